@@ -1,0 +1,24 @@
+# dlg_add_plugin(<target> SOURCES <files...> [LIBS <libs...>])
+# Builds a dlgauge plugin: a MODULE library with hidden visibility (only the
+# entry symbol is exported), no "lib" prefix, placed where dlgauge finds it.
+function(dlg_add_plugin target)
+  cmake_parse_arguments(P "" "" "SOURCES;LIBS" ${ARGN})
+  add_library(${target} MODULE ${P_SOURCES})
+  set_target_properties(${target} PROPERTIES
+    PREFIX ""
+    C_VISIBILITY_PRESET hidden
+    LIBRARY_OUTPUT_DIRECTORY ${DLG_PLUGIN_OUTPUT_DIR})
+  if(TARGET dlgauge_sdk)
+    target_link_libraries(${target} PRIVATE dlgauge_sdk)
+  elseif(TARGET dlgauge::sdk)
+    target_link_libraries(${target} PRIVATE dlgauge::sdk)
+  endif()
+  if(P_LIBS)
+    target_link_libraries(${target} PRIVATE ${P_LIBS})
+  endif()
+  # Unresolved symbols are load-time errors we want at link time instead.
+  target_link_options(${target} PRIVATE -Wl,--no-undefined)
+  if(DLG_PLUGIN_INSTALL_DIR)
+    install(TARGETS ${target} LIBRARY DESTINATION ${DLG_PLUGIN_INSTALL_DIR})
+  endif()
+endfunction()

@@ -1,0 +1,306 @@
+/* dlgauge plugin ABI — the only header a plugin needs.
+ *
+ * A plugin is a shared object exporting one symbol, dlgauge_plugin_entry,
+ * that returns a dlg_plugin_info: the ABI version it was built for and a
+ * NULL-terminated list of descriptors (workloads, storage backends, sinks).
+ *
+ * Compatibility rules (SQLite-VFS style):
+ *  - The first three fields of dlg_plugin_info are frozen forever, so a host
+ *    of any version can read the major/minor of any plugin and say both.
+ *  - Within one major, structs only grow at the end.  Every struct carries
+ *    its size or version; the host reads a field or calls an op only if the
+ *    plugin's struct is large enough / its version new enough.
+ *  - The host accepts plugin minor <= its own minor.
+ *
+ * Plugins never exit(), abort() or assert() on bad input: they return a
+ * negative DLG_E* code after describing the problem with host->error().
+ */
+#ifndef DLGAUGE_PLUGIN_H
+#define DLGAUGE_PLUGIN_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DLG_ABI_MAJOR 1
+#define DLG_ABI_MINOR 0
+
+#define DLG_PLUGIN_ENTRY_SYMBOL "dlgauge_plugin_entry"
+
+#if defined(__GNUC__)
+#define DLG_EXPORT __attribute__((visibility("default")))
+#define DLG_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define DLG_EXPORT
+#define DLG_PRINTF(f, a)
+#endif
+
+/* ---- error codes (returned negated, 0 = success) ---------------------- */
+enum dlg_err {
+    DLG_OK = 0,
+    DLG_EINVAL = 1,   /* bad option value / bad input data */
+    DLG_EIO = 2,      /* read/write failed */
+    DLG_ENOMEM = 3,   /* allocation failed */
+    DLG_ENOTSUP = 4,  /* feature not available here (no device, no O_DIRECT) */
+    DLG_ECORRUPT = 5, /* dataset or file content is malformed */
+    DLG_EAGAIN = 6,   /* transient: worth retrying (sink unreachable) */
+    DLG_ESTOP = 7,    /* interrupted by the user */
+    DLG_EINTERNAL = 8 /* a bug: please report */
+};
+
+/* ---- options declared as data (fio-style option tables) --------------- */
+typedef enum dlg_opt_type {
+    DLG_OPT_STRING = 1,
+    DLG_OPT_INT = 2,      /* int64 */
+    DLG_OPT_SIZE = 3,     /* bytes: 4KiB 30G 1.5MB (K/M/G/T and KiB.. binary, kB/MB.. SI) */
+    DLG_OPT_DURATION = 4, /* ns: 500ms 60s 2m; a bare number is seconds */
+    DLG_OPT_DOUBLE = 5,
+    DLG_OPT_BOOL = 6,     /* true/false yes/no on/off 1/0 */
+    DLG_OPT_ENUM = 7      /* one of choices, "a|b|c" */
+} dlg_opt_type;
+
+enum dlg_opt_flags {
+    DLG_OPT_REQUIRED = 1u << 0, /* no default: the user must give it */
+    DLG_OPT_NOSWEEP = 1u << 1   /* commas are part of the value, never a sweep list */
+};
+
+typedef struct dlg_option {
+    const char *name;
+    dlg_opt_type type;
+    const char *def;     /* default, written as a user would; NULL = unset */
+    const char *min;     /* inclusive bounds in the option's own units; NULL = none */
+    const char *max;
+    const char *choices; /* DLG_OPT_ENUM: "train|infer" */
+    const char *help;    /* one line */
+    uint32_t flags;
+} /* tables end with an entry whose name is NULL */ dlg_option;
+
+/* A parsed option value.  `text` is always the value as written (or the
+ * default).  INT, SIZE (bytes), BOOL (0/1), ENUM (index into choices) and
+ * DURATION (ns) use i; DOUBLE uses d; DURATION also sets d to seconds.
+ * `set` is false when neither the user nor the table gave a value. */
+typedef struct dlg_value {
+    const char *text;
+    int64_t i;
+    double d;
+    bool set;
+} dlg_value;
+
+/* ---- metrics declared as data: the result fields a plugin adds -------- */
+typedef enum dlg_field_type {
+    DLG_FIELD_DOUBLE = 1,
+    DLG_FIELD_INT = 2,
+    DLG_FIELD_UINT = 3,
+    DLG_FIELD_STRING = 4,
+    DLG_FIELD_BOOL = 5
+} dlg_field_type;
+
+typedef struct dlg_metric {
+    const char *name; /* snake_case, stable: add, never rename */
+    dlg_field_type type;
+    const char *unit; /* "images/s", "bytes", "" */
+    const char *help;
+} /* tables end with an entry whose name is NULL */ dlg_metric;
+
+/* ---- points: what sinks receive ---------------------------------------- */
+typedef struct dlg_tag {
+    const char *key;
+    const char *value; /* never empty */
+} dlg_tag;
+
+typedef struct dlg_field {
+    const char *key;
+    dlg_field_type type;
+    union {
+        double d;
+        int64_t i;
+        uint64_t u;
+        const char *s;
+        bool b;
+    } v;
+} dlg_field;
+
+typedef struct dlg_point {
+    const char *measurement; /* "dlgauge_result", "dlgauge_progress" */
+    const dlg_tag *tags;     /* sorted by key (byte order) */
+    size_t ntags;
+    const dlg_field *fields; /* at least one */
+    size_t nfields;
+    int64_t time_ns; /* Unix epoch, nanoseconds */
+} dlg_point;
+
+/* Every column a sink will see in this run, known before the first point:
+ * lets a table sink (CSV) write its header once. */
+typedef struct dlg_schema {
+    const char *const *tags; /* tag keys, sorted */
+    size_t ntags;
+    const dlg_metric *fields; /* in column order */
+    size_t nfields;
+} dlg_schema;
+
+/* ---- host services ------------------------------------------------------ */
+typedef enum dlg_log_level {
+    DLG_LOG_ERROR = 0,
+    DLG_LOG_WARN = 1,
+    DLG_LOG_INFO = 2,
+    DLG_LOG_DEBUG = 3
+} dlg_log_level;
+
+typedef struct dlg_file dlg_file;       /* an open file of a storage backend */
+typedef struct dlg_storage dlg_storage; /* a configured [storage NAME] */
+
+typedef struct dlg_host {
+    uint32_t struct_size; /* sizeof(dlg_host) as the host compiled it */
+    uint32_t abi_minor;
+    void *ctx; /* the host's; plugins pass the host pointer back, never ctx */
+
+    void (*log)(const struct dlg_host *h, dlg_log_level lvl, const char *fmt, ...) DLG_PRINTF(3, 4);
+    /* Record why the current call fails; the host prefixes the context
+     * (file:line, section, plugin).  Returns -code, so plugins can write
+     * `return h->error(h, DLG_EINVAL, "batch %d too large", b);` */
+    int (*error)(const struct dlg_host *h, int code, const char *fmt, ...) DLG_PRINTF(3, 4);
+    uint64_t (*now_ns)(const struct dlg_host *h); /* CLOCK_MONOTONIC */
+    /* true once the user asked to stop (SIGINT/SIGTERM): finish quickly */
+    bool (*stopping)(const struct dlg_host *h);
+
+    /* Files through the job's storage backend (or a named [storage] when
+     * name != NULL).  read() returns bytes read, short only at EOF. */
+    int (*file_open)(const struct dlg_host *h, const char *storage_name, const char *path,
+                     dlg_file **out);
+    int64_t (*file_read)(const struct dlg_host *h, dlg_file *f, void *buf, size_t n, uint64_t off);
+    int (*file_size)(const struct dlg_host *h, dlg_file *f, uint64_t *size);
+    void (*file_close)(const struct dlg_host *h, dlg_file *f);
+} dlg_host;
+
+/* ---- workloads ------------------------------------------------------------ */
+
+/* What the runner tells a workload about the cell it runs in. */
+typedef struct dlg_job_info {
+    uint32_t struct_size;
+    const char *job;     /* [job NAME] */
+    int cpus;            /* vCPUs granted to the cell: size thread pools by it */
+    uint64_t seed;       /* per repetition; workloads must be deterministic in it */
+    int repetition;      /* 0-based */
+} dlg_job_info;
+
+/* Filled by step().  items: units of work done (images, tokens, bytes).
+ * elapsed_ns: if non-zero, the step timed itself (e.g. CUDA events) and the
+ * runner uses this instead of its host clock.  wait_ns: part of the step
+ * spent waiting for input. */
+typedef struct dlg_step {
+    uint64_t items;
+    uint64_t bytes_read;
+    uint64_t elapsed_ns;
+    uint64_t wait_ns;
+} dlg_step;
+
+/* Adds a workload result field (one declared in the descriptor's metrics). */
+typedef struct dlg_fields dlg_fields;
+typedef struct dlg_report_api {
+    void (*add_double)(dlg_fields *f, const char *key, double v);
+    void (*add_int)(dlg_fields *f, const char *key, int64_t v);
+    void (*add_string)(dlg_fields *f, const char *key, const char *v);
+} dlg_report_api;
+
+typedef struct dlg_workload_ops {
+    uint32_t version;  /* 1 */
+    const char *unit;  /* plural item name for throughput: "images", "bytes" */
+    /* Untimed: allocate everything here; step() must not allocate. */
+    int (*setup)(const dlg_host *h, const dlg_value *opts, const dlg_job_info *job, void **state);
+    int (*step)(void *state, dlg_step *out);
+    /* Optional: add workload fields for the repetition just measured. */
+    int (*report)(void *state, const dlg_report_api *api, dlg_fields *f);
+    void (*teardown)(void *state);
+} dlg_workload_ops;
+
+/* ---- storage backends (VFS-style) ----------------------------------------- */
+enum dlg_storage_caps {
+    DLG_CAP_ZERO_COPY = 1u << 0, /* fetch/unfetch */
+    DLG_CAP_ASYNC = 1u << 1,     /* submit/reap */
+    DLG_CAP_DIRECT = 1u << 2     /* reads must be aligned to `align` */
+};
+
+struct dlg_file {
+    const struct dlg_storage_ops *ops; /* set by the core */
+    void *inst;                        /* the backend instance */
+    uint32_t align;                    /* DLG_CAP_DIRECT: required alignment */
+    /* the backend's own state follows (ops->file_size bytes in all) */
+};
+
+typedef struct dlg_storage_ops {
+    uint32_t version;   /* 1 */
+    uint32_t caps;
+    size_t file_size;   /* bytes the core allocates for a dlg_file subclass */
+    int (*create)(const dlg_host *h, const dlg_value *opts, void **inst);
+    void (*destroy)(void *inst);
+    int (*open)(void *inst, const dlg_host *h, const char *path, dlg_file *f);
+    int (*close)(dlg_file *f);
+    int (*size)(dlg_file *f, uint64_t *out);
+    /* Reads n bytes at off; returns bytes read (< n only at EOF) or -code. */
+    int64_t (*read)(dlg_file *f, void *buf, size_t n, uint64_t off);
+} dlg_storage_ops;
+
+/* ---- sinks -------------------------------------------------------------------- */
+typedef struct dlg_sink_ops {
+    uint32_t version; /* 1 */
+    /* Open; also replays anything a previous run spooled. */
+    int (*open)(const dlg_host *h, const dlg_value *opts, const char *name, void **state);
+    /* Optional: the columns of this run, before the first write. */
+    int (*begin)(void *state, const dlg_schema *schema);
+    /* Hand over points; the sink copies what it keeps.  A sink that cannot
+     * deliver now spools and returns 0; it fails only if it would lose data. */
+    int (*write)(void *state, const dlg_point *pts, size_t n);
+    int (*flush)(void *state, uint64_t timeout_ns);
+    void (*close)(void *state);
+} dlg_sink_ops;
+
+/* ---- descriptors ----------------------------------------------------------- */
+typedef enum dlg_kind {
+    DLG_KIND_WORKLOAD = 1,
+    DLG_KIND_STORAGE = 2,
+    DLG_KIND_SINK = 3
+} dlg_kind;
+
+typedef struct dlg_plugin_desc {
+    uint32_t struct_size; /* sizeof(dlg_plugin_desc) */
+    dlg_kind kind;
+    const char *name;    /* what configs say: workload = NAME, type = NAME */
+    const char *version; /* the plugin's own version */
+    const char *summary; /* one line */
+    const dlg_option *options;
+    const dlg_metric *metrics; /* result fields a workload adds; NULL for others */
+    const void *ops;           /* dlg_workload_ops / dlg_storage_ops / dlg_sink_ops */
+} dlg_plugin_desc;
+
+typedef struct dlg_plugin_info {
+    uint32_t abi_major; /* frozen: DLG_ABI_MAJOR */
+    uint32_t abi_minor; /* frozen: DLG_ABI_MINOR */
+    uint32_t struct_size; /* frozen: sizeof(dlg_plugin_info) */
+    const char *name;     /* the plugin file's name, e.g. "caffe" */
+    const dlg_plugin_desc *const *items; /* NULL-terminated */
+} dlg_plugin_info;
+
+typedef const dlg_plugin_info *(*dlg_plugin_entry_fn)(void);
+
+/* Define the entry of a plugin:
+ *   DLG_PLUGIN("diag", &stream_desc, &sleep_desc)                          */
+#define DLG_PLUGIN(plugin_name, ...)                                            \
+    DLG_EXPORT const dlg_plugin_info *dlgauge_plugin_entry(void);               \
+    DLG_EXPORT const dlg_plugin_info *dlgauge_plugin_entry(void)                \
+    {                                                                           \
+        static const dlg_plugin_desc *const items[] = {__VA_ARGS__, NULL};      \
+        static const dlg_plugin_info info = {DLG_ABI_MAJOR, DLG_ABI_MINOR,      \
+                                             sizeof(dlg_plugin_info),           \
+                                             plugin_name, items};               \
+        return &info;                                                           \
+    }
+
+#ifdef __cplusplus
+}
+#endif
+#endif
