@@ -152,7 +152,19 @@ typedef enum dlg_log_level {
 } dlg_log_level;
 
 typedef struct dlg_file dlg_file;       /* an open file of a storage backend */
-typedef struct dlg_storage dlg_storage; /* a configured [storage NAME] */
+
+/* One asynchronous read (DLG_CAP_ASYNC backends). */
+typedef struct dlg_io {
+    void *buf;
+    size_t len;
+    uint64_t off;
+    uint64_t user; /* returned untouched in dlg_io_done */
+} dlg_io;
+
+typedef struct dlg_io_done {
+    uint64_t user;
+    int64_t result; /* bytes read (< len only at EOF) or -code */
+} dlg_io_done;
 
 typedef struct dlg_host {
     uint32_t struct_size; /* sizeof(dlg_host) as the host compiled it */
@@ -175,6 +187,18 @@ typedef struct dlg_host {
     int64_t (*file_read)(const struct dlg_host *h, dlg_file *f, void *buf, size_t n, uint64_t off);
     int (*file_size)(const struct dlg_host *h, dlg_file *f, uint64_t *size);
     void (*file_close)(const struct dlg_host *h, dlg_file *f);
+    /* The backend's DLG_CAP_* flags for this file, and for DLG_CAP_DIRECT the
+     * alignment that buffers, offsets and lengths must have (else 1). */
+    uint32_t (*file_caps)(const struct dlg_host *h, dlg_file *f, uint32_t *align);
+    /* DLG_CAP_ZERO_COPY: borrow [off, off+n) without copying; *ptr stays
+     * valid until file_unfetch.  Backends without it copy into a buffer. */
+    int (*file_fetch)(const struct dlg_host *h, dlg_file *f, uint64_t off, size_t n, const void **ptr);
+    void (*file_unfetch)(const struct dlg_host *h, dlg_file *f, const void *ptr, size_t n);
+    /* DLG_CAP_ASYNC: queue reads (at most the backend's depth in flight),
+     * then reap at least min_done completions.  A dlg_file is used by one
+     * thread at a time; open one per thread. Returns count or -code. */
+    int (*file_submit)(const struct dlg_host *h, dlg_file *f, const dlg_io *ios, size_t n);
+    int (*file_reap)(const struct dlg_host *h, dlg_file *f, dlg_io_done *done, size_t max, size_t min_done);
 } dlg_host;
 
 /* ---- workloads ------------------------------------------------------------ */
@@ -225,6 +249,8 @@ enum dlg_storage_caps {
     DLG_CAP_DIRECT = 1u << 2     /* reads must be aligned to `align` */
 };
 
+enum dlg_open_flags { DLG_OPEN_READ = 0, DLG_OPEN_WRITE = 1 };
+
 struct dlg_file {
     const struct dlg_storage_ops *ops; /* set by the core */
     void *inst;                        /* the backend instance */
@@ -238,11 +264,19 @@ typedef struct dlg_storage_ops {
     size_t file_size;   /* bytes the core allocates for a dlg_file subclass */
     int (*create)(const dlg_host *h, const dlg_value *opts, void **inst);
     void (*destroy)(void *inst);
-    int (*open)(void *inst, const dlg_host *h, const char *path, dlg_file *f);
+    /* flags: DLG_OPEN_READ or DLG_OPEN_WRITE (create/truncate). */
+    int (*open)(void *inst, const dlg_host *h, const char *path, int flags, dlg_file *f);
     int (*close)(dlg_file *f);
     int (*size)(dlg_file *f, uint64_t *out);
     /* Reads n bytes at off; returns bytes read (< n only at EOF) or -code. */
     int64_t (*read)(dlg_file *f, void *buf, size_t n, uint64_t off);
+    /* Optional (NULL unless the matching capability is set). */
+    int (*fetch)(dlg_file *f, uint64_t off, size_t n, const void **ptr);
+    void (*unfetch)(dlg_file *f, const void *ptr, size_t n);
+    int (*submit)(dlg_file *f, const dlg_io *ios, size_t n);
+    int (*reap)(dlg_file *f, dlg_io_done *done, size_t max, size_t min_done);
+    /* Optional: write whole buffer at off (preprocess output); -code on error. */
+    int (*write)(dlg_file *f, const void *buf, size_t n, uint64_t off);
 } dlg_storage_ops;
 
 /* ---- sinks -------------------------------------------------------------------- */
