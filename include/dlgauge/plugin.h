@@ -152,6 +152,7 @@ typedef enum dlg_log_level {
 } dlg_log_level;
 
 typedef struct dlg_file dlg_file;       /* an open file of a storage backend */
+struct dlg_storage_ops;
 
 /* One asynchronous read (DLG_CAP_ASYNC backends). */
 typedef struct dlg_io {
@@ -199,6 +200,13 @@ typedef struct dlg_host {
      * thread at a time; open one per thread. Returns count or -code. */
     int (*file_submit)(const struct dlg_host *h, dlg_file *f, const dlg_io *ios, size_t n);
     int (*file_reap)(const struct dlg_host *h, dlg_file *f, dlg_io_done *done, size_t max, size_t min_done);
+
+    /* Storage lookup for shims (throttle wraps `inner`): resolves name as a
+     * [storage NAME] section, else as a backend type with default options,
+     * and returns its ops and a live instance that the host owns and
+     * destroys after the plugin's own destroy(). */
+    int (*storage_lookup)(const struct dlg_host *h, const char *name,
+                          const struct dlg_storage_ops **ops, void **inst);
 } dlg_host;
 
 /* ---- workloads ------------------------------------------------------------ */
