@@ -1,0 +1,22 @@
+/* File helpers shared by the sinks. */
+#ifndef DLG_SINKFS_H
+#define DLG_SINKFS_H
+
+#include <stddef.h>
+
+/* Creates every missing parent directory of `path` (like mkdir -p of its
+ * dirname).  Returns 0 or an errno value. */
+int sink_mkdir_parents(const char *path);
+
+/* Creates directory `dir` and its parents.  Returns 0 or an errno value. */
+int sink_mkdir_p(const char *dir);
+
+/* Writes all n bytes (retrying short writes and EINTR).  Returns 0 or an
+ * errno value (ENOSPC on a full disk). */
+int sink_write_all(int fd, const void *buf, size_t n);
+
+/* Reads a whole file into *out (NUL-terminated, caller frees).  Returns 0,
+ * ENOENT when it does not exist, or another errno value. */
+int sink_read_file(const char *path, char **out, size_t *len);
+
+#endif

@@ -1,0 +1,295 @@
+/* CSV result sink: one row per dlgauge_result point, header from the
+ * run's schema, appending to an existing file only when its header is the
+ * same.  Rows go straight to the file descriptor (no stdio buffering), so
+ * every measured row is in the file as soon as write() returns. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <dlgauge/plugin.h>
+
+#include "csv_row.h"
+#include "sbuf.h"
+#include "sinkfs.h"
+
+enum { OPT_PATH };
+
+static const dlg_option csv_options[] = {
+    {"path", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
+     "CSV file to write; parent directories are created; an existing file is "
+     "appended to when its header matches", DLG_OPT_REQUIRED | DLG_OPT_NOSWEEP},
+    {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
+};
+
+typedef struct csv_sink {
+    const dlg_host *h;
+    char *path;
+    int fd;
+    char **cols;       /* tag keys then field names, owned copies */
+    size_t ntags, nfields;
+    bool have_header;
+    bool warned_field;
+    size_t rows;
+    dlg_sbuf row;
+} csv_sink;
+
+static void free_cols(csv_sink *s)
+{
+    for (size_t i = 0; i < s->ntags + s->nfields; i++)
+        free(s->cols[i]);
+    free(s->cols);
+    s->cols = NULL;
+    s->ntags = s->nfields = 0;
+}
+
+static void csv_close(void *state)
+{
+    csv_sink *s = state;
+    if (!s)
+        return;
+    if (s->fd >= 0) {
+        fsync(s->fd);
+        close(s->fd);
+    }
+    free_cols(s);
+    sbuf_free(&s->row);
+    free(s->path);
+    free(s);
+}
+
+static int csv_open(const dlg_host *h, const dlg_value *opts, const char *name, void **state)
+{
+    const char *path = opts[OPT_PATH].text;
+    if (!opts[OPT_PATH].set || !path || !*path)
+        return h->error(h, DLG_EINVAL, "sink %s: path is required", name);
+    int e = sink_mkdir_parents(path);
+    if (e)
+        return h->error(h, DLG_EIO, "%s: cannot create its directory: %s", path, strerror(e));
+    csv_sink *s = calloc(1, sizeof *s);
+    if (!s || !(s->path = strdup(path))) {
+        free(s);
+        return h->error(h, DLG_ENOMEM, "sink %s: out of memory", name);
+    }
+    s->h = h;
+    s->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    if (s->fd < 0) {
+        e = errno;
+        csv_close(s);
+        return h->error(h, DLG_EIO, "%s: cannot open for writing: %s", path, strerror(e));
+    }
+    *state = s;
+    return 0;
+}
+
+static int write_out(csv_sink *s, const char *what)
+{
+    int e = sink_write_all(s->fd, s->row.p, s->row.len);
+    if (e == ENOSPC)
+        return s->h->error(s->h, DLG_EIO, "%s: disk full (ENOSPC) writing the %s; %zu rows were written before",
+                           s->path, what, s->rows);
+    if (e)
+        return s->h->error(s->h, DLG_EIO, "%s: cannot write the %s: %s", s->path, what, strerror(e));
+    return 0;
+}
+
+/* First line of the file (without its line end) into out. */
+static int read_first_line(csv_sink *s, dlg_sbuf *out)
+{
+    char chunk[4096];
+    for (off_t off = 0;; off += (off_t)sizeof chunk) {
+        ssize_t r = pread(s->fd, chunk, sizeof chunk, off);
+        if (r < 0)
+            return s->h->error(s->h, DLG_EIO, "%s: cannot read its header: %s", s->path, strerror(errno));
+        char *nl = memchr(chunk, '\n', (size_t)r);
+        size_t n = nl ? (size_t)(nl - chunk) : (size_t)r;
+        if (sbuf_add(out, chunk, n) != 0)
+            return s->h->error(s->h, DLG_ENOMEM, "%s: out of memory reading its header", s->path);
+        if (nl || r < (ssize_t)sizeof chunk)
+            break;
+    }
+    if (out->len > 0 && out->p[out->len - 1] == '\r')
+        sbuf_truncate(out, out->len - 1);
+    return 0;
+}
+
+static int header_mismatch(csv_sink *s, const char *old, const char *ours)
+{
+    dlg_sbuf a = {0}, b = {0};
+    int rc = -DLG_ENOMEM;
+    for (size_t col = 0;; col++) {
+        int ha = csv_column(old, col, &a), hb = csv_column(ours, col, &b);
+        if (ha < 0 || hb < 0)
+            break;
+        if (ha && hb && strcmp(a.p, b.p) == 0)
+            continue;
+        rc = s->h->error(s->h, DLG_EINVAL,
+                         "%s: has a different header; first difference at column %zu: the file has %s%s%s, "
+                         "this run writes %s%s%s; choose another path or move the file away",
+                         s->path, col + 1, ha ? "\"" : "", ha ? a.p : "no such column", ha ? "\"" : "",
+                         hb ? "\"" : "", hb ? b.p : "no such column", hb ? "\"" : "");
+        break;
+    }
+    sbuf_free(&a);
+    sbuf_free(&b);
+    return rc;
+}
+
+/* Writes the header into an empty file, or checks that of a non-empty one. */
+static int start_file(csv_sink *s)
+{
+    sbuf_truncate(&s->row, 0);
+    if (csv_add_header(&s->row, (const char *const *)s->cols, s->ntags,
+                       (const char *const *)s->cols + s->ntags, s->nfields) != 0)
+        return s->h->error(s->h, DLG_ENOMEM, "%s: out of memory", s->path);
+    struct stat st;
+    if (fstat(s->fd, &st) != 0)
+        return s->h->error(s->h, DLG_EIO, "%s: %s", s->path, strerror(errno));
+    if (st.st_size == 0) {
+        int rc = write_out(s, "header");
+        s->have_header = rc == 0;
+        return rc;
+    }
+    dlg_sbuf old = {0};
+    int rc = read_first_line(s, &old);
+    sbuf_truncate(&s->row, s->row.len - 1); /* compare without '\n' */
+    if (rc == 0 && strcmp(old.p ? old.p : "", s->row.p) != 0)
+        rc = header_mismatch(s, old.p ? old.p : "", s->row.p);
+    sbuf_free(&old);
+    if (rc != 0)
+        return rc;
+    /* A row cut short by an earlier crash must not swallow our first row. */
+    char last = '\n';
+    if (pread(s->fd, &last, 1, st.st_size - 1) == 1 && last != '\n') {
+        s->h->log(s->h, DLG_LOG_WARN, "%s: last line was incomplete; continuing on a new line", s->path);
+        sbuf_truncate(&s->row, 0);
+        sbuf_addc(&s->row, '\n');
+        if ((rc = write_out(s, "line end")) != 0)
+            return rc;
+    }
+    s->have_header = true;
+    return 0;
+}
+
+static int set_columns(csv_sink *s, const char *const *tags, size_t ntags, const char *const *fields,
+                       size_t nfields)
+{
+    free_cols(s);
+    s->cols = calloc(ntags + nfields + 1, sizeof *s->cols);
+    if (!s->cols)
+        return s->h->error(s->h, DLG_ENOMEM, "%s: out of memory", s->path);
+    for (size_t i = 0; i < ntags + nfields; i++) {
+        const char *c = i < ntags ? tags[i] : fields[i - ntags];
+        if (!(s->cols[i] = strdup(c ? c : ""))) {
+            while (i > 0)
+                free(s->cols[--i]);
+            free(s->cols);
+            s->cols = NULL;
+            return s->h->error(s->h, DLG_ENOMEM, "%s: out of memory", s->path);
+        }
+    }
+    s->ntags = ntags;
+    s->nfields = nfields;
+    return 0;
+}
+
+static int csv_begin(void *state, const dlg_schema *schema)
+{
+    csv_sink *s = state;
+    const char **names = calloc(schema->nfields + 1, sizeof *names);
+    if (!names)
+        return s->h->error(s->h, DLG_ENOMEM, "%s: out of memory", s->path);
+    for (size_t i = 0; i < schema->nfields; i++)
+        names[i] = schema->fields[i].name;
+    int rc = set_columns(s, schema->tags, schema->ntags, names, schema->nfields);
+    free(names);
+    return rc ? rc : start_file(s);
+}
+
+/* Without begin(), the first result point defines the columns. */
+static int begin_from_point(csv_sink *s, const dlg_point *p)
+{
+    const char **names = calloc(p->ntags + p->nfields + 1, sizeof *names);
+    if (!names)
+        return s->h->error(s->h, DLG_ENOMEM, "%s: out of memory", s->path);
+    for (size_t i = 0; i < p->ntags; i++)
+        names[i] = p->tags[i].key;
+    for (size_t i = 0; i < p->nfields; i++)
+        names[p->ntags + i] = p->fields[i].key;
+    int rc = set_columns(s, names, p->ntags, names + p->ntags, p->nfields);
+    free(names);
+    return rc ? rc : start_file(s);
+}
+
+static bool in_schema(const csv_sink *s, const char *key, size_t from, size_t n)
+{
+    for (size_t i = from; i < from + n; i++)
+        if (strcmp(s->cols[i], key) == 0)
+            return true;
+    return false;
+}
+
+static void warn_unknown(csv_sink *s, const dlg_point *p)
+{
+    for (size_t i = 0; i < p->nfields && !s->warned_field; i++)
+        if (!in_schema(s, p->fields[i].key, s->ntags, s->nfields)) {
+            s->h->log(s->h, DLG_LOG_WARN, "%s: field %s is not in this run's columns; not written",
+                      s->path, p->fields[i].key);
+            s->warned_field = true;
+        }
+}
+
+static int csv_write(void *state, const dlg_point *pts, size_t n)
+{
+    csv_sink *s = state;
+    for (size_t i = 0; i < n; i++) {
+        const dlg_point *p = &pts[i];
+        if (!p->measurement || strcmp(p->measurement, "dlgauge_result") != 0)
+            continue; /* progress points are for live dashboards, not the table */
+        int rc = s->have_header ? 0 : begin_from_point(s, p);
+        if (rc != 0)
+            return rc;
+        warn_unknown(s, p);
+        sbuf_truncate(&s->row, 0);
+        if (csv_add_row(&s->row, p, (const char *const *)s->cols, s->ntags,
+                        (const char *const *)s->cols + s->ntags, s->nfields) != 0)
+            return s->h->error(s->h, DLG_ENOMEM, "%s: out of memory", s->path);
+        if ((rc = write_out(s, "row")) != 0)
+            return rc;
+        s->rows++;
+    }
+    return 0;
+}
+
+static int csv_flush(void *state, uint64_t timeout_ns)
+{
+    csv_sink *s = state;
+    if (fsync(s->fd) != 0 && errno != EINVAL)
+        return s->h->error(s->h, DLG_EIO, "%s: fsync failed: %s", s->path, strerror(errno));
+    return 0;
+}
+
+static const dlg_sink_ops csv_ops = {
+    .version = 1,
+    .open = csv_open,
+    .begin = csv_begin,
+    .write = csv_write,
+    .flush = csv_flush,
+    .close = csv_close,
+};
+
+static const dlg_plugin_desc csv_desc = {
+    .struct_size = sizeof(dlg_plugin_desc),
+    .kind = DLG_KIND_SINK,
+    .name = "csv",
+    .version = "1.0",
+    .summary = "results as CSV rows (RFC 4180), one per measured cell",
+    .options = csv_options,
+    .metrics = NULL,
+    .ops = &csv_ops,
+};
+
+DLG_PLUGIN("csv", &csv_desc)

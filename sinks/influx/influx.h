@@ -1,0 +1,99 @@
+/* Internal interfaces of the InfluxDB sink: the sink state and its three
+ * transports (file, HTTP, UDP) and the spool. */
+#ifndef DLG_INFLUX_H
+#define DLG_INFLUX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dlgauge/plugin.h>
+
+#include "lineproto.h"
+#include "sbuf.h"
+
+/* Outcome of one HTTP request. */
+typedef enum influx_send {
+    INFLUX_SENT = 0,    /* 2xx: InfluxDB has the points */
+    INFLUX_RETRY = 1,   /* connection error, timeout, 5xx, 429: try again later */
+    INFLUX_REJECTED = 2 /* other 4xx: bad data or unknown database; never retried */
+} influx_send;
+
+typedef struct influx_http influx_http;
+typedef struct influx_udp influx_udp;
+
+typedef struct influx_sink {
+    const dlg_host *h;
+    char *name;
+    bool progress;
+    unsigned lp_flags;
+    size_t batch;
+    uint64_t flush_interval_ns, timeout_ns, backoff_ns;
+    int retries;
+
+    /* exactly one transport */
+    char *path;
+    int fd;
+    influx_http *http;
+    influx_udp *udp;
+    const char *target; /* for messages: path, URL or host:port */
+
+    dlg_sbuf pending; /* formatted lines not yet delivered */
+    size_t npending;
+    uint64_t pending_since_ns;
+
+    /* HTTP failure handling */
+    char *spool_dir, *spool_path, *rejected_path;
+    bool degraded; /* InfluxDB unreachable: new batches go to the spool */
+    uint64_t next_resend_ns;
+    bool warned_spool;
+    char last_reject[512];
+    char last_why[512]; /* why InfluxDB was last unreachable */
+
+    lp_stats stats;
+    size_t logged_drops;
+} influx_sink;
+
+/* ---- HTTP (influx_http.c) ---- */
+typedef struct influx_http_conf {
+    const char *url, *org, *bucket, *token, *user, *password;
+    uint64_t timeout_ns;
+} influx_http_conf;
+
+/* Validates the URL and prepares one reusable curl handle.  On a bad
+ * configuration returns -DLG_EINVAL after h->error(). */
+int influx_http_open(const dlg_host *h, const influx_http_conf *conf, bool *v2, influx_http **out);
+/* The full write URL (for messages). */
+const char *influx_http_url(const influx_http *c);
+/* POSTs body; on anything but INFLUX_SENT, why gets a one-line reason:
+ * InfluxDB's own error text for INFLUX_REJECTED. */
+influx_send influx_http_post(influx_http *c, const char *body, size_t len, char *why, size_t whylen);
+void influx_http_close(influx_http *c);
+
+/* ---- UDP (influx_udp.c) ---- */
+int influx_udp_open(const dlg_host *h, const char *hostport, size_t payload, influx_udp **out);
+/* Sends whole lines in datagrams of at most `payload` bytes.  UDP gives no
+ * delivery guarantee: errors are logged once, never returned. */
+void influx_udp_send(influx_udp *u, const char *body, size_t len);
+void influx_udp_close(influx_udp *u);
+
+/* ---- spool (influx_spool.c) ---- */
+/* Appends lines to <spool_dir>/<name>.lp (fsynced).  Fails only when the
+ * points would be lost. */
+int influx_spool_append(influx_sink *s, const char *body, size_t len);
+/* Appends lines InfluxDB refused to <spool_dir>/<name>.rejected.lp. */
+int influx_spool_reject(influx_sink *s, const char *body, size_t len);
+/* Sends the spool in batches.  Accepted batches are cut from the spool as
+ * they go (the unsent tail is rewritten), so nothing is sent twice.
+ * retry: use retries/backoff per batch (else one try).  Returns 0 when the
+ * spool is empty now, 1 when InfluxDB is still unreachable (spool kept),
+ * or -code (a batch was rejected, or the spool could not be rewritten). */
+int influx_spool_replay(influx_sink *s, bool retry, uint64_t deadline_ns);
+
+/* ---- delivery (influx_sink.c) ---- */
+/* One batch to InfluxDB with retries and backoff until deadline_ns.
+ * INFLUX_REJECTED batches are saved and reported here (returns -code);
+ * otherwise returns INFLUX_SENT or INFLUX_RETRY. */
+int influx_deliver(influx_sink *s, const char *body, size_t len, bool retry, uint64_t deadline_ns);
+
+#endif

@@ -1,0 +1,230 @@
+/* HTTP transport of the InfluxDB sink: one libcurl easy handle, created
+ * once and reused so the connection stays alive between batches. */
+#include <json-c/json.h>
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "influx.h"
+
+/* A rejected request's body is only read for its error text. */
+#define MAX_BODY 65536
+
+struct influx_http {
+    CURL *curl;
+    char *url;
+    struct curl_slist *headers;
+    char errbuf[CURL_ERROR_SIZE];
+    dlg_sbuf body;
+    char header_err[512]; /* X-Influxdb-Error */
+};
+
+static size_t on_body(char *p, size_t size, size_t n, void *ud)
+{
+    influx_http *c = ud;
+    size_t len = size * n;
+    if (c->body.len < MAX_BODY)
+        sbuf_add(&c->body, p, len < MAX_BODY - c->body.len ? len : MAX_BODY - c->body.len);
+    return len;
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *ud)
+{
+    influx_http *c = ud;
+    size_t len = size * n;
+    static const char name[] = "X-Influxdb-Error:";
+    if (len > sizeof name - 1 && strncasecmp(p, name, sizeof name - 1) == 0) {
+        const char *v = p + sizeof name - 1;
+        size_t vlen = len - (sizeof name - 1);
+        while (vlen && (*v == ' ' || *v == '\t'))
+            v++, vlen--;
+        while (vlen && (v[vlen - 1] == '\r' || v[vlen - 1] == '\n' || v[vlen - 1] == ' '))
+            vlen--;
+        snprintf(c->header_err, sizeof c->header_err, "%.*s", (int)vlen, v);
+    }
+    return len;
+}
+
+static bool query_has(const char *q, const char *key)
+{
+    size_t n = strlen(key);
+    for (const char *s = q; s && *s; s = strchr(s, '&') ? strchr(s, '&') + 1 : NULL)
+        if (strncmp(s, key, n) == 0)
+            return true;
+    return false;
+}
+
+/* 1.x: http://host:8086/write?db=NAME, precision=ns added.
+ * 2.x: server root (or a proxy prefix) + /api/v2/write?org=&bucket=&precision=ns. */
+static int build_url(const dlg_host *h, const influx_http_conf *conf, bool v2, char **out)
+{
+    CURLU *u = curl_url();
+    if (!u)
+        return h->error(h, DLG_ENOMEM, "out of memory");
+    int rc = 0;
+    char *scheme = NULL, *query = NULL, *path = NULL;
+    if (curl_url_set(u, CURLUPART_URL, conf->url, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+        (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0)) {
+        rc = h->error(h, DLG_EINVAL, "url = %s: not an http:// or https:// URL", conf->url);
+        goto out;
+    }
+    if (curl_url_get(u, CURLUPART_QUERY, &query, 0) != CURLUE_OK)
+        query = NULL;
+    if (v2) {
+        if (curl_url_get(u, CURLUPART_PATH, &path, 0) != CURLUE_OK)
+            path = NULL;
+        size_t plen = path ? strlen(path) : 0;
+        while (plen && path[plen - 1] == '/')
+            plen--;
+        char full[1024];
+        static const char api[] = "/api/v2/write";
+        bool has_api = plen >= sizeof api - 1 && !strncmp(path + plen - (sizeof api - 1), api, sizeof api - 1);
+        snprintf(full, sizeof full, "%.*s%s", (int)plen, path ? path : "", has_api ? "" : api);
+        char org[512], bucket[512];
+        snprintf(org, sizeof org, "org=%s", conf->org);
+        snprintf(bucket, sizeof bucket, "bucket=%s", conf->bucket);
+        curl_url_set(u, CURLUPART_PATH, full, 0);
+        curl_url_set(u, CURLUPART_QUERY, NULL, 0);
+        curl_url_set(u, CURLUPART_QUERY, org, CURLU_APPENDQUERY | CURLU_URLENCODE);
+        curl_url_set(u, CURLUPART_QUERY, bucket, CURLU_APPENDQUERY | CURLU_URLENCODE);
+    } else if (!query_has(query, "db=")) {
+        rc = h->error(h, DLG_EINVAL,
+                      "url = %s: has no db= parameter; write http://HOST:8086/write?db=NAME "
+                      "(InfluxDB 1.x) or set org, bucket and token (2.x)", conf->url);
+        goto out;
+    }
+    if (query_has(query, "precision=") && !query_has(query, "precision=ns")) {
+        rc = h->error(h, DLG_EINVAL, "url = %s: dlgauge sends nanosecond timestamps; drop precision= "
+                      "or use precision=ns", conf->url);
+        goto out;
+    }
+    if (!query_has(query, "precision=") || v2)
+        curl_url_set(u, CURLUPART_QUERY, "precision=ns", CURLU_APPENDQUERY);
+    char *full = NULL;
+    if (curl_url_get(u, CURLUPART_URL, &full, 0) != CURLUE_OK || !(*out = strdup(full)))
+        rc = h->error(h, DLG_ENOMEM, "out of memory");
+    curl_free(full);
+out:
+    curl_free(scheme);
+    curl_free(query);
+    curl_free(path);
+    curl_url_cleanup(u);
+    return rc;
+}
+
+static int setup_handle(const dlg_host *h, const influx_http_conf *conf, bool v2, influx_http *c)
+{
+    c->headers = curl_slist_append(NULL, "Content-Type: text/plain; charset=utf-8");
+    /* No "Expect: 100-continue" round trip for large batches. */
+    c->headers = c->headers ? curl_slist_append(c->headers, "Expect:") : NULL;
+    if (v2 && conf->token && c->headers) {
+        char auth[1024];
+        snprintf(auth, sizeof auth, "Authorization: Token %s", conf->token);
+        c->headers = curl_slist_append(c->headers, auth);
+    }
+    if (!c->headers || !(c->curl = curl_easy_init()))
+        return h->error(h, DLG_ENOMEM, "cannot set up libcurl");
+    long ms = (long)(conf->timeout_ns / 1000000u);
+    CURL *e = c->curl;
+    curl_easy_setopt(e, CURLOPT_URL, c->url);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, c->headers);
+    curl_easy_setopt(e, CURLOPT_POST, 1L);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, ms > 0 ? ms : 1L);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, ms > 0 ? ms : 1L);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, c->errbuf);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, c);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, c);
+    /* Connect only to what the user configured: no proxy from the
+     * environment, no redirects, no other protocols. */
+    curl_easy_setopt(e, CURLOPT_PROXY, "");
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+    if (conf->user && *conf->user) {
+        curl_easy_setopt(e, CURLOPT_USERNAME, conf->user);
+        curl_easy_setopt(e, CURLOPT_PASSWORD, conf->password ? conf->password : "");
+    }
+    return 0;
+}
+
+int influx_http_open(const dlg_host *h, const influx_http_conf *conf, bool *v2, influx_http **out)
+{
+    bool any2 = conf->org || conf->bucket || conf->token;
+    if (any2 && !(conf->org && conf->bucket && conf->token))
+        return h->error(h, DLG_EINVAL, "InfluxDB 2.x needs all of org, bucket and token (missing %s)",
+                        !conf->org ? "org" : !conf->bucket ? "bucket" : "token");
+    influx_http *c = calloc(1, sizeof *c);
+    if (!c)
+        return h->error(h, DLG_ENOMEM, "out of memory");
+    int rc = build_url(h, conf, any2, &c->url);
+    if (rc == 0)
+        rc = setup_handle(h, conf, any2, c);
+    if (rc != 0) {
+        influx_http_close(c);
+        return rc;
+    }
+    *v2 = any2;
+    *out = c;
+    return 0;
+}
+
+const char *influx_http_url(const influx_http *c) { return c->url; }
+
+/* InfluxDB's own words: {"error": ...} (1.x), {"message": ...} (2.x), the
+ * X-Influxdb-Error header, else the start of the body. */
+static void error_text(influx_http *c, long status, char *why, size_t whylen)
+{
+    const char *text = NULL;
+    json_object *root = c->body.len ? json_tokener_parse(c->body.p) : NULL, *v = NULL;
+    if (root && (json_object_object_get_ex(root, "error", &v) || json_object_object_get_ex(root, "message", &v)))
+        text = json_object_get_string(v);
+    if (!text && c->header_err[0])
+        text = c->header_err;
+    if (!text && c->body.len)
+        text = c->body.p;
+    snprintf(why, whylen, "HTTP %ld: %.300s", status, text ? text : "(no error text)");
+    for (char *p = why; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    json_object_put(root);
+}
+
+influx_send influx_http_post(influx_http *c, const char *body, size_t len, char *why, size_t whylen)
+{
+    sbuf_truncate(&c->body, 0);
+    c->header_err[0] = '\0';
+    c->errbuf[0] = '\0';
+    curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    CURLcode cc = curl_easy_perform(c->curl);
+    if (cc != CURLE_OK) {
+        snprintf(why, whylen, "%s", c->errbuf[0] ? c->errbuf : curl_easy_strerror(cc));
+        return INFLUX_RETRY;
+    }
+    long status = 0;
+    curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
+    if (status >= 200 && status < 300)
+        return INFLUX_SENT;
+    error_text(c, status, why, whylen);
+    if (status >= 500 || status == 429 || status == 408)
+        return INFLUX_RETRY;
+    return INFLUX_REJECTED;
+}
+
+void influx_http_close(influx_http *c)
+{
+    if (!c)
+        return;
+    if (c->curl)
+        curl_easy_cleanup(c->curl);
+    curl_slist_free_all(c->headers);
+    sbuf_free(&c->body);
+    free(c->url);
+    free(c);
+}

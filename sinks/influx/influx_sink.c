@@ -1,0 +1,365 @@
+/* InfluxDB sink: points as line protocol to a file, over HTTP (1.x and
+ * 2.x write APIs) or UDP.  Over HTTP, points are batched (by count or
+ * flush_interval, checked on each write), retried with backoff, spooled to
+ * disk when InfluxDB is unreachable and replayed later (influx_spool.c). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "influx.h"
+#include "sinkfs.h"
+
+/* While InfluxDB is unreachable, how often write() tries the spool again. */
+#define RESEND_EVERY_NS (10ull * 1000000000ull)
+
+enum {
+    OPT_PATH, OPT_URL, OPT_UDP, OPT_ORG, OPT_BUCKET, OPT_TOKEN, OPT_USER, OPT_PASSWORD,
+    OPT_BATCH, OPT_FLUSH_INTERVAL, OPT_TIMEOUT, OPT_RETRIES, OPT_BACKOFF, OPT_SPOOL_DIR,
+    OPT_PROGRESS, OPT_UDP_PAYLOAD
+};
+
+#define NS DLG_OPT_NOSWEEP
+static const dlg_option influx_options[] = {
+    {"path", DLG_OPT_STRING, NULL, NULL, NULL, NULL, "write line protocol to this file (one of path, url, udp)", NS},
+    {"url", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
+     "1.x: http://HOST:8086/write?db=NAME; 2.x: http://HOST:8086 with org, bucket, token", NS},
+    {"udp", DLG_OPT_STRING, NULL, NULL, NULL, NULL, "send datagrams to HOST:PORT (an InfluxDB UDP listener)", NS},
+    {"org", DLG_OPT_STRING, NULL, NULL, NULL, NULL, "InfluxDB 2.x organization", NS},
+    {"bucket", DLG_OPT_STRING, NULL, NULL, NULL, NULL, "InfluxDB 2.x bucket", NS},
+    {"token", DLG_OPT_STRING, NULL, NULL, NULL, NULL, "InfluxDB 2.x API token (Authorization: Token ...)", NS},
+    {"user", DLG_OPT_STRING, NULL, NULL, NULL, NULL, "InfluxDB 1.x user (HTTP basic auth)", NS},
+    {"password", DLG_OPT_STRING, NULL, NULL, NULL, NULL, "InfluxDB 1.x password", NS},
+    {"batch", DLG_OPT_INT, "5000", "1", "1000000", NULL, "send when this many points are waiting", 0},
+    {"flush_interval", DLG_OPT_DURATION, "1s", "0", "1h", NULL,
+     "send waiting points once the oldest has waited this long (checked on each write)", 0},
+    {"timeout", DLG_OPT_DURATION, "10s", "1ms", "10m", NULL, "limit for one HTTP request, connecting included", 0},
+    {"retries", DLG_OPT_INT, "3", "0", "20", NULL, "retries of a batch after a connection error, timeout or 5xx", 0},
+    {"backoff", DLG_OPT_DURATION, "500ms", "0", "1m", NULL, "wait before the first retry; doubles each retry", 0},
+    {"spool_dir", DLG_OPT_STRING, "results/spool", NULL, NULL, NULL,
+     "where undeliverable points wait (NAME.lp) and rejected ones are kept (NAME.rejected.lp)", NS},
+    {"progress", DLG_OPT_BOOL, "true", NULL, NULL, NULL, "also send the per-second dlgauge_progress points", 0},
+    {"udp_payload", DLG_OPT_SIZE, "512", "64", "65507", NULL, "largest UDP datagram; lines are never split", 0},
+    {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
+};
+#undef NS
+
+static uint64_t now_ns(const influx_sink *s) { return s->h->now_ns(s->h); }
+
+static const char *opt_str(const dlg_value *v)
+{
+    return v->set && v->text && *v->text ? v->text : NULL;
+}
+
+/* Sleeps wait_ns unless that passes the deadline or the user stops the
+ * run.  Returns false when it did not wait. */
+static bool backoff_sleep(influx_sink *s, uint64_t wait_ns, uint64_t deadline_ns)
+{
+    uint64_t until = now_ns(s) + wait_ns;
+    if (until > deadline_ns)
+        return false;
+    for (uint64_t t; (t = now_ns(s)) < until;) {
+        if (s->h->stopping(s->h))
+            return false;
+        uint64_t left = until - t, slice = left < 100000000u ? left : 100000000u;
+        struct timespec ts = {(time_t)(slice / 1000000000u), (long)(slice % 1000000000u)};
+        nanosleep(&ts, NULL);
+    }
+    return true;
+}
+
+static size_t count_lines(const char *p, size_t len)
+{
+    size_t n = 0;
+    for (const char *e = p + len; (p = memchr(p, '\n', (size_t)(e - p))); p++)
+        n++;
+    return n;
+}
+
+static int reject(influx_sink *s, const char *body, size_t len, const char *why)
+{
+    int rc = influx_spool_reject(s, body, len);
+    if (rc != 0)
+        return rc;
+    size_t n = count_lines(body, len);
+    if (strcmp(why, s->last_reject) == 0)
+        return s->h->error(s->h, DLG_EINVAL, "InfluxDB at %s rejected %zu more points (same error); saved to %s",
+                           s->target, n, s->rejected_path);
+    snprintf(s->last_reject, sizeof s->last_reject, "%s", why);
+    return s->h->error(s->h, DLG_EINVAL, "InfluxDB at %s rejected %zu points: %s; they were saved to %s",
+                       s->target, n, why, s->rejected_path);
+}
+
+int influx_deliver(influx_sink *s, const char *body, size_t len, bool retry, uint64_t deadline_ns)
+{
+    char why[512];
+    int tries = retry ? s->retries + 1 : 1;
+    uint64_t wait = s->backoff_ns;
+    for (int t = 1;; t++) {
+        influx_send r = influx_http_post(s->http, body, len, why, sizeof why);
+        if (r == INFLUX_SENT)
+            return INFLUX_SENT;
+        if (r == INFLUX_REJECTED)
+            return reject(s, body, len, why);
+        s->h->log(s->h, DLG_LOG_DEBUG, "InfluxDB at %s: try %d of %d failed: %s", s->target, t, tries, why);
+        if (t >= tries || !backoff_sleep(s, wait, deadline_ns)) {
+            snprintf(s->last_why, sizeof s->last_why, "%s", why);
+            return INFLUX_RETRY;
+        }
+        wait = wait > UINT64_MAX / 2 ? wait : wait * 2;
+    }
+}
+
+static void enter_degraded(influx_sink *s)
+{
+    s->degraded = true;
+    s->next_resend_ns = now_ns(s) + RESEND_EVERY_NS;
+    if (s->warned_spool)
+        return;
+    s->warned_spool = true;
+    s->h->log(s->h, DLG_LOG_WARN, "InfluxDB at %s is unreachable (%s); points are spooled to %s and resent "
+              "every 10 s and at flush", s->target, s->last_why, s->spool_path);
+}
+
+/* Sends the spool; leaves the degraded state once it is empty. */
+static int try_resend(influx_sink *s, bool retry, uint64_t deadline_ns)
+{
+    int r = influx_spool_replay(s, retry, deadline_ns);
+    if (r == 1) {
+        enter_degraded(s);
+        return 0;
+    }
+    if (s->degraded)
+        s->h->log(s->h, DLG_LOG_INFO, "InfluxDB at %s is reachable again; spooled points were sent", s->target);
+    s->degraded = false;
+    return r;
+}
+
+static int send_http(influx_sink *s, uint64_t deadline_ns)
+{
+    if (s->degraded) /* keep the order: behind what is already spooled */
+        return influx_spool_append(s, s->pending.p, s->pending.len);
+    int r = influx_deliver(s, s->pending.p, s->pending.len, true, deadline_ns);
+    if (r != INFLUX_RETRY)
+        return r < 0 ? r : 0;
+    int rc = influx_spool_append(s, s->pending.p, s->pending.len);
+    if (rc == 0)
+        enter_degraded(s);
+    return rc;
+}
+
+static int send_pending(influx_sink *s, uint64_t deadline_ns)
+{
+    if (s->pending.len == 0)
+        return 0;
+    int rc = 0, e;
+    if (s->http) {
+        rc = send_http(s, deadline_ns);
+    } else if (s->udp) {
+        influx_udp_send(s->udp, s->pending.p, s->pending.len);
+    } else if ((e = sink_write_all(s->fd, s->pending.p, s->pending.len)) != 0) {
+        rc = s->h->error(s->h, DLG_EIO, "%s: %s writing %zu points", s->path,
+                         e == ENOSPC ? "disk full (ENOSPC)" : strerror(e), s->npending);
+    }
+    sbuf_truncate(&s->pending, 0);
+    s->npending = 0;
+    return rc;
+}
+
+static void keep_first(int *rc, int r)
+{
+    if (*rc == 0 && r < 0)
+        *rc = r;
+}
+
+static void log_dropped(influx_sink *s, const dlg_point *p)
+{
+    s->h->log(s->h, DLG_LOG_DEBUG, "influx %s: %s point at %lld dropped: no field InfluxDB can store "
+              "(NaN/Inf or invalid keys)", s->name, p->measurement ? p->measurement : "?",
+              (long long)p->time_ns);
+}
+
+static int influx_write(void *state, const dlg_point *pts, size_t n)
+{
+    influx_sink *s = state;
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        const dlg_point *p = &pts[i];
+        if (!s->progress && p->measurement && strcmp(p->measurement, "dlgauge_progress") == 0)
+            continue;
+        int r = lp_format_point(&s->pending, p, s->lp_flags, &s->stats);
+        if (r < 0)
+            return s->h->error(s->h, DLG_ENOMEM, "influx %s: out of memory", s->name);
+        if (r == 0) {
+            log_dropped(s, p);
+            continue;
+        }
+        if (s->npending++ == 0)
+            s->pending_since_ns = now_ns(s);
+        if (s->npending >= s->batch)
+            keep_first(&rc, send_pending(s, UINT64_MAX));
+    }
+    /* A file or a datagram costs nothing to send: write through. */
+    if (!s->http || (s->npending && now_ns(s) - s->pending_since_ns >= s->flush_interval_ns))
+        keep_first(&rc, send_pending(s, UINT64_MAX));
+    if (s->degraded && now_ns(s) >= s->next_resend_ns)
+        keep_first(&rc, try_resend(s, false, UINT64_MAX));
+    return rc;
+}
+
+static int influx_flush(void *state, uint64_t timeout_ns)
+{
+    influx_sink *s = state;
+    uint64_t deadline = timeout_ns ? now_ns(s) + timeout_ns : UINT64_MAX;
+    int rc = send_pending(s, deadline);
+    if (s->degraded)
+        keep_first(&rc, try_resend(s, true, deadline));
+    if (s->degraded)
+        s->h->log(s->h, DLG_LOG_WARN, "InfluxDB at %s is still unreachable (%s); points stay in %s until "
+                  "`dlgauge flush` (or the next run) sends them", s->target, s->last_why, s->spool_path);
+    if (s->fd >= 0 && fsync(s->fd) != 0 && errno != EINVAL)
+        keep_first(&rc, s->h->error(s->h, DLG_EIO, "%s: fsync failed: %s", s->path, strerror(errno)));
+    return rc;
+}
+
+static void influx_close(void *state)
+{
+    influx_sink *s = state;
+    if (!s)
+        return;
+    send_pending(s, now_ns(s) + s->timeout_ns);
+    if (s->degraded)
+        try_resend(s, false, UINT64_MAX);
+    if (s->stats.dropped_fields || s->stats.dropped_points || s->stats.dropped_tags || s->stats.truncated)
+        s->h->log(s->h, DLG_LOG_DEBUG, "influx %s: dropped %zu fields (NaN/Inf, bad keys), %zu points without "
+                  "fields, %zu tags; cut %zu long strings", s->name, s->stats.dropped_fields,
+                  s->stats.dropped_points, s->stats.dropped_tags, s->stats.truncated);
+    if (s->fd >= 0) {
+        fsync(s->fd);
+        close(s->fd);
+    }
+    influx_http_close(s->http);
+    influx_udp_close(s->udp);
+    sbuf_free(&s->pending);
+    free(s->path);
+    free(s->spool_dir);
+    free(s->spool_path);
+    free(s->rejected_path);
+    free(s->name);
+    free(s);
+}
+
+/* <spool_dir>/<name><suffix>, the name made safe as a file name. */
+static char *spool_file(const char *dir, const char *name, const char *suffix)
+{
+    size_t n = strlen(dir) + strlen(name) + strlen(suffix) + 2;
+    char *p = malloc(n);
+    if (!p)
+        return NULL;
+    snprintf(p, n, "%s/", dir);
+    char *q = p + strlen(p);
+    for (const char *c = name; *c; c++)
+        *q++ = (*c == '/' || *c == ' ') ? '_' : *c;
+    strcpy(q, suffix);
+    return p;
+}
+
+static int open_http(influx_sink *s, const dlg_value *o)
+{
+    influx_http_conf conf = {opt_str(&o[OPT_URL]), opt_str(&o[OPT_ORG]), opt_str(&o[OPT_BUCKET]),
+                             opt_str(&o[OPT_TOKEN]), opt_str(&o[OPT_USER]), opt_str(&o[OPT_PASSWORD]),
+                             s->timeout_ns};
+    bool v2 = false;
+    int rc = influx_http_open(s->h, &conf, &v2, &s->http);
+    if (rc != 0)
+        return rc;
+    s->lp_flags = v2 ? LP_UNSIGNED : 0;
+    s->target = influx_http_url(s->http);
+    const char *dir = opt_str(&o[OPT_SPOOL_DIR]) ? opt_str(&o[OPT_SPOOL_DIR]) : "results/spool";
+    if (!(s->spool_dir = strdup(dir)) || !(s->spool_path = spool_file(dir, s->name, ".lp")) ||
+        !(s->rejected_path = spool_file(dir, s->name, ".rejected.lp")))
+        return s->h->error(s->h, DLG_ENOMEM, "influx %s: out of memory", s->name);
+    /* What a previous run could not send goes first. */
+    uint64_t budget = s->timeout_ns * (uint64_t)(s->retries + 1) + (s->backoff_ns << (s->retries < 20 ? s->retries : 20));
+    rc = try_resend(s, true, now_ns(s) + budget);
+    if (rc == 0 && s->degraded)
+        s->h->log(s->h, DLG_LOG_WARN, "%s: kept; InfluxDB at %s is unreachable (%s); new points are spooled "
+                  "after it", s->spool_path, s->target, s->last_why);
+    return rc;
+}
+
+static int open_transport(influx_sink *s, const dlg_value *o)
+{
+    if (opt_str(&o[OPT_PATH])) {
+        s->target = o[OPT_PATH].text;
+        if (!(s->path = strdup(s->target)))
+            return s->h->error(s->h, DLG_ENOMEM, "influx %s: out of memory", s->name);
+        int e = sink_mkdir_parents(s->path);
+        if (!e && (s->fd = open(s->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666)) < 0)
+            e = errno;
+        if (e)
+            return s->h->error(s->h, DLG_EIO, "%s: cannot open for writing: %s", s->path, strerror(e));
+        return 0;
+    }
+    if (opt_str(&o[OPT_UDP])) {
+        s->target = o[OPT_UDP].text;
+        return influx_udp_open(s->h, s->target, (size_t)o[OPT_UDP_PAYLOAD].i, &s->udp);
+    }
+    return open_http(s, o);
+}
+
+static int influx_open(const dlg_host *h, const dlg_value *o, const char *name, void **state)
+{
+    int ways = !!opt_str(&o[OPT_PATH]) + !!opt_str(&o[OPT_URL]) + !!opt_str(&o[OPT_UDP]);
+    if (ways != 1)
+        return h->error(h, DLG_EINVAL, "sink %s: set exactly one of path (a file), url (HTTP) or udp (HOST:PORT); "
+                        "%s", name, ways ? "more than one is set" : "none is set");
+    if (!opt_str(&o[OPT_URL]) && (opt_str(&o[OPT_ORG]) || opt_str(&o[OPT_BUCKET]) || opt_str(&o[OPT_TOKEN])))
+        return h->error(h, DLG_EINVAL, "sink %s: org, bucket and token need url = http://HOST:8086", name);
+    influx_sink *s = calloc(1, sizeof *s);
+    if (!s || !(s->name = strdup(name ? name : "influx"))) {
+        free(s);
+        return h->error(h, DLG_ENOMEM, "sink %s: out of memory", name);
+    }
+    s->h = h;
+    s->fd = -1;
+    s->progress = o[OPT_PROGRESS].i != 0;
+    s->batch = o[OPT_BATCH].i > 0 ? (size_t)o[OPT_BATCH].i : 1;
+    s->flush_interval_ns = (uint64_t)(o[OPT_FLUSH_INTERVAL].i > 0 ? o[OPT_FLUSH_INTERVAL].i : 0);
+    s->timeout_ns = (uint64_t)(o[OPT_TIMEOUT].i > 0 ? o[OPT_TIMEOUT].i : 1000000);
+    s->retries = o[OPT_RETRIES].i > 0 ? (int)o[OPT_RETRIES].i : 0;
+    s->backoff_ns = (uint64_t)(o[OPT_BACKOFF].i > 0 ? o[OPT_BACKOFF].i : 0);
+    int rc = open_transport(s, o);
+    if (rc != 0) {
+        influx_close(s);
+        return rc;
+    }
+    *state = s;
+    return 0;
+}
+
+static const dlg_sink_ops influx_ops = {
+    .version = 1,
+    .open = influx_open,
+    .begin = NULL,
+    .write = influx_write,
+    .flush = influx_flush,
+    .close = influx_close,
+};
+
+static const dlg_plugin_desc influx_desc = {
+    .struct_size = sizeof(dlg_plugin_desc),
+    .kind = DLG_KIND_SINK,
+    .name = "influx",
+    .version = "1.0",
+    .summary = "points as InfluxDB line protocol: to a file, over HTTP (1.x/2.x) or UDP",
+    .options = influx_options,
+    .metrics = NULL,
+    .ops = &influx_ops,
+};
+
+DLG_PLUGIN("influx", &influx_desc)

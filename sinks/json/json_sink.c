@@ -1,0 +1,130 @@
+/* JSON Lines sink: one object per point, appended to a file.  Each write()
+ * goes straight to the file descriptor, so what was measured is on disk
+ * (in the page cache; fsync at flush) when write() returns. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <dlgauge/plugin.h>
+
+#include "json_text.h"
+#include "sbuf.h"
+#include "sinkfs.h"
+
+enum { OPT_PATH, OPT_PROGRESS };
+
+static const dlg_option json_options[] = {
+    {"path", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
+     "JSON Lines file to append to; parent directories are created", DLG_OPT_REQUIRED | DLG_OPT_NOSWEEP},
+    {"progress", DLG_OPT_BOOL, "false", NULL, NULL, NULL,
+     "also write the per-second dlgauge_progress points", 0},
+    {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
+};
+
+typedef struct json_sink {
+    const dlg_host *h;
+    char *path;
+    int fd;
+    bool progress;
+    size_t points;
+    dlg_sbuf out;
+} json_sink;
+
+static void json_close(void *state)
+{
+    json_sink *s = state;
+    if (!s)
+        return;
+    if (s->fd >= 0) {
+        fsync(s->fd);
+        close(s->fd);
+    }
+    sbuf_free(&s->out);
+    free(s->path);
+    free(s);
+}
+
+static int json_open(const dlg_host *h, const dlg_value *opts, const char *name, void **state)
+{
+    const char *path = opts[OPT_PATH].text;
+    if (!opts[OPT_PATH].set || !path || !*path)
+        return h->error(h, DLG_EINVAL, "sink %s: path is required", name);
+    int e = sink_mkdir_parents(path);
+    if (e)
+        return h->error(h, DLG_EIO, "%s: cannot create its directory: %s", path, strerror(e));
+    json_sink *s = calloc(1, sizeof *s);
+    if (!s || !(s->path = strdup(path))) {
+        free(s);
+        return h->error(h, DLG_ENOMEM, "sink %s: out of memory", name);
+    }
+    s->h = h;
+    s->progress = opts[OPT_PROGRESS].i != 0;
+    s->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    if (s->fd < 0) {
+        e = errno;
+        json_close(s);
+        return h->error(h, DLG_EIO, "%s: cannot open for writing: %s", path, strerror(e));
+    }
+    *state = s;
+    return 0;
+}
+
+static bool wanted(const json_sink *s, const dlg_point *p)
+{
+    return s->progress || !p->measurement || strcmp(p->measurement, "dlgauge_progress") != 0;
+}
+
+static int json_write(void *state, const dlg_point *pts, size_t n)
+{
+    json_sink *s = state;
+    sbuf_truncate(&s->out, 0);
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!wanted(s, &pts[i]))
+            continue;
+        if (json_add_point(&s->out, &pts[i]) != 0)
+            return s->h->error(s->h, DLG_ENOMEM, "%s: out of memory", s->path);
+        count++;
+    }
+    int e = s->out.len ? sink_write_all(s->fd, s->out.p, s->out.len) : 0;
+    if (e == ENOSPC)
+        return s->h->error(s->h, DLG_EIO, "%s: disk full (ENOSPC); %zu points were written before",
+                           s->path, s->points);
+    if (e)
+        return s->h->error(s->h, DLG_EIO, "%s: cannot write: %s", s->path, strerror(e));
+    s->points += count;
+    return 0;
+}
+
+static int json_flush(void *state, uint64_t timeout_ns)
+{
+    json_sink *s = state;
+    if (fsync(s->fd) != 0 && errno != EINVAL)
+        return s->h->error(s->h, DLG_EIO, "%s: fsync failed: %s", s->path, strerror(errno));
+    return 0;
+}
+
+static const dlg_sink_ops json_ops = {
+    .version = 1,
+    .open = json_open,
+    .begin = NULL,
+    .write = json_write,
+    .flush = json_flush,
+    .close = json_close,
+};
+
+static const dlg_plugin_desc json_desc = {
+    .struct_size = sizeof(dlg_plugin_desc),
+    .kind = DLG_KIND_SINK,
+    .name = "json",
+    .version = "1.0",
+    .summary = "points as JSON Lines, one object per line",
+    .options = json_options,
+    .metrics = NULL,
+    .ops = &json_ops,
+};
+
+DLG_PLUGIN("json", &json_desc)
