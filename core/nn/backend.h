@@ -1,0 +1,50 @@
+/* The backend interface: one vtable per backend (ref, cpu/oneDNN, later
+ * cuda).  The net owns shapes, ordering and planning; a backend owns memory
+ * and kernels.  Per-layer backend state (oneDNN primitives, cuDNN
+ * descriptors and algorithm choices) is created once by setup() at plan
+ * time, so forward/backward only execute. */
+#ifndef DLG_NN_BACKEND_H
+#define DLG_NN_BACKEND_H
+
+#include "tensor.h"
+
+#include <dlgauge/plugin.h> /* DLG_E* codes */
+
+typedef struct dlg_backend_opts {
+    int threads; /* 0: runtime default */
+} dlg_backend_opts;
+
+typedef struct dlg_kernels {
+    /* Create per-layer state; say how much shared scratch forward/backward
+     * need.  -DLG_ENOTSUP lets the net use the backend's fallback. */
+    int (*setup)(void *ctx, const dlg_layer *l, void **state, size_t *ws_bytes, char *err,
+                 size_t errlen);
+    int (*forward)(void *ctx, dlg_layer *l, void *state);
+    int (*backward)(void *ctx, dlg_layer *l, void *state);
+    void (*destroy)(void *ctx, void *state);
+} dlg_kernels;
+
+typedef struct dlg_backend {
+    const char *name;
+    int (*open)(const dlg_backend_opts *o, void **ctx, char *err, size_t errlen);
+    void (*close)(void *ctx);
+    /* Device memory.  alloc returns zeroed memory or NULL. */
+    void *(*alloc)(void *ctx, size_t bytes);
+    void (*free)(void *ctx, void *p);
+    int (*upload)(void *ctx, void *dst, const void *host, size_t bytes);
+    int (*download)(void *ctx, void *host, const void *src, size_t bytes);
+    int (*zero)(void *ctx, void *dst, size_t bytes);
+    int (*sync)(void *ctx);
+    /* One parameter tensor: Caffe SGD (see dlg_sgd in nn.h), lr already
+     * multiplied by the param's lr_mult, decay by its decay_mult. */
+    int (*sgd)(void *ctx, dlg_tensor *w, float lr, float momentum, float decay);
+    /* Kernels per layer type; NULL entries use the fallback's. */
+    const dlg_kernels *kernels[DLG_L_NTYPES];
+    /* A backend sharing this one's memory (cpu -> ref), or NULL. */
+    const struct dlg_backend *fallback;
+} dlg_backend;
+
+/* Registered backends, by name; NULL if unknown or not built. */
+const dlg_backend *dlg_backend_find(const char *name);
+
+#endif

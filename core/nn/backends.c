@@ -1,0 +1,20 @@
+/* Backend registry: which backends this build has. */
+#include "backend.h"
+#include "ref/ref.h"
+
+#include <string.h>
+
+#ifdef DLG_NN_HAVE_DNNL
+#include "cpu/cpu.h"
+#endif
+
+const dlg_backend *dlg_backend_find(const char *name)
+{
+    if (strcmp(name, "ref") == 0)
+        return &dlg_backend_ref;
+#ifdef DLG_NN_HAVE_DNNL
+    if (strcmp(name, "cpu") == 0)
+        return &dlg_backend_cpu;
+#endif
+    return NULL;
+}

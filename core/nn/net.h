@@ -1,0 +1,71 @@
+/* The net: named blobs and layers in topological order.  Private to
+ * core/nn; model code uses include/dlgauge/nn.h, backends tensor.h. */
+#ifndef DLG_NN_NET_H
+#define DLG_NN_NET_H
+
+#include "backend.h"
+#include "tensor.h"
+
+#include <dlgauge/plugin.h>
+
+typedef struct dlg_blob {
+    char *name;
+    dlg_tensor t;
+    int producer;  /* layer index, -1 for inputs and params */
+    int alias_of;  /* split outputs share this blob's data; -1 otherwise */
+    bool is_param;
+    bool is_input, is_label;
+    bool needs_grad; /* decided at plan time */
+    float lr_mult, decay_mult;
+    dlg_filler fill;
+    int64_t fan_in;
+} dlg_blob;
+
+typedef struct dlg_node {
+    dlg_layer l;        /* the kernel's view, tensors bound at plan time */
+    int *bottoms;       /* blob ids */
+    int *tops;
+    int params[DLG_LAYER_MAX_PARAMS];
+    int64_t nparams, macs; /* macs: forward multiply-adds per image */
+    bool need_backward;
+    const dlg_kernels *k;
+    void *kctx;
+    void *state;
+    size_t ws;
+} dlg_node;
+
+struct dlg_net {
+    char *name;
+    int err;
+    char msg[512];
+    dlg_blob *blobs;
+    int nblobs, cap_blobs;
+    dlg_node *nodes;
+    int nnodes, cap_nodes;
+    dlg_filler wfill, bfill;
+    int loss; /* node index of the softmax loss, -1 if none */
+    /* after dlg_net_plan */
+    bool planned, train, input_grads;
+    uint64_t seed;
+    const dlg_backend *bk;
+    void *ctx, *fctx;
+    void *ws;
+};
+
+int dlg_net_fail(dlg_net *net, int code, const char *fmt, ...) DLG_PRINTF(3, 4);
+int dlg_net_add_blob(dlg_net *net, const char *name, const dlg_shape *shape);
+/* Shape inference, parameter creation and counting for a new node. */
+int dlg_layer_infer(dlg_net *net, dlg_node *n);
+const char *dlg_layer_type_name(dlg_layer_type t);
+/* Inserts split layers, binds tensors, allocates, initialises params. */
+int dlg_net_plan_memory(dlg_net *net);
+void dlg_net_free_memory(dlg_net *net);
+int dlg_net_init_params(dlg_net *net);
+
+static inline dlg_shape dlg_shape4(int64_t n, int64_t c, int64_t h, int64_t w)
+{
+    dlg_shape s = {4, {n, c, h, w, 1}};
+    return s;
+}
+
+#endif

@@ -1,0 +1,311 @@
+/* Planning: split layers for shared blobs, gradient flags, one-time
+ * allocation of every activation, gradient, momentum and workspace, and
+ * per-layer kernel setup on the chosen backend. */
+#include "net.h"
+#include "rng.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A blob read by k > 1 layers gets a split layer with k outputs that share
+ * its data but have their own diffs, which the split sums in backward (as
+ * Caffe does).  Kernels therefore always overwrite bottom diffs. */
+static int insert_splits(dlg_net *net)
+{
+    int nb = net->nblobs, nn = net->nnodes;
+    int *uses = calloc((size_t)nb, sizeof(int));
+    int *split = malloc((size_t)nb * sizeof(int));
+    int *order = malloc((size_t)(nn + nb) * sizeof(int));
+    int rc = 0;
+    if (!uses || !split || !order) {
+        rc = dlg_net_fail(net, DLG_ENOMEM, "nn: out of memory planning '%s'", net->name);
+        goto out;
+    }
+    for (int i = 0; i < nn; i++)
+        for (int j = 0; j < net->nodes[i].l.nbottom; j++)
+            uses[net->nodes[i].bottoms[j]]++;
+    for (int b = 0; b < nb; b++) {
+        split[b] = -1;
+        if (uses[b] < 2)
+            continue;
+        if (net->nnodes == net->cap_nodes) {
+            dlg_node *p = realloc(net->nodes, (size_t)(2 * net->cap_nodes) * sizeof *p);
+            if (!p) {
+                rc = dlg_net_fail(net, DLG_ENOMEM, "nn: out of memory planning '%s'", net->name);
+                goto out;
+            }
+            net->nodes = p;
+            net->cap_nodes *= 2;
+        }
+        dlg_node *s = &net->nodes[net->nnodes];
+        memset(s, 0, sizeof *s);
+        char name[300];
+        snprintf(name, sizeof name, "%s/split", net->blobs[b].name);
+        s->l.type = DLG_L_SPLIT;
+        s->l.name = strdup(name);
+        s->l.nbottom = 1;
+        s->l.ntop = uses[b];
+        s->bottoms = malloc(sizeof(int));
+        s->tops = malloc((size_t)uses[b] * sizeof(int));
+        for (int i = 0; i < DLG_LAYER_MAX_PARAMS; i++)
+            s->params[i] = -1;
+        split[b] = net->nnodes++;
+        if (!s->l.name || !s->bottoms || !s->tops) {
+            rc = dlg_net_fail(net, DLG_ENOMEM, "nn: out of memory planning '%s'", net->name);
+            goto out;
+        }
+        s->bottoms[0] = b;
+        for (int k = 0; k < uses[b]; k++) {
+            snprintf(name, sizeof name, "%s/split%d", net->blobs[b].name, k);
+            dlg_shape sh = net->blobs[b].t.shape;
+            int id = dlg_net_add_blob(net, name, &sh);
+            if (id < 0) {
+                rc = id;
+                goto out;
+            }
+            net->blobs[id].alias_of = b;
+            net->nodes[split[b]].tops[k] = id;
+        }
+        uses[b] = 0; /* reused below as the next output to hand out */
+    }
+    /* rewire consumers, then order: splits of inputs first, each other
+     * split right after the layer producing its blob */
+    int no = 0;
+    for (int b = 0; b < nb; b++)
+        if (split[b] >= 0 && net->blobs[b].producer < 0)
+            order[no++] = split[b];
+    for (int i = 0; i < nn; i++) {
+        dlg_node *n = &net->nodes[i];
+        for (int j = 0; j < n->l.nbottom; j++) {
+            int b = n->bottoms[j];
+            if (split[b] >= 0)
+                n->bottoms[j] = net->nodes[split[b]].tops[uses[b]++];
+        }
+        order[no++] = i;
+        for (int t = 0; t < n->l.ntop; t++)
+            if (split[n->tops[t]] >= 0)
+                order[no++] = split[n->tops[t]];
+    }
+    dlg_node *sorted = malloc((size_t)net->cap_nodes * sizeof *sorted);
+    if (!sorted) {
+        rc = dlg_net_fail(net, DLG_ENOMEM, "nn: out of memory planning '%s'", net->name);
+        goto out;
+    }
+    for (int i = 0; i < no; i++)
+        sorted[i] = net->nodes[order[i]];
+    free(net->nodes);
+    net->nodes = sorted;
+    net->loss = -1;
+    for (int i = 0; i < no; i++) {
+        for (int t = 0; t < sorted[i].l.ntop; t++)
+            net->blobs[sorted[i].tops[t]].producer = i;
+        if (sorted[i].l.type == DLG_L_LOSS)
+            net->loss = i;
+    }
+out:
+    free(uses);
+    free(split);
+    free(order);
+    return rc;
+}
+
+/* Which blobs need gradients, which layers run backward. */
+static void mark_grads(dlg_net *net, bool train)
+{
+    for (int b = 0; b < net->nblobs; b++) {
+        dlg_blob *bl = &net->blobs[b];
+        bl->needs_grad = train && ((bl->is_param && bl->lr_mult > 0) ||
+                                   (bl->is_input && !bl->is_label && net->input_grads));
+    }
+    for (int i = 0; i < net->nnodes; i++) {
+        dlg_node *n = &net->nodes[i];
+        bool nb = false;
+        for (int j = 0; j < n->l.nbottom; j++)
+            nb |= net->blobs[n->bottoms[j]].needs_grad;
+        for (int j = 0; j < n->l.nparam; j++)
+            nb |= net->blobs[n->params[j]].needs_grad;
+        n->need_backward = train && nb;
+        for (int t = 0; t < n->l.ntop; t++)
+            net->blobs[n->tops[t]].needs_grad = n->need_backward;
+    }
+}
+
+static int bind_tensors(dlg_net *net)
+{
+    for (int i = 0; i < net->nnodes; i++) {
+        dlg_node *n = &net->nodes[i];
+        dlg_layer *l = &n->l;
+        l->bottom = calloc((size_t)l->nbottom, sizeof *l->bottom);
+        l->top = calloc((size_t)l->ntop, sizeof *l->top);
+        l->prop_down = calloc((size_t)l->nbottom, sizeof *l->prop_down);
+        if (!l->bottom || !l->top || !l->prop_down)
+            return dlg_net_fail(net, DLG_ENOMEM, "nn: out of memory planning '%s'", net->name);
+        for (int j = 0; j < l->nbottom; j++) {
+            l->bottom[j] = &net->blobs[n->bottoms[j]].t;
+            l->prop_down[j] = net->blobs[n->bottoms[j]].needs_grad;
+        }
+        for (int j = 0; j < l->ntop; j++)
+            l->top[j] = &net->blobs[n->tops[j]].t;
+        l->param_grad = false;
+        for (int j = 0; j < l->nparam; j++) {
+            l->param[j] = &net->blobs[n->params[j]].t;
+            l->param_grad |= net->blobs[n->params[j]].needs_grad;
+        }
+        l->train = net->train;
+        l->seed = net->seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(i + 1));
+    }
+    return 0;
+}
+
+static int alloc_blobs(dlg_net *net)
+{
+    const dlg_backend *bk = net->bk;
+    for (int pass = 0; pass < 2; pass++)
+        for (int b = 0; b < net->nblobs; b++) {
+            dlg_blob *bl = &net->blobs[b];
+            size_t bytes = (size_t)bl->t.count * sizeof(float);
+            if ((bl->alias_of >= 0) != (pass == 1))
+                continue;
+            if (bl->alias_of >= 0)
+                bl->t.data = net->blobs[bl->alias_of].t.data;
+            else if (!(bl->t.data = bk->alloc(net->ctx, bytes)))
+                goto oom;
+            if (bl->needs_grad && !(bl->t.diff = bk->alloc(net->ctx, bytes)))
+                goto oom;
+            if (bl->needs_grad && bl->is_param && !(bl->t.hist = bk->alloc(net->ctx, bytes)))
+                goto oom;
+        }
+    return 0;
+oom:
+    return dlg_net_fail(net, DLG_ENOMEM, "nn: net '%s': out of %s memory for activations",
+                        net->name, bk->name);
+}
+
+static int setup_kernels(dlg_net *net)
+{
+    size_t ws = 0;
+    for (int i = 0; i < net->nnodes; i++) {
+        dlg_node *n = &net->nodes[i];
+        const dlg_backend *bk = net->bk;
+        void *ctx = net->ctx;
+        char err[256] = "";
+        int rc = -DLG_ENOTSUP;
+        n->ws = 0;
+        if (bk->kernels[n->l.type])
+            rc = bk->kernels[n->l.type]->setup(ctx, &n->l, &n->state, &n->ws, err, sizeof err);
+        if (rc == -DLG_ENOTSUP && bk->fallback && bk->fallback->kernels[n->l.type]) {
+            bk = bk->fallback;
+            ctx = net->fctx;
+            rc = bk->kernels[n->l.type]->setup(ctx, &n->l, &n->state, &n->ws, err, sizeof err);
+        }
+        if (rc < 0)
+            return dlg_net_fail(net, -rc, "nn: layer '%s' (%s) on backend %s: %s", n->l.name,
+                                dlg_layer_type_name(n->l.type), bk->name,
+                                *err ? err : "not supported");
+        n->k = bk->kernels[n->l.type];
+        n->kctx = ctx;
+        if (n->ws > ws)
+            ws = n->ws;
+    }
+    if (ws && !(net->ws = net->bk->alloc(net->ctx, ws)))
+        return dlg_net_fail(net, DLG_ENOMEM, "nn: net '%s': out of memory for a %zu-byte workspace",
+                            net->name, ws);
+    for (int i = 0; i < net->nnodes; i++)
+        net->nodes[i].l.ws = net->ws;
+    return 0;
+}
+
+int dlg_net_plan_memory(dlg_net *net)
+{
+    int rc = insert_splits(net);
+    if (!rc) {
+        mark_grads(net, net->train);
+        rc = bind_tensors(net);
+    }
+    if (!rc)
+        rc = alloc_blobs(net);
+    if (!rc)
+        rc = dlg_net_init_params(net);
+    if (!rc)
+        rc = setup_kernels(net);
+    return rc;
+}
+
+void dlg_net_free_memory(dlg_net *net)
+{
+    if (!net->bk)
+        return;
+    for (int i = 0; i < net->nnodes; i++) {
+        dlg_node *n = &net->nodes[i];
+        if (n->k && n->k->destroy && n->state)
+            n->k->destroy(n->kctx, n->state);
+        n->state = NULL;
+        free(n->l.bottom);
+        free(n->l.top);
+        free(n->l.prop_down);
+        n->l.bottom = n->l.top = NULL;
+        n->l.prop_down = NULL;
+    }
+    for (int b = 0; b < net->nblobs; b++) {
+        dlg_tensor *t = &net->blobs[b].t;
+        if (net->blobs[b].alias_of < 0)
+            net->bk->free(net->ctx, t->data);
+        net->bk->free(net->ctx, t->diff);
+        net->bk->free(net->ctx, t->hist);
+        t->data = t->diff = t->hist = NULL;
+    }
+    net->bk->free(net->ctx, net->ws);
+    net->ws = NULL;
+    if (net->fctx)
+        net->bk->fallback->close(net->fctx);
+    net->bk->close(net->ctx);
+    net->bk = NULL;
+    net->ctx = net->fctx = NULL;
+}
+
+static void fill(const dlg_blob *b, float *buf, uint64_t seed)
+{
+    double v = b->fill.value, fan = b->fan_in > 0 ? (double)b->fan_in : 1.0;
+    uint64_t s = seed;
+    for (int64_t i = 0; i < b->t.count; i++) {
+        switch (b->fill.type) {
+        case DLG_FILL_GAUSSIAN:
+            buf[i] = (float)(v * dlg_rng_gauss(&s));
+            break;
+        case DLG_FILL_XAVIER:
+            buf[i] = (float)(sqrt(3.0 / fan) * (2.0 * dlg_rng_uniform(&s) - 1.0));
+            break;
+        case DLG_FILL_MSRA:
+            buf[i] = (float)(sqrt(2.0 / fan) * dlg_rng_gauss(&s));
+            break;
+        default:
+            buf[i] = (float)v;
+        }
+    }
+}
+
+int dlg_net_init_params(dlg_net *net)
+{
+    int64_t max = 0;
+    for (int b = 0; b < net->nblobs; b++)
+        if (net->blobs[b].is_param && net->blobs[b].t.count > max)
+            max = net->blobs[b].t.count;
+    float *buf = malloc((size_t)(max ? max : 1) * sizeof(float));
+    if (!buf)
+        return dlg_net_fail(net, DLG_ENOMEM, "nn: out of memory initialising '%s'", net->name);
+    int rc = 0;
+    for (int b = 0; b < net->nblobs && !rc; b++) {
+        dlg_blob *bl = &net->blobs[b];
+        if (!bl->is_param)
+            continue;
+        uint64_t seed = net->seed + 0x632be59bd9b4e019ull * (uint64_t)(b + 1);
+        fill(bl, buf, seed);
+        rc = net->bk->upload(net->ctx, bl->t.data, buf, (size_t)bl->t.count * sizeof(float));
+    }
+    free(buf);
+    if (rc < 0)
+        return dlg_net_fail(net, -rc, "nn: uploading parameters of '%s' failed", net->name);
+    return 0;
+}

@@ -1,0 +1,23 @@
+/* The plain-C reference backend: naive loops with double accumulation.
+ * It is the ground truth in tests and the cpu backend's fallback. */
+#ifndef DLG_NN_REF_H
+#define DLG_NN_REF_H
+
+#include "../backend.h"
+
+extern const dlg_backend dlg_backend_ref;
+
+extern const dlg_kernels dlg_ref_conv, dlg_ref_fc, dlg_ref_pool, dlg_ref_lrn, dlg_ref_bn,
+    dlg_ref_softmax, dlg_ref_loss, dlg_ref_relu, dlg_ref_dropout, dlg_ref_concat, dlg_ref_add,
+    dlg_ref_split;
+
+/* setup for kernels without state or scratch */
+int dlg_ref_setup_none(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
+                       size_t errlen);
+/* Caffe SGD on host memory, shared with the cpu backend. */
+int dlg_ref_sgd(void *ctx, dlg_tensor *w, float lr, float momentum, float decay);
+
+#define F(t) ((float *)(t)->data)
+#define G(t) ((float *)(t)->diff)
+
+#endif

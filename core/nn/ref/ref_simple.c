@@ -1,0 +1,153 @@
+/* Reference element-wise and data-movement layers: relu, dropout, concat,
+ * add, split.  Memory-bound, so the cpu backend uses them too. */
+#include "ref.h"
+#include "../rng.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int relu_forward(void *ctx, dlg_layer *l, void *state)
+{
+    const float *x = F(l->bottom[0]);
+    float *y = F(l->top[0]);
+    for (int64_t i = 0; i < l->top[0]->count; i++)
+        y[i] = x[i] > 0 ? x[i] : 0.0f;
+    return 0;
+}
+
+static int relu_backward(void *ctx, dlg_layer *l, void *state)
+{
+    const float *x = F(l->bottom[0]), *dy = G(l->top[0]);
+    float *dx = G(l->bottom[0]);
+    for (int64_t i = 0; i < l->top[0]->count; i++)
+        dx[i] = x[i] > 0 ? dy[i] : 0.0f;
+    return 0;
+}
+
+const dlg_kernels dlg_ref_relu = {dlg_ref_setup_none, relu_forward, relu_backward, NULL};
+
+typedef struct dropout_state {
+    uint64_t rng;
+    unsigned char *keep;
+} dropout_state;
+
+static int dropout_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
+                         size_t errlen)
+{
+    dropout_state *s = malloc(sizeof *s);
+    unsigned char *k = malloc((size_t)l->top[0]->count);
+    if (!s || !k) {
+        free(s);
+        free(k);
+        return -DLG_ENOMEM;
+    }
+    s->rng = l->seed;
+    s->keep = k;
+    *state = s;
+    *ws = 0;
+    return 0;
+}
+
+static void dropout_destroy(void *ctx, void *state)
+{
+    dropout_state *s = state;
+    free(s->keep);
+    free(s);
+}
+
+static int dropout_forward(void *ctx, dlg_layer *l, void *state)
+{
+    dropout_state *s = state;
+    const float *x = F(l->bottom[0]);
+    float *y = F(l->top[0]);
+    float r = l->p.dropout_ratio, scale = 1.0f / (1.0f - r);
+    for (int64_t i = 0; i < l->top[0]->count; i++) {
+        s->keep[i] = !l->train || dlg_rng_uniform(&s->rng) >= r;
+        y[i] = l->train ? (s->keep[i] ? x[i] * scale : 0.0f) : x[i];
+    }
+    return 0;
+}
+
+static int dropout_backward(void *ctx, dlg_layer *l, void *state)
+{
+    dropout_state *s = state;
+    const float *dy = G(l->top[0]);
+    float *dx = G(l->bottom[0]);
+    float scale = l->train ? 1.0f / (1.0f - l->p.dropout_ratio) : 1.0f;
+    for (int64_t i = 0; i < l->top[0]->count; i++)
+        dx[i] = s->keep[i] ? dy[i] * scale : 0.0f;
+    return 0;
+}
+
+const dlg_kernels dlg_ref_dropout = {dropout_setup, dropout_forward, dropout_backward,
+                                     dropout_destroy};
+
+/* Concat along channels: per image, inputs are contiguous slices. */
+static void concat_copy(dlg_layer *l, bool back)
+{
+    int64_t N = l->top[0]->shape.d[0], top_inner = dlg_shape_inner(&l->top[0]->shape), off = 0;
+    for (int b = 0; b < l->nbottom; b++) {
+        int64_t inner = dlg_shape_inner(&l->bottom[b]->shape);
+        if (!back || l->prop_down[b])
+            for (int64_t n = 0; n < N; n++) {
+                size_t bytes = (size_t)inner * sizeof(float);
+                if (back)
+                    memcpy(G(l->bottom[b]) + n * inner, G(l->top[0]) + n * top_inner + off, bytes);
+                else
+                    memcpy(F(l->top[0]) + n * top_inner + off, F(l->bottom[b]) + n * inner, bytes);
+            }
+        off += inner;
+    }
+}
+
+static int concat_forward(void *ctx, dlg_layer *l, void *state)
+{
+    concat_copy(l, false);
+    return 0;
+}
+
+static int concat_backward(void *ctx, dlg_layer *l, void *state)
+{
+    concat_copy(l, true);
+    return 0;
+}
+
+const dlg_kernels dlg_ref_concat = {dlg_ref_setup_none, concat_forward, concat_backward, NULL};
+
+static int add_forward(void *ctx, dlg_layer *l, void *state)
+{
+    const float *a = F(l->bottom[0]), *b = F(l->bottom[1]);
+    float *y = F(l->top[0]);
+    for (int64_t i = 0; i < l->top[0]->count; i++)
+        y[i] = a[i] + b[i];
+    return 0;
+}
+
+static int add_backward(void *ctx, dlg_layer *l, void *state)
+{
+    size_t bytes = (size_t)l->top[0]->count * sizeof(float);
+    for (int b = 0; b < 2; b++)
+        if (l->prop_down[b])
+            memcpy(G(l->bottom[b]), G(l->top[0]), bytes);
+    return 0;
+}
+
+const dlg_kernels dlg_ref_add = {dlg_ref_setup_none, add_forward, add_backward, NULL};
+
+/* Split outputs alias the input's data: forward has nothing to do. */
+static int split_forward(void *ctx, dlg_layer *l, void *state) { return 0; }
+
+static int split_backward(void *ctx, dlg_layer *l, void *state)
+{
+    float *dx = G(l->bottom[0]);
+    for (int64_t i = 0; i < l->bottom[0]->count; i++) {
+        double acc = 0;
+        for (int t = 0; t < l->ntop; t++)
+            if (l->top[t]->diff)
+                acc += G(l->top[t])[i];
+        dx[i] = (float)acc;
+    }
+    return 0;
+}
+
+const dlg_kernels dlg_ref_split = {dlg_ref_setup_none, split_forward, split_backward, NULL};

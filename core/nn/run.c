@@ -1,0 +1,186 @@
+/* Planning entry, forward/backward/SGD and host access to blobs. */
+#include "net.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int dlg_net_plan(dlg_net *net, const dlg_plan_opts *opts)
+{
+    if (net->err)
+        return net->err;
+    if (net->planned)
+        return dlg_net_fail(net, DLG_EINVAL, "nn: net '%s' is already planned", net->name);
+    if (net->nnodes == 0)
+        return dlg_net_fail(net, DLG_EINVAL, "nn: net '%s' has no layers", net->name);
+    const char *name = opts && opts->backend ? opts->backend : "cpu";
+    const dlg_backend *bk = dlg_backend_find(name);
+    if (!bk)
+        return dlg_net_fail(net, DLG_ENOTSUP,
+                            "nn: unknown or unbuilt backend '%s' (known: cpu, ref)", name);
+    dlg_backend_opts bo = {opts ? opts->threads : 0};
+    char err[256] = "";
+    int rc = bk->open(&bo, &net->ctx, err, sizeof err);
+    if (rc < 0)
+        return dlg_net_fail(net, -rc, "nn: backend %s: %s", name, err);
+    net->bk = bk;
+    if (bk->fallback && (rc = bk->fallback->open(&bo, &net->fctx, err, sizeof err)) < 0)
+        return dlg_net_fail(net, -rc, "nn: backend %s: %s", bk->fallback->name, err);
+    net->train = opts && opts->train;
+    net->input_grads = opts && opts->input_grads;
+    net->seed = opts ? opts->seed : 0;
+    net->planned = true;
+    return dlg_net_plan_memory(net);
+}
+
+int dlg_net_set_train(dlg_net *net, bool train)
+{
+    if (net->err)
+        return net->err;
+    if (!net->planned)
+        return dlg_net_fail(net, DLG_EINVAL, "nn: net '%s' is not planned", net->name);
+    if (train && !net->train)
+        return dlg_net_fail(net, DLG_EINVAL,
+                            "nn: net '%s' was planned for inference; plan with train = true",
+                            net->name);
+    for (int i = 0; i < net->nnodes; i++)
+        net->nodes[i].l.train = train;
+    return 0;
+}
+
+static int ready(dlg_net *net)
+{
+    if (net->err)
+        return net->err;
+    if (!net->planned)
+        return dlg_net_fail(net, DLG_EINVAL, "nn: net '%s' is not planned", net->name);
+    return 0;
+}
+
+int dlg_net_forward(dlg_net *net)
+{
+    int rc = ready(net);
+    for (int i = 0; i < net->nnodes && !rc; i++) {
+        dlg_node *n = &net->nodes[i];
+        rc = n->k->forward(n->kctx, &n->l, n->state);
+        if (rc < 0)
+            return dlg_net_fail(net, -rc, "nn: forward of layer '%s' failed", n->l.name);
+    }
+    return rc;
+}
+
+int dlg_net_backward(dlg_net *net)
+{
+    int rc = ready(net);
+    if (!rc && !net->train)
+        return dlg_net_fail(net, DLG_EINVAL, "nn: net '%s' was planned without train", net->name);
+    for (int i = net->nnodes - 1; i >= 0 && !rc; i--) {
+        dlg_node *n = &net->nodes[i];
+        if (!n->need_backward)
+            continue;
+        rc = n->k->backward(n->kctx, &n->l, n->state);
+        if (rc < 0)
+            return dlg_net_fail(net, -rc, "nn: backward of layer '%s' failed", n->l.name);
+    }
+    return rc;
+}
+
+int dlg_net_sgd_step(dlg_net *net, const dlg_sgd *sgd)
+{
+    int rc = ready(net);
+    for (int b = 0; b < net->nblobs && !rc; b++) {
+        dlg_blob *bl = &net->blobs[b];
+        if (!bl->is_param || !bl->t.diff)
+            continue;
+        rc = net->bk->sgd(net->ctx, &bl->t, sgd->lr * bl->lr_mult, sgd->momentum,
+                          sgd->weight_decay * bl->decay_mult);
+        if (rc < 0)
+            return dlg_net_fail(net, -rc, "nn: SGD update of '%s' failed", bl->name);
+    }
+    return rc;
+}
+
+static int host_io(dlg_net *net, int blob, dlg_which which, size_t count, void **mem)
+{
+    int rc = ready(net);
+    if (rc)
+        return rc;
+    if (blob < 0 || blob >= net->nblobs)
+        return dlg_net_fail(net, DLG_EINVAL, "nn: no blob with id %d", blob);
+    dlg_blob *b = &net->blobs[blob];
+    if (count != (size_t)b->t.count)
+        return dlg_net_fail(net, DLG_EINVAL, "nn: blob '%s' holds %lld floats, not %zu", b->name,
+                            (long long)b->t.count, count);
+    *mem = which == DLG_DIFF ? b->t.diff : b->t.data;
+    if (!*mem)
+        return dlg_net_fail(net, DLG_EINVAL, "nn: blob '%s' has no gradient in this plan",
+                            b->name);
+    return 0;
+}
+
+int dlg_net_write(dlg_net *net, int blob, dlg_which which, const float *src, size_t count)
+{
+    void *mem;
+    int rc = host_io(net, blob, which, count, &mem);
+    if (!rc && (rc = net->bk->upload(net->ctx, mem, src, count * sizeof(float))) < 0)
+        return dlg_net_fail(net, -rc, "nn: writing blob '%s' failed", net->blobs[blob].name);
+    return rc;
+}
+
+int dlg_net_read(dlg_net *net, int blob, dlg_which which, float *dst, size_t count)
+{
+    void *mem;
+    int rc = host_io(net, blob, which, count, &mem);
+    if (!rc && (rc = net->bk->download(net->ctx, dst, mem, count * sizeof(float))) < 0)
+        return dlg_net_fail(net, -rc, "nn: reading blob '%s' failed", net->blobs[blob].name);
+    return rc;
+}
+
+int dlg_net_param(const dlg_net *net, const char *layer, int index)
+{
+    for (int i = 0; i < net->nnodes; i++)
+        if (strcmp(net->nodes[i].l.name, layer) == 0) {
+            if (index < 0 || index >= net->nodes[i].l.nparam)
+                return -DLG_EINVAL;
+            return net->nodes[i].params[index];
+        }
+    return -DLG_EINVAL;
+}
+
+int dlg_net_shape(const dlg_net *net, int blob, dlg_shape *out)
+{
+    if (blob < 0 || blob >= net->nblobs)
+        return -DLG_EINVAL;
+    *out = net->blobs[blob].t.shape;
+    return 0;
+}
+
+int64_t dlg_net_param_total(const dlg_net *net)
+{
+    int64_t s = 0;
+    for (int i = 0; i < net->nnodes; i++)
+        s += net->nodes[i].nparams;
+    return s;
+}
+
+int64_t dlg_net_macs_total(const dlg_net *net)
+{
+    int64_t s = 0;
+    for (int i = 0; i < net->nnodes; i++)
+        s += net->nodes[i].macs;
+    return s;
+}
+
+int dlg_net_layer_count(const dlg_net *net) { return net->nnodes; }
+
+int dlg_net_layer_info(const dlg_net *net, int index, dlg_layer_info *out)
+{
+    if (index < 0 || index >= net->nnodes)
+        return -DLG_EINVAL;
+    const dlg_node *n = &net->nodes[index];
+    out->name = n->l.name;
+    out->type = dlg_layer_type_name(n->l.type);
+    out->params = n->nparams;
+    out->macs = n->macs;
+    out->out = net->blobs[n->tops[0]].t.shape;
+    return 0;
+}

@@ -1,0 +1,102 @@
+/* Tensors and layer descriptions shared by the engine core and backends.
+ * Backends see only these structs, never the net, so a new backend needs
+ * nothing beyond tensor.h and backend.h. */
+#ifndef DLG_NN_TENSOR_H
+#define DLG_NN_TENSOR_H
+
+#include <dlgauge/nn.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A tensor's memory is owned by the backend that planned it.  `diff` is
+ * NULL when no gradient is needed; `hist` (SGD momentum) only for params. */
+typedef struct dlg_tensor {
+    dlg_shape shape;
+    dlg_dtype dtype;
+    int64_t count;
+    void *data;
+    void *diff;
+    void *hist;
+} dlg_tensor;
+
+typedef enum dlg_layer_type {
+    DLG_L_INPUT = 0,
+    DLG_L_CONV,
+    DLG_L_POOL,
+    DLG_L_LRN,
+    DLG_L_RELU,
+    DLG_L_BN,
+    DLG_L_FC,
+    DLG_L_DROPOUT,
+    DLG_L_CONCAT,
+    DLG_L_ADD,
+    DLG_L_SOFTMAX,
+    DLG_L_LOSS,
+    DLG_L_SPLIT, /* inserted at plan time: one blob read by several layers */
+    DLG_L_NTYPES
+} dlg_layer_type;
+
+typedef enum dlg_pool_mode { DLG_POOL_MAX = 0, DLG_POOL_AVG = 1 } dlg_pool_mode;
+
+typedef struct dlg_conv_param {
+    int kh, kw, sh, sw, ph, pw, dh, dw, groups;
+    bool bias;
+} dlg_conv_param;
+
+typedef struct dlg_pool_param {
+    dlg_pool_mode mode;
+    int kh, kw, sh, sw, ph, pw;
+    bool global;
+} dlg_pool_param;
+
+typedef struct dlg_lrn_param {
+    int size;
+    float alpha, beta, k;
+} dlg_lrn_param;
+
+typedef struct dlg_bn_param {
+    float eps, momentum;
+} dlg_bn_param;
+
+#define DLG_LAYER_MAX_PARAMS 4
+
+/* What a kernel sees of one layer.  BN params: 0 gamma, 1 beta, 2 running
+ * mean, 3 running variance (the last two are not trained). */
+typedef struct dlg_layer {
+    dlg_layer_type type;
+    const char *name;
+    union {
+        dlg_conv_param conv;
+        dlg_pool_param pool;
+        dlg_lrn_param lrn;
+        dlg_bn_param bn;
+        float dropout_ratio;
+    } p;
+    int nbottom, ntop, nparam;
+    dlg_tensor **bottom; /* [nbottom] */
+    dlg_tensor **top;    /* [ntop] */
+    dlg_tensor *param[DLG_LAYER_MAX_PARAMS];
+    bool *prop_down;     /* [nbottom]: write bottom[i]->diff in backward */
+    bool param_grad;     /* write param diffs in backward */
+    bool train;          /* net phase */
+    uint64_t seed;       /* per layer: dropout masks */
+    void *ws;            /* shared scratch of the size setup() asked for */
+} dlg_layer;
+
+static inline int64_t dlg_shape_count(const dlg_shape *s)
+{
+    int64_t n = 1;
+    for (int i = 0; i < s->ndim; i++)
+        n *= s->d[i];
+    return n;
+}
+
+/* Elements per image: count / N. */
+static inline int64_t dlg_shape_inner(const dlg_shape *s)
+{
+    return s->d[0] ? dlg_shape_count(s) / s->d[0] : 0;
+}
+
+#endif

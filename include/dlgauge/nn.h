@@ -1,0 +1,171 @@
+/* dlgauge nn — a small Caffe-like engine: build a net, plan it on a
+ * backend, run forward/backward/SGD.
+ *
+ * Model code is a sequence of builder calls that return blob ids:
+ *
+ *     dlg_net *net; dlg_net_create(&net, "alexnet");
+ *     int x = dlg_input(net, "data", 32, 3, 227, 227);
+ *     int y = dlg_labels(net, "label", 32);
+ *     x = dlg_conv(net, "conv1", x, 96, 11, 4, 0, 1);
+ *     x = dlg_relu(net, "relu1", x);
+ *     ...
+ *     dlg_softmax_loss(net, "loss", x, y);
+ *     if (dlg_net_status(net) < 0) puts(dlg_net_error(net));
+ *
+ * Errors are sticky: once a builder call fails, every later one returns the
+ * same negative DLG_E* code, so model code checks once at the end.  Shapes,
+ * parameter counts and multiply-adds are known right after building; memory
+ * is allocated once by dlg_net_plan(); forward/backward/SGD allocate nothing.
+ */
+#ifndef DLGAUGE_NN_H
+#define DLGAUGE_NN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct dlg_net dlg_net;
+
+#define DLG_NN_MAX_DIMS 5
+
+/* Element types.  Only F32 is implemented; the others are reserved so that
+ * mixed-precision backends slot in without renumbering. */
+typedef enum dlg_dtype { DLG_F32 = 0, DLG_F16 = 1, DLG_BF16 = 2 } dlg_dtype;
+
+/* NCHW (or NCDHW) shape; unused trailing dims are 1. */
+typedef struct dlg_shape {
+    int ndim;
+    int64_t d[DLG_NN_MAX_DIMS];
+} dlg_shape;
+
+/* Parameter initialisation, as Caffe's fillers (fan_in = count / out). */
+typedef enum dlg_fill_type {
+    DLG_FILL_CONSTANT = 0, /* value */
+    DLG_FILL_GAUSSIAN = 1, /* N(0, value^2) */
+    DLG_FILL_XAVIER = 2,   /* U(-sqrt(3/fan_in), +sqrt(3/fan_in)) */
+    DLG_FILL_MSRA = 3      /* N(0, 2/fan_in)  (He) */
+} dlg_fill_type;
+
+typedef struct dlg_filler {
+    dlg_fill_type type;
+    float value;
+} dlg_filler;
+
+/* ---- building ---------------------------------------------------------- */
+int dlg_net_create(dlg_net **out, const char *name);
+void dlg_net_destroy(dlg_net *net);
+/* 0, or the first builder/plan/run error (negative DLG_E*). */
+int dlg_net_status(const dlg_net *net);
+/* The message of the last error ("" if none). */
+const char *dlg_net_error(const dlg_net *net);
+/* Fillers used by the next conv/fc calls (default: gaussian 0.01, bias 0). */
+void dlg_net_set_fillers(dlg_net *net, dlg_filler weight, dlg_filler bias);
+
+int dlg_input(dlg_net *net, const char *name, int n, int c, int h, int w);
+/* Integer class labels 0..K-1 stored as floats, one per image. */
+int dlg_labels(dlg_net *net, const char *name, int n);
+
+/* Convolution with bias; square kernel/stride/pad. */
+int dlg_conv(dlg_net *net, const char *name, int x, int out_c, int k, int stride, int pad,
+             int groups);
+int dlg_conv_dilated(dlg_net *net, const char *name, int x, int out_c, int k, int stride,
+                     int pad, int dilation, int groups);
+typedef struct dlg_conv_spec {
+    int out_c;
+    int kh, kw, sh, sw, ph, pw, dh, dw; /* dilation 1 = dense */
+    int groups;
+    bool no_bias; /* e.g. before batch-norm */
+} dlg_conv_spec;
+int dlg_conv_ex(dlg_net *net, const char *name, int x, const dlg_conv_spec *s);
+
+/* Pooling with Caffe's output size: ceil((H + 2p - k) / s) + 1, minus one
+ * if the last window would start inside the padding.  Average pooling
+ * divides by the window clipped to H + pad, as Caffe does. */
+int dlg_max_pool(dlg_net *net, const char *name, int x, int k, int stride, int pad);
+int dlg_avg_pool(dlg_net *net, const char *name, int x, int k, int stride, int pad);
+int dlg_global_avg_pool(dlg_net *net, const char *name, int x);
+/* Across-channel LRN: y = x / (k + alpha/size * sum x^2)^beta. */
+int dlg_lrn(dlg_net *net, const char *name, int x, int size, float alpha, float beta, float k);
+int dlg_relu(dlg_net *net, const char *name, int x);
+/* Caffe BatchNorm followed by Scale (with bias): batch statistics when
+ * training, running ones (momentum 0.1) otherwise. */
+int dlg_batchnorm(dlg_net *net, const char *name, int x, float eps);
+/* Inner product: flattens C*H*W, out x 1 x 1. */
+int dlg_fc(dlg_net *net, const char *name, int x, int out);
+/* Inverted dropout: scales kept units by 1/(1-ratio) while training. */
+int dlg_dropout(dlg_net *net, const char *name, int x, float ratio);
+/* Concatenation along channels. */
+int dlg_concat(dlg_net *net, const char *name, int n, const int *xs);
+int dlg_add(dlg_net *net, const char *name, int a, int b);
+int dlg_softmax(dlg_net *net, const char *name, int x);
+/* Mean softmax cross-entropy over the batch.  The result blob holds three
+ * floats: loss, top-1 accuracy, top-5 accuracy (fractions of the batch). */
+int dlg_softmax_loss(dlg_net *net, const char *name, int logits, int labels);
+
+/* ---- inspecting ---------------------------------------------------------- */
+int dlg_net_blob(const dlg_net *net, const char *name);  /* id or -DLG_EINVAL */
+/* Id of a layer's parameter blob (0 = weights/gamma, 1 = bias/beta). */
+int dlg_net_param(const dlg_net *net, const char *layer, int index);
+int dlg_net_shape(const dlg_net *net, int blob, dlg_shape *out);
+int64_t dlg_net_param_total(const dlg_net *net);
+/* Forward multiply-adds per image, counting convolutions and inner
+ * products (the convention of published model sizes). */
+int64_t dlg_net_macs_total(const dlg_net *net);
+
+typedef struct dlg_layer_info {
+    const char *name;
+    const char *type; /* "conv", "pool", "lrn", ... */
+    int64_t params;
+    int64_t macs;  /* per image */
+    dlg_shape out; /* shape of the first output */
+} dlg_layer_info;
+int dlg_net_layer_count(const dlg_net *net);
+int dlg_net_layer_info(const dlg_net *net, int index, dlg_layer_info *out);
+
+/* ---- planning and running ------------------------------------------------ */
+typedef struct dlg_plan_opts {
+    const char *backend; /* "cpu" (oneDNN, default) or "ref" (plain C) */
+    int threads;         /* 0: leave the runtime's default */
+    bool train;          /* allocate gradients; batch-norm/dropout train mode */
+    uint64_t seed;       /* parameter init and dropout masks */
+    bool input_grads;    /* also gradients of dlg_input blobs (gradient checks) */
+} dlg_plan_opts;
+int dlg_net_plan(dlg_net *net, const dlg_plan_opts *opts);
+/* Switch batch-norm/dropout between train and test behaviour. */
+int dlg_net_set_train(dlg_net *net, bool train);
+
+int dlg_net_forward(dlg_net *net);
+/* Backward from the loss layer (gradient 1), or, in a net without a loss,
+ * from the diffs the caller wrote into the output blobs. */
+int dlg_net_backward(dlg_net *net);
+
+/* Caffe SGD: h = m*h + lr*lr_mult*(g + decay*decay_mult*w); w -= h.
+ * Weights use lr_mult 1 / decay_mult 1, biases 2 / 0, batch-norm 1 / 0. */
+typedef struct dlg_sgd {
+    float lr, momentum, weight_decay;
+} dlg_sgd;
+int dlg_net_sgd_step(dlg_net *net, const dlg_sgd *sgd);
+
+typedef enum dlg_which { DLG_DATA = 0, DLG_DIFF = 1 } dlg_which;
+/* Copy count floats between host memory and a blob (activation or param). */
+int dlg_net_write(dlg_net *net, int blob, dlg_which which, const float *src, size_t count);
+int dlg_net_read(dlg_net *net, int blob, dlg_which which, float *dst, size_t count);
+
+/* ---- reference models (core/nn/models) ----------------------------------- */
+/* Build the model's training net on `net` for batch n, ending in a
+ * softmax loss over `classes`.  Return the loss blob or a negative code. */
+int dlg_model_alexnet(dlg_net *net, int n, int classes);   /* BVLC, 227 crop */
+int dlg_model_googlenet(dlg_net *net, int n, int classes); /* BVLC, main head */
+int dlg_model_resnet50(dlg_net *net, int n, int classes);  /* v1.5 */
+int dlg_model_vgg16(dlg_net *net, int n, int classes);
+/* By name: "alexnet", "googlenet", "resnet50", "vgg16". */
+int dlg_model_build(dlg_net *net, const char *model, int n, int classes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,134 @@
+#include "nn_testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double unif(uint64_t *s) { return (double)(next(s) >> 11) / 9007199254740992.0; }
+
+void tu_fill(float *buf, int64_t n, fill_mode mode, uint64_t seed)
+{
+    uint64_t s = seed;
+    if (mode == FILL_GAUSS) {
+        for (int64_t i = 0; i < n; i++)
+            buf[i] = (float)(sqrt(-2 * log(1 - unif(&s))) * cos(6.283185307179586 * unif(&s)));
+        return;
+    }
+    /* a shuffled grid (k - n/2) * 0.05 + 0.025: no ties, no zeros */
+    for (int64_t i = 0; i < n; i++)
+        buf[i] = (float)((double)(i - n / 2) * 0.05 + 0.025);
+    for (int64_t i = n - 1; i > 0; i--) {
+        int64_t j = (int64_t)(next(&s) % (uint64_t)(i + 1));
+        float t = buf[i];
+        buf[i] = buf[j];
+        buf[j] = t;
+    }
+}
+
+int64_t tu_count(const dlg_net *net, int b)
+{
+    dlg_shape s;
+    if (dlg_net_shape(net, b, &s) < 0)
+        return 0;
+    int64_t n = 1;
+    for (int i = 0; i < s.ndim; i++)
+        n *= s.d[i];
+    return n;
+}
+
+int tu_fill_blob(dlg_net *net, int b, fill_mode mode, uint64_t seed)
+{
+    int64_t n = tu_count(net, b);
+    float *buf = malloc((size_t)n * sizeof(float));
+    if (!buf)
+        return -1;
+    tu_fill(buf, n, mode, seed);
+    int rc = dlg_net_write(net, b, DLG_DATA, buf, (size_t)n);
+    free(buf);
+    return rc;
+}
+
+static double objective(dlg_net *net, int out, bool is_loss, const float *r, float *tmp,
+                        int64_t n)
+{
+    if (dlg_net_forward(net) < 0 || dlg_net_read(net, out, DLG_DATA, tmp, (size_t)n) < 0)
+        return NAN;
+    if (is_loss)
+        return tmp[0];
+    double s = 0;
+    for (int64_t i = 0; i < n; i++)
+        s += (double)tmp[i] * r[i];
+    return s;
+}
+
+/* Finite differences for one blob against its analytic diff. */
+static double check_blob(dlg_net *net, int b, int out, bool is_loss, const float *r, float *tmp,
+                         int64_t nout, double eps, int max_n)
+{
+    int64_t n = tu_count(net, b);
+    float *x = malloc((size_t)n * sizeof(float)), *g = malloc((size_t)n * sizeof(float));
+    double worst = 0;
+    if (!x || !g || dlg_net_read(net, b, DLG_DATA, x, (size_t)n) < 0 ||
+        dlg_net_read(net, b, DLG_DIFF, g, (size_t)n) < 0)
+        worst = INFINITY;
+    int64_t step = n > max_n ? (n + max_n - 1) / max_n : 1;
+    for (int64_t i = 0; i < n && worst < INFINITY; i += step) {
+        float orig = x[i];
+        x[i] = (float)(orig + eps);
+        double up = (double)x[i] - orig;
+        dlg_net_write(net, b, DLG_DATA, x, (size_t)n);
+        double fp = objective(net, out, is_loss, r, tmp, nout);
+        x[i] = (float)(orig - eps);
+        double down = (double)orig - x[i];
+        dlg_net_write(net, b, DLG_DATA, x, (size_t)n);
+        double fm = objective(net, out, is_loss, r, tmp, nout);
+        x[i] = orig;
+        double num = (fp - fm) / (up + down), ana = g[i];
+        double err = fabs(num - ana) / fmax(1.0, fmax(fabs(num), fabs(ana)));
+        if (!(err <= worst))
+            worst = isnan(err) ? INFINITY : err;
+        if (!(err <= 1e-3))
+            fprintf(stderr, "  blob %d elem %lld: analytic %.7g numeric %.7g\n", b, (long long)i,
+                    ana, num);
+    }
+    if (x)
+        dlg_net_write(net, b, DLG_DATA, x, (size_t)n);
+    free(x);
+    free(g);
+    return worst;
+}
+
+double tu_gradcheck(dlg_net *net, int out, bool is_loss, const int *check, int ncheck,
+                    double eps, int max_per_blob)
+{
+    int64_t nout = tu_count(net, out);
+    float *r = malloc((size_t)nout * sizeof(float)), *tmp = malloc((size_t)nout * sizeof(float));
+    double worst = INFINITY;
+    if (!r || !tmp)
+        goto out;
+    tu_fill(r, nout, FILL_GAUSS, 99);
+    if (dlg_net_forward(net) < 0 ||
+        (!is_loss && dlg_net_write(net, out, DLG_DIFF, r, (size_t)nout) < 0) ||
+        dlg_net_backward(net) < 0)
+        goto out;
+    worst = 0;
+    for (int i = 0; i < ncheck; i++) {
+        double e = check_blob(net, check[i], out, is_loss, r, tmp, nout, eps, max_per_blob);
+        worst = e > worst ? e : worst;
+    }
+out:
+    if (dlg_net_status(net) < 0)
+        fprintf(stderr, "gradcheck: %s\n", dlg_net_error(net));
+    free(r);
+    free(tmp);
+    return worst;
+}

@@ -1,0 +1,29 @@
+/* Helpers for the nn tests: seeded inputs and finite-difference checks. */
+#ifndef DLG_NN_TESTUTIL_H
+#define DLG_NN_TESTUTIL_H
+
+#include <dlgauge/nn.h>
+
+#include <stdint.h>
+
+typedef enum fill_mode {
+    FILL_GAUSS = 0,   /* N(0, 1) */
+    FILL_DISTINCT = 1 /* distinct values >= 0.02 apart and from 0: no kinks */
+} fill_mode;
+
+/* Fill host buffer with reproducible values. */
+void tu_fill(float *buf, int64_t n, fill_mode mode, uint64_t seed);
+
+/* Fill blob `b` of a planned net; returns 0 or a negative code. */
+int tu_fill_blob(dlg_net *net, int b, fill_mode mode, uint64_t seed);
+int64_t tu_count(const dlg_net *net, int b);
+
+/* Central finite-difference check of a planned (train, input_grads) net.
+ * Objective: the loss (loss_blob >= 0) or sum(out * R) for a fixed random R.
+ * Checks up to max_per_blob elements of each blob in `check` against the
+ * gradient of one backward.  Returns the worst error
+ * |a - n| / max(1, |a|, |n|), or INFINITY if the net fails. */
+double tu_gradcheck(dlg_net *net, int out, bool is_loss, const int *check, int ncheck,
+                    double eps, int max_per_blob);
+
+#endif
