@@ -36,7 +36,7 @@ typedef struct influx_sink {
     int fd;
     influx_http *http;
     influx_udp *udp;
-    const char *target; /* for messages: path, URL or host:port */
+    const char *target; /* for messages: path, URL or host:port (owned by the transport) */
 
     dlg_sbuf pending; /* formatted lines not yet delivered */
     size_t npending;
@@ -72,6 +72,8 @@ void influx_http_close(influx_http *c);
 
 /* ---- UDP (influx_udp.c) ---- */
 int influx_udp_open(const dlg_host *h, const char *hostport, size_t payload, influx_udp **out);
+/* host:port as configured (for messages). */
+const char *influx_udp_target(const influx_udp *u);
 /* Sends whole lines in datagrams of at most `payload` bytes.  UDP gives no
  * delivery guarantee: errors are logged once, never returned. */
 void influx_udp_send(influx_udp *u, const char *body, size_t len);

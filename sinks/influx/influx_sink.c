@@ -295,9 +295,9 @@ static int open_http(influx_sink *s, const dlg_value *o)
 static int open_transport(influx_sink *s, const dlg_value *o)
 {
     if (opt_str(&o[OPT_PATH])) {
-        s->target = o[OPT_PATH].text;
-        if (!(s->path = strdup(s->target)))
+        if (!(s->path = strdup(o[OPT_PATH].text)))
             return s->h->error(s->h, DLG_ENOMEM, "influx %s: out of memory", s->name);
+        s->target = s->path;
         int e = sink_mkdir_parents(s->path);
         if (!e && (s->fd = open(s->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666)) < 0)
             e = errno;
@@ -306,8 +306,9 @@ static int open_transport(influx_sink *s, const dlg_value *o)
         return 0;
     }
     if (opt_str(&o[OPT_UDP])) {
-        s->target = o[OPT_UDP].text;
-        return influx_udp_open(s->h, s->target, (size_t)o[OPT_UDP_PAYLOAD].i, &s->udp);
+        int rc = influx_udp_open(s->h, o[OPT_UDP].text, (size_t)o[OPT_UDP_PAYLOAD].i, &s->udp);
+        s->target = rc == 0 ? influx_udp_target(s->udp) : NULL;
+        return rc;
     }
     return open_http(s, o);
 }

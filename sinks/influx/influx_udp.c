@@ -81,6 +81,8 @@ int influx_udp_open(const dlg_host *h, const char *hostport, size_t payload, inf
     return 0;
 }
 
+const char *influx_udp_target(const influx_udp *u) { return u->target; }
+
 static void send_one(influx_udp *u, const char *p, size_t n)
 {
     if (n == 0)

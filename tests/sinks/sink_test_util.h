@@ -1,0 +1,24 @@
+/* Helpers for the sink tests: temp dirs, reading outputs back, points. */
+#ifndef DLG_SINK_TEST_UTIL_H
+#define DLG_SINK_TEST_UTIL_H
+
+#include <stddef.h>
+
+#include "mock_host.h"
+
+/* A fresh directory under $TMPDIR (or /tmp); caller removes it with
+ * st_rmtree. */
+char *st_tempdir(void);
+void st_rmtree(const char *dir);
+
+/* Whole file, NUL-terminated (caller frees), or NULL when missing. */
+char *st_slurp(const char *path, size_t *len);
+size_t st_count_lines(const char *text);
+/* "dir/name" into a static-free malloc'd string (caller frees). */
+char *st_join(const char *dir, const char *name);
+
+/* Opens sink `name` of plugin file so_name with "key=value" overrides. */
+int st_open_sink(mock_host *m, const char *so_name, const char *name, const char *const *overrides,
+                 const dlg_sink_ops **ops, void **state);
+
+#endif
