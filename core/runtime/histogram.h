@@ -1,0 +1,43 @@
+/* Log-linear latency histogram (HdrHistogram / fio style).
+ *
+ * Values are unsigned 64-bit (nanoseconds), the whole uint64 range.
+ * Buckets: values below 256 each have their own bucket (exact); above that,
+ * every power of two [2^k, 2^(k+1)) is split into 128 equal sub-buckets, so a
+ * bucket is never wider than 1/128 of its lower bound.  7424 buckets in all,
+ * allocated once by dlg_hist_new(); recording is O(1) and never allocates.
+ *
+ * Percentile definition (nearest rank):
+ *   rank = ceil(p / 100 * n), clamped to [1, n]; the result is the midpoint
+ *   of the bucket holding the rank-th smallest value, clamped to [min, max].
+ *   Rank 1 and rank n (p = 0, p = 100) return the exact min and max.
+ *   p below 0 or above 100 is clamped; NaN gives NaN.  Its relative error
+ *   against the exact nearest-rank value is at most dlg_hist_relative_error()
+ *   (1/256, about 0.39%).  An empty histogram answers 0 for every query.
+ *
+ * count, min, max, mean and stddev are exact: kept from the raw values
+ * (a 128-bit running sum for the mean, Welford/Chan for the variance), not
+ * from the buckets.  stddev is the sample standard deviation (n - 1); it is
+ * 0 for fewer than two values.
+ *
+ * Not thread-safe: use one histogram per thread and merge. */
+#ifndef DLG_RUNTIME_HISTOGRAM_H
+#define DLG_RUNTIME_HISTOGRAM_H
+
+#include <stdint.h>
+
+typedef struct dlg_histogram dlg_histogram;
+
+dlg_histogram *dlg_hist_new(void); /* allocates once; NULL on OOM */
+void dlg_hist_free(dlg_histogram *h);
+void dlg_hist_reset(dlg_histogram *h);
+void dlg_hist_record(dlg_histogram *h, uint64_t value); /* O(1), never allocates */
+void dlg_hist_merge(dlg_histogram *dst, const dlg_histogram *src);
+uint64_t dlg_hist_count(const dlg_histogram *h);
+uint64_t dlg_hist_min(const dlg_histogram *h);  /* exact */
+uint64_t dlg_hist_max(const dlg_histogram *h);  /* exact */
+double dlg_hist_mean(const dlg_histogram *h);   /* exact (running sums / Welford) */
+double dlg_hist_stddev(const dlg_histogram *h); /* exact, sample stddev (n-1) */
+double dlg_hist_percentile(const dlg_histogram *h, double p); /* p in [0,100] */
+double dlg_hist_relative_error(void); /* the bound on percentile relative error */
+
+#endif

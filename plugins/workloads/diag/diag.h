@@ -1,0 +1,15 @@
+/* The diag plugin's workloads: runner and machine diagnostics. */
+#ifndef DLG_DIAG_H
+#define DLG_DIAG_H
+
+#include <dlgauge/plugin.h>
+#include <stddef.h>
+
+extern const dlg_plugin_desc stream_desc; /* STREAM memory bandwidth */
+extern const dlg_plugin_desc sleep_desc;  /* timed sleeps: runner accuracy */
+
+/* Fields of dlg_job_info exist only if the host's struct is large enough. */
+#define DIAG_JOB_HAS(job, field) \
+    ((job) && (job)->struct_size >= offsetof(dlg_job_info, field) + sizeof((job)->field))
+
+#endif

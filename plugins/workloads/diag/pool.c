@@ -1,0 +1,135 @@
+/* Barrier-driven worker pool: see pool.h. */
+#include "pool.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#define CMD_QUIT (-1)
+
+struct worker {
+    diag_pool *pool;
+    int tid;
+    pthread_t thread;
+};
+
+struct diag_pool {
+    int nthreads;
+    diag_pool_fn fn;
+    void *arg;
+    int cmd; /* written by worker 0 before the start barrier */
+    pthread_barrier_t barrier;
+    /* Start gate: workers wait here until all were created (go = 1), or
+     * leave at once if creating one failed (go = -1). */
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int go;
+    struct worker *workers; /* [nthreads], [0] is the caller */
+};
+
+static void *worker_main(void *p_)
+{
+    struct worker *w = p_;
+    diag_pool *p = w->pool;
+    pthread_mutex_lock(&p->lock);
+    while (p->go == 0)
+        pthread_cond_wait(&p->cond, &p->lock);
+    int go = p->go;
+    pthread_mutex_unlock(&p->lock);
+    if (go < 0)
+        return NULL;
+    for (;;) {
+        pthread_barrier_wait(&p->barrier); /* also orders the read of cmd */
+        int cmd = p->cmd;
+        if (cmd == CMD_QUIT)
+            return NULL;
+        p->fn(p->arg, w->tid, p->nthreads, cmd);
+        pthread_barrier_wait(&p->barrier);
+    }
+}
+
+static void open_gate(diag_pool *p, int go)
+{
+    pthread_mutex_lock(&p->lock);
+    p->go = go;
+    pthread_cond_broadcast(&p->cond);
+    pthread_mutex_unlock(&p->lock);
+}
+
+static void destroy(diag_pool *p, int started)
+{
+    for (int i = 1; i < started; i++)
+        pthread_join(p->workers[i].thread, NULL);
+    pthread_barrier_destroy(&p->barrier);
+    pthread_cond_destroy(&p->cond);
+    pthread_mutex_destroy(&p->lock);
+    free(p->workers);
+    free(p);
+}
+
+int diag_pool_new(int nthreads, diag_pool_fn fn, void *arg, diag_pool **out)
+{
+    *out = NULL;
+    if (nthreads < 1)
+        return EINVAL;
+    diag_pool *p = calloc(1, sizeof *p);
+    struct worker *w = calloc((size_t)nthreads, sizeof *w);
+    if (!p || !w) {
+        free(p);
+        free(w);
+        return ENOMEM;
+    }
+    p->nthreads = nthreads;
+    p->fn = fn;
+    p->arg = arg;
+    p->workers = w;
+    int rc = pthread_barrier_init(&p->barrier, NULL, (unsigned)nthreads);
+    if (rc != 0) {
+        free(w);
+        free(p);
+        return rc;
+    }
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->cond, NULL);
+
+    /* Workers block every signal: the host's handlers run on its own
+     * thread, and its sleeps see EINTR as they would without a pool. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int started = 1;
+    for (; started < nthreads; started++) {
+        w[started].pool = p;
+        w[started].tid = started;
+        rc = pthread_create(&w[started].thread, NULL, worker_main, &w[started]);
+        if (rc != 0)
+            break;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        open_gate(p, -1);
+        destroy(p, started);
+        return rc;
+    }
+    open_gate(p, 1);
+    *out = p;
+    return 0;
+}
+
+void diag_pool_run(diag_pool *p, int cmd)
+{
+    p->cmd = cmd;
+    pthread_barrier_wait(&p->barrier);
+    p->fn(p->arg, 0, p->nthreads, cmd);
+    pthread_barrier_wait(&p->barrier);
+}
+
+void diag_pool_free(diag_pool *p)
+{
+    if (!p)
+        return;
+    p->cmd = CMD_QUIT;
+    pthread_barrier_wait(&p->barrier);
+    destroy(p, p->nthreads);
+}

@@ -1,0 +1,358 @@
+/* The diag plugin (stream, sleep) through the mock host. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "mock_host.h"
+#include "stream_kernels.h"
+
+#define MAXOPT 8
+#define MS 1000000ull
+
+/* ---- a report API that records fields and checks them against the table */
+struct dlg_fields {
+    const dlg_metric *table;
+    int n;
+    char key[16][64];
+    double val[16];
+    dlg_field_type type[16];
+};
+
+static void put(dlg_fields *f, const char *key, double v, dlg_field_type t)
+{
+    const dlg_metric *m = f->table;
+    while (m->name && strcmp(m->name, key) != 0)
+        m++;
+    if (!m->name)
+        fail_msg("field %s is not in the metric table", key);
+    assert_int_equal(m->type, t);
+    assert_true(f->n < 16);
+    snprintf(f->key[f->n], sizeof f->key[0], "%s", key);
+    f->val[f->n] = v;
+    f->type[f->n++] = t;
+}
+static void add_double(dlg_fields *f, const char *key, double v) { put(f, key, v, DLG_FIELD_DOUBLE); }
+static void add_int(dlg_fields *f, const char *key, int64_t v) { put(f, key, (double)v, DLG_FIELD_INT); }
+static void add_string(dlg_fields *f, const char *key, const char *v) { put(f, key, 0, DLG_FIELD_STRING); }
+static const dlg_report_api report_api = {add_double, add_int, add_string};
+
+static bool field(const dlg_fields *f, const char *key, double *v)
+{
+    for (int i = 0; i < f->n; i++)
+        if (!strcmp(f->key[i], key)) {
+            *v = f->val[i];
+            return true;
+        }
+    return false;
+}
+
+static double must_field(const dlg_fields *f, const char *key)
+{
+    double v = 0;
+    if (!field(f, key, &v))
+        fail_msg("report has no %s", key);
+    return v;
+}
+
+/* ---- setup helpers ------------------------------------------------------- */
+typedef struct fixture {
+    mock_host m;
+    const dlg_plugin_desc *d;
+    const dlg_workload_ops *ops;
+    dlg_value vals[MAXOPT];
+    dlg_job_info job;
+    void *state;
+} fixture;
+
+static int start(fixture *fx, const char *name, const char *const *overrides, int cpus, uint64_t seed)
+{
+    memset(fx, 0, sizeof *fx);
+    mock_host_init(&fx->m);
+    fx->d = mock_load_plugin("diag.so", DLG_KIND_WORKLOAD, name);
+    assert_non_null(fx->d);
+    fx->ops = fx->d->ops;
+    assert_int_equal(mock_options(fx->d->options, fx->vals, overrides), 0);
+    fx->job = (dlg_job_info){sizeof(dlg_job_info), "test", cpus, seed, 0};
+    return fx->ops->setup(&fx->m.host, fx->vals, &fx->job, &fx->state);
+}
+
+static void report(fixture *fx, dlg_fields *f)
+{
+    memset(f, 0, sizeof *f);
+    f->table = fx->d->metrics;
+    int rc = fx->ops->report(fx->state, &report_api, f);
+    if (rc != 0)
+        fail_msg("report: %d: %s", rc, fx->m.last_error);
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- stream -------------------------------------------------------------- */
+static void test_stream_tables(void **st)
+{
+    const dlg_plugin_desc *d = mock_load_plugin("diag.so", DLG_KIND_WORKLOAD, "stream");
+    assert_non_null(d);
+    const dlg_workload_ops *ops = d->ops;
+    assert_string_equal(ops->unit, "bytes");
+    assert_string_equal(d->options[0].name, "array_size");
+    assert_string_equal(d->options[0].def, "64MiB");
+    assert_string_equal(d->options[1].choices, "copy|scale|add|triad|all");
+    assert_string_equal(d->options[1].def, "triad");
+    assert_string_equal(d->options[2].name, "threads");
+}
+
+static void test_stream_all(void **st)
+{
+    fixture fx;
+    const char *o[] = {"array_size=64KiB", "kernel=all", "threads=3", NULL};
+    assert_int_equal(start(&fx, "stream", o, 2, 1), 0);
+    for (int r = 0; r < 2; r++) { /* two repetitions on one state */
+        for (int i = 0; i < 10; i++) {
+            dlg_step s = {0};
+            assert_int_equal(fx.ops->step(fx.state, &s), 0);
+            assert_true(s.items == 10u * 65536u); /* 2+2+3+3 arrays */
+        }
+        dlg_fields f;
+        report(&fx, &f);
+        const char *k[] = {"copy_bytes_per_s", "scale_bytes_per_s", "add_bytes_per_s",
+                           "triad_bytes_per_s"};
+        for (int i = 0; i < 4; i++) {
+            double v = must_field(&f, k[i]);
+            assert_true(isfinite(v) && v > 1e6);
+        }
+        assert_true(must_field(&f, "array_bytes") == 65536);
+        assert_true(must_field(&f, "threads") == 3);
+    }
+    assert_int_equal(fx.m.errors, 0);
+    fx.ops->teardown(fx.state);
+}
+
+/* One kernel per run; an odd size that splits unevenly over 4 threads;
+ * threads = 0 takes the job's cpus. */
+static void test_stream_each_kernel(void **st)
+{
+    const char *names[] = {"copy", "scale", "add", "triad"};
+    const uint64_t arrays[] = {2, 2, 3, 3};
+    for (int k = 0; k < 4; k++) {
+        char kopt[32];
+        snprintf(kopt, sizeof kopt, "kernel=%s", names[k]);
+        const char *o[] = {"array_size=1032", kopt, NULL}; /* 129 doubles */
+        fixture fx;
+        assert_int_equal(start(&fx, "stream", o, 4, 1), 0);
+        for (int i = 0; i < 5; i++) {
+            dlg_step s = {0};
+            assert_int_equal(fx.ops->step(fx.state, &s), 0);
+            assert_true(s.items == arrays[k] * 129 * 8);
+        }
+        dlg_fields f;
+        report(&fx, &f);
+        assert_int_equal(f.n, 3); /* this kernel's rate, array_bytes, threads */
+        char key[64];
+        snprintf(key, sizeof key, "%s_bytes_per_s", names[k]);
+        assert_true(must_field(&f, key) > 0);
+        assert_true(must_field(&f, "array_bytes") == 1032);
+        assert_true(must_field(&f, "threads") == 4);
+        fx.ops->teardown(fx.state);
+    }
+}
+
+static void expect_setup_error(const char *name, const char *opt, const char *needle)
+{
+    const char *o[] = {opt, NULL};
+    fixture fx;
+    assert_int_equal(start(&fx, name, o, 2, 1), -DLG_EINVAL);
+    assert_null(fx.state);
+    assert_int_equal(fx.m.errors, 1);
+    if (!strstr(fx.m.last_error, needle))
+        fail_msg("%s: error \"%s\" does not name %s", opt, fx.m.last_error, needle);
+}
+
+static void test_option_errors(void **st)
+{
+    expect_setup_error("stream", "threads=-1", "threads = -1");
+    expect_setup_error("stream", "threads=5000", "threads = 5000");
+    expect_setup_error("stream", "array_size=512", "array_size = 512");
+    expect_setup_error("stream", "array_size=100000G", "array_size = 100000G"); /* > RAM */
+    expect_setup_error("sleep", "sleep=-1ms", "sleep = -1ms");
+    expect_setup_error("sleep", "sleep=7200s", "sleep = 7200s");
+    expect_setup_error("sleep", "jitter=-3ms", "jitter = -3ms");
+}
+
+/* The kernels and the check used by report(): correct arrays pass, one
+ * wrong element or a NaN fails, and long "all" runs stay finite. */
+static void test_stream_validation(void **st)
+{
+    enum { n = 1000 };
+    static double a[n], b[n], c[n];
+    stream_expect e;
+    stream_expect_init(&e);
+    stream_fill(a, b, c, 0, n);
+    for (int step = 0; step < 50; step++)
+        for (int k = 0; k < STREAM_NKERNELS; k++) {
+            stream_kernel_run(k, a, b, c, 0, n / 2); /* two slices, as workers do */
+            stream_kernel_run(k, a, b, c, n / 2, n);
+            stream_expect_step(&e, k);
+        }
+    double err;
+    uint64_t bad;
+    const double *arr[3] = {a, b, c};
+    const double want[3] = {e.a, e.b, e.c};
+    for (int i = 0; i < 3; i++) {
+        stream_error(arr[i], 0, n, want[i], &err, &bad);
+        assert_int_equal(bad, 0);
+        assert_true(stream_rel_error(err, n, want[i]) <= STREAM_EPSILON);
+    }
+    /* Independent of the recurrence: after copy,scale,add,triad from
+     * (1, 2, 0) the values are a = s(2+s) = 1, b = s, c = 1 + s. */
+    assert_true(fabs(e.b - STREAM_SCALAR) < 1e-12 && fabs(e.c - 1 - STREAM_SCALAR) < 1e-12);
+    assert_true(fabs(e.a - 1.0) < 1e-12);
+    assert_true(fabs(a[n - 1] - 1.0) < 1e-12);
+
+    b[n / 3] += 1e-6;
+    stream_error(b, 0, n, e.b, &err, &bad);
+    assert_int_equal(bad, 1);
+    assert_true(stream_rel_error(err, n, e.b) > STREAM_EPSILON);
+    c[7] = NAN;
+    stream_error(c, 0, n, e.c, &err, &bad);
+    assert_int_equal(bad, 1);
+
+    stream_expect_init(&e);
+    for (int step = 0; step < 100000; step++)
+        for (int k = 0; k < STREAM_NKERNELS; k++)
+            stream_expect_step(&e, k);
+    assert_true(fabs(e.a - 1.0) < 1e-9);
+    assert_int_equal(stream_kernel_bytes(STREAM_TRIAD, 10), 240);
+    assert_int_equal(stream_kernel_bytes(STREAM_COPY, 10), 160);
+}
+
+/* ---- sleep --------------------------------------------------------------- */
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void test_sleep_accuracy(void **st)
+{
+    fixture fx;
+    const char *o[] = {"sleep=5ms", NULL};
+    assert_int_equal(start(&fx, "sleep", o, 1, 1), 0);
+    assert_string_equal(fx.ops->unit, "steps");
+    uint64_t t[20];
+    for (int i = 0; i < 20; i++) {
+        dlg_step s = {0};
+        uint64_t t0 = now_ns();
+        assert_int_equal(fx.ops->step(fx.state, &s), 0);
+        t[i] = now_ns() - t0;
+        assert_int_equal(s.items, 1);
+        assert_true(t[i] >= 5 * MS); /* never early */
+    }
+    qsort(t, 20, sizeof t[0], cmp_u64);
+    uint64_t median = t[10];
+    if (median > 7 * MS)
+        fail_msg("median step %.3f ms, want 5..7 ms", median / 1e6);
+    dlg_fields f;
+    report(&fx, &f);
+    assert_true(must_field(&f, "sleep_ns") == 5e6);
+    assert_true(must_field(&f, "jitter_ns") == 0);
+    assert_true(must_field(&f, "requested_ns_mean") == 5e6);
+    assert_true(must_field(&f, "oversleep_ns_mean") >= 0);
+    assert_true(must_field(&f, "oversleep_ns_max") >= must_field(&f, "oversleep_ns_mean"));
+    fx.ops->teardown(fx.state);
+}
+
+static double jitter_mean(uint64_t seed)
+{
+    fixture fx;
+    const char *o[] = {"sleep=0", "jitter=2ms", NULL};
+    assert_int_equal(start(&fx, "sleep", o, 1, seed), 0);
+    uint64_t total = 0;
+    for (int i = 0; i < 10; i++) {
+        dlg_step s = {0};
+        uint64_t t0 = now_ns();
+        assert_int_equal(fx.ops->step(fx.state, &s), 0);
+        total += now_ns() - t0;
+    }
+    dlg_fields f;
+    report(&fx, &f);
+    double mean = must_field(&f, "requested_ns_mean");
+    assert_true(mean > 0 && mean <= 2e6);
+    assert_true((double)total / 10 >= mean); /* the sleeps really happened */
+    fx.ops->teardown(fx.state);
+    return mean;
+}
+
+static void test_sleep_jitter_seeded(void **st)
+{
+    double a = jitter_mean(42), b = jitter_mean(42), c = jitter_mean(43);
+    assert_true(a == b);
+    assert_true(a != c);
+}
+
+static void on_alarm(int sig) { (void)sig; }
+
+/* Signals interrupt clock_nanosleep; the absolute deadline resumes it. */
+static void test_sleep_eintr(void **st)
+{
+    struct sigaction sa = {0}, old;
+    sa.sa_handler = on_alarm; /* no SA_RESTART: EINTR for sure */
+    sigaction(SIGALRM, &sa, &old);
+    struct itimerval it = {{0, 2000}, {0, 2000}}, off = {{0, 0}, {0, 0}};
+    fixture fx;
+    const char *o[] = {"sleep=30ms", NULL};
+    assert_int_equal(start(&fx, "sleep", o, 1, 1), 0);
+    setitimer(ITIMER_REAL, &it, NULL);
+    dlg_step s = {0};
+    uint64_t t0 = now_ns();
+    int rc = fx.ops->step(fx.state, &s);
+    uint64_t dt = now_ns() - t0;
+    setitimer(ITIMER_REAL, &off, NULL);
+    sigaction(SIGALRM, &old, NULL);
+    assert_int_equal(rc, 0);
+    assert_true(dt >= 30 * MS);
+    assert_true(dt < 200 * MS);
+    fx.ops->teardown(fx.state);
+}
+
+/* A long sleep notices host->stopping() within its poll interval. */
+static void test_sleep_stopping(void **st)
+{
+    fixture fx;
+    const char *o[] = {"sleep=10s", NULL};
+    assert_int_equal(start(&fx, "sleep", o, 1, 1), 0);
+    fx.m.stop = true;
+    dlg_step s = {0};
+    uint64_t t0 = now_ns();
+    assert_int_equal(fx.ops->step(fx.state, &s), -DLG_ESTOP);
+    assert_true(now_ns() - t0 < 1000 * MS);
+    assert_int_equal(s.items, 0);
+    fx.ops->teardown(fx.state);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stream_tables),     cmocka_unit_test(test_stream_all),
+        cmocka_unit_test(test_stream_each_kernel), cmocka_unit_test(test_option_errors),
+        cmocka_unit_test(test_stream_validation), cmocka_unit_test(test_sleep_accuracy),
+        cmocka_unit_test(test_sleep_jitter_seeded), cmocka_unit_test(test_sleep_eintr),
+        cmocka_unit_test(test_sleep_stopping),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
