@@ -1,0 +1,25 @@
+/* The dlgauge command-line subcommands. */
+#ifndef DLG_CLI_H
+#define DLG_CLI_H
+
+/* Exit codes (docs/cli.md). */
+enum {
+    DLG_EXIT_OK = 0,
+    DLG_EXIT_FAILED = 1,   /* something measured failed, or a sink lost contact */
+    DLG_EXIT_USAGE = 2,    /* bad command line, configuration or plugin */
+    DLG_EXIT_SIGINT = 130,
+    DLG_EXIT_SIGTERM = 143
+};
+
+typedef struct dlg_cli {
+    const char *plugin_dir; /* --plugin-dir */
+    int verbosity;          /* -v / -q */
+} dlg_cli;
+
+int dlg_cmd_run(const dlg_cli *cli, int argc, char **argv);
+int dlg_cmd_list(const dlg_cli *cli, int argc, char **argv);
+int dlg_cmd_help(const dlg_cli *cli, int argc, char **argv);
+int dlg_cmd_sysinfo(const dlg_cli *cli, int argc, char **argv);
+int dlg_cmd_flush(const dlg_cli *cli, int argc, char **argv);
+
+#endif

@@ -1,0 +1,208 @@
+/* dlgauge list / dlgauge help: both print from the plugins' own tables, so
+ * the docs can never disagree with the code (docs/config.md is generated
+ * by `dlgauge help --markdown all`). */
+#include "cli.h"
+
+#include "metrics.h"
+#include "options.h"
+#include "plan.h"
+#include "registry.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int open_registry(const dlg_cli *cli, dlg_registry *reg)
+{
+    if (dlg_registry_init(reg, cli->plugin_dir) != 0) {
+        fprintf(stderr, "dlgauge: out of memory\n");
+        return -1;
+    }
+    dlg_registry_scan(reg);
+    return 0;
+}
+
+int dlg_cmd_list(const dlg_cli *cli, int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    dlg_registry reg;
+    if (open_registry(cli, &reg) != 0)
+        return DLG_EXIT_USAGE;
+    printf("%-9s %-16s %-8s %-40s %s\n", "KIND", "NAME", "VERSION", "SUMMARY", "FILE");
+    int bad = 0;
+    for (dlg_kind k = DLG_KIND_WORKLOAD; k <= DLG_KIND_SINK; k++)
+        for (size_t i = 0; i < reg.nfiles; i++)
+            for (const dlg_plugin_desc *const *d = reg.files[i].info ? reg.files[i].info->items : NULL; d && *d; d++)
+                if ((*d)->kind == k)
+                    printf("%-9s %-16s %-8s %-40.40s %s\n", dlg_kind_name(k), (*d)->name, (*d)->version,
+                           (*d)->summary, reg.files[i].path);
+    for (size_t i = 0; i < reg.nfiles; i++)
+        if (reg.files[i].error) {
+            fprintf(stderr, "dlgauge: %s: %s\n", reg.files[i].path, reg.files[i].error);
+            bad++;
+        }
+    if (!reg.nfiles) {
+        fprintf(stderr, "dlgauge: no plugins found; searched:");
+        for (size_t i = 0; i < reg.ndirs; i++)
+            fprintf(stderr, " %s", reg.dirs[i]);
+        fprintf(stderr, "\n");
+    }
+    dlg_registry_free(&reg);
+    return bad ? DLG_EXIT_FAILED : DLG_EXIT_OK;
+}
+
+static void range_text(const dlg_option *o, char *buf, size_t len)
+{
+    if (o->type == DLG_OPT_ENUM)
+        snprintf(buf, len, "%s", o->choices);
+    else if (o->min && o->max)
+        snprintf(buf, len, "%s..%s", o->min, o->max);
+    else if (o->min)
+        snprintf(buf, len, ">= %s", o->min);
+    else if (o->max)
+        snprintf(buf, len, "<= %s", o->max);
+    else
+        buf[0] = '\0';
+}
+
+static void print_options(const dlg_option *opts, bool md)
+{
+    if (!opts || !opts->name) {
+        printf(md ? "_No options._\n\n" : "  (no options)\n");
+        return;
+    }
+    if (md)
+        printf("| key | type | default | range | description |\n|---|---|---|---|---|\n");
+    for (const dlg_option *o = opts; o->name; o++) {
+        char range[256];
+        range_text(o, range, sizeof range);
+        const char *def = o->def ? o->def : (o->flags & DLG_OPT_REQUIRED) ? "(required)" : "(unset)";
+        if (md)
+            printf("| `%s` | %s | %s | %s | %s |\n", o->name, dlg_opt_type_name(o->type), def, range,
+                   o->help ? o->help : "");
+        else
+            printf("  %-14s %-8s %-12s %-20s %s\n", o->name, dlg_opt_type_name(o->type), def, range,
+                   o->help ? o->help : "");
+    }
+    if (md)
+        printf("\n");
+}
+
+static void print_metrics(const dlg_metric *m, bool md)
+{
+    if (!m || !m->name)
+        return;
+    static const char *const types[] = {"", "float", "integer", "unsigned", "string", "bool"};
+    if (md)
+        printf("| field | type | unit | meaning |\n|---|---|---|---|\n");
+    else
+        printf(" result fields:\n");
+    for (; m->name; m++) {
+        if (md)
+            printf("| `%s` | %s | %s | %s |\n", m->name, types[m->type], m->unit, m->help);
+        else
+            printf("  %-22s %-8s %-10s %s\n", m->name, types[m->type], m->unit, m->help);
+    }
+    if (md)
+        printf("\n");
+}
+
+static void print_desc(const dlg_plugin_desc *d, const char *path, bool md)
+{
+    if (md) {
+        printf("### %s `%s`\n\n%s (version %s, `%s`)\n\n", dlg_kind_name(d->kind), d->name, d->summary,
+               d->version, strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
+    } else {
+        printf("%s %s %s — %s\n  file: %s\n", dlg_kind_name(d->kind), d->name, d->version, d->summary, path);
+        printf("  %-14s %-8s %-12s %-20s %s\n", "KEY", "TYPE", "DEFAULT", "RANGE", "HELP");
+    }
+    print_options(d->options, md);
+    if (d->kind == DLG_KIND_WORKLOAD) {
+        if (!md)
+            printf("  unit: %s\n", ((const dlg_workload_ops *)d->ops)->unit);
+        print_metrics(d->metrics, md);
+    }
+}
+
+static void print_core(const char *what, bool md)
+{
+    if (strcmp(what, "job") == 0 || strcmp(what, "all") == 0) {
+        printf(md ? "## `[job NAME]`: core keys\n\nEvery job takes these, plus its workload's options. "
+                    "A comma-separated value makes a sweep axis.\n\n"
+                  : "[job NAME] core keys (plus the workload's options):\n");
+        print_options(dlg_core_job_options, md);
+    }
+    if (strcmp(what, "global") == 0 || strcmp(what, "all") == 0) {
+        printf(md ? "## `[global]`\n\nThese, plus any job key as a default for every job.\n\n"
+                  : "[global] keys (plus any job key, as a default for every job):\n");
+        print_options(dlg_global_options, md);
+        printf(md ? "## `[storage NAME]` and `[sink NAME]`: common keys\n\n"
+                  : "[storage NAME] / [sink NAME] common keys:\n");
+        print_options(dlg_section_options, md);
+    }
+    if (strcmp(what, "metrics") == 0 || strcmp(what, "all") == 0) {
+        printf(md ? "## Result fields (`%s`)\n\nTags: " : "%s tags:", DLG_MEASUREMENT_RESULT);
+        for (size_t i = 0; dlg_core_tags[i]; i++)
+            printf(md ? "`%s`%s" : " %s%s", dlg_core_tags[i], dlg_core_tags[i + 1] ? (md ? ", " : "") : "");
+        printf(md ? ", and one tag per swept key.\n\n" : " + one per swept key\n");
+        print_metrics(dlg_core_metrics, md);
+        printf(md ? "## Progress points (`%s`)\n\n" : "%s fields:\n", DLG_MEASUREMENT_PROGRESS);
+        print_metrics(dlg_progress_metrics, md);
+    }
+}
+
+static bool is_core_topic(const char *w)
+{
+    return !strcmp(w, "job") || !strcmp(w, "global") || !strcmp(w, "metrics") || !strcmp(w, "all");
+}
+
+int dlg_cmd_help(const dlg_cli *cli, int argc, char **argv)
+{
+    bool md = false;
+    const char *name = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--markdown") == 0)
+            md = true;
+        else
+            name = argv[i];
+    }
+    if (!name) {
+        fprintf(stderr, "usage: dlgauge help [--markdown] NAME|job|global|metrics|all\n");
+        return DLG_EXIT_USAGE;
+    }
+    dlg_registry reg;
+    if (open_registry(cli, &reg) != 0)
+        return DLG_EXIT_USAGE;
+    if (md && strcmp(name, "all") == 0)
+        printf("# Configuration reference\n\nGenerated by `dlgauge help --markdown all` from the option "
+               "tables in the code; do not edit by hand.\n\n");
+    if (is_core_topic(name))
+        print_core(name, md);
+    int found = 0;
+    for (dlg_kind k = DLG_KIND_WORKLOAD; k <= DLG_KIND_SINK; k++) {
+        if (md && strcmp(name, "all") == 0)
+            printf("## %ss\n\n", dlg_kind_name(k));
+        for (size_t i = 0; i < reg.nfiles; i++)
+            for (const dlg_plugin_desc *const *d = reg.files[i].info ? reg.files[i].info->items : NULL; d && *d; d++)
+                if ((*d)->kind == k && (strcmp(name, "all") == 0 || strcmp((*d)->name, name) == 0)) {
+                    print_desc(*d, reg.files[i].path, md);
+                    found++;
+                }
+    }
+    int rc = DLG_EXIT_OK;
+    if (!found && !is_core_topic(name)) {
+        const char *names[512];
+        size_t n = 0;
+        for (size_t i = 0; i < reg.nfiles; i++)
+            for (const dlg_plugin_desc *const *d = reg.files[i].info ? reg.files[i].info->items : NULL;
+                 d && *d && n < 512; d++)
+                names[n++] = (*d)->name;
+        char msg[512];
+        snprintf(msg, sizeof msg, "no workload, storage or sink is called '%s'", name);
+        dlg_append_suggestion(msg, sizeof msg, dlg_suggest(name, names, n));
+        fprintf(stderr, "dlgauge: %s (dlgauge list shows them)\n", msg);
+        rc = DLG_EXIT_USAGE;
+    }
+    dlg_registry_free(&reg);
+    return rc;
+}

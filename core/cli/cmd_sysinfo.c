@@ -1,0 +1,184 @@
+/* dlgauge sysinfo: the host inventory that every result refers to. */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include "affinity.h"
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <dlfcn.h>
+#include <gnu/libc-version.h>
+#include <mntent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+/* First value of "key" in a "key : value" file such as /proc/cpuinfo. */
+static int proc_value(const char *path, const char *key, char *out, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char line[8192];
+    size_t kl = strlen(key);
+    int rc = -1;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, key, kl) != 0 || (line[kl] != ' ' && line[kl] != '\t' && line[kl] != ':'))
+            continue;
+        char *v = strchr(line, ':');
+        if (!v)
+            continue;
+        v++;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        v[strcspn(v, "\n")] = '\0';
+        snprintf(out, len, "%s", v);
+        rc = 0;
+        break;
+    }
+    fclose(f);
+    return rc;
+}
+
+static void cpu_info(void)
+{
+    char model[256] = "unknown", flags[8192] = "", buf[64];
+    proc_value("/proc/cpuinfo", "model name", model, sizeof model);
+    proc_value("/proc/cpuinfo", "flags", flags, sizeof flags);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    printf("cpu:        %s\n", model);
+    printf("cpus:       %ld online, %d available to this process\n", online, dlg_cpus_available());
+    if (proc_value("/proc/cpuinfo", "cpu MHz", buf, sizeof buf) == 0)
+        printf("clock:      %s MHz (current)\n", buf);
+    static const char *const isa[] = {"sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl",
+                                      "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_bf16", "amx_int8"};
+    printf("isa:       ");
+    char padded[8200];
+    snprintf(padded, sizeof padded, " %s ", flags);
+    for (size_t i = 0; i < sizeof isa / sizeof *isa; i++) {
+        char pat[40];
+        snprintf(pat, sizeof pat, " %s ", isa[i]);
+        if (strstr(padded, pat))
+            printf(" %s", isa[i]);
+    }
+    printf("\n");
+}
+
+static void memory_info(void)
+{
+    char total[64] = "?", avail[64] = "?";
+    proc_value("/proc/meminfo", "MemTotal", total, sizeof total);
+    proc_value("/proc/meminfo", "MemAvailable", avail, sizeof avail);
+    printf("memory:     %s total, %s available\n", total, avail);
+}
+
+/* NVML through dlopen: no link-time dependency on the NVIDIA driver. */
+static void gpu_info(void)
+{
+    void *nvml = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!nvml) {
+        printf("gpus:       none (no NVIDIA driver: libnvidia-ml.so.1 not found)\n");
+        return;
+    }
+    typedef int (*init_fn)(void);
+    typedef int (*count_fn)(unsigned *);
+    typedef int (*handle_fn)(unsigned, void **);
+    typedef int (*name_fn)(void *, char *, unsigned);
+    typedef int (*drv_fn)(char *, unsigned);
+    init_fn init = (init_fn)dlsym(nvml, "nvmlInit_v2");
+    count_fn count = (count_fn)dlsym(nvml, "nvmlDeviceGetCount_v2");
+    handle_fn handle = (handle_fn)dlsym(nvml, "nvmlDeviceGetHandleByIndex_v2");
+    name_fn name = (name_fn)dlsym(nvml, "nvmlDeviceGetName");
+    drv_fn drv = (drv_fn)dlsym(nvml, "nvmlSystemGetDriverVersion");
+    unsigned n = 0;
+    if (!init || !count || !handle || !name || init() != 0 || count(&n) != 0) {
+        printf("gpus:       none (NVML present but not usable)\n");
+        dlclose(nvml);
+        return;
+    }
+    char driver[96] = "?";
+    if (drv)
+        drv(driver, sizeof driver);
+    printf("gpus:       %u (driver %s)\n", n, driver);
+    for (unsigned i = 0; i < n; i++) {
+        void *h;
+        char nm[96] = "?";
+        if (handle(i, &h) == 0)
+            name(h, nm, sizeof nm);
+        printf("  gpu%u:     %s\n", i, nm);
+    }
+    dlclose(nvml);
+}
+
+static void read_sys(const char *path, char *out, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    out[0] = '\0';
+    if (!f)
+        return;
+    if (fgets(out, (int)len, f))
+        out[strcspn(out, "\n")] = '\0';
+    fclose(f);
+}
+
+static void disk_info(void)
+{
+    DIR *d = opendir("/sys/block");
+    printf("disks:\n");
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (e->d_name[0] == '.' || !strncmp(e->d_name, "loop", 4) || !strncmp(e->d_name, "ram", 3))
+            continue;
+        char path[512], rot[16], model[128], size[32];
+        snprintf(path, sizeof path, "/sys/block/%s/queue/rotational", e->d_name);
+        read_sys(path, rot, sizeof rot);
+        snprintf(path, sizeof path, "/sys/block/%s/device/model", e->d_name);
+        read_sys(path, model, sizeof model);
+        snprintf(path, sizeof path, "/sys/block/%s/size", e->d_name);
+        read_sys(path, size, sizeof size);
+        const char *kind = !strncmp(e->d_name, "nvme", 4) ? "nvme" : !strcmp(rot, "1") ? "rotational" : "ssd/virtual";
+        printf("  %-10s %-12s %8.1f GiB  %s\n", e->d_name, kind, strtod(size, NULL) * 512.0 / (1u << 30), model);
+    }
+    if (d)
+        closedir(d);
+    FILE *m = setmntent("/proc/mounts", "r");
+    printf("filesystems:\n");
+    static const char *const real_fs[] = {"ext4", "xfs", "btrfs", "zfs", "ext3", "f2fs", "nfs", "nfs4",
+                                          "overlay", "tmpfs", "lustre", "gpfs", "beegfs", "fuse.sshfs"};
+    for (struct mntent *me; m && (me = getmntent(m));) {
+        bool show = false;
+        for (size_t i = 0; i < sizeof real_fs / sizeof *real_fs; i++)
+            show |= strcmp(me->mnt_type, real_fs[i]) == 0;
+        if (!show || (!strcmp(me->mnt_type, "tmpfs") && strcmp(me->mnt_dir, "/tmp") && strcmp(me->mnt_dir, "/dev/shm")))
+            continue;
+        struct statvfs sv;
+        if (statvfs(me->mnt_dir, &sv) != 0)
+            continue;
+        printf("  %-24s %-8s %8.1f GiB, %8.1f GiB free  (%s)\n", me->mnt_dir, me->mnt_type,
+               (double)sv.f_blocks * sv.f_frsize / (1u << 30), (double)sv.f_bavail * sv.f_frsize / (1u << 30),
+               me->mnt_fsname);
+    }
+    if (m)
+        endmntent(m);
+}
+
+int dlg_cmd_sysinfo(const dlg_cli *cli, int argc, char **argv)
+{
+    (void)cli;
+    (void)argc;
+    (void)argv;
+    struct utsname u;
+    char host[256] = "?";
+    gethostname(host, sizeof host);
+    printf("host:       %s\n", host);
+    if (uname(&u) == 0)
+        printf("kernel:     %s %s %s\n", u.sysname, u.release, u.machine);
+    cpu_info();
+    memory_info();
+    gpu_info();
+    disk_info();
+    printf("software:   dlgauge %s (git %s), glibc %s\n", DLG_VERSION, DLG_GIT_REV, gnu_get_libc_version());
+    return DLG_EXIT_OK;
+}

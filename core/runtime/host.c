@@ -1,0 +1,341 @@
+#define _GNU_SOURCE
+#include "host.h"
+
+#include "signals.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static dlg_host_impl *impl(const dlg_host *h) { return (dlg_host_impl *)h; }
+
+static void set_error(dlg_services *s, int code, const char *context, const char *fmt, va_list ap)
+{
+    char msg[1536];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    pthread_mutex_lock(&s->lock);
+    if (context && *context)
+        snprintf(s->error, sizeof s->error, "%s: %s", context, msg);
+    else
+        snprintf(s->error, sizeof s->error, "%s", msg);
+    s->error_code = code;
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void h_log(const dlg_host *h, dlg_log_level lvl, const char *fmt, ...)
+{
+    static const char *const names[] = {"error", "warning", "info", "debug"};
+    dlg_host_impl *hi = impl(h);
+    if ((int)lvl > hi->svc->verbosity && lvl != DLG_LOG_ERROR && lvl != DLG_LOG_WARN)
+        return;
+    char msg[1536];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    /* the same line again (each repetition's setup, say) is noise */
+    pthread_mutex_lock(&hi->svc->lock);
+    bool repeat = strcmp(msg, hi->last_log) == 0;
+    if (!repeat)
+        snprintf(hi->last_log, sizeof hi->last_log, "%s", msg);
+    pthread_mutex_unlock(&hi->svc->lock);
+    if (!repeat)
+        fprintf(stderr, "dlgauge: %s%s%s: %s\n", hi->context, *hi->context ? " " : "",
+                names[lvl <= DLG_LOG_DEBUG ? lvl : DLG_LOG_DEBUG], msg);
+}
+
+static int h_error(const dlg_host *h, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    set_error(impl(h)->svc, code, impl(h)->context, fmt, ap);
+    va_end(ap);
+    return -(code > 0 ? code : DLG_EINTERNAL);
+}
+
+int dlg_services_fail(dlg_services *s, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    set_error(s, code, NULL, fmt, ap);
+    va_end(ap);
+    return -code;
+}
+
+static uint64_t h_now(const dlg_host *h)
+{
+    (void)h;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static bool h_stopping(const dlg_host *h)
+{
+    (void)h;
+    return dlg_stop_signal() != 0;
+}
+
+static const dlg_instance_spec *find_spec(dlg_services *s, const char *name)
+{
+    const dlg_instance_spec *spec = dlg_plan_storage(s->plan, name);
+    for (size_t i = 0; !spec && i < s->nextra; i++)
+        if (strcmp(s->extra_specs[i].name, name) == 0)
+            spec = &s->extra_specs[i];
+    if (spec)
+        return spec;
+    dlg_instance_spec tmp;
+    char err[2048];
+    if (dlg_plan_instance(s->plan, DLG_KIND_STORAGE, name, &tmp, err, sizeof err) != 0) {
+        dlg_services_fail(s, DLG_EINVAL, "storage '%s': %s", name, err);
+        return NULL;
+    }
+    dlg_instance_spec *arr = realloc(s->extra_specs, (s->nextra + 1) * sizeof *arr);
+    if (!arr) {
+        free(tmp.vals);
+        return NULL;
+    }
+    tmp.name = tmp.desc->name;
+    arr[s->nextra] = tmp;
+    s->extra_specs = arr;
+    return &s->extra_specs[s->nextra++];
+}
+
+/* Creates (once) and returns the live instance of storage `name`. */
+static dlg_storage_live *live_storage(dlg_services *s, const char *name)
+{
+    for (size_t i = 0; i < s->nstorages; i++) {
+        dlg_storage_live *l = &s->storages[i];
+        if (strcmp(l->spec->name, name) != 0)
+            continue;
+        if (l->creating) {
+            dlg_services_fail(s, DLG_EINVAL, "storage '%s' wraps itself (check its 'inner')", name);
+            return NULL;
+        }
+        return l->inst ? l : NULL;
+    }
+    const dlg_instance_spec *spec = find_spec(s, name);
+    if (!spec)
+        return NULL;
+    dlg_storage_live *arr = realloc(s->storages, (s->nstorages + 1) * sizeof *arr);
+    if (!arr)
+        return NULL;
+    s->storages = arr;
+    size_t idx = s->nstorages++;
+    dlg_storage_live *l = &s->storages[idx];
+    memset(l, 0, sizeof *l);
+    l->spec = spec;
+    l->host = dlg_host_new(s, "[storage %s] %s", spec->name, spec->desc->name);
+    l->creating = true;
+    const dlg_storage_ops *ops = spec->desc->ops;
+    void *inst = NULL;
+    int rc = l->host ? ops->create(&l->host->pub, spec->vals, &inst) : -DLG_ENOMEM;
+    /* create() may have added storages (a shim's inner): re-find our slot */
+    l = &s->storages[idx];
+    l->creating = false;
+    if (rc < 0) {
+        if (!dlg_services_error(s)[0])
+            dlg_services_fail(s, -rc, "[storage %s]: create failed (code %d)", spec->name, rc);
+        return NULL;
+    }
+    l->inst = inst;
+    /* keep creation order = destruction order reversed: move us last */
+    if (idx != s->nstorages - 1) {
+        dlg_storage_live me = *l;
+        memmove(&s->storages[idx], &s->storages[idx + 1], (s->nstorages - idx - 1) * sizeof *l);
+        s->storages[s->nstorages - 1] = me;
+        l = &s->storages[s->nstorages - 1];
+    }
+    return l;
+}
+
+static int h_storage_lookup(const dlg_host *h, const char *name, const dlg_storage_ops **ops, void **inst)
+{
+    dlg_storage_live *l = live_storage(impl(h)->svc, name);
+    if (!l)
+        return -DLG_EINVAL;
+    *ops = l->spec->desc->ops;
+    *inst = l->inst;
+    return 0;
+}
+
+static int h_file_open(const dlg_host *h, const char *storage, const char *path, dlg_file **out)
+{
+    dlg_services *s = impl(h)->svc;
+    dlg_storage_live *l = live_storage(s, storage ? storage : s->default_storage);
+    if (!l)
+        return -DLG_EINVAL;
+    const dlg_storage_ops *ops = l->spec->desc->ops;
+    dlg_file *f = calloc(1, ops->file_size);
+    if (!f)
+        return h->error(h, DLG_ENOMEM, "%s: out of memory opening file", path);
+    f->ops = ops;
+    f->inst = l->inst;
+    f->align = 1;
+    int rc = ops->open(l->inst, &l->host->pub, path, DLG_OPEN_READ, f);
+    if (rc < 0) {
+        free(f);
+        if (!dlg_services_error(s)[0])
+            return h->error(h, -rc, "%s: open failed (code %d)", path, rc);
+        return rc;
+    }
+    *out = f;
+    return 0;
+}
+
+static int64_t h_file_read(const dlg_host *h, dlg_file *f, void *buf, size_t n, uint64_t off)
+{
+    int64_t r = f->ops->read(f, buf, n, off);
+    if (r > 0) {
+        __atomic_add_fetch(&impl(h)->svc->bytes_read, (uint64_t)r, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&impl(h)->svc->ios, 1, __ATOMIC_RELAXED);
+    }
+    return r;
+}
+
+static int h_file_size(const dlg_host *h, dlg_file *f, uint64_t *size)
+{
+    (void)h;
+    return f->ops->size(f, size);
+}
+
+static void h_file_close(const dlg_host *h, dlg_file *f)
+{
+    (void)h;
+    if (!f)
+        return;
+    f->ops->close(f);
+    free(f);
+}
+
+static uint32_t h_file_caps(const dlg_host *h, dlg_file *f, uint32_t *align)
+{
+    (void)h;
+    if (align)
+        *align = (f->ops->caps & DLG_CAP_DIRECT) && f->align ? f->align : 1;
+    return f->ops->caps;
+}
+
+static int h_file_fetch(const dlg_host *h, dlg_file *f, uint64_t off, size_t n, const void **ptr)
+{
+    if (f->ops->caps & DLG_CAP_ZERO_COPY) {
+        int rc = f->ops->fetch(f, off, n, ptr);
+        if (rc >= 0) {
+            __atomic_add_fetch(&impl(h)->svc->bytes_read, n, __ATOMIC_RELAXED);
+            __atomic_add_fetch(&impl(h)->svc->ios, 1, __ATOMIC_RELAXED);
+        }
+        return rc;
+    }
+    /* No zero-copy: lend a private copy (the fallback, not a fast path). */
+    void *buf = malloc(n ? n : 1);
+    if (!buf)
+        return h->error(h, DLG_ENOMEM, "out of memory fetching %zu bytes", n);
+    int64_t r = h_file_read(h, f, buf, n, off);
+    if (r < 0 || (size_t)r != n) {
+        free(buf);
+        return r < 0 ? (int)r : h->error(h, DLG_EIO, "fetch of %zu bytes at offset %llu passes end of file",
+                                         n, (unsigned long long)off);
+    }
+    *ptr = buf;
+    return 0;
+}
+
+static void h_file_unfetch(const dlg_host *h, dlg_file *f, const void *ptr, size_t n)
+{
+    (void)h;
+    if (f->ops->caps & DLG_CAP_ZERO_COPY)
+        f->ops->unfetch(f, ptr, n);
+    else
+        free((void *)ptr);
+}
+
+static int h_file_submit(const dlg_host *h, dlg_file *f, const dlg_io *ios, size_t n)
+{
+    if (!(f->ops->caps & DLG_CAP_ASYNC))
+        return h->error(h, DLG_ENOTSUP, "this storage backend has no asynchronous reads (use uring)");
+    return f->ops->submit(f, ios, n);
+}
+
+static int h_file_reap(const dlg_host *h, dlg_file *f, dlg_io_done *done, size_t max, size_t min_done)
+{
+    if (!(f->ops->caps & DLG_CAP_ASYNC))
+        return h->error(h, DLG_ENOTSUP, "this storage backend has no asynchronous reads (use uring)");
+    int n = f->ops->reap(f, done, max, min_done);
+    for (int i = 0; i < n; i++)
+        if (done[i].result > 0)
+            __atomic_add_fetch(&impl(h)->svc->bytes_read, (uint64_t)done[i].result, __ATOMIC_RELAXED);
+    if (n > 0)
+        __atomic_add_fetch(&impl(h)->svc->ios, (uint64_t)n, __ATOMIC_RELAXED);
+    return n;
+}
+
+void dlg_services_init(dlg_services *s, dlg_plan *plan, const char *default_storage, int verbosity)
+{
+    memset(s, 0, sizeof *s);
+    s->plan = plan;
+    s->default_storage = default_storage ? default_storage : "posix";
+    s->verbosity = verbosity;
+    pthread_mutex_init(&s->lock, NULL);
+}
+
+void dlg_services_fini(dlg_services *s)
+{
+    for (size_t i = s->nstorages; i-- > 0;) {
+        dlg_storage_live *l = &s->storages[i];
+        if (l->inst)
+            ((const dlg_storage_ops *)l->spec->desc->ops)->destroy(l->inst);
+        dlg_host_free(l->host);
+    }
+    free(s->storages);
+    for (size_t i = 0; i < s->nextra; i++)
+        free(s->extra_specs[i].vals);
+    free(s->extra_specs);
+    pthread_mutex_destroy(&s->lock);
+    s->storages = NULL;
+    s->nstorages = 0;
+}
+
+dlg_host_impl *dlg_host_new(dlg_services *s, const char *context_fmt, ...)
+{
+    dlg_host_impl *h = calloc(1, sizeof *h);
+    if (!h)
+        return NULL;
+    h->svc = s;
+    va_list ap;
+    va_start(ap, context_fmt);
+    vsnprintf(h->context, sizeof h->context, context_fmt, ap);
+    va_end(ap);
+    dlg_host *p = &h->pub;
+    p->struct_size = sizeof *p;
+    p->abi_minor = DLG_ABI_MINOR;
+    p->ctx = h;
+    p->log = h_log;
+    p->error = h_error;
+    p->now_ns = h_now;
+    p->stopping = h_stopping;
+    p->file_open = h_file_open;
+    p->file_read = h_file_read;
+    p->file_size = h_file_size;
+    p->file_close = h_file_close;
+    p->file_caps = h_file_caps;
+    p->file_fetch = h_file_fetch;
+    p->file_unfetch = h_file_unfetch;
+    p->file_submit = h_file_submit;
+    p->file_reap = h_file_reap;
+    p->storage_lookup = h_storage_lookup;
+    return h;
+}
+
+void dlg_host_free(dlg_host_impl *h) { free(h); }
+
+const char *dlg_services_error(dlg_services *s) { return s->error; }
+
+void dlg_services_clear_error(dlg_services *s)
+{
+    pthread_mutex_lock(&s->lock);
+    s->error[0] = '\0';
+    s->error_code = 0;
+    pthread_mutex_unlock(&s->lock);
+}

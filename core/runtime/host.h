@@ -1,0 +1,55 @@
+/* The services the runtime passes to plugins (dlg_host), one host per
+ * plugin instance so that every error carries that instance's context. */
+#ifndef DLG_HOST_H
+#define DLG_HOST_H
+
+#include "plan.h"
+
+#include <pthread.h>
+
+typedef struct dlg_storage_live {
+    const dlg_instance_spec *spec;
+    struct dlg_host_impl *host;
+    void *inst;
+    bool creating; /* to catch a shim that wraps itself */
+} dlg_storage_live;
+
+/* Shared by every host of one cell (or of the sink set). */
+typedef struct dlg_services {
+    dlg_plan *plan;
+    const char *default_storage;
+    dlg_storage_live *storages;
+    size_t nstorages;
+    dlg_instance_spec *extra_specs; /* storages resolved at run time only */
+    size_t nextra;
+    uint64_t bytes_read; /* atomics: loader threads read concurrently */
+    uint64_t ios;
+    int verbosity;      /* 0 quiet .. 3 debug */
+    pthread_mutex_t lock;
+    char error[2048];   /* the latest error, with its context */
+    int error_code;
+} dlg_services;
+
+typedef struct dlg_host_impl {
+    dlg_host pub;
+    dlg_services *svc;
+    char context[512];
+    char last_log[512];
+} dlg_host_impl;
+
+void dlg_services_init(dlg_services *s, dlg_plan *plan, const char *default_storage, int verbosity);
+/* Destroys the storage instances, newest first (shims before their inner). */
+void dlg_services_fini(dlg_services *s);
+
+/* A host for one plugin instance; context like "[job x] workload resnet50". */
+dlg_host_impl *dlg_host_new(dlg_services *s, const char *context_fmt, ...) DLG_PRINTF(2, 3);
+void dlg_host_free(dlg_host_impl *h);
+
+/* The last error raised through any host of s (empty if none). */
+const char *dlg_services_error(dlg_services *s);
+void dlg_services_clear_error(dlg_services *s);
+
+/* Records an error raised by the core itself in the same slot. */
+int dlg_services_fail(dlg_services *s, int code, const char *fmt, ...) DLG_PRINTF(3, 4);
+
+#endif

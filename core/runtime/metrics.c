@@ -1,0 +1,49 @@
+#include "metrics.h"
+
+#include <stddef.h>
+
+const char *const dlg_core_tags[] = {"run_id", "job", "workload", "host", "status", NULL};
+
+const dlg_metric dlg_core_metrics[] = {
+    {"throughput", DLG_FIELD_DOUBLE, "items/s", "items per second of timed wall time, mean over repetitions"},
+    {"throughput_ci95", DLG_FIELD_DOUBLE, "items/s", "half-width of the 95% confidence interval of throughput over repetitions (Student t; 0 for one repetition)"},
+    {"throughput_stddev", DLG_FIELD_DOUBLE, "items/s", "sample standard deviation of throughput over repetitions"},
+    {"unit", DLG_FIELD_STRING, "", "what an item is: images, tokens, bytes, steps"},
+    {"items", DLG_FIELD_UINT, "items", "items processed in timed steps, all repetitions"},
+    {"steps", DLG_FIELD_UINT, "steps", "timed steps, all repetitions"},
+    {"repeats", DLG_FIELD_INT, "", "repetitions measured"},
+    {"warmup_steps", DLG_FIELD_INT, "steps", "discarded warm-up steps per repetition"},
+    {"wall_s", DLG_FIELD_DOUBLE, "s", "timed wall time, all repetitions"},
+    {"latency_min_us", DLG_FIELD_DOUBLE, "us", "fastest step"},
+    {"latency_p50_us", DLG_FIELD_DOUBLE, "us", "median step latency (log-linear histogram, <1% error)"},
+    {"latency_p90_us", DLG_FIELD_DOUBLE, "us", "90th percentile step latency"},
+    {"latency_p99_us", DLG_FIELD_DOUBLE, "us", "99th percentile step latency"},
+    {"latency_p999_us", DLG_FIELD_DOUBLE, "us", "99.9th percentile step latency"},
+    {"latency_max_us", DLG_FIELD_DOUBLE, "us", "slowest step"},
+    {"latency_mean_us", DLG_FIELD_DOUBLE, "us", "mean step latency (exact)"},
+    {"latency_stddev_us", DLG_FIELD_DOUBLE, "us", "sample standard deviation of step latency (exact)"},
+    {"data_wait_fraction", DLG_FIELD_DOUBLE, "", "share of step time the workload waited for input"},
+    {"cpu_user_s", DLG_FIELD_DOUBLE, "s", "user CPU time of the process during timed steps (all threads)"},
+    {"cpu_sys_s", DLG_FIELD_DOUBLE, "s", "system CPU time of the process during timed steps"},
+    {"rss_peak_bytes", DLG_FIELD_UINT, "bytes", "peak resident set size during the cell (VmHWM, reset per cell)"},
+    {"read_bytes", DLG_FIELD_UINT, "bytes", "bytes the process caused to be read from block devices (/proc/self/io)"},
+    {"storage_read_bytes", DLG_FIELD_UINT, "bytes", "bytes read through storage backends"},
+    {"storage_ios", DLG_FIELD_UINT, "", "read requests issued through storage backends"},
+    {"cpus_used", DLG_FIELD_INT, "", "CPUs the cell was pinned to"},
+    {"start_time", DLG_FIELD_STRING, "", "RFC 3339 UTC time the cell started"},
+    {"version", DLG_FIELD_STRING, "", "dlgauge version"},
+    {"git_rev", DLG_FIELD_STRING, "", "git revision dlgauge was built from"},
+    {"error", DLG_FIELD_STRING, "", "why the cell failed (status error) or stopped early"},
+    {NULL, 0, NULL, NULL},
+};
+
+const char *const dlg_progress_tags[] = {"run_id", "job", "workload", "host", "cell", NULL};
+
+const dlg_metric dlg_progress_metrics[] = {
+    {"step_rate", DLG_FIELD_DOUBLE, "steps/s", "steps per second over the last interval"},
+    {"items_per_s", DLG_FIELD_DOUBLE, "items/s", "items per second over the last interval"},
+    {"steps", DLG_FIELD_UINT, "steps", "timed steps so far in this repetition"},
+    {"elapsed_s", DLG_FIELD_DOUBLE, "s", "timed seconds so far in this repetition"},
+    {"repetition", DLG_FIELD_INT, "", "0-based repetition"},
+    {NULL, 0, NULL, NULL},
+};

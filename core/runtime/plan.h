@@ -1,0 +1,106 @@
+/* A plan is a validated configuration: every job bound to its workload,
+ * every value parsed, sweep axes expanded, storages and sinks resolved to
+ * plugins.  Everything that can be wrong with the input is found here,
+ * before anything runs (so --dry-run catches it too). */
+#ifndef DLG_PLAN_H
+#define DLG_PLAN_H
+
+#include "config.h"
+#include "registry.h"
+
+/* The core's own job keys, in this order. */
+enum dlg_core_key {
+    DLG_K_WORKLOAD,
+    DLG_K_PLUGIN,
+    DLG_K_STORAGE,
+    DLG_K_CPUS,
+    DLG_K_WARMUP,
+    DLG_K_ITERATIONS,
+    DLG_K_DURATION,
+    DLG_K_MIN_STEPS,
+    DLG_K_REPEAT,
+    DLG_K_SEED,
+    DLG_K_COUNT
+};
+
+extern const dlg_option dlg_core_job_options[];
+extern const dlg_option dlg_global_options[];
+extern const dlg_option dlg_section_options[]; /* type, plugin: [storage]/[sink] */
+
+typedef struct dlg_axis {
+    const char *key;
+    bool core;          /* a core key, else a workload option */
+    size_t index;       /* into the core or workload table */
+    char **values;
+    size_t nvalues;
+} dlg_axis;
+
+typedef struct dlg_job {
+    const char *name;
+    const dlg_section *sec;
+    const dlg_plugin_desc *workload;
+    const char *workload_path;
+    const dlg_entry *core_src[DLG_K_COUNT]; /* where each value came from, NULL = default */
+    const char *core_text[DLG_K_COUNT];
+    const dlg_entry **wl_src;
+    const char **wl_text;
+    size_t nwl;
+    dlg_axis *axes;
+    size_t naxes;
+    size_t ncells;
+} dlg_job;
+
+typedef struct dlg_instance_spec {
+    const char *name;
+    const dlg_section *sec;      /* NULL: a bare type name with defaults */
+    const dlg_plugin_desc *desc;
+    const char *plugin_path;
+    dlg_value *vals;             /* parsed options of desc */
+} dlg_instance_spec;
+
+typedef struct dlg_cell {
+    const dlg_job *job;
+    size_t index;                /* 0..job->ncells-1 */
+    dlg_value core[DLG_K_COUNT];
+    dlg_value *wl;               /* job->nwl values */
+    dlg_tag *tags;               /* one per axis: key = value */
+    size_t ntags;
+} dlg_cell;
+
+typedef struct dlg_plan {
+    dlg_config *cfg;
+    dlg_registry *reg;
+    dlg_job *jobs;
+    size_t njobs;
+    dlg_instance_spec *storages;
+    size_t nstorages;
+    dlg_instance_spec *sinks;    /* active sinks, in [global] sinks order */
+    size_t nsinks;
+    size_t total_cells;
+    const char *run_id;          /* from [global] run_id, or NULL */
+    /* result schema: every tag key and field of this run */
+    const char **tag_keys;
+    size_t ntag_keys;
+    dlg_metric *fields;
+    size_t nfields;
+} dlg_plan;
+
+/* only_job: run just that job (NULL = all). */
+int dlg_plan_build(dlg_plan *p, dlg_config *cfg, dlg_registry *reg, const char *only_job, char *err,
+                   size_t errlen);
+/* Fills cell k of job (values parsed; they point into the plan). */
+int dlg_plan_cell(const dlg_plan *p, const dlg_job *job, size_t k, dlg_cell *cell, char *err,
+                  size_t errlen);
+void dlg_cell_free(dlg_cell *cell);
+const dlg_instance_spec *dlg_plan_storage(const dlg_plan *p, const char *name);
+void dlg_plan_free(dlg_plan *p);
+
+/* Builds a spec for a [storage]/[sink] section or bare type name. */
+int dlg_plan_instance(dlg_plan *p, dlg_kind kind, const char *name, dlg_instance_spec *out, char *err,
+                      size_t errlen);
+
+
+
+/* Only the sinks of cfg (for `dlgauge flush`): no jobs are needed. */
+int dlg_plan_build_sinks(dlg_plan *p, dlg_config *cfg, dlg_registry *reg, char *err, size_t errlen);
+#endif

@@ -1,0 +1,342 @@
+#include "registry.h"
+
+#include "options.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef DLG_INSTALL_PLUGIN_DIR
+#define DLG_INSTALL_PLUGIN_DIR "/usr/local/lib/dlgauge"
+#endif
+
+const char *dlg_kind_name(dlg_kind k)
+{
+    switch (k) {
+    case DLG_KIND_WORKLOAD: return "workload";
+    case DLG_KIND_STORAGE: return "storage";
+    case DLG_KIND_SINK: return "sink";
+    }
+    return "?";
+}
+
+static int add_dir(dlg_registry *r, const char *dir)
+{
+    if (!dir || !*dir)
+        return 0;
+    for (size_t i = 0; i < r->ndirs; i++)
+        if (strcmp(r->dirs[i], dir) == 0)
+            return 0;
+    char **d = realloc(r->dirs, (r->ndirs + 1) * sizeof *d);
+    if (!d)
+        return -1;
+    r->dirs = d;
+    if (!(r->dirs[r->ndirs] = strdup(dir)))
+        return -1;
+    r->ndirs++;
+    return 0;
+}
+
+int dlg_registry_init(dlg_registry *r, const char *extra_dir)
+{
+    memset(r, 0, sizeof *r);
+    if (add_dir(r, extra_dir) != 0)
+        return -1;
+    const char *env = getenv("DLGAUGE_PLUGIN_PATH");
+    if (env) {
+        char *copy = strdup(env), *save = NULL;
+        if (!copy)
+            return -1;
+        for (char *tok = strtok_r(copy, ":", &save); tok; tok = strtok_r(NULL, ":", &save))
+            if (add_dir(r, tok) != 0) {
+                free(copy);
+                return -1;
+            }
+        free(copy);
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char dir[PATH_MAX + 32];
+        snprintf(dir, sizeof dir, "%s/../lib/dlgauge", dirname(exe));
+        char real[PATH_MAX];
+        if (realpath(dir, real) && add_dir(r, real) != 0)
+            return -1;
+    }
+    return add_dir(r, DLG_INSTALL_PLUGIN_DIR);
+}
+
+static int check_metrics(const dlg_metric *m, const char *who, char *why, size_t whylen)
+{
+    for (size_t i = 0; m && m[i].name; i++) {
+        if (!m[i].name[0] || m[i].name[0] == '_') {
+            snprintf(why, whylen, "%s: metric #%zu has an empty or '_'-prefixed name", who, i);
+            return -1;
+        }
+        if (m[i].type < DLG_FIELD_DOUBLE || m[i].type > DLG_FIELD_BOOL) {
+            snprintf(why, whylen, "%s: metric '%s' has unknown type %d", who, m[i].name, (int)m[i].type);
+            return -1;
+        }
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(m[i].name, m[j].name) == 0) {
+                snprintf(why, whylen, "%s: metric '%s' is declared twice", who, m[i].name);
+                return -1;
+            }
+    }
+    return 0;
+}
+
+static int check_ops(const dlg_plugin_desc *d, char *why, size_t whylen)
+{
+    const char *missing = NULL;
+    switch (d->kind) {
+    case DLG_KIND_WORKLOAD: {
+        const dlg_workload_ops *o = d->ops;
+        if (o->version < 1) missing = "version";
+        else if (!o->unit || !o->unit[0]) missing = "unit";
+        else if (!o->setup) missing = "setup";
+        else if (!o->step) missing = "step";
+        else if (!o->teardown) missing = "teardown";
+        break;
+    }
+    case DLG_KIND_STORAGE: {
+        const dlg_storage_ops *o = d->ops;
+        if (o->version < 1) missing = "version";
+        else if (o->file_size < sizeof(dlg_file)) missing = "file_size";
+        else if (!o->create || !o->destroy) missing = "create/destroy";
+        else if (!o->open || !o->close || !o->size || !o->read) missing = "open/close/size/read";
+        else if ((o->caps & DLG_CAP_ZERO_COPY) && (!o->fetch || !o->unfetch)) missing = "fetch/unfetch";
+        else if ((o->caps & DLG_CAP_ASYNC) && (!o->submit || !o->reap)) missing = "submit/reap";
+        break;
+    }
+    case DLG_KIND_SINK: {
+        const dlg_sink_ops *o = d->ops;
+        if (o->version < 1) missing = "version";
+        else if (!o->open || !o->write || !o->close) missing = "open/write/close";
+        break;
+    }
+    }
+    if (missing) {
+        snprintf(why, whylen, "%s '%s': ops table lacks %s", dlg_kind_name(d->kind), d->name, missing);
+        return -1;
+    }
+    return 0;
+}
+
+int dlg_plugin_info_check(const dlg_plugin_info *info, char *why, size_t whylen)
+{
+    if (info->abi_major != DLG_ABI_MAJOR) {
+        snprintf(why, whylen, "built for plugin ABI %u.%u, but this dlgauge speaks ABI %d.%d: rebuild "
+                 "the plugin against this dlgauge's headers", info->abi_major, info->abi_minor,
+                 DLG_ABI_MAJOR, DLG_ABI_MINOR);
+        return -1;
+    }
+    if (info->abi_minor > DLG_ABI_MINOR) {
+        snprintf(why, whylen, "built for plugin ABI %u.%u, newer than this dlgauge's %d.%d: upgrade dlgauge",
+                 info->abi_major, info->abi_minor, DLG_ABI_MAJOR, DLG_ABI_MINOR);
+        return -1;
+    }
+    if (info->struct_size < sizeof(dlg_plugin_info) || !info->items || !info->name) {
+        snprintf(why, whylen, "malformed plugin info (struct_size %u, expected %zu)", info->struct_size,
+                 sizeof(dlg_plugin_info));
+        return -1;
+    }
+    for (size_t i = 0; info->items[i]; i++) {
+        const dlg_plugin_desc *d = info->items[i];
+        if (d->struct_size < sizeof(dlg_plugin_desc)) {
+            snprintf(why, whylen, "descriptor #%zu: struct_size %u is smaller than %zu", i, d->struct_size,
+                     sizeof(dlg_plugin_desc));
+            return -1;
+        }
+        if (d->kind < DLG_KIND_WORKLOAD || d->kind > DLG_KIND_SINK || !d->name || !d->name[0] ||
+            !d->ops || !d->version || !d->summary) {
+            snprintf(why, whylen, "descriptor #%zu: missing kind, name, version, summary or ops", i);
+            return -1;
+        }
+        char sub[384];
+        if (dlg_opt_table_check(d->options, sub, sizeof sub) != 0) {
+            snprintf(why, whylen, "%s '%s': malformed option table: %s", dlg_kind_name(d->kind), d->name, sub);
+            return -1;
+        }
+        if (check_metrics(d->metrics, d->name, why, whylen) != 0 || check_ops(d, why, whylen) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static dlg_plugin_file *new_file(dlg_registry *r, const char *path)
+{
+    if (r->nfiles == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 16;
+        dlg_plugin_file *f = realloc(r->files, cap * sizeof *f);
+        if (!f)
+            return NULL;
+        r->files = f;
+        r->cap = cap;
+    }
+    dlg_plugin_file *f = &r->files[r->nfiles];
+    memset(f, 0, sizeof *f);
+    if (!(f->path = strdup(path)))
+        return NULL;
+    r->nfiles++;
+    return f;
+}
+
+static void set_error(dlg_plugin_file *f, const char *why)
+{
+    free(f->error);
+    f->error = strdup(why);
+}
+
+/* Loads f->path; on failure records why in f->error. */
+static void load(dlg_plugin_file *f)
+{
+    char why[768];
+    f->dl = dlopen(f->path, RTLD_NOW | RTLD_LOCAL);
+    if (!f->dl) {
+        snprintf(why, sizeof why, "%s (check its dependencies with: ldd %s)", dlerror(), f->path);
+        set_error(f, why);
+        return;
+    }
+    dlg_plugin_entry_fn entry = (dlg_plugin_entry_fn)dlsym(f->dl, DLG_PLUGIN_ENTRY_SYMBOL);
+    const dlg_plugin_info *info = entry ? entry() : NULL;
+    if (!info) {
+        snprintf(why, sizeof why, "not a dlgauge plugin (no %s symbol)", DLG_PLUGIN_ENTRY_SYMBOL);
+        set_error(f, why);
+        dlclose(f->dl);
+        f->dl = NULL;
+        return;
+    }
+    if (dlg_plugin_info_check(info, why, sizeof why) != 0) {
+        set_error(f, why);
+        dlclose(f->dl);
+        f->dl = NULL;
+        return;
+    }
+    f->info = info;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void scan_dir(dlg_registry *r, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    char *names[512];
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < 512) {
+        size_t len = strlen(e->d_name);
+        if (len > 3 && strcmp(e->d_name + len - 3, ".so") == 0)
+            names[n++] = strdup(e->d_name);
+    }
+    closedir(d);
+    qsort(names, n, sizeof *names, by_name);
+    for (size_t i = 0; i < n; i++) {
+        if (!names[i])
+            continue;
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        free(names[i]);
+        dlg_plugin_file *f = new_file(r, path);
+        if (f)
+            load(f);
+    }
+}
+
+void dlg_registry_scan(dlg_registry *r)
+{
+    for (size_t i = 0; i < r->ndirs; i++)
+        scan_dir(r, r->dirs[i]);
+}
+
+int dlg_registry_load_file(dlg_registry *r, const char *path, char *err, size_t errlen)
+{
+    char real[PATH_MAX];
+    const char *p = realpath(path, real) ? real : path;
+    for (size_t i = 0; i < r->nfiles; i++)
+        if (strcmp(r->files[i].path, p) == 0 && r->files[i].info)
+            return (int)i;
+    struct stat st;
+    if (stat(p, &st) != 0) {
+        snprintf(err, errlen, "plugin file '%s' does not exist", path);
+        return -1;
+    }
+    dlg_plugin_file *f = new_file(r, p);
+    if (!f) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    load(f);
+    if (!f->info) {
+        snprintf(err, errlen, "%s: %s", path, f->error);
+        return -1;
+    }
+    return (int)(f - r->files);
+}
+
+const dlg_plugin_desc *dlg_registry_find(const dlg_registry *r, dlg_kind kind, const char *name,
+                                         int only_file, const char **from_path, char *err,
+                                         size_t errlen)
+{
+    const char *avail[256];
+    size_t navail = 0;
+    for (size_t i = 0; i < r->nfiles; i++) {
+        if (!r->files[i].info || (only_file >= 0 && (size_t)only_file != i))
+            continue;
+        for (const dlg_plugin_desc *const *d = r->files[i].info->items; *d; d++) {
+            if ((*d)->kind != kind)
+                continue;
+            if (strcmp((*d)->name, name) == 0) {
+                if (from_path)
+                    *from_path = r->files[i].path;
+                return *d;
+            }
+            if (navail < 256)
+                avail[navail++] = (*d)->name;
+        }
+    }
+    int w = snprintf(err, errlen, "unknown %s '%s'", dlg_kind_name(kind), name);
+    dlg_append_suggestion(err, errlen, dlg_suggest(name, avail, navail));
+    w = (int)strlen(err);
+    w += snprintf(err + w, w < (int)errlen ? errlen - (size_t)w : 0, "; available:");
+    for (size_t i = 0; i < navail && w < (int)errlen; i++)
+        w += snprintf(err + w, errlen - (size_t)w, " %s", avail[i]);
+    if (!navail && w < (int)errlen)
+        w += snprintf(err + w, errlen - (size_t)w, " none (searched:");
+    for (size_t i = 0; !navail && i < r->ndirs && w < (int)errlen; i++)
+        w += snprintf(err + w, errlen - (size_t)w, " %s", r->dirs[i]);
+    if (!navail && w < (int)errlen)
+        w += snprintf(err + w, errlen - (size_t)w, ")");
+    for (size_t i = 0; i < r->nfiles && w < (int)errlen; i++)
+        if (r->files[i].error)
+            w += snprintf(err + w, errlen - (size_t)w, "; %s failed to load: %s", r->files[i].path,
+                          r->files[i].error);
+    return NULL;
+}
+
+void dlg_registry_free(dlg_registry *r)
+{
+    for (size_t i = 0; i < r->nfiles; i++) {
+        /* Plugins stay mapped until exit: sinks may have registered
+         * atexit-style state in libraries (libcurl), and unloading buys nothing. */
+        free(r->files[i].path);
+        free(r->files[i].error);
+    }
+    for (size_t i = 0; i < r->ndirs; i++)
+        free(r->dirs[i]);
+    free(r->files);
+    free(r->dirs);
+    memset(r, 0, sizeof *r);
+}

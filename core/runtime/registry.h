@@ -1,0 +1,44 @@
+/* Finds plugin files, loads them with dlopen(RTLD_NOW|RTLD_LOCAL), checks
+ * their ABI and descriptors, and looks up workloads/storages/sinks by name. */
+#ifndef DLG_REGISTRY_H
+#define DLG_REGISTRY_H
+
+#include <dlgauge/plugin.h>
+
+typedef struct dlg_plugin_file {
+    char *path;
+    void *dl;                     /* NULL if it failed to load */
+    const dlg_plugin_info *info;
+    char *error;                  /* why it failed, NULL if loaded */
+} dlg_plugin_file;
+
+typedef struct dlg_registry {
+    char **dirs;                  /* search path, in order */
+    size_t ndirs;
+    dlg_plugin_file *files;
+    size_t nfiles, cap;
+} dlg_registry;
+
+/* Search path: extra_dir (--plugin-dir, may be NULL), then each entry of
+ * $DLGAUGE_PLUGIN_PATH, then <dir of executable>/../lib/dlgauge (the build
+ * tree, or a relocated install), then the configured install prefix. */
+int dlg_registry_init(dlg_registry *r, const char *extra_dir);
+/* Loads every *.so of the search path; failures are kept, not fatal. */
+void dlg_registry_scan(dlg_registry *r);
+/* Loads one explicit file; returns its index or -1 with err[] filled. */
+int dlg_registry_load_file(dlg_registry *r, const char *path, char *err, size_t errlen);
+void dlg_registry_free(dlg_registry *r);
+
+/* Checks one plugin's info; 0 or -1 with the reason. */
+int dlg_plugin_info_check(const dlg_plugin_info *info, char *why, size_t whylen);
+
+/* First descriptor of kind with that name in search order (or only in file
+ * `only_file` when >= 0).  On failure err[] lists what is available and
+ * which plugin files failed to load. */
+const dlg_plugin_desc *dlg_registry_find(const dlg_registry *r, dlg_kind kind, const char *name,
+                                         int only_file, const char **from_path, char *err,
+                                         size_t errlen);
+
+const char *dlg_kind_name(dlg_kind k);
+
+#endif

@@ -1,0 +1,137 @@
+#include "results.h"
+
+#include "metrics.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef DLG_VERSION
+#define DLG_VERSION "0.0.0"
+#endif
+#ifndef DLG_GIT_REV
+#define DLG_GIT_REV "unknown"
+#endif
+
+void dlg_format_rfc3339(int64_t ns, char *buf, size_t len)
+{
+    time_t s = (time_t)(ns / 1000000000ll);
+    struct tm tm;
+    gmtime_r(&s, &tm);
+    char base[32];
+    strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf, len, "%s.%09lldZ", base, (long long)(ns % 1000000000ll));
+}
+
+static int cmp_tag(const void *a, const void *b)
+{
+    return strcmp(((const dlg_tag *)a)->key, ((const dlg_tag *)b)->key);
+}
+
+typedef struct builder {
+    dlg_point_buf *pb;
+    size_t nf;
+} builder;
+
+static void fd_(builder *b, const char *key, double v)
+{
+    if (!isfinite(v) || b->nf >= DLG_MAX_FIELDS)
+        return;
+    b->pb->fields[b->nf++] = (dlg_field){.key = key, .type = DLG_FIELD_DOUBLE, .v.d = v};
+}
+
+static void fu_(builder *b, const char *key, uint64_t v)
+{
+    if (b->nf < DLG_MAX_FIELDS)
+        b->pb->fields[b->nf++] = (dlg_field){.key = key, .type = DLG_FIELD_UINT, .v.u = v};
+}
+
+static void fi_(builder *b, const char *key, int64_t v)
+{
+    if (b->nf < DLG_MAX_FIELDS)
+        b->pb->fields[b->nf++] = (dlg_field){.key = key, .type = DLG_FIELD_INT, .v.i = v};
+}
+
+static void fs_(builder *b, const char *key, const char *v)
+{
+    if (v && *v && b->nf < DLG_MAX_FIELDS)
+        b->pb->fields[b->nf++] = (dlg_field){.key = key, .type = DLG_FIELD_STRING, .v.s = v};
+}
+
+static void latency_fields(builder *b, const dlg_histogram *h)
+{
+    if (dlg_hist_count(h) == 0)
+        return;
+    fd_(b, "latency_min_us", (double)dlg_hist_min(h) / 1e3);
+    fd_(b, "latency_p50_us", dlg_hist_percentile(h, 50) / 1e3);
+    fd_(b, "latency_p90_us", dlg_hist_percentile(h, 90) / 1e3);
+    fd_(b, "latency_p99_us", dlg_hist_percentile(h, 99) / 1e3);
+    fd_(b, "latency_p999_us", dlg_hist_percentile(h, 99.9) / 1e3);
+    fd_(b, "latency_max_us", (double)dlg_hist_max(h) / 1e3);
+    fd_(b, "latency_mean_us", dlg_hist_mean(h) / 1e3);
+    fd_(b, "latency_stddev_us", dlg_hist_stddev(h) / 1e3);
+}
+
+static void workload_fields(builder *b, const dlg_cell_result *res)
+{
+    for (size_t i = 0; i < res->nwf; i++) {
+        const dlg_wfield *w = &res->wf[i];
+        if (w->type == DLG_FIELD_STRING)
+            fs_(b, w->key, w->text);
+        else if (w->count == 0)
+            continue;
+        else if (w->type == DLG_FIELD_DOUBLE)
+            fd_(b, w->key, w->sum / w->count);
+        else if (w->type == DLG_FIELD_INT)
+            fi_(b, w->key, (int64_t)llround(w->sum / w->count));
+        else if (w->type == DLG_FIELD_UINT)
+            fu_(b, w->key, (uint64_t)llround(w->sum / w->count));
+        else if (w->type == DLG_FIELD_BOOL && b->nf < DLG_MAX_FIELDS)
+            b->pb->fields[b->nf++] = (dlg_field){.key = w->key, .type = DLG_FIELD_BOOL, .v.b = w->sum != 0};
+    }
+}
+
+void dlg_result_point(const dlg_run *run, const dlg_cell *cell, const dlg_cell_result *res, dlg_point_buf *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t nt = 0;
+    out->tags[nt++] = (dlg_tag){"run_id", run->run_id};
+    out->tags[nt++] = (dlg_tag){"job", cell->job->name};
+    out->tags[nt++] = (dlg_tag){"workload", cell->job->workload->name};
+    out->tags[nt++] = (dlg_tag){"host", run->host};
+    out->tags[nt++] = (dlg_tag){"status", res->status};
+    for (size_t i = 0; i < cell->ntags && nt < DLG_MAX_TAGS; i++)
+        out->tags[nt++] = cell->tags[i];
+    qsort(out->tags, nt, sizeof *out->tags, cmp_tag);
+
+    builder b = {out, 0};
+    fd_(&b, "throughput", res->throughput.mean);
+    fd_(&b, "throughput_ci95", res->throughput.ci95);
+    fd_(&b, "throughput_stddev", res->throughput.stddev);
+    fs_(&b, "unit", res->unit);
+    fu_(&b, "items", res->items);
+    fu_(&b, "steps", res->steps);
+    fi_(&b, "repeats", res->reps);
+    fi_(&b, "warmup_steps", res->warmup);
+    fd_(&b, "wall_s", res->wall_s);
+    latency_fields(&b, res->latency);
+    if (res->busy_ns)
+        fd_(&b, "data_wait_fraction", (double)res->wait_ns / (double)res->busy_ns);
+    fd_(&b, "cpu_user_s", res->cpu_user_s);
+    fd_(&b, "cpu_sys_s", res->cpu_sys_s);
+    fu_(&b, "rss_peak_bytes", res->rss_peak);
+    fu_(&b, "read_bytes", res->read_bytes);
+    fu_(&b, "storage_read_bytes", res->storage_bytes);
+    fu_(&b, "storage_ios", res->storage_ios);
+    fi_(&b, "cpus_used", res->cpus_used);
+    dlg_format_rfc3339(res->start_realtime_ns, out->start_time, sizeof out->start_time);
+    fs_(&b, "start_time", out->start_time);
+    fs_(&b, "version", DLG_VERSION);
+    fs_(&b, "git_rev", DLG_GIT_REV);
+    fs_(&b, "error", res->error);
+    workload_fields(&b, res);
+
+    out->point = (dlg_point){DLG_MEASUREMENT_RESULT, out->tags, nt, out->fields, b.nf, res->start_realtime_ns};
+}

@@ -1,0 +1,25 @@
+/* Turns a measured cell into its dlgauge_result point. */
+#ifndef DLG_RESULTS_H
+#define DLG_RESULTS_H
+
+#include "runner.h"
+
+#define DLG_MAX_TAGS 64
+#define DLG_MAX_FIELDS 160
+
+typedef struct dlg_point_buf {
+    dlg_point point;
+    dlg_tag tags[DLG_MAX_TAGS];
+    dlg_field fields[DLG_MAX_FIELDS];
+    char cpus_text[16];
+    char start_time[40];
+} dlg_point_buf;
+
+/* The point borrows strings from run, cell and res: use it before they go. */
+void dlg_result_point(const dlg_run *run, const dlg_cell *cell, const dlg_cell_result *res,
+                      dlg_point_buf *out);
+
+/* RFC 3339 UTC with nanoseconds. */
+void dlg_format_rfc3339(int64_t ns, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,21 @@
+/* State of one `dlgauge run`: the plan, the sinks, identity of the run. */
+#ifndef DLG_RUN_H
+#define DLG_RUN_H
+
+#include "plan.h"
+
+#include <stdbool.h>
+
+struct dlg_sinkset;
+
+typedef struct dlg_run {
+    dlg_plan *plan;
+    struct dlg_sinkset *sinks;
+    char run_id[64];
+    char host[256];
+    int verbosity;
+    bool tty;           /* stderr is a terminal: draw a progress line */
+    size_t cell_no;     /* 1-based number of the cell running, over the run */
+} dlg_run;
+
+#endif

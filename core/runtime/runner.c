@@ -1,0 +1,294 @@
+#define _GNU_SOURCE
+#include "runner.h"
+
+#include "affinity.h"
+#include "host.h"
+#include "progress.h"
+#include "signals.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_REPS 1000
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int64_t real_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+static double tv_s(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec / 1e6; }
+
+/* /proc/self/io read_bytes: what the process made block devices read. */
+static uint64_t proc_read_bytes(void)
+{
+    FILE *f = fopen("/proc/self/io", "r");
+    if (!f)
+        return 0;
+    char line[128];
+    unsigned long long v = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "read_bytes: %llu", &v) == 1)
+            break;
+    fclose(f);
+    return v;
+}
+
+/* Peak RSS since the last reset (VmHWM), so each cell gets its own peak. */
+static uint64_t proc_hwm_bytes(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return 0;
+    char line[128];
+    unsigned long long kb = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %llu kB", &kb) == 1)
+            break;
+    fclose(f);
+    return kb * 1024;
+}
+
+static void reset_hwm(void)
+{
+    int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        if (write(fd, "5", 1) < 0) { /* older kernels: peak stays process-wide */ }
+        close(fd);
+    }
+}
+
+int dlg_cell_result_init(dlg_cell_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->status = "ok";
+    r->latency = dlg_hist_new();
+    return r->latency ? 0 : -1;
+}
+
+void dlg_cell_result_fini(dlg_cell_result *r)
+{
+    dlg_hist_free(r->latency);
+    for (size_t i = 0; i < r->nwf; i++)
+        free(r->wf[i].text);
+    free(r->wf);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- the report API given to workloads ------------------------------- */
+typedef struct field_sink {
+    dlg_cell_result *res;
+    const dlg_metric *metrics;
+    dlg_host_impl *host;
+} field_sink;
+
+static dlg_wfield *wfield(dlg_fields *f, const char *key, dlg_field_type want)
+{
+    field_sink *fs = (field_sink *)f;
+    const dlg_metric *m = fs->metrics;
+    while (m && m->name && strcmp(m->name, key) != 0)
+        m++;
+    if (!m || !m->name) {
+        fs->host->pub.log(&fs->host->pub, DLG_LOG_WARN, "reported field '%s' is not declared in its metrics; dropped", key);
+        return NULL;
+    }
+    (void)want;
+    for (size_t i = 0; i < fs->res->nwf; i++)
+        if (fs->res->wf[i].key == m->name)
+            return &fs->res->wf[i];
+    dlg_wfield *arr = realloc(fs->res->wf, (fs->res->nwf + 1) * sizeof *arr);
+    if (!arr)
+        return NULL;
+    fs->res->wf = arr;
+    dlg_wfield *w = &arr[fs->res->nwf++];
+    memset(w, 0, sizeof *w);
+    w->key = m->name;
+    w->type = m->type;
+    return w;
+}
+
+static void add_double(dlg_fields *f, const char *key, double v)
+{
+    dlg_wfield *w = wfield(f, key, DLG_FIELD_DOUBLE);
+    if (w) {
+        w->sum += v;
+        w->count++;
+    }
+}
+
+static void add_int(dlg_fields *f, const char *key, int64_t v) { add_double(f, key, (double)v); }
+
+static void add_string(dlg_fields *f, const char *key, const char *v)
+{
+    dlg_wfield *w = wfield(f, key, DLG_FIELD_STRING);
+    if (w) {
+        free(w->text);
+        w->text = strdup(v ? v : "");
+        w->count = 1;
+    }
+}
+
+static const dlg_report_api report_api = {add_double, add_int, add_string};
+
+/* ---- one repetition ---------------------------------------------------- */
+typedef struct rep_totals {
+    uint64_t items, steps, wait_ns, busy_ns, wall_ns;
+    bool stopped;
+} rep_totals;
+
+static int fail(dlg_cell_result *res, dlg_services *svc, const char *what, int rc)
+{
+    const char *msg = dlg_services_error(svc);
+    if (msg[0])
+        snprintf(res->error, sizeof res->error, "%s", msg);
+    else
+        snprintf(res->error, sizeof res->error, "%s failed (code %d) without saying why", what, rc);
+    res->status = "error";
+    return -1;
+}
+
+static int timed_steps(dlg_run *run, const dlg_cell *cell, const dlg_workload_ops *ops, void *state,
+                       int rep, dlg_cell_result *res, dlg_services *svc, rep_totals *t)
+{
+    uint64_t iterations = (uint64_t)cell->core[DLG_K_ITERATIONS].i;
+    uint64_t duration = (uint64_t)cell->core[DLG_K_DURATION].i;
+    uint64_t min_steps = (uint64_t)cell->core[DLG_K_MIN_STEPS].i;
+    dlg_progress prog;
+    uint64_t start = mono_ns(), now = start;
+    dlg_progress_begin(&prog, run, cell, rep, (int)cell->core[DLG_K_REPEAT].i, start, iterations, duration);
+    for (;;) {
+        if (iterations ? t->steps >= iterations : (t->steps >= min_steps && now - start >= duration))
+            break;
+        if (dlg_stop_signal()) {
+            t->stopped = true;
+            break;
+        }
+        dlg_step s = {0};
+        uint64_t t0 = mono_ns();
+        int rc = ops->step(state, &s);
+        now = mono_ns();
+        if (rc < 0) {
+            dlg_progress_end(&prog);
+            t->wall_ns = now - start;
+            return fail(res, svc, "step", rc);
+        }
+        uint64_t lat = s.elapsed_ns ? s.elapsed_ns : now - t0;
+        dlg_hist_record(res->latency, lat);
+        t->items += s.items;
+        t->wait_ns += s.wait_ns;
+        t->busy_ns += lat;
+        t->steps++;
+        dlg_progress_tick(&prog, now, t->steps, t->items);
+    }
+    t->wall_ns = now - start;
+    dlg_progress_end(&prog);
+    return 0;
+}
+
+static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_services *svc, dlg_host_impl *host,
+                          dlg_cell_result *res, double *throughput)
+{
+    const dlg_workload_ops *ops = cell->job->workload->ops;
+    dlg_job_info info = {sizeof info, cell->job->name, res->cpus_used,
+                         (uint64_t)cell->core[DLG_K_SEED].i + (uint64_t)rep, rep};
+    void *state = NULL;
+    int rc = ops->setup(&host->pub, cell->wl, &info, &state);
+    if (rc < 0)
+        return fail(res, svc, "setup", rc);
+    int64_t warmup = cell->core[DLG_K_WARMUP].i;
+    for (int64_t i = 0; i < warmup && !dlg_stop_signal(); i++) {
+        dlg_step s = {0};
+        if ((rc = ops->step(state, &s)) < 0) {
+            fail(res, svc, "warm-up step", rc);
+            ops->teardown(state);
+            return -1;
+        }
+    }
+    struct rusage ru0, ru1;
+    getrusage(RUSAGE_SELF, &ru0);
+    uint64_t io0 = proc_read_bytes();
+    uint64_t sb0 = __atomic_load_n(&svc->bytes_read, __ATOMIC_RELAXED);
+    uint64_t si0 = __atomic_load_n(&svc->ios, __ATOMIC_RELAXED);
+    rep_totals t = {0};
+    rc = timed_steps(run, cell, ops, state, rep, res, svc, &t);
+    getrusage(RUSAGE_SELF, &ru1);
+    res->cpu_user_s += tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime);
+    res->cpu_sys_s += tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
+    res->read_bytes += proc_read_bytes() - io0;
+    res->storage_bytes += __atomic_load_n(&svc->bytes_read, __ATOMIC_RELAXED) - sb0;
+    res->storage_ios += __atomic_load_n(&svc->ios, __ATOMIC_RELAXED) - si0;
+    res->items += t.items;
+    res->steps += t.steps;
+    res->wait_ns += t.wait_ns;
+    res->busy_ns += t.busy_ns;
+    res->wall_s += (double)t.wall_ns / 1e9;
+    *throughput = t.wall_ns ? (double)t.items / ((double)t.wall_ns / 1e9) : 0;
+    if (rc == 0 && ops->report && !t.stopped) {
+        field_sink fs = {res, cell->job->workload->metrics, host};
+        int rrc = ops->report(state, &report_api, (dlg_fields *)&fs);
+        if (rrc < 0)
+            rc = fail(res, svc, "report", rrc);
+    }
+    ops->teardown(state);
+    if (rc == 0 && t.stopped) {
+        res->status = "partial";
+        snprintf(res->error, sizeof res->error, "stopped by signal %d after %llu timed steps",
+                 dlg_stop_signal(), (unsigned long long)t.steps);
+    }
+    return rc;
+}
+
+void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
+{
+    res->start_realtime_ns = real_ns();
+    res->unit = ((const dlg_workload_ops *)cell->job->workload->ops)->unit;
+    res->warmup = (int)cell->core[DLG_K_WARMUP].i;
+    const dlg_instance_spec *st = NULL;
+    dlg_services svc;
+    dlg_services_init(&svc, run->plan, cell->core[DLG_K_STORAGE].text, run->verbosity);
+    st = dlg_plan_storage(run->plan, cell->core[DLG_K_STORAGE].text);
+    (void)st;
+    dlg_host_impl *host = dlg_host_new(&svc, "%s:%d: [job %s] %s", cell->job->sec->file, cell->job->sec->line,
+                                       cell->job->name, cell->job->workload->name);
+    cpu_set_t saved;
+    char why[256];
+    int pinned = dlg_pin_cpus((int)cell->core[DLG_K_CPUS].i, &saved, why, sizeof why);
+    if (!host) {
+        snprintf(res->error, sizeof res->error, "out of memory");
+        res->status = "error";
+    } else if (pinned < 0) {
+        snprintf(res->error, sizeof res->error, "%s:%d: [job %s] %s", cell->job->sec->file, cell->job->sec->line,
+                 cell->job->name, why);
+        res->status = "error";
+    } else {
+        res->cpus_used = pinned;
+        reset_hwm();
+        int reps = (int)cell->core[DLG_K_REPEAT].i;
+        double thr[MAX_REPS];
+        for (int r = 0; r < reps && r < MAX_REPS; r++) {
+            if (one_repetition(run, cell, r, &svc, host, res, &thr[res->reps]) != 0)
+                break;
+            res->reps++;
+            if (strcmp(res->status, "partial") == 0)
+                break;
+        }
+        dlg_summarize(thr, (size_t)res->reps, &res->throughput);
+        res->rss_peak = proc_hwm_bytes();
+        dlg_unpin_cpus(&saved);
+    }
+    dlg_host_free(host);
+    dlg_services_fini(&svc);
+}

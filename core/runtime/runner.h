@@ -1,0 +1,41 @@
+/* Runs one cell: setup, warm-up, timed steps, repetitions, teardown. */
+#ifndef DLG_RUNNER_H
+#define DLG_RUNNER_H
+
+#include "histogram.h"
+#include "run.h"
+#include "stats.h"
+
+typedef struct dlg_wfield {
+    const char *key;   /* the workload's metric name */
+    dlg_field_type type;
+    double sum;        /* numeric fields: mean over repetitions */
+    int count;
+    char *text;        /* string fields: the last repetition's */
+} dlg_wfield;
+
+typedef struct dlg_cell_result {
+    const char *status;    /* ok | partial | error */
+    char error[2048];
+    const char *unit;
+    dlg_summary throughput;
+    uint64_t items, steps;
+    int reps, warmup;
+    double wall_s;
+    dlg_histogram *latency;
+    uint64_t wait_ns, busy_ns;
+    double cpu_user_s, cpu_sys_s;
+    uint64_t rss_peak, read_bytes, storage_bytes, storage_ios;
+    int cpus_used;
+    int64_t start_realtime_ns;
+    dlg_wfield *wf;
+    size_t nwf;
+} dlg_cell_result;
+
+int dlg_cell_result_init(dlg_cell_result *r);
+void dlg_cell_result_fini(dlg_cell_result *r);
+
+/* Never fails the run: a failing cell comes back with status "error". */
+void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res);
+
+#endif

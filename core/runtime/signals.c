@@ -1,0 +1,26 @@
+#include "signals.h"
+
+#include <signal.h>
+#include <string.h>
+
+/* The one mutable global: a signal handler can only talk through one. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+    stop_signal = sig;
+    /* a second Ctrl-C gets the default action: the user really means it */
+    signal(sig, SIG_DFL);
+}
+
+void dlg_signals_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+int dlg_stop_signal(void) { return stop_signal; }

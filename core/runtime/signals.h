@@ -1,0 +1,10 @@
+/* SIGINT/SIGTERM: the first asks the run to stop after the current step
+ * (results so far are written, marked partial); a second one kills. */
+#ifndef DLG_SIGNALS_H
+#define DLG_SIGNALS_H
+
+void dlg_signals_install(void);
+/* 0, or the number of the signal that asked us to stop. */
+int dlg_stop_signal(void);
+
+#endif

@@ -1,0 +1,95 @@
+#include "sinkset.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void report(dlg_sinkset *ss, dlg_sink_live *s, const char *what, int rc)
+{
+    const char *msg = dlg_services_error(&ss->svc);
+    char line[2048];
+    if (msg[0])
+        snprintf(line, sizeof line, "%s", msg);
+    else
+        snprintf(line, sizeof line, "[sink %s] %s failed (code %d)", s->spec->name, what, rc);
+    s->failures++;
+    ss->failures++;
+    /* the same complaint once, not once per point */
+    if (strcmp(line, s->last_error) != 0) {
+        fprintf(stderr, "dlgauge: %s\n", line);
+        snprintf(s->last_error, sizeof s->last_error, "%s", line);
+    }
+    dlg_services_clear_error(&ss->svc);
+}
+
+int dlg_sinkset_open(dlg_sinkset *ss, dlg_plan *plan, int verbosity, char *err, size_t errlen)
+{
+    memset(ss, 0, sizeof *ss);
+    dlg_services_init(&ss->svc, plan, NULL, verbosity);
+    ss->sinks = calloc(plan->nsinks + 1, sizeof *ss->sinks);
+    if (!ss->sinks) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    dlg_schema schema = {plan->tag_keys, plan->ntag_keys, plan->fields, plan->nfields};
+    for (size_t i = 0; i < plan->nsinks; i++) {
+        dlg_sink_live *s = &ss->sinks[i];
+        s->spec = &plan->sinks[i];
+        const dlg_sink_ops *ops = s->spec->desc->ops;
+        const char *where = s->spec->sec ? s->spec->sec->file : plan->cfg->path;
+        int line = s->spec->sec ? s->spec->sec->line : 0;
+        s->host = dlg_host_new(&ss->svc, "%s:%d: [sink %s]", where, line, s->spec->name);
+        if (!s->host) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        ss->n = i + 1; /* so that close() cleans up whatever opened */
+        int rc = ops->open(&s->host->pub, s->spec->vals, s->spec->name, &s->state);
+        if (rc >= 0 && ops->begin)
+            rc = ops->begin(s->state, &schema);
+        if (rc < 0) {
+            const char *msg = dlg_services_error(&ss->svc);
+            if (msg[0])
+                snprintf(err, errlen, "%s", msg);
+            else
+                snprintf(err, errlen, "%s:%d: [sink %s] cannot open (code %d)", where, line, s->spec->name, rc);
+            if (s->state)
+                ops->close(s->state);
+            s->state = NULL;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void dlg_sinkset_write(dlg_sinkset *ss, const dlg_point *pts, size_t n)
+{
+    for (size_t i = 0; ss && i < ss->n; i++) {
+        dlg_sink_live *s = &ss->sinks[i];
+        if (!s->state)
+            continue;
+        int rc = ((const dlg_sink_ops *)s->spec->desc->ops)->write(s->state, pts, n);
+        if (rc < 0)
+            report(ss, s, "write", rc);
+    }
+}
+
+void dlg_sinkset_close(dlg_sinkset *ss, uint64_t timeout_ns)
+{
+    for (size_t i = 0; i < ss->n; i++) {
+        dlg_sink_live *s = &ss->sinks[i];
+        const dlg_sink_ops *ops = s->spec->desc->ops;
+        if (s->state && ops->flush) {
+            int rc = ops->flush(s->state, timeout_ns);
+            if (rc < 0)
+                report(ss, s, "flush", rc);
+        }
+        if (s->state)
+            ops->close(s->state);
+        dlg_host_free(s->host);
+    }
+    free(ss->sinks);
+    dlg_services_fini(&ss->svc);
+    ss->sinks = NULL;
+    ss->n = 0;
+}

@@ -1,0 +1,163 @@
+#include "units.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+typedef struct unit {
+    const char *suffix;
+    double scale;
+} unit;
+
+/* Longest suffixes first so "MiB" is not read as "M" + junk. */
+static const unit size_units[] = {
+    {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0},
+    {"TiB", 1099511627776.0}, {"PiB", 1125899906842624.0},
+    {"kB", 1e3}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"PB", 1e15},
+    {"k", 1024.0}, {"K", 1024.0}, {"M", 1048576.0}, {"G", 1073741824.0},
+    {"T", 1099511627776.0}, {"P", 1125899906842624.0},
+    {"B", 1.0}, {"", 1.0},
+};
+
+static const unit duration_units[] = {
+    {"ns", 1.0}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9},
+    {"h", 3600e9}, {"d", 86400e9}, {"", 1e9},
+};
+
+static const char *skip_space(const char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    return s;
+}
+
+static bool only_space(const char *s) { return *skip_space(s) == '\0'; }
+
+int dlg_parse_int(const char *s, int64_t *out, char *why, size_t whylen)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || !only_space(end)) {
+        snprintf(why, whylen, "'%s' is not an integer", s);
+        return -1;
+    }
+    if (errno == ERANGE) {
+        snprintf(why, whylen, "'%s' is out of the 64-bit range", s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int dlg_parse_double(const char *s, double *out, char *why, size_t whylen)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || !only_space(end) || !isfinite(v)) {
+        snprintf(why, whylen, "'%s' is not a finite number", s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_scaled(const char *s, const unit *units, size_t nunits, const char *what,
+                        double *out, char *why, size_t whylen)
+{
+    s = skip_space(s);
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || isnan(v) || isinf(v) || errno == ERANGE) {
+        snprintf(why, whylen, "'%s' is not a %s (a number and a unit)", s, what);
+        return -1;
+    }
+    const char *suf = skip_space(end);
+    size_t len = strlen(suf);
+    while (len && isspace((unsigned char)suf[len - 1]))
+        len--;
+    for (size_t i = 0; i < nunits; i++) {
+        if (strlen(units[i].suffix) == len && strncmp(units[i].suffix, suf, len) == 0) {
+            *out = v * units[i].scale;
+            return 0;
+        }
+    }
+    snprintf(why, whylen, "unknown %s unit '%.*s' in '%s'", what, (int)len, suf, s);
+    return -1;
+}
+
+int dlg_parse_size(const char *s, int64_t *out, char *why, size_t whylen)
+{
+    double v;
+    if (parse_scaled(s, size_units, sizeof size_units / sizeof *size_units, "size", &v, why,
+                     whylen) != 0)
+        return -1;
+    if (v < 0 || v >= 9.2e18) {
+        snprintf(why, whylen, "size '%s' is out of range", s);
+        return -1;
+    }
+    *out = (int64_t)llround(v);
+    return 0;
+}
+
+int dlg_parse_duration(const char *s, int64_t *out_ns, char *why, size_t whylen)
+{
+    double v;
+    if (parse_scaled(s, duration_units, sizeof duration_units / sizeof *duration_units,
+                     "duration", &v, why, whylen) != 0)
+        return -1;
+    if (v < 0 || v >= 9.2e18) {
+        snprintf(why, whylen, "duration '%s' is out of range", s);
+        return -1;
+    }
+    *out_ns = (int64_t)llround(v);
+    return 0;
+}
+
+int dlg_parse_bool(const char *s, bool *out, char *why, size_t whylen)
+{
+    static const char *const yes[] = {"true", "yes", "on", "1"};
+    static const char *const no[] = {"false", "no", "off", "0"};
+    for (size_t i = 0; i < 4; i++) {
+        if (strcasecmp(s, yes[i]) == 0) {
+            *out = true;
+            return 0;
+        }
+        if (strcasecmp(s, no[i]) == 0) {
+            *out = false;
+            return 0;
+        }
+    }
+    snprintf(why, whylen, "'%s' is not a boolean (true/false, yes/no, on/off, 1/0)", s);
+    return -1;
+}
+
+void dlg_format_size(int64_t bytes, char *buf, size_t len)
+{
+    static const char *const names[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    double v = (double)bytes;
+    size_t i = 0;
+    while (v >= 1024.0 && i + 1 < sizeof names / sizeof *names && fmod(v, 1024.0) == 0) {
+        v /= 1024.0;
+        i++;
+    }
+    snprintf(buf, len, "%.0f%s", v, names[i]);
+}
+
+void dlg_format_duration(int64_t ns, char *buf, size_t len)
+{
+    if (ns % 1000000000 == 0)
+        snprintf(buf, len, "%llds", (long long)(ns / 1000000000));
+    else if (ns % 1000000 == 0)
+        snprintf(buf, len, "%lldms", (long long)(ns / 1000000));
+    else if (ns % 1000 == 0)
+        snprintf(buf, len, "%lldus", (long long)(ns / 1000));
+    else
+        snprintf(buf, len, "%lldns", (long long)ns);
+}
