@@ -1,0 +1,253 @@
+/* Reads Caffe LMDB datasets: read-only env, one read transaction and cursor
+ * per dlg_lmdb_cursor, Datums decoded straight out of the map. */
+#include "lmdb_dataset.h"
+
+#include <errno.h>
+#include <lmdb.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define CKPT_EVERY 256
+#define NONE UINT64_MAX
+
+typedef struct ckpt_key {
+    size_t len;
+    char *key;
+} ckpt_key;
+
+struct dlg_lmdb {
+    MDB_env *env;
+    MDB_dbi dbi;
+    uint64_t count;
+    pthread_mutex_t ckpt_lock; /* guards the lazily built checkpoint table */
+    ckpt_key *ckpt;            /* keys at indexes 0, 256, 512, ... */
+    size_t nckpt;
+    char path[];
+};
+
+struct dlg_lmdb_cursor {
+    dlg_lmdb *db;
+    MDB_txn *txn;
+    MDB_cursor *cur;
+    uint64_t pos; /* index of the record under the cursor, NONE before the first */
+    dlg_datum datum;
+};
+
+static int open_env(dlg_lmdb *db, const char *path, dlg_data_err *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return dlg_data_fail(err, DLG_EINVAL, "%s: cannot open LMDB: %s", path, strerror(errno));
+    unsigned flags = MDB_RDONLY | MDB_NOTLS | (S_ISDIR(st.st_mode) ? 0 : MDB_NOSUBDIR);
+    int rc = mdb_env_create(&db->env);
+    if (rc == 0)
+        rc = mdb_env_set_maxreaders(db->env, 1024);
+    if (rc == 0)
+        rc = mdb_env_open(db->env, path, flags, 0664);
+    if (rc == EACCES || rc == EROFS) { /* read-only media: no lock file possible */
+        mdb_env_close(db->env);
+        db->env = NULL;
+        rc = mdb_env_create(&db->env);
+        if (rc == 0)
+            rc = mdb_env_open(db->env, path, flags | MDB_NOLOCK, 0664);
+    }
+    if (rc == 0)
+        return 0;
+    if (rc == ENOENT)
+        return dlg_data_fail(err, DLG_ECORRUPT, "%s: not an LMDB (no data.mdb in the directory)",
+                             path);
+    if (rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH || rc == ENOTDIR || rc == EINVAL)
+        return dlg_data_fail(err, DLG_ECORRUPT, "%s: not an LMDB: %s", path, mdb_strerror(rc));
+    return dlg_data_fail(err, DLG_EIO, "%s: cannot open LMDB: %s", path, mdb_strerror(rc));
+}
+
+int dlg_lmdb_open(dlg_lmdb **out, const char *path, dlg_data_err *err)
+{
+    dlg_lmdb *db = calloc(1, sizeof *db + strlen(path) + 1);
+    if (!db)
+        return dlg_data_fail(err, DLG_ENOMEM, "%s: out of memory", path);
+    strcpy(db->path, path);
+    pthread_mutex_init(&db->ckpt_lock, NULL);
+    int rc = open_env(db, path, err);
+    MDB_txn *txn = NULL;
+    MDB_stat ms;
+    if (rc == 0) {
+        int m = mdb_txn_begin(db->env, NULL, MDB_RDONLY, &txn);
+        if (m == 0)
+            m = mdb_dbi_open(txn, NULL, 0, &db->dbi);
+        if (m == 0)
+            m = mdb_stat(txn, db->dbi, &ms);
+        if (txn)
+            mdb_txn_abort(txn);
+        if (m)
+            rc = dlg_data_fail(err, DLG_ECORRUPT, "%s: cannot read LMDB: %s", path,
+                               mdb_strerror(m));
+        else if (ms.ms_entries == 0)
+            rc = dlg_data_fail(err, DLG_EINVAL, "%s: LMDB dataset is empty (0 records)", path);
+        else
+            db->count = ms.ms_entries;
+    }
+    if (rc < 0) {
+        dlg_lmdb_close(db);
+        return rc;
+    }
+    *out = db;
+    return 0;
+}
+
+uint64_t dlg_lmdb_count(const dlg_lmdb *db) { return db->count; }
+
+void dlg_lmdb_close(dlg_lmdb *db)
+{
+    if (!db)
+        return;
+    for (size_t i = 0; i < db->nckpt; i++)
+        free(db->ckpt[i].key);
+    free(db->ckpt);
+    if (db->env)
+        mdb_env_close(db->env);
+    pthread_mutex_destroy(&db->ckpt_lock);
+    free(db);
+}
+
+int dlg_lmdb_cursor_open(dlg_lmdb *db, dlg_lmdb_cursor **out, dlg_data_err *err)
+{
+    dlg_lmdb_cursor *c = calloc(1, sizeof *c);
+    if (!c)
+        return dlg_data_fail(err, DLG_ENOMEM, "%s: out of memory", db->path);
+    c->db = db;
+    c->pos = NONE;
+    int rc = mdb_txn_begin(db->env, NULL, MDB_RDONLY, &c->txn);
+    if (rc == 0)
+        rc = mdb_cursor_open(c->txn, db->dbi, &c->cur);
+    if (rc) {
+        if (c->txn)
+            mdb_txn_abort(c->txn);
+        free(c);
+        return dlg_data_fail(err, DLG_EIO, "%s: cannot open a read cursor: %s", db->path,
+                             mdb_strerror(rc));
+    }
+    *out = c;
+    return 0;
+}
+
+void dlg_lmdb_cursor_close(dlg_lmdb_cursor *c)
+{
+    if (!c)
+        return;
+    mdb_cursor_close(c->cur);
+    mdb_txn_abort(c->txn);
+    dlg_datum_free(&c->datum);
+    free(c);
+}
+
+void dlg_lmdb_rewind(dlg_lmdb_cursor *c) { c->pos = NONE; }
+
+/* Moves the cursor with op and, if a record is there, decodes it. */
+static int fetch(dlg_lmdb_cursor *c, MDB_cursor_op op, MDB_val *k, uint64_t index,
+                 dlg_lmdb_record *rec, dlg_data_err *err)
+{
+    MDB_val v;
+    int rc = mdb_cursor_get(c->cur, k, &v, op);
+    if (rc == MDB_NOTFOUND)
+        return 0;
+    if (rc)
+        return dlg_data_fail(err, DLG_EIO, "%s: cursor read at record %llu: %s", c->db->path,
+                             (unsigned long long)index, mdb_strerror(rc));
+    c->pos = index;
+    if (!rec)
+        return 1;
+    dlg_data_err local;
+    rc = dlg_datum_decode(&c->datum, v.mv_data, v.mv_size, "value", &local);
+    if (rc < 0)
+        return dlg_data_fail(err, local.code, "%s: key '%.*s' (record %llu): %s", c->db->path,
+                             (int)(k->mv_size > 200 ? 200 : k->mv_size), (const char *)k->mv_data,
+                             (unsigned long long)index, local.msg);
+    rec->index = index;
+    rec->key = k->mv_data;
+    rec->key_len = k->mv_size;
+    rec->value = v.mv_data;
+    rec->value_len = v.mv_size;
+    rec->datum = &c->datum;
+    return 1;
+}
+
+int dlg_lmdb_next(dlg_lmdb_cursor *c, dlg_lmdb_record *rec, dlg_data_err *err)
+{
+    MDB_val k;
+    if (c->pos == NONE)
+        return fetch(c, MDB_FIRST, &k, 0, rec, err);
+    return fetch(c, MDB_NEXT, &k, c->pos + 1, rec, err);
+}
+
+/* One pass over the keys, keeping every CKPT_EVERY-th (values are not read). */
+static int build_ckpt(dlg_lmdb_cursor *c, dlg_data_err *err)
+{
+    dlg_lmdb *db = c->db;
+    size_t n = (size_t)((db->count + CKPT_EVERY - 1) / CKPT_EVERY);
+    ckpt_key *t = calloc(n ? n : 1, sizeof *t);
+    if (!t)
+        return dlg_data_fail(err, DLG_ENOMEM, "%s: out of memory", db->path);
+    MDB_val k, v;
+    size_t got = 0;
+    int rc = mdb_cursor_get(c->cur, &k, &v, MDB_FIRST);
+    for (uint64_t i = 0; rc == 0 && got < n; i++) {
+        if (i % CKPT_EVERY == 0) {
+            t[got].key = malloc(k.mv_size ? k.mv_size : 1);
+            if (!t[got].key)
+                break;
+            memcpy(t[got].key, k.mv_data, k.mv_size);
+            t[got++].len = k.mv_size;
+        }
+        rc = mdb_cursor_get(c->cur, &k, &v, MDB_NEXT);
+    }
+    c->pos = NONE; /* the scan moved the cursor */
+    if (got < n) {
+        for (size_t i = 0; i < got; i++)
+            free(t[i].key);
+        free(t);
+        return dlg_data_fail(err, DLG_ECORRUPT, "%s: key scan stopped at checkpoint %zu of %zu: %s",
+                             db->path, got, n, rc ? mdb_strerror(rc) : "out of memory");
+    }
+    db->ckpt = t;
+    db->nckpt = n;
+    return 0;
+}
+
+int dlg_lmdb_seek(dlg_lmdb_cursor *c, uint64_t index, dlg_lmdb_record *rec, dlg_data_err *err)
+{
+    dlg_lmdb *db = c->db;
+    if (index >= db->count)
+        return dlg_data_fail(err, DLG_EINVAL, "%s: record %llu out of range (%llu records)",
+                             db->path, (unsigned long long)index, (unsigned long long)db->count);
+    MDB_val k;
+    if (c->pos != NONE && index == c->pos)
+    {
+        int rc = fetch(c, MDB_GET_CURRENT, &k, index, rec, err);
+        return rc < 0 ? rc : 0;
+    }
+    if (c->pos == NONE || index < c->pos || index - c->pos >= CKPT_EVERY) {
+        pthread_mutex_lock(&db->ckpt_lock);
+        int rc = db->ckpt ? 0 : build_ckpt(c, err);
+        pthread_mutex_unlock(&db->ckpt_lock);
+        if (rc < 0)
+            return rc;
+        ckpt_key *ck = &db->ckpt[index / CKPT_EVERY];
+        k.mv_size = ck->len;
+        k.mv_data = ck->key;
+        uint64_t base = index / CKPT_EVERY * CKPT_EVERY;
+        rc = fetch(c, MDB_SET_KEY, &k, base, base == index ? rec : NULL, err);
+        if (rc <= 0)
+            return rc < 0 ? rc : dlg_data_fail(err, DLG_ECORRUPT, "%s: key of record %llu vanished",
+                                               db->path, (unsigned long long)base);
+    }
+    while (c->pos < index) {
+        int rc = fetch(c, MDB_NEXT, &k, c->pos + 1, c->pos + 1 == index ? rec : NULL, err);
+        if (rc <= 0)
+            return rc < 0 ? rc : dlg_data_fail(err, DLG_ECORRUPT, "%s: record %llu missing",
+                                               db->path, (unsigned long long)c->pos + 1);
+    }
+    return 0;
+}
