@@ -46,7 +46,15 @@ static bool m_stopping(const dlg_host *h) { return from(h)->stop; }
 
 struct dlg_file_plain { dlg_file base; int fd; };
 
-static int m_open(const dlg_host *h, const char *storage, const char *path, dlg_file **out)
+static mock_storage *find_storage(mock_host *m, const char *name)
+{
+    for (int i = 0; i < m->nstorages; i++)
+        if (!name || strcmp(m->storages[i].name, name) == 0)
+            return &m->storages[i];
+    return NULL;
+}
+
+static int open_plain(const dlg_host *h, const char *path, dlg_file **out)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -61,8 +69,34 @@ static int m_open(const dlg_host *h, const char *storage, const char *path, dlg_
     return 0;
 }
 
+/* Files of a registered backend have f->ops set; plain files do not. */
+static int m_open(const dlg_host *h, const char *storage, const char *path, dlg_file **out)
+{
+    mock_host *m = from(h);
+    if (m->nstorages == 0)
+        return open_plain(h, path, out);
+    mock_storage *s = find_storage(m, storage);
+    if (!s)
+        return h->error(h, DLG_EINVAL, "no [storage %s] registered in the mock host", storage);
+    dlg_file *f = calloc(1, s->ops->file_size);
+    if (!f)
+        return h->error(h, DLG_ENOMEM, "%s: out of memory", path);
+    f->ops = s->ops;
+    f->inst = s->inst;
+    f->align = 1;
+    int rc = s->ops->open(s->inst, h, path, DLG_OPEN_READ, f);
+    if (rc < 0) {
+        free(f);
+        return rc;
+    }
+    *out = f;
+    return 0;
+}
+
 static int64_t m_read(const dlg_host *h, dlg_file *f, void *buf, size_t n, uint64_t off)
 {
+    if (f->ops)
+        return f->ops->read(f, buf, n, off);
     size_t got = 0;
     while (got < n) {
         ssize_t r = pread(((struct dlg_file_plain *)f)->fd, (char *)buf + got, n - got, (off_t)(off + got));
@@ -79,6 +113,8 @@ static int64_t m_read(const dlg_host *h, dlg_file *f, void *buf, size_t n, uint6
 
 static int m_size(const dlg_host *h, dlg_file *f, uint64_t *size)
 {
+    if (f->ops)
+        return f->ops->size(f, size);
     struct stat st;
     if (fstat(((struct dlg_file_plain *)f)->fd, &st) != 0)
         return h->error(h, DLG_EIO, "stat: %s", strerror(errno));
@@ -90,8 +126,119 @@ static void m_close(const dlg_host *h, dlg_file *f)
 {
     if (!f)
         return;
-    close(((struct dlg_file_plain *)f)->fd);
+    if (f->ops)
+        f->ops->close(f);
+    else
+        close(((struct dlg_file_plain *)f)->fd);
     free(f);
+}
+
+static uint32_t m_caps(const dlg_host *h, dlg_file *f, uint32_t *align)
+{
+    uint32_t caps = f->ops ? f->ops->caps : 0;
+    if (align)
+        *align = (caps & DLG_CAP_DIRECT) && f->align ? f->align : 1;
+    return caps;
+}
+
+/* Without zero copy, lend a private copy, as the real host does. */
+static int m_fetch(const dlg_host *h, dlg_file *f, uint64_t off, size_t n, const void **ptr)
+{
+    if (f->ops && (f->ops->caps & DLG_CAP_ZERO_COPY))
+        return f->ops->fetch(f, off, n, ptr);
+    void *buf = malloc(n ? n : 1);
+    if (!buf)
+        return h->error(h, DLG_ENOMEM, "out of memory fetching %zu bytes", n);
+    int64_t r = m_read(h, f, buf, n, off);
+    if (r < 0 || (size_t)r != n) {
+        free(buf);
+        return r < 0 ? (int)r : h->error(h, DLG_EIO, "fetch of %zu bytes at offset %llu passes end of file",
+                                         n, (unsigned long long)off);
+    }
+    *ptr = buf;
+    return 0;
+}
+
+static void m_unfetch(const dlg_host *h, dlg_file *f, const void *ptr, size_t n)
+{
+    if (f->ops && (f->ops->caps & DLG_CAP_ZERO_COPY))
+        f->ops->unfetch(f, ptr, n);
+    else
+        free((void *)ptr);
+}
+
+static int m_submit(const dlg_host *h, dlg_file *f, const dlg_io *ios, size_t n)
+{
+    if (!f->ops || !(f->ops->caps & DLG_CAP_ASYNC))
+        return h->error(h, DLG_ENOTSUP, "this storage backend has no asynchronous reads");
+    return f->ops->submit(f, ios, n);
+}
+
+static int m_reap(const dlg_host *h, dlg_file *f, dlg_io_done *done, size_t max, size_t min_done)
+{
+    if (!f->ops || !(f->ops->caps & DLG_CAP_ASYNC))
+        return h->error(h, DLG_ENOTSUP, "this storage backend has no asynchronous reads");
+    return f->ops->reap(f, done, max, min_done);
+}
+
+int mock_add_storage(mock_host *m, const char *name, const dlg_storage_ops *ops, void *inst)
+{
+    if (m->nstorages >= MOCK_MAX_STORAGES || strlen(name) >= sizeof m->storages[0].name)
+        return -1;
+    mock_storage *s = &m->storages[m->nstorages++];
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "%s", name);
+    s->ops = ops;
+    s->inst = inst;
+    return 0;
+}
+
+/* A registered name, else a backend type loaded from <name>.so with its
+ * default options (owned by the mock host until mock_host_fini). */
+static int m_storage_lookup(const dlg_host *h, const char *name, const dlg_storage_ops **ops, void **inst)
+{
+    mock_host *m = from(h);
+    mock_storage *s = name ? find_storage(m, name) : NULL;
+    if (!s && name && m->nstorages < MOCK_MAX_STORAGES && strlen(name) < sizeof s->name) {
+        char so[96];
+        snprintf(so, sizeof so, "%s.so", name);
+        char path[4096];
+        const char *dirs = getenv("DLGAUGE_PLUGIN_PATH");
+        snprintf(path, sizeof path, "%s/%s", dirs ? dirs : ".", so);
+        const dlg_plugin_desc *d = access(path, R_OK) == 0 ? mock_load_plugin(so, DLG_KIND_STORAGE, name) : NULL;
+        if (d) {
+            size_t nopt = 0;
+            while (d->options && d->options[nopt].name)
+                nopt++;
+            dlg_value *vals = calloc(nopt + 1, sizeof *vals);
+            void *in = NULL;
+            const dlg_storage_ops *o = d->ops;
+            if (!vals || (d->options && mock_options(d->options, vals, NULL) != 0) || o->create(h, vals, &in) < 0) {
+                free(vals);
+                return -DLG_EINVAL;
+            }
+            mock_add_storage(m, name, o, in);
+            s = &m->storages[m->nstorages - 1];
+            s->vals = vals;
+            s->owned = true;
+        }
+    }
+    if (!s)
+        return -DLG_EINVAL; /* like the real host: the caller names what it wanted */
+    *ops = s->ops;
+    *inst = s->inst;
+    return 0;
+}
+
+void mock_host_fini(mock_host *m)
+{
+    for (int i = m->nstorages - 1; i >= 0; i--) {
+        mock_storage *s = &m->storages[i];
+        if (s->owned && s->ops->destroy)
+            s->ops->destroy(s->inst);
+        free(s->vals);
+    }
+    m->nstorages = 0;
 }
 
 void mock_host_init(mock_host *m)
@@ -108,6 +255,12 @@ void mock_host_init(mock_host *m)
     m->host.file_read = m_read;
     m->host.file_size = m_size;
     m->host.file_close = m_close;
+    m->host.file_caps = m_caps;
+    m->host.file_fetch = m_fetch;
+    m->host.file_unfetch = m_unfetch;
+    m->host.file_submit = m_submit;
+    m->host.file_reap = m_reap;
+    m->host.storage_lookup = m_storage_lookup;
 }
 
 const dlg_plugin_desc *mock_load_plugin(const char *so_name, dlg_kind kind, const char *name)

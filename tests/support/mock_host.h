@@ -5,6 +5,18 @@
 
 #include <dlgauge/plugin.h>
 
+#define MOCK_MAX_STORAGES 8
+
+/* A storage backend instance files can be routed through (see
+ * mock_add_storage); `owned` ones were created by storage_lookup. */
+typedef struct mock_storage {
+    char name[64];
+    const dlg_storage_ops *ops;
+    void *inst;
+    dlg_value *vals; /* options of an owned instance */
+    bool owned;
+} mock_storage;
+
 typedef struct mock_host {
     dlg_host host;          /* pass &m.host to plugins */
     char last_error[1024];  /* text of the last host->error() */
@@ -13,6 +25,11 @@ typedef struct mock_host {
     int warnings;           /* how many log(WARN) calls */
     char last_log[1024];
     bool stop;              /* what stopping() answers */
+    /* Storage routing: with none registered, file_open serves plain POSIX
+     * files as before; otherwise it opens through the named backend (or the
+     * first registered one when the name is NULL). */
+    mock_storage storages[MOCK_MAX_STORAGES];
+    int nstorages;
 } mock_host;
 
 void mock_host_init(mock_host *m);
@@ -25,5 +42,15 @@ const dlg_plugin_desc *mock_load_plugin(const char *so_name, dlg_kind kind, cons
  * overrides (NULL-terminated); parses ints/sizes/durations/bools/enums
  * with a simplified parser adequate for tests.  Returns 0 or -1. */
 int mock_options(const dlg_option *opts, dlg_value *vals, const char *const *overrides);
+
+/* Registers a live storage instance under `name` (a [storage NAME] in the
+ * real host) for file_open and storage_lookup.  The caller keeps ownership.
+ * Returns 0, or -1 when the table is full. */
+int mock_add_storage(mock_host *m, const char *name, const dlg_storage_ops *ops, void *inst);
+
+/* Destroys the instances storage_lookup created from a backend type
+ * ("posix" loads posix.so with default options).  Call after destroying the
+ * plugins that looked them up, as the real host does. */
+void mock_host_fini(mock_host *m);
 
 #endif

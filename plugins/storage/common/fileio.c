@@ -1,0 +1,56 @@
+#define _GNU_SOURCE
+#include "fileio.h"
+
+#include <errno.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int64_t stg_pread_full(int fd, void *buf, size_t n, uint64_t off)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -errno;
+        if (r == 0)
+            break;
+        got += (size_t)r;
+    }
+    return (int64_t)got;
+}
+
+int stg_pwrite_full(int fd, const void *buf, size_t n, uint64_t off)
+{
+    size_t put = 0;
+    while (put < n) {
+        ssize_t r = pwrite(fd, (const char *)buf + put, n - put, (off_t)(off + put));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -errno;
+        if (r == 0)
+            return -EIO; /* no progress: never spin */
+        put += (size_t)r;
+    }
+    return 0;
+}
+
+int stg_fd_size(int fd, uint64_t *out)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return -errno;
+    if (S_ISBLK(st.st_mode)) {
+        uint64_t bytes = 0;
+        if (ioctl(fd, BLKGETSIZE64, &bytes) != 0)
+            return -errno;
+        *out = bytes;
+        return 0;
+    }
+    *out = (uint64_t)st.st_size;
+    return 0;
+}

@@ -1,0 +1,267 @@
+/* throttle: a shim that makes another backend behave like a cloud disk —
+ * bandwidth and IOPS caps (token buckets) plus per-I/O latency — the way
+ * SQLite's vfsstat wraps the real VFS.  Limits come from options and/or a
+ * disk profile (conf/disks/X.ini); the inner backend does the real I/O. */
+#define _GNU_SOURCE
+#include <dlgauge/plugin.h>
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "throttle_file.h"
+#include "throttle_profile.h"
+#include "throttle_units.h"
+
+static int merge_options(const dlg_host *h, const dlg_value *opts, thr_profile *prof,
+                         dlg_value *out)
+{
+    const char *path = opts[THR_PROFILE].set ? opts[THR_PROFILE].text : NULL;
+    memset(prof, 0, sizeof *prof);
+    if (path && *path) {
+        int rc = thr_profile_load(h, path, prof);
+        if (rc < 0)
+            return rc;
+    }
+    char why[256];
+    for (int i = 0; i < THR_OPT_COUNT; i++) {
+        out[i] = opts[i].set ? opts[i] : prof->v[i];
+        /* The core checks bounds; a host that does not must not get past us. */
+        if (opts[i].set && thr_check_range(&thr_options[i], &opts[i], why, sizeof why) != 0)
+            return h->error(h, DLG_EINVAL, "%s", why);
+    }
+    return 0;
+}
+
+static int resolve_inner(const dlg_host *h, thr_inst *ti, const char *name)
+{
+    if (h->struct_size < offsetof(dlg_host, storage_lookup) + sizeof h->storage_lookup ||
+        !h->storage_lookup)
+        return h->error(h, DLG_ENOTSUP, "inner = %s: this dlgauge host has no storage lookup",
+                        name);
+    const dlg_storage_ops *ops = NULL;
+    void *inst = NULL;
+    int rc = h->storage_lookup(h, name, &ops, &inst);
+    if (rc < 0) /* the host may not say why: name the key and both meanings */
+        return h->error(h, rc < -DLG_EINTERNAL ? DLG_EINVAL : -rc,
+                        "inner = %s: no [storage %s] section and no storage backend type '%s' "
+                        "(try inner = posix)",
+                        name, name, name);
+    if (!ops || ops->version < 1 || !ops->open || !ops->read || !ops->close || ops->file_size <
+                                                                                   sizeof(dlg_file))
+        return h->error(h, DLG_EINVAL, "inner = %s: not a usable storage backend", name);
+    ti->inner_ops = ops;
+    ti->inner_inst = inst;
+    return 0;
+}
+
+static int thr_create(const dlg_host *h, const dlg_value *opts, void **inst)
+{
+    thr_profile *prof = malloc(sizeof *prof);
+    dlg_value merged[THR_OPT_COUNT];
+    thr_inst *ti = calloc(1, sizeof *ti);
+    if (!prof || !ti) {
+        free(prof);
+        free(ti);
+        return h->error(h, DLG_ENOMEM, "throttle: out of memory");
+    }
+    thr_limits lim;
+    memset(&lim, 0, sizeof lim);
+    int rc = merge_options(h, opts, prof, merged);
+    if (rc == 0) {
+        char origin[512] = "";
+        if (opts[THR_PROFILE].set && opts[THR_PROFILE].text && *opts[THR_PROFILE].text)
+            snprintf(origin, sizeof origin, "profile %s: ", opts[THR_PROFILE].text);
+        rc = thr_resolve(h, merged, origin, &lim);
+    }
+    const char *inner = opts[THR_INNER].set && opts[THR_INNER].text ? opts[THR_INNER].text : "posix";
+    if (rc == 0)
+        rc = resolve_inner(h, ti, inner);
+    free(prof);
+    if (rc == 0 && !(ti->inner_name = strdup(inner)))
+        rc = h->error(h, DLG_ENOMEM, "throttle: out of memory");
+    if (rc < 0) {
+        free(ti);
+        return rc;
+    }
+    ti->h = h;
+    thr_shaper_init(&ti->shaper, &lim);
+    h->log(h, DLG_LOG_DEBUG,
+           "throttle over %s: %.0f B/s (burst %.0f B), %.0f IOPS (burst %.0f), latency %.3f ms",
+           inner, lim.bandwidth, lim.burst, lim.iops, lim.burst_iops, (double)lim.latency / 1e6);
+    *inst = ti;
+    return 0;
+}
+
+static void thr_destroy(void *inst)
+{
+    thr_inst *ti = inst;
+    if (!ti)
+        return;
+    thr_shaper_fini(&ti->shaper);
+    free(ti->inner_name);
+    free(ti); /* the inner instance belongs to the host */
+}
+
+static int thr_open(void *inst, const dlg_host *h, const char *path, int flags, dlg_file *f)
+{
+    thr_inst *ti = inst;
+    thr_file *tf = (thr_file *)f;
+    memset((char *)tf + sizeof(dlg_file), 0, sizeof *tf - sizeof(dlg_file));
+    dlg_file *in = calloc(1, ti->inner_ops->file_size);
+    if (!in)
+        return h->error(h, DLG_ENOMEM, "%s: out of memory", path);
+    in->ops = ti->inner_ops;
+    in->inst = ti->inner_inst;
+    int rc = ti->inner_ops->open(ti->inner_inst, h, path, flags, in);
+    if (rc < 0) {
+        free(in);
+        return rc;
+    }
+    tf->h = h;
+    tf->ti = ti;
+    tf->inner = in;
+    tf->inner_caps = ti->inner_ops->caps;
+    f->align = (tf->inner_caps & DLG_CAP_DIRECT) && in->align ? in->align : 1;
+    return 0;
+}
+
+static int thr_close(dlg_file *f)
+{
+    thr_file *tf = (thr_file *)f;
+    int rc = tf->inner->ops->close(tf->inner);
+    free(tf->inner);
+    tf->inner = NULL;
+    thr_async_free(tf);
+    for (size_t i = 0; i < tf->nfbufs; i++)
+        free(tf->fbufs[i].p);
+    free(tf->fbufs);
+    tf->fbufs = NULL;
+    tf->nfbufs = 0;
+    return rc;
+}
+
+static int thr_size(dlg_file *f, uint64_t *out)
+{
+    thr_file *tf = (thr_file *)f;
+    return tf->inner->ops->size(tf->inner, out);
+}
+
+static int64_t thr_read(dlg_file *f, void *buf, size_t n, uint64_t off)
+{
+    thr_file *tf = (thr_file *)f;
+    uint64_t deadline = thr_shaper_reserve(&tf->ti->shaper, n);
+    int64_t r = tf->inner->ops->read(tf->inner, buf, n, off);
+    int rc = thr_sleep_until(tf->h, deadline);
+    return r < 0 ? r : rc < 0 ? rc : r;
+}
+
+static int thr_write(dlg_file *f, const void *buf, size_t n, uint64_t off)
+{
+    thr_file *tf = (thr_file *)f;
+    if (tf->inner->ops->version < 1 || !tf->inner->ops->write)
+        return tf->h->error(tf->h, DLG_ENOTSUP, "inner = %s cannot write", tf->ti->inner_name);
+    uint64_t deadline = thr_shaper_reserve(&tf->ti->shaper, n);
+    int rc = tf->inner->ops->write(tf->inner, buf, n, off);
+    int rs = thr_sleep_until(tf->h, deadline);
+    return rc < 0 ? rc : rs;
+}
+
+/* A free lending buffer of at least n bytes: grown only when a larger fetch
+ * comes, so a steady stream of fetches does not allocate. */
+static thr_fbuf *lend_buffer(thr_file *tf, size_t n)
+{
+    thr_fbuf *best = NULL;
+    for (size_t i = 0; i < tf->nfbufs; i++)
+        if (!tf->fbufs[i].busy && (!best || tf->fbufs[i].cap > best->cap))
+            best = &tf->fbufs[i];
+    if (!best) {
+        thr_fbuf *nb = realloc(tf->fbufs, (tf->nfbufs + 1) * sizeof *nb);
+        if (!nb)
+            return NULL;
+        tf->fbufs = nb;
+        best = &tf->fbufs[tf->nfbufs++];
+        *best = (thr_fbuf){0};
+    }
+    if (best->cap < n) {
+        void *p = realloc(best->p, n);
+        if (!p)
+            return NULL;
+        best->p = p;
+        best->cap = n;
+    }
+    return best;
+}
+
+static int thr_fetch(dlg_file *f, uint64_t off, size_t n, const void **ptr)
+{
+    thr_file *tf = (thr_file *)f;
+    uint64_t deadline = thr_shaper_reserve(&tf->ti->shaper, n);
+    int rc;
+    if ((tf->inner_caps & DLG_CAP_ZERO_COPY) && tf->inner->ops->fetch) {
+        rc = tf->inner->ops->fetch(tf->inner, off, n, ptr);
+    } else {
+        thr_fbuf *b = lend_buffer(tf, n ? n : 1);
+        if (!b)
+            return tf->h->error(tf->h, DLG_ENOMEM, "fetch: no memory for %zu bytes", n);
+        int64_t r = tf->inner->ops->read(tf->inner, b->p, n, off);
+        if (r >= 0 && (size_t)r < n)
+            r = tf->h->error(tf->h, DLG_EINVAL, "fetch of [%llu, %llu) is past the end of the file",
+                             (unsigned long long)off, (unsigned long long)(off + n));
+        rc = r < 0 ? (int)r : 0;
+        if (rc == 0) {
+            b->busy = true;
+            *ptr = b->p;
+        }
+    }
+    int rs = thr_sleep_until(tf->h, deadline);
+    return rc < 0 ? rc : rs;
+}
+
+static void thr_unfetch(dlg_file *f, const void *ptr, size_t n)
+{
+    thr_file *tf = (thr_file *)f;
+    if ((tf->inner_caps & DLG_CAP_ZERO_COPY) && tf->inner->ops->unfetch) {
+        tf->inner->ops->unfetch(tf->inner, ptr, n);
+        return;
+    }
+    for (size_t i = 0; i < tf->nfbufs; i++)
+        if (tf->fbufs[i].p == ptr && tf->fbufs[i].busy) {
+            tf->fbufs[i].busy = false;
+            return;
+        }
+}
+
+/* Capabilities are per backend type, so throttle offers all of them and
+ * emulates what the inner backend lacks: fetch copies into lent buffers,
+ * submit/reap run the inner reads synchronously but complete them at the
+ * emulated disk's pace (so queue depth still overlaps latency). */
+static const dlg_storage_ops thr_ops = {
+    .version = 1,
+    .caps = DLG_CAP_ZERO_COPY | DLG_CAP_ASYNC | DLG_CAP_DIRECT,
+    .file_size = sizeof(thr_file),
+    .create = thr_create,
+    .destroy = thr_destroy,
+    .open = thr_open,
+    .close = thr_close,
+    .size = thr_size,
+    .read = thr_read,
+    .fetch = thr_fetch,
+    .unfetch = thr_unfetch,
+    .submit = thr_submit,
+    .reap = thr_reap,
+    .write = thr_write,
+};
+
+static const dlg_plugin_desc thr_desc = {
+    .struct_size = sizeof(dlg_plugin_desc),
+    .kind = DLG_KIND_STORAGE,
+    .name = "throttle",
+    .version = "1.0",
+    .summary = "emulates a cloud disk (bandwidth, IOPS, latency) over another backend",
+    .options = thr_options,
+    .ops = &thr_ops,
+};
+
+DLG_PLUGIN("throttle", &thr_desc)

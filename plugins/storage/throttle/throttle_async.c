@@ -1,0 +1,152 @@
+/* throttle's submit/reap: each read gets its emulated completion deadline
+ * when it is submitted, and reap() hands a completion back only once both
+ * the inner backend has finished it and its deadline has passed.  Inner
+ * backends without DLG_CAP_ASYNC do the read at submit time. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "throttle_file.h"
+
+static bool inner_async(const thr_file *tf)
+{
+    const dlg_storage_ops *o = tf->inner->ops;
+    return (tf->inner_caps & DLG_CAP_ASYNC) && o->submit && o->reap;
+}
+
+/* Room for `more` new slots and for a batch of that many: grows only when
+ * the caller goes deeper than before. */
+static int reserve_room(thr_file *tf, size_t more)
+{
+    size_t want = tf->pending + more;
+    if (want > tf->nslots) {
+        thr_slot *s = realloc(tf->slots, want * sizeof *s);
+        if (!s)
+            return -1;
+        memset(s + tf->nslots, 0, (want - tf->nslots) * sizeof *s);
+        tf->slots = s;
+        tf->nslots = want;
+    }
+    if (tf->nslots > tf->scratch_cap) {
+        dlg_io *io = realloc(tf->scratch, tf->nslots * sizeof *io);
+        if (io)
+            tf->scratch = io;
+        dlg_io_done *d = realloc(tf->scratch_done, tf->nslots * sizeof *d);
+        if (d)
+            tf->scratch_done = d;
+        if (!io || !d)
+            return -1;
+        tf->scratch_cap = tf->nslots;
+    }
+    return 0;
+}
+
+int thr_submit(dlg_file *f, const dlg_io *ios, size_t n)
+{
+    thr_file *tf = (thr_file *)f;
+    if (reserve_room(tf, n) != 0)
+        return tf->h->error(tf->h, DLG_ENOMEM, "submit: out of memory for %zu reads", n);
+    bool async = inner_async(tf);
+    size_t next = 0;
+    for (size_t i = 0; i < n; i++) {
+        while (tf->slots[next].state != THR_SLOT_FREE)
+            next++;
+        thr_slot *s = &tf->slots[next];
+        s->user = ios[i].user;
+        s->deadline = thr_shaper_reserve(&tf->ti->shaper, ios[i].len);
+        s->state = THR_SLOT_INFLIGHT;
+        if (async) {
+            tf->scratch[i] = ios[i];
+            tf->scratch[i].user = next;
+        } else {
+            s->result = tf->inner->ops->read(tf->inner, ios[i].buf, ios[i].len, ios[i].off);
+            s->state = THR_SLOT_DONE;
+        }
+    }
+    if (async) {
+        int rc = tf->inner->ops->submit(tf->inner, tf->scratch, n);
+        if (rc < 0) {
+            for (size_t i = 0; i < n; i++)
+                tf->slots[tf->scratch[i].user].state = THR_SLOT_FREE;
+            return rc;
+        }
+        tf->inflight += n;
+    }
+    tf->pending += n;
+    return (int)n;
+}
+
+/* Collects what the inner backend finished (waiting for at least min). */
+static int harvest(thr_file *tf, size_t min)
+{
+    if (tf->inflight == 0)
+        return 0;
+    size_t max = tf->inflight < tf->scratch_cap ? tf->inflight : tf->scratch_cap;
+    int k = tf->inner->ops->reap(tf->inner, tf->scratch_done, max, min);
+    if (k < 0)
+        return k;
+    for (int i = 0; i < k; i++) {
+        thr_slot *s = &tf->slots[tf->scratch_done[i].user];
+        s->result = tf->scratch_done[i].result;
+        s->state = THR_SLOT_DONE;
+    }
+    tf->inflight -= (size_t)k;
+    return 0;
+}
+
+/* Moves finished reads whose deadline has passed to done[]; returns the
+ * earliest deadline still held back (UINT64_MAX if none). */
+static uint64_t emit_ready(thr_file *tf, dlg_io_done *done, size_t max, size_t *count)
+{
+    uint64_t now = thr_now_ns(), earliest = UINT64_MAX;
+    for (size_t i = 0; i < tf->nslots; i++) {
+        thr_slot *s = &tf->slots[i];
+        if (s->state != THR_SLOT_DONE)
+            continue;
+        if (s->deadline <= now && *count < max) {
+            done[(*count)++] = (dlg_io_done){s->user, s->result};
+            s->state = THR_SLOT_FREE;
+            tf->pending--;
+        } else if (s->deadline < earliest) {
+            earliest = s->deadline;
+        }
+    }
+    return earliest;
+}
+
+int thr_reap(dlg_file *f, dlg_io_done *done, size_t max, size_t min_done)
+{
+    thr_file *tf = (thr_file *)f;
+    if (min_done > max)
+        min_done = max;
+    if (min_done > tf->pending)
+        min_done = tf->pending;
+    size_t count = 0;
+    for (;;) {
+        int rc = harvest(tf, 0);
+        if (rc < 0)
+            return rc;
+        uint64_t earliest = emit_ready(tf, done, max, &count);
+        if (count >= min_done || count == max)
+            return (int)count;
+        if (earliest != UINT64_MAX)
+            rc = thr_sleep_until(tf->h, earliest);
+        else if (tf->inflight > 0)
+            rc = harvest(tf, 1);
+        else
+            return (int)count;
+        if (rc < 0)
+            return rc;
+    }
+}
+
+void thr_async_free(thr_file *tf)
+{
+    free(tf->slots);
+    free(tf->scratch);
+    free(tf->scratch_done);
+    tf->slots = NULL;
+    tf->scratch = NULL;
+    tf->scratch_done = NULL;
+    tf->nslots = tf->scratch_cap = 0;
+}

@@ -1,0 +1,57 @@
+/* The throttle backend's instance and file state, shared by throttle.c
+ * (sync ops) and throttle_async.c (submit/reap). */
+#ifndef DLG_THROTTLE_FILE_H
+#define DLG_THROTTLE_FILE_H
+
+#include "throttle_shaper.h"
+
+typedef struct thr_inst {
+    const dlg_host *h;
+    const dlg_storage_ops *inner_ops;
+    void *inner_inst; /* owned by the host */
+    char *inner_name;
+    thr_shaper shaper;
+} thr_inst;
+
+enum thr_slot_state { THR_SLOT_FREE, THR_SLOT_INFLIGHT, THR_SLOT_DONE };
+
+/* One async read: its emulated completion time and, once the inner
+ * backend finished it, its result. */
+typedef struct thr_slot {
+    uint64_t user;
+    uint64_t deadline;
+    int64_t result;
+    int state;
+} thr_slot;
+
+/* A buffer lent by fetch() when the inner backend cannot lend its own. */
+typedef struct thr_fbuf {
+    void *p;
+    size_t cap;
+    bool busy;
+} thr_fbuf;
+
+typedef struct thr_file {
+    dlg_file base;
+    const dlg_host *h;
+    thr_inst *ti;
+    dlg_file *inner;
+    uint32_t inner_caps;
+    /* async */
+    thr_slot *slots;
+    size_t nslots;
+    size_t inflight; /* submitted to the inner backend, not yet reaped there */
+    size_t pending;  /* submitted by the caller, not yet returned by reap */
+    dlg_io *scratch; /* inner submit batch */
+    dlg_io_done *scratch_done;
+    size_t scratch_cap;
+    /* emulated fetch */
+    thr_fbuf *fbufs;
+    size_t nfbufs;
+} thr_file;
+
+int thr_submit(dlg_file *f, const dlg_io *ios, size_t n);
+int thr_reap(dlg_file *f, dlg_io_done *done, size_t max, size_t min_done);
+void thr_async_free(thr_file *tf);
+
+#endif

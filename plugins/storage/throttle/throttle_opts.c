@@ -1,0 +1,101 @@
+#include "throttle_opts.h"
+
+#include <math.h>
+
+/* Keys a profile may set have no table default, so that `set` tells an
+ * explicit value from an absent one; the defaults are in the help text. */
+const dlg_option thr_options[THR_OPT_COUNT + 1] = {
+    [THR_INNER] = {"inner", DLG_OPT_STRING, "posix", NULL, NULL, NULL,
+                   "backend doing the real I/O: a [storage NAME] or a backend type", 0},
+    [THR_PROFILE] = {"profile", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
+                     "disk profile INI (conf/disks/X.ini) giving the keys below; explicit keys win",
+                     DLG_OPT_NOSWEEP},
+    [THR_CAPACITY] = {"capacity", DLG_OPT_SIZE, NULL, "1GiB", NULL, NULL,
+                      "emulated disk size; the *_per_gib formulas use it", 0},
+    [THR_BANDWIDTH] = {"bandwidth", DLG_OPT_SIZE, NULL, "0", NULL, NULL,
+                       "throughput cap per second, e.g. 150MB (default: formula, else unlimited)", 0},
+    [THR_BANDWIDTH_BASE] = {"bandwidth_base", DLG_OPT_SIZE, NULL, "0", NULL, NULL,
+                            "formula: bandwidth = min(base + per_gib * capacity_GiB, max)", 0},
+    [THR_BANDWIDTH_PER_GIB] = {"bandwidth_per_gib", DLG_OPT_SIZE, NULL, "0", NULL, NULL,
+                               "formula: bytes/s added per GiB of capacity (0.5MB)", 0},
+    [THR_BANDWIDTH_MAX] = {"bandwidth_max", DLG_OPT_SIZE, NULL, "0", NULL, NULL,
+                           "formula: upper bound (default none)", 0},
+    [THR_IOPS] = {"iops", DLG_OPT_INT, NULL, "0", "100000000", NULL,
+                  "I/O operations per second cap (default: formula, else unlimited)", 0},
+    [THR_IOPS_BASE] = {"iops_base", DLG_OPT_INT, NULL, "0", "100000000", NULL,
+                       "formula: iops = min(base + per_gib * capacity_GiB, max)", 0},
+    [THR_IOPS_PER_GIB] = {"iops_per_gib", DLG_OPT_DOUBLE, NULL, "0", "1000000", NULL,
+                          "formula: IOPS added per GiB of capacity", 0},
+    [THR_IOPS_MAX] = {"iops_max", DLG_OPT_INT, NULL, "0", "100000000", NULL,
+                      "formula: upper bound (default none)", 0},
+    [THR_IOPS_UNIT] = {"iops_unit", DLG_OPT_SIZE, NULL, "0", NULL, NULL,
+                       "an I/O larger than this counts as ceil(size/unit) I/Os (AWS: 256KiB); 0 = one", 0},
+    [THR_BURST] = {"burst", DLG_OPT_SIZE, NULL, "0", NULL, NULL,
+                   "bandwidth bucket depth in bytes (default 10 ms of bandwidth)", 0},
+    [THR_BURST_IOPS] = {"burst_iops", DLG_OPT_INT, NULL, "0", "100000000", NULL,
+                        "IOPS bucket depth in I/Os (default 10 ms of iops, at least 1)", 0},
+    [THR_LATENCY] = {"latency", DLG_OPT_DURATION, NULL, "0", "10s", NULL,
+                     "mean added latency per I/O (default 0)", 0},
+    [THR_LATENCY_DIST] = {"latency_dist", DLG_OPT_ENUM, NULL, NULL, NULL,
+                          "fixed|uniform|exponential|normal",
+                          "latency distribution (default fixed); mean is always `latency`", 0},
+    [THR_LATENCY_JITTER] = {"latency_jitter", DLG_OPT_DURATION, NULL, "0", "10s", NULL,
+                            "uniform: half-width; normal: stddev; exponential: tail mean "
+                            "(default = latency)", 0},
+    [THR_SEED] = {"seed", DLG_OPT_INT, NULL, "0", NULL, NULL,
+                  "seed of the latency random stream (default 1)", 0},
+    [THR_OPT_COUNT] = {0},
+};
+
+static double gib(double bytes) { return bytes / (1024.0 * 1024.0 * 1024.0); }
+
+/* min(base + per_gib * cap, max) where any formula key is given. */
+static int formula(const dlg_host *h, const dlg_value *v, int direct, int base, int per_gib,
+                   int max, bool is_double_rate, const char *origin, double *out)
+{
+    *out = 0;
+    if (v[direct].set) {
+        *out = (double)v[direct].i;
+        return 0;
+    }
+    if (!v[base].set && !v[per_gib].set && !v[max].set)
+        return 0;
+    double rate = v[per_gib].set ? (is_double_rate ? v[per_gib].d : (double)v[per_gib].i) : 0;
+    if (rate > 0 && !v[THR_CAPACITY].set)
+        return h->error(h, DLG_EINVAL, "%s%s needs capacity (e.g. capacity = 500GiB)", origin,
+                        thr_options[per_gib].name);
+    double x = (v[base].set ? (double)v[base].i : 0) + rate * gib((double)v[THR_CAPACITY].i);
+    if (v[max].set && v[max].i > 0 && x > (double)v[max].i)
+        x = (double)v[max].i;
+    if (x <= 0)
+        return h->error(h, DLG_EINVAL, "%s%s formula gives %g: set %s or a positive %s", origin,
+                        thr_options[direct].name, x, thr_options[direct].name,
+                        thr_options[base].name);
+    *out = x;
+    return 0;
+}
+
+int thr_resolve(const dlg_host *h, const dlg_value *v, const char *origin, thr_limits *out)
+{
+    int rc = formula(h, v, THR_BANDWIDTH, THR_BANDWIDTH_BASE, THR_BANDWIDTH_PER_GIB,
+                     THR_BANDWIDTH_MAX, false, origin, &out->bandwidth);
+    if (rc == 0)
+        rc = formula(h, v, THR_IOPS, THR_IOPS_BASE, THR_IOPS_PER_GIB, THR_IOPS_MAX, true, origin,
+                     &out->iops);
+    if (rc < 0)
+        return rc;
+    out->iops_unit = v[THR_IOPS_UNIT].set ? (double)v[THR_IOPS_UNIT].i : 0;
+    out->burst = v[THR_BURST].set && v[THR_BURST].i > 0 ? (double)v[THR_BURST].i : out->bandwidth / 100;
+    out->burst_iops = v[THR_BURST_IOPS].set && v[THR_BURST_IOPS].i > 0 ? (double)v[THR_BURST_IOPS].i
+                                                                          : fmax(1, out->iops / 100);
+    out->latency = v[THR_LATENCY].set ? (uint64_t)v[THR_LATENCY].i : 0;
+    out->dist = v[THR_LATENCY_DIST].set ? (int)v[THR_LATENCY_DIST].i : THR_DIST_FIXED;
+    out->jitter = v[THR_LATENCY_JITTER].set ? (uint64_t)v[THR_LATENCY_JITTER].i : out->latency;
+    out->seed = v[THR_SEED].set ? (uint64_t)v[THR_SEED].i : 1;
+    if (out->dist == THR_DIST_EXPONENTIAL && out->jitter > out->latency)
+        return h->error(h, DLG_EINVAL,
+                        "%slatency_jitter (%.3f ms) exceeds latency (%.3f ms): an exponential "
+                        "tail cannot be longer than the mean",
+                        origin, (double)out->jitter / 1e6, (double)out->latency / 1e6);
+    return 0;
+}

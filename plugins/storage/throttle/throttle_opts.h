@@ -1,0 +1,51 @@
+/* The throttle backend's option table, and the limits resolved from it
+ * (explicit options over the profile file over built-in defaults). */
+#ifndef DLG_THROTTLE_OPTS_H
+#define DLG_THROTTLE_OPTS_H
+
+#include <dlgauge/plugin.h>
+
+enum thr_opt {
+    THR_INNER,
+    THR_PROFILE,
+    THR_CAPACITY,
+    THR_BANDWIDTH,
+    THR_BANDWIDTH_BASE,
+    THR_BANDWIDTH_PER_GIB,
+    THR_BANDWIDTH_MAX,
+    THR_IOPS,
+    THR_IOPS_BASE,
+    THR_IOPS_PER_GIB,
+    THR_IOPS_MAX,
+    THR_IOPS_UNIT,
+    THR_BURST,
+    THR_BURST_IOPS,
+    THR_LATENCY,
+    THR_LATENCY_DIST,
+    THR_LATENCY_JITTER,
+    THR_SEED,
+    THR_OPT_COUNT
+};
+
+enum thr_dist { THR_DIST_FIXED, THR_DIST_UNIFORM, THR_DIST_EXPONENTIAL, THR_DIST_NORMAL };
+
+extern const dlg_option thr_options[THR_OPT_COUNT + 1];
+
+/* The emulated disk, in plain numbers (0 = unlimited). */
+typedef struct thr_limits {
+    double bandwidth;   /* bytes/s */
+    double iops;        /* I/Os per second */
+    double iops_unit;   /* bytes one I/O may carry before it counts as more; 0 = any */
+    double burst;       /* bytes the bandwidth bucket holds */
+    double burst_iops;  /* I/Os the IOPS bucket holds */
+    uint64_t latency;   /* ns, mean */
+    uint64_t jitter;    /* ns */
+    int dist;           /* enum thr_dist */
+    uint64_t seed;
+} thr_limits;
+
+/* Resolves limits from merged option values (index = enum thr_opt), applying
+ * the capacity formulas; reports a bad combination through h->error. */
+int thr_resolve(const dlg_host *h, const dlg_value *v, const char *origin, thr_limits *out);
+
+#endif

@@ -1,0 +1,88 @@
+#define _GNU_SOURCE
+#include "throttle_profile.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "throttle_units.h"
+
+typedef struct load_ctx {
+    thr_profile *p;
+    FILE *f;
+    int line;      /* lines read so far: the handler's line */
+    int why_line;  /* line of the first problem the handler found */
+    char why[256];
+} load_ctx;
+
+/* fgets that counts lines, so a handler error knows its line number. */
+static char *read_line(char *str, int num, void *stream)
+{
+    load_ctx *c = stream;
+    char *r = fgets(str, num, c->f);
+    if (r && strchr(r, '\n'))
+        c->line++;
+    return r;
+}
+
+static const char *const info_keys[] = {"name", "vendor", "source", "date", "description", NULL};
+
+static int fail(load_ctx *c, const char *msg)
+{
+    if (!c->why[0]) {
+        snprintf(c->why, sizeof c->why, "%s", msg);
+        c->why_line = c->line;
+    }
+    return 0; /* inih: stop treating this line as good; it returns the line */
+}
+
+static int on_key(void *user, const char *section, const char *name, const char *value)
+{
+    load_ctx *c = user;
+    char msg[256];
+    if (section[0] && strcmp(section, "disk") != 0) {
+        snprintf(msg, sizeof msg, "section [%s] is not allowed (keys go at the top or in [disk])",
+                 section);
+        return fail(c, msg);
+    }
+    for (const char *const *k = info_keys; *k; k++)
+        if (strcmp(*k, name) == 0)
+            return 1;
+    for (int i = THR_CAPACITY; i < THR_OPT_COUNT; i++) {
+        if (strcmp(thr_options[i].name, name) != 0)
+            continue;
+        if (strlen(value) >= THR_TEXT_MAX) {
+            snprintf(msg, sizeof msg, "%s: value is too long", name);
+            return fail(c, msg);
+        }
+        snprintf(c->p->text[i], THR_TEXT_MAX, "%s", value);
+        if (thr_parse_value(&thr_options[i], c->p->text[i], &c->p->v[i], msg, sizeof msg) != 0)
+            return fail(c, msg);
+        return 1;
+    }
+    snprintf(msg, sizeof msg, "unknown key '%s'%s", name,
+             !strcmp(name, "inner") || !strcmp(name, "profile")
+                 ? " (inner and profile belong in the [storage] section)"
+                 : "");
+    return fail(c, msg);
+}
+
+int thr_profile_load(const dlg_host *h, const char *path, thr_profile *p)
+{
+    memset(p, 0, sizeof *p);
+    load_ctx c = {.p = p};
+    c.f = fopen(path, "r");
+    if (!c.f)
+        return h->error(h, DLG_EINVAL, "profile %s: cannot open: %s", path, strerror(errno));
+    int line = ini_parse_stream(read_line, &c, on_key, &c);
+    fclose(c.f);
+    if (line == -2)
+        return h->error(h, DLG_ENOMEM, "profile %s: out of memory", path);
+    if (line == 0)
+        return 0;
+    /* inih returns the first bad line of any kind: ours, or a syntax error. */
+    if (c.why[0] && (c.why_line <= line || line < 0))
+        return h->error(h, DLG_EINVAL, "profile %s:%d: %s", path, c.why_line, c.why);
+    return h->error(h, DLG_EINVAL, "profile %s:%d: syntax error (expected key = value)", path, line);
+}

@@ -1,0 +1,19 @@
+/* Loads a disk profile (conf/disks/X.ini): the throttle's own option names,
+ * outside any section or in [disk], plus descriptive keys (name, vendor,
+ * source, date) that are kept for humans and otherwise ignored. */
+#ifndef DLG_THROTTLE_PROFILE_H
+#define DLG_THROTTLE_PROFILE_H
+
+#include "throttle_opts.h"
+
+#define THR_TEXT_MAX 128
+
+typedef struct thr_profile {
+    dlg_value v[THR_OPT_COUNT];          /* set only for keys the file gives */
+    char text[THR_OPT_COUNT][THR_TEXT_MAX]; /* v[i].text points here */
+} thr_profile;
+
+/* Reads path into p; an error names the file, the line and the key. */
+int thr_profile_load(const dlg_host *h, const char *path, thr_profile *p);
+
+#endif

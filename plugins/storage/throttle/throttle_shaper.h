@@ -1,0 +1,39 @@
+/* The emulated disk's timing: token buckets for bandwidth and IOPS and a
+ * seeded per-I/O latency, shared (under a mutex) by every file of one
+ * throttle instance, since the emulated disk is one device.  Each I/O gets a
+ * completion deadline at issue; the caller does the real I/O, then waits. */
+#ifndef DLG_THROTTLE_SHAPER_H
+#define DLG_THROTTLE_SHAPER_H
+
+#include <pthread.h>
+
+#include "throttle_opts.h"
+
+typedef struct thr_bucket {
+    double rate;  /* tokens per ns; 0 = unlimited */
+    double depth; /* tokens the bucket holds */
+    double tat;   /* ns at which the bucket is full again */
+} thr_bucket;
+
+typedef struct thr_shaper {
+    pthread_mutex_t mu;
+    thr_limits lim;
+    thr_bucket bytes;
+    thr_bucket ios;
+    uint64_t rng[4]; /* xoshiro256** state */
+} thr_shaper;
+
+void thr_shaper_init(thr_shaper *s, const thr_limits *lim);
+void thr_shaper_fini(thr_shaper *s);
+
+/* Reserves an I/O of n bytes issued now; returns its completion deadline
+ * (CLOCK_MONOTONIC ns). */
+uint64_t thr_shaper_reserve(thr_shaper *s, size_t n);
+
+uint64_t thr_now_ns(void);
+
+/* Sleeps until deadline; wakes every 100 ms to honour a stop request.
+ * Returns 0, or -DLG_ESTOP once h->stopping(). */
+int thr_sleep_until(const dlg_host *h, uint64_t deadline);
+
+#endif

@@ -1,0 +1,16 @@
+/* Parses one option value as plugin.h defines the units (the core does this
+ * for [storage] sections; profile files are read by the plugin itself). */
+#ifndef DLG_THROTTLE_UNITS_H
+#define DLG_THROTTLE_UNITS_H
+
+#include <dlgauge/plugin.h>
+
+/* Fills v from text for option o and checks o's min/max.  On failure returns
+ * -1 with a one-line reason in why. */
+int thr_parse_value(const dlg_option *o, const char *text, dlg_value *v, char *why, size_t whylen);
+
+/* Checks a value parsed elsewhere (the core, the mock host) against o's
+ * bounds; same contract. */
+int thr_check_range(const dlg_option *o, const dlg_value *v, char *why, size_t whylen);
+
+#endif

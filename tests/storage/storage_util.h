@@ -1,0 +1,38 @@
+/* Helpers for the storage tests: load a backend through the mock host,
+ * make temp files in the build tree, deterministic random content. */
+#ifndef DLG_TEST_STORAGE_UTIL_H
+#define DLG_TEST_STORAGE_UTIL_H
+
+#include <stdint.h>
+
+#include "mock_host.h"
+
+typedef struct st_backend {
+    const dlg_plugin_desc *desc;
+    const dlg_storage_ops *ops;
+    void *inst;
+    dlg_value vals[32];
+} st_backend;
+
+/* Loads NAME.so and creates an instance with "key=value" overrides.
+ * Returns create()'s result (0 or -code); -DLG_EINTERNAL if loading failed. */
+int st_backend_create(st_backend *b, mock_host *m, const char *name, const char *const *overrides);
+void st_backend_destroy(st_backend *b);
+
+/* Opens path through the backend directly (flags DLG_OPEN_READ/WRITE). */
+int st_open(st_backend *b, mock_host *m, const char *path, int flags, dlg_file **out);
+void st_close(dlg_file *f);
+
+/* A fresh directory under the build tree; out must hold 512 bytes. */
+void st_tmpdir(char *out, const char *tag);
+
+uint64_t st_rand(uint64_t *state);
+void st_fill(uint8_t *buf, size_t n, uint64_t seed);
+
+/* Writes n random bytes to path through the backend's write(), in uneven
+ * chunks; returns the content (caller frees) or NULL. */
+uint8_t *st_write_file(st_backend *b, mock_host *m, const char *path, size_t n, uint64_t seed);
+
+double st_now(void);
+
+#endif
