@@ -1,0 +1,124 @@
+/* influx.so writing line protocol to a file: read back, known answers,
+ * progress filtering, option errors. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sink_test_util.h"
+
+static void write_points(const dlg_sink_ops *ops, void *st)
+{
+    dlg_tag tags[] = {{"run_id", "r 1"}, {"job", "resnet50"}, {"cell", ""}}; /* unsorted, one empty */
+    dlg_field fields[] = {
+        {"throughput", DLG_FIELD_DOUBLE, {.d = 1234.5}},
+        {"nan", DLG_FIELD_DOUBLE, {.d = NAN}},
+        {"items", DLG_FIELD_INT, {.i = 640}},
+        {"bytes", DLG_FIELD_UINT, {.u = 5}},
+        {"unit", DLG_FIELD_STRING, {.s = "images/s \"x\""}},
+        {"ok", DLG_FIELD_BOOL, {.b = true}},
+    };
+    dlg_field pf[] = {{"step_rate", DLG_FIELD_DOUBLE, {.d = 2.25}}};
+    dlg_field bad[] = {{"nan", DLG_FIELD_DOUBLE, {.d = INFINITY}}};
+    dlg_point pts[] = {
+        {"dlgauge_result", tags, 3, fields, 6, 1700000000000000000},
+        {"dlgauge_progress", tags, 2, pf, 1, 1700000001000000000},
+        {"dlgauge_result", tags, 1, bad, 1, 3}, /* no field left: dropped */
+    };
+    assert_int_equal(ops->write(st, pts, 3), 0);
+}
+
+static void *open_influx(mock_host *m, const char *const *ov, const dlg_sink_ops **ops)
+{
+    void *st = NULL;
+    assert_int_equal(st_open_sink(m, "influx.so", "influx", ov, ops, &st), 0);
+    return st;
+}
+
+static void test_file_read_back(void **unused)
+{
+    char *dir = st_tempdir(), *path = st_join(dir, "lp/out.lp");
+    char opt[4200];
+    snprintf(opt, sizeof opt, "path=%s", path);
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    const char *ov[] = {opt, NULL};
+    void *st = open_influx(&m, ov, &ops);
+    write_points(ops, st);
+    /* written through at write(), before flush */
+    char *text = st_slurp(path, NULL);
+    const char *want =
+        "dlgauge_result,job=resnet50,run_id=r\\ 1 throughput=1234.5,items=640i,bytes=5i,"
+        "unit=\"images/s \\\"x\\\"\",ok=true 1700000000000000000\n"
+        "dlgauge_progress,job=resnet50,run_id=r\\ 1 step_rate=2.25 1700000001000000000\n";
+    assert_string_equal(text, want);
+    free(text);
+    assert_int_equal(ops->flush(st, 0), 0);
+    ops->close(st);
+
+    /* progress = false: only the result point is appended */
+    const char *ov2[] = {opt, "progress=false", NULL};
+    st = open_influx(&m, ov2, &ops);
+    write_points(ops, st);
+    ops->close(st);
+    text = st_slurp(path, NULL);
+    assert_int_equal(st_count_lines(text), 3);
+    assert_true(strncmp(text + strlen(want), "dlgauge_result,", 15) == 0);
+    free(text);
+    assert_int_equal(m.errors, 0);
+    st_rmtree(dir);
+    free(path);
+    free(dir);
+}
+
+static void test_option_errors(void **unused)
+{
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    void *st = NULL;
+    assert_int_equal(st_open_sink(&m, "influx.so", "influx", NULL, &ops, &st), -DLG_EINVAL);
+    assert_non_null(strstr(m.last_error, "set exactly one of path (a file), url (HTTP) or udp"));
+
+    const char *two[] = {"path=/tmp/x.lp", "udp=127.0.0.1:9", NULL};
+    assert_int_equal(st_open_sink(&m, "influx.so", "influx", two, &ops, &st), -DLG_EINVAL);
+    assert_non_null(strstr(m.last_error, "more than one"));
+
+    const char *nodb[] = {"url=http://127.0.0.1:9/write", NULL};
+    assert_int_equal(st_open_sink(&m, "influx.so", "influx", nodb, &ops, &st), -DLG_EINVAL);
+    assert_non_null(strstr(m.last_error, "no db= parameter"));
+
+    const char *prec[] = {"url=http://127.0.0.1:9/write?db=x&precision=s", NULL};
+    assert_int_equal(st_open_sink(&m, "influx.so", "influx", prec, &ops, &st), -DLG_EINVAL);
+    assert_non_null(strstr(m.last_error, "nanosecond"));
+
+    const char *scheme[] = {"url=ftp://127.0.0.1/write?db=x", NULL};
+    assert_int_equal(st_open_sink(&m, "influx.so", "influx", scheme, &ops, &st), -DLG_EINVAL);
+    assert_non_null(strstr(m.last_error, "not an http:// or https:// URL"));
+
+    const char *v2[] = {"url=http://127.0.0.1:9", "org=o", "bucket=b", NULL};
+    assert_int_equal(st_open_sink(&m, "influx.so", "influx", v2, &ops, &st), -DLG_EINVAL);
+    assert_non_null(strstr(m.last_error, "missing token"));
+
+    const char *udp[] = {"udp=localhost", NULL};
+    assert_int_equal(st_open_sink(&m, "influx.so", "influx", udp, &ops, &st), -DLG_EINVAL);
+    assert_non_null(strstr(m.last_error, "expected HOST:PORT"));
+    assert_null(st);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_file_read_back),
+        cmocka_unit_test(test_option_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,94 @@
+/* influx.so over UDP to a socket bound here on 127.0.0.1: every datagram
+ * is at most udp_payload bytes, holds whole lines, and all lines arrive. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "lineproto.h"
+#include "sink_test_util.h"
+
+enum { NPOINTS = 60, PAYLOAD = 200 };
+
+static void test_udp_datagrams(void **unused)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    assert_true(fd >= 0);
+    int big = 1 << 20;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    socklen_t alen = sizeof a;
+    getsockname(fd, (struct sockaddr *)&a, &alen);
+
+    char opt[64], pay[64];
+    snprintf(opt, sizeof opt, "udp=127.0.0.1:%d", ntohs(a.sin_port));
+    snprintf(pay, sizeof pay, "udp_payload=%d", PAYLOAD);
+    const char *ov[] = {opt, pay, NULL};
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    void *st = NULL;
+    assert_int_equal(st_open_sink(&m, "influx.so", "influx", ov, &ops, &st), 0);
+
+    /* lines of varied length, one longer than the payload (sent alone) */
+    static char notes[NPOINTS][300];
+    dlg_point pts[NPOINTS];
+    dlg_tag tags[NPOINTS][1];
+    dlg_field fields[NPOINTS][2];
+    dlg_sbuf want = {0};
+    for (int i = 0; i < NPOINTS; i++) {
+        int len = i == 17 ? 250 : 1 + (i * 7) % 60;
+        memset(notes[i], 'a' + i % 26, (size_t)len);
+        notes[i][len] = '\0';
+        tags[i][0] = (dlg_tag){"cell", notes[i]};
+        fields[i][0] = (dlg_field){"items_per_s", DLG_FIELD_DOUBLE, {.d = i * 1.5}};
+        fields[i][1] = (dlg_field){"i", DLG_FIELD_INT, {.i = i}};
+        pts[i] = (dlg_point){"dlgauge_progress", tags[i], 1, fields[i], 2, 1000 + i};
+        assert_int_equal(lp_format_point(&want, &pts[i], 0, NULL), 1);
+    }
+    assert_int_equal(ops->write(st, pts, NPOINTS), 0);
+    ops->close(st);
+
+    dlg_sbuf got = {0};
+    char dgram[70000];
+    int datagrams = 0;
+    while (got.len < want.len) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        if (poll(&pfd, 1, 2000) <= 0)
+            break;
+        ssize_t n = recv(fd, dgram, sizeof dgram, 0);
+        assert_true(n > 0);
+        datagrams++;
+        assert_true(dgram[n - 1] == '\n'); /* ends at a line boundary */
+        if (n > PAYLOAD) /* only a single over-long line may exceed it */
+            assert_ptr_equal(memchr(dgram, '\n', (size_t)n), dgram + n - 1);
+        sbuf_add(&got, dgram, (size_t)n);
+    }
+    close(fd);
+    assert_true(datagrams > 5);
+    assert_int_equal(got.len, want.len);
+    assert_memory_equal(got.p, want.p, want.len); /* all lines, in order */
+    assert_true(m.warnings >= 1); /* the over-long line was reported */
+    sbuf_free(&got);
+    sbuf_free(&want);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_udp_datagrams),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,132 @@
+/* JSON sink through json.so: the output is parsed back with json-c (an
+ * independent parser) and compared value by value; escaping known answers. */
+#define _GNU_SOURCE
+#include <json-c/json.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sink_test_util.h"
+
+static const char NASTY[] = "q\"b\\s/\x01\x1f\t\n\r\b\f caf\xc3\xa9";
+
+static void *open_json(mock_host *m, const char *path, const char *progress, const dlg_sink_ops **ops)
+{
+    char opt[4200];
+    snprintf(opt, sizeof opt, "path=%s", path);
+    const char *ov[] = {opt, progress, NULL};
+    void *st = NULL;
+    assert_int_equal(st_open_sink(m, "json.so", "json", ov, ops, &st), 0);
+    return st;
+}
+
+static void write_points(const dlg_sink_ops *ops, void *st)
+{
+    dlg_tag tags[] = {{"host", "h\"1"}, {"job", NASTY}};
+    dlg_field fields[] = {
+        {"throughput", DLG_FIELD_DOUBLE, {.d = 0.1}},
+        {"nan", DLG_FIELD_DOUBLE, {.d = NAN}},
+        {"inf", DLG_FIELD_DOUBLE, {.d = -INFINITY}},
+        {"items", DLG_FIELD_INT, {.i = INT64_MIN}},
+        {"bytes", DLG_FIELD_UINT, {.u = UINT64_MAX}},
+        {"unit", DLG_FIELD_STRING, {.s = NASTY}},
+        {"ok", DLG_FIELD_BOOL, {.b = false}},
+    };
+    dlg_field pf[] = {{"step_rate", DLG_FIELD_DOUBLE, {.d = 2}}};
+    dlg_point pts[] = {
+        {"dlgauge_result", tags, 2, fields, 7, 1700000000000000001},
+        {"dlgauge_progress", tags, 1, pf, 1, 5},
+    };
+    assert_int_equal(ops->write(st, pts, 2), 0);
+}
+
+static void test_read_back(void **unused)
+{
+    char *dir = st_tempdir(), *path = st_join(dir, "a/b/out.jsonl");
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    void *st = open_json(&m, path, NULL, &ops); /* progress defaults to false */
+    write_points(ops, st);
+    assert_int_equal(ops->flush(st, 0), 0);
+    ops->close(st);
+
+    char *text = st_slurp(path, NULL);
+    assert_non_null(text);
+    assert_int_equal(st_count_lines(text), 1);
+    /* known answer for the escaper: control characters as \u00XX, '/' and
+     * UTF-8 left alone */
+    assert_non_null(strstr(text, "\"unit\":\"q\\\"b\\\\s/\\u0001\\u001f\\t\\n\\r\\b\\f caf\xc3\xa9\""));
+    assert_non_null(strstr(text, "\"nan\":null,\"inf\":null,"));
+    assert_non_null(strstr(text, "\"time\":\"2023-11-14T22:13:20.000000001Z\",\"time_ns\":1700000000000000001,"));
+
+    json_object *o = json_tokener_parse(text), *v, *tags, *fields;
+    assert_non_null(o);
+    assert_true(json_object_object_get_ex(o, "measurement", &v));
+    assert_string_equal(json_object_get_string(v), "dlgauge_result");
+    assert_true(json_object_object_get_ex(o, "time_ns", &v));
+    assert_true(json_object_get_int64(v) == 1700000000000000001);
+    assert_true(json_object_object_get_ex(o, "tags", &tags));
+    assert_true(json_object_object_get_ex(tags, "host", &v));
+    assert_string_equal(json_object_get_string(v), "h\"1");
+    assert_true(json_object_object_get_ex(tags, "job", &v));
+    assert_string_equal(json_object_get_string(v), NASTY);
+    assert_true(json_object_object_get_ex(o, "fields", &fields));
+    assert_true(json_object_object_get_ex(fields, "throughput", &v));
+    assert_true(json_object_get_double(v) == 0.1);
+    assert_true(json_object_object_get_ex(fields, "nan", &v));
+    assert_null(v);
+    assert_true(json_object_object_get_ex(fields, "items", &v));
+    assert_true(json_object_get_int64(v) == INT64_MIN);
+    assert_true(json_object_object_get_ex(fields, "bytes", &v));
+    assert_true(json_object_get_uint64(v) == UINT64_MAX);
+    assert_true(json_object_object_get_ex(fields, "unit", &v));
+    assert_string_equal(json_object_get_string(v), NASTY);
+    assert_true(json_object_object_get_ex(fields, "ok", &v));
+    assert_true(json_object_is_type(v, json_type_boolean) && !json_object_get_boolean(v));
+    json_object_put(o);
+    free(text);
+
+    /* progress = true: both points, appended after the first run's line */
+    st = open_json(&m, path, "progress=true", &ops);
+    write_points(ops, st);
+    ops->close(st);
+    text = st_slurp(path, NULL);
+    assert_int_equal(st_count_lines(text), 3);
+    assert_non_null(strstr(text, "{\"measurement\":\"dlgauge_progress\",\"time\":\"1970-01-01T00:00:00.000000005Z\","
+                                 "\"time_ns\":5,\"tags\":{\"host\":\"h\\\"1\"},\"fields\":{\"step_rate\":2}}\n"));
+    free(text);
+    assert_int_equal(m.errors, 0);
+    st_rmtree(dir);
+    free(path);
+    free(dir);
+}
+
+static void test_disk_full(void **unused)
+{
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    void *st = open_json(&m, "/dev/full", NULL, &ops);
+    dlg_field f[] = {{"v", DLG_FIELD_INT, {.i = 1}}};
+    dlg_point p = {"dlgauge_result", NULL, 0, f, 1, 0};
+    assert_int_equal(ops->write(st, &p, 1), -DLG_EIO);
+    ops->close(st);
+    assert_non_null(strstr(m.last_error, "/dev/full: disk full (ENOSPC)"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_read_back),
+        cmocka_unit_test(test_disk_full),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
