@@ -180,6 +180,10 @@ static int timed_steps(dlg_run *run, const dlg_cell *cell, const dlg_workload_op
         uint64_t t0 = mono_ns();
         int rc = ops->step(state, &s);
         now = mono_ns();
+        if (rc == -DLG_ESTOP && dlg_stop_signal()) {
+            t->stopped = true; /* the step noticed the stop request itself */
+            break;
+        }
         if (rc < 0) {
             dlg_progress_end(&prog);
             t->wall_ns = now - start;
@@ -211,7 +215,7 @@ static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_servi
     int64_t warmup = cell->core[DLG_K_WARMUP].i;
     for (int64_t i = 0; i < warmup && !dlg_stop_signal(); i++) {
         dlg_step s = {0};
-        if ((rc = ops->step(state, &s)) < 0) {
+        if ((rc = ops->step(state, &s)) < 0 && !(rc == -DLG_ESTOP && dlg_stop_signal())) {
             fail(res, svc, "warm-up step", rc);
             ops->teardown(state);
             return -1;

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The README's second command (and what CI runs): set up, build with
+# warnings as errors, run every test; then the same under ASan+UBSan.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+bash scripts/setup.sh
+jobs=$(nproc 2>/dev/null || echo 2)
+
+echo "== build (warnings are errors) and test"
+bash scripts/build.sh build -DDLG_WERROR=ON
+ctest --test-dir build --output-on-failure -j "$jobs" --timeout 900
+
+if [ "${DLG_SKIP_SANITIZE:-0}" != 1 ]; then
+  echo "== ASan + UBSan build and test"
+  bash scripts/build.sh build-asan -DDLG_WERROR=ON -DDLG_SANITIZE=ON
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir build-asan --output-on-failure -j "$jobs" --timeout 900 -LE no-sanitize
+fi
