@@ -1,0 +1,264 @@
+/* Caffe LMDB datasets: convert_imageset key format, commit batching,
+ * map growth, ordered and random access, and the error cases. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lmdb_dataset.h"
+
+static char *tmpdir(char *buf)
+{
+    strcpy(buf, "/tmp/dlg_lmdb_XXXXXX");
+    assert_non_null(mkdtemp(buf));
+    return buf;
+}
+
+static void rmrf(const char *p)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", p);
+    assert_int_equal(system(cmd), 0);
+}
+
+#define N 2500
+#define C 3
+#define H 4
+#define W 5
+
+static void pixels(uint8_t *px, int i)
+{
+    for (int k = 0; k < C * H * W; k++)
+        px[k] = (uint8_t)(i * 7 + k);
+}
+
+static void check_record(const dlg_lmdb_record *rec, int i)
+{
+    char key[64];
+    int n = snprintf(key, sizeof key, "%08d_cls%d/img %d.JPEG", i, i % 10, i);
+    assert_int_equal(rec->index, i);
+    assert_int_equal(rec->key_len, n);
+    assert_memory_equal(rec->key, key, n);
+    const dlg_datum *d = rec->datum;
+    if (i % 2 == 0) {
+        uint8_t px[C * H * W];
+        pixels(px, i);
+        assert_false(d->encoded);
+        assert_int_equal(d->channels, C);
+        assert_int_equal(d->height, H);
+        assert_int_equal(d->width, W);
+        assert_int_equal(d->data_len, C * H * W);
+        assert_memory_equal(d->data, px, sizeof px);
+    } else {
+        char file[32];
+        n = snprintf(file, sizeof file, "\xff\xd8 jpeg %d", i);
+        assert_true(d->encoded);
+        assert_int_equal(d->data_len, n);
+        assert_memory_equal(d->data, file, n);
+    }
+    assert_int_equal(d->label, i % 1000);
+}
+
+static void test_round_trip(void **state)
+{
+    char dir[64], path[80];
+    tmpdir(dir);
+    snprintf(path, sizeof path, "%s/train_lmdb", dir);
+    dlg_lmdb_writer *w;
+    dlg_data_err err;
+    assert_int_equal(dlg_lmdb_writer_open(&w, path, &err), 0);
+    for (int i = 0; i < N; i++) {
+        char rel[32], file[32];
+        snprintf(rel, sizeof rel, "cls%d/img %d.JPEG", i % 10, i);
+        dlg_datum d;
+        dlg_datum_init(&d);
+        uint8_t px[C * H * W];
+        if (i % 2 == 0) {
+            pixels(px, i);
+            dlg_datum_set_raw(&d, C, H, W, px, sizeof px, i % 1000);
+        } else {
+            int n = snprintf(file, sizeof file, "\xff\xd8 jpeg %d", i);
+            dlg_datum_set_encoded(&d, file, (size_t)n, i % 1000);
+        }
+        assert_int_equal(dlg_lmdb_writer_put(w, i, rel, &d, &err), 0);
+        if (i == 998)
+            assert_int_equal(dlg_lmdb_writer_commits(w), 0);
+        if (i == 999)
+            assert_int_equal(dlg_lmdb_writer_commits(w), 1);
+    }
+    assert_int_equal(dlg_lmdb_writer_commits(w), 2);
+    assert_int_equal(dlg_lmdb_writer_count(w), N);
+    assert_int_equal(dlg_lmdb_writer_close(w, &err), 0);
+
+    /* Refuses to overwrite. */
+    assert_int_equal(dlg_lmdb_writer_open(&w, path, &err), -DLG_EINVAL);
+    assert_non_null(strstr(err.msg, "already exists and is not empty"));
+
+    dlg_lmdb *db;
+    assert_int_equal(dlg_lmdb_open(&db, path, &err), 0);
+    assert_int_equal(dlg_lmdb_count(db), N);
+    dlg_lmdb_cursor *c;
+    assert_int_equal(dlg_lmdb_cursor_open(db, &c, &err), 0);
+    dlg_lmdb_record rec;
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(dlg_lmdb_next(c, &rec, &err), 1);
+        check_record(&rec, i);
+    }
+    assert_int_equal(dlg_lmdb_next(c, &rec, &err), 0);
+    dlg_lmdb_rewind(c);
+    assert_int_equal(dlg_lmdb_next(c, &rec, &err), 1);
+    check_record(&rec, 0);
+
+    /* Random access: backwards, jumps, neighbours, checkpoint boundaries. */
+    static const int order[] = {2499, 0, 256, 255, 257, 1000, 1001, 1003, 999, 2048, 7, 7, 2498};
+    for (size_t k = 0; k < sizeof order / sizeof *order; k++) {
+        assert_int_equal(dlg_lmdb_seek(c, (uint64_t)order[k], &rec, &err), 0);
+        check_record(&rec, order[k]);
+    }
+    uint32_t s = 1;
+    for (int k = 0; k < 300; k++) {
+        int i = (int)((s = s * 1103515245u + 12345u) >> 8) % N;
+        assert_int_equal(dlg_lmdb_seek(c, (uint64_t)i, &rec, &err), 0);
+        check_record(&rec, i);
+    }
+    assert_int_equal(dlg_lmdb_next(c, &rec, &err), 1); /* continues after the seek */
+    assert_int_equal(dlg_lmdb_seek(c, N, &rec, &err), -DLG_EINVAL);
+    assert_non_null(strstr(err.msg, "record 2500 out of range (2500 records)"));
+
+    /* A second cursor (another thread's) works independently. */
+    dlg_lmdb_cursor *c2;
+    assert_int_equal(dlg_lmdb_cursor_open(db, &c2, &err), 0);
+    assert_int_equal(dlg_lmdb_seek(c2, 1234, &rec, &err), 0);
+    check_record(&rec, 1234);
+    dlg_lmdb_cursor_close(c2);
+    dlg_lmdb_cursor_close(c);
+    dlg_lmdb_close(db);
+    rmrf(dir);
+}
+
+static void test_key_format(void **state)
+{
+    char k[64];
+    assert_int_equal(dlg_lmdb_key(k, sizeof k, 42, "n01440764/img.JPEG"), 27);
+    assert_string_equal(k, "00000042_n01440764/img.JPEG");
+    assert_int_equal(dlg_lmdb_key(k, sizeof k, 123456789, "a"), 11);
+    assert_string_equal(k, "123456789_a");
+    assert_int_equal(dlg_lmdb_key(k, 8, 1, "a"), -1);
+}
+
+static void test_map_grows(void **state)
+{
+    char dir[64], path[80];
+    tmpdir(dir);
+    snprintf(path, sizeof path, "%s/big", dir);
+    dlg_lmdb_writer *w;
+    dlg_data_err err;
+    size_t vlen = 80 * 1024; /* 1100 x 80 KiB > the initial 64 MiB map */
+    uint8_t *val = malloc(vlen);
+    assert_int_equal(dlg_lmdb_writer_open(&w, path, &err), 0);
+    for (int i = 0; i < 1100; i++) {
+        char key[32];
+        int n = dlg_lmdb_key(key, sizeof key, i, "x");
+        memset(val, i & 0xff, vlen);
+        size_t dlen = vlen - 6; /* an encoded Datum: data (3-byte length), encoded=true */
+        val[0] = 0x22;
+        val[1] = (uint8_t)((dlen & 0x7f) | 0x80);
+        val[2] = (uint8_t)(((dlen >> 7) & 0x7f) | 0x80);
+        val[3] = (uint8_t)(dlen >> 14);
+        val[vlen - 2] = 0x38;
+        val[vlen - 1] = 0x01;
+        assert_int_equal(dlg_lmdb_writer_put_raw(w, key, (size_t)n, val, vlen, &err), 0);
+    }
+    assert_int_equal(dlg_lmdb_writer_close(w, &err), 0);
+    dlg_lmdb *db;
+    assert_int_equal(dlg_lmdb_open(&db, path, &err), 0);
+    assert_int_equal(dlg_lmdb_count(db), 1100);
+    dlg_lmdb_cursor *c;
+    dlg_lmdb_record rec;
+    assert_int_equal(dlg_lmdb_cursor_open(db, &c, &err), 0);
+    assert_int_equal(dlg_lmdb_seek(c, 1099, &rec, &err), 0);
+    assert_true(rec.datum->encoded);
+    assert_int_equal(rec.datum->data_len, vlen - 6);
+    assert_int_equal(rec.value_len, vlen);
+    assert_int_equal(rec.datum->data[vlen - 7], 1099 & 0xff);
+    dlg_lmdb_cursor_close(c);
+    dlg_lmdb_close(db);
+    free(val);
+    struct stat st;
+    char data[100];
+    snprintf(data, sizeof data, "%s/data.mdb", path);
+    assert_int_equal(stat(data, &st), 0);
+    assert_true(st.st_size > (64 << 20));
+    rmrf(dir);
+}
+
+static void test_errors(void **state)
+{
+    char dir[64], path[80];
+    tmpdir(dir);
+    dlg_lmdb *db;
+    dlg_data_err err;
+    /* A directory with no data.mdb. */
+    assert_int_equal(dlg_lmdb_open(&db, dir, &err), -DLG_ECORRUPT);
+    assert_non_null(strstr(err.msg, "not an LMDB"));
+    /* A file that is not an LMDB. */
+    snprintf(path, sizeof path, "%s/junk", dir);
+    FILE *f = fopen(path, "w");
+    for (int i = 0; i < 3000; i++)
+        fputs("not an lmdb ", f);
+    fclose(f);
+    assert_int_equal(dlg_lmdb_open(&db, path, &err), -DLG_ECORRUPT);
+    assert_non_null(strstr(err.msg, "junk: not an LMDB"));
+    /* Missing path. */
+    snprintf(path, sizeof path, "%s/nothere", dir);
+    assert_int_equal(dlg_lmdb_open(&db, path, &err), -DLG_EINVAL);
+    assert_non_null(strstr(err.msg, "nothere: cannot open LMDB"));
+    /* Empty database. */
+    dlg_lmdb_writer *w;
+    snprintf(path, sizeof path, "%s/empty", dir);
+    assert_int_equal(dlg_lmdb_writer_open(&w, path, &err), 0);
+    assert_int_equal(dlg_lmdb_writer_close(w, &err), 0);
+    assert_int_equal(dlg_lmdb_open(&db, path, &err), -DLG_EINVAL);
+    assert_non_null(strstr(err.msg, "empty: LMDB dataset is empty (0 records)"));
+    /* A value that is not a Datum names its key. */
+    snprintf(path, sizeof path, "%s/bad", dir);
+    assert_int_equal(dlg_lmdb_writer_open(&w, path, &err), 0);
+    assert_int_equal(dlg_lmdb_writer_put_raw(w, "00000000_ok", 11, "\x28\x01", 2, &err), 0);
+    assert_int_equal(dlg_lmdb_writer_put_raw(w, "00000001_bad.jpg", 16, "\x22\x09zz", 4, &err), 0);
+    assert_int_equal(dlg_lmdb_writer_put_raw(w, "", 0, "x", 1, &err), -DLG_EINVAL);
+    assert_int_equal(dlg_lmdb_writer_close(w, &err), 0);
+    assert_int_equal(dlg_lmdb_open(&db, path, &err), 0);
+    dlg_lmdb_cursor *c;
+    dlg_lmdb_record rec;
+    assert_int_equal(dlg_lmdb_cursor_open(db, &c, &err), 0);
+    assert_int_equal(dlg_lmdb_next(c, &rec, &err), 1);
+    assert_int_equal(rec.datum->label, 1);
+    assert_int_equal(dlg_lmdb_next(c, &rec, &err), -DLG_ECORRUPT);
+    char want[200];
+    snprintf(want, sizeof want,
+             "%s: key '00000001_bad.jpg' (record 1): value: not a valid Caffe Datum: length runs "
+             "past the end of the message at byte 1",
+             path);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(dlg_lmdb_seek(c, 1, &rec, &err), -DLG_ECORRUPT);
+    assert_string_equal(err.msg, want);
+    dlg_lmdb_cursor_close(c);
+    dlg_lmdb_close(db);
+    rmrf(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trip), cmocka_unit_test(test_key_format),
+        cmocka_unit_test(test_map_grows),  cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
