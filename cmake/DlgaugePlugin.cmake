@@ -4,10 +4,10 @@
 function(dlg_add_plugin target)
   cmake_parse_arguments(P "" "" "SOURCES;LIBS" ${ARGN})
   add_library(${target} MODULE ${P_SOURCES})
-  set_target_properties(${target} PROPERTIES
-    PREFIX ""
-    C_VISIBILITY_PRESET hidden
-    LIBRARY_OUTPUT_DIRECTORY ${DLG_PLUGIN_OUTPUT_DIR})
+  set_target_properties(${target} PROPERTIES PREFIX "" C_VISIBILITY_PRESET hidden)
+  if(DLG_PLUGIN_OUTPUT_DIR) # in dlgauge's own tree: beside the other plugins
+    set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${DLG_PLUGIN_OUTPUT_DIR})
+  endif()
   if(TARGET dlgauge_sdk)
     target_link_libraries(${target} PRIVATE dlgauge_sdk)
   elseif(TARGET dlgauge::sdk)
