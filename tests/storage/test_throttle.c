@@ -271,7 +271,7 @@ static void test_formula_and_override(void **state)
     st_backend_destroy(&fx->thr);
     /* explicit options win over the profile; capacity feeds the formula */
     const char *const o2[] = {opt, "capacity=100GiB", "bandwidth=20000000", NULL};
-    fx->m.nstorages = 0;
+    mock_host_fini(&fx->m); /* forget "disk" and the posix instance behind it */
     make_throttle(fx, o2);
     resolved(fx, &bw, &iops);
     assert_true(bw == 20e6 && iops == 6800);
