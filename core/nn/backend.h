@@ -35,6 +35,9 @@ typedef struct dlg_backend {
     int (*download)(void *ctx, void *host, const void *src, size_t bytes);
     int (*zero)(void *ctx, void *dst, size_t bytes);
     int (*sync)(void *ctx);
+    /* Called on the thread that runs forward/backward/SGD before it does:
+     * thread-local runtime settings (OpenMP thread count, CUDA device). */
+    int (*bind)(void *ctx);
     /* One parameter tensor: Caffe SGD (see dlg_sgd in nn.h), lr already
      * multiplied by the param's lr_mult, decay by its decay_mult. */
     int (*sgd)(void *ctx, dlg_tensor *w, float lr, float momentum, float decay);

@@ -154,6 +154,7 @@ static int bind_tensors(dlg_net *net)
             l->param_grad |= net->blobs[n->params[j]].needs_grad;
         }
         l->train = net->train;
+        l->backward = n->need_backward;
         l->seed = net->seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(i + 1));
     }
     return 0;

@@ -56,21 +56,33 @@ static int ready(dlg_net *net)
     return 0;
 }
 
-int dlg_net_forward(dlg_net *net)
+/* ready(), and the calling thread bound to the backend */
+static int ready_bound(dlg_net *net)
 {
     int rc = ready(net);
+    if (!rc && net->bk->bind && (rc = net->bk->bind(net->ctx)) < 0)
+        return dlg_net_fail(net, -rc, "nn: backend %s: cannot bind this thread", net->bk->name);
+    return rc;
+}
+
+int dlg_net_forward(dlg_net *net)
+{
+    int rc = ready_bound(net);
     for (int i = 0; i < net->nnodes && !rc; i++) {
         dlg_node *n = &net->nodes[i];
         rc = n->k->forward(n->kctx, &n->l, n->state);
         if (rc < 0)
-            return dlg_net_fail(net, -rc, "nn: forward of layer '%s' failed", n->l.name);
+            return dlg_net_fail(net, -rc, "nn: forward of layer '%s' (%s) failed%s", n->l.name,
+                                dlg_layer_type_name(n->l.type),
+                                rc == -DLG_EINVAL ? ": bad input (e.g. a label outside 0..K-1)"
+                                                  : "");
     }
     return rc;
 }
 
 int dlg_net_backward(dlg_net *net)
 {
-    int rc = ready(net);
+    int rc = ready_bound(net);
     if (!rc && !net->train)
         return dlg_net_fail(net, DLG_EINVAL, "nn: net '%s' was planned without train", net->name);
     for (int i = net->nnodes - 1; i >= 0 && !rc; i--) {
@@ -86,7 +98,7 @@ int dlg_net_backward(dlg_net *net)
 
 int dlg_net_sgd_step(dlg_net *net, const dlg_sgd *sgd)
 {
-    int rc = ready(net);
+    int rc = ready_bound(net);
     for (int b = 0; b < net->nblobs && !rc; b++) {
         dlg_blob *bl = &net->blobs[b];
         if (!bl->is_param || !bl->t.diff)

@@ -29,7 +29,7 @@ static void train_on(const char *backend)
     h = dlg_dropout(net, "drop", h, 0.1f);
     h = dlg_fc(net, "fc", h, K);
     int loss = dlg_softmax_loss(net, "loss", h, y);
-    dlg_plan_opts o = {.backend = backend, .threads = 2, .train = true, .seed = 1};
+    dlg_plan_opts o = {.backend = backend, .threads = 1, .train = true, .seed = 1};
     if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0)
         fail_msg("%s", dlg_net_error(net));
 
@@ -75,8 +75,17 @@ static void train_on(const char *backend)
 
 static void test_learn_ref(void **st) { train_on("ref"); }
 
+#ifdef DLG_NN_HAVE_DNNL
+static void test_learn_cpu(void **st) { train_on("cpu"); }
+#endif
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_learn_ref)};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_learn_ref),
+#ifdef DLG_NN_HAVE_DNNL
+        cmocka_unit_test(test_learn_cpu),
+#endif
+    };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,63 @@
+/* The cpu backend: oneDNN primitives, host memory shared with the
+ * reference backend (which runs the layers oneDNN does not cover). */
+#ifndef DLG_NN_CPU_H
+#define DLG_NN_CPU_H
+
+#include "../backend.h"
+
+#include <oneapi/dnnl/dnnl.h>
+
+extern const dlg_backend dlg_backend_cpu;
+extern const dlg_kernels dlg_cpu_conv, dlg_cpu_fc, dlg_cpu_pool, dlg_cpu_lrn, dlg_cpu_bn,
+    dlg_cpu_relu, dlg_cpu_softmax;
+
+typedef struct cpu_ctx {
+    dnnl_engine_t eng;
+    dnnl_stream_t stream;
+    int threads;
+} cpu_ctx;
+
+#define CPU_MAX_ARGS 10
+
+/* One primitive argument.  `user` wraps the net's buffer (NCHW); when the
+ * primitive wants another layout, `prim` lives in the net's shared
+ * workspace and `reorder` converts before (inputs) or after (outputs). */
+typedef struct cpu_arg {
+    int arg;
+    bool out;
+    dnnl_memory_t user, prim, fixed;
+    dnnl_primitive_t reorder;
+    size_t off;
+} cpu_arg;
+
+/* A primitive created once at plan time with its arguments; scratchpad
+ * and layout buffers come from the workspace, so executing allocates
+ * nothing. */
+typedef struct cpu_prim {
+    dnnl_primitive_t p;
+    const_dnnl_primitive_desc_t pd; /* owned by p */
+    cpu_arg a[CPU_MAX_ARGS];
+    int n;
+    dnnl_memory_t scratch;
+    size_t scratch_off, ws;
+} cpu_prim;
+
+/* Creates the primitive from a descriptor (op desc + optional hint). */
+int cpu_prim_create(cpu_ctx *c, cpu_prim *p, const void *op_desc,
+                    const_dnnl_primitive_desc_t hint, char *err, size_t errlen);
+/* Adds an argument whose user buffer has layout user_md (NULL: same as
+ * the primitive's, e.g. plain-layout primitives). */
+int cpu_prim_arg(cpu_ctx *c, cpu_prim *p, int arg, const dnnl_memory_desc_t *user_md, bool out,
+                 char *err, size_t errlen);
+/* Adds an argument bound to persistent memory (workspace, statistics). */
+int cpu_prim_fixed(cpu_prim *p, int arg, dnnl_memory_t mem);
+/* Runs with ptrs[i] the user buffer of the i-th added (non-fixed) arg. */
+int cpu_prim_exec(cpu_ctx *c, cpu_prim *p, void *const *ptrs, void *ws);
+void cpu_prim_destroy(cpu_prim *p);
+
+/* Plain memory descriptor of dims with a format tag. */
+dnnl_memory_desc_t cpu_md(int ndims, const int64_t *dims, dnnl_format_tag_t tag);
+/* Fills err with the call's name and oneDNN status; returns -code. */
+int cpu_fail(dnnl_status_t st, const char *what, char *err, size_t errlen);
+
+#endif

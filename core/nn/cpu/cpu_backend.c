@@ -1,0 +1,106 @@
+/* The cpu backend: oneDNN engine and stream, host memory, threads.
+ *
+ * Threads: Debian's libdnnl2 (oneDNN 2.6) is built with the OpenMP
+ * runtime (DNNL_CPU_RUNTIME_OMP, libgomp), so primitives use the calling
+ * thread's OpenMP team size.  bind() sets it with omp_set_num_threads on
+ * the thread that runs the net, since that setting is per thread. */
+#include "cpu.h"
+#include "../ref/ref.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#ifdef DLG_NN_HAVE_OMP
+#include <omp.h>
+#endif
+
+static int cpu_open(const dlg_backend_opts *o, void **ctx, char *err, size_t errlen)
+{
+    cpu_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return -DLG_ENOMEM;
+    dnnl_status_t st = dnnl_engine_create(&c->eng, dnnl_cpu, 0);
+    if (st == dnnl_success)
+        st = dnnl_stream_create(&c->stream, c->eng, dnnl_stream_default_flags);
+    if (st != dnnl_success) {
+        int rc = cpu_fail(st, "engine", err, errlen);
+        if (c->eng)
+            dnnl_engine_destroy(c->eng);
+        free(c);
+        return rc;
+    }
+    c->threads = o->threads;
+    *ctx = c;
+    return 0;
+}
+
+static void cpu_close(void *ctx)
+{
+    cpu_ctx *c = ctx;
+    if (!c)
+        return;
+    dnnl_stream_destroy(c->stream);
+    dnnl_engine_destroy(c->eng);
+    free(c);
+}
+
+static int cpu_bind(void *ctx)
+{
+#ifdef DLG_NN_HAVE_OMP
+    cpu_ctx *c = ctx;
+    if (c->threads > 0)
+        omp_set_num_threads(c->threads);
+#endif
+    return 0;
+}
+
+/* Memory is the reference backend's (host, 64-byte aligned). */
+static void *cpu_alloc(void *ctx, size_t bytes) { return dlg_backend_ref.alloc(NULL, bytes); }
+static void cpu_free(void *ctx, void *p) { dlg_backend_ref.free(NULL, p); }
+static int cpu_upload(void *ctx, void *d, const void *s, size_t n)
+{
+    return dlg_backend_ref.upload(NULL, d, s, n);
+}
+static int cpu_download(void *ctx, void *d, const void *s, size_t n)
+{
+    return dlg_backend_ref.download(NULL, d, s, n);
+}
+static int cpu_zero(void *ctx, void *d, size_t n) { return dlg_backend_ref.zero(NULL, d, n); }
+static int cpu_sync(void *ctx) { return 0; }
+
+static int cpu_sgd(void *ctx, dlg_tensor *w, float lr, float momentum, float decay)
+{
+    float *x = w->data, *g = w->diff, *h = w->hist;
+#pragma omp parallel for simd schedule(static)
+    for (int64_t i = 0; i < w->count; i++) {
+        h[i] = momentum * h[i] + lr * (g[i] + decay * x[i]);
+        x[i] -= h[i];
+    }
+    return 0;
+}
+
+const dlg_backend dlg_backend_cpu = {
+    .name = "cpu",
+    .open = cpu_open,
+    .close = cpu_close,
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .upload = cpu_upload,
+    .download = cpu_download,
+    .zero = cpu_zero,
+    .sync = cpu_sync,
+    .bind = cpu_bind,
+    .sgd = cpu_sgd,
+    .kernels =
+        {
+            [DLG_L_CONV] = &dlg_cpu_conv,
+            [DLG_L_POOL] = &dlg_cpu_pool,
+            [DLG_L_LRN] = &dlg_cpu_lrn,
+            [DLG_L_RELU] = &dlg_cpu_relu,
+            [DLG_L_BN] = &dlg_cpu_bn,
+            [DLG_L_FC] = &dlg_cpu_fc,
+            [DLG_L_SOFTMAX] = &dlg_cpu_softmax,
+        },
+    /* dropout, concat, add, loss, split: memory-bound, reference loops */
+    .fallback = &dlg_backend_ref,
+};

@@ -1,0 +1,220 @@
+/* oneDNN convolution (groups, dilation) and inner product. */
+#include "cpu.h"
+
+#include <stdlib.h>
+
+typedef struct conv_state {
+    cpu_prim fwd, bwd_data, bwd_weights;
+} conv_state;
+
+static void conv_destroy(void *ctx, void *state)
+{
+    conv_state *s = state;
+    cpu_prim_destroy(&s->fwd);
+    cpu_prim_destroy(&s->bwd_data);
+    cpu_prim_destroy(&s->bwd_weights);
+    free(s);
+}
+
+typedef struct conv_mds {
+    dnnl_memory_desc_t src, w, b, dst;         /* user (plain) layouts */
+    dnnl_memory_desc_t src_any, w_any, dst_any; /* chosen by oneDNN */
+    dnnl_dims_t strides, dil, pad_l, pad_r;
+} conv_mds;
+
+static void conv_describe(const dlg_layer *l, conv_mds *m)
+{
+    const dlg_conv_param *p = &l->p.conv;
+    const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
+    int g = p->groups;
+    int64_t wd5[5] = {g, y->d[1] / g, x->d[1] / g, p->kh, p->kw};
+    int64_t ob[1] = {y->d[1]};
+    m->src = cpu_md(4, x->d, dnnl_nchw);
+    m->dst = cpu_md(4, y->d, dnnl_nchw);
+    m->w = g > 1 ? cpu_md(5, wd5, dnnl_goihw) : cpu_md(4, wd5 + 1, dnnl_oihw);
+    m->b = cpu_md(1, ob, dnnl_x);
+    m->src_any = cpu_md(4, x->d, dnnl_format_tag_any);
+    m->dst_any = cpu_md(4, y->d, dnnl_format_tag_any);
+    m->w_any = g > 1 ? cpu_md(5, wd5, dnnl_format_tag_any) : cpu_md(4, wd5 + 1, dnnl_format_tag_any);
+    m->strides[0] = p->sh;
+    m->strides[1] = p->sw;
+    m->dil[0] = p->dh - 1; /* oneDNN counts dilation from 0 */
+    m->dil[1] = p->dw - 1;
+    /* Caffe's floor output size: the same right padding satisfies it */
+    m->pad_l[0] = m->pad_r[0] = p->ph;
+    m->pad_l[1] = m->pad_r[1] = p->pw;
+}
+
+static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
+                      size_t errlen)
+{
+    cpu_ctx *c = ctx;
+    bool bias = l->p.conv.bias;
+    conv_mds m;
+    conv_describe(l, &m);
+    conv_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return -DLG_ENOMEM;
+    *state = s;
+    dnnl_convolution_desc_t d;
+    dnnl_alg_kind_t alg = dnnl_convolution_direct;
+    int rc = 0;
+    dnnl_status_t st = dnnl_dilated_convolution_forward_desc_init(
+        &d, l->backward ? dnnl_forward_training : dnnl_forward_inference, alg, &m.src_any,
+        &m.w_any, bias ? &m.b : NULL, &m.dst_any, m.strides, m.dil, m.pad_l, m.pad_r);
+    if (st != dnnl_success)
+        rc = cpu_fail(st, "convolution forward desc", err, errlen);
+    if (!rc)
+        rc = cpu_prim_create(c, &s->fwd, &d, NULL, err, errlen);
+    if (!rc)
+        rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_SRC, &m.src, false, err, errlen);
+    if (!rc)
+        rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_WEIGHTS, &m.w, false, err, errlen);
+    if (!rc && bias)
+        rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_BIAS, &m.b, false, err, errlen);
+    if (!rc)
+        rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_DST, &m.dst, true, err, errlen);
+    if (!rc && l->backward && l->prop_down[0]) {
+        st = dnnl_dilated_convolution_backward_data_desc_init(&d, alg, &m.src_any, &m.w_any,
+                                                              &m.dst_any, m.strides, m.dil,
+                                                              m.pad_l, m.pad_r);
+        rc = st != dnnl_success ? cpu_fail(st, "convolution backward data desc", err, errlen)
+                                : cpu_prim_create(c, &s->bwd_data, &d, s->fwd.pd, err, errlen);
+        if (!rc)
+            rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_DIFF_DST, &m.dst, false, err, errlen);
+        if (!rc)
+            rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_WEIGHTS, &m.w, false, err, errlen);
+        if (!rc)
+            rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_DIFF_SRC, &m.src, true, err, errlen);
+    }
+    if (!rc && l->backward && l->param_grad) {
+        st = dnnl_dilated_convolution_backward_weights_desc_init(
+            &d, alg, &m.src_any, &m.w_any, bias ? &m.b : NULL, &m.dst_any, m.strides, m.dil,
+            m.pad_l, m.pad_r);
+        rc = st != dnnl_success ? cpu_fail(st, "convolution backward weights desc", err, errlen)
+                                : cpu_prim_create(c, &s->bwd_weights, &d, s->fwd.pd, err, errlen);
+        if (!rc)
+            rc = cpu_prim_arg(c, &s->bwd_weights, DNNL_ARG_SRC, &m.src, false, err, errlen);
+        if (!rc)
+            rc = cpu_prim_arg(c, &s->bwd_weights, DNNL_ARG_DIFF_DST, &m.dst, false, err, errlen);
+        if (!rc)
+            rc = cpu_prim_arg(c, &s->bwd_weights, DNNL_ARG_DIFF_WEIGHTS, &m.w, true, err, errlen);
+        if (!rc && bias)
+            rc = cpu_prim_arg(c, &s->bwd_weights, DNNL_ARG_DIFF_BIAS, &m.b, true, err, errlen);
+    }
+    if (rc) {
+        conv_destroy(ctx, s);
+        *state = NULL;
+        return rc;
+    }
+    *ws = s->fwd.ws;
+    *ws = s->bwd_data.ws > *ws ? s->bwd_data.ws : *ws;
+    *ws = s->bwd_weights.ws > *ws ? s->bwd_weights.ws : *ws;
+    return 0;
+}
+
+static int conv_forward(void *ctx, dlg_layer *l, void *state)
+{
+    conv_state *s = state;
+    void *ptrs[4];
+    int k = 0; /* in the order setup added the arguments */
+    ptrs[k++] = l->bottom[0]->data;
+    ptrs[k++] = l->param[0]->data;
+    if (l->p.conv.bias)
+        ptrs[k++] = l->param[1]->data;
+    ptrs[k++] = l->top[0]->data;
+    return cpu_prim_exec(ctx, &s->fwd, ptrs, l->ws);
+}
+
+static int conv_backward(void *ctx, dlg_layer *l, void *state)
+{
+    conv_state *s = state;
+    int rc = 0;
+    if (l->prop_down[0]) {
+        void *ptrs[3] = {l->top[0]->diff, l->param[0]->data, l->bottom[0]->diff};
+        rc = cpu_prim_exec(ctx, &s->bwd_data, ptrs, l->ws);
+    }
+    if (!rc && l->param_grad) {
+        void *ptrs[4] = {l->bottom[0]->data, l->top[0]->diff, l->param[0]->diff,
+                         l->p.conv.bias ? l->param[1]->diff : NULL};
+        rc = cpu_prim_exec(ctx, &s->bwd_weights, ptrs, l->ws);
+    }
+    return rc;
+}
+
+const dlg_kernels dlg_cpu_conv = {conv_setup, conv_forward, conv_backward, conv_destroy};
+
+/* Inner product on the flattened input: plain layouts (gemm). */
+static int fc_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
+                    size_t errlen)
+{
+    cpu_ctx *c = ctx;
+    int64_t n = l->bottom[0]->shape.d[0], in = dlg_shape_inner(&l->bottom[0]->shape);
+    int64_t out = l->top[0]->shape.d[1];
+    int64_t sd[2] = {n, in}, wd[2] = {out, in}, dd[2] = {n, out};
+    dnnl_memory_desc_t src = cpu_md(2, sd, dnnl_nc), w = cpu_md(2, wd, dnnl_oi),
+                       b = cpu_md(1, &out, dnnl_x), dst = cpu_md(2, dd, dnnl_nc);
+    conv_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return -DLG_ENOMEM;
+    *state = s;
+    dnnl_inner_product_desc_t d;
+    int rc = 0;
+    dnnl_status_t st = dnnl_inner_product_forward_desc_init(
+        &d, l->backward ? dnnl_forward_training : dnnl_forward_inference, &src, &w, &b, &dst);
+    rc = st != dnnl_success ? cpu_fail(st, "inner product desc", err, errlen)
+                            : cpu_prim_create(c, &s->fwd, &d, NULL, err, errlen);
+    int fa[4] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
+    for (int i = 0; i < 4 && !rc; i++)
+        rc = cpu_prim_arg(c, &s->fwd, fa[i], NULL, i == 3, err, errlen);
+    if (!rc && l->backward && l->prop_down[0]) {
+        st = dnnl_inner_product_backward_data_desc_init(&d, &src, &w, &dst);
+        rc = st != dnnl_success ? cpu_fail(st, "inner product backward data", err, errlen)
+                                : cpu_prim_create(c, &s->bwd_data, &d, s->fwd.pd, err, errlen);
+        int ba[3] = {DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC};
+        for (int i = 0; i < 3 && !rc; i++)
+            rc = cpu_prim_arg(c, &s->bwd_data, ba[i], NULL, i == 2, err, errlen);
+    }
+    if (!rc && l->backward && l->param_grad) {
+        st = dnnl_inner_product_backward_weights_desc_init(&d, &src, &w, &b, &dst);
+        rc = st != dnnl_success ? cpu_fail(st, "inner product backward weights", err, errlen)
+                                : cpu_prim_create(c, &s->bwd_weights, &d, s->fwd.pd, err, errlen);
+        int wa[4] = {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS, DNNL_ARG_DIFF_BIAS};
+        for (int i = 0; i < 4 && !rc; i++)
+            rc = cpu_prim_arg(c, &s->bwd_weights, wa[i], NULL, i >= 2, err, errlen);
+    }
+    if (rc) {
+        conv_destroy(ctx, s);
+        *state = NULL;
+        return rc;
+    }
+    *ws = s->fwd.ws;
+    *ws = s->bwd_data.ws > *ws ? s->bwd_data.ws : *ws;
+    *ws = s->bwd_weights.ws > *ws ? s->bwd_weights.ws : *ws;
+    return 0;
+}
+
+static int fc_forward(void *ctx, dlg_layer *l, void *state)
+{
+    conv_state *s = state;
+    void *ptrs[4] = {l->bottom[0]->data, l->param[0]->data, l->param[1]->data, l->top[0]->data};
+    return cpu_prim_exec(ctx, &s->fwd, ptrs, l->ws);
+}
+
+static int fc_backward(void *ctx, dlg_layer *l, void *state)
+{
+    conv_state *s = state;
+    int rc = 0;
+    if (l->prop_down[0]) {
+        void *ptrs[3] = {l->top[0]->diff, l->param[0]->data, l->bottom[0]->diff};
+        rc = cpu_prim_exec(ctx, &s->bwd_data, ptrs, l->ws);
+    }
+    if (!rc && l->param_grad) {
+        void *ptrs[4] = {l->bottom[0]->data, l->top[0]->diff, l->param[0]->diff,
+                         l->param[1]->diff};
+        rc = cpu_prim_exec(ctx, &s->bwd_weights, ptrs, l->ws);
+    }
+    return rc;
+}
+
+const dlg_kernels dlg_cpu_fc = {fc_setup, fc_forward, fc_backward, conv_destroy};

@@ -1,0 +1,141 @@
+/* oneDNN batch normalization with scale and shift (Caffe BatchNorm +
+ * Scale), plain NCHW.  Running statistics are updated here, the same way
+ * as the reference backend does. */
+#include "cpu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct bn_state {
+    cpu_prim train, infer, bwd;
+    dnnl_memory_t mean, var; /* batch statistics: forward -> backward */
+} bn_state;
+
+static void bn_destroy(void *ctx, void *state)
+{
+    bn_state *s = state;
+    cpu_prim_destroy(&s->train);
+    cpu_prim_destroy(&s->infer);
+    cpu_prim_destroy(&s->bwd);
+    if (s->mean)
+        dnnl_memory_destroy(s->mean);
+    if (s->var)
+        dnnl_memory_destroy(s->var);
+    free(s);
+}
+
+static int add_args(cpu_ctx *c, cpu_prim *p, const int *args, int n, int nout, char *err,
+                    size_t errlen)
+{
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++)
+        rc = cpu_prim_arg(c, p, args[i], NULL, i >= n - nout, err, errlen);
+    return rc;
+}
+
+static int bn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
+                    size_t errlen)
+{
+    cpu_ctx *c = ctx;
+    if (l->backward && !l->prop_down[0]) {
+        snprintf(err, errlen, "backward without an input gradient");
+        return -DLG_ENOTSUP;
+    }
+    float eps = l->p.bn.eps;
+    unsigned flags = dnnl_use_scale | dnnl_use_shift;
+    dnnl_memory_desc_t md = cpu_md(4, l->bottom[0]->shape.d, dnnl_nchw);
+    bn_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return -DLG_ENOMEM;
+    dnnl_batch_normalization_desc_t d;
+    dnnl_status_t st = dnnl_batch_normalization_forward_desc_init(
+        &d, dnnl_forward_inference, &md, eps, flags | dnnl_use_global_stats);
+    int rc = st != dnnl_success ? cpu_fail(st, "batch norm desc", err, errlen)
+                                : cpu_prim_create(c, &s->infer, &d, NULL, err, errlen);
+    int ia[6] = {DNNL_ARG_SRC, DNNL_ARG_MEAN, DNNL_ARG_VARIANCE, DNNL_ARG_SCALE, DNNL_ARG_SHIFT,
+                 DNNL_ARG_DST};
+    if (!rc)
+        rc = add_args(c, &s->infer, ia, 6, 1, err, errlen);
+    if (!rc && l->backward) {
+        st = dnnl_batch_normalization_forward_desc_init(&d, dnnl_forward_training, &md, eps, flags);
+        rc = st != dnnl_success ? cpu_fail(st, "batch norm training desc", err, errlen)
+                                : cpu_prim_create(c, &s->train, &d, NULL, err, errlen);
+        const dnnl_memory_desc_t *smd =
+            rc ? NULL : dnnl_primitive_desc_query_md(s->train.pd, dnnl_query_exec_arg_md, DNNL_ARG_MEAN);
+        if (!rc && (dnnl_memory_create(&s->mean, smd, c->eng, DNNL_MEMORY_ALLOCATE) ||
+                    dnnl_memory_create(&s->var, smd, c->eng, DNNL_MEMORY_ALLOCATE)))
+            rc = -DLG_ENOMEM;
+        int ta[4] = {DNNL_ARG_SRC, DNNL_ARG_SCALE, DNNL_ARG_SHIFT, DNNL_ARG_DST};
+        if (!rc)
+            rc = add_args(c, &s->train, ta, 4, 1, err, errlen);
+        if (!rc)
+            rc = cpu_prim_fixed(&s->train, DNNL_ARG_MEAN, s->mean);
+        if (!rc)
+            rc = cpu_prim_fixed(&s->train, DNNL_ARG_VARIANCE, s->var);
+        if (!rc) {
+            st = dnnl_batch_normalization_backward_desc_init(&d, dnnl_backward, &md, &md, eps,
+                                                             flags);
+            rc = st != dnnl_success ? cpu_fail(st, "batch norm backward desc", err, errlen)
+                                    : cpu_prim_create(c, &s->bwd, &d, s->train.pd, err, errlen);
+        }
+        /* oneDNN 2.6 wants SHIFT as an input of backward with use_shift
+         * (oneDNN issue #1717), though the result does not depend on it */
+        int ba[7] = {DNNL_ARG_SRC,      DNNL_ARG_DIFF_DST,   DNNL_ARG_SCALE,     DNNL_ARG_SHIFT,
+                     DNNL_ARG_DIFF_SRC, DNNL_ARG_DIFF_SCALE, DNNL_ARG_DIFF_SHIFT};
+        if (!rc)
+            rc = add_args(c, &s->bwd, ba, 7, 3, err, errlen);
+        if (!rc)
+            rc = cpu_prim_fixed(&s->bwd, DNNL_ARG_MEAN, s->mean);
+        if (!rc)
+            rc = cpu_prim_fixed(&s->bwd, DNNL_ARG_VARIANCE, s->var);
+    }
+    if (rc) {
+        bn_destroy(ctx, s);
+        return rc;
+    }
+    *state = s;
+    *ws = s->infer.ws;
+    *ws = s->train.ws > *ws ? s->train.ws : *ws;
+    *ws = s->bwd.ws > *ws ? s->bwd.ws : *ws;
+    return 0;
+}
+
+static int bn_forward(void *ctx, dlg_layer *l, void *state)
+{
+    bn_state *s = state;
+    void *x = l->bottom[0]->data, *y = l->top[0]->data, *g = l->param[0]->data,
+         *b = l->param[1]->data;
+    float *rm = l->param[2]->data, *rv = l->param[3]->data;
+    if (!l->train) {
+        void *ptrs[6] = {x, rm, rv, g, b, y};
+        return cpu_prim_exec(ctx, &s->infer, ptrs, l->ws);
+    }
+    if (!s->train.p)
+        return -DLG_EINTERNAL; /* set_train(true) refuses nets planned for inference */
+    void *ptrs[4] = {x, g, b, y};
+    int rc = cpu_prim_exec(ctx, &s->train, ptrs, l->ws);
+    if (rc)
+        return rc;
+    float *mean, *var;
+    dnnl_memory_get_data_handle(s->mean, (void **)&mean);
+    dnnl_memory_get_data_handle(s->var, (void **)&var);
+    const dlg_shape *sh = &l->bottom[0]->shape;
+    double m = l->p.bn.momentum, M = (double)(sh->d[0] * sh->d[2] * sh->d[3]);
+    for (int64_t c = 0; c < sh->d[1]; c++) {
+        rm[c] = (float)((1 - m) * rm[c] + m * mean[c]);
+        rv[c] = (float)((1 - m) * rv[c] + m * var[c] * (M > 1 ? M / (M - 1) : 1.0));
+    }
+    return 0;
+}
+
+static int bn_backward(void *ctx, dlg_layer *l, void *state)
+{
+    bn_state *s = state;
+    if (!l->train)
+        return -DLG_ENOTSUP; /* backward needs the batch statistics */
+    void *ptrs[7] = {l->bottom[0]->data, l->top[0]->diff,  l->param[0]->data, l->param[1]->data,
+                     l->bottom[0]->diff, l->param[0]->diff, l->param[1]->diff};
+    return cpu_prim_exec(ctx, &s->bwd, ptrs, l->ws);
+}
+
+const dlg_kernels dlg_cpu_bn = {bn_setup, bn_forward, bn_backward, bn_destroy};

@@ -1,0 +1,150 @@
+/* oneDNN pooling (Caffe ceil mode via right padding) and LRN, on plain
+ * NCHW with the training workspace kept per layer. */
+#include "cpu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct pool_state {
+    cpu_prim fwd, bwd;
+    dnnl_memory_t wsmem; /* max indices / LRN scale: forward -> backward */
+} pool_state;
+
+static void pool_destroy(void *ctx, void *state)
+{
+    pool_state *s = state;
+    cpu_prim_destroy(&s->fwd);
+    cpu_prim_destroy(&s->bwd);
+    if (s->wsmem)
+        dnnl_memory_destroy(s->wsmem);
+    free(s);
+}
+
+/* After the forward primitive exists: its workspace (if any), backward,
+ * and the shared scratch size. */
+static int finish(cpu_ctx *c, const dlg_layer *l, pool_state *s, const void *bwd_desc,
+                  const int *bargs, int nb, size_t *ws, char *err, size_t errlen)
+{
+    const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(s->fwd.pd, dnnl_query_workspace_md, 0);
+    int rc = 0;
+    if (wmd && dnnl_memory_desc_get_size(wmd)) {
+        dnnl_status_t st = dnnl_memory_create(&s->wsmem, wmd, c->eng, DNNL_MEMORY_ALLOCATE);
+        rc = st != dnnl_success ? cpu_fail(st, "workspace", err, errlen)
+                                : cpu_prim_fixed(&s->fwd, DNNL_ARG_WORKSPACE, s->wsmem);
+    }
+    if (!rc && bwd_desc) {
+        rc = cpu_prim_create(c, &s->bwd, bwd_desc, s->fwd.pd, err, errlen);
+        for (int i = 0; i < nb && !rc; i++)
+            rc = cpu_prim_arg(c, &s->bwd, bargs[i], NULL, i == nb - 1, err, errlen);
+        if (!rc && s->wsmem)
+            rc = cpu_prim_fixed(&s->bwd, DNNL_ARG_WORKSPACE, s->wsmem);
+    }
+    *ws = s->fwd.ws > s->bwd.ws ? s->fwd.ws : s->bwd.ws;
+    return rc;
+}
+
+static int pool_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
+                      size_t errlen)
+{
+    const dlg_pool_param *p = &l->p.pool;
+    const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
+    dnnl_dims_t str = {p->sh, p->sw}, ker = {p->kh, p->kw}, pl = {p->ph, p->pw}, pr;
+    /* Caffe's ceil-mode size is oneDNN's formula with a larger right pad */
+    pr[0] = (y->d[2] - 1) * p->sh + p->kh - x->d[2] - p->ph;
+    pr[1] = (y->d[3] - 1) * p->sw + p->kw - x->d[3] - p->pw;
+    dnnl_alg_kind_t alg = dnnl_pooling_max;
+    if (p->mode == DLG_POOL_AVG) {
+        /* Caffe divides by the window clipped to H + pad */
+        if (p->ph == 0 && p->pw == 0)
+            alg = dnnl_pooling_avg_exclude_padding;
+        else if (pr[0] <= p->ph && pr[1] <= p->pw)
+            alg = dnnl_pooling_avg_include_padding;
+        else {
+            snprintf(err, errlen, "Caffe's average divisor past the padding");
+            return -DLG_ENOTSUP;
+        }
+    }
+    dnnl_memory_desc_t src = cpu_md(4, x->d, dnnl_nchw), dst = cpu_md(4, y->d, dnnl_nchw);
+    pool_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return -DLG_ENOMEM;
+    dnnl_pooling_desc_t fd, bd;
+    dnnl_status_t st = dnnl_pooling_forward_desc_init(
+        &fd, l->backward ? dnnl_forward_training : dnnl_forward_inference, alg, &src, &dst, str,
+        ker, pl, pr);
+    int rc = st != dnnl_success ? cpu_fail(st, "pooling desc", err, errlen)
+                                : cpu_prim_create(ctx, &s->fwd, &fd, NULL, err, errlen);
+    if (!rc)
+        rc = cpu_prim_arg(ctx, &s->fwd, DNNL_ARG_SRC, NULL, false, err, errlen);
+    if (!rc)
+        rc = cpu_prim_arg(ctx, &s->fwd, DNNL_ARG_DST, NULL, true, err, errlen);
+    bool bwd = l->backward && l->prop_down[0];
+    if (!rc && bwd && (st = dnnl_pooling_backward_desc_init(&bd, alg, &src, &dst, str, ker, pl,
+                                                           pr)) != dnnl_success)
+        rc = cpu_fail(st, "pooling backward desc", err, errlen);
+    int bargs[2] = {DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_SRC};
+    if (!rc)
+        rc = finish(ctx, l, s, bwd ? &bd : NULL, bargs, 2, ws, err, errlen);
+    if (rc) {
+        pool_destroy(ctx, s);
+        return rc;
+    }
+    *state = s;
+    return 0;
+}
+
+static int pool_forward(void *ctx, dlg_layer *l, void *state)
+{
+    void *ptrs[2] = {l->bottom[0]->data, l->top[0]->data};
+    return cpu_prim_exec(ctx, &((pool_state *)state)->fwd, ptrs, l->ws);
+}
+
+static int pool_backward(void *ctx, dlg_layer *l, void *state)
+{
+    void *ptrs[2] = {l->top[0]->diff, l->bottom[0]->diff};
+    return cpu_prim_exec(ctx, &((pool_state *)state)->bwd, ptrs, l->ws);
+}
+
+const dlg_kernels dlg_cpu_pool = {pool_setup, pool_forward, pool_backward, pool_destroy};
+
+static int lrn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
+                     size_t errlen)
+{
+    const dlg_lrn_param *p = &l->p.lrn;
+    dnnl_memory_desc_t md = cpu_md(4, l->bottom[0]->shape.d, dnnl_nchw);
+    pool_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return -DLG_ENOMEM;
+    dnnl_lrn_desc_t fd, bd;
+    dnnl_status_t st = dnnl_lrn_forward_desc_init(
+        &fd, l->backward ? dnnl_forward_training : dnnl_forward_inference,
+        dnnl_lrn_across_channels, &md, p->size, p->alpha, p->beta, p->k);
+    int rc = st != dnnl_success ? cpu_fail(st, "lrn desc", err, errlen)
+                                : cpu_prim_create(ctx, &s->fwd, &fd, NULL, err, errlen);
+    if (!rc)
+        rc = cpu_prim_arg(ctx, &s->fwd, DNNL_ARG_SRC, NULL, false, err, errlen);
+    if (!rc)
+        rc = cpu_prim_arg(ctx, &s->fwd, DNNL_ARG_DST, NULL, true, err, errlen);
+    bool bwd = l->backward && l->prop_down[0];
+    if (!rc && bwd &&
+        (st = dnnl_lrn_backward_desc_init(&bd, dnnl_lrn_across_channels, &md, &md, p->size,
+                                          p->alpha, p->beta, p->k)) != dnnl_success)
+        rc = cpu_fail(st, "lrn backward desc", err, errlen);
+    int bargs[3] = {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_SRC};
+    if (!rc)
+        rc = finish(ctx, l, s, bwd ? &bd : NULL, bargs, 3, ws, err, errlen);
+    if (rc) {
+        pool_destroy(ctx, s);
+        return rc;
+    }
+    *state = s;
+    return 0;
+}
+
+static int lrn_backward(void *ctx, dlg_layer *l, void *state)
+{
+    void *ptrs[3] = {l->bottom[0]->data, l->top[0]->diff, l->bottom[0]->diff};
+    return cpu_prim_exec(ctx, &((pool_state *)state)->bwd, ptrs, l->ws);
+}
+
+const dlg_kernels dlg_cpu_lrn = {lrn_setup, pool_forward, lrn_backward, pool_destroy};

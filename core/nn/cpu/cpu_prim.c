@@ -1,0 +1,160 @@
+/* Creating and executing oneDNN primitives with layout reorders. */
+#include "cpu.h"
+
+#include <oneapi/dnnl/dnnl_debug.h>
+#include <stdio.h>
+#include <string.h>
+
+#define ALIGN(x) (((x) + 63) & ~(size_t)63)
+
+int cpu_fail(dnnl_status_t st, const char *what, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "oneDNN %s: %s", what, dnnl_status2str(st));
+    /* unimplemented: the net falls back to the reference kernel */
+    return st == dnnl_unimplemented ? -DLG_ENOTSUP : -DLG_EINTERNAL;
+}
+
+dnnl_memory_desc_t cpu_md(int ndims, const int64_t *dims, dnnl_format_tag_t tag)
+{
+    dnnl_memory_desc_t md;
+    dnnl_dims_t d;
+    for (int i = 0; i < ndims; i++)
+        d[i] = dims[i];
+    if (dnnl_memory_desc_init_by_tag(&md, ndims, d, dnnl_f32, tag) != dnnl_success)
+        memset(&md, 0, sizeof md);
+    return md;
+}
+
+int cpu_prim_create(cpu_ctx *c, cpu_prim *p, const void *op_desc,
+                    const_dnnl_primitive_desc_t hint, char *err, size_t errlen)
+{
+    memset(p, 0, sizeof *p);
+    dnnl_primitive_attr_t attr;
+    dnnl_primitive_desc_t pd;
+    dnnl_status_t st = dnnl_primitive_attr_create(&attr);
+    if (st == dnnl_success)
+        st = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+    if (st == dnnl_success)
+        st = dnnl_primitive_desc_create(&pd, op_desc, attr, c->eng, hint);
+    dnnl_primitive_attr_destroy(attr);
+    if (st != dnnl_success)
+        return cpu_fail(st, "primitive_desc_create", err, errlen);
+    st = dnnl_primitive_create(&p->p, pd);
+    dnnl_primitive_desc_destroy(pd);
+    if (st != dnnl_success)
+        return cpu_fail(st, "primitive_create", err, errlen);
+    if ((st = dnnl_primitive_get_primitive_desc(p->p, &p->pd)) != dnnl_success)
+        return cpu_fail(st, "get_primitive_desc", err, errlen);
+    const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md(p->pd, dnnl_query_scratchpad_md, 0);
+    size_t sz = smd ? dnnl_memory_desc_get_size(smd) : 0;
+    if (sz) {
+        if ((st = dnnl_memory_create(&p->scratch, smd, c->eng, DNNL_MEMORY_NONE)) != dnnl_success)
+            return cpu_fail(st, "scratchpad memory", err, errlen);
+        p->scratch_off = 0;
+        p->ws = ALIGN(sz);
+    }
+    return 0;
+}
+
+int cpu_prim_arg(cpu_ctx *c, cpu_prim *p, int arg, const dnnl_memory_desc_t *user_md, bool out,
+                 char *err, size_t errlen)
+{
+    if (p->n == CPU_MAX_ARGS)
+        return -DLG_EINTERNAL;
+    const dnnl_memory_desc_t *pmd = dnnl_primitive_desc_query_md(p->pd, dnnl_query_exec_arg_md, arg);
+    if (!pmd)
+        return cpu_fail(dnnl_invalid_arguments, "query argument", err, errlen);
+    cpu_arg *a = &p->a[p->n++];
+    memset(a, 0, sizeof *a);
+    a->arg = arg;
+    a->out = out;
+    if (!user_md)
+        user_md = pmd;
+    dnnl_status_t st = dnnl_memory_create(&a->user, user_md, c->eng, DNNL_MEMORY_NONE);
+    if (st != dnnl_success)
+        return cpu_fail(st, "memory_create", err, errlen);
+    if (dnnl_memory_desc_equal(user_md, pmd))
+        return 0;
+    if ((st = dnnl_memory_create(&a->prim, pmd, c->eng, DNNL_MEMORY_NONE)) != dnnl_success)
+        return cpu_fail(st, "memory_create", err, errlen);
+    dnnl_primitive_desc_t rpd;
+    st = out ? dnnl_reorder_primitive_desc_create(&rpd, pmd, c->eng, user_md, c->eng, NULL)
+             : dnnl_reorder_primitive_desc_create(&rpd, user_md, c->eng, pmd, c->eng, NULL);
+    if (st == dnnl_success) {
+        st = dnnl_primitive_create(&a->reorder, rpd);
+        dnnl_primitive_desc_destroy(rpd);
+    }
+    if (st != dnnl_success)
+        return cpu_fail(st, "reorder", err, errlen);
+    a->off = p->ws;
+    p->ws += ALIGN(dnnl_memory_desc_get_size(pmd));
+    return 0;
+}
+
+int cpu_prim_fixed(cpu_prim *p, int arg, dnnl_memory_t mem)
+{
+    if (p->n == CPU_MAX_ARGS)
+        return -DLG_EINTERNAL;
+    cpu_arg *a = &p->a[p->n++];
+    memset(a, 0, sizeof *a);
+    a->arg = arg;
+    a->fixed = mem;
+    return 0;
+}
+
+static int reorder(cpu_ctx *c, cpu_arg *a)
+{
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, a->out ? a->prim : a->user},
+                               {DNNL_ARG_TO, a->out ? a->user : a->prim}};
+    return dnnl_primitive_execute(a->reorder, c->stream, 2, args) == dnnl_success ? 0
+                                                                                  : -DLG_EINTERNAL;
+}
+
+int cpu_prim_exec(cpu_ctx *c, cpu_prim *p, void *const *ptrs, void *ws)
+{
+    dnnl_exec_arg_t args[CPU_MAX_ARGS + 1];
+    int n = 0, k = 0;
+    char *w = ws;
+    for (int i = 0; i < p->n; i++) {
+        cpu_arg *a = &p->a[i];
+        if (a->fixed) {
+            args[n++] = (dnnl_exec_arg_t){a->arg, a->fixed};
+            continue;
+        }
+        dnnl_memory_set_data_handle(a->user, ptrs[k++]);
+        if (a->prim) {
+            dnnl_memory_set_data_handle(a->prim, w + a->off);
+            if (!a->out && reorder(c, a) < 0)
+                return -DLG_EINTERNAL;
+        }
+        args[n++] = (dnnl_exec_arg_t){a->arg, a->prim ? a->prim : a->user};
+    }
+    if (p->scratch) {
+        dnnl_memory_set_data_handle(p->scratch, w + p->scratch_off);
+        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, p->scratch};
+    }
+    if (dnnl_primitive_execute(p->p, c->stream, n, args) != dnnl_success)
+        return -DLG_EINTERNAL;
+    for (int i = 0; i < p->n; i++)
+        if (p->a[i].prim && p->a[i].out && reorder(c, &p->a[i]) < 0)
+            return -DLG_EINTERNAL;
+    return dnnl_stream_wait(c->stream) == dnnl_success ? 0 : -DLG_EINTERNAL;
+}
+
+void cpu_prim_destroy(cpu_prim *p)
+{
+    for (int i = 0; i < p->n; i++) {
+        cpu_arg *a = &p->a[i];
+        if (a->user)
+            dnnl_memory_destroy(a->user);
+        if (a->prim)
+            dnnl_memory_destroy(a->prim);
+        if (a->reorder)
+            dnnl_primitive_destroy(a->reorder);
+    }
+    if (p->scratch)
+        dnnl_memory_destroy(p->scratch);
+    if (p->p)
+        dnnl_primitive_destroy(p->p);
+    memset(p, 0, sizeof *p);
+}
