@@ -2,4 +2,4 @@
  * and the runner's own timing (sleep). */
 #include "diag.h"
 
-DLG_PLUGIN("diag", &stream_desc, &sleep_desc)
+DLG_PLUGIN("diag", &stream_desc, &sleep_desc, &noop_desc)
