@@ -17,8 +17,7 @@ typedef struct parse_state {
     const char *file;
     FILE *fp;
     int line;           /* line the reader last returned */
-    bool too_long;
-    dlg_section *current;
+    int fail_line;      /* line of our own first error */
     size_t current_idx; /* index, since sections may be reallocated */
     bool have_current;
     int depth;
@@ -53,6 +52,7 @@ static int fail(parse_state *ps, const char *fmt, const char *a, const char *b)
         snprintf(msg, sizeof msg, fmt, a, b);
         snprintf(ps->err, ps->errlen, "%s:%d: %s", ps->file, ps->line, msg);
         ps->failed = true;
+        ps->fail_line = ps->line;
     }
     return 0; /* tells inih to record an error */
 }
@@ -254,26 +254,26 @@ static int on_entry(void *user, const char *section, const char *key, const char
     if (ps->failed)
         return 0;
     (void)section;
-    if (ps->too_long)
-        return fail(ps, "line is longer than %s characters%s", "199", "");
-    if (!ps->have_current)
-        return fail(ps, "'%s' appears before any section header%s", key, "");
+    char expanded[4096], why[512];
+    if (expand_env(value, expanded, sizeof expanded, why, sizeof why) != 0)
+        return fail(ps, "%s%s", why, "");
+    /* include is a directive, not a key: it may come before any header */
     if (strcmp(key, "include") == 0) {
         char dir[PATH_MAX], inc[PATH_MAX * 2];
         snprintf(dir, sizeof dir, "%s", ps->file);
-        if (value[0] == '/')
-            snprintf(inc, sizeof inc, "%s", value);
+        if (expanded[0] == '/')
+            snprintf(inc, sizeof inc, "%s", expanded);
         else
-            snprintf(inc, sizeof inc, "%s/%s", dirname(dir), value);
+            snprintf(inc, sizeof inc, "%s/%s", dirname(dir), expanded);
         if (load_file(ps->cfg, inc, ps, ps->err, ps->errlen) != 0) {
             ps->failed = true;
+            ps->fail_line = ps->line;
             return 0;
         }
         return 1;
     }
-    char expanded[4096], why[512];
-    if (expand_env(value, expanded, sizeof expanded, why, sizeof why) != 0)
-        return fail(ps, "%s%s", why, "");
+    if (!ps->have_current)
+        return fail(ps, "'%s' appears before any section header%s", key, "");
     if (!*expanded)
         return fail(ps, "key '%s' has an empty value%s", key, "");
     char perr[512];
@@ -281,6 +281,7 @@ static int on_entry(void *user, const char *section, const char *key, const char
                   sizeof perr) != 0) {
         snprintf(ps->err, ps->errlen, "%s", perr);
         ps->failed = true;
+        ps->fail_line = ps->line;
         return 0;
     }
     return 1;
@@ -293,11 +294,25 @@ static char *reader(char *buf, int size, void *stream)
         return NULL;
     ps->line++;
     size_t n = strlen(buf);
+    if (n == (size_t)size - 1 && buf[n - 1] != '\n') {
+        int ch = fgetc(ps->fp);
+        if (ch != '\n' && ch != EOF) {
+            char max[16];
+            snprintf(max, sizeof max, "%d", size - 1);
+            while ((ch = fgetc(ps->fp)) != EOF && ch != '\n')
+                ;
+            fail(ps, "line is longer than %s characters%s", max, "");
+            buf[0] = '\0';
+            return buf;
+        }
+    }
+    /* inih reads an indented line as the continuation of the previous
+     * value; dlgauge has no multi-line values, so indentation is just layout */
+    size_t lead = strspn(buf, " \t");
+    memmove(buf, buf + lead, n - lead + 1);
     /* Headers are handled here rather than in the entry callback so that
      * empty sections exist too and carry their exact line number. */
     const char *t = buf;
-    while (*t == ' ' || *t == '\t')
-        t++;
     const char *close = *t == '[' ? strchr(t, ']') : NULL;
     if (close && !ps->failed) {
         char header[256];
@@ -312,12 +327,6 @@ static char *reader(char *buf, int size, void *stream)
         while (*h == ' ')
             h++;
         parse_header(ps, h);
-    }
-    if (n == (size_t)size - 1 && buf[n - 1] != '\n' && !feof(ps->fp)) {
-        ps->too_long = true;
-        int ch;
-        while ((ch = fgetc(ps->fp)) != EOF && ch != '\n')
-            ;
     }
     return buf;
 }
@@ -347,7 +356,8 @@ static int load_file(dlg_config *c, const char *path, parse_state *parent, char 
     }
     int rc = ini_parse_stream(reader, &ps, on_entry, &ps);
     fclose(fp);
-    if (ps.failed)
+    /* inih reports its own syntax errors only at the end: the first wins */
+    if (ps.failed && !(rc > 0 && rc < ps.fail_line))
         return -1;
     if (rc != 0) {
         if (rc > 0)
@@ -355,10 +365,6 @@ static int load_file(dlg_config *c, const char *path, parse_state *parent, char 
                      path, rc);
         else
             snprintf(err, errlen, "%s: cannot parse (error %d)", path, rc);
-        return -1;
-    }
-    if (ps.too_long) {
-        snprintf(err, errlen, "%s:%d: line is longer than 199 characters", path, ps.line);
         return -1;
     }
     return 0;
