@@ -30,6 +30,10 @@ static int add_dir(dlg_registry *r, const char *dir)
 {
     if (!dir || !*dir)
         return 0;
+    /* the same folder spelled two ways must not load every plugin twice */
+    char real[PATH_MAX];
+    if (realpath(dir, real))
+        dir = real;
     for (size_t i = 0; i < r->ndirs; i++)
         if (strcmp(r->dirs[i], dir) == 0)
             return 0;
@@ -208,7 +212,8 @@ static void load(dlg_plugin_file *f)
     dlg_plugin_entry_fn entry = (dlg_plugin_entry_fn)dlsym(f->dl, DLG_PLUGIN_ENTRY_SYMBOL);
     const dlg_plugin_info *info = entry ? entry() : NULL;
     if (!info) {
-        snprintf(why, sizeof why, "not a dlgauge plugin (no %s symbol)", DLG_PLUGIN_ENTRY_SYMBOL);
+        snprintf(why, sizeof why, entry ? "not a dlgauge plugin (its %s returned NULL)"
+                                        : "not a dlgauge plugin (no %s symbol)", DLG_PLUGIN_ENTRY_SYMBOL);
         set_error(f, why);
         dlclose(f->dl);
         f->dl = NULL;
