@@ -57,6 +57,19 @@ static int enum_index(const char *choices, const char *s)
     return -1;
 }
 
+/* Appends "did you mean" with the choice nearest to s. */
+static void suggest_choice(const char *choices, const char *s, char *why, size_t whylen)
+{
+    char copy[512];
+    const char *cands[64];
+    size_t n = 0;
+    snprintf(copy, sizeof copy, "%s", choices ? choices : "");
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, "|", &save); tok && n < 64; tok = strtok_r(NULL, "|", &save))
+        cands[n++] = tok;
+    dlg_append_suggestion(why, whylen, dlg_suggest(s, cands, n));
+}
+
 /* Numeric value of an option for bound checks. */
 static int numeric(const dlg_option *o, const char *text, double *out, char *why, size_t whylen)
 {
@@ -126,6 +139,7 @@ int dlg_opt_parse(const dlg_option *o, const char *text, dlg_value *v, char *why
         int idx = enum_index(o->choices, text);
         if (idx < 0) {
             snprintf(why, whylen, "'%s' is not one of %s", text, o->choices ? o->choices : "");
+            suggest_choice(o->choices, text, why, whylen);
             return -1;
         }
         v->i = idx;

@@ -321,7 +321,7 @@ int dlg_plan_instance(dlg_plan *p, dlg_kind kind, const char *name, dlg_instance
     char why[512];
     if (dlg_opt_defaults(opts, out->vals, why, sizeof why) != 0) {
         snprintf(err, errlen, "%s: %s", out->plugin_path, why);
-        return -1;
+        goto fail;
     }
     for (size_t i = 0; s && i < s->n; i++) {
         const dlg_entry *e = &s->entries[i];
@@ -334,11 +334,11 @@ int dlg_plan_instance(dlg_plan *p, dlg_kind kind, const char *name, dlg_instance
             snprintf(err, errlen, "%s[%s %s] unknown key '%s' for %s %s", w, dlg_kind_name(kind), name, e->key,
                      dlg_kind_name(kind), out->desc->name);
             dlg_append_suggestion(err, errlen, dlg_opt_suggest(opts, e->key));
-            return -1;
+            goto fail;
         }
         if (dlg_opt_parse(o, e->value, &out->vals[idx], why, sizeof why) != 0) {
             snprintf(err, errlen, "%s[%s %s] %s: %s", w, dlg_kind_name(kind), name, e->key, why);
-            return -1;
+            goto fail;
         }
     }
     for (size_t i = 0; i < n; i++) {
@@ -346,10 +346,15 @@ int dlg_plan_instance(dlg_plan *p, dlg_kind kind, const char *name, dlg_instance
             where(NULL, s, w, sizeof w);
             snprintf(err, errlen, "%s[%s %s] %s %s needs '%s' (%s)", w, dlg_kind_name(kind), name,
                      dlg_kind_name(kind), out->desc->name, opts[i].name, opts[i].help ? opts[i].help : "");
-            return -1;
+            goto fail;
         }
     }
     return 0;
+fail:
+    /* the caller keeps only specs that succeeded */
+    free(out->vals);
+    out->vals = NULL;
+    return -1;
 }
 
 static int add_instance(dlg_instance_spec **arr, size_t *n, const dlg_instance_spec *spec)
@@ -586,7 +591,8 @@ int dlg_plan_cell(const dlg_plan *p, const dlg_job *job, size_t k, dlg_cell *cel
         return -1;
     }
     memcpy(wl_text, job->wl_text, job->nwl * sizeof *wl_text);
-    /* mixed radix, the last axis varying fastest (nested loops in file order) */
+    /* mixed radix, the last axis varying fastest; axes are the core keys in
+     * table order, then the workload's options in table order */
     size_t rest = k;
     for (size_t a = job->naxes; a-- > 0;) {
         const dlg_axis *ax = &job->axes[a];
