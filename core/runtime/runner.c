@@ -149,19 +149,20 @@ typedef struct rep_totals {
     bool stopped;
 } rep_totals;
 
-static int fail(dlg_cell_result *res, dlg_services *svc, const char *what, int rc)
+/* ctx ("file:line: [job x] workload") names the cell when the plugin did not. */
+static int fail(dlg_cell_result *res, dlg_services *svc, const char *ctx, const char *what, int rc)
 {
     const char *msg = dlg_services_error(svc);
     if (msg[0])
         snprintf(res->error, sizeof res->error, "%s", msg);
     else
-        snprintf(res->error, sizeof res->error, "%s failed (code %d) without saying why", what, rc);
+        snprintf(res->error, sizeof res->error, "%s: %s failed (code %d) without saying why", ctx, what, rc);
     res->status = "error";
     return -1;
 }
 
 static int timed_steps(dlg_run *run, const dlg_cell *cell, const dlg_workload_ops *ops, void *state,
-                       int rep, dlg_cell_result *res, dlg_services *svc, rep_totals *t)
+                       int rep, dlg_cell_result *res, dlg_services *svc, const char *ctx, rep_totals *t)
 {
     uint64_t iterations = (uint64_t)cell->core[DLG_K_ITERATIONS].i;
     uint64_t duration = (uint64_t)cell->core[DLG_K_DURATION].i;
@@ -187,7 +188,7 @@ static int timed_steps(dlg_run *run, const dlg_cell *cell, const dlg_workload_op
         if (rc < 0) {
             dlg_progress_end(&prog);
             t->wall_ns = now - start;
-            return fail(res, svc, "step", rc);
+            return fail(res, svc, ctx, "step", rc);
         }
         uint64_t lat = s.elapsed_ns ? s.elapsed_ns : now - t0;
         dlg_hist_record(res->latency, lat);
@@ -211,12 +212,12 @@ static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_servi
     void *state = NULL;
     int rc = ops->setup(&host->pub, cell->wl, &info, &state);
     if (rc < 0)
-        return fail(res, svc, "setup", rc);
+        return fail(res, svc, host->context, "setup", rc);
     int64_t warmup = cell->core[DLG_K_WARMUP].i;
     for (int64_t i = 0; i < warmup && !dlg_stop_signal(); i++) {
         dlg_step s = {0};
         if ((rc = ops->step(state, &s)) < 0 && !(rc == -DLG_ESTOP && dlg_stop_signal())) {
-            fail(res, svc, "warm-up step", rc);
+            fail(res, svc, host->context, "warm-up step", rc);
             ops->teardown(state);
             return -1;
         }
@@ -227,7 +228,7 @@ static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_servi
     uint64_t sb0 = __atomic_load_n(&svc->bytes_read, __ATOMIC_RELAXED);
     uint64_t si0 = __atomic_load_n(&svc->ios, __ATOMIC_RELAXED);
     rep_totals t = {0};
-    rc = timed_steps(run, cell, ops, state, rep, res, svc, &t);
+    rc = timed_steps(run, cell, ops, state, rep, res, svc, host->context, &t);
     getrusage(RUSAGE_SELF, &ru1);
     res->cpu_user_s += tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime);
     res->cpu_sys_s += tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
@@ -244,7 +245,7 @@ static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_servi
         field_sink fs = {res, cell->job->workload->metrics, host};
         int rrc = ops->report(state, &report_api, (dlg_fields *)&fs);
         if (rrc < 0)
-            rc = fail(res, svc, "report", rrc);
+            rc = fail(res, svc, host->context, "report", rrc);
     }
     ops->teardown(state);
     if (rc == 0 && t.stopped) {
