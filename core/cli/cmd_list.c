@@ -65,6 +65,18 @@ static void range_text(const dlg_option *o, char *buf, size_t len)
         buf[0] = '\0';
 }
 
+/* A Markdown table cell: a bare '|' would end the cell (enum choices have them). */
+static void md_cell(const char *s)
+{
+    fputc(' ', stdout);
+    for (; s && *s; s++) {
+        if (*s == '|')
+            fputc('\\', stdout);
+        fputc(*s, stdout);
+    }
+    fputs(" |", stdout);
+}
+
 static void print_options(const dlg_option *opts, bool md)
 {
     if (!opts || !opts->name) {
@@ -77,10 +89,13 @@ static void print_options(const dlg_option *opts, bool md)
         char range[256];
         range_text(o, range, sizeof range);
         const char *def = o->def ? o->def : (o->flags & DLG_OPT_REQUIRED) ? "(required)" : "(unset)";
-        if (md)
-            printf("| `%s` | %s | %s | %s | %s |\n", o->name, dlg_opt_type_name(o->type), def, range,
-                   o->help ? o->help : "");
-        else
+        if (md) {
+            printf("| `%s` | %s |", o->name, dlg_opt_type_name(o->type));
+            md_cell(def);
+            md_cell(range);
+            md_cell(o->help);
+            printf("\n");
+        } else
             printf("  %-14s %-8s %-12s %-20s %s\n", o->name, dlg_opt_type_name(o->type), def, range,
                    o->help ? o->help : "");
     }
@@ -99,7 +114,12 @@ static void print_metrics(const dlg_metric *m, bool md)
         printf(" result fields:\n");
     for (; m->name; m++) {
         if (md)
-            printf("| `%s` | %s | %s | %s |\n", m->name, types[m->type], m->unit, m->help);
+        {
+            printf("| `%s` | %s |", m->name, types[m->type]);
+            md_cell(m->unit);
+            md_cell(m->help);
+            printf("\n");
+        }
         else
             printf("  %-22s %-8s %-10s %s\n", m->name, types[m->type], m->unit, m->help);
     }
