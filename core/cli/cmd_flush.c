@@ -26,7 +26,7 @@ int dlg_cmd_flush(const dlg_cli *cli, int argc, char **argv)
     if (dlg_plan_build_sinks(&plan, &cfg, &reg, err, sizeof err) != 0)
         goto fail;
     dlg_sinkset ss;
-    if (dlg_sinkset_open(&ss, &plan, cli->verbosity, err, sizeof err) != 0) {
+    if (dlg_sinkset_open(&ss, &plan, false, cli->verbosity, err, sizeof err) != 0) {
         dlg_sinkset_close(&ss, 0);
         goto fail;
     }

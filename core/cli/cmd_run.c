@@ -192,7 +192,7 @@ int dlg_cmd_run(const dlg_cli *cli, int argc, char **argv)
     }
     dlg_signals_install();
     dlg_sinkset ss;
-    if (dlg_sinkset_open(&ss, &plan, cli->verbosity, err, sizeof err) != 0) {
+    if (dlg_sinkset_open(&ss, &plan, true, cli->verbosity, err, sizeof err) != 0) {
         dlg_sinkset_close(&ss, 0);
         goto fail;
     }

@@ -22,7 +22,8 @@ static void report(dlg_sinkset *ss, dlg_sink_live *s, const char *what, int rc)
     dlg_services_clear_error(&ss->svc);
 }
 
-int dlg_sinkset_open(dlg_sinkset *ss, dlg_plan *plan, int verbosity, char *err, size_t errlen)
+int dlg_sinkset_open(dlg_sinkset *ss, dlg_plan *plan, bool begin_run, int verbosity, char *err,
+                     size_t errlen)
 {
     memset(ss, 0, sizeof *ss);
     dlg_services_init(&ss->svc, plan, NULL, verbosity);
@@ -45,7 +46,7 @@ int dlg_sinkset_open(dlg_sinkset *ss, dlg_plan *plan, int verbosity, char *err, 
         }
         ss->n = i + 1; /* so that close() cleans up whatever opened */
         int rc = ops->open(&s->host->pub, s->spec->vals, s->spec->name, &s->state);
-        if (rc >= 0 && ops->begin)
+        if (rc >= 0 && begin_run && ops->begin)
             rc = ops->begin(s->state, &schema);
         if (rc < 0) {
             const char *msg = dlg_services_error(&ss->svc);

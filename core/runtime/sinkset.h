@@ -20,9 +20,11 @@ typedef struct dlg_sinkset {
     int failures;  /* total write/flush failures: the run exits non-zero */
 } dlg_sinkset;
 
-/* Opens every sink of the plan (replaying their spools) and begins the
- * schema.  An open failure is fatal: nothing has been measured yet. */
-int dlg_sinkset_open(dlg_sinkset *ss, dlg_plan *plan, int verbosity, char *err, size_t errlen);
+/* Opens every sink of the plan (replaying their spools) and, for a run,
+ * begins the schema (a flush has no run, hence no columns to announce).
+ * An open failure is fatal: nothing has been measured yet. */
+int dlg_sinkset_open(dlg_sinkset *ss, dlg_plan *plan, bool begin_run, int verbosity, char *err,
+                     size_t errlen);
 void dlg_sinkset_write(dlg_sinkset *ss, const dlg_point *pts, size_t n);
 /* Flushes (bounded by timeout) and closes every sink. */
 void dlg_sinkset_close(dlg_sinkset *ss, uint64_t timeout_ns);

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# The InfluxDB sink through the whole CLI, against a real influxd:
+#  1. a run writes its first results to a live server;
+#  2. the server is stopped mid-run: the rest is spooled, the run goes on
+#     and still exits 0 (an unreachable database never aborts a run);
+#  3. the server comes back; `dlgauge flush` replays the spool;
+#  4. every result is in InfluxDB exactly once (the server's own write
+#     counter, which repeated writes would inflate even though InfluxDB
+#     would silently merge duplicate points).
+set -euo pipefail
+dlgauge=$1 server=$2
+bash "$server" available || { echo "SKIP: influxd not installed"; exit 77; }
+work=$(mktemp -d)
+export DLG_WATCH_PID=$$
+cleanup() { bash "$server" stop "$work/influx" >/dev/null 2>&1 || true; rm -rf "$work"; }
+trap cleanup EXIT
+mkdir -p "$work/influx"
+port=$(bash "$server" start "$work/influx")
+url="http://127.0.0.1:$port"
+q() { curl -sf --get "$url/query" --data-urlencode "db=dlg" --data-urlencode "q=$1"; }
+written_ok() { curl -sf "$url/debug/vars" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(sum(v["values"].get("pointsWrittenOK",0) for k,v in d.items() if k.startswith("httpd")))'; }
+curl -sf -XPOST "$url/query" --data-urlencode "q=CREATE DATABASE dlg" >/dev/null
+
+cat > "$work/run.ini" <<INI
+[global]
+run_id = flush-test
+[sink influx]
+url            = $url/write?db=dlg
+spool_dir      = $work/spool
+batch          = 1
+retries        = 1
+backoff        = 50ms
+timeout        = 1s
+progress       = false
+[sink csv]
+path = $work/results.csv
+[job before]
+workload   = sleep
+sleep      = 1ms, 2ms
+iterations = 5
+[job during]
+workload   = sleep
+sleep      = 1500ms
+iterations = 1
+min_steps  = 1
+warmup     = 0
+[job after]
+workload   = sleep
+sleep      = 1ms, 3ms
+iterations = 5
+INI
+
+"$dlgauge" -q run "$work/run.ini" > "$work/run.out" 2> "$work/run.err" &
+pid=$!
+# stop the server once the first job's two rows exist (the next cell sleeps 1.5 s)
+for _ in $(seq 100); do
+  [ -f "$work/results.csv" ] && [ "$(wc -l < "$work/results.csv")" -ge 3 ] && break
+  sleep 0.05
+done
+before=$(written_ok)
+bash "$server" stop "$work/influx"
+rc=0; wait $pid || rc=$?
+[ $rc -eq 0 ] || { echo "FAIL: run exited $rc with the database down"; cat "$work/run.err"; exit 1; }
+[ "$before" -eq 2 ] || { echo "FAIL: expected 2 points written before the stop, server says $before"; exit 1; }
+[ -s "$work/spool/influx.lp" ] || { echo "FAIL: nothing was spooled"; ls -la "$work/spool" || true; exit 1; }
+spooled=$(grep -c '^dlgauge_result' "$work/spool/influx.lp")
+[ "$spooled" -eq 3 ] || { echo "FAIL: expected 3 spooled results, found $spooled"; exit 1; }
+grep -q "influx" "$work/run.err" || { echo "FAIL: no warning about the unreachable database"; exit 1; }
+
+bash "$server" start "$work/influx" "$port" >/dev/null
+"$dlgauge" -q flush "$work/run.ini" || { echo "FAIL: dlgauge flush failed"; exit 1; }
+after=$(written_ok)
+[ "$after" -eq 3 ] || { echo "FAIL: flush wrote $after points, expected exactly 3"; exit 1; }
+"$dlgauge" -q flush "$work/run.ini"
+again=$(written_ok)
+[ "$again" -eq 3 ] || { echo "FAIL: a second flush resent points ($again written)"; exit 1; }
+
+q "SELECT count(throughput) FROM dlgauge_result GROUP BY job" | python3 -c '
+import json, sys
+series = json.load(sys.stdin)["results"][0]["series"]
+got = {s["tags"]["job"]: s["values"][0][1] for s in series}
+want = {"before": 2, "during": 1, "after": 2}
+assert got == want, f"per-job counts {got} != {want}"
+print("ok: per-job result counts", got)'
+# field-by-field: InfluxDB agrees with the CSV the same run wrote
+q "SELECT throughput, steps, status FROM dlgauge_result" | python3 -c '
+import csv, json, sys
+vals = json.load(sys.stdin)["results"][0]["series"][0]["values"]
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(vals) == len(rows) == 5, (len(vals), len(rows))
+a = sorted((round(v[1], 6), v[2]) for v in vals)
+b = sorted((round(float(r["throughput"]), 6), int(r["steps"])) for r in rows)
+assert a == b, (a, b)
+print("ok: throughput and steps identical in InfluxDB and CSV")' "$work/results.csv"
+echo "ok: 2 live + 3 spooled-and-flushed results, each exactly once"
