@@ -21,5 +21,7 @@ int dlg_cmd_list(const dlg_cli *cli, int argc, char **argv);
 int dlg_cmd_help(const dlg_cli *cli, int argc, char **argv);
 int dlg_cmd_sysinfo(const dlg_cli *cli, int argc, char **argv);
 int dlg_cmd_flush(const dlg_cli *cli, int argc, char **argv);
+/* dlgauge mkdata images|text ...: generated datasets (core/cli/cmd_mkdata.c) */
+int dlg_cmd_mkdata(const dlg_cli *cli, int argc, char **argv);
 
 #endif

@@ -18,6 +18,7 @@ static void usage(FILE *out)
             "                     metrics, all (add --markdown for the reference docs)\n"
             "  sysinfo            CPU, memory, GPUs, disks, kernel and library versions\n"
             "  flush FILE.ini     send what the sinks of FILE.ini spooled earlier\n"
+            "  mkdata images|text generate a photo-like JPEG tree or a PTB-like corpus\n"
             "  --version          print the version\n"
             "\n"
             "exit codes: 0 ok, 1 a cell or sink failed, 2 bad input, 130/143 interrupted\n");
@@ -57,7 +58,7 @@ int main(int argc, char **argv)
         int (*fn)(const dlg_cli *, int, char **);
     } cmds[] = {
         {"run", dlg_cmd_run},         {"list", dlg_cmd_list},   {"help", dlg_cmd_help},
-        {"sysinfo", dlg_cmd_sysinfo}, {"flush", dlg_cmd_flush},
+        {"sysinfo", dlg_cmd_sysinfo}, {"flush", dlg_cmd_flush},   {"mkdata", dlg_cmd_mkdata},
     };
     for (size_t c = 0; c < sizeof cmds / sizeof *cmds; c++)
         if (strcmp(argv[i], cmds[c].name) == 0)
