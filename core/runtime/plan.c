@@ -67,10 +67,11 @@ static char *trim(char *s)
     return s;
 }
 
-/* Splits "a, b, c" into trimmed strdup'ed values. */
+/* Splits "a, b, c" into trimmed strdup'ed values.  Empty elements ("a,,b",
+ * "a,") are kept, so that the caller can reject them rather than guess. */
 static int split_list(const char *text, char ***out, size_t *n)
 {
-    char *copy = strdup(text), *save = NULL;
+    char *copy = strdup(text);
     size_t cap = 4, cnt = 0;
     char **v = malloc(cap * sizeof *v);
     if (!copy || !v) {
@@ -78,7 +79,10 @@ static int split_list(const char *text, char ***out, size_t *n)
         free(v);
         return -1;
     }
-    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    for (char *tok = copy, *next; tok; tok = next) {
+        next = strchr(tok, ',');
+        if (next)
+            *next++ = '\0';
         if (cnt == cap) {
             char **nv = realloc(v, (cap *= 2) * sizeof *nv);
             if (!nv)
