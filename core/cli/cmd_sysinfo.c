@@ -147,8 +147,17 @@ static void disk_info(void)
     printf("filesystems:\n");
     static const char *const real_fs[] = {"ext4", "xfs", "btrfs", "zfs", "ext3", "f2fs", "nfs", "nfs4",
                                           "overlay", "tmpfs", "lustre", "gpfs", "beegfs", "fuse.sshfs"};
+    char seen[64][128];
+    size_t nseen = 0;
     for (struct mntent *me; m && (me = getmntent(m));) {
         bool show = false;
+        for (size_t i = 0; i < nseen; i++)
+            if (strcmp(seen[i], me->mnt_dir) == 0)
+                show = true; /* mounted twice: listed once */
+        if (show)
+            continue;
+        if (nseen < 64)
+            snprintf(seen[nseen++], sizeof seen[0], "%s", me->mnt_dir);
         for (size_t i = 0; i < sizeof real_fs / sizeof *real_fs; i++)
             show |= strcmp(me->mnt_type, real_fs[i]) == 0;
         if (!show || (!strcmp(me->mnt_type, "tmpfs") && strcmp(me->mnt_dir, "/tmp") && strcmp(me->mnt_dir, "/dev/shm")))
@@ -180,5 +189,6 @@ int dlg_cmd_sysinfo(const dlg_cli *cli, int argc, char **argv)
     gpu_info();
     disk_info();
     printf("software:   dlgauge %s (git %s), glibc %s\n", DLG_VERSION, DLG_GIT_REV, gnu_get_libc_version());
+    printf("built with: %s\n", DLG_LIBS_BUILT_WITH);
     return DLG_EXIT_OK;
 }
