@@ -1,0 +1,75 @@
+#!/bin/bash
+# (d) Bad input end to end: exactly one line on stderr, starting "dlgauge: ",
+# naming file:line where there is one, and exit status 2; no crash.
+source "$(dirname "$0")/lib.sh"
+
+# case NAME 'INI TEXT' PATTERN...: runs NAME.ini and checks the one error line
+case_ini() {
+    local name=$1 text=$2
+    shift 2
+    printf '%s\n' "$text" >"$name.ini"
+    run_cli "$name" run "$name.ini"
+    expect_one_error "$name" 2 "$@"
+}
+
+case_ini syntax $'[job a\nworkload = sleep' '^dlgauge: syntax\.ini:1: syntax error'
+case_ini nokv $'[job a]\nworkload = sleep\njust words here' '^dlgauge: nokv\.ini:3: syntax error'
+case_ini section $'[jobs a]\nworkload = sleep' "^dlgauge: section\.ini:1: unknown section \[jobs a\]" "did you mean 'job'"
+case_ini dup $'[job a]\nworkload = sleep\nsleep = 1ms\nsleep = 2ms' \
+    "^dlgauge: dup\.ini:4: key 'sleep' is set twice in this section \(first at line 3\)"
+case_ini key $'[job a]\nworkload = sleep\nslep = 1ms' \
+    "^dlgauge: key\.ini:3: \[job a\] unknown key 'slep' for workload sleep" "did you mean 'sleep'"
+case_ini workload $'[job a]\nworkload = sleeep' \
+    "^dlgauge: workload\.ini:2: \[job a\] workload: unknown workload 'sleeep'" "did you mean 'sleep'" \
+    "available:.* stream" "available:.* sleep"
+case_ini range $'[job a]\nworkload = sleep\ncpus = 99999' \
+    "^dlgauge: range\.ini:3: \[job a\] cpus: 99999 is above the maximum 4096"
+case_ini unit $'[job a]\nworkload = sleep\n\nduration = 5 parsecs' \
+    "^dlgauge: unit\.ini:4: \[job a\] duration: unknown duration unit 'parsecs'"
+case_ini listelem $'[job a]\nworkload = stream\nkernel = copy, trid' \
+    "^dlgauge: listelem\.ini:3: \[job a\] kernel: 'trid' is not one of" "did you mean 'triad'"
+unset DLG_E2E_UNSET_VAR
+case_ini env $'[job a]\nworkload = sleep\nsleep = ${DLG_E2E_UNSET_VAR}' \
+    "^dlgauge: env\.ini:3: environment variable 'DLG_E2E_UNSET_VAR' is not set"
+case_ini include $'[global]\ninclude = missing/nope.ini\n[job a]\nworkload = sleep' \
+    "^dlgauge: include\.ini:2: cannot open include file '.*missing/nope\.ini'"
+case_ini global $'[global]\niterations = 3\nbtach = 4\n[job a]\nworkload = sleep' \
+    "^dlgauge: global\.ini:3: \[global\] unknown key 'btach'"
+case_ini storage $'[job a]\nworkload = sleep\nstorage = nvme' \
+    "^dlgauge: storage\.ini:3: \[job a\] storage: unknown storage 'nvme'" "available:.* posix"
+case_ini sinktype $'[sink out]\ntype = cvs\npath = x.csv\n[job a]\nworkload = sleep' \
+    "^dlgauge: sinktype\.ini:2: \[sink out\] type: unknown sink 'cvs'" "did you mean 'csv'"
+case_ini sinkpath $'[job a]\nworkload = sleep\n[sink csv]' \
+    "^dlgauge: sinkpath\.ini:3: \[sink csv\] sink csv needs 'path'"
+case_ini sinklist $'[global]\nsinks = csv\n[job a]\nworkload = sleep' \
+    "^dlgauge: sinklist\.ini:2: \[global\] sinks: there is no \[sink csv\] section"
+case_ini noworkload $'[job a]\niterations = 3' "^dlgauge: noworkload\.ini:1: \[job a\] has no 'workload' key"
+case_ini empty '; nothing here' "^dlgauge: empty\.ini: no \[job NAME\] sections"
+
+run_cli missing run does-not-exist.ini
+expect_one_error missing 2 "^dlgauge: does-not-exist\.ini: cannot open"
+
+printf '[job a]\nworkload = sleep\n' >ok.ini
+run_cli setsec run ok.ini --set nojob.sleep=1ms
+expect_one_error setsec 2 "^dlgauge: --set nojob\.sleep=1ms: no section is called 'nojob'"
+run_cli setval run ok.ini --set job.sleep=fast
+expect_one_error setval 2 "^dlgauge: --set: \[job a\] sleep: "
+run_cli onlyjob run ok.ini --job b
+expect_one_error onlyjob 2 "^dlgauge: ok\.ini: no \[job b\]"
+
+run_cli help help nosuchthing
+expect_one_error help 2 "^dlgauge: no workload, storage or sink is called 'nosuchthing'"
+
+# A CSV path that cannot be created (its "directory" is a file): the error
+# names the path, and no cell runs.
+echo "not a directory" >afile
+printf '[sink csv]\npath = %s/afile/out.csv\n[job a]\nworkload = sleep\niterations = 1\n' "$WORK" >unwritable.ini
+run_cli unwritable run unwritable.ini
+expect_one_error unwritable 2 "afile/out\.csv" "^dlgauge: unwritable\.ini:1: \[sink csv\]"
+[ ! -s unwritable.out ] || fail "unwritable: a cell ran although the sink could not open: $(cat unwritable.out)"
+
+# An unknown command-line option is a usage error (usage text follows).
+run_cli badopt run ok.ini --bogus
+expect_rc badopt 2
+grep -q "unknown option '--bogus'" badopt.err || fail "badopt: $(cat badopt.err)"
+finish

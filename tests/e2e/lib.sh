@@ -1,0 +1,70 @@
+# Shared helpers of the end-to-end tests; sourced by each script, which
+# ctest runs as: bash SCRIPT DLGAUGE PLUGIN_DIR TEST_PLUGIN_DIR WORK_DIR
+set -u
+DLG=$1
+PLUGDIR=$2
+TPLUG=$3
+WORK=$4
+E2E=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+SRC=$(cd "$E2E/../.." && pwd)
+# the system python starts in 0.1 s; version-manager shims can take 0.5 s
+if [ -n "${PYTHON3:-}" ]; then PY=$PYTHON3; elif [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=python3; fi
+# only the build's plugins, never a developer's environment
+unset DLGAUGE_PLUGIN_PATH
+rm -rf "$WORK"
+mkdir -p "$WORK"
+cd "$WORK" || exit 1
+FAILS=0
+
+fail() {
+    echo "FAIL: $*" >&2
+    FAILS=$((FAILS + 1))
+}
+
+# run_cli NAME ARGS...: dlgauge ARGS with stdout in NAME.out, stderr in NAME.err, status in RC
+run_cli() {
+    local name=$1
+    shift
+    "$DLG" --plugin-dir "$PLUGDIR" "$@" >"$name.out" 2>"$name.err"
+    RC=$?
+}
+
+# expect_rc NAME WANT: the last run_cli NAME exited with WANT
+expect_rc() {
+    if [ "$RC" != "$2" ]; then
+        fail "$1: exit status $RC, expected $2; stderr:"
+        sed 's/^/    /' "$1.err" >&2
+    fi
+}
+
+# expect_one_error NAME RC PATTERN...: exit status RC and exactly one line on
+# stderr that starts with "dlgauge: " and matches every (extended) PATTERN
+expect_one_error() {
+    local name=$1 want=$2
+    shift 2
+    expect_rc "$name" "$want"
+    local lines
+    lines=$(wc -l <"$name.err")
+    if [ "$lines" != 1 ]; then
+        fail "$name: $lines lines on stderr, expected exactly one:"
+        sed 's/^/    /' "$name.err" >&2
+        return
+    fi
+    grep -q '^dlgauge: ' "$name.err" || fail "$name: stderr does not start with 'dlgauge: ': $(cat "$name.err")"
+    local pat
+    for pat in "$@"; do
+        grep -Eq -- "$pat" "$name.err" || fail "$name: stderr lacks /$pat/: $(cat "$name.err")"
+    done
+}
+
+# ini FILE: writes stdin to FILE (for readability of the cases)
+ini() { cat >"$1"; }
+
+finish() {
+    if [ "$FAILS" -gt 0 ]; then
+        echo "$FAILS check(s) failed (outputs kept in $WORK)" >&2
+        exit 1
+    fi
+    echo "all checks passed"
+    exit 0
+}

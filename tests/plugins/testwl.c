@@ -1,0 +1,130 @@
+/* A well-formed plugin whose workloads exercise the runner's edge cases:
+ * a required option, failures in setup and in a step (with and without a
+ * message), and a deterministic counter that reports its own fields. */
+#include <dlgauge/plugin.h>
+
+#include <stdlib.h>
+
+typedef struct tw_state {
+    const dlg_host *h;
+    int64_t steps, fail_at, items;
+    uint64_t seed;
+} tw_state;
+
+static int tw_new(const dlg_host *h, const dlg_job_info *job, void **st)
+{
+    tw_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return h->error(h, DLG_ENOMEM, "out of memory");
+    s->h = h;
+    s->seed = job->seed;
+    s->items = 1;
+    *st = s;
+    return 0;
+}
+
+static void tw_teardown(void *st) { free(st); }
+
+/* needs: `size` has no default and is required */
+static const dlg_option needs_options[] = {
+    {"size", DLG_OPT_SIZE, NULL, "1", NULL, NULL, "bytes per step (required)", DLG_OPT_REQUIRED},
+    {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
+};
+static int needs_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info *j, void **st)
+{
+    if (!o[0].set)
+        return h->error(h, DLG_EINVAL, "size is unset although required");
+    int rc = tw_new(h, j, st);
+    if (rc == 0)
+        ((tw_state *)*st)->items = o[0].i;
+    return rc;
+}
+static int plain_step(void *st, dlg_step *out)
+{
+    tw_state *s = st;
+    s->steps++;
+    out->items = (uint64_t)s->items;
+    return 0;
+}
+
+/* fail_setup: refuses to start, saying why */
+static int fail_setup_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info *j, void **st)
+{
+    (void)o, (void)j;
+    *st = NULL;
+    return h->error(h, DLG_EINVAL, "fail_setup: refusing to start, on purpose");
+}
+
+/* fail_step: step number fail_at (0-based, warm-up included) fails */
+static const dlg_option fail_step_options[] = {
+    {"fail_at", DLG_OPT_INT, "3", "0", NULL, NULL, "0-based step that fails", 0},
+    {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
+};
+static int fail_step_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info *j, void **st)
+{
+    int rc = tw_new(h, j, st);
+    if (rc == 0)
+        ((tw_state *)*st)->fail_at = o[0].i;
+    return rc;
+}
+static int fail_step_step(void *st, dlg_step *out)
+{
+    tw_state *s = st;
+    if (s->steps == s->fail_at)
+        return s->h->error(s->h, DLG_EIO, "fail_step: step %lld failed on purpose", (long long)s->steps);
+    return plain_step(st, out);
+}
+
+/* silent: fails its first step without a message */
+static int silent_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info *j, void **st)
+{
+    (void)o;
+    return tw_new(h, j, st);
+}
+static int silent_step(void *st, dlg_step *out)
+{
+    (void)st, (void)out;
+    return -DLG_EIO;
+}
+
+/* count: `items` per step; reports the seed it got and a constant */
+static const dlg_option count_options[] = {
+    {"items", DLG_OPT_INT, "7", "0", "1000000", NULL, "items per step", 0},
+    {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
+};
+static const dlg_metric count_metrics[] = {
+    {"seed_seen", DLG_FIELD_INT, "", "seed of the repetition (mean over repetitions)"},
+    {"flavour", DLG_FIELD_STRING, "", "a constant string"},
+    {NULL, 0, NULL, NULL},
+};
+static int count_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info *j, void **st)
+{
+    int rc = tw_new(h, j, st);
+    if (rc == 0)
+        ((tw_state *)*st)->items = o[0].i;
+    return rc;
+}
+static int count_report(void *st, const dlg_report_api *api, dlg_fields *f)
+{
+    tw_state *s = st;
+    api->add_int(f, "seed_seen", (int64_t)s->seed);
+    api->add_string(f, "flavour", "a \"quoted\", comma string");
+    return 0;
+}
+
+static const dlg_workload_ops needs_ops = {1, "bytes", needs_setup, plain_step, NULL, tw_teardown};
+static const dlg_workload_ops fail_setup_ops = {1, "steps", fail_setup_setup, plain_step, NULL, tw_teardown};
+static const dlg_workload_ops fail_step_ops = {1, "steps", fail_step_setup, fail_step_step, NULL, tw_teardown};
+static const dlg_workload_ops silent_ops = {1, "steps", silent_setup, silent_step, NULL, tw_teardown};
+static const dlg_workload_ops count_ops = {1, "things", count_setup, plain_step, count_report, tw_teardown};
+
+#define DESC(var, nm, opts, mets, opsp)                                                        \
+    static const dlg_plugin_desc var = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, nm, "1.0", \
+                                        "test workload " nm, opts, mets, opsp}
+DESC(needs_desc, "needs", needs_options, NULL, &needs_ops);
+DESC(fail_setup_desc, "fail_setup", NULL, NULL, &fail_setup_ops);
+DESC(fail_step_desc, "fail_step", fail_step_options, NULL, &fail_step_ops);
+DESC(silent_desc, "silent", NULL, NULL, &silent_ops);
+DESC(count_desc, "count", count_options, count_metrics, &count_ops);
+
+DLG_PLUGIN("testwl", &needs_desc, &fail_setup_desc, &fail_step_desc, &silent_desc, &count_desc)

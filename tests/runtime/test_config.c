@@ -1,0 +1,327 @@
+/* INI loading: sections, comments, include, ${ENV}, --set, and that every
+ * error is one line starting with file:line. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+#include "rt_util.h"
+
+#define END NULL
+
+/* Loads text as dir/name; returns the load status, err[] filled on failure. */
+static int load(void **state, const char *name, const char *text, dlg_config *c, char *path, char *err)
+{
+    rt_write(*state, name, text, path, 512);
+    err[0] = '\0';
+    return dlg_config_load(c, path, err, 1024);
+}
+
+static const char *value(const dlg_config *c, dlg_section_kind k, const char *sec, const char *key)
+{
+    const dlg_entry *e = dlg_section_get(dlg_config_find(c, k, sec), key);
+    return e ? e->value : NULL;
+}
+
+static void sections_and_comments(void **state)
+{
+    char path[512], err[1024];
+    dlg_config c;
+    assert_int_equal(load(state, "a.ini",
+                          "; a comment\n"
+                          "# another comment\n"
+                          "\n"
+                          "[global]\n"
+                          "repeat = 3   ; inline comment\n"
+                          "[job train]\n"
+                          "workload=resnet50\n"
+                          "  batch   =   64  \n"
+                          "[storage cloud-ssd]\n"
+                          "[sink csv]\n"
+                          "path = out/x.csv\n"
+                          "[job train]\n"
+                          "memory = 8G, 30G\n",
+                          &c, path, err),
+                     0);
+    assert_int_equal(c.n, 4); /* global + job + storage + sink; [job train] reopened */
+    assert_string_equal(value(&c, DLG_SEC_GLOBAL, "", "repeat"), "3");
+    assert_string_equal(value(&c, DLG_SEC_JOB, "train", "workload"), "resnet50");
+    assert_string_equal(value(&c, DLG_SEC_JOB, "train", "batch"), "64");
+    assert_string_equal(value(&c, DLG_SEC_JOB, "train", "memory"), "8G, 30G");
+    assert_string_equal(value(&c, DLG_SEC_SINK, "csv", "path"), "out/x.csv");
+    const dlg_section *st = dlg_config_find(&c, DLG_SEC_STORAGE, "cloud-ssd");
+    assert_non_null(st);
+    assert_int_equal(st->n, 0);
+    assert_int_equal(st->line, 9);
+    assert_string_equal(dlg_section_kind_name(st->kind), "storage");
+    assert_null(dlg_config_find(&c, DLG_SEC_JOB, "cloud-ssd"));
+    const dlg_entry *e = dlg_section_get(dlg_config_find(&c, DLG_SEC_JOB, "train"), "memory");
+    assert_int_equal(e->line, 13);
+    assert_string_equal(e->file, path);
+    char where[600], want[600];
+    dlg_entry_where(e, where, sizeof where);
+    snprintf(want, sizeof want, "%s:13: ", path);
+    assert_string_equal(where, want);
+    dlg_config_free(&c);
+}
+
+static void duplicate_key(void **state)
+{
+    char path[512], err[1024];
+    dlg_config c;
+    assert_int_not_equal(load(state, "dup.ini", "[job a]\nbatch = 1\nworkload = x\nbatch = 2\n", &c, path, err), 0);
+    rt_assert_error_at(err, path, 4, "key 'batch' is set twice in this section (first at line 2)", END);
+    dlg_config_free(&c);
+    /* the same key in two sections is fine */
+    assert_int_equal(load(state, "ok.ini", "[job a]\nbatch = 1\n[job b]\nbatch = 2\n", &c, path, err), 0);
+    dlg_config_free(&c);
+}
+
+static void include_relative_and_nested(void **state)
+{
+    char path[512], inc[512], inner[512], err[1024];
+    dlg_config c;
+    rt_write(*state, "conf/common.ini", "[global]\nrepeat = 2\ninclude = deeper/inner.ini\n", inc, sizeof inc);
+    rt_write(*state, "conf/deeper/inner.ini", "warmup = 7\n[sink csv]\npath = r.csv\n", inner, sizeof inner);
+    assert_int_equal(load(state, "main.ini",
+                          "include = conf/common.ini\n"
+                          "[job a]\n"
+                          "workload = sleep\n"
+                          "repeat = 5\n",
+                          &c, path, err),
+                     0);
+    /* keys before the first header of an included file extend the includer's section */
+    assert_string_equal(value(&c, DLG_SEC_GLOBAL, "", "repeat"), "2");
+    assert_string_equal(value(&c, DLG_SEC_GLOBAL, "", "warmup"), "7");
+    assert_string_equal(value(&c, DLG_SEC_SINK, "csv", "path"), "r.csv");
+    assert_string_equal(value(&c, DLG_SEC_JOB, "a", "repeat"), "5");
+    const dlg_entry *w = dlg_section_get(dlg_config_find(&c, DLG_SEC_GLOBAL, ""), "warmup");
+    assert_string_equal(w->file, inner);
+    assert_int_equal(w->line, 1);
+    dlg_config_free(&c);
+}
+
+static void include_errors(void **state)
+{
+    char path[512], inc[512], err[1024];
+    dlg_config c;
+    assert_int_not_equal(load(state, "m.ini", "[job a]\nworkload = x\ninclude = nope/missing.ini\n", &c, path, err), 0);
+    rt_assert_error_at(err, path, 3, "cannot open include file", "nope/missing.ini", "No such file", END);
+    dlg_config_free(&c);
+    /* an error inside an included file names that file and its line */
+    rt_write(*state, "bad.ini", "[job b]\nworkload = x\nbogus line\n", inc, sizeof inc);
+    assert_int_not_equal(load(state, "m2.ini", "[global]\ninclude = bad.ini\n", &c, path, err), 0);
+    rt_assert_error_at(err, inc, 3, "syntax error", END);
+    dlg_config_free(&c);
+    /* a file including itself stops at the depth limit, with a message */
+    assert_int_not_equal(load(state, "self.ini", "[global]\ninclude = self.ini\n", &c, path, err), 0);
+    rt_assert_error_at(err, path, 2, "includes nest deeper than", END);
+    dlg_config_free(&c);
+}
+
+static void env_expansion(void **state)
+{
+    char path[512], err[1024];
+    dlg_config c;
+    setenv("DLGT_DIR", "/data/sets", 1);
+    setenv("DLGT_EMPTY", "", 1);
+    unsetenv("DLGT_UNSET");
+    assert_int_equal(load(state, "env.ini",
+                          "[job a]\n"
+                          "data = recordio:${DLGT_DIR}/train.rec\n"
+                          "batch = ${DLGT_UNSET:-32}\n"
+                          "mode = ${DLGT_EMPTY:-train}\n"
+                          "two = ${DLGT_DIR}${DLGT_DIR}\n",
+                          &c, path, err),
+                     0);
+    assert_string_equal(value(&c, DLG_SEC_JOB, "a", "data"), "recordio:/data/sets/train.rec");
+    assert_string_equal(value(&c, DLG_SEC_JOB, "a", "batch"), "32");
+    assert_string_equal(value(&c, DLG_SEC_JOB, "a", "mode"), "train");
+    assert_string_equal(value(&c, DLG_SEC_JOB, "a", "two"), "/data/sets/data/sets");
+    dlg_config_free(&c);
+
+    assert_int_not_equal(load(state, "env2.ini", "[job a]\nworkload = x\nbatch = ${DLGT_UNSET}\n", &c, path, err), 0);
+    rt_assert_error_at(err, path, 3, "environment variable 'DLGT_UNSET' is not set", "${DLGT_UNSET:-default}", END);
+    dlg_config_free(&c);
+    assert_int_not_equal(load(state, "env3.ini", "[job a]\nbatch = ${DLGT_DIR\n", &c, path, err), 0);
+    rt_assert_error_at(err, path, 2, "unterminated '${'", END);
+    dlg_config_free(&c);
+    /* include paths expand too */
+    char inc[512];
+    rt_write(*state, "sub/x.ini", "[job z]\nworkload = y\n", inc, sizeof inc);
+    char text[700];
+    snprintf(text, sizeof text, "include = ${DLGT_INC}/sub/x.ini\n");
+    setenv("DLGT_INC", ((rt_dir *)*state)->path, 1);
+    assert_int_equal(load(state, "env4.ini", text, &c, path, err), 0);
+    assert_string_equal(value(&c, DLG_SEC_JOB, "z", "workload"), "y");
+    dlg_config_free(&c);
+}
+
+static void syntax_errors(void **state)
+{
+    char path[512], err[1024];
+    dlg_config c;
+    static const struct {
+        const char *text;
+        int line;
+        const char *msg;
+    } cases[] = {
+        {"[job a]\nworkload = x\nno equals sign\n", 3, "syntax error"},
+        {"[job a\nworkload = x\n", 1, "syntax error"},
+        {"workload = x\n[job a]\n", 1, "'workload' appears before any section header"},
+        {"[jobs a]\nx = 1\n", 1, "unknown section [jobs a]"},
+        {"[sinks out]\n", 1, "(did you mean 'sink'?)"},
+        {"[global extra]\n", 1, "[global] takes no name"},
+        {"[job]\n", 1, "[job] needs a name"},
+        {"[storage a.b]\n", 1, "may not contain spaces, dots, commas or '='"},
+        {"[job a]\nbatch =\n", 2, "key 'batch' has an empty value"},
+        {"[job a]\nworkload = x\n\n[job b\nworkload = y\n", 4, "syntax error"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "syn%zu.ini", i);
+        if (load(state, name, cases[i].text, &c, path, err) == 0)
+            fail_msg("case %zu loaded: %s", i, cases[i].text);
+        rt_assert_error_at(err, path, cases[i].line, cases[i].msg, END);
+        dlg_config_free(&c);
+    }
+    assert_int_not_equal(dlg_config_load(&c, "/nonexistent/dlg.ini", err, sizeof err), 0);
+    rt_assert_error_at(err, "/nonexistent/dlg.ini", 0, "cannot open", END);
+    dlg_config_free(&c);
+}
+
+static void long_lines(void **state)
+{
+    char path[512], err[1024], text[1200];
+    dlg_config c;
+    char val[400];
+    /* 199 characters fit exactly: "key = " + 193 */
+    memset(val, 'v', 193);
+    val[193] = '\0';
+    snprintf(text, sizeof text, "[job a]\nkey = %s\nnext = 1\n", val);
+    assert_int_equal(load(state, "l199.ini", text, &c, path, err), 0);
+    assert_int_equal(strlen(value(&c, DLG_SEC_JOB, "a", "key")), 193);
+    assert_string_equal(value(&c, DLG_SEC_JOB, "a", "next"), "1");
+    dlg_config_free(&c);
+    /* one more is an error on that line, not truncation */
+    val[193] = 'v';
+    val[194] = '\0';
+    snprintf(text, sizeof text, "[job a]\nkey = %s\nnext = 1\n", val);
+    assert_int_not_equal(load(state, "l200.ini", text, &c, path, err), 0);
+    rt_assert_error_at(err, path, 2, "line is longer than 199 characters", END);
+    dlg_config_free(&c);
+    /* a long comment is also reported on its own line */
+    memset(val, 'c', 300);
+    val[300] = '\0';
+    snprintf(text, sizeof text, "[job a]\nworkload = x\n; %s\nbatch = 2\n\n", val);
+    assert_int_not_equal(load(state, "lc.ini", text, &c, path, err), 0);
+    rt_assert_error_at(err, path, 3, "line is longer than 199 characters", END);
+    dlg_config_free(&c);
+}
+
+static dlg_config *three_sections(void **state, dlg_config *c)
+{
+    char path[512], err[1024];
+    assert_int_equal(load(state, "set.ini",
+                          "[global]\nrepeat = 1\n"
+                          "[job a]\nworkload = sleep\nbatch = 1\n"
+                          "[job b]\nworkload = sleep\n"
+                          "[sink a]\npath = x\n"
+                          "[storage fast]\ntype = posix\n",
+                          c, path, err),
+                     0);
+    return c;
+}
+
+static void set_overrides(void **state)
+{
+    char err[1024];
+    dlg_config c;
+    three_sections(state, &c);
+    assert_int_equal(dlg_config_set(&c, "global.repeat=4", err, sizeof err), 0);
+    assert_string_equal(value(&c, DLG_SEC_GLOBAL, "", "repeat"), "4");
+    /* job.x reaches every job, and replaces a value from the file */
+    assert_int_equal(dlg_config_set(&c, "job.batch=8", err, sizeof err), 0);
+    assert_string_equal(value(&c, DLG_SEC_JOB, "a", "batch"), "8");
+    assert_string_equal(value(&c, DLG_SEC_JOB, "b", "batch"), "8");
+    const dlg_entry *e = dlg_section_get(dlg_config_find(&c, DLG_SEC_JOB, "a"), "batch");
+    assert_string_equal(e->file, "--set");
+    assert_int_equal(e->line, 0);
+    assert_null(value(&c, DLG_SEC_SINK, "a", "batch"));
+    assert_int_equal(dlg_config_set(&c, "job:b.batch=16", err, sizeof err), 0);
+    assert_string_equal(value(&c, DLG_SEC_JOB, "a", "batch"), "8");
+    assert_string_equal(value(&c, DLG_SEC_JOB, "b", "batch"), "16");
+    assert_int_equal(dlg_config_set(&c, "sink:a.path=y.csv", err, sizeof err), 0);
+    assert_string_equal(value(&c, DLG_SEC_SINK, "a", "path"), "y.csv");
+    /* a bare name that names exactly one section */
+    assert_int_equal(dlg_config_set(&c, "fast.type=mmap", err, sizeof err), 0);
+    assert_string_equal(value(&c, DLG_SEC_STORAGE, "fast", "type"), "mmap");
+    assert_int_equal(dlg_config_set(&c, "b.warmup=0", err, sizeof err), 0);
+    assert_string_equal(value(&c, DLG_SEC_JOB, "b", "warmup"), "0");
+    /* values may contain '=' and '.' */
+    assert_int_equal(dlg_config_set(&c, "sink:a.url=http://h:8086/write?db=x.y", err, sizeof err), 0);
+    assert_string_equal(value(&c, DLG_SEC_SINK, "a", "url"), "http://h:8086/write?db=x.y");
+    /* the same key twice on the command line: the last wins */
+    assert_int_equal(dlg_config_set(&c, "global.repeat=5", err, sizeof err), 0);
+    assert_string_equal(value(&c, DLG_SEC_GLOBAL, "", "repeat"), "5");
+    dlg_config_free(&c);
+}
+
+static void set_errors(void **state)
+{
+    char err[1024];
+    dlg_config c;
+    three_sections(state, &c);
+    static const struct {
+        const char *arg, *msg, *msg2;
+    } cases[] = {
+        {"a.batch=3", "'a' names several sections; write job:a, storage:a or sink:a", NULL},
+        {"fsat.type=x", "no section is called 'fsat'", "(did you mean 'fast'?)"},
+        {"job:zz.batch=3", "there is no [job zz]", NULL},
+        {"jbo:a.batch=3", "unknown section kind in 'jbo:a'", NULL},
+        {"batch=3", "expected SECTION.key=value", NULL},
+        {"job.batch", "expected SECTION.key=value", NULL},
+        {"job.batch=", "expected SECTION.key=value", NULL},
+        {".batch=1", "expected SECTION.key=value", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        err[0] = '\0';
+        if (dlg_config_set(&c, cases[i].arg, err, sizeof err) == 0)
+            fail_msg("--set %s was accepted", cases[i].arg);
+        char prefix[128];
+        snprintf(prefix, sizeof prefix, "--set %s:", cases[i].arg);
+        if (strncmp(err, prefix, strlen(prefix)) != 0 || !strstr(err, cases[i].msg) ||
+            (cases[i].msg2 && !strstr(err, cases[i].msg2)))
+            fail_msg("--set %s: unexpected error '%s'", cases[i].arg, err);
+    }
+    dlg_config_free(&c);
+    /* job.x with no [job] at all is an error, not a silent no-op */
+    char path[512];
+    assert_int_equal(load(state, "nojobs.ini", "[global]\nrepeat = 1\n", &c, path, err), 0);
+    assert_int_not_equal(dlg_config_set(&c, "job.batch=3", err, sizeof err), 0);
+    assert_non_null(strstr(err, "the configuration has no [job] sections"));
+    dlg_config_free(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(sections_and_comments, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(duplicate_key, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(include_relative_and_nested, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(include_errors, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(env_expansion, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(syntax_errors, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(long_lines, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(set_overrides, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(set_errors, rt_dir_setup, rt_dir_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,347 @@
+/* Plan building against the build's real plugins (diag, csv, json, influx,
+ * posix, mmap...): sweep expansion, defaults from [global], and every
+ * configuration mistake reported as one line starting with file:line. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "plan.h"
+#include "rt_util.h"
+
+#define END NULL
+
+typedef struct fixture {
+    dlg_config cfg;
+    dlg_registry reg;
+    dlg_plan plan;
+    char path[512];
+    char err[4096];
+} fixture;
+
+/* Loads text and builds its plan; returns the build status (-1 on a config error too). */
+static int build(void **state, fixture *f, const char *text, const char *only_job)
+{
+    memset(f, 0, sizeof *f);
+    rt_write(*state, "plan.ini", text, f->path, sizeof f->path);
+    if (dlg_config_load(&f->cfg, f->path, f->err, sizeof f->err) != 0)
+        fail_msg("config did not load: %s", f->err);
+    assert_int_equal(dlg_registry_init(&f->reg, NULL), 0);
+    dlg_registry_scan(&f->reg);
+    return dlg_plan_build(&f->plan, &f->cfg, &f->reg, only_job, f->err, sizeof f->err);
+}
+
+static void done(fixture *f)
+{
+    dlg_plan_free(&f->plan);
+    dlg_registry_free(&f->reg);
+    dlg_config_free(&f->cfg);
+}
+
+static const dlg_job *job_named(const dlg_plan *p, const char *name)
+{
+    for (size_t i = 0; i < p->njobs; i++)
+        if (strcmp(p->jobs[i].name, name) == 0)
+            return &p->jobs[i];
+    fail_msg("no job %s in the plan", name);
+    return NULL;
+}
+
+static size_t wl_index(const dlg_job *j, const char *opt)
+{
+    for (size_t i = 0; i < j->nwl; i++)
+        if (strcmp(j->workload->options[i].name, opt) == 0)
+            return i;
+    fail_msg("workload %s has no option %s", j->workload->name, opt);
+    return 0;
+}
+
+static bool has_string(const char *const *v, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i], s) == 0)
+            return true;
+    return false;
+}
+
+static void sweep_cells(void **state)
+{
+    fixture f;
+    int rc = build(state, &f,
+                   "[job mem]\n"
+                   "workload = stream\n"
+                   "kernel = copy, triad\n"     /* written first, still the inner axis */
+                   "array_size = 64KiB, 128KiB\n"
+                   "cpus = 0, 1\n"
+                   "repeat = 3\n"
+                   "[job nap]\n"
+                   "workload = sleep\n"
+                   "sleep = 1ms, 2ms,3ms\n",
+                   NULL);
+    if (rc != 0)
+        fail_msg("%s", f.err);
+    assert_int_equal(f.plan.njobs, 2);
+    assert_int_equal(f.plan.total_cells, 8 + 3); /* repeat does not multiply cells */
+    const dlg_job *mem = job_named(&f.plan, "mem");
+    assert_int_equal(mem->ncells, 8);
+    assert_int_equal(mem->naxes, 3);
+    /* core keys first (table order), then the workload's options (table order) */
+    assert_string_equal(mem->axes[0].key, "cpus");
+    assert_string_equal(mem->axes[1].key, "array_size");
+    assert_string_equal(mem->axes[2].key, "kernel");
+    size_t ia = wl_index(mem, "array_size"), ik = wl_index(mem, "kernel");
+    static const struct {
+        int cpus;
+        int64_t bytes;
+        const char *kernel;
+        int kidx;
+    } want[8] = {{0, 65536, "copy", 0},  {0, 65536, "triad", 3},  {0, 131072, "copy", 0}, {0, 131072, "triad", 3},
+                 {1, 65536, "copy", 0},  {1, 65536, "triad", 3},  {1, 131072, "copy", 0}, {1, 131072, "triad", 3}};
+    for (size_t k = 0; k < 8; k++) {
+        dlg_cell c;
+        assert_int_equal(dlg_plan_cell(&f.plan, mem, k, &c, f.err, sizeof f.err), 0);
+        assert_int_equal(c.index, k);
+        assert_int_equal(c.core[DLG_K_CPUS].i, want[k].cpus);
+        assert_int_equal(c.core[DLG_K_REPEAT].i, 3);
+        assert_int_equal(c.wl[ia].i, want[k].bytes);
+        assert_int_equal(c.wl[ik].i, want[k].kidx);
+        assert_int_equal(c.ntags, 3);
+        assert_string_equal(c.tags[0].key, "cpus");
+        assert_string_equal(c.tags[0].value, want[k].cpus ? "1" : "0");
+        assert_string_equal(c.tags[1].key, "array_size");
+        assert_string_equal(c.tags[1].value, want[k].bytes == 65536 ? "64KiB" : "128KiB");
+        assert_string_equal(c.tags[2].key, "kernel");
+        assert_string_equal(c.tags[2].value, want[k].kernel);
+        dlg_cell_free(&c);
+    }
+    const dlg_job *nap = job_named(&f.plan, "nap");
+    assert_int_equal(nap->ncells, 3);
+    size_t is = wl_index(nap, "sleep");
+    for (size_t k = 0; k < 3; k++) {
+        dlg_cell c;
+        assert_int_equal(dlg_plan_cell(&f.plan, nap, k, &c, f.err, sizeof f.err), 0);
+        assert_int_equal(c.wl[is].i, (int64_t)(k + 1) * 1000000);
+        assert_int_equal(c.ntags, 1);
+        assert_string_equal(c.tags[0].key, "sleep");
+        dlg_cell_free(&c);
+    }
+    /* the result schema: core tags + every swept key, sorted; core + workload fields */
+    static const char *const tags[] = {"array_size", "cpus", "host", "job", "kernel", "run_id", "sleep", "status",
+                                       "workload"};
+    assert_int_equal(f.plan.ntag_keys, 9);
+    for (size_t i = 0; i < 9; i++)
+        assert_string_equal(f.plan.tag_keys[i], tags[i]);
+    const char *fields[256];
+    assert_true(f.plan.nfields < 256);
+    for (size_t i = 0; i < f.plan.nfields; i++) {
+        assert_false(has_string(fields, i, f.plan.fields[i].name)); /* no duplicates */
+        fields[i] = f.plan.fields[i].name;
+    }
+    assert_string_equal(fields[0], "throughput");
+    assert_true(has_string(fields, f.plan.nfields, "latency_p99_us"));
+    assert_true(has_string(fields, f.plan.nfields, "triad_bytes_per_s"));
+    assert_true(has_string(fields, f.plan.nfields, "sleep_ns"));
+    done(&f);
+}
+
+static void global_defaults(void **state)
+{
+    fixture f;
+    int rc = build(state, &f,
+                   "[global]\n"
+                   "run_id = nightly-7\n"
+                   "iterations = 7\n"
+                   "sleep = 5ms\n"      /* an option of one job's workload only */
+                   "[job a]\nworkload = sleep\n"
+                   "[job b]\nworkload = sleep\niterations = 2\nsleep = 1ms\n"
+                   "[job c]\nworkload = stream\n",
+                   NULL);
+    if (rc != 0)
+        fail_msg("%s", f.err);
+    assert_string_equal(f.plan.run_id, "nightly-7");
+    dlg_cell c;
+    const dlg_job *a = job_named(&f.plan, "a"), *b = job_named(&f.plan, "b"), *cj = job_named(&f.plan, "c");
+    assert_int_equal(dlg_plan_cell(&f.plan, a, 0, &c, f.err, sizeof f.err), 0);
+    assert_int_equal(c.core[DLG_K_ITERATIONS].i, 7);
+    assert_int_equal(c.wl[wl_index(a, "sleep")].i, 5000000);
+    assert_int_equal(c.core[DLG_K_WARMUP].i, 3); /* the table's default */
+    assert_string_equal(c.core[DLG_K_STORAGE].text, "posix");
+    assert_int_equal(c.ntags, 0);
+    dlg_cell_free(&c);
+    assert_int_equal(dlg_plan_cell(&f.plan, b, 0, &c, f.err, sizeof f.err), 0);
+    assert_int_equal(c.core[DLG_K_ITERATIONS].i, 2);
+    assert_int_equal(c.wl[wl_index(b, "sleep")].i, 1000000);
+    dlg_cell_free(&c);
+    assert_int_equal(dlg_plan_cell(&f.plan, cj, 0, &c, f.err, sizeof f.err), 0);
+    assert_int_equal(c.core[DLG_K_ITERATIONS].i, 7);
+    dlg_cell_free(&c);
+    /* where a value came from */
+    assert_non_null(a->core_src[DLG_K_ITERATIONS]);
+    assert_int_equal(a->core_src[DLG_K_ITERATIONS]->line, 3);
+    assert_null(a->core_src[DLG_K_WARMUP]);
+    done(&f);
+}
+
+static void storages_and_sinks(void **state)
+{
+    fixture f;
+    char text[1024];
+    const char *dir = ((rt_dir *)*state)->path;
+    snprintf(text, sizeof text,
+             "[global]\nsinks = lp, table\n"
+             "[sink table]\ntype = csv\npath = %s/r.csv\n"
+             "[sink lp]\ntype = influx\npath = %s/r.lp\n"
+             "[sink unused]\ntype = json\npath = %s/r.json\n"
+             "[storage slow]\ntype = posix\n"
+             "[job a]\nworkload = sleep\nstorage = slow, mmap\n",
+             dir, dir, dir);
+    if (build(state, &f, text, NULL) != 0)
+        fail_msg("%s", f.err);
+    assert_int_equal(f.plan.nsinks, 2); /* [global] sinks picks and orders them */
+    assert_string_equal(f.plan.sinks[0].name, "lp");
+    assert_string_equal(f.plan.sinks[0].desc->name, "influx");
+    assert_string_equal(f.plan.sinks[1].name, "table");
+    assert_string_equal(f.plan.sinks[1].desc->name, "csv");
+    const dlg_instance_spec *slow = dlg_plan_storage(&f.plan, "slow"), *mm = dlg_plan_storage(&f.plan, "mmap");
+    assert_non_null(slow);
+    assert_string_equal(slow->desc->name, "posix");
+    assert_non_null(slow->sec);
+    assert_non_null(mm);
+    assert_null(mm->sec); /* a bare type with its defaults */
+    assert_null(dlg_plan_storage(&f.plan, "posix"));
+    assert_int_equal(job_named(&f.plan, "a")->ncells, 2);
+    done(&f);
+    /* without [global] sinks: every [sink], in file order */
+    snprintf(text, sizeof text, "[sink x]\ntype = json\npath = %s/x.json\n[sink csv]\npath = %s/y.csv\n"
+             "[job a]\nworkload = sleep\n", dir, dir);
+    if (build(state, &f, text, NULL) != 0)
+        fail_msg("%s", f.err);
+    assert_int_equal(f.plan.nsinks, 2);
+    assert_string_equal(f.plan.sinks[0].name, "x");
+    assert_string_equal(f.plan.sinks[1].desc->name, "csv");
+    done(&f);
+}
+
+/* text, the line the error must name (0: the file only), substrings */
+typedef struct bad_case {
+    const char *text;
+    int line;
+    const char *msg[4];
+} bad_case;
+
+static const bad_case bad_cases[] = {
+    {"[job a]\nworkload = sleep\niteratons = 3\n", 3,
+     {"[job a] unknown key 'iteratons' for workload sleep", "(did you mean 'iterations'?)"}},
+    {"[job a]\nworkload = sleep\nslep = 3ms\n", 3, {"unknown key 'slep'", "(did you mean 'sleep'?)"}},
+    {"[job a]\nworkload = sleep\nbatch = 3\n", 3, {"unknown key 'batch' for workload sleep"}},
+    {"[job a]\nworkload = sleep\nsleep = 5 parsecs\n", 3, {"[job a] sleep: unknown duration unit 'parsecs'"}},
+    {"[job a]\nworkload = sleep\nsleep = 1ms, 2xs\n", 3, {"[job a] sleep: unknown duration unit 'xs'"}},
+    {"[job a]\nworkload = sleep\nsleep = 1ms,,2ms\n", 3, {"empty element in the list '1ms,,2ms'"}},
+    {"[job a]\nworkload = sleep\ncpus = 5000\n", 3, {"[job a] cpus: 5000 is above the maximum 4096"}},
+    {"[job a]\nworkload = sleep\n\nwarmup = -1\n", 4, {"[job a] warmup: -1 is below the minimum 0"}},
+    {"[job a]\nworkload = stream\nkernel = trid\n", 3, {"'trid' is not one of copy|scale|add|triad|all",
+                                                          "(did you mean 'triad'?)"}},
+    {"[job a]\nworkload = stream\nthreads = 2, 2000\n", 3, {"threads: 2000 is above the maximum 1024"}},
+    {"[job a]\nworkload = slep\n", 2,
+     {"[job a] workload: unknown workload 'slep'", "(did you mean 'sleep'?)", "available:", " stream"}},
+    {"[job a]\niterations = 3\n", 1, {"[job a] has no 'workload' key"}},
+    {"[job a]\nworkload = sleep\n[storage s]\ntype = nvme\n", 4,
+     {"[storage s] type: unknown storage 'nvme'", "available:", " posix"}},
+    {"[job a]\nworkload = sleep\nstorage = psoix\n", 3,
+     {"[job a] storage: unknown storage 'psoix'", "(did you mean 'posix'?)"}},
+    {"[job a]\nworkload = sleep\n[sink out]\ntype = cvs\npath = x\n", 4,
+     {"[sink out] type: unknown sink 'cvs'", "(did you mean 'csv'?)"}},
+    {"[job a]\nworkload = sleep\n[sink csv]\npath = x.csv\npth = y\n", 5,
+     {"[sink csv] unknown key 'pth' for sink csv", "(did you mean 'path'?)"}},
+    {"[job a]\nworkload = sleep\n[sink csv]\n", 3, {"[sink csv] sink csv needs 'path'"}},
+    {"[job a]\nworkload = sleep\n[sink lp]\ntype = influx\npath = x\nbatch = 0\n", 6,
+     {"[sink lp] batch: 0 is below the minimum 1"}},
+    {"[global]\nrepeat = 2\nbtach = 4\n[job a]\nworkload = sleep\n", 3,
+     {"[global] unknown key 'btach'", "not a global key, a core job key, or an option of any job's workload"}},
+    {"[global]\nsleeep = 4ms\n[job a]\nworkload = sleep\n", 2, {"[global] unknown key 'sleeep'", "(did you mean 'sleep'?)"}},
+    {"[global]\nsinks = nope\n[job a]\nworkload = sleep\n", 2, {"[global] sinks: there is no [sink nope] section"}},
+    {"[global]\nrepeat = 0\n[job a]\nworkload = sleep\n", 2, {"[job a] repeat: 0 is below the minimum 1"}},
+    {"[global]\n", 0, {"no [job NAME] sections: nothing to run"}},
+};
+
+static void plan_errors(void **state)
+{
+    for (size_t i = 0; i < sizeof bad_cases / sizeof *bad_cases; i++) {
+        fixture f;
+        const bad_case *b = &bad_cases[i];
+        if (build(state, &f, b->text, NULL) == 0)
+            fail_msg("case %zu built a plan:\n%s", i, b->text);
+        rt_assert_error_at(f.err, f.path, b->line, b->msg[0] ? b->msg[0] : "", b->msg[1] ? b->msg[1] : "",
+                           b->msg[2] ? b->msg[2] : "", b->msg[3] ? b->msg[3] : "", END);
+        done(&f);
+    }
+}
+
+static void set_and_only_job(void **state)
+{
+    fixture f;
+    /* a bad value from --set names its origin */
+    memset(&f, 0, sizeof f);
+    rt_write(*state, "s.ini", "[job train]\nworkload = sleep\n[job eval]\nworkload = sleep\n", f.path, sizeof f.path);
+    assert_int_equal(dlg_config_load(&f.cfg, f.path, f.err, sizeof f.err), 0);
+    assert_int_equal(dlg_config_set(&f.cfg, "job.sleep=2 fortnights", f.err, sizeof f.err), 0);
+    assert_int_equal(dlg_registry_init(&f.reg, NULL), 0);
+    dlg_registry_scan(&f.reg);
+    assert_int_not_equal(dlg_plan_build(&f.plan, &f.cfg, &f.reg, NULL, f.err, sizeof f.err), 0);
+    rt_assert_error_at(f.err, "--set", 0, "[job train] sleep: unknown duration unit 'fortnights'", END);
+    done(&f);
+    /* --job picks one job; a typo gets a suggestion */
+    assert_int_equal(build(state, &f, "[job train]\nworkload = sleep\n[job eval]\nworkload = stream\n", "eval"), 0);
+    assert_int_equal(f.plan.njobs, 1);
+    assert_string_equal(f.plan.jobs[0].name, "eval");
+    done(&f);
+    assert_int_not_equal(build(state, &f, "[job train]\nworkload = sleep\n", "trian"), 0);
+    rt_assert_error_at(f.err, f.path, 0, "no [job trian]", "(did you mean 'train'?)", END);
+    done(&f);
+}
+
+/* A workload loaded from a file given in the job, and its required option. */
+static void plugin_key(void **state)
+{
+    fixture f;
+    char text[1024];
+    snprintf(text, sizeof text, "[job a]\nplugin = %s/testwl.so\nworkload = needs\n", DLG_TEST_PLUGIN_DIR);
+    assert_int_not_equal(build(state, &f, text, NULL), 0);
+    rt_assert_error_at(f.err, f.path, 1, "[job a] workload needs needs 'size'", END);
+    done(&f);
+    snprintf(text, sizeof text, "[job a]\nplugin = %s/testwl.so\nworkload = needs\nsize = 1KiB, 2KiB\n",
+             DLG_TEST_PLUGIN_DIR);
+    if (build(state, &f, text, NULL) != 0)
+        fail_msg("%s", f.err);
+    assert_int_equal(f.plan.total_cells, 2);
+    assert_non_null(strstr(f.plan.jobs[0].workload_path, "testwl.so"));
+    done(&f);
+    /* the plugin file only: a built-in workload is not found through it */
+    snprintf(text, sizeof text, "[job a]\nplugin = %s/testwl.so\nworkload = sleep\n", DLG_TEST_PLUGIN_DIR);
+    assert_int_not_equal(build(state, &f, text, NULL), 0);
+    rt_assert_error_at(f.err, f.path, 3, "unknown workload 'sleep'", "available: needs", END);
+    done(&f);
+    snprintf(text, sizeof text, "[job a]\nworkload = x\nplugin = %s/abi_major2.so\n", DLG_TEST_PLUGIN_DIR);
+    assert_int_not_equal(build(state, &f, text, NULL), 0);
+    rt_assert_error_at(f.err, f.path, 3, "[job a] plugin: ", "abi_major2.so: built for plugin ABI 2.3", END);
+    done(&f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(sweep_cells, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(global_defaults, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(storages_and_sinks, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(plan_errors, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(set_and_only_job, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(plugin_key, rt_dir_setup, rt_dir_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

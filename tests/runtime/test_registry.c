@@ -1,0 +1,199 @@
+/* The plugin registry: descriptor checks on in-memory plugins, loading the
+ * purpose-built broken .so files, search-path order and de-duplication. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "registry.h"
+
+static int w_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info *j, void **st)
+{
+    (void)h, (void)o, (void)j, (void)st;
+    return 0;
+}
+static int w_step(void *st, dlg_step *out) { (void)st, (void)out; return 0; }
+static void w_teardown(void *st) { (void)st; }
+static int s_open(const dlg_host *h, const dlg_value *o, const char *n, void **st) { (void)h, (void)o, (void)n, (void)st; return 0; }
+static void s_close(void *st) { (void)st; }
+
+static const dlg_option good_opts[] = {{"batch", DLG_OPT_INT, "1", "1", NULL, NULL, "b", 0},
+                                       {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0}};
+static const dlg_option dup_opts[] = {{"batch", DLG_OPT_INT, "1", NULL, NULL, NULL, "b", 0},
+                                      {"batch", DLG_OPT_INT, "1", NULL, NULL, NULL, "b", 0},
+                                      {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0}};
+static const dlg_metric good_metrics[] = {{"imgs", DLG_FIELD_DOUBLE, "", ""}, {NULL, 0, NULL, NULL}};
+static const dlg_metric dup_metrics[] = {{"imgs", DLG_FIELD_DOUBLE, "", ""}, {"imgs", DLG_FIELD_INT, "", ""},
+                                         {NULL, 0, NULL, NULL}};
+static const dlg_metric under_metrics[] = {{"_x", DLG_FIELD_DOUBLE, "", ""}, {NULL, 0, NULL, NULL}};
+static const dlg_workload_ops wops = {1, "steps", w_setup, w_step, NULL, w_teardown};
+static const dlg_workload_ops wops_nounit = {1, "", w_setup, w_step, NULL, w_teardown};
+static const dlg_sink_ops sops_nowrite = {1, s_open, NULL, NULL, NULL, s_close};
+static const dlg_storage_ops stops_async = {.version = 1, .caps = DLG_CAP_ASYNC, .file_size = sizeof(dlg_file)};
+
+/* Checks an info with one descriptor; want = NULL means it must pass. */
+static void expect(const dlg_plugin_desc *d, uint32_t major, uint32_t minor, const char *want)
+{
+    const dlg_plugin_desc *items[] = {d, NULL};
+    dlg_plugin_info info = {major, minor, sizeof info, "t", items};
+    char why[512] = "";
+    int rc = dlg_plugin_info_check(&info, why, sizeof why);
+    if (!want) {
+        if (rc != 0)
+            fail_msg("refused: %s", why);
+        return;
+    }
+    if (rc == 0)
+        fail_msg("accepted, expected '%s'", want);
+    if (!strstr(why, want))
+        fail_msg("'%s' lacks '%s'", why, want);
+}
+
+static void descriptor_checks(void **state)
+{
+    (void)state;
+    dlg_plugin_desc d = {sizeof d, DLG_KIND_WORKLOAD, "w", "1.0", "a workload", good_opts, good_metrics, &wops};
+    expect(&d, DLG_ABI_MAJOR, DLG_ABI_MINOR, NULL);
+    char want[128];
+    snprintf(want, sizeof want, "built for plugin ABI 2.0, but this dlgauge speaks ABI %d.%d", DLG_ABI_MAJOR,
+             DLG_ABI_MINOR);
+    expect(&d, 2, 0, want);
+    expect(&d, 0, 9, "built for plugin ABI 0.9");
+    expect(&d, DLG_ABI_MAJOR, DLG_ABI_MINOR + 1, "upgrade dlgauge");
+    dlg_plugin_desc x = d;
+    x.struct_size = 8;
+    expect(&x, 1, 0, "descriptor #0: struct_size 8 is smaller than");
+    x = d, x.kind = (dlg_kind)9;
+    expect(&x, 1, 0, "missing kind, name, version, summary or ops");
+    x = d, x.name = "";
+    expect(&x, 1, 0, "missing kind, name");
+    x = d, x.ops = NULL;
+    expect(&x, 1, 0, "missing kind, name");
+    x = d, x.options = dup_opts;
+    expect(&x, 1, 0, "workload 'w': malformed option table: option 'batch' is declared twice");
+    x = d, x.metrics = dup_metrics;
+    expect(&x, 1, 0, "w: metric 'imgs' is declared twice");
+    x = d, x.metrics = under_metrics;
+    expect(&x, 1, 0, "empty or '_'-prefixed name");
+    x = d, x.ops = &wops_nounit;
+    expect(&x, 1, 0, "workload 'w': ops table lacks unit");
+    dlg_plugin_desc s = {sizeof s, DLG_KIND_SINK, "s", "1.0", "a sink", NULL, NULL, &sops_nowrite};
+    expect(&s, 1, 0, "sink 's': ops table lacks open/write/close");
+    dlg_plugin_desc st = {sizeof st, DLG_KIND_STORAGE, "st", "1.0", "a store", NULL, NULL, &stops_async};
+    expect(&st, 1, 0, "storage 'st': ops table lacks create/destroy");
+
+    /* the plugin info itself */
+    const dlg_plugin_desc *items[] = {&d, NULL};
+    dlg_plugin_info info = {1, 0, 4, "t", items};
+    char why[512];
+    assert_int_not_equal(dlg_plugin_info_check(&info, why, sizeof why), 0);
+    assert_non_null(strstr(why, "malformed plugin info (struct_size 4"));
+    info.struct_size = sizeof info;
+    info.items = NULL;
+    assert_int_not_equal(dlg_plugin_info_check(&info, why, sizeof why), 0);
+}
+
+static const char *tp(const char *name, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/%s", DLG_TEST_PLUGIN_DIR, name);
+    return buf;
+}
+
+static void broken_files(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file, *msg;
+    } cases[] = {
+        {"abi_major2.so", "built for plugin ABI 2.3, but this dlgauge speaks ABI"},
+        {"abi_minor_newer.so", "newer than this dlgauge's"},
+        {"not_a_plugin.so", "not a dlgauge plugin (no dlgauge_plugin_entry symbol)"},
+        {"null_entry.so", "not a dlgauge plugin (its dlgauge_plugin_entry returned NULL)"},
+        {"bad_options.so", "workload 'dupopt': malformed option table: option 'batch' is declared twice"},
+        {"bad_default.so", "option 'depth' has a bad default: 2000 is above the maximum 1024"},
+        {"missing_ops.so", "workload 'nostep': ops table lacks step"},
+        {"undef_symbol.so", "undefined symbol: dlgt_symbol_nobody_defines"},
+        {"no_such.so", "does not exist"},
+    };
+    dlg_registry r;
+    assert_int_equal(dlg_registry_init(&r, NULL), 0);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char path[512], err[2048] = "";
+        tp(cases[i].file, path, sizeof path);
+        if (dlg_registry_load_file(&r, path, err, sizeof err) >= 0)
+            fail_msg("%s loaded", cases[i].file);
+        if (!strstr(err, cases[i].msg) || !strstr(err, cases[i].file))
+            fail_msg("%s: '%s' lacks '%s' or the file name", cases[i].file, err, cases[i].msg);
+    }
+    /* a good one: loaded once, found only in that file when asked */
+    char path[512], err[2048];
+    int a = dlg_registry_load_file(&r, tp("testwl.so", path, sizeof path), err, sizeof err);
+    assert_true(a >= 0);
+    assert_int_equal(dlg_registry_load_file(&r, path, err, sizeof err), a);
+    const char *from = NULL;
+    const dlg_plugin_desc *d = dlg_registry_find(&r, DLG_KIND_WORKLOAD, "count", a, &from, err, sizeof err);
+    assert_non_null(d);
+    assert_string_equal(d->name, "count");
+    assert_non_null(strstr(from, "testwl.so"));
+    assert_null(dlg_registry_find(&r, DLG_KIND_SINK, "count", a, NULL, err, sizeof err));
+    assert_non_null(strstr(err, "unknown sink 'count'"));
+    /* a failed lookup also says which files failed to load */
+    assert_null(dlg_registry_find(&r, DLG_KIND_WORKLOAD, "cuont", -1, NULL, err, sizeof err));
+    assert_non_null(strstr(err, "unknown workload 'cuont' (did you mean 'count'?)"));
+    assert_non_null(strstr(err, "abi_major2.so failed to load: built for plugin ABI 2.3"));
+    dlg_registry_free(&r);
+}
+
+static void search_path(void **state)
+{
+    (void)state;
+    char env[2048];
+    const char *plugdir = getenv("DLGAUGE_PLUGIN_PATH");
+    assert_non_null(plugdir);
+    /* the same folders spelled differently, plus one that does not exist */
+    snprintf(env, sizeof env, "%s/:/nonexistent-dlg:%s/../plugins", DLG_TEST_PLUGIN_DIR, DLG_TEST_PLUGIN_DIR);
+    setenv("DLGAUGE_PLUGIN_PATH", env, 1);
+    dlg_registry r;
+    char extra[1024];
+    snprintf(extra, sizeof extra, "%s/.", plugdir);
+    assert_int_equal(dlg_registry_init(&r, extra), 0);
+    assert_true(r.ndirs >= 3);
+    assert_string_equal(r.dirs[0], plugdir);                    /* --plugin-dir first */
+    assert_string_equal(r.dirs[1], DLG_TEST_PLUGIN_DIR);        /* then the environment */
+    assert_string_equal(r.dirs[2], "/nonexistent-dlg");
+    for (size_t i = 3; i < r.ndirs; i++) {                      /* nothing twice */
+        assert_string_not_equal(r.dirs[i], plugdir);
+        assert_string_not_equal(r.dirs[i], DLG_TEST_PLUGIN_DIR);
+    }
+    dlg_registry_scan(&r);
+    size_t sleeps = 0, counts = 0, failed = 0;
+    for (size_t i = 0; i < r.nfiles; i++) {
+        if (r.files[i].error)
+            failed++;
+        for (const dlg_plugin_desc *const *d = r.files[i].info ? r.files[i].info->items : NULL; d && *d; d++) {
+            sleeps += strcmp((*d)->name, "sleep") == 0;
+            counts += strcmp((*d)->name, "count") == 0;
+        }
+    }
+    assert_int_equal(sleeps, 1);
+    assert_int_equal(counts, 1);
+    assert_int_equal(failed, 8); /* every broken test plugin, none of the good ones */
+    dlg_registry_free(&r);
+    setenv("DLGAUGE_PLUGIN_PATH", plugdir, 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(descriptor_checks),
+        cmocka_unit_test(broken_files),
+        cmocka_unit_test(search_path),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
