@@ -1,0 +1,209 @@
+/* The input pipeline: reads image records through the job's storage backend,
+ * decodes JPEG (libjpeg-turbo, DCT-domain scaling), crops/resizes/mirrors/
+ * normalises into K reusable batch buffers on N worker threads, so that
+ * I/O and decode overlap the consumer's compute.
+ *
+ * Data specs (cfg.data):
+ *   recordio:PATH     MXNet .rec; index PATH.idx, or PATH with .rec -> .idx
+ *   lmdb:PATH         Caffe LMDB of Datum (encoded or raw BGR).  LMDB reads
+ *                     through its OWN mmap: this path never goes through
+ *                     the job's storage backend.
+ *   files:LIST|DIR    a convert_imageset list file ("relpath label", paths
+ *                     relative to the list's folder) or an ImageNet-style
+ *                     class-folder tree (labels = sorted class names)
+ *   synthetic[:N]     no I/O and no decode: deterministic noise images,
+ *                     N per epoch (default 1281167), labels i % 1000
+ * Everything but lmdb and synthetic reads through host->file_open/file_read
+ * with storage name NULL (the job's storage).
+ *
+ * The sample stream: epoch e visits every record once, in a permutation
+ * seeded by (seed, e) when shuffle is on, else in dataset order; epochs follow
+ * each other without a gap, so a batch may span two epochs.  Batch k holds
+ * stream items [k*batch, (k+1)*batch).  Every random choice for an item
+ * (crop window, mirror) is a pure function of (seed, epoch, position), so
+ * the batches are identical for any thread count and storage backend.
+ *
+ * Geometry (train = RandomResizedCrop(crop, scale=(0.08,1), ratio=(3/4,4/3))
+ * + 50% horizontal mirror; infer = resize shorter side to `resize`, then
+ * center crop `crop`), exactly as torchvision computes the windows:
+ *   train: up to 10 tries: area = W*H*U(0.08,1), logr = U(ln 3/4, ln 4/3),
+ *          w = round(sqrt(area*exp(logr))), h = round(sqrt(area/exp(logr)));
+ *          accepted if 0 < w <= W and 0 < h <= H, x0 = U{0..W-w},
+ *          y0 = U{0..H-h}; else the center crop of the ratio-clamped whole
+ *          image.  The window is then resized to crop x crop.
+ *   infer: the image is (conceptually) resized so its shorter side is
+ *          `resize`, the center crop x crop window of that is taken; we
+ *          compute the matching source window (fractional) and resize it
+ *          directly.
+ * Resize (dlg_resample_*): separable, PIL-style BILINEAR with antialiasing:
+ *   for an input span [x0, x0+w) mapped to n outputs, scale = w/n,
+ *   support = max(scale,1); output j is centred at c = x0 + (j+0.5)*scale;
+ *   taps i in [floor(c - support + 0.5), floor(c + support + 0.5)) clamped to
+ *   the image; weight(i) = max(0, 1 - |(i + 0.5 - c) / max(scale,1)|),
+ *   normalised to sum 1.  Rows first (horizontal), then columns, in float.
+ *   When the decoder scaled by s = num/8 the window is mapped into the
+ *   scaled image by multiplying by (scaled size / full size) per axis.
+ * Normalisation: out = (v/255 - mean[c]) / std[c], c in R,G,B order
+ * (ImageNet defaults), then mirrored if chosen, stored as NCHW or NHWC in
+ * fp32 or fp16 (IEEE half, round to nearest even).
+ *
+ * Steady state allocates nothing: batch buffers are allocated (and touched)
+ * at open; per-worker decode buffers grow only when a larger image than any
+ * before arrives. */
+#ifndef DLG_LOADER_H
+#define DLG_LOADER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dlgauge/plugin.h>
+
+typedef enum dlg_layout { DLG_LAYOUT_NCHW = 0, DLG_LAYOUT_NHWC = 1 } dlg_layout;
+typedef enum dlg_dtype { DLG_DTYPE_FP32 = 0, DLG_DTYPE_FP16 = 1 } dlg_dtype;
+typedef enum dlg_cache_mode {
+    DLG_CACHE_NONE = 0, /* leave the page cache alone */
+    DLG_CACHE_COLD = 1, /* evict every dataset file before the first batch */
+    DLG_CACHE_WARM = 2  /* read every dataset file once before the first batch */
+} dlg_cache_mode;
+
+/* Batch buffer allocation hook (e.g. a CUDA backend's pinned memory).  Must
+ * return memory aligned to at least 64 bytes, or NULL. */
+typedef struct dlg_loader_alloc {
+    void *(*alloc)(void *ctx, size_t bytes);
+    void (*free)(void *ctx, void *p, size_t bytes);
+    void *ctx;
+} dlg_loader_alloc;
+
+typedef struct dlg_loader_config {
+    const char *data;     /* data spec (see above); required */
+    int batch;            /* images per batch, >= 1 */
+    int crop;             /* output height = width, e.g. 224 227 299 */
+    int resize;           /* infer: shorter side before the center crop; 0 = crop*256/224 */
+    bool train;           /* true: random resized crop + mirror; false: resize + center crop */
+    float mean[3];        /* RGB, in [0,1] units (ImageNet: .485 .456 .406) */
+    float std[3];         /* RGB (ImageNet: .229 .224 .225) */
+    dlg_layout layout;
+    dlg_dtype dtype;
+    int threads;          /* worker threads, >= 1 (workloads pass the job's cpus) */
+    int prefetch;         /* K: batch buffers in the ring, >= 2 */
+    uint64_t seed;        /* shuffle and augmentation seed (the job's seed) */
+    bool shuffle;         /* new permutation every epoch */
+    bool skip_corrupt;    /* count and skip bad records instead of failing */
+    bool decode;          /* false: only read record bytes (I/O benchmarks) */
+    dlg_cache_mode cache;
+    const dlg_loader_alloc *alloc; /* NULL: aligned malloc */
+} dlg_loader_config;
+
+/* Defaults: batch 32, crop 224, train, ImageNet mean/std, NCHW fp32,
+ * 1 thread, prefetch 4, shuffle, decode, cache none, data NULL. */
+void dlg_loader_config_defaults(dlg_loader_config *cfg);
+
+typedef struct dlg_batch {
+    void *data;            /* n x 3 x crop x crop (layout, dtype); NULL when !decode */
+    int32_t *labels;       /* n labels (im2rec: the first label) */
+    int n;                 /* == cfg.batch */
+    uint64_t seq;          /* 0, 1, 2, ... */
+    uint32_t epoch;        /* epoch of the first item */
+    /* decode == false: each item's record bytes (the image file as stored,
+     * without im2rec header), valid until release. */
+    const uint8_t *const *raw;
+    const size_t *raw_len;
+    /* measurements for this batch */
+    uint64_t wait_ns;      /* how long dlg_loader_next blocked for it */
+    uint64_t read_ns;      /* worker time in file reads, summed over items */
+    uint64_t decode_ns;    /* worker time in decode + resize + normalise */
+    uint64_t bytes_read;   /* record bytes read for it */
+    uint32_t skipped;      /* corrupt records skipped while filling it */
+} dlg_batch;
+
+typedef struct dlg_loader_stats {
+    uint64_t batches, items;   /* handed to the consumer */
+    uint64_t bytes_read;
+    uint64_t wait_ns, read_ns, decode_ns; /* sums over batches */
+    uint64_t skipped;          /* corrupt records skipped (skip_corrupt) */
+    uint64_t dataset_items;    /* records per epoch */
+    uint64_t dataset_bytes;    /* total size of the dataset files */
+    uint32_t epoch;            /* epoch of the last batch handed out */
+    int nclasses;              /* folder scan: class count; else max label + 1 if known, else 0 */
+    const char *cache_method;  /* "none", "fadvise", "fadvise+drop_caches", "read", "n/a (lmdb)"... */
+    const char *source;        /* "recordio", "lmdb", "files", "synthetic" */
+} dlg_loader_stats;
+
+typedef struct dlg_loader dlg_loader;
+
+/* Validates cfg, opens the dataset (errors name the file), applies the cache
+ * mode, allocates the ring and starts the workers.  Returns 0 or -DLG_E*
+ * after reporting through h->error().  An empty dataset is an error. */
+int dlg_loader_open(dlg_loader **out, const dlg_loader_config *cfg, const dlg_host *h);
+
+/* Blocks until the next batch in stream order is complete.  Returns 0 with
+ * *b, or -code: a worker's error (corrupt record without skip_corrupt: the
+ * message names the file and offset/key), or -DLG_ESTOP when the host is
+ * stopping.  Each batch must be released before it can be refilled; at most
+ * prefetch - 1 batches may be held at once. */
+int dlg_loader_next(dlg_loader *l, dlg_batch **b);
+void dlg_loader_release(dlg_loader *l, dlg_batch *b);
+
+void dlg_loader_stats_get(const dlg_loader *l, dlg_loader_stats *s);
+/* Stops the workers and frees everything (any state, any thread). */
+void dlg_loader_close(dlg_loader *l);
+
+/* ---- the option fragment every data-consuming workload declares -----------
+ * Put DLG_LOADER_OPTIONS at some index BASE of the workload's option table,
+ * then call dlg_loader_config_from_opts(&cfg, &vals[BASE], job, train).
+ * The workload sets cfg.batch (its own `batch` key) and may override more. */
+#define DLG_LOADER_OPTIONS                                                                          \
+    {"data", DLG_OPT_STRING, "synthetic", NULL, NULL, NULL,                                        \
+     "dataset: recordio:PATH | lmdb:PATH | files:LIST_OR_DIR | synthetic[:N]", DLG_OPT_NOSWEEP},   \
+    {"threads", DLG_OPT_INT, "0", "0", "1024", NULL,                                                \
+     "loader worker threads (0 = the job's cpus)", 0},                                             \
+    {"prefetch", DLG_OPT_INT, "4", "2", "64", NULL, "batch buffers in the loader's ring", 0},       \
+    {"crop", DLG_OPT_INT, "224", "8", "4096", NULL, "network input size (224, 227, 299)", 0},       \
+    {"resize", DLG_OPT_INT, "0", "0", "8192", NULL,                                                 \
+     "infer: shorter side before the center crop (0 = crop*256/224)", 0},                          \
+    {"augment", DLG_OPT_ENUM, "auto", NULL, NULL, "auto|random|center",                             \
+     "random resized crop + mirror, or resize + center crop (auto: by mode)", 0},                  \
+    {"layout", DLG_OPT_ENUM, "nchw", NULL, NULL, "nchw|nhwc", "batch memory layout", 0},            \
+    {"input_dtype", DLG_OPT_ENUM, "fp32", NULL, NULL, "fp32|fp16", "batch element type", 0},        \
+    {"mean", DLG_OPT_STRING, "0.485,0.456,0.406", NULL, NULL, NULL,                                 \
+     "per-channel mean (RGB, 0..1 units)", DLG_OPT_NOSWEEP},                                       \
+    {"std", DLG_OPT_STRING, "0.229,0.224,0.225", NULL, NULL, NULL,                                  \
+     "per-channel std (RGB, 0..1 units)", DLG_OPT_NOSWEEP},                                        \
+    {"shuffle", DLG_OPT_BOOL, "true", NULL, NULL, NULL, "new seeded permutation every epoch", 0},   \
+    {"skip_corrupt", DLG_OPT_BOOL, "false", NULL, NULL, NULL,                                       \
+     "count and skip corrupt records instead of failing", 0},                                      \
+    {"cache", DLG_OPT_ENUM, "none", NULL, NULL, "none|cold|warm",                                   \
+     "page cache before the cell: leave, evict the dataset, or pre-read it", 0},                   \
+    {"decode", DLG_OPT_BOOL, "true", NULL, NULL, NULL, "decode images (false: read bytes only)", 0}
+
+/* Indices within the fragment. */
+enum dlg_loader_opt {
+    DLG_LOPT_DATA = 0,
+    DLG_LOPT_THREADS,
+    DLG_LOPT_PREFETCH,
+    DLG_LOPT_CROP,
+    DLG_LOPT_RESIZE,
+    DLG_LOPT_AUGMENT,
+    DLG_LOPT_LAYOUT,
+    DLG_LOPT_INPUT_DTYPE,
+    DLG_LOPT_MEAN,
+    DLG_LOPT_STD,
+    DLG_LOPT_SHUFFLE,
+    DLG_LOPT_SKIP_CORRUPT,
+    DLG_LOPT_CACHE,
+    DLG_LOPT_DECODE,
+    DLG_LOPT_COUNT
+};
+
+/* Fills cfg (after dlg_loader_config_defaults) from the fragment's values:
+ * threads 0 -> job->cpus (at least 1), seed = job->seed, augment auto ->
+ * train_mode.  job may be NULL (1 thread, seed 0).  cfg.data points into
+ * vals.  Bad mean/std text is reported through h->error(). */
+int dlg_loader_config_from_opts(dlg_loader_config *cfg, const dlg_value *vals,
+                                const dlg_job_info *job, bool train_mode, const dlg_host *h);
+
+/* Bytes of one batch's image data for cfg. */
+size_t dlg_loader_batch_bytes(const dlg_loader_config *cfg);
+
+#endif
