@@ -16,12 +16,19 @@ typedef struct dlg_backend_opts {
 
 typedef struct dlg_kernels {
     /* Create per-layer state; say how much shared scratch forward/backward
-     * need.  -DLG_ENOTSUP lets the net use the backend's fallback. */
+     * need; set the tops' layout (see dlg_tensor).  Runs in topological
+     * order before memory is allocated, so it sees no data pointers.
+     * -DLG_ENOTSUP lets the net use the backend's fallback. */
     int (*setup)(void *ctx, const dlg_layer *l, void **state, size_t *ws_bytes, char *err,
                  size_t errlen);
     int (*forward)(void *ctx, dlg_layer *l, void *state);
     int (*backward)(void *ctx, dlg_layer *l, void *state);
     void (*destroy)(void *ctx, void *state);
+    /* Optional: false if these kernels cannot run this layer (the net then
+     * uses the fallback's), decided before any layout is chosen. */
+    bool (*accepts)(const dlg_layer *l);
+    /* The kernels read inputs in any layout of this backend. */
+    bool any_layout;
 } dlg_kernels;
 
 typedef struct dlg_backend {
@@ -41,6 +48,11 @@ typedef struct dlg_backend {
     /* One parameter tensor: Caffe SGD (see dlg_sgd in nn.h), lr already
      * multiplied by the param's lr_mult, decay by its decay_mult. */
     int (*sgd)(void *ctx, dlg_tensor *w, float lr, float momentum, float decay);
+    /* Host copies of a tensor in a backend-specific layout (mem is its data
+     * or diff), converting from/to plain NCHW.  Needed only by backends
+     * whose kernels choose such layouts. */
+    int (*read_opaque)(void *ctx, const dlg_tensor *t, const void *mem, float *host);
+    int (*write_opaque)(void *ctx, const dlg_tensor *t, void *mem, const float *host);
     /* Kernels per layer type; NULL entries use the fallback's. */
     const dlg_kernels *kernels[DLG_L_NTYPES];
     /* A backend sharing this one's memory (cpu -> ref), or NULL. */

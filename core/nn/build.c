@@ -19,6 +19,17 @@ int dlg_net_fail(dlg_net *net, int code, const char *fmt, ...)
     return -code;
 }
 
+int dlg_net_complain(dlg_net *net, int code, const char *fmt, ...)
+{
+    if (net->err == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(net->msg, sizeof net->msg, fmt, ap);
+        va_end(ap);
+    }
+    return -code;
+}
+
 int dlg_net_create(dlg_net **out, const char *name)
 {
     dlg_net *net = calloc(1, sizeof *net);

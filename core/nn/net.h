@@ -53,6 +53,8 @@ struct dlg_net {
 };
 
 int dlg_net_fail(dlg_net *net, int code, const char *fmt, ...) DLG_PRINTF(3, 4);
+/* The same message without making the error sticky (misused host IO). */
+int dlg_net_complain(dlg_net *net, int code, const char *fmt, ...) DLG_PRINTF(3, 4);
 int dlg_net_add_blob(dlg_net *net, const char *name, const dlg_shape *shape);
 /* Shape inference, parameter creation and counting for a new node. */
 int dlg_layer_infer(dlg_net *net, dlg_node *n);

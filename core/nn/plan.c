@@ -166,7 +166,8 @@ static int alloc_blobs(dlg_net *net)
     for (int pass = 0; pass < 2; pass++)
         for (int b = 0; b < net->nblobs; b++) {
             dlg_blob *bl = &net->blobs[b];
-            size_t bytes = (size_t)bl->t.count * sizeof(float);
+            int64_t n = bl->t.alloc_count > bl->t.count ? bl->t.alloc_count : bl->t.count;
+            size_t bytes = (size_t)n * sizeof(float);
             if ((bl->alias_of >= 0) != (pass == 1))
                 continue;
             if (bl->alias_of >= 0)
@@ -184,29 +185,82 @@ oom:
                         net->name, bk->name);
 }
 
+/* The backend's kernels where they accept the layer, else the fallback's. */
+static int choose_kernels(dlg_net *net)
+{
+    for (int i = 0; i < net->nnodes; i++) {
+        dlg_node *n = &net->nodes[i];
+        const dlg_kernels *k = net->bk->kernels[n->l.type];
+        n->kctx = net->ctx;
+        if (!k || (k->accepts && !k->accepts(&n->l))) {
+            k = net->bk->fallback ? net->bk->fallback->kernels[n->l.type] : NULL;
+            n->kctx = net->fctx;
+        }
+        if (!k)
+            return dlg_net_fail(net, DLG_ENOTSUP, "nn: layer '%s' (%s): backend %s cannot run it",
+                                n->l.name, dlg_layer_type_name(n->l.type), net->bk->name);
+        n->k = k;
+    }
+    return 0;
+}
+
+/* A blob may take a backend layout iff it is read, and every reader
+ * handles such layouts (a split only if all of its outputs may). */
+static int mark_opaque(dlg_net *net)
+{
+    bool *all = malloc((size_t)net->nblobs * sizeof(bool));
+    int *uses = calloc((size_t)net->nblobs, sizeof(int));
+    if (!all || !uses) {
+        free(all);
+        free(uses);
+        return dlg_net_fail(net, DLG_ENOMEM, "nn: out of memory planning '%s'", net->name);
+    }
+    for (int b = 0; b < net->nblobs; b++)
+        all[b] = true;
+    for (int i = net->nnodes - 1; i >= 0; i--) {
+        dlg_node *n = &net->nodes[i];
+        bool aware = n->k->any_layout;
+        for (int t = 0; t < n->l.ntop; t++) {
+            int b = n->tops[t];
+            net->blobs[b].t.opaque_ok = uses[b] > 0 && all[b];
+            if (n->l.type == DLG_L_SPLIT)
+                aware &= net->blobs[b].t.opaque_ok;
+        }
+        for (int j = 0; j < n->l.nbottom; j++) {
+            uses[n->bottoms[j]]++;
+            all[n->bottoms[j]] &= aware;
+        }
+    }
+    free(all);
+    free(uses);
+    return 0;
+}
+
 static int setup_kernels(dlg_net *net)
 {
     size_t ws = 0;
     for (int i = 0; i < net->nnodes; i++) {
         dlg_node *n = &net->nodes[i];
-        const dlg_backend *bk = net->bk;
-        void *ctx = net->ctx;
         char err[256] = "";
-        int rc = -DLG_ENOTSUP;
         n->ws = 0;
-        if (bk->kernels[n->l.type])
-            rc = bk->kernels[n->l.type]->setup(ctx, &n->l, &n->state, &n->ws, err, sizeof err);
-        if (rc == -DLG_ENOTSUP && bk->fallback && bk->fallback->kernels[n->l.type]) {
-            bk = bk->fallback;
-            ctx = net->fctx;
-            rc = bk->kernels[n->l.type]->setup(ctx, &n->l, &n->state, &n->ws, err, sizeof err);
+        int rc = n->k->setup(n->kctx, &n->l, &n->state, &n->ws, err, sizeof err);
+        bool opaque_in = false;
+        for (int j = 0; j < n->l.nbottom; j++)
+            opaque_in |= n->l.bottom[j]->layout != NULL;
+        if (rc == -DLG_ENOTSUP && n->kctx == net->ctx && net->bk->fallback &&
+            net->bk->fallback->kernels[n->l.type] && !opaque_in) {
+            n->k = net->bk->fallback->kernels[n->l.type];
+            n->kctx = net->fctx;
+            for (int t = 0; t < n->l.ntop; t++)
+                n->l.top[t]->layout = NULL;
+            rc = n->k->setup(n->kctx, &n->l, &n->state, &n->ws, err, sizeof err);
         }
-        if (rc < 0)
+        if (rc < 0) {
+            n->state = NULL;
             return dlg_net_fail(net, -rc, "nn: layer '%s' (%s) on backend %s: %s", n->l.name,
-                                dlg_layer_type_name(n->l.type), bk->name,
+                                dlg_layer_type_name(n->l.type), net->bk->name,
                                 *err ? err : "not supported");
-        n->k = bk->kernels[n->l.type];
-        n->kctx = ctx;
+        }
         if (n->ws > ws)
             ws = n->ws;
     }
@@ -226,11 +280,15 @@ int dlg_net_plan_memory(dlg_net *net)
         rc = bind_tensors(net);
     }
     if (!rc)
+        rc = choose_kernels(net);
+    if (!rc)
+        rc = mark_opaque(net);
+    if (!rc)
+        rc = setup_kernels(net);
+    if (!rc)
         rc = alloc_blobs(net);
     if (!rc)
         rc = dlg_net_init_params(net);
-    if (!rc)
-        rc = setup_kernels(net);
     return rc;
 }
 
@@ -256,6 +314,7 @@ void dlg_net_free_memory(dlg_net *net)
         net->bk->free(net->ctx, t->diff);
         net->bk->free(net->ctx, t->hist);
         t->data = t->diff = t->hist = NULL;
+        t->layout = NULL; /* pointed into kernel state */
     }
     net->bk->free(net->ctx, net->ws);
     net->ws = NULL;

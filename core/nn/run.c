@@ -117,15 +117,15 @@ static int host_io(dlg_net *net, int blob, dlg_which which, size_t count, void *
     if (rc)
         return rc;
     if (blob < 0 || blob >= net->nblobs)
-        return dlg_net_fail(net, DLG_EINVAL, "nn: no blob with id %d", blob);
+        return dlg_net_complain(net, DLG_EINVAL, "nn: no blob with id %d", blob);
     dlg_blob *b = &net->blobs[blob];
     if (count != (size_t)b->t.count)
-        return dlg_net_fail(net, DLG_EINVAL, "nn: blob '%s' holds %lld floats, not %zu", b->name,
-                            (long long)b->t.count, count);
+        return dlg_net_complain(net, DLG_EINVAL, "nn: blob '%s' holds %lld floats, not %zu",
+                                b->name, (long long)b->t.count, count);
     *mem = which == DLG_DIFF ? b->t.diff : b->t.data;
     if (!*mem)
-        return dlg_net_fail(net, DLG_EINVAL, "nn: blob '%s' has no gradient in this plan",
-                            b->name);
+        return dlg_net_complain(net, DLG_EINVAL, "nn: blob '%s' has no gradient in this plan",
+                                b->name);
     return 0;
 }
 
@@ -133,7 +133,14 @@ int dlg_net_write(dlg_net *net, int blob, dlg_which which, const float *src, siz
 {
     void *mem;
     int rc = host_io(net, blob, which, count, &mem);
-    if (!rc && (rc = net->bk->upload(net->ctx, mem, src, count * sizeof(float))) < 0)
+    if (rc)
+        return rc;
+    const dlg_tensor *t = &net->blobs[blob].t;
+    if (t->layout)
+        rc = net->bk->write_opaque(net->ctx, t, mem, src);
+    else
+        rc = net->bk->upload(net->ctx, mem, src, count * sizeof(float));
+    if (rc < 0)
         return dlg_net_fail(net, -rc, "nn: writing blob '%s' failed", net->blobs[blob].name);
     return rc;
 }
@@ -142,7 +149,14 @@ int dlg_net_read(dlg_net *net, int blob, dlg_which which, float *dst, size_t cou
 {
     void *mem;
     int rc = host_io(net, blob, which, count, &mem);
-    if (!rc && (rc = net->bk->download(net->ctx, dst, mem, count * sizeof(float))) < 0)
+    if (rc)
+        return rc;
+    const dlg_tensor *t = &net->blobs[blob].t;
+    if (t->layout)
+        rc = net->bk->read_opaque(net->ctx, t, mem, dst);
+    else
+        rc = net->bk->download(net->ctx, dst, mem, count * sizeof(float));
+    if (rc < 0)
         return dlg_net_fail(net, -rc, "nn: reading blob '%s' failed", net->blobs[blob].name);
     return rc;
 }

@@ -11,7 +11,10 @@
 #include <stdint.h>
 
 /* A tensor's memory is owned by the backend that planned it.  `diff` is
- * NULL when no gradient is needed; `hist` (SGD momentum) only for params. */
+ * NULL when no gradient is needed; `hist` (SGD momentum) only for params.
+ * Data and diff share one layout: plain NCHW unless the producing kernel
+ * chose a backend-specific one (oneDNN blocked, say), which it may only do
+ * when the net set opaque_ok (every reader of the tensor understands it). */
 typedef struct dlg_tensor {
     dlg_shape shape;
     dlg_dtype dtype;
@@ -19,6 +22,9 @@ typedef struct dlg_tensor {
     void *data;
     void *diff;
     void *hist;
+    bool opaque_ok;      /* set by the net before the producer's setup */
+    const void *layout;  /* set by the producer's setup; NULL = plain */
+    int64_t alloc_count; /* elements to allocate (>= count when padded) */
 } dlg_tensor;
 
 typedef enum dlg_layer_type {

@@ -151,7 +151,10 @@ typedef struct dlg_sgd {
 int dlg_net_sgd_step(dlg_net *net, const dlg_sgd *sgd);
 
 typedef enum dlg_which { DLG_DATA = 0, DLG_DIFF = 1 } dlg_which;
-/* Copy count floats between host memory and a blob (activation or param). */
+/* Copy count floats between host memory and a blob (activation or param),
+ * converting from/to plain NCHW if the backend keeps it in another layout.
+ * A wrong id or count, or a blob without a gradient, is an error that is
+ * not sticky. */
 int dlg_net_write(dlg_net *net, int blob, dlg_which which, const float *src, size_t count);
 int dlg_net_read(dlg_net *net, int blob, dlg_which which, float *dst, size_t count);
 

@@ -9,7 +9,7 @@
 
 extern const dlg_backend dlg_backend_cpu;
 extern const dlg_kernels dlg_cpu_conv, dlg_cpu_fc, dlg_cpu_pool, dlg_cpu_lrn, dlg_cpu_bn,
-    dlg_cpu_relu, dlg_cpu_softmax;
+    dlg_cpu_relu, dlg_cpu_softmax, dlg_cpu_add, dlg_cpu_split;
 
 typedef struct cpu_ctx {
     dnnl_engine_t eng;
@@ -17,7 +17,7 @@ typedef struct cpu_ctx {
     int threads;
 } cpu_ctx;
 
-#define CPU_MAX_ARGS 10
+#define CPU_MAX_ARGS 16
 
 /* One primitive argument.  `user` wraps the net's buffer (NCHW); when the
  * primitive wants another layout, `prim` lives in the net's shared
@@ -45,6 +45,11 @@ typedef struct cpu_prim {
 /* Creates the primitive from a descriptor (op desc + optional hint). */
 int cpu_prim_create(cpu_ctx *c, cpu_prim *p, const void *op_desc,
                     const_dnnl_primitive_desc_t hint, char *err, size_t errlen);
+/* The same from a primitive descriptor made otherwise (sum); takes it. */
+int cpu_prim_from_pd(cpu_ctx *c, cpu_prim *p, dnnl_primitive_desc_t pd, char *err, size_t errlen);
+/* Attributes every primitive uses (user-managed scratchpad); caller
+ * destroys them. */
+dnnl_primitive_attr_t cpu_attr(void);
 /* Adds an argument whose user buffer has layout user_md (NULL: same as
  * the primitive's, e.g. plain-layout primitives). */
 int cpu_prim_arg(cpu_ctx *c, cpu_prim *p, int arg, const dnnl_memory_desc_t *user_md, bool out,
@@ -57,6 +62,18 @@ void cpu_prim_destroy(cpu_prim *p);
 
 /* Plain memory descriptor of dims with a format tag. */
 dnnl_memory_desc_t cpu_md(int ndims, const int64_t *dims, dnnl_format_tag_t tag);
+/* A tensor's layout: its oneDNN one, else plain (nchw, x, nc, ncdhw). */
+dnnl_memory_desc_t cpu_tensor_md(const dlg_tensor *t);
+dnnl_memory_desc_t cpu_plain_md(const dlg_tensor *t);
+/* Gives a top the primitive's layout md when the net allows (kept in
+ * *store, which lives in the layer state), else plain; returns the
+ * layout the top's memory has. */
+dnnl_memory_desc_t cpu_publish(dlg_tensor *t, dnnl_memory_desc_t *store,
+                               const dnnl_memory_desc_t *md);
+/* Host <-> tensor in its oneDNN layout (not for timed loops: creates a
+ * reorder each call). */
+int cpu_read_opaque(void *ctx, const dlg_tensor *t, const void *mem, float *host);
+int cpu_write_opaque(void *ctx, const dlg_tensor *t, void *mem, const float *host);
 /* Fills err with the call's name and oneDNN status; returns -code. */
 int cpu_fail(dnnl_status_t st, const char *what, char *err, size_t errlen);
 

@@ -91,6 +91,8 @@ const dlg_backend dlg_backend_cpu = {
     .sync = cpu_sync,
     .bind = cpu_bind,
     .sgd = cpu_sgd,
+    .read_opaque = cpu_read_opaque,
+    .write_opaque = cpu_write_opaque,
     .kernels =
         {
             [DLG_L_CONV] = &dlg_cpu_conv,
@@ -100,7 +102,9 @@ const dlg_backend dlg_backend_cpu = {
             [DLG_L_BN] = &dlg_cpu_bn,
             [DLG_L_FC] = &dlg_cpu_fc,
             [DLG_L_SOFTMAX] = &dlg_cpu_softmax,
+            [DLG_L_ADD] = &dlg_cpu_add,
+            [DLG_L_SPLIT] = &dlg_cpu_split,
         },
-    /* dropout, concat, add, loss, split: memory-bound, reference loops */
+    /* dropout, concat, loss: memory-bound, reference loops on plain data */
     .fallback = &dlg_backend_ref,
 };

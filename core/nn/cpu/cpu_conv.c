@@ -1,10 +1,13 @@
-/* oneDNN convolution (groups, dilation) and inner product. */
+/* oneDNN convolution (groups, dilation) and inner product.  Activations
+ * stay in the layout oneDNN picks when the net allows (see dlg_tensor);
+ * weights stay plain for SGD and are reordered per call. */
 #include "cpu.h"
 
 #include <stdlib.h>
 
 typedef struct conv_state {
     cpu_prim fwd, bwd_data, bwd_weights;
+    dnnl_memory_desc_t top_md; /* the top's layout when it is not plain */
 } conv_state;
 
 static void conv_destroy(void *ctx, void *state)
@@ -16,8 +19,15 @@ static void conv_destroy(void *ctx, void *state)
     free(s);
 }
 
+static size_t max_ws(const conv_state *s)
+{
+    size_t w = s->fwd.ws;
+    w = s->bwd_data.ws > w ? s->bwd_data.ws : w;
+    return s->bwd_weights.ws > w ? s->bwd_weights.ws : w;
+}
+
 typedef struct conv_mds {
-    dnnl_memory_desc_t src, w, b, dst;         /* user (plain) layouts */
+    dnnl_memory_desc_t w, b;                    /* user (plain) weights, bias */
     dnnl_memory_desc_t src_any, w_any, dst_any; /* chosen by oneDNN */
     dnnl_dims_t strides, dil, pad_l, pad_r;
 } conv_mds;
@@ -29,8 +39,6 @@ static void conv_describe(const dlg_layer *l, conv_mds *m)
     int g = p->groups;
     int64_t wd5[5] = {g, y->d[1] / g, x->d[1] / g, p->kh, p->kw};
     int64_t ob[1] = {y->d[1]};
-    m->src = cpu_md(4, x->d, dnnl_nchw);
-    m->dst = cpu_md(4, y->d, dnnl_nchw);
     m->w = g > 1 ? cpu_md(5, wd5, dnnl_goihw) : cpu_md(4, wd5 + 1, dnnl_oihw);
     m->b = cpu_md(1, ob, dnnl_x);
     m->src_any = cpu_md(4, x->d, dnnl_format_tag_any);
@@ -55,7 +63,7 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
     conv_state *s = calloc(1, sizeof *s);
     if (!s)
         return -DLG_ENOMEM;
-    *state = s;
+    dnnl_memory_desc_t src = cpu_tensor_md(l->bottom[0]), dst;
     dnnl_convolution_desc_t d;
     dnnl_alg_kind_t alg = dnnl_convolution_direct;
     int rc = 0;
@@ -66,14 +74,17 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
         rc = cpu_fail(st, "convolution forward desc", err, errlen);
     if (!rc)
         rc = cpu_prim_create(c, &s->fwd, &d, NULL, err, errlen);
-    if (!rc)
-        rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_SRC, &m.src, false, err, errlen);
+    if (!rc) {
+        dst = cpu_publish(l->top[0], &s->top_md,
+                          dnnl_primitive_desc_query_md(s->fwd.pd, dnnl_query_dst_md, 0));
+        rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_SRC, &src, false, err, errlen);
+    }
     if (!rc)
         rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_WEIGHTS, &m.w, false, err, errlen);
     if (!rc && bias)
         rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_BIAS, &m.b, false, err, errlen);
     if (!rc)
-        rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_DST, &m.dst, true, err, errlen);
+        rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_DST, &dst, true, err, errlen);
     if (!rc && l->backward && l->prop_down[0]) {
         st = dnnl_dilated_convolution_backward_data_desc_init(&d, alg, &m.src_any, &m.w_any,
                                                               &m.dst_any, m.strides, m.dil,
@@ -81,11 +92,11 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
         rc = st != dnnl_success ? cpu_fail(st, "convolution backward data desc", err, errlen)
                                 : cpu_prim_create(c, &s->bwd_data, &d, s->fwd.pd, err, errlen);
         if (!rc)
-            rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_DIFF_DST, &m.dst, false, err, errlen);
+            rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_DIFF_DST, &dst, false, err, errlen);
         if (!rc)
             rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_WEIGHTS, &m.w, false, err, errlen);
         if (!rc)
-            rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_DIFF_SRC, &m.src, true, err, errlen);
+            rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_DIFF_SRC, &src, true, err, errlen);
     }
     if (!rc && l->backward && l->param_grad) {
         st = dnnl_dilated_convolution_backward_weights_desc_init(
@@ -94,22 +105,21 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
         rc = st != dnnl_success ? cpu_fail(st, "convolution backward weights desc", err, errlen)
                                 : cpu_prim_create(c, &s->bwd_weights, &d, s->fwd.pd, err, errlen);
         if (!rc)
-            rc = cpu_prim_arg(c, &s->bwd_weights, DNNL_ARG_SRC, &m.src, false, err, errlen);
+            rc = cpu_prim_arg(c, &s->bwd_weights, DNNL_ARG_SRC, &src, false, err, errlen);
         if (!rc)
-            rc = cpu_prim_arg(c, &s->bwd_weights, DNNL_ARG_DIFF_DST, &m.dst, false, err, errlen);
+            rc = cpu_prim_arg(c, &s->bwd_weights, DNNL_ARG_DIFF_DST, &dst, false, err, errlen);
         if (!rc)
             rc = cpu_prim_arg(c, &s->bwd_weights, DNNL_ARG_DIFF_WEIGHTS, &m.w, true, err, errlen);
         if (!rc && bias)
             rc = cpu_prim_arg(c, &s->bwd_weights, DNNL_ARG_DIFF_BIAS, &m.b, true, err, errlen);
     }
     if (rc) {
+        l->top[0]->layout = NULL;
         conv_destroy(ctx, s);
-        *state = NULL;
         return rc;
     }
-    *ws = s->fwd.ws;
-    *ws = s->bwd_data.ws > *ws ? s->bwd_data.ws : *ws;
-    *ws = s->bwd_weights.ws > *ws ? s->bwd_weights.ws : *ws;
+    *state = s;
+    *ws = max_ws(s);
     return 0;
 }
 
@@ -142,55 +152,62 @@ static int conv_backward(void *ctx, dlg_layer *l, void *state)
     return rc;
 }
 
-const dlg_kernels dlg_cpu_conv = {conv_setup, conv_forward, conv_backward, conv_destroy};
+const dlg_kernels dlg_cpu_conv = {conv_setup, conv_forward, conv_backward, conv_destroy, NULL,
+                                  true};
 
-/* Inner product on the flattened input: plain layouts (gemm). */
+/* Inner product.  A plain input is seen flattened (N x CHW, gemm); an
+ * input in a blocked layout is read as it is, with 4-d weights. */
 static int fc_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                     size_t errlen)
 {
     cpu_ctx *c = ctx;
-    int64_t n = l->bottom[0]->shape.d[0], in = dlg_shape_inner(&l->bottom[0]->shape);
-    int64_t out = l->top[0]->shape.d[1];
+    const dlg_tensor *x = l->bottom[0];
+    int64_t n = x->shape.d[0], in = dlg_shape_inner(&x->shape), out = l->top[0]->shape.d[1];
     int64_t sd[2] = {n, in}, wd[2] = {out, in}, dd[2] = {n, out};
-    dnnl_memory_desc_t src = cpu_md(2, sd, dnnl_nc), w = cpu_md(2, wd, dnnl_oi),
-                       b = cpu_md(1, &out, dnnl_x), dst = cpu_md(2, dd, dnnl_nc);
+    int64_t wd4[4] = {out, x->shape.d[1], x->shape.d[2], x->shape.d[3]};
+    bool blocked = x->layout != NULL;
+    dnnl_memory_desc_t src = blocked ? cpu_tensor_md(x) : cpu_md(2, sd, dnnl_nc);
+    dnnl_memory_desc_t w = blocked ? cpu_md(4, wd4, dnnl_oihw) : cpu_md(2, wd, dnnl_oi);
+    dnnl_memory_desc_t w_any = blocked ? cpu_md(4, wd4, dnnl_format_tag_any) : w;
+    dnnl_memory_desc_t b = cpu_md(1, &out, dnnl_x), dst = cpu_md(2, dd, dnnl_nc);
+    l->top[0]->layout = NULL;
     conv_state *s = calloc(1, sizeof *s);
     if (!s)
         return -DLG_ENOMEM;
-    *state = s;
     dnnl_inner_product_desc_t d;
     int rc = 0;
     dnnl_status_t st = dnnl_inner_product_forward_desc_init(
-        &d, l->backward ? dnnl_forward_training : dnnl_forward_inference, &src, &w, &b, &dst);
+        &d, l->backward ? dnnl_forward_training : dnnl_forward_inference, &src, &w_any, &b, &dst);
     rc = st != dnnl_success ? cpu_fail(st, "inner product desc", err, errlen)
                             : cpu_prim_create(c, &s->fwd, &d, NULL, err, errlen);
     int fa[4] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
+    const dnnl_memory_desc_t *fm[4] = {&src, &w, &b, &dst};
     for (int i = 0; i < 4 && !rc; i++)
-        rc = cpu_prim_arg(c, &s->fwd, fa[i], NULL, i == 3, err, errlen);
+        rc = cpu_prim_arg(c, &s->fwd, fa[i], fm[i], i == 3, err, errlen);
     if (!rc && l->backward && l->prop_down[0]) {
-        st = dnnl_inner_product_backward_data_desc_init(&d, &src, &w, &dst);
+        st = dnnl_inner_product_backward_data_desc_init(&d, &src, &w_any, &dst);
         rc = st != dnnl_success ? cpu_fail(st, "inner product backward data", err, errlen)
                                 : cpu_prim_create(c, &s->bwd_data, &d, s->fwd.pd, err, errlen);
         int ba[3] = {DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC};
+        const dnnl_memory_desc_t *bm[3] = {&dst, &w, &src};
         for (int i = 0; i < 3 && !rc; i++)
-            rc = cpu_prim_arg(c, &s->bwd_data, ba[i], NULL, i == 2, err, errlen);
+            rc = cpu_prim_arg(c, &s->bwd_data, ba[i], bm[i], i == 2, err, errlen);
     }
     if (!rc && l->backward && l->param_grad) {
-        st = dnnl_inner_product_backward_weights_desc_init(&d, &src, &w, &b, &dst);
+        st = dnnl_inner_product_backward_weights_desc_init(&d, &src, &w_any, &b, &dst);
         rc = st != dnnl_success ? cpu_fail(st, "inner product backward weights", err, errlen)
                                 : cpu_prim_create(c, &s->bwd_weights, &d, s->fwd.pd, err, errlen);
         int wa[4] = {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS, DNNL_ARG_DIFF_BIAS};
+        const dnnl_memory_desc_t *wm[4] = {&src, &dst, &w, &b};
         for (int i = 0; i < 4 && !rc; i++)
-            rc = cpu_prim_arg(c, &s->bwd_weights, wa[i], NULL, i >= 2, err, errlen);
+            rc = cpu_prim_arg(c, &s->bwd_weights, wa[i], wm[i], i >= 2, err, errlen);
     }
     if (rc) {
         conv_destroy(ctx, s);
-        *state = NULL;
         return rc;
     }
-    *ws = s->fwd.ws;
-    *ws = s->bwd_data.ws > *ws ? s->bwd_data.ws : *ws;
-    *ws = s->bwd_weights.ws > *ws ? s->bwd_weights.ws : *ws;
+    *state = s;
+    *ws = max_ws(s);
     return 0;
 }
 
@@ -217,4 +234,4 @@ static int fc_backward(void *ctx, dlg_layer *l, void *state)
     return rc;
 }
 
-const dlg_kernels dlg_cpu_fc = {fc_setup, fc_forward, fc_backward, conv_destroy};
+const dlg_kernels dlg_cpu_fc = {fc_setup, fc_forward, fc_backward, conv_destroy, NULL, true};

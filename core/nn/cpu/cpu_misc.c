@@ -1,49 +1,46 @@
-/* oneDNN ReLU (eltwise) and softmax over channels, plain layouts. */
+/* oneDNN ReLU (eltwise), softmax over channels, eltwise add (binary) and
+ * split backward (sum): the layers that connect convolutions, so that
+ * blocked layouts survive between them. */
 #include "cpu.h"
 
 #include <stdlib.h>
 
-typedef struct two_prims {
-    cpu_prim fwd, bwd;
-} two_prims;
+typedef struct prims {
+    cpu_prim fwd, bwd, bwd2;
+    dnnl_memory_desc_t top_md;
+} prims;
 
-static void two_destroy(void *ctx, void *state)
+static void prims_destroy(void *ctx, void *state)
 {
-    two_prims *s = state;
+    prims *s = state;
     cpu_prim_destroy(&s->fwd);
     cpu_prim_destroy(&s->bwd);
+    cpu_prim_destroy(&s->bwd2);
     free(s);
 }
 
-/* Creates fwd (args fa, last one the output) and optionally bwd (args ba,
- * last one the output) from op descriptors. */
-static int make(cpu_ctx *c, const void *fd, const int *fa, int nf, const void *bd, const int *ba,
-                int nb, void **state, size_t *ws, char *err, size_t errlen)
+static size_t prims_ws(const prims *s)
 {
-    two_prims *s = calloc(1, sizeof *s);
-    if (!s)
-        return -DLG_ENOMEM;
-    int rc = cpu_prim_create(c, &s->fwd, fd, NULL, err, errlen);
-    for (int i = 0; i < nf && !rc; i++)
-        rc = cpu_prim_arg(c, &s->fwd, fa[i], NULL, i == nf - 1, err, errlen);
-    if (!rc && bd)
-        rc = cpu_prim_create(c, &s->bwd, bd, s->fwd.pd, err, errlen);
-    for (int i = 0; bd && i < nb && !rc; i++)
-        rc = cpu_prim_arg(c, &s->bwd, ba[i], NULL, i == nb - 1, err, errlen);
-    if (rc) {
-        two_destroy(c, s);
-        return rc;
-    }
-    *state = s;
-    *ws = s->fwd.ws > s->bwd.ws ? s->fwd.ws : s->bwd.ws;
-    return 0;
+    size_t w = s->fwd.ws > s->bwd.ws ? s->fwd.ws : s->bwd.ws;
+    return s->bwd2.ws > w ? s->bwd2.ws : w;
+}
+
+/* Adds args with the given user layouts; the last `nout` are outputs. */
+static int args(cpu_ctx *c, cpu_prim *p, const int *a, const dnnl_memory_desc_t *const *md, int n,
+                int nout, char *err, size_t errlen)
+{
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++)
+        rc = cpu_prim_arg(c, p, a[i], md[i], i >= n - nout, err, errlen);
+    return rc;
 }
 
 static int relu_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                       size_t errlen)
 {
-    /* element-wise: a flat view of any shape */
-    dnnl_memory_desc_t md = cpu_md(1, &l->bottom[0]->count, dnnl_x);
+    const dlg_tensor *x = l->bottom[0];
+    /* element-wise: the input's own layout, or a flat view of a plain one */
+    dnnl_memory_desc_t md = x->layout ? cpu_tensor_md(x) : cpu_md(1, &x->count, dnnl_x), top;
     dnnl_eltwise_desc_t fd, bd;
     bool bwd = l->backward && l->prop_down[0];
     dnnl_status_t st = dnnl_eltwise_forward_desc_init(
@@ -52,31 +49,53 @@ static int relu_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
         st = dnnl_eltwise_backward_desc_init(&bd, dnnl_eltwise_relu, &md, &md, 0, 0);
     if (st != dnnl_success)
         return cpu_fail(st, "eltwise desc", err, errlen);
-    int fa[2] = {DNNL_ARG_SRC, DNNL_ARG_DST};
-    int ba[3] = {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_SRC};
-    return make(ctx, &fd, fa, 2, bwd ? &bd : NULL, ba, 3, state, ws, err, errlen);
+    prims *s = calloc(1, sizeof *s);
+    if (!s)
+        return -DLG_ENOMEM;
+    top = x->layout ? cpu_publish(l->top[0], &s->top_md, &md) : md;
+    if (!x->layout)
+        l->top[0]->layout = NULL;
+    int fa[2] = {DNNL_ARG_SRC, DNNL_ARG_DST}, ba[3] = {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST,
+                                                       DNNL_ARG_DIFF_SRC};
+    const dnnl_memory_desc_t *fm[2] = {&md, &top}, *bm[3] = {&md, &top, &md};
+    int rc = cpu_prim_create(ctx, &s->fwd, &fd, NULL, err, errlen);
+    if (!rc)
+        rc = args(ctx, &s->fwd, fa, fm, 2, 1, err, errlen);
+    if (!rc && bwd)
+        rc = cpu_prim_create(ctx, &s->bwd, &bd, s->fwd.pd, err, errlen);
+    if (!rc && bwd)
+        rc = args(ctx, &s->bwd, ba, bm, 3, 1, err, errlen);
+    if (rc) {
+        l->top[0]->layout = NULL;
+        prims_destroy(ctx, s);
+        return rc;
+    }
+    *state = s;
+    *ws = prims_ws(s);
+    return 0;
 }
 
 static int relu_forward(void *ctx, dlg_layer *l, void *state)
 {
     void *ptrs[2] = {l->bottom[0]->data, l->top[0]->data};
-    return cpu_prim_exec(ctx, &((two_prims *)state)->fwd, ptrs, l->ws);
+    return cpu_prim_exec(ctx, &((prims *)state)->fwd, ptrs, l->ws);
 }
 
 static int relu_backward(void *ctx, dlg_layer *l, void *state)
 {
     void *ptrs[3] = {l->bottom[0]->data, l->top[0]->diff, l->bottom[0]->diff};
-    return cpu_prim_exec(ctx, &((two_prims *)state)->bwd, ptrs, l->ws);
+    return cpu_prim_exec(ctx, &((prims *)state)->bwd, ptrs, l->ws);
 }
 
-const dlg_kernels dlg_cpu_relu = {relu_setup, relu_forward, relu_backward, two_destroy};
+const dlg_kernels dlg_cpu_relu = {relu_setup, relu_forward, relu_backward, prims_destroy, NULL,
+                                  true};
+
+static bool softmax_accepts(const dlg_layer *l) { return l->bottom[0]->shape.ndim == 4; }
 
 static int softmax_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                          size_t errlen)
 {
-    if (l->bottom[0]->shape.ndim != 4)
-        return -DLG_ENOTSUP;
-    dnnl_memory_desc_t md = cpu_md(4, l->bottom[0]->shape.d, dnnl_nchw);
+    dnnl_memory_desc_t md = cpu_plain_md(l->bottom[0]);
     dnnl_softmax_desc_t fd, bd;
     bool bwd = l->backward && l->prop_down[0];
     dnnl_status_t st = dnnl_softmax_forward_desc_init(
@@ -85,21 +104,167 @@ static int softmax_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws
         st = dnnl_softmax_backward_desc_init(&bd, &md, &md, 1);
     if (st != dnnl_success)
         return cpu_fail(st, "softmax desc", err, errlen);
+    prims *s = calloc(1, sizeof *s);
+    if (!s)
+        return -DLG_ENOMEM;
+    l->top[0]->layout = NULL;
     int fa[2] = {DNNL_ARG_SRC, DNNL_ARG_DST};
     int ba[3] = {DNNL_ARG_DST, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_SRC};
-    return make(ctx, &fd, fa, 2, bwd ? &bd : NULL, ba, 3, state, ws, err, errlen);
+    const dnnl_memory_desc_t *m[3] = {&md, &md, &md};
+    int rc = cpu_prim_create(ctx, &s->fwd, &fd, NULL, err, errlen);
+    if (!rc)
+        rc = args(ctx, &s->fwd, fa, m, 2, 1, err, errlen);
+    if (!rc && bwd)
+        rc = cpu_prim_create(ctx, &s->bwd, &bd, s->fwd.pd, err, errlen);
+    if (!rc && bwd)
+        rc = args(ctx, &s->bwd, ba, m, 3, 1, err, errlen);
+    if (rc) {
+        prims_destroy(ctx, s);
+        return rc;
+    }
+    *state = s;
+    *ws = prims_ws(s);
+    return 0;
 }
 
 static int softmax_forward(void *ctx, dlg_layer *l, void *state)
 {
     void *ptrs[2] = {l->bottom[0]->data, l->top[0]->data};
-    return cpu_prim_exec(ctx, &((two_prims *)state)->fwd, ptrs, l->ws);
+    return cpu_prim_exec(ctx, &((prims *)state)->fwd, ptrs, l->ws);
 }
 
 static int softmax_backward(void *ctx, dlg_layer *l, void *state)
 {
     void *ptrs[3] = {l->top[0]->data, l->top[0]->diff, l->bottom[0]->diff};
-    return cpu_prim_exec(ctx, &((two_prims *)state)->bwd, ptrs, l->ws);
+    return cpu_prim_exec(ctx, &((prims *)state)->bwd, ptrs, l->ws);
 }
 
-const dlg_kernels dlg_cpu_softmax = {softmax_setup, softmax_forward, softmax_backward, two_destroy};
+const dlg_kernels dlg_cpu_softmax = {softmax_setup, softmax_forward, softmax_backward,
+                                     prims_destroy, softmax_accepts, false};
+
+/* dst = sum of n sources, each in its own layout (copies and reductions
+ * in one oneDNN primitive). */
+static int make_sum(cpu_ctx *c, cpu_prim *p, const dnnl_memory_desc_t *dst, int n,
+                    const dnnl_memory_desc_t *src, char *err, size_t errlen)
+{
+    float scales[CPU_MAX_ARGS];
+    for (int i = 0; i < n; i++)
+        scales[i] = 1.0f;
+    dnnl_primitive_attr_t attr = cpu_attr();
+    dnnl_primitive_desc_t pd;
+    dnnl_status_t st = attr ? dnnl_sum_primitive_desc_create(&pd, dst, n, scales, src, attr, c->eng)
+                            : dnnl_out_of_memory;
+    if (attr)
+        dnnl_primitive_attr_destroy(attr);
+    if (st != dnnl_success)
+        return cpu_fail(st, "sum", err, errlen);
+    int rc = cpu_prim_from_pd(c, p, pd, err, errlen);
+    for (int i = 0; i < n && !rc; i++)
+        rc = cpu_prim_arg(c, p, DNNL_ARG_MULTIPLE_SRC + i, &src[i], false, err, errlen);
+    if (!rc)
+        rc = cpu_prim_arg(c, p, DNNL_ARG_DST, dst, true, err, errlen);
+    return rc;
+}
+
+static int add_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
+                     size_t errlen)
+{
+    dnnl_memory_desc_t a = cpu_tensor_md(l->bottom[0]), b = cpu_tensor_md(l->bottom[1]);
+    dnnl_memory_desc_t any = cpu_md(l->top[0]->shape.ndim, l->top[0]->shape.d,
+                                    dnnl_format_tag_any),
+                       top;
+    dnnl_binary_desc_t d;
+    dnnl_status_t st = dnnl_binary_desc_init(&d, dnnl_binary_add, &a, &b, &any);
+    if (st != dnnl_success)
+        return cpu_fail(st, "binary add desc", err, errlen);
+    prims *s = calloc(1, sizeof *s);
+    if (!s)
+        return -DLG_ENOMEM;
+    int rc = cpu_prim_create(ctx, &s->fwd, &d, NULL, err, errlen);
+    if (!rc) {
+        top = cpu_publish(l->top[0], &s->top_md,
+                          dnnl_primitive_desc_query_md(s->fwd.pd, dnnl_query_dst_md, 0));
+        int fa[3] = {DNNL_ARG_SRC_0, DNNL_ARG_SRC_1, DNNL_ARG_DST};
+        const dnnl_memory_desc_t *fm[3] = {&a, &b, &top};
+        rc = args(ctx, &s->fwd, fa, fm, 3, 1, err, errlen);
+    }
+    /* backward: each input's gradient is the output's, in its layout */
+    if (!rc && l->backward && l->prop_down[0])
+        rc = make_sum(ctx, &s->bwd, &a, 1, &top, err, errlen);
+    if (!rc && l->backward && l->prop_down[1])
+        rc = make_sum(ctx, &s->bwd2, &b, 1, &top, err, errlen);
+    if (rc) {
+        l->top[0]->layout = NULL;
+        prims_destroy(ctx, s);
+        return rc;
+    }
+    *state = s;
+    *ws = prims_ws(s);
+    return 0;
+}
+
+static int add_forward(void *ctx, dlg_layer *l, void *state)
+{
+    void *ptrs[3] = {l->bottom[0]->data, l->bottom[1]->data, l->top[0]->data};
+    return cpu_prim_exec(ctx, &((prims *)state)->fwd, ptrs, l->ws);
+}
+
+static int add_backward(void *ctx, dlg_layer *l, void *state)
+{
+    prims *s = state;
+    int rc = 0;
+    void *a[2] = {l->top[0]->diff, l->bottom[0]->diff}, *b[2] = {l->top[0]->diff,
+                                                                 l->bottom[1]->diff};
+    if (l->prop_down[0])
+        rc = cpu_prim_exec(ctx, &s->bwd, a, l->ws);
+    if (!rc && l->prop_down[1])
+        rc = cpu_prim_exec(ctx, &s->bwd2, b, l->ws);
+    return rc;
+}
+
+const dlg_kernels dlg_cpu_add = {add_setup, add_forward, add_backward, prims_destroy, NULL, true};
+
+/* Split outputs alias the input (same data, same layout); backward sums
+ * their gradients. */
+static bool split_accepts(const dlg_layer *l) { return l->ntop < CPU_MAX_ARGS; }
+
+static int split_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
+                       size_t errlen)
+{
+    const dlg_tensor *x = l->bottom[0];
+    for (int t = 0; t < l->ntop; t++) {
+        l->top[t]->layout = x->layout;
+        l->top[t]->alloc_count = x->alloc_count;
+    }
+    prims *s = calloc(1, sizeof *s);
+    if (!s)
+        return -DLG_ENOMEM;
+    int rc = 0;
+    if (l->backward && l->prop_down[0]) {
+        dnnl_memory_desc_t md[CPU_MAX_ARGS];
+        for (int t = 0; t < l->ntop; t++)
+            md[t] = cpu_tensor_md(x);
+        rc = make_sum(ctx, &s->bwd, &md[0], l->ntop, md, err, errlen);
+    }
+    if (rc) {
+        prims_destroy(ctx, s);
+        return rc;
+    }
+    *state = s;
+    *ws = prims_ws(s);
+    return 0;
+}
+
+static int split_forward(void *ctx, dlg_layer *l, void *state) { return 0; }
+
+static int split_backward(void *ctx, dlg_layer *l, void *state)
+{
+    void *ptrs[CPU_MAX_ARGS + 1];
+    for (int t = 0; t < l->ntop; t++)
+        ptrs[t] = l->top[t]->diff;
+    ptrs[l->ntop] = l->bottom[0]->diff;
+    return cpu_prim_exec(ctx, &((prims *)state)->bwd, ptrs, l->ws);
+}
+
+const dlg_kernels dlg_cpu_split = {split_setup, split_forward, split_backward, prims_destroy,
+                                   split_accepts, true};

@@ -9,6 +9,7 @@
 typedef struct bn_state {
     cpu_prim train, infer, bwd;
     dnnl_memory_t mean, var; /* batch statistics: forward -> backward */
+    dnnl_memory_desc_t top_md;
 } bn_state;
 
 static void bn_destroy(void *ctx, void *state)
@@ -24,29 +25,42 @@ static void bn_destroy(void *ctx, void *state)
     free(s);
 }
 
-static int add_args(cpu_ctx *c, cpu_prim *p, const int *args, int n, int nout, char *err,
+/* Adds args; user layouts: `src` for SRC/DIFF_SRC, `dst` for DST and
+ * DIFF_DST, the primitive's own for statistics and scale/shift. */
+static int add_args(cpu_ctx *c, cpu_prim *p, const int *args, int n, int nout,
+                    const dnnl_memory_desc_t *src, const dnnl_memory_desc_t *dst, char *err,
                     size_t errlen)
 {
     int rc = 0;
-    for (int i = 0; i < n && !rc; i++)
-        rc = cpu_prim_arg(c, p, args[i], NULL, i >= n - nout, err, errlen);
+    for (int i = 0; i < n && !rc; i++) {
+        const dnnl_memory_desc_t *md = NULL;
+        if (args[i] == DNNL_ARG_SRC || args[i] == DNNL_ARG_DIFF_SRC)
+            md = src;
+        else if (args[i] == DNNL_ARG_DST || args[i] == DNNL_ARG_DIFF_DST)
+            md = dst;
+        rc = cpu_prim_arg(c, p, args[i], md, i >= n - nout, err, errlen);
+    }
     return rc;
 }
+
+/* oneDNN's backward computes the input gradient unconditionally. */
+static bool bn_accepts(const dlg_layer *l) { return !l->backward || l->prop_down[0]; }
 
 static int bn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                     size_t errlen)
 {
     cpu_ctx *c = ctx;
-    if (l->backward && !l->prop_down[0]) {
+    if (!bn_accepts(l)) {
         snprintf(err, errlen, "backward without an input gradient");
         return -DLG_ENOTSUP;
     }
     float eps = l->p.bn.eps;
     unsigned flags = dnnl_use_scale | dnnl_use_shift;
-    dnnl_memory_desc_t md = cpu_md(4, l->bottom[0]->shape.d, dnnl_nchw);
+    dnnl_memory_desc_t md = cpu_tensor_md(l->bottom[0]);
     bn_state *s = calloc(1, sizeof *s);
     if (!s)
         return -DLG_ENOMEM;
+    dnnl_memory_desc_t top = cpu_publish(l->top[0], &s->top_md, &md);
     dnnl_batch_normalization_desc_t d;
     dnnl_status_t st = dnnl_batch_normalization_forward_desc_init(
         &d, dnnl_forward_inference, &md, eps, flags | dnnl_use_global_stats);
@@ -55,7 +69,7 @@ static int bn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
     int ia[6] = {DNNL_ARG_SRC, DNNL_ARG_MEAN, DNNL_ARG_VARIANCE, DNNL_ARG_SCALE, DNNL_ARG_SHIFT,
                  DNNL_ARG_DST};
     if (!rc)
-        rc = add_args(c, &s->infer, ia, 6, 1, err, errlen);
+        rc = add_args(c, &s->infer, ia, 6, 1, &md, &top, err, errlen);
     if (!rc && l->backward) {
         st = dnnl_batch_normalization_forward_desc_init(&d, dnnl_forward_training, &md, eps, flags);
         rc = st != dnnl_success ? cpu_fail(st, "batch norm training desc", err, errlen)
@@ -67,7 +81,7 @@ static int bn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
             rc = -DLG_ENOMEM;
         int ta[4] = {DNNL_ARG_SRC, DNNL_ARG_SCALE, DNNL_ARG_SHIFT, DNNL_ARG_DST};
         if (!rc)
-            rc = add_args(c, &s->train, ta, 4, 1, err, errlen);
+            rc = add_args(c, &s->train, ta, 4, 1, &md, &top, err, errlen);
         if (!rc)
             rc = cpu_prim_fixed(&s->train, DNNL_ARG_MEAN, s->mean);
         if (!rc)
@@ -83,13 +97,14 @@ static int bn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
         int ba[7] = {DNNL_ARG_SRC,      DNNL_ARG_DIFF_DST,   DNNL_ARG_SCALE,     DNNL_ARG_SHIFT,
                      DNNL_ARG_DIFF_SRC, DNNL_ARG_DIFF_SCALE, DNNL_ARG_DIFF_SHIFT};
         if (!rc)
-            rc = add_args(c, &s->bwd, ba, 7, 3, err, errlen);
+            rc = add_args(c, &s->bwd, ba, 7, 3, &md, &top, err, errlen);
         if (!rc)
             rc = cpu_prim_fixed(&s->bwd, DNNL_ARG_MEAN, s->mean);
         if (!rc)
             rc = cpu_prim_fixed(&s->bwd, DNNL_ARG_VARIANCE, s->var);
     }
     if (rc) {
+        l->top[0]->layout = NULL;
         bn_destroy(ctx, s);
         return rc;
     }
@@ -138,4 +153,4 @@ static int bn_backward(void *ctx, dlg_layer *l, void *state)
     return cpu_prim_exec(ctx, &s->bwd, ptrs, l->ws);
 }
 
-const dlg_kernels dlg_cpu_bn = {bn_setup, bn_forward, bn_backward, bn_destroy};
+const dlg_kernels dlg_cpu_bn = {bn_setup, bn_forward, bn_backward, bn_destroy, bn_accepts, true};

@@ -8,6 +8,7 @@
 typedef struct pool_state {
     cpu_prim fwd, bwd;
     dnnl_memory_t wsmem; /* max indices / LRN scale: forward -> backward */
+    dnnl_memory_desc_t top_md;
 } pool_state;
 
 static void pool_destroy(void *ctx, void *state)
@@ -23,7 +24,8 @@ static void pool_destroy(void *ctx, void *state)
 /* After the forward primitive exists: its workspace (if any), backward,
  * and the shared scratch size. */
 static int finish(cpu_ctx *c, const dlg_layer *l, pool_state *s, const void *bwd_desc,
-                  const int *bargs, int nb, size_t *ws, char *err, size_t errlen)
+                  const int *bargs, const dnnl_memory_desc_t *const *bmds, int nb, size_t *ws,
+                  char *err, size_t errlen)
 {
     const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(s->fwd.pd, dnnl_query_workspace_md, 0);
     int rc = 0;
@@ -35,7 +37,7 @@ static int finish(cpu_ctx *c, const dlg_layer *l, pool_state *s, const void *bwd
     if (!rc && bwd_desc) {
         rc = cpu_prim_create(c, &s->bwd, bwd_desc, s->fwd.pd, err, errlen);
         for (int i = 0; i < nb && !rc; i++)
-            rc = cpu_prim_arg(c, &s->bwd, bargs[i], NULL, i == nb - 1, err, errlen);
+            rc = cpu_prim_arg(c, &s->bwd, bargs[i], bmds[i], i == nb - 1, err, errlen);
         if (!rc && s->wsmem)
             rc = cpu_prim_fixed(&s->bwd, DNNL_ARG_WORKSPACE, s->wsmem);
     }
@@ -43,28 +45,47 @@ static int finish(cpu_ctx *c, const dlg_layer *l, pool_state *s, const void *bwd
     return rc;
 }
 
+/* Caffe's ceil-mode size is oneDNN's formula with a larger right pad. */
+static void right_pad(const dlg_layer *l, dnnl_dims_t pr)
+{
+    const dlg_pool_param *p = &l->p.pool;
+    const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
+    pr[0] = (y->d[2] - 1) * p->sh + p->kh - x->d[2] - p->ph;
+    pr[1] = (y->d[3] - 1) * p->sw + p->kw - x->d[3] - p->pw;
+}
+
+/* Caffe divides an average by the window clipped to H + pad: oneDNN's
+ * exclude-padding when there is no pad, include-padding while no window
+ * reaches past the pad; other cases run on the reference kernel. */
+static dnnl_alg_kind_t pool_alg(const dlg_layer *l)
+{
+    const dlg_pool_param *p = &l->p.pool;
+    dnnl_dims_t pr;
+    right_pad(l, pr);
+    if (p->mode == DLG_POOL_MAX)
+        return dnnl_pooling_max;
+    if (p->ph == 0 && p->pw == 0)
+        return dnnl_pooling_avg_exclude_padding;
+    if (pr[0] <= p->ph && pr[1] <= p->pw)
+        return dnnl_pooling_avg_include_padding;
+    return dnnl_alg_kind_undef;
+}
+
+static bool pool_accepts(const dlg_layer *l) { return pool_alg(l) != dnnl_alg_kind_undef; }
+
 static int pool_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                       size_t errlen)
 {
     const dlg_pool_param *p = &l->p.pool;
-    const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
+    const dlg_shape *y = &l->top[0]->shape;
     dnnl_dims_t str = {p->sh, p->sw}, ker = {p->kh, p->kw}, pl = {p->ph, p->pw}, pr;
-    /* Caffe's ceil-mode size is oneDNN's formula with a larger right pad */
-    pr[0] = (y->d[2] - 1) * p->sh + p->kh - x->d[2] - p->ph;
-    pr[1] = (y->d[3] - 1) * p->sw + p->kw - x->d[3] - p->pw;
-    dnnl_alg_kind_t alg = dnnl_pooling_max;
-    if (p->mode == DLG_POOL_AVG) {
-        /* Caffe divides by the window clipped to H + pad */
-        if (p->ph == 0 && p->pw == 0)
-            alg = dnnl_pooling_avg_exclude_padding;
-        else if (pr[0] <= p->ph && pr[1] <= p->pw)
-            alg = dnnl_pooling_avg_include_padding;
-        else {
-            snprintf(err, errlen, "Caffe's average divisor past the padding");
-            return -DLG_ENOTSUP;
-        }
+    right_pad(l, pr);
+    dnnl_alg_kind_t alg = pool_alg(l);
+    if (alg == dnnl_alg_kind_undef) {
+        snprintf(err, errlen, "Caffe's average divisor past the padding");
+        return -DLG_ENOTSUP;
     }
-    dnnl_memory_desc_t src = cpu_md(4, x->d, dnnl_nchw), dst = cpu_md(4, y->d, dnnl_nchw);
+    dnnl_memory_desc_t src = cpu_tensor_md(l->bottom[0]), dst = cpu_md(4, y->d, dnnl_format_tag_any);
     pool_state *s = calloc(1, sizeof *s);
     if (!s)
         return -DLG_ENOMEM;
@@ -74,18 +95,24 @@ static int pool_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
         ker, pl, pr);
     int rc = st != dnnl_success ? cpu_fail(st, "pooling desc", err, errlen)
                                 : cpu_prim_create(ctx, &s->fwd, &fd, NULL, err, errlen);
+    dnnl_memory_desc_t prim_dst, top;
+    if (!rc) {
+        prim_dst = *dnnl_primitive_desc_query_md(s->fwd.pd, dnnl_query_dst_md, 0);
+        top = cpu_publish(l->top[0], &s->top_md, &prim_dst);
+        rc = cpu_prim_arg(ctx, &s->fwd, DNNL_ARG_SRC, &src, false, err, errlen);
+    }
     if (!rc)
-        rc = cpu_prim_arg(ctx, &s->fwd, DNNL_ARG_SRC, NULL, false, err, errlen);
-    if (!rc)
-        rc = cpu_prim_arg(ctx, &s->fwd, DNNL_ARG_DST, NULL, true, err, errlen);
+        rc = cpu_prim_arg(ctx, &s->fwd, DNNL_ARG_DST, &top, true, err, errlen);
     bool bwd = l->backward && l->prop_down[0];
-    if (!rc && bwd && (st = dnnl_pooling_backward_desc_init(&bd, alg, &src, &dst, str, ker, pl,
-                                                           pr)) != dnnl_success)
+    if (!rc && bwd && (st = dnnl_pooling_backward_desc_init(&bd, alg, &src, &prim_dst, str, ker,
+                                                           pl, pr)) != dnnl_success)
         rc = cpu_fail(st, "pooling backward desc", err, errlen);
     int bargs[2] = {DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_SRC};
+    const dnnl_memory_desc_t *bmds[2] = {&top, &src};
     if (!rc)
-        rc = finish(ctx, l, s, bwd ? &bd : NULL, bargs, 2, ws, err, errlen);
+        rc = finish(ctx, l, s, bwd ? &bd : NULL, bargs, bmds, 2, ws, err, errlen);
     if (rc) {
+        l->top[0]->layout = NULL;
         pool_destroy(ctx, s);
         return rc;
     }
@@ -105,13 +132,14 @@ static int pool_backward(void *ctx, dlg_layer *l, void *state)
     return cpu_prim_exec(ctx, &((pool_state *)state)->bwd, ptrs, l->ws);
 }
 
-const dlg_kernels dlg_cpu_pool = {pool_setup, pool_forward, pool_backward, pool_destroy};
+const dlg_kernels dlg_cpu_pool = {pool_setup, pool_forward, pool_backward, pool_destroy,
+                                  pool_accepts, true};
 
 static int lrn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                      size_t errlen)
 {
     const dlg_lrn_param *p = &l->p.lrn;
-    dnnl_memory_desc_t md = cpu_md(4, l->bottom[0]->shape.d, dnnl_nchw);
+    dnnl_memory_desc_t md = cpu_tensor_md(l->bottom[0]), top;
     pool_state *s = calloc(1, sizeof *s);
     if (!s)
         return -DLG_ENOMEM;
@@ -121,19 +149,22 @@ static int lrn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, ch
         dnnl_lrn_across_channels, &md, p->size, p->alpha, p->beta, p->k);
     int rc = st != dnnl_success ? cpu_fail(st, "lrn desc", err, errlen)
                                 : cpu_prim_create(ctx, &s->fwd, &fd, NULL, err, errlen);
+    top = cpu_publish(l->top[0], &s->top_md, &md);
     if (!rc)
-        rc = cpu_prim_arg(ctx, &s->fwd, DNNL_ARG_SRC, NULL, false, err, errlen);
+        rc = cpu_prim_arg(ctx, &s->fwd, DNNL_ARG_SRC, &md, false, err, errlen);
     if (!rc)
-        rc = cpu_prim_arg(ctx, &s->fwd, DNNL_ARG_DST, NULL, true, err, errlen);
+        rc = cpu_prim_arg(ctx, &s->fwd, DNNL_ARG_DST, &top, true, err, errlen);
     bool bwd = l->backward && l->prop_down[0];
     if (!rc && bwd &&
         (st = dnnl_lrn_backward_desc_init(&bd, dnnl_lrn_across_channels, &md, &md, p->size,
                                           p->alpha, p->beta, p->k)) != dnnl_success)
         rc = cpu_fail(st, "lrn backward desc", err, errlen);
     int bargs[3] = {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_SRC};
+    const dnnl_memory_desc_t *bmds[3] = {&md, &top, &md};
     if (!rc)
-        rc = finish(ctx, l, s, bwd ? &bd : NULL, bargs, 3, ws, err, errlen);
+        rc = finish(ctx, l, s, bwd ? &bd : NULL, bargs, bmds, 3, ws, err, errlen);
     if (rc) {
+        l->top[0]->layout = NULL;
         pool_destroy(ctx, s);
         return rc;
     }
@@ -147,4 +178,4 @@ static int lrn_backward(void *ctx, dlg_layer *l, void *state)
     return cpu_prim_exec(ctx, &((pool_state *)state)->bwd, ptrs, l->ws);
 }
 
-const dlg_kernels dlg_cpu_lrn = {lrn_setup, pool_forward, lrn_backward, pool_destroy};
+const dlg_kernels dlg_cpu_lrn = {lrn_setup, pool_forward, lrn_backward, pool_destroy, NULL, true};

@@ -25,21 +25,102 @@ dnnl_memory_desc_t cpu_md(int ndims, const int64_t *dims, dnnl_format_tag_t tag)
     return md;
 }
 
+dnnl_memory_desc_t cpu_plain_md(const dlg_tensor *t)
+{
+    static const dnnl_format_tag_t tags[6] = {dnnl_format_tag_undef, dnnl_x, dnnl_nc, dnnl_ncw,
+                                              dnnl_nchw, dnnl_ncdhw};
+    return cpu_md(t->shape.ndim, t->shape.d, tags[t->shape.ndim]);
+}
+
+dnnl_memory_desc_t cpu_tensor_md(const dlg_tensor *t)
+{
+    return t->layout ? *(const dnnl_memory_desc_t *)t->layout : cpu_plain_md(t);
+}
+
+dnnl_memory_desc_t cpu_publish(dlg_tensor *t, dnnl_memory_desc_t *store,
+                               const dnnl_memory_desc_t *md)
+{
+    dnnl_memory_desc_t plain = cpu_plain_md(t);
+    t->layout = NULL;
+    t->alloc_count = t->count;
+    if (!t->opaque_ok || dnnl_memory_desc_equal(md, &plain))
+        return plain;
+    *store = *md;
+    t->layout = store;
+    t->alloc_count = (int64_t)(dnnl_memory_desc_get_size(md) / sizeof(float));
+    return *md;
+}
+
+static int host_reorder(cpu_ctx *c, const dlg_tensor *t, void *from, void *to, bool to_host)
+{
+    dnnl_memory_desc_t plain = cpu_plain_md(t), md = cpu_tensor_md(t);
+    dnnl_memory_t hm = NULL, tm = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_t r = NULL;
+    dnnl_status_t st = dnnl_memory_create(&hm, &plain, c->eng, to_host ? to : from);
+    if (st == dnnl_success)
+        st = dnnl_memory_create(&tm, &md, c->eng, to_host ? from : to);
+    if (st == dnnl_success)
+        st = to_host ? dnnl_reorder_primitive_desc_create(&pd, &md, c->eng, &plain, c->eng, NULL)
+                     : dnnl_reorder_primitive_desc_create(&pd, &plain, c->eng, &md, c->eng, NULL);
+    if (st == dnnl_success)
+        st = dnnl_primitive_create(&r, pd);
+    if (st == dnnl_success) {
+        dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, to_host ? tm : hm},
+                                   {DNNL_ARG_TO, to_host ? hm : tm}};
+        st = dnnl_primitive_execute(r, c->stream, 2, args);
+    }
+    if (st == dnnl_success)
+        st = dnnl_stream_wait(c->stream);
+    if (r)
+        dnnl_primitive_destroy(r);
+    if (pd)
+        dnnl_primitive_desc_destroy(pd);
+    if (tm)
+        dnnl_memory_destroy(tm);
+    if (hm)
+        dnnl_memory_destroy(hm);
+    return st == dnnl_success ? 0 : -DLG_EINTERNAL;
+}
+
+int cpu_read_opaque(void *ctx, const dlg_tensor *t, const void *mem, float *host)
+{
+    return host_reorder(ctx, t, (void *)mem, host, true);
+}
+
+int cpu_write_opaque(void *ctx, const dlg_tensor *t, void *mem, const float *host)
+{
+    return host_reorder(ctx, t, (void *)host, mem, false);
+}
+
+dnnl_primitive_attr_t cpu_attr(void)
+{
+    dnnl_primitive_attr_t attr = NULL;
+    if (dnnl_primitive_attr_create(&attr) != dnnl_success)
+        return NULL;
+    dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+    return attr;
+}
+
 int cpu_prim_create(cpu_ctx *c, cpu_prim *p, const void *op_desc,
                     const_dnnl_primitive_desc_t hint, char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
-    dnnl_primitive_attr_t attr;
+    dnnl_primitive_attr_t attr = cpu_attr();
     dnnl_primitive_desc_t pd;
-    dnnl_status_t st = dnnl_primitive_attr_create(&attr);
-    if (st == dnnl_success)
-        st = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
-    if (st == dnnl_success)
-        st = dnnl_primitive_desc_create(&pd, op_desc, attr, c->eng, hint);
-    dnnl_primitive_attr_destroy(attr);
+    dnnl_status_t st = attr ? dnnl_primitive_desc_create(&pd, op_desc, attr, c->eng, hint)
+                            : dnnl_out_of_memory;
+    if (attr)
+        dnnl_primitive_attr_destroy(attr);
     if (st != dnnl_success)
         return cpu_fail(st, "primitive_desc_create", err, errlen);
-    st = dnnl_primitive_create(&p->p, pd);
+    return cpu_prim_from_pd(c, p, pd, err, errlen);
+}
+
+int cpu_prim_from_pd(cpu_ctx *c, cpu_prim *p, dnnl_primitive_desc_t pd, char *err, size_t errlen)
+{
+    memset(p, 0, sizeof *p);
+    dnnl_status_t st = dnnl_primitive_create(&p->p, pd);
     dnnl_primitive_desc_destroy(pd);
     if (st != dnnl_success)
         return cpu_fail(st, "primitive_create", err, errlen);

@@ -135,7 +135,7 @@ static int conv_backward(void *ctx, dlg_layer *l, void *state)
     return 0;
 }
 
-const dlg_kernels dlg_ref_conv = {dlg_ref_setup_none, conv_forward, conv_backward, NULL};
+const dlg_kernels dlg_ref_conv = {.setup = dlg_ref_setup_none, .forward = conv_forward, .backward = conv_backward};
 
 static int fc_forward(void *ctx, dlg_layer *l, void *state)
 {
@@ -186,4 +186,4 @@ static int fc_backward(void *ctx, dlg_layer *l, void *state)
     return 0;
 }
 
-const dlg_kernels dlg_ref_fc = {dlg_ref_setup_none, fc_forward, fc_backward, NULL};
+const dlg_kernels dlg_ref_fc = {.setup = dlg_ref_setup_none, .forward = fc_forward, .backward = fc_backward};

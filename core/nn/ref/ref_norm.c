@@ -104,7 +104,7 @@ static int bn_backward(void *ctx, dlg_layer *l, void *state)
     return 0;
 }
 
-const dlg_kernels dlg_ref_bn = {bn_setup, bn_forward, bn_backward, bn_destroy};
+const dlg_kernels dlg_ref_bn = {.setup = bn_setup, .forward = bn_forward, .backward = bn_backward, .destroy = bn_destroy};
 
 /* Softmax over channels at every (n, h, w). */
 static int softmax_forward(void *ctx, dlg_layer *l, void *state)
@@ -146,7 +146,7 @@ static int softmax_backward(void *ctx, dlg_layer *l, void *state)
     return 0;
 }
 
-const dlg_kernels dlg_ref_softmax = {dlg_ref_setup_none, softmax_forward, softmax_backward, NULL};
+const dlg_kernels dlg_ref_softmax = {.setup = dlg_ref_setup_none, .forward = softmax_forward, .backward = softmax_backward};
 
 /* log-sum-exp of one row, for a numerically safe log softmax */
 static double row_lse(const float *x, int64_t K)
@@ -207,4 +207,4 @@ static int loss_backward(void *ctx, dlg_layer *l, void *state)
     return 0;
 }
 
-const dlg_kernels dlg_ref_loss = {dlg_ref_setup_none, loss_forward, loss_backward, NULL};
+const dlg_kernels dlg_ref_loss = {.setup = dlg_ref_setup_none, .forward = loss_forward, .backward = loss_backward};

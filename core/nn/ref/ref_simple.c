@@ -24,7 +24,7 @@ static int relu_backward(void *ctx, dlg_layer *l, void *state)
     return 0;
 }
 
-const dlg_kernels dlg_ref_relu = {dlg_ref_setup_none, relu_forward, relu_backward, NULL};
+const dlg_kernels dlg_ref_relu = {.setup = dlg_ref_setup_none, .forward = relu_forward, .backward = relu_backward};
 
 typedef struct dropout_state {
     uint64_t rng;
@@ -79,8 +79,7 @@ static int dropout_backward(void *ctx, dlg_layer *l, void *state)
     return 0;
 }
 
-const dlg_kernels dlg_ref_dropout = {dropout_setup, dropout_forward, dropout_backward,
-                                     dropout_destroy};
+const dlg_kernels dlg_ref_dropout = {.setup = dropout_setup, .forward = dropout_forward, .backward = dropout_backward, .destroy = dropout_destroy};
 
 /* Concat along channels: per image, inputs are contiguous slices. */
 static void concat_copy(dlg_layer *l, bool back)
@@ -112,7 +111,7 @@ static int concat_backward(void *ctx, dlg_layer *l, void *state)
     return 0;
 }
 
-const dlg_kernels dlg_ref_concat = {dlg_ref_setup_none, concat_forward, concat_backward, NULL};
+const dlg_kernels dlg_ref_concat = {.setup = dlg_ref_setup_none, .forward = concat_forward, .backward = concat_backward};
 
 static int add_forward(void *ctx, dlg_layer *l, void *state)
 {
@@ -132,7 +131,7 @@ static int add_backward(void *ctx, dlg_layer *l, void *state)
     return 0;
 }
 
-const dlg_kernels dlg_ref_add = {dlg_ref_setup_none, add_forward, add_backward, NULL};
+const dlg_kernels dlg_ref_add = {.setup = dlg_ref_setup_none, .forward = add_forward, .backward = add_backward};
 
 /* Split outputs alias the input's data: forward has nothing to do. */
 static int split_forward(void *ctx, dlg_layer *l, void *state) { return 0; }
@@ -150,4 +149,4 @@ static int split_backward(void *ctx, dlg_layer *l, void *state)
     return 0;
 }
 
-const dlg_kernels dlg_ref_split = {dlg_ref_setup_none, split_forward, split_backward, NULL};
+const dlg_kernels dlg_ref_split = {.setup = dlg_ref_setup_none, .forward = split_forward, .backward = split_backward};
