@@ -1,0 +1,393 @@
+/* io: a fio-like raw reader of one file through the job's storage backend.
+ * Sequential or seeded-random block reads; on DLG_CAP_ASYNC backends it
+ * keeps `depth` reads in flight with file_submit/file_reap (across steps,
+ * as fio does), otherwise it reads synchronously at depth 1.  Buffers are
+ * allocated once, aligned to the backend's O_DIRECT alignment, so direct
+ * backends never need a bounce buffer.  Per-I/O latency goes into a small
+ * log-linear histogram. */
+#define _GNU_SOURCE
+#include "tools.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "lathist.h"
+
+enum { OPT_DATA, OPT_PATTERN, OPT_BLOCK, OPT_DEPTH, OPT_SPAN, OPT_STEP_IOS, OPT_CHECKSUM, OPT_COUNT };
+enum { PAT_SEQ, PAT_RAND };
+#define AUTO_DEPTH_ASYNC 32
+#define AUTO_STEP_BYTES (1u << 20)
+#define MAX_BLOCK (1ull << 30)
+
+static const dlg_option io_options[] = {
+    [OPT_DATA] = {"data", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
+                  "file to read: raw:PATH (a dataset? use workload = io-pipeline)",
+                  DLG_OPT_REQUIRED | DLG_OPT_NOSWEEP},
+    [OPT_PATTERN] = {"pattern", DLG_OPT_ENUM, "seq", NULL, NULL, "seq|rand",
+                     "sequential blocks (wrapping at the end of span) or seeded random blocks", 0},
+    [OPT_BLOCK] = {"block", DLG_OPT_SIZE, "1MiB", "1", "1GiB", NULL,
+                   "bytes per read; random offsets are multiples of it", 0},
+    [OPT_DEPTH] = {"depth", DLG_OPT_INT, NULL, "1", "4096", NULL,
+                   "reads in flight: async backends (uring) default 32, at most their own depth; "
+                   "sync backends only 1",
+                   0},
+    [OPT_SPAN] = {"span", DLG_OPT_SIZE, NULL, "1", NULL, NULL,
+                  "bytes of the file used from its start (default: the whole file)", 0},
+    [OPT_STEP_IOS] = {"step_ios", DLG_OPT_INT, "0", "0", "1000000", NULL,
+                      "reads per step (0 = enough for 1 MiB, at least 1)", 0},
+    [OPT_CHECKSUM] = {"checksum", DLG_OPT_BOOL, "false", NULL, NULL, NULL,
+                      "sum the CRC-32 of every read into the checksum field (tests; costs CPU)", 0},
+    [OPT_COUNT] = {0},
+};
+
+static const dlg_metric io_metrics[] = {
+    {"iops", DLG_FIELD_DOUBLE, "ios/s", "reads completed per second (every step since setup)"},
+    {"ios", DLG_FIELD_INT, "", "reads completed since setup (warm-up included)"},
+    {"io_bytes", DLG_FIELD_INT, "bytes", "bytes read since setup (warm-up included)"},
+    {"io_lat_mean_us", DLG_FIELD_DOUBLE, "us", "mean read latency (submit to completion)"},
+    {"io_lat_p50_us", DLG_FIELD_DOUBLE, "us", "median read latency"},
+    {"io_lat_p99_us", DLG_FIELD_DOUBLE, "us", "99th percentile read latency"},
+    {"io_lat_p999_us", DLG_FIELD_DOUBLE, "us", "99.9th percentile read latency"},
+    {"io_lat_max_us", DLG_FIELD_DOUBLE, "us", "largest read latency"},
+    {"block_bytes", DLG_FIELD_INT, "bytes", "bytes per read"},
+    {"depth", DLG_FIELD_INT, "", "reads kept in flight"},
+    {"span_bytes", DLG_FIELD_INT, "bytes", "bytes of the file used"},
+    {"buffer_align", DLG_FIELD_INT, "bytes", "alignment the backend asked for (1 = none)"},
+    {"checksum", DLG_FIELD_STRING, "", "checksum = true: sum of CRC-32 of the reads, mod 2^64, hex"},
+    {NULL, 0, NULL, NULL}};
+
+typedef struct io_raw {
+    const dlg_host *h;
+    dlg_file *f;
+    char *path;
+    bool async, rand, checksum;
+    uint32_t align;
+    size_t block;
+    uint64_t span;        /* bytes used */
+    uint64_t nblocks;     /* blocks a pass visits (seq: last may be short) */
+    uint64_t next;        /* seq: next block index */
+    uint64_t rng;
+    uint32_t depth, step_ios;
+    uint8_t **bufs;       /* depth buffers of block bytes */
+    /* async */
+    dlg_io *ios;          /* depth submission scratch */
+    dlg_io_done *done;    /* depth completions */
+    uint32_t *free_slots; /* slots not in flight */
+    uint32_t nfree;
+    uint64_t *t_submit;   /* per slot */
+    uint64_t *slot_off;   /* per slot: offset in flight */
+    /* measurements since setup */
+    lathist lat;
+    uint64_t nios, bytes, sum;
+    uint64_t t_first, t_last;
+} io_raw;
+
+static uint64_t next_offset(io_raw *s)
+{
+    uint64_t b;
+    if (s->rand) {
+        b = tools_rand_below(&s->rng, s->nblocks);
+    } else {
+        b = s->next;
+        s->next = s->next + 1 == s->nblocks ? 0 : s->next + 1;
+    }
+    return b * s->block;
+}
+
+/* One completed read of r bytes from buf at off. */
+static int account(io_raw *s, const uint8_t *buf, int64_t r, uint64_t off, uint64_t lat)
+{
+    if (r < 0)
+        return (int)r; /* the backend has reported it through the host */
+    if (r == 0)
+        return s->h->error(s->h, DLG_EIO, "%s: read at offset %llu returned end of file (file shrank?)",
+                           s->path, (unsigned long long)off);
+    lathist_add(&s->lat, lat);
+    s->nios++;
+    s->bytes += (uint64_t)r;
+    if (s->checksum)
+        s->sum += crc32_z(0, buf, (size_t)r);
+    return 0;
+}
+
+static int step_sync(io_raw *s, dlg_step *out)
+{
+    uint64_t bytes0 = s->bytes;
+    for (uint32_t i = 0; i < s->step_ios; i++) {
+        uint64_t off = next_offset(s);
+        uint64_t t0 = tools_now_ns();
+        int64_t r = s->h->file_read(s->h, s->f, s->bufs[0], s->block, off);
+        int rc = account(s, s->bufs[0], r, off, tools_now_ns() - t0);
+        if (rc < 0)
+            return rc;
+    }
+    out->items = out->bytes_read = s->bytes - bytes0;
+    return 0;
+}
+
+/* Fills every free slot with a new read, in one submit call. */
+static int refill(io_raw *s)
+{
+    uint32_t n = s->nfree;
+    if (n == 0)
+        return 0;
+    uint64_t now = tools_now_ns();
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t slot = s->free_slots[--s->nfree];
+        s->ios[i] = (dlg_io){s->bufs[slot], s->block, next_offset(s), slot};
+        s->t_submit[slot] = now;
+        s->slot_off[slot] = s->ios[i].off;
+    }
+    int rc = s->h->file_submit(s->h, s->f, s->ios, n);
+    if (rc < 0)
+        return rc;
+    if ((uint32_t)rc != n)
+        return s->h->error(s->h, DLG_EIO, "%s: backend queued %d of %u reads", s->path, rc, n);
+    return 0;
+}
+
+static int step_async(io_raw *s, dlg_step *out)
+{
+    uint64_t bytes0 = s->bytes;
+    uint32_t got = 0;
+    while (got < s->step_ios) {
+        int rc = refill(s);
+        if (rc < 0)
+            return rc;
+        int n = s->h->file_reap(s->h, s->f, s->done, s->depth, 1);
+        if (n < 0)
+            return n;
+        uint64_t now = tools_now_ns();
+        for (int i = 0; i < n; i++) {
+            uint32_t slot = (uint32_t)s->done[i].user;
+            s->free_slots[s->nfree++] = slot;
+            rc = account(s, s->bufs[slot], s->done[i].result, s->slot_off[slot], now - s->t_submit[slot]);
+            if (rc < 0)
+                return rc;
+        }
+        got += (uint32_t)n;
+    }
+    out->items = out->bytes_read = s->bytes - bytes0;
+    return 0;
+}
+
+static int io_step(void *state, dlg_step *out)
+{
+    io_raw *s = state;
+    uint64_t t0 = tools_now_ns();
+    if (s->t_first == 0)
+        s->t_first = t0;
+    int rc = s->async ? step_async(s, out) : step_sync(s, out);
+    s->t_last = tools_now_ns();
+    return rc;
+}
+
+static int io_report(void *state, const dlg_report_api *api, dlg_fields *f)
+{
+    io_raw *s = state;
+    double secs = s->t_last > s->t_first ? (double)(s->t_last - s->t_first) / 1e9 : 0;
+    if (secs > 0)
+        api->add_double(f, "iops", (double)s->nios / secs);
+    api->add_int(f, "ios", (int64_t)s->nios);
+    api->add_int(f, "io_bytes", (int64_t)s->bytes);
+    if (s->lat.count) {
+        api->add_double(f, "io_lat_mean_us", lathist_mean(&s->lat) / 1e3);
+        api->add_double(f, "io_lat_p50_us", (double)lathist_quantile(&s->lat, 0.5) / 1e3);
+        api->add_double(f, "io_lat_p99_us", (double)lathist_quantile(&s->lat, 0.99) / 1e3);
+        api->add_double(f, "io_lat_p999_us", (double)lathist_quantile(&s->lat, 0.999) / 1e3);
+        api->add_double(f, "io_lat_max_us", (double)s->lat.max / 1e3);
+    }
+    api->add_int(f, "block_bytes", (int64_t)s->block);
+    api->add_int(f, "depth", (int64_t)s->depth);
+    api->add_int(f, "span_bytes", (int64_t)s->span);
+    api->add_int(f, "buffer_align", (int64_t)s->align);
+    if (s->checksum) {
+        char hex[20];
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)s->sum);
+        api->add_string(f, "checksum", hex);
+    }
+    return 0;
+}
+
+static void io_teardown(void *state)
+{
+    io_raw *s = state;
+    if (!s)
+        return;
+    if (s->f) {
+        /* let reads still in flight land before their buffers go away */
+        uint32_t inflight = s->depth - s->nfree;
+        while (s->async && inflight > 0) {
+            int n = s->h->file_reap(s->h, s->f, s->done, s->depth, inflight);
+            if (n <= 0)
+                break;
+            inflight -= (uint32_t)n;
+        }
+        s->h->file_close(s->h, s->f);
+    }
+    for (uint32_t i = 0; s->bufs && i < s->depth; i++)
+        free(s->bufs[i]);
+    free(s->bufs);
+    free(s->ios);
+    free(s->done);
+    free(s->free_slots);
+    free(s->t_submit);
+    free(s->slot_off);
+    free(s->path);
+    free(s);
+}
+
+/* Checks the geometry against the file; sets span, nblocks. */
+static int check_geometry(io_raw *s, const dlg_value *opts, uint64_t size)
+{
+    const dlg_host *h = s->h;
+    if (size == 0)
+        return h->error(h, DLG_EINVAL, "data = raw:%s: the file is empty", s->path);
+    if (s->align > 1 && s->block % s->align != 0)
+        return h->error(h, DLG_EINVAL,
+                        "block = %s: the storage backend reads with O_DIRECT and needs a multiple "
+                        "of %u bytes",
+                        opts[OPT_BLOCK].text, s->align);
+    s->span = size;
+    if (opts[OPT_SPAN].set) {
+        if ((uint64_t)opts[OPT_SPAN].i > size)
+            return h->error(h, DLG_EINVAL, "span = %s: larger than %s (%llu bytes)", opts[OPT_SPAN].text,
+                            s->path, (unsigned long long)size);
+        s->span = (uint64_t)opts[OPT_SPAN].i;
+    }
+    if (s->block > s->span)
+        return h->error(h, DLG_EINVAL, "block = %s: larger than the %llu bytes read from %s%s",
+                        opts[OPT_BLOCK].text, (unsigned long long)s->span, s->path,
+                        opts[OPT_SPAN].set ? " (span)" : "");
+    /* Random reads use whole blocks only; a sequential pass over the whole
+     * file ends with a short read at end of file, as fio's does. */
+    s->nblocks = s->span / s->block;
+    if (!s->rand && s->span == size && size % s->block)
+        s->nblocks++;
+    else
+        s->span = s->nblocks * s->block;
+    return 0;
+}
+
+static int choose_depth(io_raw *s, const dlg_value *opts, uint32_t caps)
+{
+    const dlg_host *h = s->h;
+    s->async = (caps & DLG_CAP_ASYNC) != 0;
+    if (!opts[OPT_DEPTH].set) {
+        s->depth = s->async ? AUTO_DEPTH_ASYNC : 1;
+    } else {
+        int64_t d = opts[OPT_DEPTH].i;
+        if (d < 1 || d > 4096)
+            return h->error(h, DLG_EINVAL, "depth = %s: out of range [1, 4096]", opts[OPT_DEPTH].text);
+        if (d > 1 && !s->async)
+            return h->error(h, DLG_EINVAL,
+                            "depth = %s: the job's storage backend reads synchronously (no "
+                            "DLG_CAP_ASYNC); use depth = 1, or storage = uring for queued reads",
+                            opts[OPT_DEPTH].text);
+        s->depth = (uint32_t)d;
+    }
+    /* depth 1 on an async backend still goes through submit/reap, like
+     * fio's io_uring engine at iodepth=1 */
+    return 0;
+}
+
+static int alloc_buffers(io_raw *s)
+{
+    size_t align = s->align > 4096 ? s->align : 4096;
+    s->bufs = calloc(s->depth, sizeof *s->bufs);
+    s->ios = calloc(s->depth, sizeof *s->ios);
+    s->done = calloc(s->depth, sizeof *s->done);
+    s->free_slots = calloc(s->depth, sizeof *s->free_slots);
+    s->t_submit = calloc(s->depth, sizeof *s->t_submit);
+    s->slot_off = calloc(s->depth, sizeof *s->slot_off);
+    if (!s->bufs || !s->ios || !s->done || !s->free_slots || !s->t_submit || !s->slot_off)
+        return s->h->error(s->h, DLG_ENOMEM, "io: out of memory");
+    for (uint32_t i = 0; i < s->depth; i++) {
+        s->bufs[i] = tools_alloc_touched(s->block, align);
+        if (!s->bufs[i])
+            return s->h->error(s->h, DLG_ENOMEM, "io: no memory for %u buffers of %zu bytes", s->depth,
+                               s->block);
+        s->free_slots[s->nfree++] = s->depth - 1 - i;
+    }
+    return 0;
+}
+
+static int io_open(io_raw *s, const dlg_value *opts, const dlg_job_info *job)
+{
+    const dlg_host *h = s->h;
+    const char *text = opts[OPT_DATA].text;
+    const char *path = tools_after_prefix(text, "raw");
+    if (!path)
+        return h->error(h, DLG_EINVAL,
+                        "data = %s: io reads one file, written raw:PATH (for a recordio:/lmdb:/files: "
+                        "dataset use workload = io-pipeline)",
+                        text ? text : "(unset)");
+    if (!*path)
+        return h->error(h, DLG_EINVAL, "data = raw: names no file");
+    if (!(s->path = strdup(path)))
+        return h->error(h, DLG_ENOMEM, "io: out of memory");
+    s->block = (size_t)opts[OPT_BLOCK].i;
+    if (opts[OPT_BLOCK].i < 1 || (uint64_t)opts[OPT_BLOCK].i > MAX_BLOCK)
+        return h->error(h, DLG_EINVAL, "block = %s: out of range [1, 1GiB]", opts[OPT_BLOCK].text);
+    s->rand = opts[OPT_PATTERN].i == PAT_RAND;
+    s->checksum = opts[OPT_CHECKSUM].i != 0;
+    s->rng = TOOLS_JOB_HAS(job, seed) ? job->seed : 0;
+    int rc = h->file_open(h, NULL, s->path, &s->f);
+    if (rc < 0) {
+        s->f = NULL;
+        return rc;
+    }
+    uint64_t size = 0;
+    if ((rc = h->file_size(h, s->f, &size)) < 0)
+        return rc;
+    uint32_t caps = h->file_caps(h, s->f, &s->align);
+    if (s->align == 0)
+        s->align = 1;
+    if ((rc = check_geometry(s, opts, size)) < 0 || (rc = choose_depth(s, opts, caps)) < 0)
+        return rc;
+    int64_t per = opts[OPT_STEP_IOS].i;
+    if (per < 0 || per > 1000000)
+        return h->error(h, DLG_EINVAL, "step_ios = %s: out of range [0, 1000000]", opts[OPT_STEP_IOS].text);
+    s->step_ios = per ? (uint32_t)per : (uint32_t)(s->block >= AUTO_STEP_BYTES ? 1 : AUTO_STEP_BYTES / s->block);
+    return alloc_buffers(s);
+}
+
+static int io_setup(const dlg_host *h, const dlg_value *opts, const dlg_job_info *job, void **state)
+{
+    *state = NULL;
+    io_raw *s = calloc(1, sizeof *s);
+    if (!s)
+        return h->error(h, DLG_ENOMEM, "io: out of memory");
+    s->h = h;
+    lathist_reset(&s->lat);
+    int rc = io_open(s, opts, job);
+    if (rc < 0) {
+        s->nfree = s->depth; /* nothing in flight */
+        io_teardown(s);
+        return rc;
+    }
+    *state = s;
+    return 0;
+}
+
+static const dlg_workload_ops io_ops = {
+    .version = 1,
+    .unit = "bytes",
+    .setup = io_setup,
+    .step = io_step,
+    .report = io_report,
+    .teardown = io_teardown,
+};
+
+const dlg_plugin_desc io_desc = {
+    .struct_size = sizeof(dlg_plugin_desc),
+    .kind = DLG_KIND_WORKLOAD,
+    .name = "io",
+    .version = "1.0",
+    .summary = "fio-like raw reads (seq/rand, block, depth) of one file through the job's storage",
+    .options = io_options,
+    .metrics = io_metrics,
+    .ops = &io_ops,
+};

@@ -1,0 +1,37 @@
+/* The tools plugin: storage and preprocessing workloads.
+ *   io           fio-like raw reads of one file through the job's storage
+ *   io-pipeline  DLIO-style: the input pipeline plus emulated compute
+ *   preprocess   image folder/list -> RecordIO or LMDB (im2rec, convert_imageset) */
+#ifndef DLG_TOOLS_H
+#define DLG_TOOLS_H
+
+#include <dlgauge/plugin.h>
+#include <stddef.h>
+#include <stdint.h>
+
+extern const dlg_plugin_desc io_desc;
+extern const dlg_plugin_desc iopipe_desc;
+extern const dlg_plugin_desc preprocess_desc;
+
+/* Fields of dlg_job_info exist only if the host's struct is large enough. */
+#define TOOLS_JOB_HAS(job, field) \
+    ((job) && (job)->struct_size >= offsetof(dlg_job_info, field) + sizeof((job)->field))
+
+/* CLOCK_MONOTONIC in ns (vDSO: cheap enough to call per I/O). */
+uint64_t tools_now_ns(void);
+
+/* splitmix64: tiny, and any seed, 0 included, works. */
+uint64_t tools_rand(uint64_t *state);
+/* Uniform in [0, bound) (bound > 0) by multiply-shift. */
+uint64_t tools_rand_below(uint64_t *state, uint64_t bound);
+/* Uniform in [0, 1). */
+double tools_rand_unit(uint64_t *state);
+
+/* If text starts with "prefix:", returns what follows (may be ""), else NULL. */
+const char *tools_after_prefix(const char *text, const char *prefix);
+
+/* A buffer aligned to `align` (a power of two, >= sizeof(void *)) whose
+ * pages are touched once, so that first-touch never lands in a timed loop. */
+void *tools_alloc_touched(size_t bytes, size_t align);
+
+#endif

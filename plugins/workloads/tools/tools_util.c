@@ -1,0 +1,48 @@
+/* Small helpers shared by the tools workloads. */
+#define _GNU_SOURCE
+#include "tools.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+uint64_t tools_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t tools_rand(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+uint64_t tools_rand_below(uint64_t *state, uint64_t bound)
+{
+    return (uint64_t)(((unsigned __int128)tools_rand(state) * bound) >> 64);
+}
+
+double tools_rand_unit(uint64_t *state) { return (double)(tools_rand(state) >> 11) * 0x1p-53; }
+
+const char *tools_after_prefix(const char *text, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    if (!text || strncmp(text, prefix, n) != 0 || text[n] != ':')
+        return NULL;
+    return text + n + 1;
+}
+
+void *tools_alloc_touched(size_t bytes, size_t align)
+{
+    void *p = NULL;
+    if (align < sizeof(void *))
+        align = sizeof(void *);
+    if (posix_memalign(&p, align, bytes ? bytes : 1) != 0)
+        return NULL;
+    memset(p, 0, bytes);
+    return p;
+}
