@@ -160,7 +160,7 @@ static int scan_classes(scan *s, strvec *classes)
     for (size_t c = 0; c < classes->n; c++) {
         strvec files = {0};
         rc = walk(s, classes->v[c], &files, 0);
-        if (rc == 0)
+        if (rc == 0 && files.n > 1)
             qsort(files.v, files.n, sizeof *files.v, cmp_str);
         for (size_t i = 0; rc == 0 && i < files.n; i++)
             rc = add(s, files.v[i], (int32_t)c);

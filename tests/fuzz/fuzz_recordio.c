@@ -7,13 +7,28 @@
 #include "memout_fuzz.h"
 #include "recordio.h"
 
+/* A source that hands out at most 3 bytes per call (readers must loop). */
+static int64_t dribble(void *ctx, void *buf, size_t n, uint64_t off)
+{
+    const dlg_mem_file *m = ctx;
+    if (off >= m->len)
+        return 0;
+    size_t k = m->len - (size_t)off;
+    k = k < n ? k : n;
+    k = k < 3 ? k : 3;
+    memcpy(buf, (const uint8_t *)m->data + off, k);
+    return (int64_t)k;
+}
+
 static void read_file(const uint8_t *data, size_t size, bool size_known)
 {
     dlg_source src;
     dlg_mem_file mf;
     dlg_source_mem(&src, &mf, data, size, "fuzz.rec");
-    if (!size_known)
+    if (!size_known) {
         src.size = DLG_SIZE_UNKNOWN;
+        src.pread = dribble;
+    }
     dlg_rec_reader *r;
     dlg_data_err err;
     size_t window = size ? 8 + data[0] % 64 : 0;
@@ -36,6 +51,10 @@ static void read_file(const uint8_t *data, size_t size, bool size_known)
     FUZZ_CHECK(rc <= 1);
     if (rc < 0)
         FUZZ_CHECK(err.msg[0] != '\0' && err.code > 0);
+    /* Random access at an arbitrary aligned offset (as a bad .idx would give). */
+    if (size > 1 && dlg_rec_reader_seek(r, (uint64_t)data[1] * 4 % size, &err) == 0 &&
+        dlg_rec_next(r, &rec, &err) == 1)
+        FUZZ_CHECK(rec.end <= size && rec.offset == (uint64_t)data[1] * 4 % size);
     uint64_t found;
     if (size && dlg_rec_reader_sync(r, data[size - 1] * (uint64_t)size / 256, &found, &err) == 1) {
         FUZZ_CHECK(found % 4 == 0 && found + 8 <= size);
