@@ -189,8 +189,15 @@ int dlg_labels(dlg_net *net, const char *name, int n)
 int dlg_conv_ex(dlg_net *net, const char *name, int x, const dlg_conv_spec *s)
 {
     dlg_node p = {0};
-    p.l.p.conv = (dlg_conv_param){s->kh, s->kw, s->sh, s->sw, s->ph, s->pw,
-                                  s->dh ? s->dh : 1, s->dw ? s->dw : 1, s->groups ? s->groups : 1,
+    p.l.p.conv = (dlg_conv_param){s->kh,
+                                  s->kw,
+                                  s->sh,
+                                  s->sw,
+                                  s->ph,
+                                  s->pw,
+                                  s->dh ? s->dh : 1,
+                                  s->dw ? s->dw : 1,
+                                  s->groups ? s->groups : 1,
                                   !s->no_bias};
     p.nparams = s->out_c; /* carried to inference: output channels */
     return add_node(net, name, DLG_L_CONV, 1, &x, &p);

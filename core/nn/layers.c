@@ -7,8 +7,8 @@
 #include <string.h>
 
 static const char *const type_names[DLG_L_NTYPES] = {
-    "input", "conv", "pool", "lrn", "relu", "batchnorm", "fc",
-    "dropout", "concat", "add", "softmax", "softmax_loss", "split"};
+    "input",   "conv",   "pool", "lrn",     "relu",         "batchnorm", "fc",
+    "dropout", "concat", "add",  "softmax", "softmax_loss", "split"};
 
 const char *dlg_layer_type_name(dlg_layer_type t)
 {
@@ -66,8 +66,8 @@ static int infer_conv(dlg_net *net, dlg_node *n, const dlg_shape *x)
     n->nparams = 0;
     if (need4d(net, n, x) < 0)
         return net->err;
-    if (c->kh < 1 || c->kw < 1 || c->sh < 1 || c->sw < 1 || c->ph < 0 || c->pw < 0 ||
-        c->dh < 1 || c->dw < 1 || c->groups < 1 || out < 1)
+    if (c->kh < 1 || c->kw < 1 || c->sh < 1 || c->sw < 1 || c->ph < 0 || c->pw < 0 || c->dh < 1 ||
+        c->dw < 1 || c->groups < 1 || out < 1)
         return dlg_net_fail(net, DLG_EINVAL,
                             "nn: conv '%s': kernel, stride, dilation, groups and outputs must be "
                             "positive and pad non-negative",
@@ -172,9 +172,10 @@ static int infer_concat(dlg_net *net, dlg_node *n)
     for (int i = 0; i < n->l.nbottom; i++) {
         const dlg_shape *s = &net->blobs[n->bottoms[i]].t.shape;
         if (s->ndim != 4 || s->d[0] != s0->d[0] || s->d[2] != s0->d[2] || s->d[3] != s0->d[3])
-            return dlg_net_fail(net, DLG_EINVAL,
-                                "nn: concat '%s': input %d ('%s') differs from input 0 in N, H or W",
-                                n->l.name, i, net->blobs[n->bottoms[i]].name);
+            return dlg_net_fail(
+                net, DLG_EINVAL,
+                "nn: concat '%s': input %d ('%s') differs from input 0 in N, H or W", n->l.name, i,
+                net->blobs[n->bottoms[i]].name);
         c += s->d[1];
     }
     return add_top(net, n, n->l.name, dlg_shape4(s0->d[0], c, s0->d[2], s0->d[3]));
@@ -224,8 +225,7 @@ int dlg_layer_infer(dlg_net *net, dlg_node *n)
     case DLG_L_ADD: {
         dlg_shape b = net->blobs[n->bottoms[1]].t.shape;
         if (b.ndim != x->ndim || memcmp(b.d, x->d, sizeof(int64_t) * (size_t)x->ndim))
-            return dlg_net_fail(net, DLG_EINVAL, "nn: add '%s': inputs differ in shape",
-                                n->l.name);
+            return dlg_net_fail(net, DLG_EINVAL, "nn: add '%s': inputs differ in shape", n->l.name);
         return add_top(net, n, n->l.name, *x);
     }
     case DLG_L_RELU:

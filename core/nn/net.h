@@ -11,8 +11,8 @@
 typedef struct dlg_blob {
     char *name;
     dlg_tensor t;
-    int producer;  /* layer index, -1 for inputs and params */
-    int alias_of;  /* split outputs share this blob's data; -1 otherwise */
+    int producer; /* layer index, -1 for inputs and params */
+    int alias_of; /* split outputs share this blob's data; -1 otherwise */
     bool is_param;
     bool is_input, is_label;
     bool needs_grad; /* decided at plan time */
@@ -22,8 +22,8 @@ typedef struct dlg_blob {
 } dlg_blob;
 
 typedef struct dlg_node {
-    dlg_layer l;        /* the kernel's view, tensors bound at plan time */
-    int *bottoms;       /* blob ids */
+    dlg_layer l;  /* the kernel's view, tensors bound at plan time */
+    int *bottoms; /* blob ids */
     int *tops;
     int params[DLG_LAYER_MAX_PARAMS];
     int64_t nparams, macs; /* macs: forward multiply-adds per image */

@@ -84,12 +84,12 @@ typedef struct dlg_layer {
     dlg_tensor **bottom; /* [nbottom] */
     dlg_tensor **top;    /* [ntop] */
     dlg_tensor *param[DLG_LAYER_MAX_PARAMS];
-    bool *prop_down;     /* [nbottom]: write bottom[i]->diff in backward */
-    bool param_grad;     /* write param diffs in backward */
-    bool train;          /* net phase (dlg_net_set_train can flip it) */
-    bool backward;       /* backward() will be called: planned for training */
-    uint64_t seed;       /* per layer: dropout masks */
-    void *ws;            /* shared scratch of the size setup() asked for */
+    bool *prop_down; /* [nbottom]: write bottom[i]->diff in backward */
+    bool param_grad; /* write param diffs in backward */
+    bool train;      /* net phase (dlg_net_set_train can flip it) */
+    bool backward;   /* backward() will be called: planned for training */
+    uint64_t seed;   /* per layer: dropout masks */
+    void *ws;        /* shared scratch of the size setup() asked for */
 } dlg_layer;
 
 static inline int64_t dlg_shape_count(const dlg_shape *s)

@@ -129,7 +129,9 @@ int dlg_net_layer_info(const dlg_net *net, int index, dlg_layer_info *out);
 /* ---- planning and running ------------------------------------------------ */
 typedef struct dlg_plan_opts {
     const char *backend; /* "cpu" (oneDNN, default) or "ref" (plain C) */
-    int threads;         /* 0: leave the runtime's default */
+    int threads;         /* the job's vCPUs (dlg_job_info.cpus); 0: runtime default.
+                          * cpu backend: omp_set_num_threads on the thread that
+                          * runs forward/backward (oneDNN 2.6 uses OpenMP) */
     bool train;          /* allocate gradients; batch-norm/dropout train mode */
     uint64_t seed;       /* parameter init and dropout masks */
     bool input_grads;    /* also gradients of dlg_input blobs (gradient checks) */

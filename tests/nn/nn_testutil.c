@@ -57,8 +57,7 @@ int tu_fill_blob(dlg_net *net, int b, fill_mode mode, uint64_t seed)
     return rc;
 }
 
-static double objective(dlg_net *net, int out, bool is_loss, const float *r, float *tmp,
-                        int64_t n)
+static double objective(dlg_net *net, int out, bool is_loss, const float *r, float *tmp, int64_t n)
 {
     if (dlg_net_forward(net) < 0 || dlg_net_read(net, out, DLG_DATA, tmp, (size_t)n) < 0)
         return NAN;
@@ -107,8 +106,8 @@ static double check_blob(dlg_net *net, int b, int out, bool is_loss, const float
     return worst;
 }
 
-double tu_gradcheck(dlg_net *net, int out, bool is_loss, const int *check, int ncheck,
-                    double eps, int max_per_blob)
+double tu_gradcheck(dlg_net *net, int out, bool is_loss, const int *check, int ncheck, double eps,
+                    int max_per_blob)
 {
     int64_t nout = tu_count(net, out);
     float *r = malloc((size_t)nout * sizeof(float)), *tmp = malloc((size_t)nout * sizeof(float));

@@ -23,7 +23,7 @@ int64_t tu_count(const dlg_net *net, int b);
  * Checks up to max_per_blob elements of each blob in `check` against the
  * gradient of one backward.  Returns the worst error
  * |a - n| / max(1, |a|, |n|), or INFINITY if the net fails. */
-double tu_gradcheck(dlg_net *net, int out, bool is_loss, const int *check, int ncheck,
-                    double eps, int max_per_blob);
+double tu_gradcheck(dlg_net *net, int out, bool is_loss, const int *check, int ncheck, double eps,
+                    int max_per_blob);
 
 #endif

@@ -135,11 +135,13 @@ static void test_fillers(void **st)
 {
     dlg_net *net = mk();
     int x = dlg_input(net, "x", 1, 16, 4, 4);
-    dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_XAVIER, 0}, (dlg_filler){DLG_FILL_CONSTANT, 0.2f});
+    dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_XAVIER, 0},
+                        (dlg_filler){DLG_FILL_CONSTANT, 0.2f});
     dlg_conv(net, "xav", x, 16, 3, 1, 1, 1);
     dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_MSRA, 0}, (dlg_filler){DLG_FILL_CONSTANT, 0});
     dlg_conv(net, "msra", x, 16, 3, 1, 1, 1);
-    dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_GAUSSIAN, 0.01f}, (dlg_filler){DLG_FILL_CONSTANT, 1});
+    dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_GAUSSIAN, 0.01f},
+                        (dlg_filler){DLG_FILL_CONSTANT, 1});
     dlg_conv(net, "gauss", x, 16, 3, 1, 1, 1);
     plan(net, false);
     double fan = 16 * 9, mean, sd, mx;
@@ -159,7 +161,8 @@ static void test_fillers(void **st)
     dlg_net *nets[2] = {n2, n3};
     for (int i = 0; i < 2; i++) {
         int xi = dlg_input(nets[i], "x", 1, 16, 4, 4);
-        dlg_net_set_fillers(nets[i], (dlg_filler){DLG_FILL_XAVIER, 0}, (dlg_filler){DLG_FILL_CONSTANT, 0});
+        dlg_net_set_fillers(nets[i], (dlg_filler){DLG_FILL_XAVIER, 0},
+                            (dlg_filler){DLG_FILL_CONSTANT, 0});
         dlg_conv(nets[i], "xav", xi, 16, 3, 1, 1, 1);
         dlg_plan_opts o = {.backend = "ref", .seed = i == 0 ? 3 : 4};
         assert_int_equal(dlg_net_plan(nets[i], &o), 0);
@@ -265,9 +268,12 @@ static void test_bn_running(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_shapes_and_counts), cmocka_unit_test(test_sticky_errors),
-        cmocka_unit_test(test_bad_label),         cmocka_unit_test(test_fillers),
-        cmocka_unit_test(test_sgd),               cmocka_unit_test(test_dropout),
+        cmocka_unit_test(test_shapes_and_counts),
+        cmocka_unit_test(test_sticky_errors),
+        cmocka_unit_test(test_bad_label),
+        cmocka_unit_test(test_fillers),
+        cmocka_unit_test(test_sgd),
+        cmocka_unit_test(test_dropout),
         cmocka_unit_test(test_bn_running),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -24,8 +24,8 @@ static dlg_net *make(build_fn build, const char *backend, bool train)
     dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_GAUSSIAN, 0.3f},
                         (dlg_filler){DLG_FILL_GAUSSIAN, 0.3f});
     build(net);
-    dlg_plan_opts o = {.backend = backend, .threads = 2, .train = train, .seed = 9,
-                       .input_grads = true};
+    dlg_plan_opts o = {
+        .backend = backend, .threads = 2, .train = train, .seed = 9, .input_grads = true};
     if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0)
         fail_msg("%s: %s", backend, dlg_net_error(net));
     int y = dlg_net_blob(net, "y");
@@ -38,7 +38,8 @@ static dlg_net *make(build_fn build, const char *backend, bool train)
     const char *in[2] = {"x", "x2"};
     for (int i = 0; i < 2; i++)
         if (dlg_net_blob(net, in[i]) >= 0)
-            assert_int_equal(tu_fill_blob(net, dlg_net_blob(net, in[i]), FILL_DISTINCT, 21 + (uint64_t)i), 0);
+            assert_int_equal(
+                tu_fill_blob(net, dlg_net_blob(net, in[i]), FILL_DISTINCT, 21 + (uint64_t)i), 0);
     return net;
 }
 
@@ -137,7 +138,10 @@ static void compare(const char *what, build_fn build, bool train)
 
 static int conv_plain(dlg_net *net) { return dlg_conv(net, "L", X(2, 5, 9, 9), 8, 3, 1, 1, 1); }
 static int conv_group(dlg_net *net) { return dlg_conv(net, "L", X(2, 8, 11, 11), 12, 5, 2, 2, 4); }
-static int conv_dil(dlg_net *net) { return dlg_conv_dilated(net, "L", X(2, 4, 10, 9), 6, 3, 1, 2, 2, 2); }
+static int conv_dil(dlg_net *net)
+{
+    return dlg_conv_dilated(net, "L", X(2, 4, 10, 9), 6, 3, 1, 2, 2, 2);
+}
 static int conv_big(dlg_net *net) { return dlg_conv(net, "L", X(2, 3, 27, 27), 16, 11, 4, 0, 1); }
 static int conv_nobias(dlg_net *net)
 {
@@ -148,7 +152,10 @@ static int pool_max(dlg_net *net) { return dlg_max_pool(net, "L", X(2, 3, 13, 13
 static int pool_max_pad(dlg_net *net) { return dlg_max_pool(net, "L", X(2, 3, 6, 6), 3, 2, 1); }
 static int pool_avg(dlg_net *net) { return dlg_avg_pool(net, "L", X(2, 3, 8, 8), 3, 2, 0); }
 static int pool_avg_pad(dlg_net *net) { return dlg_avg_pool(net, "L", X(2, 3, 7, 7), 3, 1, 1); }
-static int pool_avg_fallback(dlg_net *net) { return dlg_avg_pool(net, "L", X(2, 3, 6, 6), 3, 2, 1); }
+static int pool_avg_fallback(dlg_net *net)
+{
+    return dlg_avg_pool(net, "L", X(2, 3, 6, 6), 3, 2, 1);
+}
 static int pool_global(dlg_net *net) { return dlg_global_avg_pool(net, "L", X(2, 16, 7, 7)); }
 static int lrn(dlg_net *net) { return dlg_lrn(net, "L", X(2, 12, 5, 5), 5, 1e-2f, 0.75f, 1.0f); }
 static int relu(dlg_net *net) { return dlg_relu(net, "L", X(2, 6, 5, 5)); }
@@ -189,9 +196,16 @@ static int inception_mini(dlg_net *net)
     x = dlg_relu(net, "stem", dlg_conv(net, "c0", x, 16, 3, 1, 1, 1));
     int br[4];
     br[0] = dlg_relu(net, "b1r", dlg_conv(net, "b1", x, 8, 1, 1, 0, 1));
-    br[1] = dlg_relu(net, "b3r", dlg_conv(net, "b3", dlg_relu(net, "b3rr", dlg_conv(net, "b3red", x, 8, 1, 1, 0, 1)), 16, 3, 1, 1, 1));
-    br[2] = dlg_relu(net, "b5r", dlg_conv(net, "b5", dlg_relu(net, "b5rr", dlg_conv(net, "b5red", x, 4, 1, 1, 0, 1)), 8, 5, 1, 2, 1));
-    br[3] = dlg_relu(net, "bpr", dlg_conv(net, "bp", dlg_max_pool(net, "pool", x, 3, 1, 1), 8, 1, 1, 0, 1));
+    br[1] = dlg_relu(net, "b3r",
+                     dlg_conv(net, "b3",
+                              dlg_relu(net, "b3rr", dlg_conv(net, "b3red", x, 8, 1, 1, 0, 1)), 16,
+                              3, 1, 1, 1));
+    br[2] = dlg_relu(net, "b5r",
+                     dlg_conv(net, "b5",
+                              dlg_relu(net, "b5rr", dlg_conv(net, "b5red", x, 4, 1, 1, 0, 1)), 8, 5,
+                              1, 2, 1));
+    br[3] = dlg_relu(net, "bpr",
+                     dlg_conv(net, "bp", dlg_max_pool(net, "pool", x, 3, 1, 1), 8, 1, 1, 0, 1));
     x = dlg_concat(net, "cat", 4, br);
     x = dlg_avg_pool(net, "gap", x, 9, 1, 0);
     return dlg_softmax_loss(net, "loss", dlg_fc(net, "L", x, 10), y);
@@ -201,8 +215,10 @@ static int inception_mini(dlg_net *net)
 static int resnet_mini(dlg_net *net)
 {
     int x = X(4, 3, 12, 12), y = dlg_labels(net, "y", 4);
-    dlg_conv_spec s1 = {16, 3, 3, 1, 1, 1, 1, 1, 1, 1, true}, s2 = {16, 1, 1, 2, 2, 0, 0, 1, 1, 1, true},
-                  s3 = {16, 3, 3, 2, 2, 1, 1, 1, 1, 1, true}, s4 = {16, 3, 3, 1, 1, 1, 1, 1, 1, 1, true};
+    dlg_conv_spec s1 = {16, 3, 3, 1, 1, 1, 1, 1, 1, 1, true},
+                  s2 = {16, 1, 1, 2, 2, 0, 0, 1, 1, 1, true},
+                  s3 = {16, 3, 3, 2, 2, 1, 1, 1, 1, 1, true},
+                  s4 = {16, 3, 3, 1, 1, 1, 1, 1, 1, 1, true};
     x = dlg_relu(net, "r0", dlg_batchnorm(net, "bn0", dlg_conv_ex(net, "c0", x, &s1), 1e-5f));
     int a = dlg_relu(net, "ra", dlg_batchnorm(net, "bna", dlg_conv_ex(net, "ca", x, &s3), 1e-5f));
     a = dlg_batchnorm(net, "bnb", dlg_conv_ex(net, "cb", a, &s4), 1e-5f);

@@ -22,8 +22,7 @@ static dlg_net *mk(void)
 
 /* Plans on the reference backend, fills inputs, checks the inputs "x",
  * "x2" and the first nparams params of `layer`. */
-static void check(dlg_net *net, int out, bool loss, const char *layer, int nparams,
-                  fill_mode mode)
+static void check(dlg_net *net, int out, bool loss, const char *layer, int nparams, fill_mode mode)
 {
     if (dlg_net_status(net) < 0)
         fail_msg("build: %s", dlg_net_error(net));
@@ -72,7 +71,7 @@ static void test_conv(void **st)
     conv_case(4, 7, 7, &(dlg_conv_spec){6, 3, 3, 2, 2, 1, 1, 1, 1, 2, false}); /* groups, stride */
     conv_case(2, 7, 8, &(dlg_conv_spec){4, 3, 3, 1, 1, 2, 2, 2, 2, 1, false}); /* dilation */
     conv_case(4, 6, 5, &(dlg_conv_spec){4, 3, 2, 2, 1, 0, 1, 1, 2, 4, true}); /* depthwise, mixed */
-    conv_case(3, 5, 5, &(dlg_conv_spec){2, 1, 1, 1, 1, 0, 0, 1, 1, 1, true});  /* 1x1, no bias */
+    conv_case(3, 5, 5, &(dlg_conv_spec){2, 1, 1, 1, 1, 0, 0, 1, 1, 1, true}); /* 1x1, no bias */
 }
 
 static void pool_case(bool avg, int h, int k, int s, int p, int expect_out)
@@ -162,9 +161,9 @@ static void test_dag(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_conv),          cmocka_unit_test(test_pool),
-        cmocka_unit_test(test_lrn),           cmocka_unit_test(test_relu_fc_softmax),
-        cmocka_unit_test(test_batchnorm),     cmocka_unit_test(test_concat_add_loss),
+        cmocka_unit_test(test_conv),      cmocka_unit_test(test_pool),
+        cmocka_unit_test(test_lrn),       cmocka_unit_test(test_relu_fc_softmax),
+        cmocka_unit_test(test_batchnorm), cmocka_unit_test(test_concat_add_loss),
         cmocka_unit_test(test_dag),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

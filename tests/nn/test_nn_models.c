@@ -20,8 +20,8 @@ static void sizes(const char *model, double gmacs, double mparams)
     if (loss < 0)
         fail_msg("%s: %s", model, dlg_net_error(net));
     double m = (double)dlg_net_macs_total(net) / 1e9, p = (double)dlg_net_param_total(net) / 1e6;
-    printf("  %-10s %.4f GMACs (published %.3f), %.3f M params (published %.1f)\n", model, m,
-           gmacs, p, mparams);
+    printf("  %-10s %.4f GMACs (published %.3f), %.3f M params (published %.1f)\n", model, m, gmacs,
+           p, mparams);
     assert_true(fabs(m / gmacs - 1) < 0.01);
     assert_true(fabs(p / mparams - 1) < 0.01);
     dlg_net_destroy(net);
@@ -48,8 +48,8 @@ static void test_unknown(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_alexnet),   cmocka_unit_test(test_vgg16),
-        cmocka_unit_test(test_resnet50),  cmocka_unit_test(test_googlenet),
+        cmocka_unit_test(test_alexnet),  cmocka_unit_test(test_vgg16),
+        cmocka_unit_test(test_resnet50), cmocka_unit_test(test_googlenet),
         cmocka_unit_test(test_unknown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -43,7 +43,8 @@ static void conv_describe(const dlg_layer *l, conv_mds *m)
     m->b = cpu_md(1, ob, dnnl_x);
     m->src_any = cpu_md(4, x->d, dnnl_format_tag_any);
     m->dst_any = cpu_md(4, y->d, dnnl_format_tag_any);
-    m->w_any = g > 1 ? cpu_md(5, wd5, dnnl_format_tag_any) : cpu_md(4, wd5 + 1, dnnl_format_tag_any);
+    m->w_any =
+        g > 1 ? cpu_md(5, wd5, dnnl_format_tag_any) : cpu_md(4, wd5 + 1, dnnl_format_tag_any);
     m->strides[0] = p->sh;
     m->strides[1] = p->sw;
     m->dil[0] = p->dh - 1; /* oneDNN counts dilation from 0 */
@@ -68,8 +69,8 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
     dnnl_alg_kind_t alg = dnnl_convolution_direct;
     int rc = 0;
     dnnl_status_t st = dnnl_dilated_convolution_forward_desc_init(
-        &d, l->backward ? dnnl_forward_training : dnnl_forward_inference, alg, &m.src_any,
-        &m.w_any, bias ? &m.b : NULL, &m.dst_any, m.strides, m.dil, m.pad_l, m.pad_r);
+        &d, l->backward ? dnnl_forward_training : dnnl_forward_inference, alg, &m.src_any, &m.w_any,
+        bias ? &m.b : NULL, &m.dst_any, m.strides, m.dil, m.pad_l, m.pad_r);
     if (st != dnnl_success)
         rc = cpu_fail(st, "convolution forward desc", err, errlen);
     if (!rc)
@@ -86,9 +87,8 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
     if (!rc)
         rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_DST, &dst, true, err, errlen);
     if (!rc && l->backward && l->prop_down[0]) {
-        st = dnnl_dilated_convolution_backward_data_desc_init(&d, alg, &m.src_any, &m.w_any,
-                                                              &m.dst_any, m.strides, m.dil,
-                                                              m.pad_l, m.pad_r);
+        st = dnnl_dilated_convolution_backward_data_desc_init(
+            &d, alg, &m.src_any, &m.w_any, &m.dst_any, m.strides, m.dil, m.pad_l, m.pad_r);
         rc = st != dnnl_success ? cpu_fail(st, "convolution backward data desc", err, errlen)
                                 : cpu_prim_create(c, &s->bwd_data, &d, s->fwd.pd, err, errlen);
         if (!rc)
@@ -152,8 +152,8 @@ static int conv_backward(void *ctx, dlg_layer *l, void *state)
     return rc;
 }
 
-const dlg_kernels dlg_cpu_conv = {conv_setup, conv_forward, conv_backward, conv_destroy, NULL,
-                                  true};
+const dlg_kernels dlg_cpu_conv = {conv_setup,   conv_forward, conv_backward,
+                                  conv_destroy, NULL,         true};
 
 /* Inner product.  A plain input is seen flattened (N x CHW, gemm); an
  * input in a blocked layout is read as it is, with 4-d weights. */
@@ -227,8 +227,7 @@ static int fc_backward(void *ctx, dlg_layer *l, void *state)
         rc = cpu_prim_exec(ctx, &s->bwd_data, ptrs, l->ws);
     }
     if (!rc && l->param_grad) {
-        void *ptrs[4] = {l->bottom[0]->data, l->top[0]->diff, l->param[0]->diff,
-                         l->param[1]->diff};
+        void *ptrs[4] = {l->bottom[0]->data, l->top[0]->diff, l->param[0]->diff, l->param[1]->diff};
         rc = cpu_prim_exec(ctx, &s->bwd_weights, ptrs, l->ws);
     }
     return rc;

@@ -55,8 +55,8 @@ static int relu_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
     top = x->layout ? cpu_publish(l->top[0], &s->top_md, &md) : md;
     if (!x->layout)
         l->top[0]->layout = NULL;
-    int fa[2] = {DNNL_ARG_SRC, DNNL_ARG_DST}, ba[3] = {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST,
-                                                       DNNL_ARG_DIFF_SRC};
+    int fa[2] = {DNNL_ARG_SRC, DNNL_ARG_DST},
+        ba[3] = {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_SRC};
     const dnnl_memory_desc_t *fm[2] = {&md, &top}, *bm[3] = {&md, &top, &md};
     int rc = cpu_prim_create(ctx, &s->fwd, &fd, NULL, err, errlen);
     if (!rc)
@@ -87,8 +87,8 @@ static int relu_backward(void *ctx, dlg_layer *l, void *state)
     return cpu_prim_exec(ctx, &((prims *)state)->bwd, ptrs, l->ws);
 }
 
-const dlg_kernels dlg_cpu_relu = {relu_setup, relu_forward, relu_backward, prims_destroy, NULL,
-                                  true};
+const dlg_kernels dlg_cpu_relu = {relu_setup,    relu_forward, relu_backward,
+                                  prims_destroy, NULL,         true};
 
 static bool softmax_accepts(const dlg_layer *l) { return l->bottom[0]->shape.ndim == 4; }
 
@@ -170,8 +170,7 @@ static int add_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, ch
                      size_t errlen)
 {
     dnnl_memory_desc_t a = cpu_tensor_md(l->bottom[0]), b = cpu_tensor_md(l->bottom[1]);
-    dnnl_memory_desc_t any = cpu_md(l->top[0]->shape.ndim, l->top[0]->shape.d,
-                                    dnnl_format_tag_any),
+    dnnl_memory_desc_t any = cpu_md(l->top[0]->shape.ndim, l->top[0]->shape.d, dnnl_format_tag_any),
                        top;
     dnnl_binary_desc_t d;
     dnnl_status_t st = dnnl_binary_desc_init(&d, dnnl_binary_add, &a, &b, &any);
@@ -213,8 +212,8 @@ static int add_backward(void *ctx, dlg_layer *l, void *state)
 {
     prims *s = state;
     int rc = 0;
-    void *a[2] = {l->top[0]->diff, l->bottom[0]->diff}, *b[2] = {l->top[0]->diff,
-                                                                 l->bottom[1]->diff};
+    void *a[2] = {l->top[0]->diff, l->bottom[0]->diff},
+         *b[2] = {l->top[0]->diff, l->bottom[1]->diff};
     if (l->prop_down[0])
         rc = cpu_prim_exec(ctx, &s->bwd, a, l->ws);
     if (!rc && l->prop_down[1])
@@ -266,5 +265,5 @@ static int split_backward(void *ctx, dlg_layer *l, void *state)
     return cpu_prim_exec(ctx, &((prims *)state)->bwd, ptrs, l->ws);
 }
 
-const dlg_kernels dlg_cpu_split = {split_setup, split_forward, split_backward, prims_destroy,
-                                   split_accepts, true};
+const dlg_kernels dlg_cpu_split = {split_setup,   split_forward, split_backward,
+                                   prims_destroy, split_accepts, true};

@@ -66,8 +66,8 @@ static int bn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
         &d, dnnl_forward_inference, &md, eps, flags | dnnl_use_global_stats);
     int rc = st != dnnl_success ? cpu_fail(st, "batch norm desc", err, errlen)
                                 : cpu_prim_create(c, &s->infer, &d, NULL, err, errlen);
-    int ia[6] = {DNNL_ARG_SRC, DNNL_ARG_MEAN, DNNL_ARG_VARIANCE, DNNL_ARG_SCALE, DNNL_ARG_SHIFT,
-                 DNNL_ARG_DST};
+    int ia[6] = {DNNL_ARG_SRC,   DNNL_ARG_MEAN,  DNNL_ARG_VARIANCE,
+                 DNNL_ARG_SCALE, DNNL_ARG_SHIFT, DNNL_ARG_DST};
     if (!rc)
         rc = add_args(c, &s->infer, ia, 6, 1, &md, &top, err, errlen);
     if (!rc && l->backward) {
@@ -75,7 +75,8 @@ static int bn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
         rc = st != dnnl_success ? cpu_fail(st, "batch norm training desc", err, errlen)
                                 : cpu_prim_create(c, &s->train, &d, NULL, err, errlen);
         const dnnl_memory_desc_t *smd =
-            rc ? NULL : dnnl_primitive_desc_query_md(s->train.pd, dnnl_query_exec_arg_md, DNNL_ARG_MEAN);
+            rc ? NULL
+               : dnnl_primitive_desc_query_md(s->train.pd, dnnl_query_exec_arg_md, DNNL_ARG_MEAN);
         if (!rc && (dnnl_memory_create(&s->mean, smd, c->eng, DNNL_MEMORY_ALLOCATE) ||
                     dnnl_memory_create(&s->var, smd, c->eng, DNNL_MEMORY_ALLOCATE)))
             rc = -DLG_ENOMEM;
@@ -148,7 +149,7 @@ static int bn_backward(void *ctx, dlg_layer *l, void *state)
     bn_state *s = state;
     if (!l->train)
         return -DLG_ENOTSUP; /* backward needs the batch statistics */
-    void *ptrs[7] = {l->bottom[0]->data, l->top[0]->diff,  l->param[0]->data, l->param[1]->data,
+    void *ptrs[7] = {l->bottom[0]->data, l->top[0]->diff,   l->param[0]->data, l->param[1]->data,
                      l->bottom[0]->diff, l->param[0]->diff, l->param[1]->diff};
     return cpu_prim_exec(ctx, &s->bwd, ptrs, l->ws);
 }

@@ -27,7 +27,8 @@ static int finish(cpu_ctx *c, const dlg_layer *l, pool_state *s, const void *bwd
                   const int *bargs, const dnnl_memory_desc_t *const *bmds, int nb, size_t *ws,
                   char *err, size_t errlen)
 {
-    const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(s->fwd.pd, dnnl_query_workspace_md, 0);
+    const dnnl_memory_desc_t *wmd =
+        dnnl_primitive_desc_query_md(s->fwd.pd, dnnl_query_workspace_md, 0);
     int rc = 0;
     if (wmd && dnnl_memory_desc_get_size(wmd)) {
         dnnl_status_t st = dnnl_memory_create(&s->wsmem, wmd, c->eng, DNNL_MEMORY_ALLOCATE);
@@ -85,7 +86,8 @@ static int pool_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
         snprintf(err, errlen, "Caffe's average divisor past the padding");
         return -DLG_ENOTSUP;
     }
-    dnnl_memory_desc_t src = cpu_tensor_md(l->bottom[0]), dst = cpu_md(4, y->d, dnnl_format_tag_any);
+    dnnl_memory_desc_t src = cpu_tensor_md(l->bottom[0]),
+                       dst = cpu_md(4, y->d, dnnl_format_tag_any);
     pool_state *s = calloc(1, sizeof *s);
     if (!s)
         return -DLG_ENOMEM;
@@ -104,8 +106,9 @@ static int pool_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
     if (!rc)
         rc = cpu_prim_arg(ctx, &s->fwd, DNNL_ARG_DST, &top, true, err, errlen);
     bool bwd = l->backward && l->prop_down[0];
-    if (!rc && bwd && (st = dnnl_pooling_backward_desc_init(&bd, alg, &src, &prim_dst, str, ker,
-                                                           pl, pr)) != dnnl_success)
+    if (!rc && bwd &&
+        (st = dnnl_pooling_backward_desc_init(&bd, alg, &src, &prim_dst, str, ker, pl, pr)) !=
+            dnnl_success)
         rc = cpu_fail(st, "pooling backward desc", err, errlen);
     int bargs[2] = {DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_SRC};
     const dnnl_memory_desc_t *bmds[2] = {&top, &src};
@@ -132,8 +135,8 @@ static int pool_backward(void *ctx, dlg_layer *l, void *state)
     return cpu_prim_exec(ctx, &((pool_state *)state)->bwd, ptrs, l->ws);
 }
 
-const dlg_kernels dlg_cpu_pool = {pool_setup, pool_forward, pool_backward, pool_destroy,
-                                  pool_accepts, true};
+const dlg_kernels dlg_cpu_pool = {pool_setup,   pool_forward, pool_backward,
+                                  pool_destroy, pool_accepts, true};
 
 static int lrn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                      size_t errlen)
@@ -145,8 +148,8 @@ static int lrn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, ch
         return -DLG_ENOMEM;
     dnnl_lrn_desc_t fd, bd;
     dnnl_status_t st = dnnl_lrn_forward_desc_init(
-        &fd, l->backward ? dnnl_forward_training : dnnl_forward_inference,
-        dnnl_lrn_across_channels, &md, p->size, p->alpha, p->beta, p->k);
+        &fd, l->backward ? dnnl_forward_training : dnnl_forward_inference, dnnl_lrn_across_channels,
+        &md, p->size, p->alpha, p->beta, p->k);
     int rc = st != dnnl_success ? cpu_fail(st, "lrn desc", err, errlen)
                                 : cpu_prim_create(ctx, &s->fwd, &fd, NULL, err, errlen);
     top = cpu_publish(l->top[0], &s->top_md, &md);

@@ -27,8 +27,8 @@ dnnl_memory_desc_t cpu_md(int ndims, const int64_t *dims, dnnl_format_tag_t tag)
 
 dnnl_memory_desc_t cpu_plain_md(const dlg_tensor *t)
 {
-    static const dnnl_format_tag_t tags[6] = {dnnl_format_tag_undef, dnnl_x, dnnl_nc, dnnl_ncw,
-                                              dnnl_nchw, dnnl_ncdhw};
+    static const dnnl_format_tag_t tags[6] = {
+        dnnl_format_tag_undef, dnnl_x, dnnl_nc, dnnl_ncw, dnnl_nchw, dnnl_ncdhw};
     return cpu_md(t->shape.ndim, t->shape.d, tags[t->shape.ndim]);
 }
 
@@ -102,14 +102,14 @@ dnnl_primitive_attr_t cpu_attr(void)
     return attr;
 }
 
-int cpu_prim_create(cpu_ctx *c, cpu_prim *p, const void *op_desc,
-                    const_dnnl_primitive_desc_t hint, char *err, size_t errlen)
+int cpu_prim_create(cpu_ctx *c, cpu_prim *p, const void *op_desc, const_dnnl_primitive_desc_t hint,
+                    char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
     dnnl_primitive_attr_t attr = cpu_attr();
     dnnl_primitive_desc_t pd;
-    dnnl_status_t st = attr ? dnnl_primitive_desc_create(&pd, op_desc, attr, c->eng, hint)
-                            : dnnl_out_of_memory;
+    dnnl_status_t st =
+        attr ? dnnl_primitive_desc_create(&pd, op_desc, attr, c->eng, hint) : dnnl_out_of_memory;
     if (attr)
         dnnl_primitive_attr_destroy(attr);
     if (st != dnnl_success)
@@ -126,7 +126,8 @@ int cpu_prim_from_pd(cpu_ctx *c, cpu_prim *p, dnnl_primitive_desc_t pd, char *er
         return cpu_fail(st, "primitive_create", err, errlen);
     if ((st = dnnl_primitive_get_primitive_desc(p->p, &p->pd)) != dnnl_success)
         return cpu_fail(st, "get_primitive_desc", err, errlen);
-    const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md(p->pd, dnnl_query_scratchpad_md, 0);
+    const dnnl_memory_desc_t *smd =
+        dnnl_primitive_desc_query_md(p->pd, dnnl_query_scratchpad_md, 0);
     size_t sz = smd ? dnnl_memory_desc_get_size(smd) : 0;
     if (sz) {
         if ((st = dnnl_memory_create(&p->scratch, smd, c->eng, DNNL_MEMORY_NONE)) != dnnl_success)
@@ -142,7 +143,8 @@ int cpu_prim_arg(cpu_ctx *c, cpu_prim *p, int arg, const dnnl_memory_desc_t *use
 {
     if (p->n == CPU_MAX_ARGS)
         return -DLG_EINTERNAL;
-    const dnnl_memory_desc_t *pmd = dnnl_primitive_desc_query_md(p->pd, dnnl_query_exec_arg_md, arg);
+    const dnnl_memory_desc_t *pmd =
+        dnnl_primitive_desc_query_md(p->pd, dnnl_query_exec_arg_md, arg);
     if (!pmd)
         return cpu_fail(dnnl_invalid_arguments, "query argument", err, errlen);
     cpu_arg *a = &p->a[p->n++];

@@ -9,8 +9,8 @@ static geom conv_geom(const dlg_layer *l)
 {
     const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
     int g = l->p.conv.groups;
-    return (geom){x->d[0], x->d[1], x->d[2], x->d[3], y->d[1], y->d[2], y->d[3], x->d[1] / g,
-                  y->d[1] / g};
+    return (geom){x->d[0], x->d[1], x->d[2],     x->d[3],    y->d[1],
+                  y->d[2], y->d[3], x->d[1] / g, y->d[1] / g};
 }
 
 static int conv_forward(void *ctx, dlg_layer *l, void *state)
@@ -35,8 +35,10 @@ static int conv_forward(void *ctx, dlg_layer *l, void *state)
                                 int64_t iw = ow * p->sw - p->pw + kw * p->dw;
                                 if (iw < 0 || iw >= gm.w)
                                     continue;
-                                acc += (double)x[((n * gm.c + g * gm.cin + ic) * gm.h + ih) * gm.w + iw] *
-                                       w[((o * gm.cin + ic) * p->kh + kh) * p->kw + kw];
+                                acc +=
+                                    (double)
+                                        x[((n * gm.c + g * gm.cin + ic) * gm.h + ih) * gm.w + iw] *
+                                    w[((o * gm.cin + ic) * p->kh + kh) * p->kw + kw];
                             }
                         }
                     y[((n * gm.oc + o) * gm.oh + oh) * gm.ow + ow] = (float)acc;
@@ -106,8 +108,9 @@ static void conv_backward_weights(const dlg_layer *l, const geom *gm)
                                 int64_t iw = ow * p->sw - p->pw + kw * p->dw;
                                 if (iw < 0 || iw >= gm->w)
                                     continue;
-                                acc += (double)dy[((n * gm->oc + o) * gm->oh + oh) * gm->ow + ow] *
-                                       x[((n * gm->c + g * gm->cin + ic) * gm->h + ih) * gm->w + iw];
+                                acc +=
+                                    (double)dy[((n * gm->oc + o) * gm->oh + oh) * gm->ow + ow] *
+                                    x[((n * gm->c + g * gm->cin + ic) * gm->h + ih) * gm->w + iw];
                             }
                         }
                     dw[((o * gm->cin + ic) * p->kh + kh) * p->kw + kw] = (float)acc;
@@ -135,7 +138,8 @@ static int conv_backward(void *ctx, dlg_layer *l, void *state)
     return 0;
 }
 
-const dlg_kernels dlg_ref_conv = {.setup = dlg_ref_setup_none, .forward = conv_forward, .backward = conv_backward};
+const dlg_kernels dlg_ref_conv = {
+    .setup = dlg_ref_setup_none, .forward = conv_forward, .backward = conv_backward};
 
 static int fc_forward(void *ctx, dlg_layer *l, void *state)
 {
@@ -186,4 +190,5 @@ static int fc_backward(void *ctx, dlg_layer *l, void *state)
     return 0;
 }
 
-const dlg_kernels dlg_ref_fc = {.setup = dlg_ref_setup_none, .forward = fc_forward, .backward = fc_backward};
+const dlg_kernels dlg_ref_fc = {
+    .setup = dlg_ref_setup_none, .forward = fc_forward, .backward = fc_backward};

@@ -96,15 +96,17 @@ static int bn_backward(void *ctx, dlg_layer *l, void *state)
             for (int64_t i = 0; i < HW; i++) {
                 int64_t k = (n * C + c) * HW + i;
                 double xhat = (x[k] - mean) * is;
-                dx[k] = l->train ? (float)(gamma[c] * is / (double)M *
-                                           ((double)M * dy[k] - db - xhat * dg))
-                                 : (float)(gamma[c] * is * dy[k]);
+                dx[k] =
+                    l->train
+                        ? (float)(gamma[c] * is / (double)M * ((double)M * dy[k] - db - xhat * dg))
+                        : (float)(gamma[c] * is * dy[k]);
             }
     }
     return 0;
 }
 
-const dlg_kernels dlg_ref_bn = {.setup = bn_setup, .forward = bn_forward, .backward = bn_backward, .destroy = bn_destroy};
+const dlg_kernels dlg_ref_bn = {
+    .setup = bn_setup, .forward = bn_forward, .backward = bn_backward, .destroy = bn_destroy};
 
 /* Softmax over channels at every (n, h, w). */
 static int softmax_forward(void *ctx, dlg_layer *l, void *state)
@@ -146,7 +148,8 @@ static int softmax_backward(void *ctx, dlg_layer *l, void *state)
     return 0;
 }
 
-const dlg_kernels dlg_ref_softmax = {.setup = dlg_ref_setup_none, .forward = softmax_forward, .backward = softmax_backward};
+const dlg_kernels dlg_ref_softmax = {
+    .setup = dlg_ref_setup_none, .forward = softmax_forward, .backward = softmax_backward};
 
 /* log-sum-exp of one row, for a numerically safe log softmax */
 static double row_lse(const float *x, int64_t K)
@@ -207,4 +210,5 @@ static int loss_backward(void *ctx, dlg_layer *l, void *state)
     return 0;
 }
 
-const dlg_kernels dlg_ref_loss = {.setup = dlg_ref_setup_none, .forward = loss_forward, .backward = loss_backward};
+const dlg_kernels dlg_ref_loss = {
+    .setup = dlg_ref_setup_none, .forward = loss_forward, .backward = loss_backward};

@@ -79,7 +79,8 @@ static int pool_backward(void *ctx, dlg_layer *l, void *state)
     return 0;
 }
 
-const dlg_kernels dlg_ref_pool = {.setup = dlg_ref_setup_none, .forward = pool_forward, .backward = pool_backward};
+const dlg_kernels dlg_ref_pool = {
+    .setup = dlg_ref_setup_none, .forward = pool_forward, .backward = pool_backward};
 
 /* scale at (n, c, hw) = k + alpha/size * sum of x^2 over nearby channels */
 static double lrn_scale(const dlg_layer *l, const float *x, int64_t C, int64_t HW, int64_t c,
@@ -134,4 +135,5 @@ static int lrn_backward(void *ctx, dlg_layer *l, void *state)
     return 0;
 }
 
-const dlg_kernels dlg_ref_lrn = {.setup = dlg_ref_setup_none, .forward = lrn_forward, .backward = lrn_backward};
+const dlg_kernels dlg_ref_lrn = {
+    .setup = dlg_ref_setup_none, .forward = lrn_forward, .backward = lrn_backward};

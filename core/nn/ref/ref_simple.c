@@ -24,7 +24,8 @@ static int relu_backward(void *ctx, dlg_layer *l, void *state)
     return 0;
 }
 
-const dlg_kernels dlg_ref_relu = {.setup = dlg_ref_setup_none, .forward = relu_forward, .backward = relu_backward};
+const dlg_kernels dlg_ref_relu = {
+    .setup = dlg_ref_setup_none, .forward = relu_forward, .backward = relu_backward};
 
 typedef struct dropout_state {
     uint64_t rng;
@@ -79,7 +80,10 @@ static int dropout_backward(void *ctx, dlg_layer *l, void *state)
     return 0;
 }
 
-const dlg_kernels dlg_ref_dropout = {.setup = dropout_setup, .forward = dropout_forward, .backward = dropout_backward, .destroy = dropout_destroy};
+const dlg_kernels dlg_ref_dropout = {.setup = dropout_setup,
+                                     .forward = dropout_forward,
+                                     .backward = dropout_backward,
+                                     .destroy = dropout_destroy};
 
 /* Concat along channels: per image, inputs are contiguous slices. */
 static void concat_copy(dlg_layer *l, bool back)
@@ -111,7 +115,8 @@ static int concat_backward(void *ctx, dlg_layer *l, void *state)
     return 0;
 }
 
-const dlg_kernels dlg_ref_concat = {.setup = dlg_ref_setup_none, .forward = concat_forward, .backward = concat_backward};
+const dlg_kernels dlg_ref_concat = {
+    .setup = dlg_ref_setup_none, .forward = concat_forward, .backward = concat_backward};
 
 static int add_forward(void *ctx, dlg_layer *l, void *state)
 {
@@ -131,7 +136,8 @@ static int add_backward(void *ctx, dlg_layer *l, void *state)
     return 0;
 }
 
-const dlg_kernels dlg_ref_add = {.setup = dlg_ref_setup_none, .forward = add_forward, .backward = add_backward};
+const dlg_kernels dlg_ref_add = {
+    .setup = dlg_ref_setup_none, .forward = add_forward, .backward = add_backward};
 
 /* Split outputs alias the input's data: forward has nothing to do. */
 static int split_forward(void *ctx, dlg_layer *l, void *state) { return 0; }
@@ -149,4 +155,5 @@ static int split_backward(void *ctx, dlg_layer *l, void *state)
     return 0;
 }
 
-const dlg_kernels dlg_ref_split = {.setup = dlg_ref_setup_none, .forward = split_forward, .backward = split_backward};
+const dlg_kernels dlg_ref_split = {
+    .setup = dlg_ref_setup_none, .forward = split_forward, .backward = split_backward};
