@@ -1,13 +1,179 @@
-/* dlgauge mkdata: placeholder until the dataset generators land (core/data/synth). */
+/* dlgauge mkdata: generated datasets (core/data/synth*), so that every suite
+ * runs on a fresh machine with no downloads.
+ *
+ *   dlgauge mkdata images --out DIR --classes C --images N [--seed S]
+ *                         [--quality 90] [--threads T] [--split train]
+ *   dlgauge mkdata text --out FILE --words N [--vocab 10000] [--seed S]
+ *                       [--splits]
+ */
 #include "cli.h"
 
+#include "synth.h"
+
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct mk_opt {
+    const char *name;
+    const char *value; /* NULL until given; "1" for flags */
+    bool flag;
+} mk_opt;
+
+static int usage_error(const char *fmt, const char *a, const char *b)
+{
+    fprintf(stderr, "dlgauge mkdata: ");
+    fprintf(stderr, fmt, a, b);
+    fprintf(stderr, "\n");
+    return DLG_EXIT_USAGE;
+}
+
+/* --name value | --name=value | --flag; unknown or repeated names are errors. */
+static int parse_args(int argc, char **argv, mk_opt *opts)
+{
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (strncmp(a, "--", 2) != 0)
+            return usage_error("unexpected argument '%s'%s", a, "");
+        const char *eq = strchr(a + 2, '=');
+        size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+        mk_opt *o = NULL;
+        for (mk_opt *p = opts; p->name; p++)
+            if (strlen(p->name) == len && strncmp(p->name, a + 2, len) == 0)
+                o = p;
+        if (!o)
+            return usage_error("unknown option '%s' for %s", a, argv[1]);
+        if (o->value)
+            return usage_error("option '%s' given twice%s", a, "");
+        if (o->flag) {
+            if (eq)
+                return usage_error("option '--%s' takes no value%s", o->name, "");
+            o->value = "1";
+        } else if (eq) {
+            o->value = eq + 1;
+        } else if (i + 1 < argc) {
+            o->value = argv[++i];
+        } else {
+            return usage_error("option '%s' needs a value%s", a, "");
+        }
+    }
+    return 0;
+}
+
+/* A whole number in [min, max]; def when the option was not given. */
+static int get_u64(const mk_opt *o, uint64_t def, uint64_t min, uint64_t max, uint64_t *out)
+{
+    if (!o->value) {
+        *out = def;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(o->value, &end, 10);
+    if (end == o->value || *end || errno || o->value[0] == '-' || v < min || v > max) {
+        fprintf(stderr, "dlgauge mkdata: --%s '%s': expected a whole number from %llu to %llu\n",
+                o->name, o->value, (unsigned long long)min, (unsigned long long)max);
+        return DLG_EXIT_USAGE;
+    }
+    *out = v;
+    return 0;
+}
+
+static int require(const mk_opt *o)
+{
+    if (o->value && o->value[0])
+        return 0;
+    fprintf(stderr, "dlgauge mkdata: --%s is required\n", o->name);
+    return DLG_EXIT_USAGE;
+}
+
+static int mk_images(int argc, char **argv)
+{
+    mk_opt o[] = {{"out", NULL, false},     {"classes", NULL, false}, {"images", NULL, false},
+                  {"seed", NULL, false},    {"quality", NULL, false}, {"threads", NULL, false},
+                  {"split", NULL, false},   {NULL, NULL, false}};
+    uint64_t classes, images, seed, quality, threads;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int rc = parse_args(argc, argv, o);
+    if (!rc)
+        rc = require(&o[0]);
+    if (!rc)
+        rc = require(&o[1]) ? DLG_EXIT_USAGE : get_u64(&o[1], 0, 1, 100000, &classes);
+    if (!rc)
+        rc = require(&o[2]) ? DLG_EXIT_USAGE : get_u64(&o[2], 0, 1, 100000000, &images);
+    if (!rc)
+        rc = get_u64(&o[3], 0, 0, UINT64_MAX, &seed);
+    if (!rc)
+        rc = get_u64(&o[4], 90, 1, 100, &quality);
+    if (!rc)
+        rc = get_u64(&o[5], cpus > 0 ? (uint64_t)cpus : 1, 1, 1024, &threads);
+    if (rc)
+        return rc;
+    const char *split = o[6].value ? o[6].value : "train";
+    if (!split[0] || strchr(split, '/'))
+        return usage_error("--split '%s': expected a plain name like train or val%s", split, "");
+    dlg_synth_images_cfg cfg = {o[0].value, split, (int)classes, images, seed, (int)quality,
+                                (int)threads};
+    dlg_synth_images_result res;
+    dlg_data_err err = {0};
+    if (dlg_synth_images_write(&cfg, &res, &err) < 0) {
+        fprintf(stderr, "dlgauge mkdata: %s\n", err.msg);
+        return DLG_EXIT_FAILED;
+    }
+    printf("wrote %llu images in %llu classes to %s/%s (%.1f MB, mean %.1f KB, %llu..%llu "
+           "bytes, mean %.0fx%.0f) in %.2f s (%.0f images/s); lists %s/%s.txt and %s/%s.lst\n",
+           (unsigned long long)res.images, (unsigned long long)classes, cfg.out, split,
+           res.bytes / 1e6, res.bytes / 1e3 / (double)res.images,
+           (unsigned long long)res.min_bytes, (unsigned long long)res.max_bytes, res.mean_w,
+           res.mean_h, res.seconds, res.images / (res.seconds > 0 ? res.seconds : 1e-9), cfg.out,
+           split, cfg.out, split);
+    return DLG_EXIT_OK;
+}
+
+static int mk_text(int argc, char **argv)
+{
+    mk_opt o[] = {{"out", NULL, false},  {"words", NULL, false},  {"vocab", NULL, false},
+                  {"seed", NULL, false}, {"splits", NULL, true},  {NULL, NULL, false}};
+    uint64_t words, vocab, seed;
+    int rc = parse_args(argc, argv, o);
+    if (!rc)
+        rc = require(&o[0]);
+    if (!rc)
+        rc = require(&o[1]) ? DLG_EXIT_USAGE : get_u64(&o[1], 0, 1, 100000000000ULL, &words);
+    if (!rc)
+        rc = get_u64(&o[2], 10000, 3, 10000000, &vocab);
+    if (!rc)
+        rc = get_u64(&o[3], 0, 0, UINT64_MAX, &seed);
+    if (rc)
+        return rc;
+    dlg_data_err err = {0};
+    if (dlg_synth_text_files(o[0].value, words, (int)vocab, seed, o[4].value != NULL, &err) < 0) {
+        fprintf(stderr, "dlgauge mkdata: %s\n", err.msg);
+        return DLG_EXIT_FAILED;
+    }
+    if (o[4].value)
+        printf("wrote about %llu words (vocabulary %llu) to %s.train.txt, %s.valid.txt, "
+               "%s.test.txt\n",
+               (unsigned long long)words, (unsigned long long)vocab, o[0].value, o[0].value,
+               o[0].value);
+    else
+        printf("wrote about %llu words (vocabulary %llu) to %s\n", (unsigned long long)words,
+               (unsigned long long)vocab, o[0].value);
+    return DLG_EXIT_OK;
+}
 
 int dlg_cmd_mkdata(const dlg_cli *cli, int argc, char **argv)
 {
     (void)cli;
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "dlgauge mkdata: not built yet\n");
-    return DLG_EXIT_USAGE;
+    if (argc >= 2 && strcmp(argv[1], "images") == 0)
+        return mk_images(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "text") == 0)
+        return mk_text(argc, argv);
+    if (argc < 2)
+        return usage_error("expected 'images' or 'text' (dlgauge mkdata images --out DIR "
+                           "--classes C --images N | text --out FILE --words N)%s%s",
+                           "", "");
+    return usage_error("unknown dataset kind '%s' (expected images or text)%s", argv[1], "");
 }

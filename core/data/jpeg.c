@@ -1,0 +1,153 @@
+/* TurboJPEG wrapper: per-thread handles, DCT scaling choice, errors that
+ * name the image, no allocation per image once buffers have grown. */
+#include "jpeg.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <turbojpeg.h>
+
+struct dlg_jpeg {
+    tjhandle dec;
+    tjhandle enc;       /* created on the first encode */
+    unsigned char *out; /* encode buffer (tjAlloc'd, grown on demand) */
+    unsigned long out_cap;
+};
+
+int dlg_jpeg_new(dlg_jpeg **out, dlg_data_err *err)
+{
+    dlg_jpeg *j = calloc(1, sizeof *j);
+    if (!j)
+        return dlg_data_fail(err, DLG_ENOMEM, "jpeg: out of memory");
+    j->dec = tjInitDecompress();
+    if (!j->dec) {
+        free(j);
+        return dlg_data_fail(err, DLG_ENOMEM, "jpeg: cannot create a decompressor: %s",
+                             tjGetErrorStr2(NULL));
+    }
+    *out = j;
+    return 0;
+}
+
+void dlg_jpeg_free(dlg_jpeg *j)
+{
+    if (!j)
+        return;
+    tjDestroy(j->dec);
+    if (j->enc)
+        tjDestroy(j->enc);
+    tjFree(j->out);
+    free(j);
+}
+
+int dlg_jpeg_is_jpeg(const void *buf, size_t len)
+{
+    const uint8_t *p = buf;
+    return len >= 3 && p[0] == 0xFF && p[1] == 0xD8 && p[2] == 0xFF;
+}
+
+int dlg_jpeg_header(dlg_jpeg *j, const void *buf, size_t len, const char *what,
+                    dlg_jpeg_info *info, dlg_data_err *err)
+{
+    if (!dlg_jpeg_is_jpeg(buf, len))
+        return dlg_data_fail(err, DLG_ECORRUPT, "%s: not a JPEG (%zu bytes, no SOI marker)", what,
+                             len);
+    if (len > (size_t)0xFFFFFFFFu)
+        return dlg_data_fail(err, DLG_ECORRUPT, "%s: JPEG of %zu bytes is too large", what, len);
+    int w = 0, h = 0, ss = 0, cs = 0;
+    if (tjDecompressHeader3(j->dec, buf, (unsigned long)len, &w, &h, &ss, &cs) != 0)
+        return dlg_data_fail(err, DLG_ECORRUPT, "%s: bad JPEG header: %s", what,
+                             tjGetErrorStr2(j->dec));
+    if (w <= 0 || h <= 0 || (uint64_t)w * (uint64_t)h > DLG_JPEG_MAX_PIXELS)
+        return dlg_data_fail(err, DLG_ECORRUPT, "%s: JPEG claims %dx%d pixels", what, w, h);
+    info->width = w;
+    info->height = h;
+    info->subsamp = ss;
+    info->colorspace = cs;
+    return 0;
+}
+
+dlg_jpeg_scale dlg_jpeg_pick_scale(double win_w, double win_h, int out_w, int out_h)
+{
+    dlg_jpeg_scale best = {1, 1};
+    if (2.0 * out_w > win_w || 2.0 * out_h > win_h)
+        return best;
+    int n = 0;
+    const tjscalingfactor *f = tjGetScalingFactors(&n);
+    double best_r = 1.0;
+    for (int i = 0; i < n; i++) {
+        double r = (double)f[i].num / f[i].denom;
+        if (r > 0.5 || r >= best_r)
+            continue;
+        if (win_w * r >= out_w && win_h * r >= out_h) {
+            best_r = r;
+            best.num = f[i].num;
+            best.denom = f[i].denom;
+        }
+    }
+    return best;
+}
+
+int dlg_jpeg_scaled(int dim, dlg_jpeg_scale s)
+{
+    return (int)(((int64_t)dim * s.num + s.denom - 1) / s.denom);
+}
+
+/* libjpeg's "premature end of data" is only a warning; a stream that still
+ * ends with EOI (FF D9, possibly followed by padding) was complete. */
+static int ends_with_eoi(const uint8_t *p, size_t len)
+{
+    size_t stop = len > 4096 ? len - 4096 : 0;
+    for (size_t i = len; i >= stop + 2; i--)
+        if (p[i - 2] == 0xFF && p[i - 1] == 0xD9)
+            return 1;
+    return 0;
+}
+
+int dlg_jpeg_decode(dlg_jpeg *j, const void *buf, size_t len, const char *what,
+                    dlg_jpeg_scale s, uint8_t *rgb, size_t cap, int *w, int *h,
+                    dlg_data_err *err)
+{
+    dlg_jpeg_info info;
+    int rc = dlg_jpeg_header(j, buf, len, what, &info, err);
+    if (rc < 0)
+        return rc;
+    int sw = dlg_jpeg_scaled(info.width, s), sh = dlg_jpeg_scaled(info.height, s);
+    if ((size_t)sw * (size_t)sh * 3 > cap)
+        return dlg_data_fail(err, DLG_EINVAL, "%s: %dx%d RGB needs %zu bytes, buffer has %zu",
+                             what, sw, sh, (size_t)sw * sh * 3, cap);
+    if (tjDecompress2(j->dec, buf, (unsigned long)len, rgb, sw, sw * 3, sh, TJPF_RGB, 0) != 0) {
+        if (tjGetErrorCode(j->dec) != TJERR_WARNING || !ends_with_eoi(buf, len))
+            return dlg_data_fail(err, DLG_ECORRUPT, "%s: corrupt JPEG (%zu bytes): %s", what, len,
+                                 tjGetErrorStr2(j->dec));
+    }
+    *w = sw;
+    *h = sh;
+    return 0;
+}
+
+int dlg_jpeg_encode(dlg_jpeg *j, const uint8_t *rgb, int w, int h, int quality,
+                    const uint8_t **out, size_t *len, dlg_data_err *err)
+{
+    if (w <= 0 || h <= 0 || quality < 1 || quality > 100)
+        return dlg_data_fail(err, DLG_EINVAL, "jpeg: cannot encode %dx%d at quality %d", w, h,
+                             quality);
+    if (!j->enc && !(j->enc = tjInitCompress()))
+        return dlg_data_fail(err, DLG_ENOMEM, "jpeg: cannot create a compressor: %s",
+                             tjGetErrorStr2(NULL));
+    unsigned long need = tjBufSize(w, h, TJSAMP_420);
+    if (need > j->out_cap) {
+        tjFree(j->out);
+        j->out = tjAlloc((int)need);
+        j->out_cap = j->out ? need : 0;
+        if (!j->out)
+            return dlg_data_fail(err, DLG_ENOMEM, "jpeg: out of memory for a %dx%d image", w, h);
+    }
+    unsigned long size = j->out_cap;
+    if (tjCompress2(j->enc, rgb, w, w * 3, h, TJPF_RGB, &j->out, &size, TJSAMP_420, quality,
+                    TJFLAG_NOREALLOC) != 0)
+        return dlg_data_fail(err, DLG_EIO, "jpeg: encoding %dx%d failed: %s", w, h,
+                             tjGetErrorStr2(j->enc));
+    *out = j->out;
+    *len = size;
+    return 0;
+}

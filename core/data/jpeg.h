@@ -1,0 +1,63 @@
+/* JPEG decode/encode with libjpeg-turbo's TurboJPEG API.
+ *
+ * A dlg_jpeg holds one decompressor and (created on first use) one
+ * compressor: make one per thread, once, and reuse it; it is not
+ * thread-safe.  Corrupt or truncated data is an error naming `what` (a file
+ * or record), never a crash.  libjpeg warnings are tolerated only when the
+ * stream still ends with its EOI marker (ImageNet has a few files with
+ * harmless "extraneous bytes" warnings); a stream cut short is an error. */
+#ifndef DLG_JPEG_H
+#define DLG_JPEG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "data_error.h"
+
+typedef struct dlg_jpeg dlg_jpeg;
+
+/* Images larger than this (pixels) are refused as corrupt/hostile. */
+#define DLG_JPEG_MAX_PIXELS (1ull << 28)
+
+typedef struct dlg_jpeg_info {
+    int width, height;
+    int subsamp;    /* TJSAMP_* */
+    int colorspace; /* TJCS_* */
+} dlg_jpeg_info;
+
+/* A DCT-domain scaling factor num/denom (1/1 = no scaling). */
+typedef struct dlg_jpeg_scale {
+    int num, denom;
+} dlg_jpeg_scale;
+
+int dlg_jpeg_new(dlg_jpeg **out, dlg_data_err *err);
+void dlg_jpeg_free(dlg_jpeg *j);
+
+/* True when buf starts like a JPEG (SOI marker). */
+int dlg_jpeg_is_jpeg(const void *buf, size_t len);
+
+int dlg_jpeg_header(dlg_jpeg *j, const void *buf, size_t len, const char *what,
+                    dlg_jpeg_info *info, dlg_data_err *err);
+
+/* The factor to decode with when a window of win_w x win_h source pixels
+ * will be resized to out_w x out_h: 1/1 unless the output is at most half
+ * the window in both axes; then the smallest factor (largest reduction)
+ * offered by libjpeg-turbo whose scaled window still covers the output. */
+dlg_jpeg_scale dlg_jpeg_pick_scale(double win_w, double win_h, int out_w, int out_h);
+
+/* Size of one dimension decoded at scale s (libjpeg rounds up). */
+int dlg_jpeg_scaled(int dim, dlg_jpeg_scale s);
+
+/* Decodes to packed RGB (3 bytes per pixel, rows of *w*3 bytes) at scale s
+ * into rgb (cap bytes; too small is -DLG_EINVAL).  Grayscale and CMYK
+ * sources are converted.  *w and *h receive the decoded size. */
+int dlg_jpeg_decode(dlg_jpeg *j, const void *buf, size_t len, const char *what,
+                    dlg_jpeg_scale s, uint8_t *rgb, size_t cap, int *w, int *h,
+                    dlg_data_err *err);
+
+/* Encodes packed RGB at quality 1..100 with 4:2:0 subsampling.  *out points
+ * into a buffer the dlg_jpeg owns (reused; valid until the next encode). */
+int dlg_jpeg_encode(dlg_jpeg *j, const uint8_t *rgb, int w, int h, int quality,
+                    const uint8_t **out, size_t *len, dlg_data_err *err);
+
+#endif

@@ -1,0 +1,491 @@
+/* The loader: a ring of K batch slots filled by N workers.
+ *
+ * Workers claim stream items with one atomic counter; item s belongs to
+ * batch s / B, which lives in slot (s / B) % K.  A worker whose slot still
+ * holds an older batch waits until the consumer releases it.  The last
+ * worker to finish a batch marks it ready.  So the ring is the only
+ * backpressure, nothing is allocated per batch, and which thread did what
+ * never changes the contents. */
+#include "loader.h"
+#include "loader_image.h"
+#include "loader_src.h"
+#include "loader_work.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define SYNTH_DEFAULT_N 1281167ULL /* ImageNet-1k training images */
+#define SKIP_TRIES 64              /* records tried in place of a corrupt one */
+
+typedef struct slot {
+    dlg_batch b;
+    _Atomic uint64_t seq; /* the batch this slot is (to be) filled with */
+    atomic_int remaining;
+    bool ready;           /* under mu */
+    _Atomic uint64_t read_ns, decode_ns, bytes, skipped;
+    uint8_t **raw;        /* decode == false: per-item record bytes */
+    size_t *raw_len, *raw_cap;
+} slot;
+
+typedef struct worker {
+    struct dlg_loader *l;
+    pthread_t tid;
+    bool started;
+    void *src_ctx;
+    dlg_ld_scratch sc;
+} worker;
+
+struct dlg_loader {
+    dlg_loader_config cfg;
+    char *data;
+    const dlg_host *h;
+    dlg_ld_src *src; /* NULL for synthetic */
+    uint64_t n;      /* records per epoch */
+    size_t batch_bytes;
+    slot *slots;
+    int nslots;
+    _Atomic uint64_t next_item;
+    pthread_mutex_t mu;
+    pthread_cond_t cv_free, cv_ready;
+    bool quit;
+    int fail_code;  /* first worker error (under mu) */
+    char fail_msg[512];
+    worker *workers;
+    int nworkers;
+    uint64_t next_seq; /* consumer side */
+    int held;
+    dlg_loader_stats st;
+    bool warned_skip;
+};
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static void fail(dlg_loader *l, const dlg_data_err *err)
+{
+    pthread_mutex_lock(&l->mu);
+    if (!l->fail_code) {
+        l->fail_code = err->code ? err->code : DLG_EINTERNAL;
+        snprintf(l->fail_msg, sizeof l->fail_msg, "%s", err->msg);
+    }
+    pthread_cond_broadcast(&l->cv_ready);
+    pthread_mutex_unlock(&l->mu);
+}
+
+static int keep_raw(slot *sl, int i, const dlg_ld_item *it, dlg_data_err *err)
+{
+    const uint8_t *p = it->bytes ? it->bytes : it->pixels;
+    if (it->len > sl->raw_cap[i]) {
+        size_t cap = sl->raw_cap[i] ? sl->raw_cap[i] : 64 * 1024;
+        while (cap < it->len)
+            cap *= 2;
+        uint8_t *q = malloc(cap);
+        if (!q)
+            return dlg_data_fail(err, DLG_ENOMEM, "loader: out of memory");
+        free(sl->raw[i]);
+        sl->raw[i] = q;
+        sl->raw_cap[i] = cap;
+    }
+    memcpy(sl->raw[i], p, it->len);
+    sl->raw_len[i] = it->len;
+    return 0;
+}
+
+static bool skippable(int code)
+{
+    return code != DLG_ENOMEM && code != DLG_ESTOP && code != DLG_EINTERNAL;
+}
+
+/* Reads and processes stream item s into its slot; a corrupt record is
+ * replaced by the next readable one in dataset order when skipping. */
+static int fill_item(dlg_loader *l, worker *w, slot *sl, uint64_t s, dlg_data_err *err)
+{
+    const dlg_loader_config *cfg = &l->cfg;
+    uint64_t epoch = s / l->n, pos = s % l->n;
+    uint64_t rec = dlg_ld_permute(pos, l->n, cfg->seed, epoch, cfg->shuffle);
+    int i = (int)(s % (uint64_t)cfg->batch);
+    dlg_ld_item it;
+    for (int tries = 0;; tries++) {
+        uint64_t t0 = now_ns();
+        int rc = l->src->ops->read(l->src, w->src_ctx, rec, &it, err);
+        uint64_t t1 = now_ns();
+        atomic_fetch_add(&sl->read_ns, t1 - t0);
+        if (rc == 0) {
+            atomic_fetch_add(&sl->bytes, it.bytes_read);
+            rc = cfg->decode ? dlg_ld_process(cfg, &w->sc, &it, epoch, pos, sl->b.data, i, err)
+                             : keep_raw(sl, i, &it, err);
+            atomic_fetch_add(&sl->decode_ns, now_ns() - t1);
+        }
+        if (rc == 0) {
+            sl->b.labels[i] = it.label;
+            return 0;
+        }
+        if (!cfg->skip_corrupt || !skippable(-rc))
+            return rc;
+        if (tries + 1 >= SKIP_TRIES || (uint64_t)tries + 1 >= l->n)
+            return dlg_data_fail(err, DLG_ECORRUPT,
+                                 "%d records in a row could not be read; last: %s", tries + 1,
+                                 err->msg);
+        atomic_fetch_add(&sl->skipped, 1);
+        if (!l->warned_skip) { /* a benign race: at worst a second line */
+            l->warned_skip = true;
+            l->h->log(l->h, DLG_LOG_WARN, "skipping corrupt record (skip_corrupt): %s", err->msg);
+        }
+        rec = (rec + 1) % l->n;
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    dlg_loader *l = w->l;
+    const uint64_t B = (uint64_t)l->cfg.batch;
+    dlg_data_err err = {0};
+    for (;;) {
+        uint64_t s = atomic_fetch_add(&l->next_item, 1);
+        uint64_t seq = s / B;
+        slot *sl = &l->slots[seq % (uint64_t)l->nslots];
+        if (atomic_load(&sl->seq) != seq) {
+            pthread_mutex_lock(&l->mu);
+            while (atomic_load(&sl->seq) != seq && !l->quit)
+                pthread_cond_wait(&l->cv_free, &l->mu);
+            pthread_mutex_unlock(&l->mu);
+        }
+        if (__atomic_load_n(&l->quit, __ATOMIC_ACQUIRE))
+            break;
+        if (fill_item(l, w, sl, s, &err) < 0) {
+            fail(l, &err);
+            break;
+        }
+        if (atomic_fetch_sub(&sl->remaining, 1) == 1) {
+            pthread_mutex_lock(&l->mu);
+            sl->ready = true;
+            pthread_cond_broadcast(&l->cv_ready);
+            pthread_mutex_unlock(&l->mu);
+        }
+    }
+    return NULL;
+}
+
+static void *batch_alloc(const dlg_loader_config *cfg, size_t bytes)
+{
+    void *p;
+    if (cfg->alloc)
+        p = cfg->alloc->alloc(cfg->alloc->ctx, bytes);
+    else
+        p = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (p)
+        memset(p, 0, bytes); /* first touch here, not in the timed loop */
+    return p;
+}
+
+static int validate(const dlg_loader_config *c, const dlg_host *h)
+{
+    if (!c->data || !c->data[0])
+        return h->error(h, DLG_EINVAL, "data: no dataset given (recordio:PATH, lmdb:PATH, "
+                                       "files:LIST_OR_DIR or synthetic)");
+    if (c->batch < 1 || c->crop < 8 || c->crop > 4096 || c->threads < 1 || c->threads > 1024 ||
+        c->prefetch < 2 || c->prefetch > 64)
+        return h->error(h, DLG_EINVAL,
+                        "loader: batch %d, crop %d, threads %d, prefetch %d out of range "
+                        "(batch >= 1, crop 8..4096, threads 1..1024, prefetch 2..64)",
+                        c->batch, c->crop, c->threads, c->prefetch);
+    int r = c->resize > 0 ? c->resize : c->crop * 256 / 224;
+    if (!c->train && r < c->crop)
+        return h->error(h, DLG_EINVAL, "resize %d is smaller than crop %d", r, c->crop);
+    return 0;
+}
+
+/* synthetic[:N]: noise images in every slot once; batches cost nothing. */
+static int open_synthetic(dlg_loader *l, const char *arg)
+{
+    l->n = SYNTH_DEFAULT_N;
+    if (arg) {
+        char *end;
+        unsigned long long n = strtoull(arg, &end, 10);
+        if (end == arg || *end || n == 0)
+            return l->h->error(l->h, DLG_EINVAL,
+                               "data = synthetic:%s: expected a positive image count", arg);
+        l->n = n;
+    }
+    size_t per = l->batch_bytes / (size_t)l->cfg.batch;
+    size_t elems = per / (l->cfg.dtype == DLG_DTYPE_FP16 ? 2 : 4);
+    for (int k = 0; k < l->nslots; k++)
+        for (int i = 0; i < l->cfg.batch; i++)
+            for (size_t e = 0; e < elems; e++) {
+                float v = (float)(dlg_ld_uniform(dlg_ld_hash(l->cfg.seed, (uint64_t)k,
+                                                             (uint64_t)i, 0x73796eULL),
+                                                 (uint32_t)e) * 4.0 - 2.0);
+                if (l->cfg.dtype == DLG_DTYPE_FP16)
+                    ((uint16_t *)l->slots[k].b.data)[(size_t)i * elems + e] = dlg_fp16(v);
+                else
+                    ((float *)l->slots[k].b.data)[(size_t)i * elems + e] = v;
+            }
+    l->st.source = "synthetic";
+    l->st.cache_method = "n/a (synthetic)";
+    return 0;
+}
+
+static int open_source(dlg_loader *l)
+{
+    const char *spec = l->data, *colon = strchr(spec, ':');
+    size_t kind = colon ? (size_t)(colon - spec) : strlen(spec);
+    const char *arg = colon ? colon + 1 : NULL;
+    if (kind == 9 && !strncmp(spec, "synthetic", 9))
+        return open_synthetic(l, arg);
+    dlg_data_err err = {0};
+    int rc;
+    if (!arg || !*arg)
+        return l->h->error(l->h, DLG_EINVAL,
+                           "data = '%s': expected recordio:PATH, lmdb:PATH, files:LIST_OR_DIR or "
+                           "synthetic[:N]",
+                           spec);
+    if (kind == 8 && !strncmp(spec, "recordio", 8))
+        rc = dlg_ld_src_recordio(&l->src, arg, l->h, &err);
+    else if (kind == 4 && !strncmp(spec, "lmdb", 4))
+        rc = dlg_ld_src_lmdb(&l->src, arg, l->h, &err);
+    else if (kind == 5 && !strncmp(spec, "files", 5))
+        rc = dlg_ld_src_files(&l->src, arg, l->h, &err);
+    else
+        return l->h->error(l->h, DLG_EINVAL,
+                           "data = '%s': unknown kind '%.*s' (recordio, lmdb, files, synthetic)",
+                           spec, (int)kind, spec);
+    if (rc == 0)
+        rc = dlg_ld_cache(l->src, l->cfg.cache, &l->st.cache_method, &err);
+    if (rc < 0)
+        return l->h->error(l->h, -rc, "%s", err.msg);
+    l->n = l->src->n;
+    l->st.source = l->src->ops->name;
+    l->st.dataset_bytes = l->src->bytes;
+    l->st.nclasses = l->src->nclasses;
+    return 0;
+}
+
+static int alloc_slots(dlg_loader *l)
+{
+    const dlg_loader_config *c = &l->cfg;
+    l->slots = calloc((size_t)c->prefetch, sizeof *l->slots);
+    if (!l->slots)
+        return -DLG_ENOMEM;
+    l->nslots = c->prefetch;
+    for (int k = 0; k < l->nslots; k++) {
+        slot *sl = &l->slots[k];
+        atomic_init(&sl->seq, (uint64_t)k);
+        atomic_init(&sl->remaining, c->batch);
+        sl->b.n = c->batch;
+        sl->b.labels = calloc((size_t)c->batch, sizeof *sl->b.labels);
+        if (!sl->b.labels)
+            return -DLG_ENOMEM;
+        if (c->decode) {
+            if (!(sl->b.data = batch_alloc(c, l->batch_bytes)))
+                return -DLG_ENOMEM;
+        } else {
+            sl->raw = calloc((size_t)c->batch, sizeof *sl->raw);
+            sl->raw_len = calloc((size_t)c->batch, sizeof *sl->raw_len);
+            sl->raw_cap = calloc((size_t)c->batch, sizeof *sl->raw_cap);
+            if (!sl->raw || !sl->raw_len || !sl->raw_cap)
+                return -DLG_ENOMEM;
+            sl->b.raw = (const uint8_t *const *)sl->raw;
+            sl->b.raw_len = sl->raw_len;
+        }
+    }
+    return 0;
+}
+
+static int start_workers(dlg_loader *l)
+{
+    l->workers = calloc((size_t)l->cfg.threads, sizeof *l->workers);
+    if (!l->workers)
+        return l->h->error(l->h, DLG_ENOMEM, "loader: out of memory");
+    l->nworkers = l->cfg.threads;
+    dlg_data_err err = {0};
+    for (int t = 0; t < l->nworkers; t++) {
+        worker *w = &l->workers[t];
+        w->l = l;
+        int rc = l->src->ops->worker_open(l->src, &w->src_ctx, &err);
+        if (rc == 0 && l->cfg.decode)
+            rc = dlg_ld_scratch_init(&w->sc, l->cfg.crop, &err);
+        if (rc < 0)
+            return l->h->error(l->h, -rc, "%s", err.msg);
+    }
+    for (int t = 0; t < l->nworkers; t++) {
+        if (pthread_create(&l->workers[t].tid, NULL, worker_main, &l->workers[t]) != 0)
+            return l->h->error(l->h, DLG_ENOMEM, "loader: cannot start worker thread %d", t);
+        l->workers[t].started = true;
+    }
+    return 0;
+}
+
+int dlg_loader_open(dlg_loader **out, const dlg_loader_config *cfg, const dlg_host *h)
+{
+    *out = NULL;
+    int rc = validate(cfg, h);
+    if (rc < 0)
+        return rc;
+    dlg_loader *l = calloc(1, sizeof *l);
+    if (!l || !(l->data = strdup(cfg->data))) {
+        free(l);
+        return h->error(h, DLG_ENOMEM, "loader: out of memory");
+    }
+    l->cfg = *cfg;
+    l->cfg.data = l->data;
+    l->h = h;
+    l->batch_bytes = dlg_loader_batch_bytes(cfg);
+    pthread_mutex_init(&l->mu, NULL);
+    pthread_cond_init(&l->cv_free, NULL);
+    pthread_cond_init(&l->cv_ready, NULL);
+    l->st.cache_method = "none";
+    bool synth = !strncmp(cfg->data, "synthetic", 9) &&
+                 (cfg->data[9] == '\0' || cfg->data[9] == ':');
+    if (synth && !cfg->decode)
+        rc = h->error(h, DLG_EINVAL, "data = synthetic has no records to read with decode = false");
+    else if (alloc_slots(l) < 0)
+        rc = h->error(h, DLG_ENOMEM, "loader: out of memory for %d batches of %zu bytes",
+                      cfg->prefetch, l->batch_bytes);
+    if (rc == 0)
+        rc = open_source(l);
+    if (rc == 0 && l->src)
+        rc = start_workers(l);
+    if (rc < 0) {
+        dlg_loader_close(l);
+        return rc;
+    }
+    l->st.dataset_items = l->n;
+    *out = l;
+    return 0;
+}
+
+static void account(dlg_loader *l, slot *sl, uint64_t wait)
+{
+    dlg_batch *b = &sl->b;
+    b->seq = l->next_seq;
+    b->epoch = (uint32_t)(l->next_seq * (uint64_t)l->cfg.batch / l->n);
+    b->wait_ns = wait;
+    b->read_ns = atomic_load(&sl->read_ns);
+    b->decode_ns = atomic_load(&sl->decode_ns);
+    b->bytes_read = atomic_load(&sl->bytes);
+    b->skipped = (uint32_t)atomic_load(&sl->skipped);
+    dlg_loader_stats *st = &l->st;
+    st->batches++;
+    st->items += (uint64_t)b->n;
+    st->bytes_read += b->bytes_read;
+    st->wait_ns += wait;
+    st->read_ns += b->read_ns;
+    st->decode_ns += b->decode_ns;
+    st->skipped += b->skipped;
+    st->epoch = b->epoch;
+    l->next_seq++;
+    l->held++;
+}
+
+int dlg_loader_next(dlg_loader *l, dlg_batch **out)
+{
+    if (l->held >= l->nslots - 1)
+        return l->h->error(l->h, DLG_EINVAL,
+                           "loader: %d batches held; release one before asking for the next "
+                           "(prefetch = %d)",
+                           l->held, l->nslots);
+    slot *sl = &l->slots[l->next_seq % (uint64_t)l->nslots];
+    uint64_t t0 = now_ns();
+    if (!l->src) { /* synthetic */
+        for (int i = 0; i < l->cfg.batch; i++)
+            sl->b.labels[i] = (int32_t)((l->next_seq * (uint64_t)l->cfg.batch + (uint64_t)i) %
+                                        l->n % 1000);
+        account(l, sl, now_ns() - t0);
+        *out = &sl->b;
+        return 0;
+    }
+    pthread_mutex_lock(&l->mu);
+    while (!sl->ready && !l->fail_code) {
+        if (l->h->stopping && l->h->stopping(l->h)) {
+            pthread_mutex_unlock(&l->mu);
+            return -DLG_ESTOP;
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 50 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&l->cv_ready, &l->mu, &ts);
+    }
+    int code = sl->ready ? 0 : l->fail_code;
+    pthread_mutex_unlock(&l->mu);
+    if (code)
+        return l->h->error(l->h, code, "%s", l->fail_msg);
+    account(l, sl, now_ns() - t0);
+    *out = &sl->b;
+    return 0;
+}
+
+void dlg_loader_release(dlg_loader *l, dlg_batch *b)
+{
+    slot *sl = (slot *)((char *)b - offsetof(slot, b));
+    l->held--;
+    if (!l->src)
+        return;
+    pthread_mutex_lock(&l->mu);
+    sl->ready = false;
+    atomic_store(&sl->read_ns, 0);
+    atomic_store(&sl->decode_ns, 0);
+    atomic_store(&sl->bytes, 0);
+    atomic_store(&sl->skipped, 0);
+    atomic_store(&sl->remaining, l->cfg.batch);
+    atomic_store(&sl->seq, atomic_load(&sl->seq) + (uint64_t)l->nslots);
+    pthread_cond_broadcast(&l->cv_free);
+    pthread_mutex_unlock(&l->mu);
+}
+
+void dlg_loader_stats_get(const dlg_loader *l, dlg_loader_stats *s) { *s = l->st; }
+
+void dlg_loader_close(dlg_loader *l)
+{
+    if (!l)
+        return;
+    pthread_mutex_lock(&l->mu);
+    __atomic_store_n(&l->quit, true, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&l->cv_free);
+    pthread_mutex_unlock(&l->mu);
+    for (int t = 0; t < l->nworkers; t++) {
+        worker *w = &l->workers[t];
+        if (w->started)
+            pthread_join(w->tid, NULL);
+        if (w->src_ctx)
+            l->src->ops->worker_close(l->src, w->src_ctx);
+        if (w->sc.jpeg)
+            dlg_ld_scratch_free(&w->sc);
+    }
+    free(l->workers);
+    for (int k = 0; l->slots && k < l->nslots; k++) {
+        slot *sl = &l->slots[k];
+        if (sl->b.data) {
+            if (l->cfg.alloc)
+                l->cfg.alloc->free(l->cfg.alloc->ctx, sl->b.data, l->batch_bytes);
+            else
+                free(sl->b.data);
+        }
+        free(sl->b.labels);
+        for (int i = 0; sl->raw && i < l->cfg.batch; i++)
+            free(sl->raw[i]);
+        free(sl->raw);
+        free(sl->raw_len);
+        free(sl->raw_cap);
+    }
+    free(l->slots);
+    if (l->src)
+        l->src->ops->close(l->src);
+    pthread_cond_destroy(&l->cv_free);
+    pthread_cond_destroy(&l->cv_ready);
+    pthread_mutex_destroy(&l->mu);
+    free(l->data);
+    free(l);
+}

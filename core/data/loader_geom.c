@@ -1,0 +1,122 @@
+/* Counter-based randomness, the per-epoch permutation and crop windows.
+ * Everything here is a pure function of (seed, epoch, position), which is
+ * what makes batches independent of thread count and timing. */
+#include "loader_image.h"
+
+#include <math.h>
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+uint64_t dlg_ld_hash(uint64_t seed, uint64_t a, uint64_t b, uint64_t c)
+{
+    uint64_t h = mix64(seed + 0x9e3779b97f4a7c15ULL);
+    h = mix64(h ^ a);
+    h = mix64(h ^ (b + 0x632be59bd9b4e019ULL));
+    return mix64(h ^ (c + 0x85157af5ULL));
+}
+
+double dlg_ld_uniform(uint64_t key, uint32_t k)
+{
+    return (double)(mix64(key ^ mix64(k + 1ULL)) >> 11) * 0x1.0p-53;
+}
+
+/* One pass of a 4-round balanced Feistel network on 2*half bits. */
+static uint64_t feistel(uint64_t x, unsigned half, uint64_t key)
+{
+    uint64_t mask = (1ULL << half) - 1;
+    uint64_t l = x >> half, r = x & mask;
+    for (uint64_t round = 0; round < 4; round++) {
+        uint64_t f = mix64(key ^ mix64(r + round * 0x9e3779b97f4a7c15ULL)) & mask;
+        uint64_t t = r;
+        r = l ^ f;
+        l = t;
+    }
+    return l << half | r;
+}
+
+uint64_t dlg_ld_permute(uint64_t pos, uint64_t n, uint64_t seed, uint64_t epoch, bool shuffle)
+{
+    if (!shuffle || n <= 1)
+        return pos;
+    unsigned bits = 1;
+    while (bits < 64 && (1ULL << bits) < n)
+        bits++;
+    unsigned half = (bits + 1) / 2;
+    uint64_t key = dlg_ld_hash(seed, epoch, 0x7065726dULL, 0);
+    uint64_t x = pos;
+    do /* cycle walking: the domain is < 4n, so a few passes on average */
+        x = feistel(x, half, key);
+    while (x >= n);
+    return x;
+}
+
+/* torchvision RandomResizedCrop.get_params with scale (0.08, 1) and ratio
+ * (3/4, 4/3); Python's round() is round-half-even, hence nearbyint. */
+static void random_window(uint64_t key, int W, int H, dlg_crop_window *win)
+{
+    const double lo = log(3.0 / 4.0), hi = log(4.0 / 3.0);
+    double area = (double)W * H;
+    uint32_t k = 0;
+    for (int t = 0; t < 10; t++) {
+        double target = area * (0.08 + dlg_ld_uniform(key, k++) * 0.92);
+        double ar = exp(lo + dlg_ld_uniform(key, k++) * (hi - lo));
+        double w = nearbyint(sqrt(target * ar)), h = nearbyint(sqrt(target / ar));
+        if (w > 0 && w <= W && h > 0 && h <= H) {
+            win->y = floor(dlg_ld_uniform(key, k++) * (H - h + 1));
+            win->x = floor(dlg_ld_uniform(key, k++) * (W - w + 1));
+            win->w = w;
+            win->h = h;
+            return;
+        }
+    }
+    double in_ratio = (double)W / H, w = W, h = H;
+    if (in_ratio < 3.0 / 4.0)
+        h = nearbyint(w / (3.0 / 4.0));
+    else if (in_ratio > 4.0 / 3.0)
+        w = nearbyint(h * (4.0 / 3.0));
+    win->w = w;
+    win->h = h;
+    win->x = floor((W - w) / 2);
+    win->y = floor((H - h) / 2);
+}
+
+/* torchvision Resize(R) (shorter side to R, longer int(R*long/short)) then
+ * CenterCrop(crop), expressed as a window of the source image. */
+static void center_window(const dlg_loader_config *cfg, int W, int H, dlg_crop_window *win)
+{
+    int R = cfg->resize > 0 ? cfg->resize : cfg->crop * 256 / 224;
+    int nw, nh;
+    if (W <= H) {
+        nw = R;
+        nh = (int)((int64_t)R * H / W);
+    } else {
+        nh = R;
+        nw = (int)((int64_t)R * W / H);
+    }
+    double top = nearbyint((nh - cfg->crop) / 2.0), left = nearbyint((nw - cfg->crop) / 2.0);
+    double sx = (double)W / nw, sy = (double)H / nh;
+    win->x = left * sx;
+    win->y = top * sy;
+    win->w = cfg->crop * sx;
+    win->h = cfg->crop * sy;
+}
+
+void dlg_ld_window(const dlg_loader_config *cfg, uint64_t epoch, uint64_t pos, int W, int H,
+                   dlg_crop_window *win)
+{
+    win->mirror = false;
+    if (!cfg->train) {
+        center_window(cfg, W, H, win);
+        return;
+    }
+    uint64_t key = dlg_ld_hash(cfg->seed, epoch, pos, 0x63726f70ULL);
+    random_window(key, W, H, win);
+    win->mirror = dlg_ld_uniform(key, 1000) < 0.5;
+}

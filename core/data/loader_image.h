@@ -1,0 +1,67 @@
+/* The loader's per-image arithmetic, exposed so tests can check it against
+ * an independent reference: counter-based randomness, the per-epoch
+ * permutation, crop windows (torchvision semantics), the PIL-style bilinear
+ * resample and the normalise/store step.  See loader.h for the definitions. */
+#ifndef DLG_LOADER_IMAGE_H
+#define DLG_LOADER_IMAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "loader.h"
+
+/* ---- randomness: pure functions of their arguments ---------------------- */
+uint64_t dlg_ld_hash(uint64_t seed, uint64_t a, uint64_t b, uint64_t c);
+/* Uniform in [0,1) from the k-th draw of the stream `key`. */
+double dlg_ld_uniform(uint64_t key, uint32_t k);
+
+/* Position pos (< n) of epoch `epoch` -> record index: a bijection on
+ * [0,n) (keyed Feistel network with cycle walking), or identity when
+ * shuffle is off. */
+uint64_t dlg_ld_permute(uint64_t pos, uint64_t n, uint64_t seed, uint64_t epoch, bool shuffle);
+
+/* ---- crop windows ------------------------------------------------------- */
+typedef struct dlg_crop_window {
+    double x, y, w, h; /* in source pixels; train windows are whole pixels */
+    bool mirror;
+} dlg_crop_window;
+
+/* The window for stream item (epoch, pos) of a W x H source image. */
+void dlg_ld_window(const dlg_loader_config *cfg, uint64_t epoch, uint64_t pos, int W, int H,
+                   dlg_crop_window *win);
+
+/* ---- resample ------------------------------------------------------------ */
+typedef struct dlg_taps {
+    int n;       /* outputs */
+    int maxk;    /* taps stored per output */
+    int *first;  /* n: first input index */
+    int *count;  /* n: taps used */
+    float *w;    /* n * maxk weights */
+} dlg_taps;
+
+/* Taps needed per output for a span of `span` inputs mapped to n outputs. */
+int dlg_taps_max(double span, int n);
+/* Fills t (storage provided by the caller: first/count n ints, w n*maxk
+ * floats, maxk >= dlg_taps_max) for the span [x0, x0+span) of an axis of
+ * `insize` pixels. */
+void dlg_taps_fill(dlg_taps *t, double x0, double span, int n, int insize);
+
+/* Resamples packed 8-bit RGB (stride bytes per row) through the taps:
+ * rows first into tmp (rows [ty->first[0], last needed) x tx->n x 3 floats),
+ * then columns into out (ty->n x tx->n x 3 floats, HWC). */
+void dlg_resample_rgb(const uint8_t *src, size_t stride, const dlg_taps *tx, const dlg_taps *ty,
+                      float *tmp, float *out);
+/* Rows of tmp dlg_resample_rgb needs for ty. */
+int dlg_taps_rows(const dlg_taps *ty);
+
+/* Normalises an HWC float image (values 0..255) of size s x s, mirrors it if
+ * asked, and stores it as image `index` of a batch buffer in cfg's layout
+ * and dtype. */
+void dlg_ld_store(const dlg_loader_config *cfg, const float *hwc, int s, bool mirror,
+                  void *batch, int index);
+
+/* IEEE half from float, round to nearest even. */
+uint16_t dlg_fp16(float f);
+
+#endif

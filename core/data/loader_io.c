@@ -1,0 +1,173 @@
+/* Reading through the host's storage services: aligned buffers for direct
+ * I/O backends, a dlg_source over a host file, and the page-cache modes. */
+#include "loader_src.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define BUF_ALIGN 4096
+
+int dlg_ld_buf_reserve(dlg_ld_buf *b, size_t n, dlg_data_err *err)
+{
+    if (n <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 256 * 1024;
+    while (cap < n)
+        cap *= 2;
+    void *p = aligned_alloc(BUF_ALIGN, cap);
+    if (!p)
+        return dlg_data_fail(err, DLG_ENOMEM, "loader: out of memory for a %zu-byte buffer", cap);
+    free(b->p);
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+void dlg_ld_buf_free(dlg_ld_buf *b)
+{
+    free(b->p);
+    b->p = NULL;
+    b->cap = 0;
+}
+
+int64_t dlg_ld_read(const dlg_host *h, dlg_file *f, const char *name, dlg_ld_buf *b, uint64_t off,
+                    size_t n, const uint8_t **data, uint64_t *io, dlg_data_err *err)
+{
+    uint32_t align = 1;
+    uint32_t caps = h->file_caps ? h->file_caps(h, f, &align) : 0;
+    if (!(caps & DLG_CAP_DIRECT) || align < 1)
+        align = 1;
+    uint64_t a0 = off / align * align;
+    uint64_t a1 = (off + n + align - 1) / align * align;
+    size_t len = (size_t)(a1 - a0);
+    int rc = dlg_ld_buf_reserve(b, len, err);
+    if (rc < 0)
+        return rc;
+    int64_t got = h->file_read(h, f, b->p, len, a0);
+    if (got < 0)
+        return dlg_data_fail(err, (int)-got, "%s: read of %zu bytes at offset %llu failed", name,
+                             len, (unsigned long long)a0);
+    *io = (uint64_t)got;
+    uint64_t skip = off - a0;
+    int64_t avail = got > (int64_t)skip ? got - (int64_t)skip : 0;
+    if (avail > (int64_t)n)
+        avail = (int64_t)n;
+    *data = b->p + skip;
+    return avail;
+}
+
+static int64_t host_pread(void *ctx, void *buf, size_t n, uint64_t off)
+{
+    dlg_ld_hostfile *hf = ctx;
+    const uint8_t *p;
+    uint64_t io;
+    int64_t got = dlg_ld_read(hf->h, hf->f, hf->name, &hf->buf, off, n, &p, &io, NULL);
+    if (got > 0)
+        memcpy(buf, p, (size_t)got);
+    return got;
+}
+
+int dlg_ld_source_host(dlg_source *s, dlg_ld_hostfile *hf, const dlg_host *h, const char *path,
+                       dlg_data_err *err)
+{
+    memset(hf, 0, sizeof *hf);
+    hf->h = h;
+    hf->name = path;
+    int rc = h->file_open(h, NULL, path, &hf->f);
+    if (rc < 0)
+        return dlg_data_fail(err, -rc, "%s: cannot open through the job's storage", path);
+    uint64_t size = DLG_SIZE_UNKNOWN;
+    rc = h->file_size(h, hf->f, &size);
+    if (rc < 0) {
+        dlg_ld_source_host_close(hf);
+        return dlg_data_fail(err, -rc, "%s: cannot get its size", path);
+    }
+    s->pread = host_pread;
+    s->ctx = hf;
+    s->size = size;
+    s->name = path;
+    return 0;
+}
+
+void dlg_ld_source_host_close(dlg_ld_hostfile *hf)
+{
+    if (hf->f)
+        hf->h->file_close(hf->h, hf->f);
+    hf->f = NULL;
+    dlg_ld_buf_free(&hf->buf);
+}
+
+static int evict(const char *path, dlg_data_err *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return dlg_data_fail(err, DLG_EIO, "%s: cannot open to evict it from the page cache: %s",
+                             path, strerror(errno));
+    int rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    close(fd);
+    if (rc != 0)
+        return dlg_data_fail(err, DLG_EIO, "%s: posix_fadvise(DONTNEED) failed: %s", path,
+                             strerror(rc));
+    return 0;
+}
+
+static int warm(const char *path, char *chunk, size_t cap, dlg_data_err *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return dlg_data_fail(err, DLG_EIO, "%s: cannot open to pre-read it: %s", path,
+                             strerror(errno));
+    ssize_t got;
+    while ((got = read(fd, chunk, cap)) > 0)
+        ;
+    int e = errno;
+    close(fd);
+    if (got < 0)
+        return dlg_data_fail(err, DLG_EIO, "%s: pre-read failed: %s", path, strerror(e));
+    return 0;
+}
+
+/* drop_caches also drops what other processes cached: only as root, and
+ * only after every file was fadvised (which needs no privilege). */
+static bool drop_caches(void)
+{
+    const char *p = "/proc/sys/vm/drop_caches";
+    if (geteuid() != 0 || access(p, W_OK) != 0)
+        return false;
+    sync();
+    int fd = open(p, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    bool ok = write(fd, "1", 1) == 1;
+    close(fd);
+    return ok;
+}
+
+int dlg_ld_cache(const dlg_ld_src *s, dlg_cache_mode mode, const char **method, dlg_data_err *err)
+{
+    *method = "none";
+    if (mode == DLG_CACHE_NONE)
+        return 0;
+    char path[4096];
+    size_t cap = 1u << 20;
+    char *chunk = mode == DLG_CACHE_WARM ? malloc(cap) : NULL;
+    if (mode == DLG_CACHE_WARM && !chunk)
+        return dlg_data_fail(err, DLG_ENOMEM, "loader: out of memory");
+    int rc = 0;
+    for (size_t i = 0; i < s->nfiles && rc == 0; i++) {
+        const char *p = s->ops->file_path(s, i, path, sizeof path);
+        rc = mode == DLG_CACHE_COLD ? evict(p, err) : warm(p, chunk, cap, err);
+    }
+    free(chunk);
+    if (rc < 0)
+        return rc;
+    if (mode == DLG_CACHE_WARM)
+        *method = "read";
+    else
+        *method = drop_caches() ? "fadvise+drop_caches" : "fadvise";
+    return 0;
+}

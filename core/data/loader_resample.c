@@ -1,0 +1,156 @@
+/* PIL-style antialiased bilinear resample of a crop window (separable,
+ * float), and the normalise/mirror/store step into a batch buffer. */
+#include "loader_image.h"
+
+#include <math.h>
+#include <string.h>
+
+int dlg_taps_max(double span, int n)
+{
+    double scale = span / n;
+    double support = scale > 1.0 ? scale : 1.0;
+    return (int)ceil(support) * 2 + 1;
+}
+
+void dlg_taps_fill(dlg_taps *t, double x0, double span, int n, int insize)
+{
+    double scale = span / n;
+    double fs = scale > 1.0 ? scale : 1.0;
+    double inv = 1.0 / fs;
+    t->n = n;
+    for (int j = 0; j < n; j++) {
+        double c = x0 + (j + 0.5) * scale;
+        int lo = (int)floor(c - fs + 0.5), hi = (int)floor(c + fs + 0.5);
+        if (lo < 0)
+            lo = 0;
+        if (hi > insize)
+            hi = insize;
+        if (hi <= lo) { /* a window at the very edge: take the nearest pixel */
+            lo = lo >= insize ? insize - 1 : lo;
+            hi = lo + 1;
+        }
+        if (hi - lo > t->maxk)
+            hi = lo + t->maxk;
+        float *w = t->w + (size_t)j * t->maxk;
+        double total = 0;
+        for (int i = lo; i < hi; i++) {
+            double d = fabs((i + 0.5 - c) * inv);
+            double v = d < 1.0 ? 1.0 - d : 0.0;
+            w[i - lo] = (float)v;
+            total += v;
+        }
+        if (total <= 0) { /* only possible for a degenerate window */
+            for (int i = lo; i < hi; i++)
+                w[i - lo] = 1.0f / (float)(hi - lo);
+        } else {
+            for (int i = lo; i < hi; i++)
+                w[i - lo] = (float)(w[i - lo] / total);
+        }
+        t->first[j] = lo;
+        t->count[j] = hi - lo;
+    }
+}
+
+int dlg_taps_rows(const dlg_taps *ty)
+{
+    int last = 0;
+    for (int j = 0; j < ty->n; j++)
+        if (ty->first[j] + ty->count[j] > last)
+            last = ty->first[j] + ty->count[j];
+    return last - ty->first[0];
+}
+
+static void resample_row(const uint8_t *src, const dlg_taps *tx, float *dst)
+{
+    for (int j = 0; j < tx->n; j++) {
+        const uint8_t *p = src + (size_t)tx->first[j] * 3;
+        const float *w = tx->w + (size_t)j * tx->maxk;
+        float r = 0, g = 0, b = 0;
+        for (int i = 0; i < tx->count[j]; i++) {
+            r += w[i] * p[3 * i];
+            g += w[i] * p[3 * i + 1];
+            b += w[i] * p[3 * i + 2];
+        }
+        dst[3 * j] = r;
+        dst[3 * j + 1] = g;
+        dst[3 * j + 2] = b;
+    }
+}
+
+void dlg_resample_rgb(const uint8_t *src, size_t stride, const dlg_taps *tx, const dlg_taps *ty,
+                      float *tmp, float *out)
+{
+    int base = ty->first[0], rows = dlg_taps_rows(ty);
+    size_t rw = (size_t)tx->n * 3;
+    for (int r = 0; r < rows; r++)
+        resample_row(src + (size_t)(base + r) * stride, tx, tmp + (size_t)r * rw);
+    for (int j = 0; j < ty->n; j++) {
+        float *o = out + (size_t)j * rw;
+        const float *w = ty->w + (size_t)j * ty->maxk;
+        const float *t0 = tmp + (size_t)(ty->first[j] - base) * rw;
+        for (size_t x = 0; x < rw; x++)
+            o[x] = w[0] * t0[x];
+        for (int i = 1; i < ty->count[j]; i++) {
+            const float *ti = t0 + (size_t)i * rw;
+            float wi = w[i];
+            for (size_t x = 0; x < rw; x++)
+                o[x] += wi * ti[x];
+        }
+    }
+}
+
+uint16_t dlg_fp16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000u;
+    uint32_t exp = (x >> 23) & 0xffu, man = x & 0x7fffffu;
+    if (exp == 0xff) /* inf / nan */
+        return (uint16_t)(sign | 0x7c00u | (man ? 0x200u : 0));
+    int e = (int)exp - 127 + 15;
+    if (e >= 31)
+        return (uint16_t)(sign | 0x7c00u);
+    if (e <= 0) { /* subnormal half (or zero) */
+        if (e < -10)
+            return (uint16_t)sign;
+        man |= 0x800000u;
+        unsigned shift = (unsigned)(14 - e);
+        uint32_t h = man >> shift, rem = man & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+        if (rem > halfway || (rem == halfway && (h & 1)))
+            h++;
+        return (uint16_t)(sign | h);
+    }
+    uint32_t h = (uint32_t)e << 10 | man >> 13, rem = man & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1)))
+        h++; /* may carry into the exponent: that is the correct rounding */
+    return (uint16_t)(sign | h);
+}
+
+void dlg_ld_store(const dlg_loader_config *cfg, const float *hwc, int s, bool mirror,
+                  void *batch, int index)
+{
+    float a[3], b[3];
+    for (int c = 0; c < 3; c++) {
+        a[c] = 1.0f / (255.0f * cfg->std[c]);
+        b[c] = -cfg->mean[c] / cfg->std[c];
+    }
+    size_t plane = (size_t)s * s, img = plane * 3;
+    bool f16 = cfg->dtype == DLG_DTYPE_FP16;
+    float *o32 = (float *)batch + (f16 ? 0 : img * (size_t)index);
+    uint16_t *o16 = (uint16_t *)batch + (f16 ? img * (size_t)index : 0);
+    for (int y = 0; y < s; y++) {
+        const float *row = hwc + (size_t)y * s * 3;
+        for (int x = 0; x < s; x++) {
+            const float *px = row + (size_t)(mirror ? s - 1 - x : x) * 3;
+            for (int c = 0; c < 3; c++) {
+                float v = px[c] * a[c] + b[c];
+                size_t at = cfg->layout == DLG_LAYOUT_NCHW ? (size_t)c * plane + (size_t)y * s + x
+                                                           : ((size_t)y * s + x) * 3 + c;
+                if (f16)
+                    o16[at] = dlg_fp16(v);
+                else
+                    o32[at] = v;
+            }
+        }
+    }
+}

@@ -1,0 +1,84 @@
+/* The loader's dataset sources: each turns "record i" into encoded image
+ * bytes (or raw pixels) and a label, reading through the job's storage
+ * backend (lmdb: through its own mmap).  One worker context per thread. */
+#ifndef DLG_LOADER_SRC_H
+#define DLG_LOADER_SRC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "data_error.h"
+#include "data_source.h"
+#include "loader.h"
+
+typedef struct dlg_ld_item {
+    const uint8_t *bytes; /* encoded image (JPEG), or NULL for raw pixels */
+    size_t len;
+    const uint8_t *pixels; /* raw Datum: uint8 CHW, BGR (channels 1 or 3) */
+    int w, h, channels;
+    int32_t label;
+    uint64_t bytes_read;   /* bytes the storage delivered for this record */
+    char what[320];        /* "file@offset" / "db key 'k'": names it in errors */
+} dlg_ld_item;
+
+typedef struct dlg_ld_src dlg_ld_src;
+
+typedef struct dlg_ld_src_ops {
+    const char *name; /* "recordio", "lmdb", "files" */
+    int (*worker_open)(dlg_ld_src *s, void **w, dlg_data_err *err);
+    void (*worker_close)(dlg_ld_src *s, void *w);
+    /* Record `index` (< s->n); the item's pointers stay valid until the
+     * next read on the same worker. */
+    int (*read)(dlg_ld_src *s, void *w, uint64_t index, dlg_ld_item *it, dlg_data_err *err);
+    /* Path of dataset file i (< s->nfiles) into buf, for the cache modes. */
+    const char *(*file_path)(const dlg_ld_src *s, size_t i, char *buf, size_t cap);
+    void (*close)(dlg_ld_src *s);
+} dlg_ld_src_ops;
+
+struct dlg_ld_src {
+    const dlg_ld_src_ops *ops;
+    const dlg_host *h;
+    uint64_t n;          /* records */
+    size_t nfiles;       /* files the dataset consists of */
+    uint64_t bytes;      /* their total size */
+    int nclasses;        /* 0 when unknown */
+};
+
+int dlg_ld_src_recordio(dlg_ld_src **out, const char *path, const dlg_host *h, dlg_data_err *err);
+int dlg_ld_src_files(dlg_ld_src **out, const char *path, const dlg_host *h, dlg_data_err *err);
+int dlg_ld_src_lmdb(dlg_ld_src **out, const char *path, const dlg_host *h, dlg_data_err *err);
+
+/* ---- shared helpers (loader_io.c) --------------------------------------- */
+
+/* A growable read buffer that honours a DLG_CAP_DIRECT file's alignment. */
+typedef struct dlg_ld_buf {
+    uint8_t *p;
+    size_t cap;
+} dlg_ld_buf;
+
+int dlg_ld_buf_reserve(dlg_ld_buf *b, size_t n, dlg_data_err *err);
+void dlg_ld_buf_free(dlg_ld_buf *b);
+
+/* Reads [off, off+n) of f through the host into b; *data points at byte off
+ * (inside b, which is aligned and padded as the backend requires).  Returns
+ * bytes available at *data (short only at end of file) or -code; *io gets
+ * the bytes the storage transferred. */
+int64_t dlg_ld_read(const dlg_host *h, dlg_file *f, const char *name, dlg_ld_buf *b, uint64_t off,
+                    size_t n, const uint8_t **data, uint64_t *io, dlg_data_err *err);
+
+/* A dlg_source reading through an open host file (for .idx/.lst parsers). */
+typedef struct dlg_ld_hostfile {
+    const dlg_host *h;
+    dlg_file *f;
+    dlg_ld_buf buf;
+    const char *name;
+} dlg_ld_hostfile;
+int dlg_ld_source_host(dlg_source *s, dlg_ld_hostfile *hf, const dlg_host *h, const char *path,
+                       dlg_data_err *err);
+void dlg_ld_source_host_close(dlg_ld_hostfile *hf);
+
+/* Applies cache mode to every dataset file; *method says what was done. */
+int dlg_ld_cache(const dlg_ld_src *s, dlg_cache_mode mode, const char **method, dlg_data_err *err);
+
+#endif

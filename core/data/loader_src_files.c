@@ -1,0 +1,147 @@
+/* Folder-of-images source: a convert_imageset list file (paths relative to
+ * the list's folder) or an ImageNet-style class-folder scan.  Each record is
+ * one file, opened and read whole through the job's storage. */
+#include "listfile.h"
+#include "loader_src.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+typedef struct files_src {
+    dlg_ld_src base;
+    char *root;
+    dlg_filelist list;
+} files_src;
+
+typedef struct files_worker {
+    dlg_ld_buf buf;
+} files_worker;
+
+static const char *files_file_path(const dlg_ld_src *base, size_t i, char *buf, size_t cap)
+{
+    const files_src *s = (const files_src *)base;
+    snprintf(buf, cap, "%s/%s", s->root, s->list.entries[i].path);
+    return buf;
+}
+
+static int files_worker_open(dlg_ld_src *base, void **w, dlg_data_err *err)
+{
+    files_worker *k = calloc(1, sizeof *k);
+    if (!k)
+        return dlg_data_fail(err, DLG_ENOMEM, "loader: out of memory");
+    *w = k;
+    return 0;
+}
+
+static void files_worker_close(dlg_ld_src *base, void *w)
+{
+    files_worker *k = w;
+    if (!k)
+        return;
+    dlg_ld_buf_free(&k->buf);
+    free(k);
+}
+
+static int files_read(dlg_ld_src *base, void *w, uint64_t index, dlg_ld_item *it,
+                      dlg_data_err *err)
+{
+    files_src *s = (files_src *)base;
+    files_worker *k = w;
+    const dlg_host *h = base->h;
+    files_file_path(base, (size_t)index, it->what, sizeof it->what);
+    it->bytes_read = 0;
+    dlg_file *f;
+    int rc = h->file_open(h, NULL, it->what, &f);
+    if (rc < 0)
+        return dlg_data_fail(err, -rc, "%s: cannot open through the job's storage", it->what);
+    uint64_t size = 0;
+    rc = h->file_size(h, f, &size);
+    if (rc < 0) {
+        h->file_close(h, f);
+        return dlg_data_fail(err, -rc, "%s: cannot get its size", it->what);
+    }
+    if (size > (1u << 30)) {
+        h->file_close(h, f);
+        return dlg_data_fail(err, DLG_ECORRUPT, "%s: %llu bytes is too large for an image",
+                             it->what, (unsigned long long)size);
+    }
+    const uint8_t *p;
+    int64_t got = dlg_ld_read(h, f, it->what, &k->buf, 0, (size_t)size, &p, &it->bytes_read, err);
+    h->file_close(h, f);
+    if (got < 0)
+        return (int)got;
+    it->bytes = p;
+    it->len = (size_t)got;
+    it->pixels = NULL;
+    it->label = s->list.entries[index].label;
+    return 0;
+}
+
+static void files_close(dlg_ld_src *base)
+{
+    files_src *s = (files_src *)base;
+    dlg_filelist_free(&s->list);
+    free(s->root);
+    free(s);
+}
+
+static const dlg_ld_src_ops files_ops = {"files",    files_worker_open, files_worker_close,
+                                         files_read, files_file_path,   files_close};
+
+static int load_list(files_src *s, const char *path, dlg_data_err *err)
+{
+    const char *slash = strrchr(path, '/');
+    s->root = slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
+    if (!s->root)
+        return dlg_data_fail(err, DLG_ENOMEM, "%s: out of memory", path);
+    if (!s->root[0]) { /* "/list.txt" */
+        free(s->root);
+        if (!(s->root = strdup("/")))
+            return dlg_data_fail(err, DLG_ENOMEM, "%s: out of memory", path);
+    }
+    dlg_source src;
+    dlg_ld_hostfile hf;
+    int rc = dlg_ld_source_host(&src, &hf, s->base.h, path, err);
+    if (rc < 0)
+        return rc;
+    rc = dlg_filelist_load(&s->list, &src, err);
+    dlg_ld_source_host_close(&hf);
+    if (rc < 0)
+        return rc;
+    int32_t max = -1;
+    for (size_t i = 0; i < s->list.n; i++)
+        if (s->list.entries[i].label > max)
+            max = s->list.entries[i].label;
+    s->base.nclasses = max + 1;
+    return 0;
+}
+
+int dlg_ld_src_files(dlg_ld_src **out, const char *path, const dlg_host *h, dlg_data_err *err)
+{
+    files_src *s = calloc(1, sizeof *s);
+    if (!s)
+        return dlg_data_fail(err, DLG_ENOMEM, "%s: out of memory", path);
+    s->base.ops = &files_ops;
+    s->base.h = h;
+    struct stat st;
+    int rc;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        rc = (s->root = strdup(path)) ? dlg_filelist_scan(&s->list, path, err)
+                                      : dlg_data_fail(err, DLG_ENOMEM, "%s: out of memory", path);
+        s->base.nclasses = (int)s->list.nclasses;
+    } else {
+        rc = load_list(s, path, err);
+    }
+    if (rc == 0 && s->list.n == 0)
+        rc = dlg_data_fail(err, DLG_EINVAL, "%s: the dataset has no images", path);
+    if (rc < 0) {
+        files_close(&s->base);
+        return rc;
+    }
+    s->base.n = s->list.n;
+    s->base.nfiles = s->list.n;
+    *out = &s->base;
+    return 0;
+}

@@ -1,0 +1,111 @@
+/* Caffe LMDB source.  LMDB reads through its own mmap, so this source never
+ * goes through the job's storage backend; bytes_read counts the Datum
+ * values touched.  One cursor per worker. */
+#include "lmdb_dataset.h"
+#include "loader_src.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+typedef struct lmdb_src {
+    dlg_ld_src base;
+    char *path;
+    dlg_lmdb *db;
+} lmdb_src;
+
+static const char *lmdb_file_path(const dlg_ld_src *base, size_t i, char *buf, size_t cap)
+{
+    const lmdb_src *s = (const lmdb_src *)base;
+    struct stat st;
+    if (stat(s->path, &st) == 0 && S_ISDIR(st.st_mode))
+        snprintf(buf, cap, "%s/data.mdb", s->path);
+    else
+        snprintf(buf, cap, "%s", s->path);
+    return buf;
+}
+
+static int lmdb_worker_open(dlg_ld_src *base, void **w, dlg_data_err *err)
+{
+    lmdb_src *s = (lmdb_src *)base;
+    dlg_lmdb_cursor *c;
+    int rc = dlg_lmdb_cursor_open(s->db, &c, err);
+    if (rc < 0)
+        return rc;
+    *w = c;
+    return 0;
+}
+
+static void lmdb_worker_close(dlg_ld_src *base, void *w)
+{
+    if (w)
+        dlg_lmdb_cursor_close(w);
+}
+
+static int lmdb_read(dlg_ld_src *base, void *w, uint64_t index, dlg_ld_item *it, dlg_data_err *err)
+{
+    lmdb_src *s = (lmdb_src *)base;
+    dlg_lmdb_record rec;
+    int rc = dlg_lmdb_seek(w, index, &rec, err);
+    if (rc < 0)
+        return rc;
+    const dlg_datum *d = rec.datum;
+    snprintf(it->what, sizeof it->what, "%s: key '%.*s'", s->path,
+             (int)(rec.key_len > 200 ? 200 : rec.key_len), rec.key);
+    it->bytes_read = rec.value_len;
+    it->label = d->label;
+    if (d->encoded) {
+        it->bytes = d->data;
+        it->len = d->data_len;
+        it->pixels = NULL;
+        return 0;
+    }
+    if ((d->channels != 1 && d->channels != 3) || d->height <= 0 || d->width <= 0 ||
+        (size_t)d->channels * d->height * d->width != d->data_len)
+        return dlg_data_fail(err, DLG_ECORRUPT, "%s: raw Datum %dx%dx%d with %zu data bytes",
+                             it->what, d->channels, d->height, d->width, d->data_len);
+    it->bytes = NULL;
+    it->len = d->data_len;
+    it->pixels = d->data;
+    it->w = d->width;
+    it->h = d->height;
+    it->channels = d->channels;
+    return 0;
+}
+
+static void lmdb_close(dlg_ld_src *base)
+{
+    lmdb_src *s = (lmdb_src *)base;
+    if (s->db)
+        dlg_lmdb_close(s->db);
+    free(s->path);
+    free(s);
+}
+
+static const dlg_ld_src_ops lmdb_ops = {"lmdb",    lmdb_worker_open, lmdb_worker_close,
+                                        lmdb_read, lmdb_file_path,   lmdb_close};
+
+int dlg_ld_src_lmdb(dlg_ld_src **out, const char *path, const dlg_host *h, dlg_data_err *err)
+{
+    lmdb_src *s = calloc(1, sizeof *s);
+    if (!s || !(s->path = strdup(path))) {
+        free(s);
+        return dlg_data_fail(err, DLG_ENOMEM, "%s: out of memory", path);
+    }
+    s->base.ops = &lmdb_ops;
+    s->base.h = h;
+    s->base.nfiles = 1;
+    int rc = dlg_lmdb_open(&s->db, path, err);
+    if (rc < 0) {
+        lmdb_close(&s->base);
+        return rc;
+    }
+    s->base.n = dlg_lmdb_count(s->db);
+    char p[4096];
+    struct stat st;
+    if (stat(lmdb_file_path(&s->base, 0, p, sizeof p), &st) == 0)
+        s->base.bytes = (uint64_t)st.st_size;
+    *out = &s->base;
+    return 0;
+}

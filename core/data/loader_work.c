@@ -1,0 +1,121 @@
+/* Per-image work of a loader worker.  Buffers grow only when an image needs
+ * more than any before it, so the steady state allocates nothing. */
+#include "loader_work.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem, dlg_data_err *err)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 4096;
+    while (n < need)
+        n *= 2;
+    void *q = malloc(n * elem);
+    if (!q)
+        return dlg_data_fail(err, DLG_ENOMEM, "loader: out of memory (%zu bytes)", n * elem);
+    free(*p);
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+int dlg_ld_scratch_init(dlg_ld_scratch *sc, int crop, dlg_data_err *err)
+{
+    memset(sc, 0, sizeof *sc);
+    int rc = dlg_jpeg_new(&sc->jpeg, err);
+    if (rc < 0)
+        return rc;
+    sc->hwc = malloc((size_t)crop * crop * 3 * sizeof *sc->hwc);
+    sc->first = malloc((size_t)crop * 2 * sizeof *sc->first);
+    sc->count = malloc((size_t)crop * 2 * sizeof *sc->count);
+    if (!sc->hwc || !sc->first || !sc->count) {
+        dlg_ld_scratch_free(sc);
+        return dlg_data_fail(err, DLG_ENOMEM, "loader: out of memory");
+    }
+    return 0;
+}
+
+void dlg_ld_scratch_free(dlg_ld_scratch *sc)
+{
+    dlg_jpeg_free(sc->jpeg);
+    free(sc->rgb);
+    free(sc->tmp);
+    free(sc->hwc);
+    free(sc->first);
+    free(sc->count);
+    free(sc->w);
+    memset(sc, 0, sizeof *sc);
+}
+
+/* Raw Datum (uint8 CHW, BGR or gray) to packed RGB. */
+static void raw_to_rgb(const dlg_ld_item *it, uint8_t *rgb)
+{
+    size_t plane = (size_t)it->w * it->h;
+    for (size_t i = 0; i < plane; i++) {
+        if (it->channels == 1) {
+            rgb[3 * i] = rgb[3 * i + 1] = rgb[3 * i + 2] = it->pixels[i];
+        } else {
+            rgb[3 * i] = it->pixels[2 * plane + i];
+            rgb[3 * i + 1] = it->pixels[plane + i];
+            rgb[3 * i + 2] = it->pixels[i];
+        }
+    }
+}
+
+/* Decodes (or converts) the source at the scale the window allows; returns
+ * the full-resolution size in W,H and the decoded size in sw,sh. */
+static int source_rgb(const dlg_loader_config *cfg, dlg_ld_scratch *sc, const dlg_ld_item *it,
+                      uint64_t epoch, uint64_t pos, dlg_crop_window *win, int *W, int *H,
+                      int *sw, int *sh, dlg_data_err *err)
+{
+    if (!it->bytes) {
+        *W = *sw = it->w;
+        *H = *sh = it->h;
+        dlg_ld_window(cfg, epoch, pos, *W, *H, win);
+        int rc = grow((void **)&sc->rgb, &sc->rgb_cap, (size_t)*W * *H * 3, 1, err);
+        if (rc < 0)
+            return rc;
+        raw_to_rgb(it, sc->rgb);
+        return 0;
+    }
+    dlg_jpeg_info info;
+    int rc = dlg_jpeg_header(sc->jpeg, it->bytes, it->len, it->what, &info, err);
+    if (rc < 0)
+        return rc;
+    *W = info.width;
+    *H = info.height;
+    dlg_ld_window(cfg, epoch, pos, *W, *H, win);
+    dlg_jpeg_scale s = dlg_jpeg_pick_scale(win->w, win->h, cfg->crop, cfg->crop);
+    size_t need = (size_t)dlg_jpeg_scaled(*W, s) * dlg_jpeg_scaled(*H, s) * 3;
+    if ((rc = grow((void **)&sc->rgb, &sc->rgb_cap, need, 1, err)) < 0)
+        return rc;
+    return dlg_jpeg_decode(sc->jpeg, it->bytes, it->len, it->what, s, sc->rgb, sc->rgb_cap, sw, sh,
+                           err);
+}
+
+int dlg_ld_process(const dlg_loader_config *cfg, dlg_ld_scratch *sc, const dlg_ld_item *it,
+                   uint64_t epoch, uint64_t pos, void *batch, int index, dlg_data_err *err)
+{
+    dlg_crop_window win;
+    int W, H, sw, sh, n = cfg->crop;
+    int rc = source_rgb(cfg, sc, it, epoch, pos, &win, &W, &H, &sw, &sh, err);
+    if (rc < 0)
+        return rc;
+    double fx = (double)sw / W, fy = (double)sh / H;
+    double spanx = win.w * fx, spany = win.h * fy;
+    int kx = dlg_taps_max(spanx, n), ky = dlg_taps_max(spany, n);
+    if ((rc = grow((void **)&sc->w, &sc->w_cap, (size_t)n * (kx + ky), sizeof(float), err)) < 0)
+        return rc;
+    dlg_taps tx = {n, kx, sc->first, sc->count, sc->w};
+    dlg_taps ty = {n, ky, sc->first + n, sc->count + n, sc->w + (size_t)n * kx};
+    dlg_taps_fill(&tx, win.x * fx, spanx, n, sw);
+    dlg_taps_fill(&ty, win.y * fy, spany, n, sh);
+    size_t rows = (size_t)dlg_taps_rows(&ty);
+    if ((rc = grow((void **)&sc->tmp, &sc->tmp_cap, rows * n * 3, sizeof(float), err)) < 0)
+        return rc;
+    dlg_resample_rgb(sc->rgb, (size_t)sw * 3, &tx, &ty, sc->tmp, sc->hwc);
+    dlg_ld_store(cfg, sc->hwc, n, win.mirror, batch, index);
+    return 0;
+}

@@ -1,0 +1,29 @@
+/* One loader worker's reusable scratch and the per-image work: header,
+ * window, (scaled) decode, resample, normalise, store. */
+#ifndef DLG_LOADER_WORK_H
+#define DLG_LOADER_WORK_H
+
+#include "jpeg.h"
+#include "loader_image.h"
+#include "loader_src.h"
+
+typedef struct dlg_ld_scratch {
+    dlg_jpeg *jpeg;
+    uint8_t *rgb;  /* decoded image, packed RGB */
+    size_t rgb_cap;
+    float *tmp;    /* rows after the horizontal pass */
+    size_t tmp_cap;
+    float *hwc;    /* crop x crop x 3 */
+    int *first, *count; /* 2 * crop each: x taps then y taps */
+    float *w;      /* taps weights, x then y */
+    size_t w_cap;
+} dlg_ld_scratch;
+
+int dlg_ld_scratch_init(dlg_ld_scratch *sc, int crop, dlg_data_err *err);
+void dlg_ld_scratch_free(dlg_ld_scratch *sc);
+
+/* Turns record `it` (stream item epoch/pos) into image `index` of batch. */
+int dlg_ld_process(const dlg_loader_config *cfg, dlg_ld_scratch *sc, const dlg_ld_item *it,
+                   uint64_t epoch, uint64_t pos, void *batch, int index, dlg_data_err *err);
+
+#endif

@@ -1,0 +1,237 @@
+/* Generated datasets on disk: an ImageNet-layout JPEG tree with its list
+ * files (rendered and encoded on N threads), and PTB-like text files. */
+#include "jpeg.h"
+#include "synth.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct tree_job {
+    const dlg_synth_images_cfg *cfg;
+    _Atomic uint64_t next;
+    _Atomic uint64_t bytes, sum_w, sum_h, min_b, max_b;
+    atomic_int failed;
+    pthread_mutex_t mu;
+    dlg_data_err err; /* first failure, under mu */
+} tree_job;
+
+static int mkdir_p1(const char *path, dlg_data_err *err)
+{
+    if (mkdir(path, 0777) == 0 || errno == EEXIST)
+        return 0;
+    return dlg_data_fail(err, DLG_EIO, "%s: cannot create folder: %s", path, strerror(errno));
+}
+
+static void rel_path(char *buf, size_t cap, const dlg_synth_images_cfg *c, uint64_t i)
+{
+    int label = (int)(i % (uint64_t)c->classes);
+    snprintf(buf, cap, "%s/n%08d/n%08d_%llu.JPEG", c->split, label, label,
+             (unsigned long long)(i / (uint64_t)c->classes));
+}
+
+static int write_file(const char *path, const void *p, size_t n, dlg_data_err *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return dlg_data_fail(err, DLG_EIO, "%s: cannot create: %s", path, strerror(errno));
+    const uint8_t *b = p;
+    while (n > 0) {
+        ssize_t k = write(fd, b, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            int e = errno;
+            close(fd);
+            return dlg_data_fail(err, DLG_EIO, "%s: write failed: %s", path, strerror(e));
+        }
+        b += k;
+        n -= (size_t)k;
+    }
+    if (close(fd) != 0)
+        return dlg_data_fail(err, DLG_EIO, "%s: close failed: %s", path, strerror(errno));
+    return 0;
+}
+
+static void atomic_min(_Atomic uint64_t *a, uint64_t v)
+{
+    uint64_t cur = atomic_load(a);
+    while (v < cur && !atomic_compare_exchange_weak(a, &cur, v))
+        ;
+}
+
+static void atomic_max(_Atomic uint64_t *a, uint64_t v)
+{
+    uint64_t cur = atomic_load(a);
+    while (v > cur && !atomic_compare_exchange_weak(a, &cur, v))
+        ;
+}
+
+static int one_image(tree_job *j, dlg_jpeg *jp, uint8_t *rgb, uint64_t i, dlg_data_err *err)
+{
+    const dlg_synth_images_cfg *c = j->cfg;
+    int w, h;
+    dlg_synth_image_size(c->seed, i, &w, &h);
+    dlg_synth_image_render(c->seed, i, (int)(i % (uint64_t)c->classes), w, h, rgb);
+    const uint8_t *jpg;
+    size_t len;
+    int rc = dlg_jpeg_encode(jp, rgb, w, h, c->quality, &jpg, &len, err);
+    if (rc < 0)
+        return rc;
+    char rel[256], path[4096];
+    rel_path(rel, sizeof rel, c, i);
+    snprintf(path, sizeof path, "%s/%s", c->out, rel);
+    if ((rc = write_file(path, jpg, len, err)) < 0)
+        return rc;
+    atomic_fetch_add(&j->bytes, len);
+    atomic_fetch_add(&j->sum_w, (uint64_t)w);
+    atomic_fetch_add(&j->sum_h, (uint64_t)h);
+    atomic_min(&j->min_b, len);
+    atomic_max(&j->max_b, len);
+    return 0;
+}
+
+static void *tree_worker(void *arg)
+{
+    tree_job *j = arg;
+    dlg_data_err err = {0};
+    dlg_jpeg *jp = NULL;
+    uint8_t *rgb = malloc((size_t)DLG_SYNTH_MAX_SIDE * DLG_SYNTH_MAX_SIDE * 3);
+    int rc = rgb ? dlg_jpeg_new(&jp, &err) : dlg_data_fail(&err, DLG_ENOMEM, "out of memory");
+    for (uint64_t i; rc == 0 && !atomic_load(&j->failed) &&
+                     (i = atomic_fetch_add(&j->next, 1)) < j->cfg->images;)
+        rc = one_image(j, jp, rgb, i, &err);
+    if (rc < 0) {
+        pthread_mutex_lock(&j->mu);
+        if (!atomic_exchange(&j->failed, 1))
+            j->err = err;
+        pthread_mutex_unlock(&j->mu);
+    }
+    dlg_jpeg_free(jp);
+    free(rgb);
+    return NULL;
+}
+
+static int write_lists(const dlg_synth_images_cfg *c, dlg_data_err *err)
+{
+    char path[4096], rel[256];
+    FILE *f[2];
+    const char *ext[2] = {"txt", "lst"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(path, sizeof path, "%s/%s.%s", c->out, c->split, ext[k]);
+        if (!(f[k] = fopen(path, "w"))) {
+            if (k)
+                fclose(f[0]);
+            return dlg_data_fail(err, DLG_EIO, "%s: cannot create: %s", path, strerror(errno));
+        }
+    }
+    for (uint64_t i = 0; i < c->images; i++) {
+        rel_path(rel, sizeof rel, c, i);
+        int label = (int)(i % (uint64_t)c->classes);
+        fprintf(f[0], "%s %d\n", rel, label);
+        fprintf(f[1], "%llu\t%d\t%s\n", (unsigned long long)i, label, rel);
+    }
+    int bad = 0;
+    for (int k = 0; k < 2; k++)
+        bad |= ferror(f[k]) | (fclose(f[k]) != 0);
+    if (bad)
+        return dlg_data_fail(err, DLG_EIO, "%s/%s.txt|.lst: write failed", c->out, c->split);
+    return 0;
+}
+
+int dlg_synth_images_write(const dlg_synth_images_cfg *c, dlg_synth_images_result *res,
+                           dlg_data_err *err)
+{
+    if (c->classes < 1 || c->images < 1 || c->quality < 1 || c->quality > 100 || c->threads < 1 ||
+        !c->split[0] || strchr(c->split, '/'))
+        return dlg_data_fail(err, DLG_EINVAL, "mkdata images: bad arguments");
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", c->out, c->split);
+    int rc = mkdir_p1(c->out, err);
+    if (rc == 0)
+        rc = mkdir_p1(path, err);
+    for (int k = 0; rc == 0 && k < c->classes; k++) {
+        snprintf(path, sizeof path, "%s/%s/n%08d", c->out, c->split, k);
+        rc = mkdir_p1(path, err);
+    }
+    if (rc < 0)
+        return rc;
+    tree_job j = {.cfg = c};
+    atomic_init(&j.min_b, UINT64_MAX);
+    pthread_mutex_init(&j.mu, NULL);
+    pthread_t *tids = calloc((size_t)c->threads, sizeof *tids);
+    int started = 0;
+    for (; tids && started < c->threads; started++)
+        if (pthread_create(&tids[started], NULL, tree_worker, &j) != 0)
+            break;
+    if (started == 0)
+        tree_worker(&j); /* no threads to be had: do it here */
+    for (int t = 0; t < started; t++)
+        pthread_join(tids[t], NULL);
+    free(tids);
+    pthread_mutex_destroy(&j.mu);
+    if (atomic_load(&j.failed)) {
+        *err = j.err;
+        return -j.err.code;
+    }
+    if ((rc = write_lists(c, err)) < 0)
+        return rc;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    res->images = c->images;
+    res->bytes = atomic_load(&j.bytes);
+    res->min_bytes = atomic_load(&j.min_b);
+    res->max_bytes = atomic_load(&j.max_b);
+    res->mean_w = (double)atomic_load(&j.sum_w) / (double)c->images;
+    res->mean_h = (double)atomic_load(&j.sum_h) / (double)c->images;
+    res->seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    return 0;
+}
+
+static int64_t file_write(void *ctx, const void *buf, size_t n)
+{
+    return fwrite(buf, 1, n, ctx) == n ? (int64_t)n : -DLG_EIO;
+}
+
+int dlg_synth_text_files(const char *path, uint64_t words, int vocab, uint64_t seed, int splits,
+                         dlg_data_err *err)
+{
+    static const char *const names[3] = {"train", "valid", "test"};
+    static const double share[3] = {0.856, 0.068, 0.076};
+    dlg_synth_text *t;
+    int rc = dlg_synth_text_new(&t, vocab, seed, err);
+    if (rc < 0)
+        return rc;
+    uint64_t left = words;
+    for (int k = 0; k < (splits ? 3 : 1) && rc == 0; k++) {
+        char name[4096];
+        uint64_t n = !splits ? words : k == 2 ? left : (uint64_t)(words * share[k]);
+        left -= n < left ? n : left;
+        if (splits)
+            snprintf(name, sizeof name, "%s.%s.txt", path, names[k]);
+        else
+            snprintf(name, sizeof name, "%s", path);
+        FILE *f = fopen(name, "w");
+        if (!f) {
+            rc = dlg_data_fail(err, DLG_EIO, "%s: cannot create: %s", name, strerror(errno));
+            break;
+        }
+        dlg_output o = {file_write, f, name};
+        int64_t got = n ? dlg_synth_text_write(t, n, &o, err) : 0;
+        int bad = ferror(f) | (fclose(f) != 0);
+        if (got < 0)
+            rc = (int)got;
+        else if (bad)
+            rc = dlg_data_fail(err, DLG_EIO, "%s: write failed", name);
+    }
+    dlg_synth_text_free(t);
+    return rc;
+}
