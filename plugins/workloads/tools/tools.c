@@ -2,4 +2,4 @@
  * emulated compute (io-pipeline) and dataset preprocessing (preprocess). */
 #include "tools.h"
 
-DLG_PLUGIN("tools", &io_desc)
+DLG_PLUGIN("tools", &io_desc, &iopipe_desc, &preprocess_desc)

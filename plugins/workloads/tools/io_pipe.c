@@ -1,0 +1,178 @@
+/* io-pipeline: a DLIO / MLPerf Storage style benchmark of the input
+ * pipeline.  A step takes the next batch from the loader (recordio, lmdb,
+ * files or synthetic data, read through the job's storage backend), then
+ * "computes" for an emulated time; the batch is released after the compute,
+ * as an accelerator reading pinned memory would.  Reports samples/s,
+ * MB/s, the data-wait fraction and accelerator utilisation
+ * AU = compute time / wall time. */
+#define _GNU_SOURCE
+#include "tools.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "compute.h"
+#include "loader.h"
+
+enum { OPT_LOADER = 0, OPT_BATCH = DLG_LOPT_COUNT, OPT_COMPUTE, OPT_DIST, OPT_JITTER, OPT_MODE,
+       OPT_COUNT };
+
+static const dlg_option iopipe_options[] = {
+    DLG_LOADER_OPTIONS,
+    [OPT_BATCH] = {"batch", DLG_OPT_INT, "32", "1", "65536", NULL, "samples per batch (per step)", 0},
+    [OPT_COMPUTE] = {"compute", DLG_OPT_DURATION, "50ms", "0", "1h", NULL,
+                     "emulated accelerator time per batch (mean)", 0},
+    [OPT_DIST] = {"compute_dist", DLG_OPT_ENUM, "fixed", NULL, NULL, "fixed|uniform|normal",
+                  "distribution of the compute time, seeded by the job seed", 0},
+    [OPT_JITTER] = {"compute_jitter", DLG_OPT_DURATION, "0", "0", "1h", NULL,
+                    "uniform: half-width; normal: standard deviation (clamped at 0)", 0},
+    [OPT_MODE] = {"compute_mode", DLG_OPT_ENUM, "sleep", NULL, NULL, "sleep|spin",
+                  "sleep (host CPU free, like a GPU) or spin (host CPU busy)", 0},
+    [OPT_COUNT] = {0},
+};
+
+static const dlg_metric iopipe_metrics[] = {
+    {"au", DLG_FIELD_DOUBLE, "", "accelerator utilisation: compute time / wall time (MLPerf Storage)"},
+    {"samples_per_s", DLG_FIELD_DOUBLE, "images/s", "samples per second (every step since setup)"},
+    {"mb_per_s", DLG_FIELD_DOUBLE, "MB/s", "dataset bytes read per second (MB = 10^6 bytes)"},
+    {"compute_s", DLG_FIELD_DOUBLE, "s", "time spent in emulated compute since setup"},
+    {"wait_s", DLG_FIELD_DOUBLE, "s", "time spent waiting for batches since setup"},
+    {"loader_read_s", DLG_FIELD_DOUBLE, "s", "worker time in file reads (summed over workers)"},
+    {"loader_decode_s", DLG_FIELD_DOUBLE, "s", "worker time decoding and augmenting"},
+    {"dataset_items", DLG_FIELD_INT, "", "records per epoch"},
+    {"dataset_bytes", DLG_FIELD_INT, "bytes", "size of the dataset files"},
+    {"epochs", DLG_FIELD_INT, "", "epoch of the last batch (0-based)"},
+    {"skipped", DLG_FIELD_INT, "", "corrupt records skipped (skip_corrupt = true)"},
+    {"loader_threads", DLG_FIELD_INT, "", "loader worker threads"},
+    {"cache_method", DLG_FIELD_STRING, "", "how cache = cold|warm was applied"},
+    {NULL, 0, NULL, NULL}};
+
+typedef struct iopipe {
+    const dlg_host *h;
+    dlg_loader *loader;
+    compute_model model;
+    int threads;
+    uint64_t t_first, t_last;
+    uint64_t compute_ns, wait_ns, samples, bytes;
+} iopipe;
+
+static int iopipe_step(void *state, dlg_step *out)
+{
+    iopipe *s = state;
+    uint64_t t0 = tools_now_ns();
+    if (!s->t_first)
+        s->t_first = t0;
+    dlg_batch *b = NULL;
+    int rc = dlg_loader_next(s->loader, &b);
+    if (rc < 0)
+        return rc;
+    uint64_t t1 = tools_now_ns();
+    uint64_t spent = compute_spend(&s->model, compute_draw(&s->model));
+    dlg_loader_release(s->loader, b);
+    s->t_last = tools_now_ns();
+    s->compute_ns += spent;
+    s->wait_ns += t1 - t0;
+    s->samples += (uint64_t)b->n;
+    s->bytes += b->bytes_read;
+    out->items = (uint64_t)b->n;
+    out->wait_ns = t1 - t0;
+    out->bytes_read = b->bytes_read;
+    return 0;
+}
+
+static int iopipe_report(void *state, const dlg_report_api *api, dlg_fields *f)
+{
+    iopipe *s = state;
+    double wall = s->t_last > s->t_first ? (double)(s->t_last - s->t_first) / 1e9 : 0;
+    if (wall > 0) {
+        api->add_double(f, "au", (double)s->compute_ns / 1e9 / wall);
+        api->add_double(f, "samples_per_s", (double)s->samples / wall);
+        api->add_double(f, "mb_per_s", (double)s->bytes / wall / 1e6);
+    }
+    api->add_double(f, "compute_s", (double)s->compute_ns / 1e9);
+    api->add_double(f, "wait_s", (double)s->wait_ns / 1e9);
+    dlg_loader_stats st;
+    dlg_loader_stats_get(s->loader, &st);
+    api->add_double(f, "loader_read_s", (double)st.read_ns / 1e9);
+    api->add_double(f, "loader_decode_s", (double)st.decode_ns / 1e9);
+    api->add_int(f, "dataset_items", (int64_t)st.dataset_items);
+    api->add_int(f, "dataset_bytes", (int64_t)st.dataset_bytes);
+    api->add_int(f, "epochs", (int64_t)st.epoch);
+    api->add_int(f, "skipped", (int64_t)st.skipped);
+    api->add_int(f, "loader_threads", s->threads);
+    if (st.cache_method)
+        api->add_string(f, "cache_method", st.cache_method);
+    return 0;
+}
+
+static void iopipe_teardown(void *state)
+{
+    iopipe *s = state;
+    if (!s)
+        return;
+    if (s->loader)
+        dlg_loader_close(s->loader);
+    free(s);
+}
+
+static int iopipe_open(iopipe *s, const dlg_value *opts, const dlg_job_info *job)
+{
+    const dlg_host *h = s->h;
+    const char *data = opts[DLG_LOPT_DATA].text;
+    if (tools_after_prefix(data, "raw"))
+        return h->error(h, DLG_EINVAL, "data = %s: raw files are read by workload = io; io-pipeline "
+                        "reads recordio:, lmdb:, files: or synthetic datasets", data);
+    dlg_loader_config cfg;
+    dlg_loader_config_defaults(&cfg);
+    int rc = dlg_loader_config_from_opts(&cfg, &opts[OPT_LOADER], job, true, h);
+    if (rc < 0)
+        return rc;
+    if (opts[OPT_BATCH].i < 1 || opts[OPT_BATCH].i > 65536)
+        return h->error(h, DLG_EINVAL, "batch = %s: out of range [1, 65536]", opts[OPT_BATCH].text);
+    cfg.batch = (int)opts[OPT_BATCH].i;
+    s->threads = cfg.threads;
+    s->model = (compute_model){(uint64_t)opts[OPT_COMPUTE].i, (uint64_t)opts[OPT_JITTER].i,
+                               (compute_dist)opts[OPT_DIST].i, opts[OPT_MODE].i == 1,
+                               TOOLS_JOB_HAS(job, seed) ? job->seed ^ 0xc0ffee : 0xc0ffee};
+    if (opts[OPT_COMPUTE].i < 0 || opts[OPT_JITTER].i < 0)
+        return h->error(h, DLG_EINVAL, "compute = %s, compute_jitter = %s: must not be negative",
+                        opts[OPT_COMPUTE].text, opts[OPT_JITTER].text);
+    return dlg_loader_open(&s->loader, &cfg, h);
+}
+
+static int iopipe_setup(const dlg_host *h, const dlg_value *opts, const dlg_job_info *job, void **state)
+{
+    *state = NULL;
+    iopipe *s = calloc(1, sizeof *s);
+    if (!s)
+        return h->error(h, DLG_ENOMEM, "io-pipeline: out of memory");
+    s->h = h;
+    int rc = iopipe_open(s, opts, job);
+    if (rc < 0) {
+        s->loader = NULL;
+        iopipe_teardown(s);
+        return rc;
+    }
+    *state = s;
+    return 0;
+}
+
+static const dlg_workload_ops iopipe_ops = {
+    .version = 1,
+    .unit = "images",
+    .setup = iopipe_setup,
+    .step = iopipe_step,
+    .report = iopipe_report,
+    .teardown = iopipe_teardown,
+};
+
+const dlg_plugin_desc iopipe_desc = {
+    .struct_size = sizeof(dlg_plugin_desc),
+    .kind = DLG_KIND_WORKLOAD,
+    .name = "io-pipeline",
+    .version = "1.0",
+    .summary = "DLIO-style: the input pipeline feeding an emulated accelerator (samples/s, AU)",
+    .options = iopipe_options,
+    .metrics = iopipe_metrics,
+    .ops = &iopipe_ops,
+};

@@ -1,0 +1,177 @@
+/* preprocess, per thread: pass the file bytes through (checked) or decode,
+ * resize the shorter side (im2rec's --resize: the other side scales by
+ * integer division) with the loader's antialiased bilinear resample, and
+ * re-encode.  Buffers grow only when a larger image than any before comes. */
+#define _GNU_SOURCE
+#include "prep.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "jpeg.h"
+#include "loader_image.h"
+
+struct prep_worker {
+    prep_params p;
+    dlg_jpeg *jpeg;
+    uint8_t *rgb;   /* decoded */
+    float *tmp;     /* horizontal pass */
+    float *hwc;     /* resized, float */
+    uint8_t *out8;  /* resized, bytes */
+    int *tap_i;     /* first/count for both axes */
+    float *tap_w;
+    size_t rgb_cap, tmp_cap, hwc_cap, out8_cap, tap_i_cap, tap_w_cap;
+};
+
+int prep_worker_new(prep_worker **out, const prep_params *p, dlg_data_err *err)
+{
+    prep_worker *w = calloc(1, sizeof *w);
+    if (!w)
+        return dlg_data_fail(err, DLG_ENOMEM, "preprocess: out of memory");
+    w->p = *p;
+    int rc = p->resize > 0 ? dlg_jpeg_new(&w->jpeg, err) : 0;
+    if (rc < 0) {
+        free(w);
+        return rc;
+    }
+    *out = w;
+    return 0;
+}
+
+void prep_worker_free(prep_worker *w)
+{
+    if (!w)
+        return;
+    if (w->jpeg)
+        dlg_jpeg_free(w->jpeg);
+    free(w->rgb);
+    free(w->tmp);
+    free(w->hwc);
+    free(w->out8);
+    free(w->tap_i);
+    free(w->tap_w);
+    free(w);
+}
+
+/* Grows *buf to hold n elements of size sz. */
+static int grow(void *buf, size_t *cap, size_t n, size_t sz)
+{
+    void **b = buf;
+    if (n <= *cap)
+        return 0;
+    void *p = realloc(*b, n * sz);
+    if (!p)
+        return -1;
+    *b = p;
+    *cap = n;
+    return 0;
+}
+
+static bool is_jpeg_name(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    return dot && (strcasecmp(dot, ".jpg") == 0 || strcasecmp(dot, ".jpeg") == 0);
+}
+
+/* A stream that does not end with EOI (FF D9, maybe padded) was cut short. */
+static bool has_eoi(const uint8_t *p, size_t len)
+{
+    size_t stop = len > 1024 ? len - 1024 : 0;
+    for (size_t i = len; i >= stop + 2; i--)
+        if (p[i - 2] == 0xff && p[i - 1] == 0xd9)
+            return true;
+    return false;
+}
+
+static int check_passthrough(prep_worker *w, const prep_item *it, const uint8_t *file, size_t len,
+                             dlg_data_err *err)
+{
+    (void)w;
+    if (!is_jpeg_name(it->rel))
+        return 0; /* PNG, BMP...: stored as they are, like im2rec --pass-through */
+    if (!dlg_jpeg_is_jpeg(file, len))
+        return dlg_data_fail(err, DLG_ECORRUPT, "%s: not a JPEG (no SOI marker at byte 0)", it->path);
+    if (!has_eoi(file, len))
+        return dlg_data_fail(err, DLG_ECORRUPT, "%s: truncated JPEG (no EOI marker near byte %zu)",
+                             it->path, len);
+    return 0;
+}
+
+/* The size im2rec gives: shorter side = resize, the other by integer division. */
+static void target_size(int W, int H, int resize, int *ow, int *oh)
+{
+    if (W <= H) {
+        *ow = resize;
+        *oh = (int)((int64_t)H * resize / W);
+    } else {
+        *oh = resize;
+        *ow = (int)((int64_t)W * resize / H);
+    }
+    if (*ow < 1)
+        *ow = 1;
+    if (*oh < 1)
+        *oh = 1;
+}
+
+static int resample(prep_worker *w, int dw, int dh, int ow, int oh, const char *what, dlg_data_err *err)
+{
+    int kx = dlg_taps_max(dw, ow), ky = dlg_taps_max(dh, oh);
+    if (grow(&w->tap_i, &w->tap_i_cap, 2 * ((size_t)ow + (size_t)oh), sizeof(int)) ||
+        grow(&w->tap_w, &w->tap_w_cap, (size_t)ow * kx + (size_t)oh * ky, sizeof(float)))
+        return dlg_data_fail(err, DLG_ENOMEM, "%s: out of memory for resize taps", what);
+    dlg_taps tx = {ow, kx, w->tap_i, w->tap_i + ow, w->tap_w};
+    dlg_taps ty = {oh, ky, w->tap_i + 2 * ow, w->tap_i + 2 * ow + oh, w->tap_w + (size_t)ow * kx};
+    dlg_taps_fill(&tx, 0, dw, ow, dw);
+    dlg_taps_fill(&ty, 0, dh, oh, dh);
+    size_t tmp_n = (size_t)dlg_taps_rows(&ty) * (size_t)ow * 3, out_n = (size_t)ow * (size_t)oh * 3;
+    if (grow(&w->tmp, &w->tmp_cap, tmp_n, sizeof(float)) || grow(&w->hwc, &w->hwc_cap, out_n, sizeof(float)) ||
+        grow(&w->out8, &w->out8_cap, out_n, 1))
+        return dlg_data_fail(err, DLG_ENOMEM, "%s: out of memory resizing to %dx%d", what, ow, oh);
+    dlg_resample_rgb(w->rgb, (size_t)dw * 3, &tx, &ty, w->tmp, w->hwc);
+    for (size_t i = 0; i < out_n; i++) {
+        float v = w->hwc[i] + 0.5f;
+        w->out8[i] = v <= 0.0f ? 0 : v >= 255.0f ? 255 : (uint8_t)v;
+    }
+    return 0;
+}
+
+static int transcode(prep_worker *w, const prep_item *it, const uint8_t *file, size_t len,
+                     const uint8_t **out, size_t *out_len, dlg_data_err *err)
+{
+    if (!dlg_jpeg_is_jpeg(file, len))
+        return dlg_data_fail(err, DLG_ECORRUPT, "%s: not a JPEG (no SOI marker at byte 0); resize "
+                             "decodes JPEG only (resize = 0 copies any image)", it->path);
+    dlg_jpeg_info info;
+    int rc = dlg_jpeg_header(w->jpeg, file, len, it->path, &info, err);
+    if (rc < 0)
+        return rc;
+    int ow, oh;
+    target_size(info.width, info.height, w->p.resize, &ow, &oh);
+    if ((uint64_t)ow * (uint64_t)oh > DLG_JPEG_MAX_PIXELS)
+        return dlg_data_fail(err, DLG_EINVAL, "%s: resizing %dx%d to %dx%d is too large", it->path,
+                             info.width, info.height, ow, oh);
+    dlg_jpeg_scale s = dlg_jpeg_pick_scale(info.width, info.height, ow, oh);
+    int sw = dlg_jpeg_scaled(info.width, s), sh = dlg_jpeg_scaled(info.height, s);
+    if (grow(&w->rgb, &w->rgb_cap, (size_t)sw * (size_t)sh * 3, 1))
+        return dlg_data_fail(err, DLG_ENOMEM, "%s: out of memory decoding %dx%d", it->path, sw, sh);
+    int dw = 0, dh = 0;
+    rc = dlg_jpeg_decode(w->jpeg, file, len, it->path, s, w->rgb, w->rgb_cap, &dw, &dh, err);
+    if (rc == 0)
+        rc = resample(w, dw, dh, ow, oh, it->path, err);
+    if (rc == 0)
+        rc = dlg_jpeg_encode(w->jpeg, w->out8, ow, oh, w->p.quality, out, out_len, err);
+    return rc;
+}
+
+int prep_worker_run(prep_worker *w, const prep_item *it, const uint8_t *file, size_t len,
+                    const uint8_t **out, size_t *out_len, dlg_data_err *err)
+{
+    if (w->p.resize <= 0) {
+        int rc = check_passthrough(w, it, file, len, err);
+        *out = file;
+        *out_len = len;
+        return rc;
+    }
+    return transcode(w, it, file, len, out, out_len, err);
+}

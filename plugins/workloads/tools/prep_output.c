@@ -1,0 +1,240 @@
+/* preprocess output: im2rec-layout RecordIO (.rec + .idx) or a
+ * convert_imageset-layout LMDB of encoded Datums.  Each pass writes to a
+ * .part name that replaces PATH only once the pass is complete. */
+#define _GNU_SOURCE
+#include "prep.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "datum.h"
+#include "lmdb_dataset.h"
+#include "recordio.h"
+
+struct prep_output {
+    prep_format fmt;
+    char *path, *part;         /* .rec or LMDB dir, and its .part */
+    char *idx, *idx_part;      /* recordio */
+    int rec_fd, idx_fd;
+    dlg_rec_writer *rec;
+    dlg_output idx_out;
+    dlg_lmdb_writer *db;
+    uint8_t *scratch;          /* one packed record */
+    size_t scratch_cap;
+    uint64_t bytes;
+    bool open;
+};
+
+int prep_output_parse(const char *spec, prep_format *fmt, const char **path)
+{
+    if ((*path = tools_after_prefix(spec, "recordio")) != NULL)
+        *fmt = PREP_RECORDIO;
+    else if ((*path = tools_after_prefix(spec, "lmdb")) != NULL)
+        *fmt = PREP_LMDB;
+    else
+        return -DLG_EINVAL;
+    return **path ? 0 : -DLG_EINVAL;
+}
+
+static char *concat(const char *a, const char *b)
+{
+    char *s = NULL;
+    return asprintf(&s, "%s%s", a, b) < 0 ? NULL : s;
+}
+
+/* The .idx beside a .rec, as im2rec names it: train.rec -> train.idx. */
+static char *idx_name(const char *rec)
+{
+    size_t n = strlen(rec);
+    if (n > 4 && strcmp(rec + n - 4, ".rec") == 0) {
+        char *s = strdup(rec);
+        if (s)
+            memcpy(s + n - 4, ".idx", 4);
+        return s;
+    }
+    return concat(rec, ".idx");
+}
+
+/* Removes an LMDB directory we may replace: nothing in it but data.mdb and
+ * lock.mdb.  Returns 0 when it is gone (or never was). */
+static int remove_lmdb_dir(const char *dir, dlg_data_err *err)
+{
+    struct stat st;
+    if (lstat(dir, &st) != 0)
+        return 0;
+    if (!S_ISDIR(st.st_mode))
+        return dlg_data_fail(err, DLG_EINVAL, "output = lmdb:%s: exists and is not a directory", dir);
+    char *data = concat(dir, "/data.mdb"), *lock = concat(dir, "/lock.mdb");
+    if (data)
+        unlink(data);
+    if (lock)
+        unlink(lock);
+    free(data);
+    free(lock);
+    if (rmdir(dir) != 0)
+        return dlg_data_fail(err, DLG_EINVAL,
+                             "output = lmdb:%s: cannot replace it (%s): it holds more than an LMDB",
+                             dir, strerror(errno));
+    return 0;
+}
+
+int prep_output_new(prep_output **out, prep_format fmt, const char *path, dlg_data_err *err)
+{
+    prep_output *o = calloc(1, sizeof *o);
+    if (!o)
+        return dlg_data_fail(err, DLG_ENOMEM, "%s: out of memory", path);
+    o->fmt = fmt;
+    o->rec_fd = o->idx_fd = -1;
+    o->path = strdup(path);
+    o->part = concat(path, ".part");
+    if (fmt == PREP_RECORDIO) {
+        o->idx = idx_name(path);
+        o->idx_part = o->idx ? concat(o->idx, ".part") : NULL;
+    }
+    if (!o->path || !o->part || (fmt == PREP_RECORDIO && (!o->idx || !o->idx_part))) {
+        prep_output_free(o);
+        return dlg_data_fail(err, DLG_ENOMEM, "%s: out of memory", path);
+    }
+    struct stat st;
+    if (fmt == PREP_RECORDIO && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        prep_output_free(o);
+        return dlg_data_fail(err, DLG_EINVAL, "output = recordio:%s: is a directory", path);
+    }
+    *out = o;
+    return 0;
+}
+
+static int begin_recordio(prep_output *o, dlg_data_err *err)
+{
+    o->rec_fd = open(o->part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (o->rec_fd < 0)
+        return dlg_data_fail(err, DLG_EIO, "%s: cannot create: %s", o->part, strerror(errno));
+    o->idx_fd = open(o->idx_part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (o->idx_fd < 0)
+        return dlg_data_fail(err, DLG_EIO, "%s: cannot create: %s", o->idx_part, strerror(errno));
+    dlg_output_fd(&o->idx_out, o->idx_fd, o->idx_part);
+    return dlg_rec_writer_open_fd(&o->rec, o->rec_fd, o->part, err);
+}
+
+int prep_output_begin(prep_output *o, dlg_data_err *err)
+{
+    o->open = true;
+    if (o->fmt == PREP_RECORDIO)
+        return begin_recordio(o, err);
+    int rc = remove_lmdb_dir(o->part, err); /* left by a crashed run */
+    return rc < 0 ? rc : dlg_lmdb_writer_open(&o->db, o->part, err);
+}
+
+static int put_recordio(prep_output *o, const prep_item *it, const void *img, size_t len,
+                        dlg_data_err *err)
+{
+    bool multi = it->nlabels > 1;
+    size_t need = dlg_im2rec_size(multi ? it->nlabels : 0, len);
+    if (need > o->scratch_cap) {
+        uint8_t *p = realloc(o->scratch, need);
+        if (!p)
+            return dlg_data_fail(err, DLG_ENOMEM, "%s: out of memory for a %zu-byte record", it->rel, need);
+        o->scratch = p;
+        o->scratch_cap = need;
+    }
+    /* im2rec: one label in the header, several as a float array (flag = n) */
+    dlg_im2rec_header h = {multi ? it->nlabels : 0, multi ? 0.0f : it->labels[0], (uint64_t)it->index, 0};
+    int64_t n = dlg_im2rec_pack(o->scratch, o->scratch_cap, &h, multi ? it->labels : NULL, img, len, err);
+    if (n < 0)
+        return (int)n;
+    uint64_t off = 0;
+    int rc = dlg_rec_write(o->rec, o->scratch, (size_t)n, &off, err);
+    if (rc < 0)
+        return rc;
+    char key[24];
+    snprintf(key, sizeof key, "%" PRId64, it->index);
+    rc = dlg_rec_idx_append(&o->idx_out, key, off, err);
+    if (rc < 0)
+        return rc;
+    o->bytes += (uint64_t)n + 8;
+    return 0;
+}
+
+int prep_output_put(prep_output *o, const prep_item *it, const void *img, size_t len, dlg_data_err *err)
+{
+    if (o->fmt == PREP_RECORDIO)
+        return put_recordio(o, it, img, len, err);
+    dlg_datum d;
+    dlg_datum_init(&d);
+    dlg_datum_set_encoded(&d, img, len, (int32_t)it->labels[0]);
+    int rc = dlg_lmdb_writer_put(o->db, it->index, it->rel, &d, err);
+    if (rc == 0)
+        o->bytes += dlg_datum_encoded_size(&d) + strlen(it->rel) + 9;
+    return rc;
+}
+
+/* Closes what the pass has open; keeps the first error. */
+static int close_pass(prep_output *o, dlg_data_err *err)
+{
+    int rc = 0;
+    if (o->rec) {
+        rc = dlg_rec_writer_close(o->rec, err);
+        o->rec = NULL;
+    }
+    if (o->db) {
+        int r = dlg_lmdb_writer_close(o->db, rc < 0 ? NULL : err);
+        rc = rc < 0 ? rc : r;
+        o->db = NULL;
+    }
+    int fds[2] = {o->rec_fd, o->idx_fd};
+    for (int i = 0; i < 2; i++)
+        if (fds[i] >= 0 && close(fds[i]) != 0 && rc == 0)
+            rc = dlg_data_fail(err, DLG_EIO, "%s: close: %s", i ? o->idx_part : o->part, strerror(errno));
+    o->rec_fd = o->idx_fd = -1;
+    o->open = false;
+    return rc;
+}
+
+static int rename_over(const char *from, const char *to, dlg_data_err *err)
+{
+    if (rename(from, to) != 0)
+        return dlg_data_fail(err, DLG_EIO, "rename %s -> %s: %s", from, to, strerror(errno));
+    return 0;
+}
+
+int prep_output_commit(prep_output *o, dlg_data_err *err)
+{
+    int rc = close_pass(o, err);
+    if (rc < 0)
+        return rc;
+    if (o->fmt == PREP_RECORDIO) {
+        rc = rename_over(o->part, o->path, err);
+        return rc < 0 ? rc : rename_over(o->idx_part, o->idx, err);
+    }
+    rc = remove_lmdb_dir(o->path, err);
+    return rc < 0 ? rc : rename_over(o->part, o->path, err);
+}
+
+uint64_t prep_output_bytes(const prep_output *o) { return o->bytes; }
+
+void prep_output_free(prep_output *o)
+{
+    if (!o)
+        return;
+    if (o->open) {
+        close_pass(o, NULL);
+        if (o->fmt == PREP_RECORDIO) {
+            unlink(o->part);
+            unlink(o->idx_part);
+        } else {
+            remove_lmdb_dir(o->part, NULL);
+        }
+    }
+    free(o->scratch);
+    free(o->path);
+    free(o->part);
+    free(o->idx);
+    free(o->idx_part);
+    free(o);
+}
