@@ -189,26 +189,34 @@ static int alex_mini(dlg_net *net)
     return dlg_softmax_loss(net, "loss", dlg_fc(net, "L", x, 10), y);
 }
 
-/* GoogLeNet-like: one inception module (split into four, concat). */
-static int inception_mini(dlg_net *net)
+/* GoogLeNet-like: one inception module (split into four, concat); with
+ * channel counts of 8 the concat runs on the reference kernel, with 16s on
+ * oneDNN in blocked layouts. */
+static int inception(dlg_net *net, int k)
 {
     int x = X(2, 8, 9, 9), y = dlg_labels(net, "y", 2);
-    x = dlg_relu(net, "stem", dlg_conv(net, "c0", x, 16, 3, 1, 1, 1));
+    x = dlg_relu(net, "stem", dlg_conv(net, "c0", x, 2 * k, 3, 1, 1, 1));
     int br[4];
-    br[0] = dlg_relu(net, "b1r", dlg_conv(net, "b1", x, 8, 1, 1, 0, 1));
-    br[1] = dlg_relu(net, "b3r",
-                     dlg_conv(net, "b3",
-                              dlg_relu(net, "b3rr", dlg_conv(net, "b3red", x, 8, 1, 1, 0, 1)), 16,
-                              3, 1, 1, 1));
-    br[2] = dlg_relu(net, "b5r",
-                     dlg_conv(net, "b5",
-                              dlg_relu(net, "b5rr", dlg_conv(net, "b5red", x, 4, 1, 1, 0, 1)), 8, 5,
-                              1, 2, 1));
-    br[3] = dlg_relu(net, "bpr",
-                     dlg_conv(net, "bp", dlg_max_pool(net, "pool", x, 3, 1, 1), 8, 1, 1, 0, 1));
+    br[0] = dlg_relu(net, "b1r", dlg_conv(net, "b1", x, k, 1, 1, 0, 1));
+    br[1] = dlg_relu(net, "b3rr", dlg_conv(net, "b3red", x, k, 1, 1, 0, 1));
+    br[1] = dlg_relu(net, "b3r", dlg_conv(net, "b3", br[1], 2 * k, 3, 1, 1, 1));
+    br[2] = dlg_relu(net, "b5rr", dlg_conv(net, "b5red", x, k / 2, 1, 1, 0, 1));
+    br[2] = dlg_relu(net, "b5r", dlg_conv(net, "b5", br[2], k, 5, 1, 2, 1));
+    br[3] = dlg_max_pool(net, "pool", x, 3, 1, 1);
+    br[3] = dlg_relu(net, "bpr", dlg_conv(net, "bp", br[3], k, 1, 1, 0, 1));
     x = dlg_concat(net, "cat", 4, br);
-    x = dlg_avg_pool(net, "gap", x, 9, 1, 0);
+    x = dlg_max_pool(net, "p2", x, 3, 2, 0);
     return dlg_softmax_loss(net, "loss", dlg_fc(net, "L", x, 10), y);
+}
+
+static int inception8(dlg_net *net) { return inception(net, 8); }
+static int inception16(dlg_net *net) { return inception(net, 16); }
+
+static int concat_inputs(dlg_net *net)
+{
+    int xs[3] = {X(2, 16, 3, 3), dlg_input(net, "x2", 2, 32, 3, 3), 0};
+    xs[2] = dlg_relu(net, "r", dlg_conv(net, "c", xs[0], 16, 3, 1, 1, 1));
+    return dlg_concat(net, "L", 3, xs);
 }
 
 /* ResNet-like: conv-bn-relu, a bottleneck with projection, a plain one. */
@@ -233,7 +241,9 @@ static int resnet_mini(dlg_net *net)
 static void test_nets(void **st)
 {
     compare("alexnet-like", alex_mini, true);
-    compare("inception-like", inception_mini, true);
+    compare("inception, reference concat", inception8, true);
+    compare("inception, oneDNN concat", inception16, true);
+    compare("concat of inputs and conv", concat_inputs, true);
     compare("resnet-like", resnet_mini, true);
     compare("resnet-like inference", resnet_mini, false);
 }

@@ -54,7 +54,8 @@ static void steps_on(const char *backend)
     dlg_net *net;
     assert_int_equal(dlg_net_create(&net, "noalloc"), 0);
     int x = dlg_input(net, "x", 2, 3, 12, 12), y = dlg_labels(net, "y", 2);
-    int h = dlg_relu(net, "r0", dlg_batchnorm(net, "bn0", dlg_conv(net, "c0", x, 8, 3, 1, 1, 1), 1e-5f));
+    int h = dlg_relu(net, "r0",
+                     dlg_batchnorm(net, "bn0", dlg_conv(net, "c0", x, 8, 3, 1, 1, 1), 1e-5f));
     int a = dlg_conv(net, "ca", h, 8, 3, 1, 1, 2), b = dlg_conv(net, "cb", h, 8, 1, 1, 0, 1);
     h = dlg_add(net, "add", a, b);
     int cat[2] = {h, a};

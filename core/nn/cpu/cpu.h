@@ -9,7 +9,7 @@
 
 extern const dlg_backend dlg_backend_cpu;
 extern const dlg_kernels dlg_cpu_conv, dlg_cpu_fc, dlg_cpu_pool, dlg_cpu_lrn, dlg_cpu_bn,
-    dlg_cpu_relu, dlg_cpu_softmax, dlg_cpu_add, dlg_cpu_split;
+    dlg_cpu_relu, dlg_cpu_softmax, dlg_cpu_add, dlg_cpu_split, dlg_cpu_concat;
 
 typedef struct cpu_ctx {
     dnnl_engine_t eng;

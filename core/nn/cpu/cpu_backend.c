@@ -104,7 +104,9 @@ const dlg_backend dlg_backend_cpu = {
             [DLG_L_SOFTMAX] = &dlg_cpu_softmax,
             [DLG_L_ADD] = &dlg_cpu_add,
             [DLG_L_SPLIT] = &dlg_cpu_split,
+            [DLG_L_CONCAT] = &dlg_cpu_concat,
         },
-    /* dropout, concat, loss: memory-bound, reference loops on plain data */
+    /* dropout, loss (and concat of odd channel counts): memory-bound,
+     * reference loops on plain data */
     .fallback = &dlg_backend_ref,
 };
