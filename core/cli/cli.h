@@ -23,5 +23,7 @@ int dlg_cmd_sysinfo(const dlg_cli *cli, int argc, char **argv);
 int dlg_cmd_flush(const dlg_cli *cli, int argc, char **argv);
 /* dlgauge mkdata images|text ...: generated datasets (core/cli/cmd_mkdata.c) */
 int dlg_cmd_mkdata(const dlg_cli *cli, int argc, char **argv);
+/* dlgauge __cell: one cell in its own process (started by dlgauge run) */
+int dlg_cmd_cell(const dlg_cli *cli, int argc, char **argv);
 
 #endif

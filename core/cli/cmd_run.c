@@ -3,7 +3,9 @@
 #define _GNU_SOURCE
 #include "cli.h"
 
+#include "cell_measure.h"
 #include "config.h"
+#include "journal.h"
 #include "registry.h"
 #include "results.h"
 #include "runner.h"
@@ -16,27 +18,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_SETS 64
-
-typedef struct run_args {
-    const char *file;
-    const char *job;
-    const char *sets[MAX_SETS];
-    size_t nsets;
-    bool dry_run;
-} run_args;
-
-static int parse_args(int argc, char **argv, run_args *a)
+static int parse_args(int argc, char **argv, dlg_run_args *a)
 {
     memset(a, 0, sizeof *a);
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--dry-run") == 0)
             a->dry_run = true;
+        else if (strcmp(argv[i], "--resume") == 0)
+            a->resume = true;
         else if (strcmp(argv[i], "--job") == 0 && i + 1 < argc)
             a->job = argv[++i];
         else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc) {
-            if (a->nsets == MAX_SETS) {
-                fprintf(stderr, "dlgauge run: more than %d --set options\n", MAX_SETS);
+            if (a->nsets == sizeof a->sets / sizeof *a->sets) {
+                fprintf(stderr, "dlgauge run: too many --set options\n");
                 return -1;
             }
             a->sets[a->nsets++] = argv[++i];
@@ -51,7 +45,8 @@ static int parse_args(int argc, char **argv, run_args *a)
         }
     }
     if (!a->file) {
-        fprintf(stderr, "usage: dlgauge run FILE.ini [--job NAME] [--set SECTION.key=value]... [--dry-run]\n");
+        fprintf(stderr, "usage: dlgauge run FILE.ini [--job NAME] [--set SECTION.key=value]... [--dry-run] "
+                        "[--resume]\n");
         return -1;
     }
     return 0;
@@ -86,22 +81,35 @@ static void print_cells(const dlg_plan *p)
         printf("sink %s: %s (%s)\n", p->sinks[i].name, p->sinks[i].desc->name, p->sinks[i].plugin_path);
 }
 
-static void summary_line(const dlg_run *run, const dlg_cell *cell, const dlg_cell_result *res)
+static double num(const dlg_wire_point *wp, const char *key)
 {
-    printf("[%zu/%zu] %-16s", run->cell_no, run->plan->total_cells, cell->job->name);
-    for (size_t i = 0; i < cell->ntags; i++)
-        printf(" %s=%s", cell->tags[i].key, cell->tags[i].value);
-    if (strcmp(res->status, "error") == 0) {
-        printf("  error\n");
-        return;
+    const dlg_field *f = dlg_wire_field(wp, key);
+    if (!f)
+        return -1;
+    return f->type == DLG_FIELD_DOUBLE ? f->v.d : f->type == DLG_FIELD_UINT ? (double)f->v.u : (double)f->v.i;
+}
+
+static void summary_line(const dlg_run *run, const dlg_job *job, size_t k, const char *status,
+                         const dlg_wire_point *wp)
+{
+    printf("[%zu/%zu] %-16s", run->cell_no, run->plan->total_cells, job->name);
+    dlg_cell cell;
+    char err[256];
+    if (dlg_plan_cell(run->plan, job, k, &cell, err, sizeof err) == 0)
+        for (size_t i = 0; i < cell.ntags; i++)
+            printf(" %s=%s", cell.tags[i].key, cell.tags[i].value);
+    dlg_cell_free(&cell);
+    const dlg_field *unit = dlg_wire_field(wp, "unit");
+    if (strcmp(status, "ok") != 0 && strcmp(status, "partial") != 0) {
+        printf("  %s\n", status);
+    } else {
+        printf("  %s %.4g %s/s", status, num(wp, "throughput"), unit ? unit->v.s : "items");
+        if (num(wp, "repeats") > 1)
+            printf(" ±%.2g", num(wp, "throughput_ci95"));
+        if (num(wp, "latency_p50_us") >= 0)
+            printf("  p50 %.4g us  p99 %.4g us", num(wp, "latency_p50_us"), num(wp, "latency_p99_us"));
+        printf("  (%.0f steps)\n", num(wp, "steps"));
     }
-    printf("  %s %.4g %s/s", res->status, res->throughput.mean, res->unit);
-    if (res->reps > 1)
-        printf(" ±%.2g", res->throughput.ci95);
-    if (dlg_hist_count(res->latency))
-        printf("  p50 %.4g us  p99 %.4g us", dlg_hist_percentile(res->latency, 50) / 1e3,
-               dlg_hist_percentile(res->latency, 99) / 1e3);
-    printf("  (%llu steps)\n", (unsigned long long)res->steps);
     fflush(stdout);
 }
 
@@ -119,40 +127,69 @@ static void make_run_id(const dlg_plan *p, char *buf, size_t len)
     snprintf(buf, len, "%s-%x", stamp, (unsigned)getpid());
 }
 
-/* Runs every cell; returns the number of cells that failed. */
-static int run_cells(dlg_run *run)
+/* Runs every cell not yet in the journal; returns how many failed. */
+static int run_cells(dlg_run *run, const dlg_cli *cli, const dlg_run_args *a, dlg_journal *jn)
 {
     int failed = 0;
     for (size_t j = 0; j < run->plan->njobs && !dlg_stop_signal(); j++) {
         const dlg_job *job = &run->plan->jobs[j];
         for (size_t k = 0; k < job->ncells && !dlg_stop_signal(); k++) {
-            dlg_cell cell;
-            dlg_cell_result res;
-            char err[1024];
             run->cell_no++;
-            if (dlg_plan_cell(run->plan, job, k, &cell, err, sizeof err) != 0 || dlg_cell_result_init(&res) != 0) {
-                fprintf(stderr, "dlgauge: %s\n", err);
-                dlg_cell_free(&cell);
-                failed++;
+            if (dlg_journal_is_done(jn, job->name, k))
                 continue;
-            }
-            dlg_run_cell(run, &cell, &res);
-            if (strcmp(res.status, "error") == 0) {
-                fprintf(stderr, "dlgauge: %s\n", res.error);
+            dlg_wire_point wp;
+            const char *status = dlg_measure_cell(run, cli, a, job, k, &wp);
+            char st[32];
+            snprintf(st, sizeof st, "%s", status);
+            const dlg_field *why = dlg_wire_field(&wp, "error");
+            if (strcmp(st, "ok") != 0 && strcmp(st, "partial") != 0) {
                 failed++;
+                if (why)
+                    fprintf(stderr, "dlgauge: %s\n", why->v.s);
             }
-            dlg_point_buf *pb = malloc(sizeof *pb);
-            if (pb) {
-                dlg_result_point(run, &cell, &res, pb);
-                dlg_sinkset_write(run->sinks, &pb->point, 1);
-                free(pb);
-            }
-            summary_line(run, &cell, &res);
-            dlg_cell_result_fini(&res);
-            dlg_cell_free(&cell);
+            if (wp.point.nfields)
+                dlg_sinkset_write(run->sinks, &wp.point, 1);
+            summary_line(run, job, k, st, &wp);
+            dlg_wire_point_free(&wp);
+            char err[1200];
+            /* a cell stopped by the user is not done: --resume runs it again */
+            if (strcmp(st, "partial") != 0 && dlg_journal_record(jn, job->name, k, st, err, sizeof err) != 0)
+                fprintf(stderr, "dlgauge: %s\n", err);
         }
     }
     return failed;
+}
+
+/* Identity of a configuration for --resume: every resolved entry. */
+static void config_hash(const dlg_config *cfg, const char *job, char *out, size_t len)
+{
+    uint64_t h = 0;
+    for (size_t i = 0; i < cfg->n; i++) {
+        const dlg_section *s = &cfg->sections[i];
+        dlg_journal_hash(s->name, strlen(s->name) + 1, &h);
+        dlg_journal_hash(&s->kind, sizeof s->kind, &h);
+        for (size_t e = 0; e < s->n; e++) {
+            dlg_journal_hash(s->entries[e].key, strlen(s->entries[e].key) + 1, &h);
+            dlg_journal_hash(s->entries[e].value, strlen(s->entries[e].value) + 1, &h);
+        }
+    }
+    if (job)
+        dlg_journal_hash(job, strlen(job) + 1, &h);
+    snprintf(out, len, "%016llx", (unsigned long long)h);
+}
+
+static void journal_path(const dlg_config *cfg, char *out, size_t len)
+{
+    const dlg_entry *e = dlg_section_get(dlg_config_find(cfg, DLG_SEC_GLOBAL, ""), "journal");
+    if (e) {
+        snprintf(out, len, "%s", e->value);
+        return;
+    }
+    const char *base = strrchr(cfg->path, '/') ? strrchr(cfg->path, '/') + 1 : cfg->path;
+    size_t n = strlen(base);
+    if (n > 4 && strcmp(base + n - 4, ".ini") == 0)
+        n -= 4;
+    snprintf(out, len, "results/journal/%.*s.journal", (int)n, base);
 }
 
 static int exit_code(int failed, const dlg_sinkset *ss)
@@ -163,15 +200,35 @@ static int exit_code(int failed, const dlg_sinkset *ss)
     return failed || ss->failures ? DLG_EXIT_FAILED : DLG_EXIT_OK;
 }
 
+/* A fresh journal, or the interrupted run's (which also gives the run id). */
+static int open_journal(const dlg_run_args *a, const dlg_config *cfg, dlg_run *run, dlg_journal *jn, char *err,
+                        size_t errlen)
+{
+    char path[1024], hash[32];
+    journal_path(cfg, path, sizeof path);
+    config_hash(cfg, a->job, hash, sizeof hash);
+    if (!a->resume) {
+        make_run_id(run->plan, run->run_id, sizeof run->run_id);
+        return dlg_journal_create(jn, path, run->run_id, hash, err, errlen);
+    }
+    if (dlg_journal_resume(jn, path, hash, err, errlen) != 0)
+        return -1;
+    snprintf(run->run_id, sizeof run->run_id, "%s", jn->run_id);
+    if (run->verbosity > 0)
+        fprintf(stderr, "dlgauge: resuming run %s: %zu cells already done\n", jn->run_id, jn->ndone);
+    return 0;
+}
+
 int dlg_cmd_run(const dlg_cli *cli, int argc, char **argv)
 {
-    run_args a;
+    dlg_run_args a;
     if (parse_args(argc, argv, &a) != 0)
         return DLG_EXIT_USAGE;
     char err[4096];
     dlg_config cfg;
     dlg_registry reg = {0};
     dlg_plan plan = {0};
+    dlg_journal jn = {.fd = -1};
     int rc = DLG_EXIT_USAGE;
     if (dlg_config_load(&cfg, a.file, err, sizeof err) != 0)
         goto fail;
@@ -190,27 +247,31 @@ int dlg_cmd_run(const dlg_cli *cli, int argc, char **argv)
         rc = DLG_EXIT_OK;
         goto done;
     }
+    dlg_run run = {.plan = &plan, .wire_fd = -1, .verbosity = cli->verbosity, .tty = isatty(2) != 0};
+    if (gethostname(run.host, sizeof run.host) != 0 || !run.host[0])
+        snprintf(run.host, sizeof run.host, "unknown");
+    if (open_journal(&a, &cfg, &run, &jn, err, sizeof err) != 0)
+        goto fail;
     dlg_signals_install();
     dlg_sinkset ss;
     if (dlg_sinkset_open(&ss, &plan, true, cli->verbosity, err, sizeof err) != 0) {
         dlg_sinkset_close(&ss, 0);
         goto fail;
     }
-    dlg_run run = {.plan = &plan, .sinks = &ss, .verbosity = cli->verbosity, .tty = isatty(2) != 0};
-    make_run_id(&plan, run.run_id, sizeof run.run_id);
-    if (gethostname(run.host, sizeof run.host) != 0 || !run.host[0])
-        snprintf(run.host, sizeof run.host, "unknown");
-    if (cli->verbosity > 0)
+    run.sinks = &ss;
+    if (cli->verbosity > 0 && !a.resume)
         fprintf(stderr, "dlgauge: run %s: %zu cells\n", run.run_id, plan.total_cells);
-    int failed = run_cells(&run);
+    int failed = run_cells(&run, cli, &a, &jn);
     dlg_sinkset_close(&ss, 10ull * 1000000000ull);
     rc = exit_code(failed, &ss);
     if (dlg_stop_signal())
-        fprintf(stderr, "dlgauge: interrupted: results so far were written (the last marked partial)\n");
+        fprintf(stderr, "dlgauge: interrupted: results so far were written (the last marked partial); "
+                        "dlgauge run --resume continues\n");
     goto done;
 fail:
     fprintf(stderr, "dlgauge: %s\n", err);
 done:
+    dlg_journal_close(&jn);
     dlg_plan_free(&plan);
     dlg_registry_free(&reg);
     dlg_config_free(&cfg);

@@ -1,5 +1,7 @@
 #include "affinity.h"
 
+#include "topology.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,31 +14,36 @@ int dlg_cpus_available(void)
     return CPU_COUNT(&set);
 }
 
-int dlg_pin_cpus(int n, cpu_set_t *saved, char *why, size_t whylen)
+void dlg_cpuset_format(const cpu_set_t *set, char *buf, size_t len)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int c = 0; c < CPU_SETSIZE && o < len; c++) {
+        if (!CPU_ISSET(c, set))
+            continue;
+        int e = c;
+        while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, set))
+            e++;
+        o += (size_t)snprintf(buf + o, len - o, e > c ? "%s%d-%d" : "%s%d", o ? "," : "", c, e);
+        c = e;
+    }
+}
+
+int dlg_pin_cpus(const char *cpus, cpu_set_t *saved, char *list, size_t listlen, char *why, size_t whylen)
 {
     if (sched_getaffinity(0, sizeof *saved, saved) != 0) {
         snprintf(why, whylen, "sched_getaffinity: %s", strerror(errno));
         return -1;
     }
-    int avail = CPU_COUNT(saved);
-    if (n == 0)
-        return avail;
-    if (n > avail) {
-        snprintf(why, whylen, "cpus = %d, but only %d CPUs are available to this process", n, avail);
-        return -1;
-    }
     cpu_set_t want;
-    CPU_ZERO(&want);
-    int taken = 0;
-    for (int c = 0; c < CPU_SETSIZE && taken < n; c++)
-        if (CPU_ISSET(c, saved)) {
-            CPU_SET(c, &want);
-            taken++;
-        }
+    int n = dlg_cpus_choose(cpus, saved, &want, why, whylen);
+    if (n < 0)
+        return -1;
     if (sched_setaffinity(0, sizeof want, &want) != 0) {
         snprintf(why, whylen, "sched_setaffinity: %s", strerror(errno));
         return -1;
     }
+    dlg_cpuset_format(&want, list, listlen);
     return n;
 }
 

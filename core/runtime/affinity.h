@@ -1,5 +1,6 @@
-/* Confining a cell to N CPUs (sched_setaffinity on the calling thread, so
- * every thread the workload creates afterwards inherits it). */
+/* Confining a cell to its CPUs (sched_setaffinity on the calling thread, so
+ * every thread the workload creates afterwards inherits it; a cell's child
+ * process pins itself before anything else starts). */
 #ifndef DLG_AFFINITY_H
 #define DLG_AFFINITY_H
 
@@ -9,9 +10,12 @@
 
 /* Number of CPUs this process may run on. */
 int dlg_cpus_available(void);
-/* n == 0: keep the current set.  Saves the old set in *saved.  Returns the
- * number of CPUs now allowed, or -1 with why[] filled. */
-int dlg_pin_cpus(int n, cpu_set_t *saved, char *why, size_t whylen);
+/* Pins to the CPUs that `cpus` (a count or a range, see topology.h) picks;
+ * saves the old set in *saved and the chosen list ("0,2-3") in list[].
+ * Returns the number of CPUs now allowed, or -1 with why[] filled. */
+int dlg_pin_cpus(const char *cpus, cpu_set_t *saved, char *list, size_t listlen, char *why, size_t whylen);
 void dlg_unpin_cpus(const cpu_set_t *saved);
+/* "0,2-3" for a set. */
+void dlg_cpuset_format(const cpu_set_t *set, char *buf, size_t len);
 
 #endif

@@ -2,6 +2,7 @@
 
 #include "metrics.h"
 #include "options.h"
+#include "topology.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +15,9 @@ const dlg_option dlg_core_job_options[] = {
                       "load the workload from this .so instead of the search path", DLG_OPT_NOSWEEP},
     [DLG_K_STORAGE] = {"storage", DLG_OPT_STRING, "posix", NULL, NULL, NULL,
                        "a [storage NAME] section or backend type that dataset bytes are read through", 0},
-    [DLG_K_CPUS] = {"cpus", DLG_OPT_INT, "0", "0", "4096", NULL,
-                    "vCPUs for the cell: pins it to that many CPUs and sizes thread pools (0 = all)", 0},
+    [DLG_K_CPUS] = {"cpus", DLG_OPT_STRING, "0", NULL, NULL, NULL,
+                    "vCPUs of the cell: a count (one NUMA node and distinct cores first; 0 = all) or a "
+                    "CPU range like 0-3; pins the cell and sizes its thread pools", 0},
     [DLG_K_WARMUP] = {"warmup", DLG_OPT_INT, "3", "0", "1000000", NULL,
                       "steps run and discarded before timing", 0},
     [DLG_K_ITERATIONS] = {"iterations", DLG_OPT_INT, "0", "0", NULL, NULL,
@@ -28,6 +30,16 @@ const dlg_option dlg_core_job_options[] = {
                       "independent repetitions of every cell (fresh setup and seed)", 0},
     [DLG_K_SEED] = {"seed", DLG_OPT_INT, "1", "0", NULL, NULL,
                     "base seed; repetition r uses seed + r", 0},
+    [DLG_K_MEMORY] = {"memory", DLG_OPT_SIZE, NULL, "16MiB", NULL, NULL,
+                      "memory limit of the cell's cgroup, page cache included (unset = none)", 0},
+    [DLG_K_CPU_QUOTA] = {"cpu_quota", DLG_OPT_DOUBLE, "0", "0", "4096", NULL,
+                         "CPU time limit in vCPUs through the cgroup CPU controller, e.g. 1.5 (0 = none)", 0},
+    [DLG_K_TIMEOUT] = {"timeout", DLG_OPT_DURATION, "0", "0", "30d", NULL,
+                       "a cell running longer is stopped (SIGTERM, then SIGKILL) and reported as timeout "
+                       "(0 = none)", 0},
+    [DLG_K_ISOLATION] = {"isolation", DLG_OPT_ENUM, "process", NULL, NULL, "process|none",
+                         "process: each cell in a fresh child process (limits, crashes and leaks stay "
+                         "there); none: in dlgauge's own process (debugging)", DLG_OPT_NOSWEEP},
     [DLG_K_COUNT] = {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
 };
 
@@ -36,6 +48,9 @@ const dlg_option dlg_global_options[] = {
      "comma-separated [sink NAME] sections to write to (default: every [sink])", DLG_OPT_NOSWEEP},
     {"run_id", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
      "identifier of this run in every result (default: time and pid)", DLG_OPT_NOSWEEP},
+    {"journal", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
+     "the run journal that --resume continues from (default: results/journal/<config name>.journal)",
+     DLG_OPT_NOSWEEP},
     {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
 };
 
@@ -113,6 +128,19 @@ static void free_list(char **v, size_t n)
 
 static bool has_list(const char *text) { return strchr(text, ',') != NULL; }
 
+/* Core keys whose syntax is richer than their table type. */
+static int core_value_check(const dlg_option *o, dlg_value *v, char *why, size_t whylen)
+{
+    if (o != &dlg_core_job_options[DLG_K_CPUS])
+        return 0;
+    int count, first, last;
+    if (dlg_cpus_parse(v->text, &count, &first, &last, why, whylen) != 0)
+        return -1;
+    v->i = count;
+    v->d = count;
+    return 0;
+}
+
 /* Validates one value (or each element of a sweep list) for option o. */
 static int check_value(const dlg_option *o, const char *text, const dlg_entry *e, const dlg_section *s,
                        const char *job, char *err, size_t errlen)
@@ -132,7 +160,7 @@ static int check_value(const dlg_option *o, const char *text, const dlg_entry *e
         dlg_value v;
         if (!*t) {
             snprintf(why, sizeof why, "empty element in the list '%s'", text);
-        } else if (dlg_opt_parse(o, t, &v, why, sizeof why) == 0) {
+        } else if (dlg_opt_parse(o, t, &v, why, sizeof why) == 0 && core_value_check(o, &v, why, sizeof why) == 0) {
             continue;
         }
         where(e, s, w, sizeof w);
@@ -614,7 +642,8 @@ int dlg_plan_cell(const dlg_plan *p, const dlg_job *job, size_t k, dlg_cell *cel
     int rc = 0;
     for (size_t i = 0; i < DLG_K_COUNT && rc == 0; i++)
         if (core_text[i])
-            rc = dlg_opt_parse(&dlg_core_job_options[i], core_text[i], &cell->core[i], why, sizeof why);
+            rc = dlg_opt_parse(&dlg_core_job_options[i], core_text[i], &cell->core[i], why, sizeof why) ||
+                 core_value_check(&dlg_core_job_options[i], &cell->core[i], why, sizeof why);
     for (size_t i = 0; i < job->nwl && rc == 0; i++)
         if (wl_text[i])
             rc = dlg_opt_parse(&job->workload->options[i], wl_text[i], &cell->wl[i], why, sizeof why);

@@ -20,10 +20,15 @@ enum dlg_core_key {
     DLG_K_MIN_STEPS,
     DLG_K_REPEAT,
     DLG_K_SEED,
+    DLG_K_MEMORY,
+    DLG_K_CPU_QUOTA,
+    DLG_K_TIMEOUT,
+    DLG_K_ISOLATION,
     DLG_K_COUNT
 };
 
 extern const dlg_option dlg_core_job_options[];
+enum dlg_isolation { DLG_ISOLATE_PROCESS = 0, DLG_ISOLATE_NONE = 1 };
 extern const dlg_option dlg_global_options[];
 extern const dlg_option dlg_section_options[]; /* type, plugin: [storage]/[sink] */
 

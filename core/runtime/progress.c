@@ -1,7 +1,6 @@
 #include "progress.h"
 
 #include "metrics.h"
-#include "sinkset.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -43,7 +42,7 @@ static void emit_point(dlg_progress *p, double rate, double item_rate, uint64_t 
     clock_gettime(CLOCK_REALTIME, &ts);
     dlg_point pt = {DLG_MEASUREMENT_PROGRESS, tags, 5, fields, 5,
                     (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec};
-    dlg_sinkset_write(p->run->sinks, &pt, 1);
+    p->run->emit(p->run, &pt);
 }
 
 static void draw_line(dlg_progress *p, double rate, uint64_t steps, double elapsed)

@@ -126,6 +126,13 @@ void dlg_result_point(const dlg_run *run, const dlg_cell *cell, const dlg_cell_r
     fu_(&b, "storage_read_bytes", res->storage_bytes);
     fu_(&b, "storage_ios", res->storage_ios);
     fi_(&b, "cpus_used", res->cpus_used);
+    fs_(&b, "cpu_list", res->cpu_list);
+    fu_(&b, "major_faults", res->major_faults);
+    fu_(&b, "ctx_switches_voluntary", res->ctx_voluntary);
+    fu_(&b, "ctx_switches_involuntary", res->ctx_involuntary);
+    fd_(&b, "host_iowait_fraction", res->iowait_fraction);
+    if (res->wall_s > 0 && res->cpus_used > 0)
+        fd_(&b, "cpu_user_share", (res->cpu_user_s + res->cpu_sys_s) / (res->wall_s * res->cpus_used));
     dlg_format_rfc3339(res->start_realtime_ns, out->start_time, sizeof out->start_time);
     fs_(&b, "start_time", out->start_time);
     fs_(&b, "version", DLG_VERSION);

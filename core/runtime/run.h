@@ -8,14 +8,20 @@
 
 struct dlg_sinkset;
 
-typedef struct dlg_run {
+typedef struct dlg_run dlg_run;
+/* Where a cell's points go: the sinks (in-process) or the parent (child). */
+typedef void (*dlg_emit_fn)(dlg_run *run, const dlg_point *p);
+
+struct dlg_run {
     dlg_plan *plan;
     struct dlg_sinkset *sinks;
+    dlg_emit_fn emit;
+    int wire_fd;        /* a cell child's pipe to its parent, else -1 */
     char run_id[64];
     char host[256];
     int verbosity;
     bool tty;           /* stderr is a terminal: draw a progress line */
     size_t cell_no;     /* 1-based number of the cell running, over the run */
-} dlg_run;
+};
 
 #endif

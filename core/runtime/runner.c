@@ -2,6 +2,7 @@
 #include "runner.h"
 
 #include "affinity.h"
+#include "topology.h"
 #include "host.h"
 #include "progress.h"
 #include "signals.h"
@@ -69,6 +70,24 @@ static void reset_hwm(void)
         if (write(fd, "5", 1) < 0) { /* older kernels: peak stays process-wide */ }
         close(fd);
     }
+}
+
+/* All CPUs' jiffies and their iowait part (/proc/stat), for the share of
+ * time the machine waited on I/O while the cell ran. */
+static void host_cpu_times(uint64_t *total, uint64_t *iowait)
+{
+    unsigned long long v[8] = {0};
+    *total = *iowait = 0;
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f)
+        return;
+    if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+               &v[6], &v[7]) == 8) {
+        for (int i = 0; i < 8; i++)
+            *total += v[i];
+        *iowait = v[4];
+    }
+    fclose(f);
 }
 
 int dlg_cell_result_init(dlg_cell_result *r)
@@ -232,6 +251,9 @@ static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_servi
     getrusage(RUSAGE_SELF, &ru1);
     res->cpu_user_s += tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime);
     res->cpu_sys_s += tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
+    res->major_faults += (uint64_t)(ru1.ru_majflt - ru0.ru_majflt);
+    res->ctx_voluntary += (uint64_t)(ru1.ru_nvcsw - ru0.ru_nvcsw);
+    res->ctx_involuntary += (uint64_t)(ru1.ru_nivcsw - ru0.ru_nivcsw);
     res->read_bytes += proc_read_bytes() - io0;
     res->storage_bytes += __atomic_load_n(&svc->bytes_read, __ATOMIC_RELAXED) - sb0;
     res->storage_ios += __atomic_load_n(&svc->ios, __ATOMIC_RELAXED) - si0;
@@ -270,7 +292,8 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
                                        cell->job->name, cell->job->workload->name);
     cpu_set_t saved;
     char why[256];
-    int pinned = dlg_pin_cpus((int)cell->core[DLG_K_CPUS].i, &saved, why, sizeof why);
+    int pinned = dlg_pin_cpus(cell->core[DLG_K_CPUS].text, &saved, res->cpu_list, sizeof res->cpu_list, why,
+                              sizeof why);
     if (!host) {
         snprintf(res->error, sizeof res->error, "out of memory");
         res->status = "error";
@@ -283,6 +306,8 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
         reset_hwm();
         int reps = (int)cell->core[DLG_K_REPEAT].i;
         double thr[MAX_REPS];
+        uint64_t busy0, iowait0, busy1, iowait1;
+        host_cpu_times(&busy0, &iowait0);
         for (int r = 0; r < reps && r < MAX_REPS; r++) {
             if (one_repetition(run, cell, r, &svc, host, res, &thr[res->reps]) != 0)
                 break;
@@ -290,6 +315,9 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
             if (strcmp(res->status, "partial") == 0)
                 break;
         }
+        host_cpu_times(&busy1, &iowait1);
+        if (busy1 > busy0)
+            res->iowait_fraction = (double)(iowait1 - iowait0) / (double)(busy1 - busy0);
         dlg_summarize(thr, (size_t)res->reps, &res->throughput);
         res->rss_peak = proc_hwm_bytes();
         dlg_unpin_cpus(&saved);

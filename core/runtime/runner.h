@@ -27,6 +27,9 @@ typedef struct dlg_cell_result {
     double cpu_user_s, cpu_sys_s;
     uint64_t rss_peak, read_bytes, storage_bytes, storage_ios;
     int cpus_used;
+    char cpu_list[256];       /* the CPUs the cell ran on, e.g. "0,2,4-5" */
+    uint64_t major_faults, ctx_voluntary, ctx_involuntary;
+    double iowait_fraction;   /* host CPUs' iowait share of the timed steps */
     int64_t start_realtime_ns;
     dlg_wfield *wf;
     size_t nwf;

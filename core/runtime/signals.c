@@ -23,4 +23,16 @@ void dlg_signals_install(void)
     sigaction(SIGTERM, &sa, NULL);
 }
 
+static void on_signal_child(int sig) { stop_signal = sig; }
+
+void dlg_signals_install_child(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal_child;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
 int dlg_stop_signal(void) { return stop_signal; }

@@ -7,11 +7,11 @@ run_cli dry run dry.ini --dry-run --set b.iterations=9
 expect_rc dry 0
 cat >dry.want <<'EOT'
 5 cells in 2 jobs
-  a #0: workload=sleep storage=posix cpus=0 warmup=3 iterations=0 duration=5s min_steps=5 repeat=1 seed=1 sleep=1ms jitter=0
-  a #1: workload=sleep storage=posix cpus=0 warmup=3 iterations=0 duration=5s min_steps=5 repeat=1 seed=1 sleep=2ms jitter=0
-  a #2: workload=sleep storage=posix cpus=1 warmup=3 iterations=0 duration=5s min_steps=5 repeat=1 seed=1 sleep=1ms jitter=0
-  a #3: workload=sleep storage=posix cpus=1 warmup=3 iterations=0 duration=5s min_steps=5 repeat=1 seed=1 sleep=2ms jitter=0
-  b #0: workload=stream storage=posix cpus=0 warmup=3 iterations=9 duration=5s min_steps=5 repeat=1 seed=1 array_size=64MiB kernel=copy threads=0
+  a #0: workload=sleep storage=posix cpus=0 warmup=3 iterations=0 duration=5s min_steps=5 repeat=1 seed=1 cpu_quota=0 timeout=0 isolation=process sleep=1ms jitter=0
+  a #1: workload=sleep storage=posix cpus=0 warmup=3 iterations=0 duration=5s min_steps=5 repeat=1 seed=1 cpu_quota=0 timeout=0 isolation=process sleep=2ms jitter=0
+  a #2: workload=sleep storage=posix cpus=1 warmup=3 iterations=0 duration=5s min_steps=5 repeat=1 seed=1 cpu_quota=0 timeout=0 isolation=process sleep=1ms jitter=0
+  a #3: workload=sleep storage=posix cpus=1 warmup=3 iterations=0 duration=5s min_steps=5 repeat=1 seed=1 cpu_quota=0 timeout=0 isolation=process sleep=2ms jitter=0
+  b #0: workload=stream storage=posix cpus=0 warmup=3 iterations=9 duration=5s min_steps=5 repeat=1 seed=1 cpu_quota=0 timeout=0 isolation=process array_size=64MiB kernel=copy threads=0
 EOT
 diff dry.want dry.out >dry.diff || fail "dry run printed other cells:$(echo; cat dry.diff)"
 [ ! -s dry.err ] || fail "dry run wrote to stderr: $(cat dry.err)"

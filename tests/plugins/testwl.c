@@ -4,6 +4,8 @@
 #include <dlgauge/plugin.h>
 
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 typedef struct tw_state {
     const dlg_host *h;
@@ -112,11 +114,85 @@ static int count_report(void *st, const dlg_report_api *api, dlg_fields *f)
     return 0;
 }
 
+/* segv: step number fail_at dereferences NULL (a crashing cell) */
+static int segv_step(void *st, dlg_step *out)
+{
+    tw_state *s = st;
+    if (s->steps++ == s->fail_at) {
+        volatile int *volatile p = NULL;
+        *p = 1;
+    }
+    out->items = 1;
+    return 0;
+}
+
+/* hang: every step sleeps an hour and ignores stop requests (a hung cell) */
+static int hang_step(void *st, dlg_step *out)
+{
+    (void)st;
+    for (;;)
+        sleep(3600);
+    out->items = 1;
+    return 0;
+}
+
+/* hog: each step allocates and touches `size` more bytes, never freed
+ * until teardown (a cell that outgrows its memory limit) */
+typedef struct hog_state {
+    tw_state base;
+    char **blocks;
+    size_t n, cap;
+} hog_state;
+static const dlg_option hog_options[] = {
+    {"size", DLG_OPT_SIZE, "16MiB", "4KiB", NULL, NULL, "bytes allocated per step", 0},
+    {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
+};
+static int hog_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info *j, void **st)
+{
+    hog_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return h->error(h, DLG_ENOMEM, "out of memory");
+    s->base.h = h;
+    s->base.items = o[0].i;
+    *st = s;
+    return 0;
+}
+static int hog_step(void *st, dlg_step *out)
+{
+    hog_state *s = st;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 64;
+        char **b = realloc(s->blocks, cap * sizeof *b);
+        if (!b)
+            return s->base.h->error(s->base.h, DLG_ENOMEM, "out of memory");
+        s->blocks = b;
+        s->cap = cap;
+    }
+    char *m = malloc((size_t)s->base.items);
+    if (!m)
+        return s->base.h->error(s->base.h, DLG_ENOMEM, "out of memory");
+    memset(m, 1, (size_t)s->base.items);
+    s->blocks[s->n++] = m;
+    out->items = 1;
+    return 0;
+}
+static void hog_teardown(void *st)
+{
+    hog_state *s = st;
+    for (size_t i = 0; i < s->n; i++)
+        free(s->blocks[i]);
+    free(s->blocks);
+    free(s);
+}
+
 static const dlg_workload_ops needs_ops = {1, "bytes", needs_setup, plain_step, NULL, tw_teardown};
 static const dlg_workload_ops fail_setup_ops = {1, "steps", fail_setup_setup, plain_step, NULL, tw_teardown};
 static const dlg_workload_ops fail_step_ops = {1, "steps", fail_step_setup, fail_step_step, NULL, tw_teardown};
 static const dlg_workload_ops silent_ops = {1, "steps", silent_setup, silent_step, NULL, tw_teardown};
 static const dlg_workload_ops count_ops = {1, "things", count_setup, plain_step, count_report, tw_teardown};
+static const dlg_workload_ops segv_ops = {1, "steps", fail_step_setup, segv_step, NULL, tw_teardown};
+static const dlg_workload_ops hang_ops = {1, "steps", silent_setup, hang_step, NULL, tw_teardown};
+static const dlg_workload_ops hog_ops = {1, "steps", hog_setup, hog_step, NULL, hog_teardown};
 
 #define DESC(var, nm, opts, mets, opsp)                                                        \
     static const dlg_plugin_desc var = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, nm, "1.0", \
@@ -126,5 +202,9 @@ DESC(fail_setup_desc, "fail_setup", NULL, NULL, &fail_setup_ops);
 DESC(fail_step_desc, "fail_step", fail_step_options, NULL, &fail_step_ops);
 DESC(silent_desc, "silent", NULL, NULL, &silent_ops);
 DESC(count_desc, "count", count_options, count_metrics, &count_ops);
+DESC(segv_desc, "segv", fail_step_options, NULL, &segv_ops);
+DESC(hang_desc, "hang", NULL, NULL, &hang_ops);
+DESC(hog_desc, "hog", hog_options, NULL, &hog_ops);
 
-DLG_PLUGIN("testwl", &needs_desc, &fail_setup_desc, &fail_step_desc, &silent_desc, &count_desc)
+DLG_PLUGIN("testwl", &needs_desc, &fail_setup_desc, &fail_step_desc, &silent_desc, &count_desc, &segv_desc,
+           &hang_desc, &hog_desc)

@@ -1,0 +1,248 @@
+#define _GNU_SOURCE
+#include "cell_measure.h"
+
+#include "cell_exec.h"
+#include "metrics.h"
+#include "results.h"
+#include "runner.h"
+#include "sinkset.h"
+
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef DLG_VERSION
+#define DLG_VERSION "0.0.0"
+#endif
+#ifndef DLG_GIT_REV
+#define DLG_GIT_REV "unknown"
+#endif
+
+static void field_s(dlg_wire_point *wp, const char *k, const char *v)
+{
+    dlg_field f = {.key = k, .type = DLG_FIELD_STRING, .v.s = v};
+    dlg_wire_add_field(wp, &f);
+}
+
+static void field_u(dlg_wire_point *wp, const char *k, uint64_t v)
+{
+    dlg_field f = {.key = k, .type = DLG_FIELD_UINT, .v.u = v};
+    dlg_wire_add_field(wp, &f);
+}
+
+static void field_d(dlg_wire_point *wp, const char *k, double v)
+{
+    dlg_field f = {.key = k, .type = DLG_FIELD_DOUBLE, .v.d = v};
+    dlg_wire_add_field(wp, &f);
+}
+
+static void field_b(dlg_wire_point *wp, const char *k, bool v)
+{
+    dlg_field f = {.key = k, .type = DLG_FIELD_BOOL, .v.b = v};
+    dlg_wire_add_field(wp, &f);
+}
+
+static int copy_point(const dlg_point *p, dlg_wire_point *out)
+{
+    if (dlg_wire_point_init(out, p->measurement, p->time_ns) != 0)
+        return -1;
+    for (size_t i = 0; i < p->ntags; i++)
+        dlg_wire_set_tag(out, p->tags[i].key, p->tags[i].value);
+    for (size_t i = 0; i < p->nfields; i++)
+        dlg_wire_add_field(out, &p->fields[i]);
+    return 0;
+}
+
+/* The result of a cell that produced none itself (crashed, killed, ...). */
+static void synth_result(const dlg_run *run, const dlg_cell *cell, const char *status, const char *why,
+                         int64_t start_ns, dlg_wire_point *out)
+{
+    dlg_wire_point_init(out, DLG_MEASUREMENT_RESULT, start_ns);
+    dlg_wire_set_tag(out, "run_id", run->run_id);
+    dlg_wire_set_tag(out, "job", cell->job->name);
+    dlg_wire_set_tag(out, "workload", cell->job->workload->name);
+    dlg_wire_set_tag(out, "host", run->host);
+    dlg_wire_set_tag(out, "status", status);
+    for (size_t i = 0; i < cell->ntags; i++)
+        dlg_wire_set_tag(out, cell->tags[i].key, cell->tags[i].value);
+    field_s(out, "unit", ((const dlg_workload_ops *)cell->job->workload->ops)->unit);
+    field_u(out, "items", 0);
+    field_u(out, "steps", 0);
+    char when[40];
+    dlg_format_rfc3339(start_ns, when, sizeof when);
+    field_s(out, "start_time", when);
+    field_s(out, "version", DLG_VERSION);
+    field_s(out, "git_rev", DLG_GIT_REV);
+    field_s(out, "error", why);
+}
+
+static void emit_to_sinks(dlg_run *run, const dlg_point *p) { dlg_sinkset_write(run->sinks, p, 1); }
+
+static void progress_to_sinks(void *ctx, const dlg_point *p) { dlg_sinkset_write(((dlg_run *)ctx)->sinks, p, 1); }
+
+static const char *in_process(dlg_run *run, const dlg_cell *cell, dlg_wire_point *out)
+{
+    dlg_cell_result res;
+    if (dlg_cell_result_init(&res) != 0) {
+        synth_result(run, cell, "error", "out of memory", 0, out);
+        return "error";
+    }
+    run->emit = emit_to_sinks;
+    dlg_run_cell(run, cell, &res);
+    dlg_point_buf *pb = malloc(sizeof *pb);
+    if (pb) {
+        dlg_result_point(run, cell, &res, pb);
+        copy_point(&pb->point, out);
+        free(pb);
+    } else {
+        synth_result(run, cell, "error", "out of memory", res.start_realtime_ns, out);
+    }
+    dlg_cell_result_fini(&res);
+    return "ok";
+}
+
+/* Formats v into the next free part of buf, returning where it went. */
+static char *num_arg(char *buf, size_t buflen, size_t *used, size_t v)
+{
+    char *at = buf + *used;
+    int n = snprintf(at, buflen - *used, "%zu", v);
+    *used += (size_t)n + 1;
+    return at;
+}
+
+/* argv for `dlgauge __cell`: the child re-plans the same configuration. */
+static char **child_argv(const dlg_run *run, const dlg_cli *cli, const dlg_run_args *a, const dlg_job *job,
+                         size_t k, char *buf, size_t buflen)
+{
+    char **v = calloc(40 + 2 * a->nsets, sizeof *v);
+    if (!v)
+        return NULL;
+    size_t n = 0, o = 0;
+    v[n++] = "dlgauge";
+    if (cli->plugin_dir) {
+        v[n++] = "--plugin-dir";
+        v[n++] = (char *)cli->plugin_dir;
+    }
+    for (int i = 1; i < cli->verbosity; i++)
+        v[n++] = "-v";
+    if (cli->verbosity == 0)
+        v[n++] = "-q";
+    v[n++] = "__cell";
+    v[n++] = "--run-id";
+    v[n++] = (char *)run->run_id;
+    v[n++] = "--host";
+    v[n++] = (char *)run->host;
+    v[n++] = "--job";
+    v[n++] = (char *)job->name;
+    v[n++] = "--cell";
+    v[n++] = num_arg(buf, buflen, &o, k);
+    v[n++] = "--cell-no";
+    v[n++] = num_arg(buf, buflen, &o, run->cell_no);
+    v[n++] = "--total";
+    v[n++] = num_arg(buf, buflen, &o, run->plan->total_cells);
+    if (run->tty)
+        v[n++] = "--tty";
+    for (size_t i = 0; i < a->nsets; i++) {
+        v[n++] = "--set";
+        v[n++] = (char *)a->sets[i];
+    }
+    v[n++] = (char *)a->file;
+    v[n] = NULL;
+    return v;
+}
+
+static const char *classify(const dlg_cell_outcome *oc, int64_t oom_kills, const dlg_cell *cell, char *why,
+                            size_t len)
+{
+    if (oom_kills > 0) {
+        snprintf(why, len, "killed by the kernel's OOM killer: the cell needs more than memory = %s",
+                 cell->core[DLG_K_MEMORY].text);
+        return "oom";
+    }
+    if (oc->timed_out) {
+        snprintf(why, len, "stopped after timeout = %s", cell->core[DLG_K_TIMEOUT].text);
+        return "timeout";
+    }
+    if (oc->term_signal) {
+        snprintf(why, len, "the cell's process died of signal %d (%s)", oc->term_signal, strsignal(oc->term_signal));
+        return "crashed";
+    }
+    snprintf(why, len, "the cell's process exited with code %d without a result", oc->exit_code);
+    return "error";
+}
+
+static const char *in_child(dlg_run *run, const dlg_cli *cli, const dlg_run_args *a, const dlg_cell *cell,
+                            dlg_wire_point *out)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t start_ns = (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+    int64_t mem = cell->core[DLG_K_MEMORY].set ? cell->core[DLG_K_MEMORY].i : 0;
+    double quota = cell->core[DLG_K_CPU_QUOTA].d;
+    dlg_cgroup cg;
+    char why[1024], cgname[128];
+    snprintf(cgname, sizeof cgname, "dlgauge-%d-%zu", (int)getpid(), run->cell_no);
+    bool enforced = dlg_cgroup_create(&cg, cgname, mem, quota, why, sizeof why) == 0;
+    if (!enforced)
+        fprintf(stderr, "dlgauge: [job %s] warning: limits not enforced: %s\n", cell->job->name, why);
+    char exe[PATH_MAX], nums[256];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    char **argv = child_argv(run, cli, a, cell->job, cell->index, nums, sizeof nums);
+    dlg_cell_spawn sp = {exe, argv, &cg, (int)cell->core[DLG_K_CPUS].i,
+                         (uint64_t)cell->core[DLG_K_TIMEOUT].i};
+    dlg_cell_outcome oc;
+    const char *status = "ok";
+    if (!argv || dlg_cell_exec(&sp, progress_to_sinks, run, &oc, why, sizeof why) != 0) {
+        synth_result(run, cell, "error", argv ? why : "out of memory", start_ns, out);
+        status = "error";
+    } else {
+        int64_t ooms = dlg_cgroup_oom_kills(&cg);
+        if (oc.have_result && !oc.timed_out && ooms <= 0) {
+            dlg_wire_point_move(out, &oc.result);
+            oc.have_result = false;
+        } else {
+            char what[512], line[1600];
+            status = classify(&oc, ooms, cell, what, sizeof what);
+            snprintf(line, sizeof line, "%s:%d: [job %s] %s", cell->job->sec->file, cell->job->sec->line,
+                     cell->job->name, what);
+            synth_result(run, cell, status, line, start_ns, out);
+        }
+        field_d(out, "cell_wall_s", oc.wall_s);
+        dlg_cell_outcome_free(&oc);
+    }
+    if (mem > 0) {
+        field_u(out, "memory_limit_bytes", (uint64_t)mem);
+        field_b(out, "memory_enforced", cg.mem_dir[0] != '\0');
+        if (cg.mem_dir[0])
+            field_u(out, "memory_peak_bytes", dlg_cgroup_peak_bytes(&cg));
+    }
+    dlg_cgroup_destroy(&cg);
+    free(argv);
+    return status;
+}
+
+const char *dlg_measure_cell(dlg_run *run, const dlg_cli *cli, const dlg_run_args *a, const dlg_job *job,
+                             size_t k, dlg_wire_point *out)
+{
+    dlg_cell cell;
+    char err[1024];
+    if (dlg_plan_cell(run->plan, job, k, &cell, err, sizeof err) != 0) {
+        dlg_cell_free(&cell);
+        dlg_wire_point_init(out, DLG_MEASUREMENT_RESULT, 0);
+        fprintf(stderr, "dlgauge: %s\n", err);
+        return "error";
+    }
+    const char *status = cell.core[DLG_K_ISOLATION].i == DLG_ISOLATE_NONE ? in_process(run, &cell, out)
+                                                                          : in_child(run, cli, a, &cell, out);
+    /* the status tag of the point is the truth (in-process sets it there) */
+    for (size_t i = 0; i < out->point.ntags; i++)
+        if (strcmp(out->tags[i].key, "status") == 0)
+            status = out->tags[i].value;
+    dlg_cell_free(&cell);
+    return status;
+}

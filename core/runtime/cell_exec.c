@@ -1,0 +1,147 @@
+#define _GNU_SOURCE
+#include "cell_exec.h"
+
+#include "metrics.h"
+#include "signals.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define KILL_GRACE_NS (5ull * 1000000000ull)
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* In the child between fork and exec: only async-signal-safe work. */
+static void child_exec(const dlg_cell_spawn *sp, int wfd, pid_t parent)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* a killed parent takes the cell along */
+    if (getppid() != parent)
+        _exit(127);
+    if (wfd != DLG_CELL_FD) {
+        if (dup2(wfd, DLG_CELL_FD) < 0)
+            _exit(127);
+        close(wfd);
+    } else {
+        fcntl(wfd, F_SETFD, 0);
+    }
+    if (sp->cg)
+        dlg_cgroup_enter(sp->cg);
+    if (sp->threads > 0) {
+        char n[16];
+        snprintf(n, sizeof n, "%d", sp->threads);
+        setenv("OMP_NUM_THREADS", n, 1);
+        setenv("OPENBLAS_NUM_THREADS", n, 1);
+        setenv("MKL_NUM_THREADS", n, 1);
+    }
+    execv(sp->exe, sp->argv);
+    static const char msg[] = "dlgauge: cannot start the cell process\n";
+    ssize_t ignored = write(2, msg, sizeof msg - 1);
+    (void)ignored;
+    _exit(127);
+}
+
+/* Reads whatever frames are ready; false at end of stream. */
+static bool pump(int fd, dlg_progress_cb on_progress, void *ctx, dlg_cell_outcome *out)
+{
+    dlg_wire_point wp;
+    int rc = dlg_wire_recv(fd, &wp);
+    if (rc <= 0)
+        return false; /* EOF, or a frame torn by a dying child */
+    if (strcmp(wp.point.measurement, DLG_MEASUREMENT_RESULT) == 0) {
+        if (out->have_result)
+            dlg_wire_point_free(&out->result);
+        dlg_wire_point_move(&out->result, &wp);
+        out->have_result = true;
+        return true;
+    }
+    if (on_progress)
+        on_progress(ctx, &wp.point);
+    dlg_wire_point_free(&wp);
+    return true;
+}
+
+int dlg_cell_exec(const dlg_cell_spawn *sp, dlg_progress_cb on_progress, void *ctx, dlg_cell_outcome *out,
+                  char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    out->exit_code = -1;
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        snprintf(err, errlen, "cannot create a pipe for the cell: %s", strerror(errno));
+        return -1;
+    }
+    pid_t parent = getpid();
+    uint64_t start = mono_ns();
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(err, errlen, "cannot fork the cell process: %s", strerror(errno));
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
+    if (pid == 0)
+        child_exec(sp, fds[1], parent);
+    close(fds[1]);
+    bool open_pipe = true, forwarded = false;
+    uint64_t kill_at = 0;
+    int status = 0;
+    for (;;) {
+        uint64_t now = mono_ns();
+        if (!forwarded && dlg_stop_signal()) {
+            kill(pid, dlg_stop_signal()); /* the child writes what it measured */
+            forwarded = true;
+        }
+        if (sp->timeout_ns && !out->timed_out && now - start > sp->timeout_ns) {
+            kill(pid, SIGTERM);
+            out->timed_out = true;
+            kill_at = now + KILL_GRACE_NS;
+        }
+        if (kill_at && now > kill_at) {
+            kill(pid, SIGKILL);
+            kill_at = 0;
+        }
+        if (open_pipe) {
+            struct pollfd p = {fds[0], POLLIN, 0};
+            int r = poll(&p, 1, 100);
+            if (r > 0 && !pump(fds[0], on_progress, ctx, out))
+                open_pipe = false;
+            continue;
+        }
+        pid_t w = waitpid(pid, &status, WNOHANG);
+        if (w == pid)
+            break;
+        if (w < 0 && errno != EINTR) {
+            snprintf(err, errlen, "waitpid: %s", strerror(errno));
+            break;
+        }
+        usleep(20000);
+    }
+    close(fds[0]);
+    out->wall_s = (double)(mono_ns() - start) / 1e9;
+    if (WIFSIGNALED(status))
+        out->term_signal = WTERMSIG(status);
+    else if (WIFEXITED(status))
+        out->exit_code = WEXITSTATUS(status);
+    return 0;
+}
+
+void dlg_cell_outcome_free(dlg_cell_outcome *o)
+{
+    if (o->have_result)
+        dlg_wire_point_free(&o->result);
+    o->have_result = false;
+}

@@ -1,0 +1,153 @@
+#define _GNU_SOURCE
+#include "journal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void dlg_journal_hash(const void *data, size_t len, uint64_t *h)
+{
+    const unsigned char *p = data;
+    if (*h == 0)
+        *h = 1469598103934665603ull;
+    for (size_t i = 0; i < len; i++) {
+        *h ^= p[i];
+        *h *= 1099511628211ull;
+    }
+}
+
+static int mkdirs(const char *path)
+{
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    return 0;
+}
+
+static int append_line(dlg_journal *j, const char *line, char *err, size_t errlen)
+{
+    size_t n = strlen(line);
+    if (write(j->fd, line, n) != (ssize_t)n || fsync(j->fd) != 0) {
+        snprintf(err, errlen, "%s: cannot write the run journal: %s", j->path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int dlg_journal_create(dlg_journal *j, const char *path, const char *run_id, const char *hash, char *err,
+                       size_t errlen)
+{
+    memset(j, 0, sizeof *j);
+    snprintf(j->path, sizeof j->path, "%s", path);
+    snprintf(j->run_id, sizeof j->run_id, "%s", run_id);
+    snprintf(j->hash, sizeof j->hash, "%s", hash);
+    if (mkdirs(path) != 0 || (j->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+        snprintf(err, errlen, "%s: cannot create the run journal: %s", path, strerror(errno));
+        j->fd = -1;
+        return -1;
+    }
+    char line[256];
+    snprintf(line, sizeof line, "dlgauge-journal 1 %s %s\n", run_id, hash);
+    return append_line(j, line, err, errlen);
+}
+
+static int add_done(dlg_journal *j, const char *job, size_t cell)
+{
+    dlg_journal_entry *d = realloc(j->done, (j->ndone + 1) * sizeof *d);
+    if (!d)
+        return -1;
+    j->done = d;
+    if (!(d[j->ndone].job = strdup(job)))
+        return -1;
+    d[j->ndone++].cell = cell;
+    return 0;
+}
+
+int dlg_journal_resume(dlg_journal *j, const char *path, const char *hash, char *err, size_t errlen)
+{
+    memset(j, 0, sizeof *j);
+    j->fd = -1;
+    snprintf(j->path, sizeof j->path, "%s", path);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "%s: no journal to resume from (%s); run without --resume", path, strerror(errno));
+        return -1;
+    }
+    char line[1024], jhash[64] = "";
+    int lineno = 0, rc = 0;
+    while (fgets(line, sizeof line, f) && rc == 0) {
+        lineno++;
+        if (lineno == 1) {
+            if (sscanf(line, "dlgauge-journal 1 %63s %31s", j->run_id, jhash) != 2) {
+                snprintf(err, errlen, "%s:1: not a dlgauge run journal", path);
+                rc = -1;
+            }
+            continue;
+        }
+        char job[512], status[32];
+        size_t cell;
+        if (line[strlen(line) - 1] != '\n')
+            break; /* a torn last line: that cell was not recorded */
+        if (sscanf(line, "done %511s %zu %31s", job, &cell, status) != 3) {
+            snprintf(err, errlen, "%s:%d: malformed journal line", path, lineno);
+            rc = -1;
+        } else if (add_done(j, job, cell) != 0) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+        }
+    }
+    fclose(f);
+    if (rc == 0 && lineno == 0) {
+        snprintf(err, errlen, "%s: empty journal", path);
+        rc = -1;
+    }
+    if (rc == 0 && strcmp(jhash, hash) != 0) {
+        snprintf(err, errlen, "%s: the configuration changed since the interrupted run (journal %s, now %s); "
+                 "run without --resume to start over", path, jhash, hash);
+        rc = -1;
+    }
+    snprintf(j->hash, sizeof j->hash, "%s", hash);
+    if (rc == 0 && (j->fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)) < 0) {
+        snprintf(err, errlen, "%s: cannot append to the journal: %s", path, strerror(errno));
+        rc = -1;
+    }
+    return rc;
+}
+
+bool dlg_journal_is_done(const dlg_journal *j, const char *job, size_t cell)
+{
+    for (size_t i = 0; i < j->ndone; i++)
+        if (j->done[i].cell == cell && strcmp(j->done[i].job, job) == 0)
+            return true;
+    return false;
+}
+
+int dlg_journal_record(dlg_journal *j, const char *job, size_t cell, const char *status, char *err,
+                       size_t errlen)
+{
+    char line[768];
+    snprintf(line, sizeof line, "done %s %zu %s\n", job, cell, status);
+    return append_line(j, line, err, errlen);
+}
+
+void dlg_journal_close(dlg_journal *j)
+{
+    if (j->fd >= 0)
+        close(j->fd);
+    for (size_t i = 0; i < j->ndone; i++)
+        free(j->done[i].job);
+    free(j->done);
+    memset(j, 0, sizeof *j);
+    j->fd = -1;
+}

@@ -1,0 +1,45 @@
+/* The run journal: an append-only file, fsynced after every cell, so that
+ * `dlgauge run --resume` after a kill -9 or a power loss skips the cells
+ * already delivered to the sinks and keeps the run's identity.
+ *
+ *   dlgauge-journal 1 RUN_ID CONFIG_HASH
+ *   done JOB CELL STATUS            (one line per delivered cell)
+ *
+ * A cell is recorded after its result went to every sink; a crash in
+ * between (microseconds) re-runs that one cell on resume. */
+#ifndef DLG_JOURNAL_H
+#define DLG_JOURNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct dlg_journal_entry {
+    char *job;
+    size_t cell;
+} dlg_journal_entry;
+
+typedef struct dlg_journal {
+    int fd;
+    char path[1024];
+    char run_id[64];
+    char hash[32];
+    dlg_journal_entry *done;
+    size_t ndone;
+} dlg_journal;
+
+/* FNV-1a over the configuration as resolved (files, --set), for resume. */
+void dlg_journal_hash(const void *data, size_t len, uint64_t *h);
+
+/* Starts a fresh journal (truncating an old one). */
+int dlg_journal_create(dlg_journal *j, const char *path, const char *run_id, const char *hash, char *err,
+                       size_t errlen);
+/* Reopens an interrupted run's journal; refuses one made for another
+ * configuration. */
+int dlg_journal_resume(dlg_journal *j, const char *path, const char *hash, char *err, size_t errlen);
+bool dlg_journal_is_done(const dlg_journal *j, const char *job, size_t cell);
+int dlg_journal_record(dlg_journal *j, const char *job, size_t cell, const char *status, char *err,
+                       size_t errlen);
+void dlg_journal_close(dlg_journal *j);
+
+#endif

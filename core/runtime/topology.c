@@ -1,0 +1,151 @@
+#include "topology.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int dlg_cpus_parse(const char *text, int *count, int *first, int *last, char *why, size_t whylen)
+{
+    char *end;
+    long a = strtol(text, &end, 10);
+    *count = 0;
+    *first = *last = -1;
+    if (end != text && *end == '\0' && a >= 0) {
+        if (a > 4096) { /* the same bound as an int option would give */
+            snprintf(why, whylen, "%s is above the maximum 4096", text);
+            return -1;
+        }
+        *count = (int)a;
+        return 0;
+    }
+    long b;
+    if (end != text && *end == '-' && a >= 0) {
+        char *end2;
+        b = strtol(end + 1, &end2, 10);
+        if (end2 != end + 1 && *end2 == '\0' && b >= a && b < CPU_SETSIZE) {
+            *first = (int)a;
+            *last = (int)b;
+            *count = (int)(b - a + 1);
+            return 0;
+        }
+    }
+    snprintf(why, whylen, "'%s' is neither a CPU count (e.g. 4) nor a CPU range (e.g. 0-3)", text);
+    return -1;
+}
+
+static int read_int_file(const char *path, int def)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return def;
+    int v = def;
+    if (fscanf(f, "%d", &v) != 1)
+        v = def;
+    fclose(f);
+    return v;
+}
+
+/* NUMA node of a CPU (sysfs cpuN/nodeM link), 0 if unknown. */
+static int cpu_node(int cpu)
+{
+    char path[128];
+    for (int n = 0; n < 64; n++) {
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/node%d", cpu, n);
+        FILE *f = fopen(path, "r");
+        if (f) { /* a directory opens for reading on Linux */
+            fclose(f);
+            return n;
+        }
+    }
+    return 0;
+}
+
+typedef struct cpu_info {
+    int cpu, node, package, core;
+} cpu_info;
+
+static int cmp_core(const void *a, const void *b)
+{
+    const cpu_info *x = a, *y = b;
+    if (x->node != y->node)
+        return x->node - y->node;
+    if (x->package != y->package)
+        return x->package - y->package;
+    if (x->core != y->core)
+        return x->core - y->core;
+    return x->cpu - y->cpu;
+}
+
+int dlg_cpus_choose(const char *text, const cpu_set_t *allowed, cpu_set_t *out, char *why, size_t whylen)
+{
+    int count, first, last;
+    if (dlg_cpus_parse(text, &count, &first, &last, why, whylen) != 0)
+        return -1;
+    int avail = CPU_COUNT(allowed);
+    CPU_ZERO(out);
+    if (first >= 0) {
+        for (int c = first; c <= last; c++) {
+            if (!CPU_ISSET(c, allowed)) {
+                snprintf(why, whylen, "cpus = %s: CPU %d is not available to this process", text, c);
+                return -1;
+            }
+            CPU_SET(c, out);
+        }
+        return count;
+    }
+    if (count == 0) {
+        *out = *allowed;
+        return avail;
+    }
+    if (count > avail) {
+        snprintf(why, whylen, "cpus = %d, but only %d CPUs are available to this process", count, avail);
+        return -1;
+    }
+    cpu_info *info = calloc((size_t)avail, sizeof *info);
+    if (!info) {
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
+    size_t n = 0;
+    for (int c = 0; c < CPU_SETSIZE && n < (size_t)avail; c++) {
+        if (!CPU_ISSET(c, allowed))
+            continue;
+        char path[160];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/core_id", c);
+        int core = read_int_file(path, c);
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", c);
+        info[n++] = (cpu_info){c, cpu_node(c), read_int_file(path, 0), core};
+    }
+    qsort(info, n, sizeof *info, cmp_core);
+    /* the node with the most allowed CPUs first, when one node can hold the cell */
+    int best_node = info[0].node, best = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && info[j].node == info[i].node)
+            j++;
+        if ((int)(j - i) > best && (int)(j - i) >= count) {
+            best = (int)(j - i);
+            best_node = info[i].node;
+        }
+        i = j;
+    }
+    int taken = 0;
+    /* pass 0: one CPU per physical core on the chosen node; 1: its siblings;
+     * 2 and 3: the same on other nodes */
+    for (int pass = 0; pass < 4 && taken < count; pass++) {
+        bool same_node = pass < 2, first_sibling = pass % 2 == 0;
+        for (size_t i = 0; i < n && taken < count; i++) {
+            if ((info[i].node == best_node) != same_node || CPU_ISSET(info[i].cpu, out))
+                continue;
+            bool is_first = i == 0 || info[i - 1].core != info[i].core || info[i - 1].package != info[i].package ||
+                            info[i - 1].node != info[i].node;
+            if (first_sibling && !is_first)
+                continue;
+            CPU_SET(info[i].cpu, out);
+            taken++;
+        }
+    }
+    free(info);
+    return taken;
+}
