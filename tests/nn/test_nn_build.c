@@ -108,6 +108,11 @@ static void test_bad_label(void **st)
     dlg_softmax_loss(net, "loss", x, y);
     plan(net, false);
     float lab[2] = {1, 3};
+    /* misused host IO fails without poisoning the net */
+    assert_int_equal(dlg_net_write(net, y, DLG_DATA, lab, 3), -DLG_EINVAL);
+    assert_int_equal(dlg_net_read(net, x, DLG_DIFF, lab, 6), -DLG_EINVAL);
+    assert_int_equal(dlg_net_read(net, 999, DLG_DATA, lab, 2), -DLG_EINVAL);
+    assert_int_equal(dlg_net_status(net), 0);
     assert_int_equal(dlg_net_write(net, y, DLG_DATA, lab, 2), 0);
     assert_int_equal(dlg_net_forward(net), -DLG_EINVAL);
     assert_non_null(strstr(dlg_net_error(net), "loss"));
