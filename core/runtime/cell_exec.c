@@ -16,7 +16,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#define KILL_GRACE_NS (5ull * 1000000000ull)
+/* After SIGTERM a cell may write its partial result; a hung one gets
+ * SIGKILL after a tenth of its timeout, between 1 s and 5 s. */
+static uint64_t kill_grace_ns(uint64_t timeout_ns)
+{
+    uint64_t g = timeout_ns / 10;
+    return g < 1000000000ull ? 1000000000ull : g > 5000000000ull ? 5000000000ull : g;
+}
 
 static uint64_t mono_ns(void)
 {
@@ -108,7 +114,7 @@ int dlg_cell_exec(const dlg_cell_spawn *sp, dlg_progress_cb on_progress, void *c
         if (sp->timeout_ns && !out->timed_out && now - start > sp->timeout_ns) {
             kill(pid, SIGTERM);
             out->timed_out = true;
-            kill_at = now + KILL_GRACE_NS;
+            kill_at = now + kill_grace_ns(sp->timeout_ns);
         }
         if (kill_at && now > kill_at) {
             kill(pid, SIGKILL);
