@@ -38,7 +38,9 @@ static const dlg_option io_options[] = {
     [OPT_STEP_IOS] = {"step_ios", DLG_OPT_INT, "0", "0", "1000000", NULL,
                       "reads per step (0 = enough for 1 MiB, at least 1)", 0},
     [OPT_CHECKSUM] = {"checksum", DLG_OPT_BOOL, "false", NULL, NULL, NULL,
-                      "sum the CRC-32 of every read into the checksum field (tests; costs CPU)", 0},
+                      "sum the CRC-32 of every read into the checksum field (tests; costs CPU, "
+                      "and queued reads then drain at each step's end)",
+                      0},
     [OPT_COUNT] = {0},
 };
 
@@ -127,10 +129,10 @@ static int step_sync(io_raw *s, dlg_step *out)
     return 0;
 }
 
-/* Fills every free slot with a new read, in one submit call. */
-static int refill(io_raw *s)
+/* Fills up to `room` free slots with new reads, in one submit call. */
+static int refill(io_raw *s, uint32_t room)
 {
-    uint32_t n = s->nfree;
+    uint32_t n = s->nfree < room ? s->nfree : room;
     if (n == 0)
         return 0;
     uint64_t now = tools_now_ns();
@@ -153,10 +155,15 @@ static int step_async(io_raw *s, dlg_step *out)
     uint64_t bytes0 = s->bytes;
     uint32_t got = 0;
     while (got < s->step_ios) {
-        int rc = refill(s);
+        /* The queue stays full across steps, as fio keeps it; only checksum
+         * mode drains it at each step's end, so that a step reads exactly
+         * its own blocks and the sum has a known answer. */
+        uint32_t inflight = s->depth - s->nfree;
+        uint32_t room = s->checksum ? s->step_ios - got - inflight : s->depth;
+        int rc = refill(s, room);
         if (rc < 0)
             return rc;
-        int n = s->h->file_reap(s->h, s->f, s->done, s->depth, 1);
+        int n = s->h->file_reap(s->h, s->f, s->done, s->checksum ? s->step_ios - got : s->depth, 1);
         if (n < 0)
             return n;
         uint64_t now = tools_now_ns();

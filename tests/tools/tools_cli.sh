@@ -1,0 +1,149 @@
+# tools.so through the real CLI: io reads exactly the right bytes through
+# every storage backend (CRC sums against an independent computation),
+# throttle bandwidth within 5%, bad input; preprocess into RecordIO, then
+# io-pipeline over it (AU and data wait).
+#   bash tools_cli.sh DLGAUGE PLUGIN_DIR MKJPEG WORK_DIR
+set -u
+DLG=$(realpath "$1")
+PLUGDIR=$(realpath "$2")
+MKJPEG=$(realpath "$3")
+WORK=$(realpath -m "$4")
+if [ -n "${PYTHON3:-}" ]; then PY=$PYTHON3; elif [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=python3; fi
+unset DLGAUGE_PLUGIN_PATH
+rm -rf "$WORK"
+mkdir -p "$WORK"
+cd "$WORK" || exit 1
+FAILS=0
+fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
+
+# run NAME: runs NAME.ini with a json sink into NAME.jsonl; status in RC
+run() {
+    "$DLG" -q --plugin-dir "$PLUGDIR" run "$1.ini" >"$1.out" 2>"$1.err"
+    RC=$?
+}
+# field NAME KEY: a result field of the first point
+field() { $PY -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["fields"].get(sys.argv[2], ""))' "$1.jsonl" "$2"; }
+header() { printf '[global]\nsinks = j\n[sink j]\ntype = json\npath = %s.jsonl\n' "$1"; }
+
+# ---- data: a file with a short last block, and one of identical blocks ----
+B=65536
+$PY - <<'PY'
+import random, zlib
+rnd = random.Random(5)
+data = bytes(rnd.getrandbits(8) for _ in range(2 * 1048576 + 8192 + 100))
+open("seq.bin", "wb").write(data)
+B = 65536
+blocks = [data[i:i + B] for i in range(0, len(data), B)]
+open("seq.expect", "w").write("%d %016x\n" % (len(blocks), sum(zlib.crc32(b) for b in blocks) % 2**64))
+blk = bytes(rnd.getrandbits(8) for _ in range(B))
+open("same.bin", "wb").write(blk * 32)
+open("same.crc", "w").write("%d\n" % zlib.crc32(blk))
+PY
+read -r NBLK SEQSUM <seq.expect
+SAMECRC=$(cat same.crc)
+
+storages() {
+    printf '[storage d]\ntype = direct\n'
+    printf '[storage m]\ntype = mmap\n'
+    printf '[storage u]\ntype = uring\ndepth = 32\n'
+    printf '[storage ud]\ntype = uring\ndepth = 16\ndirect = true\n'
+    printf '[storage t]\ntype = throttle\ninner = posix\nbandwidth = 1GB\n'
+}
+
+# ---- sequential: one pass over the file, CRC sum known -----------------------
+for st in posix d m u ud t; do
+    depth=1
+    case $st in u) depth=32 ;; ud) depth=16 ;; t) depth=4 ;; esac
+    n=seq-$st
+    { header $n; storages; printf '[job %s]\nworkload = io\ndata = raw:seq.bin\nblock = 64KiB\nstorage = %s\ndepth = %s\nchecksum = true\nstep_ios = %s\niterations = 1\nwarmup = 0\n' \
+        $n $st $depth $NBLK; } >$n.ini
+    run $n
+    [ $RC = 0 ] || { fail "$n: exit $RC: $(cat $n.err)"; continue; }
+    [ "$(field $n checksum)" = "$SEQSUM" ] || fail "$n: checksum $(field $n checksum), expected $SEQSUM"
+    [ "$(field $n items)" = "$(stat -c %s seq.bin)" ] || fail "$n: items $(field $n items), expected the file size"
+    [ "$(field $n storage_read_bytes)" = "$(stat -c %s seq.bin)" ] || fail "$n: storage_read_bytes $(field $n storage_read_bytes)"
+    [ "$(field $n ios)" = "$NBLK" ] || fail "$n: ios $(field $n ios), expected $NBLK"
+done
+
+# ---- random: 60 reads of identical blocks: the sum is 60 x one CRC ----------
+for st in posix d u; do
+    depth=1
+    [ $st = u ] && depth=8
+    n=rand-$st
+    { header $n; storages; printf '[job %s]\nworkload = io\ndata = raw:same.bin\npattern = rand\nblock = 64KiB\nstorage = %s\ndepth = %s\nchecksum = true\nstep_ios = 3\niterations = 20\nwarmup = 0\n' \
+        $n $st $depth; } >$n.ini
+    run $n
+    [ $RC = 0 ] || { fail "$n: exit $RC: $(cat $n.err)"; continue; }
+    want=$($PY -c "print('%016x' % (60 * $SAMECRC))")
+    [ "$(field $n checksum)" = "$want" ] || fail "$n: checksum $(field $n checksum), expected $want"
+    [ "$(field $n ios)" = 60 ] || fail "$n: ios $(field $n ios), expected 60"
+done
+
+# ---- throttle: measured bandwidth within 5% of the limit (a file of whole
+# blocks: throttle charges a read cut short at end of file its full length) --
+n=throttle
+{ header $n; printf '[storage slow]\ntype = throttle\ninner = posix\nbandwidth = 40MiB\n'
+  printf '[job %s]\nworkload = io\ndata = raw:same.bin\nblock = 256KiB\nstorage = slow\nwarmup = 2\nduration = 1500ms\n' $n; } >$n.ini
+run $n
+if [ $RC != 0 ]; then fail "$n: exit $RC: $(cat $n.err)"; else
+    $PY -c 'import sys; t = float(sys.argv[1]); lim = 40 * 2**20; sys.exit(0 if abs(t / lim - 1) <= 0.05 else 1)' "$(field $n throughput)" ||
+        fail "$n: throughput $(field $n throughput) bytes/s, limit 41943040 (40 MiB/s) +-5%"
+fi
+
+# ---- bad input: one clear error line each ------------------------------------
+bad() { # NAME PATTERN KEYS...
+    local n=$1 pat=$2
+    shift 2
+    { header $n; printf '[job %s]\nworkload = io\n' $n; printf '%s\n' "$@"; } >$n.ini
+    run $n
+    [ $RC != 0 ] || fail "$n: exit 0, expected an error"
+    grep -Eq -- "$pat" $n.err || fail "$n: stderr lacks /$pat/: $(cat $n.err)"
+}
+bad io-depth-sync 'depth = 4: .*synchronously' 'data = raw:seq.bin' 'depth = 4'
+bad io-block-big 'block = 4MiB: larger than' 'data = raw:seq.bin' 'block = 4MiB'
+bad io-span-big 'span = 1GiB: larger than' 'data = raw:seq.bin' 'span = 1GiB'
+bad io-missing 'nothere.bin' 'data = raw:nothere.bin'
+bad io-dataset 'io-pipeline' 'data = recordio:x.rec'
+bad io-range 'block' 'data = raw:seq.bin' 'block = 2GiB'
+bad io-direct-align 'multiple of' 'data = raw:seq.bin' 'block = 1000' 'storage = direct'
+
+# ---- preprocess via the CLI, then io-pipeline over its RecordIO ----------------
+"$MKJPEG" imgs 4 10 3 || fail "mkjpeg failed"
+n=prep
+{ header $n; printf '[job %s]\nworkload = preprocess\ninput = imgs\noutput = recordio:train.rec\nthreads = 2\niterations = 37\nwarmup = 3\n' $n; } >$n.ini
+run $n
+[ $RC = 0 ] || fail "$n: exit $RC: $(cat $n.err)"
+[ "$(field $n passes)" = 1 ] || fail "$n: passes $(field $n passes)"
+[ "$(field $n unit)" = images ] || fail "$n: unit $(field $n unit)"
+[ -s train.rec ] && [ -s train.idx ] || fail "$n: train.rec / train.idx missing"
+[ "$(wc -l <train.idx)" = 40 ] || fail "$n: train.idx has $(wc -l <train.idx) lines, expected 40"
+
+n=pipe
+{ header $n; printf '[job %s]\nworkload = io-pipeline\ndata = recordio:train.rec\nbatch = 4\ncrop = 32\nthreads = 2\ncompute = 20ms\niterations = 15\nwarmup = 2\n' $n; } >$n.ini
+run $n
+if [ $RC != 0 ]; then fail "$n: exit $RC: $(cat $n.err)"; else
+    $PY - "$n.jsonl" <<'PY' || fail "$n: AU / data wait off: $(cat $n.jsonl)"
+import json, sys
+f = json.loads(open(sys.argv[1]).readline())["fields"]
+au, mean_step = f["au"], f["latency_mean_us"] / 1e6
+expect = 0.020 / mean_step          # compute / step time
+ok = abs(au / expect - 1) < 0.1 and 0.5 < au <= 1.0 and f["data_wait_fraction"] < 0.3
+ok = ok and f["unit"] == "images" and f["items"] == 60 and f["dataset_items"] == 40
+print(f"au {au:.3f} expected {expect:.3f} wait {f['data_wait_fraction']:.3f}", file=sys.stderr)
+sys.exit(0 if ok else 1)
+PY
+fi
+# no compute: the step is all waiting
+n=pipe-starved
+{ header $n; printf '[job %s]\nworkload = io-pipeline\ndata = recordio:train.rec\nbatch = 8\ncrop = 64\nthreads = 1\ncompute = 0\niterations = 30\nwarmup = 0\nprefetch = 2\n' $n; } >$n.ini
+run $n
+if [ $RC != 0 ]; then fail "$n: exit $RC: $(cat $n.err)"; else
+    $PY -c 'import json,sys; f=json.loads(open(sys.argv[1]).readline())["fields"]; sys.exit(0 if f["au"] < 0.1 and f["data_wait_fraction"] > 0.5 else 1)' $n.jsonl ||
+        fail "$n: expected au < 0.1 and data wait > 0.5: $(cat $n.jsonl)"
+fi
+
+if [ "$FAILS" -gt 0 ]; then
+    echo "$FAILS check(s) failed (outputs kept in $WORK)" >&2
+    exit 1
+fi
+echo "all checks passed"
