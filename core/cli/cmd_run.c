@@ -5,6 +5,7 @@
 
 #include "cell_measure.h"
 #include "config.h"
+#include "inventory.h"
 #include "journal.h"
 #include "registry.h"
 #include "results.h"
@@ -259,6 +260,13 @@ int dlg_cmd_run(const dlg_cli *cli, int argc, char **argv)
         goto fail;
     }
     run.sinks = &ss;
+    dlg_wire_point inv;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    if (dlg_inventory_point(&inv, run.run_id, run.host, (int64_t)now.tv_sec * 1000000000ll + now.tv_nsec) == 0) {
+        dlg_sinkset_write(&ss, &inv.point, 1);
+        dlg_wire_point_free(&inv);
+    }
     if (cli->verbosity > 0 && !a.resume)
         fprintf(stderr, "dlgauge: run %s: %zu cells\n", run.run_id, plan.total_cells);
     int failed = run_cells(&run, cli, &a, &jn);

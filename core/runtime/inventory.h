@@ -1,0 +1,15 @@
+/* The host inventory: what machine produced a run's results.  Written once
+ * per run as a dlgauge_host point (tags run_id, host); every result row
+ * carries the same run_id and host, which is the reference. */
+#ifndef DLG_INVENTORY_H
+#define DLG_INVENTORY_H
+
+#include "point_wire.h"
+
+#define DLG_MEASUREMENT_HOST "dlgauge_host"
+
+/* Fills wp with the inventory fields (cpu_model, cpus_online, numa_nodes,
+ * threads_per_core, isa, mem_total_bytes, kernel, disks, glibc, ...). */
+int dlg_inventory_point(dlg_wire_point *wp, const char *run_id, const char *host, int64_t time_ns);
+
+#endif
