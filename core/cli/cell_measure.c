@@ -187,8 +187,11 @@ static const char *in_child(dlg_run *run, const dlg_cli *cli, const dlg_run_args
     char why[1024], cgname[128];
     snprintf(cgname, sizeof cgname, "dlgauge-%d-%zu", (int)getpid(), run->cell_no);
     bool enforced = dlg_cgroup_create(&cg, cgname, mem, quota, why, sizeof why) == 0;
-    if (!enforced)
-        fprintf(stderr, "dlgauge: [job %s] warning: limits not enforced: %s\n", cell->job->name, why);
+    if (!enforced && !run->warned_limits) {
+        fprintf(stderr, "dlgauge: %s:%d: [job %s] warning: limits not enforced (results say memory_enforced = "
+                "false): %s\n", cell->job->sec->file, cell->job->sec->line, cell->job->name, why);
+        run->warned_limits = true;
+    }
     char exe[PATH_MAX], nums[256];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = '\0';

@@ -22,6 +22,7 @@ struct dlg_run {
     int verbosity;
     bool tty;           /* stderr is a terminal: draw a progress line */
     size_t cell_no;     /* 1-based number of the cell running, over the run */
+    bool warned_limits; /* "limits not enforced" is said once per run */
 };
 
 #endif
