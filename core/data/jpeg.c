@@ -39,6 +39,17 @@ void dlg_jpeg_free(dlg_jpeg *j)
     free(j);
 }
 
+/* libjpeg-turbo 2.1 leaves a decompressor that failed mid-header in a state
+ * where the next header reads as 0x0: start over with a fresh one. */
+static void reset_dec(dlg_jpeg *j)
+{
+    tjhandle fresh = tjInitDecompress();
+    if (fresh) {
+        tjDestroy(j->dec);
+        j->dec = fresh;
+    }
+}
+
 int dlg_jpeg_is_jpeg(const void *buf, size_t len)
 {
     const uint8_t *p = buf;
@@ -54,9 +65,12 @@ int dlg_jpeg_header(dlg_jpeg *j, const void *buf, size_t len, const char *what,
     if (len > (size_t)0xFFFFFFFFu)
         return dlg_data_fail(err, DLG_ECORRUPT, "%s: JPEG of %zu bytes is too large", what, len);
     int w = 0, h = 0, ss = 0, cs = 0;
-    if (tjDecompressHeader3(j->dec, buf, (unsigned long)len, &w, &h, &ss, &cs) != 0)
-        return dlg_data_fail(err, DLG_ECORRUPT, "%s: bad JPEG header: %s", what,
-                             tjGetErrorStr2(j->dec));
+    if (tjDecompressHeader3(j->dec, buf, (unsigned long)len, &w, &h, &ss, &cs) != 0) {
+        int rc = dlg_data_fail(err, DLG_ECORRUPT, "%s: bad JPEG header: %s", what,
+                               tjGetErrorStr2(j->dec));
+        reset_dec(j);
+        return rc;
+    }
     if (w <= 0 || h <= 0 || (uint64_t)w * (uint64_t)h > DLG_JPEG_MAX_PIXELS)
         return dlg_data_fail(err, DLG_ECORRUPT, "%s: JPEG claims %dx%d pixels", what, w, h);
     info->width = w;
@@ -116,9 +130,12 @@ int dlg_jpeg_decode(dlg_jpeg *j, const void *buf, size_t len, const char *what,
         return dlg_data_fail(err, DLG_EINVAL, "%s: %dx%d RGB needs %zu bytes, buffer has %zu",
                              what, sw, sh, (size_t)sw * sh * 3, cap);
     if (tjDecompress2(j->dec, buf, (unsigned long)len, rgb, sw, sw * 3, sh, TJPF_RGB, 0) != 0) {
-        if (tjGetErrorCode(j->dec) != TJERR_WARNING || !ends_with_eoi(buf, len))
-            return dlg_data_fail(err, DLG_ECORRUPT, "%s: corrupt JPEG (%zu bytes): %s", what, len,
-                                 tjGetErrorStr2(j->dec));
+        if (tjGetErrorCode(j->dec) != TJERR_WARNING || !ends_with_eoi(buf, len)) {
+            rc = dlg_data_fail(err, DLG_ECORRUPT, "%s: corrupt JPEG (%zu bytes): %s", what, len,
+                               tjGetErrorStr2(j->dec));
+            reset_dec(j);
+            return rc;
+        }
     }
     *w = sw;
     *h = sh;

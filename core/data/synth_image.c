@@ -142,6 +142,39 @@ static void shapes(rng *r, rng *cls, int label, int w, int h, uint8_t *rgb)
     }
 }
 
+/* Surface texture: value noise on a coarse grid, bilinearly interpolated,
+ * so there is mid-frequency detail as in real photos (not just grain). */
+static void texture(rng *r, int w, int h, uint8_t *rgb, int cell, double amp)
+{
+    int gw = w / cell + 2, gh = h / cell + 2;
+    float stack[64 * 1024];
+    float *g = (size_t)gw * gh <= sizeof stack / sizeof stack[0] ? stack : malloc((size_t)gw * gh * sizeof *g);
+    if (!g)
+        return;
+    for (int i = 0; i < gw * gh; i++)
+        g[i] = (float)((unif(r) * 2 - 1) * amp);
+    float inv = 1.0f / (float)cell;
+    for (int y = 0; y < h; y++) {
+        int gy = y / cell;
+        float fy = (float)(y - gy * cell) * inv;
+        const float *g0 = g + (size_t)gy * gw, *g1 = g0 + gw;
+        uint8_t *row = rgb + (size_t)y * w * 3;
+        for (int x = 0; x < w; x++) {
+            int gx = x / cell;
+            float fx = (float)(x - gx * cell) * inv;
+            float top = g0[gx] + (g0[gx + 1] - g0[gx]) * fx;
+            float bot = g1[gx] + (g1[gx + 1] - g1[gx]) * fx;
+            int d = (int)lrintf(top + (bot - top) * fy);
+            for (int c = 0; c < 3; c++) {
+                int v = row[3 * x + c] + d;
+                row[3 * x + c] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+            }
+        }
+    }
+    if (g != stack)
+        free(g);
+}
+
 /* Sensor-like noise: luminance plus a little chroma, triangular pdf. */
 static void noise(rng *r, int w, int h, uint8_t *rgb, int amp)
 {
@@ -150,7 +183,7 @@ static void noise(rng *r, int w, int h, uint8_t *rgb, int amp)
         uint64_t v = next(r);
         int l = ((int)(v & 255) + (int)(v >> 8 & 255) - 255) * amp / 255;
         for (int c = 0; c < 3; c++) {
-            int ch = ((int)(v >> (16 + 8 * c) & 255) - 128) * amp / 512;
+            int ch = ((int)(v >> (16 + 8 * c) & 255) - 128) * amp / 200;
             int x = rgb[3 * i + c] + l + ch;
             rgb[3 * i + c] = (uint8_t)(x < 0 ? 0 : x > 255 ? 255 : x);
         }
@@ -173,5 +206,6 @@ void dlg_synth_image_render(uint64_t seed, uint64_t index, int label, int w, int
     if (tab != stack)
         free(tab);
     shapes(&r, &cls, label, w, h, rgb);
-    noise(&r, w, h, rgb, 30 + (int)(next(&r) % 24));
+    texture(&r, w, h, rgb, 2 + (int)(next(&r) % 3), 30 + 24 * unif(&r));
+    noise(&r, w, h, rgb, 58 + (int)(next(&r) % 32));
 }

@@ -1,0 +1,227 @@
+/* Bad data: a corrupt record is an error naming the file (or skipped and
+ * counted with skip_corrupt), empty datasets, bad specs and options. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipe_util.h"
+
+static void truncate_file(const char *path, size_t keep)
+{
+    size_t n;
+    uint8_t *p = pu_slurp(path, &n);
+    FILE *f = fopen(path, "wb");
+    fwrite(p, 1, keep < n ? keep : n, f);
+    fclose(f);
+    free(p);
+}
+
+static void cfg_for(dlg_loader_config *cfg, const char *spec, bool skip)
+{
+    dlg_loader_config_defaults(cfg);
+    cfg->data = spec;
+    cfg->batch = 4;
+    cfg->crop = 24;
+    cfg->threads = 2;
+    cfg->shuffle = false;
+    cfg->skip_corrupt = skip;
+}
+
+static void test_corrupt_file(void **st)
+{
+    (void)st;
+    pu_dataset d;
+    pu_make_images(&d, "bad", 8, 2, 60, 50, 31);
+    truncate_file(d.paths[5], 300);
+    char spec[700];
+    snprintf(spec, sizeof spec, "files:%s", d.list);
+    mock_host m;
+    mock_host_init(&m);
+    dlg_loader_config cfg;
+    cfg_for(&cfg, spec, false);
+    dlg_loader *l;
+    assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
+    dlg_batch *b;
+    int rc = 0;
+    for (int i = 0; i < 3 && rc == 0; i++) {
+        rc = dlg_loader_next(l, &b);
+        if (rc == 0)
+            dlg_loader_release(l, b);
+    }
+    assert_int_equal(rc, -DLG_ECORRUPT);
+    assert_non_null(strstr(m.last_error, "img05.jpg"));
+    dlg_loader_close(l);
+
+    cfg.skip_corrupt = true;
+    assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
+    for (int i = 0; i < 6; i++) { /* three epochs */
+        assert_int_equal(dlg_loader_next(l, &b), 0);
+        if (i % 2 == 1) /* item 5 is replaced by item 6 (label 0) */
+            assert_int_equal(b->labels[1], d.labels[6]);
+        dlg_loader_release(l, b);
+    }
+    dlg_loader_stats s;
+    dlg_loader_stats_get(l, &s);
+    assert_int_equal(s.skipped, 3);
+    assert_true(m.warnings >= 1);
+    dlg_loader_close(l);
+    mock_host_fini(&m);
+}
+
+static void test_corrupt_record(void **st)
+{
+    (void)st;
+    pu_dataset d;
+    pu_make_images(&d, "badrec", 6, 2, 60, 50, 32);
+    pu_make_rec(&d);
+    /* smash the magic of record 3 */
+    char idx[700];
+    snprintf(idx, sizeof idx, "%s/data.idx", d.dir);
+    size_t n;
+    char *text = (char *)pu_slurp(idx, &n);
+    unsigned long long off = 0;
+    for (char *line = text; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+        if (strncmp(line, "3\t", 2) == 0)
+            off = strtoull(line + 2, NULL, 10);
+    free(text);
+    assert_true(off > 0);
+    FILE *f = fopen(d.rec, "r+b");
+    fseek(f, (long)off, SEEK_SET);
+    fwrite("XXXX", 1, 4, f);
+    fclose(f);
+    char spec[700];
+    snprintf(spec, sizeof spec, "recordio:%s", d.rec);
+    mock_host m;
+    mock_host_init(&m);
+    dlg_loader_config cfg;
+    cfg_for(&cfg, spec, false);
+    dlg_loader *l;
+    assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
+    dlg_batch *b;
+    assert_int_equal(dlg_loader_next(l, &b), -DLG_ECORRUPT);
+    char want[64];
+    snprintf(want, sizeof want, "byte %llu", off);
+    assert_non_null(strstr(m.last_error, "data.rec"));
+    assert_non_null(strstr(m.last_error, want));
+    dlg_loader_close(l);
+    mock_host_fini(&m);
+}
+
+static void test_empty_and_bad_specs(void **st)
+{
+    (void)st;
+    char dir[512], path[600], spec[700];
+    pu_tmpdir(dir, sizeof dir, "empty");
+    mock_host m;
+    mock_host_init(&m);
+    dlg_loader_config cfg;
+    dlg_loader *l = NULL;
+    /* empty list file */
+    snprintf(path, sizeof path, "%s/list.txt", dir);
+    fclose(fopen(path, "w"));
+    snprintf(spec, sizeof spec, "files:%s", path);
+    cfg_for(&cfg, spec, false);
+    assert_true(dlg_loader_open(&l, &cfg, &m.host) < 0);
+    assert_null(l);
+    assert_non_null(strstr(m.last_error, "no images"));
+    /* empty .rec */
+    snprintf(path, sizeof path, "%s/e.rec", dir);
+    fclose(fopen(path, "w"));
+    snprintf(spec, sizeof spec, "recordio:%s", path);
+    cfg_for(&cfg, spec, false);
+    assert_true(dlg_loader_open(&l, &cfg, &m.host) < 0);
+    assert_non_null(strstr(m.last_error, "no records"));
+    /* missing file, unknown kind, missing path, bad numbers */
+    cfg_for(&cfg, "recordio:/nonexistent/x.rec", false);
+    assert_true(dlg_loader_open(&l, &cfg, &m.host) < 0);
+    assert_non_null(strstr(m.last_error, "/nonexistent/x.rec"));
+    cfg_for(&cfg, "tfrecord:/x", false);
+    assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), -DLG_EINVAL);
+    assert_non_null(strstr(m.last_error, "tfrecord"));
+    cfg_for(&cfg, "files:", false);
+    assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), -DLG_EINVAL);
+    cfg_for(&cfg, "synthetic", false);
+    cfg.prefetch = 1;
+    assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), -DLG_EINVAL);
+    cfg.prefetch = 2;
+    cfg.train = false;
+    cfg.resize = 10;
+    assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), -DLG_EINVAL);
+    assert_non_null(strstr(m.last_error, "resize"));
+    mock_host_fini(&m);
+}
+
+/* The option fragment: declared in a table, parsed, turned into a config. */
+static void test_option_fragment(void **st)
+{
+    (void)st;
+    const dlg_option table[] = {{"batch", DLG_OPT_INT, "32", "1", NULL, NULL, "b", 0},
+                                DLG_LOADER_OPTIONS,
+                                {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0}};
+    dlg_value v[32];
+    const char *over[] = {"data=files:/x/list.txt", "layout=nhwc", "input_dtype=fp16",
+                          "augment=center", "mean=0.5,0.5,0.5", "cache=cold", NULL};
+    assert_int_equal(mock_options(table, v, over), 0);
+    mock_host m;
+    mock_host_init(&m);
+    dlg_job_info job = {sizeof job, "j", 6, 1234, 0};
+    dlg_loader_config cfg;
+    dlg_loader_config_defaults(&cfg);
+    assert_int_equal(dlg_loader_config_from_opts(&cfg, v + 1, &job, true, &m.host), 0);
+    assert_string_equal(cfg.data, "files:/x/list.txt");
+    assert_int_equal(cfg.threads, 6);
+    assert_int_equal(cfg.seed, 1234);
+    assert_int_equal(cfg.layout, DLG_LAYOUT_NHWC);
+    assert_int_equal(cfg.dtype, DLG_DTYPE_FP16);
+    assert_false(cfg.train);
+    assert_int_equal(cfg.cache, DLG_CACHE_COLD);
+    assert_true(cfg.mean[1] == 0.5f && cfg.std[2] > 0.22f);
+    const char *bad[] = {"std=1,0,1", NULL};
+    assert_int_equal(mock_options(table, v, bad), 0);
+    assert_int_equal(dlg_loader_config_from_opts(&cfg, v + 1, &job, true, &m.host), -DLG_EINVAL);
+    assert_non_null(strstr(m.last_error, "std"));
+    mock_host_fini(&m);
+}
+
+static void test_cache_modes(void **st)
+{
+    (void)st;
+    pu_dataset d;
+    pu_make_images(&d, "cache", 4, 2, 40, 40, 33);
+    char spec[700];
+    snprintf(spec, sizeof spec, "files:%s", d.list);
+    mock_host m;
+    mock_host_init(&m);
+    dlg_loader_config cfg;
+    cfg_for(&cfg, spec, false);
+    dlg_loader *l;
+    dlg_loader_stats s;
+    cfg.cache = DLG_CACHE_COLD;
+    assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
+    dlg_loader_stats_get(l, &s);
+    assert_true(!strcmp(s.cache_method, "fadvise") || !strcmp(s.cache_method, "fadvise+drop_caches"));
+    print_message("cache=cold used %s\n", s.cache_method);
+    dlg_loader_close(l);
+    cfg.cache = DLG_CACHE_WARM;
+    assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
+    dlg_loader_stats_get(l, &s);
+    assert_string_equal(s.cache_method, "read");
+    dlg_loader_close(l);
+    mock_host_fini(&m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_corrupt_file),
+        cmocka_unit_test(test_corrupt_record),
+        cmocka_unit_test(test_empty_and_bad_specs),
+        cmocka_unit_test(test_option_fragment),
+        cmocka_unit_test(test_cache_modes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
