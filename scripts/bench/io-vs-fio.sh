@@ -12,7 +12,9 @@
 # direct=1), random 4 KiB buffered reads at depth 1 (posix vs psync), random
 # 4 KiB O_DIRECT reads at depth 32 (uring vs io_uring).  Without root the
 # page cache cannot be dropped: the buffered case then runs with O_DIRECT
-# for both tools, and the script says so.
+# for both tools, and the script says so.  A last case reads a small file
+# from a warm page cache (fio --invalidate=0, nothing dropped): no disk, so
+# it compares the tools' own per-I/O cost, free of the disk's noise.
 set -euo pipefail
 
 BUILD=${1:-build-tools}
@@ -22,6 +24,7 @@ FILE=${FILE:-$BUILD/bench/io-bench.bin}
 SIZE_MB=${SIZE_MB:-1024}
 RUNTIME=${RUNTIME:-3}
 REPEATS=${REPEATS:-5}
+WARM_MB=${WARM_MB:-64}
 
 command -v fio >/dev/null || { echo "fio not found: apt-get install fio" >&2; exit 1; }
 [ -x "$DLG" ] && [ -f "$PLUG/tools.so" ] || { echo "build first: ninja -C $BUILD dlgauge_cli tools posix direct uring json" >&2; exit 1; }
@@ -32,6 +35,11 @@ if [ ! -f "$FILE" ] || [ "$(stat -c %s "$FILE")" -ne $((SIZE_MB << 20)) ]; then
     echo "writing $SIZE_MB MiB of random data to $FILE"
     dd if=/dev/urandom of="$FILE" bs=1M count="$SIZE_MB" status=none
     sync
+fi
+
+WARM=$(dirname "$FILE")/io-bench-warm.bin
+if [ ! -f "$WARM" ] || [ "$(stat -c %s "$WARM")" -ne $((WARM_MB << 20)) ]; then
+    dd if=/dev/urandom of="$WARM" bs=1M count="$WARM_MB" status=none
 fi
 
 can_drop=no
@@ -45,17 +53,18 @@ echo "file: $FILE ($SIZE_MB MiB on $(stat -f -c %T "$FILE")), $RUNTIME s per run
 echo "page cache dropped before each run: $can_drop$([ $can_drop = no ] && echo ' (not root: the buffered case uses O_DIRECT for both tools)')"
 echo
 
-# name | dlgauge storage | io keys | fio args
+# name | dlgauge storage | io keys | fio args  (a "warm" name: small file, cache kept)
 CASES=(
   "seq-1MiB-qd1-direct|direct|pattern = seq, block = 1MiB|--rw=read --bs=1M --ioengine=psync --iodepth=1 --direct=1"
   "rand-4KiB-qd1-posix|$posix_storage|pattern = rand, block = 4KiB|--rw=randread --bs=4k --ioengine=psync --iodepth=1 --direct=$posix_direct --norandommap --randrepeat=0"
   "rand-4KiB-qd32-uring|uring32|pattern = rand, block = 4KiB, depth = 32|--rw=randread --bs=4k --ioengine=io_uring --iodepth=32 --direct=1 --norandommap --randrepeat=0"
+  "rand-4KiB-qd1-posix-warm|posix|pattern = rand, block = 4KiB|--rw=randread --bs=4k --ioengine=psync --iodepth=1 --direct=0 --invalidate=0 --norandommap --randrepeat=0"
 )
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-run_dlg() { # name storage keys run
+run_dlg() { # name storage keys run file
     local ini=$tmp/$1.$4.ini
     {
         echo "[global]"
@@ -69,7 +78,7 @@ run_dlg() { # name storage keys run
         echo "direct = true"
         echo "[job $1]"
         echo "workload = io"
-        echo "data = raw:$FILE"
+        echo "data = raw:$5"
         echo "storage = $2"
         echo "warmup = 0"
         echo "seed = $((RANDOM + 1))"
@@ -77,22 +86,26 @@ run_dlg() { # name storage keys run
         tr ',' '\n' <<<"$3" | sed 's/^ *//'
     } >"$ini"
     "$DLG" -q --plugin-dir "$PLUG" run "$ini" >/dev/null
-    python3 -c 'import json,sys; f=json.loads(open(sys.argv[1]).readline())["fields"]; print(f["throughput"], f["iops"], f.get("io_lat_p50_us", 0))' "$tmp/$1.$4.jsonl"
+    python3 -c 'import json,sys
+f = next(j["fields"] for j in map(json.loads, open(sys.argv[1])) if j["measurement"] == "dlgauge_result")
+print(f["throughput"], f["iops"], f.get("io_lat_p50_us", 0))' "$tmp/$1.$4.jsonl"
 }
 
 for c in "${CASES[@]}"; do
     IFS='|' read -r name storage keys fargs <<<"$c"
+    file=$FILE size=$SIZE_MB
+    case $name in *warm) file=$WARM size=$WARM_MB; cat "$WARM" >/dev/null ;; esac
     : >"$tmp/$name.dlg"
     : >"$tmp/$name.fio"
     for ((r = 0; r < REPEATS; r++)); do
         # alternate who goes first so drift (thermal, cache) favours neither
         for who in $([ $((r % 2)) = 0 ] && echo "dlg fio" || echo "fio dlg"); do
-            drop
+            case $name in *warm) cat "$file" >/dev/null ;; *) drop ;; esac
             if [ $who = dlg ]; then
-                run_dlg "$name" "$storage" "$keys" "$r" >>"$tmp/$name.dlg"
+                run_dlg "$name" "$storage" "$keys" "$r" "$file" >>"$tmp/$name.dlg"
             else
                 # shellcheck disable=SC2086
-                fio --name="$name" --filename="$FILE" --size="${SIZE_MB}M" --time_based \
+                fio --name="$name" --filename="$file" --size="${size}M" --time_based \
                     --runtime="$RUNTIME" --output-format=json $fargs |
                     python3 -c 'import json,sys; r=json.load(sys.stdin)["jobs"][0]["read"]; print(r["bw_bytes"], r["iops"], r["clat_ns"]["percentile"]["50.000000"]/1e3)' >>"$tmp/$name.fio"
             fi

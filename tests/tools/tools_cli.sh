@@ -21,8 +21,18 @@ run() {
     "$DLG" -q --plugin-dir "$PLUGDIR" run "$1.ini" >"$1.out" 2>"$1.err"
     RC=$?
 }
-# field NAME KEY: a result field of the first point
-field() { $PY -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["fields"].get(sys.argv[2], ""))' "$1.jsonl" "$2"; }
+# result FILE (python): the fields of the first dlgauge_result point
+RESULT='import json,sys
+def result(path):
+    for line in open(path):
+        j = json.loads(line)
+        if j["measurement"] == "dlgauge_result":
+            return j["fields"]
+    return {}
+'
+# field NAME KEY: a result field of NAME.jsonl
+field() { $PY -c "$RESULT"'
+print(result(sys.argv[1]).get(sys.argv[2], ""))' "$1.jsonl" "$2"; }
 header() { printf '[global]\nsinks = j\n[sink j]\ntype = json\npath = %s.jsonl\n' "$1"; }
 
 # ---- data: a file with a short last block, and one of identical blocks ----
@@ -122,9 +132,9 @@ n=pipe
 { header $n; printf '[job %s]\nworkload = io-pipeline\ndata = recordio:train.rec\nbatch = 4\ncrop = 32\nthreads = 2\ncompute = 20ms\niterations = 15\nwarmup = 2\n' $n; } >$n.ini
 run $n
 if [ $RC != 0 ]; then fail "$n: exit $RC: $(cat $n.err)"; else
-    $PY - "$n.jsonl" <<'PY' || fail "$n: AU / data wait off: $(cat $n.jsonl)"
-import json, sys
-f = json.loads(open(sys.argv[1]).readline())["fields"]
+    $PY -c "$RESULT"'
+f = result(sys.argv[1])
+exec(sys.stdin.read())' "$n.jsonl" <<'PY' || fail "$n: AU / data wait off: $(cat $n.jsonl)"
 au, mean_step = f["au"], f["latency_mean_us"] / 1e6
 expect = 0.020 / mean_step          # compute / step time
 ok = abs(au / expect - 1) < 0.1 and 0.5 < au <= 1.0 and f["data_wait_fraction"] < 0.3
@@ -138,7 +148,8 @@ n=pipe-starved
 { header $n; printf '[job %s]\nworkload = io-pipeline\ndata = recordio:train.rec\nbatch = 8\ncrop = 64\nthreads = 1\ncompute = 0\niterations = 30\nwarmup = 0\nprefetch = 2\n' $n; } >$n.ini
 run $n
 if [ $RC != 0 ]; then fail "$n: exit $RC: $(cat $n.err)"; else
-    $PY -c 'import json,sys; f=json.loads(open(sys.argv[1]).readline())["fields"]; sys.exit(0 if f["au"] < 0.1 and f["data_wait_fraction"] > 0.5 else 1)' $n.jsonl ||
+    $PY -c "$RESULT"'
+f = result(sys.argv[1]); sys.exit(0 if f["au"] < 0.1 and f["data_wait_fraction"] > 0.5 else 1)' $n.jsonl ||
         fail "$n: expected au < 0.1 and data wait > 0.5: $(cat $n.jsonl)"
 fi
 
