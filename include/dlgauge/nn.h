@@ -169,6 +169,9 @@ int dlg_model_resnet50(dlg_net *net, int n, int classes);  /* v1.5 */
 int dlg_model_vgg16(dlg_net *net, int n, int classes);
 /* By name: "alexnet", "googlenet", "resnet50", "vgg16". */
 int dlg_model_build(dlg_net *net, const char *model, int n, int classes);
+/* The same with a crop x crop input (0: the model's own, 227 or 224).  A crop
+ * too small for the net's pooling is a builder error naming the layer. */
+int dlg_model_build_crop(dlg_net *net, const char *model, int n, int classes, int crop);
 
 #ifdef __cplusplus
 }

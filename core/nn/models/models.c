@@ -40,9 +40,9 @@ static int fc_relu_drop(dlg_net *net, const char *name, int x, int out, float dr
 
 /* BVLC AlexNet (bvlc_alexnet train_val): 227 crop, LRN after conv1/2,
  * two groups in conv2/4/5, fillers as the prototxt. */
-int dlg_model_alexnet(dlg_net *net, int n, int classes)
+static int alexnet(dlg_net *net, int n, int classes, int crop)
 {
-    int x = dlg_input(net, "data", n, 3, 227, 227), y = dlg_labels(net, "label", n);
+    int x = dlg_input(net, "data", n, 3, crop, crop), y = dlg_labels(net, "label", n);
     dlg_net_set_fillers(net, gauss(0.01f), constant(0));
     x = conv_relu(net, "conv1", x, 96, 11, 4, 0, 1);
     x = dlg_lrn(net, "norm1", x, 5, 1e-4f, 0.75f, 1.0f);
@@ -88,9 +88,9 @@ static int inception(dlg_net *net, const char *m, int x, int c1, int r3, int c3,
 
 /* BVLC GoogLeNet with its LRNs and the main classifier only (the two
  * auxiliary heads only train, and published sizes leave them out). */
-int dlg_model_googlenet(dlg_net *net, int n, int classes)
+static int googlenet(dlg_net *net, int n, int classes, int crop)
 {
-    int x = dlg_input(net, "data", n, 3, 224, 224), y = dlg_labels(net, "label", n);
+    int x = dlg_input(net, "data", n, 3, crop, crop), y = dlg_labels(net, "label", n);
     dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_XAVIER, 0}, constant(0.2f));
     x = conv_relu(net, "conv1/7x7_s2", x, 64, 7, 2, 3, 1);
     x = dlg_max_pool(net, "pool1/3x3_s2", x, 3, 2, 0);
@@ -145,10 +145,10 @@ static int bottleneck(dlg_net *net, const char *blk, int x, int width, int strid
     return dlg_relu(net, r, dlg_add(net, s, h, sc));
 }
 
-int dlg_model_resnet50(dlg_net *net, int n, int classes)
+static int resnet50(dlg_net *net, int n, int classes, int crop)
 {
     static const int blocks[4] = {3, 4, 6, 3};
-    int x = dlg_input(net, "data", n, 3, 224, 224), y = dlg_labels(net, "label", n);
+    int x = dlg_input(net, "data", n, 3, crop, crop), y = dlg_labels(net, "label", n);
     dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_MSRA, 0}, constant(0));
     x = conv_bn(net, "conv1", x, 64, 7, 2, 3, true);
     x = dlg_max_pool(net, "pool1", x, 3, 2, 0); /* Caffe ceil mode: 112 -> 56 */
@@ -164,10 +164,10 @@ int dlg_model_resnet50(dlg_net *net, int n, int classes)
     return dlg_softmax_loss(net, "prob", x, y);
 }
 
-int dlg_model_vgg16(dlg_net *net, int n, int classes)
+static int vgg16(dlg_net *net, int n, int classes, int crop)
 {
     static const int cfg[5][2] = {{2, 64}, {2, 128}, {3, 256}, {3, 512}, {3, 512}};
-    int x = dlg_input(net, "data", n, 3, 224, 224), y = dlg_labels(net, "label", n);
+    int x = dlg_input(net, "data", n, 3, crop, crop), y = dlg_labels(net, "label", n);
     dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_XAVIER, 0}, constant(0));
     for (int st = 0; st < 5; st++) {
         for (int i = 0; i < cfg[st][0]; i++) {
@@ -187,17 +187,29 @@ int dlg_model_vgg16(dlg_net *net, int n, int classes)
     return dlg_softmax_loss(net, "loss", x, y);
 }
 
-int dlg_model_build(dlg_net *net, const char *model, int n, int classes)
+int dlg_model_alexnet(dlg_net *net, int n, int classes) { return alexnet(net, n, classes, 227); }
+int dlg_model_googlenet(dlg_net *net, int n, int classes) { return googlenet(net, n, classes, 224); }
+int dlg_model_resnet50(dlg_net *net, int n, int classes) { return resnet50(net, n, classes, 224); }
+int dlg_model_vgg16(dlg_net *net, int n, int classes) { return vgg16(net, n, classes, 224); }
+
+static const struct {
+    const char *name;
+    int (*build)(dlg_net *, int, int, int);
+    int crop;
+} models[] = {{"alexnet", alexnet, 227},
+              {"googlenet", googlenet, 224},
+              {"resnet50", resnet50, 224},
+              {"vgg16", vgg16, 224}};
+
+int dlg_model_build_crop(dlg_net *net, const char *model, int n, int classes, int crop)
 {
-    static const struct {
-        const char *name;
-        int (*build)(dlg_net *, int, int);
-    } models[] = {{"alexnet", dlg_model_alexnet},
-                  {"googlenet", dlg_model_googlenet},
-                  {"resnet50", dlg_model_resnet50},
-                  {"vgg16", dlg_model_vgg16}};
     for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)
         if (strcmp(model, models[i].name) == 0)
-            return models[i].build(net, n, classes);
+            return models[i].build(net, n, classes, crop > 0 ? crop : models[i].crop);
     return -DLG_EINVAL;
+}
+
+int dlg_model_build(dlg_net *net, const char *model, int n, int classes)
+{
+    return dlg_model_build_crop(net, model, n, classes, 0);
 }

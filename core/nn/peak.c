@@ -1,0 +1,143 @@
+/* Peak FP32 FLOP/s = cores x clock x FLOPs/cycle (see peak.h). */
+#define _GNU_SOURCE
+#include "peak.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The value of the first line "key<spaces/tabs>: value" in text, copied. */
+static bool field(const char *text, const char *key, char *out, size_t n)
+{
+    size_t kl = strlen(key);
+    for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+        if (strncmp(l, key, kl) != 0 || (l[kl] != ' ' && l[kl] != '\t' && l[kl] != ':'))
+            continue;
+        const char *c = strchr(l, ':'), *e = strchr(l, '\n');
+        if (!c || (e && c > e))
+            continue;
+        c++;
+        while (*c == ' ' || *c == '\t')
+            c++;
+        size_t len = e ? (size_t)(e - c) : strlen(c);
+        len = len < n - 1 ? len : n - 1;
+        memcpy(out, c, len);
+        out[len] = '\0';
+        return true;
+    }
+    return false;
+}
+
+static bool has_flag(const char *flags, const char *f)
+{
+    size_t fl = strlen(f);
+    for (const char *p = flags; (p = strstr(p, f)) != NULL; p += fl)
+        if ((p == flags || p[-1] == ' ') && (p[fl] == ' ' || p[fl] == '\0'))
+            return true;
+    return false;
+}
+
+/* Highest "cpu MHz" over all CPUs (they differ under frequency scaling). */
+static double max_mhz(const char *text)
+{
+    double best = 0;
+    for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+        if (strncmp(l, "cpu MHz", 7) == 0) {
+            const char *c = strchr(l, ':');
+            double v = c ? strtod(c + 1, NULL) : 0;
+            best = v > best ? v : best;
+        }
+    return best;
+}
+
+/* FLOPs per cycle per core: SIMD lanes x 2 (FMA) x FMA units. */
+static int flops_per_cycle(const char *flags, bool amd, int family, const char **isa,
+                           const char **why)
+{
+    if (has_flag(flags, "avx512f")) {
+        *isa = "avx512";
+        if (amd && family == 25) { /* Zen 4 runs AVX-512 on two 256-bit FMA pipes */
+            *why = "AVX-512 on Zen 4's two 256-bit FMA pipes";
+            return 32;
+        }
+        *why = "AVX-512 FMA, 2 units assumed (1-unit Xeons reach half)";
+        return 64;
+    }
+    if (has_flag(flags, "avx2") && has_flag(flags, "fma")) {
+        *isa = "avx2+fma";
+        if (amd && family == 23) { /* Zen 1/+: 128-bit datapath */
+            *why = "AVX2 FMA on Zen 1's 128-bit pipes";
+            return 16;
+        }
+        *why = "AVX2 FMA on 2 units";
+        return 32;
+    }
+    if (has_flag(flags, "avx")) {
+        *isa = "avx";
+        *why = "AVX: one 8-wide add and one 8-wide multiply per cycle";
+        return 16;
+    }
+    if (has_flag(flags, "sse2")) {
+        *isa = "sse2";
+        *why = "SSE2: one 4-wide add and one 4-wide multiply per cycle";
+        return 8;
+    }
+    *isa = "unknown";
+    *why = "no known SIMD flags";
+    return 0;
+}
+
+void dlg_peak_from_text(dlg_peak *p, const char *cpuinfo, const char *max_khz, int cores)
+{
+    char flags[4096] = "", vendor[64] = "", fam[16] = "";
+    const char *why = "";
+    memset(p, 0, sizeof *p);
+    p->cores = cores > 0 ? cores : 1;
+    cpuinfo = cpuinfo ? cpuinfo : "";
+    field(cpuinfo, "flags", flags, sizeof flags);
+    field(cpuinfo, "vendor_id", vendor, sizeof vendor);
+    field(cpuinfo, "cpu family", fam, sizeof fam);
+    p->flops_per_cycle = flops_per_cycle(flags, strcmp(vendor, "AuthenticAMD") == 0, atoi(fam),
+                                         &p->isa, &why);
+    double khz = max_khz && *max_khz ? strtod(max_khz, NULL) : 0;
+    const char *clock_src = "cpufreq cpuinfo_max_freq";
+    if (khz <= 0) {
+        khz = max_mhz(cpuinfo) * 1e3;
+        clock_src = "/proc/cpuinfo cpu MHz";
+    }
+    p->ghz = khz / 1e6;
+    p->flops = (double)p->cores * p->ghz * 1e9 * p->flops_per_cycle;
+    if (p->flops <= 0)
+        snprintf(p->source, sizeof p->source, "unknown: %s, clock %s",
+                 p->flops_per_cycle ? p->isa : why, p->ghz > 0 ? "known" : "not found");
+    else
+        snprintf(p->source, sizeof p->source, "%d cores x %.3f GHz (%s) x %d FLOP/cycle (%s)",
+                 p->cores, p->ghz, clock_src, p->flops_per_cycle, why);
+}
+
+/* Whole small text file into buf (NUL-terminated); false if unreadable. */
+static bool slurp(const char *path, char *buf, size_t n)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    size_t got = fread(buf, 1, n - 1, f);
+    buf[got] = '\0';
+    fclose(f);
+    return got > 0;
+}
+
+void dlg_peak_detect(dlg_peak *p, int cores)
+{
+    /* The first processor's block holds the flags; later blocks only
+     * add their clocks, so a generous prefix of the file is enough. */
+    size_t n = 1 << 20;
+    char *info = malloc(n), khz[64] = "";
+    if (info && !slurp("/proc/cpuinfo", info, n))
+        info[0] = '\0';
+    if (!slurp("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", khz, sizeof khz))
+        khz[0] = '\0';
+    dlg_peak_from_text(p, info ? info : "", khz, cores);
+    free(info);
+}

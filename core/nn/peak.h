@@ -1,0 +1,27 @@
+/* Peak FP32 FLOP/s of this machine's CPUs, for "% of peak" figures:
+ * cores x clock x FLOPs per cycle per core, with the FLOPs per cycle taken
+ * from the widest FMA instruction set the CPU reports.  The derivation is
+ * kept as text (peak_source) because every input is an assumption that a
+ * reader may want to check (turbo clocks, FMA unit count). */
+#ifndef DLG_NN_PEAK_H
+#define DLG_NN_PEAK_H
+
+#include <stddef.h>
+
+typedef struct dlg_peak {
+    double flops;        /* FP32 FLOP/s for `cores` cores; 0 if unknown */
+    int cores;
+    double ghz;          /* clock used */
+    int flops_per_cycle; /* per core */
+    const char *isa;     /* "avx512", "avx2+fma", "avx", "sse2", "unknown" */
+    char source[256];    /* how it was derived, one line */
+} dlg_peak;
+
+/* From the text of /proc/cpuinfo and, optionally, cpufreq's
+ * cpuinfo_max_freq (kHz; NULL or "" when absent).  Pure: used by tests. */
+void dlg_peak_from_text(dlg_peak *p, const char *cpuinfo, const char *max_khz, int cores);
+
+/* Reads /proc/cpuinfo and /sys/devices/system/cpu/cpu0/cpufreq. */
+void dlg_peak_detect(dlg_peak *p, int cores);
+
+#endif
