@@ -1,0 +1,52 @@
+/* caffe.so: the Caffe-era CNNs as workloads, train or infer, on the nn
+ * engine.  One option table per crop default (AlexNet's 227, 224 else). */
+#include "cnn.h"
+
+#define CNN_OPTIONS                                                                                \
+    [O_MODE] = {"mode", DLG_OPT_ENUM, "train", NULL, NULL, "train|infer",                          \
+                "train: forward + backward + SGD per batch; infer: forward", 0},                   \
+    [O_BATCH] = {"batch", DLG_OPT_INT, "32", "1", "65536", NULL, "images per step", 0},            \
+    [O_CLASSES] = {"classes", DLG_OPT_INT, "1000", "2", "1000000", NULL,                           \
+                   "outputs of the classifier (must match the dataset's labels)", 0},              \
+    [O_LR] = {"lr", DLG_OPT_DOUBLE, "0.01", "0", "100", NULL, "SGD learning rate", 0},             \
+    [O_MOMENTUM] = {"momentum", DLG_OPT_DOUBLE, "0.9", "0", "1", NULL, "SGD momentum", 0},         \
+    [O_WEIGHT_DECAY] = {"weight_decay", DLG_OPT_DOUBLE, "0.0005", "0", "1", NULL,                  \
+                        "L2 weight decay (Caffe: weights only, not biases)", 0},                    \
+    [O_BACKEND] = {"backend", DLG_OPT_ENUM, "cpu", NULL, NULL, "cpu|ref",                          \
+                   "cpu: oneDNN; ref: plain-C reference kernels (slow, for checking)", 0},         \
+    [O_DEVICE] = {"device", DLG_OPT_STRING, "auto", NULL, NULL, NULL,                              \
+                  "auto | cpu | cuda:N (auto: cpu in this build)", 0},                              \
+    [O_PRECISION] = {"precision", DLG_OPT_ENUM, "fp32", NULL, NULL, "fp32|tf32|fp16|bf16",         \
+                     "arithmetic precision (the cpu and ref backends run fp32)", 0},                \
+    [O_LOADER] = DLG_LOADER_OPTIONS
+
+static const dlg_option opts224[] = {CNN_OPTIONS, [O_COUNT] = {0}};
+
+/* The fragment's crop default is 224; AlexNet's own is 227.  Overriding one
+ * initializer of the fragment is the point here, hence the pragma. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverride-init"
+static const dlg_option opts227[] = {
+    CNN_OPTIONS,
+    [O_LOADER + DLG_LOPT_CROP] = {"crop", DLG_OPT_INT, "227", "8", "4096", NULL,
+                                  "network input size (BVLC AlexNet: 227)", 0},
+    [O_COUNT] = {0}};
+#pragma GCC diagnostic pop
+
+#define CNN_MODEL(NAME, OPTS, SUMMARY)                                                             \
+    static int NAME##_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info *j,          \
+                            void **st)                                                              \
+    {                                                                                              \
+        return cnn_setup(#NAME, h, o, j, st);                                                      \
+    }                                                                                              \
+    static const dlg_workload_ops NAME##_ops = {1, "images", NAME##_setup, cnn_step, cnn_report,   \
+                                                cnn_teardown};                                     \
+    static const dlg_plugin_desc NAME##_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, #NAME, \
+                                                "1.0", SUMMARY, OPTS, cnn_metrics, &NAME##_ops};
+
+CNN_MODEL(alexnet, opts227, "BVLC AlexNet (grouped conv2/4/5, LRN, 227 crop), train or infer")
+CNN_MODEL(googlenet, opts224, "BVLC GoogLeNet (LRN, main classifier), train or infer")
+CNN_MODEL(resnet50, opts224, "ResNet-50 v1.5 with batch norm, train or infer")
+CNN_MODEL(vgg16, opts224, "VGG16, train or infer")
+
+DLG_PLUGIN("caffe", &alexnet_desc, &googlenet_desc, &resnet50_desc, &vgg16_desc)

@@ -1,0 +1,293 @@
+/* Setup, step and report of the caffe workloads.  Setup (untimed) checks
+ * the options, builds the model, checks that the plan fits in memory,
+ * plans it once and prepares the data; a step is one batch: forward
+ * (infer) or forward + backward + SGD (train). */
+#define _GNU_SOURCE
+#include "cnn.h"
+
+#include <dlgauge/nn.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cnn_data.h"
+#include "cnn_mem.h"
+#include "peak.h"
+
+#ifdef DLG_CAFFE_HAVE_DNNL
+#include <oneapi/dnnl/dnnl.h>
+#endif
+
+const dlg_metric cnn_metrics[] = {
+    {"loss", DLG_FIELD_DOUBLE, "", "softmax cross-entropy of the last batch"},
+    {"top1", DLG_FIELD_DOUBLE, "", "top-1 accuracy on the last batch (fraction)"},
+    {"top5", DLG_FIELD_DOUBLE, "", "top-5 accuracy on the last batch (fraction)"},
+    {"flops_per_item", DLG_FIELD_DOUBLE, "FLOP/image",
+     "2 x forward multiply-adds (engine count); train: 3x that (backward ~ 2 forwards)"},
+    {"gflops", DLG_FIELD_DOUBLE, "GFLOP/s",
+     "achieved: flops_per_item x images / time, over the steps after the first"},
+    {"pct_peak", DLG_FIELD_DOUBLE, "%", "gflops as a percentage of peak_gflops"},
+    {"peak_gflops", DLG_FIELD_DOUBLE, "GFLOP/s", "FP32 peak of the job's cores (see peak_source)"},
+    {"peak_source", DLG_FIELD_STRING, "", "how the peak was derived: cores x clock x FLOP/cycle"},
+    {"params", DLG_FIELD_INT, "", "trainable and stored parameters of the model"},
+    {"plan_bytes", DLG_FIELD_INT, "bytes", "estimated memory of the planned net"},
+    {"backend", DLG_FIELD_STRING, "", "engine backend that ran (cpu = oneDNN, ref)"},
+    {"dnnl_isa", DLG_FIELD_STRING, "", "instruction set oneDNN dispatched to"},
+    {"data_source", DLG_FIELD_STRING, "", "synthetic or the loader's format"},
+    {NULL, 0, NULL, NULL}};
+
+typedef struct cnn {
+    const dlg_host *h;
+    dlg_net *net;
+    cnn_data *data;
+    int in_blob, label_blob, loss_blob;
+    bool train;
+    int batch;
+    size_t in_count;
+    float *labels; /* loader path: labels as floats for the net */
+    dlg_sgd sgd;
+    double flops_per_item;
+    uint64_t plan_bytes;
+    dlg_peak peak;
+    const char *backend;
+    /* measured over steps 2..n since setup */
+    uint64_t steps, timed_items, timed_ns;
+    float last[3]; /* loss, top1, top5 */
+} cnn;
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* device = auto | cpu | cuda[:N] */
+static int check_device(const dlg_host *h, const char *dev)
+{
+    if (strcmp(dev, "auto") == 0 || strcmp(dev, "cpu") == 0)
+        return 0;
+    if (strncmp(dev, "cuda", 4) == 0 && (dev[4] == '\0' || dev[4] == ':'))
+        return h->error(h, DLG_ENOTSUP,
+                        "device = %s: this build of the caffe workloads has no CUDA backend "
+                        "(use device = cpu)", dev);
+    return h->error(h, DLG_EINVAL, "device = '%s': expected auto, cpu or cuda:N", dev);
+}
+
+static int check_options(const dlg_host *h, const dlg_value *o)
+{
+    int rc = check_device(h, o[O_DEVICE].text);
+    if (rc < 0)
+        return rc;
+    if (o[O_PRECISION].i != 0)
+        return h->error(h, DLG_ENOTSUP, "precision = %s: the cpu and ref backends run fp32 only",
+                        o[O_PRECISION].text);
+    return 0;
+}
+
+static int build(cnn *s, const char *model, const dlg_value *o)
+{
+    const dlg_host *h = s->h;
+    int crop = (int)o[O_LOADER + DLG_LOPT_CROP].i, classes = (int)o[O_CLASSES].i;
+    if (dlg_net_create(&s->net, model) < 0)
+        return h->error(h, DLG_ENOMEM, "out of memory");
+    s->loss_blob = dlg_model_build_crop(s->net, model, s->batch, classes, crop);
+    if (s->loss_blob < 0 || dlg_net_status(s->net) < 0)
+        return h->error(h, DLG_EINVAL, "%s at crop = %d: %s", model, crop,
+                        *dlg_net_error(s->net) ? dlg_net_error(s->net) : "unknown model");
+    s->in_blob = dlg_net_blob(s->net, "data");
+    s->label_blob = dlg_net_blob(s->net, "label");
+    s->in_count = (size_t)s->batch * 3 * (size_t)crop * (size_t)crop;
+    double fwd = 2.0 * (double)dlg_net_macs_total(s->net);
+    s->flops_per_item = s->train ? 3.0 * fwd : fwd;
+    return 0;
+}
+
+static int check_memory(cnn *s, const char *model, const dlg_value *o, size_t data_bytes)
+{
+    char how[300];
+    s->plan_bytes = cnn_mem_plan_bytes(s->net, s->train) + data_bytes;
+    uint64_t avail = cnn_mem_available(how, sizeof how);
+    if (avail && s->plan_bytes > avail)
+        return s->h->error(s->h, DLG_ENOMEM,
+                           "batch = %d: %s %s needs about %.2f GiB (%llu bytes) but only %.2f GiB "
+                           "(%llu bytes) is available (%s); lower batch",
+                           s->batch, model, o[O_MODE].text, (double)s->plan_bytes / 1073741824.0,
+                           (unsigned long long)s->plan_bytes, (double)avail / 1073741824.0,
+                           (unsigned long long)avail, how);
+    return 0;
+}
+
+static int plan(cnn *s, const dlg_value *o, const dlg_job_info *job)
+{
+    dlg_plan_opts po = {.backend = s->backend,
+                        .threads = job && job->cpus > 0 ? job->cpus : 0,
+                        .train = s->train,
+                        .seed = job ? job->seed : 1};
+    if (dlg_net_plan(s->net, &po) < 0)
+        return s->h->error(s->h, -dlg_net_status(s->net), "%s", dlg_net_error(s->net));
+    dlg_peak_detect(&s->peak, po.threads > 0 ? po.threads : 1);
+    return 0;
+}
+
+/* Synthetic data never changes: write it into the net once, here. */
+static int feed(cnn *s, const float *images, const int32_t *labels)
+{
+    for (int i = 0; i < s->batch; i++)
+        s->labels[i] = (float)labels[i];
+    if (dlg_net_write(s->net, s->in_blob, DLG_DATA, images, s->in_count) < 0 ||
+        dlg_net_write(s->net, s->label_blob, DLG_DATA, s->labels, (size_t)s->batch) < 0)
+        return s->h->error(s->h, DLG_EINTERNAL, "%s", dlg_net_error(s->net));
+    return 0;
+}
+
+static int setup_all(cnn *s, const char *model, const dlg_value *o, const dlg_job_info *job)
+{
+    const dlg_host *h = s->h;
+    int rc = check_options(h, o);
+    if (rc < 0)
+        return rc;
+    s->train = o[O_MODE].i == 0;
+    s->batch = (int)o[O_BATCH].i;
+    s->backend = o[O_BACKEND].i == 1 ? "ref" : "cpu";
+    s->sgd = (dlg_sgd){(float)o[O_LR].d, (float)o[O_MOMENTUM].d, (float)o[O_WEIGHT_DECAY].d};
+    if ((rc = build(s, model, o)) < 0)
+        return rc;
+    if (!(s->labels = calloc((size_t)s->batch, sizeof(float))))
+        return h->error(h, DLG_ENOMEM, "out of memory");
+    cnn_data_cfg dc = {&o[O_LOADER], job, s->train, s->batch, (int)o[O_CLASSES].i};
+    if ((rc = cnn_data_open(&s->data, h, &dc)) < 0)
+        return rc;
+    if ((rc = check_memory(s, model, o, cnn_data_bytes(s->data))) < 0)
+        return rc;
+    if ((rc = plan(s, o, job)) < 0)
+        return rc;
+    if (cnn_data_is_static(s->data)) {
+        const float *img;
+        const int32_t *lab;
+        uint64_t w, b;
+        if ((rc = cnn_data_next(s->data, &img, &lab, &w, &b)) < 0)
+            return rc;
+        rc = feed(s, img, lab);
+    }
+    return rc;
+}
+
+int cnn_setup(const char *model, const dlg_host *h, const dlg_value *opts, const dlg_job_info *job,
+              void **state)
+{
+    *state = NULL;
+    cnn *s = calloc(1, sizeof *s);
+    if (!s)
+        return h->error(h, DLG_ENOMEM, "out of memory");
+    s->h = h;
+    int rc = setup_all(s, model, opts, job);
+    if (rc < 0) {
+        cnn_teardown(s);
+        return rc;
+    }
+    *state = s;
+    return 0;
+}
+
+static int run_net(cnn *s)
+{
+    int rc = dlg_net_forward(s->net);
+    if (!rc && s->train)
+        rc = dlg_net_backward(s->net);
+    if (!rc && s->train)
+        rc = dlg_net_sgd_step(s->net, &s->sgd);
+    if (!rc)
+        rc = dlg_net_read(s->net, s->loss_blob, DLG_DATA, s->last, 3);
+    if (rc < 0)
+        return s->h->error(s->h, -rc, "%s", dlg_net_error(s->net));
+    if (s->train && !isfinite(s->last[0]))
+        return s->h->error(s->h, DLG_EINVAL, "training diverged: loss is %g at step %llu (lower lr)",
+                           (double)s->last[0], (unsigned long long)s->steps + 1);
+    return 0;
+}
+
+int cnn_step(void *state, dlg_step *out)
+{
+    cnn *s = state;
+    uint64_t t0 = now_ns();
+    if (!cnn_data_is_static(s->data)) {
+        const float *img;
+        const int32_t *lab;
+        int rc = cnn_data_next(s->data, &img, &lab, &out->wait_ns, &out->bytes_read);
+        if (!rc)
+            rc = feed(s, img, lab);
+        cnn_data_release(s->data);
+        if (rc < 0)
+            return rc;
+    }
+    int rc = run_net(s);
+    if (rc < 0)
+        return rc;
+    uint64_t t1 = now_ns();
+    if (s->steps++ > 0) { /* the first step warms caches and the OpenMP team */
+        s->timed_ns += t1 - t0;
+        s->timed_items += (uint64_t)s->batch;
+    }
+    out->items = (uint64_t)s->batch;
+    return 0;
+}
+
+static const char *dnnl_isa_name(void)
+{
+#ifdef DLG_CAFFE_HAVE_DNNL
+    switch (dnnl_get_effective_cpu_isa()) {
+    case dnnl_cpu_isa_sse41: return "sse41";
+    case dnnl_cpu_isa_avx: return "avx";
+    case dnnl_cpu_isa_avx2: return "avx2";
+    case dnnl_cpu_isa_avx512_mic: return "avx512_mic";
+    case dnnl_cpu_isa_avx512_mic_4ops: return "avx512_mic_4ops";
+    case dnnl_cpu_isa_avx512_core: return "avx512_core";
+    case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
+    case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
+    default: return "other";
+    }
+#else
+    return "none";
+#endif
+}
+
+int cnn_report(void *state, const dlg_report_api *api, dlg_fields *f)
+{
+    cnn *s = state;
+    api->add_double(f, "loss", s->last[0]);
+    api->add_double(f, "top1", s->last[1]);
+    api->add_double(f, "top5", s->last[2]);
+    api->add_double(f, "flops_per_item", s->flops_per_item);
+    if (s->timed_ns > 0) {
+        double g = s->flops_per_item * (double)s->timed_items / (double)s->timed_ns;
+        api->add_double(f, "gflops", g);
+        if (s->peak.flops > 0)
+            api->add_double(f, "pct_peak", 100.0 * g * 1e9 / s->peak.flops);
+    }
+    if (s->peak.flops > 0)
+        api->add_double(f, "peak_gflops", s->peak.flops / 1e9);
+    api->add_string(f, "peak_source", s->peak.source);
+    api->add_int(f, "params", dlg_net_param_total(s->net));
+    api->add_int(f, "plan_bytes", (int64_t)s->plan_bytes);
+    api->add_string(f, "backend", s->backend);
+    api->add_string(f, "dnnl_isa", strcmp(s->backend, "cpu") == 0 ? dnnl_isa_name() : "none");
+    api->add_string(f, "data_source", cnn_data_source(s->data));
+    return 0;
+}
+
+void cnn_teardown(void *state)
+{
+    cnn *s = state;
+    if (!s)
+        return;
+    cnn_data_close(s->data);
+    dlg_net_destroy(s->net);
+    free(s->labels);
+    free(s);
+}

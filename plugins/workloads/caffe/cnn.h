@@ -1,0 +1,39 @@
+/* The caffe workloads (alexnet, googlenet, resnet50, vgg16): one option
+ * table layout and one set of ops; the descriptor's name picks the model. */
+#ifndef DLG_CAFFE_CNN_H
+#define DLG_CAFFE_CNN_H
+
+#include <dlgauge/plugin.h>
+
+/* loader.h and nn.h both define a dlg_dtype (different enums); this header
+ * needs only the loader's option fragment, so its dlg_dtype is renamed here
+ * and files that also include nn.h compile. */
+#define dlg_dtype dlg_loader_dtype
+#include "loader.h"
+#undef dlg_dtype
+
+/* Option indices; the loader's fragment (data, crop, ...) sits at O_LOADER. */
+enum cnn_opt {
+    O_MODE = 0,
+    O_BATCH,
+    O_CLASSES,
+    O_LR,
+    O_MOMENTUM,
+    O_WEIGHT_DECAY,
+    O_BACKEND,
+    O_DEVICE,
+    O_PRECISION,
+    O_LOADER,
+    O_COUNT = O_LOADER + DLG_LOPT_COUNT
+};
+
+extern const dlg_metric cnn_metrics[];
+
+/* Setup for model `model` ("alexnet", ...). */
+int cnn_setup(const char *model, const dlg_host *h, const dlg_value *opts, const dlg_job_info *job,
+              void **state);
+int cnn_step(void *state, dlg_step *out);
+int cnn_report(void *state, const dlg_report_api *api, dlg_fields *f);
+void cnn_teardown(void *state);
+
+#endif

@@ -1,0 +1,39 @@
+/* Where the caffe workloads' batches come from: random tensors made once
+ * in setup (data = synthetic, as tf_cnn_benchmarks' synthetic mode: no I/O,
+ * no decode) or the input pipeline (recordio:, lmdb:, files:, synthetic:N).
+ * Kept apart from the net code because loader.h and nn.h both name a
+ * dlg_dtype; this file sees only the loader. */
+#ifndef DLG_CAFFE_CNN_DATA_H
+#define DLG_CAFFE_CNN_DATA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dlgauge/plugin.h>
+
+typedef struct cnn_data cnn_data;
+
+typedef struct cnn_data_cfg {
+    const dlg_value *loader_opts; /* the DLG_LOADER_OPTIONS fragment's values */
+    const dlg_job_info *job;
+    bool train;
+    int batch, classes;
+} cnn_data_cfg;
+
+/* Validates the data options; opens the loader unless data = synthetic. */
+int cnn_data_open(cnn_data **out, const dlg_host *h, const cnn_data_cfg *cfg);
+/* true: the batch never changes (write it into the net once). */
+bool cnn_data_is_static(const cnn_data *d);
+/* Bytes the data side holds (loader ring or the static batch). */
+size_t cnn_data_bytes(const cnn_data *d);
+/* The next batch: NCHW fp32 images and int labels, valid until
+ * cnn_data_release.  Checks every label against classes. */
+int cnn_data_next(cnn_data *d, const float **images, const int32_t **labels, uint64_t *wait_ns,
+                  uint64_t *bytes_read);
+void cnn_data_release(cnn_data *d);
+/* "synthetic" or the loader's source name ("recordio", ...). */
+const char *cnn_data_source(const cnn_data *d);
+void cnn_data_close(cnn_data *d);
+
+#endif
