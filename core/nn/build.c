@@ -303,3 +303,9 @@ int dlg_softmax_loss(dlg_net *net, const char *name, int logits, int labels)
                             net->nodes[net->loss].l.name);
     return add_node(net, name, DLG_L_LOSS, 2, xs, &p);
 }
+
+int dlg_net_add_node(dlg_net *net, const char *name, dlg_layer_type type, int nb,
+                     const int *bottoms, const dlg_node *proto)
+{
+    return add_node(net, name, type, nb, bottoms, proto);
+}

@@ -8,7 +8,8 @@
 
 static const char *const type_names[DLG_L_NTYPES] = {
     "input",   "conv",   "pool", "lrn",     "relu",         "batchnorm", "fc",
-    "dropout", "concat", "add",  "softmax", "softmax_loss", "split"};
+    "dropout", "concat", "add",  "softmax", "softmax_loss", "split",
+    "embedding", "lstm"};
 
 const char *dlg_layer_type_name(dlg_layer_type t)
 {
@@ -231,8 +232,23 @@ int dlg_layer_infer(dlg_net *net, dlg_node *n)
     case DLG_L_RELU:
     case DLG_L_SOFTMAX:
         return add_top(net, n, n->l.name, *x);
+    case DLG_L_EMBED:
+    case DLG_L_LSTM:
+        return dlg_layer_infer_seq(net, n);
     default:
         return dlg_net_fail(net, DLG_EINTERNAL, "nn: layer '%s': no shape rule for type %d",
                             n->l.name, (int)n->l.type);
     }
+}
+
+/* For layer files beside this one (seq.c). */
+int dlg_layer_add_top(dlg_net *net, dlg_node *n, const char *name, dlg_shape s)
+{
+    return add_top(net, n, name, s);
+}
+
+int dlg_layer_add_param(dlg_net *net, dlg_node *n, dlg_shape s, dlg_filler f, int64_t fan_in,
+                        float lr_mult, float decay_mult)
+{
+    return add_param(net, n, s, f, fan_in, lr_mult, decay_mult, true);
 }

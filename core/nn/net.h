@@ -64,6 +64,16 @@ int dlg_net_plan_memory(dlg_net *net);
 void dlg_net_free_memory(dlg_net *net);
 int dlg_net_init_params(dlg_net *net);
 
+/* For layer files beside layers.c (seq.c): append a node with a prototype
+ * (as the builders do), add its first top, add a trained parameter. */
+int dlg_net_add_node(dlg_net *net, const char *name, dlg_layer_type type, int nb,
+                     const int *bottoms, const dlg_node *proto);
+int dlg_layer_add_top(dlg_net *net, dlg_node *n, const char *name, dlg_shape s);
+int dlg_layer_add_param(dlg_net *net, dlg_node *n, dlg_shape s, dlg_filler f, int64_t fan_in,
+                        float lr_mult, float decay_mult);
+/* Shapes and parameters of embedding and LSTM nodes (seq.c). */
+int dlg_layer_infer_seq(dlg_net *net, dlg_node *n);
+
 static inline dlg_shape dlg_shape4(int64_t n, int64_t c, int64_t h, int64_t w)
 {
     dlg_shape s = {4, {n, c, h, w, 1}};

@@ -41,6 +41,8 @@ typedef enum dlg_layer_type {
     DLG_L_SOFTMAX,
     DLG_L_LOSS,
     DLG_L_SPLIT, /* inserted at plan time: one blob read by several layers */
+    DLG_L_EMBED, /* token ids -> rows of a table (core/nn/seq.c) */
+    DLG_L_LSTM,  /* one LSTM layer over a whole sequence (core/nn/seq.c) */
     DLG_L_NTYPES
 } dlg_layer_type;
 
@@ -66,6 +68,20 @@ typedef struct dlg_bn_param {
     float eps, momentum;
 } dlg_bn_param;
 
+/* Embedding: `accumulate` when the table is shared with a later layer
+ * (tied decoder) whose backward already wrote its gradient. */
+typedef struct dlg_embed_param {
+    int64_t vocab;
+    bool accumulate;
+} dlg_embed_param;
+
+/* LSTM over T steps: bottoms x (T*B rows, time-major), h0, c0 (B x H);
+ * tops y (T*B x H), hT, cT; params Wx (I x 4H), Wh (H x 4H), bias (4H),
+ * gate order i, f, g, o (oneDNN's and PyTorch's). */
+typedef struct dlg_lstm_param {
+    int steps, hidden;
+} dlg_lstm_param;
+
 #define DLG_LAYER_MAX_PARAMS 4
 
 /* What a kernel sees of one layer.  BN params: 0 gamma, 1 beta, 2 running
@@ -79,6 +95,8 @@ typedef struct dlg_layer {
         dlg_lrn_param lrn;
         dlg_bn_param bn;
         float dropout_ratio;
+        dlg_embed_param embed;
+        dlg_lstm_param lstm;
     } p;
     int nbottom, ntop, nparam;
     dlg_tensor **bottom; /* [nbottom] */

@@ -106,6 +106,36 @@ int dlg_softmax(dlg_net *net, const char *name, int x);
  * floats: loss, top-1 accuracy, top-5 accuracy (fractions of the batch). */
 int dlg_softmax_loss(dlg_net *net, const char *name, int logits, int labels);
 
+/* ---- sequences (core/nn/seq.c) -------------------------------------------
+ * A sequence batch of T steps and B streams is T*B rows in time-major order
+ * (row t*B + b), so fc, dropout and dlg_softmax_loss apply per token; the
+ * loss is then the mean over all T*B tokens, as in PyTorch's word LM. */
+/* Token ids (floats holding integers 0..vocab-1, e.g. a dlg_labels blob of
+ * T*B rows) -> rows of a vocab x dim table: T*B x dim x 1 x 1.  The table
+ * starts U(-0.1, 0.1) as in PyTorch's word_language_model. */
+int dlg_embedding(dlg_net *net, const char *name, int ids, int vocab, int dim);
+/* One LSTM layer over `steps` time steps.  x: T*B x I x 1 x 1; h0, c0:
+ * B x hidden x 1 x 1 (e.g. dlg_input blobs that carry the state between
+ * truncated-BPTT segments).  Returns y (T*B x hidden x 1 x 1) and sets
+ * *hT, *cT to the final state blobs.  Parameters: Wx (I x 4H), Wh
+ * (H x 4H), bias (4H), gates i, f, g, o, all U(-1/sqrt(H), 1/sqrt(H)) as
+ * PyTorch initialises nn.LSTM.  Multiply-adds are counted per token. */
+int dlg_lstm(dlg_net *net, const char *name, int x, int h0, int c0, int hidden, int steps,
+             int *hT, int *cT);
+/* Ties fc layer `fc`'s weight (vocab x dim) to embedding layer `embedding`'s
+ * table (Press & Wolf; PyTorch's --tied): one parameter, gradients summed.
+ * The fc layer must come after the embedding.  Before dlg_net_plan. */
+int dlg_net_tie(dlg_net *net, const char *fc, const char *embedding);
+/* Overrides a parameter blob's lr and decay multipliers (e.g. 1 / 0 for
+ * a bias where PyTorch's plain SGD is wanted, instead of Caffe's 2 / 0).
+ * Before dlg_net_plan. */
+int dlg_net_set_param_mult(dlg_net *net, int param_blob, float lr_mult, float decay_mult);
+/* Global L2 norm of all parameter gradients (after dlg_net_backward);
+ * gradient clipping = dlg_net_scale_grads by min(1, max_norm / norm), or,
+ * with weight_decay 0, the SGD step's lr scaled by that factor. */
+int dlg_net_grad_norm(dlg_net *net, double *norm);
+int dlg_net_scale_grads(dlg_net *net, float factor);
+
 /* ---- inspecting ---------------------------------------------------------- */
 int dlg_net_blob(const dlg_net *net, const char *name);  /* id or -DLG_EINVAL */
 /* Id of a layer's parameter blob (0 = weights/gamma, 1 = bias/beta). */
@@ -167,6 +197,12 @@ int dlg_model_alexnet(dlg_net *net, int n, int classes);   /* BVLC, 227 crop */
 int dlg_model_googlenet(dlg_net *net, int n, int classes); /* BVLC, main head */
 int dlg_model_resnet50(dlg_net *net, int n, int classes);  /* v1.5 */
 int dlg_model_vgg16(dlg_net *net, int n, int classes);
+/* torchvision's Inception-v3: 299 input, batch-norm (eps 1e-3) after every
+ * bias-free convolution, factorised 1x7/7x1 and 1x3/3x1 convolutions.
+ * aux adds the auxiliary classifier after Mixed_6e (its logits are the
+ * blob "aux/logits"; the net has one loss, so that head is not trained by
+ * it).  27.16 M parameters with aux, 23.83 M without; 5.71 GMACs. */
+int dlg_model_inception_v3(dlg_net *net, int n, int classes, bool aux);
 /* By name: "alexnet", "googlenet", "resnet50", "vgg16". */
 int dlg_model_build(dlg_net *net, const char *model, int n, int classes);
 /* The same with a crop x crop input (0: the model's own, 227 or 224).  A crop

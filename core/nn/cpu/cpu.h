@@ -10,6 +10,8 @@
 extern const dlg_backend dlg_backend_cpu;
 extern const dlg_kernels dlg_cpu_conv, dlg_cpu_fc, dlg_cpu_pool, dlg_cpu_lrn, dlg_cpu_bn,
     dlg_cpu_relu, dlg_cpu_softmax, dlg_cpu_add, dlg_cpu_split, dlg_cpu_concat;
+/* cpu_lstm.c */
+extern const dlg_kernels dlg_cpu_lstm;
 
 typedef struct cpu_ctx {
     dnnl_engine_t eng;
@@ -17,7 +19,7 @@ typedef struct cpu_ctx {
     int threads;
 } cpu_ctx;
 
-#define CPU_MAX_ARGS 16
+#define CPU_MAX_ARGS 24 /* LSTM backward has 18 arguments */
 
 /* One primitive argument.  `user` wraps the net's buffer (NCHW); when the
  * primitive wants another layout, `prim` lives in the net's shared

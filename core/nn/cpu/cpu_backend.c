@@ -105,6 +105,7 @@ const dlg_backend dlg_backend_cpu = {
             [DLG_L_ADD] = &dlg_cpu_add,
             [DLG_L_SPLIT] = &dlg_cpu_split,
             [DLG_L_CONCAT] = &dlg_cpu_concat,
+            [DLG_L_LSTM] = &dlg_cpu_lstm,
         },
     /* dropout, loss (and concat of odd channel counts): memory-bound,
      * reference loops on plain data */

@@ -10,6 +10,8 @@ extern const dlg_backend dlg_backend_ref;
 extern const dlg_kernels dlg_ref_conv, dlg_ref_fc, dlg_ref_pool, dlg_ref_lrn, dlg_ref_bn,
     dlg_ref_softmax, dlg_ref_loss, dlg_ref_relu, dlg_ref_dropout, dlg_ref_concat, dlg_ref_add,
     dlg_ref_split;
+/* ref_lstm.c */
+extern const dlg_kernels dlg_ref_embed, dlg_ref_lstm;
 
 /* setup for kernels without state or scratch */
 int dlg_ref_setup_none(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,

@@ -81,6 +81,8 @@ const dlg_backend dlg_backend_ref = {
             [DLG_L_SOFTMAX] = &dlg_ref_softmax,
             [DLG_L_LOSS] = &dlg_ref_loss,
             [DLG_L_SPLIT] = &dlg_ref_split,
+            [DLG_L_EMBED] = &dlg_ref_embed,
+            [DLG_L_LSTM] = &dlg_ref_lstm,
         },
     .fallback = NULL,
 };

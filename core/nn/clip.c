@@ -1,0 +1,116 @@
+/* Global gradient norm and scaling, for gradient clipping.  Host-memory
+ * backends (ref, and cpu which shares ref's memory) are read in place;
+ * others go through download/upload in fixed-size chunks, so nothing is
+ * allocated either way. */
+#include "net.h"
+#include "ref/ref.h"
+
+#include <math.h>
+
+#define CHUNK 4096
+
+static bool host_memory(const dlg_backend *bk)
+{
+    return bk == &dlg_backend_ref || bk->fallback == &dlg_backend_ref;
+}
+
+static int ready(dlg_net *net)
+{
+    if (net->err)
+        return net->err;
+    if (!net->planned || !net->train)
+        return dlg_net_fail(net, DLG_EINVAL, "nn: net '%s' is not planned for training",
+                            net->name);
+    return 0;
+}
+
+static double sumsq_host(const float *g, int64_t n)
+{
+    double s = 0;
+#ifdef _OPENMP
+#pragma omp parallel for reduction(+ : s) schedule(static)
+#endif
+    for (int64_t i = 0; i < n; i++)
+        s += (double)g[i] * g[i];
+    return s;
+}
+
+static int sumsq_chunked(dlg_net *net, const float *g, int64_t n, double *out)
+{
+    float buf[CHUNK];
+    double s = 0;
+    for (int64_t off = 0; off < n; off += CHUNK) {
+        int64_t k = n - off < CHUNK ? n - off : CHUNK;
+        int rc = net->bk->download(net->ctx, buf, g + off, (size_t)k * sizeof(float));
+        if (rc < 0)
+            return rc;
+        for (int64_t i = 0; i < k; i++)
+            s += (double)buf[i] * buf[i];
+    }
+    *out = s;
+    return 0;
+}
+
+int dlg_net_grad_norm(dlg_net *net, double *norm)
+{
+    int rc = ready(net);
+    if (rc)
+        return rc;
+    if (net->bk->bind && (rc = net->bk->bind(net->ctx)) < 0)
+        return dlg_net_fail(net, -rc, "nn: backend %s: cannot bind this thread", net->bk->name);
+    if (net->bk->sync && (rc = net->bk->sync(net->ctx)) < 0)
+        return dlg_net_fail(net, -rc, "nn: backend %s: sync failed", net->bk->name);
+    double total = 0;
+    for (int b = 0; b < net->nblobs; b++) {
+        const dlg_blob *bl = &net->blobs[b];
+        if (!bl->is_param || !bl->t.diff)
+            continue;
+        double s = 0;
+        if (host_memory(net->bk))
+            s = sumsq_host(bl->t.diff, bl->t.count);
+        else if ((rc = sumsq_chunked(net, bl->t.diff, bl->t.count, &s)) < 0)
+            return dlg_net_fail(net, -rc, "nn: reading the gradient of '%s' failed", bl->name);
+        total += s;
+    }
+    *norm = sqrt(total);
+    return 0;
+}
+
+static int scale_chunked(dlg_net *net, float *g, int64_t n, float f)
+{
+    float buf[CHUNK];
+    for (int64_t off = 0; off < n; off += CHUNK) {
+        int64_t k = n - off < CHUNK ? n - off : CHUNK;
+        int rc = net->bk->download(net->ctx, buf, g + off, (size_t)k * sizeof(float));
+        for (int64_t i = 0; i < k && !rc; i++)
+            buf[i] *= f;
+        if (rc < 0 || (rc = net->bk->upload(net->ctx, g + off, buf, (size_t)k * sizeof(float))) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+int dlg_net_scale_grads(dlg_net *net, float factor)
+{
+    int rc = ready(net);
+    if (rc)
+        return rc;
+    if (net->bk->bind && (rc = net->bk->bind(net->ctx)) < 0)
+        return dlg_net_fail(net, -rc, "nn: backend %s: cannot bind this thread", net->bk->name);
+    for (int b = 0; b < net->nblobs; b++) {
+        const dlg_blob *bl = &net->blobs[b];
+        if (!bl->is_param || !bl->t.diff)
+            continue;
+        float *g = bl->t.diff;
+        if (host_memory(net->bk)) {
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+            for (int64_t i = 0; i < bl->t.count; i++)
+                g[i] *= factor;
+        } else if ((rc = scale_chunked(net, g, bl->t.count, factor)) < 0) {
+            return dlg_net_fail(net, -rc, "nn: scaling the gradient of '%s' failed", bl->name);
+        }
+    }
+    return 0;
+}

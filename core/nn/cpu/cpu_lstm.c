@@ -1,0 +1,195 @@
+/* One LSTM layer on oneDNN's vanilla LSTM primitive (forward training or
+ * inference, and backward).  The net's tensors map onto oneDNN's plain
+ * layouts without copies: x and y are tnc (rows t*B + b), the states ldnc
+ * with L = D = 1, Wx/Wh ldigo, the bias ldgo; the primitives take the
+ * weights in whatever layout they prefer (reordered per call from the
+ * plain parameters, which SGD and host IO see). */
+#include "cpu.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct lstm_prims {
+    cpu_prim fwd, bwd;
+    dnnl_memory_t wsmem; /* forward -> backward workspace (training) */
+    /* backward writes every bottom and param gradient: those the net does
+     * not want (h0/c0 inputs, untrained params) go to these */
+    float *spare[6];
+} lstm_prims;
+
+static void lstm_destroy(void *ctx, void *state)
+{
+    lstm_prims *s = state;
+    cpu_prim_destroy(&s->fwd);
+    cpu_prim_destroy(&s->bwd);
+    if (s->wsmem)
+        dnnl_memory_destroy(s->wsmem);
+    for (int i = 0; i < 6; i++)
+        free(s->spare[i]);
+    free(s);
+}
+
+/* Spare gradient buffers for tensors that will have no diff. */
+static int make_spares(const dlg_layer *l, lstm_prims *s)
+{
+    for (int i = 0; i < 6; i++) {
+        const dlg_tensor *t = i < 3 ? l->bottom[i] : l->param[i - 3];
+        bool wanted = i < 3 ? l->prop_down[i] : l->param_grad;
+        if (wanted)
+            continue;
+        s->spare[i] = calloc((size_t)t->count, sizeof(float));
+        if (!s->spare[i])
+            return -DLG_ENOMEM;
+    }
+    return 0;
+}
+
+static void *diff_or_spare(const dlg_tensor *t, float *spare)
+{
+    return spare ? (void *)spare : t->diff;
+}
+
+/* The memory descriptors of one layer, in argument order. */
+typedef struct lstm_mds {
+    dnnl_memory_desc_t x, h0, wx, wh, b, y, wx_any, wh_any;
+} lstm_mds;
+
+static void make_mds(const dlg_layer *l, lstm_mds *m)
+{
+    int64_t T = l->p.lstm.steps, H = l->p.lstm.hidden, B = l->bottom[0]->shape.d[0] / T;
+    int64_t I = dlg_shape_inner(&l->bottom[0]->shape);
+    int64_t xd[3] = {T, B, I}, yd[3] = {T, B, H}, sd[4] = {1, 1, B, H};
+    int64_t wxd[5] = {1, 1, I, 4, H}, whd[5] = {1, 1, H, 4, H}, bd[4] = {1, 1, 4, H};
+    m->x = cpu_md(3, xd, dnnl_tnc);
+    m->y = cpu_md(3, yd, dnnl_tnc);
+    m->h0 = cpu_md(4, sd, dnnl_ldnc);
+    m->wx = cpu_md(5, wxd, dnnl_ldigo);
+    m->wh = cpu_md(5, whd, dnnl_ldigo);
+    m->wx_any = cpu_md(5, wxd, dnnl_format_tag_any);
+    m->wh_any = cpu_md(5, whd, dnnl_format_tag_any);
+    m->b = cpu_md(4, bd, dnnl_ldgo);
+}
+
+/* Adds n args with user layouts md[i]; those from index first_out on
+ * are outputs. */
+static int add_args(cpu_ctx *c, cpu_prim *p, const int *a, const dnnl_memory_desc_t *const *md,
+                    int n, int first_out, char *err, size_t errlen)
+{
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++)
+        rc = cpu_prim_arg(c, p, a[i], md[i], i >= first_out, err, errlen);
+    return rc;
+}
+
+static int setup_fwd(cpu_ctx *c, const dlg_layer *l, lstm_prims *s, const lstm_mds *m,
+                     char *err, size_t errlen)
+{
+    dnnl_rnn_desc_t d;
+    dnnl_status_t st = dnnl_lstm_forward_desc_init(
+        &d, l->backward ? dnnl_forward_training : dnnl_forward_inference,
+        dnnl_unidirectional_left2right, &m->x, &m->h0, &m->h0, &m->wx_any, &m->wh_any, &m->b,
+        &m->y, &m->h0, &m->h0, 0);
+    if (st != dnnl_success)
+        return cpu_fail(st, "lstm forward desc", err, errlen);
+    int rc = cpu_prim_create(c, &s->fwd, &d, NULL, err, errlen);
+    int a[9] = {DNNL_ARG_SRC_LAYER, DNNL_ARG_SRC_ITER,  DNNL_ARG_SRC_ITER_C,
+                DNNL_ARG_WEIGHTS_LAYER, DNNL_ARG_WEIGHTS_ITER, DNNL_ARG_BIAS,
+                DNNL_ARG_DST_LAYER, DNNL_ARG_DST_ITER,  DNNL_ARG_DST_ITER_C};
+    const dnnl_memory_desc_t *md[9] = {&m->x, &m->h0, &m->h0, &m->wx, &m->wh,
+                                       &m->b, &m->y,  &m->h0, &m->h0};
+    if (!rc)
+        rc = add_args(c, &s->fwd, a, md, 9, 6, err, errlen);
+    if (!rc && l->backward) {
+        const dnnl_memory_desc_t *wmd =
+            dnnl_primitive_desc_query_md(s->fwd.pd, dnnl_query_workspace_md, 0);
+        st = wmd ? dnnl_memory_create(&s->wsmem, wmd, c->eng, DNNL_MEMORY_ALLOCATE)
+                 : dnnl_invalid_arguments;
+        rc = st != dnnl_success ? cpu_fail(st, "lstm workspace", err, errlen)
+                                : cpu_prim_fixed(&s->fwd, DNNL_ARG_WORKSPACE, s->wsmem);
+    }
+    return rc;
+}
+
+static int setup_bwd(cpu_ctx *c, const dlg_layer *l, lstm_prims *s, const lstm_mds *m,
+                     char *err, size_t errlen)
+{
+    dnnl_rnn_desc_t d;
+    dnnl_status_t st = dnnl_lstm_backward_desc_init(
+        &d, dnnl_backward, dnnl_unidirectional_left2right, &m->x, &m->h0, &m->h0, &m->wx_any,
+        &m->wh_any, &m->b, &m->y, &m->h0, &m->h0, &m->x, &m->h0, &m->h0, &m->wx, &m->wh, &m->b,
+        &m->y, &m->h0, &m->h0, 0);
+    if (st != dnnl_success)
+        return cpu_fail(st, "lstm backward desc", err, errlen);
+    int rc = cpu_prim_create(c, &s->bwd, &d, s->fwd.pd, err, errlen);
+    int a[18] = {DNNL_ARG_SRC_LAYER,       DNNL_ARG_SRC_ITER,         DNNL_ARG_SRC_ITER_C,
+                 DNNL_ARG_WEIGHTS_LAYER,   DNNL_ARG_WEIGHTS_ITER,     DNNL_ARG_BIAS,
+                 DNNL_ARG_DST_LAYER,       DNNL_ARG_DST_ITER,         DNNL_ARG_DST_ITER_C,
+                 DNNL_ARG_DIFF_DST_LAYER,  DNNL_ARG_DIFF_DST_ITER,    DNNL_ARG_DIFF_DST_ITER_C,
+                 DNNL_ARG_DIFF_SRC_LAYER,  DNNL_ARG_DIFF_SRC_ITER,    DNNL_ARG_DIFF_SRC_ITER_C,
+                 DNNL_ARG_DIFF_WEIGHTS_LAYER, DNNL_ARG_DIFF_WEIGHTS_ITER, DNNL_ARG_DIFF_BIAS};
+    const dnnl_memory_desc_t *md[18] = {&m->x,  &m->h0, &m->h0, &m->wx, &m->wh, &m->b,
+                                        &m->y,  &m->h0, &m->h0, &m->y,  &m->h0, &m->h0,
+                                        &m->x,  &m->h0, &m->h0, &m->wx, &m->wh, &m->b};
+    if (!rc)
+        rc = add_args(c, &s->bwd, a, md, 18, 12, err, errlen);
+    if (!rc)
+        rc = cpu_prim_fixed(&s->bwd, DNNL_ARG_WORKSPACE, s->wsmem);
+    /* oneDNN accumulates into diff weights: they must be the user's
+     * buffers (zeroed before each call), not reorder scratch */
+    for (int i = 15; i < 18 && !rc; i++)
+        if (s->bwd.a[i].prim)
+            rc = cpu_fail(dnnl_unimplemented, "lstm backward wants blocked diff weights", err,
+                          errlen);
+    return rc;
+}
+
+static int lstm_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
+                      size_t errlen)
+{
+    lstm_prims *s = calloc(1, sizeof *s);
+    if (!s)
+        return -DLG_ENOMEM;
+    lstm_mds m;
+    make_mds(l, &m);
+    for (int t = 0; t < l->ntop; t++)
+        l->top[t]->layout = NULL;
+    int rc = setup_fwd(ctx, l, s, &m, err, errlen);
+    if (!rc && l->backward)
+        rc = setup_bwd(ctx, l, s, &m, err, errlen);
+    if (!rc && l->backward)
+        rc = make_spares(l, s);
+    if (rc) {
+        lstm_destroy(ctx, s);
+        return rc;
+    }
+    *state = s;
+    *ws = s->fwd.ws > s->bwd.ws ? s->fwd.ws : s->bwd.ws;
+    return 0;
+}
+
+static int lstm_forward(void *ctx, dlg_layer *l, void *state)
+{
+    void *p[9] = {l->bottom[0]->data, l->bottom[1]->data, l->bottom[2]->data,
+                  l->param[0]->data,  l->param[1]->data,  l->param[2]->data,
+                  l->top[0]->data,    l->top[1]->data,    l->top[2]->data};
+    return cpu_prim_exec(ctx, &((lstm_prims *)state)->fwd, p, l->ws);
+}
+
+static int lstm_backward(void *ctx, dlg_layer *l, void *state)
+{
+    lstm_prims *s = state;
+    void *p[18] = {l->bottom[0]->data, l->bottom[1]->data, l->bottom[2]->data,
+                   l->param[0]->data,  l->param[1]->data,  l->param[2]->data,
+                   l->top[0]->data,    l->top[1]->data,    l->top[2]->data,
+                   l->top[0]->diff,    l->top[1]->diff,    l->top[2]->diff};
+    for (int i = 0; i < 6; i++) {
+        const dlg_tensor *t = i < 3 ? l->bottom[i] : l->param[i - 3];
+        p[12 + i] = diff_or_spare(t, s->spare[i]);
+    }
+    for (int i = 3; i < 6; i++) /* accumulated into: start from zero */
+        memset(p[12 + i], 0, (size_t)l->param[i - 3]->count * sizeof(float));
+    return cpu_prim_exec(ctx, &s->bwd, p, l->ws);
+}
+
+const dlg_kernels dlg_cpu_lstm = {lstm_setup, lstm_forward, lstm_backward, lstm_destroy, NULL,
+                                  false};
