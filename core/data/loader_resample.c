@@ -62,6 +62,23 @@ int dlg_taps_rows(const dlg_taps *ty)
 
 static void resample_row(const uint8_t *src, const dlg_taps *tx, float *dst)
 {
+    if (tx->maxk == 3) { /* upscaling or mild downscaling: 2-3 taps */
+        for (int j = 0; j < tx->n; j++) {
+            const uint8_t *p = src + (size_t)tx->first[j] * 3;
+            const float *w = tx->w + (size_t)j * 3;
+            float w2 = tx->count[j] > 2 ? w[2] : 0.0f;
+            const uint8_t *p2 = tx->count[j] > 2 ? p + 6 : p;
+            if (tx->count[j] < 2) { /* one tap at an edge */
+                dst[3 * j] = w[0] * p[0];
+                dst[3 * j + 1] = w[0] * p[1];
+                dst[3 * j + 2] = w[0] * p[2];
+                continue;
+            }
+            for (int c = 0; c < 3; c++)
+                dst[3 * j + c] = w[0] * p[c] + w[1] * p[3 + c] + w2 * p2[c];
+        }
+        return;
+    }
     for (int j = 0; j < tx->n; j++) {
         const uint8_t *p = src + (size_t)tx->first[j] * 3;
         const float *w = tx->w + (size_t)j * tx->maxk;
@@ -135,6 +152,22 @@ void dlg_ld_store(const dlg_loader_config *cfg, const float *hwc, int s, bool mi
         b[c] = -cfg->mean[c] / cfg->std[c];
     }
     size_t plane = (size_t)s * s, img = plane * 3;
+    if (cfg->dtype == DLG_DTYPE_FP32 && cfg->layout == DLG_LAYOUT_NCHW) {
+        /* the common case, without per-element branches */
+        float *o = (float *)batch + img * (size_t)index;
+        for (int c = 0; c < 3; c++)
+            for (int y = 0; y < s; y++) {
+                const float *px = hwc + (size_t)y * s * 3 + c;
+                float *dst = o + (size_t)c * plane + (size_t)y * s;
+                if (mirror)
+                    for (int x = 0; x < s; x++)
+                        dst[s - 1 - x] = px[3 * x] * a[c] + b[c];
+                else
+                    for (int x = 0; x < s; x++)
+                        dst[x] = px[3 * x] * a[c] + b[c];
+            }
+        return;
+    }
     bool f16 = cfg->dtype == DLG_DTYPE_FP16;
     float *o32 = (float *)batch + (f16 ? 0 : img * (size_t)index);
     uint16_t *o16 = (uint16_t *)batch + (f16 ? img * (size_t)index : 0);

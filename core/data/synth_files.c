@@ -30,6 +30,22 @@ static int mkdir_p1(const char *path, dlg_data_err *err)
     return dlg_data_fail(err, DLG_EIO, "%s: cannot create folder: %s", path, strerror(errno));
 }
 
+/* mkdir -p for the output root. */
+static int mkdir_p(const char *path, dlg_data_err *err)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+                return dlg_data_fail(err, DLG_EIO, "%s: cannot create folder: %s", buf,
+                                     strerror(errno));
+            *p = '/';
+        }
+    return mkdir_p1(buf, err);
+}
+
 static void rel_path(char *buf, size_t cap, const dlg_synth_images_cfg *c, uint64_t i)
 {
     int label = (int)(i % (uint64_t)c->classes);
@@ -156,7 +172,7 @@ int dlg_synth_images_write(const dlg_synth_images_cfg *c, dlg_synth_images_resul
     clock_gettime(CLOCK_MONOTONIC, &t0);
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", c->out, c->split);
-    int rc = mkdir_p1(c->out, err);
+    int rc = mkdir_p(c->out, err);
     if (rc == 0)
         rc = mkdir_p1(path, err);
     for (int k = 0; rc == 0 && k < c->classes; k++) {

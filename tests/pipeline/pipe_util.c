@@ -41,6 +41,7 @@ uint8_t *pu_slurp(const char *path, size_t *len)
     uint8_t *p = malloc((size_t)n + 1);
     assert_non_null(p);
     assert_int_equal(fread(p, 1, (size_t)n, f), (size_t)n);
+    p[n] = 0; /* text files can be used as strings */
     fclose(f);
     *len = (size_t)n;
     return p;
