@@ -1,0 +1,62 @@
+/* The CUDA backend: cuDNN + cuBLAS for the heavy layers, small kernels
+ * (cuda_kernels.cu) for the rest.  Everything runs on one stream per net;
+ * memory is allocated at plan time only.
+ *
+ * Backend names: "cuda", "cuda:N" (fp32, no tensor-op rounding) and
+ * "cuda-tf32", "cuda-tf32:N" (TF32 tensor-core math for conv and fc).
+ * Options that dlg_backend_opts cannot carry yet come from the
+ * environment, read once at open():
+ *   DLG_CUDA_ALGO_CACHE=path     conv algorithm choices kept on disk
+ *   DLG_CUDA_WORKSPACE_MB=n      per-layer cuDNN workspace limit (1024)
+ *   DLG_CUDA_DETERMINISTIC=1     only deterministic conv algorithms */
+#ifndef DLG_NN_CUDA_H
+#define DLG_NN_CUDA_H
+
+#include "../backend.h"
+#include "cuda_algo_cache.h"
+#include "cuda_kernels.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+typedef enum dlg_cuda_math { DLG_CUDA_FP32 = 0, DLG_CUDA_TF32 = 1 } dlg_cuda_math;
+
+typedef struct dlg_cuda_ctx {
+    int device;
+    dlg_cuda_math math;
+    cudaStream_t stream;
+    cudnnHandle_t dnn;
+    cublasHandle_t blas;
+    size_t ws_limit;
+    bool deterministic;
+    int *flag_host; /* pinned: kernel error flags read back */
+    int *flag_dev;
+    dlg_algo_cache cache;
+    char cache_path[512];
+} dlg_cuda_ctx;
+
+extern const dlg_kernels dlg_cuda_conv, dlg_cuda_fc, dlg_cuda_pool, dlg_cuda_lrn, dlg_cuda_bn,
+    dlg_cuda_softmax, dlg_cuda_loss, dlg_cuda_relu, dlg_cuda_dropout, dlg_cuda_concat,
+    dlg_cuda_add, dlg_cuda_split;
+
+/* Backend for a name as above; NULL if the name is not a CUDA one. */
+const dlg_backend *dlg_cuda_backend_find(const char *name);
+
+/* Turn a CUDA/cuDNN/cuBLAS status into -DLG_E* with a message. */
+int dlg_cuda_err(cudaError_t e, const char *what, char *err, size_t errlen);
+int dlg_cudnn_err(cudnnStatus_t s, const char *what, char *err, size_t errlen);
+/* 0 or -DLG_EINTERNAL, for calls inside forward/backward (no message). */
+int dlg_cuda_ok(cudaError_t e);
+int dlg_cudnn_ok(cudnnStatus_t s);
+int dlg_cublas_ok(cublasStatus_t s);
+
+/* An NCHW float descriptor for a tensor (trailing dims folded into W). */
+int dlg_cuda_tensor_desc(cudnnTensorDescriptor_t *d, const dlg_shape *s);
+int dlg_cuda_setup_none(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
+                        size_t errlen);
+
+#define CF(t) ((float *)(t)->data)
+#define CG(t) ((float *)(t)->diff)
+
+#endif

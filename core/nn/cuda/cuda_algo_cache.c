@@ -1,0 +1,117 @@
+/* Convolution algorithm cache: in memory and in a small text file. */
+#include "cuda_algo_cache.h"
+
+#include <dlgauge/plugin.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void dlg_algo_cache_init(dlg_algo_cache *c, const char *tag)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->tag, sizeof c->tag, "%s", tag && *tag ? tag : "-");
+    /* the tag is one word in the file */
+    for (char *p = c->tag; *p; p++)
+        if (*p == ' ' || *p == '\t' || *p == '\n')
+            *p = '_';
+}
+
+void dlg_algo_cache_free(dlg_algo_cache *c)
+{
+    free(c->e);
+    c->e = NULL;
+    c->n = c->cap = 0;
+}
+
+const dlg_algo_entry *dlg_algo_cache_get(const dlg_algo_cache *c, const char *key)
+{
+    for (int i = 0; i < c->n; i++)
+        if (strcmp(c->e[i].key, key) == 0)
+            return &c->e[i];
+    return NULL;
+}
+
+int dlg_algo_cache_put(dlg_algo_cache *c, const char *key, int algo, int math, size_t ws)
+{
+    if (strlen(key) >= DLG_ALGO_KEY_MAX || strpbrk(key, " \t\n"))
+        return -DLG_EINVAL;
+    dlg_algo_entry *e = (dlg_algo_entry *)dlg_algo_cache_get(c, key);
+    if (!e) {
+        if (c->n == c->cap) {
+            int cap = c->cap ? 2 * c->cap : 32;
+            dlg_algo_entry *p = realloc(c->e, (size_t)cap * sizeof *p);
+            if (!p)
+                return -DLG_ENOMEM;
+            c->e = p;
+            c->cap = cap;
+        }
+        e = &c->e[c->n++];
+        snprintf(e->key, sizeof e->key, "%s", key);
+    }
+    e->algo = algo;
+    e->math = math;
+    e->ws = ws;
+    c->dirty = true;
+    return 0;
+}
+
+int dlg_algo_cache_load(dlg_algo_cache *c, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0; /* first run: nothing cached yet */
+    char line[512], tag[128];
+    int rc = 0, ver = 0, lineno = 1;
+    if (!fgets(line, sizeof line, f) || sscanf(line, "dlgauge-algo-cache %d %127s", &ver, tag) != 2 ||
+        ver != 1) {
+        snprintf(err, errlen, "%s:1: not a dlgauge algorithm cache (version 1)", path);
+        fclose(f);
+        return -DLG_ECORRUPT;
+    }
+    if (strcmp(tag, c->tag) != 0) {
+        fclose(f);
+        return 0; /* another GPU or cuDNN: search again, overwrite on save */
+    }
+    while (fgets(line, sizeof line, f)) {
+        char key[DLG_ALGO_KEY_MAX];
+        int algo, math;
+        unsigned long long ws;
+        lineno++;
+        if (sscanf(line, "%159s %d %d %llu", key, &algo, &math, &ws) != 4 || algo < 0 || math < 0) {
+            snprintf(err, errlen, "%s:%d: expected '<key> <algo> <math> <workspace bytes>'", path,
+                     lineno);
+            rc = -DLG_ECORRUPT;
+            break;
+        }
+        if ((rc = dlg_algo_cache_put(c, key, algo, math, (size_t)ws)) < 0) {
+            snprintf(err, errlen, "%s:%d: cannot keep entry '%s'", path, lineno, key);
+            break;
+        }
+    }
+    c->dirty = false;
+    fclose(f);
+    return rc;
+}
+
+int dlg_algo_cache_save(const dlg_algo_cache *c, const char *path, char *err, size_t errlen)
+{
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+        return -DLG_EIO;
+    }
+    fprintf(f, "dlgauge-algo-cache 1 %s\n", c->tag);
+    for (int i = 0; i < c->n; i++)
+        fprintf(f, "%s %d %d %zu\n", c->e[i].key, c->e[i].algo, c->e[i].math, c->e[i].ws);
+    /* write then rename: a crash never leaves half a cache */
+    if (fclose(f) != 0 || rename(tmp, path) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        remove(tmp);
+        return -DLG_EIO;
+    }
+    return 0;
+}

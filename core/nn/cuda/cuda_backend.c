@@ -1,0 +1,271 @@
+/* CUDA backend: context (device, stream, cuDNN/cuBLAS handles), device
+ * memory, the fused SGD update and the backend tables by name. */
+#include "cuda.h"
+#include "cuda_device.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int dlg_cuda_err(cudaError_t e, const char *what, char *err, size_t errlen)
+{
+    if (e == cudaSuccess)
+        return 0;
+    snprintf(err, errlen, "%s: %s (CUDA error %d)", what, cudaGetErrorString(e), (int)e);
+    return e == cudaErrorMemoryAllocation ? -DLG_ENOMEM : -DLG_ENOTSUP;
+}
+
+int dlg_cudnn_err(cudnnStatus_t s, const char *what, char *err, size_t errlen)
+{
+    if (s == CUDNN_STATUS_SUCCESS)
+        return 0;
+    snprintf(err, errlen, "%s: %s", what, cudnnGetErrorString(s));
+    return s == CUDNN_STATUS_NOT_SUPPORTED ? -DLG_ENOTSUP : -DLG_EINTERNAL;
+}
+
+int dlg_cuda_ok(cudaError_t e) { return e == cudaSuccess ? 0 : -DLG_EINTERNAL; }
+int dlg_cudnn_ok(cudnnStatus_t s) { return s == CUDNN_STATUS_SUCCESS ? 0 : -DLG_EINTERNAL; }
+int dlg_cublas_ok(cublasStatus_t s) { return s == CUBLAS_STATUS_SUCCESS ? 0 : -DLG_EINTERNAL; }
+
+int dlg_cuda_tensor_desc(cudnnTensorDescriptor_t *d, const dlg_shape *s)
+{
+    int64_t n = s->d[0], c = s->ndim > 1 ? s->d[1] : 1, h = s->ndim > 2 ? s->d[2] : 1;
+    int64_t w = s->d[0] && c && h ? dlg_shape_count(s) / (n * c * h) : 1;
+    if (cudnnCreateTensorDescriptor(d) != CUDNN_STATUS_SUCCESS)
+        return -DLG_ENOMEM;
+    return dlg_cudnn_ok(cudnnSetTensor4dDescriptor(*d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, (int)n,
+                                                   (int)c, (int)h, (int)w));
+}
+
+int dlg_cuda_setup_none(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
+                        size_t errlen)
+{
+    *state = NULL;
+    *ws = 0;
+    return 0;
+}
+
+static size_t env_size_mb(const char *name, size_t dflt)
+{
+    const char *v = getenv(name);
+    char *end;
+    unsigned long long x = v ? strtoull(v, &end, 10) : 0;
+    return v && *v && !*end ? (size_t)x << 20 : dflt;
+}
+
+static void cuda_close(void *vctx)
+{
+    dlg_cuda_ctx *c = vctx;
+    if (!c)
+        return;
+    if (c->cache_path[0] && c->cache.dirty) {
+        char err[256];
+        if (dlg_algo_cache_save(&c->cache, c->cache_path, err, sizeof err) < 0)
+            fprintf(stderr, "dlgauge: cuda: algorithm cache not saved: %s\n", err);
+    }
+    dlg_algo_cache_free(&c->cache);
+    if (c->blas)
+        cublasDestroy(c->blas);
+    if (c->dnn)
+        cudnnDestroy(c->dnn);
+    if (c->stream)
+        cudaStreamDestroy(c->stream);
+    if (c->flag_host)
+        cudaFreeHost(c->flag_host);
+    if (c->flag_dev)
+        cudaFree(c->flag_dev);
+    free(c);
+}
+
+static int open_handles(dlg_cuda_ctx *c, char *err, size_t errlen)
+{
+    int rc = dlg_cuda_err(cudaSetDevice(c->device), "cudaSetDevice", err, errlen);
+    if (!rc)
+        rc = dlg_cuda_err(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking),
+                          "cudaStreamCreate", err, errlen);
+    if (!rc)
+        rc = dlg_cuda_err(cudaHostAlloc((void **)&c->flag_host, sizeof(int), 0), "cudaHostAlloc",
+                          err, errlen);
+    if (!rc)
+        rc = dlg_cuda_err(cudaMalloc((void **)&c->flag_dev, sizeof(int)), "cudaMalloc", err, errlen);
+    if (!rc)
+        rc = dlg_cudnn_err(cudnnCreate(&c->dnn), "cudnnCreate", err, errlen);
+    if (!rc)
+        rc = dlg_cudnn_err(cudnnSetStream(c->dnn, c->stream), "cudnnSetStream", err, errlen);
+    if (!rc && cublasCreate(&c->blas) != CUBLAS_STATUS_SUCCESS) {
+        snprintf(err, errlen, "cublasCreate failed");
+        rc = -DLG_ENOTSUP;
+    }
+    if (!rc && (cublasSetStream(c->blas, c->stream) != CUBLAS_STATUS_SUCCESS ||
+                cublasSetMathMode(c->blas, c->math == DLG_CUDA_TF32 ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                                    : CUBLAS_DEFAULT_MATH) !=
+                    CUBLAS_STATUS_SUCCESS)) {
+        snprintf(err, errlen, "cuBLAS stream/math mode failed");
+        rc = -DLG_EINTERNAL;
+    }
+    return rc;
+}
+
+static int cuda_open(const dlg_backend_opts *o, void **ctx, char *err, size_t errlen, int device,
+                     dlg_cuda_math math)
+{
+    *ctx = NULL;
+    int n = 0;
+    char why[200];
+    if (dlg_cuda_device_count(&n, why, sizeof why) < 0 || device >= n) {
+        if (n > 0)
+            snprintf(err, errlen, "no CUDA device %d (this machine has %d)", device, n);
+        else
+            snprintf(err, errlen, "no CUDA device %d: %s", device, n ? "" : why);
+        return -DLG_ENOTSUP;
+    }
+    dlg_cuda_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return -DLG_ENOMEM;
+    c->device = device;
+    c->math = math;
+    c->ws_limit = env_size_mb("DLG_CUDA_WORKSPACE_MB", (size_t)1024 << 20);
+    const char *det = getenv("DLG_CUDA_DETERMINISTIC");
+    c->deterministic = det && strcmp(det, "1") == 0;
+    int rc = open_handles(c, err, errlen);
+    if (!rc) {
+        struct cudaDeviceProp p;
+        char tag[128];
+        cudaGetDeviceProperties(&p, device);
+        snprintf(tag, sizeof tag, "%s_cudnn%zu_%s", p.name, cudnnGetVersion(),
+                 math == DLG_CUDA_TF32 ? "tf32" : "fp32");
+        dlg_algo_cache_init(&c->cache, tag);
+        const char *path = getenv("DLG_CUDA_ALGO_CACHE");
+        if (path && *path) {
+            snprintf(c->cache_path, sizeof c->cache_path, "%s", path);
+            rc = dlg_algo_cache_load(&c->cache, path, err, errlen);
+        }
+    }
+    if (rc < 0) {
+        cuda_close(c);
+        return rc;
+    }
+    *ctx = c;
+    return 0;
+}
+
+static void *cuda_alloc(void *vctx, size_t bytes)
+{
+    dlg_cuda_ctx *c = vctx;
+    void *p = NULL;
+    if (cudaMalloc(&p, bytes ? bytes : 256) != cudaSuccess)
+        return NULL;
+    if (cudaMemsetAsync(p, 0, bytes, c->stream) != cudaSuccess ||
+        cudaStreamSynchronize(c->stream) != cudaSuccess) {
+        cudaFree(p);
+        return NULL;
+    }
+    return p;
+}
+
+static void cuda_free(void *vctx, void *p)
+{
+    if (p)
+        cudaFree(p);
+}
+
+static int cuda_copy(dlg_cuda_ctx *c, void *dst, const void *src, size_t bytes,
+                     enum cudaMemcpyKind kind)
+{
+    int rc = dlg_cuda_ok(cudaMemcpyAsync(dst, src, bytes, kind, c->stream));
+    return rc ? rc : dlg_cuda_ok(cudaStreamSynchronize(c->stream));
+}
+
+static int cuda_upload(void *vctx, void *dst, const void *host, size_t bytes)
+{
+    return cuda_copy(vctx, dst, host, bytes, cudaMemcpyHostToDevice);
+}
+
+static int cuda_download(void *vctx, void *host, const void *src, size_t bytes)
+{
+    return cuda_copy(vctx, host, src, bytes, cudaMemcpyDeviceToHost);
+}
+
+static int cuda_zero(void *vctx, void *dst, size_t bytes)
+{
+    dlg_cuda_ctx *c = vctx;
+    return dlg_cuda_ok(cudaMemsetAsync(dst, 0, bytes, c->stream));
+}
+
+static int cuda_sync(void *vctx)
+{
+    dlg_cuda_ctx *c = vctx;
+    return dlg_cuda_ok(cudaStreamSynchronize(c->stream));
+}
+
+static int cuda_bind(void *vctx)
+{
+    dlg_cuda_ctx *c = vctx;
+    return dlg_cuda_ok(cudaSetDevice(c->device));
+}
+
+static int cuda_sgd(void *vctx, dlg_tensor *w, float lr, float momentum, float decay)
+{
+    dlg_cuda_ctx *c = vctx;
+    return dlg_cuda_ok(
+        (cudaError_t)dlg_cuk_sgd(c->stream, CF(w), CG(w), w->hist, w->count, lr, momentum, decay));
+}
+
+/* One open() per (device, math): the vtable is all a backend gets. */
+#define DLG_CUDA_OPEN(dev, math, suffix)                                                       \
+    static int open_##suffix##dev(const dlg_backend_opts *o, void **ctx, char *err,            \
+                                  size_t errlen)                                             \
+    {                                                                                          \
+        return cuda_open(o, ctx, err, errlen, dev, math);                                      \
+    }
+#define DLG_CUDA_OPENS(dev) DLG_CUDA_OPEN(dev, DLG_CUDA_FP32, f) DLG_CUDA_OPEN(dev, DLG_CUDA_TF32, t)
+DLG_CUDA_OPENS(0)
+DLG_CUDA_OPENS(1)
+DLG_CUDA_OPENS(2)
+DLG_CUDA_OPENS(3)
+DLG_CUDA_OPENS(4)
+DLG_CUDA_OPENS(5)
+DLG_CUDA_OPENS(6)
+DLG_CUDA_OPENS(7)
+
+#define DLG_CUDA_BACKEND(nm, openf)                                                            \
+    {                                                                                          \
+        .name = nm, .open = openf, .close = cuda_close, .alloc = cuda_alloc,                   \
+        .free = cuda_free, .upload = cuda_upload, .download = cuda_download,                   \
+        .zero = cuda_zero, .sync = cuda_sync, .bind = cuda_bind, .sgd = cuda_sgd,              \
+        .kernels =                                                                             \
+            {                                                                                  \
+                [DLG_L_CONV] = &dlg_cuda_conv,                                                 \
+                [DLG_L_POOL] = &dlg_cuda_pool,                                                 \
+                [DLG_L_LRN] = &dlg_cuda_lrn,                                                   \
+                [DLG_L_RELU] = &dlg_cuda_relu,                                                 \
+                [DLG_L_BN] = &dlg_cuda_bn,                                                     \
+                [DLG_L_FC] = &dlg_cuda_fc,                                                     \
+                [DLG_L_DROPOUT] = &dlg_cuda_dropout,                                           \
+                [DLG_L_CONCAT] = &dlg_cuda_concat,                                             \
+                [DLG_L_ADD] = &dlg_cuda_add,                                                   \
+                [DLG_L_SOFTMAX] = &dlg_cuda_softmax,                                           \
+                [DLG_L_LOSS] = &dlg_cuda_loss,                                                 \
+                [DLG_L_SPLIT] = &dlg_cuda_split,                                               \
+            },                                                                                 \
+        .fallback = NULL,                                                                      \
+    }
+
+static const dlg_backend backends[2][DLG_CUDA_MAX_DEVICES] = {
+    {DLG_CUDA_BACKEND("cuda:0", open_f0), DLG_CUDA_BACKEND("cuda:1", open_f1),
+     DLG_CUDA_BACKEND("cuda:2", open_f2), DLG_CUDA_BACKEND("cuda:3", open_f3),
+     DLG_CUDA_BACKEND("cuda:4", open_f4), DLG_CUDA_BACKEND("cuda:5", open_f5),
+     DLG_CUDA_BACKEND("cuda:6", open_f6), DLG_CUDA_BACKEND("cuda:7", open_f7)},
+    {DLG_CUDA_BACKEND("cuda-tf32:0", open_t0), DLG_CUDA_BACKEND("cuda-tf32:1", open_t1),
+     DLG_CUDA_BACKEND("cuda-tf32:2", open_t2), DLG_CUDA_BACKEND("cuda-tf32:3", open_t3),
+     DLG_CUDA_BACKEND("cuda-tf32:4", open_t4), DLG_CUDA_BACKEND("cuda-tf32:5", open_t5),
+     DLG_CUDA_BACKEND("cuda-tf32:6", open_t6), DLG_CUDA_BACKEND("cuda-tf32:7", open_t7)},
+};
+
+const dlg_backend *dlg_cuda_backend_find(const char *name)
+{
+    int device, tf32;
+    if (dlg_cuda_parse_backend(name, &device, &tf32) < 0)
+        return NULL;
+    return &backends[tf32][device];
+}

@@ -1,0 +1,225 @@
+/* Convolution on cuDNN: descriptors and algorithms chosen once at plan
+ * time (measured with cudnnFind*, cached by shape), then only executed. */
+#include "cuda.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct conv_state {
+    cudnnTensorDescriptor_t x, y, b;
+    cudnnFilterDescriptor_t w;
+    cudnnConvolutionDescriptor_t cd[3]; /* fwd, bwd data, bwd filter: own math types */
+    cudnnConvolutionFwdAlgo_t fwd;
+    cudnnConvolutionBwdDataAlgo_t bwd_data;
+    cudnnConvolutionBwdFilterAlgo_t bwd_filter;
+    size_t ws;
+} conv_state;
+
+static void conv_destroy(void *ctx, void *vs)
+{
+    conv_state *s = vs;
+    if (!s)
+        return;
+    cudnnDestroyTensorDescriptor(s->x);
+    cudnnDestroyTensorDescriptor(s->y);
+    cudnnDestroyTensorDescriptor(s->b);
+    cudnnDestroyFilterDescriptor(s->w);
+    for (int i = 0; i < 3; i++)
+        cudnnDestroyConvolutionDescriptor(s->cd[i]);
+    free(s);
+}
+
+static int make_descs(dlg_cuda_ctx *c, const dlg_layer *l, conv_state *s, char *err, size_t errlen)
+{
+    const dlg_conv_param *p = &l->p.conv;
+    const dlg_shape *xs = &l->bottom[0]->shape, *ys = &l->top[0]->shape;
+    int rc = dlg_cuda_tensor_desc(&s->x, xs);
+    if (!rc)
+        rc = dlg_cuda_tensor_desc(&s->y, ys);
+    dlg_shape bs = {4, {1, ys->d[1], 1, 1, 1}};
+    if (!rc)
+        rc = dlg_cuda_tensor_desc(&s->b, &bs);
+    if (!rc)
+        rc = dlg_cudnn_err(cudnnCreateFilterDescriptor(&s->w), "filter descriptor", err, errlen);
+    if (!rc)
+        rc = dlg_cudnn_err(cudnnSetFilter4dDescriptor(s->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+                                                      (int)ys->d[1], (int)(xs->d[1] / p->groups),
+                                                      p->kh, p->kw),
+                           "filter descriptor", err, errlen);
+    cudnnMathType_t math = c->math == DLG_CUDA_TF32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+    for (int i = 0; i < 3 && !rc; i++) {
+        rc = dlg_cudnn_err(cudnnCreateConvolutionDescriptor(&s->cd[i]), "conv descriptor", err,
+                           errlen);
+        if (!rc)
+            rc = dlg_cudnn_err(cudnnSetConvolution2dDescriptor(s->cd[i], p->ph, p->pw, p->sh,
+                                                               p->sw, p->dh, p->dw,
+                                                               CUDNN_CROSS_CORRELATION,
+                                                               CUDNN_DATA_FLOAT),
+                               "conv descriptor", err, errlen);
+        if (!rc)
+            rc = dlg_cudnn_err(cudnnSetConvolutionGroupCount(s->cd[i], p->groups), "groups", err,
+                               errlen);
+        if (!rc)
+            rc = dlg_cudnn_err(cudnnSetConvolutionMathType(s->cd[i], math), "math type", err,
+                               errlen);
+    }
+    int n, oc, oh, ow;
+    if (!rc && cudnnGetConvolution2dForwardOutputDim(s->cd[0], s->x, s->w, &n, &oc, &oh, &ow) ==
+                   CUDNN_STATUS_SUCCESS &&
+        (n != ys->d[0] || oc != ys->d[1] || oh != ys->d[2] || ow != ys->d[3])) {
+        snprintf(err, errlen, "cuDNN output %dx%dx%dx%d differs from the engine's shape", n, oc, oh,
+                 ow);
+        rc = -DLG_EINTERNAL;
+    }
+    return rc;
+}
+
+static void shape_key(char *key, size_t len, const char *dir, const dlg_layer *l)
+{
+    const dlg_conv_param *p = &l->p.conv;
+    const dlg_shape *x = &l->bottom[0]->shape;
+    snprintf(key, len, "%s:n%lldc%lldh%lldw%lld:o%lld:k%dx%d:s%dx%d:p%dx%d:d%dx%d:g%d", dir,
+             (long long)x->d[0], (long long)x->d[1], (long long)x->d[2], (long long)x->d[3],
+             (long long)l->top[0]->shape.d[1], p->kh, p->kw, p->sh, p->sw, p->ph, p->pw, p->dh,
+             p->dw, p->groups);
+}
+
+/* Pick the fastest measured result that fits the limits. */
+#define PICK(perf, cnt, c, outalgo, outmath, outws)                                            \
+    do {                                                                                       \
+        for (int i_ = 0; i_ < (cnt); i_++) {                                                   \
+            if ((perf)[i_].status != CUDNN_STATUS_SUCCESS || (perf)[i_].memory > (c)->ws_limit) \
+                continue;                                                                      \
+            if ((c)->deterministic && (perf)[i_].determinism != CUDNN_DETERMINISTIC)           \
+                continue;                                                                      \
+            *(outalgo) = (int)(perf)[i_].algo;                                                 \
+            *(outmath) = (int)(perf)[i_].mathType;                                             \
+            *(outws) = (perf)[i_].memory;                                                      \
+            found = 1;                                                                         \
+            break;                                                                             \
+        }                                                                                      \
+    } while (0)
+
+static int find_algo(dlg_cuda_ctx *c, conv_state *s, const dlg_layer *l, int dir, int *algo,
+                     size_t *ws, char *err, size_t errlen)
+{
+    static const char *const names[3] = {"fwd", "bwdd", "bwdf"};
+    char key[DLG_ALGO_KEY_MAX];
+    int math = 0, found = 0, cnt = 0;
+    shape_key(key, sizeof key, names[dir], l);
+    if (c->deterministic)
+        strncat(key, ":det", sizeof key - strlen(key) - 1);
+    const dlg_algo_entry *e = dlg_algo_cache_get(&c->cache, key);
+    if (e) {
+        *algo = e->algo;
+        *ws = e->ws;
+        return dlg_cudnn_err(cudnnSetConvolutionMathType(s->cd[dir], (cudnnMathType_t)e->math),
+                             "math type", err, errlen);
+    }
+    cudnnStatus_t st;
+    if (dir == 0) {
+        cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+        st = cudnnFindConvolutionForwardAlgorithm(c->dnn, s->x, s->w, s->cd[0], s->y,
+                                                  CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &cnt, perf);
+        if (st == CUDNN_STATUS_SUCCESS)
+            PICK(perf, cnt, c, algo, &math, ws);
+    } else if (dir == 1) {
+        cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+        st = cudnnFindConvolutionBackwardDataAlgorithm(c->dnn, s->w, s->y, s->cd[1], s->x,
+                                                       CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &cnt,
+                                                       perf);
+        if (st == CUDNN_STATUS_SUCCESS)
+            PICK(perf, cnt, c, algo, &math, ws);
+    } else {
+        cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+        st = cudnnFindConvolutionBackwardFilterAlgorithm(c->dnn, s->x, s->y, s->cd[2], s->w,
+                                                         CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+                                                         &cnt, perf);
+        if (st == CUDNN_STATUS_SUCCESS)
+            PICK(perf, cnt, c, algo, &math, ws);
+    }
+    int rc = dlg_cudnn_err(st, "cudnnFind (conv algorithm search)", err, errlen);
+    if (rc)
+        return rc;
+    if (!found) {
+        snprintf(err, errlen, "no %s convolution algorithm within a %zu MiB workspace%s",
+                 names[dir], c->ws_limit >> 20, c->deterministic ? " that is deterministic" : "");
+        return -DLG_ENOTSUP;
+    }
+    rc = dlg_cudnn_err(cudnnSetConvolutionMathType(s->cd[dir], (cudnnMathType_t)math),
+                       "math type", err, errlen);
+    if (!rc && dlg_algo_cache_put(&c->cache, key, *algo, math, *ws) < 0)
+        rc = -DLG_ENOMEM;
+    return rc;
+}
+
+static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
+                      size_t errlen)
+{
+    dlg_cuda_ctx *c = ctx;
+    conv_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return -DLG_ENOMEM;
+    int rc = make_descs(c, l, s, err, errlen), a = 0;
+    size_t w = 0;
+    if (!rc && !(rc = find_algo(c, s, l, 0, &a, &w, err, errlen))) {
+        s->fwd = (cudnnConvolutionFwdAlgo_t)a;
+        s->ws = w;
+    }
+    if (!rc && l->backward && l->prop_down[0] &&
+        !(rc = find_algo(c, s, l, 1, &a, &w, err, errlen))) {
+        s->bwd_data = (cudnnConvolutionBwdDataAlgo_t)a;
+        s->ws = w > s->ws ? w : s->ws;
+    }
+    if (!rc && l->backward && l->param_grad &&
+        !(rc = find_algo(c, s, l, 2, &a, &w, err, errlen))) {
+        s->bwd_filter = (cudnnConvolutionBwdFilterAlgo_t)a;
+        s->ws = w > s->ws ? w : s->ws;
+    }
+    if (rc < 0) {
+        conv_destroy(ctx, s);
+        return rc;
+    }
+    *state = s;
+    *ws = s->ws;
+    return 0;
+}
+
+static int conv_forward(void *ctx, dlg_layer *l, void *vs)
+{
+    dlg_cuda_ctx *c = ctx;
+    conv_state *s = vs;
+    const float one = 1.f, zero = 0.f;
+    int rc = dlg_cudnn_ok(cudnnConvolutionForward(c->dnn, &one, s->x, CF(l->bottom[0]), s->w,
+                                                  CF(l->param[0]), s->cd[0], s->fwd, l->ws, s->ws,
+                                                  &zero, s->y, CF(l->top[0])));
+    if (!rc && l->p.conv.bias)
+        rc = dlg_cudnn_ok(
+            cudnnAddTensor(c->dnn, &one, s->b, CF(l->param[1]), &one, s->y, CF(l->top[0])));
+    return rc;
+}
+
+static int conv_backward(void *ctx, dlg_layer *l, void *vs)
+{
+    dlg_cuda_ctx *c = ctx;
+    conv_state *s = vs;
+    const float one = 1.f, zero = 0.f;
+    int rc = 0;
+    if (l->param_grad) {
+        rc = dlg_cudnn_ok(cudnnConvolutionBackwardFilter(
+            c->dnn, &one, s->x, CF(l->bottom[0]), s->y, CG(l->top[0]), s->cd[2], s->bwd_filter,
+            l->ws, s->ws, &zero, s->w, CG(l->param[0])));
+        if (!rc && l->p.conv.bias)
+            rc = dlg_cudnn_ok(cudnnConvolutionBackwardBias(c->dnn, &one, s->y, CG(l->top[0]), &zero,
+                                                           s->b, CG(l->param[1])));
+    }
+    if (!rc && l->prop_down[0])
+        rc = dlg_cudnn_ok(cudnnConvolutionBackwardData(c->dnn, &one, s->w, CF(l->param[0]), s->y,
+                                                       CG(l->top[0]), s->cd[1], s->bwd_data, l->ws,
+                                                       s->ws, &zero, s->x, CG(l->bottom[0])));
+    return rc;
+}
+
+const dlg_kernels dlg_cuda_conv = {
+    .setup = conv_setup, .forward = conv_forward, .backward = conv_backward, .destroy = conv_destroy};

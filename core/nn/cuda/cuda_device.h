@@ -1,0 +1,35 @@
+/* Device and precision selection: which backend a job's `device` and
+ * `precision` ask for.  cuda_select.c is pure C (built and tested even
+ * without CUDA); dlg_cuda_device_count lives in cuda_device.c. */
+#ifndef DLG_NN_CUDA_DEVICE_H
+#define DLG_NN_CUDA_DEVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define DLG_CUDA_MAX_DEVICES 8
+
+/* "cuda", "cuda:N", "cuda-tf32", "cuda-tf32:N" -> device, tf32 flag;
+ * -DLG_EINVAL for anything else (N in 0..DLG_CUDA_MAX_DEVICES-1). */
+int dlg_cuda_parse_backend(const char *name, int *device, int *tf32);
+
+typedef struct dlg_device_choice {
+    char backend[32]; /* for dlg_plan_opts.backend */
+    bool cuda;
+    char note[160];   /* one line when auto fell back to the CPU, else "" */
+} dlg_device_choice;
+
+/* device: auto | cpu | cuda | cuda:N; precision: fp32 | tf32 | fp16 | bf16
+ * (NULL = fp32); ndev: CUDA devices present (from dlg_cuda_device_count);
+ * cpu_backend: the CPU backend's name ("cpu" or "ref").  auto picks
+ * cuda:0 when ndev > 0, else the CPU with a note.  Errors (negative
+ * DLG_E*, message in err): unknown device or precision, cuda:N with no
+ * such device, a precision the chosen backend does not run. */
+int dlg_device_select(const char *device, const char *precision, int ndev,
+                      const char *cpu_backend, dlg_device_choice *out, char *err, size_t errlen);
+
+/* Number of CUDA devices; 0 with a reason in why when there is no driver
+ * or device (never an error for that).  Negative only on a bad call. */
+int dlg_cuda_device_count(int *n, char *why, size_t whylen);
+
+#endif

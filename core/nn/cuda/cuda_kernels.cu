@@ -1,0 +1,346 @@
+// Small CUDA kernels of the CUDA backend: element-wise layers, the fused
+// SGD update, Caffe-exact pooling and the softmax loss.  cuDNN/cuBLAS do
+// the rest; these exist where no library call matches Caffe's semantics.
+#include "cuda_kernels.h"
+
+#include <cuda_runtime.h>
+#include <float.h>
+#include <math.h>
+
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned blocks_for(int64_t n)
+{
+    int64_t b = (n + kThreads - 1) / kThreads;
+    if (b > 65535LL * 16)
+        b = 65535LL * 16; // grid-stride loops cover the rest
+    return (unsigned)(b > 0 ? b : 1);
+}
+
+int launched() { return (int)cudaGetLastError(); }
+
+#define GRID_LOOP(i, n)                                                                    \
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);             \
+         i += (int64_t)blockDim.x * gridDim.x)
+
+__global__ void k_sgd(float *w, const float *g, float *h, int64_t n, float lr, float m, float d)
+{
+    GRID_LOOP(i, n)
+    {
+        float v = m * h[i] + lr * (g[i] + d * w[i]);
+        h[i] = v;
+        w[i] -= v;
+    }
+}
+
+__global__ void k_relu_fwd(const float *x, float *y, int64_t n)
+{
+    GRID_LOOP(i, n) { y[i] = x[i] > 0.f ? x[i] : 0.f; }
+}
+
+__global__ void k_relu_bwd(const float *x, const float *dy, float *dx, int64_t n)
+{
+    GRID_LOOP(i, n) { dx[i] = x[i] > 0.f ? dy[i] : 0.f; }
+}
+
+__global__ void k_add(const float *a, const float *b, float *y, int64_t n)
+{
+    GRID_LOOP(i, n) { y[i] = a[i] + b[i]; }
+}
+
+__global__ void k_acc(float *y, const float *a, int64_t n)
+{
+    GRID_LOOP(i, n) { y[i] += a[i]; }
+}
+
+__global__ void k_mul(const float *a, const float *b, float *y, int64_t n)
+{
+    GRID_LOOP(i, n) { y[i] = a[i] * b[i]; }
+}
+
+// splitmix64 of (seed, i): a counter-based stream, so no RNG state on the device
+__device__ uint64_t mix(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+__global__ void k_dropout(const float *x, float *y, float *mask, int64_t n, float ratio,
+                          float scale, uint64_t seed)
+{
+    GRID_LOOP(i, n)
+    {
+        float u = (float)(mix(seed ^ (uint64_t)i * 0xd1b54a32d192ed03ull) >> 40) * (1.0f / 16777216.0f);
+        float m = u >= ratio ? scale : 0.f;
+        mask[i] = m;
+        y[i] = x[i] * m;
+    }
+}
+
+__global__ void k_bias_rows(float *y, const float *b, int64_t rows, int64_t cols)
+{
+    GRID_LOOP(i, rows * cols) { y[i] += b[i % cols]; }
+}
+
+__global__ void k_col_sum(const float *dy, float *db, int64_t rows, int64_t cols)
+{
+    GRID_LOOP(j, cols)
+    {
+        float acc = 0.f;
+        for (int64_t i = 0; i < rows; i++)
+            acc += dy[i * cols + j];
+        db[j] = acc;
+    }
+}
+
+__global__ void k_pool_fwd(dlg_cuk_pool p, const float *x, float *y, int *mask)
+{
+    GRID_LOOP(i, p.nc * p.oh * p.ow)
+    {
+        int64_t ow = i % p.ow, oh = (i / p.ow) % p.oh, nc = i / (p.ow * p.oh);
+        int64_t h0 = oh * p.sh - p.ph, w0 = ow * p.sw - p.pw;
+        int64_t h1 = min(h0 + p.kh, p.h + p.ph), w1 = min(w0 + p.kw, p.w + p.pw);
+        int64_t div = (h1 - h0) * (w1 - w0);
+        h0 = max(h0, (int64_t)0);
+        w0 = max(w0, (int64_t)0);
+        h1 = min(h1, p.h);
+        w1 = min(w1, p.w);
+        const float *xp = x + nc * p.h * p.w;
+        if (p.max) {
+            float best = -FLT_MAX;
+            int64_t arg = h0 * p.w + w0;
+            bool any = false;
+            for (int64_t h = h0; h < h1; h++)
+                for (int64_t w = w0; w < w1; w++) {
+                    float v = xp[h * p.w + w];
+                    if (!any || v > best) {
+                        best = v;
+                        arg = h * p.w + w;
+                        any = true;
+                    }
+                }
+            y[i] = best;
+            if (mask)
+                mask[i] = (int)arg;
+        } else {
+            float acc = 0.f;
+            for (int64_t h = h0; h < h1; h++)
+                for (int64_t w = w0; w < w1; w++)
+                    acc += xp[h * p.w + w];
+            y[i] = acc / (float)div;
+        }
+    }
+}
+
+// gather form: each input element sums the outputs whose window holds it
+__global__ void k_pool_bwd(dlg_cuk_pool p, const float *dy, const int *mask, float *dx)
+{
+    GRID_LOOP(i, p.nc * p.h * p.w)
+    {
+        int64_t w = i % p.w, h = (i / p.w) % p.h, nc = i / (p.w * p.h);
+        int64_t ph0 = (h + p.ph < p.kh) ? 0 : (h + p.ph - p.kh) / p.sh + 1;
+        int64_t ph1 = min((h + p.ph) / p.sh + 1, p.oh);
+        int64_t pw0 = (w + p.pw < p.kw) ? 0 : (w + p.pw - p.kw) / p.sw + 1;
+        int64_t pw1 = min((w + p.pw) / p.sw + 1, p.ow);
+        const float *dyp = dy + nc * p.oh * p.ow;
+        float acc = 0.f;
+        for (int64_t oh = ph0; oh < ph1; oh++)
+            for (int64_t ow = pw0; ow < pw1; ow++) {
+                int64_t o = oh * p.ow + ow;
+                if (p.max) {
+                    if (mask[nc * p.oh * p.ow + o] == (int)(h * p.w + w))
+                        acc += dyp[o];
+                } else {
+                    int64_t a = oh * p.sh - p.ph, b = ow * p.sw - p.pw;
+                    int64_t div = (min(a + p.kh, p.h + p.ph) - a) * (min(b + p.kw, p.w + p.pw) - b);
+                    acc += dyp[o] / (float)div;
+                }
+            }
+        dx[i] = acc;
+    }
+}
+
+__device__ float block_sum(float v, float *sh)
+{
+    sh[threadIdx.x] = v;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if ((int)threadIdx.x < s)
+            sh[threadIdx.x] += sh[threadIdx.x + s];
+        __syncthreads();
+    }
+    float r = sh[0];
+    __syncthreads();
+    return r;
+}
+
+__device__ float block_max(float v, float *sh)
+{
+    sh[threadIdx.x] = v;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if ((int)threadIdx.x < s)
+            sh[threadIdx.x] = fmaxf(sh[threadIdx.x], sh[threadIdx.x + s]);
+        __syncthreads();
+    }
+    float r = sh[0];
+    __syncthreads();
+    return r;
+}
+
+// one block per row: lse, the label's logit, how many logits beat it
+__global__ void k_loss_rows(const float *x, const float *labels, int64_t k, float *lse,
+                            float *rowloss, float *rank, int *flag)
+{
+    __shared__ float sh[kThreads];
+    int64_t r = blockIdx.x;
+    const float *xr = x + r * k;
+    float lab = labels[r];
+    bool bad = !(lab >= 0.f && lab < (float)k) || lab != floorf(lab);
+    int64_t y = bad ? 0 : (int64_t)lab;
+    float mx = -FLT_MAX;
+    for (int64_t j = threadIdx.x; j < k; j += blockDim.x)
+        mx = fmaxf(mx, xr[j]);
+    mx = block_max(mx, sh);
+    float s = 0.f, above = 0.f, xy = xr[y];
+    for (int64_t j = threadIdx.x; j < k; j += blockDim.x) {
+        s += expf(xr[j] - mx);
+        above += xr[j] > xy ? 1.f : 0.f;
+    }
+    s = block_sum(s, sh);
+    above = block_sum(above, sh);
+    if (threadIdx.x == 0) {
+        float l = mx + logf(s);
+        lse[r] = l;
+        rowloss[r] = l - xy;
+        rank[r] = above;
+        if (bad)
+            *flag = 1;
+    }
+}
+
+__global__ void k_loss_total(const float *rowloss, const float *rank, int64_t n, float *out)
+{
+    __shared__ float sh[kThreads];
+    float l = 0.f, t1 = 0.f, t5 = 0.f;
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+        l += rowloss[i];
+        t1 += rank[i] < 1.f ? 1.f : 0.f;
+        t5 += rank[i] < 5.f ? 1.f : 0.f;
+    }
+    l = block_sum(l, sh);
+    t1 = block_sum(t1, sh);
+    t5 = block_sum(t5, sh);
+    if (threadIdx.x == 0) {
+        out[0] = l / (float)n;
+        out[1] = t1 / (float)n;
+        out[2] = t5 / (float)n;
+    }
+}
+
+__global__ void k_loss_bwd(const float *x, const float *labels, const float *lse, int64_t n,
+                           int64_t k, float *dx)
+{
+    GRID_LOOP(i, n * k)
+    {
+        int64_t r = i / k, j = i % k;
+        float p = expf(x[i] - lse[r]);
+        dx[i] = (p - ((float)j == labels[r] ? 1.f : 0.f)) / (float)n;
+    }
+}
+
+} // namespace
+
+extern "C" {
+
+int dlg_cuk_sgd(dlg_cu_stream s, float *w, const float *g, float *h, int64_t n, float lr,
+                float momentum, float decay)
+{
+    k_sgd<<<blocks_for(n), kThreads, 0, s>>>(w, g, h, n, lr, momentum, decay);
+    return launched();
+}
+
+int dlg_cuk_relu_fwd(dlg_cu_stream s, const float *x, float *y, int64_t n)
+{
+    k_relu_fwd<<<blocks_for(n), kThreads, 0, s>>>(x, y, n);
+    return launched();
+}
+
+int dlg_cuk_relu_bwd(dlg_cu_stream s, const float *x, const float *dy, float *dx, int64_t n)
+{
+    k_relu_bwd<<<blocks_for(n), kThreads, 0, s>>>(x, dy, dx, n);
+    return launched();
+}
+
+int dlg_cuk_add(dlg_cu_stream s, const float *a, const float *b, float *y, int64_t n)
+{
+    k_add<<<blocks_for(n), kThreads, 0, s>>>(a, b, y, n);
+    return launched();
+}
+
+int dlg_cuk_acc(dlg_cu_stream s, float *y, const float *a, int64_t n)
+{
+    k_acc<<<blocks_for(n), kThreads, 0, s>>>(y, a, n);
+    return launched();
+}
+
+int dlg_cuk_mul(dlg_cu_stream s, const float *a, const float *b, float *y, int64_t n)
+{
+    k_mul<<<blocks_for(n), kThreads, 0, s>>>(a, b, y, n);
+    return launched();
+}
+
+int dlg_cuk_dropout_fwd(dlg_cu_stream s, const float *x, float *y, float *mask, int64_t n,
+                        float ratio, uint64_t seed)
+{
+    k_dropout<<<blocks_for(n), kThreads, 0, s>>>(x, y, mask, n, ratio, 1.0f / (1.0f - ratio),
+                                                 seed);
+    return launched();
+}
+
+int dlg_cuk_bias_rows(dlg_cu_stream s, float *y, const float *b, int64_t rows, int64_t cols)
+{
+    k_bias_rows<<<blocks_for(rows * cols), kThreads, 0, s>>>(y, b, rows, cols);
+    return launched();
+}
+
+int dlg_cuk_col_sum(dlg_cu_stream s, const float *dy, float *db, int64_t rows, int64_t cols)
+{
+    k_col_sum<<<blocks_for(cols), kThreads, 0, s>>>(dy, db, rows, cols);
+    return launched();
+}
+
+int dlg_cuk_pool_fwd(dlg_cu_stream s, const dlg_cuk_pool *p, const float *x, float *y, int *mask)
+{
+    k_pool_fwd<<<blocks_for(p->nc * p->oh * p->ow), kThreads, 0, s>>>(*p, x, y, mask);
+    return launched();
+}
+
+int dlg_cuk_pool_bwd(dlg_cu_stream s, const dlg_cuk_pool *p, const float *dy, const int *mask,
+                     float *dx)
+{
+    k_pool_bwd<<<blocks_for(p->nc * p->h * p->w), kThreads, 0, s>>>(*p, dy, mask, dx);
+    return launched();
+}
+
+int dlg_cuk_loss_fwd(dlg_cu_stream s, const float *x, const float *labels, int64_t n, int64_t k,
+                     float *out, float *lse, int *flag)
+{
+    // lse holds 3n floats: lse, per-row loss, per-row rank
+    k_loss_rows<<<(unsigned)n, kThreads, 0, s>>>(x, labels, k, lse, lse + n, lse + 2 * n, flag);
+    k_loss_total<<<1, kThreads, 0, s>>>(lse + n, lse + 2 * n, n, out);
+    return launched();
+}
+
+int dlg_cuk_loss_bwd(dlg_cu_stream s, const float *x, const float *labels, const float *lse,
+                     int64_t n, int64_t k, float *dx)
+{
+    k_loss_bwd<<<blocks_for(n * k), kThreads, 0, s>>>(x, labels, lse, n, k, dx);
+    return launched();
+}
+
+} // extern "C"

@@ -1,0 +1,56 @@
+/* Small CUDA kernels where no library call exists (cuda_kernels.cu).
+ * All launch on the given stream and return a cudaError_t as int
+ * (0 = launched).  Plain C prototypes so host code needs no nvcc. */
+#ifndef DLG_NN_CUDA_KERNELS_H
+#define DLG_NN_CUDA_KERNELS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct CUstream_st *dlg_cu_stream;
+
+/* Caffe SGD: h = m*h + lr*(g + decay*w); w -= h (fused, one pass). */
+int dlg_cuk_sgd(dlg_cu_stream s, float *w, const float *g, float *h, int64_t n, float lr,
+                float momentum, float decay);
+int dlg_cuk_relu_fwd(dlg_cu_stream s, const float *x, float *y, int64_t n);
+int dlg_cuk_relu_bwd(dlg_cu_stream s, const float *x, const float *dy, float *dx, int64_t n);
+/* y = a + b */
+int dlg_cuk_add(dlg_cu_stream s, const float *a, const float *b, float *y, int64_t n);
+/* y += a */
+int dlg_cuk_acc(dlg_cu_stream s, float *y, const float *a, int64_t n);
+/* Inverted dropout; mask[i] = 0 or 1/(1-ratio), drawn from (seed, i). */
+int dlg_cuk_dropout_fwd(dlg_cu_stream s, const float *x, float *y, float *mask, int64_t n,
+                        float ratio, uint64_t seed);
+int dlg_cuk_mul(dlg_cu_stream s, const float *a, const float *b, float *y, int64_t n);
+/* y[i*cols + j] += b[j] */
+int dlg_cuk_bias_rows(dlg_cu_stream s, float *y, const float *b, int64_t rows, int64_t cols);
+/* db[j] = sum_i dy[i*cols + j] */
+int dlg_cuk_col_sum(dlg_cu_stream s, const float *dy, float *db, int64_t rows, int64_t cols);
+
+/* Caffe pooling (ceil mode; average divides by the window clipped to
+ * H + pad).  mask: argmax index per output for max pooling. */
+typedef struct dlg_cuk_pool {
+    int64_t nc, h, w, oh, ow;
+    int kh, kw, sh, sw, ph, pw;
+    int max; /* 1 max, 0 average */
+} dlg_cuk_pool;
+int dlg_cuk_pool_fwd(dlg_cu_stream s, const dlg_cuk_pool *p, const float *x, float *y, int *mask);
+int dlg_cuk_pool_bwd(dlg_cu_stream s, const dlg_cuk_pool *p, const float *dy, const int *mask,
+                     float *dx);
+
+/* Softmax cross-entropy over rows of K logits.  out: loss, top1, top5
+ * (batch means); lse: per-row log-sum-exp kept for backward; *flag set to
+ * 1 on a label outside 0..K-1 or not integral. */
+int dlg_cuk_loss_fwd(dlg_cu_stream s, const float *x, const float *labels, int64_t n, int64_t k,
+                     float *out, float *lse, int *flag);
+/* dx = (softmax(x) - onehot(label)) / n */
+int dlg_cuk_loss_bwd(dlg_cu_stream s, const float *x, const float *labels, const float *lse,
+                     int64_t n, int64_t k, float *dx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,92 @@
+/* Device/precision selection; no CUDA calls, so CI tests it anywhere. */
+#include "cuda_device.h"
+
+#include <dlgauge/plugin.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int parse_index(const char *s, int *out)
+{
+    if (!*s) {
+        *out = 0;
+        return 0;
+    }
+    if (*s != ':' || s[1] < '0' || s[1] > '9')
+        return -DLG_EINVAL;
+    char *end;
+    long v = strtol(s + 1, &end, 10);
+    if (*end || v < 0 || v >= DLG_CUDA_MAX_DEVICES)
+        return -DLG_EINVAL;
+    *out = (int)v;
+    return 0;
+}
+
+int dlg_cuda_parse_backend(const char *name, int *device, int *tf32)
+{
+    if (!name)
+        return -DLG_EINVAL;
+    if (strncmp(name, "cuda-tf32", 9) == 0) {
+        *tf32 = 1;
+        return parse_index(name + 9, device);
+    }
+    if (strncmp(name, "cuda", 4) == 0) {
+        *tf32 = 0;
+        return parse_index(name + 4, device);
+    }
+    return -DLG_EINVAL;
+}
+
+int dlg_device_select(const char *device, const char *precision, int ndev,
+                      const char *cpu_backend, dlg_device_choice *out, char *err, size_t errlen)
+{
+    const char *prec = precision && *precision ? precision : "fp32";
+    const char *dev = device && *device ? device : "auto";
+    int idx = 0, tf32 = 0;
+    memset(out, 0, sizeof *out);
+    if (strcmp(prec, "fp32") && strcmp(prec, "tf32") && strcmp(prec, "fp16") &&
+        strcmp(prec, "bf16")) {
+        snprintf(err, errlen, "precision '%s': expected fp32, tf32, fp16 or bf16", prec);
+        return -DLG_EINVAL;
+    }
+    if (strcmp(dev, "auto") == 0) {
+        out->cuda = ndev > 0;
+        if (!out->cuda)
+            snprintf(out->note, sizeof out->note,
+                     "device = auto: no CUDA device found, running on the CPU (%s)", cpu_backend);
+    } else if (strcmp(dev, "cpu") == 0) {
+        out->cuda = false;
+    } else if (strncmp(dev, "cuda", 4) == 0 && dlg_cuda_parse_backend(dev, &idx, &tf32) == 0 &&
+               !tf32) {
+        if (idx >= ndev) {
+            if (ndev == 0)
+                snprintf(err, errlen, "device '%s': this machine has no CUDA device", dev);
+            else
+                snprintf(err, errlen, "device '%s': this machine has CUDA devices 0..%d", dev,
+                         ndev - 1);
+            return -DLG_ENOTSUP;
+        }
+        out->cuda = true;
+    } else {
+        snprintf(err, errlen, "device '%s': expected auto, cpu, cuda or cuda:N", dev);
+        return -DLG_EINVAL;
+    }
+    if (!out->cuda) {
+        if (strcmp(prec, "fp32") != 0) {
+            snprintf(err, errlen, "precision '%s' needs a CUDA device; the CPU runs fp32 only",
+                     prec);
+            return -DLG_ENOTSUP;
+        }
+        snprintf(out->backend, sizeof out->backend, "%s", cpu_backend);
+        return 0;
+    }
+    if (strcmp(prec, "fp16") == 0 || strcmp(prec, "bf16") == 0) {
+        snprintf(err, errlen, "precision '%s' is not implemented by the CUDA backend yet (fp32, tf32)",
+                 prec);
+        return -DLG_ENOTSUP;
+    }
+    snprintf(out->backend, sizeof out->backend, "%s:%d",
+             strcmp(prec, "tf32") == 0 ? "cuda-tf32" : "cuda", idx);
+    return 0;
+}
