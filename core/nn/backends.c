@@ -7,6 +7,9 @@
 #ifdef DLG_NN_HAVE_DNNL
 #include "cpu/cpu.h"
 #endif
+#ifdef DLG_NN_HAVE_CUDA
+#include "cuda/cuda.h"
+#endif
 
 const dlg_backend *dlg_backend_find(const char *name)
 {
@@ -15,6 +18,10 @@ const dlg_backend *dlg_backend_find(const char *name)
 #ifdef DLG_NN_HAVE_DNNL
     if (strcmp(name, "cpu") == 0)
         return &dlg_backend_cpu;
+#endif
+#ifdef DLG_NN_HAVE_CUDA
+    if (strncmp(name, "cuda", 4) == 0)
+        return dlg_cuda_backend_find(name);
 #endif
     return NULL;
 }
