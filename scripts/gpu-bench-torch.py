@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""PyTorch + torchvision baseline for scripts/gpu-check.sh.
+
+usage: gpu-bench-torch.py BATCH MODEL:MODE:PREC ...
+Prints one line per case:
+    torch PREC MODEL MODE LAYOUT BATCH IMG_PER_S MS_PER_STEP ENERGY_J_PER_IMG
+fp32 = TF32 off, tf32 = TF32 on (cuDNN and matmul), bf16/fp16 =
+torch.autocast over fp32 parameters (fp16 with a GradScaler); bf16/fp16 run
+channels_last (faster on tensor cores, see docs/gpu-results.md), fp32/tf32
+NCHW.  Synthetic data on the GPU, SGD momentum 0.9, cudnn.benchmark on.
+Same warm-up/timed steps as dlgauge (WARMUP, TIMED); BUDGET_S skips the rest.
+Energy from NVML's energy counter (pynvml) when present, else '-'.
+"""
+import os
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torchvision
+
+WARMUP = int(os.environ.get("WARMUP", "5"))
+TIMED = int(os.environ.get("TIMED", "20"))
+BUDGET_S = float(os.environ.get("BUDGET_S", "170"))
+T0 = time.monotonic()
+torch.backends.cudnn.benchmark = True
+
+try:
+    import pynvml
+    pynvml.nvmlInit()
+    NV = pynvml.nvmlDeviceGetHandleByIndex(0)
+except Exception:  # no NVML: energy is '-'
+    NV = None
+
+
+def energy_mj():
+    try:
+        return pynvml.nvmlDeviceGetTotalEnergyConsumption(NV) if NV else None
+    except Exception:
+        return None
+
+
+def build(name):
+    m = torchvision.models
+    if name == "googlenet":
+        return m.googlenet(weights=None, aux_logits=False, init_weights=False)
+    if name == "inception_v3":
+        return m.inception_v3(weights=None, aux_logits=False, init_weights=False)
+    return getattr(m, name)(weights=None)
+
+
+def run_case(name, mode, prec, batch):
+    tf32 = prec == "tf32"
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+    amp = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(prec)
+    layout = "NHWC" if amp else "NCHW"
+    mf = torch.channels_last if amp else torch.contiguous_format
+    dev = torch.device("cuda")
+    size = 299 if name == "inception_v3" else 224
+    model = build(name).to(dev).to(memory_format=mf)
+    x = torch.randn(batch, 3, size, size, device=dev).contiguous(memory_format=mf)
+    y = torch.randint(0, 1000, (batch,), device=dev)
+    scaler = torch.amp.GradScaler("cuda", enabled=prec == "fp16")
+    if mode == "train":
+        model.train()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
+        crit = nn.CrossEntropyLoss()
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            with torch.autocast("cuda", dtype=amp or torch.float32, enabled=amp is not None):
+                loss = crit(model(x), y)
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+    else:
+        model.eval()
+
+        def step():
+            with torch.no_grad(), torch.autocast("cuda", dtype=amp or torch.float32,
+                                                 enabled=amp is not None):
+                model(x)
+    for _ in range(WARMUP):
+        step()
+    torch.cuda.synchronize()
+    e0 = energy_mj()
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    a.record()
+    for _ in range(TIMED):
+        step()
+    b.record()
+    torch.cuda.synchronize()
+    e1 = energy_mj()
+    ms = a.elapsed_time(b) / TIMED
+    ej = "-" if e0 is None or e1 is None else "%.4f" % ((e1 - e0) / 1e3 / (batch * TIMED))
+    print("torch %s %s %s %s %d %.1f %.3f %s" % (prec, name, mode, layout, batch,
+                                                 batch * 1e3 / ms, ms, ej), flush=True)
+    del model, x, y
+    torch.cuda.empty_cache()
+
+
+def main():
+    batch = int(sys.argv[1])
+    print("# torch %s torchvision %s cuda %s cudnn %s" % (
+        torch.__version__, torchvision.__version__, torch.version.cuda,
+        torch.backends.cudnn.version()), flush=True)
+    for case in sys.argv[2:]:
+        name, mode, prec = case.split(":")
+        if time.monotonic() - T0 > BUDGET_S:
+            print("# budget: skipped %s" % case, flush=True)
+            continue
+        try:
+            run_case(name, mode, prec, batch)
+        except Exception as e:  # one failing case must not lose the others
+            print("# %s failed: %s" % (case, e), flush=True)
+
+
+if __name__ == "__main__":
+    main()

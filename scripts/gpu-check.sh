@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# gpu-check.sh — the one prepared script for the lent GPU machine.
+#
+# It builds on that machine only what the check needs: the nn engine
+# (core/nn: ref + cuda backends, models), the NVML probe and the check
+# driver tests/cuda/cuda_check.c, with gcc and nvcc directly (no CMake, so
+# none of inih/cmocka/libcurl/oneDNN/lmdb/turbojpeg is needed).  Libraries:
+#   cuDNN   the PyTorch wheel's (site-packages/nvidia/cudnn: libcudnn.so.9,
+#           linked by full path, its directory put on LD_LIBRARY_PATH so
+#           cuDNN finds libcudnn_cnn.so.9 etc.), else /usr/local/cuda's
+#   cuBLAS, cudart   /usr/local/cuda/lib64 (CUDA 13)
+#   NVML    dlopen("libnvidia-ml.so.1") at run time, nothing linked
+# Then: (1) layer checks against the CPU reference (fp32 rel err < 1e-4,
+# tf32 < 5e-3) on fresh random inputs with NaN-poisoned outputs; (2)
+# training/inference img/s of resnet50 alexnet vgg16 googlenet beside
+# PyTorch+torchvision on the same GPU (scripts/gpu-bench-torch.py); (3) one
+# table (scripts/gpu_table.py).  Everything also goes to $OUT.
+#
+# Usage: bash scripts/gpu-check.sh [--dry-run] [--build-only] [--budget S]
+#          [--batch N] [--models "a b"] [--iters N]
+#   --dry-run     print the plan and render the table from canned input
+#                 (CI runs this; no GPU, no compiler needed)
+#   --build-only  build and run the no-GPU checks, then stop
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${OUT:-$ROOT/build-gpucheck/out}
+BUILD=${BUILD:-$ROOT/build-gpucheck}
+DRY=0 BUILD_ONLY=0 BUDGET=360 BATCH=64 ITERS=20 WARMUP=5
+MODELS="resnet50 alexnet vgg16 googlenet"
+PRECS="fp32 tf32 bf16"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --dry-run) DRY=1 ;;
+    --build-only) BUILD_ONLY=1 ;;
+    --budget) BUDGET=${2:?--budget needs seconds}; shift ;;
+    --batch) BATCH=${2:?--batch needs a number}; shift ;;
+    --iters) ITERS=${2:?--iters needs a number}; shift ;;
+    --models) MODELS=${2:?--models needs names}; shift ;;
+    --precisions) PRECS=${2:?--precisions needs names}; shift ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    *) echo "gpu-check: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+case "$BATCH$ITERS$BUDGET" in *[!0-9]*) echo "gpu-check: --batch/--iters/--budget take whole numbers" >&2; exit 2 ;; esac
+mkdir -p "$OUT" "$BUILD"
+PY=python3
+[ -x /opt/torch/.venv/bin/python3 ] && PY=/opt/torch/.venv/bin/python3
+T0=$(date +%s)
+left() { echo $((BUDGET - ($(date +%s) - T0))); }
+log() { echo "$*" | tee -a "$OUT/gpu-check.log"; }
+
+# dlgauge precision -> backend; bf16/fp16 are not in the CUDA backend yet
+backend_of() { case "$1" in fp32) echo cuda:0 ;; tf32) echo cuda-tf32:0 ;; *) echo - ;; esac; }
+
+if [ $DRY = 1 ]; then
+  echo "gpu-check (dry run): models [$MODELS] precisions [$PRECS] batch $BATCH iters $ITERS budget ${BUDGET}s"
+  for m in $MODELS; do for mode in train infer; do for p in $PRECS; do
+    echo "  case $m $mode $p batch $BATCH dlgauge backend $(backend_of $p)"
+  done; done; done
+  exec $PY "$ROOT/scripts/gpu_table.py" --dlgauge "$ROOT/tests/cuda/canned/dlgauge.txt" \
+    --torch "$ROOT/tests/cuda/canned/torch.txt" --gpu "NVIDIA H200"
+fi
+
+# ---- build ------------------------------------------------------------------
+CUDA=${CUDA_HOME:-/usr/local/cuda}
+NVCC=$CUDA/bin/nvcc
+SP=$($PY -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' 2>/dev/null || true)
+if [ -n "$SP" ] && [ -f "$SP/nvidia/cudnn/include/cudnn.h" ]; then
+  CUDNN_INC=$SP/nvidia/cudnn/include CUDNN_LIB=$SP/nvidia/cudnn/lib/libcudnn.so.9
+else
+  CUDNN_INC=$CUDA/include CUDNN_LIB=$(ls $CUDA/lib64/libcudnn.so* 2>/dev/null | head -1)
+fi
+CUDNN_DIR=$(dirname "$CUDNN_LIB")
+# only for our binary: PyTorch brings its own libraries
+DLG_LD=$CUDNN_DIR:$CUDA/lib64:${LD_LIBRARY_PATH:-}
+check() { LD_LIBRARY_PATH=$DLG_LD "$BUILD/cuda_check" "$@"; }
+ARCH=${DLG_GPU_ARCH:-90}
+log "gpu-check: cuDNN $CUDNN_LIB, nvcc $NVCC, arch sm_$ARCH, out $OUT"
+CFLAGS="-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+ -Wno-unused-parameter -Wno-format-truncation -Werror -I$ROOT/include -I$ROOT/core/nn \
+ -I$ROOT/core/runtime -I$CUDNN_INC -I$CUDA/include -DDLG_NN_HAVE_CUDA=1"
+# set -e does not work under `if`, so every step is checked by hand
+build() {
+  local objs=() f o fail=0
+  $NVCC -std=c++17 -O3 -gencode arch=compute_$ARCH,code=sm_$ARCH -Xcompiler -Wall,-Wextra,-Werror,-fPIC,-fno-threadsafe-statics \
+    -Werror all-warnings -c "$ROOT/core/nn/cuda/cuda_kernels.cu" -o "$BUILD/cuda_kernels.o" || return 1
+  objs+=("$BUILD/cuda_kernels.o")
+  for f in "$ROOT"/core/nn/*.c "$ROOT"/core/nn/ref/*.c "$ROOT"/core/nn/models/*.c \
+           "$ROOT"/core/nn/cuda/*.c "$ROOT/core/runtime/gpu_nvml.c" "$ROOT/tests/cuda/cuda_check.c"; do
+    o=$BUILD/$(echo "${f#$ROOT/}" | tr / _).o
+    gcc $CFLAGS -c "$f" -o "$o" &
+    objs+=("$o")
+  done
+  for f in $(jobs -p); do wait "$f" || fail=1; done
+  [ $fail = 0 ] || return 1
+  rm -f "$BUILD/cuda_check"
+  gcc -o "$BUILD/cuda_check" "${objs[@]}" -L$CUDA/lib64 -lcudart -lcublas "$CUDNN_LIB" \
+    -Wl,-rpath,$CUDNN_DIR:$CUDA/lib64 -lm -ldl -lpthread
+}
+if ! (build) > "$OUT/build.log" 2>&1; then
+  log "gpu-check: BUILD FAILED"; tail -40 "$OUT/build.log"; exit 1
+fi
+log "gpu-check: built $BUILD/cuda_check in $(( $(date +%s) - T0 )) s"
+if [ $BUILD_ONLY = 1 ]; then
+  check nodevice; rc=$?
+  [ $rc = 77 ] && rc=0
+  exit $rc
+fi
+
+# ---- 1. layer checks ------------------------------------------------------------
+FAIL=0
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$OUT/gpu.txt" 2>&1
+GPU=$(head -1 "$OUT/gpu.txt" | cut -d, -f1)
+case "$GPU" in *NVIDIA*|*Tesla*|*GeForce*|*RTX*) ;; *) GPU=$($PY -c 'import torch; print(torch.cuda.get_device_name(0))' 2>/dev/null) ;; esac
+log "gpu-check: GPU $GPU"
+timeout 150 env LD_LIBRARY_PATH=$DLG_LD "$BUILD/cuda_check" layers cuda:0 cuda-tf32:0 2>&1 | tee "$OUT/layers.txt"
+[ "${PIPESTATUS[0]}" = 0 ] || { FAIL=1; log "gpu-check: LAYER CHECKS FAILED"; }
+
+# ---- 2. benchmarks: dlgauge, then PyTorch on the same cases ------------------------
+: > "$OUT/dlgauge.txt"
+for p in $PRECS; do for m in $MODELS; do for mode in train infer; do
+  bk=$(backend_of $p)
+  [ "$bk" = - ] && continue
+  if [ "$(left)" -lt 150 ]; then log "gpu-check: budget: skipping dlgauge $m $mode $p"; continue; fi
+  echo "# $m $mode $p" >> "$OUT/dlgauge.txt"
+  LD_LIBRARY_PATH=$DLG_LD timeout 90 "$BUILD/cuda_check" bench $m $mode $bk $BATCH $WARMUP $ITERS 2>&1 | sed "s/^bench /bench $p /; s/^energy /energy $p /" | tee -a "$OUT/dlgauge.txt"
+done; done; done
+CASES=""
+for p in $PRECS; do for m in $MODELS; do for mode in train infer; do CASES="$CASES $m:$mode:$p"; done; done; done
+TB=$(( $(left) - 20 ))
+[ $TB -gt 20 ] || TB=20
+log "gpu-check: PyTorch baseline, budget ${TB}s"
+WARMUP=$WARMUP TIMED=$ITERS BUDGET_S=$TB PYTHONUNBUFFERED=1 timeout $((TB + 30)) \
+  $PY "$ROOT/scripts/gpu-bench-torch.py" $BATCH $CASES 2>&1 | tee "$OUT/torch.txt"
+
+# ---- 3. the table ------------------------------------------------------------------
+$PY "$ROOT/scripts/gpu_table.py" --dlgauge "$OUT/dlgauge.txt" --torch "$OUT/torch.txt" \
+  --gpu "$GPU" | tee "$OUT/table.txt"
+log "gpu-check: done in $(( $(date +%s) - T0 )) s, layer checks $([ $FAIL = 0 ] && echo passed || echo FAILED)"
+exit $FAIL

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Render gpu-check.sh's one table from the dlgauge and PyTorch result lines.
+
+dlgauge lines (tests/cuda/cuda_check bench, prefixed with the precision):
+    bench PREC MODEL MODE BACKEND BATCH IMG_S MS macs=N plan_s=.. loss=..
+    energy PREC MODEL MODE BACKEND BATCH J_PER_IMG
+torch lines (scripts/gpu-bench-torch.py):
+    torch PREC MODEL MODE LAYOUT BATCH IMG_S MS J_PER_IMG
+Other lines are ignored.  % of peak = img/s x 2 x MACs/img (x3 for training:
+forward + two backward GEMMs) / the GPU's peak for the precision.
+"""
+import argparse
+import sys
+
+# dense TFLOP/s (same figures as core/runtime/gpu_nvml.c)
+PEAKS = [("H200", 67.0, 494.7, 989.4), ("H100 PCIe", 51.2, 378.0, 756.0),
+         ("H100", 67.0, 494.7, 989.4), ("A100", 19.5, 156.0, 312.0),
+         ("L40S", 91.6, 183.0, 362.0), ("L4", 30.3, 60.0, 121.0)]
+
+
+def peak_for(gpu, prec):
+    best = None
+    for p in PEAKS:
+        if p[0] in gpu and (best is None or len(p[0]) > len(best[0])):
+            best = p
+    if best is None:
+        return None
+    return {"fp32": best[1], "tf32": best[2]}.get(prec, best[3]) * 1e12
+
+
+def parse(dl_path, torch_path):
+    rows, macs, energy = {}, {}, {}
+    for line in open(dl_path, errors="replace"):
+        f = line.split()
+        if len(f) >= 8 and f[0] == "bench" and f[6] != "FAIL":
+            key = (f[2], f[3], f[1], int(f[5]))
+            rows.setdefault(key, {})["dl"] = float(f[6])
+            for kv in f[8:]:
+                if kv.startswith("macs="):
+                    macs[f[2]] = int(kv[5:])
+        elif len(f) >= 7 and f[0] == "bench" and f[6] == "FAIL":
+            rows.setdefault((f[2], f[3], f[1], int(f[5])), {})["dl"] = "FAIL"
+        elif len(f) == 7 and f[0] == "energy":
+            rows.setdefault((f[2], f[3], f[1], int(f[5])), {})["dl_e"] = float(f[6])
+    for line in open(torch_path, errors="replace"):
+        f = line.split()
+        if len(f) == 9 and f[0] == "torch":
+            key = (f[2], f[3], f[1], int(f[5]))
+            r = rows.setdefault(key, {})
+            r["pt"] = float(f[6])
+            r["layout"] = f[4]
+            r["pt_e"] = None if f[8] == "-" else float(f[8])
+    return rows, macs
+
+
+def fmt(v, spec):
+    return "-" if v is None else (v if isinstance(v, str) else spec % v)
+
+
+def render(rows, macs, gpu, out):
+    hdr = "%-10s %-5s %-4s %5s %12s %12s %6s %7s %10s %10s" % (
+        "model", "mode", "prec", "batch", "dlgauge/s", "pytorch/s", "ratio", "%peak",
+        "J/img dlg", "J/img pt")
+    out.write(hdr + "\n" + "-" * len(hdr) + "\n")
+    for key in sorted(rows):
+        model, mode, prec, batch = key
+        r = rows[key]
+        dl, pt = r.get("dl"), r.get("pt")
+        ratio = dl / pt if isinstance(dl, float) and pt else None
+        pk = peak_for(gpu, prec)
+        pct = None
+        if isinstance(dl, float) and pk and model in macs:
+            pct = 100.0 * dl * 2 * macs[model] * (3 if mode == "train" else 1) / pk
+        out.write("%-10s %-5s %-4s %5d %12s %12s %6s %7s %10s %10s\n" % (
+            model, mode, prec, batch, fmt(dl, "%.1f"), fmt(pt, "%.1f"), fmt(ratio, "%.2f"),
+            fmt(pct, "%.1f"), fmt(r.get("dl_e"), "%.4f"), fmt(r.get("pt_e"), "%.4f")))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dlgauge", required=True)
+    ap.add_argument("--torch", required=True)
+    ap.add_argument("--gpu", default="")
+    a = ap.parse_args()
+    try:
+        rows, macs = parse(a.dlgauge, a.torch)
+    except OSError as e:
+        sys.stderr.write("gpu_table: %s\n" % e)
+        return 1
+    render(rows, macs, a.gpu, sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

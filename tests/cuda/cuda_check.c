@@ -1,0 +1,484 @@
+/* CUDA backend checks and benchmark, one program (run by ctest, which
+ * skips it with 77 on a machine without a GPU, and by scripts/gpu-check.sh).
+ *
+ *   cuda_check layers [backend ...]   every layer forward/backward on the
+ *        backend (default cuda:0 and cuda-tf32:0) against "ref", on random
+ *        inputs drawn fresh each run, outputs poisoned (NaN) first.
+ *   cuda_check bench MODEL train|infer BACKEND BATCH [WARMUP ITERS]
+ *        prints "bench model mode backend batch img/s ms/step energy_j/img"
+ *   cuda_check nodevice   exit 0 iff auto falls back and cuda:0 fails cleanly
+ * Exit: 0 pass, 1 fail, 77 no CUDA device. */
+#include "cuda/cuda_device.h"
+#include "gpu_nvml.h"
+
+#include <dlgauge/nn.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAXIO 4
+
+typedef struct netio {
+    int in[MAXIO], nin, label, out;
+    bool loss;
+} netio;
+
+typedef void (*build_fn)(dlg_net *net, netio *io);
+
+static uint64_t rng_state;
+
+static double urand(void)
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+/* ---- the layer cases ------------------------------------------------------ */
+static void b_conv(dlg_net *n, netio *io)
+{
+    io->in[io->nin++] = dlg_input(n, "x", 3, 6, 11, 9);
+    dlg_conv_spec s = {8, 3, 3, 2, 1, 1, 2, 2, 1, 2, false};
+    io->out = dlg_conv_ex(n, "conv", io->in[0], &s);
+}
+static void b_conv1x1(dlg_net *n, netio *io)
+{
+    io->in[io->nin++] = dlg_input(n, "x", 4, 16, 7, 7);
+    io->out = dlg_conv(n, "conv", io->in[0], 8, 1, 1, 0, 1);
+}
+static void b_conv_big(dlg_net *n, netio *io)
+{
+    io->in[io->nin++] = dlg_input(n, "x", 2, 3, 31, 31);
+    io->out = dlg_conv(n, "conv", io->in[0], 16, 11, 4, 2, 1);
+}
+static void b_maxpool(dlg_net *n, netio *io)
+{
+    io->in[io->nin++] = dlg_input(n, "x", 3, 4, 8, 9);
+    io->out = dlg_max_pool(n, "pool", io->in[0], 3, 2, 1);
+}
+static void b_maxpool_ceil(dlg_net *n, netio *io)
+{
+    io->in[io->nin++] = dlg_input(n, "x", 2, 3, 13, 13);
+    io->out = dlg_max_pool(n, "pool", io->in[0], 3, 2, 0);
+}
+static void b_avgpool(dlg_net *n, netio *io)
+{
+    io->in[io->nin++] = dlg_input(n, "x", 3, 4, 8, 9);
+    io->out = dlg_avg_pool(n, "pool", io->in[0], 3, 2, 1);
+}
+static void b_gap(dlg_net *n, netio *io)
+{
+    io->in[io->nin++] = dlg_input(n, "x", 3, 5, 7, 7);
+    io->out = dlg_global_avg_pool(n, "pool", io->in[0]);
+}
+static void b_lrn(dlg_net *n, netio *io)
+{
+    io->in[io->nin++] = dlg_input(n, "x", 2, 9, 5, 4);
+    io->out = dlg_lrn(n, "lrn", io->in[0], 5, 0.5f, 0.75f, 2.0f);
+}
+static void b_relu(dlg_net *n, netio *io)
+{
+    io->in[io->nin++] = dlg_input(n, "x", 3, 4, 5, 6);
+    io->out = dlg_relu(n, "relu", io->in[0]);
+}
+static void b_bn(dlg_net *n, netio *io)
+{
+    io->in[io->nin++] = dlg_input(n, "x", 4, 6, 5, 5);
+    io->out = dlg_batchnorm(n, "bn", io->in[0], 1e-5f);
+}
+static void b_fc(dlg_net *n, netio *io)
+{
+    io->in[io->nin++] = dlg_input(n, "x", 5, 3, 4, 4);
+    io->out = dlg_fc(n, "fc", io->in[0], 10);
+}
+static void b_concat(dlg_net *n, netio *io)
+{
+    io->in[io->nin++] = dlg_input(n, "a", 2, 3, 4, 5);
+    io->in[io->nin++] = dlg_input(n, "b", 2, 5, 4, 5);
+    io->out = dlg_concat(n, "cat", 2, io->in);
+}
+static void b_add_split(dlg_net *n, netio *io)
+{
+    io->in[io->nin++] = dlg_input(n, "a", 2, 3, 4, 5);
+    int r = dlg_relu(n, "r1", io->in[0]);
+    int s = dlg_conv(n, "c1", io->in[0], 3, 3, 1, 1, 1);
+    io->out = dlg_add(n, "add", r, s);
+}
+static void b_softmax(dlg_net *n, netio *io)
+{
+    io->in[io->nin++] = dlg_input(n, "x", 4, 7, 2, 3);
+    io->out = dlg_softmax(n, "sm", io->in[0]);
+}
+static void b_loss(dlg_net *n, netio *io)
+{
+    io->in[io->nin++] = dlg_input(n, "x", 6, 10, 1, 1);
+    io->label = dlg_labels(n, "y", 6);
+    int f = dlg_fc(n, "fc", io->in[0], 12);
+    io->out = dlg_softmax_loss(n, "loss", f, io->label);
+    io->loss = true;
+}
+static void b_dropout_test(dlg_net *n, netio *io)
+{
+    io->in[io->nin++] = dlg_input(n, "x", 2, 3, 4, 5);
+    io->out = dlg_dropout(n, "drop", io->in[0], 0.5f);
+}
+
+typedef struct lcase {
+    const char *name;
+    build_fn build;
+    bool test_mode; /* compare in inference mode (dropout) */
+} lcase;
+
+static const lcase cases[] = {
+    {"conv_g2_d2_s2", b_conv, false},  {"conv_1x1", b_conv1x1, false},
+    {"conv_11x11_s4", b_conv_big, false}, {"maxpool_p1", b_maxpool, false},
+    {"maxpool_ceil", b_maxpool_ceil, false}, {"avgpool_p1", b_avgpool, false},
+    {"global_avgpool", b_gap, false},  {"lrn", b_lrn, false},
+    {"relu", b_relu, false},           {"batchnorm", b_bn, false},
+    {"fc", b_fc, false},               {"concat", b_concat, false},
+    {"add_split", b_add_split, false}, {"softmax", b_softmax, false},
+    {"softmax_loss", b_loss, false},   {"dropout_infer", b_dropout_test, true},
+};
+
+/* ---- comparing ------------------------------------------------------------ */
+static size_t count_of(dlg_net *n, int blob)
+{
+    dlg_shape s;
+    dlg_net_shape(n, blob, &s);
+    size_t c = 1;
+    for (int i = 0; i < s.ndim; i++)
+        c *= (size_t)s.d[i];
+    return c;
+}
+
+/* max |a-b| / max |b|, NaN-aware (any NaN in a = infinite error) */
+static double rel_err(const float *a, const float *b, size_t n)
+{
+    double d = 0, m = 1e-12;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(a[i]))
+            return INFINITY;
+        d = fmax(d, fabs((double)a[i] - b[i]));
+        m = fmax(m, fabs((double)b[i]));
+    }
+    return d / m;
+}
+
+static void fill_rand(float *v, size_t n, double scale)
+{
+    for (size_t i = 0; i < n; i++)
+        v[i] = (float)(scale * (2 * urand() - 1));
+}
+
+typedef struct pair {
+    dlg_net *ref, *dev;
+} pair;
+
+static int compare_blob(pair *p, int blob, dlg_which w, const char *what, double tol,
+                        double *worst)
+{
+    size_t n = count_of(p->ref, blob);
+    float *a = malloc(n * sizeof(float)), *b = malloc(n * sizeof(float));
+    int rc = 0;
+    if (!a || !b)
+        rc = -1;
+    else if (dlg_net_read(p->ref, blob, w, b, n) < 0 || dlg_net_read(p->dev, blob, w, a, n) < 0)
+        rc = 1; /* no such data in this plan: nothing to compare */
+    else {
+        double e = rel_err(a, b, n);
+        *worst = fmax(*worst, e);
+        if (!(e <= tol)) {
+            printf("    %s: rel err %.3g > %.3g\n", what, e, tol);
+            rc = -1;
+        }
+    }
+    free(a);
+    free(b);
+    return rc;
+}
+
+static int poison(dlg_net *n, int blob, dlg_which w)
+{
+    size_t c = count_of(n, blob);
+    float *v = malloc(c * sizeof(float));
+    if (!v)
+        return -1;
+    for (size_t i = 0; i < c; i++)
+        v[i] = NAN;
+    int rc = dlg_net_write(n, blob, w, v, c);
+    free(v);
+    return rc;
+}
+
+static int write_same(pair *p, int blob, dlg_which w, const float *v, size_t c)
+{
+    return dlg_net_write(p->ref, blob, w, v, c) < 0 || dlg_net_write(p->dev, blob, w, v, c) < 0
+               ? -1
+               : 0;
+}
+
+/* Every param of every layer: data after forward, diff after backward. */
+static int compare_params(pair *p, dlg_which w, double tol, double *worst)
+{
+    int fails = 0;
+    for (int i = 0; i < dlg_net_layer_count(p->ref); i++) {
+        dlg_layer_info li;
+        dlg_net_layer_info(p->ref, i, &li);
+        for (int k = 0;; k++) {
+            int b = dlg_net_param(p->ref, li.name, k);
+            if (b < 0)
+                break;
+            char what[160];
+            snprintf(what, sizeof what, "%s param%d %s", li.name, k, w == DLG_DIFF ? "diff" : "data");
+            if (w == DLG_DIFF)
+                poison(p->dev, b, DLG_DIFF); /* gone again if backward forgets it */
+            fails += compare_blob(p, b, w, what, tol, worst) < 0;
+        }
+    }
+    return fails;
+}
+
+static int run_case(const lcase *c, const char *backend, double tol, uint64_t seed)
+{
+    pair p = {NULL, NULL};
+    netio io_r = {.label = -1}, io_d = {.label = -1};
+    dlg_net_create(&p.ref, c->name);
+    dlg_net_create(&p.dev, c->name);
+    c->build(p.ref, &io_r);
+    c->build(p.dev, &io_d);
+    dlg_plan_opts o = {.backend = "ref", .train = true, .seed = seed, .input_grads = true};
+    int fails = 0;
+    double worst = 0;
+    if (dlg_net_plan(p.ref, &o) < 0) {
+        printf("  %-16s FAIL plan ref: %s\n", c->name, dlg_net_error(p.ref));
+        fails++;
+        goto out;
+    }
+    o.backend = backend;
+    if (dlg_net_plan(p.dev, &o) < 0) {
+        printf("  %-16s FAIL plan %s: %s\n", c->name, backend, dlg_net_error(p.dev));
+        fails++;
+        goto out;
+    }
+    if (c->test_mode) {
+        dlg_net_set_train(p.ref, false);
+        dlg_net_set_train(p.dev, false);
+    }
+    for (int i = 0; i < io_r.nin; i++) {
+        size_t n = count_of(p.ref, io_r.in[i]);
+        float *v = malloc(n * sizeof(float));
+        fill_rand(v, n, 2.0);
+        fails += write_same(&p, io_r.in[i], DLG_DATA, v, n) < 0;
+        free(v);
+    }
+    if (io_r.label >= 0) {
+        size_t n = count_of(p.ref, io_r.label);
+        float v[64];
+        for (size_t i = 0; i < n; i++)
+            v[i] = (float)(int)(urand() * 12);
+        fails += write_same(&p, io_r.label, DLG_DATA, v, n) < 0;
+    }
+    fails += poison(p.dev, io_d.out, DLG_DATA) < 0;
+    if (dlg_net_forward(p.ref) < 0 || dlg_net_forward(p.dev) < 0) {
+        printf("  %-16s FAIL forward: %s %s\n", c->name, dlg_net_error(p.ref), dlg_net_error(p.dev));
+        fails++;
+        goto out;
+    }
+    fails += compare_blob(&p, io_r.out, DLG_DATA, "output", tol, &worst) < 0;
+    fails += compare_params(&p, DLG_DATA, tol, &worst);
+    if (!c->test_mode) {
+        if (!io_r.loss) {
+            size_t n = count_of(p.ref, io_r.out);
+            float *v = malloc(n * sizeof(float));
+            fill_rand(v, n, 1.0);
+            fails += write_same(&p, io_r.out, DLG_DIFF, v, n) < 0;
+            free(v);
+        }
+        for (int i = 0; i < io_d.nin; i++)
+            poison(p.dev, io_d.in[i], DLG_DIFF);
+        compare_params(&p, DLG_DIFF, INFINITY, &(double){0}); /* poisons param diffs */
+        if (dlg_net_backward(p.ref) < 0 || dlg_net_backward(p.dev) < 0) {
+            printf("  %-16s FAIL backward: %s %s\n", c->name, dlg_net_error(p.ref),
+                   dlg_net_error(p.dev));
+            fails++;
+            goto out;
+        }
+        for (int i = 0; i < io_r.nin; i++)
+            fails += compare_blob(&p, io_r.in[i], DLG_DIFF, "input diff", tol, &worst) < 0;
+        for (int i = 0; i < dlg_net_layer_count(p.ref); i++) {
+            dlg_layer_info li;
+            dlg_net_layer_info(p.ref, i, &li);
+            for (int k = 0;; k++) {
+                int b = dlg_net_param(p.ref, li.name, k);
+                if (b < 0)
+                    break;
+                char what[160];
+                snprintf(what, sizeof what, "%s param%d diff", li.name, k);
+                fails += compare_blob(&p, b, DLG_DIFF, what, tol, &worst) < 0;
+            }
+        }
+    }
+    printf("  %-16s %s  max rel err %.2e (tol %.0e)\n", c->name, fails ? "FAIL" : "ok  ", worst, tol);
+out:
+    dlg_net_destroy(p.ref);
+    dlg_net_destroy(p.dev);
+    return fails ? 1 : 0;
+}
+
+static int cmd_layers(int argc, char **argv)
+{
+    const char *defaults[] = {"cuda:0", "cuda-tf32:0"};
+    const char **bks = argc > 0 ? (const char **)argv : defaults;
+    int nb = argc > 0 ? argc : 2, fails = 0;
+    rng_state = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 20);
+    printf("layers: seed %llu\n", (unsigned long long)rng_state);
+    for (int b = 0; b < nb; b++) {
+        double tol = strstr(bks[b], "tf32") ? 5e-3 : 1e-4;
+        printf("backend %s (tolerance %.0e)\n", bks[b], tol);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            fails += run_case(&cases[i], bks[b], tol, rng_state + i);
+    }
+    printf("layers: %d failed\n", fails);
+    return fails ? 1 : 0;
+}
+
+/* ---- benchmark ------------------------------------------------------------- */
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int step(dlg_net *net, bool train)
+{
+    static const dlg_sgd sgd = {0.01f, 0.9f, 5e-4f};
+    if (dlg_net_forward(net) < 0)
+        return -1;
+    if (train && (dlg_net_backward(net) < 0 || dlg_net_sgd_step(net, &sgd) < 0))
+        return -1;
+    return 0;
+}
+
+static int cmd_bench(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: cuda_check bench MODEL train|infer BACKEND BATCH [WARMUP ITERS]\n");
+        return 2;
+    }
+    const char *model = argv[0], *backend = argv[2];
+    bool train = strcmp(argv[1], "train") == 0;
+    int batch = atoi(argv[3]), warm = argc > 4 ? atoi(argv[4]) : 5, iters = argc > 5 ? atoi(argv[5]) : 20;
+    dlg_net *net;
+    dlg_net_create(&net, model);
+    int loss = dlg_model_build(net, model, batch, 1000);
+    dlg_plan_opts o = {.backend = backend, .train = train, .seed = 1};
+    double t0 = now_s();
+    if (loss < 0 || dlg_net_plan(net, &o) < 0) {
+        printf("bench %s %s %s %d FAIL %s\n", model, argv[1], backend, batch, dlg_net_error(net));
+        dlg_net_destroy(net);
+        return 1;
+    }
+    double plan_s = now_s() - t0;
+    int x = dlg_net_blob(net, "data"), y = dlg_net_blob(net, "label");
+    size_t nx = count_of(net, x);
+    float *v = malloc(nx * sizeof(float));
+    rng_state = 7;
+    fill_rand(v, nx, 1.0);
+    dlg_net_write(net, x, DLG_DATA, v, nx);
+    for (int i = 0; i < batch; i++)
+        v[i] = (float)(i * 37 % 1000);
+    dlg_net_write(net, y, DLG_DATA, v, (size_t)batch);
+    free(v);
+    float out[3];
+    int rc = 0;
+    for (int i = 0; i < warm && !rc; i++)
+        rc = step(net, train);
+    dlg_net_read(net, loss, DLG_DATA, out, 3); /* synchronises */
+    dlg_nvml *nv = NULL;
+    char why[200];
+    uint64_t e0 = 0, e1 = 0;
+    bool energy = dlg_nvml_open(&nv, NULL, why, sizeof why) == 0 && dlg_nvml_energy_mj(nv, 0, &e0) == 0;
+    t0 = now_s();
+    for (int i = 0; i < iters && !rc; i++)
+        rc = step(net, train);
+    rc |= dlg_net_read(net, loss, DLG_DATA, out, 3);
+    double dt = now_s() - t0;
+    energy = energy && dlg_nvml_energy_mj(nv, 0, &e1) == 0;
+    dlg_nvml_close(nv);
+    if (rc < 0 || !isfinite(out[0])) {
+        printf("bench %s %s %s %d FAIL %s (loss %g)\n", model, argv[1], backend, batch,
+               dlg_net_error(net), out[0]);
+        dlg_net_destroy(net);
+        return 1;
+    }
+    double ips = (double)batch * iters / dt;
+    printf("bench %s %s %s %d %.1f %.3f macs=%lld plan_s=%.1f loss=%.3f\n", model, argv[1],
+           backend, batch, ips, 1e3 * dt / iters, (long long)dlg_net_macs_total(net), plan_s,
+           out[0]);
+    if (energy)
+        printf("energy %s %s %s %d %.4f\n", model, argv[1], backend, batch,
+               (double)(e1 - e0) / 1e3 / ((double)batch * iters));
+    dlg_net_destroy(net);
+    return 0;
+}
+
+/* ---- no-device paths ---------------------------------------------------------- */
+static int cmd_nodevice(void)
+{
+    int n = 0, fails = 0;
+    char why[200], err[200];
+    dlg_cuda_device_count(&n, why, sizeof why);
+    if (n > 0) {
+        printf("nodevice: %d CUDA devices present, nothing to check\n", n);
+        return 77;
+    }
+    dlg_device_choice ch;
+    if (dlg_device_select("auto", "fp32", n, "cpu", &ch, err, sizeof err) != 0 || ch.cuda ||
+        !ch.note[0]) {
+        printf("auto did not fall back to the CPU\n");
+        fails++;
+    }
+    if (dlg_device_select("cuda:0", "fp32", n, "cpu", &ch, err, sizeof err) >= 0) {
+        printf("cuda:0 was accepted without a device\n");
+        fails++;
+    }
+    /* planning on the backend directly fails with an error, not a crash */
+    dlg_net *net;
+    dlg_net_create(&net, "nodev");
+    int x = dlg_input(net, "x", 1, 1, 2, 2);
+    dlg_relu(net, "r", x);
+    dlg_plan_opts o = {.backend = "cuda:0"};
+    if (dlg_net_plan(net, &o) >= 0 || !strstr(dlg_net_error(net), "no CUDA device")) {
+        printf("plan on cuda:0 without a device: '%s'\n", dlg_net_error(net));
+        fails++;
+    } else
+        printf("cuda:0 without a device: %s\n", dlg_net_error(net));
+    dlg_net_destroy(net);
+    return fails ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: cuda_check layers|bench|nodevice ...\n");
+        return 2;
+    }
+    if (strcmp(argv[1], "nodevice") == 0)
+        return cmd_nodevice();
+    int n = 0;
+    char why[200];
+    dlg_cuda_device_count(&n, why, sizeof why);
+    if (n == 0) {
+        printf("SKIP: no CUDA device (%s)\n", why);
+        return 77;
+    }
+    if (strcmp(argv[1], "layers") == 0)
+        return cmd_layers(argc - 2, argv + 2);
+    if (strcmp(argv[1], "bench") == 0)
+        return cmd_bench(argc - 2, argv + 2);
+    fprintf(stderr, "cuda_check: unknown command '%s'\n", argv[1]);
+    return 2;
+}
