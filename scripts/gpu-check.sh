@@ -134,6 +134,18 @@ log "gpu-check: PyTorch baseline, budget ${TB}s"
 WARMUP=$WARMUP TIMED=$ITERS BUDGET_S=$TB PYTHONUNBUFFERED=1 timeout $((TB + 30)) \
   $PY "$ROOT/scripts/gpu-bench-torch.py" $BATCH $CASES 2>&1 | tee "$OUT/torch.txt"
 
+# ---- extras while time is left: on-disk algorithm cache, deterministic mode ---------
+if [ "$(left)" -gt 40 ]; then
+  rm -f "$BUILD/algo.cache"
+  for i in 1 2; do
+    DLG_CUDA_ALGO_CACHE=$BUILD/algo.cache LD_LIBRARY_PATH=$DLG_LD timeout 60 "$BUILD/cuda_check" \
+      bench resnet50 train cuda:0 $BATCH 1 3 2>&1 | sed "s/^/algo-cache run $i: /" | tee -a "$OUT/extras.txt"
+  done
+  echo "algo-cache entries: $(($(wc -l < "$BUILD/algo.cache") - 1))" | tee -a "$OUT/extras.txt"
+  DLG_CUDA_DETERMINISTIC=1 LD_LIBRARY_PATH=$DLG_LD timeout 60 "$BUILD/cuda_check" layers cuda:0 2>&1 \
+    | sed "s/^/deterministic: /" | tee -a "$OUT/extras.txt"
+fi
+
 # ---- 3. the table ------------------------------------------------------------------
 $PY "$ROOT/scripts/gpu_table.py" --dlgauge "$OUT/dlgauge.txt" --torch "$OUT/torch.txt" \
   --gpu "$GPU" | tee "$OUT/table.txt"
