@@ -25,5 +25,7 @@ int dlg_cmd_flush(const dlg_cli *cli, int argc, char **argv);
 int dlg_cmd_mkdata(const dlg_cli *cli, int argc, char **argv);
 /* dlgauge __cell: one cell in its own process (started by dlgauge run) */
 int dlg_cmd_cell(const dlg_cli *cli, int argc, char **argv);
+/* dlgauge report RESULTS...: knees, bottlenecks, recommendation (core/cli/cmd_report.c) */
+int dlg_cmd_report(const dlg_cli *cli, int argc, char **argv);
 
 #endif

@@ -60,6 +60,7 @@ int main(int argc, char **argv)
         {"run", dlg_cmd_run},         {"list", dlg_cmd_list},   {"help", dlg_cmd_help},
         {"sysinfo", dlg_cmd_sysinfo}, {"flush", dlg_cmd_flush},   {"mkdata", dlg_cmd_mkdata},
         {"__cell", dlg_cmd_cell},
+        {"report", dlg_cmd_report},
     };
     for (size_t c = 0; c < sizeof cmds / sizeof *cmds; c++)
         if (strcmp(argv[i], cmds[c].name) == 0)

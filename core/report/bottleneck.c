@@ -1,0 +1,127 @@
+/* Bottleneck attribution per cell, in the spirit of DS-Analyzer's stall
+ * analysis: each verdict states the numbers it rests on.  Rules, in order:
+ *   failed   the cell did not measure (oom, crashed, timeout, error)
+ *   memory   the page cache thrashes: block reads exceed the dataset size
+ *            (re-reads) or major faults are frequent
+ *   storage  reads run near the storage profile's bandwidth or IOPS limit
+ *   input    data wait high / AU low: decode if the CPUs are saturated,
+ *            storage if cold block-device reads dominate, else unattributed
+ *   compute  otherwise: the accelerator (or the CPU running the step) is
+ *            the limit. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "model.h"
+
+const char *rep_bn_name(rep_bn b)
+{
+    static const char *const names[] = {"compute-bound", "input-bound: decode", "input-bound: storage",
+                                        "memory-bound", "input-bound", "failed"};
+    return names[b];
+}
+
+static double num_or_nan(const rep_row *r, const char *k)
+{
+    double v;
+    return rep_num(r, k, &v) ? v : NAN;
+}
+
+/* Fills the evidence numbers from the cell's row. */
+static void gather(rep_cell *c, const rep_group *g, const rep_disks *disks, const rep_disk **prof)
+{
+    const rep_row *r = c->row;
+    double wall = num_or_nan(r, "wall_s");
+    c->au = num_or_nan(r, "au");
+    c->data_wait = num_or_nan(r, "data_wait_fraction");
+    c->cpu_share = num_or_nan(r, "cpu_user_share");
+    if (isnan(c->cpu_share)) {
+        double u = num_or_nan(r, "cpu_user_s"), s = num_or_nan(r, "cpu_sys_s"), n = num_or_nan(r, "cpus_used");
+        if (!isnan(u) && wall > 0 && n > 0)
+            c->cpu_share = (u + (isnan(s) ? 0 : s)) / (wall * n);
+    }
+    c->iowait = num_or_nan(r, "host_iowait_fraction");
+    double sread = num_or_nan(r, "storage_read_bytes"), bread = num_or_nan(r, "read_bytes");
+    c->read_bps = sread > 0 && wall > 0 ? sread / wall : NAN;
+    if (isnan(c->read_bps) && !isnan(num_or_nan(r, "mb_per_s")))
+        c->read_bps = num_or_nan(r, "mb_per_s") * 1e6;
+    c->cold_share = sread > 0 && !isnan(bread) ? bread / sread : NAN;
+    double ds = num_or_nan(r, "dataset_bytes");
+    c->reread = ds > 0 && !isnan(bread) ? bread / ds : NAN;
+    double mf = num_or_nan(r, "major_faults");
+    c->fault_rate = !isnan(mf) && wall > 0 ? mf / wall : NAN;
+    double ej = num_or_nan(r, "energy_j"), items = num_or_nan(r, "items");
+    c->energy_item = num_or_nan(r, "energy_per_item_j");
+    if (isnan(c->energy_item) && ej > 0 && items > 0)
+        c->energy_item = ej / items;
+    c->limit_share = NAN;
+    *prof = NULL;
+    long sa = rep_group_axis(g, "storage");
+    const char *sname = sa >= 0 ? g->axes[sa].vals[c->coord[sa]] : rep_str(r, "storage");
+    const rep_disk *d = sname ? rep_disks_find(disks, sname) : NULL;
+    if (d) {
+        *prof = d;
+        double ios = num_or_nan(r, "storage_ios");
+        double bw_share = d->bandwidth > 0 && !isnan(c->read_bps) ? c->read_bps / d->bandwidth : NAN;
+        double io_share = d->iops > 0 && ios > 0 && wall > 0 ? ios / wall / d->iops : NAN;
+        c->limit_share = isnan(io_share) || bw_share >= io_share ? bw_share : io_share;
+    }
+}
+
+#define ADD(...) (n += snprintf(c->evidence + n, sizeof c->evidence > n ? sizeof c->evidence - n : 0, __VA_ARGS__))
+
+void rep_cell_classify(rep_cell *c, const rep_group *g, const rep_disks *disks)
+{
+    size_t n = 0;
+    if (!c->ok) {
+        c->bn = REP_BN_FAILED;
+        const char *e = rep_str(c->row, "error");
+        ADD("status %s%s%s", c->status ? c->status : "?", e ? ": " : "", e ? e : "");
+        return;
+    }
+    const rep_disk *prof;
+    gather(c, g, disks, &prof);
+    bool input_limited = (!isnan(c->data_wait) && c->data_wait >= REP_INPUT_WAIT) || (!isnan(c->au) && c->au < REP_AU_OK);
+    if ((!isnan(c->reread) && c->reread > REP_REREAD) || (!isnan(c->fault_rate) && c->fault_rate >= REP_FAULT_RATE)) {
+        c->bn = REP_BN_MEMORY;
+        if (!isnan(c->reread))
+            ADD("block reads %.2fx the dataset size; ", c->reread);
+        if (!isnan(c->fault_rate))
+            ADD("%.0f major faults/s; ", c->fault_rate);
+    } else if (!isnan(c->limit_share) && c->limit_share >= REP_NEAR_LIMIT) {
+        c->bn = REP_BN_STORAGE;
+        ADD("reads %.1f MB/s = %.0f%% of profile %s limit (%.1f MB/s, %.0f IOPS); ", c->read_bps / 1e6,
+            100 * c->limit_share, prof->name, prof->bandwidth / 1e6, prof->iops);
+    } else if (input_limited && !isnan(c->cpu_share) && c->cpu_share >= REP_CPU_BUSY) {
+        c->bn = REP_BN_DECODE;
+        ADD("CPUs %.0f%% busy; ", 100 * c->cpu_share);
+        if (!isnan(c->limit_share))
+            ADD("storage at %.0f%% of its limit; ", 100 * c->limit_share);
+        else if (!isnan(c->iowait))
+            ADD("iowait %.2f; ", c->iowait);
+    } else if (input_limited && ((!isnan(c->cold_share) && c->cold_share >= REP_COLD_SHARE) ||
+                                 (!isnan(c->iowait) && c->iowait >= 0.2))) {
+        c->bn = REP_BN_STORAGE;
+        if (!isnan(c->cold_share))
+            ADD("cold block-device reads %.0f%% of storage reads; ", 100 * c->cold_share);
+        if (!isnan(c->iowait))
+            ADD("iowait %.2f; ", c->iowait);
+    } else if (input_limited) {
+        c->bn = REP_BN_INPUT;
+        if (!isnan(c->cpu_share))
+            ADD("CPUs %.0f%% busy; ", 100 * c->cpu_share);
+        if (!isnan(c->limit_share))
+            ADD("storage at %.0f%% of its limit; ", 100 * c->limit_share);
+    } else {
+        c->bn = REP_BN_COMPUTE;
+        if (!isnan(c->cpu_share) && isnan(c->au))
+            ADD("CPUs %.0f%% busy; ", 100 * c->cpu_share);
+    }
+    if (!isnan(c->au))
+        ADD("AU %.2f; ", c->au);
+    if (!isnan(c->data_wait))
+        ADD("data wait %.2f; ", c->data_wait);
+    if (n >= 2 && n < sizeof c->evidence)
+        c->evidence[n - 2] = 0; /* drop the last "; " */
+}

@@ -1,0 +1,201 @@
+/* Instance catalog files (INI, inih):
+ *   [catalog]  provider, region, currency, source, retrieved
+ *   [instance NAME]  gpus, gpu, vcpus, memory, disks, price_per_hour,
+ *                    price_verified (true|false)
+ * Unknown keys are errors, like everywhere in dlgauge. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <dlgauge/plugin.h>
+#include <ini.h>
+
+#include "recommend.h"
+#include "units.h"
+
+typedef struct cat_state {
+    rep_catalog *c;
+    size_t first; /* first instance of this file */
+    const char *path;
+    char *provider, *region, *currency, *source, *retrieved;
+    char why[240];
+    bool oom;
+} cat_state;
+
+static int set_str(cat_state *s, char **dst, const char *v)
+{
+    free(*dst);
+    if (!(*dst = strdup(v)))
+        s->oom = true;
+    return !s->oom;
+}
+
+static int split_disks(cat_state *s, rep_instance *in, const char *v)
+{
+    char *copy = strdup(v), *save = NULL;
+    if (!copy)
+        return (s->oom = true, 0);
+    for (char *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+        char **nd = realloc(in->disks, (in->ndisks + 1) * sizeof *nd);
+        if (!nd || !(nd[in->ndisks] = strdup(t))) {
+            if (nd)
+                in->disks = nd;
+            s->oom = true;
+            break;
+        }
+        in->disks = nd;
+        in->ndisks++;
+    }
+    free(copy);
+    return !s->oom;
+}
+
+static int inst_key(cat_state *s, rep_instance *in, const char *k, const char *v)
+{
+    char why[96];
+    int64_t iv;
+    if (strcmp(k, "gpus") == 0) {
+        if (dlg_parse_int(v, &iv, why, sizeof why) != 0 || iv < 0 || iv > 1024)
+            return (snprintf(s->why, sizeof s->why, "gpus = '%s': a count 0..1024", v), 0);
+        in->gpus = (int)iv;
+    } else if (strcmp(k, "gpu") == 0) {
+        return set_str(s, &in->gpu, v);
+    } else if (strcmp(k, "vcpus") == 0) {
+        if (dlg_parse_double(v, &in->vcpus, why, sizeof why) != 0 || in->vcpus <= 0)
+            return (snprintf(s->why, sizeof s->why, "vcpus = '%s': a positive number", v), 0);
+    } else if (strcmp(k, "memory") == 0) {
+        if (dlg_parse_size(v, &iv, why, sizeof why) != 0 || iv <= 0)
+            return (snprintf(s->why, sizeof s->why, "memory = '%s': %s", v, why), 0);
+        in->memory = (double)iv;
+    } else if (strcmp(k, "disks") == 0) {
+        return split_disks(s, in, v);
+    } else if (strcmp(k, "price_per_hour") == 0) {
+        if (dlg_parse_double(v, &in->price, why, sizeof why) != 0 || in->price <= 0)
+            return (snprintf(s->why, sizeof s->why, "price_per_hour = '%s': a positive number", v), 0);
+    } else if (strcmp(k, "price_verified") == 0) {
+        if (dlg_parse_bool(v, &in->price_verified, why, sizeof why) != 0)
+            return (snprintf(s->why, sizeof s->why, "price_verified = '%s': %s", v, why), 0);
+    } else {
+        snprintf(s->why, sizeof s->why,
+                 "unknown key '%s' (an instance takes gpus, gpu, vcpus, memory, disks, price_per_hour, price_verified)", k);
+        return 0;
+    }
+    return 1;
+}
+
+static int on_kv(void *user, const char *sec, const char *k, const char *v)
+{
+    cat_state *s = user;
+    if (strcmp(sec, "catalog") == 0) {
+        if (strcmp(k, "provider") == 0)
+            return set_str(s, &s->provider, v);
+        if (strcmp(k, "region") == 0)
+            return set_str(s, &s->region, v);
+        if (strcmp(k, "currency") == 0)
+            return set_str(s, &s->currency, v);
+        if (strcmp(k, "source") == 0)
+            return set_str(s, &s->source, v);
+        if (strcmp(k, "retrieved") == 0)
+            return set_str(s, &s->retrieved, v);
+        snprintf(s->why, sizeof s->why, "[catalog]: unknown key '%s' (provider, region, currency, source, retrieved)", k);
+        return 0;
+    }
+    if (strncmp(sec, "instance ", 9) != 0 || !sec[9]) {
+        snprintf(s->why, sizeof s->why, "unknown section [%s] (expected [catalog] or [instance NAME])", sec);
+        return 0;
+    }
+    rep_catalog *c = s->c;
+    if (c->n == s->first || strcmp(c->v[c->n - 1].name, sec + 9) != 0) {
+        for (size_t i = s->first; i < c->n; i++)
+            if (strcmp(c->v[i].name, sec + 9) == 0)
+                return (snprintf(s->why, sizeof s->why, "[%s] appears twice", sec), 0);
+        rep_instance *nv = realloc(c->v, (c->n + 1) * sizeof *nv);
+        if (!nv)
+            return (s->oom = true, 0);
+        c->v = nv;
+        memset(&nv[c->n], 0, sizeof *nv);
+        nv[c->n].gpus = 1;
+        if (!(nv[c->n].name = strdup(sec + 9)))
+            return (s->oom = true, 0);
+        c->n++;
+    }
+    return inst_key(s, &c->v[c->n - 1], k, v);
+}
+
+static int finish(cat_state *s, char *err, size_t errlen)
+{
+    rep_catalog *c = s->c;
+    if (!s->provider || !s->currency || !s->source || !s->retrieved) {
+        snprintf(err, errlen, "%s: [catalog] needs provider, currency, source and retrieved (where the prices come from)",
+                 s->path);
+        return -DLG_EINVAL;
+    }
+    for (size_t i = s->first; i < c->n; i++) {
+        rep_instance *in = &c->v[i];
+        if (in->vcpus <= 0 || in->memory <= 0 || in->price <= 0) {
+            snprintf(err, errlen, "%s: [instance %s] needs vcpus, memory and price_per_hour", s->path, in->name);
+            return -DLG_EINVAL;
+        }
+        in->provider = strdup(s->provider);
+        in->region = strdup(s->region ? s->region : "-");
+        in->currency = strdup(s->currency);
+        in->source = strdup(s->source);
+        in->retrieved = strdup(s->retrieved);
+        in->catalog = strdup(s->path);
+        if (!in->gpu)
+            in->gpu = strdup("-");
+        if (!in->provider || !in->region || !in->currency || !in->source || !in->retrieved || !in->catalog || !in->gpu) {
+            snprintf(err, errlen, "%s: out of memory", s->path);
+            return -DLG_ENOMEM;
+        }
+    }
+    return 0;
+}
+
+int rep_catalog_load(rep_catalog *c, const char *path, char *err, size_t errlen)
+{
+    cat_state s = {.c = c, .first = c->n, .path = path};
+    int line = ini_parse(path, on_kv, &s);
+    int rc = 0;
+    if (line < 0) {
+        snprintf(err, errlen, "%s: cannot open the instance catalog", path);
+        rc = -DLG_EIO;
+    } else if (s.oom) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        rc = -DLG_ENOMEM;
+    } else if (line > 0) {
+        snprintf(err, errlen, "%s:%d: %s", path, line, s.why[0] ? s.why : "syntax error");
+        rc = -DLG_EINVAL;
+    } else {
+        rc = finish(&s, err, errlen);
+    }
+    free(s.provider);
+    free(s.region);
+    free(s.currency);
+    free(s.source);
+    free(s.retrieved);
+    return rc;
+}
+
+void rep_catalog_free(rep_catalog *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        rep_instance *in = &c->v[i];
+        free(in->name);
+        free(in->provider);
+        free(in->region);
+        free(in->currency);
+        free(in->source);
+        free(in->retrieved);
+        free(in->catalog);
+        free(in->gpu);
+        for (size_t d = 0; d < in->ndisks; d++)
+            free(in->disks[d]);
+        free(in->disks);
+    }
+    free(c->v);
+    c->v = NULL;
+    c->n = 0;
+}

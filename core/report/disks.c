@@ -1,0 +1,180 @@
+/* Disk profiles (conf/disks/NAME.ini, the throttle's keys): the bandwidth and
+ * IOPS a storage value stands for, with the capacity formulas evaluated
+ * as the throttle evaluates them. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dlgauge/plugin.h>
+#include <ini.h>
+
+#include "model.h"
+#include "units.h"
+
+typedef struct prof {
+    char name[128];
+    double bw, bw_base, bw_gib, bw_max, iops, iops_base, iops_gib, iops_max, cap_gib;
+    bool has_bw, has_bw_f, has_iops, has_iops_f;
+    char why[200];
+} prof;
+
+static int size_key(prof *p, const char *v, double *out)
+{
+    int64_t b;
+    char why[96];
+    if (dlg_parse_size(v, &b, why, sizeof why) != 0) {
+        snprintf(p->why, sizeof p->why, "'%s': %s", v, why);
+        return 0;
+    }
+    *out = (double)b;
+    return 1;
+}
+
+static int num_key(prof *p, const char *v, double *out)
+{
+    char why[96];
+    if (dlg_parse_double(v, out, why, sizeof why) != 0) {
+        snprintf(p->why, sizeof p->why, "'%s': %s", v, why);
+        return 0;
+    }
+    return 1;
+}
+
+static int on_kv(void *user, const char *sec, const char *k, const char *v)
+{
+    prof *p = user;
+    double cap;
+    if (strcmp(k, "name") == 0)
+        snprintf(p->name, sizeof p->name, "%s", v);
+    else if (strcmp(k, "bandwidth") == 0)
+        return (p->has_bw = true, size_key(p, v, &p->bw));
+    else if (strcmp(k, "bandwidth_base") == 0)
+        return (p->has_bw_f = true, size_key(p, v, &p->bw_base));
+    else if (strcmp(k, "bandwidth_per_gib") == 0)
+        return (p->has_bw_f = true, size_key(p, v, &p->bw_gib));
+    else if (strcmp(k, "bandwidth_max") == 0)
+        return size_key(p, v, &p->bw_max);
+    else if (strcmp(k, "iops") == 0)
+        return (p->has_iops = true, num_key(p, v, &p->iops));
+    else if (strcmp(k, "iops_base") == 0)
+        return (p->has_iops_f = true, num_key(p, v, &p->iops_base));
+    else if (strcmp(k, "iops_per_gib") == 0)
+        return (p->has_iops_f = true, num_key(p, v, &p->iops_gib));
+    else if (strcmp(k, "iops_max") == 0)
+        return num_key(p, v, &p->iops_max);
+    else if (strcmp(k, "capacity") == 0) {
+        if (!size_key(p, v, &cap))
+            return 0;
+        p->cap_gib = cap / 1073741824.0;
+    }
+    return 1; /* latency and the like: not needed here */
+}
+
+static double formula(bool has_fixed, double fixed, bool has_f, double base, double per_gib, double max,
+                      double cap_gib)
+{
+    if (has_fixed)
+        return fixed;
+    if (!has_f)
+        return 0;
+    double v = base + per_gib * cap_gib;
+    return max > 0 && v > max ? max : v;
+}
+
+int rep_disks_load(rep_disks *d, const char *path, const char *name, char *err, size_t errlen)
+{
+    prof p = {0};
+    int line = ini_parse(path, on_kv, &p);
+    if (line < 0) {
+        snprintf(err, errlen, "%s: cannot open the disk profile", path);
+        return -DLG_EIO;
+    }
+    if (line > 0) {
+        snprintf(err, errlen, "%s:%d: bad disk profile line%s%s", path, line, p.why[0] ? ": " : "", p.why);
+        return -DLG_EINVAL;
+    }
+    if (!name) {
+        if (!p.name[0]) {
+            const char *b = strrchr(path, '/');
+            snprintf(p.name, sizeof p.name, "%s", b ? b + 1 : path);
+            char *dot = strrchr(p.name, '.');
+            if (dot)
+                *dot = 0;
+        }
+        name = p.name;
+    }
+    rep_disk *nv = realloc(d->v, (d->n + 1) * sizeof *nv);
+    if (!nv || !(name = strdup(name))) {
+        if (nv)
+            d->v = nv;
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -DLG_ENOMEM;
+    }
+    d->v = nv;
+    rep_disk *k = &nv[d->n++];
+    k->name = (char *)name;
+    k->bandwidth = formula(p.has_bw, p.bw, p.has_bw_f, p.bw_base, p.bw_gib, p.bw_max, p.cap_gib);
+    k->iops = formula(p.has_iops, p.iops, p.has_iops_f, p.iops_base, p.iops_gib, p.iops_max, p.cap_gib);
+    return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int rep_disks_load_dir(rep_disks *d, const char *dir, char *err, size_t errlen)
+{
+    DIR *dp = opendir(dir);
+    if (!dp)
+        return 0;
+    char **names = NULL;
+    size_t n = 0;
+    int rc = 0;
+    struct dirent *e;
+    while ((e = readdir(dp))) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".ini") != 0)
+            continue;
+        char **nn = realloc(names, (n + 1) * sizeof *nn);
+        if (!nn || asprintf(&nn[n], "%s/%s", dir, e->d_name) < 0) {
+            names = nn ? nn : names;
+            rc = -DLG_ENOMEM;
+            snprintf(err, errlen, "%s: out of memory", dir);
+            break;
+        }
+        names = nn;
+        n++;
+    }
+    closedir(dp);
+    if (!rc)
+        qsort(names, n, sizeof *names, by_name); /* same order on every filesystem */
+    for (size_t i = 0; i < n; i++) {
+        if (!rc)
+            rc = rep_disks_load(d, names[i], NULL, err, errlen);
+        free(names[i]);
+    }
+    free(names);
+    return rc;
+}
+
+const rep_disk *rep_disks_find(const rep_disks *d, const char *name)
+{
+    for (size_t i = d ? d->n : 0; i-- > 0;) /* later loads (explicit --disk) win */
+        if (strcmp(d->v[i].name, name) == 0)
+            return &d->v[i];
+    return NULL;
+}
+
+void rep_disks_free(rep_disks *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        free(d->v[i].name);
+    free(d->v);
+    d->v = NULL;
+    d->n = 0;
+}

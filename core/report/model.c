@@ -1,0 +1,474 @@
+/* Builds the model: rows -> groups -> axes -> cells (repetitions pooled)
+ * -> best cell and knees; each cell is then classified (bottleneck.c). */
+#define _GNU_SOURCE
+#include "model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dlgauge/plugin.h>
+
+#include "stats.h"
+#include "units.h"
+
+/* Tags that identify a row rather than place it on a resource axis. */
+static const char *const ident_tags[] = {"run_id", "job", "workload", "host", "status", "mode", "precision", "device"};
+
+static bool is_ident(const char *k)
+{
+    for (size_t i = 0; i < sizeof ident_tags / sizeof *ident_tags; i++)
+        if (strcmp(k, ident_tags[i]) == 0)
+            return true;
+    return false;
+}
+
+static const char *or_dash(const char *s)
+{
+    return s && *s ? s : "-";
+}
+
+static bool same(const char *a, const char *b)
+{
+    return strcmp(a, b) == 0;
+}
+
+static long find_group(const rep_model *m, const rep_row *r)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        const rep_group *g = &m->g[i];
+        if (same(g->workload, or_dash(rep_tag(r, "workload"))) && same(g->mode, or_dash(rep_str(r, "mode"))) &&
+            same(g->precision, or_dash(rep_str(r, "precision"))) && same(g->device, or_dash(rep_str(r, "device"))))
+            return (long)i;
+    }
+    return -1;
+}
+
+long rep_group_axis(const rep_group *g, const char *key)
+{
+    for (size_t a = 0; a < g->naxes; a++)
+        if (same(g->axes[a].key, key))
+            return (long)a;
+    return -1;
+}
+
+static long axis_val(const rep_axis *ax, const char *v)
+{
+    for (size_t i = 0; i < ax->n; i++)
+        if (same(ax->vals[i], v))
+            return (long)i;
+    return -1;
+}
+
+static int push_str(char ***arr, size_t *n, const char *s)
+{
+    char **na = realloc(*arr, (*n + 1) * sizeof *na);
+    if (!na)
+        return -1;
+    *arr = na;
+    if (!(na[*n] = strdup(s)))
+        return -1;
+    (*n)++;
+    return 0;
+}
+
+/* CPU count of a `cpus` value: N, or a list like 0,2-3; 0 = all (the
+ * row's cpus_used says how many that was). */
+static double cpus_order(const char *v, const rep_rows *rs, size_t gi, const rep_model *m, const char *key)
+{
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (!*end && end != v && n > 0)
+        return (double)n;
+    if (!*end && end != v && n == 0) {
+        for (size_t i = 0; i < rs->n; i++) {
+            double u;
+            const char *t = rep_tag(&rs->v[i], key);
+            if (t && same(t, v) && find_group(m, &rs->v[i]) == (long)gi && rep_num(&rs->v[i], "cpus_used", &u))
+                return u;
+        }
+        return 1e9; /* all CPUs of an unknown machine: largest */
+    }
+    double count = 0;
+    for (const char *p = v; *p;) {
+        long a = strtol(p, &end, 10), b = a;
+        if (end == p)
+            return NAN;
+        if (*end == '-') {
+            p = end + 1;
+            b = strtol(p, &end, 10);
+            if (end == p || b < a)
+                return NAN;
+        }
+        count += (double)(b - a + 1);
+        p = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',')
+            return NAN;
+    }
+    return count;
+}
+
+static void axis_orders(rep_axis *ax, const rep_rows *rs, size_t gi, const rep_model *m, const rep_disks *disks)
+{
+    bool all_num = true, all_size = true;
+    for (size_t i = 0; i < ax->n; i++) {
+        char *end;
+        double d = strtod(ax->vals[i], &end);
+        int64_t b;
+        char why[64];
+        ax->order[i] = NAN;
+        if (*end || end == ax->vals[i])
+            all_num = false;
+        else
+            ax->order[i] = d;
+        if (dlg_parse_size(ax->vals[i], &b, why, sizeof why) != 0)
+            all_size = false;
+    }
+    if (same(ax->key, "cpus"))
+        ax->kind = REP_AX_CPUS;
+    else if (same(ax->key, "storage"))
+        ax->kind = REP_AX_STORAGE;
+    else if (all_num)
+        ax->kind = REP_AX_NUM;
+    else if (all_size)
+        ax->kind = REP_AX_SIZE;
+    else
+        ax->kind = REP_AX_TEXT;
+    for (size_t i = 0; i < ax->n; i++) {
+        const char *v = ax->vals[i];
+        int64_t b;
+        char why[64];
+        switch (ax->kind) {
+        case REP_AX_CPUS:
+            ax->order[i] = cpus_order(v, rs, gi, m, ax->key);
+            break;
+        case REP_AX_SIZE:
+            ax->order[i] = dlg_parse_size(v, &b, why, sizeof why) == 0 ? (double)b : NAN;
+            break;
+        case REP_AX_STORAGE: {
+            const rep_disk *d = rep_disks_find(disks, v);
+            ax->order[i] = d && d->bandwidth > 0 ? d->bandwidth : NAN;
+            break;
+        }
+        case REP_AX_TEXT:
+            ax->order[i] = NAN;
+            break;
+        case REP_AX_NUM:
+            break;
+        }
+    }
+    /* insertion sort: known orders ascending, unknown last in first-seen order */
+    for (size_t i = 1; i < ax->n; i++)
+        for (size_t j = i; j > 0; j--) {
+            double a = ax->order[j - 1], b = ax->order[j];
+            bool swap = !isnan(b) && (isnan(a) || b < a);
+            if (!swap)
+                break;
+            char *t = ax->vals[j - 1];
+            ax->vals[j - 1] = ax->vals[j];
+            ax->vals[j] = t;
+            ax->order[j - 1] = b;
+            ax->order[j] = a;
+        }
+}
+
+static int build_axes(rep_model *m, size_t gi, const rep_rows *rs, const rep_disks *disks)
+{
+    rep_group *g = &m->g[gi];
+    for (size_t i = 0; i < rs->n; i++) {
+        const rep_row *r = &rs->v[i];
+        if (find_group(m, r) != (long)gi)
+            continue;
+        for (size_t t = 0; t < r->ntags; t++) {
+            if (is_ident(r->tags[t].key))
+                continue;
+            long a = rep_group_axis(g, r->tags[t].key);
+            if (a < 0) {
+                rep_axis *na = realloc(g->axes, (g->naxes + 1) * sizeof *na);
+                if (!na)
+                    return -1;
+                g->axes = na;
+                memset(&na[g->naxes], 0, sizeof *na);
+                if (!(na[g->naxes].key = strdup(r->tags[t].key)))
+                    return -1;
+                a = (long)g->naxes++;
+            }
+            if (axis_val(&g->axes[a], r->tags[t].str) < 0 &&
+                push_str(&g->axes[a].vals, &g->axes[a].n, r->tags[t].str) != 0)
+                return -1;
+        }
+    }
+    /* a row without an axis' tag sits at "-" on it */
+    for (size_t i = 0; i < rs->n; i++) {
+        if (find_group(m, &rs->v[i]) != (long)gi)
+            continue;
+        for (size_t a = 0; a < g->naxes; a++)
+            if (!rep_tag(&rs->v[i], g->axes[a].key) && axis_val(&g->axes[a], "-") < 0 &&
+                push_str(&g->axes[a].vals, &g->axes[a].n, "-") != 0)
+                return -1;
+    }
+    for (size_t a = 0; a < g->naxes; a++) {
+        if (!(g->axes[a].order = calloc(g->axes[a].n, sizeof(double))))
+            return -1;
+        axis_orders(&g->axes[a], rs, gi, m, disks);
+    }
+    return 0;
+}
+
+long rep_group_find(const rep_group *g, const size_t *coord)
+{
+    for (size_t c = 0; c < g->ncells; c++)
+        if (memcmp(g->cells[c].coord, coord, g->naxes * sizeof *coord) == 0)
+            return (long)c;
+    return -1;
+}
+
+static bool row_ok(const rep_row *r)
+{
+    const char *st = rep_tag(r, "status");
+    return st && (same(st, "ok") || same(st, "partial"));
+}
+
+/* Pools the repetitions of every row of a cell: weighted mean, pooled
+ * variance (within and between rows), Student-t half-width.  One row keeps
+ * its own figures exactly. */
+/* Both sinks of one run (CSV and JSONL) hold the same measurement: count it once. */
+static bool same_measurement(const rep_row *a, const rep_row *b)
+{
+    const char *k[] = {"run_id", "job", "start_time"};
+    for (size_t i = 0; i < 3; i++) {
+        const char *x = rep_str(a, k[i]), *y = rep_str(b, k[i]);
+        if (!x || !y || !same(x, y))
+            return false;
+    }
+    return true;
+}
+
+static bool in_cell(const rep_model *m, size_t gi, const rep_group *g, const size_t *coord, const rep_row *r)
+{
+    if (find_group(m, r) != (long)gi || !row_ok(r))
+        return false;
+    for (size_t a = 0; a < g->naxes; a++)
+        if (!same(or_dash(rep_tag(r, g->axes[a].key)), g->axes[a].vals[coord[a]]))
+            return false;
+    return true;
+}
+
+/* Pools the repetitions of every row of a cell: weighted mean, pooled
+ * variance (within and between rows), Student-t half-width.  One row keeps
+ * its own figures exactly. */
+static void pool_cell(rep_cell *c, const rep_rows *rs, const rep_model *m, size_t gi, const rep_group *g,
+                      const size_t *coord)
+{
+    double n_sum = 0, mean = 0, ss = 0;
+    size_t nok = 0;
+    const rep_row *only = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < rs->n; i++) {
+            const rep_row *r = &rs->v[i];
+            if (!in_cell(m, gi, g, coord, r))
+                continue;
+            bool dup = false;
+            for (size_t j = 0; j < i && !dup; j++)
+                dup = in_cell(m, gi, g, coord, &rs->v[j]) && same_measurement(&rs->v[j], r);
+            if (dup)
+                continue;
+            double t = 0, sd = 0, n = 1;
+            rep_num(r, "throughput", &t);
+            rep_num(r, "throughput_stddev", &sd);
+            rep_num(r, "repeats", &n);
+            if (n < 1)
+                n = 1;
+            if (pass == 0) {
+                n_sum += n;
+                mean += n * t;
+                nok++;
+                only = r;
+            } else {
+                ss += (n - 1) * sd * sd + n * (t - mean) * (t - mean);
+            }
+        }
+        if (pass == 0 && nok)
+            mean /= n_sum;
+    }
+    if (nok == 0)
+        return;
+    c->ok = true;
+    c->status = rep_tag(only, "status");
+    c->repeats = n_sum;
+    c->thr = mean;
+    if (nok == 1) {
+        rep_num(only, "throughput_ci95", &c->ci);
+        rep_num(only, "throughput_stddev", &c->sd);
+        return;
+    }
+    c->sd = n_sum > 1 ? sqrt(ss / (n_sum - 1)) : 0;
+    c->ci = n_sum > 1 ? dlg_t_quantile_975((size_t)n_sum - 1) * c->sd / sqrt(n_sum) : 0;
+}
+
+static int build_cells(rep_model *m, size_t gi, const rep_rows *rs)
+{
+    rep_group *g = &m->g[gi];
+    size_t *coord = calloc(g->naxes + 1, sizeof *coord);
+    if (!coord)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < rs->n && !rc; i++) {
+        const rep_row *r = &rs->v[i];
+        if (find_group(m, r) != (long)gi)
+            continue;
+        for (size_t a = 0; a < g->naxes; a++)
+            coord[a] = (size_t)axis_val(&g->axes[a], or_dash(rep_tag(r, g->axes[a].key)));
+        long c = rep_group_find(g, coord);
+        if (c < 0) {
+            rep_cell *nc = realloc(g->cells, (g->ncells + 1) * sizeof *nc);
+            if (!nc) {
+                rc = -1;
+                break;
+            }
+            g->cells = nc;
+            memset(&nc[g->ncells], 0, sizeof *nc);
+            if (!(nc[g->ncells].coord = malloc((g->naxes + 1) * sizeof *coord))) {
+                rc = -1;
+                break;
+            }
+            memcpy(nc[g->ncells].coord, coord, (g->naxes + 1) * sizeof *coord);
+            c = (long)g->ncells++;
+        }
+        rep_cell *cell = &g->cells[c];
+        cell->nrows++;
+        if (!cell->row || row_ok(r) || !row_ok(cell->row))
+            cell->row = r; /* the latest ok row speaks for the cell */
+        cell->status = rep_tag(cell->row, "status");
+    }
+    free(coord);
+    for (size_t c = 0; c < g->ncells && !rc; c++)
+        pool_cell(&g->cells[c], rs, m, gi, g, g->cells[c].coord);
+    return rc;
+}
+
+/* Knee of axis a: on the slice through the best cell, the smallest value
+ * reaching target x best. */
+static void find_knee(rep_group *g, size_t a, double target)
+{
+    rep_knee *k = &g->knees[a];
+    const rep_cell *best = &g->cells[g->best];
+    size_t *coord = best->coord;
+    k->val = coord[a];
+    k->cell = g->best;
+    k->ratio = 1;
+    k->below_clear = true;
+    for (size_t v = 0; v < g->axes[a].n; v++) {
+        size_t save = coord[a];
+        coord[a] = v;
+        k->npoints += rep_group_find(g, coord) >= 0;
+        coord[a] = save;
+    }
+    long prev = -1;
+    for (size_t v = 0; v < g->axes[a].n; v++) {
+        size_t save = coord[a];
+        coord[a] = v;
+        long c = rep_group_find(g, coord);
+        coord[a] = save;
+        if (c < 0)
+            continue;
+        const rep_cell *cell = &g->cells[c];
+        if (cell->ok && cell->thr >= target * best->thr) {
+            k->val = v;
+            k->cell = (size_t)c;
+            k->ratio = best->thr > 0 ? cell->thr / best->thr : 1;
+            k->significant = best->thr - cell->thr > sqrt(best->ci * best->ci + cell->ci * cell->ci);
+            if (prev >= 0) {
+                const rep_cell *pc = &g->cells[prev];
+                k->below_clear = !pc->ok || target * best->thr - pc->thr > pc->ci;
+            }
+            break;
+        }
+        prev = c;
+    }
+}
+
+static int build_group(rep_model *m, size_t gi, const rep_rows *rs, const rep_disks *disks)
+{
+    rep_group *g = &m->g[gi];
+    if (build_axes(m, gi, rs, disks) != 0 || build_cells(m, gi, rs) != 0)
+        return -1;
+    for (size_t c = 0; c < g->ncells; c++) {
+        const rep_cell *cell = &g->cells[c];
+        if (cell->ok && (!g->has_best || cell->thr > g->cells[g->best].thr)) {
+            g->best = c;
+            g->has_best = true;
+        }
+        const char *u = rep_str(cell->row, "unit");
+        if (!g->unit && u && (g->unit = strdup(u)) == NULL)
+            return -1;
+    }
+    if (!(g->knees = calloc(g->naxes + 1, sizeof *g->knees)))
+        return -1;
+    if (g->has_best)
+        for (size_t a = 0; a < g->naxes; a++)
+            find_knee(g, a, m->target);
+    for (size_t c = 0; c < g->ncells; c++)
+        rep_cell_classify(&g->cells[c], g, disks);
+    return 0;
+}
+
+static int add_group(rep_model *m, const rep_row *r)
+{
+    rep_group *ng = realloc(m->g, (m->n + 1) * sizeof *ng);
+    if (!ng)
+        return -1;
+    m->g = ng;
+    rep_group *g = &ng[m->n];
+    memset(g, 0, sizeof *g);
+    m->n++;
+    g->workload = strdup(or_dash(rep_tag(r, "workload")));
+    g->mode = strdup(or_dash(rep_str(r, "mode")));
+    g->precision = strdup(or_dash(rep_str(r, "precision")));
+    g->device = strdup(or_dash(rep_str(r, "device")));
+    return g->workload && g->mode && g->precision && g->device ? 0 : -1;
+}
+
+int rep_model_build(rep_model *m, const rep_rows *rs, const rep_disks *disks, double target, char *err,
+                    size_t errlen)
+{
+    memset(m, 0, sizeof *m);
+    m->target = target;
+    for (size_t i = 0; i < rs->n; i++)
+        if (find_group(m, &rs->v[i]) < 0 && add_group(m, &rs->v[i]) != 0)
+            goto oom;
+    for (size_t gi = 0; gi < m->n; gi++)
+        if (build_group(m, gi, rs, disks) != 0)
+            goto oom;
+    return 0;
+oom:
+    snprintf(err, errlen, "out of memory building the model");
+    return -DLG_ENOMEM;
+}
+
+void rep_model_free(rep_model *m)
+{
+    for (size_t gi = 0; gi < m->n; gi++) {
+        rep_group *g = &m->g[gi];
+        for (size_t a = 0; a < g->naxes; a++) {
+            for (size_t v = 0; v < g->axes[a].n; v++)
+                free(g->axes[a].vals[v]);
+            free(g->axes[a].vals);
+            free(g->axes[a].order);
+            free(g->axes[a].key);
+        }
+        for (size_t c = 0; c < g->ncells; c++)
+            free(g->cells[c].coord);
+        free(g->axes);
+        free(g->cells);
+        free(g->knees);
+        free(g->workload);
+        free(g->mode);
+        free(g->precision);
+        free(g->device);
+        free(g->unit);
+    }
+    free(m->g);
+    memset(m, 0, sizeof *m);
+}

@@ -1,0 +1,110 @@
+/* The performance model: groups (workload x mode x precision x device),
+ * their resource axes, cells with pooled confidence intervals, knees and
+ * per-cell bottlenecks. */
+#ifndef DLG_REPORT_MODEL_H
+#define DLG_REPORT_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "rows.h"
+
+/* A disk profile (conf/disks/NAME.ini): what the storage axis is judged by. */
+typedef struct rep_disk {
+    char *name;
+    double bandwidth; /* bytes/s; 0 = unknown/unlimited */
+    double iops;      /* 0 = unknown/unlimited */
+} rep_disk;
+
+typedef struct rep_disks {
+    rep_disk *v;
+    size_t n;
+} rep_disks;
+
+/* Loads every .ini file in dir (a missing dir is not an error). */
+int rep_disks_load_dir(rep_disks *d, const char *dir, char *err, size_t errlen);
+/* Loads one profile, named name (NULL: the file's `name` key, else its base name). */
+int rep_disks_load(rep_disks *d, const char *path, const char *name, char *err, size_t errlen);
+const rep_disk *rep_disks_find(const rep_disks *d, const char *name);
+void rep_disks_free(rep_disks *d);
+
+typedef enum { REP_AX_NUM, REP_AX_CPUS, REP_AX_SIZE, REP_AX_STORAGE, REP_AX_TEXT } rep_axis_kind;
+
+typedef struct rep_axis {
+    char *key;
+    rep_axis_kind kind;
+    char **vals;   /* distinct values, ascending by order */
+    double *order; /* sort key: count, bytes, bytes/s; NaN = unknown (last) */
+    size_t n;
+} rep_axis;
+
+typedef enum {
+    REP_BN_COMPUTE,
+    REP_BN_DECODE,
+    REP_BN_STORAGE,
+    REP_BN_MEMORY,
+    REP_BN_INPUT, /* input-bound, cause not attributable from the numbers */
+    REP_BN_FAILED
+} rep_bn;
+
+typedef struct rep_cell {
+    size_t *coord; /* value index per axis */
+    const rep_row *row; /* the last ok row (else the last row) */
+    size_t nrows;
+    bool ok;
+    const char *status;
+    double thr, ci, sd, repeats; /* pooled over rows */
+    /* evidence (NaN = not measured) */
+    double au, data_wait, cpu_share, iowait, read_bps, limit_share, cold_share, reread, fault_rate, energy_item;
+    rep_bn bn;
+    char evidence[320];
+} rep_cell;
+
+typedef struct rep_knee {
+    size_t val;       /* index into the axis' values */
+    size_t cell;      /* the knee's cell */
+    size_t npoints;   /* cells on the slice (other axes at their best) */
+    double ratio;     /* knee throughput / best */
+    bool significant; /* the knee's shortfall from the best exceeds the combined CI */
+    bool below_clear; /* the value below the knee is below target beyond its CI (or none) */
+} rep_knee;
+
+typedef struct rep_group {
+    char *workload, *mode, *precision, *device, *unit;
+    rep_axis *axes;
+    size_t naxes;
+    rep_cell *cells;
+    size_t ncells;
+    bool has_best;
+    size_t best;
+    rep_knee *knees; /* per axis */
+} rep_group;
+
+typedef struct rep_model {
+    rep_group *g;
+    size_t n;
+    double target;
+} rep_model;
+
+/* Thresholds of the bottleneck rules (docs/report.md). */
+#define REP_NEAR_LIMIT 0.85  /* read rate / profile limit */
+#define REP_INPUT_WAIT 0.10  /* data-wait fraction that makes a cell input-bound */
+#define REP_AU_OK 0.90       /* AU at or above: the accelerator is kept busy */
+#define REP_CPU_BUSY 0.85    /* cpu_user_share: the CPUs are saturated */
+#define REP_COLD_SHARE 0.50  /* block-device reads / storage reads */
+#define REP_REREAD 1.10      /* block-device reads / dataset size */
+#define REP_FAULT_RATE 100.0 /* major faults per second */
+
+int rep_model_build(rep_model *m, const rep_rows *rs, const rep_disks *disks, double target, char *err,
+                    size_t errlen);
+void rep_model_free(rep_model *m);
+
+/* Cell with these coordinates, or -1. */
+long rep_group_find(const rep_group *g, const size_t *coord);
+long rep_group_axis(const rep_group *g, const char *key);
+
+/* Classifies one cell, filling bn and evidence (bottleneck.c). */
+void rep_cell_classify(rep_cell *c, const rep_group *g, const rep_disks *disks);
+const char *rep_bn_name(rep_bn b);
+
+#endif

@@ -1,0 +1,173 @@
+/* The HTML report: one self-contained file (inline CSS and SVG, no
+ * scripts, no fonts, no links to fetch) that opens offline.  Charts are
+ * SVG in data: URIs.  Markup is also well-formed XML for strict parsers. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "svg.h"
+
+static const char css[] =
+    "body{font-family:sans-serif;margin:2em;color:#222;max-width:1200px}"
+    "table{border-collapse:collapse;margin:0.5em 0 1em 0;font-size:13px}"
+    "th,td{border:1px solid #ccc;padding:3px 7px}th{background:#f2f2f2}"
+    "td.r{text-align:right}.good{color:#1e7e34}.bad{color:#b03a2e}.strong{font-weight:bold}"
+    "img.chart{margin:0.5em 1em 0.5em 0;border:1px solid #eee}"
+    "p.note{color:#555;font-size:12px}";
+
+/* A chart as an <img> with a data: URI: self-contained, and plain HTML that
+ * any HTML parser accepts (inline <svg> is unknown to HTML4 parsers). */
+static void img_svg(FILE *f, const char *svg, size_t len, const char *alt)
+{
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    fputs("<img class=\"chart\" alt=\"", f);
+    rep_xml_esc(f, alt);
+    fputs("\" src=\"data:image/svg+xml;base64,", f);
+    const unsigned char *p = (const unsigned char *)svg;
+    for (size_t i = 0; i < len; i += 3) {
+        unsigned v = (unsigned)p[i] << 16 | (i + 1 < len ? (unsigned)p[i + 1] << 8 : 0) | (i + 2 < len ? p[i + 2] : 0);
+        fputc(b64[v >> 18 & 63], f);
+        fputc(b64[v >> 12 & 63], f);
+        fputc(i + 1 < len ? b64[v >> 6 & 63] : '=', f);
+        fputc(i + 2 < len ? b64[v & 63] : '=', f);
+    }
+    fputs("\"/>\n", f);
+}
+
+#define CHART(f, alt, call)                                                                                            \
+    do {                                                                                                               \
+        char *buf_ = NULL;                                                                                             \
+        size_t len_ = 0;                                                                                               \
+        FILE *m_ = open_memstream(&buf_, &len_);                                                                       \
+        if (m_) {                                                                                                      \
+            call;                                                                                                      \
+            if (fclose(m_) == 0)                                                                                       \
+                img_svg(f, buf_, len_, alt);                                                                           \
+        }                                                                                                              \
+        free(buf_);                                                                                                    \
+    } while (0)
+
+static void html_table(FILE *f, const rep_table *t)
+{
+    static const char *const cls[] = {"", "good", "bad", "strong"};
+    fputs("<table>\n", f);
+    for (size_t r = 0; r < t->nrows; r++) {
+        fputs("<tr>", f);
+        for (size_t c = 0; c < t->ncols; c++) {
+            const char *tag = r == 0 ? "th" : "td";
+            int st = t->style[r * t->ncols + c];
+            fprintf(f, "<%s class=\"%s%s%s\">", tag, t->right[c] && r ? "r" : "", t->right[c] && r && st ? " " : "",
+                    r ? cls[st] : "");
+            rep_xml_esc(f, t->cell[r * t->ncols + c]);
+            fprintf(f, "</%s>", tag);
+        }
+        fputs("</tr>\n", f);
+    }
+    fputs("</table>\n", f);
+}
+
+static void group_html(FILE *f, const rep_report *r, const rep_group *g)
+{
+    char title[256], line[640];
+    rep_group_title(g, title, sizeof title);
+    fputs("<h2>", f);
+    rep_xml_esc(f, title);
+    fputs("</h2>\n", f);
+    rep_table t;
+    if (rep_table_cells(&t, r, g) == 0)
+        html_table(f, &t);
+    rep_table_free(&t);
+    if (!g->has_best) {
+        fputs("<p>No cell measured successfully: no knees.</p>\n", f);
+        return;
+    }
+    if (g->naxes) {
+        fprintf(f, "<h3>Knees</h3>\n<p>Smallest value reaching %.0f%% of the best, the other axes at their best.</p>\n<ul>\n",
+                100 * r->target);
+        for (size_t a = 0; a < g->naxes; a++) {
+            rep_knee_text(r, g, a, line, sizeof line);
+            fputs("<li>", f);
+            rep_xml_esc(f, line);
+            fputs("</li>\n", f);
+        }
+        fputs("</ul>\n<div>\n", f);
+        for (size_t a = 0; a < g->naxes; a++) {
+            char alt[256];
+            snprintf(alt, sizeof alt, "throughput of %s vs %s", g->workload, g->axes[a].key);
+            CHART(f, alt, rep_svg_curve(m_, r, g, a));
+        }
+        fputs("</div>\n", f);
+    }
+    fputs("<h3>Bottlenecks</h3>\n<ul>\n", f);
+    for (size_t c = 0; c < g->ncells; c++) {
+        char lab[256];
+        rep_cell_label(g, &g->cells[c], lab, sizeof lab);
+        fputs("<li><code>", f);
+        rep_xml_esc(f, lab);
+        fprintf(f, "</code>: <span class=\"%s\">", g->cells[c].bn == REP_BN_COMPUTE ? "good" : "bad");
+        rep_xml_esc(f, rep_bn_name(g->cells[c].bn));
+        fputs("</span> (", f);
+        rep_xml_esc(f, g->cells[c].evidence[0] ? g->cells[c].evidence : "no evidence fields");
+        fputs(")</li>\n", f);
+    }
+    fputs("</ul>\n<div>\n", f);
+    CHART(f, "AU and data wait per cell", rep_svg_stack(m_, g));
+    fputs("</div>\n", f);
+}
+
+static void sources_html(FILE *f, const rep_report *r)
+{
+    fputs("<p class=\"note\">Prices from:</p>\n<ul class=\"note\">\n", f);
+    for (size_t i = 0; i < r->cat.n; i++) {
+        const rep_instance *in = &r->cat.v[i];
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = strcmp(r->cat.v[j].catalog, in->catalog) == 0;
+        if (seen)
+            continue;
+        fputs("<li>", f);
+        rep_xml_esc(f, in->catalog);
+        fputs(": ", f);
+        rep_xml_esc(f, in->provider);
+        fputs(", ", f);
+        rep_xml_esc(f, in->region);
+        fputs(", ", f);
+        rep_xml_esc(f, in->source);
+        fputs(" (retrieved ", f);
+        rep_xml_esc(f, in->retrieved);
+        fputs(")</li>\n", f);
+    }
+    fputs("</ul>\n", f);
+}
+
+void rep_out_html(FILE *f, const rep_report *r)
+{
+    fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>dlgauge report</title>\n"
+               "<style>%s</style>\n</head>\n<body>\n<h1>dlgauge report</h1>\n",
+            css);
+    fprintf(f, "<p>%zu result rows from %zu file(s); knee target: %.0f%% of the best.</p>\n", r->rows.n, r->rows.nfiles,
+            100 * r->target);
+    for (size_t gi = 0; gi < r->model.n; gi++)
+        group_html(f, r, &r->model.g[gi]);
+    char line[768];
+    rep_reco_text(r, line, sizeof line);
+    fputs("<h2>Recommendation</h2>\n<p class=\"strong\">", f);
+    rep_xml_esc(f, line);
+    fputs("</p>\n", f);
+    if (r->have_reco && r->reco.n) {
+        rep_table t;
+        if (rep_table_reco(&t, r) == 0)
+            html_table(f, &t);
+        rep_table_free(&t);
+        fputs("<div>\n", f);
+        CHART(f, "cost per million items per instance", rep_svg_cost(m_, r));
+        fputs("</div>\n<p class=\"note\">Expected throughput: the measured cell at each instance's per-GPU resources "
+              "times its GPUs (a data-parallel upper bound); est. = no such cell was measured, the smallest knee "
+              "throughput is used.</p>\n",
+              f);
+        sources_html(f, r);
+    }
+    fputs("</body>\n</html>\n", f);
+}

@@ -1,0 +1,92 @@
+/* The Markdown summary: the same tables as the terminal, as pipe tables. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
+
+#include "report.h"
+
+/* A table cell: '|' escaped, no line breaks. */
+static void md_cell(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        if (*s == '|')
+            fputs("\\|", f);
+        else if (*s == '\n')
+            fputc(' ', f);
+        else
+            fputc(*s, f);
+    }
+}
+
+static void md_table(FILE *f, const rep_table *t)
+{
+    for (size_t r = 0; r < t->nrows; r++) {
+        fputc('|', f);
+        for (size_t c = 0; c < t->ncols; c++) {
+            fputc(' ', f);
+            md_cell(f, t->cell[r * t->ncols + c]);
+            fputs(" |", f);
+        }
+        fputc('\n', f);
+        if (r == 0) {
+            fputc('|', f);
+            for (size_t c = 0; c < t->ncols; c++)
+                fputs(t->right[c] ? "---:|" : "---|", f);
+            fputc('\n', f);
+        }
+    }
+}
+
+void rep_out_markdown(FILE *f, const rep_report *r)
+{
+    fprintf(f, "# dlgauge report\n\n%zu result rows from %zu file(s); knee target: %.0f%% of the best.\n",
+            r->rows.n, r->rows.nfiles, 100 * r->target);
+    for (size_t gi = 0; gi < r->model.n; gi++) {
+        const rep_group *g = &r->model.g[gi];
+        char title[256], line[640];
+        rep_group_title(g, title, sizeof title);
+        fprintf(f, "\n## ");
+        md_cell(f, title);
+        fprintf(f, "\n\n");
+        rep_table t;
+        if (rep_table_cells(&t, r, g) == 0)
+            md_table(f, &t);
+        rep_table_free(&t);
+        if (!g->has_best) {
+            fprintf(f, "\nNo cell measured successfully: no knees.\n");
+            continue;
+        }
+        if (g->naxes)
+            fprintf(f, "\n**Knees** (smallest value reaching %.0f%% of the best, other axes at their best):\n\n",
+                    100 * r->target);
+        for (size_t a = 0; a < g->naxes; a++) {
+            rep_knee_text(r, g, a, line, sizeof line);
+            fprintf(f, "- ");
+            md_cell(f, line);
+            fputc('\n', f);
+        }
+        fprintf(f, "\n**Bottlenecks:**\n\n");
+        for (size_t c = 0; c < g->ncells; c++) {
+            char lab[256];
+            rep_cell_label(g, &g->cells[c], lab, sizeof lab);
+            fprintf(f, "- `%s`: **%s** (", lab, rep_bn_name(g->cells[c].bn));
+            md_cell(f, g->cells[c].evidence[0] ? g->cells[c].evidence : "no evidence fields");
+            fprintf(f, ")\n");
+        }
+    }
+    char line[768];
+    rep_reco_text(r, line, sizeof line);
+    fprintf(f, "\n## Recommendation\n\n");
+    md_cell(f, line);
+    fprintf(f, "\n");
+    if (r->have_reco && r->reco.n) {
+        rep_table t;
+        fputc('\n', f);
+        if (rep_table_reco(&t, r) == 0)
+            md_table(f, &t);
+        rep_table_free(&t);
+        fprintf(f, "\nExpected throughput: the measured cell at each instance's per-GPU resources times its GPUs "
+                   "(a data-parallel upper bound); *est.* = no such cell was measured, the smallest knee throughput "
+                   "is used.  Prices: see each catalog's source and date.\n");
+    }
+}

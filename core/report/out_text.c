@@ -1,0 +1,104 @@
+/* The terminal report: aligned tables with units; colour only on a TTY. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
+
+#include "report.h"
+
+static const char *style_on(int st, bool colour)
+{
+    if (!colour)
+        return "";
+    switch (st) {
+    case REP_ST_GOOD:
+        return "\033[32m";
+    case REP_ST_BAD:
+        return "\033[31m";
+    case REP_ST_STRONG:
+        return "\033[1m";
+    default:
+        return "";
+    }
+}
+
+static void print_table(FILE *f, const rep_table *t, bool colour, const char *indent)
+{
+    size_t w[64] = {0};
+    size_t nc = t->ncols < 64 ? t->ncols : 64;
+    for (size_t r = 0; r < t->nrows; r++)
+        for (size_t c = 0; c < nc; c++) {
+            const char *s = t->cell[r * t->ncols + c];
+            size_t l = s ? strlen(s) : 0;
+            if (l > w[c])
+                w[c] = l;
+        }
+    for (size_t r = 0; r < t->nrows; r++) {
+        fputs(indent, f);
+        for (size_t c = 0; c < nc; c++) {
+            const char *s = t->cell[r * t->ncols + c];
+            s = s ? s : "";
+            int st = t->style[r * t->ncols + c];
+            const char *on = style_on(st, colour), *off = *on ? "\033[0m" : "";
+            int pad = (int)(w[c] - strlen(s));
+            bool last = c + 1 == nc;
+            if (t->right[c] && r > 0)
+                fprintf(f, "%*s%s%s%s", pad, "", on, s, off);
+            else
+                fprintf(f, "%s%s%s%*s", on, s, off, last ? 0 : pad, "");
+            if (!last)
+                fputs("  ", f);
+        }
+        fputc('\n', f);
+    }
+}
+
+void rep_out_text(FILE *f, const rep_report *r, bool colour)
+{
+    const char *b = colour ? "\033[1m" : "", *e = colour ? "\033[0m" : "";
+    fprintf(f, "dlgauge report: %zu rows from %zu file(s), %zu group(s); knee target %.0f%% of the best\n",
+            r->rows.n, r->rows.nfiles, r->model.n, 100 * r->target);
+    for (size_t h = 0; h < r->rows.nhosts; h++)
+        fprintf(f, "  run %s on %s: %s, %.0f CPUs, %.1f GiB\n", r->rows.hosts[h].run_id ? r->rows.hosts[h].run_id : "?",
+                r->rows.hosts[h].host ? r->rows.hosts[h].host : "?",
+                r->rows.hosts[h].cpu_model ? r->rows.hosts[h].cpu_model : "?", r->rows.hosts[h].cpus_online,
+                r->rows.hosts[h].mem_total_bytes / 1073741824.0);
+    for (size_t gi = 0; gi < r->model.n; gi++) {
+        const rep_group *g = &r->model.g[gi];
+        char title[256], line[640];
+        rep_group_title(g, title, sizeof title);
+        fprintf(f, "\n%s== %s ==%s\n", b, title, e);
+        rep_table t;
+        if (rep_table_cells(&t, r, g) == 0)
+            print_table(f, &t, colour, "  ");
+        rep_table_free(&t);
+        if (!g->has_best) {
+            fprintf(f, "  no cell measured successfully: no knees\n");
+            continue;
+        }
+        if (g->naxes)
+            fprintf(f, "  knees (smallest value reaching %.0f%% of the best, other axes at their best):\n",
+                    100 * r->target);
+        for (size_t a = 0; a < g->naxes; a++) {
+            rep_knee_text(r, g, a, line, sizeof line);
+            fprintf(f, "    %s\n", line);
+        }
+        fprintf(f, "  bottlenecks:\n");
+        for (size_t c = 0; c < g->ncells; c++) {
+            char lab[256];
+            rep_cell_label(g, &g->cells[c], lab, sizeof lab);
+            fprintf(f, "    %s: %s%s%s (%s)\n", lab, style_on(g->cells[c].bn == REP_BN_COMPUTE ? REP_ST_GOOD : REP_ST_BAD, colour),
+                    rep_bn_name(g->cells[c].bn), e, g->cells[c].evidence[0] ? g->cells[c].evidence : "no evidence fields");
+        }
+    }
+    char line[768];
+    rep_reco_text(r, line, sizeof line);
+    fprintf(f, "\n%s%s%s\n", b, line, e);
+    if (r->have_reco && r->reco.n) {
+        rep_table t;
+        if (rep_table_reco(&t, r) == 0)
+            print_table(f, &t, colour, "  ");
+        rep_table_free(&t);
+        fprintf(f, "  expected throughput: the measured cell at each instance's per-GPU resources times its GPUs "
+                   "(data-parallel upper bound); est. = no such cell measured, smallest knee throughput used\n");
+    }
+}

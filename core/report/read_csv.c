@@ -1,0 +1,153 @@
+/* CSV results (RFC 4180, parsed by libcsv): the header is `time`, the tags
+ * (sorted), then the fields starting with `throughput`, as the csv sink
+ * writes it.  Empty cells are absent values. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <csv.h>
+#include <dlgauge/plugin.h>
+
+#include "rows.h"
+
+typedef struct csv_state {
+    rep_rows *rs;
+    const char *src;
+    char **cells; /* the record being assembled */
+    size_t ncells, cap;
+    char **head;
+    size_t nhead;
+    size_t first_field; /* index of `throughput` in head */
+    long record;        /* 1-based record number */
+    int rc;
+    char *err;
+    size_t errlen;
+} csv_state;
+
+static void clear_cells(csv_state *s)
+{
+    for (size_t i = 0; i < s->ncells; i++)
+        free(s->cells[i]);
+    s->ncells = 0;
+}
+
+static void on_cell(void *p, size_t len, void *data)
+{
+    csv_state *s = data;
+    if (s->rc)
+        return;
+    if (s->ncells == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 64;
+        char **nc = realloc(s->cells, cap * sizeof *nc);
+        if (!nc)
+            goto oom;
+        s->cells = nc;
+        s->cap = cap;
+    }
+    char *c = strndup(p ? p : "", p ? len : 0);
+    if (!c)
+        goto oom;
+    s->cells[s->ncells++] = c;
+    return;
+oom:
+    snprintf(s->err, s->errlen, "%s: out of memory at record %ld", s->src, s->record);
+    s->rc = -DLG_ENOMEM;
+}
+
+static int take_header(csv_state *s)
+{
+    s->head = s->cells;
+    s->nhead = s->ncells;
+    s->cells = NULL;
+    s->ncells = s->cap = 0;
+    if (s->nhead == 0 || strcmp(s->head[0], "time") != 0) {
+        snprintf(s->err, s->errlen, "%s:1: not a dlgauge results file: the header must start with 'time'", s->src);
+        return -DLG_EINVAL;
+    }
+    for (size_t i = 1; i < s->nhead; i++)
+        if (strcmp(s->head[i], "throughput") == 0) {
+            s->first_field = i;
+            return 0;
+        }
+    snprintf(s->err, s->errlen, "%s:1: missing column 'throughput' (needed for the scaling curves)", s->src);
+    return -DLG_EINVAL;
+}
+
+static int take_row(csv_state *s)
+{
+    if (s->ncells == 1 && !*s->cells[0])
+        return 0; /* a blank line */
+    if (s->ncells != s->nhead) {
+        snprintf(s->err, s->errlen, "%s: record %ld has %zu columns, the header has %zu", s->src, s->record,
+                 s->ncells, s->nhead);
+        return -DLG_EINVAL;
+    }
+    rep_row *r = rep_rows_add(s->rs, s->src, s->record);
+    if (!r)
+        return -DLG_ENOMEM;
+    for (size_t i = 1; i < s->nhead; i++)
+        if (*s->cells[i] && rep_row_put(r, i < s->first_field, s->head[i], s->cells[i]) != 0)
+            return -DLG_ENOMEM;
+    return 0;
+}
+
+static void on_record(int term, void *data)
+{
+    csv_state *s = data;
+    if (s->rc)
+        return;
+    s->record++;
+    int rc = s->record == 1 ? take_header(s) : take_row(s);
+    clear_cells(s);
+    if (rc == -DLG_ENOMEM)
+        snprintf(s->err, s->errlen, "%s: out of memory at record %ld", s->src, s->record);
+    s->rc = rc;
+}
+
+int rep_read_csv(rep_rows *rs, const char *path, const char *src, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return -DLG_EIO;
+    }
+    struct csv_parser p;
+    if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI) != 0) {
+        fclose(f);
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -DLG_ENOMEM;
+    }
+    csv_state s = {.rs = rs, .src = src, .err = err, .errlen = errlen};
+    char buf[65536];
+    size_t n, off = 0;
+    while (!s.rc && (n = fread(buf, 1, sizeof buf, f)) > 0) {
+        size_t used = csv_parse(&p, buf, n, on_cell, on_record, &s);
+        if (used != n && !s.rc) {
+            snprintf(err, errlen, "%s: byte %zu: CSV error: %s", path, off + used, csv_strerror(csv_error(&p)));
+            s.rc = -DLG_ECORRUPT;
+        }
+        off += n;
+    }
+    if (!s.rc && ferror(f)) {
+        snprintf(err, errlen, "%s: read error: %s", path, strerror(errno));
+        s.rc = -DLG_EIO;
+    }
+    if (!s.rc && csv_fini(&p, on_cell, on_record, &s) != 0 && !s.rc) {
+        snprintf(err, errlen, "%s: byte %zu: CSV error at the end: %s", path, off, csv_strerror(csv_error(&p)));
+        s.rc = -DLG_ECORRUPT;
+    }
+    if (!s.rc && s.record == 0) {
+        snprintf(err, errlen, "%s: empty file (no header, no rows)", path);
+        s.rc = -DLG_EINVAL;
+    }
+    csv_free(&p);
+    fclose(f);
+    clear_cells(&s);
+    free(s.cells);
+    for (size_t i = 0; i < s.nhead; i++)
+        free(s.head[i]);
+    free(s.head);
+    return s.rc;
+}

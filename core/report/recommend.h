@@ -1,0 +1,59 @@
+/* Instance catalogs (conf/instances/NAME.ini) and the recommendation: the
+ * cheapest instance whose resources meet every knee of the selected groups. */
+#ifndef DLG_REPORT_RECOMMEND_H
+#define DLG_REPORT_RECOMMEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "model.h"
+
+typedef struct rep_instance {
+    char *name, *provider, *region, *currency, *source, *retrieved, *catalog;
+    char *gpu;
+    int gpus;
+    double vcpus, memory; /* memory in bytes */
+    char **disks;         /* disk profile names that can be attached */
+    size_t ndisks;
+    double price; /* per hour, in currency */
+    bool price_verified;
+} rep_instance;
+
+typedef struct rep_catalog {
+    rep_instance *v;
+    size_t n;
+} rep_catalog;
+
+int rep_catalog_load(rep_catalog *c, const char *path, char *err, size_t errlen);
+void rep_catalog_free(rep_catalog *c);
+
+/* What an instance is judged by for one group. */
+typedef struct rep_fit {
+    bool meets;
+    char why[160];     /* the first knee it misses */
+    double thr;        /* expected items/s for the whole instance */
+    bool estimated;    /* no measured cell matches the instance: the smallest knee throughput */
+    double cost_per_m; /* price per million items */
+    double energy_item; /* J/item measured at the matching cell, NaN if not measured */
+} rep_fit;
+
+typedef struct rep_choice {
+    const rep_instance *inst;
+    rep_fit *fits; /* one per group of the model (unselected: meets = true, thr = 0) */
+    bool meets;
+    double score; /* sum of cost per million items over the selected groups */
+} rep_choice;
+
+typedef struct rep_reco {
+    rep_choice *v; /* every instance, meeting ones first by score, then the rest */
+    size_t n, nmeet;
+    const char *currency;
+} rep_reco;
+
+/* selected[g] chooses the groups (NULL: all that have a best cell).  An
+ * instance's GPU must contain gpu_filter (case-insensitive) when given. */
+int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const rep_catalog *cat,
+                  const rep_disks *disks, const char *gpu_filter, char *err, size_t errlen);
+void rep_reco_free(rep_reco *r);
+
+#endif

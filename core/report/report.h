@@ -1,0 +1,54 @@
+/* dlgauge report: results files -> model -> terminal, Markdown and HTML. */
+#ifndef DLG_REPORT_H
+#define DLG_REPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "model.h"
+#include "recommend.h"
+#include "rows.h"
+
+typedef struct rep_report {
+    rep_rows rows;
+    rep_disks disks;
+    rep_model model;
+    rep_catalog cat;
+    rep_reco reco;
+    bool have_reco;
+    bool *selected; /* per group: counted in the recommendation */
+    const char *gpu_filter;
+    double target;
+} rep_report;
+
+/* A table of text cells, shared by the three outputs. */
+enum { REP_ST_PLAIN, REP_ST_GOOD, REP_ST_BAD, REP_ST_STRONG };
+
+typedef struct rep_table {
+    size_t ncols, nrows; /* row 0 is the header */
+    char **cell;         /* nrows x ncols */
+    unsigned char *style;
+    bool *right; /* per column: numbers align right */
+} rep_table;
+
+int rep_table_cells(rep_table *t, const rep_report *r, const rep_group *g);
+int rep_table_reco(rep_table *t, const rep_report *r);
+void rep_table_free(rep_table *t);
+/* "storage = mid: 398 images/s, 99.5% of the best; ..." */
+void rep_knee_text(const rep_report *r, const rep_group *g, size_t a, char *buf, size_t len);
+/* "io-pipeline, mode -, precision -" */
+void rep_group_title(const rep_group *g, char *buf, size_t len);
+/* "storage=slow cpus=2" */
+void rep_cell_label(const rep_group *g, const rep_cell *c, char *buf, size_t len);
+void rep_fmt_rate(double v, const char *unit, char *buf, size_t len);
+/* One line: the recommended instance and the runner-up, or why none. */
+void rep_reco_text(const rep_report *r, char *buf, size_t len);
+
+void rep_out_text(FILE *f, const rep_report *r, bool colour);
+void rep_out_markdown(FILE *f, const rep_report *r);
+void rep_out_html(FILE *f, const rep_report *r);
+
+/* The whole pipeline for the CLI: argv after "report". */
+int rep_main(int argc, char **argv);
+
+#endif

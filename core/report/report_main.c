@@ -1,0 +1,242 @@
+/* dlgauge report RESULTS... [options]: reads, models, writes. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <dlgauge/plugin.h>
+
+#include "report.h"
+
+static void usage(FILE *f)
+{
+    fputs("usage: dlgauge report RESULTS.csv|.jsonl... [--catalog conf/instances/X.ini]... [--target 0.95]\n"
+          "                      [--html OUT.html] [--markdown OUT.md|-] [--disks DIR]... [--disk NAME=PROFILE.ini]...\n"
+          "                      [--workload NAME[/MODE]]... [--gpu MODEL] [--color auto|always|never]\n"
+          "  knees, bottlenecks and the cheapest instance meeting every knee; storage values are judged\n"
+          "  against disk profiles found by name in --disks DIRs (default conf/disks) or given by --disk\n",
+          f);
+}
+
+typedef struct opts {
+    const char **results, **catalogs, **diskdirs, **disks, **workloads;
+    size_t nresults, ncatalogs, ndiskdirs, ndisks, nworkloads;
+    const char *html, *markdown, *gpu, *color;
+    double target;
+} opts;
+
+static int push(const char ***arr, size_t *n, const char *v)
+{
+    const char **na = realloc(*arr, (*n + 1) * sizeof *na);
+    if (!na)
+        return -1;
+    na[(*n)++] = v;
+    *arr = na;
+    return 0;
+}
+
+static void free_opts(opts *o)
+{
+    free(o->results);
+    free(o->catalogs);
+    free(o->diskdirs);
+    free(o->disks);
+    free(o->workloads);
+}
+
+/* Returns 0, or DLG_EXIT_USAGE-style 2 after printing why. */
+static int parse_args(opts *o, int argc, char **argv)
+{
+    o->target = 0.95;
+    o->color = "auto";
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        int rc = 0;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 1;
+        }
+        if (a[0] != '-' || strcmp(a, "-") == 0) {
+            rc = push(&o->results, &o->nresults, a);
+            if (rc)
+                return 2;
+            continue;
+        }
+        if (!val) {
+            fprintf(stderr, "dlgauge report: %s needs a value\n", a);
+            return 2;
+        }
+        i++;
+        if (strcmp(a, "--catalog") == 0)
+            rc = push(&o->catalogs, &o->ncatalogs, val);
+        else if (strcmp(a, "--disks") == 0)
+            rc = push(&o->diskdirs, &o->ndiskdirs, val);
+        else if (strcmp(a, "--disk") == 0)
+            rc = push(&o->disks, &o->ndisks, val);
+        else if (strcmp(a, "--workload") == 0)
+            rc = push(&o->workloads, &o->nworkloads, val);
+        else if (strcmp(a, "--html") == 0)
+            o->html = val;
+        else if (strcmp(a, "--markdown") == 0)
+            o->markdown = val;
+        else if (strcmp(a, "--gpu") == 0)
+            o->gpu = val;
+        else if (strcmp(a, "--color") == 0 || strcmp(a, "--colour") == 0)
+            o->color = val;
+        else if (strcmp(a, "--target") == 0) {
+            char *end;
+            o->target = strtod(val, &end);
+            if (*end || end == val || !(o->target > 0 && o->target <= 1)) {
+                fprintf(stderr, "dlgauge report: --target '%s': a fraction in (0, 1], e.g. 0.95\n", val);
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "dlgauge report: unknown option '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+        if (rc)
+            return 2;
+    }
+    if (strcmp(o->color, "auto") && strcmp(o->color, "always") && strcmp(o->color, "never")) {
+        fprintf(stderr, "dlgauge report: --color '%s': auto, always or never\n", o->color);
+        return 2;
+    }
+    if (o->nresults == 0) {
+        fprintf(stderr, "dlgauge report: no results file given\n");
+        usage(stderr);
+        return 2;
+    }
+    return 0;
+}
+
+static int load_disks(rep_report *r, const opts *o, char *err, size_t errlen)
+{
+    int rc = 0;
+    if (o->ndiskdirs == 0)
+        rc = rep_disks_load_dir(&r->disks, "conf/disks", err, errlen);
+    for (size_t i = 0; i < o->ndiskdirs && !rc; i++) {
+        if (access(o->diskdirs[i], R_OK) != 0) {
+            snprintf(err, errlen, "--disks %s: %s", o->diskdirs[i], strerror(errno));
+            return -DLG_EINVAL;
+        }
+        rc = rep_disks_load_dir(&r->disks, o->diskdirs[i], err, errlen);
+    }
+    for (size_t i = 0; i < o->ndisks && !rc; i++) {
+        const char *eq = strchr(o->disks[i], '=');
+        if (!eq || eq == o->disks[i] || !eq[1]) {
+            snprintf(err, errlen, "--disk '%s': expected NAME=PROFILE.ini", o->disks[i]);
+            return -DLG_EINVAL;
+        }
+        char *name = strndup(o->disks[i], (size_t)(eq - o->disks[i]));
+        if (!name)
+            return -DLG_ENOMEM;
+        rc = rep_disks_load(&r->disks, eq + 1, name, err, errlen);
+        free(name);
+    }
+    return rc;
+}
+
+/* Groups counted in the recommendation: --workload NAME or NAME/MODE. */
+static int select_groups(rep_report *r, const opts *o, char *err, size_t errlen)
+{
+    if (!(r->selected = calloc(r->model.n + 1, sizeof *r->selected)))
+        return -DLG_ENOMEM;
+    for (size_t g = 0; g < r->model.n; g++)
+        r->selected[g] = o->nworkloads == 0;
+    for (size_t w = 0; w < o->nworkloads; w++) {
+        bool any = false;
+        for (size_t g = 0; g < r->model.n; g++) {
+            const rep_group *gr = &r->model.g[g];
+            char both[512];
+            snprintf(both, sizeof both, "%s/%s", gr->workload, gr->mode);
+            if (strcmp(o->workloads[w], gr->workload) == 0 || strcmp(o->workloads[w], both) == 0)
+                any = r->selected[g] = true;
+        }
+        if (!any) {
+            snprintf(err, errlen, "--workload %s: no such workload in the results", o->workloads[w]);
+            return -DLG_EINVAL;
+        }
+    }
+    return 0;
+}
+
+static int write_file(const char *path, void (*fn)(FILE *, const rep_report *), const rep_report *r, char *err,
+                      size_t errlen)
+{
+    bool out = strcmp(path, "-") == 0;
+    FILE *f = out ? stdout : fopen(path, "w");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        return -DLG_EIO;
+    }
+    fn(f, r);
+    int bad = ferror(f);
+    if (!out)
+        bad |= fclose(f) != 0;
+    else
+        bad |= fflush(f) != 0;
+    if (bad) {
+        snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
+        return -DLG_EIO;
+    }
+    return 0;
+}
+
+static int run(rep_report *r, const opts *o, char *err, size_t errlen)
+{
+    int rc = load_disks(r, o, err, errlen);
+    for (size_t i = 0; i < o->nresults && !rc; i++)
+        rc = rep_read_file(&r->rows, o->results[i], err, errlen);
+    if (!rc)
+        rc = rep_rows_validate(&r->rows, err, errlen);
+    if (!rc)
+        rc = rep_model_build(&r->model, &r->rows, &r->disks, o->target, err, errlen);
+    if (!rc)
+        rc = select_groups(r, o, err, errlen);
+    for (size_t i = 0; i < o->ncatalogs && !rc; i++)
+        rc = rep_catalog_load(&r->cat, o->catalogs[i], err, errlen);
+    if (!rc && o->ncatalogs) {
+        rc = rep_recommend(&r->reco, &r->model, r->selected, &r->cat, &r->disks, o->gpu, err, errlen);
+        r->have_reco = rc == 0;
+    }
+    if (rc)
+        return rc;
+    bool tty = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+    bool colour = strcmp(o->color, "always") == 0 || (strcmp(o->color, "auto") == 0 && tty);
+    if (!(o->markdown && strcmp(o->markdown, "-") == 0))
+        rep_out_text(stdout, r, colour);
+    if (o->markdown && (rc = write_file(o->markdown, rep_out_markdown, r, err, errlen)) != 0)
+        return rc;
+    if (o->html && (rc = write_file(o->html, rep_out_html, r, err, errlen)) != 0)
+        return rc;
+    return fflush(stdout) == 0 ? 0 : -DLG_EIO;
+}
+
+int rep_main(int argc, char **argv)
+{
+    opts o = {0};
+    int prc = parse_args(&o, argc, argv);
+    if (prc) {
+        free_opts(&o);
+        return prc == 1 ? 0 : 2;
+    }
+    rep_report r = {0};
+    r.target = o.target;
+    r.gpu_filter = o.gpu;
+    char err[1024] = "";
+    int rc = run(&r, &o, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "dlgauge report: %s\n", err[0] ? err : "out of memory");
+    rep_reco_free(&r.reco);
+    rep_catalog_free(&r.cat);
+    rep_model_free(&r.model);
+    rep_disks_free(&r.disks);
+    rep_rows_free(&r.rows);
+    free(r.selected);
+    free_opts(&o);
+    return rc == 0 ? 0 : rc == -DLG_EIO ? 1 : 2;
+}

@@ -1,0 +1,232 @@
+/* The in-memory result rows: adding, looking up, checking, freeing. */
+#define _GNU_SOURCE
+#include "rows.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dlgauge/plugin.h>
+
+const char *rep_rows_add_file(rep_rows *rs, const char *path)
+{
+    char **nf = realloc(rs->files, (rs->nfiles + 1) * sizeof *nf);
+    if (!nf)
+        return NULL;
+    rs->files = nf;
+    if (!(nf[rs->nfiles] = strdup(path)))
+        return NULL;
+    return nf[rs->nfiles++];
+}
+
+rep_row *rep_rows_add(rep_rows *rs, const char *src, long line)
+{
+    if (rs->n == rs->cap) {
+        size_t cap = rs->cap ? rs->cap * 2 : 64;
+        rep_row *nv = realloc(rs->v, cap * sizeof *nv);
+        if (!nv)
+            return NULL;
+        rs->v = nv;
+        rs->cap = cap;
+    }
+    rep_row *r = &rs->v[rs->n++];
+    memset(r, 0, sizeof *r);
+    r->src = src;
+    r->line = line;
+    return r;
+}
+
+static rep_kv *kv_append(rep_row *r, bool tag, const char *key, const char *val)
+{
+    rep_kv **arr = tag ? &r->tags : &r->fields;
+    size_t *n = tag ? &r->ntags : &r->nfields;
+    rep_kv *na = realloc(*arr, (*n + 1) * sizeof *na);
+    if (!na)
+        return NULL;
+    *arr = na;
+    rep_kv *kv = &na[*n];
+    memset(kv, 0, sizeof *kv);
+    kv->key = strdup(key);
+    kv->str = strdup(val);
+    if (!kv->key || !kv->str) {
+        free(kv->key);
+        free(kv->str);
+        return NULL;
+    }
+    (*n)++;
+    return kv;
+}
+
+/* A whole-string finite number (CSV cells are text until proven numeric). */
+static bool parse_number(const char *s, double *out)
+{
+    if (!*s || isspace((unsigned char)*s))
+        return false;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*end || errno == ERANGE || !isfinite(v))
+        return false;
+    *out = v;
+    return true;
+}
+
+int rep_row_put(rep_row *r, bool tag, const char *key, const char *val)
+{
+    rep_kv *kv = kv_append(r, tag, key, val);
+    if (!kv)
+        return -1;
+    if (!tag)
+        kv->is_num = parse_number(val, &kv->num);
+    return 0;
+}
+
+int rep_row_put_num(rep_row *r, const char *key, double v, const char *text)
+{
+    rep_kv *kv = kv_append(r, false, key, text);
+    if (!kv)
+        return -1;
+    kv->num = v;
+    kv->is_num = true;
+    return 0;
+}
+
+static const rep_kv *find(const rep_kv *a, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(a[i].key, key) == 0)
+            return &a[i];
+    return NULL;
+}
+
+const char *rep_tag(const rep_row *r, const char *key)
+{
+    const rep_kv *kv = find(r->tags, r->ntags, key);
+    return kv ? kv->str : NULL;
+}
+
+const char *rep_str(const rep_row *r, const char *key)
+{
+    const rep_kv *kv = find(r->tags, r->ntags, key);
+    if (!kv)
+        kv = find(r->fields, r->nfields, key);
+    return kv ? kv->str : NULL;
+}
+
+bool rep_num(const rep_row *r, const char *key, double *out)
+{
+    const rep_kv *kv = find(r->fields, r->nfields, key);
+    if (!kv || !kv->is_num)
+        return false;
+    *out = kv->num;
+    return true;
+}
+
+/* Fields every measured row must carry, and why. */
+static const struct {
+    const char *key;
+    const char *why;
+} needed[] = {
+    {"throughput", "the scaling curves"},
+    {"throughput_ci95", "the confidence intervals"},
+    {"repeats", "pooling repetitions"},
+};
+
+int rep_rows_validate(const rep_rows *rs, char *err, size_t errlen)
+{
+    if (rs->n == 0) {
+        snprintf(err, errlen, "no dlgauge_result rows in %s%s", rs->nfiles ? rs->files[0] : "the input",
+                 rs->nfiles > 1 ? " and the other files" : "");
+        return -DLG_EINVAL;
+    }
+    const rep_row *first_v = NULL;
+    for (size_t i = 0; i < rs->n; i++) {
+        const rep_row *r = &rs->v[i];
+        const char *st = rep_tag(r, "status");
+        if (!rep_tag(r, "workload") || !st) {
+            snprintf(err, errlen, "%s:%ld: missing column '%s' (a dlgauge_result row always has workload and status tags)",
+                     r->src, r->line, rep_tag(r, "workload") ? "status" : "workload");
+            return -DLG_EINVAL;
+        }
+        if (strcmp(st, "ok") == 0 || strcmp(st, "partial") == 0)
+            for (size_t k = 0; k < sizeof needed / sizeof *needed; k++) {
+                double v;
+                if (!rep_num(r, needed[k].key, &v)) {
+                    snprintf(err, errlen, "%s:%ld: missing or non-numeric column '%s' (needed for %s)", r->src,
+                             r->line, needed[k].key, needed[k].why);
+                    return -DLG_EINVAL;
+                }
+            }
+        const char *ver = rep_str(r, "version");
+        if (!ver || !*ver) {
+            snprintf(err, errlen, "%s:%ld: missing column 'version' (which dlgauge wrote the row)", r->src, r->line);
+            return -DLG_EINVAL;
+        }
+        if (!first_v)
+            first_v = r;
+        else if (strcmp(ver, rep_str(first_v, "version")) != 0) {
+            snprintf(err, errlen,
+                     "mixed dlgauge versions: %s:%ld was written by %s, %s:%ld by %s; report them separately",
+                     first_v->src, first_v->line, rep_str(first_v, "version"), r->src, r->line, ver);
+            return -DLG_EINVAL;
+        }
+    }
+    return 0;
+}
+
+static void free_kvs(rep_kv *a, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(a[i].key);
+        free(a[i].str);
+    }
+    free(a);
+}
+
+void rep_rows_free(rep_rows *rs)
+{
+    for (size_t i = 0; i < rs->n; i++) {
+        free_kvs(rs->v[i].tags, rs->v[i].ntags);
+        free_kvs(rs->v[i].fields, rs->v[i].nfields);
+    }
+    free(rs->v);
+    for (size_t i = 0; i < rs->nfiles; i++)
+        free(rs->files[i]);
+    free(rs->files);
+    for (size_t i = 0; i < rs->nhosts; i++) {
+        rep_host *h = &rs->hosts[i];
+        free(h->run_id);
+        free(h->host);
+        free(h->cpu_model);
+        free(h->version);
+    }
+    free(rs->hosts);
+    memset(rs, 0, sizeof *rs);
+}
+
+int rep_read_file(rep_rows *rs, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return -DLG_EIO;
+    }
+    int c;
+    do
+        c = fgetc(f);
+    while (c != EOF && isspace(c));
+    fclose(f);
+    const char *src = rep_rows_add_file(rs, path);
+    if (!src) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -DLG_ENOMEM;
+    }
+    if (c == EOF) {
+        snprintf(err, errlen, "%s: empty file (no header, no rows)", path);
+        return -DLG_EINVAL;
+    }
+    return c == '{' ? rep_read_jsonl(rs, path, src, err, errlen) : rep_read_csv(rs, path, src, err, errlen);
+}

@@ -1,0 +1,63 @@
+/* Result rows read back from dlgauge's CSV and JSONL files: tags and
+ * fields by name, with the file and line each row came from. */
+#ifndef DLG_REPORT_ROWS_H
+#define DLG_REPORT_ROWS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct rep_kv {
+    char *key;
+    char *str;   /* text as written (numbers too) */
+    double num;  /* valid when is_num */
+    bool is_num;
+} rep_kv;
+
+typedef struct rep_row {
+    const char *src; /* file name (owned by rep_rows.files) */
+    long line;       /* 1-based line in src */
+    rep_kv *tags;
+    size_t ntags;
+    rep_kv *fields;
+    size_t nfields;
+} rep_row;
+
+/* One dlgauge_host point (JSONL only): the inventory of a run. */
+typedef struct rep_host {
+    char *run_id, *host, *cpu_model, *version;
+    double cpus_online, mem_total_bytes;
+} rep_host;
+
+typedef struct rep_rows {
+    rep_row *v;
+    size_t n, cap;
+    char **files;
+    size_t nfiles;
+    rep_host *hosts;
+    size_t nhosts;
+} rep_rows;
+
+/* Reads one results file (CSV or JSONL, by content) and appends its
+ * dlgauge_result rows.  Returns 0 or a negative DLG_E* code with a one-line
+ * message ("FILE:LINE: ...") in err. */
+int rep_read_file(rep_rows *rs, const char *path, char *err, size_t errlen);
+int rep_read_csv(rep_rows *rs, const char *path, const char *src, char *err, size_t errlen);
+int rep_read_jsonl(rep_rows *rs, const char *path, const char *src, char *err, size_t errlen);
+/* Checks what the model needs: required columns and one dlgauge version. */
+int rep_rows_validate(const rep_rows *rs, char *err, size_t errlen);
+void rep_rows_free(rep_rows *rs);
+
+/* Internal to the readers: a new empty row for src at line, or NULL. */
+rep_row *rep_rows_add(rep_rows *rs, const char *src, long line);
+const char *rep_rows_add_file(rep_rows *rs, const char *path);
+/* Appends key=value to a row's tags or fields; numbers are recognised in
+ * fields only (tags stay text).  Returns 0 or -1 (out of memory). */
+int rep_row_put(rep_row *r, bool tag, const char *key, const char *val);
+int rep_row_put_num(rep_row *r, const char *key, double v, const char *text);
+
+const char *rep_tag(const rep_row *r, const char *key);
+/* A tag, else a text field, else NULL. */
+const char *rep_str(const rep_row *r, const char *key);
+bool rep_num(const rep_row *r, const char *key, double *out);
+
+#endif

@@ -1,0 +1,228 @@
+/* SVG charts.  Plain shapes and text only, so that any browser (and
+ * headless Chromium in the tests) renders them offline. */
+#define _GNU_SOURCE
+#include "svg.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { W = 600, H = 320, ML = 90, MR = 20, MT = 36, MB = 64 };
+
+void rep_xml_esc(FILE *f, const char *s)
+{
+    for (; s && *s; s++)
+        switch (*s) {
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '"':
+            fputs("&quot;", f);
+            break;
+        case '\'':
+            fputs("&#39;", f);
+            break;
+        default:
+            if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
+                fputc(*s, f);
+        }
+}
+
+static void open_svg(FILE *f, const char *title, const char *title2)
+{
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+               "role=\"img\" class=\"chart\">\n<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n"
+               "<text x=\"%d\" y=\"20\" font-size=\"14\" font-weight=\"bold\">",
+            W, H, W, H, W, H, ML);
+    rep_xml_esc(f, title);
+    rep_xml_esc(f, title2);
+    fputs("</text>\n", f);
+}
+
+/* A "nice" axis top: 1, 2 or 5 times a power of ten at or above v. */
+static double nice_top(double v)
+{
+    if (!(v > 0))
+        return 1;
+    double p = pow(10, floor(log10(v)));
+    for (int i = 0; i < 3; i++) {
+        double m = (double[]){1, 2, 5}[i] * p;
+        if (m >= v)
+            return m;
+    }
+    return 10 * p;
+}
+
+static void y_axis(FILE *f, double top, const char *unit, bool fraction)
+{
+    int x0 = ML, y0 = H - MB, y1 = MT;
+    fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n", x0, y0, W - MR, y0);
+    fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n", x0, y0, x0, y1);
+    for (int i = 0; i <= 5; i++) {
+        double v = top * i / 5;
+        double y = y0 - (double)(y0 - y1) * i / 5;
+        char lab[64];
+        if (fraction)
+            snprintf(lab, sizeof lab, "%.0f%%", 100 * v);
+        else
+            rep_fmt_rate(v, unit, lab, sizeof lab);
+        fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", x0, y, W - MR, y);
+        fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"10\" text-anchor=\"end\">", x0 - 4, y + 3);
+        rep_xml_esc(f, lab);
+        fputs("</text>\n", f);
+    }
+}
+
+static double ypix(double v, double top)
+{
+    return (H - MB) - (double)(H - MB - MT) * (v / top);
+}
+
+static void x_label(FILE *f, double x, const char *s)
+{
+    fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" text-anchor=\"end\" transform=\"rotate(-30 %.1f %d)\">", x,
+            H - MB + 14, x, H - MB + 14);
+    rep_xml_esc(f, s);
+    fputs("</text>\n", f);
+}
+
+void rep_svg_curve(FILE *f, const rep_report *r, const rep_group *g, size_t a)
+{
+    const rep_axis *ax = &g->axes[a];
+    const rep_cell *best = &g->cells[g->best];
+    size_t coord[64];
+    if (g->naxes > 64)
+        return;
+    memcpy(coord, best->coord, g->naxes * sizeof *coord);
+    double top = 0;
+    for (size_t v = 0; v < ax->n; v++) {
+        coord[a] = v;
+        long c = rep_group_find(g, coord);
+        if (c >= 0 && g->cells[c].ok && g->cells[c].thr + g->cells[c].ci > top)
+            top = g->cells[c].thr + g->cells[c].ci;
+    }
+    top = nice_top(top * 1.05);
+    char t2[128];
+    snprintf(t2, sizeof t2, " vs %s", ax->key);
+    open_svg(f, g->workload, t2);
+    y_axis(f, top, g->unit, false);
+    double step = (double)(W - ML - MR) / (double)(ax->n ? ax->n : 1);
+    double tgt = ypix(r->target * best->thr, top);
+    fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#c0392b\" stroke-dasharray=\"6 4\"/>\n", ML,
+            tgt, W - MR, tgt);
+    fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"10\" fill=\"#c0392b\" text-anchor=\"end\">%.0f%% of best</text>\n",
+            W - MR, tgt - 4, 100 * r->target);
+    fputs("<polyline fill=\"none\" stroke=\"#2c6fbb\" stroke-width=\"2\" points=\"", f);
+    for (size_t v = 0; v < ax->n; v++) {
+        coord[a] = v;
+        long c = rep_group_find(g, coord);
+        if (c >= 0 && g->cells[c].ok)
+            fprintf(f, "%.1f,%.1f ", ML + step * ((double)v + 0.5), ypix(g->cells[c].thr, top));
+    }
+    fputs("\"/>\n", f);
+    for (size_t v = 0; v < ax->n; v++) {
+        double x = ML + step * ((double)v + 0.5);
+        x_label(f, x, ax->vals[v]);
+        coord[a] = v;
+        long c = rep_group_find(g, coord);
+        if (c < 0)
+            continue;
+        const rep_cell *cell = &g->cells[c];
+        if (!cell->ok) {
+            fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" fill=\"#c0392b\" text-anchor=\"middle\">", x, H - MB - 6);
+            rep_xml_esc(f, cell->status);
+            fputs("</text>\n", f);
+            continue;
+        }
+        double y = ypix(cell->thr, top), ylo = ypix(fmax(cell->thr - cell->ci, 0), top),
+               yhi = ypix(cell->thr + cell->ci, top);
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n", x, ylo, x, yhi);
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n", x - 5, ylo, x + 5, ylo);
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n", x - 5, yhi, x + 5, yhi);
+        bool knee = (size_t)c == g->knees[a].cell;
+        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\"/>\n", x, y, knee ? 7 : 4,
+                knee ? "#e67e22" : "#2c6fbb");
+        if (knee)
+            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#e67e22\" text-anchor=\"middle\">knee</text>\n",
+                    x, yhi - 8);
+    }
+    fputs("</svg>\n", f);
+}
+
+void rep_svg_stack(FILE *f, const rep_group *g)
+{
+    open_svg(f, g->workload, ": AU and data wait per cell");
+    y_axis(f, 1, NULL, true);
+    double step = (double)(W - ML - MR) / (double)(g->ncells ? g->ncells : 1);
+    double bw = step * 0.6;
+    for (size_t c = 0; c < g->ncells; c++) {
+        const rep_cell *cell = &g->cells[c];
+        double x = ML + step * ((double)c + 0.2);
+        char lab[256];
+        rep_cell_label(g, cell, lab, sizeof lab);
+        x_label(f, x + bw / 2, lab);
+        if (!cell->ok)
+            continue;
+        double dw = isnan(cell->data_wait) ? 0 : fmin(fmax(cell->data_wait, 0), 1);
+        double au = !isnan(cell->au) ? fmin(fmax(cell->au, 0), 1) : 1 - dw;
+        double rest = fmax(1 - au - dw, 0);
+        double parts[3] = {au, dw, rest};
+        const char *col[3] = {"#27ae60", "#e67e22", "#bdc3c7"};
+        double base = 0;
+        for (int p = 0; p < 3; p++) {
+            double y0 = ypix(base, 1), y1 = ypix(base + parts[p], 1);
+            if (parts[p] > 0)
+                fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n", x, y1, bw,
+                        y0 - y1, col[p]);
+            base += parts[p];
+        }
+    }
+    fprintf(f, "<rect x=\"%d\" y=\"26\" width=\"10\" height=\"10\" fill=\"#27ae60\"/><text x=\"%d\" y=\"35\" "
+               "font-size=\"10\">AU (compute)</text>\n<rect x=\"%d\" y=\"26\" width=\"10\" height=\"10\" fill=\"#e67e22\"/>"
+               "<text x=\"%d\" y=\"35\" font-size=\"10\">data wait</text>\n",
+            W - 230, W - 216, W - 120, W - 106);
+    fputs("</svg>\n", f);
+}
+
+void rep_svg_cost(FILE *f, const rep_report *r)
+{
+    const rep_reco *re = &r->reco;
+    size_t n = 0;
+    double top = 0;
+    for (size_t i = 0; i < re->n; i++)
+        if (isfinite(re->v[i].score)) {
+            n++;
+            top = fmax(top, re->v[i].score);
+        }
+    int h = 40 + 22 * (int)(n ? n : 1) + 30;
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
+               "class=\"chart\">\n<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n"
+               "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">cost per million items (",
+            W + 100, h, W + 100, h, W + 100, h);
+    rep_xml_esc(f, re->currency ? re->currency : "");
+    fputs(")</text>\n", f);
+    top = top > 0 ? top : 1;
+    int left = 230, width = W + 100 - left - 80;
+    size_t row = 0;
+    for (size_t i = 0; i < re->n; i++) {
+        const rep_choice *ch = &re->v[i];
+        if (!isfinite(ch->score))
+            continue;
+        double y = 36 + 22.0 * (double)row++;
+        double w = (double)width * ch->score / top;
+        fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">", left - 6, y + 12);
+        rep_xml_esc(f, ch->inst->name);
+        fputs("</text>\n", f);
+        fprintf(f, "<rect x=\"%d\" y=\"%.1f\" width=\"%.1f\" height=\"16\" fill=\"%s\"/>\n", left, y, fmax(w, 1),
+                !ch->meets ? "#bdc3c7" : i == 0 ? "#27ae60" : "#2c6fbb");
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%.4g%s</text>\n", left + fmax(w, 1) + 4, y + 12,
+                ch->score, ch->meets ? "" : " (misses a knee)");
+    }
+    fputs("</svg>\n", f);
+}

@@ -1,0 +1,271 @@
+/* The report's content as tables and sentences, shared by the terminal,
+ * Markdown and HTML outputs so that all three say the same thing. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+void rep_fmt_rate(double v, const char *unit, char *buf, size_t len)
+{
+    if (isnan(v)) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    if (unit && strcmp(unit, "bytes") == 0) {
+        if (v >= 1e9)
+            snprintf(buf, len, "%.3g GB/s", v / 1e9);
+        else
+            snprintf(buf, len, "%.3g MB/s", v / 1e6);
+        return;
+    }
+    const char *u = unit && *unit ? unit : "items";
+    if (v >= 1e6)
+        snprintf(buf, len, "%.3g M %s/s", v / 1e6, u);
+    else if (v >= 1e4)
+        snprintf(buf, len, "%.3g k %s/s", v / 1e3, u);
+    else
+        snprintf(buf, len, "%.4g %s/s", v, u);
+}
+
+void rep_group_title(const rep_group *g, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s, mode %s, precision %s%s%s", g->workload, g->mode, g->precision,
+             strcmp(g->device, "-") ? ", device " : "", strcmp(g->device, "-") ? g->device : "");
+}
+
+void rep_cell_label(const rep_group *g, const rep_cell *c, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = 0;
+    for (size_t a = 0; a < g->naxes && n < len; a++)
+        n += snprintf(buf + n, len - n, "%s%s=%s", a ? " " : "", g->axes[a].key, g->axes[a].vals[c->coord[a]]);
+    if (g->naxes == 0)
+        snprintf(buf, len, "(one cell)");
+}
+
+static int table_init(rep_table *t, size_t nrows, size_t ncols)
+{
+    memset(t, 0, sizeof *t);
+    t->cell = calloc(nrows * ncols + 1, sizeof *t->cell);
+    t->style = calloc(nrows * ncols + 1, 1);
+    t->right = calloc(ncols + 1, sizeof *t->right);
+    t->nrows = nrows;
+    t->ncols = ncols;
+    return t->cell && t->style && t->right ? 0 : -1;
+}
+
+static int put(rep_table *t, size_t r, size_t c, int style, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s;
+    int rc = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    if (rc < 0)
+        return -1;
+    free(t->cell[r * t->ncols + c]);
+    t->cell[r * t->ncols + c] = s;
+    t->style[r * t->ncols + c] = (unsigned char)style;
+    return 0;
+}
+
+void rep_table_free(rep_table *t)
+{
+    for (size_t i = 0; t->cell && i < t->nrows * t->ncols; i++)
+        free(t->cell[i]);
+    free(t->cell);
+    free(t->style);
+    free(t->right);
+    memset(t, 0, sizeof *t);
+}
+
+static const char *num_or_dash(double v, char *buf, size_t len, const char *fmt, double scale)
+{
+    if (isnan(v))
+        return "-";
+    snprintf(buf, len, fmt, v * scale);
+    return buf;
+}
+
+int rep_table_cells(rep_table *t, const rep_report *r, const rep_group *g)
+{
+    static const char *const heads[] = {"throughput", "+-CI95", "n", "AU", "data wait", "CPU busy", "read MB/s",
+                                        "bottleneck", "note"};
+    size_t nh = sizeof heads / sizeof *heads, nc = g->naxes + nh;
+    if (table_init(t, g->ncells + 1, nc) != 0)
+        return -1;
+    int rc = 0;
+    for (size_t a = 0; a < g->naxes; a++)
+        rc |= put(t, 0, a, REP_ST_STRONG, "%s", g->axes[a].key);
+    for (size_t h = 0; h < nh; h++) {
+        rc |= put(t, 0, g->naxes + h, REP_ST_STRONG, "%s", heads[h]);
+        t->right[g->naxes + h] = h < 7;
+    }
+    /* rows in axis order: sort cell indices by their coordinates */
+    size_t *order = malloc((g->ncells + 1) * sizeof *order);
+    if (!order)
+        return -1;
+    for (size_t i = 0; i < g->ncells; i++)
+        order[i] = i;
+    for (size_t i = 1; i < g->ncells; i++)
+        for (size_t j = i; j > 0; j--) {
+            const size_t *x = g->cells[order[j - 1]].coord, *y = g->cells[order[j]].coord;
+            size_t a = 0;
+            while (a < g->naxes && x[a] == y[a])
+                a++;
+            if (a == g->naxes || x[a] < y[a])
+                break;
+            size_t tmp = order[j - 1];
+            order[j - 1] = order[j];
+            order[j] = tmp;
+        }
+    for (size_t i = 0; i < g->ncells; i++) {
+        const rep_cell *c = &g->cells[order[i]];
+        size_t row = i + 1, col = g->naxes;
+        char b1[64], b2[64];
+        for (size_t a = 0; a < g->naxes; a++)
+            rc |= put(t, row, a, REP_ST_PLAIN, "%s", g->axes[a].vals[c->coord[a]]);
+        if (c->ok) {
+            rep_fmt_rate(c->thr, g->unit, b1, sizeof b1);
+            rc |= put(t, row, col++, REP_ST_PLAIN, "%s", b1);
+            rep_fmt_rate(c->ci, g->unit, b1, sizeof b1);
+            rc |= put(t, row, col++, REP_ST_PLAIN, "%s", b1);
+            rc |= put(t, row, col++, REP_ST_PLAIN, "%.0f", c->repeats);
+        } else {
+            rc |= put(t, row, col++, REP_ST_BAD, "%s", c->status ? c->status : "?");
+            rc |= put(t, row, col++, REP_ST_PLAIN, "-");
+            rc |= put(t, row, col++, REP_ST_PLAIN, "-");
+        }
+        bool ok = c->ok;
+        rc |= put(t, row, col++, REP_ST_PLAIN, "%s", ok ? num_or_dash(c->au, b2, sizeof b2, "%.2f", 1) : "-");
+        rc |= put(t, row, col++, REP_ST_PLAIN, "%s", ok ? num_or_dash(c->data_wait, b2, sizeof b2, "%.2f", 1) : "-");
+        rc |= put(t, row, col++, REP_ST_PLAIN, "%s", ok ? num_or_dash(c->cpu_share, b2, sizeof b2, "%.0f%%", 100) : "-");
+        rc |= put(t, row, col++, REP_ST_PLAIN, "%s", ok ? num_or_dash(c->read_bps, b2, sizeof b2, "%.1f", 1e-6) : "-");
+        rc |= put(t, row, col++, c->bn == REP_BN_COMPUTE ? REP_ST_GOOD : REP_ST_BAD, "%s", rep_bn_name(c->bn));
+        char note[160] = "";
+        size_t n = 0;
+        if (g->has_best && order[i] == g->best)
+            n += snprintf(note + n, sizeof note - n, "best");
+        for (size_t a = 0; a < g->naxes && n < sizeof note; a++)
+            if (g->has_best && g->knees[a].cell == order[i])
+                n += snprintf(note + n, sizeof note - n, "%sknee %s", n ? ", " : "", g->axes[a].key);
+        rc |= put(t, row, col++, REP_ST_STRONG, "%s", note);
+    }
+    free(order);
+    return rc ? -1 : 0;
+}
+
+void rep_knee_text(const rep_report *r, const rep_group *g, size_t a, char *buf, size_t len)
+{
+    const rep_knee *k = &g->knees[a];
+    const rep_axis *ax = &g->axes[a];
+    char thr[64];
+    rep_fmt_rate(g->cells[k->cell].thr, g->unit, thr, sizeof thr);
+    if (k->npoints < 2) {
+        snprintf(buf, len, "%s = %s: only one value measured with the other axes at their best (%s)", ax->key,
+                 ax->vals[k->val], thr);
+        return;
+    }
+    snprintf(buf, len, "%s = %s: %s, %.1f%% of the best%s; %s%s", ax->key, ax->vals[k->val], thr, 100 * k->ratio,
+             k->cell == g->best ? " (it is the best)" : "",
+             k->cell == g->best      ? "no smaller value reaches the target"
+             : k->significant        ? "the shortfall from the best is significant (beyond the 95% CIs)"
+                                     : "not significantly below the best (within the 95% CIs)",
+             k->val == 0             ? "; it is the smallest value measured"
+             : k->below_clear        ? "; the value below falls short beyond its CI"
+                                     : "; the value below is within its CI of the target: the knee is uncertain");
+    (void)r;
+}
+
+static void fmt_gib(double b, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.4g", b / 1073741824.0);
+}
+
+int rep_table_reco(rep_table *t, const rep_report *r)
+{
+    static const char *const heads[] = {"#", "instance", "provider", "GPUs", "GPU", "vCPUs", "memory GiB",
+                                        "price/h", "expected", "cost per M items", "J/item", "meets knees"};
+    size_t nh = sizeof heads / sizeof *heads;
+    if (table_init(t, r->reco.n + 1, nh) != 0)
+        return -1;
+    int rc = 0;
+    for (size_t h = 0; h < nh; h++) {
+        rc |= put(t, 0, h, REP_ST_STRONG, "%s", heads[h]);
+        t->right[h] = h == 0 || h == 3 || (h >= 5 && h <= 10);
+    }
+    for (size_t i = 0; i < r->reco.n; i++) {
+        const rep_choice *ch = &r->reco.v[i];
+        const rep_instance *in = ch->inst;
+        size_t row = i + 1, col = 0;
+        char buf[256], b2[64];
+        rc |= put(t, row, col++, REP_ST_PLAIN, "%zu", i + 1);
+        rc |= put(t, row, col++, i < r->reco.nmeet && i < 2 ? REP_ST_STRONG : REP_ST_PLAIN, "%s%s", in->name,
+                  in->price_verified ? "" : " (price unverified)");
+        rc |= put(t, row, col++, REP_ST_PLAIN, "%s", in->provider);
+        rc |= put(t, row, col++, REP_ST_PLAIN, "%d", in->gpus);
+        rc |= put(t, row, col++, REP_ST_PLAIN, "%s", in->gpu);
+        rc |= put(t, row, col++, REP_ST_PLAIN, "%g", in->vcpus);
+        fmt_gib(in->memory, b2, sizeof b2);
+        rc |= put(t, row, col++, REP_ST_PLAIN, "%s", b2);
+        rc |= put(t, row, col++, REP_ST_PLAIN, "%.4g %s", in->price, in->currency);
+        size_t n = 0, n2 = 0, n3 = 0;
+        char cost[256] = "", energy[128] = "";
+        buf[0] = 0;
+        for (size_t gi = 0; gi < r->model.n; gi++) {
+            if ((r->selected && !r->selected[gi]) || !r->model.g[gi].has_best)
+                continue;
+            const rep_fit *f = &ch->fits[gi];
+            rep_fmt_rate(f->thr, r->model.g[gi].unit, b2, sizeof b2);
+            n += snprintf(buf + n, n < sizeof buf ? sizeof buf - n : 0, "%s%s%s", n ? " / " : "", b2,
+                          f->estimated ? " (est.)" : "");
+            n2 += snprintf(cost + n2, n2 < sizeof cost ? sizeof cost - n2 : 0, "%s%.4g", n2 ? " / " : "",
+                           f->cost_per_m);
+            n3 += snprintf(energy + n3, n3 < sizeof energy ? sizeof energy - n3 : 0, "%s%s", n3 ? " / " : "",
+                           num_or_dash(f->energy_item, b2, sizeof b2, "%.3g", 1));
+        }
+        rc |= put(t, row, col++, REP_ST_PLAIN, "%s", buf);
+        rc |= put(t, row, col++, REP_ST_PLAIN, "%s %s", cost, in->currency);
+        rc |= put(t, row, col++, REP_ST_PLAIN, "%s", energy);
+        if (ch->meets) {
+            rc |= put(t, row, col++, REP_ST_GOOD, "yes");
+        } else {
+            const char *why = "no";
+            for (size_t gi = 0; gi < r->model.n; gi++)
+                if (!ch->fits[gi].meets) {
+                    why = ch->fits[gi].why;
+                    break;
+                }
+            rc |= put(t, row, col++, REP_ST_BAD, "no: %s", why);
+        }
+    }
+    return rc ? -1 : 0;
+}
+
+void rep_reco_text(const rep_report *r, char *buf, size_t len)
+{
+    const rep_reco *re = &r->reco;
+    if (!r->have_reco) {
+        snprintf(buf, len, "no recommendation: no instance catalog given (--catalog conf/instances/X.ini)");
+        return;
+    }
+    if (re->nmeet == 0) {
+        snprintf(buf, len, "no instance in the catalog meets every knee%s%s%s", r->gpu_filter ? " (GPU filter '" : "",
+                 r->gpu_filter ? r->gpu_filter : "", r->gpu_filter ? "')" : "");
+        return;
+    }
+    const rep_choice *a = &re->v[0];
+    size_t n = (size_t)snprintf(buf, len, "recommended: %s (%s, %.4g %s/h), %.4g %s per million items", a->inst->name,
+                                a->inst->provider, a->inst->price, a->inst->currency, a->score, a->inst->currency);
+    if (re->nmeet > 1 && n < len) {
+        const rep_choice *b = &re->v[1];
+        snprintf(buf + n, len - n, "; runner-up: %s (%s, %.4g %s/h), %.4g %s per million items", b->inst->name,
+                 b->inst->provider, b->inst->price, b->inst->currency, b->score, b->inst->currency);
+    } else if (n < len) {
+        snprintf(buf + n, len - n, "; no runner-up meets every knee");
+    }
+}
