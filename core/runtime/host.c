@@ -151,30 +151,43 @@ static dlg_storage_live *live_storage(dlg_services *s, const char *name)
     return l;
 }
 
+/* live_storage() under the storage lock; the entry's fields are stable
+ * once created (the array may move, so copy them out while locked). */
+static int live_storage_locked(dlg_services *s, const char *name, const dlg_storage_ops **ops, void **inst,
+                               dlg_host_impl **host)
+{
+    pthread_mutex_lock(&s->storage_lock);
+    dlg_storage_live *l = live_storage(s, name);
+    if (l) {
+        *ops = l->spec->desc->ops;
+        *inst = l->inst;
+        *host = l->host;
+    }
+    pthread_mutex_unlock(&s->storage_lock);
+    return l ? 0 : -DLG_EINVAL;
+}
+
 static int h_storage_lookup(const dlg_host *h, const char *name, const dlg_storage_ops **ops, void **inst)
 {
-    dlg_storage_live *l = live_storage(impl(h)->svc, name);
-    if (!l)
-        return -DLG_EINVAL;
-    *ops = l->spec->desc->ops;
-    *inst = l->inst;
-    return 0;
+    dlg_host_impl *sh;
+    return live_storage_locked(impl(h)->svc, name, ops, inst, &sh);
 }
 
 static int h_file_open(const dlg_host *h, const char *storage, const char *path, dlg_file **out)
 {
     dlg_services *s = impl(h)->svc;
-    dlg_storage_live *l = live_storage(s, storage ? storage : s->default_storage);
-    if (!l)
+    const dlg_storage_ops *ops;
+    void *inst;
+    dlg_host_impl *sh;
+    if (live_storage_locked(s, storage ? storage : s->default_storage, &ops, &inst, &sh) != 0)
         return -DLG_EINVAL;
-    const dlg_storage_ops *ops = l->spec->desc->ops;
     dlg_file *f = calloc(1, ops->file_size);
     if (!f)
         return h->error(h, DLG_ENOMEM, "%s: out of memory opening file", path);
     f->ops = ops;
-    f->inst = l->inst;
+    f->inst = inst;
     f->align = 1;
-    int rc = ops->open(l->inst, &l->host->pub, path, DLG_OPEN_READ, f);
+    int rc = ops->open(inst, &sh->pub, path, DLG_OPEN_READ, f);
     if (rc < 0) {
         free(f);
         if (!dlg_services_error(s)[0])
@@ -278,6 +291,11 @@ void dlg_services_init(dlg_services *s, dlg_plan *plan, const char *default_stor
     s->default_storage = default_storage ? default_storage : "posix";
     s->verbosity = verbosity;
     pthread_mutex_init(&s->lock, NULL);
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&s->storage_lock, &attr);
+    pthread_mutexattr_destroy(&attr);
 }
 
 void dlg_services_fini(dlg_services *s)
@@ -293,6 +311,7 @@ void dlg_services_fini(dlg_services *s)
         free(s->extra_specs[i].vals);
     free(s->extra_specs);
     pthread_mutex_destroy(&s->lock);
+    pthread_mutex_destroy(&s->storage_lock);
     s->storages = NULL;
     s->nstorages = 0;
 }

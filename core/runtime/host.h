@@ -26,6 +26,9 @@ typedef struct dlg_services {
     uint64_t ios;
     int verbosity;      /* 0 quiet .. 3 debug */
     pthread_mutex_t lock;
+    /* Creating storages: recursive, as a shim's create() looks up its inner;
+     * loader threads may open their first files at the same time. */
+    pthread_mutex_t storage_lock;
     char error[2048];   /* the latest error, with its context */
     int error_code;
 } dlg_services;

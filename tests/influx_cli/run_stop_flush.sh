@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The InfluxDB sink through the whole CLI, against a real influxd:
-#  1. a run writes its first results to a live server;
+#  1. a run writes its host inventory and first results to a live server;
 #  2. the server is stopped mid-run: the rest is spooled, the run goes on
 #     and still exits 0 (an unreachable database never aborts a run);
 #  3. the server comes back; `dlgauge flush` replays the spool;
@@ -61,7 +61,8 @@ before=$(written_ok)
 bash "$server" stop "$work/influx"
 rc=0; wait $pid || rc=$?
 [ $rc -eq 0 ] || { echo "FAIL: run exited $rc with the database down"; cat "$work/run.err"; exit 1; }
-[ "$before" -eq 2 ] || { echo "FAIL: expected 2 points written before the stop, server says $before"; exit 1; }
+# the run's dlgauge_host inventory point, then the first job's 2 results
+[ "$before" -eq 3 ] || { echo "FAIL: expected 3 points written before the stop, server says $before"; exit 1; }
 [ -s "$work/spool/influx.lp" ] || { echo "FAIL: nothing was spooled"; ls -la "$work/spool" || true; exit 1; }
 spooled=$(grep -c '^dlgauge_result' "$work/spool/influx.lp")
 [ "$spooled" -eq 3 ] || { echo "FAIL: expected 3 spooled results, found $spooled"; exit 1; }

@@ -124,6 +124,9 @@ static int thr_open(void *inst, const dlg_host *h, const char *path, int flags, 
     tf->inner = in;
     tf->inner_caps = ti->inner_ops->caps;
     f->align = (tf->inner_caps & DLG_CAP_DIRECT) && in->align ? in->align : 1;
+    tf->size = UINT64_MAX;
+    if (flags == DLG_OPEN_READ && ti->inner_ops->size(in, &tf->size) != 0)
+        tf->size = UINT64_MAX;
     return 0;
 }
 
@@ -151,7 +154,7 @@ static int thr_size(dlg_file *f, uint64_t *out)
 static int64_t thr_read(dlg_file *f, void *buf, size_t n, uint64_t off)
 {
     thr_file *tf = (thr_file *)f;
-    uint64_t deadline = thr_shaper_reserve(&tf->ti->shaper, n);
+    uint64_t deadline = thr_shaper_reserve(&tf->ti->shaper, thr_charge(tf, off, n));
     int64_t r = tf->inner->ops->read(tf->inner, buf, n, off);
     int rc = thr_sleep_until(tf->h, deadline);
     return r < 0 ? r : rc < 0 ? rc : r;

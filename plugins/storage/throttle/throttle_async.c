@@ -53,7 +53,7 @@ int thr_submit(dlg_file *f, const dlg_io *ios, size_t n)
             next++;
         thr_slot *s = &tf->slots[next];
         s->user = ios[i].user;
-        s->deadline = thr_shaper_reserve(&tf->ti->shaper, ios[i].len);
+        s->deadline = thr_shaper_reserve(&tf->ti->shaper, thr_charge(tf, ios[i].off, ios[i].len));
         s->state = THR_SLOT_INFLIGHT;
         if (async) {
             tf->scratch[i] = ios[i];

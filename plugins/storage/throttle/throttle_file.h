@@ -37,6 +37,7 @@ typedef struct thr_file {
     thr_inst *ti;
     dlg_file *inner;
     uint32_t inner_caps;
+    uint64_t size; /* at open, for reads: a read past EOF is charged what it got */
     /* async */
     thr_slot *slots;
     size_t nslots;
@@ -53,5 +54,12 @@ typedef struct thr_file {
 int thr_submit(dlg_file *f, const dlg_io *ios, size_t n);
 int thr_reap(dlg_file *f, dlg_io_done *done, size_t max, size_t min_done);
 void thr_async_free(thr_file *tf);
+
+/* Bytes a read of n at off really transfers (the disk is not charged for
+ * what lies past the end of the file). */
+static inline size_t thr_charge(const thr_file *tf, uint64_t off, size_t n)
+{
+    return off >= tf->size ? 0 : tf->size - off < n ? (size_t)(tf->size - off) : n;
+}
 
 #endif
