@@ -1,5 +1,7 @@
 #include "sinkfs.h"
 
+#include <dlgauge/plugin.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -101,5 +103,12 @@ int sink_read_file(const char *path, char **out, size_t *len)
     buf[got] = '\0';
     *out = buf;
     *len = got;
+    return 0;
+}
+
+int sink_fsync(const struct dlg_host *h, int fd, const char *path)
+{
+    if (fsync(fd) != 0 && errno != EINVAL)
+        return h->error(h, DLG_EIO, "%s: fsync failed: %s", path, strerror(errno));
     return 0;
 }

@@ -19,4 +19,9 @@ int sink_write_all(int fd, const void *buf, size_t n);
  * ENOENT when it does not exist, or another errno value. */
 int sink_read_file(const char *path, char **out, size_t *len);
 
+/* fsync(fd) for a sink's flush(): 0, or -DLG_EIO after reporting the file
+ * through the host (filesystems that cannot fsync, EINVAL, are fine). */
+struct dlg_host;
+int sink_fsync(const struct dlg_host *h, int fd, const char *path);
+
 #endif

@@ -102,9 +102,7 @@ static int json_write(void *state, const dlg_point *pts, size_t n)
 static int json_flush(void *state, uint64_t timeout_ns)
 {
     json_sink *s = state;
-    if (fsync(s->fd) != 0 && errno != EINVAL)
-        return s->h->error(s->h, DLG_EIO, "%s: fsync failed: %s", s->path, strerror(errno));
-    return 0;
+    return sink_fsync(s->h, s->fd, s->path);
 }
 
 static const dlg_sink_ops json_ops = {
