@@ -91,8 +91,12 @@ void rep_cell_classify(rep_cell *c, const rep_group *g, const rep_disks *disks)
             ADD("%.0f major faults/s; ", c->fault_rate);
     } else if (!isnan(c->limit_share) && c->limit_share >= REP_NEAR_LIMIT) {
         c->bn = REP_BN_STORAGE;
-        ADD("reads %.1f MB/s = %.0f%% of profile %s limit (%.1f MB/s, %.0f IOPS); ", c->read_bps / 1e6,
-            100 * c->limit_share, prof->name, prof->bandwidth / 1e6, prof->iops);
+        ADD("reads %.1f MB/s = %.0f%% of profile %s's limit (", c->read_bps / 1e6, 100 * c->limit_share, prof->name);
+        if (prof->bandwidth > 0)
+            ADD("%.1f MB/s%s", prof->bandwidth / 1e6, prof->iops > 0 ? ", " : "");
+        if (prof->iops > 0)
+            ADD("%.0f IOPS", prof->iops);
+        ADD("); ");
     } else if (input_limited && !isnan(c->cpu_share) && c->cpu_share >= REP_CPU_BUSY) {
         c->bn = REP_BN_DECODE;
         ADD("CPUs %.0f%% busy; ", 100 * c->cpu_share);

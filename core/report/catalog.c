@@ -88,6 +88,8 @@ static int inst_key(cat_state *s, rep_instance *in, const char *k, const char *v
 static int on_kv(void *user, const char *sec, const char *k, const char *v)
 {
     cat_state *s = user;
+    if (s->why[0] || s->oom)
+        return 0; /* inih goes on after an error; the first one is the one to report */
     if (strcmp(sec, "catalog") == 0) {
         if (strcmp(k, "provider") == 0)
             return set_str(s, &s->provider, v);

@@ -48,6 +48,8 @@ static int on_kv(void *user, const char *sec, const char *k, const char *v)
 {
     prof *p = user;
     double cap;
+    if (p->why[0])
+        return 0; /* keep the first error */
     if (strcmp(k, "name") == 0)
         snprintf(p->name, sizeof p->name, "%s", v);
     else if (strcmp(k, "bandwidth") == 0)

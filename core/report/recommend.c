@@ -65,7 +65,10 @@ static void fit_group(rep_fit *f, const rep_group *g, const rep_instance *in, co
         size_t kv = g->knees[a].val;
         if (f->meets && !supplies(in, ax, kv, disks)) {
             f->meets = false;
-            snprintf(f->why, sizeof f->why, "%s %s needs %s = %s per GPU", g->workload, g->mode, ax->key, ax->vals[kv]);
+            snprintf(f->why, sizeof f->why, "%s/%s needs %s %s%s", g->workload, g->mode, ax->key,
+                     ax->kind == REP_AX_STORAGE ? "like " : ">= ", ax->vals[kv]);
+            if (ax->kind != REP_AX_STORAGE)
+                snprintf(f->why + strlen(f->why), sizeof f->why - strlen(f->why), " per GPU");
         }
         for (size_t v = 0; v < ax->n; v++)
             if (supplies(in, ax, v, disks))

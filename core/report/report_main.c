@@ -16,7 +16,7 @@ static void usage(FILE *f)
           "                      [--html OUT.html] [--markdown OUT.md|-] [--disks DIR]... [--disk NAME=PROFILE.ini]...\n"
           "                      [--workload NAME[/MODE]]... [--gpu MODEL] [--color auto|always|never]\n"
           "  knees, bottlenecks and the cheapest instance meeting every knee; storage values are judged\n"
-          "  against disk profiles found by name in --disks DIRs (default conf/disks) or given by --disk\n",
+          "  against disk profiles found by name in conf/disks, --disks DIRs or given by --disk\n",
           f);
 }
 
@@ -115,9 +115,7 @@ static int parse_args(opts *o, int argc, char **argv)
 
 static int load_disks(rep_report *r, const opts *o, char *err, size_t errlen)
 {
-    int rc = 0;
-    if (o->ndiskdirs == 0)
-        rc = rep_disks_load_dir(&r->disks, "conf/disks", err, errlen);
+    int rc = rep_disks_load_dir(&r->disks, "conf/disks", err, errlen); /* the shipped profiles, if here */
     for (size_t i = 0; i < o->ndiskdirs && !rc; i++) {
         if (access(o->diskdirs[i], R_OK) != 0) {
             snprintf(err, errlen, "--disks %s: %s", o->diskdirs[i], strerror(errno));
@@ -186,9 +184,23 @@ static int write_file(const char *path, void (*fn)(FILE *, const rep_report *), 
     return 0;
 }
 
-static int run(rep_report *r, const opts *o, char *err, size_t errlen)
+/* conf/instances/X.ini -> conf/disks: the profiles its disks name. */
+static int catalog_disks(rep_report *r, const char *catalog, char *err, size_t errlen)
 {
-    int rc = load_disks(r, o, err, errlen);
+    char dir[4096];
+    const char *slash = strrchr(catalog, '/');
+    int n = slash ? (int)(slash - catalog) : 0;
+    snprintf(dir, sizeof dir, "%.*s%s../disks", n, catalog, slash ? "/" : "");
+    return rep_disks_load_dir(&r->disks, dir, err, errlen);
+}
+
+static int run(rep_report *r, const opts *o, bool *write_failed, char *err, size_t errlen)
+{
+    int rc = 0;
+    for (size_t i = 0; i < o->ncatalogs && !rc; i++)
+        rc = catalog_disks(r, o->catalogs[i], err, errlen);
+    if (!rc)
+        rc = load_disks(r, o, err, errlen);
     for (size_t i = 0; i < o->nresults && !rc; i++)
         rc = rep_read_file(&r->rows, o->results[i], err, errlen);
     if (!rc)
@@ -209,11 +221,17 @@ static int run(rep_report *r, const opts *o, char *err, size_t errlen)
     bool colour = strcmp(o->color, "always") == 0 || (strcmp(o->color, "auto") == 0 && tty);
     if (!(o->markdown && strcmp(o->markdown, "-") == 0))
         rep_out_text(stdout, r, colour);
+    *write_failed = true;
     if (o->markdown && (rc = write_file(o->markdown, rep_out_markdown, r, err, errlen)) != 0)
         return rc;
     if (o->html && (rc = write_file(o->html, rep_out_html, r, err, errlen)) != 0)
         return rc;
-    return fflush(stdout) == 0 ? 0 : -DLG_EIO;
+    if (fflush(stdout) != 0) {
+        snprintf(err, errlen, "standard output: %s", strerror(errno));
+        return -DLG_EIO;
+    }
+    *write_failed = false;
+    return 0;
 }
 
 int rep_main(int argc, char **argv)
@@ -228,7 +246,8 @@ int rep_main(int argc, char **argv)
     r.target = o.target;
     r.gpu_filter = o.gpu;
     char err[1024] = "";
-    int rc = run(&r, &o, err, sizeof err);
+    bool write_failed = false;
+    int rc = run(&r, &o, &write_failed, err, sizeof err);
     if (rc)
         fprintf(stderr, "dlgauge report: %s\n", err[0] ? err : "out of memory");
     rep_reco_free(&r.reco);
@@ -238,5 +257,5 @@ int rep_main(int argc, char **argv)
     rep_rows_free(&r.rows);
     free(r.selected);
     free_opts(&o);
-    return rc == 0 ? 0 : rc == -DLG_EIO ? 1 : 2;
+    return rc == 0 ? 0 : write_failed ? 1 : 2; /* 2: bad input, 1: an output could not be written */
 }

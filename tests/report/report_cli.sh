@@ -1,0 +1,120 @@
+# dlgauge report through the CLI:
+#  (a) a REAL sweep: io-pipeline over generated JPEG files, emulated 20 ms
+#      compute per batch of 4, swept over storage = slow (2 MB/s throttle),
+#      mid (200 MB/s throttle), posix.  The batch needs ~0.42 MB per 20 ms
+#      (21 MB/s), so slow is storage-bound (AU ~0.1) and mid already keeps
+#      the emulated accelerator busy: knee storage = mid, slow input-bound
+#      on storage at its profile limit, mid/posix compute-bound.
+#  (d) bad inputs: missing columns, mixed versions, broken JSON, bad options.
+#   bash report_cli.sh DLGAUGE PLUGIN_DIR WORK_DIR
+set -u
+DLG=$(realpath "$1")
+PLUGDIR=$(realpath "$2")
+WORK=$(realpath -m "$3")
+SRC=${DLG_SOURCE_DIR:?}
+unset DLGAUGE_PLUGIN_PATH NO_COLOR
+rm -rf "$WORK"
+mkdir -p "$WORK"
+cd "$WORK" || exit 1
+FAILS=0
+fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
+
+# ---- (a) the real sweep -------------------------------------------------------
+"$DLG" mkdata images --out imgs --classes 2 --images 40 >mkdata.out 2>&1 || fail "mkdata: $(cat mkdata.out)"
+mkdir -p disks
+printf 'name = slow\nbandwidth = 2MB\n' >disks/slow.ini
+printf 'name = mid\nbandwidth = 200MB\n' >disks/mid.ini
+cat >sweep.ini <<'INI'
+[global]
+sinks = j, c
+repeat = 2
+[sink j]
+type = json
+path = sweep.jsonl
+[sink c]
+type = csv
+path = sweep.csv
+[storage slow]
+type = throttle
+inner = posix
+profile = disks/slow.ini
+[storage mid]
+type = throttle
+inner = posix
+profile = disks/mid.ini
+[job pipe]
+workload = io-pipeline
+data = files:imgs/train.txt
+decode = false
+batch = 4
+threads = 2
+prefetch = 2
+compute = 20ms
+warmup = 2
+duration = 0.4s
+min_steps = 3
+storage = slow, mid, posix
+INI
+"$DLG" -q --plugin-dir "$PLUGDIR" run sweep.ini >run.out 2>run.err || fail "run: exit $?: $(cat run.err)"
+for f in sweep.jsonl sweep.csv; do
+    "$DLG" report "$f" --disks disks --markdown "$f.md" >"$f.txt" 2>"$f.err" || { fail "report $f: $(cat $f.err)"; continue; }
+    grep -q '^- storage = mid: ' "$f.md" || fail "$f: knee is not storage = mid: $(grep -A3 Knees $f.md)"
+    grep -q '^- `storage=slow`: \*\*input-bound: storage\*\* (reads .* of profile slow.s limit' "$f.md" ||
+        fail "$f: slow is not storage-bound at its limit: $(grep storage=slow $f.md)"
+    grep -q '^- `storage=mid`: \*\*compute-bound\*\*' "$f.md" || fail "$f: mid is not compute-bound: $(grep storage=mid $f.md)"
+    grep -q '^- `storage=posix`: \*\*compute-bound\*\*' "$f.md" || fail "$f: posix is not compute-bound"
+    # the terminal table is aligned and has no colour when not a TTY
+    grep -q $'\033' "$f.txt" && fail "$f: colour codes written to a file"
+    grep -q '^  storage  throughput' "$f.txt" || fail "$f: no table header: $(head -5 $f.txt)"
+done
+# both sinks of one run merged: the same measurement counts once (n stays 2)
+"$DLG" report sweep.csv sweep.jsonl --disks disks --markdown both.md >/dev/null 2>both.err || fail "merge: $(cat both.err)"
+grep -q '^| mid | .* | 2 |' both.md || fail "merged CSV+JSONL double-counted: $(grep '^| mid' both.md)"
+# a recommendation from a shipped catalog names a winner with a cost per million items
+"$DLG" report sweep.jsonl --disks disks --catalog "$SRC/conf/instances/aws.ini" >aws.txt 2>aws.err || fail "aws: $(cat aws.err)"
+grep -q '^recommended: .* USD per million items' aws.txt || fail "no recommendation: $(tail -15 aws.txt)"
+
+# ---- (d) bad input: one clear line, exit 2 -----------------------------------
+# expect NAME WANT-IN-STDERR ARGS...
+expect() {
+    local name=$1 want=$2
+    shift 2
+    "$DLG" report "$@" >"$name.out" 2>"$name.err"
+    local rc=$?
+    [ $rc = 2 ] || fail "$name: exit $rc, expected 2"
+    grep -qF -- "$want" "$name.err" || fail "$name: stderr lacks '$want': $(cat $name.err)"
+    [ "$(wc -l <"$name.err")" = 1 ] || fail "$name: more than one line: $(cat $name.err)"
+}
+python3 - <<'PY'
+import csv
+rows = list(csv.reader(open("sweep.csv")))
+h = rows[0]
+drop = h.index("throughput_ci95")
+with open("noci.csv", "w", newline="") as f:
+    csv.writer(f).writerows([r[:drop] + r[drop + 1:] for r in rows])
+with open("nothr.csv", "w", newline="") as f:
+    d = h.index("throughput")
+    csv.writer(f).writerows([r[:d] + r[d + 1:] for r in rows])
+v = h.index("version")
+with open("v2.csv", "w", newline="") as f:
+    csv.writer(f).writerows([h] + [r[:v] + ["9.9.9"] + r[v + 1:] for r in rows[1:]])
+with open("short.csv", "w", newline="") as f:
+    csv.writer(f).writerows([h, rows[1], rows[2][:5]])
+PY
+printf '{"measurement":"dlgauge_result","tags":{' >broken.jsonl
+printf 'time,a,b\n1,"unterminated\n' >quote.csv
+expect missing-ci "missing or non-numeric column 'throughput_ci95'" noci.csv
+expect missing-thr "missing column 'throughput'" nothr.csv
+expect mixed "mixed dlgauge versions" sweep.csv v2.csv
+expect short "record 3 has 5 columns" short.csv
+expect broken "broken.jsonl:1: byte" broken.jsonl
+expect quote "quote.csv:" quote.csv
+expect nofile "cannot open" does-not-exist.csv
+expect target "--target '1.5'" sweep.csv --target 1.5
+expect catalog "unknown section [global]" sweep.csv --catalog sweep.ini
+
+if [ "$FAILS" -gt 0 ]; then
+    echo "$FAILS check(s) failed (outputs kept in $WORK)" >&2
+    exit 1
+fi
+echo "all checks passed"

@@ -1,0 +1,248 @@
+/* dlgauge report on a hand-built results file with known curves
+ * (fixtures/known.csv: throughput = min(cpu curve, memory curve)):
+ * knees, significance, bottlenecks, recommendation and cost per million
+ * items must be exactly what the curves and the test catalog imply. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "report.h"
+
+/* cmocka 1.1.5 has no assert_double_equal */
+#define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
+
+static char path_buf[4096];
+
+static const char *fixture(const char *name)
+{
+    const char *src = getenv("DLG_SOURCE_DIR");
+    snprintf(path_buf, sizeof path_buf, "%s/tests/report/fixtures/%s", src ? src : ".", name);
+    return path_buf;
+}
+
+typedef struct world {
+    rep_report r;
+    char err[1024];
+} world;
+
+static int setup(void **state)
+{
+    world *w = calloc(1, sizeof *w);
+    if (!w)
+        return -1;
+    w->r.target = 0.95;
+    if (rep_read_file(&w->r.rows, fixture("known.csv"), w->err, sizeof w->err) != 0 ||
+        rep_rows_validate(&w->r.rows, w->err, sizeof w->err) != 0 ||
+        rep_model_build(&w->r.model, &w->r.rows, &w->r.disks, 0.95, w->err, sizeof w->err) != 0) {
+        fprintf(stderr, "setup: %s\n", w->err);
+        return -1;
+    }
+    *state = w;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    world *w = *state;
+    rep_reco_free(&w->r.reco);
+    rep_catalog_free(&w->r.cat);
+    rep_model_free(&w->r.model);
+    rep_rows_free(&w->r.rows);
+    free(w->r.selected);
+    free(w);
+    return 0;
+}
+
+static const rep_group *group(const rep_model *m, const char *mode)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (strcmp(m->g[i].mode, mode) == 0)
+            return &m->g[i];
+    return NULL;
+}
+
+static const char *knee_value(const rep_group *g, const char *axis)
+{
+    long a = rep_group_axis(g, axis);
+    assert_true(a >= 0);
+    return g->axes[a].vals[g->knees[a].val];
+}
+
+static void test_groups_and_axes(void **state)
+{
+    world *w = *state;
+    assert_int_equal(w->r.rows.n, 15);
+    assert_int_equal(w->r.model.n, 2);
+    const rep_group *g = group(&w->r.model, "train");
+    assert_non_null(g);
+    assert_string_equal(g->workload, "sim");
+    assert_string_equal(g->unit, "images");
+    assert_int_equal(g->naxes, 2);
+    long c = rep_group_axis(g, "cpus"), m = rep_group_axis(g, "memory");
+    assert_int_equal(g->axes[c].kind, REP_AX_CPUS);
+    assert_int_equal(g->axes[m].kind, REP_AX_SIZE);
+    /* ascending by count and by bytes, whatever the file order */
+    const char *cv[] = {"1", "2", "4", "8", "16"}, *mv[] = {"8G", "16G", "32G"};
+    assert_int_equal(g->axes[c].n, 5);
+    for (size_t i = 0; i < 5; i++)
+        assert_string_equal(g->axes[c].vals[i], cv[i]);
+    for (size_t i = 0; i < 3; i++)
+        assert_string_equal(g->axes[m].vals[i], mv[i]);
+    assert_int_equal(g->ncells, 13);
+    assert_true(g->has_best);
+    assert_near(g->cells[g->best].thr, 400, 0);
+}
+
+static void test_knees(void **state)
+{
+    world *w = *state;
+    const rep_group *g = group(&w->r.model, "train");
+    long c = rep_group_axis(g, "cpus"), m = rep_group_axis(g, "memory");
+    /* cpus at 32G: 100 190 392 400 -> first >= 380 is 4 */
+    assert_string_equal(knee_value(g, "cpus"), "4");
+    assert_near(g->knees[c].ratio, 392.0 / 400.0, 1e-12);
+    assert_int_equal(g->knees[c].npoints, 5); /* 1 2 4 8 and the oom at 16 */
+    /* 8 below 400 > sqrt(2) x 2.484: significant; 190 is far below 380 */
+    assert_true(g->knees[c].significant);
+    assert_true(g->knees[c].below_clear);
+    /* memory at 8 cpus: 300 398 400 -> 16G, within the CIs of the best */
+    assert_string_equal(knee_value(g, "memory"), "16G");
+    assert_near(g->knees[m].ratio, 398.0 / 400.0, 1e-12);
+    assert_false(g->knees[m].significant);
+    assert_true(g->knees[m].below_clear);
+    const rep_group *inf = group(&w->r.model, "infer");
+    assert_string_equal(knee_value(inf, "cpus"), "2");
+    assert_int_equal(inf->knees[rep_group_axis(inf, "memory")].npoints, 1);
+}
+
+static void test_knee_moves_with_target(void **state)
+{
+    world *w = *state;
+    rep_model m2;
+    assert_int_equal(rep_model_build(&m2, &w->r.rows, &w->r.disks, 0.70, w->err, sizeof w->err), 0);
+    const rep_group *g = group(&m2, "train");
+    assert_string_equal(knee_value(g, "cpus"), "4");   /* 190 < 280 <= 392 */
+    assert_string_equal(knee_value(g, "memory"), "8G"); /* 300 >= 280 */
+    rep_model_free(&m2);
+}
+
+static void test_bottlenecks(void **state)
+{
+    world *w = *state;
+    const rep_group *g = group(&w->r.model, "train");
+    size_t ok = 0;
+    for (size_t i = 0; i < g->ncells; i++) {
+        const rep_cell *c = &g->cells[i];
+        if (!c->ok) {
+            assert_int_equal(c->bn, REP_BN_FAILED);
+            assert_string_equal(c->status, "oom");
+            continue;
+        }
+        ok++;
+        /* fixture: AU 0.98 where throughput >= 392, else AU 0.6 with CPUs at 97% */
+        if (c->thr >= 392) {
+            assert_int_equal(c->bn, REP_BN_COMPUTE);
+            assert_non_null(strstr(c->evidence, "AU 0.98"));
+        } else {
+            assert_int_equal(c->bn, REP_BN_DECODE);
+            assert_non_null(strstr(c->evidence, "CPUs 97% busy"));
+            assert_non_null(strstr(c->evidence, "data wait 0.40"));
+        }
+    }
+    assert_int_equal(ok, 12);
+}
+
+static void test_recommendation(void **state)
+{
+    world *w = *state;
+    rep_report *r = &w->r;
+    assert_int_equal(rep_catalog_load(&r->cat, fixture("catalog.ini"), w->err, sizeof w->err), 0);
+    assert_int_equal(r->cat.n, 5);
+    r->selected = calloc(r->model.n, sizeof *r->selected);
+    assert_non_null(r->selected);
+    size_t gi = (size_t)(group(&r->model, "train") - r->model.g);
+    r->selected[gi] = true;
+    assert_int_equal(rep_recommend(&r->reco, &r->model, r->selected, &r->cat, &r->disks, NULL, w->err, sizeof w->err), 0);
+    r->have_reco = true;
+    assert_int_equal(r->reco.n, 5);
+    assert_int_equal(r->reco.nmeet, 3);
+    /* big: 2 GPUs x the (8 cpus, 32G) cell = 800/s at 2.6/h */
+    const rep_choice *a = &r->reco.v[0], *b = &r->reco.v[1], *c = &r->reco.v[2];
+    assert_string_equal(a->inst->name, "big");
+    assert_near(a->fits[gi].thr, 800, 1e-9);
+    assert_false(a->fits[gi].estimated);
+    assert_near(a->fits[gi].cost_per_m, 2.6 * 1e6 / (800.0 * 3600), 1e-12);
+    assert_near(a->fits[gi].energy_item, 0.5, 1e-12);
+    /* runner-up small: its own resources are exactly the knees (4, 16G): 392/s */
+    assert_string_equal(b->inst->name, "small");
+    assert_near(b->fits[gi].thr, 392, 1e-9);
+    assert_near(b->fits[gi].cost_per_m, 1.44 * 1e6 / (392.0 * 3600), 1e-12);
+    assert_string_equal(c->inst->name, "mid");
+    assert_near(c->fits[gi].cost_per_m, 1.5 * 1e6 / (400.0 * 3600), 1e-12);
+    /* tiny is cheapest per item at its cell but misses the cpus knee; lowmem the memory one */
+    for (size_t i = 3; i < 5; i++) {
+        const rep_choice *x = &r->reco.v[i];
+        assert_false(x->meets);
+        if (strcmp(x->inst->name, "tiny") == 0)
+            assert_non_null(strstr(x->fits[gi].why, "cpus >= 4"));
+        else
+            assert_non_null(strstr(x->fits[gi].why, "memory >= 16G"));
+    }
+    char line[768];
+    rep_reco_text(r, line, sizeof line);
+    assert_non_null(strstr(line, "recommended: big"));
+    assert_non_null(strstr(line, "runner-up: small"));
+    /* both groups: infer needs 2 cpus, which all three still have; costs add up */
+    rep_reco_free(&r->reco);
+    assert_int_equal(rep_recommend(&r->reco, &r->model, NULL, &r->cat, &r->disks, NULL, w->err, sizeof w->err), 0);
+    size_t ig = (size_t)(group(&r->model, "infer") - r->model.g);
+    assert_string_equal(r->reco.v[0].inst->name, "big");
+    assert_near(r->reco.v[0].score, 2.6e6 / (800.0 * 3600) + 2.6e6 / (2000.0 * 3600), 1e-12);
+    assert_near(r->reco.v[0].fits[ig].thr, 2000, 1e-9);
+    /* a GPU filter that matches nothing: nothing to recommend */
+    rep_reco_free(&r->reco);
+    assert_int_equal(rep_recommend(&r->reco, &r->model, NULL, &r->cat, &r->disks, "H100", w->err, sizeof w->err), 0);
+    assert_int_equal(r->reco.n, 0);
+}
+
+static void test_shipped_catalogs_load(void **state)
+{
+    (void)state;
+    const char *names[] = {"aws.ini", "gcp.ini", "alibaba.ini"};
+    for (size_t i = 0; i < 3; i++) {
+        rep_catalog c = {0};
+        char err[512], p[4096];
+        const char *src = getenv("DLG_SOURCE_DIR");
+        snprintf(p, sizeof p, "%s/conf/instances/%s", src ? src : ".", names[i]);
+        int rc = rep_catalog_load(&c, p, err, sizeof err);
+        if (rc)
+            fprintf(stderr, "%s\n", err);
+        assert_int_equal(rc, 0);
+        assert_true(c.n >= 5);
+        for (size_t k = 0; k < c.n; k++) {
+            assert_true(c.v[k].price > 0);
+            assert_true(c.v[k].gpus >= 1);
+            assert_true(strncmp(c.v[k].source, "https://", 8) == 0);
+        }
+        rep_catalog_free(&c);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_groups_and_axes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_knees, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_knee_moves_with_target, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bottlenecks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recommendation, setup, teardown),
+        cmocka_unit_test(test_shipped_catalogs_load),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
