@@ -197,13 +197,14 @@ int dlg_model_alexnet(dlg_net *net, int n, int classes);   /* BVLC, 227 crop */
 int dlg_model_googlenet(dlg_net *net, int n, int classes); /* BVLC, main head */
 int dlg_model_resnet50(dlg_net *net, int n, int classes);  /* v1.5 */
 int dlg_model_vgg16(dlg_net *net, int n, int classes);
-/* torchvision's Inception-v3: 299 input, batch-norm (eps 1e-3) after every
+/* torchvision's Inception-v3: crop x crop input (0: 299), batch-norm (eps 1e-3) after every
  * bias-free convolution, factorised 1x7/7x1 and 1x3/3x1 convolutions.
  * aux adds the auxiliary classifier after Mixed_6e (its logits are the
  * blob "aux/logits"; the net has one loss, so that head is not trained by
  * it).  27.16 M parameters with aux, 23.83 M without; 5.71 GMACs. */
-int dlg_model_inception_v3(dlg_net *net, int n, int classes, bool aux);
-/* By name: "alexnet", "googlenet", "resnet50", "vgg16". */
+int dlg_model_inception_v3(dlg_net *net, int n, int classes, int crop, bool aux);
+/* By name: "alexnet", "googlenet", "resnet50", "vgg16", "inception-v3",
+ * "inception-v3-aux". */
 int dlg_model_build(dlg_net *net, const char *model, int n, int classes);
 /* The same with a crop x crop input (0: the model's own, 227 or 224).  A crop
  * too small for the net's pooling is a builder error naming the layer. */

@@ -22,7 +22,7 @@ static dlg_net *build(bool aux, int n)
 {
     dlg_net *net;
     assert_int_equal(dlg_net_create(&net, "inception-v3"), 0);
-    if (dlg_model_inception_v3(net, n, 1000, aux) < 0)
+    if (dlg_model_inception_v3(net, n, 1000, 0, aux) < 0)
         fail_msg("build: %s", dlg_net_error(net));
     return net;
 }

@@ -2,8 +2,9 @@
  * the Inception Architecture"): every convolution is bias-free and followed
  * by batch-norm (eps 1e-3) and ReLU; blocks A (5x5 and double 3x3), B and D
  * (grid reductions), C (factorised 1x7/7x1), E (split 1x3/3x1).  Layer
- * names follow torchvision's module names.  Inputs "data" (299) and
- * "label". */
+ * names follow torchvision's module names.  Inputs "data" (299, or the
+ * crop given; 75 is the smallest that every layer accepts, 139 with the
+ * aux head) and "label". */
 #include <dlgauge/nn.h>
 #include <dlgauge/plugin.h>
 
@@ -141,9 +142,10 @@ static int aux_head(dlg_net *net, int x, int classes)
     return dlg_fc(net, "aux/logits", x, classes);
 }
 
-int dlg_model_inception_v3(dlg_net *net, int n, int classes, bool aux)
+int dlg_model_inception_v3(dlg_net *net, int n, int classes, int crop, bool aux)
 {
-    int x = dlg_input(net, "data", n, 3, 299, 299), y = dlg_labels(net, "label", n);
+    crop = crop > 0 ? crop : 299;
+    int x = dlg_input(net, "data", n, 3, crop, crop), y = dlg_labels(net, "label", n);
     /* torchvision draws conv weights from a truncated normal (sd 0.1);
      * He init keeps deep stacks trainable from scratch here */
     dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_MSRA, 0}, (dlg_filler){DLG_FILL_CONSTANT, 0});

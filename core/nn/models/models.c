@@ -192,6 +192,16 @@ int dlg_model_googlenet(dlg_net *net, int n, int classes) { return googlenet(net
 int dlg_model_resnet50(dlg_net *net, int n, int classes) { return resnet50(net, n, classes, 224); }
 int dlg_model_vgg16(dlg_net *net, int n, int classes) { return vgg16(net, n, classes, 224); }
 
+static int inception_v3(dlg_net *net, int n, int classes, int crop)
+{
+    return dlg_model_inception_v3(net, n, classes, crop, false);
+}
+
+static int inception_v3_aux(dlg_net *net, int n, int classes, int crop)
+{
+    return dlg_model_inception_v3(net, n, classes, crop, true);
+}
+
 static const struct {
     const char *name;
     int (*build)(dlg_net *, int, int, int);
@@ -199,7 +209,9 @@ static const struct {
 } models[] = {{"alexnet", alexnet, 227},
               {"googlenet", googlenet, 224},
               {"resnet50", resnet50, 224},
-              {"vgg16", vgg16, 224}};
+              {"vgg16", vgg16, 224},
+              {"inception-v3", inception_v3, 299}, /* inception_v3.c */
+              {"inception-v3-aux", inception_v3_aux, 299}};
 
 int dlg_model_build_crop(dlg_net *net, const char *model, int n, int classes, int crop)
 {

@@ -1,0 +1,395 @@
+/* lstm-ptb setup, step and report.  Setup (untimed) reads the corpus,
+ * builds and plans the model and batchifies the split in use; a step is
+ * one truncated-BPTT segment of bptt x batch tokens: forward (infer:
+ * held-out perplexity) or forward + backward + clipped SGD (train), with
+ * the LSTM state carried from the previous segment and reset each epoch. */
+#define _GNU_SOURCE
+#include "lm.h"
+
+#include <dlgauge/nn.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cnn_mem.h"
+#include "lm_corpus.h"
+#include "peak.h"
+
+#define MAX_LAYERS 16
+
+typedef struct lm {
+    const dlg_host *h;
+    dlg_net *net;
+    lm_corpus corpus;
+    bool train;
+    int T, B, L, H, V;
+    const char *backend;
+    /* batchified split: stream b is tokens[b*per_stream ...] */
+    const int32_t *tokens;
+    int64_t per_stream, segments, seg;
+    uint64_t epochs;
+    int ids_blob, target_blob, loss_blob;
+    int h0[MAX_LAYERS], c0[MAX_LAYERS], hT[MAX_LAYERS], cT[MAX_LAYERS];
+    float *ids, *target, *state; /* host staging, allocated in setup */
+    float lr, momentum;
+    double clip;
+    double flops_per_item;
+    uint64_t plan_bytes;
+    dlg_peak peak;
+    /* since setup */
+    uint64_t steps, timed_items, timed_ns, clipped;
+    double loss_sum, last_loss, grad_norm;
+} lm;
+
+static const int size_hidden[3] = {200, 650, 1500};
+
+const dlg_option lm_options[] = {
+    [L_MODE] = {"mode", DLG_OPT_ENUM, "train", NULL, NULL, "train|infer",
+                "train: forward + backward + SGD per segment; infer: held-out perplexity", 0},
+    [L_DATA] = {"data", DLG_OPT_STRING, "synthetic", NULL, NULL, NULL,
+                "text:PATH (PTB format; held-out: PATH with train->valid, else last 10%) | "
+                "synthetic[:WORDS]", DLG_OPT_NOSWEEP},
+    [L_SIZE] = {"size", DLG_OPT_ENUM, "medium", NULL, NULL, "small|medium|large",
+                "Zaremba et al. presets: hidden (= embedding) 200, 650, 1500", 0},
+    [L_HIDDEN] = {"hidden", DLG_OPT_INT, "0", "0", "65536", NULL,
+                  "LSTM units and embedding size (0: from size)", 0},
+    [L_LAYERS] = {"layers", DLG_OPT_INT, "2", "1", "16", NULL, "stacked LSTM layers", 0},
+    [L_BPTT] = {"bptt", DLG_OPT_INT, "35", "1", "100000", NULL,
+                "truncated BPTT length (time steps per segment)", 0},
+    [L_BATCH] = {"batch", DLG_OPT_INT, "20", "1", "65536", NULL,
+                 "parallel streams (tokens per step = batch x bptt)", 0},
+    [L_VOCAB] = {"vocab", DLG_OPT_INT, "10000", "2", "10000000", NULL,
+                 "vocabulary cap: rarer words map to <unk> (logged)", 0},
+    [L_DROPOUT] = {"dropout", DLG_OPT_DOUBLE, "0.2", "0", "0.99", NULL,
+                   "after the embedding and every LSTM layer (PyTorch example default)", 0},
+    [L_TIED] = {"tied", DLG_OPT_BOOL, "false", NULL, NULL, NULL,
+                "decoder weight = embedding table (Press & Wolf)", 0},
+    [L_LR] = {"lr", DLG_OPT_DOUBLE, "20", "0", "1000", NULL,
+              "SGD learning rate (PyTorch example: 20; loss is the mean per token)", 0},
+    [L_CLIP] = {"clip", DLG_OPT_DOUBLE, "0.25", "0", "1000", NULL,
+                "gradient clipping: global L2 norm (PyTorch example: 0.25; 0 = off)", 0},
+    [L_MOMENTUM] = {"momentum", DLG_OPT_DOUBLE, "0", "0", "1", NULL, "SGD momentum", 0},
+    [L_BACKEND] = {"backend", DLG_OPT_ENUM, "cpu", NULL, NULL, "cpu|ref",
+                   "cpu: oneDNN; ref: plain-C reference kernels (slow, for checking)", 0},
+    [L_DEVICE] = {"device", DLG_OPT_STRING, "auto", NULL, NULL, NULL,
+                  "auto | cpu | cuda:0 (cuda: the engine's cuda backend, if built)", 0},
+    [L_COUNT] = {0}};
+
+const dlg_metric lm_metrics[] = {
+    {"loss", DLG_FIELD_DOUBLE, "nats/token", "mean cross-entropy per token over the steps run"},
+    {"perplexity", DLG_FIELD_DOUBLE, "", "exp(loss)"},
+    {"last_loss", DLG_FIELD_DOUBLE, "nats/token", "cross-entropy of the last segment"},
+    {"unigram_perplexity", DLG_FIELD_DOUBLE, "", "the training split's unigram perplexity"},
+    {"flops_per_item", DLG_FIELD_DOUBLE, "FLOP/token",
+     "2 x forward multiply-adds per token (LSTM gates + decoder); train: 3x"},
+    {"gflops", DLG_FIELD_DOUBLE, "GFLOP/s", "achieved, over the steps after the first"},
+    {"pct_peak", DLG_FIELD_DOUBLE, "%", "gflops as a percentage of peak_gflops"},
+    {"peak_gflops", DLG_FIELD_DOUBLE, "GFLOP/s", "FP32 peak of the job's cores"},
+    {"peak_source", DLG_FIELD_STRING, "", "how the peak was derived"},
+    {"params", DLG_FIELD_INT, "", "parameters of the model"},
+    {"hidden", DLG_FIELD_INT, "", "LSTM units (= embedding size)"},
+    {"vocab_size", DLG_FIELD_INT, "", "ids in the vocabulary (incl. <eos>, <unk>)"},
+    {"unk_words", DLG_FIELD_INT, "", "distinct words mapped to <unk> by the vocab cap"},
+    {"unk_tokens", DLG_FIELD_INT, "", "tokens of those words"},
+    {"split_tokens", DLG_FIELD_INT, "", "tokens of the split in use (train or held-out)"},
+    {"segments", DLG_FIELD_INT, "", "bptt segments per epoch"},
+    {"epochs", DLG_FIELD_INT, "", "completed passes over the split"},
+    {"grad_norm", DLG_FIELD_DOUBLE, "", "global gradient norm of the last step, before clipping"},
+    {"clipped_pct", DLG_FIELD_DOUBLE, "%", "steps whose gradient was clipped"},
+    {"plan_bytes", DLG_FIELD_INT, "bytes", "estimated memory of the planned net"},
+    {"backend", DLG_FIELD_STRING, "", "engine backend that ran"},
+    {NULL, 0, NULL, NULL}};
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static int options(lm *s, const dlg_value *o)
+{
+    const dlg_host *h = s->h;
+    s->train = o[L_MODE].i == 0;
+    s->H = o[L_HIDDEN].i > 0 ? (int)o[L_HIDDEN].i : size_hidden[o[L_SIZE].i % 3];
+    s->L = (int)o[L_LAYERS].i;
+    s->T = (int)o[L_BPTT].i;
+    s->B = (int)o[L_BATCH].i;
+    s->lr = (float)o[L_LR].d;
+    s->momentum = (float)o[L_MOMENTUM].d;
+    s->clip = o[L_CLIP].d;
+    if (s->T < 1)
+        return h->error(h, DLG_EINVAL, "bptt = %s: must be at least 1 time step", o[L_BPTT].text);
+    if (s->B < 1)
+        return h->error(h, DLG_EINVAL, "batch = %s: must be at least 1 stream", o[L_BATCH].text);
+    if (s->L < 1 || s->L > MAX_LAYERS)
+        return h->error(h, DLG_EINVAL, "layers = %s: must be 1..%d", o[L_LAYERS].text,
+                        MAX_LAYERS);
+    if ((int64_t)s->T * s->B > (1 << 24))
+        return h->error(h, DLG_EINVAL, "bptt x batch = %lld tokens per step: at most %d",
+                        (long long)s->T * s->B, 1 << 24);
+    const char *dev = o[L_DEVICE].text;
+    s->backend = o[L_BACKEND].i == 1 ? "ref" : "cpu";
+    if (strcmp(dev, "cuda") == 0 || strcmp(dev, "cuda:0") == 0)
+        s->backend = "cuda";
+    else if (strcmp(dev, "auto") != 0 && strcmp(dev, "cpu") != 0)
+        return h->error(h, DLG_EINVAL, "device = '%s': expected auto, cpu or cuda:0", dev);
+    return 0;
+}
+
+/* Streams as the reference examples batchify: the split is cut into
+ * `batch` contiguous columns; the remainder is dropped. */
+static int batchify(lm *s)
+{
+    const lm_corpus *c = &s->corpus;
+    s->tokens = s->train ? c->train : c->valid;
+    int64_t n = s->train ? c->ntrain : c->nvalid;
+    s->per_stream = n / s->B;
+    s->segments = s->per_stream > 0 ? (s->per_stream - 1) / s->T : 0;
+    if (s->segments < 1)
+        return s->h->error(s->h, DLG_EINVAL,
+                           "data: the %s split (%s) has %lld tokens, %lld per stream at batch = "
+                           "%d; bptt = %d needs at least %d per stream",
+                           s->train ? "training" : "held-out",
+                           s->train ? c->train_name : c->valid_name, (long long)n,
+                           (long long)s->per_stream, s->B, s->T, s->T + 1);
+    return 0;
+}
+
+static int build(lm *s, double dropout, bool tied)
+{
+    dlg_net *net = s->net;
+    int rows = s->T * s->B;
+    s->ids_blob = dlg_labels(net, "ids", rows);
+    s->target_blob = dlg_labels(net, "target", rows);
+    int x = dlg_embedding(net, "encoder", s->ids_blob, s->V, s->H);
+    if (dropout > 0)
+        x = dlg_dropout(net, "drop_in", x, (float)dropout);
+    for (int l = 0; l < s->L; l++) {
+        char n0[32], n1[32], nl[32], nd[32];
+        snprintf(n0, sizeof n0, "h0_%d", l);
+        snprintf(n1, sizeof n1, "c0_%d", l);
+        snprintf(nl, sizeof nl, "lstm%d", l);
+        snprintf(nd, sizeof nd, "drop%d", l);
+        s->h0[l] = dlg_input(net, n0, s->B, s->H, 1, 1);
+        s->c0[l] = dlg_input(net, n1, s->B, s->H, 1, 1);
+        x = dlg_lstm(net, nl, x, s->h0[l], s->c0[l], s->H, s->T, &s->hT[l], &s->cT[l]);
+        if (dropout > 0)
+            x = dlg_dropout(net, nd, x, (float)dropout);
+    }
+    /* PyTorch's example: decoder U(-0.1, 0.1) (same variance), bias 0 */
+    dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_GAUSSIAN, 0.0577f},
+                        (dlg_filler){DLG_FILL_CONSTANT, 0});
+    int logits = dlg_fc(net, "decoder", x, s->V);
+    if (tied)
+        dlg_net_tie(net, "decoder", "encoder");
+    /* plain SGD for the bias, not Caffe's lr_mult 2 */
+    dlg_net_set_param_mult(net, dlg_net_param(net, "decoder", 1), 1, 0);
+    s->loss_blob = dlg_softmax_loss(net, "loss", logits, s->target_blob);
+    if (dlg_net_status(net) < 0)
+        return s->h->error(s->h, -dlg_net_status(net), "%s", dlg_net_error(net));
+    double fwd = 2.0 * (double)dlg_net_macs_total(net);
+    s->flops_per_item = s->train ? 3.0 * fwd : fwd;
+    return 0;
+}
+
+static int plan(lm *s, const dlg_job_info *job)
+{
+    char how[300];
+    s->plan_bytes = cnn_mem_plan_bytes(s->net, s->train);
+    uint64_t avail = cnn_mem_available(how, sizeof how);
+    if (avail && s->plan_bytes > avail)
+        return s->h->error(s->h, DLG_ENOMEM,
+                           "lstm-ptb (hidden %d, vocab %d, batch %d, bptt %d) needs about %.2f "
+                           "GiB but only %.2f GiB is available (%s)",
+                           s->H, s->V, s->B, s->T, (double)s->plan_bytes / 1073741824.0,
+                           (double)avail / 1073741824.0, how);
+    dlg_plan_opts po = {.backend = s->backend,
+                        .threads = job && job->cpus > 0 ? job->cpus : 0,
+                        .train = s->train,
+                        .seed = job ? job->seed : 1};
+    if (dlg_net_plan(s->net, &po) < 0)
+        return s->h->error(s->h, -dlg_net_status(s->net), "%s", dlg_net_error(s->net));
+    dlg_peak_detect(&s->peak, po.threads > 0 ? po.threads : 1);
+    return 0;
+}
+
+static int setup_all(lm *s, const dlg_value *o, const dlg_job_info *job)
+{
+    const dlg_host *h = s->h;
+    int rc = options(s, o);
+    if (rc < 0)
+        return rc;
+    if ((rc = lm_corpus_load(&s->corpus, h, o[L_DATA].text, (int)o[L_VOCAB].i,
+                             job ? job->seed : 1)) < 0)
+        return rc;
+    s->V = s->corpus.vocab;
+    if ((rc = batchify(s)) < 0)
+        return rc;
+    size_t rows = (size_t)s->T * (size_t)s->B;
+    s->ids = calloc(rows, sizeof(float));
+    s->target = calloc(rows, sizeof(float));
+    s->state = calloc((size_t)s->B * (size_t)s->H, sizeof(float));
+    if (!s->ids || !s->target || !s->state || dlg_net_create(&s->net, "lstm-ptb") < 0)
+        return h->error(h, DLG_ENOMEM, "out of memory");
+    if ((rc = build(s, o[L_DROPOUT].d, o[L_TIED].i != 0)) < 0)
+        return rc;
+    return plan(s, job);
+}
+
+int lm_setup(const dlg_host *h, const dlg_value *opts, const dlg_job_info *job, void **state)
+{
+    *state = NULL;
+    lm *s = calloc(1, sizeof *s);
+    if (!s)
+        return h->error(h, DLG_ENOMEM, "out of memory");
+    s->h = h;
+    int rc = setup_all(s, opts, job);
+    if (rc < 0) {
+        lm_teardown(s);
+        return rc;
+    }
+    *state = s;
+    return 0;
+}
+
+/* hT -> h0 (carry), or zeros at an epoch start. */
+static int carry_state(lm *s, bool reset)
+{
+    size_t n = (size_t)s->B * (size_t)s->H;
+    int rc = 0;
+    if (reset)
+        memset(s->state, 0, n * sizeof(float));
+    for (int l = 0; l < s->L && !rc; l++)
+        for (int k = 0; k < 2 && !rc; k++) {
+            int from = k ? s->cT[l] : s->hT[l], to = k ? s->c0[l] : s->h0[l];
+            if (!reset)
+                rc = dlg_net_read(s->net, from, DLG_DATA, s->state, n);
+            if (!rc)
+                rc = dlg_net_write(s->net, to, DLG_DATA, s->state, n);
+        }
+    return rc;
+}
+
+static int feed(lm *s)
+{
+    int64_t base = s->seg * s->T;
+    for (int t = 0; t < s->T; t++)
+        for (int b = 0; b < s->B; b++) {
+            const int32_t *col = s->tokens + (int64_t)b * s->per_stream + base + t;
+            s->ids[t * s->B + b] = (float)col[0];
+            s->target[t * s->B + b] = (float)col[1];
+        }
+    size_t rows = (size_t)s->T * (size_t)s->B;
+    int rc = dlg_net_write(s->net, s->ids_blob, DLG_DATA, s->ids, rows);
+    return rc ? rc : dlg_net_write(s->net, s->target_blob, DLG_DATA, s->target, rows);
+}
+
+static int train_update(lm *s)
+{
+    double norm = 0;
+    int rc = dlg_net_backward(s->net);
+    if (!rc)
+        rc = dlg_net_grad_norm(s->net, &norm);
+    if (rc)
+        return rc;
+    s->grad_norm = norm;
+    /* clipping as torch.nn.utils.clip_grad_norm_; with no weight decay,
+     * scaling the step equals scaling the gradient */
+    float f = 1;
+    if (s->clip > 0 && norm > s->clip) {
+        f = (float)(s->clip / (norm + 1e-6));
+        s->clipped++;
+    }
+    dlg_sgd sgd = {s->lr * f, s->momentum, 0};
+    return dlg_net_sgd_step(s->net, &sgd);
+}
+
+int lm_step(void *state, dlg_step *out)
+{
+    lm *s = state;
+    uint64_t t0 = now_ns();
+    bool reset = s->steps == 0 || s->seg == s->segments;
+    if (s->seg == s->segments) {
+        s->seg = 0;
+        s->epochs++;
+    }
+    float res[3];
+    int rc = carry_state(s, reset);
+    if (!rc)
+        rc = feed(s);
+    if (!rc)
+        rc = dlg_net_forward(s->net);
+    if (!rc && s->train)
+        rc = train_update(s);
+    if (!rc)
+        rc = dlg_net_read(s->net, s->loss_blob, DLG_DATA, res, 3);
+    if (rc < 0)
+        return s->h->error(s->h, -rc, "%s", dlg_net_error(s->net));
+    if (!isfinite(res[0]))
+        return s->h->error(s->h, DLG_EINVAL, "training diverged: loss is %g at step %llu "
+                           "(lower lr or clip)", (double)res[0],
+                           (unsigned long long)s->steps + 1);
+    s->seg++;
+    s->last_loss = res[0];
+    s->loss_sum += res[0];
+    uint64_t items = (uint64_t)s->T * (uint64_t)s->B;
+    if (s->steps++ > 0) { /* the first step warms caches and the OpenMP team */
+        s->timed_ns += now_ns() - t0;
+        s->timed_items += items;
+    }
+    out->items = items;
+    return 0;
+}
+
+int lm_report(void *state, const dlg_report_api *api, dlg_fields *f)
+{
+    lm *s = state;
+    double mean = s->steps ? s->loss_sum / (double)s->steps : 0;
+    api->add_double(f, "loss", mean);
+    api->add_double(f, "perplexity", exp(mean));
+    api->add_double(f, "last_loss", s->last_loss);
+    api->add_double(f, "unigram_perplexity", s->corpus.unigram_ppl);
+    api->add_double(f, "flops_per_item", s->flops_per_item);
+    if (s->timed_ns > 0) {
+        double g = s->flops_per_item * (double)s->timed_items / (double)s->timed_ns;
+        api->add_double(f, "gflops", g);
+        if (s->peak.flops > 0)
+            api->add_double(f, "pct_peak", 100.0 * g * 1e9 / s->peak.flops);
+    }
+    if (s->peak.flops > 0)
+        api->add_double(f, "peak_gflops", s->peak.flops / 1e9);
+    api->add_string(f, "peak_source", s->peak.source);
+    api->add_int(f, "params", dlg_net_param_total(s->net));
+    api->add_int(f, "hidden", s->H);
+    api->add_int(f, "vocab_size", s->V);
+    api->add_int(f, "unk_words", s->corpus.unk_words);
+    api->add_int(f, "unk_tokens", s->corpus.unk_tokens);
+    api->add_int(f, "split_tokens", s->train ? s->corpus.ntrain : s->corpus.nvalid);
+    api->add_int(f, "segments", s->segments);
+    api->add_int(f, "epochs", (int64_t)s->epochs);
+    if (s->train) {
+        api->add_double(f, "grad_norm", s->grad_norm);
+        api->add_double(f, "clipped_pct",
+                        s->steps ? 100.0 * (double)s->clipped / (double)s->steps : 0);
+    }
+    api->add_int(f, "plan_bytes", (int64_t)s->plan_bytes);
+    api->add_string(f, "backend", s->backend);
+    return 0;
+}
+
+void lm_teardown(void *state)
+{
+    lm *s = state;
+    if (!s)
+        return;
+    dlg_net_destroy(s->net);
+    lm_corpus_free(&s->corpus);
+    free(s->ids);
+    free(s->target);
+    free(s->state);
+    free(s);
+}

@@ -1,0 +1,80 @@
+/* mxnet.so: the MXNet workloads of the study on the nn engine.
+ *  - inception-v3: torchvision's Inception-v3 at 299x299, train or infer,
+ *    reading MXNet RecordIO through the input pipeline (or synthetic data).
+ *    It shares the caffe workloads' setup/step/report (plugins/workloads/
+ *    caffe/cnn.c, compiled into this module), so its options and result
+ *    fields are theirs, plus `aux`.
+ *  - lstm-ptb: the PTB word language model (lm.c). */
+#include "cnn.h"
+#include "img_check.h"
+#include "lm.h"
+
+enum { O_AUX = O_COUNT, O_ALL };
+
+/* The loader fragment's crop default is 224; Inception-v3's is 299:
+ * overriding one initializer of the fragment is the point, hence the
+ * pragma. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverride-init"
+static const dlg_option inception_options[] = {
+    [O_MODE] = {"mode", DLG_OPT_ENUM, "train", NULL, NULL, "train|infer",
+                "train: forward + backward + SGD per batch; infer: forward", 0},
+    [O_BATCH] = {"batch", DLG_OPT_INT, "32", "1", "65536", NULL, "images per step", 0},
+    [O_CLASSES] = {"classes", DLG_OPT_INT, "1000", "2", "1000000", NULL,
+                   "outputs of the classifier (must match the dataset's labels)", 0},
+    [O_LR] = {"lr", DLG_OPT_DOUBLE, "0.1", "0", "100", NULL, "SGD learning rate", 0},
+    [O_MOMENTUM] = {"momentum", DLG_OPT_DOUBLE, "0.9", "0", "1", NULL, "SGD momentum", 0},
+    [O_WEIGHT_DECAY] = {"weight_decay", DLG_OPT_DOUBLE, "0.0001", "0", "1", NULL,
+                        "L2 weight decay (MXNet's train_imagenet default)", 0},
+    [O_BACKEND] = {"backend", DLG_OPT_ENUM, "cpu", NULL, NULL, "cpu|ref",
+                   "cpu: oneDNN; ref: plain-C reference kernels (slow, for checking)", 0},
+    [O_DEVICE] = {"device", DLG_OPT_STRING, "auto", NULL, NULL, NULL,
+                  "auto | cpu | cuda:N (auto: cpu in this build)", 0},
+    [O_PRECISION] = {"precision", DLG_OPT_ENUM, "fp32", NULL, NULL, "fp32|tf32|fp16|bf16",
+                     "arithmetic precision (the cpu and ref backends run fp32)", 0},
+    [O_LOADER] = DLG_LOADER_OPTIONS,
+    [O_LOADER + DLG_LOPT_CROP] = {"crop", DLG_OPT_INT, "299", "75", "4096", NULL,
+                                  "network input size (Inception-v3: 299; 75 is the least)", 0},
+    [O_AUX] = {"aux", DLG_OPT_BOOL, "false", NULL, NULL, NULL,
+               "also run the auxiliary classifier after Mixed_6e (computed, not trained: the "
+               "engine has one loss)", 0},
+    [O_ALL] = {0}};
+#pragma GCC diagnostic pop
+
+static int inception_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info *job,
+                           void **state)
+{
+    *state = NULL;
+    int rc = img_check_recordio(h, o[O_LOADER + DLG_LOPT_DATA].text,
+                                (int)o[O_LOADER + DLG_LOPT_CROP].i, 16);
+    if (rc < 0)
+        return rc;
+    return cnn_setup(o[O_AUX].i ? "inception-v3-aux" : "inception-v3", h, o, job, state);
+}
+
+static const dlg_workload_ops inception_ops = {1,        "images",   inception_setup,
+                                               cnn_step, cnn_report, cnn_teardown};
+
+static const dlg_plugin_desc inception_desc = {
+    sizeof(dlg_plugin_desc),
+    DLG_KIND_WORKLOAD,
+    "inception-v3",
+    "1.0",
+    "Inception-v3 (torchvision, 299 crop, batch norm), train or infer on RecordIO or synthetic",
+    inception_options,
+    cnn_metrics,
+    &inception_ops};
+
+static const dlg_workload_ops lm_ops = {1, "tokens", lm_setup, lm_step, lm_report, lm_teardown};
+
+static const dlg_plugin_desc lm_desc = {
+    sizeof(dlg_plugin_desc),
+    DLG_KIND_WORKLOAD,
+    "lstm-ptb",
+    "1.0",
+    "word-level LSTM language model on PTB-format text (tokens/s, perplexity), train or infer",
+    lm_options,
+    lm_metrics,
+    &lm_ops};
+
+DLG_PLUGIN("mxnet", &inception_desc, &lm_desc)

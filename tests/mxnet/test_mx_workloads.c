@@ -1,0 +1,257 @@
+/* mxnet.so through the mock host: lstm-ptb learns a generated Zipf corpus
+ * (training perplexity well below the corpus's unigram perplexity,
+ * computed here from the corpus counts), evaluates held-out perplexity,
+ * caps the vocabulary; inception-v3 runs on synthetic data and RecordIO;
+ * bad input gives one clear error. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jpeg.h"
+#include "mx_run.h"
+#include "recordio.h"
+#include "synth.h"
+
+static char dir[256];
+
+static int setup_dir(void **st)
+{
+    snprintf(dir, sizeof dir, "/tmp/dlg_mx_XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int rm_dir(void **st)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Unigram perplexity of a PTB-format file: words plus one <eos> a line. */
+static double unigram_ppl(const char *path, int *distinct)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[8192], words[4096][32];
+    long counts[4096] = {0}, total = 0;
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        for (char *s = strtok(line, " \t\r\n");; s = strtok(NULL, " \t\r\n")) {
+            const char *w = s ? s : "<eos>";
+            int k = 0;
+            while (k < n && strcmp(words[k], w) != 0)
+                k++;
+            if (k == n) {
+                assert_true(n < 4096 && strlen(w) < 32);
+                strcpy(words[n++], w);
+            }
+            counts[k]++;
+            total++;
+            if (!s)
+                break;
+        }
+    }
+    fclose(f);
+    double h = 0;
+    for (int k = 0; k < n; k++)
+        h -= (double)counts[k] / (double)total * log((double)counts[k] / (double)total);
+    *distinct = n;
+    return exp(h);
+}
+
+static void corpus(const char *name, uint64_t words, int vocab, char *spec, size_t n)
+{
+    char path[300];
+    dlg_data_err err = {0};
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (dlg_synth_text_files(path, words, vocab, 3, 1, &err) < 0)
+        fail_msg("corpus: %s", err.msg);
+    snprintf(spec, n, "data=text:%s", path);
+}
+
+/* A small LSTM memorises a few thousand Zipf tokens: the training
+ * perplexity must fall well below what any unigram model achieves on the
+ * same text (the i.i.d. tokens have no structure beyond the unigram and
+ * sentence lengths, so only learning the sequence gets there). */
+static void test_learns_zipf(void **st)
+{
+    char spec[400], train[400];
+    corpus("zipf", 800, 30, spec, sizeof spec);
+    snprintf(train, sizeof train, "%s/zipf.train.txt", dir);
+    int distinct = 0;
+    double uni = unigram_ppl(train, &distinct);
+    const char *o[] = {spec, "hidden=64", "layers=1", "bptt=20", "batch=4", "dropout=0", NULL};
+    mx_result r;
+    mx_run("lstm-ptb", o, 400, &r);
+    if (r.setup_rc || r.step_rc)
+        fail_msg("lstm-ptb: %s", r.error);
+    double last = exp(mx_double(&r, "last_loss"));
+    printf("  unigram perplexity %.2f (%d distinct tokens, workload says %.2f); "
+           "training perplexity after %d steps %.2f, mean over the run %.2f\n",
+           uni, distinct, mx_double(&r, "unigram_perplexity"), r.steps_done, last,
+           mx_double(&r, "perplexity"));
+    assert_true(fabs(mx_double(&r, "unigram_perplexity") / uni - 1) < 1e-6);
+    assert_int_equal((int)mx_double(&r, "vocab_size"), distinct);
+    assert_true(last < 0.6 * uni);
+    assert_true(mx_double(&r, "epochs") >= 1);
+    assert_int_equal(r.items, (uint64_t)400 * 20 * 4);
+}
+
+static void test_infer_heldout(void **st)
+{
+    char spec[400];
+    corpus("held", 4000, 50, spec, sizeof spec);
+    const char *o[] = {spec, "mode=infer", "hidden=32", "bptt=10", "batch=4", NULL};
+    mx_result r;
+    mx_run("lstm-ptb", o, 5, &r);
+    if (r.setup_rc || r.step_rc)
+        fail_msg("lstm-ptb infer: %s", r.error);
+    double ppl = mx_double(&r, "perplexity"), V = mx_double(&r, "vocab_size");
+    printf("  untrained held-out perplexity %.2f (vocabulary %.0f)\n", ppl, V);
+    /* an untrained model is near uniform over the vocabulary */
+    assert_true(ppl > 0.7 * V && ppl < 1.5 * V);
+    int d;
+    char valid[400];
+    snprintf(valid, sizeof valid, "%s/held.valid.txt", dir);
+    unigram_ppl(valid, &d);
+    assert_true(mx_double(&r, "split_tokens") > 0);
+}
+
+static void test_vocab_cap(void **st)
+{
+    char spec[400];
+    corpus("cap", 3000, 40, spec, sizeof spec);
+    const char *o[] = {spec, "vocab=12", "hidden=16", "bptt=5", "batch=2", NULL};
+    mx_result r;
+    mx_run("lstm-ptb", o, 2, &r);
+    if (r.setup_rc || r.step_rc)
+        fail_msg("lstm-ptb: %s", r.error);
+    printf("  log: %s\n", r.log);
+    assert_int_equal((int)mx_double(&r, "vocab_size"), 12);
+    assert_true(mx_double(&r, "unk_words") > 0);
+    assert_non_null(strstr(r.log, "map to <unk>"));
+}
+
+static void expect_error(const char *name, const char *const *o, const char *needle)
+{
+    mx_result r;
+    mx_run(name, o, 1, &r);
+    printf("  error: %s\n", r.error);
+    assert_true(r.setup_rc < 0);
+    assert_non_null(strstr(r.error, needle));
+    assert_null(strchr(r.error, '\n'));
+}
+
+static void test_bad_text(void **st)
+{
+    char path[300], spec[400];
+    snprintf(path, sizeof path, "%s/empty.txt", dir);
+    FILE *f = fopen(path, "w");
+    fputs("  \n\t\n\n", f); /* lines, no words */
+    fclose(f);
+    snprintf(spec, sizeof spec, "data=text:%s", path);
+    const char *o1[] = {spec, NULL};
+    expect_error("lstm-ptb", o1, "no words");
+    char small[400];
+    corpus("tiny", 100, 20, small, sizeof small);
+    const char *o2[] = {small, "bptt=35", "batch=20", NULL};
+    expect_error("lstm-ptb", o2, "needs at least 36 per stream");
+    const char *o3[] = {small, "bptt=0", NULL};
+    expect_error("lstm-ptb", o3, "bptt = 0");
+    const char *o4[] = {small, "batch=0", NULL};
+    expect_error("lstm-ptb", o4, "batch = 0");
+    const char *o5[] = {"data=recordio:/x.rec", NULL};
+    expect_error("lstm-ptb", o5, "text:PATH");
+}
+
+/* A RecordIO file of w x h JPEGs (im2rec layout, no .idx). */
+static void write_rec(const char *path, int n, int w, int h)
+{
+    dlg_data_err err = {0};
+    dlg_jpeg *j = NULL;
+    dlg_rec_writer *wr = NULL;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(fd >= 0);
+    assert_int_equal(dlg_jpeg_new(&j, &err), 0);
+    assert_int_equal(dlg_rec_writer_open_fd(&wr, fd, path, &err), 0);
+    uint8_t *rgb = malloc((size_t)w * h * 3), *rec = malloc((size_t)w * h * 3 + 64);
+    for (int i = 0; i < n; i++) {
+        for (int p = 0; p < w * h * 3; p++)
+            rgb[p] = (uint8_t)(p * 7 + i * 31);
+        const uint8_t *jpg;
+        size_t len;
+        assert_int_equal(dlg_jpeg_encode(j, rgb, w, h, 90, &jpg, &len, &err), 0);
+        dlg_im2rec_header hd = {0, (float)(i % 3), (uint64_t)i, 0};
+        int64_t sz = dlg_im2rec_pack(rec, (size_t)w * h * 3 + 64, &hd, NULL, jpg, len, &err);
+        assert_true(sz > 0);
+        assert_int_equal(dlg_rec_write(wr, rec, (size_t)sz, NULL, &err), 0);
+    }
+    assert_int_equal(dlg_rec_writer_close(wr, &err), 0);
+    close(fd);
+    dlg_jpeg_free(j);
+    free(rgb);
+    free(rec);
+}
+
+static void test_inception_recordio(void **st)
+{
+    char rec[300], spec[400];
+    snprintf(rec, sizeof rec, "%s/small.rec", dir);
+    write_rec(rec, 4, 64, 48);
+    snprintf(spec, sizeof spec, "data=recordio:%s", rec);
+    const char *bad[] = {spec, "batch=2", NULL};
+    expect_error("inception-v3", bad, "smaller than the 299x299 crop");
+    snprintf(rec, sizeof rec, "%s/ok.rec", dir);
+    write_rec(rec, 4, 96, 80);
+    snprintf(spec, sizeof spec, "data=recordio:%s", rec);
+    const char *ok[] = {spec, "batch=2", "crop=75", "classes=3", NULL};
+    mx_result r;
+    mx_run("inception-v3", ok, 2, &r);
+    if (r.setup_rc || r.step_rc)
+        fail_msg("inception-v3 on RecordIO: %s", r.error);
+    printf("  recordio train: loss %s, data %s, %s params\n", mx_field(&r, "loss"),
+           mx_field(&r, "data_source"), mx_field(&r, "params"));
+    assert_string_equal(mx_field(&r, "data_source"), "recordio");
+    assert_true(isfinite(mx_double(&r, "loss")));
+}
+
+static void test_inception_synthetic(void **st)
+{
+    const char *o[] = {"mode=infer", "batch=1", "crop=75", NULL};
+    mx_result r;
+    mx_run("inception-v3", o, 2, &r);
+    if (r.setup_rc || r.step_rc)
+        fail_msg("inception-v3: %s", r.error);
+    assert_int_equal(r.items, 2);
+    /* 23.8 M parameters without the aux head; FLOPs scale with crop^2 */
+    assert_int_equal((long long)mx_double(&r, "params"), 23834568);
+    assert_true(mx_double(&r, "flops_per_item") > 0);
+    const char *a[] = {"mode=infer", "batch=1", "aux=true", NULL}; /* aux needs 299 */
+    mx_run("inception-v3", a, 1, &r);
+    if (r.setup_rc || r.step_rc)
+        fail_msg("inception-v3 aux: %s", r.error);
+    assert_int_equal((long long)mx_double(&r, "params"), 27161264);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_learns_zipf),
+#ifndef ONLY_LEARN
+    cmocka_unit_test(test_infer_heldout),
+        cmocka_unit_test(test_vocab_cap),          cmocka_unit_test(test_bad_text),
+        cmocka_unit_test(test_inception_recordio), cmocka_unit_test(test_inception_synthetic),
+#endif
+    };
+    return cmocka_run_group_tests(tests, setup_dir, rm_dir);
+}
