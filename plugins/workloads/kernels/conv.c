@@ -1,0 +1,208 @@
+/* conv: one convolution's forward, backward-data or backward-filter pass
+ * (DeepBench's conv set) on oneDNN, in the layouts oneDNN prefers for the
+ * shape (as a framework keeps them between layers).  Items are FLOPs
+ * (2 x N K P Q C R S, the same count for all three passes). */
+#include "kernels.h"
+
+#include <oneapi/dnnl/dnnl.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { C_N, C_C, C_H, C_W, C_K, C_R, C_S, C_STRIDE, C_PAD, C_PASS, C_COUNT };
+
+static const dlg_option conv_options[] = {
+    [C_N] = {"n", DLG_OPT_INT, "16", "1", "100000", NULL, "batch", 0},
+    [C_C] = {"c", DLG_OPT_INT, "64", "1", "100000", NULL, "input channels", 0},
+    [C_H] = {"h", DLG_OPT_INT, "56", "1", "100000", NULL, "input height", 0},
+    [C_W] = {"w", DLG_OPT_INT, "56", "1", "100000", NULL, "input width", 0},
+    [C_K] = {"k", DLG_OPT_INT, "64", "1", "100000", NULL, "output channels", 0},
+    [C_R] = {"r", DLG_OPT_INT, "3", "1", "1000", NULL, "filter height", 0},
+    [C_S] = {"s", DLG_OPT_INT, "3", "1", "1000", NULL, "filter width", 0},
+    [C_STRIDE] = {"stride", DLG_OPT_INT, "1", "1", "1000", NULL, "stride (both axes)", 0},
+    [C_PAD] = {"pad", DLG_OPT_INT, "1", "0", "1000", NULL, "zero padding (both axes)", 0},
+    [C_PASS] = {"pass", DLG_OPT_ENUM, "fwd", NULL, NULL, "fwd|bwd_data|bwd_filter",
+                "which pass one step runs", 0},
+    [C_COUNT] = {0}};
+
+enum { M_SRC, M_WEI, M_DST, M_SCRATCH, M_NMEM };
+
+typedef struct conv {
+    const dlg_host *h;
+    int threads;
+    dnnl_engine_t eng;
+    dnnl_stream_t stream;
+    dnnl_primitive_t prim;
+    dnnl_memory_t mem[M_NMEM];
+    int args[M_NMEM];
+    kernel_stats st;
+} conv;
+
+static void conv_teardown(void *state)
+{
+    conv *c = state;
+    if (!c)
+        return;
+    for (int i = 0; i < M_NMEM; i++)
+        if (c->mem[i]) {
+            void *p = NULL;
+            dnnl_memory_get_data_handle(c->mem[i], &p);
+            dnnl_memory_destroy(c->mem[i]);
+            free(p);
+        }
+    if (c->prim)
+        dnnl_primitive_destroy(c->prim);
+    if (c->stream)
+        dnnl_stream_destroy(c->stream);
+    if (c->eng)
+        dnnl_engine_destroy(c->eng);
+    free(c);
+}
+
+/* Memory of descriptor md that this workload owns (freed at teardown). */
+static int own(conv *c, int slot, int arg, const dnnl_memory_desc_t *md)
+{
+    size_t bytes = dnnl_memory_desc_get_size(md);
+    void *p = NULL;
+    if (bytes && posix_memalign(&p, 64, bytes) != 0)
+        return -1;
+    if (p)
+        memset(p, 0, bytes); /* first touch here, not in the timed step */
+    for (size_t i = 0; p && i < bytes / sizeof(float); i += 7)
+        ((float *)p)[i] = 0.25f;
+    c->args[slot] = arg;
+    if (dnnl_memory_create(&c->mem[slot], md, c->eng, p) != dnnl_success) {
+        free(p);
+        return -1;
+    }
+    return 0;
+}
+
+static const dnnl_memory_desc_t *q(const_dnnl_primitive_desc_t pd, dnnl_query_t what)
+{
+    return dnnl_primitive_desc_query_md(pd, what, 0);
+}
+
+static int create(conv *c, const dlg_value *o)
+{
+    const dlg_host *h = c->h;
+    int64_t n = o[C_N].i, ch = o[C_C].i, ih = o[C_H].i, iw = o[C_W].i, k = o[C_K].i;
+    int64_t r = o[C_R].i, s = o[C_S].i, st = o[C_STRIDE].i, pad = o[C_PAD].i;
+    int64_t oh = (ih + 2 * pad - r) / st + 1, ow = (iw + 2 * pad - s) / st + 1;
+    if (ih + 2 * pad < r || iw + 2 * pad < s)
+        return h->error(h, DLG_EINVAL, "r, s = %lld, %lld: filter larger than the padded %lldx%lld input",
+                        (long long)r, (long long)s, (long long)ih, (long long)iw);
+    double bytes = 4.0 * ((double)n * ch * ih * iw + (double)k * ch * r * s + (double)n * k * oh * ow);
+    if (bytes > 64e9)
+        return h->error(h, DLG_ENOMEM, "this shape needs %.1f GB of tensors", bytes / 1e9);
+    c->st.flops = 2.0 * (double)n * k * oh * ow * ch * r * s;
+    dnnl_dims_t sd = {n, ch, ih, iw}, wd = {k, ch, r, s}, dd = {n, k, oh, ow};
+    dnnl_dims_t strides = {st, st}, pads = {pad, pad};
+    dnnl_memory_desc_t src, wei, dst;
+    dnnl_memory_desc_init_by_tag(&src, 4, sd, dnnl_f32, dnnl_format_tag_any);
+    dnnl_memory_desc_init_by_tag(&wei, 4, wd, dnnl_f32, dnnl_format_tag_any);
+    dnnl_memory_desc_init_by_tag(&dst, 4, dd, dnnl_f32, dnnl_format_tag_any);
+    dnnl_primitive_attr_t attr;
+    dnnl_primitive_attr_create(&attr);
+    dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+    dnnl_convolution_desc_t fd, bd;
+    dnnl_primitive_desc_t fpd = NULL, pd = NULL;
+    int pass = (int)o[C_PASS].i, rc = 0;
+    dnnl_status_t e = dnnl_convolution_forward_desc_init(
+        &fd, pass == 0 ? dnnl_forward_inference : dnnl_forward_training, dnnl_convolution_direct,
+        &src, &wei, NULL, &dst, strides, pads, pads);
+    if (e == dnnl_success)
+        e = dnnl_primitive_desc_create(&fpd, &fd, pass == 0 ? attr : NULL, c->eng, NULL);
+    if (e == dnnl_success && pass == 1) {
+        e = dnnl_convolution_backward_data_desc_init(&bd, dnnl_convolution_direct, &src, &wei, &dst,
+                                                     strides, pads, pads);
+        if (e == dnnl_success)
+            e = dnnl_primitive_desc_create(&pd, &bd, attr, c->eng, fpd);
+    } else if (e == dnnl_success && pass == 2) {
+        e = dnnl_convolution_backward_weights_desc_init(&bd, dnnl_convolution_direct, &src, &wei,
+                                                        NULL, &dst, strides, pads, pads);
+        if (e == dnnl_success)
+            e = dnnl_primitive_desc_create(&pd, &bd, attr, c->eng, fpd);
+    } else if (e == dnnl_success) {
+        pd = fpd;
+        fpd = NULL;
+    }
+    if (e == dnnl_success && dnnl_primitive_create(&c->prim, pd) != dnnl_success)
+        e = dnnl_runtime_error;
+    if (e != dnnl_success) {
+        rc = h->error(h, DLG_ENOTSUP, "oneDNN cannot run this convolution (%s pass): status %d",
+                      o[C_PASS].text, (int)e);
+    } else {
+        static const int qs[3][3] = {{dnnl_query_src_md, dnnl_query_weights_md, dnnl_query_dst_md},
+                                     {dnnl_query_diff_src_md, dnnl_query_weights_md, dnnl_query_diff_dst_md},
+                                     {dnnl_query_src_md, dnnl_query_diff_weights_md, dnnl_query_diff_dst_md}};
+        static const int as[3][3] = {{DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST},
+                                     {DNNL_ARG_DIFF_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_DST},
+                                     {DNNL_ARG_SRC, DNNL_ARG_DIFF_WEIGHTS, DNNL_ARG_DIFF_DST}};
+        for (int i = 0; i < 3 && !rc; i++)
+            if (own(c, i, as[pass][i], q(pd, (dnnl_query_t)qs[pass][i])) < 0)
+                rc = h->error(h, DLG_ENOMEM, "conv: out of memory for %.1f GB of tensors", bytes / 1e9);
+        if (!rc && own(c, M_SCRATCH, DNNL_ARG_SCRATCHPAD, q(pd, dnnl_query_scratchpad_md)) < 0)
+            rc = h->error(h, DLG_ENOMEM, "conv: out of memory for the scratchpad");
+    }
+    if (fpd)
+        dnnl_primitive_desc_destroy(fpd);
+    if (pd)
+        dnnl_primitive_desc_destroy(pd);
+    dnnl_primitive_attr_destroy(attr);
+    return rc;
+}
+
+static int conv_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info *job, void **state)
+{
+    *state = NULL;
+    conv *c = calloc(1, sizeof *c);
+    if (!c)
+        return h->error(h, DLG_ENOMEM, "out of memory");
+    c->h = h;
+    c->threads = job && job->cpus > 0 ? job->cpus : 1;
+    int rc = 0;
+    if (dnnl_engine_create(&c->eng, dnnl_cpu, 0) != dnnl_success ||
+        dnnl_stream_create(&c->stream, c->eng, dnnl_stream_default_flags) != dnnl_success)
+        rc = h->error(h, DLG_ENOTSUP, "oneDNN: cannot create a cpu engine");
+    if (!rc)
+        rc = create(c, o);
+    if (rc < 0) {
+        conv_teardown(c);
+        return rc;
+    }
+    dlg_peak_detect(&c->st.peak, c->threads);
+    *state = c;
+    return 0;
+}
+
+static int conv_step(void *state, dlg_step *out)
+{
+    conv *c = state;
+    omp_set_num_threads(c->threads);
+    dnnl_exec_arg_t a[M_NMEM];
+    for (int i = 0; i < M_NMEM; i++)
+        a[i] = (dnnl_exec_arg_t){c->args[i], c->mem[i]};
+    uint64_t t0 = kernel_now_ns();
+    dnnl_status_t e = dnnl_primitive_execute(c->prim, c->stream, M_NMEM, a);
+    if (e == dnnl_success)
+        e = dnnl_stream_wait(c->stream);
+    uint64_t t1 = kernel_now_ns();
+    if (e != dnnl_success)
+        return c->h->error(c->h, DLG_EINTERNAL, "oneDNN convolution failed: status %d", (int)e);
+    kernel_count(&c->st, t0, t1);
+    out->items = (uint64_t)c->st.flops;
+    return 0;
+}
+
+static int conv_report(void *state, const dlg_report_api *api, dlg_fields *f)
+{
+    return kernel_report(&((conv *)state)->st, api, f);
+}
+
+static const dlg_workload_ops conv_ops = {1, "flops", conv_setup, conv_step, conv_report,
+                                          conv_teardown};
+
+const dlg_plugin_desc conv_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, "conv", "1.0",
+                                   "DeepBench-style single convolution: fwd, bwd_data or bwd_filter",
+                                   conv_options, kernel_metrics, &conv_ops};

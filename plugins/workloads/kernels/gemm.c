@@ -1,0 +1,106 @@
+/* gemm: C = op(A) op(B), M x N x K, fp32, with oneDNN's dnnl_sgemm (the
+ * library the engine already links; row-major).  One step = one gemm;
+ * items are FLOPs (2MNK), so throughput is FLOP/s. */
+#include "kernels.h"
+
+#include <oneapi/dnnl/dnnl.h>
+#include <omp.h>
+#include <stdlib.h>
+
+enum { G_M, G_N, G_K, G_TA, G_TB, G_COUNT };
+
+static const dlg_option gemm_options[] = {
+    [G_M] = {"m", DLG_OPT_INT, "1024", "1", "1000000", NULL, "rows of C", 0},
+    [G_N] = {"n", DLG_OPT_INT, "1024", "1", "1000000", NULL, "columns of C", 0},
+    [G_K] = {"k", DLG_OPT_INT, "1024", "1", "1000000", NULL, "inner dimension", 0},
+    [G_TA] = {"transa", DLG_OPT_BOOL, "false", NULL, NULL, NULL, "use A transposed (A is K x M)", 0},
+    [G_TB] = {"transb", DLG_OPT_BOOL, "false", NULL, NULL, NULL, "use B transposed (B is N x K)", 0},
+    [G_COUNT] = {0}};
+
+typedef struct gemm {
+    const dlg_host *h;
+    int64_t m, n, k;
+    char ta, tb;
+    int threads;
+    float *a, *b, *c;
+    kernel_stats st;
+} gemm;
+
+static float *filled(size_t count, uint32_t seed)
+{
+    float *p = malloc(count * sizeof(float));
+    for (size_t i = 0; p && i < count; i++) { /* touched here, not in the timed loop */
+        seed = seed * 1664525u + 1013904223u;
+        p[i] = (float)(seed >> 8) * 0x1p-24f - 0.5f;
+    }
+    return p;
+}
+
+static void gemm_teardown(void *state)
+{
+    gemm *g = state;
+    if (!g)
+        return;
+    free(g->a);
+    free(g->b);
+    free(g->c);
+    free(g);
+}
+
+static int gemm_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info *job, void **state)
+{
+    *state = NULL;
+    gemm *g = calloc(1, sizeof *g);
+    if (!g)
+        return h->error(h, DLG_ENOMEM, "out of memory");
+    g->h = h;
+    g->m = o[G_M].i, g->n = o[G_N].i, g->k = o[G_K].i;
+    g->ta = o[G_TA].i ? 'T' : 'N';
+    g->tb = o[G_TB].i ? 'T' : 'N';
+    g->threads = job && job->cpus > 0 ? job->cpus : 1;
+    double bytes = 4.0 * ((double)g->m * g->k + (double)g->k * g->n + (double)g->m * g->n);
+    if (bytes > 64e9) {
+        gemm_teardown(g);
+        return h->error(h, DLG_ENOMEM, "m, n, k = %lld, %lld, %lld: the matrices need %.1f GB",
+                        (long long)o[G_M].i, (long long)o[G_N].i, (long long)o[G_K].i, bytes / 1e9);
+    }
+    g->a = filled((size_t)(g->m * g->k), 1);
+    g->b = filled((size_t)(g->k * g->n), 2);
+    g->c = filled((size_t)(g->m * g->n), 3);
+    if (!g->a || !g->b || !g->c) {
+        gemm_teardown(g);
+        return h->error(h, DLG_ENOMEM, "gemm: out of memory for %.1f GB of matrices", bytes / 1e9);
+    }
+    g->st.flops = 2.0 * (double)g->m * (double)g->n * (double)g->k;
+    dlg_peak_detect(&g->st.peak, g->threads);
+    *state = g;
+    return 0;
+}
+
+static int gemm_step(void *state, dlg_step *out)
+{
+    gemm *g = state;
+    omp_set_num_threads(g->threads); /* per thread in OpenMP: set where it runs */
+    int64_t lda = g->ta == 'N' ? g->k : g->m, ldb = g->tb == 'N' ? g->n : g->k;
+    uint64_t t0 = kernel_now_ns();
+    dnnl_status_t s = dnnl_sgemm(g->ta, g->tb, g->m, g->n, g->k, 1.0f, g->a, lda, g->b, ldb, 0.0f,
+                                 g->c, g->n);
+    uint64_t t1 = kernel_now_ns();
+    if (s != dnnl_success)
+        return g->h->error(g->h, DLG_EINTERNAL, "dnnl_sgemm failed (status %d)", (int)s);
+    kernel_count(&g->st, t0, t1);
+    out->items = (uint64_t)g->st.flops;
+    return 0;
+}
+
+static int gemm_report(void *state, const dlg_report_api *api, dlg_fields *f)
+{
+    return kernel_report(&((gemm *)state)->st, api, f);
+}
+
+static const dlg_workload_ops gemm_ops = {1, "flops", gemm_setup, gemm_step, gemm_report,
+                                          gemm_teardown};
+
+const dlg_plugin_desc gemm_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, "gemm", "1.0",
+                                   "DeepBench-style fp32 GEMM on oneDNN (GFLOP/s, % of peak)",
+                                   gemm_options, kernel_metrics, &gemm_ops};

@@ -1,0 +1,43 @@
+/* Shared parts of the kernel workloads, and the plugin entry. */
+#define _GNU_SOURCE
+#include "kernels.h"
+
+#include <time.h>
+
+const dlg_metric kernel_metrics[] = {
+    {"flops_per_item", DLG_FIELD_DOUBLE, "FLOP", "floating-point operations per step (2 per multiply-add)"},
+    {"gflops", DLG_FIELD_DOUBLE, "GFLOP/s", "achieved, over the steps after the first"},
+    {"pct_peak", DLG_FIELD_DOUBLE, "%", "gflops as a percentage of peak_gflops"},
+    {"peak_gflops", DLG_FIELD_DOUBLE, "GFLOP/s", "FP32 peak of the job's cores"},
+    {"peak_source", DLG_FIELD_STRING, "", "how the peak was derived: cores x clock x FLOP/cycle"},
+    {NULL, 0, NULL, NULL}};
+
+uint64_t kernel_now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+void kernel_count(kernel_stats *k, uint64_t t0, uint64_t t1)
+{
+    if (k->steps++ > 0) /* the first call warms caches and the thread team */
+        k->timed_ns += t1 - t0;
+}
+
+int kernel_report(const kernel_stats *k, const dlg_report_api *api, dlg_fields *f)
+{
+    api->add_double(f, "flops_per_item", k->flops);
+    if (k->timed_ns > 0) {
+        double g = k->flops * (double)(k->steps - 1) / (double)k->timed_ns;
+        api->add_double(f, "gflops", g);
+        if (k->peak.flops > 0)
+            api->add_double(f, "pct_peak", 100.0 * g * 1e9 / k->peak.flops);
+    }
+    if (k->peak.flops > 0)
+        api->add_double(f, "peak_gflops", k->peak.flops / 1e9);
+    api->add_string(f, "peak_source", k->peak.source);
+    return 0;
+}
+
+DLG_PLUGIN("kernels", &gemm_desc, &conv_desc)

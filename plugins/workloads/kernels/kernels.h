@@ -1,0 +1,24 @@
+/* kernels.so: DeepBench-style single-kernel workloads on oneDNN. */
+#ifndef DLG_KERNELS_H
+#define DLG_KERNELS_H
+
+#include <dlgauge/plugin.h>
+
+#include "peak.h"
+
+extern const dlg_plugin_desc gemm_desc;
+extern const dlg_plugin_desc conv_desc;
+extern const dlg_metric kernel_metrics[];
+
+/* FLOP count and timing shared by both: gflops over steps 2..n, % of peak. */
+typedef struct kernel_stats {
+    double flops; /* per step */
+    uint64_t steps, timed_ns;
+    dlg_peak peak;
+} kernel_stats;
+
+uint64_t kernel_now_ns(void);
+void kernel_count(kernel_stats *k, uint64_t t0, uint64_t t1);
+int kernel_report(const kernel_stats *k, const dlg_report_api *api, dlg_fields *f);
+
+#endif

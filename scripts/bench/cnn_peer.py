@@ -1,0 +1,85 @@
+#!/usr/bin/python3
+"""PyTorch peer of the caffe workloads (scripts/bench/cnn-vs-pytorch.sh).
+
+cnn_peer.py MODEL MODE BATCH THREADS STEPS FORMAT
+  MODEL resnet50|alexnet (torchvision), MODE train|infer, FORMAT nchw|cl.
+Synthetic 224x224 input made once; warm-up steps, then STEPS timed steps.
+Prints one JSON line: median step seconds, images/s, peak RSS bytes, BLAS.
+"""
+import ctypes
+import json
+import resource
+import statistics
+import sys
+import time
+
+import torch
+import torchvision
+
+
+def blas_info():
+    """Which BLAS library is mapped, and OpenBLAS's own kernel name."""
+    libs = set()
+    with open("/proc/self/maps") as f:
+        for line in f:
+            p = line.split()[-1]
+            if "blas" in p or "lapack" in p:
+                libs.add(p)
+    core = ""
+    for p in sorted(libs):
+        try:
+            lib = ctypes.CDLL(p)
+            fn = lib.openblas_get_corename
+            fn.restype = ctypes.c_char_p
+            cfg = lib.openblas_get_config
+            cfg.restype = ctypes.c_char_p
+            core = f"{fn().decode()} ({cfg().decode()})"
+            break
+        except (OSError, AttributeError):
+            continue
+    return {"blas_libs": sorted(libs), "openblas_core": core}
+
+
+def main():
+    model_name, mode, batch, threads, steps, fmt = sys.argv[1:7]
+    batch, threads, steps = int(batch), int(threads), int(steps)
+    torch.set_num_threads(threads)
+    torch.manual_seed(1)
+    model = getattr(torchvision.models, model_name)(num_classes=1000)
+    x = torch.randn(batch, 3, 224, 224)
+    y = torch.randint(0, 1000, (batch,))
+    if fmt == "cl":
+        model = model.to(memory_format=torch.channels_last)
+        x = x.contiguous(memory_format=torch.channels_last)
+    train = mode == "train"
+    model.train(train)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
+    loss_fn = torch.nn.CrossEntropyLoss()
+
+    def step():
+        if train:
+            opt.zero_grad(set_to_none=True)
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            opt.step()
+        else:
+            with torch.inference_mode():
+                model(x)
+
+    for _ in range(2):
+        step()
+    times = []
+    for _ in range(steps):
+        t = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t)
+    med = statistics.median(times)
+    out = {"median_s": med, "images_per_s": batch / med,
+           "rss_peak_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+           "torch": torch.__version__, "threads": torch.get_num_threads()}
+    out.update(blas_info())
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
