@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# dlgauge's mxnet workloads vs PyTorch (Debian python3-torch/torchvision) on
+# the same CPU and thread count: Inception-v3 train and infer (299x299
+# synthetic input, small batch to keep it short) and the PTB-medium LSTM
+# language model (hidden 650, 2 layers, vocabulary 10000, bptt 35, batch 20;
+# PyTorch's word_language_model loop with clip 0.25 and SGD lr 20).  Median
+# step time over STEPS timed steps after 2 warm-up steps (dlgauge: the
+# runner's step-latency p50; PyTorch: statistics.median).  PyTorch's
+# Inception runs NCHW and channels_last; the better counts.  Ratio =
+# dlgauge items/s / PyTorch items/s.
+#
+# usage: scripts/bench/mxnet-vs-pytorch.sh [BUILD_DIR] [THREADS]
+#   env BATCH_IMG (4), STEPS_TRAIN (3), STEPS_INFER (5), STEPS_LM (4)
+set -euo pipefail
+src=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "${1:-$src/build}" && pwd)
+threads=${2:-$(nproc)}
+bi=${BATCH_IMG:-4} st=${STEPS_TRAIN:-3} si=${STEPS_INFER:-5} sl=${STEPS_LM:-4}
+dlg=$build/bin/dlgauge
+[ -x "$dlg" ] && [ -f "$build/lib/dlgauge/mxnet.so" ] ||
+  { echo "build first: ninja -C $build dlgauge_cli mxnet csv" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# PyTorch's environment, in its own commands only: one OpenBLAS thread (the
+# OpenMP team does the parallel work), glibc malloc tuned as PyTorch's own
+# benchmarks recommend (big blocks stay mapped: no page faults per step).
+torch_env=(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=1
+  MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=17179869184 MALLOC_TOP_PAD_=1073741824)
+
+cases=( # name workload mode batch steps unit
+  "inception-train-b$bi inception-v3 train $bi $st images"
+  "inception-infer-b$bi inception-v3 infer $bi $si images"
+  "lstm-medium-train lstm-ptb train 20 $sl tokens"
+  "lstm-medium-infer lstm-ptb infer 20 $sl tokens"
+)
+
+{
+  echo "[sink csv]"; echo "path = $work/dlg.csv"
+  for c in "${cases[@]}"; do
+    read -r name wl mode batch steps unit <<<"$c"
+    printf '[job %s]\nworkload = %s\nmode = %s\nbatch = %s\ncpus = %s\nwarmup = 2\niterations = %s\n' \
+      "$name" "$wl" "$mode" "$batch" "$threads" "$steps"
+    [ "$wl" = lstm-ptb ] && printf 'size = medium\nbptt = 35\nvocab = 10000\ndata = synthetic\n'
+  done
+} >"$work/mx.ini"
+
+echo "== machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $threads threads"
+echo "== dlgauge runs"
+(cd "$work" && "$dlg" run "$work/mx.ini" >"$work/dlg.log" 2>&1) || { cat "$work/dlg.log"; exit 1; }
+
+echo "== PyTorch runs"
+for c in "${cases[@]}"; do
+  read -r name wl mode batch steps unit <<<"$c"
+  if [ "$wl" = inception-v3 ]; then
+    for fmt in nchw cl; do
+      "${torch_env[@]}" /usr/bin/python3 "$src/scripts/bench/mxnet_peer.py" \
+        inception "$mode" "$batch" "$threads" "$steps" "$fmt" >"$work/torch-$name-$fmt.json"
+    done
+  else
+    "${torch_env[@]}" /usr/bin/python3 "$src/scripts/bench/mxnet_peer.py" \
+      lstm "$mode" "$batch" "$threads" "$steps" 650 10000 35 2 >"$work/torch-$name-nchw.json"
+    cp "$work/torch-$name-nchw.json" "$work/torch-$name-cl.json"
+  fi
+done
+
+python3 - "$work" "${cases[@]}" <<'PY'
+import csv, json, sys
+work, cases = sys.argv[1], [c.split() for c in sys.argv[2:]]
+rows = {r["job"]: r for r in csv.DictReader(open(f"{work}/dlg.csv"))}
+print(f"{'case':22} {'dlgauge/s':>10} {'torch/s':>9} {'fmt':>4} {'ratio':>6} {'unit':>7} "
+      f"{'dlg p50 ms':>10} {'torch ms':>9} {'dlg RSS MB':>10} {'torch RSS MB':>12} {'dlg %peak':>9}")
+for name, wl, mode, batch, steps, unit in cases:
+    r = rows[name]
+    if r["status"] != "ok":
+        print(f"{name:22} dlgauge failed: {r.get('error', '')}")
+        continue
+    p50 = float(r["latency_p50_us"]) / 1e6
+    items = int(batch) * (35 if wl == "lstm-ptb" else 1)
+    d = items / p50
+    t = {f: json.load(open(f"{work}/torch-{name}-{f}.json")) for f in ("nchw", "cl")}
+    best = max(t, key=lambda f: t[f]["items_per_s"])
+    tb = t[best]
+    fmt = best if wl != "lstm-ptb" else "-"
+    print(f"{name:22} {d:10.2f} {tb['items_per_s']:9.2f} {fmt:>4} {d / tb['items_per_s']:6.2f} {unit:>7} "
+          f"{p50 * 1e3:10.1f} {tb['median_s'] * 1e3:9.1f} {int(r['rss_peak_bytes']) / 2**20:10.0f} "
+          f"{tb['rss_peak_bytes'] / 2**20:12.0f} {float(r.get('pct_peak') or 0):9.1f}")
+    if wl != "lstm-ptb":
+        print(f"{'':22} (torch nchw {t['nchw']['items_per_s']:.2f}, channels_last "
+              f"{t['cl']['items_per_s']:.2f} img/s)")
+print(f"peak: {rows[cases[0][0]]['peak_source']}; torch {tb['torch']}")
+PY
