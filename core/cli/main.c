@@ -19,6 +19,7 @@ static void usage(FILE *out)
             "  sysinfo            CPU, memory, GPUs, disks, kernel and library versions\n"
             "  flush FILE.ini     send what the sinks of FILE.ini spooled earlier\n"
             "  mkdata images|text generate a photo-like JPEG tree or a PTB-like corpus\n"
+            "  report RESULTS...  knees, bottlenecks and the cheapest instance (docs/report.md)\n"
             "  --version          print the version\n"
             "\n"
             "exit codes: 0 ok, 1 a cell or sink failed, 2 bad input, 130/143 interrupted\n");
