@@ -1,0 +1,186 @@
+/* Host-side logic of the CUDA backend, tested without a GPU: the conv
+ * algorithm cache file, device/precision selection, the GPU peak table and
+ * NVML being absent. */
+#include "cuda/cuda_algo_cache.h"
+#include "cuda/cuda_device.h"
+#include "gpu_nvml.h"
+
+#include <dlgauge/plugin.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static void tmp_path(char *buf, size_t len, const char *name)
+{
+    snprintf(buf, len, "/tmp/dlg_cuda_host_%d_%s", (int)getpid(), name);
+}
+
+static void test_cache_round_trip(void **st)
+{
+    char path[256], err[256] = "";
+    tmp_path(path, sizeof path, "algo.cache");
+    dlg_algo_cache a, b, other;
+    dlg_algo_cache_init(&a, "NVIDIA H200_cudnn91900_fp32");
+    assert_int_equal(dlg_algo_cache_put(&a, "fwd:n64c3h224w224:o64:k7x7", 1, 2, 1234567), 0);
+    assert_int_equal(dlg_algo_cache_put(&a, "bwdf:n64c64h56w56:o64:k3x3", 5, 0, 0), 0);
+    assert_int_equal(dlg_algo_cache_put(&a, "fwd:n64c3h224w224:o64:k7x7", 6, 1, 42), 0); /* update */
+    assert_int_equal(a.n, 2);
+    assert_int_equal(dlg_algo_cache_put(&a, "has space", 1, 1, 1), -DLG_EINVAL);
+    assert_int_equal(dlg_algo_cache_save(&a, path, err, sizeof err), 0);
+
+    dlg_algo_cache_init(&b, "NVIDIA H200_cudnn91900_fp32");
+    assert_int_equal(dlg_algo_cache_load(&b, path, err, sizeof err), 0);
+    assert_int_equal(b.n, 2);
+    assert_false(b.dirty);
+    const dlg_algo_entry *e = dlg_algo_cache_get(&b, "fwd:n64c3h224w224:o64:k7x7");
+    assert_non_null(e);
+    assert_int_equal(e->algo, 6);
+    assert_int_equal(e->math, 1);
+    assert_int_equal(e->ws, 42);
+    e = dlg_algo_cache_get(&b, "bwdf:n64c64h56w56:o64:k3x3");
+    assert_non_null(e);
+    assert_int_equal(e->algo, 5);
+    assert_null(dlg_algo_cache_get(&b, "fwd:other"));
+
+    /* another GPU's file is ignored, not an error */
+    dlg_algo_cache_init(&other, "NVIDIA A100_cudnn91900_fp32");
+    assert_int_equal(dlg_algo_cache_load(&other, path, err, sizeof err), 0);
+    assert_int_equal(other.n, 0);
+    /* a missing file is a first run */
+    assert_int_equal(dlg_algo_cache_load(&other, "/nonexistent/algo.cache", err, sizeof err), 0);
+    dlg_algo_cache_free(&a);
+    dlg_algo_cache_free(&b);
+    dlg_algo_cache_free(&other);
+    unlink(path);
+}
+
+static void test_cache_corrupt(void **st)
+{
+    char path[256], err[256] = "";
+    tmp_path(path, sizeof path, "bad.cache");
+    FILE *f = fopen(path, "w");
+    fputs("dlgauge-algo-cache 1 tag\nfwd:a 1 0 10\nfwd:b one 0 10\n", f);
+    fclose(f);
+    dlg_algo_cache c;
+    dlg_algo_cache_init(&c, "tag");
+    assert_int_equal(dlg_algo_cache_load(&c, path, err, sizeof err), -DLG_ECORRUPT);
+    assert_non_null(strstr(err, ":3:"));
+    assert_non_null(strstr(err, path));
+    dlg_algo_cache_free(&c);
+
+    f = fopen(path, "w");
+    fputs("something else\n", f);
+    fclose(f);
+    dlg_algo_cache_init(&c, "tag");
+    assert_int_equal(dlg_algo_cache_load(&c, path, err, sizeof err), -DLG_ECORRUPT);
+    assert_non_null(strstr(err, ":1:"));
+    dlg_algo_cache_free(&c);
+    unlink(path);
+}
+
+static void test_parse_backend(void **st)
+{
+    int dev = -1, tf32 = -1;
+    assert_int_equal(dlg_cuda_parse_backend("cuda", &dev, &tf32), 0);
+    assert_int_equal(dev, 0);
+    assert_int_equal(tf32, 0);
+    assert_int_equal(dlg_cuda_parse_backend("cuda:3", &dev, &tf32), 0);
+    assert_int_equal(dev, 3);
+    assert_int_equal(dlg_cuda_parse_backend("cuda-tf32:7", &dev, &tf32), 0);
+    assert_int_equal(dev, 7);
+    assert_int_equal(tf32, 1);
+    assert_int_equal(dlg_cuda_parse_backend("cuda:8", &dev, &tf32), -DLG_EINVAL);
+    assert_int_equal(dlg_cuda_parse_backend("cuda:", &dev, &tf32), -DLG_EINVAL);
+    assert_int_equal(dlg_cuda_parse_backend("cuda:-1", &dev, &tf32), -DLG_EINVAL);
+    assert_int_equal(dlg_cuda_parse_backend("cuda:1x", &dev, &tf32), -DLG_EINVAL);
+    assert_int_equal(dlg_cuda_parse_backend("cudax", &dev, &tf32), -DLG_EINVAL);
+    assert_int_equal(dlg_cuda_parse_backend("cpu", &dev, &tf32), -DLG_EINVAL);
+}
+
+static void test_device_select(void **st)
+{
+    dlg_device_choice c;
+    char err[200];
+    /* auto: CPU with a one-line note when there is no device */
+    assert_int_equal(dlg_device_select("auto", NULL, 0, "cpu", &c, err, sizeof err), 0);
+    assert_false(c.cuda);
+    assert_string_equal(c.backend, "cpu");
+    assert_non_null(strstr(c.note, "no CUDA device"));
+    assert_int_equal(dlg_device_select("auto", "fp32", 2, "cpu", &c, err, sizeof err), 0);
+    assert_true(c.cuda);
+    assert_string_equal(c.backend, "cuda:0");
+    assert_string_equal(c.note, "");
+    assert_int_equal(dlg_device_select("auto", "tf32", 1, "cpu", &c, err, sizeof err), 0);
+    assert_string_equal(c.backend, "cuda-tf32:0");
+    assert_int_equal(dlg_device_select("cuda:1", "fp32", 2, "ref", &c, err, sizeof err), 0);
+    assert_string_equal(c.backend, "cuda:1");
+    assert_int_equal(dlg_device_select("cpu", "fp32", 2, "ref", &c, err, sizeof err), 0);
+    assert_string_equal(c.backend, "ref");
+    /* errors, each with a message */
+    assert_int_equal(dlg_device_select("cuda:0", "fp32", 0, "cpu", &c, err, sizeof err),
+                     -DLG_ENOTSUP);
+    assert_non_null(strstr(err, "no CUDA device"));
+    assert_int_equal(dlg_device_select("cuda:2", "fp32", 2, "cpu", &c, err, sizeof err),
+                     -DLG_ENOTSUP);
+    assert_non_null(strstr(err, "0..1"));
+    assert_int_equal(dlg_device_select("gpu", "fp32", 1, "cpu", &c, err, sizeof err), -DLG_EINVAL);
+    assert_int_equal(dlg_device_select("auto", "fp64", 1, "cpu", &c, err, sizeof err), -DLG_EINVAL);
+    assert_int_equal(dlg_device_select("cpu", "bf16", 1, "cpu", &c, err, sizeof err), -DLG_ENOTSUP);
+    assert_int_equal(dlg_device_select("auto", "tf32", 0, "cpu", &c, err, sizeof err),
+                     -DLG_ENOTSUP);
+    /* mixed precision is not in the CUDA backend yet: said, not ignored */
+    assert_int_equal(dlg_device_select("cuda:0", "bf16", 1, "cpu", &c, err, sizeof err),
+                     -DLG_ENOTSUP);
+    assert_non_null(strstr(err, "not implemented"));
+}
+
+static void test_peak_table(void **st)
+{
+    const dlg_gpu_peak *p = dlg_gpu_peak_find("NVIDIA H200");
+    assert_non_null(p);
+    assert_true(p->fp32 > 60 && p->fp32 < 70);
+    assert_true(p->tf32 > 400 && p->fp16 > 900);
+    p = dlg_gpu_peak_find("NVIDIA H100 PCIe");
+    assert_non_null(p);
+    assert_string_equal(p->match, "H100 PCIe"); /* longest match wins over "H100" */
+    p = dlg_gpu_peak_find("NVIDIA L40S");
+    assert_string_equal(p->match, "L40S");
+    p = dlg_gpu_peak_find("NVIDIA A100-SXM4-80GB");
+    assert_string_equal(p->match, "A100");
+    assert_null(dlg_gpu_peak_find("Some Future GPU"));
+    assert_null(dlg_gpu_peak_find(NULL));
+}
+
+static void test_nvml_absent(void **st)
+{
+    dlg_nvml *n = (dlg_nvml *)1;
+    char why[256] = "";
+    assert_int_equal(dlg_nvml_open(&n, "/nonexistent/libnvidia-ml.so.1", why, sizeof why),
+                     -DLG_ENOTSUP);
+    assert_null(n);
+    assert_non_null(strstr(why, "NVML not available"));
+    /* every query on a missing NVML is a clean "no" */
+    uint64_t mj;
+    char name[64];
+    assert_int_equal(dlg_nvml_count(NULL), 0);
+    assert_true(dlg_nvml_energy_mj(NULL, 0, &mj) < 0);
+    assert_true(dlg_nvml_name(NULL, 0, name, sizeof name) < 0);
+    dlg_nvml_close(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cache_round_trip), cmocka_unit_test(test_cache_corrupt),
+        cmocka_unit_test(test_parse_backend),    cmocka_unit_test(test_device_select),
+        cmocka_unit_test(test_peak_table),       cmocka_unit_test(test_nvml_absent),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
