@@ -16,6 +16,8 @@
 #include "cnn_data.h"
 #include "cnn_mem.h"
 #include "peak.h"
+#include "backend.h"
+#include "cuda/cuda_device.h"
 
 #ifdef DLG_CAFFE_HAVE_DNNL
 #include <oneapi/dnnl/dnnl.h>
@@ -65,26 +67,27 @@ static uint64_t now_ns(void)
     return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-/* device = auto | cpu | cuda[:N] */
-static int check_device(const dlg_host *h, const char *dev)
+/* device = auto | cpu | cuda[:N] and precision -> the engine backend
+ * (core/nn/cuda/cuda_select.c decides; auto without a GPU says so once). */
+static int choose_backend(const dlg_host *h, const dlg_value *o, const char **backend)
 {
-    if (strcmp(dev, "auto") == 0 || strcmp(dev, "cpu") == 0)
-        return 0;
-    if (strncmp(dev, "cuda", 4) == 0 && (dev[4] == '\0' || dev[4] == ':'))
-        return h->error(h, DLG_ENOTSUP,
-                        "device = %s: this build of the caffe workloads has no CUDA backend "
-                        "(use device = cpu)", dev);
-    return h->error(h, DLG_EINVAL, "device = '%s': expected auto, cpu or cuda:N", dev);
-}
-
-static int check_options(const dlg_host *h, const dlg_value *o)
-{
-    int rc = check_device(h, o[O_DEVICE].text);
+    const char *cpu = o[O_BACKEND].i == 1 ? "ref" : "cpu", *dev = o[O_DEVICE].text;
+    char why[200] = "", err[256] = "";
+    int ndev = 0;
+    dlg_device_choice c;
+    if (strcmp(dev, "cpu") != 0)
+        dlg_cuda_device_count(&ndev, why, sizeof why);
+    int rc = dlg_device_select(dev, o[O_PRECISION].text, ndev, cpu, &c, err, sizeof err);
+    if (rc < 0 && ndev == 0 && strncmp(dev, "cuda", 4) == 0)
+        return h->error(h, -rc, "%s (%s)", err, why);
     if (rc < 0)
-        return rc;
-    if (o[O_PRECISION].i != 0)
-        return h->error(h, DLG_ENOTSUP, "precision = %s: the cpu and ref backends run fp32 only",
-                        o[O_PRECISION].text);
+        return h->error(h, -rc, "%s", err);
+    if (c.note[0])
+        h->log(h, DLG_LOG_INFO, "%s", c.note);
+    const dlg_backend *bk = dlg_backend_find(c.backend);
+    if (c.cuda && !bk)
+        return h->error(h, DLG_ENOTSUP, "device = %s: this build has no CUDA backend", dev);
+    *backend = bk ? bk->name : cpu; /* static strings: the net keeps the pointer */
     return 0;
 }
 
@@ -147,12 +150,11 @@ static int feed(cnn *s, const float *images, const int32_t *labels)
 static int setup_all(cnn *s, const char *model, const dlg_value *o, const dlg_job_info *job)
 {
     const dlg_host *h = s->h;
-    int rc = check_options(h, o);
+    int rc = choose_backend(h, o, &s->backend);
     if (rc < 0)
         return rc;
     s->train = o[O_MODE].i == 0;
     s->batch = (int)o[O_BATCH].i;
-    s->backend = o[O_BACKEND].i == 1 ? "ref" : "cpu";
     s->sgd = (dlg_sgd){(float)o[O_LR].d, (float)o[O_MOMENTUM].d, (float)o[O_WEIGHT_DECAY].d};
     if ((rc = build(s, model, o)) < 0)
         return rc;
