@@ -61,7 +61,7 @@ int dlg_device_select(const char *device, const char *precision, int ndev,
                !tf32) {
         if (idx >= ndev) {
             if (ndev == 0)
-                snprintf(err, errlen, "device '%s': this machine has no CUDA device", dev);
+                snprintf(err, errlen, "device = %s: no CUDA backend can run here: no CUDA device", dev);
             else
                 snprintf(err, errlen, "device '%s': this machine has CUDA devices 0..%d", dev,
                          ndev - 1);
@@ -69,7 +69,7 @@ int dlg_device_select(const char *device, const char *precision, int ndev,
         }
         out->cuda = true;
     } else {
-        snprintf(err, errlen, "device '%s': expected auto, cpu, cuda or cuda:N", dev);
+        snprintf(err, errlen, "device = '%s': expected auto, cpu or cuda:N", dev);
         return -DLG_EINVAL;
     }
     if (!out->cuda) {
@@ -90,3 +90,14 @@ int dlg_device_select(const char *device, const char *precision, int ndev,
              strcmp(prec, "tf32") == 0 ? "cuda-tf32" : "cuda", idx);
     return 0;
 }
+
+#ifndef DLG_NN_HAVE_CUDA
+/* A build without the CUDA backend has no devices to offer. */
+int dlg_cuda_device_count(int *n, char *why, size_t whylen)
+{
+    *n = 0;
+    if (why && whylen)
+        snprintf(why, whylen, "dlgauge was built without CUDA");
+    return 0;
+}
+#endif
