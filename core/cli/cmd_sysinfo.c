@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include "affinity.h"
+#include "gpu_nvml.h"
 
 #include <dirent.h>
 #include <stdbool.h>
@@ -109,6 +110,12 @@ static void gpu_info(void)
         if (handle(i, &h) == 0)
             name(h, nm, sizeof nm);
         printf("  gpu%u:     %s\n", i, nm);
+        const dlg_gpu_peak *pk = dlg_gpu_peak_find(nm); /* for % of peak */
+        if (pk)
+            printf("    peak:   fp32 %.1f, tf32 %.1f, fp16/bf16 %.1f TFLOP/s (dense, datasheet)\n",
+                   pk->fp32, pk->tf32, pk->fp16);
+        else
+            printf("    peak:   unknown model (no %% of peak)\n");
     }
     dlclose(nvml);
 }
