@@ -42,6 +42,7 @@ def energy_mj():
 
 def build(name):
     m = torchvision.models
+    name = name.replace("-", "_")  # dlgauge says inception-v3
     if name == "googlenet":
         return m.googlenet(weights=None, aux_logits=False, init_weights=False)
     if name == "inception_v3":
@@ -57,7 +58,7 @@ def run_case(name, mode, prec, batch):
     layout = "NHWC" if amp else "NCHW"
     mf = torch.channels_last if amp else torch.contiguous_format
     dev = torch.device("cuda")
-    size = 299 if name == "inception_v3" else 224
+    size = 299 if name.startswith("inception") else 224
     model = build(name).to(dev).to(memory_format=mf)
     x = torch.randn(batch, 3, size, size, device=dev).contiguous(memory_format=mf)
     y = torch.randint(0, 1000, (batch,), device=dev)

@@ -12,7 +12,8 @@
 #   NVML    dlopen("libnvidia-ml.so.1") at run time, nothing linked
 # Then: (1) layer checks against the CPU reference (fp32 rel err < 1e-4,
 # tf32 < 5e-3) on fresh random inputs with NaN-poisoned outputs; (2)
-# training/inference img/s of resnet50 alexnet vgg16 googlenet beside
+# training/inference img/s of resnet50 alexnet vgg16 googlenet inception-v3
+# (299 crop; added after the 2026-11-29 run, not yet run on a GPU) beside
 # PyTorch+torchvision on the same GPU (scripts/gpu-bench-torch.py); (3) one
 # table (scripts/gpu_table.py).  Everything also goes to $OUT.
 #
@@ -26,7 +27,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$ROOT/build-gpucheck/out}
 BUILD=${BUILD:-$ROOT/build-gpucheck}
 DRY=0 BUILD_ONLY=0 BUDGET=360 BATCH=64 ITERS=20 WARMUP=5
-MODELS="resnet50 alexnet vgg16 googlenet"
+MODELS="resnet50 alexnet vgg16 googlenet inception-v3"
 PRECS="fp32 tf32 bf16"
 while [ $# -gt 0 ]; do
   case "$1" in
