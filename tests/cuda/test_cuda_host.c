@@ -4,15 +4,18 @@
 #include "cuda/cuda_algo_cache.h"
 #include "cuda/cuda_device.h"
 #include "gpu_nvml.h"
+#include "gpu_sampler.h"
 
 #include <dlgauge/plugin.h>
 
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -175,12 +178,51 @@ static void test_nvml_absent(void **st)
     dlg_nvml_close(NULL);
 }
 
+/* NVML present (a fake library): names, peak lookup, the sampler. */
+static void test_nvml_fake_sampler(void **st)
+{
+    dlg_nvml *n = NULL;
+    char why[256] = "", name[96];
+    assert_int_equal(dlg_nvml_open(&n, DLG_FAKE_NVML, why, sizeof why), 0);
+    assert_int_equal(dlg_nvml_count(n), 1);
+    assert_int_equal(dlg_nvml_name(n, 0, name, sizeof name), 0);
+    assert_string_equal(name, "NVIDIA H200 (fake)");
+    assert_string_equal(dlg_gpu_peak_find(name)->match, "H200");
+    assert_true(dlg_nvml_name(n, 1, name, sizeof name) < 0);
+
+    dlg_gpu_sampler *s;
+    assert_int_equal(dlg_gpu_sampler_start(&s, n, 3, 10), -DLG_ENOTSUP); /* no such GPU */
+    assert_int_equal(dlg_gpu_sampler_start(&s, n, 0, 10), 0);
+    struct timespec d = {0, 250000000}; /* 0.25 s at 250 W = 62.5 J */
+    nanosleep(&d, NULL);
+    dlg_gpu_stats g;
+    assert_int_equal(dlg_gpu_sampler_stop(s, &g), 0);
+    printf("  samples %d util %.1f%% power %.1f W energy %.2f J over %.3f s, mem peak %llu\n",
+           g.samples, g.gpu_util, g.power_avg_w, g.energy_j, g.seconds,
+           (unsigned long long)g.gpu_mem_peak);
+    assert_true(g.samples >= 3 && g.samples <= 26); /* 10 ms period, 0.25 s; a busy CI host may skip some */
+    assert_true(g.gpu_util > 79.9 && g.gpu_util < 80.1);
+    assert_true(g.power_avg_w > 249.9 && g.power_avg_w < 250.1);
+    assert_true(g.energy_counter);
+    /* the counter covers start..stop: 250 W x the measured time */
+    assert_true(fabs(g.energy_j - 250.0 * g.seconds) < 0.5);
+    assert_true(g.gpu_mem_peak >= (1ull << 30) && g.gpu_mem_peak < (2ull << 30));
+    dlg_nvml_close(n);
+
+    /* without NVML there is no sampler, and stopping none is harmless */
+    assert_int_equal(dlg_gpu_sampler_start(&s, NULL, 0, 100), -DLG_ENOTSUP);
+    assert_null(s);
+    assert_int_equal(dlg_gpu_sampler_stop(NULL, &g), -DLG_EINVAL);
+    assert_int_equal(g.samples, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cache_round_trip), cmocka_unit_test(test_cache_corrupt),
         cmocka_unit_test(test_parse_backend),    cmocka_unit_test(test_device_select),
         cmocka_unit_test(test_peak_table),       cmocka_unit_test(test_nvml_absent),
+        cmocka_unit_test(test_nvml_fake_sampler),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,82 @@
+/* A stand-in libnvidia-ml for tests: one "NVIDIA H200 (fake)" drawing a
+ * constant 250 W at 80% utilisation, 1 GiB + (ms % 1000) MiB of memory
+ * used, and an energy counter that follows the monotonic clock at 250 W. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct fake_util {
+    unsigned gpu, memory;
+} fake_util;
+typedef struct fake_mem {
+    unsigned long long total, free, used;
+} fake_mem;
+
+int nvmlInit_v2(void);
+int nvmlShutdown(void);
+int nvmlDeviceGetCount_v2(unsigned *n);
+int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **d);
+int nvmlDeviceGetName(void *d, char *buf, unsigned len);
+int nvmlDeviceGetTotalEnergyConsumption(void *d, unsigned long long *mj);
+int nvmlDeviceGetPowerUsage(void *d, unsigned *mw);
+int nvmlDeviceGetUtilizationRates(void *d, fake_util *u);
+int nvmlDeviceGetMemoryInfo(void *d, fake_mem *m);
+
+static int dev_token;
+
+int nvmlInit_v2(void) { return 0; }
+int nvmlShutdown(void) { return 0; }
+
+int nvmlDeviceGetCount_v2(unsigned *n)
+{
+    *n = 1;
+    return 0;
+}
+
+int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **d)
+{
+    if (i != 0)
+        return 2; /* NVML_ERROR_INVALID_ARGUMENT */
+    *d = &dev_token;
+    return 0;
+}
+
+int nvmlDeviceGetName(void *d, char *buf, unsigned len)
+{
+    snprintf(buf, len, "NVIDIA H200 (fake)");
+    return 0;
+}
+
+int nvmlDeviceGetTotalEnergyConsumption(void *d, unsigned long long *mj)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    /* 250 W = 250 mJ per ms */
+    *mj = (unsigned long long)t.tv_sec * 250000ull + (unsigned long long)t.tv_nsec / 4000ull;
+    return 0;
+}
+
+int nvmlDeviceGetPowerUsage(void *d, unsigned *mw)
+{
+    *mw = 250000;
+    return 0;
+}
+
+int nvmlDeviceGetUtilizationRates(void *d, fake_util *u)
+{
+    u->gpu = 80;
+    u->memory = 40;
+    return 0;
+}
+
+int nvmlDeviceGetMemoryInfo(void *d, fake_mem *m)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    unsigned long long ms = (unsigned long long)t.tv_nsec / 1000000ull;
+    m->total = 141ull << 30;
+    m->used = (1ull << 30) + ms * (1ull << 20);
+    m->free = m->total - m->used;
+    return 0;
+}
