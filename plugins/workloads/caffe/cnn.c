@@ -160,10 +160,15 @@ static int setup_all(cnn *s, const char *model, const dlg_value *o, const dlg_jo
         return rc;
     if (!(s->labels = calloc((size_t)s->batch, sizeof(float))))
         return h->error(h, DLG_ENOMEM, "out of memory");
+    /* before the data too: a synthetic batch alone can be gigabytes */
+    const dlg_value *lo = &o[O_LOADER];
+    size_t per_batch = s->in_count * sizeof(float);
+    bool synthetic = strcmp(lo[DLG_LOPT_DATA].text, "synthetic") == 0;
+    if ((rc = check_memory(s, model, o, synthetic ? per_batch
+                                                  : per_batch * (size_t)lo[DLG_LOPT_PREFETCH].i)) < 0)
+        return rc;
     cnn_data_cfg dc = {&o[O_LOADER], job, s->train, s->batch, (int)o[O_CLASSES].i};
     if ((rc = cnn_data_open(&s->data, h, &dc)) < 0)
-        return rc;
-    if ((rc = check_memory(s, model, o, cnn_data_bytes(s->data))) < 0)
         return rc;
     if ((rc = plan(s, o, job)) < 0)
         return rc;
