@@ -207,6 +207,40 @@ void rep_rows_free(rep_rows *rs)
     memset(rs, 0, sizeof *rs);
 }
 
+/* Options that identify a group (mode, precision, device) are tags only
+ * when swept; otherwise they are in the row's `config` field
+ * ("key=value key=value", spaces in values escaped with a backslash). */
+static int expand_config(rep_row *r)
+{
+    static const char *const wanted[] = {"mode", "precision", "device"};
+    const char *cfg = NULL;
+    for (size_t i = 0; i < r->nfields; i++)
+        if (strcmp(r->fields[i].key, "config") == 0)
+            cfg = r->fields[i].str;
+    for (size_t w = 0; cfg && w < sizeof wanted / sizeof *wanted; w++) {
+        if (rep_str(r, wanted[w]))
+            continue;
+        size_t kl = strlen(wanted[w]);
+        for (const char *p = cfg; *p;) {
+            const char *end = p;
+            char val[256];
+            size_t n = 0;
+            while (*end && *end != ' ')
+                end += end[0] == '\\' && end[1] ? 2 : 1;
+            if ((size_t)(end - p) > kl && strncmp(p, wanted[w], kl) == 0 && p[kl] == '=') {
+                for (const char *q = p + kl + 1; q < end && n + 1 < sizeof val; q++)
+                    val[n++] = *q == '\\' && q + 1 < end ? *++q : *q;
+                val[n] = '\0';
+                if (rep_row_put(r, false, wanted[w], val) != 0)
+                    return -1;
+                break;
+            }
+            p = *end ? end + 1 : end;
+        }
+    }
+    return 0;
+}
+
 int rep_read_file(rep_rows *rs, const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "rb");
@@ -228,5 +262,12 @@ int rep_read_file(rep_rows *rs, const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: empty file (no header, no rows)", path);
         return -DLG_EINVAL;
     }
-    return c == '{' ? rep_read_jsonl(rs, path, src, err, errlen) : rep_read_csv(rs, path, src, err, errlen);
+    size_t first = rs->n;
+    int rc = c == '{' ? rep_read_jsonl(rs, path, src, err, errlen) : rep_read_csv(rs, path, src, err, errlen);
+    for (size_t i = first; rc == 0 && i < rs->n; i++)
+        if (expand_config(&rs->v[i]) != 0) {
+            snprintf(err, errlen, "%s: out of memory", path);
+            rc = -DLG_ENOMEM;
+        }
+    return rc;
 }

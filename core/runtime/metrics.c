@@ -44,6 +44,7 @@ const dlg_metric dlg_core_metrics[] = {
     {"version", DLG_FIELD_STRING, "", "dlgauge version"},
     {"git_rev", DLG_FIELD_STRING, "", "git revision dlgauge was built from"},
     {"error", DLG_FIELD_STRING, "", "why the cell failed (status error) or stopped early"},
+    {"config", DLG_FIELD_STRING, "", "every key of the cell as it ran, swept or not: \"key=value ...\" (spaces in values escaped with \\)"},
     {NULL, 0, NULL, NULL},
 };
 

@@ -93,6 +93,34 @@ static void workload_fields(builder *b, const dlg_cell_result *res)
     }
 }
 
+static void append_kv(char *buf, size_t len, size_t *o, const char *key, const char *val)
+{
+    if (*o + 1 >= len)
+        return;
+    *o += (size_t)snprintf(buf + *o, len - *o, "%s%s=", *o ? " " : "", key);
+    for (const char *p = val; *p && *o + 2 < len; p++) {
+        if (*p == ' ' || *p == '\\')
+            buf[(*o)++] = '\\';
+        buf[(*o)++] = *p;
+    }
+    if (*o >= len)
+        *o = len - 1;
+    buf[*o] = '\0';
+}
+
+/* Every key of the cell as it ran: core keys, then the workload's options. */
+static void cell_config(const dlg_cell *cell, char *buf, size_t len)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < DLG_K_COUNT; i++)
+        if (cell->core[i].set)
+            append_kv(buf, len, &o, dlg_core_job_options[i].name, cell->core[i].text);
+    for (size_t i = 0; i < cell->job->nwl; i++)
+        if (cell->wl[i].set)
+            append_kv(buf, len, &o, cell->job->workload->options[i].name, cell->wl[i].text);
+}
+
 void dlg_result_point(const dlg_run *run, const dlg_cell *cell, const dlg_cell_result *res, dlg_point_buf *out)
 {
     memset(out, 0, sizeof *out);
@@ -138,6 +166,8 @@ void dlg_result_point(const dlg_run *run, const dlg_cell *cell, const dlg_cell_r
     fs_(&b, "version", DLG_VERSION);
     fs_(&b, "git_rev", DLG_GIT_REV);
     fs_(&b, "error", res->error);
+    cell_config(cell, out->config, sizeof out->config);
+    fs_(&b, "config", out->config);
     workload_fields(&b, res);
 
     out->point = (dlg_point){DLG_MEASUREMENT_RESULT, out->tags, nt, out->fields, b.nf, res->start_realtime_ns};

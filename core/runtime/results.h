@@ -13,6 +13,7 @@ typedef struct dlg_point_buf {
     dlg_field fields[DLG_MAX_FIELDS];
     char cpus_text[16];
     char start_time[40];
+    char config[4096];
 } dlg_point_buf;
 
 /* The point borrows strings from run, cell and res: use it before they go. */
