@@ -48,6 +48,12 @@ typedef struct dlg_backend {
     /* One parameter tensor: Caffe SGD (see dlg_sgd in nn.h), lr already
      * multiplied by the param's lr_mult, decay by its decay_mult. */
     int (*sgd)(void *ctx, dlg_tensor *w, float lr, float momentum, float decay);
+    /* Optional: all n trained params of the net in one call (a GPU backend
+     * launches one kernel), param i with lr * lr_mult[i] and weight decay
+     * * decay_mult[i].  The list is the same on every call for a planned
+     * net.  NULL: sgd() per param. */
+    int (*sgd_all)(void *ctx, dlg_tensor *const *w, const float *lr_mult, const float *decay_mult,
+                   int n, const dlg_sgd *sgd);
     /* Host copies of a tensor in a backend-specific layout (mem is its data
      * or diff), converting from/to plain NCHW.  Needed only by backends
      * whose kernels choose such layouts. */

@@ -96,9 +96,35 @@ int dlg_net_backward(dlg_net *net)
     return rc;
 }
 
+/* One sgd_all() call over every trained param (host lists are small). */
+static int sgd_all(dlg_net *net, const dlg_sgd *sgd)
+{
+    dlg_tensor **w = malloc((size_t)net->nblobs * sizeof *w);
+    float *mult = malloc(2 * (size_t)net->nblobs * sizeof *mult);
+    int n = 0, rc = 0;
+    if (!w || !mult)
+        rc = dlg_net_fail(net, DLG_ENOMEM, "nn: out of memory for the SGD list");
+    for (int b = 0; b < net->nblobs && !rc; b++) {
+        dlg_blob *bl = &net->blobs[b];
+        if (!bl->is_param || !bl->t.diff)
+            continue;
+        w[n] = &bl->t;
+        mult[n] = bl->lr_mult;
+        mult[net->nblobs + n] = bl->decay_mult;
+        n++;
+    }
+    if (!rc && n && (rc = net->bk->sgd_all(net->ctx, w, mult, mult + net->nblobs, n, sgd)) < 0)
+        rc = dlg_net_fail(net, -rc, "nn: SGD update of net '%s' failed", net->name);
+    free(w);
+    free(mult);
+    return rc;
+}
+
 int dlg_net_sgd_step(dlg_net *net, const dlg_sgd *sgd)
 {
     int rc = ready_bound(net);
+    if (!rc && net->bk->sgd_all)
+        return sgd_all(net, sgd);
     for (int b = 0; b < net->nblobs && !rc; b++) {
         dlg_blob *bl = &net->blobs[b];
         if (!bl->is_param || !bl->t.diff)

@@ -12,6 +12,7 @@
 #include "gpu_nvml.h"
 
 #include <dlgauge/nn.h>
+#include <dlgauge/plugin.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -327,6 +328,34 @@ out:
     return fails ? 1 : 0;
 }
 
+/* A label outside 0..K-1 must surface as an error (asynchronously: at the
+ * latest when the loss is read back), never as a silent loss. */
+static int check_bad_label(const char *backend)
+{
+    dlg_net *net;
+    netio io = {.label = -1};
+    dlg_net_create(&net, "bad_label");
+    b_loss(net, &io);
+    dlg_plan_opts o = {.backend = backend, .train = true, .seed = 1};
+    int fails = dlg_net_plan(net, &o) < 0;
+    float x[60], y[6] = {0, 1, 2, 99, 4, 5}, out[3];
+    fill_rand(x, 60, 1.0);
+    if (!fails)
+        fails = dlg_net_write(net, io.in[0], DLG_DATA, x, 60) < 0 ||
+                dlg_net_write(net, io.label, DLG_DATA, y, 6) < 0;
+    if (!fails) {
+        int rc = dlg_net_forward(net);
+        if (rc >= 0)
+            rc = dlg_net_read(net, io.out, DLG_DATA, out, 3);
+        fails = rc != -DLG_EINVAL;
+        printf("  %-16s %s  %s\n", "bad_label", fails ? "FAIL" : "ok  ",
+               rc < 0 ? dlg_net_error(net) : "no error");
+    } else
+        printf("  %-16s FAIL setup: %s\n", "bad_label", dlg_net_error(net));
+    dlg_net_destroy(net);
+    return fails;
+}
+
 static int cmd_layers(int argc, char **argv)
 {
     const char *defaults[] = {"cuda:0", "cuda-tf32:0"};
@@ -339,6 +368,7 @@ static int cmd_layers(int argc, char **argv)
         printf("backend %s (tolerance %.0e)\n", bks[b], tol);
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
             fails += run_case(&cases[i], bks[b], tol, rng_state + i);
+        fails += check_bad_label(bks[b]);
     }
     printf("layers: %d failed\n", fails);
     return fails ? 1 : 0;

@@ -7,7 +7,8 @@
  * Options that dlg_backend_opts cannot carry yet come from the
  * environment, read once at open():
  *   DLG_CUDA_ALGO_CACHE=path     conv algorithm choices kept on disk
- *   DLG_CUDA_WORKSPACE_MB=n      per-layer cuDNN workspace limit (1024)
+ *   DLG_CUDA_WORKSPACE_MB=n      per-layer cuDNN workspace limit (default:
+ *                                a quarter of the free memory, <= 16 GiB)
  *   DLG_CUDA_DETERMINISTIC=1     only deterministic conv algorithms */
 #ifndef DLG_NN_CUDA_H
 #define DLG_NN_CUDA_H
@@ -30,8 +31,17 @@ typedef struct dlg_cuda_ctx {
     cublasHandle_t blas;
     size_t ws_limit;
     bool deterministic;
-    int *flag_host; /* pinned: kernel error flags read back */
+    /* Bad-label flag: set by the loss kernel, never cleared (sticky), read
+     * back without a sync (flag_event) or at sync/download time. */
+    int *flag_host; /* pinned */
     int *flag_dev;
+    cudaEvent_t flag_event;
+    bool flag_pending; /* a read-back is in flight */
+    /* Multi-tensor SGD: the param table on the device, built on the first
+     * call for this list of params (key) and reused after. */
+    void *sgd_tab;
+    int sgd_nchunks, sgd_ntensors;
+    const void *sgd_key;
     dlg_algo_cache cache;
     char cache_path[512];
 } dlg_cuda_ctx;
@@ -50,6 +60,12 @@ int dlg_cudnn_err(cudnnStatus_t s, const char *what, char *err, size_t errlen);
 int dlg_cuda_ok(cudaError_t e);
 int dlg_cudnn_ok(cudnnStatus_t s);
 int dlg_cublas_ok(cublasStatus_t s);
+
+/* -DLG_EINVAL if a loss kernel has seen a bad label: without a sync,
+ * from the last read-back that has completed (then a new one starts). */
+int dlg_cuda_flag_poll(dlg_cuda_ctx *c);
+/* The same after the stream is synchronised (exact). */
+int dlg_cuda_flag_check_synced(dlg_cuda_ctx *c);
 
 /* An NCHW float descriptor for a tensor (trailing dims folded into W). */
 int dlg_cuda_tensor_desc(cudnnTensorDescriptor_t *d, const dlg_shape *s);

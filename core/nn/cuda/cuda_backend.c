@@ -3,6 +3,7 @@
 #include "cuda.h"
 #include "cuda_device.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,10 @@ static void cuda_close(void *vctx)
             fprintf(stderr, "dlgauge: cuda: algorithm cache not saved: %s\n", err);
     }
     dlg_algo_cache_free(&c->cache);
+    if (c->sgd_tab)
+        cudaFree(c->sgd_tab);
+    if (c->flag_event)
+        cudaEventDestroy(c->flag_event);
     if (c->blas)
         cublasDestroy(c->blas);
     if (c->dnn)
@@ -88,6 +93,11 @@ static int open_handles(dlg_cuda_ctx *c, char *err, size_t errlen)
                           err, errlen);
     if (!rc)
         rc = dlg_cuda_err(cudaMalloc((void **)&c->flag_dev, sizeof(int)), "cudaMalloc", err, errlen);
+    if (!rc)
+        rc = dlg_cuda_err(cudaMemset(c->flag_dev, 0, sizeof(int)), "cudaMemset", err, errlen);
+    if (!rc)
+        rc = dlg_cuda_err(cudaEventCreateWithFlags(&c->flag_event, cudaEventDisableTiming),
+                          "cudaEventCreate", err, errlen);
     if (!rc)
         rc = dlg_cudnn_err(cudnnCreate(&c->dnn), "cudnnCreate", err, errlen);
     if (!rc)
@@ -124,10 +134,17 @@ static int cuda_open(const dlg_backend_opts *o, void **ctx, char *err, size_t er
         return -DLG_ENOMEM;
     c->device = device;
     c->math = math;
-    c->ws_limit = env_size_mb("DLG_CUDA_WORKSPACE_MB", (size_t)1024 << 20);
     const char *det = getenv("DLG_CUDA_DETERMINISTIC");
     c->deterministic = det && strcmp(det, "1") == 0;
     int rc = open_handles(c, err, errlen);
+    size_t free_b = 0, total_b = 0;
+    /* a small limit keeps cuDNN from its fastest algorithms (FFT, Winograd
+     * nonfused); the net allocates only the largest layer's workspace */
+    if (!rc && cudaMemGetInfo(&free_b, &total_b) != cudaSuccess)
+        free_b = (size_t)4 << 30;
+    c->ws_limit = env_size_mb("DLG_CUDA_WORKSPACE_MB", free_b / 4 < ((size_t)16 << 30)
+                                                           ? free_b / 4
+                                                           : (size_t)16 << 30);
     if (!rc) {
         struct cudaDeviceProp p;
         char tag[128];
@@ -176,14 +193,44 @@ static int cuda_copy(dlg_cuda_ctx *c, void *dst, const void *src, size_t bytes,
     return rc ? rc : dlg_cuda_ok(cudaStreamSynchronize(c->stream));
 }
 
+int dlg_cuda_flag_poll(dlg_cuda_ctx *c)
+{
+    if (c->flag_pending) {
+        cudaError_t e = cudaEventQuery(c->flag_event);
+        if (e == cudaErrorNotReady)
+            return 0;
+        if (e != cudaSuccess)
+            return -DLG_EINTERNAL;
+        c->flag_pending = false;
+        if (*c->flag_host)
+            return -DLG_EINVAL;
+    }
+    int rc = dlg_cuda_ok(cudaMemcpyAsync(c->flag_host, c->flag_dev, sizeof(int),
+                                         cudaMemcpyDeviceToHost, c->stream));
+    if (!rc)
+        rc = dlg_cuda_ok(cudaEventRecord(c->flag_event, c->stream));
+    c->flag_pending = rc == 0;
+    return rc;
+}
+
+int dlg_cuda_flag_check_synced(dlg_cuda_ctx *c)
+{
+    int v = 0;
+    if (cudaMemcpy(&v, c->flag_dev, sizeof(int), cudaMemcpyDeviceToHost) != cudaSuccess)
+        return -DLG_EINTERNAL;
+    return v ? -DLG_EINVAL : 0;
+}
+
 static int cuda_upload(void *vctx, void *dst, const void *host, size_t bytes)
 {
     return cuda_copy(vctx, dst, host, bytes, cudaMemcpyHostToDevice);
 }
 
+/* Results read after a bad label are an error (the loss is meaningless). */
 static int cuda_download(void *vctx, void *host, const void *src, size_t bytes)
 {
-    return cuda_copy(vctx, host, src, bytes, cudaMemcpyDeviceToHost);
+    int rc = cuda_copy(vctx, host, src, bytes, cudaMemcpyDeviceToHost);
+    return rc ? rc : dlg_cuda_flag_check_synced(vctx);
 }
 
 static int cuda_zero(void *vctx, void *dst, size_t bytes)
@@ -195,7 +242,8 @@ static int cuda_zero(void *vctx, void *dst, size_t bytes)
 static int cuda_sync(void *vctx)
 {
     dlg_cuda_ctx *c = vctx;
-    return dlg_cuda_ok(cudaStreamSynchronize(c->stream));
+    int rc = dlg_cuda_ok(cudaStreamSynchronize(c->stream));
+    return rc ? rc : dlg_cuda_flag_check_synced(c);
 }
 
 static int cuda_bind(void *vctx)
@@ -209,6 +257,67 @@ static int cuda_sgd(void *vctx, dlg_tensor *w, float lr, float momentum, float d
     dlg_cuda_ctx *c = vctx;
     return dlg_cuda_ok(
         (cudaError_t)dlg_cuk_sgd(c->stream, CF(w), CG(w), w->hist, w->count, lr, momentum, decay));
+}
+
+/* The param table for sgd_all: built (cudaMalloc + copy) on the first
+ * call, the warm-up step, then reused while the list stays the same. */
+static int sgd_table(dlg_cuda_ctx *c, dlg_tensor *const *w, const float *lr_mult,
+                     const float *decay_mult, int n)
+{
+    if (c->sgd_tab && c->sgd_key == w[0]->data && c->sgd_ntensors == n)
+        return 0;
+    int64_t nch = 0;
+    for (int i = 0; i < n; i++)
+        nch += (w[i]->count + DLG_CUK_SGD_CHUNK - 1) / DLG_CUK_SGD_CHUNK;
+    if (nch > INT32_MAX)
+        return -DLG_ENOTSUP;
+    size_t tb = (size_t)n * sizeof(dlg_cuk_sgd_tensor), bytes = tb + (size_t)nch * sizeof(dlg_cuk_sgd_chunk);
+    char *host = malloc(bytes);
+    if (!host)
+        return -DLG_ENOMEM;
+    dlg_cuk_sgd_tensor *t = (dlg_cuk_sgd_tensor *)host;
+    dlg_cuk_sgd_chunk *ch = (dlg_cuk_sgd_chunk *)(host + tb);
+    int64_t k = 0;
+    for (int i = 0; i < n; i++) {
+        t[i] = (dlg_cuk_sgd_tensor){CF(w[i]), CG(w[i]), w[i]->hist, w[i]->count, lr_mult[i],
+                                    decay_mult[i]};
+        for (int64_t s = 0; s < w[i]->count; s += DLG_CUK_SGD_CHUNK)
+            ch[k++] = (dlg_cuk_sgd_chunk){i, s};
+    }
+    if (c->sgd_tab)
+        cudaFree(c->sgd_tab);
+    c->sgd_tab = NULL;
+    int rc = dlg_cuda_ok(cudaStreamSynchronize(c->stream));
+    if (!rc)
+        rc = dlg_cuda_ok(cudaMalloc(&c->sgd_tab, bytes));
+    if (!rc)
+        rc = dlg_cuda_ok(cudaMemcpy(c->sgd_tab, host, bytes, cudaMemcpyHostToDevice));
+    free(host);
+    if (rc) {
+        if (c->sgd_tab)
+            cudaFree(c->sgd_tab);
+        c->sgd_tab = NULL;
+        return rc;
+    }
+    c->sgd_key = w[0]->data;
+    c->sgd_ntensors = n;
+    c->sgd_nchunks = (int)nch;
+    return 0;
+}
+
+static int cuda_sgd_all(void *vctx, dlg_tensor *const *w, const float *lr_mult,
+                        const float *decay_mult, int n, const dlg_sgd *sgd)
+{
+    dlg_cuda_ctx *c = vctx;
+    if (n <= 0)
+        return 0;
+    int rc = sgd_table(c, w, lr_mult, decay_mult, n);
+    if (rc)
+        return rc;
+    const dlg_cuk_sgd_tensor *t = c->sgd_tab;
+    const dlg_cuk_sgd_chunk *ch = (const dlg_cuk_sgd_chunk *)(t + n);
+    return dlg_cuda_ok((cudaError_t)dlg_cuk_sgd_multi(c->stream, t, ch, c->sgd_nchunks, sgd->lr,
+                                                      sgd->momentum, sgd->weight_decay));
 }
 
 /* One open() per (device, math): the vtable is all a backend gets. */
@@ -233,6 +342,7 @@ DLG_CUDA_OPENS(7)
         .name = nm, .open = openf, .close = cuda_close, .alloc = cuda_alloc,                   \
         .free = cuda_free, .upload = cuda_upload, .download = cuda_download,                   \
         .zero = cuda_zero, .sync = cuda_sync, .bind = cuda_bind, .sgd = cuda_sgd,              \
+        .sgd_all = cuda_sgd_all,                                                               \
         .kernels =                                                                             \
             {                                                                                  \
                 [DLG_L_CONV] = &dlg_cuda_conv,                                                 \

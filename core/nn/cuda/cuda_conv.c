@@ -14,6 +14,10 @@ typedef struct conv_state {
     cudnnConvolutionBwdDataAlgo_t bwd_data;
     cudnnConvolutionBwdFilterAlgo_t bwd_filter;
     size_t ws;
+    /* bias fused into the convolution (cuDNN allows it with an identity
+     * activation for IMPLICIT_PRECOMP_GEMM only); off after a refusal */
+    cudnnActivationDescriptor_t ident;
+    bool fuse_bias;
 } conv_state;
 
 static void conv_destroy(void *ctx, void *vs)
@@ -25,6 +29,8 @@ static void conv_destroy(void *ctx, void *vs)
     cudnnDestroyTensorDescriptor(s->y);
     cudnnDestroyTensorDescriptor(s->b);
     cudnnDestroyFilterDescriptor(s->w);
+    if (s->ident)
+        cudnnDestroyActivationDescriptor(s->ident);
     for (int i = 0; i < 3; i++)
         cudnnDestroyConvolutionDescriptor(s->cd[i]);
     free(s);
@@ -47,7 +53,8 @@ static int make_descs(dlg_cuda_ctx *c, const dlg_layer *l, conv_state *s, char *
                                                       (int)ys->d[1], (int)(xs->d[1] / p->groups),
                                                       p->kh, p->kw),
                            "filter descriptor", err, errlen);
-    cudnnMathType_t math = c->math == DLG_CUDA_TF32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+    /* tensor ops only where asked for: fp32 stays FMA-exact */
+    cudnnMathType_t math = c->math == DLG_CUDA_TF32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
     for (int i = 0; i < 3 && !rc; i++) {
         rc = dlg_cudnn_err(cudnnCreateConvolutionDescriptor(&s->cd[i]), "conv descriptor", err,
                            errlen);
@@ -177,6 +184,11 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
         s->bwd_filter = (cudnnConvolutionBwdFilterAlgo_t)a;
         s->ws = w > s->ws ? w : s->ws;
     }
+    if (!rc && l->p.conv.bias && s->fwd == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM &&
+        cudnnCreateActivationDescriptor(&s->ident) == CUDNN_STATUS_SUCCESS)
+        s->fuse_bias = cudnnSetActivationDescriptor(s->ident, CUDNN_ACTIVATION_IDENTITY,
+                                                    CUDNN_NOT_PROPAGATE_NAN,
+                                                    0.0) == CUDNN_STATUS_SUCCESS;
     if (rc < 0) {
         conv_destroy(ctx, s);
         return rc;
@@ -191,6 +203,18 @@ static int conv_forward(void *ctx, dlg_layer *l, void *vs)
     dlg_cuda_ctx *c = ctx;
     conv_state *s = vs;
     const float one = 1.f, zero = 0.f;
+    if (s->fuse_bias) {
+        /* y = conv(x) + 0 * z + bias, z = y (read but weighted 0) */
+        cudnnStatus_t st = cudnnConvolutionBiasActivationForward(
+            c->dnn, &one, s->x, CF(l->bottom[0]), s->w, CF(l->param[0]), s->cd[0], s->fwd, l->ws,
+            s->ws, &zero, s->y, CF(l->top[0]), s->b, CF(l->param[1]), s->ident, s->y,
+            CF(l->top[0]));
+        if (st == CUDNN_STATUS_SUCCESS)
+            return 0;
+        if (st != CUDNN_STATUS_NOT_SUPPORTED && st != CUDNN_STATUS_BAD_PARAM)
+            return -DLG_EINTERNAL;
+        s->fuse_bias = false; /* refused: unfused from now on */
+    }
     int rc = dlg_cudnn_ok(cudnnConvolutionForward(c->dnn, &one, s->x, CF(l->bottom[0]), s->w,
                                                   CF(l->param[0]), s->cd[0], s->fwd, l->ws, s->ws,
                                                   &zero, s->y, CF(l->top[0])));

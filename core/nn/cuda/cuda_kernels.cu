@@ -35,6 +35,21 @@ __global__ void k_sgd(float *w, const float *g, float *h, int64_t n, float lr, f
     }
 }
 
+// one block per chunk; lr/decay multiplied as the per-param path does
+__global__ void k_sgd_multi(const dlg_cuk_sgd_tensor *t, const dlg_cuk_sgd_chunk *c, float lr,
+                            float m, float d)
+{
+    const dlg_cuk_sgd_chunk ch = c[blockIdx.x];
+    const dlg_cuk_sgd_tensor tt = t[ch.tensor];
+    const float l = lr * tt.lr_mult, dd = d * tt.decay_mult;
+    int64_t end = ch.start + DLG_CUK_SGD_CHUNK < tt.n ? ch.start + DLG_CUK_SGD_CHUNK : tt.n;
+    for (int64_t i = ch.start + threadIdx.x; i < end; i += blockDim.x) {
+        float v = m * tt.h[i] + l * (tt.g[i] + dd * tt.w[i]);
+        tt.h[i] = v;
+        tt.w[i] -= v;
+    }
+}
+
 __global__ void k_relu_fwd(const float *x, float *y, int64_t n)
 {
     GRID_LOOP(i, n) { y[i] = x[i] > 0.f ? x[i] : 0.f; }
@@ -261,6 +276,14 @@ int dlg_cuk_sgd(dlg_cu_stream s, float *w, const float *g, float *h, int64_t n, 
                 float momentum, float decay)
 {
     k_sgd<<<blocks_for(n), kThreads, 0, s>>>(w, g, h, n, lr, momentum, decay);
+    return launched();
+}
+
+int dlg_cuk_sgd_multi(dlg_cu_stream s, const dlg_cuk_sgd_tensor *t, const dlg_cuk_sgd_chunk *c,
+                      int nchunks, float lr, float momentum, float decay)
+{
+    if (nchunks > 0)
+        k_sgd_multi<<<(unsigned)nchunks, 512, 0, s>>>(t, c, lr, momentum, decay);
     return launched();
 }
 

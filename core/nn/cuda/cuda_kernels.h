@@ -15,6 +15,22 @@ typedef struct CUstream_st *dlg_cu_stream;
 /* Caffe SGD: h = m*h + lr*(g + decay*w); w -= h (fused, one pass). */
 int dlg_cuk_sgd(dlg_cu_stream s, float *w, const float *g, float *h, int64_t n, float lr,
                 float momentum, float decay);
+/* Multi-tensor SGD: the same update for many params in one launch.
+ * Device tables: tensors[], then chunks[] of DLG_CUK_SGD_CHUNK elements
+ * (one block each; the last chunk of a tensor may be shorter). */
+#define DLG_CUK_SGD_CHUNK 16384
+typedef struct dlg_cuk_sgd_tensor {
+    float *w;
+    const float *g;
+    float *h;
+    int64_t n;
+    float lr_mult, decay_mult;
+} dlg_cuk_sgd_tensor;
+typedef struct dlg_cuk_sgd_chunk {
+    int64_t tensor, start;
+} dlg_cuk_sgd_chunk;
+int dlg_cuk_sgd_multi(dlg_cu_stream s, const dlg_cuk_sgd_tensor *t, const dlg_cuk_sgd_chunk *c,
+                      int nchunks, float lr, float momentum, float decay);
 int dlg_cuk_relu_fwd(dlg_cu_stream s, const float *x, float *y, int64_t n);
 int dlg_cuk_relu_bwd(dlg_cu_stream s, const float *x, const float *dy, float *dx, int64_t n);
 /* y = a + b */

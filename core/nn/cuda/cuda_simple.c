@@ -144,7 +144,12 @@ static int split_backward(void *ctx, dlg_layer *l, void *st)
     dlg_cuda_ctx *c = ctx;
     int64_t n = l->bottom[0]->count;
     float *dx = CG(l->bottom[0]);
-    int first = 1, rc = 0;
+    int first = 1, rc = 0, nd = 0, d[2] = {0, 0};
+    for (int t = 0; t < l->ntop; t++)
+        if (l->top[t]->diff && nd++ < 2)
+            d[nd - 1] = t;
+    if (nd == 2) /* the common case (residual blocks): one pass, not copy + add */
+        return K(dlg_cuk_add(c->stream, CG(l->top[d[0]]), CG(l->top[d[1]]), dx, n));
     for (int t = 0; t < l->ntop && !rc; t++) {
         if (!l->top[t]->diff)
             continue;
@@ -219,21 +224,16 @@ static int loss_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
     return rc;
 }
 
+/* A bad label sets a sticky device flag.  It surfaces as -DLG_EINVAL from
+ * a later forward (read back without a sync) and from any sync or read of
+ * results, so the step itself never waits on the host. */
 static int loss_forward(void *ctx, dlg_layer *l, void *rows)
 {
     dlg_cuda_ctx *c = ctx;
     int64_t N = l->bottom[0]->shape.d[0], Kc = dlg_shape_inner(&l->bottom[0]->shape);
-    int rc = dlg_cuda_ok(cudaMemsetAsync(c->flag_dev, 0, sizeof(int), c->stream));
-    if (!rc)
-        rc = K(dlg_cuk_loss_fwd(c->stream, CF(l->bottom[0]), CF(l->bottom[1]), N, Kc,
+    int rc = K(dlg_cuk_loss_fwd(c->stream, CF(l->bottom[0]), CF(l->bottom[1]), N, Kc,
                                 CF(l->top[0]), rows, c->flag_dev));
-    /* a bad label must be an error, so read the flag back (one sync per step) */
-    if (!rc)
-        rc = dlg_cuda_ok(cudaMemcpyAsync(c->flag_host, c->flag_dev, sizeof(int),
-                                         cudaMemcpyDeviceToHost, c->stream));
-    if (!rc)
-        rc = dlg_cuda_ok(cudaStreamSynchronize(c->stream));
-    return rc ? rc : *c->flag_host ? -DLG_EINVAL : 0;
+    return rc ? rc : dlg_cuda_flag_poll(c);
 }
 
 static int loss_backward(void *ctx, dlg_layer *l, void *rows)
