@@ -96,27 +96,36 @@ int dlg_net_backward(dlg_net *net)
     return rc;
 }
 
-/* One sgd_all() call over every trained param (host lists are small). */
+/* One sgd_all() call over every trained param; the lists live on the
+ * stack (no allocation per step) unless the net has very many params. */
+#define DLG_SGD_STACK 1024
 static int sgd_all(dlg_net *net, const dlg_sgd *sgd)
 {
-    dlg_tensor **w = malloc((size_t)net->nblobs * sizeof *w);
-    float *mult = malloc(2 * (size_t)net->nblobs * sizeof *mult);
+    dlg_tensor *w_st[DLG_SGD_STACK];
+    float mult_st[2 * DLG_SGD_STACK];
     int n = 0, rc = 0;
+    for (int b = 0; b < net->nblobs; b++)
+        n += net->blobs[b].is_param && net->blobs[b].t.diff;
+    bool heap = n > DLG_SGD_STACK;
+    dlg_tensor **w = heap ? malloc((size_t)n * sizeof *w) : w_st;
+    float *mult = heap ? malloc(2 * (size_t)n * sizeof *mult) : mult_st;
     if (!w || !mult)
         rc = dlg_net_fail(net, DLG_ENOMEM, "nn: out of memory for the SGD list");
-    for (int b = 0; b < net->nblobs && !rc; b++) {
+    for (int b = 0, k = 0; b < net->nblobs && !rc; b++) {
         dlg_blob *bl = &net->blobs[b];
         if (!bl->is_param || !bl->t.diff)
             continue;
-        w[n] = &bl->t;
-        mult[n] = bl->lr_mult;
-        mult[net->nblobs + n] = bl->decay_mult;
-        n++;
+        w[k] = &bl->t;
+        mult[k] = bl->lr_mult;
+        mult[n + k] = bl->decay_mult;
+        k++;
     }
-    if (!rc && n && (rc = net->bk->sgd_all(net->ctx, w, mult, mult + net->nblobs, n, sgd)) < 0)
+    if (!rc && n && (rc = net->bk->sgd_all(net->ctx, w, mult, mult + n, n, sgd)) < 0)
         rc = dlg_net_fail(net, -rc, "nn: SGD update of net '%s' failed", net->name);
-    free(w);
-    free(mult);
+    if (heap) {
+        free(w);
+        free(mult);
+    }
     return rc;
 }
 

@@ -2,7 +2,8 @@
  * skips it with 77 on a machine without a GPU, and by scripts/gpu-check.sh).
  *
  *   cuda_check layers [backend ...]   every layer forward/backward on the
- *        backend (default cuda:0 and cuda-tf32:0) against "ref", on random
+ *        backend (default cuda:0, cuda-tf32:0, cuda-bf16:0) against "ref"
+ *        (rel err < 1e-4, 5e-3, 2e-2), on random
  *        inputs drawn fresh each run, outputs poisoned (NaN) first.
  *   cuda_check bench MODEL train|infer BACKEND BATCH [WARMUP ITERS]
  *        prints "bench model mode backend batch img/s ms/step energy_j/img"
@@ -358,13 +359,13 @@ static int check_bad_label(const char *backend)
 
 static int cmd_layers(int argc, char **argv)
 {
-    const char *defaults[] = {"cuda:0", "cuda-tf32:0"};
+    const char *defaults[] = {"cuda:0", "cuda-tf32:0", "cuda-bf16:0"};
     const char **bks = argc > 0 ? (const char **)argv : defaults;
-    int nb = argc > 0 ? argc : 2, fails = 0;
+    int nb = argc > 0 ? argc : 3, fails = 0;
     rng_state = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 20);
     printf("layers: seed %llu\n", (unsigned long long)rng_state);
     for (int b = 0; b < nb; b++) {
-        double tol = strstr(bks[b], "tf32") ? 5e-3 : 1e-4;
+        double tol = strstr(bks[b], "bf16") ? 2e-2 : strstr(bks[b], "tf32") ? 5e-3 : 1e-4;
         printf("backend %s (tolerance %.0e)\n", bks[b], tol);
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
             fails += run_case(&cases[i], bks[b], tol, rng_state + i);

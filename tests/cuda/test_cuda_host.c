@@ -99,6 +99,10 @@ static void test_parse_backend(void **st)
     assert_int_equal(dlg_cuda_parse_backend("cuda-tf32:7", &dev, &tf32), 0);
     assert_int_equal(dev, 7);
     assert_int_equal(tf32, 1);
+    assert_int_equal(dlg_cuda_parse_backend("cuda-bf16:2", &dev, &tf32), 0);
+    assert_int_equal(dev, 2);
+    assert_int_equal(tf32, 2);
+    assert_int_equal(dlg_cuda_parse_backend("cuda-bf16x", &dev, &tf32), -DLG_EINVAL);
     assert_int_equal(dlg_cuda_parse_backend("cuda:8", &dev, &tf32), -DLG_EINVAL);
     assert_int_equal(dlg_cuda_parse_backend("cuda:", &dev, &tf32), -DLG_EINVAL);
     assert_int_equal(dlg_cuda_parse_backend("cuda:-1", &dev, &tf32), -DLG_EINVAL);
@@ -138,8 +142,10 @@ static void test_device_select(void **st)
     assert_int_equal(dlg_device_select("cpu", "bf16", 1, "cpu", &c, err, sizeof err), -DLG_ENOTSUP);
     assert_int_equal(dlg_device_select("auto", "tf32", 0, "cpu", &c, err, sizeof err),
                      -DLG_ENOTSUP);
-    /* mixed precision is not in the CUDA backend yet: said, not ignored */
-    assert_int_equal(dlg_device_select("cuda:0", "bf16", 1, "cpu", &c, err, sizeof err),
+    /* bf16 has its backend; fp16 is not there yet: said, not ignored */
+    assert_int_equal(dlg_device_select("cuda:1", "bf16", 2, "cpu", &c, err, sizeof err), 0);
+    assert_string_equal(c.backend, "cuda-bf16:1");
+    assert_int_equal(dlg_device_select("cuda:0", "fp16", 1, "cpu", &c, err, sizeof err),
                      -DLG_ENOTSUP);
     assert_non_null(strstr(err, "not implemented"));
 }

@@ -3,7 +3,10 @@
  * memory is allocated at plan time only.
  *
  * Backend names: "cuda", "cuda:N" (fp32, no tensor-op rounding) and
- * "cuda-tf32", "cuda-tf32:N" (TF32 tensor-core math for conv and fc).
+ * "cuda-tf32", "cuda-tf32:N" (TF32 tensor-core math for conv and fc) and
+ * "cuda-bf16", "cuda-bf16:N" (bf16 mixed precision: activations and their
+ * gradients stored as bf16, params, their gradients and all arithmetic in
+ * fp32; see cuda_bf16.h).
  * Options that dlg_backend_opts cannot carry yet come from the
  * environment, read once at open():
  *   DLG_CUDA_ALGO_CACHE=path     conv algorithm choices kept on disk
@@ -21,7 +24,7 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
-typedef enum dlg_cuda_math { DLG_CUDA_FP32 = 0, DLG_CUDA_TF32 = 1 } dlg_cuda_math;
+typedef enum dlg_cuda_math { DLG_CUDA_FP32 = 0, DLG_CUDA_TF32 = 1, DLG_CUDA_BF16 = 2 } dlg_cuda_math;
 
 typedef struct dlg_cuda_ctx {
     int device;
@@ -69,6 +72,8 @@ int dlg_cuda_flag_check_synced(dlg_cuda_ctx *c);
 
 /* An NCHW float descriptor for a tensor (trailing dims folded into W). */
 int dlg_cuda_tensor_desc(cudnnTensorDescriptor_t *d, const dlg_shape *s);
+/* The same with a data type (CUDNN_DATA_BFLOAT16 for bf16 activations). */
+int dlg_cuda_tensor_desc_t(cudnnTensorDescriptor_t *d, const dlg_shape *s, cudnnDataType_t t);
 int dlg_cuda_setup_none(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                         size_t errlen);
 

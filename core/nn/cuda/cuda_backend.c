@@ -1,6 +1,7 @@
 /* CUDA backend: context (device, stream, cuDNN/cuBLAS handles), device
  * memory, the fused SGD update and the backend tables by name. */
 #include "cuda.h"
+#include "cuda_bf16.h"
 #include "cuda_device.h"
 
 #include <stdint.h>
@@ -30,11 +31,16 @@ int dlg_cublas_ok(cublasStatus_t s) { return s == CUBLAS_STATUS_SUCCESS ? 0 : -D
 
 int dlg_cuda_tensor_desc(cudnnTensorDescriptor_t *d, const dlg_shape *s)
 {
+    return dlg_cuda_tensor_desc_t(d, s, CUDNN_DATA_FLOAT);
+}
+
+int dlg_cuda_tensor_desc_t(cudnnTensorDescriptor_t *d, const dlg_shape *s, cudnnDataType_t t)
+{
     int64_t n = s->d[0], c = s->ndim > 1 ? s->d[1] : 1, h = s->ndim > 2 ? s->d[2] : 1;
     int64_t w = s->d[0] && c && h ? dlg_shape_count(s) / (n * c * h) : 1;
     if (cudnnCreateTensorDescriptor(d) != CUDNN_STATUS_SUCCESS)
         return -DLG_ENOMEM;
-    return dlg_cudnn_ok(cudnnSetTensor4dDescriptor(*d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, (int)n,
+    return dlg_cudnn_ok(cudnnSetTensor4dDescriptor(*d, CUDNN_TENSOR_NCHW, t, (int)n,
                                                    (int)c, (int)h, (int)w));
 }
 
@@ -150,7 +156,7 @@ static int cuda_open(const dlg_backend_opts *o, void **ctx, char *err, size_t er
         char tag[128];
         cudaGetDeviceProperties(&p, device);
         snprintf(tag, sizeof tag, "%s_cudnn%zu_%s", p.name, cudnnGetVersion(),
-                 math == DLG_CUDA_TF32 ? "tf32" : "fp32");
+                 math == DLG_CUDA_TF32 ? "tf32" : math == DLG_CUDA_BF16 ? "bf16" : "fp32");
         dlg_algo_cache_init(&c->cache, tag);
         const char *path = getenv("DLG_CUDA_ALGO_CACHE");
         if (path && *path) {
@@ -327,7 +333,9 @@ static int cuda_sgd_all(void *vctx, dlg_tensor *const *w, const float *lr_mult,
     {                                                                                          \
         return cuda_open(o, ctx, err, errlen, dev, math);                                      \
     }
-#define DLG_CUDA_OPENS(dev) DLG_CUDA_OPEN(dev, DLG_CUDA_FP32, f) DLG_CUDA_OPEN(dev, DLG_CUDA_TF32, t)
+#define DLG_CUDA_OPENS(dev)                                                                    \
+    DLG_CUDA_OPEN(dev, DLG_CUDA_FP32, f)                                                       \
+    DLG_CUDA_OPEN(dev, DLG_CUDA_TF32, t) DLG_CUDA_OPEN(dev, DLG_CUDA_BF16, b)
 DLG_CUDA_OPENS(0)
 DLG_CUDA_OPENS(1)
 DLG_CUDA_OPENS(2)
@@ -361,7 +369,33 @@ DLG_CUDA_OPENS(7)
         .fallback = NULL,                                                                      \
     }
 
-static const dlg_backend backends[2][DLG_CUDA_MAX_DEVICES] = {
+/* bf16: its own kernels, and host reads/writes that convert */
+#define DLG_CUDA_BF16_BACKEND(nm, openf)                                                       \
+    {                                                                                          \
+        .name = nm, .open = openf, .close = cuda_close, .alloc = cuda_alloc,                   \
+        .free = cuda_free, .upload = cuda_upload, .download = cuda_download,                   \
+        .zero = cuda_zero, .sync = cuda_sync, .bind = cuda_bind, .sgd = cuda_sgd,              \
+        .sgd_all = cuda_sgd_all, .read_opaque = dlg_cuda_bf_read,                              \
+        .write_opaque = dlg_cuda_bf_write,                                                     \
+        .kernels =                                                                             \
+            {                                                                                  \
+                [DLG_L_CONV] = &dlg_cuda_conv_bf,                                              \
+                [DLG_L_POOL] = &dlg_cuda_pool_bf,                                              \
+                [DLG_L_LRN] = &dlg_cuda_staged_bf,                                             \
+                [DLG_L_RELU] = &dlg_cuda_relu_bf,                                              \
+                [DLG_L_BN] = &dlg_cuda_staged_bf,                                              \
+                [DLG_L_FC] = &dlg_cuda_fc_bf,                                                  \
+                [DLG_L_DROPOUT] = &dlg_cuda_dropout_bf,                                        \
+                [DLG_L_CONCAT] = &dlg_cuda_concat_bf,                                          \
+                [DLG_L_ADD] = &dlg_cuda_add_bf,                                                \
+                [DLG_L_SOFTMAX] = &dlg_cuda_staged_bf,                                         \
+                [DLG_L_LOSS] = &dlg_cuda_loss_bf,                                              \
+                [DLG_L_SPLIT] = &dlg_cuda_split_bf,                                            \
+            },                                                                                 \
+        .fallback = NULL,                                                                      \
+    }
+
+static const dlg_backend backends[3][DLG_CUDA_MAX_DEVICES] = {
     {DLG_CUDA_BACKEND("cuda:0", open_f0), DLG_CUDA_BACKEND("cuda:1", open_f1),
      DLG_CUDA_BACKEND("cuda:2", open_f2), DLG_CUDA_BACKEND("cuda:3", open_f3),
      DLG_CUDA_BACKEND("cuda:4", open_f4), DLG_CUDA_BACKEND("cuda:5", open_f5),
@@ -370,12 +404,16 @@ static const dlg_backend backends[2][DLG_CUDA_MAX_DEVICES] = {
      DLG_CUDA_BACKEND("cuda-tf32:2", open_t2), DLG_CUDA_BACKEND("cuda-tf32:3", open_t3),
      DLG_CUDA_BACKEND("cuda-tf32:4", open_t4), DLG_CUDA_BACKEND("cuda-tf32:5", open_t5),
      DLG_CUDA_BACKEND("cuda-tf32:6", open_t6), DLG_CUDA_BACKEND("cuda-tf32:7", open_t7)},
+    {DLG_CUDA_BF16_BACKEND("cuda-bf16:0", open_b0), DLG_CUDA_BF16_BACKEND("cuda-bf16:1", open_b1),
+     DLG_CUDA_BF16_BACKEND("cuda-bf16:2", open_b2), DLG_CUDA_BF16_BACKEND("cuda-bf16:3", open_b3),
+     DLG_CUDA_BF16_BACKEND("cuda-bf16:4", open_b4), DLG_CUDA_BF16_BACKEND("cuda-bf16:5", open_b5),
+     DLG_CUDA_BF16_BACKEND("cuda-bf16:6", open_b6), DLG_CUDA_BF16_BACKEND("cuda-bf16:7", open_b7)},
 };
 
 const dlg_backend *dlg_cuda_backend_find(const char *name)
 {
-    int device, tf32;
-    if (dlg_cuda_parse_backend(name, &device, &tf32) < 0)
+    int device, math;
+    if (dlg_cuda_parse_backend(name, &device, &math) < 0)
         return NULL;
-    return &backends[tf32][device];
+    return &backends[math][device];
 }

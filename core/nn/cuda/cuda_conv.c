@@ -1,6 +1,6 @@
 /* Convolution on cuDNN: descriptors and algorithms chosen once at plan
  * time (measured with cudnnFind*, cached by shape), then only executed. */
-#include "cuda.h"
+#include "cuda_bf16.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +18,9 @@ typedef struct conv_state {
      * activation for IMPLICIT_PRECOMP_GEMM only); off after a refusal */
     cudnnActivationDescriptor_t ident;
     bool fuse_bias;
+    /* bf16: staging, bf16 weight copy (made in forward), bf16 weight grad */
+    dlg_bf_io io;
+    dlg_bf16 *wbf, *dwbf;
 } conv_state;
 
 static void conv_destroy(void *ctx, void *vs)
@@ -33,6 +36,11 @@ static void conv_destroy(void *ctx, void *vs)
         cudnnDestroyActivationDescriptor(s->ident);
     for (int i = 0; i < 3; i++)
         cudnnDestroyConvolutionDescriptor(s->cd[i]);
+    if (s->wbf)
+        cudaFree(s->wbf);
+    if (s->dwbf)
+        cudaFree(s->dwbf);
+    dlg_bf_io_free(&s->io);
     free(s);
 }
 
@@ -40,21 +48,23 @@ static int make_descs(dlg_cuda_ctx *c, const dlg_layer *l, conv_state *s, char *
 {
     const dlg_conv_param *p = &l->p.conv;
     const dlg_shape *xs = &l->bottom[0]->shape, *ys = &l->top[0]->shape;
-    int rc = dlg_cuda_tensor_desc(&s->x, xs);
+    bool bf = c->math == DLG_CUDA_BF16;
+    cudnnDataType_t dt = bf ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+    int rc = dlg_cuda_tensor_desc_t(&s->x, xs, dt);
     if (!rc)
-        rc = dlg_cuda_tensor_desc(&s->y, ys);
+        rc = dlg_cuda_tensor_desc_t(&s->y, ys, dt);
     dlg_shape bs = {4, {1, ys->d[1], 1, 1, 1}};
     if (!rc)
         rc = dlg_cuda_tensor_desc(&s->b, &bs);
     if (!rc)
         rc = dlg_cudnn_err(cudnnCreateFilterDescriptor(&s->w), "filter descriptor", err, errlen);
     if (!rc)
-        rc = dlg_cudnn_err(cudnnSetFilter4dDescriptor(s->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+        rc = dlg_cudnn_err(cudnnSetFilter4dDescriptor(s->w, dt, CUDNN_TENSOR_NCHW,
                                                       (int)ys->d[1], (int)(xs->d[1] / p->groups),
                                                       p->kh, p->kw),
                            "filter descriptor", err, errlen);
     /* tensor ops only where asked for: fp32 stays FMA-exact */
-    cudnnMathType_t math = c->math == DLG_CUDA_TF32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+    cudnnMathType_t math = c->math != DLG_CUDA_FP32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
     for (int i = 0; i < 3 && !rc; i++) {
         rc = dlg_cudnn_err(cudnnCreateConvolutionDescriptor(&s->cd[i]), "conv descriptor", err,
                            errlen);
@@ -184,7 +194,8 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
         s->bwd_filter = (cudnnConvolutionBwdFilterAlgo_t)a;
         s->ws = w > s->ws ? w : s->ws;
     }
-    if (!rc && l->p.conv.bias && s->fwd == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM &&
+    if (!rc && c->math != DLG_CUDA_BF16 && l->p.conv.bias &&
+        s->fwd == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM &&
         cudnnCreateActivationDescriptor(&s->ident) == CUDNN_STATUS_SUCCESS)
         s->fuse_bias = cudnnSetActivationDescriptor(s->ident, CUDNN_ACTIVATION_IDENTITY,
                                                     CUDNN_NOT_PROPAGATE_NAN,
@@ -247,3 +258,77 @@ static int conv_backward(void *ctx, dlg_layer *l, void *vs)
 
 const dlg_kernels dlg_cuda_conv = {
     .setup = conv_setup, .forward = conv_forward, .backward = conv_backward, .destroy = conv_destroy};
+
+/* ---- bf16: bf16 tensors and weight copy, fp32 accumulation (compute type) ---- */
+static int conv_setup_bf(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
+                         size_t errlen)
+{
+    int rc = conv_setup(ctx, l, state, ws, err, errlen);
+    if (rc < 0)
+        return rc;
+    conv_state *s = *state;
+    size_t wb = (size_t)l->param[0]->count * sizeof(dlg_bf16);
+    rc = dlg_bf_io_setup(l, &s->io, 0, true, err, errlen);
+    if (!rc)
+        rc = dlg_cuda_err(cudaMalloc((void **)&s->wbf, wb), "conv bf16 weights", err, errlen);
+    if (!rc && l->backward && l->param_grad)
+        rc = dlg_cuda_err(cudaMalloc((void **)&s->dwbf, wb), "conv bf16 weight grad", err, errlen);
+    if (rc < 0) {
+        conv_destroy(ctx, s);
+        *state = NULL;
+    }
+    return rc;
+}
+
+static int conv_forward_bf(void *ctx, dlg_layer *l, void *vs)
+{
+    dlg_cuda_ctx *c = ctx;
+    conv_state *s = vs;
+    const float one = 1.f, zero = 0.f;
+    const dlg_shape *ys = &l->top[0]->shape;
+    dlg_bf16 *y = dlg_bf_y(l, &s->io, 0);
+    int rc = dlg_bf_pre_fwd(c, l, &s->io);
+    if (!rc)
+        rc = dlg_cuda_ok((cudaError_t)dlg_cuk_f2bf(c->stream, CF(l->param[0]), s->wbf,
+                                                   l->param[0]->count));
+    if (!rc)
+        rc = dlg_cudnn_ok(cudnnConvolutionForward(c->dnn, &one, s->x, dlg_bf_x(l, &s->io, 0), s->w,
+                                                  s->wbf, s->cd[0], s->fwd, l->ws, s->ws, &zero,
+                                                  s->y, y));
+    if (!rc && l->p.conv.bias)
+        rc = dlg_cuda_ok((cudaError_t)dlg_cuk_bias_nchw_bf(c->stream, y, CF(l->param[1]), ys->d[0],
+                                                           ys->d[1], ys->d[2] * ys->d[3]));
+    return rc ? rc : dlg_bf_post_fwd(c, l, &s->io);
+}
+
+static int conv_backward_bf(void *ctx, dlg_layer *l, void *vs)
+{
+    dlg_cuda_ctx *c = ctx;
+    conv_state *s = vs;
+    const float one = 1.f, zero = 0.f;
+    const dlg_shape *ys = &l->top[0]->shape;
+    dlg_bf16 *dy = dlg_bf_dy(l, &s->io, 0);
+    int rc = dlg_bf_pre_bwd(c, l, &s->io);
+    if (!rc && l->param_grad) {
+        rc = dlg_cudnn_ok(cudnnConvolutionBackwardFilter(
+            c->dnn, &one, s->x, dlg_bf_x(l, &s->io, 0), s->y, dy, s->cd[2], s->bwd_filter, l->ws,
+            s->ws, &zero, s->w, s->dwbf));
+        if (!rc)
+            rc = dlg_cuda_ok((cudaError_t)dlg_cuk_bf2f(c->stream, s->dwbf, CG(l->param[0]),
+                                                       l->param[0]->count));
+        if (!rc && l->p.conv.bias)
+            rc = dlg_cuda_ok((cudaError_t)dlg_cuk_bias_grad_nchw_bf(
+                c->stream, dy, CG(l->param[1]), ys->d[0], ys->d[1], ys->d[2] * ys->d[3]));
+    }
+    if (!rc && l->prop_down[0])
+        rc = dlg_cudnn_ok(cudnnConvolutionBackwardData(c->dnn, &one, s->w, s->wbf, s->y, dy,
+                                                       s->cd[1], s->bwd_data, l->ws, s->ws, &zero,
+                                                       s->x, dlg_bf_dx(l, &s->io, 0)));
+    return rc ? rc : dlg_bf_post_bwd(c, l, &s->io);
+}
+
+const dlg_kernels dlg_cuda_conv_bf = {.setup = conv_setup_bf,
+                                      .forward = conv_forward_bf,
+                                      .backward = conv_backward_bf,
+                                      .destroy = conv_destroy,
+                                      .any_layout = true};

@@ -9,7 +9,8 @@
 
 #define DLG_CUDA_MAX_DEVICES 8
 
-/* "cuda", "cuda:N", "cuda-tf32", "cuda-tf32:N" -> device, tf32 flag;
+/* "cuda", "cuda:N", "cuda-tf32", "cuda-tf32:N", "cuda-bf16", "cuda-bf16:N"
+ * -> device, math (*tf32: 0 fp32, 1 tf32, 2 bf16);
  * -DLG_EINVAL for anything else (N in 0..DLG_CUDA_MAX_DEVICES-1). */
 int dlg_cuda_parse_backend(const char *name, int *device, int *tf32);
 

@@ -3,6 +3,7 @@
 // the rest; these exist where no library call matches Caffe's semantics.
 #include "cuda_kernels.h"
 
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <float.h>
 #include <math.h>
@@ -20,6 +21,12 @@ unsigned blocks_for(int64_t n)
 }
 
 int launched() { return (int)cudaGetLastError(); }
+
+typedef __nv_bfloat16 bf;
+__device__ __forceinline__ float ld(const bf *p, int64_t i) { return __bfloat162float(p[i]); }
+__device__ __forceinline__ float ld(const float *p, int64_t i) { return p[i]; }
+__device__ __forceinline__ void st(bf *p, int64_t i, float v) { p[i] = __float2bfloat16_rn(v); }
+__device__ __forceinline__ void st(float *p, int64_t i, float v) { p[i] = v; }
 
 #define GRID_LOOP(i, n)                                                                    \
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);             \
@@ -112,7 +119,7 @@ __global__ void k_col_sum(const float *dy, float *db, int64_t rows, int64_t cols
     }
 }
 
-__global__ void k_pool_fwd(dlg_cuk_pool p, const float *x, float *y, int *mask)
+template <class T> __global__ void k_pool_fwd(dlg_cuk_pool p, const T *x, T *y, int *mask)
 {
     GRID_LOOP(i, p.nc * p.oh * p.ow)
     {
@@ -124,35 +131,35 @@ __global__ void k_pool_fwd(dlg_cuk_pool p, const float *x, float *y, int *mask)
         w0 = max(w0, (int64_t)0);
         h1 = min(h1, p.h);
         w1 = min(w1, p.w);
-        const float *xp = x + nc * p.h * p.w;
+        const T *xp = x + nc * p.h * p.w;
         if (p.max) {
             float best = -FLT_MAX;
             int64_t arg = h0 * p.w + w0;
             bool any = false;
             for (int64_t h = h0; h < h1; h++)
                 for (int64_t w = w0; w < w1; w++) {
-                    float v = xp[h * p.w + w];
+                    float v = ld(xp, h * p.w + w);
                     if (!any || v > best) {
                         best = v;
                         arg = h * p.w + w;
                         any = true;
                     }
                 }
-            y[i] = best;
+            st(y, i, best);
             if (mask)
                 mask[i] = (int)arg;
         } else {
             float acc = 0.f;
             for (int64_t h = h0; h < h1; h++)
                 for (int64_t w = w0; w < w1; w++)
-                    acc += xp[h * p.w + w];
-            y[i] = acc / (float)div;
+                    acc += ld(xp, h * p.w + w);
+            st(y, i, acc / (float)div);
         }
     }
 }
 
 // gather form: each input element sums the outputs whose window holds it
-__global__ void k_pool_bwd(dlg_cuk_pool p, const float *dy, const int *mask, float *dx)
+template <class T> __global__ void k_pool_bwd(dlg_cuk_pool p, const T *dy, const int *mask, T *dx)
 {
     GRID_LOOP(i, p.nc * p.h * p.w)
     {
@@ -161,21 +168,21 @@ __global__ void k_pool_bwd(dlg_cuk_pool p, const float *dy, const int *mask, flo
         int64_t ph1 = min((h + p.ph) / p.sh + 1, p.oh);
         int64_t pw0 = (w + p.pw < p.kw) ? 0 : (w + p.pw - p.kw) / p.sw + 1;
         int64_t pw1 = min((w + p.pw) / p.sw + 1, p.ow);
-        const float *dyp = dy + nc * p.oh * p.ow;
+        const T *dyp = dy + nc * p.oh * p.ow;
         float acc = 0.f;
         for (int64_t oh = ph0; oh < ph1; oh++)
             for (int64_t ow = pw0; ow < pw1; ow++) {
                 int64_t o = oh * p.ow + ow;
                 if (p.max) {
                     if (mask[nc * p.oh * p.ow + o] == (int)(h * p.w + w))
-                        acc += dyp[o];
+                        acc += ld(dyp, o);
                 } else {
                     int64_t a = oh * p.sh - p.ph, b = ow * p.sw - p.pw;
                     int64_t div = (min(a + p.kh, p.h + p.ph) - a) * (min(b + p.kw, p.w + p.pw) - b);
-                    acc += dyp[o] / (float)div;
+                    acc += ld(dyp, o) / (float)div;
                 }
             }
-        dx[i] = acc;
+        st(dx, i, acc);
     }
 }
 
@@ -207,24 +214,89 @@ __device__ float block_max(float v, float *sh)
     return r;
 }
 
+
+// ---- bf16 storage, fp32 arithmetic ------------------------------------------
+
+template <class A, class B> __global__ void k_cvt(const A *x, B *y, int64_t n)
+{
+    GRID_LOOP(i, n) { st(y, i, ld(x, i)); }
+}
+__global__ void k_relu_fwd_bf(const bf *x, bf *y, int64_t n)
+{
+    GRID_LOOP(i, n) { st(y, i, fmaxf(ld(x, i), 0.f)); }
+}
+__global__ void k_relu_bwd_bf(const bf *x, const bf *dy, bf *dx, int64_t n)
+{
+    GRID_LOOP(i, n) { st(dx, i, ld(x, i) > 0.f ? ld(dy, i) : 0.f); }
+}
+__global__ void k_add_bf(const bf *a, const bf *b, bf *y, int64_t n)
+{
+    GRID_LOOP(i, n) { st(y, i, ld(a, i) + ld(b, i)); }
+}
+__global__ void k_acc_bf(bf *y, const bf *a, int64_t n)
+{
+    GRID_LOOP(i, n) { st(y, i, ld(y, i) + ld(a, i)); }
+}
+__global__ void k_mul_bf(const bf *a, const float *m, bf *y, int64_t n)
+{
+    GRID_LOOP(i, n) { st(y, i, ld(a, i) * m[i]); }
+}
+__global__ void k_dropout_bf(const bf *x, bf *y, float *mask, int64_t n, float ratio, float scale,
+                             uint64_t seed)
+{
+    GRID_LOOP(i, n)
+    {
+        float u = (float)(mix(seed ^ (uint64_t)i * 0xd1b54a32d192ed03ull) >> 40) * (1.0f / 16777216.0f);
+        float m = u >= ratio ? scale : 0.f;
+        mask[i] = m;
+        st(y, i, ld(x, i) * m);
+    }
+}
+// 32-bit index arithmetic where the tensor allows (64-bit division is slow)
+template <class I> __global__ void k_bias_nchw_bf(bf *y, const float *b, I c, I hw, I total)
+{
+    for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (I)blockDim.x * gridDim.x)
+        st(y, i, ld(y, i) + b[(i / hw) % c]);
+}
+// grid (channel, image slice): contiguous rows of hw, partial sums added atomically
+__global__ void k_bias_grad_nchw_bf(const bf *dy, float *db, int64_t n, int64_t c, int64_t hw)
+{
+    __shared__ float sh[kThreads];
+    int64_t ch = blockIdx.x;
+    float acc = 0.f;
+    if (hw >= 32) {
+        for (int64_t m = blockIdx.y; m < n; m += gridDim.y)
+            for (int64_t i = threadIdx.x; i < hw; i += blockDim.x)
+                acc += ld(dy, (m * c + ch) * hw + i);
+    } else {
+        for (int64_t j = (int64_t)blockIdx.y * blockDim.x + threadIdx.x; j < n * hw;
+             j += (int64_t)blockDim.x * gridDim.y)
+            acc += ld(dy, ((j / hw) * c + ch) * hw + j % hw);
+    }
+    acc = block_sum(acc, sh);
+    if (threadIdx.x == 0)
+        atomicAdd(&db[ch], acc);
+}
+
 // one block per row: lse, the label's logit, how many logits beat it
-__global__ void k_loss_rows(const float *x, const float *labels, int64_t k, float *lse,
+template <class T>
+__global__ void k_loss_rows(const T *x, const float *labels, int64_t k, float *lse,
                             float *rowloss, float *rank, int *flag)
 {
     __shared__ float sh[kThreads];
     int64_t r = blockIdx.x;
-    const float *xr = x + r * k;
+    const T *xr = x + r * k;
     float lab = labels[r];
     bool bad = !(lab >= 0.f && lab < (float)k) || lab != floorf(lab);
     int64_t y = bad ? 0 : (int64_t)lab;
     float mx = -FLT_MAX;
     for (int64_t j = threadIdx.x; j < k; j += blockDim.x)
-        mx = fmaxf(mx, xr[j]);
+        mx = fmaxf(mx, ld(xr, j));
     mx = block_max(mx, sh);
-    float s = 0.f, above = 0.f, xy = xr[y];
+    float s = 0.f, above = 0.f, xy = ld(xr, y);
     for (int64_t j = threadIdx.x; j < k; j += blockDim.x) {
-        s += expf(xr[j] - mx);
-        above += xr[j] > xy ? 1.f : 0.f;
+        s += expf(ld(xr, j) - mx);
+        above += ld(xr, j) > xy ? 1.f : 0.f;
     }
     s = block_sum(s, sh);
     above = block_sum(above, sh);
@@ -257,14 +329,15 @@ __global__ void k_loss_total(const float *rowloss, const float *rank, int64_t n,
     }
 }
 
-__global__ void k_loss_bwd(const float *x, const float *labels, const float *lse, int64_t n,
-                           int64_t k, float *dx)
+template <class T>
+__global__ void k_loss_bwd(const T *x, const float *labels, const float *lse, int64_t n, int64_t k,
+                           T *dx)
 {
     GRID_LOOP(i, n * k)
     {
         int64_t r = i / k, j = i % k;
-        float p = expf(x[i] - lse[r]);
-        dx[i] = (p - ((float)j == labels[r] ? 1.f : 0.f)) / (float)n;
+        float p = expf(ld(x, i) - lse[r]);
+        st(dx, i, (p - ((float)j == labels[r] ? 1.f : 0.f)) / (float)n);
     }
 }
 
@@ -363,6 +436,104 @@ int dlg_cuk_loss_bwd(dlg_cu_stream s, const float *x, const float *labels, const
                      int64_t n, int64_t k, float *dx)
 {
     k_loss_bwd<<<blocks_for(n * k), kThreads, 0, s>>>(x, labels, lse, n, k, dx);
+    return launched();
+}
+
+int dlg_cuk_f2bf(dlg_cu_stream s, const float *x, dlg_bf16 *y, int64_t n)
+{
+    k_cvt<<<blocks_for(n), kThreads, 0, s>>>(x, (bf *)y, n);
+    return launched();
+}
+int dlg_cuk_bf2f(dlg_cu_stream s, const dlg_bf16 *x, float *y, int64_t n)
+{
+    k_cvt<<<blocks_for(n), kThreads, 0, s>>>((const bf *)x, y, n);
+    return launched();
+}
+int dlg_cuk_relu_fwd_bf(dlg_cu_stream s, const dlg_bf16 *x, dlg_bf16 *y, int64_t n)
+{
+    k_relu_fwd_bf<<<blocks_for(n), kThreads, 0, s>>>((const bf *)x, (bf *)y, n);
+    return launched();
+}
+int dlg_cuk_relu_bwd_bf(dlg_cu_stream s, const dlg_bf16 *x, const dlg_bf16 *dy, dlg_bf16 *dx,
+                        int64_t n)
+{
+    k_relu_bwd_bf<<<blocks_for(n), kThreads, 0, s>>>((const bf *)x, (const bf *)dy, (bf *)dx, n);
+    return launched();
+}
+int dlg_cuk_add_bf(dlg_cu_stream s, const dlg_bf16 *a, const dlg_bf16 *b, dlg_bf16 *y, int64_t n)
+{
+    k_add_bf<<<blocks_for(n), kThreads, 0, s>>>((const bf *)a, (const bf *)b, (bf *)y, n);
+    return launched();
+}
+int dlg_cuk_acc_bf(dlg_cu_stream s, dlg_bf16 *y, const dlg_bf16 *a, int64_t n)
+{
+    k_acc_bf<<<blocks_for(n), kThreads, 0, s>>>((bf *)y, (const bf *)a, n);
+    return launched();
+}
+int dlg_cuk_mul_bf(dlg_cu_stream s, const dlg_bf16 *a, const float *mask, dlg_bf16 *y, int64_t n)
+{
+    k_mul_bf<<<blocks_for(n), kThreads, 0, s>>>((const bf *)a, mask, (bf *)y, n);
+    return launched();
+}
+int dlg_cuk_dropout_fwd_bf(dlg_cu_stream s, const dlg_bf16 *x, dlg_bf16 *y, float *mask,
+                           int64_t n, float ratio, uint64_t seed)
+{
+    k_dropout_bf<<<blocks_for(n), kThreads, 0, s>>>((const bf *)x, (bf *)y, mask, n, ratio,
+                                                    1.0f / (1.0f - ratio), seed);
+    return launched();
+}
+int dlg_cuk_bias_nchw_bf(dlg_cu_stream s, dlg_bf16 *y, const float *b, int64_t n, int64_t c,
+                         int64_t hw)
+{
+    int64_t total = n * c * hw;
+    if (total < 2147483647LL)
+        k_bias_nchw_bf<int><<<blocks_for(total), kThreads, 0, s>>>((bf *)y, b, (int)c, (int)hw,
+                                                                  (int)total);
+    else
+        k_bias_nchw_bf<int64_t><<<blocks_for(total), kThreads, 0, s>>>((bf *)y, b, c, hw, total);
+    return launched();
+}
+int dlg_cuk_bias_grad_nchw_bf(dlg_cu_stream s, const dlg_bf16 *dy, float *db, int64_t n,
+                              int64_t c, int64_t hw)
+{
+    cudaError_t e = cudaMemsetAsync(db, 0, (size_t)c * sizeof(float), s);
+    if (e != cudaSuccess)
+        return (int)e;
+    int64_t per = n * hw, slices = (per + 8191) / 8192;
+    if (slices > 64)
+        slices = 64;
+    if (slices > n && hw >= 32)
+        slices = n;
+    dim3 grid((unsigned)c, (unsigned)(slices > 0 ? slices : 1));
+    k_bias_grad_nchw_bf<<<grid, kThreads, 0, s>>>((const bf *)dy, db, n, c, hw);
+    return launched();
+}
+int dlg_cuk_pool_fwd_bf(dlg_cu_stream s, const dlg_cuk_pool *p, const dlg_bf16 *x, dlg_bf16 *y,
+                        int *mask)
+{
+    k_pool_fwd<<<blocks_for(p->nc * p->oh * p->ow), kThreads, 0, s>>>(*p, (const bf *)x, (bf *)y,
+                                                                      mask);
+    return launched();
+}
+int dlg_cuk_pool_bwd_bf(dlg_cu_stream s, const dlg_cuk_pool *p, const dlg_bf16 *dy,
+                        const int *mask, dlg_bf16 *dx)
+{
+    k_pool_bwd<<<blocks_for(p->nc * p->h * p->w), kThreads, 0, s>>>(*p, (const bf *)dy, mask,
+                                                                    (bf *)dx);
+    return launched();
+}
+int dlg_cuk_loss_fwd_bf(dlg_cu_stream s, const dlg_bf16 *x, const float *labels, int64_t n,
+                        int64_t k, float *out, float *lse, int *flag)
+{
+    k_loss_rows<<<(unsigned)n, kThreads, 0, s>>>((const bf *)x, labels, k, lse, lse + n,
+                                                 lse + 2 * n, flag);
+    k_loss_total<<<1, kThreads, 0, s>>>(lse + n, lse + 2 * n, n, out);
+    return launched();
+}
+int dlg_cuk_loss_bwd_bf(dlg_cu_stream s, const dlg_bf16 *x, const float *labels, const float *lse,
+                        int64_t n, int64_t k, dlg_bf16 *dx)
+{
+    k_loss_bwd<<<blocks_for(n * k), kThreads, 0, s>>>((const bf *)x, labels, lse, n, k, (bf *)dx);
     return launched();
 }
 

@@ -1,0 +1,571 @@
+/* bf16 activations: staging at fp32 edges, host conversion, and the
+ * element-wise, data-movement, pooling and loss layers (cuda_bf16.h). */
+#include "cuda_bf16.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char dlg_cuda_bf16_layout[] = "bf16";
+
+#define K(call) dlg_cuda_ok((cudaError_t)(call))
+#define IS_BF(t) ((t)->layout == (const void *)dlg_cuda_bf16_layout)
+
+/* ---- staging ---------------------------------------------------------------- */
+static int stage_alloc(dlg_bf16 **p, int64_t n, char *err, size_t errlen)
+{
+    int rc = dlg_cuda_err(cudaMalloc((void **)p, (size_t)(n ? n : 1) * sizeof(dlg_bf16)),
+                          "bf16 staging", err, errlen);
+    return rc ? rc : dlg_cuda_err(cudaMemset(*p, 0, (size_t)n * sizeof(dlg_bf16)), "bf16 staging",
+                                  err, errlen);
+}
+
+int dlg_bf_io_setup(const dlg_layer *l, dlg_bf_io *io, unsigned skip_bottom, bool stage_tops,
+                    char *err, size_t errlen)
+{
+    io->nb = l->nbottom;
+    io->nt = l->ntop;
+    io->sx = calloc((size_t)io->nb + 1, sizeof *io->sx);
+    io->sdx = calloc((size_t)io->nb + 1, sizeof *io->sdx);
+    io->sy = calloc((size_t)io->nt + 1, sizeof *io->sy);
+    io->sdy = calloc((size_t)io->nt + 1, sizeof *io->sdy);
+    if (!io->sx || !io->sdx || !io->sy || !io->sdy)
+        return -DLG_ENOMEM;
+    int rc = 0;
+    for (int j = 0; j < io->nb && !rc; j++) {
+        const dlg_tensor *b = l->bottom[j];
+        if ((j < 32 && (skip_bottom >> j) & 1) || IS_BF(b))
+            continue;
+        rc = stage_alloc(&io->sx[j], b->count, err, errlen);
+        if (!rc && l->backward && l->prop_down[j])
+            rc = stage_alloc(&io->sdx[j], b->count, err, errlen);
+    }
+    for (int t = 0; t < io->nt && stage_tops && !rc; t++) {
+        dlg_tensor *y = l->top[t];
+        if (y->opaque_ok) {
+            y->layout = dlg_cuda_bf16_layout;
+            continue;
+        }
+        rc = stage_alloc(&io->sy[t], y->count, err, errlen);
+        if (!rc && l->backward)
+            rc = stage_alloc(&io->sdy[t], y->count, err, errlen);
+    }
+    return rc;
+}
+
+void dlg_bf_io_free(dlg_bf_io *io)
+{
+    for (int j = 0; j < io->nb; j++) {
+        if (io->sx && io->sx[j])
+            cudaFree(io->sx[j]);
+        if (io->sdx && io->sdx[j])
+            cudaFree(io->sdx[j]);
+    }
+    for (int t = 0; t < io->nt; t++) {
+        if (io->sy && io->sy[t])
+            cudaFree(io->sy[t]);
+        if (io->sdy && io->sdy[t])
+            cudaFree(io->sdy[t]);
+    }
+    free(io->sx);
+    free(io->sdx);
+    free(io->sy);
+    free(io->sdy);
+    memset(io, 0, sizeof *io);
+}
+
+int dlg_bf_pre_fwd(dlg_cuda_ctx *c, const dlg_layer *l, dlg_bf_io *io)
+{
+    int rc = 0;
+    for (int j = 0; j < io->nb && !rc; j++)
+        if (io->sx[j])
+            rc = K(dlg_cuk_f2bf(c->stream, CF(l->bottom[j]), io->sx[j], l->bottom[j]->count));
+    return rc;
+}
+
+int dlg_bf_post_fwd(dlg_cuda_ctx *c, const dlg_layer *l, dlg_bf_io *io)
+{
+    int rc = 0;
+    for (int t = 0; t < io->nt && !rc; t++)
+        if (io->sy[t])
+            rc = K(dlg_cuk_bf2f(c->stream, io->sy[t], CF(l->top[t]), l->top[t]->count));
+    return rc;
+}
+
+int dlg_bf_pre_bwd(dlg_cuda_ctx *c, const dlg_layer *l, dlg_bf_io *io)
+{
+    int rc = 0;
+    for (int t = 0; t < io->nt && !rc; t++)
+        if (io->sdy[t] && l->top[t]->diff)
+            rc = K(dlg_cuk_f2bf(c->stream, CG(l->top[t]), io->sdy[t], l->top[t]->count));
+    return rc;
+}
+
+int dlg_bf_post_bwd(dlg_cuda_ctx *c, const dlg_layer *l, dlg_bf_io *io)
+{
+    int rc = 0;
+    for (int j = 0; j < io->nb && !rc; j++)
+        if (io->sdx[j] && l->prop_down[j] && l->bottom[j]->diff)
+            rc = K(dlg_cuk_bf2f(c->stream, io->sdx[j], CG(l->bottom[j]), l->bottom[j]->count));
+    return rc;
+}
+
+dlg_bf16 *dlg_bf_x(const dlg_layer *l, const dlg_bf_io *io, int j)
+{
+    return io->sx[j] ? io->sx[j] : (dlg_bf16 *)l->bottom[j]->data;
+}
+dlg_bf16 *dlg_bf_dx(const dlg_layer *l, const dlg_bf_io *io, int j)
+{
+    return io->sdx[j] ? io->sdx[j] : (dlg_bf16 *)l->bottom[j]->diff;
+}
+dlg_bf16 *dlg_bf_y(const dlg_layer *l, const dlg_bf_io *io, int t)
+{
+    return io->sy[t] ? io->sy[t] : (dlg_bf16 *)l->top[t]->data;
+}
+dlg_bf16 *dlg_bf_dy(const dlg_layer *l, const dlg_bf_io *io, int t)
+{
+    return io->sdy[t] ? io->sdy[t] : (dlg_bf16 *)l->top[t]->diff;
+}
+
+/* ---- host reads and writes of bf16 tensors ------------------------------------ */
+static float bf2f(dlg_bf16 v)
+{
+    uint32_t u = (uint32_t)v << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static dlg_bf16 f2bf(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu))
+        return 0x7fc0; /* NaN stays NaN */
+    u += 0x7fffu + ((u >> 16) & 1u); /* round to nearest even */
+    return (dlg_bf16)(u >> 16);
+}
+
+int dlg_cuda_bf_read(void *vctx, const dlg_tensor *t, const void *mem, float *host)
+{
+    dlg_cuda_ctx *c = vctx;
+    dlg_bf16 *tmp = malloc((size_t)(t->count ? t->count : 1) * sizeof *tmp);
+    if (!tmp)
+        return -DLG_ENOMEM;
+    int rc = dlg_cuda_ok(cudaMemcpyAsync(tmp, mem, (size_t)t->count * sizeof *tmp,
+                                         cudaMemcpyDeviceToHost, c->stream));
+    if (!rc)
+        rc = dlg_cuda_ok(cudaStreamSynchronize(c->stream));
+    if (!rc)
+        rc = dlg_cuda_flag_check_synced(c);
+    for (int64_t i = 0; i < t->count && !rc; i++)
+        host[i] = bf2f(tmp[i]);
+    free(tmp);
+    return rc;
+}
+
+int dlg_cuda_bf_write(void *vctx, const dlg_tensor *t, void *mem, const float *host)
+{
+    dlg_cuda_ctx *c = vctx;
+    dlg_bf16 *tmp = malloc((size_t)(t->count ? t->count : 1) * sizeof *tmp);
+    if (!tmp)
+        return -DLG_ENOMEM;
+    for (int64_t i = 0; i < t->count; i++)
+        tmp[i] = f2bf(host[i]);
+    int rc = dlg_cuda_ok(cudaMemcpyAsync(mem, tmp, (size_t)t->count * sizeof *tmp,
+                                         cudaMemcpyHostToDevice, c->stream));
+    if (!rc)
+        rc = dlg_cuda_ok(cudaStreamSynchronize(c->stream));
+    free(tmp);
+    return rc;
+}
+
+/* ---- layers whose state is only the staging ------------------------------------ */
+static void io_destroy(void *ctx, void *vs)
+{
+    if (!vs)
+        return;
+    dlg_bf_io_free(vs);
+    free(vs);
+}
+
+static int io_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
+                    size_t errlen)
+{
+    dlg_bf_io *io = calloc(1, sizeof *io);
+    if (!io)
+        return -DLG_ENOMEM;
+    int rc = dlg_bf_io_setup(l, io, 0, true, err, errlen);
+    if (rc < 0) {
+        io_destroy(ctx, io);
+        return rc;
+    }
+    *state = io;
+    *ws = 0;
+    return 0;
+}
+
+static int relu_forward(void *ctx, dlg_layer *l, void *vs)
+{
+    dlg_cuda_ctx *c = ctx;
+    dlg_bf_io *io = vs;
+    int rc = dlg_bf_pre_fwd(c, l, io);
+    if (!rc)
+        rc = K(dlg_cuk_relu_fwd_bf(c->stream, dlg_bf_x(l, io, 0), dlg_bf_y(l, io, 0),
+                                   l->top[0]->count));
+    return rc ? rc : dlg_bf_post_fwd(c, l, io);
+}
+
+static int relu_backward(void *ctx, dlg_layer *l, void *vs)
+{
+    dlg_cuda_ctx *c = ctx;
+    dlg_bf_io *io = vs;
+    if (!l->prop_down[0])
+        return 0;
+    int rc = dlg_bf_pre_bwd(c, l, io);
+    if (!rc)
+        rc = K(dlg_cuk_relu_bwd_bf(c->stream, dlg_bf_x(l, io, 0), dlg_bf_dy(l, io, 0),
+                                   dlg_bf_dx(l, io, 0), l->top[0]->count));
+    return rc ? rc : dlg_bf_post_bwd(c, l, io);
+}
+
+const dlg_kernels dlg_cuda_relu_bf = {.setup = io_setup,
+                                      .forward = relu_forward,
+                                      .backward = relu_backward,
+                                      .destroy = io_destroy,
+                                      .any_layout = true};
+
+static int add_forward(void *ctx, dlg_layer *l, void *vs)
+{
+    dlg_cuda_ctx *c = ctx;
+    dlg_bf_io *io = vs;
+    int rc = dlg_bf_pre_fwd(c, l, io);
+    if (!rc)
+        rc = K(dlg_cuk_add_bf(c->stream, dlg_bf_x(l, io, 0), dlg_bf_x(l, io, 1),
+                              dlg_bf_y(l, io, 0), l->top[0]->count));
+    return rc ? rc : dlg_bf_post_fwd(c, l, io);
+}
+
+static int add_backward(void *ctx, dlg_layer *l, void *vs)
+{
+    dlg_cuda_ctx *c = ctx;
+    dlg_bf_io *io = vs;
+    size_t bytes = (size_t)l->top[0]->count * sizeof(dlg_bf16);
+    int rc = dlg_bf_pre_bwd(c, l, io);
+    for (int b = 0; b < 2 && !rc; b++)
+        if (l->prop_down[b])
+            rc = dlg_cuda_ok(cudaMemcpyAsync(dlg_bf_dx(l, io, b), dlg_bf_dy(l, io, 0), bytes,
+                                             cudaMemcpyDeviceToDevice, c->stream));
+    return rc ? rc : dlg_bf_post_bwd(c, l, io);
+}
+
+const dlg_kernels dlg_cuda_add_bf = {.setup = io_setup,
+                                     .forward = add_forward,
+                                     .backward = add_backward,
+                                     .destroy = io_destroy,
+                                     .any_layout = true};
+
+/* concat along channels: one strided copy per input */
+static int concat_copy(dlg_cuda_ctx *c, dlg_layer *l, dlg_bf_io *io, bool back)
+{
+    int64_t N = l->top[0]->shape.d[0], top = dlg_shape_inner(&l->top[0]->shape), off = 0;
+    size_t tp = (size_t)top * sizeof(dlg_bf16);
+    for (int b = 0; b < l->nbottom; b++) {
+        int64_t in = dlg_shape_inner(&l->bottom[b]->shape);
+        size_t w = (size_t)in * sizeof(dlg_bf16);
+        cudaError_t e = cudaSuccess;
+        if (back && l->prop_down[b])
+            e = cudaMemcpy2DAsync(dlg_bf_dx(l, io, b), w, dlg_bf_dy(l, io, 0) + off, tp, w,
+                                  (size_t)N, cudaMemcpyDeviceToDevice, c->stream);
+        else if (!back)
+            e = cudaMemcpy2DAsync(dlg_bf_y(l, io, 0) + off, tp, dlg_bf_x(l, io, b), w, w,
+                                  (size_t)N, cudaMemcpyDeviceToDevice, c->stream);
+        if (e != cudaSuccess)
+            return -DLG_EINTERNAL;
+        off += in;
+    }
+    return 0;
+}
+
+static int concat_forward(void *ctx, dlg_layer *l, void *vs)
+{
+    int rc = dlg_bf_pre_fwd(ctx, l, vs);
+    if (!rc)
+        rc = concat_copy(ctx, l, vs, false);
+    return rc ? rc : dlg_bf_post_fwd(ctx, l, vs);
+}
+
+static int concat_backward(void *ctx, dlg_layer *l, void *vs)
+{
+    int rc = dlg_bf_pre_bwd(ctx, l, vs);
+    if (!rc)
+        rc = concat_copy(ctx, l, vs, true);
+    return rc ? rc : dlg_bf_post_bwd(ctx, l, vs);
+}
+
+const dlg_kernels dlg_cuda_concat_bf = {.setup = io_setup,
+                                        .forward = concat_forward,
+                                        .backward = concat_backward,
+                                        .destroy = io_destroy,
+                                        .any_layout = true};
+
+/* ---- split: outputs alias the input (and share its layout) ------------------------ */
+static int split_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
+                       size_t errlen)
+{
+    for (int t = 0; t < l->ntop; t++)
+        l->top[t]->layout = l->bottom[0]->layout;
+    *state = NULL;
+    *ws = 0;
+    return 0;
+}
+
+static int split_forward(void *ctx, dlg_layer *l, void *st) { return 0; }
+
+static int split_backward(void *ctx, dlg_layer *l, void *st)
+{
+    dlg_cuda_ctx *c = ctx;
+    int64_t n = l->bottom[0]->count;
+    bool bf = IS_BF(l->bottom[0]);
+    size_t es = bf ? sizeof(dlg_bf16) : sizeof(float);
+    void *dx = l->bottom[0]->diff;
+    int first = 1, rc = 0;
+    for (int t = 0; t < l->ntop && !rc; t++) {
+        void *d = l->top[t]->diff;
+        if (!d)
+            continue;
+        if (first)
+            rc = dlg_cuda_ok(
+                cudaMemcpyAsync(dx, d, (size_t)n * es, cudaMemcpyDeviceToDevice, c->stream));
+        else
+            rc = K(bf ? dlg_cuk_acc_bf(c->stream, dx, d, n) : dlg_cuk_acc(c->stream, dx, d, n));
+        first = 0;
+    }
+    if (!rc && first)
+        rc = dlg_cuda_ok(cudaMemsetAsync(dx, 0, (size_t)n * es, c->stream));
+    return rc;
+}
+
+const dlg_kernels dlg_cuda_split_bf = {.setup = split_setup,
+                                       .forward = split_forward,
+                                       .backward = split_backward,
+                                       .any_layout = true};
+
+/* ---- dropout ---------------------------------------------------------------------- */
+typedef struct dropout_state {
+    dlg_bf_io io;
+    float *mask;
+    uint64_t seed, step;
+} dropout_state;
+
+static void dropout_destroy(void *ctx, void *vs)
+{
+    dropout_state *s = vs;
+    if (!s)
+        return;
+    if (s->mask)
+        cudaFree(s->mask);
+    dlg_bf_io_free(&s->io);
+    free(s);
+}
+
+static int dropout_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
+                         size_t errlen)
+{
+    dropout_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return -DLG_ENOMEM;
+    int rc = dlg_bf_io_setup(l, &s->io, 0, true, err, errlen);
+    if (!rc)
+        rc = dlg_cuda_err(
+            cudaMalloc((void **)&s->mask, (size_t)l->top[0]->count * sizeof(float)),
+            "dropout mask", err, errlen);
+    if (rc < 0) {
+        dropout_destroy(ctx, s);
+        return rc;
+    }
+    s->seed = l->seed;
+    *state = s;
+    *ws = 0;
+    return 0;
+}
+
+static int dropout_forward(void *ctx, dlg_layer *l, void *vs)
+{
+    dlg_cuda_ctx *c = ctx;
+    dropout_state *s = vs;
+    int64_t n = l->top[0]->count;
+    int rc = dlg_bf_pre_fwd(c, l, &s->io);
+    if (!rc && !l->train)
+        rc = dlg_cuda_ok(cudaMemcpyAsync(dlg_bf_y(l, &s->io, 0), dlg_bf_x(l, &s->io, 0),
+                                         (size_t)n * sizeof(dlg_bf16), cudaMemcpyDeviceToDevice,
+                                         c->stream));
+    else if (!rc) {
+        s->step++;
+        rc = K(dlg_cuk_dropout_fwd_bf(c->stream, dlg_bf_x(l, &s->io, 0), dlg_bf_y(l, &s->io, 0),
+                                      s->mask, n, l->p.dropout_ratio,
+                                      s->seed + 0x9e3779b97f4a7c15ull * s->step));
+    }
+    return rc ? rc : dlg_bf_post_fwd(c, l, &s->io);
+}
+
+static int dropout_backward(void *ctx, dlg_layer *l, void *vs)
+{
+    dlg_cuda_ctx *c = ctx;
+    dropout_state *s = vs;
+    int64_t n = l->top[0]->count;
+    if (!l->prop_down[0])
+        return 0;
+    int rc = dlg_bf_pre_bwd(c, l, &s->io);
+    if (!rc && !l->train)
+        rc = dlg_cuda_ok(cudaMemcpyAsync(dlg_bf_dx(l, &s->io, 0), dlg_bf_dy(l, &s->io, 0),
+                                         (size_t)n * sizeof(dlg_bf16), cudaMemcpyDeviceToDevice,
+                                         c->stream));
+    else if (!rc)
+        rc = K(dlg_cuk_mul_bf(c->stream, dlg_bf_dy(l, &s->io, 0), s->mask,
+                              dlg_bf_dx(l, &s->io, 0), n));
+    return rc ? rc : dlg_bf_post_bwd(c, l, &s->io);
+}
+
+const dlg_kernels dlg_cuda_dropout_bf = {.setup = dropout_setup,
+                                         .forward = dropout_forward,
+                                         .backward = dropout_backward,
+                                         .destroy = dropout_destroy,
+                                         .any_layout = true};
+
+/* ---- pooling (Caffe windows, as the fp32 path) -------------------------------------- */
+typedef struct pool_state {
+    dlg_bf_io io;
+    dlg_cuk_pool g;
+    int *mask;
+} pool_state;
+
+static void pool_destroy(void *ctx, void *vs)
+{
+    pool_state *s = vs;
+    if (!s)
+        return;
+    if (s->mask)
+        cudaFree(s->mask);
+    dlg_bf_io_free(&s->io);
+    free(s);
+}
+
+static int pool_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
+                      size_t errlen)
+{
+    const dlg_pool_param *p = &l->p.pool;
+    const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
+    pool_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return -DLG_ENOMEM;
+    s->g = (dlg_cuk_pool){x->d[0] * x->d[1], x->d[2], x->d[3], y->d[2], y->d[3], p->kh, p->kw,
+                          p->sh, p->sw, p->ph, p->pw, p->mode == DLG_POOL_MAX};
+    int rc = dlg_bf_io_setup(l, &s->io, 0, true, err, errlen);
+    if (!rc && s->g.max && l->backward)
+        rc = dlg_cuda_err(cudaMalloc((void **)&s->mask, (size_t)l->top[0]->count * sizeof(int)),
+                          "pool mask", err, errlen);
+    if (rc < 0) {
+        pool_destroy(ctx, s);
+        return rc;
+    }
+    *state = s;
+    *ws = 0;
+    return 0;
+}
+
+static int pool_forward(void *ctx, dlg_layer *l, void *vs)
+{
+    dlg_cuda_ctx *c = ctx;
+    pool_state *s = vs;
+    int rc = dlg_bf_pre_fwd(c, l, &s->io);
+    if (!rc)
+        rc = K(dlg_cuk_pool_fwd_bf(c->stream, &s->g, dlg_bf_x(l, &s->io, 0),
+                                   dlg_bf_y(l, &s->io, 0), s->mask));
+    return rc ? rc : dlg_bf_post_fwd(c, l, &s->io);
+}
+
+static int pool_backward(void *ctx, dlg_layer *l, void *vs)
+{
+    dlg_cuda_ctx *c = ctx;
+    pool_state *s = vs;
+    if (!l->prop_down[0])
+        return 0;
+    int rc = dlg_bf_pre_bwd(c, l, &s->io);
+    if (!rc)
+        rc = K(dlg_cuk_pool_bwd_bf(c->stream, &s->g, dlg_bf_dy(l, &s->io, 0), s->mask,
+                                   dlg_bf_dx(l, &s->io, 0)));
+    return rc ? rc : dlg_bf_post_bwd(c, l, &s->io);
+}
+
+const dlg_kernels dlg_cuda_pool_bf = {.setup = pool_setup,
+                                      .forward = pool_forward,
+                                      .backward = pool_backward,
+                                      .destroy = pool_destroy,
+                                      .any_layout = true};
+
+/* ---- softmax loss: bf16 logits, fp32 labels and result -------------------------------- */
+typedef struct loss_state {
+    dlg_bf_io io;
+    float *rows; /* per row: lse, loss, rank */
+} loss_state;
+
+static void loss_destroy(void *ctx, void *vs)
+{
+    loss_state *s = vs;
+    if (!s)
+        return;
+    if (s->rows)
+        cudaFree(s->rows);
+    dlg_bf_io_free(&s->io);
+    free(s);
+}
+
+static int loss_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
+                      size_t errlen)
+{
+    loss_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return -DLG_ENOMEM;
+    int rc = dlg_bf_io_setup(l, &s->io, 2u, false, err, errlen);
+    if (!rc)
+        rc = dlg_cuda_err(
+            cudaMalloc((void **)&s->rows, 3 * (size_t)l->bottom[0]->shape.d[0] * sizeof(float)),
+            "loss state", err, errlen);
+    if (rc < 0) {
+        loss_destroy(ctx, s);
+        return rc;
+    }
+    *state = s;
+    *ws = 0;
+    return 0;
+}
+
+static int loss_forward(void *ctx, dlg_layer *l, void *vs)
+{
+    dlg_cuda_ctx *c = ctx;
+    loss_state *s = vs;
+    int64_t N = l->bottom[0]->shape.d[0], Kc = dlg_shape_inner(&l->bottom[0]->shape);
+    int rc = dlg_bf_pre_fwd(c, l, &s->io);
+    if (!rc)
+        rc = K(dlg_cuk_loss_fwd_bf(c->stream, dlg_bf_x(l, &s->io, 0), CF(l->bottom[1]), N, Kc,
+                                   CF(l->top[0]), s->rows, c->flag_dev));
+    return rc ? rc : dlg_cuda_flag_poll(c);
+}
+
+static int loss_backward(void *ctx, dlg_layer *l, void *vs)
+{
+    dlg_cuda_ctx *c = ctx;
+    loss_state *s = vs;
+    int64_t N = l->bottom[0]->shape.d[0], Kc = dlg_shape_inner(&l->bottom[0]->shape);
+    if (!l->prop_down[0])
+        return 0;
+    int rc = K(dlg_cuk_loss_bwd_bf(c->stream, dlg_bf_x(l, &s->io, 0), CF(l->bottom[1]), s->rows,
+                                   N, Kc, dlg_bf_dx(l, &s->io, 0)));
+    return rc ? rc : dlg_bf_post_bwd(c, l, &s->io);
+}
+
+const dlg_kernels dlg_cuda_loss_bf = {.setup = loss_setup,
+                                      .forward = loss_forward,
+                                      .backward = loss_backward,
+                                      .destroy = loss_destroy,
+                                      .any_layout = true};

@@ -1,0 +1,209 @@
+/* bf16: inner product on cuBLAS (bf16 inputs, fp32 accumulation, fp32
+ * weight gradient), and batch norm / LRN / softmax as the fp32 kernels on
+ * fp32 copies in the workspace (cuda_bf16.h). */
+#include "cuda_bf16.h"
+
+#include <stdlib.h>
+
+#define K(call) dlg_cuda_ok((cudaError_t)(call))
+
+/* ---- fp32 kernels behind a bf16 face: a shadow layer over workspace copies ---- */
+typedef struct staged_state {
+    dlg_bf_io io;
+    const dlg_kernels *inner;
+    void *inner_state;
+    size_t inner_ws; /* rounded up; the copies follow it */
+    dlg_layer sh;
+    dlg_tensor tb, tt;
+    dlg_tensor *pb, *pt;
+} staged_state;
+
+static void staged_destroy(void *ctx, void *vs)
+{
+    staged_state *s = vs;
+    if (!s)
+        return;
+    if (s->inner && s->inner->destroy && s->inner_state)
+        s->inner->destroy(ctx, s->inner_state);
+    dlg_bf_io_free(&s->io);
+    free(s);
+}
+
+static int staged_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
+                        size_t errlen)
+{
+    staged_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return -DLG_ENOMEM;
+    s->inner = l->type == DLG_L_BN ? &dlg_cuda_bn : l->type == DLG_L_LRN ? &dlg_cuda_lrn
+                                                                         : &dlg_cuda_softmax;
+    s->sh = *l;
+    s->tb = *l->bottom[0];
+    s->tt = *l->top[0];
+    s->tb.layout = s->tt.layout = NULL;
+    s->tb.opaque_ok = s->tt.opaque_ok = false;
+    s->pb = &s->tb;
+    s->pt = &s->tt;
+    s->sh.bottom = &s->pb;
+    s->sh.top = &s->pt;
+    s->sh.nbottom = s->sh.ntop = 1;
+    size_t iws = 0;
+    int rc = dlg_bf_io_setup(l, &s->io, 0, true, err, errlen);
+    if (!rc)
+        rc = s->inner->setup(ctx, &s->sh, &s->inner_state, &iws, err, errlen);
+    if (rc < 0) {
+        staged_destroy(ctx, s);
+        return rc;
+    }
+    s->inner_ws = (iws + 255) & ~(size_t)255;
+    *state = s;
+    /* x, y, dy, dx in fp32 */
+    *ws = s->inner_ws + 4 * (size_t)l->bottom[0]->count * sizeof(float);
+    return 0;
+}
+
+/* point the shadow tensors at this call's workspace */
+static float *staged_bind(staged_state *s, dlg_layer *l)
+{
+    float *x = (float *)((char *)l->ws + s->inner_ws);
+    int64_t n = l->bottom[0]->count;
+    s->sh.ws = l->ws;
+    s->sh.train = l->train;
+    s->tb.data = x;
+    s->tt.data = x + n;
+    s->tt.diff = x + 2 * n;
+    s->tb.diff = x + 3 * n;
+    return x;
+}
+
+static int staged_forward(void *ctx, dlg_layer *l, void *vs)
+{
+    dlg_cuda_ctx *c = ctx;
+    staged_state *s = vs;
+    float *x = staged_bind(s, l);
+    int64_t n = l->bottom[0]->count;
+    int rc = dlg_bf_pre_fwd(c, l, &s->io);
+    if (!rc)
+        rc = K(dlg_cuk_bf2f(c->stream, dlg_bf_x(l, &s->io, 0), x, n));
+    if (!rc)
+        rc = s->inner->forward(ctx, &s->sh, s->inner_state);
+    if (!rc)
+        rc = K(dlg_cuk_f2bf(c->stream, x + n, dlg_bf_y(l, &s->io, 0), n));
+    return rc ? rc : dlg_bf_post_fwd(c, l, &s->io);
+}
+
+static int staged_backward(void *ctx, dlg_layer *l, void *vs)
+{
+    dlg_cuda_ctx *c = ctx;
+    staged_state *s = vs;
+    float *x = staged_bind(s, l);
+    int64_t n = l->bottom[0]->count;
+    int rc = dlg_bf_pre_bwd(c, l, &s->io);
+    if (!rc)
+        rc = K(dlg_cuk_bf2f(c->stream, dlg_bf_x(l, &s->io, 0), x, n));
+    if (!rc && l->type != DLG_L_BN) /* LRN and softmax backward read y */
+        rc = K(dlg_cuk_bf2f(c->stream, dlg_bf_y(l, &s->io, 0), x + n, n));
+    if (!rc)
+        rc = K(dlg_cuk_bf2f(c->stream, dlg_bf_dy(l, &s->io, 0), x + 2 * n, n));
+    if (!rc)
+        rc = s->inner->backward(ctx, &s->sh, s->inner_state);
+    if (!rc && l->prop_down[0])
+        rc = K(dlg_cuk_f2bf(c->stream, x + 3 * n, dlg_bf_dx(l, &s->io, 0), n));
+    return rc ? rc : dlg_bf_post_bwd(c, l, &s->io);
+}
+
+const dlg_kernels dlg_cuda_staged_bf = {.setup = staged_setup,
+                                        .forward = staged_forward,
+                                        .backward = staged_backward,
+                                        .destroy = staged_destroy,
+                                        .any_layout = true};
+
+/* ---- inner product: row-major X[N,in] W[out,in] as column-major GEMMs ---- */
+typedef struct fc_state {
+    dlg_bf_io io;
+    dlg_bf16 *w; /* bf16 copy of the fp32 weights, made each forward */
+} fc_state;
+
+static void fc_destroy(void *ctx, void *vs)
+{
+    fc_state *s = vs;
+    if (!s)
+        return;
+    if (s->w)
+        cudaFree(s->w);
+    dlg_bf_io_free(&s->io);
+    free(s);
+}
+
+static int fc_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
+                    size_t errlen)
+{
+    fc_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return -DLG_ENOMEM;
+    int rc = dlg_bf_io_setup(l, &s->io, 0, true, err, errlen);
+    if (!rc)
+        rc = dlg_cuda_err(
+            cudaMalloc((void **)&s->w, (size_t)l->param[0]->count * sizeof(dlg_bf16)),
+            "fc bf16 weights", err, errlen);
+    if (rc < 0) {
+        fc_destroy(ctx, s);
+        return rc;
+    }
+    *state = s;
+    *ws = 0;
+    return 0;
+}
+
+static int gemm(dlg_cuda_ctx *c, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                const void *a, int lda, const void *b, int ldb, void *y, cudaDataType_t yt,
+                int ldy)
+{
+    const float one = 1.f, zero = 0.f;
+    return dlg_cublas_ok(cublasGemmEx(c->blas, ta, tb, m, n, k, &one, a, CUDA_R_16BF, lda, b,
+                                      CUDA_R_16BF, ldb, &zero, y, yt, ldy, CUBLAS_COMPUTE_32F,
+                                      CUBLAS_GEMM_DEFAULT));
+}
+
+static int fc_forward(void *ctx, dlg_layer *l, void *vs)
+{
+    dlg_cuda_ctx *c = ctx;
+    fc_state *s = vs;
+    int n = (int)l->bottom[0]->shape.d[0], in = (int)dlg_shape_inner(&l->bottom[0]->shape);
+    int out = (int)l->top[0]->shape.d[1];
+    int rc = dlg_bf_pre_fwd(c, l, &s->io);
+    if (!rc)
+        rc = K(dlg_cuk_f2bf(c->stream, CF(l->param[0]), s->w, l->param[0]->count));
+    if (!rc)
+        rc = gemm(c, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, s->w, in, dlg_bf_x(l, &s->io, 0), in,
+                  dlg_bf_y(l, &s->io, 0), CUDA_R_16BF, out);
+    if (!rc)
+        rc = K(dlg_cuk_bias_nchw_bf(c->stream, dlg_bf_y(l, &s->io, 0), CF(l->param[1]), n, out, 1));
+    return rc ? rc : dlg_bf_post_fwd(c, l, &s->io);
+}
+
+static int fc_backward(void *ctx, dlg_layer *l, void *vs)
+{
+    dlg_cuda_ctx *c = ctx;
+    fc_state *s = vs;
+    int n = (int)l->bottom[0]->shape.d[0], in = (int)dlg_shape_inner(&l->bottom[0]->shape);
+    int out = (int)l->top[0]->shape.d[1];
+    int rc = dlg_bf_pre_bwd(c, l, &s->io);
+    dlg_bf16 *dy = dlg_bf_dy(l, &s->io, 0);
+    if (!rc && l->prop_down[0])
+        rc = gemm(c, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, s->w, in, dy, out,
+                  dlg_bf_dx(l, &s->io, 0), CUDA_R_16BF, in);
+    if (!rc && l->param_grad) {
+        rc = gemm(c, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, dlg_bf_x(l, &s->io, 0), in, dy, out,
+                  CG(l->param[0]), CUDA_R_32F, in);
+        if (!rc)
+            rc = K(dlg_cuk_bias_grad_nchw_bf(c->stream, dy, CG(l->param[1]), n, out, 1));
+    }
+    return rc ? rc : dlg_bf_post_bwd(c, l, &s->io);
+}
+
+const dlg_kernels dlg_cuda_fc_bf = {.setup = fc_setup,
+                                    .forward = fc_forward,
+                                    .backward = fc_backward,
+                                    .destroy = fc_destroy,
+                                    .any_layout = true};
