@@ -2,6 +2,7 @@
  * algorithm cache file, device/precision selection, the GPU peak table and
  * NVML being absent. */
 #include "cuda/cuda_algo_cache.h"
+#include "cuda/cuda_bf16_cvt.h"
 #include "cuda/cuda_device.h"
 #include "gpu_nvml.h"
 #include "gpu_sampler.h"
@@ -86,6 +87,46 @@ static void test_cache_corrupt(void **st)
     assert_non_null(strstr(err, ":1:"));
     dlg_algo_cache_free(&c);
     unlink(path);
+}
+
+static float f_of(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* bf16 host conversion: round to nearest even, NaN/inf, exact round trip */
+static void test_bf16_convert(void **st)
+{
+    (void)st;
+    assert_int_equal(dlg_bf16_from_f32(1.0f), 0x3f80);
+    assert_true(dlg_bf16_to_f32(0x3f80) == 1.0f);
+    assert_int_equal(dlg_bf16_from_f32(f_of(0x3f808000u)), 0x3f80); /* tie, even stays */
+    assert_int_equal(dlg_bf16_from_f32(f_of(0x3f818000u)), 0x3f82); /* tie, odd rounds up */
+    assert_int_equal(dlg_bf16_from_f32(f_of(0x3f808001u)), 0x3f81); /* above the tie */
+    assert_int_equal(dlg_bf16_from_f32(f_of(0x3f807fffu)), 0x3f80); /* below the tie */
+    assert_int_equal(dlg_bf16_from_f32(-2.5f), 0xc020);
+    assert_int_equal(dlg_bf16_from_f32(3.14159265f), 0x4049);
+    assert_int_equal(dlg_bf16_from_f32(INFINITY), 0x7f80);
+    assert_int_equal(dlg_bf16_from_f32(-INFINITY), 0xff80);
+    assert_int_equal(dlg_bf16_from_f32(f_of(0x7f7fffffu)), 0x7f80); /* FLT_MAX overflows */
+    assert_true(isnan(dlg_bf16_to_f32(dlg_bf16_from_f32(NAN))));
+    assert_true(isnan(dlg_bf16_to_f32(dlg_bf16_from_f32(f_of(0x7f800001u))))); /* stays NaN */
+    int bad = 0;
+    for (uint32_t v = 0; v < 0x10000u; v++) {
+        float f = dlg_bf16_to_f32((uint16_t)v);
+        if (!isnan(f) && dlg_bf16_from_f32(f) != v)
+            bad++;
+    }
+    assert_int_equal(bad, 0);
+    float src[3] = {0.5f, -0.0f, 1e-3f}, back[3];
+    uint16_t mid[3];
+    dlg_bf16_from_f32_n(src, mid, 3);
+    dlg_bf16_to_f32_n(mid, back, 3);
+    assert_int_equal(mid[1], 0x8000);
+    assert_true(back[0] == 0.5f && back[1] == 0.0f && signbit(back[1]));
+    assert_true(fabsf(back[2] - 1e-3f) <= 1e-3f / 256);
 }
 
 static void test_parse_backend(void **st)
@@ -226,7 +267,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cache_round_trip), cmocka_unit_test(test_cache_corrupt),
-        cmocka_unit_test(test_parse_backend),    cmocka_unit_test(test_device_select),
+        cmocka_unit_test(test_parse_backend), cmocka_unit_test(test_bf16_convert),    cmocka_unit_test(test_device_select),
         cmocka_unit_test(test_peak_table),       cmocka_unit_test(test_nvml_absent),
         cmocka_unit_test(test_nvml_fake_sampler),
     };

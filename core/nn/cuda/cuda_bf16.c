@@ -1,6 +1,7 @@
 /* bf16 activations: staging at fp32 edges, host conversion, and the
  * element-wise, data-movement, pooling and loss layers (cuda_bf16.h). */
 #include "cuda_bf16.h"
+#include "cuda_bf16_cvt.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -127,24 +128,6 @@ dlg_bf16 *dlg_bf_dy(const dlg_layer *l, const dlg_bf_io *io, int t)
 }
 
 /* ---- host reads and writes of bf16 tensors ------------------------------------ */
-static float bf2f(dlg_bf16 v)
-{
-    uint32_t u = (uint32_t)v << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static dlg_bf16 f2bf(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu))
-        return 0x7fc0; /* NaN stays NaN */
-    u += 0x7fffu + ((u >> 16) & 1u); /* round to nearest even */
-    return (dlg_bf16)(u >> 16);
-}
-
 int dlg_cuda_bf_read(void *vctx, const dlg_tensor *t, const void *mem, float *host)
 {
     dlg_cuda_ctx *c = vctx;
@@ -157,8 +140,8 @@ int dlg_cuda_bf_read(void *vctx, const dlg_tensor *t, const void *mem, float *ho
         rc = dlg_cuda_ok(cudaStreamSynchronize(c->stream));
     if (!rc)
         rc = dlg_cuda_flag_check_synced(c);
-    for (int64_t i = 0; i < t->count && !rc; i++)
-        host[i] = bf2f(tmp[i]);
+    if (!rc)
+        dlg_bf16_to_f32_n(tmp, host, t->count);
     free(tmp);
     return rc;
 }
@@ -169,8 +152,7 @@ int dlg_cuda_bf_write(void *vctx, const dlg_tensor *t, void *mem, const float *h
     dlg_bf16 *tmp = malloc((size_t)(t->count ? t->count : 1) * sizeof *tmp);
     if (!tmp)
         return -DLG_ENOMEM;
-    for (int64_t i = 0; i < t->count; i++)
-        tmp[i] = f2bf(host[i]);
+    dlg_bf16_from_f32_n(host, tmp, t->count);
     int rc = dlg_cuda_ok(cudaMemcpyAsync(mem, tmp, (size_t)t->count * sizeof *tmp,
                                          cudaMemcpyHostToDevice, c->stream));
     if (!rc)
