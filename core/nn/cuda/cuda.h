@@ -53,6 +53,9 @@ extern const dlg_kernels dlg_cuda_conv, dlg_cuda_fc, dlg_cuda_pool, dlg_cuda_lrn
     dlg_cuda_softmax, dlg_cuda_loss, dlg_cuda_relu, dlg_cuda_dropout, dlg_cuda_concat,
     dlg_cuda_add, dlg_cuda_split;
 
+/* Batch norm's saved mean and inverse std (2 x C floats) in its state. */
+float *dlg_cuda_bn_saved(void *state);
+
 /* Backend for a name as above; NULL if the name is not a CUDA one. */
 const dlg_backend *dlg_cuda_backend_find(const char *name);
 

@@ -1,6 +1,7 @@
 /* bf16: inner product on cuBLAS (bf16 inputs, fp32 accumulation, fp32
- * weight gradient), and batch norm / LRN / softmax as the fp32 kernels on
- * fp32 copies in the workspace (cuda_bf16.h). */
+ * weight gradient); batch norm on cuDNN with bf16 data and fp32 params
+ * where cuDNN accepts it; LRN, softmax (and batch norm if cuDNN refuses
+ * bf16) as the fp32 kernels on fp32 copies in the workspace. */
 #include "cuda_bf16.h"
 
 #include <stdlib.h>
@@ -16,6 +17,10 @@ typedef struct staged_state {
     dlg_layer sh;
     dlg_tensor tb, tt;
     dlg_tensor *pb, *pt;
+    /* batch norm straight on bf16 (fp32 params and statistics); cleared,
+     * for good, the first time cuDNN refuses it */
+    bool native;
+    cudnnTensorDescriptor_t bx, bp;
 } staged_state;
 
 static void staged_destroy(void *ctx, void *vs)
@@ -25,6 +30,10 @@ static void staged_destroy(void *ctx, void *vs)
         return;
     if (s->inner && s->inner->destroy && s->inner_state)
         s->inner->destroy(ctx, s->inner_state);
+    if (s->bx)
+        cudnnDestroyTensorDescriptor(s->bx);
+    if (s->bp)
+        cudnnDestroyTensorDescriptor(s->bp);
     dlg_bf_io_free(&s->io);
     free(s);
 }
@@ -56,6 +65,12 @@ static int staged_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws,
         return rc;
     }
     s->inner_ws = (iws + 255) & ~(size_t)255;
+    if (l->type == DLG_L_BN)
+        s->native =
+            dlg_cuda_tensor_desc_t(&s->bx, &l->bottom[0]->shape, CUDNN_DATA_BFLOAT16) == 0 &&
+            cudnnCreateTensorDescriptor(&s->bp) == CUDNN_STATUS_SUCCESS &&
+            cudnnDeriveBNTensorDescriptor(s->bp, s->bx, CUDNN_BATCHNORM_SPATIAL) ==
+                CUDNN_STATUS_SUCCESS;
     *state = s;
     /* x, y, dy, dx in fp32 */
     *ws = s->inner_ws + 4 * (size_t)l->bottom[0]->count * sizeof(float);
@@ -76,6 +91,46 @@ static float *staged_bind(staged_state *s, dlg_layer *l)
     return x;
 }
 
+/* 0 done, 1 refused by cuDNN (nothing written), <0 error */
+static int refused(cudnnStatus_t st)
+{
+    if (st == CUDNN_STATUS_SUCCESS)
+        return 0;
+    return st == CUDNN_STATUS_NOT_SUPPORTED || st == CUDNN_STATUS_BAD_PARAM ? 1 : -DLG_EINTERNAL;
+}
+
+static int bn_native_fwd(dlg_cuda_ctx *c, dlg_layer *l, staged_state *s)
+{
+    const float one = 1.f, zero = 0.f;
+    float *save = dlg_cuda_bn_saved(s->inner_state);
+    int64_t C = l->bottom[0]->shape.d[1];
+    dlg_bf16 *x = dlg_bf_x(l, &s->io, 0), *y = dlg_bf_y(l, &s->io, 0);
+    if (l->train)
+        return refused(cudnnBatchNormalizationForwardTraining(
+            c->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, s->bx, x, s->bx, y, s->bp,
+            CF(l->param[0]), CF(l->param[1]), l->p.bn.momentum, CF(l->param[2]),
+            CF(l->param[3]), l->p.bn.eps, save, save + C));
+    return refused(cudnnBatchNormalizationForwardInference(
+        c->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, s->bx, x, s->bx, y, s->bp, CF(l->param[0]),
+        CF(l->param[1]), CF(l->param[2]), CF(l->param[3]), l->p.bn.eps));
+}
+
+/* the saved statistics are the fp32 kernel's, so either path can follow */
+static int bn_native_bwd(dlg_cuda_ctx *c, dlg_layer *l, staged_state *s)
+{
+    const float one = 1.f, zero = 0.f;
+    float *save = dlg_cuda_bn_saved(s->inner_state);
+    int64_t C = l->bottom[0]->shape.d[1];
+    if (!l->train || !l->param_grad)
+        return -DLG_ENOTSUP; /* as the fp32 kernel */
+    dlg_bf16 *dx = l->prop_down[0] ? dlg_bf_dx(l, &s->io, 0)
+                                   : (dlg_bf16 *)((char *)l->ws + s->inner_ws);
+    return refused(cudnnBatchNormalizationBackward(
+        c->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, s->bx, dlg_bf_x(l, &s->io, 0),
+        s->bx, dlg_bf_dy(l, &s->io, 0), s->bx, dx, s->bp, CF(l->param[0]), CG(l->param[0]),
+        CG(l->param[1]), l->p.bn.eps, save, save + C));
+}
+
 static int staged_forward(void *ctx, dlg_layer *l, void *vs)
 {
     dlg_cuda_ctx *c = ctx;
@@ -83,6 +138,13 @@ static int staged_forward(void *ctx, dlg_layer *l, void *vs)
     float *x = staged_bind(s, l);
     int64_t n = l->bottom[0]->count;
     int rc = dlg_bf_pre_fwd(c, l, &s->io);
+    if (!rc && s->native) {
+        rc = bn_native_fwd(c, l, s);
+        if (rc <= 0)
+            return rc ? rc : dlg_bf_post_fwd(c, l, &s->io);
+        s->native = false;
+        rc = 0;
+    }
     if (!rc)
         rc = K(dlg_cuk_bf2f(c->stream, dlg_bf_x(l, &s->io, 0), x, n));
     if (!rc)
@@ -99,6 +161,13 @@ static int staged_backward(void *ctx, dlg_layer *l, void *vs)
     float *x = staged_bind(s, l);
     int64_t n = l->bottom[0]->count;
     int rc = dlg_bf_pre_bwd(c, l, &s->io);
+    if (!rc && s->native) {
+        rc = bn_native_bwd(c, l, s);
+        if (rc <= 0)
+            return rc ? rc : dlg_bf_post_bwd(c, l, &s->io);
+        s->native = false;
+        rc = 0;
+    }
     if (!rc)
         rc = K(dlg_cuk_bf2f(c->stream, dlg_bf_x(l, &s->io, 0), x, n));
     if (!rc && l->type != DLG_L_BN) /* LRN and softmax backward read y */

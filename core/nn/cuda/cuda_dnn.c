@@ -215,6 +215,8 @@ static int bn_backward(void *ctx, dlg_layer *l, void *vs)
         l->p.bn.eps, s->save, s->save + C));
 }
 
+float *dlg_cuda_bn_saved(void *state) { return ((bn_state *)state)->save; }
+
 const dlg_kernels dlg_cuda_bn = {
     .setup = bn_setup, .forward = bn_forward, .backward = bn_backward, .destroy = bn_destroy};
 
