@@ -38,7 +38,8 @@ static long find_group(const rep_model *m, const rep_row *r)
 {
     for (size_t i = 0; i < m->n; i++) {
         const rep_group *g = &m->g[i];
-        if (same(g->workload, or_dash(rep_tag(r, "workload"))) && same(g->mode, or_dash(rep_str(r, "mode"))) &&
+        if (same(g->job, or_dash(rep_tag(r, "job"))) && same(g->workload, or_dash(rep_tag(r, "workload"))) &&
+            same(g->mode, or_dash(rep_str(r, "mode"))) &&
             same(g->precision, or_dash(rep_str(r, "precision"))) && same(g->device, or_dash(rep_str(r, "device"))))
             return (long)i;
     }
@@ -427,7 +428,8 @@ static int add_group(rep_model *m, const rep_row *r)
     g->mode = strdup(or_dash(rep_str(r, "mode")));
     g->precision = strdup(or_dash(rep_str(r, "precision")));
     g->device = strdup(or_dash(rep_str(r, "device")));
-    return g->workload && g->mode && g->precision && g->device ? 0 : -1;
+    g->job = strdup(or_dash(rep_tag(r, "job")));
+    return g->workload && g->mode && g->precision && g->device && g->job ? 0 : -1;
 }
 
 int rep_model_build(rep_model *m, const rep_rows *rs, const rep_disks *disks, double target, char *err,
@@ -465,6 +467,7 @@ void rep_model_free(rep_model *m)
         free(g->knees);
         free(g->workload);
         free(g->mode);
+        free(g->job);
         free(g->precision);
         free(g->device);
         free(g->unit);

@@ -70,6 +70,7 @@ typedef struct rep_knee {
 } rep_knee;
 
 typedef struct rep_group {
+    char *job; /* jobs of one workload differ in more than their axes */
     char *workload, *mode, *precision, *device, *unit;
     rep_axis *axes;
     size_t naxes;

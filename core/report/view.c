@@ -33,7 +33,7 @@ void rep_fmt_rate(double v, const char *unit, char *buf, size_t len)
 
 void rep_group_title(const rep_group *g, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s, mode %s, precision %s%s%s", g->workload, g->mode, g->precision,
+    snprintf(buf, len, "%s (job %s), mode %s, precision %s%s%s", g->workload, g->job, g->mode, g->precision,
              strcmp(g->device, "-") ? ", device " : "", strcmp(g->device, "-") ? g->device : "");
 }
 

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Reproduces the published cloud study's matrix on this machine:
+#   bash scripts/study.sh [SUITE...]      (default: every conf/study suite)
+# Generates the datasets once (data/study/), caps the vCPU axis at this
+# machine, runs each suite, then writes one report over all results.
+# Sizes: DLG_STUDY_IMAGES (default 20000 training images, 100 classes).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+dlg=${DLGAUGE:-./build/bin/dlgauge}
+[ -x "$dlg" ] || bash scripts/build.sh build
+images=${DLG_STUDY_IMAGES:-20000}
+export DLG_STUDY_IMAGES=$images
+
+# ---- data, generated once
+mkdir -p data/study results/study
+if [ ! -f data/study/train.lst ]; then
+  "$dlg" mkdata images --out data/study --classes 100 --images "$images" --seed 1
+  "$dlg" mkdata images --out data/study --classes 100 --images $((images / 10)) --seed 2 --split val
+  "$dlg" mkdata text --out data/study/ptb --words 1000000 --splits --seed 1
+fi
+if [ ! -f data/study/train.rec ] || [ ! -d data/study/train_lmdb ]; then
+  cat > data/study/convert.ini <<INI
+[sink csv]
+path = data/study/convert.csv
+[job rec]
+workload   = preprocess
+input      = data/study/train.lst
+root       = data/study
+output     = recordio:data/study/train.rec
+resize     = 256
+iterations = $images
+warmup     = 0
+[job lmdb]
+workload   = preprocess
+input      = data/study/train.lst
+root       = data/study
+output     = lmdb:data/study/train_lmdb
+resize     = 256
+iterations = $images
+warmup     = 0
+INI
+  "$dlg" run data/study/convert.ini
+fi
+
+# ---- the vCPU and memory axes, capped at this machine
+n=$(nproc)
+cpus=""
+for c in 1 2 4 8; do [ "$c" -le "$n" ] && cpus="${cpus:+$cpus, }$c"; done
+export DLG_STUDY_CPUS=${DLG_STUDY_CPUS:-$cpus}
+mem_gib=$(awk '/MemTotal/ {print int($2 / 1048576)}' /proc/meminfo)
+mem=""
+for m in 8 16 30; do [ "$m" -lt "$mem_gib" ] && mem="${mem:+$mem, }${m}G"; done
+export DLG_STUDY_MEMORY=${DLG_STUDY_MEMORY:-${mem:-4G}}
+echo "study: cpus = $DLG_STUDY_CPUS; memory = $DLG_STUDY_MEMORY; $images training images"
+
+suites=("$@")
+[ ${#suites[@]} -gt 0 ] || suites=(preprocess caffe-train caffe-infer caffe-disk mxnet)
+results=()
+for s in "${suites[@]}"; do
+  "$dlg" run "conf/study/$s.ini" || echo "study: $s finished with failed cells (see its rows)"
+  results+=("results/study/$s.csv")
+done
+"$dlg" report "${results[@]}" --catalog conf/instances/alibaba.ini --html results/study/report.html \
+  --markdown results/study/report.md
