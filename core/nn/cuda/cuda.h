@@ -45,6 +45,7 @@ typedef struct dlg_cuda_ctx {
     void *sgd_tab;
     int sgd_nchunks, sgd_ntensors;
     const void *sgd_key;
+    unsigned noted; /* DLG_CUDA_NOTE_* bits already printed */
     dlg_algo_cache cache;
     char cache_path[512];
 } dlg_cuda_ctx;
@@ -52,6 +53,11 @@ typedef struct dlg_cuda_ctx {
 extern const dlg_kernels dlg_cuda_conv, dlg_cuda_fc, dlg_cuda_pool, dlg_cuda_lrn, dlg_cuda_bn,
     dlg_cuda_softmax, dlg_cuda_loss, dlg_cuda_relu, dlg_cuda_dropout, dlg_cuda_concat,
     dlg_cuda_add, dlg_cuda_split;
+
+/* A one-line note on stderr, once per context and kind: a faster path
+ * that cuDNN refused (the run goes on, slower, on the fallback). */
+enum { DLG_CUDA_NOTE_FUSED_BIAS = 1, DLG_CUDA_NOTE_BF16_BN = 2 };
+void dlg_cuda_note_once(dlg_cuda_ctx *c, unsigned kind, const char *msg);
 
 /* Batch norm's saved mean and inverse std (2 x C floats) in its state. */
 float *dlg_cuda_bn_saved(void *state);

@@ -25,6 +25,14 @@ int dlg_cudnn_err(cudnnStatus_t s, const char *what, char *err, size_t errlen)
     return s == CUDNN_STATUS_NOT_SUPPORTED ? -DLG_ENOTSUP : -DLG_EINTERNAL;
 }
 
+void dlg_cuda_note_once(dlg_cuda_ctx *c, unsigned kind, const char *msg)
+{
+    if (c->noted & kind)
+        return;
+    c->noted |= kind;
+    fprintf(stderr, "dlgauge: cuda: %s\n", msg);
+}
+
 int dlg_cuda_ok(cudaError_t e) { return e == cudaSuccess ? 0 : -DLG_EINTERNAL; }
 int dlg_cudnn_ok(cudnnStatus_t s) { return s == CUDNN_STATUS_SUCCESS ? 0 : -DLG_EINTERNAL; }
 int dlg_cublas_ok(cublasStatus_t s) { return s == CUBLAS_STATUS_SUCCESS ? 0 : -DLG_EINTERNAL; }

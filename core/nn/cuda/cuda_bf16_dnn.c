@@ -144,6 +144,8 @@ static int staged_forward(void *ctx, dlg_layer *l, void *vs)
             return rc ? rc : dlg_bf_post_fwd(c, l, &s->io);
         s->native = false;
         rc = 0;
+        dlg_cuda_note_once(c, DLG_CUDA_NOTE_BF16_BN,
+                           "cuDNN refused bf16 batch norm; running it on fp32 copies");
     }
     if (!rc)
         rc = K(dlg_cuk_bf2f(c->stream, dlg_bf_x(l, &s->io, 0), x, n));
@@ -167,6 +169,8 @@ static int staged_backward(void *ctx, dlg_layer *l, void *vs)
             return rc ? rc : dlg_bf_post_bwd(c, l, &s->io);
         s->native = false;
         rc = 0;
+        dlg_cuda_note_once(c, DLG_CUDA_NOTE_BF16_BN,
+                           "cuDNN refused bf16 batch norm; running it on fp32 copies");
     }
     if (!rc)
         rc = K(dlg_cuk_bf2f(c->stream, dlg_bf_x(l, &s->io, 0), x, n));

@@ -225,6 +225,8 @@ static int conv_forward(void *ctx, dlg_layer *l, void *vs)
         if (st != CUDNN_STATUS_NOT_SUPPORTED && st != CUDNN_STATUS_BAD_PARAM)
             return -DLG_EINTERNAL;
         s->fuse_bias = false; /* refused: unfused from now on */
+        dlg_cuda_note_once(c, DLG_CUDA_NOTE_FUSED_BIAS,
+                           "cuDNN refused the fused convolution + bias; adding the bias apart");
     }
     int rc = dlg_cudnn_ok(cudnnConvolutionForward(c->dnn, &one, s->x, CF(l->bottom[0]), s->w,
                                                   CF(l->param[0]), s->cd[0], s->fwd, l->ws, s->ws,
