@@ -7,6 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/mman.h>
+#include <fcntl.h>
 
 #include "pipe_util.h"
 
@@ -214,6 +218,61 @@ static void test_cache_modes(void **st)
     mock_host_fini(&m);
 }
 
+/* Share of a file's pages in the page cache (mincore). */
+static double resident_fraction(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    assert_true(p != MAP_FAILED);
+    long page = sysconf(_SC_PAGESIZE);
+    size_t pages = ((size_t)st.st_size + (size_t)page - 1) / (size_t)page, in = 0;
+    unsigned char *vec = malloc(pages);
+    assert_non_null(vec);
+    assert_int_equal(mincore(p, (size_t)st.st_size, vec), 0);
+    for (size_t i = 0; i < pages; i++)
+        in += vec[i] & 1;
+    free(vec);
+    munmap(p, (size_t)st.st_size);
+    close(fd);
+    return (double)in / (double)pages;
+}
+
+/* cache = cold really evicts the dataset (the study's cold-cache cells),
+ * cache = warm really loads it: read back with mincore right after open,
+ * while the loader has touched at most a couple of records. */
+static void test_cache_residency(void **st)
+{
+    (void)st;
+    pu_dataset d;
+    pu_make_images(&d, "resid", 64, 4, 400, 350, 35);
+    pu_make_rec(&d);
+    char spec[700];
+    snprintf(spec, sizeof spec, "recordio:%s", d.rec);
+    mock_host m;
+    mock_host_init(&m);
+    dlg_loader_config cfg;
+    cfg_for(&cfg, spec, false);
+    cfg.threads = 1;
+    cfg.batch = 1;
+    cfg.prefetch = 2;
+    dlg_loader *l;
+    cfg.cache = DLG_CACHE_WARM;
+    assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
+    double warm = resident_fraction(d.rec);
+    dlg_loader_close(l);
+    cfg.cache = DLG_CACHE_COLD;
+    assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
+    double cold = resident_fraction(d.rec);
+    dlg_loader_close(l);
+    print_message("resident after warm %.2f, after cold %.2f\n", warm, cold);
+    assert_true(warm > 0.9);
+    assert_true(cold < 0.5);
+    mock_host_fini(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -222,6 +281,7 @@ int main(void)
         cmocka_unit_test(test_empty_and_bad_specs),
         cmocka_unit_test(test_option_fragment),
         cmocka_unit_test(test_cache_modes),
+        cmocka_unit_test(test_cache_residency),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
