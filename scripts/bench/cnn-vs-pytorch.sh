@@ -36,16 +36,6 @@ cases=( # name model mode batch steps
   "alexnet-infer-b1 alexnet infer 1 $s1"
 )
 
-ini=$work/cnn.ini
-{
-  echo "[sink csv]"; echo "path = $work/dlg.csv"
-  for c in "${cases[@]}"; do
-    read -r name model mode batch steps <<<"$c"
-    printf '[job %s]\nworkload = %s\nmode = %s\nbatch = %s\ncrop = 224\ncpus = %s\nwarmup = 2\niterations = %s\n' \
-      "$name" "$model" "$mode" "$batch" "$threads" "$steps"
-  done
-} >"$ini"
-
 echo "== machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $threads threads"
 echo "== oneDNN (ONEDNN_VERBOSE=1, first lines of a dlgauge run):"
 cat >"$work/isa.ini" <<EOF2
@@ -63,16 +53,19 @@ EOF2
 (cd "$work" && ONEDNN_VERBOSE=1 "$dlg" run --set job.isolation=none "$work/isa.ini" 2>&1 |
   grep -m4 '^onednn_verbose,info') || true
 
-echo "== dlgauge runs"
-(cd "$work" && "$dlg" run "$ini" >"$work/dlg.log" 2>&1) || { cat "$work/dlg.log"; exit 1; }
-
-echo "== PyTorch runs"
+# Interleaved per case, so that a machine whose load changes during the
+# script treats both sides alike.
+echo "== runs (dlgauge, then PyTorch NCHW and channels_last, per case)"
 for c in "${cases[@]}"; do
   read -r name model mode batch steps <<<"$c"
+  printf '[sink csv]\npath = %s\n[job %s]\nworkload = %s\nmode = %s\nbatch = %s\ncrop = 224\ncpus = %s\nwarmup = 2\niterations = %s\n' \
+    "$work/dlg-$name.csv" "$name" "$model" "$mode" "$batch" "$threads" "$steps" >"$work/$name.ini"
+  (cd "$work" && "$dlg" run "$work/$name.ini" >"$work/dlg.log" 2>&1) || { cat "$work/dlg.log"; exit 1; }
   for fmt in nchw cl; do
     "${torch_env[@]}" /usr/bin/python3 "$src/scripts/bench/cnn_peer.py" \
       "$model" "$mode" "$batch" "$threads" "$steps" "$fmt" >"$work/torch-$name-$fmt.json"
   done
+  echo "   $name done"
 done
 "${torch_env[@]}" ONEDNN_VERBOSE=1 /usr/bin/python3 "$src/scripts/bench/cnn_peer.py" \
   alexnet infer 1 "$threads" 1 nchw 2>&1 | grep -m2 '^onednn_verbose,info' | sed 's/^/PyTorch /' || true
@@ -80,7 +73,7 @@ done
 python3 - "$work" "${cases[@]}" <<'PY'
 import csv, json, sys
 work, cases = sys.argv[1], [c.split() for c in sys.argv[2:]]
-rows = {r["job"]: r for r in csv.DictReader(open(f"{work}/dlg.csv"))}
+rows = {c[0]: next(csv.DictReader(open(f"{work}/dlg-{c[0]}.csv"))) for c in cases}
 blas = None
 print(f"{'case':20} {'dlgauge img/s':>13} {'torch img/s':>11} {'fmt':>4} {'ratio':>6} "
       f"{'dlg p50 ms':>10} {'torch ms':>9} {'dlg RSS MB':>10} {'torch RSS MB':>12} {'dlg %peak':>9}")
