@@ -165,6 +165,15 @@ void dlg_result_point(const dlg_run *run, const dlg_cell *cell, const dlg_cell_r
     fs_(&b, "start_time", out->start_time);
     fs_(&b, "version", DLG_VERSION);
     fs_(&b, "git_rev", DLG_GIT_REV);
+    if (res->gpu_samples > 0 && res->gpu_seconds > 0) {
+        fs_(&b, "gpu_name", res->gpu_name);
+        fd_(&b, "gpu_util", res->gpu_util_sum_s / res->gpu_seconds);
+        fu_(&b, "gpu_mem_peak_bytes", res->gpu_mem_peak);
+        fd_(&b, "power_avg_w", res->gpu_power_sum_s / res->gpu_seconds);
+        fd_(&b, "energy_j", res->gpu_energy_j);
+        if (res->items)
+            fd_(&b, "energy_per_item_j", res->gpu_energy_j / (double)res->items);
+    }
     fs_(&b, "error", res->error);
     cell_config(cell, out->config, sizeof out->config);
     fs_(&b, "config", out->config);

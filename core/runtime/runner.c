@@ -2,8 +2,11 @@
 #include "runner.h"
 
 #include "affinity.h"
+#include "gpu_nvml.h"
+#include "gpu_sampler.h"
 #include "topology.h"
 #include "host.h"
+#include "options.h"
 #include "progress.h"
 #include "signals.h"
 
@@ -222,8 +225,34 @@ static int timed_steps(dlg_run *run, const dlg_cell *cell, const dlg_workload_op
     return 0;
 }
 
+/* The GPU a cell runs on, from its workload's `device` option: cuda:N, or
+ * auto when a GPU is present; -1 for none. */
+static int cell_gpu(const dlg_cell *cell, dlg_nvml *nv)
+{
+    size_t idx;
+    if (!nv || !dlg_opt_find(cell->job->workload->options, "device", &idx) || !cell->wl[idx].set)
+        return -1;
+    const char *d = cell->wl[idx].text;
+    if (strncmp(d, "cuda:", 5) == 0)
+        return atoi(d + 5) < dlg_nvml_count(nv) ? atoi(d + 5) : -1;
+    return strcmp(d, "auto") == 0 && dlg_nvml_count(nv) > 0 ? 0 : -1;
+}
+
+static void add_gpu_stats(dlg_cell_result *res, const dlg_gpu_stats *g)
+{
+    if (g->samples <= 0)
+        return;
+    res->gpu_samples += g->samples;
+    res->gpu_util_sum_s += g->gpu_util * g->seconds;
+    res->gpu_power_sum_s += g->power_avg_w * g->seconds;
+    res->gpu_seconds += g->seconds;
+    res->gpu_energy_j += g->energy_j;
+    if (g->gpu_mem_peak > res->gpu_mem_peak)
+        res->gpu_mem_peak = g->gpu_mem_peak;
+}
+
 static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_services *svc, dlg_host_impl *host,
-                          dlg_cell_result *res, double *throughput)
+                          dlg_nvml *nv, int gpu, dlg_cell_result *res, double *throughput)
 {
     const dlg_workload_ops *ops = cell->job->workload->ops;
     dlg_job_info info = {sizeof info, cell->job->name, res->cpus_used,
@@ -247,7 +276,13 @@ static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_servi
     uint64_t sb0 = __atomic_load_n(&svc->bytes_read, __ATOMIC_RELAXED);
     uint64_t si0 = __atomic_load_n(&svc->ios, __ATOMIC_RELAXED);
     rep_totals t = {0};
+    dlg_gpu_sampler *gs = NULL;
+    if (gpu >= 0 && dlg_gpu_sampler_start(&gs, nv, gpu, 100) != 0)
+        gs = NULL;
     rc = timed_steps(run, cell, ops, state, rep, res, svc, host->context, &t);
+    dlg_gpu_stats gst;
+    if (gs && dlg_gpu_sampler_stop(gs, &gst) == 0)
+        add_gpu_stats(res, &gst);
     getrusage(RUSAGE_SELF, &ru1);
     res->cpu_user_s += tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime);
     res->cpu_sys_s += tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
@@ -308,8 +343,15 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
         double thr[MAX_REPS];
         uint64_t busy0, iowait0, busy1, iowait1;
         host_cpu_times(&busy0, &iowait0);
+        dlg_nvml *nv = NULL;
+        char nvwhy[256];
+        if (dlg_nvml_open(&nv, NULL, nvwhy, sizeof nvwhy) != 0)
+            nv = NULL; /* no driver: no GPU metrics, nothing to say */
+        int gpu = cell_gpu(cell, nv);
+        if (gpu >= 0)
+            dlg_nvml_name(nv, gpu, res->gpu_name, sizeof res->gpu_name);
         for (int r = 0; r < reps && r < MAX_REPS; r++) {
-            if (one_repetition(run, cell, r, &svc, host, res, &thr[res->reps]) != 0)
+            if (one_repetition(run, cell, r, &svc, host, nv, gpu, res, &thr[res->reps]) != 0)
                 break;
             res->reps++;
             if (strcmp(res->status, "partial") == 0)
@@ -319,6 +361,8 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
         if (busy1 > busy0)
             res->iowait_fraction = (double)(iowait1 - iowait0) / (double)(busy1 - busy0);
         dlg_summarize(thr, (size_t)res->reps, &res->throughput);
+        if (nv)
+            dlg_nvml_close(nv);
         res->rss_peak = proc_hwm_bytes();
         dlg_unpin_cpus(&saved);
     }

@@ -28,6 +28,11 @@ typedef struct dlg_cell_result {
     uint64_t rss_peak, read_bytes, storage_bytes, storage_ios;
     int cpus_used;
     char cpu_list[256];       /* the CPUs the cell ran on, e.g. "0,2,4-5" */
+    /* GPU (NVML) during timed steps, when the cell runs on one */
+    char gpu_name[96];
+    int gpu_samples;
+    double gpu_util_sum_s, gpu_power_sum_s, gpu_seconds, gpu_energy_j;
+    uint64_t gpu_mem_peak;
     uint64_t major_faults, ctx_voluntary, ctx_involuntary;
     double iowait_fraction;   /* host CPUs' iowait share of the timed steps */
     int64_t start_realtime_ns;

@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct tw_state {
@@ -185,6 +186,21 @@ static void hog_teardown(void *st)
     free(s);
 }
 
+/* gpuish: a step of 20 ms "on" the device named by its device option, so
+ * that the runner's NVML sampling can be checked against a fake driver */
+static const dlg_option gpuish_options[] = {
+    {"device", DLG_OPT_STRING, "cuda:0", NULL, NULL, NULL, "auto | cpu | cuda:N", DLG_OPT_NOSWEEP},
+    {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
+};
+static int gpuish_step(void *st, dlg_step *out)
+{
+    (void)st;
+    struct timespec ts = {0, 20000000};
+    nanosleep(&ts, NULL);
+    out->items = 10;
+    return 0;
+}
+
 static const dlg_workload_ops needs_ops = {1, "bytes", needs_setup, plain_step, NULL, tw_teardown};
 static const dlg_workload_ops fail_setup_ops = {1, "steps", fail_setup_setup, plain_step, NULL, tw_teardown};
 static const dlg_workload_ops fail_step_ops = {1, "steps", fail_step_setup, fail_step_step, NULL, tw_teardown};
@@ -193,6 +209,7 @@ static const dlg_workload_ops count_ops = {1, "things", count_setup, plain_step,
 static const dlg_workload_ops segv_ops = {1, "steps", fail_step_setup, segv_step, NULL, tw_teardown};
 static const dlg_workload_ops hang_ops = {1, "steps", silent_setup, hang_step, NULL, tw_teardown};
 static const dlg_workload_ops hog_ops = {1, "steps", hog_setup, hog_step, NULL, hog_teardown};
+static const dlg_workload_ops gpuish_ops = {1, "images", silent_setup, gpuish_step, NULL, tw_teardown};
 
 #define DESC(var, nm, opts, mets, opsp)                                                        \
     static const dlg_plugin_desc var = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, nm, "1.0", \
@@ -205,6 +222,7 @@ DESC(count_desc, "count", count_options, count_metrics, &count_ops);
 DESC(segv_desc, "segv", fail_step_options, NULL, &segv_ops);
 DESC(hang_desc, "hang", NULL, NULL, &hang_ops);
 DESC(hog_desc, "hog", hog_options, NULL, &hog_ops);
+DESC(gpuish_desc, "gpuish", gpuish_options, NULL, &gpuish_ops);
 
 DLG_PLUGIN("testwl", &needs_desc, &fail_setup_desc, &fail_step_desc, &silent_desc, &count_desc, &segv_desc,
-           &hang_desc, &hog_desc)
+           &hang_desc, &hog_desc, &gpuish_desc)
