@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "jpeg.h"
-#include "mx_run.h"
+#include "workload_run.h"
 #include "recordio.h"
 #include "synth.h"
 
@@ -91,19 +91,19 @@ static void test_learns_zipf(void **st)
     int distinct = 0;
     double uni = unigram_ppl(train, &distinct);
     const char *o[] = {spec, "hidden=64", "layers=1", "bptt=20", "batch=4", "dropout=0", NULL};
-    mx_result r;
-    mx_run("lstm-ptb", o, 400, &r);
+    wr_result r;
+    wr_run("mxnet.so", "lstm-ptb", o, 400, &r);
     if (r.setup_rc || r.step_rc)
         fail_msg("lstm-ptb: %s", r.error);
-    double last = exp(mx_double(&r, "last_loss"));
+    double last = exp(wr_double(&r, "last_loss"));
     printf("  unigram perplexity %.2f (%d distinct tokens, workload says %.2f); "
            "training perplexity after %d steps %.2f, mean over the run %.2f\n",
-           uni, distinct, mx_double(&r, "unigram_perplexity"), r.steps_done, last,
-           mx_double(&r, "perplexity"));
-    assert_true(fabs(mx_double(&r, "unigram_perplexity") / uni - 1) < 1e-6);
-    assert_int_equal((int)mx_double(&r, "vocab_size"), distinct);
+           uni, distinct, wr_double(&r, "unigram_perplexity"), r.steps_done, last,
+           wr_double(&r, "perplexity"));
+    assert_true(fabs(wr_double(&r, "unigram_perplexity") / uni - 1) < 1e-6);
+    assert_int_equal((int)wr_double(&r, "vocab_size"), distinct);
     assert_true(last < 0.6 * uni);
-    assert_true(mx_double(&r, "epochs") >= 1);
+    assert_true(wr_double(&r, "epochs") >= 1);
     assert_int_equal(r.items, (uint64_t)400 * 20 * 4);
 }
 
@@ -112,11 +112,11 @@ static void test_infer_heldout(void **st)
     char spec[400];
     corpus("held", 4000, 50, spec, sizeof spec);
     const char *o[] = {spec, "mode=infer", "hidden=32", "bptt=10", "batch=4", NULL};
-    mx_result r;
-    mx_run("lstm-ptb", o, 5, &r);
+    wr_result r;
+    wr_run("mxnet.so", "lstm-ptb", o, 5, &r);
     if (r.setup_rc || r.step_rc)
         fail_msg("lstm-ptb infer: %s", r.error);
-    double ppl = mx_double(&r, "perplexity"), V = mx_double(&r, "vocab_size");
+    double ppl = wr_double(&r, "perplexity"), V = wr_double(&r, "vocab_size");
     printf("  untrained held-out perplexity %.2f (vocabulary %.0f)\n", ppl, V);
     /* an untrained model is near uniform over the vocabulary */
     assert_true(ppl > 0.7 * V && ppl < 1.5 * V);
@@ -124,7 +124,7 @@ static void test_infer_heldout(void **st)
     char valid[400];
     snprintf(valid, sizeof valid, "%s/held.valid.txt", dir);
     unigram_ppl(valid, &d);
-    assert_true(mx_double(&r, "split_tokens") > 0);
+    assert_true(wr_double(&r, "split_tokens") > 0);
 }
 
 static void test_vocab_cap(void **st)
@@ -132,20 +132,20 @@ static void test_vocab_cap(void **st)
     char spec[400];
     corpus("cap", 3000, 40, spec, sizeof spec);
     const char *o[] = {spec, "vocab=12", "hidden=16", "bptt=5", "batch=2", NULL};
-    mx_result r;
-    mx_run("lstm-ptb", o, 2, &r);
+    wr_result r;
+    wr_run("mxnet.so", "lstm-ptb", o, 2, &r);
     if (r.setup_rc || r.step_rc)
         fail_msg("lstm-ptb: %s", r.error);
     printf("  log: %s\n", r.log);
-    assert_int_equal((int)mx_double(&r, "vocab_size"), 12);
-    assert_true(mx_double(&r, "unk_words") > 0);
+    assert_int_equal((int)wr_double(&r, "vocab_size"), 12);
+    assert_true(wr_double(&r, "unk_words") > 0);
     assert_non_null(strstr(r.log, "map to <unk>"));
 }
 
 static void expect_error(const char *name, const char *const *o, const char *needle)
 {
-    mx_result r;
-    mx_run(name, o, 1, &r);
+    wr_result r;
+    wr_run("mxnet.so", name, o, 1, &r);
     printf("  error: %s\n", r.error);
     assert_true(r.setup_rc < 0);
     assert_non_null(strstr(r.error, needle));
@@ -215,32 +215,32 @@ static void test_inception_recordio(void **st)
     write_rec(rec, 4, 96, 80);
     snprintf(spec, sizeof spec, "data=recordio:%s", rec);
     const char *ok[] = {spec, "batch=2", "crop=75", "classes=3", NULL};
-    mx_result r;
-    mx_run("inception-v3", ok, 2, &r);
+    wr_result r;
+    wr_run("mxnet.so", "inception-v3", ok, 2, &r);
     if (r.setup_rc || r.step_rc)
         fail_msg("inception-v3 on RecordIO: %s", r.error);
-    printf("  recordio train: loss %s, data %s, %s params\n", mx_field(&r, "loss"),
-           mx_field(&r, "data_source"), mx_field(&r, "params"));
-    assert_string_equal(mx_field(&r, "data_source"), "recordio");
-    assert_true(isfinite(mx_double(&r, "loss")));
+    printf("  recordio train: loss %s, data %s, %s params\n", wr_field(&r, "loss"),
+           wr_field(&r, "data_source"), wr_field(&r, "params"));
+    assert_string_equal(wr_field(&r, "data_source"), "recordio");
+    assert_true(isfinite(wr_double(&r, "loss")));
 }
 
 static void test_inception_synthetic(void **st)
 {
     const char *o[] = {"mode=infer", "batch=1", "crop=75", NULL};
-    mx_result r;
-    mx_run("inception-v3", o, 2, &r);
+    wr_result r;
+    wr_run("mxnet.so", "inception-v3", o, 2, &r);
     if (r.setup_rc || r.step_rc)
         fail_msg("inception-v3: %s", r.error);
     assert_int_equal(r.items, 2);
     /* 23.8 M parameters without the aux head; FLOPs scale with crop^2 */
-    assert_int_equal((long long)mx_double(&r, "params"), 23834568);
-    assert_true(mx_double(&r, "flops_per_item") > 0);
+    assert_int_equal((long long)wr_double(&r, "params"), 23834568);
+    assert_true(wr_double(&r, "flops_per_item") > 0);
     const char *a[] = {"mode=infer", "batch=1", "aux=true", NULL}; /* aux needs 299 */
-    mx_run("inception-v3", a, 1, &r);
+    wr_run("mxnet.so", "inception-v3", a, 1, &r);
     if (r.setup_rc || r.step_rc)
         fail_msg("inception-v3 aux: %s", r.error);
-    assert_int_equal((long long)mx_double(&r, "params"), 27161264);
+    assert_int_equal((long long)wr_double(&r, "params"), 27161264);
 }
 
 int main(void)

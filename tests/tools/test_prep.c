@@ -18,7 +18,7 @@
 #include "jpeg_fixture.h"
 #include "lmdb_dataset.h"
 #include "recordio.h"
-#include "tools_run.h"
+#include "workload_run.h"
 
 #define CLASSES 3
 #define PER_CLASS 4
@@ -147,14 +147,14 @@ static void test_recordio_passthrough(void **st)
     kv_add(&k, "input=%s", f->images);
     kv_add(&k, "output=recordio:%s/a.rec", f->dir);
     kv_add(&k, "threads=3");
-    tr_result r;
-    tr_run("preprocess", k.ptr, N, &r);
+    wr_result r;
+    wr_run("tools.so", "preprocess", k.ptr, N, &r);
     assert_int_equal(r.setup_rc, 0);
     if (r.step_rc != 0)
         fail_msg("%s", r.error);
     assert_int_equal(r.items, N);
-    assert_int_equal(tr_int(&r, "passes"), 1);
-    assert_int_equal(tr_int(&r, "images_written"), N);
+    assert_int_equal(wr_int(&r, "passes"), 1);
+    assert_int_equal(wr_int(&r, "images_written"), N);
     char rec[700], idx[700];
     snprintf(rec, sizeof rec, "%s/a.rec", f->dir);
     snprintf(idx, sizeof idx, "%s/a.idx", f->dir);
@@ -172,7 +172,7 @@ static void test_recordio_passthrough(void **st)
         assert_memory_equal(rr.img[i], f->jpeg[i], f->len[i]);
         in_bytes += f->len[i];
     }
-    assert_int_equal(tr_int(&r, "input_bytes"), (long long)in_bytes);
+    assert_int_equal(wr_int(&r, "input_bytes"), (long long)in_bytes);
     assert_int_equal(r.bytes_read, in_bytes);
     free_rec(&rr);
     /* no .part left behind */
@@ -189,12 +189,12 @@ static void test_lmdb_passthrough(void **st)
     kv_add(&k, "output=lmdb:%s/db", f->dir);
     kv_add(&k, "threads=2");
     kv_add(&k, "chunk=5");
-    tr_result r;
-    tr_run("preprocess", k.ptr, 3, &r); /* 15 >= 12: one pass, then 3 of the next */
+    wr_result r;
+    wr_run("tools.so", "preprocess", k.ptr, 3, &r); /* 15 >= 12: one pass, then 3 of the next */
     assert_int_equal(r.setup_rc, 0);
     if (r.step_rc != 0)
         fail_msg("%s", r.error);
-    assert_int_equal(tr_int(&r, "passes"), 1);
+    assert_int_equal(wr_int(&r, "passes"), 1);
     char db[700];
     snprintf(db, sizeof db, "%s/db", f->dir);
     dlg_data_err err;
@@ -234,8 +234,8 @@ static void test_resize(void **st)
     kv_add(&k, "resize=32");
     kv_add(&k, "quality=80");
     kv_add(&k, "threads=3");
-    tr_result r;
-    tr_run("preprocess", k.ptr, N, &r);
+    wr_result r;
+    wr_run("tools.so", "preprocess", k.ptr, N, &r);
     assert_int_equal(r.setup_rc, 0);
     if (r.step_rc != 0)
         fail_msg("%s", r.error);
@@ -274,8 +274,8 @@ static void test_list_inputs(void **st)
     kv k = {0};
     kv_add(&k, "input=%s", list);
     kv_add(&k, "output=lmdb:%s/listdb", f->dir);
-    tr_result r;
-    tr_run("preprocess", k.ptr, 3, &r);
+    wr_result r;
+    wr_run("tools.so", "preprocess", k.ptr, 3, &r);
     assert_int_equal(r.setup_rc, 0);
     assert_int_equal(r.step_rc, 0);
     char db[700];
@@ -304,7 +304,7 @@ static void test_list_inputs(void **st)
     kv k2 = {0};
     kv_add(&k2, "input=%s", lst);
     kv_add(&k2, "output=recordio:%s/lst.rec", f->dir);
-    tr_run("preprocess", k2.ptr, 2, &r);
+    wr_run("tools.so", "preprocess", k2.ptr, 2, &r);
     assert_int_equal(r.setup_rc, 0);
     assert_int_equal(r.step_rc, 0);
     char rec[700], ridx[700];
@@ -327,11 +327,11 @@ static void test_passes(void **st)
     kv k = {0};
     kv_add(&k, "input=%s", f->images);
     kv_add(&k, "output=recordio:%s/p.rec", f->dir);
-    tr_result r;
-    tr_run("preprocess", k.ptr, 2 * N + 5, &r);
+    wr_result r;
+    wr_run("tools.so", "preprocess", k.ptr, 2 * N + 5, &r);
     assert_int_equal(r.step_rc, 0);
-    assert_int_equal(tr_int(&r, "passes"), 2);
-    assert_non_null(tr_field(&r, "pass_s"));
+    assert_int_equal(wr_int(&r, "passes"), 2);
+    assert_non_null(wr_field(&r, "pass_s"));
     char rec[700], idx[700];
     snprintf(rec, sizeof rec, "%s/p.rec", f->dir);
     snprintf(idx, sizeof idx, "%s/p.idx", f->dir);
@@ -362,19 +362,19 @@ static void test_corrupt(void **st)
         kv_add(&k, "input=%s", dir);
         kv_add(&k, "output=recordio:%s/bad.rec", f->dir);
         kv_add(&k, "resize=%d", resize);
-        tr_result r;
-        tr_run("preprocess", k.ptr, N, &r);
+        wr_result r;
+        wr_run("tools.so", "preprocess", k.ptr, N, &r);
         assert_int_equal(r.setup_rc, 0);
         assert_int_equal(r.step_rc, -DLG_ECORRUPT);
         assert_int_equal(r.steps_done, PER_CLASS + 2);
         assert_non_null(strstr(r.error, "c1/img_2.jpg"));
 
         kv_add(&k, "skip_corrupt=true");
-        tr_run("preprocess", k.ptr, N, &r);
+        wr_run("tools.so", "preprocess", k.ptr, N, &r);
         assert_int_equal(r.step_rc, 0);
-        assert_int_equal(tr_int(&r, "skipped"), 1);
-        assert_int_equal(tr_int(&r, "images_written"), N - 1);
-        assert_int_equal(tr_int(&r, "passes"), 1);
+        assert_int_equal(wr_int(&r, "skipped"), 1);
+        assert_int_equal(wr_int(&r, "images_written"), N - 1);
+        assert_int_equal(wr_int(&r, "passes"), 1);
         char rec[700], idx[700];
         snprintf(rec, sizeof rec, "%s/bad.rec", f->dir);
         snprintf(idx, sizeof idx, "%s/bad.idx", f->dir);
@@ -389,11 +389,11 @@ static void test_corrupt(void **st)
 static void test_bad_input(void **st)
 {
     fx *f = *st;
-    tr_result r;
+    wr_result r;
     kv k = {0};
     kv_add(&k, "input=%s/nope", f->dir);
     kv_add(&k, "output=recordio:%s/x.rec", f->dir);
-    tr_run("preprocess", k.ptr, 1, &r);
+    wr_run("tools.so", "preprocess", k.ptr, 1, &r);
     assert_int_equal(r.setup_rc, -DLG_EINVAL);
     assert_non_null(strstr(r.error, "nope"));
 
@@ -403,14 +403,14 @@ static void test_bad_input(void **st)
     kv k2 = {0};
     kv_add(&k2, "input=%s", empty);
     kv_add(&k2, "output=recordio:%s/x.rec", f->dir);
-    tr_run("preprocess", k2.ptr, 1, &r);
+    wr_run("tools.so", "preprocess", k2.ptr, 1, &r);
     assert_true(r.setup_rc < 0);
     assert_non_null(strstr(r.error, "empty"));
 
     kv k3 = {0};
     kv_add(&k3, "input=%s", f->images);
     kv_add(&k3, "output=tfrecord:%s/x", f->dir);
-    tr_run("preprocess", k3.ptr, 1, &r);
+    wr_run("tools.so", "preprocess", k3.ptr, 1, &r);
     assert_int_equal(r.setup_rc, -DLG_EINVAL);
     assert_non_null(strstr(r.error, "recordio:PATH or lmdb:PATH"));
 
@@ -422,7 +422,7 @@ static void test_bad_input(void **st)
     kv k4 = {0};
     kv_add(&k4, "input=%s", list);
     kv_add(&k4, "output=recordio:%s/x.rec", f->dir);
-    tr_run("preprocess", k4.ptr, 2, &r);
+    wr_run("tools.so", "preprocess", k4.ptr, 2, &r);
     assert_int_equal(r.setup_rc, 0);
     assert_true(r.step_rc < 0);
     assert_non_null(strstr(r.error, "ghost.jpg"));

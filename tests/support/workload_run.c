@@ -1,14 +1,15 @@
 #define _GNU_SOURCE
-#include "tools_run.h"
+#include "workload_run.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static void add(dlg_fields *f, const char *key, const char *text)
 {
-    tr_result *r = (tr_result *)f;
-    if (r->nfields >= TR_MAX_FIELDS)
+    wr_result *r = (wr_result *)f;
+    if (r->nfields >= WR_MAX_FIELDS)
         return;
     snprintf(r->key[r->nfields], sizeof r->key[0], "%s", key);
     snprintf(r->val[r->nfields], sizeof r->val[0], "%s", text);
@@ -33,11 +34,11 @@ static void add_string(dlg_fields *f, const char *key, const char *v) { add(f, k
 
 static const dlg_report_api api = {add_double, add_int, add_string};
 
-void tr_run(const char *name, const char *const *overrides, int steps, tr_result *r)
+void wr_run(const char *so, const char *name, const char *const *overrides, int steps, wr_result *r)
 {
     memset(r, 0, sizeof *r);
     r->setup_rc = -DLG_EINTERNAL;
-    const dlg_plugin_desc *d = mock_load_plugin("tools.so", DLG_KIND_WORKLOAD, name);
+    const dlg_plugin_desc *d = mock_load_plugin(so, DLG_KIND_WORKLOAD, name);
     if (!d)
         return;
     const dlg_workload_ops *ops = d->ops;
@@ -68,10 +69,12 @@ void tr_run(const char *name, const char *const *overrides, int steps, tr_result
         ops->teardown(state);
     }
     snprintf(r->error, sizeof r->error, "%s", m.last_error);
+    snprintf(r->log, sizeof r->log, "%s", m.last_log);
+    r->errors = m.errors;
     mock_host_fini(&m);
 }
 
-const char *tr_field(const tr_result *r, const char *key)
+const char *wr_field(const wr_result *r, const char *key)
 {
     for (int i = 0; i < r->nfields; i++)
         if (strcmp(r->key[i], key) == 0)
@@ -79,8 +82,14 @@ const char *tr_field(const tr_result *r, const char *key)
     return NULL;
 }
 
-long long tr_int(const tr_result *r, const char *key)
+double wr_double(const wr_result *r, const char *key)
 {
-    const char *v = tr_field(r, key);
-    return v ? atoll(v) : -1;
+    const char *v = wr_field(r, key);
+    return v ? strtod(v, NULL) : NAN;
+}
+
+long long wr_int(const wr_result *r, const char *key)
+{
+    const char *v = wr_field(r, key);
+    return v ? strtoll(v, NULL, 10) : -1;
 }

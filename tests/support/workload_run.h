@@ -1,0 +1,29 @@
+/* Drives a workload plugin through the mock host: setup, steps, report
+ * (fields captured as text), teardown.  For plugin unit tests. */
+#ifndef DLG_TEST_WORKLOAD_RUN_H
+#define DLG_TEST_WORKLOAD_RUN_H
+
+#include "mock_host.h"
+
+#define WR_MAX_FIELDS 64
+
+typedef struct wr_result {
+    int setup_rc, step_rc, steps_done;
+    uint64_t items, wait_ns, bytes_read;
+    int nfields;
+    char key[WR_MAX_FIELDS][64];
+    char val[WR_MAX_FIELDS][256];
+    char error[1024]; /* the mock host's last error */
+    char log[1024];   /* its last log line */
+    int errors;       /* error() calls */
+} wr_result;
+
+/* Runs `steps` steps of workload `name` from plugin file `so` (e.g.
+ * "tools.so") with "key=value" overrides (NULL-terminated); stops at the
+ * first failing step. */
+void wr_run(const char *so, const char *name, const char *const *overrides, int steps, wr_result *r);
+const char *wr_field(const wr_result *r, const char *key);
+long long wr_int(const wr_result *r, const char *key);
+double wr_double(const wr_result *r, const char *key);
+
+#endif
