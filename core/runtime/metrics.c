@@ -27,6 +27,7 @@ const dlg_metric dlg_core_metrics[] = {
     {"cpu_sys_s", DLG_FIELD_DOUBLE, "s", "system CPU time of the process during timed steps"},
     {"rss_peak_bytes", DLG_FIELD_UINT, "bytes", "peak resident set size during the cell (VmHWM, reset per cell)"},
     {"read_bytes", DLG_FIELD_UINT, "bytes", "bytes the process caused to be read from block devices (/proc/self/io)"},
+    {"disk_read_bytes", DLG_FIELD_UINT, "bytes", "bytes the machine's disks read during timed steps, all processes (/proc/diskstats)"},
     {"storage_read_bytes", DLG_FIELD_UINT, "bytes", "bytes read through storage backends"},
     {"storage_ios", DLG_FIELD_UINT, "", "read requests issued through storage backends"},
     {"cpus_used", DLG_FIELD_INT, "", "CPUs the cell was pinned to"},

@@ -151,6 +151,7 @@ void dlg_result_point(const dlg_run *run, const dlg_cell *cell, const dlg_cell_r
     fd_(&b, "cpu_sys_s", res->cpu_sys_s);
     fu_(&b, "rss_peak_bytes", res->rss_peak);
     fu_(&b, "read_bytes", res->read_bytes);
+    fu_(&b, "disk_read_bytes", res->disk_read_bytes);
     fu_(&b, "storage_read_bytes", res->storage_bytes);
     fu_(&b, "storage_ios", res->storage_ios);
     fi_(&b, "cpus_used", res->cpus_used);

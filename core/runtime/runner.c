@@ -93,6 +93,30 @@ static void host_cpu_times(uint64_t *total, uint64_t *iowait)
     fclose(f);
 }
 
+/* Bytes read by the machine's disks (/proc/diskstats sectors x 512, whole
+ * disks only, as listed in /sys/block), for what the cell cost the disk. */
+static uint64_t disk_read_bytes(void)
+{
+    FILE *f = fopen("/proc/diskstats", "r");
+    if (!f)
+        return 0;
+    char line[512], name[64];
+    unsigned long long sectors, total = 0;
+    unsigned maj, min_;
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "%u %u %63s %*u %*u %llu", &maj, &min_, name, &sectors) != 4)
+            continue;
+        char path[128];
+        snprintf(path, sizeof path, "/sys/block/%s", name);
+        if (strncmp(name, "loop", 4) == 0 || strncmp(name, "ram", 3) == 0 || strncmp(name, "zram", 4) == 0 ||
+            access(path, F_OK) != 0)
+            continue;
+        total += sectors * 512ull;
+    }
+    fclose(f);
+    return total;
+}
+
 int dlg_cell_result_init(dlg_cell_result *r)
 {
     memset(r, 0, sizeof *r);
@@ -272,7 +296,7 @@ static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_servi
     }
     struct rusage ru0, ru1;
     getrusage(RUSAGE_SELF, &ru0);
-    uint64_t io0 = proc_read_bytes();
+    uint64_t io0 = proc_read_bytes(), disk0 = disk_read_bytes();
     uint64_t sb0 = __atomic_load_n(&svc->bytes_read, __ATOMIC_RELAXED);
     uint64_t si0 = __atomic_load_n(&svc->ios, __ATOMIC_RELAXED);
     rep_totals t = {0};
@@ -290,6 +314,7 @@ static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_servi
     res->ctx_voluntary += (uint64_t)(ru1.ru_nvcsw - ru0.ru_nvcsw);
     res->ctx_involuntary += (uint64_t)(ru1.ru_nivcsw - ru0.ru_nivcsw);
     res->read_bytes += proc_read_bytes() - io0;
+    res->disk_read_bytes += disk_read_bytes() - disk0;
     res->storage_bytes += __atomic_load_n(&svc->bytes_read, __ATOMIC_RELAXED) - sb0;
     res->storage_ios += __atomic_load_n(&svc->ios, __ATOMIC_RELAXED) - si0;
     res->items += t.items;

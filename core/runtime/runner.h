@@ -26,6 +26,7 @@ typedef struct dlg_cell_result {
     uint64_t wait_ns, busy_ns;
     double cpu_user_s, cpu_sys_s;
     uint64_t rss_peak, read_bytes, storage_bytes, storage_ios;
+    uint64_t disk_read_bytes; /* the machine's disks, all processes */
     int cpus_used;
     char cpu_list[256];       /* the CPUs the cell ran on, e.g. "0,2,4-5" */
     /* GPU (NVML) during timed steps, when the cell runs on one */

@@ -48,6 +48,30 @@ PY
 enforced=$(col sweep.csv memory_enforced | sort -u | tr '\n' ' ')
 echo "memory limits enforced here: $enforced"
 
+# ---- cpu_quota = 0.5 holds a busy single-threaded cell to half a CPU
+cat > quota.ini <<INI
+[sink csv]
+path = quota.csv
+[job q]
+workload   = stream
+array_size = 4MiB
+threads    = 1
+cpus       = 1
+cpu_quota  = 0.5
+duration   = 1s
+INI
+"$dlgauge" -q run quota.ini > /dev/null 2> quota.err || fail "quota run exited $?"
+if grep -q "limits not enforced" quota.err; then
+  echo "note: no writable cpu cgroup here, cpu_quota not checked: $(cat quota.err)"
+else python3 - quota.csv <<'PY' || fails=$((fails + 1))
+import csv, sys
+r = next(csv.DictReader(open(sys.argv[1])))
+share = (float(r["cpu_user_s"]) + float(r["cpu_sys_s"])) / float(r["wall_s"])
+assert 0.35 < share < 0.6, f"cpu_quota = 0.5 but the cell used {share:.2f} CPUs"
+print(f"ok: cpu_quota 0.5 -> {share:.2f} CPUs")
+PY
+fi
+
 # ---- oom, crashed, timeout; the sweep goes on
 cat > bad.ini <<INI
 [sink csv]
