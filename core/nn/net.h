@@ -16,6 +16,8 @@ typedef struct dlg_blob {
     bool is_param;
     bool is_input, is_label;
     bool needs_grad; /* decided at plan time */
+    bool keep;       /* never shares memory (dlg_net_keep) */
+    bool shared_data, shared_diff; /* in an arena, reused by other blobs */
     float lr_mult, decay_mult;
     dlg_filler fill;
     int64_t fan_in;
@@ -50,6 +52,10 @@ struct dlg_net {
     const dlg_backend *bk;
     void *ctx, *fctx;
     void *ws;
+    bool keep_all;         /* no memory sharing (dlg_plan_opts.keep_all) */
+    void *arena[2];        /* shared activations, shared gradients */
+    size_t arena_bytes[2];
+    size_t own_bytes;      /* blobs, gradients and momentum outside the arenas */
 };
 
 int dlg_net_fail(dlg_net *net, int code, const char *fmt, ...) DLG_PRINTF(3, 4);
@@ -62,6 +68,9 @@ const char *dlg_layer_type_name(dlg_layer_type t);
 /* Inserts split layers, binds tensors, allocates, initialises params. */
 int dlg_net_plan_memory(dlg_net *net);
 void dlg_net_free_memory(dlg_net *net);
+/* Blob memory, shared by lifetime where allowed (share.c). */
+int dlg_net_alloc_blobs(dlg_net *net);
+void dlg_net_free_blobs(dlg_net *net);
 int dlg_net_init_params(dlg_net *net);
 
 /* For layer files beside layers.c (seq.c): append a node with a prototype

@@ -160,31 +160,6 @@ static int bind_tensors(dlg_net *net)
     return 0;
 }
 
-static int alloc_blobs(dlg_net *net)
-{
-    const dlg_backend *bk = net->bk;
-    for (int pass = 0; pass < 2; pass++)
-        for (int b = 0; b < net->nblobs; b++) {
-            dlg_blob *bl = &net->blobs[b];
-            int64_t n = bl->t.alloc_count > bl->t.count ? bl->t.alloc_count : bl->t.count;
-            size_t bytes = (size_t)n * sizeof(float);
-            if ((bl->alias_of >= 0) != (pass == 1))
-                continue;
-            if (bl->alias_of >= 0)
-                bl->t.data = net->blobs[bl->alias_of].t.data;
-            else if (!(bl->t.data = bk->alloc(net->ctx, bytes)))
-                goto oom;
-            if (bl->needs_grad && !(bl->t.diff = bk->alloc(net->ctx, bytes)))
-                goto oom;
-            if (bl->needs_grad && bl->is_param && !(bl->t.hist = bk->alloc(net->ctx, bytes)))
-                goto oom;
-        }
-    return 0;
-oom:
-    return dlg_net_fail(net, DLG_ENOMEM, "nn: net '%s': out of %s memory for activations",
-                        net->name, bk->name);
-}
-
 /* The backend's kernels where they accept the layer, else the fallback's. */
 static int choose_kernels(dlg_net *net)
 {
@@ -286,7 +261,7 @@ int dlg_net_plan_memory(dlg_net *net)
     if (!rc)
         rc = setup_kernels(net);
     if (!rc)
-        rc = alloc_blobs(net);
+        rc = dlg_net_alloc_blobs(net);
     if (!rc)
         rc = dlg_net_init_params(net);
     return rc;
@@ -307,15 +282,7 @@ void dlg_net_free_memory(dlg_net *net)
         n->l.bottom = n->l.top = NULL;
         n->l.prop_down = NULL;
     }
-    for (int b = 0; b < net->nblobs; b++) {
-        dlg_tensor *t = &net->blobs[b].t;
-        if (net->blobs[b].alias_of < 0)
-            net->bk->free(net->ctx, t->data);
-        net->bk->free(net->ctx, t->diff);
-        net->bk->free(net->ctx, t->hist);
-        t->data = t->diff = t->hist = NULL;
-        t->layout = NULL; /* pointed into kernel state */
-    }
+    dlg_net_free_blobs(net);
     net->bk->free(net->ctx, net->ws);
     net->ws = NULL;
     if (net->fctx)

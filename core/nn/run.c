@@ -28,8 +28,32 @@ int dlg_net_plan(dlg_net *net, const dlg_plan_opts *opts)
     net->train = opts && opts->train;
     net->input_grads = opts && opts->input_grads;
     net->seed = opts ? opts->seed : 0;
+    net->keep_all = opts && opts->keep_all;
     net->planned = true;
     return dlg_net_plan_memory(net);
+}
+
+int dlg_net_keep(dlg_net *net, int blob)
+{
+    if (net->err)
+        return net->err;
+    if (net->planned)
+        return dlg_net_complain(net, DLG_EINVAL, "nn: net '%s': dlg_net_keep after planning",
+                                net->name);
+    if (blob < 0 || blob >= net->nblobs)
+        return dlg_net_complain(net, DLG_EINVAL, "nn: no blob with id %d", blob);
+    net->blobs[blob].keep = true;
+    return 0;
+}
+
+uint64_t dlg_net_memory_bytes(const dlg_net *net)
+{
+    if (!net->planned || !net->bk)
+        return 0;
+    size_t ws = 0;
+    for (int i = 0; i < net->nnodes; i++)
+        ws = net->nodes[i].ws > ws ? net->nodes[i].ws : ws;
+    return (uint64_t)(net->own_bytes + net->arena_bytes[0] + net->arena_bytes[1] + ws);
 }
 
 int dlg_net_set_train(dlg_net *net, bool train)
@@ -157,6 +181,11 @@ static int host_io(dlg_net *net, int blob, dlg_which which, size_t count, void *
     if (count != (size_t)b->t.count)
         return dlg_net_complain(net, DLG_EINVAL, "nn: blob '%s' holds %lld floats, not %zu",
                                 b->name, (long long)b->t.count, count);
+    if (which == DLG_DIFF ? b->shared_diff : b->shared_data)
+        return dlg_net_complain(net, DLG_EINVAL,
+                                "nn: blob '%s': its %s memory is reused by later layers; plan "
+                                "with keep_all or mark it with dlg_net_keep",
+                                b->name, which == DLG_DIFF ? "gradient" : "activation");
     *mem = which == DLG_DIFF ? b->t.diff : b->t.data;
     if (!*mem)
         return dlg_net_complain(net, DLG_EINVAL, "nn: blob '%s' has no gradient in this plan",

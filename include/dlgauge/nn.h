@@ -165,8 +165,20 @@ typedef struct dlg_plan_opts {
     bool train;          /* allocate gradients; batch-norm/dropout train mode */
     uint64_t seed;       /* parameter init and dropout masks */
     bool input_grads;    /* also gradients of dlg_input blobs (gradient checks) */
+    /* Memory is shared by lifetime: an inference net's activations, and a
+     * training net's gradients, reuse buffers whose last reader has run, so
+     * only inputs, params, outputs (blobs no layer reads, e.g. the loss) and
+     * blobs marked with dlg_net_keep stay readable; reading another one is
+     * an error.  keep_all turns sharing off (tests comparing every blob). */
+    bool keep_all;
 } dlg_plan_opts;
 int dlg_net_plan(dlg_net *net, const dlg_plan_opts *opts);
+/* Keep a blob's data and gradient readable after forward/backward (its own
+ * memory, never shared).  Before dlg_net_plan. */
+int dlg_net_keep(dlg_net *net, int blob);
+/* Bytes the plan allocated for blobs, gradients, momentum and workspace
+ * (shared arenas counted once); 0 before planning. */
+uint64_t dlg_net_memory_bytes(const dlg_net *net);
 /* Switch batch-norm/dropout between train and test behaviour. */
 int dlg_net_set_train(dlg_net *net, bool train);
 

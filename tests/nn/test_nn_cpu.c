@@ -25,7 +25,8 @@ static dlg_net *make(build_fn build, const char *backend, bool train)
                         (dlg_filler){DLG_FILL_GAUSSIAN, 0.3f});
     build(net);
     dlg_plan_opts o = {
-        .backend = backend, .threads = 2, .train = train, .seed = 9, .input_grads = true};
+        .backend = backend, .threads = 2, .train = train, .seed = 9, .input_grads = true,
+        .keep_all = true}; /* every layer's data and gradient is compared */
     if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0)
         fail_msg("%s: %s", backend, dlg_net_error(net));
     int y = dlg_net_blob(net, "y");

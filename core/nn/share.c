@@ -1,0 +1,227 @@
+/* Lifetime-based memory sharing.  An activation of an inference net lives
+ * from its producer's forward to its last reader's forward; a gradient of a
+ * training net from its reader's backward (which writes it) to its
+ * producer's backward (which reads it).  Buffers whose lifetimes do not
+ * overlap share one arena region, placed greedily by size (largest first,
+ * best-fitting gap), as TFLite's planner does.  Net inputs, outputs (blobs
+ * nobody reads), the loss, params and blobs marked "keep" are never shared,
+ * and training keeps every activation, since backward reads them. */
+#include "net.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SHARE_ALIGN 64
+
+typedef struct span {
+    int blob;
+    int first, last; /* step indices, inclusive */
+    size_t bytes, off;
+} span;
+
+static size_t blob_bytes(const dlg_blob *b)
+{
+    int64_t n = b->t.alloc_count > b->t.count ? b->t.alloc_count : b->t.count;
+    size_t bytes = (size_t)n * sizeof(float);
+    return (bytes + SHARE_ALIGN - 1) / SHARE_ALIGN * SHARE_ALIGN;
+}
+
+static int by_size_desc(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes < y->bytes ? 1 : -1;
+    return x->first - y->first;
+}
+
+static int by_off(const void *a, const void *b)
+{
+    const span *x = *(const span *const *)a, *y = *(const span *const *)b;
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Places spans[0..n) (sorted by size) and returns the arena size. */
+static size_t place(span *s, int n, const span **tmp)
+{
+    size_t total = 0;
+    for (int i = 0; i < n; i++) {
+        int m = 0;
+        for (int j = 0; j < i; j++)
+            if (s[j].first <= s[i].last && s[i].first <= s[j].last)
+                tmp[m++] = &s[j];
+        qsort(tmp, (size_t)m, sizeof *tmp, by_off);
+        size_t at = 0, best = SIZE_MAX, best_gap = SIZE_MAX;
+        for (int j = 0; j < m; j++) {
+            if (tmp[j]->off >= at) {
+                size_t gap = tmp[j]->off - at;
+                if (gap >= s[i].bytes && gap < best_gap) {
+                    best = at;
+                    best_gap = gap;
+                }
+            }
+            if (tmp[j]->off + tmp[j]->bytes > at)
+                at = tmp[j]->off + tmp[j]->bytes;
+        }
+        s[i].off = best != SIZE_MAX ? best : at;
+        if (s[i].off + s[i].bytes > total)
+            total = s[i].off + s[i].bytes;
+    }
+    return total;
+}
+
+/* Steps at which each non-alias blob's data is last read in forward (an
+ * alias counts as its base); -1 if never read. */
+static void last_readers(const dlg_net *net, int *last)
+{
+    for (int b = 0; b < net->nblobs; b++)
+        last[b] = -1;
+    for (int i = 0; i < net->nnodes; i++)
+        for (int j = 0; j < net->nodes[i].l.nbottom; j++) {
+            int b = net->nodes[i].bottoms[j];
+            if (net->blobs[b].alias_of >= 0)
+                b = net->blobs[b].alias_of;
+            last[b] = i;
+        }
+    /* a split's outputs are read by their consumers, so the base lives on */
+    for (int b = 0; b < net->nblobs; b++) {
+        int a = net->blobs[b].alias_of;
+        if (a >= 0 && last[b] > last[a])
+            last[a] = last[b];
+    }
+}
+
+static bool shareable(const dlg_blob *b, bool keep_all)
+{
+    return !keep_all && !b->keep && !b->is_param && !b->is_input && b->producer >= 0;
+}
+
+/* Lifetimes: data of an inference net (which == DLG_DATA) or diffs of a
+ * training net, in steps of forward or of backward. */
+static int collect(const dlg_net *net, dlg_which which, span *s)
+{
+    int *last = malloc((size_t)net->nblobs * sizeof(int));
+    int *first_bw = malloc((size_t)net->nblobs * sizeof(int));
+    int n = 0;
+    if (!last || !first_bw) {
+        free(last);
+        free(first_bw);
+        return -1;
+    }
+    last_readers(net, last);
+    /* the first backward step touching a diff: its earliest-run reader */
+    for (int b = 0; b < net->nblobs; b++)
+        first_bw[b] = -1;
+    for (int i = 0; i < net->nnodes; i++)
+        for (int j = 0; j < net->nodes[i].l.nbottom; j++)
+            first_bw[net->nodes[i].bottoms[j]] = i;
+    for (int b = 0; b < net->nblobs; b++) {
+        const dlg_blob *bl = &net->blobs[b];
+        if (!shareable(bl, net->keep_all))
+            continue;
+        if (which == DLG_DATA && bl->alias_of < 0 && last[b] >= 0)
+            s[n++] = (span){b, bl->producer, last[b], blob_bytes(bl), 0};
+        else if (which == DLG_DIFF && bl->needs_grad && first_bw[b] >= 0)
+            s[n++] = (span){b, net->nnodes - 1 - first_bw[b], net->nnodes - 1 - bl->producer,
+                            blob_bytes(bl), 0};
+    }
+    free(last);
+    free(first_bw);
+    return n;
+}
+
+/* Plans one arena; sets the shared flag of every blob placed in it. */
+static int share(dlg_net *net, dlg_which which)
+{
+    span *s = malloc((size_t)net->nblobs * sizeof *s);
+    const span **tmp = malloc((size_t)net->nblobs * sizeof *tmp);
+    int n = s && tmp ? collect(net, which, s) : -1;
+    int rc = 0;
+    if (n < 0) {
+        rc = dlg_net_fail(net, DLG_ENOMEM, "nn: out of memory planning '%s'", net->name);
+        goto out;
+    }
+    qsort(s, (size_t)n, sizeof *s, by_size_desc);
+    size_t total = place(s, n, tmp);
+    void **arena = &net->arena[which == DLG_DIFF];
+    if (total && !(*arena = net->bk->alloc(net->ctx, total))) {
+        rc = dlg_net_fail(net, DLG_ENOMEM,
+                          "nn: net '%s': out of %s memory for a %zu-byte shared %s arena",
+                          net->name, net->bk->name, total, which == DLG_DIFF ? "gradient" : "activation");
+        goto out;
+    }
+    net->arena_bytes[which == DLG_DIFF] = total;
+    for (int i = 0; i < n; i++) {
+        dlg_blob *bl = &net->blobs[s[i].blob];
+        void *p = (char *)*arena + s[i].off;
+        if (which == DLG_DIFF) {
+            bl->t.diff = p;
+            bl->shared_diff = true;
+        } else {
+            bl->t.data = p;
+            bl->shared_data = true;
+        }
+    }
+out:
+    free(s);
+    free(tmp);
+    return rc;
+}
+
+int dlg_net_alloc_blobs(dlg_net *net)
+{
+    const dlg_backend *bk = net->bk;
+    int rc = share(net, net->train ? DLG_DIFF : DLG_DATA);
+    if (rc)
+        return rc;
+    for (int pass = 0; pass < 2; pass++)
+        for (int b = 0; b < net->nblobs; b++) {
+            dlg_blob *bl = &net->blobs[b];
+            size_t bytes = blob_bytes(bl);
+            if ((bl->alias_of >= 0) != (pass == 1))
+                continue;
+            if (bl->alias_of >= 0) {
+                bl->t.data = net->blobs[bl->alias_of].t.data;
+                bl->shared_data = net->blobs[bl->alias_of].shared_data;
+            } else if (!bl->shared_data) {
+                if (!(bl->t.data = bk->alloc(net->ctx, bytes)))
+                    goto oom;
+                net->own_bytes += bytes;
+            }
+            if (bl->needs_grad && !bl->shared_diff) {
+                if (!(bl->t.diff = bk->alloc(net->ctx, bytes)))
+                    goto oom;
+                net->own_bytes += bytes;
+            }
+            if (bl->needs_grad && bl->is_param) {
+                if (!(bl->t.hist = bk->alloc(net->ctx, bytes)))
+                    goto oom;
+                net->own_bytes += bytes;
+            }
+        }
+    return 0;
+oom:
+    return dlg_net_fail(net, DLG_ENOMEM, "nn: net '%s': out of %s memory for activations",
+                        net->name, bk->name);
+}
+
+void dlg_net_free_blobs(dlg_net *net)
+{
+    for (int b = 0; b < net->nblobs; b++) {
+        dlg_blob *bl = &net->blobs[b];
+        dlg_tensor *t = &bl->t;
+        if (bl->alias_of < 0 && !bl->shared_data)
+            net->bk->free(net->ctx, t->data);
+        if (!bl->shared_diff)
+            net->bk->free(net->ctx, t->diff);
+        net->bk->free(net->ctx, t->hist);
+        t->data = t->diff = t->hist = NULL;
+        t->layout = NULL; /* pointed into kernel state */
+        bl->shared_data = bl->shared_diff = false;
+    }
+    for (int i = 0; i < 2; i++) {
+        net->bk->free(net->ctx, net->arena[i]);
+        net->arena[i] = NULL;
+        net->arena_bytes[i] = 0;
+    }
+    net->own_bytes = 0;
+}

@@ -1,0 +1,142 @@
+/* Lifetime-based memory sharing: a net planned with sharing computes the
+ * same loss, outputs and gradients as the same net planned with keep_all,
+ * in less memory; blobs whose memory was reused are unreadable (an error,
+ * not stale numbers) unless marked with dlg_net_keep. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "nn_testutil.h"
+
+#include <dlgauge/plugin.h>
+
+#include <math.h>
+#include <stdlib.h>
+
+#ifdef DLG_NN_HAVE_DNNL
+#define BACKEND "cpu"
+#else
+#define BACKEND "ref"
+#endif
+
+/* Branches (split), concat, eltwise add, pooling and a loss. */
+static void build(dlg_net *net)
+{
+    int x = dlg_input(net, "x", 4, 3, 16, 16);
+    int y = dlg_labels(net, "y", 4);
+    int a = dlg_relu(net, "a/relu", dlg_conv(net, "a", x, 8, 3, 1, 1, 1));
+    int b1 = dlg_conv(net, "b1", a, 8, 1, 1, 0, 1);
+    int b2 = dlg_relu(net, "b2/relu", dlg_conv(net, "b2", a, 8, 3, 1, 1, 1));
+    int cat = dlg_concat(net, "cat", 2, (int[]){b1, b2});
+    int c = dlg_conv(net, "c", cat, 8, 3, 1, 1, 1);
+    int s = dlg_add(net, "sum", c, a);
+    int p = dlg_max_pool(net, "pool", s, 2, 2, 0);
+    int f = dlg_fc(net, "fc", p, 10);
+    dlg_softmax_loss(net, "loss", f, y);
+}
+
+static dlg_net *make(bool train, bool keep_all, bool keep_fc)
+{
+    dlg_net *net;
+    assert_int_equal(dlg_net_create(&net, "share"), 0);
+    dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_XAVIER, 0}, (dlg_filler){DLG_FILL_CONSTANT, 0.1f});
+    build(net);
+    if (keep_fc)
+        assert_int_equal(dlg_net_keep(net, dlg_net_blob(net, "fc")), 0);
+    dlg_plan_opts o = {.backend = BACKEND, .threads = 2, .train = train, .seed = 11,
+                       .input_grads = train, .keep_all = keep_all};
+    if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0)
+        fail_msg("%s", dlg_net_error(net));
+    float lab[4] = {1, 7, 3, 9};
+    assert_int_equal(dlg_net_write(net, dlg_net_blob(net, "y"), DLG_DATA, lab, 4), 0);
+    return net;
+}
+
+static void set_input(dlg_net *net, uint64_t seed)
+{
+    assert_int_equal(tu_fill_blob(net, dlg_net_blob(net, "x"), FILL_GAUSS, seed), 0);
+}
+
+/* Max relative difference of a blob between two nets (both must read). */
+static double diff(dlg_net *a, dlg_net *b, int blob, dlg_which w)
+{
+    int64_t n = tu_count(a, blob);
+    float *x = malloc((size_t)n * sizeof(float)), *y = malloc((size_t)n * sizeof(float));
+    assert_non_null(x);
+    assert_non_null(y);
+    assert_int_equal(dlg_net_read(a, blob, w, x, (size_t)n), 0);
+    assert_int_equal(dlg_net_read(b, blob, w, y, (size_t)n), 0);
+    double d = 0, m = 1e-6;
+    for (int64_t i = 0; i < n; i++) {
+        d = fmax(d, fabs((double)x[i] - y[i]));
+        m = fmax(m, fabs((double)y[i]));
+    }
+    free(x);
+    free(y);
+    return d / m;
+}
+
+static void test_inference_shares_activations(void **st)
+{
+    dlg_net *all = make(false, true, false), *sh = make(false, false, true);
+    assert_true(dlg_net_memory_bytes(sh) > 0);
+    assert_true(dlg_net_memory_bytes(sh) < dlg_net_memory_bytes(all));
+    for (uint64_t step = 0; step < 2; step++) {
+        set_input(all, 100 + step);
+        set_input(sh, 100 + step);
+        assert_int_equal(dlg_net_forward(all), 0);
+        assert_int_equal(dlg_net_forward(sh), 0);
+        assert_true(diff(all, sh, dlg_net_blob(all, "loss"), DLG_DATA) < 1e-6);
+        assert_true(diff(all, sh, dlg_net_blob(all, "fc"), DLG_DATA) < 1e-6); /* kept */
+    }
+    float v[4 * 8 * 16 * 16];
+    assert_int_equal(dlg_net_read(all, dlg_net_blob(all, "a/relu"), DLG_DATA, v, 8192), 0);
+    assert_int_equal(dlg_net_read(sh, dlg_net_blob(sh, "a/relu"), DLG_DATA, v, 8192),
+                     -DLG_EINVAL);
+    assert_int_equal(dlg_net_status(sh), 0); /* not sticky */
+    assert_int_equal(dlg_net_keep(sh, 0), -DLG_EINVAL); /* after planning */
+    dlg_net_destroy(all);
+    dlg_net_destroy(sh);
+}
+
+static void test_training_shares_gradients(void **st)
+{
+    dlg_net *all = make(true, true, false), *sh = make(true, false, false);
+    assert_true(dlg_net_memory_bytes(sh) < dlg_net_memory_bytes(all));
+    dlg_sgd sgd = {0.05f, 0.9f, 1e-4f};
+    const char *layers[] = {"a", "b1", "b2", "c", "fc"};
+    for (uint64_t step = 0; step < 3; step++) {
+        set_input(all, 200 + step);
+        set_input(sh, 200 + step);
+        dlg_net *nets[2] = {all, sh};
+        for (int k = 0; k < 2; k++) {
+            assert_int_equal(dlg_net_forward(nets[k]), 0);
+            assert_int_equal(dlg_net_backward(nets[k]), 0);
+        }
+        assert_true(diff(all, sh, dlg_net_blob(all, "loss"), DLG_DATA) < 1e-5);
+        assert_true(diff(all, sh, dlg_net_blob(all, "x"), DLG_DIFF) < 1e-5);
+        for (int l = 0; l < 5; l++)
+            for (int p = 0; p < 2; p++)
+                assert_true(diff(all, sh, dlg_net_param(all, layers[l], p), DLG_DIFF) < 1e-5);
+        /* activations stay readable (backward needs them), gradients not */
+        assert_true(diff(all, sh, dlg_net_blob(all, "sum"), DLG_DATA) < 1e-5);
+        float g[4 * 8 * 16 * 16];
+        assert_int_equal(dlg_net_read(sh, dlg_net_blob(sh, "sum"), DLG_DIFF, g, 8192),
+                         -DLG_EINVAL);
+        for (int k = 0; k < 2; k++)
+            assert_int_equal(dlg_net_sgd_step(nets[k], &sgd), 0);
+    }
+    dlg_net_destroy(all);
+    dlg_net_destroy(sh);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_inference_shares_activations),
+        cmocka_unit_test(test_training_shares_gradients),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
