@@ -217,14 +217,14 @@ static int open_synthetic(dlg_loader *l, const char *arg)
         l->n = n;
     }
     size_t per = l->batch_bytes / (size_t)l->cfg.batch;
-    size_t elems = per / (l->cfg.dtype == DLG_DTYPE_FP16 ? 2 : 4);
+    size_t elems = per / (l->cfg.dtype == DLG_LOADER_FP16 ? 2 : 4);
     for (int k = 0; k < l->nslots; k++)
         for (int i = 0; i < l->cfg.batch; i++)
             for (size_t e = 0; e < elems; e++) {
                 float v = (float)(dlg_ld_uniform(dlg_ld_hash(l->cfg.seed, (uint64_t)k,
                                                              (uint64_t)i, 0x73796eULL),
                                                  (uint32_t)e) * 4.0 - 2.0);
-                if (l->cfg.dtype == DLG_DTYPE_FP16)
+                if (l->cfg.dtype == DLG_LOADER_FP16)
                     ((uint16_t *)l->slots[k].b.data)[(size_t)i * elems + e] = dlg_fp16(v);
                 else
                     ((float *)l->slots[k].b.data)[(size_t)i * elems + e] = v;

@@ -60,7 +60,7 @@
 #include <dlgauge/plugin.h>
 
 typedef enum dlg_layout { DLG_LAYOUT_NCHW = 0, DLG_LAYOUT_NHWC = 1 } dlg_layout;
-typedef enum dlg_dtype { DLG_DTYPE_FP32 = 0, DLG_DTYPE_FP16 = 1 } dlg_dtype;
+typedef enum dlg_loader_dtype { DLG_LOADER_FP32 = 0, DLG_LOADER_FP16 = 1 } dlg_loader_dtype;
 typedef enum dlg_cache_mode {
     DLG_CACHE_NONE = 0, /* leave the page cache alone */
     DLG_CACHE_COLD = 1, /* evict every dataset file before the first batch */
@@ -84,7 +84,7 @@ typedef struct dlg_loader_config {
     float mean[3];        /* RGB, in [0,1] units (ImageNet: .485 .456 .406) */
     float std[3];         /* RGB (ImageNet: .229 .224 .225) */
     dlg_layout layout;
-    dlg_dtype dtype;
+    dlg_loader_dtype dtype;
     int threads;          /* worker threads, >= 1 (workloads pass the job's cpus) */
     int prefetch;         /* K: batch buffers in the ring, >= 2 */
     uint64_t seed;        /* shuffle and augmentation seed (the job's seed) */

@@ -16,7 +16,7 @@ void dlg_loader_config_defaults(dlg_loader_config *cfg)
         .mean = {0.485f, 0.456f, 0.406f},
         .std = {0.229f, 0.224f, 0.225f},
         .layout = DLG_LAYOUT_NCHW,
-        .dtype = DLG_DTYPE_FP32,
+        .dtype = DLG_LOADER_FP32,
         .threads = 1,
         .prefetch = 4,
         .seed = 0,
@@ -59,7 +59,7 @@ int dlg_loader_config_from_opts(dlg_loader_config *cfg, const dlg_value *v,
     int64_t aug = v[DLG_LOPT_AUGMENT].i; /* auto|random|center */
     cfg->train = aug == 0 ? train_mode : aug == 1;
     cfg->layout = v[DLG_LOPT_LAYOUT].i == 1 ? DLG_LAYOUT_NHWC : DLG_LAYOUT_NCHW;
-    cfg->dtype = v[DLG_LOPT_INPUT_DTYPE].i == 1 ? DLG_DTYPE_FP16 : DLG_DTYPE_FP32;
+    cfg->dtype = v[DLG_LOPT_INPUT_DTYPE].i == 1 ? DLG_LOADER_FP16 : DLG_LOADER_FP32;
     if (parse3(v[DLG_LOPT_MEAN].text, cfg->mean, false) < 0)
         return h->error(h, DLG_EINVAL, "mean = '%s': expected three numbers like 0.485,0.456,0.406",
                         v[DLG_LOPT_MEAN].text);
@@ -77,6 +77,6 @@ int dlg_loader_config_from_opts(dlg_loader_config *cfg, const dlg_value *v,
 
 size_t dlg_loader_batch_bytes(const dlg_loader_config *cfg)
 {
-    size_t elem = cfg->dtype == DLG_DTYPE_FP16 ? 2 : 4;
+    size_t elem = cfg->dtype == DLG_LOADER_FP16 ? 2 : 4;
     return (size_t)cfg->batch * 3 * (size_t)cfg->crop * cfg->crop * elem;
 }

@@ -152,7 +152,7 @@ void dlg_ld_store(const dlg_loader_config *cfg, const float *hwc, int s, bool mi
         b[c] = -cfg->mean[c] / cfg->std[c];
     }
     size_t plane = (size_t)s * s, img = plane * 3;
-    if (cfg->dtype == DLG_DTYPE_FP32 && cfg->layout == DLG_LAYOUT_NCHW) {
+    if (cfg->dtype == DLG_LOADER_FP32 && cfg->layout == DLG_LAYOUT_NCHW) {
         /* the common case, without per-element branches */
         float *o = (float *)batch + img * (size_t)index;
         for (int c = 0; c < 3; c++)
@@ -168,7 +168,7 @@ void dlg_ld_store(const dlg_loader_config *cfg, const float *hwc, int s, bool mi
             }
         return;
     }
-    bool f16 = cfg->dtype == DLG_DTYPE_FP16;
+    bool f16 = cfg->dtype == DLG_LOADER_FP16;
     float *o32 = (float *)batch + (f16 ? 0 : img * (size_t)index);
     uint16_t *o16 = (uint16_t *)batch + (f16 ? img * (size_t)index : 0);
     for (int y = 0; y < s; y++) {

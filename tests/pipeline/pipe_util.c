@@ -226,7 +226,7 @@ float pu_at(const dlg_loader_config *cfg, const void *data, int i, int c, int y,
     size_t s = (size_t)cfg->crop, img = 3 * s * s;
     size_t at = cfg->layout == DLG_LAYOUT_NCHW ? img * i + ((size_t)c * s + y) * s + x
                                                : img * i + ((size_t)y * s + x) * 3 + c;
-    if (cfg->dtype == DLG_DTYPE_FP32)
+    if (cfg->dtype == DLG_LOADER_FP32)
         return ((const float *)data)[at];
     uint16_t hbits = ((const uint16_t *)data)[at];
     int e = hbits >> 10 & 31, m = hbits & 1023;

@@ -236,14 +236,14 @@ static void test_formats_agree(void **st)
     /* NHWC fp16 holds the same values as NCHW fp32 */
     cfg.data = s_files;
     cfg.layout = DLG_LAYOUT_NHWC;
-    cfg.dtype = DLG_DTYPE_FP16;
+    cfg.dtype = DLG_LOADER_FP16;
     dlg_loader *l;
     assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
     dlg_batch *bt;
     assert_int_equal(dlg_loader_next(l, &bt), 0);
     dlg_loader_config ref = cfg;
     ref.layout = DLG_LAYOUT_NCHW;
-    ref.dtype = DLG_DTYPE_FP32;
+    ref.dtype = DLG_LOADER_FP32;
     for (int i = 0; i < 4; i++)
         for (int ch = 0; ch < 3; ch++)
             for (int y = 0; y < 32; y += 3)

@@ -180,7 +180,7 @@ static void test_option_fragment(void **st)
     assert_int_equal(cfg.threads, 6);
     assert_int_equal(cfg.seed, 1234);
     assert_int_equal(cfg.layout, DLG_LAYOUT_NHWC);
-    assert_int_equal(cfg.dtype, DLG_DTYPE_FP16);
+    assert_int_equal(cfg.dtype, DLG_LOADER_FP16);
     assert_false(cfg.train);
     assert_int_equal(cfg.cache, DLG_CACHE_COLD);
     assert_true(cfg.mean[1] == 0.5f && cfg.std[2] > 0.22f);

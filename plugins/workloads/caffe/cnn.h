@@ -5,12 +5,7 @@
 
 #include <dlgauge/plugin.h>
 
-/* loader.h and nn.h both define a dlg_dtype (different enums); this header
- * needs only the loader's option fragment, so its dlg_dtype is renamed here
- * and files that also include nn.h compile. */
-#define dlg_dtype dlg_loader_dtype
 #include "loader.h"
-#undef dlg_dtype
 
 /* Option indices; the loader's fragment (data, crop, ...) sits at O_LOADER. */
 enum cnn_opt {

@@ -63,7 +63,7 @@ static int open_loader(cnn_data *d, const cnn_data_cfg *cfg)
     int rc = dlg_loader_config_from_opts(&lc, v, cfg->job, cfg->train, h);
     if (rc < 0)
         return rc;
-    if (lc.layout != DLG_LAYOUT_NCHW || lc.dtype != DLG_DTYPE_FP32)
+    if (lc.layout != DLG_LAYOUT_NCHW || lc.dtype != DLG_LOADER_FP32)
         return h->error(h, DLG_EINVAL, "layout = %s, input_dtype = %s: the caffe workloads take "
                         "nchw fp32 batches", v[DLG_LOPT_LAYOUT].text, v[DLG_LOPT_INPUT_DTYPE].text);
     if (!lc.decode)

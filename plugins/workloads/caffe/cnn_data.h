@@ -1,8 +1,7 @@
 /* Where the caffe workloads' batches come from: random tensors made once
  * in setup (data = synthetic, as tf_cnn_benchmarks' synthetic mode: no I/O,
  * no decode) or the input pipeline (recordio:, lmdb:, files:, synthetic:N).
- * Kept apart from the net code because loader.h and nn.h both name a
- * dlg_dtype; this file sees only the loader. */
+ * Kept apart from the net code: this file sees only the loader. */
 #ifndef DLG_CAFFE_CNN_DATA_H
 #define DLG_CAFFE_CNN_DATA_H
 
