@@ -29,6 +29,9 @@ typedef struct dlg_kernels {
     bool (*accepts)(const dlg_layer *l);
     /* The kernels read inputs in any layout of this backend. */
     bool any_layout;
+    /* Batch norm only: honours dlg_bn_param.relu, so the planner may fold
+     * a ReLU that alone reads the output into it (one pass, one blob less). */
+    bool fuses_relu;
 } dlg_kernels;
 
 typedef struct dlg_backend {

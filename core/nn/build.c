@@ -255,7 +255,7 @@ int dlg_relu(dlg_net *net, const char *name, int x)
 int dlg_batchnorm(dlg_net *net, const char *name, int x, float eps)
 {
     dlg_node p = {0};
-    p.l.p.bn = (dlg_bn_param){eps, 0.1f};
+    p.l.p.bn = (dlg_bn_param){.eps = eps, .momentum = 0.1f};
     return add_node(net, name, DLG_L_BN, 1, &x, &p);
 }
 

@@ -67,8 +67,8 @@ int dlg_net_grad_norm(dlg_net *net, double *norm)
             continue;
         double s = 0;
         if (host_memory(net->bk))
-            s = sumsq_host(bl->t.diff, bl->t.count);
-        else if ((rc = sumsq_chunked(net, bl->t.diff, bl->t.count, &s)) < 0)
+            s = sumsq_host(bl->t.diff, dlg_tensor_elems(&bl->t));
+        else if ((rc = sumsq_chunked(net, bl->t.diff, dlg_tensor_elems(&bl->t), &s)) < 0)
             return dlg_net_fail(net, -rc, "nn: reading the gradient of '%s' failed", bl->name);
         total += s;
     }
@@ -106,9 +106,9 @@ int dlg_net_scale_grads(dlg_net *net, float factor)
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static)
 #endif
-            for (int64_t i = 0; i < bl->t.count; i++)
+            for (int64_t i = 0; i < dlg_tensor_elems(&bl->t); i++)
                 g[i] *= factor;
-        } else if ((rc = scale_chunked(net, g, bl->t.count, factor)) < 0) {
+        } else if ((rc = scale_chunked(net, g, dlg_tensor_elems(&bl->t), factor)) < 0) {
             return dlg_net_fail(net, -rc, "nn: scaling the gradient of '%s' failed", bl->name);
         }
     }

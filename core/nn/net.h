@@ -18,6 +18,7 @@ typedef struct dlg_blob {
     bool needs_grad; /* decided at plan time */
     bool keep;       /* never shares memory (dlg_net_keep) */
     bool shared_data, shared_diff; /* in an arena, reused by other blobs */
+    bool dead;       /* output of a batch norm whose ReLU was folded into it */
     float lr_mult, decay_mult;
     dlg_filler fill;
     int64_t fan_in;
@@ -30,6 +31,7 @@ typedef struct dlg_node {
     int params[DLG_LAYER_MAX_PARAMS];
     int64_t nparams, macs; /* macs: forward multiply-adds per image */
     bool need_backward;
+    bool fused; /* a ReLU folded into the batch norm before it: runs nothing */
     const dlg_kernels *k;
     void *kctx;
     void *state;
@@ -68,6 +70,8 @@ const char *dlg_layer_type_name(dlg_layer_type t);
 /* Inserts split layers, binds tensors, allocates, initialises params. */
 int dlg_net_plan_memory(dlg_net *net);
 void dlg_net_free_memory(dlg_net *net);
+/* Folds ReLUs into batch norms where the backend can (fuse.c). */
+int dlg_net_fuse(dlg_net *net);
 /* Blob memory, shared by lifetime where allowed (share.c). */
 int dlg_net_alloc_blobs(dlg_net *net);
 void dlg_net_free_blobs(dlg_net *net);

@@ -167,6 +167,8 @@ static int choose_kernels(dlg_net *net)
         dlg_node *n = &net->nodes[i];
         const dlg_kernels *k = net->bk->kernels[n->l.type];
         n->kctx = net->ctx;
+        if (n->fused)
+            continue;
         if (!k || (k->accepts && !k->accepts(&n->l))) {
             k = net->bk->fallback ? net->bk->fallback->kernels[n->l.type] : NULL;
             n->kctx = net->fctx;
@@ -192,8 +194,17 @@ static int mark_opaque(dlg_net *net)
     }
     for (int b = 0; b < net->nblobs; b++)
         all[b] = true;
+    /* a param read by one layer may take that layer's layout */
+    for (int i = 0; i < net->nnodes; i++)
+        for (int j = 0; j < net->nodes[i].l.nparam; j++)
+            uses[net->nodes[i].params[j]]++;
+    for (int b = 0; b < net->nblobs; b++)
+        if (net->blobs[b].is_param)
+            net->blobs[b].t.opaque_ok = uses[b] == 1 && net->bk->read_opaque;
     for (int i = net->nnodes - 1; i >= 0; i--) {
         dlg_node *n = &net->nodes[i];
+        if (n->fused)
+            continue;
         bool aware = n->k->any_layout;
         for (int t = 0; t < n->l.ntop; t++) {
             int b = n->tops[t];
@@ -218,6 +229,8 @@ static int setup_kernels(dlg_net *net)
         dlg_node *n = &net->nodes[i];
         char err[256] = "";
         n->ws = 0;
+        if (n->fused)
+            continue;
         int rc = n->k->setup(n->kctx, &n->l, &n->state, &n->ws, err, sizeof err);
         bool opaque_in = false;
         for (int j = 0; j < n->l.nbottom; j++)
@@ -252,8 +265,10 @@ int dlg_net_plan_memory(dlg_net *net)
     int rc = insert_splits(net);
     if (!rc) {
         mark_grads(net, net->train);
-        rc = bind_tensors(net);
+        rc = dlg_net_fuse(net);
     }
+    if (!rc)
+        rc = bind_tensors(net);
     if (!rc)
         rc = choose_kernels(net);
     if (!rc)
@@ -329,7 +344,10 @@ int dlg_net_init_params(dlg_net *net)
             continue;
         uint64_t seed = net->seed + 0x632be59bd9b4e019ull * (uint64_t)(b + 1);
         fill(bl, buf, seed);
-        rc = net->bk->upload(net->ctx, bl->t.data, buf, (size_t)bl->t.count * sizeof(float));
+        if (bl->t.layout)
+            rc = net->bk->write_opaque(net->ctx, &bl->t, bl->t.data, buf);
+        else
+            rc = net->bk->upload(net->ctx, bl->t.data, buf, (size_t)bl->t.count * sizeof(float));
     }
     free(buf);
     if (rc < 0)

@@ -94,6 +94,8 @@ int dlg_net_forward(dlg_net *net)
     int rc = ready_bound(net);
     for (int i = 0; i < net->nnodes && !rc; i++) {
         dlg_node *n = &net->nodes[i];
+        if (n->fused)
+            continue;
         rc = n->k->forward(n->kctx, &n->l, n->state);
         if (rc < 0)
             return dlg_net_fail(net, -rc, "nn: forward of layer '%s' (%s) failed%s", n->l.name,
@@ -111,7 +113,7 @@ int dlg_net_backward(dlg_net *net)
         return dlg_net_fail(net, DLG_EINVAL, "nn: net '%s' was planned without train", net->name);
     for (int i = net->nnodes - 1; i >= 0 && !rc; i--) {
         dlg_node *n = &net->nodes[i];
-        if (!n->need_backward)
+        if (!n->need_backward || n->fused)
             continue;
         rc = n->k->backward(n->kctx, &n->l, n->state);
         if (rc < 0)
@@ -181,6 +183,11 @@ static int host_io(dlg_net *net, int blob, dlg_which which, size_t count, void *
     if (count != (size_t)b->t.count)
         return dlg_net_complain(net, DLG_EINVAL, "nn: blob '%s' holds %lld floats, not %zu",
                                 b->name, (long long)b->t.count, count);
+    if (b->dead)
+        return dlg_net_complain(net, DLG_EINVAL,
+                                "nn: blob '%s': its ReLU was folded into the batch norm, so it "
+                                "is never stored; plan with keep_all or mark it with dlg_net_keep",
+                                b->name);
     if (which == DLG_DIFF ? b->shared_diff : b->shared_data)
         return dlg_net_complain(net, DLG_EINVAL,
                                 "nn: blob '%s': its %s memory is reused by later layers; plan "

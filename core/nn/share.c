@@ -116,7 +116,7 @@ static int collect(const dlg_net *net, dlg_which which, span *s)
             first_bw[net->nodes[i].bottoms[j]] = i;
     for (int b = 0; b < net->nblobs; b++) {
         const dlg_blob *bl = &net->blobs[b];
-        if (!shareable(bl, net->keep_all))
+        if (!shareable(bl, net->keep_all) || bl->dead)
             continue;
         if (which == DLG_DATA && bl->alias_of < 0 && last[b] >= 0)
             s[n++] = (span){b, bl->producer, last[b], blob_bytes(bl), 0};
@@ -146,7 +146,8 @@ static int share(dlg_net *net, dlg_which which)
     if (total && !(*arena = net->bk->alloc(net->ctx, total))) {
         rc = dlg_net_fail(net, DLG_ENOMEM,
                           "nn: net '%s': out of %s memory for a %zu-byte shared %s arena",
-                          net->name, net->bk->name, total, which == DLG_DIFF ? "gradient" : "activation");
+                          net->name, net->bk->name, total,
+                          which == DLG_DIFF ? "gradient" : "activation");
         goto out;
     }
     net->arena_bytes[which == DLG_DIFF] = total;
@@ -177,7 +178,7 @@ int dlg_net_alloc_blobs(dlg_net *net)
         for (int b = 0; b < net->nblobs; b++) {
             dlg_blob *bl = &net->blobs[b];
             size_t bytes = blob_bytes(bl);
-            if ((bl->alias_of >= 0) != (pass == 1))
+            if ((bl->alias_of >= 0) != (pass == 1) || bl->dead)
                 continue;
             if (bl->alias_of >= 0) {
                 bl->t.data = net->blobs[bl->alias_of].t.data;

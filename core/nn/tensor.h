@@ -14,7 +14,10 @@
  * NULL when no gradient is needed; `hist` (SGD momentum) only for params.
  * Data and diff share one layout: plain NCHW unless the producing kernel
  * chose a backend-specific one (oneDNN blocked, say), which it may only do
- * when the net set opaque_ok (every reader of the tensor understands it). */
+ * when the net set opaque_ok (every reader of the tensor understands it).
+ * A parameter read by one layer only may take that layer's layout too
+ * (oneDNN's blocked convolution weights): SGD is element-wise, and host
+ * reads and writes convert. */
 typedef struct dlg_tensor {
     dlg_shape shape;
     dlg_dtype dtype;
@@ -64,8 +67,11 @@ typedef struct dlg_lrn_param {
     float alpha, beta, k;
 } dlg_lrn_param;
 
+/* relu: the planner folded the following ReLU into this layer (the kernels
+ * said fuses_relu): y = max(0, bn(x)), and backward masks dy by y > 0. */
 typedef struct dlg_bn_param {
     float eps, momentum;
+    bool relu;
 } dlg_bn_param;
 
 /* Embedding: `accumulate` when the table is shared with a later layer
@@ -116,6 +122,13 @@ static inline int64_t dlg_shape_count(const dlg_shape *s)
     for (int i = 0; i < s->ndim; i++)
         n *= s->d[i];
     return n;
+}
+
+/* Elements stored: count, or more for a padded backend layout (whose
+ * padding is zero, so element-wise updates may run over all of it). */
+static inline int64_t dlg_tensor_elems(const dlg_tensor *t)
+{
+    return t->alloc_count > t->count ? t->alloc_count : t->count;
 }
 
 /* Elements per image: count / N. */

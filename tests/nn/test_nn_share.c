@@ -1,7 +1,9 @@
-/* Lifetime-based memory sharing: a net planned with sharing computes the
- * same loss, outputs and gradients as the same net planned with keep_all,
- * in less memory; blobs whose memory was reused are unreadable (an error,
- * not stale numbers) unless marked with dlg_net_keep. */
+/* Lifetime-based memory sharing and batch-norm + ReLU fusion: a net
+ * planned with both computes the same loss, outputs and gradients as the
+ * same net planned with keep_all (no sharing, no fusion), in less memory,
+ * on the reference and the cpu backend; blobs whose memory was reused or
+ * never stored are unreadable (an error, not stale numbers) unless marked
+ * with dlg_net_keep. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,10 +18,11 @@
 #include <stdlib.h>
 
 #ifdef DLG_NN_HAVE_DNNL
-#define BACKEND "cpu"
+static const char *const backends[] = {"ref", "cpu"};
 #else
-#define BACKEND "ref"
+static const char *const backends[] = {"ref"};
 #endif
+#define NBACKENDS (int)(sizeof backends / sizeof backends[0])
 
 /* Branches (split), concat, eltwise add, pooling and a loss. */
 static void build(dlg_net *net)
@@ -31,21 +34,23 @@ static void build(dlg_net *net)
     int b2 = dlg_relu(net, "b2/relu", dlg_conv(net, "b2", a, 8, 3, 1, 1, 1));
     int cat = dlg_concat(net, "cat", 2, (int[]){b1, b2});
     int c = dlg_conv(net, "c", cat, 8, 3, 1, 1, 1);
+    c = dlg_relu(net, "c/relu", dlg_batchnorm(net, "c/bn", c, 1e-5f));
     int s = dlg_add(net, "sum", c, a);
     int p = dlg_max_pool(net, "pool", s, 2, 2, 0);
     int f = dlg_fc(net, "fc", p, 10);
     dlg_softmax_loss(net, "loss", f, y);
 }
 
-static dlg_net *make(bool train, bool keep_all, bool keep_fc)
+static dlg_net *make(const char *backend, bool train, bool keep_all, bool keep_fc)
 {
     dlg_net *net;
     assert_int_equal(dlg_net_create(&net, "share"), 0);
-    dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_XAVIER, 0}, (dlg_filler){DLG_FILL_CONSTANT, 0.1f});
+    dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_XAVIER, 0},
+                        (dlg_filler){DLG_FILL_CONSTANT, 0.1f});
     build(net);
     if (keep_fc)
         assert_int_equal(dlg_net_keep(net, dlg_net_blob(net, "fc")), 0);
-    dlg_plan_opts o = {.backend = BACKEND, .threads = 2, .train = train, .seed = 11,
+    dlg_plan_opts o = {.backend = backend, .threads = 2, .train = train, .seed = 11,
                        .input_grads = train, .keep_all = keep_all};
     if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0)
         fail_msg("%s", dlg_net_error(net));
@@ -78,9 +83,9 @@ static double diff(dlg_net *a, dlg_net *b, int blob, dlg_which w)
     return d / m;
 }
 
-static void test_inference_shares_activations(void **st)
+static void inference(const char *backend)
 {
-    dlg_net *all = make(false, true, false), *sh = make(false, false, true);
+    dlg_net *all = make(backend, false, true, false), *sh = make(backend, false, false, true);
     assert_true(dlg_net_memory_bytes(sh) > 0);
     assert_true(dlg_net_memory_bytes(sh) < dlg_net_memory_bytes(all));
     for (uint64_t step = 0; step < 2; step++) {
@@ -95,18 +100,25 @@ static void test_inference_shares_activations(void **st)
     assert_int_equal(dlg_net_read(all, dlg_net_blob(all, "a/relu"), DLG_DATA, v, 8192), 0);
     assert_int_equal(dlg_net_read(sh, dlg_net_blob(sh, "a/relu"), DLG_DATA, v, 8192),
                      -DLG_EINVAL);
+    assert_int_equal(dlg_net_read(sh, dlg_net_blob(sh, "c/bn"), DLG_DATA, v, 8192), -DLG_EINVAL);
     assert_int_equal(dlg_net_status(sh), 0); /* not sticky */
     assert_int_equal(dlg_net_keep(sh, 0), -DLG_EINVAL); /* after planning */
     dlg_net_destroy(all);
     dlg_net_destroy(sh);
 }
 
-static void test_training_shares_gradients(void **st)
+static void test_inference_shares_activations(void **st)
 {
-    dlg_net *all = make(true, true, false), *sh = make(true, false, false);
+    for (int b = 0; b < NBACKENDS; b++)
+        inference(backends[b]);
+}
+
+static void training(const char *backend)
+{
+    dlg_net *all = make(backend, true, true, false), *sh = make(backend, true, false, false);
     assert_true(dlg_net_memory_bytes(sh) < dlg_net_memory_bytes(all));
     dlg_sgd sgd = {0.05f, 0.9f, 1e-4f};
-    const char *layers[] = {"a", "b1", "b2", "c", "fc"};
+    const char *layers[] = {"a", "b1", "b2", "c", "c/bn", "fc"};
     for (uint64_t step = 0; step < 3; step++) {
         set_input(all, 200 + step);
         set_input(sh, 200 + step);
@@ -117,19 +129,29 @@ static void test_training_shares_gradients(void **st)
         }
         assert_true(diff(all, sh, dlg_net_blob(all, "loss"), DLG_DATA) < 1e-5);
         assert_true(diff(all, sh, dlg_net_blob(all, "x"), DLG_DIFF) < 1e-5);
-        for (int l = 0; l < 5; l++)
+        for (int l = 0; l < 6; l++)
             for (int p = 0; p < 2; p++)
                 assert_true(diff(all, sh, dlg_net_param(all, layers[l], p), DLG_DIFF) < 1e-5);
         /* activations stay readable (backward needs them), gradients not */
         assert_true(diff(all, sh, dlg_net_blob(all, "sum"), DLG_DATA) < 1e-5);
+        assert_true(diff(all, sh, dlg_net_blob(all, "c/relu"), DLG_DATA) < 1e-5);
         float g[4 * 8 * 16 * 16];
         assert_int_equal(dlg_net_read(sh, dlg_net_blob(sh, "sum"), DLG_DIFF, g, 8192),
                          -DLG_EINVAL);
         for (int k = 0; k < 2; k++)
             assert_int_equal(dlg_net_sgd_step(nets[k], &sgd), 0);
     }
+    float bn_out[4 * 8 * 16 * 16];
+    assert_int_equal(dlg_net_read(sh, dlg_net_blob(sh, "c/bn"), DLG_DATA, bn_out, 8192),
+                     -DLG_EINVAL); /* folded into the ReLU */
     dlg_net_destroy(all);
     dlg_net_destroy(sh);
+}
+
+static void test_training_shares_gradients(void **st)
+{
+    for (int b = 0; b < NBACKENDS; b++)
+        training(backends[b]);
 }
 
 int main(void)

@@ -71,8 +71,9 @@ static int cpu_sync(void *ctx) { return 0; }
 static int cpu_sgd(void *ctx, dlg_tensor *w, float lr, float momentum, float decay)
 {
     float *x = w->data, *g = w->diff, *h = w->hist;
+    int64_t n = dlg_tensor_elems(w); /* blocked weights: zero padding stays zero */
 #pragma omp parallel for simd schedule(static)
-    for (int64_t i = 0; i < w->count; i++) {
+    for (int64_t i = 0; i < n; i++) {
         h[i] = momentum * h[i] + lr * (g[i] + decay * x[i]);
         x[i] -= h[i];
     }

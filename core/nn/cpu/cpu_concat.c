@@ -124,4 +124,4 @@ static int concat_backward(void *ctx, dlg_layer *l, void *state)
 }
 
 const dlg_kernels dlg_cpu_concat = {concat_setup,   concat_forward, concat_backward,
-                                    concat_destroy, concat_accepts, true};
+                                    concat_destroy, concat_accepts, true, false};

@@ -1,6 +1,7 @@
 /* oneDNN convolution (groups, dilation) and inner product.  Activations
  * stay in the layout oneDNN picks when the net allows (see dlg_tensor);
- * weights stay plain for SGD and are reordered per call. */
+ * ungrouped weights take the layout the forward primitive prefers (SGD is
+ * element-wise), so no call reorders them. */
 #include "cpu.h"
 
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 typedef struct conv_state {
     cpu_prim fwd, bwd_data, bwd_weights;
     dnnl_memory_desc_t top_md; /* the top's layout when it is not plain */
+    dnnl_memory_desc_t w_md;   /* the weights' layout when it is not plain */
 } conv_state;
 
 static void conv_destroy(void *ctx, void *state)
@@ -80,6 +82,9 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
                           dnnl_primitive_desc_query_md(s->fwd.pd, dnnl_query_dst_md, 0));
         rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_SRC, &src, false, err, errlen);
     }
+    if (!rc && l->p.conv.groups == 1) /* 5-d grouped weights would not match the 4-d blob */
+        m.w = cpu_publish(l->param[0], &s->w_md,
+                          dnnl_primitive_desc_query_md(s->fwd.pd, dnnl_query_weights_md, 0));
     if (!rc)
         rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_WEIGHTS, &m.w, false, err, errlen);
     if (!rc && bias)
@@ -115,6 +120,8 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
     }
     if (rc) {
         l->top[0]->layout = NULL;
+        l->param[0]->layout = NULL;
+        l->param[0]->alloc_count = l->param[0]->count;
         conv_destroy(ctx, s);
         return rc;
     }
@@ -153,7 +160,7 @@ static int conv_backward(void *ctx, dlg_layer *l, void *state)
 }
 
 const dlg_kernels dlg_cpu_conv = {conv_setup,   conv_forward, conv_backward,
-                                  conv_destroy, NULL,         true};
+                                  conv_destroy, NULL,         true, false};
 
 /* Inner product.  A plain input is seen flattened (N x CHW, gemm); an
  * input in a blocked layout is read as it is, with 4-d weights. */
@@ -233,4 +240,4 @@ static int fc_backward(void *ctx, dlg_layer *l, void *state)
     return rc;
 }
 
-const dlg_kernels dlg_cpu_fc = {fc_setup, fc_forward, fc_backward, conv_destroy, NULL, true};
+const dlg_kernels dlg_cpu_fc = {fc_setup, fc_forward, fc_backward, conv_destroy, NULL, true, false};

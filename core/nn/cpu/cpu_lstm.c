@@ -192,4 +192,4 @@ static int lstm_backward(void *ctx, dlg_layer *l, void *state)
 }
 
 const dlg_kernels dlg_cpu_lstm = {lstm_setup, lstm_forward, lstm_backward, lstm_destroy, NULL,
-                                  false};
+                                  false, false};

@@ -88,7 +88,7 @@ static int relu_backward(void *ctx, dlg_layer *l, void *state)
 }
 
 const dlg_kernels dlg_cpu_relu = {relu_setup,    relu_forward, relu_backward,
-                                  prims_destroy, NULL,         true};
+                                  prims_destroy, NULL,         true, false};
 
 static bool softmax_accepts(const dlg_layer *l) { return l->bottom[0]->shape.ndim == 4; }
 
@@ -140,7 +140,7 @@ static int softmax_backward(void *ctx, dlg_layer *l, void *state)
 }
 
 const dlg_kernels dlg_cpu_softmax = {softmax_setup, softmax_forward, softmax_backward,
-                                     prims_destroy, softmax_accepts, false};
+                                     prims_destroy, softmax_accepts, false, false};
 
 /* dst = sum of n sources, each in its own layout (copies and reductions
  * in one oneDNN primitive). */
@@ -221,7 +221,8 @@ static int add_backward(void *ctx, dlg_layer *l, void *state)
     return rc;
 }
 
-const dlg_kernels dlg_cpu_add = {add_setup, add_forward, add_backward, prims_destroy, NULL, true};
+const dlg_kernels dlg_cpu_add = {add_setup,     add_forward, add_backward,
+                                 prims_destroy, NULL,        true, false};
 
 /* Split outputs alias the input (same data, same layout); backward sums
  * their gradients. */
@@ -266,4 +267,4 @@ static int split_backward(void *ctx, dlg_layer *l, void *state)
 }
 
 const dlg_kernels dlg_cpu_split = {split_setup,   split_forward, split_backward,
-                                   prims_destroy, split_accepts, true};
+                                   prims_destroy, split_accepts, true, false};

@@ -9,6 +9,7 @@
 typedef struct bn_state {
     cpu_prim train, infer, bwd;
     dnnl_memory_t mean, var; /* batch statistics: forward -> backward */
+    dnnl_memory_t relu_ws;   /* a fused ReLU's mask: forward -> backward */
     dnnl_memory_desc_t top_md;
 } bn_state;
 
@@ -22,6 +23,8 @@ static void bn_destroy(void *ctx, void *state)
         dnnl_memory_destroy(s->mean);
     if (s->var)
         dnnl_memory_destroy(s->var);
+    if (s->relu_ws)
+        dnnl_memory_destroy(s->relu_ws);
     free(s);
 }
 
@@ -55,7 +58,7 @@ static int bn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
         return -DLG_ENOTSUP;
     }
     float eps = l->p.bn.eps;
-    unsigned flags = dnnl_use_scale | dnnl_use_shift;
+    unsigned flags = dnnl_use_scale | dnnl_use_shift | (l->p.bn.relu ? dnnl_fuse_norm_relu : 0);
     dnnl_memory_desc_t md = cpu_tensor_md(l->bottom[0]);
     bn_state *s = calloc(1, sizeof *s);
     if (!s)
@@ -87,6 +90,14 @@ static int bn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
             rc = cpu_prim_fixed(&s->train, DNNL_ARG_MEAN, s->mean);
         if (!rc)
             rc = cpu_prim_fixed(&s->train, DNNL_ARG_VARIANCE, s->var);
+        if (!rc && l->p.bn.relu) {
+            const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(
+                s->train.pd, dnnl_query_exec_arg_md, DNNL_ARG_WORKSPACE);
+            if (dnnl_memory_create(&s->relu_ws, wmd, c->eng, DNNL_MEMORY_ALLOCATE))
+                rc = -DLG_ENOMEM;
+            if (!rc)
+                rc = cpu_prim_fixed(&s->train, DNNL_ARG_WORKSPACE, s->relu_ws);
+        }
         if (!rc) {
             st = dnnl_batch_normalization_backward_desc_init(&d, dnnl_backward, &md, &md, eps,
                                                              flags);
@@ -103,6 +114,8 @@ static int bn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
             rc = cpu_prim_fixed(&s->bwd, DNNL_ARG_MEAN, s->mean);
         if (!rc)
             rc = cpu_prim_fixed(&s->bwd, DNNL_ARG_VARIANCE, s->var);
+        if (!rc && s->relu_ws)
+            rc = cpu_prim_fixed(&s->bwd, DNNL_ARG_WORKSPACE, s->relu_ws);
     }
     if (rc) {
         l->top[0]->layout = NULL;
@@ -154,4 +167,5 @@ static int bn_backward(void *ctx, dlg_layer *l, void *state)
     return cpu_prim_exec(ctx, &s->bwd, ptrs, l->ws);
 }
 
-const dlg_kernels dlg_cpu_bn = {bn_setup, bn_forward, bn_backward, bn_destroy, bn_accepts, true};
+const dlg_kernels dlg_cpu_bn = {bn_setup,   bn_forward, bn_backward, bn_destroy,
+                                bn_accepts, true,       true};

@@ -136,7 +136,7 @@ static int pool_backward(void *ctx, dlg_layer *l, void *state)
 }
 
 const dlg_kernels dlg_cpu_pool = {pool_setup,   pool_forward, pool_backward,
-                                  pool_destroy, pool_accepts, true};
+                                  pool_destroy, pool_accepts, true, false};
 
 static int lrn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                      size_t errlen)
@@ -181,4 +181,5 @@ static int lrn_backward(void *ctx, dlg_layer *l, void *state)
     return cpu_prim_exec(ctx, &((pool_state *)state)->bwd, ptrs, l->ws);
 }
 
-const dlg_kernels dlg_cpu_lrn = {lrn_setup, pool_forward, lrn_backward, pool_destroy, NULL, true};
+const dlg_kernels dlg_cpu_lrn = {lrn_setup,    pool_forward, lrn_backward,
+                                 pool_destroy, NULL,         true, false};

@@ -64,10 +64,17 @@ static int bn_forward(void *ctx, dlg_layer *l, void *state)
         for (int64_t n = 0; n < N; n++)
             for (int64_t i = 0; i < HW; i++) {
                 int64_t k = (n * C + c) * HW + i;
-                y[k] = (float)(gamma[c] * (x[k] - mean) * st->invstd[c] + beta[c]);
+                double v = gamma[c] * (x[k] - mean) * st->invstd[c] + beta[c];
+                y[k] = (float)(l->p.bn.relu && v < 0 ? 0 : v);
             }
     }
     return 0;
+}
+
+/* The output gradient, masked by a fused ReLU's y > 0. */
+static inline double bn_dy(const dlg_layer *l, const float *dy, int64_t k)
+{
+    return l->p.bn.relu && !(F(l->top[0])[k] > 0) ? 0.0 : dy[k];
 }
 
 /* Uses the statistics of the preceding forward, as frameworks do. */
@@ -82,8 +89,9 @@ static int bn_backward(void *ctx, dlg_layer *l, void *state)
         for (int64_t n = 0; n < N; n++)
             for (int64_t i = 0; i < HW; i++) {
                 int64_t k = (n * C + c) * HW + i;
-                dg += dy[k] * (x[k] - mean) * is;
-                db += dy[k];
+                double d = bn_dy(l, dy, k);
+                dg += d * (x[k] - mean) * is;
+                db += d;
             }
         if (l->param_grad) {
             G(l->param[0])[c] = (float)dg;
@@ -98,15 +106,19 @@ static int bn_backward(void *ctx, dlg_layer *l, void *state)
                 double xhat = (x[k] - mean) * is;
                 dx[k] =
                     l->train
-                        ? (float)(gamma[c] * is / (double)M * ((double)M * dy[k] - db - xhat * dg))
-                        : (float)(gamma[c] * is * dy[k]);
+                        ? (float)(gamma[c] * is / (double)M *
+                                  ((double)M * bn_dy(l, dy, k) - db - xhat * dg))
+                        : (float)(gamma[c] * is * bn_dy(l, dy, k));
             }
     }
     return 0;
 }
 
-const dlg_kernels dlg_ref_bn = {
-    .setup = bn_setup, .forward = bn_forward, .backward = bn_backward, .destroy = bn_destroy};
+const dlg_kernels dlg_ref_bn = {.setup = bn_setup,
+                                .forward = bn_forward,
+                                .backward = bn_backward,
+                                .destroy = bn_destroy,
+                                .fuses_relu = true};
 
 /* Softmax over channels at every (n, h, w). */
 static int softmax_forward(void *ctx, dlg_layer *l, void *state)
