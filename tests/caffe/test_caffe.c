@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "caffe_run.h"
+#include "workload_run.h"
 
 /* Published parameter counts of the Caffe definitions (see
  * tests/nn/test_nn_models.c): BVLC AlexNet at 227, VGG16, ResNet-50 v1.5,
@@ -17,13 +17,13 @@
 static void params(const char *model, double mparams)
 {
     const char *ov[] = {"mode=infer", "batch=1", NULL};
-    cr_result r;
-    cr_run("caffe.so", model, ov, 1, &r);
+    wr_result r;
+    wr_run("caffe.so", model, ov, 1, &r);
     assert_int_equal(r.setup_rc, 0);
     assert_int_equal(r.step_rc, 0);
-    double p = cr_num(&r, "params") / 1e6;
+    double p = wr_double(&r, "params") / 1e6;
     printf("  %s: %.3f M params (published %.1f), %.3g FLOP/image\n", model, p, mparams,
-           cr_num(&r, "flops_per_item"));
+           wr_double(&r, "flops_per_item"));
     assert_true(fabs(p / mparams - 1) < 0.01);
 }
 
@@ -37,16 +37,16 @@ static void test_flops(void **st)
 {
     const char *inf[] = {"mode=infer", "batch=1", "crop=67", "classes=10", NULL};
     const char *tr[] = {"mode=train", "batch=1", "crop=67", "classes=10", NULL};
-    cr_result a, b;
-    cr_run("caffe.so", "alexnet", inf, 2, &a);
-    cr_run("caffe.so", "alexnet", tr, 2, &b);
+    wr_result a, b;
+    wr_run("caffe.so", "alexnet", inf, 2, &a);
+    wr_run("caffe.so", "alexnet", tr, 2, &b);
     assert_int_equal(a.setup_rc, 0);
     assert_int_equal(b.setup_rc, 0);
-    assert_true(cr_num(&a, "flops_per_item") > 1e8);
-    assert_true(fabs(cr_num(&b, "flops_per_item") / cr_num(&a, "flops_per_item") - 3) < 1e-9);
-    assert_true(cr_num(&a, "gflops") > 0);
-    assert_true(cr_num(&a, "pct_peak") > 0 && cr_num(&a, "pct_peak") < 100);
-    assert_non_null(strstr(cr_str(&a, "peak_source"), "FLOP/cycle"));
+    assert_true(wr_double(&a, "flops_per_item") > 1e8);
+    assert_true(fabs(wr_double(&b, "flops_per_item") / wr_double(&a, "flops_per_item") - 3) < 1e-9);
+    assert_true(wr_double(&a, "gflops") > 0);
+    assert_true(wr_double(&a, "pct_peak") > 0 && wr_double(&a, "pct_peak") < 100);
+    assert_non_null(strstr(wr_field(&a, "peak_source"), "FLOP/cycle"));
 }
 
 /* A fixed synthetic batch with random labels is memorised: the loss of a
@@ -56,21 +56,21 @@ static void test_flops(void **st)
 static void test_learns_fixed_batch(void **st)
 {
     const char *ov[] = {"batch=4", "crop=32", "classes=10", "lr=0.01", NULL};
-    cr_result r;
-    cr_run("caffe.so", "resnet50", ov, 20, &r);
+    wr_result r;
+    wr_run("caffe.so", "resnet50", ov, 20, &r);
     assert_int_equal(r.setup_rc, 0);
     assert_int_equal(r.step_rc, 0);
-    double loss = cr_num(&r, "loss");
+    double loss = wr_double(&r, "loss");
     printf("  resnet50 loss after 20 steps on one batch: %.4f (ln 10 = 2.3026)\n", loss);
     assert_true(isfinite(loss));
     assert_true(loss < 0.5);
-    assert_true(cr_num(&r, "top1") >= 0.75);
+    assert_true(wr_double(&r, "top1") >= 0.75);
 }
 
 static void bad(const char *model, const char *const *ov, const char *want)
 {
-    cr_result r;
-    cr_run("caffe.so", model, ov, 1, &r);
+    wr_result r;
+    wr_run("caffe.so", model, ov, 1, &r);
     printf("  %s\n", r.error);
     assert_true(r.setup_rc < 0);
     assert_non_null(strstr(r.error, want));
