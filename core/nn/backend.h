@@ -32,6 +32,9 @@ typedef struct dlg_kernels {
     /* Batch norm only: honours dlg_bn_param.relu, so the planner may fold
      * a ReLU that alone reads the output into it (one pass, one blob less). */
     bool fuses_relu;
+    /* Backward reads no bottom / no top data, so a training plan may reuse
+     * that memory once forward is done with it.  Both false: reads all. */
+    bool bwd_no_bottom_data, bwd_no_top_data;
 } dlg_kernels;
 
 typedef struct dlg_backend {

@@ -4,8 +4,11 @@
  * producer's backward (which reads it).  Buffers whose lifetimes do not
  * overlap share one arena region, placed greedily by size (largest first,
  * best-fitting gap), as TFLite's planner does.  Net inputs, outputs (blobs
- * nobody reads), the loss, params and blobs marked "keep" are never shared,
- * and training keeps every activation, since backward reads them. */
+ * nobody reads), the loss, params and blobs marked "keep" are never shared.
+ * Training keeps every activation some backward kernel reads (kernels say
+ * which they do not: bwd_no_bottom_data / bwd_no_top_data); the others,
+ * e.g. the input of a ReLU that differentiates from its output, share as
+ * in inference. */
 #include "net.h"
 
 #include <stdlib.h>
@@ -90,24 +93,48 @@ static void last_readers(const dlg_net *net, int *last)
     }
 }
 
+static int base_of(const dlg_net *net, int b)
+{
+    return net->blobs[b].alias_of >= 0 ? net->blobs[b].alias_of : b;
+}
+
+/* need[b]: some backward that runs reads blob b's (or an alias's) data. */
+static void backward_reads(const dlg_net *net, bool *need)
+{
+    for (int b = 0; b < net->nblobs; b++)
+        need[b] = false;
+    for (int i = 0; i < net->nnodes; i++) {
+        const dlg_node *n = &net->nodes[i];
+        if (!n->need_backward || n->fused)
+            continue;
+        for (int j = 0; j < n->l.nbottom && !n->k->bwd_no_bottom_data; j++)
+            need[base_of(net, n->bottoms[j])] = true;
+        for (int t = 0; t < n->l.ntop && !n->k->bwd_no_top_data; t++)
+            need[base_of(net, n->tops[t])] = true;
+    }
+}
+
 static bool shareable(const dlg_blob *b, bool keep_all)
 {
     return !keep_all && !b->keep && !b->is_param && !b->is_input && b->producer >= 0;
 }
 
-/* Lifetimes: data of an inference net (which == DLG_DATA) or diffs of a
- * training net, in steps of forward or of backward. */
+/* Lifetimes of data (which == DLG_DATA; in training only data no backward
+ * reads), in forward steps, or of a training net's diffs, in backward steps. */
 static int collect(const dlg_net *net, dlg_which which, span *s)
 {
     int *last = malloc((size_t)net->nblobs * sizeof(int));
     int *first_bw = malloc((size_t)net->nblobs * sizeof(int));
+    bool *need = malloc((size_t)net->nblobs * sizeof(bool));
     int n = 0;
-    if (!last || !first_bw) {
+    if (!last || !first_bw || !need) {
         free(last);
         free(first_bw);
+        free(need);
         return -1;
     }
     last_readers(net, last);
+    backward_reads(net, need);
     /* the first backward step touching a diff: its earliest-run reader */
     for (int b = 0; b < net->nblobs; b++)
         first_bw[b] = -1;
@@ -118,7 +145,7 @@ static int collect(const dlg_net *net, dlg_which which, span *s)
         const dlg_blob *bl = &net->blobs[b];
         if (!shareable(bl, net->keep_all) || bl->dead)
             continue;
-        if (which == DLG_DATA && bl->alias_of < 0 && last[b] >= 0)
+        if (which == DLG_DATA && bl->alias_of < 0 && last[b] >= 0 && !(net->train && need[b]))
             s[n++] = (span){b, bl->producer, last[b], blob_bytes(bl), 0};
         else if (which == DLG_DIFF && bl->needs_grad && first_bw[b] >= 0)
             s[n++] = (span){b, net->nnodes - 1 - first_bw[b], net->nnodes - 1 - bl->producer,
@@ -126,6 +153,7 @@ static int collect(const dlg_net *net, dlg_which which, span *s)
     }
     free(last);
     free(first_bw);
+    free(need);
     return n;
 }
 
@@ -171,7 +199,9 @@ out:
 int dlg_net_alloc_blobs(dlg_net *net)
 {
     const dlg_backend *bk = net->bk;
-    int rc = share(net, net->train ? DLG_DIFF : DLG_DATA);
+    int rc = share(net, DLG_DATA);
+    if (!rc && net->train)
+        rc = share(net, DLG_DIFF);
     if (rc)
         return rc;
     for (int pass = 0; pass < 2; pass++)

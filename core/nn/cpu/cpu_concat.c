@@ -123,5 +123,11 @@ static int concat_backward(void *ctx, dlg_layer *l, void *state)
     return rc;
 }
 
-const dlg_kernels dlg_cpu_concat = {concat_setup,   concat_forward, concat_backward,
-                                    concat_destroy, concat_accepts, true, false};
+const dlg_kernels dlg_cpu_concat = {.setup = concat_setup,
+                                    .forward = concat_forward,
+                                    .backward = concat_backward,
+                                    .destroy = concat_destroy,
+                                    .accepts = concat_accepts,
+                                    .any_layout = true,
+                                    .bwd_no_bottom_data = true,
+                                    .bwd_no_top_data = true};

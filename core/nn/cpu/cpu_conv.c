@@ -159,8 +159,12 @@ static int conv_backward(void *ctx, dlg_layer *l, void *state)
     return rc;
 }
 
-const dlg_kernels dlg_cpu_conv = {conv_setup,   conv_forward, conv_backward,
-                                  conv_destroy, NULL,         true, false};
+const dlg_kernels dlg_cpu_conv = {.setup = conv_setup,
+                                  .forward = conv_forward,
+                                  .backward = conv_backward,
+                                  .destroy = conv_destroy,
+                                  .any_layout = true,
+                                  .bwd_no_top_data = true};
 
 /* Inner product.  A plain input is seen flattened (N x CHW, gemm); an
  * input in a blocked layout is read as it is, with 4-d weights. */
@@ -242,5 +246,8 @@ static int fc_backward(void *ctx, dlg_layer *l, void *state)
 
 /* any_layout false: a blocked input would need its 4-d weights reordered on
  * every call (VGG16's fc6: 411 MB of scratch); plain input keeps them plain. */
-const dlg_kernels dlg_cpu_fc = {fc_setup,     fc_forward, fc_backward,
-                                conv_destroy, NULL,       false, false};
+const dlg_kernels dlg_cpu_fc = {.setup = fc_setup,
+                                .forward = fc_forward,
+                                .backward = fc_backward,
+                                .destroy = conv_destroy,
+                                .bwd_no_top_data = true};

@@ -191,5 +191,7 @@ static int lstm_backward(void *ctx, dlg_layer *l, void *state)
     return cpu_prim_exec(ctx, &s->bwd, p, l->ws);
 }
 
-const dlg_kernels dlg_cpu_lstm = {lstm_setup, lstm_forward, lstm_backward, lstm_destroy, NULL,
-                                  false, false};
+const dlg_kernels dlg_cpu_lstm = {.setup = lstm_setup,
+                                  .forward = lstm_forward,
+                                  .backward = lstm_backward,
+                                  .destroy = lstm_destroy};

@@ -43,10 +43,12 @@ static int relu_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
     dnnl_memory_desc_t md = x->layout ? cpu_tensor_md(x) : cpu_md(1, &x->count, dnnl_x), top;
     dnnl_eltwise_desc_t fd, bd;
     bool bwd = l->backward && l->prop_down[0];
+    /* backward from the output, so the input need not outlive forward */
+    dnnl_alg_kind_t alg = dnnl_eltwise_relu_use_dst_for_bwd;
     dnnl_status_t st = dnnl_eltwise_forward_desc_init(
-        &fd, bwd ? dnnl_forward_training : dnnl_forward_inference, dnnl_eltwise_relu, &md, 0, 0);
+        &fd, bwd ? dnnl_forward_training : dnnl_forward_inference, alg, &md, 0, 0);
     if (st == dnnl_success && bwd)
-        st = dnnl_eltwise_backward_desc_init(&bd, dnnl_eltwise_relu, &md, &md, 0, 0);
+        st = dnnl_eltwise_backward_desc_init(&bd, alg, &md, &md, 0, 0);
     if (st != dnnl_success)
         return cpu_fail(st, "eltwise desc", err, errlen);
     prims *s = calloc(1, sizeof *s);
@@ -56,8 +58,8 @@ static int relu_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
     if (!x->layout)
         l->top[0]->layout = NULL;
     int fa[2] = {DNNL_ARG_SRC, DNNL_ARG_DST},
-        ba[3] = {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_SRC};
-    const dnnl_memory_desc_t *fm[2] = {&md, &top}, *bm[3] = {&md, &top, &md};
+        ba[3] = {DNNL_ARG_DST, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_SRC};
+    const dnnl_memory_desc_t *fm[2] = {&md, &top}, *bm[3] = {&top, &top, &md};
     int rc = cpu_prim_create(ctx, &s->fwd, &fd, NULL, err, errlen);
     if (!rc)
         rc = args(ctx, &s->fwd, fa, fm, 2, 1, err, errlen);
@@ -83,12 +85,16 @@ static int relu_forward(void *ctx, dlg_layer *l, void *state)
 
 static int relu_backward(void *ctx, dlg_layer *l, void *state)
 {
-    void *ptrs[3] = {l->bottom[0]->data, l->top[0]->diff, l->bottom[0]->diff};
+    void *ptrs[3] = {l->top[0]->data, l->top[0]->diff, l->bottom[0]->diff};
     return cpu_prim_exec(ctx, &((prims *)state)->bwd, ptrs, l->ws);
 }
 
-const dlg_kernels dlg_cpu_relu = {relu_setup,    relu_forward, relu_backward,
-                                  prims_destroy, NULL,         true, false};
+const dlg_kernels dlg_cpu_relu = {.setup = relu_setup,
+                                  .forward = relu_forward,
+                                  .backward = relu_backward,
+                                  .destroy = prims_destroy,
+                                  .any_layout = true,
+                                  .bwd_no_bottom_data = true};
 
 static bool softmax_accepts(const dlg_layer *l) { return l->bottom[0]->shape.ndim == 4; }
 
@@ -139,8 +145,11 @@ static int softmax_backward(void *ctx, dlg_layer *l, void *state)
     return cpu_prim_exec(ctx, &((prims *)state)->bwd, ptrs, l->ws);
 }
 
-const dlg_kernels dlg_cpu_softmax = {softmax_setup, softmax_forward, softmax_backward,
-                                     prims_destroy, softmax_accepts, false, false};
+const dlg_kernels dlg_cpu_softmax = {.setup = softmax_setup,
+                                     .forward = softmax_forward,
+                                     .backward = softmax_backward,
+                                     .destroy = prims_destroy,
+                                     .accepts = softmax_accepts};
 
 /* dst = sum of n sources, each in its own layout (copies and reductions
  * in one oneDNN primitive). */
@@ -221,8 +230,13 @@ static int add_backward(void *ctx, dlg_layer *l, void *state)
     return rc;
 }
 
-const dlg_kernels dlg_cpu_add = {add_setup,     add_forward, add_backward,
-                                 prims_destroy, NULL,        true, false};
+const dlg_kernels dlg_cpu_add = {.setup = add_setup,
+                                 .forward = add_forward,
+                                 .backward = add_backward,
+                                 .destroy = prims_destroy,
+                                 .any_layout = true,
+                                 .bwd_no_bottom_data = true,
+                                 .bwd_no_top_data = true};
 
 /* Split outputs alias the input (same data, same layout); backward sums
  * their gradients. */
@@ -266,5 +280,11 @@ static int split_backward(void *ctx, dlg_layer *l, void *state)
     return cpu_prim_exec(ctx, &((prims *)state)->bwd, ptrs, l->ws);
 }
 
-const dlg_kernels dlg_cpu_split = {split_setup,   split_forward, split_backward,
-                                   prims_destroy, split_accepts, true, false};
+const dlg_kernels dlg_cpu_split = {.setup = split_setup,
+                                   .forward = split_forward,
+                                   .backward = split_backward,
+                                   .destroy = prims_destroy,
+                                   .accepts = split_accepts,
+                                   .any_layout = true,
+                                   .bwd_no_bottom_data = true,
+                                   .bwd_no_top_data = true};

@@ -167,5 +167,10 @@ static int bn_backward(void *ctx, dlg_layer *l, void *state)
     return cpu_prim_exec(ctx, &s->bwd, ptrs, l->ws);
 }
 
-const dlg_kernels dlg_cpu_bn = {bn_setup,   bn_forward, bn_backward, bn_destroy,
-                                bn_accepts, true,       true};
+const dlg_kernels dlg_cpu_bn = {.setup = bn_setup,
+                                .forward = bn_forward,
+                                .backward = bn_backward,
+                                .destroy = bn_destroy,
+                                .accepts = bn_accepts,
+                                .any_layout = true,
+                                .fuses_relu = true};

@@ -135,8 +135,12 @@ static int pool_backward(void *ctx, dlg_layer *l, void *state)
     return cpu_prim_exec(ctx, &((pool_state *)state)->bwd, ptrs, l->ws);
 }
 
-const dlg_kernels dlg_cpu_pool = {pool_setup,   pool_forward, pool_backward,
-                                  pool_destroy, pool_accepts, true, false};
+const dlg_kernels dlg_cpu_pool = {.setup = pool_setup,
+                                  .forward = pool_forward,
+                                  .backward = pool_backward,
+                                  .destroy = pool_destroy,
+                                  .accepts = pool_accepts,
+                                  .any_layout = true};
 
 static int lrn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                      size_t errlen)
@@ -181,5 +185,8 @@ static int lrn_backward(void *ctx, dlg_layer *l, void *state)
     return cpu_prim_exec(ctx, &((pool_state *)state)->bwd, ptrs, l->ws);
 }
 
-const dlg_kernels dlg_cpu_lrn = {lrn_setup,    pool_forward, lrn_backward,
-                                 pool_destroy, NULL,         true, false};
+const dlg_kernels dlg_cpu_lrn = {.setup = lrn_setup,
+                                 .forward = pool_forward,
+                                 .backward = lrn_backward,
+                                 .destroy = pool_destroy,
+                                 .any_layout = true};
