@@ -112,3 +112,24 @@ int sink_fsync(const struct dlg_host *h, int fd, const char *path)
         return h->error(h, DLG_EIO, "%s: fsync failed: %s", path, strerror(errno));
     return 0;
 }
+
+int sink_open_append(const struct dlg_host *h, const char *sink_name, const struct dlg_value *path_opt,
+                     int access, int *fd, char **path_copy)
+{
+    const char *path = path_opt->text;
+    if (!path_opt->set || !path || !*path)
+        return h->error(h, DLG_EINVAL, "sink %s: path is required", sink_name);
+    int e = sink_mkdir_parents(path);
+    if (e)
+        return h->error(h, DLG_EIO, "%s: cannot create its directory: %s", path, strerror(e));
+    if (!(*path_copy = strdup(path)))
+        return h->error(h, DLG_ENOMEM, "sink %s: out of memory", sink_name);
+    *fd = open(path, access | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    if (*fd < 0) {
+        e = errno;
+        free(*path_copy);
+        *path_copy = NULL;
+        return h->error(h, DLG_EIO, "%s: cannot open for writing: %s", path, strerror(e));
+    }
+    return 0;
+}

@@ -24,4 +24,12 @@ int sink_read_file(const char *path, char **out, size_t *len);
 struct dlg_host;
 int sink_fsync(const struct dlg_host *h, int fd, const char *path);
 
+/* Opens a sink's results file for appending (access: O_WRONLY or O_RDWR),
+ * creating it and its directories: the `path` option must be set.  On
+ * success *fd and *path_copy (strdup'ed) are the caller's; else -code after
+ * reporting through the host. */
+struct dlg_value;
+int sink_open_append(const struct dlg_host *h, const char *sink_name, const struct dlg_value *path_opt,
+                     int access, int *fd, char **path_copy);
+
 #endif

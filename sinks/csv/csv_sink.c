@@ -63,23 +63,14 @@ static void csv_close(void *state)
 
 static int csv_open(const dlg_host *h, const dlg_value *opts, const char *name, void **state)
 {
-    const char *path = opts[OPT_PATH].text;
-    if (!opts[OPT_PATH].set || !path || !*path)
-        return h->error(h, DLG_EINVAL, "sink %s: path is required", name);
-    int e = sink_mkdir_parents(path);
-    if (e)
-        return h->error(h, DLG_EIO, "%s: cannot create its directory: %s", path, strerror(e));
     csv_sink *s = calloc(1, sizeof *s);
-    if (!s || !(s->path = strdup(path))) {
-        free(s);
+    if (!s)
         return h->error(h, DLG_ENOMEM, "sink %s: out of memory", name);
-    }
     s->h = h;
-    s->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
-    if (s->fd < 0) {
-        e = errno;
-        csv_close(s);
-        return h->error(h, DLG_EIO, "%s: cannot open for writing: %s", path, strerror(e));
+    int rc = sink_open_append(h, name, &opts[OPT_PATH], O_RDWR, &s->fd, &s->path);
+    if (rc < 0) {
+        free(s);
+        return rc;
     }
     *state = s;
     return 0;
