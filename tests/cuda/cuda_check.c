@@ -260,7 +260,8 @@ static int run_case(const lcase *c, const char *backend, double tol, uint64_t se
     dlg_net_create(&p.dev, c->name);
     c->build(p.ref, &io_r);
     c->build(p.dev, &io_d);
-    dlg_plan_opts o = {.backend = "ref", .train = true, .seed = seed, .input_grads = true};
+    dlg_plan_opts o = {.backend = "ref", .train = true, .seed = seed, .input_grads = true,
+                       .keep_all = true}; /* every blob is compared */
     int fails = 0;
     bool bf16 = strstr(backend, "bf16") != NULL;
     double worst = 0;
