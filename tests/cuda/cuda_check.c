@@ -9,7 +9,7 @@
  *        prints "bench model mode backend batch img/s ms/step energy_j/img"
  *   cuda_check nodevice   exit 0 iff auto falls back and cuda:0 fails cleanly
  * Exit: 0 pass, 1 fail, 77 no CUDA device. */
-#include "cuda/cuda_bf16_cvt.h"
+#include "cuda/cuda_half_cvt.h"
 #include "cuda/cuda_device.h"
 #include "gpu_nvml.h"
 

@@ -2,7 +2,7 @@
  * algorithm cache file, device/precision selection, the GPU peak table and
  * NVML being absent. */
 #include "cuda/cuda_algo_cache.h"
-#include "cuda/cuda_bf16_cvt.h"
+#include "cuda/cuda_half_cvt.h"
 #include "cuda/cuda_device.h"
 #include "gpu_nvml.h"
 #include "gpu_sampler.h"

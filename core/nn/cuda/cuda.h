@@ -6,7 +6,7 @@
  * "cuda-tf32", "cuda-tf32:N" (TF32 tensor-core math for conv and fc) and
  * "cuda-bf16", "cuda-bf16:N" (bf16 mixed precision: activations and their
  * gradients stored as bf16, params, their gradients and all arithmetic in
- * fp32; see cuda_bf16.h).
+ * fp32; see cuda_half.h).
  * Options that dlg_backend_opts cannot carry yet come from the
  * environment, read once at open():
  *   DLG_CUDA_ALGO_CACHE=path     conv algorithm choices kept on disk
@@ -56,7 +56,7 @@ extern const dlg_kernels dlg_cuda_conv, dlg_cuda_fc, dlg_cuda_pool, dlg_cuda_lrn
 
 /* A one-line note on stderr, once per context and kind: a faster path
  * that cuDNN refused (the run goes on, slower, on the fallback). */
-enum { DLG_CUDA_NOTE_FUSED_BIAS = 1, DLG_CUDA_NOTE_BF16_BN = 2 };
+enum { DLG_CUDA_NOTE_FUSED_BIAS = 1, DLG_CUDA_NOTE_HALF_BN = 2 };
 void dlg_cuda_note_once(dlg_cuda_ctx *c, unsigned kind, const char *msg);
 
 /* Batch norm's saved mean and inverse std (2 x C floats) in its state. */

@@ -1,7 +1,7 @@
 /* CUDA backend: context (device, stream, cuDNN/cuBLAS handles), device
  * memory, the fused SGD update and the backend tables by name. */
 #include "cuda.h"
-#include "cuda_bf16.h"
+#include "cuda_half.h"
 #include "cuda_device.h"
 
 #include <stdint.h>
@@ -378,27 +378,27 @@ DLG_CUDA_OPENS(7)
     }
 
 /* bf16: its own kernels, and host reads/writes that convert */
-#define DLG_CUDA_BF16_BACKEND(nm, openf)                                                       \
+#define DLG_CUDA_HALF_BACKEND(nm, openf)                                                       \
     {                                                                                          \
         .name = nm, .open = openf, .close = cuda_close, .alloc = cuda_alloc,                   \
         .free = cuda_free, .upload = cuda_upload, .download = cuda_download,                   \
         .zero = cuda_zero, .sync = cuda_sync, .bind = cuda_bind, .sgd = cuda_sgd,              \
-        .sgd_all = cuda_sgd_all, .read_opaque = dlg_cuda_bf_read,                              \
-        .write_opaque = dlg_cuda_bf_write,                                                     \
+        .sgd_all = cuda_sgd_all, .read_opaque = dlg_cuda_half_read,                              \
+        .write_opaque = dlg_cuda_half_write,                                                     \
         .kernels =                                                                             \
             {                                                                                  \
-                [DLG_L_CONV] = &dlg_cuda_conv_bf,                                              \
-                [DLG_L_POOL] = &dlg_cuda_pool_bf,                                              \
-                [DLG_L_LRN] = &dlg_cuda_staged_bf,                                             \
-                [DLG_L_RELU] = &dlg_cuda_relu_bf,                                              \
-                [DLG_L_BN] = &dlg_cuda_staged_bf,                                              \
-                [DLG_L_FC] = &dlg_cuda_fc_bf,                                                  \
-                [DLG_L_DROPOUT] = &dlg_cuda_dropout_bf,                                        \
-                [DLG_L_CONCAT] = &dlg_cuda_concat_bf,                                          \
-                [DLG_L_ADD] = &dlg_cuda_add_bf,                                                \
-                [DLG_L_SOFTMAX] = &dlg_cuda_staged_bf,                                         \
-                [DLG_L_LOSS] = &dlg_cuda_loss_bf,                                              \
-                [DLG_L_SPLIT] = &dlg_cuda_split_bf,                                            \
+                [DLG_L_CONV] = &dlg_cuda_conv_h,                                              \
+                [DLG_L_POOL] = &dlg_cuda_pool_h,                                              \
+                [DLG_L_LRN] = &dlg_cuda_staged_h,                                             \
+                [DLG_L_RELU] = &dlg_cuda_relu_h,                                              \
+                [DLG_L_BN] = &dlg_cuda_staged_h,                                              \
+                [DLG_L_FC] = &dlg_cuda_fc_h,                                                  \
+                [DLG_L_DROPOUT] = &dlg_cuda_dropout_h,                                        \
+                [DLG_L_CONCAT] = &dlg_cuda_concat_h,                                          \
+                [DLG_L_ADD] = &dlg_cuda_add_h,                                                \
+                [DLG_L_SOFTMAX] = &dlg_cuda_staged_h,                                         \
+                [DLG_L_LOSS] = &dlg_cuda_loss_h,                                              \
+                [DLG_L_SPLIT] = &dlg_cuda_split_h,                                            \
             },                                                                                 \
         .fallback = NULL,                                                                      \
     }
@@ -412,10 +412,10 @@ static const dlg_backend backends[3][DLG_CUDA_MAX_DEVICES] = {
      DLG_CUDA_BACKEND("cuda-tf32:2", open_t2), DLG_CUDA_BACKEND("cuda-tf32:3", open_t3),
      DLG_CUDA_BACKEND("cuda-tf32:4", open_t4), DLG_CUDA_BACKEND("cuda-tf32:5", open_t5),
      DLG_CUDA_BACKEND("cuda-tf32:6", open_t6), DLG_CUDA_BACKEND("cuda-tf32:7", open_t7)},
-    {DLG_CUDA_BF16_BACKEND("cuda-bf16:0", open_b0), DLG_CUDA_BF16_BACKEND("cuda-bf16:1", open_b1),
-     DLG_CUDA_BF16_BACKEND("cuda-bf16:2", open_b2), DLG_CUDA_BF16_BACKEND("cuda-bf16:3", open_b3),
-     DLG_CUDA_BF16_BACKEND("cuda-bf16:4", open_b4), DLG_CUDA_BF16_BACKEND("cuda-bf16:5", open_b5),
-     DLG_CUDA_BF16_BACKEND("cuda-bf16:6", open_b6), DLG_CUDA_BF16_BACKEND("cuda-bf16:7", open_b7)},
+    {DLG_CUDA_HALF_BACKEND("cuda-bf16:0", open_b0), DLG_CUDA_HALF_BACKEND("cuda-bf16:1", open_b1),
+     DLG_CUDA_HALF_BACKEND("cuda-bf16:2", open_b2), DLG_CUDA_HALF_BACKEND("cuda-bf16:3", open_b3),
+     DLG_CUDA_HALF_BACKEND("cuda-bf16:4", open_b4), DLG_CUDA_HALF_BACKEND("cuda-bf16:5", open_b5),
+     DLG_CUDA_HALF_BACKEND("cuda-bf16:6", open_b6), DLG_CUDA_HALF_BACKEND("cuda-bf16:7", open_b7)},
 };
 
 const dlg_backend *dlg_cuda_backend_find(const char *name)

@@ -1,6 +1,6 @@
 /* Convolution on cuDNN: descriptors and algorithms chosen once at plan
  * time (measured with cudnnFind*, cached by shape), then only executed. */
-#include "cuda_bf16.h"
+#include "cuda_half.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +19,8 @@ typedef struct conv_state {
     cudnnActivationDescriptor_t ident;
     bool fuse_bias;
     /* bf16: staging, bf16 weight copy (made in forward), bf16 weight grad */
-    dlg_bf_io io;
-    dlg_bf16 *wbf, *dwbf;
+    dlg_half_io io;
+    dlg_half *wh, *dwh;
 } conv_state;
 
 static void conv_destroy(void *ctx, void *vs)
@@ -36,11 +36,11 @@ static void conv_destroy(void *ctx, void *vs)
         cudnnDestroyActivationDescriptor(s->ident);
     for (int i = 0; i < 3; i++)
         cudnnDestroyConvolutionDescriptor(s->cd[i]);
-    if (s->wbf)
-        cudaFree(s->wbf);
-    if (s->dwbf)
-        cudaFree(s->dwbf);
-    dlg_bf_io_free(&s->io);
+    if (s->wh)
+        cudaFree(s->wh);
+    if (s->dwh)
+        cudaFree(s->dwh);
+    dlg_half_io_free(&s->io);
     free(s);
 }
 
@@ -262,19 +262,19 @@ const dlg_kernels dlg_cuda_conv = {
     .setup = conv_setup, .forward = conv_forward, .backward = conv_backward, .destroy = conv_destroy};
 
 /* ---- bf16: bf16 tensors and weight copy, fp32 accumulation (compute type) ---- */
-static int conv_setup_bf(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
+static int conv_setup_h(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                          size_t errlen)
 {
     int rc = conv_setup(ctx, l, state, ws, err, errlen);
     if (rc < 0)
         return rc;
     conv_state *s = *state;
-    size_t wb = (size_t)l->param[0]->count * sizeof(dlg_bf16);
-    rc = dlg_bf_io_setup(l, &s->io, 0, true, err, errlen);
+    size_t wb = (size_t)l->param[0]->count * sizeof(dlg_half);
+    rc = dlg_half_io_setup(l, &s->io, 0, true, err, errlen);
     if (!rc)
-        rc = dlg_cuda_err(cudaMalloc((void **)&s->wbf, wb), "conv bf16 weights", err, errlen);
+        rc = dlg_cuda_err(cudaMalloc((void **)&s->wh, wb), "conv bf16 weights", err, errlen);
     if (!rc && l->backward && l->param_grad)
-        rc = dlg_cuda_err(cudaMalloc((void **)&s->dwbf, wb), "conv bf16 weight grad", err, errlen);
+        rc = dlg_cuda_err(cudaMalloc((void **)&s->dwh, wb), "conv bf16 weight grad", err, errlen);
     if (rc < 0) {
         conv_destroy(ctx, s);
         *state = NULL;
@@ -282,55 +282,55 @@ static int conv_setup_bf(void *ctx, const dlg_layer *l, void **state, size_t *ws
     return rc;
 }
 
-static int conv_forward_bf(void *ctx, dlg_layer *l, void *vs)
+static int conv_forward_h(void *ctx, dlg_layer *l, void *vs)
 {
     dlg_cuda_ctx *c = ctx;
     conv_state *s = vs;
     const float one = 1.f, zero = 0.f;
     const dlg_shape *ys = &l->top[0]->shape;
-    dlg_bf16 *y = dlg_bf_y(l, &s->io, 0);
-    int rc = dlg_bf_pre_fwd(c, l, &s->io);
+    dlg_half *y = dlg_half_y(l, &s->io, 0);
+    int rc = dlg_half_pre_fwd(c, l, &s->io);
     if (!rc)
-        rc = dlg_cuda_ok((cudaError_t)dlg_cuk_f2bf(c->stream, CF(l->param[0]), s->wbf,
+        rc = dlg_cuda_ok((cudaError_t)dlg_cuk_f2h(c->stream, CF(l->param[0]), s->wh,
                                                    l->param[0]->count));
     if (!rc)
-        rc = dlg_cudnn_ok(cudnnConvolutionForward(c->dnn, &one, s->x, dlg_bf_x(l, &s->io, 0), s->w,
-                                                  s->wbf, s->cd[0], s->fwd, l->ws, s->ws, &zero,
+        rc = dlg_cudnn_ok(cudnnConvolutionForward(c->dnn, &one, s->x, dlg_half_x(l, &s->io, 0), s->w,
+                                                  s->wh, s->cd[0], s->fwd, l->ws, s->ws, &zero,
                                                   s->y, y));
     if (!rc && l->p.conv.bias)
-        rc = dlg_cuda_ok((cudaError_t)dlg_cuk_bias_nchw_bf(c->stream, y, CF(l->param[1]), ys->d[0],
+        rc = dlg_cuda_ok((cudaError_t)dlg_cuk_bias_nchw_h(c->stream, y, CF(l->param[1]), ys->d[0],
                                                            ys->d[1], ys->d[2] * ys->d[3]));
-    return rc ? rc : dlg_bf_post_fwd(c, l, &s->io);
+    return rc ? rc : dlg_half_post_fwd(c, l, &s->io);
 }
 
-static int conv_backward_bf(void *ctx, dlg_layer *l, void *vs)
+static int conv_backward_h(void *ctx, dlg_layer *l, void *vs)
 {
     dlg_cuda_ctx *c = ctx;
     conv_state *s = vs;
     const float one = 1.f, zero = 0.f;
     const dlg_shape *ys = &l->top[0]->shape;
-    dlg_bf16 *dy = dlg_bf_dy(l, &s->io, 0);
-    int rc = dlg_bf_pre_bwd(c, l, &s->io);
+    dlg_half *dy = dlg_half_dy(l, &s->io, 0);
+    int rc = dlg_half_pre_bwd(c, l, &s->io);
     if (!rc && l->param_grad) {
         rc = dlg_cudnn_ok(cudnnConvolutionBackwardFilter(
-            c->dnn, &one, s->x, dlg_bf_x(l, &s->io, 0), s->y, dy, s->cd[2], s->bwd_filter, l->ws,
-            s->ws, &zero, s->w, s->dwbf));
+            c->dnn, &one, s->x, dlg_half_x(l, &s->io, 0), s->y, dy, s->cd[2], s->bwd_filter, l->ws,
+            s->ws, &zero, s->w, s->dwh));
         if (!rc)
-            rc = dlg_cuda_ok((cudaError_t)dlg_cuk_bf2f(c->stream, s->dwbf, CG(l->param[0]),
+            rc = dlg_cuda_ok((cudaError_t)dlg_cuk_h2f(c->stream, s->dwh, CG(l->param[0]),
                                                        l->param[0]->count));
         if (!rc && l->p.conv.bias)
-            rc = dlg_cuda_ok((cudaError_t)dlg_cuk_bias_grad_nchw_bf(
+            rc = dlg_cuda_ok((cudaError_t)dlg_cuk_bias_grad_nchw_h(
                 c->stream, dy, CG(l->param[1]), ys->d[0], ys->d[1], ys->d[2] * ys->d[3]));
     }
     if (!rc && l->prop_down[0])
-        rc = dlg_cudnn_ok(cudnnConvolutionBackwardData(c->dnn, &one, s->w, s->wbf, s->y, dy,
+        rc = dlg_cudnn_ok(cudnnConvolutionBackwardData(c->dnn, &one, s->w, s->wh, s->y, dy,
                                                        s->cd[1], s->bwd_data, l->ws, s->ws, &zero,
-                                                       s->x, dlg_bf_dx(l, &s->io, 0)));
-    return rc ? rc : dlg_bf_post_bwd(c, l, &s->io);
+                                                       s->x, dlg_half_dx(l, &s->io, 0)));
+    return rc ? rc : dlg_half_post_bwd(c, l, &s->io);
 }
 
-const dlg_kernels dlg_cuda_conv_bf = {.setup = conv_setup_bf,
-                                      .forward = conv_forward_bf,
-                                      .backward = conv_backward_bf,
+const dlg_kernels dlg_cuda_conv_h = {.setup = conv_setup_h,
+                                      .forward = conv_forward_h,
+                                      .backward = conv_backward_h,
                                       .destroy = conv_destroy,
                                       .any_layout = true};

@@ -439,50 +439,50 @@ int dlg_cuk_loss_bwd(dlg_cu_stream s, const float *x, const float *labels, const
     return launched();
 }
 
-int dlg_cuk_f2bf(dlg_cu_stream s, const float *x, dlg_bf16 *y, int64_t n)
+int dlg_cuk_f2h(dlg_cu_stream s, const float *x, dlg_half *y, int64_t n)
 {
     k_cvt<<<blocks_for(n), kThreads, 0, s>>>(x, (bf *)y, n);
     return launched();
 }
-int dlg_cuk_bf2f(dlg_cu_stream s, const dlg_bf16 *x, float *y, int64_t n)
+int dlg_cuk_h2f(dlg_cu_stream s, const dlg_half *x, float *y, int64_t n)
 {
     k_cvt<<<blocks_for(n), kThreads, 0, s>>>((const bf *)x, y, n);
     return launched();
 }
-int dlg_cuk_relu_fwd_bf(dlg_cu_stream s, const dlg_bf16 *x, dlg_bf16 *y, int64_t n)
+int dlg_cuk_relu_fwd_h(dlg_cu_stream s, const dlg_half *x, dlg_half *y, int64_t n)
 {
     k_relu_fwd_bf<<<blocks_for(n), kThreads, 0, s>>>((const bf *)x, (bf *)y, n);
     return launched();
 }
-int dlg_cuk_relu_bwd_bf(dlg_cu_stream s, const dlg_bf16 *x, const dlg_bf16 *dy, dlg_bf16 *dx,
+int dlg_cuk_relu_bwd_h(dlg_cu_stream s, const dlg_half *x, const dlg_half *dy, dlg_half *dx,
                         int64_t n)
 {
     k_relu_bwd_bf<<<blocks_for(n), kThreads, 0, s>>>((const bf *)x, (const bf *)dy, (bf *)dx, n);
     return launched();
 }
-int dlg_cuk_add_bf(dlg_cu_stream s, const dlg_bf16 *a, const dlg_bf16 *b, dlg_bf16 *y, int64_t n)
+int dlg_cuk_add_h(dlg_cu_stream s, const dlg_half *a, const dlg_half *b, dlg_half *y, int64_t n)
 {
     k_add_bf<<<blocks_for(n), kThreads, 0, s>>>((const bf *)a, (const bf *)b, (bf *)y, n);
     return launched();
 }
-int dlg_cuk_acc_bf(dlg_cu_stream s, dlg_bf16 *y, const dlg_bf16 *a, int64_t n)
+int dlg_cuk_acc_h(dlg_cu_stream s, dlg_half *y, const dlg_half *a, int64_t n)
 {
     k_acc_bf<<<blocks_for(n), kThreads, 0, s>>>((bf *)y, (const bf *)a, n);
     return launched();
 }
-int dlg_cuk_mul_bf(dlg_cu_stream s, const dlg_bf16 *a, const float *mask, dlg_bf16 *y, int64_t n)
+int dlg_cuk_mul_h(dlg_cu_stream s, const dlg_half *a, const float *mask, dlg_half *y, int64_t n)
 {
     k_mul_bf<<<blocks_for(n), kThreads, 0, s>>>((const bf *)a, mask, (bf *)y, n);
     return launched();
 }
-int dlg_cuk_dropout_fwd_bf(dlg_cu_stream s, const dlg_bf16 *x, dlg_bf16 *y, float *mask,
+int dlg_cuk_dropout_fwd_h(dlg_cu_stream s, const dlg_half *x, dlg_half *y, float *mask,
                            int64_t n, float ratio, uint64_t seed)
 {
     k_dropout_bf<<<blocks_for(n), kThreads, 0, s>>>((const bf *)x, (bf *)y, mask, n, ratio,
                                                     1.0f / (1.0f - ratio), seed);
     return launched();
 }
-int dlg_cuk_bias_nchw_bf(dlg_cu_stream s, dlg_bf16 *y, const float *b, int64_t n, int64_t c,
+int dlg_cuk_bias_nchw_h(dlg_cu_stream s, dlg_half *y, const float *b, int64_t n, int64_t c,
                          int64_t hw)
 {
     int64_t total = n * c * hw;
@@ -493,7 +493,7 @@ int dlg_cuk_bias_nchw_bf(dlg_cu_stream s, dlg_bf16 *y, const float *b, int64_t n
         k_bias_nchw_bf<int64_t><<<blocks_for(total), kThreads, 0, s>>>((bf *)y, b, c, hw, total);
     return launched();
 }
-int dlg_cuk_bias_grad_nchw_bf(dlg_cu_stream s, const dlg_bf16 *dy, float *db, int64_t n,
+int dlg_cuk_bias_grad_nchw_h(dlg_cu_stream s, const dlg_half *dy, float *db, int64_t n,
                               int64_t c, int64_t hw)
 {
     cudaError_t e = cudaMemsetAsync(db, 0, (size_t)c * sizeof(float), s);
@@ -508,21 +508,21 @@ int dlg_cuk_bias_grad_nchw_bf(dlg_cu_stream s, const dlg_bf16 *dy, float *db, in
     k_bias_grad_nchw_bf<<<grid, kThreads, 0, s>>>((const bf *)dy, db, n, c, hw);
     return launched();
 }
-int dlg_cuk_pool_fwd_bf(dlg_cu_stream s, const dlg_cuk_pool *p, const dlg_bf16 *x, dlg_bf16 *y,
+int dlg_cuk_pool_fwd_h(dlg_cu_stream s, const dlg_cuk_pool *p, const dlg_half *x, dlg_half *y,
                         int *mask)
 {
     k_pool_fwd<<<blocks_for(p->nc * p->oh * p->ow), kThreads, 0, s>>>(*p, (const bf *)x, (bf *)y,
                                                                       mask);
     return launched();
 }
-int dlg_cuk_pool_bwd_bf(dlg_cu_stream s, const dlg_cuk_pool *p, const dlg_bf16 *dy,
-                        const int *mask, dlg_bf16 *dx)
+int dlg_cuk_pool_bwd_h(dlg_cu_stream s, const dlg_cuk_pool *p, const dlg_half *dy,
+                        const int *mask, dlg_half *dx)
 {
     k_pool_bwd<<<blocks_for(p->nc * p->h * p->w), kThreads, 0, s>>>(*p, (const bf *)dy, mask,
                                                                     (bf *)dx);
     return launched();
 }
-int dlg_cuk_loss_fwd_bf(dlg_cu_stream s, const dlg_bf16 *x, const float *labels, int64_t n,
+int dlg_cuk_loss_fwd_h(dlg_cu_stream s, const dlg_half *x, const float *labels, int64_t n,
                         int64_t k, float *out, float *lse, int *flag)
 {
     k_loss_rows<<<(unsigned)n, kThreads, 0, s>>>((const bf *)x, labels, k, lse, lse + n,
@@ -530,8 +530,8 @@ int dlg_cuk_loss_fwd_bf(dlg_cu_stream s, const dlg_bf16 *x, const float *labels,
     k_loss_total<<<1, kThreads, 0, s>>>(lse + n, lse + 2 * n, n, out);
     return launched();
 }
-int dlg_cuk_loss_bwd_bf(dlg_cu_stream s, const dlg_bf16 *x, const float *labels, const float *lse,
-                        int64_t n, int64_t k, dlg_bf16 *dx)
+int dlg_cuk_loss_bwd_h(dlg_cu_stream s, const dlg_half *x, const float *labels, const float *lse,
+                        int64_t n, int64_t k, dlg_half *dx)
 {
     k_loss_bwd<<<blocks_for(n * k), kThreads, 0, s>>>((const bf *)x, labels, lse, n, k, (bf *)dx);
     return launched();

@@ -68,30 +68,30 @@ int dlg_cuk_loss_bwd(dlg_cu_stream s, const float *x, const float *labels, const
 
 /* ---- bf16 (cuda_kernels_bf16.cu): activations stored as bf16 (uint16_t
  * here, __nv_bfloat16 on the device), arithmetic in fp32. */
-typedef uint16_t dlg_bf16;
-int dlg_cuk_f2bf(dlg_cu_stream s, const float *x, dlg_bf16 *y, int64_t n);
-int dlg_cuk_bf2f(dlg_cu_stream s, const dlg_bf16 *x, float *y, int64_t n);
-int dlg_cuk_relu_fwd_bf(dlg_cu_stream s, const dlg_bf16 *x, dlg_bf16 *y, int64_t n);
-int dlg_cuk_relu_bwd_bf(dlg_cu_stream s, const dlg_bf16 *x, const dlg_bf16 *dy, dlg_bf16 *dx,
+typedef uint16_t dlg_half;
+int dlg_cuk_f2h(dlg_cu_stream s, const float *x, dlg_half *y, int64_t n);
+int dlg_cuk_h2f(dlg_cu_stream s, const dlg_half *x, float *y, int64_t n);
+int dlg_cuk_relu_fwd_h(dlg_cu_stream s, const dlg_half *x, dlg_half *y, int64_t n);
+int dlg_cuk_relu_bwd_h(dlg_cu_stream s, const dlg_half *x, const dlg_half *dy, dlg_half *dx,
                         int64_t n);
-int dlg_cuk_add_bf(dlg_cu_stream s, const dlg_bf16 *a, const dlg_bf16 *b, dlg_bf16 *y, int64_t n);
-int dlg_cuk_acc_bf(dlg_cu_stream s, dlg_bf16 *y, const dlg_bf16 *a, int64_t n);
-int dlg_cuk_mul_bf(dlg_cu_stream s, const dlg_bf16 *a, const float *mask, dlg_bf16 *y, int64_t n);
-int dlg_cuk_dropout_fwd_bf(dlg_cu_stream s, const dlg_bf16 *x, dlg_bf16 *y, float *mask,
+int dlg_cuk_add_h(dlg_cu_stream s, const dlg_half *a, const dlg_half *b, dlg_half *y, int64_t n);
+int dlg_cuk_acc_h(dlg_cu_stream s, dlg_half *y, const dlg_half *a, int64_t n);
+int dlg_cuk_mul_h(dlg_cu_stream s, const dlg_half *a, const float *mask, dlg_half *y, int64_t n);
+int dlg_cuk_dropout_fwd_h(dlg_cu_stream s, const dlg_half *x, dlg_half *y, float *mask,
                            int64_t n, float ratio, uint64_t seed);
 /* NCHW bias: y[n,c,i] += b[c]; db[c] = sum over n, i of dy[n,c,i] */
-int dlg_cuk_bias_nchw_bf(dlg_cu_stream s, dlg_bf16 *y, const float *b, int64_t n, int64_t c,
+int dlg_cuk_bias_nchw_h(dlg_cu_stream s, dlg_half *y, const float *b, int64_t n, int64_t c,
                          int64_t hw);
-int dlg_cuk_bias_grad_nchw_bf(dlg_cu_stream s, const dlg_bf16 *dy, float *db, int64_t n,
+int dlg_cuk_bias_grad_nchw_h(dlg_cu_stream s, const dlg_half *dy, float *db, int64_t n,
                               int64_t c, int64_t hw);
-int dlg_cuk_pool_fwd_bf(dlg_cu_stream s, const dlg_cuk_pool *p, const dlg_bf16 *x, dlg_bf16 *y,
+int dlg_cuk_pool_fwd_h(dlg_cu_stream s, const dlg_cuk_pool *p, const dlg_half *x, dlg_half *y,
                         int *mask);
-int dlg_cuk_pool_bwd_bf(dlg_cu_stream s, const dlg_cuk_pool *p, const dlg_bf16 *dy,
-                        const int *mask, dlg_bf16 *dx);
-int dlg_cuk_loss_fwd_bf(dlg_cu_stream s, const dlg_bf16 *x, const float *labels, int64_t n,
+int dlg_cuk_pool_bwd_h(dlg_cu_stream s, const dlg_cuk_pool *p, const dlg_half *dy,
+                        const int *mask, dlg_half *dx);
+int dlg_cuk_loss_fwd_h(dlg_cu_stream s, const dlg_half *x, const float *labels, int64_t n,
                         int64_t k, float *out, float *lse, int *flag);
-int dlg_cuk_loss_bwd_bf(dlg_cu_stream s, const dlg_bf16 *x, const float *labels, const float *lse,
-                        int64_t n, int64_t k, dlg_bf16 *dx);
+int dlg_cuk_loss_bwd_h(dlg_cu_stream s, const dlg_half *x, const float *labels, const float *lse,
+                        int64_t n, int64_t k, dlg_half *dx);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,5 @@
-/* bf16 <-> fp32 on the host (cuda_bf16_cvt.h). */
-#include "cuda_bf16_cvt.h"
+/* bf16 <-> fp32 on the host (cuda_half_cvt.h). */
+#include "cuda_half_cvt.h"
 
 #include <string.h>
 

@@ -2,7 +2,7 @@
  * weight gradient); batch norm on cuDNN with bf16 data and fp32 params
  * where cuDNN accepts it; LRN, softmax (and batch norm if cuDNN refuses
  * bf16) as the fp32 kernels on fp32 copies in the workspace. */
-#include "cuda_bf16.h"
+#include "cuda_half.h"
 
 #include <stdlib.h>
 
@@ -10,7 +10,7 @@
 
 /* ---- fp32 kernels behind a bf16 face: a shadow layer over workspace copies ---- */
 typedef struct staged_state {
-    dlg_bf_io io;
+    dlg_half_io io;
     const dlg_kernels *inner;
     void *inner_state;
     size_t inner_ws; /* rounded up; the copies follow it */
@@ -34,7 +34,7 @@ static void staged_destroy(void *ctx, void *vs)
         cudnnDestroyTensorDescriptor(s->bx);
     if (s->bp)
         cudnnDestroyTensorDescriptor(s->bp);
-    dlg_bf_io_free(&s->io);
+    dlg_half_io_free(&s->io);
     free(s);
 }
 
@@ -57,7 +57,7 @@ static int staged_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws,
     s->sh.top = &s->pt;
     s->sh.nbottom = s->sh.ntop = 1;
     size_t iws = 0;
-    int rc = dlg_bf_io_setup(l, &s->io, 0, true, err, errlen);
+    int rc = dlg_half_io_setup(l, &s->io, 0, true, err, errlen);
     if (!rc)
         rc = s->inner->setup(ctx, &s->sh, &s->inner_state, &iws, err, errlen);
     if (rc < 0) {
@@ -104,7 +104,7 @@ static int bn_native_fwd(dlg_cuda_ctx *c, dlg_layer *l, staged_state *s)
     const float one = 1.f, zero = 0.f;
     float *save = dlg_cuda_bn_saved(s->inner_state);
     int64_t C = l->bottom[0]->shape.d[1];
-    dlg_bf16 *x = dlg_bf_x(l, &s->io, 0), *y = dlg_bf_y(l, &s->io, 0);
+    dlg_half *x = dlg_half_x(l, &s->io, 0), *y = dlg_half_y(l, &s->io, 0);
     if (l->train)
         return refused(cudnnBatchNormalizationForwardTraining(
             c->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, s->bx, x, s->bx, y, s->bp,
@@ -123,11 +123,11 @@ static int bn_native_bwd(dlg_cuda_ctx *c, dlg_layer *l, staged_state *s)
     int64_t C = l->bottom[0]->shape.d[1];
     if (!l->train || !l->param_grad)
         return -DLG_ENOTSUP; /* as the fp32 kernel */
-    dlg_bf16 *dx = l->prop_down[0] ? dlg_bf_dx(l, &s->io, 0)
-                                   : (dlg_bf16 *)((char *)l->ws + s->inner_ws);
+    dlg_half *dx = l->prop_down[0] ? dlg_half_dx(l, &s->io, 0)
+                                   : (dlg_half *)((char *)l->ws + s->inner_ws);
     return refused(cudnnBatchNormalizationBackward(
-        c->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, s->bx, dlg_bf_x(l, &s->io, 0),
-        s->bx, dlg_bf_dy(l, &s->io, 0), s->bx, dx, s->bp, CF(l->param[0]), CG(l->param[0]),
+        c->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, s->bx, dlg_half_x(l, &s->io, 0),
+        s->bx, dlg_half_dy(l, &s->io, 0), s->bx, dx, s->bp, CF(l->param[0]), CG(l->param[0]),
         CG(l->param[1]), l->p.bn.eps, save, save + C));
 }
 
@@ -137,23 +137,23 @@ static int staged_forward(void *ctx, dlg_layer *l, void *vs)
     staged_state *s = vs;
     float *x = staged_bind(s, l);
     int64_t n = l->bottom[0]->count;
-    int rc = dlg_bf_pre_fwd(c, l, &s->io);
+    int rc = dlg_half_pre_fwd(c, l, &s->io);
     if (!rc && s->native) {
         rc = bn_native_fwd(c, l, s);
         if (rc <= 0)
-            return rc ? rc : dlg_bf_post_fwd(c, l, &s->io);
+            return rc ? rc : dlg_half_post_fwd(c, l, &s->io);
         s->native = false;
         rc = 0;
-        dlg_cuda_note_once(c, DLG_CUDA_NOTE_BF16_BN,
+        dlg_cuda_note_once(c, DLG_CUDA_NOTE_HALF_BN,
                            "cuDNN refused bf16 batch norm; running it on fp32 copies");
     }
     if (!rc)
-        rc = K(dlg_cuk_bf2f(c->stream, dlg_bf_x(l, &s->io, 0), x, n));
+        rc = K(dlg_cuk_h2f(c->stream, dlg_half_x(l, &s->io, 0), x, n));
     if (!rc)
         rc = s->inner->forward(ctx, &s->sh, s->inner_state);
     if (!rc)
-        rc = K(dlg_cuk_f2bf(c->stream, x + n, dlg_bf_y(l, &s->io, 0), n));
-    return rc ? rc : dlg_bf_post_fwd(c, l, &s->io);
+        rc = K(dlg_cuk_f2h(c->stream, x + n, dlg_half_y(l, &s->io, 0), n));
+    return rc ? rc : dlg_half_post_fwd(c, l, &s->io);
 }
 
 static int staged_backward(void *ctx, dlg_layer *l, void *vs)
@@ -162,30 +162,30 @@ static int staged_backward(void *ctx, dlg_layer *l, void *vs)
     staged_state *s = vs;
     float *x = staged_bind(s, l);
     int64_t n = l->bottom[0]->count;
-    int rc = dlg_bf_pre_bwd(c, l, &s->io);
+    int rc = dlg_half_pre_bwd(c, l, &s->io);
     if (!rc && s->native) {
         rc = bn_native_bwd(c, l, s);
         if (rc <= 0)
-            return rc ? rc : dlg_bf_post_bwd(c, l, &s->io);
+            return rc ? rc : dlg_half_post_bwd(c, l, &s->io);
         s->native = false;
         rc = 0;
-        dlg_cuda_note_once(c, DLG_CUDA_NOTE_BF16_BN,
+        dlg_cuda_note_once(c, DLG_CUDA_NOTE_HALF_BN,
                            "cuDNN refused bf16 batch norm; running it on fp32 copies");
     }
     if (!rc)
-        rc = K(dlg_cuk_bf2f(c->stream, dlg_bf_x(l, &s->io, 0), x, n));
+        rc = K(dlg_cuk_h2f(c->stream, dlg_half_x(l, &s->io, 0), x, n));
     if (!rc && l->type != DLG_L_BN) /* LRN and softmax backward read y */
-        rc = K(dlg_cuk_bf2f(c->stream, dlg_bf_y(l, &s->io, 0), x + n, n));
+        rc = K(dlg_cuk_h2f(c->stream, dlg_half_y(l, &s->io, 0), x + n, n));
     if (!rc)
-        rc = K(dlg_cuk_bf2f(c->stream, dlg_bf_dy(l, &s->io, 0), x + 2 * n, n));
+        rc = K(dlg_cuk_h2f(c->stream, dlg_half_dy(l, &s->io, 0), x + 2 * n, n));
     if (!rc)
         rc = s->inner->backward(ctx, &s->sh, s->inner_state);
     if (!rc && l->prop_down[0])
-        rc = K(dlg_cuk_f2bf(c->stream, x + 3 * n, dlg_bf_dx(l, &s->io, 0), n));
-    return rc ? rc : dlg_bf_post_bwd(c, l, &s->io);
+        rc = K(dlg_cuk_f2h(c->stream, x + 3 * n, dlg_half_dx(l, &s->io, 0), n));
+    return rc ? rc : dlg_half_post_bwd(c, l, &s->io);
 }
 
-const dlg_kernels dlg_cuda_staged_bf = {.setup = staged_setup,
+const dlg_kernels dlg_cuda_staged_h = {.setup = staged_setup,
                                         .forward = staged_forward,
                                         .backward = staged_backward,
                                         .destroy = staged_destroy,
@@ -193,8 +193,8 @@ const dlg_kernels dlg_cuda_staged_bf = {.setup = staged_setup,
 
 /* ---- inner product: row-major X[N,in] W[out,in] as column-major GEMMs ---- */
 typedef struct fc_state {
-    dlg_bf_io io;
-    dlg_bf16 *w; /* bf16 copy of the fp32 weights, made each forward */
+    dlg_half_io io;
+    dlg_half *w; /* bf16 copy of the fp32 weights, made each forward */
 } fc_state;
 
 static void fc_destroy(void *ctx, void *vs)
@@ -204,7 +204,7 @@ static void fc_destroy(void *ctx, void *vs)
         return;
     if (s->w)
         cudaFree(s->w);
-    dlg_bf_io_free(&s->io);
+    dlg_half_io_free(&s->io);
     free(s);
 }
 
@@ -214,10 +214,10 @@ static int fc_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
     fc_state *s = calloc(1, sizeof *s);
     if (!s)
         return -DLG_ENOMEM;
-    int rc = dlg_bf_io_setup(l, &s->io, 0, true, err, errlen);
+    int rc = dlg_half_io_setup(l, &s->io, 0, true, err, errlen);
     if (!rc)
         rc = dlg_cuda_err(
-            cudaMalloc((void **)&s->w, (size_t)l->param[0]->count * sizeof(dlg_bf16)),
+            cudaMalloc((void **)&s->w, (size_t)l->param[0]->count * sizeof(dlg_half)),
             "fc bf16 weights", err, errlen);
     if (rc < 0) {
         fc_destroy(ctx, s);
@@ -244,15 +244,15 @@ static int fc_forward(void *ctx, dlg_layer *l, void *vs)
     fc_state *s = vs;
     int n = (int)l->bottom[0]->shape.d[0], in = (int)dlg_shape_inner(&l->bottom[0]->shape);
     int out = (int)l->top[0]->shape.d[1];
-    int rc = dlg_bf_pre_fwd(c, l, &s->io);
+    int rc = dlg_half_pre_fwd(c, l, &s->io);
     if (!rc)
-        rc = K(dlg_cuk_f2bf(c->stream, CF(l->param[0]), s->w, l->param[0]->count));
+        rc = K(dlg_cuk_f2h(c->stream, CF(l->param[0]), s->w, l->param[0]->count));
     if (!rc)
-        rc = gemm(c, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, s->w, in, dlg_bf_x(l, &s->io, 0), in,
-                  dlg_bf_y(l, &s->io, 0), CUDA_R_16BF, out);
+        rc = gemm(c, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, s->w, in, dlg_half_x(l, &s->io, 0), in,
+                  dlg_half_y(l, &s->io, 0), CUDA_R_16BF, out);
     if (!rc)
-        rc = K(dlg_cuk_bias_nchw_bf(c->stream, dlg_bf_y(l, &s->io, 0), CF(l->param[1]), n, out, 1));
-    return rc ? rc : dlg_bf_post_fwd(c, l, &s->io);
+        rc = K(dlg_cuk_bias_nchw_h(c->stream, dlg_half_y(l, &s->io, 0), CF(l->param[1]), n, out, 1));
+    return rc ? rc : dlg_half_post_fwd(c, l, &s->io);
 }
 
 static int fc_backward(void *ctx, dlg_layer *l, void *vs)
@@ -261,21 +261,21 @@ static int fc_backward(void *ctx, dlg_layer *l, void *vs)
     fc_state *s = vs;
     int n = (int)l->bottom[0]->shape.d[0], in = (int)dlg_shape_inner(&l->bottom[0]->shape);
     int out = (int)l->top[0]->shape.d[1];
-    int rc = dlg_bf_pre_bwd(c, l, &s->io);
-    dlg_bf16 *dy = dlg_bf_dy(l, &s->io, 0);
+    int rc = dlg_half_pre_bwd(c, l, &s->io);
+    dlg_half *dy = dlg_half_dy(l, &s->io, 0);
     if (!rc && l->prop_down[0])
         rc = gemm(c, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, s->w, in, dy, out,
-                  dlg_bf_dx(l, &s->io, 0), CUDA_R_16BF, in);
+                  dlg_half_dx(l, &s->io, 0), CUDA_R_16BF, in);
     if (!rc && l->param_grad) {
-        rc = gemm(c, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, dlg_bf_x(l, &s->io, 0), in, dy, out,
+        rc = gemm(c, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, dlg_half_x(l, &s->io, 0), in, dy, out,
                   CG(l->param[0]), CUDA_R_32F, in);
         if (!rc)
-            rc = K(dlg_cuk_bias_grad_nchw_bf(c->stream, dy, CG(l->param[1]), n, out, 1));
+            rc = K(dlg_cuk_bias_grad_nchw_h(c->stream, dy, CG(l->param[1]), n, out, 1));
     }
-    return rc ? rc : dlg_bf_post_bwd(c, l, &s->io);
+    return rc ? rc : dlg_half_post_bwd(c, l, &s->io);
 }
 
-const dlg_kernels dlg_cuda_fc_bf = {.setup = fc_setup,
+const dlg_kernels dlg_cuda_fc_h = {.setup = fc_setup,
                                     .forward = fc_forward,
                                     .backward = fc_backward,
                                     .destroy = fc_destroy,

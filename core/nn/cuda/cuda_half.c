@@ -1,26 +1,26 @@
 /* bf16 activations: staging at fp32 edges, host conversion, and the
- * element-wise, data-movement, pooling and loss layers (cuda_bf16.h). */
-#include "cuda_bf16.h"
-#include "cuda_bf16_cvt.h"
+ * element-wise, data-movement, pooling and loss layers (cuda_half.h). */
+#include "cuda_half.h"
+#include "cuda_half_cvt.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-const char dlg_cuda_bf16_layout[] = "bf16";
+const char dlg_cuda_half_layout[] = "bf16";
 
 #define K(call) dlg_cuda_ok((cudaError_t)(call))
-#define IS_BF(t) ((t)->layout == (const void *)dlg_cuda_bf16_layout)
+#define IS_HALF(t) ((t)->layout == (const void *)dlg_cuda_half_layout)
 
 /* ---- staging ---------------------------------------------------------------- */
-static int stage_alloc(dlg_bf16 **p, int64_t n, char *err, size_t errlen)
+static int stage_alloc(dlg_half **p, int64_t n, char *err, size_t errlen)
 {
-    int rc = dlg_cuda_err(cudaMalloc((void **)p, (size_t)(n ? n : 1) * sizeof(dlg_bf16)),
+    int rc = dlg_cuda_err(cudaMalloc((void **)p, (size_t)(n ? n : 1) * sizeof(dlg_half)),
                           "bf16 staging", err, errlen);
-    return rc ? rc : dlg_cuda_err(cudaMemset(*p, 0, (size_t)n * sizeof(dlg_bf16)), "bf16 staging",
+    return rc ? rc : dlg_cuda_err(cudaMemset(*p, 0, (size_t)n * sizeof(dlg_half)), "bf16 staging",
                                   err, errlen);
 }
 
-int dlg_bf_io_setup(const dlg_layer *l, dlg_bf_io *io, unsigned skip_bottom, bool stage_tops,
+int dlg_half_io_setup(const dlg_layer *l, dlg_half_io *io, unsigned skip_bottom, bool stage_tops,
                     char *err, size_t errlen)
 {
     io->nb = l->nbottom;
@@ -34,7 +34,7 @@ int dlg_bf_io_setup(const dlg_layer *l, dlg_bf_io *io, unsigned skip_bottom, boo
     int rc = 0;
     for (int j = 0; j < io->nb && !rc; j++) {
         const dlg_tensor *b = l->bottom[j];
-        if ((j < 32 && (skip_bottom >> j) & 1) || IS_BF(b))
+        if ((j < 32 && (skip_bottom >> j) & 1) || IS_HALF(b))
             continue;
         rc = stage_alloc(&io->sx[j], b->count, err, errlen);
         if (!rc && l->backward && l->prop_down[j])
@@ -43,7 +43,7 @@ int dlg_bf_io_setup(const dlg_layer *l, dlg_bf_io *io, unsigned skip_bottom, boo
     for (int t = 0; t < io->nt && stage_tops && !rc; t++) {
         dlg_tensor *y = l->top[t];
         if (y->opaque_ok) {
-            y->layout = dlg_cuda_bf16_layout;
+            y->layout = dlg_cuda_half_layout;
             continue;
         }
         rc = stage_alloc(&io->sy[t], y->count, err, errlen);
@@ -53,7 +53,7 @@ int dlg_bf_io_setup(const dlg_layer *l, dlg_bf_io *io, unsigned skip_bottom, boo
     return rc;
 }
 
-void dlg_bf_io_free(dlg_bf_io *io)
+void dlg_half_io_free(dlg_half_io *io)
 {
     for (int j = 0; j < io->nb; j++) {
         if (io->sx && io->sx[j])
@@ -74,64 +74,64 @@ void dlg_bf_io_free(dlg_bf_io *io)
     memset(io, 0, sizeof *io);
 }
 
-int dlg_bf_pre_fwd(dlg_cuda_ctx *c, const dlg_layer *l, dlg_bf_io *io)
+int dlg_half_pre_fwd(dlg_cuda_ctx *c, const dlg_layer *l, dlg_half_io *io)
 {
     int rc = 0;
     for (int j = 0; j < io->nb && !rc; j++)
         if (io->sx[j])
-            rc = K(dlg_cuk_f2bf(c->stream, CF(l->bottom[j]), io->sx[j], l->bottom[j]->count));
+            rc = K(dlg_cuk_f2h(c->stream, CF(l->bottom[j]), io->sx[j], l->bottom[j]->count));
     return rc;
 }
 
-int dlg_bf_post_fwd(dlg_cuda_ctx *c, const dlg_layer *l, dlg_bf_io *io)
+int dlg_half_post_fwd(dlg_cuda_ctx *c, const dlg_layer *l, dlg_half_io *io)
 {
     int rc = 0;
     for (int t = 0; t < io->nt && !rc; t++)
         if (io->sy[t])
-            rc = K(dlg_cuk_bf2f(c->stream, io->sy[t], CF(l->top[t]), l->top[t]->count));
+            rc = K(dlg_cuk_h2f(c->stream, io->sy[t], CF(l->top[t]), l->top[t]->count));
     return rc;
 }
 
-int dlg_bf_pre_bwd(dlg_cuda_ctx *c, const dlg_layer *l, dlg_bf_io *io)
+int dlg_half_pre_bwd(dlg_cuda_ctx *c, const dlg_layer *l, dlg_half_io *io)
 {
     int rc = 0;
     for (int t = 0; t < io->nt && !rc; t++)
         if (io->sdy[t] && l->top[t]->diff)
-            rc = K(dlg_cuk_f2bf(c->stream, CG(l->top[t]), io->sdy[t], l->top[t]->count));
+            rc = K(dlg_cuk_f2h(c->stream, CG(l->top[t]), io->sdy[t], l->top[t]->count));
     return rc;
 }
 
-int dlg_bf_post_bwd(dlg_cuda_ctx *c, const dlg_layer *l, dlg_bf_io *io)
+int dlg_half_post_bwd(dlg_cuda_ctx *c, const dlg_layer *l, dlg_half_io *io)
 {
     int rc = 0;
     for (int j = 0; j < io->nb && !rc; j++)
         if (io->sdx[j] && l->prop_down[j] && l->bottom[j]->diff)
-            rc = K(dlg_cuk_bf2f(c->stream, io->sdx[j], CG(l->bottom[j]), l->bottom[j]->count));
+            rc = K(dlg_cuk_h2f(c->stream, io->sdx[j], CG(l->bottom[j]), l->bottom[j]->count));
     return rc;
 }
 
-dlg_bf16 *dlg_bf_x(const dlg_layer *l, const dlg_bf_io *io, int j)
+dlg_half *dlg_half_x(const dlg_layer *l, const dlg_half_io *io, int j)
 {
-    return io->sx[j] ? io->sx[j] : (dlg_bf16 *)l->bottom[j]->data;
+    return io->sx[j] ? io->sx[j] : (dlg_half *)l->bottom[j]->data;
 }
-dlg_bf16 *dlg_bf_dx(const dlg_layer *l, const dlg_bf_io *io, int j)
+dlg_half *dlg_half_dx(const dlg_layer *l, const dlg_half_io *io, int j)
 {
-    return io->sdx[j] ? io->sdx[j] : (dlg_bf16 *)l->bottom[j]->diff;
+    return io->sdx[j] ? io->sdx[j] : (dlg_half *)l->bottom[j]->diff;
 }
-dlg_bf16 *dlg_bf_y(const dlg_layer *l, const dlg_bf_io *io, int t)
+dlg_half *dlg_half_y(const dlg_layer *l, const dlg_half_io *io, int t)
 {
-    return io->sy[t] ? io->sy[t] : (dlg_bf16 *)l->top[t]->data;
+    return io->sy[t] ? io->sy[t] : (dlg_half *)l->top[t]->data;
 }
-dlg_bf16 *dlg_bf_dy(const dlg_layer *l, const dlg_bf_io *io, int t)
+dlg_half *dlg_half_dy(const dlg_layer *l, const dlg_half_io *io, int t)
 {
-    return io->sdy[t] ? io->sdy[t] : (dlg_bf16 *)l->top[t]->diff;
+    return io->sdy[t] ? io->sdy[t] : (dlg_half *)l->top[t]->diff;
 }
 
 /* ---- host reads and writes of bf16 tensors ------------------------------------ */
-int dlg_cuda_bf_read(void *vctx, const dlg_tensor *t, const void *mem, float *host)
+int dlg_cuda_half_read(void *vctx, const dlg_tensor *t, const void *mem, float *host)
 {
     dlg_cuda_ctx *c = vctx;
-    dlg_bf16 *tmp = malloc((size_t)(t->count ? t->count : 1) * sizeof *tmp);
+    dlg_half *tmp = malloc((size_t)(t->count ? t->count : 1) * sizeof *tmp);
     if (!tmp)
         return -DLG_ENOMEM;
     int rc = dlg_cuda_ok(cudaMemcpyAsync(tmp, mem, (size_t)t->count * sizeof *tmp,
@@ -146,10 +146,10 @@ int dlg_cuda_bf_read(void *vctx, const dlg_tensor *t, const void *mem, float *ho
     return rc;
 }
 
-int dlg_cuda_bf_write(void *vctx, const dlg_tensor *t, void *mem, const float *host)
+int dlg_cuda_half_write(void *vctx, const dlg_tensor *t, void *mem, const float *host)
 {
     dlg_cuda_ctx *c = vctx;
-    dlg_bf16 *tmp = malloc((size_t)(t->count ? t->count : 1) * sizeof *tmp);
+    dlg_half *tmp = malloc((size_t)(t->count ? t->count : 1) * sizeof *tmp);
     if (!tmp)
         return -DLG_ENOMEM;
     dlg_bf16_from_f32_n(host, tmp, t->count);
@@ -166,17 +166,17 @@ static void io_destroy(void *ctx, void *vs)
 {
     if (!vs)
         return;
-    dlg_bf_io_free(vs);
+    dlg_half_io_free(vs);
     free(vs);
 }
 
 static int io_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                     size_t errlen)
 {
-    dlg_bf_io *io = calloc(1, sizeof *io);
+    dlg_half_io *io = calloc(1, sizeof *io);
     if (!io)
         return -DLG_ENOMEM;
-    int rc = dlg_bf_io_setup(l, io, 0, true, err, errlen);
+    int rc = dlg_half_io_setup(l, io, 0, true, err, errlen);
     if (rc < 0) {
         io_destroy(ctx, io);
         return rc;
@@ -189,28 +189,28 @@ static int io_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
 static int relu_forward(void *ctx, dlg_layer *l, void *vs)
 {
     dlg_cuda_ctx *c = ctx;
-    dlg_bf_io *io = vs;
-    int rc = dlg_bf_pre_fwd(c, l, io);
+    dlg_half_io *io = vs;
+    int rc = dlg_half_pre_fwd(c, l, io);
     if (!rc)
-        rc = K(dlg_cuk_relu_fwd_bf(c->stream, dlg_bf_x(l, io, 0), dlg_bf_y(l, io, 0),
+        rc = K(dlg_cuk_relu_fwd_h(c->stream, dlg_half_x(l, io, 0), dlg_half_y(l, io, 0),
                                    l->top[0]->count));
-    return rc ? rc : dlg_bf_post_fwd(c, l, io);
+    return rc ? rc : dlg_half_post_fwd(c, l, io);
 }
 
 static int relu_backward(void *ctx, dlg_layer *l, void *vs)
 {
     dlg_cuda_ctx *c = ctx;
-    dlg_bf_io *io = vs;
+    dlg_half_io *io = vs;
     if (!l->prop_down[0])
         return 0;
-    int rc = dlg_bf_pre_bwd(c, l, io);
+    int rc = dlg_half_pre_bwd(c, l, io);
     if (!rc)
-        rc = K(dlg_cuk_relu_bwd_bf(c->stream, dlg_bf_x(l, io, 0), dlg_bf_dy(l, io, 0),
-                                   dlg_bf_dx(l, io, 0), l->top[0]->count));
-    return rc ? rc : dlg_bf_post_bwd(c, l, io);
+        rc = K(dlg_cuk_relu_bwd_h(c->stream, dlg_half_x(l, io, 0), dlg_half_dy(l, io, 0),
+                                   dlg_half_dx(l, io, 0), l->top[0]->count));
+    return rc ? rc : dlg_half_post_bwd(c, l, io);
 }
 
-const dlg_kernels dlg_cuda_relu_bf = {.setup = io_setup,
+const dlg_kernels dlg_cuda_relu_h = {.setup = io_setup,
                                       .forward = relu_forward,
                                       .backward = relu_backward,
                                       .destroy = io_destroy,
@@ -219,47 +219,47 @@ const dlg_kernels dlg_cuda_relu_bf = {.setup = io_setup,
 static int add_forward(void *ctx, dlg_layer *l, void *vs)
 {
     dlg_cuda_ctx *c = ctx;
-    dlg_bf_io *io = vs;
-    int rc = dlg_bf_pre_fwd(c, l, io);
+    dlg_half_io *io = vs;
+    int rc = dlg_half_pre_fwd(c, l, io);
     if (!rc)
-        rc = K(dlg_cuk_add_bf(c->stream, dlg_bf_x(l, io, 0), dlg_bf_x(l, io, 1),
-                              dlg_bf_y(l, io, 0), l->top[0]->count));
-    return rc ? rc : dlg_bf_post_fwd(c, l, io);
+        rc = K(dlg_cuk_add_h(c->stream, dlg_half_x(l, io, 0), dlg_half_x(l, io, 1),
+                              dlg_half_y(l, io, 0), l->top[0]->count));
+    return rc ? rc : dlg_half_post_fwd(c, l, io);
 }
 
 static int add_backward(void *ctx, dlg_layer *l, void *vs)
 {
     dlg_cuda_ctx *c = ctx;
-    dlg_bf_io *io = vs;
-    size_t bytes = (size_t)l->top[0]->count * sizeof(dlg_bf16);
-    int rc = dlg_bf_pre_bwd(c, l, io);
+    dlg_half_io *io = vs;
+    size_t bytes = (size_t)l->top[0]->count * sizeof(dlg_half);
+    int rc = dlg_half_pre_bwd(c, l, io);
     for (int b = 0; b < 2 && !rc; b++)
         if (l->prop_down[b])
-            rc = dlg_cuda_ok(cudaMemcpyAsync(dlg_bf_dx(l, io, b), dlg_bf_dy(l, io, 0), bytes,
+            rc = dlg_cuda_ok(cudaMemcpyAsync(dlg_half_dx(l, io, b), dlg_half_dy(l, io, 0), bytes,
                                              cudaMemcpyDeviceToDevice, c->stream));
-    return rc ? rc : dlg_bf_post_bwd(c, l, io);
+    return rc ? rc : dlg_half_post_bwd(c, l, io);
 }
 
-const dlg_kernels dlg_cuda_add_bf = {.setup = io_setup,
+const dlg_kernels dlg_cuda_add_h = {.setup = io_setup,
                                      .forward = add_forward,
                                      .backward = add_backward,
                                      .destroy = io_destroy,
                                      .any_layout = true};
 
 /* concat along channels: one strided copy per input */
-static int concat_copy(dlg_cuda_ctx *c, dlg_layer *l, dlg_bf_io *io, bool back)
+static int concat_copy(dlg_cuda_ctx *c, dlg_layer *l, dlg_half_io *io, bool back)
 {
     int64_t N = l->top[0]->shape.d[0], top = dlg_shape_inner(&l->top[0]->shape), off = 0;
-    size_t tp = (size_t)top * sizeof(dlg_bf16);
+    size_t tp = (size_t)top * sizeof(dlg_half);
     for (int b = 0; b < l->nbottom; b++) {
         int64_t in = dlg_shape_inner(&l->bottom[b]->shape);
-        size_t w = (size_t)in * sizeof(dlg_bf16);
+        size_t w = (size_t)in * sizeof(dlg_half);
         cudaError_t e = cudaSuccess;
         if (back && l->prop_down[b])
-            e = cudaMemcpy2DAsync(dlg_bf_dx(l, io, b), w, dlg_bf_dy(l, io, 0) + off, tp, w,
+            e = cudaMemcpy2DAsync(dlg_half_dx(l, io, b), w, dlg_half_dy(l, io, 0) + off, tp, w,
                                   (size_t)N, cudaMemcpyDeviceToDevice, c->stream);
         else if (!back)
-            e = cudaMemcpy2DAsync(dlg_bf_y(l, io, 0) + off, tp, dlg_bf_x(l, io, b), w, w,
+            e = cudaMemcpy2DAsync(dlg_half_y(l, io, 0) + off, tp, dlg_half_x(l, io, b), w, w,
                                   (size_t)N, cudaMemcpyDeviceToDevice, c->stream);
         if (e != cudaSuccess)
             return -DLG_EINTERNAL;
@@ -270,21 +270,21 @@ static int concat_copy(dlg_cuda_ctx *c, dlg_layer *l, dlg_bf_io *io, bool back)
 
 static int concat_forward(void *ctx, dlg_layer *l, void *vs)
 {
-    int rc = dlg_bf_pre_fwd(ctx, l, vs);
+    int rc = dlg_half_pre_fwd(ctx, l, vs);
     if (!rc)
         rc = concat_copy(ctx, l, vs, false);
-    return rc ? rc : dlg_bf_post_fwd(ctx, l, vs);
+    return rc ? rc : dlg_half_post_fwd(ctx, l, vs);
 }
 
 static int concat_backward(void *ctx, dlg_layer *l, void *vs)
 {
-    int rc = dlg_bf_pre_bwd(ctx, l, vs);
+    int rc = dlg_half_pre_bwd(ctx, l, vs);
     if (!rc)
         rc = concat_copy(ctx, l, vs, true);
-    return rc ? rc : dlg_bf_post_bwd(ctx, l, vs);
+    return rc ? rc : dlg_half_post_bwd(ctx, l, vs);
 }
 
-const dlg_kernels dlg_cuda_concat_bf = {.setup = io_setup,
+const dlg_kernels dlg_cuda_concat_h = {.setup = io_setup,
                                         .forward = concat_forward,
                                         .backward = concat_backward,
                                         .destroy = io_destroy,
@@ -307,8 +307,8 @@ static int split_backward(void *ctx, dlg_layer *l, void *st)
 {
     dlg_cuda_ctx *c = ctx;
     int64_t n = l->bottom[0]->count;
-    bool bf = IS_BF(l->bottom[0]);
-    size_t es = bf ? sizeof(dlg_bf16) : sizeof(float);
+    bool bf = IS_HALF(l->bottom[0]);
+    size_t es = bf ? sizeof(dlg_half) : sizeof(float);
     void *dx = l->bottom[0]->diff;
     int first = 1, rc = 0;
     for (int t = 0; t < l->ntop && !rc; t++) {
@@ -319,7 +319,7 @@ static int split_backward(void *ctx, dlg_layer *l, void *st)
             rc = dlg_cuda_ok(
                 cudaMemcpyAsync(dx, d, (size_t)n * es, cudaMemcpyDeviceToDevice, c->stream));
         else
-            rc = K(bf ? dlg_cuk_acc_bf(c->stream, dx, d, n) : dlg_cuk_acc(c->stream, dx, d, n));
+            rc = K(bf ? dlg_cuk_acc_h(c->stream, dx, d, n) : dlg_cuk_acc(c->stream, dx, d, n));
         first = 0;
     }
     if (!rc && first)
@@ -327,14 +327,14 @@ static int split_backward(void *ctx, dlg_layer *l, void *st)
     return rc;
 }
 
-const dlg_kernels dlg_cuda_split_bf = {.setup = split_setup,
+const dlg_kernels dlg_cuda_split_h = {.setup = split_setup,
                                        .forward = split_forward,
                                        .backward = split_backward,
                                        .any_layout = true};
 
 /* ---- dropout ---------------------------------------------------------------------- */
 typedef struct dropout_state {
-    dlg_bf_io io;
+    dlg_half_io io;
     float *mask;
     uint64_t seed, step;
 } dropout_state;
@@ -346,7 +346,7 @@ static void dropout_destroy(void *ctx, void *vs)
         return;
     if (s->mask)
         cudaFree(s->mask);
-    dlg_bf_io_free(&s->io);
+    dlg_half_io_free(&s->io);
     free(s);
 }
 
@@ -356,7 +356,7 @@ static int dropout_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws
     dropout_state *s = calloc(1, sizeof *s);
     if (!s)
         return -DLG_ENOMEM;
-    int rc = dlg_bf_io_setup(l, &s->io, 0, true, err, errlen);
+    int rc = dlg_half_io_setup(l, &s->io, 0, true, err, errlen);
     if (!rc)
         rc = dlg_cuda_err(
             cudaMalloc((void **)&s->mask, (size_t)l->top[0]->count * sizeof(float)),
@@ -376,18 +376,18 @@ static int dropout_forward(void *ctx, dlg_layer *l, void *vs)
     dlg_cuda_ctx *c = ctx;
     dropout_state *s = vs;
     int64_t n = l->top[0]->count;
-    int rc = dlg_bf_pre_fwd(c, l, &s->io);
+    int rc = dlg_half_pre_fwd(c, l, &s->io);
     if (!rc && !l->train)
-        rc = dlg_cuda_ok(cudaMemcpyAsync(dlg_bf_y(l, &s->io, 0), dlg_bf_x(l, &s->io, 0),
-                                         (size_t)n * sizeof(dlg_bf16), cudaMemcpyDeviceToDevice,
+        rc = dlg_cuda_ok(cudaMemcpyAsync(dlg_half_y(l, &s->io, 0), dlg_half_x(l, &s->io, 0),
+                                         (size_t)n * sizeof(dlg_half), cudaMemcpyDeviceToDevice,
                                          c->stream));
     else if (!rc) {
         s->step++;
-        rc = K(dlg_cuk_dropout_fwd_bf(c->stream, dlg_bf_x(l, &s->io, 0), dlg_bf_y(l, &s->io, 0),
+        rc = K(dlg_cuk_dropout_fwd_h(c->stream, dlg_half_x(l, &s->io, 0), dlg_half_y(l, &s->io, 0),
                                       s->mask, n, l->p.dropout_ratio,
                                       s->seed + 0x9e3779b97f4a7c15ull * s->step));
     }
-    return rc ? rc : dlg_bf_post_fwd(c, l, &s->io);
+    return rc ? rc : dlg_half_post_fwd(c, l, &s->io);
 }
 
 static int dropout_backward(void *ctx, dlg_layer *l, void *vs)
@@ -397,18 +397,18 @@ static int dropout_backward(void *ctx, dlg_layer *l, void *vs)
     int64_t n = l->top[0]->count;
     if (!l->prop_down[0])
         return 0;
-    int rc = dlg_bf_pre_bwd(c, l, &s->io);
+    int rc = dlg_half_pre_bwd(c, l, &s->io);
     if (!rc && !l->train)
-        rc = dlg_cuda_ok(cudaMemcpyAsync(dlg_bf_dx(l, &s->io, 0), dlg_bf_dy(l, &s->io, 0),
-                                         (size_t)n * sizeof(dlg_bf16), cudaMemcpyDeviceToDevice,
+        rc = dlg_cuda_ok(cudaMemcpyAsync(dlg_half_dx(l, &s->io, 0), dlg_half_dy(l, &s->io, 0),
+                                         (size_t)n * sizeof(dlg_half), cudaMemcpyDeviceToDevice,
                                          c->stream));
     else if (!rc)
-        rc = K(dlg_cuk_mul_bf(c->stream, dlg_bf_dy(l, &s->io, 0), s->mask,
-                              dlg_bf_dx(l, &s->io, 0), n));
-    return rc ? rc : dlg_bf_post_bwd(c, l, &s->io);
+        rc = K(dlg_cuk_mul_h(c->stream, dlg_half_dy(l, &s->io, 0), s->mask,
+                              dlg_half_dx(l, &s->io, 0), n));
+    return rc ? rc : dlg_half_post_bwd(c, l, &s->io);
 }
 
-const dlg_kernels dlg_cuda_dropout_bf = {.setup = dropout_setup,
+const dlg_kernels dlg_cuda_dropout_h = {.setup = dropout_setup,
                                          .forward = dropout_forward,
                                          .backward = dropout_backward,
                                          .destroy = dropout_destroy,
@@ -416,7 +416,7 @@ const dlg_kernels dlg_cuda_dropout_bf = {.setup = dropout_setup,
 
 /* ---- pooling (Caffe windows, as the fp32 path) -------------------------------------- */
 typedef struct pool_state {
-    dlg_bf_io io;
+    dlg_half_io io;
     dlg_cuk_pool g;
     int *mask;
 } pool_state;
@@ -428,7 +428,7 @@ static void pool_destroy(void *ctx, void *vs)
         return;
     if (s->mask)
         cudaFree(s->mask);
-    dlg_bf_io_free(&s->io);
+    dlg_half_io_free(&s->io);
     free(s);
 }
 
@@ -442,7 +442,7 @@ static int pool_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
         return -DLG_ENOMEM;
     s->g = (dlg_cuk_pool){x->d[0] * x->d[1], x->d[2], x->d[3], y->d[2], y->d[3], p->kh, p->kw,
                           p->sh, p->sw, p->ph, p->pw, p->mode == DLG_POOL_MAX};
-    int rc = dlg_bf_io_setup(l, &s->io, 0, true, err, errlen);
+    int rc = dlg_half_io_setup(l, &s->io, 0, true, err, errlen);
     if (!rc && s->g.max && l->backward)
         rc = dlg_cuda_err(cudaMalloc((void **)&s->mask, (size_t)l->top[0]->count * sizeof(int)),
                           "pool mask", err, errlen);
@@ -459,11 +459,11 @@ static int pool_forward(void *ctx, dlg_layer *l, void *vs)
 {
     dlg_cuda_ctx *c = ctx;
     pool_state *s = vs;
-    int rc = dlg_bf_pre_fwd(c, l, &s->io);
+    int rc = dlg_half_pre_fwd(c, l, &s->io);
     if (!rc)
-        rc = K(dlg_cuk_pool_fwd_bf(c->stream, &s->g, dlg_bf_x(l, &s->io, 0),
-                                   dlg_bf_y(l, &s->io, 0), s->mask));
-    return rc ? rc : dlg_bf_post_fwd(c, l, &s->io);
+        rc = K(dlg_cuk_pool_fwd_h(c->stream, &s->g, dlg_half_x(l, &s->io, 0),
+                                   dlg_half_y(l, &s->io, 0), s->mask));
+    return rc ? rc : dlg_half_post_fwd(c, l, &s->io);
 }
 
 static int pool_backward(void *ctx, dlg_layer *l, void *vs)
@@ -472,14 +472,14 @@ static int pool_backward(void *ctx, dlg_layer *l, void *vs)
     pool_state *s = vs;
     if (!l->prop_down[0])
         return 0;
-    int rc = dlg_bf_pre_bwd(c, l, &s->io);
+    int rc = dlg_half_pre_bwd(c, l, &s->io);
     if (!rc)
-        rc = K(dlg_cuk_pool_bwd_bf(c->stream, &s->g, dlg_bf_dy(l, &s->io, 0), s->mask,
-                                   dlg_bf_dx(l, &s->io, 0)));
-    return rc ? rc : dlg_bf_post_bwd(c, l, &s->io);
+        rc = K(dlg_cuk_pool_bwd_h(c->stream, &s->g, dlg_half_dy(l, &s->io, 0), s->mask,
+                                   dlg_half_dx(l, &s->io, 0)));
+    return rc ? rc : dlg_half_post_bwd(c, l, &s->io);
 }
 
-const dlg_kernels dlg_cuda_pool_bf = {.setup = pool_setup,
+const dlg_kernels dlg_cuda_pool_h = {.setup = pool_setup,
                                       .forward = pool_forward,
                                       .backward = pool_backward,
                                       .destroy = pool_destroy,
@@ -487,7 +487,7 @@ const dlg_kernels dlg_cuda_pool_bf = {.setup = pool_setup,
 
 /* ---- softmax loss: bf16 logits, fp32 labels and result -------------------------------- */
 typedef struct loss_state {
-    dlg_bf_io io;
+    dlg_half_io io;
     float *rows; /* per row: lse, loss, rank */
 } loss_state;
 
@@ -498,7 +498,7 @@ static void loss_destroy(void *ctx, void *vs)
         return;
     if (s->rows)
         cudaFree(s->rows);
-    dlg_bf_io_free(&s->io);
+    dlg_half_io_free(&s->io);
     free(s);
 }
 
@@ -508,7 +508,7 @@ static int loss_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
     loss_state *s = calloc(1, sizeof *s);
     if (!s)
         return -DLG_ENOMEM;
-    int rc = dlg_bf_io_setup(l, &s->io, 2u, false, err, errlen);
+    int rc = dlg_half_io_setup(l, &s->io, 2u, false, err, errlen);
     if (!rc)
         rc = dlg_cuda_err(
             cudaMalloc((void **)&s->rows, 3 * (size_t)l->bottom[0]->shape.d[0] * sizeof(float)),
@@ -527,9 +527,9 @@ static int loss_forward(void *ctx, dlg_layer *l, void *vs)
     dlg_cuda_ctx *c = ctx;
     loss_state *s = vs;
     int64_t N = l->bottom[0]->shape.d[0], Kc = dlg_shape_inner(&l->bottom[0]->shape);
-    int rc = dlg_bf_pre_fwd(c, l, &s->io);
+    int rc = dlg_half_pre_fwd(c, l, &s->io);
     if (!rc)
-        rc = K(dlg_cuk_loss_fwd_bf(c->stream, dlg_bf_x(l, &s->io, 0), CF(l->bottom[1]), N, Kc,
+        rc = K(dlg_cuk_loss_fwd_h(c->stream, dlg_half_x(l, &s->io, 0), CF(l->bottom[1]), N, Kc,
                                    CF(l->top[0]), s->rows, c->flag_dev));
     return rc ? rc : dlg_cuda_flag_poll(c);
 }
@@ -541,12 +541,12 @@ static int loss_backward(void *ctx, dlg_layer *l, void *vs)
     int64_t N = l->bottom[0]->shape.d[0], Kc = dlg_shape_inner(&l->bottom[0]->shape);
     if (!l->prop_down[0])
         return 0;
-    int rc = K(dlg_cuk_loss_bwd_bf(c->stream, dlg_bf_x(l, &s->io, 0), CF(l->bottom[1]), s->rows,
-                                   N, Kc, dlg_bf_dx(l, &s->io, 0)));
-    return rc ? rc : dlg_bf_post_bwd(c, l, &s->io);
+    int rc = K(dlg_cuk_loss_bwd_h(c->stream, dlg_half_x(l, &s->io, 0), CF(l->bottom[1]), s->rows,
+                                   N, Kc, dlg_half_dx(l, &s->io, 0)));
+    return rc ? rc : dlg_half_post_bwd(c, l, &s->io);
 }
 
-const dlg_kernels dlg_cuda_loss_bf = {.setup = loss_setup,
+const dlg_kernels dlg_cuda_loss_h = {.setup = loss_setup,
                                       .forward = loss_forward,
                                       .backward = loss_backward,
                                       .destroy = loss_destroy,

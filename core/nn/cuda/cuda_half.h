@@ -1,0 +1,48 @@
+/* bf16 mixed precision for the CUDA backend ("cuda-bf16:N").
+ *
+ * Activations and their gradients are stored as bf16 wherever the net
+ * allows a backend layout (the tensor's layout is dlg_cuda_half_layout);
+ * net inputs, outputs nobody reads and labels stay fp32, and a layer
+ * converts those at its edges through its own staging buffers (bf_io).
+ * Params, their gradients and SGD stay fp32 (master weights); conv and fc
+ * convert the weights to a bf16 copy in forward and accumulate in fp32.
+ * Batch norm, LRN and softmax run the fp32 cuDNN kernels on fp32 copies in
+ * the workspace (bf16 I/O, fp32 compute). */
+#ifndef DLG_NN_CUDA_BF16_H
+#define DLG_NN_CUDA_BF16_H
+
+#include "cuda.h"
+
+extern const char dlg_cuda_half_layout[];
+
+/* Per-layer staging of fp32 (plain) bottoms and tops as bf16. */
+typedef struct dlg_half_io {
+    int nb, nt;
+    dlg_half **sx, **sdx; /* [nb]: bf16 copies of plain bottoms' data/diff */
+    dlg_half **sy, **sdy; /* [nt]: bf16 results for plain tops */
+} dlg_half_io;
+
+/* Lay out tops as bf16 where allowed, allocate staging for the rest.
+ * skip_bottom: bit j set = bottom j is read as is (labels). */
+int dlg_half_io_setup(const dlg_layer *l, dlg_half_io *io, unsigned skip_bottom, bool stage_tops,
+                    char *err, size_t errlen);
+void dlg_half_io_free(dlg_half_io *io);
+/* Convert plain bottoms in (forward) / plain top diffs in (backward). */
+int dlg_half_pre_fwd(dlg_cuda_ctx *c, const dlg_layer *l, dlg_half_io *io);
+int dlg_half_post_fwd(dlg_cuda_ctx *c, const dlg_layer *l, dlg_half_io *io);
+int dlg_half_pre_bwd(dlg_cuda_ctx *c, const dlg_layer *l, dlg_half_io *io);
+int dlg_half_post_bwd(dlg_cuda_ctx *c, const dlg_layer *l, dlg_half_io *io);
+/* bf16 views of bottom/top data and diffs (staged or the tensor's own). */
+dlg_half *dlg_half_x(const dlg_layer *l, const dlg_half_io *io, int j);
+dlg_half *dlg_half_dx(const dlg_layer *l, const dlg_half_io *io, int j);
+dlg_half *dlg_half_y(const dlg_layer *l, const dlg_half_io *io, int t);
+dlg_half *dlg_half_dy(const dlg_layer *l, const dlg_half_io *io, int t);
+
+int dlg_cuda_half_read(void *ctx, const dlg_tensor *t, const void *mem, float *host);
+int dlg_cuda_half_write(void *ctx, const dlg_tensor *t, void *mem, const float *host);
+
+extern const dlg_kernels dlg_cuda_conv_h, dlg_cuda_fc_h, dlg_cuda_pool_h, dlg_cuda_staged_h,
+    dlg_cuda_relu_h, dlg_cuda_dropout_h, dlg_cuda_concat_h, dlg_cuda_add_h, dlg_cuda_loss_h,
+    dlg_cuda_split_h;
+
+#endif
