@@ -12,7 +12,30 @@
 
 typedef struct dlg_backend_opts {
     int threads; /* 0: runtime default */
+    /* from dlg_plan_opts (see nn.h); zero = default, ignored where moot */
+    const char *algo_cache;
+    uint64_t workspace_bytes;
+    bool deterministic;
+    dlg_graphs graphs;
 } dlg_backend_opts;
+
+/* One whole step for run_step: launch() enqueues it eagerly through the
+ * kernels (forward; with sgd also backward and the SGD update) and returns
+ * 0 or -DLG_E* with the failing layer named in err.  It changes no engine
+ * state, so a backend may call it inside a capture and, if the capture
+ * fails, call it again. */
+typedef struct dlg_step_fn {
+    int (*launch)(void *arg, char *err, size_t errlen);
+    void *arg;
+    const dlg_sgd *sgd; /* NULL: forward only */
+    bool train;         /* the net's phase (batch-norm/dropout mode) */
+    /* NULL, or the first layer whose kernels cannot be captured (they
+     * sync with the host, allocate, or run on the fallback backend) */
+    const char *blocker;
+    /* where launch() and run_step describe a failure of the step */
+    char *err;
+    size_t errlen;
+} dlg_step_fn;
 
 typedef struct dlg_kernels {
     /* Create per-layer state; say how much shared scratch forward/backward
@@ -35,6 +58,9 @@ typedef struct dlg_kernels {
     /* Backward reads no bottom / no top data, so a training plan may reuse
      * that memory once forward is done with it.  Both false: reads all. */
     bool bwd_no_bottom_data, bwd_no_top_data;
+    /* Forward/backward sync with the host, allocate or branch on device
+     * results, so a step that runs them cannot be captured (CUDA graphs). */
+    bool no_graph;
 } dlg_kernels;
 
 typedef struct dlg_backend {
@@ -60,6 +86,11 @@ typedef struct dlg_backend {
      * net.  NULL: sgd() per param. */
     int (*sgd_all)(void *ctx, dlg_tensor *const *w, const float *lr_mult, const float *decay_mult,
                    int n, const dlg_sgd *sgd);
+    /* Optional: dynamic loss scaling (cuda fp16).  The factor the param
+     * gradients carry between backward and the SGD step (the loss scale)
+     * and the SGD steps skipped for an inf/NaN gradient; waits for the
+     * device.  Returns 1 if the backend scales, 0 (1.0, 0) if not. */
+    int (*loss_scale)(void *ctx, float *scale, int64_t *skipped);
     /* Host copies of a tensor in a backend-specific layout (mem is its data
      * or diff), converting from/to plain NCHW.  Needed only by backends
      * whose kernels choose such layouts. */
@@ -69,6 +100,13 @@ typedef struct dlg_backend {
     const dlg_kernels *kernels[DLG_L_NTYPES];
     /* A backend sharing this one's memory (cpu -> ref), or NULL. */
     const struct dlg_backend *fallback;
+    /* Optional: run one whole step (see dlg_step_fn), eagerly or by
+     * capturing and replaying it.  NULL: the engine calls launch(). */
+    int (*run_step)(void *ctx, const dlg_step_fn *step);
+    /* Optional: step timing on the device timeline (see
+     * dlg_net_timer_begin in nn.h).  NULL: -DLG_ENOTSUP. */
+    int (*timer_begin)(void *ctx);
+    int (*timer_end)(void *ctx, uint64_t *elapsed_ns);
 } dlg_backend;
 
 /* Registered backends, by name; NULL if unknown or not built. */

@@ -84,6 +84,16 @@ int dlg_net_add_node(dlg_net *net, const char *name, dlg_layer_type type, int nb
 int dlg_layer_add_top(dlg_net *net, dlg_node *n, const char *name, dlg_shape s);
 int dlg_layer_add_param(dlg_net *net, dlg_node *n, dlg_shape s, dlg_filler f, int64_t fan_in,
                         float lr_mult, float decay_mult);
+/* 0 if the net is planned and without a sticky error (run.c); _bound
+ * also binds the calling thread to the backend. */
+int dlg_net_ready(dlg_net *net);
+int dlg_net_ready_bound(dlg_net *net);
+/* The eager passes (run.c): errors come back with a message in err and
+ * are not made sticky, so a backend may retry them (step.c). */
+int dlg_net_run_forward(dlg_net *net, char *err, size_t errlen);
+int dlg_net_run_backward(dlg_net *net, char *err, size_t errlen);
+int dlg_net_run_sgd(dlg_net *net, const dlg_sgd *sgd, char *err, size_t errlen);
+
 /* Shapes and parameters of embedding and LSTM nodes (seq.c). */
 int dlg_layer_infer_seq(dlg_net *net, dlg_node *n);
 

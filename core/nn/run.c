@@ -1,6 +1,7 @@
 /* Planning entry, forward/backward/SGD and host access to blobs. */
 #include "net.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,7 +18,10 @@ int dlg_net_plan(dlg_net *net, const dlg_plan_opts *opts)
     if (!bk)
         return dlg_net_fail(net, DLG_ENOTSUP,
                             "nn: unknown or unbuilt backend '%s' (known: cpu, ref)", name);
-    dlg_backend_opts bo = {opts ? opts->threads : 0};
+    dlg_backend_opts bo = {0};
+    if (opts)
+        bo = (dlg_backend_opts){opts->threads, opts->algo_cache, opts->workspace_bytes,
+                                opts->deterministic, opts->graphs};
     char err[256] = "";
     int rc = bk->open(&bo, &net->ctx, err, sizeof err);
     if (rc < 0)
@@ -71,7 +75,7 @@ int dlg_net_set_train(dlg_net *net, bool train)
     return 0;
 }
 
-static int ready(dlg_net *net)
+int dlg_net_ready(dlg_net *net)
 {
     if (net->err)
         return net->err;
@@ -80,52 +84,51 @@ static int ready(dlg_net *net)
     return 0;
 }
 
-/* ready(), and the calling thread bound to the backend */
-static int ready_bound(dlg_net *net)
+/* dlg_net_ready(), and the calling thread bound to the backend */
+int dlg_net_ready_bound(dlg_net *net)
 {
-    int rc = ready(net);
+    int rc = dlg_net_ready(net);
     if (!rc && net->bk->bind && (rc = net->bk->bind(net->ctx)) < 0)
         return dlg_net_fail(net, -rc, "nn: backend %s: cannot bind this thread", net->bk->name);
     return rc;
 }
 
-int dlg_net_forward(dlg_net *net)
+int dlg_net_run_forward(dlg_net *net, char *err, size_t errlen)
 {
-    int rc = ready_bound(net);
-    for (int i = 0; i < net->nnodes && !rc; i++) {
+    for (int i = 0; i < net->nnodes; i++) {
         dlg_node *n = &net->nodes[i];
         if (n->fused)
             continue;
-        rc = n->k->forward(n->kctx, &n->l, n->state);
-        if (rc < 0)
-            return dlg_net_fail(net, -rc, "nn: forward of layer '%s' (%s) failed%s", n->l.name,
-                                dlg_layer_type_name(n->l.type),
-                                rc == -DLG_EINVAL ? ": bad input (e.g. a label outside 0..K-1)"
-                                                  : "");
+        int rc = n->k->forward(n->kctx, &n->l, n->state);
+        if (rc < 0) {
+            snprintf(err, errlen, "nn: forward of layer '%s' (%s) failed%s", n->l.name,
+                     dlg_layer_type_name(n->l.type),
+                     rc == -DLG_EINVAL ? ": bad input (e.g. a label outside 0..K-1)" : "");
+            return rc;
+        }
     }
-    return rc;
+    return 0;
 }
 
-int dlg_net_backward(dlg_net *net)
+int dlg_net_run_backward(dlg_net *net, char *err, size_t errlen)
 {
-    int rc = ready_bound(net);
-    if (!rc && !net->train)
-        return dlg_net_fail(net, DLG_EINVAL, "nn: net '%s' was planned without train", net->name);
-    for (int i = net->nnodes - 1; i >= 0 && !rc; i--) {
+    for (int i = net->nnodes - 1; i >= 0; i--) {
         dlg_node *n = &net->nodes[i];
         if (!n->need_backward || n->fused)
             continue;
-        rc = n->k->backward(n->kctx, &n->l, n->state);
-        if (rc < 0)
-            return dlg_net_fail(net, -rc, "nn: backward of layer '%s' failed", n->l.name);
+        int rc = n->k->backward(n->kctx, &n->l, n->state);
+        if (rc < 0) {
+            snprintf(err, errlen, "nn: backward of layer '%s' failed", n->l.name);
+            return rc;
+        }
     }
-    return rc;
+    return 0;
 }
 
 /* One sgd_all() call over every trained param; the lists live on the
  * stack (no allocation per step) unless the net has very many params. */
 #define DLG_SGD_STACK 1024
-static int sgd_all(dlg_net *net, const dlg_sgd *sgd)
+static int sgd_all(dlg_net *net, const dlg_sgd *sgd, char *err, size_t errlen)
 {
     dlg_tensor *w_st[DLG_SGD_STACK];
     float mult_st[2 * DLG_SGD_STACK];
@@ -135,8 +138,10 @@ static int sgd_all(dlg_net *net, const dlg_sgd *sgd)
     bool heap = n > DLG_SGD_STACK;
     dlg_tensor **w = heap ? malloc((size_t)n * sizeof *w) : w_st;
     float *mult = heap ? malloc(2 * (size_t)n * sizeof *mult) : mult_st;
-    if (!w || !mult)
-        rc = dlg_net_fail(net, DLG_ENOMEM, "nn: out of memory for the SGD list");
+    if (!w || !mult) {
+        snprintf(err, errlen, "nn: out of memory for the SGD list");
+        rc = -DLG_ENOMEM;
+    }
     for (int b = 0, k = 0; b < net->nblobs && !rc; b++) {
         dlg_blob *bl = &net->blobs[b];
         if (!bl->is_param || !bl->t.diff)
@@ -147,7 +152,7 @@ static int sgd_all(dlg_net *net, const dlg_sgd *sgd)
         k++;
     }
     if (!rc && n && (rc = net->bk->sgd_all(net->ctx, w, mult, mult + n, n, sgd)) < 0)
-        rc = dlg_net_fail(net, -rc, "nn: SGD update of net '%s' failed", net->name);
+        snprintf(err, errlen, "nn: SGD update of net '%s' failed", net->name);
     if (heap) {
         free(w);
         free(mult);
@@ -155,26 +160,56 @@ static int sgd_all(dlg_net *net, const dlg_sgd *sgd)
     return rc;
 }
 
-int dlg_net_sgd_step(dlg_net *net, const dlg_sgd *sgd)
+int dlg_net_run_sgd(dlg_net *net, const dlg_sgd *sgd, char *err, size_t errlen)
 {
-    int rc = ready_bound(net);
-    if (!rc && net->bk->sgd_all)
-        return sgd_all(net, sgd);
-    for (int b = 0; b < net->nblobs && !rc; b++) {
+    if (net->bk->sgd_all)
+        return sgd_all(net, sgd, err, errlen);
+    for (int b = 0; b < net->nblobs; b++) {
         dlg_blob *bl = &net->blobs[b];
         if (!bl->is_param || !bl->t.diff)
             continue;
-        rc = net->bk->sgd(net->ctx, &bl->t, sgd->lr * bl->lr_mult, sgd->momentum,
-                          sgd->weight_decay * bl->decay_mult);
-        if (rc < 0)
-            return dlg_net_fail(net, -rc, "nn: SGD update of '%s' failed", bl->name);
+        int rc = net->bk->sgd(net->ctx, &bl->t, sgd->lr * bl->lr_mult, sgd->momentum,
+                              sgd->weight_decay * bl->decay_mult);
+        if (rc < 0) {
+            snprintf(err, errlen, "nn: SGD update of '%s' failed", bl->name);
+            return rc;
+        }
     }
+    return 0;
+}
+
+int dlg_net_forward(dlg_net *net)
+{
+    char err[256];
+    int rc = dlg_net_ready_bound(net);
+    if (!rc && (rc = dlg_net_run_forward(net, err, sizeof err)) < 0)
+        return dlg_net_fail(net, -rc, "%s", err);
+    return rc;
+}
+
+int dlg_net_backward(dlg_net *net)
+{
+    char err[256];
+    int rc = dlg_net_ready_bound(net);
+    if (!rc && !net->train)
+        return dlg_net_fail(net, DLG_EINVAL, "nn: net '%s' was planned without train", net->name);
+    if (!rc && (rc = dlg_net_run_backward(net, err, sizeof err)) < 0)
+        return dlg_net_fail(net, -rc, "%s", err);
+    return rc;
+}
+
+int dlg_net_sgd_step(dlg_net *net, const dlg_sgd *sgd)
+{
+    char err[256];
+    int rc = dlg_net_ready_bound(net);
+    if (!rc && (rc = dlg_net_run_sgd(net, sgd, err, sizeof err)) < 0)
+        return dlg_net_fail(net, -rc, "%s", err);
     return rc;
 }
 
 static int host_io(dlg_net *net, int blob, dlg_which which, size_t count, void **mem)
 {
-    int rc = ready(net);
+    int rc = dlg_net_ready(net);
     if (rc)
         return rc;
     if (blob < 0 || blob >= net->nblobs)

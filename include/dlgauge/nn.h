@@ -132,9 +132,19 @@ int dlg_net_tie(dlg_net *net, const char *fc, const char *embedding);
 int dlg_net_set_param_mult(dlg_net *net, int param_blob, float lr_mult, float decay_mult);
 /* Global L2 norm of all parameter gradients (after dlg_net_backward);
  * gradient clipping = dlg_net_scale_grads by min(1, max_norm / norm), or,
- * with weight_decay 0, the SGD step's lr scaled by that factor. */
+ * with weight_decay 0, the SGD step's lr scaled by that factor.  Under
+ * dynamic loss scaling (cuda fp16) the stored gradients carry the loss
+ * scale until the SGD step removes it: the norm is divided by it, so it is
+ * the true gradient's (inf on an overflowed step, which the SGD step then
+ * skips); scaling the stored gradients by a factor is the same either way. */
 int dlg_net_grad_norm(dlg_net *net, double *norm);
 int dlg_net_scale_grads(dlg_net *net, float factor);
+/* Dynamic loss scaling (cuda fp16; see core/nn/cuda/README.md): the
+ * current loss scale and the SGD steps skipped so far because a gradient
+ * was inf or NaN.  Returns 1 if the backend scales the loss, 0 if not
+ * (then 1.0 and 0), or a negative code.  It waits for the device: read it
+ * at the end of a run, not per step. */
+int dlg_net_loss_scale(dlg_net *net, float *scale, int64_t *skipped);
 
 /* ---- inspecting ---------------------------------------------------------- */
 int dlg_net_blob(const dlg_net *net, const char *name);  /* id or -DLG_EINVAL */
@@ -157,6 +167,11 @@ int dlg_net_layer_count(const dlg_net *net);
 int dlg_net_layer_info(const dlg_net *net, int index, dlg_layer_info *out);
 
 /* ---- planning and running ------------------------------------------------ */
+/* Whether a backend may capture whole steps (CUDA graphs) and replay them.
+ * AUTO: where the net allows; ON: the same, with a note saying why not
+ * when it does not; OFF: every step runs eagerly. */
+typedef enum dlg_graphs { DLG_GRAPHS_AUTO = 0, DLG_GRAPHS_ON = 1, DLG_GRAPHS_OFF = 2 } dlg_graphs;
+
 typedef struct dlg_plan_opts {
     const char *backend; /* "cpu" (oneDNN, default) or "ref" (plain C) */
     int threads;         /* the job's vCPUs (dlg_job_info.cpus); 0: runtime default.
@@ -171,6 +186,15 @@ typedef struct dlg_plan_opts {
      * blobs marked with dlg_net_keep stay readable; reading another one is
      * an error.  keep_all turns sharing off (tests comparing every blob). */
     bool keep_all;
+    /* Backend options, appended: zero is each one's default.  The cpu and
+     * ref backends ignore them (they have no algorithm search, workspace
+     * limit, nondeterministic kernels or graphs).  cuda: */
+    const char *algo_cache;   /* file of conv algorithm choices, read at plan
+                               * time, rewritten at destroy; NULL: none */
+    uint64_t workspace_bytes; /* per-layer cuDNN workspace limit; 0: a
+                               * quarter of the free memory, at most 16 GiB */
+    bool deterministic;       /* only deterministic conv algorithms */
+    dlg_graphs graphs;        /* capture dlg_net_train_step/infer_step */
 } dlg_plan_opts;
 int dlg_net_plan(dlg_net *net, const dlg_plan_opts *opts);
 /* Keep a blob's data and gradient readable after forward/backward (its own
@@ -193,6 +217,24 @@ typedef struct dlg_sgd {
     float lr, momentum, weight_decay;
 } dlg_sgd;
 int dlg_net_sgd_step(dlg_net *net, const dlg_sgd *sgd);
+
+/* One whole step: forward, backward and dlg_net_sgd_step(sgd), the same
+ * result as the three calls.  A backend may run the first steps eagerly,
+ * then capture one and replay it (cuda: CUDA graphs; see
+ * core/nn/cuda/README.md); inputs written with dlg_net_write before the
+ * call are what the step reads.  Changing sgd between steps is allowed
+ * (the backend re-captures, or runs eagerly if it changes every step). */
+int dlg_net_train_step(dlg_net *net, const dlg_sgd *sgd);
+/* One forward pass (inference, or a training net's forward alone), which a
+ * backend may capture and replay in the same way. */
+int dlg_net_infer_step(dlg_net *net);
+
+/* Step timing on the device's own clock: begin before the step's work
+ * (input writes included), end after it; end waits for the step to finish
+ * and gives its elapsed time.  -DLG_ENOTSUP (not sticky) on a backend
+ * without a device timeline (cpu, ref): time the step with a host clock. */
+int dlg_net_timer_begin(dlg_net *net);
+int dlg_net_timer_end(dlg_net *net, uint64_t *elapsed_ns);
 
 typedef enum dlg_which { DLG_DATA = 0, DLG_DIFF = 1 } dlg_which;
 /* Copy count floats between host memory and a blob (activation or param),

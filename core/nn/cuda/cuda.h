@@ -7,17 +7,16 @@
  * "cuda-bf16", "cuda-bf16:N" (bf16 mixed precision: activations and their
  * gradients stored as bf16, params, their gradients and all arithmetic in
  * fp32; see cuda_half.h).
- * Options that dlg_backend_opts cannot carry yet come from the
- * environment, read once at open():
- *   DLG_CUDA_ALGO_CACHE=path     conv algorithm choices kept on disk
- *   DLG_CUDA_WORKSPACE_MB=n      per-layer cuDNN workspace limit (default:
- *                                a quarter of the free memory, <= 16 GiB)
- *   DLG_CUDA_DETERMINISTIC=1     only deterministic conv algorithms */
+ * Options come from the plan (dlg_backend_opts, read once at open()):
+ * algo_cache (conv algorithm choices kept on disk), workspace_bytes
+ * (per-layer cuDNN workspace limit; default a quarter of the free memory,
+ * <= 16 GiB), deterministic, graphs (cuda_step.c). */
 #ifndef DLG_NN_CUDA_H
 #define DLG_NN_CUDA_H
 
 #include "../backend.h"
 #include "cuda_algo_cache.h"
+#include "cuda_graph_sm.h"
 #include "cuda_kernels.h"
 
 #include <cublas_v2.h>
@@ -25,6 +24,13 @@
 #include <cudnn.h>
 
 typedef enum dlg_cuda_math { DLG_CUDA_FP32 = 0, DLG_CUDA_TF32 = 1, DLG_CUDA_BF16 = 2 } dlg_cuda_math;
+
+/* One captured step (cuda_step.c): [0] the training step, [1] forward. */
+typedef struct dlg_cuda_graph {
+    bool ready; /* sm initialised (eligibility known) */
+    dlg_graph_sm sm;
+    cudaGraphExec_t exec;
+} dlg_cuda_graph;
 
 typedef struct dlg_cuda_ctx {
     int device;
@@ -48,6 +54,15 @@ typedef struct dlg_cuda_ctx {
     unsigned noted; /* DLG_CUDA_NOTE_* bits already printed */
     dlg_algo_cache cache;
     char cache_path[512];
+    /* whole steps (cuda_step.c): graphs, and the step timer's two event
+     * pairs (begin, end), used alternately */
+    dlg_graphs graphs;
+    dlg_cuda_graph graph[2];
+    bool capturing; /* the stream is being captured: no host reads */
+    cudaEvent_t timer[2][2];
+    int timer_cur;
+    bool timer_open;
+    void *blas_ws; /* cuBLAS workspace: set once, so capture allocates nothing */
 } dlg_cuda_ctx;
 
 extern const dlg_kernels dlg_cuda_conv, dlg_cuda_fc, dlg_cuda_pool, dlg_cuda_lrn, dlg_cuda_bn,
@@ -58,6 +73,14 @@ extern const dlg_kernels dlg_cuda_conv, dlg_cuda_fc, dlg_cuda_pool, dlg_cuda_lrn
  * that cuDNN refused (the run goes on, slower, on the fallback). */
 enum { DLG_CUDA_NOTE_FUSED_BIAS = 1, DLG_CUDA_NOTE_HALF_BN = 2 };
 void dlg_cuda_note_once(dlg_cuda_ctx *c, unsigned kind, const char *msg);
+enum { DLG_CUDA_NOTE_GRAPH = 1u << 8, DLG_CUDA_NOTE_GRAPH_CHURN = 1u << 9 };
+
+/* Whole steps (cuda_step.c): the backend's run_step, timer_begin/_end,
+ * and what close() frees of them. */
+int dlg_cuda_run_step(void *ctx, const dlg_step_fn *f);
+int dlg_cuda_timer_begin(void *ctx);
+int dlg_cuda_timer_end(void *ctx, uint64_t *elapsed_ns);
+void dlg_cuda_step_free(dlg_cuda_ctx *c);
 
 /* Batch norm's saved mean and inverse std (2 x C floats) in its state. */
 float *dlg_cuda_bn_saved(void *state);

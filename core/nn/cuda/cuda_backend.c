@@ -60,14 +60,6 @@ int dlg_cuda_setup_none(void *ctx, const dlg_layer *l, void **state, size_t *ws,
     return 0;
 }
 
-static size_t env_size_mb(const char *name, size_t dflt)
-{
-    const char *v = getenv(name);
-    char *end;
-    unsigned long long x = v ? strtoull(v, &end, 10) : 0;
-    return v && *v && !*end ? (size_t)x << 20 : dflt;
-}
-
 static void cuda_close(void *vctx)
 {
     dlg_cuda_ctx *c = vctx;
@@ -79,12 +71,15 @@ static void cuda_close(void *vctx)
             fprintf(stderr, "dlgauge: cuda: algorithm cache not saved: %s\n", err);
     }
     dlg_algo_cache_free(&c->cache);
+    dlg_cuda_step_free(c);
     if (c->sgd_tab)
         cudaFree(c->sgd_tab);
     if (c->flag_event)
         cudaEventDestroy(c->flag_event);
     if (c->blas)
         cublasDestroy(c->blas);
+    if (c->blas_ws)
+        cudaFree(c->blas_ws);
     if (c->dnn)
         cudnnDestroy(c->dnn);
     if (c->stream)
@@ -127,6 +122,16 @@ static int open_handles(dlg_cuda_ctx *c, char *err, size_t errlen)
         snprintf(err, errlen, "cuBLAS stream/math mode failed");
         rc = -DLG_EINTERNAL;
     }
+    /* after cublasSetStream, which resets it: with its own workspace cuBLAS
+     * allocates nothing while a step is captured (32 MiB: NVIDIA's advice
+     * for Hopper, more than enough before it) */
+    if (!rc)
+        rc = dlg_cuda_err(cudaMalloc(&c->blas_ws, (size_t)32 << 20), "cuBLAS workspace", err,
+                          errlen);
+    if (!rc && cublasSetWorkspace(c->blas, c->blas_ws, (size_t)32 << 20) != CUBLAS_STATUS_SUCCESS) {
+        snprintf(err, errlen, "cublasSetWorkspace failed");
+        rc = -DLG_EINTERNAL;
+    }
     return rc;
 }
 
@@ -148,17 +153,17 @@ static int cuda_open(const dlg_backend_opts *o, void **ctx, char *err, size_t er
         return -DLG_ENOMEM;
     c->device = device;
     c->math = math;
-    const char *det = getenv("DLG_CUDA_DETERMINISTIC");
-    c->deterministic = det && strcmp(det, "1") == 0;
+    c->deterministic = o && o->deterministic;
+    c->graphs = o ? o->graphs : DLG_GRAPHS_AUTO;
     int rc = open_handles(c, err, errlen);
     size_t free_b = 0, total_b = 0;
     /* a small limit keeps cuDNN from its fastest algorithms (FFT, Winograd
      * nonfused); the net allocates only the largest layer's workspace */
     if (!rc && cudaMemGetInfo(&free_b, &total_b) != cudaSuccess)
         free_b = (size_t)4 << 30;
-    c->ws_limit = env_size_mb("DLG_CUDA_WORKSPACE_MB", free_b / 4 < ((size_t)16 << 30)
-                                                           ? free_b / 4
-                                                           : (size_t)16 << 30);
+    c->ws_limit = o && o->workspace_bytes ? (size_t)o->workspace_bytes
+                  : free_b / 4 < ((size_t)16 << 30) ? free_b / 4
+                                                    : (size_t)16 << 30;
     if (!rc) {
         struct cudaDeviceProp p;
         char tag[128];
@@ -166,7 +171,7 @@ static int cuda_open(const dlg_backend_opts *o, void **ctx, char *err, size_t er
         snprintf(tag, sizeof tag, "%s_cudnn%zu_%s", p.name, cudnnGetVersion(),
                  math == DLG_CUDA_TF32 ? "tf32" : math == DLG_CUDA_BF16 ? "bf16" : "fp32");
         dlg_algo_cache_init(&c->cache, tag);
-        const char *path = getenv("DLG_CUDA_ALGO_CACHE");
+        const char *path = o ? o->algo_cache : NULL;
         if (path && *path) {
             snprintf(c->cache_path, sizeof c->cache_path, "%s", path);
             rc = dlg_algo_cache_load(&c->cache, path, err, errlen);
@@ -209,6 +214,8 @@ static int cuda_copy(dlg_cuda_ctx *c, void *dst, const void *src, size_t bytes,
 
 int dlg_cuda_flag_poll(dlg_cuda_ctx *c)
 {
+    if (c->capturing) /* an event query is illegal there; polled after the launch */
+        return 0;
     if (c->flag_pending) {
         cudaError_t e = cudaEventQuery(c->flag_event);
         if (e == cudaErrorNotReady)
@@ -358,7 +365,8 @@ DLG_CUDA_OPENS(7)
         .name = nm, .open = openf, .close = cuda_close, .alloc = cuda_alloc,                   \
         .free = cuda_free, .upload = cuda_upload, .download = cuda_download,                   \
         .zero = cuda_zero, .sync = cuda_sync, .bind = cuda_bind, .sgd = cuda_sgd,              \
-        .sgd_all = cuda_sgd_all,                                                               \
+        .sgd_all = cuda_sgd_all, .run_step = dlg_cuda_run_step,                                \
+        .timer_begin = dlg_cuda_timer_begin, .timer_end = dlg_cuda_timer_end,                  \
         .kernels =                                                                             \
             {                                                                                  \
                 [DLG_L_CONV] = &dlg_cuda_conv,                                                 \
@@ -384,6 +392,8 @@ DLG_CUDA_OPENS(7)
         .free = cuda_free, .upload = cuda_upload, .download = cuda_download,                   \
         .zero = cuda_zero, .sync = cuda_sync, .bind = cuda_bind, .sgd = cuda_sgd,              \
         .sgd_all = cuda_sgd_all, .read_opaque = dlg_cuda_half_read,                              \
+        .run_step = dlg_cuda_run_step, .timer_begin = dlg_cuda_timer_begin,                    \
+        .timer_end = dlg_cuda_timer_end,                                                       \
         .write_opaque = dlg_cuda_half_write,                                                     \
         .kernels =                                                                             \
             {                                                                                  \

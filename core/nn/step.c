@@ -1,0 +1,92 @@
+/* Whole steps (dlg_net_train_step, dlg_net_infer_step), which a backend
+ * may capture and replay, and step timing on the device timeline. */
+#include "net.h"
+
+#include <stdio.h>
+
+typedef struct step_arg {
+    dlg_net *net;
+    const dlg_sgd *sgd;
+} step_arg;
+
+/* The eager step that run_step launches, possibly inside a capture. */
+static int launch(void *varg, char *err, size_t errlen)
+{
+    step_arg *a = varg;
+    int rc = dlg_net_run_forward(a->net, err, errlen);
+    if (!rc && a->sgd)
+        rc = dlg_net_run_backward(a->net, err, errlen);
+    if (!rc && a->sgd)
+        rc = dlg_net_run_sgd(a->net, a->sgd, err, errlen);
+    return rc;
+}
+
+/* The first layer a capture cannot contain: kernels that say no_graph,
+ * or a layer on the fallback backend (another memory space's calls). */
+static const char *blocker(const dlg_net *net)
+{
+    for (int i = 0; i < net->nnodes; i++) {
+        const dlg_node *n = &net->nodes[i];
+        if (n->fused)
+            continue;
+        if (n->k->no_graph || (net->fctx && n->kctx == net->fctx))
+            return n->l.name;
+    }
+    return NULL;
+}
+
+static int run_step(dlg_net *net, const dlg_sgd *sgd)
+{
+    int rc = dlg_net_ready_bound(net);
+    if (rc)
+        return rc;
+    if (sgd && !net->train)
+        return dlg_net_fail(net, DLG_EINVAL, "nn: net '%s' was planned without train", net->name);
+    step_arg a = {net, sgd};
+    char err[256] = "";
+    if (net->bk->run_step) {
+        dlg_step_fn f = {launch, &a, sgd, net->nnodes > 0 && net->nodes[0].l.train,
+                         blocker(net), err, sizeof err};
+        rc = net->bk->run_step(net->ctx, &f);
+    } else
+        rc = launch(&a, err, sizeof err);
+    if (rc < 0)
+        return dlg_net_fail(net, -rc, "%s", err[0] ? err
+                                                   : "nn: a step failed (see the backend's note)");
+    return rc;
+}
+
+int dlg_net_train_step(dlg_net *net, const dlg_sgd *sgd)
+{
+    if (!sgd)
+        return dlg_net_fail(net, DLG_EINVAL, "nn: dlg_net_train_step without SGD parameters");
+    return run_step(net, sgd);
+}
+
+int dlg_net_infer_step(dlg_net *net) { return run_step(net, NULL); }
+
+int dlg_net_timer_begin(dlg_net *net)
+{
+    int rc = dlg_net_ready_bound(net);
+    if (rc)
+        return rc;
+    if (!net->bk->timer_begin)
+        return -DLG_ENOTSUP;
+    if ((rc = net->bk->timer_begin(net->ctx)) < 0)
+        return dlg_net_fail(net, -rc, "nn: backend %s: step timer failed", net->bk->name);
+    return 0;
+}
+
+int dlg_net_timer_end(dlg_net *net, uint64_t *elapsed_ns)
+{
+    *elapsed_ns = 0;
+    int rc = dlg_net_ready_bound(net);
+    if (rc)
+        return rc;
+    if (!net->bk->timer_end)
+        return -DLG_ENOTSUP;
+    if ((rc = net->bk->timer_end(net->ctx, elapsed_ns)) < 0)
+        return dlg_net_fail(net, -rc, "nn: backend %s: step timer failed (end without begin?)",
+                            net->bk->name);
+    return 0;
+}
