@@ -4,6 +4,7 @@
 #include "cuda/cuda_algo_cache.h"
 #include "cuda/cuda_half_cvt.h"
 #include "cuda/cuda_device.h"
+#include "cuda/cuda_graph_sm.h"
 #include "gpu_nvml.h"
 #include "gpu_sampler.h"
 
@@ -263,6 +264,193 @@ static void test_nvml_fake_sampler(void **st)
     assert_int_equal(g.samples, 0);
 }
 
+/* ---- CUDA graphs: eligibility and the capture state machine ------------- */
+static void test_graph_eligible(void **st)
+{
+    char why[200];
+    assert_true(dlg_graph_eligible(DLG_GRAPHS_AUTO, NULL, why, sizeof why));
+    assert_string_equal(why, "");
+    assert_true(dlg_graph_eligible(DLG_GRAPHS_ON, NULL, why, sizeof why));
+    assert_false(dlg_graph_eligible(DLG_GRAPHS_OFF, NULL, why, sizeof why));
+    assert_string_equal(why, "graphs = false");
+    assert_false(dlg_graph_eligible(DLG_GRAPHS_AUTO, "lstm1", why, sizeof why));
+    assert_non_null(strstr(why, "layer 'lstm1' cannot be captured"));
+    assert_false(dlg_graph_eligible(DLG_GRAPHS_ON, "lstm1", why, sizeof why));
+    assert_false(dlg_graph_eligible((dlg_graphs)7, NULL, why, sizeof why));
+}
+
+/* runs action a for k with outcome ok and returns the next action */
+static dlg_graph_action sm_step(dlg_graph_sm *sm, const dlg_graph_key *k, bool ok)
+{
+    dlg_graph_action a = dlg_graph_sm_next(sm, k);
+    dlg_graph_sm_done(sm, a, k, ok);
+    return a;
+}
+
+static void test_graph_sm_warmup_capture_replay(void **st)
+{
+    dlg_graph_sm sm;
+    dlg_graph_key k = {true, true, 0.1f, 0.9f, 5e-4f};
+    dlg_graph_sm_init(&sm, true);
+    for (int i = 0; i < DLG_GRAPH_WARMUP; i++)
+        assert_int_equal(sm_step(&sm, &k, true), DLG_GRAPH_EAGER);
+    assert_true(DLG_GRAPH_WARMUP >= 2);
+    assert_int_equal(sm_step(&sm, &k, true), DLG_GRAPH_CAPTURE);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(sm_step(&sm, &k, true), DLG_GRAPH_REPLAY);
+    assert_int_equal(sm.captures, 1);
+
+    /* a failed eager step does not count as warm-up */
+    dlg_graph_sm_init(&sm, true);
+    assert_int_equal(sm_step(&sm, &k, false), DLG_GRAPH_EAGER);
+    assert_int_equal(sm_step(&sm, &k, true), DLG_GRAPH_EAGER);
+    assert_int_equal(sm_step(&sm, &k, true), DLG_GRAPH_EAGER);
+    assert_int_equal(dlg_graph_sm_next(&sm, &k), DLG_GRAPH_CAPTURE);
+
+    /* not eligible: eager for ever */
+    dlg_graph_sm_init(&sm, false);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(sm_step(&sm, &k, true), DLG_GRAPH_EAGER);
+}
+
+/* lr schedules: a step schedule re-captures once per change; an lr that
+ * changes every step (clipping) turns graphs off after DLG_GRAPH_CHURN */
+static void test_graph_sm_hyperparams(void **st)
+{
+    dlg_graph_sm sm;
+    dlg_graph_key k = {true, true, 0.1f, 0.9f, 5e-4f};
+    dlg_graph_sm_init(&sm, true);
+    while (dlg_graph_sm_next(&sm, &k) == DLG_GRAPH_EAGER)
+        sm_step(&sm, &k, true);
+    assert_int_equal(sm_step(&sm, &k, true), DLG_GRAPH_CAPTURE);
+    for (int epoch = 0; epoch < 5; epoch++) { /* lr /= 10 every few steps */
+        k.lr /= 10;
+        assert_int_equal(sm_step(&sm, &k, true), DLG_GRAPH_CAPTURE);
+        assert_true(sm.key.lr == k.lr);
+        assert_int_equal(sm_step(&sm, &k, true), DLG_GRAPH_REPLAY);
+        assert_int_equal(sm_step(&sm, &k, true), DLG_GRAPH_REPLAY);
+    }
+    assert_int_equal(sm.captures, 6);
+    assert_false(sm.off);
+    k.momentum = 0.95f; /* any hyper-parameter counts */
+    assert_int_equal(sm_step(&sm, &k, true), DLG_GRAPH_CAPTURE);
+    k.decay = 0;
+    assert_int_equal(sm_step(&sm, &k, true), DLG_GRAPH_CAPTURE);
+    assert_int_equal(sm_step(&sm, &k, true), DLG_GRAPH_REPLAY); /* ends the run of changes */
+
+    /* churn: a new lr on every step */
+    bool turned_off = false;
+    for (int i = 0; i < DLG_GRAPH_CHURN; i++) {
+        k.lr *= 0.5f;
+        dlg_graph_action a = dlg_graph_sm_next(&sm, &k);
+        assert_int_equal(a, DLG_GRAPH_CAPTURE);
+        turned_off = dlg_graph_sm_done(&sm, a, &k, true);
+    }
+    assert_true(turned_off);
+    assert_true(sm.off);
+    assert_int_equal(sm_step(&sm, &k, true), DLG_GRAPH_EAGER);
+    assert_int_equal(sm_step(&sm, &k, true), DLG_GRAPH_EAGER);
+
+    /* keys compare bitwise: a NaN lr is the same key, not a new one */
+    dlg_graph_key n = {true, true, NAN, 0.9f, 0};
+    dlg_graph_sm_init(&sm, true);
+    while (dlg_graph_sm_next(&sm, &n) == DLG_GRAPH_EAGER)
+        sm_step(&sm, &n, true);
+    assert_int_equal(sm_step(&sm, &n, true), DLG_GRAPH_CAPTURE);
+    assert_int_equal(sm_step(&sm, &n, true), DLG_GRAPH_REPLAY);
+}
+
+/* a new phase warms up again before its kernels are captured; a failed
+ * capture means eager for good */
+static void test_graph_sm_phase_and_failure(void **st)
+{
+    dlg_graph_sm sm;
+    dlg_graph_key tr = {true, false, 0, 0, 0}, te = {false, false, 0, 0, 0};
+    dlg_graph_sm_init(&sm, true);
+    while (dlg_graph_sm_next(&sm, &tr) == DLG_GRAPH_EAGER)
+        sm_step(&sm, &tr, true);
+    assert_int_equal(sm_step(&sm, &tr, true), DLG_GRAPH_CAPTURE);
+    assert_int_equal(sm_step(&sm, &tr, true), DLG_GRAPH_REPLAY);
+    for (int i = 0; i < DLG_GRAPH_WARMUP; i++)
+        assert_int_equal(sm_step(&sm, &te, true), DLG_GRAPH_EAGER);
+    assert_int_equal(sm_step(&sm, &te, true), DLG_GRAPH_CAPTURE);
+    assert_int_equal(sm_step(&sm, &te, true), DLG_GRAPH_REPLAY);
+    assert_int_equal(sm_step(&sm, &tr, true), DLG_GRAPH_EAGER); /* back: warm again */
+
+    dlg_graph_sm_init(&sm, true);
+    while (dlg_graph_sm_next(&sm, &tr) == DLG_GRAPH_EAGER)
+        sm_step(&sm, &tr, true);
+    assert_int_equal(sm_step(&sm, &tr, false), DLG_GRAPH_CAPTURE);
+    assert_true(sm.off);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(sm_step(&sm, &tr, true), DLG_GRAPH_EAGER);
+}
+
+/* The engine side on a host backend: dlg_net_train_step is exactly
+ * forward + backward + SGD; the timer says ENOTSUP without a sticky error;
+ * the cuda-only plan options are accepted and ignored. */
+static int tiny_net(dlg_net **net, const dlg_plan_opts *o, int *x, int *y, int *w)
+{
+    dlg_net_create(net, "tiny");
+    *x = dlg_input(*net, "x", 4, 3, 6, 6);
+    *y = dlg_labels(*net, "y", 4);
+    int h = dlg_conv(*net, "conv", *x, 4, 3, 1, 1, 1);
+    h = dlg_batchnorm(*net, "bn", h, 1e-5f);
+    h = dlg_relu(*net, "relu", h);
+    h = dlg_max_pool(*net, "pool", h, 2, 2, 0);
+    h = dlg_fc(*net, "fc", h, 5);
+    int loss = dlg_softmax_loss(*net, "loss", h, *y);
+    *w = dlg_net_param(*net, "conv", 0);
+    return dlg_net_plan(*net, o) < 0 ? -1 : loss;
+}
+
+static void test_train_step_host(void **st)
+{
+    dlg_plan_opts o = {.backend = "ref", .train = true, .seed = 3, .algo_cache = "/nonexistent/x",
+                       .workspace_bytes = 1, .deterministic = true, .graphs = DLG_GRAPHS_ON};
+    dlg_net *a, *b;
+    int x, y, w, la = tiny_net(&a, &o, &x, &y, &w), lb = tiny_net(&b, &o, &x, &y, &w);
+    assert_true(la >= 0 && lb >= 0);
+    dlg_sgd sgd = {0.05f, 0.9f, 1e-3f};
+    float in[4 * 3 * 6 * 6], lab[4], ra[3], rb[3], wa[4 * 3 * 9], wb[4 * 3 * 9];
+    uint64_t seed = 11;
+    for (int step = 0; step < 4; step++) {
+        for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            in[i] = (float)((seed >> 40) % 1000) / 500.0f - 1.0f;
+        }
+        for (int i = 0; i < 4; i++)
+            lab[i] = (float)((step + i) % 5);
+        for (int k = 0; k < 2; k++) {
+            dlg_net *n = k ? b : a;
+            assert_int_equal(dlg_net_write(n, x, DLG_DATA, in, sizeof in / sizeof in[0]), 0);
+            assert_int_equal(dlg_net_write(n, y, DLG_DATA, lab, 4), 0);
+        }
+        assert_int_equal(dlg_net_forward(a), 0);
+        assert_int_equal(dlg_net_backward(a), 0);
+        assert_int_equal(dlg_net_sgd_step(a, &sgd), 0);
+        assert_int_equal(dlg_net_timer_begin(b), -DLG_ENOTSUP);
+        assert_int_equal(dlg_net_train_step(b, &sgd), 0);
+        uint64_t ns = 99;
+        assert_int_equal(dlg_net_timer_end(b, &ns), -DLG_ENOTSUP);
+        assert_int_equal(ns, 0);
+        assert_int_equal(dlg_net_read(a, la, DLG_DATA, ra, 3), 0);
+        assert_int_equal(dlg_net_read(b, lb, DLG_DATA, rb, 3), 0);
+        assert_memory_equal(ra, rb, sizeof ra);
+        sgd.lr *= 0.5f;
+    }
+    assert_int_equal(dlg_net_read(a, w, DLG_DATA, wa, 4 * 3 * 9), 0);
+    assert_int_equal(dlg_net_read(b, w, DLG_DATA, wb, 4 * 3 * 9), 0);
+    assert_memory_equal(wa, wb, sizeof wa);
+    assert_int_equal(dlg_net_status(b), 0);
+    /* forward alone, as inference */
+    assert_int_equal(dlg_net_set_train(b, false), 0);
+    assert_int_equal(dlg_net_infer_step(b), 0);
+    assert_int_equal(dlg_net_train_step(b, NULL), -DLG_EINVAL);
+    dlg_net_destroy(a);
+    dlg_net_destroy(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -270,6 +458,9 @@ int main(void)
         cmocka_unit_test(test_parse_backend), cmocka_unit_test(test_bf16_convert),    cmocka_unit_test(test_device_select),
         cmocka_unit_test(test_peak_table),       cmocka_unit_test(test_nvml_absent),
         cmocka_unit_test(test_nvml_fake_sampler),
+        cmocka_unit_test(test_graph_eligible), cmocka_unit_test(test_graph_sm_warmup_capture_replay),
+        cmocka_unit_test(test_graph_sm_hyperparams), cmocka_unit_test(test_graph_sm_phase_and_failure),
+        cmocka_unit_test(test_train_step_host),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
