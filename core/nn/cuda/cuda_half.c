@@ -409,10 +409,13 @@ static int dropout_backward(void *ctx, dlg_layer *l, void *vs)
 }
 
 const dlg_kernels dlg_cuda_dropout_h = {.setup = dropout_setup,
+/* no_graph: its seed is a host argument that changes every step (the fp32
+ * kernel reads a device step counter instead; dlg_cuk_dropout_fwd) */
                                          .forward = dropout_forward,
                                          .backward = dropout_backward,
                                          .destroy = dropout_destroy,
-                                         .any_layout = true};
+                                         .any_layout = true,
+                                         .no_graph = true};
 
 /* ---- pooling (Caffe windows, as the fp32 path) -------------------------------------- */
 typedef struct pool_state {

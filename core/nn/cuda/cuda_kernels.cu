@@ -91,9 +91,12 @@ __device__ uint64_t mix(uint64_t z)
     return z ^ (z >> 31);
 }
 
+// the step counter lives on the device, so a captured step draws a new mask
+// on every replay: seed + golden * (step + 1), then k_step_inc adds one
 __global__ void k_dropout(const float *x, float *y, float *mask, int64_t n, float ratio,
-                          float scale, uint64_t seed)
+                          float scale, uint64_t base, const uint64_t *step)
 {
+    uint64_t seed = base + 0x9e3779b97f4a7c15ull * (*step + 1);
     GRID_LOOP(i, n)
     {
         float u = (float)(mix(seed ^ (uint64_t)i * 0xd1b54a32d192ed03ull) >> 40) * (1.0f / 16777216.0f);
@@ -102,6 +105,8 @@ __global__ void k_dropout(const float *x, float *y, float *mask, int64_t n, floa
         y[i] = x[i] * m;
     }
 }
+
+__global__ void k_step_inc(uint64_t *step) { *step += 1; }
 
 __global__ void k_bias_rows(float *y, const float *b, int64_t rows, int64_t cols)
 {
@@ -391,10 +396,14 @@ int dlg_cuk_mul(dlg_cu_stream s, const float *a, const float *b, float *y, int64
 }
 
 int dlg_cuk_dropout_fwd(dlg_cu_stream s, const float *x, float *y, float *mask, int64_t n,
-                        float ratio, uint64_t seed)
+                        float ratio, uint64_t seed, uint64_t *step)
 {
     k_dropout<<<blocks_for(n), kThreads, 0, s>>>(x, y, mask, n, ratio, 1.0f / (1.0f - ratio),
-                                                 seed);
+                                                 seed, step);
+    int rc = launched();
+    if (rc)
+        return rc;
+    k_step_inc<<<1, 1, 0, s>>>(step);
     return launched();
 }
 

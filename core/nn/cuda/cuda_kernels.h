@@ -37,9 +37,11 @@ int dlg_cuk_relu_bwd(dlg_cu_stream s, const float *x, const float *dy, float *dx
 int dlg_cuk_add(dlg_cu_stream s, const float *a, const float *b, float *y, int64_t n);
 /* y += a */
 int dlg_cuk_acc(dlg_cu_stream s, float *y, const float *a, int64_t n);
-/* Inverted dropout; mask[i] = 0 or 1/(1-ratio), drawn from (seed, i). */
+/* Inverted dropout; mask[i] = 0 or 1/(1-ratio), drawn from (seed + golden
+ * x (*step + 1), i); then *step += 1 on the device (a captured step draws a
+ * new mask on every replay). */
 int dlg_cuk_dropout_fwd(dlg_cu_stream s, const float *x, float *y, float *mask, int64_t n,
-                        float ratio, uint64_t seed);
+                        float ratio, uint64_t seed, uint64_t *step);
 int dlg_cuk_mul(dlg_cu_stream s, const float *a, const float *b, float *y, int64_t n);
 /* y[i*cols + j] += b[j] */
 int dlg_cuk_bias_rows(dlg_cu_stream s, float *y, const float *b, int64_t rows, int64_t cols);

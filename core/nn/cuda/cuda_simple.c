@@ -24,10 +24,12 @@ static int relu_backward(void *ctx, dlg_layer *l, void *st)
 const dlg_kernels dlg_cuda_relu = {
     .setup = dlg_cuda_setup_none, .forward = relu_forward, .backward = relu_backward};
 
-/* ---- dropout: the mask holds 0 or 1/(1-ratio); a new seed every step ----- */
+/* ---- dropout: the mask holds 0 or 1/(1-ratio); a new seed every step, from
+ * a step counter on the device (so a captured step needs no new arguments) */
 typedef struct dropout_state {
     float *mask;
-    uint64_t seed, step;
+    uint64_t seed;
+    uint64_t *step; /* device, starts at 0 */
 } dropout_state;
 
 static void dropout_destroy(void *ctx, void *vs)
@@ -35,6 +37,8 @@ static void dropout_destroy(void *ctx, void *vs)
     dropout_state *s = vs;
     if (s && s->mask)
         cudaFree(s->mask);
+    if (s && s->step)
+        cudaFree(s->step);
     free(s);
 }
 
@@ -46,6 +50,12 @@ static int dropout_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws
         return -DLG_ENOMEM;
     int rc = dlg_cuda_err(cudaMalloc((void **)&s->mask, (size_t)l->top[0]->count * sizeof(float)),
                           "dropout mask", err, errlen);
+    if (!rc)
+        rc = dlg_cuda_err(cudaMalloc((void **)&s->step, sizeof *s->step), "dropout step", err,
+                          errlen);
+    if (!rc)
+        rc = dlg_cuda_err(cudaMemsetAsync(s->step, 0, sizeof *s->step, ((dlg_cuda_ctx *)ctx)->stream),
+                          "dropout step", err, errlen);
     if (rc < 0) {
         dropout_destroy(ctx, s);
         return rc;
@@ -64,10 +74,8 @@ static int dropout_forward(void *ctx, dlg_layer *l, void *vs)
     if (!l->train)
         return dlg_cuda_ok(cudaMemcpyAsync(CF(l->top[0]), CF(l->bottom[0]), bytes,
                                            cudaMemcpyDeviceToDevice, c->stream));
-    s->step++;
     return K(dlg_cuk_dropout_fwd(c->stream, CF(l->bottom[0]), CF(l->top[0]), s->mask,
-                                 l->top[0]->count, l->p.dropout_ratio,
-                                 s->seed + 0x9e3779b97f4a7c15ull * s->step));
+                                 l->top[0]->count, l->p.dropout_ratio, s->seed, s->step));
 }
 
 static int dropout_backward(void *ctx, dlg_layer *l, void *vs)
