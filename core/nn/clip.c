@@ -1,4 +1,5 @@
-/* Global gradient norm and scaling, for gradient clipping.  Host-memory
+/* Global gradient norm and scaling, for gradient clipping, and the loss
+ * scale of backends that scale the loss (the norm divides it out).  Host-memory
  * backends (ref, and cpu which shares ref's memory) are read in place;
  * others go through download/upload in fixed-size chunks, so nothing is
  * allocated either way. */
@@ -51,6 +52,35 @@ static int sumsq_chunked(dlg_net *net, const float *g, int64_t n, double *out)
     return 0;
 }
 
+/* The factor the stored gradients carry (the loss scale), 1 without. */
+static int grad_factor(dlg_net *net, double *f)
+{
+    float scale = 1.f;
+    int64_t skipped = 0;
+    int rc = net->bk->loss_scale ? net->bk->loss_scale(net->ctx, &scale, &skipped) : 0;
+    if (rc < 0)
+        return dlg_net_fail(net, -rc, "nn: backend %s: reading the loss scale failed",
+                            net->bk->name);
+    *f = rc > 0 ? (double)scale : 1.0;
+    return 0;
+}
+
+int dlg_net_loss_scale(dlg_net *net, float *scale, int64_t *skipped)
+{
+    *scale = 1.f;
+    *skipped = 0;
+    int rc = net->err;
+    if (rc || !net->planned || !net->train || !net->bk->loss_scale)
+        return rc; /* an inference plan scales nothing */
+    if (net->bk->bind && (rc = net->bk->bind(net->ctx)) < 0)
+        return dlg_net_fail(net, -rc, "nn: backend %s: cannot bind this thread", net->bk->name);
+    rc = net->bk->loss_scale(net->ctx, scale, skipped);
+    if (rc < 0)
+        return dlg_net_fail(net, -rc, "nn: backend %s: reading the loss scale failed",
+                            net->bk->name);
+    return rc;
+}
+
 int dlg_net_grad_norm(dlg_net *net, double *norm)
 {
     int rc = ready(net);
@@ -72,7 +102,10 @@ int dlg_net_grad_norm(dlg_net *net, double *norm)
             return dlg_net_fail(net, -rc, "nn: reading the gradient of '%s' failed", bl->name);
         total += s;
     }
-    *norm = sqrt(total);
+    double f = 1.0;
+    if ((rc = grad_factor(net, &f)) < 0)
+        return rc;
+    *norm = sqrt(total) / f;
     return 0;
 }
 

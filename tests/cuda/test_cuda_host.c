@@ -144,6 +144,13 @@ static void test_parse_backend(void **st)
     assert_int_equal(dlg_cuda_parse_backend("cuda-bf16:2", &dev, &tf32), 0);
     assert_int_equal(dev, 2);
     assert_int_equal(tf32, 2);
+    assert_int_equal(dlg_cuda_parse_backend("cuda-fp16:5", &dev, &tf32), 0);
+    assert_int_equal(dev, 5);
+    assert_int_equal(tf32, 3);
+    assert_int_equal(dlg_cuda_parse_backend("cuda-fp16", &dev, &tf32), 0);
+    assert_int_equal(dev, 0);
+    assert_int_equal(tf32, 3);
+    assert_int_equal(dlg_cuda_parse_backend("cuda-fp16:8", &dev, &tf32), -DLG_EINVAL);
     assert_int_equal(dlg_cuda_parse_backend("cuda-bf16x", &dev, &tf32), -DLG_EINVAL);
     assert_int_equal(dlg_cuda_parse_backend("cuda:8", &dev, &tf32), -DLG_EINVAL);
     assert_int_equal(dlg_cuda_parse_backend("cuda:", &dev, &tf32), -DLG_EINVAL);
@@ -184,12 +191,21 @@ static void test_device_select(void **st)
     assert_int_equal(dlg_device_select("cpu", "bf16", 1, "cpu", &c, err, sizeof err), -DLG_ENOTSUP);
     assert_int_equal(dlg_device_select("auto", "tf32", 0, "cpu", &c, err, sizeof err),
                      -DLG_ENOTSUP);
-    /* bf16 has its backend; fp16 is not there yet: said, not ignored */
+    /* bf16 and fp16 have their backends; fp16 on the CPU is an error, not fp32 */
     assert_int_equal(dlg_device_select("cuda:1", "bf16", 2, "cpu", &c, err, sizeof err), 0);
     assert_string_equal(c.backend, "cuda-bf16:1");
-    assert_int_equal(dlg_device_select("cuda:0", "fp16", 1, "cpu", &c, err, sizeof err),
+    assert_int_equal(dlg_device_select("cuda:1", "fp16", 2, "cpu", &c, err, sizeof err), 0);
+    assert_string_equal(c.backend, "cuda-fp16:1");
+    assert_true(c.cuda);
+    assert_int_equal(dlg_device_select("auto", "fp16", 1, "cpu", &c, err, sizeof err), 0);
+    assert_string_equal(c.backend, "cuda-fp16:0");
+    err[0] = '\0';
+    assert_int_equal(dlg_device_select("cpu", "fp16", 1, "cpu", &c, err, sizeof err),
                      -DLG_ENOTSUP);
-    assert_non_null(strstr(err, "not implemented"));
+    assert_non_null(strstr(err, "'fp16' needs a CUDA device"));
+    assert_int_equal(dlg_device_select("auto", "fp16", 0, "cpu", &c, err, sizeof err),
+                     -DLG_ENOTSUP);
+    assert_non_null(strstr(err, "'fp16' needs a CUDA device"));
 }
 
 static void test_peak_table(void **st)

@@ -6,7 +6,8 @@
  * "cuda-tf32", "cuda-tf32:N" (TF32 tensor-core math for conv and fc) and
  * "cuda-bf16", "cuda-bf16:N" (bf16 mixed precision: activations and their
  * gradients stored as bf16, params, their gradients and all arithmetic in
- * fp32; see cuda_half.h).
+ * fp32; see cuda_half.h) and "cuda-fp16", "cuda-fp16:N" (the same with
+ * IEEE fp16 storage, plus dynamic loss scaling: cuda_scaler.h).
  * Options come from the plan (dlg_backend_opts, read once at open()):
  * algo_cache (conv algorithm choices kept on disk), workspace_bytes
  * (per-layer cuDNN workspace limit; default a quarter of the free memory,
@@ -23,7 +24,13 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
-typedef enum dlg_cuda_math { DLG_CUDA_FP32 = 0, DLG_CUDA_TF32 = 1, DLG_CUDA_BF16 = 2 } dlg_cuda_math;
+/* BF16 and FP16 are the half-storage (mixed precision) maths. */
+typedef enum dlg_cuda_math {
+    DLG_CUDA_FP32 = 0,
+    DLG_CUDA_TF32 = 1,
+    DLG_CUDA_BF16 = 2,
+    DLG_CUDA_FP16 = 3
+} dlg_cuda_math;
 
 /* One captured step (cuda_step.c): [0] the training step, [1] forward. */
 typedef struct dlg_cuda_graph {
@@ -52,6 +59,8 @@ typedef struct dlg_cuda_ctx {
     int sgd_nchunks, sgd_ntensors;
     const void *sgd_key;
     unsigned noted; /* DLG_CUDA_NOTE_* bits already printed */
+    /* fp16 only: dynamic loss scaling state in device memory (cuda_scaler.h) */
+    dlg_scaler *scaler;
     dlg_algo_cache cache;
     char cache_path[512];
     /* whole steps (cuda_step.c): graphs, and the step timer's two event
@@ -108,6 +117,34 @@ int dlg_cuda_tensor_desc(cudnnTensorDescriptor_t *d, const dlg_shape *s);
 int dlg_cuda_tensor_desc_t(cudnnTensorDescriptor_t *d, const dlg_shape *s, cudnnDataType_t t);
 int dlg_cuda_setup_none(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                         size_t errlen);
+
+/* fp16 loss scaling (cuda_scale.c): the device state, allocated at open
+ * for DLG_CUDA_FP16 only (c->scaler stays NULL otherwise); the SGD step
+ * through it (check, scaled or skipped update, scale update); and the
+ * backend's loss_scale query (1 and the state if scaling, else 0). */
+int dlg_cuda_scaler_open(dlg_cuda_ctx *c, char *err, size_t errlen);
+void dlg_cuda_scaler_close(dlg_cuda_ctx *c);
+int dlg_cuda_sgd_scaled(dlg_cuda_ctx *c, const dlg_cuk_sgd_tensor *t, const dlg_cuk_sgd_chunk *ch,
+                        int nchunks, const dlg_sgd *sgd);
+int dlg_cuda_loss_scale(void *ctx, float *scale, int64_t *skipped);
+
+/* Half storage: the 16-bit type of activations for this context's math. */
+static inline bool dlg_cuda_is_half(const dlg_cuda_ctx *c)
+{
+    return c->math == DLG_CUDA_BF16 || c->math == DLG_CUDA_FP16;
+}
+static inline dlg_cuk_htype dlg_cuda_htype(const dlg_cuda_ctx *c)
+{
+    return c->math == DLG_CUDA_FP16 ? DLG_CUK_FP16 : DLG_CUK_BF16;
+}
+static inline cudnnDataType_t dlg_cuda_half_dnn(const dlg_cuda_ctx *c)
+{
+    return c->math == DLG_CUDA_FP16 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16;
+}
+static inline cudaDataType_t dlg_cuda_half_blas(const dlg_cuda_ctx *c)
+{
+    return c->math == DLG_CUDA_FP16 ? CUDA_R_16F : CUDA_R_16BF;
+}
 
 #define CF(t) ((float *)(t)->data)
 #define CG(t) ((float *)(t)->diff)

@@ -72,6 +72,7 @@ static void cuda_close(void *vctx)
     }
     dlg_algo_cache_free(&c->cache);
     dlg_cuda_step_free(c);
+    dlg_cuda_scaler_close(c);
     if (c->sgd_tab)
         cudaFree(c->sgd_tab);
     if (c->flag_event)
@@ -156,6 +157,8 @@ static int cuda_open(const dlg_backend_opts *o, void **ctx, char *err, size_t er
     c->deterministic = o && o->deterministic;
     c->graphs = o ? o->graphs : DLG_GRAPHS_AUTO;
     int rc = open_handles(c, err, errlen);
+    if (!rc)
+        rc = dlg_cuda_scaler_open(c, err, errlen);
     size_t free_b = 0, total_b = 0;
     /* a small limit keeps cuDNN from its fastest algorithms (FFT, Winograd
      * nonfused); the net allocates only the largest layer's workspace */
@@ -169,7 +172,10 @@ static int cuda_open(const dlg_backend_opts *o, void **ctx, char *err, size_t er
         char tag[128];
         cudaGetDeviceProperties(&p, device);
         snprintf(tag, sizeof tag, "%s_cudnn%zu_%s", p.name, cudnnGetVersion(),
-                 math == DLG_CUDA_TF32 ? "tf32" : math == DLG_CUDA_BF16 ? "bf16" : "fp32");
+                 math == DLG_CUDA_TF32   ? "tf32"
+                 : math == DLG_CUDA_BF16 ? "bf16"
+                 : math == DLG_CUDA_FP16 ? "fp16"
+                                         : "fp32");
         dlg_algo_cache_init(&c->cache, tag);
         const char *path = o ? o->algo_cache : NULL;
         if (path && *path) {
@@ -276,6 +282,8 @@ static int cuda_bind(void *vctx)
 static int cuda_sgd(void *vctx, dlg_tensor *w, float lr, float momentum, float decay)
 {
     dlg_cuda_ctx *c = vctx;
+    if (c->scaler) /* fp16: unscaling and skipping need the whole list (sgd_all) */
+        return -DLG_ENOTSUP;
     return dlg_cuda_ok(
         (cudaError_t)dlg_cuk_sgd(c->stream, CF(w), CG(w), w->hist, w->count, lr, momentum, decay));
 }
@@ -337,6 +345,8 @@ static int cuda_sgd_all(void *vctx, dlg_tensor *const *w, const float *lr_mult,
         return rc;
     const dlg_cuk_sgd_tensor *t = c->sgd_tab;
     const dlg_cuk_sgd_chunk *ch = (const dlg_cuk_sgd_chunk *)(t + n);
+    if (c->scaler)
+        return dlg_cuda_sgd_scaled(c, t, ch, c->sgd_nchunks, sgd);
     return dlg_cuda_ok((cudaError_t)dlg_cuk_sgd_multi(c->stream, t, ch, c->sgd_nchunks, sgd->lr,
                                                       sgd->momentum, sgd->weight_decay));
 }
@@ -350,7 +360,8 @@ static int cuda_sgd_all(void *vctx, dlg_tensor *const *w, const float *lr_mult,
     }
 #define DLG_CUDA_OPENS(dev)                                                                    \
     DLG_CUDA_OPEN(dev, DLG_CUDA_FP32, f)                                                       \
-    DLG_CUDA_OPEN(dev, DLG_CUDA_TF32, t) DLG_CUDA_OPEN(dev, DLG_CUDA_BF16, b)
+    DLG_CUDA_OPEN(dev, DLG_CUDA_TF32, t)                                                       \
+    DLG_CUDA_OPEN(dev, DLG_CUDA_BF16, b) DLG_CUDA_OPEN(dev, DLG_CUDA_FP16, h)
 DLG_CUDA_OPENS(0)
 DLG_CUDA_OPENS(1)
 DLG_CUDA_OPENS(2)
@@ -366,6 +377,7 @@ DLG_CUDA_OPENS(7)
         .free = cuda_free, .upload = cuda_upload, .download = cuda_download,                   \
         .zero = cuda_zero, .sync = cuda_sync, .bind = cuda_bind, .sgd = cuda_sgd,              \
         .sgd_all = cuda_sgd_all, .run_step = dlg_cuda_run_step,                                \
+        .loss_scale = dlg_cuda_loss_scale,                                                     \
         .timer_begin = dlg_cuda_timer_begin, .timer_end = dlg_cuda_timer_end,                  \
         .kernels =                                                                             \
             {                                                                                  \
@@ -385,13 +397,14 @@ DLG_CUDA_OPENS(7)
         .fallback = NULL,                                                                      \
     }
 
-/* bf16: its own kernels, and host reads/writes that convert */
+/* bf16 and fp16 (half storage): their own kernels, and host reads/writes that convert */
 #define DLG_CUDA_HALF_BACKEND(nm, openf)                                                       \
     {                                                                                          \
         .name = nm, .open = openf, .close = cuda_close, .alloc = cuda_alloc,                   \
         .free = cuda_free, .upload = cuda_upload, .download = cuda_download,                   \
         .zero = cuda_zero, .sync = cuda_sync, .bind = cuda_bind, .sgd = cuda_sgd,              \
         .sgd_all = cuda_sgd_all, .read_opaque = dlg_cuda_half_read,                              \
+        .loss_scale = dlg_cuda_loss_scale,                                                     \
         .run_step = dlg_cuda_run_step, .timer_begin = dlg_cuda_timer_begin,                    \
         .timer_end = dlg_cuda_timer_end,                                                       \
         .write_opaque = dlg_cuda_half_write,                                                     \
@@ -413,7 +426,7 @@ DLG_CUDA_OPENS(7)
         .fallback = NULL,                                                                      \
     }
 
-static const dlg_backend backends[3][DLG_CUDA_MAX_DEVICES] = {
+static const dlg_backend backends[4][DLG_CUDA_MAX_DEVICES] = {
     {DLG_CUDA_BACKEND("cuda:0", open_f0), DLG_CUDA_BACKEND("cuda:1", open_f1),
      DLG_CUDA_BACKEND("cuda:2", open_f2), DLG_CUDA_BACKEND("cuda:3", open_f3),
      DLG_CUDA_BACKEND("cuda:4", open_f4), DLG_CUDA_BACKEND("cuda:5", open_f5),
@@ -426,6 +439,10 @@ static const dlg_backend backends[3][DLG_CUDA_MAX_DEVICES] = {
      DLG_CUDA_HALF_BACKEND("cuda-bf16:2", open_b2), DLG_CUDA_HALF_BACKEND("cuda-bf16:3", open_b3),
      DLG_CUDA_HALF_BACKEND("cuda-bf16:4", open_b4), DLG_CUDA_HALF_BACKEND("cuda-bf16:5", open_b5),
      DLG_CUDA_HALF_BACKEND("cuda-bf16:6", open_b6), DLG_CUDA_HALF_BACKEND("cuda-bf16:7", open_b7)},
+    {DLG_CUDA_HALF_BACKEND("cuda-fp16:0", open_h0), DLG_CUDA_HALF_BACKEND("cuda-fp16:1", open_h1),
+     DLG_CUDA_HALF_BACKEND("cuda-fp16:2", open_h2), DLG_CUDA_HALF_BACKEND("cuda-fp16:3", open_h3),
+     DLG_CUDA_HALF_BACKEND("cuda-fp16:4", open_h4), DLG_CUDA_HALF_BACKEND("cuda-fp16:5", open_h5),
+     DLG_CUDA_HALF_BACKEND("cuda-fp16:6", open_h6), DLG_CUDA_HALF_BACKEND("cuda-fp16:7", open_h7)},
 };
 
 const dlg_backend *dlg_cuda_backend_find(const char *name)

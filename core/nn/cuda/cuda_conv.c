@@ -18,7 +18,7 @@ typedef struct conv_state {
      * activation for IMPLICIT_PRECOMP_GEMM only); off after a refusal */
     cudnnActivationDescriptor_t ident;
     bool fuse_bias;
-    /* bf16: staging, bf16 weight copy (made in forward), bf16 weight grad */
+    /* half: staging, half weight copy (made in forward), half weight grad */
     dlg_half_io io;
     dlg_half *wh, *dwh;
 } conv_state;
@@ -48,8 +48,7 @@ static int make_descs(dlg_cuda_ctx *c, const dlg_layer *l, conv_state *s, char *
 {
     const dlg_conv_param *p = &l->p.conv;
     const dlg_shape *xs = &l->bottom[0]->shape, *ys = &l->top[0]->shape;
-    bool bf = c->math == DLG_CUDA_BF16;
-    cudnnDataType_t dt = bf ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+    cudnnDataType_t dt = dlg_cuda_is_half(c) ? dlg_cuda_half_dnn(c) : CUDNN_DATA_FLOAT;
     int rc = dlg_cuda_tensor_desc_t(&s->x, xs, dt);
     if (!rc)
         rc = dlg_cuda_tensor_desc_t(&s->y, ys, dt);
@@ -194,7 +193,7 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
         s->bwd_filter = (cudnnConvolutionBwdFilterAlgo_t)a;
         s->ws = w > s->ws ? w : s->ws;
     }
-    if (!rc && c->math != DLG_CUDA_BF16 && l->p.conv.bias &&
+    if (!rc && !dlg_cuda_is_half(c) && l->p.conv.bias &&
         s->fwd == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM &&
         cudnnCreateActivationDescriptor(&s->ident) == CUDNN_STATUS_SUCCESS)
         s->fuse_bias = cudnnSetActivationDescriptor(s->ident, CUDNN_ACTIVATION_IDENTITY,
@@ -261,7 +260,8 @@ static int conv_backward(void *ctx, dlg_layer *l, void *vs)
 const dlg_kernels dlg_cuda_conv = {
     .setup = conv_setup, .forward = conv_forward, .backward = conv_backward, .destroy = conv_destroy};
 
-/* ---- bf16: bf16 tensors and weight copy, fp32 accumulation (compute type) ---- */
+/* ---- half (bf16/fp16): half tensors and weight copy, fp32 accumulation (compute type;
+ * cuDNN's PSEUDO_HALF / PSEUDO_BFLOAT16 configurations) ---- */
 static int conv_setup_h(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                          size_t errlen)
 {
@@ -272,9 +272,9 @@ static int conv_setup_h(void *ctx, const dlg_layer *l, void **state, size_t *ws,
     size_t wb = (size_t)l->param[0]->count * sizeof(dlg_half);
     rc = dlg_half_io_setup(l, &s->io, 0, true, err, errlen);
     if (!rc)
-        rc = dlg_cuda_err(cudaMalloc((void **)&s->wh, wb), "conv bf16 weights", err, errlen);
+        rc = dlg_cuda_err(cudaMalloc((void **)&s->wh, wb), "conv half weights", err, errlen);
     if (!rc && l->backward && l->param_grad)
-        rc = dlg_cuda_err(cudaMalloc((void **)&s->dwh, wb), "conv bf16 weight grad", err, errlen);
+        rc = dlg_cuda_err(cudaMalloc((void **)&s->dwh, wb), "conv half weight grad", err, errlen);
     if (rc < 0) {
         conv_destroy(ctx, s);
         *state = NULL;
@@ -291,14 +291,14 @@ static int conv_forward_h(void *ctx, dlg_layer *l, void *vs)
     dlg_half *y = dlg_half_y(l, &s->io, 0);
     int rc = dlg_half_pre_fwd(c, l, &s->io);
     if (!rc)
-        rc = dlg_cuda_ok((cudaError_t)dlg_cuk_f2h(c->stream, CF(l->param[0]), s->wh,
+        rc = dlg_cuda_ok((cudaError_t)dlg_cuk_f2h(c->stream, dlg_cuda_htype(c), CF(l->param[0]), s->wh,
                                                    l->param[0]->count));
     if (!rc)
         rc = dlg_cudnn_ok(cudnnConvolutionForward(c->dnn, &one, s->x, dlg_half_x(l, &s->io, 0), s->w,
                                                   s->wh, s->cd[0], s->fwd, l->ws, s->ws, &zero,
                                                   s->y, y));
     if (!rc && l->p.conv.bias)
-        rc = dlg_cuda_ok((cudaError_t)dlg_cuk_bias_nchw_h(c->stream, y, CF(l->param[1]), ys->d[0],
+        rc = dlg_cuda_ok((cudaError_t)dlg_cuk_bias_nchw_h(c->stream, dlg_cuda_htype(c), y, CF(l->param[1]), ys->d[0],
                                                            ys->d[1], ys->d[2] * ys->d[3]));
     return rc ? rc : dlg_half_post_fwd(c, l, &s->io);
 }
@@ -316,11 +316,11 @@ static int conv_backward_h(void *ctx, dlg_layer *l, void *vs)
             c->dnn, &one, s->x, dlg_half_x(l, &s->io, 0), s->y, dy, s->cd[2], s->bwd_filter, l->ws,
             s->ws, &zero, s->w, s->dwh));
         if (!rc)
-            rc = dlg_cuda_ok((cudaError_t)dlg_cuk_h2f(c->stream, s->dwh, CG(l->param[0]),
+            rc = dlg_cuda_ok((cudaError_t)dlg_cuk_h2f(c->stream, dlg_cuda_htype(c), s->dwh, CG(l->param[0]),
                                                        l->param[0]->count));
         if (!rc && l->p.conv.bias)
             rc = dlg_cuda_ok((cudaError_t)dlg_cuk_bias_grad_nchw_h(
-                c->stream, dy, CG(l->param[1]), ys->d[0], ys->d[1], ys->d[2] * ys->d[3]));
+                c->stream, dlg_cuda_htype(c), dy, CG(l->param[1]), ys->d[0], ys->d[1], ys->d[2] * ys->d[3]));
     }
     if (!rc && l->prop_down[0])
         rc = dlg_cudnn_ok(cudnnConvolutionBackwardData(c->dnn, &one, s->w, s->wh, s->y, dy,

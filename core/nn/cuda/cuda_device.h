@@ -9,8 +9,9 @@
 
 #define DLG_CUDA_MAX_DEVICES 8
 
-/* "cuda", "cuda:N", "cuda-tf32", "cuda-tf32:N", "cuda-bf16", "cuda-bf16:N"
- * -> device, math (*tf32: 0 fp32, 1 tf32, 2 bf16);
+/* "cuda", "cuda:N", "cuda-tf32", "cuda-tf32:N", "cuda-bf16", "cuda-bf16:N",
+ * "cuda-fp16", "cuda-fp16:N" -> device, math (*tf32: 0 fp32, 1 tf32,
+ * 2 bf16, 3 fp16: dlg_cuda_math's values);
  * -DLG_EINVAL for anything else (N in 0..DLG_CUDA_MAX_DEVICES-1). */
 int dlg_cuda_parse_backend(const char *name, int *device, int *tf32);
 

@@ -1,4 +1,4 @@
-/* bf16 activations: staging at fp32 edges, host conversion, and the
+/* half (bf16/fp16) activations: staging at fp32 edges, host conversion, and the
  * element-wise, data-movement, pooling and loss layers (cuda_half.h). */
 #include "cuda_half.h"
 #include "cuda_half_cvt.h"
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char dlg_cuda_half_layout[] = "bf16";
+const char dlg_cuda_half_layout[] = "half";
 
 #define K(call) dlg_cuda_ok((cudaError_t)(call))
 #define IS_HALF(t) ((t)->layout == (const void *)dlg_cuda_half_layout)
@@ -15,8 +15,8 @@ const char dlg_cuda_half_layout[] = "bf16";
 static int stage_alloc(dlg_half **p, int64_t n, char *err, size_t errlen)
 {
     int rc = dlg_cuda_err(cudaMalloc((void **)p, (size_t)(n ? n : 1) * sizeof(dlg_half)),
-                          "bf16 staging", err, errlen);
-    return rc ? rc : dlg_cuda_err(cudaMemset(*p, 0, (size_t)n * sizeof(dlg_half)), "bf16 staging",
+                          "half staging", err, errlen);
+    return rc ? rc : dlg_cuda_err(cudaMemset(*p, 0, (size_t)n * sizeof(dlg_half)), "half staging",
                                   err, errlen);
 }
 
@@ -79,7 +79,7 @@ int dlg_half_pre_fwd(dlg_cuda_ctx *c, const dlg_layer *l, dlg_half_io *io)
     int rc = 0;
     for (int j = 0; j < io->nb && !rc; j++)
         if (io->sx[j])
-            rc = K(dlg_cuk_f2h(c->stream, CF(l->bottom[j]), io->sx[j], l->bottom[j]->count));
+            rc = K(dlg_cuk_f2h(c->stream, dlg_cuda_htype(c), CF(l->bottom[j]), io->sx[j], l->bottom[j]->count));
     return rc;
 }
 
@@ -88,7 +88,7 @@ int dlg_half_post_fwd(dlg_cuda_ctx *c, const dlg_layer *l, dlg_half_io *io)
     int rc = 0;
     for (int t = 0; t < io->nt && !rc; t++)
         if (io->sy[t])
-            rc = K(dlg_cuk_h2f(c->stream, io->sy[t], CF(l->top[t]), l->top[t]->count));
+            rc = K(dlg_cuk_h2f(c->stream, dlg_cuda_htype(c), io->sy[t], CF(l->top[t]), l->top[t]->count));
     return rc;
 }
 
@@ -97,7 +97,7 @@ int dlg_half_pre_bwd(dlg_cuda_ctx *c, const dlg_layer *l, dlg_half_io *io)
     int rc = 0;
     for (int t = 0; t < io->nt && !rc; t++)
         if (io->sdy[t] && l->top[t]->diff)
-            rc = K(dlg_cuk_f2h(c->stream, CG(l->top[t]), io->sdy[t], l->top[t]->count));
+            rc = K(dlg_cuk_f2h(c->stream, dlg_cuda_htype(c), CG(l->top[t]), io->sdy[t], l->top[t]->count));
     return rc;
 }
 
@@ -106,7 +106,7 @@ int dlg_half_post_bwd(dlg_cuda_ctx *c, const dlg_layer *l, dlg_half_io *io)
     int rc = 0;
     for (int j = 0; j < io->nb && !rc; j++)
         if (io->sdx[j] && l->prop_down[j] && l->bottom[j]->diff)
-            rc = K(dlg_cuk_h2f(c->stream, io->sdx[j], CG(l->bottom[j]), l->bottom[j]->count));
+            rc = K(dlg_cuk_h2f(c->stream, dlg_cuda_htype(c), io->sdx[j], CG(l->bottom[j]), l->bottom[j]->count));
     return rc;
 }
 
@@ -127,7 +127,7 @@ dlg_half *dlg_half_dy(const dlg_layer *l, const dlg_half_io *io, int t)
     return io->sdy[t] ? io->sdy[t] : (dlg_half *)l->top[t]->diff;
 }
 
-/* ---- host reads and writes of bf16 tensors ------------------------------------ */
+/* ---- host reads and writes of half tensors ------------------------------------ */
 int dlg_cuda_half_read(void *vctx, const dlg_tensor *t, const void *mem, float *host)
 {
     dlg_cuda_ctx *c = vctx;
@@ -141,7 +141,7 @@ int dlg_cuda_half_read(void *vctx, const dlg_tensor *t, const void *mem, float *
     if (!rc)
         rc = dlg_cuda_flag_check_synced(c);
     if (!rc)
-        dlg_bf16_to_f32_n(tmp, host, t->count);
+        dlg_half_to_f32_n(c->math == DLG_CUDA_FP16, tmp, host, t->count);
     free(tmp);
     return rc;
 }
@@ -152,7 +152,7 @@ int dlg_cuda_half_write(void *vctx, const dlg_tensor *t, void *mem, const float 
     dlg_half *tmp = malloc((size_t)(t->count ? t->count : 1) * sizeof *tmp);
     if (!tmp)
         return -DLG_ENOMEM;
-    dlg_bf16_from_f32_n(host, tmp, t->count);
+    dlg_half_from_f32_n(c->math == DLG_CUDA_FP16, host, tmp, t->count);
     int rc = dlg_cuda_ok(cudaMemcpyAsync(mem, tmp, (size_t)t->count * sizeof *tmp,
                                          cudaMemcpyHostToDevice, c->stream));
     if (!rc)
@@ -192,7 +192,7 @@ static int relu_forward(void *ctx, dlg_layer *l, void *vs)
     dlg_half_io *io = vs;
     int rc = dlg_half_pre_fwd(c, l, io);
     if (!rc)
-        rc = K(dlg_cuk_relu_fwd_h(c->stream, dlg_half_x(l, io, 0), dlg_half_y(l, io, 0),
+        rc = K(dlg_cuk_relu_fwd_h(c->stream, dlg_cuda_htype(c), dlg_half_x(l, io, 0), dlg_half_y(l, io, 0),
                                    l->top[0]->count));
     return rc ? rc : dlg_half_post_fwd(c, l, io);
 }
@@ -205,7 +205,7 @@ static int relu_backward(void *ctx, dlg_layer *l, void *vs)
         return 0;
     int rc = dlg_half_pre_bwd(c, l, io);
     if (!rc)
-        rc = K(dlg_cuk_relu_bwd_h(c->stream, dlg_half_x(l, io, 0), dlg_half_dy(l, io, 0),
+        rc = K(dlg_cuk_relu_bwd_h(c->stream, dlg_cuda_htype(c), dlg_half_x(l, io, 0), dlg_half_dy(l, io, 0),
                                    dlg_half_dx(l, io, 0), l->top[0]->count));
     return rc ? rc : dlg_half_post_bwd(c, l, io);
 }
@@ -222,7 +222,7 @@ static int add_forward(void *ctx, dlg_layer *l, void *vs)
     dlg_half_io *io = vs;
     int rc = dlg_half_pre_fwd(c, l, io);
     if (!rc)
-        rc = K(dlg_cuk_add_h(c->stream, dlg_half_x(l, io, 0), dlg_half_x(l, io, 1),
+        rc = K(dlg_cuk_add_h(c->stream, dlg_cuda_htype(c), dlg_half_x(l, io, 0), dlg_half_x(l, io, 1),
                               dlg_half_y(l, io, 0), l->top[0]->count));
     return rc ? rc : dlg_half_post_fwd(c, l, io);
 }
@@ -307,8 +307,8 @@ static int split_backward(void *ctx, dlg_layer *l, void *st)
 {
     dlg_cuda_ctx *c = ctx;
     int64_t n = l->bottom[0]->count;
-    bool bf = IS_HALF(l->bottom[0]);
-    size_t es = bf ? sizeof(dlg_half) : sizeof(float);
+    bool half = IS_HALF(l->bottom[0]);
+    size_t es = half ? sizeof(dlg_half) : sizeof(float);
     void *dx = l->bottom[0]->diff;
     int first = 1, rc = 0;
     for (int t = 0; t < l->ntop && !rc; t++) {
@@ -319,7 +319,8 @@ static int split_backward(void *ctx, dlg_layer *l, void *st)
             rc = dlg_cuda_ok(
                 cudaMemcpyAsync(dx, d, (size_t)n * es, cudaMemcpyDeviceToDevice, c->stream));
         else
-            rc = K(bf ? dlg_cuk_acc_h(c->stream, dx, d, n) : dlg_cuk_acc(c->stream, dx, d, n));
+            rc = K(half ? dlg_cuk_acc_h(c->stream, dlg_cuda_htype(c), dx, d, n)
+                        : dlg_cuk_acc(c->stream, dx, d, n));
         first = 0;
     }
     if (!rc && first)
@@ -383,7 +384,7 @@ static int dropout_forward(void *ctx, dlg_layer *l, void *vs)
                                          c->stream));
     else if (!rc) {
         s->step++;
-        rc = K(dlg_cuk_dropout_fwd_h(c->stream, dlg_half_x(l, &s->io, 0), dlg_half_y(l, &s->io, 0),
+        rc = K(dlg_cuk_dropout_fwd_h(c->stream, dlg_cuda_htype(c), dlg_half_x(l, &s->io, 0), dlg_half_y(l, &s->io, 0),
                                       s->mask, n, l->p.dropout_ratio,
                                       s->seed + 0x9e3779b97f4a7c15ull * s->step));
     }
@@ -403,14 +404,14 @@ static int dropout_backward(void *ctx, dlg_layer *l, void *vs)
                                          (size_t)n * sizeof(dlg_half), cudaMemcpyDeviceToDevice,
                                          c->stream));
     else if (!rc)
-        rc = K(dlg_cuk_mul_h(c->stream, dlg_half_dy(l, &s->io, 0), s->mask,
+        rc = K(dlg_cuk_mul_h(c->stream, dlg_cuda_htype(c), dlg_half_dy(l, &s->io, 0), s->mask,
                               dlg_half_dx(l, &s->io, 0), n));
     return rc ? rc : dlg_half_post_bwd(c, l, &s->io);
 }
 
-const dlg_kernels dlg_cuda_dropout_h = {.setup = dropout_setup,
 /* no_graph: its seed is a host argument that changes every step (the fp32
  * kernel reads a device step counter instead; dlg_cuk_dropout_fwd) */
+const dlg_kernels dlg_cuda_dropout_h = {.setup = dropout_setup,
                                          .forward = dropout_forward,
                                          .backward = dropout_backward,
                                          .destroy = dropout_destroy,
@@ -464,7 +465,7 @@ static int pool_forward(void *ctx, dlg_layer *l, void *vs)
     pool_state *s = vs;
     int rc = dlg_half_pre_fwd(c, l, &s->io);
     if (!rc)
-        rc = K(dlg_cuk_pool_fwd_h(c->stream, &s->g, dlg_half_x(l, &s->io, 0),
+        rc = K(dlg_cuk_pool_fwd_h(c->stream, dlg_cuda_htype(c), &s->g, dlg_half_x(l, &s->io, 0),
                                    dlg_half_y(l, &s->io, 0), s->mask));
     return rc ? rc : dlg_half_post_fwd(c, l, &s->io);
 }
@@ -477,7 +478,7 @@ static int pool_backward(void *ctx, dlg_layer *l, void *vs)
         return 0;
     int rc = dlg_half_pre_bwd(c, l, &s->io);
     if (!rc)
-        rc = K(dlg_cuk_pool_bwd_h(c->stream, &s->g, dlg_half_dy(l, &s->io, 0), s->mask,
+        rc = K(dlg_cuk_pool_bwd_h(c->stream, dlg_cuda_htype(c), &s->g, dlg_half_dy(l, &s->io, 0), s->mask,
                                    dlg_half_dx(l, &s->io, 0)));
     return rc ? rc : dlg_half_post_bwd(c, l, &s->io);
 }
@@ -488,7 +489,8 @@ const dlg_kernels dlg_cuda_pool_h = {.setup = pool_setup,
                                       .destroy = pool_destroy,
                                       .any_layout = true};
 
-/* ---- softmax loss: bf16 logits, fp32 labels and result -------------------------------- */
+/* ---- softmax loss: half logits, fp32 labels and result; under fp16 loss
+ * scaling the logits' gradient carries the scale (cuda_scaler.h) ---------------- */
 typedef struct loss_state {
     dlg_half_io io;
     float *rows; /* per row: lse, loss, rank */
@@ -532,7 +534,7 @@ static int loss_forward(void *ctx, dlg_layer *l, void *vs)
     int64_t N = l->bottom[0]->shape.d[0], Kc = dlg_shape_inner(&l->bottom[0]->shape);
     int rc = dlg_half_pre_fwd(c, l, &s->io);
     if (!rc)
-        rc = K(dlg_cuk_loss_fwd_h(c->stream, dlg_half_x(l, &s->io, 0), CF(l->bottom[1]), N, Kc,
+        rc = K(dlg_cuk_loss_fwd_h(c->stream, dlg_cuda_htype(c), dlg_half_x(l, &s->io, 0), CF(l->bottom[1]), N, Kc,
                                    CF(l->top[0]), s->rows, c->flag_dev));
     return rc ? rc : dlg_cuda_flag_poll(c);
 }
@@ -544,8 +546,8 @@ static int loss_backward(void *ctx, dlg_layer *l, void *vs)
     int64_t N = l->bottom[0]->shape.d[0], Kc = dlg_shape_inner(&l->bottom[0]->shape);
     if (!l->prop_down[0])
         return 0;
-    int rc = K(dlg_cuk_loss_bwd_h(c->stream, dlg_half_x(l, &s->io, 0), CF(l->bottom[1]), s->rows,
-                                   N, Kc, dlg_half_dx(l, &s->io, 0)));
+    int rc = K(dlg_cuk_loss_bwd_h(c->stream, dlg_cuda_htype(c), dlg_half_x(l, &s->io, 0), CF(l->bottom[1]), s->rows,
+                                   N, Kc, dlg_half_dx(l, &s->io, 0), c->scaler));
     return rc ? rc : dlg_half_post_bwd(c, l, &s->io);
 }
 

@@ -1,14 +1,14 @@
-/* bf16: inner product on cuBLAS (bf16 inputs, fp32 accumulation, fp32
- * weight gradient); batch norm on cuDNN with bf16 data and fp32 params
- * where cuDNN accepts it; LRN, softmax (and batch norm if cuDNN refuses
- * bf16) as the fp32 kernels on fp32 copies in the workspace. */
+/* half (bf16/fp16): inner product on cuBLAS (half inputs, fp32
+ * accumulation, fp32 weight gradient); batch norm on cuDNN with half data
+ * and fp32 params where cuDNN accepts it; LRN, softmax (and batch norm if
+ * cuDNN refuses half) as the fp32 kernels on fp32 copies in the workspace. */
 #include "cuda_half.h"
 
 #include <stdlib.h>
 
 #define K(call) dlg_cuda_ok((cudaError_t)(call))
 
-/* ---- fp32 kernels behind a bf16 face: a shadow layer over workspace copies ---- */
+/* ---- fp32 kernels behind a half face: a shadow layer over workspace copies ---- */
 typedef struct staged_state {
     dlg_half_io io;
     const dlg_kernels *inner;
@@ -17,7 +17,7 @@ typedef struct staged_state {
     dlg_layer sh;
     dlg_tensor tb, tt;
     dlg_tensor *pb, *pt;
-    /* batch norm straight on bf16 (fp32 params and statistics); cleared,
+    /* batch norm straight on half (fp32 params and statistics); cleared,
      * for good, the first time cuDNN refuses it */
     bool native;
     cudnnTensorDescriptor_t bx, bp;
@@ -67,7 +67,7 @@ static int staged_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws,
     s->inner_ws = (iws + 255) & ~(size_t)255;
     if (l->type == DLG_L_BN)
         s->native =
-            dlg_cuda_tensor_desc_t(&s->bx, &l->bottom[0]->shape, CUDNN_DATA_BFLOAT16) == 0 &&
+            dlg_cuda_tensor_desc_t(&s->bx, &l->bottom[0]->shape, dlg_cuda_half_dnn(ctx)) == 0 &&
             cudnnCreateTensorDescriptor(&s->bp) == CUDNN_STATUS_SUCCESS &&
             cudnnDeriveBNTensorDescriptor(s->bp, s->bx, CUDNN_BATCHNORM_SPATIAL) ==
                 CUDNN_STATUS_SUCCESS;
@@ -97,6 +97,12 @@ static int refused(cudnnStatus_t st)
     if (st == CUDNN_STATUS_SUCCESS)
         return 0;
     return st == CUDNN_STATUS_NOT_SUPPORTED || st == CUDNN_STATUS_BAD_PARAM ? 1 : -DLG_EINTERNAL;
+}
+
+static const char *refused_note(const dlg_cuda_ctx *c)
+{
+    return c->math == DLG_CUDA_FP16 ? "cuDNN refused fp16 batch norm; running it on fp32 copies"
+                                    : "cuDNN refused bf16 batch norm; running it on fp32 copies";
 }
 
 static int bn_native_fwd(dlg_cuda_ctx *c, dlg_layer *l, staged_state *s)
@@ -144,15 +150,14 @@ static int staged_forward(void *ctx, dlg_layer *l, void *vs)
             return rc ? rc : dlg_half_post_fwd(c, l, &s->io);
         s->native = false;
         rc = 0;
-        dlg_cuda_note_once(c, DLG_CUDA_NOTE_HALF_BN,
-                           "cuDNN refused bf16 batch norm; running it on fp32 copies");
+        dlg_cuda_note_once(c, DLG_CUDA_NOTE_HALF_BN, refused_note(c));
     }
     if (!rc)
-        rc = K(dlg_cuk_h2f(c->stream, dlg_half_x(l, &s->io, 0), x, n));
+        rc = K(dlg_cuk_h2f(c->stream, dlg_cuda_htype(c), dlg_half_x(l, &s->io, 0), x, n));
     if (!rc)
         rc = s->inner->forward(ctx, &s->sh, s->inner_state);
     if (!rc)
-        rc = K(dlg_cuk_f2h(c->stream, x + n, dlg_half_y(l, &s->io, 0), n));
+        rc = K(dlg_cuk_f2h(c->stream, dlg_cuda_htype(c), x + n, dlg_half_y(l, &s->io, 0), n));
     return rc ? rc : dlg_half_post_fwd(c, l, &s->io);
 }
 
@@ -169,19 +174,18 @@ static int staged_backward(void *ctx, dlg_layer *l, void *vs)
             return rc ? rc : dlg_half_post_bwd(c, l, &s->io);
         s->native = false;
         rc = 0;
-        dlg_cuda_note_once(c, DLG_CUDA_NOTE_HALF_BN,
-                           "cuDNN refused bf16 batch norm; running it on fp32 copies");
+        dlg_cuda_note_once(c, DLG_CUDA_NOTE_HALF_BN, refused_note(c));
     }
     if (!rc)
-        rc = K(dlg_cuk_h2f(c->stream, dlg_half_x(l, &s->io, 0), x, n));
+        rc = K(dlg_cuk_h2f(c->stream, dlg_cuda_htype(c), dlg_half_x(l, &s->io, 0), x, n));
     if (!rc && l->type != DLG_L_BN) /* LRN and softmax backward read y */
-        rc = K(dlg_cuk_h2f(c->stream, dlg_half_y(l, &s->io, 0), x + n, n));
+        rc = K(dlg_cuk_h2f(c->stream, dlg_cuda_htype(c), dlg_half_y(l, &s->io, 0), x + n, n));
     if (!rc)
-        rc = K(dlg_cuk_h2f(c->stream, dlg_half_dy(l, &s->io, 0), x + 2 * n, n));
+        rc = K(dlg_cuk_h2f(c->stream, dlg_cuda_htype(c), dlg_half_dy(l, &s->io, 0), x + 2 * n, n));
     if (!rc)
         rc = s->inner->backward(ctx, &s->sh, s->inner_state);
     if (!rc && l->prop_down[0])
-        rc = K(dlg_cuk_f2h(c->stream, x + 3 * n, dlg_half_dx(l, &s->io, 0), n));
+        rc = K(dlg_cuk_f2h(c->stream, dlg_cuda_htype(c), x + 3 * n, dlg_half_dx(l, &s->io, 0), n));
     return rc ? rc : dlg_half_post_bwd(c, l, &s->io);
 }
 
@@ -194,7 +198,7 @@ const dlg_kernels dlg_cuda_staged_h = {.setup = staged_setup,
 /* ---- inner product: row-major X[N,in] W[out,in] as column-major GEMMs ---- */
 typedef struct fc_state {
     dlg_half_io io;
-    dlg_half *w; /* bf16 copy of the fp32 weights, made each forward */
+    dlg_half *w; /* half copy of the fp32 weights, made each forward */
 } fc_state;
 
 static void fc_destroy(void *ctx, void *vs)
@@ -218,7 +222,7 @@ static int fc_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
     if (!rc)
         rc = dlg_cuda_err(
             cudaMalloc((void **)&s->w, (size_t)l->param[0]->count * sizeof(dlg_half)),
-            "fc bf16 weights", err, errlen);
+            "fc half weights", err, errlen);
     if (rc < 0) {
         fc_destroy(ctx, s);
         return rc;
@@ -233,9 +237,9 @@ static int gemm(dlg_cuda_ctx *c, cublasOperation_t ta, cublasOperation_t tb, int
                 int ldy)
 {
     const float one = 1.f, zero = 0.f;
-    return dlg_cublas_ok(cublasGemmEx(c->blas, ta, tb, m, n, k, &one, a, CUDA_R_16BF, lda, b,
-                                      CUDA_R_16BF, ldb, &zero, y, yt, ldy, CUBLAS_COMPUTE_32F,
-                                      CUBLAS_GEMM_DEFAULT));
+    cudaDataType_t ht = dlg_cuda_half_blas(c);
+    return dlg_cublas_ok(cublasGemmEx(c->blas, ta, tb, m, n, k, &one, a, ht, lda, b, ht, ldb,
+                                      &zero, y, yt, ldy, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
 static int fc_forward(void *ctx, dlg_layer *l, void *vs)
@@ -246,12 +250,12 @@ static int fc_forward(void *ctx, dlg_layer *l, void *vs)
     int out = (int)l->top[0]->shape.d[1];
     int rc = dlg_half_pre_fwd(c, l, &s->io);
     if (!rc)
-        rc = K(dlg_cuk_f2h(c->stream, CF(l->param[0]), s->w, l->param[0]->count));
+        rc = K(dlg_cuk_f2h(c->stream, dlg_cuda_htype(c), CF(l->param[0]), s->w, l->param[0]->count));
     if (!rc)
         rc = gemm(c, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, s->w, in, dlg_half_x(l, &s->io, 0), in,
-                  dlg_half_y(l, &s->io, 0), CUDA_R_16BF, out);
+                  dlg_half_y(l, &s->io, 0), dlg_cuda_half_blas(c), out);
     if (!rc)
-        rc = K(dlg_cuk_bias_nchw_h(c->stream, dlg_half_y(l, &s->io, 0), CF(l->param[1]), n, out, 1));
+        rc = K(dlg_cuk_bias_nchw_h(c->stream, dlg_cuda_htype(c), dlg_half_y(l, &s->io, 0), CF(l->param[1]), n, out, 1));
     return rc ? rc : dlg_half_post_fwd(c, l, &s->io);
 }
 
@@ -265,12 +269,12 @@ static int fc_backward(void *ctx, dlg_layer *l, void *vs)
     dlg_half *dy = dlg_half_dy(l, &s->io, 0);
     if (!rc && l->prop_down[0])
         rc = gemm(c, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, s->w, in, dy, out,
-                  dlg_half_dx(l, &s->io, 0), CUDA_R_16BF, in);
+                  dlg_half_dx(l, &s->io, 0), dlg_cuda_half_blas(c), in);
     if (!rc && l->param_grad) {
         rc = gemm(c, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, dlg_half_x(l, &s->io, 0), in, dy, out,
                   CG(l->param[0]), CUDA_R_32F, in);
         if (!rc)
-            rc = K(dlg_cuk_bias_grad_nchw_h(c->stream, dy, CG(l->param[1]), n, out, 1));
+            rc = K(dlg_cuk_bias_grad_nchw_h(c->stream, dlg_cuda_htype(c), dy, CG(l->param[1]), n, out, 1));
     }
     return rc ? rc : dlg_half_post_bwd(c, l, &s->io);
 }

@@ -4,6 +4,7 @@
 #include "cuda_kernels.h"
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <float.h>
 #include <math.h>
@@ -26,6 +27,8 @@ typedef __nv_bfloat16 bf;
 __device__ __forceinline__ float ld(const bf *p, int64_t i) { return __bfloat162float(p[i]); }
 __device__ __forceinline__ float ld(const float *p, int64_t i) { return p[i]; }
 __device__ __forceinline__ void st(bf *p, int64_t i, float v) { p[i] = __float2bfloat16_rn(v); }
+__device__ __forceinline__ float ld(const __half *p, int64_t i) { return __half2float(p[i]); }
+__device__ __forceinline__ void st(__half *p, int64_t i, float v) { p[i] = __float2half_rn(v); }
 __device__ __forceinline__ void st(float *p, int64_t i, float v) { p[i] = v; }
 
 #define GRID_LOOP(i, n)                                                                    \
@@ -42,20 +45,45 @@ __global__ void k_sgd(float *w, const float *g, float *h, int64_t n, float lr, f
     }
 }
 
-// one block per chunk; lr/decay multiplied as the per-param path does
+// one block per chunk; lr/decay multiplied as the per-param path does.
+// Scaled (fp16 loss scaling): nothing at all on an overflowed step, else
+// the gradient times 1/scale.
+template <bool Scaled>
 __global__ void k_sgd_multi(const dlg_cuk_sgd_tensor *t, const dlg_cuk_sgd_chunk *c, float lr,
-                            float m, float d)
+                            float m, float d, const dlg_scaler *sc)
 {
+    float gm = 1.f;
+    if (Scaled) {
+        if (sc->found_inf)
+            return;
+        gm = 1.f / sc->scale;
+    }
     const dlg_cuk_sgd_chunk ch = c[blockIdx.x];
     const dlg_cuk_sgd_tensor tt = t[ch.tensor];
     const float l = lr * tt.lr_mult, dd = d * tt.decay_mult;
     int64_t end = ch.start + DLG_CUK_SGD_CHUNK < tt.n ? ch.start + DLG_CUK_SGD_CHUNK : tt.n;
     for (int64_t i = ch.start + threadIdx.x; i < end; i += blockDim.x) {
-        float v = m * tt.h[i] + l * (tt.g[i] + dd * tt.w[i]);
+        float v = m * tt.h[i] + l * (Scaled ? tt.g[i] * gm + dd * tt.w[i] : tt.g[i] + dd * tt.w[i]);
         tt.h[i] = v;
         tt.w[i] -= v;
     }
 }
+
+// one block per chunk of the SGD table: any inf/NaN sets found_inf
+__global__ void k_grad_check(const dlg_cuk_sgd_tensor *t, const dlg_cuk_sgd_chunk *c,
+                             dlg_scaler *sc)
+{
+    const dlg_cuk_sgd_chunk ch = c[blockIdx.x];
+    const dlg_cuk_sgd_tensor tt = t[ch.tensor];
+    int64_t end = ch.start + DLG_CUK_SGD_CHUNK < tt.n ? ch.start + DLG_CUK_SGD_CHUNK : tt.n;
+    int bad = 0;
+    for (int64_t i = ch.start + threadIdx.x; i < end; i += blockDim.x)
+        bad |= !isfinite(tt.g[i]);
+    if (__syncthreads_or(bad) && threadIdx.x == 0)
+        sc->found_inf = 1;
+}
+
+__global__ void k_scaler_update(dlg_scaler *sc) { dlg_scaler_update(sc); }
 
 __global__ void k_relu_fwd(const float *x, float *y, int64_t n)
 {
@@ -220,34 +248,35 @@ __device__ float block_max(float v, float *sh)
 }
 
 
-// ---- bf16 storage, fp32 arithmetic ------------------------------------------
+// ---- half storage (__nv_bfloat16 or __half), fp32 arithmetic ----------------------
 
 template <class A, class B> __global__ void k_cvt(const A *x, B *y, int64_t n)
 {
     GRID_LOOP(i, n) { st(y, i, ld(x, i)); }
 }
-__global__ void k_relu_fwd_bf(const bf *x, bf *y, int64_t n)
+template <class T> __global__ void k_relu_fwd_h(const T *x, T *y, int64_t n)
 {
     GRID_LOOP(i, n) { st(y, i, fmaxf(ld(x, i), 0.f)); }
 }
-__global__ void k_relu_bwd_bf(const bf *x, const bf *dy, bf *dx, int64_t n)
+template <class T> __global__ void k_relu_bwd_h(const T *x, const T *dy, T *dx, int64_t n)
 {
     GRID_LOOP(i, n) { st(dx, i, ld(x, i) > 0.f ? ld(dy, i) : 0.f); }
 }
-__global__ void k_add_bf(const bf *a, const bf *b, bf *y, int64_t n)
+template <class T> __global__ void k_add_h(const T *a, const T *b, T *y, int64_t n)
 {
     GRID_LOOP(i, n) { st(y, i, ld(a, i) + ld(b, i)); }
 }
-__global__ void k_acc_bf(bf *y, const bf *a, int64_t n)
+template <class T> __global__ void k_acc_h(T *y, const T *a, int64_t n)
 {
     GRID_LOOP(i, n) { st(y, i, ld(y, i) + ld(a, i)); }
 }
-__global__ void k_mul_bf(const bf *a, const float *m, bf *y, int64_t n)
+template <class T> __global__ void k_mul_h(const T *a, const float *m, T *y, int64_t n)
 {
     GRID_LOOP(i, n) { st(y, i, ld(a, i) * m[i]); }
 }
-__global__ void k_dropout_bf(const bf *x, bf *y, float *mask, int64_t n, float ratio, float scale,
-                             uint64_t seed)
+template <class T>
+__global__ void k_dropout_h(const T *x, T *y, float *mask, int64_t n, float ratio, float scale,
+                            uint64_t seed)
 {
     GRID_LOOP(i, n)
     {
@@ -258,13 +287,14 @@ __global__ void k_dropout_bf(const bf *x, bf *y, float *mask, int64_t n, float r
     }
 }
 // 32-bit index arithmetic where the tensor allows (64-bit division is slow)
-template <class I> __global__ void k_bias_nchw_bf(bf *y, const float *b, I c, I hw, I total)
+template <class T, class I> __global__ void k_bias_nchw_h(T *y, const float *b, I c, I hw, I total)
 {
     for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (I)blockDim.x * gridDim.x)
         st(y, i, ld(y, i) + b[(i / hw) % c]);
 }
 // grid (channel, image slice): contiguous rows of hw, partial sums added atomically
-__global__ void k_bias_grad_nchw_bf(const bf *dy, float *db, int64_t n, int64_t c, int64_t hw)
+template <class T>
+__global__ void k_bias_grad_nchw_h(const T *dy, float *db, int64_t n, int64_t c, int64_t hw)
 {
     __shared__ float sh[kThreads];
     int64_t ch = blockIdx.x;
@@ -336,13 +366,14 @@ __global__ void k_loss_total(const float *rowloss, const float *rank, int64_t n,
 
 template <class T>
 __global__ void k_loss_bwd(const T *x, const float *labels, const float *lse, int64_t n, int64_t k,
-                           T *dx)
+                           T *dx, const dlg_scaler *sc)
 {
+    const float scale = sc ? sc->scale : 1.f;
     GRID_LOOP(i, n * k)
     {
         int64_t r = i / k, j = i % k;
         float p = expf(ld(x, i) - lse[r]);
-        st(dx, i, (p - ((float)j == labels[r] ? 1.f : 0.f)) / (float)n);
+        st(dx, i, (p - ((float)j == labels[r] ? 1.f : 0.f)) / (float)n * scale);
     }
 }
 
@@ -361,7 +392,30 @@ int dlg_cuk_sgd_multi(dlg_cu_stream s, const dlg_cuk_sgd_tensor *t, const dlg_cu
                       int nchunks, float lr, float momentum, float decay)
 {
     if (nchunks > 0)
-        k_sgd_multi<<<(unsigned)nchunks, 512, 0, s>>>(t, c, lr, momentum, decay);
+        k_sgd_multi<false><<<(unsigned)nchunks, 512, 0, s>>>(t, c, lr, momentum, decay, nullptr);
+    return launched();
+}
+
+int dlg_cuk_sgd_multi_scaled(dlg_cu_stream s, const dlg_cuk_sgd_tensor *t,
+                             const dlg_cuk_sgd_chunk *c, int nchunks, float lr, float momentum,
+                             float decay, const dlg_scaler *sc)
+{
+    if (nchunks > 0)
+        k_sgd_multi<true><<<(unsigned)nchunks, 512, 0, s>>>(t, c, lr, momentum, decay, sc);
+    return launched();
+}
+
+int dlg_cuk_grad_check_multi(dlg_cu_stream s, const dlg_cuk_sgd_tensor *t,
+                             const dlg_cuk_sgd_chunk *c, int nchunks, dlg_scaler *sc)
+{
+    if (nchunks > 0)
+        k_grad_check<<<(unsigned)nchunks, 512, 0, s>>>(t, c, sc);
+    return launched();
+}
+
+int dlg_cuk_scaler_update(dlg_cu_stream s, dlg_scaler *sc)
+{
+    k_scaler_update<<<1, 1, 0, s>>>(sc);
     return launched();
 }
 
@@ -444,66 +498,84 @@ int dlg_cuk_loss_fwd(dlg_cu_stream s, const float *x, const float *labels, int64
 int dlg_cuk_loss_bwd(dlg_cu_stream s, const float *x, const float *labels, const float *lse,
                      int64_t n, int64_t k, float *dx)
 {
-    k_loss_bwd<<<blocks_for(n * k), kThreads, 0, s>>>(x, labels, lse, n, k, dx);
+    k_loss_bwd<<<blocks_for(n * k), kThreads, 0, s>>>(x, labels, lse, n, k, dx, nullptr);
     return launched();
 }
 
-int dlg_cuk_f2h(dlg_cu_stream s, const float *x, dlg_half *y, int64_t n)
+// T is the device storage type that ht names
+#define HALF_CASE(ht, ...)                                                                      \
+    do {                                                                                       \
+        if ((ht) == DLG_CUK_FP16) {                                                            \
+            typedef __half T;                                                                  \
+            __VA_ARGS__;                                                                       \
+        } else {                                                                               \
+            typedef bf T;                                                                      \
+            __VA_ARGS__;                                                                       \
+        }                                                                                      \
+    } while (0)
+
+int dlg_cuk_f2h(dlg_cu_stream s, dlg_cuk_htype ht, const float *x, dlg_half *y, int64_t n)
 {
-    k_cvt<<<blocks_for(n), kThreads, 0, s>>>(x, (bf *)y, n);
+    HALF_CASE(ht, k_cvt<<<blocks_for(n), kThreads, 0, s>>>(x, (T *)y, n));
     return launched();
 }
-int dlg_cuk_h2f(dlg_cu_stream s, const dlg_half *x, float *y, int64_t n)
+int dlg_cuk_h2f(dlg_cu_stream s, dlg_cuk_htype ht, const dlg_half *x, float *y, int64_t n)
 {
-    k_cvt<<<blocks_for(n), kThreads, 0, s>>>((const bf *)x, y, n);
+    HALF_CASE(ht, k_cvt<<<blocks_for(n), kThreads, 0, s>>>((const T *)x, y, n));
     return launched();
 }
-int dlg_cuk_relu_fwd_h(dlg_cu_stream s, const dlg_half *x, dlg_half *y, int64_t n)
+int dlg_cuk_relu_fwd_h(dlg_cu_stream s, dlg_cuk_htype ht, const dlg_half *x, dlg_half *y,
+                       int64_t n)
 {
-    k_relu_fwd_bf<<<blocks_for(n), kThreads, 0, s>>>((const bf *)x, (bf *)y, n);
+    HALF_CASE(ht, k_relu_fwd_h<<<blocks_for(n), kThreads, 0, s>>>((const T *)x, (T *)y, n));
     return launched();
 }
-int dlg_cuk_relu_bwd_h(dlg_cu_stream s, const dlg_half *x, const dlg_half *dy, dlg_half *dx,
-                        int64_t n)
+int dlg_cuk_relu_bwd_h(dlg_cu_stream s, dlg_cuk_htype ht, const dlg_half *x, const dlg_half *dy,
+                       dlg_half *dx, int64_t n)
 {
-    k_relu_bwd_bf<<<blocks_for(n), kThreads, 0, s>>>((const bf *)x, (const bf *)dy, (bf *)dx, n);
+    HALF_CASE(ht, k_relu_bwd_h<<<blocks_for(n), kThreads, 0, s>>>((const T *)x, (const T *)dy,
+                                                                   (T *)dx, n));
     return launched();
 }
-int dlg_cuk_add_h(dlg_cu_stream s, const dlg_half *a, const dlg_half *b, dlg_half *y, int64_t n)
+int dlg_cuk_add_h(dlg_cu_stream s, dlg_cuk_htype ht, const dlg_half *a, const dlg_half *b,
+                  dlg_half *y, int64_t n)
 {
-    k_add_bf<<<blocks_for(n), kThreads, 0, s>>>((const bf *)a, (const bf *)b, (bf *)y, n);
+    HALF_CASE(ht, k_add_h<<<blocks_for(n), kThreads, 0, s>>>((const T *)a, (const T *)b, (T *)y,
+                                                              n));
     return launched();
 }
-int dlg_cuk_acc_h(dlg_cu_stream s, dlg_half *y, const dlg_half *a, int64_t n)
+int dlg_cuk_acc_h(dlg_cu_stream s, dlg_cuk_htype ht, dlg_half *y, const dlg_half *a, int64_t n)
 {
-    k_acc_bf<<<blocks_for(n), kThreads, 0, s>>>((bf *)y, (const bf *)a, n);
+    HALF_CASE(ht, k_acc_h<<<blocks_for(n), kThreads, 0, s>>>((T *)y, (const T *)a, n));
     return launched();
 }
-int dlg_cuk_mul_h(dlg_cu_stream s, const dlg_half *a, const float *mask, dlg_half *y, int64_t n)
+int dlg_cuk_mul_h(dlg_cu_stream s, dlg_cuk_htype ht, const dlg_half *a, const float *mask,
+                  dlg_half *y, int64_t n)
 {
-    k_mul_bf<<<blocks_for(n), kThreads, 0, s>>>((const bf *)a, mask, (bf *)y, n);
+    HALF_CASE(ht, k_mul_h<<<blocks_for(n), kThreads, 0, s>>>((const T *)a, mask, (T *)y, n));
     return launched();
 }
-int dlg_cuk_dropout_fwd_h(dlg_cu_stream s, const dlg_half *x, dlg_half *y, float *mask,
-                           int64_t n, float ratio, uint64_t seed)
+int dlg_cuk_dropout_fwd_h(dlg_cu_stream s, dlg_cuk_htype ht, const dlg_half *x, dlg_half *y,
+                          float *mask, int64_t n, float ratio, uint64_t seed)
 {
-    k_dropout_bf<<<blocks_for(n), kThreads, 0, s>>>((const bf *)x, (bf *)y, mask, n, ratio,
-                                                    1.0f / (1.0f - ratio), seed);
+    HALF_CASE(ht, k_dropout_h<<<blocks_for(n), kThreads, 0, s>>>(
+                      (const T *)x, (T *)y, mask, n, ratio, 1.0f / (1.0f - ratio), seed));
     return launched();
 }
-int dlg_cuk_bias_nchw_h(dlg_cu_stream s, dlg_half *y, const float *b, int64_t n, int64_t c,
-                         int64_t hw)
+int dlg_cuk_bias_nchw_h(dlg_cu_stream s, dlg_cuk_htype ht, dlg_half *y, const float *b, int64_t n,
+                        int64_t c, int64_t hw)
 {
     int64_t total = n * c * hw;
     if (total < 2147483647LL)
-        k_bias_nchw_bf<int><<<blocks_for(total), kThreads, 0, s>>>((bf *)y, b, (int)c, (int)hw,
-                                                                  (int)total);
+        HALF_CASE(ht, k_bias_nchw_h<T, int><<<blocks_for(total), kThreads, 0, s>>>(
+                          (T *)y, b, (int)c, (int)hw, (int)total));
     else
-        k_bias_nchw_bf<int64_t><<<blocks_for(total), kThreads, 0, s>>>((bf *)y, b, c, hw, total);
+        HALF_CASE(ht, k_bias_nchw_h<T, int64_t><<<blocks_for(total), kThreads, 0, s>>>(
+                          (T *)y, b, c, hw, total));
     return launched();
 }
-int dlg_cuk_bias_grad_nchw_h(dlg_cu_stream s, const dlg_half *dy, float *db, int64_t n,
-                              int64_t c, int64_t hw)
+int dlg_cuk_bias_grad_nchw_h(dlg_cu_stream s, dlg_cuk_htype ht, const dlg_half *dy, float *db,
+                             int64_t n, int64_t c, int64_t hw)
 {
     cudaError_t e = cudaMemsetAsync(db, 0, (size_t)c * sizeof(float), s);
     if (e != cudaSuccess)
@@ -514,35 +586,37 @@ int dlg_cuk_bias_grad_nchw_h(dlg_cu_stream s, const dlg_half *dy, float *db, int
     if (slices > n && hw >= 32)
         slices = n;
     dim3 grid((unsigned)c, (unsigned)(slices > 0 ? slices : 1));
-    k_bias_grad_nchw_bf<<<grid, kThreads, 0, s>>>((const bf *)dy, db, n, c, hw);
+    HALF_CASE(ht, k_bias_grad_nchw_h<<<grid, kThreads, 0, s>>>((const T *)dy, db, n, c, hw));
     return launched();
 }
-int dlg_cuk_pool_fwd_h(dlg_cu_stream s, const dlg_cuk_pool *p, const dlg_half *x, dlg_half *y,
-                        int *mask)
+int dlg_cuk_pool_fwd_h(dlg_cu_stream s, dlg_cuk_htype ht, const dlg_cuk_pool *p, const dlg_half *x,
+                       dlg_half *y, int *mask)
 {
-    k_pool_fwd<<<blocks_for(p->nc * p->oh * p->ow), kThreads, 0, s>>>(*p, (const bf *)x, (bf *)y,
-                                                                      mask);
+    HALF_CASE(ht, k_pool_fwd<<<blocks_for(p->nc * p->oh * p->ow), kThreads, 0, s>>>(
+                      *p, (const T *)x, (T *)y, mask));
     return launched();
 }
-int dlg_cuk_pool_bwd_h(dlg_cu_stream s, const dlg_cuk_pool *p, const dlg_half *dy,
-                        const int *mask, dlg_half *dx)
+int dlg_cuk_pool_bwd_h(dlg_cu_stream s, dlg_cuk_htype ht, const dlg_cuk_pool *p,
+                       const dlg_half *dy, const int *mask, dlg_half *dx)
 {
-    k_pool_bwd<<<blocks_for(p->nc * p->h * p->w), kThreads, 0, s>>>(*p, (const bf *)dy, mask,
-                                                                    (bf *)dx);
+    HALF_CASE(ht, k_pool_bwd<<<blocks_for(p->nc * p->h * p->w), kThreads, 0, s>>>(
+                      *p, (const T *)dy, mask, (T *)dx));
     return launched();
 }
-int dlg_cuk_loss_fwd_h(dlg_cu_stream s, const dlg_half *x, const float *labels, int64_t n,
-                        int64_t k, float *out, float *lse, int *flag)
+int dlg_cuk_loss_fwd_h(dlg_cu_stream s, dlg_cuk_htype ht, const dlg_half *x, const float *labels,
+                       int64_t n, int64_t k, float *out, float *lse, int *flag)
 {
-    k_loss_rows<<<(unsigned)n, kThreads, 0, s>>>((const bf *)x, labels, k, lse, lse + n,
-                                                 lse + 2 * n, flag);
+    HALF_CASE(ht, k_loss_rows<<<(unsigned)n, kThreads, 0, s>>>((const T *)x, labels, k, lse,
+                                                                lse + n, lse + 2 * n, flag));
     k_loss_total<<<1, kThreads, 0, s>>>(lse + n, lse + 2 * n, n, out);
     return launched();
 }
-int dlg_cuk_loss_bwd_h(dlg_cu_stream s, const dlg_half *x, const float *labels, const float *lse,
-                        int64_t n, int64_t k, dlg_half *dx)
+int dlg_cuk_loss_bwd_h(dlg_cu_stream s, dlg_cuk_htype ht, const dlg_half *x, const float *labels,
+                       const float *lse, int64_t n, int64_t k, dlg_half *dx,
+                       const dlg_scaler *scale)
 {
-    k_loss_bwd<<<blocks_for(n * k), kThreads, 0, s>>>((const bf *)x, labels, lse, n, k, (bf *)dx);
+    HALF_CASE(ht, k_loss_bwd<<<blocks_for(n * k), kThreads, 0, s>>>((const T *)x, labels, lse, n,
+                                                                     k, (T *)dx, scale));
     return launched();
 }
 

@@ -4,6 +4,8 @@
 #ifndef DLG_NN_CUDA_KERNELS_H
 #define DLG_NN_CUDA_KERNELS_H
 
+#include "cuda_scaler.h"
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -68,32 +70,52 @@ int dlg_cuk_loss_fwd(dlg_cu_stream s, const float *x, const float *labels, int64
 int dlg_cuk_loss_bwd(dlg_cu_stream s, const float *x, const float *labels, const float *lse,
                      int64_t n, int64_t k, float *dx);
 
-/* ---- bf16 (cuda_kernels_bf16.cu): activations stored as bf16 (uint16_t
- * here, __nv_bfloat16 on the device), arithmetic in fp32. */
+/* ---- half storage: activations stored as 16-bit floats (uint16_t here;
+ * __nv_bfloat16 or __half on the device, by the dlg_cuk_htype argument),
+ * arithmetic in fp32.  One templated kernel per operation serves both. */
 typedef uint16_t dlg_half;
-int dlg_cuk_f2h(dlg_cu_stream s, const float *x, dlg_half *y, int64_t n);
-int dlg_cuk_h2f(dlg_cu_stream s, const dlg_half *x, float *y, int64_t n);
-int dlg_cuk_relu_fwd_h(dlg_cu_stream s, const dlg_half *x, dlg_half *y, int64_t n);
-int dlg_cuk_relu_bwd_h(dlg_cu_stream s, const dlg_half *x, const dlg_half *dy, dlg_half *dx,
-                        int64_t n);
-int dlg_cuk_add_h(dlg_cu_stream s, const dlg_half *a, const dlg_half *b, dlg_half *y, int64_t n);
-int dlg_cuk_acc_h(dlg_cu_stream s, dlg_half *y, const dlg_half *a, int64_t n);
-int dlg_cuk_mul_h(dlg_cu_stream s, const dlg_half *a, const float *mask, dlg_half *y, int64_t n);
-int dlg_cuk_dropout_fwd_h(dlg_cu_stream s, const dlg_half *x, dlg_half *y, float *mask,
-                           int64_t n, float ratio, uint64_t seed);
+typedef enum dlg_cuk_htype { DLG_CUK_BF16 = 0, DLG_CUK_FP16 = 1 } dlg_cuk_htype;
+int dlg_cuk_f2h(dlg_cu_stream s, dlg_cuk_htype t, const float *x, dlg_half *y, int64_t n);
+int dlg_cuk_h2f(dlg_cu_stream s, dlg_cuk_htype t, const dlg_half *x, float *y, int64_t n);
+int dlg_cuk_relu_fwd_h(dlg_cu_stream s, dlg_cuk_htype t, const dlg_half *x, dlg_half *y,
+                       int64_t n);
+int dlg_cuk_relu_bwd_h(dlg_cu_stream s, dlg_cuk_htype t, const dlg_half *x, const dlg_half *dy,
+                       dlg_half *dx, int64_t n);
+int dlg_cuk_add_h(dlg_cu_stream s, dlg_cuk_htype t, const dlg_half *a, const dlg_half *b,
+                  dlg_half *y, int64_t n);
+int dlg_cuk_acc_h(dlg_cu_stream s, dlg_cuk_htype t, dlg_half *y, const dlg_half *a, int64_t n);
+int dlg_cuk_mul_h(dlg_cu_stream s, dlg_cuk_htype t, const dlg_half *a, const float *mask,
+                  dlg_half *y, int64_t n);
+int dlg_cuk_dropout_fwd_h(dlg_cu_stream s, dlg_cuk_htype t, const dlg_half *x, dlg_half *y,
+                          float *mask, int64_t n, float ratio, uint64_t seed);
 /* NCHW bias: y[n,c,i] += b[c]; db[c] = sum over n, i of dy[n,c,i] */
-int dlg_cuk_bias_nchw_h(dlg_cu_stream s, dlg_half *y, const float *b, int64_t n, int64_t c,
-                         int64_t hw);
-int dlg_cuk_bias_grad_nchw_h(dlg_cu_stream s, const dlg_half *dy, float *db, int64_t n,
-                              int64_t c, int64_t hw);
-int dlg_cuk_pool_fwd_h(dlg_cu_stream s, const dlg_cuk_pool *p, const dlg_half *x, dlg_half *y,
-                        int *mask);
-int dlg_cuk_pool_bwd_h(dlg_cu_stream s, const dlg_cuk_pool *p, const dlg_half *dy,
-                        const int *mask, dlg_half *dx);
-int dlg_cuk_loss_fwd_h(dlg_cu_stream s, const dlg_half *x, const float *labels, int64_t n,
-                        int64_t k, float *out, float *lse, int *flag);
-int dlg_cuk_loss_bwd_h(dlg_cu_stream s, const dlg_half *x, const float *labels, const float *lse,
-                        int64_t n, int64_t k, dlg_half *dx);
+int dlg_cuk_bias_nchw_h(dlg_cu_stream s, dlg_cuk_htype t, dlg_half *y, const float *b, int64_t n,
+                        int64_t c, int64_t hw);
+int dlg_cuk_bias_grad_nchw_h(dlg_cu_stream s, dlg_cuk_htype t, const dlg_half *dy, float *db,
+                             int64_t n, int64_t c, int64_t hw);
+int dlg_cuk_pool_fwd_h(dlg_cu_stream s, dlg_cuk_htype t, const dlg_cuk_pool *p, const dlg_half *x,
+                       dlg_half *y, int *mask);
+int dlg_cuk_pool_bwd_h(dlg_cu_stream s, dlg_cuk_htype t, const dlg_cuk_pool *p,
+                       const dlg_half *dy, const int *mask, dlg_half *dx);
+int dlg_cuk_loss_fwd_h(dlg_cu_stream s, dlg_cuk_htype t, const dlg_half *x, const float *labels,
+                       int64_t n, int64_t k, float *out, float *lse, int *flag);
+/* dx = scale * (softmax(x) - onehot(label)) / n; scale: the loss scale
+ * in device memory (cuda_scaler.h), NULL for 1 */
+int dlg_cuk_loss_bwd_h(dlg_cu_stream s, dlg_cuk_htype t, const dlg_half *x, const float *labels,
+                       const float *lse, int64_t n, int64_t k, dlg_half *dx,
+                       const dlg_scaler *scale);
+
+/* ---- dynamic loss scaling (cuda_scaler.h), all on the device ---- */
+/* found_inf |= any inf/NaN in the gradients of the SGD table */
+int dlg_cuk_grad_check_multi(dlg_cu_stream s, const dlg_cuk_sgd_tensor *t,
+                             const dlg_cuk_sgd_chunk *c, int nchunks, dlg_scaler *sc);
+/* dlg_cuk_sgd_multi that reads the gradients times 1/scale, and updates
+ * nothing when found_inf is set */
+int dlg_cuk_sgd_multi_scaled(dlg_cu_stream s, const dlg_cuk_sgd_tensor *t,
+                             const dlg_cuk_sgd_chunk *c, int nchunks, float lr, float momentum,
+                             float decay, const dlg_scaler *sc);
+/* one thread: dlg_scaler_update */
+int dlg_cuk_scaler_update(dlg_cu_stream s, dlg_scaler *sc);
 
 #ifdef __cplusplus
 }

@@ -35,6 +35,10 @@ int dlg_cuda_parse_backend(const char *name, int *device, int *tf32)
         *tf32 = 2;
         return parse_index(name + 9, device);
     }
+    if (strncmp(name, "cuda-fp16", 9) == 0) {
+        *tf32 = 3;
+        return parse_index(name + 9, device);
+    }
     if (strncmp(name, "cuda", 4) == 0) {
         *tf32 = 0;
         return parse_index(name + 4, device);
@@ -85,14 +89,10 @@ int dlg_device_select(const char *device, const char *precision, int ndev,
         snprintf(out->backend, sizeof out->backend, "%s", cpu_backend);
         return 0;
     }
-    if (strcmp(prec, "fp16") == 0) {
-        snprintf(err, errlen,
-                 "precision 'fp16' is not implemented by the CUDA backend yet (fp32, tf32, bf16)");
-        return -DLG_ENOTSUP;
-    }
     snprintf(out->backend, sizeof out->backend, "%s:%d",
              strcmp(prec, "tf32") == 0   ? "cuda-tf32"
              : strcmp(prec, "bf16") == 0 ? "cuda-bf16"
+             : strcmp(prec, "fp16") == 0 ? "cuda-fp16"
                                          : "cuda",
              idx);
     return 0;
