@@ -130,6 +130,7 @@ static int plan(cnn *s, const dlg_value *o, const dlg_job_info *job)
                         .threads = job && job->cpus > 0 ? job->cpus : 0,
                         .train = s->train,
                         .seed = job ? job->seed : 1};
+    nn_opts_apply(&po, o, O_ALGO_CACHE, O_WORKSPACE, O_DETERMINISTIC, O_GRAPHS);
     if (dlg_net_plan(s->net, &po) < 0)
         return s->h->error(s->h, -dlg_net_status(s->net), "%s", dlg_net_error(s->net));
     dlg_peak_detect(&s->peak, po.threads > 0 ? po.threads : 1);
@@ -200,13 +201,13 @@ int cnn_setup(const char *model, const dlg_host *h, const dlg_value *opts, const
     return 0;
 }
 
-static int run_net(cnn *s)
+/* One step; a backend may replay it as a CUDA graph.  The device timer
+ * (if any) ends before the loss is read back. */
+static int run_net(cnn *s, bool timed, uint64_t *elapsed_ns)
 {
-    int rc = dlg_net_forward(s->net);
-    if (!rc && s->train)
-        rc = dlg_net_backward(s->net);
-    if (!rc && s->train)
-        rc = dlg_net_sgd_step(s->net, &s->sgd);
+    int rc = s->train ? dlg_net_train_step(s->net, &s->sgd) : dlg_net_infer_step(s->net);
+    if (!rc && timed)
+        rc = dlg_net_timer_end(s->net, elapsed_ns);
     if (!rc)
         rc = dlg_net_read(s->net, s->loss_blob, DLG_DATA, s->last, 3);
     if (rc < 0)
@@ -221,6 +222,11 @@ int cnn_step(void *state, dlg_step *out)
 {
     cnn *s = state;
     uint64_t t0 = now_ns();
+    /* on a GPU the step is timed by CUDA events from here, input included
+     * (-DLG_ENOTSUP on the cpu: the runner's host clock times it) */
+    int trc = dlg_net_timer_begin(s->net);
+    if (trc < 0 && trc != -DLG_ENOTSUP)
+        return s->h->error(s->h, -trc, "%s", dlg_net_error(s->net));
     if (!cnn_data_is_static(s->data)) {
         const float *img;
         const int32_t *lab;
@@ -231,12 +237,12 @@ int cnn_step(void *state, dlg_step *out)
         if (rc < 0)
             return rc;
     }
-    int rc = run_net(s);
+    int rc = run_net(s, trc == 0, &out->elapsed_ns);
     if (rc < 0)
         return rc;
     uint64_t t1 = now_ns();
     if (s->steps++ > 0) { /* the first step warms caches and the OpenMP team */
-        s->timed_ns += t1 - t0;
+        s->timed_ns += out->elapsed_ns ? out->elapsed_ns : t1 - t0;
         s->timed_items += (uint64_t)s->batch;
     }
     out->items = (uint64_t)s->batch;

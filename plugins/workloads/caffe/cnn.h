@@ -6,6 +6,7 @@
 #include <dlgauge/plugin.h>
 
 #include "loader.h"
+#include "nn_opts.h"
 
 /* Option indices; the loader's fragment (data, crop, ...) sits at O_LOADER. */
 enum cnn_opt {
@@ -18,6 +19,10 @@ enum cnn_opt {
     O_BACKEND,
     O_DEVICE,
     O_PRECISION,
+    O_ALGO_CACHE,
+    O_WORKSPACE,
+    O_DETERMINISTIC,
+    O_GRAPHS,
     O_LOADER,
     O_COUNT = O_LOADER + DLG_LOPT_COUNT
 };

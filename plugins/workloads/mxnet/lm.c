@@ -16,6 +16,7 @@
 
 #include "cnn_mem.h"
 #include "lm_corpus.h"
+#include "nn_opts.h"
 #include "peak.h"
 
 #define MAX_LAYERS 16
@@ -76,6 +77,7 @@ const dlg_option lm_options[] = {
                    "cpu: oneDNN; ref: plain-C reference kernels (slow, for checking)", 0},
     [L_DEVICE] = {"device", DLG_OPT_STRING, "auto", NULL, NULL, NULL,
                   "auto | cpu | cuda:0 (cuda: the engine's cuda backend, if built)", 0},
+    CNN_CUDA_OPTION(L_ALGO_CACHE, L_WORKSPACE, L_DETERMINISTIC, L_GRAPHS),
     [L_COUNT] = {0}};
 
 const dlg_metric lm_metrics[] = {
@@ -196,7 +198,7 @@ static int build(lm *s, double dropout, bool tied)
     return 0;
 }
 
-static int plan(lm *s, const dlg_job_info *job)
+static int plan(lm *s, const dlg_value *o, const dlg_job_info *job)
 {
     char how[300];
     s->plan_bytes = cnn_mem_plan_bytes(s->net, s->train);
@@ -211,6 +213,7 @@ static int plan(lm *s, const dlg_job_info *job)
                         .threads = job && job->cpus > 0 ? job->cpus : 0,
                         .train = s->train,
                         .seed = job ? job->seed : 1};
+    nn_opts_apply(&po, o, L_ALGO_CACHE, L_WORKSPACE, L_DETERMINISTIC, L_GRAPHS);
     if (dlg_net_plan(s->net, &po) < 0)
         return s->h->error(s->h, -dlg_net_status(s->net), "%s", dlg_net_error(s->net));
     dlg_peak_detect(&s->peak, po.threads > 0 ? po.threads : 1);
@@ -237,7 +240,7 @@ static int setup_all(lm *s, const dlg_value *o, const dlg_job_info *job)
         return h->error(h, DLG_ENOMEM, "out of memory");
     if ((rc = build(s, o[L_DROPOUT].d, o[L_TIED].i != 0)) < 0)
         return rc;
-    return plan(s, job);
+    return plan(s, o, job);
 }
 
 int lm_setup(const dlg_host *h, const dlg_value *opts, const dlg_job_info *job, void **state)
@@ -312,6 +315,11 @@ int lm_step(void *state, dlg_step *out)
 {
     lm *s = state;
     uint64_t t0 = now_ns();
+    /* device timing from here, state carry and input included (ENOTSUP on
+     * the cpu: the runner's host clock times the step) */
+    int trc = dlg_net_timer_begin(s->net);
+    if (trc < 0 && trc != -DLG_ENOTSUP)
+        return s->h->error(s->h, -trc, "%s", dlg_net_error(s->net));
     bool reset = s->steps == 0 || s->seg == s->segments;
     if (s->seg == s->segments) {
         s->seg = 0;
@@ -321,10 +329,14 @@ int lm_step(void *state, dlg_step *out)
     int rc = carry_state(s, reset);
     if (!rc)
         rc = feed(s);
+    /* forward alone may be a graph replay; the training update stays eager
+     * (clipping reads the gradient norm back before SGD) */
     if (!rc)
-        rc = dlg_net_forward(s->net);
+        rc = dlg_net_infer_step(s->net);
     if (!rc && s->train)
         rc = train_update(s);
+    if (!rc && trc == 0)
+        rc = dlg_net_timer_end(s->net, &out->elapsed_ns);
     if (!rc)
         rc = dlg_net_read(s->net, s->loss_blob, DLG_DATA, res, 3);
     if (rc < 0)
@@ -338,7 +350,7 @@ int lm_step(void *state, dlg_step *out)
     s->loss_sum += res[0];
     uint64_t items = (uint64_t)s->T * (uint64_t)s->B;
     if (s->steps++ > 0) { /* the first step warms caches and the OpenMP team */
-        s->timed_ns += now_ns() - t0;
+        s->timed_ns += out->elapsed_ns ? out->elapsed_ns : now_ns() - t0;
         s->timed_items += items;
     }
     out->items = items;

@@ -23,6 +23,10 @@ enum lm_opt {
     L_MOMENTUM,
     L_BACKEND,
     L_DEVICE,
+    L_ALGO_CACHE,
+    L_WORKSPACE,
+    L_DETERMINISTIC,
+    L_GRAPHS,
     L_COUNT
 };
 

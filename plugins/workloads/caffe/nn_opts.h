@@ -1,0 +1,42 @@
+/* The engine's backend options as job options, for every workload that
+ * plans a net (caffe's CNNs, inception-v3, lstm-ptb), and how they reach
+ * dlg_plan_opts. */
+#ifndef DLG_CAFFE_NN_OPTS_H
+#define DLG_CAFFE_NN_OPTS_H
+
+#include <dlgauge/nn.h>
+#include <dlgauge/plugin.h>
+
+/* A CPU cell ignores them without an error: a sweep
+ * over device = cpu, cuda:0 gives both cells the same options, and none
+ * changes a CPU result (no algorithm search, no workspace limit, already
+ * deterministic for a given thread count, no graphs). */
+#define CNN_CUDA_OPTION(ALGO, WS, DET, GRAPHS)                                                     \
+    [ALGO] = {"algo_cache", DLG_OPT_STRING, NULL, NULL, NULL, NULL,                                \
+              "cuda: file keeping the measured convolution algorithms between runs (read at "      \
+              "setup, rewritten at the end); ignored on the cpu",                                  \
+              DLG_OPT_NOSWEEP},                                                                    \
+    [WS] = {"workspace", DLG_OPT_SIZE, "0", "0", NULL, NULL,                                       \
+            "cuda: cuDNN workspace limit per layer, e.g. 512MiB (0: a quarter of the free GPU "    \
+            "memory, at most 16GiB); ignored on the cpu",                                          \
+            0},                                                                                    \
+    [DET] = {"deterministic", DLG_OPT_BOOL, "false", NULL, NULL, NULL,                             \
+             "cuda: only deterministic convolution algorithms (run-to-run identical, maybe "       \
+             "slower); the cpu backends are deterministic already",                                \
+             0},                                                                                   \
+    [GRAPHS] = {"graphs", DLG_OPT_BOOL, NULL, NULL, NULL, NULL,                                    \
+                "cuda: capture a step as a CUDA graph after 2 eager steps and replay it (unset: "  \
+                "where the net allows; true: also say why not; false: eager); ignored on the cpu", \
+                0}
+
+/* Copies the four options (their indices in the job's values) into po. */
+static inline void nn_opts_apply(dlg_plan_opts *po, const dlg_value *o, int algo, int ws,
+                                 int det, int graphs)
+{
+    po->algo_cache = o[algo].set && o[algo].text[0] ? o[algo].text : NULL;
+    po->workspace_bytes = (uint64_t)o[ws].i;
+    po->deterministic = o[det].i != 0;
+    po->graphs = !o[graphs].set ? DLG_GRAPHS_AUTO : o[graphs].i ? DLG_GRAPHS_ON : DLG_GRAPHS_OFF;
+}
+
+#endif
