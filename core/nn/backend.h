@@ -107,6 +107,13 @@ typedef struct dlg_backend {
      * dlg_net_timer_begin in nn.h).  NULL: -DLG_ENOTSUP. */
     int (*timer_begin)(void *ctx);
     int (*timer_end)(void *ctx, uint64_t *elapsed_ns);
+    /* Optional: gradient clipping on the device (dlg_net_grad_norm,
+     * dlg_net_scale_grads in clip.c).  grad_sumsq: the sum of squares of n
+     * float arrays (p[i] holds c[i] floats), waited for and returned on
+     * the host; grad_scale: p[i][0 .. c[i]) *= f.  NULL: clip.c reads and
+     * writes the gradients through download/upload. */
+    int (*grad_sumsq)(void *ctx, const float *const *p, const int64_t *c, int n, double *out);
+    int (*grad_scale)(void *ctx, float *const *p, const int64_t *c, int n, float f);
 } dlg_backend;
 
 /* Registered backends, by name; NULL if unknown or not built. */

@@ -1,18 +1,79 @@
 /* Global gradient norm and scaling, for gradient clipping, and the loss
  * scale of backends that scale the loss (the norm divides it out).  Host-memory
  * backends (ref, and cpu which shares ref's memory) are read in place;
- * others go through download/upload in fixed-size chunks, so nothing is
- * allocated either way. */
+ * backends with clip hooks (cuda) do both on the device; others go
+ * through download/upload in fixed-size chunks, so nothing is allocated
+ * either way (but a list of the gradients for a net of over 256 params). */
 #include "net.h"
 #include "ref/ref.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 #define CHUNK 4096
 
 static bool host_memory(const dlg_backend *bk)
 {
     return bk == &dlg_backend_ref || bk->fallback == &dlg_backend_ref;
+}
+
+/* The params' gradients as (pointer, floats) lists for a backend's clip
+ * hooks: on the stack unless the net has very many params. */
+#define LIST_STACK 256
+typedef struct grad_list {
+    float *p_st[LIST_STACK], **p;
+    int64_t c_st[LIST_STACK], *c;
+    int n;
+} grad_list;
+
+static int list_grads(dlg_net *net, grad_list *g)
+{
+    g->n = 0;
+    for (int b = 0; b < net->nblobs; b++)
+        g->n += net->blobs[b].is_param && net->blobs[b].t.diff;
+    g->p = g->n > LIST_STACK ? malloc((size_t)g->n * sizeof *g->p) : g->p_st;
+    g->c = g->n > LIST_STACK ? malloc((size_t)g->n * sizeof *g->c) : g->c_st;
+    if (!g->p || !g->c)
+        return dlg_net_fail(net, DLG_ENOMEM, "nn: out of memory for the gradient list");
+    for (int b = 0, k = 0; b < net->nblobs; b++) {
+        const dlg_blob *bl = &net->blobs[b];
+        if (!bl->is_param || !bl->t.diff)
+            continue;
+        g->p[k] = bl->t.diff;
+        g->c[k++] = dlg_tensor_elems(&bl->t);
+    }
+    return 0;
+}
+
+static void list_free(grad_list *g)
+{
+    if (g->p != g->p_st)
+        free(g->p);
+    if (g->c != g->c_st)
+        free(g->c);
+}
+
+/* Sum of squares / scaling of every gradient through the backend's hooks. */
+static int device_sumsq(dlg_net *net, double *total)
+{
+    grad_list g;
+    int rc = list_grads(net, &g);
+    if (!rc && (rc = net->bk->grad_sumsq(net->ctx, (const float *const *)g.p, g.c, g.n,
+                                         total)) < 0)
+        rc = dlg_net_fail(net, -rc, "nn: backend %s: gradient norm failed", net->bk->name);
+    list_free(&g);
+    return rc;
+}
+
+static int device_scale(dlg_net *net, float factor)
+{
+    grad_list g;
+    int rc = list_grads(net, &g);
+    if (!rc && (rc = net->bk->grad_scale(net->ctx, g.p, g.c, g.n, factor)) < 0)
+        rc = dlg_net_fail(net, -rc, "nn: backend %s: scaling the gradients failed",
+                          net->bk->name);
+    list_free(&g);
+    return rc;
 }
 
 static int ready(dlg_net *net)
@@ -88,10 +149,12 @@ int dlg_net_grad_norm(dlg_net *net, double *norm)
         return rc;
     if (net->bk->bind && (rc = net->bk->bind(net->ctx)) < 0)
         return dlg_net_fail(net, -rc, "nn: backend %s: cannot bind this thread", net->bk->name);
-    if (net->bk->sync && (rc = net->bk->sync(net->ctx)) < 0)
-        return dlg_net_fail(net, -rc, "nn: backend %s: sync failed", net->bk->name);
     double total = 0;
-    for (int b = 0; b < net->nblobs; b++) {
+    if (net->bk->grad_sumsq && (rc = device_sumsq(net, &total)) < 0)
+        return rc;
+    if (!net->bk->grad_sumsq && net->bk->sync && (rc = net->bk->sync(net->ctx)) < 0)
+        return dlg_net_fail(net, -rc, "nn: backend %s: sync failed", net->bk->name);
+    for (int b = 0; b < net->nblobs && !net->bk->grad_sumsq; b++) {
         const dlg_blob *bl = &net->blobs[b];
         if (!bl->is_param || !bl->t.diff)
             continue;
@@ -130,6 +193,8 @@ int dlg_net_scale_grads(dlg_net *net, float factor)
         return rc;
     if (net->bk->bind && (rc = net->bk->bind(net->ctx)) < 0)
         return dlg_net_fail(net, -rc, "nn: backend %s: cannot bind this thread", net->bk->name);
+    if (net->bk->grad_scale)
+        return device_scale(net, factor);
     for (int b = 0; b < net->nblobs; b++) {
         const dlg_blob *bl = &net->blobs[b];
         if (!bl->is_param || !bl->t.diff)

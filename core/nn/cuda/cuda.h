@@ -59,6 +59,9 @@ typedef struct dlg_cuda_ctx {
     int sgd_nchunks, sgd_ntensors;
     const void *sgd_key;
     unsigned noted; /* DLG_CUDA_NOTE_* bits already printed */
+    /* gradient clipping (cuda_clip.c): DLG_CUK_SUMSQ_SLOTS partial sums
+     * and the total on the device, the total's pinned host copy */
+    double *norm_dev, *norm_host;
     /* fp16 only: dynamic loss scaling state in device memory (cuda_scaler.h) */
     dlg_scaler *scaler;
     dlg_algo_cache cache;

@@ -3,6 +3,7 @@
 #include "cuda.h"
 #include "cuda_half.h"
 #include "cuda_device.h"
+#include "cuda_seq.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -72,6 +73,7 @@ static void cuda_close(void *vctx)
     }
     dlg_algo_cache_free(&c->cache);
     dlg_cuda_step_free(c);
+    dlg_cuda_clip_close(c);
     dlg_cuda_scaler_close(c);
     if (c->sgd_tab)
         cudaFree(c->sgd_tab);
@@ -157,6 +159,8 @@ static int cuda_open(const dlg_backend_opts *o, void **ctx, char *err, size_t er
     c->deterministic = o && o->deterministic;
     c->graphs = o ? o->graphs : DLG_GRAPHS_AUTO;
     int rc = open_handles(c, err, errlen);
+    if (!rc)
+        rc = dlg_cuda_clip_open(c, err, errlen);
     if (!rc)
         rc = dlg_cuda_scaler_open(c, err, errlen);
     size_t free_b = 0, total_b = 0;
@@ -379,6 +383,7 @@ DLG_CUDA_OPENS(7)
         .sgd_all = cuda_sgd_all, .run_step = dlg_cuda_run_step,                                \
         .loss_scale = dlg_cuda_loss_scale,                                                     \
         .timer_begin = dlg_cuda_timer_begin, .timer_end = dlg_cuda_timer_end,                  \
+        .grad_sumsq = dlg_cuda_sumsq, .grad_scale = dlg_cuda_scale,                            \
         .kernels =                                                                             \
             {                                                                                  \
                 [DLG_L_CONV] = &dlg_cuda_conv,                                                 \
@@ -393,6 +398,8 @@ DLG_CUDA_OPENS(7)
                 [DLG_L_SOFTMAX] = &dlg_cuda_softmax,                                           \
                 [DLG_L_LOSS] = &dlg_cuda_loss,                                                 \
                 [DLG_L_SPLIT] = &dlg_cuda_split,                                               \
+                [DLG_L_EMBED] = &dlg_cuda_embed,                                               \
+                [DLG_L_LSTM] = &dlg_cuda_lstm,                                                 \
             },                                                                                 \
         .fallback = NULL,                                                                      \
     }
@@ -407,6 +414,7 @@ DLG_CUDA_OPENS(7)
         .loss_scale = dlg_cuda_loss_scale,                                                     \
         .run_step = dlg_cuda_run_step, .timer_begin = dlg_cuda_timer_begin,                    \
         .timer_end = dlg_cuda_timer_end,                                                       \
+        .grad_sumsq = dlg_cuda_sumsq, .grad_scale = dlg_cuda_scale,                            \
         .write_opaque = dlg_cuda_half_write,                                                     \
         .kernels =                                                                             \
             {                                                                                  \
@@ -422,6 +430,8 @@ DLG_CUDA_OPENS(7)
                 [DLG_L_SOFTMAX] = &dlg_cuda_staged_h,                                         \
                 [DLG_L_LOSS] = &dlg_cuda_loss_h,                                              \
                 [DLG_L_SPLIT] = &dlg_cuda_split_h,                                            \
+                [DLG_L_EMBED] = &dlg_cuda_embed, /* fp32: neighbours convert */                \
+                [DLG_L_LSTM] = &dlg_cuda_lstm,                                                 \
             },                                                                                 \
         .fallback = NULL,                                                                      \
     }

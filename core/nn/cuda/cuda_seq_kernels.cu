@@ -1,0 +1,250 @@
+// Kernels of the sequence layers (embedding, the LSTM's weight packing for
+// cuDNN) and of gradient clipping; see cuda_seq_kernels.h.
+#include "cuda_seq_kernels.h"
+
+#include <cuda_runtime.h>
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kTile = 32;          // transpose tile (kTile x kTile, 32 x 8 threads)
+constexpr int kTileRows = 8;
+constexpr int64_t kEmbedBlocks = 2048; // embedding backward: at most this many blocks
+
+unsigned blocks_for(int64_t n)
+{
+    int64_t b = (n + kThreads - 1) / kThreads;
+    if (b > 65535LL * 16)
+        b = 65535LL * 16; // grid-stride loops cover the rest
+    return (unsigned)(b > 0 ? b : 1);
+}
+
+int launched() { return (int)cudaGetLastError(); }
+
+#define GRID_LOOP(i, n)                                                                    \
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);             \
+         i += (int64_t)blockDim.x * gridDim.x)
+
+// The id a float holds, or -1 if it is not an integer in [0, vocab): the
+// reference kernel's rule (ref_lstm.c), with the range checked before the
+// conversion so a huge value never reaches it.
+__device__ __forceinline__ int64_t token(float v, int64_t vocab)
+{
+    if (!(v >= 0.f) || !(v < (float)vocab))
+        return -1;
+    int64_t id = (int64_t)v;
+    return (float)id == v ? id : -1;
+}
+
+__global__ void k_embed_fwd(const float *ids, const float *table, float *y, int64_t n, int64_t d,
+                            int64_t vocab, int *flag)
+{
+    GRID_LOOP(i, n * d)
+    {
+        int64_t r = i / d, k = i - r * d, id = token(ids[r], vocab);
+        if (id < 0) {
+            y[i] = 0.f;
+            if (k == 0)
+                *flag = 1;
+        } else {
+            y[i] = table[id * d + k];
+        }
+    }
+}
+
+// Block b owns vocabulary rows [b*per, (b+1)*per).  It zeroes them (unless
+// accumulating), then walks the ids in tiles of blockDim in row order and
+// adds each matching dy row; thread t always owns columns t, t+blockDim, ...
+// so every element is summed by one thread in row order: deterministic.
+__global__ void k_embed_bwd(const float *ids, const float *dy, float *dt, int64_t n, int64_t d,
+                            int64_t vocab, int64_t per, int accumulate)
+{
+    __shared__ float sid[kThreads];
+    int64_t v0 = (int64_t)blockIdx.x * per, v1 = v0 + per < vocab ? v0 + per : vocab;
+    if (v0 >= v1)
+        return;
+    if (!accumulate)
+        for (int64_t i = threadIdx.x; i < (v1 - v0) * d; i += blockDim.x)
+            dt[v0 * d + i] = 0.f;
+    __syncthreads();
+    for (int64_t base = 0; base < n; base += blockDim.x) {
+        int64_t r = base + threadIdx.x;
+        sid[threadIdx.x] = r < n ? ids[r] : -1.f;
+        __syncthreads();
+        int m = n - base < (int64_t)blockDim.x ? (int)(n - base) : (int)blockDim.x;
+        for (int j = 0; j < m; j++) {
+            int64_t id = token(sid[j], vocab); // the same for every thread
+            if (id < v0 || id >= v1)
+                continue;
+            const float *src = dy + (base + j) * d;
+            float *dst = dt + id * d;
+            for (int64_t k = threadIdx.x; k < d; k += blockDim.x)
+                dst[k] += src[k];
+        }
+        __syncthreads(); // before the next tile overwrites sid
+    }
+}
+
+// w: rows x 4h (row stride 4h).  gate g: h x rows.  Tiled through shared
+// memory so both the reads and the writes are coalesced.
+__global__ void k_lstm_pack(const float *w, int64_t rows, int64_t h, dlg_cuk_gates gate)
+{
+    __shared__ float tile[kTile][kTile + 1];
+    const int g = blockIdx.z;
+    const int64_t r0 = (int64_t)blockIdx.y * kTile, c0 = (int64_t)blockIdx.x * kTile;
+    for (int j = threadIdx.y; j < kTile; j += blockDim.y) {
+        int64_t r = r0 + j, c = c0 + threadIdx.x;
+        if (r < rows && c < h)
+            tile[j][threadIdx.x] = w[r * 4 * h + g * h + c];
+    }
+    __syncthreads();
+    float *dst = gate.p[g];
+    for (int j = threadIdx.y; j < kTile; j += blockDim.y) {
+        int64_t c = c0 + j, r = r0 + threadIdx.x;
+        if (c < h && r < rows)
+            dst[c * rows + r] = tile[threadIdx.x][j];
+    }
+}
+
+__global__ void k_lstm_unpack(dlg_cuk_gates gate, int64_t rows, int64_t h, float *w)
+{
+    __shared__ float tile[kTile][kTile + 1];
+    const int g = blockIdx.z;
+    const int64_t c0 = (int64_t)blockIdx.y * kTile, r0 = (int64_t)blockIdx.x * kTile;
+    const float *src = gate.p[g];
+    for (int j = threadIdx.y; j < kTile; j += blockDim.y) {
+        int64_t c = c0 + j, r = r0 + threadIdx.x;
+        if (c < h && r < rows)
+            tile[j][threadIdx.x] = src[c * rows + r];
+    }
+    __syncthreads();
+    for (int j = threadIdx.y; j < kTile; j += blockDim.y) {
+        int64_t r = r0 + j, c = c0 + threadIdx.x;
+        if (r < rows && c < h)
+            w[r * 4 * h + g * h + c] = tile[threadIdx.x][j];
+    }
+}
+
+__global__ void k_lstm_pack_bias(const float *b, int64_t h, dlg_cuk_gates gate)
+{
+    GRID_LOOP(i, 4 * h)
+    {
+        int64_t g = i / h;
+        gate.p[g][i - g * h] = b[i];
+    }
+}
+
+__global__ void k_lstm_unpack_bias(dlg_cuk_gates gate, int64_t h, float *b)
+{
+    GRID_LOOP(i, 4 * h)
+    {
+        int64_t g = i / h;
+        b[i] = gate.p[g][i - g * h];
+    }
+}
+
+// One block per slot, a fixed grid: which elements each thread sums, and
+// the tree below, are the same on every run.
+__global__ void k_sumsq(const float *g, int64_t n, double *slots, int first)
+{
+    __shared__ double part[kThreads];
+    double s = 0;
+    GRID_LOOP(i, n)
+    {
+        double v = g[i];
+        s += v * v;
+    }
+    part[threadIdx.x] = s;
+    __syncthreads();
+    for (int w = kThreads / 2; w > 0; w /= 2) {
+        if ((int)threadIdx.x < w)
+            part[threadIdx.x] += part[threadIdx.x + w];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        slots[blockIdx.x] = (first ? 0.0 : slots[blockIdx.x]) + part[0];
+}
+
+__global__ void k_sumsq_total(const double *slots, double *out)
+{
+    double s = 0;
+    for (int i = 0; i < DLG_CUK_SUMSQ_SLOTS; i++)
+        s += slots[i];
+    *out = s;
+}
+
+__global__ void k_scale(float *g, int64_t n, float f)
+{
+    GRID_LOOP(i, n) { g[i] *= f; }
+}
+
+dim3 tiles(int64_t cols, int64_t rows)
+{
+    return dim3((unsigned)((cols + kTile - 1) / kTile), (unsigned)((rows + kTile - 1) / kTile), 4);
+}
+
+} // namespace
+
+extern "C" {
+
+int dlg_cuk_embed_fwd(dlg_cu_stream s, const float *ids, const float *table, float *y, int64_t n,
+                      int64_t d, int64_t vocab, int *flag)
+{
+    k_embed_fwd<<<blocks_for(n * d), kThreads, 0, s>>>(ids, table, y, n, d, vocab, flag);
+    return launched();
+}
+
+int dlg_cuk_embed_bwd(dlg_cu_stream s, const float *ids, const float *dy, float *dtable,
+                      int64_t n, int64_t d, int64_t vocab, int accumulate)
+{
+    int64_t nb = vocab < kEmbedBlocks ? vocab : kEmbedBlocks;
+    int64_t per = (vocab + nb - 1) / nb;
+    nb = (vocab + per - 1) / per;
+    k_embed_bwd<<<(unsigned)nb, kThreads, 0, s>>>(ids, dy, dtable, n, d, vocab, per, accumulate);
+    return launched();
+}
+
+int dlg_cuk_lstm_pack(dlg_cu_stream s, const float *w, int64_t rows, int64_t h,
+                      dlg_cuk_gates gate)
+{
+    k_lstm_pack<<<tiles(h, rows), dim3(kTile, kTileRows), 0, s>>>(w, rows, h, gate);
+    return launched();
+}
+
+int dlg_cuk_lstm_unpack(dlg_cu_stream s, dlg_cuk_gates gate, int64_t rows, int64_t h, float *w)
+{
+    k_lstm_unpack<<<tiles(rows, h), dim3(kTile, kTileRows), 0, s>>>(gate, rows, h, w);
+    return launched();
+}
+
+int dlg_cuk_lstm_pack_bias(dlg_cu_stream s, const float *b, int64_t h, dlg_cuk_gates gate)
+{
+    k_lstm_pack_bias<<<blocks_for(4 * h), kThreads, 0, s>>>(b, h, gate);
+    return launched();
+}
+
+int dlg_cuk_lstm_unpack_bias(dlg_cu_stream s, dlg_cuk_gates gate, int64_t h, float *b)
+{
+    k_lstm_unpack_bias<<<blocks_for(4 * h), kThreads, 0, s>>>(gate, h, b);
+    return launched();
+}
+
+int dlg_cuk_sumsq(dlg_cu_stream s, const float *g, int64_t n, double *slots, int first)
+{
+    k_sumsq<<<DLG_CUK_SUMSQ_SLOTS, kThreads, 0, s>>>(g, n, slots, first);
+    return launched();
+}
+
+int dlg_cuk_sumsq_total(dlg_cu_stream s, const double *slots, double *out)
+{
+    k_sumsq_total<<<1, 1, 0, s>>>(slots, out);
+    return launched();
+}
+
+int dlg_cuk_scale(dlg_cu_stream s, float *g, int64_t n, float f)
+{
+    k_scale<<<blocks_for(n), kThreads, 0, s>>>(g, n, f);
+    return launched();
+}
+
+} // extern "C"

@@ -1,0 +1,63 @@
+/* CUDA kernels of the sequence layers and of gradient clipping
+ * (cuda_seq_kernels.cu): embedding gather and scatter-add, the LSTM's
+ * weight packing into and out of cuDNN's weight space, and sums of squares
+ * and scaling over parameter gradients.  All launch on the given stream
+ * and return a cudaError_t as int (0 = launched); plain C prototypes, so
+ * host code needs no nvcc. */
+#ifndef DLG_NN_CUDA_SEQ_KERNELS_H
+#define DLG_NN_CUDA_SEQ_KERNELS_H
+
+#include "cuda_kernels.h" /* dlg_cu_stream */
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- embedding ------------------------------------------------------------ */
+/* y[r, :] = table[ids[r], :] for r < n (rows of d floats).  ids are floats
+ * holding integers; one that is not an integer in [0, vocab) gives a zero
+ * row and sets *flag = 1 (the backend's sticky bad-input flag). */
+int dlg_cuk_embed_fwd(dlg_cu_stream s, const float *ids, const float *table, float *y, int64_t n,
+                      int64_t d, int64_t vocab, int *flag);
+/* dtable[v, :] (+)= sum of dy[r, :] over rows r with ids[r] == v, in row
+ * order.  Deterministic without sorting or atomics: each block owns a
+ * range of vocabulary rows, scans all ids and adds the rows that fall in
+ * its range one after the other (one thread per column).  accumulate = 0:
+ * the block first zeroes its rows (the engine's overwrite rule). */
+int dlg_cuk_embed_bwd(dlg_cu_stream s, const float *ids, const float *dy, float *dtable,
+                      int64_t n, int64_t d, int64_t vocab, int accumulate);
+
+/* ---- LSTM weights <-> cuDNN weight space ----------------------------------- */
+/* The engine keeps W (rows x 4H, gates i f g o side by side in each row);
+ * cuDNN keeps one H x rows matrix per gate (row-major, its "linear layer"
+ * matrices), wherever cudnnGetRNNWeightParams says they are.  pack:
+ * gate[g][h * rows + r] = w[r * 4H + g * H + h]; unpack is the inverse. */
+typedef struct dlg_cuk_gates {
+    float *p[4];
+} dlg_cuk_gates;
+int dlg_cuk_lstm_pack(dlg_cu_stream s, const float *w, int64_t rows, int64_t h,
+                      dlg_cuk_gates gate);
+int dlg_cuk_lstm_unpack(dlg_cu_stream s, dlg_cuk_gates gate, int64_t rows, int64_t h, float *w);
+/* Bias (4H, gates side by side) to and from cuDNN's four H-vectors. */
+int dlg_cuk_lstm_pack_bias(dlg_cu_stream s, const float *b, int64_t h, dlg_cuk_gates gate);
+int dlg_cuk_lstm_unpack_bias(dlg_cu_stream s, dlg_cuk_gates gate, int64_t h, float *b);
+
+/* ---- gradient clipping ------------------------------------------------------ */
+/* Partial sums of squares of g[0..n) in double: slots[b] (+)= the part of
+ * block b of DLG_CUK_SUMSQ_SLOTS; first = 1 overwrites the slots.  Calls
+ * on one stream run in order, so a list of arrays accumulates without
+ * atomics and the result does not depend on timing. */
+#define DLG_CUK_SUMSQ_SLOTS 256
+int dlg_cuk_sumsq(dlg_cu_stream s, const float *g, int64_t n, double *slots, int first);
+/* *out = slots[0] + slots[1] + ... + slots[DLG_CUK_SUMSQ_SLOTS - 1], in
+ * that order (one thread: the result is the same on every run). */
+int dlg_cuk_sumsq_total(dlg_cu_stream s, const double *slots, double *out);
+/* g[0..n) *= f */
+int dlg_cuk_scale(dlg_cu_stream s, float *g, int64_t n, float f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
