@@ -103,6 +103,8 @@ typedef struct dlg_backend {
     /* Optional: run one whole step (see dlg_step_fn), eagerly or by
      * capturing and replaying it.  NULL: the engine calls launch(). */
     int (*run_step)(void *ctx, const dlg_step_fn *step);
+    /* Optional with run_step: how its steps ran (dlg_step_stats, nn.h). */
+    void (*step_stats)(void *ctx, dlg_step_stats *out);
     /* Optional: step timing on the device timeline (see
      * dlg_net_timer_begin in nn.h).  NULL: -DLG_ENOTSUP. */
     int (*timer_begin)(void *ctx);

@@ -58,6 +58,7 @@ struct dlg_net {
     void *arena[2];        /* shared activations, shared gradients */
     size_t arena_bytes[2];
     size_t own_bytes;      /* blobs, gradients and momentum outside the arenas */
+    uint64_t steps;        /* dlg_net_train_step/infer_step calls that worked */
 };
 
 int dlg_net_fail(dlg_net *net, int code, const char *fmt, ...) DLG_PRINTF(3, 4);

@@ -53,7 +53,18 @@ static int run_step(dlg_net *net, const dlg_sgd *sgd)
     if (rc < 0)
         return dlg_net_fail(net, -rc, "%s", err[0] ? err
                                                    : "nn: a step failed (see the backend's note)");
+    net->steps++;
     return rc;
+}
+
+int dlg_net_step_stats(const dlg_net *net, dlg_step_stats *out)
+{
+    *out = (dlg_step_stats){net->steps, 0, 0};
+    if (!net->planned || !net->bk)
+        return -DLG_EINVAL;
+    if (net->bk->step_stats)
+        net->bk->step_stats(net->ctx, out);
+    return 0;
 }
 
 int dlg_net_train_step(dlg_net *net, const dlg_sgd *sgd)

@@ -228,6 +228,12 @@ int dlg_net_train_step(dlg_net *net, const dlg_sgd *sgd);
 /* One forward pass (inference, or a training net's forward alone), which a
  * backend may capture and replay in the same way. */
 int dlg_net_infer_step(dlg_net *net);
+/* How the steps above ran so far: eagerly, captured (and run), replayed.
+ * A backend without graphs counts every step as eager. */
+typedef struct dlg_step_stats {
+    uint64_t eager, captured, replayed;
+} dlg_step_stats;
+int dlg_net_step_stats(const dlg_net *net, dlg_step_stats *out);
 
 /* Step timing on the device's own clock: begin before the step's work
  * (input writes included), end after it; end waits for the step to finish

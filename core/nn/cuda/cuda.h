@@ -70,6 +70,7 @@ typedef struct dlg_cuda_ctx {
      * pairs (begin, end), used alternately */
     dlg_graphs graphs;
     dlg_cuda_graph graph[2];
+    dlg_step_stats stats;
     bool capturing; /* the stream is being captured: no host reads */
     cudaEvent_t timer[2][2];
     int timer_cur;
@@ -92,6 +93,7 @@ enum { DLG_CUDA_NOTE_GRAPH = 1u << 8, DLG_CUDA_NOTE_GRAPH_CHURN = 1u << 9 };
 int dlg_cuda_run_step(void *ctx, const dlg_step_fn *f);
 int dlg_cuda_timer_begin(void *ctx);
 int dlg_cuda_timer_end(void *ctx, uint64_t *elapsed_ns);
+void dlg_cuda_step_stats(void *ctx, dlg_step_stats *out);
 void dlg_cuda_step_free(dlg_cuda_ctx *c);
 
 /* Batch norm's saved mean and inverse std (2 x C floats) in its state. */

@@ -381,6 +381,7 @@ DLG_CUDA_OPENS(7)
         .free = cuda_free, .upload = cuda_upload, .download = cuda_download,                   \
         .zero = cuda_zero, .sync = cuda_sync, .bind = cuda_bind, .sgd = cuda_sgd,              \
         .sgd_all = cuda_sgd_all, .run_step = dlg_cuda_run_step,                                \
+        .step_stats = dlg_cuda_step_stats,                                                     \
         .loss_scale = dlg_cuda_loss_scale,                                                     \
         .timer_begin = dlg_cuda_timer_begin, .timer_end = dlg_cuda_timer_end,                  \
         .grad_sumsq = dlg_cuda_sumsq, .grad_scale = dlg_cuda_scale,                            \
@@ -412,7 +413,8 @@ DLG_CUDA_OPENS(7)
         .zero = cuda_zero, .sync = cuda_sync, .bind = cuda_bind, .sgd = cuda_sgd,              \
         .sgd_all = cuda_sgd_all, .read_opaque = dlg_cuda_half_read,                              \
         .loss_scale = dlg_cuda_loss_scale,                                                     \
-        .run_step = dlg_cuda_run_step, .timer_begin = dlg_cuda_timer_begin,                    \
+        .run_step = dlg_cuda_run_step, .step_stats = dlg_cuda_step_stats,                      \
+        .timer_begin = dlg_cuda_timer_begin,                                                   \
         .timer_end = dlg_cuda_timer_end,                                                       \
         .grad_sumsq = dlg_cuda_sumsq, .grad_scale = dlg_cuda_scale,                            \
         .write_opaque = dlg_cuda_half_write,                                                     \

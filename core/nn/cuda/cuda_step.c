@@ -100,12 +100,14 @@ int dlg_cuda_run_step(void *vctx, const dlg_step_fn *f)
     if (a == DLG_GRAPH_REPLAY) {
         rc = launch_graph(c, g->exec, f);
         dlg_graph_sm_done(&g->sm, a, &k, rc == 0);
+        c->stats.replayed += rc == 0;
         return rc;
     }
     if (a == DLG_GRAPH_CAPTURE) {
         char why[256] = "";
         if ((rc = capture(c, g, f, why, sizeof why)) == 0) {
             rc = launch_graph(c, g->exec, f);
+            c->stats.captured += rc == 0;
             if (dlg_graph_sm_done(&g->sm, a, &k, rc == 0))
                 dlg_cuda_note_once(c, DLG_CUDA_NOTE_GRAPH_CHURN,
                                    "SGD hyper-parameters change every step: CUDA graphs off, "
@@ -119,7 +121,14 @@ int dlg_cuda_run_step(void *vctx, const dlg_step_fn *f)
     }
     rc = f->launch(f->arg, f->err, f->errlen);
     dlg_graph_sm_done(&g->sm, DLG_GRAPH_EAGER, &k, rc == 0);
+    c->stats.eager += rc == 0;
     return rc;
+}
+
+void dlg_cuda_step_stats(void *vctx, dlg_step_stats *out)
+{
+    dlg_cuda_ctx *c = vctx;
+    *out = c->stats;
 }
 
 /* ---- step timing: two event pairs, alternating, so that a step's begin
