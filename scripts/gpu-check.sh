@@ -11,26 +11,31 @@
 #   cuBLAS, cudart   /usr/local/cuda/lib64 (CUDA 13)
 #   NVML    dlopen("libnvidia-ml.so.1") at run time, nothing linked
 # Then: (1) layer checks against the CPU reference (fp32 rel err < 1e-4,
-# tf32 < 5e-3, bf16 < 2e-2) on fresh random inputs with NaN-poisoned outputs; (2)
+# tf32 < 5e-3, bf16 and fp16 < 2e-2; fp16 also the loss-scaling case) on
+# fresh random inputs with NaN-poisoned outputs; (2)
 # training/inference img/s of resnet50 alexnet vgg16 googlenet inception-v3
 # (299 crop; added after the 2026-11-29 run, not yet run on a GPU) beside
 # PyTorch+torchvision on the same GPU (scripts/gpu-bench-torch.py); (3) one
 # table (scripts/gpu_table.py).  Everything also goes to $OUT.
 #
 # Usage: bash scripts/gpu-check.sh [--dry-run] [--build-only] [--budget S]
-#          [--batch N] [--models "a b"] [--iters N] [--precisions "fp32 tf32 bf16"]
+#          [--batch N] [--models "a b"] [--iters N] [--precisions "fp32 bf16 fp16"]
 #          [--no-extras]
 #   --dry-run     print the plan and render the table from canned input
 #                 (CI runs this; no GPU, no compiler needed)
 #   --build-only  build and run the no-GPU checks, then stop
 #   --no-extras   skip the algorithm-cache and deterministic-mode reruns
+#   --precisions  benchmark rows, in this order (fp32 tf32 bf16 fp16);
+#                 default "fp32 bf16 fp16": three, as before fp16 existed,
+#                 so the default run still fits --budget (tf32 is still
+#                 layer-checked; add it to benchmark it)
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$ROOT/build-gpucheck/out}
 BUILD=${BUILD:-$ROOT/build-gpucheck}
 DRY=0 BUILD_ONLY=0 EXTRAS=1 BUDGET=360 BATCH=64 ITERS=20 WARMUP=5
 MODELS="resnet50 alexnet vgg16 googlenet inception-v3"
-PRECS="fp32 tf32 bf16"
+PRECS="fp32 bf16 fp16"
 while [ $# -gt 0 ]; do
   case "$1" in
     --dry-run) DRY=1 ;;
@@ -41,7 +46,7 @@ while [ $# -gt 0 ]; do
     --iters) ITERS=${2:?--iters needs a number}; shift ;;
     --models) MODELS=${2:?--models needs names}; shift ;;
     --precisions) PRECS=${2:?--precisions needs names}; shift ;;
-    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "gpu-check: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -54,8 +59,9 @@ T0=$(date +%s)
 left() { echo $((BUDGET - ($(date +%s) - T0))); }
 log() { echo "$*" | tee -a "$OUT/gpu-check.log"; }
 
-# dlgauge precision -> backend; fp16 is not in the CUDA backend yet
-backend_of() { case "$1" in fp32) echo cuda:0 ;; tf32) echo cuda-tf32:0 ;; bf16) echo cuda-bf16:0 ;; *) echo - ;; esac; }
+# dlgauge precision -> backend
+backend_of() { case "$1" in fp32) echo cuda:0 ;; tf32) echo cuda-tf32:0 ;; bf16) echo cuda-bf16:0 ;;
+  fp16) echo cuda-fp16:0 ;; *) echo - ;; esac; }
 
 if [ $DRY = 1 ]; then
   echo "gpu-check (dry run): models [$MODELS] precisions [$PRECS] batch $BATCH iters $ITERS budget ${BUDGET}s"
@@ -93,7 +99,8 @@ build() {
     -c "$ROOT/core/nn/cuda/cuda_kernels.cu" -o "$BUILD/cuda_kernels.o" || return 1
   objs+=("$BUILD/cuda_kernels.o")
   for f in "$ROOT"/core/nn/*.c "$ROOT"/core/nn/ref/*.c "$ROOT"/core/nn/models/*.c \
-           "$ROOT"/core/nn/cuda/*.c "$ROOT/core/runtime/gpu_nvml.c" "$ROOT/tests/cuda/cuda_check.c"; do
+           "$ROOT"/core/nn/cuda/*.c "$ROOT/core/runtime/gpu_nvml.c" "$ROOT/tests/cuda/cuda_check.c" \
+           "$ROOT/tests/cuda/cuda_check_scale.c"; do
     o=$BUILD/$(echo "${f#$ROOT/}" | tr / _).o
     gcc $CFLAGS -c "$f" -o "$o" &
     objs+=("$o")
@@ -120,7 +127,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > 
 GPU=$(head -1 "$OUT/gpu.txt" | cut -d, -f1)
 case "$GPU" in *NVIDIA*|*Tesla*|*GeForce*|*RTX*) ;; *) GPU=$($PY -c 'import torch; print(torch.cuda.get_device_name(0))' 2>/dev/null) ;; esac
 log "gpu-check: GPU $GPU"
-timeout 150 env LD_LIBRARY_PATH=$DLG_LD "$BUILD/cuda_check" layers cuda:0 cuda-tf32:0 cuda-bf16:0 2>&1 | tee "$OUT/layers.txt"
+timeout 150 env LD_LIBRARY_PATH=$DLG_LD "$BUILD/cuda_check" layers cuda:0 cuda-tf32:0 cuda-bf16:0 cuda-fp16:0 2>&1 | tee "$OUT/layers.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || { FAIL=1; log "gpu-check: LAYER CHECKS FAILED"; }
 
 # ---- 2. benchmarks: dlgauge, then PyTorch on the same cases ------------------------

@@ -2,14 +2,16 @@
  * skips it with 77 on a machine without a GPU, and by scripts/gpu-check.sh).
  *
  *   cuda_check layers [backend ...]   every layer forward/backward on the
- *        backend (default cuda:0, cuda-tf32:0, cuda-bf16:0) against "ref"
- *        (rel err < 1e-4, 5e-3, 2e-2), on random
- *        inputs drawn fresh each run, outputs poisoned (NaN) first.
+ *        backend (default cuda:0, cuda-tf32:0, cuda-bf16:0, cuda-fp16:0)
+ *        against "ref" (rel err < 1e-4, 5e-3, 2e-2, 2e-2), on random
+ *        inputs drawn fresh each run, outputs poisoned (NaN) first; fp16
+ *        also runs the loss-scaling case (cuda_check_scale.c).
  *   cuda_check bench MODEL train|infer BACKEND BATCH [WARMUP ITERS]
  *        prints "bench model mode backend batch img/s ms/step energy_j/img"
  *   cuda_check nodevice   exit 0 iff auto falls back and cuda:0 fails cleanly
  * Exit: 0 pass, 1 fail, 77 no CUDA device. */
 #include "cuda/cuda_half_cvt.h"
+#include "cuda_check_scale.h"
 #include "cuda/cuda_device.h"
 #include "gpu_nvml.h"
 
@@ -175,17 +177,21 @@ static void fill_rand(float *v, size_t n, double scale)
         v[i] = (float)(scale * (2 * urand() - 1));
 }
 
-/* For a bf16 backend, inputs and output gradients are drawn on the bf16
- * grid, so both nets see the same values: otherwise rounding alone can move
- * a max-pooling argmax, and the gradient lands elsewhere. */
-static void to_grid(float *v, size_t n, bool bf16)
+/* For a bf16 or fp16 backend, inputs and output gradients are drawn on
+ * that grid, so both nets see the same values: otherwise rounding alone can
+ * move a max-pooling argmax, and the gradient lands elsewhere. */
+typedef enum grid { GRID_F32, GRID_BF16, GRID_FP16 } grid;
+static void to_grid(float *v, size_t n, grid g)
 {
-    for (size_t i = 0; bf16 && i < n; i++)
+    for (size_t i = 0; g == GRID_BF16 && i < n; i++)
         v[i] = dlg_bf16_to_f32(dlg_bf16_from_f32(v[i]));
+    for (size_t i = 0; g == GRID_FP16 && i < n; i++)
+        v[i] = dlg_fp16_to_f32(dlg_fp16_from_f32(v[i]));
 }
 
 typedef struct pair {
     dlg_net *ref, *dev;
+    float diff_div; /* the dev net's gradients carry this (fp16 loss scale) */
 } pair;
 
 static int compare_blob(pair *p, int blob, dlg_which w, const char *what, double tol,
@@ -199,6 +205,8 @@ static int compare_blob(pair *p, int blob, dlg_which w, const char *what, double
     else if (dlg_net_read(p->ref, blob, w, b, n) < 0 || dlg_net_read(p->dev, blob, w, a, n) < 0)
         rc = 1; /* no such data in this plan: nothing to compare */
     else {
+        for (size_t i = 0; w == DLG_DIFF && p->diff_div != 1.f && i < n; i++)
+            a[i] /= p->diff_div;
         double e = rel_err(a, b, n);
         *worst = fmax(*worst, e);
         if (!(e <= tol)) {
@@ -254,7 +262,7 @@ static int compare_params(pair *p, dlg_which w, double tol, double *worst)
 
 static int run_case(const lcase *c, const char *backend, double tol, uint64_t seed)
 {
-    pair p = {NULL, NULL};
+    pair p = {NULL, NULL, 1.f};
     netio io_r = {.label = -1}, io_d = {.label = -1};
     dlg_net_create(&p.ref, c->name);
     dlg_net_create(&p.dev, c->name);
@@ -263,7 +271,9 @@ static int run_case(const lcase *c, const char *backend, double tol, uint64_t se
     dlg_plan_opts o = {.backend = "ref", .train = true, .seed = seed, .input_grads = true,
                        .keep_all = true}; /* every blob is compared */
     int fails = 0;
-    bool bf16 = strstr(backend, "bf16") != NULL;
+    grid g = strstr(backend, "bf16")   ? GRID_BF16
+             : strstr(backend, "fp16") ? GRID_FP16
+                                       : GRID_F32;
     double worst = 0;
     if (dlg_net_plan(p.ref, &o) < 0) {
         printf("  %-16s FAIL plan ref: %s\n", c->name, dlg_net_error(p.ref));
@@ -284,7 +294,7 @@ static int run_case(const lcase *c, const char *backend, double tol, uint64_t se
         size_t n = count_of(p.ref, io_r.in[i]);
         float *v = malloc(n * sizeof(float));
         fill_rand(v, n, 2.0);
-        to_grid(v, n, bf16);
+        to_grid(v, n, g);
         fails += write_same(&p, io_r.in[i], DLG_DATA, v, n) < 0;
         free(v);
     }
@@ -308,7 +318,7 @@ static int run_case(const lcase *c, const char *backend, double tol, uint64_t se
             size_t n = count_of(p.ref, io_r.out);
             float *v = malloc(n * sizeof(float));
             fill_rand(v, n, 1.0);
-            to_grid(v, n, bf16);
+            to_grid(v, n, g);
             fails += write_same(&p, io_r.out, DLG_DIFF, v, n) < 0;
             free(v);
         }
@@ -321,6 +331,9 @@ static int run_case(const lcase *c, const char *backend, double tol, uint64_t se
             fails++;
             goto out;
         }
+        int64_t skipped;
+        if (io_r.loss && dlg_net_loss_scale(p.dev, &p.diff_div, &skipped) < 0)
+            fails++; /* the loss gradient was multiplied by the loss scale */
         for (int i = 0; i < io_r.nin; i++)
             fails += compare_blob(&p, io_r.in[i], DLG_DIFF, "input diff", tol, &worst) < 0;
         for (int i = 0; i < dlg_net_layer_count(p.ref); i++) {
@@ -373,17 +386,21 @@ static int check_bad_label(const char *backend)
 
 static int cmd_layers(int argc, char **argv)
 {
-    const char *defaults[] = {"cuda:0", "cuda-tf32:0", "cuda-bf16:0"};
+    const char *defaults[] = {"cuda:0", "cuda-tf32:0", "cuda-bf16:0", "cuda-fp16:0"};
     const char **bks = argc > 0 ? (const char **)argv : defaults;
-    int nb = argc > 0 ? argc : 3, fails = 0;
+    int nb = argc > 0 ? argc : 4, fails = 0;
     rng_state = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 20);
     printf("layers: seed %llu\n", (unsigned long long)rng_state);
     for (int b = 0; b < nb; b++) {
-        double tol = strstr(bks[b], "bf16") ? 2e-2 : strstr(bks[b], "tf32") ? 5e-3 : 1e-4;
+        double tol = strstr(bks[b], "bf16") || strstr(bks[b], "fp16") ? 2e-2
+                     : strstr(bks[b], "tf32")                         ? 5e-3
+                                                                      : 1e-4;
         printf("backend %s (tolerance %.0e)\n", bks[b], tol);
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
             fails += run_case(&cases[i], bks[b], tol, rng_state + i);
         fails += check_bad_label(bks[b]);
+        if (strstr(bks[b], "fp16"))
+            fails += check_loss_scale(bks[b]);
     }
     printf("layers: %d failed\n", fails);
     return fails ? 1 : 0;
@@ -460,9 +477,14 @@ static int cmd_bench(int argc, char **argv)
         return 1;
     }
     double ips = (double)batch * iters / dt;
-    printf("bench %s %s %s %d %.1f %.3f macs=%lld plan_s=%.1f loss=%.3f\n", model, argv[1],
+    float scale = 1.f;
+    int64_t skipped = 0;
+    char ls[64] = ""; /* fp16 training: where dynamic loss scaling ended up */
+    if (dlg_net_loss_scale(net, &scale, &skipped) > 0)
+        snprintf(ls, sizeof ls, " loss_scale=%g skipped=%lld", scale, (long long)skipped);
+    printf("bench %s %s %s %d %.1f %.3f macs=%lld plan_s=%.1f loss=%.3f%s\n", model, argv[1],
            backend, batch, ips, 1e3 * dt / iters, (long long)dlg_net_macs_total(net), plan_s,
-           out[0]);
+           out[0], ls);
     if (energy)
         printf("energy %s %s %s %d %.4f\n", model, argv[1], backend, batch,
                (double)(e1 - e0) / 1e3 / ((double)batch * iters));
