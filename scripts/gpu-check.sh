@@ -98,8 +98,11 @@ build() {
   $NVCC -std=c++17 -O3 -gencode arch=compute_$ARCH,code=sm_$ARCH -Xcompiler -Wall,-Wextra,-fPIC,-fno-threadsafe-statics \
     -c "$ROOT/core/nn/cuda/cuda_kernels.cu" -o "$BUILD/cuda_kernels.o" || return 1
   objs+=("$BUILD/cuda_kernels.o")
+  $NVCC -std=c++17 -O3 -gencode arch=compute_$ARCH,code=sm_$ARCH -Xcompiler -Wall,-Wextra,-fPIC,-fno-threadsafe-statics \
+    -c "$ROOT/core/nn/cuda/cuda_seq_kernels.cu" -o "$BUILD/cuda_seq_kernels.o" || return 1
+  objs+=("$BUILD/cuda_seq_kernels.o")
   for f in "$ROOT"/core/nn/*.c "$ROOT"/core/nn/ref/*.c "$ROOT"/core/nn/models/*.c \
-           "$ROOT"/core/nn/cuda/*.c "$ROOT/core/runtime/gpu_nvml.c" "$ROOT/tests/cuda/cuda_check.c" \
+           "$ROOT"/core/nn/cuda/*.c "$ROOT/core/runtime/gpu_nvml.c" "$ROOT/tests/cuda/cuda_check.c" "$ROOT/tests/cuda/cuda_check_seq.c" \
            "$ROOT/tests/cuda/cuda_check_scale.c"; do
     o=$BUILD/$(echo "${f#$ROOT/}" | tr / _).o
     gcc $CFLAGS -c "$f" -o "$o" &

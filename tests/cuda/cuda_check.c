@@ -8,9 +8,13 @@
  *        also runs the loss-scaling case (cuda_check_scale.c).
  *   cuda_check bench MODEL train|infer BACKEND BATCH [WARMUP ITERS]
  *        prints "bench model mode backend batch img/s ms/step energy_j/img"
+ *   cuda_check bench lstm-ptb train|infer BACKEND BATCH [WARMUP ITERS]:
+ *        tokens/s of the lstm-ptb workload's step, BATCH streams of bptt
+ *        35 (cuda_check_seq.c; prints the bench line with unit=tok)
  *   cuda_check nodevice   exit 0 iff auto falls back and cuda:0 fails cleanly
  * Exit: 0 pass, 1 fail, 77 no CUDA device. */
 #include "cuda/cuda_half_cvt.h"
+#include "cuda_check_seq.h"
 #include "cuda_check_scale.h"
 #include "cuda/cuda_device.h"
 #include "gpu_nvml.h"
@@ -23,15 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#define MAXIO 4
-
-typedef struct netio {
-    int in[MAXIO], nin, label, out;
-    bool loss;
-} netio;
-
-typedef void (*build_fn)(dlg_net *net, netio *io);
 
 static uint64_t rng_state;
 
@@ -145,6 +140,8 @@ static const lcase cases[] = {
     {"fc", b_fc, false},               {"concat", b_concat, false},
     {"add_split", b_add_split, false}, {"softmax", b_softmax, false},
     {"softmax_loss", b_loss, false},   {"dropout_infer", b_dropout_test, true},
+    {"embed", seq_case_embed, false},  {"lstm", seq_case_lstm, false},
+    {"lstm2", seq_case_lstm2, false},  {"lstm_lm", seq_case_lstm_lm, false},
 };
 
 /* ---- comparing ------------------------------------------------------------ */
@@ -260,6 +257,36 @@ static int compare_params(pair *p, dlg_which w, double tol, double *worst)
     return fails;
 }
 
+/* dlg_net_grad_norm on both nets (the backend's clipping hook), then
+ * dlg_net_scale_grads(0.5) on both and every param diff compared again. */
+static int compare_norms(pair *p, double tol, double *worst)
+{
+    double a = 0, b = 0;
+    if (dlg_net_grad_norm(p->ref, &b) < 0 || dlg_net_grad_norm(p->dev, &a) < 0) {
+        printf("    grad norm: %s %s\n", dlg_net_error(p->ref), dlg_net_error(p->dev));
+        return 1;
+    }
+    double e = fabs(a - b) / fmax(fabs(b), 1e-12);
+    *worst = fmax(*worst, e);
+    int fails = !(e <= tol);
+    if (fails)
+        printf("    grad norm %.6g vs %.6g: rel err %.3g > %.3g\n", a, b, e, tol);
+    if (dlg_net_scale_grads(p->ref, 0.5f) < 0 || dlg_net_scale_grads(p->dev, 0.5f) < 0) {
+        printf("    scale grads: %s %s\n", dlg_net_error(p->ref), dlg_net_error(p->dev));
+        return fails + 1;
+    }
+    for (int i = 0; i < dlg_net_layer_count(p->ref); i++) {
+        dlg_layer_info li;
+        dlg_net_layer_info(p->ref, i, &li);
+        for (int k = 0, bl; (bl = dlg_net_param(p->ref, li.name, k)) >= 0; k++) {
+            char what[160];
+            snprintf(what, sizeof what, "%s param%d diff x 0.5", li.name, k);
+            fails += compare_blob(p, bl, DLG_DIFF, what, tol, worst) < 0;
+        }
+    }
+    return fails;
+}
+
 static int run_case(const lcase *c, const char *backend, double tol, uint64_t seed)
 {
     pair p = {NULL, NULL, 1.f};
@@ -305,6 +332,16 @@ static int run_case(const lcase *c, const char *backend, double tol, uint64_t se
             v[i] = (float)(int)(urand() * 12);
         fails += write_same(&p, io_r.label, DLG_DATA, v, n) < 0;
     }
+    if (io_r.vocab > 0) { /* token ids, with repeats */
+        size_t n = count_of(p.ref, io_r.ids);
+        float *v = malloc(n * sizeof(float));
+        for (size_t i = 0; i < n; i++)
+            v[i] = (float)(int)(urand() * io_r.vocab);
+        fails += write_same(&p, io_r.ids, DLG_DATA, v, n) < 0;
+        free(v);
+    }
+    for (int i = 0; i < io_d.nextra; i++)
+        fails += poison(p.dev, io_d.extra[i], DLG_DATA) < 0;
     fails += poison(p.dev, io_d.out, DLG_DATA) < 0;
     if (dlg_net_forward(p.ref) < 0 || dlg_net_forward(p.dev) < 0) {
         printf("  %-16s FAIL forward: %s %s\n", c->name, dlg_net_error(p.ref), dlg_net_error(p.dev));
@@ -312,6 +349,8 @@ static int run_case(const lcase *c, const char *backend, double tol, uint64_t se
         goto out;
     }
     fails += compare_blob(&p, io_r.out, DLG_DATA, "output", tol, &worst) < 0;
+    for (int i = 0; i < io_r.nextra; i++)
+        fails += compare_blob(&p, io_r.extra[i], DLG_DATA, "extra output", tol, &worst) < 0;
     fails += compare_params(&p, DLG_DATA, tol, &worst);
     if (!c->test_mode) {
         if (!io_r.loss) {
@@ -320,6 +359,13 @@ static int run_case(const lcase *c, const char *backend, double tol, uint64_t se
             fill_rand(v, n, 1.0);
             to_grid(v, n, g);
             fails += write_same(&p, io_r.out, DLG_DIFF, v, n) < 0;
+            free(v);
+        }
+        for (int i = 0; i < io_r.nextra; i++) { /* fp32 on every backend */
+            size_t n = count_of(p.ref, io_r.extra[i]);
+            float *v = malloc(n * sizeof(float));
+            fill_rand(v, n, 1.0);
+            fails += write_same(&p, io_r.extra[i], DLG_DIFF, v, n) < 0;
             free(v);
         }
         for (int i = 0; i < io_d.nin; i++)
@@ -348,6 +394,7 @@ static int run_case(const lcase *c, const char *backend, double tol, uint64_t se
                 fails += compare_blob(&p, b, DLG_DIFF, what, tol, &worst) < 0;
             }
         }
+        fails += compare_norms(&p, tol, &worst);
     }
     printf("  %-16s %s  max rel err %.2e (tol %.0e)\n", c->name, fails ? "FAIL" : "ok  ", worst, tol);
 out:
@@ -399,6 +446,7 @@ static int cmd_layers(int argc, char **argv)
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
             fails += run_case(&cases[i], bks[b], tol, rng_state + i);
         fails += check_bad_label(bks[b]);
+        fails += seq_check_bad_id(bks[b]);
         if (strstr(bks[b], "fp16"))
             fails += check_loss_scale(bks[b]);
     }
@@ -430,6 +478,8 @@ static int cmd_bench(int argc, char **argv)
         fprintf(stderr, "usage: cuda_check bench MODEL train|infer BACKEND BATCH [WARMUP ITERS]\n");
         return 2;
     }
+    if (strcmp(argv[0], "lstm-ptb") == 0)
+        return seq_bench_lm(argc, argv);
     const char *model = argv[0], *backend = argv[2];
     bool train = strcmp(argv[1], "train") == 0;
     int batch = atoi(argv[3]), warm = argc > 4 ? atoi(argv[4]) : 5, iters = argc > 5 ? atoi(argv[5]) : 20;
