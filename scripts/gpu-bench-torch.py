@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """PyTorch + torchvision baseline for scripts/gpu-check.sh.
 
-usage: gpu-bench-torch.py BATCH MODEL:MODE:PREC ...
+usage: gpu-bench-torch.py BATCH MODEL:MODE:PREC[:BATCH] ...
 Prints one line per case:
     torch PREC MODEL MODE LAYOUT BATCH IMG_PER_S MS_PER_STEP ENERGY_J_PER_IMG
+(a case's own BATCH overrides the first argument; MODEL lstm-ptb is the
+word language model of gpu_bench_torch_lm.py: tokens/s and J/token, layout
+"seq").
 fp32 = TF32 off, tf32 = TF32 on (cuDNN and matmul), bf16/fp16 =
 torch.autocast over fp32 parameters (fp16 with a GradScaler); bf16/fp16 run
 channels_last (faster on tensor cores, see docs/gpu-results.md), fp32/tf32
@@ -18,6 +21,8 @@ import time
 import torch
 import torch.nn as nn
 import torchvision
+
+from gpu_bench_torch_lm import run_lm
 
 WARMUP = int(os.environ.get("WARMUP", "5"))
 TIMED = int(os.environ.get("TIMED", "20"))
@@ -107,12 +112,16 @@ def main():
         torch.__version__, torchvision.__version__, torch.version.cuda,
         torch.backends.cudnn.version()), flush=True)
     for case in sys.argv[2:]:
-        name, mode, prec = case.split(":")
+        name, mode, prec = case.split(":")[:3]
+        nb = int(case.split(":")[3]) if case.count(":") >= 3 else batch
         if time.monotonic() - T0 > BUDGET_S:
             print("# budget: skipped %s" % case, flush=True)
             continue
         try:
-            run_case(name, mode, prec, batch)
+            if name == "lstm-ptb":
+                run_lm(mode, prec, nb, WARMUP, TIMED, energy_mj)
+            else:
+                run_case(name, mode, prec, nb)
         except Exception as e:  # one failing case must not lose the others
             print("# %s failed: %s" % (case, e), flush=True)
 
