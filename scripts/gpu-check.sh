@@ -16,7 +16,11 @@
 # training/inference img/s of resnet50 alexnet vgg16 googlenet inception-v3
 # (299 crop; added after the 2026-11-29 run, not yet run on a GPU) beside
 # PyTorch+torchvision on the same GPU (scripts/gpu-bench-torch.py); (3) one
-# table (scripts/gpu_table.py).  Everything also goes to $OUT.
+# table (scripts/gpu_table.py).  dlgauge's rows are timed by CUDA events
+# around the timed steps (as PyTorch's), with the steps replayed as CUDA
+# graphs after 2 eager warm-up steps; one extra row, ResNet-50 training
+# with graphs=off, shows what the graphs bring.  The layer checks include
+# an eager-vs-graphs training case.  Everything also goes to $OUT.
 #
 # Usage: bash scripts/gpu-check.sh [--dry-run] [--build-only] [--budget S]
 #          [--batch N] [--models "a b"] [--iters N] [--precisions "fp32 bf16 fp16"]
@@ -46,7 +50,7 @@ while [ $# -gt 0 ]; do
     --iters) ITERS=${2:?--iters needs a number}; shift ;;
     --models) MODELS=${2:?--models needs names}; shift ;;
     --precisions) PRECS=${2:?--precisions needs names}; shift ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     *) echo "gpu-check: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -68,6 +72,7 @@ if [ $DRY = 1 ]; then
   for m in $MODELS; do for mode in train infer; do for p in $PRECS; do
     echo "  case $m $mode $p batch $BATCH dlgauge backend $(backend_of $p)"
   done; done; done
+  echo "  case resnet50 train (first of bf16 fp32) batch $BATCH graphs=off"
   exec $PY "$ROOT/scripts/gpu_table.py" --dlgauge "$ROOT/tests/cuda/canned/dlgauge.txt" \
     --torch "$ROOT/tests/cuda/canned/torch.txt" --gpu "NVIDIA H200"
 fi
@@ -103,7 +108,7 @@ build() {
   objs+=("$BUILD/cuda_seq_kernels.o")
   for f in "$ROOT"/core/nn/*.c "$ROOT"/core/nn/ref/*.c "$ROOT"/core/nn/models/*.c \
            "$ROOT"/core/nn/cuda/*.c "$ROOT/core/runtime/gpu_nvml.c" "$ROOT/tests/cuda/cuda_check.c" "$ROOT/tests/cuda/cuda_check_seq.c" \
-           "$ROOT/tests/cuda/cuda_check_scale.c"; do
+           "$ROOT/tests/cuda/cuda_check_scale.c" "$ROOT/tests/cuda/cuda_check_graphs.c"; do
     o=$BUILD/$(echo "${f#$ROOT/}" | tr / _).o
     gcc $CFLAGS -c "$f" -o "$o" &
     objs+=("$o")
@@ -142,15 +147,23 @@ for p in $PRECS; do for m in $MODELS; do for mode in train infer; do
   echo "# $m $mode $p" >> "$OUT/dlgauge.txt"
   LD_LIBRARY_PATH=$DLG_LD timeout 90 "$BUILD/cuda_check" bench $m $mode $bk $BATCH $WARMUP $ITERS 2>&1 | sed "s/^bench /bench $p /; s/^energy /energy $p /" | tee -a "$OUT/dlgauge.txt"
 done; done; done
+# the same step without CUDA graphs (every row above replays a captured step
+# after 2 eager warm-up steps): ResNet-50 training at the first of bf16, fp32
+G=$(for p in $PRECS; do case $p in bf16|fp32) echo $p ;; esac; done | head -1)
+if [ -n "$G" ] && [ "$(left)" -gt 150 ]; then
+  echo "# resnet50 train $G graphs=off" >> "$OUT/dlgauge.txt"
+  LD_LIBRARY_PATH=$DLG_LD timeout 90 "$BUILD/cuda_check" bench resnet50 train $(backend_of $G) $BATCH \
+    $WARMUP $ITERS graphs=off 2>&1 | sed "s/^bench /bench $G /; s/^energy /energy $G /" | tee -a "$OUT/dlgauge.txt"
+fi
 # ---- extras while time is left: on-disk algorithm cache, deterministic mode ---------
 if [ $EXTRAS = 1 ] && [ "$(left)" -gt 40 ]; then
   rm -f "$BUILD/algo.cache"
   for i in 1 2; do
-    DLG_CUDA_ALGO_CACHE=$BUILD/algo.cache LD_LIBRARY_PATH=$DLG_LD timeout 60 "$BUILD/cuda_check" \
-      bench resnet50 train cuda:0 $BATCH 1 3 2>&1 | sed "s/^/algo-cache run $i: /" | tee -a "$OUT/extras.txt"
+    LD_LIBRARY_PATH=$DLG_LD timeout 60 "$BUILD/cuda_check" bench resnet50 train cuda:0 $BATCH 1 3 \
+      algo_cache=$BUILD/algo.cache 2>&1 | sed "s/^/algo-cache run $i: /" | tee -a "$OUT/extras.txt"
   done
   echo "algo-cache entries: $(($(wc -l < "$BUILD/algo.cache") - 1))" | tee -a "$OUT/extras.txt"
-  DLG_CUDA_DETERMINISTIC=1 LD_LIBRARY_PATH=$DLG_LD timeout 60 "$BUILD/cuda_check" layers cuda:0 2>&1 \
+  LD_LIBRARY_PATH=$DLG_LD timeout 60 "$BUILD/cuda_check" layers --deterministic cuda:0 2>&1 \
     | sed "s/^/deterministic: /" | tee -a "$OUT/extras.txt"
 fi
 

@@ -2,10 +2,12 @@
 """Render gpu-check.sh's one table from the dlgauge and PyTorch result lines.
 
 dlgauge lines (tests/cuda/cuda_check bench, prefixed with the precision):
-    bench PREC MODEL MODE BACKEND BATCH IMG_S MS macs=N plan_s=.. loss=..
+    bench PREC MODEL MODE BACKEND BATCH IMG_S MS macs=N plan_s=.. loss=.. [graphs=off ...]
     energy PREC MODEL MODE BACKEND BATCH J_PER_IMG
 torch lines (scripts/gpu-bench-torch.py):
     torch PREC MODEL MODE LAYOUT BATCH IMG_S MS J_PER_IMG
+A bench line with graphs=off (steps run eagerly, not replayed as CUDA
+graphs) gets a row of its own, marked so, beside the same PyTorch figure.
 Other lines are ignored.  % of peak = img/s x 2 x MACs/img (x3 for training:
 forward + two backward GEMMs) / the GPU's peak for the precision.
 """
@@ -29,27 +31,31 @@ def peak_for(gpu, prec):
 
 
 def parse(dl_path, torch_path):
-    rows, macs, energy = {}, {}, {}
+    rows, macs = {}, {}
+    tag = ""  # an energy line belongs to the bench line before it
     for line in open(dl_path, errors="replace"):
         f = line.split()
+        if f[:1] == ["bench"]:
+            tag = "graphs=off" if "graphs=off" in f[7:] else ""
         if len(f) >= 8 and f[0] == "bench" and f[6] != "FAIL":
-            key = (f[2], f[3], f[1], int(f[5]))
+            key = (f[2], f[3], f[1], int(f[5]), tag)
             rows.setdefault(key, {})["dl"] = float(f[6])
             for kv in f[8:]:
                 if kv.startswith("macs="):
                     macs[f[2]] = int(kv[5:])
         elif len(f) >= 7 and f[0] == "bench" and f[6] == "FAIL":
-            rows.setdefault((f[2], f[3], f[1], int(f[5])), {})["dl"] = "FAIL"
+            rows.setdefault((f[2], f[3], f[1], int(f[5]), tag), {})["dl"] = "FAIL"
         elif len(f) == 7 and f[0] == "energy":
-            rows.setdefault((f[2], f[3], f[1], int(f[5])), {})["dl_e"] = float(f[6])
+            rows.setdefault((f[2], f[3], f[1], int(f[5]), tag), {})["dl_e"] = float(f[6])
     for line in open(torch_path, errors="replace"):
         f = line.split()
         if len(f) == 9 and f[0] == "torch":
             key = (f[2], f[3], f[1], int(f[5]))
-            r = rows.setdefault(key, {})
-            r["pt"] = float(f[6])
-            r["layout"] = f[4]
-            r["pt_e"] = None if f[8] == "-" else float(f[8])
+            for tag in [""] + [k[4] for k in rows if k[:4] == key and k[4]]:
+                r = rows.setdefault(key + (tag,), {})
+                r["pt"] = float(f[6])
+                r["layout"] = f[4]
+                r["pt_e"] = None if f[8] == "-" else float(f[8])
     return rows, macs
 
 
@@ -63,7 +69,7 @@ def render(rows, macs, gpu, out):
         "J/img dlg", "J/img pt")
     out.write(hdr + "\n" + "-" * len(hdr) + "\n")
     for key in sorted(rows):
-        model, mode, prec, batch = key
+        model, mode, prec, batch, tag = key
         r = rows[key]
         dl, pt = r.get("dl"), r.get("pt")
         ratio = dl / pt if isinstance(dl, float) and pt else None
@@ -71,9 +77,10 @@ def render(rows, macs, gpu, out):
         pct = None
         if isinstance(dl, float) and pk and model in macs:
             pct = 100.0 * dl * 2 * macs[model] * (3 if mode == "train" else 1) / pk
-        out.write("%-10s %-5s %-4s %5d %12s %12s %6s %7s %10s %10s\n" % (
+        line = "%-10s %-5s %-4s %5d %12s %12s %6s %7s %10s %10s" % (
             model, mode, prec, batch, fmt(dl, "%.1f"), fmt(pt, "%.1f"), fmt(ratio, "%.2f"),
-            fmt(pct, "%.1f"), fmt(r.get("dl_e"), "%.4f"), fmt(r.get("pt_e"), "%.4f")))
+            fmt(pct, "%.1f"), fmt(r.get("dl_e"), "%.4f"), fmt(r.get("pt_e"), "%.4f"))
+        out.write(line + (" " + tag if tag else "") + "\n")
 
 
 def main():

@@ -6,8 +6,11 @@
  *        against "ref" (rel err < 1e-4, 5e-3, 2e-2, 2e-2), on random
  *        inputs drawn fresh each run, outputs poisoned (NaN) first; fp16
  *        also runs the loss-scaling case (cuda_check_scale.c).
- *   cuda_check bench MODEL train|infer BACKEND BATCH [WARMUP ITERS]
- *        prints "bench model mode backend batch img/s ms/step energy_j/img"
+ *        Also the CUDA-graph case (cuda_check_graphs.c).  --deterministic
+ *        first: only deterministic convolution algorithms.
+ *   cuda_check bench MODEL train|infer BACKEND BATCH [WARMUP ITERS [graphs=off]
+ *        [algo_cache=PATH]]: steps timed by CUDA events, prints "bench model
+ *        mode backend batch img/s ms/step ... graphs=on|off replays=N"
  *   cuda_check bench lstm-ptb train|infer BACKEND BATCH [WARMUP ITERS]:
  *        tokens/s of the lstm-ptb workload's step, BATCH streams of bptt
  *        35 (cuda_check_seq.c; prints the bench line with unit=tok)
@@ -16,6 +19,7 @@
 #include "cuda/cuda_half_cvt.h"
 #include "cuda_check_seq.h"
 #include "cuda_check_scale.h"
+#include "cuda_check_graphs.h"
 #include "cuda/cuda_device.h"
 #include "gpu_nvml.h"
 
@@ -287,7 +291,7 @@ static int compare_norms(pair *p, double tol, double *worst)
     return fails;
 }
 
-static int run_case(const lcase *c, const char *backend, double tol, uint64_t seed)
+static int run_case(const lcase *c, const char *backend, double tol, uint64_t seed, bool det)
 {
     pair p = {NULL, NULL, 1.f};
     netio io_r = {.label = -1}, io_d = {.label = -1};
@@ -308,6 +312,7 @@ static int run_case(const lcase *c, const char *backend, double tol, uint64_t se
         goto out;
     }
     o.backend = backend;
+    o.deterministic = det;
     if (dlg_net_plan(p.dev, &o) < 0) {
         printf("  %-16s FAIL plan %s: %s\n", c->name, backend, dlg_net_error(p.dev));
         fails++;
@@ -433,6 +438,9 @@ static int check_bad_label(const char *backend)
 
 static int cmd_layers(int argc, char **argv)
 {
+    bool det = argc > 0 && strcmp(argv[0], "--deterministic") == 0; /* only such conv algorithms */
+    argc -= det;
+    argv += det;
     const char *defaults[] = {"cuda:0", "cuda-tf32:0", "cuda-bf16:0", "cuda-fp16:0"};
     const char **bks = argc > 0 ? (const char **)argv : defaults;
     int nb = argc > 0 ? argc : 4, fails = 0;
@@ -444,9 +452,10 @@ static int cmd_layers(int argc, char **argv)
                                                                       : 1e-4;
         printf("backend %s (tolerance %.0e)\n", bks[b], tol);
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-            fails += run_case(&cases[i], bks[b], tol, rng_state + i);
+            fails += run_case(&cases[i], bks[b], tol, rng_state + i, det);
         fails += check_bad_label(bks[b]);
         fails += seq_check_bad_id(bks[b]);
+        fails += check_graphs(bks[b]);
         if (strstr(bks[b], "fp16"))
             fails += check_loss_scale(bks[b]);
     }
@@ -462,21 +471,31 @@ static double now_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* one whole step, which the backend may replay as a CUDA graph */
 static int step(dlg_net *net, bool train)
 {
     static const dlg_sgd sgd = {0.01f, 0.9f, 5e-4f};
-    if (dlg_net_forward(net) < 0)
-        return -1;
-    if (train && (dlg_net_backward(net) < 0 || dlg_net_sgd_step(net, &sgd) < 0))
-        return -1;
-    return 0;
+    return (train ? dlg_net_train_step(net, &sgd) : dlg_net_infer_step(net)) < 0 ? -1 : 0;
 }
 
 static int cmd_bench(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: cuda_check bench MODEL train|infer BACKEND BATCH [WARMUP ITERS]\n");
+        fprintf(stderr, "usage: cuda_check bench MODEL train|infer BACKEND BATCH [WARMUP ITERS "
+                        "[graphs=off] [algo_cache=PATH]]\n");
         return 2;
+    }
+    bool graphs = true;
+    const char *cache = NULL;
+    for (int i = 6; i < argc; i++) {
+        if (strcmp(argv[i], "graphs=off") == 0)
+            graphs = false;
+        else if (strncmp(argv[i], "algo_cache=", 11) == 0)
+            cache = argv[i] + 11;
+        else {
+            fprintf(stderr, "cuda_check bench: unknown option '%s'\n", argv[i]);
+            return 2;
+        }
     }
     if (strcmp(argv[0], "lstm-ptb") == 0)
         return seq_bench_lm(argc, argv);
@@ -486,7 +505,8 @@ static int cmd_bench(int argc, char **argv)
     dlg_net *net;
     dlg_net_create(&net, model);
     int loss = dlg_model_build(net, model, batch, 1000);
-    dlg_plan_opts o = {.backend = backend, .train = train, .seed = 1};
+    dlg_plan_opts o = {.backend = backend, .train = train, .seed = 1, .algo_cache = cache,
+                       .graphs = graphs ? DLG_GRAPHS_AUTO : DLG_GRAPHS_OFF};
     double t0 = now_s();
     if (loss < 0 || dlg_net_plan(net, &o) < 0) {
         printf("bench %s %s %s %d FAIL %s\n", model, argv[1], backend, batch, dlg_net_error(net));
@@ -513,11 +533,19 @@ static int cmd_bench(int argc, char **argv)
     char why[200];
     uint64_t e0 = 0, e1 = 0;
     bool energy = dlg_nvml_open(&nv, NULL, why, sizeof why) == 0 && dlg_nvml_energy_mj(nv, 0, &e0) == 0;
+    /* CUDA events around the timed steps (as the PyTorch side times them),
+     * the host clock only if the backend has no device timer */
+    uint64_t dev_ns = 0;
+    bool events = dlg_net_timer_begin(net) == 0;
     t0 = now_s();
     for (int i = 0; i < iters && !rc; i++)
         rc = step(net, train);
+    if (!rc && events)
+        rc = dlg_net_timer_end(net, &dev_ns);
     rc |= dlg_net_read(net, loss, DLG_DATA, out, 3);
-    double dt = now_s() - t0;
+    double dt = events && dev_ns ? (double)dev_ns / 1e9 : now_s() - t0;
+    dlg_step_stats st = {0};
+    dlg_net_step_stats(net, &st);
     energy = energy && dlg_nvml_energy_mj(nv, 0, &e1) == 0;
     dlg_nvml_close(nv);
     if (rc < 0 || !isfinite(out[0])) {
@@ -532,9 +560,11 @@ static int cmd_bench(int argc, char **argv)
     char ls[64] = ""; /* fp16 training: where dynamic loss scaling ended up */
     if (dlg_net_loss_scale(net, &scale, &skipped) > 0)
         snprintf(ls, sizeof ls, " loss_scale=%g skipped=%lld", scale, (long long)skipped);
-    printf("bench %s %s %s %d %.1f %.3f macs=%lld plan_s=%.1f loss=%.3f%s\n", model, argv[1],
-           backend, batch, ips, 1e3 * dt / iters, (long long)dlg_net_macs_total(net), plan_s,
-           out[0], ls);
+    printf("bench %s %s %s %d %.1f %.3f macs=%lld plan_s=%.1f loss=%.3f%s graphs=%s replays=%llu "
+           "timing=%s\n",
+           model, argv[1], backend, batch, ips, 1e3 * dt / iters,
+           (long long)dlg_net_macs_total(net), plan_s, out[0], ls, graphs ? "on" : "off",
+           (unsigned long long)st.replayed, events && dev_ns ? "events" : "host");
     if (energy)
         printf("energy %s %s %s %d %.4f\n", model, argv[1], backend, batch,
                (double)(e1 - e0) / 1e3 / ((double)batch * iters));
