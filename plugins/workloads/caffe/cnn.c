@@ -39,6 +39,10 @@ const dlg_metric cnn_metrics[] = {
     {"backend", DLG_FIELD_STRING, "", "engine backend that ran (cpu = oneDNN, ref)"},
     {"dnnl_isa", DLG_FIELD_STRING, "", "instruction set oneDNN dispatched to"},
     {"data_source", DLG_FIELD_STRING, "", "synthetic or the loader's format"},
+    {"loss_scale", DLG_FIELD_DOUBLE, "",
+     "fp16 training only: the dynamic loss scale at the end (starts at 65536)"},
+    {"skipped_steps", DLG_FIELD_INT, "",
+     "fp16 training only: SGD steps skipped because a gradient overflowed"},
     {NULL, 0, NULL, NULL}};
 
 typedef struct cnn {
@@ -291,6 +295,12 @@ int cnn_report(void *state, const dlg_report_api *api, dlg_fields *f)
     api->add_string(f, "backend", s->backend);
     api->add_string(f, "dnnl_isa", strcmp(s->backend, "cpu") == 0 ? dnnl_isa_name() : "none");
     api->add_string(f, "data_source", cnn_data_source(s->data));
+    float scale;
+    int64_t skipped;
+    if (dlg_net_loss_scale(s->net, &scale, &skipped) > 0) { /* waits: the run is over */
+        api->add_double(f, "loss_scale", scale);
+        api->add_int(f, "skipped_steps", skipped);
+    }
     return 0;
 }
 
