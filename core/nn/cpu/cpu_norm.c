@@ -173,4 +173,7 @@ const dlg_kernels dlg_cpu_bn = {.setup = bn_setup,
                                 .destroy = bn_destroy,
                                 .accepts = bn_accepts,
                                 .any_layout = true,
+                                /* backward reads x, the statistics and a fused
+                                 * ReLU's mask, never y */
+                                .bwd_no_top_data = true,
                                 .fuses_relu = true};
