@@ -88,7 +88,7 @@ static void test_bad_input(void **st)
     const char *small[] = {"crop=16", NULL};
     bad("alexnet", small, "crop = 16");
     const char *huge[] = {"batch=65536", NULL};
-    bad("vgg16", huge, "needs about");
+    bad("vgg16", huge, "needs at least");
     const char *nhwc[] = {"data=synthetic:64", "layout=nhwc", NULL};
     bad("alexnet", nhwc, "nchw fp32");
 }

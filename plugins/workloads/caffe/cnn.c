@@ -35,7 +35,8 @@ const dlg_metric cnn_metrics[] = {
     {"peak_gflops", DLG_FIELD_DOUBLE, "GFLOP/s", "FP32 peak of the job's cores (see peak_source)"},
     {"peak_source", DLG_FIELD_STRING, "", "how the peak was derived: cores x clock x FLOP/cycle"},
     {"params", DLG_FIELD_INT, "", "trainable and stored parameters of the model"},
-    {"plan_bytes", DLG_FIELD_INT, "bytes", "estimated memory of the planned net"},
+    {"plan_bytes", DLG_FIELD_INT, "bytes",
+     "memory the planned net holds: params, kept and shared activations, gradients, workspace"},
     {"backend", DLG_FIELD_STRING, "", "engine backend that ran (cpu = oneDNN, ref)"},
     {"dnnl_isa", DLG_FIELD_STRING, "", "instruction set oneDNN dispatched to"},
     {"data_source", DLG_FIELD_STRING, "", "synthetic or the loader's format"},
@@ -113,19 +114,20 @@ static int build(cnn *s, const char *model, const dlg_value *o)
     return 0;
 }
 
-static int check_memory(cnn *s, const char *model, const dlg_value *o, size_t data_bytes)
+/* need: the floor before planning (at_least), the plan's own bytes after. */
+static int check_memory(cnn *s, const char *model, const dlg_value *o, uint64_t need,
+                        bool at_least)
 {
     char how[300];
-    s->plan_bytes = cnn_mem_plan_bytes(s->net, s->train) + data_bytes;
-    uint64_t avail = cnn_mem_available(how, sizeof how);
-    if (avail && s->plan_bytes > avail)
-        return s->h->error(s->h, DLG_ENOMEM,
-                           "batch = %d: %s %s needs about %.2f GiB (%llu bytes) but only %.2f GiB "
-                           "(%llu bytes) is available (%s); lower batch",
-                           s->batch, model, o[O_MODE].text, (double)s->plan_bytes / 1073741824.0,
-                           (unsigned long long)s->plan_bytes, (double)avail / 1073741824.0,
-                           (unsigned long long)avail, how);
-    return 0;
+    uint64_t avail;
+    if (cnn_mem_fits(need, &avail, how, sizeof how))
+        return 0;
+    return s->h->error(s->h, DLG_ENOMEM,
+                       "batch = %d: %s %s needs %s%.2f GiB (%llu bytes) but only %.2f GiB "
+                       "(%llu bytes) is available (%s); lower batch",
+                       s->batch, model, o[O_MODE].text, at_least ? "at least " : "",
+                       (double)need / 1073741824.0, (unsigned long long)need,
+                       (double)avail / 1073741824.0, (unsigned long long)avail, how);
 }
 
 static int plan(cnn *s, const dlg_value *o, const dlg_job_info *job)
@@ -169,13 +171,18 @@ static int setup_all(cnn *s, const char *model, const dlg_value *o, const dlg_jo
     const dlg_value *lo = &o[O_LOADER];
     size_t per_batch = s->in_count * sizeof(float);
     bool synthetic = strcmp(lo[DLG_LOPT_DATA].text, "synthetic") == 0;
-    if ((rc = check_memory(s, model, o, synthetic ? per_batch
-                                                  : per_batch * (size_t)lo[DLG_LOPT_PREFETCH].i)) < 0)
+    uint64_t data_bytes = synthetic ? per_batch : per_batch * (size_t)lo[DLG_LOPT_PREFETCH].i;
+    if ((rc = check_memory(s, model, o, cnn_mem_floor_bytes(s->net, s->train) + data_bytes,
+                           true)) < 0)
+        return rc;
+    if ((rc = plan(s, o, job)) < 0)
+        return rc;
+    /* planned but untouched: the exact figure, before any page is used */
+    s->plan_bytes = dlg_net_memory_bytes(s->net);
+    if ((rc = check_memory(s, model, o, s->plan_bytes + data_bytes, false)) < 0)
         return rc;
     cnn_data_cfg dc = {&o[O_LOADER], job, s->train, s->batch, (int)o[O_CLASSES].i};
     if ((rc = cnn_data_open(&s->data, h, &dc)) < 0)
-        return rc;
-    if ((rc = plan(s, o, job)) < 0)
         return rc;
     if (cnn_data_is_static(s->data)) {
         const float *img;

@@ -6,20 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint64_t cnn_mem_plan_bytes(const dlg_net *net, bool train)
+uint64_t cnn_mem_floor_bytes(const dlg_net *net, bool train)
 {
-    uint64_t elems = 0;
+    uint64_t largest = 0;
     dlg_shape s;
     for (int b = 0; dlg_net_shape(net, b, &s) == 0; b++) {
         uint64_t c = 1;
         for (int i = 0; i < s.ndim; i++)
             c *= (uint64_t)s.d[i];
-        elems += c;
+        largest = c > largest ? c : largest;
     }
-    uint64_t bytes = elems * sizeof(float);
-    if (train)
-        bytes += elems * sizeof(float) + (uint64_t)dlg_net_param_total(net) * sizeof(float);
-    return bytes + bytes / 10;
+    uint64_t params = (uint64_t)dlg_net_param_total(net);
+    return (train ? 3 * params + 2 * largest : params + largest) * sizeof(float);
 }
 
 /* First number after `key` in a /proc/meminfo-style file, times mult. */
@@ -96,4 +94,10 @@ uint64_t cnn_mem_available(char *how, size_t n)
         snprintf(how, n, "%s", where);
     }
     return avail;
+}
+
+bool cnn_mem_fits(uint64_t need, uint64_t *avail, char *how, size_t n)
+{
+    *avail = cnn_mem_available(how, n);
+    return *avail == 0 || need <= *avail;
 }

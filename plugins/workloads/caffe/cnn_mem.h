@@ -1,6 +1,10 @@
-/* Does a plan fit in memory?  Estimated from the built net's shapes before
- * anything is allocated, so that a batch too large fails with one line
- * ("needs X, Y available") instead of an OOM kill halfway through planning. */
+/* Does a plan fit in memory?  Twice: before planning, a floor computed from
+ * the built net's shapes rejects a batch that cannot possibly fit (planning
+ * it would take minutes or fail inside oneDNN); after planning, the bytes
+ * the plan really holds (dlg_net_memory_bytes: activation sharing, padding,
+ * workspaces), checked before any step has touched them (the cpu/ref
+ * backends map large blocks lazily), so a batch too large fails with one
+ * line ("needs X, Y available") instead of an OOM kill mid-run. */
 #ifndef DLG_CAFFE_CNN_MEM_H
 #define DLG_CAFFE_CNN_MEM_H
 
@@ -10,10 +14,15 @@
 
 #include <dlgauge/nn.h>
 
-/* Bytes dlg_net_plan will allocate: every blob's data; when training also
- * its gradient, and momentum for parameters; plus 10% for oneDNN
- * workspaces and blocked-layout padding. */
-uint64_t cnn_mem_plan_bytes(const dlg_net *net, bool train);
+/* A lower bound of what dlg_net_plan will allocate: the parameters (with
+ * their gradients and momentum when training) and the largest blob (with
+ * its gradient when training), which no sharing can avoid. */
+uint64_t cnn_mem_floor_bytes(const dlg_net *net, bool train);
+
+/* False, with *avail and how filled, if `need` bytes exceed what this
+ * process may still take (cnn_mem_available); true if they fit or nothing
+ * could be read. */
+bool cnn_mem_fits(uint64_t need, uint64_t *avail, char *how, size_t n);
 
 /* Memory this process may still take: the smaller of MemAvailable and the
  * headroom of every enclosing cgroup v2 memory.max.  how: where it came

@@ -101,7 +101,8 @@ const dlg_metric lm_metrics[] = {
     {"epochs", DLG_FIELD_INT, "", "completed passes over the split"},
     {"grad_norm", DLG_FIELD_DOUBLE, "", "global gradient norm of the last step, before clipping"},
     {"clipped_pct", DLG_FIELD_DOUBLE, "%", "steps whose gradient was clipped"},
-    {"plan_bytes", DLG_FIELD_INT, "bytes", "estimated memory of the planned net"},
+    {"plan_bytes", DLG_FIELD_INT, "bytes",
+     "memory the planned net holds: params, kept and shared activations, gradients, workspace"},
     {"backend", DLG_FIELD_STRING, "", "engine backend that ran"},
     {NULL, 0, NULL, NULL}};
 
@@ -198,17 +199,26 @@ static int build(lm *s, double dropout, bool tied)
     return 0;
 }
 
-static int plan(lm *s, const dlg_value *o, const dlg_job_info *job)
+/* need: the floor before planning (at_least), the plan's own bytes after. */
+static int check_memory(lm *s, uint64_t need, bool at_least)
 {
     char how[300];
-    s->plan_bytes = cnn_mem_plan_bytes(s->net, s->train);
-    uint64_t avail = cnn_mem_available(how, sizeof how);
-    if (avail && s->plan_bytes > avail)
-        return s->h->error(s->h, DLG_ENOMEM,
-                           "lstm-ptb (hidden %d, vocab %d, batch %d, bptt %d) needs about %.2f "
-                           "GiB but only %.2f GiB is available (%s)",
-                           s->H, s->V, s->B, s->T, (double)s->plan_bytes / 1073741824.0,
-                           (double)avail / 1073741824.0, how);
+    uint64_t avail;
+    if (cnn_mem_fits(need, &avail, how, sizeof how))
+        return 0;
+    return s->h->error(s->h, DLG_ENOMEM,
+                       "lstm-ptb (hidden %d, vocab %d, batch %d, bptt %d) needs %s%.2f GiB "
+                       "(%llu bytes) but only %.2f GiB is available (%s)",
+                       s->H, s->V, s->B, s->T, at_least ? "at least " : "",
+                       (double)need / 1073741824.0, (unsigned long long)need,
+                       (double)avail / 1073741824.0, how);
+}
+
+static int plan(lm *s, const dlg_value *o, const dlg_job_info *job)
+{
+    int rc = check_memory(s, cnn_mem_floor_bytes(s->net, s->train), true);
+    if (rc < 0)
+        return rc;
     dlg_plan_opts po = {.backend = s->backend,
                         .threads = job && job->cpus > 0 ? job->cpus : 0,
                         .train = s->train,
@@ -216,6 +226,10 @@ static int plan(lm *s, const dlg_value *o, const dlg_job_info *job)
     nn_opts_apply(&po, o, L_ALGO_CACHE, L_WORKSPACE, L_DETERMINISTIC, L_GRAPHS);
     if (dlg_net_plan(s->net, &po) < 0)
         return s->h->error(s->h, -dlg_net_status(s->net), "%s", dlg_net_error(s->net));
+    /* planned but untouched: the exact figure, before any page is used */
+    s->plan_bytes = dlg_net_memory_bytes(s->net);
+    if ((rc = check_memory(s, s->plan_bytes, false)) < 0)
+        return rc;
     dlg_peak_detect(&s->peak, po.threads > 0 ? po.threads : 1);
     return 0;
 }
