@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* The value of the first line "key<spaces/tabs>: value" in text, copied. */
 static bool field(const char *text, const char *key, char *out, size_t n)
@@ -128,6 +129,37 @@ static bool slurp(const char *path, char *buf, size_t n)
     return got > 0;
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* The clock the core really runs at, turbo included (a VM's cpuinfo shows
+ * the nominal one): a chain of dependent integer adds retires one add per
+ * cycle on every x86 core since the P6, so adds / seconds = Hz.  Best of
+ * several short windows, so a preemption in one does not count. */
+static double measured_ghz(void)
+{
+    enum { ADDS_PER_ITER = 32, ITERS = 100000, TRIES = 7 };
+    double best = 0;
+    for (int t = 0; t < TRIES; t++) {
+        unsigned long x = 0;
+        double t0 = now_s();
+        for (int i = 0; i < ITERS; i++)
+            __asm__ volatile(".rept 32\n\tadd $1, %0\n\t.endr" : "+r"(x));
+        double dt = now_s() - t0;
+        double ghz = dt > 0 ? (double)ITERS * ADDS_PER_ITER / dt / 1e9 : 0;
+        best = ghz > best ? ghz : best;
+    }
+    return best;
+}
+#else
+static double measured_ghz(void) { return 0; }
+#endif
+
 void dlg_peak_detect(dlg_peak *p, int cores)
 {
     /* The first processor's block holds the flags; later blocks only
@@ -140,4 +172,18 @@ void dlg_peak_detect(dlg_peak *p, int cores)
         khz[0] = '\0';
     dlg_peak_from_text(p, info ? info : "", khz, cores);
     free(info);
+    double ghz = measured_ghz();
+    /* a measurement beside the nominal figure: trust it unless it is absurd
+     * (an emulator, a core stolen for the whole window) */
+    if (p->flops_per_cycle > 0 && ghz > 0.5 * p->ghz && ghz > 0.2 && ghz < 10) {
+        char why[160];
+        const char *paren = strrchr(p->source, '(');
+        snprintf(why, sizeof why, "%s", paren ? paren : "");
+        p->ghz = ghz;
+        p->flops = (double)p->cores * ghz * 1e9 * p->flops_per_cycle;
+        snprintf(p->source, sizeof p->source,
+                 "%d cores x %.3f GHz (measured: dependent integer adds, best of 7 windows) x "
+                 "%d FLOP/cycle %s",
+                 p->cores, ghz, p->flops_per_cycle, why);
+    }
 }

@@ -21,7 +21,10 @@ typedef struct dlg_peak {
  * cpuinfo_max_freq (kHz; NULL or "" when absent).  Pure: used by tests. */
 void dlg_peak_from_text(dlg_peak *p, const char *cpuinfo, const char *max_khz, int cores);
 
-/* Reads /proc/cpuinfo and /sys/devices/system/cpu/cpu0/cpufreq. */
+/* Reads /proc/cpuinfo and /sys/devices/system/cpu/cpu0/cpufreq, then (on
+ * x86) measures the clock with a dependent-add chain (~25 ms) and uses it
+ * instead: a VM's cpuinfo shows the nominal clock, not the turbo one its
+ * cores run at (2.445 vs ~3.15 GHz on the development VM). */
 void dlg_peak_detect(dlg_peak *p, int cores);
 
 #endif

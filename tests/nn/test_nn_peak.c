@@ -1,0 +1,63 @@
+/* Peak FP32 rate for "% of peak": FLOPs per cycle from the CPU's flags and
+ * family (known answers from canned /proc/cpuinfo text), and the measured
+ * clock that dlg_peak_detect puts in place of a VM's nominal one. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "peak.h"
+
+static void test_flops_per_cycle_from_flags(void **st)
+{
+    dlg_peak p;
+    dlg_peak_from_text(&p,
+                       "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\n"
+                       "cpu MHz\t\t: 2445.404\nflags\t\t: fpu sse2 avx fma avx2\n",
+                       NULL, 2);
+    assert_int_equal(p.flops_per_cycle, 32);
+    assert_true(fabs(p.ghz - 2.445404) < 1e-9);
+    assert_true(fabs(p.flops - 2 * 2.445404e9 * 32) < 1);
+    assert_string_equal(p.isa, "avx2+fma");
+    /* Zen 1 splits 256-bit FMAs over 128-bit pipes */
+    dlg_peak_from_text(&p, "vendor_id : AuthenticAMD\ncpu family : 23\nflags : avx2 fma\n",
+                       "3000000", 4);
+    assert_int_equal(p.flops_per_cycle, 16);
+    assert_true(fabs(p.flops - 4 * 3e9 * 16) < 1);
+    assert_non_null(strstr(p.source, "cpuinfo_max_freq"));
+    /* AVX-512 on Intel: two 16-wide FMA units assumed */
+    dlg_peak_from_text(&p, "vendor_id : GenuineIntel\ncpu family : 6\nflags : avx2 fma avx512f\n",
+                       "2000000", 1);
+    assert_int_equal(p.flops_per_cycle, 64);
+    /* nothing known: no peak rather than a made-up one */
+    dlg_peak_from_text(&p, "flags : \n", NULL, 1);
+    assert_true(p.flops == 0);
+}
+
+static void test_detect_measures_the_clock(void **st)
+{
+    dlg_peak p;
+    dlg_peak_detect(&p, 1);
+    printf("  %s\n", p.source);
+#if defined(__x86_64__)
+    if (p.flops_per_cycle > 0) {
+        assert_non_null(strstr(p.source, "measured"));
+        assert_true(p.ghz > 0.2 && p.ghz < 10);
+        assert_true(fabs(p.flops - p.ghz * 1e9 * p.flops_per_cycle) < 1e3);
+    }
+#endif
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_flops_per_cycle_from_flags),
+        cmocka_unit_test(test_detect_measures_the_clock),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
