@@ -1,10 +1,12 @@
 /* Embedding on the CUDA backend: forward gathers table rows; backward
- * scatter-adds the output gradient into the table's gradient with the
- * deterministic kernel of cuda_seq_kernels.cu (no atomics, no sort), so
- * it gives the same bits on every run, DLG_CUDA_DETERMINISTIC or not.
- * An id that is not an integer in [0, vocab) sets the backend's sticky
- * bad-input flag (as a bad label does), which the next loss forward, sync
- * or read of results reports as -DLG_EINVAL; forward itself never waits. */
+ * scatter-adds the output gradient into the table's gradient
+ * (cuda_seq_kernels.cu): for up to 65536 rows (bptt x batch), or always
+ * when the plan asks for determinism, each table row is summed by one
+ * block in row order, so the result has the same bits on every run; for
+ * more rows, atomic adds.  An id that is not an integer in [0, vocab) sets
+ * the backend's sticky bad-input flag (as a bad label does), which the
+ * next loss forward, sync or read of results reports as -DLG_EINVAL;
+ * forward itself never waits, so it can be captured in a CUDA graph. */
 #include "cuda_seq.h"
 
 #define K(call) dlg_cuda_ok((cudaError_t)(call))
@@ -39,7 +41,7 @@ static int embed_backward(void *ctx, dlg_layer *l, void *st)
     /* accumulate: a tied decoder's backward has already written the
      * table's gradient (seq.c, dlg_net_tie) */
     return K(dlg_cuk_embed_bwd(c->stream, CF(l->bottom[0]), CG(l->top[0]), CG(l->param[0]), n, d,
-                               l->p.embed.vocab, l->p.embed.accumulate));
+                               l->p.embed.vocab, l->p.embed.accumulate, c->deterministic));
 }
 
 /* backward reads the ids and dy, never the output */

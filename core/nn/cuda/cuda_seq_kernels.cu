@@ -9,7 +9,6 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kTile = 32;          // transpose tile (kTile x kTile, 32 x 8 threads)
 constexpr int kTileRows = 8;
-constexpr int64_t kEmbedBlocks = 2048; // embedding backward: at most this many blocks
 
 unsigned blocks_for(int64_t n)
 {
@@ -52,36 +51,64 @@ __global__ void k_embed_fwd(const float *ids, const float *table, float *y, int6
     }
 }
 
-// Block b owns vocabulary rows [b*per, (b+1)*per).  It zeroes them (unless
-// accumulating), then walks the ids in tiles of blockDim in row order and
-// adds each matching dy row; thread t always owns columns t, t+blockDim, ...
-// so every element is summed by one thread in row order: deterministic.
-__global__ void k_embed_bwd(const float *ids, const float *dy, float *dt, int64_t n, int64_t d,
-                            int64_t vocab, int64_t per, int accumulate)
+// One block per row r.  Only the block of the first row holding an id
+// works: per column, in row order, it sums dy over every row with that id
+// (matches compacted tile by tile with a ballot, so the order is the
+// rows'), and adds the sum to dt[id].  Each table row has one writer and
+// one summation order: deterministic, no atomics, no sort; O(n^2) id
+// comparisons, cheap for the batch x bptt rows of a language model.
+__global__ void k_embed_bwd_rows(const float *ids, const float *dy, float *dt, int64_t n,
+                                 int64_t d, int64_t vocab)
 {
-    __shared__ float sid[kThreads];
-    int64_t v0 = (int64_t)blockIdx.x * per, v1 = v0 + per < vocab ? v0 + per : vocab;
-    if (v0 >= v1)
-        return;
-    if (!accumulate)
-        for (int64_t i = threadIdx.x; i < (v1 - v0) * d; i += blockDim.x)
-            dt[v0 * d + i] = 0.f;
-    __syncthreads();
-    for (int64_t base = 0; base < n; base += blockDim.x) {
-        int64_t r = base + threadIdx.x;
-        sid[threadIdx.x] = r < n ? ids[r] : -1.f;
-        __syncthreads();
-        int m = n - base < (int64_t)blockDim.x ? (int)(n - base) : (int)blockDim.x;
-        for (int j = 0; j < m; j++) {
-            int64_t id = token(sid[j], vocab); // the same for every thread
-            if (id < v0 || id >= v1)
-                continue;
-            const float *src = dy + (base + j) * d;
-            float *dst = dt + id * d;
-            for (int64_t k = threadIdx.x; k < d; k += blockDim.x)
-                dst[k] += src[k];
+    __shared__ int64_t list[kThreads];
+    __shared__ int wcount[kThreads / 32];
+    const int64_t r = blockIdx.x, id = token(ids[r], vocab);
+    if (id < 0)
+        return; // the whole block: r is the block's
+    int seen = 0;
+    for (int64_t q = threadIdx.x; q < r; q += blockDim.x)
+        seen |= token(ids[q], vocab) == id;
+    if (__syncthreads_or(seen))
+        return; // an earlier row's block owns this id
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    for (int64_t k0 = 0; k0 < d; k0 += blockDim.x) {
+        const int64_t k = k0 + threadIdx.x;
+        float acc = 0.f;
+        for (int64_t base = r; base < n; base += blockDim.x) {
+            const int64_t q = base + threadIdx.x;
+            const bool m = q < n && token(ids[q], vocab) == id;
+            const unsigned bal = __ballot_sync(0xffffffffu, m);
+            if (lane == 0)
+                wcount[warp] = __popc(bal);
+            __syncthreads();
+            int off = 0, cnt = 0;
+            for (int w = 0; w < nwarps; w++) {
+                off += w < warp ? wcount[w] : 0;
+                cnt += wcount[w];
+            }
+            if (m)
+                list[off + __popc(bal & ((1u << lane) - 1u))] = q;
+            __syncthreads();
+            if (k < d)
+                for (int j = 0; j < cnt; j++)
+                    acc += dy[list[j] * d + k];
+            __syncthreads(); // the next tile rewrites list and wcount
         }
-        __syncthreads(); // before the next tile overwrites sid
+        if (k < d)
+            dt[id * d + k] += acc;
+    }
+}
+
+// Many rows: one atomic add per element (the order of the additions, and
+// so the last bits, may differ between runs).
+__global__ void k_embed_bwd_atomic(const float *ids, const float *dy, float *dt, int64_t n,
+                                   int64_t d, int64_t vocab)
+{
+    GRID_LOOP(i, n * d)
+    {
+        int64_t r = i / d, id = token(ids[r], vocab);
+        if (id >= 0)
+            atomicAdd(&dt[id * d + (i - r * d)], dy[i]);
     }
 }
 
@@ -195,12 +222,17 @@ int dlg_cuk_embed_fwd(dlg_cu_stream s, const float *ids, const float *table, flo
 }
 
 int dlg_cuk_embed_bwd(dlg_cu_stream s, const float *ids, const float *dy, float *dtable,
-                      int64_t n, int64_t d, int64_t vocab, int accumulate)
+                      int64_t n, int64_t d, int64_t vocab, int accumulate, int deterministic)
 {
-    int64_t nb = vocab < kEmbedBlocks ? vocab : kEmbedBlocks;
-    int64_t per = (vocab + nb - 1) / nb;
-    nb = (vocab + per - 1) / per;
-    k_embed_bwd<<<(unsigned)nb, kThreads, 0, s>>>(ids, dy, dtable, n, d, vocab, per, accumulate);
+    if (!accumulate) {
+        cudaError_t e = cudaMemsetAsync(dtable, 0, (size_t)(vocab * d) * sizeof(float), s);
+        if (e != cudaSuccess)
+            return (int)e;
+    }
+    if (n <= DLG_CUK_EMBED_ROWS_MAX || deterministic)
+        k_embed_bwd_rows<<<(unsigned)n, kThreads, 0, s>>>(ids, dy, dtable, n, d, vocab);
+    else
+        k_embed_bwd_atomic<<<blocks_for(n * d), kThreads, 0, s>>>(ids, dy, dtable, n, d, vocab);
     return launched();
 }
 

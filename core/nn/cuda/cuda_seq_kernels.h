@@ -21,13 +21,15 @@ extern "C" {
  * row and sets *flag = 1 (the backend's sticky bad-input flag). */
 int dlg_cuk_embed_fwd(dlg_cu_stream s, const float *ids, const float *table, float *y, int64_t n,
                       int64_t d, int64_t vocab, int *flag);
-/* dtable[v, :] (+)= sum of dy[r, :] over rows r with ids[r] == v, in row
- * order.  Deterministic without sorting or atomics: each block owns a
- * range of vocabulary rows, scans all ids and adds the rows that fall in
- * its range one after the other (one thread per column).  accumulate = 0:
- * the block first zeroes its rows (the engine's overwrite rule). */
+/* dtable[v, :] (+)= sum of dy[r, :] over the rows r with ids[r] == v
+ * (accumulate = 0: the table gradient is zeroed first, the engine's
+ * overwrite rule).  Up to DLG_CUK_EMBED_ROWS_MAX rows, or with
+ * deterministic set, each table row is summed by one block in row order
+ * (no atomics, no sort: the same bits on every run); beyond, with atomic
+ * adds (fast, the last bits may vary between runs). */
+#define DLG_CUK_EMBED_ROWS_MAX 65536
 int dlg_cuk_embed_bwd(dlg_cu_stream s, const float *ids, const float *dy, float *dtable,
-                      int64_t n, int64_t d, int64_t vocab, int accumulate);
+                      int64_t n, int64_t d, int64_t vocab, int accumulate, int deterministic);
 
 /* ---- LSTM weights <-> cuDNN weight space ----------------------------------- */
 /* The engine keeps W (rows x 4H, gates i f g o side by side in each row);
