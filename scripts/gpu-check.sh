@@ -20,11 +20,16 @@
 # around the timed steps (as PyTorch's), with the steps replayed as CUDA
 # graphs after 2 eager warm-up steps; one extra row, ResNet-50 training
 # with graphs=off, shows what the graphs bring.  The layer checks include
-# an eager-vs-graphs training case.  Everything also goes to $OUT.
+# an eager-vs-graphs training case.  Model lstm-ptb (PTB medium: 2 x 650
+# LSTM, bptt 35, vocabulary 10000; cuDNN's RNN API, not run on a GPU yet)
+# gives training tokens/s at --lm-batches (20 64) and --lm-precisions
+# (fp32): the lstm-ptb workload's step beside PyTorch's word language
+# model with nn.LSTM, run before the CNN rows (about 30 s in all).
+# Everything also goes to $OUT.
 #
 # Usage: bash scripts/gpu-check.sh [--dry-run] [--build-only] [--budget S]
 #          [--batch N] [--models "a b"] [--iters N] [--precisions "fp32 bf16 fp16"]
-#          [--no-extras]
+#          [--lm-batches "20 64"] [--lm-precisions "fp32"] [--no-extras]
 #   --dry-run     print the plan and render the table from canned input
 #                 (CI runs this; no GPU, no compiler needed)
 #   --build-only  build and run the no-GPU checks, then stop
@@ -33,12 +38,15 @@
 #                 default "fp32 bf16 fp16": three, as before fp16 existed,
 #                 so the default run still fits --budget (tf32 is still
 #                 layer-checked; add it to benchmark it)
+#   --lm-batches, --lm-precisions  the lstm-ptb rows (tokens/s); leave
+#                 lstm-ptb out of --models to skip them
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$ROOT/build-gpucheck/out}
 BUILD=${BUILD:-$ROOT/build-gpucheck}
 DRY=0 BUILD_ONLY=0 EXTRAS=1 BUDGET=360 BATCH=64 ITERS=20 WARMUP=5
-MODELS="resnet50 alexnet vgg16 googlenet inception-v3"
+MODELS="resnet50 alexnet vgg16 googlenet inception-v3 lstm-ptb"
+LM_BATCHES="20 64" LM_PRECS="fp32"
 PRECS="fp32 bf16 fp16"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -50,12 +58,18 @@ while [ $# -gt 0 ]; do
     --iters) ITERS=${2:?--iters needs a number}; shift ;;
     --models) MODELS=${2:?--models needs names}; shift ;;
     --precisions) PRECS=${2:?--precisions needs names}; shift ;;
-    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
+    --lm-batches) LM_BATCHES=${2:?--lm-batches needs numbers}; shift ;;
+    --lm-precisions) LM_PRECS=${2:?--lm-precisions needs names}; shift ;;
+    -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
     *) echo "gpu-check: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
 done
 case "$BATCH$ITERS$BUDGET" in *[!0-9]*) echo "gpu-check: --batch/--iters/--budget take whole numbers" >&2; exit 2 ;; esac
+case "${LM_BATCHES// /}" in ''|*[!0-9]*) echo "gpu-check: --lm-batches takes whole numbers" >&2; exit 2 ;; esac
+# lstm-ptb has rows of its own (training, LM_BATCHES x LM_PRECS, tokens/s)
+LM=0 CNNS=""
+for m in $MODELS; do if [ "$m" = lstm-ptb ]; then LM=1; else CNNS="$CNNS $m"; fi; done
 mkdir -p "$OUT" "$BUILD"
 PY=python3
 [ -x /opt/torch/.venv/bin/python3 ] && PY=/opt/torch/.venv/bin/python3
@@ -69,7 +83,10 @@ backend_of() { case "$1" in fp32) echo cuda:0 ;; tf32) echo cuda-tf32:0 ;; bf16)
 
 if [ $DRY = 1 ]; then
   echo "gpu-check (dry run): models [$MODELS] precisions [$PRECS] batch $BATCH iters $ITERS budget ${BUDGET}s"
-  for m in $MODELS; do for mode in train infer; do for p in $PRECS; do
+  [ $LM = 1 ] && for p in $LM_PRECS; do for b in $LM_BATCHES; do
+    echo "  case lstm-ptb train $p batch $b dlgauge backend $(backend_of $p) (tokens/s)"
+  done; done
+  for m in $CNNS; do for mode in train infer; do for p in $PRECS; do
     echo "  case $m $mode $p batch $BATCH dlgauge backend $(backend_of $p)"
   done; done; done
   echo "  case resnet50 train (first of bf16 fp32) batch $BATCH graphs=off"
@@ -140,7 +157,14 @@ timeout 150 env LD_LIBRARY_PATH=$DLG_LD "$BUILD/cuda_check" layers cuda:0 cuda-t
 
 # ---- 2. benchmarks: dlgauge, then PyTorch on the same cases ------------------------
 : > "$OUT/dlgauge.txt"
-for p in $PRECS; do for m in $MODELS; do for mode in train infer; do
+# lstm-ptb first: a few short runs, so the CNN rows' budget check cannot drop them
+[ $LM = 1 ] && for p in $LM_PRECS; do for b in $LM_BATCHES; do
+  bk=$(backend_of $p)
+  [ "$bk" = - ] && continue
+  echo "# lstm-ptb train $p batch $b" >> "$OUT/dlgauge.txt"
+  LD_LIBRARY_PATH=$DLG_LD timeout 60 "$BUILD/cuda_check" bench lstm-ptb train $bk $b $WARMUP $ITERS 2>&1 | sed "s/^bench /bench $p /; s/^energy /energy $p /" | tee -a "$OUT/dlgauge.txt"
+done; done
+for p in $PRECS; do for m in $CNNS; do for mode in train infer; do
   bk=$(backend_of $p)
   [ "$bk" = - ] && continue
   if [ "$(left)" -lt 150 ]; then log "gpu-check: budget: skipping dlgauge $m $mode $p"; continue; fi
@@ -168,7 +192,8 @@ if [ $EXTRAS = 1 ] && [ "$(left)" -gt 40 ]; then
 fi
 
 CASES=""
-for p in $PRECS; do for m in $MODELS; do for mode in train infer; do CASES="$CASES $m:$mode:$p"; done; done; done
+[ $LM = 1 ] && for p in $LM_PRECS; do for b in $LM_BATCHES; do CASES="$CASES lstm-ptb:train:$p:$b"; done; done
+for p in $PRECS; do for m in $CNNS; do for mode in train infer; do CASES="$CASES $m:$mode:$p"; done; done; done
 TB=$(( $(left) - 15 ))
 [ $TB -gt 20 ] || TB=20
 log "gpu-check: PyTorch baseline, budget ${TB}s"

@@ -8,11 +8,17 @@ torch lines (scripts/gpu-bench-torch.py):
     torch PREC MODEL MODE LAYOUT BATCH IMG_S MS J_PER_IMG
 A bench line with graphs=off (steps run eagerly, not replayed as CUDA
 graphs) gets a row of its own, marked so, beside the same PyTorch figure.
-Other lines are ignored.  % of peak = img/s x 2 x MACs/img (x3 for training:
-forward + two backward GEMMs) / the GPU's peak for the precision.
+Rates are items/s and energies J/item; the unit column says what an item
+is: img/s, or tok/s for lstm-ptb (its bench line says unit=tok; its MACs
+are per token).  Other lines are ignored.  % of peak = items/s x 2 x
+MACs/item (x3 for training: forward + two backward GEMMs) / the GPU's peak
+for the precision.
 """
 import argparse
 import sys
+
+# what a model's rates count when its bench line does not say (unit=)
+UNITS = {"lstm-ptb": "tok"}
 
 # dense TFLOP/s (same figures as core/runtime/gpu_nvml.c)
 PEAKS = [("H200", 67.0, 494.7, 989.4), ("H100 PCIe", 51.2, 378.0, 756.0),
@@ -31,7 +37,7 @@ def peak_for(gpu, prec):
 
 
 def parse(dl_path, torch_path):
-    rows, macs = {}, {}
+    rows, macs, units = {}, {}, {}
     tag = ""  # an energy line belongs to the bench line before it
     for line in open(dl_path, errors="replace"):
         f = line.split()
@@ -43,6 +49,8 @@ def parse(dl_path, torch_path):
             for kv in f[8:]:
                 if kv.startswith("macs="):
                     macs[f[2]] = int(kv[5:])
+                elif kv.startswith("unit="):
+                    units[f[2]] = kv[5:]
         elif len(f) >= 7 and f[0] == "bench" and f[6] == "FAIL":
             rows.setdefault((f[2], f[3], f[1], int(f[5]), tag), {})["dl"] = "FAIL"
         elif len(f) == 7 and f[0] == "energy":
@@ -56,17 +64,22 @@ def parse(dl_path, torch_path):
                 r["pt"] = float(f[6])
                 r["layout"] = f[4]
                 r["pt_e"] = None if f[8] == "-" else float(f[8])
-    return rows, macs
+    return rows, macs, units
 
 
 def fmt(v, spec):
     return "-" if v is None else (v if isinstance(v, str) else spec % v)
 
 
-def render(rows, macs, gpu, out):
-    hdr = "%-10s %-5s %-4s %5s %12s %12s %6s %7s %10s %10s" % (
+def fmt_j(v):
+    """Energy per item: tokens cost microjoules, images tenths of a joule."""
+    return fmt(v, "%.4f" if v is None or v == 0 or v >= 0.01 else "%.3e")
+
+
+def render(rows, macs, units, gpu, out):
+    hdr = "%-10s %-5s %-4s %5s %12s %12s %6s %7s %10s %10s %s" % (
         "model", "mode", "prec", "batch", "dlgauge/s", "pytorch/s", "ratio", "%peak",
-        "J/img dlg", "J/img pt")
+        "J/item dlg", "J/item pt", "unit")
     out.write(hdr + "\n" + "-" * len(hdr) + "\n")
     for key in sorted(rows):
         model, mode, prec, batch, tag = key
@@ -77,9 +90,10 @@ def render(rows, macs, gpu, out):
         pct = None
         if isinstance(dl, float) and pk and model in macs:
             pct = 100.0 * dl * 2 * macs[model] * (3 if mode == "train" else 1) / pk
-        line = "%-10s %-5s %-4s %5d %12s %12s %6s %7s %10s %10s" % (
+        unit = units.get(model, UNITS.get(model, "img")) + "/s"
+        line = "%-10s %-5s %-4s %5d %12s %12s %6s %7s %10s %10s %s" % (
             model, mode, prec, batch, fmt(dl, "%.1f"), fmt(pt, "%.1f"), fmt(ratio, "%.2f"),
-            fmt(pct, "%.1f"), fmt(r.get("dl_e"), "%.4f"), fmt(r.get("pt_e"), "%.4f"))
+            fmt(pct, "%.1f"), fmt_j(r.get("dl_e")), fmt_j(r.get("pt_e")), unit)
         out.write(line + (" " + tag if tag else "") + "\n")
 
 
@@ -90,11 +104,11 @@ def main():
     ap.add_argument("--gpu", default="")
     a = ap.parse_args()
     try:
-        rows, macs = parse(a.dlgauge, a.torch)
+        rows, macs, units = parse(a.dlgauge, a.torch)
     except OSError as e:
         sys.stderr.write("gpu_table: %s\n" % e)
         return 1
-    render(rows, macs, a.gpu, sys.stdout)
+    render(rows, macs, units, a.gpu, sys.stdout)
     return 0
 
 
