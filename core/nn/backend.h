@@ -55,6 +55,10 @@ typedef struct dlg_kernels {
     /* Batch norm only: honours dlg_bn_param.relu, so the planner may fold
      * a ReLU that alone reads the output into it (one pass, one blob less). */
     bool fuses_relu;
+    /* Convolution only: honours dlg_conv_param.bn, so an inference plan may
+     * fold the batch norm (and its ReLU) that alone reads the output into
+     * the convolution's epilogue: no pass, no blob, for the batch norm. */
+    bool folds_bn;
     /* Backward reads no bottom / no top data, so a training plan may reuse
      * that memory once forward is done with it.  Both false: reads all. */
     bool bwd_no_bottom_data, bwd_no_top_data;
@@ -120,5 +124,11 @@ typedef struct dlg_backend {
 
 /* Registered backends, by name; NULL if unknown or not built. */
 const dlg_backend *dlg_backend_find(const char *name);
+
+/* Per-channel scale and shift of a batch norm running on its running
+ * statistics (inference): bn(v) = scale * v + shift, scale = gamma /
+ * sqrt(var + eps), shift = beta - mean * scale.  For folded convolutions;
+ * host memory (cpu and ref backends). */
+void dlg_bn_fold(const dlg_layer *bn, float *scale, float *shift);
 
 #endif

@@ -198,7 +198,8 @@ int dlg_conv_ex(dlg_net *net, const char *name, int x, const dlg_conv_spec *s)
                                   s->dh ? s->dh : 1,
                                   s->dw ? s->dw : 1,
                                   s->groups ? s->groups : 1,
-                                  !s->no_bias};
+                                  !s->no_bias,
+                                  NULL};
     p.nparams = s->out_c; /* carried to inference: output channels */
     return add_node(net, name, DLG_L_CONV, 1, &x, &p);
 }

@@ -1,12 +1,18 @@
-/* Plan-time fusion: a ReLU that is the only reader of a batch norm's output
- * is folded into the batch norm when the backend's batch-norm kernels say
- * they can apply it (fuses_relu).  The ReLU node stays in the net (layer
- * listings and FLOP counts do not change) but runs nothing; the batch norm
- * writes the ReLU's output blob, and its own output blob is never
- * allocated.  Saves one pass over the activation each way and, in
- * training, one activation and one gradient per fused pair. */
+/* Plan-time fusion.  1. A ReLU that is the only reader of a batch norm's
+ * output is folded into the batch norm when the backend's batch-norm
+ * kernels say they can apply it (fuses_relu).  2. In an inference plan, a
+ * batch norm (with that ReLU) that is the only reader of a convolution's
+ * output is folded into the convolution when its kernels can apply it
+ * (folds_bn): on the running statistics a batch norm is a per-channel
+ * affine map, which the convolution applies as it writes its output
+ * (oneDNN post-ops).  A folded node stays in the net (layer listings and
+ * FLOP counts do not change) but runs nothing; its producer writes the
+ * folded node's output blob, and the blob in between is never allocated.
+ * Saves a pass over the activation each way and, in training, one
+ * activation and one gradient per fused pair. */
 #include "net.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 static bool bn_kernels_fuse(const dlg_backend *bk)
@@ -17,37 +23,90 @@ static bool bn_kernels_fuse(const dlg_backend *bk)
     return k && k->fuses_relu && (!f || f->fuses_relu);
 }
 
-int dlg_net_fuse(dlg_net *net)
+static bool conv_kernels_fold(const dlg_backend *bk)
 {
-    if (net->keep_all || !bn_kernels_fuse(net->bk))
-        return 0;
-    int *reader = malloc((size_t)net->nblobs * sizeof(int));
-    int *uses = calloc((size_t)net->nblobs, sizeof(int));
-    if (!reader || !uses) {
-        free(reader);
-        free(uses);
-        return dlg_net_fail(net, DLG_ENOMEM, "nn: out of memory planning '%s'", net->name);
+    const dlg_kernels *k = bk->kernels[DLG_L_CONV];
+    const dlg_kernels *f = bk->fallback ? bk->fallback->kernels[DLG_L_CONV] : NULL;
+    return k && k->folds_bn && (!f || f->folds_bn);
+}
+
+void dlg_bn_fold(const dlg_layer *bn, float *scale, float *shift)
+{
+    const float *gamma = bn->param[0]->data, *beta = bn->param[1]->data;
+    const float *mean = bn->param[2]->data, *var = bn->param[3]->data;
+    for (int64_t c = 0; c < bn->top[0]->shape.d[1]; c++) {
+        double s = gamma[c] / sqrt((double)var[c] + bn->p.bn.eps);
+        scale[c] = (float)s;
+        shift[c] = (float)(beta[c] - mean[c] * s);
     }
+}
+
+/* Node `into` takes over node `from`, the only reader of its output: it
+ * writes from's output blob, its own is never stored, `from` runs nothing. */
+static void fold(dlg_net *net, int into, int from)
+{
+    dlg_node *a = &net->nodes[into], *b = &net->nodes[from];
+    dlg_blob *mid = &net->blobs[a->tops[0]];
+    b->fused = true;
+    a->tops[0] = b->tops[0];
+    net->blobs[b->tops[0]].producer = into;
+    mid->dead = true;
+    mid->needs_grad = false;
+}
+
+/* reader[b]: the last layer reading blob b; uses[b]: how many read it. */
+static void count_readers(const dlg_net *net, int *reader, int *uses)
+{
+    for (int b = 0; b < net->nblobs; b++)
+        uses[b] = 0;
     for (int i = 0; i < net->nnodes; i++)
         for (int j = 0; j < net->nodes[i].l.nbottom; j++) {
             reader[net->nodes[i].bottoms[j]] = i;
             uses[net->nodes[i].bottoms[j]]++;
         }
-    for (int i = 0; i < net->nnodes; i++) {
-        dlg_node *bn = &net->nodes[i];
-        int t = bn->tops[0];
-        dlg_blob *b = &net->blobs[t];
-        if (bn->l.type != DLG_L_BN || uses[t] != 1 || b->keep || b->alias_of >= 0)
-            continue;
-        dlg_node *r = &net->nodes[reader[t]];
-        if (r->l.type != DLG_L_RELU || r->fused)
-            continue;
-        r->fused = true;
-        bn->l.p.bn.relu = true;
-        bn->tops[0] = r->tops[0];
-        net->blobs[r->tops[0]].producer = i;
-        b->dead = true;
-        b->needs_grad = false;
+}
+
+/* The only reader of node i's single output, if it has `type`; else -1. */
+static int sole_reader(const dlg_net *net, int i, dlg_layer_type type, const int *reader,
+                       const int *uses)
+{
+    const dlg_node *n = &net->nodes[i];
+    int t = n->tops[0];
+    const dlg_blob *b = &net->blobs[t];
+    if (n->l.ntop != 1 || uses[t] != 1 || b->keep || b->alias_of >= 0)
+        return -1;
+    const dlg_node *r = &net->nodes[reader[t]];
+    return r->l.type == type && !r->fused ? reader[t] : -1;
+}
+
+int dlg_net_fuse(dlg_net *net)
+{
+    bool relu = bn_kernels_fuse(net->bk), conv = !net->train && conv_kernels_fold(net->bk);
+    if (net->keep_all || (!relu && !conv))
+        return 0;
+    int *reader = malloc((size_t)net->nblobs * sizeof(int));
+    int *uses = malloc((size_t)net->nblobs * sizeof(int));
+    if (!reader || !uses) {
+        free(reader);
+        free(uses);
+        return dlg_net_fail(net, DLG_ENOMEM, "nn: out of memory planning '%s'", net->name);
+    }
+    count_readers(net, reader, uses);
+    for (int i = 0; i < net->nnodes && relu; i++) {
+        int r = net->nodes[i].l.type == DLG_L_BN ? sole_reader(net, i, DLG_L_RELU, reader, uses)
+                                                  : -1;
+        if (r >= 0) {
+            net->nodes[i].l.p.bn.relu = true;
+            fold(net, i, r);
+        }
+    }
+    for (int i = 0; i < net->nnodes && conv; i++) {
+        int r = net->nodes[i].l.type == DLG_L_CONV ? sole_reader(net, i, DLG_L_BN, reader, uses)
+                                                    : -1;
+        if (r >= 0) {
+            net->nodes[i].l.p.conv.bn = &net->nodes[r].l;
+            fold(net, i, r);
+        }
     }
     free(reader);
     free(uses);

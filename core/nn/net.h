@@ -18,7 +18,7 @@ typedef struct dlg_blob {
     bool needs_grad; /* decided at plan time */
     bool keep;       /* never shares memory (dlg_net_keep) */
     bool shared_data, shared_diff; /* in an arena, reused by other blobs */
-    bool dead;       /* output of a batch norm whose ReLU was folded into it */
+    bool dead;       /* never stored: the layer reading it was folded into its producer */
     float lr_mult, decay_mult;
     dlg_filler fill;
     int64_t fan_in;
@@ -31,7 +31,8 @@ typedef struct dlg_node {
     int params[DLG_LAYER_MAX_PARAMS];
     int64_t nparams, macs; /* macs: forward multiply-adds per image */
     bool need_backward;
-    bool fused; /* a ReLU folded into the batch norm before it: runs nothing */
+    bool fused; /* folded into the layer before it (ReLU into batch norm, batch
+                 * norm into convolution): runs nothing */
     const dlg_kernels *k;
     void *kctx;
     void *state;

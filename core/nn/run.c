@@ -220,8 +220,9 @@ static int host_io(dlg_net *net, int blob, dlg_which which, size_t count, void *
                                 b->name, (long long)b->t.count, count);
     if (b->dead)
         return dlg_net_complain(net, DLG_EINVAL,
-                                "nn: blob '%s': its ReLU was folded into the batch norm, so it "
-                                "is never stored; plan with keep_all or mark it with dlg_net_keep",
+                                "nn: blob '%s': the layer reading it was folded into the one "
+                                "writing it, so it is never stored; plan with keep_all or mark "
+                                "it with dlg_net_keep",
                                 b->name);
     if (which == DLG_DIFF ? b->shared_diff : b->shared_data)
         return dlg_net_complain(net, DLG_EINVAL,

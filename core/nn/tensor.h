@@ -51,9 +51,15 @@ typedef enum dlg_layer_type {
 
 typedef enum dlg_pool_mode { DLG_POOL_MAX = 0, DLG_POOL_AVG = 1 } dlg_pool_mode;
 
+/* bn: in an inference plan, the batch norm (with its fused ReLU, if any)
+ * that alone read this convolution's output, folded into it by the planner
+ * (kernels say folds_bn): y = relu?(scale * conv(x) + shift) with the
+ * per-channel scale/shift of dlg_bn_fold; NULL otherwise. */
+struct dlg_layer;
 typedef struct dlg_conv_param {
     int kh, kw, sh, sw, ph, pw, dh, dw, groups;
     bool bias;
+    const struct dlg_layer *bn;
 } dlg_conv_param;
 
 typedef struct dlg_pool_param {

@@ -47,6 +47,10 @@ typedef struct cpu_prim {
 /* Creates the primitive from a descriptor (op desc + optional hint). */
 int cpu_prim_create(cpu_ctx *c, cpu_prim *p, const void *op_desc, const_dnnl_primitive_desc_t hint,
                     char *err, size_t errlen);
+/* The same with post-ops (NULL: none) applied as the output is written. */
+int cpu_prim_create_po(cpu_ctx *c, cpu_prim *p, const void *op_desc,
+                       const_dnnl_primitive_desc_t hint, const_dnnl_post_ops_t po, char *err,
+                       size_t errlen);
 /* The same from a primitive descriptor made otherwise (sum); takes it. */
 int cpu_prim_from_pd(cpu_ctx *c, cpu_prim *p, dnnl_primitive_desc_t pd, char *err, size_t errlen);
 /* Attributes every primitive uses (user-managed scratchpad); caller

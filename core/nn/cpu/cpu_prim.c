@@ -105,11 +105,21 @@ dnnl_primitive_attr_t cpu_attr(void)
 int cpu_prim_create(cpu_ctx *c, cpu_prim *p, const void *op_desc, const_dnnl_primitive_desc_t hint,
                     char *err, size_t errlen)
 {
+    return cpu_prim_create_po(c, p, op_desc, hint, NULL, err, errlen);
+}
+
+int cpu_prim_create_po(cpu_ctx *c, cpu_prim *p, const void *op_desc,
+                       const_dnnl_primitive_desc_t hint, const_dnnl_post_ops_t po, char *err,
+                       size_t errlen)
+{
     memset(p, 0, sizeof *p);
     dnnl_primitive_attr_t attr = cpu_attr();
     dnnl_primitive_desc_t pd;
-    dnnl_status_t st =
-        attr ? dnnl_primitive_desc_create(&pd, op_desc, attr, c->eng, hint) : dnnl_out_of_memory;
+    dnnl_status_t st = attr ? dnnl_success : dnnl_out_of_memory;
+    if (st == dnnl_success && po)
+        st = dnnl_primitive_attr_set_post_ops(attr, po);
+    if (st == dnnl_success)
+        st = dnnl_primitive_desc_create(&pd, op_desc, attr, c->eng, hint);
     if (attr)
         dnnl_primitive_attr_destroy(attr);
     if (st != dnnl_success)

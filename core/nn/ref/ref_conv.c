@@ -1,6 +1,8 @@
 /* Reference convolution (groups, stride, pad, dilation) and inner product. */
 #include "ref.h"
 
+#include <math.h>
+
 typedef struct geom {
     int64_t n, c, h, w, oc, oh, ow, cin, cout; /* cin/cout: per group */
 } geom;
@@ -23,6 +25,12 @@ static int conv_forward(void *ctx, dlg_layer *l, void *state)
     for (int64_t n = 0; n < gm.n; n++)
         for (int64_t o = 0; o < gm.oc; o++) {
             int64_t g = o / gm.cout;
+            double scale = 1, shift = 0; /* a folded batch norm, in double */
+            if (p->bn) {
+                const dlg_layer *bn = p->bn;
+                scale = F(bn->param[0])[o] / sqrt((double)F(bn->param[3])[o] + bn->p.bn.eps);
+                shift = F(bn->param[1])[o] - F(bn->param[2])[o] * scale;
+            }
             for (int64_t oh = 0; oh < gm.oh; oh++)
                 for (int64_t ow = 0; ow < gm.ow; ow++) {
                     double acc = b ? b[o] : 0.0;
@@ -41,6 +49,10 @@ static int conv_forward(void *ctx, dlg_layer *l, void *state)
                                     w[((o * gm.cin + ic) * p->kh + kh) * p->kw + kw];
                             }
                         }
+                    if (p->bn) {
+                        acc = scale * (float)acc + shift;
+                        acc = p->bn->p.bn.relu && acc < 0 ? 0 : acc;
+                    }
                     y[((n * gm.oc + o) * gm.oh + oh) * gm.ow + ow] = (float)acc;
                 }
         }
@@ -139,7 +151,10 @@ static int conv_backward(void *ctx, dlg_layer *l, void *state)
 }
 
 const dlg_kernels dlg_ref_conv = {
-    .setup = dlg_ref_setup_none, .forward = conv_forward, .backward = conv_backward};
+    .setup = dlg_ref_setup_none,
+    .forward = conv_forward,
+    .backward = conv_backward,
+    .folds_bn = true};
 
 static int fc_forward(void *ctx, dlg_layer *l, void *state)
 {
