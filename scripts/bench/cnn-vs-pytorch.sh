@@ -4,7 +4,8 @@
 # batch 16, infer at batch 1 (latency), 224x224 synthetic input, median step
 # time over STEPS timed steps after 2 warm-up steps (dlgauge: the runner's
 # step-latency p50; PyTorch: statistics.median).  PyTorch runs NCHW and
-# channels_last; the better counts.  Each case runs in a fresh process, so
+# channels_last, and for inference also scripted + optimize_for_inference
+# ("frozen": batch norm folded, as dlgauge folds it); the best counts.  Each case runs in a fresh process, so
 # peak RSS is per case.  Ratio = dlgauge images/s / PyTorch images/s.
 #
 # usage: scripts/bench/cnn-vs-pytorch.sh [BUILD_DIR] [THREADS]
@@ -61,9 +62,12 @@ for c in "${cases[@]}"; do
   printf '[sink csv]\npath = %s\n[job %s]\nworkload = %s\nmode = %s\nbatch = %s\ncrop = 224\ncpus = %s\nwarmup = 2\niterations = %s\n' \
     "$work/dlg-$name.csv" "$name" "$model" "$mode" "$batch" "$threads" "$steps" >"$work/$name.ini"
   (cd "$work" && "$dlg" run "$work/$name.ini" >"$work/dlg.log" 2>&1) || { cat "$work/dlg.log"; exit 1; }
-  for fmt in nchw cl; do
+  fmts="nchw cl"
+  [ "$mode" = infer ] && fmts="nchw cl frozen"
+  for fmt in $fmts; do
     "${torch_env[@]}" /usr/bin/python3 "$src/scripts/bench/cnn_peer.py" \
-      "$model" "$mode" "$batch" "$threads" "$steps" "$fmt" >"$work/torch-$name-$fmt.json"
+      "$model" "$mode" "$batch" "$threads" "$steps" "$fmt" >"$work/torch-$name-$fmt.json" ||
+      { echo "   PyTorch $fmt failed for $name; left out" >&2; rm -f "$work/torch-$name-$fmt.json"; }
   done
   echo "   $name done"
 done
@@ -71,7 +75,7 @@ done
   alexnet infer 1 "$threads" 1 nchw 2>&1 | grep -m2 '^onednn_verbose,info' | sed 's/^/PyTorch /' || true
 
 python3 - "$work" "${cases[@]}" <<'PY'
-import csv, json, sys
+import csv, json, os, sys
 work, cases = sys.argv[1], [c.split() for c in sys.argv[2:]]
 rows = {c[0]: next(csv.DictReader(open(f"{work}/dlg-{c[0]}.csv"))) for c in cases}
 blas = None
@@ -84,14 +88,16 @@ for name, model, mode, batch, steps in cases:
         continue
     p50 = float(r["latency_p50_us"]) / 1e6
     dips = int(batch) / p50
-    t = {f: json.load(open(f"{work}/torch-{name}-{f}.json")) for f in ("nchw", "cl")}
+    t = {f: json.load(open(f"{work}/torch-{name}-{f}.json")) for f in ("nchw", "cl", "frozen")
+         if os.path.exists(f"{work}/torch-{name}-{f}.json")}
     best = max(t, key=lambda f: t[f]["images_per_s"])
     tb = t[best]
     blas = tb.get("openblas_core") or ",".join(tb.get("blas_libs", [])) or "none"
     print(f"{name:20} {dips:13.2f} {tb['images_per_s']:11.2f} {best:>4} {dips / tb['images_per_s']:6.2f} "
           f"{p50 * 1e3:10.1f} {tb['median_s'] * 1e3:9.1f} {int(r['rss_peak_bytes']) / 2**20:10.0f} "
           f"{tb['rss_peak_bytes'] / 2**20:12.0f} {float(r.get('pct_peak') or 0):9.1f}")
-    print(f"{'':20} (torch nchw {t['nchw']['images_per_s']:.2f}, channels_last {t['cl']['images_per_s']:.2f} img/s; "
+    frozen = f", frozen {t['frozen']['images_per_s']:.2f}" if "frozen" in t else ""
+    print(f"{'':20} (torch nchw {t['nchw']['images_per_s']:.2f}, channels_last {t['cl']['images_per_s']:.2f}{frozen} img/s; "
           f"dlgauge {float(r['gflops']):.1f} GFLOP/s, isa {r['dnnl_isa']})")
 print(f"peak: {rows[cases[0][0]]['peak_source']}")
 print(f"PyTorch BLAS kernel: {blas}")

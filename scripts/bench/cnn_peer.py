@@ -2,7 +2,10 @@
 """PyTorch peer of the caffe workloads (scripts/bench/cnn-vs-pytorch.sh).
 
 cnn_peer.py MODEL MODE BATCH THREADS STEPS FORMAT
-  MODEL resnet50|alexnet (torchvision), MODE train|infer, FORMAT nchw|cl.
+  MODEL resnet50|alexnet (torchvision), MODE train|infer, FORMAT nchw|cl|frozen.
+  frozen (inference only): torch.jit.optimize_for_inference of the scripted
+  eval model (freezes it, folds batch norm into convolutions, fuses what
+  oneDNN can), PyTorch's own answer to dlgauge's plan-time folding.
 Synthetic 224x224 input made once; warm-up steps, then STEPS timed steps.
 Prints one JSON line: median step seconds, images/s, peak RSS bytes, BLAS.
 """
@@ -55,6 +58,10 @@ def main():
     model.train(train)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
     loss_fn = torch.nn.CrossEntropyLoss()
+    if fmt == "frozen":
+        if train:
+            sys.exit("frozen is an inference format")
+        model = torch.jit.optimize_for_inference(torch.jit.script(model.eval()))
 
     def step():
         if train:

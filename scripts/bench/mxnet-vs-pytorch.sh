@@ -6,7 +6,9 @@
 # PyTorch's word_language_model loop with clip 0.25 and SGD lr 20).  Median
 # step time over STEPS timed steps after 2 warm-up steps (dlgauge: the
 # runner's step-latency p50; PyTorch: statistics.median).  PyTorch's
-# Inception runs NCHW and channels_last; the better counts.  Ratio =
+# Inception runs NCHW and channels_last, and for inference also scripted +
+# optimize_for_inference ("frozen": batch norm folded, as dlgauge folds it);
+# the best counts.  Ratio =
 # dlgauge items/s / PyTorch items/s.
 #
 # usage: scripts/bench/mxnet-vs-pytorch.sh [BUILD_DIR] [THREADS]
@@ -53,9 +55,12 @@ echo "== PyTorch runs"
 for c in "${cases[@]}"; do
   read -r name wl mode batch steps unit <<<"$c"
   if [ "$wl" = inception-v3 ]; then
-    for fmt in nchw cl; do
+    fmts="nchw cl"
+    [ "$mode" = infer ] && fmts="nchw cl frozen"
+    for fmt in $fmts; do
       "${torch_env[@]}" /usr/bin/python3 "$src/scripts/bench/mxnet_peer.py" \
-        inception "$mode" "$batch" "$threads" "$steps" "$fmt" >"$work/torch-$name-$fmt.json"
+        inception "$mode" "$batch" "$threads" "$steps" "$fmt" >"$work/torch-$name-$fmt.json" ||
+        { echo "   PyTorch $fmt failed for $name; left out" >&2; rm -f "$work/torch-$name-$fmt.json"; }
     done
   else
     "${torch_env[@]}" /usr/bin/python3 "$src/scripts/bench/mxnet_peer.py" \
@@ -65,7 +70,7 @@ for c in "${cases[@]}"; do
 done
 
 python3 - "$work" "${cases[@]}" <<'PY'
-import csv, json, sys
+import csv, json, os, sys
 work, cases = sys.argv[1], [c.split() for c in sys.argv[2:]]
 rows = {r["job"]: r for r in csv.DictReader(open(f"{work}/dlg.csv"))}
 print(f"{'case':22} {'dlgauge/s':>10} {'torch/s':>9} {'fmt':>4} {'ratio':>6} {'unit':>7} "
@@ -78,7 +83,8 @@ for name, wl, mode, batch, steps, unit in cases:
     p50 = float(r["latency_p50_us"]) / 1e6
     items = int(batch) * (35 if wl == "lstm-ptb" else 1)
     d = items / p50
-    t = {f: json.load(open(f"{work}/torch-{name}-{f}.json")) for f in ("nchw", "cl")}
+    t = {f: json.load(open(f"{work}/torch-{name}-{f}.json")) for f in ("nchw", "cl", "frozen")
+         if os.path.exists(f"{work}/torch-{name}-{f}.json")}
     best = max(t, key=lambda f: t[f]["items_per_s"])
     tb = t[best]
     fmt = best if wl != "lstm-ptb" else "-"
@@ -86,7 +92,8 @@ for name, wl, mode, batch, steps, unit in cases:
           f"{p50 * 1e3:10.1f} {tb['median_s'] * 1e3:9.1f} {int(r['rss_peak_bytes']) / 2**20:10.0f} "
           f"{tb['rss_peak_bytes'] / 2**20:12.0f} {float(r.get('pct_peak') or 0):9.1f}")
     if wl != "lstm-ptb":
+        frozen = f", frozen {t['frozen']['items_per_s']:.2f}" if "frozen" in t else ""
         print(f"{'':22} (torch nchw {t['nchw']['items_per_s']:.2f}, channels_last "
-              f"{t['cl']['items_per_s']:.2f} img/s)")
+              f"{t['cl']['items_per_s']:.2f}{frozen} img/s)")
 print(f"peak: {rows[cases[0][0]]['peak_source']}; torch {tb['torch']}")
 PY

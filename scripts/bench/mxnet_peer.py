@@ -44,6 +44,10 @@ def inception(mode, batch, steps, fmt):
     model.train(train)
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)
     loss_fn = torch.nn.CrossEntropyLoss()
+    if fmt == "frozen":  # inference only: scripted, frozen, batch norm folded
+        if train:
+            sys.exit("frozen is an inference format")
+        model = torch.jit.optimize_for_inference(torch.jit.script(model.eval()))
 
     def step():
         if train:
@@ -52,7 +56,8 @@ def inception(mode, batch, steps, fmt):
             opt.step()
         else:
             with torch.inference_mode():
-                loss_fn(model(x), y)
+                out = model(x)  # scripted: InceptionOutputs (logits, aux)
+                loss_fn(out[0] if isinstance(out, tuple) else out, y)
 
     return timed(step, steps), batch
 
