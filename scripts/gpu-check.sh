@@ -80,6 +80,8 @@ log() { echo "$*" | tee -a "$OUT/gpu-check.log"; }
 # dlgauge precision -> backend
 backend_of() { case "$1" in fp32) echo cuda:0 ;; tf32) echo cuda-tf32:0 ;; bf16) echo cuda-bf16:0 ;;
   fp16) echo cuda-fp16:0 ;; *) echo - ;; esac; }
+# the order of 4-d activations (cuda_check bench prints it as layout=)
+layout_of() { case "$1" in bf16|fp16) echo nhwc ;; *) echo nchw ;; esac; }
 
 if [ $DRY = 1 ]; then
   echo "gpu-check (dry run): models [$MODELS] precisions [$PRECS] batch $BATCH iters $ITERS budget ${BUDGET}s"
@@ -87,7 +89,7 @@ if [ $DRY = 1 ]; then
     echo "  case lstm-ptb train $p batch $b dlgauge backend $(backend_of $p) (tokens/s)"
   done; done
   for m in $CNNS; do for mode in train infer; do for p in $PRECS; do
-    echo "  case $m $mode $p batch $BATCH dlgauge backend $(backend_of $p)"
+    echo "  case $m $mode $p batch $BATCH dlgauge backend $(backend_of $p) layout $(layout_of $p)"
   done; done; done
   echo "  case resnet50 train (first of bf16 fp32) batch $BATCH graphs=off"
   exec $PY "$ROOT/scripts/gpu_table.py" --dlgauge "$ROOT/tests/cuda/canned/dlgauge.txt" \
@@ -123,6 +125,9 @@ build() {
   $NVCC -std=c++17 -O3 -gencode arch=compute_$ARCH,code=sm_$ARCH -Xcompiler -Wall,-Wextra,-fPIC,-fno-threadsafe-statics \
     -c "$ROOT/core/nn/cuda/cuda_seq_kernels.cu" -o "$BUILD/cuda_seq_kernels.o" || return 1
   objs+=("$BUILD/cuda_seq_kernels.o")
+  $NVCC -std=c++17 -O3 -gencode arch=compute_$ARCH,code=sm_$ARCH -Xcompiler -Wall,-Wextra,-fPIC,-fno-threadsafe-statics \
+    -c "$ROOT/core/nn/cuda/cuda_nhwc_kernels.cu" -o "$BUILD/cuda_nhwc_kernels.o" || return 1
+  objs+=("$BUILD/cuda_nhwc_kernels.o")
   for f in "$ROOT"/core/nn/*.c "$ROOT"/core/nn/ref/*.c "$ROOT"/core/nn/models/*.c \
            "$ROOT"/core/nn/cuda/*.c "$ROOT/core/runtime/gpu_nvml.c" "$ROOT/tests/cuda/cuda_check.c" "$ROOT/tests/cuda/cuda_check_seq.c" \
            "$ROOT/tests/cuda/cuda_check_scale.c" "$ROOT/tests/cuda/cuda_check_graphs.c"; do
@@ -152,7 +157,9 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > 
 GPU=$(head -1 "$OUT/gpu.txt" | cut -d, -f1)
 case "$GPU" in *NVIDIA*|*Tesla*|*GeForce*|*RTX*) ;; *) GPU=$($PY -c 'import torch; print(torch.cuda.get_device_name(0))' 2>/dev/null) ;; esac
 log "gpu-check: GPU $GPU"
-timeout 150 env LD_LIBRARY_PATH=$DLG_LD "$BUILD/cuda_check" layers cuda:0 cuda-tf32:0 cuda-bf16:0 cuda-fp16:0 2>&1 | tee "$OUT/layers.txt"
+# bf16 and fp16 keep 4-d activations channels-last (NHWC, the default);
+# cuda-bf16:0/nchw runs the layer cases once more with them in NCHW order
+timeout 150 env LD_LIBRARY_PATH=$DLG_LD "$BUILD/cuda_check" layers cuda:0 cuda-tf32:0 cuda-bf16:0 cuda-fp16:0 cuda-bf16:0/nchw 2>&1 | tee "$OUT/layers.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || { FAIL=1; log "gpu-check: LAYER CHECKS FAILED"; }
 
 # ---- 2. benchmarks: dlgauge, then PyTorch on the same cases ------------------------

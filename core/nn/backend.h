@@ -17,6 +17,7 @@ typedef struct dlg_backend_opts {
     uint64_t workspace_bytes;
     bool deterministic;
     dlg_graphs graphs;
+    bool half_nchw;
 } dlg_backend_opts;
 
 /* One whole step for run_step: launch() enqueues it eagerly through the

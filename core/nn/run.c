@@ -21,7 +21,7 @@ int dlg_net_plan(dlg_net *net, const dlg_plan_opts *opts)
     dlg_backend_opts bo = {0};
     if (opts)
         bo = (dlg_backend_opts){opts->threads, opts->algo_cache, opts->workspace_bytes,
-                                opts->deterministic, opts->graphs};
+                                opts->deterministic, opts->graphs, opts->half_nchw};
     char err[256] = "";
     int rc = bk->open(&bo, &net->ctx, err, sizeof err);
     if (rc < 0)

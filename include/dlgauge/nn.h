@@ -195,6 +195,10 @@ typedef struct dlg_plan_opts {
                                * quarter of the free memory, at most 16 GiB */
     bool deterministic;       /* only deterministic conv algorithms */
     dlg_graphs graphs;        /* capture dlg_net_train_step/infer_step */
+    /* cuda-bf16/cuda-fp16: keep 4-d activations in NCHW order instead of
+     * channels-last (NHWC, the default: cuDNN's tensor-core kernels and
+     * persistent batch norm want it); for comparisons and tests */
+    bool half_nchw;
 } dlg_plan_opts;
 int dlg_net_plan(dlg_net *net, const dlg_plan_opts *opts);
 /* Keep a blob's data and gradient readable after forward/backward (its own

@@ -2,15 +2,19 @@
  * skips it with 77 on a machine without a GPU, and by scripts/gpu-check.sh).
  *
  *   cuda_check layers [backend ...]   every layer forward/backward on the
- *        backend (default cuda:0, cuda-tf32:0, cuda-bf16:0, cuda-fp16:0)
+ *        backend (default cuda:0, cuda-tf32:0, cuda-bf16:0, cuda-fp16:0,
+ *        cuda-bf16:0/nchw: the layer cases with half activations in NCHW
+ *        order, dlg_plan_opts.half_nchw; bf16/fp16 are channels-last else)
  *        against "ref" (rel err < 1e-4, 5e-3, 2e-2, 2e-2), on random
  *        inputs drawn fresh each run, outputs poisoned (NaN) first; fp16
  *        also runs the loss-scaling case (cuda_check_scale.c).
  *        Also the CUDA-graph case (cuda_check_graphs.c).  --deterministic
  *        first: only deterministic convolution algorithms.
  *   cuda_check bench MODEL train|infer BACKEND BATCH [WARMUP ITERS [graphs=off]
- *        [algo_cache=PATH]]: steps timed by CUDA events, prints "bench model
- *        mode backend batch img/s ms/step ... graphs=on|off replays=N"
+ *        [algo_cache=PATH] [layout=nchw]]: steps timed by CUDA events, prints
+ *        "bench model mode backend batch img/s ms/step ... graphs=on|off
+ *        replays=N timing=.. layout=nhwc|nchw" (half backends: NHWC unless
+ *        layout=nchw)
  *   cuda_check bench lstm-ptb train|infer BACKEND BATCH [WARMUP ITERS]:
  *        tokens/s of the lstm-ptb workload's step, BATCH streams of bptt
  *        35 (cuda_check_seq.c; prints the bench line with unit=tok)
@@ -123,6 +127,42 @@ static void b_loss(dlg_net *n, netio *io)
     io->out = dlg_softmax_loss(n, "loss", f, io->label);
     io->loss = true;
 }
+/* channels-last specifics: fc after a 6x6 map in a half (NHWC) blob, a
+ * concat of half blobs (a conv and a ceil-mode pooling), batch norm with
+ * C a multiple of 8 (cuDNN's persistent NHWC kernels), with a ReLU that
+ * the planner folds into it (the case plans without keep_all) */
+static void b_fc6x6(dlg_net *n, netio *io)
+{
+    io->in[io->nin++] = dlg_input(n, "x", 4, 8, 6, 6);
+    int c = dlg_conv(n, "conv", io->in[0], 16, 3, 1, 1, 1);
+    io->out = dlg_fc(n, "fc", c, 10);
+}
+static void b_concat_half(dlg_net *n, netio *io)
+{
+    io->in[io->nin++] = dlg_input(n, "x", 2, 6, 13, 13);
+    int cv = dlg_conv(n, "conv", io->in[0], 5, 3, 2, 0, 1);
+    int pl = dlg_max_pool(n, "pool", io->in[0], 3, 2, 0);
+    int parts[2] = {cv, pl};
+    io->out = dlg_concat(n, "cat", 2, parts);
+}
+static void b_bn16(dlg_net *n, netio *io)
+{
+    io->in[io->nin++] = dlg_input(n, "x", 4, 16, 6, 5);
+    io->out = dlg_batchnorm(n, "bn", io->in[0], 1e-5f);
+}
+static void b_bn_relu(dlg_net *n, netio *io)
+{
+    io->in[io->nin++] = dlg_input(n, "x", 4, 16, 6, 5);
+    int b = dlg_batchnorm(n, "bn", io->in[0], 1e-5f);
+    io->out = dlg_relu(n, "relu", b);
+}
+static void b_conv_bn_relu(dlg_net *n, netio *io)
+{
+    io->in[io->nin++] = dlg_input(n, "x", 4, 3, 9, 9);
+    int c = dlg_conv(n, "conv", io->in[0], 16, 3, 1, 1, 1);
+    int b = dlg_batchnorm(n, "bn", c, 1e-5f);
+    io->out = dlg_relu(n, "relu", b);
+}
 static void b_dropout_test(dlg_net *n, netio *io)
 {
     io->in[io->nin++] = dlg_input(n, "x", 2, 3, 4, 5);
@@ -132,20 +172,29 @@ static void b_dropout_test(dlg_net *n, netio *io)
 typedef struct lcase {
     const char *name;
     build_fn build;
-    bool test_mode; /* compare in inference mode (dropout) */
+    bool test_mode; /* compare in inference mode (dropout, batch norm) */
+    /* plan the device net without keep_all, so the planner folds a ReLU
+     * into the batch norm before it; random params (running statistics) */
+    bool fused, rand_params;
 } lcase;
 
 static const lcase cases[] = {
-    {"conv_g2_d2_s2", b_conv, false},  {"conv_1x1", b_conv1x1, false},
-    {"conv_11x11_s4", b_conv_big, false}, {"maxpool_p1", b_maxpool, false},
-    {"maxpool_ceil", b_maxpool_ceil, false}, {"avgpool_p1", b_avgpool, false},
-    {"global_avgpool", b_gap, false},  {"lrn", b_lrn, false},
-    {"relu", b_relu, false},           {"batchnorm", b_bn, false},
-    {"fc", b_fc, false},               {"concat", b_concat, false},
-    {"add_split", b_add_split, false}, {"softmax", b_softmax, false},
-    {"softmax_loss", b_loss, false},   {"dropout_infer", b_dropout_test, true},
-    {"embed", seq_case_embed, false},  {"lstm", seq_case_lstm, false},
-    {"lstm2", seq_case_lstm2, false},  {"lstm_lm", seq_case_lstm_lm, false},
+    {"conv_g2_d2_s2", b_conv, false, false, false},  {"conv_1x1", b_conv1x1, false, false, false},
+    {"conv_11x11_s4", b_conv_big, false, false, false}, {"maxpool_p1", b_maxpool, false, false, false},
+    {"maxpool_ceil", b_maxpool_ceil, false, false, false}, {"avgpool_p1", b_avgpool, false, false, false},
+    {"global_avgpool", b_gap, false, false, false},  {"lrn", b_lrn, false, false, false},
+    {"relu", b_relu, false, false, false},           {"batchnorm", b_bn, false, false, false},
+    {"fc", b_fc, false, false, false},               {"concat", b_concat, false, false, false},
+    {"add_split", b_add_split, false, false, false}, {"softmax", b_softmax, false, false, false},
+    {"softmax_loss", b_loss, false, false, false},   {"dropout_infer", b_dropout_test, true, false, false},
+    {"fc_after_6x6", b_fc6x6, false, false, false},  {"concat_half", b_concat_half, false, false, false},
+    {"bn_c16", b_bn16, false, false, true},
+    {"bn_relu_fused", b_bn_relu, false, true, true},
+    {"conv_bn_relu", b_conv_bn_relu, false, true, true},
+    {"bn_infer", b_bn16, true, false, true},
+    {"bn_relu_infer", b_bn_relu, true, true, true},
+    {"embed", seq_case_embed, false, false, false},  {"lstm", seq_case_lstm, false, false, false},
+    {"lstm2", seq_case_lstm2, false, false, false},  {"lstm_lm", seq_case_lstm_lm, false, false, false},
 };
 
 /* ---- comparing ------------------------------------------------------------ */
@@ -297,8 +346,39 @@ static int compare_norms(pair *p, double tol, double *worst)
     return fails;
 }
 
-static int run_case(const lcase *c, const char *backend, double tol, uint64_t seed, bool det)
+/* "NAME/nchw": backend NAME with half activations in NCHW order */
+static bool split_layout(const char *arg, char *name, size_t len)
 {
+    const char *sl = strchr(arg, '/');
+    size_t n = sl ? (size_t)(sl - arg) : strlen(arg);
+    snprintf(name, len, "%.*s", (int)n, arg);
+    return sl && strcmp(sl, "/nchw") == 0;
+}
+
+/* the same random values in [0.5, 1.5) into every param of both nets
+ * (positive: batch norm's running variance is one of them) */
+static int rand_params(pair *p)
+{
+    int fails = 0;
+    for (int i = 0; i < dlg_net_layer_count(p->ref); i++) {
+        dlg_layer_info li;
+        dlg_net_layer_info(p->ref, i, &li);
+        for (int k = 0, b; (b = dlg_net_param(p->ref, li.name, k)) >= 0; k++) {
+            size_t n = count_of(p->ref, b);
+            float *v = malloc(n * sizeof(float));
+            for (size_t j = 0; v && j < n; j++)
+                v[j] = (float)(0.5 + urand());
+            fails += !v || write_same(p, b, DLG_DATA, v, n) < 0;
+            free(v);
+        }
+    }
+    return fails;
+}
+
+static int run_case(const lcase *c, const char *backend_arg, double tol, uint64_t seed, bool det)
+{
+    char backend[64];
+    bool nchw = split_layout(backend_arg, backend, sizeof backend);
     pair p = {NULL, NULL, 1.f};
     netio io_r = {.label = -1}, io_d = {.label = -1};
     dlg_net_create(&p.ref, c->name);
@@ -319,6 +399,8 @@ static int run_case(const lcase *c, const char *backend, double tol, uint64_t se
     }
     o.backend = backend;
     o.deterministic = det;
+    o.half_nchw = nchw;
+    o.keep_all = !c->fused;
     if (dlg_net_plan(p.dev, &o) < 0) {
         printf("  %-16s FAIL plan %s: %s\n", c->name, backend, dlg_net_error(p.dev));
         fails++;
@@ -328,6 +410,8 @@ static int run_case(const lcase *c, const char *backend, double tol, uint64_t se
         dlg_net_set_train(p.ref, false);
         dlg_net_set_train(p.dev, false);
     }
+    if (c->rand_params)
+        fails += rand_params(&p);
     for (int i = 0; i < io_r.nin; i++) {
         size_t n = count_of(p.ref, io_r.in[i]);
         float *v = malloc(n * sizeof(float));
@@ -449,9 +533,10 @@ static int cmd_layers(int argc, char **argv)
     bool det = argc > 0 && strcmp(argv[0], "--deterministic") == 0; /* only such conv algorithms */
     argc -= det;
     argv += det;
-    const char *defaults[] = {"cuda:0", "cuda-tf32:0", "cuda-bf16:0", "cuda-fp16:0"};
+    const char *defaults[] = {"cuda:0", "cuda-tf32:0", "cuda-bf16:0", "cuda-fp16:0",
+                              "cuda-bf16:0/nchw"};
     const char **bks = argc > 0 ? (const char **)argv : defaults;
-    int nb = argc > 0 ? argc : 4, fails = 0;
+    int nb = argc > 0 ? argc : 5, fails = 0;
     rng_state = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 20);
     printf("layers: seed %llu\n", (unsigned long long)rng_state);
     for (int b = 0; b < nb; b++) {
@@ -461,6 +546,8 @@ static int cmd_layers(int argc, char **argv)
         printf("backend %s (tolerance %.0e)\n", bks[b], tol);
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
             fails += run_case(&cases[i], bks[b], tol, rng_state + i, det);
+        if (strchr(bks[b], '/')) /* a layout variant: the layer cases only */
+            continue;
         fails += check_bad_label(bks[b]);
         fails += seq_check_bad_id(bks[b]);
         fails += check_graphs(bks[b]);
@@ -493,11 +580,13 @@ static int cmd_bench(int argc, char **argv)
                         "[graphs=off] [algo_cache=PATH]]\n");
         return 2;
     }
-    bool graphs = true;
+    bool graphs = true, nchw = false;
     const char *cache = NULL;
     for (int i = 6; i < argc; i++) {
         if (strcmp(argv[i], "graphs=off") == 0)
             graphs = false;
+        else if (strcmp(argv[i], "layout=nchw") == 0)
+            nchw = true;
         else if (strncmp(argv[i], "algo_cache=", 11) == 0)
             cache = argv[i] + 11;
         else {
@@ -514,7 +603,10 @@ static int cmd_bench(int argc, char **argv)
     dlg_net_create(&net, model);
     int loss = dlg_model_build(net, model, batch, 1000);
     dlg_plan_opts o = {.backend = backend, .train = train, .seed = 1, .algo_cache = cache,
-                       .graphs = graphs ? DLG_GRAPHS_AUTO : DLG_GRAPHS_OFF};
+                       .graphs = graphs ? DLG_GRAPHS_AUTO : DLG_GRAPHS_OFF, .half_nchw = nchw};
+    /* the order of 4-d activations: channels-last on the half backends */
+    bool half = strstr(backend, "bf16") || strstr(backend, "fp16");
+    const char *layout = half && !nchw ? "nhwc" : "nchw";
     double t0 = now_s();
     if (loss < 0 || dlg_net_plan(net, &o) < 0) {
         printf("bench %s %s %s %d FAIL %s\n", model, argv[1], backend, batch, dlg_net_error(net));
@@ -569,10 +661,10 @@ static int cmd_bench(int argc, char **argv)
     if (dlg_net_loss_scale(net, &scale, &skipped) > 0)
         snprintf(ls, sizeof ls, " loss_scale=%g skipped=%lld", scale, (long long)skipped);
     printf("bench %s %s %s %d %.1f %.3f macs=%lld plan_s=%.1f loss=%.3f%s graphs=%s replays=%llu "
-           "timing=%s\n",
+           "timing=%s layout=%s\n",
            model, argv[1], backend, batch, ips, 1e3 * dt / iters,
            (long long)dlg_net_macs_total(net), plan_s, out[0], ls, graphs ? "on" : "off",
-           (unsigned long long)st.replayed, events && dev_ns ? "events" : "host");
+           (unsigned long long)st.replayed, events && dev_ns ? "events" : "host", layout);
     if (energy)
         printf("energy %s %s %s %d %.4f\n", model, argv[1], backend, batch,
                (double)(e1 - e0) / 1e3 / ((double)batch * iters));

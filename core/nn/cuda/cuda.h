@@ -76,6 +76,9 @@ typedef struct dlg_cuda_ctx {
     int timer_cur;
     bool timer_open;
     void *blas_ws; /* cuBLAS workspace: set once, so capture allocates nothing */
+    /* half maths: 4-d activations stored channels-last (cuda_nhwc.h);
+     * off for fp32/tf32 and with dlg_plan_opts.half_nchw */
+    bool nhwc;
 } dlg_cuda_ctx;
 
 extern const dlg_kernels dlg_cuda_conv, dlg_cuda_fc, dlg_cuda_pool, dlg_cuda_lrn, dlg_cuda_bn,

@@ -158,6 +158,7 @@ static int cuda_open(const dlg_backend_opts *o, void **ctx, char *err, size_t er
     c->math = math;
     c->deterministic = o && o->deterministic;
     c->graphs = o ? o->graphs : DLG_GRAPHS_AUTO;
+    c->nhwc = dlg_nhwc_wanted(math == DLG_CUDA_BF16 || math == DLG_CUDA_FP16, o && o->half_nchw);
     int rc = open_handles(c, err, errlen);
     if (!rc)
         rc = dlg_cuda_clip_open(c, err, errlen);
@@ -424,7 +425,7 @@ DLG_CUDA_OPENS(7)
                 [DLG_L_POOL] = &dlg_cuda_pool_h,                                              \
                 [DLG_L_LRN] = &dlg_cuda_staged_h,                                             \
                 [DLG_L_RELU] = &dlg_cuda_relu_h,                                              \
-                [DLG_L_BN] = &dlg_cuda_staged_h,                                              \
+                [DLG_L_BN] = &dlg_cuda_bn_h,                                                  \
                 [DLG_L_FC] = &dlg_cuda_fc_h,                                                  \
                 [DLG_L_DROPOUT] = &dlg_cuda_dropout_h,                                        \
                 [DLG_L_CONCAT] = &dlg_cuda_concat_h,                                          \

@@ -49,16 +49,18 @@ static int make_descs(dlg_cuda_ctx *c, const dlg_layer *l, conv_state *s, char *
     const dlg_conv_param *p = &l->p.conv;
     const dlg_shape *xs = &l->bottom[0]->shape, *ys = &l->top[0]->shape;
     cudnnDataType_t dt = dlg_cuda_is_half(c) ? dlg_cuda_half_dnn(c) : CUDNN_DATA_FLOAT;
-    int rc = dlg_cuda_tensor_desc_t(&s->x, xs, dt);
+    /* channels-last half: x, y and the filter (OHWI) all NHWC */
+    int rc = dlg_cuda_is_half(c) ? dlg_half_desc(&s->x, c, xs) : dlg_cuda_tensor_desc_t(&s->x, xs, dt);
     if (!rc)
-        rc = dlg_cuda_tensor_desc_t(&s->y, ys, dt);
+        rc = dlg_cuda_is_half(c) ? dlg_half_desc(&s->y, c, ys) : dlg_cuda_tensor_desc_t(&s->y, ys, dt);
     dlg_shape bs = {4, {1, ys->d[1], 1, 1, 1}};
     if (!rc)
         rc = dlg_cuda_tensor_desc(&s->b, &bs);
     if (!rc)
         rc = dlg_cudnn_err(cudnnCreateFilterDescriptor(&s->w), "filter descriptor", err, errlen);
     if (!rc)
-        rc = dlg_cudnn_err(cudnnSetFilter4dDescriptor(s->w, dt, CUDNN_TENSOR_NCHW,
+        rc = dlg_cudnn_err(cudnnSetFilter4dDescriptor(s->w, dt,
+                                                      c->nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
                                                       (int)ys->d[1], (int)(xs->d[1] / p->groups),
                                                       p->kh, p->kw),
                            "filter descriptor", err, errlen);
@@ -126,6 +128,8 @@ static int find_algo(dlg_cuda_ctx *c, conv_state *s, const dlg_layer *l, int dir
     shape_key(key, sizeof key, names[dir], l);
     if (c->deterministic)
         strncat(key, ":det", sizeof key - strlen(key) - 1);
+    if (c->nhwc) /* channels-last half: other kernels win */
+        strncat(key, ":nhwc", sizeof key - strlen(key) - 1);
     const dlg_algo_entry *e = dlg_algo_cache_get(&c->cache, key);
     if (e) {
         *algo = e->algo;
@@ -270,7 +274,7 @@ static int conv_setup_h(void *ctx, const dlg_layer *l, void **state, size_t *ws,
         return rc;
     conv_state *s = *state;
     size_t wb = (size_t)l->param[0]->count * sizeof(dlg_half);
-    rc = dlg_half_io_setup(l, &s->io, 0, true, err, errlen);
+    rc = dlg_half_io_setup(ctx, l, &s->io, 0, true, err, errlen);
     if (!rc)
         rc = dlg_cuda_err(cudaMalloc((void **)&s->wh, wb), "conv half weights", err, errlen);
     if (!rc && l->backward && l->param_grad)
@@ -282,6 +286,32 @@ static int conv_setup_h(void *ctx, const dlg_layer *l, void **state, size_t *ws,
     return rc;
 }
 
+/* The fp32 OIHW master weights as the half filter: OHWI (transposed) for
+ * channels-last, else the same order; the half filter gradient back. */
+static int weights_to_half(dlg_cuda_ctx *c, const dlg_layer *l, conv_state *s)
+{
+    const dlg_conv_param *p = &l->p.conv;
+    int64_t o = l->top[0]->shape.d[1], i = l->bottom[0]->shape.d[1] / p->groups;
+    if (c->nhwc && p->kh * p->kw > 1 && i > 1)
+        return dlg_cuda_ok((cudaError_t)dlg_cuk_transpose(c->stream, dlg_cuda_htype(c), false, true,
+                                                          CF(l->param[0]), s->wh, o, i,
+                                                          (int64_t)p->kh * p->kw));
+    return dlg_cuda_ok((cudaError_t)dlg_cuk_f2h(c->stream, dlg_cuda_htype(c), CF(l->param[0]), s->wh,
+                                               l->param[0]->count));
+}
+
+static int weight_grad_to_f32(dlg_cuda_ctx *c, const dlg_layer *l, conv_state *s)
+{
+    const dlg_conv_param *p = &l->p.conv;
+    int64_t o = l->top[0]->shape.d[1], i = l->bottom[0]->shape.d[1] / p->groups;
+    if (c->nhwc && p->kh * p->kw > 1 && i > 1)
+        return dlg_cuda_ok((cudaError_t)dlg_cuk_transpose(c->stream, dlg_cuda_htype(c), true, false,
+                                                          s->dwh, CG(l->param[0]), o,
+                                                          (int64_t)p->kh * p->kw, i));
+    return dlg_cuda_ok((cudaError_t)dlg_cuk_h2f(c->stream, dlg_cuda_htype(c), s->dwh, CG(l->param[0]),
+                                               l->param[0]->count));
+}
+
 static int conv_forward_h(void *ctx, dlg_layer *l, void *vs)
 {
     dlg_cuda_ctx *c = ctx;
@@ -291,13 +321,16 @@ static int conv_forward_h(void *ctx, dlg_layer *l, void *vs)
     dlg_half *y = dlg_half_y(l, &s->io, 0);
     int rc = dlg_half_pre_fwd(c, l, &s->io);
     if (!rc)
-        rc = dlg_cuda_ok((cudaError_t)dlg_cuk_f2h(c->stream, dlg_cuda_htype(c), CF(l->param[0]), s->wh,
-                                                   l->param[0]->count));
+        rc = weights_to_half(c, l, s);
     if (!rc)
         rc = dlg_cudnn_ok(cudnnConvolutionForward(c->dnn, &one, s->x, dlg_half_x(l, &s->io, 0), s->w,
                                                   s->wh, s->cd[0], s->fwd, l->ws, s->ws, &zero,
                                                   s->y, y));
-    if (!rc && l->p.conv.bias)
+    if (!rc && l->p.conv.bias && c->nhwc) /* NHWC: channel = index % C */
+        rc = dlg_cuda_ok((cudaError_t)dlg_cuk_bias_nchw_h(
+            c->stream, dlg_cuda_htype(c), y, CF(l->param[1]), ys->d[0] * ys->d[2] * ys->d[3],
+            ys->d[1], 1));
+    else if (!rc && l->p.conv.bias)
         rc = dlg_cuda_ok((cudaError_t)dlg_cuk_bias_nchw_h(c->stream, dlg_cuda_htype(c), y, CF(l->param[1]), ys->d[0],
                                                            ys->d[1], ys->d[2] * ys->d[3]));
     return rc ? rc : dlg_half_post_fwd(c, l, &s->io);
@@ -316,9 +349,12 @@ static int conv_backward_h(void *ctx, dlg_layer *l, void *vs)
             c->dnn, &one, s->x, dlg_half_x(l, &s->io, 0), s->y, dy, s->cd[2], s->bwd_filter, l->ws,
             s->ws, &zero, s->w, s->dwh));
         if (!rc)
-            rc = dlg_cuda_ok((cudaError_t)dlg_cuk_h2f(c->stream, dlg_cuda_htype(c), s->dwh, CG(l->param[0]),
-                                                       l->param[0]->count));
-        if (!rc && l->p.conv.bias)
+            rc = weight_grad_to_f32(c, l, s);
+        if (!rc && l->p.conv.bias && c->nhwc)
+            rc = dlg_cuda_ok((cudaError_t)dlg_cuk_bias_grad_nhwc_h(
+                c->stream, dlg_cuda_htype(c), dy, CG(l->param[1]), ys->d[0] * ys->d[2] * ys->d[3],
+                ys->d[1]));
+        else if (!rc && l->p.conv.bias)
             rc = dlg_cuda_ok((cudaError_t)dlg_cuk_bias_grad_nchw_h(
                 c->stream, dlg_cuda_htype(c), dy, CG(l->param[1]), ys->d[0], ys->d[1], ys->d[2] * ys->d[3]));
     }

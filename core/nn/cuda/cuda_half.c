@@ -6,10 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char dlg_cuda_half_layout[] = "half";
-
 #define K(call) dlg_cuda_ok((cudaError_t)(call))
-#define IS_HALF(t) ((t)->layout == (const void *)dlg_cuda_half_layout)
+#define IS_HALF(t) dlg_half_is_layout((t)->layout)
 
 /* ---- staging ---------------------------------------------------------------- */
 static int stage_alloc(dlg_half **p, int64_t n, char *err, size_t errlen)
@@ -20,8 +18,8 @@ static int stage_alloc(dlg_half **p, int64_t n, char *err, size_t errlen)
                                   err, errlen);
 }
 
-int dlg_half_io_setup(const dlg_layer *l, dlg_half_io *io, unsigned skip_bottom, bool stage_tops,
-                    char *err, size_t errlen)
+int dlg_half_io_setup(const dlg_cuda_ctx *c, const dlg_layer *l, dlg_half_io *io,
+                      unsigned skip_bottom, bool stage_tops, char *err, size_t errlen)
 {
     io->nb = l->nbottom;
     io->nt = l->ntop;
@@ -43,7 +41,7 @@ int dlg_half_io_setup(const dlg_layer *l, dlg_half_io *io, unsigned skip_bottom,
     for (int t = 0; t < io->nt && stage_tops && !rc; t++) {
         dlg_tensor *y = l->top[t];
         if (y->opaque_ok) {
-            y->layout = dlg_cuda_half_layout;
+            y->layout = dlg_half_layout_for(c, &y->shape);
             continue;
         }
         rc = stage_alloc(&io->sy[t], y->count, err, errlen);
@@ -79,7 +77,7 @@ int dlg_half_pre_fwd(dlg_cuda_ctx *c, const dlg_layer *l, dlg_half_io *io)
     int rc = 0;
     for (int j = 0; j < io->nb && !rc; j++)
         if (io->sx[j])
-            rc = K(dlg_cuk_f2h(c->stream, dlg_cuda_htype(c), CF(l->bottom[j]), io->sx[j], l->bottom[j]->count));
+            rc = dlg_half_from_f32(c, &l->bottom[j]->shape, CF(l->bottom[j]), io->sx[j]);
     return rc;
 }
 
@@ -88,7 +86,7 @@ int dlg_half_post_fwd(dlg_cuda_ctx *c, const dlg_layer *l, dlg_half_io *io)
     int rc = 0;
     for (int t = 0; t < io->nt && !rc; t++)
         if (io->sy[t])
-            rc = K(dlg_cuk_h2f(c->stream, dlg_cuda_htype(c), io->sy[t], CF(l->top[t]), l->top[t]->count));
+            rc = dlg_half_to_f32(c, &l->top[t]->shape, io->sy[t], CF(l->top[t]));
     return rc;
 }
 
@@ -97,7 +95,7 @@ int dlg_half_pre_bwd(dlg_cuda_ctx *c, const dlg_layer *l, dlg_half_io *io)
     int rc = 0;
     for (int t = 0; t < io->nt && !rc; t++)
         if (io->sdy[t] && l->top[t]->diff)
-            rc = K(dlg_cuk_f2h(c->stream, dlg_cuda_htype(c), CG(l->top[t]), io->sdy[t], l->top[t]->count));
+            rc = dlg_half_from_f32(c, &l->top[t]->shape, CG(l->top[t]), io->sdy[t]);
     return rc;
 }
 
@@ -106,7 +104,7 @@ int dlg_half_post_bwd(dlg_cuda_ctx *c, const dlg_layer *l, dlg_half_io *io)
     int rc = 0;
     for (int j = 0; j < io->nb && !rc; j++)
         if (io->sdx[j] && l->prop_down[j] && l->bottom[j]->diff)
-            rc = K(dlg_cuk_h2f(c->stream, dlg_cuda_htype(c), io->sdx[j], CG(l->bottom[j]), l->bottom[j]->count));
+            rc = dlg_half_to_f32(c, &l->bottom[j]->shape, io->sdx[j], CG(l->bottom[j]));
     return rc;
 }
 
@@ -127,40 +125,6 @@ dlg_half *dlg_half_dy(const dlg_layer *l, const dlg_half_io *io, int t)
     return io->sdy[t] ? io->sdy[t] : (dlg_half *)l->top[t]->diff;
 }
 
-/* ---- host reads and writes of half tensors ------------------------------------ */
-int dlg_cuda_half_read(void *vctx, const dlg_tensor *t, const void *mem, float *host)
-{
-    dlg_cuda_ctx *c = vctx;
-    dlg_half *tmp = malloc((size_t)(t->count ? t->count : 1) * sizeof *tmp);
-    if (!tmp)
-        return -DLG_ENOMEM;
-    int rc = dlg_cuda_ok(cudaMemcpyAsync(tmp, mem, (size_t)t->count * sizeof *tmp,
-                                         cudaMemcpyDeviceToHost, c->stream));
-    if (!rc)
-        rc = dlg_cuda_ok(cudaStreamSynchronize(c->stream));
-    if (!rc)
-        rc = dlg_cuda_flag_check_synced(c);
-    if (!rc)
-        dlg_half_to_f32_n(c->math == DLG_CUDA_FP16, tmp, host, t->count);
-    free(tmp);
-    return rc;
-}
-
-int dlg_cuda_half_write(void *vctx, const dlg_tensor *t, void *mem, const float *host)
-{
-    dlg_cuda_ctx *c = vctx;
-    dlg_half *tmp = malloc((size_t)(t->count ? t->count : 1) * sizeof *tmp);
-    if (!tmp)
-        return -DLG_ENOMEM;
-    dlg_half_from_f32_n(c->math == DLG_CUDA_FP16, host, tmp, t->count);
-    int rc = dlg_cuda_ok(cudaMemcpyAsync(mem, tmp, (size_t)t->count * sizeof *tmp,
-                                         cudaMemcpyHostToDevice, c->stream));
-    if (!rc)
-        rc = dlg_cuda_ok(cudaStreamSynchronize(c->stream));
-    free(tmp);
-    return rc;
-}
-
 /* ---- layers whose state is only the staging ------------------------------------ */
 static void io_destroy(void *ctx, void *vs)
 {
@@ -176,7 +140,7 @@ static int io_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
     dlg_half_io *io = calloc(1, sizeof *io);
     if (!io)
         return -DLG_ENOMEM;
-    int rc = dlg_half_io_setup(l, io, 0, true, err, errlen);
+    int rc = dlg_half_io_setup(ctx, l, io, 0, true, err, errlen);
     if (rc < 0) {
         io_destroy(ctx, io);
         return rc;
@@ -246,13 +210,17 @@ const dlg_kernels dlg_cuda_add_h = {.setup = io_setup,
                                      .destroy = io_destroy,
                                      .any_layout = true};
 
-/* concat along channels: one strided copy per input */
+/* concat along channels: one strided copy per input; rows are images
+ * (NCHW: C*H*W each) or, channels-last, pixels (C each) */
 static int concat_copy(dlg_cuda_ctx *c, dlg_layer *l, dlg_half_io *io, bool back)
 {
-    int64_t N = l->top[0]->shape.d[0], top = dlg_shape_inner(&l->top[0]->shape), off = 0;
+    const dlg_shape *ys = &l->top[0]->shape;
+    bool nhwc = dlg_half_nhwc(c, ys);
+    int64_t N = nhwc ? ys->d[0] * ys->d[2] * ys->d[3] : ys->d[0];
+    int64_t top = nhwc ? ys->d[1] : dlg_shape_inner(ys), off = 0;
     size_t tp = (size_t)top * sizeof(dlg_half);
     for (int b = 0; b < l->nbottom; b++) {
-        int64_t in = dlg_shape_inner(&l->bottom[b]->shape);
+        int64_t in = nhwc ? l->bottom[b]->shape.d[1] : dlg_shape_inner(&l->bottom[b]->shape);
         size_t w = (size_t)in * sizeof(dlg_half);
         cudaError_t e = cudaSuccess;
         if (back && l->prop_down[b])
@@ -357,7 +325,7 @@ static int dropout_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws
     dropout_state *s = calloc(1, sizeof *s);
     if (!s)
         return -DLG_ENOMEM;
-    int rc = dlg_half_io_setup(l, &s->io, 0, true, err, errlen);
+    int rc = dlg_half_io_setup(ctx, l, &s->io, 0, true, err, errlen);
     if (!rc)
         rc = dlg_cuda_err(
             cudaMalloc((void **)&s->mask, (size_t)l->top[0]->count * sizeof(float)),
@@ -423,6 +391,7 @@ typedef struct pool_state {
     dlg_half_io io;
     dlg_cuk_pool g;
     int *mask;
+    int64_t nhwc_c; /* channels of an NHWC input, 0: NCHW kernels */
 } pool_state;
 
 static void pool_destroy(void *ctx, void *vs)
@@ -446,7 +415,8 @@ static int pool_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
         return -DLG_ENOMEM;
     s->g = (dlg_cuk_pool){x->d[0] * x->d[1], x->d[2], x->d[3], y->d[2], y->d[3], p->kh, p->kw,
                           p->sh, p->sw, p->ph, p->pw, p->mode == DLG_POOL_MAX};
-    int rc = dlg_half_io_setup(l, &s->io, 0, true, err, errlen);
+    s->nhwc_c = dlg_half_nhwc(ctx, x) ? x->d[1] : 0;
+    int rc = dlg_half_io_setup(ctx, l, &s->io, 0, true, err, errlen);
     if (!rc && s->g.max && l->backward)
         rc = dlg_cuda_err(cudaMalloc((void **)&s->mask, (size_t)l->top[0]->count * sizeof(int)),
                           "pool mask", err, errlen);
@@ -464,7 +434,11 @@ static int pool_forward(void *ctx, dlg_layer *l, void *vs)
     dlg_cuda_ctx *c = ctx;
     pool_state *s = vs;
     int rc = dlg_half_pre_fwd(c, l, &s->io);
-    if (!rc)
+    if (!rc && s->nhwc_c)
+        rc = K(dlg_cuk_pool_fwd_nhwc_h(c->stream, dlg_cuda_htype(c), &s->g, s->nhwc_c,
+                                       dlg_half_x(l, &s->io, 0), dlg_half_y(l, &s->io, 0),
+                                       s->mask));
+    else if (!rc)
         rc = K(dlg_cuk_pool_fwd_h(c->stream, dlg_cuda_htype(c), &s->g, dlg_half_x(l, &s->io, 0),
                                    dlg_half_y(l, &s->io, 0), s->mask));
     return rc ? rc : dlg_half_post_fwd(c, l, &s->io);
@@ -477,7 +451,11 @@ static int pool_backward(void *ctx, dlg_layer *l, void *vs)
     if (!l->prop_down[0])
         return 0;
     int rc = dlg_half_pre_bwd(c, l, &s->io);
-    if (!rc)
+    if (!rc && s->nhwc_c)
+        rc = K(dlg_cuk_pool_bwd_nhwc_h(c->stream, dlg_cuda_htype(c), &s->g, s->nhwc_c,
+                                       dlg_half_dy(l, &s->io, 0), s->mask,
+                                       dlg_half_dx(l, &s->io, 0)));
+    else if (!rc)
         rc = K(dlg_cuk_pool_bwd_h(c->stream, dlg_cuda_htype(c), &s->g, dlg_half_dy(l, &s->io, 0), s->mask,
                                    dlg_half_dx(l, &s->io, 0)));
     return rc ? rc : dlg_half_post_bwd(c, l, &s->io);
@@ -494,6 +472,10 @@ const dlg_kernels dlg_cuda_pool_h = {.setup = pool_setup,
 typedef struct loss_state {
     dlg_half_io io;
     float *rows; /* per row: lse, loss, rank */
+    /* channels-last 4-d logits (H*W > 1): the classes of an image are its
+     * C*H*W values in NCHW order, so they go through NCHW copies in the
+     * workspace (logits, then their gradient) */
+    bool moves;
 } loss_state;
 
 static void loss_destroy(void *ctx, void *vs)
@@ -513,7 +495,7 @@ static int loss_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
     loss_state *s = calloc(1, sizeof *s);
     if (!s)
         return -DLG_ENOMEM;
-    int rc = dlg_half_io_setup(l, &s->io, 2u, false, err, errlen);
+    int rc = dlg_half_io_setup(ctx, l, &s->io, 2u, false, err, errlen);
     if (!rc)
         rc = dlg_cuda_err(
             cudaMalloc((void **)&s->rows, 3 * (size_t)l->bottom[0]->shape.d[0] * sizeof(float)),
@@ -522,9 +504,22 @@ static int loss_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
         loss_destroy(ctx, s);
         return rc;
     }
+    s->moves = dlg_half_moves(ctx, &l->bottom[0]->shape);
     *state = s;
-    *ws = 0;
+    *ws = s->moves ? 2 * (size_t)l->bottom[0]->count * sizeof(dlg_half) : 0;
     return 0;
+}
+
+/* the logits in NCHW order: the tensor's own, or a copy in the workspace */
+static int loss_logits(dlg_cuda_ctx *c, dlg_layer *l, loss_state *s, const dlg_half **x)
+{
+    *x = dlg_half_x(l, &s->io, 0);
+    if (!s->moves)
+        return 0;
+    dlg_half *t = l->ws;
+    int rc = dlg_half_to_nchw(c, &l->bottom[0]->shape, *x, t);
+    *x = t;
+    return rc;
 }
 
 static int loss_forward(void *ctx, dlg_layer *l, void *vs)
@@ -532,9 +527,12 @@ static int loss_forward(void *ctx, dlg_layer *l, void *vs)
     dlg_cuda_ctx *c = ctx;
     loss_state *s = vs;
     int64_t N = l->bottom[0]->shape.d[0], Kc = dlg_shape_inner(&l->bottom[0]->shape);
+    const dlg_half *x = NULL;
     int rc = dlg_half_pre_fwd(c, l, &s->io);
     if (!rc)
-        rc = K(dlg_cuk_loss_fwd_h(c->stream, dlg_cuda_htype(c), dlg_half_x(l, &s->io, 0), CF(l->bottom[1]), N, Kc,
+        rc = loss_logits(c, l, s, &x);
+    if (!rc)
+        rc = K(dlg_cuk_loss_fwd_h(c->stream, dlg_cuda_htype(c), x, CF(l->bottom[1]), N, Kc,
                                    CF(l->top[0]), s->rows, c->flag_dev));
     return rc ? rc : dlg_cuda_flag_poll(c);
 }
@@ -546,8 +544,14 @@ static int loss_backward(void *ctx, dlg_layer *l, void *vs)
     int64_t N = l->bottom[0]->shape.d[0], Kc = dlg_shape_inner(&l->bottom[0]->shape);
     if (!l->prop_down[0])
         return 0;
-    int rc = K(dlg_cuk_loss_bwd_h(c->stream, dlg_cuda_htype(c), dlg_half_x(l, &s->io, 0), CF(l->bottom[1]), s->rows,
-                                   N, Kc, dlg_half_dx(l, &s->io, 0), c->scaler));
+    const dlg_half *x = NULL;
+    dlg_half *dx = s->moves ? (dlg_half *)l->ws + l->bottom[0]->count : dlg_half_dx(l, &s->io, 0);
+    int rc = loss_logits(c, l, s, &x);
+    if (!rc)
+        rc = K(dlg_cuk_loss_bwd_h(c->stream, dlg_cuda_htype(c), x, CF(l->bottom[1]), s->rows, N, Kc,
+                                   dx, c->scaler));
+    if (!rc && s->moves)
+        rc = dlg_half_from_nchw(c, &l->bottom[0]->shape, dx, dlg_half_dx(l, &s->io, 0));
     return rc ? rc : dlg_half_post_bwd(c, l, &s->io);
 }
 

@@ -1,7 +1,6 @@
 /* half (bf16/fp16): inner product on cuBLAS (half inputs, fp32
- * accumulation, fp32 weight gradient); batch norm on cuDNN with half data
- * and fp32 params where cuDNN accepts it; LRN, softmax (and batch norm if
- * cuDNN refuses half) as the fp32 kernels on fp32 copies in the workspace. */
+ * accumulation, fp32 weight gradient); LRN and softmax as the fp32 kernels
+ * on fp32 NCHW copies in the workspace.  Batch norm: cuda_half_bn.c. */
 #include "cuda_half.h"
 
 #include <stdlib.h>
@@ -17,10 +16,6 @@ typedef struct staged_state {
     dlg_layer sh;
     dlg_tensor tb, tt;
     dlg_tensor *pb, *pt;
-    /* batch norm straight on half (fp32 params and statistics); cleared,
-     * for good, the first time cuDNN refuses it */
-    bool native;
-    cudnnTensorDescriptor_t bx, bp;
 } staged_state;
 
 static void staged_destroy(void *ctx, void *vs)
@@ -30,10 +25,6 @@ static void staged_destroy(void *ctx, void *vs)
         return;
     if (s->inner && s->inner->destroy && s->inner_state)
         s->inner->destroy(ctx, s->inner_state);
-    if (s->bx)
-        cudnnDestroyTensorDescriptor(s->bx);
-    if (s->bp)
-        cudnnDestroyTensorDescriptor(s->bp);
     dlg_half_io_free(&s->io);
     free(s);
 }
@@ -44,8 +35,7 @@ static int staged_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws,
     staged_state *s = calloc(1, sizeof *s);
     if (!s)
         return -DLG_ENOMEM;
-    s->inner = l->type == DLG_L_BN ? &dlg_cuda_bn : l->type == DLG_L_LRN ? &dlg_cuda_lrn
-                                                                         : &dlg_cuda_softmax;
+    s->inner = l->type == DLG_L_LRN ? &dlg_cuda_lrn : &dlg_cuda_softmax;
     s->sh = *l;
     s->tb = *l->bottom[0];
     s->tt = *l->top[0];
@@ -57,7 +47,7 @@ static int staged_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws,
     s->sh.top = &s->pt;
     s->sh.nbottom = s->sh.ntop = 1;
     size_t iws = 0;
-    int rc = dlg_half_io_setup(l, &s->io, 0, true, err, errlen);
+    int rc = dlg_half_io_setup(ctx, l, &s->io, 0, true, err, errlen);
     if (!rc)
         rc = s->inner->setup(ctx, &s->sh, &s->inner_state, &iws, err, errlen);
     if (rc < 0) {
@@ -65,12 +55,6 @@ static int staged_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws,
         return rc;
     }
     s->inner_ws = (iws + 255) & ~(size_t)255;
-    if (l->type == DLG_L_BN)
-        s->native =
-            dlg_cuda_tensor_desc_t(&s->bx, &l->bottom[0]->shape, dlg_cuda_half_dnn(ctx)) == 0 &&
-            cudnnCreateTensorDescriptor(&s->bp) == CUDNN_STATUS_SUCCESS &&
-            cudnnDeriveBNTensorDescriptor(s->bp, s->bx, CUDNN_BATCHNORM_SPATIAL) ==
-                CUDNN_STATUS_SUCCESS;
     *state = s;
     /* x, y, dy, dx in fp32 */
     *ws = s->inner_ws + 4 * (size_t)l->bottom[0]->count * sizeof(float);
@@ -91,73 +75,22 @@ static float *staged_bind(staged_state *s, dlg_layer *l)
     return x;
 }
 
-/* 0 done, 1 refused by cuDNN (nothing written), <0 error */
-static int refused(cudnnStatus_t st)
-{
-    if (st == CUDNN_STATUS_SUCCESS)
-        return 0;
-    return st == CUDNN_STATUS_NOT_SUPPORTED || st == CUDNN_STATUS_BAD_PARAM ? 1 : -DLG_EINTERNAL;
-}
-
-static const char *refused_note(const dlg_cuda_ctx *c)
-{
-    return c->math == DLG_CUDA_FP16 ? "cuDNN refused fp16 batch norm; running it on fp32 copies"
-                                    : "cuDNN refused bf16 batch norm; running it on fp32 copies";
-}
-
-static int bn_native_fwd(dlg_cuda_ctx *c, dlg_layer *l, staged_state *s)
-{
-    const float one = 1.f, zero = 0.f;
-    float *save = dlg_cuda_bn_saved(s->inner_state);
-    int64_t C = l->bottom[0]->shape.d[1];
-    dlg_half *x = dlg_half_x(l, &s->io, 0), *y = dlg_half_y(l, &s->io, 0);
-    if (l->train)
-        return refused(cudnnBatchNormalizationForwardTraining(
-            c->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, s->bx, x, s->bx, y, s->bp,
-            CF(l->param[0]), CF(l->param[1]), l->p.bn.momentum, CF(l->param[2]),
-            CF(l->param[3]), l->p.bn.eps, save, save + C));
-    return refused(cudnnBatchNormalizationForwardInference(
-        c->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, s->bx, x, s->bx, y, s->bp, CF(l->param[0]),
-        CF(l->param[1]), CF(l->param[2]), CF(l->param[3]), l->p.bn.eps));
-}
-
-/* the saved statistics are the fp32 kernel's, so either path can follow */
-static int bn_native_bwd(dlg_cuda_ctx *c, dlg_layer *l, staged_state *s)
-{
-    const float one = 1.f, zero = 0.f;
-    float *save = dlg_cuda_bn_saved(s->inner_state);
-    int64_t C = l->bottom[0]->shape.d[1];
-    if (!l->train || !l->param_grad)
-        return -DLG_ENOTSUP; /* as the fp32 kernel */
-    dlg_half *dx = l->prop_down[0] ? dlg_half_dx(l, &s->io, 0)
-                                   : (dlg_half *)((char *)l->ws + s->inner_ws);
-    return refused(cudnnBatchNormalizationBackward(
-        c->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, s->bx, dlg_half_x(l, &s->io, 0),
-        s->bx, dlg_half_dy(l, &s->io, 0), s->bx, dx, s->bp, CF(l->param[0]), CG(l->param[0]),
-        CG(l->param[1]), l->p.bn.eps, save, save + C));
-}
-
+/* the fp32 copies are NCHW (the cuDNN calls use NCHW float descriptors);
+ * channels-last half tensors are transposed on the way */
 static int staged_forward(void *ctx, dlg_layer *l, void *vs)
 {
     dlg_cuda_ctx *c = ctx;
     staged_state *s = vs;
     float *x = staged_bind(s, l);
     int64_t n = l->bottom[0]->count;
+    const dlg_shape *sx = &l->bottom[0]->shape, *sy = &l->top[0]->shape;
     int rc = dlg_half_pre_fwd(c, l, &s->io);
-    if (!rc && s->native) {
-        rc = bn_native_fwd(c, l, s);
-        if (rc <= 0)
-            return rc ? rc : dlg_half_post_fwd(c, l, &s->io);
-        s->native = false;
-        rc = 0;
-        dlg_cuda_note_once(c, DLG_CUDA_NOTE_HALF_BN, refused_note(c));
-    }
     if (!rc)
-        rc = K(dlg_cuk_h2f(c->stream, dlg_cuda_htype(c), dlg_half_x(l, &s->io, 0), x, n));
+        rc = dlg_half_to_f32(c, sx, dlg_half_x(l, &s->io, 0), x);
     if (!rc)
         rc = s->inner->forward(ctx, &s->sh, s->inner_state);
     if (!rc)
-        rc = K(dlg_cuk_f2h(c->stream, dlg_cuda_htype(c), x + n, dlg_half_y(l, &s->io, 0), n));
+        rc = dlg_half_from_f32(c, sy, x + n, dlg_half_y(l, &s->io, 0));
     return rc ? rc : dlg_half_post_fwd(c, l, &s->io);
 }
 
@@ -167,25 +100,18 @@ static int staged_backward(void *ctx, dlg_layer *l, void *vs)
     staged_state *s = vs;
     float *x = staged_bind(s, l);
     int64_t n = l->bottom[0]->count;
+    const dlg_shape *sx = &l->bottom[0]->shape, *sy = &l->top[0]->shape;
     int rc = dlg_half_pre_bwd(c, l, &s->io);
-    if (!rc && s->native) {
-        rc = bn_native_bwd(c, l, s);
-        if (rc <= 0)
-            return rc ? rc : dlg_half_post_bwd(c, l, &s->io);
-        s->native = false;
-        rc = 0;
-        dlg_cuda_note_once(c, DLG_CUDA_NOTE_HALF_BN, refused_note(c));
-    }
     if (!rc)
-        rc = K(dlg_cuk_h2f(c->stream, dlg_cuda_htype(c), dlg_half_x(l, &s->io, 0), x, n));
-    if (!rc && l->type != DLG_L_BN) /* LRN and softmax backward read y */
-        rc = K(dlg_cuk_h2f(c->stream, dlg_cuda_htype(c), dlg_half_y(l, &s->io, 0), x + n, n));
+        rc = dlg_half_to_f32(c, sx, dlg_half_x(l, &s->io, 0), x);
+    if (!rc) /* LRN and softmax backward read y */
+        rc = dlg_half_to_f32(c, sy, dlg_half_y(l, &s->io, 0), x + n);
     if (!rc)
-        rc = K(dlg_cuk_h2f(c->stream, dlg_cuda_htype(c), dlg_half_dy(l, &s->io, 0), x + 2 * n, n));
+        rc = dlg_half_to_f32(c, sy, dlg_half_dy(l, &s->io, 0), x + 2 * n);
     if (!rc)
         rc = s->inner->backward(ctx, &s->sh, s->inner_state);
     if (!rc && l->prop_down[0])
-        rc = K(dlg_cuk_f2h(c->stream, dlg_cuda_htype(c), x + 3 * n, dlg_half_dx(l, &s->io, 0), n));
+        rc = dlg_half_from_f32(c, sx, x + 3 * n, dlg_half_dx(l, &s->io, 0));
     return rc ? rc : dlg_half_post_bwd(c, l, &s->io);
 }
 
@@ -196,9 +122,13 @@ const dlg_kernels dlg_cuda_staged_h = {.setup = staged_setup,
                                         .any_layout = true};
 
 /* ---- inner product: row-major X[N,in] W[out,in] as column-major GEMMs ---- */
+/* A channels-last 4-d input with H*W > 1 (AlexNet's and VGG's fc6) is
+ * transposed to NCHW order in the workspace, so the weights keep Caffe's
+ * C*H*W column order; dx comes back through an NCHW copy the same way. */
 typedef struct fc_state {
     dlg_half_io io;
     dlg_half *w; /* half copy of the fp32 weights, made each forward */
+    bool moves;  /* the input is NHWC and not NCHW memory */
 } fc_state;
 
 static void fc_destroy(void *ctx, void *vs)
@@ -218,7 +148,7 @@ static int fc_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
     fc_state *s = calloc(1, sizeof *s);
     if (!s)
         return -DLG_ENOMEM;
-    int rc = dlg_half_io_setup(l, &s->io, 0, true, err, errlen);
+    int rc = dlg_half_io_setup(ctx, l, &s->io, 0, true, err, errlen);
     if (!rc)
         rc = dlg_cuda_err(
             cudaMalloc((void **)&s->w, (size_t)l->param[0]->count * sizeof(dlg_half)),
@@ -227,9 +157,22 @@ static int fc_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
         fc_destroy(ctx, s);
         return rc;
     }
+    s->moves = dlg_half_moves(ctx, &l->bottom[0]->shape);
     *state = s;
-    *ws = 0;
+    *ws = s->moves ? 2 * (size_t)l->bottom[0]->count * sizeof(dlg_half) : 0;
     return 0;
+}
+
+/* the input in NCHW order: the tensor's own, or a copy in the workspace */
+static int fc_input(dlg_cuda_ctx *c, dlg_layer *l, fc_state *s, const dlg_half **x)
+{
+    *x = dlg_half_x(l, &s->io, 0);
+    if (!s->moves)
+        return 0;
+    dlg_half *t = l->ws;
+    int rc = dlg_half_to_nchw(c, &l->bottom[0]->shape, *x, t);
+    *x = t;
+    return rc;
 }
 
 static int gemm(dlg_cuda_ctx *c, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
@@ -248,11 +191,14 @@ static int fc_forward(void *ctx, dlg_layer *l, void *vs)
     fc_state *s = vs;
     int n = (int)l->bottom[0]->shape.d[0], in = (int)dlg_shape_inner(&l->bottom[0]->shape);
     int out = (int)l->top[0]->shape.d[1];
+    const dlg_half *x = NULL;
     int rc = dlg_half_pre_fwd(c, l, &s->io);
     if (!rc)
         rc = K(dlg_cuk_f2h(c->stream, dlg_cuda_htype(c), CF(l->param[0]), s->w, l->param[0]->count));
     if (!rc)
-        rc = gemm(c, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, s->w, in, dlg_half_x(l, &s->io, 0), in,
+        rc = fc_input(c, l, s, &x);
+    if (!rc)
+        rc = gemm(c, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, s->w, in, x, in,
                   dlg_half_y(l, &s->io, 0), dlg_cuda_half_blas(c), out);
     if (!rc)
         rc = K(dlg_cuk_bias_nchw_h(c->stream, dlg_cuda_htype(c), dlg_half_y(l, &s->io, 0), CF(l->param[1]), n, out, 1));
@@ -267,12 +213,18 @@ static int fc_backward(void *ctx, dlg_layer *l, void *vs)
     int out = (int)l->top[0]->shape.d[1];
     int rc = dlg_half_pre_bwd(c, l, &s->io);
     dlg_half *dy = dlg_half_dy(l, &s->io, 0);
+    dlg_half *dx = s->moves ? (dlg_half *)l->ws + l->bottom[0]->count : dlg_half_dx(l, &s->io, 0);
     if (!rc && l->prop_down[0])
-        rc = gemm(c, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, s->w, in, dy, out,
-                  dlg_half_dx(l, &s->io, 0), dlg_cuda_half_blas(c), in);
+        rc = gemm(c, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, s->w, in, dy, out, dx,
+                  dlg_cuda_half_blas(c), in);
+    if (!rc && l->prop_down[0] && s->moves)
+        rc = dlg_half_from_nchw(c, &l->bottom[0]->shape, dx, dlg_half_dx(l, &s->io, 0));
     if (!rc && l->param_grad) {
-        rc = gemm(c, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, dlg_half_x(l, &s->io, 0), in, dy, out,
-                  CG(l->param[0]), CUDA_R_32F, in);
+        const dlg_half *x = NULL;
+        rc = fc_input(c, l, s, &x);
+        if (!rc)
+            rc = gemm(c, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, x, in, dy, out, CG(l->param[0]),
+                      CUDA_R_32F, in);
         if (!rc)
             rc = K(dlg_cuk_bias_grad_nchw_h(c->stream, dlg_cuda_htype(c), dy, CG(l->param[1]), n, out, 1));
     }
