@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum { NOTE_CONV_ISLAND = 1u << 14 };
+
 typedef struct conv_state {
     cudnnTensorDescriptor_t x, y, b;
     cudnnFilterDescriptor_t w;
@@ -21,6 +23,12 @@ typedef struct conv_state {
     /* half: staging, half weight copy (made in forward), half weight grad */
     dlg_half_io io;
     dlg_half *wh, *dwh;
+    /* nhwc: x, y and the filter (OHWI) channels-last.  island: the context
+     * is channels-last but cuDNN had no algorithm for this layer so, it
+     * runs NCHW on transposed copies at the start of the workspace
+     * (island_bytes; cuDNN's workspace follows) */
+    bool nhwc, island;
+    size_t island_bytes;
 } conv_state;
 
 static void conv_destroy(void *ctx, void *vs)
@@ -50,9 +58,9 @@ static int make_descs(dlg_cuda_ctx *c, const dlg_layer *l, conv_state *s, char *
     const dlg_shape *xs = &l->bottom[0]->shape, *ys = &l->top[0]->shape;
     cudnnDataType_t dt = dlg_cuda_is_half(c) ? dlg_cuda_half_dnn(c) : CUDNN_DATA_FLOAT;
     /* channels-last half: x, y and the filter (OHWI) all NHWC */
-    int rc = dlg_cuda_is_half(c) ? dlg_half_desc(&s->x, c, xs) : dlg_cuda_tensor_desc_t(&s->x, xs, dt);
+    int rc = s->nhwc ? dlg_half_desc(&s->x, c, xs) : dlg_cuda_tensor_desc_t(&s->x, xs, dt);
     if (!rc)
-        rc = dlg_cuda_is_half(c) ? dlg_half_desc(&s->y, c, ys) : dlg_cuda_tensor_desc_t(&s->y, ys, dt);
+        rc = s->nhwc ? dlg_half_desc(&s->y, c, ys) : dlg_cuda_tensor_desc_t(&s->y, ys, dt);
     dlg_shape bs = {4, {1, ys->d[1], 1, 1, 1}};
     if (!rc)
         rc = dlg_cuda_tensor_desc(&s->b, &bs);
@@ -60,7 +68,7 @@ static int make_descs(dlg_cuda_ctx *c, const dlg_layer *l, conv_state *s, char *
         rc = dlg_cudnn_err(cudnnCreateFilterDescriptor(&s->w), "filter descriptor", err, errlen);
     if (!rc)
         rc = dlg_cudnn_err(cudnnSetFilter4dDescriptor(s->w, dt,
-                                                      c->nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                                                      s->nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
                                                       (int)ys->d[1], (int)(xs->d[1] / p->groups),
                                                       p->kh, p->kw),
                            "filter descriptor", err, errlen);
@@ -128,7 +136,7 @@ static int find_algo(dlg_cuda_ctx *c, conv_state *s, const dlg_layer *l, int dir
     shape_key(key, sizeof key, names[dir], l);
     if (c->deterministic)
         strncat(key, ":det", sizeof key - strlen(key) - 1);
-    if (c->nhwc) /* channels-last half: other kernels win */
+    if (s->nhwc) /* channels-last half: other kernels win */
         strncat(key, ":nhwc", sizeof key - strlen(key) - 1);
     const dlg_algo_entry *e = dlg_algo_cache_get(&c->cache, key);
     if (e) {
@@ -174,13 +182,14 @@ static int find_algo(dlg_cuda_ctx *c, conv_state *s, const dlg_layer *l, int dir
     return rc;
 }
 
-static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
-                      size_t errlen)
+static int conv_setup_as(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
+                         size_t errlen, bool nhwc)
 {
     dlg_cuda_ctx *c = ctx;
     conv_state *s = calloc(1, sizeof *s);
     if (!s)
         return -DLG_ENOMEM;
+    s->nhwc = nhwc;
     int rc = make_descs(c, l, s, err, errlen), a = 0;
     size_t w = 0;
     if (!rc && !(rc = find_algo(c, s, l, 0, &a, &w, err, errlen))) {
@@ -261,6 +270,12 @@ static int conv_backward(void *ctx, dlg_layer *l, void *vs)
     return rc;
 }
 
+static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
+                      size_t errlen)
+{
+    return conv_setup_as(ctx, l, state, ws, err, errlen, false);
+}
+
 const dlg_kernels dlg_cuda_conv = {
     .setup = conv_setup, .forward = conv_forward, .backward = conv_backward, .destroy = conv_destroy};
 
@@ -269,10 +284,29 @@ const dlg_kernels dlg_cuda_conv = {
 static int conv_setup_h(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                          size_t errlen)
 {
-    int rc = conv_setup(ctx, l, state, ws, err, errlen);
+    dlg_cuda_ctx *c = ctx;
+    bool island = false;
+    int rc = conv_setup_as(ctx, l, state, ws, err, errlen, c->nhwc);
+    if (rc < 0 && rc != -DLG_ENOMEM && c->nhwc) {
+        char msg[400];
+        snprintf(msg, sizeof msg,
+                 "no channels-last cuDNN algorithm for convolution '%s' (%s); it runs NCHW on "
+                 "transposed copies",
+                 l->name, err);
+        island = true;
+        rc = conv_setup_as(ctx, l, state, ws, err, errlen, false);
+        if (!rc)
+            dlg_cuda_note_once(c, NOTE_CONV_ISLAND, msg);
+    }
     if (rc < 0)
         return rc;
     conv_state *s = *state;
+    if (island) { /* x, y (or dy) and dx in NCHW order, then cuDNN's workspace */
+        size_t b = (2 * (size_t)l->bottom[0]->count + (size_t)l->top[0]->count) * sizeof(dlg_half);
+        s->island = true;
+        s->island_bytes = (b + 255) & ~(size_t)255;
+        *ws = s->island_bytes + s->ws;
+    }
     size_t wb = (size_t)l->param[0]->count * sizeof(dlg_half);
     rc = dlg_half_io_setup(ctx, l, &s->io, 0, true, err, errlen);
     if (!rc)
@@ -292,7 +326,7 @@ static int weights_to_half(dlg_cuda_ctx *c, const dlg_layer *l, conv_state *s)
 {
     const dlg_conv_param *p = &l->p.conv;
     int64_t o = l->top[0]->shape.d[1], i = l->bottom[0]->shape.d[1] / p->groups;
-    if (c->nhwc && p->kh * p->kw > 1 && i > 1)
+    if (s->nhwc && p->kh * p->kw > 1 && i > 1)
         return dlg_cuda_ok((cudaError_t)dlg_cuk_transpose(c->stream, dlg_cuda_htype(c), false, true,
                                                           CF(l->param[0]), s->wh, o, i,
                                                           (int64_t)p->kh * p->kw));
@@ -304,7 +338,7 @@ static int weight_grad_to_f32(dlg_cuda_ctx *c, const dlg_layer *l, conv_state *s
 {
     const dlg_conv_param *p = &l->p.conv;
     int64_t o = l->top[0]->shape.d[1], i = l->bottom[0]->shape.d[1] / p->groups;
-    if (c->nhwc && p->kh * p->kw > 1 && i > 1)
+    if (s->nhwc && p->kh * p->kw > 1 && i > 1)
         return dlg_cuda_ok((cudaError_t)dlg_cuk_transpose(c->stream, dlg_cuda_htype(c), true, false,
                                                           s->dwh, CG(l->param[0]), o,
                                                           (int64_t)p->kh * p->kw, i));
@@ -312,27 +346,62 @@ static int weight_grad_to_f32(dlg_cuda_ctx *c, const dlg_layer *l, conv_state *s
                                                l->param[0]->count));
 }
 
+/* bias on y (or its gradient from dy) in this layer's order */
+static int bias_fwd_h(dlg_cuda_ctx *c, const dlg_layer *l, const conv_state *s, dlg_half *y)
+{
+    const dlg_shape *ys = &l->top[0]->shape;
+    if (s->nhwc) /* NHWC: pixels are rows, channel = index % C */
+        return dlg_cuda_ok((cudaError_t)dlg_cuk_bias_nchw_h(c->stream, dlg_cuda_htype(c), y,
+                                                           CF(l->param[1]),
+                                                           ys->d[0] * ys->d[2] * ys->d[3],
+                                                           ys->d[1], 1));
+    return dlg_cuda_ok((cudaError_t)dlg_cuk_bias_nchw_h(c->stream, dlg_cuda_htype(c), y,
+                                                       CF(l->param[1]), ys->d[0], ys->d[1],
+                                                       ys->d[2] * ys->d[3]));
+}
+
+static int bias_bwd_h(dlg_cuda_ctx *c, const dlg_layer *l, const conv_state *s,
+                      const dlg_half *dy)
+{
+    const dlg_shape *ys = &l->top[0]->shape;
+    if (s->nhwc)
+        return dlg_cuda_ok((cudaError_t)dlg_cuk_bias_grad_nhwc_h(
+            c->stream, dlg_cuda_htype(c), dy, CG(l->param[1]), ys->d[0] * ys->d[2] * ys->d[3],
+            ys->d[1]));
+    return dlg_cuda_ok((cudaError_t)dlg_cuk_bias_grad_nchw_h(c->stream, dlg_cuda_htype(c), dy,
+                                                            CG(l->param[1]), ys->d[0], ys->d[1],
+                                                            ys->d[2] * ys->d[3]));
+}
+
+/* the island's NCHW copies: x, then y or dy, then dx */
+static dlg_half *island(const dlg_layer *l, int k)
+{
+    size_t cx = (size_t)l->bottom[0]->count, cy = (size_t)l->top[0]->count;
+    return (dlg_half *)l->ws + (k == 0 ? 0 : k == 1 ? cx : cx + cy);
+}
+
 static int conv_forward_h(void *ctx, dlg_layer *l, void *vs)
 {
     dlg_cuda_ctx *c = ctx;
     conv_state *s = vs;
     const float one = 1.f, zero = 0.f;
-    const dlg_shape *ys = &l->top[0]->shape;
-    dlg_half *y = dlg_half_y(l, &s->io, 0);
+    void *cws = (char *)l->ws + s->island_bytes;
+    dlg_half *x = dlg_half_x(l, &s->io, 0), *y = dlg_half_y(l, &s->io, 0);
+    dlg_half *yc = s->island ? island(l, 1) : y;
     int rc = dlg_half_pre_fwd(c, l, &s->io);
     if (!rc)
         rc = weights_to_half(c, l, s);
+    if (!rc && s->island) {
+        rc = dlg_half_to_nchw(c, &l->bottom[0]->shape, x, island(l, 0));
+        x = island(l, 0);
+    }
     if (!rc)
-        rc = dlg_cudnn_ok(cudnnConvolutionForward(c->dnn, &one, s->x, dlg_half_x(l, &s->io, 0), s->w,
-                                                  s->wh, s->cd[0], s->fwd, l->ws, s->ws, &zero,
-                                                  s->y, y));
-    if (!rc && l->p.conv.bias && c->nhwc) /* NHWC: channel = index % C */
-        rc = dlg_cuda_ok((cudaError_t)dlg_cuk_bias_nchw_h(
-            c->stream, dlg_cuda_htype(c), y, CF(l->param[1]), ys->d[0] * ys->d[2] * ys->d[3],
-            ys->d[1], 1));
-    else if (!rc && l->p.conv.bias)
-        rc = dlg_cuda_ok((cudaError_t)dlg_cuk_bias_nchw_h(c->stream, dlg_cuda_htype(c), y, CF(l->param[1]), ys->d[0],
-                                                           ys->d[1], ys->d[2] * ys->d[3]));
+        rc = dlg_cudnn_ok(cudnnConvolutionForward(c->dnn, &one, s->x, x, s->w, s->wh, s->cd[0],
+                                                  s->fwd, cws, s->ws, &zero, s->y, yc));
+    if (!rc && l->p.conv.bias)
+        rc = bias_fwd_h(c, l, s, yc);
+    if (!rc && s->island)
+        rc = dlg_half_from_nchw(c, &l->top[0]->shape, yc, y);
     return rc ? rc : dlg_half_post_fwd(c, l, &s->io);
 }
 
@@ -341,27 +410,32 @@ static int conv_backward_h(void *ctx, dlg_layer *l, void *vs)
     dlg_cuda_ctx *c = ctx;
     conv_state *s = vs;
     const float one = 1.f, zero = 0.f;
-    const dlg_shape *ys = &l->top[0]->shape;
-    dlg_half *dy = dlg_half_dy(l, &s->io, 0);
+    void *cws = (char *)l->ws + s->island_bytes;
+    dlg_half *x = dlg_half_x(l, &s->io, 0), *dy = dlg_half_dy(l, &s->io, 0);
+    dlg_half *dx = dlg_half_dx(l, &s->io, 0), *dxc = s->island ? island(l, 2) : dx;
     int rc = dlg_half_pre_bwd(c, l, &s->io);
+    if (!rc && s->island) {
+        rc = dlg_half_to_nchw(c, &l->top[0]->shape, dy, island(l, 1));
+        dy = island(l, 1);
+        if (!rc && l->param_grad)
+            rc = dlg_half_to_nchw(c, &l->bottom[0]->shape, x, island(l, 0));
+        x = island(l, 0);
+    }
     if (!rc && l->param_grad) {
-        rc = dlg_cudnn_ok(cudnnConvolutionBackwardFilter(
-            c->dnn, &one, s->x, dlg_half_x(l, &s->io, 0), s->y, dy, s->cd[2], s->bwd_filter, l->ws,
-            s->ws, &zero, s->w, s->dwh));
+        rc = dlg_cudnn_ok(cudnnConvolutionBackwardFilter(c->dnn, &one, s->x, x, s->y, dy, s->cd[2],
+                                                         s->bwd_filter, cws, s->ws, &zero, s->w,
+                                                         s->dwh));
         if (!rc)
             rc = weight_grad_to_f32(c, l, s);
-        if (!rc && l->p.conv.bias && c->nhwc)
-            rc = dlg_cuda_ok((cudaError_t)dlg_cuk_bias_grad_nhwc_h(
-                c->stream, dlg_cuda_htype(c), dy, CG(l->param[1]), ys->d[0] * ys->d[2] * ys->d[3],
-                ys->d[1]));
-        else if (!rc && l->p.conv.bias)
-            rc = dlg_cuda_ok((cudaError_t)dlg_cuk_bias_grad_nchw_h(
-                c->stream, dlg_cuda_htype(c), dy, CG(l->param[1]), ys->d[0], ys->d[1], ys->d[2] * ys->d[3]));
+        if (!rc && l->p.conv.bias)
+            rc = bias_bwd_h(c, l, s, dy);
     }
     if (!rc && l->prop_down[0])
         rc = dlg_cudnn_ok(cudnnConvolutionBackwardData(c->dnn, &one, s->w, s->wh, s->y, dy,
-                                                       s->cd[1], s->bwd_data, l->ws, s->ws, &zero,
-                                                       s->x, dlg_half_dx(l, &s->io, 0)));
+                                                       s->cd[1], s->bwd_data, cws, s->ws, &zero,
+                                                       s->x, dxc));
+    if (!rc && l->prop_down[0] && s->island)
+        rc = dlg_half_from_nchw(c, &l->bottom[0]->shape, dxc, dx);
     return rc ? rc : dlg_half_post_bwd(c, l, &s->io);
 }
 
