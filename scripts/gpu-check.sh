@@ -20,7 +20,10 @@
 # around the timed steps (as PyTorch's), with the steps replayed as CUDA
 # graphs after 2 eager warm-up steps; one extra row, ResNet-50 training
 # with graphs=off, shows what the graphs bring.  The layer checks include
-# an eager-vs-graphs training case.  Model lstm-ptb (PTB medium: 2 x 650
+# an eager-vs-graphs training case and the input-path case (training fed by
+# dlg_net_write_async from pinned memory = dlg_net_write, bitwise); an extra
+# ResNet-50 training row with input=async (extras.txt) reports the data
+# wait (not run on a GPU yet).  Model lstm-ptb (PTB medium: 2 x 650
 # LSTM, bptt 35, vocabulary 10000; cuDNN's RNN API, not run on a GPU yet)
 # gives training tokens/s at --lm-batches (20 64) and --lm-precisions
 # (fp32): the lstm-ptb workload's step beside PyTorch's word language
@@ -130,7 +133,8 @@ build() {
   objs+=("$BUILD/cuda_nhwc_kernels.o")
   for f in "$ROOT"/core/nn/*.c "$ROOT"/core/nn/ref/*.c "$ROOT"/core/nn/models/*.c \
            "$ROOT"/core/nn/cuda/*.c "$ROOT/core/runtime/gpu_nvml.c" "$ROOT/tests/cuda/cuda_check.c" "$ROOT/tests/cuda/cuda_check_seq.c" \
-           "$ROOT/tests/cuda/cuda_check_scale.c" "$ROOT/tests/cuda/cuda_check_graphs.c"; do
+           "$ROOT/tests/cuda/cuda_check_scale.c" "$ROOT/tests/cuda/cuda_check_graphs.c" \
+           "$ROOT/tests/cuda/cuda_check_input.c" "$ROOT/core/runtime/gpu_peak.c"; do
     o=$BUILD/$(echo "${f#$ROOT/}" | tr / _).o
     gcc $CFLAGS -c "$f" -o "$o" &
     objs+=("$o")
@@ -186,7 +190,14 @@ if [ -n "$G" ] && [ "$(left)" -gt 150 ]; then
   LD_LIBRARY_PATH=$DLG_LD timeout 90 "$BUILD/cuda_check" bench resnet50 train $(backend_of $G) $BATCH \
     $WARMUP $ITERS graphs=off 2>&1 | sed "s/^bench /bench $G /; s/^energy /energy $G /" | tee -a "$OUT/dlgauge.txt"
 fi
-# ---- extras while time is left: on-disk algorithm cache, deterministic mode ---------
+# ---- extras while time is left: the input path, on-disk algorithm cache, deterministic mode
+if [ $EXTRAS = 1 ] && [ "$(left)" -gt 60 ]; then
+  # inputs as the caffe workload feeds a loader's batches: pinned, copied on a
+  # second stream while the previous step runs (img/s should match the row
+  # above; data_wait_ms: the compute stream's wait per step for the copy)
+  LD_LIBRARY_PATH=$DLG_LD timeout 60 "$BUILD/cuda_check" bench resnet50 train $(backend_of ${G:-fp32}) \
+    $BATCH $WARMUP $ITERS input=async 2>&1 | sed "s/^/input-async: /" | tee -a "$OUT/extras.txt"
+fi
 if [ $EXTRAS = 1 ] && [ "$(left)" -gt 40 ]; then
   rm -f "$BUILD/algo.cache"
   for i in 1 2; do

@@ -121,6 +121,29 @@ typedef struct dlg_backend {
      * writes the gradients through download/upload. */
     int (*grad_sumsq)(void *ctx, const float *const *p, const int64_t *c, int n, double *out);
     int (*grad_scale)(void *ctx, float *const *p, const int64_t *c, int n, float f);
+    /* Optional: the input path (input.c).  host_alloc/host_free: host
+     * memory the device copies from fastest (cuda: pinned), 64-byte
+     * aligned; NULL: aligned malloc.  The rest, all or none (NULL:
+     * dlg_net_write_async writes synchronously): in_slot_open/close, the
+     * device state of one staging buffer (ready and read marks); in_copy,
+     * on a copy stream: after the slot's last read if after_read, host src
+     * -> device stage, then mark it ready; in_take, on the compute stream:
+     * wait for the n slots' ready marks (that wait is timed), then stage[i]
+     * -> dst[i] and mark each slot read; in_mark, on the compute stream:
+     * the end of a step's work; in_wait: the host waits for every in_copy
+     * so far; in_stall: the last step's time waiting for its inputs on the
+     * device (see dlg_net_input_stall in nn.h). */
+    void *(*host_alloc)(void *ctx, size_t bytes);
+    void (*host_free)(void *ctx, void *p);
+    int (*in_slot_open)(void *ctx, void **slot);
+    void (*in_slot_close)(void *ctx, void *slot);
+    int (*in_copy)(void *ctx, void *slot, void *stage, const void *src, size_t bytes,
+                   bool after_read);
+    int (*in_take)(void *ctx, void *const *slot, void *const *dst, void *const *stage,
+                   const size_t *bytes, int n);
+    int (*in_mark)(void *ctx);
+    int (*in_wait)(void *ctx);
+    int (*in_stall)(void *ctx, uint64_t *ns);
 } dlg_backend;
 
 /* Registered backends, by name; NULL if unknown or not built. */

@@ -60,6 +60,7 @@ struct dlg_net {
     size_t arena_bytes[2];
     size_t own_bytes;      /* blobs, gradients and momentum outside the arenas */
     uint64_t steps;        /* dlg_net_train_step/infer_step calls that worked */
+    struct dlg_input *input; /* asynchronous input writes (input.c); NULL: none yet */
 };
 
 int dlg_net_fail(dlg_net *net, int code, const char *fmt, ...) DLG_PRINTF(3, 4);
@@ -90,6 +91,9 @@ int dlg_layer_add_param(dlg_net *net, dlg_node *n, dlg_shape s, dlg_filler f, in
  * also binds the calling thread to the backend. */
 int dlg_net_ready(dlg_net *net);
 int dlg_net_ready_bound(dlg_net *net);
+/* The checks of a host read or write of count floats of a blob (run.c):
+ * 0 and the blob's data or diff memory, or a non-sticky error. */
+int dlg_net_host_io(dlg_net *net, int blob, dlg_which which, size_t count, void **mem);
 /* The eager passes (run.c): errors come back with a message in err and
  * are not made sticky, so a backend may retry them (step.c). */
 int dlg_net_run_forward(dlg_net *net, char *err, size_t errlen);

@@ -27,4 +27,17 @@ void dlg_peak_from_text(dlg_peak *p, const char *cpuinfo, const char *max_khz, i
  * cores run at (2.445 vs ~3.15 GHz on the development VM). */
 void dlg_peak_detect(dlg_peak *p, int cores);
 
+/* A GPU's dense peak for a math (0 fp32, 1 tf32, 2 bf16, 3 fp16: the
+ * values dlg_cuda_parse_backend gives) from the table in
+ * core/runtime/gpu_peak.c (the one `dlgauge sysinfo` shows): fp32 the
+ * FP32 column, tf32 the TF32 one (FP32 where the GPU has no TF32),
+ * bf16 and fp16 the FP16 tensor-core one (bf16's dense rate is the same
+ * on every listed GPU that has it).  An unknown GPU: flops 0, and source
+ * says so.  gpu: its CUDA/NVML name.  Pure: used by tests. */
+void dlg_peak_from_gpu(dlg_peak *p, const char *gpu, int math);
+/* The peak of the device a net on `backend` runs on: the GPU's for a cuda
+ * backend name ("cuda-bf16:0": device 0's name from CUDA, math bf16),
+ * else dlg_peak_detect(p, cores). */
+void dlg_peak_for_backend(dlg_peak *p, const char *backend, int cores);
+
 #endif

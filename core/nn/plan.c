@@ -1,6 +1,7 @@
 /* Planning: split layers for shared blobs, gradient flags, one-time
  * allocation of every activation, gradient, momentum and workspace, and
  * per-layer kernel setup on the chosen backend. */
+#include "input.h"
 #include "net.h"
 #include "rng.h"
 
@@ -297,6 +298,7 @@ void dlg_net_free_memory(dlg_net *net)
         n->l.bottom = n->l.top = NULL;
         n->l.prop_down = NULL;
     }
+    dlg_input_free(net);
     dlg_net_free_blobs(net);
     net->bk->free(net->ctx, net->ws);
     net->ws = NULL;

@@ -1,4 +1,5 @@
 /* Planning entry, forward/backward/SGD and host access to blobs. */
+#include "input.h"
 #include "net.h"
 
 #include <stdio.h>
@@ -181,7 +182,10 @@ int dlg_net_run_sgd(dlg_net *net, const dlg_sgd *sgd, char *err, size_t errlen)
 int dlg_net_forward(dlg_net *net)
 {
     char err[256];
+    bool took;
     int rc = dlg_net_ready_bound(net);
+    if (!rc && (rc = dlg_input_take(net, &took, err, sizeof err)) < 0)
+        return dlg_net_fail(net, -rc, "%s", err);
     if (!rc && (rc = dlg_net_run_forward(net, err, sizeof err)) < 0)
         return dlg_net_fail(net, -rc, "%s", err);
     return rc;
@@ -207,7 +211,7 @@ int dlg_net_sgd_step(dlg_net *net, const dlg_sgd *sgd)
     return rc;
 }
 
-static int host_io(dlg_net *net, int blob, dlg_which which, size_t count, void **mem)
+int dlg_net_host_io(dlg_net *net, int blob, dlg_which which, size_t count, void **mem)
 {
     int rc = dlg_net_ready(net);
     if (rc)
@@ -239,9 +243,11 @@ static int host_io(dlg_net *net, int blob, dlg_which which, size_t count, void *
 int dlg_net_write(dlg_net *net, int blob, dlg_which which, const float *src, size_t count)
 {
     void *mem;
-    int rc = host_io(net, blob, which, count, &mem);
+    int rc = dlg_net_host_io(net, blob, which, count, &mem);
     if (rc)
         return rc;
+    if (which == DLG_DATA)
+        dlg_input_drop(net, blob); /* the last write wins */
     const dlg_tensor *t = &net->blobs[blob].t;
     if (t->layout)
         rc = net->bk->write_opaque(net->ctx, t, mem, src);
@@ -255,7 +261,7 @@ int dlg_net_write(dlg_net *net, int blob, dlg_which which, const float *src, siz
 int dlg_net_read(dlg_net *net, int blob, dlg_which which, float *dst, size_t count)
 {
     void *mem;
-    int rc = host_io(net, blob, which, count, &mem);
+    int rc = dlg_net_host_io(net, blob, which, count, &mem);
     if (rc)
         return rc;
     const dlg_tensor *t = &net->blobs[blob].t;

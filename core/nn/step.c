@@ -1,5 +1,6 @@
 /* Whole steps (dlg_net_train_step, dlg_net_infer_step), which a backend
  * may capture and replay, and step timing on the device timeline. */
+#include "input.h"
 #include "net.h"
 
 #include <stdio.h>
@@ -44,6 +45,11 @@ static int run_step(dlg_net *net, const dlg_sgd *sgd)
         return dlg_net_fail(net, DLG_EINVAL, "nn: net '%s' was planned without train", net->name);
     step_arg a = {net, sgd};
     char err[256] = "";
+    bool took = false;
+    /* inputs written asynchronously: waited for and copied in on the
+     * device before the step, outside any capture (input.h) */
+    if ((rc = dlg_input_take(net, &took, err, sizeof err)) < 0)
+        return dlg_net_fail(net, -rc, "%s", err);
     if (net->bk->run_step) {
         dlg_step_fn f = {launch, &a, sgd, net->nnodes > 0 && net->nodes[0].l.train,
                          blocker(net), err, sizeof err};
@@ -53,6 +59,8 @@ static int run_step(dlg_net *net, const dlg_sgd *sgd)
     if (rc < 0)
         return dlg_net_fail(net, -rc, "%s", err[0] ? err
                                                    : "nn: a step failed (see the backend's note)");
+    if (took)
+        dlg_input_mark(net);
     net->steps++;
     return rc;
 }

@@ -254,6 +254,41 @@ typedef enum dlg_which { DLG_DATA = 0, DLG_DIFF = 1 } dlg_which;
 int dlg_net_write(dlg_net *net, int blob, dlg_which which, const float *src, size_t count);
 int dlg_net_read(dlg_net *net, int blob, dlg_which which, float *dst, size_t count);
 
+/* ---- the input path (see core/nn/README.md, "Input path") ----------------
+ * Host memory that the backend copies from fastest: pinned (page-locked)
+ * on cuda, so a copy from it is a DMA transfer that runs while the device
+ * computes; 64-byte aligned plain memory on cpu and ref.  After
+ * dlg_net_plan; free it with dlg_net_host_free on the same net before
+ * dlg_net_destroy.  Give it to the loader (dlg_loader_config.alloc) to
+ * have batches decoded straight into it.  NULL: out of memory. */
+void *dlg_net_host_alloc(dlg_net *net, size_t bytes);
+void dlg_net_host_free(dlg_net *net, void *p);
+/* dlg_net_write(net, blob, DLG_DATA, src, count) for an input or label
+ * blob (dlg_input, dlg_labels) that may return before the copy is done.
+ * cuda: the copy runs on a copy stream into a device staging buffer (two
+ * per blob, used alternately); the next step (dlg_net_train_step,
+ * dlg_net_infer_step, dlg_net_forward) waits for it on the device, not on
+ * the host, and copies it into the blob before its first kernel.  So
+ * writing batch k+1 right after launching step k overlaps its copy with
+ * step k.  src must stay unchanged until dlg_net_write_wait returns (or
+ * the step that reads it has ended: dlg_net_timer_end, dlg_net_read);
+ * memory from dlg_net_host_alloc makes the copy asynchronous.  The blob
+ * holds the new values once a step has taken them; a second write before
+ * that step, or a dlg_net_write of the blob, replaces this one.  A blob in
+ * a backend layout, and cpu and ref: a plain dlg_net_write. */
+int dlg_net_write_async(dlg_net *net, int blob, const float *src, size_t count);
+/* Waits on the host until every dlg_net_write_async so far has read its
+ * source (then the source may be reused).  0 at once on cpu and ref. */
+int dlg_net_write_wait(dlg_net *net);
+/* Data wait of the last step on the device timeline: how long its compute
+ * stream waited for the copies of its asynchronous inputs, plus how long
+ * the device sat idle between the end of the step's work and
+ * dlg_net_timer_end (the host still fetching the next batch).  Read it
+ * after the step's dlg_net_timer_end, before the next step.
+ * -DLG_ENOTSUP (not sticky) on cpu and ref, or when the last step took
+ * no asynchronous input: there the caller's host-side wait is the figure. */
+int dlg_net_input_stall(dlg_net *net, uint64_t *ns);
+
 /* ---- reference models (core/nn/models) ----------------------------------- */
 /* Build the model's training net on `net` for batch n, ending in a
  * softmax loss over `classes`.  Return the loss blob or a negative code. */

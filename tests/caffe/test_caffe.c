@@ -67,6 +67,26 @@ static void test_learns_fixed_batch(void **st)
     assert_true(wr_double(&r, "top1") >= 0.75);
 }
 
+/* Loader batches (a new one every step): each step launches the batch
+ * written during the step before, then fetches and writes the next one
+ * (dlg_net_write_async; synchronous on the cpu backend).  Every step
+ * counts its images, the loss stays finite, and on the cpu the peak is
+ * still the cores'. */
+static void test_loader_batches(void **st)
+{
+    const char *ov[] = {"batch=4", "crop=32", "classes=1000", "data=synthetic:64", "prefetch=2",
+                        NULL};
+    wr_result r;
+    wr_run("caffe.so", "resnet50", ov, 5, &r);
+    assert_int_equal(r.setup_rc, 0);
+    assert_int_equal(r.step_rc, 0);
+    assert_int_equal(r.steps_done, 5);
+    assert_int_equal(r.items, 20);
+    assert_true(isfinite(wr_double(&r, "loss")));
+    assert_string_equal(wr_field(&r, "data_source"), "synthetic");
+    assert_non_null(strstr(wr_field(&r, "peak_source"), "cores"));
+}
+
 static void bad(const char *model, const char *const *ov, const char *want)
 {
     wr_result r;
@@ -99,7 +119,7 @@ int main(void)
         cmocka_unit_test(test_params_alexnet), cmocka_unit_test(test_params_googlenet),
         cmocka_unit_test(test_params_resnet50), cmocka_unit_test(test_params_vgg16),
         cmocka_unit_test(test_flops),           cmocka_unit_test(test_learns_fixed_batch),
-        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_bad_input),       cmocka_unit_test(test_loader_batches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,13 +8,18 @@
  *        against "ref" (rel err < 1e-4, 5e-3, 2e-2, 2e-2), on random
  *        inputs drawn fresh each run, outputs poisoned (NaN) first; fp16
  *        also runs the loss-scaling case (cuda_check_scale.c).
- *        Also the CUDA-graph case (cuda_check_graphs.c).  --deterministic
- *        first: only deterministic convolution algorithms.
+ *        Also the CUDA-graph case (cuda_check_graphs.c) and the input-path
+ *        case (cuda_check_input.c: async writes = sync writes, bitwise).
+ *        --deterministic first: only deterministic convolution algorithms.
  *   cuda_check bench MODEL train|infer BACKEND BATCH [WARMUP ITERS [graphs=off]
  *        [algo_cache=PATH] [layout=nchw]]: steps timed by CUDA events, prints
  *        "bench model mode backend batch img/s ms/step ... graphs=on|off
  *        replays=N timing=.. layout=nhwc|nchw" (half backends: NHWC unless
  *        layout=nchw)
+ *   cuda_check bench MODEL train|infer BACKEND BATCH WARMUP ITERS [graphs=off]
+ *        input=async: inputs fed as the caffe workload feeds a loader's
+ *        batches (pinned, dlg_net_write_async after each step's launch);
+ *        the line ends "input=async data_wait_ms=W" (cuda_check_input.c)
  *   cuda_check bench lstm-ptb train|infer BACKEND BATCH [WARMUP ITERS]:
  *        tokens/s of the lstm-ptb workload's step, BATCH streams of bptt
  *        35 (cuda_check_seq.c; prints the bench line with unit=tok)
@@ -24,6 +29,7 @@
 #include "cuda_check_seq.h"
 #include "cuda_check_scale.h"
 #include "cuda_check_graphs.h"
+#include "cuda_check_input.h"
 #include "cuda/cuda_device.h"
 #include "gpu_nvml.h"
 
@@ -551,6 +557,7 @@ static int cmd_layers(int argc, char **argv)
         fails += check_bad_label(bks[b]);
         fails += seq_check_bad_id(bks[b]);
         fails += check_graphs(bks[b]);
+        fails += check_input_async(bks[b]);
         if (strstr(bks[b], "fp16"))
             fails += check_loss_scale(bks[b]);
     }
@@ -724,6 +731,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "layers") == 0)
         return cmd_layers(argc - 2, argv + 2);
+    if (strcmp(argv[1], "bench") == 0 && argc > 2 && strcmp(argv[argc - 1], "input=async") == 0)
+        return bench_input_async(argc - 3, argv + 2); /* cuda_check_input.c */
     if (strcmp(argv[1], "bench") == 0)
         return cmd_bench(argc - 2, argv + 2);
     fprintf(stderr, "cuda_check: unknown command '%s'\n", argv[1]);

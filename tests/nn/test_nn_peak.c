@@ -53,11 +53,39 @@ static void test_detect_measures_the_clock(void **st)
 #endif
 }
 
+/* GPU peaks come from the table `dlgauge sysinfo` uses, by the math the
+ * backend runs; a cpu backend name keeps the cores' peak. */
+static void test_gpu_peak_by_math(void **st)
+{
+    dlg_peak p;
+    dlg_peak_from_gpu(&p, "NVIDIA H200", 0);
+    assert_true(p.flops == 67.0e12);
+    assert_non_null(strstr(p.source, "NVIDIA H200: dense FP32 peak 67.0 TFLOP/s"));
+    dlg_peak_from_gpu(&p, "NVIDIA H200", 1);
+    assert_true(p.flops == 494.7e12);
+    dlg_peak_from_gpu(&p, "NVIDIA H200", 2);
+    assert_true(p.flops == 989.4e12);
+    assert_non_null(strstr(p.source, "BF16 tensor-core"));
+    dlg_peak_from_gpu(&p, "NVIDIA A100-SXM4-80GB", 3);
+    assert_true(p.flops == 312.0e12);
+    assert_non_null(strstr(p.source, "FP16 tensor-core"));
+    dlg_peak_from_gpu(&p, "Tesla V100-SXM2-16GB", 1); /* no TF32: the FP32 rate */
+    assert_true(p.flops == 15.7e12);
+    assert_non_null(strstr(p.source, "no TF32"));
+    dlg_peak_from_gpu(&p, "Some Future GPU", 2);
+    assert_true(p.flops == 0);
+    assert_non_null(strstr(p.source, "not in dlgauge's peak table"));
+    dlg_peak_for_backend(&p, "ref", 1);
+    assert_string_not_equal(p.isa, "gpu");
+    assert_non_null(strstr(p.source, "cores"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flops_per_cycle_from_flags),
         cmocka_unit_test(test_detect_measures_the_clock),
+        cmocka_unit_test(test_gpu_peak_by_math),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

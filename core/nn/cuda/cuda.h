@@ -64,6 +64,9 @@ typedef struct dlg_cuda_ctx {
     double *norm_dev, *norm_host;
     /* fp16 only: dynamic loss scaling state in device memory (cuda_scaler.h) */
     dlg_scaler *scaler;
+    /* the input path (cuda_input.c): copy stream and wait events, made on
+     * the first asynchronous input write; NULL until then */
+    struct dlg_cuda_input *input;
     dlg_algo_cache cache;
     char cache_path[512];
     /* whole steps (cuda_step.c): graphs, and the step timer's two event
@@ -98,6 +101,21 @@ int dlg_cuda_timer_begin(void *ctx);
 int dlg_cuda_timer_end(void *ctx, uint64_t *elapsed_ns);
 void dlg_cuda_step_stats(void *ctx, dlg_step_stats *out);
 void dlg_cuda_step_free(dlg_cuda_ctx *c);
+
+/* The input path (cuda_input.c; the backend's host_alloc .. in_stall
+ * hooks, see backend.h) and what close() frees of it. */
+void *dlg_cuda_host_alloc(void *ctx, size_t bytes);
+void dlg_cuda_host_free(void *ctx, void *p);
+int dlg_cuda_in_slot_open(void *ctx, void **slot);
+void dlg_cuda_in_slot_close(void *ctx, void *slot);
+int dlg_cuda_in_copy(void *ctx, void *slot, void *stage, const void *src, size_t bytes,
+                     bool after_read);
+int dlg_cuda_in_take(void *ctx, void *const *slot, void *const *dst, void *const *stage,
+                     const size_t *bytes, int n);
+int dlg_cuda_in_mark(void *ctx);
+int dlg_cuda_in_wait(void *ctx);
+int dlg_cuda_in_stall(void *ctx, uint64_t *ns);
+void dlg_cuda_input_close(dlg_cuda_ctx *c);
 
 /* Batch norm's saved mean and inverse std (2 x C floats) in its state. */
 float *dlg_cuda_bn_saved(void *state);

@@ -73,6 +73,7 @@ static void cuda_close(void *vctx)
     }
     dlg_algo_cache_free(&c->cache);
     dlg_cuda_step_free(c);
+    dlg_cuda_input_close(c);
     dlg_cuda_clip_close(c);
     dlg_cuda_scaler_close(c);
     if (c->sgd_tab)
@@ -386,6 +387,10 @@ DLG_CUDA_OPENS(7)
         .loss_scale = dlg_cuda_loss_scale,                                                     \
         .timer_begin = dlg_cuda_timer_begin, .timer_end = dlg_cuda_timer_end,                  \
         .grad_sumsq = dlg_cuda_sumsq, .grad_scale = dlg_cuda_scale,                            \
+        .host_alloc = dlg_cuda_host_alloc, .host_free = dlg_cuda_host_free,                \
+        .in_slot_open = dlg_cuda_in_slot_open, .in_slot_close = dlg_cuda_in_slot_close,    \
+        .in_copy = dlg_cuda_in_copy, .in_take = dlg_cuda_in_take, .in_mark = dlg_cuda_in_mark, \
+        .in_wait = dlg_cuda_in_wait, .in_stall = dlg_cuda_in_stall,                        \
         .kernels =                                                                             \
             {                                                                                  \
                 [DLG_L_CONV] = &dlg_cuda_conv,                                                 \
@@ -419,6 +424,10 @@ DLG_CUDA_OPENS(7)
         .timer_end = dlg_cuda_timer_end,                                                       \
         .grad_sumsq = dlg_cuda_sumsq, .grad_scale = dlg_cuda_scale,                            \
         .write_opaque = dlg_cuda_half_write,                                                     \
+        .host_alloc = dlg_cuda_host_alloc, .host_free = dlg_cuda_host_free,                \
+        .in_slot_open = dlg_cuda_in_slot_open, .in_slot_close = dlg_cuda_in_slot_close,    \
+        .in_copy = dlg_cuda_in_copy, .in_take = dlg_cuda_in_take, .in_mark = dlg_cuda_in_mark, \
+        .in_wait = dlg_cuda_in_wait, .in_stall = dlg_cuda_in_stall,                        \
         .kernels =                                                                             \
             {                                                                                  \
                 [DLG_L_CONV] = &dlg_cuda_conv_h,                                              \

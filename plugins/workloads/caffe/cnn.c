@@ -32,8 +32,11 @@ const dlg_metric cnn_metrics[] = {
     {"gflops", DLG_FIELD_DOUBLE, "GFLOP/s",
      "achieved: flops_per_item x images / time, over the steps after the first"},
     {"pct_peak", DLG_FIELD_DOUBLE, "%", "gflops as a percentage of peak_gflops"},
-    {"peak_gflops", DLG_FIELD_DOUBLE, "GFLOP/s", "FP32 peak of the job's cores (see peak_source)"},
-    {"peak_source", DLG_FIELD_STRING, "", "how the peak was derived: cores x clock x FLOP/cycle"},
+    {"peak_gflops", DLG_FIELD_DOUBLE, "GFLOP/s",
+     "peak of the device that ran: the job's cores' FP32 peak, or on a GPU its dense peak for "
+     "the precision (see peak_source)"},
+    {"peak_source", DLG_FIELD_STRING, "",
+     "how the peak was derived: cores x clock x FLOP/cycle, or the GPU's datasheet rate"},
     {"params", DLG_FIELD_INT, "", "trainable and stored parameters of the model"},
     {"plan_bytes", DLG_FIELD_INT, "bytes",
      "memory the planned net holds: params, kept and shared activations, gradients, workspace"},
@@ -54,7 +57,14 @@ typedef struct cnn {
     bool train;
     int batch;
     size_t in_count;
-    float *labels; /* loader path: labels as floats for the net */
+    float *labels; /* synthetic data: labels as floats for the net */
+    /* loader path: each step launches its batch (written during the step
+     * before, by dlg_net_write_async: on a GPU that copy overlapped the
+     * previous step), then fetches and writes the next one */
+    dlg_loader_alloc alloc;   /* the loader's buffers: dlg_net_host_alloc (pinned on cuda) */
+    float *lab_async[2];      /* labels as floats, from dlg_net_host_alloc, used alternately */
+    int lab_cur;
+    bool primed;              /* the next step's batch is written */
     dlg_sgd sgd;
     double flops_per_item;
     uint64_t plan_bytes;
@@ -139,9 +149,15 @@ static int plan(cnn *s, const dlg_value *o, const dlg_job_info *job)
     nn_opts_apply(&po, o, O_ALGO_CACHE, O_WORKSPACE, O_DETERMINISTIC, O_GRAPHS);
     if (dlg_net_plan(s->net, &po) < 0)
         return s->h->error(s->h, -dlg_net_status(s->net), "%s", dlg_net_error(s->net));
-    dlg_peak_detect(&s->peak, po.threads > 0 ? po.threads : 1);
+    /* the device's own peak: a GPU's for the precision, else the cores' */
+    dlg_peak_for_backend(&s->peak, s->backend, po.threads > 0 ? po.threads : 1);
     return 0;
 }
+
+/* The loader's batch buffers in the net's host memory (cuda: pinned, so
+ * the input copies are DMA transfers that overlap the steps). */
+static void *host_alloc(void *net, size_t bytes) { return dlg_net_host_alloc(net, bytes); }
+static void host_free(void *net, void *p, size_t bytes) { dlg_net_host_free(net, p); }
 
 /* Synthetic data never changes: write it into the net once, here. */
 static int feed(cnn *s, const float *images, const int32_t *labels)
@@ -181,9 +197,13 @@ static int setup_all(cnn *s, const char *model, const dlg_value *o, const dlg_jo
     s->plan_bytes = dlg_net_memory_bytes(s->net);
     if ((rc = check_memory(s, model, o, s->plan_bytes + data_bytes, false)) < 0)
         return rc;
-    cnn_data_cfg dc = {&o[O_LOADER], job, s->train, s->batch, (int)o[O_CLASSES].i};
+    s->alloc = (dlg_loader_alloc){host_alloc, host_free, s->net};
+    cnn_data_cfg dc = {&o[O_LOADER], job, s->train, s->batch, (int)o[O_CLASSES].i, &s->alloc};
     if ((rc = cnn_data_open(&s->data, h, &dc)) < 0)
         return rc;
+    for (int i = 0; !cnn_data_is_static(s->data) && i < 2; i++)
+        if (!(s->lab_async[i] = dlg_net_host_alloc(s->net, (size_t)s->batch * sizeof(float))))
+            return h->error(h, DLG_ENOMEM, "out of memory for the labels");
     if (cnn_data_is_static(s->data)) {
         const float *img;
         const int32_t *lab;
@@ -212,13 +232,15 @@ int cnn_setup(const char *model, const dlg_host *h, const dlg_value *opts, const
     return 0;
 }
 
-/* One step; a backend may replay it as a CUDA graph.  The device timer
- * (if any) ends before the loss is read back. */
-static int run_net(cnn *s, bool timed, uint64_t *elapsed_ns)
+/* After the step (and the next batch's fetch): the device timer (if any)
+ * ends, the data wait on the device timeline replaces the loader's host
+ * wait where the backend measures one, then the loss is read back. */
+static int finish_step(cnn *s, bool timed, dlg_step *out)
 {
-    int rc = s->train ? dlg_net_train_step(s->net, &s->sgd) : dlg_net_infer_step(s->net);
-    if (!rc && timed)
-        rc = dlg_net_timer_end(s->net, elapsed_ns);
+    int rc = timed ? dlg_net_timer_end(s->net, &out->elapsed_ns) : 0;
+    uint64_t stall;
+    if (!rc && timed && dlg_net_input_stall(s->net, &stall) == 0)
+        out->wait_ns = stall;
     if (!rc)
         rc = dlg_net_read(s->net, s->loss_blob, DLG_DATA, s->last, 3);
     if (rc < 0)
@@ -229,27 +251,62 @@ static int run_net(cnn *s, bool timed, uint64_t *elapsed_ns)
     return 0;
 }
 
+/* Fetches the next batch from the loader and writes it for the next step
+ * without waiting for the copy: the image memory is the loader's (the
+ * net's host memory), the labels go through one of two buffers of ours.
+ * The batch stays held until the step that reads it has started. */
+static int write_next(cnn *s, dlg_step *out)
+{
+    const float *img;
+    const int32_t *lab;
+    uint64_t wait, bytes;
+    int rc = cnn_data_next(s->data, &img, &lab, &wait, &bytes);
+    if (rc < 0)
+        return rc;
+    out->wait_ns += wait;
+    out->bytes_read += bytes;
+    float *l = s->lab_async[s->lab_cur ^= 1];
+    for (int i = 0; i < s->batch; i++)
+        l[i] = (float)lab[i];
+    if (dlg_net_write_async(s->net, s->in_blob, img, s->in_count) < 0 ||
+        dlg_net_write_async(s->net, s->label_blob, l, (size_t)s->batch) < 0)
+        return s->h->error(s->h, DLG_EINTERNAL, "%s", dlg_net_error(s->net));
+    s->primed = true;
+    return 0;
+}
+
+/* After the step is launched: its batch's copies have been waited for on
+ * the device; once they have read the host memory, the batch goes back to
+ * the loader, and the next one is fetched and written (on a GPU while this
+ * step computes). */
+static int prefetch(cnn *s, dlg_step *out)
+{
+    if (dlg_net_write_wait(s->net) < 0)
+        return s->h->error(s->h, DLG_EINTERNAL, "%s", dlg_net_error(s->net));
+    cnn_data_release(s->data);
+    s->primed = false;
+    return write_next(s, out);
+}
+
 int cnn_step(void *state, dlg_step *out)
 {
     cnn *s = state;
     uint64_t t0 = now_ns();
+    bool loader = !cnn_data_is_static(s->data);
     /* on a GPU the step is timed by CUDA events from here, input included
      * (-DLG_ENOTSUP on the cpu: the runner's host clock times it) */
     int trc = dlg_net_timer_begin(s->net);
     if (trc < 0 && trc != -DLG_ENOTSUP)
         return s->h->error(s->h, -trc, "%s", dlg_net_error(s->net));
-    if (!cnn_data_is_static(s->data)) {
-        const float *img;
-        const int32_t *lab;
-        int rc = cnn_data_next(s->data, &img, &lab, &out->wait_ns, &out->bytes_read);
-        if (!rc)
-            rc = feed(s, img, lab);
-        cnn_data_release(s->data);
-        if (rc < 0)
-            return rc;
-    }
-    int rc = run_net(s, trc == 0, &out->elapsed_ns);
+    int rc;
+    if (loader && !s->primed && (rc = write_next(s, out)) < 0) /* the first step */
+        return rc;
+    rc = s->train ? dlg_net_train_step(s->net, &s->sgd) : dlg_net_infer_step(s->net);
     if (rc < 0)
+        return s->h->error(s->h, -rc, "%s", dlg_net_error(s->net));
+    if (loader && (rc = prefetch(s, out)) < 0)
+        return rc;
+    if ((rc = finish_step(s, trc == 0, out)) < 0)
         return rc;
     uint64_t t1 = now_ns();
     if (s->steps++ > 0) { /* the first step warms caches and the OpenMP team */
@@ -316,7 +373,12 @@ void cnn_teardown(void *state)
     cnn *s = state;
     if (!s)
         return;
+    if (s->net && s->primed) /* no copy may read the loader's memory once it is freed */
+        dlg_net_write_wait(s->net);
     cnn_data_close(s->data);
+    for (int i = 0; i < 2; i++)
+        if (s->net)
+            dlg_net_host_free(s->net, s->lab_async[i]);
     dlg_net_destroy(s->net);
     free(s->labels);
     free(s);

@@ -69,6 +69,7 @@ static int open_loader(cnn_data *d, const cnn_data_cfg *cfg)
     if (!lc.decode)
         return h->error(h, DLG_EINVAL, "decode = false: a network needs decoded images");
     lc.batch = d->batch;
+    lc.alloc = cfg->alloc;
     if ((rc = dlg_loader_open(&d->loader, &lc, h)) < 0) {
         d->loader = NULL;
         return rc;

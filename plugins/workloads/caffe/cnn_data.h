@@ -11,6 +11,8 @@
 
 #include <dlgauge/plugin.h>
 
+#include "loader.h"
+
 typedef struct cnn_data cnn_data;
 
 typedef struct cnn_data_cfg {
@@ -18,6 +20,10 @@ typedef struct cnn_data_cfg {
     const dlg_job_info *job;
     bool train;
     int batch, classes;
+    /* the loader's batch buffers (e.g. the net's pinned host memory, so
+     * that batches are decoded straight into what the GPU copies from);
+     * NULL: aligned malloc */
+    const dlg_loader_alloc *alloc;
 } cnn_data_cfg;
 
 /* Validates the data options; opens the loader unless data = synthetic. */

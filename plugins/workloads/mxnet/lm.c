@@ -89,7 +89,8 @@ const dlg_metric lm_metrics[] = {
      "2 x forward multiply-adds per token (LSTM gates + decoder); train: 3x"},
     {"gflops", DLG_FIELD_DOUBLE, "GFLOP/s", "achieved, over the steps after the first"},
     {"pct_peak", DLG_FIELD_DOUBLE, "%", "gflops as a percentage of peak_gflops"},
-    {"peak_gflops", DLG_FIELD_DOUBLE, "GFLOP/s", "FP32 peak of the job's cores"},
+    {"peak_gflops", DLG_FIELD_DOUBLE, "GFLOP/s",
+     "peak of the device that ran: the job's cores' FP32 peak, or on a GPU its dense FP32 peak"},
     {"peak_source", DLG_FIELD_STRING, "", "how the peak was derived"},
     {"params", DLG_FIELD_INT, "", "parameters of the model"},
     {"hidden", DLG_FIELD_INT, "", "LSTM units (= embedding size)"},
@@ -230,7 +231,8 @@ static int plan(lm *s, const dlg_value *o, const dlg_job_info *job)
     s->plan_bytes = dlg_net_memory_bytes(s->net);
     if ((rc = check_memory(s, s->plan_bytes, false)) < 0)
         return rc;
-    dlg_peak_detect(&s->peak, po.threads > 0 ? po.threads : 1);
+    /* the device's own peak: a GPU's for the precision, else the cores' */
+    dlg_peak_for_backend(&s->peak, s->backend, po.threads > 0 ? po.threads : 1);
     return 0;
 }
 
