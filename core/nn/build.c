@@ -42,7 +42,6 @@ int dlg_net_create(dlg_net **out, const char *name)
     }
     net->wfill = (dlg_filler){DLG_FILL_GAUSSIAN, 0.01f};
     net->bfill = (dlg_filler){DLG_FILL_CONSTANT, 0.0f};
-    net->loss = -1;
     *out = net;
     return 0;
 }
@@ -157,8 +156,6 @@ static int add_node(dlg_net *net, const char *name, dlg_layer_type type, int nb,
     int rc = dlg_layer_infer(net, n);
     if (rc < 0)
         return rc;
-    if (type == DLG_L_LOSS)
-        net->loss = net->nnodes - 1;
     return n->tops[0];
 }
 
@@ -297,11 +294,18 @@ int dlg_softmax(dlg_net *net, const char *name, int x)
 
 int dlg_softmax_loss(dlg_net *net, const char *name, int logits, int labels)
 {
+    return dlg_softmax_loss_weighted(net, name, logits, labels, 1.0f);
+}
+
+int dlg_softmax_loss_weighted(dlg_net *net, const char *name, int logits, int labels,
+                              float weight)
+{
     dlg_node p = {0};
     int xs[2] = {logits, labels};
-    if (!net->err && net->loss >= 0)
-        return dlg_net_fail(net, DLG_EINVAL, "nn: loss '%s': net already has loss '%s'", name,
-                            net->nodes[net->loss].l.name);
+    if (!net->err && !(weight > 0 && weight < 1e6f))
+        return dlg_net_fail(net, DLG_EINVAL, "nn: loss '%s': weight %g is not in (0, 1e6)", name,
+                            (double)weight);
+    p.l.p.loss_weight = weight;
     return add_node(net, name, DLG_L_LOSS, 2, xs, &p);
 }
 

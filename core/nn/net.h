@@ -48,7 +48,6 @@ struct dlg_net {
     dlg_node *nodes;
     int nnodes, cap_nodes;
     dlg_filler wfill, bfill;
-    int loss; /* node index of the softmax loss, -1 if none */
     /* after dlg_net_plan */
     bool planned, train, input_grads;
     uint64_t seed;

@@ -98,13 +98,9 @@ static int insert_splits(dlg_net *net)
         sorted[i] = net->nodes[order[i]];
     free(net->nodes);
     net->nodes = sorted;
-    net->loss = -1;
-    for (int i = 0; i < no; i++) {
+    for (int i = 0; i < no; i++)
         for (int t = 0; t < sorted[i].l.ntop; t++)
             net->blobs[sorted[i].tops[t]].producer = i;
-        if (sorted[i].l.type == DLG_L_LOSS)
-            net->loss = i;
-    }
 out:
     free(uses);
     free(split);

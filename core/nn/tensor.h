@@ -107,6 +107,7 @@ typedef struct dlg_layer {
         dlg_lrn_param lrn;
         dlg_bn_param bn;
         float dropout_ratio;
+        float loss_weight; /* softmax loss: its gradient is scaled by this */
         dlg_embed_param embed;
         dlg_lstm_param lstm;
     } p;

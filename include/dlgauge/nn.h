@@ -105,6 +105,12 @@ int dlg_softmax(dlg_net *net, const char *name, int x);
 /* Mean softmax cross-entropy over the batch.  The result blob holds three
  * floats: loss, top-1 accuracy, top-5 accuracy (fractions of the batch). */
 int dlg_softmax_loss(dlg_net *net, const char *name, int logits, int labels);
+/* The same with the loss's gradient scaled by weight (> 0).  A net may
+ * have several losses (e.g. an auxiliary classifier weighted 0.4): backward
+ * then trains on their weighted sum; each result blob holds its own
+ * unweighted loss.  On CUDA only weight 1 runs so far. */
+int dlg_softmax_loss_weighted(dlg_net *net, const char *name, int logits, int labels,
+                              float weight);
 
 /* ---- sequences (core/nn/seq.c) -------------------------------------------
  * A sequence batch of T steps and B streams is T*B rows in time-major order

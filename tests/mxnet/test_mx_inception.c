@@ -104,6 +104,51 @@ static void test_forward_cpu(void **st)
     free(x);
     dlg_net_destroy(net);
 }
+
+/* With the aux head, training updates it: its classifier has a gradient
+ * (its loss is weighted 0.4 into backward) and one SGD step moves it. */
+static void test_aux_head_trains_cpu(void **st)
+{
+    dlg_net *net;
+    assert_int_equal(dlg_net_create(&net, "inception-v3-aux"), 0);
+    if (dlg_model_inception_v3(net, 2, 10, 261, true) < 0)
+        fail_msg("build: %s", dlg_net_error(net));
+    dlg_plan_opts o = {.backend = "cpu", .train = true, .seed = 2, .threads = 2};
+    if (dlg_net_plan(net, &o) < 0)
+        fail_msg("plan: %s", dlg_net_error(net));
+    size_t n = 2 * 3 * 261 * 261;
+    float *x = malloc(n * sizeof(float)), labels[2] = {3, 8};
+    uint64_t s = 5;
+    for (size_t i = 0; i < n; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)((s >> 40) & 0xffff) / 65536.0f - 0.5f;
+    }
+    assert_int_equal(dlg_net_write(net, dlg_net_blob(net, "data"), DLG_DATA, x, n), 0);
+    assert_int_equal(dlg_net_write(net, dlg_net_blob(net, "label"), DLG_DATA, labels, 2), 0);
+    int w = dlg_net_param(net, "aux/logits", 0);
+    size_t nw = 10 * 768;
+    float *before = malloc(nw * sizeof(float)), *after = malloc(nw * sizeof(float));
+    float *grad = malloc(nw * sizeof(float));
+    assert_int_equal(dlg_net_read(net, w, DLG_DATA, before, nw), 0);
+    dlg_sgd sgd = {0.1f, 0.9f, 0.0f};
+    if (dlg_net_forward(net) < 0 || dlg_net_backward(net) < 0)
+        fail_msg("step: %s", dlg_net_error(net));
+    assert_int_equal(dlg_net_read(net, w, DLG_DIFF, grad, nw), 0);
+    assert_int_equal(dlg_net_sgd_step(net, &sgd), 0);
+    assert_int_equal(dlg_net_read(net, w, DLG_DATA, after, nw), 0);
+    double g = 0, moved = 0;
+    for (size_t i = 0; i < nw; i++) {
+        g = fmax(g, fabs(grad[i]));
+        moved = fmax(moved, fabs((double)after[i] - before[i]));
+    }
+    printf("  aux classifier: max |grad| %.3g, max step %.3g\n", g, moved);
+    assert_true(g > 1e-6 && moved > 1e-7);
+    free(x);
+    free(before);
+    free(after);
+    free(grad);
+    dlg_net_destroy(net);
+}
 #endif
 
 int main(void)
@@ -114,6 +159,7 @@ int main(void)
         cmocka_unit_test(test_shapes),
 #ifdef DLG_NN_HAVE_DNNL
         cmocka_unit_test(test_forward_cpu),
+        cmocka_unit_test(test_aux_head_trains_cpu),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

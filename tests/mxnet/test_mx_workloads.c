@@ -236,7 +236,9 @@ static void test_inception_synthetic(void **st)
     /* 23.8 M parameters without the aux head; FLOPs scale with crop^2 */
     assert_int_equal((long long)wr_double(&r, "params"), 23834568);
     assert_true(wr_double(&r, "flops_per_item") > 0);
-    const char *a[] = {"mode=infer", "batch=1", "aux=true", NULL}; /* aux needs 299 */
+    const char *small[] = {"mode=infer", "batch=1", "crop=260", "aux=true", NULL};
+    expect_error("inception-v3", small, "aux = true needs crop >= 261");
+    const char *a[] = {"mode=infer", "batch=1", "aux=true", NULL}; /* aux needs >= 261 */
     wr_run("mxnet.so", "inception-v3", a, 1, &r);
     if (r.setup_rc || r.step_rc)
         fail_msg("inception-v3 aux: %s", r.error);

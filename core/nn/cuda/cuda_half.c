@@ -559,4 +559,5 @@ const dlg_kernels dlg_cuda_loss_h = {.setup = loss_setup,
                                       .forward = loss_forward,
                                       .backward = loss_backward,
                                       .destroy = loss_destroy,
+                                      .accepts = dlg_cuda_loss_accepts,
                                       .any_layout = true};

@@ -3,7 +3,7 @@
  * by batch-norm (eps 1e-3) and ReLU; blocks A (5x5 and double 3x3), B and D
  * (grid reductions), C (factorised 1x7/7x1), E (split 1x3/3x1).  Layer
  * names follow torchvision's module names.  Inputs "data" (299, or the
- * crop given; 75 is the smallest that every layer accepts, 139 with the
+ * crop given; 75 is the smallest that every layer accepts, 261 with the
  * aux head) and "label". */
 #include <dlgauge/nn.h>
 #include <dlgauge/plugin.h>
@@ -133,13 +133,16 @@ static int block_e(dlg_net *net, const char *blk, int x)
     return cat(net, blk, "concat", 4, br);
 }
 
-/* InceptionAux: avgpool 5/3 -> 1x1 128 -> 5x5 768 -> fc. */
-static int aux_head(dlg_net *net, int x, int classes)
+/* InceptionAux: avgpool 5/3 -> 1x1 128 -> 5x5 768 -> fc, trained through
+ * its own softmax loss weighted 0.4, as torchvision's reference training
+ * script weights it (loss = main + 0.4 * aux). */
+static int aux_head(dlg_net *net, int x, int y, int classes)
 {
     x = dlg_avg_pool(net, "AuxLogits.avg", x, 5, 3, 0);
     x = sq(net, "AuxLogits", "conv0", x, 128, 1, 1, 0);
     x = sq(net, "AuxLogits", "conv1", x, 768, 5, 1, 0);
-    return dlg_fc(net, "aux/logits", x, classes);
+    x = dlg_fc(net, "aux/logits", x, classes);
+    return dlg_softmax_loss_weighted(net, "aux/loss", x, y, 0.4f);
 }
 
 int dlg_model_inception_v3(dlg_net *net, int n, int classes, int crop, bool aux)
@@ -165,7 +168,7 @@ int dlg_model_inception_v3(dlg_net *net, int n, int classes, int crop, bool aux)
     x = block_c(net, "Mixed_6d", x, 160);
     x = block_c(net, "Mixed_6e", x, 192);
     if (aux)
-        aux_head(net, x, classes);
+        aux_head(net, x, y, classes);
     x = block_d(net, "Mixed_7a", x);
     x = block_e(net, "Mixed_7b", x);
     x = block_e(net, "Mixed_7c", x);

@@ -215,9 +215,9 @@ static int loss_backward(void *ctx, dlg_layer *l, void *state)
         int64_t y;
         if (label_of(l, i, K, &y) < 0)
             return -DLG_EINVAL;
-        double lse = row_lse(x, K);
+        double lse = row_lse(x, K), w = l->p.loss_weight / (double)N;
         for (int64_t k = 0; k < K; k++)
-            dx[k] = (float)((exp(x[k] - lse) - (k == y)) / (double)N);
+            dx[k] = (float)((exp(x[k] - lse) - (k == y)) * w);
     }
     return 0;
 }

@@ -37,8 +37,9 @@ static const dlg_option inception_options[] = {
     [O_LOADER + DLG_LOPT_CROP] = {"crop", DLG_OPT_INT, "299", "75", "4096", NULL,
                                   "network input size (Inception-v3: 299; 75 is the least)", 0},
     [O_AUX] = {"aux", DLG_OPT_BOOL, "false", NULL, NULL, NULL,
-               "also run the auxiliary classifier after Mixed_6e (computed, not trained: the "
-               "engine has one loss)", 0},
+               "add the auxiliary classifier after Mixed_6e, trained through its own softmax "
+               "loss weighted 0.4 (torchvision's reference recipe; the reported loss is the "
+               "main head's; cpu and ref backends only so far)", 0},
     [O_ALL] = {0}};
 #pragma GCC diagnostic pop
 
@@ -46,6 +47,11 @@ static int inception_setup(const dlg_host *h, const dlg_value *o, const dlg_job_
                            void **state)
 {
     *state = NULL;
+    if (o[O_AUX].i && o[O_LOADER + DLG_LOPT_CROP].i < 261)
+        return h->error(h, DLG_EINVAL,
+                        "aux = true needs crop >= 261 (the auxiliary head's 5x5 convolution "
+                        "does not fit a smaller grid); crop = %lld",
+                        (long long)o[O_LOADER + DLG_LOPT_CROP].i);
     int rc = img_check_recordio(h, o[O_LOADER + DLG_LOPT_DATA].text,
                                 (int)o[O_LOADER + DLG_LOPT_CROP].i, 16);
     if (rc < 0)
