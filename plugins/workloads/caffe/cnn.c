@@ -128,16 +128,9 @@ static int build(cnn *s, const char *model, const dlg_value *o)
 static int check_memory(cnn *s, const char *model, const dlg_value *o, uint64_t need,
                         bool at_least)
 {
-    char how[300];
-    uint64_t avail;
-    if (cnn_mem_fits(need, &avail, how, sizeof how))
-        return 0;
-    return s->h->error(s->h, DLG_ENOMEM,
-                       "batch = %d: %s %s needs %s%.2f GiB (%llu bytes) but only %.2f GiB "
-                       "(%llu bytes) is available (%s); lower batch",
-                       s->batch, model, o[O_MODE].text, at_least ? "at least " : "",
-                       (double)need / 1073741824.0, (unsigned long long)need,
-                       (double)avail / 1073741824.0, (unsigned long long)avail, how);
+    char what[160];
+    snprintf(what, sizeof what, "batch = %d: %s %s", s->batch, model, o[O_MODE].text);
+    return cnn_mem_check(s->h, need, at_least, what, "; lower batch");
 }
 
 static int plan(cnn *s, const dlg_value *o, const dlg_job_info *job)

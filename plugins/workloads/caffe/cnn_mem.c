@@ -96,8 +96,17 @@ uint64_t cnn_mem_available(char *how, size_t n)
     return avail;
 }
 
-bool cnn_mem_fits(uint64_t need, uint64_t *avail, char *how, size_t n)
+int cnn_mem_check(const dlg_host *h, uint64_t need, bool at_least, const char *what,
+                  const char *hint)
 {
-    *avail = cnn_mem_available(how, n);
-    return *avail == 0 || need <= *avail;
+    char how[300];
+    uint64_t avail = cnn_mem_available(how, sizeof how);
+    if (avail == 0 || need <= avail)
+        return 0;
+    return h->error(h, DLG_ENOMEM,
+                    "%s needs %s%.2f GiB (%llu bytes) but only %.2f GiB (%llu bytes) is "
+                    "available (%s)%s",
+                    what, at_least ? "at least " : "", (double)need / 1073741824.0,
+                    (unsigned long long)need, (double)avail / 1073741824.0,
+                    (unsigned long long)avail, how, hint);
 }

@@ -13,16 +13,19 @@
 #include <stdint.h>
 
 #include <dlgauge/nn.h>
+#include <dlgauge/plugin.h>
 
 /* A lower bound of what dlg_net_plan will allocate: the parameters (with
  * their gradients and momentum when training) and the largest blob (with
  * its gradient when training), which no sharing can avoid. */
 uint64_t cnn_mem_floor_bytes(const dlg_net *net, bool train);
 
-/* False, with *avail and how filled, if `need` bytes exceed what this
- * process may still take (cnn_mem_available); true if they fit or nothing
- * could be read. */
-bool cnn_mem_fits(uint64_t need, uint64_t *avail, char *how, size_t n);
+/* 0 if `need` bytes fit what this process may still take
+ * (cnn_mem_available; also when nothing could be read), else -DLG_ENOMEM
+ * through h->error: "<what> needs [at least] X GiB (N bytes) but only Y GiB
+ * (M bytes) is available (<where>)<hint>".  at_least: need is a floor. */
+int cnn_mem_check(const dlg_host *h, uint64_t need, bool at_least, const char *what,
+                  const char *hint);
 
 /* Memory this process may still take: the smaller of MemAvailable and the
  * headroom of every enclosing cgroup v2 memory.max.  how: where it came

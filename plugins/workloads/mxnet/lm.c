@@ -203,16 +203,10 @@ static int build(lm *s, double dropout, bool tied)
 /* need: the floor before planning (at_least), the plan's own bytes after. */
 static int check_memory(lm *s, uint64_t need, bool at_least)
 {
-    char how[300];
-    uint64_t avail;
-    if (cnn_mem_fits(need, &avail, how, sizeof how))
-        return 0;
-    return s->h->error(s->h, DLG_ENOMEM,
-                       "lstm-ptb (hidden %d, vocab %d, batch %d, bptt %d) needs %s%.2f GiB "
-                       "(%llu bytes) but only %.2f GiB is available (%s)",
-                       s->H, s->V, s->B, s->T, at_least ? "at least " : "",
-                       (double)need / 1073741824.0, (unsigned long long)need,
-                       (double)avail / 1073741824.0, how);
+    char what[160];
+    snprintf(what, sizeof what, "lstm-ptb (hidden %d, vocab %d, batch %d, bptt %d)", s->H, s->V,
+             s->B, s->T);
+    return cnn_mem_check(s->h, need, at_least, what, "");
 }
 
 static int plan(lm *s, const dlg_value *o, const dlg_job_info *job)
