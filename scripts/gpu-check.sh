@@ -63,7 +63,7 @@ while [ $# -gt 0 ]; do
     --precisions) PRECS=${2:?--precisions needs names}; shift ;;
     --lm-batches) LM_BATCHES=${2:?--lm-batches needs numbers}; shift ;;
     --lm-precisions) LM_PRECS=${2:?--lm-precisions needs names}; shift ;;
-    -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^set -u/ { exit } NR > 1' "$0"; exit 0 ;;
     *) echo "gpu-check: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
