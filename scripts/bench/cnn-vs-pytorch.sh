@@ -9,14 +9,15 @@
 # peak RSS is per case.  Ratio = dlgauge images/s / PyTorch images/s.
 #
 # usage: scripts/bench/cnn-vs-pytorch.sh [BUILD_DIR] [THREADS]
-#   env STEPS_TRAIN (5), STEPS_INFER (10), STEPS_B1 (30)
+#   env STEPS_TRAIN (5), STEPS_INFER (10), STEPS_B1 (30), ROUNDS (3),
+#   CASES (names to run, e.g. "resnet50-infer-b1 alexnet-train-b16"; all)
 # Note: AlexNet here is Caffe's (groups, LRN) at crop 224 for dlgauge and
 # torchvision's (no groups, no LRN) for PyTorch: 0.72 vs 0.71 GMACs/image.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$src/build}" && pwd)
 threads=${2:-$(nproc)}
-st=${STEPS_TRAIN:-5} si=${STEPS_INFER:-10} s1=${STEPS_B1:-30}
+st=${STEPS_TRAIN:-5} si=${STEPS_INFER:-10} s1=${STEPS_B1:-30} rounds=${ROUNDS:-3}
 dlg=$build/bin/dlgauge
 [ -x "$dlg" ] || { echo "no $dlg: build first" >&2; exit 1; }
 work=$(mktemp -d)
@@ -54,51 +55,68 @@ EOF2
 (cd "$work" && ONEDNN_VERBOSE=1 "$dlg" run --set job.isolation=none "$work/isa.ini" 2>&1 |
   grep -m4 '^onednn_verbose,info') || true
 
-# Interleaved per case, so that a machine whose load changes during the
-# script treats both sides alike.
-echo "== runs (dlgauge, then PyTorch NCHW and channels_last, per case)"
+# Interleaved per case and round, so that a machine whose load changes
+# during the script treats both sides alike; each side's figure is the
+# median over ROUNDS runs of its per-run median step time.
+echo "== runs: $rounds round(s) of dlgauge, then PyTorch nchw, channels_last (and frozen for inference), per case"
 for c in "${cases[@]}"; do
   read -r name model mode batch steps <<<"$c"
-  printf '[sink csv]\npath = %s\n[job %s]\nworkload = %s\nmode = %s\nbatch = %s\ncrop = 224\ncpus = %s\nwarmup = 2\niterations = %s\n' \
-    "$work/dlg-$name.csv" "$name" "$model" "$mode" "$batch" "$threads" "$steps" >"$work/$name.ini"
-  (cd "$work" && "$dlg" run "$work/$name.ini" >"$work/dlg.log" 2>&1) || { cat "$work/dlg.log"; exit 1; }
-  fmts="nchw cl"
-  [ "$mode" = infer ] && fmts="nchw cl frozen"
-  for fmt in $fmts; do
-    "${torch_env[@]}" /usr/bin/python3 "$src/scripts/bench/cnn_peer.py" \
-      "$model" "$mode" "$batch" "$threads" "$steps" "$fmt" >"$work/torch-$name-$fmt.json" ||
-      { echo "   PyTorch $fmt failed for $name; left out" >&2; rm -f "$work/torch-$name-$fmt.json"; }
+  case " ${CASES:-$name} " in *" $name "*) ;; *) continue ;; esac
+  for r in $(seq 1 "$rounds"); do
+    printf '[sink csv]\npath = %s\n[job %s]\nworkload = %s\nmode = %s\nbatch = %s\ncrop = 224\ncpus = %s\nwarmup = 2\niterations = %s\n' \
+      "$work/dlg-$name-$r.csv" "$name" "$model" "$mode" "$batch" "$threads" "$steps" >"$work/$name.ini"
+    (cd "$work" && "$dlg" run "$work/$name.ini" >"$work/dlg.log" 2>&1) || { cat "$work/dlg.log"; exit 1; }
+    fmts="nchw cl"
+    [ "$mode" = infer ] && fmts="nchw cl frozen"
+    for fmt in $fmts; do
+      "${torch_env[@]}" /usr/bin/python3 "$src/scripts/bench/cnn_peer.py" \
+        "$model" "$mode" "$batch" "$threads" "$steps" "$fmt" >"$work/torch-$name-$fmt-$r.json" ||
+        { echo "   PyTorch $fmt failed for $name; left out" >&2; rm -f "$work/torch-$name-$fmt-$r.json"; }
+    done
   done
   echo "   $name done"
 done
 "${torch_env[@]}" ONEDNN_VERBOSE=1 /usr/bin/python3 "$src/scripts/bench/cnn_peer.py" \
   alexnet infer 1 "$threads" 1 nchw 2>&1 | grep -m2 '^onednn_verbose,info' | sed 's/^/PyTorch /' || true
 
-python3 - "$work" "${cases[@]}" <<'PY'
-import csv, json, os, sys
-work, cases = sys.argv[1], [c.split() for c in sys.argv[2:]]
-rows = {c[0]: next(csv.DictReader(open(f"{work}/dlg-{c[0]}.csv"))) for c in cases}
-blas = None
-print(f"{'case':20} {'dlgauge img/s':>13} {'torch img/s':>11} {'fmt':>4} {'ratio':>6} "
+python3 - "$work" "$rounds" "${cases[@]}" <<'PY'
+import csv, glob, json, statistics, sys
+work, rounds, cases = sys.argv[1], int(sys.argv[2]), [c.split() for c in sys.argv[3:]]
+cases = [c for c in cases if glob.glob(f"{work}/dlg-{c[0]}-*.csv")]
+print(f"medians over {rounds} round(s); ratio = dlgauge img/s / PyTorch's best format img/s")
+print(f"{'case':20} {'dlgauge img/s':>13} {'torch img/s':>11} {'fmt':>6} {'ratio':>6} "
       f"{'dlg p50 ms':>10} {'torch ms':>9} {'dlg RSS MB':>10} {'torch RSS MB':>12} {'dlg %peak':>9}")
+last = None
 for name, model, mode, batch, steps in cases:
-    r = rows[name]
-    if r["status"] != "ok":
-        print(f"{name:20} dlgauge failed: {r.get('error', '')}")
+    runs = [next(csv.DictReader(open(f))) for f in sorted(glob.glob(f"{work}/dlg-{name}-*.csv"))]
+    bad = [r for r in runs if r["status"] != "ok"]
+    if bad:
+        print(f"{name:20} dlgauge failed: {bad[0].get('error', '')}")
         continue
-    p50 = float(r["latency_p50_us"]) / 1e6
+    last = runs[-1]
+    p50s = [float(r["latency_p50_us"]) / 1e6 for r in runs]
+    p50 = statistics.median(p50s)
     dips = int(batch) / p50
-    t = {f: json.load(open(f"{work}/torch-{name}-{f}.json")) for f in ("nchw", "cl", "frozen")
-         if os.path.exists(f"{work}/torch-{name}-{f}.json")}
+    t = {}
+    for f in ("nchw", "cl", "frozen"):
+        js = [json.load(open(x)) for x in sorted(glob.glob(f"{work}/torch-{name}-{f}-*.json"))]
+        if js:
+            t[f] = {"median_s": statistics.median(j["median_s"] for j in js),
+                    "rss_peak_bytes": max(j["rss_peak_bytes"] for j in js), "last": js[-1]}
+            t[f]["images_per_s"] = int(batch) / t[f]["median_s"]
     best = max(t, key=lambda f: t[f]["images_per_s"])
     tb = t[best]
-    blas = tb.get("openblas_core") or ",".join(tb.get("blas_libs", [])) or "none"
-    print(f"{name:20} {dips:13.2f} {tb['images_per_s']:11.2f} {best:>4} {dips / tb['images_per_s']:6.2f} "
-          f"{p50 * 1e3:10.1f} {tb['median_s'] * 1e3:9.1f} {int(r['rss_peak_bytes']) / 2**20:10.0f} "
-          f"{tb['rss_peak_bytes'] / 2**20:12.0f} {float(r.get('pct_peak') or 0):9.1f}")
-    frozen = f", frozen {t['frozen']['images_per_s']:.2f}" if "frozen" in t else ""
-    print(f"{'':20} (torch nchw {t['nchw']['images_per_s']:.2f}, channels_last {t['cl']['images_per_s']:.2f}{frozen} img/s; "
-          f"dlgauge {float(r['gflops']):.1f} GFLOP/s, isa {r['dnnl_isa']})")
-print(f"peak: {rows[cases[0][0]]['peak_source']}")
+    blas = tb["last"].get("openblas_core") or ",".join(tb["last"].get("blas_libs", [])) or "none"
+    ratios = [(int(batch) / d) / tb["images_per_s"] for d in p50s]
+    print(f"{name:20} {dips:13.2f} {tb['images_per_s']:11.2f} {best:>6} {dips / tb['images_per_s']:6.2f} "
+          f"{p50 * 1e3:10.1f} {tb['median_s'] * 1e3:9.1f} "
+          f"{max(int(r['rss_peak_bytes']) for r in runs) / 2**20:10.0f} "
+          f"{tb['rss_peak_bytes'] / 2**20:12.0f} {float(last.get('pct_peak') or 0):9.1f}")
+    others = ", ".join(f"{f} {t[f]['images_per_s']:.2f}" for f in t)
+    print(f"{'':20} (torch {others} img/s; dlgauge per round "
+          f"{', '.join(f'{int(batch) / d:.2f}' for d in p50s)} img/s, ratio range "
+          f"{min(ratios):.2f}-{max(ratios):.2f}; {float(last['gflops']):.1f} GFLOP/s, isa {last['dnnl_isa']})")
+if last:
+    print(f"peak: {last['peak_source']}")
 print(f"PyTorch BLAS kernel: {blas}")
 PY
