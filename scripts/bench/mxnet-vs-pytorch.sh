@@ -12,12 +12,13 @@
 # dlgauge items/s / PyTorch items/s.
 #
 # usage: scripts/bench/mxnet-vs-pytorch.sh [BUILD_DIR] [THREADS]
-#   env BATCH_IMG (4), STEPS_TRAIN (3), STEPS_INFER (5), STEPS_LM (4)
+#   env BATCH_IMG (4), STEPS_TRAIN (3), STEPS_INFER (5), STEPS_LM (4), ROUNDS (3),
+#   CASES (names to run; all)
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$src/build}" && pwd)
 threads=${2:-$(nproc)}
-bi=${BATCH_IMG:-4} st=${STEPS_TRAIN:-3} si=${STEPS_INFER:-5} sl=${STEPS_LM:-4}
+bi=${BATCH_IMG:-4} st=${STEPS_TRAIN:-3} si=${STEPS_INFER:-5} sl=${STEPS_LM:-4} rounds=${ROUNDS:-3}
 dlg=$build/bin/dlgauge
 [ -x "$dlg" ] && [ -f "$build/lib/dlgauge/mxnet.so" ] ||
   { echo "build first: ninja -C $build dlgauge_cli mxnet csv" >&2; exit 1; }
@@ -37,63 +38,83 @@ cases=( # name workload mode batch steps unit
   "lstm-medium-infer lstm-ptb infer 20 $sl tokens"
 )
 
-{
-  echo "[sink csv]"; echo "path = $work/dlg.csv"
+echo "== machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $threads threads"
+# Rounds: dlgauge (one run of every case), then PyTorch per case; each
+# side's figure is the median over ROUNDS of its per-run median step time.
+for r in $(seq 1 "$rounds"); do
+  {
+    echo "[sink csv]"; echo "path = $work/dlg-$r.csv"
+    for c in "${cases[@]}"; do
+      read -r name wl mode batch steps unit <<<"$c"
+      case " ${CASES:-$name} " in *" $name "*) ;; *) continue ;; esac
+      printf '[job %s]\nworkload = %s\nmode = %s\nbatch = %s\ncpus = %s\nwarmup = 2\niterations = %s\n' \
+        "$name" "$wl" "$mode" "$batch" "$threads" "$steps"
+      [ "$wl" = lstm-ptb ] && printf 'size = medium\nbptt = 35\nvocab = 10000\ndata = synthetic\n'
+    done
+  } >"$work/mx.ini"
+  echo "== round $r: dlgauge"
+  (cd "$work" && "$dlg" run "$work/mx.ini" >"$work/dlg.log" 2>&1) || { cat "$work/dlg.log"; exit 1; }
+  echo "== round $r: PyTorch"
   for c in "${cases[@]}"; do
     read -r name wl mode batch steps unit <<<"$c"
-    printf '[job %s]\nworkload = %s\nmode = %s\nbatch = %s\ncpus = %s\nwarmup = 2\niterations = %s\n' \
-      "$name" "$wl" "$mode" "$batch" "$threads" "$steps"
-    [ "$wl" = lstm-ptb ] && printf 'size = medium\nbptt = 35\nvocab = 10000\ndata = synthetic\n'
-  done
-} >"$work/mx.ini"
-
-echo "== machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $threads threads"
-echo "== dlgauge runs"
-(cd "$work" && "$dlg" run "$work/mx.ini" >"$work/dlg.log" 2>&1) || { cat "$work/dlg.log"; exit 1; }
-
-echo "== PyTorch runs"
-for c in "${cases[@]}"; do
-  read -r name wl mode batch steps unit <<<"$c"
-  if [ "$wl" = inception-v3 ]; then
-    fmts="nchw cl"
-    [ "$mode" = infer ] && fmts="nchw cl frozen"
-    for fmt in $fmts; do
+    case " ${CASES:-$name} " in *" $name "*) ;; *) continue ;; esac
+    if [ "$wl" = inception-v3 ]; then
+      fmts="nchw cl"
+      [ "$mode" = infer ] && fmts="nchw cl frozen"
+      for fmt in $fmts; do
+        "${torch_env[@]}" /usr/bin/python3 "$src/scripts/bench/mxnet_peer.py" \
+          inception "$mode" "$batch" "$threads" "$steps" "$fmt" >"$work/torch-$name-$fmt-$r.json" ||
+          { echo "   PyTorch $fmt failed for $name; left out" >&2; rm -f "$work/torch-$name-$fmt-$r.json"; }
+      done
+    else
       "${torch_env[@]}" /usr/bin/python3 "$src/scripts/bench/mxnet_peer.py" \
-        inception "$mode" "$batch" "$threads" "$steps" "$fmt" >"$work/torch-$name-$fmt.json" ||
-        { echo "   PyTorch $fmt failed for $name; left out" >&2; rm -f "$work/torch-$name-$fmt.json"; }
-    done
-  else
-    "${torch_env[@]}" /usr/bin/python3 "$src/scripts/bench/mxnet_peer.py" \
-      lstm "$mode" "$batch" "$threads" "$steps" 650 10000 35 2 >"$work/torch-$name-nchw.json"
-    cp "$work/torch-$name-nchw.json" "$work/torch-$name-cl.json"
-  fi
+        lstm "$mode" "$batch" "$threads" "$steps" 650 10000 35 2 >"$work/torch-$name-nchw-$r.json"
+    fi
+  done
 done
 
-python3 - "$work" "${cases[@]}" <<'PY'
-import csv, json, os, sys
-work, cases = sys.argv[1], [c.split() for c in sys.argv[2:]]
-rows = {r["job"]: r for r in csv.DictReader(open(f"{work}/dlg.csv"))}
-print(f"{'case':22} {'dlgauge/s':>10} {'torch/s':>9} {'fmt':>4} {'ratio':>6} {'unit':>7} "
+python3 - "$work" "$rounds" "${cases[@]}" <<'PY'
+import csv, glob, json, statistics, sys
+work, rounds, cases = sys.argv[1], int(sys.argv[2]), [c.split() for c in sys.argv[3:]]
+runs = {}
+for f in sorted(glob.glob(f"{work}/dlg-*.csv")):
+    for r in csv.DictReader(open(f)):
+        runs.setdefault(r["job"], []).append(r)
+print(f"medians over {rounds} round(s); ratio = dlgauge items/s / PyTorch's best format items/s")
+print(f"{'case':22} {'dlgauge/s':>10} {'torch/s':>9} {'fmt':>6} {'ratio':>6} {'unit':>7} "
       f"{'dlg p50 ms':>10} {'torch ms':>9} {'dlg RSS MB':>10} {'torch RSS MB':>12} {'dlg %peak':>9}")
+last, tb = None, None
 for name, wl, mode, batch, steps, unit in cases:
-    r = rows[name]
-    if r["status"] != "ok":
-        print(f"{name:22} dlgauge failed: {r.get('error', '')}")
+    rs = runs.get(name)
+    if not rs:
         continue
-    p50 = float(r["latency_p50_us"]) / 1e6
+    bad = [r for r in rs if r["status"] != "ok"]
+    if bad:
+        print(f"{name:22} dlgauge failed: {bad[0].get('error', '')}")
+        continue
+    last = rs[-1]
     items = int(batch) * (35 if wl == "lstm-ptb" else 1)
+    p50s = [float(r["latency_p50_us"]) / 1e6 for r in rs]
+    p50 = statistics.median(p50s)
     d = items / p50
-    t = {f: json.load(open(f"{work}/torch-{name}-{f}.json")) for f in ("nchw", "cl", "frozen")
-         if os.path.exists(f"{work}/torch-{name}-{f}.json")}
+    t = {}
+    for f in ("nchw", "cl", "frozen"):
+        js = [json.load(open(x)) for x in sorted(glob.glob(f"{work}/torch-{name}-{f}-*.json"))]
+        if js:
+            med = statistics.median(j["median_s"] for j in js)
+            t[f] = {"median_s": med, "items_per_s": items / med, "torch": js[-1]["torch"],
+                    "rss_peak_bytes": max(j["rss_peak_bytes"] for j in js)}
     best = max(t, key=lambda f: t[f]["items_per_s"])
     tb = t[best]
     fmt = best if wl != "lstm-ptb" else "-"
-    print(f"{name:22} {d:10.2f} {tb['items_per_s']:9.2f} {fmt:>4} {d / tb['items_per_s']:6.2f} {unit:>7} "
-          f"{p50 * 1e3:10.1f} {tb['median_s'] * 1e3:9.1f} {int(r['rss_peak_bytes']) / 2**20:10.0f} "
-          f"{tb['rss_peak_bytes'] / 2**20:12.0f} {float(r.get('pct_peak') or 0):9.1f}")
-    if wl != "lstm-ptb":
-        frozen = f", frozen {t['frozen']['items_per_s']:.2f}" if "frozen" in t else ""
-        print(f"{'':22} (torch nchw {t['nchw']['items_per_s']:.2f}, channels_last "
-              f"{t['cl']['items_per_s']:.2f}{frozen} img/s)")
-print(f"peak: {rows[cases[0][0]]['peak_source']}; torch {tb['torch']}")
+    ratios = [(items / x) / tb["items_per_s"] for x in p50s]
+    print(f"{name:22} {d:10.2f} {tb['items_per_s']:9.2f} {fmt:>6} {d / tb['items_per_s']:6.2f} {unit:>7} "
+          f"{p50 * 1e3:10.1f} {tb['median_s'] * 1e3:9.1f} "
+          f"{max(int(r['rss_peak_bytes']) for r in rs) / 2**20:10.0f} "
+          f"{tb['rss_peak_bytes'] / 2**20:12.0f} {float(last.get('pct_peak') or 0):9.1f}")
+    others = ", ".join(f"{f} {t[f]['items_per_s']:.2f}" for f in t) if wl != "lstm-ptb" else ""
+    print(f"{'':22} ({'torch ' + others + '; ' if others else ''}ratio per round "
+          f"{', '.join(f'{x:.2f}' for x in ratios)})")
+if last:
+    print(f"peak: {last['peak_source']}; torch {tb['torch']}")
 PY
