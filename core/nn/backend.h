@@ -56,10 +56,11 @@ typedef struct dlg_kernels {
     /* Batch norm only: honours dlg_bn_param.relu, so the planner may fold
      * a ReLU that alone reads the output into it (one pass, one blob less). */
     bool fuses_relu;
-    /* Convolution only: honours dlg_conv_param.bn, so an inference plan may
-     * fold the batch norm (and its ReLU) that alone reads the output into
-     * the convolution's epilogue: no pass, no blob, for the batch norm. */
-    bool folds_bn;
+    /* Convolution only: honours dlg_conv_param.bn, .residual and .relu, so
+     * an inference plan may fold the batch norm, eltwise add and ReLU that
+     * alone read the output into the convolution's epilogue: no pass and no
+     * blob for each of them. */
+    bool fuses_epilogue;
     /* Backward reads no bottom / no top data, so a training plan may reuse
      * that memory once forward is done with it.  Both false: reads all. */
     bool bwd_no_bottom_data, bwd_no_top_data;

@@ -196,7 +196,9 @@ int dlg_conv_ex(dlg_net *net, const char *name, int x, const dlg_conv_spec *s)
                                   s->dw ? s->dw : 1,
                                   s->groups ? s->groups : 1,
                                   !s->no_bias,
-                                  NULL};
+                                  NULL,
+                                  false,
+                                  false};
     p.nparams = s->out_c; /* carried to inference: output channels */
     return add_node(net, name, DLG_L_CONV, 1, &x, &p);
 }

@@ -1,11 +1,12 @@
 /* Plan-time fusion.  1. A ReLU that is the only reader of a batch norm's
  * output is folded into the batch norm when the backend's batch-norm
  * kernels say they can apply it (fuses_relu).  2. In an inference plan, a
- * batch norm (with that ReLU) that is the only reader of a convolution's
- * output is folded into the convolution when its kernels can apply it
- * (folds_bn): on the running statistics a batch norm is a per-channel
- * affine map, which the convolution applies as it writes its output
- * (oneDNN post-ops).  A folded node stays in the net (layer listings and
+ * convolution takes over, in this order, the batch norm, the eltwise add
+ * and the ReLU that each alone read its output, when its kernels can apply
+ * them (fuses_epilogue): on the running statistics a batch norm is a
+ * per-channel affine map, the add's other operand becomes a second input,
+ * and the convolution applies all three as it writes its output (oneDNN
+ * post-ops).  A folded node stays in the net (layer listings and
  * FLOP counts do not change) but runs nothing; its producer writes the
  * folded node's output blob, and the blob in between is never allocated.
  * Saves a pass over the activation each way and, in training, one
@@ -27,7 +28,7 @@ static bool conv_kernels_fold(const dlg_backend *bk)
 {
     const dlg_kernels *k = bk->kernels[DLG_L_CONV];
     const dlg_kernels *f = bk->fallback ? bk->fallback->kernels[DLG_L_CONV] : NULL;
-    return k && k->folds_bn && (!f || f->folds_bn);
+    return k && k->fuses_epilogue && (!f || f->fuses_epilogue);
 }
 
 void dlg_bn_fold(const dlg_layer *bn, float *scale, float *shift)
@@ -79,6 +80,48 @@ static int sole_reader(const dlg_net *net, int i, dlg_layer_type type, const int
     return r->l.type == type && !r->fused ? reader[t] : -1;
 }
 
+/* The add node r, the only reader of conv i's output, becomes part of the
+ * convolution if its other operand is ready when the convolution runs:
+ * that operand turns into the convolution's second input. */
+static int fold_add(dlg_net *net, int i, int r)
+{
+    dlg_node *c = &net->nodes[i], *a = &net->nodes[r];
+    int other = a->bottoms[0] == c->tops[0] ? a->bottoms[1] : a->bottoms[0];
+    if (net->blobs[other].producer >= i || other == c->tops[0])
+        return 0; /* computed after the convolution, or the same blob twice */
+    int *b = realloc(c->bottoms, 2 * sizeof *b);
+    if (!b)
+        return dlg_net_fail(net, DLG_ENOMEM, "nn: out of memory planning '%s'", net->name);
+    c->bottoms = b;
+    c->bottoms[1] = other;
+    c->l.nbottom = 2;
+    c->l.p.conv.residual = true;
+    fold(net, i, r);
+    return 0;
+}
+
+/* Conv i takes over the batch norm, add and ReLU after it (see the top). */
+static int fold_epilogue(dlg_net *net, int i, const int *reader, const int *uses)
+{
+    dlg_conv_param *p = &net->nodes[i].l.p.conv;
+    int r = sole_reader(net, i, DLG_L_BN, reader, uses);
+    if (r >= 0) {
+        p->bn = &net->nodes[r].l;
+        p->relu = net->nodes[r].l.p.bn.relu; /* applied last, by the convolution */
+        fold(net, i, r);
+    }
+    if (!p->relu && (r = sole_reader(net, i, DLG_L_ADD, reader, uses)) >= 0) {
+        int rc = fold_add(net, i, r);
+        if (rc < 0)
+            return rc;
+    }
+    if (!p->relu && (r = sole_reader(net, i, DLG_L_RELU, reader, uses)) >= 0) {
+        p->relu = true;
+        fold(net, i, r);
+    }
+    return 0;
+}
+
 int dlg_net_fuse(dlg_net *net)
 {
     bool relu = bn_kernels_fuse(net->bk), conv = !net->train && conv_kernels_fold(net->bk);
@@ -100,15 +143,11 @@ int dlg_net_fuse(dlg_net *net)
             fold(net, i, r);
         }
     }
-    for (int i = 0; i < net->nnodes && conv; i++) {
-        int r = net->nodes[i].l.type == DLG_L_CONV ? sole_reader(net, i, DLG_L_BN, reader, uses)
-                                                    : -1;
-        if (r >= 0) {
-            net->nodes[i].l.p.conv.bn = &net->nodes[r].l;
-            fold(net, i, r);
-        }
-    }
+    int rc = 0;
+    for (int i = 0; i < net->nnodes && conv && !rc; i++)
+        if (net->nodes[i].l.type == DLG_L_CONV)
+            rc = fold_epilogue(net, i, reader, uses);
     free(reader);
     free(uses);
-    return 0;
+    return rc;
 }

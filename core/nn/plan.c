@@ -342,6 +342,7 @@ int dlg_net_init_params(dlg_net *net)
             continue;
         uint64_t seed = net->seed + 0x632be59bd9b4e019ull * (uint64_t)(b + 1);
         fill(bl, buf, seed);
+        bl->t.version++;
         if (bl->t.layout)
             rc = net->bk->write_opaque(net->ctx, &bl->t, bl->t.data, buf);
         else

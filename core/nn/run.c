@@ -163,6 +163,8 @@ static int sgd_all(dlg_net *net, const dlg_sgd *sgd, char *err, size_t errlen)
 
 int dlg_net_run_sgd(dlg_net *net, const dlg_sgd *sgd, char *err, size_t errlen)
 {
+    for (int b = 0; b < net->nblobs; b++) /* params change: caches derived from them go stale */
+        net->blobs[b].t.version += net->blobs[b].is_param && net->blobs[b].t.diff;
     if (net->bk->sgd_all)
         return sgd_all(net, sgd, err, errlen);
     for (int b = 0; b < net->nblobs; b++) {
@@ -248,7 +250,8 @@ int dlg_net_write(dlg_net *net, int blob, dlg_which which, const float *src, siz
         return rc;
     if (which == DLG_DATA)
         dlg_input_drop(net, blob); /* the last write wins */
-    const dlg_tensor *t = &net->blobs[blob].t;
+    dlg_tensor *t = &net->blobs[blob].t;
+    t->version += which == DLG_DATA;
     if (t->layout)
         rc = net->bk->write_opaque(net->ctx, t, mem, src);
     else

@@ -28,6 +28,10 @@ typedef struct dlg_tensor {
     bool opaque_ok;      /* set by the net before the producer's setup */
     const void *layout;  /* set by the producer's setup; NULL = plain */
     int64_t alloc_count; /* elements to allocate (>= count when padded) */
+    /* Bumped whenever the host or SGD changes `data` (params and inputs):
+     * a kernel caching something derived from a tensor (a batch norm
+     * folded into convolution weights) rebuilds it when this moves. */
+    uint64_t version;
 } dlg_tensor;
 
 typedef enum dlg_layer_type {
@@ -51,15 +55,21 @@ typedef enum dlg_layer_type {
 
 typedef enum dlg_pool_mode { DLG_POOL_MAX = 0, DLG_POOL_AVG = 1 } dlg_pool_mode;
 
-/* bn: in an inference plan, the batch norm (with its fused ReLU, if any)
- * that alone read this convolution's output, folded into it by the planner
- * (kernels say folds_bn): y = relu?(scale * conv(x) + shift) with the
- * per-channel scale/shift of dlg_bn_fold; NULL otherwise. */
+/* The epilogue an inference plan may fold into a convolution (kernels say
+ * fuses_epilogue), in this order:
+ *   bn        the batch norm that alone read the output: scale * v + shift
+ *             with dlg_bn_fold's per-channel scale/shift (NULL: none);
+ *   residual  an eltwise add that alone read it: + bottom[1], the add's
+ *             other operand (ResNet's shortcut);
+ *   relu      a ReLU that alone read the result (a batch norm's folded
+ *             ReLU moves here too): max(0, v).
+ * y = relu?(residual?(bn?(conv(x) + bias))). */
 struct dlg_layer;
 typedef struct dlg_conv_param {
     int kh, kw, sh, sw, ph, pw, dh, dw, groups;
     bool bias;
     const struct dlg_layer *bn;
+    bool residual, relu;
 } dlg_conv_param;
 
 typedef struct dlg_pool_param {

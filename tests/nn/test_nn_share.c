@@ -132,6 +132,92 @@ static void inference(const char *backend)
     dlg_net_destroy(sh);
 }
 
+/* Two ResNet blocks (a projection built after its branch, as ResNet-50
+ * builds it, then an identity), for folding batch norm + add + ReLU into
+ * convolutions: every batch norm gets non-identity params. */
+static dlg_net *make_blocks(const char *backend, bool keep_all)
+{
+    dlg_net *net;
+    assert_int_equal(dlg_net_create(&net, "blocks"), 0);
+    dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_XAVIER, 0},
+                        (dlg_filler){DLG_FILL_CONSTANT, 0.1f});
+    int x = dlg_input(net, "x", 4, 8, 8, 8), y = dlg_labels(net, "y", 4);
+    dlg_conv_spec k3 = {8, 3, 3, 1, 1, 1, 1, 1, 1, 1, true}, k1 = {16, 1, 1, 1, 1, 0, 0, 1, 1, 1, true};
+    int a = dlg_relu(net, "a/relu", dlg_batchnorm(net, "a/bn", dlg_conv_ex(net, "a", x, &k3), 1e-5f));
+    int c = dlg_batchnorm(net, "c/bn", dlg_conv_ex(net, "c", a, &k1), 1e-5f);
+    int p = dlg_batchnorm(net, "p/bn", dlg_conv_ex(net, "p", x, &k1), 1e-5f);
+    int out = dlg_relu(net, "out", dlg_add(net, "sum", c, p));
+    k3.out_c = 16;
+    int d = dlg_batchnorm(net, "d/bn", dlg_conv_ex(net, "d", out, &k3), 1e-5f);
+    int out2 = dlg_relu(net, "out2", dlg_add(net, "sum2", d, out));
+    int f = dlg_fc(net, "fc", dlg_max_pool(net, "pool", out2, 2, 2, 0), 10);
+    dlg_softmax_loss(net, "loss", f, y);
+    if (!keep_all)
+        assert_int_equal(dlg_net_keep(net, f), 0);
+    dlg_plan_opts o = {.backend = backend, .threads = 2, .seed = 13, .keep_all = keep_all};
+    if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0)
+        fail_msg("%s", dlg_net_error(net));
+    const char *bns[] = {"a/bn", "c/bn", "p/bn", "d/bn"};
+    for (int b = 0; b < 4; b++) {
+        int64_t n = b == 0 ? 8 : 16;
+        float v[4][16];
+        for (int64_t i = 0; i < n; i++) {
+            v[0][i] = 0.5f + 0.1f * (float)((i + b) % 5);
+            v[1][i] = 0.2f - 0.05f * (float)((i * 3 + b) % 7);
+            v[2][i] = 0.1f * (float)((i + 2 * b) % 4) - 0.15f;
+            v[3][i] = 0.4f + 0.3f * (float)((i + b) % 3);
+        }
+        for (int k = 0; k < 4; k++)
+            assert_int_equal(
+                dlg_net_write(net, dlg_net_param(net, bns[b], k), DLG_DATA, v[k], (size_t)n), 0);
+    }
+    float lab[4] = {2, 5, 0, 9};
+    assert_int_equal(dlg_net_write(net, dlg_net_blob(net, "y"), DLG_DATA, lab, 4), 0);
+    return net;
+}
+
+static void test_inference_folds_residual_blocks(void **st)
+{
+    for (int b = 0; b < NBACKENDS; b++) {
+        dlg_net *all = make_blocks(backends[b], true), *sh = make_blocks(backends[b], false);
+        for (uint64_t step = 0; step < 2; step++) {
+            set_input(all, 300 + step);
+            set_input(sh, 300 + step);
+            assert_int_equal(dlg_net_forward(all), 0);
+            assert_int_equal(dlg_net_forward(sh), 0);
+            assert_true(diff(all, sh, dlg_net_blob(all, "loss"), DLG_DATA) < 1e-6);
+            assert_true(diff(all, sh, dlg_net_blob(all, "fc"), DLG_DATA) < 1e-5);
+        }
+        /* params written after a forward reach the folded weights */
+        float gamma[16], w[16 * 16 * 3 * 3];
+        for (int i = 0; i < 16; i++)
+            gamma[i] = 1.5f - 0.1f * (float)i;
+        for (int i = 0; i < 16 * 16 * 9; i++)
+            w[i] = 0.01f * (float)((i * 7) % 13) - 0.06f;
+        dlg_net *nets[2] = {all, sh};
+        for (int k = 0; k < 2; k++) {
+            assert_int_equal(
+                dlg_net_write(nets[k], dlg_net_param(nets[k], "d/bn", 0), DLG_DATA, gamma, 16), 0);
+            assert_int_equal(
+                dlg_net_write(nets[k], dlg_net_param(nets[k], "d", 0), DLG_DATA, w, 16 * 16 * 9), 0);
+            assert_int_equal(dlg_net_forward(nets[k]), 0);
+        }
+        assert_true(diff(all, sh, dlg_net_blob(all, "loss"), DLG_DATA) < 1e-6);
+        assert_true(diff(all, sh, dlg_net_blob(all, "fc"), DLG_DATA) < 1e-5);
+        /* conv p took c/bn's output as its residual, conv d took "out":
+         * both adds' outputs are never stored */
+        float v[4 * 16 * 8 * 8];
+        const char *gone[] = {"sum", "sum2", "p/bn", "d/bn"};
+        for (int g = 0; g < 4; g++) {
+            assert_int_equal(dlg_net_read(sh, dlg_net_blob(sh, gone[g]), DLG_DATA, v, 4096),
+                             -DLG_EINVAL);
+            assert_non_null(strstr(dlg_net_error(sh), "folded"));
+        }
+        dlg_net_destroy(all);
+        dlg_net_destroy(sh);
+    }
+}
+
 static void test_inference_shares_activations(void **st)
 {
     for (int b = 0; b < NBACKENDS; b++)
@@ -242,6 +328,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_inference_shares_activations),
+        cmocka_unit_test(test_inference_folds_residual_blocks),
         cmocka_unit_test(test_training_shares_gradients),
         cmocka_unit_test(test_plan_touches_no_activations),
     };

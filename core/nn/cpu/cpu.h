@@ -44,6 +44,21 @@ typedef struct cpu_prim {
     size_t scratch_off, ws;
 } cpu_prim;
 
+/* A batch norm folded into convolution weights (cpu_conv_fold.c). */
+typedef struct cpu_fold {
+    void *w;                    /* scaled weights, in the weights' layout */
+    float *b, *scale, *shift;   /* folded bias; the batch norm's affine map */
+    dnnl_memory_desc_t w_md;
+    int64_t oc;
+    int mask;                   /* output-channel dims of the weights */
+    uint64_t seen[6];           /* versions of w, bias, gamma, beta, mean, var */
+    bool valid;
+} cpu_fold;
+int cpu_fold_init(cpu_fold *f, const dlg_layer *l, const dnnl_memory_desc_t *w_md);
+/* Rebuilds the folded weights and bias if a param they derive from moved. */
+int cpu_fold_refresh(cpu_ctx *c, cpu_fold *f, const dlg_layer *l);
+void cpu_fold_destroy(cpu_fold *f);
+
 /* Creates the primitive from a descriptor (op desc + optional hint). */
 int cpu_prim_create(cpu_ctx *c, cpu_prim *p, const void *op_desc, const_dnnl_primitive_desc_t hint,
                     char *err, size_t errlen);

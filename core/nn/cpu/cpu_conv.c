@@ -10,7 +10,7 @@ typedef struct conv_state {
     cpu_prim fwd, bwd_data, bwd_weights;
     dnnl_memory_desc_t top_md; /* the top's layout when it is not plain */
     dnnl_memory_desc_t w_md;   /* the weights' layout when it is not plain */
-    dnnl_memory_t bn_scale, bn_shift; /* a folded batch norm's post-op operands */
+    cpu_fold fold;             /* a batch norm folded into the weights */
 } conv_state;
 
 static void conv_destroy(void *ctx, void *state)
@@ -19,42 +19,26 @@ static void conv_destroy(void *ctx, void *state)
     cpu_prim_destroy(&s->fwd);
     cpu_prim_destroy(&s->bwd_data);
     cpu_prim_destroy(&s->bwd_weights);
-    if (s->bn_scale)
-        dnnl_memory_destroy(s->bn_scale);
-    if (s->bn_shift)
-        dnnl_memory_destroy(s->bn_shift);
+    cpu_fold_destroy(&s->fold);
     free(s);
 }
 
-/* A folded batch norm (dlg_conv_param.bn) as post-ops: multiply by a
- * per-channel scale, add a per-channel shift, then the ReLU if it has one;
- * the operands live in the state, refreshed from the batch norm's params
- * at each forward (C floats, so param writes are always seen). */
-static int bn_post_ops(cpu_ctx *c, const dlg_layer *l, conv_state *s, dnnl_post_ops_t *po)
-{
-    int64_t dims[4] = {1, l->top[0]->shape.d[1], 1, 1};
-    dnnl_memory_desc_t md = cpu_md(4, dims, dnnl_nchw);
-    dnnl_status_t st = dnnl_post_ops_create(po);
-    if (st == dnnl_success)
-        st = dnnl_post_ops_append_binary(*po, dnnl_binary_mul, &md);
-    if (st == dnnl_success)
-        st = dnnl_post_ops_append_binary(*po, dnnl_binary_add, &md);
-    if (st == dnnl_success && l->p.conv.bn->p.bn.relu)
-        st = dnnl_post_ops_append_eltwise(*po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
-    if (st == dnnl_success)
-        st = dnnl_memory_create(&s->bn_scale, &md, c->eng, DNNL_MEMORY_ALLOCATE);
-    if (st == dnnl_success)
-        st = dnnl_memory_create(&s->bn_shift, &md, c->eng, DNNL_MEMORY_ALLOCATE);
-    return st == dnnl_success ? 0 : -DLG_ENOMEM;
-}
+static bool has_post_ops(const dlg_conv_param *p) { return p->residual || p->relu; }
 
-static int bind_bn_operands(conv_state *s)
+/* The rest of a folded epilogue (dlg_conv_param; the batch norm is in the
+ * weights, cpu_conv_fold.c) as post-ops: the residual as a full-tensor add
+ * of bottom[1], then the ReLU; both cost next to nothing in oneDNN's
+ * kernels, unlike per-channel multiply/add post-ops. */
+static int epilogue_post_ops(const dlg_layer *l, dnnl_post_ops_t *po)
 {
-    int rc = cpu_prim_fixed(&s->fwd, DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
-                            s->bn_scale);
-    return rc ? rc
-              : cpu_prim_fixed(&s->fwd, DNNL_ARG_ATTR_MULTIPLE_POST_OP(1) | DNNL_ARG_SRC_1,
-                               s->bn_shift);
+    const dlg_conv_param *p = &l->p.conv;
+    dnnl_memory_desc_t res = p->residual ? cpu_tensor_md(l->bottom[1]) : (dnnl_memory_desc_t){0};
+    dnnl_status_t st = dnnl_post_ops_create(po);
+    if (st == dnnl_success && p->residual)
+        st = dnnl_post_ops_append_binary(*po, dnnl_binary_add, &res);
+    if (st == dnnl_success && p->relu)
+        st = dnnl_post_ops_append_eltwise(*po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
+    return st == dnnl_success ? 0 : -DLG_ENOMEM;
 }
 
 static size_t max_ws(const conv_state *s)
@@ -96,7 +80,8 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
                       size_t errlen)
 {
     cpu_ctx *c = ctx;
-    bool bias = l->p.conv.bias;
+    /* a folded batch norm always brings a bias */
+    bool bias = l->p.conv.bias || l->p.conv.bn;
     conv_mds m;
     conv_describe(l, &m);
     conv_state *s = calloc(1, sizeof *s);
@@ -106,7 +91,7 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
     dnnl_convolution_desc_t d;
     dnnl_alg_kind_t alg = dnnl_convolution_direct;
     dnnl_post_ops_t po = NULL;
-    int rc = l->p.conv.bn ? bn_post_ops(c, l, s, &po) : 0;
+    int rc = has_post_ops(&l->p.conv) ? epilogue_post_ops(l, &po) : 0;
     dnnl_status_t st = dnnl_dilated_convolution_forward_desc_init(
         &d, l->backward ? dnnl_forward_training : dnnl_forward_inference, alg, &m.src_any, &m.w_any,
         bias ? &m.b : NULL, &m.dst_any, m.strides, m.dil, m.pad_l, m.pad_r);
@@ -130,8 +115,13 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
         rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_BIAS, &m.b, false, err, errlen);
     if (!rc)
         rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_DST, &dst, true, err, errlen);
+    if (!rc && l->p.conv.residual) { /* post-op 0: the residual add */
+        dnnl_memory_desc_t res = cpu_tensor_md(l->bottom[1]);
+        rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, &res,
+                          false, err, errlen);
+    }
     if (!rc && l->p.conv.bn)
-        rc = bind_bn_operands(s);
+        rc = cpu_fold_init(&s->fold, l, &m.w);
     if (!rc && l->backward && l->prop_down[0]) {
         st = dnnl_dilated_convolution_backward_data_desc_init(
             &d, alg, &m.src_any, &m.w_any, &m.dst_any, m.strides, m.dil, m.pad_l, m.pad_r);
@@ -174,19 +164,23 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
 static int conv_forward(void *ctx, dlg_layer *l, void *state)
 {
     conv_state *s = state;
-    void *ptrs[4];
+    void *ptrs[5];
     int k = 0; /* in the order setup added the arguments */
     ptrs[k++] = l->bottom[0]->data;
-    ptrs[k++] = l->param[0]->data;
-    if (l->p.conv.bias)
-        ptrs[k++] = l->param[1]->data;
-    ptrs[k++] = l->top[0]->data;
     if (l->p.conv.bn) {
-        float *scale, *shift;
-        dnnl_memory_get_data_handle(s->bn_scale, (void **)&scale);
-        dnnl_memory_get_data_handle(s->bn_shift, (void **)&shift);
-        dlg_bn_fold(l->p.conv.bn, scale, shift);
+        int rc = cpu_fold_refresh(ctx, &s->fold, l);
+        if (rc < 0)
+            return rc;
+        ptrs[k++] = s->fold.w;
+        ptrs[k++] = s->fold.b;
+    } else {
+        ptrs[k++] = l->param[0]->data;
+        if (l->p.conv.bias)
+            ptrs[k++] = l->param[1]->data;
     }
+    ptrs[k++] = l->top[0]->data;
+    if (l->p.conv.residual)
+        ptrs[k++] = l->bottom[1]->data;
     return cpu_prim_exec(ctx, &s->fwd, ptrs, l->ws);
 }
 
@@ -212,7 +206,7 @@ const dlg_kernels dlg_cpu_conv = {.setup = conv_setup,
                                   .destroy = conv_destroy,
                                   .any_layout = true,
                                   .bwd_no_top_data = true,
-                                  .folds_bn = true};
+                                  .fuses_epilogue = true};
 
 /* Inner product.  A plain input is seen flattened (N x CHW, gemm); an
  * input in a blocked layout is read as it is, with 4-d weights. */

@@ -49,11 +49,17 @@ static int conv_forward(void *ctx, dlg_layer *l, void *state)
                                     w[((o * gm.cin + ic) * p->kh + kh) * p->kw + kw];
                             }
                         }
-                    if (p->bn) {
-                        acc = scale * (float)acc + shift;
-                        acc = p->bn->p.bn.relu && acc < 0 ? 0 : acc;
-                    }
-                    y[((n * gm.oc + o) * gm.oh + oh) * gm.ow + ow] = (float)acc;
+                    int64_t at = ((n * gm.oc + o) * gm.oh + oh) * gm.ow + ow;
+                    /* the folded epilogue (dlg_conv_param), rounded to float
+                     * after each stage as the unfused layers would store it */
+                    float v = (float)acc;
+                    if (p->bn)
+                        v = (float)(scale * v + shift);
+                    if (p->residual)
+                        v += F(l->bottom[1])[at];
+                    if (p->relu && v < 0)
+                        v = 0;
+                    y[at] = v;
                 }
         }
     return 0;
@@ -154,7 +160,7 @@ const dlg_kernels dlg_ref_conv = {
     .setup = dlg_ref_setup_none,
     .forward = conv_forward,
     .backward = conv_backward,
-    .folds_bn = true};
+    .fuses_epilogue = true};
 
 static int fc_forward(void *ctx, dlg_layer *l, void *state)
 {
