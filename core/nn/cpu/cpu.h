@@ -66,6 +66,9 @@ int cpu_prim_create(cpu_ctx *c, cpu_prim *p, const void *op_desc, const_dnnl_pri
 int cpu_prim_create_po(cpu_ctx *c, cpu_prim *p, const void *op_desc,
                        const_dnnl_primitive_desc_t hint, const_dnnl_post_ops_t po, char *err,
                        size_t errlen);
+/* One reorder, created, run and destroyed here (host IO, rare rebuilds). */
+int cpu_reorder_once(cpu_ctx *c, const dnnl_memory_desc_t *from_md, void *from,
+                     const dnnl_memory_desc_t *to_md, void *to, const_dnnl_primitive_attr_t attr);
 /* The same from a primitive descriptor made otherwise (sum); takes it. */
 int cpu_prim_from_pd(cpu_ctx *c, cpu_prim *p, dnnl_primitive_desc_t pd, char *err, size_t errlen);
 /* Attributes every primitive uses (user-managed scratchpad); caller

@@ -50,37 +50,14 @@ static void versions(const dlg_layer *l, uint64_t *v)
 static int scale_weights(cpu_ctx *c, cpu_fold *f, void *w)
 {
     dnnl_primitive_attr_t attr = NULL;
-    dnnl_primitive_desc_t pd = NULL;
-    dnnl_primitive_t r = NULL;
-    dnnl_memory_t from = NULL, to = NULL;
     dnnl_status_t st = dnnl_primitive_attr_create(&attr);
     if (st == dnnl_success)
         st = dnnl_primitive_attr_set_output_scales(attr, f->oc, f->mask, f->scale);
-    if (st == dnnl_success)
-        st = dnnl_reorder_primitive_desc_create(&pd, &f->w_md, c->eng, &f->w_md, c->eng, attr);
-    if (st == dnnl_success)
-        st = dnnl_primitive_create(&r, pd);
-    if (st == dnnl_success)
-        st = dnnl_memory_create(&from, &f->w_md, c->eng, w);
-    if (st == dnnl_success)
-        st = dnnl_memory_create(&to, &f->w_md, c->eng, f->w);
-    if (st == dnnl_success) {
-        dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-        st = dnnl_primitive_execute(r, c->stream, 2, args);
-    }
-    if (st == dnnl_success)
-        st = dnnl_stream_wait(c->stream);
-    if (to)
-        dnnl_memory_destroy(to);
-    if (from)
-        dnnl_memory_destroy(from);
-    if (r)
-        dnnl_primitive_destroy(r);
-    if (pd)
-        dnnl_primitive_desc_destroy(pd);
+    int rc = st == dnnl_success ? cpu_reorder_once(c, &f->w_md, w, &f->w_md, f->w, attr)
+                                : -DLG_EINTERNAL;
     if (attr)
         dnnl_primitive_attr_destroy(attr);
-    return st == dnnl_success ? 0 : -DLG_EINTERNAL;
+    return rc;
 }
 
 int cpu_fold_refresh(cpu_ctx *c, cpu_fold *f, const dlg_layer *l)

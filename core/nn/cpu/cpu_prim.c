@@ -51,23 +51,21 @@ dnnl_memory_desc_t cpu_publish(dlg_tensor *t, dnnl_memory_desc_t *store,
     return *md;
 }
 
-static int host_reorder(cpu_ctx *c, const dlg_tensor *t, void *from, void *to, bool to_host)
+int cpu_reorder_once(cpu_ctx *c, const dnnl_memory_desc_t *from_md, void *from,
+                     const dnnl_memory_desc_t *to_md, void *to, const_dnnl_primitive_attr_t attr)
 {
-    dnnl_memory_desc_t plain = cpu_plain_md(t), md = cpu_tensor_md(t);
-    dnnl_memory_t hm = NULL, tm = NULL;
+    dnnl_memory_t fm = NULL, tm = NULL;
     dnnl_primitive_desc_t pd = NULL;
     dnnl_primitive_t r = NULL;
-    dnnl_status_t st = dnnl_memory_create(&hm, &plain, c->eng, to_host ? to : from);
+    dnnl_status_t st = dnnl_memory_create(&fm, from_md, c->eng, from);
     if (st == dnnl_success)
-        st = dnnl_memory_create(&tm, &md, c->eng, to_host ? from : to);
+        st = dnnl_memory_create(&tm, to_md, c->eng, to);
     if (st == dnnl_success)
-        st = to_host ? dnnl_reorder_primitive_desc_create(&pd, &md, c->eng, &plain, c->eng, NULL)
-                     : dnnl_reorder_primitive_desc_create(&pd, &plain, c->eng, &md, c->eng, NULL);
+        st = dnnl_reorder_primitive_desc_create(&pd, from_md, c->eng, to_md, c->eng, attr);
     if (st == dnnl_success)
         st = dnnl_primitive_create(&r, pd);
     if (st == dnnl_success) {
-        dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, to_host ? tm : hm},
-                                   {DNNL_ARG_TO, to_host ? hm : tm}};
+        dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, fm}, {DNNL_ARG_TO, tm}};
         st = dnnl_primitive_execute(r, c->stream, 2, args);
     }
     if (st == dnnl_success)
@@ -78,9 +76,16 @@ static int host_reorder(cpu_ctx *c, const dlg_tensor *t, void *from, void *to, b
         dnnl_primitive_desc_destroy(pd);
     if (tm)
         dnnl_memory_destroy(tm);
-    if (hm)
-        dnnl_memory_destroy(hm);
+    if (fm)
+        dnnl_memory_destroy(fm);
     return st == dnnl_success ? 0 : -DLG_EINTERNAL;
+}
+
+static int host_reorder(cpu_ctx *c, const dlg_tensor *t, void *from, void *to, bool to_host)
+{
+    dnnl_memory_desc_t plain = cpu_plain_md(t), md = cpu_tensor_md(t);
+    return to_host ? cpu_reorder_once(c, &md, from, &plain, to, NULL)
+                   : cpu_reorder_once(c, &plain, from, &md, to, NULL);
 }
 
 int cpu_read_opaque(void *ctx, const dlg_tensor *t, const void *mem, float *host)
