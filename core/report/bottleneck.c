@@ -6,6 +6,8 @@
  *   storage  reads run near the storage profile's bandwidth or IOPS limit
  *   input    data wait high / AU low: decode if the CPUs are saturated,
  *            storage if cold block-device reads dominate, else unattributed
+ *   waiting  no accelerator and the CPUs mostly idle: the step waits on
+ *            something that is neither compute nor input
  *   compute  otherwise: the accelerator (or the CPU running the step) is
  *            the limit. */
 #define _GNU_SOURCE
@@ -18,7 +20,7 @@
 const char *rep_bn_name(rep_bn b)
 {
     static const char *const names[] = {"compute-bound", "input-bound: decode", "input-bound: storage",
-                                        "memory-bound", "input-bound", "failed"};
+                                        "memory-bound", "input-bound", "waiting", "failed"};
     return names[b];
 }
 
@@ -117,6 +119,11 @@ void rep_cell_classify(rep_cell *c, const rep_group *g, const rep_disks *disks)
             ADD("CPUs %.0f%% busy; ", 100 * c->cpu_share);
         if (!isnan(c->limit_share))
             ADD("storage at %.0f%% of its limit; ", 100 * c->limit_share);
+    } else if (isnan(c->au) && !isnan(c->cpu_share) && c->cpu_share < REP_CPU_IDLE) {
+        /* no accelerator, idle CPUs, no input wait: sleeps, locks, a remote
+         * service; calling that compute-bound would send a reader to buy CPUs */
+        c->bn = REP_BN_WAITING;
+        ADD("CPUs %.0f%% busy, no accelerator; ", 100 * c->cpu_share);
     } else {
         c->bn = REP_BN_COMPUTE;
         if (!isnan(c->cpu_share) && isnan(c->au))

@@ -44,6 +44,7 @@ typedef enum {
     REP_BN_STORAGE,
     REP_BN_MEMORY,
     REP_BN_INPUT, /* input-bound, cause not attributable from the numbers */
+    REP_BN_WAITING, /* neither compute nor input: CPUs idle, no accelerator */
     REP_BN_FAILED
 } rep_bn;
 
@@ -92,6 +93,7 @@ typedef struct rep_model {
 #define REP_INPUT_WAIT 0.10  /* data-wait fraction that makes a cell input-bound */
 #define REP_AU_OK 0.90       /* AU at or above: the accelerator is kept busy */
 #define REP_CPU_BUSY 0.85    /* cpu_user_share: the CPUs are saturated */
+#define REP_CPU_IDLE 0.20    /* cpu_user_share below, no AU: the step waits on something */
 #define REP_COLD_SHARE 0.50  /* block-device reads / storage reads */
 #define REP_REREAD 1.10      /* block-device reads / dataset size */
 #define REP_FAULT_RATE 100.0 /* major faults per second */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -97,6 +98,46 @@ static void test_groups_and_axes(void **state)
     assert_int_equal(g->ncells, 13);
     assert_true(g->has_best);
     assert_near(g->cells[g->best].thr, 400, 0);
+}
+
+/* A CPU job whose cells barely use their CPUs and wait on no input (a
+ * sleep) is "waiting", not compute-bound; a busy one stays compute-bound. */
+static void test_waiting_is_not_compute(void **state)
+{
+    char path[] = "/tmp/dlg-report-waitXXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    fputs("time,cpus,host,job,memory,mode,run_id,status,workload,throughput,throughput_ci95,"
+          "throughput_stddev,unit,items,repeats,wall_s,data_wait_fraction,cpu_user_share,version\n"
+          "2026-11-30T10:00:01Z,1,lab,idle,8G,idle,run1,ok,sleep,98,1,1,steps,300,3,3,0,0.01,0.1.0\n"
+          "2026-11-30T10:00:02Z,2,lab,idle,8G,idle,run1,ok,sleep,99,1,1,steps,300,3,3,0,0.95,0.1.0\n",
+          f);
+    fclose(f);
+    rep_rows rows = {0};
+    rep_disks disks = {0};
+    rep_model m;
+    char err[512];
+    int rc = rep_read_file(&rows, path, err, sizeof err);
+    unlink(path);
+    assert_int_equal(rc, 0);
+    assert_int_equal(rep_rows_validate(&rows, err, sizeof err), 0);
+    assert_int_equal(rep_model_build(&m, &rows, &disks, 0.95, err, sizeof err), 0);
+    const rep_group *g = group(&m, "idle");
+    assert_int_equal(g->ncells, 2);
+    for (size_t i = 0; i < g->ncells; i++) {
+        const rep_cell *c = &g->cells[i];
+        if (c->thr < 98.5) {
+            assert_int_equal(c->bn, REP_BN_WAITING);
+            assert_string_equal(rep_bn_name(c->bn), "waiting");
+            assert_non_null(strstr(c->evidence, "CPUs 1% busy"));
+        } else {
+            assert_int_equal(c->bn, REP_BN_COMPUTE);
+        }
+    }
+    rep_model_free(&m);
+    rep_rows_free(&rows);
 }
 
 static void test_knees(void **state)
@@ -241,6 +282,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_knees, setup, teardown),
         cmocka_unit_test_setup_teardown(test_knee_moves_with_target, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bottlenecks, setup, teardown),
+        cmocka_unit_test(test_waiting_is_not_compute),
         cmocka_unit_test_setup_teardown(test_recommendation, setup, teardown),
         cmocka_unit_test(test_shipped_catalogs_load),
     };
