@@ -52,7 +52,6 @@ typedef struct cpu_fold {
     int64_t oc;
     int mask;                   /* output-channel dims of the weights */
     uint64_t seen[6];           /* versions of w, bias, gamma, beta, mean, var */
-    bool valid;
 } cpu_fold;
 int cpu_fold_init(cpu_fold *f, const dlg_layer *l, const dnnl_memory_desc_t *w_md);
 /* Rebuilds the folded weights and bias if a param they derive from moved. */

@@ -64,14 +64,16 @@ int cpu_fold_refresh(cpu_ctx *c, cpu_fold *f, const dlg_layer *l)
 {
     uint64_t v[6];
     versions(l, v);
-    if (f->valid && memcmp(v, f->seen, sizeof v) == 0)
+    /* seen starts zeroed and init_params leaves every param at version >= 1,
+     * so the first forward always folds; a failed fold is retried */
+    if (memcmp(v, f->seen, sizeof v) == 0)
         return 0;
     dlg_bn_fold(l->p.conv.bn, f->scale, f->shift);
     const float *b = l->p.conv.bias ? l->param[1]->data : NULL;
     for (int64_t i = 0; i < f->oc; i++)
         f->b[i] = (b ? b[i] : 0.0f) * f->scale[i] + f->shift[i];
     int rc = scale_weights(c, f, l->param[0]->data);
-    f->valid = rc == 0;
-    memcpy(f->seen, v, sizeof v);
+    if (rc == 0)
+        memcpy(f->seen, v, sizeof v);
     return rc;
 }
