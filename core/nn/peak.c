@@ -89,10 +89,22 @@ static int flops_per_cycle(const char *flags, bool amd, int family, const char *
     return 0;
 }
 
+/* Sets the clock, the peak and the one-line derivation. */
+static void set_clock(dlg_peak *p, double ghz, const char *clock_src)
+{
+    p->ghz = ghz;
+    p->flops = (double)p->cores * p->ghz * 1e9 * p->flops_per_cycle;
+    if (p->flops <= 0)
+        snprintf(p->source, sizeof p->source, "unknown: %s, clock %s",
+                 p->flops_per_cycle ? p->isa : p->fpc_why, p->ghz > 0 ? "known" : "not found");
+    else
+        snprintf(p->source, sizeof p->source, "%d cores x %.3f GHz (%s) x %d FLOP/cycle (%s)",
+                 p->cores, p->ghz, clock_src, p->flops_per_cycle, p->fpc_why);
+}
+
 void dlg_peak_from_text(dlg_peak *p, const char *cpuinfo, const char *max_khz, int cores)
 {
     char flags[4096] = "", vendor[64] = "", fam[16] = "";
-    const char *why = "";
     memset(p, 0, sizeof *p);
     p->cores = cores > 0 ? cores : 1;
     cpuinfo = cpuinfo ? cpuinfo : "";
@@ -100,21 +112,14 @@ void dlg_peak_from_text(dlg_peak *p, const char *cpuinfo, const char *max_khz, i
     field(cpuinfo, "vendor_id", vendor, sizeof vendor);
     field(cpuinfo, "cpu family", fam, sizeof fam);
     p->flops_per_cycle = flops_per_cycle(flags, strcmp(vendor, "AuthenticAMD") == 0, atoi(fam),
-                                         &p->isa, &why);
+                                         &p->isa, &p->fpc_why);
     double khz = max_khz && *max_khz ? strtod(max_khz, NULL) : 0;
     const char *clock_src = "cpufreq cpuinfo_max_freq";
     if (khz <= 0) {
         khz = max_mhz(cpuinfo) * 1e3;
         clock_src = "/proc/cpuinfo cpu MHz";
     }
-    p->ghz = khz / 1e6;
-    p->flops = (double)p->cores * p->ghz * 1e9 * p->flops_per_cycle;
-    if (p->flops <= 0)
-        snprintf(p->source, sizeof p->source, "unknown: %s, clock %s",
-                 p->flops_per_cycle ? p->isa : why, p->ghz > 0 ? "known" : "not found");
-    else
-        snprintf(p->source, sizeof p->source, "%d cores x %.3f GHz (%s) x %d FLOP/cycle (%s)",
-                 p->cores, p->ghz, clock_src, p->flops_per_cycle, why);
+    set_clock(p, khz / 1e6, clock_src);
 }
 
 /* Whole small text file into buf (NUL-terminated); false if unreadable. */
@@ -175,15 +180,6 @@ void dlg_peak_detect(dlg_peak *p, int cores)
     double ghz = measured_ghz();
     /* a measurement beside the nominal figure: trust it unless it is absurd
      * (an emulator, a core stolen for the whole window) */
-    if (p->flops_per_cycle > 0 && ghz > 0.5 * p->ghz && ghz > 0.2 && ghz < 10) {
-        char why[160];
-        const char *paren = strrchr(p->source, '(');
-        snprintf(why, sizeof why, "%s", paren ? paren : "");
-        p->ghz = ghz;
-        p->flops = (double)p->cores * ghz * 1e9 * p->flops_per_cycle;
-        snprintf(p->source, sizeof p->source,
-                 "%d cores x %.3f GHz (measured: dependent integer adds, best of 7 windows) x "
-                 "%d FLOP/cycle %s",
-                 p->cores, ghz, p->flops_per_cycle, why);
-    }
+    if (p->flops_per_cycle > 0 && ghz > 0.5 * p->ghz && ghz > 0.2 && ghz < 10)
+        set_clock(p, ghz, "measured: dependent integer adds, best of 7 windows");
 }

@@ -14,6 +14,7 @@ typedef struct dlg_peak {
     double ghz;          /* clock used */
     int flops_per_cycle; /* per core */
     const char *isa;     /* "avx512", "avx2+fma", "avx", "sse2", "unknown" */
+    const char *fpc_why; /* why flops_per_cycle is what it is */
     char source[256];    /* how it was derived, one line */
 } dlg_peak;
 
