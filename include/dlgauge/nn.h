@@ -305,8 +305,10 @@ int dlg_model_vgg16(dlg_net *net, int n, int classes);
 /* torchvision's Inception-v3: crop x crop input (0: 299), batch-norm (eps 1e-3) after every
  * bias-free convolution, factorised 1x7/7x1 and 1x3/3x1 convolutions.
  * aux adds the auxiliary classifier after Mixed_6e (logits "aux/logits",
- * its own loss "aux/loss" weighted 0.4 into backward; needs crop >= 261).
+ * its own loss "aux/loss" weighted 0.4 into backward; needs crop >=
+ * DLG_INCEPTION_AUX_MIN_CROP).
  * 27.16 M parameters with aux, 23.83 M without; 5.71 GMACs. */
+#define DLG_INCEPTION_AUX_MIN_CROP 261 /* the aux head's 5x5 conv fits from here */
 int dlg_model_inception_v3(dlg_net *net, int n, int classes, int crop, bool aux);
 /* By name: "alexnet", "googlenet", "resnet50", "vgg16", "inception-v3",
  * "inception-v3-aux". */

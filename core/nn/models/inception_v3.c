@@ -3,7 +3,8 @@
  * by batch-norm (eps 1e-3) and ReLU; blocks A (5x5 and double 3x3), B and D
  * (grid reductions), C (factorised 1x7/7x1), E (split 1x3/3x1).  Layer
  * names follow torchvision's module names.  Inputs "data" (299, or the
- * crop given; 75 is the smallest that every layer accepts, 261 with the
+ * crop given; 75 is the smallest that every layer accepts,
+ * DLG_INCEPTION_AUX_MIN_CROP (261) with the
  * aux head) and "label". */
 #include <dlgauge/nn.h>
 #include <dlgauge/plugin.h>

@@ -47,11 +47,11 @@ static int inception_setup(const dlg_host *h, const dlg_value *o, const dlg_job_
                            void **state)
 {
     *state = NULL;
-    if (o[O_AUX].i && o[O_LOADER + DLG_LOPT_CROP].i < 261)
+    if (o[O_AUX].i && o[O_LOADER + DLG_LOPT_CROP].i < DLG_INCEPTION_AUX_MIN_CROP)
         return h->error(h, DLG_EINVAL,
-                        "aux = true needs crop >= 261 (the auxiliary head's 5x5 convolution "
+                        "aux = true needs crop >= %d (the auxiliary head's 5x5 convolution "
                         "does not fit a smaller grid); crop = %lld",
-                        (long long)o[O_LOADER + DLG_LOPT_CROP].i);
+                        DLG_INCEPTION_AUX_MIN_CROP, (long long)o[O_LOADER + DLG_LOPT_CROP].i);
     int rc = img_check_recordio(h, o[O_LOADER + DLG_LOPT_DATA].text,
                                 (int)o[O_LOADER + DLG_LOPT_CROP].i, 16);
     if (rc < 0)
