@@ -18,6 +18,7 @@ typedef struct dlg_backend_opts {
     bool deterministic;
     dlg_graphs graphs;
     bool half_nchw;
+    bool direct_conv;
 } dlg_backend_opts;
 
 /* One whole step for run_step: launch() enqueues it eagerly through the
@@ -67,6 +68,10 @@ typedef struct dlg_kernels {
     /* Forward/backward sync with the host, allocate or branch on device
      * results, so a step that runs them cannot be captured (CUDA graphs). */
     bool no_graph;
+    /* Optional: which implementation setup chose for this layer (e.g.
+     * oneDNN's "jit:avx2", "winograd"), for dlg_net_layer_impl; NULL: the
+     * backend's name.  The string lives as long as the state. */
+    const char *(*impl)(const void *state);
 } dlg_kernels;
 
 typedef struct dlg_backend {

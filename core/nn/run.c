@@ -22,7 +22,8 @@ int dlg_net_plan(dlg_net *net, const dlg_plan_opts *opts)
     dlg_backend_opts bo = {0};
     if (opts)
         bo = (dlg_backend_opts){opts->threads, opts->algo_cache, opts->workspace_bytes,
-                                opts->deterministic, opts->graphs, opts->half_nchw};
+                                opts->deterministic, opts->graphs, opts->half_nchw,
+                                opts->direct_conv};
     char err[256] = "";
     int rc = bk->open(&bo, &net->ctx, err, sizeof err);
     if (rc < 0)
@@ -325,4 +326,17 @@ int dlg_net_layer_info(const dlg_net *net, int index, dlg_layer_info *out)
     out->macs = n->macs;
     out->out = net->blobs[n->tops[0]].t.shape;
     return 0;
+}
+
+const char *dlg_net_layer_impl(const dlg_net *net, int index)
+{
+    if (!net->planned || index < 0 || index >= net->nnodes)
+        return NULL;
+    const dlg_node *n = &net->nodes[index];
+    if (n->fused)
+        return "fused";
+    const char *s = n->k && n->k->impl && n->state ? n->k->impl(n->state) : NULL;
+    if (s)
+        return s;
+    return n->kctx == net->fctx && net->bk->fallback ? net->bk->fallback->name : net->bk->name;
 }

@@ -171,6 +171,11 @@ typedef struct dlg_layer_info {
 } dlg_layer_info;
 int dlg_net_layer_count(const dlg_net *net);
 int dlg_net_layer_info(const dlg_net *net, int index, dlg_layer_info *out);
+/* After planning: the kernel that runs layer `index`, e.g. "jit:avx2"
+ * (oneDNN's implementation), "winograd F(4x4,3x3) avx2", "ref" (the
+ * reference fallback), "fused" (folded into the layer before it); NULL
+ * for a bad index or an unplanned net.  Valid until the net is destroyed. */
+const char *dlg_net_layer_impl(const dlg_net *net, int index);
 
 /* ---- planning and running ------------------------------------------------ */
 /* Whether a backend may capture whole steps (CUDA graphs) and replay them.
@@ -205,6 +210,9 @@ typedef struct dlg_plan_opts {
      * channels-last (NHWC, the default: cuDNN's tensor-core kernels and
      * persistent batch norm want it); for comparisons and tests */
     bool half_nchw;
+    /* cpu: oneDNN's direct kernels for every convolution, no Winograd for
+     * 3x3 stride-1 layers (comparisons, tests) */
+    bool direct_conv;
 } dlg_plan_opts;
 int dlg_net_plan(dlg_net *net, const dlg_plan_opts *opts);
 /* Keep a blob's data and gradient readable after forward/backward (its own

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "nn_testutil.h"
+#include "cpu/cpu_winograd.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -239,6 +240,54 @@ static int resnet_mini(dlg_net *net)
     return dlg_softmax_loss(net, "loss", dlg_fc(net, "L", x, 10), y);
 }
 
+/* A 3x3 stride-1 convolution between blocked layers: the cpu backend
+ * runs it by Winograd (forward with bias, both backward passes). */
+static int wino_net(dlg_net *net)
+{
+    int x = dlg_relu(net, "r0", dlg_conv(net, "c0", X(2, 8, 10, 11), 16, 1, 1, 0, 1));
+    return dlg_relu(net, "r1", dlg_conv(net, "L", x, 24, 3, 1, 1, 1));
+}
+
+/* The kernel that runs layer `name` of a cpu net planned like make()'s. */
+static void expect_impl(build_fn build, const char *name, bool direct, const char *want)
+{
+    dlg_net *net;
+    assert_int_equal(dlg_net_create(&net, "cpu"), 0);
+    build(net);
+    dlg_plan_opts o = {.backend = "cpu", .threads = 2, .train = true, .direct_conv = direct};
+    if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0)
+        fail_msg("%s", dlg_net_error(net));
+    const char *impl = NULL;
+    for (int i = 0; i < dlg_net_layer_count(net); i++) {
+        dlg_layer_info li;
+        assert_int_equal(dlg_net_layer_info(net, i, &li), 0);
+        if (!strcmp(li.name, name))
+            impl = dlg_net_layer_impl(net, i);
+    }
+    assert_non_null(impl);
+    printf("  layer %s%s: %s\n", name, direct ? " (direct_conv)" : "", impl);
+    if (want)
+        assert_non_null(strstr(impl, want));
+    else
+        assert_null(strstr(impl, "winograd"));
+    assert_null(dlg_net_layer_impl(net, dlg_net_layer_count(net)));
+    dlg_net_destroy(net);
+}
+
+static void test_winograd(void **st)
+{
+    wino_shape probe = {1, 8, 8, 4, 4};
+    if (!wino_supported(&probe))
+        skip();
+    expect_impl(wino_net, "L", false, "winograd");
+    expect_impl(wino_net, "L", true, NULL);
+    expect_impl(wino_net, "c0", false, "jit");
+    expect_impl(resnet_mini, "cb", false, "winograd");
+    expect_impl(resnet_mini, "ca", false, "jit"); /* stride 2 */
+    compare("winograd 3x3 in blocked layouts", wino_net, true);
+    compare("winograd inference", wino_net, false);
+}
+
 static void test_nets(void **st)
 {
     compare("alexnet-like", alex_mini, true);
@@ -283,6 +332,7 @@ static void test_others(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_conv), cmocka_unit_test(test_pool),
-                                       cmocka_unit_test(test_others), cmocka_unit_test(test_nets)};
+                                       cmocka_unit_test(test_others), cmocka_unit_test(test_nets),
+                                       cmocka_unit_test(test_winograd)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,6 +17,7 @@ typedef struct cpu_ctx {
     dnnl_engine_t eng;
     dnnl_stream_t stream;
     int threads;
+    bool winograd; /* 3x3 stride-1 convolutions by cpu_winograd.c */
 } cpu_ctx;
 
 #define CPU_MAX_ARGS 24 /* LSTM backward has 18 arguments */

@@ -30,6 +30,7 @@ static int cpu_open(const dlg_backend_opts *o, void **ctx, char *err, size_t err
         return rc;
     }
     c->threads = o->threads;
+    c->winograd = !o->direct_conv;
     *ctx = c;
     return 0;
 }

@@ -3,6 +3,7 @@
  * ungrouped weights take the layout the forward primitive prefers (SGD is
  * element-wise), so no call reorders them. */
 #include "cpu.h"
+#include "cpu_winograd.h"
 
 #include <stdlib.h>
 
@@ -11,6 +12,8 @@ typedef struct conv_state {
     dnnl_memory_desc_t top_md; /* the top's layout when it is not plain */
     dnnl_memory_desc_t w_md;   /* the weights' layout when it is not plain */
     cpu_fold fold;             /* a batch norm folded into the weights */
+    bool wino;                 /* run by cpu_winograd.c, not the primitives */
+    wino_shape shape;
 } conv_state;
 
 static void conv_destroy(void *ctx, void *state)
@@ -39,6 +42,30 @@ static int epilogue_post_ops(const dlg_layer *l, dnnl_post_ops_t *po)
     if (st == dnnl_success && p->relu)
         st = dnnl_post_ops_append_eltwise(*po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
     return st == dnnl_success ? 0 : -DLG_ENOMEM;
+}
+
+/* The Winograd kernels take 3x3 stride-1 pad-1 ungrouped layers whose
+ * tensors are all in the AVX2 layouts oneDNN chose here (nChw8c
+ * activations, 8i8o-blocked weights), so no call reorders anything; the
+ * primitives stay as the layout authority. */
+static bool wino_fits(const dlg_layer *l, wino_shape *ws)
+{
+    const dlg_conv_param *p = &l->p.conv;
+    const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
+    if (p->groups != 1 || p->kh != 3 || p->kw != 3 || p->sh != 1 || p->sw != 1 || p->dh != 1 ||
+        p->dw != 1 || p->ph != 1 || p->pw != 1 || y->d[2] != x->d[2] || y->d[3] != x->d[3])
+        return false;
+    *ws = (wino_shape){x->d[0], x->d[1], y->d[1], x->d[2], x->d[3]};
+    if (!wino_supported(ws))
+        return false;
+    int64_t wd[4] = {y->d[1], x->d[1], 3, 3};
+    dnnl_memory_desc_t xb = cpu_md(4, x->d, dnnl_aBcd8b), yb = cpu_md(4, y->d, dnnl_aBcd8b);
+    dnnl_memory_desc_t wb = cpu_md(4, wd, dnnl_ABcd8b8a);
+    dnnl_memory_desc_t xm = cpu_tensor_md(l->bottom[0]), ym = cpu_tensor_md(l->top[0]);
+    dnnl_memory_desc_t wm = cpu_tensor_md(l->param[0]);
+    dnnl_memory_desc_t rm = p->residual ? cpu_tensor_md(l->bottom[1]) : yb;
+    return dnnl_memory_desc_equal(&xm, &xb) && dnnl_memory_desc_equal(&ym, &yb) &&
+           dnnl_memory_desc_equal(&wm, &wb) && dnnl_memory_desc_equal(&rm, &yb);
 }
 
 static size_t max_ws(const conv_state *s)
@@ -156,9 +183,38 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
         conv_destroy(ctx, s);
         return rc;
     }
+    s->wino = c->winograd && wino_fits(l, &s->shape);
     *state = s;
     *ws = max_ws(s);
+    if (s->wino && wino_ws_bytes(&s->shape) > *ws)
+        *ws = wino_ws_bytes(&s->shape);
     return 0;
+}
+
+static int wino_forward_layer(dlg_layer *l, conv_state *s)
+{
+    const dlg_conv_param *p = &l->p.conv;
+    const float *w = l->param[0]->data, *b = p->bias ? l->param[1]->data : NULL;
+    if (p->bn) {
+        w = s->fold.w;
+        b = s->fold.b;
+    }
+    wino_forward(&s->shape, l->bottom[0]->data, w, b, p->residual ? l->bottom[1]->data : NULL,
+                 p->relu, l->top[0]->data, l->ws);
+    return 0;
+}
+
+static void wino_backward_layer(dlg_layer *l, conv_state *s)
+{
+    if (l->prop_down[0])
+        wino_backward_data(&s->shape, l->top[0]->diff, l->param[0]->data, l->bottom[0]->diff,
+                           l->ws);
+    if (l->param_grad) {
+        wino_backward_weights(&s->shape, l->bottom[0]->data, l->top[0]->diff, l->param[0]->diff,
+                              l->ws);
+        if (l->p.conv.bias)
+            wino_bias_grad(&s->shape, l->top[0]->diff, l->param[1]->diff);
+    }
 }
 
 static int conv_forward(void *ctx, dlg_layer *l, void *state)
@@ -171,9 +227,13 @@ static int conv_forward(void *ctx, dlg_layer *l, void *state)
         int rc = cpu_fold_refresh(ctx, &s->fold, l);
         if (rc < 0)
             return rc;
+        if (s->wino)
+            return wino_forward_layer(l, s);
         ptrs[k++] = s->fold.w;
         ptrs[k++] = s->fold.b;
     } else {
+        if (s->wino)
+            return wino_forward_layer(l, s);
         ptrs[k++] = l->param[0]->data;
         if (l->p.conv.bias)
             ptrs[k++] = l->param[1]->data;
@@ -188,6 +248,10 @@ static int conv_backward(void *ctx, dlg_layer *l, void *state)
 {
     conv_state *s = state;
     int rc = 0;
+    if (s->wino) {
+        wino_backward_layer(l, s);
+        return 0;
+    }
     if (l->prop_down[0]) {
         void *ptrs[3] = {l->top[0]->diff, l->param[0]->data, l->bottom[0]->diff};
         rc = cpu_prim_exec(ctx, &s->bwd_data, ptrs, l->ws);
@@ -200,7 +264,19 @@ static int conv_backward(void *ctx, dlg_layer *l, void *state)
     return rc;
 }
 
+static const char *conv_impl(const void *state)
+{
+    const conv_state *s = state;
+    const char *impl = NULL;
+    if (s->wino)
+        return "winograd F(4x4,3x3) avx2";
+    if (dnnl_primitive_desc_query(s->fwd.pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success)
+        return NULL;
+    return impl;
+}
+
 const dlg_kernels dlg_cpu_conv = {.setup = conv_setup,
+                                  .impl = conv_impl,
                                   .forward = conv_forward,
                                   .backward = conv_backward,
                                   .destroy = conv_destroy,

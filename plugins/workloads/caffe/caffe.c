@@ -19,6 +19,7 @@
     [O_PRECISION] = {"precision", DLG_OPT_ENUM, "fp32", NULL, NULL, "fp32|tf32|fp16|bf16",         \
                      "arithmetic precision (the cpu and ref backends run fp32)", 0},                \
     CNN_CUDA_OPTION(O_ALGO_CACHE, O_WORKSPACE, O_DETERMINISTIC, O_GRAPHS),                         \
+    CNN_CPU_OPTION(O_WINOGRAD),                                                                    \
     [O_LOADER] = DLG_LOADER_OPTIONS
 
 static const dlg_option opts224[] = {CNN_OPTIONS, [O_COUNT] = {0}};

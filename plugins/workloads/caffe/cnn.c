@@ -140,6 +140,7 @@ static int plan(cnn *s, const dlg_value *o, const dlg_job_info *job)
                         .train = s->train,
                         .seed = job ? job->seed : 1};
     nn_opts_apply(&po, o, O_ALGO_CACHE, O_WORKSPACE, O_DETERMINISTIC, O_GRAPHS);
+    nn_opts_cpu(&po, o, O_WINOGRAD);
     if (dlg_net_plan(s->net, &po) < 0)
         return s->h->error(s->h, -dlg_net_status(s->net), "%s", dlg_net_error(s->net));
     /* the device's own peak: a GPU's for the precision, else the cores' */

@@ -23,6 +23,7 @@ enum cnn_opt {
     O_WORKSPACE,
     O_DETERMINISTIC,
     O_GRAPHS,
+    O_WINOGRAD,
     O_LOADER,
     O_COUNT = O_LOADER + DLG_LOPT_COUNT
 };

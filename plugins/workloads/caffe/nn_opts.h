@@ -29,6 +29,19 @@
                 "where the net allows; true: also say why not; false: eager); ignored on the cpu", \
                 0}
 
+/* The cpu backend's one choice; a CUDA cell ignores it (cuDNN picks its
+ * algorithms by measurement). */
+#define CNN_CPU_OPTION(WINO)                                                                       \
+    [WINO] = {"winograd", DLG_OPT_BOOL, "true", NULL, NULL, NULL,                                  \
+              "cpu: 3x3 stride-1 convolutions by Winograd F(4x4,3x3) on AVX2 (4x fewer "            \
+              "multiplications; false: oneDNN's direct kernels, for comparison)",                   \
+              0}
+
+static inline void nn_opts_cpu(dlg_plan_opts *po, const dlg_value *o, int wino)
+{
+    po->direct_conv = o[wino].i == 0;
+}
+
 /* Copies the four options (their indices in the job's values) into po. */
 static inline void nn_opts_apply(dlg_plan_opts *po, const dlg_value *o, int algo, int ws,
                                  int det, int graphs)

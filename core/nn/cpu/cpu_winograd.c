@@ -1,0 +1,420 @@
+/* Winograd F(4x4, 3x3) (Lavin & Gray 2015, points 0, +-1, +-2, inf).
+ *
+ * A 4x4 output tile comes from a 6x6 input tile d and the 3x3 filter g as
+ *   y = A^T [ (G g G^T) . (B^T d B) ] A
+ * so 36 multiplies per (tile, c, k) instead of 144.  Over a batch this is
+ * 36 independent matrix products V[xi] (tiles x c) * U[xi] (c x k), run by
+ * oneDNN's sgemm; the transforms around them work on 8 channels at once,
+ * which is exactly one nChw8c pixel.
+ *
+ * Backward data is the same convolution of dy with the filter rotated by
+ * 180 degrees and c/k swapped (pad 2 - 1 = 1).  Backward weights is the
+ * adjoint: dU[xi] = V[xi]^T (A dy A^T)[xi] summed over tiles, then
+ * dg = G^T dU G. */
+#include "cpu_winograd.h"
+
+#include <oneapi/dnnl/dnnl.h>
+#include <string.h>
+
+#define WINO_TARGET __attribute__((target("avx2,fma")))
+#define NXI 36 /* 6x6 transformed points */
+
+/* the OpenMP team oneDNN's primitives use (cpu_backend.c sets its size) */
+#ifdef _OPENMP
+#define WINO_PARALLEL _Pragma("omp parallel for schedule(static)")
+#define WINO_PARALLEL2 _Pragma("omp parallel for collapse(2) schedule(static)")
+#else
+#define WINO_PARALLEL
+#define WINO_PARALLEL2
+#endif
+
+typedef float v8 __attribute__((vector_size(32), aligned(4), may_alias));
+typedef int32_t v8i __attribute__((vector_size(32)));
+
+typedef struct tiles {
+    int64_t th, tw, count; /* tiles down, across, in the batch */
+} tiles;
+
+static tiles tiles_of(const wino_shape *s)
+{
+    tiles t = {(s->h + 3) / 4, (s->w + 3) / 4, 0};
+    t.count = s->n * t.th * t.tw;
+    return t;
+}
+
+bool wino_supported(const wino_shape *s)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && s->c % 8 == 0 &&
+           s->k % 8 == 0 && s->h > 0 && s->w > 0 && s->n > 0;
+}
+
+/* Transformed tiles of the wider side twice (input and output of the
+ * product) and the transformed filter. */
+size_t wino_ws_bytes(const wino_shape *s)
+{
+    tiles t = tiles_of(s);
+    size_t ch = (size_t)(s->c + s->k);
+    return sizeof(float) * NXI * ((size_t)t.count * ch + (size_t)(s->c * s->k)) + 64;
+}
+
+typedef struct wino_bufs {
+    float *in, *out, *u; /* [xi][tile][ci], [xi][tile][co], [xi][ci][co] */
+} wino_bufs;
+
+static wino_bufs bufs_of(void *ws, int64_t count, int64_t ci, int64_t co)
+{
+    float *p = (float *)(((uintptr_t)ws + 63) & ~(uintptr_t)63);
+    wino_bufs b = {p, p + NXI * count * ci, p + NXI * count * (ci + co)};
+    return b;
+}
+
+/* ---- the three 1-d transforms and their adjoints, on 8 channels ---- */
+
+/* B^T d: 6 -> 6 */
+WINO_TARGET static inline void bt6(const v8 d[6], v8 r[6])
+{
+    v8 four = {4, 4, 4, 4, 4, 4, 4, 4}, five = {5, 5, 5, 5, 5, 5, 5, 5};
+    v8 two = {2, 2, 2, 2, 2, 2, 2, 2};
+    r[0] = four * d[0] - five * d[2] + d[4];
+    r[1] = d[3] + d[4] - four * (d[1] + d[2]);
+    r[2] = four * (d[1] - d[2]) - d[3] + d[4];
+    r[3] = two * (d[3] - d[1]) - d[2] + d[4];
+    r[4] = two * (d[1] - d[3]) - d[2] + d[4];
+    r[5] = four * d[1] - five * d[3] + d[5];
+}
+
+/* A^T m: 6 -> 4 */
+WINO_TARGET static inline void at4(const v8 m[6], v8 o[4])
+{
+    v8 two = {2, 2, 2, 2, 2, 2, 2, 2}, four = {4, 4, 4, 4, 4, 4, 4, 4};
+    v8 eight = {8, 8, 8, 8, 8, 8, 8, 8};
+    v8 s12 = m[1] + m[2], d12 = m[1] - m[2], s34 = m[3] + m[4], d34 = m[3] - m[4];
+    o[0] = m[0] + s12 + s34;
+    o[1] = d12 + two * d34;
+    o[2] = s12 + four * s34;
+    o[3] = d12 + eight * d34 + m[5];
+}
+
+/* A o: 4 -> 6, the adjoint of at4 */
+WINO_TARGET static inline void a6(const v8 o[4], v8 m[6])
+{
+    v8 two = {2, 2, 2, 2, 2, 2, 2, 2}, four = {4, 4, 4, 4, 4, 4, 4, 4};
+    v8 eight = {8, 8, 8, 8, 8, 8, 8, 8};
+    v8 s02 = o[0] + o[2], s13 = o[1] + o[3];
+    v8 e = o[0] + four * o[2], f = two * o[1] + eight * o[3];
+    m[0] = o[0];
+    m[1] = s02 + s13;
+    m[2] = s02 - s13;
+    m[3] = e + f;
+    m[4] = e - f;
+    m[5] = o[3];
+}
+
+/* G g: 3 -> 6 */
+WINO_TARGET static inline void g6(const v8 g[3], v8 u[6])
+{
+    v8 q = {0.25f, 0.25f, 0.25f, 0.25f, 0.25f, 0.25f, 0.25f, 0.25f};
+    v8 s6 = {1 / 6.f, 1 / 6.f, 1 / 6.f, 1 / 6.f, 1 / 6.f, 1 / 6.f, 1 / 6.f, 1 / 6.f};
+    v8 s02 = g[0] + g[2], e = q * g[0] + g[2];
+    u[0] = q * g[0];
+    u[1] = -s6 * (s02 + g[1]);
+    u[2] = -s6 * (s02 - g[1]);
+    u[3] = s6 * (e + g[1] * 0.5f);
+    u[4] = s6 * (e - g[1] * 0.5f);
+    u[5] = g[2];
+}
+
+/* G^T u: 6 -> 3, the adjoint of g6 */
+WINO_TARGET static inline void gt3(const v8 u[6], v8 g[3])
+{
+    v8 s6 = {1 / 6.f, 1 / 6.f, 1 / 6.f, 1 / 6.f, 1 / 6.f, 1 / 6.f, 1 / 6.f, 1 / 6.f};
+    v8 s12 = u[1] + u[2], s34 = u[3] + u[4];
+    g[0] = u[0] * 0.25f + s6 * (s34 * 0.25f - s12);
+    g[1] = s6 * (u[2] - u[1] + (u[3] - u[4]) * 0.5f);
+    g[2] = s6 * (s34 - s12) + u[5];
+}
+
+/* 6x6 = M(3x3) M^T for one 8-wide filter block: t = G g, u = t G^T. */
+WINO_TARGET static inline void filter_6x6(v8 g[3][3], v8 u[6][6])
+{
+    v8 col[3], r[6], t[6][3];
+    for (int j = 0; j < 3; j++) {
+        for (int i = 0; i < 3; i++)
+            col[i] = g[i][j];
+        g6(col, r);
+        for (int i = 0; i < 6; i++)
+            t[i][j] = r[i];
+    }
+    for (int i = 0; i < 6; i++)
+        g6(t[i], u[i]);
+}
+
+/* Offset of filter (k, c, i, j) in oneDNN's ABcd8b8a layout:
+ * [k/8][c/8][3][3][8 c][8 k]. */
+static inline size_t widx(int64_t k, int64_t c, int i, int j, int64_t nc)
+{
+    return (size_t)((((k / 8) * (nc / 8) + c / 8) * 9 + i * 3 + j) * 64 + (c % 8) * 8 + k % 8);
+}
+
+/* ---- filters ---- */
+
+/* u[xi][c][k] = (G g G^T)[xi], 8 out channels at a time (contiguous in
+ * the blocked layout); written in rows so each plane fills in order. */
+WINO_TARGET static void transform_filters(const wino_shape *s, const float *w, float *u)
+{
+    int64_t nk = s->k, nc = s->c, plane = nk * nc;
+WINO_PARALLEL
+    for (int64_t c = 0; c < nc; c++)
+        for (int64_t kb = 0; kb < nk / 8; kb++) {
+            v8 g[3][3], r[6][6];
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 3; j++)
+                    g[i][j] = *(const v8 *)(w + widx(kb * 8, c, i, j, nc));
+            filter_6x6(g, r);
+            for (int xi = 0; xi < NXI; xi++)
+                *(v8 *)(u + xi * plane + c * nk + kb * 8) = r[xi / 6][xi % 6];
+        }
+}
+
+/* u[xi][k][c] for backward data: the filter rotated by 180 degrees, 8 in
+ * channels at a time (gathered: they are 8 apart in the layout). */
+WINO_TARGET static void transform_filters_rotated(const wino_shape *s, const float *w, float *u)
+{
+    int64_t nk = s->k, nc = s->c, plane = nk * nc;
+WINO_PARALLEL
+    for (int64_t k = 0; k < nk; k++)
+        for (int64_t cb = 0; cb < nc / 8; cb++) {
+            v8 g[3][3], r[6][6];
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 3; j++) {
+                    const float *p = w + widx(k, cb * 8, i, j, nc);
+                    v8 v = {p[0], p[8], p[16], p[24], p[32], p[40], p[48], p[56]};
+                    g[2 - i][2 - j] = v;
+                }
+            filter_6x6(g, r);
+            for (int xi = 0; xi < NXI; xi++)
+                *(v8 *)(u + xi * plane + k * nc + cb * 8) = r[xi / 6][xi % 6];
+        }
+}
+
+/* dw = G^T du G, with du[xi][c][k]; 8 out channels at a time. */
+WINO_TARGET static void untransform_filters(const wino_shape *s, const float *du, float *dw)
+{
+    int64_t nk = s->k, nc = s->c, plane = nk * nc;
+WINO_PARALLEL
+    for (int64_t c = 0; c < nc; c++)
+        for (int64_t kb = 0; kb < nk / 8; kb++) {
+            v8 row[6], t[6][3], col[6], g[3];
+            for (int i = 0; i < 6; i++) { /* rows: du G */
+                for (int j = 0; j < 6; j++)
+                    row[j] = *(const v8 *)(du + (i * 6 + j) * plane + c * nk + kb * 8);
+                gt3(row, t[i]);
+            }
+            for (int j = 0; j < 3; j++) { /* columns: G^T (du G) */
+                for (int i = 0; i < 6; i++)
+                    col[i] = t[i][j];
+                gt3(col, g);
+                for (int i = 0; i < 3; i++)
+                    *(v8 *)(dw + widx(kb * 8, c, i, j, nc)) = g[i];
+            }
+        }
+}
+
+/* ---- tiles ---- */
+
+/* One 6x6 tile of 8 channels from a plane (h x w x 8) whose top-left
+ * input pixel is (y0, x0), zeros outside. */
+WINO_TARGET static inline void load_tile(const float *plane, int64_t h, int64_t w, int64_t y0,
+                                         int64_t x0, v8 d[6][6])
+{
+    if (y0 >= 0 && x0 >= 0 && y0 + 6 <= h && x0 + 6 <= w) {
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j < 6; j++)
+                d[i][j] = *(const v8 *)(plane + ((y0 + i) * w + x0 + j) * 8);
+        return;
+    }
+    v8 zero = {0};
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) {
+            int64_t y = y0 + i, x = x0 + j;
+            bool in = y >= 0 && y < h && x >= 0 && x < w;
+            d[i][j] = in ? *(const v8 *)(plane + (y * w + x) * 8) : zero;
+        }
+}
+
+/* v[xi][tile][ci] = B^T d B for every tile of src (nChw8c, ci channels).
+ * Channel blocks are the inner loop so each tile's row of every plane is
+ * written whole. */
+WINO_TARGET static void transform_inputs(const wino_shape *s, int64_t ci, const float *src,
+                                         const tiles *t, float *v)
+{
+    int64_t ncb = ci / 8, xi_stride = t->count * ci, chw = s->h * s->w * 8;
+WINO_PARALLEL2
+    for (int64_t n = 0; n < s->n; n++)
+        for (int64_t ty = 0; ty < t->th; ty++)
+            for (int64_t tx = 0; tx < t->tw; tx++) {
+                float *row = v + ((n * t->th + ty) * t->tw + tx) * ci;
+                for (int64_t cb = 0; cb < ncb; cb++) {
+                    v8 d[6][6], col[6], r[6], tmp[6][6];
+                    load_tile(src + (n * ncb + cb) * chw, s->h, s->w, ty * 4 - 1, tx * 4 - 1, d);
+                    for (int j = 0; j < 6; j++) {
+                        for (int i = 0; i < 6; i++)
+                            col[i] = d[i][j];
+                        bt6(col, r);
+                        for (int i = 0; i < 6; i++)
+                            tmp[i][j] = r[i];
+                    }
+                    for (int i = 0; i < 6; i++) {
+                        bt6(tmp[i], r);
+                        for (int j = 0; j < 6; j++)
+                            *(v8 *)(row + (i * 6 + j) * xi_stride + cb * 8) = r[j];
+                    }
+                }
+            }
+}
+
+/* dm[xi][tile][co] = A dy A^T for every 4x4 tile of dy (nChw8c). */
+WINO_TARGET static void transform_grads(const wino_shape *s, const float *dy, const tiles *t,
+                                        float *dm)
+{
+    int64_t co = s->k, ncb = co / 8, xi_stride = t->count * co, chw = s->h * s->w * 8;
+WINO_PARALLEL2
+    for (int64_t n = 0; n < s->n; n++)
+        for (int64_t ty = 0; ty < t->th; ty++)
+            for (int64_t tx = 0; tx < t->tw; tx++) {
+                float *row = dm + ((n * t->th + ty) * t->tw + tx) * co;
+                for (int64_t kb = 0; kb < ncb; kb++) {
+                    const float *plane = dy + (n * ncb + kb) * chw;
+                    v8 o[4][4], col[4], r[6], tmp[6][4], zero = {0};
+                    for (int i = 0; i < 4; i++)
+                        for (int j = 0; j < 4; j++) {
+                            int64_t y = ty * 4 + i, x = tx * 4 + j;
+                            o[i][j] = y < s->h && x < s->w
+                                          ? *(const v8 *)(plane + (y * s->w + x) * 8)
+                                          : zero;
+                        }
+                    for (int j = 0; j < 4; j++) {
+                        for (int i = 0; i < 4; i++)
+                            col[i] = o[i][j];
+                        a6(col, r);
+                        for (int i = 0; i < 6; i++)
+                            tmp[i][j] = r[i];
+                    }
+                    for (int i = 0; i < 6; i++) {
+                        a6(tmp[i], r);
+                        for (int j = 0; j < 6; j++)
+                            *(v8 *)(row + (i * 6 + j) * xi_stride + kb * 8) = r[j];
+                    }
+                }
+            }
+}
+
+typedef struct epilogue {
+    const float *bias, *res;
+    bool relu;
+} epilogue;
+
+/* dst (nChw8c, co channels) = A^T m A per tile, then the epilogue. */
+WINO_TARGET static void transform_outputs(const wino_shape *s, int64_t co, const float *m,
+                                          const tiles *t, const epilogue *e, float *dst)
+{
+    int64_t ncb = co / 8, xi_stride = t->count * co, chw = s->h * s->w * 8;
+WINO_PARALLEL2
+    for (int64_t n = 0; n < s->n; n++)
+        for (int64_t ty = 0; ty < t->th; ty++)
+            for (int64_t tx = 0; tx < t->tw; tx++) {
+                const float *row = m + ((n * t->th + ty) * t->tw + tx) * co;
+                for (int64_t kb = 0; kb < ncb; kb++) {
+                    size_t off = (size_t)((n * ncb + kb) * chw);
+                    v8 bias = {0}, zero = {0}, in[6], r[4], tmp[4][6], col[4];
+                    if (e->bias)
+                        bias = *(const v8 *)(e->bias + kb * 8);
+                    for (int i = 0; i < 6; i++) {
+                        for (int j = 0; j < 6; j++)
+                            in[j] = *(const v8 *)(row + (i * 6 + j) * xi_stride + kb * 8);
+                        at4(in, r);
+                        for (int j = 0; j < 4; j++)
+                            tmp[j][i] = r[j];
+                    }
+                    for (int j = 0; j < 4; j++) {
+                        at4(tmp[j], col);
+                        for (int i = 0; i < 4; i++) {
+                            int64_t y = ty * 4 + i, x = tx * 4 + j;
+                            if (y >= s->h || x >= s->w)
+                                continue;
+                            size_t p = off + (size_t)((y * s->w + x) * 8);
+                            v8 out = col[i] + bias;
+                            if (e->res)
+                                out += *(const v8 *)(e->res + p);
+                            if (e->relu)
+                                out = (v8)((v8i)out & (out > zero));
+                            *(v8 *)(dst + p) = out;
+                        }
+                    }
+                }
+            }
+}
+
+/* The 36 products, each (count x ci) * (ci x co), over the threads. */
+static void multiply(int64_t count, int64_t ci, int64_t co, const float *in, const float *u,
+                     float *out)
+{
+    for (int xi = 0; xi < NXI; xi++)
+        dnnl_sgemm('N', 'N', count, co, ci, 1.0f, in + xi * count * ci, ci, u + xi * ci * co, co,
+                   0.0f, out + xi * count * co, co);
+}
+
+/* out (co channels) = conv(in (ci channels), filters already in b.u). */
+static void convolve(const wino_shape *s, int64_t ci, int64_t co, const float *in,
+                     const epilogue *e, float *out, wino_bufs *b)
+{
+    tiles t = tiles_of(s);
+    transform_inputs(s, ci, in, &t, b->in);
+    multiply(t.count, ci, co, b->in, b->u, b->out);
+    transform_outputs(s, co, b->out, &t, e, out);
+}
+
+void wino_forward(const wino_shape *s, const float *x, const float *w, const float *bias, const float *res, bool relu, float *y, void *ws)
+{
+    wino_bufs b = bufs_of(ws, tiles_of(s).count, s->c, s->k);
+    epilogue e = {bias, res, relu};
+    transform_filters(s, w, b.u);
+    convolve(s, s->c, s->k, x, &e, y, &b);
+}
+
+void wino_backward_data(const wino_shape *s, const float *dy, const float *w, float *dx, void *ws)
+{
+    wino_bufs b = bufs_of(ws, tiles_of(s).count, s->k, s->c);
+    epilogue e = {NULL, NULL, false};
+    transform_filters_rotated(s, w, b.u);
+    convolve(s, s->k, s->c, dy, &e, dx, &b);
+}
+
+void wino_backward_weights(const wino_shape *s, const float *x, const float *dy, float *dw,
+                           void *ws)
+{
+    tiles t = tiles_of(s);
+    wino_bufs b = bufs_of(ws, t.count, s->c, s->k);
+    transform_inputs(s, s->c, x, &t, b.in);
+    transform_grads(s, dy, &t, b.out);
+    for (int xi = 0; xi < NXI; xi++) /* du[xi] (c x k) = v[xi]^T dm[xi] */
+        dnnl_sgemm('T', 'N', s->c, s->k, t.count, 1.0f, b.in + xi * t.count * s->c, s->c,
+                   b.out + xi * t.count * s->k, s->k, 0.0f, b.u + xi * s->c * s->k, s->k);
+    untransform_filters(s, b.u, dw);
+}
+
+WINO_TARGET void wino_bias_grad(const wino_shape *s, const float *dy, float *db)
+{
+    int64_t ncb = s->k / 8, hw = s->h * s->w;
+    WINO_PARALLEL
+    for (int64_t kb = 0; kb < ncb; kb++) {
+        v8 sum = {0};
+        for (int64_t n = 0; n < s->n; n++) {
+            const float *plane = dy + (n * ncb + kb) * hw * 8;
+            for (int64_t p = 0; p < hw; p++)
+                sum += *(const v8 *)(plane + p * 8);
+        }
+        *(v8 *)(db + kb * 8) = sum;
+    }
+}

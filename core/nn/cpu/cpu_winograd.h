@@ -1,0 +1,36 @@
+/* Winograd F(4x4, 3x3) convolutions for the cpu backend: 3x3, stride 1,
+ * pad 1, ungrouped, activations in oneDNN's nChw8c layout.  oneDNN 2.6
+ * has Winograd kernels for AVX-512 only; on AVX2 its direct kernels do 4x
+ * the multiplications of these (see docs/architecture.md). */
+#ifndef DLG_NN_CPU_WINOGRAD_H
+#define DLG_NN_CPU_WINOGRAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct wino_shape {
+    int64_t n, c, k, h, w; /* batch, channels in/out, spatial (in = out) */
+} wino_shape;
+
+/* True when this machine and shape can run here (AVX2+FMA, channels in
+ * blocks of 8). */
+bool wino_supported(const wino_shape *s);
+/* Scratch the three directions need at most (transformed tiles and
+ * weights), in bytes. */
+size_t wino_ws_bytes(const wino_shape *s);
+
+/* Weights are in oneDNN's ABcd8b8a layout ([k/8][c/8][3][3][8 c][8 k]),
+ * the one its AVX2 kernels pick for these shapes.
+ *
+ * y = conv(x, w) + bias, then + res, then ReLU (bias, res may be NULL). */
+void wino_forward(const wino_shape *s, const float *x, const float *w, const float *bias, const float *res, bool relu, float *y, void *ws);
+/* dx = the gradient of the input from dy. */
+void wino_backward_data(const wino_shape *s, const float *dy, const float *w, float *dx, void *ws);
+/* dw = the gradient of the weights (overwritten). */
+void wino_backward_weights(const wino_shape *s, const float *x, const float *dy, float *dw,
+                           void *ws);
+/* db = the gradient of the bias: dy summed over batch and pixels. */
+void wino_bias_grad(const wino_shape *s, const float *dy, float *db);
+
+#endif

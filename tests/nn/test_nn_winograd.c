@@ -1,0 +1,178 @@
+/* The Winograd F(4x4,3x3) kernels (core/nn/cpu/cpu_winograd.c) against
+ * direct convolution in double, on random data drawn fresh each run:
+ * forward with bias, residual and ReLU, backward data, backward weights
+ * and bias, over sizes that leave partial tiles at the right and bottom
+ * edges.  Error = max |wino - ref| / max |ref| per tensor, < 1e-4. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "cpu/cpu_winograd.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+typedef struct bufs {
+    float *x, *w, *b, *res, *y, *dy, *dx, *dw, *db;
+    void *ws;
+} bufs;
+
+/* nChw8c offset of (n, c, y, x) for a tensor of nc channels */
+static size_t act(const wino_shape *s, int64_t nc, int64_t n, int64_t c, int64_t y, int64_t x)
+{
+    return (size_t)((((n * (nc / 8) + c / 8) * s->h + y) * s->w + x) * 8 + c % 8);
+}
+
+/* ABcd8b8a offset of filter (k, c, i, j) */
+static size_t wgt(const wino_shape *s, int64_t k, int64_t c, int i, int j)
+{
+    return (size_t)((((k / 8) * (s->c / 8) + c / 8) * 9 + i * 3 + j) * 64 + (c % 8) * 8 + k % 8);
+}
+
+static float *randoms(size_t n, unsigned *seed, float scale)
+{
+    float *p = aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64);
+    assert_non_null(p);
+    for (size_t i = 0; i < n; i++)
+        p[i] = scale * ((float)rand_r(seed) / (float)RAND_MAX - 0.5f);
+    return p;
+}
+
+typedef struct err {
+    double d, m;
+} err;
+
+static void track(err *e, double ref, double got)
+{
+    e->d = fmax(e->d, fabs(ref - got));
+    e->m = fmax(e->m, fabs(ref));
+}
+
+static double rel(const err *e) { return e->d / fmax(e->m, 1e-6); }
+
+static double check_forward(const wino_shape *s, const bufs *b, bool res, bool relu)
+{
+    wino_forward(s, b->x, b->w, b->b, res ? b->res : NULL, relu, b->y, b->ws);
+    err e = {0, 0};
+    for (int64_t n = 0; n < s->n; n++)
+        for (int64_t k = 0; k < s->k; k++)
+            for (int64_t y = 0; y < s->h; y++)
+                for (int64_t x = 0; x < s->w; x++) {
+                    double a = b->b[k];
+                    for (int64_t c = 0; c < s->c; c++)
+                        for (int i = 0; i < 3; i++)
+                            for (int j = 0; j < 3; j++) {
+                                int64_t iy = y + i - 1, ix = x + j - 1;
+                                if (iy >= 0 && ix >= 0 && iy < s->h && ix < s->w)
+                                    a += (double)b->w[wgt(s, k, c, i, j)] *
+                                         b->x[act(s, s->c, n, c, iy, ix)];
+                            }
+                    size_t o = act(s, s->k, n, k, y, x);
+                    if (res)
+                        a += b->res[o];
+                    if (relu && a < 0)
+                        a = 0;
+                    track(&e, a, b->y[o]);
+                }
+    return rel(&e);
+}
+
+static double check_backward_data(const wino_shape *s, const bufs *b)
+{
+    wino_backward_data(s, b->dy, b->w, b->dx, b->ws);
+    err e = {0, 0};
+    for (int64_t n = 0; n < s->n; n++)
+        for (int64_t c = 0; c < s->c; c++)
+            for (int64_t y = 0; y < s->h; y++)
+                for (int64_t x = 0; x < s->w; x++) {
+                    double a = 0;
+                    for (int64_t k = 0; k < s->k; k++)
+                        for (int i = 0; i < 3; i++)
+                            for (int j = 0; j < 3; j++) {
+                                int64_t oy = y - i + 1, ox = x - j + 1;
+                                if (oy >= 0 && ox >= 0 && oy < s->h && ox < s->w)
+                                    a += (double)b->w[wgt(s, k, c, i, j)] *
+                                         b->dy[act(s, s->k, n, k, oy, ox)];
+                            }
+                    track(&e, a, b->dx[act(s, s->c, n, c, y, x)]);
+                }
+    return rel(&e);
+}
+
+static double check_backward_weights(const wino_shape *s, const bufs *b)
+{
+    wino_backward_weights(s, b->x, b->dy, b->dw, b->ws);
+    wino_bias_grad(s, b->dy, b->db);
+    err e = {0, 0}, eb = {0, 0};
+    for (int64_t k = 0; k < s->k; k++) {
+        double sum = 0;
+        for (int64_t n = 0; n < s->n; n++)
+            for (int64_t y = 0; y < s->h; y++)
+                for (int64_t x = 0; x < s->w; x++)
+                    sum += b->dy[act(s, s->k, n, k, y, x)];
+        track(&eb, sum, b->db[k]);
+        for (int64_t c = 0; c < s->c; c++)
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 3; j++) {
+                    double a = 0;
+                    for (int64_t n = 0; n < s->n; n++)
+                        for (int64_t y = 0; y < s->h; y++)
+                            for (int64_t x = 0; x < s->w; x++) {
+                                int64_t iy = y + i - 1, ix = x + j - 1;
+                                if (iy >= 0 && ix >= 0 && iy < s->h && ix < s->w)
+                                    a += (double)b->dy[act(s, s->k, n, k, y, x)] *
+                                         b->x[act(s, s->c, n, c, iy, ix)];
+                            }
+                    track(&e, a, b->dw[wgt(s, k, c, i, j)]);
+                }
+    }
+    return fmax(rel(&e), rel(&eb));
+}
+
+static void run_shape(wino_shape s, unsigned seed)
+{
+    size_t nx = (size_t)(s.n * s.c * s.h * s.w), ny = (size_t)(s.n * s.k * s.h * s.w);
+    size_t nw = (size_t)(s.k * s.c * 9);
+    bufs b = {randoms(nx, &seed, 2), randoms(nw, &seed, 0.5f), randoms((size_t)s.k, &seed, 1),
+              randoms(ny, &seed, 1), randoms(ny, &seed, 1), randoms(ny, &seed, 2),
+              randoms(nx, &seed, 1), randoms(nw, &seed, 1), randoms((size_t)s.k, &seed, 1),
+              NULL};
+    b.ws = aligned_alloc(64, (wino_ws_bytes(&s) + 63) / 64 * 64);
+    assert_non_null(b.ws);
+    double e[4] = {check_forward(&s, &b, false, false), check_forward(&s, &b, true, true),
+                   check_backward_data(&s, &b), check_backward_weights(&s, &b)};
+    printf("  n%lld c%lld k%lld %lldx%lld: fwd %.1e, +res+relu %.1e, bwd data %.1e, bwd "
+           "weights %.1e\n",
+           (long long)s.n, (long long)s.c, (long long)s.k, (long long)s.h, (long long)s.w, e[0],
+           e[1], e[2], e[3]);
+    for (int i = 0; i < 4; i++)
+        assert_true(e[i] < 1e-4);
+    float *all[] = {b.x, b.w, b.b, b.res, b.y, b.dy, b.dx, b.dw, b.db, b.ws};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        free(all[i]);
+}
+
+static void test_shapes(void **st)
+{
+    unsigned seed = (unsigned)time(NULL);
+    printf("  seed %u\n", seed);
+    run_shape((wino_shape){2, 16, 24, 9, 7}, seed);   /* partial tiles both ways */
+    run_shape((wino_shape){1, 8, 8, 4, 4}, seed + 1); /* one whole tile */
+    run_shape((wino_shape){3, 24, 16, 13, 6}, seed + 2);
+    run_shape((wino_shape){1, 32, 32, 1, 5}, seed + 3); /* a single row */
+}
+
+int main(void)
+{
+    wino_shape any = {1, 8, 8, 4, 4};
+    if (!wino_supported(&any)) {
+        printf("no AVX2+FMA here: the Winograd kernels are not used, nothing to test\n");
+        return 77;
+    }
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_shapes)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
