@@ -221,10 +221,11 @@ static int concat_inputs(dlg_net *net)
     return dlg_concat(net, "L", 3, xs);
 }
 
-/* ResNet-like: conv-bn-relu, a bottleneck with projection, a plain one. */
+/* ResNet-like: conv-bn-relu, a bottleneck with projection, a plain one;
+ * 36 tiles after the stride, so cb and cc run by Winograd. */
 static int resnet_mini(dlg_net *net)
 {
-    int x = X(4, 3, 12, 12), y = dlg_labels(net, "y", 4);
+    int x = X(4, 3, 24, 24), y = dlg_labels(net, "y", 4);
     dlg_conv_spec s1 = {16, 3, 3, 1, 1, 1, 1, 1, 1, 1, true},
                   s2 = {16, 1, 1, 2, 2, 0, 0, 1, 1, 1, true},
                   s3 = {16, 3, 3, 2, 2, 1, 1, 1, 1, 1, true},
@@ -240,12 +241,18 @@ static int resnet_mini(dlg_net *net)
     return dlg_softmax_loss(net, "loss", dlg_fc(net, "L", x, 10), y);
 }
 
-/* A 3x3 stride-1 convolution between blocked layers: the cpu backend
- * runs it by Winograd (forward with bias, both backward passes). */
+/* A 3x3 stride-1 convolution between blocked layers, 40 tiles: the cpu
+ * backend runs it by Winograd (forward with bias, both backward passes). */
 static int wino_net(dlg_net *net)
 {
-    int x = dlg_relu(net, "r0", dlg_conv(net, "c0", X(2, 8, 10, 11), 16, 1, 1, 0, 1));
+    int x = dlg_relu(net, "r0", dlg_conv(net, "c0", X(2, 8, 20, 15), 16, 1, 1, 0, 1));
     return dlg_relu(net, "r1", dlg_conv(net, "L", x, 24, 3, 1, 1, 1));
+}
+
+static int small_tiles(dlg_net *net)
+{
+    int x = dlg_relu(net, "r0", dlg_conv(net, "c0", X(1, 8, 16, 16), 16, 1, 1, 0, 1));
+    return dlg_conv(net, "L", x, 16, 3, 1, 1, 1);
 }
 
 /* The kernel that runs layer `name` of a cpu net planned like make()'s. */
@@ -284,6 +291,7 @@ static void test_winograd(void **st)
     expect_impl(wino_net, "c0", false, "jit");
     expect_impl(resnet_mini, "cb", false, "winograd");
     expect_impl(resnet_mini, "ca", false, "jit"); /* stride 2 */
+    expect_impl(small_tiles, "L", false, "jit");  /* 16 tiles do not pay */
     compare("winograd 3x3 in blocked layouts", wino_net, true);
     compare("winograd inference", wino_net, false);
 }

@@ -44,7 +44,8 @@ static int epilogue_post_ops(const dlg_layer *l, dnnl_post_ops_t *po)
     return st == dnnl_success ? 0 : -DLG_ENOMEM;
 }
 
-/* The Winograd kernels take 3x3 stride-1 pad-1 ungrouped layers whose
+/* The Winograd kernels take 3x3 stride-1 pad-1 ungrouped layers, with
+ * enough tiles to pay (wino_pays), whose
  * tensors are all in the AVX2 layouts oneDNN chose here (nChw8c
  * activations, 8i8o-blocked weights), so no call reorders anything; the
  * primitives stay as the layout authority. */
@@ -56,7 +57,7 @@ static bool wino_fits(const dlg_layer *l, wino_shape *ws)
         p->dw != 1 || p->ph != 1 || p->pw != 1 || y->d[2] != x->d[2] || y->d[3] != x->d[3])
         return false;
     *ws = (wino_shape){x->d[0], x->d[1], y->d[1], x->d[2], x->d[3]};
-    if (!wino_supported(ws))
+    if (!wino_supported(ws) || !wino_pays(ws))
         return false;
     int64_t wd[4] = {y->d[1], x->d[1], 3, 3};
     dnnl_memory_desc_t xb = cpu_md(4, x->d, dnnl_aBcd8b), yb = cpu_md(4, y->d, dnnl_aBcd8b);

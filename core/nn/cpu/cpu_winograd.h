@@ -16,6 +16,9 @@ typedef struct wino_shape {
 /* True when this machine and shape can run here (AVX2+FMA, channels in
  * blocks of 8). */
 bool wino_supported(const wino_shape *s);
+/* True when the batch has enough 4x4 output tiles for Winograd to beat
+ * direct convolution (the measurements are beside the definition). */
+bool wino_pays(const wino_shape *s);
 /* Scratch the three directions need at most (transformed tiles and
  * weights), in bytes. */
 size_t wino_ws_bytes(const wino_shape *s);
