@@ -283,7 +283,7 @@ static void expect_impl(build_fn build, const char *name, bool direct, const cha
 
 static void test_winograd(void **st)
 {
-    wino_shape probe = {1, 8, 8, 4, 4};
+    wino_shape probe = {1, 8, 8, 4, 4, 0};
     if (!wino_supported(&probe))
         skip();
     expect_impl(wino_net, "L", false, "winograd");

@@ -145,9 +145,10 @@ static void run_shape(wino_shape s, unsigned seed)
     assert_non_null(b.ws);
     double e[4] = {check_forward(&s, &b, false, false), check_forward(&s, &b, true, true),
                    check_backward_data(&s, &b), check_backward_weights(&s, &b)};
-    printf("  n%lld c%lld k%lld %lldx%lld: fwd %.1e, +res+relu %.1e, bwd data %.1e, bwd "
+    printf("  n%lld c%lld k%lld %lldx%lld pass %lld: fwd %.1e, +res+relu %.1e, bwd data %.1e, bwd "
            "weights %.1e\n",
-           (long long)s.n, (long long)s.c, (long long)s.k, (long long)s.h, (long long)s.w, e[0],
+           (long long)s.n, (long long)s.c, (long long)s.k, (long long)s.h, (long long)s.w,
+           (long long)s.pass, e[0],
            e[1], e[2], e[3]);
     for (int i = 0; i < 4; i++)
         assert_true(e[i] < 1e-4);
@@ -160,15 +161,18 @@ static void test_shapes(void **st)
 {
     unsigned seed = (unsigned)time(NULL);
     printf("  seed %u\n", seed);
-    run_shape((wino_shape){2, 16, 24, 9, 7}, seed);   /* partial tiles both ways */
-    run_shape((wino_shape){1, 8, 8, 4, 4}, seed + 1); /* one whole tile */
-    run_shape((wino_shape){3, 24, 16, 13, 6}, seed + 2);
-    run_shape((wino_shape){1, 32, 32, 1, 5}, seed + 3); /* a single row */
+    run_shape((wino_shape){2, 16, 24, 9, 7, 0}, seed);   /* partial tiles both ways */
+    run_shape((wino_shape){1, 8, 8, 4, 4, 0}, seed + 1); /* one whole tile */
+    run_shape((wino_shape){3, 24, 16, 13, 6, 0}, seed + 2);
+    run_shape((wino_shape){1, 32, 32, 1, 5, 0}, seed + 3); /* a single row */
+    /* passes of 2 images and a last one of 1 (weights accumulate over
+     * passes; each pass's outputs land at its own images) */
+    run_shape((wino_shape){5, 16, 8, 6, 9, 2}, seed + 4);
 }
 
 int main(void)
 {
-    wino_shape any = {1, 8, 8, 4, 4};
+    wino_shape any = {1, 8, 8, 4, 4, 0};
     if (!wino_supported(&any)) {
         printf("no AVX2+FMA here: the Winograd kernels are not used, nothing to test\n");
         return 77;

@@ -56,7 +56,7 @@ static bool wino_fits(const dlg_layer *l, wino_shape *ws)
     if (p->groups != 1 || p->kh != 3 || p->kw != 3 || p->sh != 1 || p->sw != 1 || p->dh != 1 ||
         p->dw != 1 || p->ph != 1 || p->pw != 1 || y->d[2] != x->d[2] || y->d[3] != x->d[3])
         return false;
-    *ws = (wino_shape){x->d[0], x->d[1], y->d[1], x->d[2], x->d[3]};
+    *ws = (wino_shape){x->d[0], x->d[1], y->d[1], x->d[2], x->d[3], 0};
     if (!wino_supported(ws) || !wino_pays(ws))
         return false;
     int64_t wd[4] = {y->d[1], x->d[1], 3, 3};

@@ -57,13 +57,37 @@ bool wino_supported(const wino_shape *s)
  * 1.2-1.8x; 14x14, 256 -> 256 at 16 tiles 0.7-1.3x, at 32 1.0-1.7x. */
 bool wino_pays(const wino_shape *s) { return tiles_of(s).count >= 32; }
 
-/* Transformed tiles of the wider side twice (input and output of the
- * product) and the transformed filter. */
+/* Bytes one pass's transformed tiles may take (both sides of the
+ * products): passes over a few images keep them in the last-level cache
+ * between the transforms and the products rather than in DRAM (ResNet-50's
+ * 56x56 layers at batch 16 would need 58 MB at once). */
+#define PASS_BYTES ((size_t)16 << 20)
+
+/* Images per pass, balanced over the passes. */
+static int64_t pass_images(const wino_shape *s)
+{
+    if (s->pass > 0)
+        return s->pass < s->n ? s->pass : s->n;
+    wino_shape one = *s;
+    one.n = 1;
+    size_t per = sizeof(float) * NXI * (size_t)tiles_of(&one).count * (size_t)(s->c + s->k);
+    int64_t most = (int64_t)(PASS_BYTES / per);
+    if (most < 1)
+        most = 1;
+    if (most >= s->n)
+        return s->n;
+    int64_t passes = (s->n + most - 1) / most;
+    return (s->n + passes - 1) / passes;
+}
+
+/* One pass's transformed tiles, input and output side, and the
+ * transformed filter. */
 size_t wino_ws_bytes(const wino_shape *s)
 {
-    tiles t = tiles_of(s);
+    wino_shape pass = *s;
+    pass.n = pass_images(s);
     size_t ch = (size_t)(s->c + s->k);
-    return sizeof(float) * NXI * ((size_t)t.count * ch + (size_t)(s->c * s->k)) + 64;
+    return sizeof(float) * NXI * ((size_t)tiles_of(&pass).count * ch + (size_t)(s->c * s->k)) + 64;
 }
 
 typedef struct wino_bufs {
@@ -383,32 +407,66 @@ static void convolve(const wino_shape *s, int64_t ci, int64_t co, const float *i
     transform_outputs(s, co, b->out, &t, e, out);
 }
 
-void wino_forward(const wino_shape *s, const float *x, const float *w, const float *bias, const float *res, bool relu, float *y, void *ws)
+/* The n-th pass over `per` images: its shape, and where its images start
+ * in a tensor of `ch` channels. */
+static wino_shape pass_shape(const wino_shape *s, int64_t n0, int64_t per)
 {
-    wino_bufs b = bufs_of(ws, tiles_of(s).count, s->c, s->k);
-    epilogue e = {bias, res, relu};
+    wino_shape p = *s;
+    p.n = s->n - n0 < per ? s->n - n0 : per;
+    return p;
+}
+
+static size_t image_offset(const wino_shape *s, int64_t n0, int64_t ch)
+{
+    return (size_t)(n0 * ch * s->h * s->w);
+}
+
+void wino_forward(const wino_shape *s, const float *x, const float *w, const float *bias,
+                  const float *res, bool relu, float *y, void *ws)
+{
+    int64_t per = pass_images(s);
+    wino_shape first = pass_shape(s, 0, per);
+    wino_bufs b = bufs_of(ws, tiles_of(&first).count, s->c, s->k);
     transform_filters(s, w, b.u);
-    convolve(s, s->c, s->k, x, &e, y, &b);
+    for (int64_t n0 = 0; n0 < s->n; n0 += per) {
+        wino_shape p = pass_shape(s, n0, per);
+        size_t yo = image_offset(s, n0, s->k);
+        epilogue e = {bias, res ? res + yo : NULL, relu};
+        convolve(&p, s->c, s->k, x + image_offset(s, n0, s->c), &e, y + yo, &b);
+    }
 }
 
 void wino_backward_data(const wino_shape *s, const float *dy, const float *w, float *dx, void *ws)
 {
-    wino_bufs b = bufs_of(ws, tiles_of(s).count, s->k, s->c);
+    int64_t per = pass_images(s);
+    wino_shape first = pass_shape(s, 0, per);
+    wino_bufs b = bufs_of(ws, tiles_of(&first).count, s->k, s->c);
     epilogue e = {NULL, NULL, false};
     transform_filters_rotated(s, w, b.u);
-    convolve(s, s->k, s->c, dy, &e, dx, &b);
+    for (int64_t n0 = 0; n0 < s->n; n0 += per) {
+        wino_shape p = pass_shape(s, n0, per);
+        convolve(&p, s->k, s->c, dy + image_offset(s, n0, s->k), &e,
+                 dx + image_offset(s, n0, s->c), &b);
+    }
 }
 
+/* du[xi] (c x k) = sum over passes of v[xi]^T dm[xi], then dw = G^T du G. */
 void wino_backward_weights(const wino_shape *s, const float *x, const float *dy, float *dw,
                            void *ws)
 {
-    tiles t = tiles_of(s);
-    wino_bufs b = bufs_of(ws, t.count, s->c, s->k);
-    transform_inputs(s, s->c, x, &t, b.in);
-    transform_grads(s, dy, &t, b.out);
-    for (int xi = 0; xi < NXI; xi++) /* du[xi] (c x k) = v[xi]^T dm[xi] */
-        dnnl_sgemm('T', 'N', s->c, s->k, t.count, 1.0f, b.in + xi * t.count * s->c, s->c,
-                   b.out + xi * t.count * s->k, s->k, 0.0f, b.u + xi * s->c * s->k, s->k);
+    int64_t per = pass_images(s);
+    wino_shape first = pass_shape(s, 0, per);
+    wino_bufs b = bufs_of(ws, tiles_of(&first).count, s->c, s->k);
+    for (int64_t n0 = 0; n0 < s->n; n0 += per) {
+        wino_shape p = pass_shape(s, n0, per);
+        tiles t = tiles_of(&p);
+        transform_inputs(&p, s->c, x + image_offset(s, n0, s->c), &t, b.in);
+        transform_grads(&p, dy + image_offset(s, n0, s->k), &t, b.out);
+        for (int xi = 0; xi < NXI; xi++)
+            dnnl_sgemm('T', 'N', s->c, s->k, t.count, 1.0f, b.in + xi * t.count * s->c, s->c,
+                       b.out + xi * t.count * s->k, s->k, n0 ? 1.0f : 0.0f,
+                       b.u + xi * s->c * s->k, s->k);
+    }
     untransform_filters(s, b.u, dw);
 }
 

@@ -11,6 +11,8 @@
 
 typedef struct wino_shape {
     int64_t n, c, k, h, w; /* batch, channels in/out, spatial (in = out) */
+    int64_t pass;          /* images per pass; 0: as many as keep the
+                            * transformed tiles within 16 MiB (tests set it) */
 } wino_shape;
 
 /* True when this machine and shape can run here (AVX2+FMA, channels in
@@ -27,7 +29,8 @@ size_t wino_ws_bytes(const wino_shape *s);
  * the one its AVX2 kernels pick for these shapes.
  *
  * y = conv(x, w) + bias, then + res, then ReLU (bias, res may be NULL). */
-void wino_forward(const wino_shape *s, const float *x, const float *w, const float *bias, const float *res, bool relu, float *y, void *ws);
+void wino_forward(const wino_shape *s, const float *x, const float *w, const float *bias,
+                  const float *res, bool relu, float *y, void *ws);
 /* dx = the gradient of the input from dy. */
 void wino_backward_data(const wino_shape *s, const float *dy, const float *w, float *dx, void *ws);
 /* dw = the gradient of the weights (overwritten). */
