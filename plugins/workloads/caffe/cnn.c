@@ -30,7 +30,8 @@ const dlg_metric cnn_metrics[] = {
     {"flops_per_item", DLG_FIELD_DOUBLE, "FLOP/image",
      "2 x forward multiply-adds (engine count); train: 3x that (backward ~ 2 forwards)"},
     {"gflops", DLG_FIELD_DOUBLE, "GFLOP/s",
-     "achieved: flops_per_item x images / time, over the steps after the first"},
+     "achieved: flops_per_item x images / time, over the steps after the first (an effective "
+     "rate: Winograd layers do fewer multiplications than counted)"},
     {"pct_peak", DLG_FIELD_DOUBLE, "%", "gflops as a percentage of peak_gflops"},
     {"peak_gflops", DLG_FIELD_DOUBLE, "GFLOP/s",
      "peak of the device that ran: the job's cores' FP32 peak, or on a GPU its dense peak for "
