@@ -54,8 +54,9 @@ typedef struct dlg_kernels {
     bool (*accepts)(const dlg_layer *l);
     /* The kernels read inputs in any layout of this backend. */
     bool any_layout;
-    /* Batch norm only: honours dlg_bn_param.relu, so the planner may fold
-     * a ReLU that alone reads the output into it (one pass, one blob less). */
+    /* Batch norm and add: honour dlg_bn_param.relu / dlg_add_param.relu, so
+     * the planner may fold a ReLU that alone reads the output into them
+     * (one pass, one blob less). */
     bool fuses_relu;
     /* Convolution only: honours dlg_conv_param.bn, .residual and .relu, so
      * an inference plan may fold the batch norm, eltwise add and ReLU that

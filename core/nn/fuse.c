@@ -9,6 +9,9 @@
  * post-ops).  A folded node stays in the net (layer listings and
  * FLOP counts do not change) but runs nothing; its producer writes the
  * folded node's output blob, and the blob in between is never allocated.
+ * 3. An eltwise add no convolution took over (every one, in training)
+ * takes over a ReLU that alone reads its output, when the add kernels can
+ * (fuses_relu).
  * Saves a pass over the activation each way and, in training, one
  * activation and one gradient per fused pair. */
 #include "net.h"
@@ -16,10 +19,10 @@
 #include <math.h>
 #include <stdlib.h>
 
-static bool bn_kernels_fuse(const dlg_backend *bk)
+static bool kernels_fuse_relu(const dlg_backend *bk, dlg_layer_type type)
 {
-    const dlg_kernels *k = bk->kernels[DLG_L_BN];
-    const dlg_kernels *f = bk->fallback ? bk->fallback->kernels[DLG_L_BN] : NULL;
+    const dlg_kernels *k = bk->kernels[type];
+    const dlg_kernels *f = bk->fallback ? bk->fallback->kernels[type] : NULL;
     /* either may end up running the layer (accepts/setup fall back) */
     return k && k->fuses_relu && (!f || f->fuses_relu);
 }
@@ -122,10 +125,28 @@ static int fold_epilogue(dlg_net *net, int i, const int *reader, const int *uses
     return 0;
 }
 
+/* Every `type` node (batch norm, add) takes over a ReLU that alone reads
+ * its output. */
+static void fold_relus(dlg_net *net, dlg_layer_type type, const int *reader, const int *uses)
+{
+    for (int i = 0; i < net->nnodes; i++) {
+        dlg_node *n = &net->nodes[i];
+        int r = n->l.type == type && !n->fused ? sole_reader(net, i, DLG_L_RELU, reader, uses) : -1;
+        if (r < 0)
+            continue;
+        if (type == DLG_L_BN)
+            n->l.p.bn.relu = true;
+        else
+            n->l.p.add.relu = true;
+        fold(net, i, r);
+    }
+}
+
 int dlg_net_fuse(dlg_net *net)
 {
-    bool relu = bn_kernels_fuse(net->bk), conv = !net->train && conv_kernels_fold(net->bk);
-    if (net->keep_all || (!relu && !conv))
+    bool bn = kernels_fuse_relu(net->bk, DLG_L_BN), add = kernels_fuse_relu(net->bk, DLG_L_ADD);
+    bool conv = !net->train && conv_kernels_fold(net->bk);
+    if (net->keep_all || (!bn && !add && !conv))
         return 0;
     int *reader = malloc((size_t)net->nblobs * sizeof(int));
     int *uses = malloc((size_t)net->nblobs * sizeof(int));
@@ -135,18 +156,14 @@ int dlg_net_fuse(dlg_net *net)
         return dlg_net_fail(net, DLG_ENOMEM, "nn: out of memory planning '%s'", net->name);
     }
     count_readers(net, reader, uses);
-    for (int i = 0; i < net->nnodes && relu; i++) {
-        int r = net->nodes[i].l.type == DLG_L_BN ? sole_reader(net, i, DLG_L_RELU, reader, uses)
-                                                  : -1;
-        if (r >= 0) {
-            net->nodes[i].l.p.bn.relu = true;
-            fold(net, i, r);
-        }
-    }
+    if (bn)
+        fold_relus(net, DLG_L_BN, reader, uses);
     int rc = 0;
     for (int i = 0; i < net->nnodes && conv && !rc; i++)
         if (net->nodes[i].l.type == DLG_L_CONV)
             rc = fold_epilogue(net, i, reader, uses);
+    if (add && !rc) /* the adds no convolution took over (all, in training) */
+        fold_relus(net, DLG_L_ADD, reader, uses);
     free(reader);
     free(uses);
     return rc;

@@ -90,6 +90,13 @@ typedef struct dlg_bn_param {
     bool relu;
 } dlg_bn_param;
 
+/* Eltwise add; relu: the planner folded the following ReLU into it (the
+ * kernels said fuses_relu): y = max(0, a + b), and backward passes dy
+ * where y > 0 to both inputs. */
+typedef struct dlg_add_param {
+    bool relu;
+} dlg_add_param;
+
 /* Embedding: `accumulate` when the table is shared with a later layer
  * (tied decoder) whose backward already wrote its gradient. */
 typedef struct dlg_embed_param {
@@ -116,6 +123,7 @@ typedef struct dlg_layer {
         dlg_pool_param pool;
         dlg_lrn_param lrn;
         dlg_bn_param bn;
+        dlg_add_param add;
         float dropout_ratio;
         float loss_weight; /* softmax loss: its gradient is scaled by this */
         dlg_embed_param embed;

@@ -135,7 +135,7 @@ static void inference(const char *backend)
 /* Two ResNet blocks (a projection built after its branch, as ResNet-50
  * builds it, then an identity), for folding batch norm + add + ReLU into
  * convolutions: every batch norm gets non-identity params. */
-static dlg_net *make_blocks(const char *backend, bool keep_all)
+static dlg_net *make_blocks(const char *backend, bool keep_all, bool train)
 {
     dlg_net *net;
     assert_int_equal(dlg_net_create(&net, "blocks"), 0);
@@ -154,7 +154,8 @@ static dlg_net *make_blocks(const char *backend, bool keep_all)
     dlg_softmax_loss(net, "loss", f, y);
     if (!keep_all)
         assert_int_equal(dlg_net_keep(net, f), 0);
-    dlg_plan_opts o = {.backend = backend, .threads = 2, .seed = 13, .keep_all = keep_all};
+    dlg_plan_opts o = {.backend = backend, .threads = 2, .seed = 13, .keep_all = keep_all,
+                       .train = train, .input_grads = train};
     if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0)
         fail_msg("%s", dlg_net_error(net));
     const char *bns[] = {"a/bn", "c/bn", "p/bn", "d/bn"};
@@ -179,7 +180,8 @@ static dlg_net *make_blocks(const char *backend, bool keep_all)
 static void test_inference_folds_residual_blocks(void **st)
 {
     for (int b = 0; b < NBACKENDS; b++) {
-        dlg_net *all = make_blocks(backends[b], true), *sh = make_blocks(backends[b], false);
+        dlg_net *all = make_blocks(backends[b], true, false);
+        dlg_net *sh = make_blocks(backends[b], false, false);
         for (uint64_t step = 0; step < 2; step++) {
             set_input(all, 300 + step);
             set_input(sh, 300 + step);
@@ -212,6 +214,41 @@ static void test_inference_folds_residual_blocks(void **st)
             assert_int_equal(dlg_net_read(sh, dlg_net_blob(sh, gone[g]), DLG_DATA, v, 4096),
                              -DLG_EINVAL);
             assert_non_null(strstr(dlg_net_error(sh), "folded"));
+        }
+        dlg_net_destroy(all);
+        dlg_net_destroy(sh);
+    }
+}
+
+/* In training each add takes over the ReLU after it (forward max(0, a+b),
+ * backward dy masked by the output into both inputs): the same loss and
+ * gradients as the unfused net, over SGD steps. */
+static void test_training_folds_add_relu(void **st)
+{
+    for (int b = 0; b < NBACKENDS; b++) {
+        dlg_net *all = make_blocks(backends[b], true, true);
+        dlg_net *sh = make_blocks(backends[b], false, true);
+        dlg_net *nets[2] = {all, sh};
+        dlg_sgd sgd = {0.05f, 0.9f, 1e-4f};
+        const char *layers[] = {"a", "c", "p", "d", "fc"};
+        for (uint64_t step = 0; step < 3; step++) {
+            for (int k = 0; k < 2; k++) {
+                set_input(nets[k], 400 + step);
+                assert_int_equal(dlg_net_forward(nets[k]), 0);
+                assert_int_equal(dlg_net_backward(nets[k]), 0);
+            }
+            assert_true(diff(all, sh, dlg_net_blob(all, "loss"), DLG_DATA) < 1e-5);
+            assert_true(diff(all, sh, dlg_net_blob(all, "x"), DLG_DIFF) < 1e-5);
+            for (int l = 0; l < 5; l++)
+                assert_true(diff(all, sh, dlg_net_param(all, layers[l], 0), DLG_DIFF) < 1e-5);
+            /* the ReLUs' outputs are the adds' now; the sums are not stored */
+            assert_true(diff(all, sh, dlg_net_blob(all, "out2"), DLG_DATA) < 1e-5);
+            float v[4 * 16 * 8 * 8];
+            assert_int_equal(dlg_net_read(sh, dlg_net_blob(sh, "sum2"), DLG_DATA, v, 4096),
+                             -DLG_EINVAL);
+            assert_non_null(strstr(dlg_net_error(sh), "folded"));
+            for (int k = 0; k < 2; k++)
+                assert_int_equal(dlg_net_sgd_step(nets[k], &sgd), 0);
         }
         dlg_net_destroy(all);
         dlg_net_destroy(sh);
@@ -329,6 +366,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_inference_shares_activations),
         cmocka_unit_test(test_inference_folds_residual_blocks),
+        cmocka_unit_test(test_training_folds_add_relu),
         cmocka_unit_test(test_training_shares_gradients),
         cmocka_unit_test(test_plan_touches_no_activations),
     };

@@ -175,6 +175,32 @@ static int make_sum(cpu_ctx *c, cpu_prim *p, const dnnl_memory_desc_t *dst, int 
     return rc;
 }
 
+/* The folded ReLU's backward into s->bwd: dx (layout x) = dy where the
+ * output y > 0, else 0 (oneDNN's relu from its output). */
+static int add_relu_bwd(cpu_ctx *c, prims *s, const dnnl_memory_desc_t *top,
+                        const dnnl_memory_desc_t *x, char *err, size_t errlen)
+{
+    dnnl_eltwise_desc_t fd, bd;
+    dnnl_alg_kind_t alg = dnnl_eltwise_relu_use_dst_for_bwd;
+    dnnl_status_t st = dnnl_eltwise_forward_desc_init(&fd, dnnl_forward_training, alg, top, 0, 0);
+    if (st == dnnl_success)
+        st = dnnl_eltwise_backward_desc_init(&bd, alg, top, top, 0, 0);
+    if (st != dnnl_success)
+        return cpu_fail(st, "eltwise desc", err, errlen);
+    dnnl_primitive_desc_t hint = NULL;
+    dnnl_primitive_attr_t attr = cpu_attr();
+    st = attr ? dnnl_primitive_desc_create(&hint, &fd, attr, c->eng, NULL) : dnnl_out_of_memory;
+    if (attr)
+        dnnl_primitive_attr_destroy(attr);
+    if (st != dnnl_success)
+        return cpu_fail(st, "eltwise hint", err, errlen);
+    int rc = cpu_prim_create(c, &s->bwd, &bd, hint, err, errlen);
+    dnnl_primitive_desc_destroy(hint);
+    int ba[3] = {DNNL_ARG_DST, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_SRC};
+    const dnnl_memory_desc_t *bm[3] = {top, top, x};
+    return rc ? rc : args(c, &s->bwd, ba, bm, 3, 1, err, errlen);
+}
+
 static int add_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                      size_t errlen)
 {
@@ -188,7 +214,16 @@ static int add_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, ch
     prims *s = calloc(1, sizeof *s);
     if (!s)
         return -DLG_ENOMEM;
-    int rc = cpu_prim_create(ctx, &s->fwd, &d, NULL, err, errlen);
+    bool relu = l->p.add.relu;
+    dnnl_post_ops_t po = NULL;
+    int rc = 0;
+    if (relu && (dnnl_post_ops_create(&po) != dnnl_success ||
+                 dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0, 0) != dnnl_success))
+        rc = -DLG_ENOMEM;
+    if (!rc)
+        rc = cpu_prim_create_po(ctx, &s->fwd, &d, NULL, po, err, errlen);
+    if (po)
+        dnnl_post_ops_destroy(po);
     if (!rc) {
         top = cpu_publish(l->top[0], &s->top_md,
                           dnnl_primitive_desc_query_md(s->fwd.pd, dnnl_query_dst_md, 0));
@@ -196,11 +231,17 @@ static int add_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, ch
         const dnnl_memory_desc_t *fm[3] = {&a, &b, &top};
         rc = args(ctx, &s->fwd, fa, fm, 3, 1, err, errlen);
     }
-    /* backward: each input's gradient is the output's, in its layout */
-    if (!rc && l->backward && l->prop_down[0])
+    /* backward: each input's gradient is the output's, in its layout; with
+     * a folded ReLU, the first is the ReLU's gradient (from the output) and
+     * the second a copy of it */
+    bool down0 = l->backward && l->prop_down[0], down1 = l->backward && l->prop_down[1];
+    if (!rc && relu && (down0 || down1))
+        rc = add_relu_bwd(ctx, s, &top, down0 ? &a : &b, err, errlen);
+    else if (!rc && down0)
         rc = make_sum(ctx, &s->bwd, &a, 1, &top, err, errlen);
-    if (!rc && l->backward && l->prop_down[1])
-        rc = make_sum(ctx, &s->bwd2, &b, 1, &top, err, errlen);
+    if (!rc && down1)
+        rc = relu && down0 ? make_sum(ctx, &s->bwd2, &b, 1, &a, err, errlen)
+                           : relu ? 0 : make_sum(ctx, &s->bwd2, &b, 1, &top, err, errlen);
     if (rc) {
         l->top[0]->layout = NULL;
         prims_destroy(ctx, s);
@@ -221,6 +262,15 @@ static int add_backward(void *ctx, dlg_layer *l, void *state)
 {
     prims *s = state;
     int rc = 0;
+    if (l->p.add.relu) { /* relu into the first input's gradient, copied to the second */
+        int first = l->prop_down[0] ? 0 : 1;
+        void *r[3] = {l->top[0]->data, l->top[0]->diff, l->bottom[first]->diff};
+        void *b[2] = {l->bottom[0]->diff, l->bottom[1]->diff};
+        rc = cpu_prim_exec(ctx, &s->bwd, r, l->ws);
+        if (!rc && first == 0 && l->prop_down[1])
+            rc = cpu_prim_exec(ctx, &s->bwd2, b, l->ws);
+        return rc;
+    }
     void *a[2] = {l->top[0]->diff, l->bottom[0]->diff},
          *b[2] = {l->top[0]->diff, l->bottom[1]->diff};
     if (l->prop_down[0])
@@ -230,13 +280,14 @@ static int add_backward(void *ctx, dlg_layer *l, void *state)
     return rc;
 }
 
+/* A folded ReLU's backward reads the output, so no bwd_no_top_data. */
 const dlg_kernels dlg_cpu_add = {.setup = add_setup,
                                  .forward = add_forward,
                                  .backward = add_backward,
                                  .destroy = prims_destroy,
                                  .any_layout = true,
-                                 .bwd_no_bottom_data = true,
-                                 .bwd_no_top_data = true};
+                                 .fuses_relu = true,
+                                 .bwd_no_bottom_data = true};
 
 /* Split outputs alias the input (same data, same layout); backward sums
  * their gradients. */

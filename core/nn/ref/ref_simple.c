@@ -122,22 +122,32 @@ static int add_forward(void *ctx, dlg_layer *l, void *state)
 {
     const float *a = F(l->bottom[0]), *b = F(l->bottom[1]);
     float *y = F(l->top[0]);
-    for (int64_t i = 0; i < l->top[0]->count; i++)
-        y[i] = a[i] + b[i];
+    bool relu = l->p.add.relu;
+    for (int64_t i = 0; i < l->top[0]->count; i++) {
+        float v = a[i] + b[i];
+        y[i] = relu && v < 0 ? 0 : v;
+    }
     return 0;
 }
 
 static int add_backward(void *ctx, dlg_layer *l, void *state)
 {
-    size_t bytes = (size_t)l->top[0]->count * sizeof(float);
-    for (int b = 0; b < 2; b++)
-        if (l->prop_down[b])
-            memcpy(G(l->bottom[b]), G(l->top[0]), bytes);
+    const float *y = F(l->top[0]), *dy = G(l->top[0]);
+    for (int b = 0; b < 2; b++) {
+        if (!l->prop_down[b])
+            continue;
+        float *dx = G(l->bottom[b]);
+        for (int64_t i = 0; i < l->top[0]->count; i++)
+            dx[i] = l->p.add.relu && !(y[i] > 0) ? 0 : dy[i];
+    }
     return 0;
 }
 
-const dlg_kernels dlg_ref_add = {
-    .setup = dlg_ref_setup_none, .forward = add_forward, .backward = add_backward};
+/* fuses_relu: a folded ReLU (dlg_add_param) */
+const dlg_kernels dlg_ref_add = {.setup = dlg_ref_setup_none,
+                                 .forward = add_forward,
+                                 .backward = add_backward,
+                                 .fuses_relu = true};
 
 /* Split outputs alias the input's data: forward has nothing to do. */
 static int split_forward(void *ctx, dlg_layer *l, void *state) { return 0; }
