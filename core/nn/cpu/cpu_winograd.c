@@ -191,6 +191,13 @@ static inline size_t widx(int64_t k, int64_t c, int i, int j, int64_t nc)
 
 /* ---- filters ---- */
 
+/* One transformed 8-wide filter block: point xi goes to plane xi. */
+WINO_TARGET static inline void store_points(v8 r[6][6], float *u, int64_t plane)
+{
+    for (int xi = 0; xi < NXI; xi++)
+        *(v8 *)(u + xi * plane) = r[xi / 6][xi % 6];
+}
+
 /* u[xi][c][k] = (G g G^T)[xi], 8 out channels at a time (contiguous in
  * the blocked layout); written in rows so each plane fills in order. */
 WINO_TARGET static void transform_filters(const wino_shape *s, const float *w, float *u)
@@ -204,8 +211,7 @@ WINO_PARALLEL
                 for (int j = 0; j < 3; j++)
                     g[i][j] = *(const v8 *)(w + widx(kb * 8, c, i, j, nc));
             filter_6x6(g, r);
-            for (int xi = 0; xi < NXI; xi++)
-                *(v8 *)(u + xi * plane + c * nk + kb * 8) = r[xi / 6][xi % 6];
+            store_points(r, u + c * nk + kb * 8, plane);
         }
 }
 
@@ -225,8 +231,7 @@ WINO_PARALLEL
                     g[2 - i][2 - j] = v;
                 }
             filter_6x6(g, r);
-            for (int xi = 0; xi < NXI; xi++)
-                *(v8 *)(u + xi * plane + k * nc + cb * 8) = r[xi / 6][xi % 6];
+            store_points(r, u + k * nc + cb * 8, plane);
         }
 }
 
