@@ -51,10 +51,11 @@ bool wino_supported(const wino_shape *s)
 
 /* Each call transforms the filter anew (training changes it every step):
  * 36/9 = 4x the weights' bytes written and read back by the products, a
- * cost the saved multiplications repay only over enough tiles.  Measured
- * on AVX2 (2 cores) against oneDNN's direct kernels: 7x7, 512 -> 512
- * channels at 4 tiles (batch 1) 0.3x, at 32 (batch 8) 0.9-1.4x, at 64
- * 1.2-1.8x; 14x14, 256 -> 256 at 16 tiles 0.7-1.3x, at 32 1.0-1.7x. */
+ * cost the saved multiplications repay only over enough tiles.
+ * scripts/bench/winograd-vs-onednn.sh on AVX2 (2 cores), speed against
+ * oneDNN's direct kernels, median over passes: below 32 tiles 0.58x (7x7,
+ * 512 channels at batch 1: 0.24-0.34x), 32-63 tiles 1.63x, 64 and more
+ * 1.88x (docs/benchmarks.md). */
 bool wino_pays(const wino_shape *s) { return tiles_of(s).count >= 32; }
 
 /* Bytes one pass's transformed tiles may take (both sides of the

@@ -1,15 +1,19 @@
 /* conv: one convolution's forward, backward-data or backward-filter pass
  * (DeepBench's conv set) on oneDNN, in the layouts oneDNN prefers for the
- * shape (as a framework keeps them between layers).  Items are FLOPs
- * (2 x N K P Q C R S, the same count for all three passes). */
+ * shape (as a framework keeps them between layers), or by the engine's
+ * Winograd kernels (algo = winograd) in the same layouts.  Items are FLOPs
+ * (2 x N K P Q C R S, the same count for all three passes and both algos:
+ * Winograd's rate is an effective one). */
 #include "kernels.h"
+
+#include "cpu/cpu_winograd.h"
 
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { C_N, C_C, C_H, C_W, C_K, C_R, C_S, C_STRIDE, C_PAD, C_PASS, C_COUNT };
+enum { C_N, C_C, C_H, C_W, C_K, C_R, C_S, C_STRIDE, C_PAD, C_PASS, C_ALGO, C_COUNT };
 
 static const dlg_option conv_options[] = {
     [C_N] = {"n", DLG_OPT_INT, "16", "1", "100000", NULL, "batch", 0},
@@ -23,6 +27,10 @@ static const dlg_option conv_options[] = {
     [C_PAD] = {"pad", DLG_OPT_INT, "1", "0", "1000", NULL, "zero padding (both axes)", 0},
     [C_PASS] = {"pass", DLG_OPT_ENUM, "fwd", NULL, NULL, "fwd|bwd_data|bwd_filter",
                 "which pass one step runs", 0},
+    [C_ALGO] = {"algo", DLG_OPT_ENUM, "direct", NULL, NULL, "direct|winograd",
+                "direct: oneDNN's kernels; winograd: the engine's F(4x4,3x3) kernels (3x3, "
+                "stride 1, pad 1, channels in multiples of 8, AVX2), whatever the tile count",
+                0},
     [C_COUNT] = {0}};
 
 enum { M_SRC, M_WEI, M_DST, M_SCRATCH, M_NMEM };
@@ -36,6 +44,13 @@ typedef struct conv {
     dnnl_memory_t mem[M_NMEM];
     int args[M_NMEM];
     kernel_stats st;
+    /* algo = winograd: the tensors (nChw8c, weights 8i8o-blocked) and
+     * scratch, no primitive */
+    bool wino;
+    int pass;
+    wino_shape shape;
+    float *x, *w, *y;
+    void *scratch;
 } conv;
 
 static void conv_teardown(void *state)
@@ -52,6 +67,10 @@ static void conv_teardown(void *state)
         }
     if (c->prim)
         dnnl_primitive_destroy(c->prim);
+    free(c->x);
+    free(c->w);
+    free(c->y);
+    free(c->scratch);
     if (c->stream)
         dnnl_stream_destroy(c->stream);
     if (c->eng)
@@ -153,6 +172,50 @@ static int create(conv *c, const dlg_value *o)
     return rc;
 }
 
+/* Buffers for algo = winograd, touched here rather than in the timed step. */
+static void *touched(size_t bytes)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, 64, (bytes + 63) / 64 * 64) != 0)
+        return NULL;
+    memset(p, 0, bytes);
+    for (size_t i = 0; i < bytes / sizeof(float); i += 7)
+        ((float *)p)[i] = 0.25f;
+    return p;
+}
+
+static int create_wino(conv *c, const dlg_value *o)
+{
+    const dlg_host *h = c->h;
+    wino_shape s = {o[C_N].i, o[C_C].i, o[C_K].i, o[C_H].i, o[C_W].i, 0};
+    if (o[C_R].i != 3 || o[C_S].i != 3 || o[C_STRIDE].i != 1 || o[C_PAD].i != 1)
+        return h->error(h, DLG_EINVAL,
+                        "algo = winograd: r, s, stride, pad must be 3, 3, 1, 1 (got %lld, %lld, "
+                        "%lld, %lld)",
+                        (long long)o[C_R].i, (long long)o[C_S].i, (long long)o[C_STRIDE].i,
+                        (long long)o[C_PAD].i);
+    if (!wino_supported(&s))
+        return h->error(h, DLG_ENOTSUP,
+                        "algo = winograd needs AVX2 with FMA and c, k in multiples of 8 (c = "
+                        "%lld, k = %lld)",
+                        (long long)s.c, (long long)s.k);
+    double bytes = 4.0 * (double)(s.n * s.c * s.h * s.w + s.k * s.c * 9 + s.n * s.k * s.h * s.w) +
+                   (double)wino_ws_bytes(&s);
+    if (bytes > 64e9)
+        return h->error(h, DLG_ENOMEM, "this shape needs %.1f GB", bytes / 1e9);
+    c->wino = true;
+    c->pass = (int)o[C_PASS].i;
+    c->shape = s;
+    c->st.flops = 2.0 * (double)(s.n * s.k * s.h * s.w * s.c * 9);
+    c->x = touched(sizeof(float) * (size_t)(s.n * s.c * s.h * s.w));
+    c->w = touched(sizeof(float) * (size_t)(s.k * s.c * 9));
+    c->y = touched(sizeof(float) * (size_t)(s.n * s.k * s.h * s.w));
+    c->scratch = touched(wino_ws_bytes(&s));
+    if (!c->x || !c->w || !c->y || !c->scratch)
+        return h->error(h, DLG_ENOMEM, "conv: out of memory for %.1f GB", bytes / 1e9);
+    return 0;
+}
+
 static int conv_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info *job, void **state)
 {
     *state = NULL;
@@ -166,7 +229,7 @@ static int conv_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info 
         dnnl_stream_create(&c->stream, c->eng, dnnl_stream_default_flags) != dnnl_success)
         rc = h->error(h, DLG_ENOTSUP, "oneDNN: cannot create a cpu engine");
     if (!rc)
-        rc = create(c, o);
+        rc = o[C_ALGO].i == 1 ? create_wino(c, o) : create(c, o);
     if (rc < 0) {
         conv_teardown(c);
         return rc;
@@ -176,10 +239,28 @@ static int conv_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info 
     return 0;
 }
 
+static void wino_step(conv *c)
+{
+    const wino_shape *s = &c->shape;
+    if (c->pass == 0)
+        wino_forward(s, c->x, c->w, NULL, NULL, false, c->y, c->scratch);
+    else if (c->pass == 1)
+        wino_backward_data(s, c->y, c->w, c->x, c->scratch);
+    else
+        wino_backward_weights(s, c->x, c->y, c->w, c->scratch);
+}
+
 static int conv_step(void *state, dlg_step *out)
 {
     conv *c = state;
     omp_set_num_threads(c->threads);
+    if (c->wino) {
+        uint64_t t0 = kernel_now_ns();
+        wino_step(c);
+        kernel_count(&c->st, t0, kernel_now_ns());
+        out->items = (uint64_t)c->st.flops;
+        return 0;
+    }
     dnnl_exec_arg_t a[M_NMEM];
     for (int i = 0; i < M_NMEM; i++)
         a[i] = (dnnl_exec_arg_t){c->args[i], c->mem[i]};

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# dlgauge's Winograd F(4x4,3x3) convolutions against oneDNN's direct kernels
+# (the peer: what dlgauge runs with `winograd = false`, and what PyTorch
+# runs on this CPU), one layer at a time through the `conv` workload, in
+# the layouts both use between layers (nChw8c activations, 8i8o-blocked
+# weights).  The shapes are ResNet-50's 3x3 stride-1 layers, each pass
+# (fwd, bwd_data, bwd_filter), at batch 16 and at a batch small enough to
+# show where the transformed filter no longer pays (the engine takes
+# Winograd only with >= 32 output tiles: core/nn/cpu/cpu_winograd.c).
+# Rounds alternate the two algorithms; figures are medians of the per-run
+# median step time; ratio = Winograd's speed over direct's.
+#
+# usage: scripts/bench/winograd-vs-onednn.sh [BUILD_DIR] [THREADS]
+#   env ROUNDS (3), STEPS (10), SHAPES ("N:C:HW ..." to override the list)
+set -euo pipefail
+src=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "${1:-$src/build}" && pwd)
+threads=${2:-$(nproc)}
+rounds=${ROUNDS:-3} steps=${STEPS:-10}
+dlg=$build/bin/dlgauge
+[ -x "$dlg" ] || { echo "no $dlg: build first" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# batch:channels:size; tiles = batch x ceil(size/4)^2
+shapes=(${SHAPES:-16:64:56 16:128:28 16:256:14 16:512:7 1:128:28 1:256:14 2:256:14 1:512:7 8:512:7})
+
+echo "== machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $threads threads"
+printf '[sink csv]\npath = %s/isa.csv\n[job isa]\nworkload = conv\nn = 1\ncpus = %s\niterations = 1\n' \
+  "$work" "$threads" >"$work/isa.ini"
+(cd "$work" && ONEDNN_VERBOSE=1 "$dlg" run --set job.isolation=none "$work/isa.ini" 2>&1 |
+  grep -m2 -E '^onednn_verbose,(info,cpu,isa|exec)') || true
+
+for sh in "${shapes[@]}"; do
+  IFS=: read -r n ch hw <<<"$sh"
+  for pass in fwd bwd_data bwd_filter; do
+    for r in $(seq 1 "$rounds"); do
+      for algo in direct winograd; do
+        name="n${n}-c${ch}-${hw}-${pass}-${algo}"
+        printf '[sink csv]\npath = %s/%s-%s.csv\n[job %s]\nworkload = conv\nn = %s\nc = %s\nk = %s\nh = %s\nw = %s\npass = %s\nalgo = %s\ncpus = %s\nwarmup = 2\niterations = %s\n' \
+          "$work" "$name" "$r" "$name" "$n" "$ch" "$ch" "$hw" "$hw" "$pass" "$algo" "$threads" "$steps" \
+          >"$work/$name.ini"
+        (cd "$work" && "$dlg" run --set job.isolation=none "$work/$name.ini" >"$work/run.log" 2>&1) ||
+          { cat "$work/run.log"; exit 1; }
+      done
+    done
+  done
+  echo "   $sh done"
+done
+
+python3 - "$work" "$rounds" "${shapes[@]}" <<'PY'
+import csv, glob, math, statistics, sys
+work, rounds, shapes = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+def med_ms(name):
+    rows = [next(csv.DictReader(open(f))) for f in sorted(glob.glob(f"{work}/{name}-*.csv"))]
+    bad = [r for r in rows if r["status"] != "ok"]
+    if bad:
+        sys.exit(f"{name}: {bad[0].get('error', '')}")
+    return [float(r["latency_p50_us"]) / 1e3 for r in rows]
+print(f"medians over {rounds} round(s); ratio = direct ms / winograd ms (> 1: Winograd faster)")
+print(f"{'batch':>5} {'ch':>4} {'size':>4} {'tiles':>5} {'pass':>10} {'direct ms':>9} "
+      f"{'wino ms':>8} {'ratio':>6} {'per round':>16}")
+ratios = []
+for sh in shapes:
+    n, ch, hw = (int(v) for v in sh.split(":"))
+    tiles = n * math.ceil(hw / 4) ** 2
+    for p in ("fwd", "bwd_data", "bwd_filter"):
+        d = med_ms(f"n{n}-c{ch}-{hw}-{p}-direct")
+        w = med_ms(f"n{n}-c{ch}-{hw}-{p}-winograd")
+        per = [a / b for a, b in zip(d, w)]
+        r = statistics.median(d) / statistics.median(w)
+        ratios.append((tiles, r))
+        print(f"{n:>5} {ch:>4} {hw:>4} {tiles:>5} {p:>10} {statistics.median(d):>9.2f} "
+              f"{statistics.median(w):>8.2f} {r:>6.2f} {min(per):>7.2f}-{max(per):<7.2f}")
+for lo, hi in ((0, 31), (32, 63), (64, 1 << 30)):
+    rs = [r for t, r in ratios if lo <= t <= hi]
+    if rs:
+        print(f"tiles {lo}-{hi if hi < 1 << 30 else 'up'}: median ratio {statistics.median(rs):.2f} "
+              f"over {len(rs)} case(s)")
+PY
