@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The conv kernel workload: every pass runs by oneDNN's direct kernels and
+# by the engine's Winograd kernels (algo = winograd) and reports a rate; a
+# shape Winograd cannot take is one clear error line naming the job and
+# the option, with a non-zero exit.  (The Winograd arithmetic itself is
+# checked against direct convolution in test_nn_winograd.)
+# usage: kernels_conv.sh BUILD_DIR
+set -euo pipefail
+dlg=$1/bin/dlgauge
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+job() { # name pass algo r
+  printf '[job %s]\nworkload = conv\nn = 2\nc = 16\nk = 24\nh = 10\nw = 9\nr = %s\ns = %s\npass = %s\nalgo = %s\nwarmup = 1\niterations = 2\n' \
+    "$1" "$4" "$4" "$2" "$3"
+}
+{
+  printf '[sink csv]\npath = %s/out.csv\n' "$work"
+  for pass in fwd bwd_data bwd_filter; do
+    for algo in direct winograd; do job "$pass-$algo" "$pass" "$algo" 3; done
+  done
+} >"$work/ok.ini"
+(cd "$work" && "$dlg" run --set job.isolation=none "$work/ok.ini" >"$work/log" 2>&1) ||
+  { echo "FAIL: the runs failed"; cat "$work/log"; exit 1; }
+python3 - "$work/out.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 6, f"{len(rows)} results"
+for r in rows:
+    assert r["status"] == "ok", r
+    assert float(r["gflops"]) > 0 and float(r["flops_per_item"]) == 2 * 2 * 24 * 10 * 9 * 16 * 9, r
+print("ok: 3 passes x 2 algos, rates", ", ".join(f'{r["job"]} {float(r["gflops"]):.1f}' for r in rows))
+PY
+{ printf '[sink csv]\npath = %s/bad.csv\n' "$work"; job five fwd winograd 5; } >"$work/bad.ini"
+if (cd "$work" && "$dlg" run --set job.isolation=none "$work/bad.ini" >"$work/log" 2>&1); then
+  echo "FAIL: a 5x5 filter ran by Winograd"; cat "$work/log"; exit 1
+fi
+want="bad.ini:3: [job five] conv: algo = winograd: r, s, stride, pad must be 3, 3, 1, 1 (got 5, 5, 1, 1)"
+grep -qF "$want" "$work/log" || { echo "FAIL: no line '$want' in:"; cat "$work/log"; exit 1; }
+echo "ok: $want"
