@@ -33,6 +33,15 @@ int main(int argc, char **argv)
         return 1;
     }
     double tplan = now() - t0;
+    /* which kernel each convolution got (oneDNN's implementation or the
+     * Winograd kernels) */
+    printf("conv kernels:");
+    for (int i = 0; i < dlg_net_layer_count(net); i++) {
+        dlg_layer_info li;
+        if (dlg_net_layer_info(net, i, &li) == 0 && !strcmp(li.type, "conv"))
+            printf(" %s=%s", li.name, dlg_net_layer_impl(net, i));
+    }
+    printf("\n");
     float *lab = calloc((size_t)batch, sizeof(float));
     for (int i = 0; i < batch; i++)
         lab[i] = (float)(i % 1000);
