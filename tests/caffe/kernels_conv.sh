@@ -6,6 +6,9 @@
 # checked against direct convolution in test_nn_winograd.)
 # usage: kernels_conv.sh BUILD_DIR
 set -euo pipefail
+# as tests/e2e/lib.sh: LeakSanitizer misreads the dlopen()ed plugins' TLS
+# and crashes at exit (google/sanitizers#1322); sanitizer builds only
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}intercept_tls_get_addr=0"
 dlg=$1/bin/dlgauge
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
