@@ -78,17 +78,26 @@ static void conv_teardown(void *state)
     free(c);
 }
 
+/* 64-byte aligned memory, touched here rather than in the timed step
+ * (NULL for 0 bytes or none left). */
+static void *touched(size_t bytes)
+{
+    void *p = NULL;
+    if (!bytes || posix_memalign(&p, 64, (bytes + 63) / 64 * 64) != 0)
+        return NULL;
+    memset(p, 0, bytes);
+    for (size_t i = 0; i < bytes / sizeof(float); i += 7)
+        ((float *)p)[i] = 0.25f;
+    return p;
+}
+
 /* Memory of descriptor md that this workload owns (freed at teardown). */
 static int own(conv *c, int slot, int arg, const dnnl_memory_desc_t *md)
 {
     size_t bytes = dnnl_memory_desc_get_size(md);
-    void *p = NULL;
-    if (bytes && posix_memalign(&p, 64, bytes) != 0)
+    void *p = touched(bytes);
+    if (bytes && !p)
         return -1;
-    if (p)
-        memset(p, 0, bytes); /* first touch here, not in the timed step */
-    for (size_t i = 0; p && i < bytes / sizeof(float); i += 7)
-        ((float *)p)[i] = 0.25f;
     c->args[slot] = arg;
     if (dnnl_memory_create(&c->mem[slot], md, c->eng, p) != dnnl_success) {
         free(p);
@@ -170,18 +179,6 @@ static int create(conv *c, const dlg_value *o)
         dnnl_primitive_desc_destroy(pd);
     dnnl_primitive_attr_destroy(attr);
     return rc;
-}
-
-/* Buffers for algo = winograd, touched here rather than in the timed step. */
-static void *touched(size_t bytes)
-{
-    void *p = NULL;
-    if (posix_memalign(&p, 64, (bytes + 63) / 64 * 64) != 0)
-        return NULL;
-    memset(p, 0, bytes);
-    for (size_t i = 0; i < bytes / sizeof(float); i += 7)
-        ((float *)p)[i] = 0.25f;
-    return p;
 }
 
 static int create_wino(conv *c, const dlg_value *o)
