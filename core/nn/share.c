@@ -109,7 +109,8 @@ static void backward_reads(const dlg_net *net, bool *need)
             continue;
         for (int j = 0; j < n->l.nbottom && !n->k->bwd_no_bottom_data; j++)
             need[base_of(net, n->bottoms[j])] = true;
-        for (int t = 0; t < n->l.ntop && !n->k->bwd_no_top_data; t++)
+        bool top = n->k->bwd_reads_top ? n->k->bwd_reads_top(&n->l) : !n->k->bwd_no_top_data;
+        for (int t = 0; t < n->l.ntop && top; t++)
             need[base_of(net, n->tops[t])] = true;
     }
 }

@@ -255,6 +255,54 @@ static void test_training_folds_add_relu(void **st)
     }
 }
 
+/* A fused add+ReLU whose output only plain adds read later: nothing but
+ * the fused add's own backward needs that output, so the planner must keep
+ * it (cpu: bwd_reads_top) or a later blob overwrites it and the gradients
+ * go wrong. */
+static dlg_net *make_tail(const char *backend, bool keep_all)
+{
+    dlg_net *net;
+    assert_int_equal(dlg_net_create(&net, "tail"), 0);
+    dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_XAVIER, 0},
+                        (dlg_filler){DLG_FILL_CONSTANT, 0.1f});
+    int x = dlg_input(net, "x", 4, 8, 8, 8), y = dlg_labels(net, "y", 4);
+    int a = dlg_conv(net, "a", x, 8, 3, 1, 1, 1);
+    int r = dlg_relu(net, "r", dlg_add(net, "sum", a, x));
+    int b = dlg_conv(net, "b", x, 8, 1, 1, 0, 1);
+    /* no backward reads t or t2 (adds read no data): t2 may take the
+     * memory of any blob no backward needs once t's add has read it */
+    int t = dlg_add(net, "tail", r, b);
+    int t2 = dlg_add(net, "tail2", t, b);
+    int t3 = dlg_add(net, "tail3", t2, b);
+    int f = dlg_fc(net, "fc", dlg_max_pool(net, "pool", t3, 2, 2, 0), 10);
+    dlg_softmax_loss(net, "loss", f, y);
+    dlg_plan_opts o = {.backend = backend, .threads = 2, .seed = 17, .keep_all = keep_all,
+                       .train = true, .input_grads = true};
+    if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0)
+        fail_msg("%s", dlg_net_error(net));
+    float lab[4] = {1, 7, 3, 0};
+    assert_int_equal(dlg_net_write(net, dlg_net_blob(net, "y"), DLG_DATA, lab, 4), 0);
+    return net;
+}
+
+static void test_training_keeps_fused_add_output(void **st)
+{
+    for (int b = 0; b < NBACKENDS; b++) {
+        dlg_net *all = make_tail(backends[b], true), *sh = make_tail(backends[b], false);
+        set_input(all, 500);
+        set_input(sh, 500);
+        dlg_net *nets[2] = {all, sh};
+        for (int k = 0; k < 2; k++) {
+            assert_int_equal(dlg_net_forward(nets[k]), 0);
+            assert_int_equal(dlg_net_backward(nets[k]), 0);
+        }
+        assert_true(diff(all, sh, dlg_net_blob(all, "x"), DLG_DIFF) < 1e-5);
+        assert_true(diff(all, sh, dlg_net_param(all, "a", 0), DLG_DIFF) < 1e-5);
+        dlg_net_destroy(all);
+        dlg_net_destroy(sh);
+    }
+}
+
 static void test_inference_shares_activations(void **st)
 {
     for (int b = 0; b < NBACKENDS; b++)
@@ -367,6 +415,7 @@ int main(void)
         cmocka_unit_test(test_inference_shares_activations),
         cmocka_unit_test(test_inference_folds_residual_blocks),
         cmocka_unit_test(test_training_folds_add_relu),
+        cmocka_unit_test(test_training_keeps_fused_add_output),
         cmocka_unit_test(test_training_shares_gradients),
         cmocka_unit_test(test_plan_touches_no_activations),
     };

@@ -280,14 +280,18 @@ static int add_backward(void *ctx, dlg_layer *l, void *state)
     return rc;
 }
 
-/* A folded ReLU's backward reads the output, so no bwd_no_top_data. */
+/* Only a folded ReLU's backward reads the output. */
+static bool add_bwd_reads_top(const dlg_layer *l) { return l->p.add.relu; }
+
 const dlg_kernels dlg_cpu_add = {.setup = add_setup,
                                  .forward = add_forward,
                                  .backward = add_backward,
                                  .destroy = prims_destroy,
                                  .any_layout = true,
                                  .fuses_relu = true,
-                                 .bwd_no_bottom_data = true};
+                                 .bwd_no_bottom_data = true,
+                                 .bwd_no_top_data = true,
+                                 .bwd_reads_top = add_bwd_reads_top};
 
 /* Split outputs alias the input (same data, same layout); backward sums
  * their gradients. */
