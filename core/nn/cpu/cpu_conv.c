@@ -192,7 +192,7 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
     return 0;
 }
 
-static int wino_forward_layer(dlg_layer *l, conv_state *s)
+static int wino_forward_layer(const dlg_layer *l, const conv_state *s)
 {
     const dlg_conv_param *p = &l->p.conv;
     const float *w = l->param[0]->data, *b = p->bias ? l->param[1]->data : NULL;
@@ -221,20 +221,20 @@ static void wino_backward_layer(dlg_layer *l, conv_state *s)
 static int conv_forward(void *ctx, dlg_layer *l, void *state)
 {
     conv_state *s = state;
-    void *ptrs[5];
-    int k = 0; /* in the order setup added the arguments */
-    ptrs[k++] = l->bottom[0]->data;
     if (l->p.conv.bn) {
         int rc = cpu_fold_refresh(ctx, &s->fold, l);
         if (rc < 0)
             return rc;
-        if (s->wino)
-            return wino_forward_layer(l, s);
+    }
+    if (s->wino)
+        return wino_forward_layer(l, s);
+    void *ptrs[5];
+    int k = 0; /* in the order setup added the arguments */
+    ptrs[k++] = l->bottom[0]->data;
+    if (l->p.conv.bn) {
         ptrs[k++] = s->fold.w;
         ptrs[k++] = s->fold.b;
     } else {
-        if (s->wino)
-            return wino_forward_layer(l, s);
         ptrs[k++] = l->param[0]->data;
         if (l->p.conv.bias)
             ptrs[k++] = l->param[1]->data;

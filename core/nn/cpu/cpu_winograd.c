@@ -422,6 +422,13 @@ static wino_shape pass_shape(const wino_shape *s, int64_t n0, int64_t per)
     return p;
 }
 
+/* The scratch laid out for passes of `per` images, ci channels in, co out. */
+static wino_bufs pass_bufs(const wino_shape *s, int64_t per, void *ws, int64_t ci, int64_t co)
+{
+    wino_shape first = pass_shape(s, 0, per);
+    return bufs_of(ws, tiles_of(&first).count, ci, co);
+}
+
 static size_t image_offset(const wino_shape *s, int64_t n0, int64_t ch)
 {
     return (size_t)(n0 * ch * s->h * s->w);
@@ -431,8 +438,7 @@ void wino_forward(const wino_shape *s, const float *x, const float *w, const flo
                   const float *res, bool relu, float *y, void *ws)
 {
     int64_t per = pass_images(s);
-    wino_shape first = pass_shape(s, 0, per);
-    wino_bufs b = bufs_of(ws, tiles_of(&first).count, s->c, s->k);
+    wino_bufs b = pass_bufs(s, per, ws, s->c, s->k);
     transform_filters(s, w, b.u);
     for (int64_t n0 = 0; n0 < s->n; n0 += per) {
         wino_shape p = pass_shape(s, n0, per);
@@ -445,8 +451,7 @@ void wino_forward(const wino_shape *s, const float *x, const float *w, const flo
 void wino_backward_data(const wino_shape *s, const float *dy, const float *w, float *dx, void *ws)
 {
     int64_t per = pass_images(s);
-    wino_shape first = pass_shape(s, 0, per);
-    wino_bufs b = bufs_of(ws, tiles_of(&first).count, s->k, s->c);
+    wino_bufs b = pass_bufs(s, per, ws, s->k, s->c);
     epilogue e = {NULL, NULL, false};
     transform_filters_rotated(s, w, b.u);
     for (int64_t n0 = 0; n0 < s->n; n0 += per) {
@@ -461,8 +466,7 @@ void wino_backward_weights(const wino_shape *s, const float *x, const float *dy,
                            void *ws)
 {
     int64_t per = pass_images(s);
-    wino_shape first = pass_shape(s, 0, per);
-    wino_bufs b = bufs_of(ws, tiles_of(&first).count, s->c, s->k);
+    wino_bufs b = pass_bufs(s, per, ws, s->c, s->k);
     for (int64_t n0 = 0; n0 < s->n; n0 += per) {
         wino_shape p = pass_shape(s, n0, per);
         tiles t = tiles_of(&p);
