@@ -3,15 +3,17 @@
 # (the peer: what dlgauge runs with `winograd = false`, and what PyTorch
 # runs on this CPU), one layer at a time through the `conv` workload, in
 # the layouts both use between layers (nChw8c activations, 8i8o-blocked
-# weights).  The shapes are ResNet-50's 3x3 stride-1 layers, each pass
-# (fwd, bwd_data, bwd_filter), at batch 16 and at a batch small enough to
-# show where the transformed filter no longer pays (the engine takes
-# Winograd only with >= 32 output tiles: core/nn/cpu/cpu_winograd.c).
+# weights).  The shapes are ResNet-50's 3x3 stride-1 layers and
+# Inception-v3's unpadded stem layers (2a, 4a), each pass (fwd, bwd_data,
+# bwd_filter), at batch 16 and at a batch small enough to show where the
+# transformed filter no longer pays (the engine takes Winograd only with
+# >= 32 output tiles: core/nn/cpu/cpu_winograd.c).
 # Rounds alternate the two algorithms; figures are medians of the per-run
 # median step time; ratio = Winograd's speed over direct's.
 #
 # usage: scripts/bench/winograd-vs-onednn.sh [BUILD_DIR] [THREADS]
-#   env ROUNDS (3), STEPS (10), SHAPES ("N:C:HW ..." to override the list)
+#   env ROUNDS (3), STEPS (10), SHAPES ("N:C:HW[:K[:PAD]] ..." to override
+#   the list; K defaults to C, PAD to 1)
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$src/build}" && pwd)
@@ -22,8 +24,9 @@ dlg=$build/bin/dlgauge
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# batch:channels:size; tiles = batch x ceil(size/4)^2
-shapes=(${SHAPES:-16:64:56 16:128:28 16:256:14 16:512:7 1:128:28 1:256:14 2:256:14 1:512:7 8:512:7})
+# batch:channels:size[:out channels[:pad]]; tiles = batch x ceil(out size/4)^2
+shapes=(${SHAPES:-16:64:56 16:128:28 16:256:14 16:512:7 1:128:28 1:256:14 2:256:14 1:512:7 8:512:7
+  16:32:149:32:0 16:80:73:192:0})
 
 echo "== machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $threads threads"
 printf '[sink csv]\npath = %s/isa.csv\n[job isa]\nworkload = conv\nn = 1\ncpus = %s\niterations = 1\n' \
@@ -32,13 +35,14 @@ printf '[sink csv]\npath = %s/isa.csv\n[job isa]\nworkload = conv\nn = 1\ncpus =
   grep -m2 -E '^onednn_verbose,(info,cpu,isa|exec)') || true
 
 for sh in "${shapes[@]}"; do
-  IFS=: read -r n ch hw <<<"$sh"
+  IFS=: read -r n ch hw k pad <<<"$sh"
+  k=${k:-$ch} pad=${pad:-1}
   for pass in fwd bwd_data bwd_filter; do
     for r in $(seq 1 "$rounds"); do
       for algo in direct winograd; do
-        name="n${n}-c${ch}-${hw}-${pass}-${algo}"
-        printf '[sink csv]\npath = %s/%s-%s.csv\n[job %s]\nworkload = conv\nn = %s\nc = %s\nk = %s\nh = %s\nw = %s\npass = %s\nalgo = %s\ncpus = %s\nwarmup = 2\niterations = %s\n' \
-          "$work" "$name" "$r" "$name" "$n" "$ch" "$ch" "$hw" "$hw" "$pass" "$algo" "$threads" "$steps" \
+        name="n${n}-c${ch}-k${k}-${hw}-p${pad}-${pass}-${algo}"
+        printf '[sink csv]\npath = %s/%s-%s.csv\n[job %s]\nworkload = conv\nn = %s\nc = %s\nk = %s\nh = %s\nw = %s\npad = %s\npass = %s\nalgo = %s\ncpus = %s\nwarmup = 2\niterations = %s\n' \
+          "$work" "$name" "$r" "$name" "$n" "$ch" "$k" "$hw" "$hw" "$pad" "$pass" "$algo" "$threads" "$steps" \
           >"$work/$name.ini"
         (cd "$work" && "$dlg" run --set job.isolation=none "$work/$name.ini" >"$work/run.log" 2>&1) ||
           { cat "$work/run.log"; exit 1; }
@@ -58,19 +62,22 @@ def med_ms(name):
         sys.exit(f"{name}: {bad[0].get('error', '')}")
     return [float(r["latency_p50_us"]) / 1e3 for r in rows]
 print(f"medians over {rounds} round(s); ratio = direct ms / winograd ms (> 1: Winograd faster)")
-print(f"{'batch':>5} {'ch':>4} {'size':>4} {'tiles':>5} {'pass':>10} {'direct ms':>9} "
-      f"{'wino ms':>8} {'ratio':>6} {'per round':>16}")
+print(f"{'batch':>5} {'ch':>4} {'k':>4} {'size':>4} {'pad':>3} {'tiles':>5} {'pass':>10} "
+      f"{'direct ms':>9} {'wino ms':>8} {'ratio':>6} {'per round':>16}")
 ratios = []
 for sh in shapes:
-    n, ch, hw = (int(v) for v in sh.split(":"))
-    tiles = n * math.ceil(hw / 4) ** 2
+    v = [int(x) for x in sh.split(":")]
+    n, ch, hw = v[:3]
+    k = v[3] if len(v) > 3 else ch
+    pad = v[4] if len(v) > 4 else 1
+    tiles = n * math.ceil((hw + 2 * pad - 2) / 4) ** 2
     for p in ("fwd", "bwd_data", "bwd_filter"):
-        d = med_ms(f"n{n}-c{ch}-{hw}-{p}-direct")
-        w = med_ms(f"n{n}-c{ch}-{hw}-{p}-winograd")
+        d = med_ms(f"n{n}-c{ch}-k{k}-{hw}-p{pad}-{p}-direct")
+        w = med_ms(f"n{n}-c{ch}-k{k}-{hw}-p{pad}-{p}-winograd")
         per = [a / b for a, b in zip(d, w)]
         r = statistics.median(d) / statistics.median(w)
         ratios.append((tiles, r))
-        print(f"{n:>5} {ch:>4} {hw:>4} {tiles:>5} {p:>10} {statistics.median(d):>9.2f} "
+        print(f"{n:>5} {ch:>4} {k:>4} {hw:>4} {pad:>3} {tiles:>5} {p:>10} {statistics.median(d):>9.2f} "
               f"{statistics.median(w):>8.2f} {r:>6.2f} {min(per):>7.2f}-{max(per):<7.2f}")
 for lo, hi in ((0, 31), (32, 63), (64, 1 << 30)):
     rs = [r for t, r in ratios if lo <= t <= hi]

@@ -12,14 +12,17 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}intercept_tls_get_addr=0"
 dlg=$1/bin/dlgauge
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-job() { # name pass algo r
-  printf '[job %s]\nworkload = conv\nn = 2\nc = 16\nk = 24\nh = 10\nw = 9\nr = %s\ns = %s\npass = %s\nalgo = %s\nwarmup = 1\niterations = 2\n' \
-    "$1" "$4" "$4" "$2" "$3"
+job() { # name pass algo r [pad]
+  printf '[job %s]\nworkload = conv\nn = 2\nc = 16\nk = 24\nh = 10\nw = 9\nr = %s\ns = %s\npad = %s\npass = %s\nalgo = %s\nwarmup = 1\niterations = 2\n' \
+    "$1" "$4" "$4" "${5:-1}" "$2" "$3"
 }
 {
   printf '[sink csv]\npath = %s/out.csv\n' "$work"
   for pass in fwd bwd_data bwd_filter; do
-    for algo in direct winograd; do job "$pass-$algo" "$pass" "$algo" 3; done
+    for algo in direct winograd; do
+      job "$pass-$algo" "$pass" "$algo" 3
+      job "$pass-$algo-pad0" "$pass" "$algo" 3 0 # output 8x7
+    done
   done
 } >"$work/ok.ini"
 (cd "$work" && "$dlg" run --set job.isolation=none "$work/ok.ini" >"$work/log" 2>&1) ||
@@ -27,16 +30,18 @@ job() { # name pass algo r
 python3 - "$work/out.csv" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-assert len(rows) == 6, f"{len(rows)} results"
+assert len(rows) == 12, f"{len(rows)} results"
 for r in rows:
     assert r["status"] == "ok", r
-    assert float(r["gflops"]) > 0 and float(r["flops_per_item"]) == 2 * 2 * 24 * 10 * 9 * 16 * 9, r
-print("ok: 3 passes x 2 algos, rates", ", ".join(f'{r["job"]} {float(r["gflops"]):.1f}' for r in rows))
+    out = 8 * 7 if r["job"].endswith("pad0") else 10 * 9
+    assert float(r["gflops"]) > 0 and float(r["flops_per_item"]) == 2 * 2 * 24 * out * 16 * 9, r
+print("ok: 3 passes x 2 algos x pad 1, 0, rates",
+      ", ".join(f'{r["job"]} {float(r["gflops"]):.1f}' for r in rows))
 PY
 { printf '[sink csv]\npath = %s/bad.csv\n' "$work"; job five fwd winograd 5; } >"$work/bad.ini"
 if (cd "$work" && "$dlg" run --set job.isolation=none "$work/bad.ini" >"$work/log" 2>&1); then
   echo "FAIL: a 5x5 filter ran by Winograd"; cat "$work/log"; exit 1
 fi
-want="bad.ini:3: [job five] conv: algo = winograd: r, s, stride, pad must be 3, 3, 1, 1 (got 5, 5, 1, 1)"
+want="bad.ini:3: [job five] conv: algo = winograd: r, s, stride must be 3, 3, 1 and pad 0-2 (got 5, 5, 1, 1)"
 grep -qF "$want" "$work/log" || { echo "FAIL: no line '$want' in:"; cat "$work/log"; exit 1; }
 echo "ok: $want"

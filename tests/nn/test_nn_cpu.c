@@ -85,13 +85,18 @@ static void compare(const char *what, build_fn build, bool train)
         fail_msg("%s", dlg_net_error(cpu));
     double worst = rel_err(cpu, ref, out, DLG_DATA);
     if (train) {
-        int64_t n = tu_count(ref, out);
+        /* the gradient enters at the net's output: the last layer's blob
+         * (layers after L, e.g. a ReLU, would overwrite one given to L) */
+        dlg_layer_info last;
+        assert_int_equal(dlg_net_layer_info(ref, dlg_net_layer_count(ref) - 1, &last), 0);
+        int top = dlg_net_blob(ref, last.name) >= 0 ? dlg_net_blob(ref, last.name) : out;
+        int64_t n = tu_count(ref, top);
         float *g = malloc((size_t)n * sizeof(float));
         tu_fill(g, n, FILL_GAUSS, 5);
         bool loss = dlg_net_blob(ref, "y") >= 0;
         if (!loss) {
-            assert_int_equal(dlg_net_write(ref, out, DLG_DIFF, g, (size_t)n), 0);
-            assert_int_equal(dlg_net_write(cpu, out, DLG_DIFF, g, (size_t)n), 0);
+            assert_int_equal(dlg_net_write(ref, top, DLG_DIFF, g, (size_t)n), 0);
+            assert_int_equal(dlg_net_write(cpu, top, DLG_DIFF, g, (size_t)n), 0);
         }
         free(g);
         assert_int_equal(dlg_net_backward(ref), 0);
@@ -226,10 +231,11 @@ static int concat_inputs(dlg_net *net)
 static int resnet_mini(dlg_net *net)
 {
     int x = X(4, 3, 24, 24), y = dlg_labels(net, "y", 4);
-    dlg_conv_spec s1 = {16, 3, 3, 1, 1, 1, 1, 1, 1, 1, true},
-                  s2 = {16, 1, 1, 2, 2, 0, 0, 1, 1, 1, true},
-                  s3 = {16, 3, 3, 2, 2, 1, 1, 1, 1, 1, true},
-                  s4 = {16, 3, 3, 1, 1, 1, 1, 1, 1, 1, true};
+    /* 64 channels: enough for the 3x3 stride-1 layers to run by Winograd */
+    dlg_conv_spec s1 = {64, 3, 3, 1, 1, 1, 1, 1, 1, 1, true},
+                  s2 = {64, 1, 1, 2, 2, 0, 0, 1, 1, 1, true},
+                  s3 = {64, 3, 3, 2, 2, 1, 1, 1, 1, 1, true},
+                  s4 = {64, 3, 3, 1, 1, 1, 1, 1, 1, 1, true};
     x = dlg_relu(net, "r0", dlg_batchnorm(net, "bn0", dlg_conv_ex(net, "c0", x, &s1), 1e-5f));
     int a = dlg_relu(net, "ra", dlg_batchnorm(net, "bna", dlg_conv_ex(net, "ca", x, &s3), 1e-5f));
     a = dlg_batchnorm(net, "bnb", dlg_conv_ex(net, "cb", a, &s4), 1e-5f);
@@ -241,18 +247,35 @@ static int resnet_mini(dlg_net *net)
     return dlg_softmax_loss(net, "loss", dlg_fc(net, "L", x, 10), y);
 }
 
-/* A 3x3 stride-1 convolution between blocked layers, 40 tiles: the cpu
- * backend runs it by Winograd (forward with bias, both backward passes). */
+/* A 3x3 stride-1 convolution between blocked layers, 40 tiles, 64
+ * channels: the cpu backend runs it by Winograd (forward with bias, both
+ * backward passes). */
 static int wino_net(dlg_net *net)
 {
-    int x = dlg_relu(net, "r0", dlg_conv(net, "c0", X(2, 8, 20, 15), 16, 1, 1, 0, 1));
-    return dlg_relu(net, "r1", dlg_conv(net, "L", x, 24, 3, 1, 1, 1));
+    int x = dlg_relu(net, "r0", dlg_conv(net, "c0", X(2, 8, 20, 15), 64, 1, 1, 0, 1));
+    return dlg_relu(net, "r1", dlg_conv(net, "L", x, 64, 3, 1, 1, 1));
+}
+
+/* The same without padding (Inception's stem): 2 x 6 x 5 = 60 output
+ * tiles of the 24x19 output; backward data pads dy by 2. */
+static int wino_valid_net(dlg_net *net)
+{
+    int x = dlg_relu(net, "r0", dlg_conv(net, "c0", X(2, 8, 26, 21), 64, 1, 1, 0, 1));
+    return dlg_relu(net, "r1", dlg_conv(net, "L", x, 72, 3, 1, 0, 1));
 }
 
 static int small_tiles(dlg_net *net)
 {
-    int x = dlg_relu(net, "r0", dlg_conv(net, "c0", X(1, 8, 16, 16), 16, 1, 1, 0, 1));
-    return dlg_conv(net, "L", x, 16, 3, 1, 1, 1);
+    int x = dlg_relu(net, "r0", dlg_conv(net, "c0", X(1, 8, 16, 16), 64, 1, 1, 0, 1));
+    return dlg_conv(net, "L", x, 64, 3, 1, 1, 1);
+}
+
+/* 96 tiles but 32 channels in and out: the transforms would cost more
+ * than the multiplications save */
+static int few_channels(dlg_net *net)
+{
+    int x = dlg_relu(net, "r0", dlg_conv(net, "c0", X(1, 8, 48, 32), 32, 1, 1, 0, 1));
+    return dlg_conv(net, "L", x, 32, 3, 1, 1, 1);
 }
 
 /* The kernel that runs layer `name` of a cpu net planned like make()'s. */
@@ -283,7 +306,7 @@ static void expect_impl(build_fn build, const char *name, bool direct, const cha
 
 static void test_winograd(void **st)
 {
-    wino_shape probe = {1, 8, 8, 4, 4, 0};
+    wino_shape probe = {.n = 1, .c = 8, .k = 8, .h = 4, .w = 4, .pad = 1};
     if (!wino_supported(&probe))
         skip();
     expect_impl(wino_net, "L", false, "winograd");
@@ -292,8 +315,12 @@ static void test_winograd(void **st)
     expect_impl(resnet_mini, "cb", false, "winograd");
     expect_impl(resnet_mini, "ca", false, "jit"); /* stride 2 */
     expect_impl(small_tiles, "L", false, "jit");  /* 16 tiles do not pay */
+    expect_impl(few_channels, "L", false, "jit"); /* nor do 32 channels */
     compare("winograd 3x3 in blocked layouts", wino_net, true);
     compare("winograd inference", wino_net, false);
+    expect_impl(wino_valid_net, "L", false, "winograd");
+    compare("winograd 3x3 pad 0", wino_valid_net, true);
+    compare("winograd 3x3 pad 0 inference", wino_valid_net, false);
 }
 
 static void test_nets(void **st)

@@ -2,7 +2,7 @@
  * direct convolution in double, on random data drawn fresh each run:
  * forward with bias, residual and ReLU, backward data, backward weights
  * and bias, over sizes that leave partial tiles at the right and bottom
- * edges.  Error = max |wino - ref| / max |ref| per tensor, < 1e-4. */
+ * edges, with pad 1 (same size), 0 (Inception's stem) and 2.  Error = max |wino - ref| / max |ref| per tensor, < 1e-4. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,10 +21,25 @@ typedef struct bufs {
     void *ws;
 } bufs;
 
-/* nChw8c offset of (n, c, y, x) for a tensor of nc channels */
-static size_t act(const wino_shape *s, int64_t nc, int64_t n, int64_t c, int64_t y, int64_t x)
+/* Output planes: oh x ow. */
+static int64_t oh(const wino_shape *s) { return s->h + 2 * s->pad - 2; }
+static int64_t ow(const wino_shape *s) { return s->w + 2 * s->pad - 2; }
+
+/* nChw8c offset of (n, c, y, x) for a tensor of nc channels of h x w */
+static size_t act(int64_t nc, int64_t h, int64_t w, int64_t n, int64_t c, int64_t y, int64_t x)
 {
-    return (size_t)((((n * (nc / 8) + c / 8) * s->h + y) * s->w + x) * 8 + c % 8);
+    return (size_t)((((n * (nc / 8) + c / 8) * h + y) * w + x) * 8 + c % 8);
+}
+
+/* the input (c channels) and output (k channels) of shape s */
+static size_t in_at(const wino_shape *s, int64_t n, int64_t c, int64_t y, int64_t x)
+{
+    return act(s->c, s->h, s->w, n, c, y, x);
+}
+
+static size_t out_at(const wino_shape *s, int64_t n, int64_t k, int64_t y, int64_t x)
+{
+    return act(s->k, oh(s), ow(s), n, k, y, x);
 }
 
 /* ABcd8b8a offset of filter (k, c, i, j) */
@@ -60,18 +75,18 @@ static double check_forward(const wino_shape *s, const bufs *b, bool res, bool r
     err e = {0, 0};
     for (int64_t n = 0; n < s->n; n++)
         for (int64_t k = 0; k < s->k; k++)
-            for (int64_t y = 0; y < s->h; y++)
-                for (int64_t x = 0; x < s->w; x++) {
+            for (int64_t y = 0; y < oh(s); y++)
+                for (int64_t x = 0; x < ow(s); x++) {
                     double a = b->b[k];
                     for (int64_t c = 0; c < s->c; c++)
                         for (int i = 0; i < 3; i++)
                             for (int j = 0; j < 3; j++) {
-                                int64_t iy = y + i - 1, ix = x + j - 1;
+                                int64_t iy = y + i - s->pad, ix = x + j - s->pad;
                                 if (iy >= 0 && ix >= 0 && iy < s->h && ix < s->w)
                                     a += (double)b->w[wgt(s, k, c, i, j)] *
-                                         b->x[act(s, s->c, n, c, iy, ix)];
+                                         b->x[in_at(s, n, c, iy, ix)];
                             }
-                    size_t o = act(s, s->k, n, k, y, x);
+                    size_t o = out_at(s, n, k, y, x);
                     if (res)
                         a += b->res[o];
                     if (relu && a < 0)
@@ -93,12 +108,12 @@ static double check_backward_data(const wino_shape *s, const bufs *b)
                     for (int64_t k = 0; k < s->k; k++)
                         for (int i = 0; i < 3; i++)
                             for (int j = 0; j < 3; j++) {
-                                int64_t oy = y - i + 1, ox = x - j + 1;
-                                if (oy >= 0 && ox >= 0 && oy < s->h && ox < s->w)
+                                int64_t oy = y - i + s->pad, ox = x - j + s->pad;
+                                if (oy >= 0 && ox >= 0 && oy < oh(s) && ox < ow(s))
                                     a += (double)b->w[wgt(s, k, c, i, j)] *
-                                         b->dy[act(s, s->k, n, k, oy, ox)];
+                                         b->dy[out_at(s, n, k, oy, ox)];
                             }
-                    track(&e, a, b->dx[act(s, s->c, n, c, y, x)]);
+                    track(&e, a, b->dx[in_at(s, n, c, y, x)]);
                 }
     return rel(&e);
 }
@@ -111,21 +126,21 @@ static double check_backward_weights(const wino_shape *s, const bufs *b)
     for (int64_t k = 0; k < s->k; k++) {
         double sum = 0;
         for (int64_t n = 0; n < s->n; n++)
-            for (int64_t y = 0; y < s->h; y++)
-                for (int64_t x = 0; x < s->w; x++)
-                    sum += b->dy[act(s, s->k, n, k, y, x)];
+            for (int64_t y = 0; y < oh(s); y++)
+                for (int64_t x = 0; x < ow(s); x++)
+                    sum += b->dy[out_at(s, n, k, y, x)];
         track(&eb, sum, b->db[k]);
         for (int64_t c = 0; c < s->c; c++)
             for (int i = 0; i < 3; i++)
                 for (int j = 0; j < 3; j++) {
                     double a = 0;
                     for (int64_t n = 0; n < s->n; n++)
-                        for (int64_t y = 0; y < s->h; y++)
-                            for (int64_t x = 0; x < s->w; x++) {
-                                int64_t iy = y + i - 1, ix = x + j - 1;
+                        for (int64_t y = 0; y < oh(s); y++)
+                            for (int64_t x = 0; x < ow(s); x++) {
+                                int64_t iy = y + i - s->pad, ix = x + j - s->pad;
                                 if (iy >= 0 && ix >= 0 && iy < s->h && ix < s->w)
-                                    a += (double)b->dy[act(s, s->k, n, k, y, x)] *
-                                         b->x[act(s, s->c, n, c, iy, ix)];
+                                    a += (double)b->dy[out_at(s, n, k, y, x)] *
+                                         b->x[in_at(s, n, c, iy, ix)];
                             }
                     track(&e, a, b->dw[wgt(s, k, c, i, j)]);
                 }
@@ -135,7 +150,7 @@ static double check_backward_weights(const wino_shape *s, const bufs *b)
 
 static void run_shape(wino_shape s, unsigned seed)
 {
-    size_t nx = (size_t)(s.n * s.c * s.h * s.w), ny = (size_t)(s.n * s.k * s.h * s.w);
+    size_t nx = (size_t)(s.n * s.c * s.h * s.w), ny = (size_t)(s.n * s.k * oh(&s) * ow(&s));
     size_t nw = (size_t)(s.k * s.c * 9);
     bufs b = {randoms(nx, &seed, 2), randoms(nw, &seed, 0.5f), randoms((size_t)s.k, &seed, 1),
               randoms(ny, &seed, 1), randoms(ny, &seed, 1), randoms(ny, &seed, 2),
@@ -145,11 +160,10 @@ static void run_shape(wino_shape s, unsigned seed)
     assert_non_null(b.ws);
     double e[4] = {check_forward(&s, &b, false, false), check_forward(&s, &b, true, true),
                    check_backward_data(&s, &b), check_backward_weights(&s, &b)};
-    printf("  n%lld c%lld k%lld %lldx%lld pass %lld: fwd %.1e, +res+relu %.1e, bwd data %.1e, bwd "
-           "weights %.1e\n",
+    printf("  n%lld c%lld k%lld %lldx%lld pad %lld pass %lld: fwd %.1e, +res+relu %.1e, bwd data "
+           "%.1e, bwd weights %.1e\n",
            (long long)s.n, (long long)s.c, (long long)s.k, (long long)s.h, (long long)s.w,
-           (long long)s.pass, e[0],
-           e[1], e[2], e[3]);
+           (long long)s.pad, (long long)s.pass, e[0], e[1], e[2], e[3]);
     for (int i = 0; i < 4; i++)
         assert_true(e[i] < 1e-4);
     float *all[] = {b.x, b.w, b.b, b.res, b.y, b.dy, b.dx, b.dw, b.db, b.ws};
@@ -161,22 +175,41 @@ static void test_shapes(void **st)
 {
     unsigned seed = (unsigned)time(NULL);
     printf("  seed %u\n", seed);
-    run_shape((wino_shape){2, 16, 24, 9, 7, 0}, seed);   /* partial tiles both ways */
-    run_shape((wino_shape){1, 8, 8, 4, 4, 0}, seed + 1); /* one whole tile */
-    run_shape((wino_shape){3, 24, 16, 13, 6, 0}, seed + 2);
-    run_shape((wino_shape){1, 32, 32, 1, 5, 0}, seed + 3); /* a single row */
+    /* n, c, k, h, w, pad, images per pass (0: all) */
+    run_shape((wino_shape){2, 16, 24, 9, 7, 1, 0}, seed);   /* partial tiles both ways */
+    run_shape((wino_shape){1, 8, 8, 4, 4, 1, 0}, seed + 1); /* one whole tile */
+    run_shape((wino_shape){3, 24, 16, 13, 6, 1, 0}, seed + 2);
+    run_shape((wino_shape){1, 32, 32, 1, 5, 1, 0}, seed + 3); /* a single row */
     /* passes of 2 images and a last one of 1 (weights accumulate over
      * passes; each pass's outputs land at its own images) */
-    run_shape((wino_shape){5, 16, 8, 6, 9, 2}, seed + 4);
+    run_shape((wino_shape){5, 16, 8, 6, 9, 1, 2}, seed + 4);
+    /* pad 0 (outputs 2 smaller; backward data pads dy by 2) and pad 2 */
+    run_shape((wino_shape){2, 16, 8, 11, 10, 0, 0}, seed + 5);
+    run_shape((wino_shape){1, 8, 16, 6, 6, 0, 0}, seed + 6); /* one whole output tile */
+    run_shape((wino_shape){3, 8, 8, 3, 7, 0, 2}, seed + 7);  /* a single output row, passes */
+    run_shape((wino_shape){2, 8, 16, 5, 6, 2, 0}, seed + 8);
+}
+
+/* When the engine takes Winograd (wino_pays): enough output tiles, and
+ * enough channels for the products to outweigh the transforms. */
+static void test_pays(void **st)
+{
+    /* n, c, k, h, w, pad, pass */
+    assert_true(wino_pays(&(wino_shape){16, 64, 64, 56, 56, 1, 0}));   /* ResNet-50 res2 */
+    assert_true(wino_pays(&(wino_shape){16, 80, 192, 73, 73, 0, 0}));  /* Inception 4a */
+    assert_true(wino_pays(&(wino_shape){1, 128, 128, 22, 22, 1, 0}));  /* 36 tiles */
+    assert_false(wino_pays(&(wino_shape){1, 512, 512, 7, 7, 1, 0}));   /* 4 tiles */
+    assert_false(wino_pays(&(wino_shape){16, 32, 32, 149, 149, 0, 0})); /* Inception 2a */
+    assert_false(wino_pays(&(wino_shape){16, 32, 64, 147, 147, 1, 0})); /* 2b */
 }
 
 int main(void)
 {
-    wino_shape any = {1, 8, 8, 4, 4, 0};
+    wino_shape any = {1, 8, 8, 4, 4, 1, 0};
     if (!wino_supported(&any)) {
         printf("no AVX2+FMA here: the Winograd kernels are not used, nothing to test\n");
         return 77;
     }
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_shapes)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_shapes), cmocka_unit_test(test_pays)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

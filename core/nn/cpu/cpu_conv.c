@@ -44,19 +44,21 @@ static int epilogue_post_ops(const dlg_layer *l, dnnl_post_ops_t *po)
     return st == dnnl_success ? 0 : -DLG_ENOMEM;
 }
 
-/* The Winograd kernels take 3x3 stride-1 pad-1 ungrouped layers, with
- * enough tiles to pay (wino_pays), whose
- * tensors are all in the AVX2 layouts oneDNN chose here (nChw8c
- * activations, 8i8o-blocked weights), so no call reorders anything; the
- * primitives stay as the layout authority. */
+/* The Winograd kernels take 3x3 stride-1 ungrouped layers padded alike on
+ * every side (0-2: Inception's stem has pad 0), with enough tiles to pay
+ * (wino_pays), whose tensors are all in the AVX2 layouts oneDNN chose here
+ * (nChw8c activations, 8i8o-blocked weights), so no call reorders
+ * anything; the primitives stay as the layout authority. */
 static bool wino_fits(const dlg_layer *l, wino_shape *ws)
 {
     const dlg_conv_param *p = &l->p.conv;
     const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
     if (p->groups != 1 || p->kh != 3 || p->kw != 3 || p->sh != 1 || p->sw != 1 || p->dh != 1 ||
-        p->dw != 1 || p->ph != 1 || p->pw != 1 || y->d[2] != x->d[2] || y->d[3] != x->d[3])
+        p->dw != 1 || p->ph != p->pw || p->ph > 2 || y->d[2] != x->d[2] + 2 * p->ph - 2 ||
+        y->d[3] != x->d[3] + 2 * p->pw - 2)
         return false;
-    *ws = (wino_shape){x->d[0], x->d[1], y->d[1], x->d[2], x->d[3], 0};
+    *ws = (wino_shape){.n = x->d[0], .c = x->d[1], .k = y->d[1], .h = x->d[2], .w = x->d[3],
+                       .pad = p->ph};
     if (!wino_supported(ws) || !wino_pays(ws))
         return false;
     int64_t wd[4] = {y->d[1], x->d[1], 3, 3};

@@ -31,22 +31,54 @@
 typedef float v8 __attribute__((vector_size(32), aligned(4), may_alias));
 typedef int32_t v8i __attribute__((vector_size(32)));
 
+/* One convolution the kernels run: forward, or backward data as the
+ * forward of dy with the rotated filter.  Input planes ih x iw, output
+ * planes oh x ow = ih + 2 pad - 2 (stride 1); the 6x6 input tile of output
+ * tile (ty, tx) starts at (4 ty - pad, 4 tx - pad). */
+typedef struct geom {
+    int64_t n, ih, iw, oh, ow, pad;
+} geom;
+
+static int64_t out_size(int64_t in, int64_t pad) { return in + 2 * pad - 2; }
+
+static geom forward_geom(const wino_shape *s, int64_t n)
+{
+    return (geom){n, s->h, s->w, out_size(s->h, s->pad), out_size(s->w, s->pad), s->pad};
+}
+
+/* Backward data: dy (oh x ow) in, dx (h x w) out, pad 2 - pad. */
+static geom backward_geom(const wino_shape *s, int64_t n)
+{
+    geom f = forward_geom(s, n);
+    return (geom){n, f.oh, f.ow, s->h, s->w, 2 - s->pad};
+}
+
 typedef struct tiles {
     int64_t th, tw, count; /* tiles down, across, in the batch */
 } tiles;
 
-static tiles tiles_of(const wino_shape *s)
+static tiles tiles_of(const geom *g)
 {
-    tiles t = {(s->h + 3) / 4, (s->w + 3) / 4, 0};
-    t.count = s->n * t.th * t.tw;
+    tiles t = {(g->oh + 3) / 4, (g->ow + 3) / 4, 0};
+    t.count = g->n * t.th * t.tw;
     return t;
+}
+
+/* Tiles of one image in the direction with more of them (backward data
+ * of a pad-0 layer tiles the larger input). */
+static int64_t image_tiles(const wino_shape *s)
+{
+    geom f = forward_geom(s, 1), b = backward_geom(s, 1);
+    int64_t tf = tiles_of(&f).count, tb = tiles_of(&b).count;
+    return tf > tb ? tf : tb;
 }
 
 bool wino_supported(const wino_shape *s)
 {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && s->c % 8 == 0 &&
-           s->k % 8 == 0 && s->h > 0 && s->w > 0 && s->n > 0;
+           s->k % 8 == 0 && s->pad >= 0 && s->pad <= 2 && out_size(s->h, s->pad) > 0 &&
+           out_size(s->w, s->pad) > 0 && s->n > 0;
 }
 
 /* Each call transforms the filter anew (training changes it every step):
@@ -55,8 +87,17 @@ bool wino_supported(const wino_shape *s)
  * scripts/bench/winograd-vs-onednn.sh on AVX2 (2 cores), speed against
  * oneDNN's direct kernels, median over passes: below 32 tiles 0.58x (7x7,
  * 512 channels at batch 1: 0.24-0.34x), 32-63 tiles 1.63x, 64 and more
- * 1.88x (docs/benchmarks.md). */
-bool wino_pays(const wino_shape *s) { return tiles_of(s).count >= 32; }
+ * 1.88x (docs/benchmarks.md).
+ * The transforms move 36 (c + k) floats per tile, the products do 36 c k
+ * multiply-adds: with few channels the transforms' memory traffic eats
+ * the saving.  Same script: c = k = 32 (Inception's stem 2a) 0.84-0.89x,
+ * c = 32, k = 64 (2b) 0.78-1.15x, c = k = 64 1.5-1.8x, c = 64, k = 96
+ * 1.4-2.8x; so the bound c k / (c + k) >= 32. */
+bool wino_pays(const wino_shape *s)
+{
+    geom f = forward_geom(s, s->n);
+    return tiles_of(&f).count >= 32 && s->c * s->k >= 32 * (s->c + s->k);
+}
 
 /* Bytes one pass's transformed tiles may take (both sides of the
  * products): passes over a few images keep them in the last-level cache
@@ -69,9 +110,7 @@ static int64_t pass_images(const wino_shape *s)
 {
     if (s->pass > 0)
         return s->pass < s->n ? s->pass : s->n;
-    wino_shape one = *s;
-    one.n = 1;
-    size_t per = sizeof(float) * NXI * (size_t)tiles_of(&one).count * (size_t)(s->c + s->k);
+    size_t per = sizeof(float) * NXI * (size_t)image_tiles(s) * (size_t)(s->c + s->k);
     int64_t most = (int64_t)(PASS_BYTES / per);
     if (most < 1)
         most = 1;
@@ -85,10 +124,8 @@ static int64_t pass_images(const wino_shape *s)
  * transformed filter. */
 size_t wino_ws_bytes(const wino_shape *s)
 {
-    wino_shape pass = *s;
-    pass.n = pass_images(s);
-    size_t ch = (size_t)(s->c + s->k);
-    return sizeof(float) * NXI * ((size_t)tiles_of(&pass).count * ch + (size_t)(s->c * s->k)) + 64;
+    size_t count = (size_t)(pass_images(s) * image_tiles(s)), ch = (size_t)(s->c + s->k);
+    return sizeof(float) * NXI * (count * ch + (size_t)(s->c * s->k)) + 64;
 }
 
 typedef struct wino_bufs {
@@ -281,21 +318,22 @@ WINO_TARGET static inline void load_tile(const float *plane, int64_t h, int64_t 
         }
 }
 
-/* v[xi][tile][ci] = B^T d B for every tile of src (nChw8c, ci channels).
- * Channel blocks are the inner loop so each tile's row of every plane is
- * written whole. */
-WINO_TARGET static void transform_inputs(const wino_shape *s, int64_t ci, const float *src,
+/* v[xi][tile][ci] = B^T d B for every tile of src (nChw8c, ci channels,
+ * ih x iw).  Channel blocks are the inner loop so each tile's row of every
+ * plane is written whole. */
+WINO_TARGET static void transform_inputs(const geom *g, int64_t ci, const float *src,
                                          const tiles *t, float *v)
 {
-    int64_t ncb = ci / 8, xi_stride = t->count * ci, chw = s->h * s->w * 8;
+    int64_t ncb = ci / 8, xi_stride = t->count * ci, chw = g->ih * g->iw * 8;
 WINO_PARALLEL2
-    for (int64_t n = 0; n < s->n; n++)
+    for (int64_t n = 0; n < g->n; n++)
         for (int64_t ty = 0; ty < t->th; ty++)
             for (int64_t tx = 0; tx < t->tw; tx++) {
                 float *row = v + ((n * t->th + ty) * t->tw + tx) * ci;
                 for (int64_t cb = 0; cb < ncb; cb++) {
                     v8 d[6][6], col[6], r[6], tmp[6][6];
-                    load_tile(src + (n * ncb + cb) * chw, s->h, s->w, ty * 4 - 1, tx * 4 - 1, d);
+                    load_tile(src + (n * ncb + cb) * chw, g->ih, g->iw, ty * 4 - g->pad,
+                              tx * 4 - g->pad, d);
                     for (int j = 0; j < 6; j++) {
                         for (int i = 0; i < 6; i++)
                             col[i] = d[i][j];
@@ -312,13 +350,13 @@ WINO_PARALLEL2
             }
 }
 
-/* dm[xi][tile][co] = A dy A^T for every 4x4 tile of dy (nChw8c). */
-WINO_TARGET static void transform_grads(const wino_shape *s, const float *dy, const tiles *t,
-                                        float *dm)
+/* dm[xi][tile][co] = A dy A^T for every 4x4 tile of dy (nChw8c, oh x ow). */
+WINO_TARGET static void transform_grads(const geom *g, int64_t co, const float *dy,
+                                        const tiles *t, float *dm)
 {
-    int64_t co = s->k, ncb = co / 8, xi_stride = t->count * co, chw = s->h * s->w * 8;
+    int64_t ncb = co / 8, xi_stride = t->count * co, chw = g->oh * g->ow * 8;
 WINO_PARALLEL2
-    for (int64_t n = 0; n < s->n; n++)
+    for (int64_t n = 0; n < g->n; n++)
         for (int64_t ty = 0; ty < t->th; ty++)
             for (int64_t tx = 0; tx < t->tw; tx++) {
                 float *row = dm + ((n * t->th + ty) * t->tw + tx) * co;
@@ -328,8 +366,8 @@ WINO_PARALLEL2
                     for (int i = 0; i < 4; i++)
                         for (int j = 0; j < 4; j++) {
                             int64_t y = ty * 4 + i, x = tx * 4 + j;
-                            o[i][j] = y < s->h && x < s->w
-                                          ? *(const v8 *)(plane + (y * s->w + x) * 8)
+                            o[i][j] = y < g->oh && x < g->ow
+                                          ? *(const v8 *)(plane + (y * g->ow + x) * 8)
                                           : zero;
                         }
                     for (int j = 0; j < 4; j++) {
@@ -353,13 +391,14 @@ typedef struct epilogue {
     bool relu;
 } epilogue;
 
-/* dst (nChw8c, co channels) = A^T m A per tile, then the epilogue. */
-WINO_TARGET static void transform_outputs(const wino_shape *s, int64_t co, const float *m,
+/* dst (nChw8c, co channels, oh x ow) = A^T m A per tile, then the
+ * epilogue. */
+WINO_TARGET static void transform_outputs(const geom *g, int64_t co, const float *m,
                                           const tiles *t, const epilogue *e, float *dst)
 {
-    int64_t ncb = co / 8, xi_stride = t->count * co, chw = s->h * s->w * 8;
+    int64_t ncb = co / 8, xi_stride = t->count * co, chw = g->oh * g->ow * 8;
 WINO_PARALLEL2
-    for (int64_t n = 0; n < s->n; n++)
+    for (int64_t n = 0; n < g->n; n++)
         for (int64_t ty = 0; ty < t->th; ty++)
             for (int64_t tx = 0; tx < t->tw; tx++) {
                 const float *row = m + ((n * t->th + ty) * t->tw + tx) * co;
@@ -379,9 +418,9 @@ WINO_PARALLEL2
                         at4(tmp[j], col);
                         for (int i = 0; i < 4; i++) {
                             int64_t y = ty * 4 + i, x = tx * 4 + j;
-                            if (y >= s->h || x >= s->w)
+                            if (y >= g->oh || x >= g->ow)
                                 continue;
-                            size_t p = off + (size_t)((y * s->w + x) * 8);
+                            size_t p = off + (size_t)((y * g->ow + x) * 8);
                             v8 out = col[i] + bias;
                             if (e->res)
                                 out += *(const v8 *)(e->res + p);
@@ -404,60 +443,60 @@ static void multiply(int64_t count, int64_t ci, int64_t co, const float *in, con
 }
 
 /* out (co channels) = conv(in (ci channels), filters already in b.u). */
-static void convolve(const wino_shape *s, int64_t ci, int64_t co, const float *in,
-                     const epilogue *e, float *out, wino_bufs *b)
+static void convolve(const geom *g, int64_t ci, int64_t co, const float *in, const epilogue *e,
+                     float *out, wino_bufs *b)
 {
-    tiles t = tiles_of(s);
-    transform_inputs(s, ci, in, &t, b->in);
+    tiles t = tiles_of(g);
+    transform_inputs(g, ci, in, &t, b->in);
     multiply(t.count, ci, co, b->in, b->u, b->out);
-    transform_outputs(s, co, b->out, &t, e, out);
+    transform_outputs(g, co, b->out, &t, e, out);
 }
 
-/* The n-th pass over `per` images: its shape, and where its images start
- * in a tensor of `ch` channels. */
-static wino_shape pass_shape(const wino_shape *s, int64_t n0, int64_t per)
+/* Images in the pass from image n0 on, `per` images a pass. */
+static int64_t pass_count(const wino_shape *s, int64_t n0, int64_t per)
 {
-    wino_shape p = *s;
-    p.n = s->n - n0 < per ? s->n - n0 : per;
-    return p;
+    return s->n - n0 < per ? s->n - n0 : per;
 }
 
-/* The scratch laid out for passes of `per` images, ci channels in, co out. */
-static wino_bufs pass_bufs(const wino_shape *s, int64_t per, void *ws, int64_t ci, int64_t co)
+/* The scratch laid out for passes of the geometry of the first pass, ci
+ * channels in, co out. */
+static wino_bufs pass_bufs(const geom *first, void *ws, int64_t ci, int64_t co)
 {
-    wino_shape first = pass_shape(s, 0, per);
-    return bufs_of(ws, tiles_of(&first).count, ci, co);
+    return bufs_of(ws, tiles_of(first).count, ci, co);
 }
 
-static size_t image_offset(const wino_shape *s, int64_t n0, int64_t ch)
+/* Where image n0 starts in a tensor of ch channels of h x w. */
+static size_t image_offset(int64_t n0, int64_t ch, int64_t h, int64_t w)
 {
-    return (size_t)(n0 * ch * s->h * s->w);
+    return (size_t)(n0 * ch * h * w);
 }
 
 void wino_forward(const wino_shape *s, const float *x, const float *w, const float *bias,
                   const float *res, bool relu, float *y, void *ws)
 {
     int64_t per = pass_images(s);
-    wino_bufs b = pass_bufs(s, per, ws, s->c, s->k);
+    geom first = forward_geom(s, pass_count(s, 0, per));
+    wino_bufs b = pass_bufs(&first, ws, s->c, s->k);
     transform_filters(s, w, b.u);
     for (int64_t n0 = 0; n0 < s->n; n0 += per) {
-        wino_shape p = pass_shape(s, n0, per);
-        size_t yo = image_offset(s, n0, s->k);
+        geom g = forward_geom(s, pass_count(s, n0, per));
+        size_t yo = image_offset(n0, s->k, g.oh, g.ow);
         epilogue e = {bias, res ? res + yo : NULL, relu};
-        convolve(&p, s->c, s->k, x + image_offset(s, n0, s->c), &e, y + yo, &b);
+        convolve(&g, s->c, s->k, x + image_offset(n0, s->c, g.ih, g.iw), &e, y + yo, &b);
     }
 }
 
 void wino_backward_data(const wino_shape *s, const float *dy, const float *w, float *dx, void *ws)
 {
     int64_t per = pass_images(s);
-    wino_bufs b = pass_bufs(s, per, ws, s->k, s->c);
+    geom first = backward_geom(s, pass_count(s, 0, per));
+    wino_bufs b = pass_bufs(&first, ws, s->k, s->c);
     epilogue e = {NULL, NULL, false};
     transform_filters_rotated(s, w, b.u);
     for (int64_t n0 = 0; n0 < s->n; n0 += per) {
-        wino_shape p = pass_shape(s, n0, per);
-        convolve(&p, s->k, s->c, dy + image_offset(s, n0, s->k), &e,
-                 dx + image_offset(s, n0, s->c), &b);
+        geom g = backward_geom(s, pass_count(s, n0, per));
+        convolve(&g, s->k, s->c, dy + image_offset(n0, s->k, g.ih, g.iw), &e,
+                 dx + image_offset(n0, s->c, g.oh, g.ow), &b);
     }
 }
 
@@ -466,12 +505,13 @@ void wino_backward_weights(const wino_shape *s, const float *x, const float *dy,
                            void *ws)
 {
     int64_t per = pass_images(s);
-    wino_bufs b = pass_bufs(s, per, ws, s->c, s->k);
+    geom first = forward_geom(s, pass_count(s, 0, per));
+    wino_bufs b = pass_bufs(&first, ws, s->c, s->k);
     for (int64_t n0 = 0; n0 < s->n; n0 += per) {
-        wino_shape p = pass_shape(s, n0, per);
-        tiles t = tiles_of(&p);
-        transform_inputs(&p, s->c, x + image_offset(s, n0, s->c), &t, b.in);
-        transform_grads(&p, dy + image_offset(s, n0, s->k), &t, b.out);
+        geom g = forward_geom(s, pass_count(s, n0, per));
+        tiles t = tiles_of(&g);
+        transform_inputs(&g, s->c, x + image_offset(n0, s->c, g.ih, g.iw), &t, b.in);
+        transform_grads(&g, s->k, dy + image_offset(n0, s->k, g.oh, g.ow), &t, b.out);
         for (int xi = 0; xi < NXI; xi++)
             dnnl_sgemm('T', 'N', s->c, s->k, t.count, 1.0f, b.in + xi * t.count * s->c, s->c,
                        b.out + xi * t.count * s->k, s->k, n0 ? 1.0f : 0.0f,
@@ -482,7 +522,8 @@ void wino_backward_weights(const wino_shape *s, const float *x, const float *dy,
 
 WINO_TARGET void wino_bias_grad(const wino_shape *s, const float *dy, float *db)
 {
-    int64_t ncb = s->k / 8, hw = s->h * s->w;
+    geom f = forward_geom(s, s->n);
+    int64_t ncb = s->k / 8, hw = f.oh * f.ow;
     WINO_PARALLEL
     for (int64_t kb = 0; kb < ncb; kb++) {
         v8 sum = {0};

@@ -1,5 +1,6 @@
 /* Winograd F(4x4, 3x3) convolutions for the cpu backend: 3x3, stride 1,
- * pad 1, ungrouped, activations in oneDNN's nChw8c layout.  oneDNN 2.6
+ * pad 0, 1 or 2 (the same both ways), ungrouped, activations in oneDNN's
+ * nChw8c layout.  oneDNN 2.6
  * has Winograd kernels for AVX-512 only; on AVX2 its direct kernels do 4x
  * the multiplications of these (see docs/architecture.md). */
 #ifndef DLG_NN_CPU_WINOGRAD_H
@@ -10,13 +11,15 @@
 #include <stdint.h>
 
 typedef struct wino_shape {
-    int64_t n, c, k, h, w; /* batch, channels in/out, spatial (in = out) */
-    int64_t pass;          /* images per pass; 0: as many as keep the
-                            * transformed tiles within 16 MiB (tests set it) */
+    int64_t n, c, k; /* batch, channels in, out */
+    int64_t h, w;    /* input planes; output planes h + 2 pad - 2 by w + 2 pad - 2 */
+    int64_t pad;     /* zeros around the input, 0-2 (the same on every side) */
+    int64_t pass;    /* images per pass; 0: as many as keep the transformed
+                      * tiles within 16 MiB (tests set it) */
 } wino_shape;
 
 /* True when this machine and shape can run here (AVX2+FMA, channels in
- * blocks of 8). */
+ * blocks of 8, pad 0-2, outputs not empty). */
 bool wino_supported(const wino_shape *s);
 /* True when the batch has enough 4x4 output tiles for Winograd to beat
  * direct convolution (the measurements are beside the definition). */

@@ -29,7 +29,7 @@ static const dlg_option conv_options[] = {
                 "which pass one step runs", 0},
     [C_ALGO] = {"algo", DLG_OPT_ENUM, "direct", NULL, NULL, "direct|winograd",
                 "direct: oneDNN's kernels; winograd: the engine's F(4x4,3x3) kernels (3x3, "
-                "stride 1, pad 1, channels in multiples of 8, AVX2), whatever the tile count",
+                "stride 1, pad 0-2, channels in multiples of 8, AVX2), whatever the tile count",
                 0},
     [C_COUNT] = {0}};
 
@@ -184,29 +184,32 @@ static int create(conv *c, const dlg_value *o)
 static int create_wino(conv *c, const dlg_value *o)
 {
     const dlg_host *h = c->h;
-    wino_shape s = {o[C_N].i, o[C_C].i, o[C_K].i, o[C_H].i, o[C_W].i, 0};
-    if (o[C_R].i != 3 || o[C_S].i != 3 || o[C_STRIDE].i != 1 || o[C_PAD].i != 1)
+    wino_shape s = {.n = o[C_N].i, .c = o[C_C].i, .k = o[C_K].i, .h = o[C_H].i, .w = o[C_W].i,
+                    .pad = o[C_PAD].i};
+    if (o[C_R].i != 3 || o[C_S].i != 3 || o[C_STRIDE].i != 1 || o[C_PAD].i > 2)
         return h->error(h, DLG_EINVAL,
-                        "algo = winograd: r, s, stride, pad must be 3, 3, 1, 1 (got %lld, %lld, "
-                        "%lld, %lld)",
+                        "algo = winograd: r, s, stride must be 3, 3, 1 and pad 0-2 (got %lld, "
+                        "%lld, %lld, %lld)",
                         (long long)o[C_R].i, (long long)o[C_S].i, (long long)o[C_STRIDE].i,
                         (long long)o[C_PAD].i);
     if (!wino_supported(&s))
         return h->error(h, DLG_ENOTSUP,
-                        "algo = winograd needs AVX2 with FMA and c, k in multiples of 8 (c = "
-                        "%lld, k = %lld)",
-                        (long long)s.c, (long long)s.k);
-    double bytes = 4.0 * (double)(s.n * s.c * s.h * s.w + s.k * s.c * 9 + s.n * s.k * s.h * s.w) +
+                        "algo = winograd needs AVX2 with FMA, c and k in multiples of 8 and a "
+                        "non-empty output (c = %lld, k = %lld, h = %lld, w = %lld, pad = %lld)",
+                        (long long)s.c, (long long)s.k, (long long)s.h, (long long)s.w,
+                        (long long)s.pad);
+    int64_t oh = s.h + 2 * s.pad - 2, ow = s.w + 2 * s.pad - 2;
+    double bytes = 4.0 * (double)(s.n * s.c * s.h * s.w + s.k * s.c * 9 + s.n * s.k * oh * ow) +
                    (double)wino_ws_bytes(&s);
     if (bytes > 64e9)
         return h->error(h, DLG_ENOMEM, "this shape needs %.1f GB", bytes / 1e9);
     c->wino = true;
     c->pass = (int)o[C_PASS].i;
     c->shape = s;
-    c->st.flops = 2.0 * (double)(s.n * s.k * s.h * s.w * s.c * 9);
+    c->st.flops = 2.0 * (double)(s.n * s.k * oh * ow * s.c * 9);
     c->x = touched(sizeof(float) * (size_t)(s.n * s.c * s.h * s.w));
     c->w = touched(sizeof(float) * (size_t)(s.k * s.c * 9));
-    c->y = touched(sizeof(float) * (size_t)(s.n * s.k * s.h * s.w));
+    c->y = touched(sizeof(float) * (size_t)(s.n * s.k * oh * ow));
     c->scratch = touched(wino_ws_bytes(&s));
     if (!c->x || !c->w || !c->y || !c->scratch)
         return h->error(h, DLG_ENOMEM, "conv: out of memory for %.1f GB", bytes / 1e9);
