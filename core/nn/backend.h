@@ -63,6 +63,12 @@ typedef struct dlg_kernels {
      * alone read the output into the convolution's epilogue: no pass and no
      * blob for each of them. */
     bool fuses_epilogue;
+    /* Add only: honours dlg_layer.top_parts, so a training plan may fold
+     * the backward of the split that alone reads the output into the add:
+     * one pass sums the split's output gradients, applies a folded ReLU and
+     * writes both input gradients, and the output's gradient is not
+     * stored. */
+    bool sums_top_parts;
     /* Backward reads no bottom / no top data, so a training plan may reuse
      * that memory once forward is done with it.  Both false: reads all. */
     bool bwd_no_bottom_data, bwd_no_top_data;

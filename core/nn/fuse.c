@@ -13,7 +13,13 @@
  * takes over a ReLU that alone reads its output, when the add kernels can
  * (fuses_relu).
  * Saves a pass over the activation each way and, in training, one
- * activation and one gradient per fused pair. */
+ * activation and one gradient per fused pair.
+ * 4. In training, an add whose output only a split reads (a ResNet block's
+ * output feeds the next block's branch and shortcut) takes over the
+ * split's backward when the add kernels can (sums_top_parts): it sums the
+ * split's output gradients in the pass that applies its ReLU and writes
+ * both input gradients; the split's sum and the add's output gradient are
+ * gone (8 passes over the tensor become 5). */
 #include "net.h"
 
 #include <math.h>
@@ -142,11 +148,40 @@ static void fold_relus(dlg_net *net, dlg_layer_type type, const int *reader, con
     }
 }
 
+/* The add kernels (and the fallback's) honour top_parts. */
+static bool kernels_sum_parts(const dlg_backend *bk)
+{
+    const dlg_kernels *k = bk->kernels[DLG_L_ADD];
+    const dlg_kernels *f = bk->fallback ? bk->fallback->kernels[DLG_L_ADD] : NULL;
+    return k && k->sums_top_parts && (!f || f->sums_top_parts);
+}
+
+/* Every add whose output only a split reads takes over the split's
+ * backward (see the top): the split's outputs' gradients become the add's
+ * top_parts (bound in plan.c), its own output's gradient is not needed. */
+static void fold_split_grads(dlg_net *net, const int *reader, const int *uses)
+{
+    for (int i = 0; i < net->nnodes; i++) {
+        dlg_node *n = &net->nodes[i];
+        int s = n->l.type == DLG_L_ADD && !n->fused && n->need_backward
+                    ? sole_reader(net, i, DLG_L_SPLIT, reader, uses)
+                    : -1;
+        if (s < 0)
+            continue;
+        net->nodes[s].bwd_into = i;
+        n->grad_split = s;
+        net->blobs[n->tops[0]].needs_grad = false;
+    }
+}
+
 int dlg_net_fuse(dlg_net *net)
 {
+    for (int i = 0; i < net->nnodes; i++)
+        net->nodes[i].bwd_into = net->nodes[i].grad_split = -1;
     bool bn = kernels_fuse_relu(net->bk, DLG_L_BN), add = kernels_fuse_relu(net->bk, DLG_L_ADD);
     bool conv = !net->train && conv_kernels_fold(net->bk);
-    if (net->keep_all || (!bn && !add && !conv))
+    bool parts = net->train && kernels_sum_parts(net->bk);
+    if (net->keep_all || (!bn && !add && !conv && !parts))
         return 0;
     int *reader = malloc((size_t)net->nblobs * sizeof(int));
     int *uses = malloc((size_t)net->nblobs * sizeof(int));
@@ -164,6 +199,8 @@ int dlg_net_fuse(dlg_net *net)
             rc = fold_epilogue(net, i, reader, uses);
     if (add && !rc) /* the adds no convolution took over (all, in training) */
         fold_relus(net, DLG_L_ADD, reader, uses);
+    if (parts && !rc)
+        fold_split_grads(net, reader, uses);
     free(reader);
     free(uses);
     return rc;

@@ -33,6 +33,9 @@ typedef struct dlg_node {
     bool need_backward;
     bool fused; /* folded into the layer before it (ReLU into batch norm, batch
                  * norm into convolution): runs nothing */
+    int bwd_into;   /* >= 0: that layer runs this one's backward (a split
+                     * whose sum an add took over); -1: itself */
+    int grad_split; /* >= 0: this layer sums that split's output gradients */
     const dlg_kernels *k;
     void *kctx;
     void *state;

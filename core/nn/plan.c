@@ -154,6 +154,14 @@ static int bind_tensors(dlg_net *net)
         l->backward = n->need_backward;
         l->seed = net->seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(i + 1));
     }
+    /* an add that took over a split's backward reads its outputs' diffs */
+    for (int i = 0; i < net->nnodes; i++) {
+        dlg_layer *l = &net->nodes[i].l;
+        int split = net->nodes[i].grad_split;
+        const dlg_node *s = split >= 0 ? &net->nodes[split] : NULL;
+        l->ntop_parts = s ? s->l.ntop : 0;
+        l->top_parts = s ? s->l.top : NULL;
+    }
     return 0;
 }
 
@@ -291,7 +299,7 @@ void dlg_net_free_memory(dlg_net *net)
         free(n->l.bottom);
         free(n->l.top);
         free(n->l.prop_down);
-        n->l.bottom = n->l.top = NULL;
+        n->l.bottom = n->l.top = n->l.top_parts = NULL; /* top_parts: a split's top */
         n->l.prop_down = NULL;
     }
     dlg_input_free(net);

@@ -116,7 +116,7 @@ int dlg_net_run_backward(dlg_net *net, char *err, size_t errlen)
 {
     for (int i = net->nnodes - 1; i >= 0; i--) {
         dlg_node *n = &net->nodes[i];
-        if (!n->need_backward || n->fused)
+        if (!n->need_backward || n->fused || n->bwd_into >= 0)
             continue;
         int rc = n->k->backward(n->kctx, &n->l, n->state);
         if (rc < 0) {
@@ -237,6 +237,12 @@ int dlg_net_host_io(dlg_net *net, int blob, dlg_which which, size_t count, void 
                                 "with keep_all or mark it with dlg_net_keep",
                                 b->name, which == DLG_DIFF ? "gradient" : "activation");
     *mem = which == DLG_DIFF ? b->t.diff : b->t.data;
+    if (!*mem && b->producer >= 0 && net->nodes[b->producer].grad_split >= 0)
+        return dlg_net_complain(net, DLG_EINVAL,
+                                "nn: blob '%s': its gradient is summed inside layer '%s' from the "
+                                "split after it, never stored; plan with keep_all or mark it "
+                                "with dlg_net_keep",
+                                b->name, net->nodes[b->producer].l.name);
     if (!*mem)
         return dlg_net_complain(net, DLG_EINVAL, "nn: blob '%s' has no gradient in this plan",
                                 b->name);

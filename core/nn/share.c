@@ -1,7 +1,8 @@
 /* Lifetime-based memory sharing.  An activation of an inference net lives
  * from its producer's forward to its last reader's forward; a gradient of a
  * training net from its reader's backward (which writes it) to its
- * producer's backward (which reads it).  Buffers whose lifetimes do not
+ * producer's backward (which reads it; for a split's outputs, the backward
+ * of the add that took the split's over).  Buffers whose lifetimes do not
  * overlap share one arena region, placed greedily by size (largest first,
  * best-fitting gap), as TFLite's planner does.  Net inputs, outputs (blobs
  * nobody reads), the loss, params and blobs marked "keep" are never shared.
@@ -105,7 +106,7 @@ static void backward_reads(const dlg_net *net, bool *need)
         need[b] = false;
     for (int i = 0; i < net->nnodes; i++) {
         const dlg_node *n = &net->nodes[i];
-        if (!n->need_backward || n->fused)
+        if (!n->need_backward || n->fused || n->bwd_into >= 0)
             continue;
         for (int j = 0; j < n->l.nbottom && !n->k->bwd_no_bottom_data; j++)
             need[base_of(net, n->bottoms[j])] = true;
@@ -113,6 +114,14 @@ static void backward_reads(const dlg_net *net, bool *need)
         for (int t = 0; t < n->l.ntop && top; t++)
             need[base_of(net, n->tops[t])] = true;
     }
+}
+
+/* The layer whose backward reads blob b's gradient: its producer, or the
+ * add that took over the producer's (a split's) backward. */
+static int reads_diff(const dlg_net *net, int b)
+{
+    int p = net->blobs[b].producer;
+    return net->nodes[p].bwd_into >= 0 ? net->nodes[p].bwd_into : p;
 }
 
 static bool shareable(const dlg_blob *b, bool keep_all)
@@ -149,7 +158,7 @@ static int collect(const dlg_net *net, dlg_which which, span *s)
         if (which == DLG_DATA && bl->alias_of < 0 && last[b] >= 0 && !(net->train && need[b]))
             s[n++] = (span){b, bl->producer, last[b], blob_bytes(bl), 0};
         else if (which == DLG_DIFF && bl->needs_grad && first_bw[b] >= 0)
-            s[n++] = (span){b, net->nnodes - 1 - first_bw[b], net->nnodes - 1 - bl->producer,
+            s[n++] = (span){b, net->nnodes - 1 - first_bw[b], net->nnodes - 1 - reads_diff(net, b),
                             blob_bytes(bl), 0};
     }
     free(last);

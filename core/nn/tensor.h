@@ -134,6 +134,12 @@ typedef struct dlg_layer {
     dlg_tensor **top;    /* [ntop] */
     dlg_tensor *param[DLG_LAYER_MAX_PARAMS];
     bool *prop_down; /* [nbottom]: write bottom[i]->diff in backward */
+    /* Add in training: the planner folded into this layer the backward of
+     * the split that alone reads top[0] (kernels say sums_top_parts), so
+     * top[0]'s gradient is the sum of these tensors' diffs (the split's
+     * outputs) and top[0]->diff is not stored.  0: it is top[0]->diff. */
+    int ntop_parts;
+    dlg_tensor **top_parts; /* [ntop_parts] */
     bool param_grad; /* write param diffs in backward */
     bool train;      /* net phase (dlg_net_set_train can flip it) */
     bool backward;   /* backward() will be called: planned for training */

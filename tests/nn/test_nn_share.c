@@ -247,8 +247,81 @@ static void test_training_folds_add_relu(void **st)
             assert_int_equal(dlg_net_read(sh, dlg_net_blob(sh, "sum2"), DLG_DATA, v, 4096),
                              -DLG_EINVAL);
             assert_non_null(strstr(dlg_net_error(sh), "folded"));
+            /* "out" feeds d and sum2 through a split whose backward the
+             * add "sum" took over: out's gradient is never stored */
+            assert_int_equal(dlg_net_read(sh, dlg_net_blob(sh, "out"), DLG_DIFF, v, 4096),
+                             -DLG_EINVAL);
+            assert_non_null(strstr(dlg_net_error(sh), "summed inside layer 'sum'"));
             for (int k = 0; k < 2; k++)
                 assert_int_equal(dlg_net_sgd_step(nets[k], &sgd), 0);
+        }
+        dlg_net_destroy(all);
+        dlg_net_destroy(sh);
+    }
+}
+
+/* The kernel that runs layer `name`. */
+static const char *impl_of(const dlg_net *net, const char *name)
+{
+    for (int i = 0; i < dlg_net_layer_count(net); i++) {
+        dlg_layer_info li;
+        assert_int_equal(dlg_net_layer_info(net, i, &li), 0);
+        if (!strcmp(li.name, name))
+            return dlg_net_layer_impl(net, i);
+    }
+    return NULL;
+}
+
+/* An add of a convolution's output and the net's input (the cpu backend
+ * keeps the one blocked, the other plain) whose output a split feeds to
+ * two layers: the add still takes over the split's backward, summing
+ * through oneDNN into the input's layout rather than in one pass. */
+static dlg_net *make_mixed(const char *backend, bool keep_all)
+{
+    dlg_net *net;
+    assert_int_equal(dlg_net_create(&net, "mixed"), 0);
+    dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_XAVIER, 0},
+                        (dlg_filler){DLG_FILL_CONSTANT, 0.1f});
+    int x = dlg_input(net, "x", 4, 8, 8, 8), y = dlg_labels(net, "y", 4);
+    int a = dlg_conv(net, "a", x, 8, 3, 1, 1, 1);
+    int s = dlg_relu(net, "s", dlg_add(net, "sum", a, x));
+    int d = dlg_conv(net, "d", s, 8, 1, 1, 0, 1);
+    int s2 = dlg_relu(net, "s2", dlg_add(net, "sum2", d, s));
+    int f = dlg_fc(net, "fc", dlg_max_pool(net, "pool", s2, 2, 2, 0), 10);
+    dlg_softmax_loss(net, "loss", f, y);
+    dlg_plan_opts o = {.backend = backend, .threads = 2, .seed = 19, .keep_all = keep_all,
+                       .train = true, .input_grads = true};
+    if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0)
+        fail_msg("%s", dlg_net_error(net));
+    float lab[4] = {2, 5, 9, 1};
+    assert_int_equal(dlg_net_write(net, dlg_net_blob(net, "y"), DLG_DATA, lab, 4), 0);
+    return net;
+}
+
+static void test_training_folds_split_into_add(void **st)
+{
+    for (int b = 0; b < NBACKENDS; b++) {
+        dlg_net *all = make_mixed(backends[b], true), *sh = make_mixed(backends[b], false);
+        dlg_net *nets[2] = {all, sh};
+        for (uint64_t step = 0; step < 2; step++) {
+            for (int k = 0; k < 2; k++) {
+                set_input(nets[k], 600 + step);
+                assert_int_equal(dlg_net_forward(nets[k]), 0);
+                assert_int_equal(dlg_net_backward(nets[k]), 0);
+            }
+            assert_true(diff(all, sh, dlg_net_blob(all, "x"), DLG_DIFF) < 1e-5);
+            const char *layers[] = {"a", "d", "fc"};
+            for (int l = 0; l < 3; l++)
+                for (int p = 0; p < 2; p++)
+                    assert_true(diff(all, sh, dlg_net_param(all, layers[l], p), DLG_DIFF) < 1e-5);
+        }
+        if (!strcmp(backends[b], "cpu")) {
+            printf("  cpu add 'sum': %s\n", impl_of(sh, "sum"));
+            assert_non_null(strstr(impl_of(sh, "sum"), "by oneDNN"));
+            dlg_net *blocks = make_blocks("cpu", false, true);
+            printf("  cpu add 'sum' of the blocks net: %s\n", impl_of(blocks, "sum"));
+            assert_non_null(strstr(impl_of(blocks, "sum"), "one pass"));
+            dlg_net_destroy(blocks);
         }
         dlg_net_destroy(all);
         dlg_net_destroy(sh);
@@ -416,6 +489,7 @@ int main(void)
         cmocka_unit_test(test_inference_folds_residual_blocks),
         cmocka_unit_test(test_training_folds_add_relu),
         cmocka_unit_test(test_training_keeps_fused_add_output),
+        cmocka_unit_test(test_training_folds_split_into_add),
         cmocka_unit_test(test_training_shares_gradients),
         cmocka_unit_test(test_plan_touches_no_activations),
     };

@@ -2,12 +2,16 @@
  * split backward (sum): the layers that connect convolutions, so that
  * blocked layouts survive between them. */
 #include "cpu.h"
+#include "cpu_grad_sum.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 typedef struct prims {
-    cpu_prim fwd, bwd, bwd2;
+    cpu_prim fwd, bwd, bwd2, bwd3;
     dnnl_memory_desc_t top_md;
+    bool parts;       /* add with a folded split (top_parts) */
+    int64_t one_pass; /* its backward: floats cpu_grad_sum covers; 0: primitives */
 } prims;
 
 static void prims_destroy(void *ctx, void *state)
@@ -16,13 +20,15 @@ static void prims_destroy(void *ctx, void *state)
     cpu_prim_destroy(&s->fwd);
     cpu_prim_destroy(&s->bwd);
     cpu_prim_destroy(&s->bwd2);
+    cpu_prim_destroy(&s->bwd3);
     free(s);
 }
 
 static size_t prims_ws(const prims *s)
 {
     size_t w = s->fwd.ws > s->bwd.ws ? s->fwd.ws : s->bwd.ws;
-    return s->bwd2.ws > w ? s->bwd2.ws : w;
+    w = s->bwd2.ws > w ? s->bwd2.ws : w;
+    return s->bwd3.ws > w ? s->bwd3.ws : w;
 }
 
 /* Adds args with the given user layouts; the last `nout` are outputs. */
@@ -175,16 +181,17 @@ static int make_sum(cpu_ctx *c, cpu_prim *p, const dnnl_memory_desc_t *dst, int 
     return rc;
 }
 
-/* The folded ReLU's backward into s->bwd: dx (layout x) = dy where the
- * output y > 0, else 0 (oneDNN's relu from its output). */
-static int add_relu_bwd(cpu_ctx *c, prims *s, const dnnl_memory_desc_t *top,
-                        const dnnl_memory_desc_t *x, char *err, size_t errlen)
+/* The folded ReLU's backward into p: dx (layout x) = dy (layout dy) where
+ * the output y > 0, else 0 (oneDNN's relu from its output). */
+static int add_relu_bwd(cpu_ctx *c, cpu_prim *p, const dnnl_memory_desc_t *top,
+                        const dnnl_memory_desc_t *dy, const dnnl_memory_desc_t *x, char *err,
+                        size_t errlen)
 {
     dnnl_eltwise_desc_t fd, bd;
     dnnl_alg_kind_t alg = dnnl_eltwise_relu_use_dst_for_bwd;
     dnnl_status_t st = dnnl_eltwise_forward_desc_init(&fd, dnnl_forward_training, alg, top, 0, 0);
     if (st == dnnl_success)
-        st = dnnl_eltwise_backward_desc_init(&bd, alg, top, top, 0, 0);
+        st = dnnl_eltwise_backward_desc_init(&bd, alg, dy, top, 0, 0);
     if (st != dnnl_success)
         return cpu_fail(st, "eltwise desc", err, errlen);
     dnnl_primitive_desc_t hint = NULL;
@@ -194,11 +201,43 @@ static int add_relu_bwd(cpu_ctx *c, prims *s, const dnnl_memory_desc_t *top,
         dnnl_primitive_attr_destroy(attr);
     if (st != dnnl_success)
         return cpu_fail(st, "eltwise hint", err, errlen);
-    int rc = cpu_prim_create(c, &s->bwd, &bd, hint, err, errlen);
+    int rc = cpu_prim_create(c, p, &bd, hint, err, errlen);
     dnnl_primitive_desc_destroy(hint);
     int ba[3] = {DNNL_ARG_DST, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_SRC};
-    const dnnl_memory_desc_t *bm[3] = {top, top, x};
-    return rc ? rc : args(c, &s->bwd, ba, bm, 3, 1, err, errlen);
+    const dnnl_memory_desc_t *bm[3] = {top, dy, x};
+    return rc ? rc : args(c, p, ba, bm, 3, 1, err, errlen);
+}
+
+/* Backward with a folded split (top_parts, in the output's layout like
+ * every split output): one pass (cpu_grad_sum) when the input gradients
+ * are in that layout too; else the parts summed into the first input's
+ * gradient (bwd), its ReLU there in place (bwd3), a copy to the second
+ * (bwd2). */
+static int parts_setup(cpu_ctx *c, const dlg_layer *l, prims *s, const dnnl_memory_desc_t *top,
+                       const dnnl_memory_desc_t *a, const dnnl_memory_desc_t *b, char *err,
+                       size_t errlen)
+{
+    bool down0 = l->prop_down[0], down1 = l->prop_down[1];
+    s->parts = true;
+    if ((!down0 || dnnl_memory_desc_equal(a, top)) && (!down1 || dnnl_memory_desc_equal(b, top))) {
+        s->one_pass = (int64_t)(dnnl_memory_desc_get_size(top) / sizeof(float));
+        return 0;
+    }
+    if (l->ntop_parts >= CPU_MAX_ARGS) {
+        snprintf(err, errlen, "%d gradients to sum: at most %d in a layout change", l->ntop_parts,
+                 CPU_MAX_ARGS - 1);
+        return -DLG_ENOTSUP;
+    }
+    const dnnl_memory_desc_t *x = down0 ? a : b;
+    dnnl_memory_desc_t parts[CPU_MAX_ARGS];
+    for (int p = 0; p < l->ntop_parts; p++)
+        parts[p] = *top;
+    int rc = make_sum(c, &s->bwd, x, l->ntop_parts, parts, err, errlen);
+    if (!rc && l->p.add.relu)
+        rc = add_relu_bwd(c, &s->bwd3, top, x, x, err, errlen);
+    if (!rc && down0 && down1)
+        rc = make_sum(c, &s->bwd2, b, 1, a, err, errlen);
+    return rc;
 }
 
 static int add_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
@@ -235,11 +274,13 @@ static int add_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, ch
      * a folded ReLU, the first is the ReLU's gradient (from the output) and
      * the second a copy of it */
     bool down0 = l->backward && l->prop_down[0], down1 = l->backward && l->prop_down[1];
-    if (!rc && relu && (down0 || down1))
-        rc = add_relu_bwd(ctx, s, &top, down0 ? &a : &b, err, errlen);
+    if (!rc && l->ntop_parts && (down0 || down1))
+        rc = parts_setup(ctx, l, s, &top, &a, &b, err, errlen);
+    else if (!rc && relu && (down0 || down1))
+        rc = add_relu_bwd(ctx, &s->bwd, &top, &top, down0 ? &a : &b, err, errlen);
     else if (!rc && down0)
         rc = make_sum(ctx, &s->bwd, &a, 1, &top, err, errlen);
-    if (!rc && down1)
+    if (!rc && down1 && !l->ntop_parts)
         rc = relu && down0 ? make_sum(ctx, &s->bwd2, &b, 1, &a, err, errlen)
                            : relu ? 0 : make_sum(ctx, &s->bwd2, &b, 1, &top, err, errlen);
     if (rc) {
@@ -258,10 +299,36 @@ static int add_forward(void *ctx, dlg_layer *l, void *state)
     return cpu_prim_exec(ctx, &((prims *)state)->fwd, ptrs, l->ws);
 }
 
+/* With a folded split: see parts_setup. */
+static int add_parts_backward(cpu_ctx *c, dlg_layer *l, prims *s)
+{
+    float *dx0 = l->prop_down[0] ? l->bottom[0]->diff : NULL;
+    float *dx1 = l->prop_down[1] ? l->bottom[1]->diff : NULL;
+    const float *y = l->p.add.relu ? l->top[0]->data : NULL;
+    if (s->one_pass) {
+        cpu_grad_sum(dx0, dx1, l->top_parts, l->ntop_parts, y, s->one_pass);
+        return 0;
+    }
+    void *sum[CPU_MAX_ARGS + 1];
+    for (int p = 0; p < l->ntop_parts; p++)
+        sum[p] = l->top_parts[p]->diff;
+    float *x = dx0 ? dx0 : dx1;
+    sum[l->ntop_parts] = x;
+    void *relu[3] = {l->top[0]->data, x, x}, *copy[2] = {dx0, dx1};
+    int rc = cpu_prim_exec(c, &s->bwd, sum, l->ws);
+    if (!rc && y)
+        rc = cpu_prim_exec(c, &s->bwd3, relu, l->ws);
+    if (!rc && dx0 && dx1)
+        rc = cpu_prim_exec(c, &s->bwd2, copy, l->ws);
+    return rc;
+}
+
 static int add_backward(void *ctx, dlg_layer *l, void *state)
 {
     prims *s = state;
     int rc = 0;
+    if (l->ntop_parts)
+        return add_parts_backward(ctx, l, s);
     if (l->p.add.relu) { /* relu into the first input's gradient, copied to the second */
         int first = l->prop_down[0] ? 0 : 1;
         void *r[3] = {l->top[0]->data, l->top[0]->diff, l->bottom[first]->diff};
@@ -280,6 +347,15 @@ static int add_backward(void *ctx, dlg_layer *l, void *state)
     return rc;
 }
 
+static const char *add_impl(const void *state)
+{
+    const prims *s = state;
+    if (!s->parts)
+        return NULL;
+    return s->one_pass ? "binary; backward sums the split's gradients in one pass"
+                       : "binary; backward sums the split's gradients by oneDNN (layouts differ)";
+}
+
 /* Only a folded ReLU's backward reads the output. */
 static bool add_bwd_reads_top(const dlg_layer *l) { return l->p.add.relu; }
 
@@ -289,9 +365,11 @@ const dlg_kernels dlg_cpu_add = {.setup = add_setup,
                                  .destroy = prims_destroy,
                                  .any_layout = true,
                                  .fuses_relu = true,
+                                 .sums_top_parts = true,
                                  .bwd_no_bottom_data = true,
                                  .bwd_no_top_data = true,
-                                 .bwd_reads_top = add_bwd_reads_top};
+                                 .bwd_reads_top = add_bwd_reads_top,
+                                 .impl = add_impl};
 
 /* Split outputs alias the input (same data, same layout); backward sums
  * their gradients. */

@@ -130,24 +130,38 @@ static int add_forward(void *ctx, dlg_layer *l, void *state)
     return 0;
 }
 
+/* The output's gradient at i: its diff, or the sum of the folded split's
+ * output diffs (top_parts). */
+static float top_grad(const dlg_layer *l, int64_t i)
+{
+    if (!l->ntop_parts)
+        return G(l->top[0])[i];
+    double g = 0;
+    for (int p = 0; p < l->ntop_parts; p++)
+        g += G(l->top_parts[p])[i];
+    return (float)g;
+}
+
 static int add_backward(void *ctx, dlg_layer *l, void *state)
 {
-    const float *y = F(l->top[0]), *dy = G(l->top[0]);
+    const float *y = F(l->top[0]);
     for (int b = 0; b < 2; b++) {
         if (!l->prop_down[b])
             continue;
         float *dx = G(l->bottom[b]);
         for (int64_t i = 0; i < l->top[0]->count; i++)
-            dx[i] = l->p.add.relu && !(y[i] > 0) ? 0 : dy[i];
+            dx[i] = l->p.add.relu && !(y[i] > 0) ? 0 : top_grad(l, i);
     }
     return 0;
 }
 
-/* fuses_relu: a folded ReLU (dlg_add_param) */
+/* fuses_relu: a folded ReLU (dlg_add_param); sums_top_parts: a folded
+ * split's backward (dlg_layer.top_parts) */
 const dlg_kernels dlg_ref_add = {.setup = dlg_ref_setup_none,
                                  .forward = add_forward,
                                  .backward = add_backward,
-                                 .fuses_relu = true};
+                                 .fuses_relu = true,
+                                 .sums_top_parts = true};
 
 /* Split outputs alias the input's data: forward has nothing to do. */
 static int split_forward(void *ctx, dlg_layer *l, void *state) { return 0; }
