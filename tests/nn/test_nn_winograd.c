@@ -121,7 +121,7 @@ static double check_backward_data(const wino_shape *s, const bufs *b)
 static double check_backward_weights(const wino_shape *s, const bufs *b)
 {
     wino_backward_weights(s, b->x, b->dy, b->dw, b->ws);
-    wino_bias_grad(s, b->dy, b->db);
+    wino_bias_grad(s->n, s->k, oh(s) * ow(s), b->dy, b->db);
     err e = {0, 0}, eb = {0, 0};
     for (int64_t k = 0; k < s->k; k++) {
         double sum = 0;

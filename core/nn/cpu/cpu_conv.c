@@ -3,6 +3,7 @@
  * ungrouped weights take the layout the forward primitive prefers (SGD is
  * element-wise), so no call reorders them. */
 #include "cpu.h"
+#include "cpu_wino1d.h"
 #include "cpu_winograd.h"
 
 #include <stdlib.h>
@@ -12,8 +13,9 @@ typedef struct conv_state {
     dnnl_memory_desc_t top_md; /* the top's layout when it is not plain */
     dnnl_memory_desc_t w_md;   /* the weights' layout when it is not plain */
     cpu_fold fold;             /* a batch norm folded into the weights */
-    bool wino;                 /* run by cpu_winograd.c, not the primitives */
+    enum { BY_PRIMS, BY_WINO, BY_WINO1D } by; /* who runs it: oneDNN, cpu_winograd.c, cpu_wino1d.c */
     wino_shape shape;
+    wino1d_shape shape1d;
 } conv_state;
 
 static void conv_destroy(void *ctx, void *state)
@@ -44,6 +46,21 @@ static int epilogue_post_ops(const dlg_layer *l, dnnl_post_ops_t *po)
     return st == dnnl_success ? 0 : -DLG_ENOMEM;
 }
 
+/* Layouts the Winograd kernels read: nChw8c activations (the residual
+ * too), 8i8o-blocked weights of kh x kw. */
+static bool wino_layouts(const dlg_layer *l, int kh, int kw)
+{
+    const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
+    int64_t wd[4] = {y->d[1], x->d[1], kh, kw};
+    dnnl_memory_desc_t xb = cpu_md(4, x->d, dnnl_aBcd8b), yb = cpu_md(4, y->d, dnnl_aBcd8b);
+    dnnl_memory_desc_t wb = cpu_md(4, wd, dnnl_ABcd8b8a);
+    dnnl_memory_desc_t xm = cpu_tensor_md(l->bottom[0]), ym = cpu_tensor_md(l->top[0]);
+    dnnl_memory_desc_t wm = cpu_tensor_md(l->param[0]);
+    dnnl_memory_desc_t rm = l->p.conv.residual ? cpu_tensor_md(l->bottom[1]) : yb;
+    return dnnl_memory_desc_equal(&xm, &xb) && dnnl_memory_desc_equal(&ym, &yb) &&
+           dnnl_memory_desc_equal(&wm, &wb) && dnnl_memory_desc_equal(&rm, &yb);
+}
+
 /* The Winograd kernels take 3x3 stride-1 ungrouped layers padded alike on
  * every side (0-2: Inception's stem has pad 0), with enough tiles to pay
  * (wino_pays), whose tensors are all in the AVX2 layouts oneDNN chose here
@@ -59,16 +76,24 @@ static bool wino_fits(const dlg_layer *l, wino_shape *ws)
         return false;
     *ws = (wino_shape){.n = x->d[0], .c = x->d[1], .k = y->d[1], .h = x->d[2], .w = x->d[3],
                        .pad = p->ph};
-    if (!wino_supported(ws) || !wino_pays(ws))
+    return wino_supported(ws) && wino_pays(ws) && wino_layouts(l, 3, 3);
+}
+
+/* The one-dimensional kernels take 1 x r and r x 1 (r = 3, 7) stride-1
+ * ungrouped layers padded only along the filter, where they pay
+ * (wino1d_pays), in the same layouts. */
+static bool wino1d_fits(const dlg_layer *l, wino1d_shape *ws)
+{
+    const dlg_conv_param *p = &l->p.conv;
+    const dlg_shape *x = &l->bottom[0]->shape;
+    bool along_w = p->kh == 1 && p->ph == 0, along_h = p->kw == 1 && p->pw == 0;
+    if (p->groups != 1 || p->sh != 1 || p->sw != 1 || p->dh != 1 || p->dw != 1 ||
+        along_w == along_h)
         return false;
-    int64_t wd[4] = {y->d[1], x->d[1], 3, 3};
-    dnnl_memory_desc_t xb = cpu_md(4, x->d, dnnl_aBcd8b), yb = cpu_md(4, y->d, dnnl_aBcd8b);
-    dnnl_memory_desc_t wb = cpu_md(4, wd, dnnl_ABcd8b8a);
-    dnnl_memory_desc_t xm = cpu_tensor_md(l->bottom[0]), ym = cpu_tensor_md(l->top[0]);
-    dnnl_memory_desc_t wm = cpu_tensor_md(l->param[0]);
-    dnnl_memory_desc_t rm = p->residual ? cpu_tensor_md(l->bottom[1]) : yb;
-    return dnnl_memory_desc_equal(&xm, &xb) && dnnl_memory_desc_equal(&ym, &yb) &&
-           dnnl_memory_desc_equal(&wm, &wb) && dnnl_memory_desc_equal(&rm, &yb);
+    *ws = (wino1d_shape){.n = x->d[0], .c = x->d[1], .k = l->top[0]->shape.d[1], .h = x->d[2],
+                         .w = x->d[3], .axis = along_w, .r = along_w ? p->kw : p->kh,
+                         .pad = along_w ? p->pw : p->ph};
+    return wino1d_supported(ws) && wino1d_pays(ws) && wino_layouts(l, p->kh, p->kw);
 }
 
 static size_t max_ws(const conv_state *s)
@@ -186,11 +211,17 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
         conv_destroy(ctx, s);
         return rc;
     }
-    s->wino = c->winograd && wino_fits(l, &s->shape);
+    s->by = !c->winograd                      ? BY_PRIMS
+            : wino_fits(l, &s->shape)          ? BY_WINO
+            : wino1d_fits(l, &s->shape1d)      ? BY_WINO1D
+                                               : BY_PRIMS;
     *state = s;
     *ws = max_ws(s);
-    if (s->wino && wino_ws_bytes(&s->shape) > *ws)
-        *ws = wino_ws_bytes(&s->shape);
+    size_t wb = s->by == BY_WINO     ? wino_ws_bytes(&s->shape)
+                : s->by == BY_WINO1D ? wino1d_ws_bytes(&s->shape1d)
+                                     : 0;
+    if (wb > *ws)
+        *ws = wb;
     return 0;
 }
 
@@ -202,22 +233,32 @@ static int wino_forward_layer(const dlg_layer *l, const conv_state *s)
         w = s->fold.w;
         b = s->fold.b;
     }
-    wino_forward(&s->shape, l->bottom[0]->data, w, b, p->residual ? l->bottom[1]->data : NULL,
-                 p->relu, l->top[0]->data, l->ws);
+    const float *res = p->residual ? l->bottom[1]->data : NULL;
+    if (s->by == BY_WINO1D)
+        wino1d_forward(&s->shape1d, l->bottom[0]->data, w, b, res, p->relu, l->top[0]->data,
+                       l->ws);
+    else
+        wino_forward(&s->shape, l->bottom[0]->data, w, b, res, p->relu, l->top[0]->data, l->ws);
     return 0;
 }
 
 static void wino_backward_layer(dlg_layer *l, conv_state *s)
 {
-    if (l->prop_down[0])
-        wino_backward_data(&s->shape, l->top[0]->diff, l->param[0]->data, l->bottom[0]->diff,
-                           l->ws);
-    if (l->param_grad) {
-        wino_backward_weights(&s->shape, l->bottom[0]->data, l->top[0]->diff, l->param[0]->diff,
-                              l->ws);
-        if (l->p.conv.bias)
-            wino_bias_grad(&s->shape, l->top[0]->diff, l->param[1]->diff);
-    }
+    const float *dy = l->top[0]->diff;
+    bool one = s->by == BY_WINO1D;
+    if (l->prop_down[0] && one)
+        wino1d_backward_data(&s->shape1d, dy, l->param[0]->data, l->bottom[0]->diff, l->ws);
+    else if (l->prop_down[0])
+        wino_backward_data(&s->shape, dy, l->param[0]->data, l->bottom[0]->diff, l->ws);
+    if (!l->param_grad)
+        return;
+    if (one)
+        wino1d_backward_weights(&s->shape1d, l->bottom[0]->data, dy, l->param[0]->diff, l->ws);
+    else
+        wino_backward_weights(&s->shape, l->bottom[0]->data, dy, l->param[0]->diff, l->ws);
+    const dlg_shape *y = &l->top[0]->shape;
+    if (l->p.conv.bias)
+        wino_bias_grad(y->d[0], y->d[1], y->d[2] * y->d[3], dy, l->param[1]->diff);
 }
 
 static int conv_forward(void *ctx, dlg_layer *l, void *state)
@@ -228,7 +269,7 @@ static int conv_forward(void *ctx, dlg_layer *l, void *state)
         if (rc < 0)
             return rc;
     }
-    if (s->wino)
+    if (s->by != BY_PRIMS)
         return wino_forward_layer(l, s);
     void *ptrs[5];
     int k = 0; /* in the order setup added the arguments */
@@ -251,7 +292,7 @@ static int conv_backward(void *ctx, dlg_layer *l, void *state)
 {
     conv_state *s = state;
     int rc = 0;
-    if (s->wino) {
+    if (s->by != BY_PRIMS) {
         wino_backward_layer(l, s);
         return 0;
     }
@@ -271,8 +312,13 @@ static const char *conv_impl(const void *state)
 {
     const conv_state *s = state;
     const char *impl = NULL;
-    if (s->wino)
+    if (s->by == BY_WINO)
         return "winograd F(4x4,3x3) avx2";
+    if (s->by == BY_WINO1D)
+        return s->shape1d.axis ? (s->shape1d.r == 7 ? "winograd F(3,7) along w avx2"
+                                                    : "winograd F(4,3) along w avx2")
+                               : (s->shape1d.r == 7 ? "winograd F(3,7) along h avx2"
+                                                    : "winograd F(4,3) along h avx2");
     if (dnnl_primitive_desc_query(s->fwd.pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success)
         return NULL;
     return impl;

@@ -520,15 +520,14 @@ void wino_backward_weights(const wino_shape *s, const float *x, const float *dy,
     untransform_filters(s, b.u, dw);
 }
 
-WINO_TARGET void wino_bias_grad(const wino_shape *s, const float *dy, float *db)
+WINO_TARGET void wino_bias_grad(int64_t n, int64_t k, int64_t hw, const float *dy, float *db)
 {
-    geom f = forward_geom(s, s->n);
-    int64_t ncb = s->k / 8, hw = f.oh * f.ow;
+    int64_t ncb = k / 8;
     WINO_PARALLEL
     for (int64_t kb = 0; kb < ncb; kb++) {
         v8 sum = {0};
-        for (int64_t n = 0; n < s->n; n++) {
-            const float *plane = dy + (n * ncb + kb) * hw * 8;
+        for (int64_t i = 0; i < n; i++) {
+            const float *plane = dy + (i * ncb + kb) * hw * 8;
             for (int64_t p = 0; p < hw; p++)
                 sum += *(const v8 *)(plane + p * 8);
         }

@@ -39,7 +39,8 @@ void wino_backward_data(const wino_shape *s, const float *dy, const float *w, fl
 /* dw = the gradient of the weights (overwritten). */
 void wino_backward_weights(const wino_shape *s, const float *x, const float *dy, float *dw,
                            void *ws);
-/* db = the gradient of the bias: dy summed over batch and pixels. */
-void wino_bias_grad(const wino_shape *s, const float *dy, float *db);
+/* db = the gradient of the bias: dy (nChw8c: n images, k channels, hw
+ * pixels each) summed over batch and pixels. */
+void wino_bias_grad(int64_t n, int64_t k, int64_t hw, const float *dy, float *db);
 
 #endif
