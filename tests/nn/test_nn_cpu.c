@@ -264,6 +264,17 @@ static int wino_valid_net(dlg_net *net)
     return dlg_relu(net, "r1", dlg_conv(net, "L", x, 72, 3, 1, 0, 1));
 }
 
+/* Inception's factorised filters: a 1x7 then a 7x1 layer (pad 3 along the
+ * filter only) by the one-dimensional kernels, 108 and 102 strips. */
+static int wino_1d_net(dlg_net *net)
+{
+    dlg_conv_spec r17 = {64, 1, 7, 1, 1, 0, 3, 1, 1, 1, true},
+                  r71 = {64, 7, 1, 1, 1, 3, 0, 1, 1, 1, true};
+    int x = dlg_relu(net, "r0", dlg_conv(net, "c0", X(2, 8, 9, 17), 64, 1, 1, 0, 1));
+    x = dlg_relu(net, "r1", dlg_conv_ex(net, "c17", x, &r17));
+    return dlg_relu(net, "r2", dlg_conv_ex(net, "L", x, &r71));
+}
+
 static int small_tiles(dlg_net *net)
 {
     int x = dlg_relu(net, "r0", dlg_conv(net, "c0", X(1, 8, 16, 16), 64, 1, 1, 0, 1));
@@ -321,6 +332,10 @@ static void test_winograd(void **st)
     expect_impl(wino_valid_net, "L", false, "winograd");
     compare("winograd 3x3 pad 0", wino_valid_net, true);
     compare("winograd 3x3 pad 0 inference", wino_valid_net, false);
+    expect_impl(wino_1d_net, "c17", false, "F(3,7) along w");
+    expect_impl(wino_1d_net, "L", false, "F(3,7) along h");
+    compare("winograd 1x7, 7x1", wino_1d_net, true);
+    compare("winograd 1x7, 7x1 inference", wino_1d_net, false);
 }
 
 static void test_nets(void **st)
