@@ -211,7 +211,7 @@ typedef struct dlg_plan_opts {
      * persistent batch norm want it); for comparisons and tests */
     bool half_nchw;
     /* cpu: oneDNN's direct kernels for every convolution, no Winograd for
-     * 3x3 stride-1 layers (comparisons, tests) */
+     * 3x3, 1x7/7x1 or 1x3/3x1 stride-1 layers (comparisons, tests) */
     bool direct_conv;
 } dlg_plan_opts;
 int dlg_net_plan(dlg_net *net, const dlg_plan_opts *opts);

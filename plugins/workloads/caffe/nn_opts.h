@@ -33,8 +33,9 @@
  * algorithms by measurement). */
 #define CNN_CPU_OPTION(WINO)                                                                       \
     [WINO] = {"winograd", DLG_OPT_BOOL, "true", NULL, NULL, NULL,                                  \
-              "cpu: 3x3 stride-1 convolutions by Winograd F(4x4,3x3) on AVX2 (4x fewer "            \
-              "multiplications; false: oneDNN's direct kernels, for comparison)",                   \
+              "cpu: stride-1 3x3 convolutions by Winograd F(4x4,3x3), 1x7/7x1 by F(3,7), "          \
+              "1x3/3x1 by F(4,3), on AVX2 (fewer multiplications; false: oneDNN's direct "          \
+              "kernels, for comparison)",                                                           \
               0}
 
 static inline void nn_opts_cpu(dlg_plan_opts *po, const dlg_value *o, int wino)
