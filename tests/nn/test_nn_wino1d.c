@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "wino_testutil.h"
+
 #include "cpu/cpu_wino1d.h"
 
 #include <math.h>
@@ -54,26 +56,6 @@ static bool tap(const wino1d_shape *s, int64_t y, int64_t x, int j, int64_t *iy,
     return *iy >= 0 && *ix >= 0 && *iy < s->h && *ix < s->w;
 }
 
-static float *randoms(size_t n, unsigned *seed, float scale)
-{
-    float *p = aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64);
-    assert_non_null(p);
-    for (size_t i = 0; i < n; i++)
-        p[i] = scale * ((float)rand_r(seed) / (float)RAND_MAX - 0.5f);
-    return p;
-}
-
-typedef struct err {
-    double d, m;
-} err;
-
-static void track(err *e, double ref, double got)
-{
-    e->d = fmax(e->d, fabs(ref - got));
-    e->m = fmax(e->m, fabs(ref));
-}
-
-static double rel(const err *e) { return e->d / fmax(e->m, 1e-6); }
 
 static double check_forward(const wino1d_shape *s, const bufs *b, bool res, bool relu)
 {

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "wino_testutil.h"
+
 #include "cpu/cpu_winograd.h"
 
 #include <math.h>
@@ -48,26 +50,6 @@ static size_t wgt(const wino_shape *s, int64_t k, int64_t c, int i, int j)
     return (size_t)((((k / 8) * (s->c / 8) + c / 8) * 9 + i * 3 + j) * 64 + (c % 8) * 8 + k % 8);
 }
 
-static float *randoms(size_t n, unsigned *seed, float scale)
-{
-    float *p = aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64);
-    assert_non_null(p);
-    for (size_t i = 0; i < n; i++)
-        p[i] = scale * ((float)rand_r(seed) / (float)RAND_MAX - 0.5f);
-    return p;
-}
-
-typedef struct err {
-    double d, m;
-} err;
-
-static void track(err *e, double ref, double got)
-{
-    e->d = fmax(e->d, fabs(ref - got));
-    e->m = fmax(e->m, fabs(ref));
-}
-
-static double rel(const err *e) { return e->d / fmax(e->m, 1e-6); }
 
 static double check_forward(const wino_shape *s, const bufs *b, bool res, bool relu)
 {

@@ -10,8 +10,8 @@
  * backward weights the adjoint: dU[xi] = V[xi]^T (A dy)[xi] summed over
  * strips, dg = G^T dU. */
 #include "cpu_wino1d.h"
+#include "cpu_wino_pass.h"
 
-#include <oneapi/dnnl/dnnl.h>
 #include <string.h>
 
 #define W1_TARGET __attribute__((target("avx2,fma")))
@@ -169,38 +169,16 @@ bool wino1d_pays(const wino1d_shape *s)
     return strips_of(&f, kind_of(s->r)->m).count >= 32 && s->c * s->k >= 32 * (s->c + s->k);
 }
 
-#define PASS_BYTES ((size_t)16 << 20)
-
 static int64_t pass_images(const wino1d_shape *s)
 {
-    if (s->pass > 0)
-        return s->pass < s->n ? s->pass : s->n;
     size_t per = sizeof(float) * (size_t)kind_of(s->r)->n * (size_t)image_strips(s) *
                  (size_t)(s->c + s->k);
-    int64_t most = (int64_t)(PASS_BYTES / per);
-    if (most < 1)
-        most = 1;
-    if (most >= s->n)
-        return s->n;
-    int64_t passes = (s->n + most - 1) / most;
-    return (s->n + passes - 1) / passes;
+    return wino_pass_images(s->n, s->pass, per);
 }
 
 size_t wino1d_ws_bytes(const wino1d_shape *s)
 {
-    size_t count = (size_t)(pass_images(s) * image_strips(s)), ch = (size_t)(s->c + s->k);
-    return sizeof(float) * (size_t)kind_of(s->r)->n * (count * ch + (size_t)(s->c * s->k)) + 64;
-}
-
-typedef struct bufs {
-    float *in, *out, *u; /* [xi][strip][ci], [xi][strip][co], [xi][ci][co] */
-} bufs;
-
-static bufs bufs_of(void *ws, int npts, int64_t count, int64_t ci, int64_t co)
-{
-    float *p = (float *)(((uintptr_t)ws + 63) & ~(uintptr_t)63);
-    bufs b = {p, p + npts * count * ci, p + npts * count * (ci + co)};
-    return b;
+    return wino_scratch_bytes(kind_of(s->r)->n, pass_images(s) * image_strips(s), s->c, s->k);
 }
 
 /* Offset of tap j of filter (k, c) in ABcd8b8a with one spatial dim 1. */
@@ -374,13 +352,11 @@ W1_PARALLEL2
 
 /* out (co channels) = conv(in (ci channels), filters already in b.u). */
 static void convolve(const geom *g, const kind *kd, int64_t ci, int64_t co, const float *in,
-                     const epilogue *e, float *out, bufs *b)
+                     const epilogue *e, float *out, const wino_bufs *b)
 {
     strips t = strips_of(g, kd->m);
     transform_inputs(g, kd, ci, in, &t, b->in);
-    for (int xi = 0; xi < kd->n; xi++)
-        dnnl_sgemm('N', 'N', t.count, co, ci, 1.0f, b->in + xi * t.count * ci, ci,
-                   b->u + xi * ci * co, co, 0.0f, b->out + xi * t.count * co, co);
+    wino_products(kd->n, t.count, ci, co, b);
     transform_outputs(g, kd, co, b->out, &t, e, out);
 }
 
@@ -401,7 +377,7 @@ void wino1d_forward(const wino1d_shape *s, const float *x, const float *w, const
     const kind *kd = kind_of(s->r);
     int64_t per = pass_images(s);
     geom first = forward_geom(s, pass_count(s, 0, per));
-    bufs b = bufs_of(ws, kd->n, strips_of(&first, kd->m).count, s->c, s->k);
+    wino_bufs b = wino_bufs_of(ws, kd->n, strips_of(&first, kd->m).count, s->c, s->k);
     transform_filters(s, kd, w, b.u);
     for (int64_t n0 = 0; n0 < s->n; n0 += per) {
         geom g = forward_geom(s, pass_count(s, n0, per));
@@ -418,7 +394,7 @@ void wino1d_backward_data(const wino1d_shape *s, const float *dy, const float *w
     const kind *kd = kind_of(s->r);
     int64_t per = pass_images(s);
     geom first = backward_geom(s, pass_count(s, 0, per));
-    bufs b = bufs_of(ws, kd->n, strips_of(&first, kd->m).count, s->k, s->c);
+    wino_bufs b = wino_bufs_of(ws, kd->n, strips_of(&first, kd->m).count, s->k, s->c);
     epilogue e = {NULL, NULL, false};
     transform_filters_reversed(s, kd, w, b.u);
     for (int64_t n0 = 0; n0 < s->n; n0 += per) {
@@ -435,7 +411,7 @@ void wino1d_backward_weights(const wino1d_shape *s, const float *x, const float 
     const kind *kd = kind_of(s->r);
     int64_t per = pass_images(s);
     geom first = forward_geom(s, pass_count(s, 0, per));
-    bufs b = bufs_of(ws, kd->n, strips_of(&first, kd->m).count, s->c, s->k);
+    wino_bufs b = wino_bufs_of(ws, kd->n, strips_of(&first, kd->m).count, s->c, s->k);
     for (int64_t n0 = 0; n0 < s->n; n0 += per) {
         geom g = forward_geom(s, pass_count(s, n0, per));
         strips t = strips_of(&g, kd->m);
@@ -443,10 +419,7 @@ void wino1d_backward_weights(const wino1d_shape *s, const float *x, const float 
                          b.in);
         transform_grads(&g, kd, s->k, dy + (size_t)n0 * image_floats(s->k, g.out, g.across), &t,
                         b.out);
-        for (int xi = 0; xi < kd->n; xi++)
-            dnnl_sgemm('T', 'N', s->c, s->k, t.count, 1.0f, b.in + xi * t.count * s->c, s->c,
-                       b.out + xi * t.count * s->k, s->k, n0 ? 1.0f : 0.0f,
-                       b.u + xi * s->c * s->k, s->k);
+        wino_weight_products(kd->n, t.count, s->c, s->k, n0 > 0, &b);
     }
     untransform_filters(s, kd, b.u, dw);
 }

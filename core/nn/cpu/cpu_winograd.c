@@ -12,8 +12,8 @@
  * adjoint: dU[xi] = V[xi]^T (A dy A^T)[xi] summed over tiles, then
  * dg = G^T dU G. */
 #include "cpu_winograd.h"
+#include "cpu_wino_pass.h"
 
-#include <oneapi/dnnl/dnnl.h>
 #include <string.h>
 
 #define WINO_TARGET __attribute__((target("avx2,fma")))
@@ -99,44 +99,18 @@ bool wino_pays(const wino_shape *s)
     return tiles_of(&f).count >= 32 && s->c * s->k >= 32 * (s->c + s->k);
 }
 
-/* Bytes one pass's transformed tiles may take (both sides of the
- * products): passes over a few images keep them in the last-level cache
- * between the transforms and the products rather than in DRAM (ResNet-50's
- * 56x56 layers at batch 16 would need 58 MB at once). */
-#define PASS_BYTES ((size_t)16 << 20)
-
-/* Images per pass, balanced over the passes. */
+/* Images per pass (cpu_wino_pass.c). */
 static int64_t pass_images(const wino_shape *s)
 {
-    if (s->pass > 0)
-        return s->pass < s->n ? s->pass : s->n;
     size_t per = sizeof(float) * NXI * (size_t)image_tiles(s) * (size_t)(s->c + s->k);
-    int64_t most = (int64_t)(PASS_BYTES / per);
-    if (most < 1)
-        most = 1;
-    if (most >= s->n)
-        return s->n;
-    int64_t passes = (s->n + most - 1) / most;
-    return (s->n + passes - 1) / passes;
+    return wino_pass_images(s->n, s->pass, per);
 }
 
 /* One pass's transformed tiles, input and output side, and the
  * transformed filter. */
 size_t wino_ws_bytes(const wino_shape *s)
 {
-    size_t count = (size_t)(pass_images(s) * image_tiles(s)), ch = (size_t)(s->c + s->k);
-    return sizeof(float) * NXI * (count * ch + (size_t)(s->c * s->k)) + 64;
-}
-
-typedef struct wino_bufs {
-    float *in, *out, *u; /* [xi][tile][ci], [xi][tile][co], [xi][ci][co] */
-} wino_bufs;
-
-static wino_bufs bufs_of(void *ws, int64_t count, int64_t ci, int64_t co)
-{
-    float *p = (float *)(((uintptr_t)ws + 63) & ~(uintptr_t)63);
-    wino_bufs b = {p, p + NXI * count * ci, p + NXI * count * (ci + co)};
-    return b;
+    return wino_scratch_bytes(NXI, pass_images(s) * image_tiles(s), s->c, s->k);
 }
 
 /* ---- the three 1-d transforms and their adjoints, on 8 channels ---- */
@@ -433,22 +407,13 @@ WINO_PARALLEL2
             }
 }
 
-/* The 36 products, each (count x ci) * (ci x co), over the threads. */
-static void multiply(int64_t count, int64_t ci, int64_t co, const float *in, const float *u,
-                     float *out)
-{
-    for (int xi = 0; xi < NXI; xi++)
-        dnnl_sgemm('N', 'N', count, co, ci, 1.0f, in + xi * count * ci, ci, u + xi * ci * co, co,
-                   0.0f, out + xi * count * co, co);
-}
-
 /* out (co channels) = conv(in (ci channels), filters already in b.u). */
 static void convolve(const geom *g, int64_t ci, int64_t co, const float *in, const epilogue *e,
                      float *out, wino_bufs *b)
 {
     tiles t = tiles_of(g);
     transform_inputs(g, ci, in, &t, b->in);
-    multiply(t.count, ci, co, b->in, b->u, b->out);
+    wino_products(NXI, t.count, ci, co, b);
     transform_outputs(g, co, b->out, &t, e, out);
 }
 
@@ -462,7 +427,7 @@ static int64_t pass_count(const wino_shape *s, int64_t n0, int64_t per)
  * channels in, co out. */
 static wino_bufs pass_bufs(const geom *first, void *ws, int64_t ci, int64_t co)
 {
-    return bufs_of(ws, tiles_of(first).count, ci, co);
+    return wino_bufs_of(ws, NXI, tiles_of(first).count, ci, co);
 }
 
 /* Where image n0 starts in a tensor of ch channels of h x w. */
@@ -512,10 +477,7 @@ void wino_backward_weights(const wino_shape *s, const float *x, const float *dy,
         tiles t = tiles_of(&g);
         transform_inputs(&g, s->c, x + image_offset(n0, s->c, g.ih, g.iw), &t, b.in);
         transform_grads(&g, s->k, dy + image_offset(n0, s->k, g.oh, g.ow), &t, b.out);
-        for (int xi = 0; xi < NXI; xi++)
-            dnnl_sgemm('T', 'N', s->c, s->k, t.count, 1.0f, b.in + xi * t.count * s->c, s->c,
-                       b.out + xi * t.count * s->k, s->k, n0 ? 1.0f : 0.0f,
-                       b.u + xi * s->c * s->k, s->k);
+        wino_weight_products(NXI, t.count, s->c, s->k, n0 > 0, &b);
     }
     untransform_filters(s, b.u, dw);
 }
