@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
-# dlgauge's Winograd F(4x4,3x3) convolutions against oneDNN's direct kernels
+# dlgauge's Winograd convolutions (F(4x4,3x3); F(3,7), F(4,3) along one
+# axis) against oneDNN's direct kernels
 # (the peer: what dlgauge runs with `winograd = false`, and what PyTorch
 # runs on this CPU), one layer at a time through the `conv` workload, in
 # the layouts both use between layers (nChw8c activations, 8i8o-blocked
 # weights).  The shapes are ResNet-50's 3x3 stride-1 layers and
-# Inception-v3's unpadded stem layers (2a, 4a), each pass (fwd, bwd_data,
-# bwd_filter), at batch 16 and at a batch small enough to show where the
+# Inception-v3's unpadded stem layers (2a, 4a) and factorised 1x7, 7x1,
+# 1x3, 3x1 layers, each pass (fwd, bwd_data, bwd_filter), at batch 16 and
+# at a batch small enough to show where the
 # transformed filter no longer pays (the engine takes Winograd only with
 # >= 32 output tiles: core/nn/cpu/cpu_winograd.c).
 # Rounds alternate the two algorithms; figures are medians of the per-run
 # median step time; ratio = Winograd's speed over direct's.
 #
 # usage: scripts/bench/winograd-vs-onednn.sh [BUILD_DIR] [THREADS]
-#   env ROUNDS (3), STEPS (10), SHAPES ("N:C:HW[:K[:PAD]] ..." to override
-#   the list; K defaults to C, PAD to 1)
+#   env ROUNDS (3), STEPS (10), SHAPES ("N:C:HW[:K[:PAD or RxS]] ..." to
+#   override the list; K defaults to C; PAD (3x3) to 1; RxS a 1 x r or
+#   r x 1 filter padded to keep the size along it)
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$src/build}" && pwd)
@@ -26,7 +29,8 @@ trap 'rm -rf "$work"' EXIT
 
 # batch:channels:size[:out channels[:pad]]; tiles = batch x ceil(out size/4)^2
 shapes=(${SHAPES:-16:64:56 16:128:28 16:256:14 16:512:7 1:128:28 1:256:14 2:256:14 1:512:7 8:512:7
-  16:32:149:32:0 16:80:73:192:0})
+  16:32:149:32:0 16:80:73:192:0 16:192:17:192:1x7 16:192:17:192:7x1 16:128:17:128:1x7
+  16:384:8:384:1x3 16:448:8:384:3x1})
 
 echo "== machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $threads threads"
 printf '[sink csv]\npath = %s/isa.csv\n[job isa]\nworkload = conv\nn = 1\ncpus = %s\niterations = 1\n' \
@@ -36,13 +40,16 @@ printf '[sink csv]\npath = %s/isa.csv\n[job isa]\nworkload = conv\nn = 1\ncpus =
 
 for sh in "${shapes[@]}"; do
   IFS=: read -r n ch hw k pad <<<"$sh"
-  k=${k:-$ch} pad=${pad:-1}
+  k=${k:-$ch} pad=${pad:-1} r=3 s=3 ph=-1 pw=-1 tag=${pad:-1}
+  case $pad in *x*) # a 1-d filter, padded along it only
+    r=${pad%x*} s=${pad#*x} ph=$(((r - 1) / 2)) pw=$(((s - 1) / 2)) pad=0 ;;
+  esac
   for pass in fwd bwd_data bwd_filter; do
-    for r in $(seq 1 "$rounds"); do
+    for round in $(seq 1 "$rounds"); do
       for algo in direct winograd; do
-        name="n${n}-c${ch}-k${k}-${hw}-p${pad}-${pass}-${algo}"
-        printf '[sink csv]\npath = %s/%s-%s.csv\n[job %s]\nworkload = conv\nn = %s\nc = %s\nk = %s\nh = %s\nw = %s\npad = %s\npass = %s\nalgo = %s\ncpus = %s\nwarmup = 2\niterations = %s\n' \
-          "$work" "$name" "$r" "$name" "$n" "$ch" "$k" "$hw" "$hw" "$pad" "$pass" "$algo" "$threads" "$steps" \
+        name="n${n}-c${ch}-k${k}-${hw}-p${tag}-${pass}-${algo}"
+        printf '[sink csv]\npath = %s/%s-%s.csv\n[job %s]\nworkload = conv\nn = %s\nc = %s\nk = %s\nh = %s\nw = %s\nr = %s\ns = %s\npad = %s\npad_h = %s\npad_w = %s\npass = %s\nalgo = %s\ncpus = %s\nwarmup = 2\niterations = %s\n' \
+          "$work" "$name" "$round" "$name" "$n" "$ch" "$k" "$hw" "$hw" "$r" "$s" "$pad" "$ph" "$pw" "$pass" "$algo" "$threads" "$steps" \
           >"$work/$name.ini"
         (cd "$work" && "$dlg" run --set job.isolation=none "$work/$name.ini" >"$work/run.log" 2>&1) ||
           { cat "$work/run.log"; exit 1; }
@@ -62,22 +69,27 @@ def med_ms(name):
         sys.exit(f"{name}: {bad[0].get('error', '')}")
     return [float(r["latency_p50_us"]) / 1e3 for r in rows]
 print(f"medians over {rounds} round(s); ratio = direct ms / winograd ms (> 1: Winograd faster)")
+print("tiles: 4x4 output tiles (3x3), or output strips of 3 (r = 7) / 4 (r = 3) along the filter")
 print(f"{'batch':>5} {'ch':>4} {'k':>4} {'size':>4} {'pad':>3} {'tiles':>5} {'pass':>10} "
       f"{'direct ms':>9} {'wino ms':>8} {'ratio':>6} {'per round':>16}")
 ratios = []
 for sh in shapes:
-    v = [int(x) for x in sh.split(":")]
-    n, ch, hw = v[:3]
-    k = v[3] if len(v) > 3 else ch
-    pad = v[4] if len(v) > 4 else 1
-    tiles = n * math.ceil((hw + 2 * pad - 2) / 4) ** 2
+    f = sh.split(":")
+    n, ch, hw = (int(x) for x in f[:3])
+    k = int(f[3]) if len(f) > 3 else ch
+    tag = f[4] if len(f) > 4 else "1"
+    if "x" in tag:  # 1 x r or r x 1, the size kept along the filter
+        m = 3 if "7" in tag else 4
+        tiles = n * hw * math.ceil(hw / m)
+    else:
+        tiles = n * math.ceil((hw + 2 * int(tag) - 2) / 4) ** 2
     for p in ("fwd", "bwd_data", "bwd_filter"):
-        d = med_ms(f"n{n}-c{ch}-k{k}-{hw}-p{pad}-{p}-direct")
-        w = med_ms(f"n{n}-c{ch}-k{k}-{hw}-p{pad}-{p}-winograd")
+        d = med_ms(f"n{n}-c{ch}-k{k}-{hw}-p{tag}-{p}-direct")
+        w = med_ms(f"n{n}-c{ch}-k{k}-{hw}-p{tag}-{p}-winograd")
         per = [a / b for a, b in zip(d, w)]
         r = statistics.median(d) / statistics.median(w)
         ratios.append((tiles, r))
-        print(f"{n:>5} {ch:>4} {k:>4} {hw:>4} {pad:>3} {tiles:>5} {p:>10} {statistics.median(d):>9.2f} "
+        print(f"{n:>5} {ch:>4} {k:>4} {hw:>4} {tag:>3} {tiles:>5} {p:>10} {statistics.median(d):>9.2f} "
               f"{statistics.median(w):>8.2f} {r:>6.2f} {min(per):>7.2f}-{max(per):<7.2f}")
 for lo, hi in ((0, 31), (32, 63), (64, 1 << 30)):
     rs = [r for t, r in ratios if lo <= t <= hi]

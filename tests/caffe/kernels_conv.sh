@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The conv kernel workload: every pass runs by oneDNN's direct kernels and
-# by the engine's Winograd kernels (algo = winograd) and reports a rate; a
+# by the engine's Winograd kernels (algo = winograd: 3x3 padded 1 and 0, and
+# a 1x7 padded along the width) and reports a rate; a
 # shape Winograd cannot take is one clear error line naming the job and
 # the option, with a non-zero exit.  (The Winograd arithmetic itself is
-# checked against direct convolution in test_nn_winograd.)
+# checked against direct convolution in test_nn_winograd, test_nn_wino1d.)
 # usage: kernels_conv.sh BUILD_DIR
 set -euo pipefail
 # as tests/e2e/lib.sh: LeakSanitizer misreads the dlopen()ed plugins' TLS
@@ -22,6 +23,9 @@ job() { # name pass algo r [pad]
     for algo in direct winograd; do
       job "$pass-$algo" "$pass" "$algo" 3
       job "$pass-$algo-pad0" "$pass" "$algo" 3 0 # output 8x7
+      # a 1x7 filter padded along the width only (Inception's), 10x9 out
+      printf '[job %s]\nworkload = conv\nn = 2\nc = 16\nk = 24\nh = 10\nw = 9\nr = 1\ns = 7\npad_h = 0\npad_w = 3\npass = %s\nalgo = %s\nwarmup = 1\niterations = 2\n' \
+        "$pass-$algo-1x7" "$pass" "$algo"
     done
   done
 } >"$work/ok.ini"
@@ -30,18 +34,19 @@ job() { # name pass algo r [pad]
 python3 - "$work/out.csv" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-assert len(rows) == 12, f"{len(rows)} results"
+assert len(rows) == 18, f"{len(rows)} results"
 for r in rows:
     assert r["status"] == "ok", r
     out = 8 * 7 if r["job"].endswith("pad0") else 10 * 9
-    assert float(r["gflops"]) > 0 and float(r["flops_per_item"]) == 2 * 2 * 24 * out * 16 * 9, r
-print("ok: 3 passes x 2 algos x pad 1, 0, rates",
+    taps = 7 if r["job"].endswith("1x7") else 9
+    assert float(r["gflops"]) > 0 and float(r["flops_per_item"]) == 2 * 2 * 24 * out * 16 * taps, r
+print("ok: 3 passes x 2 algos x 3x3 pad 1, 3x3 pad 0, 1x7, rates",
       ", ".join(f'{r["job"]} {float(r["gflops"]):.1f}' for r in rows))
 PY
 { printf '[sink csv]\npath = %s/bad.csv\n' "$work"; job five fwd winograd 5; } >"$work/bad.ini"
 if (cd "$work" && "$dlg" run --set job.isolation=none "$work/bad.ini" >"$work/log" 2>&1); then
   echo "FAIL: a 5x5 filter ran by Winograd"; cat "$work/log"; exit 1
 fi
-want="bad.ini:3: [job five] conv: algo = winograd: r, s, stride must be 3, 3, 1 and pad 0-2 (got 5, 5, 1, 1)"
+want="bad.ini:3: [job five] conv: algo = winograd: takes stride 1 and 3x3 filters padded alike (0-2) or 1 x r, r x 1 padded along the filter only (got r = 5, s = 5, stride 1, pad 1, 1)"
 grep -qF "$want" "$work/log" || { echo "FAIL: no line '$want' in:"; cat "$work/log"; exit 1; }
 echo "ok: $want"

@@ -157,12 +157,12 @@ static int64_t image_strips(const wino1d_shape *s)
     return tf > tb ? tf : tb;
 }
 
-/* Inception-v3's layers at batch 16 against oneDNN's direct kernels (2
- * cores, AVX2, the three passes summed, medians of 11 alternating runs in
- * one process): 17x17 1x7 192 channels 1.85x, 128 channels 1.36x; 7x1 192
- * 1.47x, 160 1.17x, 128->192 1.27x; 8x8 1x3 384 2.00x, 3x1 448->384 1.89x.
- * The bounds are the 2-d kernels' (cpu_winograd.c): the transforms do not
- * repay few strips or few channels. */
+/* Inception-v3's layers at batch 16 against oneDNN's direct kernels,
+ * scripts/bench/winograd-vs-onednn.sh on AVX2 (2 cores), per pass: 17x17
+ * 1x7 and 7x1, 128-192 channels, 0.98-1.85x (7x1 backward data at break
+ * even); 8x8 1x3 and 3x1, 384 channels, 1.50-2.83x; median 1.59x
+ * (docs/benchmarks.md).  The bounds are the 2-d kernels'
+ * (cpu_winograd.c): the transforms do not repay few strips or channels. */
 bool wino1d_pays(const wino1d_shape *s)
 {
     geom f = forward_geom(s, s->n);

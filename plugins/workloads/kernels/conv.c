@@ -6,6 +6,7 @@
  * Winograd's rate is an effective one). */
 #include "kernels.h"
 
+#include "cpu/cpu_wino1d.h"
 #include "cpu/cpu_winograd.h"
 
 #include <oneapi/dnnl/dnnl.h>
@@ -13,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { C_N, C_C, C_H, C_W, C_K, C_R, C_S, C_STRIDE, C_PAD, C_PASS, C_ALGO, C_COUNT };
+enum { C_N, C_C, C_H, C_W, C_K, C_R, C_S, C_STRIDE, C_PAD, C_PAD_H, C_PAD_W, C_PASS, C_ALGO, C_COUNT };
 
 static const dlg_option conv_options[] = {
     [C_N] = {"n", DLG_OPT_INT, "16", "1", "100000", NULL, "batch", 0},
@@ -25,11 +26,17 @@ static const dlg_option conv_options[] = {
     [C_S] = {"s", DLG_OPT_INT, "3", "1", "1000", NULL, "filter width", 0},
     [C_STRIDE] = {"stride", DLG_OPT_INT, "1", "1", "1000", NULL, "stride (both axes)", 0},
     [C_PAD] = {"pad", DLG_OPT_INT, "1", "0", "1000", NULL, "zero padding (both axes)", 0},
+    [C_PAD_H] = {"pad_h", DLG_OPT_INT, "-1", "-1", "1000", NULL,
+                 "zero padding of the height (-1: pad), e.g. 3 for a 7x1 filter", 0},
+    [C_PAD_W] = {"pad_w", DLG_OPT_INT, "-1", "-1", "1000", NULL,
+                 "zero padding of the width (-1: pad), e.g. 3 for a 1x7 filter", 0},
     [C_PASS] = {"pass", DLG_OPT_ENUM, "fwd", NULL, NULL, "fwd|bwd_data|bwd_filter",
                 "which pass one step runs", 0},
     [C_ALGO] = {"algo", DLG_OPT_ENUM, "direct", NULL, NULL, "direct|winograd",
-                "direct: oneDNN's kernels; winograd: the engine's F(4x4,3x3) kernels (3x3, "
-                "stride 1, pad 0-2, channels in multiples of 8, AVX2), whatever the tile count",
+                "direct: oneDNN's kernels; winograd: the engine's kernels, whatever the tile "
+                "count: F(4x4,3x3) for 3x3 (pad 0-2 alike), F(3,7) / F(4,3) for 1x7, 7x1, "
+                "1x3, 3x1 (padded along the filter only); stride 1, channels in multiples of "
+                "8, AVX2",
                 0},
     [C_COUNT] = {0}};
 
@@ -46,9 +53,10 @@ typedef struct conv {
     kernel_stats st;
     /* algo = winograd: the tensors (nChw8c, weights 8i8o-blocked) and
      * scratch, no primitive */
-    bool wino;
+    bool wino, one_d; /* one_d: cpu_wino1d.c's kernels for 1 x r, r x 1 */
     int pass;
     wino_shape shape;
+    wino1d_shape shape1d;
     float *x, *w, *y;
     void *scratch;
 } conv;
@@ -111,13 +119,20 @@ static const dnnl_memory_desc_t *q(const_dnnl_primitive_desc_t pd, dnnl_query_t 
     return dnnl_primitive_desc_query_md(pd, what, 0);
 }
 
+/* pad_h / pad_w, or pad where they are -1 */
+static int64_t pad_of(const dlg_value *o, int which)
+{
+    return o[which].i >= 0 ? o[which].i : o[C_PAD].i;
+}
+
 static int create(conv *c, const dlg_value *o)
 {
     const dlg_host *h = c->h;
     int64_t n = o[C_N].i, ch = o[C_C].i, ih = o[C_H].i, iw = o[C_W].i, k = o[C_K].i;
-    int64_t r = o[C_R].i, s = o[C_S].i, st = o[C_STRIDE].i, pad = o[C_PAD].i;
-    int64_t oh = (ih + 2 * pad - r) / st + 1, ow = (iw + 2 * pad - s) / st + 1;
-    if (ih + 2 * pad < r || iw + 2 * pad < s)
+    int64_t r = o[C_R].i, s = o[C_S].i, st = o[C_STRIDE].i, ph = pad_of(o, C_PAD_H),
+            pw = pad_of(o, C_PAD_W);
+    int64_t oh = (ih + 2 * ph - r) / st + 1, ow = (iw + 2 * pw - s) / st + 1;
+    if (ih + 2 * ph < r || iw + 2 * pw < s)
         return h->error(h, DLG_EINVAL, "r, s = %lld, %lld: filter larger than the padded %lldx%lld input",
                         (long long)r, (long long)s, (long long)ih, (long long)iw);
     double bytes = 4.0 * ((double)n * ch * ih * iw + (double)k * ch * r * s + (double)n * k * oh * ow);
@@ -125,7 +140,7 @@ static int create(conv *c, const dlg_value *o)
         return h->error(h, DLG_ENOMEM, "this shape needs %.1f GB of tensors", bytes / 1e9);
     c->st.flops = 2.0 * (double)n * k * oh * ow * ch * r * s;
     dnnl_dims_t sd = {n, ch, ih, iw}, wd = {k, ch, r, s}, dd = {n, k, oh, ow};
-    dnnl_dims_t strides = {st, st}, pads = {pad, pad};
+    dnnl_dims_t strides = {st, st}, pads = {ph, pw};
     dnnl_memory_desc_t src, wei, dst;
     dnnl_memory_desc_init_by_tag(&src, 4, sd, dnnl_f32, dnnl_format_tag_any);
     dnnl_memory_desc_init_by_tag(&wei, 4, wd, dnnl_f32, dnnl_format_tag_any);
@@ -181,36 +196,59 @@ static int create(conv *c, const dlg_value *o)
     return rc;
 }
 
+/* The shape as the Winograd kernels see it: 2-d (3x3, pad alike) or 1-d
+ * (1 x r, r x 1 padded along the filter); false if neither takes it. */
+static bool wino_shape_of(conv *c, const dlg_value *o)
+{
+    int64_t r = o[C_R].i, s = o[C_S].i, ph = pad_of(o, C_PAD_H), pw = pad_of(o, C_PAD_W);
+    if (o[C_STRIDE].i != 1)
+        return false;
+    if (r == 3 && s == 3 && ph == pw && ph <= 2) {
+        c->shape = (wino_shape){.n = o[C_N].i, .c = o[C_C].i, .k = o[C_K].i, .h = o[C_H].i,
+                                .w = o[C_W].i, .pad = ph};
+        return true;
+    }
+    bool along_w = r == 1 && ph == 0, along_h = s == 1 && pw == 0;
+    if (along_w == along_h)
+        return false;
+    c->one_d = true;
+    c->shape1d = (wino1d_shape){.n = o[C_N].i, .c = o[C_C].i, .k = o[C_K].i, .h = o[C_H].i,
+                                .w = o[C_W].i, .axis = along_w, .r = (int)(along_w ? s : r),
+                                .pad = along_w ? pw : ph};
+    return true;
+}
+
 static int create_wino(conv *c, const dlg_value *o)
 {
     const dlg_host *h = c->h;
-    wino_shape s = {.n = o[C_N].i, .c = o[C_C].i, .k = o[C_K].i, .h = o[C_H].i, .w = o[C_W].i,
-                    .pad = o[C_PAD].i};
-    if (o[C_R].i != 3 || o[C_S].i != 3 || o[C_STRIDE].i != 1 || o[C_PAD].i > 2)
+    int64_t r = o[C_R].i, s = o[C_S].i, ph = pad_of(o, C_PAD_H), pw = pad_of(o, C_PAD_W);
+    if (!wino_shape_of(c, o))
         return h->error(h, DLG_EINVAL,
-                        "algo = winograd: r, s, stride must be 3, 3, 1 and pad 0-2 (got %lld, "
-                        "%lld, %lld, %lld)",
-                        (long long)o[C_R].i, (long long)o[C_S].i, (long long)o[C_STRIDE].i,
-                        (long long)o[C_PAD].i);
-    if (!wino_supported(&s))
+                        "algo = winograd: takes stride 1 and 3x3 filters padded alike (0-2) or "
+                        "1 x r, r x 1 padded along the filter only (got r = %lld, s = %lld, "
+                        "stride %lld, pad %lld, %lld)",
+                        (long long)r, (long long)s, (long long)o[C_STRIDE].i, (long long)ph,
+                        (long long)pw);
+    if (c->one_d ? !wino1d_supported(&c->shape1d) : !wino_supported(&c->shape))
         return h->error(h, DLG_ENOTSUP,
-                        "algo = winograd needs AVX2 with FMA, c and k in multiples of 8 and a "
-                        "non-empty output (c = %lld, k = %lld, h = %lld, w = %lld, pad = %lld)",
-                        (long long)s.c, (long long)s.k, (long long)s.h, (long long)s.w,
-                        (long long)s.pad);
-    int64_t oh = s.h + 2 * s.pad - 2, ow = s.w + 2 * s.pad - 2;
-    double bytes = 4.0 * (double)(s.n * s.c * s.h * s.w + s.k * s.c * 9 + s.n * s.k * oh * ow) +
-                   (double)wino_ws_bytes(&s);
+                        "algo = winograd needs AVX2 with FMA, c and k in multiples of 8, r 3 or "
+                        "7 and a non-empty output (c = %lld, k = %lld, r = %lld, s = %lld, h = "
+                        "%lld, w = %lld)",
+                        (long long)o[C_C].i, (long long)o[C_K].i, (long long)r, (long long)s,
+                        (long long)o[C_H].i, (long long)o[C_W].i);
+    int64_t n = o[C_N].i, ch = o[C_C].i, k = o[C_K].i, ih = o[C_H].i, iw = o[C_W].i;
+    int64_t oh = ih + 2 * ph - r + 1, ow = iw + 2 * pw - s + 1;
+    size_t ws = c->one_d ? wino1d_ws_bytes(&c->shape1d) : wino_ws_bytes(&c->shape);
+    double bytes = 4.0 * (double)(n * ch * ih * iw + k * ch * r * s + n * k * oh * ow) + (double)ws;
     if (bytes > 64e9)
         return h->error(h, DLG_ENOMEM, "this shape needs %.1f GB", bytes / 1e9);
     c->wino = true;
     c->pass = (int)o[C_PASS].i;
-    c->shape = s;
-    c->st.flops = 2.0 * (double)(s.n * s.k * oh * ow * s.c * 9);
-    c->x = touched(sizeof(float) * (size_t)(s.n * s.c * s.h * s.w));
-    c->w = touched(sizeof(float) * (size_t)(s.k * s.c * 9));
-    c->y = touched(sizeof(float) * (size_t)(s.n * s.k * oh * ow));
-    c->scratch = touched(wino_ws_bytes(&s));
+    c->st.flops = 2.0 * (double)(n * k * oh * ow * ch * r * s);
+    c->x = touched(sizeof(float) * (size_t)(n * ch * ih * iw));
+    c->w = touched(sizeof(float) * (size_t)(k * ch * r * s));
+    c->y = touched(sizeof(float) * (size_t)(n * k * oh * ow));
+    c->scratch = touched(ws);
     if (!c->x || !c->w || !c->y || !c->scratch)
         return h->error(h, DLG_ENOMEM, "conv: out of memory for %.1f GB", bytes / 1e9);
     return 0;
@@ -242,7 +280,14 @@ static int conv_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info 
 static void wino_step(conv *c)
 {
     const wino_shape *s = &c->shape;
-    if (c->pass == 0)
+    const wino1d_shape *s1 = &c->shape1d;
+    if (c->one_d && c->pass == 0)
+        wino1d_forward(s1, c->x, c->w, NULL, NULL, false, c->y, c->scratch);
+    else if (c->one_d && c->pass == 1)
+        wino1d_backward_data(s1, c->y, c->w, c->x, c->scratch);
+    else if (c->one_d)
+        wino1d_backward_weights(s1, c->x, c->y, c->w, c->scratch);
+    else if (c->pass == 0)
         wino_forward(s, c->x, c->w, NULL, NULL, false, c->y, c->scratch);
     else if (c->pass == 1)
         wino_backward_data(s, c->y, c->w, c->x, c->scratch);
