@@ -29,7 +29,40 @@ static inline void grad8(dlg_tensor *const *parts, int nparts, const float *y, i
     *g = y ? (v8)((v8i)s & (*(const v8 *)(y + i) > zero)) : s;
 }
 
-/* The same with non-temporal stores (32-byte aligned outputs, AVX). */
+/* Floats lo..hi one at a time (a chunk's end short of a vector). */
+static void tail(float *dx0, float *dx1, dlg_tensor *const *parts, int nparts, const float *y,
+                 int64_t lo, int64_t hi)
+{
+    for (int64_t i = lo; i < hi; i++) {
+        float g = 0;
+        for (int p = 0; p < nparts; p++)
+            g += ((const float *)parts[p]->diff)[i];
+        if (y && !(y[i] > 0))
+            g = 0;
+        if (dx0)
+            dx0[i] = g;
+        if (dx1)
+            dx1[i] = g;
+    }
+}
+
+/* Floats lo..hi of the outputs. */
+static void chunk(float *dx0, float *dx1, dlg_tensor *const *parts, int nparts, const float *y,
+                  int64_t lo, int64_t hi)
+{
+    int64_t i = lo;
+    for (; i + 8 <= hi; i += 8) {
+        v8 g;
+        grad8(parts, nparts, y, i, &g);
+        if (dx0)
+            *(v8 *)(dx0 + i) = g;
+        if (dx1)
+            *(v8 *)(dx1 + i) = g;
+    }
+    tail(dx0, dx1, parts, nparts, y, i, hi);
+}
+
+/* chunk() with non-temporal stores (32-byte aligned outputs, AVX). */
 __attribute__((target("avx"))) static void chunk_stream(float *dx0, float *dx1,
                                                         dlg_tensor *const *parts, int nparts,
                                                         const float *y, int64_t lo, int64_t hi)
@@ -44,42 +77,7 @@ __attribute__((target("avx"))) static void chunk_stream(float *dx0, float *dx1,
             _mm256_stream_ps(dx1 + i, (__m256)g);
     }
     _mm_sfence(); /* visible before the tail and the end of the region */
-    for (; i < hi; i++) {
-        float g = 0;
-        for (int p = 0; p < nparts; p++)
-            g += ((const float *)parts[p]->diff)[i];
-        if (y && !(y[i] > 0))
-            g = 0;
-        if (dx0)
-            dx0[i] = g;
-        if (dx1)
-            dx1[i] = g;
-    }
-}
-
-static void chunk(float *dx0, float *dx1, dlg_tensor *const *parts, int nparts, const float *y,
-                  int64_t lo, int64_t hi)
-{
-    int64_t i = lo;
-    for (; i + 8 <= hi; i += 8) {
-        v8 g;
-        grad8(parts, nparts, y, i, &g);
-        if (dx0)
-            *(v8 *)(dx0 + i) = g;
-        if (dx1)
-            *(v8 *)(dx1 + i) = g;
-    }
-    for (; i < hi; i++) {
-        float g = 0;
-        for (int p = 0; p < nparts; p++)
-            g += ((const float *)parts[p]->diff)[i];
-        if (y && !(y[i] > 0))
-            g = 0;
-        if (dx0)
-            dx0[i] = g;
-        if (dx1)
-            dx1[i] = g;
-    }
+    tail(dx0, dx1, parts, nparts, y, i, hi);
 }
 
 void cpu_grad_sum(float *dx0, float *dx1, dlg_tensor *const *parts, int nparts, const float *y,
