@@ -162,11 +162,11 @@ static int64_t image_strips(const wino1d_shape *s)
  * 1x7 and 7x1, 128-192 channels, 0.98-1.85x (7x1 backward data at break
  * even); 8x8 1x3 and 3x1, 384 channels, 1.50-2.83x; median 1.59x
  * (docs/benchmarks.md).  The bounds are the 2-d kernels'
- * (cpu_winograd.c): the transforms do not repay few strips or channels. */
+ * (wino_batch_pays): the transforms do not repay few strips or channels. */
 bool wino1d_pays(const wino1d_shape *s)
 {
     geom f = forward_geom(s, s->n);
-    return strips_of(&f, kind_of(s->r)->m).count >= 32 && s->c * s->k >= 32 * (s->c + s->k);
+    return wino_batch_pays(strips_of(&f, kind_of(s->r)->m).count, s->c, s->k);
 }
 
 static int64_t pass_images(const wino1d_shape *s)

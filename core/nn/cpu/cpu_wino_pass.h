@@ -8,6 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Whether `items` output tiles (or strips) of c channels in and k out
+ * repay transforming the filter and moving the transformed data (the
+ * measurements are in cpu_winograd.c's wino_pays; both kernels use them). */
+bool wino_batch_pays(int64_t items, int64_t c, int64_t k);
 /* Images per pass over a batch of n: `pass` when set (tests), else as
  * many as keep `per_image` bytes of transformed data each within 16 MiB,
  * balanced over the passes. */

@@ -96,7 +96,7 @@ bool wino_supported(const wino_shape *s)
 bool wino_pays(const wino_shape *s)
 {
     geom f = forward_geom(s, s->n);
-    return tiles_of(&f).count >= 32 && s->c * s->k >= 32 * (s->c + s->k);
+    return wino_batch_pays(tiles_of(&f).count, s->c, s->k);
 }
 
 /* Images per pass (cpu_wino_pass.c). */
