@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The conv kernel workload: every pass runs by oneDNN's direct kernels and
 # by the engine's Winograd kernels (algo = winograd: 3x3 padded 1 and 0, and
-# a 1x7 padded along the width) and reports a rate; a
-# shape Winograd cannot take is one clear error line naming the job and
-# the option, with a non-zero exit.  (The Winograd arithmetic itself is
-# checked against direct convolution in test_nn_winograd, test_nn_wino1d.)
+# a 1x7 padded along the width), and the filter gradient of a stride-2 layer
+# by im2col + sgemm (algo = gemm), and reports a rate; a shape Winograd
+# cannot take, or a pass the gemm kernel does not run, is one clear error
+# line naming the job and the option, with a non-zero exit.  (The
+# arithmetic itself is checked against direct convolution in
+# test_nn_winograd, test_nn_wino1d, test_nn_gemm_conv.)
 # usage: kernels_conv.sh BUILD_DIR
 set -euo pipefail
 # as tests/e2e/lib.sh: LeakSanitizer misreads the dlopen()ed plugins' TLS
@@ -28,19 +30,22 @@ job() { # name pass algo r [pad]
         "$pass-$algo-1x7" "$pass" "$algo"
     done
   done
+  # stride 2, pad 1: 5x5 out
+  printf '[job %s]\nworkload = conv\nn = 2\nc = 16\nk = 24\nh = 10\nw = 9\nstride = 2\npass = bwd_filter\nalgo = %s\nwarmup = 1\niterations = 2\n' \
+    bwd_filter-direct-s2 direct bwd_filter-gemm-s2 gemm
 } >"$work/ok.ini"
 (cd "$work" && "$dlg" run --set job.isolation=none "$work/ok.ini" >"$work/log" 2>&1) ||
   { echo "FAIL: the runs failed"; cat "$work/log"; exit 1; }
 python3 - "$work/out.csv" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-assert len(rows) == 18, f"{len(rows)} results"
+assert len(rows) == 20, f"{len(rows)} results"
 for r in rows:
     assert r["status"] == "ok", r
-    out = 8 * 7 if r["job"].endswith("pad0") else 10 * 9
+    out = 8 * 7 if r["job"].endswith("pad0") else 5 * 5 if r["job"].endswith("s2") else 10 * 9
     taps = 7 if r["job"].endswith("1x7") else 9
     assert float(r["gflops"]) > 0 and float(r["flops_per_item"]) == 2 * 2 * 24 * out * 16 * taps, r
-print("ok: 3 passes x 2 algos x 3x3 pad 1, 3x3 pad 0, 1x7, rates",
+print("ok: 3 passes x 2 algos x 3x3 pad 1, 3x3 pad 0, 1x7; stride-2 filter gradient x 2 algos; rates",
       ", ".join(f'{r["job"]} {float(r["gflops"]):.1f}' for r in rows))
 PY
 { printf '[sink csv]\npath = %s/bad.csv\n' "$work"; job five fwd winograd 5; } >"$work/bad.ini"
@@ -48,5 +53,12 @@ if (cd "$work" && "$dlg" run --set job.isolation=none "$work/bad.ini" >"$work/lo
   echo "FAIL: a 5x5 filter ran by Winograd"; cat "$work/log"; exit 1
 fi
 want="bad.ini:3: [job five] conv: algo = winograd: takes stride 1 and 3x3 filters padded alike (0-2) or 1 x r, r x 1 padded along the filter only (got r = 5, s = 5, stride 1, pad 1, 1)"
+grep -qF "$want" "$work/log" || { echo "FAIL: no line '$want' in:"; cat "$work/log"; exit 1; }
+echo "ok: $want"
+{ printf '[sink csv]\npath = %s/bad.csv\n' "$work"; job fwd-gemm fwd gemm 3; } >"$work/bad.ini"
+if (cd "$work" && "$dlg" run --set job.isolation=none "$work/bad.ini" >"$work/log" 2>&1); then
+  echo "FAIL: a forward pass ran by algo = gemm"; cat "$work/log"; exit 1
+fi
+want="bad.ini:3: [job fwd-gemm] conv: algo = gemm runs pass = bwd_filter only (forward and backward data stay with oneDNN)"
 grep -qF "$want" "$work/log" || { echo "FAIL: no line '$want' in:"; cat "$work/log"; exit 1; }
 echo "ok: $want"

@@ -324,7 +324,7 @@ static void test_winograd(void **st)
     expect_impl(wino_net, "L", true, NULL);
     expect_impl(wino_net, "c0", false, "jit");
     expect_impl(resnet_mini, "cb", false, "winograd");
-    expect_impl(resnet_mini, "ca", false, "jit"); /* stride 2 */
+    expect_impl(resnet_mini, "ca", false, "im2col"); /* stride 2 */
     expect_impl(small_tiles, "L", false, "jit");  /* 16 tiles do not pay */
     expect_impl(few_channels, "L", false, "jit"); /* nor do 32 channels */
     compare("winograd 3x3 in blocked layouts", wino_net, true);

@@ -3,19 +3,24 @@
  * ungrouped weights take the layout the forward primitive prefers (SGD is
  * element-wise), so no call reorders them. */
 #include "cpu.h"
+#include "cpu_gemm_conv.h"
 #include "cpu_wino1d.h"
 #include "cpu_winograd.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct conv_state {
     cpu_prim fwd, bwd_data, bwd_weights;
     dnnl_memory_desc_t top_md; /* the top's layout when it is not plain */
     dnnl_memory_desc_t w_md;   /* the weights' layout when it is not plain */
     cpu_fold fold;             /* a batch norm folded into the weights */
-    enum { BY_PRIMS, BY_WINO, BY_WINO1D } by; /* who runs it: oneDNN, cpu_winograd.c, cpu_wino1d.c */
+    /* who runs it: oneDNN, cpu_winograd.c, cpu_wino1d.c, or oneDNN but
+     * cpu_gemm_conv.c for the weights' gradient */
+    enum { BY_PRIMS, BY_WINO, BY_WINO1D, BY_GEMM } by;
     wino_shape shape;
     wino1d_shape shape1d;
+    gemm_conv_shape gshape;
 } conv_state;
 
 static void conv_destroy(void *ctx, void *state)
@@ -94,6 +99,20 @@ static bool wino1d_fits(const dlg_layer *l, wino1d_shape *ws)
                          .w = x->d[3], .axis = along_w, .r = along_w ? p->kw : p->kh,
                          .pad = along_w ? p->pw : p->ph};
     return wino1d_supported(ws) && wino1d_pays(ws) && wino_layouts(l, p->kh, p->kw);
+}
+
+/* Strided layers whose weights' gradient im2col and sgemm compute faster
+ * (cpu_gemm_conv.h), ungrouped and undilated, padded alike both ways, in
+ * the same layouts. */
+static bool gemm_fits(const dlg_layer *l, gemm_conv_shape *gs)
+{
+    const dlg_conv_param *p = &l->p.conv;
+    const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
+    if (p->groups != 1 || p->dh != 1 || p->dw != 1 || p->sh != p->sw || p->ph != p->pw)
+        return false;
+    *gs = (gemm_conv_shape){.n = x->d[0], .c = x->d[1], .k = y->d[1], .h = x->d[2], .w = x->d[3],
+                            .kh = p->kh, .kw = p->kw, .stride = p->sh, .pad = p->ph};
+    return gemm_conv_supported(gs) && gemm_conv_pays(gs) && wino_layouts(l, p->kh, p->kw);
 }
 
 static size_t max_ws(const conv_state *s)
@@ -255,11 +274,13 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
     s->by = !c->winograd                      ? BY_PRIMS
             : wino_fits(l, &s->shape)          ? BY_WINO
             : wino1d_fits(l, &s->shape1d)      ? BY_WINO1D
+            : gemm_fits(l, &s->gshape)         ? BY_GEMM
                                                : BY_PRIMS;
     *state = s;
     *ws = max_ws(s);
     size_t wb = s->by == BY_WINO     ? wino_ws_bytes(&s->shape)
                 : s->by == BY_WINO1D ? wino1d_ws_bytes(&s->shape1d)
+                : s->by == BY_GEMM   ? gemm_conv_ws_bytes(&s->gshape)
                                      : 0;
     if (wb > *ws)
         *ws = wb;
@@ -310,7 +331,7 @@ static int conv_forward(void *ctx, dlg_layer *l, void *state)
         if (rc < 0)
             return rc;
     }
-    if (s->by != BY_PRIMS)
+    if (s->by == BY_WINO || s->by == BY_WINO1D)
         return wino_forward_layer(l, s);
     void *ptrs[5];
     int k = 0; /* in the order setup added the arguments */
@@ -333,7 +354,7 @@ static int conv_backward(void *ctx, dlg_layer *l, void *state)
 {
     conv_state *s = state;
     int rc = 0;
-    if (s->by != BY_PRIMS) {
+    if (s->by == BY_WINO || s->by == BY_WINO1D) {
         wino_backward_layer(l, s);
         return 0;
     }
@@ -341,12 +362,28 @@ static int conv_backward(void *ctx, dlg_layer *l, void *state)
         void *ptrs[3] = {l->top[0]->diff, l->param[0]->data, l->bottom[0]->diff};
         rc = cpu_prim_exec(ctx, &s->bwd_data, ptrs, l->ws);
     }
-    if (!rc && l->param_grad) {
+    if (!rc && l->param_grad && s->by == BY_GEMM) {
+        const dlg_shape *y = &l->top[0]->shape;
+        gemm_conv_backward_weights(&s->gshape, l->bottom[0]->data, l->top[0]->diff,
+                                   l->param[0]->diff, l->ws);
+        if (l->p.conv.bias)
+            wino_bias_grad(y->d[0], y->d[1], y->d[2] * y->d[3], l->top[0]->diff,
+                           l->param[1]->diff);
+    } else if (!rc && l->param_grad) {
         void *ptrs[4] = {l->bottom[0]->data, l->top[0]->diff, l->param[0]->diff,
                          l->p.conv.bias ? l->param[1]->diff : NULL};
         rc = cpu_prim_exec(ctx, &s->bwd_weights, ptrs, l->ws);
     }
     return rc;
+}
+
+/* oneDNN's kernel, and who computes the weights' gradient */
+static const char *conv_gemm_impl(const conv_state *s)
+{
+    const char *impl = NULL;
+    dnnl_primitive_desc_query(s->fwd.pd, dnnl_query_impl_info_str, 0, &impl);
+    return impl && !strcmp(impl, "jit:avx2") ? "jit:avx2; backward weights by im2col + sgemm avx2"
+                                             : "oneDNN; backward weights by im2col + sgemm avx2";
 }
 
 static const char *conv_impl(const void *state)
@@ -355,6 +392,8 @@ static const char *conv_impl(const void *state)
     const char *impl = NULL;
     if (s->by == BY_WINO)
         return "winograd F(4x4,3x3) avx2";
+    if (s->by == BY_GEMM)
+        return conv_gemm_impl(s);
     if (s->by == BY_WINO1D)
         return s->shape1d.axis ? (s->shape1d.r == 7 ? "winograd F(3,7) along w avx2"
                                                     : "winograd F(4,3) along w avx2")

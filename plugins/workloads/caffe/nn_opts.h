@@ -34,8 +34,9 @@
 #define CNN_CPU_OPTION(WINO)                                                                       \
     [WINO] = {"winograd", DLG_OPT_BOOL, "true", NULL, NULL, NULL,                                  \
               "cpu: stride-1 3x3 convolutions by Winograd F(4x4,3x3), 1x7/7x1 by F(3,7), "          \
-              "1x3/3x1 by F(4,3), on AVX2 (fewer multiplications; false: oneDNN's direct "          \
-              "kernels, for comparison)",                                                           \
+              "1x3/3x1 by F(4,3), and stride-2 3x3 filter gradients by im2col + sgemm, on AVX2 "    \
+              "(the engine's kernels where they beat oneDNN's; false: oneDNN's direct kernels "     \
+              "for all, for comparison)",                                                           \
               0}
 
 static inline void nn_opts_cpu(dlg_plan_opts *po, const dlg_value *o, int wino)

@@ -1,11 +1,13 @@
 /* conv: one convolution's forward, backward-data or backward-filter pass
  * (DeepBench's conv set) on oneDNN, in the layouts oneDNN prefers for the
  * shape (as a framework keeps them between layers), or by the engine's
- * Winograd kernels (algo = winograd) in the same layouts.  Items are FLOPs
+ * Winograd kernels (algo = winograd) or im2col + sgemm backward filter
+ * (algo = gemm) in the same layouts.  Items are FLOPs
  * (2 x N K P Q C R S, the same count for all three passes and both algos:
  * Winograd's rate is an effective one). */
 #include "kernels.h"
 
+#include "cpu/cpu_gemm_conv.h"
 #include "cpu/cpu_wino1d.h"
 #include "cpu/cpu_winograd.h"
 
@@ -32,11 +34,12 @@ static const dlg_option conv_options[] = {
                  "zero padding of the width (-1: pad), e.g. 3 for a 1x7 filter", 0},
     [C_PASS] = {"pass", DLG_OPT_ENUM, "fwd", NULL, NULL, "fwd|bwd_data|bwd_filter",
                 "which pass one step runs", 0},
-    [C_ALGO] = {"algo", DLG_OPT_ENUM, "direct", NULL, NULL, "direct|winograd",
+    [C_ALGO] = {"algo", DLG_OPT_ENUM, "direct", NULL, NULL, "direct|winograd|gemm",
                 "direct: oneDNN's kernels; winograd: the engine's kernels, whatever the tile "
                 "count: F(4x4,3x3) for 3x3 (pad 0-2 alike), F(3,7) / F(4,3) for 1x7, 7x1, "
                 "1x3, 3x1 (padded along the filter only); stride 1, channels in multiples of "
-                "8, AVX2",
+                "8, AVX2; gemm: the engine's im2col + sgemm backward filter (pass = bwd_filter; "
+                "any stride, pad alike), whatever the size",
                 0},
     [C_COUNT] = {0}};
 
@@ -51,12 +54,14 @@ typedef struct conv {
     dnnl_memory_t mem[M_NMEM];
     int args[M_NMEM];
     kernel_stats st;
-    /* algo = winograd: the tensors (nChw8c, weights 8i8o-blocked) and
-     * scratch, no primitive */
+    /* algo = winograd or gemm: the tensors (nChw8c, weights 8i8o-blocked)
+     * and scratch, no primitive */
     bool wino, one_d; /* one_d: cpu_wino1d.c's kernels for 1 x r, r x 1 */
+    bool gemm;
     int pass;
     wino_shape shape;
     wino1d_shape shape1d;
+    gemm_conv_shape gshape;
     float *x, *w, *y;
     void *scratch;
 } conv;
@@ -218,6 +223,27 @@ static bool wino_shape_of(conv *c, const dlg_value *o)
     return true;
 }
 
+/* The engine kernels' tensors and scratch; outputs of a `stride` conv. */
+static int engine_tensors(conv *c, const dlg_value *o, int64_t stride, size_t ws)
+{
+    const dlg_host *h = c->h;
+    int64_t r = o[C_R].i, s = o[C_S].i, ph = pad_of(o, C_PAD_H), pw = pad_of(o, C_PAD_W);
+    int64_t n = o[C_N].i, ch = o[C_C].i, k = o[C_K].i, ih = o[C_H].i, iw = o[C_W].i;
+    int64_t oh = (ih + 2 * ph - r) / stride + 1, ow = (iw + 2 * pw - s) / stride + 1;
+    double bytes = 4.0 * (double)(n * ch * ih * iw + k * ch * r * s + n * k * oh * ow) + (double)ws;
+    if (bytes > 64e9)
+        return h->error(h, DLG_ENOMEM, "this shape needs %.1f GB", bytes / 1e9);
+    c->pass = (int)o[C_PASS].i;
+    c->st.flops = 2.0 * (double)(n * k * oh * ow * ch * r * s);
+    c->x = touched(sizeof(float) * (size_t)(n * ch * ih * iw));
+    c->w = touched(sizeof(float) * (size_t)(k * ch * r * s));
+    c->y = touched(sizeof(float) * (size_t)(n * k * oh * ow));
+    c->scratch = touched(ws);
+    if (!c->x || !c->w || !c->y || !c->scratch)
+        return h->error(h, DLG_ENOMEM, "conv: out of memory for %.1f GB", bytes / 1e9);
+    return 0;
+}
+
 static int create_wino(conv *c, const dlg_value *o)
 {
     const dlg_host *h = c->h;
@@ -236,22 +262,31 @@ static int create_wino(conv *c, const dlg_value *o)
                         "%lld, w = %lld)",
                         (long long)o[C_C].i, (long long)o[C_K].i, (long long)r, (long long)s,
                         (long long)o[C_H].i, (long long)o[C_W].i);
-    int64_t n = o[C_N].i, ch = o[C_C].i, k = o[C_K].i, ih = o[C_H].i, iw = o[C_W].i;
-    int64_t oh = ih + 2 * ph - r + 1, ow = iw + 2 * pw - s + 1;
-    size_t ws = c->one_d ? wino1d_ws_bytes(&c->shape1d) : wino_ws_bytes(&c->shape);
-    double bytes = 4.0 * (double)(n * ch * ih * iw + k * ch * r * s + n * k * oh * ow) + (double)ws;
-    if (bytes > 64e9)
-        return h->error(h, DLG_ENOMEM, "this shape needs %.1f GB", bytes / 1e9);
     c->wino = true;
-    c->pass = (int)o[C_PASS].i;
-    c->st.flops = 2.0 * (double)(n * k * oh * ow * ch * r * s);
-    c->x = touched(sizeof(float) * (size_t)(n * ch * ih * iw));
-    c->w = touched(sizeof(float) * (size_t)(k * ch * r * s));
-    c->y = touched(sizeof(float) * (size_t)(n * k * oh * ow));
-    c->scratch = touched(ws);
-    if (!c->x || !c->w || !c->y || !c->scratch)
-        return h->error(h, DLG_ENOMEM, "conv: out of memory for %.1f GB", bytes / 1e9);
-    return 0;
+    size_t ws = c->one_d ? wino1d_ws_bytes(&c->shape1d) : wino_ws_bytes(&c->shape);
+    return engine_tensors(c, o, 1, ws);
+}
+
+static int create_gemm(conv *c, const dlg_value *o)
+{
+    const dlg_host *h = c->h;
+    int64_t ph = pad_of(o, C_PAD_H), pw = pad_of(o, C_PAD_W);
+    c->gshape = (gemm_conv_shape){.n = o[C_N].i, .c = o[C_C].i, .k = o[C_K].i, .h = o[C_H].i,
+                                  .w = o[C_W].i, .kh = o[C_R].i, .kw = o[C_S].i,
+                                  .stride = o[C_STRIDE].i, .pad = ph};
+    if (o[C_PASS].i != 2)
+        return h->error(h, DLG_EINVAL,
+                        "algo = gemm runs pass = bwd_filter only (forward and backward data stay "
+                        "with oneDNN)");
+    if (ph != pw || !gemm_conv_supported(&c->gshape))
+        return h->error(h, DLG_ENOTSUP,
+                        "algo = gemm needs AVX2 with FMA, c and k in multiples of 8, the same pad "
+                        "both ways, below the filter size (c = %lld, k = %lld, r = %lld, s = "
+                        "%lld, pad %lld, %lld)",
+                        (long long)o[C_C].i, (long long)o[C_K].i, (long long)o[C_R].i,
+                        (long long)o[C_S].i, (long long)ph, (long long)pw);
+    c->gemm = true;
+    return engine_tensors(c, o, o[C_STRIDE].i, gemm_conv_ws_bytes(&c->gshape));
 }
 
 static int conv_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info *job, void **state)
@@ -267,7 +302,8 @@ static int conv_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info 
         dnnl_stream_create(&c->stream, c->eng, dnnl_stream_default_flags) != dnnl_success)
         rc = h->error(h, DLG_ENOTSUP, "oneDNN: cannot create a cpu engine");
     if (!rc)
-        rc = o[C_ALGO].i == 1 ? create_wino(c, o) : create(c, o);
+        rc = o[C_ALGO].i == 1 ? create_wino(c, o) : o[C_ALGO].i == 2 ? create_gemm(c, o)
+                                                                     : create(c, o);
     if (rc < 0) {
         conv_teardown(c);
         return rc;
@@ -295,13 +331,21 @@ static void wino_step(conv *c)
         wino_backward_weights(s, c->x, c->y, c->w, c->scratch);
 }
 
+static void engine_step(conv *c)
+{
+    if (c->gemm)
+        gemm_conv_backward_weights(&c->gshape, c->x, c->y, c->w, c->scratch);
+    else
+        wino_step(c);
+}
+
 static int conv_step(void *state, dlg_step *out)
 {
     conv *c = state;
     omp_set_num_threads(c->threads);
-    if (c->wino) {
+    if (c->wino || c->gemm) {
         uint64_t t0 = kernel_now_ns();
-        wino_step(c);
+        engine_step(c);
         kernel_count(&c->st, t0, kernel_now_ns());
         out->items = (uint64_t)c->st.flops;
         return 0;

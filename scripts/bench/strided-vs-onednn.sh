@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# dlgauge's im2col + sgemm backward filter for strided convolutions
+# (core/nn/cpu/cpu_gemm_conv.c) against oneDNN's direct kernel (the peer:
+# what dlgauge runs with `winograd = false`, and what PyTorch runs on this
+# CPU), one layer at a time through the `conv` workload, in the layouts
+# both use between layers (nChw8c activations, 8i8o-blocked weights).
+# The shapes are ResNet-50's stride-2 3x3 layers (v1.5 strides there) at
+# batch 16 and at small batches, where the engine stops taking them (fewer
+# than 256 output pixels), and Inception-v3's stride-2 3x3 layers (pad 0).
+# Pass bwd_filter only (the engine runs forward and backward data by oneDNN).
+# Rounds alternate the two; figures are medians of the per-run median step
+# time; ratio = sgemm's speed over direct's.
+#
+# usage: scripts/bench/strided-vs-onednn.sh [BUILD_DIR] [THREADS]
+#   env ROUNDS (3), STEPS (10), SHAPES ("N:C:HW:K:PAD ..." 3x3 stride 2)
+set -euo pipefail
+src=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "${1:-$src/build}" && pwd)
+threads=${2:-$(nproc)}
+rounds=${ROUNDS:-3} steps=${STEPS:-10}
+dlg=$build/bin/dlgauge
+[ -x "$dlg" ] || { echo "no $dlg: build first" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+shapes=(${SHAPES:-16:128:56:128:1 16:256:28:256:1 16:512:14:512:1 1:128:56:128:1 1:512:14:512:1
+  4:512:14:512:1 16:288:35:384:0 16:192:17:320:0})
+
+echo "== machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $threads threads"
+printf '[sink csv]\npath = %s/isa.csv\n[job isa]\nworkload = conv\nn = 1\ncpus = %s\niterations = 1\n' \
+  "$work" "$threads" >"$work/isa.ini"
+(cd "$work" && ONEDNN_VERBOSE=1 "$dlg" run --set job.isolation=none "$work/isa.ini" 2>&1 |
+  grep -m2 -E '^onednn_verbose,(info,cpu,isa|exec)') || true
+
+for sh in "${shapes[@]}"; do
+  IFS=: read -r n ch hw k pad <<<"$sh"
+  for pass in bwd_filter; do
+    for round in $(seq 1 "$rounds"); do
+      for algo in direct gemm; do
+        name="n${n}-c${ch}-k${k}-${hw}-p${pad}-${pass}-${algo}"
+        printf '[sink csv]\npath = %s/%s-%s.csv\n[job %s]\nworkload = conv\nn = %s\nc = %s\nk = %s\nh = %s\nw = %s\nr = 3\ns = 3\nstride = 2\npad = %s\npass = %s\nalgo = %s\ncpus = %s\nwarmup = 2\niterations = %s\n' \
+          "$work" "$name" "$round" "$name" "$n" "$ch" "$k" "$hw" "$hw" "$pad" "$pass" "$algo" "$threads" "$steps" \
+          >"$work/$name.ini"
+        (cd "$work" && "$dlg" run --set job.isolation=none "$work/$name.ini" >"$work/run.log" 2>&1) ||
+          { cat "$work/run.log"; exit 1; }
+      done
+    done
+  done
+  echo "   $sh done"
+done
+
+python3 - "$work" "$rounds" "${shapes[@]}" <<'PY'
+import csv, glob, statistics, sys
+work, rounds, shapes = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+def med_ms(name):
+    rows = [next(csv.DictReader(open(f))) for f in sorted(glob.glob(f"{work}/{name}-*.csv"))]
+    bad = [r for r in rows if r["status"] != "ok"]
+    if bad:
+        sys.exit(f"{name}: {bad[0].get('error', '')}")
+    return [float(r["latency_p50_us"]) / 1e3 for r in rows]
+print(f"medians over {rounds} round(s); ratio = direct ms / sgemm ms (> 1: sgemm faster)")
+print(f"{'batch':>5} {'ch':>4} {'k':>4} {'size':>4} {'pad':>3} {'pixels':>6} {'pass':>10} "
+      f"{'direct ms':>9} {'sgemm ms':>8} {'ratio':>6} {'per round':>16}")
+for sh in shapes:
+    n, ch, hw, k, pad = (int(x) for x in sh.split(":"))
+    pixels = n * ((hw + 2 * pad - 3) // 2 + 1) ** 2
+    for p in ("bwd_filter",):
+        d = med_ms(f"n{n}-c{ch}-k{k}-{hw}-p{pad}-{p}-direct")
+        g = med_ms(f"n{n}-c{ch}-k{k}-{hw}-p{pad}-{p}-gemm")
+        per = [a / b for a, b in zip(d, g)]
+        r = statistics.median(d) / statistics.median(g)
+        print(f"{n:>5} {ch:>4} {k:>4} {hw:>4} {pad:>3} {pixels:>6} {p:>10} {statistics.median(d):>9.2f} "
+              f"{statistics.median(g):>8.2f} {r:>6.2f} {min(per):>7.2f}-{max(per):<7.2f}")
+PY
