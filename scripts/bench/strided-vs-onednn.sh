@@ -12,7 +12,8 @@
 # time; ratio = sgemm's speed over direct's.
 #
 # usage: scripts/bench/strided-vs-onednn.sh [BUILD_DIR] [THREADS]
-#   env ROUNDS (3), STEPS (10), SHAPES ("N:C:HW:K:PAD ..." 3x3 stride 2)
+#   env ROUNDS (3), STEPS (10), SHAPES ("N:C:HW:K:PAD[:R] ..." stride 2,
+#   R x R filters, R defaulting to 3)
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$src/build}" && pwd)
@@ -33,13 +34,14 @@ printf '[sink csv]\npath = %s/isa.csv\n[job isa]\nworkload = conv\nn = 1\ncpus =
   grep -m2 -E '^onednn_verbose,(info,cpu,isa|exec)') || true
 
 for sh in "${shapes[@]}"; do
-  IFS=: read -r n ch hw k pad <<<"$sh"
+  IFS=: read -r n ch hw k pad r <<<"$sh"
+  r=${r:-3}
   for pass in bwd_filter; do
     for round in $(seq 1 "$rounds"); do
       for algo in direct gemm; do
-        name="n${n}-c${ch}-k${k}-${hw}-p${pad}-${pass}-${algo}"
-        printf '[sink csv]\npath = %s/%s-%s.csv\n[job %s]\nworkload = conv\nn = %s\nc = %s\nk = %s\nh = %s\nw = %s\nr = 3\ns = 3\nstride = 2\npad = %s\npass = %s\nalgo = %s\ncpus = %s\nwarmup = 2\niterations = %s\n' \
-          "$work" "$name" "$round" "$name" "$n" "$ch" "$k" "$hw" "$hw" "$pad" "$pass" "$algo" "$threads" "$steps" \
+        name="n${n}-c${ch}-k${k}-${hw}-p${pad}-r${r}-${pass}-${algo}"
+        printf '[sink csv]\npath = %s/%s-%s.csv\n[job %s]\nworkload = conv\nn = %s\nc = %s\nk = %s\nh = %s\nw = %s\nr = %s\ns = %s\nstride = 2\npad = %s\npass = %s\nalgo = %s\ncpus = %s\nwarmup = 2\niterations = %s\n' \
+          "$work" "$name" "$round" "$name" "$n" "$ch" "$k" "$hw" "$hw" "$r" "$r" "$pad" "$pass" "$algo" "$threads" "$steps" \
           >"$work/$name.ini"
         (cd "$work" && "$dlg" run --set job.isolation=none "$work/$name.ini" >"$work/run.log" 2>&1) ||
           { cat "$work/run.log"; exit 1; }
@@ -59,16 +61,18 @@ def med_ms(name):
         sys.exit(f"{name}: {bad[0].get('error', '')}")
     return [float(r["latency_p50_us"]) / 1e3 for r in rows]
 print(f"medians over {rounds} round(s); ratio = direct ms / sgemm ms (> 1: sgemm faster)")
-print(f"{'batch':>5} {'ch':>4} {'k':>4} {'size':>4} {'pad':>3} {'pixels':>6} {'pass':>10} "
+print(f"{'batch':>5} {'ch':>4} {'k':>4} {'size':>4} {'pad':>3} {'r':>2} {'pixels':>6} {'pass':>10} "
       f"{'direct ms':>9} {'sgemm ms':>8} {'ratio':>6} {'per round':>16}")
 for sh in shapes:
-    n, ch, hw, k, pad = (int(x) for x in sh.split(":"))
-    pixels = n * ((hw + 2 * pad - 3) // 2 + 1) ** 2
+    f = [int(x) for x in sh.split(":")]
+    n, ch, hw, k, pad = f[:5]
+    fr = f[5] if len(f) > 5 else 3
+    pixels = n * ((hw + 2 * pad - fr) // 2 + 1) ** 2
     for p in ("bwd_filter",):
-        d = med_ms(f"n{n}-c{ch}-k{k}-{hw}-p{pad}-{p}-direct")
-        g = med_ms(f"n{n}-c{ch}-k{k}-{hw}-p{pad}-{p}-gemm")
+        d = med_ms(f"n{n}-c{ch}-k{k}-{hw}-p{pad}-r{fr}-{p}-direct")
+        g = med_ms(f"n{n}-c{ch}-k{k}-{hw}-p{pad}-r{fr}-{p}-gemm")
         per = [a / b for a, b in zip(d, g)]
         r = statistics.median(d) / statistics.median(g)
-        print(f"{n:>5} {ch:>4} {k:>4} {hw:>4} {pad:>3} {pixels:>6} {p:>10} {statistics.median(d):>9.2f} "
+        print(f"{n:>5} {ch:>4} {k:>4} {hw:>4} {pad:>3} {fr:>2} {pixels:>6} {p:>10} {statistics.median(d):>9.2f} "
               f"{statistics.median(g):>8.2f} {r:>6.2f} {min(per):>7.2f}-{max(per):<7.2f}")
 PY
