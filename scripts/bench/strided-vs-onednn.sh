@@ -27,11 +27,8 @@ trap 'rm -rf "$work"' EXIT
 shapes=(${SHAPES:-16:128:56:128:1 16:256:28:256:1 16:512:14:512:1 1:128:56:128:1 1:512:14:512:1
   4:512:14:512:1 16:288:35:384:0 16:192:17:320:0})
 
-echo "== machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $threads threads"
-printf '[sink csv]\npath = %s/isa.csv\n[job isa]\nworkload = conv\nn = 1\ncpus = %s\niterations = 1\n' \
-  "$work" "$threads" >"$work/isa.ini"
-(cd "$work" && ONEDNN_VERBOSE=1 "$dlg" run --set job.isolation=none "$work/isa.ini" 2>&1 |
-  grep -m2 -E '^onednn_verbose,(info,cpu,isa|exec)') || true
+. "$src/scripts/bench/conv_jobs.sh"
+conv_isa
 
 for sh in "${shapes[@]}"; do
   IFS=: read -r n ch hw k pad r <<<"$sh"
@@ -40,26 +37,19 @@ for sh in "${shapes[@]}"; do
     for round in $(seq 1 "$rounds"); do
       for algo in direct gemm; do
         name="n${n}-c${ch}-k${k}-${hw}-p${pad}-r${r}-${pass}-${algo}"
-        printf '[sink csv]\npath = %s/%s-%s.csv\n[job %s]\nworkload = conv\nn = %s\nc = %s\nk = %s\nh = %s\nw = %s\nr = %s\ns = %s\nstride = 2\npad = %s\npass = %s\nalgo = %s\ncpus = %s\nwarmup = 2\niterations = %s\n' \
-          "$work" "$name" "$round" "$name" "$n" "$ch" "$k" "$hw" "$hw" "$r" "$r" "$pad" "$pass" "$algo" "$threads" "$steps" \
-          >"$work/$name.ini"
-        (cd "$work" && "$dlg" run --set job.isolation=none "$work/$name.ini" >"$work/run.log" 2>&1) ||
-          { cat "$work/run.log"; exit 1; }
+        conv_job "$name" "$round" n="$n" c="$ch" k="$k" h="$hw" w="$hw" r="$r" s="$r" stride=2 \
+          pad="$pad" pass="$pass" algo="$algo"
       done
     done
   done
   echo "   $sh done"
 done
 
-python3 - "$work" "$rounds" "${shapes[@]}" <<'PY'
-import csv, glob, statistics, sys
-work, rounds, shapes = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-def med_ms(name):
-    rows = [next(csv.DictReader(open(f))) for f in sorted(glob.glob(f"{work}/{name}-*.csv"))]
-    bad = [r for r in rows if r["status"] != "ok"]
-    if bad:
-        sys.exit(f"{name}: {bad[0].get('error', '')}")
-    return [float(r["latency_p50_us"]) / 1e3 for r in rows]
+python3 - "$src/scripts/bench" "$work" "$rounds" "${shapes[@]}" <<'PY'
+import statistics, sys
+bench, work, rounds, shapes = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+sys.path.insert(0, bench)
+from conv_medians import med_ms
 print(f"medians over {rounds} round(s); ratio = direct ms / sgemm ms (> 1: sgemm faster)")
 print(f"{'batch':>5} {'ch':>4} {'k':>4} {'size':>4} {'pad':>3} {'r':>2} {'pixels':>6} {'pass':>10} "
       f"{'direct ms':>9} {'sgemm ms':>8} {'ratio':>6} {'per round':>16}")
@@ -69,8 +59,8 @@ for sh in shapes:
     fr = f[5] if len(f) > 5 else 3
     pixels = n * ((hw + 2 * pad - fr) // 2 + 1) ** 2
     for p in ("bwd_filter",):
-        d = med_ms(f"n{n}-c{ch}-k{k}-{hw}-p{pad}-r{fr}-{p}-direct")
-        g = med_ms(f"n{n}-c{ch}-k{k}-{hw}-p{pad}-r{fr}-{p}-gemm")
+        d = med_ms(work, f"n{n}-c{ch}-k{k}-{hw}-p{pad}-r{fr}-{p}-direct")
+        g = med_ms(work, f"n{n}-c{ch}-k{k}-{hw}-p{pad}-r{fr}-{p}-gemm")
         per = [a / b for a, b in zip(d, g)]
         r = statistics.median(d) / statistics.median(g)
         print(f"{n:>5} {ch:>4} {k:>4} {hw:>4} {pad:>3} {fr:>2} {pixels:>6} {p:>10} {statistics.median(d):>9.2f} "

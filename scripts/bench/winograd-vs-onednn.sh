@@ -32,11 +32,8 @@ shapes=(${SHAPES:-16:64:56 16:128:28 16:256:14 16:512:7 1:128:28 1:256:14 2:256:
   16:32:149:32:0 16:80:73:192:0 16:192:17:192:1x7 16:192:17:192:7x1 16:128:17:128:1x7
   16:384:8:384:1x3 16:448:8:384:3x1})
 
-echo "== machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $threads threads"
-printf '[sink csv]\npath = %s/isa.csv\n[job isa]\nworkload = conv\nn = 1\ncpus = %s\niterations = 1\n' \
-  "$work" "$threads" >"$work/isa.ini"
-(cd "$work" && ONEDNN_VERBOSE=1 "$dlg" run --set job.isolation=none "$work/isa.ini" 2>&1 |
-  grep -m2 -E '^onednn_verbose,(info,cpu,isa|exec)') || true
+. "$src/scripts/bench/conv_jobs.sh"
+conv_isa
 
 for sh in "${shapes[@]}"; do
   IFS=: read -r n ch hw k pad <<<"$sh"
@@ -48,26 +45,19 @@ for sh in "${shapes[@]}"; do
     for round in $(seq 1 "$rounds"); do
       for algo in direct winograd; do
         name="n${n}-c${ch}-k${k}-${hw}-p${tag}-${pass}-${algo}"
-        printf '[sink csv]\npath = %s/%s-%s.csv\n[job %s]\nworkload = conv\nn = %s\nc = %s\nk = %s\nh = %s\nw = %s\nr = %s\ns = %s\npad = %s\npad_h = %s\npad_w = %s\npass = %s\nalgo = %s\ncpus = %s\nwarmup = 2\niterations = %s\n' \
-          "$work" "$name" "$round" "$name" "$n" "$ch" "$k" "$hw" "$hw" "$r" "$s" "$pad" "$ph" "$pw" "$pass" "$algo" "$threads" "$steps" \
-          >"$work/$name.ini"
-        (cd "$work" && "$dlg" run --set job.isolation=none "$work/$name.ini" >"$work/run.log" 2>&1) ||
-          { cat "$work/run.log"; exit 1; }
+        conv_job "$name" "$round" n="$n" c="$ch" k="$k" h="$hw" w="$hw" r="$r" s="$s" pad="$pad" \
+          pad_h="$ph" pad_w="$pw" pass="$pass" algo="$algo"
       done
     done
   done
   echo "   $sh done"
 done
 
-python3 - "$work" "$rounds" "${shapes[@]}" <<'PY'
-import csv, glob, math, statistics, sys
-work, rounds, shapes = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-def med_ms(name):
-    rows = [next(csv.DictReader(open(f))) for f in sorted(glob.glob(f"{work}/{name}-*.csv"))]
-    bad = [r for r in rows if r["status"] != "ok"]
-    if bad:
-        sys.exit(f"{name}: {bad[0].get('error', '')}")
-    return [float(r["latency_p50_us"]) / 1e3 for r in rows]
+python3 - "$src/scripts/bench" "$work" "$rounds" "${shapes[@]}" <<'PY'
+import math, statistics, sys
+bench, work, rounds, shapes = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+sys.path.insert(0, bench)
+from conv_medians import med_ms
 print(f"medians over {rounds} round(s); ratio = direct ms / winograd ms (> 1: Winograd faster)")
 print("tiles: 4x4 output tiles (3x3), or output strips of 3 (r = 7) / 4 (r = 3) along the filter")
 print(f"{'batch':>5} {'ch':>4} {'k':>4} {'size':>4} {'pad':>3} {'tiles':>5} {'pass':>10} "
@@ -84,8 +74,8 @@ for sh in shapes:
     else:
         tiles = n * math.ceil((hw + 2 * int(tag) - 2) / 4) ** 2
     for p in ("fwd", "bwd_data", "bwd_filter"):
-        d = med_ms(f"n{n}-c{ch}-k{k}-{hw}-p{tag}-{p}-direct")
-        w = med_ms(f"n{n}-c{ch}-k{k}-{hw}-p{tag}-{p}-winograd")
+        d = med_ms(work, f"n{n}-c{ch}-k{k}-{hw}-p{tag}-{p}-direct")
+        w = med_ms(work, f"n{n}-c{ch}-k{k}-{hw}-p{tag}-{p}-winograd")
         per = [a / b for a, b in zip(d, w)]
         r = statistics.median(d) / statistics.median(w)
         ratios.append((tiles, r))
