@@ -289,13 +289,14 @@ static int few_channels(dlg_net *net)
     return dlg_conv(net, "L", x, 32, 3, 1, 1, 1);
 }
 
-/* The kernel that runs layer `name` of a cpu net planned like make()'s. */
-static void expect_impl(build_fn build, const char *name, bool direct, const char *want)
+/* The kernel that runs layer `name` of a cpu net planned like make()'s,
+ * for training or inference (a copy: free it). */
+static char *layer_impl(build_fn build, const char *name, bool direct, bool train)
 {
     dlg_net *net;
     assert_int_equal(dlg_net_create(&net, "cpu"), 0);
     build(net);
-    dlg_plan_opts o = {.backend = "cpu", .threads = 2, .train = true, .direct_conv = direct};
+    dlg_plan_opts o = {.backend = "cpu", .threads = 2, .train = train, .direct_conv = direct};
     if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0)
         fail_msg("%s", dlg_net_error(net));
     const char *impl = NULL;
@@ -306,13 +307,23 @@ static void expect_impl(build_fn build, const char *name, bool direct, const cha
             impl = dlg_net_layer_impl(net, i);
     }
     assert_non_null(impl);
-    printf("  layer %s%s: %s\n", name, direct ? " (direct_conv)" : "", impl);
+    assert_null(dlg_net_layer_impl(net, dlg_net_layer_count(net)));
+    char *copy = strdup(impl);
+    dlg_net_destroy(net);
+    printf("  layer %s%s%s: %s\n", name, direct ? " (direct_conv)" : "", train ? "" : " (infer)",
+           copy);
+    return copy;
+}
+
+/* The training kernel of `name` contains `want` (NULL: is not Winograd). */
+static void expect_impl(build_fn build, const char *name, bool direct, const char *want)
+{
+    char *impl = layer_impl(build, name, direct, true);
     if (want)
         assert_non_null(strstr(impl, want));
     else
         assert_null(strstr(impl, "winograd"));
-    assert_null(dlg_net_layer_impl(net, dlg_net_layer_count(net)));
-    dlg_net_destroy(net);
+    free(impl);
 }
 
 static void test_winograd(void **st)
@@ -325,6 +336,10 @@ static void test_winograd(void **st)
     expect_impl(wino_net, "c0", false, "jit");
     expect_impl(resnet_mini, "cb", false, "winograd");
     expect_impl(resnet_mini, "ca", false, "im2col"); /* stride 2 */
+    /* inference has no weights' gradient: no im2col scratch either */
+    char *ca = layer_impl(resnet_mini, "ca", false, false);
+    assert_null(strstr(ca, "im2col"));
+    free(ca);
     expect_impl(small_tiles, "L", false, "jit");  /* 16 tiles do not pay */
     expect_impl(few_channels, "L", false, "jit"); /* nor do 32 channels */
     compare("winograd 3x3 in blocked layouts", wino_net, true);

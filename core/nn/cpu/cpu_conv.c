@@ -103,12 +103,14 @@ static bool wino1d_fits(const dlg_layer *l, wino1d_shape *ws)
 
 /* Strided layers whose weights' gradient im2col and sgemm compute faster
  * (cpu_gemm_conv.h), ungrouped and undilated, padded alike both ways, in
- * the same layouts. */
+ * the same layouts; only where that gradient is wanted (an inference plan
+ * would reserve the scratch for nothing). */
 static bool gemm_fits(const dlg_layer *l, gemm_conv_shape *gs)
 {
     const dlg_conv_param *p = &l->p.conv;
     const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
-    if (p->groups != 1 || p->dh != 1 || p->dw != 1 || p->sh != p->sw || p->ph != p->pw)
+    if (!l->backward || !l->param_grad || p->groups != 1 || p->dh != 1 || p->dw != 1 ||
+        p->sh != p->sw || p->ph != p->pw)
         return false;
     *gs = (gemm_conv_shape){.n = x->d[0], .c = x->d[1], .k = y->d[1], .h = x->d[2], .w = x->d[3],
                             .kh = p->kh, .kw = p->kw, .stride = p->sh, .pad = p->ph};
