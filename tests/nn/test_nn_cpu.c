@@ -18,7 +18,7 @@
 
 typedef int (*build_fn)(dlg_net *net);
 
-static dlg_net *make(build_fn build, const char *backend, bool train)
+static dlg_net *make_opts(build_fn build, const char *backend, bool train, bool keep_all)
 {
     dlg_net *net;
     assert_int_equal(dlg_net_create(&net, backend), 0);
@@ -27,7 +27,7 @@ static dlg_net *make(build_fn build, const char *backend, bool train)
     build(net);
     dlg_plan_opts o = {
         .backend = backend, .threads = 2, .train = train, .seed = 9, .input_grads = true,
-        .keep_all = true}; /* every layer's data and gradient is compared */
+        .keep_all = keep_all};
     if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0)
         fail_msg("%s: %s", backend, dlg_net_error(net));
     int y = dlg_net_blob(net, "y");
@@ -43,6 +43,12 @@ static dlg_net *make(build_fn build, const char *backend, bool train)
             assert_int_equal(
                 tu_fill_blob(net, dlg_net_blob(net, in[i]), FILL_DISTINCT, 21 + (uint64_t)i), 0);
     return net;
+}
+
+/* every layer's data and gradient is compared: nothing shared or fused */
+static dlg_net *make(build_fn build, const char *backend, bool train)
+{
+    return make_opts(build, backend, train, true);
 }
 
 static double rel_err(dlg_net *a, dlg_net *b, int blob, dlg_which w)
@@ -289,6 +295,71 @@ static int few_channels(dlg_net *net)
     return dlg_conv(net, "L", x, 32, 3, 1, 1, 1);
 }
 
+/* A 3x3 layer "c" of 16 tiles and 64 channels between blocked layers (a
+ * 1x1 layer after it: the net's output is plain), plain or followed by a
+ * batch norm: in an inference plan "c" runs by Winograd with its filter
+ * transformed once (the batch norm folded into it). */
+static int small_tiles_mid(dlg_net *net)
+{
+    int x = dlg_relu(net, "r0", dlg_conv(net, "c0", X(1, 8, 16, 16), 64, 1, 1, 0, 1));
+    x = dlg_relu(net, "r1", dlg_conv(net, "c", x, 64, 3, 1, 1, 1));
+    return dlg_conv(net, "L", x, 16, 1, 1, 0, 1);
+}
+
+static int small_tiles_bn(dlg_net *net)
+{
+    dlg_conv_spec s = {64, 3, 3, 1, 1, 1, 1, 1, 1, 1, true};
+    int x = dlg_relu(net, "r0", dlg_conv(net, "c0", X(1, 8, 16, 16), 64, 1, 1, 0, 1));
+    x = dlg_batchnorm(net, "bn", dlg_conv_ex(net, "c", x, &s), 1e-5f);
+    return dlg_conv(net, "L", dlg_relu(net, "r1", x), 16, 1, 1, 0, 1);
+}
+
+/* Writes the same fresh values into blob b of both nets (bumps its
+ * version), seed picks them. */
+static void rewrite(dlg_net *a, dlg_net *b, int blob_a, int blob_b, uint64_t seed, bool positive)
+{
+    int64_t n = tu_count(a, blob_a);
+    float *v = malloc((size_t)n * sizeof(float));
+    assert_non_null(v);
+    tu_fill(v, n, FILL_GAUSS, seed);
+    for (int64_t i = 0; positive && i < n; i++)
+        v[i] = 0.5f + fabsf(v[i]);
+    assert_int_equal(dlg_net_write(a, blob_a, DLG_DATA, v, (size_t)n), 0);
+    assert_int_equal(dlg_net_write(b, blob_b, DLG_DATA, v, (size_t)n), 0);
+    free(v);
+}
+
+/* Inference output of the last layer, cpu against ref. */
+static double infer_err(dlg_net *cpu, dlg_net *ref)
+{
+    assert_int_equal(dlg_net_forward(ref), 0);
+    if (dlg_net_forward(cpu) < 0)
+        fail_msg("%s", dlg_net_error(cpu));
+    return rel_err(cpu, ref, dlg_net_blob(ref, "L"), DLG_DATA);
+}
+
+/* A filter transformed once must follow the params it derives from: new
+ * weights, and (folded) a new batch-norm statistic, are seen by the next
+ * forward. */
+static void check_cached_filter(const char *what, build_fn build, const char *conv)
+{
+    dlg_net *ref = make_opts(build, "ref", false, false), *cpu = make_opts(build, "cpu", false, false);
+    double e[3] = {infer_err(cpu, ref), 0, 0};
+    rewrite(cpu, ref, dlg_net_param(cpu, conv, 0), dlg_net_param(ref, conv, 0), 31, false);
+    e[1] = infer_err(cpu, ref);
+    e[2] = e[1];
+    if (dlg_net_param(ref, "bn", 3) >= 0) { /* running variance */
+        rewrite(cpu, ref, dlg_net_param(cpu, "bn", 3), dlg_net_param(ref, "bn", 3), 32, true);
+        e[2] = infer_err(cpu, ref);
+    }
+    printf("  %-28s fwd     max relative error %.2e, new weights %.2e, new variance %.2e\n",
+           what, e[0], e[1], e[2]);
+    for (int i = 0; i < 3; i++)
+        assert_true(e[i] < 1e-4);
+    dlg_net_destroy(ref);
+    dlg_net_destroy(cpu);
+}
+
 /* The kernel that runs layer `name` of a cpu net planned like make()'s,
  * for training or inference (a copy: free it). */
 static char *layer_impl(build_fn build, const char *name, bool direct, bool train)
@@ -342,6 +413,15 @@ static void test_winograd(void **st)
     free(ca);
     expect_impl(small_tiles, "L", false, "jit");  /* 16 tiles do not pay */
     expect_impl(few_channels, "L", false, "jit"); /* nor do 32 channels */
+    /* inference with too few tiles to transform the filter per call */
+    char *once = layer_impl(small_tiles_mid, "c", false, false);
+    assert_non_null(strstr(once, "transformed once"));
+    free(once);
+    once = layer_impl(small_tiles_bn, "c", false, false);
+    assert_non_null(strstr(once, "transformed once"));
+    free(once);
+    check_cached_filter("winograd filter kept", small_tiles_mid, "c");
+    check_cached_filter("winograd filter kept, bn", small_tiles_bn, "c");
     compare("winograd 3x3 in blocked layouts", wino_net, true);
     compare("winograd inference", wino_net, false);
     expect_impl(wino_valid_net, "L", false, "winograd");

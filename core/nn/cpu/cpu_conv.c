@@ -21,6 +21,11 @@ typedef struct conv_state {
     wino_shape shape;
     wino1d_shape shape1d;
     gemm_conv_shape gshape;
+    /* BY_WINO in an inference plan with too few tiles to transform the
+     * filter per call: transformed once, again only when the weights (or
+     * the folded batch norm) move */
+    float *u;
+    uint64_t u_seen[6];
 } conv_state;
 
 static void conv_destroy(void *ctx, void *state)
@@ -30,6 +35,7 @@ static void conv_destroy(void *ctx, void *state)
     cpu_prim_destroy(&s->bwd_data);
     cpu_prim_destroy(&s->bwd_weights);
     cpu_fold_destroy(&s->fold);
+    free(s->u);
     free(s);
 }
 
@@ -81,7 +87,8 @@ static bool wino_fits(const dlg_layer *l, wino_shape *ws)
         return false;
     *ws = (wino_shape){.n = x->d[0], .c = x->d[1], .k = y->d[1], .h = x->d[2], .w = x->d[3],
                        .pad = p->ph};
-    return wino_supported(ws) && wino_pays(ws) && wino_layouts(l, 3, 3);
+    bool pays = wino_pays(ws) || (!l->backward && wino_cached_pays(ws));
+    return wino_supported(ws) && pays && wino_layouts(l, 3, 3);
 }
 
 /* The one-dimensional kernels take 1 x r and r x 1 (r = 3, 7) stride-1
@@ -278,6 +285,12 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
             : wino1d_fits(l, &s->shape1d)      ? BY_WINO1D
             : gemm_fits(l, &s->gshape)         ? BY_GEMM
                                                : BY_PRIMS;
+    if (s->by == BY_WINO && !l->backward && !wino_pays(&s->shape) &&
+        posix_memalign((void **)&s->u, 64, wino_filter_bytes(&s->shape)) != 0) {
+        s->u = NULL;
+        conv_destroy(ctx, s);
+        return -DLG_ENOMEM;
+    }
     *state = s;
     *ws = max_ws(s);
     size_t wb = s->by == BY_WINO     ? wino_ws_bytes(&s->shape)
@@ -289,7 +302,24 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
     return 0;
 }
 
-static int wino_forward_layer(const dlg_layer *l, const conv_state *s)
+/* The transformed filter of an inference layer, rebuilt when what it
+ * derives from moved: the weights, or the fold's params (whose versions
+ * cpu_fold_refresh has just recorded). */
+static const float *cached_filter(const dlg_layer *l, conv_state *s, const float *w)
+{
+    uint64_t key[6] = {0};
+    if (l->p.conv.bn)
+        memcpy(key, s->fold.seen, sizeof key);
+    else
+        key[0] = l->param[0]->version;
+    if (memcmp(key, s->u_seen, sizeof key) != 0) {
+        wino_transform_filters(&s->shape, w, s->u);
+        memcpy(s->u_seen, key, sizeof key);
+    }
+    return s->u;
+}
+
+static int wino_forward_layer(const dlg_layer *l, conv_state *s)
 {
     const dlg_conv_param *p = &l->p.conv;
     const float *w = l->param[0]->data, *b = p->bias ? l->param[1]->data : NULL;
@@ -298,7 +328,10 @@ static int wino_forward_layer(const dlg_layer *l, const conv_state *s)
         b = s->fold.b;
     }
     const float *res = p->residual ? l->bottom[1]->data : NULL;
-    if (s->by == BY_WINO1D)
+    if (s->u)
+        wino_forward_transformed(&s->shape, l->bottom[0]->data, cached_filter(l, s, w), b, res,
+                                 p->relu, l->top[0]->data, l->ws);
+    else if (s->by == BY_WINO1D)
         wino1d_forward(&s->shape1d, l->bottom[0]->data, w, b, res, p->relu, l->top[0]->data,
                        l->ws);
     else
@@ -393,7 +426,8 @@ static const char *conv_impl(const void *state)
     const conv_state *s = state;
     const char *impl = NULL;
     if (s->by == BY_WINO)
-        return "winograd F(4x4,3x3) avx2";
+        return s->u ? "winograd F(4x4,3x3) avx2, filter transformed once"
+                    : "winograd F(4x4,3x3) avx2";
     if (s->by == BY_GEMM)
         return conv_gemm_impl(s);
     if (s->by == BY_WINO1D)

@@ -99,6 +99,23 @@ bool wino_pays(const wino_shape *s)
     return wino_batch_pays(tiles_of(&f).count, s->c, s->k);
 }
 
+/* With the filter transformed once (inference, wino_forward_transformed)
+ * the per-call cost that needs 32 tiles is gone: ResNet-50's 14x14 layers
+ * at batch 1 (16 tiles, 256 channels) then beat oneDNN's direct kernel
+ * (docs/benchmarks.md).  Fewer tiles leave the products too few rows to
+ * repay reading the 4x larger transformed filter. */
+bool wino_cached_pays(const wino_shape *s)
+{
+    geom f = forward_geom(s, s->n);
+    int64_t t = tiles_of(&f).count;
+    return t >= 16 && s->c * s->k >= 32 * (s->c + s->k);
+}
+
+size_t wino_filter_bytes(const wino_shape *s)
+{
+    return sizeof(float) * NXI * (size_t)(s->c * s->k);
+}
+
 /* Images per pass (cpu_wino_pass.c). */
 static int64_t pass_images(const wino_shape *s)
 {
@@ -436,6 +453,11 @@ static size_t image_offset(int64_t n0, int64_t ch, int64_t h, int64_t w)
     return (size_t)(n0 * ch * h * w);
 }
 
+void wino_transform_filters(const wino_shape *s, const float *w, float *u)
+{
+    transform_filters(s, w, u);
+}
+
 void wino_forward(const wino_shape *s, const float *x, const float *w, const float *bias,
                   const float *res, bool relu, float *y, void *ws)
 {
@@ -443,6 +465,16 @@ void wino_forward(const wino_shape *s, const float *x, const float *w, const flo
     geom first = forward_geom(s, pass_count(s, 0, per));
     wino_bufs b = pass_bufs(&first, ws, s->c, s->k);
     transform_filters(s, w, b.u);
+    wino_forward_transformed(s, x, b.u, bias, res, relu, y, ws);
+}
+
+void wino_forward_transformed(const wino_shape *s, const float *x, const float *u,
+                              const float *bias, const float *res, bool relu, float *y, void *ws)
+{
+    int64_t per = pass_images(s);
+    geom first = forward_geom(s, pass_count(s, 0, per));
+    wino_bufs b = pass_bufs(&first, ws, s->c, s->k);
+    b.u = (float *)u; /* the products only read it */
     for (int64_t n0 = 0; n0 < s->n; n0 += per) {
         geom g = forward_geom(s, pass_count(s, n0, per));
         size_t yo = image_offset(n0, s->k, g.oh, g.ow);

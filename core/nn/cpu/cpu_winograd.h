@@ -24,6 +24,11 @@ bool wino_supported(const wino_shape *s);
 /* True when the batch has enough 4x4 output tiles for Winograd to beat
  * direct convolution (the measurements are beside the definition). */
 bool wino_pays(const wino_shape *s);
+/* The same when the filter is transformed once for many calls
+ * (inference): fewer tiles repay it. */
+bool wino_cached_pays(const wino_shape *s);
+/* Bytes of the transformed filter (36 points x c x k). */
+size_t wino_filter_bytes(const wino_shape *s);
 /* Scratch the three directions need at most (transformed tiles and
  * weights), in bytes. */
 size_t wino_ws_bytes(const wino_shape *s);
@@ -34,6 +39,11 @@ size_t wino_ws_bytes(const wino_shape *s);
  * y = conv(x, w) + bias, then + res, then ReLU (bias, res may be NULL). */
 void wino_forward(const wino_shape *s, const float *x, const float *w, const float *bias,
                   const float *res, bool relu, float *y, void *ws);
+/* u = the filter w transformed, for wino_forward_transformed. */
+void wino_transform_filters(const wino_shape *s, const float *w, float *u);
+/* wino_forward with the filter already transformed into u. */
+void wino_forward_transformed(const wino_shape *s, const float *x, const float *u,
+                              const float *bias, const float *res, bool relu, float *y, void *ws);
 /* dx = the gradient of the input from dy. */
 void wino_backward_data(const wino_shape *s, const float *dy, const float *w, float *dx, void *ws);
 /* dw = the gradient of the weights (overwritten). */
