@@ -16,12 +16,16 @@
 # usage: scripts/bench/winograd-vs-onednn.sh [BUILD_DIR] [THREADS]
 #   env ROUNDS (3), STEPS (10), SHAPES ("N:C:HW[:K[:PAD or RxS]] ..." to
 #   override the list; K defaults to C; PAD (3x3) to 1; RxS a 1 x r or
-#   r x 1 filter padded to keep the size along it)
+#   r x 1 filter padded to keep the size along it), KEPT (1: forward only,
+#   3x3 only, Winograd with its filter transformed once at setup, as
+#   inference plans do below 64 tiles)
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$src/build}" && pwd)
 threads=${2:-$(nproc)}
-rounds=${ROUNDS:-3} steps=${STEPS:-10}
+rounds=${ROUNDS:-3} steps=${STEPS:-10} kept=${KEPT:-0}
+passes="fwd bwd_data bwd_filter"
+[ "$kept" = 1 ] && passes=fwd
 dlg=$build/bin/dlgauge
 [ -x "$dlg" ] || { echo "no $dlg: build first" >&2; exit 1; }
 work=$(mktemp -d)
@@ -41,21 +45,24 @@ for sh in "${shapes[@]}"; do
   case $pad in *x*) # a 1-d filter, padded along it only
     r=${pad%x*} s=${pad#*x} ph=$(((r - 1) / 2)) pw=$(((s - 1) / 2)) pad=0 ;;
   esac
-  for pass in fwd bwd_data bwd_filter; do
+  for pass in $passes; do
     for round in $(seq 1 "$rounds"); do
       for algo in direct winograd; do
         name="n${n}-c${ch}-k${k}-${hw}-p${tag}-${pass}-${algo}"
+        extra=()
+        [ "$kept" = 1 ] && [ "$algo" = winograd ] && extra=(kept_filter=true)
         conv_job "$name" "$round" n="$n" c="$ch" k="$k" h="$hw" w="$hw" r="$r" s="$s" pad="$pad" \
-          pad_h="$ph" pad_w="$pw" pass="$pass" algo="$algo"
+          pad_h="$ph" pad_w="$pw" pass="$pass" algo="$algo" "${extra[@]}"
       done
     done
   done
   echo "   $sh done"
 done
 
-python3 - "$src/scripts/bench" "$work" "$rounds" "${shapes[@]}" <<'PY'
+python3 - "$src/scripts/bench" "$work" "$rounds" "$passes" "${shapes[@]}" <<'PY'
 import math, statistics, sys
-bench, work, rounds, shapes = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+bench, work, rounds, passes, shapes = (sys.argv[1], sys.argv[2], int(sys.argv[3]),
+                                       sys.argv[4].split(), sys.argv[5:])
 sys.path.insert(0, bench)
 from conv_medians import med_ms
 print(f"medians over {rounds} round(s); ratio = direct ms / winograd ms (> 1: Winograd faster)")
@@ -73,7 +80,7 @@ for sh in shapes:
         tiles = n * hw * math.ceil(hw / m)
     else:
         tiles = n * math.ceil((hw + 2 * int(tag) - 2) / 4) ** 2
-    for p in ("fwd", "bwd_data", "bwd_filter"):
+    for p in passes:
         d = med_ms(work, f"n{n}-c{ch}-k{k}-{hw}-p{tag}-{p}-direct")
         w = med_ms(work, f"n{n}-c{ch}-k{k}-{hw}-p{tag}-{p}-winograd")
         per = [a / b for a, b in zip(d, w)]

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The conv-kernel benchmarks (scripts/bench/winograd-vs-onednn.sh,
-# strided-vs-onednn.sh) still run end to end against this build: one round
-# of one step on tiny shapes, every pass printing a row with both times and
-# a ratio.  Only that they run and report is checked; their figures are
+# strided-vs-onednn.sh, and the former with KEPT=1) still run end to end
+# against this build: one round of one step on tiny shapes, every pass
+# printing a row with both times and a ratio.  Only that they run and report is checked; their figures are
 # benchmarks, quoted in docs/benchmarks.md, not test results.
 # usage: conv_bench_scripts.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
@@ -19,4 +19,5 @@ rows() { # script shapes want-rows
   echo "ok: $1 printed $got rows"
 }
 rows winograd-vs-onednn.sh "2:16:10 2:16:9:24:1x7" 6
+KEPT=1 rows winograd-vs-onednn.sh "2:16:10" 1 # forward with the filter kept
 rows strided-vs-onednn.sh "2:16:14:24:1 2:16:14:16:0:1" 2

@@ -21,9 +21,9 @@ typedef struct conv_state {
     wino_shape shape;
     wino1d_shape shape1d;
     gemm_conv_shape gshape;
-    /* BY_WINO in an inference plan with too few tiles to transform the
-     * filter per call: transformed once, again only when the weights (or
-     * the folded batch norm) move */
+    /* BY_WINO in an inference plan with few tiles (wino_keeps_filter):
+     * transformed once, again only when the weights (or the folded batch
+     * norm) move */
     float *u;
     uint64_t u_seen[6];
 } conv_state;
@@ -285,7 +285,7 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
             : wino1d_fits(l, &s->shape1d)      ? BY_WINO1D
             : gemm_fits(l, &s->gshape)         ? BY_GEMM
                                                : BY_PRIMS;
-    if (s->by == BY_WINO && !l->backward && !wino_pays(&s->shape) &&
+    if (s->by == BY_WINO && !l->backward && wino_keeps_filter(&s->shape) &&
         posix_memalign((void **)&s->u, 64, wino_filter_bytes(&s->shape)) != 0) {
         s->u = NULL;
         conv_destroy(ctx, s);

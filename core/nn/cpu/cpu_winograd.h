@@ -27,6 +27,9 @@ bool wino_pays(const wino_shape *s);
 /* The same when the filter is transformed once for many calls
  * (inference): fewer tiles repay it. */
 bool wino_cached_pays(const wino_shape *s);
+/* Whether an inference layer should keep its transformed filter rather
+ * than transform it per call (few tiles). */
+bool wino_keeps_filter(const wino_shape *s);
 /* Bytes of the transformed filter (36 points x c x k). */
 size_t wino_filter_bytes(const wino_shape *s);
 /* Scratch the three directions need at most (transformed tiles and

@@ -16,7 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { C_N, C_C, C_H, C_W, C_K, C_R, C_S, C_STRIDE, C_PAD, C_PAD_H, C_PAD_W, C_PASS, C_ALGO, C_COUNT };
+enum {
+    C_N, C_C, C_H, C_W, C_K, C_R, C_S, C_STRIDE, C_PAD, C_PAD_H, C_PAD_W, C_PASS, C_ALGO, C_KEPT,
+    C_COUNT
+};
 
 static const dlg_option conv_options[] = {
     [C_N] = {"n", DLG_OPT_INT, "16", "1", "100000", NULL, "batch", 0},
@@ -41,6 +44,11 @@ static const dlg_option conv_options[] = {
                 "8, AVX2; gemm: the engine's im2col + sgemm backward filter (pass = bwd_filter; "
                 "any stride, pad alike), whatever the size",
                 0},
+    [C_KEPT] = {"kept_filter", DLG_OPT_BOOL, "false", NULL, NULL, NULL,
+                "algo = winograd, pass = fwd, 3x3: transform the filter once at setup, as an "
+                "inference plan does for layers with few tiles (false: every step, as training "
+                "does)",
+                0},
     [C_COUNT] = {0}};
 
 enum { M_SRC, M_WEI, M_DST, M_SCRATCH, M_NMEM };
@@ -63,6 +71,7 @@ typedef struct conv {
     wino1d_shape shape1d;
     gemm_conv_shape gshape;
     float *x, *w, *y;
+    float *u; /* kept_filter: the transformed filter */
     void *scratch;
 } conv;
 
@@ -84,6 +93,7 @@ static void conv_teardown(void *state)
     free(c->w);
     free(c->y);
     free(c->scratch);
+    free(c->u);
     if (c->stream)
         dnnl_stream_destroy(c->stream);
     if (c->eng)
@@ -264,7 +274,16 @@ static int create_wino(conv *c, const dlg_value *o)
                         (long long)o[C_H].i, (long long)o[C_W].i);
     c->wino = true;
     size_t ws = c->one_d ? wino1d_ws_bytes(&c->shape1d) : wino_ws_bytes(&c->shape);
-    return engine_tensors(c, o, 1, ws);
+    int rc = engine_tensors(c, o, 1, ws);
+    if (rc < 0 || !o[C_KEPT].i)
+        return rc;
+    if (c->one_d || o[C_PASS].i != 0)
+        return h->error(h, DLG_EINVAL, "kept_filter = true takes a 3x3 filter and pass = fwd");
+    c->u = touched(wino_filter_bytes(&c->shape));
+    if (!c->u)
+        return h->error(h, DLG_ENOMEM, "conv: out of memory for the kept filter");
+    wino_transform_filters(&c->shape, c->w, c->u);
+    return 0;
 }
 
 static int create_gemm(conv *c, const dlg_value *o)
@@ -323,6 +342,8 @@ static void wino_step(conv *c)
         wino1d_backward_data(s1, c->y, c->w, c->x, c->scratch);
     else if (c->one_d)
         wino1d_backward_weights(s1, c->x, c->y, c->w, c->scratch);
+    else if (c->pass == 0 && c->u)
+        wino_forward_transformed(s, c->x, c->u, NULL, NULL, false, c->y, c->scratch);
     else if (c->pass == 0)
         wino_forward(s, c->x, c->w, NULL, NULL, false, c->y, c->scratch);
     else if (c->pass == 1)
