@@ -99,8 +99,9 @@ bool wino_pays(const wino_shape *s)
     return wino_batch_pays(tiles_of(&f).count, s->c, s->k);
 }
 
-/* With the filter transformed once (inference, wino_forward_transformed)
- * the per-call cost that needs 32 tiles is gone: ResNet-50's 14x14 layers
+/* With the filter transformed once (inference, wino_forward_transformed;
+ * wino_keeps_filter holds for these) the per-call cost that needs 32 tiles
+ * is gone: ResNet-50's 14x14 layers
  * at batch 1 (16 tiles, 256 channels) then beat oneDNN's direct kernel
  * (docs/benchmarks.md).  Fewer tiles leave the products too few rows to
  * repay reading the 4x larger transformed filter. */
