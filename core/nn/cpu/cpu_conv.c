@@ -412,15 +412,6 @@ static int conv_backward(void *ctx, dlg_layer *l, void *state)
     return rc;
 }
 
-/* oneDNN's kernel, and who computes the weights' gradient */
-static const char *conv_gemm_impl(const conv_state *s)
-{
-    const char *impl = NULL;
-    dnnl_primitive_desc_query(s->fwd.pd, dnnl_query_impl_info_str, 0, &impl);
-    return impl && !strcmp(impl, "jit:avx2") ? "jit:avx2; backward weights by im2col + sgemm avx2"
-                                             : "oneDNN; backward weights by im2col + sgemm avx2";
-}
-
 static const char *conv_impl(const void *state)
 {
     const conv_state *s = state;
@@ -429,7 +420,7 @@ static const char *conv_impl(const void *state)
         return s->u ? "winograd F(4x4,3x3) avx2, filter transformed once"
                     : "winograd F(4x4,3x3) avx2";
     if (s->by == BY_GEMM)
-        return conv_gemm_impl(s);
+        return "oneDNN forward and backward data; backward weights by im2col + sgemm avx2";
     if (s->by == BY_WINO1D)
         return s->shape1d.axis ? (s->shape1d.r == 7 ? "winograd F(3,7) along w avx2"
                                                     : "winograd F(4,3) along w avx2")

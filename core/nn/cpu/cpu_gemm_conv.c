@@ -61,28 +61,14 @@ static int64_t pass_images(const gemm_conv_shape *s)
     return wino_pass_images(s->n, s->pass, per);
 }
 
+/* Rows of one pass: its images' output pixels. */
+static int64_t pass_rows(const gemm_conv_shape *s) { return pass_images(s) * out_h(s) * out_w(s); }
+
+/* The Winograd kernels' scratch with one point: in = col [row][tap],
+ * out = dy' [row][k], u = dwt [tap][k]. */
 size_t gemm_conv_ws_bytes(const gemm_conv_shape *s)
 {
-    size_t rows = (size_t)(pass_images(s) * out_h(s) * out_w(s));
-    return sizeof(float) * (rows * (size_t)(taps(s) + s->k) + (size_t)(taps(s) * s->k)) + 64;
-}
-
-typedef struct gc_bufs {
-    float *col, *out, *wt; /* [row][tap], [row][k], [tap][k] */
-} gc_bufs;
-
-static gc_bufs bufs_of(const gemm_conv_shape *s, void *ws)
-{
-    float *p = (float *)(((uintptr_t)ws + 63) & ~(uintptr_t)63);
-    int64_t rows = pass_images(s) * out_h(s) * out_w(s);
-    return (gc_bufs){p, p + rows * taps(s), p + rows * (taps(s) + s->k)};
-}
-
-/* Offset of filter (k, c, i, j) in ABcd8b8a: [k/8][c/8][kh][kw][8 c][8 k]. */
-static inline size_t widx(const gemm_conv_shape *s, int64_t k, int64_t c, int64_t i, int64_t j)
-{
-    return (size_t)(((((k / 8) * (s->c / 8) + c / 8) * s->kh + i) * s->kw + j) * 64 +
-                    (c % 8) * 8 + k % 8);
+    return wino_scratch_bytes(1, pass_rows(s), taps(s), s->k);
 }
 
 /* Row (i kw + j) c + c of wt. */
@@ -99,7 +85,7 @@ GC_PARALLEL2
         for (int64_t j = 0; j < s->kw; j++)
             for (int64_t c = 0; c < s->c; c++)
                 for (int64_t kb = 0; kb < s->k / 8; kb++)
-                    *(v8 *)(w + widx(s, kb * 8, c, i, j)) =
+                    *(v8 *)(w + wino_widx(kb * 8, c, i, j, s->c, s->kh, s->kw)) =
                         *(const v8 *)(wt + wtrow(s, c, i, j) * s->k + kb * 8);
 }
 
@@ -147,23 +133,20 @@ GC_PARALLEL2
         }
 }
 
-static int64_t pass_count(const gemm_conv_shape *s, int64_t n0, int64_t per)
-{
-    return s->n - n0 < per ? s->n - n0 : per;
-}
-
 void gemm_conv_backward_weights(const gemm_conv_shape *s, const float *x, const float *dy,
                                 float *dw, void *ws)
 {
-    gc_bufs b = bufs_of(s, ws);
+    wino_bufs b = wino_bufs_of(ws, 1, pass_rows(s), taps(s), s->k);
     int64_t per = pass_images(s), pix = out_h(s) * out_w(s);
     size_t xi = (size_t)(s->c * s->h * s->w), yi = (size_t)(s->k * pix);
     for (int64_t n0 = 0; n0 < s->n; n0 += per) {
-        int64_t n = pass_count(s, n0, per);
-        im2col(s, n, x + n0 * xi, b.col);
+        int64_t n = wino_pass_count(s->n, n0, per);
+        im2col(s, n, x + n0 * xi, b.in);
         blocked_to_rows(s, n, dy + n0 * yi, b.out);
-        dnnl_sgemm('T', 'N', taps(s), s->k, n * pix, 1.0f, b.col, taps(s), b.out, s->k,
-                   n0 > 0 ? 1.0f : 0.0f, b.wt, s->k);
+        /* one product, threaded by sgemm itself (wino_weight_products would
+         * split it in single-threaded halves: not what was measured) */
+        dnnl_sgemm('T', 'N', taps(s), s->k, n * pix, 1.0f, b.in, taps(s), b.out, s->k,
+                   n0 > 0 ? 1.0f : 0.0f, b.u, s->k);
     }
-    matrix_to_filter(s, b.wt, dw);
+    matrix_to_filter(s, b.u, dw);
 }

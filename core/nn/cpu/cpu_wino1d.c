@@ -184,7 +184,7 @@ size_t wino1d_ws_bytes(const wino1d_shape *s)
 /* Offset of tap j of filter (k, c) in ABcd8b8a with one spatial dim 1. */
 static inline size_t widx(int64_t k, int64_t c, int j, int r, int64_t nc)
 {
-    return (size_t)((((k / 8) * (nc / 8) + c / 8) * r + j) * 64 + (c % 8) * 8 + k % 8);
+    return wino_widx(k, c, 0, j, nc, 1, r);
 }
 
 /* ---- filters ---- */
@@ -360,49 +360,60 @@ static void convolve(const geom *g, const kind *kd, int64_t ci, int64_t co, cons
     transform_outputs(g, kd, co, b->out, &t, e, out);
 }
 
-static int64_t pass_count(const wino1d_shape *s, int64_t n0, int64_t per)
-{
-    return s->n - n0 < per ? s->n - n0 : per;
-}
-
 /* Floats of one image of ch channels on a plane of len x across. */
 static size_t image_floats(int64_t ch, int64_t len, int64_t across)
 {
     return (size_t)(ch * len * across);
 }
 
+/* The geometry of the images [n0, n0 + per) (at most), forward or
+ * backward data. */
+static geom pass_geom(const wino1d_shape *s, bool backward, int64_t n0, int64_t per)
+{
+    int64_t n = wino_pass_count(s->n, n0, per);
+    return backward ? backward_geom(s, n) : forward_geom(s, n);
+}
+
+/* The scratch laid out for the passes of one direction. */
+static wino_bufs batch_bufs(const wino1d_shape *s, const kind *kd, bool backward, void *ws)
+{
+    geom first = pass_geom(s, backward, 0, pass_images(s));
+    int64_t ci = backward ? s->k : s->c, co = backward ? s->c : s->k;
+    return wino_bufs_of(ws, kd->n, strips_of(&first, kd->m).count, ci, co);
+}
+
+/* out = conv(in) + bias (+ res, ReLU) over the batch, pass by pass, with
+ * the transformed filter in b->u: the forward (c -> k channels) or the
+ * backward data (dy, k -> c). */
+static void convolve_batch(const wino1d_shape *s, const kind *kd, bool backward, const float *in,
+                           const epilogue *e, float *out, const wino_bufs *b)
+{
+    int64_t per = pass_images(s), ci = backward ? s->k : s->c, co = backward ? s->c : s->k;
+    for (int64_t n0 = 0; n0 < s->n; n0 += per) {
+        geom g = pass_geom(s, backward, n0, per);
+        size_t io = (size_t)n0 * image_floats(ci, g.len, g.across);
+        size_t oo = (size_t)n0 * image_floats(co, g.out, g.across);
+        epilogue pe = {e->bias, e->res ? e->res + oo : NULL, e->relu};
+        convolve(&g, kd, ci, co, in + io, &pe, out + oo, b);
+    }
+}
+
 void wino1d_forward(const wino1d_shape *s, const float *x, const float *w, const float *bias,
                     const float *res, bool relu, float *y, void *ws)
 {
     const kind *kd = kind_of(s->r);
-    int64_t per = pass_images(s);
-    geom first = forward_geom(s, pass_count(s, 0, per));
-    wino_bufs b = wino_bufs_of(ws, kd->n, strips_of(&first, kd->m).count, s->c, s->k);
+    wino_bufs b = batch_bufs(s, kd, false, ws);
     transform_filters(s, kd, w, b.u);
-    for (int64_t n0 = 0; n0 < s->n; n0 += per) {
-        geom g = forward_geom(s, pass_count(s, n0, per));
-        size_t xo = (size_t)n0 * image_floats(s->c, g.len, g.across);
-        size_t yo = (size_t)n0 * image_floats(s->k, g.out, g.across);
-        epilogue e = {bias, res ? res + yo : NULL, relu};
-        convolve(&g, kd, s->c, s->k, x + xo, &e, y + yo, &b);
-    }
+    convolve_batch(s, kd, false, x, &(epilogue){bias, res, relu}, y, &b);
 }
 
 void wino1d_backward_data(const wino1d_shape *s, const float *dy, const float *w, float *dx,
                           void *ws)
 {
     const kind *kd = kind_of(s->r);
-    int64_t per = pass_images(s);
-    geom first = backward_geom(s, pass_count(s, 0, per));
-    wino_bufs b = wino_bufs_of(ws, kd->n, strips_of(&first, kd->m).count, s->k, s->c);
-    epilogue e = {NULL, NULL, false};
+    wino_bufs b = batch_bufs(s, kd, true, ws);
     transform_filters_reversed(s, kd, w, b.u);
-    for (int64_t n0 = 0; n0 < s->n; n0 += per) {
-        geom g = backward_geom(s, pass_count(s, n0, per));
-        size_t yo = (size_t)n0 * image_floats(s->k, g.len, g.across);
-        size_t xo = (size_t)n0 * image_floats(s->c, g.out, g.across);
-        convolve(&g, kd, s->k, s->c, dy + yo, &e, dx + xo, &b);
-    }
+    convolve_batch(s, kd, true, dy, &(epilogue){NULL, NULL, false}, dx, &b);
 }
 
 void wino1d_backward_weights(const wino1d_shape *s, const float *x, const float *dy, float *dw,
@@ -410,10 +421,9 @@ void wino1d_backward_weights(const wino1d_shape *s, const float *x, const float 
 {
     const kind *kd = kind_of(s->r);
     int64_t per = pass_images(s);
-    geom first = forward_geom(s, pass_count(s, 0, per));
-    wino_bufs b = wino_bufs_of(ws, kd->n, strips_of(&first, kd->m).count, s->c, s->k);
+    wino_bufs b = batch_bufs(s, kd, false, ws);
     for (int64_t n0 = 0; n0 < s->n; n0 += per) {
-        geom g = forward_geom(s, pass_count(s, n0, per));
+        geom g = pass_geom(s, false, n0, per);
         strips t = strips_of(&g, kd->m);
         transform_inputs(&g, kd, s->c, x + (size_t)n0 * image_floats(s->c, g.len, g.across), &t,
                          b.in);

@@ -10,9 +10,11 @@
  * 56x56 layers at batch 16 would need 58 MB at once). */
 #define PASS_BYTES ((size_t)16 << 20)
 
+bool wino_channels_pay(int64_t c, int64_t k) { return c * k >= 32 * (c + k); }
+
 bool wino_batch_pays(int64_t items, int64_t c, int64_t k)
 {
-    return items >= 32 && c * k >= 32 * (c + k);
+    return items >= 32 && wino_channels_pay(c, k);
 }
 
 int64_t wino_pass_images(int64_t n, int64_t pass, size_t per_image)

@@ -109,7 +109,7 @@ bool wino_cached_pays(const wino_shape *s)
 {
     geom f = forward_geom(s, s->n);
     int64_t t = tiles_of(&f).count;
-    return t >= 16 && s->c * s->k >= 32 * (s->c + s->k);
+    return t >= 16 && wino_channels_pay(s->c, s->k);
 }
 
 /* Below 64 tiles the per-call filter transform is a large share of the
@@ -223,11 +223,10 @@ WINO_TARGET static inline void filter_6x6(v8 g[3][3], v8 u[6][6])
         g6(t[i], u[i]);
 }
 
-/* Offset of filter (k, c, i, j) in oneDNN's ABcd8b8a layout:
- * [k/8][c/8][3][3][8 c][8 k]. */
+/* Offset of 3x3 filter (k, c, i, j) in ABcd8b8a. */
 static inline size_t widx(int64_t k, int64_t c, int i, int j, int64_t nc)
 {
-    return (size_t)((((k / 8) * (nc / 8) + c / 8) * 9 + i * 3 + j) * 64 + (c % 8) * 8 + k % 8);
+    return wino_widx(k, c, i, j, nc, 3, 3);
 }
 
 /* ---- filters ---- */
@@ -446,23 +445,41 @@ static void convolve(const geom *g, int64_t ci, int64_t co, const float *in, con
     transform_outputs(g, co, b->out, &t, e, out);
 }
 
-/* Images in the pass from image n0 on, `per` images a pass. */
-static int64_t pass_count(const wino_shape *s, int64_t n0, int64_t per)
-{
-    return s->n - n0 < per ? s->n - n0 : per;
-}
-
-/* The scratch laid out for passes of the geometry of the first pass, ci
- * channels in, co out. */
-static wino_bufs pass_bufs(const geom *first, void *ws, int64_t ci, int64_t co)
-{
-    return wino_bufs_of(ws, NXI, tiles_of(first).count, ci, co);
-}
-
 /* Where image n0 starts in a tensor of ch channels of h x w. */
 static size_t image_offset(int64_t n0, int64_t ch, int64_t h, int64_t w)
 {
     return (size_t)(n0 * ch * h * w);
+}
+
+/* The geometry of the images [n0, n0 + per) (at most), forward or
+ * backward data. */
+static geom pass_geom(const wino_shape *s, bool backward, int64_t n0, int64_t per)
+{
+    int64_t n = wino_pass_count(s->n, n0, per);
+    return backward ? backward_geom(s, n) : forward_geom(s, n);
+}
+
+/* The scratch laid out for the passes of one direction. */
+static wino_bufs batch_bufs(const wino_shape *s, bool backward, void *ws)
+{
+    geom first = pass_geom(s, backward, 0, pass_images(s));
+    int64_t ci = backward ? s->k : s->c, co = backward ? s->c : s->k;
+    return wino_bufs_of(ws, NXI, tiles_of(&first).count, ci, co);
+}
+
+/* out = conv(in) + bias (+ res, ReLU) over the batch, pass by pass, with
+ * the transformed filter in b->u: the forward (c -> k channels) or the
+ * backward data (dy, k -> c). */
+static void convolve_batch(const wino_shape *s, bool backward, const float *in, const epilogue *e,
+                           float *out, wino_bufs *b)
+{
+    int64_t per = pass_images(s), ci = backward ? s->k : s->c, co = backward ? s->c : s->k;
+    for (int64_t n0 = 0; n0 < s->n; n0 += per) {
+        geom g = pass_geom(s, backward, n0, per);
+        size_t oo = image_offset(n0, co, g.oh, g.ow);
+        epilogue pe = {e->bias, e->res ? e->res + oo : NULL, e->relu};
+        convolve(&g, ci, co, in + image_offset(n0, ci, g.ih, g.iw), &pe, out + oo, b);
+    }
 }
 
 void wino_transform_filters(const wino_shape *s, const float *w, float *u)
@@ -473,40 +490,24 @@ void wino_transform_filters(const wino_shape *s, const float *w, float *u)
 void wino_forward(const wino_shape *s, const float *x, const float *w, const float *bias,
                   const float *res, bool relu, float *y, void *ws)
 {
-    int64_t per = pass_images(s);
-    geom first = forward_geom(s, pass_count(s, 0, per));
-    wino_bufs b = pass_bufs(&first, ws, s->c, s->k);
+    wino_bufs b = batch_bufs(s, false, ws);
     transform_filters(s, w, b.u);
-    wino_forward_transformed(s, x, b.u, bias, res, relu, y, ws);
+    convolve_batch(s, false, x, &(epilogue){bias, res, relu}, y, &b);
 }
 
 void wino_forward_transformed(const wino_shape *s, const float *x, const float *u,
                               const float *bias, const float *res, bool relu, float *y, void *ws)
 {
-    int64_t per = pass_images(s);
-    geom first = forward_geom(s, pass_count(s, 0, per));
-    wino_bufs b = pass_bufs(&first, ws, s->c, s->k);
+    wino_bufs b = batch_bufs(s, false, ws);
     b.u = (float *)u; /* the products only read it */
-    for (int64_t n0 = 0; n0 < s->n; n0 += per) {
-        geom g = forward_geom(s, pass_count(s, n0, per));
-        size_t yo = image_offset(n0, s->k, g.oh, g.ow);
-        epilogue e = {bias, res ? res + yo : NULL, relu};
-        convolve(&g, s->c, s->k, x + image_offset(n0, s->c, g.ih, g.iw), &e, y + yo, &b);
-    }
+    convolve_batch(s, false, x, &(epilogue){bias, res, relu}, y, &b);
 }
 
 void wino_backward_data(const wino_shape *s, const float *dy, const float *w, float *dx, void *ws)
 {
-    int64_t per = pass_images(s);
-    geom first = backward_geom(s, pass_count(s, 0, per));
-    wino_bufs b = pass_bufs(&first, ws, s->k, s->c);
-    epilogue e = {NULL, NULL, false};
+    wino_bufs b = batch_bufs(s, true, ws);
     transform_filters_rotated(s, w, b.u);
-    for (int64_t n0 = 0; n0 < s->n; n0 += per) {
-        geom g = backward_geom(s, pass_count(s, n0, per));
-        convolve(&g, s->k, s->c, dy + image_offset(n0, s->k, g.ih, g.iw), &e,
-                 dx + image_offset(n0, s->c, g.oh, g.ow), &b);
-    }
+    convolve_batch(s, true, dy, &(epilogue){NULL, NULL, false}, dx, &b);
 }
 
 /* du[xi] (c x k) = sum over passes of v[xi]^T dm[xi], then dw = G^T du G. */
@@ -514,10 +515,9 @@ void wino_backward_weights(const wino_shape *s, const float *x, const float *dy,
                            void *ws)
 {
     int64_t per = pass_images(s);
-    geom first = forward_geom(s, pass_count(s, 0, per));
-    wino_bufs b = pass_bufs(&first, ws, s->c, s->k);
+    wino_bufs b = batch_bufs(s, false, ws);
     for (int64_t n0 = 0; n0 < s->n; n0 += per) {
-        geom g = forward_geom(s, pass_count(s, n0, per));
+        geom g = pass_geom(s, false, n0, per);
         tiles t = tiles_of(&g);
         transform_inputs(&g, s->c, x + image_offset(n0, s->c, g.ih, g.iw), &t, b.in);
         transform_grads(&g, s->k, dy + image_offset(n0, s->k, g.oh, g.ow), &t, b.out);
