@@ -4,9 +4,10 @@
 # a 1x7 padded along the width), and the filter gradient of a stride-2 layer
 # by im2col + sgemm (algo = gemm), and reports a rate; a shape Winograd
 # cannot take, or a pass the gemm kernel does not run, is one clear error
-# line naming the job and the option, with a non-zero exit.  (The
-# arithmetic itself is checked against direct convolution in
-# test_nn_winograd, test_nn_wino1d, test_nn_gemm_conv.)
+# line naming the job and the option, with a non-zero exit (also
+# kept_filter on a backward pass).  (The arithmetic itself is checked
+# against direct convolution in test_nn_winograd, test_nn_wino1d,
+# test_nn_gemm_conv.)
 # usage: kernels_conv.sh BUILD_DIR
 set -euo pipefail
 # as tests/e2e/lib.sh: LeakSanitizer misreads the dlopen()ed plugins' TLS
@@ -60,5 +61,12 @@ if (cd "$work" && "$dlg" run --set job.isolation=none "$work/bad.ini" >"$work/lo
   echo "FAIL: a forward pass ran by algo = gemm"; cat "$work/log"; exit 1
 fi
 want="bad.ini:3: [job fwd-gemm] conv: algo = gemm runs pass = bwd_filter only (forward and backward data stay with oneDNN)"
+grep -qF "$want" "$work/log" || { echo "FAIL: no line '$want' in:"; cat "$work/log"; exit 1; }
+echo "ok: $want"
+{ printf '[sink csv]\npath = %s/bad.csv\n' "$work"; job kept-bwd bwd_data winograd 3; printf 'kept_filter = true\n'; } >"$work/bad.ini"
+if (cd "$work" && "$dlg" run --set job.isolation=none "$work/bad.ini" >"$work/log" 2>&1); then
+  echo "FAIL: kept_filter ran a backward pass"; cat "$work/log"; exit 1
+fi
+want="bad.ini:3: [job kept-bwd] conv: kept_filter = true takes a 3x3 filter and pass = fwd"
 grep -qF "$want" "$work/log" || { echo "FAIL: no line '$want' in:"; cat "$work/log"; exit 1; }
 echo "ok: $want"

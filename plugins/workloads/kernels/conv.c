@@ -272,13 +272,13 @@ static int create_wino(conv *c, const dlg_value *o)
                         "%lld, w = %lld)",
                         (long long)o[C_C].i, (long long)o[C_K].i, (long long)r, (long long)s,
                         (long long)o[C_H].i, (long long)o[C_W].i);
+    if (o[C_KEPT].i && (c->one_d || o[C_PASS].i != 0))
+        return h->error(h, DLG_EINVAL, "kept_filter = true takes a 3x3 filter and pass = fwd");
     c->wino = true;
     size_t ws = c->one_d ? wino1d_ws_bytes(&c->shape1d) : wino_ws_bytes(&c->shape);
     int rc = engine_tensors(c, o, 1, ws);
     if (rc < 0 || !o[C_KEPT].i)
         return rc;
-    if (c->one_d || o[C_PASS].i != 0)
-        return h->error(h, DLG_EINVAL, "kept_filter = true takes a 3x3 filter and pass = fwd");
     c->u = touched(wino_filter_bytes(&c->shape));
     if (!c->u)
         return h->error(h, DLG_ENOMEM, "conv: out of memory for the kept filter");
@@ -320,6 +320,8 @@ static int conv_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info 
     if (dnnl_engine_create(&c->eng, dnnl_cpu, 0) != dnnl_success ||
         dnnl_stream_create(&c->stream, c->eng, dnnl_stream_default_flags) != dnnl_success)
         rc = h->error(h, DLG_ENOTSUP, "oneDNN: cannot create a cpu engine");
+    if (!rc && o[C_KEPT].i && o[C_ALGO].i != 1)
+        rc = h->error(h, DLG_EINVAL, "kept_filter = true takes algo = winograd");
     if (!rc)
         rc = o[C_ALGO].i == 1 ? create_wino(c, o) : o[C_ALGO].i == 2 ? create_gemm(c, o)
                                                                      : create(c, o);
