@@ -2,7 +2,8 @@
 # gpu-check.sh — the one prepared script for the lent GPU machine.
 #
 # It builds on that machine only what the check needs: the nn engine
-# (core/nn: ref + cuda backends, models), the NVML probe and the check
+# (core/nn: ref backend, models), the CUDA backend modules it loads
+# (backends/cuda.so, backends/cuda-probe.so), the NVML probe and the check
 # driver tests/cuda/cuda_check.c, with gcc and nvcc directly (no CMake, so
 # none of inih/cmocka/libcurl/oneDNN/lmdb/turbojpeg is needed).  Libraries:
 #   cuDNN   the PyTorch wheel's (site-packages/nvidia/cudnn: libcudnn.so.9,
@@ -118,32 +119,45 @@ log "gpu-check: cuDNN $CUDNN_LIB, nvcc $NVCC, arch sm_$ARCH, out $OUT"
 # lost to a warning that a newer gcc adds)
 CFLAGS="-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
  -Wno-unused-parameter -Wno-format-truncation ${DLG_WERROR--Werror} -I$ROOT/include -I$ROOT/core/nn \
- -I$ROOT/core/runtime -I$CUDNN_INC -I$CUDA/include -DDLG_NN_HAVE_CUDA=1"
-# set -e does not work under `if`, so every step is checked by hand
+ -I$ROOT/core/runtime -I$CUDNN_INC -I$CUDA/include -DDLG_NN_HAVE_CUDA=1 \
+ -DDLG_NN_MODULE_BUILD_DIR=\"$BUILD/backends\" -DDLG_NN_MODULE_INSTALL_DIR=\"$BUILD/backends\""
+# set -e does not work under `if`, so every step is checked by hand.
+# As in the CMake build: cuda_check links the engine (no CUDA library), and
+# the engine dlopens $BUILD/backends/cuda-probe.so (cudart) and cuda.so
+# (cudart, cuBLAS, cuDNN; core/nn/cuda/cuda_module.h), found through the
+# build directory compiled into the loader.
 build() {
-  local objs=() f o fail=0
-  $NVCC -std=c++17 -O3 -gencode arch=compute_$ARCH,code=sm_$ARCH -Xcompiler -Wall,-Wextra,-fPIC,-fno-threadsafe-statics \
-    -c "$ROOT/core/nn/cuda/cuda_kernels.cu" -o "$BUILD/cuda_kernels.o" || return 1
-  objs+=("$BUILD/cuda_kernels.o")
-  $NVCC -std=c++17 -O3 -gencode arch=compute_$ARCH,code=sm_$ARCH -Xcompiler -Wall,-Wextra,-fPIC,-fno-threadsafe-statics \
-    -c "$ROOT/core/nn/cuda/cuda_seq_kernels.cu" -o "$BUILD/cuda_seq_kernels.o" || return 1
-  objs+=("$BUILD/cuda_seq_kernels.o")
-  $NVCC -std=c++17 -O3 -gencode arch=compute_$ARCH,code=sm_$ARCH -Xcompiler -Wall,-Wextra,-fPIC,-fno-threadsafe-statics \
-    -c "$ROOT/core/nn/cuda/cuda_nhwc_kernels.cu" -o "$BUILD/cuda_nhwc_kernels.o" || return 1
-  objs+=("$BUILD/cuda_nhwc_kernels.o")
+  local f o fail=0 cu nvflags
+  local engine=() module=() probe=() shared=()
+  mkdir -p "$BUILD/backends"
+  nvflags="-std=c++17 -O3 -gencode arch=compute_$ARCH,code=sm_$ARCH -Xcompiler -Wall,-Wextra,-fPIC,-fno-threadsafe-statics,-fvisibility=hidden"
+  for cu in cuda_kernels cuda_seq_kernels cuda_nhwc_kernels; do
+    $NVCC $nvflags -c "$ROOT/core/nn/cuda/$cu.cu" -o "$BUILD/$cu.o" || return 1
+    module+=("$BUILD/$cu.o")
+  done
   for f in "$ROOT"/core/nn/*.c "$ROOT"/core/nn/ref/*.c "$ROOT"/core/nn/models/*.c \
            "$ROOT"/core/nn/cuda/*.c "$ROOT/core/runtime/gpu_nvml.c" "$ROOT/tests/cuda/cuda_check.c" "$ROOT/tests/cuda/cuda_check_seq.c" \
            "$ROOT/tests/cuda/cuda_check_scale.c" "$ROOT/tests/cuda/cuda_check_graphs.c" \
            "$ROOT/tests/cuda/cuda_check_input.c" "$ROOT/core/runtime/gpu_peak.c"; do
     o=$BUILD/$(echo "${f#$ROOT/}" | tr / _).o
-    gcc $CFLAGS -c "$f" -o "$o" &
-    objs+=("$o")
+    gcc $CFLAGS -fPIC -fvisibility=hidden -c "$f" -o "$o" &
+    case "${f#$ROOT/core/nn/cuda/}" in
+      cuda_select.c|cuda_algo_cache.c|cuda_graph_sm.c|cuda_half_cvt.c|cuda_nhwc.c) shared+=("$o") ;;
+      cuda_loader.c) engine+=("$o") ;;
+      cuda_probe.c) probe+=("$o") ;;
+      cuda_device.c) module+=("$o"); probe+=("$o") ;;
+      cuda_*.c) module+=("$o") ;;
+      *) engine+=("$o") ;;
+    esac
   done
   for f in $(jobs -p); do wait "$f" || fail=1; done
   [ $fail = 0 ] || return 1
-  rm -f "$BUILD/cuda_check"
-  gcc -o "$BUILD/cuda_check" "${objs[@]}" -L$CUDA/lib64 -lcudart -lcublas "$CUDNN_LIB" \
-    -Wl,-rpath,$CUDNN_DIR:$CUDA/lib64 -lm -ldl -lpthread
+  rm -f "$BUILD/cuda_check" "$BUILD/backends/cuda.so" "$BUILD/backends/cuda-probe.so"
+  gcc -shared -o "$BUILD/backends/cuda.so" "${module[@]}" "${shared[@]}" -L$CUDA/lib64 -lcudart -lcublas \
+    "$CUDNN_LIB" -Wl,-rpath,$CUDNN_DIR:$CUDA/lib64 -lm || return 1
+  gcc -shared -o "$BUILD/backends/cuda-probe.so" "${probe[@]}" -L$CUDA/lib64 -lcudart \
+    -Wl,-rpath,$CUDA/lib64 || return 1
+  gcc -o "$BUILD/cuda_check" "${engine[@]}" "${shared[@]}" -lm -ldl -lpthread
 }
 if ! (build) > "$OUT/build.log" 2>&1; then
   log "gpu-check: BUILD FAILED"; tail -40 "$OUT/build.log"; exit 1

@@ -165,6 +165,9 @@ typedef struct dlg_backend {
 
 /* Registered backends, by name; NULL if unknown or not built. */
 const dlg_backend *dlg_backend_find(const char *name);
+/* The same with the reason for a NULL in why: an unknown name, or a CUDA
+ * backend whose module is missing or from another build (cuda_module.h). */
+const dlg_backend *dlg_backend_lookup(const char *name, char *why, size_t whylen);
 
 /* Per-channel scale and shift of a batch norm running on its running
  * statistics (inference): bn(v) = scale * v + shift, scale = gamma /

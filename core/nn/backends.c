@@ -2,16 +2,24 @@
 #include "backend.h"
 #include "ref/ref.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #ifdef DLG_NN_HAVE_DNNL
 #include "cpu/cpu.h"
 #endif
-#ifdef DLG_NN_HAVE_CUDA
-#include "cuda/cuda.h"
-#endif
+#include "cuda/cuda_module.h"
 
-const dlg_backend *dlg_backend_find(const char *name)
+static const char dlg_backend_names[] = "ref"
+#ifdef DLG_NN_HAVE_DNNL
+                                        ", cpu"
+#endif
+#ifdef DLG_NN_HAVE_CUDA
+                                        ", cuda[-tf32|-bf16|-fp16][:N]"
+#endif
+    ;
+
+const dlg_backend *dlg_backend_lookup(const char *name, char *why, size_t whylen)
 {
     if (strcmp(name, "ref") == 0)
         return &dlg_backend_ref;
@@ -19,9 +27,14 @@ const dlg_backend *dlg_backend_find(const char *name)
     if (strcmp(name, "cpu") == 0)
         return &dlg_backend_cpu;
 #endif
-#ifdef DLG_NN_HAVE_CUDA
-    if (strncmp(name, "cuda", 4) == 0)
-        return dlg_cuda_backend_find(name);
-#endif
+    if (strncmp(name, "cuda", 4) == 0) /* loads cuda.so (cuda_module.h) */
+        return dlg_cuda_backend_load(name, why, whylen);
+    if (why && whylen)
+        snprintf(why, whylen, "unknown backend '%s' (known: %s)", name, dlg_backend_names);
     return NULL;
+}
+
+const dlg_backend *dlg_backend_find(const char *name)
+{
+    return dlg_backend_lookup(name, NULL, 0);
 }

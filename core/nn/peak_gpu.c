@@ -7,10 +7,6 @@
 #include "../runtime/gpu_nvml.h"
 #include "cuda/cuda_device.h"
 
-#ifdef DLG_NN_HAVE_CUDA
-#include <cuda_runtime.h>
-#endif
-
 void dlg_peak_from_gpu(dlg_peak *p, const char *gpu, int math)
 {
     static const char *const names[] = {"FP32", "TF32 tensor-core", "BF16 tensor-core",
@@ -44,12 +40,7 @@ void dlg_peak_for_backend(dlg_peak *p, const char *backend, int cores)
         return;
     }
     char name[256] = "";
-#ifdef DLG_NN_HAVE_CUDA
-    struct cudaDeviceProp prop;
-    if (cudaGetDeviceProperties(&prop, dev) == cudaSuccess)
-        snprintf(name, sizeof name, "%s", prop.name);
-    else
-        cudaGetLastError();
-#endif
+    if (dlg_cuda_device_name(dev, name, sizeof name) < 0)
+        name[0] = '\0';
     dlg_peak_from_gpu(p, name[0] ? name : NULL, math);
 }

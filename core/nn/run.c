@@ -15,10 +15,10 @@ int dlg_net_plan(dlg_net *net, const dlg_plan_opts *opts)
     if (net->nnodes == 0)
         return dlg_net_fail(net, DLG_EINVAL, "nn: net '%s' has no layers", net->name);
     const char *name = opts && opts->backend ? opts->backend : "cpu";
-    const dlg_backend *bk = dlg_backend_find(name);
+    char why[512] = "";
+    const dlg_backend *bk = dlg_backend_lookup(name, why, sizeof why);
     if (!bk)
-        return dlg_net_fail(net, DLG_ENOTSUP,
-                            "nn: unknown or unbuilt backend '%s' (known: cpu, ref)", name);
+        return dlg_net_fail(net, DLG_ENOTSUP, "nn: backend %s: %s", name, why);
     dlg_backend_opts bo = {0};
     if (opts)
         bo = (dlg_backend_opts){opts->threads, opts->algo_cache, opts->workspace_bytes,

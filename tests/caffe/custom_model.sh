@@ -13,6 +13,18 @@ cmake -S "$src/examples/custom-model" -B "$work/b" -G Ninja -DCMAKE_PREFIX_PATH=
 cmake --build "$work/b" >/dev/null
 so=$(find "$work/b" -name tinycnn.so | head -1)
 [ -n "$so" ] || { echo "FAIL: tinycnn.so not built"; exit 1; }
+# the CUDA libraries stay out of every plugin: the engine dlopens its CUDA
+# modules (installed beside the plugins) only for a cuda backend
+for p in "$so" "$work/prefix/lib/dlgauge/caffe.so"; do
+  if readelf -d "$p" | grep -E 'NEEDED.*(cudart|cublas|cudnn)'; then
+    echo "FAIL: $p links a CUDA library"; exit 1
+  fi
+done
+if [ -f "$build/lib/dlgauge/backends/cuda.so" ]; then
+  for m in cuda.so cuda-probe.so; do
+    test -f "$work/prefix/lib/dlgauge/backends/$m" || { echo "FAIL: backends/$m not installed"; exit 1; }
+  done
+fi
 cd "$work"
 "$work/prefix/bin/dlgauge" --plugin-dir "$(dirname "$so")" \
   run "$src/examples/custom-model/tinycnn.ini" --set job.cpus=1 >/dev/null

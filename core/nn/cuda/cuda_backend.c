@@ -3,6 +3,7 @@
 #include "cuda.h"
 #include "cuda_half.h"
 #include "cuda_device.h"
+#include "cuda_module.h"
 #include "cuda_seq.h"
 
 #include <stdint.h>
@@ -145,7 +146,7 @@ static int cuda_open(const dlg_backend_opts *o, void **ctx, char *err, size_t er
     *ctx = NULL;
     int n = 0;
     char why[200];
-    if (dlg_cuda_device_count(&n, why, sizeof why) < 0 || device >= n) {
+    if (dlg_cudart_device_count(&n, why, sizeof why) < 0 || device >= n) {
         if (n > 0)
             snprintf(err, errlen, "no CUDA device %d (this machine has %d)", device, n);
         else
@@ -474,3 +475,12 @@ const dlg_backend *dlg_cuda_backend_find(const char *name)
         return NULL;
     return &backends[math][device];
 }
+
+/* cuda.so's one export: what the engine's loader looks up (cuda_module.h). */
+__attribute__((visibility("default"))) const dlg_cuda_module dlg_cuda_module_v1 = {
+    .abi = DLG_CUDA_MODULE_ABI,
+    .engine_sig = DLG_CUDA_ENGINE_SIG,
+    .device_count = dlg_cudart_device_count,
+    .device_name = dlg_cudart_device_name,
+    .backend_find = dlg_cuda_backend_find,
+};

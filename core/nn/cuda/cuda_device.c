@@ -1,11 +1,11 @@
-/* How many CUDA devices: cudaGetDeviceCount, with "no driver" and "no
- * device" turned into 0 and a reason rather than an error. */
-#include "cuda_device.h"
+/* The cudart device queries of both CUDA modules: "no driver" and "no
+ * device" become 0 devices and a reason rather than an error. */
+#include "cuda_module.h"
 
 #include <cuda_runtime.h>
 #include <stdio.h>
 
-int dlg_cuda_device_count(int *n, char *why, size_t whylen)
+int dlg_cudart_device_count(int *n, char *why, size_t whylen)
 {
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
@@ -21,5 +21,16 @@ int dlg_cuda_device_count(int *n, char *why, size_t whylen)
     if (count == 0 && why)
         snprintf(why, whylen, "no CUDA device");
     *n = count;
+    return 0;
+}
+
+int dlg_cudart_device_name(int device, char *name, size_t len)
+{
+    struct cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+        cudaGetLastError();
+        return -DLG_ENOTSUP;
+    }
+    snprintf(name, len, "%s", prop.name);
     return 0;
 }

@@ -1,6 +1,7 @@
 /* Device and precision selection: which backend a job's `device` and
  * `precision` ask for.  cuda_select.c is pure C (built and tested even
- * without CUDA); dlg_cuda_device_count lives in cuda_device.c. */
+ * without CUDA); the device queries go through cuda-probe.so
+ * (cuda_loader.c, cuda_module.h). */
 #ifndef DLG_NN_CUDA_DEVICE_H
 #define DLG_NN_CUDA_DEVICE_H
 
@@ -30,8 +31,20 @@ typedef struct dlg_device_choice {
 int dlg_device_select(const char *device, const char *precision, int ndev,
                       const char *cpu_backend, dlg_device_choice *out, char *err, size_t errlen);
 
-/* Number of CUDA devices; 0 with a reason in why when there is no driver
- * or device (never an error for that).  Negative only on a bad call. */
+/* device and precision as above, the devices counted here: the backend
+ * name to plan with (cpu_backend, or the CUDA backend's static name) and
+ * a note for the log when auto fell back to the CPU ("" otherwise), or a
+ * negative DLG_E* with one error line in err (core/nn/device.c). */
+int dlg_device_backend(const char *device, const char *precision, const char *cpu_backend,
+                       const char **backend, char *note, size_t notelen, char *err,
+                       size_t errlen);
+
+/* Number of CUDA devices; 0 with a reason in why when there is no driver,
+ * no device, no CUDA module or no CUDA in this build (never an error for
+ * that).  Negative only on a bad call. */
 int dlg_cuda_device_count(int *n, char *why, size_t whylen);
+
+/* The device's name (cudaGetDeviceProperties); -DLG_ENOTSUP if none. */
+int dlg_cuda_device_name(int device, char *name, size_t len);
 
 #endif

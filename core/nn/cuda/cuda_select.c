@@ -97,14 +97,3 @@ int dlg_device_select(const char *device, const char *precision, int ndev,
              idx);
     return 0;
 }
-
-#ifndef DLG_NN_HAVE_CUDA
-/* A build without the CUDA backend has no devices to offer. */
-int dlg_cuda_device_count(int *n, char *why, size_t whylen)
-{
-    *n = 0;
-    if (why && whylen)
-        snprintf(why, whylen, "dlgauge was built without CUDA");
-    return 0;
-}
-#endif

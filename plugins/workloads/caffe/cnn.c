@@ -84,26 +84,17 @@ static uint64_t now_ns(void)
 }
 
 /* device = auto | cpu | cuda[:N] and precision -> the engine backend
- * (core/nn/cuda/cuda_select.c decides; auto without a GPU says so once). */
+ * (core/nn/device.c decides; auto without a GPU says so once). */
 static int choose_backend(const dlg_host *h, const dlg_value *o, const char **backend)
 {
-    const char *cpu = o[O_BACKEND].i == 1 ? "ref" : "cpu", *dev = o[O_DEVICE].text;
-    char why[200] = "", err[256] = "";
-    int ndev = 0;
-    dlg_device_choice c;
-    if (strcmp(dev, "cpu") != 0)
-        dlg_cuda_device_count(&ndev, why, sizeof why);
-    int rc = dlg_device_select(dev, o[O_PRECISION].text, ndev, cpu, &c, err, sizeof err);
-    if (rc < 0 && ndev == 0 && strncmp(dev, "cuda", 4) == 0)
-        return h->error(h, -rc, "%s (%s)", err, why);
+    char note[160], err[768];
+    int rc = dlg_device_backend(o[O_DEVICE].text, o[O_PRECISION].text,
+                                o[O_BACKEND].i == 1 ? "ref" : "cpu", backend, note, sizeof note,
+                                err, sizeof err);
     if (rc < 0)
         return h->error(h, -rc, "%s", err);
-    if (c.note[0])
-        h->log(h, DLG_LOG_INFO, "%s", c.note);
-    const dlg_backend *bk = dlg_backend_find(c.backend);
-    if (c.cuda && !bk)
-        return h->error(h, DLG_ENOTSUP, "device = %s: this build has no CUDA backend", dev);
-    *backend = bk ? bk->name : cpu; /* static strings: the net keeps the pointer */
+    if (note[0])
+        h->log(h, DLG_LOG_INFO, "%s", note);
     return 0;
 }
 

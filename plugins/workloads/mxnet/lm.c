@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "cnn_mem.h"
+#include "cuda/cuda_device.h"
 #include "lm_corpus.h"
 #include "nn_opts.h"
 #include "peak.h"
@@ -76,7 +77,7 @@ const dlg_option lm_options[] = {
     [L_BACKEND] = {"backend", DLG_OPT_ENUM, "cpu", NULL, NULL, "cpu|ref",
                    "cpu: oneDNN; ref: plain-C reference kernels (slow, for checking)", 0},
     [L_DEVICE] = {"device", DLG_OPT_STRING, "auto", NULL, NULL, NULL,
-                  "auto | cpu | cuda:0 (cuda: the engine's cuda backend, if built)", 0},
+                  "auto | cpu | cuda[:N] (auto: a CUDA device if there is one, else the CPU)", 0},
     CNN_CUDA_OPTION(L_ALGO_CACHE, L_WORKSPACE, L_DETERMINISTIC, L_GRAPHS),
     [L_COUNT] = {0}};
 
@@ -135,12 +136,14 @@ static int options(lm *s, const dlg_value *o)
     if ((int64_t)s->T * s->B > (1 << 24))
         return h->error(h, DLG_EINVAL, "bptt x batch = %lld tokens per step: at most %d",
                         (long long)s->T * s->B, 1 << 24);
-    const char *dev = o[L_DEVICE].text;
-    s->backend = o[L_BACKEND].i == 1 ? "ref" : "cpu";
-    if (strcmp(dev, "cuda") == 0 || strcmp(dev, "cuda:0") == 0)
-        s->backend = "cuda";
-    else if (strcmp(dev, "auto") != 0 && strcmp(dev, "cpu") != 0)
-        return h->error(h, DLG_EINVAL, "device = '%s': expected auto, cpu or cuda:0", dev);
+    /* auto: the GPU when there is one, else the CPU with a note */
+    char note[160], err[768];
+    int rc = dlg_device_backend(o[L_DEVICE].text, "fp32", o[L_BACKEND].i == 1 ? "ref" : "cpu",
+                                &s->backend, note, sizeof note, err, sizeof err);
+    if (rc < 0)
+        return h->error(h, -rc, "%s", err);
+    if (note[0])
+        h->log(h, DLG_LOG_INFO, "%s", note);
     return 0;
 }
 

@@ -1,0 +1,55 @@
+/* The CUDA backend as loadable modules.  The engine is linked statically
+ * into every model plugin, but the CUDA libraries are not: merely loading
+ * libcublasLt costs a process ~150 MB of resident memory (its load-time
+ * relocations), which every CPU-only run would pay.  So the CUDA code lives
+ * in two modules that the engine dlopens only when asked:
+ *   cuda-probe.so  cudart only: device count and names (device = auto, % of
+ *                  peak); cheap enough for every job that asks
+ *   cuda.so        the backend (cudart, cuBLAS, cuDNN): for cuda* backends
+ * Both export one table, DLG_CUDA_MODULE_SYMBOL, that the engine checks
+ * against its own ABI before use (cuda_loader.c).  They are searched in
+ * $DLGAUGE_NN_MODULE_DIR if set, else in backends/ beside the object that
+ * holds the engine (lib/dlgauge/backends beside caffe.so), then in the
+ * build tree's and the install prefix's lib/dlgauge/backends. */
+#ifndef DLG_NN_CUDA_MODULE_H
+#define DLG_NN_CUDA_MODULE_H
+
+#include "../backend.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DLG_CUDA_MODULE_SYMBOL "dlg_cuda_module_v1"
+/* Bump when the meaning of what crosses the boundary changes; the sizes
+ * below catch the layout changes nobody remembered to bump it for. */
+#define DLG_CUDA_MODULE_ABI 1u
+#define DLG_CUDA_ENGINE_SIG                                                                    \
+    ((uint32_t)(sizeof(dlg_backend) * 1000003u + sizeof(dlg_kernels) * 10007u +               \
+                sizeof(dlg_layer) * 101u + sizeof(dlg_tensor) * 7u + sizeof(dlg_backend_opts)))
+
+typedef struct dlg_cuda_module {
+    uint32_t abi;        /* DLG_CUDA_MODULE_ABI */
+    uint32_t engine_sig; /* DLG_CUDA_ENGINE_SIG as the module was compiled */
+    /* cudaGetDeviceCount: 0 devices and a reason when there is no driver
+     * or device; negative only on a bad call */
+    int (*device_count)(int *n, char *why, size_t whylen);
+    /* the device's name; -DLG_ENOTSUP if it cannot be queried */
+    int (*device_name)(int device, char *name, size_t len);
+    /* the backend for a cuda* name (cuda.h); NULL in cuda-probe.so */
+    const dlg_backend *(*backend_find)(const char *name);
+} dlg_cuda_module;
+
+/* Module side (cuda_device.c, in both modules): the cudart queries behind
+ * the table's device_count and device_name. */
+int dlg_cudart_device_count(int *n, char *why, size_t whylen);
+int dlg_cudart_device_name(int device, char *name, size_t len);
+
+/* Engine side (cuda_loader.c): the backend for a cuda* name from cuda.so;
+ * NULL with the reason in why (not built with CUDA, module missing or from
+ * another build, not a CUDA name).  Device queries: cuda_device.h. */
+const dlg_backend *dlg_cuda_backend_load(const char *name, char *why, size_t whylen);
+/* The i-th directory searched (i = 0, 1, ...; "" when one cannot be
+ * known); false past the last.  Exposed for tests. */
+bool dlg_cuda_module_dir(int i, char *dir, size_t len);
+
+#endif
