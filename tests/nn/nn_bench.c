@@ -1,6 +1,6 @@
 /* nn_bench MODEL [BATCH] [ITERS] [BACKEND] [THREADS] [train|infer]:
- * per-layer and total step time of a reference model (not a test; for
- * speed work on the engine). */
+ * the kernel each convolution got and the best whole-step time of a
+ * reference model (not a test; for speed work on the engine). */
 #include <dlgauge/nn.h>
 
 #include <stdio.h>
