@@ -40,6 +40,7 @@ typedef struct dlg_node {
     void *kctx;
     void *state;
     size_t ws;
+    uint64_t fwd_ns, bwd_ns, fwd_calls; /* dlg_plan_opts.profile */
 } dlg_node;
 
 struct dlg_net {
@@ -58,6 +59,7 @@ struct dlg_net {
     void *ctx, *fctx;
     void *ws;
     bool keep_all;         /* no memory sharing (dlg_plan_opts.keep_all) */
+    bool profile;          /* time every layer call (dlg_plan_opts.profile) */
     void *arena[2];        /* shared activations, shared gradients */
     size_t arena_bytes[2];
     size_t own_bytes;      /* blobs, gradients and momentum outside the arenas */

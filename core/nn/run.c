@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int dlg_net_plan(dlg_net *net, const dlg_plan_opts *opts)
 {
@@ -35,6 +36,7 @@ int dlg_net_plan(dlg_net *net, const dlg_plan_opts *opts)
     net->input_grads = opts && opts->input_grads;
     net->seed = opts ? opts->seed : 0;
     net->keep_all = opts && opts->keep_all;
+    net->profile = opts && opts->profile;
     net->planned = true;
     return dlg_net_plan_memory(net);
 }
@@ -95,13 +97,25 @@ int dlg_net_ready_bound(dlg_net *net)
     return rc;
 }
 
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
 int dlg_net_run_forward(dlg_net *net, char *err, size_t errlen)
 {
     for (int i = 0; i < net->nnodes; i++) {
         dlg_node *n = &net->nodes[i];
         if (n->fused)
             continue;
+        uint64_t t0 = net->profile ? now_ns() : 0;
         int rc = n->k->forward(n->kctx, &n->l, n->state);
+        if (net->profile) {
+            n->fwd_ns += now_ns() - t0;
+            n->fwd_calls++;
+        }
         if (rc < 0) {
             snprintf(err, errlen, "nn: forward of layer '%s' (%s) failed%s", n->l.name,
                      dlg_layer_type_name(n->l.type),
@@ -118,7 +132,10 @@ int dlg_net_run_backward(dlg_net *net, char *err, size_t errlen)
         dlg_node *n = &net->nodes[i];
         if (!n->need_backward || n->fused || n->bwd_into >= 0)
             continue;
+        uint64_t t0 = net->profile ? now_ns() : 0;
         int rc = n->k->backward(n->kctx, &n->l, n->state);
+        if (net->profile)
+            n->bwd_ns += now_ns() - t0;
         if (rc < 0) {
             snprintf(err, errlen, "nn: backward of layer '%s' failed", n->l.name);
             return rc;
@@ -332,6 +349,26 @@ int dlg_net_layer_info(const dlg_net *net, int index, dlg_layer_info *out)
     out->macs = n->macs;
     out->out = net->blobs[n->tops[0]].t.shape;
     return 0;
+}
+
+int dlg_net_layer_time(const dlg_net *net, int index, uint64_t *fwd_ns, uint64_t *bwd_ns,
+                       uint64_t *calls)
+{
+    if (index < 0 || index >= net->nnodes)
+        return -DLG_EINVAL;
+    if (!net->profile)
+        return -DLG_ENOTSUP;
+    const dlg_node *n = &net->nodes[index];
+    *fwd_ns = n->fwd_ns;
+    *bwd_ns = n->bwd_ns;
+    *calls = n->fwd_calls;
+    return 0;
+}
+
+void dlg_net_layer_time_reset(dlg_net *net)
+{
+    for (int i = 0; i < net->nnodes; i++)
+        net->nodes[i].fwd_ns = net->nodes[i].bwd_ns = net->nodes[i].fwd_calls = 0;
 }
 
 const char *dlg_net_layer_impl(const dlg_net *net, int index)

@@ -176,6 +176,14 @@ int dlg_net_layer_info(const dlg_net *net, int index, dlg_layer_info *out);
  * reference fallback), "fused" (folded into the layer before it); NULL
  * for a bad index or an unplanned net.  Valid until the net is destroyed. */
 const char *dlg_net_layer_impl(const dlg_net *net, int index);
+/* With dlg_plan_opts.profile: nanoseconds layer `index` spent in forward
+ * and backward calls, and its forward calls, summed since planning or the
+ * last reset (0 for a fused layer: its time is its host's).  -DLG_EINVAL
+ * for a bad index, -DLG_ENOTSUP when the plan did not ask to profile. */
+int dlg_net_layer_time(const dlg_net *net, int index, uint64_t *fwd_ns, uint64_t *bwd_ns,
+                       uint64_t *calls);
+/* Zero every layer's profile (e.g. after warm-up steps). */
+void dlg_net_layer_time_reset(dlg_net *net);
 
 /* ---- planning and running ------------------------------------------------ */
 /* Whether a backend may capture whole steps (CUDA graphs) and replay them.
@@ -213,6 +221,10 @@ typedef struct dlg_plan_opts {
     /* cpu: oneDNN's direct kernels for every convolution, no Winograd for
      * 3x3, 1x7/7x1 or 1x3/3x1 stride-1 layers (comparisons, tests) */
     bool direct_conv;
+    /* time every layer's forward and backward call (dlg_net_layer_time);
+     * host clock around each call, so on an asynchronous backend (cuda)
+     * it measures launches, not the kernels */
+    bool profile;
 } dlg_plan_opts;
 int dlg_net_plan(dlg_net *net, const dlg_plan_opts *opts);
 /* Keep a blob's data and gradient readable after forward/backward (its own

@@ -270,6 +270,47 @@ static void test_bn_running(void **st)
     dlg_net_destroy(net);
 }
 
+/* dlg_plan_opts.profile: per-layer call counts and times, reset, and the
+ * errors for a net that was not planned to profile or a bad index. */
+static void test_layer_profile(void **st)
+{
+    dlg_net *net = mk();
+    int x = dlg_input(net, "data", 2, 3, 32, 32), lab = dlg_labels(net, "label", 2);
+    int c = dlg_conv(net, "conv", x, 16, 3, 1, 1, 1);
+    int r = dlg_relu(net, "relu", c);
+    dlg_softmax_loss(net, "loss", dlg_fc(net, "fc", r, 10), lab);
+    dlg_plan_opts o = {.backend = "ref", .train = true, .seed = 3, .profile = true};
+    if (dlg_net_plan(net, &o) < 0)
+        fail_msg("%s", dlg_net_error(net));
+    uint64_t f, b, calls;
+    assert_int_equal(dlg_net_layer_time(net, 0, &f, &b, &calls), 0);
+    assert_true(f == 0 && b == 0 && calls == 0);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(dlg_net_forward(net), 0);
+        assert_int_equal(dlg_net_backward(net), 0);
+    }
+    uint64_t rf, rb, rcalls;
+    assert_int_equal(dlg_net_layer_time(net, 0, &f, &b, &calls), 0);
+    assert_int_equal(dlg_net_layer_time(net, 1, &rf, &rb, &rcalls), 0);
+    assert_int_equal(calls, 3);
+    assert_int_equal(rcalls, 3);
+    /* the reference conv does 2 x 16 x 27 x 1024 multiply-adds, the ReLU
+     * 32 Ki compares: the conv's time must show as the larger */
+    assert_true(f > rf && b > rb && rf > 0);
+    dlg_net_layer_time_reset(net);
+    assert_int_equal(dlg_net_layer_time(net, 0, &f, &b, &calls), 0);
+    assert_true(f == 0 && b == 0 && calls == 0);
+    assert_int_equal(dlg_net_layer_time(net, 9, &f, &b, &calls), -DLG_EINVAL);
+    dlg_net_destroy(net);
+
+    net = mk();
+    x = dlg_input(net, "data", 1, 1, 2, 2);
+    dlg_relu(net, "relu", x);
+    plan(net, false);
+    assert_int_equal(dlg_net_layer_time(net, 0, &f, &b, &calls), -DLG_ENOTSUP);
+    dlg_net_destroy(net);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -280,6 +321,7 @@ int main(void)
         cmocka_unit_test(test_sgd),
         cmocka_unit_test(test_dropout),
         cmocka_unit_test(test_bn_running),
+        cmocka_unit_test(test_layer_profile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
