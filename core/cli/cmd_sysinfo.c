@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include "affinity.h"
+#include "cuda/cuda_module.h"
 #include "gpu_nvml.h"
 
 #include <dirent.h>
@@ -76,48 +77,57 @@ static void memory_info(void)
     printf("memory:     %s total, %s available\n", total, avail);
 }
 
-/* NVML through dlopen: no link-time dependency on the NVIDIA driver. */
+/* One device: NVML's view (memory, PCIe, NVLink), CUDA's (SMs, compute
+ * capability: cuda-probe.so) and the peak rates % of peak uses. */
+static void gpu_device(dlg_nvml *nv, int i)
+{
+    dlg_gpu_info g;
+    if (dlg_nvml_info(nv, i, &g) < 0) {
+        printf("  gpu%d:     (NVML cannot open it)\n", i);
+        return;
+    }
+    printf("  gpu%d:     %s, %.1f GiB\n", i, g.name, (double)g.mem_total / (1ull << 30));
+    dlg_cuda_props p;
+    char why[512];
+    if (dlg_cuda_device_props(i, &p, why, sizeof why) == 0)
+        printf("    cuda:   %d SMs, compute capability %d.%d, %.1f GiB\n", p.sm_count,
+               p.cc_major, p.cc_minor, (double)p.mem_bytes / (1ull << 30));
+    else
+        printf("    cuda:   not visible to CUDA (%s)\n", why);
+    if (g.pcie[0] > 0)
+        printf("    pcie:   gen %d x%d (max gen %d x%d)\n", g.pcie[0], g.pcie[1], g.pcie[2],
+               g.pcie[3]);
+    if (g.nvlinks >= 0)
+        printf("    nvlink: %d links active\n", g.nvlinks);
+    const dlg_gpu_peak *pk = dlg_gpu_peak_find(g.name); /* for % of peak */
+    if (pk)
+        printf("    peak:   fp32 %.1f, tf32 %.1f, fp16/bf16 %.1f TFLOP/s (dense, datasheet)\n",
+               pk->fp32, pk->tf32, pk->fp16);
+    else
+        printf("    peak:   unknown model (no %% of peak)\n");
+}
+
+/* NVML through dlopen (no link-time dependency on the NVIDIA driver;
+ * $DLGAUGE_NVML_LIB names another library, as tests do), then the CUDA
+ * libraries dlgauge's backend module loaded. */
 static void gpu_info(void)
 {
-    void *nvml = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!nvml) {
-        printf("gpus:       none (no NVIDIA driver: libnvidia-ml.so.1 not found)\n");
-        return;
+    dlg_nvml *nv;
+    char why[512], line[256];
+    if (dlg_nvml_open(&nv, getenv("DLGAUGE_NVML_LIB"), why, sizeof why) < 0) {
+        printf("gpus:       none (%s)\n", why);
+    } else {
+        dlg_nvml_driver(nv, line, sizeof line);
+        int n = dlg_nvml_count(nv);
+        printf("gpus:       %d (driver %s)\n", n, line);
+        for (int i = 0; i < n; i++)
+            gpu_device(nv, i);
+        dlg_nvml_close(nv);
     }
-    typedef int (*init_fn)(void);
-    typedef int (*count_fn)(unsigned *);
-    typedef int (*handle_fn)(unsigned, void **);
-    typedef int (*name_fn)(void *, char *, unsigned);
-    typedef int (*drv_fn)(char *, unsigned);
-    init_fn init = (init_fn)dlsym(nvml, "nvmlInit_v2");
-    count_fn count = (count_fn)dlsym(nvml, "nvmlDeviceGetCount_v2");
-    handle_fn handle = (handle_fn)dlsym(nvml, "nvmlDeviceGetHandleByIndex_v2");
-    name_fn name = (name_fn)dlsym(nvml, "nvmlDeviceGetName");
-    drv_fn drv = (drv_fn)dlsym(nvml, "nvmlSystemGetDriverVersion");
-    unsigned n = 0;
-    if (!init || !count || !handle || !name || init() != 0 || count(&n) != 0) {
-        printf("gpus:       none (NVML present but not usable)\n");
-        dlclose(nvml);
-        return;
-    }
-    char driver[96] = "?";
-    if (drv)
-        drv(driver, sizeof driver);
-    printf("gpus:       %u (driver %s)\n", n, driver);
-    for (unsigned i = 0; i < n; i++) {
-        void *h;
-        char nm[96] = "?";
-        if (handle(i, &h) == 0)
-            name(h, nm, sizeof nm);
-        printf("  gpu%u:     %s\n", i, nm);
-        const dlg_gpu_peak *pk = dlg_gpu_peak_find(nm); /* for % of peak */
-        if (pk)
-            printf("    peak:   fp32 %.1f, tf32 %.1f, fp16/bf16 %.1f TFLOP/s (dense, datasheet)\n",
-                   pk->fp32, pk->tf32, pk->fp16);
-        else
-            printf("    peak:   unknown model (no %% of peak)\n");
-    }
-    dlclose(nvml);
+    if (dlg_cuda_versions(line, sizeof line, why, sizeof why) == 0)
+        printf("cuda:       %s\n", line);
+    else
+        printf("cuda:       no backend (%s)\n", why);
 }
 
 static void read_sys(const char *path, char *out, size_t len)

@@ -27,6 +27,11 @@ struct dlg_nvml {
     int (*power)(nvml_dev, unsigned *);
     int (*util)(nvml_dev, nvml_util *);
     int (*mem)(nvml_dev, nvml_mem *);
+    /* for dlgauge sysinfo; any may be absent from an older driver */
+    int (*driver)(char *, unsigned);
+    int (*cuda_driver)(int *);
+    int (*pcie[4])(nvml_dev, unsigned *); /* current gen, width; max gen, width */
+    int (*nvlink_state)(nvml_dev, unsigned, int *);
 };
 
 int dlg_nvml_open(dlg_nvml **out, const char *path, char *why, size_t whylen)
@@ -52,6 +57,14 @@ int dlg_nvml_open(dlg_nvml **out, const char *path, char *why, size_t whylen)
     *(void **)&n->power = dlsym(lib, "nvmlDeviceGetPowerUsage");
     *(void **)&n->util = dlsym(lib, "nvmlDeviceGetUtilizationRates");
     *(void **)&n->mem = dlsym(lib, "nvmlDeviceGetMemoryInfo");
+    *(void **)&n->driver = dlsym(lib, "nvmlSystemGetDriverVersion");
+    *(void **)&n->cuda_driver = dlsym(lib, "nvmlSystemGetCudaDriverVersion_v2");
+    static const char *const pcie[4] = {
+        "nvmlDeviceGetCurrPcieLinkGeneration", "nvmlDeviceGetCurrPcieLinkWidth",
+        "nvmlDeviceGetMaxPcieLinkGeneration", "nvmlDeviceGetMaxPcieLinkWidth"};
+    for (int i = 0; i < 4; i++)
+        *(void **)&n->pcie[i] = dlsym(lib, pcie[i]);
+    *(void **)&n->nvlink_state = dlsym(lib, "nvmlDeviceGetNvLinkState");
     if (!n->init || !n->shutdown || !n->count || !n->handle || !n->name) {
         snprintf(why, whylen, "NVML library lacks nvmlInit_v2/nvmlDeviceGetCount_v2");
         dlclose(lib);
@@ -117,5 +130,45 @@ int dlg_nvml_sample(dlg_nvml *n, int idx, unsigned *power_mw, unsigned *util, ui
         return -DLG_ENOTSUP;
     *util = u.gpu;
     *mem_used = m.used;
+    return 0;
+}
+
+void dlg_nvml_driver(dlg_nvml *n, char *buf, size_t len)
+{
+    char v[96] = "?";
+    int cuda = 0;
+    if (n->driver)
+        n->driver(v, sizeof v);
+    if (n->cuda_driver && n->cuda_driver(&cuda) == 0 && cuda > 0) /* 1000 * major + 10 * minor */
+        snprintf(buf, len, "%s, CUDA %d.%d", v, cuda / 1000, cuda % 1000 / 10);
+    else
+        snprintf(buf, len, "%s", v);
+}
+
+/* NVLink links per device NVML knows of (NVML_NVLINK_MAX_LINKS) */
+enum { NVML_LINKS = 18 };
+
+int dlg_nvml_info(dlg_nvml *n, int idx, dlg_gpu_info *out)
+{
+    nvml_dev d;
+    *out = (dlg_gpu_info){.pcie = {-1, -1, -1, -1}, .nvlinks = -1};
+    if (dev(n, idx, &d) < 0)
+        return -DLG_EINVAL;
+    n->name(d, out->name, sizeof out->name);
+    nvml_mem m;
+    if (n->mem && n->mem(d, &m) == 0)
+        out->mem_total = m.total;
+    for (int i = 0; i < 4; i++) {
+        unsigned v;
+        if (n->pcie[i] && n->pcie[i](d, &v) == 0)
+            out->pcie[i] = (int)v;
+    }
+    /* a device without NVLink answers "not supported" for link 0 */
+    for (unsigned l = 0; n->nvlink_state && l < NVML_LINKS; l++) {
+        int active = 0;
+        if (n->nvlink_state(d, l, &active) != 0)
+            break;
+        out->nvlinks = (out->nvlinks < 0 ? 0 : out->nvlinks) + (active != 0);
+    }
     return 0;
 }

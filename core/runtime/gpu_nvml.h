@@ -21,6 +21,20 @@ int dlg_nvml_energy_mj(dlg_nvml *n, int idx, uint64_t *mj);
 /* Power now (mW), utilisation (%), memory used (bytes). */
 int dlg_nvml_sample(dlg_nvml *n, int idx, unsigned *power_mw, unsigned *util, uint64_t *mem_used);
 
+/* The driver's version and the CUDA version it supports: "580.65.06,
+ * CUDA 13.0" (what of it NVML answers). */
+void dlg_nvml_driver(dlg_nvml *n, char *buf, size_t len);
+
+/* A device as `dlgauge sysinfo` lists it; unknown numbers are -1 (0 for
+ * memory).  nvlinks: active NVLink links, -1 when the device has none. */
+typedef struct dlg_gpu_info {
+    char name[96];
+    uint64_t mem_total;
+    int pcie[4]; /* PCIe link: current generation, width; maximum generation, width */
+    int nvlinks;
+} dlg_gpu_info;
+int dlg_nvml_info(dlg_nvml *n, int idx, dlg_gpu_info *out);
+
 typedef struct dlg_gpu_peak {
     const char *match; /* substring of the NVML/CUDA name */
     double fp32, tf32, fp16; /* dense TFLOP/s, SXM boost clocks, no sparsity */

@@ -36,12 +36,29 @@ static const dlg_backend *fake_find(const char *name)
     return strcmp(name, "cuda:1") == 0 ? &fake_backend : NULL;
 }
 
+static int fake_props(int device, dlg_cuda_props *out)
+{
+    if (device < 0 || device >= 3)
+        return -DLG_ENOTSUP;
+    *out = (dlg_cuda_props){.sm_count = 132, .cc_major = 9, .cc_minor = 0,
+                            .mem_bytes = 150754820096ull};
+    snprintf(out->name, sizeof out->name, "NVIDIA H200");
+    return 0;
+}
+
+static void fake_versions(char *buf, size_t len)
+{
+    snprintf(buf, len, "CUDA runtime 13.0, driver 13.0 (fake)");
+}
+
 const dlg_cuda_module dlg_cuda_module_v1 = {
     .abi = DLG_CUDA_MODULE_ABI + FAKE_ABI_SKEW,
     .engine_sig = DLG_CUDA_ENGINE_SIG,
     .device_count = fake_count,
     .device_name = fake_name,
     .backend_find = fake_find,
+    .device_props = fake_props,
+    .versions = fake_versions,
 };
 #else
 int dlg_fake_cuda_module_without_table(void);

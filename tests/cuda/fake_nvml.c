@@ -1,6 +1,8 @@
 /* A stand-in libnvidia-ml for tests: one "NVIDIA H200 (fake)" drawing a
  * constant 250 W at 80% utilisation, 1 GiB + (ms % 1000) MiB of memory
- * used, and an energy counter that follows the monotonic clock at 250 W. */
+ * used, and an energy counter that follows the monotonic clock at 250 W;
+ * driver 580.65.06 for CUDA 13.0, PCIe gen 5 x16 (running at gen 4 x16),
+ * 18 NVLink links of which 16 are active. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +24,13 @@ int nvmlDeviceGetTotalEnergyConsumption(void *d, unsigned long long *mj);
 int nvmlDeviceGetPowerUsage(void *d, unsigned *mw);
 int nvmlDeviceGetUtilizationRates(void *d, fake_util *u);
 int nvmlDeviceGetMemoryInfo(void *d, fake_mem *m);
+int nvmlSystemGetDriverVersion(char *buf, unsigned len);
+int nvmlSystemGetCudaDriverVersion_v2(int *v);
+int nvmlDeviceGetCurrPcieLinkGeneration(void *d, unsigned *v);
+int nvmlDeviceGetCurrPcieLinkWidth(void *d, unsigned *v);
+int nvmlDeviceGetMaxPcieLinkGeneration(void *d, unsigned *v);
+int nvmlDeviceGetMaxPcieLinkWidth(void *d, unsigned *v);
+int nvmlDeviceGetNvLinkState(void *d, unsigned link, int *active);
 
 static int dev_token;
 
@@ -78,5 +87,49 @@ int nvmlDeviceGetMemoryInfo(void *d, fake_mem *m)
     m->total = 141ull << 30;
     m->used = (1ull << 30) + ms * (1ull << 20);
     m->free = m->total - m->used;
+    return 0;
+}
+
+int nvmlSystemGetDriverVersion(char *buf, unsigned len)
+{
+    snprintf(buf, len, "580.65.06");
+    return 0;
+}
+
+int nvmlSystemGetCudaDriverVersion_v2(int *v)
+{
+    *v = 13000;
+    return 0;
+}
+
+int nvmlDeviceGetCurrPcieLinkGeneration(void *d, unsigned *v)
+{
+    *v = 4;
+    return 0;
+}
+
+int nvmlDeviceGetCurrPcieLinkWidth(void *d, unsigned *v)
+{
+    *v = 16;
+    return 0;
+}
+
+int nvmlDeviceGetMaxPcieLinkGeneration(void *d, unsigned *v)
+{
+    *v = 5;
+    return 0;
+}
+
+int nvmlDeviceGetMaxPcieLinkWidth(void *d, unsigned *v)
+{
+    *v = 16;
+    return 0;
+}
+
+int nvmlDeviceGetNvLinkState(void *d, unsigned link, int *active)
+{
+    if (link >= 18)
+        return 2; /* NVML_ERROR_INVALID_ARGUMENT */
+    *active = link < 16;
     return 0;
 }

@@ -476,6 +476,20 @@ const dlg_backend *dlg_cuda_backend_find(const char *name)
     return &backends[math][device];
 }
 
+/* cudart's versions, then the cuBLAS and cuDNN this module loaded. */
+static void module_versions(char *buf, size_t len)
+{
+    dlg_cudart_versions(buf, len);
+    int v[3] = {0, 0, 0};
+    cublasGetProperty(MAJOR_VERSION, &v[0]);
+    cublasGetProperty(MINOR_VERSION, &v[1]);
+    cublasGetProperty(PATCH_LEVEL, &v[2]);
+    size_t dnn = cudnnGetVersion(), used = strlen(buf);
+    /* cuDNN 9: 10000 * major + 100 * minor + patch */
+    snprintf(buf + used, len - used, ", cuBLAS %d.%d.%d, cuDNN %zu.%zu.%zu", v[0], v[1], v[2],
+             dnn / 10000, dnn % 10000 / 100, dnn % 100);
+}
+
 /* cuda.so's one export: what the engine's loader looks up (cuda_module.h). */
 __attribute__((visibility("default"))) const dlg_cuda_module dlg_cuda_module_v1 = {
     .abi = DLG_CUDA_MODULE_ABI,
@@ -483,4 +497,6 @@ __attribute__((visibility("default"))) const dlg_cuda_module dlg_cuda_module_v1 
     .device_count = dlg_cudart_device_count,
     .device_name = dlg_cudart_device_name,
     .backend_find = dlg_cuda_backend_find,
+    .device_props = dlg_cudart_device_props,
+    .versions = module_versions,
 };

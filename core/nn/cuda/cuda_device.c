@@ -34,3 +34,32 @@ int dlg_cudart_device_name(int device, char *name, size_t len)
     snprintf(name, len, "%s", prop.name);
     return 0;
 }
+
+int dlg_cudart_device_props(int device, dlg_cuda_props *out)
+{
+    struct cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+        cudaGetLastError();
+        return -DLG_ENOTSUP;
+    }
+    snprintf(out->name, sizeof out->name, "%s", prop.name);
+    out->sm_count = prop.multiProcessorCount;
+    out->cc_major = prop.major;
+    out->cc_minor = prop.minor;
+    out->mem_bytes = (uint64_t)prop.totalGlobalMem;
+    return 0;
+}
+
+/* CUDA encodes versions as 1000 * major + 10 * minor. */
+void dlg_cudart_versions(char *buf, size_t len)
+{
+    int rt = 0, drv = 0;
+    cudaRuntimeGetVersion(&rt);
+    if (cudaDriverGetVersion(&drv) != cudaSuccess)
+        cudaGetLastError();
+    if (drv > 0)
+        snprintf(buf, len, "CUDA runtime %d.%d, driver %d.%d", rt / 1000, rt % 1000 / 10,
+                 drv / 1000, drv % 1000 / 10);
+    else
+        snprintf(buf, len, "CUDA runtime %d.%d, no driver", rt / 1000, rt % 1000 / 10);
+}

@@ -114,6 +114,28 @@ int dlg_cuda_device_name(int device, char *name, size_t len)
     return m ? m->device_name(device, name, len) : -DLG_ENOTSUP;
 }
 
+int dlg_cuda_device_props(int device, dlg_cuda_props *out, char *why, size_t whylen)
+{
+    const dlg_cuda_module *m = load_module("cuda-probe.so", why, whylen);
+    if (!m)
+        return -DLG_ENOTSUP;
+    int rc = m->device_props(device, out);
+    if (rc < 0)
+        snprintf(why, whylen, "cudaGetDeviceProperties(%d) failed", device);
+    return rc;
+}
+
+int dlg_cuda_versions(char *buf, size_t len, char *why, size_t whylen)
+{
+    const dlg_cuda_module *m = load_module("cuda.so", why, whylen);
+    if (!m)
+        m = load_module("cuda-probe.so", why, whylen);
+    if (!m)
+        return -DLG_ENOTSUP;
+    m->versions(buf, len);
+    return 0;
+}
+
 const dlg_backend *dlg_cuda_backend_load(const char *name, char *why, size_t whylen)
 {
     char tmp[1];
@@ -158,6 +180,20 @@ int dlg_cuda_device_count(int *n, char *why, size_t whylen)
 int dlg_cuda_device_name(int device, char *name, size_t len)
 {
     (void)device, (void)name, (void)len;
+    return -DLG_ENOTSUP;
+}
+
+int dlg_cuda_device_props(int device, dlg_cuda_props *out, char *why, size_t whylen)
+{
+    (void)device, (void)out;
+    snprintf(why, whylen, "%s", no_cuda);
+    return -DLG_ENOTSUP;
+}
+
+int dlg_cuda_versions(char *buf, size_t len, char *why, size_t whylen)
+{
+    (void)buf, (void)len;
+    snprintf(why, whylen, "%s", no_cuda);
     return -DLG_ENOTSUP;
 }
 
