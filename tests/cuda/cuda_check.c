@@ -31,6 +31,7 @@
 #include "cuda_check_graphs.h"
 #include "cuda_check_input.h"
 #include "cuda/cuda_device.h"
+#include "cuda/cuda_module.h"
 #include "gpu_nvml.h"
 
 #include <dlgauge/nn.h>
@@ -729,6 +730,9 @@ int main(int argc, char **argv)
         printf("SKIP: no CUDA device (%s)\n", why);
         return 77;
     }
+    char versions[256], vwhy[512];
+    if (dlg_cuda_versions(versions, sizeof versions, vwhy, sizeof vwhy) == 0)
+        printf("libraries: %s\n", versions); /* what the results below ran on */
     if (strcmp(argv[1], "layers") == 0)
         return cmd_layers(argc - 2, argv + 2);
     if (strcmp(argv[1], "bench") == 0 && argc > 2 && strcmp(argv[argc - 1], "input=async") == 0)
