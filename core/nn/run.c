@@ -351,26 +351,6 @@ int dlg_net_layer_info(const dlg_net *net, int index, dlg_layer_info *out)
     return 0;
 }
 
-int dlg_net_layer_time(const dlg_net *net, int index, uint64_t *fwd_ns, uint64_t *bwd_ns,
-                       uint64_t *calls)
-{
-    if (index < 0 || index >= net->nnodes)
-        return -DLG_EINVAL;
-    if (!net->profile)
-        return -DLG_ENOTSUP;
-    const dlg_node *n = &net->nodes[index];
-    *fwd_ns = n->fwd_ns;
-    *bwd_ns = n->bwd_ns;
-    *calls = n->fwd_calls;
-    return 0;
-}
-
-void dlg_net_layer_time_reset(dlg_net *net)
-{
-    for (int i = 0; i < net->nnodes; i++)
-        net->nodes[i].fwd_ns = net->nodes[i].bwd_ns = net->nodes[i].fwd_calls = 0;
-}
-
 const char *dlg_net_layer_impl(const dlg_net *net, int index)
 {
     if (!net->planned || index < 0 || index >= net->nnodes)

@@ -184,6 +184,15 @@ int dlg_net_layer_time(const dlg_net *net, int index, uint64_t *fwd_ns, uint64_t
                        uint64_t *calls);
 /* Zero every layer's profile (e.g. after warm-up steps). */
 void dlg_net_layer_time_reset(dlg_net *net);
+/* The profile summed by layer type and kernel (fused layers left out):
+ * up to max kinds into out, slowest first; returns how many kinds there
+ * are (may exceed max), or -DLG_ENOTSUP without a profile. */
+typedef struct dlg_layer_kind {
+    const char *type, *impl; /* as dlg_layer_info.type, dlg_net_layer_impl */
+    uint64_t fwd_ns, bwd_ns;
+    int layers;
+} dlg_layer_kind;
+int dlg_net_layer_kinds(const dlg_net *net, dlg_layer_kind *out, int max);
 
 /* ---- planning and running ------------------------------------------------ */
 /* Whether a backend may capture whole steps (CUDA graphs) and replay them.

@@ -113,6 +113,35 @@ static void test_bad_input(void **st)
     bad("alexnet", nhwc, "nchw fp32");
 }
 
+/* profile = true: the layers' time per step and the heaviest kinds,
+ * slowest first, and the slowest layers in the log; absent without it. */
+static void test_profile(void **st)
+{
+    const char *ov[] = {"batch=2", "crop=32", "classes=10", "profile=true", NULL};
+    wr_result r;
+    wr_run("caffe.so", "resnet50", ov, 3, &r);
+    assert_int_equal(r.setup_rc, 0);
+    assert_int_equal(r.step_rc, 0);
+    assert_true(wr_double(&r, "layers_ms") > 0);
+    const char *p = wr_field(&r, "layer_profile");
+    assert_non_null(p);
+    printf("  layer_profile: %.200s\n", p);
+    /* ResNet-50's heaviest kind is a convolution; shares fall */
+    assert_true(strncmp(p, "conv ", 5) == 0);
+    double prev = 101, share;
+    int kinds = 0;
+    for (const char *q = p; (q = strstr(q, ": ")) && sscanf(q + 2, "%lf%%", &share) == 1; q += 2) {
+        assert_true(share <= prev && share >= 0);
+        prev = share;
+        kinds++;
+    }
+    assert_true(kinds >= 4);
+    assert_true(strncmp(r.log, "profile: ", 9) == 0);
+    const char *off[] = {"batch=2", "crop=32", "classes=10", NULL};
+    wr_run("caffe.so", "resnet50", off, 1, &r);
+    assert_null(wr_field(&r, "layer_profile"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -120,6 +149,7 @@ int main(void)
         cmocka_unit_test(test_params_resnet50), cmocka_unit_test(test_params_vgg16),
         cmocka_unit_test(test_flops),           cmocka_unit_test(test_learns_fixed_batch),
         cmocka_unit_test(test_bad_input),       cmocka_unit_test(test_loader_batches),
+        cmocka_unit_test(test_profile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,7 +29,9 @@ static int fake_name(int device, char *name, size_t len)
     return 0;
 }
 
-static const dlg_backend fake_backend = {.name = "fake cuda:1"};
+/* named as the real one: a workload must refuse what it cannot run on it
+ * before calling anything (the stand-in has no ops) */
+static const dlg_backend fake_backend = {.name = "cuda:1"};
 
 static const dlg_backend *fake_find(const char *name)
 {

@@ -34,8 +34,9 @@ static int by_time(const void *a, const void *b)
 /* the layers' time per step, the 25 slowest, then by type and kernel */
 static void print_profile(const dlg_net *net, int steps)
 {
-    int n = dlg_net_layer_count(net), ng = 0;
-    row *r = calloc((size_t)n, sizeof *r), *g = calloc((size_t)n, sizeof *g);
+    int n = dlg_net_layer_count(net);
+    row *r = calloc((size_t)n, sizeof *r);
+    dlg_layer_kind *k = calloc((size_t)n, sizeof *k);
     double total = 0;
     for (int i = 0; i < n; i++) {
         dlg_layer_info li;
@@ -45,27 +46,22 @@ static void print_profile(const dlg_net *net, int steps)
         r[i] = (row){li.name, li.type, dlg_net_layer_impl(net, i), 1e-6 * (double)f / steps,
                      1e-6 * (double)b / steps};
         total += r[i].fwd + r[i].bwd;
-        int j = 0;
-        while (j < ng && (strcmp(g[j].type, r[i].type) || strcmp(g[j].impl, r[i].impl)))
-            j++;
-        if (j == ng)
-            g[ng++] = (row){"", r[i].type, r[i].impl, 0, 0};
-        g[j].fwd += r[i].fwd;
-        g[j].bwd += r[i].bwd;
     }
     qsort(r, (size_t)n, sizeof *r, by_time);
-    qsort(g, (size_t)ng, sizeof *g, by_time);
     printf("layers: %.1f ms a step in all (mean of %d steps)\n%-28s %-8s %-34s %9s %9s\n", total,
            steps, "layer", "type", "kernel", "fwd ms", "bwd ms");
     for (int i = 0; i < n && i < 25; i++)
         printf("%-28s %-8s %-34s %9.2f %9.2f\n", r[i].name, r[i].type, r[i].impl, r[i].fwd,
                r[i].bwd);
+    int nk = dlg_net_layer_kinds(net, k, n);
     printf("by type and kernel:\n");
-    for (int i = 0; i < ng; i++)
-        printf("%-8s %-34s %9.2f %9.2f  %5.1f%%\n", g[i].type, g[i].impl, g[i].fwd, g[i].bwd,
-               100 * (g[i].fwd + g[i].bwd) / total);
+    for (int i = 0; i < nk; i++) {
+        double f = 1e-6 * (double)k[i].fwd_ns / steps, b = 1e-6 * (double)k[i].bwd_ns / steps;
+        printf("%-8s %-34s %9.2f %9.2f  %5.1f%%  (%d layers)\n", k[i].type, k[i].impl, f, b,
+               100 * (f + b) / total, k[i].layers);
+    }
     free(r);
-    free(g);
+    free(k);
 }
 
 int main(int argc, char **argv)

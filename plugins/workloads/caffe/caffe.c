@@ -20,6 +20,7 @@
                      "arithmetic precision (the cpu and ref backends run fp32)", 0},                \
     CNN_CUDA_OPTION(O_ALGO_CACHE, O_WORKSPACE, O_DETERMINISTIC, O_GRAPHS),                         \
     CNN_CPU_OPTION(O_WINOGRAD),                                                                    \
+    CNN_PROFILE_OPTION(O_PROFILE),                                                                 \
     [O_LOADER] = DLG_LOADER_OPTIONS
 
 static const dlg_option opts224[] = {CNN_OPTIONS, [O_COUNT] = {0}};

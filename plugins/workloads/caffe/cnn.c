@@ -48,6 +48,12 @@ const dlg_metric cnn_metrics[] = {
      "fp16 training only: the dynamic loss scale at the end (starts at 65536)"},
     {"skipped_steps", DLG_FIELD_INT, "",
      "fp16 training only: SGD steps skipped because a gradient overflowed"},
+    {"layers_ms", DLG_FIELD_DOUBLE, "ms",
+     "profile = true: the layers' time per step (forward + backward), over the steps after the "
+     "first"},
+    {"layer_profile", DLG_FIELD_STRING, "",
+     "profile = true: the 8 heaviest layer kinds, 'type kernel: share% (forward+backward ms "
+     "per step)', separated by ' | '"},
     {NULL, 0, NULL, NULL}};
 
 typedef struct cnn {
@@ -73,6 +79,7 @@ typedef struct cnn {
     const char *backend;
     /* measured over steps 2..n since setup */
     uint64_t steps, timed_items, timed_ns;
+    bool profile; /* the net times its layers (dlg_plan_opts.profile) */
     float last[3]; /* loss, top1, top5 */
 } cnn;
 
@@ -133,6 +140,7 @@ static int plan(cnn *s, const dlg_value *o, const dlg_job_info *job)
                         .seed = job ? job->seed : 1};
     nn_opts_apply(&po, o, O_ALGO_CACHE, O_WORKSPACE, O_DETERMINISTIC, O_GRAPHS);
     nn_opts_cpu(&po, o, O_WINOGRAD);
+    po.profile = s->profile;
     if (dlg_net_plan(s->net, &po) < 0)
         return s->h->error(s->h, -dlg_net_status(s->net), "%s", dlg_net_error(s->net));
     /* the device's own peak: a GPU's for the precision, else the cores' */
@@ -162,6 +170,12 @@ static int setup_all(cnn *s, const char *model, const dlg_value *o, const dlg_jo
     int rc = choose_backend(h, o, &s->backend);
     if (rc < 0)
         return rc;
+    s->profile = o[O_PROFILE].i != 0;
+    if (s->profile && strncmp(s->backend, "cuda", 4) == 0) /* it would time launches */
+        return h->error(h, DLG_ENOTSUP,
+                        "profile = true: per-layer times need the cpu or ref backend (%s runs "
+                        "layers asynchronously)",
+                        s->backend);
     s->train = o[O_MODE].i == 0;
     s->batch = (int)o[O_BATCH].i;
     s->sgd = (dlg_sgd){(float)o[O_LR].d, (float)o[O_MOMENTUM].d, (float)o[O_WEIGHT_DECAY].d};
@@ -298,7 +312,8 @@ int cnn_step(void *state, dlg_step *out)
     if (s->steps++ > 0) { /* the first step warms caches and the OpenMP team */
         s->timed_ns += out->elapsed_ns ? out->elapsed_ns : t1 - t0;
         s->timed_items += (uint64_t)s->batch;
-    }
+    } else if (s->profile)
+        dlg_net_layer_time_reset(s->net);
     out->items = (uint64_t)s->batch;
     return 0;
 }
@@ -324,6 +339,53 @@ static const char *dnnl_isa_name(void)
 #endif
 }
 
+typedef struct layer_ns {
+    int layer;
+    uint64_t ns; /* forward + backward */
+} layer_ns;
+
+static int slower_first(const void *a, const void *b)
+{
+    const layer_ns *x = a, *y = b;
+    return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
+}
+
+/* The profile's fields, and its 10 slowest layers in the log. */
+static void report_profile(cnn *s, const dlg_report_api *api, dlg_fields *f)
+{
+    enum { KINDS = 8, SLOWEST = 10 };
+    double steps = s->steps > 1 ? (double)(s->steps - 1) : 1, total = 0;
+    int n = dlg_net_layer_count(s->net);
+    layer_ns *t = calloc((size_t)n, sizeof *t);
+    if (!t)
+        return;
+    for (int i = 0; i < n; i++) {
+        uint64_t fw = 0, bw = 0, calls;
+        dlg_net_layer_time(s->net, i, &fw, &bw, &calls);
+        t[i] = (layer_ns){i, fw + bw};
+        total += 1e-6 * (double)(fw + bw) / steps;
+    }
+    dlg_layer_kind k[KINDS];
+    int nk = dlg_net_layer_kinds(s->net, k, KINDS);
+    char text[1024] = "";
+    for (int i = 0; i < nk && i < KINDS && total > 0; i++) {
+        double fw = 1e-6 * (double)k[i].fwd_ns / steps, bw = 1e-6 * (double)k[i].bwd_ns / steps;
+        size_t used = strlen(text);
+        snprintf(text + used, sizeof text - used, "%s%s %s: %.1f%% (%.2f+%.2f ms)", i ? " | " : "",
+                 k[i].type, k[i].impl, 100 * (fw + bw) / total, fw, bw);
+    }
+    api->add_double(f, "layers_ms", total);
+    api->add_string(f, "layer_profile", text);
+    qsort(t, (size_t)n, sizeof *t, slower_first);
+    for (int i = 0; i < n && i < SLOWEST; i++) {
+        dlg_layer_info li;
+        dlg_net_layer_info(s->net, t[i].layer, &li);
+        s->h->log(s->h, DLG_LOG_INFO, "profile: %-28s %-8s %8.2f ms/step  %s", li.name, li.type,
+                  1e-6 * (double)t[i].ns / steps, dlg_net_layer_impl(s->net, t[i].layer));
+    }
+    free(t);
+}
+
 int cnn_report(void *state, const dlg_report_api *api, dlg_fields *f)
 {
     cnn *s = state;
@@ -345,6 +407,8 @@ int cnn_report(void *state, const dlg_report_api *api, dlg_fields *f)
     api->add_string(f, "backend", s->backend);
     api->add_string(f, "dnnl_isa", strcmp(s->backend, "cpu") == 0 ? dnnl_isa_name() : "none");
     api->add_string(f, "data_source", cnn_data_source(s->data));
+    if (s->profile)
+        report_profile(s, api, f);
     float scale;
     int64_t skipped;
     if (dlg_net_loss_scale(s->net, &scale, &skipped) > 0) { /* waits: the run is over */

@@ -24,6 +24,7 @@ enum cnn_opt {
     O_DETERMINISTIC,
     O_GRAPHS,
     O_WINOGRAD,
+    O_PROFILE,
     O_LOADER,
     O_COUNT = O_LOADER + DLG_LOPT_COUNT
 };

@@ -39,6 +39,14 @@
               "for all, for comparison)",                                                           \
               0}
 
+/* Per-layer times (dlg_plan_opts.profile), for the backends that run
+ * layers synchronously. */
+#define CNN_PROFILE_OPTION(PROF)                                                                   \
+    [PROF] = {"profile", DLG_OPT_BOOL, "false", NULL, NULL, NULL,                                  \
+              "time every layer over the steps after the first (cpu and ref backends): the "       \
+              "result's layer_profile gives the heaviest layer kinds, the log the slowest layers", \
+              0}
+
 static inline void nn_opts_cpu(dlg_plan_opts *po, const dlg_value *o, int wino)
 {
     po->direct_conv = o[wino].i == 0;

@@ -34,6 +34,7 @@ static const dlg_option inception_options[] = {
                      "arithmetic precision (the cpu and ref backends run fp32)", 0},
     CNN_CUDA_OPTION(O_ALGO_CACHE, O_WORKSPACE, O_DETERMINISTIC, O_GRAPHS),
     CNN_CPU_OPTION(O_WINOGRAD),
+    CNN_PROFILE_OPTION(O_PROFILE),
     [O_LOADER] = DLG_LOADER_OPTIONS,
     [O_LOADER + DLG_LOPT_CROP] = {"crop", DLG_OPT_INT, "299", "75", "4096", NULL,
                                   "network input size (Inception-v3: 299; 75 is the least)", 0},
