@@ -12,7 +12,7 @@ typedef struct wr_result {
     uint64_t items, wait_ns, bytes_read;
     int nfields;
     char key[WR_MAX_FIELDS][64];
-    char val[WR_MAX_FIELDS][256];
+    char val[WR_MAX_FIELDS][1024]; /* layer_profile runs to ~900 characters */
     char error[1024]; /* the mock host's last error */
     char log[1024];   /* its last log line */
     int errors;       /* error() calls */
