@@ -120,7 +120,8 @@ log "gpu-check: cuDNN $CUDNN_LIB, nvcc $NVCC, arch sm_$ARCH, out $OUT"
 CFLAGS="-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
  -Wno-unused-parameter -Wno-format-truncation ${DLG_WERROR--Werror} -I$ROOT/include -I$ROOT/core/nn \
  -I$ROOT/core/runtime -I$CUDNN_INC -I$CUDA/include -DDLG_NN_HAVE_CUDA=1 \
- -DDLG_NN_MODULE_BUILD_DIR=\"$BUILD/backends\" -DDLG_NN_MODULE_INSTALL_DIR=\"$BUILD/backends\""
+ -DDLG_NN_MODULE_BUILD_DIR=\"$BUILD/backends\" -DDLG_NN_MODULE_INSTALL_DIR=\"$BUILD/backends\" \
+ -DDLG_NN_MODULE_REL_DIR=\"lib/dlgauge/backends\""
 # set -e does not work under `if`, so every step is checked by hand.
 # As in the CMake build: cuda_check links the engine (no CUDA library), and
 # the engine dlopens $BUILD/backends/cuda-probe.so (cudart) and cuda.so

@@ -46,16 +46,19 @@ bool dlg_cuda_module_dir(int i, char *dir, size_t len)
         snprintf(dir, len, "%s", env);
         return i == 0;
     }
-    if (i == 0) { /* backends/ beside the plugin (or program) holding this engine */
+    /* beside the plugin holding this engine (lib/dlgauge/backends), or
+     * where an install puts them relative to a program (bin/../lib/...) */
+    static const char *const beside[] = {"backends", "../" DLG_NN_MODULE_REL_DIR};
+    if (i < 2) {
         self_dir(dir, len);
         if (dir[0])
-            snprintf(dir + strlen(dir), len - strlen(dir), "/backends");
+            snprintf(dir + strlen(dir), len - strlen(dir), "/%s", beside[i]);
         return true;
     }
     static const char *const built_in[] = {DLG_NN_MODULE_BUILD_DIR, DLG_NN_MODULE_INSTALL_DIR};
-    if (i > 2)
+    if (i > 3)
         return false;
-    snprintf(dir, len, "%s", built_in[i - 1]);
+    snprintf(dir, len, "%s", built_in[i - 2]);
     return true;
 }
 
