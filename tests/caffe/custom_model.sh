@@ -24,6 +24,10 @@ if [ -f "$build/lib/dlgauge/backends/cuda.so" ]; then
   for m in cuda.so cuda-probe.so; do
     test -f "$work/prefix/lib/dlgauge/backends/$m" || { echo "FAIL: backends/$m not installed"; exit 1; }
   done
+  # the installed program finds its own install's modules, not the build tree's
+  loads=$(LD_DEBUG=files "$work/prefix/bin/dlgauge" sysinfo 2>&1 >/dev/null)
+  grep -q "file=$work/prefix/bin/../lib/dlgauge/backends/cuda.so " <<<"$loads" ||
+    { echo "FAIL: installed dlgauge did not load its own backends/cuda.so"; exit 1; }
 fi
 cd "$work"
 "$work/prefix/bin/dlgauge" --plugin-dir "$(dirname "$so")" \

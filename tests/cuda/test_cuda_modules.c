@@ -153,14 +153,18 @@ static void test_search_dirs(void **st)
     snprintf(want, sizeof want, "%s/../", exe);
     assert_true(strncmp(dir, want, strlen(want)) == 0);
     assert_non_null(strstr(dir, "/dlgauge/backends"));
-    assert_true(dlg_cuda_module_dir(2, dir, sizeof dir));
+    char beside[1024];
+    snprintf(beside, sizeof beside, "%s", dir);
+    assert_true(dlg_cuda_module_dir(2, dir, sizeof dir)); /* the program's: here the same */
+    assert_string_equal(dir, beside);
+    assert_true(dlg_cuda_module_dir(3, dir, sizeof dir));
     snprintf(want, sizeof want, "%s/cuda.so", dir);
     assert_int_equal(access(want, R_OK), 0);
     snprintf(want, sizeof want, "%s/cuda-probe.so", dir);
     assert_int_equal(access(want, R_OK), 0);
-    assert_true(dlg_cuda_module_dir(3, dir, sizeof dir));
+    assert_true(dlg_cuda_module_dir(4, dir, sizeof dir));
     assert_non_null(strstr(dir, "/dlgauge/backends"));
-    assert_false(dlg_cuda_module_dir(4, dir, sizeof dir));
+    assert_false(dlg_cuda_module_dir(5, dir, sizeof dir));
 }
 
 /* Planning on a cuda backend without its module: the net's error says

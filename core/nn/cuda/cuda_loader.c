@@ -16,18 +16,19 @@
 
 #ifdef DLG_NN_HAVE_CUDA
 
-/* The directory of the object this code is linked into, absolute; "" if
- * unknown.  dladdr names a plugin by the path it was opened with
- * (possibly relative to the working directory) and the main program by
- * its argv[0] (a bare name when found on PATH: then /proc/self/exe). */
-static void self_dir(char *dir, size_t len)
+/* The directory of the object this code is linked into (program false)
+ * or of the running program, absolute; "" if unknown.  dladdr names a
+ * plugin by the path it was opened with (possibly relative to the working
+ * directory) and the main program by its argv[0] (a bare name when found
+ * on PATH: then /proc/self/exe). */
+static void self_dir(bool program, char *dir, size_t len)
 {
     Dl_info info;
     char path[PATH_MAX];
     dir[0] = '\0';
-    if (!dladdr((void *)self_dir, &info) || !info.dli_fname || !info.dli_fname[0])
+    if (!program && (!dladdr((void *)self_dir, &info) || !info.dli_fname || !info.dli_fname[0]))
         return;
-    if (!strchr(info.dli_fname, '/')) {
+    if (program || !strchr(info.dli_fname, '/')) {
         ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
         if (n <= 0)
             return;
@@ -46,19 +47,22 @@ bool dlg_cuda_module_dir(int i, char *dir, size_t len)
         snprintf(dir, len, "%s", env);
         return i == 0;
     }
-    /* beside the plugin holding this engine (lib/dlgauge/backends), or
-     * where an install puts them relative to a program (bin/../lib/...) */
-    static const char *const beside[] = {"backends", "../" DLG_NN_MODULE_REL_DIR};
-    if (i < 2) {
-        self_dir(dir, len);
+    /* beside the plugin holding this engine (lib/dlgauge/backends); where
+     * an install puts them relative to a program holding it (bin/../lib/
+     * ...); the same from the running program, so a plugin from anywhere
+     * run by an installed dlgauge finds that install's modules */
+    static const char *const beside[] = {"backends", "../" DLG_NN_MODULE_REL_DIR,
+                                         "../" DLG_NN_MODULE_REL_DIR};
+    if (i < 3) {
+        self_dir(i == 2, dir, len);
         if (dir[0])
             snprintf(dir + strlen(dir), len - strlen(dir), "/%s", beside[i]);
         return true;
     }
     static const char *const built_in[] = {DLG_NN_MODULE_BUILD_DIR, DLG_NN_MODULE_INSTALL_DIR};
-    if (i > 3)
+    if (i > 4)
         return false;
-    snprintf(dir, len, "%s", built_in[i - 2]);
+    snprintf(dir, len, "%s", built_in[i - 3]);
     return true;
 }
 

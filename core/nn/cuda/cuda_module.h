@@ -10,8 +10,9 @@
  * against its own ABI before use (cuda_loader.c).  They are searched in
  * $DLGAUGE_NN_MODULE_DIR if set, else in backends/ beside the object that
  * holds the engine (lib/dlgauge/backends beside caffe.so), in
- * ../lib/dlgauge/backends from it (the dlgauge program), then in the
- * build tree's and the install prefix's lib/dlgauge/backends. */
+ * ../lib/dlgauge/backends from it and from the running program (an
+ * installed dlgauge), then in the build tree's and the install prefix's
+ * lib/dlgauge/backends. */
 #ifndef DLG_NN_CUDA_MODULE_H
 #define DLG_NN_CUDA_MODULE_H
 
