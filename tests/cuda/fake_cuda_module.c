@@ -21,14 +21,6 @@ static int fake_count(int *n, char *why, size_t whylen)
     return 0;
 }
 
-static int fake_name(int device, char *name, size_t len)
-{
-    if (device < 0 || device >= 3)
-        return -DLG_ENOTSUP;
-    snprintf(name, len, "NVIDIA H200");
-    return 0;
-}
-
 /* named as the real one: a workload must refuse what it cannot run on it
  * before calling anything (the stand-in has no ops) */
 static const dlg_backend fake_backend = {.name = "cuda:1"};
@@ -57,7 +49,6 @@ const dlg_cuda_module dlg_cuda_module_v1 = {
     .abi = DLG_CUDA_MODULE_ABI + FAKE_ABI_SKEW,
     .engine_sig = DLG_CUDA_ENGINE_SIG,
     .device_count = fake_count,
-    .device_name = fake_name,
     .backend_find = fake_find,
     .device_props = fake_props,
     .versions = fake_versions,

@@ -24,17 +24,6 @@ int dlg_cudart_device_count(int *n, char *why, size_t whylen)
     return 0;
 }
 
-int dlg_cudart_device_name(int device, char *name, size_t len)
-{
-    struct cudaDeviceProp prop;
-    if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
-        cudaGetLastError();
-        return -DLG_ENOTSUP;
-    }
-    snprintf(name, len, "%s", prop.name);
-    return 0;
-}
-
 int dlg_cudart_device_props(int device, dlg_cuda_props *out)
 {
     struct cudaDeviceProp prop;

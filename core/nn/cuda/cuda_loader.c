@@ -114,13 +114,6 @@ int dlg_cuda_device_count(int *n, char *why, size_t whylen)
     return m ? m->device_count(n, why, whylen) : 0;
 }
 
-int dlg_cuda_device_name(int device, char *name, size_t len)
-{
-    char why[8];
-    const dlg_cuda_module *m = load_module("cuda-probe.so", why, sizeof why);
-    return m ? m->device_name(device, name, len) : -DLG_ENOTSUP;
-}
-
 int dlg_cuda_device_props(int device, dlg_cuda_props *out, char *why, size_t whylen)
 {
     const dlg_cuda_module *m = load_module("cuda-probe.so", why, whylen);
@@ -130,6 +123,16 @@ int dlg_cuda_device_props(int device, dlg_cuda_props *out, char *why, size_t why
     if (rc < 0)
         snprintf(why, whylen, "cudaGetDeviceProperties(%d) failed", device);
     return rc;
+}
+
+int dlg_cuda_device_name(int device, char *name, size_t len)
+{
+    dlg_cuda_props p;
+    char why[8];
+    if (dlg_cuda_device_props(device, &p, why, sizeof why) < 0)
+        return -DLG_ENOTSUP;
+    snprintf(name, len, "%s", p.name);
+    return 0;
 }
 
 int dlg_cuda_versions(char *buf, size_t len, char *why, size_t whylen)

@@ -3,8 +3,8 @@
  * libcublasLt costs a process ~150 MB of resident memory (its load-time
  * relocations), which every CPU-only run would pay.  So the CUDA code lives
  * in two modules that the engine dlopens only when asked:
- *   cuda-probe.so  cudart only: device count and names (device = auto, % of
- *                  peak); cheap enough for every job that asks
+ *   cuda-probe.so  cudart only: device count and properties (device =
+ *                  auto, % of peak, sysinfo); cheap enough for every job
  *   cuda.so        the backend (cudart, cuBLAS, cuDNN): for cuda* backends
  * Both export one table, DLG_CUDA_MODULE_SYMBOL, that the engine checks
  * against its own ABI before use (cuda_loader.c).  They are searched in
@@ -24,7 +24,7 @@
 #define DLG_CUDA_MODULE_SYMBOL "dlg_cuda_module_v1"
 /* Bump when the meaning of what crosses the boundary changes; the sizes
  * below catch the layout changes nobody remembered to bump it for. */
-#define DLG_CUDA_MODULE_ABI 2u
+#define DLG_CUDA_MODULE_ABI 3u
 #define DLG_CUDA_ENGINE_SIG                                                                    \
     ((uint32_t)(sizeof(dlg_backend) * 1000003u + sizeof(dlg_kernels) * 10007u +               \
                 sizeof(dlg_layer) * 101u + sizeof(dlg_tensor) * 7u + sizeof(dlg_backend_opts)))
@@ -43,8 +43,6 @@ typedef struct dlg_cuda_module {
     /* cudaGetDeviceCount: 0 devices and a reason when there is no driver
      * or device; negative only on a bad call */
     int (*device_count)(int *n, char *why, size_t whylen);
-    /* the device's name; -DLG_ENOTSUP if it cannot be queried */
-    int (*device_name)(int device, char *name, size_t len);
     /* the backend for a cuda* name (cuda.h); NULL in cuda-probe.so */
     const dlg_backend *(*backend_find)(const char *name);
     /* cudaGetDeviceProperties' view; -DLG_ENOTSUP if it cannot be queried */
@@ -55,9 +53,8 @@ typedef struct dlg_cuda_module {
 } dlg_cuda_module;
 
 /* Module side (cuda_device.c, in both modules): the cudart queries behind
- * the table's device_count and device_name. */
+ * the table's device_count, device_props and versions. */
 int dlg_cudart_device_count(int *n, char *why, size_t whylen);
-int dlg_cudart_device_name(int device, char *name, size_t len);
 int dlg_cudart_device_props(int device, dlg_cuda_props *out);
 void dlg_cudart_versions(char *buf, size_t len);
 

@@ -6,7 +6,6 @@ __attribute__((visibility("default"))) const dlg_cuda_module dlg_cuda_module_v1 
     .abi = DLG_CUDA_MODULE_ABI,
     .engine_sig = DLG_CUDA_ENGINE_SIG,
     .device_count = dlg_cudart_device_count,
-    .device_name = dlg_cudart_device_name,
     .device_props = dlg_cudart_device_props,
     .versions = dlg_cudart_versions,
 };
