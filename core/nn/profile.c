@@ -25,6 +25,34 @@ void dlg_net_layer_time_reset(dlg_net *net)
         net->nodes[i].fwd_ns = net->nodes[i].bwd_ns = net->nodes[i].fwd_calls = 0;
 }
 
+typedef struct layer_ns {
+    int layer;
+    uint64_t ns; /* forward + backward */
+} layer_ns;
+
+static int slower_first(const void *a, const void *b)
+{
+    const layer_ns *x = a, *y = b;
+    return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : x->layer - y->layer;
+}
+
+int dlg_net_layers_by_time(const dlg_net *net, int *layers, int max)
+{
+    if (!net->profile)
+        return -DLG_ENOTSUP;
+    layer_ns *t = calloc((size_t)net->nnodes + 1, sizeof *t);
+    if (!t)
+        return -DLG_ENOMEM;
+    for (int i = 0; i < net->nnodes; i++)
+        t[i] = (layer_ns){i, net->nodes[i].fwd_ns + net->nodes[i].bwd_ns};
+    qsort(t, (size_t)net->nnodes, sizeof *t, slower_first);
+    int m = net->nnodes < max ? net->nnodes : max;
+    for (int i = 0; i < m; i++)
+        layers[i] = t[i].layer;
+    free(t);
+    return m;
+}
+
 static int by_time(const void *a, const void *b)
 {
     const dlg_layer_kind *x = a, *y = b;

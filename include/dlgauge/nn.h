@@ -193,6 +193,9 @@ typedef struct dlg_layer_kind {
     int layers;
 } dlg_layer_kind;
 int dlg_net_layer_kinds(const dlg_net *net, dlg_layer_kind *out, int max);
+/* Up to max layer indices, slowest (forward + backward) first; returns how
+ * many were written, or -DLG_ENOTSUP without a profile. */
+int dlg_net_layers_by_time(const dlg_net *net, int *layers, int max);
 
 /* ---- planning and running ------------------------------------------------ */
 /* Whether a backend may capture whole steps (CUDA graphs) and replay them.

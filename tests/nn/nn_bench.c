@@ -19,48 +19,34 @@ static double now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-typedef struct row {
-    const char *name, *type, *impl;
-    double fwd, bwd; /* ms per step */
-} row;
-
-static int by_time(const void *a, const void *b)
-{
-    const row *x = a, *y = b;
-    double d = (y->fwd + y->bwd) - (x->fwd + x->bwd);
-    return d > 0 ? 1 : d < 0 ? -1 : 0;
-}
-
 /* the layers' time per step, the 25 slowest, then by type and kernel */
 static void print_profile(const dlg_net *net, int steps)
 {
-    int n = dlg_net_layer_count(net);
-    row *r = calloc((size_t)n, sizeof *r);
+    int n = dlg_net_layer_count(net), *order = calloc((size_t)n, sizeof *order);
     dlg_layer_kind *k = calloc((size_t)n, sizeof *k);
     double total = 0;
-    for (int i = 0; i < n; i++) {
-        dlg_layer_info li;
-        uint64_t f, b, calls;
-        if (dlg_net_layer_info(net, i, &li) || dlg_net_layer_time(net, i, &f, &b, &calls))
-            continue;
-        r[i] = (row){li.name, li.type, dlg_net_layer_impl(net, i), 1e-6 * (double)f / steps,
-                     1e-6 * (double)b / steps};
-        total += r[i].fwd + r[i].bwd;
-    }
-    qsort(r, (size_t)n, sizeof *r, by_time);
+    uint64_t f, b, calls;
+    for (int i = 0; i < n; i++)
+        if (dlg_net_layer_time(net, i, &f, &b, &calls) == 0)
+            total += 1e-6 * (double)(f + b) / steps;
     printf("layers: %.1f ms a step in all (mean of %d steps)\n%-28s %-8s %-34s %9s %9s\n", total,
            steps, "layer", "type", "kernel", "fwd ms", "bwd ms");
-    for (int i = 0; i < n && i < 25; i++)
-        printf("%-28s %-8s %-34s %9.2f %9.2f\n", r[i].name, r[i].type, r[i].impl, r[i].fwd,
-               r[i].bwd);
+    int nl = dlg_net_layers_by_time(net, order, 25);
+    for (int i = 0; i < nl; i++) {
+        dlg_layer_info li;
+        dlg_net_layer_info(net, order[i], &li);
+        dlg_net_layer_time(net, order[i], &f, &b, &calls);
+        printf("%-28s %-8s %-34s %9.2f %9.2f\n", li.name, li.type, dlg_net_layer_impl(net, order[i]),
+               1e-6 * (double)f / steps, 1e-6 * (double)b / steps);
+    }
     int nk = dlg_net_layer_kinds(net, k, n);
     printf("by type and kernel:\n");
     for (int i = 0; i < nk; i++) {
-        double f = 1e-6 * (double)k[i].fwd_ns / steps, b = 1e-6 * (double)k[i].bwd_ns / steps;
-        printf("%-8s %-34s %9.2f %9.2f  %5.1f%%  (%d layers)\n", k[i].type, k[i].impl, f, b,
-               100 * (f + b) / total, k[i].layers);
+        double fk = 1e-6 * (double)k[i].fwd_ns / steps, bk = 1e-6 * (double)k[i].bwd_ns / steps;
+        printf("%-8s %-34s %9.2f %9.2f  %5.1f%%  (%d layers)\n", k[i].type, k[i].impl, fk, bk,
+               100 * (fk + bk) / total, k[i].layers);
     }
-    free(r);
+    free(order);
     free(k);
 }
 

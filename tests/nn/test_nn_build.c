@@ -297,6 +297,10 @@ static void test_layer_profile(void **st)
     /* the reference conv does 2 x 16 x 27 x 1024 multiply-adds, the ReLU
      * 32 Ki compares: the conv's time must show as the larger */
     assert_true(f > rf && b > rb && rf > 0);
+    int order[8];
+    assert_int_equal(dlg_net_layers_by_time(net, order, 2), 2);
+    assert_int_equal(order[0], 0); /* the conv, the slowest */
+    assert_int_equal(dlg_net_layers_by_time(net, order, 8), dlg_net_layer_count(net));
     dlg_net_layer_time_reset(net);
     assert_int_equal(dlg_net_layer_time(net, 0, &f, &b, &calls), 0);
     assert_true(f == 0 && b == 0 && calls == 0);
@@ -308,6 +312,7 @@ static void test_layer_profile(void **st)
     dlg_relu(net, "relu", x);
     plan(net, false);
     assert_int_equal(dlg_net_layer_time(net, 0, &f, &b, &calls), -DLG_ENOTSUP);
+    assert_int_equal(dlg_net_layers_by_time(net, order, 8), -DLG_ENOTSUP);
     dlg_net_destroy(net);
 }
 

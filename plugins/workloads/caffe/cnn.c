@@ -339,51 +339,42 @@ static const char *dnnl_isa_name(void)
 #endif
 }
 
-typedef struct layer_ns {
-    int layer;
-    uint64_t ns; /* forward + backward */
-} layer_ns;
-
-static int slower_first(const void *a, const void *b)
+/* ms per timed step (the first step is not in the profile) */
+static double per_step_ms(const cnn *s, uint64_t ns)
 {
-    const layer_ns *x = a, *y = b;
-    return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
+    return 1e-6 * (double)ns / (double)(s->steps > 1 ? s->steps - 1 : 1);
 }
 
 /* The profile's fields, and its 10 slowest layers in the log. */
 static void report_profile(cnn *s, const dlg_report_api *api, dlg_fields *f)
 {
     enum { KINDS = 8, SLOWEST = 10 };
-    double steps = s->steps > 1 ? (double)(s->steps - 1) : 1, total = 0;
-    int n = dlg_net_layer_count(s->net);
-    layer_ns *t = calloc((size_t)n, sizeof *t);
-    if (!t)
-        return;
-    for (int i = 0; i < n; i++) {
+    double total = 0;
+    for (int i = 0; i < dlg_net_layer_count(s->net); i++) {
         uint64_t fw = 0, bw = 0, calls;
         dlg_net_layer_time(s->net, i, &fw, &bw, &calls);
-        t[i] = (layer_ns){i, fw + bw};
-        total += 1e-6 * (double)(fw + bw) / steps;
+        total += per_step_ms(s, fw + bw);
     }
     dlg_layer_kind k[KINDS];
     int nk = dlg_net_layer_kinds(s->net, k, KINDS);
     char text[1024] = "";
     for (int i = 0; i < nk && i < KINDS && total > 0; i++) {
-        double fw = 1e-6 * (double)k[i].fwd_ns / steps, bw = 1e-6 * (double)k[i].bwd_ns / steps;
+        double fw = per_step_ms(s, k[i].fwd_ns), bw = per_step_ms(s, k[i].bwd_ns);
         size_t used = strlen(text);
         snprintf(text + used, sizeof text - used, "%s%s %s: %.1f%% (%.2f+%.2f ms)", i ? " | " : "",
                  k[i].type, k[i].impl, 100 * (fw + bw) / total, fw, bw);
     }
     api->add_double(f, "layers_ms", total);
     api->add_string(f, "layer_profile", text);
-    qsort(t, (size_t)n, sizeof *t, slower_first);
-    for (int i = 0; i < n && i < SLOWEST; i++) {
+    int top[SLOWEST], ntop = dlg_net_layers_by_time(s->net, top, SLOWEST);
+    for (int i = 0; i < ntop; i++) {
         dlg_layer_info li;
-        dlg_net_layer_info(s->net, t[i].layer, &li);
+        uint64_t fw = 0, bw = 0, calls;
+        dlg_net_layer_info(s->net, top[i], &li);
+        dlg_net_layer_time(s->net, top[i], &fw, &bw, &calls);
         s->h->log(s->h, DLG_LOG_INFO, "profile: %-28s %-8s %8.2f ms/step  %s", li.name, li.type,
-                  1e-6 * (double)t[i].ns / steps, dlg_net_layer_impl(s->net, t[i].layer));
+                  per_step_ms(s, fw + bw), dlg_net_layer_impl(s->net, top[i]));
     }
-    free(t);
 }
 
 int cnn_report(void *state, const dlg_report_api *api, dlg_fields *f)
