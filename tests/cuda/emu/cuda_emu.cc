@@ -1,0 +1,319 @@
+// cuda_emu.cc — the fiber scheduler behind cuda_emu.h (see there for why).
+//
+// One launch: for each block, one ucontext fiber per CUDA thread.  The
+// scheduler resumes the runnable fibers in a shuffled order until each has
+// finished or waits at a barrier; then it releases a barrier whose every
+// live participant has arrived (the block's for __syncthreads*, a warp's
+// for __ballot_sync).  Nothing runnable and nothing releasable is a
+// deadlock: a barrier some threads never reach.
+#include "cuda_emu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <ucontext.h>
+#include <vector>
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define DLG_EMU_ASAN 1
+#else
+#define DLG_EMU_ASAN 0
+#endif
+
+namespace dlg_emu {
+namespace {
+
+enum state { RUNNABLE, AT_BLOCK_BARRIER, AT_WARP_BARRIER, DONE };
+
+constexpr size_t kStack = 128 * 1024;
+constexpr unsigned kMaxThreads = 1024;
+
+struct fiber {
+    ucontext_t ctx;
+    char *stack = nullptr;
+    state st = DONE;
+    uint3 tid;
+    int pred = 0;        // this thread's vote at the barrier it waits on
+    unsigned vote = 0;   // what the released barrier returns to it
+    unsigned warp_mask = 0;
+};
+
+struct launch {
+    config cfg;
+    void (*body)(void *) = nullptr;
+    void *arg = nullptr;
+    const char *where = "";
+    coords now;
+    std::vector<fiber> fibers;
+    unsigned cur = 0;
+    ucontext_t sched;
+    int error = 0;
+#if DLG_EMU_ASAN
+    void *sched_fake = nullptr;
+    const void *sched_bottom = nullptr;
+    size_t sched_size = 0;
+#endif
+    uint64_t rng = 0x9e3779b97f4a7c15ull;
+};
+
+thread_local launch *g_launch;
+thread_local int g_last_error;
+// fiber stacks, allocated once and reused: first touch of memory is slow
+struct stack_pool {
+    std::vector<char *> v;
+    ~stack_pool()
+    {
+        for (char *p : v)
+            free(p);
+    }
+};
+thread_local stack_pool g_stacks;
+
+uint64_t next_rand(launch &l)
+{
+    l.rng ^= l.rng << 13;
+    l.rng ^= l.rng >> 7;
+    l.rng ^= l.rng << 17;
+    return l.rng;
+}
+
+// fiber -> scheduler
+void yield_to_scheduler(bool finished)
+{
+    launch &l = *g_launch;
+    fiber &f = l.fibers[l.cur];
+#if DLG_EMU_ASAN
+    void *fake = nullptr;
+    __sanitizer_start_switch_fiber(finished ? nullptr : &fake, l.sched_bottom, l.sched_size);
+    swapcontext(&f.ctx, &l.sched);
+    __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#else
+    (void)finished;
+    swapcontext(&f.ctx, &l.sched);
+#endif
+}
+
+void fiber_entry()
+{
+#if DLG_EMU_ASAN
+    launch &l0 = *g_launch;
+    __sanitizer_finish_switch_fiber(nullptr, &l0.sched_bottom, &l0.sched_size);
+#endif
+    launch &l = *g_launch;
+    l.body(l.arg);
+    l.fibers[l.cur].st = DONE;
+    yield_to_scheduler(true);
+}
+
+// scheduler -> fiber i
+void resume(launch &l, unsigned i)
+{
+    l.cur = i;
+    l.now.thread = l.fibers[i].tid;
+#if DLG_EMU_ASAN
+    __sanitizer_start_switch_fiber(&l.sched_fake, l.fibers[i].stack, kStack);
+    swapcontext(&l.sched, &l.fibers[i].ctx);
+    __sanitizer_finish_switch_fiber(l.sched_fake, nullptr, nullptr);
+#else
+    swapcontext(&l.sched, &l.fibers[i].ctx);
+#endif
+}
+
+bool check_config(const config &c, char *why, size_t len)
+{
+    unsigned long long threads = (unsigned long long)c.block.x * c.block.y * c.block.z;
+    if (!c.grid.x || !c.grid.y || !c.grid.z || !threads)
+        snprintf(why, len, "a zero dimension (grid %u,%u,%u block %u,%u,%u)", c.grid.x, c.grid.y,
+                 c.grid.z, c.block.x, c.block.y, c.block.z);
+    else if (threads > kMaxThreads || c.block.x > 1024 || c.block.y > 1024 || c.block.z > 64)
+        snprintf(why, len, "block %u,%u,%u over the 1024-thread limit", c.block.x, c.block.y,
+                 c.block.z);
+    else if (c.grid.y > 65535 || c.grid.z > 65535)
+        snprintf(why, len, "grid y/z %u,%u over 65535", c.grid.y, c.grid.z);
+    else if (c.shared > 48 * 1024)
+        snprintf(why, len, "%zu bytes of dynamic shared memory", c.shared);
+    else
+        return true;
+    return false;
+}
+
+// releases what can be released; false when nothing could
+bool release(launch &l, unsigned n)
+{
+    bool any_live = false, all_at_block = true;
+    for (unsigned i = 0; i < n; i++) {
+        if (l.fibers[i].st == DONE)
+            continue;
+        any_live = true;
+        if (l.fibers[i].st != AT_BLOCK_BARRIER)
+            all_at_block = false;
+    }
+    if (!any_live)
+        return false;
+    if (all_at_block) {
+        unsigned any = 0;
+        for (unsigned i = 0; i < n; i++)
+            if (l.fibers[i].st != DONE)
+                any |= l.fibers[i].pred ? 1u : 0u;
+        for (unsigned i = 0; i < n; i++)
+            if (l.fibers[i].st != DONE) {
+                l.fibers[i].st = RUNNABLE;
+                l.fibers[i].vote = any;
+            }
+        return true;
+    }
+    bool released = false;
+    for (unsigned w = 0; w * 32 < n; w++) {
+        unsigned end = w * 32 + 32 < n ? w * 32 + 32 : n, bits = 0, live = 0;
+        bool ready = false;
+        for (unsigned i = w * 32; i < end; i++) {
+            if (l.fibers[i].st == DONE)
+                continue;
+            live |= 1u << (i - w * 32);
+            ready = l.fibers[i].st == AT_WARP_BARRIER;
+            if (!ready)
+                break;
+            if (l.fibers[i].pred)
+                bits |= 1u << (i - w * 32);
+        }
+        if (!ready)
+            continue;
+        for (unsigned i = w * 32; i < end; i++) {
+            fiber &f = l.fibers[i];
+            if (f.st == DONE)
+                continue;
+            if ((f.warp_mask & ~live) && !l.error) {
+                fprintf(stderr, "cuda_emu: %s: block (%u,%u,%u) warp %u: __ballot_sync mask %#x "
+                        "names lanes that exited or do not exist (live %#x)\n",
+                        l.where, l.now.block.x, l.now.block.y, l.now.block.z, w, f.warp_mask,
+                        live);
+                l.error = cudaErrorLaunchFailure;
+            }
+            f.vote = bits & f.warp_mask;
+            f.st = RUNNABLE;
+        }
+        released = true;
+    }
+    return released;
+}
+
+// getcontext returns twice: kept out of the scheduler's loops (-Wclobbered)
+__attribute__((noinline)) void start_fiber(fiber &f, uint3 tid)
+{
+    f.tid = tid;
+    f.st = RUNNABLE;
+    f.pred = 0;
+    getcontext(&f.ctx);
+    f.ctx.uc_stack.ss_sp = f.stack;
+    f.ctx.uc_stack.ss_size = kStack;
+    f.ctx.uc_link = nullptr;
+    makecontext(&f.ctx, fiber_entry, 0);
+}
+
+void run_block(launch &l)
+{
+    const dim3 b = l.cfg.block;
+    const unsigned n = b.x * b.y * b.z;
+    for (unsigned i = 0; i < n; i++)
+        start_fiber(l.fibers[i], make_uint3(i % b.x, (i / b.x) % b.y, i / (b.x * b.y)));
+    std::vector<unsigned> order(n);
+    for (;;) {
+        // one phase: every runnable fiber, in a fresh shuffled order
+        unsigned m = 0;
+        for (unsigned i = 0; i < n; i++)
+            if (l.fibers[i].st == RUNNABLE)
+                order[m++] = i;
+        for (unsigned i = m; i > 1; i--) {
+            unsigned j = (unsigned)(next_rand(l) % i);
+            unsigned t = order[i - 1];
+            order[i - 1] = order[j];
+            order[j] = t;
+        }
+        for (unsigned k = 0; k < m; k++)
+            resume(l, order[k]);
+        if (release(l, n))
+            continue;
+        bool live = false;
+        for (unsigned i = 0; i < n; i++)
+            live |= l.fibers[i].st != DONE;
+        if (!live)
+            return;
+        fprintf(stderr, "cuda_emu: %s: block (%u,%u,%u): deadlock, a barrier that some "
+                "threads of the block never reach\n", l.where, l.now.block.x, l.now.block.y,
+                l.now.block.z);
+        l.error = cudaErrorLaunchFailure;
+        return;
+    }
+}
+
+void wait_at(state s, int pred, unsigned mask)
+{
+    launch &l = *g_launch;
+    fiber &f = l.fibers[l.cur];
+    f.st = s;
+    f.pred = pred;
+    f.warp_mask = mask;
+    yield_to_scheduler(false);
+    l.now.thread = f.tid;
+}
+
+} // namespace
+
+const coords &here() { return g_launch->now; }
+
+int run(const config &cfg, void (*body)(void *), void *arg, const char *where)
+{
+    char why[160];
+    if (!check_config(cfg, why, sizeof why)) {
+        fprintf(stderr, "cuda_emu: %s: invalid launch: %s\n", where, why);
+        return g_last_error = cudaErrorInvalidConfiguration;
+    }
+    launch l;
+    l.cfg = cfg;
+    l.body = body;
+    l.arg = arg;
+    l.where = where;
+    l.now.block_dim = cfg.block;
+    l.now.grid_dim = cfg.grid;
+    unsigned n = cfg.block.x * cfg.block.y * cfg.block.z;
+    l.fibers.resize(n);
+    while (g_stacks.v.size() < n)
+        g_stacks.v.push_back((char *)malloc(kStack));
+    for (unsigned i = 0; i < n; i++)
+        l.fibers[i].stack = g_stacks.v[i];
+    launch *outer = g_launch;
+    g_launch = &l;
+    for (unsigned z = 0; z < cfg.grid.z && !l.error; z++)
+        for (unsigned y = 0; y < cfg.grid.y && !l.error; y++)
+            for (unsigned x = 0; x < cfg.grid.x && !l.error; x++) {
+                l.now.block = make_uint3(x, y, z);
+                run_block(l);
+            }
+    g_launch = outer;
+    if (l.error)
+        g_last_error = l.error;
+    return l.error;
+}
+
+void syncthreads() { wait_at(AT_BLOCK_BARRIER, 0, 0); }
+
+int syncthreads_or(int pred)
+{
+    wait_at(AT_BLOCK_BARRIER, pred, 0);
+    return (int)g_launch->fibers[g_launch->cur].vote;
+}
+
+unsigned ballot(unsigned mask, int pred)
+{
+    wait_at(AT_WARP_BARRIER, pred, mask);
+    return g_launch->fibers[g_launch->cur].vote;
+}
+
+} // namespace dlg_emu
+
+cudaError_t dlg_emu_get_last_error()
+{
+    int e = dlg_emu::g_last_error;
+    dlg_emu::g_last_error = 0;
+    return (cudaError_t)e;
+}

@@ -1,0 +1,136 @@
+/* cuda_emu.h — runs the backend's own CUDA kernels on the CPU, for tests.
+ *
+ * CI has the CUDA toolkit but no GPU, so the kernels in core/nn/cuda's .cu
+ * files would otherwise meet their first input on a lent GPU.  This header is
+ * force-included (g++ -include) into those files after
+ * rewrite_launches.py has turned each `k<<<grid, block, shm, s>>>(args)`
+ * into a dlg_emu_launch call.  Every CUDA thread becomes a fiber
+ * (cuda_emu.cc): blocks run one after another, the threads of a block in a
+ * shuffled order between barriers, so a missing __syncthreads shows up as a
+ * wrong result, a divergent one as a reported deadlock, and (under ASan)
+ * an out-of-bounds index as an ASan report.  Launch limits are checked as
+ * the hardware would (threads per block, grid y/z <= 65535).
+ *
+ * What it cannot show: timing, memory coalescing, and races between
+ * threads that CUDA would run truly in parallel within one barrier phase
+ * (fibers never preempt each other; atomics are therefore trivially atomic).
+ */
+#ifndef DLG_CUDA_EMU_H
+#define DLG_CUDA_EMU_H
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+/* the CUDA headers give these a meaning only nvcc understands */
+#undef __global__
+#undef __device__
+#undef __host__
+#undef __shared__
+#undef __forceinline__
+#undef __launch_bounds__
+#undef __restrict__
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __restrict__ __restrict
+/* one block runs at a time, so a block's shared memory can be static */
+#define __shared__ static
+
+namespace dlg_emu {
+
+struct config {
+    dim3 grid, block;
+    size_t shared;
+};
+
+/* the running fiber's coordinates; valid inside a kernel only */
+struct coords {
+    uint3 thread, block;
+    dim3 block_dim, grid_dim;
+};
+const coords &here();
+
+/* runs body(arg) once per CUDA thread of the grid; returns the error the
+ * launch leaves behind (also what dlg_emu_get_last_error returns next) */
+int run(const config &cfg, void (*body)(void *), void *arg, const char *where);
+
+void syncthreads();
+int syncthreads_or(int pred);
+unsigned ballot(unsigned mask, int pred);
+
+} // namespace dlg_emu
+
+#define threadIdx (dlg_emu::here().thread)
+#define blockIdx (dlg_emu::here().block)
+#define blockDim (dlg_emu::here().block_dim)
+#define gridDim (dlg_emu::here().grid_dim)
+#define warpSize 32
+
+inline void __syncthreads() { dlg_emu::syncthreads(); }
+inline int __syncthreads_or(int p) { return dlg_emu::syncthreads_or(p); }
+inline unsigned __ballot_sync(unsigned mask, int p) { return dlg_emu::ballot(mask, p); }
+/* CUDA's device min/max overloads, for any mix of arithmetic types */
+template <class A, class B> inline typename std::common_type<A, B>::type min(A a, B b)
+{
+    return b < a ? b : a;
+}
+template <class A, class B> inline typename std::common_type<A, B>::type max(A a, B b)
+{
+    return a < b ? b : a;
+}
+inline int __popc(unsigned v) { return __builtin_popcount(v); }
+/* fibers never preempt one another, so plain read-modify-write is atomic */
+template <class T> inline T atomicAdd(T *p, T v)
+{
+    T old = *p;
+    *p = old + v;
+    return old;
+}
+
+inline dlg_emu::config dlg_emu_cfg(dim3 g, dim3 b, size_t shm = 0, cudaStream_t s = 0)
+{
+    (void)s; /* one host thread: every stream is the same queue */
+    return dlg_emu::config{g, b, shm};
+}
+
+template <class F, class... A>
+void dlg_emu_launch_at(const char *where, const dlg_emu::config &cfg, F body, A... args)
+{
+    struct bound {
+        F f;
+        std::tuple<A...> a;
+    } b{body, std::tuple<A...>(args...)};
+    dlg_emu::run(
+        cfg, [](void *p) {
+            bound *bb = (bound *)p;
+            std::apply(bb->f, bb->a);
+        },
+        &b, where);
+}
+#define DLG_EMU_STR2(x) #x
+#define DLG_EMU_STR(x) DLG_EMU_STR2(x)
+#define dlg_emu_launch(...) dlg_emu_launch_at(__FILE__ ":" DLG_EMU_STR(__LINE__), __VA_ARGS__)
+
+/* the runtime calls the kernel files make */
+cudaError_t dlg_emu_get_last_error();
+#define cudaGetLastError dlg_emu_get_last_error
+inline cudaError_t dlg_emu_memset_async(void *p, int v, size_t n, cudaStream_t s = 0)
+{
+    (void)s;
+    memset(p, v, n);
+    return cudaSuccess;
+}
+#define cudaMemsetAsync dlg_emu_memset_async
+
+#endif
