@@ -24,7 +24,8 @@ int dlg_cudnn_err(cudnnStatus_t s, const char *what, char *err, size_t errlen)
     if (s == CUDNN_STATUS_SUCCESS)
         return 0;
     snprintf(err, errlen, "%s: %s", what, cudnnGetErrorString(s));
-    return s == CUDNN_STATUS_NOT_SUPPORTED ? -DLG_ENOTSUP : -DLG_EINTERNAL;
+    /* cuDNN 9 refines codes within a category (NOT_SUPPORTED_SHAPE = 3002) */
+    return CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_NOT_SUPPORTED ? -DLG_ENOTSUP : -DLG_EINTERNAL;
 }
 
 void dlg_cuda_note_once(dlg_cuda_ctx *c, unsigned kind, const char *msg)
@@ -108,7 +109,8 @@ static int open_handles(dlg_cuda_ctx *c, char *err, size_t errlen)
     if (!rc)
         rc = dlg_cuda_err(cudaMalloc((void **)&c->flag_dev, sizeof(int)), "cudaMalloc", err, errlen);
     if (!rc)
-        rc = dlg_cuda_err(cudaMemset(c->flag_dev, 0, sizeof(int)), "cudaMemset", err, errlen);
+        rc = dlg_cuda_err(cudaMemsetAsync(c->flag_dev, 0, sizeof(int), c->stream), "cudaMemset",
+                          err, errlen);
     if (!rc)
         rc = dlg_cuda_err(cudaEventCreateWithFlags(&c->flag_event, cudaEventDisableTiming),
                           "cudaEventCreate", err, errlen);
@@ -231,8 +233,10 @@ int dlg_cuda_flag_poll(dlg_cuda_ctx *c)
         return 0;
     if (c->flag_pending) {
         cudaError_t e = cudaEventQuery(c->flag_event);
-        if (e == cudaErrorNotReady)
+        if (e == cudaErrorNotReady) {
+            cudaGetLastError(); /* not an error: leave nothing for a later launch check */
             return 0;
+        }
         if (e != cudaSuccess)
             return -DLG_EINTERNAL;
         c->flag_pending = false;
@@ -326,8 +330,10 @@ static int sgd_table(dlg_cuda_ctx *c, dlg_tensor *const *w, const float *lr_mult
     int rc = dlg_cuda_ok(cudaStreamSynchronize(c->stream));
     if (!rc)
         rc = dlg_cuda_ok(cudaMalloc(&c->sgd_tab, bytes));
+    /* on the net's stream: a legacy-stream cudaMemcpy from pageable memory
+     * may return before its DMA lands, unordered with this stream's SGD */
     if (!rc)
-        rc = dlg_cuda_ok(cudaMemcpy(c->sgd_tab, host, bytes, cudaMemcpyHostToDevice));
+        rc = cuda_copy(c, c->sgd_tab, host, bytes, cudaMemcpyHostToDevice);
     free(host);
     if (rc) {
         if (c->sgd_tab)

@@ -10,12 +10,17 @@
 #define IS_HALF(t) dlg_half_is_layout((t)->layout)
 
 /* ---- staging ---------------------------------------------------------------- */
-static int stage_alloc(dlg_half **p, int64_t n, char *err, size_t errlen)
+/* zeroed on the net's stream and waited for, as cuda_alloc does: the
+ * stream is non-blocking, so a legacy-stream cudaMemset would not be
+ * ordered before its kernels (it could land after a forward wrote here) */
+static int stage_alloc(const dlg_cuda_ctx *c, dlg_half **p, int64_t n, char *err, size_t errlen)
 {
     int rc = dlg_cuda_err(cudaMalloc((void **)p, (size_t)(n ? n : 1) * sizeof(dlg_half)),
                           "half staging", err, errlen);
-    return rc ? rc : dlg_cuda_err(cudaMemset(*p, 0, (size_t)n * sizeof(dlg_half)), "half staging",
-                                  err, errlen);
+    if (!rc)
+        rc = dlg_cuda_err(cudaMemsetAsync(*p, 0, (size_t)n * sizeof(dlg_half), c->stream),
+                          "half staging", err, errlen);
+    return rc ? rc : dlg_cuda_err(cudaStreamSynchronize(c->stream), "half staging", err, errlen);
 }
 
 int dlg_half_io_setup(const dlg_cuda_ctx *c, const dlg_layer *l, dlg_half_io *io,
@@ -34,9 +39,9 @@ int dlg_half_io_setup(const dlg_cuda_ctx *c, const dlg_layer *l, dlg_half_io *io
         const dlg_tensor *b = l->bottom[j];
         if ((j < 32 && (skip_bottom >> j) & 1) || IS_HALF(b))
             continue;
-        rc = stage_alloc(&io->sx[j], b->count, err, errlen);
+        rc = stage_alloc(c, &io->sx[j], b->count, err, errlen);
         if (!rc && l->backward && l->prop_down[j])
-            rc = stage_alloc(&io->sdx[j], b->count, err, errlen);
+            rc = stage_alloc(c, &io->sdx[j], b->count, err, errlen);
     }
     for (int t = 0; t < io->nt && stage_tops && !rc; t++) {
         dlg_tensor *y = l->top[t];
@@ -44,9 +49,9 @@ int dlg_half_io_setup(const dlg_cuda_ctx *c, const dlg_layer *l, dlg_half_io *io
             y->layout = dlg_half_layout_for(c, &y->shape);
             continue;
         }
-        rc = stage_alloc(&io->sy[t], y->count, err, errlen);
+        rc = stage_alloc(c, &io->sy[t], y->count, err, errlen);
         if (!rc && l->backward)
-            rc = stage_alloc(&io->sdy[t], y->count, err, errlen);
+            rc = stage_alloc(c, &io->sdy[t], y->count, err, errlen);
     }
     return rc;
 }

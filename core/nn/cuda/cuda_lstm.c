@@ -116,7 +116,7 @@ static int describe_rnn(dlg_cuda_ctx *c, lstm_state *s, char *err, size_t errlen
     }
 }
 
-static int describe_data(lstm_state *s, char *err, size_t errlen)
+static int describe_data(dlg_cuda_ctx *c, lstm_state *s, char *err, size_t errlen)
 {
     int *len = malloc((size_t)s->B * sizeof(int));
     if (!len)
@@ -144,14 +144,19 @@ static int describe_data(lstm_state *s, char *err, size_t errlen)
     if (!rc)
         rc = dlg_cudnn_err(cudnnSetTensorNdDescriptor(s->hd, CUDNN_DATA_FLOAT, 3, dims, strides),
                            "state descriptor", err, errlen);
-    /* cuDNN reads the lengths on the device, asynchronously */
+    /* cuDNN reads the lengths on the device, asynchronously.  Copied on
+     * the net's stream and waited for: that stream is non-blocking, so a
+     * copy on the legacy default stream would not be ordered before it. */
     if (!rc)
         rc = dlg_cuda_err(cudaMalloc((void **)&s->seq, (size_t)s->B * sizeof(int32_t)),
                           "LSTM sequence lengths", err, errlen);
     if (!rc)
-        rc = dlg_cuda_err(cudaMemcpy(s->seq, len, (size_t)s->B * sizeof(int32_t),
-                                     cudaMemcpyHostToDevice),
+        rc = dlg_cuda_err(cudaMemcpyAsync(s->seq, len, (size_t)s->B * sizeof(int32_t),
+                                          cudaMemcpyHostToDevice, c->stream),
                           "LSTM sequence lengths", err, errlen);
+    if (!rc)
+        rc = dlg_cuda_err(cudaStreamSynchronize(c->stream), "LSTM sequence lengths", err,
+                          errlen);
     free(len);
     return rc;
 }
@@ -229,10 +234,17 @@ static int locate_weights(dlg_cuda_ctx *c, lstm_state *s, char *err, size_t errl
     return rc;
 }
 
-static int alloc_zero(void **p, size_t bytes, const char *what, char *err, size_t errlen)
+/* Zeroed on the net's stream and waited for (as cuda_alloc does): a
+ * cudaMemset on the legacy default stream is not ordered before the
+ * non-blocking stream's kernels, so it could land after forward packed
+ * the weights. */
+static int alloc_zero(dlg_cuda_ctx *c, void **p, size_t bytes, const char *what, char *err,
+                      size_t errlen)
 {
     int rc = dlg_cuda_err(cudaMalloc(p, bytes ? bytes : ALIGN), what, err, errlen);
-    return rc ? rc : dlg_cuda_err(cudaMemset(*p, 0, bytes), what, err, errlen);
+    if (!rc)
+        rc = dlg_cuda_err(cudaMemsetAsync(*p, 0, bytes, c->stream), what, err, errlen);
+    return rc ? rc : dlg_cuda_err(cudaStreamSynchronize(c->stream), what, err, errlen);
 }
 
 static int lstm_alloc(dlg_cuda_ctx *c, const dlg_layer *l, lstm_state *s, size_t *ws, char *err,
@@ -248,11 +260,11 @@ static int lstm_alloc(dlg_cuda_ctx *c, const dlg_layer *l, lstm_state *s, size_t
         s->rbytes = 0;
     /* zeroed: any part of the weight space not packed stays 0 */
     if (!rc)
-        rc = alloc_zero((void **)&s->w, s->wbytes, "LSTM weight space", err, errlen);
+        rc = alloc_zero(c, (void **)&s->w, s->wbytes, "LSTM weight space", err, errlen);
     if (!rc && l->backward && l->param_grad)
-        rc = alloc_zero((void **)&s->dw, s->wbytes, "LSTM weight gradient", err, errlen);
+        rc = alloc_zero(c, (void **)&s->dw, s->wbytes, "LSTM weight gradient", err, errlen);
     if (!rc && s->rbytes)
-        rc = alloc_zero(&s->reserve, s->rbytes, "LSTM reserve space", err, errlen);
+        rc = alloc_zero(c, &s->reserve, s->rbytes, "LSTM reserve space", err, errlen);
     size_t at = align_up(s->work), nx = (size_t)s->T * s->B * s->I * sizeof(float),
            nh = (size_t)s->B * s->H * sizeof(float);
     if (l->backward) {
@@ -293,7 +305,7 @@ static int lstm_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
                       .mode = l->backward ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE};
     int rc = describe_rnn(c, s, err, errlen);
     if (!rc)
-        rc = describe_data(s, err, errlen);
+        rc = describe_data(c, s, err, errlen);
     if (!rc)
         rc = lstm_alloc(c, l, s, ws, err, errlen);
     if (!rc)

@@ -11,9 +11,14 @@ int dlg_cuda_scaler_open(dlg_cuda_ctx *c, char *err, size_t errlen)
     dlg_scaler init;
     dlg_scaler_init(&init);
     int rc = dlg_cuda_err(cudaMalloc((void **)&c->scaler, sizeof init), "loss scale", err, errlen);
+    /* on the net's stream (non-blocking: a legacy-stream copy would not be
+     * ordered before its kernels), waited for: init lives on this stack */
     if (!rc)
-        rc = dlg_cuda_err(cudaMemcpy(c->scaler, &init, sizeof init, cudaMemcpyHostToDevice),
+        rc = dlg_cuda_err(cudaMemcpyAsync(c->scaler, &init, sizeof init, cudaMemcpyHostToDevice,
+                                          c->stream),
                           "loss scale", err, errlen);
+    if (!rc)
+        rc = dlg_cuda_err(cudaStreamSynchronize(c->stream), "loss scale", err, errlen);
     return rc;
 }
 
