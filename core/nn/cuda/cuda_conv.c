@@ -234,7 +234,9 @@ static int conv_forward(void *ctx, dlg_layer *l, void *vs)
             CF(l->top[0]));
         if (st == CUDNN_STATUS_SUCCESS)
             return 0;
-        if (st != CUDNN_STATUS_NOT_SUPPORTED && st != CUDNN_STATUS_BAD_PARAM)
+        /* cuDNN 9 refines codes within a category (NOT_SUPPORTED_SHAPE = 3002) */
+        int cat = CUDNN_STATUS_CATEGORY((int)st);
+        if (cat != CUDNN_STATUS_NOT_SUPPORTED && cat != CUDNN_STATUS_BAD_PARAM)
             return -DLG_EINTERNAL;
         s->fuse_bias = false; /* refused: unfused from now on */
         dlg_cuda_note_once(c, DLG_CUDA_NOTE_FUSED_BIAS,
@@ -281,6 +283,14 @@ const dlg_kernels dlg_cuda_conv = {
 
 /* ---- half (bf16/fp16): half tensors and weight copy, fp32 accumulation (compute type;
  * cuDNN's PSEUDO_HALF / PSEUDO_BFLOAT16 configurations) ---- */
+
+/* bytes of one island copy, rounded so each copy starts 256-byte aligned
+ * (as the buffers cudnnFind measured with, and the engine's 64-byte blobs) */
+static size_t island_size(int64_t count)
+{
+    return ((size_t)count * sizeof(dlg_half) + 255) & ~(size_t)255;
+}
+
 static int conv_setup_h(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                          size_t errlen)
 {
@@ -302,9 +312,8 @@ static int conv_setup_h(void *ctx, const dlg_layer *l, void **state, size_t *ws,
         return rc;
     conv_state *s = *state;
     if (island) { /* x, y (or dy) and dx in NCHW order, then cuDNN's workspace */
-        size_t b = (2 * (size_t)l->bottom[0]->count + (size_t)l->top[0]->count) * sizeof(dlg_half);
         s->island = true;
-        s->island_bytes = (b + 255) & ~(size_t)255;
+        s->island_bytes = 2 * island_size(l->bottom[0]->count) + island_size(l->top[0]->count);
         *ws = s->island_bytes + s->ws;
     }
     size_t wb = (size_t)l->param[0]->count * sizeof(dlg_half);
@@ -376,8 +385,8 @@ static int bias_bwd_h(dlg_cuda_ctx *c, const dlg_layer *l, const conv_state *s,
 /* the island's NCHW copies: x, then y or dy, then dx */
 static dlg_half *island(const dlg_layer *l, int k)
 {
-    size_t cx = (size_t)l->bottom[0]->count, cy = (size_t)l->top[0]->count;
-    return (dlg_half *)l->ws + (k == 0 ? 0 : k == 1 ? cx : cx + cy);
+    size_t cx = island_size(l->bottom[0]->count), cy = island_size(l->top[0]->count);
+    return (dlg_half *)((char *)l->ws + (k == 0 ? 0 : k == 1 ? cx : cx + cy));
 }
 
 static int conv_forward_h(void *ctx, dlg_layer *l, void *vs)

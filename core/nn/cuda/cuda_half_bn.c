@@ -160,12 +160,15 @@ static int bn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
     return 0;
 }
 
-/* 0 done, 1 refused by cuDNN (nothing written), <0 error */
+/* 0 done, 1 refused by cuDNN (nothing written), <0 error.  cuDNN 9 may
+ * return a refusal as a specific code of its category (NOT_SUPPORTED_SHAPE
+ * 3002, BAD_PARAM_SHAPE_MISMATCH 2008, ...): compare categories. */
 static int refused(cudnnStatus_t st)
 {
     if (st == CUDNN_STATUS_SUCCESS)
         return 0;
-    return st == CUDNN_STATUS_NOT_SUPPORTED || st == CUDNN_STATUS_BAD_PARAM ? 1 : -DLG_EINTERNAL;
+    int cat = CUDNN_STATUS_CATEGORY((int)st);
+    return cat == CUDNN_STATUS_NOT_SUPPORTED || cat == CUDNN_STATUS_BAD_PARAM ? 1 : -DLG_EINTERNAL;
 }
 
 static void step_down(dlg_cuda_ctx *c, bn_state *s, dlg_bn_tier to)
