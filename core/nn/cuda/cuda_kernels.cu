@@ -566,7 +566,9 @@ int dlg_cuk_bias_nchw_h(dlg_cu_stream s, dlg_cuk_htype ht, dlg_half *y, const fl
                         int64_t c, int64_t hw)
 {
     int64_t total = n * c * hw;
-    if (total < 2147483647LL)
+    // int indices only while i + the grid stride (at most 65535 * 16 blocks)
+    // cannot pass INT_MAX (it would wrap negative and index before y)
+    if (total <= 2147483647LL - 65535LL * 16 * kThreads)
         HALF_CASE(ht, k_bias_nchw_h<T, int><<<blocks_for(total), kThreads, 0, s>>>(
                           (T *)y, b, (int)c, (int)hw, (int)total));
     else
