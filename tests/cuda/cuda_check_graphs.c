@@ -140,7 +140,7 @@ static int train(const char *backend, dlg_graphs graphs, const char *cache, run 
         if (!rc)
             rc = dlg_net_timer_end(n, &r->dev_ns[s]);
         r->host_ns[s] = host_ns() - t0;
-        float res[3];
+        float res[3] = {0, 0, 0};
         if (!rc)
             rc = dlg_net_read(n, loss, DLG_DATA, res, 3);
         if (rc < 0) {

@@ -1,6 +1,6 @@
 /* When a step runs eagerly, is captured, or is replayed (CUDA graphs):
  * the host-side decisions, pure C, so CI tests them without a device
- * (cuda_graph.c does the CUDA calls).
+ * (cuda_step.c does the CUDA calls).
  *
  * A graph bakes in every kernel argument, so what changes per step must
  * live in device memory (inputs, the loss scale, dropout's step counter)
