@@ -1,5 +1,5 @@
 /* cuda_check's CUDA-graph case: a small net (conv, batch norm, ReLU, max
- * pooling, fc, softmax loss) trained STEPS steps eagerly (graphs = false),
+ * pooling, dropout, fc, softmax loss) trained STEPS steps eagerly (graphs = false),
  * then the same net from the same seed on the same inputs with graphs
  * (2 eager warm-up steps, a capture, replays, a re-capture when lr drops
  * at step LR_STEP).  Inputs and labels change every step (dlg_net_write).
@@ -8,7 +8,8 @@
  * convolution algorithms (the eager run's algo_cache file, read by the
  * graph run) and deterministic ones, and a replay launches exactly the
  * kernels the eager step did, so any difference is a replay bug (a stale
- * argument, a missed input copy), not rounding.  The half-precision
+ * argument, a missed input copy, a dropout mask drawn again from the
+ * captured step instead of the device step counter), not rounding.  The half-precision
  * backends reduce conv bias gradients with atomics (order varies), so
  * there the bound is a relative 1e-4 instead.  The graph run must have
  * captured and replayed (dlg_net_step_stats), and its device timer must
@@ -51,6 +52,7 @@ static int build(dlg_net *n, int *x, int *y)
     h = dlg_batchnorm(n, "bn", h, 1e-5f);
     h = dlg_relu(n, "relu", h);
     h = dlg_max_pool(n, "pool", h, 2, 2, 0);
+    h = dlg_dropout(n, "drop", h, 0.3f);
     h = dlg_fc(n, "fc", h, 10);
     return dlg_softmax_loss(n, "loss", h, *y);
 }

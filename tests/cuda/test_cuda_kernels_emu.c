@@ -403,7 +403,21 @@ static void test_elementwise(void **state)
         for (int64_t i = 0; i < n; i++)
             want[i] = rounded(ht, want[i] + rounded(ht, a[i]));
         near("acc half", got, want, n, 0);
-        assert_int_equal(dlg_cuk_dropout_fwd_h(NULL, ht, ha, hy, mask, n, 0.5f, 7), 0);
+        /* half dropout draws the fp32 layer's masks: same seed, same step
+         * counter on the device, a new mask per call */
+        uint64_t hstep = 0, fstep = 0;
+        float *fmask = xcalloc(n, 4);
+        for (int call = 0; call < 2; call++) {
+            assert_int_equal(dlg_cuk_dropout_fwd_h(NULL, ht, ha, hy, mask, n, 0.5f, 7, &hstep), 0);
+            assert_int_equal(hstep, call + 1);
+            assert_int_equal(dlg_cuk_dropout_fwd(NULL, a, y, fmask, n, 0.5f, 7, &fstep), 0);
+            assert_memory_equal(mask, fmask, n * 4);
+            if (call == 0)
+                memcpy(got, mask, n * 4);
+            else
+                assert_memory_not_equal(got, mask, n * 4);
+        }
+        free(fmask);
         dlg_half_to_f32_n(f16, hy, got, n);
         for (int64_t i = 0; i < n; i++) {
             assert_true(mask[i] == 0.0f || mask[i] == 2.0f);

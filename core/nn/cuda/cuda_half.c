@@ -307,10 +307,13 @@ const dlg_kernels dlg_cuda_split_h = {.setup = split_setup,
                                        .any_layout = true};
 
 /* ---- dropout ---------------------------------------------------------------------- */
+/* a new mask every step from a step counter on the device, as the fp32
+ * layer's (cuda_simple.c), so a captured step needs no new arguments */
 typedef struct dropout_state {
     dlg_half_io io;
     float *mask;
-    uint64_t seed, step;
+    uint64_t seed;
+    uint64_t *step; /* device, starts at 0 */
 } dropout_state;
 
 static void dropout_destroy(void *ctx, void *vs)
@@ -320,6 +323,8 @@ static void dropout_destroy(void *ctx, void *vs)
         return;
     if (s->mask)
         cudaFree(s->mask);
+    if (s->step)
+        cudaFree(s->step);
     dlg_half_io_free(&s->io);
     free(s);
 }
@@ -327,14 +332,21 @@ static void dropout_destroy(void *ctx, void *vs)
 static int dropout_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                          size_t errlen)
 {
+    const dlg_cuda_ctx *c = ctx;
     dropout_state *s = calloc(1, sizeof *s);
     if (!s)
         return -DLG_ENOMEM;
-    int rc = dlg_half_io_setup(ctx, l, &s->io, 0, true, err, errlen);
+    int rc = dlg_half_io_setup(c, l, &s->io, 0, true, err, errlen);
     if (!rc)
         rc = dlg_cuda_err(
             cudaMalloc((void **)&s->mask, (size_t)l->top[0]->count * sizeof(float)),
             "dropout mask", err, errlen);
+    if (!rc)
+        rc = dlg_cuda_err(cudaMalloc((void **)&s->step, sizeof *s->step), "dropout step", err,
+                          errlen);
+    if (!rc)
+        rc = dlg_cuda_err(cudaMemsetAsync(s->step, 0, sizeof *s->step, c->stream), "dropout step",
+                          err, errlen);
     if (rc < 0) {
         dropout_destroy(ctx, s);
         return rc;
@@ -355,12 +367,10 @@ static int dropout_forward(void *ctx, dlg_layer *l, void *vs)
         rc = dlg_cuda_ok(cudaMemcpyAsync(dlg_half_y(l, &s->io, 0), dlg_half_x(l, &s->io, 0),
                                          (size_t)n * sizeof(dlg_half), cudaMemcpyDeviceToDevice,
                                          c->stream));
-    else if (!rc) {
-        s->step++;
-        rc = K(dlg_cuk_dropout_fwd_h(c->stream, dlg_cuda_htype(c), dlg_half_x(l, &s->io, 0), dlg_half_y(l, &s->io, 0),
-                                      s->mask, n, l->p.dropout_ratio,
-                                      s->seed + 0x9e3779b97f4a7c15ull * s->step));
-    }
+    else if (!rc)
+        rc = K(dlg_cuk_dropout_fwd_h(c->stream, dlg_cuda_htype(c), dlg_half_x(l, &s->io, 0),
+                                      dlg_half_y(l, &s->io, 0), s->mask, n, l->p.dropout_ratio,
+                                      s->seed, s->step));
     return rc ? rc : dlg_half_post_fwd(c, l, &s->io);
 }
 
@@ -382,14 +392,11 @@ static int dropout_backward(void *ctx, dlg_layer *l, void *vs)
     return rc ? rc : dlg_half_post_bwd(c, l, &s->io);
 }
 
-/* no_graph: its seed is a host argument that changes every step (the fp32
- * kernel reads a device step counter instead; dlg_cuk_dropout_fwd) */
 const dlg_kernels dlg_cuda_dropout_h = {.setup = dropout_setup,
                                          .forward = dropout_forward,
                                          .backward = dropout_backward,
                                          .destroy = dropout_destroy,
-                                         .any_layout = true,
-                                         .no_graph = true};
+                                         .any_layout = true};
 
 /* ---- pooling (Caffe windows, as the fp32 path) -------------------------------------- */
 typedef struct pool_state {

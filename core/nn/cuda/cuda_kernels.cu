@@ -276,8 +276,9 @@ template <class T> __global__ void k_mul_h(const T *a, const float *m, T *y, int
 }
 template <class T>
 __global__ void k_dropout_h(const T *x, T *y, float *mask, int64_t n, float ratio, float scale,
-                            uint64_t seed)
+                            uint64_t base, const uint64_t *step)
 {
+    uint64_t seed = base + 0x9e3779b97f4a7c15ull * (*step + 1); // as k_dropout
     GRID_LOOP(i, n)
     {
         float u = (float)(mix(seed ^ (uint64_t)i * 0xd1b54a32d192ed03ull) >> 40) * (1.0f / 16777216.0f);
@@ -556,10 +557,14 @@ int dlg_cuk_mul_h(dlg_cu_stream s, dlg_cuk_htype ht, const dlg_half *a, const fl
     return launched();
 }
 int dlg_cuk_dropout_fwd_h(dlg_cu_stream s, dlg_cuk_htype ht, const dlg_half *x, dlg_half *y,
-                          float *mask, int64_t n, float ratio, uint64_t seed)
+                          float *mask, int64_t n, float ratio, uint64_t seed, uint64_t *step)
 {
     HALF_CASE(ht, k_dropout_h<<<blocks_for(n), kThreads, 0, s>>>(
-                      (const T *)x, (T *)y, mask, n, ratio, 1.0f / (1.0f - ratio), seed));
+                      (const T *)x, (T *)y, mask, n, ratio, 1.0f / (1.0f - ratio), seed, step));
+    int rc = launched();
+    if (rc)
+        return rc;
+    k_step_inc<<<1, 1, 0, s>>>(step);
     return launched();
 }
 int dlg_cuk_bias_nchw_h(dlg_cu_stream s, dlg_cuk_htype ht, dlg_half *y, const float *b, int64_t n,

@@ -87,7 +87,7 @@ int dlg_cuk_acc_h(dlg_cu_stream s, dlg_cuk_htype t, dlg_half *y, const dlg_half 
 int dlg_cuk_mul_h(dlg_cu_stream s, dlg_cuk_htype t, const dlg_half *a, const float *mask,
                   dlg_half *y, int64_t n);
 int dlg_cuk_dropout_fwd_h(dlg_cu_stream s, dlg_cuk_htype t, const dlg_half *x, dlg_half *y,
-                          float *mask, int64_t n, float ratio, uint64_t seed);
+                          float *mask, int64_t n, float ratio, uint64_t seed, uint64_t *step);
 /* NCHW bias: y[n,c,i] += b[c]; db[c] = sum over n, i of dy[n,c,i] */
 int dlg_cuk_bias_nchw_h(dlg_cu_stream s, dlg_cuk_htype t, dlg_half *y, const float *b, int64_t n,
                         int64_t c, int64_t hw);
