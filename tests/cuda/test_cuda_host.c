@@ -87,6 +87,39 @@ static void test_cache_corrupt(void **st)
     assert_int_equal(dlg_algo_cache_load(&c, path, err, sizeof err), -DLG_ECORRUPT);
     assert_non_null(strstr(err, ":1:"));
     dlg_algo_cache_free(&c);
+
+    /* values cuDNN cannot have: each names its line and what is wrong */
+    static const struct {
+        const char *line, *why;
+    } bad[] = {
+        {"fwd:a 8 0 10\n", "algorithm 8: cuDNN has 8"},   /* FWD_ALGO_COUNT is 8 */
+        {"bwdd:a 6 0 10\n", "algorithm 6: cuDNN has 6"},
+        {"bwdf:a 7 0 10\n", "algorithm 7: cuDNN has 7"},
+        {"fwd:a -1 0 10\n", "algorithm -1"},
+        {"fwd:a 1 4 10\n", "math type 4"},
+        {"fwd:a 1 0 -5\n", "workspace -5 bytes"},
+        {"conv:a 1 0 10\n", "no direction"},
+        {"fwd:a 1 0 10 extra\n", "expected '<key>"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        f = fopen(path, "w");
+        fprintf(f, "dlgauge-algo-cache 1 tag\nbwdf:ok 6 3 0\n%s", bad[i].line);
+        fclose(f);
+        dlg_algo_cache_init(&c, "tag");
+        err[0] = 0;
+        assert_int_equal(dlg_algo_cache_load(&c, path, err, sizeof err), -DLG_ECORRUPT);
+        if (!strstr(err, ":3: ") || !strstr(err, bad[i].why))
+            fail_msg("'%s' gave '%s'", bad[i].line, err);
+        dlg_algo_cache_free(&c);
+    }
+
+    /* an empty file (made before the first run) is an empty cache */
+    f = fopen(path, "w");
+    fclose(f);
+    dlg_algo_cache_init(&c, "tag");
+    assert_int_equal(dlg_algo_cache_load(&c, path, err, sizeof err), 0);
+    assert_int_equal(c.n, 0);
+    dlg_algo_cache_free(&c);
     unlink(path);
 }
 

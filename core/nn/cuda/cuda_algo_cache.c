@@ -57,6 +57,43 @@ int dlg_algo_cache_put(dlg_algo_cache *c, const char *key, int algo, int math, s
     return 0;
 }
 
+/* how many algorithms the key's direction has; 0 for no known direction */
+static int algo_count(const char *key)
+{
+    if (strncmp(key, "fwd:", 4) == 0)
+        return DLG_ALGO_FWD_COUNT;
+    if (strncmp(key, "bwdd:", 5) == 0)
+        return DLG_ALGO_BWDD_COUNT;
+    if (strncmp(key, "bwdf:", 5) == 0)
+        return DLG_ALGO_BWDF_COUNT;
+    return 0;
+}
+
+/* one "<key> <algo> <math> <ws>" line; a message in err if it is not one */
+static int parse_entry(const char *line, dlg_algo_entry *e, char *err, size_t errlen)
+{
+    long long ws;
+    char tail[2];
+    if (sscanf(line, "%159s %d %d %lld %1s", e->key, &e->algo, &e->math, &ws, tail) != 4) {
+        snprintf(err, errlen, "expected '<key> <algo> <math> <workspace bytes>'");
+        return -DLG_ECORRUPT;
+    }
+    int n = algo_count(e->key);
+    if (!n)
+        snprintf(err, errlen, "key '%s' starts with no direction (fwd:, bwdd:, bwdf:)", e->key);
+    else if (e->algo < 0 || e->algo >= n)
+        snprintf(err, errlen, "algorithm %d: cuDNN has %d for this direction", e->algo, n);
+    else if (e->math < 0 || e->math > DLG_ALGO_MATH_MAX)
+        snprintf(err, errlen, "math type %d: cuDNN's are 0..%d", e->math, DLG_ALGO_MATH_MAX);
+    else if (ws < 0)
+        snprintf(err, errlen, "workspace %lld bytes", ws);
+    else {
+        e->ws = (size_t)ws;
+        return 0;
+    }
+    return -DLG_ECORRUPT;
+}
+
 int dlg_algo_cache_load(dlg_algo_cache *c, const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
@@ -64,8 +101,11 @@ int dlg_algo_cache_load(dlg_algo_cache *c, const char *path, char *err, size_t e
         return 0; /* first run: nothing cached yet */
     char line[512], tag[128];
     int rc = 0, ver = 0, lineno = 1;
-    if (!fgets(line, sizeof line, f) || sscanf(line, "dlgauge-algo-cache %d %127s", &ver, tag) != 2 ||
-        ver != 1) {
+    if (!fgets(line, sizeof line, f)) {
+        fclose(f);
+        return 0; /* empty: made ahead of the first run */
+    }
+    if (sscanf(line, "dlgauge-algo-cache %d %127s", &ver, tag) != 2 || ver != 1) {
         snprintf(err, errlen, "%s:1: not a dlgauge algorithm cache (version 1)", path);
         fclose(f);
         return -DLG_ECORRUPT;
@@ -75,18 +115,15 @@ int dlg_algo_cache_load(dlg_algo_cache *c, const char *path, char *err, size_t e
         return 0; /* another GPU or cuDNN: search again, overwrite on save */
     }
     while (fgets(line, sizeof line, f)) {
-        char key[DLG_ALGO_KEY_MAX];
-        int algo, math;
-        unsigned long long ws;
+        dlg_algo_entry e;
+        char why[200];
         lineno++;
-        if (sscanf(line, "%159s %d %d %llu", key, &algo, &math, &ws) != 4 || algo < 0 || math < 0) {
-            snprintf(err, errlen, "%s:%d: expected '<key> <algo> <math> <workspace bytes>'", path,
-                     lineno);
-            rc = -DLG_ECORRUPT;
+        if ((rc = parse_entry(line, &e, why, sizeof why)) < 0) {
+            snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
             break;
         }
-        if ((rc = dlg_algo_cache_put(c, key, algo, math, (size_t)ws)) < 0) {
-            snprintf(err, errlen, "%s:%d: cannot keep entry '%s'", path, lineno, key);
+        if ((rc = dlg_algo_cache_put(c, e.key, e.algo, e.math, e.ws)) < 0) {
+            snprintf(err, errlen, "%s:%d: cannot keep entry '%s'", path, lineno, e.key);
             break;
         }
     }

@@ -3,7 +3,11 @@
  * code only (unit-tested without a GPU).  File format, one entry a line:
  *     dlgauge-algo-cache 1 <tag>          first line; tag = GPU + cuDNN
  *     <key> <algo> <math> <ws_bytes>      key has no spaces
- * A file whose tag differs is ignored (the choices belong to another GPU). */
+ * A file whose tag differs is ignored (the choices belong to another GPU),
+ * and so is an empty one (a file made ahead of the first run).  Each key
+ * starts with its direction (fwd:, bwdd:, bwdf:); an algorithm outside that
+ * direction's range, a math type cuDNN does not have, or a negative size is
+ * a corrupt line. */
 #ifndef DLG_NN_CUDA_ALGO_CACHE_H
 #define DLG_NN_CUDA_ALGO_CACHE_H
 
@@ -11,6 +15,13 @@
 #include <stddef.h>
 
 #define DLG_ALGO_KEY_MAX 160
+/* cuDNN 9's CUDNN_CONVOLUTION_{FWD,BWD_DATA,BWD_FILTER}_ALGO_COUNT and its
+ * largest cudnnMathType_t (CUDNN_FMA_MATH); cuda_conv.c checks them
+ * against cudnn.h at compile time */
+#define DLG_ALGO_FWD_COUNT 8
+#define DLG_ALGO_BWDD_COUNT 6
+#define DLG_ALGO_BWDF_COUNT 7
+#define DLG_ALGO_MATH_MAX 3
 
 typedef struct dlg_algo_entry {
     char key[DLG_ALGO_KEY_MAX];

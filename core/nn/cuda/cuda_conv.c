@@ -127,6 +127,12 @@ static void shape_key(char *key, size_t len, const char *dir, const dlg_layer *l
         }                                                                                      \
     } while (0)
 
+_Static_assert(DLG_ALGO_FWD_COUNT == CUDNN_CONVOLUTION_FWD_ALGO_COUNT &&
+                   DLG_ALGO_BWDD_COUNT == CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT &&
+                   DLG_ALGO_BWDF_COUNT == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT &&
+                   DLG_ALGO_MATH_MAX == CUDNN_FMA_MATH,
+               "the algorithm cache's bounds (cuda_algo_cache.h) are cuDNN's");
+
 static int find_algo(dlg_cuda_ctx *c, conv_state *s, const dlg_layer *l, int dir, int *algo,
                      size_t *ws, char *err, size_t errlen)
 {
@@ -139,7 +145,8 @@ static int find_algo(dlg_cuda_ctx *c, conv_state *s, const dlg_layer *l, int dir
     if (s->nhwc) /* channels-last half: other kernels win */
         strncat(key, ":nhwc", sizeof key - strlen(key) - 1);
     const dlg_algo_entry *e = dlg_algo_cache_get(&c->cache, key);
-    if (e) {
+    /* a choice made under a larger workspace limit is searched again */
+    if (e && e->ws <= c->ws_limit) {
         *algo = e->algo;
         *ws = e->ws;
         return dlg_cudnn_err(cudnnSetConvolutionMathType(s->cd[dir], (cudnnMathType_t)e->math),
