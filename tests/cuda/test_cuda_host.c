@@ -348,6 +348,10 @@ static void test_graph_sm_warmup_capture_replay(void **st)
     for (int i = 0; i < 10; i++)
         assert_int_equal(sm_step(&sm, &k, true), DLG_GRAPH_REPLAY);
     assert_int_equal(sm.captures, 1);
+    /* a replay that fails (cudaGraphLaunch refused): eager from then on */
+    assert_int_equal(sm_step(&sm, &k, false), DLG_GRAPH_REPLAY);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(sm_step(&sm, &k, true), DLG_GRAPH_EAGER);
 
     /* a failed eager step does not count as warm-up */
     dlg_graph_sm_init(&sm, true);

@@ -92,7 +92,11 @@ extern const dlg_kernels dlg_cuda_conv, dlg_cuda_fc, dlg_cuda_pool, dlg_cuda_lrn
  * that cuDNN refused (the run goes on, slower, on the fallback). */
 enum { DLG_CUDA_NOTE_FUSED_BIAS = 1, DLG_CUDA_NOTE_HALF_BN = 2 };
 void dlg_cuda_note_once(dlg_cuda_ctx *c, unsigned kind, const char *msg);
-enum { DLG_CUDA_NOTE_GRAPH = 1u << 8, DLG_CUDA_NOTE_GRAPH_CHURN = 1u << 9 };
+enum {
+    DLG_CUDA_NOTE_GRAPH = 1u << 8,        /* graphs not used (why) */
+    DLG_CUDA_NOTE_GRAPH_CHURN = 1u << 9,  /* re-captured every step: off */
+    DLG_CUDA_NOTE_GRAPH_FAILED = 1u << 10 /* a capture or graph launch failed: eager */
+};
 
 /* Whole steps (cuda_step.c): the backend's run_step, timer_begin/_end,
  * and what close() frees of them. */

@@ -89,6 +89,10 @@ bool dlg_graph_sm_done(dlg_graph_sm *sm, dlg_graph_action a, const dlg_graph_key
     case DLG_GRAPH_REPLAY:
         if (ok)
             sm->churn = 0;
+        else { /* a graph that failed to launch is not tried again */
+            sm->off = true;
+            sm->captured = false;
+        }
         return false;
     }
     return false;

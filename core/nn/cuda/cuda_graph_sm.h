@@ -8,7 +8,8 @@
  * the SGD hyper-parameters.  A key that differs from the captured one
  * forces a re-capture; a key that keeps changing (lr scaled every step by
  * gradient clipping, say) turns graphs off for the run, since capturing
- * every step costs more than it saves. */
+ * every step costs more than it saves.  A capture or a replay that fails
+ * turns graphs off too (the step itself then runs eagerly). */
 #ifndef DLG_NN_CUDA_GRAPH_SM_H
 #define DLG_NN_CUDA_GRAPH_SM_H
 

@@ -20,12 +20,16 @@
 
 #include <stdio.h>
 
-static int launch_graph(dlg_cuda_ctx *c, cudaGraphExec_t exec, const dlg_step_fn *f)
+/* 1: the launch itself was refused (why says how; nothing ran, the step
+ * can still run eagerly), else what the step's bad-input poll says */
+static int launch_graph(dlg_cuda_ctx *c, cudaGraphExec_t exec, const dlg_step_fn *f, char *why,
+                        size_t whylen)
 {
     cudaError_t e = cudaGraphLaunch(exec, c->stream);
     if (e != cudaSuccess) {
-        snprintf(f->err, f->errlen, "nn: cuda: cudaGraphLaunch: %s", cudaGetErrorString(e));
-        return -DLG_EINTERNAL;
+        snprintf(why, whylen, "cudaGraphLaunch: %s", cudaGetErrorString(e));
+        cudaGetLastError();
+        return 1;
     }
     int rc = dlg_cuda_flag_poll(c);
     if (rc == -DLG_EINVAL)
@@ -96,28 +100,28 @@ int dlg_cuda_run_step(void *vctx, const dlg_step_fn *f)
     dlg_graph_key k = {f->train, f->sgd != NULL, f->sgd ? f->sgd->lr : 0,
                        f->sgd ? f->sgd->momentum : 0, f->sgd ? f->sgd->weight_decay : 0};
     dlg_graph_action a = dlg_graph_sm_next(&g->sm, &k);
+    char why[256] = "";
     int rc;
-    if (a == DLG_GRAPH_REPLAY) {
-        rc = launch_graph(c, g->exec, f);
+    if (a == DLG_GRAPH_REPLAY && (rc = launch_graph(c, g->exec, f, why, sizeof why)) != 1) {
         dlg_graph_sm_done(&g->sm, a, &k, rc == 0);
         c->stats.replayed += rc == 0;
         return rc;
     }
-    if (a == DLG_GRAPH_CAPTURE) {
-        char why[256] = "";
-        if ((rc = capture(c, g, f, why, sizeof why)) == 0) {
-            rc = launch_graph(c, g->exec, f);
-            c->stats.captured += rc == 0;
-            if (dlg_graph_sm_done(&g->sm, a, &k, rc == 0))
-                dlg_cuda_note_once(c, DLG_CUDA_NOTE_GRAPH_CHURN,
-                                   "SGD hyper-parameters change every step: CUDA graphs off, "
-                                   "steps run eagerly");
-            return rc;
-        }
+    if (a == DLG_GRAPH_CAPTURE && (rc = capture(c, g, f, why, sizeof why)) == 0 &&
+        (rc = launch_graph(c, g->exec, f, why, sizeof why)) != 1) {
+        c->stats.captured += rc == 0;
+        if (dlg_graph_sm_done(&g->sm, a, &k, rc == 0))
+            dlg_cuda_note_once(c, DLG_CUDA_NOTE_GRAPH_CHURN,
+                               "SGD hyper-parameters change every step: CUDA graphs off, "
+                               "steps run eagerly");
+        return rc;
+    }
+    if (a != DLG_GRAPH_EAGER) { /* the graph failed, not the step: run it eagerly */
         dlg_graph_sm_done(&g->sm, a, &k, false);
         char msg[320];
-        snprintf(msg, sizeof msg, "CUDA graph capture failed (%s); steps run eagerly", why);
-        dlg_cuda_note_once(c, DLG_CUDA_NOTE_GRAPH, msg);
+        snprintf(msg, sizeof msg, "CUDA graph %s failed (%s); steps run eagerly",
+                 a == DLG_GRAPH_CAPTURE ? "capture" : "replay", why);
+        dlg_cuda_note_once(c, DLG_CUDA_NOTE_GRAPH_FAILED, msg);
     }
     rc = f->launch(f->arg, f->err, f->errlen);
     dlg_graph_sm_done(&g->sm, DLG_GRAPH_EAGER, &k, rc == 0);
