@@ -636,8 +636,18 @@ static int cmd_bench(int argc, char **argv)
             return 2;
         }
     }
-    if (strcmp(argv[0], "lstm-ptb") == 0)
+    if (strcmp(argv[1], "train") != 0 && strcmp(argv[1], "infer") != 0) {
+        fprintf(stderr, "cuda_check bench: mode '%s' is neither train nor infer\n", argv[1]);
+        return 2;
+    }
+    if (strcmp(argv[0], "lstm-ptb") == 0) {
+        if (!graphs || nchw || cache) {
+            fprintf(stderr, "cuda_check bench: lstm-ptb takes none of graphs=, layout=, "
+                            "algo_cache=\n");
+            return 2;
+        }
         return seq_bench_lm(argc, argv);
+    }
     const char *model = argv[0], *backend = argv[2];
     bool train = strcmp(argv[1], "train") == 0;
     int batch = atoi(argv[3]), warm = argc > 4 ? atoi(argv[4]) : 5, iters = argc > 5 ? atoi(argv[5]) : 20;

@@ -74,6 +74,8 @@ static void cuda_close(void *vctx)
             fprintf(stderr, "dlgauge: cuda: algorithm cache not saved: %s\n", err);
     }
     dlg_algo_cache_free(&c->cache);
+    if (c->stream) /* nothing may still write into what is freed below */
+        cudaStreamSynchronize(c->stream);
     dlg_cuda_step_free(c);
     dlg_cuda_input_close(c);
     dlg_cuda_clip_close(c);
