@@ -38,10 +38,9 @@ struct fiber {
     unsigned warp_mask = 0;
 };
 
-struct launch {
+struct grid_state {
     config cfg;
-    void (*body)(void *) = nullptr;
-    void *arg = nullptr;
+    const std::function<void()> *body = nullptr;
     const char *where = "";
     coords now;
     std::vector<fiber> fibers;
@@ -56,7 +55,7 @@ struct launch {
     uint64_t rng = 0x9e3779b97f4a7c15ull;
 };
 
-thread_local launch *g_launch;
+thread_local grid_state *g_launch;
 thread_local int g_last_error;
 // fiber stacks, allocated once and reused: first touch of memory is slow
 struct stack_pool {
@@ -69,7 +68,7 @@ struct stack_pool {
 };
 thread_local stack_pool g_stacks;
 
-uint64_t next_rand(launch &l)
+uint64_t next_rand(grid_state &l)
 {
     l.rng ^= l.rng << 13;
     l.rng ^= l.rng >> 7;
@@ -80,7 +79,7 @@ uint64_t next_rand(launch &l)
 // fiber -> scheduler
 void yield_to_scheduler(bool finished)
 {
-    launch &l = *g_launch;
+    grid_state &l = *g_launch;
     fiber &f = l.fibers[l.cur];
 #if DLG_EMU_ASAN
     void *fake = nullptr;
@@ -96,17 +95,17 @@ void yield_to_scheduler(bool finished)
 void fiber_entry()
 {
 #if DLG_EMU_ASAN
-    launch &l0 = *g_launch;
+    grid_state &l0 = *g_launch;
     __sanitizer_finish_switch_fiber(nullptr, &l0.sched_bottom, &l0.sched_size);
 #endif
-    launch &l = *g_launch;
-    l.body(l.arg);
+    grid_state &l = *g_launch;
+    (*l.body)();
     l.fibers[l.cur].st = DONE;
     yield_to_scheduler(true);
 }
 
 // scheduler -> fiber i
-void resume(launch &l, unsigned i)
+void resume(grid_state &l, unsigned i)
 {
     l.cur = i;
     l.now.thread = l.fibers[i].tid;
@@ -138,7 +137,7 @@ bool check_config(const config &c, char *why, size_t len)
 }
 
 // releases what can be released; false when nothing could
-bool release(launch &l, unsigned n)
+bool release(grid_state &l, unsigned n)
 {
     bool any_live = false, all_at_block = true;
     for (unsigned i = 0; i < n; i++) {
@@ -210,7 +209,7 @@ __attribute__((noinline)) void start_fiber(fiber &f, uint3 tid)
     makecontext(&f.ctx, fiber_entry, 0);
 }
 
-void run_block(launch &l)
+void run_block(grid_state &l)
 {
     const dim3 b = l.cfg.block;
     const unsigned n = b.x * b.y * b.z;
@@ -248,7 +247,7 @@ void run_block(launch &l)
 
 void wait_at(state s, int pred, unsigned mask)
 {
-    launch &l = *g_launch;
+    grid_state &l = *g_launch;
     fiber &f = l.fibers[l.cur];
     f.st = s;
     f.pred = pred;
@@ -261,17 +260,12 @@ void wait_at(state s, int pred, unsigned mask)
 
 const coords &here() { return g_launch->now; }
 
-int run(const config &cfg, void (*body)(void *), void *arg, const char *where)
+// runs the grid: every block, every thread
+void run(const config &cfg, const std::function<void()> &body, const char *where)
 {
-    char why[160];
-    if (!check_config(cfg, why, sizeof why)) {
-        fprintf(stderr, "cuda_emu: %s: invalid launch: %s\n", where, why);
-        return g_last_error = cudaErrorInvalidConfiguration;
-    }
-    launch l;
+    grid_state l;
     l.cfg = cfg;
-    l.body = body;
-    l.arg = arg;
+    l.body = &body;
     l.where = where;
     l.now.block_dim = cfg.block;
     l.now.grid_dim = cfg.grid;
@@ -281,7 +275,7 @@ int run(const config &cfg, void (*body)(void *), void *arg, const char *where)
         g_stacks.v.push_back((char *)malloc(kStack));
     for (unsigned i = 0; i < n; i++)
         l.fibers[i].stack = g_stacks.v[i];
-    launch *outer = g_launch;
+    grid_state *outer = g_launch;
     g_launch = &l;
     for (unsigned z = 0; z < cfg.grid.z && !l.error; z++)
         for (unsigned y = 0; y < cfg.grid.y && !l.error; y++)
@@ -292,7 +286,17 @@ int run(const config &cfg, void (*body)(void *), void *arg, const char *where)
     g_launch = outer;
     if (l.error)
         g_last_error = l.error;
-    return l.error;
+}
+
+int launch(const config &cfg, std::function<void()> body, const char *where)
+{
+    char why[160];
+    if (!check_config(cfg, why, sizeof why)) {
+        fprintf(stderr, "cuda_emu: %s: invalid launch: %s\n", where, why);
+        return g_last_error = cudaErrorInvalidConfiguration;
+    }
+    dlg_emu_submit(cfg.stream, [cfg, body, where]() { run(cfg, body, where); });
+    return 0;
 }
 
 void syncthreads() { wait_at(AT_BLOCK_BARRIER, 0, 0); }
@@ -310,6 +314,13 @@ unsigned ballot(unsigned mask, int pred)
 }
 
 } // namespace dlg_emu
+
+// weak: tests/cuda/fakegpu queues the grid on its stream instead
+__attribute__((weak)) void dlg_emu_submit(cudaStream_t s, std::function<void()> grid)
+{
+    (void)s;
+    grid();
+}
 
 cudaError_t dlg_emu_get_last_error()
 {

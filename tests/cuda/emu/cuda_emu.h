@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <functional>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -52,6 +53,7 @@ namespace dlg_emu {
 struct config {
     dim3 grid, block;
     size_t shared;
+    cudaStream_t stream;
 };
 
 /* the running fiber's coordinates; valid inside a kernel only */
@@ -61,9 +63,12 @@ struct coords {
 };
 const coords &here();
 
-/* runs body(arg) once per CUDA thread of the grid; returns the error the
- * launch leaves behind (also what dlg_emu_get_last_error returns next) */
-int run(const config &cfg, void (*body)(void *), void *arg, const char *where);
+/* Checks the launch as the hardware would, then hands the grid to
+ * dlg_emu_submit, which runs body once per CUDA thread (now, in the kernel
+ * tests; in stream order, or into a graph being captured, under
+ * tests/cuda/fakegpu).  Returns the launch error, which is also what
+ * dlg_emu_get_last_error returns next. */
+int launch(const config &cfg, std::function<void()> body, const char *where);
 
 void syncthreads();
 int syncthreads_or(int pred);
@@ -98,25 +103,21 @@ template <class T> inline T atomicAdd(T *p, T v)
     return old;
 }
 
+/* Where a checked launch goes: run at once (the default, in cuda_emu.cc),
+ * or queued on its stream (tests/cuda/fakegpu). */
+void dlg_emu_submit(cudaStream_t s, std::function<void()> grid);
+
 inline dlg_emu::config dlg_emu_cfg(dim3 g, dim3 b, size_t shm = 0, cudaStream_t s = 0)
 {
-    (void)s; /* one host thread: every stream is the same queue */
-    return dlg_emu::config{g, b, shm};
+    return dlg_emu::config{g, b, shm, s};
 }
 
+/* the arguments are copied, as a launch copies them */
 template <class F, class... A>
 void dlg_emu_launch_at(const char *where, const dlg_emu::config &cfg, F body, A... args)
 {
-    struct bound {
-        F f;
-        std::tuple<A...> a;
-    } b{body, std::tuple<A...>(args...)};
-    dlg_emu::run(
-        cfg, [](void *p) {
-            bound *bb = (bound *)p;
-            std::apply(bb->f, bb->a);
-        },
-        &b, where);
+    std::tuple<A...> a(args...);
+    dlg_emu::launch(cfg, [body, a]() { std::apply(body, a); }, where);
 }
 #define DLG_EMU_STR2(x) #x
 #define DLG_EMU_STR(x) DLG_EMU_STR2(x)

@@ -1,0 +1,101 @@
+/* fakegpu.h — a CPU stand-in for the CUDA runtime, cuBLAS and the part of
+ * cuDNN the backend calls, so the whole backend module (cuda.so: its host
+ * code, plans, layouts, staging, batch-norm tiers, LSTM packing, graphs,
+ * input path) runs in CI under cuda_check's layer checks against the ref
+ * backend.  The kernels of core/nn/cuda's .cu files run on the fiber emulator
+ * (tests/cuda/emu); the library calls here compute the same maths on the
+ * host in fp32 (half data is rounded on store).
+ *
+ * What it can catch: wrong buffers, strides, layouts, sizes, offsets,
+ * descriptors that disagree with the data, missing conversions, graph
+ * replays that use stale arguments.  What it cannot: whether the real
+ * cuDNN accepts a configuration or agrees with this reading of its
+ * documentation, timing, and races (everything runs in stream order on
+ * one host thread).
+ *
+ * Memory is host memory ("device" pointers are plain pointers).  Work on a
+ * stream runs at once, unless the stream is capturing: then it is recorded
+ * into the graph (fakegpu::submit), with every argument copied. */
+#ifndef DLG_FAKEGPU_H
+#define DLG_FAKEGPU_H
+
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <functional>
+
+namespace fakegpu {
+
+/* Runs op now, or records it when s is capturing (cudaStreamBeginCapture). */
+void submit(cudaStream_t s, std::function<void()> op);
+bool capturing(cudaStream_t s);
+
+/* One element of a cuDNN data type (FLOAT, HALF, BFLOAT16; also INT32
+ * read as an integer value), as float. */
+float load(const void *p, cudnnDataType_t t, size_t i);
+void store(void *p, cudnnDataType_t t, size_t i, float v);
+/* p[i] = alpha * v + beta * p[i]; with beta == 0 the old value is not read
+ * (it may be NaN), as cuDNN and cuBLAS define it. */
+void blend(void *p, cudnnDataType_t t, size_t i, float alpha, float beta, float v);
+
+} // namespace fakegpu
+
+/* ---- cuDNN's opaque types ------------------------------------------------ */
+struct cudnnContext {
+    cudaStream_t stream;
+};
+
+/* nb dims, each with its stride in elements (4-d NCHW/NHWC descriptors
+ * store their strides too) */
+struct cudnnTensorStruct {
+    cudnnDataType_t type;
+    int nb;
+    int dim[8];
+    int stride[8];
+};
+
+/* K x C x H x W filter; format NCHW (KCRS) or NHWC (KRSC) */
+struct cudnnFilterStruct {
+    cudnnDataType_t type;
+    cudnnTensorFormat_t format;
+    int k, c, h, w;
+};
+
+struct cudnnConvolutionStruct {
+    int pad_h, pad_w, u, v, dil_h, dil_w;
+    cudnnConvolutionMode_t mode;
+    cudnnDataType_t compute;
+    int groups;
+    cudnnMathType_t math;
+};
+
+struct cudnnActivationStruct {
+    cudnnActivationMode_t mode;
+    cudnnNanPropagation_t nan;
+    double coef;
+};
+
+struct cudnnLRNStruct {
+    unsigned n;
+    double alpha, beta, k;
+};
+
+struct cudnnDropoutStruct {
+    float rate;
+};
+
+/* ---- cuBLAS -------------------------------------------------------------- */
+struct cublasContext {
+    cudaStream_t stream;
+    void *workspace;
+    size_t workspace_bytes;
+    cublasMath_t math;
+};
+
+#endif
