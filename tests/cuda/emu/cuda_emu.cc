@@ -1,6 +1,6 @@
 // cuda_emu.cc — the fiber scheduler behind cuda_emu.h (see there for why).
 //
-// One launch: for each block, one ucontext fiber per CUDA thread.  The
+// One launch: for each block, one fiber per CUDA thread.  The
 // scheduler resumes the runnable fibers in a shuffled order until each has
 // finished or waits at a barrier; then it releases a barrier whose every
 // live participant has arrived (the block's for __syncthreads*, a warp's
@@ -20,8 +20,83 @@
 #define DLG_EMU_ASAN 0
 #endif
 
+// Context switches.  On x86-64 a few instructions that save the
+// callee-saved registers and swap stacks: swapcontext also saves the signal
+// mask, a system call per switch, which made it most of a run's time.
+#if defined(__x86_64__)
+extern "C" void dlg_emu_switch(void **save_sp, void *load_sp);
+__asm__(".text\n"
+        ".globl dlg_emu_switch\n"
+        ".type dlg_emu_switch,@function\n"
+        "dlg_emu_switch:\n"
+        "    pushq %rbp\n"
+        "    pushq %rbx\n"
+        "    pushq %r12\n"
+        "    pushq %r13\n"
+        "    pushq %r14\n"
+        "    pushq %r15\n"
+        "    subq $8, %rsp\n"
+        "    stmxcsr (%rsp)\n"
+        "    fnstcw 4(%rsp)\n"
+        "    movq %rsp, (%rdi)\n"
+        "    movq %rsi, %rsp\n"
+        "    ldmxcsr (%rsp)\n"
+        "    fldcw 4(%rsp)\n"
+        "    addq $8, %rsp\n"
+        "    popq %r15\n"
+        "    popq %r14\n"
+        "    popq %r13\n"
+        "    popq %r12\n"
+        "    popq %rbx\n"
+        "    popq %rbp\n"
+        "    ret\n"
+        ".size dlg_emu_switch,.-dlg_emu_switch\n");
+#endif
+
 namespace dlg_emu {
 namespace {
+
+struct context {
+#if defined(__x86_64__)
+    void *sp;
+#else
+    ucontext_t uc;
+#endif
+};
+
+void switch_context(context *from, context *to)
+{
+#if defined(__x86_64__)
+    dlg_emu_switch(&from->sp, to->sp);
+#else
+    swapcontext(&from->uc, &to->uc);
+#endif
+}
+
+// a context that starts entry() on the given stack
+void make_context(context *c, char *stack, size_t size, void (*entry)())
+{
+#if defined(__x86_64__)
+    // what dlg_emu_switch pops: control words, r15..r12, rbx, rbp, then the
+    // return address entry(), entered with rsp = 8 mod 16 as after a call
+    uintptr_t top = ((uintptr_t)stack + size) & ~(uintptr_t)15;
+    uint64_t *sp = (uint64_t *)(top - 72);
+    uint32_t cw[2];
+    __asm__ volatile("stmxcsr %0" : "=m"(cw[0]));
+    __asm__ volatile("fnstcw %0" : "=m"(cw[1]));
+    memcpy(&sp[0], cw, 8);
+    for (int i = 1; i <= 6; i++)
+        sp[i] = 0;
+    sp[7] = (uint64_t)(uintptr_t)entry;
+    c->sp = sp;
+#else
+    getcontext(&c->uc);
+    c->uc.uc_stack.ss_sp = stack;
+    c->uc.uc_stack.ss_size = size;
+    c->uc.uc_link = nullptr;
+    makecontext(&c->uc, entry, 0);
+#endif
+}
 
 enum state { RUNNABLE, AT_BLOCK_BARRIER, AT_WARP_BARRIER, DONE };
 
@@ -29,7 +104,7 @@ constexpr size_t kStack = 128 * 1024;
 constexpr unsigned kMaxThreads = 1024;
 
 struct fiber {
-    ucontext_t ctx;
+    context ctx;
     char *stack = nullptr;
     state st = DONE;
     uint3 tid;
@@ -45,7 +120,7 @@ struct grid_state {
     coords now;
     std::vector<fiber> fibers;
     unsigned cur = 0;
-    ucontext_t sched;
+    context sched;
     int error = 0;
 #if DLG_EMU_ASAN
     void *sched_fake = nullptr;
@@ -84,11 +159,11 @@ void yield_to_scheduler(bool finished)
 #if DLG_EMU_ASAN
     void *fake = nullptr;
     __sanitizer_start_switch_fiber(finished ? nullptr : &fake, l.sched_bottom, l.sched_size);
-    swapcontext(&f.ctx, &l.sched);
+    switch_context(&f.ctx, &l.sched);
     __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
 #else
     (void)finished;
-    swapcontext(&f.ctx, &l.sched);
+    switch_context(&f.ctx, &l.sched);
 #endif
 }
 
@@ -111,10 +186,10 @@ void resume(grid_state &l, unsigned i)
     l.now.thread = l.fibers[i].tid;
 #if DLG_EMU_ASAN
     __sanitizer_start_switch_fiber(&l.sched_fake, l.fibers[i].stack, kStack);
-    swapcontext(&l.sched, &l.fibers[i].ctx);
+    switch_context(&l.sched, &l.fibers[i].ctx);
     __sanitizer_finish_switch_fiber(l.sched_fake, nullptr, nullptr);
 #else
-    swapcontext(&l.sched, &l.fibers[i].ctx);
+    switch_context(&l.sched, &l.fibers[i].ctx);
 #endif
 }
 
@@ -202,11 +277,7 @@ __attribute__((noinline)) void start_fiber(fiber &f, uint3 tid)
     f.tid = tid;
     f.st = RUNNABLE;
     f.pred = 0;
-    getcontext(&f.ctx);
-    f.ctx.uc_stack.ss_sp = f.stack;
-    f.ctx.uc_stack.ss_size = kStack;
-    f.ctx.uc_link = nullptr;
-    makecontext(&f.ctx, fiber_entry, 0);
+    make_context(&f.ctx, f.stack, kStack, fiber_entry);
 }
 
 void run_block(grid_state &l)

@@ -128,8 +128,7 @@ cudaError_t dlg_emu_get_last_error();
 #define cudaGetLastError dlg_emu_get_last_error
 inline cudaError_t dlg_emu_memset_async(void *p, int v, size_t n, cudaStream_t s = 0)
 {
-    (void)s;
-    memset(p, v, n);
+    dlg_emu_submit(s, [p, v, n]() { memset(p, v, n); }); /* in stream order, as a launch */
     return cudaSuccess;
 }
 #define cudaMemsetAsync dlg_emu_memset_async

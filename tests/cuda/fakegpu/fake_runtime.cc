@@ -1,2 +1,934 @@
-// fake_runtime.cc — being written
+// fake_runtime.cc — the CUDA runtime on the host: one fake H200 whose
+// "device" memory is host memory, streams that run their work at once, and
+// stream capture into graphs that replay the recorded work.
+//
+// It is stricter than it needs to be for the maths, on purpose: device
+// memory starts as 0xFF bytes (NaN in float and half), copies and memsets
+// check their operands against the live allocations, and the calls the
+// real runtime refuses during a capture are refused here too (and break the
+// capture), so the backend's capture fallback runs in CI.  Every failing
+// call sets the last error, as the real runtime does.
 #include "fakegpu.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <utility>
+#include <vector>
+
+// tests/cuda/emu/cuda_emu.cc: the emulated kernels' launch error, if any
+cudaError_t dlg_emu_get_last_error();
+
+namespace {
+
+// What a recorded operation is: a graph update must see the same sequence.
+enum op_kind { OP_WORK, OP_COPY, OP_SET, OP_EVENT };
+
+struct op {
+    op_kind kind;
+    std::function<void()> run;
+};
+using op_list = std::vector<op>;
+
+struct capture {
+    cudaStream_t origin; // the stream that began it (only it may end it)
+    cudaStreamCaptureMode mode;
+    std::thread::id thread;
+    bool invalid; // an unsupported call broke it: EndCapture fails
+    op_list ops;
+};
+
+struct block {
+    size_t size;
+    bool device; // cudaMalloc; else cudaHostAlloc (pinned, device-accessible)
+};
+
+using clock_type = std::chrono::steady_clock;
+
+} // namespace
+
+struct CUstream_st {
+    unsigned flags;
+    uint64_t capture; // the capture sequence the stream is part of; 0: none
+};
+
+struct CUevent_st {
+    unsigned flags;
+    uint64_t serial; // tells a recycled address from the event a graph recorded
+    bool recorded;
+    clock_type::time_point at;
+    uint64_t capture; // the capture it was last recorded into; 0: a plain record
+};
+
+struct CUgraph_st {
+    op_list ops;
+};
+
+struct CUgraphExec_st {
+    op_list ops;
+};
+
+namespace {
+
+constexpr size_t kTotalMem = (size_t)16 << 30;
+constexpr size_t kAlign = 256;
+
+// g_mu guards all the state below; it is never held while work runs.
+std::mutex g_mu;
+CUstream_st g_legacy{0, 0};     // stream 0 and cudaStreamLegacy
+CUstream_st g_per_thread{0, 0}; // cudaStreamPerThread (one for all threads)
+std::set<CUstream_st *> g_streams;
+std::set<CUevent_st *> g_events;
+std::set<CUgraph_st *> g_graphs;
+std::set<CUgraphExec_st *> g_execs;
+std::map<uint64_t, capture> g_captures; // open capture sequences
+uint64_t g_next_id = 1;                 // capture ids and event serials
+std::map<uintptr_t, block> g_blocks;    // live allocations by address
+size_t g_device_bytes;                  // live cudaMalloc bytes
+
+// per thread, like the real runtime's
+thread_local cudaError_t t_error = cudaSuccess;
+
+cudaError_t fail(cudaError_t e)
+{
+    t_error = e;
+    return e;
+}
+
+// A misuse the real runtime might not report (or would report as a crash).
+__attribute__((format(printf, 1, 2))) void complain(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("fakegpu: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+bool is_legacy(cudaStream_t s) { return s == nullptr || s == cudaStreamLegacy; }
+
+CUstream_st *stream_of(cudaStream_t s)
+{
+    if (is_legacy(s))
+        return &g_legacy;
+    if (s == cudaStreamPerThread)
+        return &g_per_thread;
+    return g_streams.count(s) ? s : nullptr;
+}
+
+capture *capture_of(const CUstream_st *st)
+{
+    auto it = g_captures.find(st->capture);
+    return it == g_captures.end() ? nullptr : &it->second;
+}
+
+bool capture_open(uint64_t id) { return id && g_captures.count(id); }
+
+template <class F> void each_stream(F f)
+{
+    f(&g_legacy);
+    f(&g_per_thread);
+    for (CUstream_st *st : g_streams)
+        f(st);
+}
+
+// A "potentially unsafe" call (one that may synchronize or allocate) is
+// refused while this thread captures in a mode other than relaxed, or while
+// any thread captures in global mode; the refusal invalidates those
+// captures.  True when the call must fail with StreamCaptureUnsupported.
+bool unsafe_during_capture()
+{
+    bool hit = false;
+    for (auto &kv : g_captures) {
+        capture &c = kv.second;
+        if (c.mode == cudaStreamCaptureModeGlobal ||
+            (c.mode == cudaStreamCaptureModeThreadLocal &&
+             c.thread == std::this_thread::get_id())) {
+            c.invalid = true;
+            hit = true;
+        }
+    }
+    return hit;
+}
+
+// Work on the legacy stream waits for every blocking stream, a dependency a
+// capture cannot hold: it fails (StreamCaptureImplicit) and invalidates the
+// captures of blocking streams.
+bool legacy_breaks_capture(cudaStream_t s)
+{
+    if (!is_legacy(s))
+        return false;
+    bool hit = false;
+    each_stream([&](CUstream_st *st) {
+        capture *c = capture_of(st);
+        if (c && !(st->flags & cudaStreamNonBlocking)) {
+            c->invalid = true;
+            hit = true;
+        }
+    });
+    return hit;
+}
+
+// Runs fn now, or records it into the capture of s.
+cudaError_t enqueue(cudaStream_t s, op_kind kind, std::function<void()> fn, const char *api)
+{
+    {
+        std::lock_guard<std::mutex> lock(g_mu);
+        CUstream_st *st = stream_of(s);
+        if (!st) {
+            complain("%s: unknown or destroyed stream %p", api, (void *)s);
+            return fail(cudaErrorInvalidResourceHandle);
+        }
+        if (capture *c = capture_of(st)) {
+            if (c->invalid)
+                return fail(cudaErrorStreamCaptureInvalidated);
+            c->ops.push_back(op{kind, std::move(fn)});
+            return cudaSuccess;
+        }
+        if (legacy_breaks_capture(s))
+            return fail(cudaErrorStreamCaptureImplicit);
+    }
+    fn();
+    return cudaSuccess;
+}
+
+// The live allocation holding p, or null.
+const block *block_of(const void *p, uintptr_t *base)
+{
+    auto it = g_blocks.upper_bound((uintptr_t)p);
+    if (it == g_blocks.begin())
+        return nullptr;
+    --it;
+    if ((uintptr_t)p - it->first >= it->second.size)
+        return nullptr;
+    *base = it->first;
+    return &it->second;
+}
+
+// How an operand of a copy or memset may be placed.
+enum side {
+    SIDE_DEVICE, // in one live cudaMalloc or cudaHostAlloc block
+    SIDE_HOST,   // anywhere but in cudaMalloc memory
+    SIDE_ANY     // cudaMemcpyDefault: either
+};
+
+// Whether the bytes an operand spans are placed as `where` says, and inside
+// one block wherever they fall in one.  Complains when not.
+bool operand_ok(const char *api, const char *what, const void *p, size_t bytes, side where)
+{
+    if (!bytes)
+        return true;
+    if (!p) {
+        complain("%s: %s is NULL", api, what);
+        return false;
+    }
+    uintptr_t base = 0;
+    const block *b = block_of(p, &base);
+    if (!b) {
+        if (where != SIDE_DEVICE)
+            return true; // pageable host memory: nothing to check
+        complain("%s: %s %p is not in device memory (no live cudaMalloc/cudaHostAlloc block)",
+                 api, what, p);
+        return false;
+    }
+    if (where == SIDE_HOST && b->device) {
+        complain("%s: %s %p is device memory but the copy's kind says host", api, what, p);
+        return false;
+    }
+    size_t off = (uintptr_t)p - base;
+    if (bytes > b->size - off) {
+        complain("%s: %s spans %zu bytes from offset %zu of a %zu-byte block", api, what, bytes,
+                 off, b->size);
+        return false;
+    }
+    return true;
+}
+
+// The placement rule of each side of a copy; false for an unknown kind.
+bool copy_sides(cudaMemcpyKind kind, side *dst, side *src)
+{
+    switch (kind) {
+    case cudaMemcpyHostToHost:
+        *dst = *src = SIDE_HOST;
+        return true;
+    case cudaMemcpyHostToDevice:
+        *dst = SIDE_DEVICE;
+        *src = SIDE_HOST;
+        return true;
+    case cudaMemcpyDeviceToHost:
+        *dst = SIDE_HOST;
+        *src = SIDE_DEVICE;
+        return true;
+    case cudaMemcpyDeviceToDevice:
+        *dst = *src = SIDE_DEVICE;
+        return true;
+    case cudaMemcpyDefault:
+        *dst = *src = SIDE_ANY;
+        return true;
+    }
+    return false;
+}
+
+// The bytes a pitched region of height rows of width bytes spans.
+size_t extent(size_t width, size_t height, size_t pitch)
+{
+    return height ? (height - 1) * pitch + width : 0;
+}
+
+// Checks a copy's operands (dst_bytes, src_bytes: the spans they cover).
+cudaError_t check_copy(const char *api, void *dst, size_t dst_bytes, const void *src,
+                       size_t src_bytes, cudaMemcpyKind kind)
+{
+    side ds, ss;
+    if (!copy_sides(kind, &ds, &ss)) {
+        complain("%s: unknown copy kind %d", api, (int)kind);
+        return fail(cudaErrorInvalidMemcpyDirection);
+    }
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (!operand_ok(api, "dst", dst, dst_bytes, ds) || !operand_ok(api, "src", src, src_bytes, ss))
+        return fail(cudaErrorInvalidValue);
+    return cudaSuccess;
+}
+
+// Overlapping source and destination are undefined on the device.
+bool overlap(const void *dst, const void *src, size_t count)
+{
+    uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
+    return d != s && d < s + count && s < d + count;
+}
+
+cudaError_t copy(const char *api, void *dst, const void *src, size_t count, cudaMemcpyKind kind,
+                 cudaStream_t stream)
+{
+    if (cudaError_t e = check_copy(api, dst, count, src, count, kind))
+        return e;
+    if (overlap(dst, src, count)) {
+        complain("%s: %p and %p overlap (%zu bytes)", api, dst, src, count);
+        return fail(cudaErrorInvalidValue);
+    }
+    if (!count)
+        return cudaSuccess;
+    return enqueue(stream, OP_COPY, [dst, src, count]() { memmove(dst, src, count); }, api);
+}
+
+cudaError_t event_ok(cudaEvent_t e)
+{
+    if (!e || !g_events.count(e)) {
+        if (e)
+            complain("unknown or destroyed event %p", (void *)e);
+        return fail(cudaErrorInvalidResourceHandle);
+    }
+    return cudaSuccess;
+}
+
+// The record itself, when the work before it has run (at once, or in a
+// replay); a no-op if the event has been destroyed since.
+void mark(CUevent_st *e, uint64_t serial)
+{
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (g_events.count(e) && e->serial == serial) {
+        e->recorded = true;
+        e->at = clock_type::now();
+    }
+}
+
+// cudaEventQuery and cudaEventSynchronize: everything has run already, but
+// asking during a capture is as illegal as on the device.
+cudaError_t event_wait(cudaEvent_t e)
+{
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (cudaError_t r = event_ok(e))
+        return r;
+    if (unsafe_during_capture())
+        return fail(cudaErrorStreamCaptureUnsupported);
+    if (capture_open(e->capture))
+        return fail(cudaErrorCapturedEvent);
+    return cudaSuccess;
+}
+
+cudaError_t alloc(void **p, size_t size, bool device)
+{
+    if (!p)
+        return fail(cudaErrorInvalidValue);
+    *p = nullptr;
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (unsafe_during_capture())
+        return fail(cudaErrorStreamCaptureUnsupported);
+    if (!size)
+        return cudaSuccess; // as cudart: success, and a null pointer
+    if (device && size > kTotalMem - g_device_bytes)
+        return fail(cudaErrorMemoryAllocation);
+    // exactly size bytes (not rounded up), so ASan sees an overrun
+    void *q = nullptr;
+    if (posix_memalign(&q, kAlign, size))
+        return fail(cudaErrorMemoryAllocation);
+    // real device memory is uninitialised: NaN in float and half catches reads
+    memset(q, 0xFF, size);
+    g_blocks[(uintptr_t)q] = block{size, device};
+    if (device)
+        g_device_bytes += size;
+    *p = q;
+    return cudaSuccess;
+}
+
+cudaError_t release(void *p, bool device, const char *api)
+{
+    if (!p)
+        return cudaSuccess;
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (unsafe_during_capture())
+        return fail(cudaErrorStreamCaptureUnsupported);
+    auto it = g_blocks.find((uintptr_t)p);
+    if (it == g_blocks.end() || it->second.device != device) {
+        complain("%s(%p): not the start of a live %s allocation", api, p,
+                 device ? "cudaMalloc" : "cudaHostAlloc");
+        return fail(cudaErrorInvalidValue);
+    }
+    memset(p, 0xFF, it->second.size); // stale reads through a graph see NaN
+    if (device)
+        g_device_bytes -= it->second.size;
+    g_blocks.erase(it);
+    free(p);
+    return cudaSuccess;
+}
+
+// The node sequence a graph update must keep.
+cudaGraphExecUpdateResult same_topology(const op_list &a, const op_list &b)
+{
+    if (a.size() != b.size())
+        return cudaGraphExecUpdateErrorTopologyChanged;
+    for (size_t i = 0; i < a.size(); i++)
+        if (a[i].kind != b[i].kind)
+            return cudaGraphExecUpdateErrorNodeTypeChanged;
+    return cudaGraphExecUpdateSuccess;
+}
+
+} // namespace
+
+namespace fakegpu {
+
+void submit(cudaStream_t s, std::function<void()> op)
+{
+    // a refusal leaves its error for the caller's next cudaGetLastError
+    enqueue(s, OP_WORK, std::move(op), "fakegpu::submit");
+}
+
+bool capturing(cudaStream_t s)
+{
+    std::lock_guard<std::mutex> lock(g_mu);
+    CUstream_st *st = stream_of(s);
+    return st && st->capture;
+}
+
+// Whether [p, p + bytes) lies in one live cudaMalloc/cudaHostAlloc block, for
+// the fake libraries' operands; complains (naming what) when not.
+bool device_range_ok(const void *p, size_t bytes, const char *what)
+{
+    std::lock_guard<std::mutex> lock(g_mu);
+    return operand_ok(what, "operand", p, bytes, SIDE_DEVICE);
+}
+
+} // namespace fakegpu
+
+extern "C" {
+
+/* ---- device and versions ------------------------------------------------- */
+cudaError_t cudaDriverGetVersion(int *driverVersion)
+{
+    if (!driverVersion)
+        return fail(cudaErrorInvalidValue);
+    *driverVersion = 13000;
+    return cudaSuccess;
+}
+
+cudaError_t cudaRuntimeGetVersion(int *runtimeVersion)
+{
+    if (!runtimeVersion)
+        return fail(cudaErrorInvalidValue);
+    *runtimeVersion = 13000;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetDeviceCount(int *count)
+{
+    if (!count)
+        return fail(cudaErrorInvalidValue);
+    *count = 1;
+    return cudaSuccess;
+}
+
+cudaError_t cudaSetDevice(int device)
+{
+    return device == 0 ? cudaSuccess : fail(cudaErrorInvalidDevice);
+}
+
+cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
+{
+    if (!prop)
+        return fail(cudaErrorInvalidValue);
+    if (device != 0)
+        return fail(cudaErrorInvalidDevice);
+    // CUDA 13's struct has no clock-rate fields any more
+    memset(prop, 0, sizeof *prop);
+    snprintf(prop->name, sizeof prop->name, "NVIDIA H200 (fakegpu)");
+    prop->totalGlobalMem = kTotalMem;
+    prop->sharedMemPerBlock = 48 << 10;
+    prop->sharedMemPerBlockOptin = 227 << 10;
+    prop->sharedMemPerMultiprocessor = 228 << 10;
+    prop->reservedSharedMemPerBlock = 1 << 10;
+    prop->regsPerBlock = 65536;
+    prop->regsPerMultiprocessor = 65536;
+    prop->warpSize = 32;
+    prop->memPitch = (size_t)INT32_MAX;
+    prop->maxThreadsPerBlock = 1024;
+    prop->maxThreadsDim[0] = prop->maxThreadsDim[1] = 1024;
+    prop->maxThreadsDim[2] = 64;
+    prop->maxGridSize[0] = INT32_MAX;
+    prop->maxGridSize[1] = prop->maxGridSize[2] = 65535;
+    prop->totalConstMem = 64 << 10;
+    prop->major = 9;
+    prop->minor = 0;
+    prop->textureAlignment = 512;
+    prop->texturePitchAlignment = 32;
+    prop->multiProcessorCount = 132;
+    prop->maxThreadsPerMultiProcessor = 2048;
+    prop->maxBlocksPerMultiProcessor = 32;
+    prop->l2CacheSize = 50 << 20;
+    prop->memoryBusWidth = 6144;
+    prop->asyncEngineCount = 2;
+    prop->canMapHostMemory = 1;
+    prop->concurrentKernels = 1;
+    prop->unifiedAddressing = 1;
+    prop->managedMemory = 1;
+    prop->cooperativeLaunch = 1;
+    prop->streamPrioritiesSupported = 1;
+    prop->globalL1CacheSupported = 1;
+    prop->localL1CacheSupported = 1;
+    prop->computePreemptionSupported = 1;
+    prop->memoryPoolsSupported = 1;
+    prop->clusterLaunch = 1;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetLastError(void)
+{
+    // the emulator keeps the kernels' launch errors; one read clears both
+    cudaError_t emu = dlg_emu_get_last_error();
+    cudaError_t e = t_error;
+    t_error = cudaSuccess;
+    return e != cudaSuccess ? e : emu;
+}
+
+const char *cudaGetErrorString(cudaError_t error)
+{
+#define E(name) {name, #name}
+    static const struct {
+        cudaError_t code;
+        const char *name;
+    } names[] = {
+        E(cudaSuccess),
+        E(cudaErrorInvalidValue),
+        E(cudaErrorMemoryAllocation),
+        E(cudaErrorInitializationError),
+        E(cudaErrorInvalidConfiguration),
+        E(cudaErrorInvalidPitchValue),
+        E(cudaErrorInvalidMemcpyDirection),
+        E(cudaErrorInsufficientDriver),
+        E(cudaErrorInvalidDevice),
+        E(cudaErrorNoDevice),
+        E(cudaErrorInvalidDeviceFunction),
+        E(cudaErrorNoKernelImageForDevice),
+        E(cudaErrorInvalidResourceHandle),
+        E(cudaErrorIllegalState),
+        E(cudaErrorNotReady),
+        E(cudaErrorIllegalAddress),
+        E(cudaErrorLaunchOutOfResources),
+        E(cudaErrorLaunchTimeout),
+        E(cudaErrorLaunchFailure),
+        E(cudaErrorMisalignedAddress),
+        E(cudaErrorNotSupported),
+        E(cudaErrorStreamCaptureUnsupported),
+        E(cudaErrorStreamCaptureInvalidated),
+        E(cudaErrorStreamCaptureMerge),
+        E(cudaErrorStreamCaptureUnmatched),
+        E(cudaErrorStreamCaptureUnjoined),
+        E(cudaErrorStreamCaptureIsolation),
+        E(cudaErrorStreamCaptureImplicit),
+        E(cudaErrorCapturedEvent),
+        E(cudaErrorStreamCaptureWrongThread),
+        E(cudaErrorGraphExecUpdateFailure),
+        E(cudaErrorUnknown),
+    };
+#undef E
+    for (const auto &n : names)
+        if (n.code == error)
+            return n.name;
+    return "unrecognized error code";
+}
+
+/* ---- memory -------------------------------------------------------------- */
+cudaError_t cudaMalloc(void **devPtr, size_t size) { return alloc(devPtr, size, true); }
+
+cudaError_t cudaFree(void *devPtr) { return release(devPtr, true, "cudaFree"); }
+
+cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
+{
+    if (flags & ~(unsigned)(cudaHostAllocPortable | cudaHostAllocMapped |
+                            cudaHostAllocWriteCombined))
+        return fail(cudaErrorInvalidValue);
+    return alloc(pHost, size, false);
+}
+
+cudaError_t cudaFreeHost(void *ptr) { return release(ptr, false, "cudaFreeHost"); }
+
+cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
+{
+    if (!free || !total)
+        return fail(cudaErrorInvalidValue);
+    std::lock_guard<std::mutex> lock(g_mu);
+    *total = kTotalMem;
+    *free = kTotalMem - g_device_bytes;
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+                            cudaStream_t stream)
+{
+    return copy("cudaMemcpyAsync", dst, src, count, kind, stream);
+}
+
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
+{
+    {
+        // synchronous: waits for the device, which a capture forbids
+        std::lock_guard<std::mutex> lock(g_mu);
+        if (unsafe_during_capture())
+            return fail(cudaErrorStreamCaptureUnsupported);
+    }
+    // on the legacy stream, after all earlier work (which has run already)
+    return copy("cudaMemcpy", dst, src, count, kind, cudaStreamLegacy);
+}
+
+cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch,
+                              size_t width, size_t height, enum cudaMemcpyKind kind,
+                              cudaStream_t stream)
+{
+    if (width > dpitch || width > spitch)
+        return fail(cudaErrorInvalidPitchValue);
+    if (cudaError_t e = check_copy("cudaMemcpy2DAsync", dst, extent(width, height, dpitch), src,
+                                   extent(width, height, spitch), kind))
+        return e;
+    if (!width || !height)
+        return cudaSuccess;
+    return enqueue(
+        stream, OP_COPY,
+        [=]() {
+            for (size_t r = 0; r < height; r++)
+                memmove((char *)dst + r * dpitch, (const char *)src + r * spitch, width);
+        },
+        "cudaMemcpy2DAsync");
+}
+
+cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
+{
+    {
+        std::lock_guard<std::mutex> lock(g_mu);
+        if (!operand_ok("cudaMemsetAsync", "devPtr", devPtr, count, SIDE_DEVICE))
+            return fail(cudaErrorInvalidValue);
+    }
+    if (!count)
+        return cudaSuccess;
+    return enqueue(stream, OP_SET, [devPtr, value, count]() { memset(devPtr, value, count); },
+                   "cudaMemsetAsync");
+}
+
+/* ---- streams and capture ------------------------------------------------- */
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)
+{
+    if (!pStream || (flags & ~(unsigned)cudaStreamNonBlocking))
+        return fail(cudaErrorInvalidValue);
+    CUstream_st *st = new CUstream_st{flags, 0};
+    std::lock_guard<std::mutex> lock(g_mu);
+    g_streams.insert(st);
+    *pStream = st;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamDestroy(cudaStream_t stream)
+{
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (!stream || !g_streams.count(stream)) {
+        complain("cudaStreamDestroy: unknown or destroyed stream %p", (void *)stream);
+        return fail(cudaErrorInvalidResourceHandle);
+    }
+    // a capture it began is abandoned (its other streams leave it too)
+    capture *c = capture_of(stream);
+    if (c && c->origin == stream) {
+        uint64_t id = stream->capture;
+        each_stream([id](CUstream_st *st) {
+            if (st->capture == id)
+                st->capture = 0;
+        });
+        g_captures.erase(id);
+    }
+    g_streams.erase(stream);
+    delete stream;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t stream)
+{
+    std::lock_guard<std::mutex> lock(g_mu);
+    CUstream_st *st = stream_of(stream);
+    if (!st) {
+        complain("cudaStreamSynchronize: unknown or destroyed stream %p", (void *)stream);
+        return fail(cudaErrorInvalidResourceHandle);
+    }
+    if (capture *c = capture_of(st)) {
+        c->invalid = true;
+        return fail(cudaErrorStreamCaptureUnsupported);
+    }
+    if (legacy_breaks_capture(stream))
+        return fail(cudaErrorStreamCaptureImplicit);
+    return cudaSuccess; // all its work has run
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
+{
+    std::lock_guard<std::mutex> lock(g_mu);
+    CUstream_st *st = stream_of(stream);
+    if (!st) {
+        complain("cudaStreamWaitEvent: unknown or destroyed stream %p", (void *)stream);
+        return fail(cudaErrorInvalidResourceHandle);
+    }
+    if (cudaError_t e = event_ok(event))
+        return e;
+    if (flags & ~(unsigned)cudaEventWaitExternal)
+        return fail(cudaErrorInvalidValue);
+    // Work runs in the order it is issued, so there is nothing to wait for;
+    // but waiting on an event recorded in a capture joins that capture
+    // (a fork), as on the device.
+    if (capture_open(event->capture)) {
+        if (st->capture && st->capture != event->capture)
+            return fail(cudaErrorStreamCaptureIsolation);
+        if (!st->capture && is_legacy(stream))
+            return fail(cudaErrorStreamCaptureImplicit);
+        st->capture = event->capture;
+    }
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
+{
+    std::lock_guard<std::mutex> lock(g_mu);
+    CUstream_st *st = stream_of(stream);
+    if (!st)
+        return fail(cudaErrorInvalidResourceHandle);
+    if (mode != cudaStreamCaptureModeGlobal && mode != cudaStreamCaptureModeThreadLocal &&
+        mode != cudaStreamCaptureModeRelaxed)
+        return fail(cudaErrorInvalidValue);
+    if (is_legacy(stream))
+        return fail(cudaErrorStreamCaptureUnsupported);
+    if (st->capture)
+        return fail(cudaErrorIllegalState);
+    uint64_t id = g_next_id++;
+    g_captures[id] = capture{stream, mode, std::this_thread::get_id(), false, {}};
+    st->capture = id;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
+{
+    if (!pGraph)
+        return fail(cudaErrorInvalidValue);
+    *pGraph = nullptr;
+    std::lock_guard<std::mutex> lock(g_mu);
+    CUstream_st *st = stream_of(stream);
+    if (!st)
+        return fail(cudaErrorInvalidResourceHandle);
+    capture *c = capture_of(st);
+    if (!c)
+        return fail(cudaErrorIllegalState);
+    if (c->origin != stream)
+        return fail(cudaErrorStreamCaptureUnmatched);
+    if (c->mode != cudaStreamCaptureModeRelaxed && c->thread != std::this_thread::get_id())
+        return fail(cudaErrorStreamCaptureWrongThread);
+    // every stream (the origin and the forks) leaves capture mode
+    uint64_t id = st->capture;
+    each_stream([id](CUstream_st *s) {
+        if (s->capture == id)
+            s->capture = 0;
+    });
+    capture done = std::move(*c);
+    g_captures.erase(id);
+    if (done.invalid)
+        return fail(cudaErrorStreamCaptureInvalidated);
+    CUgraph_st *g = new CUgraph_st{std::move(done.ops)};
+    g_graphs.insert(g);
+    *pGraph = g;
+    return cudaSuccess;
+}
+
+/* ---- graphs -------------------------------------------------------------- */
+cudaError_t cudaGraphDestroy(cudaGraph_t graph)
+{
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (!g_graphs.erase(graph))
+        return fail(cudaErrorInvalidValue);
+    delete graph;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
+                                 unsigned long long flags)
+{
+    const unsigned long long known =
+        cudaGraphInstantiateFlagAutoFreeOnLaunch | cudaGraphInstantiateFlagUpload |
+        cudaGraphInstantiateFlagDeviceLaunch | cudaGraphInstantiateFlagUseNodePriority;
+    if (!pGraphExec || (flags & ~known))
+        return fail(cudaErrorInvalidValue);
+    *pGraphExec = nullptr;
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (!g_graphs.count(graph))
+        return fail(cudaErrorInvalidValue);
+    // a copy: the graph may be destroyed (or captured again) meanwhile
+    CUgraphExec_st *x = new CUgraphExec_st{graph->ops};
+    g_execs.insert(x);
+    *pGraphExec = x;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph,
+                                cudaGraphExecUpdateResultInfo *resultInfo)
+{
+    if (!resultInfo)
+        return fail(cudaErrorInvalidValue);
+    memset(resultInfo, 0, sizeof *resultInfo);
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (!g_execs.count(hGraphExec) || !g_graphs.count(hGraph)) {
+        resultInfo->result = cudaGraphExecUpdateError;
+        return fail(cudaErrorInvalidValue);
+    }
+    // the new parameters may differ, the node sequence may not
+    resultInfo->result = same_topology(hGraphExec->ops, hGraph->ops);
+    if (resultInfo->result != cudaGraphExecUpdateSuccess)
+        return fail(cudaErrorGraphExecUpdateFailure);
+    hGraphExec->ops = hGraph->ops;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
+{
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (!g_execs.erase(graphExec))
+        return fail(cudaErrorInvalidValue);
+    delete graphExec;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
+{
+    op_list ops;
+    {
+        std::lock_guard<std::mutex> lock(g_mu);
+        if (!g_execs.count(graphExec))
+            return fail(cudaErrorInvalidValue);
+        CUstream_st *st = stream_of(stream);
+        if (!st)
+            return fail(cudaErrorInvalidResourceHandle);
+        if (capture *c = capture_of(st)) {
+            // launched inside another capture: its nodes join that one
+            if (c->invalid)
+                return fail(cudaErrorStreamCaptureInvalidated);
+            c->ops.insert(c->ops.end(), graphExec->ops.begin(), graphExec->ops.end());
+            return cudaSuccess;
+        }
+        if (legacy_breaks_capture(stream))
+            return fail(cudaErrorStreamCaptureImplicit);
+        ops = graphExec->ops; // the exec may be updated or destroyed meanwhile
+    }
+    for (const op &o : ops)
+        o.run();
+    return cudaSuccess;
+}
+
+/* ---- events -------------------------------------------------------------- */
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
+{
+    if (!event)
+        return fail(cudaErrorInvalidValue);
+    *event = nullptr;
+    const unsigned known = cudaEventBlockingSync | cudaEventDisableTiming | cudaEventInterprocess;
+    if ((flags & ~known) ||
+        ((flags & cudaEventInterprocess) && !(flags & cudaEventDisableTiming)))
+        return fail(cudaErrorInvalidValue);
+    std::lock_guard<std::mutex> lock(g_mu);
+    CUevent_st *e = new CUevent_st{flags, g_next_id++, false, {}, 0};
+    g_events.insert(e);
+    *event = e;
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventCreate(cudaEvent_t *event) { return cudaEventCreateWithFlags(event, 0); }
+
+cudaError_t cudaEventDestroy(cudaEvent_t event)
+{
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (cudaError_t e = event_ok(event))
+        return e;
+    g_events.erase(event);
+    delete event;
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
+{
+    uint64_t serial;
+    {
+        std::lock_guard<std::mutex> lock(g_mu);
+        if (cudaError_t e = event_ok(event))
+            return e;
+        serial = event->serial;
+        // Recorded into a capture: illegal to query until the capture ends,
+        // and (unlike the device, where only an external record node would)
+        // it records its time when the graph replays.
+        CUstream_st *st = stream_of(stream);
+        event->capture = st && capture_open(st->capture) ? st->capture : 0;
+    }
+    return enqueue(stream, OP_EVENT, [event, serial]() { mark(event, serial); },
+                   "cudaEventRecord");
+}
+
+cudaError_t cudaEventQuery(cudaEvent_t event) { return event_wait(event); }
+
+cudaError_t cudaEventSynchronize(cudaEvent_t event) { return event_wait(event); }
+
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
+{
+    if (!ms)
+        return fail(cudaErrorInvalidValue);
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (cudaError_t e = event_ok(start))
+        return e;
+    if (cudaError_t e = event_ok(end))
+        return e;
+    if (capture_open(start->capture) || capture_open(end->capture))
+        return fail(cudaErrorCapturedEvent);
+    if (((start->flags | end->flags) & cudaEventDisableTiming) || !start->recorded ||
+        !end->recorded)
+        return fail(cudaErrorInvalidResourceHandle);
+    double d = std::chrono::duration<double, std::milli>(end->at - start->at).count();
+    // the host clock can tick slower than the work: never report zero time
+    *ms = d >= 0 && d < 1e-3 ? 1e-3f : (float)d;
+    return cudaSuccess;
+}
+
+} // extern "C"

@@ -36,6 +36,10 @@ namespace fakegpu {
 void submit(cudaStream_t s, std::function<void()> op);
 bool capturing(cudaStream_t s);
 
+/* true when [p, p + bytes) lies inside one live cudaMalloc/cudaHostAlloc
+ * block; else false and one "fakegpu: <what>: ..." line on stderr */
+bool device_range_ok(const void *p, size_t bytes, const char *what);
+
 /* One element of a cuDNN data type (FLOAT, HALF, BFLOAT16; also INT32
  * read as an integer value), as float. */
 float load(const void *p, cudnnDataType_t t, size_t i);
