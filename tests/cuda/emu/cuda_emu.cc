@@ -14,6 +14,7 @@
 #include <vector>
 
 #if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #define DLG_EMU_ASAN 1
 #else
@@ -130,8 +131,8 @@ struct grid_state {
     uint64_t rng = 0x9e3779b97f4a7c15ull;
 };
 
-thread_local grid_state *g_launch;
-thread_local int g_last_error;
+grid_state *g_launch; // one host thread runs kernels (see g_now)
+int g_last_error;
 // fiber stacks, allocated once and reused: first touch of memory is slow
 struct stack_pool {
     std::vector<char *> v;
@@ -141,7 +142,7 @@ struct stack_pool {
             free(p);
     }
 };
-thread_local stack_pool g_stacks;
+stack_pool g_stacks;
 
 uint64_t next_rand(grid_state &l)
 {
@@ -277,7 +278,33 @@ __attribute__((noinline)) void start_fiber(fiber &f, uint3 tid)
     f.tid = tid;
     f.st = RUNNABLE;
     f.pred = 0;
+#if DLG_EMU_ASAN
+    // the last fiber on this stack left its frames' redzones poisoned (it
+    // never returned); swapcontext's interceptor would clear them, our
+    // switch does not
+    __asan_unpoison_memory_region(f.stack, kStack);
+#endif
     make_context(&f.ctx, f.stack, kStack, fiber_entry);
+}
+
+// a kernel without barriers: each thread is a plain call, in a shuffled order
+void run_block_direct(grid_state &l)
+{
+    const dim3 b = l.cfg.block;
+    const unsigned n = b.x * b.y * b.z;
+    std::vector<unsigned> order(n);
+    for (unsigned i = 0; i < n; i++)
+        order[i] = i;
+    for (unsigned i = n; i > 1; i--) {
+        unsigned j = (unsigned)(next_rand(l) % i), t = order[i - 1];
+        order[i - 1] = order[j];
+        order[j] = t;
+    }
+    for (unsigned k = 0; k < n; k++) {
+        unsigned i = order[k];
+        l.now.thread = make_uint3(i % b.x, (i / b.x) % b.y, i / (b.x * b.y));
+        (*l.body)();
+    }
 }
 
 void run_block(grid_state &l)
@@ -319,6 +346,11 @@ void run_block(grid_state &l)
 void wait_at(state s, int pred, unsigned mask)
 {
     grid_state &l = *g_launch;
+    if (!l.cfg.may_sync) { // a harness bug, not the kernel's: no fiber to park
+        fprintf(stderr, "cuda_emu: %s: a barrier in a kernel rewrite_launches.py found none in\n",
+                l.where);
+        abort();
+    }
     fiber &f = l.fibers[l.cur];
     f.st = s;
     f.pred = pred;
@@ -329,7 +361,7 @@ void wait_at(state s, int pred, unsigned mask)
 
 } // namespace
 
-const coords &here() { return g_launch->now; }
+const coords *g_now;
 
 // runs the grid: every block, every thread
 void run(const config &cfg, const std::function<void()> &body, const char *where)
@@ -340,21 +372,27 @@ void run(const config &cfg, const std::function<void()> &body, const char *where
     l.where = where;
     l.now.block_dim = cfg.block;
     l.now.grid_dim = cfg.grid;
-    unsigned n = cfg.block.x * cfg.block.y * cfg.block.z;
+    unsigned n = cfg.may_sync ? cfg.block.x * cfg.block.y * cfg.block.z : 0;
     l.fibers.resize(n);
     while (g_stacks.v.size() < n)
         g_stacks.v.push_back((char *)malloc(kStack));
     for (unsigned i = 0; i < n; i++)
         l.fibers[i].stack = g_stacks.v[i];
     grid_state *outer = g_launch;
+    const coords *outer_now = g_now;
     g_launch = &l;
+    g_now = &l.now;
     for (unsigned z = 0; z < cfg.grid.z && !l.error; z++)
         for (unsigned y = 0; y < cfg.grid.y && !l.error; y++)
             for (unsigned x = 0; x < cfg.grid.x && !l.error; x++) {
                 l.now.block = make_uint3(x, y, z);
-                run_block(l);
+                if (cfg.may_sync)
+                    run_block(l);
+                else
+                    run_block_direct(l);
             }
     g_launch = outer;
+    g_now = outer_now;
     if (l.error)
         g_last_error = l.error;
 }

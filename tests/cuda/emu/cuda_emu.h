@@ -54,14 +54,18 @@ struct config {
     dim3 grid, block;
     size_t shared;
     cudaStream_t stream;
+    bool may_sync; /* the kernel may reach a barrier: threads need fibers */
 };
 
-/* the running fiber's coordinates; valid inside a kernel only */
+/* the running thread's coordinates; valid inside a kernel only.  A plain
+ * global, not thread_local: kernels run on one host thread, and a
+ * thread_local read from a shared object costs a __tls_get_addr call on
+ * every threadIdx. */
 struct coords {
     uint3 thread, block;
     dim3 block_dim, grid_dim;
 };
-const coords &here();
+extern const coords *g_now;
 
 /* Checks the launch as the hardware would, then hands the grid to
  * dlg_emu_submit, which runs body once per CUDA thread (now, in the kernel
@@ -76,10 +80,10 @@ unsigned ballot(unsigned mask, int pred);
 
 } // namespace dlg_emu
 
-#define threadIdx (dlg_emu::here().thread)
-#define blockIdx (dlg_emu::here().block)
-#define blockDim (dlg_emu::here().block_dim)
-#define gridDim (dlg_emu::here().grid_dim)
+#define threadIdx (dlg_emu::g_now->thread)
+#define blockIdx (dlg_emu::g_now->block)
+#define blockDim (dlg_emu::g_now->block_dim)
+#define gridDim (dlg_emu::g_now->grid_dim)
 #define warpSize 32
 
 inline void __syncthreads() { dlg_emu::syncthreads(); }
@@ -109,14 +113,16 @@ void dlg_emu_submit(cudaStream_t s, std::function<void()> grid);
 
 inline dlg_emu::config dlg_emu_cfg(dim3 g, dim3 b, size_t shm = 0, cudaStream_t s = 0)
 {
-    return dlg_emu::config{g, b, shm, s};
+    return dlg_emu::config{g, b, shm, s, true};
 }
 
-/* the arguments are copied, as a launch copies them */
+/* the arguments are copied, as a launch copies them; may_sync comes from
+ * rewrite_launches.py's scan of the kernel */
 template <class F, class... A>
-void dlg_emu_launch_at(const char *where, const dlg_emu::config &cfg, F body, A... args)
+void dlg_emu_launch_at(const char *where, dlg_emu::config cfg, bool may_sync, F body, A... args)
 {
     std::tuple<A...> a(args...);
+    cfg.may_sync = may_sync;
     dlg_emu::launch(cfg, [body, a]() { std::apply(body, a); }, where);
 }
 #define DLG_EMU_STR2(x) #x

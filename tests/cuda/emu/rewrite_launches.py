@@ -2,11 +2,57 @@
 """rewrite_launches.py IN OUT: turn CUDA launches into cuda_emu.h calls.
 
 `name<<<cfg>>>(args)` (name possibly with template arguments) becomes
-`dlg_emu_launch(dlg_emu_cfg(cfg), [](auto... a) { name(a...); }, args)`,
+`dlg_emu_launch(dlg_emu_cfg(cfg), sync, [](auto... a) { name(a...); }, args)`,
 so g++ can compile a .cu file for tests/cuda/emu.  Arguments are evaluated
 once, as in a real launch; template arguments are deduced from them as
-nvcc would.  A #line directive keeps diagnostics on the original file."""
+nvcc would.  A #line directive keeps diagnostics on the original file.
+
+sync says whether the kernel may wait at a barrier: true when its body, or
+the body of a __device__ function it names (transitively), holds a
+__syncthreads* or warp-vote call.  The emulator runs the threads of a
+kernel without one as plain calls, much faster than fibers; a barrier
+reached anyway stops the test with a message (the scan missed a path)."""
+import re
 import sys
+
+BARRIER = re.compile(r'__syncthreads|__ballot_sync|__syncwarp|__shfl|__any_sync|__all_sync')
+FUNC = re.compile(r'(?:__global__|__device__)[^;{}()]*?\b(\w+)\s*\(')
+
+
+def bodies(src):
+    """{function name: [body text]} of the __global__/__device__ functions"""
+    out = {}
+    for m in FUNC.finditer(src):
+        name = m.group(1)
+        i = m.end()
+        depth = 1
+        while depth:  # the parameter list
+            depth += {'(': 1, ')': -1}.get(src[i], 0)
+            i += 1
+        while src[i] not in '{;':
+            i += 1
+        if src[i] == ';':
+            continue  # a declaration
+        start, depth = i, 0
+        while True:
+            depth += {'{': 1, '}': -1}.get(src[i], 0)
+            i += 1
+            if depth == 0:
+                break
+        out.setdefault(name, []).append(src[start:i])
+    return out
+
+
+def syncing(src):
+    """names of the functions that may reach a barrier"""
+    funcs = bodies(src)
+    sync = {n for n, bs in funcs.items() if any(BARRIER.search(b) for b in bs)}
+    while True:
+        more = {n for n, bs in funcs.items() if n not in sync and
+                any(re.search(r'\b%s\s*\(' % re.escape(c), b) for b in bs for c in sync)}
+        if not more:
+            return sync
+        sync |= more
 
 
 def name_start(src, end):
@@ -28,6 +74,7 @@ def name_start(src, end):
 
 
 def rewrite(src):
+    sync = syncing(src)
     out, pos = [], 0
     while True:
         k = src.find('<<<', pos)
@@ -47,10 +94,11 @@ def rewrite(src):
         while src[m].isspace():
             m += 1
         name = src[start:k]
+        base = name.split('<')[0].split('::')[-1]
         sep = '' if src[m] == ')' else ', '
         out.append(src[pos:start])
-        out.append('dlg_emu_launch(dlg_emu_cfg(%s), [](auto... dlg_a) { %s(dlg_a...); }%s'
-                   % (cfg, name, sep))
+        out.append('dlg_emu_launch(dlg_emu_cfg(%s), %s, [](auto... dlg_a) { %s(dlg_a...); }%s'
+                   % (cfg, 'true' if base in sync else 'false', name, sep))
         pos = j + 1
 
 

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# `dlgauge run` end to end on the CPU stand-in GPU (tests/cuda/fakegpu):
+# the caffe workloads' and lstm-ptb's CUDA paths (device = cuda:0: the
+# backend module, pinned input buffers, event step times, % of the GPU's
+# peak) with results read back from the CSV sink.
+# Usage: fakegpu_run.sh DLGAUGE PLUGIN_DIR FAKE_MODULE_DIR WORK_DIR
+set -eu
+DLG=$1 PLUG=$2 FAKE=$3 WORK=$4
+rm -rf "$WORK"
+mkdir -p "$WORK"
+cd "$WORK"
+"$DLG" mkdata text --out corpus.txt --words 20000 >/dev/null
+cat > fake.ini <<'INI'
+[global]
+sinks = csv
+
+[sink csv]
+path = r.csv
+
+[job cnn]
+workload = alexnet
+device = cuda:0
+precision = bf16
+batch = 1
+iterations = 2
+
+[job lm]
+workload = lstm-ptb
+device = cuda:0
+data = text:corpus.txt
+hidden = 32
+bptt = 8
+batch = 4
+vocab = 500
+iterations = 4
+INI
+DLGAUGE_PLUGIN_PATH=$PLUG DLGAUGE_NN_MODULE_DIR=$FAKE FAKEGPU_LEAKS=fail "$DLG" run fake.ini
+python3 - <<'PY'
+import csv, math, sys
+rows = {r["job"]: r for r in csv.DictReader(open("r.csv"))}
+def need(ok, what):
+    if not ok:
+        sys.exit("fakegpu_run: " + what + ": " + repr(rows))
+need(set(rows) == {"cnn", "lm"}, "one row per job")
+for job, backend in (("cnn", "cuda-bf16:0"), ("lm", "cuda:0")):
+    r = rows[job]
+    need(r["status"] == "ok", job + " status")
+    need(r["backend"] == backend, job + " ran on " + r["backend"])
+    need("fakegpu" in r["peak_source"], job + " % of peak from the GPU's table")
+    need(float(r["throughput"]) > 0 and float(r["latency_p50_us"]) > 0, job + " timings")
+# AlexNet memorises one synthetic image; the LM must beat a uniform guess
+need(math.isfinite(float(rows["cnn"]["loss"])) and float(rows["cnn"]["loss"]) < math.log(1000),
+     "cnn loss")
+need(float(rows["lm"]["last_loss"]) < math.log(int(rows["lm"]["vocab_size"])), "lm loss")
+print("fakegpu_run: ok")
+PY
