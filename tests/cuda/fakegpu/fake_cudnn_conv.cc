@@ -26,6 +26,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <algorithm>
@@ -493,6 +494,16 @@ void conv_bwd_filter(const Geo &g, const float *x, const float *dy, float *dw)
 
 // cudnnFind*'s answer: a few algorithms that all work, fastest first; the
 // fastest needs a workspace, so a small limit (or determinism) picks another
+// FAKEGPU_NO_NHWC_GROUPED=1 (a test switch): no algorithm for a grouped
+// convolution on channels-last data, as some cuDNN versions have none, so
+// the backend's fallback to NCHW copies ("island") runs in CI too.
+bool refuse_nhwc_grouped(const cudnnTensorStruct *x, const cudnnConvolutionStruct *cd)
+{
+    const char *e = getenv("FAKEGPU_NO_NHWC_GROUPED");
+    return e && strcmp(e, "1") == 0 && cd->groups > 1 && x->nb == 4 && x->dim[1] > 1 &&
+           x->stride[1] == 1;
+}
+
 template <typename Perf, typename Algo>
 cudnnStatus_t find(cudnnHandle_t handle, Dir d, const Geo &g, cudnnMathType_t math,
                    int requested, int *returned, Perf *perf)
@@ -636,6 +647,8 @@ cudnnStatus_t cudnnFindConvolutionForwardAlgorithm(cudnnHandle_t handle,
     cudnnStatus_t st = check_descs(convDesc, xDesc, wDesc, yDesc, &g);
     if (st != CUDNN_STATUS_SUCCESS)
         return st;
+    if (refuse_nhwc_grouped(xDesc, convDesc))
+        return CUDNN_STATUS_NOT_SUPPORTED;
     return find<cudnnConvolutionFwdAlgoPerf_t, cudnnConvolutionFwdAlgo_t>(
         handle, FWD, g, convDesc->math, requestedAlgoCount, returnedAlgoCount, perfResults);
 }
@@ -650,6 +663,8 @@ cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithm(
     cudnnStatus_t st = check_descs(convDesc, dxDesc, wDesc, dyDesc, &g);
     if (st != CUDNN_STATUS_SUCCESS)
         return st;
+    if (refuse_nhwc_grouped(dxDesc, convDesc))
+        return CUDNN_STATUS_NOT_SUPPORTED;
     return find<cudnnConvolutionBwdDataAlgoPerf_t, cudnnConvolutionBwdDataAlgo_t>(
         handle, BWD_DATA, g, convDesc->math, requestedAlgoCount, returnedAlgoCount, perfResults);
 }
@@ -664,6 +679,8 @@ cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithm(
     cudnnStatus_t st = check_descs(convDesc, xDesc, dwDesc, dyDesc, &g);
     if (st != CUDNN_STATUS_SUCCESS)
         return st;
+    if (refuse_nhwc_grouped(xDesc, convDesc))
+        return CUDNN_STATUS_NOT_SUPPORTED;
     return find<cudnnConvolutionBwdFilterAlgoPerf_t, cudnnConvolutionBwdFilterAlgo_t>(
         handle, BWD_FILTER, g, convDesc->math, requestedAlgoCount, returnedAlgoCount,
         perfResults);
