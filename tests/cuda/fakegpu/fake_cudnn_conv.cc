@@ -37,45 +37,16 @@
 
 namespace {
 
+using fakegpu::computable;
+using fakegpu::extent;
+using fakegpu::self_overlaps;
+using fakegpu::type_size;
+
 constexpr int kDimMax = 8;
 
-size_t type_size(cudnnDataType_t t)
-{
-    return t == CUDNN_DATA_HALF || t == CUDNN_DATA_BFLOAT16 ? 2 : 4;
-}
 
-bool computable(cudnnDataType_t t)
-{
-    return t == CUDNN_DATA_FLOAT || t == CUDNN_DATA_HALF || t == CUDNN_DATA_BFLOAT16;
-}
 
-int64_t extent(const cudnnTensorStruct &t)
-{
-    int64_t e = 1;
-    for (int i = 0; i < t.nb; i++)
-        e += (int64_t)(t.dim[i] - 1) * t.stride[i];
-    return e;
-}
 
-// two elements at one address: the output would be written by a race
-bool self_overlaps(const cudnnTensorStruct &t)
-{
-    std::pair<int64_t, int64_t> d[kDimMax];
-    int n = 0;
-    for (int i = 0; i < t.nb; i++)
-        if (t.dim[i] > 1)
-            d[n++] = {t.stride[i], t.dim[i]};
-    for (int i = 1; i < n; i++) // insertion sort: at most 8 (std::sort trips -Warray-bounds)
-        for (int j = i; j > 0 && d[j] < d[j - 1]; j--)
-            std::swap(d[j], d[j - 1]);
-    int64_t covered = 1;
-    for (int i = 0; i < n; i++) {
-        if (d[i].first < covered)
-            return true;
-        covered = d[i].first * d[i].second;
-    }
-    return false;
-}
 
 // A buffer as the bytes from its first to one past its last element.
 struct Span {
@@ -545,6 +516,21 @@ cudnnStatus_t find(cudnnHandle_t handle, Dir d, const Geo &g, cudnnMathType_t ma
     return CUDNN_STATUS_SUCCESS;
 }
 
+// the descriptors checked, then the search (x is dx for backward data)
+template <typename Perf, typename Algo>
+cudnnStatus_t find_checked(cudnnHandle_t handle, Dir d, const cudnnConvolutionStruct *cd,
+                           const cudnnTensorStruct *x, const cudnnFilterStruct *w,
+                           const cudnnTensorStruct *y, int requested, int *returned, Perf *perf)
+{
+    Geo g;
+    cudnnStatus_t st = check_descs(cd, x, w, y, &g);
+    if (st != CUDNN_STATUS_SUCCESS)
+        return st;
+    if (refuse_nhwc_grouped(x, cd))
+        return CUDNN_STATUS_NOT_SUPPORTED;
+    return find<Perf, Algo>(handle, d, g, cd->math, requested, returned, perf);
+}
+
 } // namespace
 
 extern "C" {
@@ -643,14 +629,9 @@ cudnnStatus_t cudnnFindConvolutionForwardAlgorithm(cudnnHandle_t handle,
                                                    int *returnedAlgoCount,
                                                    cudnnConvolutionFwdAlgoPerf_t *perfResults)
 {
-    Geo g;
-    cudnnStatus_t st = check_descs(convDesc, xDesc, wDesc, yDesc, &g);
-    if (st != CUDNN_STATUS_SUCCESS)
-        return st;
-    if (refuse_nhwc_grouped(xDesc, convDesc))
-        return CUDNN_STATUS_NOT_SUPPORTED;
-    return find<cudnnConvolutionFwdAlgoPerf_t, cudnnConvolutionFwdAlgo_t>(
-        handle, FWD, g, convDesc->math, requestedAlgoCount, returnedAlgoCount, perfResults);
+    return find_checked<cudnnConvolutionFwdAlgoPerf_t, cudnnConvolutionFwdAlgo_t>(
+        handle, FWD, convDesc, xDesc, wDesc, yDesc, requestedAlgoCount, returnedAlgoCount,
+        perfResults);
 }
 
 cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithm(
@@ -659,14 +640,9 @@ cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithm(
     const int requestedAlgoCount, int *returnedAlgoCount,
     cudnnConvolutionBwdDataAlgoPerf_t *perfResults)
 {
-    Geo g;
-    cudnnStatus_t st = check_descs(convDesc, dxDesc, wDesc, dyDesc, &g);
-    if (st != CUDNN_STATUS_SUCCESS)
-        return st;
-    if (refuse_nhwc_grouped(dxDesc, convDesc))
-        return CUDNN_STATUS_NOT_SUPPORTED;
-    return find<cudnnConvolutionBwdDataAlgoPerf_t, cudnnConvolutionBwdDataAlgo_t>(
-        handle, BWD_DATA, g, convDesc->math, requestedAlgoCount, returnedAlgoCount, perfResults);
+    return find_checked<cudnnConvolutionBwdDataAlgoPerf_t, cudnnConvolutionBwdDataAlgo_t>(
+        handle, BWD_DATA, convDesc, dxDesc, wDesc, dyDesc, requestedAlgoCount, returnedAlgoCount,
+        perfResults);
 }
 
 cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithm(
@@ -675,15 +651,9 @@ cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithm(
     const int requestedAlgoCount, int *returnedAlgoCount,
     cudnnConvolutionBwdFilterAlgoPerf_t *perfResults)
 {
-    Geo g;
-    cudnnStatus_t st = check_descs(convDesc, xDesc, dwDesc, dyDesc, &g);
-    if (st != CUDNN_STATUS_SUCCESS)
-        return st;
-    if (refuse_nhwc_grouped(xDesc, convDesc))
-        return CUDNN_STATUS_NOT_SUPPORTED;
-    return find<cudnnConvolutionBwdFilterAlgoPerf_t, cudnnConvolutionBwdFilterAlgo_t>(
-        handle, BWD_FILTER, g, convDesc->math, requestedAlgoCount, returnedAlgoCount,
-        perfResults);
+    return find_checked<cudnnConvolutionBwdFilterAlgoPerf_t, cudnnConvolutionBwdFilterAlgo_t>(
+        handle, BWD_FILTER, convDesc, xDesc, dwDesc, dyDesc, requestedAlgoCount,
+        returnedAlgoCount, perfResults);
 }
 
 /* ---- the convolutions ------------------------------------------------------ */

@@ -19,6 +19,11 @@
 
 namespace {
 
+using fakegpu::computable;
+using fakegpu::extent;
+using fakegpu::self_overlaps;
+using fakegpu::type_size;
+
 // cuDNN describes at most CUDNN_DIM_MAX dimensions and 2 Giga-elements
 constexpr int kDimMax = 8;
 constexpr int64_t kMaxElements = (int64_t)1 << 31;
@@ -28,66 +33,9 @@ bool valid_type(cudnnDataType_t t)
     return (int)t >= (int)CUDNN_DATA_FLOAT && (int)t <= (int)CUDNN_DATA_COMPLEX_FP64;
 }
 
-// the types the stand-in computes with (fakegpu::load/store)
-bool computable(cudnnDataType_t t)
-{
-    return t == CUDNN_DATA_FLOAT || t == CUDNN_DATA_HALF || t == CUDNN_DATA_BFLOAT16;
-}
 
-size_t type_size(cudnnDataType_t t)
-{
-    switch (t) {
-    case CUDNN_DATA_DOUBLE:
-    case CUDNN_DATA_INT64:
-    case CUDNN_DATA_COMPLEX_FP32:
-        return 8;
-    case CUDNN_DATA_HALF:
-    case CUDNN_DATA_BFLOAT16:
-        return 2;
-    case CUDNN_DATA_INT8:
-    case CUDNN_DATA_UINT8:
-    case CUDNN_DATA_BOOLEAN:
-    case CUDNN_DATA_FP8_E4M3:
-    case CUDNN_DATA_FP8_E5M2:
-    case CUDNN_DATA_FP8_E8M0:
-        return 1;
-    case CUDNN_DATA_COMPLEX_FP64:
-        return 16;
-    default:
-        return 4;
-    }
-}
 
-// Elements from the first to one past the last (strides may leave gaps).
-int64_t extent(const cudnnTensorStruct &t)
-{
-    int64_t e = 1;
-    for (int i = 0; i < t.nb; i++)
-        e += (int64_t)(t.dim[i] - 1) * t.stride[i];
-    return e;
-}
 
-// Whether two elements share one address: a written tensor laid out so
-// would be a race on the GPU.  Sorted by stride, each dimension of extent
-// > 1 must step over everything the smaller ones cover.
-bool self_overlaps(const cudnnTensorStruct &t)
-{
-    std::pair<int64_t, int64_t> d[kDimMax];
-    int n = 0;
-    for (int i = 0; i < t.nb; i++)
-        if (t.dim[i] > 1)
-            d[n++] = {t.stride[i], t.dim[i]};
-    for (int i = 1; i < n; i++) // insertion sort: at most 8 (std::sort trips -Warray-bounds)
-        for (int j = i; j > 0 && d[j] < d[j - 1]; j--)
-            std::swap(d[j], d[j - 1]);
-    int64_t covered = 1;
-    for (int i = 0; i < n; i++) {
-        if (d[i].first < covered)
-            return true;
-        covered = d[i].first * d[i].second;
-    }
-    return false;
-}
 
 bool aligned(const void *p, cudnnDataType_t t)
 {

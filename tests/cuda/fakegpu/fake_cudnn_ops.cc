@@ -24,18 +24,14 @@
 
 namespace {
 
+using fakegpu::computable;
+
 using Tensor = cudnnTensorStruct;
 
 const cudnnStatus_t OK = CUDNN_STATUS_SUCCESS;
 const cudnnStatus_t BAD = CUDNN_STATUS_BAD_PARAM;
 const cudnnStatus_t UNSUPPORTED = CUDNN_STATUS_NOT_SUPPORTED;
 
-// The data types these stand-ins compute on.  cuDNN also takes DOUBLE, but
-// fakegpu::load/store do not, and the backend never uses it: NOT_SUPPORTED.
-bool computable(cudnnDataType_t t)
-{
-    return t == CUDNN_DATA_FLOAT || t == CUDNN_DATA_HALF || t == CUDNN_DATA_BFLOAT16;
-}
 
 // A descriptor that was set: 1..8 dims, all positive, positive strides.  A
 // created but never set descriptor (nb 0) is a BAD_PARAM, as in cuDNN.

@@ -44,6 +44,10 @@ bool device_range_ok(const void *p, size_t bytes, const char *what);
  * read as an integer value), as float. */
 float load(const void *p, cudnnDataType_t t, size_t i);
 void store(void *p, cudnnDataType_t t, size_t i, float v);
+/* Bytes of one element (any cuDNN type), and whether load/store handle it
+ * (FLOAT, HALF, BFLOAT16). */
+size_t type_size(cudnnDataType_t t);
+bool computable(cudnnDataType_t t);
 /* p[i] = alpha * v + beta * p[i]; with beta == 0 the old value is not read
  * (it may be NaN), as cuDNN and cuBLAS define it. */
 void blend(void *p, cudnnDataType_t t, size_t i, float alpha, float beta, float v);
@@ -63,6 +67,14 @@ struct cudnnTensorStruct {
     int dim[8];
     int stride[8];
 };
+
+namespace fakegpu {
+/* Elements from a tensor's first to one past its last (strides may leave
+ * gaps), and whether two of its elements share an address (a written
+ * tensor laid out so would be a race on a GPU). */
+int64_t extent(const cudnnTensorStruct &t);
+bool self_overlaps(const cudnnTensorStruct &t);
+} // namespace fakegpu
 
 /* K x C x H x W filter; format NCHW (KCRS) or NHWC (KRSC) */
 struct cudnnFilterStruct {
