@@ -35,6 +35,12 @@ typedef struct bn_state {
      * serve every tier) */
     void *inner_state;
     size_t inner_ws; /* rounded up; the fp32 copies follow it */
+    /* the F32 tier's scratch (inner_ws + 4 fp32 copies): the net's
+     * workspace when F32 is the first tier, else allocated on the step
+     * down to it (once, in an eager warm-up step: refusals come at the
+     * first call), so the other tiers do not reserve 16 bytes an element */
+    void *f32_mem;
+    bool f32_in_ws; /* F32 was the first tier: the net's workspace holds it */
     dlg_layer sh;
     dlg_tensor tb, tt;
     dlg_tensor *pb, *pt;
@@ -61,6 +67,8 @@ static void bn_destroy(void *ctx, void *vs)
         cudnnDestroyActivationDescriptor(s->act);
     if (s->reserve)
         cudaFree(s->reserve);
+    if (s->f32_mem)
+        cudaFree(s->f32_mem);
     dlg_half_io_free(&s->io);
     free(s);
 }
@@ -152,10 +160,11 @@ static int bn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
     }
     s->inner_ws = (iws + 255) & ~(size_t)255;
     size_t n = (size_t)l->bottom[0]->count;
-    /* Ex workspace + two half scratch tensors (masked dy, unwanted dx), or
-     * the fp32 kernel's scratch + x, y, dy, dx in fp32 */
+    /* Ex workspace + two half scratch tensors (masked dy, unwanted dx); the
+     * fp32 kernel's scratch + x, y, dy, dx in fp32 only for a first F32 */
     size_t a = s->ex_ws + 2 * n * sizeof(dlg_half), b = s->inner_ws + 4 * n * sizeof(float);
-    *ws = a > b ? a : b;
+    s->f32_in_ws = s->tier == DLG_BN_F32;
+    *ws = s->f32_in_ws && b > a ? b : a;
     *state = s;
     return 0;
 }
@@ -253,12 +262,23 @@ static int bwd_dnn(dlg_cuda_ctx *c, dlg_layer *l, bn_state *s)
     return refused(st);
 }
 
-/* the F32 tier: fp32 NCHW copies after the fp32 kernel's scratch */
+/* the F32 tier: fp32 NCHW copies after the fp32 kernel's scratch, in the
+ * net's workspace (F32 from the start) or in f32_mem (stepped down) */
 static float *f32_bind(bn_state *s, dlg_layer *l)
 {
-    float *x = (float *)((char *)l->ws + s->inner_ws);
     int64_t n = l->bottom[0]->count;
-    s->sh.ws = l->ws;
+    size_t need = s->inner_ws + 4 * (size_t)n * sizeof(float);
+    void *base = l->ws;
+    if (!s->f32_in_ws) {
+        if (!s->f32_mem && cudaMalloc(&s->f32_mem, need) != cudaSuccess) {
+            cudaGetLastError();
+            s->f32_mem = NULL;
+            return NULL;
+        }
+        base = s->f32_mem;
+    }
+    float *x = (float *)((char *)base + s->inner_ws);
+    s->sh.ws = base;
     s->sh.train = l->train;
     s->tb.data = x;
     s->tt.data = x + n;
@@ -270,6 +290,8 @@ static float *f32_bind(bn_state *s, dlg_layer *l)
 static int fwd_f32(dlg_cuda_ctx *c, dlg_layer *l, bn_state *s)
 {
     float *x = f32_bind(s, l);
+    if (!x)
+        return -DLG_ENOMEM;
     int64_t n = l->bottom[0]->count;
     const dlg_shape *sh = &l->bottom[0]->shape;
     int rc = dlg_half_to_f32(c, sh, dlg_half_x(l, &s->io, 0), x);
@@ -283,6 +305,8 @@ static int fwd_f32(dlg_cuda_ctx *c, dlg_layer *l, bn_state *s)
 static int bwd_f32(dlg_cuda_ctx *c, dlg_layer *l, bn_state *s)
 {
     float *x = f32_bind(s, l);
+    if (!x)
+        return -DLG_ENOMEM;
     int64_t n = l->bottom[0]->count;
     const dlg_shape *sh = &l->bottom[0]->shape;
     int rc = dlg_half_to_f32(c, sh, dlg_half_x(l, &s->io, 0), x);
