@@ -2,13 +2,15 @@
 # `dlgauge run` end to end on the CPU stand-in GPU (tests/cuda/fakegpu):
 # the caffe workloads' and lstm-ptb's CUDA paths (device = cuda:0: the
 # backend module, pinned input buffers, event step times, % of the GPU's
-# peak) with results read back from the CSV sink.
-# Usage: fakegpu_run.sh DLGAUGE PLUGIN_DIR FAKE_MODULE_DIR WORK_DIR
+# peak) with results read back from the CSV sink, and the GPU metrics the
+# runner samples through NVML (a fake libnvidia-ml: 250 W at 80%).
+# Usage: fakegpu_run.sh DLGAUGE PLUGIN_DIR FAKE_MODULE_DIR FAKE_NVML WORK_DIR
 set -eu
-DLG=$1 PLUG=$2 FAKE=$3 WORK=$4
+DLG=$1 PLUG=$2 FAKE=$3 NVML=$4 WORK=$5
 rm -rf "$WORK"
 mkdir -p "$WORK"
 cd "$WORK"
+ln -s "$NVML" libnvidia-ml.so.1
 "$DLG" mkdata text --out corpus.txt --words 20000 >/dev/null
 cat > fake.ini <<'INI'
 [global]
@@ -34,7 +36,8 @@ batch = 4
 vocab = 500
 iterations = 4
 INI
-DLGAUGE_PLUGIN_PATH=$PLUG DLGAUGE_NN_MODULE_DIR=$FAKE FAKEGPU_LEAKS=fail "$DLG" run fake.ini
+LD_LIBRARY_PATH="$WORK" DLGAUGE_PLUGIN_PATH=$PLUG DLGAUGE_NN_MODULE_DIR=$FAKE FAKEGPU_LEAKS=fail \
+  "$DLG" run fake.ini
 python3 - <<'PY'
 import csv, math, sys
 rows = {r["job"]: r for r in csv.DictReader(open("r.csv"))}
@@ -48,6 +51,9 @@ for job, backend in (("cnn", "cuda-bf16:0"), ("lm", "cuda:0")):
     need(r["backend"] == backend, job + " ran on " + r["backend"])
     need("fakegpu" in r["peak_source"], job + " % of peak from the GPU's table")
     need(float(r["throughput"]) > 0 and float(r["latency_p50_us"]) > 0, job + " timings")
+    need(r["gpu_name"] == "NVIDIA H200 (fake)" and abs(float(r["gpu_util"]) - 80) < 1,
+         job + " NVML samples")
+    need(float(r["energy_per_item_j"]) > 0, job + " energy per item")
 # AlexNet memorises one synthetic image; the LM must beat a uniform guess
 need(math.isfinite(float(rows["cnn"]["loss"])) and float(rows["cnn"]["loss"]) < math.log(1000),
      "cnn loss")
