@@ -227,6 +227,48 @@ bool live(const char *api, std::initializer_list<std::pair<const char *, Span>> 
 // the workspace as the caller declares it (all of it must be there)
 Span ws_span(const void *ws, size_t bytes) { return {ws, ws ? bytes : 0}; }
 
+// one buffer of a call, named for the messages
+struct Operand {
+    const char *name;
+    const void *p;
+    cudnnDataType_t type;
+    Span span;
+};
+
+Operand operand(const char *name, const void *p, const cudnnTensorStruct &t)
+{
+    return {name, p, t.type, span(p, t)};
+}
+
+Operand operand(const char *name, const void *p, const cudnnFilterStruct &f)
+{
+    return {name, p, f.type, span(p, f)};
+}
+
+// What each convolution call checks once its descriptors agree: the
+// algorithm, an output tensor that does not overlap itself (out_t; NULL
+// for a filter), the buffers against each other and the workspace *need
+// bytes, and that every buffer lies in a live allocation.
+cudnnStatus_t check_call(const char *api, Dir d, int algo, const Geo &g, Operand in0,
+                         Operand in1, Operand out, const cudnnTensorStruct *out_t, void *ws,
+                         size_t ws_bytes, size_t *need)
+{
+    cudnnStatus_t st = check_algo(d, algo);
+    if (st != CUDNN_STATUS_SUCCESS)
+        return st;
+    *need = ws_need(d, algo, g);
+    if (out_t && self_overlaps(*out_t))
+        return CUDNN_STATUS_BAD_PARAM;
+    st = check_buffers(in0.p, in0.type, in0.span, in1.p, in1.type, in1.span, (void *)out.p,
+                       out.type, out.span, ws, ws_bytes, *need);
+    if (st != CUDNN_STATUS_SUCCESS)
+        return st;
+    if (!live(api, {{in0.name, in0.span}, {in1.name, in1.span}, {out.name, out.span},
+                    {"workspace", ws_span(ws, ws_bytes)}}))
+        return CUDNN_STATUS_EXECUTION_FAILED;
+    return CUDNN_STATUS_SUCCESS;
+}
+
 /* ---- packing between the caller's layouts and packed fp32 ----------------- */
 
 // fp32 rounded to TF32 (10 mantissa bits, to nearest, ties away), as a
@@ -669,22 +711,14 @@ cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, const void *alpha,
     if (!handle || !alpha || !beta)
         return CUDNN_STATUS_BAD_PARAM;
     Geo g;
+    size_t need = 0;
     cudnnStatus_t st = check_descs(convDesc, xDesc, wDesc, yDesc, &g);
     if (st == CUDNN_STATUS_SUCCESS)
-        st = check_algo(FWD, algo);
+        st = check_call("cudnnConvolutionForward", FWD, algo, g, operand("x", x, *xDesc),
+                        operand("w", w, *wDesc), operand("y", y, *yDesc), yDesc, workSpace,
+                        workSpaceSizeInBytes, &need);
     if (st != CUDNN_STATUS_SUCCESS)
         return st;
-    size_t need = ws_need(FWD, algo, g);
-    if (self_overlaps(*yDesc))
-        return CUDNN_STATUS_BAD_PARAM;
-    st = check_buffers(x, xDesc->type, span(x, *xDesc), w, wDesc->type, span(w, *wDesc), y,
-                       yDesc->type, span(y, *yDesc), workSpace, workSpaceSizeInBytes, need);
-    if (st != CUDNN_STATUS_SUCCESS)
-        return st;
-    if (!live("cudnnConvolutionForward", {{"x", span(x, *xDesc)}, {"w", span(w, *wDesc)},
-                                          {"y", span(y, *yDesc)},
-                                          {"workspace", ws_span(workSpace, workSpaceSizeInBytes)}}))
-        return CUDNN_STATUS_EXECUTION_FAILED;
     // scalars and descriptors by value: a captured graph replays this later
     const float al = *(const float *)alpha, be = *(const float *)beta;
     const cudnnTensorStruct xd = *xDesc, yd = *yDesc;
@@ -792,22 +826,15 @@ cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t handle, const void *alp
     if (!handle || !alpha || !beta)
         return CUDNN_STATUS_BAD_PARAM;
     Geo g;
+    size_t need = 0;
     cudnnStatus_t st = check_descs(convDesc, dxDesc, wDesc, dyDesc, &g);
     if (st == CUDNN_STATUS_SUCCESS)
-        st = check_algo(BWD_DATA, algo);
+        st = check_call("cudnnConvolutionBackwardData", BWD_DATA, algo, g,
+                        operand("dy", dy, *dyDesc), operand("w", w, *wDesc),
+                        operand("dx", dx, *dxDesc), dxDesc, workSpace, workSpaceSizeInBytes,
+                        &need);
     if (st != CUDNN_STATUS_SUCCESS)
         return st;
-    size_t need = ws_need(BWD_DATA, algo, g);
-    if (self_overlaps(*dxDesc))
-        return CUDNN_STATUS_BAD_PARAM;
-    st = check_buffers(dy, dyDesc->type, span(dy, *dyDesc), w, wDesc->type, span(w, *wDesc), dx,
-                       dxDesc->type, span(dx, *dxDesc), workSpace, workSpaceSizeInBytes, need);
-    if (st != CUDNN_STATUS_SUCCESS)
-        return st;
-    if (!live("cudnnConvolutionBackwardData",
-              {{"w", span(w, *wDesc)}, {"dy", span(dy, *dyDesc)}, {"dx", span(dx, *dxDesc)},
-               {"workspace", ws_span(workSpace, workSpaceSizeInBytes)}}))
-        return CUDNN_STATUS_EXECUTION_FAILED;
     const float al = *(const float *)alpha, be = *(const float *)beta;
     const cudnnTensorStruct dyd = *dyDesc, dxd = *dxDesc;
     const cudnnFilterStruct wd = *wDesc;
@@ -833,20 +860,15 @@ cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t handle, const void *a
     if (!handle || !alpha || !beta)
         return CUDNN_STATUS_BAD_PARAM;
     Geo g;
+    size_t need = 0;
     cudnnStatus_t st = check_descs(convDesc, xDesc, dwDesc, dyDesc, &g);
     if (st == CUDNN_STATUS_SUCCESS)
-        st = check_algo(BWD_FILTER, algo);
+        st = check_call("cudnnConvolutionBackwardFilter", BWD_FILTER, algo, g,
+                        operand("x", x, *xDesc), operand("dy", dy, *dyDesc),
+                        operand("dw", dw, *dwDesc), NULL, workSpace, workSpaceSizeInBytes,
+                        &need);
     if (st != CUDNN_STATUS_SUCCESS)
         return st;
-    size_t need = ws_need(BWD_FILTER, algo, g);
-    st = check_buffers(x, xDesc->type, span(x, *xDesc), dy, dyDesc->type, span(dy, *dyDesc), dw,
-                       dwDesc->type, span(dw, *dwDesc), workSpace, workSpaceSizeInBytes, need);
-    if (st != CUDNN_STATUS_SUCCESS)
-        return st;
-    if (!live("cudnnConvolutionBackwardFilter",
-              {{"x", span(x, *xDesc)}, {"dy", span(dy, *dyDesc)}, {"dw", span(dw, *dwDesc)},
-               {"workspace", ws_span(workSpace, workSpaceSizeInBytes)}}))
-        return CUDNN_STATUS_EXECUTION_FAILED;
     const float al = *(const float *)alpha, be = *(const float *)beta;
     const cudnnTensorStruct xd = *xDesc, dyd = *dyDesc;
     const cudnnFilterStruct wd = *dwDesc;
