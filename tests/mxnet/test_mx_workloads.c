@@ -142,6 +142,36 @@ static void test_vocab_cap(void **st)
     assert_non_null(strstr(r.log, "map to <unk>"));
 }
 
+/* profile = true: the layer kinds in falling share (LSTM, decoder, loss,
+ * embedding all timed), the slowest layers logged; absent without it */
+static void test_lm_profile(void **st)
+{
+    char spec[400];
+    corpus("prof", 3000, 40, spec, sizeof spec);
+    const char *o[] = {spec, "hidden=32", "bptt=8", "batch=4", "profile=true", NULL};
+    wr_result r;
+    wr_run("mxnet.so", "lstm-ptb", o, 4, &r);
+    if (r.setup_rc || r.step_rc)
+        fail_msg("lstm-ptb profile: %s", r.error);
+    assert_true(wr_double(&r, "layers_ms") > 0);
+    const char *p = wr_field(&r, "layer_profile");
+    assert_non_null(p);
+    printf("  layer_profile: %.300s\n", p);
+    static const char *const kinds[] = {"lstm ", "fc ", "softmax_loss ", "embedding "};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (!strstr(p, kinds[i]))
+            fail_msg("no '%s' in the profile", kinds[i]);
+    double prev = 101, share;
+    for (const char *q = p; (q = strstr(q, ": ")) && sscanf(q + 2, "%lf%%", &share) == 1; q += 2) {
+        assert_true(share <= prev && share >= 0);
+        prev = share;
+    }
+    assert_non_null(strstr(r.log, "profile: "));
+    const char *off[] = {spec, "hidden=32", "bptt=8", "batch=4", NULL};
+    wr_run("mxnet.so", "lstm-ptb", off, 2, &r);
+    assert_null(wr_field(&r, "layer_profile"));
+}
+
 static void expect_error(const char *name, const char *const *o, const char *needle)
 {
     wr_result r;
@@ -252,6 +282,7 @@ int main(void)
 #ifndef ONLY_LEARN
     cmocka_unit_test(test_infer_heldout),
         cmocka_unit_test(test_vocab_cap),          cmocka_unit_test(test_bad_text),
+        cmocka_unit_test(test_lm_profile),
         cmocka_unit_test(test_inception_recordio), cmocka_unit_test(test_inception_synthetic),
 #endif
     };

@@ -15,6 +15,7 @@
 
 #include "cnn_data.h"
 #include "cnn_mem.h"
+#include "nn_profile.h"
 #include "peak.h"
 #include "backend.h"
 #include "cuda/cuda_device.h"
@@ -48,12 +49,7 @@ const dlg_metric cnn_metrics[] = {
      "fp16 training only: the dynamic loss scale at the end (starts at 65536)"},
     {"skipped_steps", DLG_FIELD_INT, "",
      "fp16 training only: SGD steps skipped because a gradient overflowed"},
-    {"layers_ms", DLG_FIELD_DOUBLE, "ms",
-     "profile = true: the layers' time per step (forward + backward), over the steps after the "
-     "first"},
-    {"layer_profile", DLG_FIELD_STRING, "",
-     "profile = true: the 8 heaviest layer kinds, 'type kernel: share% (forward+backward ms "
-     "per step)', separated by ' | '"},
+    NN_PROFILE_FIELDS,
     {NULL, 0, NULL, NULL}};
 
 typedef struct cnn {
@@ -171,11 +167,8 @@ static int setup_all(cnn *s, const char *model, const dlg_value *o, const dlg_jo
     if (rc < 0)
         return rc;
     s->profile = o[O_PROFILE].i != 0;
-    if (s->profile && strncmp(s->backend, "cuda", 4) == 0) /* it would time launches */
-        return h->error(h, DLG_ENOTSUP,
-                        "profile = true: per-layer times need the cpu or ref backend (%s runs "
-                        "layers asynchronously)",
-                        s->backend);
+    if (s->profile && (rc = nn_profile_check(h, s->backend)) < 0)
+        return rc;
     s->train = o[O_MODE].i == 0;
     s->batch = (int)o[O_BATCH].i;
     s->sgd = (dlg_sgd){(float)o[O_LR].d, (float)o[O_MOMENTUM].d, (float)o[O_WEIGHT_DECAY].d};
@@ -339,44 +332,6 @@ static const char *dnnl_isa_name(void)
 #endif
 }
 
-/* ms per timed step (the first step is not in the profile) */
-static double per_step_ms(const cnn *s, uint64_t ns)
-{
-    return 1e-6 * (double)ns / (double)(s->steps > 1 ? s->steps - 1 : 1);
-}
-
-/* The profile's fields, and its 10 slowest layers in the log. */
-static void report_profile(cnn *s, const dlg_report_api *api, dlg_fields *f)
-{
-    enum { KINDS = 8, SLOWEST = 10 };
-    double total = 0;
-    for (int i = 0; i < dlg_net_layer_count(s->net); i++) {
-        uint64_t fw = 0, bw = 0, calls;
-        dlg_net_layer_time(s->net, i, &fw, &bw, &calls);
-        total += per_step_ms(s, fw + bw);
-    }
-    dlg_layer_kind k[KINDS];
-    int nk = dlg_net_layer_kinds(s->net, k, KINDS);
-    char text[1024] = "";
-    for (int i = 0; i < nk && i < KINDS && total > 0; i++) {
-        double fw = per_step_ms(s, k[i].fwd_ns), bw = per_step_ms(s, k[i].bwd_ns);
-        size_t used = strlen(text);
-        snprintf(text + used, sizeof text - used, "%s%s %s: %.1f%% (%.2f+%.2f ms)", i ? " | " : "",
-                 k[i].type, k[i].impl, 100 * (fw + bw) / total, fw, bw);
-    }
-    api->add_double(f, "layers_ms", total);
-    api->add_string(f, "layer_profile", text);
-    int top[SLOWEST], ntop = dlg_net_layers_by_time(s->net, top, SLOWEST);
-    for (int i = 0; i < ntop; i++) {
-        dlg_layer_info li;
-        uint64_t fw = 0, bw = 0, calls;
-        dlg_net_layer_info(s->net, top[i], &li);
-        dlg_net_layer_time(s->net, top[i], &fw, &bw, &calls);
-        s->h->log(s->h, DLG_LOG_INFO, "profile: %-28s %-8s %8.2f ms/step  %s", li.name, li.type,
-                  per_step_ms(s, fw + bw), dlg_net_layer_impl(s->net, top[i]));
-    }
-}
-
 int cnn_report(void *state, const dlg_report_api *api, dlg_fields *f)
 {
     cnn *s = state;
@@ -398,8 +353,8 @@ int cnn_report(void *state, const dlg_report_api *api, dlg_fields *f)
     api->add_string(f, "backend", s->backend);
     api->add_string(f, "dnnl_isa", strcmp(s->backend, "cpu") == 0 ? dnnl_isa_name() : "none");
     api->add_string(f, "data_source", cnn_data_source(s->data));
-    if (s->profile)
-        report_profile(s, api, f);
+    if (s->profile) /* the first step is not in the profile */
+        nn_profile_report(s->net, s->steps > 1 ? s->steps - 1 : 0, s->h, api, f);
     float scale;
     int64_t skipped;
     if (dlg_net_loss_scale(s->net, &scale, &skipped) > 0) { /* waits: the run is over */

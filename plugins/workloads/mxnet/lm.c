@@ -18,6 +18,7 @@
 #include "cuda/cuda_device.h"
 #include "lm_corpus.h"
 #include "nn_opts.h"
+#include "nn_profile.h"
 #include "peak.h"
 
 #define MAX_LAYERS 16
@@ -29,6 +30,7 @@ typedef struct lm {
     bool train;
     int T, B, L, H, V;
     const char *backend;
+    bool profile; /* the net times its layers (dlg_plan_opts.profile) */
     /* batchified split: stream b is tokens[b*per_stream ...] */
     const int32_t *tokens;
     int64_t per_stream, segments, seg;
@@ -79,6 +81,7 @@ const dlg_option lm_options[] = {
     [L_DEVICE] = {"device", DLG_OPT_STRING, "auto", NULL, NULL, NULL,
                   "auto | cpu | cuda[:N] (auto: a CUDA device if there is one, else the CPU)", 0},
     CNN_CUDA_OPTION(L_ALGO_CACHE, L_WORKSPACE, L_DETERMINISTIC, L_GRAPHS),
+    CNN_PROFILE_OPTION(L_PROFILE),
     [L_COUNT] = {0}};
 
 const dlg_metric lm_metrics[] = {
@@ -106,6 +109,7 @@ const dlg_metric lm_metrics[] = {
     {"plan_bytes", DLG_FIELD_INT, "bytes",
      "memory the planned net holds: params, kept and shared activations, gradients, workspace"},
     {"backend", DLG_FIELD_STRING, "", "engine backend that ran"},
+    NN_PROFILE_FIELDS,
     {NULL, 0, NULL, NULL}};
 
 static uint64_t now_ns(void)
@@ -144,7 +148,8 @@ static int options(lm *s, const dlg_value *o)
         return h->error(h, -rc, "%s", err);
     if (note[0])
         h->log(h, DLG_LOG_INFO, "%s", note);
-    return 0;
+    s->profile = o[L_PROFILE].i != 0;
+    return s->profile ? nn_profile_check(h, s->backend) : 0;
 }
 
 /* Streams as the reference examples batchify: the split is cut into
@@ -222,6 +227,7 @@ static int plan(lm *s, const dlg_value *o, const dlg_job_info *job)
                         .train = s->train,
                         .seed = job ? job->seed : 1};
     nn_opts_apply(&po, o, L_ALGO_CACHE, L_WORKSPACE, L_DETERMINISTIC, L_GRAPHS);
+    po.profile = s->profile;
     if (dlg_net_plan(s->net, &po) < 0)
         return s->h->error(s->h, -dlg_net_status(s->net), "%s", dlg_net_error(s->net));
     /* planned but untouched: the exact figure, before any page is used */
@@ -365,7 +371,8 @@ int lm_step(void *state, dlg_step *out)
     if (s->steps++ > 0) { /* the first step warms caches and the OpenMP team */
         s->timed_ns += out->elapsed_ns ? out->elapsed_ns : now_ns() - t0;
         s->timed_items += items;
-    }
+    } else if (s->profile)
+        dlg_net_layer_time_reset(s->net);
     out->items = items;
     return 0;
 }
@@ -403,6 +410,8 @@ int lm_report(void *state, const dlg_report_api *api, dlg_fields *f)
     }
     api->add_int(f, "plan_bytes", (int64_t)s->plan_bytes);
     api->add_string(f, "backend", s->backend);
+    if (s->profile) /* the first step is not in the profile */
+        nn_profile_report(s->net, s->steps > 1 ? s->steps - 1 : 0, s->h, api, f);
     return 0;
 }
 

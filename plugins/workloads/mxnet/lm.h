@@ -27,6 +27,7 @@ enum lm_opt {
     L_WORKSPACE,
     L_DETERMINISTIC,
     L_GRAPHS,
+    L_PROFILE,
     L_COUNT
 };
 
