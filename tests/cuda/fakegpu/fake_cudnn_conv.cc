@@ -174,8 +174,8 @@ size_t ws_need(Dir d, int algo, const Geo &g)
     return 0;
 }
 
-// The algorithm value's range; BWD_FILTER_ALGO_WINOGRAD is "not implemented"
-// in cudnn_ops.h itself.
+// The algorithm value's range; cuDNN's own header marks
+// BWD_FILTER_ALGO_WINOGRAD as having no kernel, so it is NOT_SUPPORTED.
 cudnnStatus_t check_algo(Dir d, int algo)
 {
     int count = d == FWD        ? (int)CUDNN_CONVOLUTION_FWD_ALGO_COUNT
@@ -581,18 +581,13 @@ extern "C" {
 
 cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t *convDesc)
 {
-    if (!convDesc)
-        return CUDNN_STATUS_BAD_PARAM;
     // u == 0 marks "never set"; one group and the default math until set
-    cudnnConvolutionStruct *d = new (std::nothrow) cudnnConvolutionStruct();
-    if (!d)
-        return CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
-    d->groups = 1;
-    d->math = CUDNN_DEFAULT_MATH;
-    d->compute = CUDNN_DATA_FLOAT;
-    d->mode = CUDNN_CROSS_CORRELATION;
-    *convDesc = d;
-    return CUDNN_STATUS_SUCCESS;
+    cudnnConvolutionStruct d = {};
+    d.groups = 1;
+    d.math = CUDNN_DEFAULT_MATH;
+    d.compute = CUDNN_DATA_FLOAT;
+    d.mode = CUDNN_CROSS_CORRELATION;
+    return fakegpu::new_descriptor(convDesc, d);
 }
 
 cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t convDesc)

@@ -80,14 +80,8 @@ extern "C" {
 
 cudnnStatus_t cudnnCreate(cudnnHandle_t *handle)
 {
-    if (!handle)
-        return CUDNN_STATUS_BAD_PARAM;
-    cudnnContext *c = new (std::nothrow) cudnnContext;
-    if (!c)
-        return CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
-    c->stream = nullptr; // the legacy default stream, as cuDNN starts
-    *handle = c;
-    return CUDNN_STATUS_SUCCESS;
+    // on the legacy default stream, as cuDNN starts
+    return fakegpu::new_descriptor(handle, cudnnContext{nullptr});
 }
 
 cudnnStatus_t cudnnDestroy(cudnnHandle_t handle)
@@ -177,14 +171,8 @@ const char *cudnnGetErrorString(cudnnStatus_t status)
 
 cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t *tensorDesc)
 {
-    if (!tensorDesc)
-        return CUDNN_STATUS_BAD_PARAM;
     // nb == 0 marks "created, never set": every operation refuses it
-    cudnnTensorStruct *t = new (std::nothrow) cudnnTensorStruct();
-    if (!t)
-        return CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
-    *tensorDesc = t;
-    return CUDNN_STATUS_SUCCESS;
+    return fakegpu::new_descriptor(tensorDesc, cudnnTensorStruct{});
 }
 
 // NULL is accepted, as by cuDNN: teardown after a half-done setup
@@ -215,7 +203,7 @@ cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t tensorDesc,
         const int stride[4] = {h * w * c, 1, w * c, c};
         return set_nd(tensorDesc, dataType, 4, dim, stride);
     }
-    case CUDNN_TENSOR_NCHW_VECT_C: // int8x4/x32 vectors: not implemented here
+    case CUDNN_TENSOR_NCHW_VECT_C: // int8x4/x32 vectors: no backend call uses them
         return valid_type(dataType) ? CUDNN_STATUS_NOT_SUPPORTED : CUDNN_STATUS_BAD_PARAM;
     default:
         return CUDNN_STATUS_BAD_PARAM;
@@ -256,14 +244,8 @@ cudnnStatus_t cudnnGetTensorNdDescriptor(const cudnnTensorDescriptor_t tensorDes
 
 cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t *filterDesc)
 {
-    if (!filterDesc)
-        return CUDNN_STATUS_BAD_PARAM;
     // k == 0 marks "never set"
-    cudnnFilterStruct *f = new (std::nothrow) cudnnFilterStruct();
-    if (!f)
-        return CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
-    *filterDesc = f;
-    return CUDNN_STATUS_SUCCESS;
+    return fakegpu::new_descriptor(filterDesc, cudnnFilterStruct{});
 }
 
 cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t filterDesc)

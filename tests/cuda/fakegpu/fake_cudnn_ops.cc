@@ -191,8 +191,8 @@ bool one_null(const void *a, const void *b) { return (a == nullptr) != (b == nul
 // What the Ex calls add.  BN_ACTIVATION: a ReLU descriptor is required (NULL
 // is BAD_PARAM); like cuDNN, the fused kernel is the persistent NHWC one, so
 // any other mode, layout, data type than HALF/FLOAT, or activation than ReLU
-// is NOT_SUPPORTED.  BN_ADD_ACTIVATION is not implemented: NOT_SUPPORTED
-// (the backend never asks for it).
+// is NOT_SUPPORTED.  BN_ADD_ACTIVATION is NOT_SUPPORTED too: the backend
+// never asks for it, so the stand-in has no add path.
 cudnnStatus_t ex_ops(cudnnBatchNormMode_t mode, cudnnBatchNormOps_t ops,
                      cudnnActivationDescriptor_t act,
                      std::initializer_list<const Tensor *> layout_checked)
@@ -658,10 +658,8 @@ const cudnnActivationMode_t ACT_UNSET = (cudnnActivationMode_t)(CUDNN_ACTIVATION
 
 cudnnStatus_t cudnnCreateActivationDescriptor(cudnnActivationDescriptor_t *activationDesc)
 {
-    if (!activationDesc)
-        return BAD;
-    *activationDesc = new cudnnActivationStruct{ACT_UNSET, CUDNN_NOT_PROPAGATE_NAN, 0.0};
-    return OK;
+    return fakegpu::new_descriptor(activationDesc,
+                                   cudnnActivationStruct{ACT_UNSET, CUDNN_NOT_PROPAGATE_NAN, 0.0});
 }
 
 cudnnStatus_t cudnnSetActivationDescriptor(cudnnActivationDescriptor_t activationDesc,
@@ -955,10 +953,7 @@ cudnnStatus_t cudnnBatchNormalizationBackwardEx(
 // cuDNN's defaults (Krizhevsky et al. 2012, as cudnn_ops.h says)
 cudnnStatus_t cudnnCreateLRNDescriptor(cudnnLRNDescriptor_t *normDesc)
 {
-    if (!normDesc)
-        return BAD;
-    *normDesc = new cudnnLRNStruct{5, 1e-4, 0.75, 2.0};
-    return OK;
+    return fakegpu::new_descriptor(normDesc, cudnnLRNStruct{5, 1e-4, 0.75, 2.0});
 }
 
 cudnnStatus_t cudnnSetLRNDescriptor(cudnnLRNDescriptor_t normDesc, unsigned lrnN,

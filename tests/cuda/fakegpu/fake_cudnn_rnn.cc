@@ -554,11 +554,8 @@ void set_tensor(cudnnTensorDescriptor_t d, int nb, const int *dims, const int *s
 
 extern "C" cudnnStatus_t cudnnCreateDropoutDescriptor(cudnnDropoutDescriptor_t *dropoutDesc)
 {
-    if (!dropoutDesc)
-        return BAD;
     // NaN rate: not set yet (cudnnSetRNNDescriptor_v8 refuses it)
-    *dropoutDesc = new (std::nothrow) cudnnDropoutStruct{kNaN};
-    return *dropoutDesc ? OK : CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
+    return fakegpu::new_descriptor(dropoutDesc, cudnnDropoutStruct{kNaN});
 }
 
 extern "C" cudnnStatus_t cudnnDestroyDropoutDescriptor(cudnnDropoutDescriptor_t dropoutDesc)
@@ -586,10 +583,7 @@ extern "C" cudnnStatus_t cudnnSetDropoutDescriptor(cudnnDropoutDescriptor_t drop
 
 extern "C" cudnnStatus_t cudnnCreateRNNDescriptor(cudnnRNNDescriptor_t *rnnDesc)
 {
-    if (!rnnDesc)
-        return BAD;
-    *rnnDesc = new (std::nothrow) cudnnRNNStruct{};
-    return *rnnDesc ? OK : CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
+    return fakegpu::new_descriptor(rnnDesc, cudnnRNNStruct{});
 }
 
 extern "C" cudnnStatus_t cudnnDestroyRNNDescriptor(cudnnRNNDescriptor_t rnnDesc)
@@ -646,10 +640,7 @@ extern "C" cudnnStatus_t cudnnSetRNNDescriptor_v8(
 
 extern "C" cudnnStatus_t cudnnCreateRNNDataDescriptor(cudnnRNNDataDescriptor_t *rnnDataDesc)
 {
-    if (!rnnDataDesc)
-        return BAD;
-    *rnnDataDesc = new (std::nothrow) cudnnRNNDataStruct{};
-    return *rnnDataDesc ? OK : CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
+    return fakegpu::new_descriptor(rnnDataDesc, cudnnRNNDataStruct{});
 }
 
 extern "C" cudnnStatus_t cudnnDestroyRNNDataDescriptor(cudnnRNNDataDescriptor_t rnnDataDesc)

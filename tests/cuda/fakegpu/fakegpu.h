@@ -29,12 +29,23 @@
 #include <stdint.h>
 
 #include <functional>
+#include <new>
 
 namespace fakegpu {
 
 /* Runs op now, or records it when s is capturing (cudaStreamBeginCapture). */
 void submit(cudaStream_t s, std::function<void()> op);
 bool capturing(cudaStream_t s);
+
+/* *out = a new T copied from init: every cudnnCreate* stand-in (NULL out:
+ * BAD_PARAM; no memory: HOST_ALLOCATION_FAILED, as cuDNN 9 says it). */
+template <class T> cudnnStatus_t new_descriptor(T **out, const T &init)
+{
+    if (!out)
+        return CUDNN_STATUS_BAD_PARAM;
+    *out = new (std::nothrow) T(init);
+    return *out ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
+}
 
 /* true when [p, p + bytes) lies inside one live cudaMalloc/cudaHostAlloc
  * block; else false and one "fakegpu: <what>: ..." line on stderr */
