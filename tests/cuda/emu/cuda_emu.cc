@@ -120,6 +120,7 @@ struct grid_state {
     const char *where = "";
     coords now;
     std::vector<fiber> fibers;
+    std::vector<unsigned> order; // a block's threads in the order they run
     unsigned cur = 0;
     context sched;
     int error = 0;
@@ -150,6 +151,16 @@ uint64_t next_rand(grid_state &l)
     l.rng ^= l.rng >> 7;
     l.rng ^= l.rng << 17;
     return l.rng;
+}
+
+// the first m entries of l.order in a fresh random order (Fisher-Yates)
+void shuffle(grid_state &l, unsigned m)
+{
+    for (unsigned i = m; i > 1; i--) {
+        unsigned j = (unsigned)(next_rand(l) % i), t = l.order[i - 1];
+        l.order[i - 1] = l.order[j];
+        l.order[j] = t;
+    }
 }
 
 // fiber -> scheduler
@@ -212,18 +223,22 @@ bool check_config(const config &c, char *why, size_t len)
     return false;
 }
 
+bool any_live(const grid_state &l, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (l.fibers[i].st != DONE)
+            return true;
+    return false;
+}
+
 // releases what can be released; false when nothing could
 bool release(grid_state &l, unsigned n)
 {
-    bool any_live = false, all_at_block = true;
-    for (unsigned i = 0; i < n; i++) {
-        if (l.fibers[i].st == DONE)
-            continue;
-        any_live = true;
-        if (l.fibers[i].st != AT_BLOCK_BARRIER)
+    bool all_at_block = true;
+    for (unsigned i = 0; i < n; i++)
+        if (l.fibers[i].st != DONE && l.fibers[i].st != AT_BLOCK_BARRIER)
             all_at_block = false;
-    }
-    if (!any_live)
+    if (!any_live(l, n))
         return false;
     if (all_at_block) {
         unsigned any = 0;
@@ -292,16 +307,11 @@ void run_block_direct(grid_state &l)
 {
     const dim3 b = l.cfg.block;
     const unsigned n = b.x * b.y * b.z;
-    std::vector<unsigned> order(n);
     for (unsigned i = 0; i < n; i++)
-        order[i] = i;
-    for (unsigned i = n; i > 1; i--) {
-        unsigned j = (unsigned)(next_rand(l) % i), t = order[i - 1];
-        order[i - 1] = order[j];
-        order[j] = t;
-    }
+        l.order[i] = i;
+    shuffle(l, n);
     for (unsigned k = 0; k < n; k++) {
-        unsigned i = order[k];
+        unsigned i = l.order[k];
         l.now.thread = make_uint3(i % b.x, (i / b.x) % b.y, i / (b.x * b.y));
         (*l.body)();
     }
@@ -313,27 +323,18 @@ void run_block(grid_state &l)
     const unsigned n = b.x * b.y * b.z;
     for (unsigned i = 0; i < n; i++)
         start_fiber(l.fibers[i], make_uint3(i % b.x, (i / b.x) % b.y, i / (b.x * b.y)));
-    std::vector<unsigned> order(n);
     for (;;) {
         // one phase: every runnable fiber, in a fresh shuffled order
         unsigned m = 0;
         for (unsigned i = 0; i < n; i++)
             if (l.fibers[i].st == RUNNABLE)
-                order[m++] = i;
-        for (unsigned i = m; i > 1; i--) {
-            unsigned j = (unsigned)(next_rand(l) % i);
-            unsigned t = order[i - 1];
-            order[i - 1] = order[j];
-            order[j] = t;
-        }
+                l.order[m++] = i;
+        shuffle(l, m);
         for (unsigned k = 0; k < m; k++)
-            resume(l, order[k]);
+            resume(l, l.order[k]);
         if (release(l, n))
             continue;
-        bool live = false;
-        for (unsigned i = 0; i < n; i++)
-            live |= l.fibers[i].st != DONE;
-        if (!live)
+        if (!any_live(l, n))
             return;
         fprintf(stderr, "cuda_emu: %s: block (%u,%u,%u): deadlock, a barrier that some "
                 "threads of the block never reach\n", l.where, l.now.block.x, l.now.block.y,
@@ -355,8 +356,7 @@ void wait_at(state s, int pred, unsigned mask)
     f.st = s;
     f.pred = pred;
     f.warp_mask = mask;
-    yield_to_scheduler(false);
-    l.now.thread = f.tid;
+    yield_to_scheduler(false); // resume() sets the coordinates back
 }
 
 } // namespace
@@ -372,7 +372,8 @@ void run(const config &cfg, const std::function<void()> &body, const char *where
     l.where = where;
     l.now.block_dim = cfg.block;
     l.now.grid_dim = cfg.grid;
-    unsigned n = cfg.may_sync ? cfg.block.x * cfg.block.y * cfg.block.z : 0;
+    unsigned threads = cfg.block.x * cfg.block.y * cfg.block.z, n = cfg.may_sync ? threads : 0;
+    l.order.resize(threads);
     l.fibers.resize(n);
     while (g_stacks.v.size() < n)
         g_stacks.v.push_back((char *)malloc(kStack));

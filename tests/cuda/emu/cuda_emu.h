@@ -4,12 +4,15 @@
  * files would otherwise meet their first input on a lent GPU.  This header is
  * force-included (g++ -include) into those files after
  * rewrite_launches.py has turned each `k<<<grid, block, shm, s>>>(args)`
- * into a dlg_emu_launch call.  Every CUDA thread becomes a fiber
- * (cuda_emu.cc): blocks run one after another, the threads of a block in a
- * shuffled order between barriers, so a missing __syncthreads shows up as a
- * wrong result, a divergent one as a reported deadlock, and (under ASan)
- * an out-of-bounds index as an ASan report.  Launch limits are checked as
- * the hardware would (threads per block, grid y/z <= 65535).
+ * into a dlg_emu_launch call.  In a kernel that may reach a barrier every
+ * CUDA thread becomes a fiber (cuda_emu.cc); in one that cannot, a plain
+ * call.  Blocks run one after another, the threads of a block in a shuffled
+ * order between barriers, so a missing __syncthreads shows up as a wrong
+ * result, a divergent one as a reported deadlock, and (under ASan) an
+ * out-of-bounds index as an ASan report.  Launch limits are checked as the
+ * hardware would (threads per block, grid y/z <= 65535).  A checked launch
+ * goes to dlg_emu_submit: run at once here, queued on its stream under
+ * tests/cuda/fakegpu.
  *
  * What it cannot show: timing, memory coalescing, and races between
  * threads that CUDA would run truly in parallel within one barrier phase
