@@ -62,7 +62,8 @@ static bool is_fp16(dlg_cuk_htype t) { return t == DLG_CUK_FP16; }
 /* x rounded to the half type, as float */
 static float rounded(dlg_cuk_htype t, float x)
 {
-    return is_fp16(t) ? dlg_fp16_to_f32(dlg_fp16_from_f32(x)) : dlg_bf16_to_f32(dlg_bf16_from_f32(x));
+    return is_fp16(t) ? dlg_fp16_to_f32(dlg_fp16_from_f32(x))
+                      : dlg_bf16_to_f32(dlg_bf16_from_f32(x));
 }
 
 static void near(const char *what, const float *got, const float *want, int64_t n, float tol)
@@ -507,6 +508,15 @@ static void test_loss(void **state)
 
 /* ---- SGD, the inf check and the loss scaler ----------------------------- */
 
+/* element j of tensor t after one SGD step with unscaled gradients */
+static void sgd_ref(const dlg_cuk_sgd_tensor *t, int64_t j, float lr, float mom, float decay,
+                    float *w, float *h)
+{
+    float v = mom * t->h[j] + lr * t->lr_mult * (t->g[j] + decay * t->decay_mult * t->w[j]);
+    *h = v;
+    *w = t->w[j] - v;
+}
+
 static void test_sgd_scaled(void **state)
 {
     (void)state;
@@ -531,10 +541,8 @@ static void test_sgd_scaled(void **state)
 
     /* plain multi-tensor SGD */
     for (int i = 0; i < 2; i++)
-        for (int64_t j = 0; j < sizes[i]; j++) {
-            float v = mom * h[i][j] + lr * t[i].lr_mult * (g[i][j] + decay * t[i].decay_mult * w[i][j]);
-            h0[i][j] = v, w0[i][j] = w[i][j] - v;
-        }
+        for (int64_t j = 0; j < sizes[i]; j++)
+            sgd_ref(&t[i], j, lr, mom, decay, &w0[i][j], &h0[i][j]);
     assert_int_equal(dlg_cuk_sgd_multi(NULL, t, c, nchunks, lr, mom, decay), 0);
     for (int i = 0; i < 2; i++) {
         near("sgd w", w[i], w0[i], sizes[i], 1e-6f);
@@ -544,8 +552,7 @@ static void test_sgd_scaled(void **state)
     /* scaled: finite gradients carry S; the update divides it out */
     for (int i = 0; i < 2; i++)
         for (int64_t j = 0; j < sizes[i]; j++) {
-            float v = mom * h[i][j] + lr * t[i].lr_mult * (g[i][j] + decay * t[i].decay_mult * w[i][j]);
-            h0[i][j] = v, w0[i][j] = w[i][j] - v;
+            sgd_ref(&t[i], j, lr, mom, decay, &w0[i][j], &h0[i][j]);
             g[i][j] *= sc.scale;
         }
     assert_int_equal(dlg_cuk_grad_check_multi(NULL, t, c, nchunks, &sc), 0);
