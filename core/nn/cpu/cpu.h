@@ -10,8 +10,8 @@
 extern const dlg_backend dlg_backend_cpu;
 extern const dlg_kernels dlg_cpu_conv, dlg_cpu_fc, dlg_cpu_pool, dlg_cpu_lrn, dlg_cpu_bn,
     dlg_cpu_relu, dlg_cpu_softmax, dlg_cpu_add, dlg_cpu_split, dlg_cpu_concat;
-/* cpu_lstm.c */
-extern const dlg_kernels dlg_cpu_lstm;
+/* cpu_lstm.c, cpu_loss.c */
+extern const dlg_kernels dlg_cpu_lstm, dlg_cpu_loss;
 
 typedef struct cpu_ctx {
     dnnl_engine_t eng;

@@ -108,8 +108,9 @@ const dlg_backend dlg_backend_cpu = {
             [DLG_L_SPLIT] = &dlg_cpu_split,
             [DLG_L_CONCAT] = &dlg_cpu_concat,
             [DLG_L_LSTM] = &dlg_cpu_lstm,
+            [DLG_L_LOSS] = &dlg_cpu_loss,
         },
-    /* dropout, loss (and concat of odd channel counts): memory-bound,
+    /* dropout (and concat of odd channel counts): memory-bound,
      * reference loops on plain data */
     .fallback = &dlg_backend_ref,
 };
