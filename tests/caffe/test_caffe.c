@@ -52,10 +52,12 @@ static void test_flops(void **st)
 /* A fixed synthetic batch with random labels is memorised: the loss of a
  * real train path (forward, backward, SGD) falls well below ln(10).
  * ResNet-50 (batch norm) at crop 32 does it in a few steps; AlexNet with
- * Caffe's fillers and dropout needs hundreds. */
+ * Caffe's fillers and dropout needs hundreds.  At lr 0.01 the first steps
+ * overshoot (loss 5-10) and where 20 steps end depends on rounding (seeds
+ * 1 and 3 ended at 0.87 and 2.7); at 0.002 nine seeds ended below 0.002. */
 static void test_learns_fixed_batch(void **st)
 {
-    const char *ov[] = {"batch=4", "crop=32", "classes=10", "lr=0.01", NULL};
+    const char *ov[] = {"batch=4", "crop=32", "classes=10", "lr=0.002", NULL};
     wr_result r;
     wr_run("caffe.so", "resnet50", ov, 20, &r);
     assert_int_equal(r.setup_rc, 0);
