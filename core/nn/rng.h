@@ -5,7 +5,15 @@
 #include <math.h>
 #include <stdint.h>
 
-static inline uint64_t dlg_rng_next(uint64_t *s)
+/* The functions dropout draws with run on CUDA devices too (cuda_kernels.cu
+ * includes this file), so every backend keeps the same elements. */
+#ifdef __CUDACC__
+#define DLG_RNG_HD __host__ __device__
+#else
+#define DLG_RNG_HD
+#endif
+
+static inline DLG_RNG_HD uint64_t dlg_rng_next(uint64_t *s)
 {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -23,6 +31,22 @@ static inline double dlg_rng_gauss(uint64_t *s)
 {
     double u = dlg_rng_uniform(s), v = dlg_rng_uniform(s);
     return sqrt(-2.0 * log(1.0 - u)) * cos(6.283185307179586 * v);
+}
+
+/* Dropout's stream, counter-based so that elements draw independently (in
+ * parallel, or in a captured CUDA graph whose step counter lives on the
+ * device): at a layer's step-th training forward (from 0), with `base` its
+ * seed, element i is kept iff dlg_dropout_u(dlg_dropout_seed(base, step),
+ * i) >= ratio.  24 bits, compared as a float on every backend. */
+static inline DLG_RNG_HD uint64_t dlg_dropout_seed(uint64_t base, uint64_t step)
+{
+    return base + 0x9e3779b97f4a7c15ull * (step + 1);
+}
+
+static inline DLG_RNG_HD float dlg_dropout_u(uint64_t seed, uint64_t i)
+{
+    uint64_t s = seed ^ i * 0xd1b54a32d192ed03ull;
+    return (float)(dlg_rng_next(&s) >> 40) * (1.0f / 16777216.0f);
 }
 
 #endif

@@ -15,6 +15,7 @@
 #include "cuda_kernels.h"
 #include "cuda_nhwc_kernels.h"
 #include "cuda_seq_kernels.h"
+#include "../rng.h" /* the dropout stream every backend draws */
 
 #include <float.h>
 #include <math.h>
@@ -353,21 +354,27 @@ static void test_elementwise(void **state)
     near("mul", y, want, n, 0);
 
     /* dropout: the mask is 0 or 1/(1-ratio), y = x * mask, about ratio of it
-     * dropped, and a new mask on the next call (the device step counter) */
+     * dropped, and a new mask on the next call (the device step counter):
+     * at each step the elements rng.h's stream keeps, as on the cpu */
     uint64_t step = 0;
-    assert_int_equal(dlg_cuk_dropout_fwd(NULL, a, y, mask, n, 0.25f, 42, &step), 0);
-    assert_int_equal(step, 1);
-    int dropped = 0;
-    for (int64_t i = 0; i < n; i++) {
-        assert_true(mask[i] == 0.0f || mask[i] == 1.0f / 0.75f);
-        dropped += mask[i] == 0.0f;
-        want[i] = a[i] * mask[i];
+    for (int call = 0; call < 2; call++) {
+        assert_int_equal(dlg_cuk_dropout_fwd(NULL, a, y, mask, n, 0.25f, 42, &step), 0);
+        assert_int_equal(step, call + 1);
+        int dropped = 0;
+        uint64_t seed = dlg_dropout_seed(42, (uint64_t)call);
+        for (int64_t i = 0; i < n; i++) {
+            bool keep = dlg_dropout_u(seed, (uint64_t)i) >= 0.25f;
+            assert_true(mask[i] == (keep ? 1.0f / 0.75f : 0.0f));
+            dropped += !keep;
+            want[i] = a[i] * mask[i];
+        }
+        near("dropout", y, want, n, 0);
+        assert_in_range(dropped, 180, 320);
+        if (call == 0)
+            memcpy(got, mask, n * 4);
+        else
+            assert_memory_not_equal(got, mask, n * 4);
     }
-    near("dropout", y, want, n, 0);
-    assert_in_range(dropped, 180, 320);
-    memcpy(got, mask, n * 4);
-    assert_int_equal(dlg_cuk_dropout_fwd(NULL, a, y, mask, n, 0.25f, 42, &step), 0);
-    assert_memory_not_equal(got, mask, n * 4);
 
     for (int t = 0; t < 2; t++) {
         dlg_cuk_htype ht = kHalf[t];

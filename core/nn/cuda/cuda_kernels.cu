@@ -2,6 +2,7 @@
 // SGD update, Caffe-exact pooling and the softmax loss.  cuDNN/cuBLAS do
 // the rest; these exist where no library call matches Caffe's semantics.
 #include "cuda_kernels.h"
+#include "../rng.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -110,25 +111,16 @@ __global__ void k_mul(const float *a, const float *b, float *y, int64_t n)
     GRID_LOOP(i, n) { y[i] = a[i] * b[i]; }
 }
 
-// splitmix64 of (seed, i): a counter-based stream, so no RNG state on the device
-__device__ uint64_t mix(uint64_t z)
-{
-    z += 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 // the step counter lives on the device, so a captured step draws a new mask
-// on every replay: seed + golden * (step + 1), then k_step_inc adds one
+// on every replay; k_step_inc adds one after.  The stream is rng.h's, the
+// one the cpu and ref backends draw.
 __global__ void k_dropout(const float *x, float *y, float *mask, int64_t n, float ratio,
                           float scale, uint64_t base, const uint64_t *step)
 {
-    uint64_t seed = base + 0x9e3779b97f4a7c15ull * (*step + 1);
+    uint64_t seed = dlg_dropout_seed(base, *step);
     GRID_LOOP(i, n)
     {
-        float u = (float)(mix(seed ^ (uint64_t)i * 0xd1b54a32d192ed03ull) >> 40) * (1.0f / 16777216.0f);
-        float m = u >= ratio ? scale : 0.f;
+        float m = dlg_dropout_u(seed, (uint64_t)i) >= ratio ? scale : 0.f;
         mask[i] = m;
         y[i] = x[i] * m;
     }
@@ -278,11 +270,10 @@ template <class T>
 __global__ void k_dropout_h(const T *x, T *y, float *mask, int64_t n, float ratio, float scale,
                             uint64_t base, const uint64_t *step)
 {
-    uint64_t seed = base + 0x9e3779b97f4a7c15ull * (*step + 1); // as k_dropout
+    uint64_t seed = dlg_dropout_seed(base, *step); // as k_dropout
     GRID_LOOP(i, n)
     {
-        float u = (float)(mix(seed ^ (uint64_t)i * 0xd1b54a32d192ed03ull) >> 40) * (1.0f / 16777216.0f);
-        float m = u >= ratio ? scale : 0.f;
+        float m = dlg_dropout_u(seed, (uint64_t)i) >= ratio ? scale : 0.f;
         mask[i] = m;
         st(y, i, ld(x, i) * m);
     }

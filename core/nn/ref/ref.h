@@ -19,6 +19,15 @@ int dlg_ref_setup_none(void *ctx, const dlg_layer *l, void **state, size_t *ws, 
 /* Caffe SGD on host memory, shared with the cpu backend. */
 int dlg_ref_sgd(void *ctx, dlg_tensor *w, float lr, float momentum, float decay);
 
+/* Element-wise loops the cpu backend borrows (dropout) run on its OpenMP
+ * team where the build has one; each element is independent, so the
+ * result does not depend on the thread count. */
+#ifdef _OPENMP
+#define DLG_REF_PARALLEL_FOR _Pragma("omp parallel for schedule(static)")
+#else
+#define DLG_REF_PARALLEL_FOR
+#endif
+
 #define F(t) ((float *)(t)->data)
 #define G(t) ((float *)(t)->diff)
 

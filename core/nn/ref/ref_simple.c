@@ -28,7 +28,7 @@ const dlg_kernels dlg_ref_relu = {
     .setup = dlg_ref_setup_none, .forward = relu_forward, .backward = relu_backward};
 
 typedef struct dropout_state {
-    uint64_t rng;
+    uint64_t base, step; /* the layer's seed; training forwards so far */
     unsigned char *keep;
 } dropout_state;
 
@@ -42,7 +42,8 @@ static int dropout_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws
         free(k);
         return -DLG_ENOMEM;
     }
-    s->rng = l->seed;
+    s->base = l->seed;
+    s->step = 0;
     s->keep = k;
     *state = s;
     *ws = 0;
@@ -56,15 +57,21 @@ static void dropout_destroy(void *ctx, void *state)
     free(s);
 }
 
+/* The mask of rng.h's dropout stream, as the cpu and cuda backends draw it. */
 static int dropout_forward(void *ctx, dlg_layer *l, void *state)
 {
     dropout_state *s = state;
     const float *x = F(l->bottom[0]);
     float *y = F(l->top[0]);
     float r = l->p.dropout_ratio, scale = 1.0f / (1.0f - r);
+    uint64_t seed = dlg_dropout_seed(s->base, s->step);
+    unsigned char *keep = s->keep;
+    bool train = l->train;
+    s->step += train;
+    DLG_REF_PARALLEL_FOR
     for (int64_t i = 0; i < l->top[0]->count; i++) {
-        s->keep[i] = !l->train || dlg_rng_uniform(&s->rng) >= r;
-        y[i] = l->train ? (s->keep[i] ? x[i] * scale : 0.0f) : x[i];
+        keep[i] = !train || dlg_dropout_u(seed, (uint64_t)i) >= r;
+        y[i] = train ? (keep[i] ? x[i] * scale : 0.0f) : x[i];
     }
     return 0;
 }
@@ -74,9 +81,11 @@ static int dropout_backward(void *ctx, dlg_layer *l, void *state)
     dropout_state *s = state;
     const float *dy = G(l->top[0]);
     float *dx = G(l->bottom[0]);
+    const unsigned char *keep = s->keep;
     float scale = l->train ? 1.0f / (1.0f - l->p.dropout_ratio) : 1.0f;
+    DLG_REF_PARALLEL_FOR
     for (int64_t i = 0; i < l->top[0]->count; i++)
-        dx[i] = s->keep[i] ? dy[i] * scale : 0.0f;
+        dx[i] = keep[i] ? dy[i] * scale : 0.0f;
     return 0;
 }
 
