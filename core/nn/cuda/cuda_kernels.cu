@@ -333,7 +333,7 @@ __global__ void k_loss_rows(const T *x, const float *labels, int64_t k, float *l
         rowloss[r] = l - xy;
         rank[r] = above;
         if (bad)
-            *flag = 1;
+            atomicExch(flag, 1); // rows' blocks may say it at once
     }
 }
 

@@ -44,7 +44,7 @@ __global__ void k_embed_fwd(const float *ids, const float *table, float *y, int6
         if (id < 0) {
             y[i] = 0.f;
             if (k == 0)
-                *flag = 1;
+                atomicExch(flag, 1); // rows may say it at once
         } else {
             y[i] = table[id * d + k];
         }

@@ -6,12 +6,31 @@
 // live participant has arrived (the block's for __syncthreads*, a warp's
 // for __ballot_sync).  Nothing runnable and nothing releasable is a
 // deadlock: a barrier some threads never reach.
+//
+// With DLG_EMU_TSAN (this file itself is not instrumented; the kernels
+// are) each fiber slot is also a ThreadSanitizer fiber, switched to without
+// synchronisation, and the only happens-before edges are CUDA's: the host's
+// work before a launch precedes every thread, every thread precedes the
+// host's work after it, and a barrier orders the accesses before it in each
+// participant before those after it in each.  Blocks rotate over the slots
+// (thread i of block b runs in slot (i + b) mod n), so a word two blocks'
+// thread 0 both write is two slots' accesses: a race unless atomic.
+// Creating a ThreadSanitizer fiber costs ~0.5 ms here, so slots live for
+// the process; a slot's successive threads are ordered by it, which hides
+// a race between those two threads only.
 #include "cuda_emu.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <ucontext.h>
 #include <vector>
+
+#if defined(DLG_EMU_TSAN)
+#include <sanitizer/tsan_interface.h>
+#define DLG_EMU_RACES 1
+#else
+#define DLG_EMU_RACES 0
+#endif
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -107,11 +126,13 @@ constexpr unsigned kMaxThreads = 1024;
 struct fiber {
     context ctx;
     char *stack = nullptr;
+    void *tsan = nullptr; // its ThreadSanitizer fiber (DLG_EMU_TSAN)
     state st = DONE;
     uint3 tid;
     int pred = 0;        // this thread's vote at the barrier it waits on
     unsigned vote = 0;   // what the released barrier returns to it
     unsigned warp_mask = 0;
+    unsigned block_waits = 0, warp_waits = 0; // barriers passed, for their sync addresses
 };
 
 struct grid_state {
@@ -124,6 +145,18 @@ struct grid_state {
     unsigned cur = 0;
     context sched;
     int error = 0;
+    // the running block's shared arrays, by declaration
+    struct shared_array {
+        const void *tag;
+        void *mem;
+        size_t bytes;
+    };
+    std::vector<shared_array> shm;
+    // DLG_EMU_TSAN only:
+    std::vector<void *> shm_retired; // earlier blocks' shared arrays, freed after the grid
+    void *host = nullptr;            // the launching thread's fiber
+    char *tok = nullptr;             // the launch's sync addresses (TOK_*)
+    char *btok = nullptr;            // the block's (barrier_addr)
 #if DLG_EMU_ASAN
     void *sched_fake = nullptr;
     const void *sched_bottom = nullptr;
@@ -132,18 +165,64 @@ struct grid_state {
     uint64_t rng = 0x9e3779b97f4a7c15ull;
 };
 
+// offsets in grid_state.tok: the launch (host -> threads), the end (threads
+// -> host), a shared array's allocation (host -> threads)
+enum { TOK_LAUNCH, TOK_DONE, TOK_SHM, TOK_SIZE };
+// grid_state.btok, fresh each block (blocks share no barrier): the block
+// barrier and each warp's, two addresses each used by turns: a thread
+// takes a barrier's clocks when it resumes, which may be after others
+// already arrived at the next one
+enum { BTOK_SIZE = 2 + 2 * 32 };
+
 grid_state *g_launch; // one host thread runs kernels (see g_now)
 int g_last_error;
-// fiber stacks, allocated once and reused: first touch of memory is slow
-struct stack_pool {
-    std::vector<char *> v;
-    ~stack_pool()
+// fiber slots, allocated once and reused: first touch of memory is slow
+struct slot {
+    char *stack;
+    void *tsan;
+};
+struct slot_pool {
+    std::vector<slot> v;
+    ~slot_pool()
     {
-        for (char *p : v)
-            free(p);
+        for (slot &s : v) {
+            free(s.stack);
+#if DLG_EMU_RACES
+            __tsan_destroy_fiber(s.tsan);
+#endif
+        }
     }
 };
-stack_pool g_stacks;
+slot_pool g_slots;
+
+// the race detector's view: fiber switches and CUDA's synchronisation
+void tsan_switch(void *to)
+{
+#if DLG_EMU_RACES
+    __tsan_switch_to_fiber(to, __tsan_switch_to_fiber_no_sync);
+#else
+    (void)to;
+#endif
+}
+// a launch token's sync address (DLG_EMU_TSAN)
+char *launch_addr(grid_state &l, int tok) { return DLG_EMU_RACES ? l.tok + tok : nullptr; }
+
+void tsan_release(char *addr)
+{
+#if DLG_EMU_RACES
+    __tsan_release(addr);
+#else
+    (void)addr;
+#endif
+}
+void tsan_acquire(char *addr)
+{
+#if DLG_EMU_RACES
+    __tsan_acquire(addr);
+#else
+    (void)addr;
+#endif
+}
 
 uint64_t next_rand(grid_state &l)
 {
@@ -168,6 +247,9 @@ void yield_to_scheduler(bool finished)
 {
     grid_state &l = *g_launch;
     fiber &f = l.fibers[l.cur];
+#if DLG_EMU_RACES
+    tsan_switch(l.host);
+#endif
 #if DLG_EMU_ASAN
     void *fake = nullptr;
     __sanitizer_start_switch_fiber(finished ? nullptr : &fake, l.sched_bottom, l.sched_size);
@@ -186,7 +268,9 @@ void fiber_entry()
     __sanitizer_finish_switch_fiber(nullptr, &l0.sched_bottom, &l0.sched_size);
 #endif
     grid_state &l = *g_launch;
+    tsan_acquire(launch_addr(l, TOK_LAUNCH));
     (*l.body)();
+    tsan_release(launch_addr(l, TOK_DONE));
     l.fibers[l.cur].st = DONE;
     yield_to_scheduler(true);
 }
@@ -196,6 +280,7 @@ void resume(grid_state &l, unsigned i)
 {
     l.cur = i;
     l.now.thread = l.fibers[i].tid;
+    tsan_switch(l.fibers[i].tsan);
 #if DLG_EMU_ASAN
     __sanitizer_start_switch_fiber(&l.sched_fake, l.fibers[i].stack, kStack);
     switch_context(&l.sched, &l.fibers[i].ctx);
@@ -293,6 +378,7 @@ __attribute__((noinline)) void start_fiber(fiber &f, uint3 tid)
     f.tid = tid;
     f.st = RUNNABLE;
     f.pred = 0;
+    f.block_waits = f.warp_waits = 0;
 #if DLG_EMU_ASAN
     // the last fiber on this stack left its frames' redzones poisoned (it
     // never returned); swapcontext's interceptor would clear them, our
@@ -340,6 +426,16 @@ void run_block(grid_state &l)
                 "threads of the block never reach\n", l.where, l.now.block.x, l.now.block.y,
                 l.now.block.z);
         l.error = cudaErrorLaunchFailure;
+#if DLG_EMU_RACES
+        // the launch failed: its parked threads end, as far as the host's
+        // order with them goes
+        for (unsigned i = 0; i < n; i++)
+            if (l.fibers[i].st != DONE) {
+                tsan_switch(l.fibers[i].tsan);
+                tsan_release(launch_addr(l, TOK_DONE));
+            }
+        tsan_switch(l.host);
+#endif
         return;
     }
 }
@@ -356,12 +452,62 @@ void wait_at(state s, int pred, unsigned mask)
     f.st = s;
     f.pred = pred;
     f.warp_mask = mask;
+    unsigned turn = s == AT_BLOCK_BARRIER ? f.block_waits++ & 1 : f.warp_waits++ & 1;
+    char *tok = !DLG_EMU_RACES             ? nullptr
+                : s == AT_BLOCK_BARRIER ? l.btok + turn
+                                        : l.btok + 2 + 2 * (l.cur / 32) + turn;
+    tsan_release(tok);
     yield_to_scheduler(false); // resume() sets the coordinates back
+    tsan_acquire(tok);
+}
+
+// a fresh shared array of the running block, poisoned (0xff bytes)
+void *new_shared(grid_state &l, size_t bytes)
+{
+    void *p = malloc(bytes);
+    if (!p) {
+        fprintf(stderr, "cuda_emu: %s: out of memory for %zu bytes of shared memory\n", l.where,
+                bytes);
+        abort();
+    }
+    memset(p, 0xff, bytes);
+    return p;
+}
+
+// a new block: its shared arrays start over
+void reset_shared(grid_state &l)
+{
+#if DLG_EMU_RACES
+    // fresh memory, so that no earlier block's accesses are remembered;
+    // freed after the grid, when the host has synchronised with every thread
+    for (auto &a : l.shm)
+        l.shm_retired.push_back(a.mem);
+    l.shm.clear();
+#else
+    for (auto &a : l.shm)
+        memset(a.mem, 0xff, a.bytes);
+#endif
 }
 
 } // namespace
 
 const coords *g_now;
+
+// slots 0..n-1 exist (stacks, and ThreadSanitizer fibers where built)
+void grow_slots(unsigned n)
+{
+    while (g_slots.v.size() < n) {
+        slot s = {(char *)malloc(kStack), nullptr};
+#if DLG_EMU_RACES
+        s.tsan = __tsan_create_fiber(0);
+#endif
+        if (!s.stack) {
+            fprintf(stderr, "cuda_emu: out of memory for fiber stacks\n");
+            abort();
+        }
+        g_slots.v.push_back(s);
+    }
+}
 
 // runs the grid: every block, every thread
 void run(const config &cfg, const std::function<void()> &body, const char *where)
@@ -372,28 +518,53 @@ void run(const config &cfg, const std::function<void()> &body, const char *where
     l.where = where;
     l.now.block_dim = cfg.block;
     l.now.grid_dim = cfg.grid;
-    unsigned threads = cfg.block.x * cfg.block.y * cfg.block.z, n = cfg.may_sync ? threads : 0;
+    // the race detector needs every thread in a fiber of its own
+    const bool fibers = cfg.may_sync || DLG_EMU_RACES;
+    unsigned threads = cfg.block.x * cfg.block.y * cfg.block.z, n = fibers ? threads : 0;
     l.order.resize(threads);
     l.fibers.resize(n);
-    while (g_stacks.v.size() < n)
-        g_stacks.v.push_back((char *)malloc(kStack));
-    for (unsigned i = 0; i < n; i++)
-        l.fibers[i].stack = g_stacks.v[i];
+    grow_slots(n);
+#if DLG_EMU_RACES
+    l.host = __tsan_get_current_fiber();
+    l.tok = (char *)malloc(TOK_SIZE);
+    __tsan_release(l.tok + TOK_LAUNCH);
+#endif
     grid_state *outer = g_launch;
     const coords *outer_now = g_now;
     g_launch = &l;
     g_now = &l.now;
+    unsigned long long b = 0;
     for (unsigned z = 0; z < cfg.grid.z && !l.error; z++)
         for (unsigned y = 0; y < cfg.grid.y && !l.error; y++)
-            for (unsigned x = 0; x < cfg.grid.x && !l.error; x++) {
+            for (unsigned x = 0; x < cfg.grid.x && !l.error; x++, b++) {
                 l.now.block = make_uint3(x, y, z);
-                if (cfg.may_sync)
+                reset_shared(l);
+                for (unsigned i = 0; i < n; i++) {
+                    const slot &s = g_slots.v[(i + b) % n];
+                    l.fibers[i].stack = s.stack;
+                    l.fibers[i].tsan = s.tsan;
+                }
+#if DLG_EMU_RACES
+                l.btok = (char *)malloc(BTOK_SIZE); // freed: no clocks carried over
+#endif
+                if (fibers)
                     run_block(l);
                 else
                     run_block_direct(l);
+#if DLG_EMU_RACES
+                free(l.btok);
+#endif
             }
     g_launch = outer;
     g_now = outer_now;
+#if DLG_EMU_RACES
+    __tsan_acquire(l.tok + TOK_DONE);
+    free(l.tok);
+    for (void *p : l.shm_retired)
+        free(p);
+#endif
+    for (auto &a : l.shm)
+        free(a.mem);
     if (l.error)
         g_last_error = l.error;
 }
@@ -407,6 +578,30 @@ int launch(const config &cfg, std::function<void()> body, const char *where)
     }
     dlg_emu_submit(cfg.stream, [cfg, body, where]() { run(cfg, body, where); });
     return 0;
+}
+
+void *shared_memory(const void *tag, size_t bytes)
+{
+    grid_state &l = *g_launch;
+    for (auto &a : l.shm)
+        if (a.tag == tag) {
+            tsan_acquire(launch_addr(l, TOK_SHM));
+            return a.mem;
+        }
+#if DLG_EMU_RACES
+    // allocated and poisoned as the host: every thread, this one
+    // included, takes it over through TOK_SHM, and no thread gains an
+    // order with another by it
+    tsan_switch(l.host);
+    void *p = new_shared(l, bytes);
+    __tsan_release(l.tok + TOK_SHM);
+    tsan_switch(l.fibers[l.cur].tsan);
+    tsan_acquire(launch_addr(l, TOK_SHM));
+#else
+    void *p = new_shared(l, bytes);
+#endif
+    l.shm.push_back({tag, p, bytes});
+    return p;
 }
 
 void syncthreads() { wait_at(AT_BLOCK_BARRIER, 0, 0); }

@@ -14,9 +14,17 @@
  * goes to dlg_emu_submit: run at once here, queued on its stream under
  * tests/cuda/fakegpu.
  *
- * What it cannot show: timing, memory coalescing, and races between
- * threads that CUDA would run truly in parallel within one barrier phase
- * (fibers never preempt each other; atomics are therefore trivially atomic).
+ * Each block gets its own shared arrays (rewrite_launches.py turns every
+ * __shared__ declaration into a dlg_emu_shared call), filled with 0xff
+ * bytes at the block's start, so a read before any write gives NaN or -1.
+ *
+ * Races: fibers never preempt each other, so two threads touching one
+ * word within a barrier phase run in some order and give some answer.
+ * Built with DLG_EMU_TSAN (and the kernels with -fsanitize=thread), every
+ * CUDA thread is a ThreadSanitizer fiber that synchronises with others only
+ * at the barriers it passes, so such an access pair is reported as a data
+ * race, in shared or global memory, as compute-sanitizer's racecheck would.
+ * Not in this build: timing, memory coalescing.
  */
 #ifndef DLG_CUDA_EMU_H
 #define DLG_CUDA_EMU_H
@@ -48,8 +56,9 @@
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __restrict__ __restrict
-/* one block runs at a time, so a block's shared memory can be static */
-#define __shared__ static
+/* rewrite_launches.py replaces every __shared__ declaration; one it missed
+ * fails to compile */
+#define __shared__ __shared___declaration_not_rewritten
 
 namespace dlg_emu {
 
@@ -80,8 +89,16 @@ int launch(const config &cfg, std::function<void()> body, const char *where);
 void syncthreads();
 int syncthreads_or(int pred);
 unsigned ballot(unsigned mask, int pred);
+/* The running block's copy of the shared array declared at tag (bytes
+ * long): allocated and poisoned at the first call of each block. */
+void *shared_memory(const void *tag, size_t bytes);
 
 } // namespace dlg_emu
+
+template <class T> inline T *dlg_emu_shared(const void *tag)
+{
+    return (T *)dlg_emu::shared_memory(tag, sizeof(T));
+}
 
 #define threadIdx (dlg_emu::g_now->thread)
 #define blockIdx (dlg_emu::g_now->block)
@@ -102,11 +119,21 @@ template <class A, class B> inline typename std::common_type<A, B>::type max(A a
     return a < b ? b : a;
 }
 inline int __popc(unsigned v) { return __builtin_popcount(v); }
-/* fibers never preempt one another, so plain read-modify-write is atomic */
+template <class T> inline T atomicExch(T *p, T v)
+{
+    T old;
+    __atomic_exchange(p, &v, &old, __ATOMIC_RELAXED);
+    return old;
+}
+/* a real atomic read-modify-write, so ThreadSanitizer sees one (fibers
+ * alone never interleave inside it) */
 template <class T> inline T atomicAdd(T *p, T v)
 {
-    T old = *p;
-    *p = old + v;
+    T old, sum;
+    __atomic_load(p, &old, __ATOMIC_RELAXED);
+    do
+        sum = old + v;
+    while (!__atomic_compare_exchange(p, &old, &sum, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
     return old;
 }
 

@@ -11,7 +11,12 @@ sync says whether the kernel may wait at a barrier: true when its body, or
 the body of a __device__ function it names (transitively), holds a
 __syncthreads* or warp-vote call.  The emulator runs the threads of a
 kernel without one as plain calls, much faster than fibers; a barrier
-reached anyway stops the test with a message (the scan missed a path)."""
+reached anyway stops the test with a message (the scan missed a path).
+
+`__shared__ T name[dims];` becomes a reference to the block's own copy,
+`static char dlg_shm_name; auto &name = *dlg_emu_shared<T[dims]>(&dlg_shm_name);`,
+so each block starts from fresh, poisoned shared memory as on a GPU (and,
+in the ThreadSanitizer build, from fresh race-detector state)."""
 import re
 import sys
 
@@ -73,7 +78,21 @@ def name_start(src, end):
     return i
 
 
+SHARED = re.compile(r'__shared__\s+([\w:]+)\s+(\w+)\s*((?:\[[^\]\n]+\]\s*)+);')
+
+
+def shared_decls(src):
+    """each block's own shared arrays (same line count: #line stays true)"""
+    return SHARED.sub(lambda m: 'static char dlg_shm_%s; auto &%s = *dlg_emu_shared<%s%s>(&dlg_shm_%s);'
+                      % (m.group(2), m.group(2), m.group(1), m.group(3).strip(), m.group(2)), src)
+
+
 def rewrite(src):
+    src = shared_decls(src)
+    left = re.search(r'__shared__\s+\w', src)
+    if left:
+        raise SystemExit('rewrite_launches: a __shared__ declaration it cannot read at offset %d'
+                         % left.start())
     sync = syncing(src)
     out, pos = [], 0
     while True:
