@@ -12,7 +12,7 @@
  * out-of-bounds index as an ASan report.  Launch limits are checked as the
  * hardware would (threads per block, grid y/z <= 65535).  A checked launch
  * goes to dlg_emu_submit: run at once here, queued on its stream under
- * tests/cuda/fakegpu.
+ * tests/cuda/fakegpu (run when its turn comes).
  *
  * Each block gets its own shared arrays (rewrite_launches.py turns every
  * __shared__ declaration into a dlg_emu_shared call), filled with 0xff

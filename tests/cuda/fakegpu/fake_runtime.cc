@@ -1,6 +1,17 @@
 // fake_runtime.cc — the CUDA runtime on the host: one fake H200 whose
-// "device" memory is host memory, streams that run their work at once, and
-// stream capture into graphs that replay the recorded work.
+// "device" memory is host memory, streams whose work runs later than it is
+// issued and in a shuffled order between streams, and stream capture into
+// graphs that replay the recorded work.
+//
+// Issued work waits in its stream's queue.  It runs when the host must see
+// its effect (a stream or event synchronisation, a synchronous copy, a free
+// of memory, a copy to pageable memory) and, now and then, when other work
+// is issued; each time the next piece is picked at random among the
+// streams whose first piece may run: in stream order, after the events it
+// waits on were reached, and across the legacy default stream's implicit
+// barrier.  A missing event wait between two streams, or a host buffer
+// reused before the copy reading it ran, then gives wrong data, as it may
+// on a GPU.  FAKEGPU_SEED picks the order (default 1).
 //
 // It is stricter than it needs to be for the maths, on purpose: device
 // memory starts as 0xFF bytes (NaN in float and half), copies and memsets
@@ -17,7 +28,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -55,9 +68,27 @@ using clock_type = std::chrono::steady_clock;
 
 } // namespace
 
+struct CUevent_st;
+
+namespace {
+// What a piece of queued work waits for: its stream's piece n (or an
+// event's record n) to have run.
+struct after {
+    const CUstream_st *stream;
+    const CUevent_st *event;
+    uint64_t n;
+};
+struct pending {
+    std::function<void()> run; // empty: only a wait
+    std::vector<after> deps;
+};
+} // namespace
+
 struct CUstream_st {
     unsigned flags;
     uint64_t capture; // the capture sequence the stream is part of; 0: none
+    std::deque<pending> queue; // issued, not yet run
+    uint64_t issued = 0, ran = 0;
 };
 
 struct CUevent_st {
@@ -66,6 +97,7 @@ struct CUevent_st {
     bool recorded;
     clock_type::time_point at;
     uint64_t capture; // the capture it was last recorded into; 0: a plain record
+    uint64_t records = 0, reached = 0; // plain records issued, and run
 };
 
 struct CUgraph_st {
@@ -83,8 +115,12 @@ constexpr size_t kAlign = 256;
 
 // g_mu guards all the state below; it is never held while work runs.
 std::mutex g_mu;
-CUstream_st g_legacy{0, 0};     // stream 0 and cudaStreamLegacy
-CUstream_st g_per_thread{0, 0}; // cudaStreamPerThread (one for all threads)
+CUstream_st g_legacy{0, 0, {}, 0, 0};     // stream 0 and cudaStreamLegacy
+CUstream_st g_per_thread{0, 0, {}, 0, 0}; // cudaStreamPerThread (one for all threads)
+// one piece of work runs at a time (the emulated kernels share globals)
+std::mutex g_exec;
+uint64_t g_rng; // the order queued work runs in (FAKEGPU_SEED)
+int g_shuffle = -1; // FAKEGPU_ORDER=shuffle: some work runs as other work is issued
 std::set<CUstream_st *> g_streams;
 std::set<CUevent_st *> g_events;
 std::set<CUgraph_st *> g_graphs;
@@ -153,6 +189,12 @@ capture *capture_of(const CUstream_st *st)
 
 bool capture_open(uint64_t id) { return id && g_captures.count(id); }
 
+bool capturing_any()
+{
+    std::lock_guard<std::mutex> lock(g_mu);
+    return !g_captures.empty();
+}
+
 template <class F> void each_stream(F f)
 {
     f(&g_legacy);
@@ -198,9 +240,120 @@ bool legacy_breaks_capture(cudaStream_t s)
     return hit;
 }
 
-// Runs fn now, or records it into the capture of s.
+uint64_t next_rand()
+{
+    if (!g_rng) {
+        const char *seed = getenv("FAKEGPU_SEED");
+        g_rng = (seed ? strtoull(seed, nullptr, 10) : 1) * 0x9e3779b97f4a7c15ull | 1;
+    }
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return g_rng;
+}
+
+// Queues fn (or, if null, a wait for event e's latest record) on st, after
+// what the legacy stream's implicit synchronisation orders it after: the
+// legacy stream's work waits for every blocking stream's earlier work, and
+// a blocking stream's work for the legacy stream's.  g_mu held.
+void queue_work(CUstream_st *st, std::function<void()> fn, const CUevent_st *e)
+{
+    pending p{std::move(fn), {}};
+    if (e && e->records)
+        p.deps.push_back({nullptr, e, e->records});
+    if (st == &g_legacy) {
+        each_stream([&](CUstream_st *o) {
+            if (o != &g_legacy && !(o->flags & cudaStreamNonBlocking) && o->issued)
+                p.deps.push_back({o, nullptr, o->issued});
+        });
+    } else if (!(st->flags & cudaStreamNonBlocking) && g_legacy.issued) {
+        p.deps.push_back({&g_legacy, nullptr, g_legacy.issued});
+    }
+    st->queue.push_back(std::move(p));
+    st->issued++;
+}
+
+bool ready(const pending &p)
+{
+    for (const after &a : p.deps)
+        if (a.stream ? a.stream->ran < a.n : a.event->reached < a.n)
+            return false;
+    return true;
+}
+
+// Runs one piece of queued work: the first piece of `want` if it may run,
+// else one picked at random among the streams whose first piece may run;
+// false when none may.  g_mu not held.
+bool run_one(const CUstream_st *want = nullptr)
+{
+    std::lock_guard<std::mutex> exec(g_exec);
+    CUstream_st *st = nullptr;
+    std::function<void()> fn;
+    {
+        std::lock_guard<std::mutex> lock(g_mu);
+        std::vector<CUstream_st *> can;
+        each_stream([&](CUstream_st *o) {
+            if (!o->queue.empty() && ready(o->queue.front()))
+                can.push_back(o);
+        });
+        if (can.empty())
+            return false;
+        st = can[next_rand() % can.size()];
+        for (CUstream_st *o : can)
+            if (o == want) // what the host waits for first: the rest stays late
+                st = o;
+        fn = std::move(st->queue.front().run);
+    }
+    if (fn)
+        fn();
+    std::lock_guard<std::mutex> lock(g_mu);
+    st->queue.pop_front();
+    st->ran++;
+    return true;
+}
+
+// Runs queued work until done() (evaluated with g_mu held) holds, the
+// first pieces of `want` before any other stream's.
+template <class F> void drain_until(F done, const CUstream_st *want = nullptr)
+{
+    for (;;) {
+        {
+            std::lock_guard<std::mutex> lock(g_mu);
+            if (done())
+                return;
+        }
+        if (!run_one(want)) {
+            complain("queued work waits on something that never runs");
+            return;
+        }
+    }
+}
+
+// Everything issued so far has run (the device is idle).
+void drain_all()
+{
+    drain_until([]() {
+        bool idle = true;
+        each_stream([&](CUstream_st *o) { idle = idle && o->queue.empty(); });
+        return idle;
+    });
+}
+
+// st's work issued so far has run.  g_mu not held.
+void drain_stream(CUstream_st *st)
+{
+    uint64_t n;
+    {
+        std::lock_guard<std::mutex> lock(g_mu);
+        n = st->issued;
+    }
+    drain_until([st, n]() { return st->ran >= n; }, st);
+}
+
+// Runs fn later on s (see queue_work), or records it into the capture of s.
 cudaError_t enqueue(cudaStream_t s, op_kind kind, std::function<void()> fn, const char *api)
 {
+    bool go;
     {
         std::lock_guard<std::mutex> lock(g_mu);
         CUstream_st *st = stream_of(s);
@@ -216,8 +369,15 @@ cudaError_t enqueue(cudaStream_t s, op_kind kind, std::function<void()> fn, cons
         }
         if (legacy_breaks_capture(s))
             return fail(cudaErrorStreamCaptureImplicit);
+        queue_work(st, std::move(fn), nullptr);
+        if (g_shuffle < 0) {
+            const char *order = getenv("FAKEGPU_ORDER");
+            g_shuffle = order && strcmp(order, "shuffle") == 0;
+        }
+        go = g_shuffle && next_rand() % 2 == 0;
     }
-    fn();
+    if (go) // now and then, so streams interleave while the host works
+        run_one();
     return cudaSuccess;
 }
 
@@ -326,6 +486,19 @@ bool overlap(const void *dst, const void *src, size_t count)
     return d != s && d < s + count && s < d + count;
 }
 
+bool capturing_now(cudaStream_t s)
+{
+    std::lock_guard<std::mutex> lock(g_mu);
+    CUstream_st *st = stream_of(s);
+    return st && st->capture;
+}
+
+CUstream_st *stream_of_locked(cudaStream_t s)
+{
+    std::lock_guard<std::mutex> lock(g_mu);
+    return stream_of(s);
+}
+
 cudaError_t copy(const char *api, void *dst, const void *src, size_t count, cudaMemcpyKind kind,
                  cudaStream_t stream)
 {
@@ -337,7 +510,26 @@ cudaError_t copy(const char *api, void *dst, const void *src, size_t count, cuda
     }
     if (!count)
         return cudaSuccess;
-    return enqueue(stream, OP_COPY, [dst, src, count]() { memmove(dst, src, count); }, api);
+    bool from_pageable, to_pageable;
+    {
+        std::lock_guard<std::mutex> lock(g_mu);
+        uintptr_t base;
+        from_pageable = !block_of(src, &base);
+        to_pageable = !block_of(dst, &base);
+    }
+    cudaError_t e;
+    if (from_pageable && !capturing_now(stream)) {
+        // from pageable memory the runtime stages the bytes before returning
+        auto bytes = std::make_shared<std::vector<char>>((const char *)src,
+                                                         (const char *)src + count);
+        e = enqueue(stream, OP_COPY, [dst, bytes]() { memcpy(dst, bytes->data(), bytes->size()); },
+                    api);
+    } else {
+        e = enqueue(stream, OP_COPY, [dst, src, count]() { memmove(dst, src, count); }, api);
+    }
+    if (!e && to_pageable && !capturing_now(stream))
+        drain_stream(stream_of_locked(stream)); // to pageable memory: returns when done
+    return e;
 }
 
 cudaError_t event_ok(cudaEvent_t e)
@@ -350,29 +542,43 @@ cudaError_t event_ok(cudaEvent_t e)
     return cudaSuccess;
 }
 
-// The record itself, when the work before it has run (at once, or in a
-// replay); a no-op if the event has been destroyed since.
-void mark(CUevent_st *e, uint64_t serial)
+// The record itself (record n of the event; 0 in a graph's replay), when
+// the work before it has run; a no-op if the event has been destroyed since.
+void mark(CUevent_st *e, uint64_t serial, uint64_t n)
 {
     std::lock_guard<std::mutex> lock(g_mu);
     if (g_events.count(e) && e->serial == serial) {
         e->recorded = true;
         e->at = clock_type::now();
+        if (n > e->reached)
+            e->reached = n;
     }
 }
 
-// cudaEventQuery and cudaEventSynchronize: everything has run already, but
-// asking during a capture is as illegal as on the device.
-cudaError_t event_wait(cudaEvent_t e)
+// cudaEventQuery (block = false) and cudaEventSynchronize: whether the
+// work before the latest record has run (running it, or a piece of queued
+// work for a query); asking during a capture is as illegal as on the device.
+cudaError_t event_wait(cudaEvent_t e, bool block)
 {
+    uint64_t n;
+    {
+        std::lock_guard<std::mutex> lock(g_mu);
+        if (cudaError_t r = event_ok(e))
+            return r;
+        if (unsafe_during_capture())
+            return fail(cudaErrorStreamCaptureUnsupported);
+        if (capture_open(e->capture))
+            return fail(cudaErrorCapturedEvent);
+        n = e->records;
+        if (e->reached >= n)
+            return cudaSuccess;
+    }
+    if (block)
+        drain_until([e, n]() { return !g_events.count(e) || e->reached >= n; });
+    else
+        run_one();
     std::lock_guard<std::mutex> lock(g_mu);
-    if (cudaError_t r = event_ok(e))
-        return r;
-    if (unsafe_during_capture())
-        return fail(cudaErrorStreamCaptureUnsupported);
-    if (capture_open(e->capture))
-        return fail(cudaErrorCapturedEvent);
-    return cudaSuccess;
+    return !g_events.count(e) || e->reached >= n ? cudaSuccess : fail(cudaErrorNotReady);
 }
 
 cudaError_t alloc(void **p, size_t size, bool device)
@@ -404,6 +610,8 @@ cudaError_t release(void *p, bool device, const char *api)
 {
     if (!p)
         return cudaSuccess;
+    if (!capturing_any())
+        drain_all(); // as cudaFree: the device is idle first
     std::lock_guard<std::mutex> lock(g_mu);
     if (unsafe_during_capture())
         return fail(cudaErrorStreamCaptureUnsupported);
@@ -634,8 +842,11 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpy
         if (unsafe_during_capture())
             return fail(cudaErrorStreamCaptureUnsupported);
     }
-    // on the legacy stream, after all earlier work (which has run already)
-    return copy("cudaMemcpy", dst, src, count, kind, cudaStreamLegacy);
+    // on the legacy stream, after all earlier work, and waited for
+    cudaError_t e = copy("cudaMemcpy", dst, src, count, kind, cudaStreamLegacy);
+    if (!e)
+        drain_stream(&g_legacy);
+    return e;
 }
 
 cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch,
@@ -676,7 +887,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)
 {
     if (!pStream || (flags & ~(unsigned)cudaStreamNonBlocking))
         return fail(cudaErrorInvalidValue);
-    CUstream_st *st = new CUstream_st{flags, 0};
+    CUstream_st *st = new CUstream_st{flags, 0, {}, 0, 0};
     std::lock_guard<std::mutex> lock(g_mu);
     g_streams.insert(st);
     *pStream = st;
@@ -685,6 +896,8 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream)
 {
+    if (!capturing_any())
+        drain_all(); // its work completes first (the device would finish it)
     std::lock_guard<std::mutex> lock(g_mu);
     if (!stream || !g_streams.count(stream)) {
         complain("cudaStreamDestroy: unknown or destroyed stream %p", (void *)stream);
@@ -707,19 +920,23 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream)
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 {
-    std::lock_guard<std::mutex> lock(g_mu);
-    CUstream_st *st = stream_of(stream);
-    if (!st) {
-        complain("cudaStreamSynchronize: unknown or destroyed stream %p", (void *)stream);
-        return fail(cudaErrorInvalidResourceHandle);
+    CUstream_st *st;
+    {
+        std::lock_guard<std::mutex> lock(g_mu);
+        st = stream_of(stream);
+        if (!st) {
+            complain("cudaStreamSynchronize: unknown or destroyed stream %p", (void *)stream);
+            return fail(cudaErrorInvalidResourceHandle);
+        }
+        if (capture *c = capture_of(st)) {
+            c->invalid = true;
+            return fail(cudaErrorStreamCaptureUnsupported);
+        }
+        if (legacy_breaks_capture(stream))
+            return fail(cudaErrorStreamCaptureImplicit);
     }
-    if (capture *c = capture_of(st)) {
-        c->invalid = true;
-        return fail(cudaErrorStreamCaptureUnsupported);
-    }
-    if (legacy_breaks_capture(stream))
-        return fail(cudaErrorStreamCaptureImplicit);
-    return cudaSuccess; // all its work has run
+    drain_stream(st);
+    return cudaSuccess;
 }
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
@@ -734,15 +951,17 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
         return e;
     if (flags & ~(unsigned)cudaEventWaitExternal)
         return fail(cudaErrorInvalidValue);
-    // Work runs in the order it is issued, so there is nothing to wait for;
-    // but waiting on an event recorded in a capture joins that capture
-    // (a fork), as on the device.
+    // Waiting on an event recorded in a capture joins that capture (a
+    // fork), as on the device; outside a capture the stream's later work
+    // waits in its queue until the event's latest record has run.
     if (capture_open(event->capture)) {
         if (st->capture && st->capture != event->capture)
             return fail(cudaErrorStreamCaptureIsolation);
         if (!st->capture && is_legacy(stream))
             return fail(cudaErrorStreamCaptureImplicit);
         st->capture = event->capture;
+    } else if (!st->capture) {
+        queue_work(st, nullptr, event);
     }
     return cudaSuccess;
 }
@@ -857,7 +1076,6 @@ cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
 
 cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
 {
-    op_list ops;
     {
         std::lock_guard<std::mutex> lock(g_mu);
         if (!g_execs.count(graphExec))
@@ -874,10 +1092,12 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
         }
         if (legacy_breaks_capture(stream))
             return fail(cudaErrorStreamCaptureImplicit);
-        ops = graphExec->ops; // the exec may be updated or destroyed meanwhile
+        // a copy: the exec may be updated or destroyed meanwhile
+        queue_work(st, [ops = graphExec->ops]() {
+            for (const op &o : ops)
+                o.run();
+        }, nullptr);
     }
-    for (const op &o : ops)
-        o.run();
     return cudaSuccess;
 }
 
@@ -902,6 +1122,8 @@ cudaError_t cudaEventCreate(cudaEvent_t *event) { return cudaEventCreateWithFlag
 
 cudaError_t cudaEventDestroy(cudaEvent_t event)
 {
+    if (!capturing_any())
+        drain_all(); // no queued wait may refer to it
     std::lock_guard<std::mutex> lock(g_mu);
     if (cudaError_t e = event_ok(event))
         return e;
@@ -912,7 +1134,7 @@ cudaError_t cudaEventDestroy(cudaEvent_t event)
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
-    uint64_t serial;
+    uint64_t serial, n;
     {
         std::lock_guard<std::mutex> lock(g_mu);
         if (cudaError_t e = event_ok(event))
@@ -923,14 +1145,20 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
         // it records its time when the graph replays.
         CUstream_st *st = stream_of(stream);
         event->capture = st && capture_open(st->capture) ? st->capture : 0;
+        n = event->capture ? 0 : ++event->records; // what later waits wait for
     }
-    return enqueue(stream, OP_EVENT, [event, serial]() { mark(event, serial); },
-                   "cudaEventRecord");
+    cudaError_t e = enqueue(stream, OP_EVENT, [event, serial, n]() { mark(event, serial, n); },
+                            "cudaEventRecord");
+    if (e && n) { // not issued: nothing will reach it
+        std::lock_guard<std::mutex> lock(g_mu);
+        event->records--;
+    }
+    return e;
 }
 
-cudaError_t cudaEventQuery(cudaEvent_t event) { return event_wait(event); }
+cudaError_t cudaEventQuery(cudaEvent_t event) { return event_wait(event, false); }
 
-cudaError_t cudaEventSynchronize(cudaEvent_t event) { return event_wait(event); }
+cudaError_t cudaEventSynchronize(cudaEvent_t event) { return event_wait(event, true); }
 
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
 {
@@ -943,8 +1171,11 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
         return e;
     if (capture_open(start->capture) || capture_open(end->capture))
         return fail(cudaErrorCapturedEvent);
-    if (((start->flags | end->flags) & cudaEventDisableTiming) || !start->recorded ||
-        !end->recorded)
+    if ((start->flags | end->flags) & cudaEventDisableTiming)
+        return fail(cudaErrorInvalidResourceHandle);
+    if (start->reached < start->records || end->reached < end->records)
+        return fail(cudaErrorNotReady);
+    if (!start->recorded || !end->recorded)
         return fail(cudaErrorInvalidResourceHandle);
     double d = std::chrono::duration<double, std::milli>(end->at - start->at).count();
     // the host clock can tick slower than the work: never report zero time

@@ -8,14 +8,15 @@
  *
  * What it can catch: wrong buffers, strides, layouts, sizes, offsets,
  * descriptors that disagree with the data, missing conversions, graph
- * replays that use stale arguments.  What it cannot: whether the real
- * cuDNN accepts a configuration or agrees with this reading of its
- * documentation, timing, and races (everything runs in stream order on
- * one host thread).
+ * replays that use stale arguments, missing event waits between streams
+ * (work runs late and in a shuffled order: fake_runtime.cc).  What it
+ * cannot: whether the real cuDNN accepts a configuration or agrees with
+ * this reading of its documentation, timing, and two pieces of work
+ * running at the same time (one runs at a time).
  *
  * Memory is host memory ("device" pointers are plain pointers).  Work on a
- * stream runs at once, unless the stream is capturing: then it is recorded
- * into the graph (fakegpu::submit), with every argument copied. */
+ * stream is queued, or recorded into the graph if the stream is capturing
+ * (fakegpu::submit), with every argument copied either way. */
 #ifndef DLG_FAKEGPU_H
 #define DLG_FAKEGPU_H
 
