@@ -273,11 +273,18 @@ void queue_work(CUstream_st *st, std::function<void()> fn, const CUevent_st *e)
     st->issued++;
 }
 
+// Whether p may run; a wait on a stream or event destroyed since (with a
+// capture open, so nothing drained first) is over.  g_mu held.
 bool ready(const pending &p)
 {
-    for (const after &a : p.deps)
-        if (a.stream ? a.stream->ran < a.n : a.event->reached < a.n)
+    for (const after &a : p.deps) {
+        if (a.stream && (a.stream == &g_legacy || a.stream == &g_per_thread ||
+                         g_streams.count(const_cast<CUstream_st *>(a.stream))) &&
+            a.stream->ran < a.n)
             return false;
+        if (a.event && g_events.count(const_cast<CUevent_st *>(a.event)) && a.event->reached < a.n)
+            return false;
+    }
     return true;
 }
 
