@@ -114,48 +114,50 @@ static void test_bad_weight(void **st)
 }
 
 #ifdef DLG_NN_HAVE_DNNL
-enum { WN = 23, WK = 10003 }; /* rows; classes, not a multiple of 8 */
+/* rows; classes (not multiples of 8): a vocabulary's width, and one whose
+ * log-probabilities the kernel takes in two chunks (20 rows, then 3) */
+enum { WN = 23, WK = 10003, WK_CHUNKED = 400003 };
 
-/* x (WN x WK) -> loss; the label's score is the row's maximum in some
+/* x (WN x wk) -> loss; the label's score is the row's maximum in some
  * rows, third or tied with others in some, anywhere in the rest. */
-static dlg_net *wide(const char *backend, const float *lab)
+static dlg_net *wide(const char *backend, const float *lab, int64_t wk)
 {
     dlg_net *net;
     assert_int_equal(dlg_net_create(&net, "wide"), 0);
-    int x = dlg_input(net, "x", WN, WK, 1, 1), y = dlg_labels(net, "y", WN);
+    int x = dlg_input(net, "x", WN, wk, 1, 1), y = dlg_labels(net, "y", WN);
     dlg_softmax_loss(net, "loss", x, y);
     dlg_plan_opts o = {
         .backend = backend, .threads = 2, .train = true, .seed = 5, .input_grads = true};
     if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0)
         fail_msg("%s", dlg_net_error(net));
-    float *v = malloc(sizeof(float) * WN * WK);
+    float *v = malloc(sizeof(float) * WN * wk);
     assert_non_null(v);
-    tu_fill(v, WN * WK, FILL_GAUSS, 31);
+    tu_fill(v, WN * wk, FILL_GAUSS, 31);
     for (int i = 0; i < WN; i++) {
-        float *row = v + (size_t)i * WK, *c = row + (int)lab[i];
+        float *row = v + (size_t)i * wk, *c = row + (int64_t)lab[i];
         if (i % 4 == 0)
             *c = 9.0f; /* above every N(0,1) draw: top-1 */
         else if (i % 4 == 1) {
             *c = 8.0f; /* third: top-5, not top-1 */
-            row[(i * 13) % WK] = row[(i * 13) % WK] == *c ? 9.0f : 9.5f;
-            row[(i * 29 + 1) % WK] = 9.25f;
+            row[(i * 13) % wk] = row[(i * 13) % wk] == *c ? 9.0f : 9.5f;
+            row[(i * 29 + 1) % wk] = 9.25f;
         } else if (i % 4 == 2)
-            row[(i * 17) % WK] = *c; /* a tie counts as not above */
+            row[(i * 17) % wk] = *c; /* a tie counts as not above */
     }
-    assert_int_equal(dlg_net_write(net, x, DLG_DATA, v, (size_t)WN * WK), 0);
+    assert_int_equal(dlg_net_write(net, x, DLG_DATA, v, (size_t)WN * wk), 0);
     assert_int_equal(dlg_net_write(net, y, DLG_DATA, lab, WN), 0);
     free(v);
     return net;
 }
 
-static void test_cpu_loss_wide(void **st)
+static void compare_wide(int64_t wk)
 {
     float lab[WN];
     for (int i = 0; i < WN; i++)
-        lab[i] = (float)((i * 4099) % WK);
+        lab[i] = (float)((i * 4099) % wk);
     lab[1] = 0; /* the first and the last class */
-    lab[2] = WK - 1;
-    dlg_net *ref = wide("ref", lab), *cpu = wide("cpu", lab);
+    lab[2] = wk - 1;
+    dlg_net *ref = wide("ref", lab, wk), *cpu = wide("cpu", lab, wk);
     /* the cpu backend's kernel, not the reference fallback */
     assert_string_equal(dlg_net_layer_impl(cpu, dlg_net_layer_count(cpu) - 1), "cpu");
     float lr[3], lc[3];
@@ -171,22 +173,28 @@ static void test_cpu_loss_wide(void **st)
     assert_true(fabsf(lc[0] - lr[0]) < 1e-5f * lr[0]);
     assert_true(lr[1] > 0.2f && lr[1] < 0.4f && lr[2] > lr[1]); /* the cases above */
     assert_true(lc[1] == lr[1] && lc[2] == lr[2]);
-    float *gr = malloc(sizeof(float) * WN * WK), *gc = malloc(sizeof(float) * WN * WK);
+    float *gr = malloc(sizeof(float) * WN * wk), *gc = malloc(sizeof(float) * WN * wk);
     assert_non_null(gr);
     assert_non_null(gc);
-    assert_int_equal(dlg_net_read(ref, xb, DLG_DIFF, gr, (size_t)WN * WK), 0);
-    assert_int_equal(dlg_net_read(cpu, xb, DLG_DIFF, gc, (size_t)WN * WK), 0);
-    double m = max_abs(gr, (size_t)WN * WK), d = 0, rowsum = 0;
-    for (size_t i = 0; i < (size_t)WN * WK; i++)
+    assert_int_equal(dlg_net_read(ref, xb, DLG_DIFF, gr, (size_t)WN * wk), 0);
+    assert_int_equal(dlg_net_read(cpu, xb, DLG_DIFF, gc, (size_t)WN * wk), 0);
+    double m = max_abs(gr, (size_t)WN * wk), d = 0, rowsum = 0;
+    for (size_t i = 0; i < (size_t)WN * wk; i++)
         d = fmax(d, fabs((double)gc[i] - gr[i]));
-    for (int k = 0; k < WK; k++) /* softmax - onehot sums to 0 per row */
-        rowsum += gc[(size_t)5 * WK + k];
+    for (int64_t k = 0; k < wk; k++) /* softmax - onehot sums to 0 per row */
+        rowsum += gc[(size_t)5 * wk + k];
     assert_true(m > 1e-3 && d < 1e-5 * m);
     assert_true(fabs(rowsum) < 1e-6);
     free(gr);
     free(gc);
     dlg_net_destroy(ref);
     dlg_net_destroy(cpu);
+}
+
+static void test_cpu_loss_wide(void **st)
+{
+    compare_wide(WK);
+    compare_wide(WK_CHUNKED);
 }
 
 /* A label outside [0, classes) or not an integer: the step fails with the
@@ -196,7 +204,7 @@ static void test_cpu_loss_bad_label(void **st)
     const float bad[3] = {WK, -1, 2.5f};
     for (int b = 0; b < 3; b++) {
         float lab[WN] = {0};
-        dlg_net *net = wide("cpu", lab);
+        dlg_net *net = wide("cpu", lab, WK);
         assert_int_equal(dlg_net_forward(net), 0);
         lab[WN - 1] = bad[b];
         assert_int_equal(dlg_net_write(net, dlg_net_blob(net, "y"), DLG_DATA, lab, WN), 0);
