@@ -156,7 +156,7 @@ struct grid_state {
     std::vector<void *> shm_retired; // earlier blocks' shared arrays, freed after the grid
     void *host = nullptr;            // the launching thread's fiber
     char *tok = nullptr;             // the launch's sync addresses (TOK_*)
-    char *btok = nullptr;            // the block's (barrier_addr)
+    char *btok = nullptr;            // the block's barriers' (wait_at)
 #if DLG_EMU_ASAN
     void *sched_fake = nullptr;
     const void *sched_bottom = nullptr;
@@ -247,9 +247,7 @@ void yield_to_scheduler(bool finished)
 {
     grid_state &l = *g_launch;
     fiber &f = l.fibers[l.cur];
-#if DLG_EMU_RACES
     tsan_switch(l.host);
-#endif
 #if DLG_EMU_ASAN
     void *fake = nullptr;
     __sanitizer_start_switch_fiber(finished ? nullptr : &fake, l.sched_bottom, l.sched_size);
@@ -489,10 +487,6 @@ void reset_shared(grid_state &l)
 #endif
 }
 
-} // namespace
-
-const coords *g_now;
-
 // slots 0..n-1 exist (stacks, and ThreadSanitizer fibers where built)
 void grow_slots(unsigned n)
 {
@@ -508,6 +502,10 @@ void grow_slots(unsigned n)
         g_slots.v.push_back(s);
     }
 }
+
+} // namespace
+
+const coords *g_now;
 
 // runs the grid: every block, every thread
 void run(const config &cfg, const std::function<void()> &body, const char *where)

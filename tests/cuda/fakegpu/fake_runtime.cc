@@ -5,13 +5,14 @@
 //
 // Issued work waits in its stream's queue.  It runs when the host must see
 // its effect (a stream or event synchronisation, a synchronous copy, a free
-// of memory, a copy to pageable memory) and, now and then, when other work
-// is issued; each time the next piece is picked at random among the
-// streams whose first piece may run: in stream order, after the events it
-// waits on were reached, and across the legacy default stream's implicit
-// barrier.  A missing event wait between two streams, or a host buffer
-// reused before the copy reading it ran, then gives wrong data, as it may
-// on a GPU.  FAKEGPU_SEED picks the order (default 1).
+// of memory, a copy to pageable memory), the awaited stream's first; with
+// FAKEGPU_ORDER=shuffle also, every other time, as other work is issued.
+// Otherwise the next piece is picked at random among the streams whose
+// first piece may run: in stream order, after the events it waits on were
+// reached, and across the legacy default stream's implicit barrier.  A
+// missing event wait between two streams, or a buffer reused before the
+// copy reading it ran, then gives wrong data, as it may on a GPU.
+// FAKEGPU_SEED picks the order (default 1).
 //
 // It is stricter than it needs to be for the maths, on purpose: device
 // memory starts as 0xFF bytes (NaN in float and half), copies and memsets
