@@ -39,14 +39,9 @@ namespace {
 
 using fakegpu::computable;
 using fakegpu::extent;
+using fakegpu::kDimMax;
 using fakegpu::self_overlaps;
 using fakegpu::type_size;
-
-constexpr int kDimMax = 8;
-
-
-
-
 
 // A buffer as the bytes from its first to one past its last element.
 struct Span {
@@ -573,6 +568,60 @@ cudnnStatus_t find_checked(cudnnHandle_t handle, Dir d, const cudnnConvolutionSt
     return find<Perf, Algo>(handle, d, g, cd->math, requested, returned, perf);
 }
 
+
+// One of the three convolutions: x, w and y as cuDNN names them for the
+// forward (dx, dw or dy where the direction reads or writes those), d saying
+// which of them is written.  Checks, then queues the maths with the
+// scalars and descriptors copied: a captured graph replays it later.
+cudnnStatus_t convolve(const char *api, Dir d, cudnnHandle_t handle, const void *alpha,
+                       const void *beta, const cudnnConvolutionStruct *cd, int algo,
+                       const cudnnTensorStruct *xDesc, const void *x, const cudnnFilterStruct *wDesc,
+                       const void *w, const cudnnTensorStruct *yDesc, const void *y,
+                       void *workSpace, size_t workSpaceSizeInBytes)
+{
+    if (!handle || !alpha || !beta)
+        return CUDNN_STATUS_BAD_PARAM;
+    Geo g;
+    size_t need = 0;
+    cudnnStatus_t st = check_descs(cd, xDesc, wDesc, yDesc, &g);
+    if (st == CUDNN_STATUS_SUCCESS) {
+        Operand ox = operand(d == BWD_DATA ? "dx" : "x", x, *xDesc),
+                ow = operand(d == BWD_FILTER ? "dw" : "w", w, *wDesc),
+                oy = operand(d == FWD ? "y" : "dy", y, *yDesc);
+        st = d == FWD        ? check_call(api, d, algo, g, ox, ow, oy, yDesc, workSpace,
+                                          workSpaceSizeInBytes, &need)
+             : d == BWD_DATA ? check_call(api, d, algo, g, oy, ow, ox, xDesc, workSpace,
+                                          workSpaceSizeInBytes, &need)
+                             : check_call(api, d, algo, g, ox, oy, ow, NULL, workSpace,
+                                          workSpaceSizeInBytes, &need);
+    }
+    if (st != CUDNN_STATUS_SUCCESS)
+        return st;
+    const float al = *(const float *)alpha, be = *(const float *)beta;
+    const cudnnTensorStruct xd = *xDesc, yd = *yDesc;
+    const cudnnFilterStruct wd = *wDesc;
+    fakegpu::submit(handle->stream, [=]() {
+        if (need)
+            memset(workSpace, 0xff, need); // scratch: NaN for whoever reads it after
+        std::vector<float> xs = d == BWD_DATA ? std::vector<float>((size_t)g.n * g.c * g.h * g.w)
+                                              : pack(x, xd, g.tf32);
+        std::vector<float> ws = d == BWD_FILTER ? std::vector<float>((size_t)g.k * g.cg * g.r * g.s)
+                                                : pack_filter(w, wd, g.flip, g.tf32);
+        std::vector<float> ys = d == FWD ? std::vector<float>((size_t)g.n * g.k * g.p * g.q)
+                                         : pack(y, yd, g.tf32);
+        if (d == FWD) {
+            conv_fwd(g, xs.data(), ws.data(), ys.data());
+            unpack((void *)y, yd, ys.data(), al, be);
+        } else if (d == BWD_DATA) {
+            conv_bwd_data(g, ys.data(), ws.data(), xs.data());
+            unpack((void *)x, xd, xs.data(), al, be);
+        } else {
+            conv_bwd_filter(g, xs.data(), ys.data(), ws.data());
+            unpack_filter((void *)w, wd, g.flip, ws.data(), al, be);
+        }
+    });
+    return CUDNN_STATUS_SUCCESS;
+}
 } // namespace
 
 extern "C" {
@@ -703,30 +752,8 @@ cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, const void *alpha,
                                       size_t workSpaceSizeInBytes, const void *beta,
                                       const cudnnTensorDescriptor_t yDesc, void *y)
 {
-    if (!handle || !alpha || !beta)
-        return CUDNN_STATUS_BAD_PARAM;
-    Geo g;
-    size_t need = 0;
-    cudnnStatus_t st = check_descs(convDesc, xDesc, wDesc, yDesc, &g);
-    if (st == CUDNN_STATUS_SUCCESS)
-        st = check_call("cudnnConvolutionForward", FWD, algo, g, operand("x", x, *xDesc),
-                        operand("w", w, *wDesc), operand("y", y, *yDesc), yDesc, workSpace,
-                        workSpaceSizeInBytes, &need);
-    if (st != CUDNN_STATUS_SUCCESS)
-        return st;
-    // scalars and descriptors by value: a captured graph replays this later
-    const float al = *(const float *)alpha, be = *(const float *)beta;
-    const cudnnTensorStruct xd = *xDesc, yd = *yDesc;
-    const cudnnFilterStruct wd = *wDesc;
-    fakegpu::submit(handle->stream, [=]() {
-        if (need)
-            memset(workSpace, 0xff, need); // scratch: NaN for whoever reads it after
-        std::vector<float> xs = pack(x, xd, g.tf32), ws = pack_filter(w, wd, g.flip, g.tf32);
-        std::vector<float> ys((size_t)g.n * g.k * g.p * g.q);
-        conv_fwd(g, xs.data(), ws.data(), ys.data());
-        unpack(y, yd, ys.data(), al, be);
-    });
-    return CUDNN_STATUS_SUCCESS;
+    return convolve("cudnnConvolutionForward", FWD, handle, alpha, beta, convDesc, algo, xDesc, x,
+                    wDesc, w, yDesc, y, workSpace, workSpaceSizeInBytes);
 }
 
 // y = act(alpha1 * conv(x, w) + alpha2 * z + bias), cuDNN's fused form: no
@@ -818,30 +845,8 @@ cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t handle, const void *alp
                                            size_t workSpaceSizeInBytes, const void *beta,
                                            const cudnnTensorDescriptor_t dxDesc, void *dx)
 {
-    if (!handle || !alpha || !beta)
-        return CUDNN_STATUS_BAD_PARAM;
-    Geo g;
-    size_t need = 0;
-    cudnnStatus_t st = check_descs(convDesc, dxDesc, wDesc, dyDesc, &g);
-    if (st == CUDNN_STATUS_SUCCESS)
-        st = check_call("cudnnConvolutionBackwardData", BWD_DATA, algo, g,
-                        operand("dy", dy, *dyDesc), operand("w", w, *wDesc),
-                        operand("dx", dx, *dxDesc), dxDesc, workSpace, workSpaceSizeInBytes,
-                        &need);
-    if (st != CUDNN_STATUS_SUCCESS)
-        return st;
-    const float al = *(const float *)alpha, be = *(const float *)beta;
-    const cudnnTensorStruct dyd = *dyDesc, dxd = *dxDesc;
-    const cudnnFilterStruct wd = *wDesc;
-    fakegpu::submit(handle->stream, [=]() {
-        if (need)
-            memset(workSpace, 0xff, need);
-        std::vector<float> ys = pack(dy, dyd, g.tf32), ws = pack_filter(w, wd, g.flip, g.tf32);
-        std::vector<float> xs((size_t)g.n * g.c * g.h * g.w);
-        conv_bwd_data(g, ys.data(), ws.data(), xs.data());
-        unpack(dx, dxd, xs.data(), al, be);
-    });
-    return CUDNN_STATUS_SUCCESS;
+    return convolve("cudnnConvolutionBackwardData", BWD_DATA, handle, alpha, beta, convDesc, algo,
+                    dxDesc, dx, wDesc, w, dyDesc, dy, workSpace, workSpaceSizeInBytes);
 }
 
 cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t handle, const void *alpha,
@@ -852,30 +857,8 @@ cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t handle, const void *a
                                              size_t workSpaceSizeInBytes, const void *beta,
                                              const cudnnFilterDescriptor_t dwDesc, void *dw)
 {
-    if (!handle || !alpha || !beta)
-        return CUDNN_STATUS_BAD_PARAM;
-    Geo g;
-    size_t need = 0;
-    cudnnStatus_t st = check_descs(convDesc, xDesc, dwDesc, dyDesc, &g);
-    if (st == CUDNN_STATUS_SUCCESS)
-        st = check_call("cudnnConvolutionBackwardFilter", BWD_FILTER, algo, g,
-                        operand("x", x, *xDesc), operand("dy", dy, *dyDesc),
-                        operand("dw", dw, *dwDesc), NULL, workSpace, workSpaceSizeInBytes,
-                        &need);
-    if (st != CUDNN_STATUS_SUCCESS)
-        return st;
-    const float al = *(const float *)alpha, be = *(const float *)beta;
-    const cudnnTensorStruct xd = *xDesc, dyd = *dyDesc;
-    const cudnnFilterStruct wd = *dwDesc;
-    fakegpu::submit(handle->stream, [=]() {
-        if (need)
-            memset(workSpace, 0xff, need);
-        std::vector<float> xs = pack(x, xd, g.tf32), ys = pack(dy, dyd, g.tf32);
-        std::vector<float> ws((size_t)g.k * g.cg * g.r * g.s);
-        conv_bwd_filter(g, xs.data(), ys.data(), ws.data());
-        unpack_filter(dw, wd, g.flip, ws.data(), al, be);
-    });
-    return CUDNN_STATUS_SUCCESS;
+    return convolve("cudnnConvolutionBackwardFilter", BWD_FILTER, handle, alpha, beta, convDesc,
+                    algo, xDesc, x, dwDesc, dw, dyDesc, dy, workSpace, workSpaceSizeInBytes);
 }
 
 // db = alpha * (dy summed over every dimension but the channels) + beta * db

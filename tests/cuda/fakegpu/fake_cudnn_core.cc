@@ -21,11 +21,11 @@ namespace {
 
 using fakegpu::computable;
 using fakegpu::extent;
+using fakegpu::kDimMax;
 using fakegpu::self_overlaps;
 using fakegpu::type_size;
 
-// cuDNN describes at most CUDNN_DIM_MAX dimensions and 2 Giga-elements
-constexpr int kDimMax = 8;
+// cuDNN describes at most 2 Giga-elements
 constexpr int64_t kMaxElements = (int64_t)1 << 31;
 
 bool valid_type(cudnnDataType_t t)

@@ -95,7 +95,7 @@ std::vector<size_t> offsets(const Tensor &d)
 bool channels_last(const Tensor &d)
 {
     size_t want = 1;
-    int order[8] = {1};
+    int order[fakegpu::kDimMax] = {1};
     int n = 1;
     for (int k = d.nb - 1; k >= 2; --k)
         order[n++] = k;

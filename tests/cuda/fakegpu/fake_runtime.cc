@@ -637,6 +637,16 @@ cudaError_t release(void *p, bool device, const char *api)
     return cudaSuccess;
 }
 
+// Deletes p if it is one of live (a graph or an executable graph).
+template <class T> cudaError_t destroy_live(std::set<T *> &live, T *p)
+{
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (!live.erase(p))
+        return fail(cudaErrorInvalidValue);
+    delete p;
+    return cudaSuccess;
+}
+
 // The node sequence a graph update must keep.
 cudaGraphExecUpdateResult same_topology(const op_list &a, const op_list &b)
 {
@@ -1026,14 +1036,7 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
 }
 
 /* ---- graphs -------------------------------------------------------------- */
-cudaError_t cudaGraphDestroy(cudaGraph_t graph)
-{
-    std::lock_guard<std::mutex> lock(g_mu);
-    if (!g_graphs.erase(graph))
-        return fail(cudaErrorInvalidValue);
-    delete graph;
-    return cudaSuccess;
-}
+cudaError_t cudaGraphDestroy(cudaGraph_t graph) { return destroy_live(g_graphs, graph); }
 
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
                                  unsigned long long flags)
@@ -1075,11 +1078,7 @@ cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph,
 
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
 {
-    std::lock_guard<std::mutex> lock(g_mu);
-    if (!g_execs.erase(graphExec))
-        return fail(cudaErrorInvalidValue);
-    delete graphExec;
-    return cudaSuccess;
+    return destroy_live(g_execs, graphExec);
 }
 
 cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)

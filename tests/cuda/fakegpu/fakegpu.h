@@ -34,7 +34,11 @@
 
 namespace fakegpu {
 
-/* Runs op now, or records it when s is capturing (cudaStreamBeginCapture). */
+/* cuDNN describes at most CUDNN_DIM_MAX dimensions */
+constexpr int kDimMax = 8;
+
+/* Queues op on s (fake_runtime.cc: it runs when its turn comes), or
+ * records it when s is capturing (cudaStreamBeginCapture). */
 void submit(cudaStream_t s, std::function<void()> op);
 bool capturing(cudaStream_t s);
 
@@ -76,8 +80,8 @@ struct cudnnContext {
 struct cudnnTensorStruct {
     cudnnDataType_t type;
     int nb;
-    int dim[8];
-    int stride[8];
+    int dim[fakegpu::kDimMax];
+    int stride[fakegpu::kDimMax];
 };
 
 namespace fakegpu {

@@ -88,7 +88,7 @@ int64_t extent(const cudnnTensorStruct &t)
 // > 1 must step over everything the smaller ones cover.
 bool self_overlaps(const cudnnTensorStruct &t)
 {
-    std::pair<int64_t, int64_t> d[8]; // CUDNN_DIM_MAX
+    std::pair<int64_t, int64_t> d[kDimMax];
     int n = 0;
     for (int i = 0; i < t.nb; i++)
         if (t.dim[i] > 1)
