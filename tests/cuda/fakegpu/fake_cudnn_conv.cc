@@ -575,9 +575,10 @@ cudnnStatus_t find_checked(cudnnHandle_t handle, Dir d, const cudnnConvolutionSt
 // scalars and descriptors copied: a captured graph replays it later.
 cudnnStatus_t convolve(const char *api, Dir d, cudnnHandle_t handle, const void *alpha,
                        const void *beta, const cudnnConvolutionStruct *cd, int algo,
-                       const cudnnTensorStruct *xDesc, const void *x, const cudnnFilterStruct *wDesc,
-                       const void *w, const cudnnTensorStruct *yDesc, const void *y,
-                       void *workSpace, size_t workSpaceSizeInBytes)
+                       const cudnnTensorStruct *xDesc, const void *x,
+                       const cudnnFilterStruct *wDesc, const void *w,
+                       const cudnnTensorStruct *yDesc, const void *y, void *workSpace,
+                       size_t workSpaceSizeInBytes)
 {
     if (!handle || !alpha || !beta)
         return CUDNN_STATUS_BAD_PARAM;

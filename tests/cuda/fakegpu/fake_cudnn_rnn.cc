@@ -237,16 +237,21 @@ LayerW layer_w(const float *base, const WeightMap &wm, int l)
 
 // ---- forward ---------------------------------------------------------------
 
-struct FwdArgs {
+// What the queued work of every RNN call needs besides its own buffers.
+struct RnnCall {
     Net n;
     WeightMap wm;
     int T, B;
-    bool training;
     std::vector<int> lens;
     const int32_t *dev_lens;
-    const float *x, *hx, *cx, *w;
-    float *y, *hy, *cy, *ws;
+    float *ws;
     void *reserve;
+};
+
+struct FwdArgs : RnnCall {
+    bool training;
+    const float *x, *hx, *cx, *w;
+    float *y, *hy, *cy;
 };
 
 void run_forward(const FwdArgs &a)
@@ -335,15 +340,9 @@ void run_forward(const FwdArgs &a)
 
 // ---- backward data -----------------------------------------------------------
 
-struct BwdDataArgs {
-    Net n;
-    WeightMap wm;
-    int T, B;
-    std::vector<int> lens;
-    const int32_t *dev_lens;
+struct BwdDataArgs : RnnCall {
     const float *dy, *dhy, *cx, *dcy, *w;
-    float *dx, *dhx, *dcx, *ws;
-    void *reserve;
+    float *dx, *dhx, *dcx;
 };
 
 void run_backward_data(const BwdDataArgs &a)
@@ -421,15 +420,9 @@ void run_backward_data(const BwdDataArgs &a)
 
 // ---- backward weights ------------------------------------------------------
 
-struct BwdWeightsArgs {
-    Net n;
-    WeightMap wm;
-    int T, B;
-    std::vector<int> lens;
-    const int32_t *dev_lens;
+struct BwdWeightsArgs : RnnCall {
     const float *x, *hx, *y;
-    float *dw, *ws;
-    void *reserve;
+    float *dw;
 };
 
 void run_backward_weights(const BwdWeightsArgs &a)
@@ -538,11 +531,30 @@ cudnnStatus_t check_spaces(const Net &n, int T, int B, size_t wsize, const void 
     return OK;
 }
 
+// The checks the three RNN calls share (each checks its own hidden and cell
+// state descriptors), then what their queued work needs; the reserve space
+// only where the call reads or writes it.
+cudnnStatus_t begin_call(cudnnRNNDescriptor_t r, cudnnRNNDataDescriptor_t xd,
+                         cudnnRNNDataDescriptor_t yd, const int32_t *dev_lens, size_t wsize,
+                         const void *wspace, size_t work_size, void *work, bool reserve,
+                         size_t res_size, void *res, RnnCall *c)
+{
+    if (check_io(r, xd, yd) != OK)
+        return BAD;
+    const Net n = net_of(r);
+    const int T = xd->max_len, B = xd->batch;
+    if (check_spaces(n, T, B, wsize, wspace, work_size, work, reserve, res_size, res) != OK)
+        return BAD;
+    *c = RnnCall{n, weight_map(n), T, B, xd->lens, dev_lens, (float *)work,
+                 reserve ? res : nullptr};
+    return OK;
+}
+
 void set_tensor(cudnnTensorDescriptor_t d, int nb, const int *dims, const int *strides)
 {
     d->type = CUDNN_DATA_FLOAT;
     d->nb = nb;
-    for (int i = 0; i < 8; i++) {
+    for (int i = 0; i < fakegpu::kDimMax; i++) {
         d->dim[i] = i < nb ? dims[i] : 0;
         d->stride[i] = i < nb ? strides[i] : 0;
     }
@@ -775,32 +787,15 @@ extern "C" cudnnStatus_t cudnnRNNForward(
         return BAD;
     if (fwdMode != CUDNN_FWD_MODE_INFERENCE && fwdMode != CUDNN_FWD_MODE_TRAINING)
         return BAD;
-    if (check_io(rnnDesc, xDesc, yDesc) != OK || check_state(hDesc, rnnDesc, xDesc->batch) != OK ||
-        check_state(cDesc, rnnDesc, xDesc->batch) != OK)
-        return BAD;
-    const Net n = net_of(rnnDesc);
     const bool training = fwdMode == CUDNN_FWD_MODE_TRAINING;
-    const int T = xDesc->max_len, B = xDesc->batch;
+    RnnCall c;
     // inference mode neither reads nor checks the reserve space
-    if (check_spaces(n, T, B, weightSpaceSize, weightSpace, workSpaceSize, workSpace, training,
-                     reserveSpaceSize, reserveSpace) != OK)
+    if (begin_call(rnnDesc, xDesc, yDesc, devSeqLengths, weightSpaceSize, weightSpace,
+                   workSpaceSize, workSpace, training, reserveSpaceSize, reserveSpace, &c) != OK ||
+        check_state(hDesc, rnnDesc, c.B) != OK || check_state(cDesc, rnnDesc, c.B) != OK)
         return BAD;
-    FwdArgs a{n,
-              weight_map(n),
-              T,
-              B,
-              training,
-              xDesc->lens,
-              devSeqLengths,
-              (const float *)x,
-              (const float *)hx,
-              (const float *)cx,
-              (const float *)weightSpace,
-              (float *)y,
-              (float *)hy,
-              (float *)cy,
-              (float *)workSpace,
-              training ? reserveSpace : nullptr};
+    FwdArgs a{c, training, (const float *)x, (const float *)hx, (const float *)cx,
+              (const float *)weightSpace, (float *)y, (float *)hy, (float *)cy};
     fakegpu::submit(handle->stream, [a]() { run_forward(a); });
     return OK;
 }
@@ -817,30 +812,13 @@ extern "C" cudnnStatus_t cudnnRNNBackwardData_v8(
     // holds what the LSTM's gradients depend on
     if (!handle || !rnn_ok(rnnDesc) || !devSeqLengths || !y || !dy || !dx)
         return BAD;
-    if (check_io(rnnDesc, xDesc, yDesc) != OK || check_state(hDesc, rnnDesc, xDesc->batch) != OK ||
-        check_state(cDesc, rnnDesc, xDesc->batch) != OK)
+    RnnCall c;
+    if (begin_call(rnnDesc, xDesc, yDesc, devSeqLengths, weightSpaceSize, weightSpace,
+                   workSpaceSize, workSpace, true, reserveSpaceSize, reserveSpace, &c) != OK ||
+        check_state(hDesc, rnnDesc, c.B) != OK || check_state(cDesc, rnnDesc, c.B) != OK)
         return BAD;
-    const Net n = net_of(rnnDesc);
-    const int T = xDesc->max_len, B = xDesc->batch;
-    if (check_spaces(n, T, B, weightSpaceSize, weightSpace, workSpaceSize, workSpace, true,
-                     reserveSpaceSize, reserveSpace) != OK)
-        return BAD;
-    BwdDataArgs a{n,
-                  weight_map(n),
-                  T,
-                  B,
-                  xDesc->lens,
-                  devSeqLengths,
-                  (const float *)dy,
-                  (const float *)dhy,
-                  (const float *)cx,
-                  (const float *)dcy,
-                  (const float *)weightSpace,
-                  (float *)dx,
-                  (float *)dhx,
-                  (float *)dcx,
-                  (float *)workSpace,
-                  reserveSpace};
+    BwdDataArgs a{c, (const float *)dy, (const float *)dhy, (const float *)cx, (const float *)dcy,
+                  (const float *)weightSpace, (float *)dx, (float *)dhx, (float *)dcx};
     fakegpu::submit(handle->stream, [a]() { run_backward_data(a); });
     return OK;
 }
@@ -859,25 +837,13 @@ extern "C" cudnnStatus_t cudnnRNNBackwardWeights_v8(
     // cuDNN documents ADD as the only mode this function supports
     if (addGrad != CUDNN_WGRAD_MODE_ADD)
         return UNSUP;
-    if (check_io(rnnDesc, xDesc, yDesc) != OK || check_state(hDesc, rnnDesc, xDesc->batch) != OK)
+    RnnCall c;
+    if (begin_call(rnnDesc, xDesc, yDesc, devSeqLengths, weightSpaceSize, dweightSpace,
+                   workSpaceSize, workSpace, true, reserveSpaceSize, reserveSpace, &c) != OK ||
+        check_state(hDesc, rnnDesc, c.B) != OK)
         return BAD;
-    const Net n = net_of(rnnDesc);
-    const int T = xDesc->max_len, B = xDesc->batch;
-    if (check_spaces(n, T, B, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, true,
-                     reserveSpaceSize, reserveSpace) != OK)
-        return BAD;
-    BwdWeightsArgs a{n,
-                     weight_map(n),
-                     T,
-                     B,
-                     xDesc->lens,
-                     devSeqLengths,
-                     (const float *)x,
-                     (const float *)hx,
-                     (const float *)y,
-                     (float *)dweightSpace,
-                     (float *)workSpace,
-                     reserveSpace};
+    BwdWeightsArgs a{c, (const float *)x, (const float *)hx, (const float *)y,
+                     (float *)dweightSpace};
     fakegpu::submit(handle->stream, [a]() { run_backward_weights(a); });
     return OK;
 }
