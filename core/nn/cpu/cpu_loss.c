@@ -8,10 +8,10 @@
  * top-5 rank the label's score among the row's raw scores, as the
  * reference does, so both agree on ties. */
 #include "cpu.h"
+#include "../ref/ref.h"
 
 #include <stdlib.h>
 
-#define ALIGN(x) (((x) + 63) & ~(size_t)63)
 #define CHUNK_BYTES ((size_t)32 << 20) /* log-probabilities held at a time */
 
 typedef struct loss_state {
@@ -72,20 +72,20 @@ static int loss_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
         return rc;
     }
     size_t scratch = s->logp[0].ws > s->logp[1].ws ? s->logp[0].ws : s->logp[1].ws;
-    s->logp_off = ALIGN(scratch);
+    s->logp_off = CPU_ALIGN(scratch);
     size_t fwd = s->logp_off + (size_t)s->rows * (size_t)s->k * sizeof(float);
     *ws = fwd > s->prob.ws ? fwd : s->prob.ws;
     *state = s;
     return 0;
 }
 
-/* Every label an integer class id in [0, k), else -DLG_EINVAL (the engine
- * names the layer). */
+/* Every label a class id, as the reference takes it, before any work;
+ * else -DLG_EINVAL (the engine names the layer). */
 static int check_labels(const dlg_layer *l, int64_t n, int64_t k)
 {
-    const float *y = l->bottom[1]->data;
+    int64_t c;
     for (int64_t i = 0; i < n; i++)
-        if (!(y[i] >= 0 && y[i] < (float)k) || y[i] != (float)(int64_t)y[i])
+        if (dlg_ref_label(l, i, k, &c) < 0)
             return -DLG_EINVAL;
     return 0;
 }

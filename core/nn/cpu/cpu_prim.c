@@ -5,8 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define ALIGN(x) (((x) + 63) & ~(size_t)63)
-
 int cpu_fail(dnnl_status_t st, const char *what, char *err, size_t errlen)
 {
     snprintf(err, errlen, "oneDNN %s: %s", what, dnnl_status2str(st));
@@ -148,7 +146,7 @@ int cpu_prim_from_pd(cpu_ctx *c, cpu_prim *p, dnnl_primitive_desc_t pd, char *er
         if ((st = dnnl_memory_create(&p->scratch, smd, c->eng, DNNL_MEMORY_NONE)) != dnnl_success)
             return cpu_fail(st, "scratchpad memory", err, errlen);
         p->scratch_off = 0;
-        p->ws = ALIGN(sz);
+        p->ws = CPU_ALIGN(sz);
     }
     return 0;
 }
@@ -185,7 +183,7 @@ int cpu_prim_arg(cpu_ctx *c, cpu_prim *p, int arg, const dnnl_memory_desc_t *use
     if (st != dnnl_success)
         return cpu_fail(st, "reorder", err, errlen);
     a->off = p->ws;
-    p->ws += ALIGN(dnnl_memory_desc_get_size(pmd));
+    p->ws += CPU_ALIGN(dnnl_memory_desc_get_size(pmd));
     return 0;
 }
 

@@ -174,7 +174,7 @@ static double row_lse(const float *x, int64_t K)
     return mx + log(sum);
 }
 
-static int label_of(const dlg_layer *l, int64_t i, int64_t K, int64_t *out)
+int dlg_ref_label(const dlg_layer *l, int64_t i, int64_t K, int64_t *out)
 {
     float v = F(l->bottom[1])[i];
     if (!(v >= 0 && v < (float)K) || v != (float)(int64_t)v)
@@ -191,7 +191,7 @@ static int loss_forward(void *ctx, dlg_layer *l, void *state)
     for (int64_t i = 0; i < N; i++) {
         const float *x = F(l->bottom[0]) + i * K;
         int64_t y, above = 0;
-        if (label_of(l, i, K, &y) < 0)
+        if (dlg_ref_label(l, i, K, &y) < 0)
             return -DLG_EINVAL;
         loss += row_lse(x, K) - x[y];
         for (int64_t k = 0; k < K; k++)
@@ -213,7 +213,7 @@ static int loss_backward(void *ctx, dlg_layer *l, void *state)
         const float *x = F(l->bottom[0]) + i * K;
         float *dx = G(l->bottom[0]) + i * K;
         int64_t y;
-        if (label_of(l, i, K, &y) < 0)
+        if (dlg_ref_label(l, i, K, &y) < 0)
             return -DLG_EINVAL;
         double lse = row_lse(x, K), w = l->p.loss_weight / (double)N;
         for (int64_t k = 0; k < K; k++)
