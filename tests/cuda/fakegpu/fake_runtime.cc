@@ -494,13 +494,6 @@ bool overlap(const void *dst, const void *src, size_t count)
     return d != s && d < s + count && s < d + count;
 }
 
-bool capturing_now(cudaStream_t s)
-{
-    std::lock_guard<std::mutex> lock(g_mu);
-    CUstream_st *st = stream_of(s);
-    return st && st->capture;
-}
-
 CUstream_st *stream_of_locked(cudaStream_t s)
 {
     std::lock_guard<std::mutex> lock(g_mu);
@@ -526,7 +519,7 @@ cudaError_t copy(const char *api, void *dst, const void *src, size_t count, cuda
         to_pageable = !block_of(dst, &base);
     }
     cudaError_t e;
-    if (from_pageable && !capturing_now(stream)) {
+    if (from_pageable && !fakegpu::capturing(stream)) {
         // from pageable memory the runtime stages the bytes before returning
         auto bytes = std::make_shared<std::vector<char>>((const char *)src,
                                                          (const char *)src + count);
@@ -535,7 +528,7 @@ cudaError_t copy(const char *api, void *dst, const void *src, size_t count, cuda
     } else {
         e = enqueue(stream, OP_COPY, [dst, src, count]() { memmove(dst, src, count); }, api);
     }
-    if (!e && to_pageable && !capturing_now(stream))
+    if (!e && to_pageable && !fakegpu::capturing(stream))
         drain_stream(stream_of_locked(stream)); // to pageable memory: returns when done
     return e;
 }
