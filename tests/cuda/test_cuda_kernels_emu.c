@@ -120,6 +120,22 @@ static void test_transpose(void **state)
                  got, want, total, 0.0f);
         }
     }
+    /* more matrices than a grid's z dimension holds (65535; 2 in the TSan
+     * build): blocks of z take a second matrix (the m loop, with its barrier
+     * before the reuse of the tile) */
+    {
+#ifdef DLG_EMU_TSAN
+        const int64_t many = 5;
+#else
+        const int64_t many = 65537;
+#endif
+        float *xm = xcalloc(many, sizeof *xm), *ym = xcalloc(many, sizeof *ym);
+        fill(xm, many);
+        memset(ym, 0xff, many * sizeof *ym);
+        assert_int_equal(dlg_cuk_transpose(NULL, DLG_CUK_BF16, false, false, xm, ym, many, 1, 1), 0);
+        near("transpose, more matrices than grid z", ym, xm, many, 0.0f);
+        free(xm), free(ym);
+    }
     /* more rows of tiles than a grid's y dimension holds: refused, nothing run */
     assert_int_equal(dlg_cuk_transpose(NULL, DLG_CUK_BF16, false, false, x, yf, 1,
                                        (int64_t)65536 * 32, 1),
