@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""PyTorch + torchvision baseline for scripts/gpu-check.sh.
+"""PyTorch + torchvision baseline for scripts/gpu-check.sh (GoogLeNet: BVLC's,
+as dlgauge runs it, from scripts/bench/bvlc_googlenet.py).
 
 usage: gpu-bench-torch.py BATCH MODEL:MODE:PREC[:BATCH] ...
 Prints one line per case:
@@ -23,6 +24,9 @@ import torch.nn as nn
 import torchvision
 
 from gpu_bench_torch_lm import run_lm
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench"))
+from bvlc_googlenet import bvlc_googlenet  # noqa: E402 (the path above)
 
 WARMUP = int(os.environ.get("WARMUP", "5"))
 TIMED = int(os.environ.get("TIMED", "20"))
@@ -48,8 +52,8 @@ def energy_mj():
 def build(name):
     m = torchvision.models
     name = name.replace("-", "_")  # dlgauge says inception-v3
-    if name == "googlenet":
-        return m.googlenet(weights=None, aux_logits=False, init_weights=False)
+    if name == "googlenet":  # dlgauge's network, not torchvision's (see bvlc_googlenet.py)
+        return bvlc_googlenet()
     if name == "inception_v3":
         return m.inception_v3(weights=None, aux_logits=False, init_weights=False)
     return getattr(m, name)(weights=None)

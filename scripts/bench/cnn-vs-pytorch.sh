@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # dlgauge's caffe workloads vs PyTorch (Debian python3-torch/torchvision) on
 # the same CPU and thread count: ResNet-50 and AlexNet, train and infer at
-# batch 16, infer at batch 1 (latency), 224x224 synthetic input, median step
+# batch 16, infer at batch 1 (latency); GoogLeNet train and infer at batch
+# 16; VGG16 train and infer at batch 4 (15.5 GMACs an image: a batch-16
+# training step takes PyTorch ~18 s here); 224x224 synthetic input, median step
 # time over STEPS timed steps after 2 warm-up steps (dlgauge: the runner's
 # step-latency p50; PyTorch: statistics.median).  PyTorch runs NCHW and
 # channels_last, and for inference also scripted + optimize_for_inference
@@ -13,6 +15,9 @@
 #   CASES (names to run, e.g. "resnet50-infer-b1 alexnet-train-b16"; all)
 # Note: AlexNet here is Caffe's (groups, LRN) at crop 224 for dlgauge and
 # torchvision's (no groups, no LRN) for PyTorch: 0.72 vs 0.71 GMACs/image.
+# GoogLeNet is BVLC's on both sides (cnn_peer.py builds it: torchvision's
+# has batch norm and 3x3 kernels in its "5x5" branches); VGG16 is the same
+# network on both.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$src/build}" && pwd)
@@ -36,6 +41,10 @@ cases=( # name model mode batch steps
   "alexnet-train-b16 alexnet train 16 $st"
   "alexnet-infer-b16 alexnet infer 16 $si"
   "alexnet-infer-b1 alexnet infer 1 $s1"
+  "googlenet-train-b16 googlenet train 16 $st"
+  "googlenet-infer-b16 googlenet infer 16 $si"
+  "vgg16-train-b4 vgg16 train 4 $st"
+  "vgg16-infer-b4 vgg16 infer 4 $si"
 )
 
 echo "== machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $threads threads"

@@ -2,7 +2,10 @@
 """PyTorch peer of the caffe workloads (scripts/bench/cnn-vs-pytorch.sh).
 
 cnn_peer.py MODEL MODE BATCH THREADS STEPS FORMAT
-  MODEL resnet50|alexnet (torchvision), MODE train|infer, FORMAT nchw|cl|frozen.
+  MODEL resnet50|alexnet|vgg16 (torchvision) or googlenet (BVLC GoogLeNet as
+  dlgauge builds it: LRN, 5x5 branches, no batch norm, no auxiliary heads;
+  torchvision's GoogLeNet has batch norm and 3x3 "5x5" branches),
+  MODE train|infer, FORMAT nchw|cl|frozen.
   frozen (inference only): torch.jit.optimize_for_inference of the scripted
   eval model (freezes it, folds batch norm into convolutions, fuses what
   oneDNN can), PyTorch's own answer to dlgauge's plan-time folding.
@@ -18,6 +21,8 @@ import time
 
 import torch
 import torchvision
+
+from bvlc_googlenet import bvlc_googlenet
 
 
 def blas_info():
@@ -48,7 +53,10 @@ def main():
     batch, threads, steps = int(batch), int(threads), int(steps)
     torch.set_num_threads(threads)
     torch.manual_seed(1)
-    model = getattr(torchvision.models, model_name)(num_classes=1000)
+    if model_name == "googlenet":
+        model = bvlc_googlenet(1000)
+    else:
+        model = getattr(torchvision.models, model_name)(num_classes=1000)
     x = torch.randn(batch, 3, 224, 224)
     y = torch.randint(0, 1000, (batch,))
     if fmt == "cl":
