@@ -108,7 +108,7 @@ int dlg_softmax_loss(dlg_net *net, const char *name, int logits, int labels);
 /* The same with the loss's gradient scaled by weight (> 0).  A net may
  * have several losses (e.g. an auxiliary classifier weighted 0.4): backward
  * then trains on their weighted sum; each result blob holds its own
- * unweighted loss.  On CUDA only weight 1 runs so far. */
+ * unweighted loss (every backend). */
 int dlg_softmax_loss_weighted(dlg_net *net, const char *name, int logits, int labels,
                               float weight);
 

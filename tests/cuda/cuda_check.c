@@ -134,6 +134,16 @@ static void b_loss(dlg_net *n, netio *io)
     io->out = dlg_softmax_loss(n, "loss", f, io->label);
     io->loss = true;
 }
+/* two heads on one input, the second a weighted loss as Inception-v3's
+ * auxiliary classifier (0.4): the input's gradient sums both */
+static void b_loss_aux(dlg_net *n, netio *io)
+{
+    io->in[io->nin++] = dlg_input(n, "x", 6, 10, 1, 1);
+    io->label = dlg_labels(n, "y", 6);
+    io->out = dlg_softmax_loss(n, "loss", dlg_fc(n, "fc", io->in[0], 12), io->label);
+    dlg_softmax_loss_weighted(n, "aux_loss", dlg_fc(n, "aux_fc", io->in[0], 12), io->label, 0.4f);
+    io->loss = true;
+}
 /* channels-last specifics: fc after a 6x6 map in a half (NHWC) blob, a
  * concat of half blobs (a conv and a ceil-mode pooling), batch norm with
  * C a multiple of 8 (cuDNN's persistent NHWC kernels), with a ReLU that
@@ -211,6 +221,7 @@ static const lcase cases[] = {
     {"add_split", b_add_split, false, false, false, 0},
     {"softmax", b_softmax, false, false, false, 0},
     {"softmax_loss", b_loss, false, false, false, 0},
+    {"loss_aux_0.4", b_loss_aux, false, false, false, 0},
     {"dropout", b_dropout, false, false, false, 0},
     {"dropout_infer", b_dropout, true, false, false, 0},
     {"fc_after_6x6", b_fc6x6, false, false, false, 0},

@@ -121,9 +121,6 @@ int dlg_cuda_in_wait(void *ctx);
 int dlg_cuda_in_stall(void *ctx, uint64_t *ns);
 void dlg_cuda_input_close(dlg_cuda_ctx *c);
 
-/* Softmax loss kernels (fp32 and half) run weight 1 only. */
-bool dlg_cuda_loss_accepts(const dlg_layer *l);
-
 /* Batch norm's saved mean and inverse std (2 x C floats) in its state. */
 float *dlg_cuda_bn_saved(void *state);
 

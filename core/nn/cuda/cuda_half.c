@@ -561,7 +561,7 @@ static int loss_backward(void *ctx, dlg_layer *l, void *vs)
     int rc = loss_logits(c, l, s, &x);
     if (!rc)
         rc = K(dlg_cuk_loss_bwd_h(c->stream, dlg_cuda_htype(c), x, CF(l->bottom[1]), s->rows, N, Kc,
-                                   dx, c->scaler));
+                                   l->p.loss_weight, dx, c->scaler));
     if (!rc && s->moves)
         rc = dlg_half_from_nchw(c, &l->bottom[0]->shape, dx, dlg_half_dx(l, &s->io, 0));
     return rc ? rc : dlg_half_post_bwd(c, l, &s->io);
@@ -571,5 +571,4 @@ const dlg_kernels dlg_cuda_loss_h = {.setup = loss_setup,
                                       .forward = loss_forward,
                                       .backward = loss_backward,
                                       .destroy = loss_destroy,
-                                      .accepts = dlg_cuda_loss_accepts,
                                       .any_layout = true};

@@ -358,9 +358,9 @@ __global__ void k_loss_total(const float *rowloss, const float *rank, int64_t n,
 
 template <class T>
 __global__ void k_loss_bwd(const T *x, const float *labels, const float *lse, int64_t n, int64_t k,
-                           T *dx, const dlg_scaler *sc)
+                           float weight, T *dx, const dlg_scaler *sc)
 {
-    const float scale = sc ? sc->scale : 1.f;
+    const float scale = weight * (sc ? sc->scale : 1.f);
     GRID_LOOP(i, n * k)
     {
         int64_t r = i / k, j = i % k;
@@ -488,9 +488,9 @@ int dlg_cuk_loss_fwd(dlg_cu_stream s, const float *x, const float *labels, int64
 }
 
 int dlg_cuk_loss_bwd(dlg_cu_stream s, const float *x, const float *labels, const float *lse,
-                     int64_t n, int64_t k, float *dx)
+                     int64_t n, int64_t k, float weight, float *dx)
 {
-    k_loss_bwd<<<blocks_for(n * k), kThreads, 0, s>>>(x, labels, lse, n, k, dx, nullptr);
+    k_loss_bwd<<<blocks_for(n * k), kThreads, 0, s>>>(x, labels, lse, n, k, weight, dx, nullptr);
     return launched();
 }
 
@@ -610,11 +610,11 @@ int dlg_cuk_loss_fwd_h(dlg_cu_stream s, dlg_cuk_htype ht, const dlg_half *x, con
     return launched();
 }
 int dlg_cuk_loss_bwd_h(dlg_cu_stream s, dlg_cuk_htype ht, const dlg_half *x, const float *labels,
-                       const float *lse, int64_t n, int64_t k, dlg_half *dx,
+                       const float *lse, int64_t n, int64_t k, float weight, dlg_half *dx,
                        const dlg_scaler *scale)
 {
     HALF_CASE(ht, k_loss_bwd<<<blocks_for(n * k), kThreads, 0, s>>>((const T *)x, labels, lse, n,
-                                                                     k, (T *)dx, scale));
+                                                                     k, weight, (T *)dx, scale));
     return launched();
 }
 

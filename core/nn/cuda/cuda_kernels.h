@@ -66,9 +66,10 @@ int dlg_cuk_pool_bwd(dlg_cu_stream s, const dlg_cuk_pool *p, const float *dy, co
  * 1 on a label outside 0..K-1 or not integral. */
 int dlg_cuk_loss_fwd(dlg_cu_stream s, const float *x, const float *labels, int64_t n, int64_t k,
                      float *out, float *lse, int *flag);
-/* dx = (softmax(x) - onehot(label)) / n */
+/* dx = weight * (softmax(x) - onehot(label)) / n (weight: the layer's
+ * loss weight, e.g. 0.4 for Inception-v3's auxiliary head) */
 int dlg_cuk_loss_bwd(dlg_cu_stream s, const float *x, const float *labels, const float *lse,
-                     int64_t n, int64_t k, float *dx);
+                     int64_t n, int64_t k, float weight, float *dx);
 
 /* ---- half storage: activations stored as 16-bit floats (uint16_t here;
  * __nv_bfloat16 or __half on the device, by the dlg_cuk_htype argument),
@@ -99,10 +100,10 @@ int dlg_cuk_pool_bwd_h(dlg_cu_stream s, dlg_cuk_htype t, const dlg_cuk_pool *p,
                        const dlg_half *dy, const int *mask, dlg_half *dx);
 int dlg_cuk_loss_fwd_h(dlg_cu_stream s, dlg_cuk_htype t, const dlg_half *x, const float *labels,
                        int64_t n, int64_t k, float *out, float *lse, int *flag);
-/* dx = scale * (softmax(x) - onehot(label)) / n; scale: the loss scale
- * in device memory (cuda_scaler.h), NULL for 1 */
+/* dx = weight * scale * (softmax(x) - onehot(label)) / n; scale: the
+ * loss scale in device memory (cuda_scaler.h), NULL for 1 */
 int dlg_cuk_loss_bwd_h(dlg_cu_stream s, dlg_cuk_htype t, const dlg_half *x, const float *labels,
-                       const float *lse, int64_t n, int64_t k, dlg_half *dx,
+                       const float *lse, int64_t n, int64_t k, float weight, dlg_half *dx,
                        const dlg_scaler *scale);
 
 /* ---- dynamic loss scaling (cuda_scaler.h), all on the device ---- */

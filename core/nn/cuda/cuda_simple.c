@@ -251,15 +251,10 @@ static int loss_backward(void *ctx, dlg_layer *l, void *rows)
     if (!l->prop_down[0])
         return 0;
     return K(dlg_cuk_loss_bwd(c->stream, CF(l->bottom[0]), CF(l->bottom[1]), rows, N, Kc,
-                              CG(l->bottom[0])));
+                              l->p.loss_weight, CG(l->bottom[0])));
 }
-
-/* The kernels scale the gradient by 1/N only: a weighted loss (an
- * auxiliary classifier) is not run here yet, and plans fail naming it. */
-bool dlg_cuda_loss_accepts(const dlg_layer *l) { return l->p.loss_weight == 1.0f; }
 
 const dlg_kernels dlg_cuda_loss = {.setup = loss_setup,
                                    .forward = loss_forward,
                                    .backward = loss_backward,
-                                   .destroy = loss_destroy,
-                                   .accepts = dlg_cuda_loss_accepts};
+                                   .destroy = loss_destroy};

@@ -41,7 +41,7 @@ static const dlg_option inception_options[] = {
     [O_AUX] = {"aux", DLG_OPT_BOOL, "false", NULL, NULL, NULL,
                "add the auxiliary classifier after Mixed_6e, trained through its own softmax "
                "loss weighted 0.4 (torchvision's reference recipe; the reported loss is the "
-               "main head's; cpu and ref backends only so far)", 0},
+               "main head's)", 0},
     [O_ALL] = {0}};
 #pragma GCC diagnostic pop
 
