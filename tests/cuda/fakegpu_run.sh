@@ -3,7 +3,10 @@
 # the caffe workloads' and lstm-ptb's CUDA paths (device = cuda:0: the
 # backend module, pinned input buffers, event step times, % of the GPU's
 # peak) with results read back from the CSV sink, and the GPU metrics the
-# runner samples through NVML (a fake libnvidia-ml: 250 W at 80%).
+# runner samples through NVML (a fake libnvidia-ml: 250 W at 80%).  The
+# fp32 jobs run again on the CPU backend: the same losses, step for step
+# (training from one seed on the same data, CUDA graphs replaying from the
+# third step), within 1e-5.
 # Usage: fakegpu_run.sh DLGAUGE PLUGIN_DIR FAKE_MODULE_DIR FAKE_NVML WORK_DIR
 set -eu
 DLG=$1 PLUG=$2 FAKE=$3 NVML=$4 WORK=$5
@@ -35,7 +38,38 @@ bptt = 8
 batch = 4
 vocab = 500
 iterations = 4
+
+; fp32, with a CPU twin each (below): no batch norm, so a few SGD steps
+; stay comparable (ResNet-50 at batch 2 drifts by 1% in three)
+[job cnn32]
+workload = alexnet
+device = cuda:0
+batch = 2
+crop = 131
+classes = 10
+lr = 0.01
+warmup = 0
+iterations = 3
+
+[job lm3]
+workload = lstm-ptb
+device = cuda:0
+data = text:corpus.txt
+hidden = 32
+layers = 3
+tied = true
+momentum = 0.9
+lr = 1
+clip = 0
+bptt = 8
+batch = 4
+vocab = 500
+warmup = 0
+iterations = 4
 INI
+# the twins: the same jobs on the CPU backend
+sed -n '/^\[job cnn32\]/,$p' fake.ini | sed 's/^device = cuda:0/device = cpu/' |
+  sed 's/^\[job \(.*\)\]/[job \1_cpu]/' >>fake.ini
 LD_LIBRARY_PATH="$WORK" DLGAUGE_PLUGIN_PATH=$PLUG DLGAUGE_NN_MODULE_DIR=$FAKE FAKEGPU_LEAKS=fail \
   "$DLG" run fake.ini
 python3 - <<'PY'
@@ -44,8 +78,9 @@ rows = {r["job"]: r for r in csv.DictReader(open("r.csv"))}
 def need(ok, what):
     if not ok:
         sys.exit("fakegpu_run: " + what + ": " + repr(rows))
-need(set(rows) == {"cnn", "lm"}, "one row per job")
-for job, backend in (("cnn", "cuda-bf16:0"), ("lm", "cuda:0")):
+need(set(rows) == {"cnn", "lm", "cnn32", "lm3", "cnn32_cpu", "lm3_cpu"}, "one row per job")
+for job, backend in (("cnn", "cuda-bf16:0"), ("lm", "cuda:0"), ("cnn32", "cuda:0"),
+                     ("lm3", "cuda:0")):
     r = rows[job]
     need(r["status"] == "ok", job + " status")
     need(r["backend"] == backend, job + " ran on " + r["backend"])
@@ -58,5 +93,11 @@ for job, backend in (("cnn", "cuda-bf16:0"), ("lm", "cuda:0")):
 need(math.isfinite(float(rows["cnn"]["loss"])) and float(rows["cnn"]["loss"]) < math.log(1000),
      "cnn loss")
 need(float(rows["lm"]["last_loss"]) < math.log(int(rows["lm"]["vocab_size"])), "lm loss")
+for job, fields in (("cnn32", ("loss",)), ("lm3", ("loss", "last_loss"))):
+    gpu, cpu = rows[job], rows[job + "_cpu"]
+    need(cpu["status"] == "ok" and cpu["backend"] == "cpu", job + "_cpu status")
+    for f in fields:
+        g, c = float(gpu[f]), float(cpu[f])
+        need(abs(g - c) <= 1e-5 * abs(c), f"{job} {f}: cuda {g!r} vs cpu {c!r}")
 print("fakegpu_run: ok")
 PY
