@@ -19,7 +19,10 @@
  * split's backward when the add kernels can (sums_top_parts): it sums the
  * split's output gradients in the pass that applies its ReLU and writes
  * both input gradients; the split's sum and the add's output gradient are
- * gone (8 passes over the tensor become 5). */
+ * gone (8 passes over the tensor become 5).
+ * 5. In an inference plan a dropout is the identity: the layer producing
+ * its input, when the dropout alone reads that, writes the dropout's
+ * output, and the dropout runs nothing (no copy, one activation less). */
 #include "net.h"
 
 #include <math.h>
@@ -76,14 +79,18 @@ static void count_readers(const dlg_net *net, int *reader, int *uses)
         }
 }
 
-/* The only reader of node i's single output, if it has `type`; else -1. */
+/* The only reader of node i's first output, if it has `type`; else -1.
+ * Only an LSTM has more outputs (its final states), and only a dropout
+ * folds into it. */
 static int sole_reader(const dlg_net *net, int i, dlg_layer_type type, const int *reader,
                        const int *uses)
 {
     const dlg_node *n = &net->nodes[i];
+    if (n->l.ntop < 1)
+        return -1;
     int t = n->tops[0];
     const dlg_blob *b = &net->blobs[t];
-    if (n->l.ntop != 1 || uses[t] != 1 || b->keep || b->alias_of >= 0)
+    if (uses[t] != 1 || b->keep || b->alias_of >= 0)
         return -1;
     const dlg_node *r = &net->nodes[reader[t]];
     return r->l.type == type && !r->fused ? reader[t] : -1;
@@ -174,6 +181,17 @@ static void fold_split_grads(dlg_net *net, const int *reader, const int *uses)
     }
 }
 
+/* Every running node whose output only a dropout reads takes it over
+ * (inference plans; see the top). */
+static void fold_dropouts(dlg_net *net, const int *reader, const int *uses)
+{
+    for (int i = 0; i < net->nnodes; i++) {
+        int r = net->nodes[i].fused ? -1 : sole_reader(net, i, DLG_L_DROPOUT, reader, uses);
+        if (r >= 0)
+            fold(net, i, r);
+    }
+}
+
 int dlg_net_fuse(dlg_net *net)
 {
     for (int i = 0; i < net->nnodes; i++)
@@ -181,7 +199,7 @@ int dlg_net_fuse(dlg_net *net)
     bool bn = kernels_fuse_relu(net->bk, DLG_L_BN), add = kernels_fuse_relu(net->bk, DLG_L_ADD);
     bool conv = !net->train && conv_kernels_fold(net->bk);
     bool parts = net->train && kernels_sum_parts(net->bk);
-    if (net->keep_all || (!bn && !add && !conv && !parts))
+    if (net->keep_all)
         return 0;
     int *reader = malloc((size_t)net->nblobs * sizeof(int));
     int *uses = malloc((size_t)net->nblobs * sizeof(int));
@@ -201,6 +219,8 @@ int dlg_net_fuse(dlg_net *net)
         fold_relus(net, DLG_L_ADD, reader, uses);
     if (parts && !rc)
         fold_split_grads(net, reader, uses);
+    if (!net->train && !rc) /* last: the producer may have taken over others */
+        fold_dropouts(net, reader, uses);
     free(reader);
     free(uses);
     return rc;

@@ -482,11 +482,108 @@ static void test_plan_touches_no_activations(void **st)
     dlg_net_destroy(net);
 }
 
+/* Dropouts after a conv + ReLU (folded into the conv in inference), after
+ * a plain FC + ReLU, and one whose input a second layer also reads. */
+static dlg_net *make_dropouts(const char *backend, bool keep_all)
+{
+    dlg_net *net;
+    assert_int_equal(dlg_net_create(&net, "dropouts"), 0);
+    dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_XAVIER, 0},
+                        (dlg_filler){DLG_FILL_CONSTANT, 0.1f});
+    int x = dlg_input(net, "x", 4, 3, 16, 16), y = dlg_labels(net, "y", 4);
+    int a = dlg_relu(net, "a/relu", dlg_conv(net, "a", x, 8, 3, 1, 1, 1));
+    a = dlg_dropout(net, "a/drop", a, 0.5f);
+    int p = dlg_max_pool(net, "pool", a, 2, 2, 0);
+    int f = dlg_relu(net, "f/relu", dlg_fc(net, "f", p, 32));
+    int d = dlg_dropout(net, "f/drop", f, 0.5f);
+    int both = dlg_add(net, "both", d, f); /* f/relu has two readers */
+    dlg_softmax_loss(net, "loss", dlg_fc(net, "fc", both, 10), y);
+    assert_int_equal(dlg_net_keep(net, dlg_net_blob(net, "fc")), 0);
+    dlg_plan_opts o = {.backend = backend, .threads = 2, .seed = 5, .keep_all = keep_all};
+    if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0)
+        fail_msg("%s", dlg_net_error(net));
+    float lab[4] = {3, 1, 4, 1};
+    assert_int_equal(dlg_net_write(net, dlg_net_blob(net, "y"), DLG_DATA, lab, 4), 0);
+    return net;
+}
+
+/* In inference a dropout is the identity: the layer before it writes its
+ * output (the dropout runs nothing, the blob in between is never stored)
+ * when the dropout alone reads that blob; the same outputs as keep_all. */
+static void test_inference_folds_dropouts(void **st)
+{
+    for (int b = 0; b < NBACKENDS; b++) {
+        dlg_net *all = make_dropouts(backends[b], true), *sh = make_dropouts(backends[b], false);
+        for (uint64_t step = 0; step < 2; step++) {
+            set_input(all, 500 + step);
+            set_input(sh, 500 + step);
+            assert_int_equal(dlg_net_forward(all), 0);
+            assert_int_equal(dlg_net_forward(sh), 0);
+            assert_true(diff(all, sh, dlg_net_blob(all, "loss"), DLG_DATA) < 1e-6);
+            assert_true(diff(all, sh, dlg_net_blob(all, "fc"), DLG_DATA) < 1e-6);
+        }
+        assert_string_equal(impl_of(sh, "a/drop"), "fused");
+        assert_string_not_equal(impl_of(sh, "f/drop"), "fused");
+        assert_string_not_equal(impl_of(all, "a/drop"), "fused");
+        float v[4 * 8 * 16 * 16];
+        assert_int_equal(dlg_net_read(sh, dlg_net_blob(sh, "a/relu"), DLG_DATA, v, 8192),
+                         -DLG_EINVAL);
+        assert_non_null(strstr(dlg_net_error(sh), "folded"));
+        dlg_net_destroy(all);
+        dlg_net_destroy(sh);
+    }
+}
+
+/* The language model's dropouts: after the embedding and after an LSTM,
+ * whose first output (y) the dropout takes; its final states stay. */
+static dlg_net *make_lm(const char *backend, bool keep_all)
+{
+    enum { T = 5, B = 3, V = 17, H = 8 };
+    dlg_net *net;
+    assert_int_equal(dlg_net_create(&net, "lm-dropouts"), 0);
+    int ids = dlg_labels(net, "ids", T * B), y = dlg_labels(net, "y", T * B);
+    int x = dlg_dropout(net, "drop_in", dlg_embedding(net, "enc", ids, V, H), 0.3f);
+    int h0 = dlg_input(net, "h0", B, H, 1, 1), c0 = dlg_input(net, "c0", B, H, 1, 1), hT, cT;
+    x = dlg_dropout(net, "drop0", dlg_lstm(net, "lstm0", x, h0, c0, H, T, &hT, &cT), 0.3f);
+    dlg_softmax_loss(net, "loss", dlg_fc(net, "dec", x, V), y);
+    dlg_plan_opts o = {.backend = backend, .threads = 2, .seed = 9, .keep_all = keep_all};
+    if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0)
+        fail_msg("%s", dlg_net_error(net));
+    float v[T * B];
+    for (int i = 0; i < T * B; i++)
+        v[i] = (float)((i * 7 + 3) % V);
+    assert_int_equal(dlg_net_write(net, ids, DLG_DATA, v, T * B), 0);
+    for (int i = 0; i < T * B; i++)
+        v[i] = (float)((i * 5 + 1) % V);
+    assert_int_equal(dlg_net_write(net, y, DLG_DATA, v, T * B), 0);
+    assert_int_equal(tu_fill_blob(net, h0, FILL_GAUSS, 1), 0);
+    assert_int_equal(tu_fill_blob(net, c0, FILL_GAUSS, 2), 0);
+    return net;
+}
+
+static void test_inference_folds_lm_dropouts(void **st)
+{
+    for (int b = 0; b < NBACKENDS; b++) {
+        dlg_net *all = make_lm(backends[b], true), *sh = make_lm(backends[b], false);
+        assert_int_equal(dlg_net_forward(all), 0);
+        assert_int_equal(dlg_net_forward(sh), 0);
+        assert_string_equal(impl_of(sh, "drop_in"), "fused");
+        assert_string_equal(impl_of(sh, "drop0"), "fused");
+        assert_true(diff(all, sh, dlg_net_blob(all, "loss"), DLG_DATA) < 1e-6);
+        assert_true(diff(all, sh, dlg_net_blob(all, "lstm0/hT"), DLG_DATA) < 1e-6);
+        assert_true(diff(all, sh, dlg_net_blob(all, "lstm0/cT"), DLG_DATA) < 1e-6);
+        dlg_net_destroy(all);
+        dlg_net_destroy(sh);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_inference_shares_activations),
         cmocka_unit_test(test_inference_folds_residual_blocks),
+        cmocka_unit_test(test_inference_folds_dropouts),
+        cmocka_unit_test(test_inference_folds_lm_dropouts),
         cmocka_unit_test(test_training_folds_add_relu),
         cmocka_unit_test(test_training_keeps_fused_add_output),
         cmocka_unit_test(test_training_folds_split_into_add),
