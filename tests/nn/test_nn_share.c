@@ -28,6 +28,26 @@ static const char *const backends[] = {"ref"};
 #endif
 #define NBACKENDS (int)(sizeof backends / sizeof backends[0])
 
+/* A new net: Xavier weights, biases 0.1. */
+static dlg_net *created(const char *name)
+{
+    dlg_net *net;
+    assert_int_equal(dlg_net_create(&net, name), 0);
+    dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_XAVIER, 0},
+                        (dlg_filler){DLG_FILL_CONSTANT, 0.1f});
+    return net;
+}
+
+/* Plans net (failing the test with the net's error) and writes the labels
+ * of its 4-image blob "y". */
+static dlg_net *planned(dlg_net *net, const dlg_plan_opts *o, const float labels[4])
+{
+    if (dlg_net_status(net) < 0 || dlg_net_plan(net, o) < 0)
+        fail_msg("%s", dlg_net_error(net));
+    assert_int_equal(dlg_net_write(net, dlg_net_blob(net, "y"), DLG_DATA, labels, 4), 0);
+    return net;
+}
+
 /* Branches (split), concat, eltwise add, pooling and a loss. */
 static void build(dlg_net *net)
 {
@@ -47,20 +67,13 @@ static void build(dlg_net *net)
 
 static dlg_net *make(const char *backend, bool train, bool keep_all, bool keep_fc)
 {
-    dlg_net *net;
-    assert_int_equal(dlg_net_create(&net, "share"), 0);
-    dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_XAVIER, 0},
-                        (dlg_filler){DLG_FILL_CONSTANT, 0.1f});
+    dlg_net *net = created("share");
     build(net);
     if (keep_fc)
         assert_int_equal(dlg_net_keep(net, dlg_net_blob(net, "fc")), 0);
     dlg_plan_opts o = {.backend = backend, .threads = 2, .train = train, .seed = 11,
                        .input_grads = train, .keep_all = keep_all};
-    if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0)
-        fail_msg("%s", dlg_net_error(net));
-    float lab[4] = {1, 7, 3, 9};
-    assert_int_equal(dlg_net_write(net, dlg_net_blob(net, "y"), DLG_DATA, lab, 4), 0);
-    return net;
+    return planned(net, &o, (const float[4]){1, 7, 3, 9});
 }
 
 static void set_input(dlg_net *net, uint64_t seed)
@@ -87,6 +100,20 @@ static double diff(dlg_net *a, dlg_net *b, int blob, dlg_which w)
     return d / m;
 }
 
+/* Two forwards of both nets on the same new inputs: the same loss, and
+ * output "fc" (kept in sh) within fc_tol. */
+static void forwards_agree(dlg_net *all, dlg_net *sh, uint64_t seed, double fc_tol)
+{
+    for (uint64_t step = 0; step < 2; step++) {
+        set_input(all, seed + step);
+        set_input(sh, seed + step);
+        assert_int_equal(dlg_net_forward(all), 0);
+        assert_int_equal(dlg_net_forward(sh), 0);
+        assert_true(diff(all, sh, dlg_net_blob(all, "loss"), DLG_DATA) < 1e-6);
+        assert_true(diff(all, sh, dlg_net_blob(all, "fc"), DLG_DATA) < fc_tol);
+    }
+}
+
 /* Batch norm "c/bn" away from identity (gamma, beta, running mean,
  * running variance > 0), so that folding it into conv "c" is tested. */
 static void set_bn(dlg_net *net)
@@ -109,14 +136,7 @@ static void inference(const char *backend)
     set_bn(sh);
     assert_true(dlg_net_memory_bytes(sh) > 0);
     assert_true(dlg_net_memory_bytes(sh) < dlg_net_memory_bytes(all));
-    for (uint64_t step = 0; step < 2; step++) {
-        set_input(all, 100 + step);
-        set_input(sh, 100 + step);
-        assert_int_equal(dlg_net_forward(all), 0);
-        assert_int_equal(dlg_net_forward(sh), 0);
-        assert_true(diff(all, sh, dlg_net_blob(all, "loss"), DLG_DATA) < 1e-6);
-        assert_true(diff(all, sh, dlg_net_blob(all, "fc"), DLG_DATA) < 1e-6); /* kept */
-    }
+    forwards_agree(all, sh, 100, 1e-6);
     float v[4 * 8 * 16 * 16];
     assert_int_equal(dlg_net_read(all, dlg_net_blob(all, "a/relu"), DLG_DATA, v, 8192), 0);
     assert_int_equal(dlg_net_read(sh, dlg_net_blob(sh, "a/relu"), DLG_DATA, v, 8192),
@@ -137,10 +157,7 @@ static void inference(const char *backend)
  * convolutions: every batch norm gets non-identity params. */
 static dlg_net *make_blocks(const char *backend, bool keep_all, bool train)
 {
-    dlg_net *net;
-    assert_int_equal(dlg_net_create(&net, "blocks"), 0);
-    dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_XAVIER, 0},
-                        (dlg_filler){DLG_FILL_CONSTANT, 0.1f});
+    dlg_net *net = created("blocks");
     int x = dlg_input(net, "x", 4, 8, 8, 8), y = dlg_labels(net, "y", 4);
     dlg_conv_spec k3 = {8, 3, 3, 1, 1, 1, 1, 1, 1, 1, true}, k1 = {16, 1, 1, 1, 1, 0, 0, 1, 1, 1, true};
     int a = dlg_relu(net, "a/relu", dlg_batchnorm(net, "a/bn", dlg_conv_ex(net, "a", x, &k3), 1e-5f));
@@ -182,14 +199,7 @@ static void test_inference_folds_residual_blocks(void **st)
     for (int b = 0; b < NBACKENDS; b++) {
         dlg_net *all = make_blocks(backends[b], true, false);
         dlg_net *sh = make_blocks(backends[b], false, false);
-        for (uint64_t step = 0; step < 2; step++) {
-            set_input(all, 300 + step);
-            set_input(sh, 300 + step);
-            assert_int_equal(dlg_net_forward(all), 0);
-            assert_int_equal(dlg_net_forward(sh), 0);
-            assert_true(diff(all, sh, dlg_net_blob(all, "loss"), DLG_DATA) < 1e-6);
-            assert_true(diff(all, sh, dlg_net_blob(all, "fc"), DLG_DATA) < 1e-5);
-        }
+        forwards_agree(all, sh, 300, 1e-5);
         /* params written after a forward reach the folded weights */
         float gamma[16], w[16 * 16 * 3 * 3];
         for (int i = 0; i < 16; i++)
@@ -278,10 +288,7 @@ static const char *impl_of(const dlg_net *net, const char *name)
  * through oneDNN into the input's layout rather than in one pass. */
 static dlg_net *make_mixed(const char *backend, bool keep_all)
 {
-    dlg_net *net;
-    assert_int_equal(dlg_net_create(&net, "mixed"), 0);
-    dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_XAVIER, 0},
-                        (dlg_filler){DLG_FILL_CONSTANT, 0.1f});
+    dlg_net *net = created("mixed");
     int x = dlg_input(net, "x", 4, 8, 8, 8), y = dlg_labels(net, "y", 4);
     int a = dlg_conv(net, "a", x, 8, 3, 1, 1, 1);
     int s = dlg_relu(net, "s", dlg_add(net, "sum", a, x));
@@ -291,11 +298,7 @@ static dlg_net *make_mixed(const char *backend, bool keep_all)
     dlg_softmax_loss(net, "loss", f, y);
     dlg_plan_opts o = {.backend = backend, .threads = 2, .seed = 19, .keep_all = keep_all,
                        .train = true, .input_grads = true};
-    if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0)
-        fail_msg("%s", dlg_net_error(net));
-    float lab[4] = {2, 5, 9, 1};
-    assert_int_equal(dlg_net_write(net, dlg_net_blob(net, "y"), DLG_DATA, lab, 4), 0);
-    return net;
+    return planned(net, &o, (const float[4]){2, 5, 9, 1});
 }
 
 static void test_training_folds_split_into_add(void **st)
@@ -334,10 +337,7 @@ static void test_training_folds_split_into_add(void **st)
  * go wrong. */
 static dlg_net *make_tail(const char *backend, bool keep_all)
 {
-    dlg_net *net;
-    assert_int_equal(dlg_net_create(&net, "tail"), 0);
-    dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_XAVIER, 0},
-                        (dlg_filler){DLG_FILL_CONSTANT, 0.1f});
+    dlg_net *net = created("tail");
     int x = dlg_input(net, "x", 4, 8, 8, 8), y = dlg_labels(net, "y", 4);
     int a = dlg_conv(net, "a", x, 8, 3, 1, 1, 1);
     int r = dlg_relu(net, "r", dlg_add(net, "sum", a, x));
@@ -351,11 +351,7 @@ static dlg_net *make_tail(const char *backend, bool keep_all)
     dlg_softmax_loss(net, "loss", f, y);
     dlg_plan_opts o = {.backend = backend, .threads = 2, .seed = 17, .keep_all = keep_all,
                        .train = true, .input_grads = true};
-    if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0)
-        fail_msg("%s", dlg_net_error(net));
-    float lab[4] = {1, 7, 3, 0};
-    assert_int_equal(dlg_net_write(net, dlg_net_blob(net, "y"), DLG_DATA, lab, 4), 0);
-    return net;
+    return planned(net, &o, (const float[4]){1, 7, 3, 0});
 }
 
 static void test_training_keeps_fused_add_output(void **st)
@@ -486,10 +482,7 @@ static void test_plan_touches_no_activations(void **st)
  * a plain FC + ReLU, and one whose input a second layer also reads. */
 static dlg_net *make_dropouts(const char *backend, bool keep_all)
 {
-    dlg_net *net;
-    assert_int_equal(dlg_net_create(&net, "dropouts"), 0);
-    dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_XAVIER, 0},
-                        (dlg_filler){DLG_FILL_CONSTANT, 0.1f});
+    dlg_net *net = created("dropouts");
     int x = dlg_input(net, "x", 4, 3, 16, 16), y = dlg_labels(net, "y", 4);
     int a = dlg_relu(net, "a/relu", dlg_conv(net, "a", x, 8, 3, 1, 1, 1));
     a = dlg_dropout(net, "a/drop", a, 0.5f);
@@ -500,11 +493,7 @@ static dlg_net *make_dropouts(const char *backend, bool keep_all)
     dlg_softmax_loss(net, "loss", dlg_fc(net, "fc", both, 10), y);
     assert_int_equal(dlg_net_keep(net, dlg_net_blob(net, "fc")), 0);
     dlg_plan_opts o = {.backend = backend, .threads = 2, .seed = 5, .keep_all = keep_all};
-    if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0)
-        fail_msg("%s", dlg_net_error(net));
-    float lab[4] = {3, 1, 4, 1};
-    assert_int_equal(dlg_net_write(net, dlg_net_blob(net, "y"), DLG_DATA, lab, 4), 0);
-    return net;
+    return planned(net, &o, (const float[4]){3, 1, 4, 1});
 }
 
 /* In inference a dropout is the identity: the layer before it writes its
@@ -514,14 +503,7 @@ static void test_inference_folds_dropouts(void **st)
 {
     for (int b = 0; b < NBACKENDS; b++) {
         dlg_net *all = make_dropouts(backends[b], true), *sh = make_dropouts(backends[b], false);
-        for (uint64_t step = 0; step < 2; step++) {
-            set_input(all, 500 + step);
-            set_input(sh, 500 + step);
-            assert_int_equal(dlg_net_forward(all), 0);
-            assert_int_equal(dlg_net_forward(sh), 0);
-            assert_true(diff(all, sh, dlg_net_blob(all, "loss"), DLG_DATA) < 1e-6);
-            assert_true(diff(all, sh, dlg_net_blob(all, "fc"), DLG_DATA) < 1e-6);
-        }
+        forwards_agree(all, sh, 500, 1e-6);
         assert_string_equal(impl_of(sh, "a/drop"), "fused");
         assert_string_not_equal(impl_of(sh, "f/drop"), "fused");
         assert_string_not_equal(impl_of(all, "a/drop"), "fused");
