@@ -2,6 +2,8 @@
  * I/O backends, a dlg_source over a host file, and the page-cache modes. */
 #include "loader_src.h"
 
+#include <dlgauge/iobuf.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -18,10 +20,10 @@ int dlg_ld_buf_reserve(dlg_ld_buf *b, size_t n, dlg_data_err *err)
     size_t cap = b->cap ? b->cap : 256 * 1024;
     while (cap < n)
         cap *= 2;
-    void *p = aligned_alloc(BUF_ALIGN, cap);
+    void *p = dlg_iobuf_alloc(cap, BUF_ALIGN); /* huge pages from 1 MiB (iobuf.h) */
     if (!p)
         return dlg_data_fail(err, DLG_ENOMEM, "loader: out of memory for a %zu-byte buffer", cap);
-    free(b->p);
+    dlg_iobuf_free(b->p, b->cap);
     b->p = p;
     b->cap = cap;
     return 0;
@@ -29,7 +31,7 @@ int dlg_ld_buf_reserve(dlg_ld_buf *b, size_t n, dlg_data_err *err)
 
 void dlg_ld_buf_free(dlg_ld_buf *b)
 {
-    free(b->p);
+    dlg_iobuf_free(b->p, b->cap);
     b->p = NULL;
     b->cap = 0;
 }

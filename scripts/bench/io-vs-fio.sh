@@ -51,6 +51,9 @@ if [ $can_drop = no ]; then posix_direct=1; posix_storage=direct; fi
 
 echo "file: $FILE ($SIZE_MB MiB on $(stat -f -c %T "$FILE")), $RUNTIME s per run, $REPEATS runs per tool, $(fio --version)"
 echo "page cache dropped before each run: $can_drop$([ $can_drop = no ] && echo ' (not root: the buffered case uses O_DIRECT for both tools)')"
+# shellcheck source=fio_hugepages.sh
+. "$(dirname "$0")/fio_hugepages.sh"
+fio_hugepages_reserve 20 # the largest case: 32 x 4 KiB or 1 MiB, with room
 echo
 
 # name | dlgauge storage | io keys | fio args  (a "warm" name: small file, cache kept)
@@ -62,7 +65,7 @@ CASES=(
 )
 
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap 'rm -rf "$tmp"; fio_hugepages_restore' EXIT
 
 run_dlg() { # name storage keys run file
     local ini=$tmp/$1.$4.ini
@@ -106,7 +109,7 @@ for c in "${CASES[@]}"; do
             else
                 # shellcheck disable=SC2086
                 fio --name="$name" --filename="$file" --size="${size}M" --time_based \
-                    --runtime="$RUNTIME" --output-format=json $fargs |
+                    --runtime="$RUNTIME" --output-format=json $FIO_MEM $fargs |
                     python3 -c 'import json,sys; r=json.load(sys.stdin)["jobs"][0]["read"]; print(r["bw_bytes"], r["iops"], r["clat_ns"]["percentile"]["50.000000"]/1e3)' >>"$tmp/$name.fio"
             fi
         done

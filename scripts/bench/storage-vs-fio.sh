@@ -37,6 +37,9 @@ drop() { if [ $can_drop = yes ]; then sync; echo 3 > /proc/sys/vm/drop_caches; f
 
 echo "file: $FILE ($SIZE_MB MiB on $(stat -f -c %T "$FILE")), $RUNTIME s per run, $REPEATS runs, fio $(fio --version)"
 echo "page cache dropped before each run: $can_drop"
+# shellcheck source=fio_hugepages.sh
+. "$(dirname "$0")/fio_hugepages.sh"
+fio_hugepages_reserve 20 # the largest case: 32 x 4 KiB or 1 MiB, with room
 echo
 
 # name | dlgauge backend args | fio args | buffered?
@@ -48,7 +51,7 @@ CASES=(
 )
 
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap 'rm -rf "$tmp"; fio_hugepages_restore' EXIT
 
 for c in "${CASES[@]}"; do
     IFS='|' read -r name dargs fargs buffered <<<"$c"
@@ -67,7 +70,7 @@ for c in "${CASES[@]}"; do
             else
                 # shellcheck disable=SC2086
                 fio --name="$name" --filename="$FILE" --size="${SIZE_MB}M" --time_based \
-                    --runtime="$RUNTIME" --output-format=json $fargs |
+                    --runtime="$RUNTIME" --output-format=json $FIO_MEM $fargs |
                     python3 -c 'import json,sys; r=json.load(sys.stdin)["jobs"][0]["read"]; print(r["bw_bytes"], r["iops"])' >>"$tmp/$name.fio"
             fi
         done

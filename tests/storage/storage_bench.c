@@ -8,6 +8,7 @@
  * DEPTH 1 uses read(); DEPTH > 1 keeps DEPTH reads in flight with
  * submit/reap (the backend must have DLG_CAP_ASYNC).  Prints one JSON line. */
 #define _GNU_SOURCE
+#include <dlgauge/iobuf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,8 +125,9 @@ int main(int argc, char **argv)
     if (h->file_open(h, argv[1], argv[2], &b.f) < 0 || h->file_size(h, b.f, &b.size) < 0)
         return fprintf(stderr, "%s\n", b.m.last_error), 1;
     b.blocks = b.size / b.bs;
-    char *bufs = NULL;
-    if (!b.blocks || posix_memalign((void **)&bufs, 4096, depth * b.bs) != 0)
+    /* as the io workload's: one iobuf.h buffer (huge pages from 1 MiB) */
+    char *bufs = b.blocks ? dlg_iobuf_alloc(depth * b.bs, 4096) : NULL;
+    if (!bufs)
         return fprintf(stderr, "file smaller than one block, or no memory\n"), 1;
     memset(bufs, 0, depth * b.bs); /* first touch outside the timed loop */
     uint64_t ios = 0;
@@ -137,6 +139,6 @@ int main(int argc, char **argv)
                argv[1], (unsigned long long)ios, t, (double)ios / t, (double)ios * (double)b.bs / t);
     h->file_close(h, b.f);
     ops->destroy(inst);
-    free(bufs);
+    dlg_iobuf_free(bufs, depth * b.bs);
     return rc == 0 ? 0 : 1;
 }

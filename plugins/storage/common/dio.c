@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "dio.h"
 
+#include <dlgauge/iobuf.h>
 #include <dlgauge/plugin.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -53,7 +54,7 @@ void stg_bounce_init(stg_bounce *b, uint32_t align, size_t max)
 
 void stg_bounce_free(stg_bounce *b)
 {
-    free(b->buf);
+    dlg_iobuf_free(b->buf, b->cap);
     b->buf = NULL;
     b->cap = 0;
 }
@@ -67,10 +68,10 @@ static int bounce_reserve(stg_bounce *b, size_t want)
         cap *= 2;
     if (cap > b->max)
         cap = b->max & ~((size_t)b->align - 1);
-    void *p = NULL;
-    if (posix_memalign(&p, b->align < sizeof(void *) ? sizeof(void *) : b->align, cap) != 0)
+    void *p = dlg_iobuf_alloc(cap, b->align); /* huge pages from 1 MiB (iobuf.h) */
+    if (!p)
         return -DLG_ENOMEM;
-    free(b->buf);
+    dlg_iobuf_free(b->buf, b->cap);
     b->buf = p;
     b->cap = cap;
     return 0;

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "tools.h"
 
+#include <dlgauge/iobuf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,7 +73,8 @@ typedef struct io_raw {
     uint64_t next;        /* seq: next block index */
     uint64_t rng;
     uint32_t depth, step_ios;
-    uint8_t **bufs;       /* depth buffers of block bytes */
+    uint8_t **bufs;       /* depth buffers of block bytes, slices of buf */
+    uint8_t *buf;         /* one iobuf.h buffer (huge pages from 1 MiB) */
     /* async */
     dlg_io *ios;          /* depth submission scratch */
     dlg_io_done *done;    /* depth completions */
@@ -234,8 +236,7 @@ static void io_teardown(void *state)
         }
         s->h->file_close(s->h, s->f);
     }
-    for (uint32_t i = 0; s->bufs && i < s->depth; i++)
-        free(s->bufs[i]);
+    dlg_iobuf_free(s->buf, (size_t)s->depth * s->block);
     free(s->bufs);
     free(s->ios);
     free(s->done);
@@ -311,11 +312,14 @@ static int alloc_buffers(io_raw *s)
     s->slot_off = calloc(s->depth, sizeof *s->slot_off);
     if (!s->bufs || !s->ios || !s->done || !s->free_slots || !s->t_submit || !s->slot_off)
         return s->h->error(s->h, DLG_ENOMEM, "io: out of memory");
+    /* block is a multiple of align (checked at setup), so every slice is aligned */
+    s->buf = dlg_iobuf_alloc((size_t)s->depth * s->block, align);
+    if (!s->buf)
+        return s->h->error(s->h, DLG_ENOMEM, "io: no memory for %u buffers of %zu bytes", s->depth,
+                           s->block);
+    memset(s->buf, 0, (size_t)s->depth * s->block); /* first touch outside the timed steps */
     for (uint32_t i = 0; i < s->depth; i++) {
-        s->bufs[i] = tools_alloc_touched(s->block, align);
-        if (!s->bufs[i])
-            return s->h->error(s->h, DLG_ENOMEM, "io: no memory for %u buffers of %zu bytes", s->depth,
-                               s->block);
+        s->bufs[i] = s->buf + (size_t)i * s->block;
         s->free_slots[s->nfree++] = s->depth - 1 - i;
     }
     return 0;

@@ -30,8 +30,4 @@ double tools_rand_unit(uint64_t *state);
 /* If text starts with "prefix:", returns what follows (may be ""), else NULL. */
 const char *tools_after_prefix(const char *text, const char *prefix);
 
-/* A buffer aligned to `align` (a power of two, >= sizeof(void *)) whose
- * pages are touched once, so that first-touch never lands in a timed loop. */
-void *tools_alloc_touched(size_t bytes, size_t align);
-
 #endif

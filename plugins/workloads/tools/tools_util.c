@@ -36,13 +36,3 @@ const char *tools_after_prefix(const char *text, const char *prefix)
     return text + n + 1;
 }
 
-void *tools_alloc_touched(size_t bytes, size_t align)
-{
-    void *p = NULL;
-    if (align < sizeof(void *))
-        align = sizeof(void *);
-    if (posix_memalign(&p, align, bytes ? bytes : 1) != 0)
-        return NULL;
-    memset(p, 0, bytes);
-    return p;
-}

@@ -1,0 +1,80 @@
+/* dlgauge I/O buffers — memory that storage reads land in.
+ *
+ * Buffers of DLG_IOBUF_HUGE_MIN bytes or more are whole 2 MiB-aligned
+ * mappings with madvise(MADV_HUGEPAGE), so the kernel may back them with
+ * transparent huge pages where it grants them on request (THP "madvise"
+ * mode, the usual default).  An O_DIRECT read then lands in one physically
+ * contiguous page instead of 256 scattered 4 KiB ones: on the development
+ * VM (virtio disk) 1 MiB sequential direct reads ran 2.1-2.8x faster
+ * (median 1667 against 748 MB/s, four interleaved runs each).  Smaller
+ * buffers, and every buffer under AddressSanitizer (which checks heap
+ * blocks only), come from aligned_alloc.
+ *
+ * Header-only: core/data, the storage backends and the workloads share it
+ * without a library.  Free with dlg_iobuf_free(p, bytes), the same bytes.
+ */
+#ifndef DLGAUGE_IOBUF_H
+#define DLGAUGE_IOBUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#define DLG_IOBUF_HUGE ((size_t)2 << 20)
+#define DLG_IOBUF_HUGE_MIN ((size_t)1 << 20)
+
+#if defined(__SANITIZE_ADDRESS__)
+#define DLG_IOBUF_MAPS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DLG_IOBUF_MAPS 0
+#endif
+#endif
+#ifndef DLG_IOBUF_MAPS
+#define DLG_IOBUF_MAPS 1
+#endif
+
+static inline size_t dlg_iobuf_round(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+/* Whether a buffer of `bytes` is a huge-page mapping. */
+static inline int dlg_iobuf_is_mapped(size_t bytes)
+{
+    return DLG_IOBUF_MAPS && bytes >= DLG_IOBUF_HUGE_MIN;
+}
+
+/* bytes of memory aligned to align (a power of two; at least 64 is used),
+ * untouched; NULL when out of memory. */
+static inline void *dlg_iobuf_alloc(size_t bytes, size_t align)
+{
+    if (align < 64)
+        align = 64;
+    if (!dlg_iobuf_is_mapped(bytes))
+        return aligned_alloc(align, dlg_iobuf_round(bytes ? bytes : 1, align));
+    size_t a = align > DLG_IOBUF_HUGE ? align : DLG_IOBUF_HUGE;
+    size_t len = dlg_iobuf_round(bytes, DLG_IOBUF_HUGE);
+    char *m = (char *)mmap(NULL, len + a, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                           -1, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    /* keep the aligned part, return the rest of the mapping */
+    char *p = (char *)dlg_iobuf_round((uintptr_t)m, a);
+    if (p > m)
+        munmap(m, (size_t)(p - m));
+    if (m + len + a > p + len)
+        munmap(p + len, (size_t)(m + len + a - (p + len)));
+    (void)madvise(p, len, MADV_HUGEPAGE); /* a hint: 4 KiB pages otherwise */
+    return p;
+}
+
+static inline void dlg_iobuf_free(void *p, size_t bytes)
+{
+    if (!p)
+        return;
+    if (dlg_iobuf_is_mapped(bytes))
+        munmap(p, dlg_iobuf_round(bytes, DLG_IOBUF_HUGE));
+    else
+        free(p);
+}
+
+#endif
