@@ -165,7 +165,7 @@ static int get_varint(rd *r, uint64_t *out)
 static int get_len(rd *r, size_t *len)
 {
     size_t start = at(r);
-    uint64_t v;
+    uint64_t v = 0; /* set on success; -O3 cannot tell */
     int rc = get_varint(r, &v);
     if (rc < 0)
         return rc;
@@ -192,7 +192,7 @@ static int get_fixed(rd *r, size_t n, uint32_t *out)
 static int get_tag(rd *r, uint32_t *field, uint32_t *wt)
 {
     size_t start = at(r);
-    uint64_t tag;
+    uint64_t tag = 0;
     int rc = get_varint(r, &tag);
     if (rc < 0)
         return rc;
@@ -266,7 +266,7 @@ static int push_float(dlg_datum *d, const rd *r, uint32_t bits)
 
 static int get_floats(dlg_datum *d, rd *r, uint32_t wt, size_t off)
 {
-    uint32_t bits;
+    uint32_t bits = 0;
     size_t len;
     int rc;
     if (wt == WT_I32)
@@ -357,7 +357,7 @@ int dlg_datum_decode(dlg_datum *d, const void *buf, size_t len, const char *what
     clear_fields(d);
     while (r.p < r.end) {
         size_t off = at(&r);
-        uint32_t field, wt;
+        uint32_t field = 0, wt = 0;
         int rc = get_tag(&r, &field, &wt);
         if (rc == 0)
             rc = get_field(d, &r, field, wt, off, &data_off);

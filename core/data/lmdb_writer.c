@@ -180,7 +180,7 @@ static int queued(dlg_lmdb_writer *w, dlg_data_err *err)
 int dlg_lmdb_writer_put_raw(dlg_lmdb_writer *w, const void *key, size_t key_len,
                             const void *val, size_t val_len, dlg_data_err *err)
 {
-    uint8_t *v;
+    uint8_t *v = NULL; /* set on success; -O3 cannot tell */
     int rc = queue(w, key, key_len, val_len, &v, err);
     if (rc < 0)
         return rc;
@@ -197,7 +197,7 @@ int dlg_lmdb_writer_put(dlg_lmdb_writer *w, int64_t line_id, const char *relpath
     if (klen < 0)
         return dlg_data_fail(err, DLG_EINVAL, "%s: key for '%.80s' is too long", w->path, relpath);
     size_t n = dlg_datum_encoded_size(datum);
-    uint8_t *v;
+    uint8_t *v = NULL;
     int rc = queue(w, key, (size_t)klen, n, &v, err);
     if (rc < 0)
         return rc;
