@@ -20,7 +20,7 @@ int dlg_ld_buf_reserve(dlg_ld_buf *b, size_t n, dlg_data_err *err)
     size_t cap = b->cap ? b->cap : 256 * 1024;
     while (cap < n)
         cap *= 2;
-    void *p = dlg_iobuf_alloc(cap, BUF_ALIGN); /* huge pages from 1 MiB (iobuf.h) */
+    void *p = dlg_iobuf_alloc(cap, BUF_ALIGN); /* huge pages from 64 KiB (iobuf.h) */
     if (!p)
         return dlg_data_fail(err, DLG_ENOMEM, "loader: out of memory for a %zu-byte buffer", cap);
     dlg_iobuf_free(b->p, b->cap);

@@ -125,7 +125,7 @@ int main(int argc, char **argv)
     if (h->file_open(h, argv[1], argv[2], &b.f) < 0 || h->file_size(h, b.f, &b.size) < 0)
         return fprintf(stderr, "%s\n", b.m.last_error), 1;
     b.blocks = b.size / b.bs;
-    /* as the io workload's: one iobuf.h buffer (huge pages from 1 MiB) */
+    /* as the io workload's: one iobuf.h buffer (huge pages from 64 KiB) */
     char *bufs = b.blocks ? dlg_iobuf_alloc(depth * b.bs, 4096) : NULL;
     if (!bufs)
         return fprintf(stderr, "file smaller than one block, or no memory\n"), 1;

@@ -68,7 +68,7 @@ static int bounce_reserve(stg_bounce *b, size_t want)
         cap *= 2;
     if (cap > b->max)
         cap = b->max & ~((size_t)b->align - 1);
-    void *p = dlg_iobuf_alloc(cap, b->align); /* huge pages from 1 MiB (iobuf.h) */
+    void *p = dlg_iobuf_alloc(cap, b->align); /* huge pages from 64 KiB (iobuf.h) */
     if (!p)
         return -DLG_ENOMEM;
     dlg_iobuf_free(b->buf, b->cap);

@@ -74,7 +74,7 @@ typedef struct io_raw {
     uint64_t rng;
     uint32_t depth, step_ios;
     uint8_t **bufs;       /* depth buffers of block bytes, slices of buf */
-    uint8_t *buf;         /* one iobuf.h buffer (huge pages from 1 MiB) */
+    uint8_t *buf;         /* one iobuf.h buffer (huge pages from 64 KiB) */
     /* async */
     dlg_io *ios;          /* depth submission scratch */
     dlg_io_done *done;    /* depth completions */
