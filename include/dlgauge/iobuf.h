@@ -61,12 +61,13 @@ static inline void *dlg_iobuf_alloc(size_t bytes, size_t align)
                            -1, 0);
     if (m == MAP_FAILED)
         return NULL;
-    /* keep the aligned part, return the rest of the mapping */
-    char *p = (char *)dlg_iobuf_round((uintptr_t)m, a);
-    if (p > m)
-        munmap(m, (size_t)(p - m));
-    if (m + len + a > p + len)
-        munmap(p + len, (size_t)(m + len + a - (p + len)));
+    /* keep the aligned len bytes; the head (maybe none) and the tail (the
+     * rest of the extra a bytes, never none) go back */
+    size_t head = dlg_iobuf_round((uintptr_t)m, a) - (uintptr_t)m;
+    char *p = m + head;
+    if (head)
+        munmap(m, head);
+    munmap(p + len, a - head);
     (void)madvise(p, len, MADV_HUGEPAGE); /* a hint: 4 KiB pages otherwise */
     return p;
 }

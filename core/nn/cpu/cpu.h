@@ -20,9 +20,9 @@ typedef struct cpu_ctx {
     bool winograd; /* 3x3 stride-1 convolutions by cpu_winograd.c */
 } cpu_ctx;
 
-#define CPU_MAX_ARGS 24
+#define CPU_MAX_ARGS 24 /* LSTM backward has 18 arguments */
 /* workspace offsets: 64-byte aligned (a cache line) */
-#define CPU_ALIGN(x) (((x) + 63) & ~(size_t)63) /* LSTM backward has 18 arguments */
+#define CPU_ALIGN(x) (((x) + 63) & ~(size_t)63)
 
 /* One primitive argument.  `user` wraps the net's buffer (NCHW); when the
  * primitive wants another layout, `prim` lives in the net's shared
