@@ -56,6 +56,8 @@ static void test_out_of_range_options(void **state)
     expect_create_error("uring", d0, "depth", "[1, 4096]");
     const char *const d1[] = {"depth=5000", NULL};
     expect_create_error("uring", d1, "depth", NULL);
+    const char *const sb[] = {"submit_batch=0", NULL};
+    expect_create_error("uring", sb, "submit_batch", "[1, 4096]");
     const char *const bm[] = {"bounce_max=4K", NULL};
     expect_create_error("direct", bm, "bounce_max", NULL);
     const char *const io[] = {"iops=-5", NULL};
