@@ -12,6 +12,7 @@
 #include "runner.h"
 #include "signals.h"
 #include "sinkset.h"
+#include "units.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,8 +108,12 @@ static void summary_line(const dlg_run *run, const dlg_job *job, size_t k, const
         printf("  %s %.4g %s/s", status, num(wp, "throughput"), unit ? unit->v.s : "items");
         if (num(wp, "repeats") > 1)
             printf(" ±%.2g", num(wp, "throughput_ci95"));
-        if (num(wp, "latency_p50_us") >= 0)
-            printf("  p50 %.4g us  p99 %.4g us", num(wp, "latency_p50_us"), num(wp, "latency_p99_us"));
+        if (num(wp, "latency_p50_us") >= 0) {
+            char p50[32], p99[32];
+            dlg_format_latency_us(num(wp, "latency_p50_us"), p50, sizeof p50);
+            dlg_format_latency_us(num(wp, "latency_p99_us"), p99, sizeof p99);
+            printf("  p50 %s  p99 %s", p50, p99);
+        }
         printf("  (%.0f steps)\n", num(wp, "steps"));
     }
     fflush(stdout);

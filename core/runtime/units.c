@@ -150,6 +150,18 @@ void dlg_format_size(int64_t bytes, char *buf, size_t len)
     snprintf(buf, len, "%.0f%s", v, names[i]);
 }
 
+void dlg_format_latency_us(double us, char *buf, size_t len)
+{
+    if (!(us >= 0))
+        snprintf(buf, len, "-");
+    else if (us < 999.95)
+        snprintf(buf, len, "%.4g us", us);
+    else if (us < 999950)
+        snprintf(buf, len, "%.4g ms", us / 1e3);
+    else
+        snprintf(buf, len, "%.4g s", us / 1e6);
+}
+
 void dlg_format_duration(int64_t ns, char *buf, size_t len)
 {
     if (ns % 1000000000 == 0)

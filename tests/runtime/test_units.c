@@ -1,5 +1,6 @@
 /* Value syntaxes (sizes, durations, bools, ints), option parsing against a
  * table with bounds and enums, table validation and "did you mean". */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -90,6 +91,15 @@ static void durations(void **state)
     assert_string_equal(buf, "60s");
     dlg_format_duration(2500000, buf, sizeof buf);
     assert_string_equal(buf, "2500us");
+    static const struct {
+        double us;
+        const char *text;
+    } lat[] = {{150, "150 us"}, {999.94, "999.9 us"}, {999.96, "1 ms"}, {18020, "18.02 ms"},
+               {315600, "315.6 ms"}, {1215000, "1.215 s"}, {-1, "-"}, {NAN, "-"}};
+    for (size_t i = 0; i < sizeof lat / sizeof *lat; i++) {
+        dlg_format_latency_us(lat[i].us, buf, sizeof buf);
+        assert_string_equal(buf, lat[i].text);
+    }
 }
 
 static void bools_and_ints(void **state)
