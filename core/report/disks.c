@@ -87,6 +87,23 @@ static double formula(bool has_fixed, double fixed, bool has_f, double base, dou
     return max > 0 && v > max ? max : v;
 }
 
+static int add_prof(rep_disks *d, const prof *p, const char *name, const char *what, char *err, size_t errlen)
+{
+    rep_disk *nv = realloc(d->v, (d->n + 1) * sizeof *nv);
+    char *copy = nv ? strdup(name) : NULL;
+    if (nv)
+        d->v = nv;
+    if (!copy) {
+        snprintf(err, errlen, "%s: out of memory", what);
+        return -DLG_ENOMEM;
+    }
+    rep_disk *k = &nv[d->n++];
+    k->name = copy;
+    k->bandwidth = formula(p->has_bw, p->bw, p->has_bw_f, p->bw_base, p->bw_gib, p->bw_max, p->cap_gib);
+    k->iops = formula(p->has_iops, p->iops, p->has_iops_f, p->iops_base, p->iops_gib, p->iops_max, p->cap_gib);
+    return 0;
+}
+
 int rep_disks_load(rep_disks *d, const char *path, const char *name, char *err, size_t errlen)
 {
     prof p = {0};
@@ -109,18 +126,60 @@ int rep_disks_load(rep_disks *d, const char *path, const char *name, char *err, 
         }
         name = p.name;
     }
-    rep_disk *nv = realloc(d->v, (d->n + 1) * sizeof *nv);
-    if (!nv || !(name = strdup(name))) {
-        if (nv)
-            d->v = nv;
-        snprintf(err, errlen, "%s: out of memory", path);
-        return -DLG_ENOMEM;
+    return add_prof(d, &p, name, path, err, errlen);
+}
+
+/* The profile a throttle named: its path as the run wrote it, else a
+ * profile of that base name in conf/disks (results read elsewhere). */
+static bool read_named_profile(prof *p, const char *path)
+{
+    if (ini_parse(path, on_kv, p) == 0)
+        return true;
+    memset(p, 0, sizeof *p);
+    const char *b = strrchr(path, '/');
+    char alt[4096];
+    snprintf(alt, sizeof alt, "conf/disks/%s", b ? b + 1 : path);
+    if (ini_parse(alt, on_kv, p) == 0)
+        return true;
+    memset(p, 0, sizeof *p);
+    return false;
+}
+
+/* One throttle's limits from its storage_config: the profile it named,
+ * then its own keys on top (explicit keys win, as in the throttle).
+ * False when the storage is no throttle or its profile cannot be read. */
+static bool prof_from_config(prof *p, const char *cfg)
+{
+    char key[64], val[4096];
+    bool throttle = false;
+    memset(p, 0, sizeof *p);
+    for (const char *s = cfg; rep_config_next(&s, key, sizeof key, val, sizeof val);) {
+        if (strcmp(key, "type") == 0)
+            throttle = strcmp(val, "throttle") == 0;
+        else if (strcmp(key, "profile") == 0 && !read_named_profile(p, val))
+            return false;
     }
-    d->v = nv;
-    rep_disk *k = &nv[d->n++];
-    k->name = (char *)name;
-    k->bandwidth = formula(p.has_bw, p.bw, p.has_bw_f, p.bw_base, p.bw_gib, p.bw_max, p.cap_gib);
-    k->iops = formula(p.has_iops, p.iops, p.has_iops_f, p.iops_base, p.iops_gib, p.iops_max, p.cap_gib);
+    for (const char *s = cfg; throttle && rep_config_next(&s, key, sizeof key, val, sizeof val);)
+        if (strcmp(key, "type") != 0 && strcmp(key, "profile") != 0 && strcmp(key, "name") != 0)
+            on_kv(p, "", key, val);
+    return throttle && !p->why[0];
+}
+
+int rep_disks_from_rows(rep_disks *d, const rep_rows *rs, char *err, size_t errlen)
+{
+    size_t first = d->n;
+    for (size_t i = 0; i < rs->n; i++) {
+        const char *name = rep_str(&rs->v[i], "storage"), *cfg = rep_str(&rs->v[i], "storage_config");
+        bool seen = false;
+        for (size_t k = first; name && k < d->n && !seen; k++)
+            seen = strcmp(d->v[k].name, name) == 0; /* the first row with a name speaks for it */
+        prof p;
+        if (!name || !cfg || seen || !prof_from_config(&p, cfg))
+            continue;
+        int rc = add_prof(d, &p, name, rs->v[i].src, err, errlen);
+        if (rc < 0)
+            return rc;
+    }
     return 0;
 }
 

@@ -349,29 +349,36 @@ static int build_cells(rep_model *m, size_t gi, const rep_rows *rs)
     return rc;
 }
 
+/* The cell at the best cell's coordinates but value v on axis a, or -1.
+ * coord is scratch of naxes entries (never the best cell's own: moving
+ * those would make it match every probe). */
+static long slice_cell(const rep_group *g, size_t a, size_t v, size_t *coord)
+{
+    memcpy(coord, g->cells[g->best].coord, g->naxes * sizeof *coord);
+    coord[a] = v;
+    return rep_group_find(g, coord);
+}
+
 /* Knee of axis a: on the slice through the best cell, the smallest value
  * reaching target x best. */
-static void find_knee(rep_group *g, size_t a, double target)
+static void find_knee(rep_group *g, size_t a, double target, size_t *coord)
 {
     rep_knee *k = &g->knees[a];
     const rep_cell *best = &g->cells[g->best];
-    size_t *coord = best->coord;
-    k->val = coord[a];
+    k->unordered = true;
+    k->val = best->coord[a];
     k->cell = g->best;
     k->ratio = 1;
     k->below_clear = true;
     for (size_t v = 0; v < g->axes[a].n; v++) {
-        size_t save = coord[a];
-        coord[a] = v;
-        k->npoints += rep_group_find(g, coord) >= 0;
-        coord[a] = save;
+        k->npoints += slice_cell(g, a, v, coord) >= 0;
+        k->unordered &= isnan(g->axes[a].order[v]) != 0;
     }
+    if (k->unordered)
+        return; /* "smallest value" means nothing without an order (unknown disks sort last: unlimited) */
     long prev = -1;
     for (size_t v = 0; v < g->axes[a].n; v++) {
-        size_t save = coord[a];
-        coord[a] = v;
-        long c = rep_group_find(g, coord);
-        coord[a] = save;
+        long c = slice_cell(g, a, v, coord);
         if (c < 0)
             continue;
         const rep_cell *cell = &g->cells[c];
@@ -407,9 +414,12 @@ static int build_group(rep_model *m, size_t gi, const rep_rows *rs, const rep_di
     }
     if (!(g->knees = calloc(g->naxes + 1, sizeof *g->knees)))
         return -1;
-    if (g->has_best)
-        for (size_t a = 0; a < g->naxes; a++)
-            find_knee(g, a, m->target);
+    size_t *coord = calloc(g->naxes + 1, sizeof *coord);
+    if (!coord)
+        return -1;
+    for (size_t a = 0; a < g->naxes && g->has_best; a++)
+        find_knee(g, a, m->target, coord);
+    free(coord);
     for (size_t c = 0; c < g->ncells; c++)
         rep_cell_classify(&g->cells[c], g, disks);
     return 0;

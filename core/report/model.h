@@ -25,6 +25,10 @@ typedef struct rep_disks {
 int rep_disks_load_dir(rep_disks *d, const char *dir, char *err, size_t errlen);
 /* Loads one profile, named name (NULL: the file's `name` key, else its base name). */
 int rep_disks_load(rep_disks *d, const char *path, const char *name, char *err, size_t errlen);
+/* Adds the storage values of result rows whose storage_config is a
+ * throttle (its profile and keys), named as the rows name them; these win
+ * over profiles loaded before.  Rows that are no throttle are skipped. */
+int rep_disks_from_rows(rep_disks *d, const rep_rows *rs, char *err, size_t errlen);
 const rep_disk *rep_disks_find(const rep_disks *d, const char *name);
 void rep_disks_free(rep_disks *d);
 
@@ -68,6 +72,7 @@ typedef struct rep_knee {
     double ratio;     /* knee throughput / best */
     bool significant; /* the knee's shortfall from the best exceeds the combined CI */
     bool below_clear; /* the value below the knee is below target beyond its CI (or none) */
+    bool unordered;   /* no value has an order (text; disks without profiles): no knee, val is the best */
 } rep_knee;
 
 typedef struct rep_group {

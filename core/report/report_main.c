@@ -113,9 +113,10 @@ static int parse_args(opts *o, int argc, char **argv)
     return 0;
 }
 
-static int load_disks(rep_report *r, const opts *o, char *err, size_t errlen)
+/* Profiles found by name: the shipped ones, if here, then --disks DIRs. */
+static int load_disk_dirs(rep_report *r, const opts *o, char *err, size_t errlen)
 {
-    int rc = rep_disks_load_dir(&r->disks, "conf/disks", err, errlen); /* the shipped profiles, if here */
+    int rc = rep_disks_load_dir(&r->disks, "conf/disks", err, errlen);
     for (size_t i = 0; i < o->ndiskdirs && !rc; i++) {
         if (access(o->diskdirs[i], R_OK) != 0) {
             snprintf(err, errlen, "--disks %s: %s", o->diskdirs[i], strerror(errno));
@@ -123,6 +124,13 @@ static int load_disks(rep_report *r, const opts *o, char *err, size_t errlen)
         }
         rc = rep_disks_load_dir(&r->disks, o->diskdirs[i], err, errlen);
     }
+    return rc;
+}
+
+/* --disk NAME=PROFILE.ini: loaded last, so they win over every other source. */
+static int load_named_disks(rep_report *r, const opts *o, char *err, size_t errlen)
+{
+    int rc = 0;
     for (size_t i = 0; i < o->ndisks && !rc; i++) {
         const char *eq = strchr(o->disks[i], '=');
         if (!eq || eq == o->disks[i] || !eq[1]) {
@@ -200,11 +208,15 @@ static int run(rep_report *r, const opts *o, bool *write_failed, char *err, size
     for (size_t i = 0; i < o->ncatalogs && !rc; i++)
         rc = catalog_disks(r, o->catalogs[i], err, errlen);
     if (!rc)
-        rc = load_disks(r, o, err, errlen);
+        rc = load_disk_dirs(r, o, err, errlen);
     for (size_t i = 0; i < o->nresults && !rc; i++)
         rc = rep_read_file(&r->rows, o->results[i], err, errlen);
     if (!rc)
         rc = rep_rows_validate(&r->rows, err, errlen);
+    if (!rc) /* what the throttles ran with beats a profile that merely shares the name */
+        rc = rep_disks_from_rows(&r->disks, &r->rows, err, errlen);
+    if (!rc)
+        rc = load_named_disks(r, o, err, errlen);
     if (!rc)
         rc = rep_model_build(&r->model, &r->rows, &r->disks, o->target, err, errlen);
     if (!rc)

@@ -207,37 +207,49 @@ void rep_rows_free(rep_rows *rs)
     memset(rs, 0, sizeof *rs);
 }
 
-/* Options that identify a group (mode, precision, device) are tags only
- * when swept; otherwise they are in the row's `config` field
- * ("key=value key=value", spaces in values escaped with a backslash). */
+bool rep_config_next(const char **p, char *key, size_t klen, char *val, size_t vlen)
+{
+    const char *s = *p;
+    while (*s == ' ')
+        s++;
+    if (!*s)
+        return false;
+    size_t k = 0, v = 0;
+    bool in_val = false;
+    for (; *s && *s != ' '; s++) {
+        char c = *s;
+        if (c == '\\' && s[1])
+            c = *++s;
+        else if (c == '=' && !in_val) {
+            in_val = true;
+            continue;
+        }
+        if (!in_val && k + 1 < klen)
+            key[k++] = c;
+        else if (in_val && v + 1 < vlen)
+            val[v++] = c;
+    }
+    key[k] = '\0';
+    val[v] = '\0';
+    *p = s;
+    return true;
+}
+
+/* Options that identify a group (mode, precision, device) and the storage
+ * a cell read through are tags only when swept; otherwise they are in the
+ * row's `config` field. */
 static int expand_config(rep_row *r)
 {
-    static const char *const wanted[] = {"mode", "precision", "device"};
+    static const char *const wanted[] = {"mode", "precision", "device", "storage"};
     const char *cfg = NULL;
     for (size_t i = 0; i < r->nfields; i++)
         if (strcmp(r->fields[i].key, "config") == 0)
             cfg = r->fields[i].str;
-    for (size_t w = 0; cfg && w < sizeof wanted / sizeof *wanted; w++) {
-        if (rep_str(r, wanted[w]))
-            continue;
-        size_t kl = strlen(wanted[w]);
-        for (const char *p = cfg; *p;) {
-            const char *end = p;
-            char val[256];
-            size_t n = 0;
-            while (*end && *end != ' ')
-                end += end[0] == '\\' && end[1] ? 2 : 1;
-            if ((size_t)(end - p) > kl && strncmp(p, wanted[w], kl) == 0 && p[kl] == '=') {
-                for (const char *q = p + kl + 1; q < end && n + 1 < sizeof val; q++)
-                    val[n++] = *q == '\\' && q + 1 < end ? *++q : *q;
-                val[n] = '\0';
-                if (rep_row_put(r, false, wanted[w], val) != 0)
-                    return -1;
-                break;
-            }
-            p = *end ? end + 1 : end;
-        }
-    }
+    char key[64], val[256];
+    for (const char *p = cfg; p && rep_config_next(&p, key, sizeof key, val, sizeof val);)
+        for (size_t w = 0; w < sizeof wanted / sizeof *wanted; w++)
+            if (strcmp(key, wanted[w]) == 0 && !rep_str(r, key) && rep_row_put(r, false, key, val) != 0)
+                return -1;
     return 0;
 }
 

@@ -55,6 +55,11 @@ const char *rep_rows_add_file(rep_rows *rs, const char *path);
 int rep_row_put(rep_row *r, bool tag, const char *key, const char *val);
 int rep_row_put_num(rep_row *r, const char *key, double v, const char *text);
 
+/* Next "key=value" of a `config`-style field (space-separated, spaces and
+ * backslashes in values escaped with a backslash), unescaped into key and
+ * val; advances *p.  False at the end. */
+bool rep_config_next(const char **p, char *key, size_t klen, char *val, size_t vlen);
+
 const char *rep_tag(const rep_row *r, const char *key);
 /* A tag, else a text field, else NULL. */
 const char *rep_str(const rep_row *r, const char *key);

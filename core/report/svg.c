@@ -145,7 +145,7 @@ void rep_svg_curve(FILE *f, const rep_report *r, const rep_group *g, size_t a)
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n", x, ylo, x, yhi);
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n", x - 5, ylo, x + 5, ylo);
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n", x - 5, yhi, x + 5, yhi);
-        bool knee = (size_t)c == g->knees[a].cell;
+        bool knee = (size_t)c == g->knees[a].cell && !g->knees[a].unordered;
         fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\"/>\n", x, y, knee ? 7 : 4,
                 knee ? "#e67e22" : "#2c6fbb");
         if (knee)

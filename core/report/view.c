@@ -132,8 +132,9 @@ int rep_table_cells(rep_table *t, const rep_report *r, const rep_group *g)
         if (c->ok) {
             rep_fmt_rate(c->thr, g->unit, b1, sizeof b1);
             rc |= put(t, row, col++, REP_ST_PLAIN, "%s", b1);
-            rep_fmt_rate(c->ci, g->unit, b1, sizeof b1);
-            rc |= put(t, row, col++, REP_ST_PLAIN, "%s", b1);
+            if (c->repeats >= 2) /* one repetition has no interval */
+                rep_fmt_rate(c->ci, g->unit, b1, sizeof b1);
+            rc |= put(t, row, col++, REP_ST_PLAIN, "%s", c->repeats >= 2 ? b1 : "-");
             rc |= put(t, row, col++, REP_ST_PLAIN, "%.0f", c->repeats);
         } else {
             rc |= put(t, row, col++, REP_ST_BAD, "%s", c->status ? c->status : "?");
@@ -151,7 +152,7 @@ int rep_table_cells(rep_table *t, const rep_report *r, const rep_group *g)
         if (g->has_best && order[i] == g->best)
             n += snprintf(note + n, sizeof note - n, "best");
         for (size_t a = 0; a < g->naxes && n < sizeof note; a++)
-            if (g->has_best && g->knees[a].cell == order[i])
+            if (g->has_best && g->knees[a].cell == order[i] && !g->knees[a].unordered)
                 n += snprintf(note + n, sizeof note - n, "%sknee %s", n ? ", " : "", g->axes[a].key);
         rc |= put(t, row, col++, REP_ST_STRONG, "%s", note);
     }
@@ -168,6 +169,13 @@ void rep_knee_text(const rep_report *r, const rep_group *g, size_t a, char *buf,
     if (k->npoints < 2) {
         snprintf(buf, len, "%s = %s: only one value measured with the other axes at their best (%s)", ax->key,
                  ax->vals[k->val], thr);
+        return;
+    }
+    if (k->unordered) {
+        snprintf(buf, len, "%s = %s is the best (%s); no knee: %s", ax->key, ax->vals[k->val], thr,
+                 ax->kind == REP_AX_STORAGE ? "no storage value has a disk profile to order it by "
+                                              "(a throttle's, conf/disks/NAME.ini or --disk NAME=PROFILE.ini)"
+                                            : "its values have no order");
         return;
     }
     snprintf(buf, len, "%s = %s: %s, %.1f%% of the best%s; %s%s", ax->key, ax->vals[k->val], thr, 100 * k->ratio,

@@ -52,6 +52,7 @@ const dlg_metric dlg_core_metrics[] = {
     {"energy_per_item_j", DLG_FIELD_DOUBLE, "J/item", "energy_j / items (meaningless for timed work under ~1 s)"},
     {"error", DLG_FIELD_STRING, "", "why the cell failed (status error) or stopped early"},
     {"config", DLG_FIELD_STRING, "", "every key of the cell as it ran, swept or not: \"key=value ...\" (spaces in values escaped with \\)"},
+    {"storage_config", DLG_FIELD_STRING, "", "the storage the cell read through, as config: type, then its set options (a report judges a throttle's limits from them)"},
     {NULL, 0, NULL, NULL},
 };
 

@@ -121,6 +121,24 @@ static void cell_config(const dlg_cell *cell, char *buf, size_t len)
             append_kv(buf, len, &o, cell->job->workload->options[i].name, cell->wl[i].text);
 }
 
+/* The settings of the storage the cell read through ("type=throttle
+ * profile=conf/disks/x.ini ..."), so that a report can judge an emulated
+ * disk whatever its [storage] section is called.  False for none. */
+static bool storage_config(const dlg_plan *plan, const dlg_cell *cell, char *buf, size_t len)
+{
+    const char *name = cell->core[DLG_K_STORAGE].set ? cell->core[DLG_K_STORAGE].text : NULL;
+    const dlg_instance_spec *s = name ? dlg_plan_storage(plan, name) : NULL;
+    if (!s || !s->desc)
+        return false;
+    size_t o = 0;
+    buf[0] = '\0';
+    append_kv(buf, len, &o, "type", s->desc->name);
+    for (size_t i = 0; s->vals && s->desc->options && s->desc->options[i].name; i++)
+        if (s->vals[i].set && s->vals[i].text)
+            append_kv(buf, len, &o, s->desc->options[i].name, s->vals[i].text);
+    return true;
+}
+
 void dlg_result_point(const dlg_run *run, const dlg_cell *cell, const dlg_cell_result *res, dlg_point_buf *out)
 {
     memset(out, 0, sizeof *out);
@@ -178,6 +196,8 @@ void dlg_result_point(const dlg_run *run, const dlg_cell *cell, const dlg_cell_r
     fs_(&b, "error", res->error);
     cell_config(cell, out->config, sizeof out->config);
     fs_(&b, "config", out->config);
+    if (storage_config(run->plan, cell, out->storage_config, sizeof out->storage_config))
+        fs_(&b, "storage_config", out->storage_config);
     workload_fields(&b, res);
 
     out->point = (dlg_point){DLG_MEASUREMENT_RESULT, out->tags, nt, out->fields, b.nf, res->start_realtime_ns};

@@ -14,6 +14,7 @@ typedef struct dlg_point_buf {
     char cpus_text[16];
     char start_time[40];
     char config[4096];
+    char storage_config[1024];
 } dlg_point_buf;
 
 /* The point borrows strings from run, cell and res: use it before they go. */

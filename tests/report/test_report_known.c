@@ -252,6 +252,124 @@ static void test_recommendation(void **state)
     assert_int_equal(r->reco.n, 0);
 }
 
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* Storage sections named freely: the report orders them by what each
+ * throttle ran with (storage_config: its profile, then its own keys), over
+ * a same-named profile found by name; a non-throttle stays unknown (last,
+ * unlimited).  A text axis has no order, hence no knee. */
+static void test_storage_profiles_from_rows(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/dlg-report-diskXXXXXX", fast[4200], slow[4200], csvp[4200], cfg[4400];
+    assert_non_null(mkdtemp(dir));
+    snprintf(fast, sizeof fast, "%s/fast-disk.ini", dir);
+    snprintf(slow, sizeof slow, "%s/slow.ini", dir);
+    snprintf(csvp, sizeof csvp, "%s/r.csv", dir);
+    write_text(fast, "name = fast-disk\nbandwidth = 400MB\niops = 3000\n");
+    write_text(slow, "name = slow\nbandwidth = 1GB\n"); /* found by name; the rows say otherwise */
+    FILE *f = fopen(csvp, "w");
+    assert_non_null(f);
+    fputs("time,fmt,host,job,mode,run_id,status,storage,workload,throughput,throughput_ci95,"
+          "throughput_stddev,unit,items,repeats,wall_s,storage_config,version\n", f);
+    snprintf(cfg, sizeof cfg, "type=throttle profile=%s iops=5000 inner=posix", fast);
+    const char *row = "2026-11-30T10:00:0%d%s,-,lab,io,-,run1,ok,%s,io-pipeline,%s,1,1,images,300,1,3,%s,0.1.0\n";
+    fprintf(f, row, 1, "Z", "slow", "100", "type=throttle bandwidth=100MB");
+    fprintf(f, row, 2, "Z", "fast", "190", cfg);
+    fprintf(f, row, 3, "Z", "local", "200", "type=posix");
+    fputs("2026-11-30T10:00:04Z,a,lab,fmts,-,run1,ok,-,sim2,50,1,1,images,300,1,3,,0.1.0\n"
+          "2026-11-30T10:00:05Z,b,lab,fmts,-,run1,ok,-,sim2,80,1,1,images,300,1,3,,0.1.0\n", f);
+    assert_int_equal(fclose(f), 0);
+
+    rep_rows rows = {0};
+    rep_disks disks = {0};
+    rep_model m;
+    char err[512];
+    assert_int_equal(rep_read_file(&rows, csvp, err, sizeof err), 0);
+    assert_int_equal(rep_rows_validate(&rows, err, sizeof err), 0);
+    assert_int_equal(rep_disks_load_dir(&disks, dir, err, sizeof err), 0);
+    assert_near(rep_disks_find(&disks, "slow")->bandwidth, 1e9, 0);
+    assert_int_equal(rep_disks_from_rows(&disks, &rows, err, sizeof err), 0);
+    const rep_disk *d = rep_disks_find(&disks, "fast");
+    assert_non_null(d);
+    assert_near(d->bandwidth, 400e6, 0); /* from the profile */
+    assert_near(d->iops, 5000, 0);       /* the section's own key wins */
+    assert_near(rep_disks_find(&disks, "slow")->bandwidth, 100e6, 0);
+    assert_null(rep_disks_find(&disks, "local"));
+
+    assert_int_equal(rep_model_build(&m, &rows, &disks, 0.95, err, sizeof err), 0);
+    const rep_group *g = NULL, *g2 = NULL;
+    for (size_t i = 0; i < m.n; i++) {
+        if (strcmp(m.g[i].workload, "io-pipeline") == 0)
+            g = &m.g[i];
+        if (strcmp(m.g[i].workload, "sim2") == 0)
+            g2 = &m.g[i];
+    }
+    assert_non_null(g);
+    assert_non_null(g2);
+    long a = rep_group_axis(g, "storage");
+    const char *order[] = {"slow", "fast", "local"};
+    for (size_t i = 0; i < 3; i++)
+        assert_string_equal(g->axes[a].vals[i], order[i]);
+    assert_string_equal(knee_value(g, "storage"), "fast"); /* 190 >= 0.95 x 200 */
+    assert_false(g->knees[a].unordered);
+    long fa = rep_group_axis(g2, "fmt");
+    assert_true(g2->knees[fa].unordered);
+    assert_string_equal(knee_value(g2, "fmt"), "b"); /* no knee: the best stands */
+    rep_report r = {.target = 0.95};
+    char line[512];
+    rep_knee_text(&r, g2, (size_t)fa, line, sizeof line);
+    assert_non_null(strstr(line, "no knee"));
+
+    rep_model_free(&m);
+    rep_rows_free(&rows);
+    rep_disks_free(&disks);
+    unlink(fast);
+    unlink(slow);
+    unlink(csvp);
+    rmdir(dir);
+}
+
+/* The best row first in the file (a sweep written from the top down):
+ * probing the slice must not find the best cell at every value. */
+static void test_knee_best_row_first(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/dlg-report-descXXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    fputs("time,cpus,host,job,mode,run_id,status,workload,throughput,throughput_ci95,"
+          "throughput_stddev,unit,items,repeats,wall_s,version\n", f);
+    const int cpus[] = {8, 4, 2, 1}, thr[] = {400, 390, 200, 100};
+    for (int i = 0; i < 4; i++)
+        fprintf(f, "2026-11-30T10:00:0%dZ,%d,lab,down,train,run1,ok,sim,%d,1,1,images,300,3,3,0.1.0\n", i,
+                cpus[i], thr[i]);
+    fclose(f);
+    rep_rows rows = {0};
+    rep_disks disks = {0};
+    rep_model m;
+    char err[512];
+    int rc = rep_read_file(&rows, path, err, sizeof err);
+    unlink(path);
+    assert_int_equal(rc, 0);
+    assert_int_equal(rep_model_build(&m, &rows, &disks, 0.95, err, sizeof err), 0);
+    const rep_group *g = group(&m, "train");
+    long a = rep_group_axis(g, "cpus");
+    assert_string_equal(knee_value(g, "cpus"), "4");
+    assert_near(g->knees[a].ratio, 390.0 / 400.0, 1e-12);
+    assert_int_equal(g->knees[a].npoints, 4);
+    rep_model_free(&m);
+    rep_rows_free(&rows);
+}
+
 static void test_shipped_catalogs_load(void **state)
 {
     (void)state;
@@ -285,6 +403,8 @@ int main(void)
         cmocka_unit_test(test_waiting_is_not_compute),
         cmocka_unit_test_setup_teardown(test_recommendation, setup, teardown),
         cmocka_unit_test(test_shipped_catalogs_load),
+        cmocka_unit_test(test_storage_profiles_from_rows),
+        cmocka_unit_test(test_knee_best_row_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

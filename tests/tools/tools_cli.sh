@@ -99,6 +99,14 @@ if [ $RC != 0 ]; then fail "$n: exit $RC: $(cat $n.err)"; else
     $PY -c 'import sys; t = float(sys.argv[1]); lim = 40 * 2**20; sys.exit(0 if abs(t / lim - 1) <= 0.05 else 1)' "$(field $n throughput)" ||
         fail "$n: throughput $(field $n throughput) bytes/s, limit 41943040 (40 MiB/s) +-5%"
 fi
+# the row says what the throttle ran with, so a report can judge it by its limit
+case " $(field $n storage_config) " in
+*" type=throttle "*" bandwidth=40MiB "*) ;;
+*) fail "$n: storage_config '$(field $n storage_config)' lacks type=throttle ... bandwidth=40MiB" ;;
+esac
+"$DLG" --plugin-dir "$PLUGDIR" report $n.jsonl >$n.report 2>&1 || fail "$n: report failed: $(cat $n.report)"
+grep -Eq "= (9[5-9]|10[0-5])% of profile slow's limit" $n.report ||
+    fail "$n: report does not judge 'slow' by its 40 MiB/s: $(cat $n.report)"
 
 # ---- bad input: one clear error line each ------------------------------------
 bad() { # NAME PATTERN KEYS...
