@@ -38,6 +38,9 @@ void rep_table_free(rep_table *t);
 void rep_knee_text(const rep_report *r, const rep_group *g, size_t a, char *buf, size_t len);
 /* "io-pipeline, mode -, precision -" */
 void rep_group_title(const rep_group *g, char *buf, size_t len);
+/* An axis value for people: cpus "0" reads "0 (all 16)", the count that
+ * row ran on; every other value as written. */
+const char *rep_axis_text(const rep_axis *ax, size_t v, char *buf, size_t len);
 /* "storage=slow cpus=2" */
 void rep_cell_label(const rep_group *g, const rep_cell *c, char *buf, size_t len);
 void rep_fmt_rate(double v, const char *unit, char *buf, size_t len);

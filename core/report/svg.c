@@ -128,7 +128,8 @@ void rep_svg_curve(FILE *f, const rep_report *r, const rep_group *g, size_t a)
     fputs("\"/>\n", f);
     for (size_t v = 0; v < ax->n; v++) {
         double x = ML + step * ((double)v + 0.5);
-        x_label(f, x, ax->vals[v]);
+        char vt[64];
+        x_label(f, x, rep_axis_text(ax, v, vt, sizeof vt));
         coord[a] = v;
         long c = rep_group_find(g, coord);
         if (c < 0)

@@ -37,12 +37,23 @@ void rep_group_title(const rep_group *g, char *buf, size_t len)
              strcmp(g->device, "-") ? ", device " : "", strcmp(g->device, "-") ? g->device : "");
 }
 
+const char *rep_axis_text(const rep_axis *ax, size_t v, char *buf, size_t len)
+{
+    if (ax->kind == REP_AX_CPUS && strcmp(ax->vals[v], "0") == 0 && ax->order[v] >= 1) {
+        snprintf(buf, len, "0 (all %.0f)", ax->order[v]); /* what "0" meant on that machine */
+        return buf;
+    }
+    return ax->vals[v];
+}
+
 void rep_cell_label(const rep_group *g, const rep_cell *c, char *buf, size_t len)
 {
     size_t n = 0;
     buf[0] = 0;
+    char t[64];
     for (size_t a = 0; a < g->naxes && n < len; a++)
-        n += snprintf(buf + n, len - n, "%s%s=%s", a ? " " : "", g->axes[a].key, g->axes[a].vals[c->coord[a]]);
+        n += snprintf(buf + n, len - n, "%s%s=%s", a ? " " : "", g->axes[a].key,
+                      rep_axis_text(&g->axes[a], c->coord[a], t, sizeof t));
     if (g->naxes == 0)
         snprintf(buf, len, "(one cell)");
 }
@@ -128,7 +139,7 @@ int rep_table_cells(rep_table *t, const rep_report *r, const rep_group *g)
         size_t row = i + 1, col = g->naxes;
         char b1[64], b2[64];
         for (size_t a = 0; a < g->naxes; a++)
-            rc |= put(t, row, a, REP_ST_PLAIN, "%s", g->axes[a].vals[c->coord[a]]);
+            rc |= put(t, row, a, REP_ST_PLAIN, "%s", rep_axis_text(&g->axes[a], c->coord[a], b1, sizeof b1));
         if (c->ok) {
             rep_fmt_rate(c->thr, g->unit, b1, sizeof b1);
             rc |= put(t, row, col++, REP_ST_PLAIN, "%s", b1);
@@ -164,21 +175,22 @@ void rep_knee_text(const rep_report *r, const rep_group *g, size_t a, char *buf,
 {
     const rep_knee *k = &g->knees[a];
     const rep_axis *ax = &g->axes[a];
-    char thr[64];
+    char thr[64], vb[64];
     rep_fmt_rate(g->cells[k->cell].thr, g->unit, thr, sizeof thr);
+    const char *val = rep_axis_text(ax, k->val, vb, sizeof vb);
     if (k->npoints < 2) {
         snprintf(buf, len, "%s = %s: only one value measured with the other axes at their best (%s)", ax->key,
-                 ax->vals[k->val], thr);
+                 val, thr);
         return;
     }
     if (k->unordered) {
-        snprintf(buf, len, "%s = %s is the best (%s); no knee: %s", ax->key, ax->vals[k->val], thr,
+        snprintf(buf, len, "%s = %s is the best (%s); no knee: %s", ax->key, val, thr,
                  ax->kind == REP_AX_STORAGE ? "no storage value has a disk profile to order it by "
                                               "(a throttle's, conf/disks/NAME.ini or --disk NAME=PROFILE.ini)"
                                             : "its values have no order");
         return;
     }
-    snprintf(buf, len, "%s = %s: %s, %.1f%% of the best%s; %s%s", ax->key, ax->vals[k->val], thr, 100 * k->ratio,
+    snprintf(buf, len, "%s = %s: %s, %.1f%% of the best%s; %s%s", ax->key, val, thr, 100 * k->ratio,
              k->cell == g->best ? " (it is the best)" : "",
              k->cell == g->best      ? "no smaller value reaches the target"
              : k->significant        ? "the shortfall from the best is significant (beyond the 95% CIs)"

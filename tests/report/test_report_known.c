@@ -370,6 +370,20 @@ static void test_knee_best_row_first(void **state)
     rep_rows_free(&rows);
 }
 
+/* cpus = 0 means all: the report says how many that was. */
+static void test_axis_text(void **state)
+{
+    (void)state;
+    char *vals[] = {"0", "4"};
+    double order[] = {16, 4};
+    rep_axis cpus = {.key = "cpus", .kind = REP_AX_CPUS, .vals = vals, .order = order, .n = 2};
+    rep_axis num = {.key = "batch", .kind = REP_AX_NUM, .vals = vals, .order = order, .n = 2};
+    char buf[64];
+    assert_string_equal(rep_axis_text(&cpus, 0, buf, sizeof buf), "0 (all 16)");
+    assert_string_equal(rep_axis_text(&cpus, 1, buf, sizeof buf), "4");
+    assert_string_equal(rep_axis_text(&num, 0, buf, sizeof buf), "0");
+}
+
 static void test_shipped_catalogs_load(void **state)
 {
     (void)state;
@@ -405,6 +419,7 @@ int main(void)
         cmocka_unit_test(test_shipped_catalogs_load),
         cmocka_unit_test(test_storage_profiles_from_rows),
         cmocka_unit_test(test_knee_best_row_first),
+        cmocka_unit_test(test_axis_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
