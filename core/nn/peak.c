@@ -183,3 +183,18 @@ void dlg_peak_detect(dlg_peak *p, int cores)
     if (p->flops_per_cycle > 0 && ghz > 0.5 * p->ghz && ghz > 0.2 && ghz < 10)
         set_clock(p, ghz, "measured: dependent integer adds, best of 7 windows");
 }
+
+void dlg_peak_report(const dlg_peak *p, double flops_per_item, uint64_t timed_items, uint64_t timed_ns,
+                     const dlg_report_api *api, dlg_fields *f)
+{
+    api->add_double(f, "flops_per_item", flops_per_item);
+    if (timed_ns > 0) {
+        double g = flops_per_item * (double)timed_items / (double)timed_ns; /* FLOP/ns = GFLOP/s */
+        api->add_double(f, "gflops", g);
+        if (p->flops > 0)
+            api->add_double(f, "pct_peak", 100.0 * g * 1e9 / p->flops);
+    }
+    if (p->flops > 0)
+        api->add_double(f, "peak_gflops", p->flops / 1e9);
+    api->add_string(f, "peak_source", p->source);
+}

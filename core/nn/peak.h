@@ -6,7 +6,10 @@
 #ifndef DLG_NN_PEAK_H
 #define DLG_NN_PEAK_H
 
+#include <dlgauge/plugin.h>
+
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct dlg_peak {
     double flops;        /* FP32 FLOP/s for `cores` cores; 0 if unknown */
@@ -40,5 +43,11 @@ void dlg_peak_from_gpu(dlg_peak *p, const char *gpu, int math);
  * backend name ("cuda-bf16:0": device 0's name from CUDA, math bf16),
  * else dlg_peak_detect(p, cores). */
 void dlg_peak_for_backend(dlg_peak *p, const char *backend, int cores);
+
+/* The speed fields every compute workload reports: flops_per_item, gflops
+ * and pct_peak (timed_items in timed_ns; none when nothing was timed),
+ * peak_gflops (when the peak is known) and peak_source. */
+void dlg_peak_report(const dlg_peak *p, double flops_per_item, uint64_t timed_items, uint64_t timed_ns,
+                     const dlg_report_api *api, dlg_fields *f);
 
 #endif

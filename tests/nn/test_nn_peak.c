@@ -80,12 +80,55 @@ static void test_gpu_peak_by_math(void **st)
     assert_non_null(strstr(p.source, "cores"));
 }
 
+/* dlg_fields is the host's; here a record of what was added. */
+struct dlg_fields {
+    const char *key[8];
+    double num[8];
+    const char *str[8];
+    int n;
+};
+static void rec_double(dlg_fields *f, const char *k, double v) { f->key[f->n] = k, f->num[f->n++] = v; }
+static void rec_int(dlg_fields *f, const char *k, int64_t v) { f->key[f->n] = k, f->num[f->n++] = (double)v; }
+static void rec_string(dlg_fields *f, const char *k, const char *v) { f->key[f->n] = k, f->str[f->n++] = v; }
+
+static int rec_find(const dlg_fields *f, const char *k)
+{
+    for (int i = 0; i < f->n; i++)
+        if (strcmp(f->key[i], k) == 0)
+            return i;
+    return -1;
+}
+
+/* 10 items of 2 GFLOP in 4 s on a 10 GFLOP/s machine: 5 GFLOP/s, 50%. */
+static void test_speed_fields(void **st)
+{
+    (void)st;
+    const dlg_report_api api = {rec_double, rec_int, rec_string};
+    dlg_peak p = {.flops = 10e9};
+    snprintf(p.source, sizeof p.source, "test peak");
+    dlg_fields f = {0};
+    dlg_peak_report(&p, 2e9, 10, 4000000000ull, &api, &f);
+    assert_int_equal(f.n, 5);
+    assert_true(f.num[rec_find(&f, "flops_per_item")] == 2e9);
+    assert_true(fabs(f.num[rec_find(&f, "gflops")] - 5) < 1e-12);
+    assert_true(fabs(f.num[rec_find(&f, "pct_peak")] - 50) < 1e-12);
+    assert_true(fabs(f.num[rec_find(&f, "peak_gflops")] - 10) < 1e-12);
+    assert_string_equal(f.str[rec_find(&f, "peak_source")], "test peak");
+    /* nothing timed, peak unknown: no rate, no percentage, no peak */
+    dlg_peak none = {0};
+    dlg_fields g = {0};
+    dlg_peak_report(&none, 2e9, 0, 0, &api, &g);
+    assert_int_equal(g.n, 2);
+    assert_true(rec_find(&g, "gflops") < 0 && rec_find(&g, "peak_gflops") < 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flops_per_cycle_from_flags),
         cmocka_unit_test(test_detect_measures_the_clock),
         cmocka_unit_test(test_gpu_peak_by_math),
+        cmocka_unit_test(test_speed_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -338,16 +338,7 @@ int cnn_report(void *state, const dlg_report_api *api, dlg_fields *f)
     api->add_double(f, "loss", s->last[0]);
     api->add_double(f, "top1", s->last[1]);
     api->add_double(f, "top5", s->last[2]);
-    api->add_double(f, "flops_per_item", s->flops_per_item);
-    if (s->timed_ns > 0) {
-        double g = s->flops_per_item * (double)s->timed_items / (double)s->timed_ns;
-        api->add_double(f, "gflops", g);
-        if (s->peak.flops > 0)
-            api->add_double(f, "pct_peak", 100.0 * g * 1e9 / s->peak.flops);
-    }
-    if (s->peak.flops > 0)
-        api->add_double(f, "peak_gflops", s->peak.flops / 1e9);
-    api->add_string(f, "peak_source", s->peak.source);
+    dlg_peak_report(&s->peak, s->flops_per_item, s->timed_items, s->timed_ns, api, f);
     api->add_int(f, "params", dlg_net_param_total(s->net));
     api->add_int(f, "plan_bytes", (int64_t)s->plan_bytes);
     api->add_string(f, "backend", s->backend);

@@ -27,16 +27,8 @@ void kernel_count(kernel_stats *k, uint64_t t0, uint64_t t1)
 
 int kernel_report(const kernel_stats *k, const dlg_report_api *api, dlg_fields *f)
 {
-    api->add_double(f, "flops_per_item", k->flops);
-    if (k->timed_ns > 0) {
-        double g = k->flops * (double)(k->steps - 1) / (double)k->timed_ns;
-        api->add_double(f, "gflops", g);
-        if (k->peak.flops > 0)
-            api->add_double(f, "pct_peak", 100.0 * g * 1e9 / k->peak.flops);
-    }
-    if (k->peak.flops > 0)
-        api->add_double(f, "peak_gflops", k->peak.flops / 1e9);
-    api->add_string(f, "peak_source", k->peak.source);
+    /* the first step is not timed (kernel_count) */
+    dlg_peak_report(&k->peak, k->flops, k->steps > 0 ? k->steps - 1 : 0, k->timed_ns, api, f);
     return 0;
 }
 

@@ -385,16 +385,7 @@ int lm_report(void *state, const dlg_report_api *api, dlg_fields *f)
     api->add_double(f, "perplexity", exp(mean));
     api->add_double(f, "last_loss", s->last_loss);
     api->add_double(f, "unigram_perplexity", s->corpus.unigram_ppl);
-    api->add_double(f, "flops_per_item", s->flops_per_item);
-    if (s->timed_ns > 0) {
-        double g = s->flops_per_item * (double)s->timed_items / (double)s->timed_ns;
-        api->add_double(f, "gflops", g);
-        if (s->peak.flops > 0)
-            api->add_double(f, "pct_peak", 100.0 * g * 1e9 / s->peak.flops);
-    }
-    if (s->peak.flops > 0)
-        api->add_double(f, "peak_gflops", s->peak.flops / 1e9);
-    api->add_string(f, "peak_source", s->peak.source);
+    dlg_peak_report(&s->peak, s->flops_per_item, s->timed_items, s->timed_ns, api, f);
     api->add_int(f, "params", dlg_net_param_total(s->net));
     api->add_int(f, "hidden", s->H);
     api->add_int(f, "vocab_size", s->V);
