@@ -105,9 +105,12 @@ static void summary_line(const dlg_run *run, const dlg_job *job, size_t k, const
     if (strcmp(status, "ok") != 0 && strcmp(status, "partial") != 0) {
         printf("  %s\n", status);
     } else {
-        printf("  %s %.4g %s/s", status, num(wp, "throughput"), unit ? unit->v.s : "items");
-        if (num(wp, "repeats") > 1)
-            printf(" ±%.2g", num(wp, "throughput_ci95"));
+        char rate[64];
+        double thr = num(wp, "throughput");
+        dlg_format_rate(thr, unit ? unit->v.s : "items", rate, sizeof rate);
+        printf("  %s %s", status, rate);
+        if (num(wp, "repeats") > 1 && thr > 0) /* the 95% CI, relative: readable at any scale */
+            printf(" ±%.2g%%", 100 * num(wp, "throughput_ci95") / thr);
         if (num(wp, "latency_p50_us") >= 0) {
             char p50[32], p99[32];
             dlg_format_latency_us(num(wp, "latency_p50_us"), p50, sizeof p50);

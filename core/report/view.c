@@ -8,27 +8,11 @@
 #include <string.h>
 
 #include "report.h"
+#include "units.h"
 
 void rep_fmt_rate(double v, const char *unit, char *buf, size_t len)
 {
-    if (isnan(v)) {
-        snprintf(buf, len, "-");
-        return;
-    }
-    if (unit && strcmp(unit, "bytes") == 0) {
-        if (v >= 1e9)
-            snprintf(buf, len, "%.3g GB/s", v / 1e9);
-        else
-            snprintf(buf, len, "%.3g MB/s", v / 1e6);
-        return;
-    }
-    const char *u = unit && *unit ? unit : "items";
-    if (v >= 1e6)
-        snprintf(buf, len, "%.3g M %s/s", v / 1e6, u);
-    else if (v >= 1e4)
-        snprintf(buf, len, "%.3g k %s/s", v / 1e3, u);
-    else
-        snprintf(buf, len, "%.4g %s/s", v, u);
+    dlg_format_rate(v, unit, buf, len);
 }
 
 void rep_group_title(const rep_group *g, char *buf, size_t len)

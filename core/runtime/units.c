@@ -162,6 +162,28 @@ void dlg_format_latency_us(double us, char *buf, size_t len)
         snprintf(buf, len, "%.4g s", us / 1e6);
 }
 
+void dlg_format_rate(double v, const char *what, char *buf, size_t len)
+{
+    if (isnan(v)) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    if (what && strcmp(what, "bytes") == 0) {
+        bool giga = fabs(v) >= 999.95e6;
+        snprintf(buf, len, "%.4g %s", v / (giga ? 1e9 : 1e6), giga ? "GB/s" : "MB/s");
+        return;
+    }
+    /* from: where rounding to 4 digits would reach the next prefix */
+    static const struct {
+        double from, scale;
+        const char *prefix;
+    } si[] = {{999.95e9, 1e12, "T "}, {999.95e6, 1e9, "G "}, {999.95e3, 1e6, "M "}, {1e4, 1e3, "k "}, {0, 1, ""}};
+    size_t i = 0;
+    while (si[i].from > 0 && fabs(v) < si[i].from)
+        i++;
+    snprintf(buf, len, "%.4g %s%s/s", v / si[i].scale, si[i].prefix, what && *what ? what : "items");
+}
+
 void dlg_format_duration(int64_t ns, char *buf, size_t len)
 {
     if (ns % 1000000000 == 0)

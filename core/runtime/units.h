@@ -23,5 +23,9 @@ void dlg_format_duration(int64_t ns, char *buf, size_t len);
 /* For people, not for parsing back: 4 significant digits in us, ms or s
  * ("150.2 us", "18.02 ms", "1.215 s"); "-" for a negative or NaN value. */
 void dlg_format_latency_us(double us, char *buf, size_t len);
+/* A throughput for people, 4 significant digits: bytes as MB/s or GB/s
+ * (10^6, 10^9), any other unit with k, M, G or T from 10^4 up
+ * ("811.8 images/s", "12.81 k tokens/s", "166.7 G flops/s"); "-" for NaN. */
+void dlg_format_rate(double v, const char *what, char *buf, size_t len);
 
 #endif

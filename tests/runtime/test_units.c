@@ -100,6 +100,19 @@ static void durations(void **state)
         dlg_format_latency_us(lat[i].us, buf, sizeof buf);
         assert_string_equal(buf, lat[i].text);
     }
+    static const struct {
+        double v;
+        const char *unit, *text;
+    } rate[] = {{811.8, "images", "811.8 images/s"}, {9999, "images", "9999 images/s"},
+                {12810, "tokens", "12.81 k tokens/s"}, {999960, "tokens", "1 M tokens/s"},
+                {1.667e11, "flops", "166.7 G flops/s"}, {2.5e12, "flops", "2.5 T flops/s"},
+                {41.9e6, "bytes", "41.9 MB/s"}, {2.1e9, "bytes", "2.1 GB/s"}, {3, NULL, "3 items/s"},
+                {NAN, "images", "-"}};
+    char wide[64];
+    for (size_t i = 0; i < sizeof rate / sizeof *rate; i++) {
+        dlg_format_rate(rate[i].v, rate[i].unit, wide, sizeof wide);
+        assert_string_equal(wide, rate[i].text);
+    }
 }
 
 static void bools_and_ints(void **state)
