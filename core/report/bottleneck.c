@@ -49,8 +49,11 @@ static void gather(rep_cell *c, const rep_group *g, const rep_disks *disks, cons
     if (isnan(c->read_bps) && !isnan(num_or_nan(r, "mb_per_s")))
         c->read_bps = num_or_nan(r, "mb_per_s") * 1e6;
     c->cold_share = sread > 0 && !isnan(bread) ? bread / sread : NAN;
-    double ds = num_or_nan(r, "dataset_bytes");
-    c->reread = ds > 0 && !isnan(bread) ? bread / ds : NAN;
+    /* read_bytes sums the repetitions, and each may start cold (cache =
+     * cold evicts before every one): re-reads are what one repetition
+     * reads beyond the dataset */
+    double ds = num_or_nan(r, "dataset_bytes"), reps = num_or_nan(r, "repeats");
+    c->reread = ds > 0 && !isnan(bread) ? bread / (reps >= 1 ? reps : 1) / ds : NAN;
     double mf = num_or_nan(r, "major_faults");
     c->fault_rate = !isnan(mf) && wall > 0 ? mf / wall : NAN;
     double ej = num_or_nan(r, "energy_j"), items = num_or_nan(r, "items");
@@ -88,7 +91,7 @@ void rep_cell_classify(rep_cell *c, const rep_group *g, const rep_disks *disks)
     if ((!isnan(c->reread) && c->reread > REP_REREAD) || (!isnan(c->fault_rate) && c->fault_rate >= REP_FAULT_RATE)) {
         c->bn = REP_BN_MEMORY;
         if (!isnan(c->reread))
-            ADD("block reads %.2fx the dataset size; ", c->reread);
+            ADD("block reads %.2fx the dataset size per repetition; ", c->reread);
         if (!isnan(c->fault_rate))
             ADD("%.0f major faults/s; ", c->fault_rate);
     } else if (!isnan(c->limit_share) && c->limit_share >= REP_NEAR_LIMIT) {

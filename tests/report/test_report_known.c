@@ -384,6 +384,50 @@ static void test_axis_text(void **state)
     assert_string_equal(rep_axis_text(&num, 0, buf, sizeof buf), "0");
 }
 
+/* read_bytes sums the repetitions: three cold repetitions each reading
+ * the dataset once are not thrashing; three reading it thrice are. */
+static void test_rereads_per_repetition(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/dlg-report-rereadXXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    fputs("time,cache,host,job,mode,run_id,status,workload,throughput,throughput_ci95,throughput_stddev,unit,"
+          "items,repeats,wall_s,read_bytes,dataset_bytes,data_wait_fraction,au,version\n"
+          "2026-11-30T10:00:01Z,cold,lab,p,-,run1,ok,io-pipeline,500,5,5,images,900,3,3,290000000,100000000,0.5,0.5,"
+          "0.1.0\n"
+          "2026-11-30T10:00:02Z,small,lab,p,-,run1,ok,io-pipeline,100,5,5,images,900,3,3,900000000,100000000,0.9,0.1,"
+          "0.1.0\n",
+          f);
+    fclose(f);
+    rep_rows rows = {0};
+    rep_disks disks = {0};
+    rep_model m;
+    char err[512];
+    int rc = rep_read_file(&rows, path, err, sizeof err);
+    unlink(path);
+    assert_int_equal(rc, 0);
+    assert_int_equal(rep_model_build(&m, &rows, &disks, 0.95, err, sizeof err), 0);
+    assert_int_equal(m.n, 1);
+    const rep_group *g = &m.g[0];
+    long a = rep_group_axis(g, "cache");
+    for (size_t i = 0; i < g->ncells; i++) {
+        const rep_cell *c = &g->cells[i];
+        if (strcmp(g->axes[a].vals[c->coord[a]], "cold") == 0) {
+            assert_near(c->reread, 290.0 / 300.0, 1e-9);
+            assert_int_not_equal(c->bn, REP_BN_MEMORY);
+        } else {
+            assert_near(c->reread, 3.0, 1e-9);
+            assert_int_equal(c->bn, REP_BN_MEMORY);
+            assert_non_null(strstr(c->evidence, "3.00x the dataset size per repetition"));
+        }
+    }
+    rep_model_free(&m);
+    rep_rows_free(&rows);
+}
+
 static void test_shipped_catalogs_load(void **state)
 {
     (void)state;
@@ -420,6 +464,7 @@ int main(void)
         cmocka_unit_test(test_storage_profiles_from_rows),
         cmocka_unit_test(test_knee_best_row_first),
         cmocka_unit_test(test_axis_text),
+        cmocka_unit_test(test_rereads_per_repetition),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
