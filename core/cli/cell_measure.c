@@ -2,6 +2,7 @@
 #include "cell_measure.h"
 
 #include "cell_exec.h"
+#include "git_rev.h"
 #include "metrics.h"
 #include "results.h"
 #include "runner.h"
@@ -17,9 +18,6 @@
 
 #ifndef DLG_VERSION
 #define DLG_VERSION "0.0.0"
-#endif
-#ifndef DLG_GIT_REV
-#define DLG_GIT_REV "unknown"
 #endif
 
 static void field_s(dlg_wire_point *wp, const char *k, const char *v)
@@ -76,7 +74,7 @@ static void synth_result(const dlg_run *run, const dlg_cell *cell, const char *s
     dlg_format_rfc3339(start_ns, when, sizeof when);
     field_s(out, "start_time", when);
     field_s(out, "version", DLG_VERSION);
-    field_s(out, "git_rev", DLG_GIT_REV);
+    field_s(out, "git_rev", dlg_git_rev);
     field_s(out, "error", why);
 }
 

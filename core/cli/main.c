@@ -1,6 +1,7 @@
 /* dlgauge: benchmark deep-learning workloads and find the machine shape
  * that runs them at full speed for the least money. */
 #include "cli.h"
+#include "git_rev.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -39,7 +40,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "-q") == 0)
             cli.verbosity = 0;
         else if (strcmp(argv[i], "--version") == 0) {
-            printf("dlgauge %s (git %s)\n", DLG_VERSION, DLG_GIT_REV);
+            printf("dlgauge %s (git %s)\n", DLG_VERSION, dlg_git_rev);
             return DLG_EXIT_OK;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
@@ -67,7 +68,7 @@ int main(int argc, char **argv)
         if (strcmp(argv[i], cmds[c].name) == 0)
             return cmds[c].fn(&cli, argc - i, argv + i);
     if (strcmp(argv[i], "version") == 0) {
-        printf("dlgauge %s (git %s)\n", DLG_VERSION, DLG_GIT_REV);
+        printf("dlgauge %s (git %s)\n", DLG_VERSION, dlg_git_rev);
         return DLG_EXIT_OK;
     }
     fprintf(stderr, "dlgauge: unknown command '%s'\n", argv[i]);

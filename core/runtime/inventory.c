@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "inventory.h"
 
+#include "git_rev.h"
+
 #include <dirent.h>
 #include <gnu/libc-version.h>
 #include <stdio.h>
@@ -11,9 +13,6 @@
 
 #ifndef DLG_VERSION
 #define DLG_VERSION "0.0.0"
-#endif
-#ifndef DLG_GIT_REV
-#define DLG_GIT_REV "unknown"
 #endif
 
 static int proc_value(const char *path, const char *key, char *out, size_t len)
@@ -151,6 +150,6 @@ int dlg_inventory_point(dlg_wire_point *wp, const char *run_id, const char *host
     add_s(wp, "disks", disks);
     add_s(wp, "glibc", gnu_get_libc_version());
     add_s(wp, "version", DLG_VERSION);
-    add_s(wp, "git_rev", DLG_GIT_REV);
+    add_s(wp, "git_rev", dlg_git_rev);
     return 0;
 }

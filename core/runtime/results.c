@@ -1,5 +1,6 @@
 #include "results.h"
 
+#include "git_rev.h"
 #include "metrics.h"
 
 #include <math.h>
@@ -10,9 +11,6 @@
 
 #ifndef DLG_VERSION
 #define DLG_VERSION "0.0.0"
-#endif
-#ifndef DLG_GIT_REV
-#define DLG_GIT_REV "unknown"
 #endif
 
 void dlg_format_rfc3339(int64_t ns, char *buf, size_t len)
@@ -183,7 +181,7 @@ void dlg_result_point(const dlg_run *run, const dlg_cell *cell, const dlg_cell_r
     dlg_format_rfc3339(res->start_realtime_ns, out->start_time, sizeof out->start_time);
     fs_(&b, "start_time", out->start_time);
     fs_(&b, "version", DLG_VERSION);
-    fs_(&b, "git_rev", DLG_GIT_REV);
+    fs_(&b, "git_rev", dlg_git_rev);
     if (res->gpu_samples > 0 && res->gpu_seconds > 0) {
         fs_(&b, "gpu_name", res->gpu_name);
         fd_(&b, "gpu_util", res->gpu_util_sum_s / res->gpu_seconds);
