@@ -5,6 +5,7 @@
 
 #include "cell_measure.h"
 #include "config.h"
+#include "host.h"
 #include "inventory.h"
 #include "journal.h"
 #include "registry.h"
@@ -228,6 +229,28 @@ static int open_journal(const dlg_run_args *a, const dlg_config *cfg, dlg_run *r
     return 0;
 }
 
+/* Every [storage] section created and destroyed once before any cell:
+ * what only creation finds (a profile that cannot be read) stops the run
+ * at its section's line instead of failing its cells one by one. */
+static int check_storages(dlg_plan *plan, int verbosity, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < plan->nstorages; i++) {
+        const dlg_instance_spec *spec = &plan->storages[i];
+        if (!spec->sec)
+            continue; /* a bare type with its defaults */
+        dlg_services svc;
+        dlg_services_init(&svc, plan, NULL, verbosity);
+        int rc = dlg_services_storage_check(&svc, spec->name);
+        if (rc < 0)
+            snprintf(err, errlen, "%s:%d: %s", spec->sec->file, spec->sec->line,
+                     dlg_services_error(&svc)[0] ? dlg_services_error(&svc) : "cannot create this storage");
+        dlg_services_fini(&svc);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
 int dlg_cmd_run(const dlg_cli *cli, int argc, char **argv)
 {
     dlg_run_args a;
@@ -249,7 +272,8 @@ int dlg_cmd_run(const dlg_cli *cli, int argc, char **argv)
         goto fail;
     }
     dlg_registry_scan(&reg);
-    if (dlg_plan_build(&plan, &cfg, &reg, a.job, err, sizeof err) != 0)
+    if (dlg_plan_build(&plan, &cfg, &reg, a.job, err, sizeof err) != 0 ||
+        check_storages(&plan, cli->verbosity, err, sizeof err) != 0)
         goto fail;
     if (a.dry_run) {
         print_cells(&plan);

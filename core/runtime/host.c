@@ -284,6 +284,14 @@ static int h_file_reap(const dlg_host *h, dlg_file *f, dlg_io_done *done, size_t
     return n;
 }
 
+int dlg_services_storage_check(dlg_services *s, const char *name)
+{
+    const dlg_storage_ops *ops;
+    void *inst;
+    dlg_host_impl *h;
+    return live_storage_locked(s, name, &ops, &inst, &h);
+}
+
 void dlg_services_init(dlg_services *s, dlg_plan *plan, const char *default_storage, int verbosity)
 {
     memset(s, 0, sizeof *s);

@@ -41,6 +41,11 @@ typedef struct dlg_host_impl {
 } dlg_host_impl;
 
 void dlg_services_init(dlg_services *s, dlg_plan *plan, const char *default_storage, int verbosity);
+/* Creates storage `name` (and any storage it wraps) as a cell would, so
+ * that a bad [storage] section (a missing profile, an inner that does not
+ * exist) fails before the first cell: 0, or a negative DLG_E* code with the
+ * message in dlg_services_error(s). */
+int dlg_services_storage_check(dlg_services *s, const char *name);
 /* Destroys the storage instances, newest first (shims before their inner). */
 void dlg_services_fini(dlg_services *s);
 

@@ -37,6 +37,9 @@ case_ini global $'[global]\niterations = 3\nbtach = 4\n[job a]\nworkload = sleep
     "^dlgauge: global\.ini:3: \[global\] unknown key 'btach'"
 case_ini storage $'[job a]\nworkload = sleep\nstorage = nvme' \
     "^dlgauge: storage\.ini:3: \[job a\] storage: unknown storage 'nvme'" "available:.* posix"
+# found only by creating the storage: before any cell, at its section
+case_ini profile $'[job a]\nworkload = sleep\nstorage = disk\n[storage disk]\ntype = throttle\nprofile = no/such.ini' \
+    "^dlgauge: profile\.ini:4: \[storage disk\] throttle: profile no/such\.ini: cannot open"
 case_ini sinktype $'[sink out]\ntype = cvs\npath = x.csv\n[job a]\nworkload = sleep' \
     "^dlgauge: sinktype\.ini:2: \[sink out\] type: unknown sink 'cvs'" "did you mean 'csv'"
 case_ini sinkpath $'[job a]\nworkload = sleep\n[sink csv]' \
