@@ -75,6 +75,28 @@ static const char *knee_value(const rep_group *g, const char *axis)
     return g->axes[a].vals[g->knees[a].val];
 }
 
+/* Rows and model of a results file with this CSV text (no disk profiles,
+ * target 95%). */
+static void model_from_csv(const char *text, rep_rows *rows, rep_model *m)
+{
+    char path[] = "/tmp/dlg-report-csvXXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+    rep_disks none = {0};
+    char err[512];
+    memset(rows, 0, sizeof *rows);
+    int rc = rep_read_file(rows, path, err, sizeof err);
+    unlink(path);
+    if (rc != 0)
+        fail_msg("%s", err);
+    assert_int_equal(rep_rows_validate(rows, err, sizeof err), 0);
+    assert_int_equal(rep_model_build(m, rows, &none, 0.95, err, sizeof err), 0);
+}
+
 static void test_groups_and_axes(void **state)
 {
     world *w = *state;
@@ -104,26 +126,14 @@ static void test_groups_and_axes(void **state)
  * sleep) is "waiting", not compute-bound; a busy one stays compute-bound. */
 static void test_waiting_is_not_compute(void **state)
 {
-    char path[] = "/tmp/dlg-report-waitXXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    assert_non_null(f);
-    fputs("time,cpus,host,job,memory,mode,run_id,status,workload,throughput,throughput_ci95,"
-          "throughput_stddev,unit,items,repeats,wall_s,data_wait_fraction,cpu_user_share,version\n"
-          "2026-11-30T10:00:01Z,1,lab,idle,8G,idle,run1,ok,sleep,98,1,1,steps,300,3,3,0,0.01,0.1.0\n"
-          "2026-11-30T10:00:02Z,2,lab,idle,8G,idle,run1,ok,sleep,99,1,1,steps,300,3,3,0,0.95,0.1.0\n",
-          f);
-    fclose(f);
-    rep_rows rows = {0};
-    rep_disks disks = {0};
+    (void)state;
+    rep_rows rows;
     rep_model m;
-    char err[512];
-    int rc = rep_read_file(&rows, path, err, sizeof err);
-    unlink(path);
-    assert_int_equal(rc, 0);
-    assert_int_equal(rep_rows_validate(&rows, err, sizeof err), 0);
-    assert_int_equal(rep_model_build(&m, &rows, &disks, 0.95, err, sizeof err), 0);
+    model_from_csv("time,cpus,host,job,memory,mode,run_id,status,workload,throughput,throughput_ci95,"
+                   "throughput_stddev,unit,items,repeats,wall_s,data_wait_fraction,cpu_user_share,version\n"
+                   "2026-11-30T10:00:01Z,1,lab,idle,8G,idle,run1,ok,sleep,98,1,1,steps,300,3,3,0,0.01,0.1.0\n"
+                   "2026-11-30T10:00:02Z,2,lab,idle,8G,idle,run1,ok,sleep,99,1,1,steps,300,3,3,0,0.95,0.1.0\n",
+                   &rows, &m);
     const rep_group *g = group(&m, "idle");
     assert_int_equal(g->ncells, 2);
     for (size_t i = 0; i < g->ncells; i++) {
@@ -341,26 +351,15 @@ static void test_storage_profiles_from_rows(void **state)
 static void test_knee_best_row_first(void **state)
 {
     (void)state;
-    char path[] = "/tmp/dlg-report-descXXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    assert_non_null(f);
-    fputs("time,cpus,host,job,mode,run_id,status,workload,throughput,throughput_ci95,"
-          "throughput_stddev,unit,items,repeats,wall_s,version\n", f);
-    const int cpus[] = {8, 4, 2, 1}, thr[] = {400, 390, 200, 100};
-    for (int i = 0; i < 4; i++)
-        fprintf(f, "2026-11-30T10:00:0%dZ,%d,lab,down,train,run1,ok,sim,%d,1,1,images,300,3,3,0.1.0\n", i,
-                cpus[i], thr[i]);
-    fclose(f);
-    rep_rows rows = {0};
-    rep_disks disks = {0};
+    rep_rows rows;
     rep_model m;
-    char err[512];
-    int rc = rep_read_file(&rows, path, err, sizeof err);
-    unlink(path);
-    assert_int_equal(rc, 0);
-    assert_int_equal(rep_model_build(&m, &rows, &disks, 0.95, err, sizeof err), 0);
+    model_from_csv("time,cpus,host,job,mode,run_id,status,workload,throughput,throughput_ci95,"
+                   "throughput_stddev,unit,items,repeats,wall_s,version\n"
+                   "2026-11-30T10:00:00Z,8,lab,down,train,run1,ok,sim,400,1,1,images,300,3,3,0.1.0\n"
+                   "2026-11-30T10:00:01Z,4,lab,down,train,run1,ok,sim,390,1,1,images,300,3,3,0.1.0\n"
+                   "2026-11-30T10:00:02Z,2,lab,down,train,run1,ok,sim,200,1,1,images,300,3,3,0.1.0\n"
+                   "2026-11-30T10:00:03Z,1,lab,down,train,run1,ok,sim,100,1,1,images,300,3,3,0.1.0\n",
+                   &rows, &m);
     const rep_group *g = group(&m, "train");
     long a = rep_group_axis(g, "cpus");
     assert_string_equal(knee_value(g, "cpus"), "4");
@@ -389,27 +388,15 @@ static void test_axis_text(void **state)
 static void test_rereads_per_repetition(void **state)
 {
     (void)state;
-    char path[] = "/tmp/dlg-report-rereadXXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    assert_non_null(f);
-    fputs("time,cache,host,job,mode,run_id,status,workload,throughput,throughput_ci95,throughput_stddev,unit,"
-          "items,repeats,wall_s,read_bytes,dataset_bytes,data_wait_fraction,au,version\n"
-          "2026-11-30T10:00:01Z,cold,lab,p,-,run1,ok,io-pipeline,500,5,5,images,900,3,3,290000000,100000000,0.5,0.5,"
-          "0.1.0\n"
-          "2026-11-30T10:00:02Z,small,lab,p,-,run1,ok,io-pipeline,100,5,5,images,900,3,3,900000000,100000000,0.9,0.1,"
-          "0.1.0\n",
-          f);
-    fclose(f);
-    rep_rows rows = {0};
-    rep_disks disks = {0};
+    rep_rows rows;
     rep_model m;
-    char err[512];
-    int rc = rep_read_file(&rows, path, err, sizeof err);
-    unlink(path);
-    assert_int_equal(rc, 0);
-    assert_int_equal(rep_model_build(&m, &rows, &disks, 0.95, err, sizeof err), 0);
+    model_from_csv("time,cache,host,job,mode,run_id,status,workload,throughput,throughput_ci95,throughput_stddev,"
+                   "unit,items,repeats,wall_s,read_bytes,dataset_bytes,data_wait_fraction,au,version\n"
+                   "2026-11-30T10:00:01Z,cold,lab,p,-,run1,ok,io-pipeline,500,5,5,images,900,3,3,290000000,"
+                   "100000000,0.5,0.5,0.1.0\n"
+                   "2026-11-30T10:00:02Z,small,lab,p,-,run1,ok,io-pipeline,100,5,5,images,900,3,3,900000000,"
+                   "100000000,0.9,0.1,0.1.0\n",
+                   &rows, &m);
     assert_int_equal(m.n, 1);
     const rep_group *g = &m.g[0];
     long a = rep_group_axis(g, "cache");
