@@ -4,8 +4,10 @@
  *   memory   the page cache thrashes: block reads exceed the dataset size
  *            (re-reads) or major faults are frequent
  *   storage  reads run near the storage profile's bandwidth or IOPS limit
- *   input    data wait high / AU low: decode if the CPUs are saturated,
- *            storage if cold block-device reads dominate, else unattributed
+ *   input    data wait high / AU low: decode if the CPUs are saturated;
+ *            if the loader's threads are (fewer threads than CPUs),
+ *            decode or storage by what fills their time; storage if cold
+ *            block-device reads dominate; else unattributed
  *   waiting  no accelerator and the CPUs mostly idle: the step waits on
  *            something that is neither compute nor input
  *   compute  otherwise: the accelerator (or the CPU running the step) is
@@ -44,6 +46,9 @@ static void gather(rep_cell *c, const rep_group *g, const rep_disks *disks, cons
             c->cpu_share = (u + (isnan(s) ? 0 : s)) / (wall * n);
     }
     c->iowait = num_or_nan(r, "host_iowait_fraction");
+    c->loader_busy = num_or_nan(r, "loader_busy");
+    double lr = num_or_nan(r, "loader_read_s"), ld = num_or_nan(r, "loader_decode_s");
+    c->loader_read_share = lr + ld > 0 ? lr / (lr + ld) : NAN;
     double sread = num_or_nan(r, "storage_read_bytes"), bread = num_or_nan(r, "read_bytes");
     c->read_bps = sread > 0 && wall > 0 ? sread / wall : NAN;
     if (isnan(c->read_bps) && !isnan(num_or_nan(r, "mb_per_s")))
@@ -109,6 +114,15 @@ void rep_cell_classify(rep_cell *c, const rep_group *g, const rep_disks *disks)
             ADD("storage at %.0f%% of its limit; ", 100 * c->limit_share);
         else if (!isnan(c->iowait))
             ADD("iowait %.2f; ", c->iowait);
+    } else if (input_limited && !isnan(c->loader_busy) && c->loader_busy >= REP_CPU_BUSY) {
+        /* the workers are saturated though the CPUs are not (fewer threads
+         * than CPUs): what fills their time names the limit */
+        bool reading = !isnan(c->loader_read_share) && c->loader_read_share > 0.5;
+        c->bn = reading ? REP_BN_STORAGE : REP_BN_DECODE;
+        ADD("loader threads %.0f%% busy, %.0f%% of it reading; ", 100 * c->loader_busy,
+            isnan(c->loader_read_share) ? NAN : 100 * c->loader_read_share);
+        if (!isnan(c->cpu_share))
+            ADD("CPUs %.0f%% busy; ", 100 * c->cpu_share);
     } else if (input_limited && ((!isnan(c->cold_share) && c->cold_share >= REP_COLD_SHARE) ||
                                  (!isnan(c->iowait) && c->iowait >= 0.2))) {
         c->bn = REP_BN_STORAGE;

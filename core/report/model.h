@@ -61,6 +61,7 @@ typedef struct rep_cell {
     double thr, ci, sd, repeats; /* pooled over rows */
     /* evidence (NaN = not measured) */
     double au, data_wait, cpu_share, iowait, read_bps, limit_share, cold_share, reread, fault_rate, energy_item;
+    double loader_busy, loader_read_share; /* io-pipeline's workers: busy share, reading's part of it */
     rep_bn bn;
     char evidence[320];
 } rep_cell;

@@ -415,6 +415,34 @@ static void test_rereads_per_repetition(void **state)
     rep_rows_free(&rows);
 }
 
+/* One loader thread on two CPUs: the CPUs look half idle, the thread is
+ * saturated; what fills its time names the limit. */
+static void test_saturated_loader_threads(void **state)
+{
+    (void)state;
+    rep_rows rows;
+    rep_model m;
+    model_from_csv("time,threads,host,job,mode,run_id,status,workload,throughput,throughput_ci95,throughput_stddev,"
+                   "unit,items,repeats,wall_s,cpu_user_share,data_wait_fraction,au,loader_busy,loader_read_s,"
+                   "loader_decode_s,version\n"
+                   "2026-11-30T10:00:01Z,1,lab,p,-,run1,ok,io-pipeline,400,5,5,images,900,1,3,0.46,0.85,0.15,0.99,"
+                   "0.13,0.87,0.1.0\n"
+                   "2026-11-30T10:00:02Z,2,lab,p,-,run1,ok,io-pipeline,500,5,5,images,900,1,3,0.40,0.85,0.15,0.97,"
+                   "0.70,0.30,0.1.0\n",
+                   &rows, &m);
+    const rep_group *g = &m.g[0];
+    long a = rep_group_axis(g, "threads");
+    for (size_t i = 0; i < g->ncells; i++) {
+        const rep_cell *c = &g->cells[i];
+        bool one = strcmp(g->axes[a].vals[c->coord[a]], "1") == 0;
+        assert_int_equal(c->bn, one ? REP_BN_DECODE : REP_BN_STORAGE);
+        assert_non_null(strstr(c->evidence, one ? "loader threads 99% busy, 13% of it reading"
+                                                : "loader threads 97% busy, 70% of it reading"));
+    }
+    rep_model_free(&m);
+    rep_rows_free(&rows);
+}
+
 static void test_shipped_catalogs_load(void **state)
 {
     (void)state;
@@ -452,6 +480,7 @@ int main(void)
         cmocka_unit_test(test_knee_best_row_first),
         cmocka_unit_test(test_axis_text),
         cmocka_unit_test(test_rereads_per_repetition),
+        cmocka_unit_test(test_saturated_loader_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -147,7 +147,9 @@ au, mean_step = f["au"], f["latency_mean_us"] / 1e6
 expect = 0.020 / mean_step          # compute / step time
 ok = abs(au / expect - 1) < 0.1 and 0.5 < au <= 1.0 and f["data_wait_fraction"] < 0.3
 ok = ok and f["unit"] == "images" and f["items"] == 60 and f["dataset_items"] == 40
-print(f"au {au:.3f} expected {expect:.3f} wait {f['data_wait_fraction']:.3f}", file=sys.stderr)
+ok = ok and 0 < f["loader_busy"] < 0.6  # two workers, a batch per 20 ms: mostly idle
+print(f"au {au:.3f} expected {expect:.3f} wait {f['data_wait_fraction']:.3f} loader busy {f['loader_busy']:.2f}",
+      file=sys.stderr)
 sys.exit(0 if ok else 1)
 PY
 fi
@@ -157,8 +159,9 @@ n=pipe-starved
 run $n
 if [ $RC != 0 ]; then fail "$n: exit $RC: $(cat $n.err)"; else
     $PY -c "$RESULT"'
-f = result(sys.argv[1]); sys.exit(0 if f["au"] < 0.1 and f["data_wait_fraction"] > 0.5 else 1)' $n.jsonl ||
-        fail "$n: expected au < 0.1 and data wait > 0.5: $(cat $n.jsonl)"
+f = result(sys.argv[1])
+sys.exit(0 if f["au"] < 0.1 and f["data_wait_fraction"] > 0.5 and f["loader_busy"] > 0.8 else 1)' $n.jsonl ||
+        fail "$n: expected au < 0.1, data wait > 0.5 and its one worker always busy: $(cat $n.jsonl)"
 fi
 
 if [ "$FAILS" -gt 0 ]; then

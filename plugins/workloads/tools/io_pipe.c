@@ -44,6 +44,9 @@ static const dlg_metric iopipe_metrics[] = {
     {"epochs", DLG_FIELD_INT, "", "epoch of the last batch (0-based)"},
     {"skipped", DLG_FIELD_INT, "", "corrupt records skipped (skip_corrupt = true)"},
     {"loader_threads", DLG_FIELD_INT, "", "loader worker threads"},
+    {"loader_busy", DLG_FIELD_DOUBLE, "",
+     "share of the workers' time spent reading or decoding since the first batch (1: every worker always "
+     "busy, so more threads, faster decode or faster storage would help)"},
     {"cache_method", DLG_FIELD_STRING, "", "how cache = cold|warm was applied"},
     {NULL, 0, NULL, NULL}};
 
@@ -100,6 +103,10 @@ static int iopipe_report(void *state, const dlg_report_api *api, dlg_fields *f)
     api->add_int(f, "epochs", (int64_t)st.epoch);
     api->add_int(f, "skipped", (int64_t)st.skipped);
     api->add_int(f, "loader_threads", s->threads);
+    if (wall > 0 && s->threads > 0) { /* prefetch before the first batch can push it past 1 */
+        double busy = (double)(st.read_ns + st.decode_ns) / 1e9 / (wall * s->threads);
+        api->add_double(f, "loader_busy", busy < 1 ? busy : 1);
+    }
     if (st.cache_method)
         api->add_string(f, "cache_method", st.cache_method);
     return 0;
