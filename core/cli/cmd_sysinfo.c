@@ -70,11 +70,22 @@ static void cpu_info(void)
     printf("\n");
 }
 
+/* "24684096 kB" -> "23.5 GiB"; anything else as /proc wrote it. */
+static void kib_text(char *v, size_t len)
+{
+    char *end;
+    double kib = strtod(v, &end);
+    if (end != v && strncmp(end, " kB", 3) == 0)
+        snprintf(v, len, "%.1f GiB", kib / (1024.0 * 1024.0));
+}
+
 static void memory_info(void)
 {
     char total[64] = "?", avail[64] = "?";
     proc_value("/proc/meminfo", "MemTotal", total, sizeof total);
     proc_value("/proc/meminfo", "MemAvailable", avail, sizeof avail);
+    kib_text(total, sizeof total);
+    kib_text(avail, sizeof avail);
     printf("memory:     %s total, %s available\n", total, avail);
 }
 

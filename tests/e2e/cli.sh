@@ -46,7 +46,7 @@ run_cli sysinfo sysinfo
 expect_rc sysinfo 0
 grep -Eq '^cpu: +[^ ]' sysinfo.out || fail "sysinfo has no cpu line"
 grep -Eq '^cpus: +[0-9]+ online' sysinfo.out || fail "sysinfo has no cpus line"
-grep -Eq '^memory: +[0-9]+ kB total' sysinfo.out || fail "sysinfo has no memory line"
+grep -Eq '^memory: +[0-9]+\.[0-9] GiB total, [0-9]+\.[0-9] GiB available' sysinfo.out || fail "sysinfo has no memory line in GiB"
 grep -Eq '^cuda: +[^ ]' sysinfo.out || fail "sysinfo has no cuda line"
 
 run_cli version --version
