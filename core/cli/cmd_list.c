@@ -28,14 +28,19 @@ int dlg_cmd_list(const dlg_cli *cli, int argc, char **argv)
     dlg_registry reg;
     if (open_registry(cli, &reg) != 0)
         return DLG_EXIT_USAGE;
-    printf("%-9s %-16s %-8s %-40s %s\n", "KIND", "NAME", "VERSION", "SUMMARY", "FILE");
+    /* the file column as wide as the longest path; summaries last and whole */
+    int wfile = 4;
+    for (size_t i = 0; i < reg.nfiles; i++)
+        if (reg.files[i].info && (int)strlen(reg.files[i].path) > wfile)
+            wfile = (int)strlen(reg.files[i].path);
+    printf("%-9s %-16s %-8s %-*s  %s\n", "KIND", "NAME", "VERSION", wfile, "FILE", "SUMMARY");
     int bad = 0;
     for (dlg_kind k = DLG_KIND_WORKLOAD; k <= DLG_KIND_SINK; k++)
         for (size_t i = 0; i < reg.nfiles; i++)
             for (const dlg_plugin_desc *const *d = reg.files[i].info ? reg.files[i].info->items : NULL; d && *d; d++)
                 if ((*d)->kind == k)
-                    printf("%-9s %-16s %-8s %-40.40s %s\n", dlg_kind_name(k), (*d)->name, (*d)->version,
-                           (*d)->summary, reg.files[i].path);
+                    printf("%-9s %-16s %-8s %-*s  %s\n", dlg_kind_name(k), (*d)->name, (*d)->version, wfile,
+                           reg.files[i].path, (*d)->summary);
     for (size_t i = 0; i < reg.nfiles; i++)
         if (reg.files[i].error) {
             fprintf(stderr, "dlgauge: %s: %s\n", reg.files[i].path, reg.files[i].error);

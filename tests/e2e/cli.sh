@@ -22,6 +22,9 @@ for re in '^workload +stream ' '^workload +sleep ' '^storage +posix ' '^sink +cs
     grep -Eq "$re" list.out || fail "list lacks /$re/"
 done
 grep -q "$TPLUG" list.out && fail "list shows a test plugin"
+# summaries whole (they were cut at 40 characters), after the file
+grep -Eq '^workload +stream +1\.0 +/.*diag\.so +STREAM memory bandwidth \(copy, scale, add, triad' list.out ||
+    fail "list does not show stream's whole summary after its file: $(grep stream list.out)"
 # each plugin once, even when the folder is given as a different spelling
 run_cli list2 --plugin-dir "$PLUGDIR/../dlgauge/" list
 [ "$(grep -c '^workload  *sleep ' list2.out)" = 1 ] || fail "sleep listed $(grep -c '^workload  *sleep ' list2.out) times with --plugin-dir spelled differently"
