@@ -82,18 +82,36 @@ static void md_cell(const char *s)
     fputs(" |", stdout);
 }
 
+static const char *option_default(const dlg_option *o)
+{
+    return o->def ? o->def : (o->flags & DLG_OPT_REQUIRED) ? "(required)" : "(unset)";
+}
+
 static void print_options(const dlg_option *opts, bool md)
 {
     if (!opts || !opts->name) {
         printf(md ? "_No options._\n\n" : "  (no options)\n");
         return;
     }
-    if (md)
-        printf("| key | type | default | range | description |\n|---|---|---|---|---|\n");
+    /* text columns as wide as their longest entry (a default like
+     * "0.485,0.456,0.406" pushed the rest of its row out of line) */
+    int wkey = 3, wdef = 7, wrange = 5;
     for (const dlg_option *o = opts; o->name; o++) {
         char range[256];
         range_text(o, range, sizeof range);
-        const char *def = o->def ? o->def : (o->flags & DLG_OPT_REQUIRED) ? "(required)" : "(unset)";
+        int kl = (int)strlen(o->name), dl = (int)strlen(option_default(o)), rl = (int)strlen(range);
+        wkey = kl > wkey ? kl : wkey;
+        wdef = dl > wdef ? dl : wdef;
+        wrange = rl > wrange ? rl : wrange;
+    }
+    if (md)
+        printf("| key | type | default | range | description |\n|---|---|---|---|---|\n");
+    else
+        printf("  %-*s %-8s %-*s %-*s %s\n", wkey, "KEY", "TYPE", wdef, "DEFAULT", wrange, "RANGE", "HELP");
+    for (const dlg_option *o = opts; o->name; o++) {
+        char range[256];
+        range_text(o, range, sizeof range);
+        const char *def = option_default(o);
         if (md) {
             printf("| `%s` | %s |", o->name, dlg_opt_type_name(o->type));
             md_cell(def);
@@ -101,8 +119,8 @@ static void print_options(const dlg_option *opts, bool md)
             md_cell(o->help);
             printf("\n");
         } else
-            printf("  %-14s %-8s %-12s %-20s %s\n", o->name, dlg_opt_type_name(o->type), def, range,
-                   o->help ? o->help : "");
+            printf("  %-*s %-8s %-*s %-*s %s\n", wkey, o->name, dlg_opt_type_name(o->type), wdef, def, wrange,
+                   range, o->help ? o->help : "");
     }
     if (md)
         printf("\n");
@@ -113,6 +131,11 @@ static void print_metrics(const dlg_metric *m, bool md)
     if (!m || !m->name)
         return;
     static const char *const types[] = {"", "float", "integer", "unsigned", "string", "bool"};
+    int wname = 5, wunit = 4;
+    for (const dlg_metric *x = m; x->name; x++) {
+        wname = (int)strlen(x->name) > wname ? (int)strlen(x->name) : wname;
+        wunit = (int)strlen(x->unit) > wunit ? (int)strlen(x->unit) : wunit;
+    }
     if (md)
         printf("| field | type | unit | meaning |\n|---|---|---|---|\n");
     else
@@ -126,7 +149,7 @@ static void print_metrics(const dlg_metric *m, bool md)
             printf("\n");
         }
         else
-            printf("  %-22s %-8s %-10s %s\n", m->name, types[m->type], m->unit, m->help);
+            printf("  %-*s %-8s %-*s %s\n", wname, m->name, types[m->type], wunit, m->unit, m->help);
     }
     if (md)
         printf("\n");
@@ -139,7 +162,6 @@ static void print_desc(const dlg_plugin_desc *d, const char *path, bool md)
                d->version, strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
     } else {
         printf("%s %s %s — %s\n  file: %s\n", dlg_kind_name(d->kind), d->name, d->version, d->summary, path);
-        printf("  %-14s %-8s %-12s %-20s %s\n", "KEY", "TYPE", "DEFAULT", "RANGE", "HELP");
     }
     print_options(d->options, md);
     if (d->kind == DLG_KIND_WORKLOAD) {
