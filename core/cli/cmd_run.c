@@ -301,6 +301,9 @@ int dlg_cmd_run(const dlg_cli *cli, int argc, char **argv)
     }
     if (cli->verbosity > 0 && !a.resume)
         fprintf(stderr, "dlgauge: run %s: %zu cells\n", run.run_id, plan.total_cells);
+    if (cli->verbosity > 0 && plan.nsinks == 0)
+        fprintf(stderr, "dlgauge: %s has no [sink]: results are only printed here (add [sink csv] with "
+                        "path = results.csv to keep them)\n", a.file);
     int failed = run_cells(&run, cli, &a, &jn);
     dlg_sinkset_close(&ss, 10ull * 1000000000ull);
     rc = exit_code(failed, &ss);

@@ -154,6 +154,8 @@ void dlg_format_latency_us(double us, char *buf, size_t len)
 {
     if (!(us >= 0))
         snprintf(buf, len, "-");
+    else if (us < 0.99995)
+        snprintf(buf, len, "%.4g ns", us * 1e3);
     else if (us < 999.95)
         snprintf(buf, len, "%.4g us", us);
     else if (us < 999950)

@@ -20,8 +20,8 @@ int dlg_parse_bool(const char *s, bool *out, char *why, size_t whylen);
 /* Human-readable forms, for help text and logs. */
 void dlg_format_size(int64_t bytes, char *buf, size_t len);
 void dlg_format_duration(int64_t ns, char *buf, size_t len);
-/* For people, not for parsing back: 4 significant digits in us, ms or s
- * ("150.2 us", "18.02 ms", "1.215 s"); "-" for a negative or NaN value. */
+/* For people, not for parsing back: 4 significant digits in ns, us, ms or s
+ * ("30 ns", "150.2 us", "18.02 ms", "1.215 s"); "-" for a negative or NaN value. */
 void dlg_format_latency_us(double us, char *buf, size_t len);
 /* A throughput for people, 4 significant digits: bytes as MB/s or GB/s
  * (10^6, 10^9), any other unit with k, M, G or T from 10^4 up

@@ -54,4 +54,11 @@ grep -Eq '^cuda: +[^ ]' sysinfo.out || fail "sysinfo has no cuda line"
 
 run_cli version --version
 grep -Eq '^dlgauge [0-9]+\.[0-9]+\.[0-9]+' version.out || fail "--version: $(cat version.out)"
+
+# a run with no [sink] keeps nothing: it says so, and still prints each cell
+printf '[job a]\nworkload = noop\niterations = 100\n' >nosink.ini
+run_cli nosink run nosink.ini
+expect_rc nosink 0
+grep -q 'nosink.ini has no \[sink\]: results are only printed' nosink.err || fail "no-sink note missing: $(cat nosink.err)"
+grep -Eq '^\[1/1\] a +ok .* p50 [0-9.]+ (ns|us)' nosink.out || fail "no-sink run printed: $(cat nosink.out)"
 finish

@@ -94,7 +94,7 @@ static void durations(void **state)
     static const struct {
         double us;
         const char *text;
-    } lat[] = {{150, "150 us"}, {999.94, "999.9 us"}, {999.96, "1 ms"}, {18020, "18.02 ms"},
+    } lat[] = {{0.03, "30 ns"}, {150, "150 us"}, {999.94, "999.9 us"}, {999.96, "1 ms"}, {18020, "18.02 ms"},
                {315600, "315.6 ms"}, {1215000, "1.215 s"}, {-1, "-"}, {NAN, "-"}};
     for (size_t i = 0; i < sizeof lat / sizeof *lat; i++) {
         dlg_format_latency_us(lat[i].us, buf, sizeof buf);
