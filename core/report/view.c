@@ -174,12 +174,16 @@ void rep_knee_text(const rep_report *r, const rep_group *g, size_t a, char *buf,
                                             : "its values have no order");
         return;
     }
+    /* one repetition has no interval: then say so rather than judge by a zero CI */
+    bool one = g->cells[k->cell].repeats < 2 || g->cells[g->best].repeats < 2;
     snprintf(buf, len, "%s = %s: %s, %.1f%% of the best%s; %s%s", ax->key, val, thr, 100 * k->ratio,
              k->cell == g->best ? " (it is the best)" : "",
              k->cell == g->best      ? "no smaller value reaches the target"
+             : one                   ? "measured once: no CIs to judge it by (repeat = 3 gives them)"
              : k->significant        ? "the shortfall from the best is significant (beyond the 95% CIs)"
                                      : "not significantly below the best (within the 95% CIs)",
              k->val == 0             ? "; it is the smallest value measured"
+             : one                   ? (k->cell == g->best ? "; measured once: no CIs (repeat = 3 gives them)" : "")
              : k->below_clear        ? "; the value below falls short beyond its CI"
                                      : "; the value below is within its CI of the target: the knee is uncertain");
     (void)r;

@@ -336,6 +336,8 @@ static void test_storage_profiles_from_rows(void **state)
     char line[512];
     rep_knee_text(&r, g2, (size_t)fa, line, sizeof line);
     assert_non_null(strstr(line, "no knee"));
+    rep_knee_text(&r, g, (size_t)a, line, sizeof line); /* one repetition each: no CI to judge by */
+    assert_non_null(strstr(line, "storage = fast: 190 images/s, 95.0% of the best; measured once: no CIs"));
 
     rep_model_free(&m);
     rep_rows_free(&rows);
