@@ -167,6 +167,12 @@ void rep_out_html(FILE *f, const rep_report *r)
               "times its GPUs (a data-parallel upper bound); est. = no such cell was measured, the smallest knee "
               "throughput is used.</p>\n",
               f);
+        rep_reco_caveat(r, line, sizeof line);
+        if (line[0]) {
+            fputs("<p class=\"note\"><strong>", f);
+            rep_xml_esc(f, line);
+            fputs("</strong></p>\n", f);
+        }
         sources_html(f, r);
     }
     fputs("</body>\n</html>\n", f);

@@ -88,5 +88,8 @@ void rep_out_markdown(FILE *f, const rep_report *r)
         fprintf(f, "\nExpected throughput: the measured cell at each instance's per-GPU resources times its GPUs "
                    "(a data-parallel upper bound); *est.* = no such cell was measured, the smallest knee throughput "
                    "is used.  Prices: see each catalog's source and date.\n");
+        rep_reco_caveat(r, line, sizeof line);
+        if (line[0])
+            fprintf(f, "\n**%s**\n", line);
     }
 }

@@ -100,5 +100,8 @@ void rep_out_text(FILE *f, const rep_report *r, bool colour)
         rep_table_free(&t);
         fprintf(f, "  expected throughput: the measured cell at each instance's per-GPU resources times its GPUs "
                    "(data-parallel upper bound); est. = no such cell measured, smallest knee throughput used\n");
+        rep_reco_caveat(r, line, sizeof line);
+        if (line[0])
+            fprintf(f, "  %s%s%s\n", b, line, e);
     }
 }

@@ -46,6 +46,10 @@ void rep_cell_label(const rep_group *g, const rep_cell *c, char *buf, size_t len
 void rep_fmt_rate(double v, const char *unit, char *buf, size_t len);
 /* One line: the recommended instance and the runner-up, or why none. */
 void rep_reco_text(const rep_report *r, char *buf, size_t len);
+/* "" or a note naming the selected groups whose compute ran on the CPU
+ * (result field backend = cpu or ref): the recommendation counts them per
+ * GPU at the CPU's throughput, which predicts nothing about a GPU. */
+void rep_reco_caveat(const rep_report *r, char *buf, size_t len);
 
 void rep_out_text(FILE *f, const rep_report *r, bool colour);
 void rep_out_markdown(FILE *f, const rep_report *r);

@@ -277,3 +277,22 @@ void rep_reco_text(const rep_report *r, char *buf, size_t len)
         snprintf(buf + n, len - n, "; no runner-up meets every knee");
     }
 }
+
+void rep_reco_caveat(const rep_report *r, char *buf, size_t len)
+{
+    size_t n = 0, named = 0;
+    buf[0] = '\0';
+    for (size_t gi = 0; gi < r->model.n && n < len; gi++) {
+        const rep_group *g = &r->model.g[gi];
+        const char *be = g->has_best ? rep_str(g->cells[g->best].row, "backend") : NULL;
+        if ((r->selected && !r->selected[gi]) || !be || (strcmp(be, "cpu") != 0 && strcmp(be, "ref") != 0))
+            continue;
+        n += (size_t)snprintf(buf + n, len - n, "%s%s/%s", named++ ? ", " : "note: ", g->workload, g->mode);
+    }
+    if (named && n < len)
+        snprintf(buf + n, len - n,
+                 " ran on this machine's CPUs (backend cpu): each GPU is credited with that CPU throughput, "
+                 "which predicts nothing about a GPU; measure %s with device = cuda:N on a GPU, or recommend "
+                 "from the input pipeline alone (--workload io-pipeline)",
+                 named > 1 ? "them" : "it");
+}

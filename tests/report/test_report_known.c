@@ -445,6 +445,31 @@ static void test_saturated_loader_threads(void **state)
     rep_rows_free(&rows);
 }
 
+/* A CNN measured on the CPU backend gets a note in the recommendation;
+ * the emulated-accelerator pipeline does not. */
+static void test_reco_caveat_cpu_groups(void **state)
+{
+    (void)state;
+    rep_report r = {.target = 0.95};
+    model_from_csv("time,host,job,mode,run_id,status,workload,throughput,throughput_ci95,throughput_stddev,unit,"
+                   "items,repeats,wall_s,backend,version\n"
+                   "2026-11-30T10:00:01Z,lab,r,train,run1,ok,resnet50,20,1,1,images,60,3,3,cpu,0.1.0\n"
+                   "2026-11-30T10:00:02Z,lab,p,-,run1,ok,io-pipeline,800,1,1,images,900,3,3,,0.1.0\n",
+                   &r.rows, &r.model);
+    char note[768];
+    rep_reco_caveat(&r, note, sizeof note);
+    assert_non_null(strstr(note, "note: resnet50/train ran on this machine's CPUs"));
+    assert_null(strstr(note, "io-pipeline/-"));
+    bool only_pipe[2];
+    for (size_t i = 0; i < r.model.n; i++)
+        only_pipe[i] = strcmp(r.model.g[i].workload, "io-pipeline") == 0;
+    r.selected = only_pipe;
+    rep_reco_caveat(&r, note, sizeof note);
+    assert_string_equal(note, "");
+    rep_model_free(&r.model);
+    rep_rows_free(&r.rows);
+}
+
 static void test_shipped_catalogs_load(void **state)
 {
     (void)state;
@@ -483,6 +508,7 @@ int main(void)
         cmocka_unit_test(test_axis_text),
         cmocka_unit_test(test_rereads_per_repetition),
         cmocka_unit_test(test_saturated_loader_threads),
+        cmocka_unit_test(test_reco_caveat_cpu_groups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
