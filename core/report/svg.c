@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include "svg.h"
 
+#include "units.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -71,7 +73,7 @@ static void y_axis(FILE *f, double top, const char *unit, bool fraction)
         if (fraction)
             snprintf(lab, sizeof lab, "%.0f%%", 100 * v);
         else
-            rep_fmt_rate(v, unit, lab, sizeof lab);
+            dlg_format_rate(v, unit, lab, sizeof lab);
         fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", x0, y, W - MR, y);
         fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"10\" text-anchor=\"end\">", x0 - 4, y + 3);
         rep_xml_esc(f, lab);

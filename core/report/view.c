@@ -10,11 +10,6 @@
 #include "report.h"
 #include "units.h"
 
-void rep_fmt_rate(double v, const char *unit, char *buf, size_t len)
-{
-    dlg_format_rate(v, unit, buf, len);
-}
-
 void rep_group_title(const rep_group *g, char *buf, size_t len)
 {
     snprintf(buf, len, "%s (job %s), mode %s, precision %s%s%s", g->workload, g->job, g->mode, g->precision,
@@ -125,11 +120,10 @@ int rep_table_cells(rep_table *t, const rep_report *r, const rep_group *g)
         for (size_t a = 0; a < g->naxes; a++)
             rc |= put(t, row, a, REP_ST_PLAIN, "%s", rep_axis_text(&g->axes[a], c->coord[a], b1, sizeof b1));
         if (c->ok) {
-            rep_fmt_rate(c->thr, g->unit, b1, sizeof b1);
+            dlg_format_rate(c->thr, g->unit, b1, sizeof b1);
             rc |= put(t, row, col++, REP_ST_PLAIN, "%s", b1);
-            if (c->repeats >= 2) /* one repetition has no interval */
-                rep_fmt_rate(c->ci, g->unit, b1, sizeof b1);
-            rc |= put(t, row, col++, REP_ST_PLAIN, "%s", c->repeats >= 2 ? b1 : "-");
+            dlg_format_rate(c->repeats >= 2 ? c->ci : NAN, g->unit, b1, sizeof b1); /* one repetition: "-" */
+            rc |= put(t, row, col++, REP_ST_PLAIN, "%s", b1);
             rc |= put(t, row, col++, REP_ST_PLAIN, "%.0f", c->repeats);
         } else {
             rc |= put(t, row, col++, REP_ST_BAD, "%s", c->status ? c->status : "?");
@@ -160,7 +154,7 @@ void rep_knee_text(const rep_report *r, const rep_group *g, size_t a, char *buf,
     const rep_knee *k = &g->knees[a];
     const rep_axis *ax = &g->axes[a];
     char thr[64], vb[64];
-    rep_fmt_rate(g->cells[k->cell].thr, g->unit, thr, sizeof thr);
+    dlg_format_rate(g->cells[k->cell].thr, g->unit, thr, sizeof thr);
     const char *val = rep_axis_text(ax, k->val, vb, sizeof vb);
     if (k->npoints < 2) {
         snprintf(buf, len, "%s = %s: only one value measured with the other axes at their best (%s)", ax->key,
@@ -174,18 +168,21 @@ void rep_knee_text(const rep_report *r, const rep_group *g, size_t a, char *buf,
                                             : "its values have no order");
         return;
     }
-    /* one repetition has no interval: then say so rather than judge by a zero CI */
-    bool one = g->cells[k->cell].repeats < 2 || g->cells[g->best].repeats < 2;
+    /* how far the knee is from the best, then how clear the value below it
+     * falls short; one repetition has no interval to judge either by */
+    bool once = g->cells[k->cell].repeats < 2 || g->cells[g->best].repeats < 2;
+    bool is_best = k->cell == g->best;
+    const char *gap = is_best        ? "no smaller value reaches the target"
+                      : once         ? "measured once: no CIs to judge it by (repeat = 3 gives them)"
+                      : k->significant ? "the shortfall from the best is significant (beyond the 95% CIs)"
+                                       : "not significantly below the best (within the 95% CIs)";
+    const char *below = k->val == 0     ? "; it is the smallest value measured"
+                        : once && is_best ? "; measured once: no CIs (repeat = 3 gives them)"
+                        : once          ? ""
+                        : k->below_clear ? "; the value below falls short beyond its CI"
+                                         : "; the value below is within its CI of the target: the knee is uncertain";
     snprintf(buf, len, "%s = %s: %s, %.1f%% of the best%s; %s%s", ax->key, val, thr, 100 * k->ratio,
-             k->cell == g->best ? " (it is the best)" : "",
-             k->cell == g->best      ? "no smaller value reaches the target"
-             : one                   ? "measured once: no CIs to judge it by (repeat = 3 gives them)"
-             : k->significant        ? "the shortfall from the best is significant (beyond the 95% CIs)"
-                                     : "not significantly below the best (within the 95% CIs)",
-             k->val == 0             ? "; it is the smallest value measured"
-             : one                   ? (k->cell == g->best ? "; measured once: no CIs (repeat = 3 gives them)" : "")
-             : k->below_clear        ? "; the value below falls short beyond its CI"
-                                     : "; the value below is within its CI of the target: the knee is uncertain");
+             is_best ? " (it is the best)" : "", gap, below);
     (void)r;
 }
 
@@ -228,7 +225,7 @@ int rep_table_reco(rep_table *t, const rep_report *r)
             if ((r->selected && !r->selected[gi]) || !r->model.g[gi].has_best)
                 continue;
             const rep_fit *f = &ch->fits[gi];
-            rep_fmt_rate(f->thr, r->model.g[gi].unit, b2, sizeof b2);
+            dlg_format_rate(f->thr, r->model.g[gi].unit, b2, sizeof b2);
             n += snprintf(buf + n, n < sizeof buf ? sizeof buf - n : 0, "%s%s%s", n ? " / " : "", b2,
                           f->estimated ? " (est.)" : "");
             n2 += snprintf(cost + n2, n2 < sizeof cost ? sizeof cost - n2 : 0, "%s%.4g", n2 ? " / " : "",
