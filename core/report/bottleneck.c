@@ -119,8 +119,10 @@ void rep_cell_classify(rep_cell *c, const rep_group *g, const rep_disks *disks)
          * than CPUs): what fills their time names the limit */
         bool reading = !isnan(c->loader_read_share) && c->loader_read_share > 0.5;
         c->bn = reading ? REP_BN_STORAGE : REP_BN_DECODE;
-        ADD("loader threads %.0f%% busy, %.0f%% of it reading; ", 100 * c->loader_busy,
-            isnan(c->loader_read_share) ? NAN : 100 * c->loader_read_share);
+        ADD("loader threads %.0f%% busy", 100 * c->loader_busy);
+        if (!isnan(c->loader_read_share))
+            ADD(", %.0f%% of it reading", 100 * c->loader_read_share);
+        ADD("; ");
         if (!isnan(c->cpu_share))
             ADD("CPUs %.0f%% busy; ", 100 * c->cpu_share);
     } else if (input_limited && ((!isnan(c->cold_share) && c->cold_share >= REP_COLD_SHARE) ||
