@@ -46,6 +46,24 @@ static long find_group(const rep_model *m, const rep_row *r)
     return -1;
 }
 
+void rep_group_tag(const rep_model *m, size_t gi, char *buf, size_t len)
+{
+    const rep_group *g = &m->g[gi];
+    bool same_wl = false, same_job = false;
+    for (size_t i = 0; i < m->n; i++) {
+        const rep_group *o = &m->g[i];
+        if (i == gi || !same(o->workload, g->workload) || !same(o->mode, g->mode))
+            continue;
+        same_wl = true;
+        same_job = same_job || same(o->job, g->job);
+    }
+    int n = snprintf(buf, len, "%s%s%s", g->workload, same(g->mode, "-") ? "" : "/", same(g->mode, "-") ? "" : g->mode);
+    if (same_wl && n >= 0 && (size_t)n < len)
+        n += snprintf(buf + n, len - (size_t)n, " (job %s)", g->job);
+    if (same_job && n >= 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, " %s %s", g->precision, g->device);
+}
+
 long rep_group_axis(const rep_group *g, const char *key)
 {
     for (size_t a = 0; a < g->naxes; a++)
@@ -397,6 +415,13 @@ static void find_knee(rep_group *g, size_t a, double target, size_t *coord)
     }
 }
 
+static bool fed_an_accelerator(const rep_row *r)
+{
+    const char *be = rep_str(r, "backend"), *gpu = rep_str(r, "gpu_name");
+    double au;
+    return (be && *be) || (gpu && *gpu) || rep_num(r, "au", &au);
+}
+
 static int build_group(rep_model *m, size_t gi, const rep_rows *rs, const rep_disks *disks)
 {
     rep_group *g = &m->g[gi];
@@ -408,6 +433,7 @@ static int build_group(rep_model *m, size_t gi, const rep_rows *rs, const rep_di
             g->best = c;
             g->has_best = true;
         }
+        g->per_gpu = g->per_gpu || fed_an_accelerator(cell->row);
         const char *u = rep_str(cell->row, "unit");
         if (!g->unit && u && (g->unit = strdup(u)) == NULL)
             return -1;

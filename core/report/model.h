@@ -86,6 +86,11 @@ typedef struct rep_group {
     bool has_best;
     size_t best;
     rep_knee *knees; /* per axis */
+    /* The group fed a GPU or an emulated accelerator (a `backend`, `au` or
+     * `gpu_name` field): an instance is judged per GPU and scaled by its
+     * GPUs.  Otherwise a host workload (preprocess, io, stream...): judged
+     * against the whole instance, one copy. */
+    bool per_gpu;
 } rep_group;
 
 typedef struct rep_model {
@@ -107,6 +112,10 @@ typedef struct rep_model {
 int rep_model_build(rep_model *m, const rep_rows *rs, const rep_disks *disks, double target, char *err,
                     size_t errlen);
 void rep_model_free(rep_model *m);
+
+/* A short name for group gi in lists and reasons: workload[/mode], plus
+ * the job (and precision, device) where another group shares the rest. */
+void rep_group_tag(const rep_model *m, size_t gi, char *buf, size_t len);
 
 /* Cell with these coordinates, or -1. */
 long rep_group_find(const rep_group *g, const size_t *coord);

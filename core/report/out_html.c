@@ -2,6 +2,7 @@
  * scripts, no fonts, no links to fetch) that opens offline.  Charts are
  * SVG in data: URIs.  Markup is also well-formed XML for strict parsers. */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,7 +152,7 @@ void rep_out_html(FILE *f, const rep_report *r)
             100 * r->target);
     for (size_t gi = 0; gi < r->model.n; gi++)
         group_html(f, r, &r->model.g[gi]);
-    char line[768];
+    char line[2048];
     rep_reco_text(r, line, sizeof line);
     fputs("<h2>Recommendation</h2>\n<p class=\"strong\">", f);
     rep_xml_esc(f, line);
@@ -163,10 +164,11 @@ void rep_out_html(FILE *f, const rep_report *r)
         rep_table_free(&t);
         fputs("<div>\n", f);
         CHART(f, "cost per million items per instance", rep_svg_cost(m_, r));
-        fputs("</div>\n<p class=\"note\">Expected throughput: the measured cell at each instance's per-GPU resources "
-              "times its GPUs (a data-parallel upper bound); est. = no such cell was measured, the smallest knee "
-              "throughput is used.</p>\n",
-              f);
+        fputs("</div>\n<p class=\"note\">", f);
+        rep_reco_basis(r, line, sizeof line);
+        line[0] = (char)toupper((unsigned char)line[0]);
+        rep_xml_esc(f, line);
+        fputs(".</p>\n", f);
         rep_reco_caveat(r, line, sizeof line);
         if (line[0]) {
             fputs("<p class=\"note\"><strong>", f);

@@ -1,5 +1,6 @@
 /* The Markdown summary: the same tables as the terminal, as pipe tables. */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -74,7 +75,7 @@ void rep_out_markdown(FILE *f, const rep_report *r)
             fprintf(f, ")\n");
         }
     }
-    char line[768];
+    char line[2048];
     rep_reco_text(r, line, sizeof line);
     fprintf(f, "\n## Recommendation\n\n");
     md_cell(f, line);
@@ -85,9 +86,9 @@ void rep_out_markdown(FILE *f, const rep_report *r)
         if (rep_table_reco(&t, r) == 0)
             md_table(f, &t);
         rep_table_free(&t);
-        fprintf(f, "\nExpected throughput: the measured cell at each instance's per-GPU resources times its GPUs "
-                   "(a data-parallel upper bound); *est.* = no such cell was measured, the smallest knee throughput "
-                   "is used.  Prices: see each catalog's source and date.\n");
+        rep_reco_basis(r, line, sizeof line);
+        line[0] = (char)toupper((unsigned char)line[0]);
+        fprintf(f, "\n%s.  Prices: see each catalog's source and date.\n", line);
         rep_reco_caveat(r, line, sizeof line);
         if (line[0])
             fprintf(f, "\n**%s**\n", line);

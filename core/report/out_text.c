@@ -90,7 +90,7 @@ void rep_out_text(FILE *f, const rep_report *r, bool colour)
                     rep_bn_name(g->cells[c].bn), e, g->cells[c].evidence[0] ? g->cells[c].evidence : "no evidence fields");
         }
     }
-    char line[768];
+    char line[2048];
     rep_reco_text(r, line, sizeof line);
     fprintf(f, "\n%s%s%s\n", b, line, e);
     if (r->have_reco && r->reco.n) {
@@ -98,8 +98,8 @@ void rep_out_text(FILE *f, const rep_report *r, bool colour)
         if (rep_table_reco(&t, r) == 0)
             print_table(f, &t, colour, "  ");
         rep_table_free(&t);
-        fprintf(f, "  expected throughput: the measured cell at each instance's per-GPU resources times its GPUs "
-                   "(data-parallel upper bound); est. = no such cell measured, smallest knee throughput used\n");
+        rep_reco_basis(r, line, sizeof line);
+        fprintf(f, "  %s\n", line);
         rep_reco_caveat(r, line, sizeof line);
         if (line[0])
             fprintf(f, "  %s%s%s\n", b, line, e);

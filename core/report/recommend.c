@@ -2,7 +2,9 @@
  * attachable disk must reach every knee of every selected group.  Its
  * expected throughput is the measured cell at the instance's own resources
  * (largest measured value it can supply on each axis, other axes at their
- * best) times its GPU count: data-parallel scaling, an upper bound. */
+ * best) times its GPU count: data-parallel scaling, an upper bound.  A host
+ * workload (no GPU fed, rep_group.per_gpu false) takes the whole instance
+ * and is not multiplied: its GPUs do not run it. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
@@ -33,13 +35,21 @@ static bool has_storage(const rep_instance *in, const rep_axis *ax, size_t v, co
     return false;
 }
 
-static bool supplies(const rep_instance *in, const rep_axis *ax, size_t v, const rep_disks *disks)
+/* How many copies of a group's cell an instance runs: one per GPU, or one
+ * for a host workload. */
+static double copies(const rep_group *g, const rep_instance *in)
 {
-    double per_gpu = in->gpus > 0 ? in->gpus : 1;
+    return g->per_gpu && in->gpus > 0 ? in->gpus : 1;
+}
+
+static bool supplies(const rep_group *g, const rep_instance *in, const rep_axis *ax, size_t v,
+                     const rep_disks *disks)
+{
+    double ncopies = copies(g, in);
     if (ax->kind == REP_AX_CPUS)
-        return !isnan(ax->order[v]) && in->vcpus / per_gpu + 1e-9 >= ax->order[v];
+        return !isnan(ax->order[v]) && in->vcpus / ncopies + 1e-9 >= ax->order[v];
     if (is_memory(ax))
-        return !isnan(ax->order[v]) && in->memory / per_gpu + 0.5 >= ax->order[v];
+        return !isnan(ax->order[v]) && in->memory / ncopies + 0.5 >= ax->order[v];
     if (ax->kind == REP_AX_STORAGE)
         return has_storage(in, ax, v, disks);
     return true; /* batch, precision...: not a property of the machine */
@@ -50,9 +60,10 @@ static bool is_resource(const rep_axis *ax)
     return ax->kind == REP_AX_CPUS || is_memory(ax) || ax->kind == REP_AX_STORAGE;
 }
 
-static void fit_group(rep_fit *f, const rep_group *g, const rep_instance *in, const rep_disks *disks)
+static void fit_group(rep_fit *f, const rep_model *m, size_t gi, const rep_instance *in, const rep_disks *disks)
 {
-    double per_gpu = in->gpus > 0 ? in->gpus : 1;
+    const rep_group *g = &m->g[gi];
+    double ncopies = copies(g, in);
     size_t coord[64];
     f->meets = true;
     f->energy_item = NAN;
@@ -63,27 +74,29 @@ static void fit_group(rep_fit *f, const rep_group *g, const rep_instance *in, co
         if (!is_resource(ax))
             continue;
         size_t kv = g->knees[a].val;
-        if (f->meets && !supplies(in, ax, kv, disks)) {
+        if (f->meets && !supplies(g, in, ax, kv, disks)) {
             f->meets = false;
-            snprintf(f->why, sizeof f->why, "%s/%s needs %s %s%s", g->workload, g->mode, ax->key,
+            char tag[96];
+            rep_group_tag(m, gi, tag, sizeof tag);
+            snprintf(f->why, sizeof f->why, "%s needs %s %s%s", tag, ax->key,
                      ax->kind == REP_AX_STORAGE ? "like " : ">= ", ax->vals[kv]);
-            if (ax->kind != REP_AX_STORAGE)
+            if (ax->kind != REP_AX_STORAGE && g->per_gpu)
                 snprintf(f->why + strlen(f->why), sizeof f->why - strlen(f->why), " per GPU");
         }
         for (size_t v = 0; v < ax->n; v++)
-            if (supplies(in, ax, v, disks))
+            if (supplies(g, in, ax, v, disks))
                 coord[a] = v; /* values ascend: the last supplied is the largest */
     }
     long c = g->naxes <= 64 ? rep_group_find(g, coord) : -1;
     if (c >= 0 && g->cells[c].ok) {
-        f->thr = g->cells[c].thr * per_gpu;
+        f->thr = g->cells[c].thr * ncopies;
         f->energy_item = g->cells[c].energy_item;
     } else {
         double lo = best->thr;
         for (size_t a = 0; a < g->naxes; a++)
             if (is_resource(&g->axes[a]) && g->cells[g->knees[a].cell].thr < lo)
                 lo = g->cells[g->knees[a].cell].thr;
-        f->thr = lo * per_gpu;
+        f->thr = lo * ncopies;
         f->estimated = true;
     }
     f->cost_per_m = f->thr > 0 ? in->price / (f->thr * 3600.0) * 1e6 : INFINITY;
@@ -129,7 +142,7 @@ int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const
                 ch->fits[gi].meets = true;
                 continue;
             }
-            fit_group(&ch->fits[gi], g, in, disks);
+            fit_group(&ch->fits[gi], m, gi, in, disks);
             ch->meets = ch->meets && ch->fits[gi].meets;
             ch->score += ch->fits[gi].cost_per_m;
         }

@@ -48,6 +48,9 @@ void rep_reco_text(const rep_report *r, char *buf, size_t len);
 /* "" or a note naming the selected groups whose compute ran on the CPU
  * (result field backend = cpu or ref): the recommendation counts them per
  * GPU at the CPU's throughput, which predicts nothing about a GPU. */
+/* The footnote under the instance table: how expected throughput is
+ * derived, naming host workloads (not scaled by GPUs) when selected. */
+void rep_reco_basis(const rep_report *r, char *buf, size_t len);
 void rep_reco_caveat(const rep_report *r, char *buf, size_t len);
 
 void rep_out_text(FILE *f, const rep_report *r, bool colour);

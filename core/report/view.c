@@ -275,6 +275,41 @@ void rep_reco_text(const rep_report *r, char *buf, size_t len)
     }
 }
 
+static bool reco_selected(const rep_report *r, size_t gi)
+{
+    return (!r->selected || r->selected[gi]) && r->model.g[gi].has_best;
+}
+
+void rep_reco_basis(const rep_report *r, char *buf, size_t len)
+{
+    size_t nper = 0, nhost = 0, n = 0, k = 0;
+    char tag[128];
+    for (size_t gi = 0; gi < r->model.n; gi++)
+        if (reco_selected(r, gi))
+            *(r->model.g[gi].per_gpu ? &nper : &nhost) += 1;
+    n += (size_t)snprintf(buf, len, "expected throughput: %s",
+                          nper ? "the measured cell at each instance's per-GPU resources times its GPUs "
+                                 "(a data-parallel upper bound)"
+                               : "the measured cell at each instance's vCPUs and memory, once (no workload fed a GPU)");
+    for (size_t gi = 0; nper && nhost && gi < r->model.n && n < len; gi++) {
+        if (!reco_selected(r, gi) || r->model.g[gi].per_gpu)
+            continue;
+        rep_group_tag(&r->model, gi, tag, sizeof tag);
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", k++ ? ", " : "; for ", tag);
+    }
+    if (nper && nhost && n < len)
+        n += (size_t)snprintf(buf + n, len - n, ", which fed no GPU, the cell at the whole instance's resources, once");
+    if (n < len)
+        n += (size_t)snprintf(buf + n, len - n, "; est. = no such cell was measured, the smallest knee throughput is used");
+    k = 0;
+    for (size_t gi = 0; nper + nhost > 1 && gi < r->model.n && n < len; gi++) {
+        if (!reco_selected(r, gi))
+            continue;
+        rep_group_tag(&r->model, gi, tag, sizeof tag);
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", k++ ? " / " : "; a value per group in the columns: ", tag);
+    }
+}
+
 void rep_reco_caveat(const rep_report *r, char *buf, size_t len)
 {
     size_t n = 0, named = 0;
@@ -284,7 +319,9 @@ void rep_reco_caveat(const rep_report *r, char *buf, size_t len)
         const char *be = g->has_best ? rep_str(g->cells[g->best].row, "backend") : NULL;
         if ((r->selected && !r->selected[gi]) || !be || (strcmp(be, "cpu") != 0 && strcmp(be, "ref") != 0))
             continue;
-        n += (size_t)snprintf(buf + n, len - n, "%s%s/%s", named++ ? ", " : "note: ", g->workload, g->mode);
+        char tag[128];
+        rep_group_tag(&r->model, gi, tag, sizeof tag);
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", named++ ? ", " : "note: ", tag);
     }
     if (named && n < len)
         snprintf(buf + n, len - n,

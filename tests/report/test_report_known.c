@@ -470,6 +470,53 @@ static void test_reco_caveat_cpu_groups(void **state)
     rep_rows_free(&r.rows);
 }
 
+/* A host workload (no backend, au or gpu_name: preprocess) takes the whole
+ * instance and is not multiplied by its GPUs; a group that fed an
+ * accelerator (au) still is.  The footnote names the host group and the
+ * order of the per-group values. */
+static void test_host_workload_whole_instance(void **state)
+{
+    (void)state;
+    rep_report r = {.target = 0.95};
+    model_from_csv("time,cpus,host,job,mode,run_id,status,workload,throughput,throughput_ci95,throughput_stddev,"
+                   "unit,items,repeats,wall_s,au,version\n"
+                   "2026-11-30T10:00:01Z,4,lab,conv,-,run1,ok,preprocess,100,0,0,images,100,1,1,,0.1.0\n"
+                   "2026-11-30T10:00:02Z,8,lab,conv,-,run1,ok,preprocess,200,0,0,images,200,1,1,,0.1.0\n"
+                   "2026-11-30T10:00:03Z,16,lab,conv,-,run1,ok,preprocess,400,0,0,images,400,1,1,,0.1.0\n"
+                   "2026-11-30T10:00:04Z,4,lab,feed,-,run1,ok,io-pipeline,300,0,0,images,300,1,1,0.95,0.1.0\n",
+                   &r.rows, &r.model);
+    char err[512];
+    assert_int_equal(rep_catalog_load(&r.cat, fixture("catalog.ini"), err, sizeof err), 0);
+    size_t host = strcmp(r.model.g[0].workload, "preprocess") == 0 ? 0 : 1, feed = 1 - host;
+    assert_false(r.model.g[host].per_gpu);
+    assert_true(r.model.g[feed].per_gpu);
+    assert_int_equal(rep_recommend(&r.reco, &r.model, NULL, &r.cat, &r.disks, NULL, err, sizeof err), 0);
+    r.have_reco = true;
+    /* only big has 16 vCPUs: as a whole, not 8 per GPU */
+    assert_int_equal(r.reco.nmeet, 1);
+    const rep_choice *big = &r.reco.v[0];
+    assert_string_equal(big->inst->name, "big");
+    assert_near(big->fits[host].thr, 400, 1e-9);    /* once, not x2 GPUs */
+    assert_near(big->fits[feed].thr, 2 * 300, 1e-9); /* per GPU */
+    for (size_t i = 1; i < r.reco.n; i++) {
+        const char *why = r.reco.v[i].fits[host].why;
+        assert_non_null(strstr(why, "preprocess needs cpus >= 16"));
+        assert_null(strstr(why, "per GPU"));
+    }
+    char note[2048];
+    rep_reco_basis(&r, note, sizeof note);
+    assert_non_null(strstr(note, "per-GPU resources times its GPUs"));
+    assert_non_null(strstr(note, "; for preprocess, which fed no GPU, the cell at the whole instance's resources"));
+    char order[128];
+    snprintf(order, sizeof order, "a value per group in the columns: %s / %s", r.model.g[0].workload,
+             r.model.g[1].workload);
+    assert_non_null(strstr(note, order));
+    rep_reco_free(&r.reco);
+    rep_catalog_free(&r.cat);
+    rep_model_free(&r.model);
+    rep_rows_free(&r.rows);
+}
+
 static void test_shipped_catalogs_load(void **state)
 {
     (void)state;
@@ -509,6 +556,7 @@ int main(void)
         cmocka_unit_test(test_rereads_per_repetition),
         cmocka_unit_test(test_saturated_loader_threads),
         cmocka_unit_test(test_reco_caveat_cpu_groups),
+        cmocka_unit_test(test_host_workload_whole_instance),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
