@@ -136,6 +136,25 @@ run $n
 [ -s train.rec ] && [ -s train.idx ] || fail "$n: train.rec / train.idx missing"
 [ "$(wc -l <train.idx)" = 40 ] || fail "$n: train.idx has $(wc -l <train.idx) lines, expected 40"
 
+# one worker, pass-through (no decode), 20 ms per read: its time is reading,
+# and the report names storage from those fields
+n=prep-slow
+{ header $n; printf '[storage slow]\ntype = throttle\ninner = posix\nlatency = 20ms\n'
+  printf '[job %s]\nworkload = preprocess\ninput = imgs\noutput = recordio:slow.rec\nstorage = slow\nthreads = 1\niterations = 12\nwarmup = 1\n' $n; } >$n.ini
+run $n
+if [ $RC != 0 ]; then fail "$n: exit $RC: $(cat $n.err)"; else
+    $PY -c "$RESULT"'
+f = result(sys.argv[1])
+r, d, busy = f["loader_read_s"], f["loader_decode_s"], f["loader_busy"]
+print(f"read {r:.3f} s, transform {d:.3f} s, busy {busy:.2f}", file=sys.stderr)
+sys.exit(0 if r > 0.2 and r / (r + d) > 0.9 and busy > 0.8 else 1)' $n.jsonl ||
+        fail "$n: expected the worker busy (> 0.8) and > 90% of it reading: $(cat $n.jsonl)"
+    "$DLG" --plugin-dir "$PLUGDIR" report $n.jsonl --color never >$n.report 2>&1 ||
+        fail "$n: report failed: $(cat $n.report)"
+    grep -q 'input-bound: storage (loader threads [0-9]*% busy, [0-9]*% of it reading' $n.report ||
+        fail "$n: report verdict is not storage from the worker times: $(grep -A2 bottlenecks $n.report)"
+fi
+
 n=pipe
 { header $n; printf '[job %s]\nworkload = io-pipeline\ndata = recordio:train.rec\nbatch = 4\ncrop = 32\nthreads = 2\ncompute = 20ms\niterations = 15\nwarmup = 2\n' $n; } >$n.ini
 run $n

@@ -49,6 +49,13 @@ static const dlg_metric prep_metrics[] = {
     {"read_mb_per_s", DLG_FIELD_DOUBLE, "MB/s", "image bytes read per second (MB = 10^6 bytes)"},
     {"write_mb_per_s", DLG_FIELD_DOUBLE, "MB/s", "bytes written per second"},
     {"threads", DLG_FIELD_INT, "", "worker threads"},
+    /* the io-pipeline loader's names: the report's saturated-worker rule
+     * reads them from any workload */
+    {"loader_read_s", DLG_FIELD_DOUBLE, "s", "worker time reading image files since the first step (summed over workers)"},
+    {"loader_decode_s", DLG_FIELD_DOUBLE, "s", "worker time decoding, resizing and re-encoding since the first step"},
+    {"loader_busy", DLG_FIELD_DOUBLE, "",
+     "share of the workers' time spent reading or transforming since the first step (1: every worker always "
+     "busy; then more threads, or faster storage when reading fills it, would help)"},
     {NULL, 0, NULL, NULL}};
 
 typedef struct prep {
@@ -65,6 +72,7 @@ typedef struct prep {
     /* measurements since setup */
     uint64_t images, skipped, passes, in_bytes;
     uint64_t last_pass_ns, t_first, t_last;
+    uint64_t read0_ns, work0_ns; /* worker times at the first step (prefetch excluded) */
 } prep;
 
 static int fail(const dlg_host *h, const dlg_data_err *err, int rc)
@@ -120,8 +128,10 @@ static int prep_step(void *state, dlg_step *out)
 {
     prep *p = state;
     uint64_t t0 = tools_now_ns(), written = 0, wait = 0, in0 = p->in_bytes;
-    if (!p->t_first)
+    if (!p->t_first) {
         p->t_first = t0;
+        prep_pool_times(p->pool, &p->read0_ns, &p->work0_ns);
+    }
     int rc = 0;
     for (int i = 0; i < p->chunk && rc == 0; i++)
         rc = take_one(p, &written, &wait);
@@ -150,6 +160,16 @@ static int prep_report(void *state, const dlg_report_api *api, dlg_fields *f)
         api->add_double(f, "write_mb_per_s", (double)outb / secs / 1e6);
     }
     api->add_int(f, "threads", p->threads);
+    uint64_t read_ns, work_ns;
+    prep_pool_times(p->pool, &read_ns, &work_ns);
+    read_ns -= p->read0_ns;
+    work_ns -= p->work0_ns;
+    api->add_double(f, "loader_read_s", (double)read_ns / 1e9);
+    api->add_double(f, "loader_decode_s", (double)work_ns / 1e9);
+    if (secs > 0 && p->threads > 0) { /* work finishing after the last step can push it past 1 */
+        double busy = (double)(read_ns + work_ns) / 1e9 / (secs * p->threads);
+        api->add_double(f, "loader_busy", busy < 1 ? busy : 1);
+    }
     return 0;
 }
 

@@ -2,6 +2,7 @@
 #include "prep_pool.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,7 @@ typedef struct worker {
     bool started;
     uint8_t *in;   /* file bytes, aligned for O_DIRECT backends */
     size_t in_cap;
+    _Atomic uint64_t read_ns, work_ns; /* time in file reads; in decode/resize/encode */
 } worker;
 
 struct prep_pool {
@@ -80,7 +82,10 @@ static void process(worker *wk, prep_slot *s)
     const prep_item *it = &wk->pool->in->items[s->seq % wk->pool->in->n];
     dlg_data_err_clear(&s->err);
     s->file_bytes = 0;
+    uint64_t t0 = tools_now_ns();
     int64_t n = read_file(wk, it, &s->err);
+    uint64_t t1 = tools_now_ns();
+    atomic_fetch_add_explicit(&wk->read_ns, t1 - t0, memory_order_relaxed);
     if (n < 0) {
         s->rc = (int)n;
         return;
@@ -89,6 +94,7 @@ static void process(worker *wk, prep_slot *s)
     const uint8_t *out = NULL;
     size_t len = 0;
     s->rc = prep_worker_run(wk->w, it, wk->in, (size_t)n, &out, &len, &s->err);
+    atomic_fetch_add_explicit(&wk->work_ns, tools_now_ns() - t1, memory_order_relaxed);
     if (s->rc < 0)
         return;
     if (out == wk->in) { /* pass-through: hand the buffer over, take the slot's */
@@ -189,6 +195,15 @@ void prep_pool_release(prep_pool *p, prep_slot *s)
     p->next_take++;
     pthread_cond_broadcast(&p->freed);
     pthread_mutex_unlock(&p->mu);
+}
+
+void prep_pool_times(prep_pool *p, uint64_t *read_ns, uint64_t *work_ns)
+{
+    *read_ns = *work_ns = 0;
+    for (int i = 0; p && i < p->nworkers; i++) {
+        *read_ns += atomic_load_explicit(&p->workers[i].read_ns, memory_order_relaxed);
+        *work_ns += atomic_load_explicit(&p->workers[i].work_ns, memory_order_relaxed);
+    }
 }
 
 void prep_pool_stop(prep_pool *p)
