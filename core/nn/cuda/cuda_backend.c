@@ -181,7 +181,11 @@ static int cuda_open(const dlg_backend_opts *o, void **ctx, char *err, size_t er
     if (!rc) {
         struct cudaDeviceProp p;
         char tag[128];
-        cudaGetDeviceProperties(&p, device);
+        /* the tag names the GPU; unread, p.name would be stack garbage */
+        if (cudaGetDeviceProperties(&p, device) != cudaSuccess) {
+            cudaGetLastError();
+            snprintf(p.name, sizeof p.name, "cuda%d", device);
+        }
         snprintf(tag, sizeof tag, "%s_cudnn%zu_%s", p.name, cudnnGetVersion(),
                  math == DLG_CUDA_TF32   ? "tf32"
                  : math == DLG_CUDA_BF16 ? "bf16"
