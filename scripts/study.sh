@@ -11,13 +11,25 @@ dlg=${DLGAUGE:-./build/bin/dlgauge}
 [ -x "$dlg" ] || bash scripts/build.sh build
 images=${DLG_STUDY_IMAGES:-20000}
 export DLG_STUDY_IMAGES=$images
+# the suites' nets have classes = 100: every split needs every class
+if ! [ "$images" -ge 100 ] 2>/dev/null; then
+  echo "study: DLG_STUDY_IMAGES=$images: need at least 100 (one image per class)" >&2
+  exit 2
+fi
+val_images=$((images / 10 > 100 ? images / 10 : 100))
 
 # ---- data, generated once
 mkdir -p data/study results/study
+# another size than the data on disk was made with: make it again
+if [ -f data/study/train.lst ] && [ "$(cat data/study/images 2>/dev/null)" != "$images" ]; then
+  echo "study: data/study was generated with $(cat data/study/images 2>/dev/null || echo another number of) images; regenerating with $images"
+  rm -rf data/study && mkdir -p data/study
+fi
 if [ ! -f data/study/train.lst ]; then
   "$dlg" mkdata images --out data/study --classes 100 --images "$images" --seed 1
-  "$dlg" mkdata images --out data/study --classes 100 --images $((images / 10)) --seed 2 --split val
+  "$dlg" mkdata images --out data/study --classes 100 --images "$val_images" --seed 2 --split val
   "$dlg" mkdata text --out data/study/ptb --words 1000000 --splits --seed 1
+  echo "$images" >data/study/images
 fi
 if [ ! -f data/study/train.rec ] || [ ! -d data/study/train_lmdb ]; then
   cat > data/study/convert.ini <<INI
