@@ -30,14 +30,14 @@ static int list_grads(dlg_net *net, grad_list *g)
 {
     g->n = 0;
     for (int b = 0; b < net->nblobs; b++)
-        g->n += net->blobs[b].is_param && net->blobs[b].t.diff;
+        g->n += dlg_blob_trained(&net->blobs[b]);
     g->p = g->n > LIST_STACK ? malloc((size_t)g->n * sizeof *g->p) : g->p_st;
     g->c = g->n > LIST_STACK ? malloc((size_t)g->n * sizeof *g->c) : g->c_st;
     if (!g->p || !g->c)
         return dlg_net_fail(net, DLG_ENOMEM, "nn: out of memory for the gradient list");
     for (int b = 0, k = 0; b < net->nblobs; b++) {
         const dlg_blob *bl = &net->blobs[b];
-        if (!bl->is_param || !bl->t.diff)
+        if (!dlg_blob_trained(bl))
             continue;
         g->p[k] = bl->t.diff;
         g->c[k++] = dlg_tensor_elems(&bl->t);
@@ -156,7 +156,7 @@ int dlg_net_grad_norm(dlg_net *net, double *norm)
         return dlg_net_fail(net, -rc, "nn: backend %s: sync failed", net->bk->name);
     for (int b = 0; b < net->nblobs && !net->bk->grad_sumsq; b++) {
         const dlg_blob *bl = &net->blobs[b];
-        if (!bl->is_param || !bl->t.diff)
+        if (!dlg_blob_trained(bl))
             continue;
         double s = 0;
         if (host_memory(net->bk))
@@ -197,7 +197,7 @@ int dlg_net_scale_grads(dlg_net *net, float factor)
         return device_scale(net, factor);
     for (int b = 0; b < net->nblobs; b++) {
         const dlg_blob *bl = &net->blobs[b];
-        if (!bl->is_param || !bl->t.diff)
+        if (!dlg_blob_trained(bl))
             continue;
         float *g = bl->t.diff;
         if (host_memory(net->bk)) {

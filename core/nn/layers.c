@@ -47,6 +47,7 @@ static int add_param(dlg_net *net, dlg_node *n, dlg_shape s, dlg_filler f, int64
     b->decay_mult = decay_mult;
     n->params[idx] = id;
     n->l.nparam = idx + 1;
+    b->is_state = !counted;
     if (counted)
         n->nparams += dlg_shape_count(&s);
     return 0;

@@ -14,6 +14,7 @@ typedef struct dlg_blob {
     int producer; /* layer index, -1 for inputs and params */
     int alias_of; /* split outputs share this blob's data; -1 otherwise */
     bool is_param;
+    bool is_state; /* a param the layer updates itself (batch-norm statistics), never trained */
     bool is_input, is_label;
     bool needs_grad; /* decided at plan time */
     bool keep;       /* never shares memory (dlg_net_keep) */
@@ -23,6 +24,14 @@ typedef struct dlg_blob {
     dlg_filler fill;
     int64_t fan_in;
 } dlg_blob;
+
+/* A parameter SGD updates and gradient clipping measures: it has a
+ * gradient and a learning rate.  A frozen one (lr_mult 0) may still get a
+ * gradient, when a sibling in its layer is trained. */
+static inline bool dlg_blob_trained(const dlg_blob *b)
+{
+    return b->is_param && b->t.diff && b->lr_mult > 0;
+}
 
 typedef struct dlg_node {
     dlg_layer l;  /* the kernel's view, tensors bound at plan time */

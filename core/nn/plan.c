@@ -116,6 +116,17 @@ static void mark_grads(dlg_net *net, bool train)
         bl->needs_grad = train && ((bl->is_param && bl->lr_mult > 0) ||
                                    (bl->is_input && !bl->is_label && net->input_grads));
     }
+    /* a layer's backward writes the gradient of every param it has once it
+     * writes any (the kernels take them together): a frozen weight or bias
+     * beside a trained one gets a gradient that SGD then skips */
+    for (int i = 0; i < net->nnodes; i++) {
+        dlg_node *n = &net->nodes[i];
+        bool any = false;
+        for (int j = 0; j < n->l.nparam; j++)
+            any |= net->blobs[n->params[j]].needs_grad;
+        for (int j = 0; any && j < n->l.nparam; j++)
+            net->blobs[n->params[j]].needs_grad |= !net->blobs[n->params[j]].is_state;
+    }
     for (int i = 0; i < net->nnodes; i++) {
         dlg_node *n = &net->nodes[i];
         bool nb = false;

@@ -153,7 +153,7 @@ static int sgd_all(dlg_net *net, const dlg_sgd *sgd, char *err, size_t errlen)
     float mult_st[2 * DLG_SGD_STACK];
     int n = 0, rc = 0;
     for (int b = 0; b < net->nblobs; b++)
-        n += net->blobs[b].is_param && net->blobs[b].t.diff;
+        n += dlg_blob_trained(&net->blobs[b]);
     bool heap = n > DLG_SGD_STACK;
     dlg_tensor **w = heap ? malloc((size_t)n * sizeof *w) : w_st;
     float *mult = heap ? malloc(2 * (size_t)n * sizeof *mult) : mult_st;
@@ -163,7 +163,7 @@ static int sgd_all(dlg_net *net, const dlg_sgd *sgd, char *err, size_t errlen)
     }
     for (int b = 0, k = 0; b < net->nblobs && !rc; b++) {
         dlg_blob *bl = &net->blobs[b];
-        if (!bl->is_param || !bl->t.diff)
+        if (!dlg_blob_trained(bl))
             continue;
         w[k] = &bl->t;
         mult[k] = bl->lr_mult;
@@ -182,12 +182,12 @@ static int sgd_all(dlg_net *net, const dlg_sgd *sgd, char *err, size_t errlen)
 int dlg_net_run_sgd(dlg_net *net, const dlg_sgd *sgd, char *err, size_t errlen)
 {
     for (int b = 0; b < net->nblobs; b++) /* params change: caches derived from them go stale */
-        net->blobs[b].t.version += net->blobs[b].is_param && net->blobs[b].t.diff;
+        net->blobs[b].t.version += dlg_blob_trained(&net->blobs[b]);
     if (net->bk->sgd_all)
         return sgd_all(net, sgd, err, errlen);
     for (int b = 0; b < net->nblobs; b++) {
         dlg_blob *bl = &net->blobs[b];
-        if (!bl->is_param || !bl->t.diff)
+        if (!dlg_blob_trained(bl))
             continue;
         int rc = net->bk->sgd(net->ctx, &bl->t, sgd->lr * bl->lr_mult, sgd->momentum,
                               sgd->weight_decay * bl->decay_mult);

@@ -169,10 +169,11 @@ int dlg_net_set_param_mult(dlg_net *net, int param_blob, float lr_mult, float de
     if (net->err)
         return net->err;
     if (net->planned || param_blob < 0 || param_blob >= net->nblobs ||
-        !net->blobs[param_blob].is_param || !(lr_mult >= 0) || !(decay_mult >= 0))
+        !net->blobs[param_blob].is_param || net->blobs[param_blob].is_state || !(lr_mult >= 0) ||
+        !(decay_mult >= 0))
         return dlg_net_fail(net, DLG_EINVAL,
-                            "nn: set_param_mult: blob %d is not a parameter of an unplanned net, "
-                            "or a multiplier is negative",
+                            "nn: set_param_mult: blob %d is not a trained parameter of an unplanned "
+                            "net (batch-norm statistics are not), or a multiplier is negative",
                             param_blob);
     net->blobs[param_blob].lr_mult = lr_mult;
     net->blobs[param_blob].decay_mult = decay_mult;
