@@ -31,7 +31,9 @@ if [ ! -f data/study/train.lst ]; then
   "$dlg" mkdata text --out data/study/ptb --words 1000000 --splits --seed 1
   echo "$images" >data/study/images
 fi
-if [ ! -f data/study/train.rec ] || [ ! -d data/study/train_lmdb ]; then
+# 256 for the Caffe nets' 227/224 crops; Inception-v3's 299 crop needs
+# 342 (299 x 256/224), as MXNet's ImageRecordIter refuses smaller images
+if [ ! -f data/study/train.rec ] || [ ! -d data/study/train_lmdb ] || [ ! -f data/study/train-342.rec ]; then
   cat > data/study/convert.ini <<INI
 [sink csv]
 path = data/study/convert.csv
@@ -51,7 +53,16 @@ output     = lmdb:data/study/train_lmdb
 resize     = 256
 iterations = $images
 warmup     = 0
+[job rec342]
+workload   = preprocess
+input      = data/study/train.lst
+root       = data/study
+output     = recordio:data/study/train-342.rec
+resize     = 342
+iterations = $images
+warmup     = 0
 INI
+  rm -f data/study/convert.csv # this conversion's rows only (a new version may add columns)
   "$dlg" run data/study/convert.ini
 fi
 
