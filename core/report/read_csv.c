@@ -1,6 +1,7 @@
 /* CSV results (RFC 4180, parsed by libcsv): the header is `time`, the tags
  * (sorted), then the fields starting with `throughput`, as the csv sink
- * writes it.  Empty cells are absent values. */
+ * writes it.  Empty cells are absent values.  Records are counted as libcsv
+ * reports them, the header being record 1 (blank lines are not records). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -19,8 +20,12 @@ typedef struct csv_state {
     size_t ncells, cap;
     char **head;
     size_t nhead;
-    size_t first_field; /* index of `throughput` in head */
-    long record;        /* 1-based record number */
+    size_t first_field;  /* index of `throughput` in head */
+    long record;         /* 1-based record number */
+    size_t nrows;        /* rows taken */
+    long nskipped;       /* rows whose column count is not the header's */
+    long skipped;        /* the first of them: its record number, */
+    size_t skipped_cols; /* and its column count */
     int rc;
     char *err;
     size_t errlen;
@@ -52,7 +57,7 @@ static void on_cell(void *p, size_t len, void *data)
     s->cells[s->ncells++] = c;
     return;
 oom:
-    snprintf(s->err, s->errlen, "%s: out of memory at record %ld", s->src, s->record);
+    snprintf(s->err, s->errlen, "%s: out of memory at record %ld", s->src, s->record + 1); /* not counted yet */
     s->rc = -DLG_ENOMEM;
 }
 
@@ -80,13 +85,18 @@ static int take_row(csv_state *s)
     if (s->ncells == 1 && !*s->cells[0])
         return 0; /* a blank line */
     if (s->ncells != s->nhead) {
-        snprintf(s->err, s->errlen, "%s: record %ld has %zu columns, the header has %zu", s->src, s->record,
-                 s->ncells, s->nhead);
-        return -DLG_EINVAL;
+        /* the csv sink ends a line cut short by a crash and appends after
+         * it: one short row in the middle must not cost the whole file */
+        if (s->nskipped++ == 0) {
+            s->skipped = s->record;
+            s->skipped_cols = s->ncells;
+        }
+        return 0;
     }
     rep_row *r = rep_rows_add(s->rs, s->src, s->record);
     if (!r)
         return -DLG_ENOMEM;
+    s->nrows++;
     for (size_t i = 1; i < s->nhead; i++)
         if (*s->cells[i] && rep_row_put(r, i < s->first_field, s->head[i], s->cells[i]) != 0)
             return -DLG_ENOMEM;
@@ -104,6 +114,25 @@ static void on_record(int term, void *data)
     if (rc == -DLG_ENOMEM)
         snprintf(s->err, s->errlen, "%s: out of memory at record %ld", s->src, s->record);
     s->rc = rc;
+}
+
+/* Skipped rows: one warning, or the error when no row was left. */
+static int report_skipped(const csv_state *s)
+{
+    if (s->nskipped == 0)
+        return 0;
+    if (s->nrows == 0) {
+        snprintf(s->err, s->errlen, "%s: record %ld has %zu columns, the header has %zu; no row matches the header",
+                 s->src, s->skipped, s->skipped_cols, s->nhead);
+        return -DLG_EINVAL;
+    }
+    if (rep_rows_warn(s->rs, "%s: record %ld: %zu columns, the header has %zu (a line cut short by a crash?); "
+                             "%ld row%s skipped",
+                      s->src, s->skipped, s->skipped_cols, s->nhead, s->nskipped, s->nskipped > 1 ? "s" : "") != 0) {
+        snprintf(s->err, s->errlen, "%s: out of memory", s->src);
+        return -DLG_ENOMEM;
+    }
+    return 0;
 }
 
 int rep_read_csv(rep_rows *rs, const char *path, const char *src, char *err, size_t errlen)
@@ -142,6 +171,8 @@ int rep_read_csv(rep_rows *rs, const char *path, const char *src, char *err, siz
         snprintf(err, errlen, "%s: empty file (no header, no rows)", path);
         s.rc = -DLG_EINVAL;
     }
+    if (!s.rc)
+        s.rc = report_skipped(&s);
     csv_free(&p);
     fclose(f);
     clear_cells(&s);

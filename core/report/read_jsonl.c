@@ -2,7 +2,9 @@
  * {"measurement":..., "tags":{...}, "fields":{...}}.  dlgauge_result points
  * become rows, dlgauge_host points the run inventory; others are skipped. */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +104,121 @@ static int take_point(rep_rows *rs, const char *src, long line, json_object *o, 
     return 0;
 }
 
+/* What the tokener wanted at the byte it stopped on, in plain words. */
+static const char *expected(enum json_tokener_error je)
+{
+    switch (je) {
+    case json_tokener_error_depth:
+        return "objects nested too deep";
+    case json_tokener_error_parse_eof:
+        return "expected more JSON, not a NUL byte";
+    case json_tokener_error_parse_unexpected:
+        return "expected a value (a string, number, object, array, true, false or null)";
+    case json_tokener_error_parse_null:
+        return "expected 'null'";
+    case json_tokener_error_parse_boolean:
+        return "expected 'true' or 'false'";
+    case json_tokener_error_parse_number:
+        return "expected a number";
+    case json_tokener_error_parse_array:
+        return "expected ',' or ']' after a value in an array";
+    case json_tokener_error_parse_object_key_name:
+        return "expected a key in double quotes";
+    case json_tokener_error_parse_object_key_sep:
+        return "expected ':' after a key";
+    case json_tokener_error_parse_object_value_sep:
+        return "expected ',' or '}' after a value";
+    case json_tokener_error_parse_string:
+        return "expected a valid escape in a string (\\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)";
+    case json_tokener_error_parse_comment:
+        return "expected a comment after '/'";
+    case json_tokener_error_parse_utf8_string:
+        return "expected UTF-8 text in a string";
+    case json_tokener_error_size:
+        return "the line is too long";
+    default:
+        return "not valid JSON";
+    }
+}
+
+/* ", found 'x'" for the byte at off of the line, or "" past its end. */
+static void found(const char *line, size_t len, size_t off, char *buf, size_t blen)
+{
+    unsigned char c = off < len ? (unsigned char)line[off] : 0;
+    if (off >= len)
+        buf[0] = '\0';
+    else if (c > ' ' && c < 0x7f)
+        snprintf(buf, blen, ", found '%c'", c);
+    else
+        snprintf(buf, blen, ", found byte 0x%02x", c);
+}
+
+/* Only whitespace left in f (reads it). */
+static bool at_end(FILE *f)
+{
+    int c;
+    while ((c = fgetc(f)) != EOF && isspace(c))
+        ;
+    return c == EOF;
+}
+
+typedef struct jsonl_state {
+    rep_rows *rs;
+    const char *path, *src;
+    FILE *f;
+    json_tokener *tok;
+    long line;   /* 1-based */
+    long points; /* complete lines */
+    char *err;
+    size_t errlen;
+} jsonl_state;
+
+/* A line the tokener wants more of: cut short by a crash when it is the
+ * last, so skipped with a warning (if anything came before it). */
+static int take_incomplete(jsonl_state *s, size_t len)
+{
+    if (!at_end(s->f)) {
+        snprintf(s->err, s->errlen, "%s: line %ld, byte %zu: the line ends before its object does", s->path,
+                 s->line, len + 1);
+        return -DLG_ECORRUPT;
+    }
+    if (s->points == 0) {
+        snprintf(s->err, s->errlen, "%s: line %ld: cut short (an interrupted write?), and no line before it is "
+                 "complete", s->path, s->line);
+        return -DLG_ECORRUPT;
+    }
+    if (rep_rows_warn(s->rs, "%s: line %ld: cut short (an interrupted write?), skipped", s->path, s->line) != 0)
+        return -DLG_ENOMEM;
+    return 0;
+}
+
+/* One line without its end: a point, or an error saying where and why. */
+static int take_line(jsonl_state *s, const char *buf, size_t len)
+{
+    json_tokener_reset(s->tok);
+    json_object *o = json_tokener_parse_ex(s->tok, buf, (int)len);
+    enum json_tokener_error je = json_tokener_get_error(s->tok);
+    size_t end = json_tokener_get_parse_end(s->tok);
+    char what[32];
+    int rc;
+    if (je == json_tokener_continue) {
+        rc = take_incomplete(s, len);
+    } else if (!o || je != json_tokener_success || end != len) {
+        found(buf, len, end, what, sizeof what);
+        snprintf(s->err, s->errlen, "%s: line %ld, byte %zu: %s%s", s->path, s->line, end + 1,
+                 je == json_tokener_success ? "expected the end of the line after the object" : expected(je), what);
+        rc = -DLG_ECORRUPT;
+    } else if (!json_object_is_type(o, json_type_object)) {
+        snprintf(s->err, s->errlen, "%s:%ld: a line must be a JSON object", s->path, s->line);
+        rc = -DLG_EINVAL;
+    } else {
+        s->points++;
+        rc = take_point(s->rs, s->src, s->line, o, s->err, s->errlen);
+    }
+    json_object_put(o);
+    return rc;
+}
+
 int rep_read_jsonl(rep_rows *rs, const char *path, const char *src, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "rb");
@@ -109,45 +226,30 @@ int rep_read_jsonl(rep_rows *rs, const char *path, const char *src, char *err, s
         snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
         return -DLG_EIO;
     }
+    jsonl_state s = {.rs = rs, .path = path, .src = src, .f = f, .err = err, .errlen = errlen};
     char *buf = NULL;
     size_t cap = 0;
     ssize_t n;
-    long line = 0;
     int rc = 0;
-    json_tokener *tok = json_tokener_new();
-    if (!tok)
+    if (!(s.tok = json_tokener_new()))
         rc = -DLG_ENOMEM;
     while (!rc && (n = getline(&buf, &cap, f)) >= 0) {
-        line++;
+        s.line++;
         size_t len = (size_t)n;
         while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' '))
             len--;
         if (len == 0)
             continue;
-        json_tokener_reset(tok);
-        json_object *o = json_tokener_parse_ex(tok, buf, (int)len);
-        enum json_tokener_error je = json_tokener_get_error(tok);
-        if (!o || je != json_tokener_success || json_tokener_get_parse_end(tok) != len) {
-            snprintf(err, errlen, "%s:%ld: byte %zu of the line: not a JSON object: %s", path, line,
-                     json_tokener_get_parse_end(tok),
-                     je == json_tokener_success ? "trailing characters" : json_tokener_error_desc(je));
-            rc = -DLG_ECORRUPT;
-        } else if (!json_object_is_type(o, json_type_object)) {
-            snprintf(err, errlen, "%s:%ld: a line must be a JSON object", path, line);
-            rc = -DLG_EINVAL;
-        } else {
-            rc = take_point(rs, src, line, o, err, errlen);
-        }
-        json_object_put(o);
+        rc = take_line(&s, buf, len);
         if (rc == -DLG_ENOMEM)
-            snprintf(err, errlen, "%s:%ld: out of memory", path, line);
+            snprintf(err, errlen, "%s:%ld: out of memory", path, s.line);
     }
     if (!rc && ferror(f)) {
         snprintf(err, errlen, "%s: read error: %s", path, strerror(errno));
         rc = -DLG_EIO;
     }
-    if (tok)
-        json_tokener_free(tok);
+    if (s.tok)
+        json_tokener_free(s.tok);
     free(buf);
     fclose(f);
     return rc;

@@ -211,6 +211,8 @@ static int run(rep_report *r, const opts *o, bool *write_failed, char *err, size
         rc = load_disk_dirs(r, o, err, errlen);
     for (size_t i = 0; i < o->nresults && !rc; i++)
         rc = rep_read_file(&r->rows, o->results[i], err, errlen);
+    for (size_t i = 0; i < r->rows.nwarnings; i++) /* what was skipped, before any error */
+        fprintf(stderr, "dlgauge report: %s\n", r->rows.warnings[i]);
     if (!rc)
         rc = rep_rows_validate(&r->rows, err, errlen);
     if (!rc) /* what the throttles ran with beats a profile that merely shares the name */

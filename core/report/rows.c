@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,22 @@ const char *rep_rows_add_file(rep_rows *rs, const char *path)
     if (!(nf[rs->nfiles] = strdup(path)))
         return NULL;
     return nf[rs->nfiles++];
+}
+
+int rep_rows_warn(rep_rows *rs, const char *fmt, ...)
+{
+    char **nw = realloc(rs->warnings, (rs->nwarnings + 1) * sizeof *nw);
+    if (!nw)
+        return -1;
+    rs->warnings = nw;
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vasprintf(&nw[rs->nwarnings], fmt, ap);
+    va_end(ap);
+    if (rc < 0)
+        return -1;
+    rs->nwarnings++;
+    return 0;
 }
 
 rep_row *rep_rows_add(rep_rows *rs, const char *src, long line)
@@ -204,6 +221,9 @@ void rep_rows_free(rep_rows *rs)
         free(h->version);
     }
     free(rs->hosts);
+    for (size_t i = 0; i < rs->nwarnings; i++)
+        free(rs->warnings[i]);
+    free(rs->warnings);
     memset(rs, 0, sizeof *rs);
 }
 

@@ -35,11 +35,14 @@ typedef struct rep_rows {
     size_t nfiles;
     rep_host *hosts;
     size_t nhosts;
+    char **warnings; /* one line each ("FILE: record N: ..."): what was skipped */
+    size_t nwarnings;
 } rep_rows;
 
 /* Reads one results file (CSV or JSONL, by content) and appends its
  * dlgauge_result rows.  Returns 0 or a negative DLG_E* code with a one-line
- * message ("FILE:LINE: ...") in err. */
+ * message ("FILE:LINE: ...") in err.  A row cut short by a crash is
+ * skipped with a line in rs->warnings; a file left with no row is an error. */
 int rep_read_file(rep_rows *rs, const char *path, char *err, size_t errlen);
 int rep_read_csv(rep_rows *rs, const char *path, const char *src, char *err, size_t errlen);
 int rep_read_jsonl(rep_rows *rs, const char *path, const char *src, char *err, size_t errlen);
@@ -47,6 +50,8 @@ int rep_read_jsonl(rep_rows *rs, const char *path, const char *src, char *err, s
 int rep_rows_validate(const rep_rows *rs, char *err, size_t errlen);
 void rep_rows_free(rep_rows *rs);
 
+/* Internal to the readers: appends a warning line; 0 or -1 (out of memory). */
+int rep_rows_warn(rep_rows *rs, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Internal to the readers: a new empty row for src at line, or NULL. */
 rep_row *rep_rows_add(rep_rows *rs, const char *src, long line);
 const char *rep_rows_add_file(rep_rows *rs, const char *path);

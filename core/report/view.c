@@ -310,6 +310,16 @@ void rep_reco_basis(const rep_report *r, char *buf, size_t len)
     }
 }
 
+/* The model has an io-pipeline group with a best cell: something that
+ * `--workload io-pipeline` can recommend from. */
+static bool has_pipeline(const rep_model *m)
+{
+    for (size_t gi = 0; gi < m->n; gi++)
+        if (m->g[gi].has_best && strcmp(m->g[gi].workload, "io-pipeline") == 0)
+            return true;
+    return false;
+}
+
 void rep_reco_caveat(const rep_report *r, char *buf, size_t len)
 {
     size_t n = 0, named = 0;
@@ -323,10 +333,11 @@ void rep_reco_caveat(const rep_report *r, char *buf, size_t len)
         rep_group_tag(&r->model, gi, tag, sizeof tag);
         n += (size_t)snprintf(buf + n, len - n, "%s%s", named++ ? ", " : "note: ", tag);
     }
-    if (named && n < len)
+    if (named && n < len) /* the io-pipeline advice only where it would not fail */
         snprintf(buf + n, len - n,
                  " ran on this machine's CPUs (backend cpu): each GPU is credited with that CPU throughput, "
-                 "which predicts nothing about a GPU; measure %s with device = cuda:N on a GPU, or recommend "
-                 "from the input pipeline alone (--workload io-pipeline)",
-                 named > 1 ? "them" : "it");
+                 "which predicts nothing about a GPU; measure %s with device = cuda:N on a GPU%s",
+                 named > 1 ? "them" : "it",
+                 has_pipeline(&r->model) ? ", or recommend from the input pipeline alone (--workload io-pipeline)"
+                                         : "");
 }

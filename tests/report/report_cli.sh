@@ -5,7 +5,8 @@
 #      (21 MB/s), so slow is storage-bound (AU ~0.1) and mid already keeps
 #      the emulated accelerator busy: knee storage = mid, slow input-bound
 #      on storage at its profile limit, mid/posix compute-bound.
-#  (d) bad inputs: missing columns, mixed versions, broken JSON, bad options.
+#  (d) bad inputs: missing columns, mixed versions, broken JSON, bad options;
+#      rows cut short by a crash: skipped with one warning, the rest reported.
 #   bash report_cli.sh DLGAUGE PLUGIN_DIR WORK_DIR
 set -u
 DLG=$(realpath "$1")
@@ -100,18 +101,50 @@ with open("v2.csv", "w", newline="") as f:
     csv.writer(f).writerows([h] + [r[:v] + ["9.9.9"] + r[v + 1:] for r in rows[1:]])
 with open("short.csv", "w", newline="") as f:
     csv.writer(f).writerows([h, rows[1], rows[2][:5]])
+# the csv sink ended a line cut by a crash and appended the next run's rows
+with open("midcut.csv", "w", newline="") as f:
+    csv.writer(f).writerows([h, rows[1], rows[2], rows[3][:2], rows[3]])
+with open("allcut.csv", "w", newline="") as f:
+    csv.writer(f).writerows([h, rows[1][:2]])
+lines = open("sweep.jsonl").read().splitlines(keepends=True)
+half = lines[0][:len(lines[0]) // 2]
+open("cut.jsonl", "w").write("".join(lines) + half)
+open("midcut.jsonl", "w").write(half + "\n" + "".join(lines))
 PY
 printf '{"measurement":"dlgauge_result","tags":{' >broken.jsonl
+printf '{"measurement":"dlgauge_result" "tags":{}}\n' >bad.jsonl
 printf 'time,a,b\n1,"unterminated\n' >quote.csv
 expect missing-ci "missing or non-numeric column 'throughput_ci95'" noci.csv
 expect missing-thr "missing column 'throughput'" nothr.csv
 expect mixed "mixed dlgauge versions" sweep.csv v2.csv
-expect short "record 3 has 5 columns" short.csv
-expect broken "broken.jsonl:1: byte" broken.jsonl
+expect allcut "allcut.csv: record 2 has 2 columns, the header has" allcut.csv
+expect broken "broken.jsonl: line 1: cut short (an interrupted write?)" broken.jsonl
+# the byte after the cut line's end: its length plus one, what wc -c counts with the newline
+expect midcut-jsonl "midcut.jsonl: line 1, byte $(head -1 midcut.jsonl | wc -c): the line ends before its object does" \
+    midcut.jsonl
+expect bad-jsonl "bad.jsonl: line 1, byte 33: expected ',' or '}' after a value, found '\"'" bad.jsonl
 expect quote "quote.csv:" quote.csv
 expect nofile "cannot open" does-not-exist.csv
 expect target "--target '1.5'" sweep.csv --target 1.5
 expect catalog "unknown section [global]" sweep.csv --catalog sweep.ini
+
+# warns NAME WANT-IN-STDERR ARGS...: reported (exit 0) with one warning line
+warns() {
+    local name=$1 want=$2
+    shift 2
+    "$DLG" report "$@" >"$name.out" 2>"$name.err"
+    local rc=$?
+    [ $rc = 0 ] || fail "$name: exit $rc, expected 0: $(cat $name.err)"
+    grep -qF -- "$want" "$name.err" || fail "$name: stderr lacks '$want': $(cat $name.err)"
+    [ "$(wc -l <"$name.err")" = 1 ] || fail "$name: not one warning line: $(cat $name.err)"
+}
+warns short "short.csv: record 3: 5 columns, the header has" short.csv
+warns midcut-csv "midcut.csv: record 4: 2 columns, the header has" midcut.csv --disks disks --markdown midcut.md
+grep -q 'cut short by a crash?); 1 row skipped$' midcut-csv.err || fail "midcut.csv: no count: $(cat midcut-csv.err)"
+grep -q '^- storage = mid: ' midcut.md || fail "midcut.csv: rows after the cut one lost: $(grep -A3 Knees midcut.md)"
+warns cut-jsonl "cut.jsonl: line $(($(wc -l <sweep.jsonl) + 1)): cut short (an interrupted write?), skipped" cut.jsonl \
+    --disks disks --markdown cut.md
+grep -q '^- storage = mid: ' cut.md || fail "cut.jsonl: rows before the cut line lost: $(grep -A3 Knees cut.md)"
 
 if [ "$FAILS" -gt 0 ]; then
     echo "$FAILS check(s) failed (outputs kept in $WORK)" >&2

@@ -463,11 +463,26 @@ static void test_reco_caveat_cpu_groups(void **state)
     bool only_pipe[2];
     for (size_t i = 0; i < r.model.n; i++)
         only_pipe[i] = strcmp(r.model.g[i].workload, "io-pipeline") == 0;
+    assert_non_null(strstr(note, "or recommend from the input pipeline alone (--workload io-pipeline)"));
     r.selected = only_pipe;
     rep_reco_caveat(&r, note, sizeof note);
     assert_string_equal(note, "");
     rep_model_free(&r.model);
     rep_rows_free(&r.rows);
+
+    /* no io-pipeline group: `--workload io-pipeline` would only fail */
+    rep_report r2 = {.target = 0.95};
+    model_from_csv("time,host,job,mode,run_id,status,workload,throughput,throughput_ci95,throughput_stddev,unit,"
+                   "items,repeats,wall_s,backend,version\n"
+                   "2026-11-30T10:00:01Z,lab,r,train,run1,ok,resnet50,20,1,1,images,60,3,3,cpu,0.1.0\n",
+                   &r2.rows, &r2.model);
+    rep_reco_caveat(&r2, note, sizeof note);
+    assert_non_null(strstr(note, "note: resnet50/train ran on this machine's CPUs"));
+    assert_null(strstr(note, "io-pipeline"));
+    const char *tail = "measure it with device = cuda:N on a GPU";
+    assert_string_equal(note + strlen(note) - strlen(tail), tail);
+    rep_model_free(&r2.model);
+    rep_rows_free(&r2.rows);
 }
 
 /* A host workload (no backend, au or gpu_name: preprocess) takes the whole
@@ -517,6 +532,123 @@ static void test_host_workload_whole_instance(void **state)
     rep_rows_free(&r.rows);
 }
 
+/* Reads text as a results file at a fresh path (returned in path). */
+static int read_text(const char *text, char *path, size_t plen, rep_rows *rows, char *err, size_t errlen)
+{
+    snprintf(path, plen, "/tmp/dlg-report-readXXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+    memset(rows, 0, sizeof *rows);
+    err[0] = '\0';
+    int rc = rep_read_file(rows, path, err, errlen);
+    unlink(path);
+    return rc;
+}
+
+#define CSV_HEAD "time,host,job,mode,run_id,status,workload,throughput,throughput_ci95,repeats,version\n"
+#define CSV_ROW(t) "2026-11-30T10:00:0" #t "Z,lab,j,-,run1,ok,w,10" #t ",1,3,0.1.0\n"
+
+/* The csv sink ends a line cut short by a crash and appends after it: the
+ * short row is skipped with one warning, the rest read; a file with no row
+ * of the header's width stays an error. */
+static void test_csv_skips_cut_row(void **state)
+{
+    (void)state;
+    rep_rows rows;
+    char path[64], err[512], want[256];
+    int rc = read_text(CSV_HEAD CSV_ROW(1) CSV_ROW(2) "2026-11-30T10:00:03Z,la\n" CSV_ROW(4), path, sizeof path,
+                       &rows, err, sizeof err);
+    if (rc)
+        fail_msg("%s", err);
+    assert_int_equal(rows.n, 3);
+    assert_int_equal(rows.v[2].line, 5); /* records as lines: the header is 1 */
+    assert_int_equal(rows.nwarnings, 1);
+    snprintf(want, sizeof want, "%s: record 4: 2 columns, the header has 11 (a line cut short by a crash?); "
+             "1 row skipped", path);
+    assert_string_equal(rows.warnings[0], want);
+    rep_rows_free(&rows);
+
+    rc = read_text(CSV_HEAD "x,y\n" CSV_ROW(2) "1,2,3\n" "a\n", path, sizeof path, &rows, err, sizeof err);
+    assert_int_equal(rc, 0);
+    assert_int_equal(rows.n, 1);
+    assert_int_equal(rows.nwarnings, 1);
+    assert_non_null(strstr(rows.warnings[0], ": record 2: 2 columns, the header has 11"));
+    assert_non_null(strstr(rows.warnings[0], "; 3 rows skipped")); /* the first named, all counted */
+    rep_rows_free(&rows);
+
+    rc = read_text(CSV_HEAD "2026-11-30T10:00:03Z,la\n", path, sizeof path, &rows, err, sizeof err);
+    assert_int_not_equal(rc, 0);
+    snprintf(want, sizeof want, "%s: record 2 has 2 columns, the header has 11; no row matches the header", path);
+    assert_string_equal(err, want);
+    assert_int_equal(rows.nwarnings, 0);
+    rep_rows_free(&rows);
+
+    rc = read_text("time,host\n" CSV_ROW(1), path, sizeof path, &rows, err, sizeof err); /* header broken */
+    assert_int_not_equal(rc, 0);
+    assert_non_null(strstr(err, "missing column 'throughput'"));
+    rep_rows_free(&rows);
+}
+
+#define JSONL_ROW(t) "{\"measurement\":\"dlgauge_result\",\"tags\":{\"workload\":\"w\",\"status\":\"ok\",\"t\":\"" #t \
+                     "\"},\"fields\":{\"throughput\":10" #t "}}\n"
+
+/* A last line cut short by a crash is skipped with a warning; the same in
+ * the middle, or a malformed line, is an error saying what was expected. */
+static void test_jsonl_cut_last_line(void **state)
+{
+    (void)state;
+    rep_rows rows;
+    char path[64], err[512], want[256];
+    int rc = read_text(JSONL_ROW(1) JSONL_ROW(2) "\n{\"measurement\":\"dlgauge_result\",\"tags\":{\"workload\":\"w",
+                       path, sizeof path, &rows, err, sizeof err);
+    if (rc)
+        fail_msg("%s", err);
+    assert_int_equal(rows.n, 2);
+    assert_int_equal(rows.nwarnings, 1);
+    snprintf(want, sizeof want, "%s: line 4: cut short (an interrupted write?), skipped", path);
+    assert_string_equal(rows.warnings[0], want);
+    rep_rows_free(&rows);
+
+    /* cut short and nothing before it: no results, an error */
+    rc = read_text("{\"measurement\":\"dlgauge_result\",\"tags\":{\n\n", path, sizeof path, &rows, err, sizeof err);
+    assert_int_not_equal(rc, 0);
+    assert_non_null(strstr(err, ": line 1: cut short (an interrupted write?)"));
+    rep_rows_free(&rows);
+
+    /* cut short in the middle: the file was appended to after the crash */
+    rc = read_text(JSONL_ROW(1) "{\"measurement\":\"dlgauge_result\",\"tags\":{\"a\":1\n" JSONL_ROW(3), path,
+                   sizeof path, &rows, err, sizeof err);
+    assert_int_not_equal(rc, 0);
+    snprintf(want, sizeof want, "%s: line 2, byte 46: the line ends before its object does", path);
+    assert_string_equal(err, want);
+    rep_rows_free(&rows);
+
+    const struct {
+        const char *line, *says;
+    } bad[] = {
+        {"{\"measurement\":\"dlgauge_result\" \"tags\":{}}",
+         "line 1, byte 33: expected ',' or '}' after a value, found '\"'"},
+        {"{\"measurement\" \"x\"}", "line 1, byte 16: expected ':' after a key, found '\"'"},
+        {"{measurement:1}", "line 1, byte 2: expected a key in double quotes, found 'm'"},
+        {"{\"tags\":}",
+         "line 1, byte 9: expected a value (a string, number, object, array, true, false or null), found '}'"},
+        {"{\"tags\":{}} x", "line 1, byte 13: expected the end of the line after the object, found 'x'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char text[256];
+        snprintf(text, sizeof text, "%s\n%s", bad[i].line, JSONL_ROW(2));
+        rc = read_text(text, path, sizeof path, &rows, err, sizeof err);
+        assert_int_not_equal(rc, 0);
+        snprintf(want, sizeof want, "%s: %s", path, bad[i].says);
+        assert_string_equal(err, want);
+        rep_rows_free(&rows);
+    }
+}
+
 static void test_shipped_catalogs_load(void **state)
 {
     (void)state;
@@ -557,6 +689,8 @@ int main(void)
         cmocka_unit_test(test_saturated_loader_threads),
         cmocka_unit_test(test_reco_caveat_cpu_groups),
         cmocka_unit_test(test_host_workload_whole_instance),
+        cmocka_unit_test(test_csv_skips_cut_row),
+        cmocka_unit_test(test_jsonl_cut_last_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
