@@ -231,6 +231,13 @@ static uint32_t h_file_caps(const dlg_host *h, dlg_file *f, uint32_t *align)
     return f->ops->caps;
 }
 
+static uint32_t h_file_depth(const dlg_host *h, dlg_file *f)
+{
+    (void)h;
+    const dlg_storage_ops *o = f->ops;
+    return (o->caps & DLG_CAP_ASYNC) && o->version >= 2 && o->depth ? o->depth(f) : 0;
+}
+
 static int h_file_fetch(const dlg_host *h, dlg_file *f, uint64_t off, size_t n, const void **ptr)
 {
     if (f->ops->caps & DLG_CAP_ZERO_COPY) {
@@ -352,6 +359,7 @@ dlg_host_impl *dlg_host_new(dlg_services *s, const char *context_fmt, ...)
     p->file_submit = h_file_submit;
     p->file_reap = h_file_reap;
     p->storage_lookup = h_storage_lookup;
+    p->file_depth = h_file_depth;
     return h;
 }
 

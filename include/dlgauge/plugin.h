@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 #define DLG_ABI_MAJOR 1
-#define DLG_ABI_MINOR 0
+#define DLG_ABI_MINOR 1
 
 #define DLG_PLUGIN_ENTRY_SYMBOL "dlgauge_plugin_entry"
 
@@ -207,6 +207,11 @@ typedef struct dlg_host {
      * destroys after the plugin's own destroy(). */
     int (*storage_lookup)(const struct dlg_host *h, const char *name,
                           const struct dlg_storage_ops **ops, void **inst);
+
+    /* ABI 1.1.  DLG_CAP_ASYNC: how many reads the backend takes in flight
+     * on this file (its queue depth); 0 when it sets no limit or cannot
+     * say.  Size queues by it instead of learning it from a failed submit. */
+    uint32_t (*file_depth)(const struct dlg_host *h, dlg_file *f);
 } dlg_host;
 
 /* ---- workloads ------------------------------------------------------------ */
@@ -267,7 +272,7 @@ struct dlg_file {
 };
 
 typedef struct dlg_storage_ops {
-    uint32_t version;   /* 1 */
+    uint32_t version;   /* 1; 2 adds depth (the host reads no member past its version's) */
     uint32_t caps;
     size_t file_size;   /* bytes the core allocates for a dlg_file subclass */
     int (*create)(const dlg_host *h, const dlg_value *opts, void **inst);
@@ -285,11 +290,14 @@ typedef struct dlg_storage_ops {
     int (*reap)(dlg_file *f, dlg_io_done *done, size_t max, size_t min_done);
     /* Optional: write whole buffer at off (preprocess output); -code on error. */
     int (*write)(dlg_file *f, const void *buf, size_t n, uint64_t off);
+    /* Version 2, optional: reads submit() takes in flight on this file
+     * (0: no limit).  What the host's file_depth() returns. */
+    uint32_t (*depth)(dlg_file *f);
 } dlg_storage_ops;
 
 /* ---- sinks -------------------------------------------------------------------- */
 typedef struct dlg_sink_ops {
-    uint32_t version; /* 1 */
+    uint32_t version; /* 1; 2 adds check (the host reads no member past its version's) */
     /* Open; also replays anything a previous run spooled. */
     int (*open)(const dlg_host *h, const dlg_value *opts, const char *name, void **state);
     /* Optional: the columns of this run, before the first write. */
@@ -297,8 +305,17 @@ typedef struct dlg_sink_ops {
     /* Hand over points; the sink copies what it keeps.  A sink that cannot
      * deliver now spools and returns 0; it fails only if it would lose data. */
     int (*write)(void *state, const dlg_point *pts, size_t n);
+    /* -DLG_EAGAIN (after host->error() saying how many points wait where):
+     * nothing is lost, but some points could not be delivered now and wait
+     * for a later flush (a spool).  A run goes on and exits 0 for it;
+     * `dlgauge flush` exits 1. */
     int (*flush)(void *state, uint64_t timeout_ns);
     void (*close)(void *state);
+    /* ABI 1.1, version 2, optional: find what open() would refuse in opts
+     * (conflicting keys, a malformed URL, a path that cannot be created)
+     * without creating or writing any file and without network traffic;
+     * `dlgauge run --dry-run` calls it.  0, or -code after host->error(). */
+    int (*check)(const dlg_host *h, const dlg_value *opts, const char *name);
 } dlg_sink_ops;
 
 /* ---- descriptors ----------------------------------------------------------- */

@@ -89,6 +89,22 @@ for st in posix d u; do
     [ "$(field $n ios)" = 60 ] || fail "$n: ios $(field $n ios), expected 60"
 done
 
+# ---- the storage's queue depth bounds io's: unset, io takes it (also through
+# a throttle over it); asked for more, a setup error names both -------------
+for st in ud tud; do
+    n=depth-$st
+    { header $n; storages; printf '[storage tud]\ntype = throttle\ninner = ud\n'
+      printf '[job %s]\nworkload = io\ndata = raw:seq.bin\nblock = 64KiB\nstorage = %s\niterations = 2\nwarmup = 0\n' $n $st; } >$n.ini
+    run $n
+    [ $RC = 0 ] || { fail "$n: exit $RC: $(cat $n.err)"; continue; }
+    [ "$(field $n depth)" = 16 ] || fail "$n: depth $(field $n depth), expected the storage's 16"
+done
+n=depth-over
+{ header $n; storages; printf '[job %s]\nworkload = io\ndata = raw:seq.bin\nstorage = ud\ndepth = 64\niterations = 2\n' $n; } >$n.ini
+run $n
+[ $RC = 1 ] || fail "$n: exit $RC, expected 1 (the cell fails at setup)"
+grep -q 'depth = 64: the job.s storage takes at most 16 reads in flight' $n.err || fail "$n: $(cat $n.err)"
+
 # ---- throttle: measured bandwidth within 5% of the limit (a file of whole
 # blocks: throttle charges a read cut short at end of file its full length) --
 n=throttle

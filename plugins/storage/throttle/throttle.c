@@ -241,7 +241,7 @@ static void thr_unfetch(dlg_file *f, const void *ptr, size_t n)
  * submit/reap run the inner reads synchronously but complete them at the
  * emulated disk's pace (so queue depth still overlaps latency). */
 static const dlg_storage_ops thr_ops = {
-    .version = 1,
+    .version = 2,
     .caps = DLG_CAP_ZERO_COPY | DLG_CAP_ASYNC | DLG_CAP_DIRECT,
     .file_size = sizeof(thr_file),
     .create = thr_create,
@@ -255,6 +255,7 @@ static const dlg_storage_ops thr_ops = {
     .submit = thr_submit,
     .reap = thr_reap,
     .write = thr_write,
+    .depth = thr_depth,
 };
 
 static const dlg_plugin_desc thr_desc = {

@@ -41,6 +41,13 @@ static int reserve_room(thr_file *tf, size_t more)
     return 0;
 }
 
+uint32_t thr_depth(dlg_file *f)
+{
+    thr_file *tf = (thr_file *)f;
+    const dlg_storage_ops *o = tf->inner->ops;
+    return inner_async(tf) && o->version >= 2 && o->depth ? o->depth(tf->inner) : 0;
+}
+
 int thr_submit(dlg_file *f, const dlg_io *ios, size_t n)
 {
     thr_file *tf = (thr_file *)f;

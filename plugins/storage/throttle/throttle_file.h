@@ -53,6 +53,9 @@ typedef struct thr_file {
 
 int thr_submit(dlg_file *f, const dlg_io *ios, size_t n);
 int thr_reap(dlg_file *f, dlg_io_done *done, size_t max, size_t min_done);
+/* The inner backend's queue depth when it reads asynchronously; else 0
+ * (reads done at submit time: no limit). */
+uint32_t thr_depth(dlg_file *f);
 void thr_async_free(thr_file *tf);
 
 /* Bytes a read of n at off really transfers (the disk is not charged for

@@ -343,8 +343,13 @@ static int uring_write(dlg_file *f, const void *buf, size_t n, uint64_t off)
     return 0;
 }
 
+static uint32_t uring_depth(dlg_file *f)
+{
+    return ((uring_file *)f)->depth;
+}
+
 static const dlg_storage_ops uring_ops = {
-    .version = 1,
+    .version = 2,
     .caps = DLG_CAP_ASYNC | DLG_CAP_DIRECT,
     .file_size = sizeof(uring_file),
     .create = uring_create,
@@ -356,6 +361,7 @@ static const dlg_storage_ops uring_ops = {
     .submit = uring_submit,
     .reap = uring_reap,
     .write = uring_write,
+    .depth = uring_depth,
 };
 
 static const dlg_plugin_desc uring_desc = {

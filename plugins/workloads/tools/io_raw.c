@@ -283,8 +283,11 @@ static int choose_depth(io_raw *s, const dlg_value *opts, uint32_t caps)
 {
     const dlg_host *h = s->h;
     s->async = (caps & DLG_CAP_ASYNC) != 0;
+    uint32_t most = s->async ? h->file_depth(h, s->f) : 1; /* 0: no limit */
     if (!opts[OPT_DEPTH].set) {
         s->depth = s->async ? AUTO_DEPTH_ASYNC : 1;
+        if (most && s->depth > most)
+            s->depth = most;
     } else {
         int64_t d = opts[OPT_DEPTH].i;
         if (d < 1 || d > 4096)
@@ -294,6 +297,11 @@ static int choose_depth(io_raw *s, const dlg_value *opts, uint32_t caps)
                             "depth = %s: the job's storage backend reads synchronously (no "
                             "DLG_CAP_ASYNC); use depth = 1, or storage = uring for queued reads",
                             opts[OPT_DEPTH].text);
+        if (most && d > most)
+            return h->error(h, DLG_EINVAL,
+                            "depth = %s: the job's storage takes at most %u reads in flight (its own "
+                            "depth); raise that, or leave depth unset to use it",
+                            opts[OPT_DEPTH].text, most);
         s->depth = (uint32_t)d;
     }
     /* depth 1 on an async backend still goes through submit/reap, like
