@@ -331,6 +331,29 @@ static char *reader(char *buf, int size, void *stream)
     return buf;
 }
 
+/* Lines up to 4095 bytes (a sweep over a dozen disk profiles is longer
+ * than inih's default 199).  Debian's libinih reads these settings at run
+ * time; a heap buffer, since its stack buffer keeps the compiled size. */
+#ifdef DLG_HAVE_INIH_RUNTIME_LIMITS
+enum { LINE_BUFFER = 4096 };
+#else
+enum { LINE_BUFFER = INI_MAX_LINE };
+#endif
+
+static void widen_ini_lines(void)
+{
+#ifdef DLG_HAVE_INIH_RUNTIME_LIMITS
+    ini_use_stack = false;
+    ini_initial_alloc = LINE_BUFFER;
+    ini_max_line = LINE_BUFFER;
+#endif
+}
+
+int dlg_config_line_max(void)
+{
+    return LINE_BUFFER - 1;
+}
+
 static int load_file(dlg_config *c, const char *path, parse_state *parent, char *err, size_t errlen)
 {
     int depth = parent ? parent->depth + 1 : 0;
@@ -354,6 +377,7 @@ static int load_file(dlg_config *c, const char *path, parse_state *parent, char 
         ps.current_idx = parent->current_idx;
         ps.have_current = true;
     }
+    widen_ini_lines();
     int rc = ini_parse_stream(reader, &ps, on_entry, &ps);
     fclose(fp);
     /* inih reports its own syntax errors only at the end: the first wins */

@@ -40,6 +40,8 @@ const char *dlg_section_kind_name(dlg_section_kind k);
 /* Loads path (following include = ...).  Returns 0, or -1 with one line
  * "file:line: message" in err[]. */
 int dlg_config_load(dlg_config *c, const char *path, char *err, size_t errlen);
+/* The longest line a file may have, in characters (newline excluded). */
+int dlg_config_line_max(void);
 
 /* Applies one --set override "SECTION.key=value".  SECTION is global,
  * job (every job), job:NAME, storage:NAME, sink:NAME, or a bare NAME that

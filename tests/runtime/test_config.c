@@ -199,30 +199,34 @@ static void syntax_errors(void **state)
 
 static void long_lines(void **state)
 {
-    char path[512], err[1024], text[1200];
+    enum { CAP = 9000 };
+    static char text[CAP + 100], val[CAP], want[64];
+    char path[512], err[1024];
     dlg_config c;
-    char val[400];
-    /* 199 characters fit exactly: "key = " + 193 */
-    memset(val, 'v', 193);
-    val[193] = '\0';
+    int max = dlg_config_line_max();
+    assert_true(max >= 199 && max + 2 < CAP);
+    /* max characters fit exactly: "key = " + max - 6 */
+    memset(val, 'v', (size_t)max - 6);
+    val[max - 6] = '\0';
     snprintf(text, sizeof text, "[job a]\nkey = %s\nnext = 1\n", val);
-    assert_int_equal(load(state, "l199.ini", text, &c, path, err), 0);
-    assert_int_equal(strlen(value(&c, DLG_SEC_JOB, "a", "key")), 193);
+    assert_int_equal(load(state, "lmax.ini", text, &c, path, err), 0);
+    assert_int_equal(strlen(value(&c, DLG_SEC_JOB, "a", "key")), max - 6);
     assert_string_equal(value(&c, DLG_SEC_JOB, "a", "next"), "1");
     dlg_config_free(&c);
     /* one more is an error on that line, not truncation */
-    val[193] = 'v';
-    val[194] = '\0';
+    val[max - 6] = 'v';
+    val[max - 5] = '\0';
     snprintf(text, sizeof text, "[job a]\nkey = %s\nnext = 1\n", val);
-    assert_int_not_equal(load(state, "l200.ini", text, &c, path, err), 0);
-    rt_assert_error_at(err, path, 2, "line is longer than 199 characters", END);
+    assert_int_not_equal(load(state, "lover.ini", text, &c, path, err), 0);
+    snprintf(want, sizeof want, "line is longer than %d characters", max);
+    rt_assert_error_at(err, path, 2, want, END);
     dlg_config_free(&c);
     /* a long comment is also reported on its own line */
-    memset(val, 'c', 300);
-    val[300] = '\0';
+    memset(val, 'c', (size_t)max + 100);
+    val[max + 100] = '\0';
     snprintf(text, sizeof text, "[job a]\nworkload = x\n; %s\nbatch = 2\n\n", val);
     assert_int_not_equal(load(state, "lc.ini", text, &c, path, err), 0);
-    rt_assert_error_at(err, path, 3, "line is longer than 199 characters", END);
+    rt_assert_error_at(err, path, 3, want, END);
     dlg_config_free(&c);
 }
 
