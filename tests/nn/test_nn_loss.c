@@ -216,11 +216,43 @@ static void test_cpu_loss_bad_label(void **st)
 }
 #endif
 
+/* A certain class (its logit far above the rest): the loss is 0 or a hair
+ * above, never below (oneDNN's vector log rounds such a log-probability
+ * up to a tiny positive value; a mean of those went negative). */
+static void test_certain_class_loss_not_negative(void **st)
+{
+    enum { CN = 64, CK = 10 };
+    for (int b = 0; b < NBACKENDS; b++) {
+        dlg_net *net;
+        assert_int_equal(dlg_net_create(&net, "certain"), 0);
+        int x = dlg_input(net, "x", CN, CK, 1, 1), y = dlg_labels(net, "y", CN);
+        int loss = dlg_softmax_loss(net, "loss", x, y);
+        dlg_plan_opts o = {.backend = backends[b], .threads = 2, .train = false, .seed = 5};
+        if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0)
+            fail_msg("%s", dlg_net_error(net));
+        float logits[CN * CK], lab[CN], out[3];
+        tu_fill(logits, CN * CK, FILL_GAUSS, 23);
+        for (int i = 0; i < CN; i++) {
+            lab[i] = (float)(i % CK);
+            logits[i * CK + i % CK] = 30.0f + (float)(i % 7); /* certain, at several offsets */
+        }
+        assert_int_equal(dlg_net_write(net, x, DLG_DATA, logits, CN * CK), 0);
+        assert_int_equal(dlg_net_write(net, y, DLG_DATA, lab, CN), 0);
+        assert_int_equal(dlg_net_forward(net), 0);
+        assert_int_equal(dlg_net_read(net, loss, DLG_DATA, out, 3), 0);
+        if (!(out[0] >= 0 && out[0] < 1e-6f))
+            fail_msg("%s: loss %g, expected in [0, 1e-6)", backends[b], (double)out[0]);
+        assert_float_equal(out[1], 1.0f, 0);
+        dlg_net_destroy(net);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_weighted_losses),
         cmocka_unit_test(test_bad_weight),
+        cmocka_unit_test(test_certain_class_loss_not_negative),
 #ifdef DLG_NN_HAVE_DNNL
         cmocka_unit_test(test_cpu_loss_wide),
         cmocka_unit_test(test_cpu_loss_bad_label),
