@@ -9,7 +9,8 @@
 
 typedef struct dlg_run_args {
     const char *file;
-    const char *job;
+    const char *jobs[64]; /* --job, repeatable */
+    size_t njobs;
     const char *sets[64];
     size_t nsets;
     bool dry_run;

@@ -31,7 +31,8 @@ int dlg_cmd_flush(const dlg_cli *cli, int argc, char **argv)
         goto fail;
     }
     dlg_sinkset_close(&ss, 30ull * 1000000000ull);
-    rc = ss.failures ? DLG_EXIT_FAILED : DLG_EXIT_OK;
+    rc = ss.failures || ss.kept ? DLG_EXIT_FAILED : DLG_EXIT_OK;
+    /* what failed or stays spooled (how many points, where) was said above */
     if (rc == DLG_EXIT_OK && cli->verbosity > 0)
         fprintf(stderr, "dlgauge: flushed %zu sink%s\n", plan.nsinks, plan.nsinks == 1 ? "" : "s");
     goto done;

@@ -21,6 +21,14 @@ static int open_registry(const dlg_cli *cli, dlg_registry *reg)
     return 0;
 }
 
+/* One descriptor; one that another file's copy hides says which file is used. */
+static void list_line(const dlg_registry *reg, const dlg_plugin_desc *d, const char *path, int wfile)
+{
+    const char *by = dlg_registry_shadowed_by(reg, d);
+    printf("%-9s %-16s %-8s %-*s  %s%s%s%s\n", dlg_kind_name(d->kind), d->name, d->version, wfile, path,
+           by ? "(shadowed by " : "", by ? by : "", by ? ", not used) " : "", d->summary);
+}
+
 int dlg_cmd_list(const dlg_cli *cli, int argc, char **argv)
 {
     (void)argc;
@@ -39,8 +47,7 @@ int dlg_cmd_list(const dlg_cli *cli, int argc, char **argv)
         for (size_t i = 0; i < reg.nfiles; i++)
             for (const dlg_plugin_desc *const *d = reg.files[i].info ? reg.files[i].info->items : NULL; d && *d; d++)
                 if ((*d)->kind == k)
-                    printf("%-9s %-16s %-8s %-*s  %s\n", dlg_kind_name(k), (*d)->name, (*d)->version, wfile,
-                           reg.files[i].path, (*d)->summary);
+                    list_line(&reg, *d, reg.files[i].path, wfile);
     for (size_t i = 0; i < reg.nfiles; i++)
         if (reg.files[i].error) {
             fprintf(stderr, "dlgauge: %s: %s\n", reg.files[i].path, reg.files[i].error);

@@ -29,9 +29,13 @@ static int parse_args(int argc, char **argv, dlg_run_args *a)
             a->dry_run = true;
         else if (strcmp(argv[i], "--resume") == 0)
             a->resume = true;
-        else if (strcmp(argv[i], "--job") == 0 && i + 1 < argc)
-            a->job = argv[++i];
-        else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc) {
+        else if (strcmp(argv[i], "--job") == 0 && i + 1 < argc) {
+            if (a->njobs == sizeof a->jobs / sizeof *a->jobs) {
+                fprintf(stderr, "dlgauge run: too many --job options\n");
+                return -1;
+            }
+            a->jobs[a->njobs++] = argv[++i];
+        } else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc) {
             if (a->nsets == sizeof a->sets / sizeof *a->sets) {
                 fprintf(stderr, "dlgauge run: too many --set options\n");
                 return -1;
@@ -48,7 +52,7 @@ static int parse_args(int argc, char **argv, dlg_run_args *a)
         }
     }
     if (!a->file) {
-        fprintf(stderr, "usage: dlgauge run FILE.ini [--job NAME] [--set SECTION.key=value]... [--dry-run] "
+        fprintf(stderr, "usage: dlgauge run FILE.ini [--job NAME]... [--set SECTION.key=value]... [--dry-run] "
                         "[--resume]\n");
         return -1;
     }
@@ -171,7 +175,7 @@ static int run_cells(dlg_run *run, const dlg_cli *cli, const dlg_run_args *a, dl
 }
 
 /* Identity of a configuration for --resume: every resolved entry. */
-static void config_hash(const dlg_config *cfg, const char *job, char *out, size_t len)
+static void config_hash(const dlg_config *cfg, const dlg_run_args *a, char *out, size_t len)
 {
     uint64_t h = 0;
     for (size_t i = 0; i < cfg->n; i++) {
@@ -183,8 +187,8 @@ static void config_hash(const dlg_config *cfg, const char *job, char *out, size_
             dlg_journal_hash(s->entries[e].value, strlen(s->entries[e].value) + 1, &h);
         }
     }
-    if (job)
-        dlg_journal_hash(job, strlen(job) + 1, &h);
+    for (size_t i = 0; i < a->njobs; i++)
+        dlg_journal_hash(a->jobs[i], strlen(a->jobs[i]) + 1, &h);
     snprintf(out, len, "%016llx", (unsigned long long)h);
 }
 
@@ -216,7 +220,7 @@ static int open_journal(const dlg_run_args *a, const dlg_config *cfg, dlg_run *r
 {
     char path[1024], hash[32];
     journal_path(cfg, path, sizeof path);
-    config_hash(cfg, a->job, hash, sizeof hash);
+    config_hash(cfg, a, hash, sizeof hash);
     if (!a->resume) {
         make_run_id(run->plan, run->run_id, sizeof run->run_id);
         return dlg_journal_create(jn, path, run->run_id, hash, err, errlen);
@@ -272,10 +276,12 @@ int dlg_cmd_run(const dlg_cli *cli, int argc, char **argv)
         goto fail;
     }
     dlg_registry_scan(&reg);
-    if (dlg_plan_build(&plan, &cfg, &reg, a.job, err, sizeof err) != 0 ||
+    if (dlg_plan_build_jobs(&plan, &cfg, &reg, a.jobs, a.njobs, err, sizeof err) != 0 ||
         check_storages(&plan, cli->verbosity, err, sizeof err) != 0)
         goto fail;
     if (a.dry_run) {
+        if (dlg_sinkset_check(&plan, cli->verbosity, err, sizeof err) != 0)
+            goto fail;
         print_cells(&plan);
         rc = DLG_EXIT_OK;
         goto done;

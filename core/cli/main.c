@@ -12,7 +12,7 @@ static void usage(FILE *out)
             "usage: dlgauge [--plugin-dir DIR] [-v|-q] COMMAND [ARGS]\n"
             "\n"
             "commands:\n"
-            "  run FILE.ini [--job NAME] [--set SECTION.key=value]... [--dry-run]\n"
+            "  run FILE.ini [--job NAME]... [--set SECTION.key=value]... [--dry-run] [--resume]\n"
             "                     run the jobs of FILE.ini and write results to its sinks\n"
             "  list               the plugins found: kind, name, version, file\n"
             "  help NAME          options of a workload, storage or sink; also: job, global,\n"

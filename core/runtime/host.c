@@ -78,6 +78,9 @@ static bool h_stopping(const dlg_host *h)
     return dlg_stop_signal() != 0;
 }
 
+/* What separates the cell's context from a storage message. */
+static const char *sep(const dlg_services *s) { return s->context[0] ? " " : ""; }
+
 static const dlg_instance_spec *find_spec(dlg_services *s, const char *name)
 {
     const dlg_instance_spec *spec = dlg_plan_storage(s->plan, name);
@@ -89,7 +92,7 @@ static const dlg_instance_spec *find_spec(dlg_services *s, const char *name)
     dlg_instance_spec tmp;
     char err[2048];
     if (dlg_plan_instance(s->plan, DLG_KIND_STORAGE, name, &tmp, err, sizeof err) != 0) {
-        dlg_services_fail(s, DLG_EINVAL, "storage '%s': %s", name, err);
+        dlg_services_fail(s, DLG_EINVAL, "%s%sstorage '%s': %s", s->context, sep(s), name, err);
         return NULL;
     }
     dlg_instance_spec *arr = realloc(s->extra_specs, (s->nextra + 1) * sizeof *arr);
@@ -111,7 +114,8 @@ static dlg_storage_live *live_storage(dlg_services *s, const char *name)
         if (strcmp(l->spec->name, name) != 0)
             continue;
         if (l->creating) {
-            dlg_services_fail(s, DLG_EINVAL, "storage '%s' wraps itself (check its 'inner')", name);
+            dlg_services_fail(s, DLG_EINVAL, "%s%sstorage '%s' wraps itself (check its 'inner')", s->context,
+                              sep(s), name);
             return NULL;
         }
         return l->inst ? l : NULL;
@@ -127,7 +131,7 @@ static dlg_storage_live *live_storage(dlg_services *s, const char *name)
     dlg_storage_live *l = &s->storages[idx];
     memset(l, 0, sizeof *l);
     l->spec = spec;
-    l->host = dlg_host_new(s, "[storage %s] %s", spec->name, spec->desc->name);
+    l->host = dlg_host_new(s, "%s%s[storage %s] %s", s->context, sep(s), spec->name, spec->desc->name);
     l->creating = true;
     const dlg_storage_ops *ops = spec->desc->ops;
     void *inst = NULL;
@@ -137,7 +141,8 @@ static dlg_storage_live *live_storage(dlg_services *s, const char *name)
     l->creating = false;
     if (rc < 0) {
         if (!dlg_services_error(s)[0])
-            dlg_services_fail(s, -rc, "[storage %s]: create failed (code %d)", spec->name, rc);
+            dlg_services_fail(s, -rc, "%s%s[storage %s]: create failed (code %d)", s->context, sep(s), spec->name,
+                              rc);
         return NULL;
     }
     l->inst = inst;
@@ -311,6 +316,14 @@ void dlg_services_init(dlg_services *s, dlg_plan *plan, const char *default_stor
     pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
     pthread_mutex_init(&s->storage_lock, &attr);
     pthread_mutexattr_destroy(&attr);
+}
+
+void dlg_services_set_context(dlg_services *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->context, sizeof s->context, fmt, ap);
+    va_end(ap);
 }
 
 void dlg_services_fini(dlg_services *s)

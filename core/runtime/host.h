@@ -31,6 +31,7 @@ typedef struct dlg_services {
     pthread_mutex_t storage_lock;
     char error[2048];   /* the latest error, with its context */
     int error_code;
+    char context[512];  /* "file:line: [job x]" of the cell, before storage errors; "" outside a cell */
 } dlg_services;
 
 typedef struct dlg_host_impl {
@@ -41,6 +42,9 @@ typedef struct dlg_host_impl {
 } dlg_host_impl;
 
 void dlg_services_init(dlg_services *s, dlg_plan *plan, const char *default_storage, int verbosity);
+/* The cell the services serve ("file:line: [job x]"): storage backends'
+ * errors then name the job whose cell hit them. */
+void dlg_services_set_context(dlg_services *s, const char *fmt, ...) DLG_PRINTF(2, 3);
 /* Creates storage `name` (and any storage it wraps) as a cell would, so
  * that a bad [storage] section (a missing profile, an inner that does not
  * exist) fails before the first cell: 0, or a negative DLG_E* code with the

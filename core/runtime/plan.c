@@ -289,6 +289,46 @@ oom:
     return -1;
 }
 
+/* Whether some value of a (validated, maybe swept) limit asks for a limit:
+ * 0 means "none" for cpu_quota and timeout, memory has no such value. */
+static bool limit_requested(const dlg_option *o, const char *text)
+{
+    char **vals = NULL, why[256];
+    size_t n = 0;
+    if (split_list(text, &vals, &n) != 0)
+        return true;
+    bool any = false;
+    for (size_t i = 0; i < n && !any; i++) {
+        dlg_value v;
+        any = dlg_opt_parse(o, vals[i], &v, why, sizeof why) != 0 || v.i != 0 || v.d != 0;
+    }
+    free_list(vals, n);
+    return any;
+}
+
+/* isolation = none runs the cell in dlgauge's own process: no cgroup and no
+ * watchdog, so a limit the job asks for could not be enforced. */
+static int check_isolation(const dlg_job *j, char *err, size_t errlen)
+{
+    static const enum dlg_core_key limits[] = {DLG_K_MEMORY, DLG_K_CPU_QUOTA, DLG_K_TIMEOUT};
+    if (strcmp(j->core_text[DLG_K_ISOLATION], "none") != 0)
+        return 0;
+    char keys[128] = "";
+    for (size_t i = 0; i < sizeof limits / sizeof *limits; i++) {
+        enum dlg_core_key k = limits[i];
+        if (j->core_src[k] && limit_requested(&dlg_core_job_options[k], j->core_text[k]))
+            snprintf(keys + strlen(keys), sizeof keys - strlen(keys), "%s%s", keys[0] ? ", " : "",
+                     dlg_core_job_options[k].name);
+    }
+    if (!keys[0])
+        return 0;
+    char w[512];
+    where(j->core_src[DLG_K_ISOLATION], j->sec, w, sizeof w);
+    snprintf(err, errlen, "%s[job %s] isolation = none cannot enforce %s: the cell would run in dlgauge's own "
+             "process, without cgroup or watchdog (use isolation = process, or remove them)", w, j->name, keys);
+    return -1;
+}
+
 /* [global] may hold job defaults; each must mean something to some job. */
 static int check_global_keys(const dlg_plan *p, const dlg_section *global, char *err, size_t errlen)
 {
@@ -537,8 +577,56 @@ static int plan_schema(dlg_plan *p)
     return 0;
 }
 
-int dlg_plan_build(dlg_plan *p, dlg_config *cfg, dlg_registry *reg, const char *only_job, char *err,
-                   size_t errlen)
+static bool job_selected(const char *name, const char *const *only, size_t nonly)
+{
+    if (!nonly)
+        return true;
+    for (size_t i = 0; i < nonly; i++)
+        if (strcmp(only[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* Every name of --job must be a [job] of cfg. */
+static int check_selected_jobs(const dlg_config *cfg, const char *const *only, size_t nonly, char *err,
+                               size_t errlen)
+{
+    const char *names[256];
+    size_t n = 0;
+    for (size_t i = 0; i < cfg->n && n < 256; i++)
+        if (cfg->sections[i].kind == DLG_SEC_JOB)
+            names[n++] = cfg->sections[i].name;
+    for (size_t k = 0; k < nonly; k++) {
+        if (dlg_config_find(cfg, DLG_SEC_JOB, only[k]))
+            continue;
+        snprintf(err, errlen, "%s: no [job %s]", cfg->path, only[k]);
+        dlg_append_suggestion(err, errlen, dlg_suggest(only[k], names, n));
+        return -1;
+    }
+    return 0;
+}
+
+static int plan_job(dlg_plan *p, const dlg_section *s, const dlg_section *global, char *err, size_t errlen)
+{
+    dlg_job *jobs = realloc(p->jobs, (p->njobs + 1) * sizeof *jobs);
+    if (!jobs) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    p->jobs = jobs;
+    dlg_job *j = &p->jobs[p->njobs++];
+    memset(j, 0, sizeof *j);
+    j->name = s->name;
+    j->sec = s;
+    if (resolve_workload(p, j, global, err, errlen) != 0 || check_job_keys(j, err, errlen) != 0 ||
+        bind_values(j, global, err, errlen) != 0 || check_isolation(j, err, errlen) != 0)
+        return -1;
+    p->total_cells += j->ncells;
+    return 0;
+}
+
+int dlg_plan_build_jobs(dlg_plan *p, dlg_config *cfg, dlg_registry *reg, const char *const *only_jobs,
+                        size_t nonly, char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
     p->cfg = cfg;
@@ -546,34 +634,13 @@ int dlg_plan_build(dlg_plan *p, dlg_config *cfg, dlg_registry *reg, const char *
     const dlg_section *global = dlg_config_find(cfg, DLG_SEC_GLOBAL, "");
     const dlg_entry *rid = dlg_section_get(global, "run_id");
     p->run_id = rid ? rid->value : NULL;
+    if (check_selected_jobs(cfg, only_jobs, nonly, err, errlen) != 0)
+        return -1;
     for (size_t i = 0; i < cfg->n; i++) {
         const dlg_section *s = &cfg->sections[i];
-        if (s->kind != DLG_SEC_JOB || (only_job && strcmp(s->name, only_job) != 0))
-            continue;
-        dlg_job *jobs = realloc(p->jobs, (p->njobs + 1) * sizeof *jobs);
-        if (!jobs) {
-            snprintf(err, errlen, "out of memory");
+        if (s->kind == DLG_SEC_JOB && job_selected(s->name, only_jobs, nonly) &&
+            plan_job(p, s, global, err, errlen) != 0)
             return -1;
-        }
-        p->jobs = jobs;
-        dlg_job *j = &p->jobs[p->njobs++];
-        memset(j, 0, sizeof *j);
-        j->name = s->name;
-        j->sec = s;
-        if (resolve_workload(p, j, global, err, errlen) != 0 || check_job_keys(j, err, errlen) != 0 ||
-            bind_values(j, global, err, errlen) != 0)
-            return -1;
-        p->total_cells += j->ncells;
-    }
-    if (only_job && !p->njobs) {
-        const char *names[256];
-        size_t n = 0;
-        for (size_t i = 0; i < cfg->n && n < 256; i++)
-            if (cfg->sections[i].kind == DLG_SEC_JOB)
-                names[n++] = cfg->sections[i].name;
-        snprintf(err, errlen, "%s: no [job %s]", cfg->path, only_job);
-        dlg_append_suggestion(err, errlen, dlg_suggest(only_job, names, n));
-        return -1;
     }
     if (!p->njobs) {
         snprintf(err, errlen, "%s: no [job NAME] sections: nothing to run", cfg->path);
@@ -587,6 +654,12 @@ int dlg_plan_build(dlg_plan *p, dlg_config *cfg, dlg_registry *reg, const char *
         return -1;
     }
     return 0;
+}
+
+int dlg_plan_build(dlg_plan *p, dlg_config *cfg, dlg_registry *reg, const char *only_job, char *err,
+                   size_t errlen)
+{
+    return dlg_plan_build_jobs(p, cfg, reg, only_job ? &only_job : NULL, only_job ? 1 : 0, err, errlen);
 }
 
 int dlg_plan_build_sinks(dlg_plan *p, dlg_config *cfg, dlg_registry *reg, char *err, size_t errlen)

@@ -90,6 +90,10 @@ typedef struct dlg_plan {
     size_t nfields;
 } dlg_plan;
 
+/* only_jobs: run just those nonly jobs, in file order (nonly = 0: all);
+ * a name that is no [job] is an error. */
+int dlg_plan_build_jobs(dlg_plan *p, dlg_config *cfg, dlg_registry *reg, const char *const *only_jobs,
+                        size_t nonly, char *err, size_t errlen);
 /* only_job: run just that job (NULL = all). */
 int dlg_plan_build(dlg_plan *p, dlg_config *cfg, dlg_registry *reg, const char *only_job, char *err,
                    size_t errlen);

@@ -291,6 +291,22 @@ int dlg_registry_load_file(dlg_registry *r, const char *path, char *err, size_t 
     return (int)(f - r->files);
 }
 
+static bool listed(const char *const *names, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return true;
+    return false;
+}
+
+const char *dlg_registry_shadowed_by(const dlg_registry *r, const dlg_plugin_desc *desc)
+{
+    const char *path = NULL;
+    char err[64];
+    const dlg_plugin_desc *used = dlg_registry_find(r, desc->kind, desc->name, -1, &path, err, sizeof err);
+    return used && used != desc ? path : NULL;
+}
+
 const dlg_plugin_desc *dlg_registry_find(const dlg_registry *r, dlg_kind kind, const char *name,
                                          int only_file, const char **from_path, char *err,
                                          size_t errlen)
@@ -308,7 +324,7 @@ const dlg_plugin_desc *dlg_registry_find(const dlg_registry *r, dlg_kind kind, c
                     *from_path = r->files[i].path;
                 return *d;
             }
-            if (navail < 256)
+            if (navail < 256 && !listed(avail, navail, (*d)->name)) /* a shadowed copy: once */
                 avail[navail++] = (*d)->name;
         }
     }

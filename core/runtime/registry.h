@@ -39,6 +39,11 @@ const dlg_plugin_desc *dlg_registry_find(const dlg_registry *r, dlg_kind kind, c
                                          int only_file, const char **from_path, char *err,
                                          size_t errlen);
 
+/* Where two files provide one kind and name, the first in search order is
+ * used: the path of the file whose descriptor shadows desc, or NULL when
+ * desc is the one used. */
+const char *dlg_registry_shadowed_by(const dlg_registry *r, const dlg_plugin_desc *desc);
+
 const char *dlg_kind_name(dlg_kind k);
 
 #endif

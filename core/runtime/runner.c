@@ -346,6 +346,7 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
     const dlg_instance_spec *st = NULL;
     dlg_services svc;
     dlg_services_init(&svc, run->plan, cell->core[DLG_K_STORAGE].text, run->verbosity);
+    dlg_services_set_context(&svc, "%s:%d: [job %s]", cell->job->sec->file, cell->job->sec->line, cell->job->name);
     st = dlg_plan_storage(run->plan, cell->core[DLG_K_STORAGE].text);
     (void)st;
     dlg_host_impl *host = dlg_host_new(&svc, "%s:%d: [job %s] %s", cell->job->sec->file, cell->job->sec->line,

@@ -22,6 +22,49 @@ static void report(dlg_sinkset *ss, dlg_sink_live *s, const char *what, int rc)
     dlg_services_clear_error(&ss->svc);
 }
 
+/* The host of one sink: its errors read "FILE:LINE: [sink NAME]: ...". */
+static dlg_host_impl *sink_host(dlg_services *svc, const dlg_plan *plan, const dlg_instance_spec *spec)
+{
+    const char *where = spec->sec ? spec->sec->file : plan->cfg->path;
+    int line = spec->sec ? spec->sec->line : 0;
+    return dlg_host_new(svc, "%s:%d: [sink %s]", where, line, spec->name);
+}
+
+/* One sink's check op, where its plugin has one (sink ops version 2). */
+static int check_one(dlg_services *svc, dlg_plan *plan, const dlg_instance_spec *spec, char *err, size_t errlen)
+{
+    const dlg_sink_ops *ops = spec->desc->ops;
+    if (ops->version < 2 || !ops->check)
+        return 0;
+    dlg_host_impl *h = sink_host(svc, plan, spec);
+    if (!h) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = ops->check(&h->pub, spec->vals, spec->name);
+    if (rc < 0) {
+        const char *msg = dlg_services_error(svc);
+        if (msg[0])
+            snprintf(err, errlen, "%s", msg);
+        else
+            snprintf(err, errlen, "%s:%d: [sink %s] check failed (code %d)", spec->sec ? spec->sec->file :
+                     plan->cfg->path, spec->sec ? spec->sec->line : 0, spec->name, rc);
+    }
+    dlg_host_free(h);
+    return rc < 0 ? -1 : 0;
+}
+
+int dlg_sinkset_check(dlg_plan *plan, int verbosity, char *err, size_t errlen)
+{
+    dlg_services svc;
+    dlg_services_init(&svc, plan, NULL, verbosity);
+    int rc = 0;
+    for (size_t i = 0; i < plan->nsinks && rc == 0; i++)
+        rc = check_one(&svc, plan, &plan->sinks[i], err, errlen);
+    dlg_services_fini(&svc);
+    return rc;
+}
+
 int dlg_sinkset_open(dlg_sinkset *ss, dlg_plan *plan, bool begin_run, int verbosity, char *err,
                      size_t errlen)
 {
@@ -39,7 +82,7 @@ int dlg_sinkset_open(dlg_sinkset *ss, dlg_plan *plan, bool begin_run, int verbos
         const dlg_sink_ops *ops = s->spec->desc->ops;
         const char *where = s->spec->sec ? s->spec->sec->file : plan->cfg->path;
         int line = s->spec->sec ? s->spec->sec->line : 0;
-        s->host = dlg_host_new(&ss->svc, "%s:%d: [sink %s]", where, line, s->spec->name);
+        s->host = sink_host(&ss->svc, plan, s->spec);
         if (!s->host) {
             snprintf(err, errlen, "out of memory");
             return -1;
@@ -75,6 +118,19 @@ void dlg_sinkset_write(dlg_sinkset *ss, const dlg_point *pts, size_t n)
     }
 }
 
+/* A flush that could not deliver everything but lost nothing. */
+static void note_kept(dlg_sinkset *ss, dlg_sink_live *s)
+{
+    const char *msg = dlg_services_error(&ss->svc);
+    if (msg[0])
+        fprintf(stderr, "dlgauge: %s\n", msg);
+    else
+        fprintf(stderr, "dlgauge: [sink %s] some points could not be delivered and were kept for later\n",
+                s->spec->name);
+    ss->kept++;
+    dlg_services_clear_error(&ss->svc);
+}
+
 void dlg_sinkset_close(dlg_sinkset *ss, uint64_t timeout_ns)
 {
     for (size_t i = 0; i < ss->n; i++) {
@@ -82,7 +138,9 @@ void dlg_sinkset_close(dlg_sinkset *ss, uint64_t timeout_ns)
         const dlg_sink_ops *ops = s->spec->desc->ops;
         if (s->state && ops->flush) {
             int rc = ops->flush(s->state, timeout_ns);
-            if (rc < 0)
+            if (rc == -DLG_EAGAIN)
+                note_kept(ss, s);
+            else if (rc < 0)
                 report(ss, s, "flush", rc);
         }
         if (s->state)

@@ -18,6 +18,7 @@ typedef struct dlg_sinkset {
     dlg_sink_live *sinks;
     size_t n;
     int failures;  /* total write/flush failures: the run exits non-zero */
+    int kept;      /* sinks whose flush kept points for later (-DLG_EAGAIN: spooled, not lost) */
 } dlg_sinkset;
 
 /* Opens every sink of the plan (replaying their spools) and, for a run,
@@ -25,8 +26,14 @@ typedef struct dlg_sinkset {
  * An open failure is fatal: nothing has been measured yet. */
 int dlg_sinkset_open(dlg_sinkset *ss, dlg_plan *plan, bool begin_run, int verbosity, char *err,
                      size_t errlen);
+/* What opening the sinks would refuse (their check ops: conflicting keys,
+ * a bad URL, a path that cannot be created), found without creating any
+ * file or sending anything, for --dry-run.  0, or -1 with one line in err. */
+int dlg_sinkset_check(dlg_plan *plan, int verbosity, char *err, size_t errlen);
 void dlg_sinkset_write(dlg_sinkset *ss, const dlg_point *pts, size_t n);
-/* Flushes (bounded by timeout) and closes every sink. */
+/* Flushes (bounded by timeout) and closes every sink.  A flush that
+ * returns -DLG_EAGAIN kept its points for later (said on stderr, counted
+ * in kept); any other error counts in failures. */
 void dlg_sinkset_close(dlg_sinkset *ss, uint64_t timeout_ns);
 
 #endif

@@ -67,7 +67,12 @@ int dlg_parse_double(const char *s, double *out, char *why, size_t whylen)
     return 0;
 }
 
-static int parse_scaled(const char *s, const unit *units, size_t nunits, const char *what,
+/* What a size or duration may look like, for messages. */
+static const char size_hint[] = "a number with an optional unit K M G T P or KiB MiB GiB TiB PiB (binary), "
+                                "kB MB GB TB PB (decimal), B (bare: bytes)";
+static const char duration_hint[] = "a number with an optional unit ns us ms s m h d (bare: seconds)";
+
+static int parse_scaled(const char *s, const unit *units, size_t nunits, const char *what, const char *hint,
                         double *out, char *why, size_t whylen)
 {
     s = skip_space(s);
@@ -75,7 +80,7 @@ static int parse_scaled(const char *s, const unit *units, size_t nunits, const c
     errno = 0;
     double v = strtod(s, &end);
     if (end == s || isnan(v) || isinf(v) || errno == ERANGE) {
-        snprintf(why, whylen, "'%s' is not a %s (a number and a unit)", s, what);
+        snprintf(why, whylen, "'%s' is not a %s (%s)", s, what, hint);
         return -1;
     }
     const char *suf = skip_space(end);
@@ -88,14 +93,14 @@ static int parse_scaled(const char *s, const unit *units, size_t nunits, const c
             return 0;
         }
     }
-    snprintf(why, whylen, "unknown %s unit '%.*s' in '%s'", what, (int)len, suf, s);
+    snprintf(why, whylen, "unknown %s unit '%.*s' in '%s' (%s)", what, (int)len, suf, s, hint);
     return -1;
 }
 
 int dlg_parse_size(const char *s, int64_t *out, char *why, size_t whylen)
 {
     double v;
-    if (parse_scaled(s, size_units, sizeof size_units / sizeof *size_units, "size", &v, why,
+    if (parse_scaled(s, size_units, sizeof size_units / sizeof *size_units, "size", size_hint, &v, why,
                      whylen) != 0)
         return -1;
     if (v < 0 || v >= 9.2e18) {
@@ -110,7 +115,7 @@ int dlg_parse_duration(const char *s, int64_t *out_ns, char *why, size_t whylen)
 {
     double v;
     if (parse_scaled(s, duration_units, sizeof duration_units / sizeof *duration_units,
-                     "duration", &v, why, whylen) != 0)
+                     "duration", duration_hint, &v, why, whylen) != 0)
         return -1;
     if (v < 0 || v >= 9.2e18) {
         snprintf(why, whylen, "duration '%s' is out of range", s);

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -131,5 +132,51 @@ int sink_open_append(const struct dlg_host *h, const char *sink_name, const stru
         *path_copy = NULL;
         return h->error(h, DLG_EIO, "%s: cannot open for writing: %s", path, strerror(e));
     }
+    return 0;
+}
+
+/* The nearest existing ancestor directory of path's directory into dir
+ * (at least "." or "/"); st describes it. */
+static int nearest_existing(const char *path, char *dir, size_t dirlen, struct stat *st)
+{
+    snprintf(dir, dirlen, "%s", path);
+    for (;;) {
+        char *slash = strrchr(dir, '/');
+        if (!slash)
+            snprintf(dir, dirlen, ".");
+        else if (slash == dir)
+            dir[1] = '\0';
+        else
+            *slash = '\0';
+        if (stat(dir, st) == 0)
+            return 0;
+        if (!slash || slash == dir)
+            return errno;
+    }
+}
+
+int sink_check_path(const struct dlg_host *h, const char *sink_name, const struct dlg_value *path_opt)
+{
+    const char *path = path_opt->text;
+    if (!path_opt->set || !path || !*path)
+        return h->error(h, DLG_EINVAL, "sink %s: path is required", sink_name);
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return h->error(h, DLG_EIO, "%s: cannot open for writing: %s", path, strerror(EISDIR));
+        if (access(path, W_OK) != 0)
+            return h->error(h, DLG_EIO, "%s: cannot open for writing: %s", path, strerror(errno));
+        return 0;
+    }
+    char dir[4096];
+    if (strlen(path) >= sizeof dir)
+        return h->error(h, DLG_EINVAL, "%s: path too long", path);
+    int e = nearest_existing(path, dir, sizeof dir, &st);
+    if (e)
+        return h->error(h, DLG_EIO, "%s: cannot create its directory: %s", path, strerror(e));
+    if (!S_ISDIR(st.st_mode))
+        return h->error(h, DLG_EIO, "%s: cannot create its directory: %s is not a directory", path, dir);
+    if (access(dir, W_OK | X_OK) != 0)
+        return h->error(h, DLG_EIO, "%s: cannot create it in %s: %s", path, dir, strerror(errno));
     return 0;
 }

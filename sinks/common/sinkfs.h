@@ -32,4 +32,11 @@ struct dlg_value;
 int sink_open_append(const struct dlg_host *h, const char *sink_name, const struct dlg_value *path_opt,
                      int access, int *fd, char **path_copy);
 
+/* What sink_open_append would find wrong with the `path` option, found
+ * without creating or writing anything (for a sink's check op): an existing
+ * path must be a writable non-directory, else the nearest existing ancestor
+ * of its directory must be a writable directory.  0, or -code after
+ * reporting through the host. */
+int sink_check_path(const struct dlg_host *h, const char *sink_name, const struct dlg_value *path_opt);
+
 #endif

@@ -261,13 +261,20 @@ static int csv_flush(void *state, uint64_t timeout_ns)
     return sink_fsync(s->h, s->fd, s->path);
 }
 
+/* --dry-run: what open() would refuse, found without creating anything. */
+static int csv_check(const dlg_host *h, const dlg_value *opts, const char *name)
+{
+    return sink_check_path(h, name, &opts[OPT_PATH]);
+}
+
 static const dlg_sink_ops csv_ops = {
-    .version = 1,
+    .version = 2,
     .open = csv_open,
     .begin = csv_begin,
     .write = csv_write,
     .flush = csv_flush,
     .close = csv_close,
+    .check = csv_check,
 };
 
 static const dlg_plugin_desc csv_desc = {

@@ -63,6 +63,8 @@ typedef struct influx_http_conf {
 /* Validates the URL and prepares one reusable curl handle.  On a bad
  * configuration returns -DLG_EINVAL after h->error(). */
 int influx_http_open(const dlg_host *h, const influx_http_conf *conf, bool *v2, influx_http **out);
+/* What influx_http_open would refuse, without a handle or any traffic. */
+int influx_http_check(const dlg_host *h, const influx_http_conf *conf);
 /* The full write URL (for messages). */
 const char *influx_http_url(const influx_http *c);
 /* POSTs body; on anything but INFLUX_SENT, why gets a one-line reason:
@@ -72,6 +74,8 @@ void influx_http_close(influx_http *c);
 
 /* ---- UDP (influx_udp.c) ---- */
 int influx_udp_open(const dlg_host *h, const char *hostport, size_t payload, influx_udp **out);
+/* What influx_udp_open would refuse in hostport's syntax (no name lookup). */
+int influx_udp_check(const dlg_host *h, const char *hostport);
 /* host:port as configured (for messages). */
 const char *influx_udp_target(const influx_udp *u);
 /* Sends whole lines in datagrams of at most `payload` bytes.  UDP gives no
@@ -91,6 +95,8 @@ int influx_spool_reject(influx_sink *s, const char *body, size_t len);
  * spool is empty now, 1 when InfluxDB is still unreachable (spool kept),
  * or -code (a batch was rejected, or the spool could not be rewritten). */
 int influx_spool_replay(influx_sink *s, bool retry, uint64_t deadline_ns);
+/* How many points (lines) the spool holds now, not counting a sent prefix. */
+size_t influx_spool_points(const influx_sink *s);
 
 /* ---- delivery (influx_sink.c) ---- */
 /* One batch to InfluxDB with retries and backoff until deadline_ns.

@@ -153,16 +153,37 @@ static int setup_handle(const dlg_host *h, const influx_http_conf *conf, bool v2
     return 0;
 }
 
-int influx_http_open(const dlg_host *h, const influx_http_conf *conf, bool *v2, influx_http **out)
+/* 2.x (org, bucket, token) is all or nothing. */
+static int check_v2(const dlg_host *h, const influx_http_conf *conf, bool *v2)
 {
-    bool any2 = conf->org || conf->bucket || conf->token;
-    if (any2 && !(conf->org && conf->bucket && conf->token))
+    *v2 = conf->org || conf->bucket || conf->token;
+    if (*v2 && !(conf->org && conf->bucket && conf->token))
         return h->error(h, DLG_EINVAL, "InfluxDB 2.x needs all of org, bucket and token (missing %s)",
                         !conf->org ? "org" : !conf->bucket ? "bucket" : "token");
+    return 0;
+}
+
+int influx_http_check(const dlg_host *h, const influx_http_conf *conf)
+{
+    bool v2;
+    char *url = NULL;
+    int rc = check_v2(h, conf, &v2);
+    if (rc == 0)
+        rc = build_url(h, conf, v2, &url);
+    free(url);
+    return rc;
+}
+
+int influx_http_open(const dlg_host *h, const influx_http_conf *conf, bool *v2, influx_http **out)
+{
+    bool any2;
+    int rc = check_v2(h, conf, &any2);
+    if (rc != 0)
+        return rc;
     influx_http *c = calloc(1, sizeof *c);
     if (!c)
         return h->error(h, DLG_ENOMEM, "out of memory");
-    int rc = build_url(h, conf, any2, &c->url);
+    rc = build_url(h, conf, any2, &c->url);
     if (rc == 0)
         rc = setup_handle(h, conf, any2, c);
     if (rc != 0) {

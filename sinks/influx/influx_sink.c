@@ -211,6 +211,15 @@ static int influx_write(void *state, const dlg_point *pts, size_t n)
     return rc;
 }
 
+/* Nothing is lost, but not everything is delivered: -DLG_EAGAIN says so. */
+static int still_spooled(influx_sink *s)
+{
+    size_t n = influx_spool_points(s);
+    return s->h->error(s->h, DLG_EAGAIN, "InfluxDB at %s is still unreachable (%s); %zu point%s stay%s spooled "
+                       "in %s until `dlgauge flush` (or the next run) sends them", s->target, s->last_why, n,
+                       n == 1 ? "" : "s", n == 1 ? "s" : "", s->spool_path);
+}
+
 static int influx_flush(void *state, uint64_t timeout_ns)
 {
     influx_sink *s = state;
@@ -218,7 +227,9 @@ static int influx_flush(void *state, uint64_t timeout_ns)
     int rc = send_pending(s, deadline);
     if (s->degraded)
         keep_first(&rc, try_resend(s, true, deadline));
-    if (s->degraded)
+    if (s->degraded && rc == 0)
+        rc = still_spooled(s);
+    else if (s->degraded)
         s->h->log(s->h, DLG_LOG_WARN, "InfluxDB at %s is still unreachable (%s); points stay in %s until "
                   "`dlgauge flush` (or the next run) sends them", s->target, s->last_why, s->spool_path);
     if (s->fd >= 0 && fsync(s->fd) != 0 && errno != EINVAL)
@@ -283,12 +294,15 @@ static int open_http(influx_sink *s, const dlg_value *o)
     if (!(s->spool_dir = strdup(dir)) || !(s->spool_path = spool_file(dir, s->name, ".lp")) ||
         !(s->rejected_path = spool_file(dir, s->name, ".rejected.lp")))
         return s->h->error(s->h, DLG_ENOMEM, "influx %s: out of memory", s->name);
-    /* What a previous run could not send goes first. */
+    /* What a previous run could not send goes first; if it cannot, the one
+     * warning below says so (not enter_degraded's as well). */
+    s->warned_spool = true;
     uint64_t budget = s->timeout_ns * (uint64_t)(s->retries + 1) + (s->backoff_ns << (s->retries < 20 ? s->retries : 20));
     rc = try_resend(s, true, now_ns(s) + budget);
     if (rc == 0 && s->degraded)
         s->h->log(s->h, DLG_LOG_WARN, "%s: kept; InfluxDB at %s is unreachable (%s); new points are spooled "
                   "after it", s->spool_path, s->target, s->last_why);
+    s->warned_spool = s->degraded;
     return rc;
 }
 
@@ -313,7 +327,8 @@ static int open_transport(influx_sink *s, const dlg_value *o)
     return open_http(s, o);
 }
 
-static int influx_open(const dlg_host *h, const dlg_value *o, const char *name, void **state)
+/* The checks of the options alone, shared by open and check. */
+static int check_keys(const dlg_host *h, const dlg_value *o, const char *name)
 {
     int ways = !!opt_str(&o[OPT_PATH]) + !!opt_str(&o[OPT_URL]) + !!opt_str(&o[OPT_UDP]);
     if (ways != 1)
@@ -321,6 +336,29 @@ static int influx_open(const dlg_host *h, const dlg_value *o, const char *name, 
                         "%s", name, ways ? "more than one is set" : "none is set");
     if (!opt_str(&o[OPT_URL]) && (opt_str(&o[OPT_ORG]) || opt_str(&o[OPT_BUCKET]) || opt_str(&o[OPT_TOKEN])))
         return h->error(h, DLG_EINVAL, "sink %s: org, bucket and token need url = http://HOST:8086", name);
+    return 0;
+}
+
+/* --dry-run: what open() would refuse, without files or network traffic. */
+static int influx_check(const dlg_host *h, const dlg_value *o, const char *name)
+{
+    int rc = check_keys(h, o, name);
+    if (rc != 0)
+        return rc;
+    if (opt_str(&o[OPT_PATH]))
+        return sink_check_path(h, name, &o[OPT_PATH]);
+    if (opt_str(&o[OPT_UDP]))
+        return influx_udp_check(h, o[OPT_UDP].text);
+    influx_http_conf conf = {opt_str(&o[OPT_URL]), opt_str(&o[OPT_ORG]), opt_str(&o[OPT_BUCKET]),
+                             opt_str(&o[OPT_TOKEN]), opt_str(&o[OPT_USER]), opt_str(&o[OPT_PASSWORD]), 0};
+    return influx_http_check(h, &conf);
+}
+
+static int influx_open(const dlg_host *h, const dlg_value *o, const char *name, void **state)
+{
+    int rc = check_keys(h, o, name);
+    if (rc != 0)
+        return rc;
     influx_sink *s = calloc(1, sizeof *s);
     if (!s || !(s->name = strdup(name ? name : "influx"))) {
         free(s);
@@ -334,7 +372,7 @@ static int influx_open(const dlg_host *h, const dlg_value *o, const char *name, 
     s->timeout_ns = (uint64_t)(o[OPT_TIMEOUT].i > 0 ? o[OPT_TIMEOUT].i : 1000000);
     s->retries = o[OPT_RETRIES].i > 0 ? (int)o[OPT_RETRIES].i : 0;
     s->backoff_ns = (uint64_t)(o[OPT_BACKOFF].i > 0 ? o[OPT_BACKOFF].i : 0);
-    int rc = open_transport(s, o);
+    rc = open_transport(s, o);
     if (rc != 0) {
         influx_close(s);
         return rc;
@@ -344,12 +382,13 @@ static int influx_open(const dlg_host *h, const dlg_value *o, const char *name, 
 }
 
 static const dlg_sink_ops influx_ops = {
-    .version = 1,
+    .version = 2,
     .open = influx_open,
     .begin = NULL,
     .write = influx_write,
     .flush = influx_flush,
     .close = influx_close,
+    .check = influx_check,
 };
 
 static const dlg_plugin_desc influx_desc = {

@@ -128,6 +128,21 @@ static size_t chunk_end(const char *d, size_t off, size_t len, size_t batch)
     return off;
 }
 
+size_t influx_spool_points(const influx_sink *s)
+{
+    char *data = NULL;
+    size_t len = 0;
+    if (sink_read_file(s->spool_path, &data, &len) != 0)
+        return 0;
+    size_t off = read_sent_offset(s, len), n = 0;
+    for (const char *p = data + off, *e = data + len; p < e; n++) {
+        const char *nl = memchr(p, '\n', (size_t)(e - p));
+        p = nl ? nl + 1 : e;
+    }
+    free(data);
+    return n;
+}
+
 int influx_spool_replay(influx_sink *s, bool retry, uint64_t deadline_ns)
 {
     char *data = NULL;

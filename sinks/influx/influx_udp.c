@@ -43,12 +43,23 @@ static int split_hostport(const char *s, char *host, size_t hostlen, const char 
     return **port ? 0 : -1;
 }
 
-int influx_udp_open(const dlg_host *h, const char *hostport, size_t payload, influx_udp **out)
+int influx_udp_check(const dlg_host *h, const char *hostport)
 {
     char host[256];
     const char *port;
     if (split_hostport(hostport, host, sizeof host, &port) != 0)
         return h->error(h, DLG_EINVAL, "udp = %s: expected HOST:PORT (or [IPv6]:PORT)", hostport);
+    return 0;
+}
+
+int influx_udp_open(const dlg_host *h, const char *hostport, size_t payload, influx_udp **out)
+{
+    char host[256];
+    const char *port;
+    int rc = influx_udp_check(h, hostport);
+    if (rc != 0)
+        return rc;
+    split_hostport(hostport, host, sizeof host, &port);
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM}, *ai = NULL;
     int gai = getaddrinfo(host, port, &hints, &ai);
     if (gai != 0)

@@ -96,13 +96,20 @@ static int json_flush(void *state, uint64_t timeout_ns)
     return sink_fsync(s->h, s->fd, s->path);
 }
 
+/* --dry-run: what open() would refuse, found without creating anything. */
+static int json_check(const dlg_host *h, const dlg_value *opts, const char *name)
+{
+    return sink_check_path(h, name, &opts[OPT_PATH]);
+}
+
 static const dlg_sink_ops json_ops = {
-    .version = 1,
+    .version = 2,
     .open = json_open,
     .begin = NULL,
     .write = json_write,
     .flush = json_flush,
     .close = json_close,
+    .check = json_check,
 };
 
 static const dlg_plugin_desc json_desc = {

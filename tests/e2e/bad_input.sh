@@ -26,6 +26,8 @@ case_ini range $'[job a]\nworkload = sleep\ncpus = 99999' \
     "^dlgauge: range\.ini:3: \[job a\] cpus: 99999 is above the maximum 4096"
 case_ini unit $'[job a]\nworkload = sleep\n\nduration = 5 parsecs' \
     "^dlgauge: unit\.ini:4: \[job a\] duration: unknown duration unit 'parsecs'"
+case_ini notnum $'[job a]\nworkload = sleep\nduration = abc' \
+    "^dlgauge: notnum\.ini:3: \[job a\] duration: 'abc' is not a duration \(a number with an optional unit ns us ms s m h d \(bare: seconds\)\)"
 case_ini listelem $'[job a]\nworkload = stream\nkernel = copy, trid' \
     "^dlgauge: listelem\.ini:3: \[job a\] kernel: 'trid' is not one of" "did you mean 'triad'"
 unset DLG_E2E_UNSET_VAR
@@ -60,6 +62,19 @@ expect_one_error setval 2 "^dlgauge: --set: \[job a\] sleep: "
 run_cli onlyjob run ok.ini --job b
 expect_one_error onlyjob 2 "^dlgauge: ok\.ini: no \[job b\]"
 
+run_cli onlyjob2 run ok.ini --job a --job b
+expect_one_error onlyjob2 2 "^dlgauge: ok\.ini: no \[job b\]"
+
+# isolation = none has no cgroup and no watchdog: limits are an error, not ignored
+case_ini isolation $'[job a]\nworkload = sleep\nsleep = 3s\nisolation = none\ntimeout = 1s\nmemory = 1GiB' \
+    "^dlgauge: isolation\.ini:4: \[job a\] isolation = none cannot enforce memory, timeout: "
+[ ! -s isolation.out ] || fail "isolation: a cell ran: $(cat isolation.out)"
+case_ini isoglobal $'[global]\ncpu_quota = 0.5\n[job a]\nworkload = sleep\nisolation = none' \
+    "^dlgauge: isoglobal\.ini:5: \[job a\] isolation = none cannot enforce cpu_quota: "
+printf '[job a]\nworkload = sleep\nisolation = none\ntimeout = 0\ncpu_quota = 0\n' >isozero.ini
+run_cli isozero run isozero.ini --dry-run
+expect_rc isozero 0
+
 run_cli help help nosuchthing
 expect_one_error help 2 "^dlgauge: no workload, storage or sink is called 'nosuchthing'"
 
@@ -70,6 +85,31 @@ printf '[sink csv]\npath = %s/afile/out.csv\n[job a]\nworkload = sleep\niteratio
 run_cli unwritable run unwritable.ini
 expect_one_error unwritable 2 "afile/out\.csv" "^dlgauge: unwritable\.ini:1: \[sink csv\]"
 [ ! -s unwritable.out ] || fail "unwritable: a cell ran although the sink could not open: $(cat unwritable.out)"
+
+# --dry-run finds what opening a sink would refuse, without creating files or
+# sending anything (it used to say nothing and exit 0)
+case_dry() {
+    local name=$1 text=$2
+    shift 2
+    printf '%s\n' "$text" >"$name.ini"
+    run_cli "$name" run "$name.ini" --dry-run
+    expect_one_error "$name" 2 "$@"
+}
+case_dry drypathurl $'[sink influx]\npath = dry/x.lp\nurl = http://127.0.0.1:9/write?db=a\n[job a]\nworkload = sleep' \
+    "^dlgauge: drypathurl\.ini:1: \[sink influx\]" "exactly one of path .*more than one is set"
+case_dry dryprecision $'[sink influx]\nurl = http://127.0.0.1:9/write?db=a&precision=s\n[job a]\nworkload = sleep' \
+    "^dlgauge: dryprecision\.ini:1: \[sink influx\]" "precision=s: dlgauge sends nanosecond timestamps"
+case_dry drycsv "$(printf '[sink csv]\npath = %s/afile/out.csv\n[job a]\nworkload = sleep' "$WORK")" \
+    "^dlgauge: drycsv\.ini:1: \[sink csv\]" "afile/out\.csv: cannot create its directory: .*afile is not a directory"
+mkdir -p dry && echo "not a directory" >dry/afile
+case_dry dryjson $'[sink log]\ntype = json\npath = dry/afile/x.jsonl\n[job a]\nworkload = sleep' \
+    "^dlgauge: dryjson\.ini:1: \[sink log\]" "dry/afile/x\.jsonl: cannot create its directory"
+[ ! -e dry/x.lp ] || fail "--dry-run created the influx file"
+# a good configuration: --dry-run passes and still creates nothing
+printf '[sink csv]\npath = drynew/a/b.csv\n[sink lp]\ntype = influx\npath = drynew/c.lp\n[job a]\nworkload = sleep\n' >drygood.ini
+run_cli drygood run drygood.ini --dry-run
+expect_rc drygood 0
+[ ! -e drynew ] || fail "--dry-run created drynew/"
 
 # An unknown command-line option is a usage error (usage text follows).
 run_cli badopt run ok.ini --bogus

@@ -16,6 +16,23 @@ EOT
 diff dry.want dry.out >dry.diff || fail "dry run printed other cells:$(echo; cat dry.diff)"
 [ ! -s dry.err ] || fail "dry run wrote to stderr: $(cat dry.err)"
 
+# --job may be repeated: each named job runs, in file order (it used to run only the last)
+printf '[job a]\nworkload = noop\niterations = 10\n[job b]\nworkload = noop\niterations = 10\n[job c]\nworkload = noop\niterations = 10\n' >jobs.ini
+run_cli jobs run jobs.ini --job c --job a
+expect_rc jobs 0
+[ "$(grep -Eo '^\[[0-9]/[0-9]\] +[a-z]+' jobs.out | tr -s ' ' | tr '\n' ';')" = '[1/2] a;[2/2] c;' ] ||
+    fail "--job c --job a ran: $(cat jobs.out)"
+run_cli jobsdry run jobs.ini --job b --job a --job b --dry-run
+expect_rc jobsdry 0
+[ "$(grep -Eo '^(  [a-z]+ #[0-9]|[0-9]+ cells? in [0-9]+ jobs?)' jobsdry.out | tr '\n' ';')" = '2 cells in 2 jobs;  a #0;  b #0;' ] ||
+    fail "--dry-run --job b --job a --job b planned: $(cat jobsdry.out)"
+
+# the top-level usage lists every option of run, --resume included
+run_cli usage --help
+expect_rc usage 0
+grep -Eq '^  run FILE\.ini \[--job NAME\]\.\.\. .*\[--dry-run\] \[--resume\]' usage.out ||
+    fail "--help run line: $(grep 'run FILE' usage.out)"
+
 run_cli list list
 expect_rc list 0
 for re in '^workload +stream ' '^workload +sleep ' '^storage +posix ' '^sink +csv ' '^sink +json ' '^sink +influx '; do
@@ -28,6 +45,21 @@ grep -Eq '^workload +stream +1\.0 +/.*diag\.so +STREAM memory bandwidth \(copy, 
 # each plugin once, even when the folder is given as a different spelling
 run_cli list2 --plugin-dir "$PLUGDIR/../dlgauge/" list
 [ "$(grep -c '^workload  *sleep ' list2.out)" = 1 ] || fail "sleep listed $(grep -c '^workload  *sleep ' list2.out) times with --plugin-dir spelled differently"
+
+# two files with the same names: list marks the copy that is not used (the
+# first in search order wins), and "available:" names each plugin once
+mkdir -p shadow && cp "$PLUGDIR/diag.so" shadow/
+run_cli shadow --plugin-dir "$WORK/shadow" list
+expect_rc shadow 0
+grep -Eq "^workload +sleep +1\.0 +$WORK/shadow/diag\.so +sleeps " shadow.out || fail "shadow: the copy used: $(grep sleep shadow.out)"
+grep -Eq "^workload +sleep +1\.0 +/.*/diag\.so +\(shadowed by $WORK/shadow/diag\.so, not used\) sleeps " shadow.out ||
+    fail "shadow: the shadowed copy is not marked: $(grep sleep shadow.out)"
+[ "$(grep -c 'shadowed by' shadow.out)" = "$(grep -Ec "^[a-z]+ +[^ ]+ +[^ ]+ +$WORK/shadow/diag\.so " shadow.out)" ] ||
+    fail "shadow: not every shadowed entry is marked: $(cat shadow.out)"
+printf '[job a]\nworkload = sleeep\n' >shadow.ini
+run_cli shadowrun --plugin-dir "$WORK/shadow" run shadow.ini
+expect_one_error shadowrun 2 "unknown workload 'sleeep'" "available: .*sleep"
+[ "$(grep -o ' sleep ' shadowrun.err | wc -l)" = 1 ] || fail "shadowrun: available lists sleep more than once: $(cat shadowrun.err)"
 
 run_cli helpstream help stream
 expect_rc helpstream 0

@@ -87,4 +87,34 @@ for pat in 'noloss\.ini:11: \[job impossible\]' 'noloss\.ini:17: \[job setup_fai
            'noloss\.ini:21: \[job step_fails\]' 'noloss\.ini:28: \[job silent\]'; do
     [ "$(grep -Ec "^dlgauge: $pat" noloss.err)" = 1 ] || fail "stderr has not exactly one /$pat/ line: $(cat noloss.err)"
 done
+
+# An error raised by a storage backend names the job whose cell hit it, in
+# its own process and in dlgauge's (it used to start "[storage posix]").
+ini storerr.ini <<EOT
+[sink csv]
+path = $WORK/storerr.csv
+[job before]
+workload   = sleep
+sleep      = 1ms
+iterations = 2
+[job rd]
+workload   = io
+data       = raw:$WORK/nofile.bin
+iterations = 2
+[job rd_inproc]
+workload   = io
+data       = raw:$WORK/nofile.bin
+iterations = 2
+isolation  = none
+EOT
+run_cli storerr run storerr.ini
+expect_rc storerr 1
+want='\[storage posix\] posix: .*nofile\.bin: cannot open'
+for row in 1:7:rd 2:11:rd_inproc; do
+    IFS=: read -r n line job <<<"$row"
+    err=$("$PY" "$E2E/e2e_check.py" get storerr.csv "$n" error)
+    echo "$err" | grep -Eq "^storerr\.ini:$line: \[job $job\] $want" || fail "storerr row $n: error '$err'"
+    [ "$(grep -Ec "^dlgauge: storerr\.ini:$line: \[job $job\] $want" storerr.err)" = 1 ] ||
+        fail "storerr: stderr has not exactly one line for job $job: $(cat storerr.err)"
+done
 finish

@@ -268,6 +268,11 @@ static const bad_case bad_cases[] = {
     {"[global]\nsinks = nope\n[job a]\nworkload = sleep\n", 2, {"[global] sinks: there is no [sink nope] section"}},
     {"[global]\nrepeat = 0\n[job a]\nworkload = sleep\n", 2, {"[job a] repeat: 0 is below the minimum 1"}},
     {"[global]\n", 0, {"no [job NAME] sections: nothing to run"}},
+    /* isolation = none cannot enforce limits: an error, not silently ignored */
+    {"[job a]\nworkload = sleep\ntimeout = 1s\nisolation = none\nmemory = 1GiB\n", 4,
+     {"[job a] isolation = none cannot enforce memory, timeout: "}},
+    {"[global]\ncpu_quota = 0, 1.5\n[job a]\nworkload = sleep\nisolation = none\n", 5,
+     {"[job a] isolation = none cannot enforce cpu_quota: "}},
 };
 
 static void plan_errors(void **state)
@@ -306,6 +311,27 @@ static void set_and_only_job(void **state)
     done(&f);
 }
 
+/* --job repeated: every named job, in file order; any unknown name fails */
+static void several_jobs(void **state)
+{
+    fixture f;
+    static const char text[] = "[job a]\nworkload = sleep\n[job b]\nworkload = stream\n[job c]\nworkload = noop\n";
+    const char *ca[] = {"c", "a", "c"}, *bad[] = {"a", "d"};
+    assert_int_equal(build(state, &f, text, NULL), 0);
+    dlg_plan_free(&f.plan);
+    assert_int_equal(dlg_plan_build_jobs(&f.plan, &f.cfg, &f.reg, ca, 3, f.err, sizeof f.err), 0);
+    assert_int_equal(f.plan.njobs, 2);
+    assert_string_equal(f.plan.jobs[0].name, "a");
+    assert_string_equal(f.plan.jobs[1].name, "c");
+    dlg_plan_free(&f.plan);
+    assert_int_not_equal(dlg_plan_build_jobs(&f.plan, &f.cfg, &f.reg, bad, 2, f.err, sizeof f.err), 0);
+    rt_assert_error_at(f.err, f.path, 0, "no [job d]", END);
+    done(&f);
+    /* isolation = none with no limit, or limits of 0 ("none"), is fine */
+    assert_int_equal(build(state, &f, "[job a]\nworkload = sleep\nisolation = none\ntimeout = 0\n", NULL), 0);
+    done(&f);
+}
+
 /* A workload loaded from a file given in the job, and its required option. */
 static void plugin_key(void **state)
 {
@@ -341,6 +367,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(storages_and_sinks, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(plan_errors, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(set_and_only_job, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(several_jobs, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(plugin_key, rt_dir_setup, rt_dir_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

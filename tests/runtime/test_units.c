@@ -86,6 +86,10 @@ static void durations(void **state)
             fail_msg("duration '%s' accepted as %lld", bad[i], (long long)v);
     dlg_parse_duration("5 parsecs", &v, why, sizeof why);
     assert_non_null(strstr(why, "unknown duration unit 'parsecs'"));
+    /* a bare number is accepted, so the message must not ask for a unit */
+    assert_int_not_equal(dlg_parse_duration("abc", &v, why, sizeof why), 0);
+    assert_string_equal(why, "'abc' is not a duration (a number with an optional unit ns us ms s m h d "
+                             "(bare: seconds))");
     char buf[32];
     dlg_format_duration(60000000000ll, buf, sizeof buf);
     assert_string_equal(buf, "60s");

@@ -250,11 +250,14 @@ static void test_outage_spools_and_replays_once(void **state)
 
     void *st = open_sink(s, &m, "dlgtest", "spool2", "batch=2", "retries=1", &ops, 0);
     write_seq(ops, st, "spooltest", 0, 5); /* 2 batches spooled, 1 point pending */
-    assert_int_equal(ops->flush(st, 2000000000u), 0); /* spools, does not fail */
+    /* spools, loses nothing, and says what stays undelivered and where */
+    assert_int_equal(ops->flush(st, 2000000000u), -DLG_EAGAIN);
     ops->close(st);
-    assert_int_equal(m.errors, 0);
+    assert_int_equal(m.errors, 1);
     assert_true(m.warnings >= 1);
     char *spool = st_join(s->dir, "spool2/influx.lp");
+    assert_non_null(strstr(m.last_error, "5 points stay spooled in "));
+    assert_non_null(strstr(m.last_error, spool));
     char *text = st_slurp(spool, NULL);
     assert_non_null(text);
     assert_int_equal(st_count_lines(text), 5);
