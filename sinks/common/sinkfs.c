@@ -135,6 +135,19 @@ int sink_open_append(const struct dlg_host *h, const char *sink_name, const stru
     return 0;
 }
 
+int sink_end_cut_line(const struct dlg_host *h, int fd, const char *path)
+{
+    struct stat st;
+    char last = '\n';
+    if (fstat(fd, &st) != 0)
+        return h->error(h, DLG_EIO, "%s: %s", path, strerror(errno));
+    if (st.st_size == 0 || pread(fd, &last, 1, st.st_size - 1) != 1 || last == '\n')
+        return 0;
+    h->log(h, DLG_LOG_WARN, "%s: last line was incomplete; continuing on a new line", path);
+    int e = sink_write_all(fd, "\n", 1);
+    return e ? h->error(h, DLG_EIO, "%s: cannot end the incomplete last line: %s", path, strerror(e)) : 0;
+}
+
 /* The nearest existing ancestor directory of path's directory into dir
  * (at least "." or "/"); st describes it. */
 static int nearest_existing(const char *path, char *dir, size_t dirlen, struct stat *st)

@@ -32,6 +32,11 @@ struct dlg_value;
 int sink_open_append(const struct dlg_host *h, const char *sink_name, const struct dlg_value *path_opt,
                      int access, int *fd, char **path_copy);
 
+/* Ends a last line cut short by an earlier crash (with a warning), so the
+ * first new record starts a line of its own instead of gluing onto a
+ * fragment.  fd must be readable (O_RDWR).  0, or -code after reporting. */
+int sink_end_cut_line(const struct dlg_host *h, int fd, const char *path);
+
 /* What sink_open_append would find wrong with the `path` option, found
  * without creating or writing anything (for a sink's check op): an existing
  * path must be a writable non-directory, else the nearest existing ancestor

@@ -153,14 +153,8 @@ static int start_file(csv_sink *s)
     if (rc != 0)
         return rc;
     /* A row cut short by an earlier crash must not swallow our first row. */
-    char last = '\n';
-    if (pread(s->fd, &last, 1, st.st_size - 1) == 1 && last != '\n') {
-        s->h->log(s->h, DLG_LOG_WARN, "%s: last line was incomplete; continuing on a new line", s->path);
-        sbuf_truncate(&s->row, 0);
-        sbuf_addc(&s->row, '\n');
-        if ((rc = write_out(s, "line end")) != 0)
-            return rc;
-    }
+    if ((rc = sink_end_cut_line(s->h, s->fd, s->path)) != 0)
+        return rc;
     s->have_header = true;
     return 0;
 }

@@ -313,11 +313,11 @@ static int open_transport(influx_sink *s, const dlg_value *o)
             return s->h->error(s->h, DLG_ENOMEM, "influx %s: out of memory", s->name);
         s->target = s->path;
         int e = sink_mkdir_parents(s->path);
-        if (!e && (s->fd = open(s->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666)) < 0)
+        if (!e && (s->fd = open(s->path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0666)) < 0)
             e = errno;
         if (e)
             return s->h->error(s->h, DLG_EIO, "%s: cannot open for writing: %s", s->path, strerror(e));
-        return 0;
+        return sink_end_cut_line(s->h, s->fd, s->path); /* a point cut short by a crash */
     }
     if (opt_str(&o[OPT_UDP])) {
         int rc = influx_udp_open(s->h, o[OPT_UDP].text, (size_t)o[OPT_UDP_PAYLOAD].i, &s->udp);

@@ -54,7 +54,11 @@ static int json_open(const dlg_host *h, const dlg_value *opts, const char *name,
         return h->error(h, DLG_ENOMEM, "sink %s: out of memory", name);
     s->h = h;
     s->progress = opts[OPT_PROGRESS].i != 0;
-    int rc = sink_open_append(h, name, &opts[OPT_PATH], O_WRONLY, &s->fd, &s->path);
+    int rc = sink_open_append(h, name, &opts[OPT_PATH], O_RDWR, &s->fd, &s->path);
+    if (rc == 0 && (rc = sink_end_cut_line(h, s->fd, s->path)) < 0) {
+        close(s->fd);
+        free(s->path);
+    }
     if (rc < 0) {
         free(s);
         return rc;

@@ -114,10 +114,39 @@ static void test_option_errors(void **unused)
     assert_null(st);
 }
 
+/* A point cut short by a crash: the next run ends its line (one warning),
+ * so its own points are not glued onto the fragment. */
+static void test_file_cut_last_line(void **unused)
+{
+    char *dir = st_tempdir(), *path = st_join(dir, "cut.lp");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("dlgauge_result,job=a throughput=12", f);
+    assert_int_equal(fclose(f), 0);
+    char opt[4200];
+    snprintf(opt, sizeof opt, "path=%s", path);
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    const char *ov[] = {opt, NULL};
+    void *st = open_influx(&m, ov, &ops);
+    assert_int_equal(m.warnings, 1);
+    write_points(ops, st);
+    ops->close(st);
+    char *text = st_slurp(path, NULL);
+    assert_non_null(strstr(text, "dlgauge_result,job=a throughput=12\ndlgauge_result,job=resnet50,run_id=r\\ 1 "));
+    assert_int_equal(m.errors, 0);
+    free(text);
+    st_rmtree(dir);
+    free(path);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_file_read_back),
+        cmocka_unit_test(test_file_cut_last_line),
         cmocka_unit_test(test_option_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

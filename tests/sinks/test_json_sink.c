@@ -122,11 +122,46 @@ static void test_disk_full(void **unused)
     assert_non_null(strstr(m.last_error, "/dev/full: disk full (ENOSPC)"));
 }
 
+/* A last line cut short by a crash: the next run ends it (one warning) and
+ * its own records start on lines of their own, each parseable. */
+static void test_cut_last_line(void **unused)
+{
+    char *dir = st_tempdir(), *path = st_join(dir, "cut.jsonl");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"measurement\":\"dlgauge_result\",\"tags\":{\"job\":\"a\"},\"fields\":{\"thr", f);
+    assert_int_equal(fclose(f), 0);
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    void *st = open_json(&m, path, NULL, &ops);
+    assert_int_equal(m.warnings, 1);
+    assert_non_null(strstr(m.last_log, "last line was incomplete"));
+    write_points(ops, st);
+    ops->close(st);
+    char *text = st_slurp(path, NULL);
+    assert_int_equal(st_count_lines(text), 2);
+    char *second = strchr(text, '\n') + 1;
+    json_object *o = json_tokener_parse(second);
+    assert_non_null(o);
+    json_object_put(o);
+    /* a whole file: nothing to end, no warning */
+    st = open_json(&m, path, NULL, &ops);
+    ops->close(st);
+    assert_int_equal(m.warnings, 1);
+    assert_int_equal(m.errors, 0);
+    free(text);
+    st_rmtree(dir);
+    free(path);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_read_back),
         cmocka_unit_test(test_disk_full),
+        cmocka_unit_test(test_cut_last_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
