@@ -1,8 +1,8 @@
 /* The recommendation.  Per GPU of an instance, its vCPUs, memory and best
  * attachable disk must reach every knee of every selected group.  Its
- * expected throughput is the measured cell at the instance's own resources
- * (largest measured value it can supply on each axis, other axes at their
- * best) times its GPU count: data-parallel scaling, an upper bound.  A host
+ * expected throughput is the best measured cell within the instance's own
+ * resources (other axes at their best) times its GPU count: data-parallel
+ * scaling, an upper bound.  A host
  * workload (no GPU fed, rep_group.per_gpu false) takes the whole instance
  * and is not multiplied: its GPUs do not run it. */
 #define _GNU_SOURCE
@@ -60,38 +60,50 @@ static bool is_resource(const rep_axis *ax)
     return ax->kind == REP_AX_CPUS || is_memory(ax) || ax->kind == REP_AX_STORAGE;
 }
 
+/* The best ok cell the instance can run: each resource value one it
+ * supplies (more vCPUs, memory or a faster disk can always run a smaller
+ * configuration, so a slower larger cell does not count against it), the
+ * other axes at the best cell's values.  -1 if none was measured. */
+static long best_supplied(const rep_group *g, const rep_instance *in, const rep_disks *disks)
+{
+    const rep_cell *best = &g->cells[g->best];
+    long pick = -1;
+    for (size_t c = 0; c < g->ncells; c++) {
+        const rep_cell *cell = &g->cells[c];
+        bool ok = cell->ok;
+        for (size_t a = 0; a < g->naxes && ok; a++) {
+            const rep_axis *ax = &g->axes[a];
+            ok = is_resource(ax) ? supplies(g, in, ax, cell->coord[a], disks) : cell->coord[a] == best->coord[a];
+        }
+        if (ok && (pick < 0 || cell->thr > g->cells[pick].thr))
+            pick = (long)c;
+    }
+    return pick;
+}
+
 static void fit_group(rep_fit *f, const rep_model *m, size_t gi, const rep_instance *in, const rep_disks *disks)
 {
     const rep_group *g = &m->g[gi];
     double ncopies = copies(g, in);
-    size_t coord[64];
     f->meets = true;
     f->energy_item = NAN;
-    const rep_cell *best = &g->cells[g->best];
-    for (size_t a = 0; a < g->naxes && a < 64; a++) {
+    for (size_t a = 0; a < g->naxes && f->meets; a++) {
         const rep_axis *ax = &g->axes[a];
-        coord[a] = best->coord[a];
-        if (!is_resource(ax))
-            continue;
         size_t kv = g->knees[a].val;
-        if (f->meets && !supplies(g, in, ax, kv, disks)) {
-            f->meets = false;
-            char tag[96];
-            rep_group_tag(m, gi, tag, sizeof tag);
-            snprintf(f->why, sizeof f->why, "%s needs %s %s%s", tag, ax->key,
-                     ax->kind == REP_AX_STORAGE ? "like " : ">= ", ax->vals[kv]);
-            if (ax->kind != REP_AX_STORAGE && g->per_gpu)
-                snprintf(f->why + strlen(f->why), sizeof f->why - strlen(f->why), " per GPU");
-        }
-        for (size_t v = 0; v < ax->n; v++)
-            if (supplies(g, in, ax, v, disks))
-                coord[a] = v; /* values ascend: the last supplied is the largest */
+        if (!is_resource(ax) || supplies(g, in, ax, kv, disks))
+            continue;
+        f->meets = false;
+        char tag[96];
+        rep_group_tag(m, gi, tag, sizeof tag);
+        snprintf(f->why, sizeof f->why, "%s needs %s %s%s%s", tag, ax->key, ax->kind == REP_AX_STORAGE ? "like " : ">= ",
+                 ax->vals[kv], ax->kind != REP_AX_STORAGE && g->per_gpu ? " per GPU" : "");
     }
-    long c = g->naxes <= 64 ? rep_group_find(g, coord) : -1;
-    if (c >= 0 && g->cells[c].ok) {
+    long c = best_supplied(g, in, disks);
+    if (c >= 0) {
         f->thr = g->cells[c].thr * ncopies;
         f->energy_item = g->cells[c].energy_item;
     } else {
+        const rep_cell *best = &g->cells[g->best];
         double lo = best->thr;
         for (size_t a = 0; a < g->naxes; a++)
             if (is_resource(&g->axes[a]) && g->cells[g->knees[a].cell].thr < lo)

@@ -288,9 +288,9 @@ void rep_reco_basis(const rep_report *r, char *buf, size_t len)
         if (reco_selected(r, gi))
             *(r->model.g[gi].per_gpu ? &nper : &nhost) += 1;
     n += (size_t)snprintf(buf, len, "expected throughput: %s",
-                          nper ? "the measured cell at each instance's per-GPU resources times its GPUs "
+                          nper ? "the best measured cell within each instance's per-GPU resources times its GPUs "
                                  "(a data-parallel upper bound)"
-                               : "the measured cell at each instance's vCPUs and memory, once (no workload fed a GPU)");
+                               : "the best measured cell within each instance's vCPUs and memory, once (no workload fed a GPU)");
     for (size_t gi = 0; nper && nhost && gi < r->model.n && n < len; gi++) {
         if (!reco_selected(r, gi) || r->model.g[gi].per_gpu)
             continue;
@@ -298,7 +298,7 @@ void rep_reco_basis(const rep_report *r, char *buf, size_t len)
         n += (size_t)snprintf(buf + n, len - n, "%s%s", k++ ? ", " : "; for ", tag);
     }
     if (nper && nhost && n < len)
-        n += (size_t)snprintf(buf + n, len - n, ", which fed no GPU, the cell at the whole instance's resources, once");
+        n += (size_t)snprintf(buf + n, len - n, ", which fed no GPU, the best cell within the whole instance's resources, once");
     if (n < len)
         n += (size_t)snprintf(buf + n, len - n, "; est. = no such cell was measured, the smallest knee throughput is used");
     k = 0;

@@ -521,7 +521,7 @@ static void test_host_workload_whole_instance(void **state)
     char note[2048];
     rep_reco_basis(&r, note, sizeof note);
     assert_non_null(strstr(note, "per-GPU resources times its GPUs"));
-    assert_non_null(strstr(note, "; for preprocess, which fed no GPU, the cell at the whole instance's resources"));
+    assert_non_null(strstr(note, "; for preprocess, which fed no GPU, the best cell within the whole instance's resources"));
     char order[128];
     snprintf(order, sizeof order, "a value per group in the columns: %s / %s", r.model.g[0].workload,
              r.model.g[1].workload);
@@ -649,6 +649,32 @@ static void test_jsonl_cut_last_line(void **state)
     }
 }
 
+/* A larger cell measured slower than a smaller one (noise, or threads that
+ * hurt): an instance that can supply the larger can run the smaller, so it
+ * is credited with the best cell within its resources. */
+static void test_expected_is_best_within_resources(void **state)
+{
+    (void)state;
+    rep_report r = {.target = 0.95};
+    model_from_csv("time,cpus,host,job,mode,run_id,status,workload,throughput,throughput_ci95,throughput_stddev,"
+                   "unit,items,repeats,wall_s,au,version\n"
+                   "2026-11-30T10:00:01Z,1,lab,feed,-,run1,ok,io-pipeline,300,0,0,images,300,1,1,0.95,0.1.0\n"
+                   "2026-11-30T10:00:02Z,2,lab,feed,-,run1,ok,io-pipeline,200,0,0,images,200,1,1,0.95,0.1.0\n",
+                   &r.rows, &r.model);
+    char err[512];
+    assert_int_equal(rep_catalog_load(&r.cat, fixture("catalog.ini"), err, sizeof err), 0);
+    assert_int_equal(rep_recommend(&r.reco, &r.model, NULL, &r.cat, &r.disks, NULL, err, sizeof err), 0);
+    for (size_t i = 0; i < r.reco.n; i++) {
+        const rep_choice *ch = &r.reco.v[i];
+        assert_false(ch->fits[0].estimated);
+        assert_near(ch->fits[0].thr, 300.0 * ch->inst->gpus, 1e-9); /* the cpus = 1 cell, never 200 */
+    }
+    rep_reco_free(&r.reco);
+    rep_catalog_free(&r.cat);
+    rep_model_free(&r.model);
+    rep_rows_free(&r.rows);
+}
+
 static void test_shipped_catalogs_load(void **state)
 {
     (void)state;
@@ -689,6 +715,7 @@ int main(void)
         cmocka_unit_test(test_saturated_loader_threads),
         cmocka_unit_test(test_reco_caveat_cpu_groups),
         cmocka_unit_test(test_host_workload_whole_instance),
+        cmocka_unit_test(test_expected_is_best_within_resources),
         cmocka_unit_test(test_csv_skips_cut_row),
         cmocka_unit_test(test_jsonl_cut_last_line),
     };
