@@ -89,6 +89,7 @@ static int parse_line(dlg_lst *l, lst_build *b, char *line, const char *name, si
                       dlg_data_err *err)
 {
     char *fields[3];
+    line = trim(line); /* im2rec.py strips the line before splitting at tabs */
     char *first_tab = strchr(line, '\t'), *last_tab = strrchr(line, '\t');
     if (!first_tab || first_tab == last_tab)
         return dlg_data_fail(err, DLG_ECORRUPT,

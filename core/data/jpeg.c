@@ -11,6 +11,8 @@ struct dlg_jpeg {
     tjhandle enc;       /* created on the first encode */
     unsigned char *out; /* encode buffer (tjAlloc'd, grown on demand) */
     unsigned long out_cap;
+    uint8_t *cmyk;      /* CMYK/YCCK sources decode here first (grown on demand) */
+    size_t cmyk_cap;
 };
 
 int dlg_jpeg_new(dlg_jpeg **out, dlg_data_err *err)
@@ -36,6 +38,7 @@ void dlg_jpeg_free(dlg_jpeg *j)
     if (j->enc)
         tjDestroy(j->enc);
     tjFree(j->out);
+    free(j->cmyk);
     free(j);
 }
 
@@ -56,12 +59,32 @@ int dlg_jpeg_is_jpeg(const void *buf, size_t len)
     return len >= 3 && p[0] == 0xFF && p[1] == 0xD8 && p[2] == 0xFF;
 }
 
+/* Names the format when it is a common one: "not a JPEG" alone leaves a
+ * user with PNG records (im2rec --encoding .png) guessing. */
+static int not_jpeg(const void *buf, size_t len, const char *what, dlg_data_err *err)
+{
+    static const struct {
+        const char *magic, *name;
+    } kinds[] = {{"\x89PNG", "PNG"}, {"GIF8", "GIF"}, {"BM", "BMP"}, {"RIFF", "WebP"}};
+    for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
+        size_t n = strlen(kinds[i].magic);
+        if (len >= n && memcmp(buf, kinds[i].magic, n) == 0)
+            return dlg_data_fail(err, DLG_ECORRUPT,
+                                 "%s: not a JPEG but a %s image (%zu bytes): only JPEG is "
+                                 "decoded", what,
+                                 kinds[i].name, len);
+    }
+    if (len == 0)
+        return dlg_data_fail(err, DLG_ECORRUPT, "%s: not a JPEG (an empty file or record)", what);
+    return dlg_data_fail(err, DLG_ECORRUPT, "%s: not a JPEG (%zu bytes, no SOI marker)", what,
+                         len);
+}
+
 int dlg_jpeg_header(dlg_jpeg *j, const void *buf, size_t len, const char *what,
                     dlg_jpeg_info *info, dlg_data_err *err)
 {
     if (!dlg_jpeg_is_jpeg(buf, len))
-        return dlg_data_fail(err, DLG_ECORRUPT, "%s: not a JPEG (%zu bytes, no SOI marker)", what,
-                             len);
+        return not_jpeg(buf, len, what, err);
     if (len > (size_t)0xFFFFFFFFu)
         return dlg_data_fail(err, DLG_ECORRUPT, "%s: JPEG of %zu bytes is too large", what, len);
     int w = 0, h = 0, ss = 0, cs = 0;
@@ -106,15 +129,85 @@ int dlg_jpeg_scaled(int dim, dlg_jpeg_scale s)
     return (int)(((int64_t)dim * s.num + s.denom - 1) / s.denom);
 }
 
-/* libjpeg's "premature end of data" is only a warning; a stream that still
- * ends with EOI (FF D9, possibly followed by padding) was complete. */
-static int ends_with_eoi(const uint8_t *p, size_t len)
+/* Offset of the first SOS marker (where the image data starts), or len
+ * when the headers are cut short.  Walks the marker segments, so an EXIF
+ * thumbnail's EOI before it is never taken for the image's. */
+static size_t first_scan(const uint8_t *p, size_t len)
 {
-    size_t stop = len > 4096 ? len - 4096 : 0;
+    size_t i = 2;
+    while (i + 4 <= len) {
+        if (p[i] != 0xFF) /* stray bytes between segments: libjpeg skips them */
+            return i;
+        uint8_t m = p[i + 1];
+        if (m == 0xDA)
+            return i;
+        if (m == 0xFF || m == 0x01 || (m >= 0xD0 && m <= 0xD7)) { /* fill byte, no length */
+            i += m == 0xFF ? 1 : 2;
+            continue;
+        }
+        i += 2 + ((size_t)p[i + 2] << 8 | p[i + 3]);
+    }
+    return len;
+}
+
+int dlg_jpeg_has_eoi(const void *buf, size_t len)
+{
+    const uint8_t *p = buf;
+    size_t stop = len > 4096 ? len - 4096 : 0, sos = first_scan(p, len);
+    if (stop < sos)
+        stop = sos;
     for (size_t i = len; i >= stop + 2; i--)
         if (p[i - 2] == 0xFF && p[i - 1] == 0xD9)
             return 1;
     return 0;
+}
+
+/* tjDecompress2 into dst (pixel format pf, pixel size ps), tolerating only
+ * warnings on a stream that still ends with EOI. */
+static int decompress(dlg_jpeg *j, const void *buf, size_t len, const char *what, uint8_t *dst,
+                      int sw, int sh, int pf, int ps, dlg_data_err *err)
+{
+    if (tjDecompress2(j->dec, buf, (unsigned long)len, dst, sw, sw * ps, sh, pf, 0) == 0)
+        return 0;
+    if (tjGetErrorCode(j->dec) == TJERR_WARNING && dlg_jpeg_has_eoi(buf, len))
+        return 0;
+    int rc = dlg_data_fail(err, DLG_ECORRUPT, "%s: corrupt JPEG (%zu bytes): %s", what, len,
+                           tjGetErrorStr2(j->dec));
+    reset_dec(j);
+    return rc;
+}
+
+/* TurboJPEG cannot turn CMYK into RGB (ImageNet has a few Photoshop CMYK
+ * files).  Adobe stores CMYK inverted (255 = no ink); like OpenCV and
+ * Pillow, R = k - (255 - c) * k / 255 on the stored values, rounded as
+ * Pillow's MULDIV255. */
+static void cmyk_to_rgb(const uint8_t *cmyk, size_t n, uint8_t *rgb)
+{
+    for (size_t i = 0; i < n; i++, cmyk += 4, rgb += 3) {
+        unsigned k = cmyk[3];
+        for (int c = 0; c < 3; c++) {
+            unsigned t = (255u - cmyk[c]) * k + 128u;
+            rgb[c] = (uint8_t)(k - (((t >> 8) + t) >> 8));
+        }
+    }
+}
+
+static int decode_cmyk(dlg_jpeg *j, const void *buf, size_t len, const char *what, int sw,
+                       int sh, uint8_t *rgb, dlg_data_err *err)
+{
+    size_t n = (size_t)sw * (size_t)sh;
+    if (n * 4 > j->cmyk_cap) {
+        uint8_t *p = realloc(j->cmyk, n * 4);
+        if (!p)
+            return dlg_data_fail(err, DLG_ENOMEM, "%s: out of memory for a %dx%d CMYK image",
+                                 what, sw, sh);
+        j->cmyk = p;
+        j->cmyk_cap = n * 4;
+    }
+    int rc = decompress(j, buf, len, what, j->cmyk, sw, sh, TJPF_CMYK, 4, err);
+    if (rc == 0)
+        cmyk_to_rgb(j->cmyk, n, rgb);
+    return rc;
 }
 
 int dlg_jpeg_decode(dlg_jpeg *j, const void *buf, size_t len, const char *what,
@@ -129,14 +222,12 @@ int dlg_jpeg_decode(dlg_jpeg *j, const void *buf, size_t len, const char *what,
     if ((size_t)sw * (size_t)sh * 3 > cap)
         return dlg_data_fail(err, DLG_EINVAL, "%s: %dx%d RGB needs %zu bytes, buffer has %zu",
                              what, sw, sh, (size_t)sw * sh * 3, cap);
-    if (tjDecompress2(j->dec, buf, (unsigned long)len, rgb, sw, sw * 3, sh, TJPF_RGB, 0) != 0) {
-        if (tjGetErrorCode(j->dec) != TJERR_WARNING || !ends_with_eoi(buf, len)) {
-            rc = dlg_data_fail(err, DLG_ECORRUPT, "%s: corrupt JPEG (%zu bytes): %s", what, len,
-                               tjGetErrorStr2(j->dec));
-            reset_dec(j);
-            return rc;
-        }
-    }
+    if (info.colorspace == TJCS_CMYK || info.colorspace == TJCS_YCCK)
+        rc = decode_cmyk(j, buf, len, what, sw, sh, rgb, err);
+    else
+        rc = decompress(j, buf, len, what, rgb, sw, sh, TJPF_RGB, 3, err);
+    if (rc < 0)
+        return rc;
     *w = sw;
     *h = sh;
     return 0;

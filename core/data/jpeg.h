@@ -36,6 +36,12 @@ void dlg_jpeg_free(dlg_jpeg *j);
 /* True when buf starts like a JPEG (SOI marker). */
 int dlg_jpeg_is_jpeg(const void *buf, size_t len);
 
+/* True when the stream ends with an EOI marker (FF D9, possibly followed
+ * by up to 4 KiB of padding) after its first scan: libjpeg takes a stream
+ * cut short for a warning only, and an EXIF thumbnail's EOI in the headers
+ * must not make a truncated file look complete. */
+int dlg_jpeg_has_eoi(const void *buf, size_t len);
+
 int dlg_jpeg_header(dlg_jpeg *j, const void *buf, size_t len, const char *what,
                     dlg_jpeg_info *info, dlg_data_err *err);
 

@@ -23,14 +23,27 @@ static bool parse_i32(const char *s, int32_t *out)
     return true;
 }
 
+/* Drops trailing blanks: "path 3 " would otherwise split at the last blank
+ * into an empty label (Caffe's atoi makes that a silent label 0). */
+static void trim_end(char *line)
+{
+    size_t n = strlen(line);
+    while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t'))
+        line[--n] = '\0';
+}
+
 static int parse_line(dlg_filelist *l, size_t *cap, char *line, const char *name, size_t lineno,
                       dlg_data_err *err)
 {
+    trim_end(line);
     char *sp = strrchr(line, ' ');
     if (!sp)
         return dlg_data_fail(err, DLG_ECORRUPT,
-                             "%s:%zu: expected 'relative/path label' (no space found)", name,
-                             lineno);
+                             "%s:%zu: expected 'relative/path label' (no space found%s)", name,
+                             lineno,
+                             strchr(line, '\t') ? "; tab-separated fields are im2rec's .lst "
+                                                  "format, not a convert_imageset list"
+                                                : "");
     *sp = '\0';
     int32_t label;
     if (!parse_i32(sp + 1, &label))

@@ -82,7 +82,7 @@ static void fail(dlg_loader *l, const dlg_data_err *err)
 
 static int keep_raw(slot *sl, int i, const dlg_ld_item *it, dlg_data_err *err)
 {
-    const uint8_t *p = it->bytes ? it->bytes : it->pixels;
+    const uint8_t *p = it->pixels ? it->pixels : it->bytes;
     if (it->len > sl->raw_cap[i]) {
         size_t cap = sl->raw_cap[i] ? sl->raw_cap[i] : 64 * 1024;
         while (cap < it->len)
@@ -94,7 +94,8 @@ static int keep_raw(slot *sl, int i, const dlg_ld_item *it, dlg_data_err *err)
         sl->raw[i] = q;
         sl->raw_cap[i] = cap;
     }
-    memcpy(sl->raw[i], p, it->len);
+    if (it->len > 0) /* an empty file has no buffer behind it */
+        memcpy(sl->raw[i], p, it->len);
     sl->raw_len[i] = it->len;
     return 0;
 }
@@ -102,6 +103,16 @@ static int keep_raw(slot *sl, int i, const dlg_ld_item *it, dlg_data_err *err)
 static bool skippable(int code)
 {
     return code != DLG_ENOMEM && code != DLG_ESTOP && code != DLG_EINTERNAL;
+}
+
+/* skip_corrupt found nothing readable: the message keeps the last record's
+ * reason (copied first: err->msg is both the source and the destination). */
+static int give_up(dlg_data_err *err, int tried)
+{
+    char last[sizeof err->msg];
+    snprintf(last, sizeof last, "%s", err->msg);
+    return dlg_data_fail(err, DLG_ECORRUPT, "skip_corrupt: %d record%s in a row could not be "
+                         "read; last: %s", tried, tried == 1 ? "" : "s", last);
 }
 
 /* Reads and processes stream item s into its slot; a corrupt record is
@@ -131,9 +142,7 @@ static int fill_item(dlg_loader *l, worker *w, slot *sl, uint64_t s, dlg_data_er
         if (!cfg->skip_corrupt || !skippable(-rc))
             return rc;
         if (tries + 1 >= SKIP_TRIES || (uint64_t)tries + 1 >= l->n)
-            return dlg_data_fail(err, DLG_ECORRUPT,
-                                 "%d records in a row could not be read; last: %s", tries + 1,
-                                 err->msg);
+            return give_up(err, tries + 1);
         atomic_fetch_add(&sl->skipped, 1);
         if (!l->warned_skip) { /* a benign race: at worst a second line */
             l->warned_skip = true;

@@ -4,6 +4,7 @@
 #include "listfile.h"
 #include "loader_src.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,11 @@ typedef struct files_worker {
 static const char *files_file_path(const dlg_ld_src *base, size_t i, char *buf, size_t cap)
 {
     const files_src *s = (const files_src *)base;
-    snprintf(buf, cap, "%s/%s", s->root, s->list.entries[i].path);
+    const char *rel = s->list.entries[i].path;
+    if (rel[0] == '/') /* an absolute path in the list stands as it is (os.path.join) */
+        snprintf(buf, cap, "%s", rel);
+    else
+        snprintf(buf, cap, "%s/%s", s->root, rel);
     return buf;
 }
 
@@ -44,6 +49,16 @@ static void files_worker_close(dlg_ld_src *base, void *w)
     free(k);
 }
 
+/* The storage reports only a code: say why when the file system knows. */
+static int open_failed(const char *path, int rc, dlg_data_err *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return dlg_data_fail(err, -rc, "%s: cannot open: %s (listed in the dataset)", path,
+                             strerror(errno));
+    return dlg_data_fail(err, -rc, "%s: cannot open through the job's storage", path);
+}
+
 static int files_read(dlg_ld_src *base, void *w, uint64_t index, dlg_ld_item *it,
                       dlg_data_err *err)
 {
@@ -55,7 +70,7 @@ static int files_read(dlg_ld_src *base, void *w, uint64_t index, dlg_ld_item *it
     dlg_file *f;
     int rc = h->file_open(h, NULL, it->what, &f);
     if (rc < 0)
-        return dlg_data_fail(err, -rc, "%s: cannot open through the job's storage", it->what);
+        return open_failed(it->what, rc, err);
     uint64_t size = 0;
     rc = h->file_size(h, f, &size);
     if (rc < 0) {

@@ -43,6 +43,26 @@ static void lmdb_worker_close(dlg_ld_src *base, void *w)
         dlg_lmdb_cursor_close(w);
 }
 
+/* Why a decoded Datum is not an image the loader can use, in words. */
+static int bad_raw(const dlg_datum *d, const char *what, dlg_data_err *err)
+{
+    if (!(d->has & DLG_DATUM_HAS_DATA) && d->n_float > 0)
+        return dlg_data_fail(err, DLG_ECORRUPT,
+                             "%s: Datum holds %zu float_data values, not uint8 pixels or an "
+                             "encoded image (a feature LMDB?): not supported",
+                             what, d->n_float);
+    if (!(d->has & DLG_DATUM_HAS_DATA))
+        return dlg_data_fail(err, DLG_ECORRUPT,
+                             "%s: Datum has no image data (not an LMDB of Caffe image Datums?)",
+                             what);
+    if (d->channels != 1 && d->channels != 3)
+        return dlg_data_fail(err, DLG_ECORRUPT,
+                             "%s: raw Datum has %d channels; only 1 (gray) or 3 (BGR) are images",
+                             what, d->channels);
+    return dlg_data_fail(err, DLG_ECORRUPT, "%s: raw Datum %dx%dx%d with %zu data bytes", what,
+                         d->channels, d->height, d->width, d->data_len);
+}
+
 static int lmdb_read(dlg_ld_src *base, void *w, uint64_t index, dlg_ld_item *it, dlg_data_err *err)
 {
     lmdb_src *s = (lmdb_src *)base;
@@ -55,6 +75,8 @@ static int lmdb_read(dlg_ld_src *base, void *w, uint64_t index, dlg_ld_item *it,
              (int)(rec.key_len > 200 ? 200 : rec.key_len), rec.key);
     it->bytes_read = rec.value_len;
     it->label = d->label;
+    if (d->encoded && !(d->has & DLG_DATUM_HAS_DATA))
+        return bad_raw(d, it->what, err);
     if (d->encoded) {
         it->bytes = d->data;
         it->len = d->data_len;
@@ -63,8 +85,7 @@ static int lmdb_read(dlg_ld_src *base, void *w, uint64_t index, dlg_ld_item *it,
     }
     if ((d->channels != 1 && d->channels != 3) || d->height <= 0 || d->width <= 0 ||
         (size_t)d->channels * d->height * d->width != d->data_len)
-        return dlg_data_fail(err, DLG_ECORRUPT, "%s: raw Datum %dx%dx%d with %zu data bytes",
-                             it->what, d->channels, d->height, d->width, d->data_len);
+        return bad_raw(d, it->what, err);
     it->bytes = NULL;
     it->len = d->data_len;
     it->pixels = d->data;

@@ -19,6 +19,7 @@ typedef struct rec_item {
 typedef struct rec_src {
     dlg_ld_src base;
     char *path;
+    char *idx; /* the .idx the offsets came from, or NULL (scanned) */
     rec_item *items;
 } rec_src;
 
@@ -222,6 +223,35 @@ static int parse(rec_worker *k, const uint8_t *p, size_t avail, uint64_t off, co
     return 1;
 }
 
+/* The first label as a class index.  A float outside int32 (or NaN) has
+ * no int value in C: that record is corrupt, not a huge class. */
+static int class_label(const dlg_im2rec_view *v, dlg_ld_item *it, dlg_data_err *err)
+{
+    float f = dlg_im2rec_label(v, 0);
+    if (!(f >= -2147483648.0f && f < 2147483648.0f))
+        return dlg_data_fail(err, DLG_ECORRUPT, "%s: label %g is not a class index", it->what,
+                             (double)f);
+    it->label = (int32_t)f;
+    return 0;
+}
+
+static bool starts_record(const uint8_t *p)
+{
+    uint32_t magic;
+    memcpy(&magic, p, 4);
+    return magic == DLG_REC_MAGIC;
+}
+
+/* An .idx offset that lands outside a record start: say which file is
+ * probably wrong, not only that a magic is bad. */
+static int stale_idx(const rec_src *s, uint64_t index, uint64_t off, dlg_data_err *err)
+{
+    return dlg_data_fail(err, DLG_ECORRUPT,
+                         "%s: no record starts at byte %llu, where %s puts record %llu (the .rec "
+                         "is damaged there, or the .idx belongs to another or an older .rec)",
+                         s->path, (unsigned long long)off, s->idx, (unsigned long long)index);
+}
+
 static int rec_read(dlg_ld_src *base, void *w, uint64_t index, dlg_ld_item *it, dlg_data_err *err)
 {
     rec_src *s = (rec_src *)base;
@@ -240,6 +270,8 @@ static int rec_read(dlg_ld_src *base, void *w, uint64_t index, dlg_ld_item *it, 
         it->bytes_read += io;
         const uint8_t *pl = NULL;
         size_t plen = 0, need = 0;
+        if (s->idx && got >= 4 && !starts_record(p))
+            return stale_idx(s, index, ri->off, err);
         int rc = parse(k, p, (size_t)got, ri->off, it->what, &pl, &plen, &need, err);
         if (rc < 0)
             return rc;
@@ -251,8 +283,7 @@ static int rec_read(dlg_ld_src *base, void *w, uint64_t index, dlg_ld_item *it, 
             it->bytes = v.image;
             it->len = v.image_len;
             it->pixels = NULL;
-            it->label = (int32_t)dlg_im2rec_label(&v, 0);
-            return 0;
+            return class_label(&v, it, err);
         }
         if ((size_t)got < want || need > ri->span)
             return dlg_data_fail(err, DLG_ECORRUPT,
@@ -276,6 +307,7 @@ static void rec_close(dlg_ld_src *base)
     rec_src *s = (rec_src *)base;
     free(s->items);
     free(s->path);
+    free(s->idx);
     free(s);
 }
 
@@ -299,8 +331,12 @@ int dlg_ld_src_recordio(dlg_ld_src **out, const char *path, const dlg_host *h, d
         s->base.bytes = src.size;
         dlg_ld_source_host_close(&hf);
         char idx[4096];
-        rc = idx_path_for(path, idx, sizeof idx) ? load_idx(s, idx, s->base.bytes, err)
-                                                  : scan_rec(s, err);
+        if (!idx_path_for(path, idx, sizeof idx))
+            rc = scan_rec(s, err);
+        else if (!(s->idx = strdup(idx)))
+            rc = dlg_data_fail(err, DLG_ENOMEM, "%s: out of memory", path);
+        else
+            rc = load_idx(s, idx, s->base.bytes, err);
     }
     if (rc == 0 && s->base.n == 0)
         rc = dlg_data_fail(err, DLG_EINVAL, "%s: the dataset has no records", path);

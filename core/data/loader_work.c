@@ -70,7 +70,7 @@ static int source_rgb(const dlg_loader_config *cfg, dlg_ld_scratch *sc, const dl
                       uint64_t epoch, uint64_t pos, dlg_crop_window *win, int *W, int *H,
                       int *sw, int *sh, dlg_data_err *err)
 {
-    if (!it->bytes) {
+    if (it->pixels) { /* raw Datum; an empty encoded record has bytes NULL, not this */
         *W = *sw = it->w;
         *H = *sh = it->h;
         dlg_ld_window(cfg, epoch, pos, *W, *H, win);

@@ -42,7 +42,9 @@ static int parse_line(char *line, size_t len, const char *name, size_t lineno, u
         return dlg_data_fail(err, DLG_ECORRUPT, "%s:%zu: empty key", name, lineno);
     *tab = '\0';
     char *num = tab + 1;
-    /* Tolerate trailing blanks after the offset, as Python's strip() does. */
+    /* Tolerate blanks around the offset, as Python's int() does. */
+    while (*num == ' ' || *num == '\t')
+        num++;
     for (size_t n = strlen(num); n > 0 && (num[n - 1] == ' ' || num[n - 1] == '\t'); n--)
         num[n - 1] = '\0';
     uint64_t off;

@@ -1,6 +1,6 @@
 /* Line iteration for the small text formats (.idx, .lst, list files):
- * splits at '\n', drops a trailing '\r', counts lines from 1.  Private to
- * core/data. */
+ * splits at '\n', drops a trailing '\r' and a leading UTF-8 BOM, counts
+ * lines from 1.  Private to core/data. */
 #ifndef DLG_DATA_TEXT_LINES_H
 #define DLG_DATA_TEXT_LINES_H
 
@@ -13,8 +13,14 @@ typedef struct text_lines {
     size_t lineno;
 } text_lines;
 
+/* A UTF-8 byte order mark (Windows editors write one) is skipped: it would
+ * otherwise become part of the first path or number. */
 static inline void text_lines_init(text_lines *t, char *text, size_t len)
 {
+    if (len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) {
+        text += 3;
+        len -= 3;
+    }
     t->p = text;
     t->end = text + len;
     t->lineno = 0;

@@ -91,7 +91,8 @@ static void test_lst(void **state)
         {"1\t2\ta\nx\t2\ta\n", "t.lst:2: index 'x' is not an integer"},
         {"1\tfoo\ta.jpg\n", "t.lst:1: label 1 'foo' is not a number"},
         {"1\t2\t\t3\ta.jpg\n", "t.lst:1: label 2 '' is not a number"},
-        {"1\t2\t \n", "t.lst:1: empty path"},
+        /* im2rec.py strips the line first: the trailing blank is no empty field */
+        {"1\t2\t \n", "t.lst:1: expected 'index<TAB>label<TAB>path' (at least 3 tab-separated fields)"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         assert_int_equal(dlg_lst_parse(&l, bad[i].text, strlen(bad[i].text), "t.lst", &err),
@@ -123,8 +124,9 @@ static void test_convert_imageset_list(void **state)
     struct { const char *text, *msg; } bad[] = {
         {"a.jpg 1\nnospace\n", "list.txt:2: expected 'relative/path label' (no space found)"},
         {"a.jpg x1\n", "list.txt:1: label 'x1' is not an integer"},
-        {"a.jpg 1 \n", "list.txt:1: label '' is not an integer"},
         {" 5\n", "list.txt:1: empty path"},
+        {"a.jpg\t1\n", "list.txt:1: expected 'relative/path label' (no space found; tab-separated "
+                        "fields are im2rec's .lst format, not a convert_imageset list)"},
         {"a.jpg 99999999999\n", "list.txt:1: label '99999999999' is not an integer"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -132,6 +134,43 @@ static void test_convert_imageset_list(void **state)
                          -DLG_ECORRUPT);
         assert_string_equal(err.msg, bad[i].msg);
     }
+}
+
+/* What Windows editors and scripts leave in real lists: a UTF-8 byte order
+ * mark, trailing blanks, a trailing tab after the .lst path. */
+static void test_list_quirks(void **state)
+{
+    const char *text = "\xEF\xBB\xBF" "a b.jpg 1 \r\n"
+                       "c.jpg 2\t\n"
+                       "/abs/d.jpg 3\n";
+    dlg_filelist l;
+    dlg_data_err err;
+    assert_int_equal(dlg_filelist_parse(&l, text, strlen(text), "list.txt", &err), 0);
+    assert_int_equal(l.n, 3);
+    assert_string_equal(l.entries[0].path, "a b.jpg");
+    assert_int_equal(l.entries[0].label, 1);
+    assert_string_equal(l.entries[1].path, "c.jpg");
+    assert_int_equal(l.entries[1].label, 2);
+    assert_string_equal(l.entries[2].path, "/abs/d.jpg");
+    dlg_filelist_free(&l);
+
+    const char *lst = "\xEF\xBB\xBF" "0\t1\ta.jpg\t\n1\t2\tb c.jpg \r\n";
+    dlg_lst m;
+    assert_int_equal(dlg_lst_parse(&m, lst, strlen(lst), "t.lst", &err), 0);
+    assert_int_equal(m.n, 2);
+    assert_int_equal(m.items[0].index, 0);
+    assert_string_equal(m.items[0].path, "a.jpg");
+    assert_int_equal(m.items[0].nlabels, 1);
+    assert_string_equal(m.items[1].path, "b c.jpg");
+    dlg_lst_free(&m);
+
+    const char *idx = "\xEF\xBB\xBF" "0\t0\n1\t 16 \n";
+    dlg_rec_idx x;
+    assert_int_equal(dlg_rec_idx_parse(&x, idx, strlen(idx), "t.idx", 64, "t.rec", &err), 0);
+    assert_int_equal(x.n, 2);
+    assert_string_equal(x.entries[0].key, "0");
+    assert_int_equal(x.entries[1].offset, 16);
+    dlg_rec_idx_free(&x);
 }
 
 static void touch(const char *root, const char *rel)
@@ -201,7 +240,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_im2rec_multi_label), cmocka_unit_test(test_im2rec_single_label),
         cmocka_unit_test(test_lst),                cmocka_unit_test(test_convert_imageset_list),
-        cmocka_unit_test(test_folder_scan),
+        cmocka_unit_test(test_folder_scan),        cmocka_unit_test(test_list_quirks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

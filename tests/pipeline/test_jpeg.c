@@ -1,5 +1,5 @@
 /* JPEG codec: round trip, DCT-scaled decode against full decode + area
- * downscale, scale choice, corrupt and truncated input. */
+ * downscale, scale choice, corrupt and truncated input, CMYK sources. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <turbojpeg.h>
 
 #include "jpeg.h"
 
@@ -177,6 +178,84 @@ static void test_corrupt(void **st)
     dlg_jpeg_free(j);
 }
 
+/* Photoshop CMYK JPEGs (a few are in ImageNet) decode to RGB as OpenCV and
+ * Pillow do, on the stored (inverted) values: R = k - (255 - c) * k / 255. */
+static void test_cmyk(void **st)
+{
+    (void)st;
+    enum { CW = 24, CH = 16 };
+    uint8_t px[CW * CH * 4];
+    for (int i = 0; i < CW * CH * 4; i++)
+        px[i] = (uint8_t)(i % 4 == 3 ? 128 + i % 97 : i * 7);
+    tjhandle tc = tjInitCompress(), td = tjInitDecompress();
+    unsigned char *jpg = NULL;
+    unsigned long len = 0;
+    assert_int_equal(tjCompress2(tc, px, CW, 0, CH, TJPF_CMYK, &jpg, &len, TJSAMP_444, 100, 0), 0);
+    uint8_t cmyk[CW * CH * 4], rgb[CW * CH * 3];
+    assert_int_equal(tjDecompress2(td, jpg, len, cmyk, CW, 0, CH, TJPF_CMYK, 0), 0);
+    dlg_jpeg *j;
+    assert_int_equal(dlg_jpeg_new(&j, NULL), 0);
+    dlg_data_err err = {0};
+    int w = 0, h = 0;
+    assert_int_equal(dlg_jpeg_decode(j, jpg, len, "cmyk.jpg", (dlg_jpeg_scale){1, 1}, rgb,
+                                     sizeof rgb, &w, &h, &err), 0);
+    assert_int_equal(w, CW);
+    assert_int_equal(h, CH);
+    for (int i = 0; i < CW * CH; i++)
+        for (int c = 0; c < 3; c++) {
+            double k = cmyk[4 * i + 3], want = k - floor((255 - cmyk[4 * i + c]) * k / 255 + 0.5);
+            assert_int_equal(rgb[3 * i + c], (int)want);
+        }
+    /* DCT scaling works on CMYK too */
+    assert_int_equal(dlg_jpeg_decode(j, jpg, len, "cmyk.jpg", (dlg_jpeg_scale){1, 2}, rgb,
+                                     sizeof rgb, &w, &h, &err), 0);
+    assert_int_equal(w, CW / 2);
+    tjFree(jpg);
+    tjDestroy(tc);
+    tjDestroy(td);
+    dlg_jpeg_free(j);
+}
+
+/* A camera file cut short a little after its EXIF thumbnail: the
+ * thumbnail's EOI must not make the truncated image look complete. */
+static void test_truncated_after_thumbnail(void **st)
+{
+    (void)st;
+    dlg_jpeg *j;
+    assert_int_equal(dlg_jpeg_new(&j, NULL), 0);
+    uint8_t *rgb = image(), *out = malloc(W * H * 3);
+    const uint8_t *p;
+    size_t tlen, mlen;
+    assert_int_equal(dlg_jpeg_encode(j, rgb, 8, 8, 90, &p, &tlen, NULL), 0);
+    uint8_t *thumb = malloc(tlen);
+    memcpy(thumb, p, tlen);
+    assert_int_equal(dlg_jpeg_encode(j, rgb, W, H, 90, &p, &mlen, NULL), 0);
+    size_t seg = 6 + tlen, len = mlen + 4 + seg; /* SOI, APP1 "Exif\0\0" + thumbnail, rest */
+    uint8_t *file = malloc(len);
+    memcpy(file, p, 2);
+    memcpy(file + 2, (const uint8_t[]){0xFF, 0xE1, (uint8_t)((seg + 2) >> 8), (uint8_t)(seg + 2)},
+           4);
+    memcpy(file + 6, "Exif\0\0", 6);
+    memcpy(file + 12, thumb, tlen);
+    memcpy(file + 12 + tlen, p + 2, mlen - 2);
+    assert_true(mlen > 4096);
+    dlg_data_err err = {0};
+    int w, h;
+    dlg_jpeg_scale one = {1, 1};
+    assert_true(dlg_jpeg_has_eoi(file, len));
+    assert_int_equal(dlg_jpeg_decode(j, file, len, "full.jpg", one, out, W * H * 3, &w, &h, &err), 0);
+    size_t cut = 12 + tlen + 2000; /* the thumbnail's EOI is in the last 4 KiB */
+    assert_false(dlg_jpeg_has_eoi(file, cut));
+    assert_int_equal(dlg_jpeg_decode(j, file, cut, "cut.jpg", one, out, W * H * 3, &w, &h, &err),
+                     -DLG_ECORRUPT);
+    assert_non_null(strstr(err.msg, "cut.jpg"));
+    free(file);
+    free(thumb);
+    free(out);
+    free(rgb);
+    dlg_jpeg_free(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -184,6 +263,8 @@ int main(void)
         cmocka_unit_test(test_scaled_matches_downscale),
         cmocka_unit_test(test_pick_scale),
         cmocka_unit_test(test_corrupt),
+        cmocka_unit_test(test_cmyk),
+        cmocka_unit_test(test_truncated_after_thumbnail),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "datum.h"
@@ -16,6 +17,7 @@
 #include "lmdb_dataset.h"
 #include "loader_image.h"
 #include "pipe_util.h"
+#include "recordio.h"
 
 static void cfg_small(dlg_loader_config *cfg, const char *data, int batch, bool train)
 {
@@ -306,6 +308,73 @@ static void test_raw_datum_lmdb(void **st)
     free(chw);
 }
 
+/* Records as MXNet's tools write them: payloads holding the magic at
+ * aligned offsets (split into cflag 1/2/3 parts), lengths that are not a
+ * multiple of 4, multi-label headers (flag > 0); an .idx in reverse order,
+ * then none.  decode = false hands back each image's bytes exactly. */
+static void test_mxnet_records(void **st)
+{
+    (void)st;
+    enum { N = 6 };
+    char dir[512], rec[600], idx[600], spec[700];
+    pu_tmpdir(dir, sizeof dir, "mxrec");
+    snprintf(rec, sizeof rec, "%s/m.rec", dir);
+    snprintf(idx, sizeof idx, "%s/m.idx", dir);
+    FILE *rf = fopen(rec, "wb"), *xf = fopen(idx, "w");
+    assert_true(rf && xf);
+    fclose(rf);
+    int fd = open(rec, O_WRONLY);
+    dlg_rec_writer *w;
+    dlg_data_err err = {0};
+    assert_int_equal(dlg_rec_writer_open_fd(&w, fd, rec, &err), 0);
+    uint8_t img[N][64], payload[256];
+    size_t ilen[N];
+    uint64_t offs[N];
+    const uint32_t magic = 0xced7230aU;
+    for (int i = 0; i < N; i++) {
+        ilen[i] = 41 + (size_t)i; /* odd lengths and every padding */
+        for (size_t b = 0; b < ilen[i]; b++)
+            img[i][b] = (uint8_t)(i * 31 + b);
+        float labels[3] = {(float)(i + 10), 0.5f, 2.0f};
+        dlg_im2rec_header h = {i % 2 ? 3 : 0, (float)(i + 10), (uint64_t)i, 0};
+        size_t hl = dlg_im2rec_size(h.flag, 0);
+        for (size_t at = 4; at + 4 <= ilen[i]; at += 12 + 4 * (size_t)i) /* payload-aligned */
+            memcpy(img[i] + at + (4 - hl % 4) % 4, &magic, 4);
+        int64_t plen = dlg_im2rec_pack(payload, sizeof payload, &h, h.flag ? labels : NULL, img[i],
+                                       ilen[i], &err);
+        assert_true(plen > 0);
+        assert_int_equal(dlg_rec_write(w, payload, (size_t)plen, &offs[i], &err), 0);
+    }
+    assert_true(dlg_rec_writer_splits(w) >= N);
+    assert_int_equal(dlg_rec_writer_close(w, &err), 0);
+    close(fd);
+    for (int i = N - 1; i >= 0; i--)
+        fprintf(xf, "%d\t%llu\n", i, (unsigned long long)offs[i]);
+    fclose(xf);
+    snprintf(spec, sizeof spec, "recordio:%s", rec);
+    mock_host m;
+    mock_host_init(&m);
+    for (int pass = 0; pass < 2; pass++) { /* with the reversed .idx, then scanning */
+        dlg_loader_config cfg;
+        cfg_small(&cfg, spec, N, false);
+        cfg.decode = false;
+        dlg_loader *l;
+        assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
+        dlg_batch *b;
+        assert_int_equal(dlg_loader_next(l, &b), 0);
+        for (int k = 0; k < N; k++) {
+            int i = pass == 0 ? N - 1 - k : k;
+            assert_int_equal(b->labels[k], i + 10);
+            assert_int_equal(b->raw_len[k], ilen[i]);
+            assert_memory_equal(b->raw[k], img[i], ilen[i]);
+        }
+        dlg_loader_release(l, b);
+        dlg_loader_close(l);
+        unlink(idx);
+    }
+    mock_host_fini(&m);
+}
+
 static void test_synthetic(void **st)
 {
     (void)st;
@@ -345,6 +414,7 @@ int main(void)
         cmocka_unit_test(test_scaled_decode_path),
         cmocka_unit_test(test_formats_agree),
         cmocka_unit_test(test_raw_datum_lmdb),
+        cmocka_unit_test(test_mxnet_records),
         cmocka_unit_test(test_synthetic),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,7 +12,11 @@
 #include <sys/mman.h>
 #include <fcntl.h>
 
+#include <math.h>
+
+#include "lmdb_dataset.h"
 #include "pipe_util.h"
+#include "recordio.h"
 
 static void truncate_file(const char *path, size_t keep)
 {
@@ -159,6 +163,174 @@ static void test_empty_and_bad_specs(void **st)
     mock_host_fini(&m);
 }
 
+static void write_file(const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, len, f), len);
+    fclose(f);
+}
+
+/* Opens spec and reads one batch: its status; the message is in m. */
+static int first_batch(mock_host *m, dlg_loader_config *cfg)
+{
+    dlg_loader *l;
+    int rc = dlg_loader_open(&l, cfg, &m->host);
+    if (rc < 0)
+        return rc;
+    dlg_batch *b;
+    rc = dlg_loader_next(l, &b);
+    if (rc == 0)
+        dlg_loader_release(l, b);
+    dlg_loader_close(l);
+    return rc;
+}
+
+/* Empty images come with no buffer behind them: a zero-byte file read
+ * first by a worker, an encoded Datum without a data field.  Both once
+ * crashed (taken for raw pixels of garbage size). */
+static void test_empty_images(void **st)
+{
+    (void)st;
+    pu_dataset d;
+    pu_make_images(&d, "empty-img", 2, 1, 40, 30, 36);
+    char path[700], spec[800];
+    snprintf(path, sizeof path, "%s/zero.jpg", d.dir);
+    write_file(path, "", 0);
+    snprintf(path, sizeof path, "%s/zero.txt", d.dir);
+    write_file(path, "zero.jpg 0\nimg00.jpg 0\n", 23);
+    snprintf(spec, sizeof spec, "files:%s", path);
+    mock_host m;
+    mock_host_init(&m);
+    dlg_loader_config cfg;
+    cfg_for(&cfg, spec, false);
+    cfg.threads = 1;
+    cfg.batch = 1;
+    assert_int_equal(first_batch(&m, &cfg), -DLG_ECORRUPT);
+    assert_non_null(strstr(m.last_error, "zero.jpg: not a JPEG (an empty file or record)"));
+    cfg.decode = false; /* reading bytes only: an empty file is just empty */
+    assert_int_equal(first_batch(&m, &cfg), 0);
+
+    snprintf(path, sizeof path, "%s/db", d.dir);
+    dlg_lmdb_writer *w;
+    dlg_data_err err = {0};
+    assert_int_equal(dlg_lmdb_writer_open(&w, path, &err), 0);
+    const uint8_t nodata[] = {0x28, 0x01, 0x38, 0x01}; /* label 1, encoded, no data */
+    assert_int_equal(dlg_lmdb_writer_put_raw(w, "00000000_a", 10, nodata, sizeof nodata, &err), 0);
+    assert_int_equal(dlg_lmdb_writer_close(w, &err), 0);
+    snprintf(spec, sizeof spec, "lmdb:%s", path);
+    cfg_for(&cfg, spec, false);
+    cfg.threads = 1;
+    cfg.batch = 1;
+    assert_int_equal(first_batch(&m, &cfg), -DLG_ECORRUPT);
+    assert_non_null(strstr(m.last_error, "key '00000000_a': Datum has no image data"));
+    mock_host_fini(&m);
+}
+
+/* skip_corrupt over a dataset with nothing readable: one clear line. */
+static void test_skip_all_corrupt(void **st)
+{
+    (void)st;
+    pu_dataset d;
+    pu_make_images(&d, "allbad", 3, 1, 60, 50, 37);
+    for (int i = 0; i < d.n; i++)
+        truncate_file(d.paths[i], 200);
+    char spec[700];
+    snprintf(spec, sizeof spec, "files:%s", d.list);
+    mock_host m;
+    mock_host_init(&m);
+    dlg_loader_config cfg;
+    cfg_for(&cfg, spec, true);
+    assert_int_equal(first_batch(&m, &cfg), -DLG_ECORRUPT);
+    const char *first = strstr(m.last_error, "records in a row");
+    assert_non_null(first);
+    assert_null(strstr(first + 1, "records in a row")); /* the reason is not mangled */
+    assert_non_null(strstr(m.last_error, "skip_corrupt: 3 records in a row could not be read; "
+                                         "last: "));
+    assert_non_null(strstr(m.last_error, ".jpg: "));
+    mock_host_fini(&m);
+}
+
+/* List quirks through the loader: a UTF-8 BOM, trailing blanks, an
+ * absolute path; a missing file says so. */
+static void test_list_quirks(void **st)
+{
+    (void)st;
+    pu_dataset d;
+    pu_make_images(&d, "quirks", 2, 2, 40, 30, 38);
+    char path[700], spec[800], text[1600];
+    snprintf(path, sizeof path, "%s/quirks.txt", d.dir);
+    int n = snprintf(text, sizeof text, "\xEF\xBB\xBF" "img00.jpg %d \r\n%s %d\n", d.labels[0],
+                     d.paths[1], d.labels[1]);
+    write_file(path, text, (size_t)n);
+    snprintf(spec, sizeof spec, "files:%s", path);
+    mock_host m;
+    mock_host_init(&m);
+    dlg_loader_config cfg;
+    cfg_for(&cfg, spec, false);
+    cfg.batch = 2;
+    dlg_loader *l;
+    assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
+    dlg_batch *b;
+    assert_int_equal(dlg_loader_next(l, &b), 0);
+    assert_int_equal(b->labels[0], d.labels[0]);
+    assert_int_equal(b->labels[1], d.labels[1]);
+    dlg_loader_release(l, b);
+    dlg_loader_close(l);
+
+    n = snprintf(text, sizeof text, "img00.jpg 0\ngone.jpg 1\n");
+    write_file(path, text, (size_t)n);
+    cfg.batch = 2;
+    assert_true(first_batch(&m, &cfg) < 0);
+    assert_non_null(strstr(m.last_error, "gone.jpg: cannot open: No such file or directory"));
+    mock_host_fini(&m);
+}
+
+/* A float label that is no int32 (NaN, 1e10) is a corrupt record, not
+ * undefined behaviour; a stale .idx offset names the .idx. */
+static void test_rec_label_and_stale_idx(void **st)
+{
+    (void)st;
+    pu_dataset d;
+    pu_make_images(&d, "nanlabel", 2, 1, 40, 30, 39);
+    size_t jlen;
+    uint8_t *jpg = pu_slurp(d.paths[0], &jlen);
+    char rec[700], idx[700], spec[800];
+    snprintf(rec, sizeof rec, "%s/n.rec", d.dir);
+    snprintf(idx, sizeof idx, "%s/n.idx", d.dir);
+    int fd = open(rec, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(fd >= 0);
+    dlg_rec_writer *w;
+    dlg_data_err err = {0};
+    assert_int_equal(dlg_rec_writer_open_fd(&w, fd, rec, &err), 0);
+    size_t cap = dlg_im2rec_size(0, jlen);
+    uint8_t *buf = malloc(cap);
+    dlg_im2rec_header h = {0, NAN, 0, 0};
+    uint64_t off;
+    assert_int_equal(dlg_im2rec_pack(buf, cap, &h, NULL, jpg, jlen, &err), (int64_t)cap);
+    assert_int_equal(dlg_rec_write(w, buf, cap, &off, &err), 0);
+    assert_int_equal(dlg_rec_writer_close(w, &err), 0);
+    close(fd);
+    char text[64];
+    int n = snprintf(text, sizeof text, "0\t%llu\n", (unsigned long long)off);
+    write_file(idx, text, (size_t)n);
+    snprintf(spec, sizeof spec, "recordio:%s", rec);
+    mock_host m;
+    mock_host_init(&m);
+    dlg_loader_config cfg;
+    cfg_for(&cfg, spec, false);
+    cfg.batch = 1;
+    assert_int_equal(first_batch(&m, &cfg), -DLG_ECORRUPT);
+    assert_non_null(strstr(m.last_error, "label nan is not a class index"));
+    n = snprintf(text, sizeof text, "0\t%llu\n", (unsigned long long)off + 8);
+    write_file(idx, text, (size_t)n);
+    assert_int_equal(first_batch(&m, &cfg), -DLG_ECORRUPT);
+    assert_non_null(strstr(m.last_error, "n.idx puts record 0"));
+    free(buf);
+    free(jpg);
+    mock_host_fini(&m);
+}
+
 /* The option fragment: declared in a table, parsed, turned into a config. */
 static void test_option_fragment(void **st)
 {
@@ -279,6 +451,10 @@ int main(void)
         cmocka_unit_test(test_corrupt_file),
         cmocka_unit_test(test_corrupt_record),
         cmocka_unit_test(test_empty_and_bad_specs),
+        cmocka_unit_test(test_empty_images),
+        cmocka_unit_test(test_skip_all_corrupt),
+        cmocka_unit_test(test_list_quirks),
+        cmocka_unit_test(test_rec_label_and_stale_idx),
         cmocka_unit_test(test_option_fragment),
         cmocka_unit_test(test_cache_modes),
         cmocka_unit_test(test_cache_residency),

@@ -152,6 +152,21 @@ run $n
 [ -s train.rec ] && [ -s train.idx ] || fail "$n: train.rec / train.idx missing"
 [ "$(wc -l <train.idx)" = 40 ] || fail "$n: train.idx has $(wc -l <train.idx) lines, expected 40"
 
+# a .lst as Windows tools and scripts leave it: UTF-8 BOM, CRLF, a trailing
+# tab, an absolute path (im2rec's os.path.join keeps it); resized, then read
+n=prep-quirks
+set -- $(cd imgs && find . -name '*.jpg' | sort | head -3)
+printf '\357\273\2770\t0\t%s\t\r\n1\t1\t%s\r\n2\t2\t%s\n' "${1#./}" "$WORK/imgs/${2#./}" "${3#./}" >imgs/quirks.lst
+{ header $n; printf '[job %s]\nworkload = preprocess\ninput = imgs/quirks.lst\noutput = recordio:quirks.rec\nresize = 24\niterations = 3\nwarmup = 0\n' $n; } >$n.ini
+run $n
+[ $RC = 0 ] || fail "$n: exit $RC: $(cat $n.err)"
+[ "$(field $n passes)" = 1 ] || fail "$n: passes $(field $n passes)"
+n=pipe-quirks
+{ header $n; printf '[job %s]\nworkload = io-pipeline\ndata = recordio:quirks.rec\nbatch = 2\ncrop = 16\ncompute = 0\niterations = 3\nwarmup = 0\n' $n; } >$n.ini
+run $n
+[ $RC = 0 ] || fail "$n: exit $RC: $(cat $n.err)"
+[ "$(field $n dataset_items)" = 3 ] || fail "$n: dataset_items $(field $n dataset_items), expected 3"
+
 # one worker, pass-through (no decode), 20 ms per read: its time is reading,
 # and the report names storage from those fields
 n=prep-slow

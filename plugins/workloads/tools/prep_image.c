@@ -74,16 +74,6 @@ static bool is_jpeg_name(const char *path)
     return dot && (strcasecmp(dot, ".jpg") == 0 || strcasecmp(dot, ".jpeg") == 0);
 }
 
-/* A stream that does not end with EOI (FF D9, maybe padded) was cut short. */
-static bool has_eoi(const uint8_t *p, size_t len)
-{
-    size_t stop = len > 1024 ? len - 1024 : 0;
-    for (size_t i = len; i >= stop + 2; i--)
-        if (p[i - 2] == 0xff && p[i - 1] == 0xd9)
-            return true;
-    return false;
-}
-
 static int check_passthrough(prep_worker *w, const prep_item *it, const uint8_t *file, size_t len,
                              dlg_data_err *err)
 {
@@ -92,7 +82,7 @@ static int check_passthrough(prep_worker *w, const prep_item *it, const uint8_t 
         return 0; /* PNG, BMP...: stored as they are, like im2rec --pass-through */
     if (!dlg_jpeg_is_jpeg(file, len))
         return dlg_data_fail(err, DLG_ECORRUPT, "%s: not a JPEG (no SOI marker at byte 0)", it->path);
-    if (!has_eoi(file, len))
+    if (!dlg_jpeg_has_eoi(file, len))
         return dlg_data_fail(err, DLG_ECORRUPT, "%s: truncated JPEG (no EOI marker near byte %zu)",
                              it->path, len);
     return 0;

@@ -25,11 +25,18 @@ static int alloc_input(prep_input *in, size_t n, size_t strbytes, size_t nlabels
     return 0;
 }
 
-/* Appends "root/rel" and "rel" to the string pool at *pos. */
+/* Appends "root/rel" and "rel" to the string pool at *pos.  An absolute
+ * rel stands as it is, as im2rec's os.path.join(root, rel) has it. */
 static void put_paths(prep_input *in, prep_item *it, const char *root, const char *rel, size_t *pos)
 {
     char *p = in->strings_ + *pos;
     size_t lr = strlen(root), ll = strlen(rel);
+    if (rel[0] == '/') {
+        memcpy(p, rel, ll + 1);
+        it->path = it->rel = p;
+        *pos += ll + 1;
+        return;
+    }
     memcpy(p, root, lr);
     p[lr] = '/';
     memcpy(p + lr + 1, rel, ll + 1);
