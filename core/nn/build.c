@@ -86,11 +86,17 @@ int dlg_net_add_blob(dlg_net *net, const char *name, const dlg_shape *shape)
     if (dlg_net_blob(net, name) >= 0)
         return dlg_net_fail(net, DLG_EINVAL, "nn: net '%s': duplicate blob name '%s'", net->name,
                             name);
-    for (int i = 0; i < shape->ndim; i++)
+    int64_t count = 1;
+    for (int i = 0; i < shape->ndim; i++) {
         if (shape->d[i] <= 0)
             return dlg_net_fail(net, DLG_EINVAL,
                                 "nn: blob '%s': dimension %d is %lld (must be positive)", name, i,
                                 (long long)shape->d[i]);
+        if (!dlg_mul_ok(count, shape->d[i], &count) || count > DLG_NN_MAX_COUNT)
+            return dlg_net_fail(net, DLG_EINVAL,
+                                "nn: blob '%s': more than %lld elements (dimension %d is %lld)",
+                                name, (long long)DLG_NN_MAX_COUNT, i, (long long)shape->d[i]);
+    }
     if (net->nblobs == net->cap_blobs) {
         int cap = net->cap_blobs ? 2 * net->cap_blobs : 64;
         dlg_blob *b = realloc(net->blobs, (size_t)cap * sizeof *b);
@@ -106,7 +112,7 @@ int dlg_net_add_blob(dlg_net *net, const char *name, const dlg_shape *shape)
         return dlg_net_fail(net, DLG_ENOMEM, "nn: out of memory adding blob '%s'", name);
     b->t.shape = *shape;
     b->t.dtype = DLG_F32;
-    b->t.count = dlg_shape_count(shape);
+    b->t.count = count;
     b->producer = -1;
     b->alias_of = -1;
     return net->nblobs++;

@@ -53,6 +53,15 @@ static int add_param(dlg_net *net, dlg_node *n, dlg_shape s, dlg_filler f, int64
     return 0;
 }
 
+/* n->macs = a * b, or a builder error when that overflows. */
+static int set_macs(dlg_net *net, dlg_node *n, int64_t a, int64_t b)
+{
+    if (!dlg_mul_ok(a, b, &n->macs))
+        return dlg_net_fail(net, DLG_EINVAL, "nn: layer '%s': multiply-adds overflow int64",
+                            n->l.name);
+    return 0;
+}
+
 static int need4d(dlg_net *net, const dlg_node *n, const dlg_shape *s)
 {
     if (s->ndim != 4)
@@ -87,22 +96,26 @@ static int infer_conv(dlg_net *net, dlg_node *n, const dlg_shape *x)
                             n->l.name);
     int rc = add_top(net, n, n->l.name, dlg_shape4(x->d[0], out, ho, wo));
     int64_t cin = x->d[1] / c->groups;
-    int64_t fan_in = cin * c->kh * c->kw;
+    int64_t fan_in;
+    if (!dlg_mul_ok(cin, (int64_t)c->kh * c->kw, &fan_in))
+        fan_in = INT64_MAX; /* the weight blob below is then refused as too large */
     if (!rc)
         rc = add_param(net, n, dlg_shape4(out, cin, c->kh, c->kw), net->wfill, fan_in, 1, 1, true);
     if (!rc && c->bias) {
         dlg_shape bs = {1, {out, 1, 1, 1, 1}};
         rc = add_param(net, n, bs, net->bfill, fan_in, 2, 0, true);
     }
-    n->macs = out * ho * wo * fan_in;
-    return rc;
+    return rc ? rc : set_macs(net, n, out * ho * wo, fan_in);
 }
 
-/* Caffe's pooling output size (ceil mode, last window starts inside). */
+/* Caffe's pooling output size (ceil mode, last window starts inside).
+ * Caffe drops a last window that starts in the padding only when there is
+ * padding; with a stride above the kernel and none, one can start past
+ * the input and cover nothing (-inf max, 0/0 average), so it goes too. */
 static int64_t pool_out(int64_t in, int k, int s, int p)
 {
     int64_t o = (in + 2 * p - k + s - 1) / s + 1;
-    if (p > 0 && (o - 1) * s >= in + p)
+    if ((o - 1) * s >= in + p)
         o--;
     return o;
 }
@@ -140,8 +153,7 @@ static int infer_fc(dlg_net *net, dlg_node *n, const dlg_shape *x)
     dlg_shape bs = {1, {out, 1, 1, 1, 1}};
     if (!rc)
         rc = add_param(net, n, bs, net->bfill, in, 2, 0, true);
-    n->macs = in * out;
-    return rc;
+    return rc ? rc : set_macs(net, n, in, out);
 }
 
 static int infer_bn(dlg_net *net, dlg_node *n, const dlg_shape *x)

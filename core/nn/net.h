@@ -116,6 +116,16 @@ int dlg_net_run_sgd(dlg_net *net, const dlg_sgd *sgd, char *err, size_t errlen);
 /* Shapes and parameters of embedding and LSTM nodes (seq.c). */
 int dlg_layer_infer_seq(dlg_net *net, dlg_node *n);
 
+/* Elements one blob may hold (2^48 floats, 1 PiB): a blob's padded bytes
+ * then never overflow, and the builder refuses larger shapes up front. */
+#define DLG_NN_MAX_COUNT ((int64_t)1 << 48)
+
+/* *out = a * b, false if that overflows int64 (a, b >= 0). */
+static inline bool dlg_mul_ok(int64_t a, int64_t b, int64_t *out)
+{
+    return !__builtin_mul_overflow(a, b, out);
+}
+
 static inline dlg_shape dlg_shape4(int64_t n, int64_t c, int64_t h, int64_t w)
 {
     dlg_shape s = {4, {n, c, h, w, 1}};

@@ -126,6 +126,17 @@ int dlg_net_run_forward(dlg_net *net, char *err, size_t errlen)
     return 0;
 }
 
+/* Why a backward kernel may refuse to run, for the message. */
+static const char *backward_hint(const dlg_node *n, int rc)
+{
+    if (rc == -DLG_EINVAL)
+        return ": bad input (e.g. a label outside 0..K-1)";
+    if (rc == -DLG_ENOTSUP && !n->l.train)
+        return ": the backend cannot run it in test mode (dlg_net_set_train(net, false)); "
+               "switch back to training before backward";
+    return "";
+}
+
 int dlg_net_run_backward(dlg_net *net, char *err, size_t errlen)
 {
     for (int i = net->nnodes - 1; i >= 0; i--) {
@@ -137,7 +148,9 @@ int dlg_net_run_backward(dlg_net *net, char *err, size_t errlen)
         if (net->profile)
             n->bwd_ns += now_ns() - t0;
         if (rc < 0) {
-            snprintf(err, errlen, "nn: backward of layer '%s' failed", n->l.name);
+            snprintf(err, errlen, "nn: backward of layer '%s' (%s) on backend %s failed%s",
+                     n->l.name, dlg_layer_type_name(n->l.type), net->bk->name,
+                     backward_hint(n, rc));
             return rc;
         }
     }
@@ -226,6 +239,11 @@ int dlg_net_sgd_step(dlg_net *net, const dlg_sgd *sgd)
 {
     char err[256];
     int rc = dlg_net_ready_bound(net);
+    /* an inference plan has no gradients: SGD would silently do nothing */
+    if (!rc && !net->train)
+        return dlg_net_fail(net, DLG_EINVAL, "nn: net '%s' was planned without train", net->name);
+    if (!rc && !sgd)
+        return dlg_net_fail(net, DLG_EINVAL, "nn: dlg_net_sgd_step without SGD parameters");
     if (!rc && (rc = dlg_net_run_sgd(net, sgd, err, sizeof err)) < 0)
         return dlg_net_fail(net, -rc, "%s", err);
     return rc;

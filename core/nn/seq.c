@@ -109,7 +109,8 @@ static int infer_lstm(dlg_net *net, dlg_node *n, const dlg_shape *x)
     dlg_shape bs = {1, {4 * H, 1, 1, 1, 1}};
     if (!rc)
         rc = dlg_layer_add_param(net, n, bs, f, fan, 1, 0);
-    n->macs = 4 * H * (I + H);
+    if (!rc) /* both weight blobs exist, so this stays far from overflow */
+        n->macs = 4 * H * (I + H);
     return rc;
 }
 
@@ -127,6 +128,15 @@ static int find_node(const dlg_net *net, const char *name)
     return -1;
 }
 
+/* Whether fc node fn's weight is some embedding's table. */
+static bool tied_fc(const dlg_net *net, const dlg_node *fn)
+{
+    for (int i = 0; i < net->nnodes; i++)
+        if (net->nodes[i].l.type == DLG_L_EMBED && net->nodes[i].params[0] == fn->params[0])
+            return true;
+    return false;
+}
+
 int dlg_net_tie(dlg_net *net, const char *fc, const char *embedding)
 {
     if (net->err)
@@ -141,6 +151,12 @@ int dlg_net_tie(dlg_net *net, const char *fc, const char *embedding)
                             "nn: tie: need an fc layer '%s' after an embedding layer '%s'", fc,
                             embedding);
     dlg_node *fn = &net->nodes[f], *en = &net->nodes[e];
+    /* One decoder per table: a second fc's backward would overwrite the
+     * first's gradient, and re-tying an fc would retire the table itself. */
+    if (en->l.p.embed.accumulate || tied_fc(net, fn))
+        return dlg_net_fail(net, DLG_EINVAL,
+                            "nn: tie '%s' to '%s': the fc or the embedding is already tied", fc,
+                            embedding);
     dlg_blob *w = &net->blobs[fn->params[0]];
     const dlg_blob *table = &net->blobs[en->params[0]];
     if (w->t.count != table->t.count || w->t.shape.d[0] != table->t.shape.d[0])

@@ -83,7 +83,8 @@ typedef struct dlg_conv_spec {
 int dlg_conv_ex(dlg_net *net, const char *name, int x, const dlg_conv_spec *s);
 
 /* Pooling with Caffe's output size: ceil((H + 2p - k) / s) + 1, minus one
- * if the last window would start inside the padding.  Average pooling
+ * if the last window would start inside the padding or past the input
+ * (a stride above the kernel; PyTorch's ceil mode drops it too).  Average pooling
  * divides by the window clipped to H + pad, as Caffe does. */
 int dlg_max_pool(dlg_net *net, const char *name, int x, int k, int stride, int pad);
 int dlg_avg_pool(dlg_net *net, const char *name, int x, int k, int stride, int pad);

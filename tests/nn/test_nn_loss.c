@@ -247,12 +247,45 @@ static void test_certain_class_loss_not_negative(void **st)
     }
 }
 
+/* Diverged scores: a NaN in a row makes the loss NaN on every backend (the
+ * cpu kernel's clamp of a rounded-up log-probability turned it into 0),
+ * and a row whose label score is NaN, or with a NaN anywhere (it ranks
+ * first, as argmax does), is no top-1 or top-5 hit. */
+static void test_nan_scores(void **st)
+{
+    enum { NN = 3, NK = 10 }; /* 10 classes: the cpu ranking's vector and tail loops */
+    for (int b = 0; b < NBACKENDS; b++) {
+        dlg_net *net;
+        assert_int_equal(dlg_net_create(&net, "nan"), 0);
+        int x = dlg_input(net, "x", NN, NK, 1, 1), y = dlg_labels(net, "y", NN);
+        int loss = dlg_softmax_loss(net, "loss", x, y);
+        dlg_plan_opts o = {.backend = backends[b], .threads = 2, .train = false, .seed = 5};
+        if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0)
+            fail_msg("%s", dlg_net_error(net));
+        float logits[NN * NK] = {0}, lab[NN] = {1, 2, 3}, out[3];
+        for (int i = 0; i < NN; i++)
+            logits[i * NK + i + 1] = 5; /* every row certain of its label ... */
+        logits[0 * NK + 1] = NAN;       /* ... but row 0's label score */
+        logits[1 * NK + 0] = NAN;       /* and a vector-loop entry of row 1 */
+        logits[2 * NK + 9] = NAN;       /* and a tail entry of row 2 */
+        assert_int_equal(dlg_net_write(net, x, DLG_DATA, logits, NN * NK), 0);
+        assert_int_equal(dlg_net_write(net, y, DLG_DATA, lab, NN), 0);
+        assert_int_equal(dlg_net_forward(net), 0);
+        assert_int_equal(dlg_net_read(net, loss, DLG_DATA, out, 3), 0);
+        if (!isnan(out[0]) || out[1] != 0 || fabsf(out[2] - 2.0f / 3) > 1e-6f)
+            fail_msg("%s: loss %g top-1 %g top-5 %g, expected nan 0 0.667", backends[b],
+                     (double)out[0], (double)out[1], (double)out[2]);
+        dlg_net_destroy(net);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_weighted_losses),
         cmocka_unit_test(test_bad_weight),
         cmocka_unit_test(test_certain_class_loss_not_negative),
+        cmocka_unit_test(test_nan_scores),
 #ifdef DLG_NN_HAVE_DNNL
         cmocka_unit_test(test_cpu_loss_wide),
         cmocka_unit_test(test_cpu_loss_bad_label),

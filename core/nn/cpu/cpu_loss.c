@@ -90,20 +90,26 @@ static int check_labels(const dlg_layer *l, int64_t n, int64_t k)
     return 0;
 }
 
-/* Entries of x[0..k) above v, eight at a time. */
+/* Entries of x[0..k) ranked above v, eight at a time: a NaN ranks above
+ * everything (as argmax does), and a NaN v is ranked below all k, so a
+ * diverged row never counts as a hit. */
 static int64_t count_above(const float *x, int64_t k, float v)
 {
     typedef float v8 __attribute__((vector_size(32), aligned(4), may_alias));
     typedef int32_t v8i __attribute__((vector_size(32)));
+    if (v != v)
+        return k;
     v8 t = {v, v, v, v, v, v, v, v};
     v8i acc = {0};
     int64_t i = 0, n = 0;
-    for (; i + 8 <= k; i += 8)
-        acc -= (v8i)(*(const v8 *)(x + i) > t); /* true is -1 */
+    for (; i + 8 <= k; i += 8) {
+        v8 e = *(const v8 *)(x + i);
+        acc -= (v8i)(e > t) | (v8i)(e != e); /* true is -1 */
+    }
     for (int j = 0; j < 8; j++)
         n += acc[j];
     for (; i < k; i++)
-        n += x[i] > v;
+        n += x[i] > v || x[i] != x[i];
     return n;
 }
 
@@ -128,7 +134,9 @@ static int loss_forward(void *ctx, dlg_layer *l, void *state)
             const float *row = x + (r0 + i) * k;
             int64_t c = (int64_t)y[r0 + i], above = count_above(row, k, row[c]);
             float lp = logp[i * k + c];
-            loss -= lp < 0 ? lp : 0; /* oneDNN's vector log can round a certain class's 0 up */
+            /* oneDNN's vector log can round a certain class's 0 up; a NaN
+             * (diverged scores) must reach the mean */
+            loss -= lp > 0 ? 0 : lp;
             top1 += above < 1;
             top5 += above < 5;
         }

@@ -194,8 +194,9 @@ static int loss_forward(void *ctx, dlg_layer *l, void *state)
         if (dlg_ref_label(l, i, K, &y) < 0)
             return -DLG_EINVAL;
         loss += row_lse(x, K) - x[y];
+        /* a NaN ranks above everything, a NaN label score below (as cpu) */
         for (int64_t k = 0; k < K; k++)
-            above += x[k] > x[y];
+            above += x[k] > x[y] || x[k] != x[k] || x[y] != x[y];
         top1 += above < 1;
         top5 += above < 5;
     }
