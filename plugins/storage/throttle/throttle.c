@@ -154,9 +154,9 @@ static int thr_size(dlg_file *f, uint64_t *out)
 static int64_t thr_read(dlg_file *f, void *buf, size_t n, uint64_t off)
 {
     thr_file *tf = (thr_file *)f;
-    uint64_t deadline = thr_shaper_reserve(&tf->ti->shaper, thr_charge(tf, off, n));
+    uint64_t deadline = thr_reserve_read(tf, off, n);
     int64_t r = tf->inner->ops->read(tf->inner, buf, n, off);
-    int rc = thr_sleep_until(tf->h, deadline);
+    int rc = thr_sleep_until(&tf->ti->shaper, tf->h, deadline);
     return r < 0 ? r : rc < 0 ? rc : r;
 }
 
@@ -167,7 +167,7 @@ static int thr_write(dlg_file *f, const void *buf, size_t n, uint64_t off)
         return tf->h->error(tf->h, DLG_ENOTSUP, "inner = %s cannot write", tf->ti->inner_name);
     uint64_t deadline = thr_shaper_reserve(&tf->ti->shaper, n);
     int rc = tf->inner->ops->write(tf->inner, buf, n, off);
-    int rs = thr_sleep_until(tf->h, deadline);
+    int rs = thr_sleep_until(&tf->ti->shaper, tf->h, deadline);
     return rc < 0 ? rc : rs;
 }
 
@@ -218,7 +218,7 @@ static int thr_fetch(dlg_file *f, uint64_t off, size_t n, const void **ptr)
             *ptr = b->p;
         }
     }
-    int rs = thr_sleep_until(tf->h, deadline);
+    int rs = thr_sleep_until(&tf->ti->shaper, tf->h, deadline);
     return rc < 0 ? rc : rs;
 }
 

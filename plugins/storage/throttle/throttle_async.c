@@ -60,7 +60,7 @@ int thr_submit(dlg_file *f, const dlg_io *ios, size_t n)
             next++;
         thr_slot *s = &tf->slots[next];
         s->user = ios[i].user;
-        s->deadline = thr_shaper_reserve(&tf->ti->shaper, thr_charge(tf, ios[i].off, ios[i].len));
+        s->deadline = thr_reserve_read(tf, ios[i].off, ios[i].len);
         s->state = THR_SLOT_INFLIGHT;
         if (async) {
             tf->scratch[i] = ios[i];
@@ -137,7 +137,7 @@ int thr_reap(dlg_file *f, dlg_io_done *done, size_t max, size_t min_done)
         if (count >= min_done || count == max)
             return (int)count;
         if (earliest != UINT64_MAX)
-            rc = thr_sleep_until(tf->h, earliest);
+            rc = thr_sleep_until(&tf->ti->shaper, tf->h, earliest);
         else if (tf->inflight > 0)
             rc = harvest(tf, 1);
         else

@@ -65,4 +65,13 @@ static inline size_t thr_charge(const thr_file *tf, uint64_t off, size_t n)
     return off >= tf->size ? 0 : tf->size - off < n ? (size_t)(tf->size - off) : n;
 }
 
+/* The completion deadline of a read of n at off.  One that transfers
+ * nothing (at or past the end of the file) is answered by the kernel
+ * without the disk: no I/O charged, no latency (0 = done already). */
+static inline uint64_t thr_reserve_read(thr_file *tf, uint64_t off, size_t n)
+{
+    size_t bytes = thr_charge(tf, off, n);
+    return bytes ? thr_shaper_reserve(&tf->ti->shaper, bytes) : 0;
+}
+
 #endif

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 uint64_t thr_now_ns(void)
@@ -59,17 +60,22 @@ static double bucket_take(thr_bucket *b, double cost, double now)
     return t0;
 }
 
+/* A symmetric sample clamped to [0, 2 mean]: cutting both tails alike
+ * keeps the mean (clamping at 0 alone raised a normal's with the default
+ * jitter = mean by 8%). */
+static double clamp_symmetric(double x, double mean) { return fmin(2 * mean, fmax(0, x)); }
+
 static double sample_latency(thr_shaper *s)
 {
     double mean = (double)s->lim.latency, j = (double)s->lim.jitter;
     switch (s->lim.dist) {
     case THR_DIST_UNIFORM:
-        return fmax(0, mean - j + 2 * j * unit_open(s->rng));
+        return clamp_symmetric(mean - j + 2 * j * unit_open(s->rng), mean);
     case THR_DIST_EXPONENTIAL: /* floor (mean - j) plus an exponential tail of mean j */
         return mean - j - j * log(unit_open(s->rng));
-    case THR_DIST_NORMAL: { /* Box-Muller, clamped at 0 */
+    case THR_DIST_NORMAL: { /* Box-Muller */
         double r = sqrt(-2 * log(unit_open(s->rng)));
-        return fmax(0, mean + j * r * cos(2 * M_PI * unit_open(s->rng)));
+        return clamp_symmetric(mean + j * r * cos(2 * M_PI * unit_open(s->rng)), mean);
     }
     default:
         return mean;
@@ -83,6 +89,7 @@ void thr_shaper_init(thr_shaper *s, const thr_limits *lim)
     s->lim = *lim;
     bucket_init(&s->bytes, lim->bandwidth, lim->burst);
     bucket_init(&s->ios, lim->iops, lim->burst_iops);
+    atomic_init(&s->wake_lead, 0);
     uint64_t x = lim->seed;
     for (int i = 0; i < 4; i++)
         s->rng[i] = splitmix64(&x);
@@ -102,7 +109,32 @@ uint64_t thr_shaper_reserve(thr_shaper *s, size_t n)
     return (uint64_t)((tb > ti ? tb : ti) + lat);
 }
 
-int thr_sleep_until(const dlg_host *h, uint64_t deadline)
+/* Tracks a low quantile of how late sleeps wake: down fast, up slowly, so
+ * that the poll after waking early stays short. */
+static void learn_lateness(thr_shaper *s, uint64_t late)
+{
+    uint64_t lead = atomic_load_explicit(&s->wake_lead, memory_order_relaxed);
+    lead = late < lead ? lead - (lead - late) / 8 : lead + (late - lead) / 64;
+    atomic_store_explicit(&s->wake_lead, lead, memory_order_relaxed);
+}
+
+/* A timed sleep to `until` without the thread's timer slack (50 us by
+ * default), restored after; returns how late it woke. */
+static uint64_t sleep_exact(uint64_t until)
+{
+    int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    if (slack > 1)
+        prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    struct timespec ts = {(time_t)(until / 1000000000u), (long)(until % 1000000000u)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+        ;
+    if (slack > 1)
+        prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
+    uint64_t now = thr_now_ns();
+    return now > until ? now - until : 0;
+}
+
+int thr_sleep_until(thr_shaper *s, const dlg_host *h, uint64_t deadline)
 {
     for (;;) {
         uint64_t now = thr_now_ns();
@@ -110,10 +142,19 @@ int thr_sleep_until(const dlg_host *h, uint64_t deadline)
             return 0;
         if (h->stopping && h->stopping(h))
             return -DLG_ESTOP;
-        uint64_t until = deadline - now > 100000000u ? now + 100000000u : deadline;
-        struct timespec ts = {(time_t)(until / 1000000000u), (long)(until % 1000000000u)};
-        int rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-        if (rc != 0 && rc != EINTR)
-            return 0; /* cannot sleep: run unthrottled rather than spin */
+        uint64_t left = deadline - now;
+        if (left > 100000000u) { /* a long wait: in slices, to see a stop */
+            learn_lateness(s, sleep_exact(now + 100000000u));
+            continue;
+        }
+        uint64_t lead = atomic_load_explicit(&s->wake_lead, memory_order_relaxed);
+        if (lead > left / 2) /* always sleep some, so the estimate keeps learning */
+            lead = left / 2;
+        if (left > 2000) /* else too close to sleep */
+            learn_lateness(s, sleep_exact(deadline - lead));
+        break;
     }
+    while (thr_now_ns() < deadline) /* the last stretch, usually a few us: */
+        ;                            /* yielding would lose the CPU for ms */
+    return 0;
 }

@@ -1,0 +1,130 @@
+/* The throttle's shaper on its own (no sleeping): each latency
+ * distribution's sampled mean is `latency`, as the option help promises,
+ * also where a tail would cross 0; and its waits end close to the deadline
+ * (not a timer's 50-100 us late). */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "throttle_shaper.h"
+
+enum { SAMPLES = 200000 };
+
+/* Mean added latency in ns over SAMPLES reservations (no caps, so the
+ * deadline is the issue time plus the sampled latency). */
+static double mean_latency(int dist, uint64_t latency, uint64_t jitter)
+{
+    thr_limits lim;
+    memset(&lim, 0, sizeof lim);
+    lim.latency = latency;
+    lim.jitter = jitter;
+    lim.dist = dist;
+    lim.seed = 11;
+    thr_shaper s;
+    thr_shaper_init(&s, &lim);
+    double sum = 0;
+    for (int i = 0; i < SAMPLES; i++) {
+        uint64_t t0 = thr_now_ns();
+        sum += (double)(thr_shaper_reserve(&s, 4096) - t0);
+    }
+    thr_shaper_fini(&s);
+    return sum / SAMPLES;
+}
+
+static void expect_mean(const char *what, double got, double want)
+{
+    print_message("%-34s mean %.1f us (want %.1f)\n", what, got / 1e3, want / 1e3);
+    if (got < want * 0.98 || got > want * 1.02)
+        fail_msg("%s: mean latency %.1f us, want %.1f us +-2%%", what, got / 1e3, want / 1e3);
+}
+
+/* jitter = latency (the default): clamping at 0 alone made the mean 8% high */
+static void test_normal_mean(void **state)
+{
+    (void)state;
+    expect_mean("normal, jitter = latency", mean_latency(THR_DIST_NORMAL, 1000000, 1000000), 1e6);
+    expect_mean("normal, jitter = latency / 4", mean_latency(THR_DIST_NORMAL, 1000000, 250000), 1e6);
+}
+
+static void test_uniform_mean(void **state)
+{
+    (void)state;
+    expect_mean("uniform, jitter = latency", mean_latency(THR_DIST_UNIFORM, 1000000, 1000000), 1e6);
+    expect_mean("uniform, jitter = 2 x latency", mean_latency(THR_DIST_UNIFORM, 1000000, 2000000), 1e6);
+}
+
+static void test_exponential_and_fixed_mean(void **state)
+{
+    (void)state;
+    expect_mean("exponential, jitter = latency", mean_latency(THR_DIST_EXPONENTIAL, 1000000, 1000000), 1e6);
+    expect_mean("exponential, jitter = latency / 2", mean_latency(THR_DIST_EXPONENTIAL, 1000000, 500000), 1e6);
+    expect_mean("fixed", mean_latency(THR_DIST_FIXED, 1000000, 0), 1e6);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Median lateness (ns) of N waits of 200 us, by the shaper or (s = NULL)
+ * by a plain timed sleep. */
+static uint64_t median_late(thr_shaper *s, const dlg_host *h)
+{
+    enum { N = 301 };
+    uint64_t late[N];
+    for (int i = 0; i < N; i++) {
+        uint64_t deadline = thr_now_ns() + 200000;
+        if (s) {
+            assert_int_equal(thr_sleep_until(s, h, deadline), 0);
+        } else {
+            struct timespec ts = {(time_t)(deadline / 1000000000u), (long)(deadline % 1000000000u)};
+            clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+        }
+        uint64_t now = thr_now_ns();
+        assert_true(now >= deadline);
+        late[i] = now - deadline;
+    }
+    qsort(late, N, sizeof *late, cmp_u64);
+    return late[N / 2];
+}
+
+/* Waits end at the deadline, never before, and within 40 us (a plain timed
+ * sleep: 50 us of timer slack plus the wake-up).  A box so busy that plain
+ * sleeps wake 0.3 ms late cannot tell: skipped. */
+static void test_sleep_lands_on_deadline(void **state)
+{
+    (void)state;
+    thr_limits lim;
+    memset(&lim, 0, sizeof lim);
+    thr_shaper s;
+    thr_shaper_init(&s, &lim);
+    dlg_host h;
+    memset(&h, 0, sizeof h);
+    uint64_t plain = median_late(NULL, NULL), ours = median_late(&s, &h);
+    thr_shaper_fini(&s);
+    print_message("200 us waits, median lateness: plain sleep %.1f us, throttle %.1f us\n", plain / 1e3,
+                  ours / 1e3);
+    if (plain > 300000) {
+        print_message("timers on this box wake %.0f us late: too busy to judge\n", plain / 1e3);
+        skip();
+    }
+    assert_true(ours < 40000);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_normal_mean),
+        cmocka_unit_test(test_uniform_mean),
+        cmocka_unit_test(test_exponential_and_fixed_mean),
+        cmocka_unit_test(test_sleep_lands_on_deadline),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
