@@ -6,6 +6,7 @@
 #include "metrics.h"
 #include "results.h"
 #include "runner.h"
+#include "signals.h"
 #include "sinkset.h"
 
 #include <limits.h>
@@ -142,6 +143,8 @@ static char **child_argv(const dlg_run *run, const dlg_cli *cli, const dlg_run_a
     v[n++] = num_arg(buf, buflen, &o, run->cell_no);
     v[n++] = "--total";
     v[n++] = num_arg(buf, buflen, &o, run->plan->total_cells);
+    v[n++] = "--config-id";
+    v[n++] = (char *)run->config_id;
     if (run->tty)
         v[n++] = "--tty";
     for (size_t i = 0; i < a->nsets; i++) {
@@ -156,6 +159,12 @@ static char **child_argv(const dlg_run *run, const dlg_cli *cli, const dlg_run_a
 static const char *classify(const dlg_cell_outcome *oc, int64_t oom_kills, const dlg_cell *cell, char *why,
                             size_t len)
 {
+    int stop = dlg_stop_signal();
+    if (stop && (oc->term_signal == SIGINT || oc->term_signal == SIGTERM)) {
+        /* the user's stop reached the cell before it could say what it measured */
+        snprintf(why, len, "stopped by signal %d before the cell sent a result", stop);
+        return "partial";
+    }
     if (oom_kills > 0) {
         snprintf(why, len, "killed by the kernel's OOM killer: the cell needs more than memory = %s",
                  cell->core[DLG_K_MEMORY].text);

@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include "config.h"
+#include "journal.h"
 #include "point_wire.h"
 #include "registry.h"
 #include "results.h"
@@ -16,7 +17,7 @@
 #include <string.h>
 
 typedef struct cell_args {
-    const char *file, *run_id, *host, *job;
+    const char *file, *run_id, *host, *job, *config_id;
     size_t cell, cell_no, total;
     bool tty;
     const char *sets[64];
@@ -38,6 +39,8 @@ static int parse(int argc, char **argv, cell_args *a)
             a->host = argv[++i];
         else if (!strcmp(o, "--job"))
             a->job = argv[++i];
+        else if (!strcmp(o, "--config-id"))
+            a->config_id = argv[++i];
         else if (!strcmp(o, "--cell"))
             a->cell = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(o, "--cell-no"))
@@ -52,6 +55,19 @@ static int parse(int argc, char **argv, cell_args *a)
             return -1;
     }
     return a->file && a->run_id && a->host && a->job ? 0 : -1;
+}
+
+/* The file as planned by the parent, not as edited since (the parent
+ * checks this too, just before starting the cell). */
+static int same_config(const dlg_config *cfg, const cell_args *a, char *err, size_t errlen)
+{
+    char id[20];
+    dlg_journal_config_id(cfg, id, sizeof id);
+    if (!a->config_id || strcmp(id, a->config_id) == 0)
+        return 0;
+    snprintf(err, errlen, "%s changed since this run started (its settings differ): cell not measured; start a "
+             "new run for the new settings", a->file);
+    return -1;
 }
 
 static void emit_to_parent(dlg_run *run, const dlg_point *p) { dlg_wire_send(run->wire_fd, p); }
@@ -75,6 +91,8 @@ int dlg_cmd_cell(const dlg_cli *cli, int argc, char **argv)
     for (size_t i = 0; i < a.nsets; i++)
         if (dlg_config_set(&cfg, a.sets[i], err, sizeof err) != 0)
             goto fail;
+    if (same_config(&cfg, &a, err, sizeof err) != 0)
+        goto fail;
     if (dlg_registry_init(&reg, cli->plugin_dir) != 0)
         goto fail;
     dlg_registry_scan(&reg);

@@ -141,16 +141,43 @@ static void make_run_id(const dlg_plan *p, char *buf, size_t len)
     snprintf(buf, len, "%s-%x", stamp, (unsigned)getpid());
 }
 
+/* A cell's process plans the file anew: edited since the run began, the
+ * cell would measure other settings than the plan and the journal say. */
+static bool config_edited(const dlg_run *run, const dlg_run_args *a, char *why, size_t len)
+{
+    dlg_config cfg;
+    char err[1024], id[20] = "";
+    bool loaded = dlg_config_load(&cfg, a->file, err, sizeof err) == 0;
+    for (size_t i = 0; loaded && i < a->nsets; i++)
+        loaded = dlg_config_set(&cfg, a->sets[i], err, sizeof err) == 0;
+    if (loaded)
+        dlg_journal_config_id(&cfg, id, sizeof id);
+    dlg_config_free(&cfg);
+    if (loaded && strcmp(id, run->config_id) == 0)
+        return false;
+    snprintf(why, len, "%s changed since this run started (%s): stopped before cell %zu/%zu; restore it and "
+             "run --resume to go on, or start a new run", a->file, loaded ? "its settings differ" : err,
+             run->cell_no, run->plan->total_cells);
+    return true;
+}
+
 /* Runs every cell not yet in the journal; returns how many failed. */
 static int run_cells(dlg_run *run, const dlg_cli *cli, const dlg_run_args *a, dlg_journal *jn)
 {
     int failed = 0;
-    for (size_t j = 0; j < run->plan->njobs && !dlg_stop_signal(); j++) {
+    bool edited = false;
+    for (size_t j = 0; j < run->plan->njobs && !dlg_stop_signal() && !edited; j++) {
         const dlg_job *job = &run->plan->jobs[j];
         for (size_t k = 0; k < job->ncells && !dlg_stop_signal(); k++) {
             run->cell_no++;
             if (dlg_journal_is_done(jn, job->name, k))
                 continue;
+            char note[1400];
+            if ((edited = config_edited(run, a, note, sizeof note))) {
+                fprintf(stderr, "dlgauge: %s\n", note);
+                failed++;
+                break;
+            }
             dlg_wire_point wp;
             const char *status = dlg_measure_cell(run, cli, a, job, k, &wp);
             char st[32];
@@ -174,19 +201,12 @@ static int run_cells(dlg_run *run, const dlg_cli *cli, const dlg_run_args *a, dl
     return failed;
 }
 
-/* Identity of a configuration for --resume: every resolved entry. */
+/* Identity of a configuration for --resume: every resolved entry, and the
+ * --job selection. */
 static void config_hash(const dlg_config *cfg, const dlg_run_args *a, char *out, size_t len)
 {
     uint64_t h = 0;
-    for (size_t i = 0; i < cfg->n; i++) {
-        const dlg_section *s = &cfg->sections[i];
-        dlg_journal_hash(s->name, strlen(s->name) + 1, &h);
-        dlg_journal_hash(&s->kind, sizeof s->kind, &h);
-        for (size_t e = 0; e < s->n; e++) {
-            dlg_journal_hash(s->entries[e].key, strlen(s->entries[e].key) + 1, &h);
-            dlg_journal_hash(s->entries[e].value, strlen(s->entries[e].value) + 1, &h);
-        }
-    }
+    dlg_journal_hash_config(cfg, &h);
     for (size_t i = 0; i < a->njobs; i++)
         dlg_journal_hash(a->jobs[i], strlen(a->jobs[i]) + 1, &h);
     snprintf(out, len, "%016llx", (unsigned long long)h);
@@ -287,6 +307,7 @@ int dlg_cmd_run(const dlg_cli *cli, int argc, char **argv)
         goto done;
     }
     dlg_run run = {.plan = &plan, .wire_fd = -1, .verbosity = cli->verbosity, .tty = isatty(2) != 0};
+    dlg_journal_config_id(&cfg, run.config_id, sizeof run.config_id);
     if (gethostname(run.host, sizeof run.host) != 0 || !run.host[0])
         snprintf(run.host, sizeof run.host, "unknown");
     if (open_journal(&a, &cfg, &run, &jn, err, sizeof err) != 0)

@@ -37,6 +37,7 @@ static void child_exec(const dlg_cell_spawn *sp, int wfd, pid_t parent)
     prctl(PR_SET_PDEATHSIG, SIGKILL); /* a killed parent takes the cell along */
     if (getppid() != parent)
         _exit(127);
+    setpgid(0, 0); /* a group of its own: whatever it leaves behind is killed with it */
     if (wfd != DLG_CELL_FD) {
         if (dup2(wfd, DLG_CELL_FD) < 0)
             _exit(127);
@@ -80,6 +81,63 @@ static bool pump(int fd, dlg_progress_cb on_progress, void *ctx, dlg_cell_outcom
     return true;
 }
 
+/* The child has ended (it stays a zombie, so its pid and process group id
+ * cannot be reused until it is reaped); a child that cannot be waited for
+ * counts as ended rather than watched forever. */
+static bool child_ended(pid_t pid)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0)
+        return errno != EINTR;
+    return si.si_pid == pid;
+}
+
+/* What the ended child wrote is in the pipe already; a process it left
+ * behind may hold the pipe open forever, so read only what is ready. */
+static void drain(int fd, dlg_progress_cb on_progress, void *ctx, dlg_cell_outcome *out)
+{
+    struct pollfd p = {fd, POLLIN, 0};
+    for (int i = 0; i < 100000 && poll(&p, 1, 0) > 0 && pump(fd, on_progress, ctx, out); i++) {
+    }
+}
+
+/* Forwards a stop request, enforces the timeout; one pass of the watch loop. */
+static void watch(pid_t pid, const dlg_cell_spawn *sp, uint64_t start, bool *forwarded, uint64_t *kill_at,
+                  dlg_cell_outcome *out)
+{
+    uint64_t now = mono_ns();
+    if (!*forwarded && dlg_stop_signal()) {
+        kill(pid, dlg_stop_signal()); /* the child writes what it measured */
+        *forwarded = true;
+    }
+    if (sp->timeout_ns && !out->timed_out && now - start > sp->timeout_ns) {
+        kill(pid, SIGTERM);
+        out->timed_out = true;
+        *kill_at = now + kill_grace_ns(sp->timeout_ns);
+    }
+    if (*kill_at && now > *kill_at) {
+        kill(pid, SIGKILL);
+        *kill_at = 0;
+    }
+}
+
+static pid_t spawn(const dlg_cell_spawn *sp, int fds[2], char *err, size_t errlen)
+{
+    pid_t parent = getpid();
+    sigset_t old;
+    dlg_signals_hold(&old); /* released by the child once its handlers are in */
+    pid_t pid = fork();
+    if (pid == 0)
+        child_exec(sp, fds[1], parent);
+    dlg_signals_release(&old);
+    if (pid < 0)
+        snprintf(err, errlen, "cannot fork the cell process: %s", strerror(errno));
+    else
+        setpgid(pid, pid); /* also here, so that no kill(-pid) can precede it */
+    return pid;
+}
+
 int dlg_cell_exec(const dlg_cell_spawn *sp, dlg_progress_cb on_progress, void *ctx, dlg_cell_outcome *out,
                   char *err, size_t errlen)
 {
@@ -90,53 +148,30 @@ int dlg_cell_exec(const dlg_cell_spawn *sp, dlg_progress_cb on_progress, void *c
         snprintf(err, errlen, "cannot create a pipe for the cell: %s", strerror(errno));
         return -1;
     }
-    pid_t parent = getpid();
     uint64_t start = mono_ns();
-    pid_t pid = fork();
+    pid_t pid = spawn(sp, fds, err, errlen);
+    close(fds[1]);
     if (pid < 0) {
-        snprintf(err, errlen, "cannot fork the cell process: %s", strerror(errno));
         close(fds[0]);
-        close(fds[1]);
         return -1;
     }
-    if (pid == 0)
-        child_exec(sp, fds[1], parent);
-    close(fds[1]);
     bool open_pipe = true, forwarded = false;
     uint64_t kill_at = 0;
-    int status = 0;
-    for (;;) {
-        uint64_t now = mono_ns();
-        if (!forwarded && dlg_stop_signal()) {
-            kill(pid, dlg_stop_signal()); /* the child writes what it measured */
-            forwarded = true;
-        }
-        if (sp->timeout_ns && !out->timed_out && now - start > sp->timeout_ns) {
-            kill(pid, SIGTERM);
-            out->timed_out = true;
-            kill_at = now + kill_grace_ns(sp->timeout_ns);
-        }
-        if (kill_at && now > kill_at) {
-            kill(pid, SIGKILL);
-            kill_at = 0;
-        }
-        if (open_pipe) {
-            struct pollfd p = {fds[0], POLLIN, 0};
-            int r = poll(&p, 1, 100);
-            if (r > 0 && !pump(fds[0], on_progress, ctx, out))
-                open_pipe = false;
-            continue;
-        }
-        pid_t w = waitpid(pid, &status, WNOHANG);
-        if (w == pid)
-            break;
-        if (w < 0 && errno != EINTR) {
-            snprintf(err, errlen, "waitpid: %s", strerror(errno));
-            break;
-        }
-        usleep(20000);
+    while (!child_ended(pid)) {
+        watch(pid, sp, start, &forwarded, &kill_at, out);
+        struct pollfd p = {fds[0], POLLIN, 0};
+        if (!open_pipe)
+            usleep(20000);
+        else if (poll(&p, 1, 100) > 0 && !pump(fds[0], on_progress, ctx, out))
+            open_pipe = false;
     }
+    kill(-pid, SIGKILL); /* processes the cell left behind in its group */
+    if (open_pipe)
+        drain(fds[0], on_progress, ctx, out);
     close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
     out->wall_s = (double)(mono_ns() - start) / 1e9;
     if (WIFSIGNALED(status))
         out->term_signal = WTERMSIG(status);

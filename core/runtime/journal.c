@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "journal.h"
 
+#include "config.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -19,6 +21,26 @@ void dlg_journal_hash(const void *data, size_t len, uint64_t *h)
         *h ^= p[i];
         *h *= 1099511628211ull;
     }
+}
+
+void dlg_journal_hash_config(const dlg_config *cfg, uint64_t *h)
+{
+    for (size_t i = 0; i < cfg->n; i++) {
+        const dlg_section *s = &cfg->sections[i];
+        dlg_journal_hash(s->name, strlen(s->name) + 1, h);
+        dlg_journal_hash(&s->kind, sizeof s->kind, h);
+        for (size_t e = 0; e < s->n; e++) {
+            dlg_journal_hash(s->entries[e].key, strlen(s->entries[e].key) + 1, h);
+            dlg_journal_hash(s->entries[e].value, strlen(s->entries[e].value) + 1, h);
+        }
+    }
+}
+
+void dlg_journal_config_id(const dlg_config *cfg, char *out, size_t len)
+{
+    uint64_t h = 0;
+    dlg_journal_hash_config(cfg, &h);
+    snprintf(out, len, "%016llx", (unsigned long long)h);
 }
 
 static int mkdirs(const char *path)

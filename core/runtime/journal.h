@@ -28,8 +28,15 @@ typedef struct dlg_journal {
     size_t ndone;
 } dlg_journal;
 
+struct dlg_config;
+
 /* FNV-1a over the configuration as resolved (files, --set), for resume. */
 void dlg_journal_hash(const void *data, size_t len, uint64_t *h);
+/* Adds every resolved section and entry of cfg to h (start h at 0). */
+void dlg_journal_hash_config(const struct dlg_config *cfg, uint64_t *h);
+/* That hash of cfg alone, in hex: a cell's process compares its own with
+ * its parent's, as the file may have been edited since the run began. */
+void dlg_journal_config_id(const struct dlg_config *cfg, char *out, size_t len);
 
 /* Starts a fresh journal (truncating an old one). */
 int dlg_journal_create(dlg_journal *j, const char *path, const char *run_id, const char *hash, char *err,

@@ -23,6 +23,7 @@ struct dlg_run {
     bool tty;           /* stderr is a terminal: draw a progress line */
     size_t cell_no;     /* 1-based number of the cell running, over the run */
     bool warned_limits; /* "limits not enforced" is said once per run */
+    char config_id[20]; /* dlg_journal_config_id of the planned configuration */
 };
 
 #endif

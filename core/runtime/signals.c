@@ -21,9 +21,19 @@ void dlg_signals_install(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    /* started with SIGCHLD ignored, cells would be reaped before we read
+     * how they ended */
+    signal(SIGCHLD, SIG_DFL);
 }
 
 static void on_signal_child(int sig) { stop_signal = sig; }
+
+static void stop_set(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+}
 
 void dlg_signals_install_child(void)
 {
@@ -33,6 +43,19 @@ void dlg_signals_install_child(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    /* held since the fork (dlg_signals_hold): a pending one arrives now */
+    sigset_t set;
+    stop_set(&set);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
 }
+
+void dlg_signals_hold(sigset_t *old)
+{
+    sigset_t set;
+    stop_set(&set);
+    sigprocmask(SIG_BLOCK, &set, old);
+}
+
+void dlg_signals_release(const sigset_t *old) { sigprocmask(SIG_SETMASK, old, NULL); }
 
 int dlg_stop_signal(void) { return stop_signal; }

@@ -3,10 +3,18 @@
 #ifndef DLG_SIGNALS_H
 #define DLG_SIGNALS_H
 
+#include <signal.h>
+
 void dlg_signals_install(void);
 /* In a cell's child: every signal just asks to stop (the parent forwards
- * what it got, and a terminal's Ctrl-C reaches both). */
+ * what it got; the child has a process group of its own).  Also releases
+ * the signals held since the fork. */
 void dlg_signals_install_child(void);
+/* Holds SIGINT/SIGTERM pending (the mask survives fork and exec), so that
+ * one sent to a cell before it installed its handlers neither kills it nor
+ * is lost; release restores the old mask. */
+void dlg_signals_hold(sigset_t *old);
+void dlg_signals_release(const sigset_t *old);
 /* 0, or the number of the signal that asked us to stop. */
 int dlg_stop_signal(void);
 

@@ -1,0 +1,111 @@
+#!/bin/bash
+# A cell's process and the run around it:
+#  - a workload that leaves a process behind (holding the result pipe open)
+#    neither hangs the run nor outlives its cell;
+#  - a stop request that reaches a cell before it installed its handlers
+#    gives a partial row that --resume measures again, not a "crashed" one
+#    recorded as done;
+#  - a configuration file edited during a run stops the run before the next
+#    cell (its process would plan the edited file), and --resume with the
+#    file restored measures exactly the missing cells.
+# TEST_PLUGIN_DIR is this folder of the build tree (lifecycle_wl.so,
+# slow_cell_start.so).
+source "$(dirname "$0")/lib.sh"
+
+col() { "$PY" -c 'import csv,sys; [print(r[sys.argv[2]]) for r in csv.DictReader(open(sys.argv[1]))]' "$@"; }
+
+# ---- a process left behind: the next cell runs, the process is killed
+ini leftover.ini <<EOT
+[sink csv]
+path = $WORK/leftover.csv
+[job forker]
+plugin     = $TPLUG/lifecycle_wl.so
+workload   = forker
+pidfile    = $WORK/leftover.pid
+iterations = 3
+[job after]
+workload   = sleep
+sleep      = 1ms
+iterations = 3
+EOT
+t0=$SECONDS
+timeout 20 "$DLG" --plugin-dir "$PLUGDIR" -q run leftover.ini >leftover.out 2>leftover.err
+RC=$?
+expect_rc leftover 0
+[ $((SECONDS - t0)) -lt 10 ] || fail "leftover: the run took $((SECONDS - t0)) s (waited for the left-behind process)"
+got=$(col leftover.csv status | tr '\n' ' ')
+[ "$got" = "ok ok " ] || fail "leftover: statuses '$got', expected 'ok ok '"
+# alive: exists and is not a zombie (which init reaps in its own time)
+alive() { grep -qv '^State:.*Z' <(grep '^State:' "/proc/$1/status" 2>/dev/null || echo 'State: Z'); }
+if [ -s leftover.pid ]; then
+    left=$(cat leftover.pid)
+    for _ in 1 2 3 4 5; do alive "$left" && sleep 0.2; done
+    alive "$left" && { fail "leftover: the cell's process $left outlived it"; kill -9 "$left"; }
+else
+    fail "leftover: the workload did not start its process"
+fi
+
+# ---- SIGINT while the cell's process is still starting (before main)
+ini early.ini <<EOT
+[global]
+journal = $WORK/early.journal
+[sink csv]
+path = $WORK/early.csv
+[job s]
+workload   = sleep
+sleep      = 10ms
+iterations = 3
+warmup     = 0
+seed       = 1, 2
+EOT
+# LD_PRELOAD of a library without ASan into an ASan build needs this
+ASAN_OPTIONS="$ASAN_OPTIONS:verify_asan_link_order=0" LD_PRELOAD="$TPLUG/slow_cell_start.so" \
+    "$DLG" --plugin-dir "$PLUGDIR" -q run early.ini >early.out 2>early.err &
+pid=$!
+sleep 0.7
+kill -INT "$pid"
+wait "$pid"
+RC=$?
+expect_rc early 130
+got=$(col early.csv status | tr '\n' ' ')
+[ "$got" = "partial " ] || fail "early: statuses '$got', expected 'partial ' ($(col early.csv error))"
+grep -q '^done' early.journal && fail "early: the stopped cell is in the journal: $(grep '^done' early.journal)"
+run_cli early_resume -q run early.ini --resume
+expect_rc early_resume 0
+got=$(col early.csv seed | tr '\n' ' ')
+[ "$got" = "1 1 2 " ] || fail "early: seeds after --resume '$got', expected '1 1 2 ' (partial, then both cells)"
+
+# ---- the file edited mid-run
+ini edited.ini <<EOT
+[global]
+journal = $WORK/edited.journal
+[sink csv]
+path = $WORK/edited.csv
+[job s]
+workload   = sleep
+sleep      = 300ms
+iterations = 1
+warmup     = 0
+seed       = 1, 2, 3, 4
+EOT
+cp edited.ini edited.orig
+"$DLG" --plugin-dir "$PLUGDIR" -q run edited.ini >edited.out 2>edited.err &
+pid=$!
+sleep 0.45
+sed -i 's/^sleep      = 300ms/sleep      = 5ms/; s/^seed       = 1, 2, 3, 4/seed       = 7, 8/' edited.ini
+wait "$pid"
+RC=$?
+expect_rc edited 1
+grep -q "^dlgauge: edited.ini changed since this run started" edited.err || fail "edited: no note on stderr: $(cat edited.err)"
+for s in $(col edited.csv seed); do
+    case $s in 1 | 2 | 3 | 4) ;; *) fail "edited: a cell ran the edited file (seed $s)" ;; esac
+done
+for p in $(col edited.csv latency_p50_us); do
+    "$PY" -c "import sys; sys.exit(float('$p') < 250000)" || fail "edited: a cell slept $p us, not 300 ms"
+done
+cp edited.orig edited.ini
+run_cli edited_resume -q run edited.ini --resume
+expect_rc edited_resume 0
+got=$(col edited.csv seed | sort -n | tr '\n' ' ')
+[ "$got" = "1 2 3 4 " ] || fail "edited: seeds after --resume '$got', expected each of 1..4 once"
+finish

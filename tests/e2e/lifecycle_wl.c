@@ -1,0 +1,50 @@
+/* Workload for lifecycle.sh: `forker` starts a process that outlives its
+ * setup (sleeping 30 s with every fd of the cell open, the result pipe
+ * too) and writes its pid to the file named by `pidfile`. */
+#include <dlgauge/plugin.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+static const dlg_option forker_options[] = {
+    {"pidfile", DLG_OPT_STRING, NULL, NULL, NULL, NULL, "where the left-behind process writes its pid",
+     DLG_OPT_REQUIRED},
+    {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
+};
+
+static int forker_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info *j, void **st)
+{
+    (void)j;
+    pid_t pid = fork();
+    if (pid < 0)
+        return h->error(h, DLG_EIO, "fork failed");
+    if (pid == 0) {
+        FILE *f = fopen(o[0].text, "w");
+        if (f) {
+            fprintf(f, "%d\n", (int)getpid());
+            fclose(f);
+        }
+        sleep(30);
+        _exit(0);
+    }
+    *st = NULL;
+    return 0;
+}
+
+static int forker_step(void *st, dlg_step *out)
+{
+    (void)st;
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+    out->items = 1;
+    return 0;
+}
+
+static void forker_teardown(void *st) { (void)st; }
+
+static const dlg_workload_ops forker_ops = {1, "steps", forker_setup, forker_step, NULL, forker_teardown};
+static const dlg_plugin_desc forker_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, "forker", "1.0",
+                                            "leaves a process behind", forker_options, NULL, &forker_ops};
+DLG_PLUGIN("lifecycle", &forker_desc)
