@@ -32,6 +32,16 @@ static double num_or_nan(const rep_row *r, const char *k)
     return rep_num(r, k, &v) ? v : NAN;
 }
 
+/* I/Os as the disk counts them: with an iops_unit, a read of the mean size
+ * counts ceil(size / unit) times, as the throttle charges it. */
+static double charged_ios(const rep_disk *d, double ios, double bytes)
+{
+    if (!(d->iops_unit > 0) || !(bytes > 0))
+        return ios;
+    double per = ceil(bytes / ios / d->iops_unit);
+    return ios * (per > 1 ? per : 1);
+}
+
 /* Fills the evidence numbers from the cell's row. */
 static void gather(rep_cell *c, const rep_group *g, const rep_disks *disks, const rep_disk **prof)
 {
@@ -74,7 +84,7 @@ static void gather(rep_cell *c, const rep_group *g, const rep_disks *disks, cons
         *prof = d;
         double ios = num_or_nan(r, "storage_ios");
         double bw_share = d->bandwidth > 0 && !isnan(c->read_bps) ? c->read_bps / d->bandwidth : NAN;
-        double io_share = d->iops > 0 && ios > 0 && wall > 0 ? ios / wall / d->iops : NAN;
+        double io_share = d->iops > 0 && ios > 0 && wall > 0 ? charged_ios(d, ios, sread) / wall / d->iops : NAN;
         c->limit_share = isnan(io_share) || bw_share >= io_share ? bw_share : io_share;
     }
 }

@@ -17,7 +17,7 @@
 
 typedef struct prof {
     char name[128];
-    double bw, bw_base, bw_gib, bw_max, iops, iops_base, iops_gib, iops_max, cap_gib;
+    double bw, bw_base, bw_gib, bw_max, iops, iops_base, iops_gib, iops_max, iops_unit, cap_gib;
     bool has_bw, has_bw_f, has_iops, has_iops_f;
     char why[200];
 } prof;
@@ -68,6 +68,8 @@ static int on_kv(void *user, const char *sec, const char *k, const char *v)
         return (p->has_iops_f = true, num_key(p, v, &p->iops_gib));
     else if (strcmp(k, "iops_max") == 0)
         return num_key(p, v, &p->iops_max);
+    else if (strcmp(k, "iops_unit") == 0)
+        return size_key(p, v, &p->iops_unit);
     else if (strcmp(k, "capacity") == 0) {
         if (!size_key(p, v, &cap))
             return 0;
@@ -101,6 +103,7 @@ static int add_prof(rep_disks *d, const prof *p, const char *name, const char *w
     k->name = copy;
     k->bandwidth = formula(p->has_bw, p->bw, p->has_bw_f, p->bw_base, p->bw_gib, p->bw_max, p->cap_gib);
     k->iops = formula(p->has_iops, p->iops, p->has_iops_f, p->iops_base, p->iops_gib, p->iops_max, p->cap_gib);
+    k->iops_unit = p->iops_unit;
     return 0;
 }
 

@@ -14,6 +14,7 @@ typedef struct rep_disk {
     char *name;
     double bandwidth; /* bytes/s; 0 = unknown/unlimited */
     double iops;      /* 0 = unknown/unlimited */
+    double iops_unit; /* bytes one I/O may carry before it counts as several (AWS: 256 KiB); 0 = any size is one */
 } rep_disk;
 
 typedef struct rep_disks {

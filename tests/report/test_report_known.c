@@ -675,6 +675,44 @@ static void test_expected_is_best_within_resources(void **state)
     rep_rows_free(&r.rows);
 }
 
+/* A disk that counts I/Os per 256 KiB (AWS): 1 MiB reads at 250/s are
+ * 1000 of its IOPS, its whole limit, though only 250 requests a second. */
+static void test_iops_unit_charges_large_reads(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/dlg-report-unitXXXXXX", prof[4200], csvp[4200];
+    assert_non_null(mkdtemp(dir));
+    snprintf(prof, sizeof prof, "%s/gp.ini", dir);
+    snprintf(csvp, sizeof csvp, "%s/r.csv", dir);
+    write_text(prof, "name = gp\nbandwidth = 1GB\niops = 1000\niops_unit = 256KiB\n");
+    FILE *f = fopen(csvp, "w");
+    assert_non_null(f);
+    fputs("time,host,job,mode,run_id,status,storage,workload,throughput,throughput_ci95,throughput_stddev,unit,"
+          "items,repeats,wall_s,data_wait_fraction,au,storage_ios,storage_read_bytes,version\n"
+          "2026-11-30T10:00:01Z,lab,io,-,run1,ok,gp,io-pipeline,100,1,1,images,1000,1,10,0.6,0.4,2500,2621440000,"
+          "0.1.0\n",
+          f);
+    assert_int_equal(fclose(f), 0);
+    rep_rows rows = {0};
+    rep_disks disks = {0};
+    rep_model m;
+    char err[512];
+    assert_int_equal(rep_read_file(&rows, csvp, err, sizeof err), 0);
+    assert_int_equal(rep_rows_validate(&rows, err, sizeof err), 0);
+    assert_int_equal(rep_disks_load_dir(&disks, dir, err, sizeof err), 0);
+    assert_near(rep_disks_find(&disks, "gp")->iops_unit, 262144, 0);
+    assert_int_equal(rep_model_build(&m, &rows, &disks, 0.95, err, sizeof err), 0);
+    const rep_cell *c = &m.g[0].cells[0];
+    assert_near(c->limit_share, 1.0, 1e-9); /* 2500 x 4 units / 10 s / 1000 IOPS */
+    assert_int_equal(c->bn, REP_BN_STORAGE);
+    rep_model_free(&m);
+    rep_disks_free(&disks);
+    rep_rows_free(&rows);
+    unlink(prof);
+    unlink(csvp);
+    rmdir(dir);
+}
+
 static void test_shipped_catalogs_load(void **state)
 {
     (void)state;
@@ -716,6 +754,7 @@ int main(void)
         cmocka_unit_test(test_reco_caveat_cpu_groups),
         cmocka_unit_test(test_host_workload_whole_instance),
         cmocka_unit_test(test_expected_is_best_within_resources),
+        cmocka_unit_test(test_iops_unit_charges_large_reads),
         cmocka_unit_test(test_csv_skips_cut_row),
         cmocka_unit_test(test_jsonl_cut_last_line),
     };

@@ -106,7 +106,7 @@ run $n
 grep -q 'depth = 64: the job.s storage takes at most 16 reads in flight' $n.err || fail "$n: $(cat $n.err)"
 
 # ---- throttle: measured bandwidth within 5% of the limit (a file of whole
-# blocks: throttle charges a read cut short at end of file its full length) --
+# blocks: an even length keeps the emulated and the measured bytes equal) --
 n=throttle
 { header $n; printf '[storage slow]\ntype = throttle\ninner = posix\nbandwidth = 40MiB\n'
   printf '[job %s]\nworkload = io\ndata = raw:same.bin\nblock = 256KiB\nstorage = slow\nwarmup = 2\nduration = 1500ms\n' $n; } >$n.ini
