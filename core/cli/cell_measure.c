@@ -182,6 +182,19 @@ static const char *classify(const dlg_cell_outcome *oc, int64_t oom_kills, const
     return "error";
 }
 
+/* The watchdog's SIGTERM let the cell stop between steps and send what it
+ * had measured: keep those steps, under status timeout. */
+static void keep_timed_out(dlg_wire_point *out, const dlg_cell *cell)
+{
+    const dlg_field *steps = dlg_wire_field(out, "steps");
+    char why[640];
+    snprintf(why, sizeof why, "%s:%d: [job %s] stopped after timeout = %s; the %llu timed steps before it are kept",
+             cell->job->sec->file, cell->job->sec->line, cell->job->name, cell->core[DLG_K_TIMEOUT].text,
+             steps ? (unsigned long long)(steps->type == DLG_FIELD_UINT ? steps->v.u : (uint64_t)steps->v.i) : 0ull);
+    dlg_wire_set_tag(out, "status", "timeout");
+    field_s(out, "error", why);
+}
+
 static const char *in_child(dlg_run *run, const dlg_cli *cli, const dlg_run_args *a, const dlg_cell *cell,
                             dlg_wire_point *out)
 {
@@ -212,9 +225,11 @@ static const char *in_child(dlg_run *run, const dlg_cli *cli, const dlg_run_args
         status = "error";
     } else {
         int64_t ooms = dlg_cgroup_oom_kills(&cg);
-        if (oc.have_result && !oc.timed_out && ooms <= 0) {
+        if (oc.have_result && ooms <= 0) {
             dlg_wire_point_move(out, &oc.result);
             oc.have_result = false;
+            if (oc.timed_out)
+                keep_timed_out(out, cell);
         } else {
             char what[512], line[1600];
             status = classify(&oc, ooms, cell, what, sizeof what);

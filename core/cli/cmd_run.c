@@ -107,7 +107,8 @@ static void summary_line(const dlg_run *run, const dlg_job *job, size_t k, const
             printf(" %s=%s", cell.tags[i].key, cell.tags[i].value);
     dlg_cell_free(&cell);
     const dlg_field *unit = dlg_wire_field(wp, "unit");
-    if (strcmp(status, "ok") != 0 && strcmp(status, "partial") != 0) {
+    bool measured = strcmp(status, "ok") == 0 || strcmp(status, "partial") == 0 || num(wp, "steps") > 0;
+    if (!measured) {
         printf("  %s\n", status);
     } else {
         char rate[64];

@@ -104,6 +104,31 @@ else want="crash=crashed hung=timeout hog=ok after=ok"; fi  # no writable memory
 grep -q "bad.ini:[0-9]*: \[job crash\] the cell's process died of signal 11" bad.err || fail "no crash line: $(cat bad.err)"
 pgrep -f "__cell.*bad.ini" > /dev/null && fail "a cell process outlived the run"
 
+# ---- a timeout mid-measurement keeps the steps measured before it
+cat > slow.ini <<INI
+[sink csv]
+path = slow.csv
+[job slow]
+workload = sleep
+sleep    = 200ms
+duration = 30s
+warmup   = 0
+timeout  = 1500ms
+INI
+rc=0; "$dlgauge" -q run slow.ini > /dev/null 2> slow.err || rc=$?
+[ $rc -eq 1 ] || fail "timeout cell: exit $rc, expected 1"
+python3 - <<'PY' || fail "timeout row lost its measured steps: $(cat slow.csv)"
+import csv
+r = next(csv.DictReader(open("slow.csv")))
+steps, thr, p50 = int(r["steps"]), float(r["throughput"]), float(r["latency_p50_us"])
+assert r["status"] == "timeout", r["status"]
+assert 3 <= steps <= 8, steps                       # 1.5 s of 200 ms steps
+assert abs(p50 / 200000 - 1) < 0.1, p50             # the steps' own latency
+assert abs(thr / 5 - 1) < 0.25, thr                 # 5 steps/s, less the cut step
+assert "timed steps before it are kept" in r["error"], r["error"]
+print(f"ok: timeout kept {steps} steps at {thr:.2f} steps/s")
+PY
+
 # ---- kill -9 mid-sweep, --resume: the rows of an uninterrupted run
 cat > long.ini <<INI
 [global]
