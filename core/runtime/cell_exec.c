@@ -31,8 +31,37 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The cell's environment: the parent's, with the thread counts of its
+ * vCPUs.  Built before fork, since setenv allocates and a forked child of
+ * a threaded parent must not.  NULL when out of memory (free the array
+ * only: its strings are environ's and vars'). */
+static char **cell_env(int threads, char vars[3][48])
+{
+    static const char *const names[3] = {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"};
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **env = malloc((n + 4) * sizeof *env);
+    if (!env)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool replaced = false;
+        for (int v = 0; v < 3 && threads > 0; v++)
+            replaced |= strncmp(environ[i], names[v], strlen(names[v])) == 0 && environ[i][strlen(names[v])] == '=';
+        if (!replaced)
+            env[k++] = environ[i];
+    }
+    for (int v = 0; v < 3 && threads > 0; v++) {
+        snprintf(vars[v], 48, "%s=%d", names[v], threads);
+        env[k++] = vars[v];
+    }
+    env[k] = NULL;
+    return env;
+}
+
 /* In the child between fork and exec: only async-signal-safe work. */
-static void child_exec(const dlg_cell_spawn *sp, int wfd, pid_t parent)
+static void child_exec(const dlg_cell_spawn *sp, int wfd, pid_t parent, char **env)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL); /* a killed parent takes the cell along */
     if (getppid() != parent)
@@ -45,16 +74,12 @@ static void child_exec(const dlg_cell_spawn *sp, int wfd, pid_t parent)
     } else {
         fcntl(wfd, F_SETFD, 0);
     }
+    /* the run's stdout is its summary lines: whatever a cell prints goes
+     * to stderr with the logs */
+    dup2(2, 1);
     if (sp->cg)
         dlg_cgroup_enter(sp->cg);
-    if (sp->threads > 0) {
-        char n[16];
-        snprintf(n, sizeof n, "%d", sp->threads);
-        setenv("OMP_NUM_THREADS", n, 1);
-        setenv("OPENBLAS_NUM_THREADS", n, 1);
-        setenv("MKL_NUM_THREADS", n, 1);
-    }
-    execv(sp->exe, sp->argv);
+    execve(sp->exe, sp->argv, env);
     static const char msg[] = "dlgauge: cannot start the cell process\n";
     ssize_t ignored = write(2, msg, sizeof msg - 1);
     (void)ignored;
@@ -125,12 +150,20 @@ static void watch(pid_t pid, const dlg_cell_spawn *sp, uint64_t start, bool *for
 static pid_t spawn(const dlg_cell_spawn *sp, int fds[2], char *err, size_t errlen)
 {
     pid_t parent = getpid();
+    char vars[3][48];
+    char **env = cell_env(sp->threads, vars);
+    if (!env) {
+        snprintf(err, errlen, "out of memory for the cell's environment");
+        return -1;
+    }
     sigset_t old;
     dlg_signals_hold(&old); /* released by the child once its handlers are in */
+    fflush(NULL); /* nothing buffered is written twice */
     pid_t pid = fork();
     if (pid == 0)
-        child_exec(sp, fds[1], parent);
+        child_exec(sp, fds[1], parent, env);
     dlg_signals_release(&old);
+    free(env);
     if (pid < 0)
         snprintf(err, errlen, "cannot fork the cell process: %s", strerror(errno));
     else

@@ -108,4 +108,22 @@ run_cli edited_resume -q run edited.ini --resume
 expect_rc edited_resume 0
 got=$(col edited.csv seed | sort -n | tr '\n' ' ')
 [ "$got" = "1 2 3 4 " ] || fail "edited: seeds after --resume '$got', expected each of 1..4 once"
+# ---- what a cell prints goes to stderr (the run's stdout is its summary
+# lines), and the cell sees the thread count of its vCPUs
+ini chatty.ini <<EOT
+[sink csv]
+path = $WORK/chatty.csv
+[job chatty]
+plugin     = $TPLUG/lifecycle_wl.so
+workload   = chatty
+cpus       = 1
+iterations = 2
+EOT
+"$DLG" --plugin-dir "$PLUGDIR" run chatty.ini >chatty.out 2>chatty.err
+RC=$?
+expect_rc chatty 0
+grep -q CELL-STDOUT chatty.out && fail "chatty: a cell's output reached the run's stdout: $(cat chatty.out)"
+grep -q '^\[1/1\] chatty .* ok ' chatty.out || fail "chatty: no summary line on stdout: $(cat chatty.out)"
+grep -q 'CELL-STDOUT OMP_NUM_THREADS=1$' chatty.err || fail "chatty: stderr lacks the cell's line with 1 thread: $(cat chatty.err)"
+
 finish
