@@ -208,8 +208,9 @@ static const char *in_child(dlg_run *run, const dlg_cli *cli, const dlg_run_args
     snprintf(cgname, sizeof cgname, "dlgauge-%d-%zu", (int)getpid(), run->cell_no);
     bool enforced = dlg_cgroup_create(&cg, cgname, mem, quota, why, sizeof why) == 0;
     if (!enforced && !run->warned_limits) {
-        fprintf(stderr, "dlgauge: %s:%d: [job %s] warning: limits not enforced (results say memory_enforced = "
-                "false): %s\n", cell->job->sec->file, cell->job->sec->line, cell->job->name, why);
+        fprintf(stderr, "dlgauge: %s:%d: [job %s] warning: limits not enforced (results say %s = false): %s\n",
+                cell->job->sec->file, cell->job->sec->line, cell->job->name,
+                mem > 0 && !cg.mem_dir[0] ? "memory_enforced" : "cpu_quota_enforced", why);
         run->warned_limits = true;
     }
     char exe[PATH_MAX], nums[256];
@@ -246,6 +247,8 @@ static const char *in_child(dlg_run *run, const dlg_cli *cli, const dlg_run_args
         if (cg.mem_dir[0])
             field_u(out, "memory_peak_bytes", dlg_cgroup_peak_bytes(&cg));
     }
+    if (quota > 0)
+        field_b(out, "cpu_quota_enforced", cg.cpu_dir[0] != '\0');
     dlg_cgroup_destroy(&cg);
     free(argv);
     return status;

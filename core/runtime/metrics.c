@@ -40,6 +40,7 @@ const dlg_metric dlg_core_metrics[] = {
     {"memory_limit_bytes", DLG_FIELD_UINT, "bytes", "the cell's memory limit (memory key), page cache included"},
     {"memory_enforced", DLG_FIELD_BOOL, "", "whether the memory limit was enforced by a cgroup"},
     {"memory_peak_bytes", DLG_FIELD_UINT, "bytes", "peak memory charged to the cell's cgroup, page cache included"},
+    {"cpu_quota_enforced", DLG_FIELD_BOOL, "", "whether the cpu_quota limit was enforced by a cgroup (set only with a cpu_quota)"},
     {"cell_wall_s", DLG_FIELD_DOUBLE, "s", "lifetime of the cell's process: setup, warm-up and teardown included"},
     {"start_time", DLG_FIELD_STRING, "", "RFC 3339 UTC time the cell started"},
     {"version", DLG_FIELD_STRING, "", "dlgauge version"},

@@ -63,9 +63,13 @@ INI
 "$dlgauge" -q run quota.ini > /dev/null 2> quota.err || fail "quota run exited $?"
 if grep -q "limits not enforced" quota.err; then
   echo "note: no writable cpu cgroup here, cpu_quota not checked: $(cat quota.err)"
+  grep -q "cpu_quota_enforced = false" quota.err || fail "the warning does not name cpu_quota_enforced: $(cat quota.err)"
+  [ "$(python3 -c 'import csv; print(next(csv.DictReader(open("quota.csv")))["cpu_quota_enforced"])')" = false ] ||
+    fail "cpu_quota_enforced is not false in the row"
 else python3 - quota.csv <<'PY' || fails=$((fails + 1))
 import csv, sys
 r = next(csv.DictReader(open(sys.argv[1])))
+assert r["cpu_quota_enforced"] == "true", r["cpu_quota_enforced"]
 share = (float(r["cpu_user_s"]) + float(r["cpu_sys_s"])) / float(r["wall_s"])
 assert 0.35 < share < 0.6, f"cpu_quota = 0.5 but the cell used {share:.2f} CPUs"
 print(f"ok: cpu_quota 0.5 -> {share:.2f} CPUs")
