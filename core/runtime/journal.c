@@ -108,8 +108,15 @@ int dlg_journal_resume(dlg_journal *j, const char *path, const char *hash, char 
     }
     char line[1024], jhash[64] = "";
     int lineno = 0, rc = 0;
+    long whole = 0; /* end of the last whole line */
+    bool torn = false;
     while (fgets(line, sizeof line, f) && rc == 0) {
         lineno++;
+        if (line[strlen(line) - 1] != '\n') {
+            torn = true; /* a torn last line: that cell was not recorded */
+            break;
+        }
+        whole = ftell(f);
         if (lineno == 1) {
             if (sscanf(line, "dlgauge-journal 1 %63s %31s", j->run_id, jhash) != 2) {
                 snprintf(err, errlen, "%s:1: not a dlgauge run journal", path);
@@ -119,8 +126,6 @@ int dlg_journal_resume(dlg_journal *j, const char *path, const char *hash, char 
         }
         char job[512], status[32];
         size_t cell;
-        if (line[strlen(line) - 1] != '\n')
-            break; /* a torn last line: that cell was not recorded */
         if (sscanf(line, "done %511s %zu %31s", job, &cell, status) != 3) {
             snprintf(err, errlen, "%s:%d: malformed journal line", path, lineno);
             rc = -1;
@@ -142,6 +147,11 @@ int dlg_journal_resume(dlg_journal *j, const char *path, const char *hash, char 
     snprintf(j->hash, sizeof j->hash, "%s", hash);
     if (rc == 0 && (j->fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)) < 0) {
         snprintf(err, errlen, "%s: cannot append to the journal: %s", path, strerror(errno));
+        rc = -1;
+    }
+    /* cut the torn fragment off, or the next record would be glued to it */
+    if (rc == 0 && torn && ftruncate(j->fd, whole) != 0) {
+        snprintf(err, errlen, "%s: cannot cut its torn last line: %s", path, strerror(errno));
         rc = -1;
     }
     return rc;
