@@ -39,11 +39,11 @@ static void test_torn_last_line(void **unused)
     assert_int_equal(dlg_journal_create(&j, path, "r1", "abc", err, sizeof err), 0);
     assert_int_equal(dlg_journal_record(&j, "a", 0, "ok", err, sizeof err), 0);
     dlg_journal_close(&j);
-    append_text(path, "done a 1 o"); /* cut mid-write */
+    append_text(path, "done a 5 o"); /* cell 5's record, cut mid-write */
 
     assert_int_equal(dlg_journal_resume(&j, path, "abc", err, sizeof err), 0);
     assert_true(dlg_journal_is_done(&j, "a", 0));
-    assert_false(dlg_journal_is_done(&j, "a", 1)); /* not recorded: measured again */
+    assert_false(dlg_journal_is_done(&j, "a", 5)); /* not recorded: measured again */
     assert_int_equal(dlg_journal_record(&j, "a", 1, "ok", err, sizeof err), 0);
     assert_int_equal(dlg_journal_record(&j, "a", 2, "ok", err, sizeof err), 0);
     dlg_journal_close(&j);
@@ -51,6 +51,7 @@ static void test_torn_last_line(void **unused)
     assert_int_equal(dlg_journal_resume(&j, path, "abc", err, sizeof err), 0);
     for (size_t c = 0; c < 3; c++)
         assert_true(dlg_journal_is_done(&j, "a", c));
+    assert_false(dlg_journal_is_done(&j, "a", 5)); /* glued to the next record, it read as done */
     assert_int_equal(j.ndone, 3);
     assert_string_equal(j.run_id, "r1");
     dlg_journal_close(&j);
