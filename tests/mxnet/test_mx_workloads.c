@@ -127,6 +127,30 @@ static void test_infer_heldout(void **st)
     assert_true(wr_double(&r, "split_tokens") > 0);
 }
 
+/* epochs counts completed passes: a pass is complete once its last
+ * segment has run (it was counted only when the next pass started). */
+static void test_epochs(void **st)
+{
+    char spec[400];
+    corpus("epochs", 2000, 30, spec, sizeof spec);
+    const char *o[] = {spec, "mode=infer", "hidden=8", "layers=1", "bptt=10", "batch=2", NULL};
+    wr_result r;
+    wr_run("mxnet.so", "lstm-ptb", o, 1, &r);
+    if (r.setup_rc || r.step_rc)
+        fail_msg("lstm-ptb: %s", r.error);
+    int seg = (int)wr_int(&r, "segments");
+    assert_true(seg >= 2 && seg <= 100);
+    assert_int_equal(wr_int(&r, "epochs"), 0);
+    const int steps[] = {seg - 1, seg, 2 * seg - 1, 2 * seg, 2 * seg + 1};
+    const int want[] = {0, 1, 1, 2, 2};
+    for (int i = 0; i < 5; i++) {
+        wr_run("mxnet.so", "lstm-ptb", o, steps[i], &r);
+        printf("  %d segments per pass: %d steps -> epochs %lld\n", seg, steps[i],
+               wr_int(&r, "epochs"));
+        assert_int_equal(wr_int(&r, "epochs"), want[i]);
+    }
+}
+
 static void test_vocab_cap(void **st)
 {
     char spec[400];
@@ -281,7 +305,8 @@ int main(void)
         cmocka_unit_test(test_learns_zipf),
 #ifndef ONLY_LEARN
     cmocka_unit_test(test_infer_heldout),
-        cmocka_unit_test(test_vocab_cap),          cmocka_unit_test(test_bad_text),
+        cmocka_unit_test(test_vocab_cap),          cmocka_unit_test(test_epochs),
+        cmocka_unit_test(test_bad_text),
         cmocka_unit_test(test_lm_profile),
         cmocka_unit_test(test_inception_recordio), cmocka_unit_test(test_inception_synthetic),
 #endif

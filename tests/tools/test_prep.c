@@ -174,6 +174,12 @@ static void test_recordio_passthrough(void **st)
     }
     assert_int_equal(wr_int(&r, "input_bytes"), (long long)in_bytes);
     assert_int_equal(r.bytes_read, in_bytes);
+    /* output_bytes is what landed on disk: the .rec (framing and padding
+     * included) plus the .idx lines */
+    struct stat rs, is;
+    assert_int_equal(stat(rec, &rs), 0);
+    assert_int_equal(stat(idx, &is), 0);
+    assert_int_equal(wr_int(&r, "output_bytes"), (long long)(rs.st_size + is.st_size));
     free_rec(&rr);
     /* no .part left behind */
     char part[720];

@@ -166,6 +166,15 @@ n=pipe-quirks
 run $n
 [ $RC = 0 ] || fail "$n: exit $RC: $(cat $n.err)"
 [ "$(field $n dataset_items)" = 3 ] || fail "$n: dataset_items $(field $n dataset_items), expected 3"
+[ "$(field $n dataset_bytes)" = "$(stat -c %s quirks.rec)" ] ||
+    fail "$n: dataset_bytes $(field $n dataset_bytes), expected the .rec's $(stat -c %s quirks.rec)"
+# files: the loader does not size the files, so no dataset_bytes (not 0)
+n=pipe-files
+{ header $n; printf '[job %s]\nworkload = io-pipeline\ndata = files:imgs\nbatch = 4\ncrop = 16\ncompute = 0\niterations = 2\nwarmup = 0\n' $n; } >$n.ini
+run $n
+[ $RC = 0 ] || fail "$n: exit $RC: $(cat $n.err)"
+[ "$(field $n dataset_items)" = 40 ] || fail "$n: dataset_items $(field $n dataset_items), expected 40"
+[ -z "$(field $n dataset_bytes)" ] || fail "$n: dataset_bytes $(field $n dataset_bytes), expected none"
 
 # one worker, pass-through (no decode), 20 ms per read: its time is reading,
 # and the report names storage from those fields

@@ -340,10 +340,8 @@ int lm_step(void *state, dlg_step *out)
     if (trc < 0 && trc != -DLG_ENOTSUP)
         return s->h->error(s->h, -trc, "%s", dlg_net_error(s->net));
     bool reset = s->steps == 0 || s->seg == s->segments;
-    if (s->seg == s->segments) {
+    if (s->seg == s->segments)
         s->seg = 0;
-        s->epochs++;
-    }
     float res[3];
     int rc = carry_state(s, reset);
     if (!rc)
@@ -364,7 +362,9 @@ int lm_step(void *state, dlg_step *out)
         return s->h->error(s->h, DLG_EINVAL, "training diverged: loss is %g at step %llu "
                            "(lower lr or clip)", (double)res[0],
                            (unsigned long long)s->steps + 1);
-    s->seg++;
+    /* a pass counts once its last segment has run, not when the next starts */
+    if (++s->seg == s->segments)
+        s->epochs++;
     s->last_loss = res[0];
     s->loss_sum += res[0];
     uint64_t items = (uint64_t)s->T * (uint64_t)s->B;

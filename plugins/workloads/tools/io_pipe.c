@@ -55,6 +55,7 @@ typedef struct iopipe {
     dlg_loader *loader;
     compute_model model;
     int threads;
+    bool synthetic; /* no files: a dataset_bytes of 0 is the truth */
     uint64_t t_first, t_last;
     uint64_t compute_ns, wait_ns, samples, bytes;
 } iopipe;
@@ -99,7 +100,10 @@ static int iopipe_report(void *state, const dlg_report_api *api, dlg_fields *f)
     api->add_double(f, "loader_read_s", (double)st.read_ns / 1e9);
     api->add_double(f, "loader_decode_s", (double)st.decode_ns / 1e9);
     api->add_int(f, "dataset_items", (int64_t)st.dataset_items);
-    api->add_int(f, "dataset_bytes", (int64_t)st.dataset_bytes);
+    /* the files: source does not size its files (that would stat every
+     * one); 0 would read as an empty dataset, so leave the field out */
+    if (st.dataset_bytes > 0 || s->synthetic)
+        api->add_int(f, "dataset_bytes", (int64_t)st.dataset_bytes);
     api->add_int(f, "epochs", (int64_t)st.epoch);
     api->add_int(f, "skipped", (int64_t)st.skipped);
     api->add_int(f, "loader_threads", s->threads);
@@ -138,6 +142,7 @@ static int iopipe_open(iopipe *s, const dlg_value *opts, const dlg_job_info *job
         return h->error(h, DLG_EINVAL, "batch = %s: out of range [1, 65536]", opts[OPT_BATCH].text);
     cfg.batch = (int)opts[OPT_BATCH].i;
     s->threads = cfg.threads;
+    s->synthetic = data && strncmp(data, "synthetic", 9) == 0;
     s->model = (compute_model){(uint64_t)opts[OPT_COMPUTE].i, (uint64_t)opts[OPT_JITTER].i,
                                (compute_dist)opts[OPT_DIST].i, opts[OPT_MODE].i == 1,
                                TOOLS_JOB_HAS(job, seed) ? job->seed ^ 0xc0ffee : 0xc0ffee};

@@ -131,6 +131,13 @@ int prep_output_begin(prep_output *o, dlg_data_err *err)
     return rc < 0 ? rc : dlg_lmdb_writer_open(&o->db, o->part, err);
 }
 
+/* Length of the .idx line dlg_rec_idx_append writes for key at off. */
+static uint64_t idx_line_bytes(const char *key, uint64_t off)
+{
+    char digits[24];
+    return strlen(key) + (uint64_t)snprintf(digits, sizeof digits, "%" PRIu64, off) + 2;
+}
+
 static int put_recordio(prep_output *o, const prep_item *it, const void *img, size_t len,
                         dlg_data_err *err)
 {
@@ -157,7 +164,9 @@ static int put_recordio(prep_output *o, const prep_item *it, const void *img, si
     rc = dlg_rec_idx_append(&o->idx_out, key, off, err);
     if (rc < 0)
         return rc;
-    o->bytes += (uint64_t)n + 8;
+    /* what the files grew by: the record's framing, split parts and padding
+     * (the writer's offset), and the .idx line "key\toffset\n" */
+    o->bytes += dlg_rec_writer_offset(o->rec) - off + idx_line_bytes(key, off);
     return 0;
 }
 
