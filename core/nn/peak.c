@@ -8,15 +8,18 @@
 #include <string.h>
 #include <time.h>
 
-/* The value of the first line "key<spaces/tabs>: value" in text, copied. */
+/* The value of the first line "key<spaces/tabs>: value" in text, copied
+ * (the key whole: "model" does not match "model name"). */
 static bool field(const char *text, const char *key, char *out, size_t n)
 {
     size_t kl = strlen(key);
     for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
-        if (strncmp(l, key, kl) != 0 || (l[kl] != ' ' && l[kl] != '\t' && l[kl] != ':'))
+        if (strncmp(l, key, kl) != 0)
             continue;
-        const char *c = strchr(l, ':'), *e = strchr(l, '\n');
-        if (!c || (e && c > e))
+        const char *c = l + kl, *e = strchr(l, '\n');
+        while (*c == ' ' || *c == '\t')
+            c++;
+        if (*c != ':')
             continue;
         c++;
         while (*c == ' ' || *c == '\t')
@@ -53,7 +56,7 @@ static double max_mhz(const char *text)
 }
 
 /* FLOPs per cycle per core: SIMD lanes x 2 (FMA) x FMA units. */
-static int flops_per_cycle(const char *flags, bool amd, int family, const char **isa,
+static int flops_per_cycle(const char *flags, bool amd, int family, int model, const char **isa,
                            const char **why)
 {
     if (has_flag(flags, "avx512f")) {
@@ -67,7 +70,7 @@ static int flops_per_cycle(const char *flags, bool amd, int family, const char *
     }
     if (has_flag(flags, "avx2") && has_flag(flags, "fma")) {
         *isa = "avx2+fma";
-        if (amd && family == 23) { /* Zen 1/+: 128-bit datapath */
+        if (amd && family == 23 && model < 0x30) { /* Zen 1/+ (Zen 2 is family 23 from model 0x30) */
             *why = "AVX2 FMA on Zen 1's 128-bit pipes";
             return 16;
         }
@@ -104,15 +107,16 @@ static void set_clock(dlg_peak *p, double ghz, const char *clock_src)
 
 void dlg_peak_from_text(dlg_peak *p, const char *cpuinfo, const char *max_khz, int cores)
 {
-    char flags[4096] = "", vendor[64] = "", fam[16] = "";
+    char flags[4096] = "", vendor[64] = "", fam[16] = "", model[16] = "";
     memset(p, 0, sizeof *p);
     p->cores = cores > 0 ? cores : 1;
     cpuinfo = cpuinfo ? cpuinfo : "";
     field(cpuinfo, "flags", flags, sizeof flags);
     field(cpuinfo, "vendor_id", vendor, sizeof vendor);
     field(cpuinfo, "cpu family", fam, sizeof fam);
+    field(cpuinfo, "model", model, sizeof model);
     p->flops_per_cycle = flops_per_cycle(flags, strcmp(vendor, "AuthenticAMD") == 0, atoi(fam),
-                                         &p->isa, &p->fpc_why);
+                                         atoi(model), &p->isa, &p->fpc_why);
     double khz = max_khz && *max_khz ? strtod(max_khz, NULL) : 0;
     const char *clock_src = "cpufreq cpuinfo_max_freq";
     if (khz <= 0) {

@@ -30,6 +30,16 @@ static void test_flops_per_cycle_from_flags(void **st)
     assert_int_equal(p.flops_per_cycle, 16);
     assert_true(fabs(p.flops - 4 * 3e9 * 16) < 1);
     assert_non_null(strstr(p.source, "cpuinfo_max_freq"));
+    /* Zen 2 (Rome, model 49) is family 23 too, with 256-bit pipes; "model
+     * name" must not be read as "model" */
+    dlg_peak_from_text(&p, "vendor_id : AuthenticAMD\ncpu family : 23\nmodel : 49\n"
+                           "model name : AMD EPYC 7742 64-Core Processor\nflags : avx2 fma\n",
+                       "3000000", 4);
+    assert_int_equal(p.flops_per_cycle, 32);
+    dlg_peak_from_text(&p, "vendor_id : AuthenticAMD\ncpu family : 23\nmodel : 1\n"
+                           "model name : AMD EPYC 7601 32-Core Processor\nflags : avx2 fma\n",
+                       "3000000", 4);
+    assert_int_equal(p.flops_per_cycle, 16);
     /* AVX-512 on Intel: two 16-wide FMA units assumed */
     dlg_peak_from_text(&p, "vendor_id : GenuineIntel\ncpu family : 6\nflags : avx2 fma avx512f\n",
                        "2000000", 1);
