@@ -174,7 +174,8 @@ n=pipe-files
 run $n
 [ $RC = 0 ] || fail "$n: exit $RC: $(cat $n.err)"
 [ "$(field $n dataset_items)" = 40 ] || fail "$n: dataset_items $(field $n dataset_items), expected 40"
-[ -z "$(field $n dataset_bytes)" ] || fail "$n: dataset_bytes $(field $n dataset_bytes), expected none"
+want=$(find imgs -type f -name '*.jpg' -printf '%s\n' | awk '{s += $1} END {print s}')
+[ "$(field $n dataset_bytes)" = "$want" ] || fail "$n: dataset_bytes $(field $n dataset_bytes), expected the images' $want"
 
 # one worker, pass-through (no decode), 20 ms per read: its time is reading,
 # and the report names storage from those fields
