@@ -24,8 +24,8 @@ static const dlg_metric sleep_metrics[] = {
     {"sleep_ns", DLG_FIELD_INT, "ns", "configured sleep per step"},
     {"jitter_ns", DLG_FIELD_INT, "ns", "configured jitter bound"},
     {"requested_ns_mean", DLG_FIELD_DOUBLE, "ns",
-     "mean requested sleep (sleep + drawn jitter) over the steps reported"},
-    {"oversleep_ns_mean", DLG_FIELD_DOUBLE, "ns", "mean wake-up delay past the deadline"},
+     "mean requested sleep (sleep + drawn jitter) over every step of the repetition, warm-up included"},
+    {"oversleep_ns_mean", DLG_FIELD_DOUBLE, "ns", "mean wake-up delay past the deadline (warm-up included)"},
     {"oversleep_ns_max", DLG_FIELD_INT, "ns", "largest wake-up delay past the deadline"},
     {NULL, 0, NULL, NULL}};
 
