@@ -8,7 +8,9 @@
 # step-latency p50; PyTorch: statistics.median).  PyTorch runs NCHW and
 # channels_last, and for inference also scripted + optimize_for_inference
 # ("frozen": batch norm folded, as dlgauge folds it); the best counts.  Each case runs in a fresh process, so
-# peak RSS is per case.  Ratio = dlgauge images/s / PyTorch images/s.
+# peak RSS is per case.  Ratio = dlgauge images/s / PyTorch images/s; the
+# ratio range pairs each round's dlgauge run with PyTorch's run of the same
+# round (best format by median).  RSS in MiB.
 #
 # usage: scripts/bench/cnn-vs-pytorch.sh [BUILD_DIR] [THREADS]
 #   env STEPS_TRAIN (5), STEPS_INFER (10), STEPS_B1 (30), ROUNDS (3),
@@ -85,45 +87,60 @@ for c in "${cases[@]}"; do
   done
   echo "   $name done"
 done
+# the isa line is oneDNN's third info line: -m2 stopped before it
 "${torch_env[@]}" ONEDNN_VERBOSE=1 /usr/bin/python3 "$src/scripts/bench/cnn_peer.py" \
-  alexnet infer 1 "$threads" 1 nchw 2>&1 | grep -m2 '^onednn_verbose,info' | sed 's/^/PyTorch /' || true
+  alexnet infer 1 "$threads" 1 nchw 2>&1 | grep -m3 '^onednn_verbose,info' | sed 's/^/PyTorch /' || true
 
 python3 - "$work" "$rounds" "${cases[@]}" <<'PY'
-import csv, glob, json, statistics, sys
+import csv, glob, json, re, statistics, sys
 work, rounds, cases = sys.argv[1], int(sys.argv[2]), [c.split() for c in sys.argv[3:]]
 cases = [c for c in cases if glob.glob(f"{work}/dlg-{c[0]}-*.csv")]
-print(f"medians over {rounds} round(s); ratio = dlgauge img/s / PyTorch's best format img/s")
+
+
+def by_round(pattern):
+    """{round: path}, by the round number in the name (a sorted glob puts 10 before 2)."""
+    return {int(re.search(r"-(\d+)\.\w+$", f).group(1)): f for f in glob.glob(pattern)}
+
+
+print(f"medians over {rounds} round(s); ratio = dlgauge img/s / PyTorch's best format img/s; "
+      "ratio range: per round, dlgauge / that format in the same round")
 print(f"{'case':20} {'dlgauge img/s':>13} {'torch img/s':>11} {'fmt':>6} {'ratio':>6} "
-      f"{'dlg p50 ms':>10} {'torch ms':>9} {'dlg RSS MB':>10} {'torch RSS MB':>12} {'dlg %peak':>9}")
-last = None
+      f"{'dlg p50 ms':>10} {'torch ms':>9} {'dlg RSS MiB':>11} {'torch RSS MiB':>13} {'dlg %peak':>9}")
+last, blas = None, "none"
 for name, model, mode, batch, steps in cases:
-    runs = [next(csv.DictReader(open(f))) for f in sorted(glob.glob(f"{work}/dlg-{name}-*.csv"))]
-    bad = [r for r in runs if r["status"] != "ok"]
+    dfiles = by_round(f"{work}/dlg-{name}-*.csv")
+    runs = {r: next(csv.DictReader(open(f))) for r, f in sorted(dfiles.items())}
+    bad = [x for x in runs.values() if x["status"] != "ok"]
     if bad:
         print(f"{name:20} dlgauge failed: {bad[0].get('error', '')}")
         continue
-    last = runs[-1]
-    p50s = [float(r["latency_p50_us"]) / 1e6 for r in runs]
-    p50 = statistics.median(p50s)
+    last = runs[max(runs)]
+    p50r = {r: float(x["latency_p50_us"]) / 1e6 for r, x in runs.items()}
+    p50 = statistics.median(p50r.values())
     dips = int(batch) / p50
     t = {}
     for f in ("nchw", "cl", "frozen"):
-        js = [json.load(open(x)) for x in sorted(glob.glob(f"{work}/torch-{name}-{f}-*.json"))]
+        js = {r: json.load(open(x)) for r, x in sorted(by_round(f"{work}/torch-{name}-{f}-*.json").items())}
         if js:
-            t[f] = {"median_s": statistics.median(j["median_s"] for j in js),
-                    "rss_peak_bytes": max(j["rss_peak_bytes"] for j in js), "last": js[-1]}
+            t[f] = {"median_s": statistics.median(j["median_s"] for j in js.values()),
+                    "rss_peak_bytes": max(j["rss_peak_bytes"] for j in js.values()),
+                    "last": js[max(js)], "round_s": {r: j["median_s"] for r, j in js.items()}}
             t[f]["images_per_s"] = int(batch) / t[f]["median_s"]
+    if not t:
+        print(f"{name:20} PyTorch failed in every format")
+        continue
     best = max(t, key=lambda f: t[f]["images_per_s"])
     tb = t[best]
     blas = tb["last"].get("openblas_core") or ",".join(tb["last"].get("blas_libs", [])) or "none"
-    ratios = [(int(batch) / d) / tb["images_per_s"] for d in p50s]
+    # pair each dlgauge round with the same round's PyTorch run (interleaved)
+    ratios = [tb["round_s"][r] / p50r[r] for r in sorted(p50r) if r in tb["round_s"]] or [float("nan")]
     print(f"{name:20} {dips:13.2f} {tb['images_per_s']:11.2f} {best:>6} {dips / tb['images_per_s']:6.2f} "
           f"{p50 * 1e3:10.1f} {tb['median_s'] * 1e3:9.1f} "
-          f"{max(int(r['rss_peak_bytes']) for r in runs) / 2**20:10.0f} "
-          f"{tb['rss_peak_bytes'] / 2**20:12.0f} {float(last.get('pct_peak') or 0):9.1f}")
+          f"{max(int(x['rss_peak_bytes']) for x in runs.values()) / 2**20:11.0f} "
+          f"{tb['rss_peak_bytes'] / 2**20:13.0f} {float(last.get('pct_peak') or 0):9.1f}")
     others = ", ".join(f"{f} {t[f]['images_per_s']:.2f}" for f in t)
     print(f"{'':20} (torch {others} img/s; dlgauge per round "
-          f"{', '.join(f'{int(batch) / d:.2f}' for d in p50s)} img/s, ratio range "
+          f"{', '.join(f'{int(batch) / p50r[r]:.2f}' for r in sorted(p50r))} img/s, ratio range "
           f"{min(ratios):.2f}-{max(ratios):.2f}; {float(last['gflops']):.1f} GFLOP/s, isa {last['dnnl_isa']})")
 if last:
     print(f"peak: {last['peak_source']}")

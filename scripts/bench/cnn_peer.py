@@ -12,7 +12,6 @@ cnn_peer.py MODEL MODE BATCH THREADS STEPS FORMAT
 Synthetic 224x224 input made once; warm-up steps, then STEPS timed steps.
 Prints one JSON line: median step seconds, images/s, peak RSS bytes, BLAS.
 """
-import ctypes
 import json
 import resource
 import statistics
@@ -22,30 +21,8 @@ import time
 import torch
 import torchvision
 
+from blas_info import blas_info
 from bvlc_googlenet import bvlc_googlenet
-
-
-def blas_info():
-    """Which BLAS library is mapped, and OpenBLAS's own kernel name."""
-    libs = set()
-    with open("/proc/self/maps") as f:
-        for line in f:
-            p = line.split()[-1]
-            if "blas" in p or "lapack" in p:
-                libs.add(p)
-    core = ""
-    for p in sorted(libs):
-        try:
-            lib = ctypes.CDLL(p)
-            fn = lib.openblas_get_corename
-            fn.restype = ctypes.c_char_p
-            cfg = lib.openblas_get_config
-            cfg.restype = ctypes.c_char_p
-            core = f"{fn().decode()} ({cfg().decode()})"
-            break
-        except (OSError, AttributeError):
-            continue
-    return {"blas_libs": sorted(libs), "openblas_core": core}
 
 
 def main():

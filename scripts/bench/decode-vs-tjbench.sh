@@ -45,6 +45,13 @@ median() { sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 
 reps=$(( $(awk -v b="$BENCHTIME" 'BEGIN{print int(b*60)}') + 1 ))
 echo "images: ${#files[@]} from $DATA (mean $(du -cb $(sed "s|^|$DATA/|" <<<"$(printf '%s\n' "${files[@]}")") | tail -1 | awk -v n=${#files[@]} '{printf "%.0f", $1/n/1000}') KB), $REPEATS rounds, 1 thread, to RGB"
+# Which decoder runs: both sides call TurboJPEG with the same flags (accurate
+# DCT, fancy upsampling: tjbench's -fastdct/-fastupsample would be other
+# work); libjpeg-turbo picks its SIMD at run time from the CPU unless a
+# JSIMD_FORCE* variable says otherwise.
+jsimd=$(env | { grep '^JSIMD_' || true; } | tr '\n' ' ')
+simd=$(grep -m1 -o -w -E 'avx2' /proc/cpuinfo || echo sse2)
+echo "libjpeg-turbo: dlgauge $(ldd "$BENCH" | awk '/libturbojpeg/{print $3}'), tjbench $(ldd "$(command -v tjbench)" | awk '/libturbojpeg/{print $3}') ($(dpkg-query -W -f='${Version}' libturbojpeg0 2>/dev/null || echo 'version ?')); SIMD: ${jsimd:-$simd (auto, no JSIMD_* set)}"
 declare -a tj_full tj_half d_full d_half d_hi d_fi
 for r in $(seq "$REPEATS"); do
     read -r mp ips < <(tj_round ""); tj_full+=("$mp")

@@ -21,6 +21,7 @@ point = {"measurement": "dlgauge_result",
                   "run_id": "20261129T221808Z-316a", "status": "ok", "workload": "resnet50"},
          "fields": fields, "time": 1795990688792117342}
 data = {"points": [point] * 1000}
+make_lines(data)  # warm-up, untimed, as lineproto_rate.c's
 t0 = time.perf_counter()
 total = 0
 for _ in range(n // 1000):

@@ -8,8 +8,9 @@
 # runner's step-latency p50; PyTorch: statistics.median).  PyTorch's
 # Inception runs NCHW and channels_last, and for inference also scripted +
 # optimize_for_inference ("frozen": batch norm folded, as dlgauge folds it);
-# the best counts.  Ratio =
-# dlgauge items/s / PyTorch items/s.
+# the best counts.  Ratio = dlgauge items/s / PyTorch items/s; the ratio
+# per round pairs each round's dlgauge run with PyTorch's of the same round.
+# RSS in MiB.
 #
 # usage: scripts/bench/mxnet-vs-pytorch.sh [BUILD_DIR] [THREADS]
 #   env BATCH_IMG (4), STEPS_TRAIN (3), STEPS_INFER (5), STEPS_LM (4), ROUNDS (3),
@@ -39,6 +40,15 @@ cases=( # name workload mode batch steps unit
 )
 
 echo "== machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $threads threads"
+# The kernels that run: oneDNN's ISA on both sides (PyTorch's convolutions
+# are oneDNN's too); PyTorch's OpenBLAS core (its LSTM and FC GEMMs) is
+# printed under the table.
+printf '[sink csv]\npath = %s/isa.csv\n[job isa]\nworkload = inception-v3\nmode = infer\nbatch = 1\nwarmup = 0\niterations = 1\n' \
+  "$work" >"$work/isa.ini"
+(cd "$work" && ONEDNN_VERBOSE=1 "$dlg" run --set job.isolation=none "$work/isa.ini" 2>&1 |
+  grep -m1 '^onednn_verbose,info,cpu,isa' | sed 's/^/dlgauge /') || true
+"${torch_env[@]}" ONEDNN_VERBOSE=1 /usr/bin/python3 "$src/scripts/bench/mxnet_peer.py" \
+  inception infer 1 "$threads" 1 nchw 2>&1 | grep -m1 '^onednn_verbose,info,cpu,isa' | sed 's/^/PyTorch /' || true
 # Rounds: dlgauge (one run of every case), then PyTorch per case; each
 # side's figure is the median over ROUNDS of its per-run median step time.
 for r in $(seq 1 "$rounds"); do
@@ -74,47 +84,64 @@ for r in $(seq 1 "$rounds"); do
 done
 
 python3 - "$work" "$rounds" "${cases[@]}" <<'PY'
-import csv, glob, json, statistics, sys
+import csv, glob, json, re, statistics, sys
 work, rounds, cases = sys.argv[1], int(sys.argv[2]), [c.split() for c in sys.argv[3:]]
+
+
+def rnd(f):
+    """The round number in a file name (a sorted glob puts 10 before 2)."""
+    return int(re.search(r"-(\d+)\.\w+$", f).group(1))
+
+
 runs = {}
-for f in sorted(glob.glob(f"{work}/dlg-*.csv")):
+for f in sorted(glob.glob(f"{work}/dlg-*.csv"), key=rnd):
     for r in csv.DictReader(open(f)):
-        runs.setdefault(r["job"], []).append(r)
-print(f"medians over {rounds} round(s); ratio = dlgauge items/s / PyTorch's best format items/s")
+        runs.setdefault(r["job"], {})[rnd(f)] = r
+print(f"medians over {rounds} round(s); ratio = dlgauge items/s / PyTorch's best format items/s; "
+      "ratio per round: dlgauge / that format in the same round")
 print(f"{'case':22} {'dlgauge/s':>10} {'torch/s':>9} {'fmt':>6} {'ratio':>6} {'unit':>7} "
-      f"{'dlg p50 ms':>10} {'torch ms':>9} {'dlg RSS MB':>10} {'torch RSS MB':>12} {'dlg %peak':>9}")
+      f"{'dlg p50 ms':>10} {'torch ms':>9} {'dlg RSS MiB':>11} {'torch RSS MiB':>13} {'dlg %peak':>9}")
 last, tb = None, None
 for name, wl, mode, batch, steps, unit in cases:
     rs = runs.get(name)
     if not rs:
         continue
-    bad = [r for r in rs if r["status"] != "ok"]
+    bad = [r for r in rs.values() if r["status"] != "ok"]
     if bad:
         print(f"{name:22} dlgauge failed: {bad[0].get('error', '')}")
         continue
-    last = rs[-1]
+    last = rs[max(rs)]
     items = int(batch) * (35 if wl == "lstm-ptb" else 1)
-    p50s = [float(r["latency_p50_us"]) / 1e6 for r in rs]
-    p50 = statistics.median(p50s)
+    p50r = {k: float(r["latency_p50_us"]) / 1e6 for k, r in rs.items()}
+    p50 = statistics.median(p50r.values())
     d = items / p50
     t = {}
     for f in ("nchw", "cl", "frozen"):
-        js = [json.load(open(x)) for x in sorted(glob.glob(f"{work}/torch-{name}-{f}-*.json"))]
+        js = {rnd(x): json.load(open(x)) for x in glob.glob(f"{work}/torch-{name}-{f}-*.json")}
         if js:
-            med = statistics.median(j["median_s"] for j in js)
-            t[f] = {"median_s": med, "items_per_s": items / med, "torch": js[-1]["torch"],
-                    "rss_peak_bytes": max(j["rss_peak_bytes"] for j in js)}
+            med = statistics.median(j["median_s"] for j in js.values())
+            last_js = js[max(js)]
+            t[f] = {"median_s": med, "items_per_s": items / med, "torch": last_js["torch"],
+                    "blas": last_js.get("openblas_core") or ",".join(last_js.get("blas_libs", [])) or "none",
+                    "round_s": {k: j["median_s"] for k, j in js.items()},
+                    "rss_peak_bytes": max(j["rss_peak_bytes"] for j in js.values())}
+    if not t:
+        print(f"{name:22} PyTorch failed in every format")
+        continue
     best = max(t, key=lambda f: t[f]["items_per_s"])
     tb = t[best]
     fmt = best if wl != "lstm-ptb" else "-"
-    ratios = [(items / x) / tb["items_per_s"] for x in p50s]
+    # pair each dlgauge round with the same round's PyTorch run
+    ratios = [tb["round_s"][k] / p50r[k] for k in sorted(p50r) if k in tb["round_s"]]
     print(f"{name:22} {d:10.2f} {tb['items_per_s']:9.2f} {fmt:>6} {d / tb['items_per_s']:6.2f} {unit:>7} "
           f"{p50 * 1e3:10.1f} {tb['median_s'] * 1e3:9.1f} "
-          f"{max(int(r['rss_peak_bytes']) for r in rs) / 2**20:10.0f} "
-          f"{tb['rss_peak_bytes'] / 2**20:12.0f} {float(last.get('pct_peak') or 0):9.1f}")
+          f"{max(int(r['rss_peak_bytes']) for r in rs.values()) / 2**20:11.0f} "
+          f"{tb['rss_peak_bytes'] / 2**20:13.0f} {float(last.get('pct_peak') or 0):9.1f}")
     others = ", ".join(f"{f} {t[f]['items_per_s']:.2f}" for f in t) if wl != "lstm-ptb" else ""
     print(f"{'':22} ({'torch ' + others + '; ' if others else ''}ratio per round "
-          f"{', '.join(f'{x:.2f}' for x in ratios)})")
+          f"{', '.join(f'{x:.2f}' for x in ratios)}; isa {last.get('dnnl_isa') or '-'})")
 if last:
     print(f"peak: {last['peak_source']}; torch {tb['torch']}")
+if tb:
+    print(f"PyTorch BLAS kernel: {tb['blas']}")
 PY

@@ -10,7 +10,8 @@ mxnet_peer.py lstm MODE BATCH THREADS STEPS HIDDEN [VOCAB BPTT LAYERS]
     CrossEntropyLoss over BPTT x BATCH tokens, hidden state carried and
     detached, clip_grad_norm_(0.25), plain SGD lr 20 (the example's loop).
 Two warm-up steps, then STEPS timed steps; one JSON line: median step
-seconds, items/s, peak RSS bytes.
+seconds, items/s, peak RSS bytes, BLAS (the LSTM's and the FC layers'
+GEMMs run in OpenBLAS).
 """
 import json
 import resource
@@ -19,6 +20,8 @@ import sys
 import time
 
 import torch
+
+from blas_info import blas_info
 
 
 def timed(step, steps):
@@ -117,8 +120,10 @@ def main():
         H, V, T, layers = (rest + [10000, 35, 2][len(rest) - 1:])[:4]
         med, items = lstm(mode, batch, steps, H, V, T, layers)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(json.dumps({"median_s": med, "items_per_s": items / med, "rss_peak_bytes": rss,
-                      "torch": torch.__version__, "threads": torch.get_num_threads()}))
+    out = {"median_s": med, "items_per_s": items / med, "rss_peak_bytes": rss,
+           "torch": torch.__version__, "threads": torch.get_num_threads()}
+    out.update(blas_info())
+    print(json.dumps(out))
 
 
 if __name__ == "__main__":

@@ -32,6 +32,9 @@ median() { sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 
 echo "dataset: $(wc -l < "$DATA/train.txt") mkdata images in $DATA ($(du -sh "$DATA/train" | cut -f1)), $BATCHES timed batches of 32, $REPEATS runs"
 echo "torchvision $(/usr/bin/python3 -c 'import torchvision; print(torchvision.__version__)'), PIL $(/usr/bin/python3 -c 'import PIL; print(PIL.__version__)')"
+# the JPEG decoder each side runs (libjpeg-turbo picks its SIMD from the CPU
+# unless a JSIMD_* variable forces it)
+echo "decoders: dlgauge $(ldd "$BENCH" | awk '/libturbojpeg/{print $3}'), PIL $(/usr/bin/python3 -c 'import PIL.Image as I; from PIL import features as f; print(I.core.__file__, "libjpeg", f.version("jpg"), "turbo" if f.check_feature("libjpeg_turbo") else "")') ($(dpkg-query -W -f='${Version}' libturbojpeg0 2>/dev/null || echo 'version ?')); JSIMD: $(env | { grep '^JSIMD_' || true; } | tr '\n' ' ')"
 printf '%-10s %14s %14s %8s\n' workers "dlgauge img/s" "torchvision" ratio
 for t in 1 2; do
     d=(); p=()

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Time to load every built-in plugin: `dlgauge list` (dlopen + checks of every
-# .so) versus `dlgauge --version` (process start alone). Medians of 15.
+# .so) versus `dlgauge --version` (process start alone). Medians of 15.  A
+# failing command stops the script (its time would be no load time).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$top/build}
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-run_ms() { for i in $(seq 15); do s=$(date +%s%N); "$@" >/dev/null 2>&1 || true; e=$(date +%s%N); echo $(( (e - s) / 1000 )); done | median; }
+run_ms() { for i in $(seq 15); do s=$(date +%s%N); "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; exit 1; }; e=$(date +%s%N); echo $(( (e - s) / 1000 )); done | median; }
 n=$(ls "$build"/lib/dlgauge/*.so | wc -l)
 list=$(run_ms "$build/bin/dlgauge" list)
 ver=$(run_ms "$build/bin/dlgauge" --version)
