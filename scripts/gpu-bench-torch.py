@@ -26,7 +26,8 @@ import torchvision
 from gpu_bench_torch_lm import run_lm
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench"))
-from bvlc_googlenet import bvlc_googlenet  # noqa: E402 (the path above)
+from bvlc_alexnet import bvlc_alexnet  # noqa: E402 (the path above)
+from bvlc_googlenet import bvlc_googlenet  # noqa: E402
 
 WARMUP = int(os.environ.get("WARMUP", "5"))
 TIMED = int(os.environ.get("TIMED", "20"))
@@ -54,6 +55,8 @@ def build(name):
     name = name.replace("-", "_")  # dlgauge says inception-v3
     if name == "googlenet":  # dlgauge's network, not torchvision's (see bvlc_googlenet.py)
         return bvlc_googlenet()
+    if name == "alexnet":  # likewise Caffe's (LRN, groups; see bvlc_alexnet.py)
+        return bvlc_alexnet()
     if name == "inception_v3":
         return m.inception_v3(weights=None, aux_logits=False, init_weights=False)
     return getattr(m, name)(weights=None)

@@ -18,7 +18,8 @@
 # (299 crop; added after the 2026-11-29 run, not yet run on a GPU) beside
 # PyTorch+torchvision on the same GPU (scripts/gpu-bench-torch.py; its
 # GoogLeNet is BVLC's as dlgauge runs it, scripts/bench/bvlc_googlenet.py,
-# since 2026-11-30: the 2026-11-29 rows used torchvision's); (3) one
+# since 2026-11-30: the 2026-11-29 rows used torchvision's; its AlexNet
+# likewise, bvlc_alexnet.py, since the tenth session); (3) one
 # table (scripts/gpu_table.py).  dlgauge's rows are timed by CUDA events
 # around the timed steps (as PyTorch's), with the steps replayed as CUDA
 # graphs after 2 eager warm-up steps; one extra row, ResNet-50 training

@@ -15,11 +15,11 @@
 # usage: scripts/bench/cnn-vs-pytorch.sh [BUILD_DIR] [THREADS]
 #   env STEPS_TRAIN (5), STEPS_INFER (10), STEPS_B1 (30), ROUNDS (3),
 #   CASES (names to run, e.g. "resnet50-infer-b1 alexnet-train-b16"; all)
-# Note: AlexNet here is Caffe's (groups, LRN) at crop 224 for dlgauge and
-# torchvision's (no groups, no LRN) for PyTorch: 0.72 vs 0.71 GMACs/image.
-# GoogLeNet is BVLC's on both sides (cnn_peer.py builds it: torchvision's
-# has batch norm and 3x3 kernels in its "5x5" branches); VGG16 is the same
-# network on both.
+# Note: AlexNet and GoogLeNet are BVLC's on both sides at crop 224
+# (bvlc_alexnet.py, bvlc_googlenet.py: torchvision's AlexNet has no LRN or
+# groups, its GoogLeNet batch norm and 3x3 "5x5" branches; the AlexNet rows
+# before 2026-11-30's tenth session used torchvision's); VGG16 and
+# ResNet-50 are the same network on both.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$src/build}" && pwd)

@@ -2,9 +2,9 @@
 """PyTorch peer of the caffe workloads (scripts/bench/cnn-vs-pytorch.sh).
 
 cnn_peer.py MODEL MODE BATCH THREADS STEPS FORMAT
-  MODEL resnet50|alexnet|vgg16 (torchvision) or googlenet (BVLC GoogLeNet as
-  dlgauge builds it: LRN, 5x5 branches, no batch norm, no auxiliary heads;
-  torchvision's GoogLeNet has batch norm and 3x3 "5x5" branches),
+  MODEL resnet50|vgg16 (torchvision), alexnet or googlenet (BVLC's, as
+  dlgauge builds them: LRN and groups; LRN, 5x5 branches, no batch norm, no
+  auxiliary heads; torchvision's differ),
   MODE train|infer, FORMAT nchw|cl|frozen.
   frozen (inference only): torch.jit.optimize_for_inference of the scripted
   eval model (freezes it, folds batch norm into convolutions, fuses what
@@ -22,6 +22,7 @@ import torch
 import torchvision
 
 from blas_info import blas_info
+from bvlc_alexnet import bvlc_alexnet
 from bvlc_googlenet import bvlc_googlenet
 
 
@@ -32,6 +33,8 @@ def main():
     torch.manual_seed(1)
     if model_name == "googlenet":
         model = bvlc_googlenet(1000)
+    elif model_name == "alexnet":
+        model = bvlc_alexnet(1000)
     else:
         model = getattr(torchvision.models, model_name)(num_classes=1000)
     x = torch.randn(batch, 3, 224, 224)
