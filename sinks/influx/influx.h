@@ -16,7 +16,8 @@
 typedef enum influx_send {
     INFLUX_SENT = 0,    /* 2xx: InfluxDB has the points */
     INFLUX_RETRY = 1,   /* connection error, timeout, 5xx, 429: try again later */
-    INFLUX_REJECTED = 2 /* other 4xx: bad data or unknown database; never retried */
+    INFLUX_REJECTED = 2, /* other 4xx: bad data or unknown database; never retried */
+    INFLUX_TOO_LARGE = 3 /* 413: the body exceeds the server's limit; send it in smaller parts */
 } influx_send;
 
 typedef struct influx_http influx_http;
@@ -30,6 +31,7 @@ typedef struct influx_sink {
     size_t batch;
     uint64_t flush_interval_ns, timeout_ns, backoff_ns;
     int retries;
+    size_t max_body; /* largest body InfluxDB took after a 413 (0: no limit seen) */
 
     /* exactly one transport */
     char *path;
@@ -70,6 +72,10 @@ const char *influx_http_url(const influx_http *c);
 /* POSTs body; on anything but INFLUX_SENT, why gets a one-line reason:
  * InfluxDB's own error text for INFLUX_REJECTED. */
 influx_send influx_http_post(influx_http *c, const char *body, size_t len, char *why, size_t whylen);
+/* The last answer's Retry-After (429, 503) in ns; 0 when it had none. */
+uint64_t influx_http_retry_after_ns(const influx_http *c);
+/* The last rejection's error text from InfluxDB, whole ("" if none). */
+const char *influx_http_error(const influx_http *c);
 void influx_http_close(influx_http *c);
 
 /* ---- UDP (influx_udp.c) ---- */
@@ -99,9 +105,11 @@ int influx_spool_replay(influx_sink *s, bool retry, uint64_t deadline_ns);
 size_t influx_spool_points(const influx_sink *s);
 
 /* ---- delivery (influx_sink.c) ---- */
-/* One batch to InfluxDB with retries and backoff until deadline_ns.
- * INFLUX_REJECTED batches are saved and reported here (returns -code);
- * otherwise returns INFLUX_SENT or INFLUX_RETRY. */
-int influx_deliver(influx_sink *s, const char *body, size_t len, bool retry, uint64_t deadline_ns);
+/* One batch to InfluxDB with retries and backoff until deadline_ns; on a
+ * 413 it goes in smaller parts (whole lines).  Rejected lines are saved and
+ * reported here (returns -code once the rest is sent); otherwise returns
+ * INFLUX_SENT or INFLUX_RETRY.  *done: how many leading bytes of body are
+ * dealt with (sent or rejected); only the rest needs sending again. */
+int influx_deliver(influx_sink *s, const char *body, size_t len, bool retry, uint64_t deadline_ns, size_t *done);
 
 #endif

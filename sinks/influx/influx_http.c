@@ -18,7 +18,9 @@ struct influx_http {
     struct curl_slist *headers;
     char errbuf[CURL_ERROR_SIZE];
     dlg_sbuf body;
+    dlg_sbuf err;         /* InfluxDB's error text, whole */
     char header_err[512]; /* X-Influxdb-Error */
+    uint64_t retry_after_ns;
 };
 
 static size_t on_body(char *p, size_t size, size_t n, void *ud)
@@ -30,20 +32,43 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
     return len;
 }
 
+/* The value of header line p[0..len) when it is `name`, trimmed; NULL
+ * otherwise. */
+static const char *header_value(const char *p, size_t len, const char *name, size_t *vlen)
+{
+    size_t n = strlen(name);
+    if (len <= n || strncasecmp(p, name, n) != 0)
+        return NULL;
+    const char *v = p + n;
+    *vlen = len - n;
+    while (*vlen && (*v == ' ' || *v == '\t'))
+        v++, (*vlen)--;
+    while (*vlen && (v[*vlen - 1] == '\r' || v[*vlen - 1] == '\n' || v[*vlen - 1] == ' '))
+        (*vlen)--;
+    return v;
+}
+
+/* Retry-After in delay-seconds (the HTTP-date form is not used by InfluxDB). */
+static uint64_t parse_retry_after(const char *v, size_t vlen)
+{
+    uint64_t sec = 0;
+    for (size_t i = 0; i < vlen; i++) {
+        if (v[i] < '0' || v[i] > '9' || sec > 86400)
+            return 0;
+        sec = sec * 10 + (uint64_t)(v[i] - '0');
+    }
+    return sec * 1000000000u;
+}
+
 static size_t on_header(char *p, size_t size, size_t n, void *ud)
 {
     influx_http *c = ud;
-    size_t len = size * n;
-    static const char name[] = "X-Influxdb-Error:";
-    if (len > sizeof name - 1 && strncasecmp(p, name, sizeof name - 1) == 0) {
-        const char *v = p + sizeof name - 1;
-        size_t vlen = len - (sizeof name - 1);
-        while (vlen && (*v == ' ' || *v == '\t'))
-            v++, vlen--;
-        while (vlen && (v[vlen - 1] == '\r' || v[vlen - 1] == '\n' || v[vlen - 1] == ' '))
-            vlen--;
+    size_t len = size * n, vlen;
+    const char *v;
+    if ((v = header_value(p, len, "X-Influxdb-Error:", &vlen)))
         snprintf(c->header_err, sizeof c->header_err, "%.*s", (int)vlen, v);
-    }
+    else if ((v = header_value(p, len, "Retry-After:", &vlen)))
+        c->retry_after_ns = parse_retry_after(v, vlen);
     return len;
 }
 
@@ -209,6 +234,9 @@ static void error_text(influx_http *c, long status, char *why, size_t whylen)
         text = c->header_err;
     if (!text && c->body.len)
         text = c->body.p;
+    sbuf_truncate(&c->err, 0);
+    if (text)
+        sbuf_adds(&c->err, text);
     snprintf(why, whylen, "HTTP %ld: %.300s", status, text ? text : "(no error text)");
     for (char *p = why; *p; p++)
         if (*p == '\n' || *p == '\r')
@@ -219,8 +247,10 @@ static void error_text(influx_http *c, long status, char *why, size_t whylen)
 influx_send influx_http_post(influx_http *c, const char *body, size_t len, char *why, size_t whylen)
 {
     sbuf_truncate(&c->body, 0);
+    sbuf_truncate(&c->err, 0);
     c->header_err[0] = '\0';
     c->errbuf[0] = '\0';
+    c->retry_after_ns = 0;
     curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
     CURLcode cc = curl_easy_perform(c->curl);
@@ -235,8 +265,12 @@ influx_send influx_http_post(influx_http *c, const char *body, size_t len, char 
     error_text(c, status, why, whylen);
     if (status >= 500 || status == 429 || status == 408)
         return INFLUX_RETRY;
-    return INFLUX_REJECTED;
+    return status == 413 ? INFLUX_TOO_LARGE : INFLUX_REJECTED;
 }
+
+uint64_t influx_http_retry_after_ns(const influx_http *c) { return c->retry_after_ns; }
+
+const char *influx_http_error(const influx_http *c) { return c->err.len ? c->err.p : ""; }
 
 void influx_http_close(influx_http *c)
 {
@@ -246,6 +280,7 @@ void influx_http_close(influx_http *c)
         curl_easy_cleanup(c->curl);
     curl_slist_free_all(c->headers);
     sbuf_free(&c->body);
+    sbuf_free(&c->err);
     free(c->url);
     free(c);
 }

@@ -80,38 +80,166 @@ static size_t count_lines(const char *p, size_t len)
     return n;
 }
 
-static int reject(influx_sink *s, const char *body, size_t len, const char *why)
+static void keep_first(int *rc, int r)
+{
+    if (*rc == 0 && r < 0)
+        *rc = r;
+}
+
+/* Saves refused lines and reports them once per distinct error.  partial:
+ * InfluxDB stored some of these lines, which ones it does not say. */
+static int reject(influx_sink *s, const char *body, size_t len, const char *why, bool partial)
 {
     int rc = influx_spool_reject(s, body, len);
     if (rc != 0)
         return rc;
     size_t n = count_lines(body, len);
     if (strcmp(why, s->last_reject) == 0)
-        return s->h->error(s->h, DLG_EINVAL, "InfluxDB at %s rejected %zu more points (same error); saved to %s",
-                           s->target, n, s->rejected_path);
+        return s->h->error(s->h, DLG_EINVAL, "InfluxDB at %s rejected %s%zu more points (same error); saved to %s",
+                           s->target, partial ? "some of " : "", n, s->rejected_path);
     snprintf(s->last_reject, sizeof s->last_reject, "%s", why);
+    if (partial)
+        return s->h->error(s->h, DLG_EINVAL, "InfluxDB at %s stored only part of %zu points: %s; all %zu were "
+                           "saved to %s (sending them again is harmless: a point is stored once per series and "
+                           "time)", s->target, n, why, n, s->rejected_path);
     return s->h->error(s->h, DLG_EINVAL, "InfluxDB at %s rejected %zu points: %s; they were saved to %s",
                        s->target, n, why, s->rejected_path);
 }
 
-int influx_deliver(influx_sink *s, const char *body, size_t len, bool retry, uint64_t deadline_ns)
+/* Whether InfluxDB's error text names line[0..n) as unparseable (1.x and
+ * 2.x both write "unable to parse '<line>': <reason>"). */
+static bool named_unparseable(const char *err, const char *line, size_t n)
 {
-    char why[512];
+    static const char lead[] = "unable to parse '";
+    for (const char *p = err; (p = strstr(p, lead)); ) {
+        p += sizeof lead - 1;
+        if (strncmp(p, line, n) == 0 && strncmp(p + n, "': ", 3) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Sorts the lines of part into those InfluxDB named as unparseable and
+ * the others.  Returns -DLG_ENOMEM or 0. */
+static int split_named(const char *err, const char *part, size_t n, dlg_sbuf *bad, dlg_sbuf *good)
+{
+    for (const char *p = part, *e = part + n; p < e;) {
+        const char *nl = memchr(p, '\n', (size_t)(e - p));
+        size_t len = nl ? (size_t)(nl - p) : (size_t)(e - p);
+        if (sbuf_add(named_unparseable(err, p, len) ? bad : good, p, nl ? len + 1 : len) != 0)
+            return -DLG_ENOMEM;
+        p += nl ? len + 1 : len;
+    }
+    return 0;
+}
+
+/* A rejection that names unparseable lines costs only those lines: the
+ * others were stored (1.x "partial write") or, where InfluxDB refused the
+ * whole request (2.x), are sent once more without them. */
+static int reject_part(influx_sink *s, const char *part, size_t n, const char *why)
+{
+    const char *err = influx_http_error(s->http);
+    dlg_sbuf bad = {0}, good = {0};
+    int rc = split_named(err, part, n, &bad, &good);
+    if (rc != 0 || bad.len == 0 || good.len == 0) {
+        bool partial = bad.len == 0 && strstr(err, "partial write"); /* e.g. a type conflict */
+        sbuf_free(&bad);
+        sbuf_free(&good);
+        return rc != 0 ? s->h->error(s->h, DLG_ENOMEM, "influx %s: out of memory", s->name)
+                       : reject(s, part, n, why, partial);
+    }
+    bool stored = strstr(err, "partial write") != NULL;
+    char why_rest[512];
+    rc = reject(s, bad.p, bad.len, why, false);
+    if (!stored && influx_http_post(s->http, good.p, good.len, why_rest, sizeof why_rest) != INFLUX_SENT)
+        keep_first(&rc, reject(s, good.p, good.len, why_rest, false));
+    sbuf_free(&bad);
+    sbuf_free(&good);
+    return rc;
+}
+
+/* Longest wait a Retry-After may impose on one retry. */
+#define RETRY_AFTER_MAX_NS (300ull * 1000000000ull)
+
+/* The wait before the next try: the backoff, or longer if InfluxDB asked
+ * for it with Retry-After (429, 503). */
+static uint64_t next_wait(const influx_sink *s, uint64_t backoff)
+{
+    uint64_t ra = influx_http_retry_after_ns(s->http);
+    if (ra > RETRY_AFTER_MAX_NS)
+        ra = RETRY_AFTER_MAX_NS;
+    return ra > backoff ? ra : backoff;
+}
+
+/* One request, retried with backoff while InfluxDB is unreachable. */
+static influx_send post_retrying(influx_sink *s, const char *body, size_t len, bool retry, uint64_t deadline_ns,
+                                 char *why, size_t whylen)
+{
     int tries = retry ? s->retries + 1 : 1;
-    uint64_t wait = s->backoff_ns;
+    uint64_t backoff = s->backoff_ns;
     for (int t = 1;; t++) {
-        influx_send r = influx_http_post(s->http, body, len, why, sizeof why);
-        if (r == INFLUX_SENT)
-            return INFLUX_SENT;
-        if (r == INFLUX_REJECTED)
-            return reject(s, body, len, why);
+        influx_send r = influx_http_post(s->http, body, len, why, whylen);
+        if (r != INFLUX_RETRY)
+            return r;
         s->h->log(s->h, DLG_LOG_DEBUG, "InfluxDB at %s: try %d of %d failed: %s", s->target, t, tries, why);
-        if (t >= tries || !backoff_sleep(s, wait, deadline_ns)) {
+        if (t >= tries || !backoff_sleep(s, next_wait(s, backoff), deadline_ns)) {
             snprintf(s->last_why, sizeof s->last_why, "%s", why);
             return INFLUX_RETRY;
         }
-        wait = wait > UINT64_MAX / 2 ? wait : wait * 2;
+        backoff = backoff > UINT64_MAX / 2 ? backoff : backoff * 2;
     }
+}
+
+/* End of the longest run of whole lines from off within limit bytes; at
+ * least one line. */
+static size_t cut_lines(const char *d, size_t off, size_t len, size_t limit)
+{
+    size_t end = off;
+    while (end < len) {
+        const char *nl = memchr(d + end, '\n', len - end);
+        size_t next = nl ? (size_t)(nl - d) + 1 : len;
+        if (end > off && next - off > limit)
+            break;
+        end = next;
+    }
+    return end;
+}
+
+/* A 413 for a part of more than one line: remember half its size as the
+ * limit, so this and later batches go in parts InfluxDB takes. */
+static bool shrink_parts(influx_sink *s, const char *part, size_t n)
+{
+    const char *nl = memchr(part, '\n', n);
+    if (!nl || (size_t)(nl - part) + 1 >= n)
+        return false; /* a single line: nothing to split */
+    s->max_body = n / 2;
+    s->h->log(s->h, DLG_LOG_INFO, "InfluxDB at %s refused %zu bytes in one request (413, max-body-size); "
+              "sending at most %zu bytes per request", s->target, n, s->max_body);
+    return true;
+}
+
+int influx_deliver(influx_sink *s, const char *body, size_t len, bool retry, uint64_t deadline_ns, size_t *done)
+{
+    char why[512];
+    int rc = INFLUX_SENT;
+    size_t off = 0;
+    while (off < len) {
+        size_t end = cut_lines(body, off, len, s->max_body ? s->max_body : len);
+        influx_send r = post_retrying(s, body + off, end - off, retry, deadline_ns, why, sizeof why);
+        if (r == INFLUX_TOO_LARGE && shrink_parts(s, body + off, end - off))
+            continue;
+        if (r == INFLUX_RETRY) {
+            *done = off;
+            return INFLUX_RETRY;
+        }
+        if (r == INFLUX_REJECTED)
+            keep_first(&rc, reject_part(s, body + off, end - off, why));
+        else if (r != INFLUX_SENT)
+            keep_first(&rc, reject(s, body + off, end - off, why, false));
+        off = end;
+    }
+    *done = len;
+    return rc;
 }
 
 static void enter_degraded(influx_sink *s)
@@ -143,10 +271,11 @@ static int send_http(influx_sink *s, uint64_t deadline_ns)
 {
     if (s->degraded) /* keep the order: behind what is already spooled */
         return influx_spool_append(s, s->pending.p, s->pending.len);
-    int r = influx_deliver(s, s->pending.p, s->pending.len, true, deadline_ns);
+    size_t done = 0;
+    int r = influx_deliver(s, s->pending.p, s->pending.len, true, deadline_ns, &done);
     if (r != INFLUX_RETRY)
         return r < 0 ? r : 0;
-    int rc = influx_spool_append(s, s->pending.p, s->pending.len);
+    int rc = influx_spool_append(s, s->pending.p + done, s->pending.len - done);
     if (rc == 0)
         enter_degraded(s);
     return rc;
@@ -170,16 +299,10 @@ static int send_pending(influx_sink *s, uint64_t deadline_ns)
     return rc;
 }
 
-static void keep_first(int *rc, int r)
-{
-    if (*rc == 0 && r < 0)
-        *rc = r;
-}
-
 static void log_dropped(influx_sink *s, const dlg_point *p)
 {
     s->h->log(s->h, DLG_LOG_DEBUG, "influx %s: %s point at %lld dropped: no field InfluxDB can store "
-              "(NaN/Inf or invalid keys)", s->name, p->measurement ? p->measurement : "?",
+              "(NaN/Inf or invalid keys), or an empty measurement or one starting with '#'", s->name, p->measurement ? p->measurement : "?",
               (long long)p->time_ns);
 }
 
@@ -245,10 +368,12 @@ static void influx_close(void *state)
     send_pending(s, now_ns(s) + s->timeout_ns);
     if (s->degraded)
         try_resend(s, false, UINT64_MAX);
-    if (s->stats.dropped_fields || s->stats.dropped_points || s->stats.dropped_tags || s->stats.truncated)
+    const lp_stats *ls = &s->stats;
+    if (ls->dropped_fields || ls->dropped_points || ls->dropped_tags || ls->truncated || ls->trimmed)
         s->h->log(s->h, DLG_LOG_DEBUG, "influx %s: dropped %zu fields (NaN/Inf, bad keys), %zu points without "
-                  "fields, %zu tags; cut %zu long strings", s->name, s->stats.dropped_fields,
-                  s->stats.dropped_points, s->stats.dropped_tags, s->stats.truncated);
+                  "fields or with a bad measurement, %zu tags; cut %zu long strings and the trailing "
+                  "backslashes of %zu names", s->name, ls->dropped_fields, ls->dropped_points,
+                  ls->dropped_tags, ls->truncated, ls->trimmed);
     if (s->fd >= 0) {
         fsync(s->fd);
         close(s->fd);

@@ -20,24 +20,87 @@
 #include "influx.h"
 #include "sinkfs.h"
 
-static int append_to(influx_sink *s, const char *path, const char *body, size_t len)
+/* Offset just past the last '\n' among the first size bytes of fd (0
+ * when there is none). */
+static int last_line_end(int fd, off_t size, off_t *end)
+{
+    char buf[4096];
+    for (off_t hi = size; hi > 0;) {
+        off_t lo = hi > (off_t)sizeof buf ? hi - (off_t)sizeof buf : 0;
+        ssize_t r = pread(fd, buf, (size_t)(hi - lo), lo);
+        if (r != hi - lo)
+            return r < 0 ? errno : EIO;
+        for (ssize_t i = r; i > 0; i--)
+            if (buf[i - 1] == '\n') {
+                *end = lo + i;
+                return 0;
+            }
+        hi = lo;
+    }
+    *end = 0;
+    return 0;
+}
+
+/* A spool line cut short (a crash or a full disk in the middle of an
+ * append) is not sent: cut, it can still parse as a point with a wrong
+ * value or time.  It is kept in the rejected file for inspection. */
+static void save_fragment(influx_sink *s, const char *frag, size_t n)
+{
+    s->h->log(s->h, DLG_LOG_WARN, "%s: its last line (%zu bytes) was cut short by an earlier crash or full "
+              "disk; it is not sent but moved to %s", s->spool_path, n, s->rejected_path);
+    int fd = open(s->rejected_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return;
+    if (sink_write_all(fd, frag, n) == 0 && sink_write_all(fd, "\n", 1) == 0)
+        fsync(fd);
+    close(fd);
+}
+
+/* Cuts a spool's unterminated last line, so new lines do not glue onto it. */
+static int cut_fragment(influx_sink *s, int fd, off_t *size)
+{
+    off_t end;
+    int e = last_line_end(fd, *size, &end);
+    if (e || end == *size)
+        return e;
+    size_t n = (size_t)(*size - end);
+    char *frag = malloc(n);
+    if (frag && pread(fd, frag, n, end) == (ssize_t)n)
+        save_fragment(s, frag, n);
+    free(frag);
+    if (ftruncate(fd, end) != 0)
+        return errno;
+    *size = end;
+    return 0;
+}
+
+/* Appends and fsyncs whole lines; a failed append is undone, so it never
+ * leaves a line cut short behind. */
+static int append_to(influx_sink *s, const char *path, const char *body, size_t len, bool spool)
 {
     int e = sink_mkdir_p(s->spool_dir);
     if (e)
         return e;
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    int fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
     if (fd < 0)
         return errno;
-    e = sink_write_all(fd, body, len);
+    off_t size = lseek(fd, 0, SEEK_END);
+    e = size < 0 ? errno : 0;
+    if (!e && spool)
+        e = cut_fragment(s, fd, &size);
+    if (!e)
+        e = sink_write_all(fd, body, len);
     if (!e && fsync(fd) != 0)
         e = errno;
+    if (e && size >= 0 && ftruncate(fd, size) == 0)
+        fsync(fd);
     close(fd);
     return e;
 }
 
 int influx_spool_append(influx_sink *s, const char *body, size_t len)
 {
-    int e = append_to(s, s->spool_path, body, len);
+    int e = append_to(s, s->spool_path, body, len, true);
     if (e)
         return s->h->error(s->h, DLG_EIO, "%s: cannot spool points that InfluxDB at %s did not take: %s; "
                            "those points are lost", s->spool_path, s->target, strerror(e));
@@ -46,7 +109,7 @@ int influx_spool_append(influx_sink *s, const char *body, size_t len)
 
 int influx_spool_reject(influx_sink *s, const char *body, size_t len)
 {
-    int e = append_to(s, s->rejected_path, body, len);
+    int e = append_to(s, s->rejected_path, body, len, false);
     if (e)
         return s->h->error(s->h, DLG_EIO, "%s: cannot save the points InfluxDB rejected: %s",
                            s->rejected_path, strerror(e));
@@ -58,7 +121,7 @@ static void sent_path(const influx_sink *s, char *out, size_t n)
     snprintf(out, n, "%s.sent", s->spool_path);
 }
 
-static size_t read_sent_offset(const influx_sink *s, size_t len)
+static size_t read_sent_offset(const influx_sink *s, const char *data, size_t len)
 {
     char path[4096], text[32] = {0};
     sent_path(s, path, sizeof path);
@@ -68,8 +131,9 @@ static size_t read_sent_offset(const influx_sink *s, size_t len)
     ssize_t r = read(fd, text, sizeof text - 1);
     close(fd);
     unsigned long long off = r > 0 ? strtoull(text, NULL, 10) : 0;
-    /* an offset past the end, or not at a line start, is not ours: ignore it */
-    return off <= len ? (size_t)off : 0;
+    /* an offset past the end, or not at a line start, is not ours: ignore it
+     * (resending a batch is harmless, sending half a line is not) */
+    return off <= len && (off == 0 || data[off - 1] == '\n') ? (size_t)off : 0;
 }
 
 static void write_sent_offset(const influx_sink *s, size_t off)
@@ -85,12 +149,12 @@ static void write_sent_offset(const influx_sink *s, size_t off)
 }
 
 /* The spool becomes data[off..len). */
-static int rewrite_tail(influx_sink *s, const char *data, size_t off, size_t len)
+static int rewrite_tail(influx_sink *s, const char *data, size_t off, size_t len, bool changed)
 {
     char path[4096];
     sent_path(s, path, sizeof path);
     unlink(path);
-    if (off == 0)
+    if (off == 0 && !changed)
         return 0;
     if (off == len) {
         if (truncate(s->spool_path, 0) != 0)
@@ -128,13 +192,22 @@ static size_t chunk_end(const char *d, size_t off, size_t len, size_t batch)
     return off;
 }
 
+/* Length of data up to and including its last '\n'. */
+static size_t whole_lines(const char *data, size_t len)
+{
+    while (len > 0 && data[len - 1] != '\n')
+        len--;
+    return len;
+}
+
 size_t influx_spool_points(const influx_sink *s)
 {
     char *data = NULL;
     size_t len = 0;
     if (sink_read_file(s->spool_path, &data, &len) != 0)
         return 0;
-    size_t off = read_sent_offset(s, len), n = 0;
+    len = whole_lines(data, len);
+    size_t off = read_sent_offset(s, data, len), n = 0;
     for (const char *p = data + off, *e = data + len; p < e; n++) {
         const char *nl = memchr(p, '\n', (size_t)(e - p));
         p = nl ? nl + 1 : e;
@@ -152,26 +225,31 @@ int influx_spool_replay(influx_sink *s, bool retry, uint64_t deadline_ns)
         return 0;
     if (e)
         return s->h->error(s->h, DLG_EIO, "%s: cannot read the spool: %s", s->spool_path, strerror(e));
-    size_t off = read_sent_offset(s, len), start = off;
+    size_t whole = whole_lines(data, len);
+    if (whole < len)
+        save_fragment(s, data + whole, len - whole);
+    size_t off = read_sent_offset(s, data, whole), start = off;
+    bool cut = whole < len;
+    len = whole;
     int rc = 0;
     bool unreachable = false;
     while (off < len) {
-        size_t end = chunk_end(data, off, len, s->batch);
-        int r = influx_deliver(s, data + off, end - off, retry, deadline_ns);
+        size_t end = chunk_end(data, off, len, s->batch), done = 0;
+        int r = influx_deliver(s, data + off, end - off, retry, deadline_ns, &done);
+        off += done;
         if (r == INFLUX_RETRY) {
             unreachable = true;
             break;
         }
         if (r < 0 && rc == 0)
             rc = r; /* rejected: saved to .rejected.lp and reported; go on */
-        off = end;
         if (off < len)
             write_sent_offset(s, off);
     }
     if (off > start)
         s->h->log(s->h, DLG_LOG_INFO, "%s: resent %zu bytes of spooled points to %s", s->spool_path,
                   off - start, s->target);
-    int wrc = rewrite_tail(s, data, off, len);
+    int wrc = rewrite_tail(s, data, off, len, cut);
     free(data);
     if (wrc != 0)
         return wrc;

@@ -33,9 +33,29 @@ static int add_escaped(dlg_sbuf *b, const char *s, size_t n, const char *special
     return 0;
 }
 
+/* Length of name s without trailing backslashes: a backslash before the
+ * delimiter that follows a name would escape that delimiter, so InfluxDB
+ * cannot parse such a line at all (it cannot be escaped either). */
+static size_t name_len(const char *s, lp_stats *st)
+{
+    size_t n = strlen(s), full = n;
+    while (n > 0 && s[n - 1] == '\\')
+        n--;
+    if (st && n != full)
+        st->trimmed++;
+    return n;
+}
+
 static bool key_ok(const char *k)
 {
-    return k && k[0] != '\0' && k[0] != '_' && strcmp(k, "time") != 0;
+    return k && name_len(k, NULL) > 0 && k[0] != '_' && strcmp(k, "time") != 0;
+}
+
+/* A line starting with '#' is a comment: InfluxDB would skip the point
+ * silently. */
+static bool measurement_ok(const char *m)
+{
+    return m && name_len(m, NULL) > 0 && m[0] != '#';
 }
 
 static int cmp_tag(const void *a, const void *b)
@@ -66,7 +86,7 @@ static int add_tags(dlg_sbuf *b, const dlg_point *p, lp_stats *st)
     const char *prev = NULL;
     for (size_t i = 0; i < p->ntags && rc == 0; i++) {
         const dlg_tag *t = order[i];
-        if (!t->value || t->value[0] == '\0')
+        if (!t->value || name_len(t->value, NULL) == 0)
             continue; /* empty tag values are not allowed: omit the tag */
         if (!key_ok(t->key) || (prev && strcmp(prev, t->key) == 0)) {
             st->dropped_tags++;
@@ -75,11 +95,11 @@ static int add_tags(dlg_sbuf *b, const dlg_point *p, lp_stats *st)
         prev = t->key;
         rc = sbuf_addc(b, ',');
         if (rc == 0)
-            rc = add_escaped(b, t->key, strlen(t->key), ESC_KEY);
+            rc = add_escaped(b, t->key, name_len(t->key, st), ESC_KEY);
         if (rc == 0)
             rc = sbuf_addc(b, '=');
         if (rc == 0)
-            rc = add_escaped(b, t->value, strlen(t->value), ESC_KEY);
+            rc = add_escaped(b, t->value, name_len(t->value, st), ESC_KEY);
     }
     if (order != stack)
         free(order);
@@ -143,8 +163,11 @@ int lp_format_point(dlg_sbuf *b, const dlg_point *p, unsigned flags, lp_stats *s
     lp_stats scratch = {0};
     lp_stats *st = stats ? stats : &scratch;
     size_t start = b->len;
-    const char *m = p->measurement ? p->measurement : "";
-    int rc = add_escaped(b, m, strlen(m), ESC_MEASUREMENT);
+    if (!measurement_ok(p->measurement)) {
+        st->dropped_points++;
+        return 0;
+    }
+    int rc = add_escaped(b, p->measurement, name_len(p->measurement, st), ESC_MEASUREMENT);
     if (rc == 0)
         rc = add_tags(b, p, st);
     size_t written = 0;
@@ -156,7 +179,7 @@ int lp_format_point(dlg_sbuf *b, const dlg_point *p, unsigned flags, lp_stats *s
         }
         rc = sbuf_addc(b, written ? ',' : ' ');
         if (rc == 0)
-            rc = add_escaped(b, f->key, strlen(f->key), ESC_KEY);
+            rc = add_escaped(b, f->key, name_len(f->key, st), ESC_KEY);
         if (rc == 0)
             rc = sbuf_addc(b, '=');
         if (rc == 0)

@@ -24,6 +24,7 @@ typedef struct lp_stats {
     size_t dropped_tags;   /* invalid keys, duplicate keys */
     size_t dropped_points; /* points left without any field */
     size_t truncated;      /* string values cut to LP_MAX_STRING bytes */
+    size_t trimmed;        /* names and tag values that lost trailing backslashes */
 } lp_stats;
 
 /* InfluxDB refuses longer string field values. */
@@ -32,8 +33,10 @@ typedef struct lp_stats {
 /* Appends one line, '\n' included, for point p to b.  Tags are written
  * sorted by key (a sorted copy is made if p's are not), empty tag values
  * are omitted, non-finite floats are dropped, keys that InfluxDB refuses
- * (empty, "time", or starting with '_') are dropped, and CR/LF, which line
- * protocol cannot escape, become spaces.  Returns 1 when a line was
+ * (empty, "time", or starting with '_') are dropped, trailing backslashes of
+ * names and tag values (which would escape the next delimiter) are cut, a
+ * point whose measurement is empty or starts with '#' (a comment) is
+ * dropped, and CR/LF, which line protocol cannot escape, become spaces.  Returns 1 when a line was
  * appended, 0 when the point had no field left (nothing appended), or
  * -DLG_ENOMEM.  stats may be NULL; it is added to, not reset. */
 int lp_format_point(dlg_sbuf *b, const dlg_point *p, unsigned flags, lp_stats *stats);

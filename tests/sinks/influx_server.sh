@@ -13,6 +13,8 @@
 # Sourcing this file defines influx_server_start / influx_server_stop.
 # With DLG_WATCH_PID set, start also leaves a watchdog that stops influxd
 # when that process exits, so a crashing test never leaves a server behind.
+# INFLUX_MAX_BODY_SIZE sets [http] max-body-size (bytes; InfluxDB answers
+# 413 above it).
 set -u
 
 influx_server_available() { command -v influxd >/dev/null 2>&1; }
@@ -49,6 +51,7 @@ bind-address = "127.0.0.1:$(($2 + 1))"
   enabled = true
   bind-address = "127.0.0.1:$2"
   log-enabled = false
+  max-body-size = ${INFLUX_MAX_BODY_SIZE:-25000000}
 [monitor]
   store-enabled = false
 [continuous_queries]

@@ -15,7 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -344,6 +348,357 @@ static void test_rejections_reported_once_not_retried(void **state)
     assert_non_null(strstr(m.last_error, "field type conflict"));
 }
 
+
+/* Tag values users write (paths, notes) with every character line
+ * protocol cares about read back exactly; a trailing backslash, which
+ * InfluxDB cannot parse in any form, is cut instead of losing the point. */
+static void test_nasty_tags_read_back(void **state)
+{
+    server *s = *state;
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    void *st = open_sink(s, &m, "dlgtest", "spool5", NULL, NULL, &ops, 0);
+    static const char *const vals[] = {
+        "a,b=c d", "x\\,y", "C:\\data\\", "\"q\" 'q'", "tab\there", "ünï ✓ 测试", "back\\ slash", "=", "#h",
+    };
+    enum { NV = sizeof vals / sizeof vals[0] };
+    dlg_tag tags[NV][1];
+    dlg_field f[NV][1];
+    dlg_point pts[NV];
+    for (int i = 0; i < NV; i++) {
+        tags[i][0] = (dlg_tag){"path", vals[i]};
+        f[i][0] = (dlg_field){"v", DLG_FIELD_INT, {.i = i}};
+        pts[i] = (dlg_point){"nasty", tags[i], 1, f[i], 1, 100 + i};
+    }
+    assert_int_equal(ops->write(st, pts, NV), 0);
+    assert_int_equal(ops->flush(st, 5000000000u), 0);
+    ops->close(st);
+    assert_int_equal(m.errors, 0);
+    json_object *cols = NULL, *root = NULL;
+    json_object *rows = select_rows(s, "dlgtest", "SELECT v, path FROM nasty", &cols, &root);
+    assert_non_null(rows);
+    assert_int_equal(json_object_array_length(rows), NV);
+    for (int i = 0; i < NV; i++) {
+        json_object *r = json_object_array_get_idx(rows, (size_t)i);
+        const char *want = strcmp(vals[i], "C:\\data\\") == 0 ? "C:\\data" : vals[i];
+        assert_int_equal(json_object_get_int64(cell(cols, r, "v")), i);
+        assert_string_equal(json_object_get_string(cell(cols, r, "path")), want);
+    }
+    json_object_put(root);
+}
+
+/* A batch over InfluxDB's max-body-size (413) goes in parts that fit: all
+ * of it is stored, nothing is rejected; a single line over the limit alone
+ * is rejected. */
+static void test_413_splits_batch(void **state)
+{
+    server *big = *state, sm = {0};
+    sm.dir = st_join(big->dir, "small");
+    sm.script = big->script;
+    mkdir(sm.dir, 0777);
+    setenv("INFLUX_MAX_BODY_SIZE", "400", 1);
+    int started = script(&sm, "start");
+    unsetenv("INFLUX_MAX_BODY_SIZE");
+    assert_int_equal(started, 0);
+    char *port_file = st_join(sm.dir, "influxd/port"), *text = st_slurp(port_file, NULL);
+    sm.port = atoi(text);
+    influxql(&sm, "CREATE DATABASE dlgtest");
+
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    void *st = open_sink(&sm, &m, "dlgtest", "spool6", "batch=40", NULL, &ops, 0);
+    write_seq(ops, st, "split", 0, 40); /* 40 lines of ~20 bytes: one 800-byte body */
+    assert_int_equal(ops->flush(st, 5000000000u), 0);
+    assert_int_equal(m.errors, 0);
+    check_seq(&sm, "split", 0, 40);
+    char *rej = st_join(sm.dir, "spool6/influx.rejected.lp");
+    assert_int_equal(access(rej, F_OK), -1);
+
+    char huge[600];
+    memset(huge, 'x', sizeof huge - 1);
+    huge[sizeof huge - 1] = '\0';
+    dlg_field f[2] = {{"v", DLG_FIELD_INT, {.i = 40}}, {"s", DLG_FIELD_STRING, {.s = huge}}};
+    dlg_point p[2] = {{"split", NULL, 0, &f[0], 1, 1040}, {"split", NULL, 0, &f[1], 1, 1041}};
+    assert_int_equal(ops->write(st, p, 2), 0);
+    assert_int_equal(ops->flush(st, 5000000000u), -DLG_EINVAL);
+    ops->close(st);
+    assert_int_equal(m.errors, 1);
+    assert_non_null(strstr(m.last_error, "HTTP 413"));
+    assert_non_null(strstr(m.last_error, "rejected 1 points"));
+    check_seq(&sm, "split", 0, 41);
+    free(text);
+    text = st_slurp(rej, NULL);
+    assert_non_null(text);
+    assert_int_equal(st_count_lines(text), 1);
+    assert_non_null(strstr(text, "split s=\"xxx"));
+    free(text);
+    free(rej);
+    script(&sm, "stop");
+    free(port_file);
+    free(sm.dir);
+}
+
+/* A spool whose last line was cut short by a crash: the fragment
+ * ("frag v=2i 17" would be a valid point at the wrong time) is not sent but
+ * moved to the rejected file; every whole line is sent. */
+static void test_spool_fragment_not_sent(void **state)
+{
+    server *s = *state;
+    char *dir = st_join(s->dir, "spool7"), *spool = st_join(dir, "influx.lp");
+    char *rej = st_join(dir, "influx.rejected.lp");
+    mkdir(dir, 0777);
+    FILE *f = fopen(spool, "w");
+    fputs("frag v=0i 10\nfrag v=1i 11\nfrag v=2i 17", f);
+    fclose(f);
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    void *st = open_sink(s, &m, "dlgtest", "spool7", NULL, NULL, &ops, 0);
+    ops->close(st);
+    assert_int_equal(m.errors, 0);
+    assert_true(m.warnings >= 1);
+    check_seq(s, "frag", 0, 2);
+    size_t len = 99;
+    char *text = st_slurp(spool, &len);
+    assert_int_equal(len, 0);
+    free(text);
+    text = st_slurp(rej, NULL);
+    assert_non_null(text);
+    assert_string_equal(text, "frag v=2i 17\n");
+    free(text);
+    free(dir);
+    free(spool);
+    free(rej);
+}
+
+/* Appending to a spool that ends in a fragment does not glue new lines
+ * onto it (InfluxDB unreachable: a port nobody listens on). */
+static void test_spool_append_after_fragment(void **state)
+{
+    server *s = *state;
+    char *dir = st_join(s->dir, "spool8"), *spool = st_join(dir, "influx.lp");
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    char sd[4200];
+    snprintf(sd, sizeof sd, "spool_dir=%s", dir);
+    const char *ov[] = {"url=http://127.0.0.1:9/write?db=dlgtest", sd, "retries=0", "timeout=1s", "batch=1", NULL};
+    void *st = NULL;
+    assert_int_equal(st_open_sink(&m, "influx.so", "influx", ov, &ops, &st), 0);
+    write_seq(ops, st, "glue", 0, 1); /* spooled, degraded */
+    FILE *f = fopen(spool, "a");
+    fputs("glue v=9i 99", f); /* as a crash mid-append leaves it */
+    fclose(f);
+    write_seq(ops, st, "glue", 1, 2);
+    ops->close(st);
+    char *text = st_slurp(spool, NULL);
+    assert_non_null(text);
+    assert_string_equal(text, "glue v=0i 1000\nglue v=1i 1001\n");
+    free(text);
+    free(dir);
+    free(spool);
+}
+
+/* A .sent offset that is not at a line start is ignored: the whole spool
+ * is resent (harmless) instead of half a line ("d v=0i 10" from
+ * "mid v=0i 10"). */
+static void test_sent_offset_mid_line_ignored(void **state)
+{
+    server *s = *state;
+    char *dir = st_join(s->dir, "spool9"), *spool = st_join(dir, "influx.lp"), *sent = st_join(dir, "influx.lp.sent");
+    mkdir(dir, 0777);
+    FILE *f = fopen(spool, "w");
+    fputs("mid v=0i 10\nmid v=1i 11\n", f);
+    fclose(f);
+    f = fopen(sent, "w");
+    fputs("2\n", f);
+    fclose(f);
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    void *st = open_sink(s, &m, "dlgtest", "spool9", NULL, NULL, &ops, 0);
+    ops->close(st);
+    assert_int_equal(m.errors, 0);
+    json_object *cols = NULL, *root = NULL;
+    assert_null(select_rows(s, "dlgtest", "SELECT v FROM d", &cols, &root));
+    json_object_put(root);
+    json_object *rows = select_rows(s, "dlgtest", "SELECT v FROM mid", &cols, &root);
+    assert_non_null(rows);
+    assert_int_equal(json_object_array_length(rows), 2);
+    json_object_put(root);
+    free(dir);
+    free(spool);
+    free(sent);
+}
+
+/* ---- against fake_influx.py (answers a real influxd 1.x never gives) ---- */
+
+typedef struct fake {
+    pid_t pid;
+    char *dir;
+    int port;
+} fake;
+
+static void fake_start(fake *fk, const char *base, const char *name, const char *const *script_steps)
+{
+    const char *src = getenv("DLG_SOURCE_DIR");
+    char *py = NULL;
+    assert_true(asprintf(&py, "%s/tests/sinks/fake_influx.py", src ? src : ".") > 0);
+    fk->dir = st_join(base, name);
+    mkdir(fk->dir, 0777);
+    const char *argv[16] = {"python3", py, fk->dir};
+    for (int i = 0; script_steps[i] && i < 12; i++)
+        argv[3 + i] = script_steps[i];
+    fk->pid = fork();
+    assert_true(fk->pid >= 0);
+    if (fk->pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGTERM); /* never outlives a failed test */
+        execvp("python3", (char *const *)argv);
+        _exit(127);
+    }
+    char *port_file = st_join(fk->dir, "port");
+    for (int i = 0; i < 100 && access(port_file, F_OK) != 0; i++)
+        usleep(50000);
+    char *text = st_slurp(port_file, NULL);
+    assert_non_null(text);
+    fk->port = atoi(text);
+    free(text);
+    free(port_file);
+    free(py);
+}
+
+static void fake_stop(fake *fk)
+{
+    kill(fk->pid, SIGTERM);
+    waitpid(fk->pid, NULL, 0);
+    free(fk->dir);
+}
+
+/* The fake's requests.jsonl, one object per request (caller puts). */
+static json_object *fake_requests(const fake *fk, size_t *n)
+{
+    char *path = st_join(fk->dir, "requests.jsonl"), *text = st_slurp(path, NULL);
+    json_object *all = json_object_new_array();
+    for (char *line = text ? strtok(text, "\n") : NULL; line; line = strtok(NULL, "\n"))
+        json_object_array_add(all, json_tokener_parse(line));
+    *n = json_object_array_length(all);
+    free(text);
+    free(path);
+    return all;
+}
+
+static double req_time(json_object *all, size_t i)
+{
+    return json_object_get_double(json_object_object_get(json_object_array_get_idx(all, i), "t"));
+}
+
+/* 503 and 429 with Retry-After: the next try waits that long, not just
+ * the (much shorter) backoff; then the batch is delivered. */
+static void test_retry_after_honoured(void **state)
+{
+    server *s = *state;
+    fake fk;
+    static const char *const steps[] = {"503:1", "429:1", NULL};
+    fake_start(&fk, s->dir, "fake1", steps);
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    char url[128], sd[4200];
+    snprintf(url, sizeof url, "url=http://127.0.0.1:%d/write?db=x", fk.port);
+    snprintf(sd, sizeof sd, "spool_dir=%s/spool", fk.dir);
+    const char *ov[] = {url, sd, "backoff=10ms", "retries=3", "timeout=2s", NULL};
+    void *st = NULL;
+    assert_int_equal(st_open_sink(&m, "influx.so", "influx", ov, &ops, &st), 0);
+    write_seq(ops, st, "ra", 0, 1);
+    assert_int_equal(ops->flush(st, 10000000000u), 0);
+    ops->close(st);
+    assert_int_equal(m.errors, 0);
+    size_t n;
+    json_object *all = fake_requests(&fk, &n);
+    assert_int_equal(n, 3);
+    assert_true(req_time(all, 1) - req_time(all, 0) >= 0.9);
+    assert_true(req_time(all, 2) - req_time(all, 1) >= 0.9);
+    json_object_put(all);
+    fake_stop(&fk);
+}
+
+/* 2.x: org and bucket are URL-encoded, the token goes in
+ * "Authorization: Token ...", precision=ns. */
+static void test_v2_request(void **state)
+{
+    server *s = *state;
+    fake fk;
+    static const char *const steps[] = {NULL};
+    fake_start(&fk, s->dir, "fake2", steps);
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    char url[128], sd[4200];
+    snprintf(url, sizeof url, "url=http://127.0.0.1:%d", fk.port);
+    snprintf(sd, sizeof sd, "spool_dir=%s/spool", fk.dir);
+    const char *ov[] = {url, sd, "org=my org&x=1", "bucket=b/1+2", "token=tok=en", NULL};
+    void *st = NULL;
+    assert_int_equal(st_open_sink(&m, "influx.so", "influx", ov, &ops, &st), 0);
+    dlg_field f = {"n", DLG_FIELD_UINT, {.u = UINT64_MAX}};
+    dlg_point p = {"v2", NULL, 0, &f, 1, 5};
+    assert_int_equal(ops->write(st, &p, 1), 0);
+    assert_int_equal(ops->flush(st, 5000000000u), 0);
+    ops->close(st);
+    size_t n;
+    json_object *all = fake_requests(&fk, &n);
+    assert_int_equal(n, 1);
+    json_object *r = json_object_array_get_idx(all, 0), *h = json_object_object_get(r, "headers");
+    const char *path = json_object_get_string(json_object_object_get(r, "path"));
+    assert_true(strstr(path, "/api/v2/write?") == path);
+    assert_non_null(strstr(path, "org=my+org%26x%3d1") ? strstr(path, "org=my+org%26x%3d1")
+                                                        : strstr(path, "org=my%20org%26x%3D1"));
+    assert_true(strstr(path, "bucket=b%2f1%2b2") || strstr(path, "bucket=b%2F1%2B2"));
+    assert_non_null(strstr(path, "precision=ns"));
+    assert_string_equal(json_object_get_string(json_object_object_get(h, "Authorization")), "Token tok=en");
+    assert_string_equal(json_object_get_string(json_object_object_get(r, "body")), "v2 n=18446744073709551615u 5\n");
+    json_object_put(all);
+    fake_stop(&fk);
+}
+
+/* 400 naming an unparseable line (1.x "partial write"): only that line is
+ * rejected, the others are stored and not saved as rejected. */
+static void replay_bad_line(const server *s, const char *spool_name, const char *meas)
+{
+    char *dir = st_join(s->dir, spool_name), *spool = st_join(dir, "influx.lp");
+    char *rej = st_join(dir, "influx.rejected.lp");
+    mkdir(dir, 0777);
+    FILE *f = fopen(spool, "w");
+    fprintf(f, "%s v=0i 1000\n%s v= 1001\n%s v=2i 1002\n", meas, meas, meas);
+    fclose(f);
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    assert_null(open_sink(s, &m, "dlgtest", spool_name, NULL, NULL, &ops, -DLG_EINVAL));
+    assert_int_equal(m.errors, 1);
+    assert_non_null(strstr(m.last_error, "rejected 1 points"));
+    char *text = st_slurp(rej, NULL), want[64];
+    snprintf(want, sizeof want, "%s v= 1001\n", meas);
+    assert_non_null(text);
+    assert_string_equal(text, want);
+    free(text);
+    free(dir);
+    free(spool);
+    free(rej);
+}
+
+static void test_400_rejects_only_bad_lines(void **state)
+{
+    server *s = *state;
+    replay_bad_line(s, "spool10", "partial");
+    json_object *cols = NULL, *root = NULL;
+    json_object *rows = select_rows(s, "dlgtest", "SELECT v FROM partial", &cols, &root);
+    assert_non_null(rows);
+    assert_int_equal(json_object_array_length(rows), 2);
+    json_object_put(root);
+}
+
 int main(void)
 {
     char cmd[4200];
@@ -359,6 +714,14 @@ int main(void)
         cmocka_unit_test(test_outage_spools_and_replays_once),
         cmocka_unit_test(test_replay_resumes_after_accepted_batches),
         cmocka_unit_test(test_rejections_reported_once_not_retried),
+        cmocka_unit_test(test_nasty_tags_read_back),
+        cmocka_unit_test(test_413_splits_batch),
+        cmocka_unit_test(test_spool_fragment_not_sent),
+        cmocka_unit_test(test_spool_append_after_fragment),
+        cmocka_unit_test(test_sent_offset_mid_line_ignored),
+        cmocka_unit_test(test_retry_after_honoured),
+        cmocka_unit_test(test_v2_request),
+        cmocka_unit_test(test_400_rejects_only_bad_lines),
     };
     int rc = cmocka_run_group_tests(tests, group_setup, group_teardown);
     curl_global_cleanup();

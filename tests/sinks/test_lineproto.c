@@ -41,17 +41,17 @@ static void check(const dlg_point *p, unsigned flags, const char *want)
 static void test_measurement_escapes(void **unused)
 {
     dlg_field f[] = {fi("v", 1)};
-    dlg_point p = {"my meas,ure=ment\"\\", NULL, 0, f, 1, 123};
+    dlg_point p = {"my meas,ure=ment\"\\x", NULL, 0, f, 1, 123};
     /* comma and space only; '=', '"' and '\' are left alone */
-    check(&p, 0, "my\\ meas\\,ure=ment\"\\ v=1i 123\n");
+    check(&p, 0, "my\\ meas\\,ure=ment\"\\x v=1i 123\n");
 }
 
 static void test_tag_escapes(void **unused)
 {
-    dlg_tag t[] = {{"tag key,=", "v,a=l ue\"\\"}};
+    dlg_tag t[] = {{"tag key,=", "v,a=l ue\"\\x"}};
     dlg_field f[] = {fi("v", 1)};
     dlg_point p = {"m", t, 1, f, 1, 5};
-    check(&p, 0, "m,tag\\ key\\,\\==v\\,a\\=l\\ ue\"\\ v=1i 5\n");
+    check(&p, 0, "m,tag\\ key\\,\\==v\\,a\\=l\\ ue\"\\x v=1i 5\n");
 }
 
 static void test_field_key_and_string_escapes(void **unused)
@@ -60,6 +60,39 @@ static void test_field_key_and_string_escapes(void **unused)
     dlg_point p = {"m", NULL, 0, f, 1, 7};
     /* in a string value only '"' and '\' are escaped */
     check(&p, 0, "m f\\ k\\=\\,=\"say \\\"hi\\\" \\\\ bye, a=b\" 7\n");
+}
+
+/* A trailing backslash would escape the delimiter after it and InfluxDB
+ * refuses the line ("invalid tag format"): it is cut.  Inner backslashes,
+ * even before an escaped character, read back exactly as they are. */
+static void test_trailing_backslash_cut(void **unused)
+{
+    dlg_tag t[] = {{"dir", "C:\\data\\"}, {"k\\", "a\\,b"}, {"only", "\\\\"}};
+    dlg_field f[] = {fi("f\\\\", 1), fi("\\", 2)};
+    dlg_point p = {"m\\", t, 3, f, 2, 9};
+    dlg_sbuf b = {0};
+    lp_stats st = {0};
+    assert_int_equal(lp_format_point(&b, &p, 0, &st), 1);
+    assert_string_equal(b.p, "m,dir=C:\\data,k=a\\\\,b f=1i 9\n");
+    assert_int_equal(st.trimmed, 4);
+    assert_int_equal(st.dropped_fields, 1);
+    sbuf_free(&b);
+}
+
+/* A line starting with '#' is a comment InfluxDB skips without an error. */
+static void test_bad_measurement_dropped(void **unused)
+{
+    dlg_field f[] = {fi("v", 1)};
+    dlg_point p = {"#m", NULL, 0, f, 1, 1};
+    check(&p, 0, NULL);
+    p.measurement = "";
+    check(&p, 0, NULL);
+    p.measurement = "\\";
+    check(&p, 0, NULL);
+    p.measurement = NULL;
+    check(&p, 0, NULL);
+    p.measurement = "m#";
+    check(&p, 0, "m# v=1i 1\n");
 }
 
 static void test_field_types(void **unused)
@@ -195,6 +228,8 @@ int main(void)
         cmocka_unit_test(test_measurement_escapes),
         cmocka_unit_test(test_tag_escapes),
         cmocka_unit_test(test_field_key_and_string_escapes),
+        cmocka_unit_test(test_trailing_backslash_cut),
+        cmocka_unit_test(test_bad_measurement_dropped),
         cmocka_unit_test(test_field_types),
         cmocka_unit_test(test_unsigned),
         cmocka_unit_test(test_nonfinite_dropped),

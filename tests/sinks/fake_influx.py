@@ -1,0 +1,40 @@
+#!/usr/bin/env python3
+"""A scripted stand-in for InfluxDB's write endpoint, for what a real
+influxd 1.x cannot be made to answer (429/503 with Retry-After) and to see
+the requests a 2.x client sends.
+
+  fake_influx.py DIR STATUS[:RETRY_AFTER]...
+
+Answers the n-th request with the n-th status (then 204), writes the port
+to DIR/port and one JSON line per request to DIR/requests.jsonl (arrival
+time, path, headers, body).  Bound to 127.0.0.1; stopped by PID."""
+import http.server, json, os, sys, time
+
+out, script = sys.argv[1], sys.argv[2:]
+
+
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        with open(os.path.join(out, "requests.jsonl"), "a") as f:
+            f.write(json.dumps({"t": time.monotonic(), "path": self.path, "headers": dict(self.headers),
+                                "body": body.decode("utf-8", "replace")}) + "\n")
+        step = script.pop(0) if script else "204"
+        status, _, retry_after = step.partition(":")
+        self.send_response(int(status))
+        if retry_after:
+            self.send_header("Retry-After", retry_after)
+        msg = b"" if status == "204" else b'{"error":"scripted"}'
+        self.send_header("Content-Length", str(len(msg)))
+        self.end_headers()
+        self.wfile.write(msg)
+
+    def log_message(self, *args):
+        pass
+
+
+srv = http.server.HTTPServer(("127.0.0.1", 0), H)
+with open(os.path.join(out, "port.tmp"), "w") as f:
+    f.write(str(srv.server_address[1]))
+os.rename(os.path.join(out, "port.tmp"), os.path.join(out, "port"))
+srv.serve_forever()
