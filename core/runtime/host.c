@@ -243,6 +243,14 @@ static uint32_t h_file_depth(const dlg_host *h, dlg_file *f)
     return (o->caps & DLG_CAP_ASYNC) && o->version >= 2 && o->depth ? o->depth(f) : 0;
 }
 
+static int h_file_register(const dlg_host *h, dlg_file *f, void *buf, size_t len)
+{
+    (void)h;
+    const dlg_storage_ops *o = f->ops;
+    bool can = (o->caps & DLG_CAP_ASYNC) && o->version >= 2 && o->register_buffer;
+    return can ? o->register_buffer(f, buf, len) : -DLG_ENOTSUP;
+}
+
 static int h_file_fetch(const dlg_host *h, dlg_file *f, uint64_t off, size_t n, const void **ptr)
 {
     if (f->ops->caps & DLG_CAP_ZERO_COPY) {
@@ -373,6 +381,7 @@ dlg_host_impl *dlg_host_new(dlg_services *s, const char *context_fmt, ...)
     p->file_reap = h_file_reap;
     p->storage_lookup = h_storage_lookup;
     p->file_depth = h_file_depth;
+    p->file_register = h_file_register;
     return h;
 }
 

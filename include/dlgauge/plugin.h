@@ -212,6 +212,12 @@ typedef struct dlg_host {
      * on this file (its queue depth); 0 when it sets no limit or cannot
      * say.  Size queues by it instead of learning it from a failed submit. */
     uint32_t (*file_depth)(const struct dlg_host *h, dlg_file *f);
+    /* ABI 1.1.  DLG_CAP_ASYNC: the buffer that this file's reads land in,
+     * allocated until file_close: the backend may register it once
+     * (io_uring fixed buffers: no page pinning per read, as fio's
+     * --fixedbufs).  0, or -DLG_ENOTSUP where it has no use for it; reads
+     * work either way. */
+    int (*file_register)(const struct dlg_host *h, dlg_file *f, void *buf, size_t len);
 } dlg_host;
 
 /* ---- workloads ------------------------------------------------------------ */
@@ -272,7 +278,7 @@ struct dlg_file {
 };
 
 typedef struct dlg_storage_ops {
-    uint32_t version;   /* 1; 2 adds depth (the host reads no member past its version's) */
+    uint32_t version;   /* 1; 2 adds depth and register (the host reads no member past its version's) */
     uint32_t caps;
     size_t file_size;   /* bytes the core allocates for a dlg_file subclass */
     int (*create)(const dlg_host *h, const dlg_value *opts, void **inst);
@@ -293,6 +299,8 @@ typedef struct dlg_storage_ops {
     /* Version 2, optional: reads submit() takes in flight on this file
      * (0: no limit).  What the host's file_depth() returns. */
     uint32_t (*depth)(dlg_file *f);
+    /* Version 2, optional: what the host's file_register() asks. */
+    int (*register_buffer)(dlg_file *f, void *buf, size_t len);
 } dlg_storage_ops;
 
 /* ---- sinks -------------------------------------------------------------------- */

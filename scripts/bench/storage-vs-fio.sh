@@ -14,8 +14,9 @@
 # written sits in the cache, so that case then runs O_DIRECT for both tools
 # (as io-vs-fio.sh does), and the script says so.  fio's io_uring gets its
 # best settings: the file registered (as dlgauge's uring, fixed_files) and
-# registered buffers (measured 5-15% more IOPS here; batched submission
-# measured slower, so fio keeps its default of one).
+# registered buffers (as dlgauge's since the tenth session; measured 5-15%
+# more IOPS here; batched submission measured slower, so fio keeps its
+# default of one).
 set -euo pipefail
 
 BUILD=${1:-build-storage}

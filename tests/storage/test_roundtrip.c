@@ -149,14 +149,18 @@ typedef struct inflight {
     uint8_t *dst;
 } inflight;
 
-/* Keeps DEPTH reads in flight, reaping a random number at a time. */
-static void check_async(ctx *c, int total)
+/* Keeps DEPTH reads in flight, reaping a random number at a time.  With
+ * `reg`, the first half of the slots is registered with the backend (fixed
+ * buffers), the other half not: both kinds of read in one queue. */
+static void check_async_reg(ctx *c, int total, bool reg)
 {
     uint32_t align = 1;
     assert_true(H(c)->file_caps(H(c), c->f, &align) & DLG_CAP_ASYNC);
     uint8_t *pool = NULL;
     const size_t slot_bytes = 80 * 1024;
     assert_int_equal(posix_memalign((void **)&pool, 4096, DEPTH * slot_bytes), 0);
+    if (reg)
+        assert_int_equal(H(c)->file_register(H(c), c->f, pool, DEPTH / 2 * slot_bytes), 0);
     inflight io[DEPTH];
     dlg_io batch[DEPTH];
     size_t nb = 0;
@@ -199,6 +203,8 @@ static void check_async(ctx *c, int total)
     }
     free(pool);
 }
+
+static void check_async(ctx *c, int total) { check_async_reg(c, total, false); }
 
 static void test_posix(void **state)
 {
@@ -259,6 +265,7 @@ static void test_uring(void **state)
         check_reads(&c, 800, false);
         check_async(&c, 3000);
         check_reads(&c, 100, false); /* sync reads still work after async */
+        check_async_reg(&c, 3000, true); /* half the buffers registered */
     }
     teardown_backend(&c);
 }
@@ -273,6 +280,7 @@ static void test_uring_direct(void **state)
         assert_true(align >= 512);
         check_reads(&c, 500, true); /* unaligned: bounce; aligned: straight */
         check_async(&c, 2000);      /* aligned ranges only */
+        check_async_reg(&c, 2000, true);
     }
     teardown_backend(&c);
 }
@@ -289,6 +297,8 @@ static void test_throttle_passthrough(void **state)
             check_reads(&c, 400, false);
             check_fetch(&c, 200);
             check_async(&c, 1000);
+            if (i == 2) /* the buffer reaches uring through the throttle */
+                check_async_reg(&c, 1000, true);
         }
         teardown_backend(&c);
     }

@@ -181,6 +181,22 @@ static int m_reap(const dlg_host *h, dlg_file *f, dlg_io_done *done, size_t max,
     return f->ops->reap(f, done, max, min_done);
 }
 
+/* As the real host's (core/runtime/host.c). */
+static uint32_t m_depth(const dlg_host *h, dlg_file *f)
+{
+    (void)h;
+    const dlg_storage_ops *o = f->ops;
+    return o && (o->caps & DLG_CAP_ASYNC) && o->version >= 2 && o->depth ? o->depth(f) : 0;
+}
+
+static int m_register(const dlg_host *h, dlg_file *f, void *buf, size_t len)
+{
+    (void)h;
+    const dlg_storage_ops *o = f->ops;
+    bool can = o && (o->caps & DLG_CAP_ASYNC) && o->version >= 2 && o->register_buffer;
+    return can ? o->register_buffer(f, buf, len) : -DLG_ENOTSUP;
+}
+
 int mock_add_storage(mock_host *m, const char *name, const dlg_storage_ops *ops, void *inst)
 {
     if (m->nstorages >= MOCK_MAX_STORAGES || strlen(name) >= sizeof m->storages[0].name)
@@ -261,6 +277,8 @@ void mock_host_init(mock_host *m)
     m->host.file_submit = m_submit;
     m->host.file_reap = m_reap;
     m->host.storage_lookup = m_storage_lookup;
+    m->host.file_depth = m_depth;
+    m->host.file_register = m_register;
 }
 
 const dlg_plugin_desc *mock_load_plugin(const char *so_name, dlg_kind kind, const char *name)

@@ -73,6 +73,9 @@ for st in posix d m u ud t; do
     [ "$(field $n items)" = "$(stat -c %s seq.bin)" ] || fail "$n: items $(field $n items), expected the file size"
     [ "$(field $n storage_read_bytes)" = "$(stat -c %s seq.bin)" ] || fail "$n: storage_read_bytes $(field $n storage_read_bytes)"
     [ "$(field $n ios)" = "$NBLK" ] || fail "$n: ios $(field $n ios), expected $NBLK"
+    # io_uring reads land in buffers registered once (fio's --fixedbufs)
+    case $st in u | ud) want_reg=1 ;; *) want_reg=0 ;; esac
+    [ "$(field $n buffer_registered)" = "$want_reg" ] || fail "$n: buffer_registered $(field $n buffer_registered), expected $want_reg"
 done
 
 # ---- random: 60 reads of identical blocks: the sum is 60 x one CRC ----------

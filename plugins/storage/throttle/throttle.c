@@ -256,6 +256,7 @@ static const dlg_storage_ops thr_ops = {
     .reap = thr_reap,
     .write = thr_write,
     .depth = thr_depth,
+    .register_buffer = thr_register,
 };
 
 static const dlg_plugin_desc thr_desc = {

@@ -48,6 +48,14 @@ uint32_t thr_depth(dlg_file *f)
     return inner_async(tf) && o->version >= 2 && o->depth ? o->depth(tf->inner) : 0;
 }
 
+int thr_register(dlg_file *f, void *buf, size_t len)
+{
+    thr_file *tf = (thr_file *)f;
+    const dlg_storage_ops *o = tf->inner->ops;
+    return inner_async(tf) && o->version >= 2 && o->register_buffer ? o->register_buffer(tf->inner, buf, len)
+                                                                     : -DLG_ENOTSUP;
+}
+
 int thr_submit(dlg_file *f, const dlg_io *ios, size_t n)
 {
     thr_file *tf = (thr_file *)f;

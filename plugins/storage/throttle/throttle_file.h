@@ -56,6 +56,8 @@ int thr_reap(dlg_file *f, dlg_io_done *done, size_t max, size_t min_done);
 /* The inner backend's queue depth when it reads asynchronously; else 0
  * (reads done at submit time: no limit). */
 uint32_t thr_depth(dlg_file *f);
+/* Hands the read buffer to an asynchronous inner backend to register. */
+int thr_register(dlg_file *f, void *buf, size_t len);
 void thr_async_free(thr_file *tf);
 
 /* Bytes a read of n at off really transfers (the disk is not charged for

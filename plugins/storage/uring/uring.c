@@ -16,7 +16,7 @@
 #include "dio.h"
 #include "fileio.h"
 
-enum { OPT_DEPTH, OPT_BATCH, OPT_DIRECT, OPT_FIXED, OPT_COUNT };
+enum { OPT_DEPTH, OPT_BATCH, OPT_DIRECT, OPT_FIXED, OPT_FIXED_BUFS, OPT_COUNT };
 
 static const dlg_option uring_options[] = {
     [OPT_DEPTH] = {"depth", DLG_OPT_INT, "32", "1", "4096", NULL,
@@ -32,6 +32,9 @@ static const dlg_option uring_options[] = {
                     "open with O_DIRECT (async reads must then be aligned to the file's align)", 0},
     [OPT_FIXED] = {"fixed_files", DLG_OPT_BOOL, "true", NULL, NULL, NULL,
                    "register the file with the ring (saves an fget per read)", 0},
+    [OPT_FIXED_BUFS] = {"fixed_buffers", DLG_OPT_BOOL, "true", NULL, NULL, NULL,
+                        "register the buffer a workload reads into, where it names one (saves pinning "
+                        "its pages per read)", 0},
     [OPT_COUNT] = {0},
 };
 
@@ -43,6 +46,7 @@ typedef struct uring_inst {
     uint32_t batch;
     bool direct;
     bool fixed;
+    bool fixed_bufs;
 } uring_inst;
 
 typedef struct uring_slot {
@@ -58,6 +62,7 @@ typedef struct uring_file {
     const dlg_host *h;
     int fd;
     bool fixed;
+    bool fixed_bufs;
     bool direct;
     uint32_t depth;
     uint32_t batch;
@@ -68,6 +73,8 @@ typedef struct uring_file {
     struct io_uring ring;
     stg_bounce bounce;
     char *path;
+    char *reg;      /* the registered buffer (fixed buffer 0), or NULL */
+    size_t reg_len;
 } uring_file;
 
 static int uring_create(const dlg_host *h, const dlg_value *opts, void **inst)
@@ -87,6 +94,7 @@ static int uring_create(const dlg_host *h, const dlg_value *opts, void **inst)
     u->batch = (uint32_t)batch;
     u->direct = opts[OPT_DIRECT].set && opts[OPT_DIRECT].i;
     u->fixed = !opts[OPT_FIXED].set || opts[OPT_FIXED].i;
+    u->fixed_bufs = !opts[OPT_FIXED_BUFS].set || opts[OPT_FIXED_BUFS].i;
     *inst = u;
     return 0;
 }
@@ -155,6 +163,7 @@ static int uring_open(void *inst, const dlg_host *h, const char *path, int flags
     uf->depth = u->depth;
     uf->batch = u->batch;
     uf->direct = u->direct && !writing;
+    uf->fixed_bufs = u->fixed_bufs;
     uf->path = strdup(path);
     uf->slots = calloc(u->depth, sizeof *uf->slots);
     uf->free_slots = calloc(u->depth, sizeof *uf->free_slots);
@@ -204,7 +213,11 @@ static int queue_read(uring_file *uf, uint32_t idx)
     uring_slot *s = &uf->slots[idx];
     size_t left = s->len - s->done;
     unsigned len = left > URING_SQE_MAX ? URING_SQE_MAX : (unsigned)left;
-    io_uring_prep_read(sqe, uf->fixed ? 0 : uf->fd, s->buf + s->done, len, s->off + s->done);
+    char *dst = s->buf + s->done;
+    if (uf->reg && dst >= uf->reg && len <= uf->reg_len && (size_t)(dst - uf->reg) <= uf->reg_len - len)
+        io_uring_prep_read_fixed(sqe, uf->fixed ? 0 : uf->fd, dst, len, s->off + s->done, 0);
+    else
+        io_uring_prep_read(sqe, uf->fixed ? 0 : uf->fd, dst, len, s->off + s->done);
     if (uf->fixed)
         sqe->flags |= IOSQE_FIXED_FILE;
     io_uring_sqe_set_data64(sqe, idx);
@@ -348,6 +361,25 @@ static uint32_t uring_depth(dlg_file *f)
     return ((uring_file *)f)->depth;
 }
 
+/* Registers the caller's read buffer as fixed buffer 0: the kernel pins its
+ * pages once instead of per read (fio's --fixedbufs).  Not possible here
+ * (memlock limit, an old kernel): reads go on unregistered. */
+static int uring_register_buffer(dlg_file *f, void *buf, size_t len)
+{
+    uring_file *uf = (uring_file *)f;
+    if (uf->inflight)
+        return uf->h->error(uf->h, DLG_EINVAL, "%s: register a buffer before any read is in flight", uf->path);
+    if (uf->reg)
+        io_uring_unregister_buffers(&uf->ring);
+    uf->reg = NULL;
+    struct iovec iov = {buf, len};
+    if (!uf->fixed_bufs || !buf || !len || io_uring_register_buffers(&uf->ring, &iov, 1) != 0)
+        return -DLG_ENOTSUP;
+    uf->reg = buf;
+    uf->reg_len = len;
+    return 0;
+}
+
 static const dlg_storage_ops uring_ops = {
     .version = 2,
     .caps = DLG_CAP_ASYNC | DLG_CAP_DIRECT,
@@ -362,6 +394,7 @@ static const dlg_storage_ops uring_ops = {
     .reap = uring_reap,
     .write = uring_write,
     .depth = uring_depth,
+    .register_buffer = uring_register_buffer,
 };
 
 static const dlg_plugin_desc uring_desc = {

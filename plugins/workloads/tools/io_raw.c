@@ -58,6 +58,7 @@ static const dlg_metric io_metrics[] = {
     {"depth", DLG_FIELD_INT, "", "reads kept in flight"},
     {"span_bytes", DLG_FIELD_INT, "bytes", "bytes of the file used"},
     {"buffer_align", DLG_FIELD_INT, "bytes", "alignment the backend asked for (1 = none)"},
+    {"buffer_registered", DLG_FIELD_INT, "", "1: the backend registered the read buffers once (io_uring fixed buffers); 0: not"},
     {"checksum", DLG_FIELD_STRING, "", "checksum = true: sum of CRC-32 of the reads, mod 2^64, hex"},
     {NULL, 0, NULL, NULL}};
 
@@ -65,7 +66,7 @@ typedef struct io_raw {
     const dlg_host *h;
     dlg_file *f;
     char *path;
-    bool async, rand, checksum;
+    bool async, rand, checksum, registered;
     uint32_t align;
     size_t block;
     uint64_t span;        /* bytes used */
@@ -212,6 +213,7 @@ static int io_report(void *state, const dlg_report_api *api, dlg_fields *f)
     api->add_int(f, "depth", (int64_t)s->depth);
     api->add_int(f, "span_bytes", (int64_t)s->span);
     api->add_int(f, "buffer_align", (int64_t)s->align);
+    api->add_int(f, "buffer_registered", s->registered);
     if (s->checksum) {
         char hex[20];
         snprintf(hex, sizeof hex, "%016llx", (unsigned long long)s->sum);
@@ -330,6 +332,9 @@ static int alloc_buffers(io_raw *s)
         s->bufs[i] = s->buf + (size_t)i * s->block;
         s->free_slots[s->nfree++] = s->depth - 1 - i;
     }
+    /* registered once, as fio's --fixedbufs: where the backend cannot, it
+     * says ENOTSUP and reads go on unregistered */
+    s->registered = s->async && s->h->file_register(s->h, s->f, s->buf, (size_t)s->depth * s->block) == 0;
     return 0;
 }
 
