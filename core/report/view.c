@@ -191,6 +191,12 @@ static void fmt_gib(double b, char *buf, size_t len)
     snprintf(buf, len, "%.4g", b / 1073741824.0);
 }
 
+/* A group the recommendation judges: selected (--workload) and measured. */
+static bool reco_selected(const rep_report *r, size_t gi)
+{
+    return (!r->selected || r->selected[gi]) && r->model.g[gi].has_best;
+}
+
 int rep_table_reco(rep_table *t, const rep_report *r)
 {
     static const char *const heads[] = {"#", "instance", "provider", "GPUs", "GPU", "vCPUs", "memory GiB",
@@ -222,7 +228,7 @@ int rep_table_reco(rep_table *t, const rep_report *r)
         char cost[256] = "", energy[128] = "";
         buf[0] = 0;
         for (size_t gi = 0; gi < r->model.n; gi++) {
-            if ((r->selected && !r->selected[gi]) || !r->model.g[gi].has_best)
+            if (!reco_selected(r, gi))
                 continue;
             const rep_fit *f = &ch->fits[gi];
             dlg_format_rate(f->thr, r->model.g[gi].unit, b2, sizeof b2);
@@ -275,15 +281,23 @@ void rep_reco_text(const rep_report *r, char *buf, size_t len)
     }
 }
 
-static bool reco_selected(const rep_report *r, size_t gi)
+/* Appends the tags of the judged groups (host workloads only, when
+ * host_only) to buf at *n: lead before the first, sep between. */
+static void append_tags(const rep_report *r, bool host_only, const char *lead, const char *sep, char *buf,
+                        size_t len, size_t *n)
 {
-    return (!r->selected || r->selected[gi]) && r->model.g[gi].has_best;
+    char tag[128];
+    for (size_t gi = 0, k = 0; gi < r->model.n && *n < len; gi++) {
+        if (!reco_selected(r, gi) || (host_only && r->model.g[gi].per_gpu))
+            continue;
+        rep_group_tag(&r->model, gi, tag, sizeof tag);
+        *n += (size_t)snprintf(buf + *n, len - *n, "%s%s", k++ ? sep : lead, tag);
+    }
 }
 
 void rep_reco_basis(const rep_report *r, char *buf, size_t len)
 {
-    size_t nper = 0, nhost = 0, n = 0, k = 0;
-    char tag[128];
+    size_t nper = 0, nhost = 0, n = 0;
     for (size_t gi = 0; gi < r->model.n; gi++)
         if (reco_selected(r, gi))
             *(r->model.g[gi].per_gpu ? &nper : &nhost) += 1;
@@ -291,23 +305,16 @@ void rep_reco_basis(const rep_report *r, char *buf, size_t len)
                           nper ? "the best measured cell within each instance's per-GPU resources times its GPUs "
                                  "(a data-parallel upper bound)"
                                : "the best measured cell within each instance's vCPUs and memory, once (no workload fed a GPU)");
-    for (size_t gi = 0; nper && nhost && gi < r->model.n && n < len; gi++) {
-        if (!reco_selected(r, gi) || r->model.g[gi].per_gpu)
-            continue;
-        rep_group_tag(&r->model, gi, tag, sizeof tag);
-        n += (size_t)snprintf(buf + n, len - n, "%s%s", k++ ? ", " : "; for ", tag);
+    if (nper && nhost) {
+        append_tags(r, true, "; for ", ", ", buf, len, &n);
+        if (n < len)
+            n += (size_t)snprintf(buf + n, len - n, ", which fed no GPU, the best cell within the whole instance's "
+                                  "resources, once");
     }
-    if (nper && nhost && n < len)
-        n += (size_t)snprintf(buf + n, len - n, ", which fed no GPU, the best cell within the whole instance's resources, once");
     if (n < len)
         n += (size_t)snprintf(buf + n, len - n, "; est. = no such cell was measured, the smallest knee throughput is used");
-    k = 0;
-    for (size_t gi = 0; nper + nhost > 1 && gi < r->model.n && n < len; gi++) {
-        if (!reco_selected(r, gi))
-            continue;
-        rep_group_tag(&r->model, gi, tag, sizeof tag);
-        n += (size_t)snprintf(buf + n, len - n, "%s%s", k++ ? " / " : "; a value per group in the columns: ", tag);
-    }
+    if (nper + nhost > 1)
+        append_tags(r, false, "; a value per group in the columns: ", " / ", buf, len, &n);
 }
 
 /* The model has an io-pipeline group with a best cell: something that
@@ -327,7 +334,7 @@ void rep_reco_caveat(const rep_report *r, char *buf, size_t len)
     for (size_t gi = 0; gi < r->model.n && n < len; gi++) {
         const rep_group *g = &r->model.g[gi];
         const char *be = g->has_best ? rep_str(g->cells[g->best].row, "backend") : NULL;
-        if ((r->selected && !r->selected[gi]) || !be || (strcmp(be, "cpu") != 0 && strcmp(be, "ref") != 0))
+        if (!reco_selected(r, gi) || !be || (strcmp(be, "cpu") != 0 && strcmp(be, "ref") != 0))
             continue;
         char tag[128];
         rep_group_tag(&r->model, gi, tag, sizeof tag);

@@ -239,16 +239,14 @@ static uint32_t h_file_caps(const dlg_host *h, dlg_file *f, uint32_t *align)
 static uint32_t h_file_depth(const dlg_host *h, dlg_file *f)
 {
     (void)h;
-    const dlg_storage_ops *o = f->ops;
-    return (o->caps & DLG_CAP_ASYNC) && o->version >= 2 && o->depth ? o->depth(f) : 0;
+    return dlg_storage_async_v2(f->ops) && f->ops->depth ? f->ops->depth(f) : 0;
 }
 
 static int h_file_register(const dlg_host *h, dlg_file *f, void *buf, size_t len)
 {
     (void)h;
-    const dlg_storage_ops *o = f->ops;
-    bool can = (o->caps & DLG_CAP_ASYNC) && o->version >= 2 && o->register_buffer;
-    return can ? o->register_buffer(f, buf, len) : -DLG_ENOTSUP;
+    return dlg_storage_async_v2(f->ops) && f->ops->register_buffer ? f->ops->register_buffer(f, buf, len)
+                                                                    : -DLG_ENOTSUP;
 }
 
 static int h_file_fetch(const dlg_host *h, dlg_file *f, uint64_t off, size_t n, const void **ptr)

@@ -22,12 +22,31 @@ static void report(dlg_sinkset *ss, dlg_sink_live *s, const char *what, int rc)
     dlg_services_clear_error(&ss->svc);
 }
 
-/* The host of one sink: its errors read "FILE:LINE: [sink NAME]: ...". */
+/* "FILE:LINE: [sink NAME]", what a sink's errors start with. */
+static void sink_where(const dlg_plan *plan, const dlg_instance_spec *spec, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s:%d: [sink %s]", spec->sec ? spec->sec->file : plan->cfg->path,
+             spec->sec ? spec->sec->line : 0, spec->name);
+}
+
+/* The sink's own message, else "FILE:LINE: [sink NAME] WHAT (code N)". */
+static void sink_error(dlg_services *svc, const dlg_plan *plan, const dlg_instance_spec *spec, const char *what,
+                       int rc, char *err, size_t errlen)
+{
+    const char *msg = dlg_services_error(svc);
+    char where[1200];
+    sink_where(plan, spec, where, sizeof where);
+    if (msg[0])
+        snprintf(err, errlen, "%s", msg);
+    else
+        snprintf(err, errlen, "%s %s (code %d)", where, what, rc);
+}
+
 static dlg_host_impl *sink_host(dlg_services *svc, const dlg_plan *plan, const dlg_instance_spec *spec)
 {
-    const char *where = spec->sec ? spec->sec->file : plan->cfg->path;
-    int line = spec->sec ? spec->sec->line : 0;
-    return dlg_host_new(svc, "%s:%d: [sink %s]", where, line, spec->name);
+    char where[1200];
+    sink_where(plan, spec, where, sizeof where);
+    return dlg_host_new(svc, "%s", where);
 }
 
 /* One sink's check op, where its plugin has one (sink ops version 2). */
@@ -42,14 +61,8 @@ static int check_one(dlg_services *svc, dlg_plan *plan, const dlg_instance_spec 
         return -1;
     }
     int rc = ops->check(&h->pub, spec->vals, spec->name);
-    if (rc < 0) {
-        const char *msg = dlg_services_error(svc);
-        if (msg[0])
-            snprintf(err, errlen, "%s", msg);
-        else
-            snprintf(err, errlen, "%s:%d: [sink %s] check failed (code %d)", spec->sec ? spec->sec->file :
-                     plan->cfg->path, spec->sec ? spec->sec->line : 0, spec->name, rc);
-    }
+    if (rc < 0)
+        sink_error(svc, plan, spec, "check failed", rc, err, errlen);
     dlg_host_free(h);
     return rc < 0 ? -1 : 0;
 }
@@ -80,8 +93,6 @@ int dlg_sinkset_open(dlg_sinkset *ss, dlg_plan *plan, bool begin_run, int verbos
         dlg_sink_live *s = &ss->sinks[i];
         s->spec = &plan->sinks[i];
         const dlg_sink_ops *ops = s->spec->desc->ops;
-        const char *where = s->spec->sec ? s->spec->sec->file : plan->cfg->path;
-        int line = s->spec->sec ? s->spec->sec->line : 0;
         s->host = sink_host(&ss->svc, plan, s->spec);
         if (!s->host) {
             snprintf(err, errlen, "out of memory");
@@ -92,11 +103,7 @@ int dlg_sinkset_open(dlg_sinkset *ss, dlg_plan *plan, bool begin_run, int verbos
         if (rc >= 0 && begin_run && ops->begin)
             rc = ops->begin(s->state, &schema);
         if (rc < 0) {
-            const char *msg = dlg_services_error(&ss->svc);
-            if (msg[0])
-                snprintf(err, errlen, "%s", msg);
-            else
-                snprintf(err, errlen, "%s:%d: [sink %s] cannot open (code %d)", where, line, s->spec->name, rc);
+            sink_error(&ss->svc, plan, s->spec, "cannot open", rc, err, errlen);
             if (s->state)
                 ops->close(s->state);
             s->state = NULL;

@@ -303,6 +303,13 @@ typedef struct dlg_storage_ops {
     int (*register_buffer)(dlg_file *f, void *buf, size_t len);
 } dlg_storage_ops;
 
+/* Whether an asynchronous backend's ops reach the version-2 members (depth,
+ * register_buffer): hosts and shims read no member past a plugin's version. */
+static inline bool dlg_storage_async_v2(const dlg_storage_ops *o)
+{
+    return o && (o->caps & DLG_CAP_ASYNC) && o->version >= 2;
+}
+
 /* ---- sinks -------------------------------------------------------------------- */
 typedef struct dlg_sink_ops {
     uint32_t version; /* 1; 2 adds check (the host reads no member past its version's) */

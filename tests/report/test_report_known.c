@@ -485,6 +485,23 @@ static void test_reco_caveat_cpu_groups(void **state)
     rep_rows_free(&r2.rows);
 }
 
+/* The recommendation of r's model on the test catalog. */
+static void recommend_on_test_catalog(rep_report *r)
+{
+    char err[512];
+    assert_int_equal(rep_catalog_load(&r->cat, fixture("catalog.ini"), err, sizeof err), 0);
+    assert_int_equal(rep_recommend(&r->reco, &r->model, NULL, &r->cat, &r->disks, NULL, err, sizeof err), 0);
+    r->have_reco = true;
+}
+
+static void report_free(rep_report *r)
+{
+    rep_reco_free(&r->reco);
+    rep_catalog_free(&r->cat);
+    rep_model_free(&r->model);
+    rep_rows_free(&r->rows);
+}
+
 /* A host workload (no backend, au or gpu_name: preprocess) takes the whole
  * instance and is not multiplied by its GPUs; a group that fed an
  * accelerator (au) still is.  The footnote names the host group and the
@@ -500,13 +517,10 @@ static void test_host_workload_whole_instance(void **state)
                    "2026-11-30T10:00:03Z,16,lab,conv,-,run1,ok,preprocess,400,0,0,images,400,1,1,,0.1.0\n"
                    "2026-11-30T10:00:04Z,4,lab,feed,-,run1,ok,io-pipeline,300,0,0,images,300,1,1,0.95,0.1.0\n",
                    &r.rows, &r.model);
-    char err[512];
-    assert_int_equal(rep_catalog_load(&r.cat, fixture("catalog.ini"), err, sizeof err), 0);
     size_t host = strcmp(r.model.g[0].workload, "preprocess") == 0 ? 0 : 1, feed = 1 - host;
     assert_false(r.model.g[host].per_gpu);
     assert_true(r.model.g[feed].per_gpu);
-    assert_int_equal(rep_recommend(&r.reco, &r.model, NULL, &r.cat, &r.disks, NULL, err, sizeof err), 0);
-    r.have_reco = true;
+    recommend_on_test_catalog(&r);
     /* only big has 16 vCPUs: as a whole, not 8 per GPU */
     assert_int_equal(r.reco.nmeet, 1);
     const rep_choice *big = &r.reco.v[0];
@@ -526,10 +540,7 @@ static void test_host_workload_whole_instance(void **state)
     snprintf(order, sizeof order, "a value per group in the columns: %s / %s", r.model.g[0].workload,
              r.model.g[1].workload);
     assert_non_null(strstr(note, order));
-    rep_reco_free(&r.reco);
-    rep_catalog_free(&r.cat);
-    rep_model_free(&r.model);
-    rep_rows_free(&r.rows);
+    report_free(&r);
 }
 
 /* Reads text as a results file at a fresh path (returned in path). */
@@ -661,18 +672,13 @@ static void test_expected_is_best_within_resources(void **state)
                    "2026-11-30T10:00:01Z,1,lab,feed,-,run1,ok,io-pipeline,300,0,0,images,300,1,1,0.95,0.1.0\n"
                    "2026-11-30T10:00:02Z,2,lab,feed,-,run1,ok,io-pipeline,200,0,0,images,200,1,1,0.95,0.1.0\n",
                    &r.rows, &r.model);
-    char err[512];
-    assert_int_equal(rep_catalog_load(&r.cat, fixture("catalog.ini"), err, sizeof err), 0);
-    assert_int_equal(rep_recommend(&r.reco, &r.model, NULL, &r.cat, &r.disks, NULL, err, sizeof err), 0);
+    recommend_on_test_catalog(&r);
     for (size_t i = 0; i < r.reco.n; i++) {
         const rep_choice *ch = &r.reco.v[i];
         assert_false(ch->fits[0].estimated);
         assert_near(ch->fits[0].thr, 300.0 * ch->inst->gpus, 1e-9); /* the cpus = 1 cell, never 200 */
     }
-    rep_reco_free(&r.reco);
-    rep_catalog_free(&r.cat);
-    rep_model_free(&r.model);
-    rep_rows_free(&r.rows);
+    report_free(&r);
 }
 
 /* A disk that counts I/Os per 256 KiB (AWS): 1 MiB reads at 250/s are

@@ -185,16 +185,14 @@ static int m_reap(const dlg_host *h, dlg_file *f, dlg_io_done *done, size_t max,
 static uint32_t m_depth(const dlg_host *h, dlg_file *f)
 {
     (void)h;
-    const dlg_storage_ops *o = f->ops;
-    return o && (o->caps & DLG_CAP_ASYNC) && o->version >= 2 && o->depth ? o->depth(f) : 0;
+    return dlg_storage_async_v2(f->ops) && f->ops->depth ? f->ops->depth(f) : 0;
 }
 
 static int m_register(const dlg_host *h, dlg_file *f, void *buf, size_t len)
 {
     (void)h;
-    const dlg_storage_ops *o = f->ops;
-    bool can = o && (o->caps & DLG_CAP_ASYNC) && o->version >= 2 && o->register_buffer;
-    return can ? o->register_buffer(f, buf, len) : -DLG_ENOTSUP;
+    return dlg_storage_async_v2(f->ops) && f->ops->register_buffer ? f->ops->register_buffer(f, buf, len)
+                                                                    : -DLG_ENOTSUP;
 }
 
 int mock_add_storage(mock_host *m, const char *name, const dlg_storage_ops *ops, void *inst)
