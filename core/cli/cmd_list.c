@@ -162,13 +162,17 @@ static void print_metrics(const dlg_metric *m, bool md)
         printf("\n");
 }
 
-static void print_desc(const dlg_plugin_desc *d, const char *path, bool md)
+/* A copy that another file's hides is printed too, saying which is used. */
+static void print_desc(const dlg_registry *reg, const dlg_plugin_desc *d, const char *path, bool md)
 {
+    const char *by = dlg_registry_shadowed_by(reg, d);
     if (md) {
-        printf("### %s `%s`\n\n%s (version %s, `%s`)\n\n", dlg_kind_name(d->kind), d->name, d->summary,
-               d->version, strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
+        printf("### %s `%s`\n\n%s (version %s, `%s`%s%s%s)\n\n", dlg_kind_name(d->kind), d->name, d->summary,
+               d->version, strrchr(path, '/') ? strrchr(path, '/') + 1 : path, by ? ", shadowed by `" : "",
+               by ? by : "", by ? "`, not used" : "");
     } else {
-        printf("%s %s %s — %s\n  file: %s\n", dlg_kind_name(d->kind), d->name, d->version, d->summary, path);
+        printf("%s %s %s — %s\n  file: %s%s%s%s\n", dlg_kind_name(d->kind), d->name, d->version, d->summary, path,
+               by ? " (shadowed by " : "", by ? by : "", by ? ", not used)" : "");
     }
     print_options(d->options, md);
     if (d->kind == DLG_KIND_WORKLOAD) {
@@ -239,7 +243,7 @@ int dlg_cmd_help(const dlg_cli *cli, int argc, char **argv)
         for (size_t i = 0; i < reg.nfiles; i++)
             for (const dlg_plugin_desc *const *d = reg.files[i].info ? reg.files[i].info->items : NULL; d && *d; d++)
                 if ((*d)->kind == k && (strcmp(name, "all") == 0 || strcmp((*d)->name, name) == 0)) {
-                    print_desc(*d, reg.files[i].path, md);
+                    print_desc(&reg, *d, reg.files[i].path, md);
                     found++;
                 }
     }

@@ -1,6 +1,8 @@
 #include "registry.h"
 
+#include "metrics.h"
 #include "options.h"
+#include "plan.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -97,6 +99,45 @@ static int check_metrics(const dlg_metric *m, const char *who, char *why, size_t
     return 0;
 }
 
+static bool core_metric_name(const char *name)
+{
+    for (size_t i = 0; dlg_core_tags[i]; i++)
+        if (strcmp(dlg_core_tags[i], name) == 0)
+            return true;
+    for (size_t i = 0; dlg_core_metrics[i].name; i++)
+        if (strcmp(dlg_core_metrics[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+/* Names the core owns.  A workload option called like a core job key (or a
+ * [global] key) would take the job's value for both, e.g. a plugin's
+ * request `timeout` also killing the cell; a storage or sink option called
+ * `type` or `plugin` never reaches the plugin; a metric called like a core
+ * field or tag would give a result two columns of one name. */
+static int check_reserved(const dlg_plugin_desc *d, char *why, size_t whylen)
+{
+    const char *who = dlg_kind_name(d->kind);
+    bool wl = d->kind == DLG_KIND_WORKLOAD;
+    for (const dlg_option *o = d->options; o && o->name; o++) {
+        bool core = wl ? dlg_opt_find(dlg_core_job_options, o->name, NULL) ||
+                             dlg_opt_find(dlg_global_options, o->name, NULL)
+                       : dlg_opt_find(dlg_section_options, o->name, NULL) != NULL;
+        if (core) {
+            snprintf(why, whylen, "%s '%s': option '%s' is a core key of every %s (dlgauge help %s): rename it",
+                     who, d->name, o->name, wl ? "[job]" : "[storage]/[sink]", wl ? "job" : "global");
+            return -1;
+        }
+    }
+    for (const dlg_metric *m = wl ? d->metrics : NULL; m && m->name; m++)
+        if (core_metric_name(m->name)) {
+            snprintf(why, whylen, "%s '%s': metric '%s' is a core result field or tag (dlgauge help metrics): "
+                     "rename it", who, d->name, m->name);
+            return -1;
+        }
+    return 0;
+}
+
 static int check_ops(const dlg_plugin_desc *d, char *why, size_t whylen)
 {
     const char *missing = NULL;
@@ -169,7 +210,8 @@ int dlg_plugin_info_check(const dlg_plugin_info *info, char *why, size_t whylen)
             snprintf(why, whylen, "%s '%s': malformed option table: %s", dlg_kind_name(d->kind), d->name, sub);
             return -1;
         }
-        if (check_metrics(d->metrics, d->name, why, whylen) != 0 || check_ops(d, why, whylen) != 0)
+        if (check_metrics(d->metrics, d->name, why, whylen) != 0 || check_reserved(d, why, whylen) != 0 ||
+            check_ops(d, why, whylen) != 0)
             return -1;
     }
     return 0;
@@ -199,13 +241,30 @@ static void set_error(dlg_plugin_file *f, const char *why)
     f->error = strdup(why);
 }
 
+/* dlerror() without the path it starts with (every message names the file
+ * already), and the ldd call that shows the cause: plain ldd lists missing
+ * libraries, only ldd -r the symbols that nothing loaded defines. */
+static void dlopen_error(const char *path, const char *msg, char *why, size_t whylen)
+{
+    if (!msg)
+        msg = "cannot be loaded";
+    size_t n = strlen(path);
+    if (strncmp(msg, path, n) == 0 && strncmp(msg + n, ": ", 2) == 0)
+        msg += n + 2;
+    if (strstr(msg, "undefined symbol"))
+        snprintf(why, whylen, "%s (no library it links defines it; link it with -Wl,--no-undefined, as "
+                 "dlg_add_plugin does, to see this at build time; list them with: ldd -r %s)", msg, path);
+    else
+        snprintf(why, whylen, "%s (check its dependencies with: ldd %s)", msg, path);
+}
+
 /* Loads f->path; on failure records why in f->error. */
 static void load(dlg_plugin_file *f)
 {
     char why[768];
     f->dl = dlopen(f->path, RTLD_NOW | RTLD_LOCAL);
     if (!f->dl) {
-        snprintf(why, sizeof why, "%s (check its dependencies with: ldd %s)", dlerror(), f->path);
+        dlopen_error(f->path, dlerror(), why, sizeof why);
         set_error(f, why);
         return;
     }

@@ -69,6 +69,10 @@ enum dlg_opt_flags {
     DLG_OPT_NOSWEEP = 1u << 1   /* commas are part of the value, never a sweep list */
 };
 
+/* A name the core owns is refused when the plugin loads: a workload option
+ * may not be called like a [job]/[global] key (dlgauge help job, global), a
+ * storage/sink option not `type` or `plugin`, a metric not like a core
+ * result field or tag (dlgauge help metrics). */
 typedef struct dlg_option {
     const char *name;
     dlg_opt_type type;
@@ -172,6 +176,7 @@ typedef struct dlg_host {
     uint32_t abi_minor;
     void *ctx; /* the host's; plugins pass the host pointer back, never ctx */
 
+    /* ERROR and WARN always show; INFO with dlgauge -v, DEBUG with -v -v. */
     void (*log)(const struct dlg_host *h, dlg_log_level lvl, const char *fmt, ...) DLG_PRINTF(3, 4);
     /* Record why the current call fails; the host prefixes the context
      * (file:line, section, plugin).  Returns -code, so plugins can write
@@ -234,7 +239,8 @@ typedef struct dlg_job_info {
 /* Filled by step().  items: units of work done (images, tokens, bytes).
  * elapsed_ns: if non-zero, the step timed itself (e.g. CUDA events) and the
  * runner uses this instead of its host clock.  wait_ns: part of the step
- * spent waiting for input. */
+ * spent waiting for input.  bytes_read is not read by the runner: bytes
+ * read through host->file_* are counted already (storage_read_bytes). */
 typedef struct dlg_step {
     uint64_t items;
     uint64_t bytes_read;
@@ -242,7 +248,10 @@ typedef struct dlg_step {
     uint64_t wait_ns;
 } dlg_step;
 
-/* Adds a workload result field (one declared in the descriptor's metrics). */
+/* Adds a workload result field (one declared in the descriptor's metrics),
+ * with the call of its declared type: add_int for DLG_FIELD_INT/UINT/BOOL,
+ * add_double for DLG_FIELD_DOUBLE, add_string for DLG_FIELD_STRING.  A
+ * number is averaged over the cell's repetitions; a string keeps the last. */
 typedef struct dlg_fields dlg_fields;
 typedef struct dlg_report_api {
     void (*add_double)(dlg_fields *f, const char *key, double v);
@@ -250,6 +259,7 @@ typedef struct dlg_report_api {
     void (*add_string)(dlg_fields *f, const char *key, const char *v);
 } dlg_report_api;
 
+/* Every op returning int returns 0 or a negative DLG_E* code. */
 typedef struct dlg_workload_ops {
     uint32_t version;  /* 1 */
     const char *unit;  /* plural item name for throughput: "images", "bytes" */
