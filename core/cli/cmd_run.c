@@ -181,6 +181,7 @@ static int run_cells(dlg_run *run, const dlg_cli *cli, const dlg_run_args *a, dl
             }
             dlg_wire_point wp;
             const char *status = dlg_measure_cell(run, cli, a, job, k, &wp);
+            dlg_result_tag_columns(run->plan, &wp);
             char st[32];
             snprintf(st, sizeof st, "%s", status);
             const dlg_field *why = dlg_wire_field(&wp, "error");

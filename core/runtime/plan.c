@@ -557,6 +557,11 @@ static int add_field(dlg_plan *p, const dlg_metric *m)
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
+bool dlg_plan_is_tag(const dlg_plan *p, const char *key)
+{
+    return bsearch(&key, p->tag_keys, p->ntag_keys, sizeof *p->tag_keys, cmp_str) != NULL;
+}
+
 static int plan_schema(dlg_plan *p)
 {
     for (size_t i = 0; dlg_core_tags[i]; i++)
@@ -570,9 +575,11 @@ static int plan_schema(dlg_plan *p)
     for (size_t i = 0; dlg_core_metrics[i].name; i++)
         if (add_field(p, &dlg_core_metrics[i]) != 0)
             return -1;
+    /* a metric named like a swept option (io's depth, lstm-ptb's hidden)
+     * shares the option's tag column: one column per name */
     for (size_t j = 0; j < p->njobs; j++)
         for (const dlg_metric *m = p->jobs[j].workload->metrics; m && m->name; m++)
-            if (add_field(p, m) != 0)
+            if (!dlg_plan_is_tag(p, m->name) && add_field(p, m) != 0)
                 return -1;
     return 0;
 }

@@ -102,6 +102,8 @@ int dlg_plan_cell(const dlg_plan *p, const dlg_job *job, size_t k, dlg_cell *cel
                   size_t errlen);
 void dlg_cell_free(dlg_cell *cell);
 const dlg_instance_spec *dlg_plan_storage(const dlg_plan *p, const char *name);
+/* Whether key is a tag column of the run's results (core tag or swept key). */
+bool dlg_plan_is_tag(const dlg_plan *p, const char *key);
 void dlg_plan_free(dlg_plan *p);
 
 /* Builds a spec for a [storage]/[sink] section or bare type name. */

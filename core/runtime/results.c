@@ -137,6 +137,38 @@ static bool storage_config(const dlg_plan *plan, const dlg_cell *cell, char *buf
     return true;
 }
 
+static void field_text(const dlg_field *f, char *buf, size_t len)
+{
+    switch (f->type) {
+    case DLG_FIELD_STRING: snprintf(buf, len, "%s", f->v.s ? f->v.s : ""); break;
+    case DLG_FIELD_DOUBLE: snprintf(buf, len, "%.17g", f->v.d); break;
+    case DLG_FIELD_INT: snprintf(buf, len, "%lld", (long long)f->v.i); break;
+    case DLG_FIELD_UINT: snprintf(buf, len, "%llu", (unsigned long long)f->v.u); break;
+    case DLG_FIELD_BOOL: snprintf(buf, len, "%s", f->v.b ? "true" : "false"); break;
+    default: buf[0] = '\0';
+    }
+}
+
+void dlg_result_tag_columns(const dlg_plan *plan, dlg_wire_point *wp)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < wp->point.nfields; i++) {
+        const dlg_field *f = &wp->fields[i];
+        if (!dlg_plan_is_tag(plan, f->key)) {
+            wp->fields[kept++] = *f;
+            continue;
+        }
+        bool tagged = false;
+        for (size_t t = 0; t < wp->point.ntags && !tagged; t++)
+            tagged = strcmp(wp->tags[t].key, f->key) == 0;
+        char text[64];
+        field_text(f, text, sizeof text);
+        if (!tagged && text[0])
+            dlg_wire_set_tag(wp, f->key, text); /* copies key and text into the point */
+    }
+    wp->point.nfields = kept;
+}
+
 void dlg_result_point(const dlg_run *run, const dlg_cell *cell, const dlg_cell_result *res, dlg_point_buf *out)
 {
     memset(out, 0, sizeof *out);

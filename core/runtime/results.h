@@ -2,6 +2,7 @@
 #ifndef DLG_RESULTS_H
 #define DLG_RESULTS_H
 
+#include "point_wire.h"
 #include "runner.h"
 
 #define DLG_MAX_TAGS 64
@@ -20,6 +21,13 @@ typedef struct dlg_point_buf {
 /* The point borrows strings from run, cell and res: use it before they go. */
 void dlg_result_point(const dlg_run *run, const dlg_cell *cell, const dlg_cell_result *res,
                       dlg_point_buf *out);
+
+/* A result field named like a tag column of the run (a swept option of any
+ * job: io's depth, lstm-ptb's hidden) moves into that column, so each name
+ * is one column: it becomes the point's tag when it has none of that name,
+ * else it is dropped (the swept value names the cell).  The parent applies
+ * this with the whole plan; a cell's child plans only its own job. */
+void dlg_result_tag_columns(const dlg_plan *plan, dlg_wire_point *wp);
 
 /* RFC 3339 UTC with nanoseconds. */
 void dlg_format_rfc3339(int64_t ns, char *buf, size_t len);

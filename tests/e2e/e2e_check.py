@@ -136,11 +136,16 @@ def results(points):
     return [p for p in points if p["measurement"] == "dlgauge_result"]
 
 
-# ---- suite.sh: 3 sleep cells + 2x2 stream cells, in this order
+# ---- suite.sh: 3 sleep cells + 2x2 stream cells + 2 threads cells, in this
+# order; mem's `threads` metric sits in the threads tag column that job
+# sweep's axis opened
 SUITE_CELLS = [("naps", {"sleep": "1ms"}), ("naps", {"sleep": "2ms"}), ("naps", {"sleep": "3ms"}),
-               ("mem", {"cpus": "0", "kernel": "copy"}), ("mem", {"cpus": "0", "kernel": "triad"}),
-               ("mem", {"cpus": "1", "kernel": "copy"}), ("mem", {"cpus": "1", "kernel": "triad"})]
-SWEPT = {"sleep", "cpus", "kernel"}
+               ("mem", {"cpus": "0", "kernel": "copy", "threads": "1"}),
+               ("mem", {"cpus": "0", "kernel": "triad", "threads": "1"}),
+               ("mem", {"cpus": "1", "kernel": "copy", "threads": "1"}),
+               ("mem", {"cpus": "1", "kernel": "triad", "threads": "1"}),
+               ("sweep", {"threads": "1"}), ("sweep", {"threads": "2"})]
+SWEPT = {"sleep", "cpus", "kernel", "threads"}
 CORE_TAGS = ["host", "job", "run_id", "status", "workload"]
 CORE_FIELDS_HEAD = ["throughput", "throughput_ci95", "throughput_stddev", "unit", "items", "steps",
                     "repeats", "warmup_steps", "wall_s"]
@@ -195,6 +200,8 @@ def suite(d):
             else:
                 check(csv_value(c.get(k, ""), jv) == jv, "%s: %s differs: CSV %r, JSON %r" % (where, k, c.get(k), jv))
         f = j["fields"]
+        check("threads" not in f and "threads" not in lp["fields"],
+              "%s: threads is a field as well as a tag column" % where)
         if job == "naps":
             want_ns = int(swept["sleep"][:-2]) * 1000000
             check(f.get("steps") == 4 and f.get("items") == 4, "%s: steps %r items %r, expected 4" % (where, f.get("steps"), f.get("items")))
@@ -203,6 +210,9 @@ def suite(d):
             check(0 < f.get("throughput", 0) <= 1e9 / want_ns,
                   "%s: throughput %r steps/s is impossible for a %d ns sleep" % (where, f.get("throughput"), want_ns))
             check(f.get("unit") == "steps", "%s: unit %r" % (where, f.get("unit")))
+        elif job == "sweep":
+            check(f.get("steps") == 2, "%s: steps %r, expected 2" % (where, f.get("steps")))
+            check(f.get("copy_bytes_per_s", 0) > 0, "%s: no copy_bytes_per_s" % where)
         else:
             kernel = swept["kernel"]
             other = "triad" if kernel == "copy" else "copy"
