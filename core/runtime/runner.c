@@ -151,7 +151,14 @@ static dlg_wfield *wfield(dlg_fields *f, const char *key, dlg_field_type want)
         fs->host->pub.log(&fs->host->pub, DLG_LOG_WARN, "reported field '%s' is not declared in its metrics; dropped", key);
         return NULL;
     }
-    (void)want;
+    /* a string where a number was declared (or the reverse) would be
+     * written as 0, or overwrite the repetitions' sum */
+    if ((want == DLG_FIELD_STRING) != (m->type == DLG_FIELD_STRING)) {
+        fs->host->pub.log(&fs->host->pub, DLG_LOG_WARN, "reported field '%s' is declared %s but reported with %s; dropped",
+                          key, m->type == DLG_FIELD_STRING ? "a string" : "a number",
+                          want == DLG_FIELD_STRING ? "add_string" : "add_int/add_double");
+        return NULL;
+    }
     for (size_t i = 0; i < fs->res->nwf; i++)
         if (fs->res->wf[i].key == m->name)
             return &fs->res->wf[i];

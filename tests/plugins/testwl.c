@@ -91,7 +91,8 @@ static int silent_step(void *st, dlg_step *out)
     return -DLG_EIO;
 }
 
-/* count: `items` per step; reports the seed it got and a constant */
+/* count: `items` per step; reports the seed it got and a constant (and
+ * tries each with the call of the other type) */
 static const dlg_option count_options[] = {
     {"items", DLG_OPT_INT, "7", "0", "1000000", NULL, "items per step", 0},
     {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
@@ -113,6 +114,9 @@ static int count_report(void *st, const dlg_report_api *api, dlg_fields *f)
     tw_state *s = st;
     api->add_int(f, "seed_seen", (int64_t)s->seed);
     api->add_string(f, "flavour", "a \"quoted\", comma string");
+    /* the wrong call for each type: warned and dropped, the values stand */
+    api->add_string(f, "seed_seen", "not a number");
+    api->add_double(f, "flavour", 1.5);
     return 0;
 }
 
