@@ -53,9 +53,12 @@ static inline void *dlg_iobuf_alloc(size_t bytes, size_t align)
 {
     if (align < 64)
         align = 64;
+    size_t a = align > DLG_IOBUF_HUGE ? align : DLG_IOBUF_HUGE;
+    /* a size that rounding up would wrap to a small one: NULL, as malloc */
+    if (a > SIZE_MAX / 4 || bytes > SIZE_MAX - 2 * a)
+        return NULL;
     if (!dlg_iobuf_is_mapped(bytes))
         return aligned_alloc(align, dlg_iobuf_round(bytes ? bytes : 1, align));
-    size_t a = align > DLG_IOBUF_HUGE ? align : DLG_IOBUF_HUGE;
     size_t len = dlg_iobuf_round(bytes, DLG_IOBUF_HUGE);
     char *m = (char *)mmap(NULL, len + a, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                            -1, 0);

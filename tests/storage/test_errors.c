@@ -1,6 +1,7 @@
 /* Bad input gives one clear error, never a crash: missing files name the
- * file, out-of-range options name the key, broken profiles name the profile
- * file and line, and O_DIRECT on a filesystem that refuses it says so. */
+ * file, a directory is called one, out-of-range options name the key,
+ * broken profiles name the profile file and line, and O_DIRECT on a
+ * filesystem that refuses it says so. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -33,6 +34,55 @@ static void test_missing_file_every_backend(void **state)
         st_backend_destroy(&b);
         mock_host_fini(&m);
     }
+}
+
+/* A directory opens (or, with O_DIRECT, fails with EINVAL) on Linux: each
+ * backend must say that it is a directory, not blame the filesystem's
+ * O_DIRECT or mmap support, nor fail later at every read. */
+static void test_directory_every_backend(void **state)
+{
+    const char *names[] = {"posix", "direct", "mmap", "uring", "uring"};
+    const char *const uring_direct[] = {"direct=true", NULL};
+    for (int i = 0; i < 5; i++) {
+        mock_host m;
+        mock_host_init(&m);
+        st_backend b;
+        assert_int_equal(st_backend_create(&b, &m, names[i], i == 4 ? uring_direct : NULL), 0);
+        dlg_file *f = NULL;
+        int rc = st_open(&b, &m, STORAGE_TEST_DIR, DLG_OPEN_READ, &f);
+        if (rc != -DLG_EINVAL || !strstr(m.last_error, STORAGE_TEST_DIR) ||
+            !strstr(m.last_error, "is a directory") || strstr(m.last_error, "O_DIRECT"))
+            fail_msg("%s: open of a directory gave %d: '%s'", names[i], rc, m.last_error);
+        assert_null(f);
+        st_backend_destroy(&b);
+        mock_host_fini(&m);
+    }
+}
+
+/* sysfs attributes are files that cannot be mapped (ENODEV). */
+static void test_mmap_unmappable_file(void **state)
+{
+    const char *path = "/sys/kernel/mm/transparent_hugepage/enabled";
+    struct stat st;
+    if (stat(path, &st) != 0 || st.st_size == 0) {
+        skip();
+        return;
+    }
+    mock_host m;
+    mock_host_init(&m);
+    st_backend b;
+    assert_int_equal(st_backend_create(&b, &m, "mmap", NULL), 0);
+    dlg_file *f = NULL;
+    int rc = st_open(&b, &m, path, DLG_OPEN_READ, &f);
+    if (rc == 0) { /* a kernel that maps it: nothing to check */
+        st_close(f);
+    } else {
+        assert_int_equal(rc, -DLG_ENOTSUP);
+        assert_non_null(strstr(m.last_error, path));
+        assert_non_null(strstr(m.last_error, "type = posix"));
+    }
+    st_backend_destroy(&b);
+    mock_host_fini(&m);
 }
 
 static void expect_create_error(const char *backend, const char *const *o, const char *want1,
@@ -173,6 +223,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_missing_file_every_backend),
+        cmocka_unit_test(test_directory_every_backend),
+        cmocka_unit_test(test_mmap_unmappable_file),
         cmocka_unit_test(test_out_of_range_options),
         cmocka_unit_test(test_bad_profiles),
         cmocka_unit_test(test_direct_on_tmpfs),

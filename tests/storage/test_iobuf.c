@@ -43,6 +43,18 @@ static void test_sizes_and_alignment(void **st)
     assert_false(dlg_iobuf_is_mapped(DLG_IOBUF_HUGE_MIN - 1));
 }
 
+/* Sizes whose rounding up wraps around get NULL, not a pointer to a few
+ * bytes (or to nothing) that the caller then writes gigabytes into. */
+static void test_size_overflow(void **st)
+{
+    const size_t huge[] = {SIZE_MAX, SIZE_MAX - 100, SIZE_MAX - DLG_IOBUF_HUGE};
+    for (size_t k = 0; k < sizeof huge / sizeof huge[0]; k++) {
+        void *p = dlg_iobuf_alloc(huge[k], 4096);
+        if (p)
+            fail_msg("dlg_iobuf_alloc(SIZE_MAX - %zu) = %p, want NULL", SIZE_MAX - huge[k], p);
+    }
+}
+
 /* A 1 MiB O_DIRECT read of a written file into a mapped buffer. */
 static void test_direct_read(void **st)
 {
@@ -81,6 +93,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes_and_alignment),
         cmocka_unit_test(test_direct_read),
+        cmocka_unit_test(test_size_overflow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

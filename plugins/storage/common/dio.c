@@ -49,6 +49,9 @@ void stg_bounce_init(stg_bounce *b, uint32_t align, size_t max)
 {
     memset(b, 0, sizeof *b);
     b->align = align;
+    /* a whole number of blocks: an unaligned max (bounce_max = 100kB) made
+     * every read larger than it reallocate the buffer */
+    max &= ~((size_t)align - 1);
     b->max = max < 2u * align ? 2u * align : max;
 }
 
@@ -67,7 +70,7 @@ static int bounce_reserve(stg_bounce *b, size_t want)
     while (cap < want && cap < b->max)
         cap *= 2;
     if (cap > b->max)
-        cap = b->max & ~((size_t)b->align - 1);
+        cap = b->max;
     void *p = dlg_iobuf_alloc(cap, b->align); /* huge pages from 64 KiB (iobuf.h) */
     if (!p)
         return -DLG_ENOMEM;

@@ -13,6 +13,7 @@
 
 #include "dio.h"
 #include "fileio.h"
+#include "fileopen.h"
 
 enum { OPT_BOUNCE_MAX, OPT_COUNT };
 
@@ -58,15 +59,9 @@ static int direct_open(void *inst, const dlg_host *h, const char *path, int flag
     /* Writes (preprocess output) stay buffered: O_DIRECT is about measuring
      * reads, and buffered writes need no alignment. */
     bool writing = flags == DLG_OPEN_WRITE;
-    int oflags = writing ? O_RDWR | O_CREAT | O_TRUNC : O_RDONLY | O_DIRECT;
-    int fd = open(path, oflags | O_CLOEXEC, 0644);
-    if (fd < 0 && errno == EINVAL && !writing)
-        return h->error(h, DLG_ENOTSUP,
-                        "%s: this filesystem refuses O_DIRECT (EINVAL); use type = posix "
-                        "(or mmap/uring) for files here",
-                        path);
+    int fd = stg_open(h, path, flags, O_DIRECT, "use type = posix (or mmap/uring) for files here");
     if (fd < 0)
-        return h->error(h, DLG_EIO, "%s: cannot open: %s", path, strerror(errno));
+        return fd;
     df->path = strdup(path);
     if (!df->path) {
         close(fd);

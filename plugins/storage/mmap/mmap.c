@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "fileio.h"
+#include "fileopen.h"
 
 enum { OPT_ADVICE, OPT_POPULATE, OPT_COUNT };
 
@@ -69,6 +70,10 @@ static int map_file(mmap_inst *m, mmap_file *mf)
                         (unsigned long long)mf->size);
     int mflags = MAP_SHARED | (m->populate ? MAP_POPULATE : 0);
     void *p = mmap(NULL, (size_t)mf->size, PROT_READ, mflags, mf->fd, 0);
+    if (p == MAP_FAILED && errno == ENODEV)
+        return h->error(h, DLG_ENOTSUP,
+                        "%s: this filesystem cannot map files (mmap: %s); use type = posix", mf->path,
+                        strerror(errno));
     if (p == MAP_FAILED)
         return h->error(h, errno == ENOMEM ? DLG_ENOMEM : DLG_EIO, "%s: mmap of %llu bytes: %s",
                         mf->path, (unsigned long long)mf->size, strerror(errno));
@@ -82,9 +87,9 @@ static int mmap_open(void *inst, const dlg_host *h, const char *path, int flags,
 {
     mmap_file *mf = (mmap_file *)f;
     bool writing = flags == DLG_OPEN_WRITE;
-    int fd = open(path, (writing ? O_RDWR | O_CREAT | O_TRUNC : O_RDONLY) | O_CLOEXEC, 0644);
+    int fd = stg_open(h, path, flags, 0, "");
     if (fd < 0)
-        return h->error(h, DLG_EIO, "%s: cannot open: %s", path, strerror(errno));
+        return fd;
     mf->path = strdup(path);
     if (!mf->path) {
         close(fd);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "fileio.h"
+#include "fileopen.h"
 
 enum { OPT_ADVICE, OPT_COUNT };
 
@@ -54,11 +55,9 @@ static int posix_open(void *inst, const dlg_host *h, const char *path, int flags
 {
     posix_inst *p = inst;
     posix_file *pf = (posix_file *)f;
-    int oflags = flags == DLG_OPEN_WRITE ? O_RDWR | O_CREAT | O_TRUNC : O_RDONLY;
-    int fd = open(path, oflags | O_CLOEXEC, 0644);
+    int fd = stg_open(h, path, flags, 0, "");
     if (fd < 0)
-        return h->error(h, errno == ENOMEM ? DLG_ENOMEM : DLG_EIO, "%s: cannot open: %s", path,
-                        strerror(errno));
+        return fd;
     pf->path = strdup(path);
     if (!pf->path) {
         close(fd);

@@ -15,6 +15,7 @@
 
 #include "dio.h"
 #include "fileio.h"
+#include "fileopen.h"
 
 enum { OPT_DEPTH, OPT_BATCH, OPT_DIRECT, OPT_FIXED, OPT_FIXED_BUFS, OPT_COUNT };
 
@@ -115,21 +116,6 @@ static void release(uring_file *uf)
     uf->path = NULL;
 }
 
-static int open_fd(uring_file *uf, const char *path, bool direct, bool writing)
-{
-    const dlg_host *h = uf->h;
-    int oflags = writing ? O_RDWR | O_CREAT | O_TRUNC : O_RDONLY | (direct ? O_DIRECT : 0);
-    uf->fd = open(path, oflags | O_CLOEXEC, 0644);
-    if (uf->fd < 0 && errno == EINVAL && direct && !writing)
-        return h->error(h, DLG_ENOTSUP,
-                        "%s: this filesystem refuses O_DIRECT (EINVAL); set direct = false or "
-                        "use type = posix",
-                        path);
-    if (uf->fd < 0)
-        return h->error(h, DLG_EIO, "%s: cannot open: %s", path, strerror(errno));
-    return 0;
-}
-
 static int setup_ring(uring_file *uf, bool fixed)
 {
     const dlg_host *h = uf->h;
@@ -174,7 +160,9 @@ static int uring_open(void *inst, const dlg_host *h, const char *path, int flags
     for (uint32_t i = 0; i < u->depth; i++)
         uf->free_slots[i] = u->depth - 1 - i;
     uf->nfree = u->depth;
-    int rc = open_fd(uf, path, u->direct, writing);
+    int fd = stg_open(h, path, flags, u->direct ? O_DIRECT : 0, "set direct = false or use type = posix");
+    uf->fd = fd < 0 ? -1 : fd;
+    int rc = fd < 0 ? fd : 0;
     if (rc == 0)
         rc = setup_ring(uf, u->fixed);
     if (rc < 0) {
@@ -188,10 +176,30 @@ static int uring_open(void *inst, const dlg_host *h, const char *path, int flags
     return 0;
 }
 
+/* Waits out the reads still in flight (one CQE each; short reads are not
+ * resubmitted): the kernel tears a ring down asynchronously, and a read
+ * under way then still lands in a buffer the caller frees after close. */
+static void drain(uring_file *uf)
+{
+    if (uf->inflight && io_uring_submit(&uf->ring) < 0)
+        return; /* SQEs a failed submit left queued would never complete */
+    while (uf->inflight > 0) {
+        struct io_uring_cqe *cqe;
+        int rc = io_uring_wait_cqe(&uf->ring, &cqe);
+        if (rc == -EINTR || rc == -EAGAIN)
+            continue;
+        if (rc < 0)
+            return;
+        io_uring_cqe_seen(&uf->ring, cqe);
+        uf->inflight--;
+    }
+}
+
 static int uring_close(dlg_file *f)
 {
     uring_file *uf = (uring_file *)f;
-    io_uring_queue_exit(&uf->ring); /* cancels anything still in flight */
+    drain(uf);
+    io_uring_queue_exit(&uf->ring);
     release(uf);
     return 0;
 }
