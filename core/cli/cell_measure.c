@@ -175,7 +175,9 @@ static const char *classify(const dlg_cell_outcome *oc, int64_t oom_kills, const
         return "timeout";
     }
     if (oc->term_signal) {
-        snprintf(why, len, "the cell's process died of signal %d (%s)", oc->term_signal, strsignal(oc->term_signal));
+        /* SIGBUS from reading a mapping is a file that shrank under it */
+        snprintf(why, len, "the cell's process died of signal %d (%s)%s", oc->term_signal, strsignal(oc->term_signal),
+                 oc->term_signal == SIGBUS ? "; with storage type = mmap: a data file shrank while it was mapped?" : "");
         return "crashed";
     }
     snprintf(why, len, "the cell's process exited with code %d without a result", oc->exit_code);

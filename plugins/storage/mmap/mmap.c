@@ -1,6 +1,7 @@
 /* mmap: the whole file mapped read-only at open; fetch() lends pointers
  * into the mapping (zero copy), read() copies out of it.  Files opened for
- * writing are not mapped and use pwrite. */
+ * writing are not mapped and use pwrite.  Reading a page a shrinking file
+ * no longer backs raises SIGBUS: the cell dies and the runner says why. */
 #define _GNU_SOURCE
 #include <dlgauge/plugin.h>
 
@@ -202,7 +203,8 @@ static const dlg_plugin_desc mmap_desc = {
     .kind = DLG_KIND_STORAGE,
     .name = "mmap",
     .version = "1.0",
-    .summary = "whole-file read-only mapping; zero-copy fetch, madvise hints, optional MAP_POPULATE",
+    .summary = "whole-file read-only mapping; zero-copy fetch, madvise hints, optional MAP_POPULATE; a file "
+               "that shrinks while mapped ends the cell (SIGBUS)",
     .options = mmap_options,
     .ops = &mmap_ops,
 };
