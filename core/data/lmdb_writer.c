@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #define INITIAL_MAP (64ull << 20)
 
@@ -40,8 +41,14 @@ int dlg_lmdb_key(char *buf, size_t cap, int64_t line_id, const char *relpath)
 
 static int lmdb_fail(dlg_data_err *err, const char *path, const char *what, int rc)
 {
+    /* LMDB reports a short write to a full disk as EIO: say how full it is */
+    char space[96] = "";
+    struct statvfs vfs;
+    if ((rc == EIO || rc == ENOSPC) && statvfs(path, &vfs) == 0)
+        snprintf(space, sizeof space, " (%llu bytes free on its file system)",
+                 (unsigned long long)vfs.f_bavail * vfs.f_frsize);
     return dlg_data_fail(err, rc == MDB_MAP_FULL || rc == ENOMEM ? DLG_ENOMEM : DLG_EIO,
-                         "%s: %s: %s", path, what, mdb_strerror(rc));
+                         "%s: %s: %s%s", path, what, mdb_strerror(rc), space);
 }
 
 /* Caffe refuses an existing database; an empty directory is harmless. */

@@ -2,6 +2,7 @@
  * record, offset = byte position of the record's magic (MXIndexedRecordIO). */
 #include "recordio.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,10 +136,13 @@ int dlg_rec_idx_append(const dlg_output *o, const char *key, uint64_t offset, dl
     if (!buf)
         return dlg_data_fail(err, DLG_ENOMEM, "%s: out of memory", o->name);
     int n = snprintf(buf, klen + 32, "%s\t%" PRIu64 "\n", key, offset);
+    errno = 0; /* an fd output leaves the write's reason (a full disk) here */
     int64_t r = o->write(o->ctx, buf, (size_t)n);
+    int e = errno;
     if (buf != stackbuf)
         free(buf);
     if (r < 0)
-        return dlg_data_fail(err, (int)-r, "%s: write failed", o->name);
+        return dlg_data_fail(err, (int)-r, "%s: write failed%s%s", o->name, e ? ": " : "",
+                             e ? strerror(e) : "");
     return 0;
 }

@@ -48,17 +48,26 @@ int dlg_rec_writer_open_fd(dlg_rec_writer **out, int fd, const char *name, dlg_d
     return dlg_rec_writer_open(out, &o, (uint64_t)end, err);
 }
 
+/* Writes n bytes that start at byte `at` of the file; a failure names the
+ * file, the byte and, when the output set errno (a full disk), why. */
+static int write_out(dlg_rec_writer *w, const void *p, size_t n, uint64_t at, dlg_data_err *err)
+{
+    errno = 0;
+    int64_t r = w->out.write(w->out.ctx, p, n);
+    if (r >= 0)
+        return 0;
+    int e = errno;
+    return dlg_data_fail(err, (int)-r, "%s: write at byte %llu failed%s%s", w->out.name,
+                         (unsigned long long)at, e ? ": " : "", e ? strerror(e) : "");
+}
+
 int dlg_rec_writer_flush(dlg_rec_writer *w, dlg_data_err *err)
 {
     if (w->used == 0)
         return 0;
-    int64_t r = w->out.write(w->out.ctx, w->buf, w->used);
-    uint64_t at = w->off - w->used;
+    size_t n = w->used;
     w->used = 0;
-    if (r < 0)
-        return dlg_data_fail(err, (int)-r, "%s: write at byte %llu failed", w->out.name,
-                             (unsigned long long)at);
-    return 0;
+    return write_out(w, w->buf, n, w->off - n, err);
 }
 
 static int emit(dlg_rec_writer *w, const void *p, size_t n, dlg_data_err *err)
@@ -69,10 +78,9 @@ static int emit(dlg_rec_writer *w, const void *p, size_t n, dlg_data_err *err)
             return rc;
     }
     if (n >= WBUF_SIZE) { /* large payload: skip the copy */
-        int64_t r = w->out.write(w->out.ctx, p, n);
-        if (r < 0)
-            return dlg_data_fail(err, (int)-r, "%s: write at byte %llu failed", w->out.name,
-                                 (unsigned long long)w->off);
+        int rc = write_out(w, p, n, w->off, err);
+        if (rc < 0)
+            return rc;
     } else {
         memcpy(w->buf + w->used, p, n);
         w->used += n;

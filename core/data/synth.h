@@ -9,6 +9,7 @@
 #ifndef DLG_SYNTH_H
 #define DLG_SYNTH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -58,6 +59,10 @@ typedef struct dlg_synth_images_result {
     double mean_w, mean_h;
     double seconds;
 } dlg_synth_images_result;
+
+/* A split name is one plain path component that the .lst's tab-separated
+ * fields can hold: not empty, ".", ".." and without '/', tab or newline. */
+bool dlg_synth_split_ok(const char *split);
 
 /* Writes out/split/nCCCCCCCC/nCCCCCCCC_I.JPEG for every image, then
  * out/split.txt (convert_imageset: "split/... label") and out/split.lst

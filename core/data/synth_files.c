@@ -2,6 +2,7 @@
  * files (rendered and encoded on N threads), and PTB-like text files. */
 #include "jpeg.h"
 #include "synth.h"
+#include "synth_out.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -46,10 +47,12 @@ static int mkdir_p(const char *path, dlg_data_err *err)
     return mkdir_p1(buf, err);
 }
 
-static void rel_path(char *buf, size_t cap, const dlg_synth_images_cfg *c, uint64_t i)
+/* split/nCCCCCCCC/nCCCCCCCC_I.JPEG; with suffix ".part", where it is made. */
+static void rel_path(char *buf, size_t cap, const dlg_synth_images_cfg *c, uint64_t i,
+                     const char *suffix)
 {
     int label = (int)(i % (uint64_t)c->classes);
-    snprintf(buf, cap, "%s/n%08d/n%08d_%llu.JPEG", c->split, label, label,
+    snprintf(buf, cap, "%s%s/n%08d/n%08d_%llu.JPEG", c->split, suffix, label, label,
              (unsigned long long)(i / (uint64_t)c->classes));
 }
 
@@ -102,7 +105,7 @@ static int one_image(tree_job *j, dlg_jpeg *jp, uint8_t *rgb, uint64_t i, dlg_da
     if (rc < 0)
         return rc;
     char rel[256], path[4096];
-    rel_path(rel, sizeof rel, c, i);
+    rel_path(rel, sizeof rel, c, i, DLG_SYNTH_PART);
     snprintf(path, sizeof path, "%s/%s", c->out, rel);
     if ((rc = write_file(path, jpg, len, err)) < 0)
         return rc;
@@ -135,72 +138,160 @@ static void *tree_worker(void *arg)
     return NULL;
 }
 
+static const char *const list_ext[2] = {"txt", "lst"};
+
+/* out/split.txt or .lst, plus suffix. */
+static void list_path(char *buf, size_t cap, const dlg_synth_images_cfg *c, int k,
+                      const char *suffix)
+{
+    snprintf(buf, cap, "%s/%s.%s%s", c->out, c->split, list_ext[k], suffix);
+}
+
+/* fclose of a written f with one line naming path and, when known, why. */
+static int close_checked(FILE *f, const char *path, dlg_data_err *err)
+{
+    bool bad = ferror(f) != 0;
+    int e = bad ? errno : 0; /* still the failed write's */
+    if (fclose(f) != 0) {
+        bad = true;
+        e = errno;
+    }
+    if (!bad)
+        return 0;
+    char why[128];
+    return dlg_data_fail(err, DLG_EIO, "%s: write failed%s", path,
+                         dlg_synth_reason(e, why, sizeof why));
+}
+
+/* The lists, as .part files; paths in them name the final tree. */
 static int write_lists(const dlg_synth_images_cfg *c, dlg_data_err *err)
 {
-    char path[4096], rel[256];
-    FILE *f[2];
-    const char *ext[2] = {"txt", "lst"};
-    for (int k = 0; k < 2; k++) {
-        snprintf(path, sizeof path, "%s/%s.%s", c->out, c->split, ext[k]);
-        if (!(f[k] = fopen(path, "w"))) {
-            if (k)
-                fclose(f[0]);
-            return dlg_data_fail(err, DLG_EIO, "%s: cannot create: %s", path, strerror(errno));
-        }
+    char path[2][4096], rel[256];
+    FILE *f[2] = {NULL, NULL};
+    int rc = 0;
+    for (int k = 0; k < 2 && rc == 0; k++) {
+        list_path(path[k], sizeof path[k], c, k, DLG_SYNTH_PART);
+        if (!(f[k] = fopen(path[k], "w")))
+            rc = dlg_data_fail(err, DLG_EIO, "%s: cannot create: %s", path[k], strerror(errno));
     }
-    for (uint64_t i = 0; i < c->images; i++) {
-        rel_path(rel, sizeof rel, c, i);
+    for (uint64_t i = 0; rc == 0 && i < c->images; i++) {
+        rel_path(rel, sizeof rel, c, i, "");
         int label = (int)(i % (uint64_t)c->classes);
         fprintf(f[0], "%s %d\n", rel, label);
         fprintf(f[1], "%llu\t%d\t%s\n", (unsigned long long)i, label, rel);
     }
-    int bad = 0;
     for (int k = 0; k < 2; k++)
-        bad |= ferror(f[k]) | (fclose(f[k]) != 0);
-    if (bad)
-        return dlg_data_fail(err, DLG_EIO, "%s/%s.txt|.lst: write failed", c->out, c->split);
+        if (f[k]) {
+            int r = close_checked(f[k], path[k], rc < 0 ? NULL : err);
+            rc = rc < 0 ? rc : r;
+        }
+    return rc;
+}
+
+static void remove_parts(const dlg_synth_images_cfg *c, const char *part)
+{
+    char path[4096];
+    dlg_synth_tree_remove(part, NULL);
+    for (int k = 0; k < 2; k++) {
+        list_path(path, sizeof path, c, k, DLG_SYNTH_PART);
+        unlink(path);
+    }
+}
+
+/* The complete .part tree and lists replace the old ones.  The old lists go
+ * first and the new ones come last, so a crash in between leaves no list
+ * that names a tree which is not there or not whole. */
+static int commit_images(const dlg_synth_images_cfg *c, const char *final, const char *part,
+                         dlg_data_err *err)
+{
+    char from[4096], to[4096];
+    for (int k = 0; k < 2; k++) {
+        list_path(to, sizeof to, c, k, "");
+        if (unlink(to) != 0 && errno != ENOENT)
+            return dlg_data_fail(err, DLG_EIO, "%s: cannot replace: %s", to, strerror(errno));
+    }
+    int rc = dlg_synth_tree_remove(final, err);
+    if (rc == 0)
+        rc = dlg_synth_rename(part, final, err);
+    for (int k = 0; k < 2 && rc == 0; k++) {
+        list_path(from, sizeof from, c, k, DLG_SYNTH_PART);
+        list_path(to, sizeof to, c, k, "");
+        rc = dlg_synth_rename(from, to, err);
+    }
+    return rc;
+}
+
+/* An empty out/split.part with one folder per class. */
+static int make_part_tree(const dlg_synth_images_cfg *c, const char *part, dlg_data_err *err)
+{
+    int rc = mkdir_p1(part, err);
+    for (int k = 0; rc == 0 && k < c->classes; k++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/n%08d", part, k);
+        rc = mkdir_p1(path, err);
+    }
+    return rc;
+}
+
+/* Renders and encodes every image on c->threads threads. */
+static int render_all(const dlg_synth_images_cfg *c, tree_job *j, dlg_data_err *err)
+{
+    atomic_init(&j->min_b, UINT64_MAX);
+    pthread_mutex_init(&j->mu, NULL);
+    pthread_t *tids = calloc((size_t)c->threads, sizeof *tids);
+    int started = 0;
+    for (; tids && started < c->threads; started++)
+        if (pthread_create(&tids[started], NULL, tree_worker, j) != 0)
+            break;
+    if (started == 0)
+        tree_worker(j); /* no threads to be had: do it here */
+    for (int t = 0; t < started; t++)
+        pthread_join(tids[t], NULL);
+    free(tids);
+    pthread_mutex_destroy(&j->mu);
+    if (atomic_load(&j->failed)) {
+        *err = j->err;
+        return -j->err.code;
+    }
     return 0;
+}
+
+bool dlg_synth_split_ok(const char *split)
+{
+    return split[0] && strcmp(split, ".") && strcmp(split, "..") && !strpbrk(split, "/\t\r\n");
 }
 
 int dlg_synth_images_write(const dlg_synth_images_cfg *c, dlg_synth_images_result *res,
                            dlg_data_err *err)
 {
     if (c->classes < 1 || c->images < 1 || c->quality < 1 || c->quality > 100 || c->threads < 1 ||
-        !c->split[0] || strchr(c->split, '/'))
+        !dlg_synth_split_ok(c->split))
         return dlg_data_fail(err, DLG_EINVAL, "mkdata images: bad arguments");
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", c->out, c->split);
+    char final[4096], part[4096 + sizeof DLG_SYNTH_PART];
+    snprintf(final, sizeof final, "%s/%s", c->out, c->split);
+    snprintf(part, sizeof part, "%s%s", final, DLG_SYNTH_PART);
+    /* refuse a foreign folder before any work; a .part is an interrupted run's */
     int rc = mkdir_p(c->out, err);
     if (rc == 0)
-        rc = mkdir_p1(path, err);
-    for (int k = 0; rc == 0 && k < c->classes; k++) {
-        snprintf(path, sizeof path, "%s/%s/n%08d", c->out, c->split, k);
-        rc = mkdir_p1(path, err);
-    }
+        rc = dlg_synth_tree_check(final, err);
+    if (rc == 0)
+        rc = dlg_synth_tree_remove(part, err);
     if (rc < 0)
         return rc;
     tree_job j = {.cfg = c};
-    atomic_init(&j.min_b, UINT64_MAX);
-    pthread_mutex_init(&j.mu, NULL);
-    pthread_t *tids = calloc((size_t)c->threads, sizeof *tids);
-    int started = 0;
-    for (; tids && started < c->threads; started++)
-        if (pthread_create(&tids[started], NULL, tree_worker, &j) != 0)
-            break;
-    if (started == 0)
-        tree_worker(&j); /* no threads to be had: do it here */
-    for (int t = 0; t < started; t++)
-        pthread_join(tids[t], NULL);
-    free(tids);
-    pthread_mutex_destroy(&j.mu);
-    if (atomic_load(&j.failed)) {
-        *err = j.err;
-        return -j.err.code;
-    }
-    if ((rc = write_lists(c, err)) < 0)
+    rc = make_part_tree(c, part, err);
+    if (rc == 0)
+        rc = render_all(c, &j, err);
+    if (rc == 0)
+        rc = write_lists(c, err);
+    if (rc == 0)
+        rc = commit_images(c, final, part, err);
+    if (rc < 0) {
+        remove_parts(c, part);
         return rc;
+    }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     res->images = c->images;
     res->bytes = atomic_load(&j.bytes);
@@ -217,6 +308,18 @@ static int64_t file_write(void *ctx, const void *buf, size_t n)
     return fwrite(buf, 1, n, ctx) == n ? (int64_t)n : -DLG_EIO;
 }
 
+/* Writes n tokens to name (a .part file). */
+static int text_file(dlg_synth_text *t, const char *name, uint64_t n, dlg_data_err *err)
+{
+    FILE *f = fopen(name, "w");
+    if (!f)
+        return dlg_data_fail(err, DLG_EIO, "%s: cannot create: %s", name, strerror(errno));
+    dlg_output o = {file_write, f, name};
+    int64_t got = n ? dlg_synth_text_write(t, n, &o, err) : 0;
+    int rc = close_checked(f, name, got < 0 ? NULL : err);
+    return got < 0 ? (int)got : rc;
+}
+
 int dlg_synth_text_files(const char *path, uint64_t words, int vocab, uint64_t seed, int splits,
                          dlg_data_err *err)
 {
@@ -226,28 +329,31 @@ int dlg_synth_text_files(const char *path, uint64_t words, int vocab, uint64_t s
     int rc = dlg_synth_text_new(&t, vocab, seed, err);
     if (rc < 0)
         return rc;
+    int files = splits ? 3 : 1;
+    char name[3][4096], part[3][4096 + sizeof DLG_SYNTH_PART];
     uint64_t left = words;
-    for (int k = 0; k < (splits ? 3 : 1) && rc == 0; k++) {
-        char name[4096];
+    for (int k = 0; k < files; k++) {
         uint64_t n = !splits ? words : k == 2 ? left : (uint64_t)(words * share[k]);
         left -= n < left ? n : left;
         if (splits)
-            snprintf(name, sizeof name, "%s.%s.txt", path, names[k]);
+            snprintf(name[k], sizeof name[k], "%s.%s.txt", path, names[k]);
         else
-            snprintf(name, sizeof name, "%s", path);
-        FILE *f = fopen(name, "w");
-        if (!f) {
-            rc = dlg_data_fail(err, DLG_EIO, "%s: cannot create: %s", name, strerror(errno));
-            break;
-        }
-        dlg_output o = {file_write, f, name};
-        int64_t got = n ? dlg_synth_text_write(t, n, &o, err) : 0;
-        int bad = ferror(f) | (fclose(f) != 0);
-        if (got < 0)
-            rc = (int)got;
-        else if (bad)
-            rc = dlg_data_fail(err, DLG_EIO, "%s: write failed", name);
+            snprintf(name[k], sizeof name[k], "%s", path);
+        /* a device, pipe or link (/dev/stdout) is written in place */
+        struct stat st;
+        bool in_place = lstat(name[k], &st) == 0 && !S_ISREG(st.st_mode);
+        snprintf(part[k], sizeof part[k], "%s%s", name[k], in_place ? "" : DLG_SYNTH_PART);
+        if (rc == 0)
+            rc = text_file(t, part[k], n, err);
     }
     dlg_synth_text_free(t);
+    /* only a complete corpus replaces the old files */
+    for (int k = 0; k < files && rc == 0; k++)
+        if (strcmp(part[k], name[k]) != 0)
+            rc = dlg_synth_rename(part[k], name[k], err);
+    if (rc < 0)
+        for (int k = 0; k < files; k++)
+            if (strcmp(part[k], name[k]) != 0)
+                unlink(part[k]);
     return rc;
 }

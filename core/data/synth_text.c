@@ -2,7 +2,9 @@
  * most frequent tokens, as in PTB), sentence lengths gamma-distributed with
  * PTB's mean (~21) and spread (~10), in PTB's line format. */
 #include "synth.h"
+#include "synth_out.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,9 +153,13 @@ int64_t dlg_synth_text_write(dlg_synth_text *t, uint64_t words, const dlg_output
             t->line[len++] = ' ';
         }
         t->line[len++] = '\n';
+        errno = 0; /* so that the reason is this write's, if it sets one */
         int64_t rc = o->write(o->ctx, t->line, len);
-        if (rc < 0)
-            return dlg_data_fail(err, (int)-rc, "%s: write failed", o->name);
+        if (rc < 0) {
+            char why[128];
+            return dlg_data_fail(err, (int)-rc, "%s: write failed%s", o->name,
+                                 dlg_synth_reason(errno, why, sizeof why));
+        }
         done += (uint64_t)n;
     }
     return (int64_t)done;

@@ -13,20 +13,7 @@
 #include <unistd.h>
 
 #include "lmdb_dataset.h"
-
-static char *tmpdir(char *buf)
-{
-    strcpy(buf, "/tmp/dlg_lmdb_XXXXXX");
-    assert_non_null(mkdtemp(buf));
-    return buf;
-}
-
-static void rmrf(const char *p)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", p);
-    assert_int_equal(system(cmd), 0);
-}
+#include "tmpdir.h"
 
 #define N 2500
 #define C 3
@@ -69,7 +56,7 @@ static void check_record(const dlg_lmdb_record *rec, int i)
 static void test_round_trip(void **state)
 {
     char dir[64], path[80];
-    tmpdir(dir);
+    tmpdir_make(dir, "lmdb");
     snprintf(path, sizeof path, "%s/train_lmdb", dir);
     dlg_lmdb_writer *w;
     dlg_data_err err;
@@ -140,7 +127,7 @@ static void test_round_trip(void **state)
     dlg_lmdb_cursor_close(c2);
     dlg_lmdb_cursor_close(c);
     dlg_lmdb_close(db);
-    rmrf(dir);
+    tmpdir_rmrf(dir);
 }
 
 static void test_key_format(void **state)
@@ -156,7 +143,7 @@ static void test_key_format(void **state)
 static void test_map_grows(void **state)
 {
     char dir[64], path[80];
-    tmpdir(dir);
+    tmpdir_make(dir, "lmdb");
     snprintf(path, sizeof path, "%s/big", dir);
     dlg_lmdb_writer *w;
     dlg_data_err err;
@@ -196,13 +183,13 @@ static void test_map_grows(void **state)
     snprintf(data, sizeof data, "%s/data.mdb", path);
     assert_int_equal(stat(data, &st), 0);
     assert_true(st.st_size > (64 << 20));
-    rmrf(dir);
+    tmpdir_rmrf(dir);
 }
 
 static void test_errors(void **state)
 {
     char dir[64], path[80];
-    tmpdir(dir);
+    tmpdir_make(dir, "lmdb");
     dlg_lmdb *db;
     dlg_data_err err;
     /* A directory with no data.mdb. */
@@ -251,7 +238,7 @@ static void test_errors(void **state)
     assert_string_equal(err.msg, want);
     dlg_lmdb_cursor_close(c);
     dlg_lmdb_close(db);
-    rmrf(dir);
+    tmpdir_rmrf(dir);
 }
 
 int main(void)

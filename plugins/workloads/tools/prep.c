@@ -65,6 +65,7 @@ typedef struct prep {
     prep_pool *pool;
     int threads, chunk;
     bool skip_corrupt;
+    bool failed; /* a step failed: its error says why there is no output */
     /* pass state */
     bool pass_open;
     size_t pos;
@@ -139,6 +140,7 @@ static int prep_step(void *state, dlg_step *out)
     out->items = written;
     out->wait_ns = wait;
     out->bytes_read = p->in_bytes - in0;
+    p->failed |= rc < 0;
     return rc;
 }
 
@@ -179,7 +181,7 @@ static void prep_teardown(void *state)
     if (!p)
         return;
     prep_pool_stop(p->pool);
-    if (p->passes == 0 && p->h && p->images + p->skipped > 0)
+    if (p->passes == 0 && p->h && p->images + p->skipped > 0 && !p->failed)
         p->h->log(p->h, DLG_LOG_WARN, "no complete pass (%zu images each): output not written; "
                                      "run more steps", p->in.n);
     prep_output_free(p->out); /* removes an unfinished pass */
@@ -226,6 +228,8 @@ static int prep_open(prep *p, const dlg_value *opts, const dlg_job_info *job)
     int rc = prep_input_load(&p->in, opts[OPT_INPUT].text, root, &err);
     if (rc == 0)
         rc = prep_output_new(&p->out, fmt, path, &err);
+    if (rc == 0)
+        rc = prep_output_check_labels(p->out, &p->in, &err);
     if (rc < 0)
         return fail(h, &err, rc);
     if ((rc = probe_first(p)) < 0)

@@ -47,6 +47,9 @@ typedef struct prep_output prep_output;
 /* Parses "recordio:PATH" / "lmdb:PATH"; 0 or -DLG_EINVAL. */
 int prep_output_parse(const char *spec, prep_format *fmt, const char **path);
 int prep_output_new(prep_output **out, prep_format fmt, const char *path, dlg_data_err *err);
+/* LMDB: every item has one whole-number label (a Datum's int32), else one
+ * error line naming the image; nothing to check for RecordIO. */
+int prep_output_check_labels(const prep_output *o, const prep_input *in, dlg_data_err *err);
 /* Starts a pass: creates the .part output. */
 int prep_output_begin(prep_output *o, dlg_data_err *err);
 /* Appends one image (its encoded bytes). */

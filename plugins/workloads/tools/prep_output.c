@@ -110,6 +110,27 @@ int prep_output_new(prep_output **out, prep_format fmt, const char *path, dlg_da
     return 0;
 }
 
+int prep_output_check_labels(const prep_output *o, const prep_input *in, dlg_data_err *err)
+{
+    if (o->fmt != PREP_LMDB)
+        return 0; /* im2rec keeps any number of float labels */
+    for (size_t i = 0; i < in->n; i++) {
+        const prep_item *it = &in->items[i];
+        float l = it->labels[0];
+        if (it->nlabels != 1)
+            return dlg_data_fail(err, DLG_EINVAL,
+                                 "output = lmdb:%s: %s has %u labels, a Caffe Datum holds one "
+                                 "(write recordio: for a multi-label list)",
+                                 o->path, it->rel, it->nlabels);
+        if (!(l >= -2147483648.0f && l < 2147483648.0f) || l != (float)(int32_t)l)
+            return dlg_data_fail(err, DLG_EINVAL,
+                                 "output = lmdb:%s: %s has label %g, a Caffe Datum label is a "
+                                 "whole number (int32)",
+                                 o->path, it->rel, (double)l);
+    }
+    return 0;
+}
+
 static int begin_recordio(prep_output *o, dlg_data_err *err)
 {
     o->rec_fd = open(o->part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -212,11 +233,24 @@ static int rename_over(const char *from, const char *to, dlg_data_err *err)
     return 0;
 }
 
+/* Removes the files of an unfinished pass. */
+static void drop_part(prep_output *o)
+{
+    if (o->fmt == PREP_RECORDIO) {
+        unlink(o->part);
+        unlink(o->idx_part);
+    } else {
+        remove_lmdb_dir(o->part, NULL);
+    }
+}
+
 int prep_output_commit(prep_output *o, dlg_data_err *err)
 {
     int rc = close_pass(o, err);
-    if (rc < 0)
+    if (rc < 0) {
+        drop_part(o); /* e.g. the last LMDB commit hit a full disk */
         return rc;
+    }
     if (o->fmt == PREP_RECORDIO) {
         rc = rename_over(o->part, o->path, err);
         return rc < 0 ? rc : rename_over(o->idx_part, o->idx, err);
@@ -233,12 +267,7 @@ void prep_output_free(prep_output *o)
         return;
     if (o->open) {
         close_pass(o, NULL);
-        if (o->fmt == PREP_RECORDIO) {
-            unlink(o->part);
-            unlink(o->idx_part);
-        } else {
-            remove_lmdb_dir(o->part, NULL);
-        }
+        drop_part(o);
     }
     free(o->scratch);
     free(o->path);

@@ -1,0 +1,197 @@
+/* mkdata's outputs on disk: a regenerated image tree holds exactly the new
+ * dataset, a folder mkdata did not make is refused, an interrupted run's
+ * .part is cleared, a failed text run keeps the old corpus, and a full disk
+ * is named as such (also by the RecordIO and .idx writers). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "recordio.h"
+#include "synth.h"
+#include "tmpdir.h"
+
+static bool exists(const char *p)
+{
+    struct stat st;
+    return lstat(p, &st) == 0;
+}
+
+static void touch(const char *p)
+{
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs("x\n", f);
+    fclose(f);
+}
+
+/* Entries of dir (no . and ..); with files, the files of every entry. */
+static size_t count(const char *dir, bool files)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    size_t n = 0;
+    struct dirent *e;
+    char sub[1024];
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+            snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
+            n += files ? count(sub, false) : 1;
+        }
+    closedir(d);
+    return n;
+}
+
+static char *slurp(const char *p, size_t *n)
+{
+    FILE *f = fopen(p, "rb");
+    assert_non_null(f);
+    char *b = malloc(1 << 20);
+    *n = fread(b, 1, 1 << 20, f);
+    fclose(f);
+    return b;
+}
+
+static int images(const char *out, int classes, uint64_t n, dlg_data_err *err)
+{
+    dlg_synth_images_cfg c = {out, "train", classes, n, 1, 50, 2};
+    dlg_synth_images_result r;
+    return dlg_synth_images_write(&c, &r, err);
+}
+
+/* A smaller dataset over a larger one: no image of the old one stays. */
+static void test_regenerate_replaces(void **st)
+{
+    (void)st;
+    char dir[64], p[256];
+    tmpdir_make(dir, "synth");
+    assert_int_equal(images(dir, 3, 12, NULL), 0);
+    assert_int_equal(images(dir, 2, 4, NULL), 0);
+    snprintf(p, sizeof p, "%s/train", dir);
+    assert_int_equal(count(p, false), 2); /* classes */
+    assert_int_equal(count(p, true), 4);  /* images */
+    snprintf(p, sizeof p, "%s/train.part", dir);
+    assert_false(exists(p));
+    tmpdir_rmrf(dir);
+}
+
+/* A file mkdata did not write: refused, named, and nothing is changed. */
+static void test_foreign_refused(void **st)
+{
+    (void)st;
+    char dir[64], p[256], lst[256];
+    tmpdir_make(dir, "synth");
+    assert_int_equal(images(dir, 2, 4, NULL), 0);
+    snprintf(p, sizeof p, "%s/train/n00000001/notes.txt", dir);
+    touch(p);
+    snprintf(lst, sizeof lst, "%s/train.lst", dir);
+    size_t n0, n1;
+    free(slurp(lst, &n0));
+    dlg_data_err err = {0};
+    assert_int_equal(images(dir, 2, 6, &err), -DLG_EINVAL);
+    assert_non_null(strstr(err.msg, "notes.txt"));
+    assert_true(exists(p));
+    free(slurp(lst, &n1));
+    assert_int_equal(n0, n1); /* still the 4-image list */
+    snprintf(p, sizeof p, "%s/train", dir);
+    assert_int_equal(count(p, true), 5);
+    tmpdir_rmrf(dir);
+}
+
+/* What an interrupted run left in train.part is not carried over. */
+static void test_stale_part_cleared(void **st)
+{
+    (void)st;
+    char dir[64], p[256];
+    tmpdir_make(dir, "synth");
+    snprintf(p, sizeof p, "%s/train.part", dir);
+    assert_int_equal(mkdir(p, 0755), 0);
+    snprintf(p, sizeof p, "%s/train.part/n00000007", dir);
+    assert_int_equal(mkdir(p, 0755), 0);
+    snprintf(p, sizeof p, "%s/train.part/n00000007/n00000007_0.JPEG", dir);
+    touch(p);
+    assert_int_equal(images(dir, 2, 4, NULL), 0);
+    snprintf(p, sizeof p, "%s/train.part", dir);
+    assert_false(exists(p));
+    snprintf(p, sizeof p, "%s/train", dir);
+    assert_int_equal(count(p, false), 2);
+    tmpdir_rmrf(dir);
+}
+
+/* A corpus run that fails on its second file keeps the first file's old
+ * bytes: no new train file without its valid and test files. */
+static void test_text_failure_keeps_old(void **st)
+{
+    (void)st;
+    char dir[64], base[128], train[160], valid[160];
+    tmpdir_make(dir, "synth");
+    snprintf(base, sizeof base, "%s/ptb", dir);
+    snprintf(train, sizeof train, "%s.train.txt", base);
+    snprintf(valid, sizeof valid, "%s.valid.txt", base);
+    assert_int_equal(dlg_synth_text_files(base, 5000, 100, 1, 1, NULL), 0);
+    size_t n0, n1;
+    char *old = slurp(train, &n0);
+    unlink(valid);
+    assert_int_equal(mkdir(valid, 0755), 0); /* cannot be written */
+    dlg_data_err err = {0};
+    assert_true(dlg_synth_text_files(base, 5000, 100, 2, 1, &err) < 0);
+    assert_non_null(strstr(err.msg, "ptb.valid.txt"));
+    char *now = slurp(train, &n1);
+    assert_true(n0 == n1 && memcmp(old, now, n0) == 0);
+    snprintf(train, sizeof train, "%s.train.txt.part", base);
+    assert_false(exists(train));
+    free(old);
+    free(now);
+    tmpdir_rmrf(dir);
+}
+
+/* A full disk says so (text, RecordIO, .idx); /dev/full stays a device. */
+static void test_full_disk_named(void **st)
+{
+    (void)st;
+    if (!exists("/dev/full"))
+        skip();
+    dlg_data_err err = {0};
+    assert_true(dlg_synth_text_files("/dev/full", 100000, 100, 1, 0, &err) < 0);
+    assert_non_null(strstr(err.msg, "/dev/full: write failed: No space left on device"));
+    struct stat sb;
+    assert_int_equal(stat("/dev/full", &sb), 0);
+    assert_true(S_ISCHR(sb.st_mode));
+
+    int fd = open("/dev/full", O_WRONLY);
+    assert_true(fd >= 0);
+    dlg_rec_writer *w;
+    assert_int_equal(dlg_rec_writer_open_fd(&w, fd, "full.rec", &err), 0);
+    static uint8_t rec[200000];
+    dlg_data_err_clear(&err);
+    assert_true(dlg_rec_write(w, rec, sizeof rec, NULL, &err) < 0);
+    assert_non_null(strstr(err.msg, "full.rec: write at byte 0 failed: No space left on device"));
+    dlg_data_err_clear(&err);
+    assert_int_equal(dlg_rec_write(w, rec, 100, NULL, &err), 0); /* buffered */
+    assert_true(dlg_rec_writer_close(w, &err) < 0);
+    assert_non_null(strstr(err.msg, "No space left on device"));
+    dlg_output o;
+    dlg_output_fd(&o, fd, "full.idx");
+    assert_true(dlg_rec_idx_append(&o, "7", 64, &err) < 0);
+    assert_string_equal(err.msg, "full.idx: write failed: No space left on device");
+    close(fd);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_regenerate_replaces),   cmocka_unit_test(test_foreign_refused),
+        cmocka_unit_test(test_stale_part_cleared),    cmocka_unit_test(test_text_failure_keeps_old),
+        cmocka_unit_test(test_full_disk_named),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
