@@ -9,7 +9,8 @@ bash scripts/setup.sh
 bash scripts/build.sh build
 dlg=./build/bin/dlgauge
 $dlg sysinfo
-if [ ! -f data/quickstart/train.lst ]; then
+# mkdata renames its outputs into place when complete: a file present is whole
+if [ ! -f data/quickstart/train.lst ] || [ ! -f data/quickstart/ptb/ptb.test.txt ]; then
   $dlg mkdata images --out data/quickstart --classes 10 --images 300 --seed 1
   $dlg mkdata text --out data/quickstart/ptb --words 200000 --splits --seed 1
 fi

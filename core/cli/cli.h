@@ -2,7 +2,9 @@
 #ifndef DLG_CLI_H
 #define DLG_CLI_H
 
-/* Exit codes (docs/cli.md). */
+#include <stdio.h>
+
+/* Exit codes (README.md, "Exit codes"). */
 enum {
     DLG_EXIT_OK = 0,
     DLG_EXIT_FAILED = 1,   /* something measured failed, or a sink lost contact */
@@ -23,6 +25,8 @@ int dlg_cmd_sysinfo(const dlg_cli *cli, int argc, char **argv);
 int dlg_cmd_flush(const dlg_cli *cli, int argc, char **argv);
 /* dlgauge mkdata images|text ...: generated datasets (core/cli/cmd_mkdata.c) */
 int dlg_cmd_mkdata(const dlg_cli *cli, int argc, char **argv);
+/* mkdata's usage text (also `dlgauge help mkdata`). */
+void dlg_mkdata_usage(FILE *out);
 /* dlgauge __cell: one cell in its own process (started by dlgauge run) */
 int dlg_cmd_cell(const dlg_cli *cli, int argc, char **argv);
 /* dlgauge report RESULTS...: knees, bottlenecks, recommendation (core/cli/cmd_report.c) */

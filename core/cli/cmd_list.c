@@ -228,6 +228,10 @@ int dlg_cmd_help(const dlg_cli *cli, int argc, char **argv)
         fprintf(stderr, "usage: dlgauge help [--markdown] NAME|job|global|metrics|all\n");
         return DLG_EXIT_USAGE;
     }
+    if (strcmp(name, "mkdata") == 0) { /* a command, not a plugin */
+        dlg_mkdata_usage(stdout);
+        return DLG_EXIT_OK;
+    }
     dlg_registry reg;
     if (open_registry(cli, &reg) != 0)
         return DLG_EXIT_USAGE;

@@ -40,6 +40,8 @@ static int usage_error(const char *fmt, const char *a, const char *b)
     return DLG_EXIT_USAGE;
 }
 
+void dlg_mkdata_usage(FILE *out) { fputs(mk_usage, out); }
+
 static bool is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
 
 /* --name value | --name=value | --flag; unknown or repeated names are errors.
