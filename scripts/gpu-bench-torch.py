@@ -3,6 +3,8 @@
 as dlgauge runs it, from scripts/bench/bvlc_googlenet.py).
 
 usage: gpu-bench-torch.py BATCH MODEL:MODE:PREC[:BATCH] ...
+       gpu-bench-torch.py --serve BATCH   (cases on stdin, one a line; each
+                                           answer ends with a '# done' line)
 Prints one line per case:
     torch PREC MODEL MODE LAYOUT BATCH IMG_PER_S MS_PER_STEP ENERGY_J_PER_IMG
 (a case's own BATCH overrides the first argument; MODEL lstm-ptb is the
@@ -50,6 +52,12 @@ def energy_mj():
         return None
 
 
+# input sizes as dlgauge's models take them (core/nn/models/models.c): the
+# same work on both sides (BVLC AlexNet's 227 crop; 224 would spare
+# PyTorch 4% of conv1's multiply-adds)
+CROP = {"alexnet": 227, "inception_v3": 299, "inception-v3": 299}
+
+
 def build(name):
     m = torchvision.models
     name = name.replace("-", "_")  # dlgauge says inception-v3
@@ -70,7 +78,7 @@ def run_case(name, mode, prec, batch):
     layout = "NHWC" if amp else "NCHW"
     mf = torch.channels_last if amp else torch.contiguous_format
     dev = torch.device("cuda")
-    size = 299 if name.startswith("inception") else 224
+    size = CROP.get(name, 224)
     model = build(name).to(dev).to(memory_format=mf)
     x = torch.randn(batch, 3, size, size, device=dev).contiguous(memory_format=mf)
     y = torch.randint(0, 1000, (batch,), device=dev)
@@ -113,24 +121,46 @@ def run_case(name, mode, prec, batch):
     torch.cuda.empty_cache()
 
 
+def run_one(case, batch):
+    """One MODEL:MODE:PREC[:BATCH] case; a failure prints a '#' line."""
+    name, mode, prec = case.split(":")[:3]
+    nb = int(case.split(":")[3]) if case.count(":") >= 3 else batch
+    try:
+        if name == "lstm-ptb":
+            run_lm(mode, prec, nb, WARMUP, TIMED, energy_mj)
+        else:
+            run_case(name, mode, prec, nb)
+    except Exception as e:  # one failing case must not lose the others
+        print("# %s failed: %s" % (case, e), flush=True)
+
+
+def serve(batch):
+    """--serve: one case per stdin line, each answered by its lines and
+    '# done' (gpu-check.sh runs each case right after dlgauge's, so a
+    budget cut never leaves a dlgauge row without its PyTorch figure)."""
+    print("# done", flush=True)
+    for line in sys.stdin:
+        if line.strip():
+            run_one(line.strip(), batch)
+        print("# done", flush=True)
+
+
 def main():
-    batch = int(sys.argv[1])
+    args = sys.argv[1:]
+    serving = args[:1] == ["--serve"]
+    args = args[1:] if serving else args
+    batch = int(args[0])
     print("# torch %s torchvision %s cuda %s cudnn %s" % (
         torch.__version__, torchvision.__version__, torch.version.cuda,
         torch.backends.cudnn.version()), flush=True)
-    for case in sys.argv[2:]:
-        name, mode, prec = case.split(":")[:3]
-        nb = int(case.split(":")[3]) if case.count(":") >= 3 else batch
+    if serving:
+        serve(batch)
+        return
+    for case in args[1:]:
         if time.monotonic() - T0 > BUDGET_S:
             print("# budget: skipped %s" % case, flush=True)
             continue
-        try:
-            if name == "lstm-ptb":
-                run_lm(mode, prec, nb, WARMUP, TIMED, energy_mj)
-            else:
-                run_case(name, mode, prec, nb)
-        except Exception as e:  # one failing case must not lose the others
-            print("# %s failed: %s" % (case, e), flush=True)
+        run_one(case, batch)
 
 
 if __name__ == "__main__":

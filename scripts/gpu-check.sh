@@ -19,7 +19,8 @@
 # PyTorch+torchvision on the same GPU (scripts/gpu-bench-torch.py; its
 # GoogLeNet is BVLC's as dlgauge runs it, scripts/bench/bvlc_googlenet.py,
 # since 2026-11-30: the 2026-11-29 rows used torchvision's; its AlexNet
-# likewise, bvlc_alexnet.py, since the tenth session); (3) one
+# likewise, bvlc_alexnet.py, since the tenth session, and at dlgauge's 227
+# crop since the eleventh: 224 gave PyTorch 4% less conv1 work); (3) one
 # table (scripts/gpu_table.py).  dlgauge's rows are timed by CUDA events
 # around the timed steps (as PyTorch's), with the steps replayed as CUDA
 # graphs after 2 eager warm-up steps; one extra row, ResNet-50 training
@@ -34,12 +35,20 @@
 # model with nn.LSTM, run before the CNN rows (about 30 s in all).
 # Everything also goes to $OUT.
 #
-# Usage: bash scripts/gpu-check.sh [--dry-run] [--build-only] [--budget S]
+# Each benchmark case runs dlgauge's row, then at once PyTorch's (one
+# Python process, started before the layer checks, answers case by case:
+# gpu-bench-torch.py --serve), so whatever --budget cuts, it cuts whole
+# pairs: no dlgauge row is left without its PyTorch figure.
+#
+# Usage: bash scripts/gpu-check.sh [--dry-run] [--build-only] [--no-build] [--budget S]
 #          [--batch N] [--models "a b"] [--iters N] [--precisions "fp32 bf16 fp16"]
 #          [--lm-batches "20 64"] [--lm-precisions "fp32"] [--no-extras]
 #   --dry-run     print the plan and render the table from canned input
 #                 (CI runs this; no GPU, no compiler needed)
 #   --build-only  build and run the no-GPU checks, then stop
+#   --no-build    use the build already in $BUILD (a rerun on the same machine)
+#   --budget S    seconds for the run (default 360): a benchmark pair starts
+#                 only with 30 s left, extras only after the last pair
 #   --no-extras   skip the algorithm-cache and deterministic-mode reruns
 #   --precisions  benchmark rows, in this order (fp32 tf32 bf16 fp16);
 #                 default "fp32 bf16 fp16": three, as before fp16 existed,
@@ -51,7 +60,7 @@ set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$ROOT/build-gpucheck/out}
 BUILD=${BUILD:-$ROOT/build-gpucheck}
-DRY=0 BUILD_ONLY=0 EXTRAS=1 BUDGET=360 BATCH=64 ITERS=20 WARMUP=5
+DRY=0 BUILD_ONLY=0 NO_BUILD=0 EXTRAS=1 BUDGET=360 BATCH=64 ITERS=20 WARMUP=5
 MODELS="resnet50 alexnet vgg16 googlenet inception-v3 lstm-ptb"
 LM_BATCHES="20 64" LM_PRECS="fp32"
 PRECS="fp32 bf16 fp16"
@@ -59,6 +68,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --dry-run) DRY=1 ;;
     --build-only) BUILD_ONLY=1 ;;
+    --no-build) NO_BUILD=1 ;;
     --no-extras) EXTRAS=0 ;;
     --budget) BUDGET=${2:?--budget needs seconds}; shift ;;
     --batch) BATCH=${2:?--batch needs a number}; shift ;;
@@ -80,6 +90,7 @@ for m in $MODELS; do if [ "$m" = lstm-ptb ]; then LM=1; else CNNS="$CNNS $m"; fi
 mkdir -p "$OUT" "$BUILD"
 PY=python3
 [ -x /opt/torch/.venv/bin/python3 ] && PY=/opt/torch/.venv/bin/python3
+PY=${GPU_CHECK_PY:-$PY} # another Python (the CI test's stand-in)
 T0=$(date +%s)
 left() { echo $((BUDGET - ($(date +%s) - T0))); }
 log() { echo "$*" | tee -a "$OUT/gpu-check.log"; }
@@ -163,15 +174,70 @@ build() {
     -Wl,-rpath,$CUDA/lib64 || return 1
   gcc -o "$BUILD/cuda_check" "${engine[@]}" "${shared[@]}" -lm -ldl -lpthread
 }
-if ! (build) > "$OUT/build.log" 2>&1; then
+if [ $NO_BUILD = 1 ]; then
+  [ -x "$BUILD/cuda_check" ] || { log "gpu-check: --no-build: no $BUILD/cuda_check"; exit 1; }
+  log "gpu-check: using the build in $BUILD"
+elif ! (build) > "$OUT/build.log" 2>&1; then
   log "gpu-check: BUILD FAILED"; tail -40 "$OUT/build.log"; exit 1
+else
+  log "gpu-check: built $BUILD/cuda_check in $(( $(date +%s) - T0 )) s"
 fi
-log "gpu-check: built $BUILD/cuda_check in $(( $(date +%s) - T0 )) s"
 if [ $BUILD_ONLY = 1 ]; then
   check nodevice; rc=$?
   [ $rc = 77 ] && rc=0
   exit $rc
 fi
+
+# ---- PyTorch, case by case (started now: its import overlaps the layer checks) ----
+: > "$OUT/torch.txt"
+TORCH_OK=1
+coproc TORCH { WARMUP=$WARMUP TIMED=$ITERS PYTHONUNBUFFERED=1 \
+  exec $PY "$ROOT/scripts/gpu-bench-torch.py" --serve "$BATCH" 2>&1; }
+# copies of its pipes: bash closes a coproc's own when it exits, and what a
+# PyTorch that died said last should still be read
+TORCH_PY=${TORCH_PID:-} # bash unsets TORCH_PID (and TORCH) when it exits
+if [ -n "${TORCH[1]:-}" ] && [ -n "${TORCH[0]:-}" ]; then
+  exec {TORCH_IN}>&"${TORCH[1]}" {TORCH_OUT}<&"${TORCH[0]}"
+else
+  TORCH_OK=0
+  log "gpu-check: PyTorch ($PY) did not start: dlgauge rows only"
+fi
+# PyTorch's lines into torch.txt up to its '# done'; 1 if it fell silent
+torch_read() {
+  local line
+  while IFS= read -r -t "$1" -u "$TORCH_OUT" line; do
+    [ "$line" = "# done" ] && return 0
+    echo "$line" | tee -a "$OUT/torch.txt"
+  done
+  return 1
+}
+TORCH_UP=0
+# one line to PyTorch; a PyTorch that died gives an error, not SIGPIPE (which
+# would end this script)
+torch_send() {
+  local rc
+  trap '' PIPE
+  echo "$1" 2>/dev/null >&"$TORCH_IN"
+  rc=$?
+  trap - PIPE
+  return $rc
+}
+# PyTorch's figure for one case (MODEL:MODE:PREC[:BATCH]) right after dlgauge's
+torch_case() {
+  [ $TORCH_OK = 1 ] || return 1
+  if [ $TORCH_UP = 0 ]; then
+    torch_read 300 && TORCH_UP=1
+  fi
+  if [ $TORCH_UP = 1 ] && torch_send "$1" && torch_read 240; then return 0; fi
+  TORCH_OK=0
+  log "gpu-check: PyTorch stopped answering at $1; no PyTorch figures from here on"
+  torch_stop
+  return 1
+}
+# it waits for the next case (all it said is read) or hangs: stop it
+torch_stop() { kill "$TORCH_PY" 2>/dev/null; }
+# a pair needs about 10-20 s; below this much left, the rest are skipped
+PAIR_MIN=30
 
 # ---- 1. layer checks ------------------------------------------------------------
 FAIL=0
@@ -184,26 +250,38 @@ log "gpu-check: GPU $GPU"
 timeout 150 env LD_LIBRARY_PATH=$DLG_LD "$BUILD/cuda_check" layers cuda:0 cuda-tf32:0 cuda-bf16:0 cuda-fp16:0 cuda-bf16:0/nchw 2>&1 | tee "$OUT/layers.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || { FAIL=1; log "gpu-check: LAYER CHECKS FAILED"; }
 
-# ---- 2. benchmarks: dlgauge, then PyTorch on the same cases ------------------------
+# ---- 2. benchmarks: each case on dlgauge, then on PyTorch -----------------------------
 : > "$OUT/dlgauge.txt"
-# lstm-ptb first: a few short runs, so the CNN rows' budget check cannot drop them
+# dlgauge's row (bench args after MODEL MODE: BACKEND BATCH ...), its lines
+# prefixed with the precision
+dlg_row() {
+  local m=$1 mode=$2 p=$3 t=$4
+  shift 4
+  echo "# $m $mode $p" >> "$OUT/dlgauge.txt"
+  LD_LIBRARY_PATH=$DLG_LD timeout "$t" "$BUILD/cuda_check" bench "$m" "$mode" "$@" 2>&1 \
+    | sed "s/^bench /bench $p /; s/^energy /energy $p /" | tee -a "$OUT/dlgauge.txt"
+}
+# lstm-ptb first: a few short runs
 [ $LM = 1 ] && for p in $LM_PRECS; do for b in $LM_BATCHES; do
   bk=$(backend_of $p)
   [ "$bk" = - ] && continue
-  echo "# lstm-ptb train $p batch $b" >> "$OUT/dlgauge.txt"
-  LD_LIBRARY_PATH=$DLG_LD timeout 60 "$BUILD/cuda_check" bench lstm-ptb train $bk $b $WARMUP $ITERS 2>&1 | sed "s/^bench /bench $p /; s/^energy /energy $p /" | tee -a "$OUT/dlgauge.txt"
+  if [ "$(left)" -lt $PAIR_MIN ]; then log "gpu-check: budget: skipping lstm-ptb train $p batch $b"; continue; fi
+  dlg_row lstm-ptb train "$p" 60 "$bk" "$b" $WARMUP $ITERS
+  torch_case "lstm-ptb:train:$p:$b"
 done; done
 for p in $PRECS; do for m in $CNNS; do for mode in train infer; do
   bk=$(backend_of $p)
   [ "$bk" = - ] && continue
-  if [ "$(left)" -lt 150 ]; then log "gpu-check: budget: skipping dlgauge $m $mode $p"; continue; fi
-  echo "# $m $mode $p" >> "$OUT/dlgauge.txt"
-  LD_LIBRARY_PATH=$DLG_LD timeout 90 "$BUILD/cuda_check" bench $m $mode $bk $BATCH $WARMUP $ITERS 2>&1 | sed "s/^bench /bench $p /; s/^energy /energy $p /" | tee -a "$OUT/dlgauge.txt"
+  if [ "$(left)" -lt $PAIR_MIN ]; then log "gpu-check: budget: skipping $m $mode $p"; continue; fi
+  dlg_row "$m" "$mode" "$p" 90 "$bk" $BATCH $WARMUP $ITERS
+  torch_case "$m:$mode:$p"
 done; done; done
+[ $TORCH_OK = 1 ] && torch_stop
 # the same step without CUDA graphs (every row above replays a captured step
 # after 2 eager warm-up steps): ResNet-50 training at the first of bf16, fp32
 G=$(for p in $PRECS; do case $p in bf16|fp32) echo $p ;; esac; done | head -1)
-if [ -n "$G" ] && [ "$(left)" -gt 150 ]; then
+case " $CNNS " in *" resnet50 "*) ;; *) G= ;; esac
+if [ -n "$G" ] && [ "$(left)" -gt $PAIR_MIN ]; then
   echo "# resnet50 train $G graphs=off" >> "$OUT/dlgauge.txt"
   LD_LIBRARY_PATH=$DLG_LD timeout 90 "$BUILD/cuda_check" bench resnet50 train $(backend_of $G) $BATCH \
     $WARMUP $ITERS graphs=off 2>&1 | sed "s/^bench /bench $G /; s/^energy /energy $G /" | tee -a "$OUT/dlgauge.txt"
@@ -216,25 +294,18 @@ if [ $EXTRAS = 1 ] && [ "$(left)" -gt 60 ]; then
   LD_LIBRARY_PATH=$DLG_LD timeout 60 "$BUILD/cuda_check" bench resnet50 train $(backend_of ${G:-fp32}) \
     $BATCH $WARMUP $ITERS input=async 2>&1 | sed "s/^/input-async: /" | tee -a "$OUT/extras.txt"
 fi
-if [ $EXTRAS = 1 ] && [ "$(left)" -gt 40 ]; then
+if [ $EXTRAS = 1 ] && [ "$(left)" -gt 100 ]; then
   rm -f "$BUILD/algo.cache"
   for i in 1 2; do
-    LD_LIBRARY_PATH=$DLG_LD timeout 60 "$BUILD/cuda_check" bench resnet50 train cuda:0 $BATCH 1 3 \
+    LD_LIBRARY_PATH=$DLG_LD timeout 40 "$BUILD/cuda_check" bench resnet50 train cuda:0 $BATCH 1 3 \
       algo_cache=$BUILD/algo.cache 2>&1 | sed "s/^/algo-cache run $i: /" | tee -a "$OUT/extras.txt"
   done
-  echo "algo-cache entries: $(($(wc -l < "$BUILD/algo.cache") - 1))" | tee -a "$OUT/extras.txt"
-  LD_LIBRARY_PATH=$DLG_LD timeout 60 "$BUILD/cuda_check" layers --deterministic cuda:0 2>&1 \
+  [ -f "$BUILD/algo.cache" ] && echo "algo-cache entries: $(($(wc -l < "$BUILD/algo.cache") - 1))" | tee -a "$OUT/extras.txt"
+fi
+if [ $EXTRAS = 1 ] && [ "$(left)" -gt 60 ]; then
+  LD_LIBRARY_PATH=$DLG_LD timeout 50 "$BUILD/cuda_check" layers --deterministic cuda:0 2>&1 \
     | sed "s/^/deterministic: /" | tee -a "$OUT/extras.txt"
 fi
-
-CASES=""
-[ $LM = 1 ] && for p in $LM_PRECS; do for b in $LM_BATCHES; do CASES="$CASES lstm-ptb:train:$p:$b"; done; done
-for p in $PRECS; do for m in $CNNS; do for mode in train infer; do CASES="$CASES $m:$mode:$p"; done; done; done
-TB=$(( $(left) - 15 ))
-[ $TB -gt 20 ] || TB=20
-log "gpu-check: PyTorch baseline, budget ${TB}s"
-WARMUP=$WARMUP TIMED=$ITERS BUDGET_S=$TB PYTHONUNBUFFERED=1 timeout $((TB + 30)) \
-  $PY "$ROOT/scripts/gpu-bench-torch.py" $BATCH $CASES 2>&1 | tee "$OUT/torch.txt"
 
 # ---- 3. the table ------------------------------------------------------------------
 $PY "$ROOT/scripts/gpu_table.py" --dlgauge "$OUT/dlgauge.txt" --torch "$OUT/torch.txt" \

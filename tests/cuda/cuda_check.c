@@ -605,6 +605,35 @@ static int check_bad_label(const char *backend)
     return fails;
 }
 
+/* A tensor past cuDNN's 2^31 - 1 element descriptors: planning fails with
+ * one line naming the layer and the size (nothing is allocated: layers are
+ * set up before any blob).  cuDNN itself would answer a bare status. */
+static int check_huge_tensor(const char *backend)
+{
+    int fails = 0;
+    for (int k = 0; k < 2; k++) {
+        const char *layer = k ? "lrn" : "conv";
+        dlg_net *net;
+        dlg_net_create(&net, "huge");
+        int x = dlg_input(net, "x", 8, 256, 1024, 1024); /* 2^31 elements */
+        if (k)
+            dlg_lrn(net, layer, x, 5, 1e-4f, 0.75f, 1.f);
+        else
+            dlg_conv(net, layer, x, 1, 1, 1, 0, 1);
+        dlg_plan_opts o = {.backend = backend, .train = true, .seed = 1};
+        int rc = dlg_net_plan(net, &o);
+        const char *e = dlg_net_error(net);
+        char want[64];
+        snprintf(want, sizeof want, "layer '%s'", layer);
+        bool ok = rc < 0 && strstr(e, want) && strstr(e, "8x256x1024x1024 tensor has 2147483648");
+        printf("  %-16s %s  %s\n", k ? "huge_lrn" : "huge_conv", ok ? "ok  " : "FAIL",
+               rc < 0 ? e : "planned");
+        fails += !ok;
+        dlg_net_destroy(net);
+    }
+    return fails;
+}
+
 static int cmd_layers(int argc, char **argv)
 {
     bool det = argc > 0 && strcmp(argv[0], "--deterministic") == 0; /* only such conv algorithms */
@@ -629,6 +658,7 @@ static int cmd_layers(int argc, char **argv)
         if (strchr(bks[b], '/')) /* a layout variant: the layer cases only */
             continue;
         fails += check_bad_label(bks[b]);
+        fails += check_huge_tensor(bks[b]);
         fails += seq_check_bad_id(bks[b]);
         fails += check_graphs(bks[b]);
         fails += check_input_async(bks[b]);

@@ -141,10 +141,16 @@ int dlg_cuda_flag_poll(dlg_cuda_ctx *c);
 /* The same after the stream is synchronised (exact). */
 int dlg_cuda_flag_check_synced(dlg_cuda_ctx *c);
 
+/* cuDNN's legacy descriptors take int dims and at most 2^31 - 1 elements:
+ * 0, or -DLG_ENOTSUP with a line naming the tensor's size. */
+int dlg_cuda_desc_fits(const dlg_shape *s, char *err, size_t errlen);
 /* An NCHW float descriptor for a tensor (trailing dims folded into W). */
-int dlg_cuda_tensor_desc(cudnnTensorDescriptor_t *d, const dlg_shape *s);
+int dlg_cuda_tensor_desc(cudnnTensorDescriptor_t *d, const dlg_shape *s, char *err, size_t errlen);
 /* The same with a data type (CUDNN_DATA_BFLOAT16 for bf16 activations). */
-int dlg_cuda_tensor_desc_t(cudnnTensorDescriptor_t *d, const dlg_shape *s, cudnnDataType_t t);
+int dlg_cuda_tensor_desc_t(cudnnTensorDescriptor_t *d, const dlg_shape *s, cudnnDataType_t t,
+                           char *err, size_t errlen);
+/* st: the status of setting *d; on failure *d is destroyed (NULL) and err says why. */
+int dlg_cuda_desc_set(cudnnTensorDescriptor_t *d, cudnnStatus_t st, char *err, size_t errlen);
 int dlg_cuda_setup_none(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                         size_t errlen);
 

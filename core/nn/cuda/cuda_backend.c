@@ -40,19 +40,51 @@ int dlg_cuda_ok(cudaError_t e) { return e == cudaSuccess ? 0 : -DLG_EINTERNAL; }
 int dlg_cudnn_ok(cudnnStatus_t s) { return s == CUDNN_STATUS_SUCCESS ? 0 : -DLG_EINTERNAL; }
 int dlg_cublas_ok(cublasStatus_t s) { return s == CUBLAS_STATUS_SUCCESS ? 0 : -DLG_EINTERNAL; }
 
-int dlg_cuda_tensor_desc(cudnnTensorDescriptor_t *d, const dlg_shape *s)
+int dlg_cuda_desc_fits(const dlg_shape *s, char *err, size_t errlen)
 {
-    return dlg_cuda_tensor_desc_t(d, s, CUDNN_DATA_FLOAT);
+    int64_t n = dlg_shape_count(s);
+    if (n <= INT32_MAX)
+        return 0;
+    char dims[160] = "";
+    size_t used = 0;
+    for (int i = 0; i < s->ndim && used < sizeof dims; i++)
+        used += (size_t)snprintf(dims + used, sizeof dims - used, "%s%lld", i ? "x" : "",
+                                 (long long)s->d[i]);
+    snprintf(err, errlen,
+             "a %s tensor has %lld elements, more than cuDNN's tensor descriptors take "
+             "(%d); use a smaller batch",
+             dims, (long long)n, INT32_MAX);
+    return -DLG_ENOTSUP;
 }
 
-int dlg_cuda_tensor_desc_t(cudnnTensorDescriptor_t *d, const dlg_shape *s, cudnnDataType_t t)
+int dlg_cuda_tensor_desc(cudnnTensorDescriptor_t *d, const dlg_shape *s, char *err, size_t errlen)
 {
+    return dlg_cuda_tensor_desc_t(d, s, CUDNN_DATA_FLOAT, err, errlen);
+}
+
+int dlg_cuda_tensor_desc_t(cudnnTensorDescriptor_t *d, const dlg_shape *s, cudnnDataType_t t,
+                           char *err, size_t errlen)
+{
+    int rc = dlg_cuda_desc_fits(s, err, errlen);
+    if (rc)
+        return rc;
     int64_t n = s->d[0], c = s->ndim > 1 ? s->d[1] : 1, h = s->ndim > 2 ? s->d[2] : 1;
     int64_t w = s->d[0] && c && h ? dlg_shape_count(s) / (n * c * h) : 1;
-    if (cudnnCreateTensorDescriptor(d) != CUDNN_STATUS_SUCCESS)
-        return -DLG_ENOMEM;
-    return dlg_cudnn_ok(cudnnSetTensor4dDescriptor(*d, CUDNN_TENSOR_NCHW, t, (int)n,
-                                                   (int)c, (int)h, (int)w));
+    rc = dlg_cudnn_err(cudnnCreateTensorDescriptor(d), "cudnnCreateTensorDescriptor", err, errlen);
+    return rc ? rc
+              : dlg_cuda_desc_set(d, cudnnSetTensor4dDescriptor(*d, CUDNN_TENSOR_NCHW, t, (int)n,
+                                                                (int)c, (int)h, (int)w),
+                                  err, errlen);
+}
+
+int dlg_cuda_desc_set(cudnnTensorDescriptor_t *d, cudnnStatus_t st, char *err, size_t errlen)
+{
+    int rc = dlg_cudnn_err(st, "cudnnSetTensor4dDescriptor", err, errlen);
+    if (rc) { /* the caller's destroy then sees NULL, which cuDNN accepts */
+        cudnnDestroyTensorDescriptor(*d);
+        *d = NULL;
+    }
+    return rc;
 }
 
 int dlg_cuda_setup_none(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,

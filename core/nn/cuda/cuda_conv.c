@@ -58,12 +58,14 @@ static int make_descs(dlg_cuda_ctx *c, const dlg_layer *l, conv_state *s, char *
     const dlg_shape *xs = &l->bottom[0]->shape, *ys = &l->top[0]->shape;
     cudnnDataType_t dt = dlg_cuda_is_half(c) ? dlg_cuda_half_dnn(c) : CUDNN_DATA_FLOAT;
     /* channels-last half: x, y and the filter (OHWI) all NHWC */
-    int rc = s->nhwc ? dlg_half_desc(&s->x, c, xs) : dlg_cuda_tensor_desc_t(&s->x, xs, dt);
+    int rc = s->nhwc ? dlg_half_desc(&s->x, c, xs, err, errlen)
+                     : dlg_cuda_tensor_desc_t(&s->x, xs, dt, err, errlen);
     if (!rc)
-        rc = s->nhwc ? dlg_half_desc(&s->y, c, ys) : dlg_cuda_tensor_desc_t(&s->y, ys, dt);
+        rc = s->nhwc ? dlg_half_desc(&s->y, c, ys, err, errlen)
+                     : dlg_cuda_tensor_desc_t(&s->y, ys, dt, err, errlen);
     dlg_shape bs = {4, {1, ys->d[1], 1, 1, 1}};
     if (!rc)
-        rc = dlg_cuda_tensor_desc(&s->b, &bs);
+        rc = dlg_cuda_tensor_desc(&s->b, &bs, err, errlen);
     if (!rc)
         rc = dlg_cudnn_err(cudnnCreateFilterDescriptor(&s->w), "filter descriptor", err, errlen);
     if (!rc)

@@ -92,7 +92,7 @@ static int lrn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, ch
     lrn_state *s = calloc(1, sizeof *s);
     if (!s)
         return -DLG_ENOMEM;
-    int rc = dlg_cuda_tensor_desc(&s->x, &l->bottom[0]->shape);
+    int rc = dlg_cuda_tensor_desc(&s->x, &l->bottom[0]->shape, err, errlen);
     if (!rc)
         rc = dlg_cudnn_err(cudnnCreateLRNDescriptor(&s->d), "LRN descriptor", err, errlen);
     if (!rc)
@@ -162,7 +162,7 @@ static int bn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
     if (!s)
         return -DLG_ENOMEM;
     int64_t C = l->bottom[0]->shape.d[1];
-    int rc = dlg_cuda_tensor_desc(&s->x, &l->bottom[0]->shape);
+    int rc = dlg_cuda_tensor_desc(&s->x, &l->bottom[0]->shape, err, errlen);
     if (!rc)
         rc = dlg_cudnn_err(cudnnCreateTensorDescriptor(&s->p), "BN descriptor", err, errlen);
     if (!rc)
@@ -234,7 +234,7 @@ static int softmax_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws
     /* N, C, then everything else as one spatial axis */
     dlg_shape s = {4, {x->d[0], x->d[1], 1, dlg_shape_inner(x) / x->d[1], 1}};
     cudnnTensorDescriptor_t d;
-    int rc = dlg_cuda_tensor_desc(&d, &s);
+    int rc = dlg_cuda_tensor_desc(&d, &s, err, errlen);
     if (rc < 0)
         return rc;
     *state = d;

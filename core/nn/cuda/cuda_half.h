@@ -33,7 +33,8 @@ bool dlg_half_is_layout(const void *layout);
 bool dlg_half_nhwc(const dlg_cuda_ctx *c, const dlg_shape *s);
 bool dlg_half_moves(const dlg_cuda_ctx *c, const dlg_shape *s);
 /* A half tensor descriptor in the context's order for this shape. */
-int dlg_half_desc(cudnnTensorDescriptor_t *d, const dlg_cuda_ctx *c, const dlg_shape *s);
+int dlg_half_desc(cudnnTensorDescriptor_t *d, const dlg_cuda_ctx *c, const dlg_shape *s,
+                  char *err, size_t errlen);
 /* On the stream: fp32 NCHW <-> half in the context's order; half in the
  * context's order <-> half NCHW (only where dlg_half_moves, else a copy). */
 int dlg_half_from_f32(dlg_cuda_ctx *c, const dlg_shape *s, const float *x, dlg_half *y);

@@ -103,7 +103,7 @@ static bool ex_sizes(dlg_cuda_ctx *c, bn_state *s, dlg_bn_tier t, size_t *ws, si
 static int bn_paths(dlg_cuda_ctx *c, const dlg_layer *l, bn_state *s, char *err, size_t errlen)
 {
     bool relu = l->p.bn.relu, ex_ok = false, act_ok = false;
-    bool descs = dlg_half_desc(&s->bx, c, &l->bottom[0]->shape) == 0 &&
+    bool descs = dlg_half_desc(&s->bx, c, &l->bottom[0]->shape, err, errlen) == 0 &&
                  cudnnCreateTensorDescriptor(&s->bp) == CUDNN_STATUS_SUCCESS &&
                  cudnnDeriveBNTensorDescriptor(s->bp, s->bx, CUDNN_BATCHNORM_SPATIAL) ==
                      CUDNN_STATUS_SUCCESS;

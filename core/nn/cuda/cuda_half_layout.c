@@ -33,16 +33,22 @@ bool dlg_half_is_layout(const void *layout)
            layout == (const void *)dlg_cuda_half_nhwc_layout;
 }
 
-int dlg_half_desc(cudnnTensorDescriptor_t *d, const dlg_cuda_ctx *c, const dlg_shape *s)
+int dlg_half_desc(cudnnTensorDescriptor_t *d, const dlg_cuda_ctx *c, const dlg_shape *s,
+                  char *err, size_t errlen)
 {
     if (!dlg_half_nhwc(c, s))
-        return dlg_cuda_tensor_desc_t(d, s, dlg_cuda_half_dnn(c));
-    if (cudnnCreateTensorDescriptor(d) != CUDNN_STATUS_SUCCESS)
-        return -DLG_ENOMEM;
+        return dlg_cuda_tensor_desc_t(d, s, dlg_cuda_half_dnn(c), err, errlen);
+    int rc = dlg_cuda_desc_fits(s, err, errlen);
+    if (!rc)
+        rc = dlg_cudnn_err(cudnnCreateTensorDescriptor(d), "cudnnCreateTensorDescriptor", err,
+                           errlen);
     /* dims in NCHW order; the format says how they lie in memory */
-    return dlg_cudnn_ok(cudnnSetTensor4dDescriptor(*d, CUDNN_TENSOR_NHWC, dlg_cuda_half_dnn(c),
-                                                   (int)s->d[0], (int)s->d[1], (int)s->d[2],
-                                                   (int)s->d[3]));
+    return rc ? rc
+              : dlg_cuda_desc_set(d, cudnnSetTensor4dDescriptor(*d, CUDNN_TENSOR_NHWC,
+                                                                dlg_cuda_half_dnn(c), (int)s->d[0],
+                                                                (int)s->d[1], (int)s->d[2],
+                                                                (int)s->d[3]),
+                                  err, errlen);
 }
 
 int dlg_half_from_f32(dlg_cuda_ctx *c, const dlg_shape *s, const float *x, dlg_half *y)
