@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 #include "sinkfs.h"
 
 #include <dlgauge/plugin.h>
@@ -7,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -146,6 +148,99 @@ int sink_end_cut_line(const struct dlg_host *h, int fd, const char *path)
     h->log(h, DLG_LOG_WARN, "%s: last line was incomplete; continuing on a new line", path);
     int e = sink_write_all(fd, "\n", 1);
     return e ? h->error(h, DLG_EIO, "%s: cannot end the incomplete last line: %s", path, strerror(e)) : 0;
+}
+
+void sink_lock(int fd)
+{
+    while (flock(fd, LOCK_EX) != 0 && errno == EINTR)
+        ;
+}
+
+void sink_unlock(int fd) { flock(fd, LOCK_UN); }
+
+int sink_append(int fd, const void *buf, size_t n)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return errno;
+    int e = sink_write_all(fd, buf, n);
+    if (e && S_ISREG(st.st_mode) && ftruncate(fd, st.st_size) != 0)
+        return e; /* not undone: the reader skips the torn record */
+    return e;
+}
+
+int sink_last_line_start(int fd, off_t *start)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return errno;
+    char chunk[4096];
+    off_t end = st.st_size;
+    *start = end;
+    while (end > 0) {
+        size_t n = end < (off_t)sizeof chunk ? (size_t)end : sizeof chunk;
+        ssize_t r = pread(fd, chunk, n, end - (off_t)n);
+        if (r != (ssize_t)n)
+            return r < 0 ? errno : EIO;
+        char *nl = memrchr(chunk, '\n', n);
+        if (nl && end == st.st_size && nl == chunk + n - 1)
+            return 0; /* ends with a line end: nothing cut */
+        if (nl) {
+            *start = end - (off_t)n + (nl - chunk) + 1;
+            return 0;
+        }
+        end -= (off_t)n;
+    }
+    *start = 0;
+    return 0;
+}
+
+/* Appends the bytes [from, size) of fd, '\n' ended, to the file `to`. */
+static int copy_tail(int fd, off_t from, off_t size, const char *to)
+{
+    size_t n = (size_t)(size - from);
+    char *buf = malloc(n + 1);
+    if (!buf)
+        return ENOMEM;
+    int e = pread(fd, buf, n, from) == (ssize_t)n ? 0 : EIO;
+    buf[n] = '\n';
+    int out = e ? -1 : open(to, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    if (!e && out < 0)
+        e = errno;
+    if (!e)
+        e = sink_append(out, buf, n + 1);
+    if (!e && fsync(out) != 0 && errno != EINVAL)
+        e = errno;
+    if (out >= 0)
+        close(out);
+    free(buf);
+    return e;
+}
+
+int sink_set_aside(const struct dlg_host *h, int fd, const char *path, off_t from)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return h->error(h, DLG_EIO, "%s: %s", path, strerror(errno));
+    if (from >= st.st_size)
+        return 0;
+    char *to = NULL;
+    if (asprintf(&to, "%s.cut", path) < 0)
+        return h->error(h, DLG_ENOMEM, "%s: out of memory", path);
+    int e = copy_tail(fd, from, st.st_size, to);
+    if (e) {
+        h->error(h, DLG_EIO, "%s: its last record was cut short by an earlier crash, and moving it to %s failed: %s",
+                 path, to, strerror(e));
+    } else if (ftruncate(fd, from) != 0) {
+        e = errno;
+        h->error(h, DLG_EIO, "%s: cannot remove its last record, cut short by an earlier crash (a copy is in %s): "
+                 "%s", path, to, strerror(e));
+    } else {
+        h->log(h, DLG_LOG_WARN, "%s: its last record was cut short by an earlier crash (%lld bytes at byte %lld); "
+               "moved to %s", path, (long long)(st.st_size - from), (long long)from, to);
+    }
+    free(to);
+    return e ? -DLG_EIO : 0;
 }
 
 /* The nearest existing ancestor directory of path's directory into dir

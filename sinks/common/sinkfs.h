@@ -3,6 +3,7 @@
 #define DLG_SINKFS_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* Creates every missing parent directory of `path` (like mkdir -p of its
  * dirname).  Returns 0 or an errno value. */
@@ -36,6 +37,29 @@ int sink_open_append(const struct dlg_host *h, const char *sink_name, const stru
  * first new record starts a line of its own instead of gluing onto a
  * fragment.  fd must be readable (O_RDWR).  0, or -code after reporting. */
 int sink_end_cut_line(const struct dlg_host *h, int fd, const char *path);
+
+/* An exclusive advisory lock (flock) on a results file, so that two runs
+ * appending to the same file never interleave a header, a record or the
+ * repair of a cut one.  Best effort: where the filesystem has no flock the
+ * sink goes on unlocked. */
+void sink_lock(int fd);
+void sink_unlock(int fd);
+
+/* Appends n bytes as one piece: a write that fails part way (ENOSPC, EFBIG)
+ * is undone by truncating back, so the file never keeps a torn record that
+ * the next one would glue onto.  Hold sink_lock.  0 or an errno value. */
+int sink_append(int fd, const void *buf, size_t n);
+
+/* Where a last line not ended by '\n' starts (the file size when there is
+ * none) into *start.  0 or an errno value. */
+int sink_last_line_start(int fd, off_t *start);
+
+/* Moves the bytes from `from` to the end of the file -- a record cut short
+ * by an earlier crash -- to PATH.cut (appended, '\n' ended) and truncates
+ * the file there, with one warning, so that every record left parses and
+ * new ones follow whole ones.  Hold sink_lock.  0, or -code after
+ * reporting. */
+int sink_set_aside(const struct dlg_host *h, int fd, const char *path, off_t from);
 
 /* What sink_open_append would find wrong with the `path` option, found
  * without creating or writing anything (for a sink's check op): an existing

@@ -6,9 +6,19 @@
 
 #include "sinkfmt.h"
 
+static bool is_blank(char c) { return c == ' ' || c == '\t'; }
+
+/* Readers trim blanks around unquoted fields (libcsv, and so `dlgauge
+ * report`, does): a value that starts or ends with one is quoted. */
+static bool needs_quotes(const char *s)
+{
+    size_t n = strlen(s);
+    return s[strcspn(s, ",\"\r\n")] || (n && (is_blank(s[0]) || is_blank(s[n - 1])));
+}
+
 int csv_add_field(dlg_sbuf *b, const char *s)
 {
-    if (!s[strcspn(s, ",\"\r\n")])
+    if (!needs_quotes(s))
         return sbuf_adds(b, s);
     int rc = sbuf_addc(b, '"');
     for (const char *q; rc == 0 && (q = strchr(s, '"')); s = q + 1) {
@@ -125,4 +135,15 @@ int csv_column(const char *line, size_t index, dlg_sbuf *out)
             return 0;
         s++;
     }
+}
+
+void csv_scan_add(csv_scan *c, const char *buf, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (buf[i] == '"')
+            c->quoted = !c->quoted; /* a doubled quote toggles twice */
+        else if (buf[i] == '\n' && !c->quoted)
+            c->start = c->len + i + 1;
+    }
+    c->len += n;
 }

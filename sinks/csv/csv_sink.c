@@ -1,7 +1,8 @@
 /* CSV result sink: one row per dlgauge_result point, header from the
- * run's schema, appending to an existing file only when its header is the
- * same.  Rows go straight to the file descriptor (no stdio buffering), so
- * every measured row is in the file as soon as write() returns. */
+ * run's schema, appending to an existing file only when its header holds
+ * all of the run's columns (rows then follow its order).  Rows go straight
+ * to the file descriptor (no stdio buffering), so every measured row is in
+ * the file as soon as write() returns. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 
 #include <dlgauge/plugin.h>
 
+#include "csv_header.h"
 #include "csv_row.h"
 #include "sbuf.h"
 #include "sinkfs.h"
@@ -76,9 +78,10 @@ static int csv_open(const dlg_host *h, const dlg_value *opts, const char *name, 
     return 0;
 }
 
+/* Appends s->row (hold the lock): whole, or not at all. */
 static int write_out(csv_sink *s, const char *what)
 {
-    int e = sink_write_all(s->fd, s->row.p, s->row.len);
+    int e = sink_append(s->fd, s->row.p, s->row.len);
     if (e == ENOSPC)
         return s->h->error(s->h, DLG_EIO, "%s: disk full (ENOSPC) writing the %s; %zu rows were written before",
                            s->path, what, s->rows);
@@ -107,7 +110,7 @@ static int read_first_line(csv_sink *s, dlg_sbuf *out)
     return 0;
 }
 
-static int header_mismatch(csv_sink *s, const char *old, const char *ours)
+static int header_mismatch(csv_sink *s, const char *old, const char *ours, const char *missing)
 {
     dlg_sbuf a = {0}, b = {0};
     int rc = -DLG_ENOMEM;
@@ -118,9 +121,10 @@ static int header_mismatch(csv_sink *s, const char *old, const char *ours)
         if (ha && hb && strcmp(a.p, b.p) == 0)
             continue;
         rc = s->h->error(s->h, DLG_EINVAL,
-                         "%s: has a different header; first difference at column %zu: the file has %s%s%s, "
+                         "%s: has a different header%s%s%s; first difference at column %zu: the file has %s%s%s, "
                          "this run writes %s%s%s; choose another path or move the file away",
-                         s->path, col + 1, ha ? "\"" : "", ha ? a.p : "no such column", ha ? "\"" : "",
+                         s->path, missing ? ", without this run's column \"" : "", missing ? missing : "",
+                         missing ? "\"" : "", col + 1, ha ? "\"" : "", ha ? a.p : "no such column", ha ? "\"" : "",
                          hb ? "\"" : "", hb ? b.p : "no such column", hb ? "\"" : "");
         break;
     }
@@ -129,34 +133,93 @@ static int header_mismatch(csv_sink *s, const char *old, const char *ours)
     return rc;
 }
 
-/* Writes the header into an empty file, or checks that of a non-empty one. */
+/* Another header holding all of this run's columns: rows are written in
+ * its order, its other columns left empty. */
+static int fit_header(csv_sink *s, const char *old, const char *ours)
+{
+    char **cols;
+    size_t n, ntags;
+    const char *missing;
+    int rc = csv_header_fit(old, (const char *const *)s->cols, s->ntags, s->nfields, &cols, &n, &ntags, &missing);
+    if (rc < 0)
+        return s->h->error(s->h, DLG_ENOMEM, "%s: out of memory", s->path);
+    if (rc > 0)
+        return header_mismatch(s, old, ours, missing);
+    size_t extra = n - s->ntags - s->nfields;
+    free_cols(s);
+    s->cols = cols;
+    s->ntags = ntags;
+    s->nfields = n - ntags;
+    s->h->log(s->h, DLG_LOG_INFO, "%s: its header has this run's columns in another order or among others; "
+              "rows follow its order, %zu of its columns left empty", s->path, extra);
+    return 0;
+}
+
+/* Where a record cut short by an earlier crash starts (the file size when
+ * the file ends with a whole record).  Quote-aware: a cut quoted field
+ * would swallow every later row, and a row cut in its last column would
+ * read back with the right column count and a wrong value. */
+static int cut_record_start(csv_sink *s, off_t *start)
+{
+    struct stat st;
+    if (fstat(s->fd, &st) != 0)
+        return s->h->error(s->h, DLG_EIO, "%s: %s", s->path, strerror(errno));
+    char chunk[65536];
+    csv_scan c = {0};
+    ssize_t r = 1;
+    /* up to the size only: a device such as /dev/full reads without end */
+    while (c.len < (uint64_t)st.st_size && (r = pread(s->fd, chunk, sizeof chunk, (off_t)c.len)) > 0)
+        csv_scan_add(&c, chunk, (size_t)r);
+    if (r < 0)
+        return s->h->error(s->h, DLG_EIO, "%s: cannot read it: %s", s->path, strerror(errno));
+    *start = c.quoted || c.start < c.len ? (off_t)c.start : (off_t)c.len;
+    return 0;
+}
+
+/* Checks the header of a non-empty file against ours (s->row, '\n' ended). */
+static int check_header(csv_sink *s)
+{
+    dlg_sbuf old = {0};
+    int rc = read_first_line(s, &old);
+    s->row.p[s->row.len - 1] = '\0'; /* compare without '\n' */
+    if (rc == 0 && strcmp(old.p ? old.p : "", s->row.p) != 0)
+        rc = fit_header(s, old.p ? old.p : "", s->row.p);
+    s->row.p[s->row.len - 1] = '\n';
+    sbuf_free(&old);
+    return rc;
+}
+
+/* Writes the header into an empty file, or checks that of a non-empty one;
+ * a cut last record is moved away.  Hold the lock. */
+static int start_locked(csv_sink *s)
+{
+    off_t cut;
+    int rc = cut_record_start(s, &cut);
+    if (rc == 0 && cut == 0) /* empty, or only a cut header */
+        rc = sink_set_aside(s->h, s->fd, s->path, 0);
+    if (rc != 0)
+        return rc;
+    struct stat st;
+    if (fstat(s->fd, &st) != 0)
+        return s->h->error(s->h, DLG_EIO, "%s: %s", s->path, strerror(errno));
+    if (st.st_size == 0)
+        return write_out(s, "header");
+    if ((rc = check_header(s)) != 0)
+        return rc;
+    return sink_set_aside(s->h, s->fd, s->path, cut);
+}
+
 static int start_file(csv_sink *s)
 {
     sbuf_truncate(&s->row, 0);
     if (csv_add_header(&s->row, (const char *const *)s->cols, s->ntags,
                        (const char *const *)s->cols + s->ntags, s->nfields) != 0)
         return s->h->error(s->h, DLG_ENOMEM, "%s: out of memory", s->path);
-    struct stat st;
-    if (fstat(s->fd, &st) != 0)
-        return s->h->error(s->h, DLG_EIO, "%s: %s", s->path, strerror(errno));
-    if (st.st_size == 0) {
-        int rc = write_out(s, "header");
-        s->have_header = rc == 0;
-        return rc;
-    }
-    dlg_sbuf old = {0};
-    int rc = read_first_line(s, &old);
-    sbuf_truncate(&s->row, s->row.len - 1); /* compare without '\n' */
-    if (rc == 0 && strcmp(old.p ? old.p : "", s->row.p) != 0)
-        rc = header_mismatch(s, old.p ? old.p : "", s->row.p);
-    sbuf_free(&old);
-    if (rc != 0)
-        return rc;
-    /* A row cut short by an earlier crash must not swallow our first row. */
-    if ((rc = sink_end_cut_line(s->h, s->fd, s->path)) != 0)
-        return rc;
-    s->have_header = true;
-    return 0;
+    sink_lock(s->fd);
+    int rc = start_locked(s);
+    sink_unlock(s->fd);
+    s->have_header = rc == 0;
+    return rc;
 }
 
 static int set_columns(csv_sink *s, const char *const *tags, size_t ntags, const char *const *fields,
@@ -242,7 +305,10 @@ static int csv_write(void *state, const dlg_point *pts, size_t n)
         if (csv_add_row(&s->row, p, (const char *const *)s->cols, s->ntags,
                         (const char *const *)s->cols + s->ntags, s->nfields) != 0)
             return s->h->error(s->h, DLG_ENOMEM, "%s: out of memory", s->path);
-        if ((rc = write_out(s, "row")) != 0)
+        sink_lock(s->fd);
+        rc = write_out(s, "row");
+        sink_unlock(s->fd);
+        if (rc != 0)
             return rc;
         s->rows++;
     }

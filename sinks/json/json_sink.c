@@ -47,6 +47,20 @@ static void json_close(void *state)
     free(s);
 }
 
+/* A line cut short by a crash is moved away, not ended: a cut object in
+ * the middle of the file would make it invalid JSON Lines for every
+ * reader, `dlgauge report` included. */
+static int set_aside_cut_line(json_sink *s)
+{
+    sink_lock(s->fd);
+    off_t start;
+    int e = sink_last_line_start(s->fd, &start);
+    int rc = e ? s->h->error(s->h, DLG_EIO, "%s: cannot read it: %s", s->path, strerror(e))
+               : sink_set_aside(s->h, s->fd, s->path, start);
+    sink_unlock(s->fd);
+    return rc;
+}
+
 static int json_open(const dlg_host *h, const dlg_value *opts, const char *name, void **state)
 {
     json_sink *s = calloc(1, sizeof *s);
@@ -55,7 +69,7 @@ static int json_open(const dlg_host *h, const dlg_value *opts, const char *name,
     s->h = h;
     s->progress = opts[OPT_PROGRESS].i != 0;
     int rc = sink_open_append(h, name, &opts[OPT_PATH], O_RDWR, &s->fd, &s->path);
-    if (rc == 0 && (rc = sink_end_cut_line(h, s->fd, s->path)) < 0) {
+    if (rc == 0 && (rc = set_aside_cut_line(s)) < 0) {
         close(s->fd);
         free(s->path);
     }
@@ -84,7 +98,12 @@ static int json_write(void *state, const dlg_point *pts, size_t n)
             return s->h->error(s->h, DLG_ENOMEM, "%s: out of memory", s->path);
         count++;
     }
-    int e = s->out.len ? sink_write_all(s->fd, s->out.p, s->out.len) : 0;
+    int e = 0;
+    if (s->out.len) {
+        sink_lock(s->fd);
+        e = sink_append(s->fd, s->out.p, s->out.len);
+        sink_unlock(s->fd);
+    }
     if (e == ENOSPC)
         return s->h->error(s->h, DLG_EIO, "%s: disk full (ENOSPC); %zu points were written before",
                            s->path, s->points);

@@ -13,7 +13,8 @@
 #include "sbuf.h"
 
 /* Appends s as a JSON string: quotes, \" \\ \b \f \n \r \t, other control
- * characters as \u00XX; bytes >= 0x80 pass through (UTF-8). */
+ * characters as \u00XX; UTF-8 passes through, each byte that is not part
+ * of well-formed UTF-8 becomes U+FFFD. */
 int json_add_string(dlg_sbuf *b, const char *s);
 
 /* Appends {"measurement":..,"time":"RFC 3339","time_ns":..,"tags":{..},

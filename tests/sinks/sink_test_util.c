@@ -2,9 +2,11 @@
 #include "sink_test_util.h"
 
 #include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 char *st_tempdir(void)
@@ -73,6 +75,24 @@ char *st_join(const char *dir, const char *name)
 {
     char *p = NULL;
     return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
+}
+
+void st_fsize_limit(long long bytes)
+{
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit rl;
+    getrlimit(RLIMIT_FSIZE, &rl);
+    rl.rlim_cur = (rlim_t)bytes;
+    setrlimit(RLIMIT_FSIZE, &rl);
+}
+
+void st_fsize_unlimit(void)
+{
+    struct rlimit rl;
+    getrlimit(RLIMIT_FSIZE, &rl);
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_FSIZE, &rl);
+    signal(SIGXFSZ, SIG_DFL);
 }
 
 int st_open_sink(mock_host *m, const char *so_name, const char *name, const char *const *overrides,

@@ -17,6 +17,12 @@ size_t st_count_lines(const char *text);
 /* "dir/name" into a static-free malloc'd string (caller frees). */
 char *st_join(const char *dir, const char *name);
 
+/* Limits the size of files this process writes (RLIMIT_FSIZE, SIGXFSZ
+ * ignored, so a write past it is short, then fails with EFBIG), as a full
+ * disk would; st_fsize_unlimit() undoes it. */
+void st_fsize_limit(long long bytes);
+void st_fsize_unlimit(void);
+
 /* Opens sink `name` of plugin file so_name with "key=value" overrides. */
 int st_open_sink(mock_host *m, const char *so_name, const char *name, const char *const *overrides,
                  const dlg_sink_ops **ops, void **state);

@@ -38,10 +38,11 @@ static void write_points(const dlg_sink_ops *ops, void *st)
         {"bytes", DLG_FIELD_UINT, {.u = UINT64_MAX}},
         {"unit", DLG_FIELD_STRING, {.s = NASTY}},
         {"ok", DLG_FIELD_BOOL, {.b = false}},
+        {"negzero", DLG_FIELD_DOUBLE, {.d = -0.0}},
     };
     dlg_field pf[] = {{"step_rate", DLG_FIELD_DOUBLE, {.d = 2}}};
     dlg_point pts[] = {
-        {"dlgauge_result", tags, 2, fields, 7, 1700000000000000001},
+        {"dlgauge_result", tags, 2, fields, 8, 1700000000000000001},
         {"dlgauge_progress", tags, 1, pf, 1, 5},
     };
     assert_int_equal(ops->write(st, pts, 2), 0);
@@ -91,6 +92,8 @@ static void test_read_back(void **unused)
     assert_string_equal(json_object_get_string(v), NASTY);
     assert_true(json_object_object_get_ex(fields, "ok", &v));
     assert_true(json_object_is_type(v, json_type_boolean) && !json_object_get_boolean(v));
+    assert_true(json_object_object_get_ex(fields, "negzero", &v)); /* keeps its sign */
+    assert_true(json_object_is_type(v, json_type_double) && signbit(json_object_get_double(v)));
     json_object_put(o);
     free(text);
 
@@ -122,35 +125,120 @@ static void test_disk_full(void **unused)
     assert_non_null(strstr(m.last_error, "/dev/full: disk full (ENOSPC)"));
 }
 
-/* A last line cut short by a crash: the next run ends it (one warning) and
- * its own records start on lines of their own, each parseable. */
+/* Every line parses with json-c in strict mode, UTF-8 checked (as Python's
+ * json and jq read it); returns the number of lines. */
+static size_t parse_strict(const char *text)
+{
+    json_tokener *tok = json_tokener_new();
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+    size_t n = 0;
+    for (const char *line = text, *end; *line; line = end + 1, n++) {
+        end = strchr(line, '\n');
+        assert_non_null(end);
+        json_tokener_reset(tok);
+        json_object *o = json_tokener_parse_ex(tok, line, (int)(end - line));
+        if (!o)
+            fail_msg("line %zu: %s: %.*s", n + 1, json_tokener_error_desc(json_tokener_get_error(tok)),
+                     (int)(end - line), line);
+        json_object_put(o);
+    }
+    json_tokener_free(tok);
+    return n;
+}
+
+/* A last line cut short by a crash: the next run moves it to PATH.cut (one
+ * warning), so that every line of the file stays a JSON object -- a cut
+ * one in the middle is an error for `dlgauge report` and any JSON reader. */
 static void test_cut_last_line(void **unused)
 {
-    char *dir = st_tempdir(), *path = st_join(dir, "cut.jsonl");
+    static const char CUT[] = "{\"measurement\":\"dlgauge_result\",\"tags\":{\"job\":\"a\"},\"fields\":{\"thr";
+    char *dir = st_tempdir(), *path = st_join(dir, "cut.jsonl"), *cutfile = st_join(dir, "cut.jsonl.cut");
     FILE *f = fopen(path, "w");
     assert_non_null(f);
-    fputs("{\"measurement\":\"dlgauge_result\",\"tags\":{\"job\":\"a\"},\"fields\":{\"thr", f);
+    fputs("{\"measurement\":\"m\",\"tags\":{},\"fields\":{}}\n", f);
+    fputs(CUT, f);
     assert_int_equal(fclose(f), 0);
     mock_host m;
     mock_host_init(&m);
     const dlg_sink_ops *ops;
     void *st = open_json(&m, path, NULL, &ops);
     assert_int_equal(m.warnings, 1);
-    assert_non_null(strstr(m.last_log, "last line was incomplete"));
+    assert_non_null(strstr(m.last_log, "cut short by an earlier crash"));
+    assert_non_null(strstr(m.last_log, cutfile));
     write_points(ops, st);
     ops->close(st);
     char *text = st_slurp(path, NULL);
-    assert_int_equal(st_count_lines(text), 2);
-    char *second = strchr(text, '\n') + 1;
-    json_object *o = json_tokener_parse(second);
-    assert_non_null(o);
-    json_object_put(o);
-    /* a whole file: nothing to end, no warning */
+    assert_int_equal(parse_strict(text), 2);
+    free(text);
+    text = st_slurp(cutfile, NULL);
+    assert_non_null(text);
+    assert_int_equal(strncmp(text, CUT, sizeof CUT - 1), 0);
+    assert_string_equal(text + sizeof CUT - 1, "\n");
+    free(text);
+    /* a whole file: nothing to move, no warning */
     st = open_json(&m, path, NULL, &ops);
     ops->close(st);
     assert_int_equal(m.warnings, 1);
     assert_int_equal(m.errors, 0);
+    st_rmtree(dir);
+    free(cutfile);
+    free(path);
+    free(dir);
+}
+
+/* Bytes that are not UTF-8 become U+FFFD, each; well-formed UTF-8 (2 to 4
+ * bytes) passes through.  Overlong forms and surrogates are not UTF-8. */
+static void test_invalid_utf8(void **unused)
+{
+    char *dir = st_tempdir(), *path = st_join(dir, "u.jsonl");
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    void *st = open_json(&m, path, NULL, &ops);
+    static const char BAD[] = "caf\xe9|\xc3|\xc0\xaf|\xed\xa0\x80|\xf4\x90\x80\x80|\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80";
+    dlg_tag tags[] = {{"job", BAD}};
+    dlg_field fields[] = {{"error", DLG_FIELD_STRING, {.s = BAD}}};
+    dlg_point p = {"dlgauge_result", tags, 1, fields, 1, 0};
+    assert_int_equal(ops->write(st, &p, 1), 0);
+    ops->close(st);
+    char *text = st_slurp(path, NULL);
+    assert_int_equal(parse_strict(text), 1);
+#define R "\xef\xbf\xbd"
+    assert_non_null(strstr(text, "\"error\":\"caf" R "|" R "|" R R "|" R R R "|" R R R R
+                                 "|\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\""));
+#undef R
     free(text);
+    st_rmtree(dir);
+    free(path);
+    free(dir);
+}
+
+/* A batch that does not fit on the disk is not left torn (see the csv
+ * test): the file keeps the lines before it and stays parseable. */
+static void test_failed_write_leaves_no_torn_line(void **unused)
+{
+    char *dir = st_tempdir(), *path = st_join(dir, "full.jsonl");
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    void *st = open_json(&m, path, NULL, &ops);
+    write_points(ops, st);
+    char *before = st_slurp(path, NULL);
+    st_fsize_limit((long long)strlen(before) + 30);
+    dlg_field f[] = {{"v", DLG_FIELD_INT, {.i = 1}}};
+    dlg_point p = {"dlgauge_result", NULL, 0, f, 1, 0};
+    int rc = ops->write(st, &p, 1);
+    st_fsize_unlimit();
+    assert_int_equal(rc, -DLG_EIO);
+    char *after = st_slurp(path, NULL);
+    assert_string_equal(after, before);
+    free(after);
+    assert_int_equal(ops->write(st, &p, 1), 0);
+    ops->close(st);
+    after = st_slurp(path, NULL);
+    assert_int_equal(parse_strict(after), 2);
+    free(after);
+    free(before);
     st_rmtree(dir);
     free(path);
     free(dir);
@@ -162,6 +250,8 @@ int main(void)
         cmocka_unit_test(test_read_back),
         cmocka_unit_test(test_disk_full),
         cmocka_unit_test(test_cut_last_line),
+        cmocka_unit_test(test_invalid_utf8),
+        cmocka_unit_test(test_failed_write_leaves_no_torn_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
