@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include "affinity.h"
+#include "cgroup.h"
 #include "cuda/cuda_module.h"
 #include "git_rev.h"
 #include "gpu_nvml.h"
@@ -87,6 +88,27 @@ static void memory_info(void)
     kib_text(total, sizeof total);
     kib_text(avail, sizeof avail);
     printf("memory:     %s total, %s available\n", total, avail);
+}
+
+/* The limits dlgauge itself runs under (a container's cpu.max or cfs
+ * quota, its memory.max): cells cannot have more than these. */
+static void limits_info(void)
+{
+    dlg_cgroup_limits env;
+    dlg_cgroup_env_limits(NULL, &env);
+    if (env.version == 0) {
+        printf("limits:     unknown (no cgroup file system mounted)\n");
+        return;
+    }
+    printf("limits:     cgroup v%d: ", env.version);
+    if (env.cpu_quota > 0)
+        printf("cpu quota %.2f CPUs (%s)", env.cpu_quota, env.cpu_where);
+    else
+        printf("no cpu quota");
+    if (env.memory_bytes > 0)
+        printf(", memory %.1f GiB (%s)\n", (double)env.memory_bytes / (1ull << 30), env.memory_where);
+    else
+        printf(", no memory limit\n");
 }
 
 /* One device: NVML's view (memory, PCIe, NVLink), CUDA's (SMs, compute
@@ -215,6 +237,7 @@ int dlg_cmd_sysinfo(const dlg_cli *cli, int argc, char **argv)
         printf("kernel:     %s %s %s\n", u.sysname, u.release, u.machine);
     cpu_info();
     memory_info();
+    limits_info();
     gpu_info();
     disk_info();
     printf("software:   dlgauge %s (git %s), glibc %s\n", DLG_VERSION, dlg_git_rev, gnu_get_libc_version());

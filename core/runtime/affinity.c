@@ -1,5 +1,6 @@
 #include "affinity.h"
 
+#include "cgroup.h"
 #include "topology.h"
 
 #include <errno.h>
@@ -29,6 +30,25 @@ void dlg_cpuset_format(const cpu_set_t *set, char *buf, size_t len)
     }
 }
 
+int dlg_cpus_check_limits(const char *cpus, int n, const dlg_cgroup_limits *env, char *why, size_t whylen)
+{
+    int count, first, last;
+    if (dlg_cpus_parse(cpus, &count, &first, &last, why, whylen) != 0)
+        return -1;
+    /* cpus = 0 is "all this process may use", quota included */
+    if (count == 0 || env->cpu_quota <= 0 || n <= env->cpu_quota + 1e-6)
+        return 0;
+    int fit = (int)(env->cpu_quota + 1e-6);
+    char hint[64] = "cpus = 0 (all it may use)";
+    if (fit > 0)
+        snprintf(hint, sizeof hint, "cpus = %d or fewer, or cpus = 0 (all it may use)", fit);
+    snprintf(why, whylen,
+             "cpus = %s, but this process's own cgroup allows only %.2f CPUs of time (%s): the cell would not "
+             "have %d vCPUs; use %s",
+             cpus, env->cpu_quota, env->cpu_where, n, hint);
+    return -1;
+}
+
 int dlg_pin_cpus(const char *cpus, cpu_set_t *saved, char *list, size_t listlen, char *why, size_t whylen)
 {
     if (sched_getaffinity(0, sizeof *saved, saved) != 0) {
@@ -37,7 +57,9 @@ int dlg_pin_cpus(const char *cpus, cpu_set_t *saved, char *list, size_t listlen,
     }
     cpu_set_t want;
     int n = dlg_cpus_choose(cpus, saved, &want, why, whylen);
-    if (n < 0)
+    dlg_cgroup_limits env;
+    dlg_cgroup_env_limits(NULL, &env);
+    if (n < 0 || dlg_cpus_check_limits(cpus, n, &env, why, whylen) != 0)
         return -1;
     if (sched_setaffinity(0, sizeof want, &want) != 0) {
         snprintf(why, whylen, "sched_setaffinity: %s", strerror(errno));

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "cell_exec.h"
 
+#include "affinity.h"
 #include "metrics.h"
 #include "signals.h"
 
@@ -32,11 +33,15 @@ static uint64_t mono_ns(void)
 }
 
 /* The cell's environment: the parent's, with the thread counts of its
- * vCPUs.  Built before fork, since setenv allocates and a forked child of
- * a threaded parent must not.  NULL when out of memory (free the array
+ * vCPUs (cpus = 0: all this process may use, as a taskset or cpuset left
+ * them, never an inherited OMP_NUM_THREADS sized for another machine).
+ * Built before fork, since setenv allocates and a forked child of a
+ * threaded parent must not.  NULL when out of memory (free the array
  * only: its strings are environ's and vars'). */
 static char **cell_env(int threads, char vars[3][48])
 {
+    if (threads <= 0)
+        threads = dlg_cpus_available();
     static const char *const names[3] = {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"};
     size_t n = 0;
     while (environ[n])
@@ -77,8 +82,15 @@ static void child_exec(const dlg_cell_spawn *sp, int wfd, pid_t parent, char **e
     /* the run's stdout is its summary lines: whatever a cell prints goes
      * to stderr with the logs */
     dup2(2, 1);
-    if (sp->cg)
-        dlg_cgroup_enter(sp->cg);
+    /* a cell outside its cgroup would run unlimited under a row that
+     * claims the limits: it does not run at all */
+    if (sp->cg && dlg_cgroup_enter(sp->cg) != 0) {
+        static const char msg[] = "dlgauge: the cell cannot join its cgroup (cgroup.procs): its memory and "
+                                  "cpu_quota limits would not hold, so it does not run\n";
+        ssize_t ignored = write(2, msg, sizeof msg - 1);
+        (void)ignored;
+        _exit(DLG_CELL_EXIT_CGROUP);
+    }
     execve(sp->exe, sp->argv, env);
     static const char msg[] = "dlgauge: cannot start the cell process\n";
     ssize_t ignored = write(2, msg, sizeof msg - 1);

@@ -12,12 +12,14 @@
 
 /* The fd number the child finds its pipe on. */
 #define DLG_CELL_FD 3
+/* Exit code of a child that could not join its cgroup (it ran nothing). */
+#define DLG_CELL_EXIT_CGROUP 125
 
 typedef struct dlg_cell_spawn {
     const char *exe;           /* /proc/self/exe, resolved */
     char *const *argv;         /* the child's whole argv */
     const dlg_cgroup *cg;      /* cgroup to enter, or NULL */
-    int threads;               /* OMP/BLAS thread count to export, 0 = leave */
+    int threads;               /* OMP/BLAS thread count to export, 0 = the CPUs this process may use */
     uint64_t timeout_ns;       /* 0 = none */
 } dlg_cell_spawn;
 

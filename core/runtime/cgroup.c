@@ -1,19 +1,29 @@
 #define _GNU_SOURCE
 #include "cgroup.h"
 
+#include "units.h"
+
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#define CELL_PREFIX "dlgauge-"
+
+static const char *fs_root(const dlg_cgroup_fs *fs) { return fs && fs->root ? fs->root : "/sys/fs/cgroup"; }
+static const char *fs_self(const dlg_cgroup_fs *fs) { return fs && fs->self ? fs->self : "/proc/self/cgroup"; }
+
 /* Path of our cgroup for a v1 controller (e.g. "memory"), or for v2 when
  * controller is NULL, from /proc/self/cgroup. */
-static int own_path(const char *controller, char *out, size_t len)
+static int own_path(const dlg_cgroup_fs *fs, const char *controller, char *out, size_t len)
 {
-    FILE *f = fopen("/proc/self/cgroup", "r");
+    FILE *f = fopen(fs_self(fs), "r");
     if (!f)
         return -1;
     char line[1024];
@@ -33,7 +43,7 @@ static int own_path(const char *controller, char *out, size_t len)
                 match |= strcmp(t, controller) == 0;
         }
         if (match) {
-            snprintf(out, len, "%s", path);
+            snprintf(out, len, "%s", strcmp(path, "/") == 0 ? "" : path);
             rc = 0;
             break;
         }
@@ -42,10 +52,18 @@ static int own_path(const char *controller, char *out, size_t len)
     return rc;
 }
 
+/* Async-signal-safe (dlg_cgroup_enter runs between fork and exec). */
 static int write_file(const char *dir, const char *file, const char *value)
 {
     char path[768];
-    snprintf(path, sizeof path, "%s/%s", dir, file);
+    size_t dl = strlen(dir), fl = strlen(file);
+    if (dl + fl + 2 > sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(path, dir, dl);
+    path[dl] = '/';
+    memcpy(path + dl + 1, file, fl + 1);
     int fd = open(path, O_WRONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
@@ -56,18 +74,24 @@ static int write_file(const char *dir, const char *file, const char *value)
     return n == (ssize_t)strlen(value) ? 0 : -1;
 }
 
-static int64_t read_int(const char *dir, const char *file)
+static int read_text(const char *dir, const char *file, char *buf, size_t len)
 {
-    char path[768], buf[64];
+    char path[768];
     snprintf(path, sizeof path, "%s/%s", dir, file);
     FILE *f = fopen(path, "r");
     if (!f)
         return -1;
-    long long v = -1;
-    if (fgets(buf, sizeof buf, f))
-        v = strtoll(buf, NULL, 10);
+    int rc = fgets(buf, (int)len, f) ? 0 : -1;
     fclose(f);
-    return v;
+    if (rc == 0)
+        buf[strcspn(buf, "\n")] = '\0';
+    return rc;
+}
+
+static int64_t read_int(const char *dir, const char *file)
+{
+    char buf[64];
+    return read_text(dir, file, buf, sizeof buf) == 0 ? strtoll(buf, NULL, 10) : -1;
 }
 
 /* "key value" line of a flat-keyed file such as memory.events. */
@@ -87,21 +111,75 @@ static int64_t read_key(const char *dir, const char *file, const char *key)
     return v;
 }
 
-static bool v2_has(const char *dir, const char *ctrl)
+/* Whether a space-separated list file (cgroup.controllers, ...) names ctrl:
+ * a whole word, so that "cpuset" is not "cpu". */
+static bool list_has(const char *dir, const char *file, const char *ctrl)
 {
-    char path[768], buf[512] = "";
-    snprintf(path, sizeof path, "%s/cgroup.controllers", dir);
-    FILE *f = fopen(path, "r");
-    if (!f)
+    char buf[512];
+    if (read_text(dir, file, buf, sizeof buf) != 0)
         return false;
-    bool ok = fgets(buf, sizeof buf, f) && strstr(buf, ctrl);
-    fclose(f);
-    return ok;
+    for (char *save = NULL, *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save))
+        if (strcmp(t, ctrl) == 0)
+            return true;
+    return false;
 }
 
-static int make_dir(char *dst, size_t len, const char *root, const char *own, const char *name)
+/* The cgroup v2 mount that has controllers: the root itself, or "unified"
+ * of a hybrid layout (where it usually has none: v1 holds them). */
+static bool v2_mount(const dlg_cgroup_fs *fs, char *out, size_t len)
 {
-    snprintf(dst, len, "%s%s/%s", root, strcmp(own, "/") == 0 ? "" : own, name);
+    const char *sub[] = {"", "/unified"};
+    for (size_t i = 0; i < 2; i++) {
+        char dir[600], buf[512];
+        snprintf(dir, sizeof dir, "%s%s", fs_root(fs), sub[i]);
+        if (read_text(dir, "cgroup.controllers", buf, sizeof buf) == 0 && buf[strspn(buf, " ")]) {
+            snprintf(out, len, "%s", dir);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Appends "; " and a formatted reason to why[]. */
+static void add_why(char *why, size_t whylen, const char *fmt, ...)
+{
+    size_t o = strlen(why);
+    if (o && o + 2 < whylen)
+        o += (size_t)snprintf(why + o, whylen - o, "; ");
+    va_list ap;
+    va_start(ap, fmt);
+    if (o < whylen)
+        vsnprintf(why + o, whylen - o, fmt, ap);
+    va_end(ap);
+}
+
+/* Removes cell cgroups (dlgauge-PID-N) left under dir by a dlgauge that is
+ * gone (kill -9, a crash): nothing else would.  rmdir refuses a cgroup that
+ * still holds a process, so a live cell is never touched. */
+static void sweep_stale(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d));) {
+        char *end;
+        if (strncmp(e->d_name, CELL_PREFIX, strlen(CELL_PREFIX)) != 0)
+            continue;
+        long pid = strtol(e->d_name + strlen(CELL_PREFIX), &end, 10);
+        if (pid <= 0 || *end != '-' || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        rmdir(path);
+    }
+    closedir(d);
+}
+
+/* dir = parent/name, created (or reused) after sweeping stale siblings. */
+static int make_dir(char *dst, size_t len, const char *parent, const char *name)
+{
+    sweep_stale(parent);
+    snprintf(dst, len, "%s/%s", parent, name);
     if (mkdir(dst, 0755) != 0 && errno != EEXIST) {
         dst[0] = '\0';
         return -1;
@@ -109,73 +187,160 @@ static int make_dir(char *dst, size_t len, const char *root, const char *own, co
     return 0;
 }
 
-static int setup_memory(dlg_cgroup *cg, const char *name, int64_t bytes, char *why, size_t whylen)
+/* In v2 a child cgroup has a controller only when its parent lists it in
+ * cgroup.subtree_control; the kernel refuses that (EBUSY) while the parent
+ * itself holds processes, unless it is the root. */
+static int v2_enable(const char *base, const char *ctrl, char *why, size_t whylen)
 {
-    char own[512], val[32];
-    snprintf(val, sizeof val, "%lld", (long long)bytes);
-    if (own_path(NULL, own, sizeof own) == 0 && access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0) {
-        char base[768];
-        snprintf(base, sizeof base, "/sys/fs/cgroup%s", strcmp(own, "/") == 0 ? "" : own);
-        if (v2_has(base, "memory") && make_dir(cg->mem_dir, sizeof cg->mem_dir, "/sys/fs/cgroup", own, name) == 0) {
-            cg->v2 = true;
-            if (write_file(cg->mem_dir, "memory.max", val) == 0) {
-                write_file(cg->mem_dir, "memory.swap.max", "0");
-                return 0;
-            }
-        }
-    }
-    if (own_path("memory", own, sizeof own) == 0 &&
-        make_dir(cg->mem_dir, sizeof cg->mem_dir, "/sys/fs/cgroup/memory", own, name) == 0) {
-        cg->v2 = false;
-        if (write_file(cg->mem_dir, "memory.limit_in_bytes", val) == 0) {
-            /* memsw (memory+swap) where the kernel accounts swap: no escape to swap */
-            write_file(cg->mem_dir, "memory.memsw.limit_in_bytes", val);
-            return 0;
-        }
-    }
-    snprintf(why, whylen, "no writable memory cgroup under this process's own (%s)", strerror(errno));
-    if (cg->mem_dir[0])
-        rmdir(cg->mem_dir);
-    cg->mem_dir[0] = '\0';
+    if (list_has(base, "cgroup.subtree_control", ctrl))
+        return 0;
+    char plus[32];
+    snprintf(plus, sizeof plus, "+%s", ctrl);
+    if (write_file(base, "cgroup.subtree_control", plus) == 0)
+        return 0;
+    int e = errno;
+    add_why(why, whylen,
+            "cgroup v2: the %s controller is not enabled for children of %s and enabling it failed (%s)%s", ctrl,
+            base, strerror(e),
+            e == EBUSY ? ": a cgroup that holds processes cannot pass controllers on; run dlgauge alone in a "
+                         "delegated cgroup whose parent enables them"
+                       : "");
     return -1;
 }
 
-static int setup_cpu(dlg_cgroup *cg, const char *name, double quota, char *why, size_t whylen)
+/* v2: <own>/<name> with ctrl enabled, in dst[]; 1 when v2 has no ctrl here
+ * (try v1), -1 with why[] when it has but it cannot be used. */
+static int v2_dir(const dlg_cgroup_fs *fs, const char *ctrl, const char *name, char *dst, size_t len, char *why,
+                  size_t whylen)
 {
-    char own[512], val[64];
+    char mount[600], own[512], base[1200];
+    if (!v2_mount(fs, mount, sizeof mount) || own_path(fs, NULL, own, sizeof own) != 0)
+        return 1;
+    snprintf(base, sizeof base, "%s%s", mount, own);
+    if (!list_has(base, "cgroup.controllers", ctrl))
+        return 1;
+    if (v2_enable(base, ctrl, why, whylen) != 0)
+        return -1;
+    if (make_dir(dst, len, base, name) != 0) {
+        add_why(why, whylen, "cannot create the cell's cgroup under %s (%s)", base, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* v1: <mount of ctrl>/<own>/<name> in dst[]; -1 with why[]. */
+static int v1_dir(const dlg_cgroup_fs *fs, const char *ctrl, const char *name, char *dst, size_t len, char *why,
+                  size_t whylen)
+{
+    char own[512], base[1200];
+    if (own_path(fs, ctrl, own, sizeof own) != 0) {
+        add_why(why, whylen, "no %s cgroup controller (cgroup v1 or v2) for this process", ctrl);
+        return -1;
+    }
+    snprintf(base, sizeof base, "%s/%s%s", fs_root(fs), ctrl, own);
+    if (make_dir(dst, len, base, name) != 0) {
+        add_why(why, whylen, "cannot create the cell's cgroup under %s (%s)", base, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Writes a limit; on failure removes dir (unless keep) and explains. */
+static int set_limit(char *dir, const char *keep, const char *file, const char *val, char *why, size_t whylen)
+{
+    if (write_file(dir, file, val) == 0)
+        return 0;
+    add_why(why, whylen, "cannot set %s/%s to %s (%s)", dir, file, val, strerror(errno));
+    if (!keep || strcmp(dir, keep) != 0)
+        rmdir(dir);
+    dir[0] = '\0';
+    return -1;
+}
+
+static int setup_memory(const dlg_cgroup_fs *fs, dlg_cgroup *cg, const char *name, int64_t bytes, char *why,
+                        size_t whylen)
+{
+    dlg_cgroup_limits env;
+    dlg_cgroup_env_limits(fs, &env);
+    if (env.memory_bytes > 0 && bytes > env.memory_bytes) {
+        char want[32], have[32];
+        dlg_format_size(bytes, want, sizeof want);
+        dlg_format_size(env.memory_bytes, have, sizeof have);
+        add_why(why, whylen, "memory = %s is more than this process's own cgroup allows (%s, %s): the cell could "
+                "not have it", want, have, env.memory_where);
+        return -1;
+    }
+    char val[32];
+    snprintf(val, sizeof val, "%lld", (long long)bytes);
+    int rc = v2_dir(fs, "memory", name, cg->mem_dir, sizeof cg->mem_dir, why, whylen);
+    if (rc == 0) {
+        cg->v2 = true;
+        if (set_limit(cg->mem_dir, NULL, "memory.max", val, why, whylen) != 0)
+            return -1;
+        write_file(cg->mem_dir, "memory.swap.max", "0"); /* no escape to swap */
+        return 0;
+    }
+    if (rc < 0 || v1_dir(fs, "memory", name, cg->mem_dir, sizeof cg->mem_dir, why, whylen) != 0)
+        return -1;
+    if (set_limit(cg->mem_dir, NULL, "memory.limit_in_bytes", val, why, whylen) != 0)
+        return -1;
+    /* memsw (memory+swap) where the kernel accounts swap: no escape to swap */
+    write_file(cg->mem_dir, "memory.memsw.limit_in_bytes", val);
+    return 0;
+}
+
+static int setup_cpu(const dlg_cgroup_fs *fs, dlg_cgroup *cg, const char *name, double quota, char *why,
+                     size_t whylen)
+{
+    dlg_cgroup_limits env;
+    dlg_cgroup_env_limits(fs, &env);
+    if (env.cpu_quota > 0 && quota > env.cpu_quota + 1e-6) {
+        add_why(why, whylen, "cpu_quota = %.2f is more than this process's own cgroup allows (%.2f CPUs, %s): the "
+                "cell could not have it", quota, env.cpu_quota, env.cpu_where);
+        return -1;
+    }
+    char val[64];
     const long period = 100000;
     long q = (long)(quota * period + 0.5);
-    if (cg->v2 && own_path(NULL, own, sizeof own) == 0 &&
-        make_dir(cg->cpu_dir, sizeof cg->cpu_dir, "/sys/fs/cgroup", own, name) == 0) {
+    /* v2 on its own, not only when memory took v2 too: a cpu_quota without
+     * a memory limit must work there as well */
+    int rc = v2_dir(fs, "cpu", name, cg->cpu_dir, sizeof cg->cpu_dir, why, whylen);
+    if (rc == 0) {
         snprintf(val, sizeof val, "%ld %ld", q, period);
-        if (write_file(cg->cpu_dir, "cpu.max", val) == 0)
-            return 0;
+        return set_limit(cg->cpu_dir, cg->mem_dir, "cpu.max", val, why, whylen);
     }
-    if (own_path("cpu", own, sizeof own) == 0 &&
-        make_dir(cg->cpu_dir, sizeof cg->cpu_dir, "/sys/fs/cgroup/cpu", own, name) == 0) {
-        snprintf(val, sizeof val, "%ld", period);
-        write_file(cg->cpu_dir, "cpu.cfs_period_us", val);
-        snprintf(val, sizeof val, "%ld", q);
-        if (write_file(cg->cpu_dir, "cpu.cfs_quota_us", val) == 0)
-            return 0;
+    if (rc < 0 || v1_dir(fs, "cpu", name, cg->cpu_dir, sizeof cg->cpu_dir, why, whylen) != 0)
+        return -1;
+    snprintf(val, sizeof val, "%ld", period);
+    write_file(cg->cpu_dir, "cpu.cfs_period_us", val);
+    snprintf(val, sizeof val, "%ld", q);
+    return set_limit(cg->cpu_dir, cg->mem_dir, "cpu.cfs_quota_us", val, why, whylen);
+}
+
+int dlg_cgroup_create_at(const dlg_cgroup_fs *fs, dlg_cgroup *cg, const char *name, int64_t memory_bytes,
+                         double cpu_quota, char *why, size_t whylen)
+{
+    memset(cg, 0, sizeof *cg);
+    if (whylen)
+        why[0] = '\0';
+    char part[1024] = "";
+    int rc = 0;
+    if (memory_bytes > 0 && setup_memory(fs, cg, name, memory_bytes, part, sizeof part) != 0) {
+        add_why(why, whylen, "memory_enforced = false: %s", part);
+        rc = -1;
     }
-    snprintf(why, whylen, "no writable cpu cgroup under this process's own (%s)", strerror(errno));
-    if (cg->cpu_dir[0] && strcmp(cg->cpu_dir, cg->mem_dir) != 0)
-        rmdir(cg->cpu_dir);
-    cg->cpu_dir[0] = '\0';
-    return -1;
+    part[0] = '\0';
+    if (cpu_quota > 0 && setup_cpu(fs, cg, name, cpu_quota, part, sizeof part) != 0) {
+        add_why(why, whylen, "cpu_quota_enforced = false: %s", part);
+        rc = -1;
+    }
+    return rc;
 }
 
 int dlg_cgroup_create(dlg_cgroup *cg, const char *name, int64_t memory_bytes, double cpu_quota, char *why,
                       size_t whylen)
 {
-    memset(cg, 0, sizeof *cg);
-    int rc = 0;
-    if (memory_bytes > 0 && setup_memory(cg, name, memory_bytes, why, whylen) != 0)
-        rc = -1;
-    if (cpu_quota > 0 && setup_cpu(cg, name, cpu_quota, why, whylen) != 0)
-        rc = -1;
-    return rc;
+    return dlg_cgroup_create_at(NULL, cg, name, memory_bytes, cpu_quota, why, whylen);
 }
 
 int dlg_cgroup_enter(const dlg_cgroup *cg)
@@ -208,13 +373,121 @@ uint64_t dlg_cgroup_peak_bytes(const dlg_cgroup *cg)
     return v > 0 ? (uint64_t)v : 0;
 }
 
-void dlg_cgroup_destroy(dlg_cgroup *cg)
+/* Kills whatever is still in the cgroup: a process the cell left outside
+ * its process group (setsid, a daemon) would keep running, and keep the
+ * cgroup from being removed. */
+static void kill_members(const char *dir)
+{
+    if (write_file(dir, "cgroup.kill", "1") == 0) /* v2, Linux 5.14 on */
+        return;
+    char path[768];
+    snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    for (long pid; fscanf(f, "%ld", &pid) == 1;)
+        if (pid > 0 && pid != (long)getpid())
+            kill((pid_t)pid, SIGKILL);
+    fclose(f);
+}
+
+static void remove_dir(const char *dir)
 {
     /* a just-reaped child may still be leaving: retry briefly */
-    for (int i = 0; i < 50 && cg->mem_dir[0] && rmdir(cg->mem_dir) != 0 && errno == EBUSY; i++)
+    for (int i = 0; i < 100 && rmdir(dir) != 0 && errno == EBUSY; i++) {
+        kill_members(dir);
         usleep(2000);
+    }
+}
+
+void dlg_cgroup_destroy(dlg_cgroup *cg)
+{
+    if (cg->mem_dir[0])
+        remove_dir(cg->mem_dir);
     if (cg->cpu_dir[0] && strcmp(cg->cpu_dir, cg->mem_dir) != 0)
-        for (int i = 0; i < 50 && rmdir(cg->cpu_dir) != 0 && errno == EBUSY; i++)
-            usleep(2000);
+        remove_dir(cg->cpu_dir);
     cg->mem_dir[0] = cg->cpu_dir[0] = '\0';
+}
+
+/* ---- the environment's own limits ---- */
+
+/* Where ctrl's hierarchy is for this process: dir[] is its own cgroup
+ * there, *stop the length of the mount path; 2 (v2), 1 (v1) or 0 (none). */
+static int own_dir(const dlg_cgroup_fs *fs, const char *ctrl, char *dir, size_t len, size_t *stop)
+{
+    char mount[600], own[512];
+    if (v2_mount(fs, mount, sizeof mount) && list_has(mount, "cgroup.controllers", ctrl) &&
+        own_path(fs, NULL, own, sizeof own) == 0) {
+        *stop = (size_t)snprintf(dir, len, "%s", mount);
+        snprintf(dir + *stop, len - *stop, "%s", own);
+        return 2;
+    }
+    *stop = (size_t)snprintf(dir, len, "%s/%s", fs_root(fs), ctrl);
+    if (access(dir, F_OK) != 0)
+        return 0;
+    if (own_path(fs, ctrl, own, sizeof own) == 0)
+        snprintf(dir + *stop, len - *stop, "%s", own);
+    return 1;
+}
+
+/* Drops the last path component of dir; false at the mount (len `stop`). */
+static bool up(char *dir, size_t stop)
+{
+    char *slash = strrchr(dir, '/');
+    if (!slash || (size_t)(slash - dir) < stop)
+        return false;
+    *slash = '\0';
+    return true;
+}
+
+static void keep_min_mem(dlg_cgroup_limits *out, const char *dir, const char *file, int64_t v)
+{
+    if (v > 0 && v < ((int64_t)1 << 62) && (out->memory_bytes == 0 || v < out->memory_bytes)) {
+        out->memory_bytes = v;
+        snprintf(out->memory_where, sizeof out->memory_where, "%s/%s", dir, file);
+    }
+}
+
+static void keep_min_cpu(dlg_cgroup_limits *out, const char *dir, const char *file, double q)
+{
+    if (q > 0 && (out->cpu_quota == 0 || q < out->cpu_quota)) {
+        out->cpu_quota = q;
+        snprintf(out->cpu_where, sizeof out->cpu_where, "%s/%s", dir, file);
+    }
+}
+
+/* One level's limit: v2 memory.max / cpu.max, v1 limit_in_bytes / cfs.
+ * v1's "unlimited" is a page-rounded LLONG_MAX, v2's "max". */
+static void level_limit(const char *dir, bool memory, int v, dlg_cgroup_limits *out)
+{
+    char buf[128];
+    long long q, p;
+    if (memory && v == 2 && read_text(dir, "memory.max", buf, sizeof buf) == 0 && strcmp(buf, "max") != 0)
+        keep_min_mem(out, dir, "memory.max", strtoll(buf, NULL, 10));
+    else if (memory && v == 1)
+        keep_min_mem(out, dir, "memory.limit_in_bytes", read_int(dir, "memory.limit_in_bytes"));
+    else if (!memory && v == 2 && read_text(dir, "cpu.max", buf, sizeof buf) == 0 &&
+             sscanf(buf, "%lld %lld", &q, &p) == 2 && p > 0)
+        keep_min_cpu(out, dir, "cpu.max", (double)q / (double)p);
+    else if (!memory && v == 1 && (q = read_int(dir, "cpu.cfs_quota_us")) > 0 &&
+             (p = read_int(dir, "cpu.cfs_period_us")) > 0)
+        keep_min_cpu(out, dir, "cpu.cfs_quota_us", (double)q / (double)p);
+}
+
+void dlg_cgroup_env_limits(const dlg_cgroup_fs *fs, dlg_cgroup_limits *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int m = 0; m < 2; m++) {
+        char dir[1200];
+        size_t stop;
+        int v = own_dir(fs, m ? "memory" : "cpu", dir, sizeof dir, &stop);
+        if (v > out->version)
+            out->version = v;
+        /* each level up to the mount (a container's own limit is there) */
+        for (bool more = v > 0; more; more = up(dir, stop)) {
+            const char *base = strrchr(dir, '/'); /* a cell's own limits are not the environment's */
+            if (!base || strncmp(base + 1, CELL_PREFIX, strlen(CELL_PREFIX)) != 0)
+                level_limit(dir, m == 1, v, out);
+        }
+    }
 }
