@@ -180,6 +180,11 @@ static const char *classify(const dlg_cell_outcome *oc, int64_t oom_kills, const
                  oc->term_signal == SIGBUS ? "; with storage type = mmap: a data file shrank while it was mapped?" : "");
         return "crashed";
     }
+    if (oc->exit_code == DLG_CELL_EXIT_CGROUP) {
+        snprintf(why, len, "the cell's process could not join its cgroup, so it did not run (its limits would not "
+                 "have held; the reason is on stderr)");
+        return "error";
+    }
     snprintf(why, len, "the cell's process exited with code %d without a result", oc->exit_code);
     return "error";
 }
@@ -210,9 +215,9 @@ static const char *in_child(dlg_run *run, const dlg_cli *cli, const dlg_run_args
     snprintf(cgname, sizeof cgname, "dlgauge-%d-%zu", (int)getpid(), run->cell_no);
     bool enforced = dlg_cgroup_create(&cg, cgname, mem, quota, why, sizeof why) == 0;
     if (!enforced && !run->warned_limits) {
-        fprintf(stderr, "dlgauge: %s:%d: [job %s] warning: limits not enforced (results say %s = false): %s\n",
-                cell->job->sec->file, cell->job->sec->line, cell->job->name,
-                mem > 0 && !cg.mem_dir[0] ? "memory_enforced" : "cpu_quota_enforced", why);
+        /* why names each failed limit by its result field */
+        fprintf(stderr, "dlgauge: %s:%d: [job %s] warning: limits not enforced: %s\n", cell->job->sec->file,
+                cell->job->sec->line, cell->job->name, why);
         run->warned_limits = true;
     }
     char exe[PATH_MAX], nums[256];
@@ -246,8 +251,9 @@ static const char *in_child(dlg_run *run, const dlg_cli *cli, const dlg_run_args
     if (mem > 0) {
         field_u(out, "memory_limit_bytes", (uint64_t)mem);
         field_b(out, "memory_enforced", cg.mem_dir[0] != '\0');
-        if (cg.mem_dir[0])
-            field_u(out, "memory_peak_bytes", dlg_cgroup_peak_bytes(&cg));
+        uint64_t peak = dlg_cgroup_peak_bytes(&cg); /* 0: not kept (v2 before Linux 5.19) */
+        if (peak > 0)
+            field_u(out, "memory_peak_bytes", peak);
     }
     if (quota > 0)
         field_b(out, "cpu_quota_enforced", cg.cpu_dir[0] != '\0');
