@@ -59,6 +59,8 @@
 
 #include <dlgauge/plugin.h>
 
+#include "data_error.h"
+
 typedef enum dlg_layout { DLG_LAYOUT_NCHW = 0, DLG_LAYOUT_NHWC = 1 } dlg_layout;
 typedef enum dlg_loader_dtype { DLG_LOADER_FP32 = 0, DLG_LOADER_FP16 = 1 } dlg_loader_dtype;
 typedef enum dlg_cache_mode {
@@ -173,9 +175,18 @@ void dlg_loader_close(dlg_loader *l);
     {"shuffle", DLG_OPT_BOOL, "true", NULL, NULL, NULL, "new seeded permutation every epoch", 0},   \
     {"skip_corrupt", DLG_OPT_BOOL, "false", NULL, NULL, NULL,                                       \
      "count and skip corrupt records instead of failing", 0},                                      \
-    {"cache", DLG_OPT_ENUM, "none", NULL, NULL, "none|cold|warm",                                   \
-     "page cache before the cell: leave, evict the dataset, or pre-read it", 0},                   \
+    {"cache", DLG_OPT_ENUM, "auto", NULL, NULL, "none|cold|warm|auto",                              \
+     "page cache before the cell: leave, evict the dataset, or pre-read it (auto: cold when the "  \
+     "job sets memory, which pages cached before the cell would escape, else none)", 0},          \
     {"decode", DLG_OPT_BOOL, "true", NULL, NULL, NULL, "decode images (false: read bytes only)", 0}
+
+/* The cache option's value (none|cold|warm|auto) as a mode: auto is cold
+ * under a memory limit, since pages cached before the cell are not charged
+ * to it and would be read at memory speed whatever the limit, else none. */
+dlg_cache_mode dlg_cache_mode_of(int64_t value, const dlg_job_info *job);
+
+/* Applies a cache mode to one file (the io workload's); *method says how. */
+int dlg_cache_file(const char *path, dlg_cache_mode mode, const char **method, dlg_data_err *err);
 
 /* Indices within the fragment. */
 enum dlg_loader_opt {

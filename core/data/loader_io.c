@@ -149,7 +149,9 @@ static bool drop_caches(void)
     return ok;
 }
 
-int dlg_ld_cache(const dlg_ld_src *s, dlg_cache_mode mode, const char **method, dlg_data_err *err)
+/* Applies mode to n files, path_of(ctx, i, buf) naming file i. */
+static int cache_files(size_t n, const char *(*path_of)(const void *, size_t, char *, size_t), const void *ctx,
+                       dlg_cache_mode mode, const char **method, dlg_data_err *err)
 {
     *method = "none";
     if (mode == DLG_CACHE_NONE)
@@ -160,8 +162,8 @@ int dlg_ld_cache(const dlg_ld_src *s, dlg_cache_mode mode, const char **method, 
     if (mode == DLG_CACHE_WARM && !chunk)
         return dlg_data_fail(err, DLG_ENOMEM, "loader: out of memory");
     int rc = 0;
-    for (size_t i = 0; i < s->nfiles && rc == 0; i++) {
-        const char *p = s->ops->file_path(s, i, path, sizeof path);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const char *p = path_of(ctx, i, path, sizeof path);
         rc = mode == DLG_CACHE_COLD ? evict(p, err) : warm(p, chunk, cap, err);
     }
     free(chunk);
@@ -172,4 +174,26 @@ int dlg_ld_cache(const dlg_ld_src *s, dlg_cache_mode mode, const char **method, 
     else
         *method = drop_caches() ? "fadvise+drop_caches" : "fadvise";
     return 0;
+}
+
+static const char *src_path(const void *ctx, size_t i, char *buf, size_t len)
+{
+    const dlg_ld_src *s = ctx;
+    return s->ops->file_path(s, i, buf, len);
+}
+
+int dlg_ld_cache(const dlg_ld_src *s, dlg_cache_mode mode, const char **method, dlg_data_err *err)
+{
+    return cache_files(s->nfiles, src_path, s, mode, method, err);
+}
+
+static const char *one_path(const void *ctx, size_t i, char *buf, size_t len)
+{
+    (void)i, (void)buf, (void)len;
+    return ctx;
+}
+
+int dlg_cache_file(const char *path, dlg_cache_mode mode, const char **method, dlg_data_err *err)
+{
+    return cache_files(1, one_path, path, mode, method, err);
 }

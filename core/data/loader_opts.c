@@ -69,10 +69,17 @@ int dlg_loader_config_from_opts(dlg_loader_config *cfg, const dlg_value *v,
                         v[DLG_LOPT_STD].text);
     cfg->shuffle = v[DLG_LOPT_SHUFFLE].i != 0;
     cfg->skip_corrupt = v[DLG_LOPT_SKIP_CORRUPT].i != 0;
-    cfg->cache = (dlg_cache_mode)v[DLG_LOPT_CACHE].i;
+    cfg->cache = dlg_cache_mode_of(v[DLG_LOPT_CACHE].i, job);
     cfg->decode = v[DLG_LOPT_DECODE].i != 0;
     cfg->seed = job ? job->seed : 0;
     return 0;
+}
+
+dlg_cache_mode dlg_cache_mode_of(int64_t value, const dlg_job_info *job)
+{
+    if (value == 3) /* auto */
+        return DLG_JOB_HAS(job, memory_limit) && job->memory_limit > 0 ? DLG_CACHE_COLD : DLG_CACHE_NONE;
+    return (dlg_cache_mode)value;
 }
 
 size_t dlg_loader_batch_bytes(const dlg_loader_config *cfg)

@@ -287,7 +287,8 @@ static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_servi
 {
     const dlg_workload_ops *ops = cell->job->workload->ops;
     dlg_job_info info = {sizeof info, cell->job->name, res->cpus_used,
-                         (uint64_t)cell->core[DLG_K_SEED].i + (uint64_t)rep, rep};
+                         (uint64_t)cell->core[DLG_K_SEED].i + (uint64_t)rep, rep,
+                         cell->core[DLG_K_MEMORY].set ? (uint64_t)cell->core[DLG_K_MEMORY].i : 0};
     void *state = NULL;
     int rc = ops->setup(&host->pub, cell->wl, &info, &state);
     if (rc < 0)

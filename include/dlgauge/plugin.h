@@ -234,7 +234,14 @@ typedef struct dlg_job_info {
     int cpus;            /* vCPUs granted to the cell: size thread pools by it */
     uint64_t seed;       /* per repetition; workloads must be deterministic in it */
     int repetition;      /* 0-based */
+    /* since 1.1's later hosts (read it with DLG_JOB_HAS): the cell's memory
+     * limit in bytes, page cache included; 0 = none */
+    uint64_t memory_limit;
 } dlg_job_info;
+
+/* Whether the host's dlg_job_info has `field` (struct_size says what it filled). */
+#define DLG_JOB_HAS(job, field) \
+    ((job) && (job)->struct_size >= offsetof(dlg_job_info, field) + sizeof((job)->field))
 
 /* Filled by step().  items: units of work done (images, tokens, bytes).
  * elapsed_ns: if non-zero, the step timed itself (e.g. CUDA events) and the

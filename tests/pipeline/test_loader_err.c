@@ -344,7 +344,7 @@ static void test_option_fragment(void **st)
     assert_int_equal(mock_options(table, v, over), 0);
     mock_host m;
     mock_host_init(&m);
-    dlg_job_info job = {sizeof job, "j", 6, 1234, 0};
+    dlg_job_info job = {sizeof job, "j", 6, 1234, 0, 0};
     dlg_loader_config cfg;
     dlg_loader_config_defaults(&cfg);
     assert_int_equal(dlg_loader_config_from_opts(&cfg, v + 1, &job, true, &m.host), 0);
@@ -356,6 +356,20 @@ static void test_option_fragment(void **st)
     assert_false(cfg.train);
     assert_int_equal(cfg.cache, DLG_CACHE_COLD);
     assert_true(cfg.mean[1] == 0.5f && cfg.std[2] > 0.22f);
+    /* cache = auto (the default): cold under a memory limit, which pages
+     * cached before the cell would escape; else left alone */
+    const char *deflt[] = {"data=files:/x/list.txt", NULL};
+    assert_int_equal(mock_options(table, v, deflt), 0);
+    assert_int_equal(dlg_loader_config_from_opts(&cfg, v + 1, &job, true, &m.host), 0);
+    assert_int_equal(cfg.cache, DLG_CACHE_NONE);
+    job.memory_limit = 64u << 20;
+    assert_int_equal(dlg_loader_config_from_opts(&cfg, v + 1, &job, true, &m.host), 0);
+    assert_int_equal(cfg.cache, DLG_CACHE_COLD);
+    job.struct_size = (uint32_t)offsetof(dlg_job_info, memory_limit); /* an older host's */
+    assert_int_equal(dlg_loader_config_from_opts(&cfg, v + 1, &job, true, &m.host), 0);
+    assert_int_equal(cfg.cache, DLG_CACHE_NONE);
+    job.struct_size = sizeof job;
+    job.memory_limit = 0;
     const char *bad[] = {"std=1,0,1", NULL};
     assert_int_equal(mock_options(table, v, bad), 0);
     assert_int_equal(dlg_loader_config_from_opts(&cfg, v + 1, &job, true, &m.host), -DLG_EINVAL);

@@ -50,7 +50,7 @@ void wr_run(const char *so, const char *name, const char *const *overrides, int 
     }
     mock_host m;
     mock_host_init(&m);
-    dlg_job_info job = {sizeof job, "t", 2, 7, 0};
+    dlg_job_info job = {sizeof job, "t", 2, 7, 0, 0};
     void *state = NULL;
     r->setup_rc = ops->setup(&m.host, vals, &job, &state);
     if (r->setup_rc == 0) {

@@ -108,6 +108,18 @@ run $n
 [ $RC = 1 ] || fail "$n: exit $RC, expected 1 (the cell fails at setup)"
 grep -q 'depth = 64: the job.s storage takes at most 16 reads in flight' $n.err || fail "$n: $(cat $n.err)"
 
+# ---- cache = auto: under a memory limit the file is evicted first (pages
+# cached before the cell are not charged to it), else left alone ------------
+for mem in none 256MiB; do
+    n=cache-$mem
+    { header $n; printf '[job %s]\nworkload = io\ndata = raw:seq.bin\nblock = 64KiB\niterations = 1\nwarmup = 0\n' $n
+      [ $mem = none ] || printf 'memory = %s\n' $mem; } >$n.ini
+    run $n
+    [ $RC = 0 ] || { fail "$n: exit $RC: $(cat $n.err)"; continue; }
+    case $mem in none) want='^none$' ;; *) want='^fadvise' ;; esac
+    field $n cache_method | grep -Eq "$want" || fail "$n: cache_method '$(field $n cache_method)', expected /$want/"
+done
+
 # ---- throttle: measured bandwidth within 5% of the limit (a file of whole
 # blocks: an even length keeps the emulated and the measured bytes equal) --
 n=throttle

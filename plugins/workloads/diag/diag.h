@@ -9,8 +9,4 @@ extern const dlg_plugin_desc stream_desc; /* STREAM memory bandwidth */
 extern const dlg_plugin_desc sleep_desc;  /* timed sleeps: runner accuracy */
 extern const dlg_plugin_desc noop_desc;   /* an empty step: runner overhead */
 
-/* Fields of dlg_job_info exist only if the host's struct is large enough. */
-#define DIAG_JOB_HAS(job, field) \
-    ((job) && (job)->struct_size >= offsetof(dlg_job_info, field) + sizeof((job)->field))
-
 #endif

@@ -84,7 +84,7 @@ static int sleep_setup(const dlg_host *h, const dlg_value *opts, const dlg_job_i
     s->h = h;
     s->sleep_ns = (uint64_t)opts[OPT_SLEEP].i;
     s->jitter_ns = (uint64_t)opts[OPT_JITTER].i;
-    s->rng = DIAG_JOB_HAS(job, seed) ? job->seed : 0;
+    s->rng = DLG_JOB_HAS(job, seed) ? job->seed : 0;
     *state = s;
     return 0;
 }

@@ -187,7 +187,7 @@ static int check_options(const dlg_host *h, const dlg_value *opts, const dlg_job
         return h->error(h, DLG_EINVAL,
                         "threads = %s: must be between 0 (one per job cpu) and %d",
                         txt(&opts[OPT_THREADS]), MAX_THREADS);
-    int cpus = DIAG_JOB_HAS(job, cpus) ? job->cpus : 0;
+    int cpus = DLG_JOB_HAS(job, cpus) ? job->cpus : 0;
     *nthreads = threads > 0 ? (int)threads : cpus > 0 ? (cpus < MAX_THREADS ? cpus : MAX_THREADS) : 1;
     *n = (size_t)bytes / sizeof(double);
 

@@ -145,7 +145,7 @@ static int iopipe_open(iopipe *s, const dlg_value *opts, const dlg_job_info *job
     s->synthetic = data && strncmp(data, "synthetic", 9) == 0;
     s->model = (compute_model){(uint64_t)opts[OPT_COMPUTE].i, (uint64_t)opts[OPT_JITTER].i,
                                (compute_dist)opts[OPT_DIST].i, opts[OPT_MODE].i == 1,
-                               TOOLS_JOB_HAS(job, seed) ? job->seed ^ 0xc0ffee : 0xc0ffee};
+                               DLG_JOB_HAS(job, seed) ? job->seed ^ 0xc0ffee : 0xc0ffee};
     if (opts[OPT_COMPUTE].i < 0 || opts[OPT_JITTER].i < 0)
         return h->error(h, DLG_EINVAL, "compute = %s, compute_jitter = %s: must not be negative",
                         opts[OPT_COMPUTE].text, opts[OPT_JITTER].text);

@@ -15,8 +15,9 @@
 #include <zlib.h>
 
 #include "lathist.h"
+#include "loader.h"
 
-enum { OPT_DATA, OPT_PATTERN, OPT_BLOCK, OPT_DEPTH, OPT_SPAN, OPT_STEP_IOS, OPT_CHECKSUM, OPT_COUNT };
+enum { OPT_DATA, OPT_PATTERN, OPT_BLOCK, OPT_DEPTH, OPT_SPAN, OPT_STEP_IOS, OPT_CHECKSUM, OPT_CACHE, OPT_COUNT };
 enum { PAT_SEQ, PAT_RAND };
 #define AUTO_DEPTH_ASYNC 32
 #define AUTO_STEP_BYTES (1u << 20)
@@ -42,6 +43,10 @@ static const dlg_option io_options[] = {
                       "sum the CRC-32 of every read into the checksum field (tests; costs CPU, "
                       "and queued reads then drain at each step's end)",
                       0},
+    [OPT_CACHE] = {"cache", DLG_OPT_ENUM, "auto", NULL, NULL, "none|cold|warm|auto",
+                   "page cache before the cell: leave, evict the file, or pre-read it (auto: cold when the "
+                   "job sets memory, which pages cached before the cell would escape, else none)",
+                   0},
     [OPT_COUNT] = {0},
 };
 
@@ -60,6 +65,7 @@ static const dlg_metric io_metrics[] = {
     {"buffer_align", DLG_FIELD_INT, "bytes", "alignment the backend asked for (1 = none)"},
     {"buffer_registered", DLG_FIELD_INT, "", "1: the backend registered the read buffers once (io_uring fixed buffers); 0: not"},
     {"checksum", DLG_FIELD_STRING, "", "checksum = true: sum of CRC-32 of the reads, mod 2^64, hex"},
+    {"cache_method", DLG_FIELD_STRING, "", "how cache = cold|warm was applied (none, fadvise, ...)"},
     {NULL, 0, NULL, NULL}};
 
 typedef struct io_raw {
@@ -67,6 +73,7 @@ typedef struct io_raw {
     dlg_file *f;
     char *path;
     bool async, rand, checksum, registered;
+    const char *cache_method;
     uint32_t align;
     size_t block;
     uint64_t span;        /* bytes used */
@@ -214,6 +221,7 @@ static int io_report(void *state, const dlg_report_api *api, dlg_fields *f)
     api->add_int(f, "span_bytes", (int64_t)s->span);
     api->add_int(f, "buffer_align", (int64_t)s->align);
     api->add_int(f, "buffer_registered", s->registered);
+    api->add_string(f, "cache_method", s->cache_method);
     if (s->checksum) {
         char hex[20];
         snprintf(hex, sizeof hex, "%016llx", (unsigned long long)s->sum);
@@ -357,8 +365,12 @@ static int io_open(io_raw *s, const dlg_value *opts, const dlg_job_info *job)
         return h->error(h, DLG_EINVAL, "block = %s: out of range [1, 1GiB]", opts[OPT_BLOCK].text);
     s->rand = opts[OPT_PATTERN].i == PAT_RAND;
     s->checksum = opts[OPT_CHECKSUM].i != 0;
-    s->rng = TOOLS_JOB_HAS(job, seed) ? job->seed : 0;
-    int rc = h->file_open(h, NULL, s->path, &s->f);
+    s->rng = DLG_JOB_HAS(job, seed) ? job->seed : 0;
+    dlg_data_err err = {0};
+    int rc = dlg_cache_file(s->path, dlg_cache_mode_of(opts[OPT_CACHE].i, job), &s->cache_method, &err);
+    if (rc < 0)
+        return h->error(h, err.code, "%s", err.msg);
+    rc = h->file_open(h, NULL, s->path, &s->f);
     if (rc < 0) {
         s->f = NULL;
         return rc;

@@ -220,7 +220,7 @@ static int prep_open(prep *p, const dlg_value *opts, const dlg_job_info *job)
         return h->error(h, DLG_EINVAL, "threads = %s, chunk = %s: out of range", opts[OPT_THREADS].text,
                         opts[OPT_CHUNK].text);
     if (threads == 0)
-        threads = TOOLS_JOB_HAS(job, cpus) && job->cpus > 0 ? job->cpus : 1;
+        threads = DLG_JOB_HAS(job, cpus) && job->cpus > 0 ? job->cpus : 1;
     p->threads = (int)threads;
     p->chunk = (int)chunk;
     p->skip_corrupt = opts[OPT_SKIP_CORRUPT].i != 0;

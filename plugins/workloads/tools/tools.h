@@ -13,10 +13,6 @@ extern const dlg_plugin_desc io_desc;
 extern const dlg_plugin_desc iopipe_desc;
 extern const dlg_plugin_desc preprocess_desc;
 
-/* Fields of dlg_job_info exist only if the host's struct is large enough. */
-#define TOOLS_JOB_HAS(job, field) \
-    ((job) && (job)->struct_size >= offsetof(dlg_job_info, field) + sizeof((job)->field))
-
 /* CLOCK_MONOTONIC in ns (vDSO: cheap enough to call per I/O). */
 uint64_t tools_now_ns(void);
 
