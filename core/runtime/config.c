@@ -1,7 +1,10 @@
 #include "config.h"
 
+#include "config_env.h"
+#include "config_line.h"
 #include "options.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <ini.h>
 #include <libgen.h>
@@ -9,13 +12,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define MAX_INCLUDE_DEPTH 16
+
+/* Every file read so far, so that an include cycle or a second include of
+ * one file is named as such (both would set keys twice). */
+typedef struct seen_file {
+    dev_t dev;
+    ino_t ino;
+    char *where; /* "file:line" of the include, "" for the main file */
+} seen_file;
+
+typedef struct load_ctx {
+    seen_file *v;
+    size_t n, cap;
+} load_ctx;
 
 typedef struct parse_state {
     dlg_config *cfg;
     const char *file;
     FILE *fp;
+    struct parse_state *parent; /* the includer, NULL for the main file */
+    load_ctx *ctx;
+    dev_t dev;
+    ino_t ino;
     int line;           /* line the reader last returned */
     int fail_line;      /* line of our own first error */
     size_t current_idx; /* index, since sections may be reallocated */
@@ -48,7 +69,7 @@ void dlg_entry_where(const dlg_entry *e, char *buf, size_t len)
 static int fail(parse_state *ps, const char *fmt, const char *a, const char *b)
 {
     if (!ps->failed) {
-        char msg[512];
+        char msg[1024];
         snprintf(msg, sizeof msg, fmt, a, b);
         snprintf(ps->err, ps->errlen, "%s:%d: %s", ps->file, ps->line, msg);
         ps->failed = true;
@@ -57,17 +78,37 @@ static int fail(parse_state *ps, const char *fmt, const char *a, const char *b)
     return 0; /* tells inih to record an error */
 }
 
+/* "[job a] key" (or just "key" before any header), for messages about an entry. */
+static void entry_label(const parse_state *ps, const char *key, char *buf, size_t len)
+{
+    const dlg_section *s = ps->have_current ? &ps->cfg->sections[ps->current_idx] : NULL;
+    if (!s)
+        snprintf(buf, len, "%s", key);
+    else if (s->kind == DLG_SEC_GLOBAL)
+        snprintf(buf, len, "[global] %s", key);
+    else
+        snprintf(buf, len, "[%s %s] %s", dlg_section_kind_name(s->kind), s->name, key);
+}
+
+/* arr (n used of *cap elements of elem bytes) with room for one more, or NULL. */
+static void *room_for_one(void *arr, size_t n, size_t *cap, size_t elem)
+{
+    if (n < *cap)
+        return arr;
+    size_t c = *cap ? *cap * 2 : 8;
+    void *p = realloc(arr, c * elem);
+    if (p)
+        *cap = c;
+    return p;
+}
+
 static dlg_section *add_section(dlg_config *c, dlg_section_kind kind, const char *name,
                                 const char *file, int line)
 {
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 8;
-        dlg_section *s = realloc(c->sections, cap * sizeof *s);
-        if (!s)
-            return NULL;
-        c->sections = s;
-        c->cap = cap;
-    }
+    dlg_section *grown = room_for_one(c->sections, c->n, &c->cap, sizeof *grown);
+    if (!grown)
+        return NULL;
+    c->sections = grown;
     dlg_section *s = &c->sections[c->n];
     memset(s, 0, sizeof *s);
     s->kind = kind;
@@ -126,16 +167,12 @@ static int put_entry(dlg_section *s, const char *key, const char *value, const c
         e->line = line;
         return 0;
     }
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 8;
-        dlg_entry *en = realloc(s->entries, cap * sizeof *en);
-        if (!en) {
-            snprintf(err, errlen, "%s:%d: out of memory", file, line);
-            return -1;
-        }
-        s->entries = en;
-        s->cap = cap;
+    dlg_entry *grown = room_for_one(s->entries, s->n, &s->cap, sizeof *grown);
+    if (!grown) {
+        snprintf(err, errlen, "%s:%d: out of memory", file, line);
+        return -1;
     }
+    s->entries = grown;
     dlg_entry *e = &s->entries[s->n];
     e->key = strdup(key);
     e->value = strdup(value);
@@ -152,73 +189,20 @@ static int put_entry(dlg_section *s, const char *key, const char *value, const c
     return 0;
 }
 
-/* "${NAME}" and "${NAME:-default}" from the environment. */
-static int expand_env(const char *in, char *out, size_t outlen, char *why, size_t whylen)
-{
-    size_t o = 0;
-    for (const char *p = in; *p;) {
-        if (p[0] == '$' && p[1] == '{') {
-            const char *close = strchr(p + 2, '}');
-            if (!close) {
-                snprintf(why, whylen, "unterminated '${' in '%s'", in);
-                return -1;
-            }
-            char name[128];
-            size_t n = (size_t)(close - (p + 2));
-            if (n == 0 || n >= sizeof name) {
-                snprintf(why, whylen, "bad variable reference in '%s'", in);
-                return -1;
-            }
-            memcpy(name, p + 2, n);
-            name[n] = '\0';
-            const char *def = NULL;
-            char *dash = strstr(name, ":-");
-            if (dash) {
-                *dash = '\0';
-                def = dash + 2;
-            }
-            const char *val = getenv(name);
-            if (!val || (dash && !*val))
-                val = def;
-            if (!val) {
-                snprintf(why, whylen, "environment variable '%s' is not set (write ${%s:-default})",
-                         name, name);
-                return -1;
-            }
-            size_t vl = strlen(val);
-            if (o + vl >= outlen) {
-                snprintf(why, whylen, "value too long after expanding '%s'", in);
-                return -1;
-            }
-            memcpy(out + o, val, vl);
-            o += vl;
-            p = close + 1;
-        } else {
-            if (o + 1 >= outlen) {
-                snprintf(why, whylen, "value too long: '%s'", in);
-                return -1;
-            }
-            out[o++] = *p++;
-        }
-    }
-    out[o] = '\0';
-    return 0;
-}
-
-static int load_file(dlg_config *c, const char *path, parse_state *parent, char *err, size_t errlen);
+static int load_file(dlg_config *c, const char *path, parse_state *parent, load_ctx *ctx, char *err,
+                     size_t errlen);
 
 static int parse_header(parse_state *ps, const char *header)
 {
     static const char *const kinds[] = {"global", "job", "storage", "sink"};
     char word[64] = "";
-    const char *sp = strchr(header, ' ');
-    size_t wl = sp ? (size_t)(sp - header) : strlen(header);
+    size_t wl = strcspn(header, " \t");
+    const char *name = header + wl;
     if (wl >= sizeof word)
         wl = sizeof word - 1;
     memcpy(word, header, wl);
     word[wl] = '\0';
-    const char *name = sp ? sp + 1 : "";
-    while (*name == ' ')
+    while (*name == ' ' || *name == '\t')
         name++;
     int kind = -1;
     for (int i = 0; i < 4; i++)
@@ -236,7 +220,7 @@ static int parse_header(parse_state *ps, const char *header)
     if (kind != DLG_SEC_GLOBAL && !*name)
         return fail(ps, "[%s] needs a name, e.g. [%s NAME]", word, word);
     for (const char *p = name; *p; p++)
-        if (*p == ' ' || *p == '.' || *p == ',' || *p == '=')
+        if (isspace((unsigned char)*p) || *p == '.' || *p == ',' || *p == '=')
             return fail(ps, "section name '%s' may not contain spaces, dots, commas or '='%s", name, "");
     dlg_section *s = dlg_config_find(ps->cfg, (dlg_section_kind)kind, name);
     if (!s)
@@ -248,43 +232,88 @@ static int parse_header(parse_state *ps, const char *header)
     return 1;
 }
 
-static int on_entry(void *user, const char *section, const char *key, const char *value)
+/* "include = FILE": relative to the including file's directory. */
+static int include(parse_state *ps, const char *name)
 {
-    parse_state *ps = user;
-    if (ps->failed)
+    if (!*name)
+        return fail(ps, "include needs a file name%s%s", "", "");
+    char dir[PATH_MAX], inc[PATH_MAX * 2];
+    snprintf(dir, sizeof dir, "%s", ps->file);
+    if (name[0] == '/')
+        snprintf(inc, sizeof inc, "%s", name);
+    else
+        snprintf(inc, sizeof inc, "%s/%s", dirname(dir), name);
+    if (load_file(ps->cfg, inc, ps, ps->ctx, ps->err, ps->errlen) != 0) {
+        ps->failed = true;
+        ps->fail_line = ps->line;
         return 0;
-    (void)section;
-    char expanded[4096], why[512];
-    if (expand_env(value, expanded, sizeof expanded, why, sizeof why) != 0)
-        return fail(ps, "%s%s", why, "");
-    /* include is a directive, not a key: it may come before any header */
-    if (strcmp(key, "include") == 0) {
-        char dir[PATH_MAX], inc[PATH_MAX * 2];
-        snprintf(dir, sizeof dir, "%s", ps->file);
-        if (expanded[0] == '/')
-            snprintf(inc, sizeof inc, "%s", expanded);
-        else
-            snprintf(inc, sizeof inc, "%s/%s", dirname(dir), expanded);
-        if (load_file(ps->cfg, inc, ps, ps->err, ps->errlen) != 0) {
-            ps->failed = true;
-            ps->fail_line = ps->line;
-            return 0;
-        }
-        return 1;
     }
+    return 1;
+}
+
+/* One expanded entry of the current section. */
+static int store(parse_state *ps, const char *key, const char *value)
+{
+    if (!*key)
+        return fail(ps, "a key name is missing before the '='%s%s", "", "");
     if (!ps->have_current)
         return fail(ps, "'%s' appears before any section header%s", key, "");
-    if (!*expanded)
+    if (!*value)
         return fail(ps, "key '%s' has an empty value%s", key, "");
     char perr[512];
-    if (put_entry(&ps->cfg->sections[ps->current_idx], key, expanded, ps->file, ps->line, perr,
-                  sizeof perr) != 0) {
+    if (put_entry(&ps->cfg->sections[ps->current_idx], key, value, ps->file, ps->line, perr, sizeof perr) != 0) {
         snprintf(ps->err, ps->errlen, "%s", perr);
         ps->failed = true;
         ps->fail_line = ps->line;
         return 0;
     }
     return 1;
+}
+
+static int on_entry(void *user, const char *section, const char *key, const char *value)
+{
+    parse_state *ps = user;
+    if (ps->failed)
+        return 0;
+    (void)section;
+    char raw[4096], why[1024], label[512];
+    entry_label(ps, key, label, sizeof label);
+    snprintf(raw, sizeof raw, "%s", value);
+    char *expanded = NULL;
+    if (dlg_ini_unquote(raw, why, sizeof why) != 0 || !(expanded = dlg_expand_env(raw, why, sizeof why)))
+        return fail(ps, "%s: %s", label, why);
+    /* include is a directive, not a key: it may come before any header */
+    int rc = strcmp(key, "include") == 0 ? include(ps, expanded) : store(ps, key, expanded);
+    free(expanded);
+    return rc;
+}
+
+/* "[kind name]" at the start of buf (after the reader's clean-up): only
+ * blanks may follow the ']', else "[job a] b" would silently be [job a]. */
+static void header_line(parse_state *ps, const char *t)
+{
+    const char *close = strchr(t, ']');
+    if (!close || ps->failed)
+        return; /* inih reports the missing ']' */
+    char header[256];
+    size_t hl = (size_t)(close - t - 1);
+    if (hl >= sizeof header)
+        hl = sizeof header - 1;
+    memcpy(header, t + 1, hl);
+    header[hl] = '\0';
+    while (hl && isspace((unsigned char)header[hl - 1]))
+        header[--hl] = '\0';
+    const char *h = header;
+    while (isspace((unsigned char)*h))
+        h++;
+    const char *rest = close + 1;
+    while (isspace((unsigned char)*rest))
+        rest++;
+    if (*rest) {
+        fail(ps, "unexpected text '%s' after the section header [%s]", rest, h);
+        return;
+    }
+    parse_header(ps, h);
 }
 
 static char *reader(char *buf, int size, void *stream)
@@ -306,28 +335,20 @@ static char *reader(char *buf, int size, void *stream)
             return buf;
         }
     }
+    if (ps->line == 1)
+        dlg_ini_strip_bom(buf);
     /* inih reads an indented line as the continuation of the previous
      * value; dlgauge has no multi-line values, so indentation is just layout */
     size_t lead = strspn(buf, " \t");
-    memmove(buf, buf + lead, n - lead + 1);
+    memmove(buf, buf + lead, strlen(buf + lead) + 1);
+    dlg_ini_strip_comment(buf);
+    size_t n_left = strlen(buf);
+    while (n_left && isspace((unsigned char)buf[n_left - 1]))
+        buf[--n_left] = '\0';
     /* Headers are handled here rather than in the entry callback so that
      * empty sections exist too and carry their exact line number. */
-    const char *t = buf;
-    const char *close = *t == '[' ? strchr(t, ']') : NULL;
-    if (close && !ps->failed) {
-        char header[256];
-        size_t hl = (size_t)(close - t - 1);
-        if (hl >= sizeof header)
-            hl = sizeof header - 1;
-        memcpy(header, t + 1, hl);
-        header[hl] = '\0';
-        while (hl && header[hl - 1] == ' ')
-            header[--hl] = '\0';
-        const char *h = header;
-        while (*h == ' ')
-            h++;
-        parse_header(ps, h);
-    }
+    if (buf[0] == '[')
+        header_line(ps, buf);
     return buf;
 }
 
@@ -349,36 +370,128 @@ static void widen_ini_lines(void)
 #endif
 }
 
+/* inih over the reader, which strips comments itself (keeping ';' and '#'
+ * inside quotes).  inih's switch is process-wide and other parsers (disk
+ * profiles, catalogs) rely on its default: it is restored. */
+static int parse_stream(parse_state *ps)
+{
+    widen_ini_lines();
+#ifdef DLG_HAVE_INIH_RUNTIME_LIMITS
+    bool inline_comments = ini_allow_inline_comments;
+    ini_allow_inline_comments = false;
+#endif
+    int rc = ini_parse_stream(reader, ps, on_entry, ps);
+#ifdef DLG_HAVE_INIH_RUNTIME_LIMITS
+    ini_allow_inline_comments = inline_comments;
+#endif
+    return rc;
+}
+
 int dlg_config_line_max(void)
 {
     return LINE_BUFFER - 1;
 }
 
-static int load_file(dlg_config *c, const char *path, parse_state *parent, char *err, size_t errlen)
+/* "a.ini -> b.ini -> a.ini": the includes from the main file down to ps, then again. */
+static void include_chain(const parse_state *ps, const char *again, char *buf, size_t len)
+{
+    const parse_state *chain[MAX_INCLUDE_DEPTH + 2];
+    size_t n = 0;
+    for (const parse_state *p = ps; p && n < sizeof chain / sizeof *chain; p = p->parent)
+        chain[n++] = p;
+    buf[0] = '\0';
+    for (size_t i = n; i-- > 0;)
+        snprintf(buf + strlen(buf), len - strlen(buf), "%s -> ", chain[i]->file);
+    snprintf(buf + strlen(buf), len - strlen(buf), "%s", again);
+}
+
+/* Refuses a file the includer is already inside (a cycle) or one included
+ * before (its keys would be set twice); else remembers it. */
+static int check_once(load_ctx *ctx, const parse_state *parent, const char *path, const struct stat *st,
+                      char *err, size_t errlen)
+{
+    for (const parse_state *p = parent; p; p = p->parent) {
+        if (p->dev == st->st_dev && p->ino == st->st_ino) {
+            char chain[2048];
+            include_chain(parent, path, chain, sizeof chain);
+            snprintf(err, errlen, "%s:%d: include cycle: %s", parent->file, parent->line, chain);
+            return -1;
+        }
+    }
+    for (size_t i = 0; i < ctx->n; i++) {
+        if (ctx->v[i].dev == st->st_dev && ctx->v[i].ino == st->st_ino) {
+            snprintf(err, errlen, "%s:%d: '%s' is already included (at %s): include each file once",
+                     parent->file, parent->line, path, ctx->v[i].where);
+            return -1;
+        }
+    }
+    seen_file *grown = room_for_one(ctx->v, ctx->n, &ctx->cap, sizeof *grown);
+    if (!grown)
+        goto oom;
+    ctx->v = grown;
+    char where[PATH_MAX + 32] = "";
+    if (parent)
+        snprintf(where, sizeof where, "%s:%d", parent->file, parent->line);
+    ctx->v[ctx->n] = (seen_file){st->st_dev, st->st_ino, strdup(where)};
+    if (!ctx->v[ctx->n].where)
+        goto oom;
+    ctx->n++;
+    return 0;
+oom:
+    snprintf(err, errlen, "%s: out of memory", path);
+    return -1;
+}
+
+/* Opens path as the main file (parent NULL) or an include: a directory
+ * opens but reads as nothing, so it is refused by name. */
+static FILE *open_config(load_ctx *ctx, const parse_state *parent, const char *path, struct stat *st,
+                         char *err, size_t errlen)
+{
+    char at[PATH_MAX + 64] = "";
+    if (parent)
+        snprintf(at, sizeof at, "%s:%d: cannot open include file '%s'", parent->file, parent->line, path);
+    else
+        snprintf(at, sizeof at, "%s: cannot open", path);
+    FILE *fp = fopen(path, "r");
+    if (!fp || fstat(fileno(fp), st) != 0) {
+        snprintf(err, errlen, "%s: %s", at, strerror(errno));
+        if (fp)
+            fclose(fp);
+        return NULL;
+    }
+    if (S_ISDIR(st->st_mode)) {
+        snprintf(err, errlen, "%s: it is a directory", at);
+        fclose(fp);
+        return NULL;
+    }
+    if (check_once(ctx, parent, path, st, err, errlen) != 0) {
+        fclose(fp);
+        return NULL;
+    }
+    return fp;
+}
+
+static int load_file(dlg_config *c, const char *path, parse_state *parent, load_ctx *ctx, char *err,
+                     size_t errlen)
 {
     int depth = parent ? parent->depth + 1 : 0;
     if (depth > MAX_INCLUDE_DEPTH) {
-        snprintf(err, errlen, "%s:%d: includes nest deeper than %d (a cycle?)", parent->file,
-                 parent->line, MAX_INCLUDE_DEPTH);
+        snprintf(err, errlen, "%s:%d: includes nest deeper than %d", parent->file, parent->line,
+                 MAX_INCLUDE_DEPTH);
         return -1;
     }
-    FILE *fp = fopen(path, "r");
-    if (!fp) {
-        if (parent)
-            snprintf(err, errlen, "%s:%d: cannot open include file '%s': %s", parent->file,
-                     parent->line, path, strerror(errno));
-        else
-            snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    FILE *fp = open_config(ctx, parent, path, &st, err, errlen);
+    if (!fp)
         return -1;
-    }
-    parse_state ps = {.cfg = c, .file = path, .fp = fp, .depth = depth, .err = err, .errlen = errlen};
+    parse_state ps = {.cfg = c, .file = path, .fp = fp, .parent = parent, .ctx = ctx, .dev = st.st_dev,
+                      .ino = st.st_ino, .depth = depth, .err = err, .errlen = errlen};
     if (parent && parent->have_current) {
         /* keys before the first header of an included file extend the includer's section */
         ps.current_idx = parent->current_idx;
         ps.have_current = true;
     }
-    widen_ini_lines();
-    int rc = ini_parse_stream(reader, &ps, on_entry, &ps);
+    int rc = parse_stream(&ps);
     fclose(fp);
     /* inih reports its own syntax errors only at the end: the first wins */
     if (ps.failed && !(rc > 0 && rc < ps.fail_line))
@@ -402,7 +515,12 @@ int dlg_config_load(dlg_config *c, const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: out of memory", path);
         return -1;
     }
-    return load_file(c, path, NULL, err, errlen);
+    load_ctx ctx = {0};
+    int rc = load_file(c, path, NULL, &ctx, err, errlen);
+    for (size_t i = 0; i < ctx.n; i++)
+        free(ctx.v[i].where);
+    free(ctx.v);
+    return rc;
 }
 
 static dlg_section *resolve_set_target(dlg_config *c, const char *sec, char *err, size_t errlen,
@@ -448,30 +566,28 @@ static dlg_section *resolve_set_target(dlg_config *c, const char *sec, char *err
     return NULL;
 }
 
-int dlg_config_set(dlg_config *c, const char *assignment, char *err, size_t errlen)
+/* s without the blanks around it, in place */
+static char *trim_blanks(char *s)
 {
-    const char *eq = strchr(assignment, '=');
-    char lhs[256];
-    if (!eq || (size_t)(eq - assignment) >= sizeof lhs) {
-        snprintf(err, errlen, "--set %s: expected SECTION.key=value", assignment);
-        return -1;
-    }
-    memcpy(lhs, assignment, (size_t)(eq - assignment));
-    lhs[eq - assignment] = '\0';
-    char *dot = strrchr(lhs, '.');
-    if (!dot || dot == lhs || !dot[1] || !eq[1]) {
-        snprintf(err, errlen, "--set %s: expected SECTION.key=value (e.g. job.batch=32)", assignment);
-        return -1;
-    }
-    *dot = '\0';
-    const char *key = dot + 1;
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+    return s;
+}
+
+/* Sets key = value in every job, or in the one section lhs names. */
+static int set_in(dlg_config *c, const char *lhs, const char *key, const char *value, const char *assignment,
+                  char *err, size_t errlen)
+{
     if (strcmp(lhs, "job") == 0) {
         int jobs = 0;
         for (size_t i = 0; i < c->n; i++) {
             if (c->sections[i].kind != DLG_SEC_JOB)
                 continue;
             jobs++;
-            if (put_entry(&c->sections[i], key, eq + 1, "--set", 0, err, errlen) != 0)
+            if (put_entry(&c->sections[i], key, value, "--set", 0, err, errlen) != 0)
                 return -1;
         }
         if (!jobs && !dlg_config_find(c, DLG_SEC_JOB, "job")) {
@@ -483,7 +599,41 @@ int dlg_config_set(dlg_config *c, const char *assignment, char *err, size_t errl
     dlg_section *s = resolve_set_target(c, lhs, err, errlen, assignment);
     if (!s)
         return -1;
-    return put_entry(s, key, eq + 1, "--set", 0, err, errlen);
+    return put_entry(s, key, value, "--set", 0, err, errlen);
+}
+
+int dlg_config_set(dlg_config *c, const char *assignment, char *err, size_t errlen)
+{
+    const char *eq = strchr(assignment, '=');
+    char lhs_buf[256];
+    if (!eq || (size_t)(eq - assignment) >= sizeof lhs_buf) {
+        snprintf(err, errlen, "--set %s: expected SECTION.key=value", assignment);
+        return -1;
+    }
+    memcpy(lhs_buf, assignment, (size_t)(eq - assignment));
+    lhs_buf[eq - assignment] = '\0';
+    /* blanks around the parts are layout, as in a file: "job.batch = 32" */
+    char *lhs = trim_blanks(lhs_buf);
+    char *dot = strrchr(lhs, '.');
+    char *copy = strdup(eq + 1);
+    if (!copy) {
+        snprintf(err, errlen, "--set %s: out of memory", assignment);
+        return -1;
+    }
+    const char *value = trim_blanks(copy);
+    int rc = -1;
+    const char *key = "";
+    if (dot) {
+        *dot = '\0';
+        key = trim_blanks(dot + 1);
+        lhs = trim_blanks(lhs);
+    }
+    if (!dot || !*lhs || !*key || !*value)
+        snprintf(err, errlen, "--set %s: expected SECTION.key=value (e.g. job.batch=32)", assignment);
+    else
+        rc = set_in(c, lhs, key, value, assignment, err, errlen);
+    free(copy);
+    return rc;
 }
 
 void dlg_config_free(dlg_config *c)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 size_t dlg_opt_count(const dlg_option *table)
 {
@@ -256,6 +257,11 @@ static size_t edit_distance(const char *a, const char *b)
 
 const char *dlg_suggest(const char *word, const char *const *cands, size_t n)
 {
+    /* names are case-sensitive: "PROCESS" is far from "process" by edit
+     * distance, yet it is the one meant */
+    for (size_t i = 0; i < n; i++)
+        if (strcasecmp(word, cands[i]) == 0)
+            return cands[i];
     const char *best = NULL;
     size_t best_d = (size_t)-1;
     for (size_t i = 0; i < n; i++) {

@@ -23,9 +23,11 @@ static const unit size_units[] = {
     {"B", 1.0}, {"", 1.0},
 };
 
+/* Biggest first: a compound duration ("1h30m") must name its units in this order.
+ * Both micro signs (U+00B5, U+03BC) are accepted beside "us". */
 static const unit duration_units[] = {
-    {"ns", 1.0}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9},
-    {"h", 3600e9}, {"d", 86400e9}, {"", 1e9},
+    {"d", 86400e9}, {"h", 3600e9}, {"m", 60e9}, {"s", 1e9}, {"ms", 1e6},
+    {"us", 1e3}, {"\xc2\xb5s", 1e3}, {"\xce\xbcs", 1e3}, {"ns", 1.0},
 };
 
 static const char *skip_space(const char *s)
@@ -54,13 +56,32 @@ int dlg_parse_int(const char *s, int64_t *out, char *why, size_t whylen)
     return 0;
 }
 
+/* strtod also reads hex ("0x10"), "inf" and "nan": a value in a config file
+ * must be a plain decimal number, as dlg_parse_int already requires. */
+static double decimal(const char *s, char **end)
+{
+    const char *p = skip_space(s);
+    if (*p == '+' || *p == '-')
+        p++;
+    bool digits = isdigit((unsigned char)p[0]) || (p[0] == '.' && isdigit((unsigned char)p[1]));
+    if (!digits || (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))) {
+        *end = (char *)s;
+        return 0;
+    }
+    errno = 0;
+    return strtod(s, end);
+}
+
 int dlg_parse_double(const char *s, double *out, char *why, size_t whylen)
 {
     char *end;
-    errno = 0;
-    double v = strtod(s, &end);
+    double v = decimal(s, &end);
     if (end == s || !only_space(end) || !isfinite(v)) {
         snprintf(why, whylen, "'%s' is not a finite number", s);
+        return -1;
+    }
+    if (errno == ERANGE) { /* 1e-400 would silently become 0 */
+        snprintf(why, whylen, "'%s' is out of the range of a double", s);
         return -1;
     }
     *out = v;
@@ -70,15 +91,15 @@ int dlg_parse_double(const char *s, double *out, char *why, size_t whylen)
 /* What a size or duration may look like, for messages. */
 static const char size_hint[] = "a number with an optional unit K M G T P or KiB MiB GiB TiB PiB (binary), "
                                 "kB MB GB TB PB (decimal), B (bare: bytes)";
-static const char duration_hint[] = "a number with an optional unit ns us ms s m h d (bare: seconds)";
+static const char duration_hint[] = "a number with an optional unit ns us ms s m h d, or units "
+                                    "combined like 1h30m (bare: seconds)";
 
 static int parse_scaled(const char *s, const unit *units, size_t nunits, const char *what, const char *hint,
                         double *out, char *why, size_t whylen)
 {
     s = skip_space(s);
     char *end;
-    errno = 0;
-    double v = strtod(s, &end);
+    double v = decimal(s, &end);
     if (end == s || isnan(v) || isinf(v) || errno == ERANGE) {
         snprintf(why, whylen, "'%s' is not a %s (%s)", s, what, hint);
         return -1;
@@ -111,11 +132,86 @@ int dlg_parse_size(const char *s, int64_t *out, char *why, size_t whylen)
     return 0;
 }
 
+/* The unit word at p: letters and the bytes of a micro sign, up to the next
+ * number, space or end. */
+static size_t unit_word(const char *p)
+{
+    size_t n = 0;
+    while (p[n] && !isspace((unsigned char)p[n]) && !isdigit((unsigned char)p[n]) && p[n] != '.' &&
+           p[n] != '+' && p[n] != '-')
+        n++;
+    return n;
+}
+
+static int duration_unit(const char *w, size_t n)
+{
+    for (size_t i = 0; i < sizeof duration_units / sizeof *duration_units; i++)
+        if (strlen(duration_units[i].suffix) == n && strncmp(duration_units[i].suffix, w, n) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* One number with an optional unit, or several with units from the biggest
+ * down ("1h30m", "2m 30.5s"), as Go's time.ParseDuration and systemd read them. */
+static int parse_duration_terms(const char *s, double *out, char *why, size_t whylen)
+{
+    const char *p = skip_space(s);
+    double total = 0;
+    int terms = 0, last = -1;
+    while (*p) {
+        char *end;
+        double v = decimal(p, &end);
+        if (end == p || !isfinite(v) || errno == ERANGE) {
+            if (terms == 0)
+                snprintf(why, whylen, "'%s' is not a duration (%s)", skip_space(s), duration_hint);
+            else
+                snprintf(why, whylen, "'%s' after '%.*s' in '%s' is not a number with a unit (%s)", p,
+                         (int)(p - skip_space(s)), skip_space(s), skip_space(s), duration_hint);
+            return -1;
+        }
+        const char *w = skip_space(end);
+        size_t wl = unit_word(w);
+        const char *next = skip_space(w + wl);
+        if (wl == 0 && terms == 0 && !*next) {
+            *out = v * 1e9; /* a bare number is seconds */
+            return 0;
+        }
+        int u = wl ? duration_unit(w, wl) : -1;
+        if (u < 0) {
+            if (wl)
+                snprintf(why, whylen, "unknown duration unit '%.*s' in '%s' (%s)", (int)wl, w, skip_space(s),
+                         duration_hint);
+            else
+                snprintf(why, whylen, "'%.*s' in '%s' needs a unit: only a lone number means seconds (%s)",
+                         (int)(w - p), p, skip_space(s), duration_hint);
+            return -1;
+        }
+        if (u <= last) {
+            snprintf(why, whylen, "'%s': combine duration units from the biggest down, each once (e.g. 1h30m)",
+                     skip_space(s));
+            return -1;
+        }
+        if (terms && v < 0) {
+            snprintf(why, whylen, "'%s': only the whole duration may have a sign", skip_space(s));
+            return -1;
+        }
+        total += v * duration_units[u].scale;
+        last = u;
+        terms++;
+        p = next;
+    }
+    if (terms == 0) {
+        snprintf(why, whylen, "'%s' is not a duration (%s)", skip_space(s), duration_hint);
+        return -1;
+    }
+    *out = total;
+    return 0;
+}
+
 int dlg_parse_duration(const char *s, int64_t *out_ns, char *why, size_t whylen)
 {
     double v;
-    if (parse_scaled(s, duration_units, sizeof duration_units / sizeof *duration_units,
-                     "duration", duration_hint, &v, why, whylen) != 0)
+    if (parse_duration_terms(s, &v, why, whylen) != 0)
         return -1;
     if (v < 0 || v >= 9.2e18) {
         snprintf(why, whylen, "duration '%s' is out of range", s);

@@ -27,12 +27,12 @@ case_ini range $'[job a]\nworkload = sleep\ncpus = 99999' \
 case_ini unit $'[job a]\nworkload = sleep\n\nduration = 5 parsecs' \
     "^dlgauge: unit\.ini:4: \[job a\] duration: unknown duration unit 'parsecs'"
 case_ini notnum $'[job a]\nworkload = sleep\nduration = abc' \
-    "^dlgauge: notnum\.ini:3: \[job a\] duration: 'abc' is not a duration \(a number with an optional unit ns us ms s m h d \(bare: seconds\)\)"
+    "^dlgauge: notnum\.ini:3: \[job a\] duration: 'abc' is not a duration \(a number with an optional unit ns us ms s m h d, or units combined like 1h30m \(bare: seconds\)\)"
 case_ini listelem $'[job a]\nworkload = stream\nkernel = copy, trid' \
     "^dlgauge: listelem\.ini:3: \[job a\] kernel: 'trid' is not one of" "did you mean 'triad'"
 unset DLG_E2E_UNSET_VAR
 case_ini env $'[job a]\nworkload = sleep\nsleep = ${DLG_E2E_UNSET_VAR}' \
-    "^dlgauge: env\.ini:3: environment variable 'DLG_E2E_UNSET_VAR' is not set"
+    "^dlgauge: env\.ini:3: \[job a\] sleep: environment variable 'DLG_E2E_UNSET_VAR' is not set"
 case_ini include $'[global]\ninclude = missing/nope.ini\n[job a]\nworkload = sleep' \
     "^dlgauge: include\.ini:2: cannot open include file '.*missing/nope\.ini'"
 case_ini global $'[global]\niterations = 3\nbtach = 4\n[job a]\nworkload = sleep' \
@@ -59,6 +59,29 @@ run_cli setsec run ok.ini --set nojob.sleep=1ms
 expect_one_error setsec 2 "^dlgauge: --set nojob\.sleep=1ms: no section is called 'nojob'"
 run_cli setval run ok.ini --set job.sleep=fast
 expect_one_error setval 2 "^dlgauge: --set: \[job a\] sleep: "
+# files written by scripts and templates: each mistake is one line naming it
+case_ini envbare $'[job a]\nworkload = sleep\nsleep = $DLG_E2E_UNSET_VAR' \
+    "^dlgauge: envbare\.ini:3: \[job a\] sleep: '\\\$DLG_E2E_UNSET_VAR' in .* is not expanded: write \\\$\{DLG_E2E_UNSET_VAR\}"
+case_ini quote $'[job a]\nworkload = "sleep' "^dlgauge: quote\.ini:2: \[job a\] workload: unbalanced quotes"
+case_ini hdrjunk $'[job a] sleep\nworkload = sleep' \
+    "^dlgauge: hdrjunk\.ini:1: unexpected text 'sleep' after the section header \[job a\]"
+case_ini durorder $'[job a]\nworkload = sleep\nduration = 30m1h' \
+    "^dlgauge: durorder\.ini:3: \[job a\] duration: '30m1h': combine duration units from the biggest down"
+case_ini hexquota $'[job a]\nworkload = sleep\ncpu_quota = 0x10' \
+    "^dlgauge: hexquota\.ini:3: \[job a\] cpu_quota: '0x10' is not a finite number"
+mkdir -p incdir
+printf '[global]\nrepeat = 2\ninclude = ../cycle.ini\n' >incdir/base.ini
+case_ini cycle $'include = incdir/base.ini\n[job a]\nworkload = sleep' \
+    "^dlgauge: \./incdir/base\.ini:3: include cycle: cycle\.ini -> \./incdir/base\.ini -> \./incdir/\.\./cycle\.ini"
+case_ini incdir $'include = incdir\n[job a]\nworkload = sleep' \
+    "^dlgauge: incdir\.ini:1: cannot open include file '\./incdir': it is a directory"
+# a byte order mark and CRLF line ends are fine
+printf '\xef\xbb\xbf[global]\r\nrepeat = 2 # comment\r\n[job a]\r\nworkload = sleep\r\nduration = 1m30s\r\n' >bom.ini
+run_cli bom run bom.ini --dry-run
+expect_rc bom 0
+grep -q 'repeat=2' bom.out || fail "bom: [global] after a byte order mark was lost: $(cat bom.out)"
+grep -q 'duration=1m30s' bom.out || fail "bom: duration 1m30s: $(cat bom.out)"
+
 run_cli onlyjob run ok.ini --job b
 expect_one_error onlyjob 2 "^dlgauge: ok\.ini: no \[job b\]"
 

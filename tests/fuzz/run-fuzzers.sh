@@ -1,5 +1,5 @@
 #!/bin/sh
-# Builds the core/data libFuzzer targets with clang and runs each one.
+# Builds the core/data and config-value libFuzzer targets with clang and runs each one.
 #   run-fuzzers.sh [seconds-per-target] [work-dir] [target...]
 # Seeds come from tests/fuzz/corpus/<target>/ and tests/fuzz/crashes/<target>/;
 # new inputs go to <work-dir>/corpus-<target>/, crashes to
@@ -10,9 +10,10 @@ root=$(cd "$here/../.." && pwd)
 secs=${1:-5}
 work=${2:-$root/build-fuzz}
 shift $(( $# > 2 ? 2 : $# ))
-targets=${*:-recordio idx datum listfile}
+targets=${*:-recordio idx datum listfile units}
 cc=${CLANG:-/usr/bin/clang}
 data=$root/core/data
+rt=$root/core/runtime
 # LMDB code is not fuzzed here (its input is a database, not bytes).
 srcs="data_error.c data_source.c recordio_writer.c recordio_reader.c recordio_idx.c
       im2rec.c im2rec_lst.c datum.c listfile.c listfile_scan.c"
@@ -24,9 +25,20 @@ for s in $srcs; do   # compile the library sources once for all targets
     "$cc" $flags -c -I"$data" -I"$root/include" "$data/$s" -o "$o"
     objs="$objs $o"
 done
+# units: the config value parsers of core/runtime
+rt_objs=
+for s in units.c options.c config_env.c config_line.c; do
+    o="$work/obj/rt_${s%.c}.o"
+    "$cc" $flags -c -I"$rt" -I"$root/include" "$rt/$s" -o "$o"
+    rt_objs="$rt_objs $o"
+done
 status=0
 for t in $targets; do
-    "$cc" $flags -I"$data" -I"$root/include" "$here/fuzz_$t.c" $objs -o "$work/fuzz_$t"
+    if [ "$t" = units ]; then
+        "$cc" $flags -I"$rt" -I"$root/include" "$here/fuzz_$t.c" $rt_objs -lm -o "$work/fuzz_$t"
+    else
+        "$cc" $flags -I"$data" -I"$root/include" "$here/fuzz_$t.c" $objs -o "$work/fuzz_$t"
+    fi
     mkdir -p "$work/corpus-$t"
     echo "== fuzz_$t for ${secs}s"
     if ! "$work/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <ini.h>
 
 #include "config.h"
 #include "rt_util.h"
@@ -120,9 +121,44 @@ static void include_errors(void **state)
     assert_int_not_equal(load(state, "m2.ini", "[global]\ninclude = bad.ini\n", &c, path, err), 0);
     rt_assert_error_at(err, inc, 3, "syntax error", END);
     dlg_config_free(&c);
-    /* a file including itself stops at the depth limit, with a message */
+    /* a file including itself is a cycle, named as one */
     assert_int_not_equal(load(state, "self.ini", "[global]\ninclude = self.ini\n", &c, path, err), 0);
-    rt_assert_error_at(err, path, 2, "includes nest deeper than", END);
+    rt_assert_error_at(err, path, 2, "include cycle: ", END);
+    dlg_config_free(&c);
+}
+
+/* A cycle through files that set keys used to be reported as "key set
+ * twice (first at line 2)" on line 2; a file included from two places
+ * likewise.  Both are named for what they are. */
+static void include_cycles_and_repeats(void **state)
+{
+    char path[512], a[512], b[512], err[1024], want[1200];
+    dlg_config c;
+    rt_write(*state, "inc/a.ini", "[global]\nrepeat = 2\ninclude = b.ini\n", a, sizeof a);
+    rt_write(*state, "inc/b.ini", "[global]\nwarmup = 1\ninclude = a.ini\n", b, sizeof b);
+    assert_int_not_equal(load(state, "cyc.ini", "include = inc/a.ini\n[job x]\nworkload = w\n", &c, path, err), 0);
+    snprintf(want, sizeof want, "include cycle: %s -> %s -> %s -> %s", path, a, b, a);
+    rt_assert_error_at(err, b, 3, want, END);
+    dlg_config_free(&c);
+    /* a diamond: common.ini reached through d1 and d2 */
+    char d1[512];
+    rt_write(*state, "inc/common.ini", "[global]\nrepeat = 2\n", a, sizeof a);
+    rt_write(*state, "inc/d1.ini", "include = common.ini\n", d1, sizeof d1);
+    rt_write(*state, "inc/d2.ini", "; the same base again\ninclude = common.ini\n", b, sizeof b);
+    assert_int_not_equal(load(state, "dia.ini", "include = inc/d1.ini\ninclude = inc/d2.ini\n", &c, path, err), 0);
+    snprintf(want, sizeof want, "'%s' is already included (at %s:1): include each file once", a, d1);
+    rt_assert_error_at(err, b, 2, want, END);
+    dlg_config_free(&c);
+    /* a directory opens and reads as nothing: refused, as is an empty name */
+    assert_int_not_equal(load(state, "dir.ini", "[job a]\nworkload = w\ninclude = inc\n", &c, path, err), 0);
+    rt_assert_error_at(err, path, 3, "cannot open include file", "inc': it is a directory", END);
+    dlg_config_free(&c);
+    assert_int_not_equal(load(state, "empty.ini", "[job a]\nworkload = w\ninclude =\n", &c, path, err), 0);
+    rt_assert_error_at(err, path, 3, "include needs a file name", END);
+    dlg_config_free(&c);
+    snprintf(want, sizeof want, "%s/inc", ((rt_dir *)*state)->path);
+    assert_int_not_equal(dlg_config_load(&c, want, err, sizeof err), 0);
+    rt_assert_error_at(err, want, 0, "cannot open: it is a directory", END);
     dlg_config_free(&c);
 }
 
@@ -148,7 +184,8 @@ static void env_expansion(void **state)
     dlg_config_free(&c);
 
     assert_int_not_equal(load(state, "env2.ini", "[job a]\nworkload = x\nbatch = ${DLGT_UNSET}\n", &c, path, err), 0);
-    rt_assert_error_at(err, path, 3, "environment variable 'DLGT_UNSET' is not set", "${DLGT_UNSET:-default}", END);
+    rt_assert_error_at(err, path, 3, "[job a] batch: environment variable 'DLGT_UNSET' is not set",
+                       "${DLGT_UNSET:-default}", END);
     dlg_config_free(&c);
     assert_int_not_equal(load(state, "env3.ini", "[job a]\nbatch = ${DLGT_DIR\n", &c, path, err), 0);
     rt_assert_error_at(err, path, 2, "unterminated '${'", END);
@@ -162,6 +199,139 @@ static void env_expansion(void **state)
     assert_int_equal(load(state, "env4.ini", text, &c, path, err), 0);
     assert_string_equal(value(&c, DLG_SEC_JOB, "z", "workload"), "y");
     dlg_config_free(&c);
+}
+
+/* Defaults may hold references, $$ is a literal $; what a shell would read
+ * differently ($HOME, ${A-x}) is an error, never passed on as text. */
+static void env_nested_and_escaped(void **state)
+{
+    char path[512], err[1024];
+    dlg_config c;
+    setenv("DLGT_SET", "8", 1);
+    unsetenv("DLGT_UNSET");
+    unsetenv("DLGT_UNSET2");
+    assert_int_equal(load(state, "nest.ini",
+                          "[job a]\n"
+                          "a = ${DLGT_UNSET:-${DLGT_SET}}\n"
+                          "b = ${DLGT_SET:-${DLGT_UNSET}}\n"
+                          "c = x${DLGT_UNSET:-${DLGT_UNSET2:-deep}}y\n"
+                          "d = cost$$5 $${DLGT_SET} $\n"
+                          "e = ${DLGT_UNSET:-}${DLGT_SET}\n",
+                          &c, path, err),
+                     0);
+    assert_string_equal(value(&c, DLG_SEC_JOB, "a", "a"), "8");
+    assert_string_equal(value(&c, DLG_SEC_JOB, "a", "b"), "8"); /* lazy: the unset default is not read */
+    assert_string_equal(value(&c, DLG_SEC_JOB, "a", "c"), "xdeepy");
+    assert_string_equal(value(&c, DLG_SEC_JOB, "a", "d"), "cost$5 ${DLGT_SET} $");
+    assert_string_equal(value(&c, DLG_SEC_JOB, "a", "e"), "8");
+    dlg_config_free(&c);
+    static const struct {
+        const char *line, *msg;
+    } bad[] = {
+        {"k = ${DLGT_UNSET:-${DLGT_UNSET2}}", "[job a] k: environment variable 'DLGT_UNSET2' is not set"},
+        {"k = $HOME/data", "[job a] k: '$HOME' in '$HOME/data' is not expanded: write ${HOME}, or $$ for a literal $"},
+        {"k = ${DLGT_SET-1}", "'${DLGT_SET-1}' in '${DLGT_SET-1}' is not a variable reference"},
+        {"k = ${:-1}", "'${:-1}' in '${:-1}' is not a variable reference"},
+        {"k = ${A B}", "'${A B}' in '${A B}' is not a variable reference"},
+        {"k = ${DLGT_UNSET:-${DLGT_SET}", "unterminated '${'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char text[256];
+        snprintf(text, sizeof text, "[job a]\nworkload = w\n%s\n", bad[i].line);
+        if (load(state, "nestbad.ini", text, &c, path, err) == 0)
+            fail_msg("'%s' loaded", bad[i].line);
+        rt_assert_error_at(err, path, 3, bad[i].msg, END);
+        dlg_config_free(&c);
+    }
+}
+
+/* A line holds 4095 characters; a longer value (a sweep over hundreds of
+ * points) can come from the environment, as the README says. */
+static void env_long_value(void **state)
+{
+    enum { N = 10000 };
+    static char big[N + 1];
+    char path[512], err[1024];
+    dlg_config c;
+    for (size_t i = 0; i < N; i += 4)
+        memcpy(big + i, "1ms,", 4);
+    big[N - 1] = '2'; /* "...,1ms,2" */
+    setenv("DLGT_SWEEP", big, 1);
+    assert_int_equal(load(state, "big.ini", "[job a]\nsleep = <${DLGT_SWEEP}>\n", &c, path, err), 0);
+    const char *v = value(&c, DLG_SEC_JOB, "a", "sleep");
+    assert_int_equal(strlen(v), N + 2);
+    assert_memory_equal(v + 1, big, N);
+    assert_int_equal(v[N + 1], '>');
+    dlg_config_free(&c);
+    unsetenv("DLGT_SWEEP");
+}
+
+/* What scripts and Windows editors write: a byte order mark, CRLF, tabs,
+ * comments after values with ';' or '#', and quoted values. */
+static void generated_files(void **state)
+{
+    char path[512], err[1024];
+    dlg_config c;
+    assert_int_equal(load(state, "win.ini",
+                          "\xEF\xBB\xBF[global]\r\n"
+                          "repeat = 3\t\r\n"
+                          "[job\ttrain]\t# the job\r\n"
+                          "workload = sleep # a comment, as on a line of its own\r\n"
+                          "sleep = 1ms, 2ms ; two cells\r\n"
+                          "tag = a#b;c\r\n"
+                          "[sink csv]\r\n"
+                          "path = \"results/my run ; #1.csv\"   # quoted: ';' and '#' kept\r\n"
+                          "note = say \"hi\"\r\n",
+                          &c, path, err),
+                     0);
+    assert_string_equal(value(&c, DLG_SEC_GLOBAL, "", "repeat"), "3");
+    assert_string_equal(value(&c, DLG_SEC_JOB, "train", "workload"), "sleep");
+    assert_string_equal(value(&c, DLG_SEC_JOB, "train", "sleep"), "1ms, 2ms");
+    assert_string_equal(value(&c, DLG_SEC_JOB, "train", "tag"), "a#b;c");
+    assert_string_equal(value(&c, DLG_SEC_SINK, "csv", "path"), "results/my run ; #1.csv");
+    assert_string_equal(value(&c, DLG_SEC_SINK, "csv", "note"), "say \"hi\"");
+    assert_int_equal(dlg_config_find(&c, DLG_SEC_JOB, "train")->line, 3);
+    dlg_config_free(&c);
+    static const struct {
+        const char *text;
+        int line;
+        const char *msg;
+    } bad[] = {
+        {"[job a]\nworkload = \"sleep\n", 2, "[job a] workload: unbalanced quotes in '\"sleep'"},
+        {"[job a]\nworkload = \"a\" \"b\"\n", 2, "unbalanced quotes in '\"a\" \"b\"'"},
+        {"[job a]\nworkload = \"\"\n", 2, "key 'workload' has an empty value"},
+        {"[job a] b\nworkload = w\n", 1, "unexpected text 'b' after the section header [job a]"},
+        {"[job a]]\n", 1, "unexpected text ']' after the section header [job a]"},
+        {"[job a\tb]\n", 1, "section name 'a\tb' may not contain spaces"},
+        {"\xEF\xBB\xBFkey = 1\n", 1, "'key' appears before any section header"},
+        {"[job a]\n = 5\n", 2, "a key name is missing before the '='"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        if (load(state, "genbad.ini", bad[i].text, &c, path, err) == 0)
+            fail_msg("case %zu loaded: %s", i, bad[i].text);
+        rt_assert_error_at(err, path, bad[i].line, bad[i].msg, END);
+        dlg_config_free(&c);
+    }
+}
+
+static int keep_value(void *user, const char *section, const char *key, const char *value)
+{
+    (void)section;
+    (void)key;
+    snprintf(user, 64, "%s", value);
+    return 1;
+}
+
+/* The reader strips comments itself; the other inih users in the process
+ * (disk profiles, instance catalogs) must still get inih's own. */
+static void inih_settings_restored(void **state)
+{
+    char path[512], err[1024], got[64] = "";
+    dlg_config c;
+    assert_int_equal(load(state, "q.ini", "[job a]\nk = \"x ; y\"\n", &c, path, err), 0);
+    dlg_config_free(&c);
+    assert_int_equal(ini_parse_string("[disk]\nread_mbps = 100 ; a comment\n", keep_value, got), 0);
+    assert_string_equal(got, "100");
 }
 
 static void syntax_errors(void **state)
@@ -272,6 +442,9 @@ static void set_overrides(void **state)
     /* values may contain '=' and '.' */
     assert_int_equal(dlg_config_set(&c, "sink:a.url=http://h:8086/write?db=x.y", err, sizeof err), 0);
     assert_string_equal(value(&c, DLG_SEC_SINK, "a", "url"), "http://h:8086/write?db=x.y");
+    /* blanks around the parts are layout, as in a file */
+    assert_int_equal(dlg_config_set(&c, " job:a . warmup =  2 ", err, sizeof err), 0);
+    assert_string_equal(value(&c, DLG_SEC_JOB, "a", "warmup"), "2");
     /* the same key twice on the command line: the last wins */
     assert_int_equal(dlg_config_set(&c, "global.repeat=5", err, sizeof err), 0);
     assert_string_equal(value(&c, DLG_SEC_GLOBAL, "", "repeat"), "5");
@@ -294,6 +467,8 @@ static void set_errors(void **state)
         {"job.batch", "expected SECTION.key=value", NULL},
         {"job.batch=", "expected SECTION.key=value", NULL},
         {".batch=1", "expected SECTION.key=value", NULL},
+        {"job.batch=  ", "expected SECTION.key=value", NULL},
+        {"job. =1", "expected SECTION.key=value", NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         err[0] = '\0';
@@ -321,7 +496,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(duplicate_key, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(include_relative_and_nested, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(include_errors, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(include_cycles_and_repeats, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(env_expansion, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(env_nested_and_escaped, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(env_long_value, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(generated_files, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(inih_settings_restored, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(syntax_errors, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(long_lines, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(set_overrides, rt_dir_setup, rt_dir_teardown),

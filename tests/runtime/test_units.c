@@ -88,8 +88,8 @@ static void durations(void **state)
     assert_non_null(strstr(why, "unknown duration unit 'parsecs'"));
     /* a bare number is accepted, so the message must not ask for a unit */
     assert_int_not_equal(dlg_parse_duration("abc", &v, why, sizeof why), 0);
-    assert_string_equal(why, "'abc' is not a duration (a number with an optional unit ns us ms s m h d "
-                             "(bare: seconds))");
+    assert_string_equal(why, "'abc' is not a duration (a number with an optional unit ns us ms s m h d, "
+                             "or units combined like 1h30m (bare: seconds))");
     char buf[32];
     dlg_format_duration(60000000000ll, buf, sizeof buf);
     assert_string_equal(buf, "60s");
@@ -215,6 +215,8 @@ static void parse_options(void **state)
     assert_int_not_equal(dlg_opt_parse(&table[5], "trian", &v, why, sizeof why), 0);
     assert_non_null(strstr(why, "(did you mean 'train'?)"));
     assert_int_not_equal(dlg_opt_parse(&table[5], "Train", &v, why, sizeof why), 0); /* exact */
+    assert_int_not_equal(dlg_opt_parse(&table[5], "INFER", &v, why, sizeof why), 0);
+    assert_non_null(strstr(why, "(did you mean 'infer'?)"));
 
     assert_int_equal(dlg_opt_parse(&table[6], "a, b", &v, why, sizeof why), 0);
     assert_string_equal(v.text, "a, b");
@@ -276,6 +278,10 @@ static void did_you_mean(void **state)
     assert_string_equal(dlg_suggest("warmpu", keys, 6), "warmup");
     assert_null(dlg_suggest("batch", keys, 6));
     assert_null(dlg_suggest("x", keys, 0));
+    /* a case slip is always suggested, however long the word */
+    static const char *const modes[] = {"process", "none"};
+    assert_string_equal(dlg_suggest("PROCESS", modes, 2), "process");
+    assert_string_equal(dlg_suggest("NONE", modes, 2), "none");
     assert_string_equal(dlg_opt_suggest(table, "memroy"), "memory");
     assert_null(dlg_opt_suggest(table, "zzzzzz"));
     char buf[64] = "unknown key 'memroy'";
@@ -288,11 +294,76 @@ static void did_you_mean(void **state)
     assert_int_equal(strlen(small), sizeof small - 1);
 }
 
+/* "1h30m" as Go and systemd write it; the micro sign as "us"; the order and
+ * every part's unit are checked, so a typo is an error rather than a guess. */
+static void compound_durations(void **state)
+{
+    (void)state;
+    assert_int_equal(ns_of("1h30m"), 5400ll * 1000000000ll);
+    assert_int_equal(ns_of("2m 30.5s"), 150500000000ll);
+    assert_int_equal(ns_of("1d12h"), 36ll * 3600 * 1000000000ll);
+    assert_int_equal(ns_of("1s500ms"), 1500000000);
+    assert_int_equal(ns_of("1m1s1ms1us1ns"), 61001001001ll);
+    assert_int_equal(ns_of("250\xc2\xb5s"), 250000);
+    assert_int_equal(ns_of("250\xce\xbcs"), 250000);
+    assert_int_equal(ns_of(" 1.5s "), 1500000000);
+    static const struct {
+        const char *text, *msg;
+    } bad[] = {
+        {"30m1h", "combine duration units from the biggest down"},
+        {"1s1s", "combine duration units from the biggest down"},
+        {"1h30", "'30' in '1h30' needs a unit"},
+        {"1h-30m", "only the whole duration may have a sign"},
+        {"1sec", "unknown duration unit 'sec'"},
+        {"1h 30x", "unknown duration unit 'x'"},
+        {"1h abc", "'abc' after '1h ' in '1h abc' is not a number with a unit"},
+        {"", "'' is not a duration"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char why[512] = "";
+        int64_t v = 0;
+        if (dlg_parse_duration(bad[i].text, &v, why, sizeof why) == 0)
+            fail_msg("duration '%s' accepted as %lld", bad[i].text, (long long)v);
+        if (!strstr(why, bad[i].msg))
+            fail_msg("duration '%s': '%s' lacks '%s'", bad[i].text, why, bad[i].msg);
+    }
+}
+
+/* strtod reads hex, inf and nan and underflows to 0: none of that may pass
+ * for a number in a config file (an int already refuses 0x10). */
+static void plain_decimal_numbers(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"0x10", "0X1p4", "-0x10", "infinity", "nan(1)", " 0x10"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char why[512];
+        int64_t n;
+        double d;
+        if (dlg_parse_double(bad[i], &d, why, sizeof why) == 0)
+            fail_msg("double '%s' accepted as %g", bad[i], d);
+        if (dlg_parse_size(bad[i], &n, why, sizeof why) == 0)
+            fail_msg("size '%s' accepted as %lld", bad[i], (long long)n);
+        if (dlg_parse_duration(bad[i], &n, why, sizeof why) == 0)
+            fail_msg("duration '%s' accepted as %lld", bad[i], (long long)n);
+    }
+    char why[512];
+    double d = 7;
+    assert_int_not_equal(dlg_parse_double("1e-400", &d, why, sizeof why), 0);
+    assert_string_equal(why, "'1e-400' is out of the range of a double");
+    assert_int_equal(dlg_parse_double(".5", &d, why, sizeof why), 0);
+    assert_true(d == 0.5);
+    assert_int_equal(dlg_parse_double("-1e3", &d, why, sizeof why), 0);
+    assert_true(d == -1000);
+    assert_int_equal(size_of("1e3"), 1000);
+    assert_int_equal(size_of("+.5K"), 512);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sizes),          cmocka_unit_test(durations), cmocka_unit_test(bools_and_ints),
         cmocka_unit_test(parse_options),  cmocka_unit_test(table_checks), cmocka_unit_test(did_you_mean),
+        cmocka_unit_test(compound_durations), cmocka_unit_test(plain_decimal_numbers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
