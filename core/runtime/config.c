@@ -270,6 +270,19 @@ static int store(parse_state *ps, const char *key, const char *value)
     return 1;
 }
 
+/* A path starting with ~/ (the whole value, after a "kind:" prefix, or a
+ * sweep element), as a shell would have expanded it. */
+static bool home_path(const char *v)
+{
+    for (const char *p = v;; p++) {
+        p += strspn(p, " \t");
+        if (p[0] == '~' && (p[1] == '/' || p[1] == '\0' || p[1] == ',' || p[1] == ' '))
+            return true;
+        if (!(p = strpbrk(p, ":,")))
+            return false;
+    }
+}
+
 static int on_entry(void *user, const char *section, const char *key, const char *value)
 {
     parse_state *ps = user;
@@ -282,6 +295,11 @@ static int on_entry(void *user, const char *section, const char *key, const char
     char *expanded = NULL;
     if (dlg_ini_unquote(raw, why, sizeof why) != 0 || !(expanded = dlg_expand_env(raw, why, sizeof why)))
         return fail(ps, "%s: %s", label, why);
+    if (home_path(raw)) {
+        free(expanded);
+        return fail(ps, "%s: %s", label, "'~' is not expanded in a value (a folder named '~' would be made): "
+                    "write ${HOME}/...");
+    }
     /* include is a directive, not a key: it may come before any header */
     int rc = strcmp(key, "include") == 0 ? include(ps, expanded) : store(ps, key, expanded);
     free(expanded);

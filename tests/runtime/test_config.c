@@ -187,6 +187,17 @@ static void env_expansion(void **state)
     rt_assert_error_at(err, path, 3, "[job a] batch: environment variable 'DLGT_UNSET' is not set",
                        "${DLGT_UNSET:-default}", END);
     dlg_config_free(&c);
+    /* a shell expands ~, an INI file does not: a folder named '~' would be made */
+    static const char *const homes[] = {"~/r.csv", "raw:~/x.bin", "a.bin, ~/b.bin", "~"};
+    for (size_t i = 0; i < sizeof homes / sizeof *homes; i++) {
+        char text[128];
+        snprintf(text, sizeof text, "[job a]\nworkload = x\ndata = %s\n", homes[i]);
+        assert_int_not_equal(load(state, "home.ini", text, &c, path, err), 0);
+        rt_assert_error_at(err, path, 3, "[job a] data: '~' is not expanded", "${HOME}/", END);
+        dlg_config_free(&c);
+    }
+    assert_int_equal(load(state, "home2.ini", "[job a]\ndata = raw:a~/b, c~\nurl = http://h:1/~x\n", &c, path, err), 0);
+    dlg_config_free(&c);
     assert_int_not_equal(load(state, "env3.ini", "[job a]\nbatch = ${DLGT_DIR\n", &c, path, err), 0);
     rt_assert_error_at(err, path, 2, "unterminated '${'", END);
     dlg_config_free(&c);
