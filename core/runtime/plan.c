@@ -142,6 +142,19 @@ static int core_value_check(const dlg_option *o, dlg_value *v, char *why, size_t
 }
 
 /* Validates one value (or each element of a sweep list) for option o. */
+/* The index among v[0..n) of a value equal to x, or -1. */
+static long same_value(const dlg_option *o, const dlg_value *v, size_t n, const dlg_value *x)
+{
+    for (size_t i = 0; i < n; i++) {
+        bool same = o->type == DLG_OPT_STRING ? strcmp(v[i].text, x->text) == 0
+                    : o->type == DLG_OPT_DOUBLE ? v[i].d == x->d
+                                                : v[i].i == x->i;
+        if (same)
+            return (long)i;
+    }
+    return -1;
+}
+
 static int check_value(const dlg_option *o, const char *text, const dlg_entry *e, const dlg_section *s,
                        const char *job, char *err, size_t errlen)
 {
@@ -155,19 +168,34 @@ static int check_value(const dlg_option *o, const char *text, const dlg_entry *e
             return -1;
         }
     }
+    dlg_value *seen = list ? calloc(n, sizeof *seen) : NULL;
+    if (list && !seen) {
+        free_list(vals, n);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     for (size_t i = 0; i < (list ? n : 1); i++) {
         const char *t = list ? vals[i] : text;
         dlg_value v;
+        long dup = -1;
         if (!*t) {
             snprintf(why, sizeof why, "empty element in the list '%s'", text);
         } else if (dlg_opt_parse(o, t, &v, why, sizeof why) == 0 && core_value_check(o, &v, why, sizeof why) == 0) {
-            continue;
+            if (!list || (dup = same_value(o, seen, i, &v)) < 0) {
+                if (list)
+                    seen[i] = v;
+                continue;
+            }
+            /* 1GiB, 1024MiB: one cell measured twice under two names */
+            snprintf(why, sizeof why, "'%s' and '%s' are the same value: give each once", vals[dup], t);
         }
         where(e, s, w, sizeof w);
         snprintf(err, errlen, "%s[job %s] %s: %s", w, job, o->name, why);
+        free(seen);
         free_list(vals, n);
         return -1;
     }
+    free(seen);
     free_list(vals, n);
     return 0;
 }

@@ -30,6 +30,9 @@ case_ini notnum $'[job a]\nworkload = sleep\nduration = abc' \
     "^dlgauge: notnum\.ini:3: \[job a\] duration: 'abc' is not a duration \(a number with an optional unit ns us ms s m h d, or units combined like 1h30m \(bare: seconds\)\)"
 case_ini listelem $'[job a]\nworkload = stream\nkernel = copy, trid' \
     "^dlgauge: listelem\.ini:3: \[job a\] kernel: 'trid' is not one of" "did you mean 'triad'"
+# one value twice in a sweep would measure one cell twice under two names
+case_ini listdup $'[job a]\nworkload = stream\narray_size = 64KiB, 1MiB, 1024KiB' \
+    "^dlgauge: listdup\.ini:3: \[job a\] array_size: '1MiB' and '1024KiB' are the same value: give each once"
 unset DLG_E2E_UNSET_VAR
 case_ini env $'[job a]\nworkload = sleep\nsleep = ${DLG_E2E_UNSET_VAR}' \
     "^dlgauge: env\.ini:3: \[job a\] sleep: environment variable 'DLG_E2E_UNSET_VAR' is not set"
