@@ -255,6 +255,19 @@ static int resnet_mini(dlg_net *net)
     return dlg_softmax_loss(net, "loss", dlg_fc(net, "L", x, 10), y);
 }
 
+/* ResNet's bottleneck end: a 1x1 convolution, its batch norm, the
+ * residual add and the ReLU fused into one layer in inference (on AVX-512
+ * the add runs as a primitive of its own after the convolution). */
+static int bottleneck_mini(dlg_net *net)
+{
+    int x = X(2, 16, 14, 14);
+    dlg_conv_spec s1 = {64, 1, 1, 1, 1, 0, 0, 1, 1, 1, true};
+    x = dlg_relu(net, "r0", dlg_batchnorm(net, "bn0", dlg_conv_ex(net, "c0", x, &s1), 1e-5f));
+    int a = dlg_batchnorm(net, "bna", dlg_conv_ex(net, "ca", x, &s1), 1e-5f);
+    /* the net's output: kept in an inference plan, so it can be compared */
+    return dlg_relu(net, "L", dlg_add(net, "add1", a, x));
+}
+
 /* A 3x3 stride-1 convolution between blocked layers, 40 tiles, 64
  * channels: the cpu backend runs it by Winograd (forward with bias, both
  * backward passes). */
@@ -362,6 +375,18 @@ static void check_cached_filter(const char *what, build_fn build, const char *co
     dlg_net_destroy(cpu);
 }
 
+/* A net planned for inference (batch norm folded, residual and ReLU fused
+ * into the convolution) against the reference's output. */
+static void check_infer_plan(const char *what, build_fn build)
+{
+    dlg_net *ref = make_opts(build, "ref", false, false), *cpu = make_opts(build, "cpu", false, false);
+    double e = infer_err(cpu, ref);
+    printf("  %-28s fwd     max relative error %.2e\n", what, e);
+    assert_true(e < 1e-4);
+    dlg_net_destroy(ref);
+    dlg_net_destroy(cpu);
+}
+
 /* The kernel that runs layer `name` of a cpu net planned like make()'s,
  * for training or inference (a copy: free it). */
 static char *layer_impl(build_fn build, const char *name, bool direct, bool train)
@@ -462,6 +487,7 @@ static void test_nets(void **st)
     compare("concat of inputs and conv", concat_inputs, true);
     compare("resnet-like", resnet_mini, true);
     compare("resnet-like inference", resnet_mini, false);
+    check_infer_plan("1x1 bottleneck end, fused", bottleneck_mini);
 }
 
 static void test_conv(void **st)

@@ -12,6 +12,12 @@
 
 typedef struct conv_state {
     cpu_prim fwd, bwd_data, bwd_weights;
+    /* the residual add (+ ReLU) as its own primitive after fwd, where the
+     * fused one would fall back to oneDNN's gemm kernel (unfused_residual):
+     * fwd writes the first tmp_bytes of the workspace (the top may share
+     * the residual's memory), add sums that and the residual into the top */
+    cpu_prim add;
+    size_t tmp_bytes;
     dnnl_memory_desc_t top_md; /* the top's layout when it is not plain */
     dnnl_memory_desc_t w_md;   /* the weights' layout when it is not plain */
     cpu_fold fold;             /* a batch norm folded into the weights */
@@ -34,12 +40,11 @@ static void conv_destroy(void *ctx, void *state)
     cpu_prim_destroy(&s->fwd);
     cpu_prim_destroy(&s->bwd_data);
     cpu_prim_destroy(&s->bwd_weights);
+    cpu_prim_destroy(&s->add);
     cpu_fold_destroy(&s->fold);
     free(s->u);
     free(s);
 }
-
-static bool has_post_ops(const dlg_conv_param *p) { return p->residual || p->relu; }
 
 /* The rest of a folded epilogue (dlg_conv_param; the batch norm is in the
  * weights, cpu_conv_fold.c) as post-ops: the residual as a full-tensor add
@@ -126,9 +131,9 @@ static bool gemm_fits(const dlg_layer *l, gemm_conv_shape *gs)
 
 static size_t max_ws(const conv_state *s)
 {
-    size_t w = s->fwd.ws;
+    size_t w = s->fwd.ws > s->add.ws ? s->fwd.ws : s->add.ws;
     w = s->bwd_data.ws > w ? s->bwd_data.ws : w;
-    return s->bwd_weights.ws > w ? s->bwd_weights.ws : w;
+    return s->tmp_bytes + (s->bwd_weights.ws > w ? s->bwd_weights.ws : w);
 }
 
 typedef struct conv_mds {
@@ -198,6 +203,62 @@ static int bwd_data_by_forward(cpu_ctx *c, const dlg_layer *l, conv_state *s, co
     return rc;
 }
 
+/* The forward primitive with the epilogue as post-ops, or with none (the
+ * residual add and the ReLU after it left to the add primitive). */
+static int create_forward(cpu_ctx *c, const dlg_layer *l, conv_state *s, conv_mds *m, bool epilogue, char *err,
+                          size_t errlen)
+{
+    bool bias = l->p.conv.bias || l->p.conv.bn;
+    dnnl_convolution_desc_t d;
+    dnnl_post_ops_t po = NULL;
+    bool any = epilogue && (l->p.conv.residual || l->p.conv.relu);
+    int rc = any ? epilogue_post_ops(l, &po) : 0;
+    dnnl_status_t st = dnnl_dilated_convolution_forward_desc_init(
+        &d, l->backward ? dnnl_forward_training : dnnl_forward_inference, dnnl_convolution_direct, &m->src_any,
+        &m->w_any, bias ? &m->b : NULL, &m->dst_any, m->strides, m->dil, m->pad_l, m->pad_r);
+    if (!rc && st != dnnl_success)
+        rc = cpu_fail(st, "convolution forward desc", err, errlen);
+    if (!rc)
+        rc = cpu_prim_create_po(c, &s->fwd, &d, NULL, po, err, errlen);
+    if (po)
+        dnnl_post_ops_destroy(po);
+    return rc;
+}
+
+/* oneDNN 2.6's AVX-512 kernels (brgconv) take no full-tensor binary add:
+ * with the residual fused it falls back to its gemm kernel in plain
+ * layouts, 4x slower over ResNet-50 inference than brgconv plus a
+ * separate add (docs/benchmarks.md).  AVX2's jit kernels take it. */
+static bool unfused_residual(const conv_state *s)
+{
+    const char *impl = NULL;
+    return dnnl_primitive_desc_query(s->fwd.pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl &&
+           strstr(impl, "gemm");
+}
+
+/* top = relu(tmp + bottom[1]), tmp in the convolution's own layout. */
+static int create_add(cpu_ctx *c, const dlg_layer *l, conv_state *s, const dnnl_memory_desc_t *tmp,
+                      const dnnl_memory_desc_t *dst, char *err, size_t errlen)
+{
+    dnnl_memory_desc_t res = cpu_tensor_md(l->bottom[1]);
+    dnnl_binary_desc_t d;
+    dnnl_post_ops_t po = NULL;
+    dnnl_status_t st = dnnl_binary_desc_init(&d, dnnl_binary_add, tmp, &res, dst);
+    if (st == dnnl_success && l->p.conv.relu && (st = dnnl_post_ops_create(&po)) == dnnl_success)
+        st = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
+    int rc = st != dnnl_success ? cpu_fail(st, "residual add desc", err, errlen)
+                                : cpu_prim_create_po(c, &s->add, &d, NULL, po, err, errlen);
+    if (po)
+        dnnl_post_ops_destroy(po);
+    if (!rc)
+        rc = cpu_prim_arg(c, &s->add, DNNL_ARG_SRC_0, tmp, false, err, errlen);
+    if (!rc)
+        rc = cpu_prim_arg(c, &s->add, DNNL_ARG_SRC_1, &res, false, err, errlen);
+    if (!rc)
+        rc = cpu_prim_arg(c, &s->add, DNNL_ARG_DST, dst, true, err, errlen);
+    return rc;
+}
+
 static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                       size_t errlen)
 {
@@ -212,17 +273,15 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
     dnnl_memory_desc_t src = cpu_tensor_md(l->bottom[0]), dst;
     dnnl_convolution_desc_t d;
     dnnl_alg_kind_t alg = dnnl_convolution_direct;
-    dnnl_post_ops_t po = NULL;
-    int rc = has_post_ops(&l->p.conv) ? epilogue_post_ops(l, &po) : 0;
-    dnnl_status_t st = dnnl_dilated_convolution_forward_desc_init(
-        &d, l->backward ? dnnl_forward_training : dnnl_forward_inference, alg, &m.src_any, &m.w_any,
-        bias ? &m.b : NULL, &m.dst_any, m.strides, m.dil, m.pad_l, m.pad_r);
-    if (!rc && st != dnnl_success)
-        rc = cpu_fail(st, "convolution forward desc", err, errlen);
-    if (!rc)
-        rc = cpu_prim_create_po(c, &s->fwd, &d, NULL, po, err, errlen);
-    if (po)
-        dnnl_post_ops_destroy(po);
+    dnnl_status_t st;
+    bool fused = l->p.conv.residual;
+    int rc = create_forward(c, l, s, &m, true, err, errlen);
+    if (!rc && fused && !l->backward && unfused_residual(s)) {
+        cpu_prim_destroy(&s->fwd);
+        memset(&s->fwd, 0, sizeof s->fwd);
+        fused = false;
+        rc = create_forward(c, l, s, &m, false, err, errlen);
+    }
     if (!rc) {
         dst = cpu_publish(l->top[0], &s->top_md,
                           dnnl_primitive_desc_query_md(s->fwd.pd, dnnl_query_dst_md, 0));
@@ -235,12 +294,18 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
         rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_WEIGHTS, &m.w, false, err, errlen);
     if (!rc && bias)
         rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_BIAS, &m.b, false, err, errlen);
+    dnnl_memory_desc_t tmp = *dnnl_primitive_desc_query_md(s->fwd.pd, dnnl_query_dst_md, 0);
+    bool by_add = !rc && l->p.conv.residual && !fused;
+    if (by_add)
+        s->tmp_bytes = CPU_ALIGN(dnnl_memory_desc_get_size(&tmp));
     if (!rc)
-        rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_DST, &dst, true, err, errlen);
-    if (!rc && l->p.conv.residual) { /* post-op 0: the residual add */
+        rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_DST, by_add ? &tmp : &dst, true, err, errlen);
+    if (!rc && fused) { /* post-op 0: the residual add */
         dnnl_memory_desc_t res = cpu_tensor_md(l->bottom[1]);
         rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, &res,
                           false, err, errlen);
+    } else if (!rc && l->p.conv.residual) {
+        rc = create_add(c, l, s, &tmp, &dst, err, errlen);
     }
     if (!rc && l->p.conv.bn)
         rc = cpu_fold_init(&s->fold, l, &m.w);
@@ -379,10 +444,17 @@ static int conv_forward(void *ctx, dlg_layer *l, void *state)
         if (l->p.conv.bias)
             ptrs[k++] = l->param[1]->data;
     }
-    ptrs[k++] = l->top[0]->data;
-    if (l->p.conv.residual)
-        ptrs[k++] = l->bottom[1]->data;
-    return cpu_prim_exec(ctx, &s->fwd, ptrs, l->ws);
+    if (!s->add.p) {
+        ptrs[k++] = l->top[0]->data;
+        if (l->p.conv.residual)
+            ptrs[k++] = l->bottom[1]->data;
+        return cpu_prim_exec(ctx, &s->fwd, ptrs, l->ws);
+    }
+    char *tmp = l->ws, *ws = tmp + s->tmp_bytes;
+    ptrs[k++] = tmp;
+    int rc = cpu_prim_exec(ctx, &s->fwd, ptrs, ws);
+    void *add[3] = {tmp, l->bottom[1]->data, l->top[0]->data};
+    return rc ? rc : cpu_prim_exec(ctx, &s->add, add, ws);
 }
 
 static int conv_backward(void *ctx, dlg_layer *l, void *state)
