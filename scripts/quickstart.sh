@@ -10,7 +10,7 @@ bash scripts/build.sh build
 dlg=./build/bin/dlgauge
 $dlg sysinfo
 # mkdata renames its outputs into place when complete: a file present is whole
-if [ ! -f data/quickstart/train.lst ] || [ ! -f data/quickstart/ptb/ptb.test.txt ]; then
+if [ ! -f data/quickstart/train.lst ] || [ ! -f data/quickstart/ptb.test.txt ]; then
   $dlg mkdata images --out data/quickstart --classes 10 --images 300 --seed 1
   $dlg mkdata text --out data/quickstart/ptb --words 200000 --splits --seed 1
 fi
