@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 const dlg_option dlg_core_job_options[] = {
     [DLG_K_WORKLOAD] = {"workload", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
@@ -230,6 +231,14 @@ static int resolve_workload(dlg_plan *p, dlg_job *j, const dlg_section *global, 
     char w[512], sub[1536];
     const dlg_entry *we = lookup(j->sec, global, "workload");
     if (!we) {
+        /* keys are case-sensitive: `Workload = x` is there but is not it */
+        for (size_t i = 0; i < j->sec->n; i++)
+            if (strcasecmp(j->sec->entries[i].key, "workload") == 0) {
+                dlg_entry_where(&j->sec->entries[i], w, sizeof w);
+                snprintf(err, errlen, "%s[job %s] unknown key '%s' (did you mean 'workload'? keys are "
+                         "case-sensitive)", w, j->name, j->sec->entries[i].key);
+                return -1;
+            }
         where(NULL, j->sec, w, sizeof w);
         snprintf(err, errlen, "%s[job %s] has no 'workload' key (dlgauge list shows the workloads)", w, j->name);
         return -1;

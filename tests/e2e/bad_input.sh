@@ -52,6 +52,8 @@ case_ini sinkpath $'[job a]\nworkload = sleep\n[sink csv]' \
 case_ini sinklist $'[global]\nsinks = csv\n[job a]\nworkload = sleep' \
     "^dlgauge: sinklist\.ini:2: \[global\] sinks: there is no \[sink csv\] section"
 case_ini noworkload $'[job a]\niterations = 3' "^dlgauge: noworkload\.ini:1: \[job a\] has no 'workload' key"
+case_ini wlcase $'[job a]\niterations = 3\nWorkload = sleep' \
+    "^dlgauge: wlcase\.ini:3: \[job a\] unknown key 'Workload' \(did you mean 'workload'\? keys are case-sensitive\)"
 case_ini empty '; nothing here' "^dlgauge: empty\.ini: no \[job NAME\] sections"
 
 run_cli missing run does-not-exist.ini
