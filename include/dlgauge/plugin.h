@@ -234,8 +234,9 @@ typedef struct dlg_job_info {
     int cpus;            /* vCPUs granted to the cell: size thread pools by it */
     uint64_t seed;       /* per repetition; workloads must be deterministic in it */
     int repetition;      /* 0-based */
-    /* since 1.1's later hosts (read it with DLG_JOB_HAS): the cell's memory
-     * limit in bytes, page cache included; 0 = none */
+    /* added within ABI 1.1, so an older host leaves it out: read it with
+     * DLG_JOB_HAS.  The cell's memory limit in bytes, page cache included;
+     * 0 = none */
     uint64_t memory_limit;
 } dlg_job_info;
 

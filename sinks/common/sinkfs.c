@@ -164,8 +164,9 @@ int sink_append(int fd, const void *buf, size_t n)
     if (fstat(fd, &st) != 0)
         return errno;
     int e = sink_write_all(fd, buf, n);
-    if (e && S_ISREG(st.st_mode) && ftruncate(fd, st.st_size) != 0)
-        return e; /* not undone: the reader skips the torn record */
+    /* undo the torn record; where even that fails, the reader skips it */
+    if (e && S_ISREG(st.st_mode))
+        (void)!ftruncate(fd, st.st_size);
     return e;
 }
 
