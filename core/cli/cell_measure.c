@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "cell_measure.h"
 
+#include "affinity.h"
 #include "cell_exec.h"
 #include "git_rev.h"
 #include "metrics.h"
@@ -224,7 +225,10 @@ static const char *in_child(dlg_run *run, const dlg_cli *cli, const dlg_run_args
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = '\0';
     char **argv = child_argv(run, cli, a, cell->job, cell->index, nums, sizeof nums);
-    dlg_cell_spawn sp = {exe, argv, &cg, (int)cell->core[DLG_K_CPUS].i,
+    dlg_cgroup_limits env;
+    dlg_cgroup_env_limits(NULL, &env);
+    int threads = dlg_cpus_granted((int)cell->core[DLG_K_CPUS].i, dlg_cpus_available(), quota, env.cpu_quota);
+    dlg_cell_spawn sp = {exe, argv, &cg, threads,
                          (uint64_t)cell->core[DLG_K_TIMEOUT].i};
     dlg_cell_outcome oc;
     const char *status = "ok";

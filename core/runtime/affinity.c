@@ -49,6 +49,20 @@ int dlg_cpus_check_limits(const char *cpus, int n, const dlg_cgroup_limits *env,
     return -1;
 }
 
+/* More OpenMP threads than CPU time makes every barrier wait for a
+ * thread that CFS throttled, so a quota caps cpus = 0's pool; rounding
+ * down leaves at most a fraction of a CPU unused instead. */
+int dlg_cpus_granted(int count, int available, double cell_quota, double env_quota)
+{
+    if (count > 0)
+        return count;
+    double q = cell_quota > 0 && (env_quota <= 0 || cell_quota < env_quota) ? cell_quota : env_quota;
+    if (q <= 0 || available <= q + 1e-6)
+        return available;
+    int fit = (int)(q + 1e-6);
+    return fit > 0 ? fit : 1;
+}
+
 int dlg_pin_cpus(const char *cpus, cpu_set_t *saved, char *list, size_t listlen, char *why, size_t whylen)
 {
     if (sched_getaffinity(0, sizeof *saved, saved) != 0) {

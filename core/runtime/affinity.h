@@ -21,6 +21,12 @@ int dlg_cpus_check_limits(const char *cpus, int n, const dlg_cgroup_limits *env,
  * when the environment's CPU quota is below that number). */
 int dlg_pin_cpus(const char *cpus, cpu_set_t *saved, char *list, size_t listlen, char *why, size_t whylen);
 void dlg_unpin_cpus(const cpu_set_t *saved);
+/* The vCPUs a cell of `count` CPUs (0 = all `available` to it) is granted,
+ * by which its thread pools are sized and its row's cpus_used reads: an
+ * explicit count stands (cpus = 4 with cpu_quota = 2 is a burstable 4-vCPU
+ * shape); cpus = 0 under a CPU quota (the cell's own, or its environment's,
+ * 0 = none) is the tighter quota rounded down, at least 1. */
+int dlg_cpus_granted(int count, int available, double cell_quota, double env_quota);
 /* "0,2-3" for a set. */
 void dlg_cpuset_format(const cpu_set_t *set, char *buf, size_t len);
 

@@ -30,7 +30,7 @@ const dlg_metric dlg_core_metrics[] = {
     {"disk_read_bytes", DLG_FIELD_UINT, "bytes", "bytes the machine's disks read during timed steps, all processes (/proc/diskstats)"},
     {"storage_read_bytes", DLG_FIELD_UINT, "bytes", "bytes read through storage backends, all repetitions"},
     {"storage_ios", DLG_FIELD_UINT, "", "read requests issued through storage backends"},
-    {"cpus_used", DLG_FIELD_INT, "", "CPUs the cell was pinned to"},
+    {"cpus_used", DLG_FIELD_INT, "", "vCPUs the cell was granted: those it was pinned to, or with cpus = 0 under a CPU quota (its own or its environment's) the quota rounded down; its thread pools are this size"},
     {"cpu_list", DLG_FIELD_STRING, "", "which CPUs, e.g. 0,2-3 (one NUMA node and distinct cores first)"},
     {"cpu_user_share", DLG_FIELD_DOUBLE, "", "(cpu_user_s + cpu_sys_s) / (wall_s x cpus_used): how busy the cell kept its CPUs"},
     {"host_iowait_fraction", DLG_FIELD_DOUBLE, "", "share of all CPUs' time spent in iowait while the cell ran (/proc/stat)"},

@@ -371,7 +371,10 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
                  cell->job->name, why);
         res->status = "error";
     } else {
-        res->cpus_used = pinned;
+        dlg_cgroup_limits env;
+        dlg_cgroup_env_limits(NULL, &env);
+        res->cpus_used = dlg_cpus_granted((int)cell->core[DLG_K_CPUS].i, pinned, cell->core[DLG_K_CPU_QUOTA].d,
+                                          env.cpu_quota);
         reset_hwm();
         int reps = (int)cell->core[DLG_K_REPEAT].i;
         double thr[MAX_REPS];

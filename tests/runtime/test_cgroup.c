@@ -205,6 +205,22 @@ static void test_cpus_within_quota(void **state)
     assert_int_equal(dlg_cpus_check_limits("64", 64, &env, why, sizeof why), 0);
 }
 
+/* cpus = 0 under a quota gets the quota's whole CPUs (the tighter of the
+ * cell's and its environment's), never more threads than CPU time. */
+static void test_cpus_granted(void **state)
+{
+    (void)state;
+    assert_int_equal(dlg_cpus_granted(0, 64, 0, 0), 64);
+    assert_int_equal(dlg_cpus_granted(0, 64, 0, 2.0), 2);  /* docker --cpus=2 */
+    assert_int_equal(dlg_cpus_granted(0, 64, 1.5, 0), 1);
+    assert_int_equal(dlg_cpus_granted(0, 64, 3.0, 2.5), 2); /* the environment's is tighter */
+    assert_int_equal(dlg_cpus_granted(0, 64, 2.5, 8.0), 2); /* the cell's is */
+    assert_int_equal(dlg_cpus_granted(0, 64, 0.5, 0), 1);
+    assert_int_equal(dlg_cpus_granted(0, 2, 4.0, 0), 2);    /* a quota above the CPUs changes nothing */
+    assert_int_equal(dlg_cpus_granted(0, 4, 0, 3.9999999), 4);
+    assert_int_equal(dlg_cpus_granted(4, 64, 2.0, 0), 4);   /* an explicit count is a burstable shape */
+}
+
 static int run_sh(const char *script, const dlg_cgroup *cg, int threads, dlg_cell_outcome *oc)
 {
     char *argv[] = {"sh", "-c", (char *)script, NULL};
@@ -315,6 +331,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_v1_limits_and_stale_sweep, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(test_env_limits, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test(test_cpus_within_quota),
+        cmocka_unit_test(test_cpus_granted),
         cmocka_unit_test_setup_teardown(test_cell_threads_follow_affinity, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(test_cell_cannot_join_cgroup, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(test_destroy_kills_leftovers, rt_dir_setup, rt_dir_teardown),

@@ -5,7 +5,8 @@
 #    run's first cell with a limit removes it;
 #  - inside a cgroup (v1) that allows 1.5 CPUs of time and 256 MiB, as a
 #    container would: sysinfo says so, cpus = 2 is an error naming the
-#    file, cpus = 1 runs, and memory = 1GiB is not claimed as enforced.
+#    file, cpus = 1 runs, cpus = 0 is granted 1 vCPU (stream runs one
+#    thread, not one per CPU), and memory = 1GiB is not claimed as enforced.
 set -euo pipefail
 dlgauge=$1
 skip() { echo "SKIP: $*"; exit 77; }
@@ -83,6 +84,13 @@ iterations = 1
 min_steps  = 1
 warmup     = 0
 cpus       = 1, 2
+[job z]
+workload   = stream
+array_size = 1MiB
+cpus       = 0
+iterations = 2
+min_steps  = 1
+warmup     = 0
 [job m]
 workload   = noop
 iterations = 1
@@ -92,7 +100,9 @@ memory     = 1GiB
 INI
 inbox "$dlgauge" -q run box.ini > /dev/null 2> box.err || true
 got=$(python3 -c 'import csv; print(" ".join(r["job"]+r["cpus"]+"="+r["status"] for r in csv.DictReader(open("box.csv"))))')
-[ "$got" = "c1=ok c2=error m=ok" ] || fail "statuses '$got', expected 'c1=ok c2=error m=ok'"
+[ "$got" = "c1=ok c2=error z=ok m=ok" ] || fail "statuses '$got', expected 'c1=ok c2=error z=ok m=ok'"
+z=$(python3 -c 'import csv; print(" ".join(r["cpus_used"]+"/"+r["threads"] for r in csv.DictReader(open("box.csv")) if r["job"] == "z"))')
+[ "$z" = "1/1" ] || fail "cpus = 0 under a 1.5-CPU quota: cpus_used/threads '$z', expected '1/1'"
 grep -q "cpus = 2, but this process's own cgroup allows only 1.50 CPUs of time ($box_cpu/cpu.cfs_quota_us)" box.err ||
   fail "no clear line for cpus = 2 over the quota: $(cat box.err)"
 [ "$(field box.csv memory_enforced | tail -1)" = false ] || fail "memory = 1GiB in a 256 MiB cgroup claimed as enforced"
