@@ -26,6 +26,7 @@ typedef struct slot {
     _Atomic uint64_t seq; /* the batch this slot is (to be) filled with */
     atomic_int remaining;
     bool ready;           /* under mu */
+    bool held;            /* handed to the consumer, not yet released (consumer side) */
     _Atomic uint64_t read_ns, decode_ns, bytes, skipped;
     uint8_t **raw;        /* decode == false: per-item record bytes */
     size_t *raw_len, *raw_cap;
@@ -52,7 +53,8 @@ struct dlg_loader {
     pthread_mutex_t mu;
     pthread_cond_t cv_free, cv_ready;
     bool quit;
-    int fail_code;  /* first worker error (under mu) */
+    int fail_code;  /* error of the earliest failed stream item (under mu) */
+    uint64_t fail_item;
     char fail_msg[512];
     worker *workers;
     int nworkers;
@@ -69,11 +71,14 @@ static uint64_t now_ns(void)
     return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-static void fail(dlg_loader *l, const dlg_data_err *err)
+/* Keeps the failure of the earliest stream item: the consumer reports it
+ * when it reaches that item's batch, after every batch before it. */
+static void fail(dlg_loader *l, uint64_t s, const dlg_data_err *err)
 {
     pthread_mutex_lock(&l->mu);
-    if (!l->fail_code) {
+    if (!l->fail_code || s < l->fail_item) {
         l->fail_code = err->code ? err->code : DLG_EINTERNAL;
+        l->fail_item = s;
         snprintf(l->fail_msg, sizeof l->fail_msg, "%s", err->msg);
     }
     pthread_cond_broadcast(&l->cv_ready);
@@ -171,7 +176,7 @@ static void *worker_main(void *arg)
         if (__atomic_load_n(&l->quit, __ATOMIC_ACQUIRE))
             break;
         if (fill_item(l, w, sl, s, &err) < 0) {
-            fail(l, &err);
+            fail(l, s, &err);
             break;
         }
         if (atomic_fetch_sub(&sl->remaining, 1) == 1) {
@@ -393,6 +398,14 @@ static void account(dlg_loader *l, slot *sl, uint64_t wait)
     st->epoch = b->epoch;
     l->next_seq++;
     l->held++;
+    sl->held = true;
+}
+
+/* True when a failed item lies in batch seq or before it (under mu):
+ * batches before the first failed item are still handed out. */
+static bool failed_by(const dlg_loader *l, uint64_t seq)
+{
+    return l->fail_code && l->fail_item / (uint64_t)l->cfg.batch <= seq;
 }
 
 int dlg_loader_next(dlg_loader *l, dlg_batch **out)
@@ -403,6 +416,11 @@ int dlg_loader_next(dlg_loader *l, dlg_batch **out)
                            "(prefetch = %d)",
                            l->held, l->nslots);
     slot *sl = &l->slots[l->next_seq % (uint64_t)l->nslots];
+    if (sl->held) /* its slot would be handed out again, stale */
+        return l->h->error(l->h, DLG_EINVAL,
+                           "loader: batch %llu is still held, and batch %llu needs its buffer: "
+                           "release batches in the order they were handed out",
+                           (unsigned long long)sl->b.seq, (unsigned long long)l->next_seq);
     uint64_t t0 = now_ns();
     if (!l->src) { /* synthetic */
         for (int i = 0; i < l->cfg.batch; i++)
@@ -413,7 +431,7 @@ int dlg_loader_next(dlg_loader *l, dlg_batch **out)
         return 0;
     }
     pthread_mutex_lock(&l->mu);
-    while (!sl->ready && !l->fail_code) {
+    while (!sl->ready && !failed_by(l, l->next_seq)) {
         if (l->h->stopping && l->h->stopping(l->h)) {
             pthread_mutex_unlock(&l->mu);
             return -DLG_ESTOP;
@@ -428,9 +446,12 @@ int dlg_loader_next(dlg_loader *l, dlg_batch **out)
         pthread_cond_timedwait(&l->cv_ready, &l->mu, &ts);
     }
     int code = sl->ready ? 0 : l->fail_code;
+    char msg[sizeof l->fail_msg]; /* a worker may still replace it by an earlier item's */
+    if (code)
+        memcpy(msg, l->fail_msg, sizeof msg);
     pthread_mutex_unlock(&l->mu);
     if (code)
-        return l->h->error(l->h, code, "%s", l->fail_msg);
+        return l->h->error(l->h, code, "%s", msg);
     account(l, sl, now_ns() - t0);
     *out = &sl->b;
     return 0;
@@ -439,6 +460,12 @@ int dlg_loader_next(dlg_loader *l, dlg_batch **out)
 void dlg_loader_release(dlg_loader *l, dlg_batch *b)
 {
     slot *sl = (slot *)((char *)b - offsetof(slot, b));
+    if (!sl->held) { /* a second release would refill a slot twice */
+        l->h->log(l->h, DLG_LOG_WARN, "loader: batch %llu released twice; ignored",
+                  (unsigned long long)b->seq);
+        return;
+    }
+    sl->held = false;
     l->held--;
     if (!l->src)
         return;

@@ -42,7 +42,8 @@
  *   the image; weight(i) = max(0, 1 - |(i + 0.5 - c) / max(scale,1)|),
  *   normalised to sum 1.  Rows first (horizontal), then columns, in float.
  *   When the decoder scaled by s = num/8 the window is mapped into the
- *   scaled image by multiplying by (scaled size / full size) per axis.
+ *   scaled image by multiplying by s (scaled pixel i covers source pixels
+ *   [i/s, (i+1)/s); libjpeg rounds the scaled size up, so it is not s*W).
  * Normalisation: out = (v/255 - mean[c]) / std[c], c in R,G,B order
  * (ImageNet defaults), then mirrored if chosen, stored as NCHW or NHWC in
  * fp32 or fp16 (IEEE half, round to nearest even).
@@ -141,9 +142,13 @@ int dlg_loader_open(dlg_loader **out, const dlg_loader_config *cfg, const dlg_ho
 
 /* Blocks until the next batch in stream order is complete.  Returns 0 with
  * *b, or -code: a worker's error (corrupt record without skip_corrupt: the
- * message names the file and offset/key), or -DLG_ESTOP when the host is
- * stopping.  Each batch must be released before it can be refilled; at most
- * prefetch - 1 batches may be held at once. */
+ * message names the file and offset/key; it comes when the stream reaches
+ * that record's batch, after every batch before it, for any thread count),
+ * or -DLG_ESTOP when the host is stopping.  Each batch must be released
+ * before it can be refilled; at most prefetch - 1 batches may be held at
+ * once, and they are released in the order they were handed out (asking for
+ * a batch whose buffer is still held is -DLG_EINVAL; a second release of a
+ * batch is ignored with a warning). */
 int dlg_loader_next(dlg_loader *l, dlg_batch **b);
 void dlg_loader_release(dlg_loader *l, dlg_batch *b);
 

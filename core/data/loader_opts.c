@@ -28,14 +28,16 @@ void dlg_loader_config_defaults(dlg_loader_config *cfg)
     };
 }
 
-/* "a,b,c" -> three floats; std values must be positive. */
+/* "a,b,c" -> three floats in [0, 1] (positive: in (0, 1]).  Pixels are
+ * in 0..1 units, so a mean or std past 1 is in other units: Caffe's
+ * 104,117,123 (0..255, BGR) would make every input about -450. */
 static int parse3(const char *text, float out[3], bool positive)
 {
     const char *p = text;
     for (int i = 0; i < 3; i++) {
         char *end;
         double v = strtod(p, &end);
-        if (end == p || (positive && !(v > 0)))
+        if (end == p || !(v <= 1.0) || (positive ? !(v > 0) : !(v >= 0)))
             return -1;
         out[i] = (float)v;
         while (*end == ' ')
@@ -61,11 +63,14 @@ int dlg_loader_config_from_opts(dlg_loader_config *cfg, const dlg_value *v,
     cfg->layout = v[DLG_LOPT_LAYOUT].i == 1 ? DLG_LAYOUT_NHWC : DLG_LAYOUT_NCHW;
     cfg->dtype = v[DLG_LOPT_INPUT_DTYPE].i == 1 ? DLG_LOADER_FP16 : DLG_LOADER_FP32;
     if (parse3(v[DLG_LOPT_MEAN].text, cfg->mean, false) < 0)
-        return h->error(h, DLG_EINVAL, "mean = '%s': expected three numbers like 0.485,0.456,0.406",
+        return h->error(h, DLG_EINVAL,
+                        "mean = '%s': expected three numbers in 0..1 like 0.485,0.456,0.406 "
+                        "(RGB, in 0..1 units: divide 0..255 means by 255)",
                         v[DLG_LOPT_MEAN].text);
     if (parse3(v[DLG_LOPT_STD].text, cfg->std, true) < 0)
         return h->error(h, DLG_EINVAL,
-                        "std = '%s': expected three positive numbers like 0.229,0.224,0.225",
+                        "std = '%s': expected three numbers in (0, 1] like 0.229,0.224,0.225 "
+                        "(RGB, in 0..1 units: divide 0..255 values by 255)",
                         v[DLG_LOPT_STD].text);
     cfg->shuffle = v[DLG_LOPT_SHUFFLE].i != 0;
     cfg->skip_corrupt = v[DLG_LOPT_SKIP_CORRUPT].i != 0;

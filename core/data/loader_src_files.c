@@ -5,6 +5,7 @@
 #include "loader_src.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,17 +19,33 @@ typedef struct files_src {
 
 typedef struct files_worker {
     dlg_ld_buf buf;
+    char path[PATH_MAX]; /* the whole path: an item's `what` is shorter */
 } files_worker;
+
+/* Length of image i's path; the path goes to buf when it fits (cap). */
+static size_t path_of(const files_src *s, size_t i, char *buf, size_t cap)
+{
+    const char *rel = s->list.entries[i].path;
+    int n = rel[0] == '/' /* an absolute path in the list stands as it is (os.path.join) */
+                ? snprintf(buf, cap, "%s", rel)
+                : snprintf(buf, cap, "%s/%s", s->root, rel);
+    return n < 0 ? 0 : (size_t)n;
+}
 
 static const char *files_file_path(const dlg_ld_src *base, size_t i, char *buf, size_t cap)
 {
-    const files_src *s = (const files_src *)base;
-    const char *rel = s->list.entries[i].path;
-    if (rel[0] == '/') /* an absolute path in the list stands as it is (os.path.join) */
-        snprintf(buf, cap, "%s", rel);
-    else
-        snprintf(buf, cap, "%s/%s", s->root, rel);
+    path_of((const files_src *)base, i, buf, cap);
     return buf;
+}
+
+/* Error messages name the file by its tail when the whole path is longer
+ * than an item's `what`: the file name is the part that tells. */
+static void name_item(dlg_ld_item *it, const char *path, size_t len)
+{
+    if (len < sizeof it->what)
+        memcpy(it->what, path, len + 1);
+    else
+        snprintf(it->what, sizeof it->what, "...%s", path + len - (sizeof it->what - 4));
 }
 
 static int files_worker_open(dlg_ld_src *base, void **w, dlg_data_err *err)
@@ -50,13 +67,13 @@ static void files_worker_close(dlg_ld_src *base, void *w)
 }
 
 /* The storage reports only a code: say why when the file system knows. */
-static int open_failed(const char *path, int rc, dlg_data_err *err)
+static int open_failed(const char *path, const char *what, int rc, dlg_data_err *err)
 {
     struct stat st;
     if (stat(path, &st) != 0)
-        return dlg_data_fail(err, -rc, "%s: cannot open: %s (listed in the dataset)", path,
+        return dlg_data_fail(err, -rc, "%s: cannot open: %s (listed in the dataset)", what,
                              strerror(errno));
-    return dlg_data_fail(err, -rc, "%s: cannot open through the job's storage", path);
+    return dlg_data_fail(err, -rc, "%s: cannot open through the job's storage", what);
 }
 
 static int files_read(dlg_ld_src *base, void *w, uint64_t index, dlg_ld_item *it,
@@ -65,12 +82,12 @@ static int files_read(dlg_ld_src *base, void *w, uint64_t index, dlg_ld_item *it
     files_src *s = (files_src *)base;
     files_worker *k = w;
     const dlg_host *h = base->h;
-    files_file_path(base, (size_t)index, it->what, sizeof it->what);
+    name_item(it, k->path, path_of(s, (size_t)index, k->path, sizeof k->path));
     it->bytes_read = 0;
     dlg_file *f;
-    int rc = h->file_open(h, NULL, it->what, &f);
+    int rc = h->file_open(h, NULL, k->path, &f);
     if (rc < 0)
-        return open_failed(it->what, rc, err);
+        return open_failed(k->path, it->what, rc, err);
     uint64_t size = 0;
     rc = h->file_size(h, f, &size);
     if (rc < 0) {
@@ -133,13 +150,25 @@ static int load_list(files_src *s, const char *path, dlg_data_err *err)
     return 0;
 }
 
+/* Every path must fit a path buffer: a cut one would name another file. */
+static int check_paths(const files_src *s, dlg_data_err *err)
+{
+    char p[PATH_MAX];
+    for (size_t i = 0; i < s->list.n; i++)
+        if (path_of(s, i, p, sizeof p) >= sizeof p)
+            return dlg_data_fail(err, DLG_EINVAL,
+                                 "dataset %s: image %zu's path is longer than %zu bytes "
+                                 "(%.80s...)", s->root, i, sizeof p - 1, s->list.entries[i].path);
+    return 0;
+}
+
 /* The dataset's size from the file system (setup, untimed): what a report
  * compares block-device reads with to see a page cache that thrashes.  A
  * file that cannot be stat'ed counts nothing here; reading it says why. */
 static uint64_t total_bytes(const files_src *s)
 {
     uint64_t sum = 0;
-    char p[4096];
+    char p[PATH_MAX];
     for (size_t i = 0; i < s->list.n; i++) {
         struct stat st;
         if (stat(files_file_path(&s->base, i, p, sizeof p), &st) == 0 && S_ISREG(st.st_mode))
@@ -166,6 +195,8 @@ int dlg_ld_src_files(dlg_ld_src **out, const char *path, const dlg_host *h, dlg_
     }
     if (rc == 0 && s->list.n == 0)
         rc = dlg_data_fail(err, DLG_EINVAL, "%s: the dataset has no images", path);
+    if (rc == 0)
+        rc = check_paths(s, err);
     if (rc < 0) {
         files_close(&s->base);
         return rc;

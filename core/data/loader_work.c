@@ -64,17 +64,24 @@ static void raw_to_rgb(const dlg_ld_item *it, uint8_t *rgb)
     }
 }
 
-/* Decodes (or converts) the source at the scale the window allows; returns
- * the full-resolution size in W,H and the decoded size in sw,sh. */
+/* The image a worker resamples from: full-resolution size W x H, decoded
+ * size sw x sh at DCT scale f. */
+typedef struct src_img {
+    int W, H, sw, sh;
+    double f;
+} src_img;
+
+/* Decodes (or converts) the source at the scale the window allows. */
 static int source_rgb(const dlg_loader_config *cfg, dlg_ld_scratch *sc, const dlg_ld_item *it,
-                      uint64_t epoch, uint64_t pos, dlg_crop_window *win, int *W, int *H,
-                      int *sw, int *sh, dlg_data_err *err)
+                      uint64_t epoch, uint64_t pos, dlg_crop_window *win, src_img *im,
+                      dlg_data_err *err)
 {
+    im->f = 1.0;
     if (it->pixels) { /* raw Datum; an empty encoded record has bytes NULL, not this */
-        *W = *sw = it->w;
-        *H = *sh = it->h;
-        dlg_ld_window(cfg, epoch, pos, *W, *H, win);
-        int rc = grow((void **)&sc->rgb, &sc->rgb_cap, (size_t)*W * *H * 3, 1, err);
+        im->W = im->sw = it->w;
+        im->H = im->sh = it->h;
+        dlg_ld_window(cfg, epoch, pos, im->W, im->H, win);
+        int rc = grow((void **)&sc->rgb, &sc->rgb_cap, (size_t)im->W * im->H * 3, 1, err);
         if (rc < 0)
             return rc;
         raw_to_rgb(it, sc->rgb);
@@ -84,38 +91,42 @@ static int source_rgb(const dlg_loader_config *cfg, dlg_ld_scratch *sc, const dl
     int rc = dlg_jpeg_header(sc->jpeg, it->bytes, it->len, it->what, &info, err);
     if (rc < 0)
         return rc;
-    *W = info.width;
-    *H = info.height;
-    dlg_ld_window(cfg, epoch, pos, *W, *H, win);
+    im->W = info.width;
+    im->H = info.height;
+    dlg_ld_window(cfg, epoch, pos, im->W, im->H, win);
     dlg_jpeg_scale s = dlg_jpeg_pick_scale(win->w, win->h, cfg->crop, cfg->crop);
-    size_t need = (size_t)dlg_jpeg_scaled(*W, s) * dlg_jpeg_scaled(*H, s) * 3;
+    size_t need = (size_t)dlg_jpeg_scaled(im->W, s) * dlg_jpeg_scaled(im->H, s) * 3;
     if ((rc = grow((void **)&sc->rgb, &sc->rgb_cap, need, 1, err)) < 0)
         return rc;
-    return dlg_jpeg_decode(sc->jpeg, it->bytes, it->len, it->what, s, sc->rgb, sc->rgb_cap, sw, sh,
-                           err);
+    im->f = (double)s.num / s.denom;
+    return dlg_jpeg_decode(sc->jpeg, it->bytes, it->len, it->what, s, sc->rgb, sc->rgb_cap,
+                           &im->sw, &im->sh, err);
 }
 
 int dlg_ld_process(const dlg_loader_config *cfg, dlg_ld_scratch *sc, const dlg_ld_item *it,
                    uint64_t epoch, uint64_t pos, void *batch, int index, dlg_data_err *err)
 {
     dlg_crop_window win;
-    int W, H, sw, sh, n = cfg->crop;
-    int rc = source_rgb(cfg, sc, it, epoch, pos, &win, &W, &H, &sw, &sh, err);
+    src_img im;
+    int n = cfg->crop;
+    int rc = source_rgb(cfg, sc, it, epoch, pos, &win, &im, err);
     if (rc < 0)
         return rc;
-    double fx = (double)sw / W, fy = (double)sh / H;
-    double spanx = win.w * fx, spany = win.h * fy;
+    /* Scaled pixel i covers source pixels [i/f, (i+1)/f): the map is x*f.
+     * sw/W is not f when W*f is not whole (libjpeg rounds sw up), and would
+     * shift the far side of the window by up to 7 source pixels. */
+    double spanx = win.w * im.f, spany = win.h * im.f;
     int kx = dlg_taps_max(spanx, n), ky = dlg_taps_max(spany, n);
     if ((rc = grow((void **)&sc->w, &sc->w_cap, (size_t)n * (kx + ky), sizeof(float), err)) < 0)
         return rc;
     dlg_taps tx = {n, kx, sc->first, sc->count, sc->w};
     dlg_taps ty = {n, ky, sc->first + n, sc->count + n, sc->w + (size_t)n * kx};
-    dlg_taps_fill(&tx, win.x * fx, spanx, n, sw);
-    dlg_taps_fill(&ty, win.y * fy, spany, n, sh);
+    dlg_taps_fill(&tx, win.x * im.f, spanx, n, im.sw);
+    dlg_taps_fill(&ty, win.y * im.f, spany, n, im.sh);
     size_t rows = (size_t)dlg_taps_rows(&ty);
     if ((rc = grow((void **)&sc->tmp, &sc->tmp_cap, rows * n * 3, sizeof(float), err)) < 0)
         return rc;
-    dlg_resample_rgb(sc->rgb, (size_t)sw * 3, &tx, &ty, sc->tmp, sc->hwc);
+    dlg_resample_rgb(sc->rgb, (size_t)im.sw * 3, &tx, &ty, sc->tmp, sc->hwc);
     dlg_ld_store(cfg, sc->hwc, n, win.mirror, batch, index);
     return 0;
 }

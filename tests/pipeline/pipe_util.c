@@ -47,6 +47,17 @@ uint8_t *pu_slurp(const char *path, size_t *len)
     return p;
 }
 
+void pu_write_jpeg(const char *path, const uint8_t *rgb, int w, int h)
+{
+    dlg_jpeg *j;
+    assert_int_equal(dlg_jpeg_new(&j, NULL), 0);
+    const uint8_t *jpg;
+    size_t len;
+    assert_int_equal(dlg_jpeg_encode(j, rgb, w, h, 95, &jpg, &len, NULL), 0);
+    write_all(path, jpg, len);
+    dlg_jpeg_free(j);
+}
+
 void pu_make_images(pu_dataset *d, const char *tag, int n, int classes, int w, int h,
                     uint64_t seed)
 {

@@ -31,6 +31,8 @@ void pu_make_images(pu_dataset *d, const char *tag, int n, int classes, int w, i
 void pu_make_rec(pu_dataset *d);
 /* Reads a whole file (malloc'd). */
 uint8_t *pu_slurp(const char *path, size_t *len);
+/* Writes packed RGB w x h as a quality-95 JPEG at path. */
+void pu_write_jpeg(const char *path, const uint8_t *rgb, int w, int h);
 
 /* A storage backend instance registered on m as `name` (posix, mmap, uring,
  * direct).  Returns false (and prints why) when it cannot work here. */

@@ -168,6 +168,52 @@ static void test_scaled_decode_path(void **st)
     mock_host_fini(&m);
 }
 
+/* A 1001x801 image decoded at 1/8 is 126x101, not 125.125x100.125: the
+ * window must map into it by 1/8, not by 126/1001 (which put the far side
+ * of the window 6 source pixels off).  Triangle-wave ramps in R (along x)
+ * and G (along y) show any shift; the scaled decode itself is near exact
+ * on them. */
+static void test_scaled_decode_odd_size(void **st)
+{
+    (void)st;
+    pu_dataset d;
+    pu_make_images(&d, "odd", 1, 1, 40, 30, 3);
+    int W = 1001, H = 801;
+    uint8_t *rgb = malloc((size_t)W * H * 3);
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            int tx = x * 2 % 400, ty = y * 2 % 400;
+            uint8_t *p = rgb + ((size_t)y * W + x) * 3;
+            p[0] = (uint8_t)(tx < 200 ? tx + 20 : 420 - tx);
+            p[1] = (uint8_t)(ty < 200 ? ty + 20 : 420 - ty);
+            p[2] = 128;
+        }
+    pu_write_jpeg(d.paths[0], rgb, W, H);
+    free(rgb);
+    char spec[700];
+    snprintf(spec, sizeof spec, "files:%s", d.list);
+    mock_host m;
+    mock_host_init(&m);
+    dlg_loader_config cfg;
+    cfg_small(&cfg, spec, 1, false);
+    cfg.resize = 32; /* the window is the central 801x801 */
+    dlg_loader *l;
+    assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
+    dlg_batch *b;
+    assert_int_equal(dlg_loader_next(l, &b), 0);
+    double x, y, w, h, mean;
+    pu_center_window(W, H, 32, 32, &x, &y, &w, &h);
+    dlg_jpeg_scale sc = dlg_jpeg_pick_scale(w, h, 32, 32);
+    assert_int_equal(sc.num * 8, sc.denom); /* 1/8 */
+    double mx = diff_ref(&cfg, b, 0, d.paths[0], x, y, w, h, false, &mean);
+    print_message("1/8 of 1001x801: max %.4f mean %.4f (normalised units)\n", mx, mean);
+    assert_true(mean < 0.02); /* was 0.07 */
+    assert_true(mx < 0.1);    /* was 0.23 */
+    dlg_loader_release(l, b);
+    dlg_loader_close(l);
+    mock_host_fini(&m);
+}
+
 /* Returns a malloc'd copy of the first `nb` batches' data and labels. */
 static uint8_t *run(mock_host *m, dlg_loader_config *cfg, int nb, size_t *bytes)
 {
@@ -412,6 +458,7 @@ int main(void)
         cmocka_unit_test(test_infer_matches_reference),
         cmocka_unit_test(test_train_matches_reference),
         cmocka_unit_test(test_scaled_decode_path),
+        cmocka_unit_test(test_scaled_decode_odd_size),
         cmocka_unit_test(test_formats_agree),
         cmocka_unit_test(test_raw_datum_lmdb),
         cmocka_unit_test(test_mxnet_records),

@@ -171,8 +171,9 @@ static void write_file(const char *path, const void *data, size_t len)
     fclose(f);
 }
 
-/* Opens spec and reads one batch: its status; the message is in m. */
-static int first_batch(mock_host *m, dlg_loader_config *cfg)
+/* Opens spec and reads one batch: its status (the message is in m); its
+ * labels go to `labels` when not NULL. */
+static int first_labels(mock_host *m, dlg_loader_config *cfg, int32_t *labels)
 {
     dlg_loader *l;
     int rc = dlg_loader_open(&l, cfg, &m->host);
@@ -180,10 +181,17 @@ static int first_batch(mock_host *m, dlg_loader_config *cfg)
         return rc;
     dlg_batch *b;
     rc = dlg_loader_next(l, &b);
+    if (rc == 0 && labels)
+        memcpy(labels, b->labels, sizeof *labels * (size_t)b->n);
     if (rc == 0)
         dlg_loader_release(l, b);
     dlg_loader_close(l);
     return rc;
+}
+
+static int first_batch(mock_host *m, dlg_loader_config *cfg)
+{
+    return first_labels(m, cfg, NULL);
 }
 
 /* Empty images come with no buffer behind them: a zero-byte file read
@@ -251,8 +259,29 @@ static void test_skip_all_corrupt(void **st)
     mock_host_fini(&m);
 }
 
+/* Moves image 0 four folders of 90-byte names below the dataset folder;
+ * rel gets its folder relative to the list. */
+static void bury_deep(pu_dataset *d, char *rel, size_t cap)
+{
+    char deep[1200], path[1400];
+    snprintf(deep, sizeof deep, "%s", d->dir);
+    rel[0] = '\0';
+    for (int k = 0; k < 4; k++) {
+        size_t at = strlen(deep), rat = strlen(rel);
+        snprintf(deep + at, sizeof deep - at, "/%090d", k);
+        snprintf(rel + rat, cap - rat, "%s%090d", k ? "/" : "", k);
+        assert_int_equal(mkdir(deep, 0755), 0);
+    }
+    snprintf(path, sizeof path, "%s/img00.jpg", deep);
+    assert_true(strlen(path) > 400);
+    assert_int_equal(rename(d->paths[0], path), 0);
+}
+
 /* List quirks through the loader: a UTF-8 BOM, trailing blanks, an
- * absolute path; a missing file says so. */
+ * absolute path; a missing file says so.  Paths longer than an item's
+ * 320-byte name (deep dataset roots) are read whole, and an error names
+ * the file by the path's tail (they were cut to 319 bytes, then not
+ * found). */
 static void test_list_quirks(void **st)
 {
     (void)st;
@@ -269,20 +298,37 @@ static void test_list_quirks(void **st)
     dlg_loader_config cfg;
     cfg_for(&cfg, spec, false);
     cfg.batch = 2;
-    dlg_loader *l;
-    assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
-    dlg_batch *b;
-    assert_int_equal(dlg_loader_next(l, &b), 0);
-    assert_int_equal(b->labels[0], d.labels[0]);
-    assert_int_equal(b->labels[1], d.labels[1]);
-    dlg_loader_release(l, b);
-    dlg_loader_close(l);
+    int32_t labels[2];
+    assert_int_equal(first_labels(&m, &cfg, labels), 0);
+    assert_int_equal(labels[0], d.labels[0]);
+    assert_int_equal(labels[1], d.labels[1]);
 
     n = snprintf(text, sizeof text, "img00.jpg 0\ngone.jpg 1\n");
     write_file(path, text, (size_t)n);
     cfg.batch = 2;
     assert_true(first_batch(&m, &cfg) < 0);
     assert_non_null(strstr(m.last_error, "gone.jpg: cannot open: No such file or directory"));
+
+    char rel[400];
+    bury_deep(&d, rel, sizeof rel);
+    n = snprintf(text, sizeof text, "%s/img00.jpg 1\nimg01.jpg 0\n", rel);
+    write_file(path, text, (size_t)n);
+    assert_int_equal(first_labels(&m, &cfg, labels), 0);
+    assert_int_equal(labels[0], 1);
+    n = snprintf(text, sizeof text, "%s/gone.jpg 1\nimg01.jpg 0\n", rel);
+    write_file(path, text, (size_t)n);
+    assert_true(first_batch(&m, &cfg) < 0);
+    assert_non_null(strstr(m.last_error, "/gone.jpg: cannot open: No such file or directory"));
+    assert_non_null(strstr(m.last_error, "..."));
+    FILE *f = fopen(path, "w"); /* past PATH_MAX: refused at open, not cut */
+    assert_non_null(f);
+    for (int k = 0; k < 50; k++)
+        fprintf(f, "%090d/", k);
+    fputs("x.jpg 0\n", f);
+    fclose(f);
+    dlg_loader *l;
+    assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), -DLG_EINVAL);
+    assert_non_null(strstr(m.last_error, "image 0's path is longer than 4095 bytes"));
     mock_host_fini(&m);
 }
 
@@ -374,6 +420,23 @@ static void test_option_fragment(void **st)
     assert_int_equal(mock_options(table, v, bad), 0);
     assert_int_equal(dlg_loader_config_from_opts(&cfg, v + 1, &job, true, &m.host), -DLG_EINVAL);
     assert_non_null(strstr(m.last_error, "std"));
+    /* values in other units (Caffe's 0..255 means, a 1/scale std) or not
+     * numbers at all would give inputs of about -450, NaN or 0 */
+    const char *units[][2] = {{"mean=104,117,123", "mean = '104,117,123': expected three "
+                                                   "numbers in 0..1"},
+                              {"mean=nan,0.5,0.5", "mean = 'nan"},
+                              {"std=58.4,57.1,57.4", "std = '58.4"},
+                              {"std=inf,1,1", "std = 'inf"}};
+    for (size_t k = 0; k < sizeof units / sizeof *units; k++) {
+        const char *over1[] = {units[k][0], NULL};
+        assert_int_equal(mock_options(table, v, over1), 0);
+        assert_int_equal(dlg_loader_config_from_opts(&cfg, v + 1, &job, true, &m.host),
+                         -DLG_EINVAL);
+        assert_non_null(strstr(m.last_error, units[k][1]));
+    }
+    const char *edge[] = {"mean=0,1,0.5", "std=1,1,1", NULL}; /* the bounds themselves */
+    assert_int_equal(mock_options(table, v, edge), 0);
+    assert_int_equal(dlg_loader_config_from_opts(&cfg, v + 1, &job, true, &m.host), 0);
     mock_host_fini(&m);
 }
 
