@@ -20,13 +20,18 @@ typedef struct cat_state {
     size_t first; /* first instance of this file */
     const char *path;
     char *provider, *region, *currency, *source, *retrieved;
+    unsigned seen; /* the current instance's keys, by index in inst_keys */
     char why[240];
     bool oom;
 } cat_state;
 
-static int set_str(cat_state *s, char **dst, const char *v)
+static const char *const inst_keys[] = {"gpus", "gpu", "vcpus", "memory", "disks", "price_per_hour", "price_verified"};
+
+/* [catalog] keys: a key given twice would let the later silently win. */
+static int set_str(cat_state *s, char **dst, const char *k, const char *v)
 {
-    free(*dst);
+    if (*dst)
+        return (snprintf(s->why, sizeof s->why, "[catalog]: %s set twice", k), 0);
     if (!(*dst = strdup(v)))
         s->oom = true;
     return !s->oom;
@@ -61,7 +66,9 @@ static int inst_key(cat_state *s, rep_instance *in, const char *k, const char *v
             return (snprintf(s->why, sizeof s->why, "gpus = '%s': a count 0..1024", v), 0);
         in->gpus = (int)iv;
     } else if (strcmp(k, "gpu") == 0) {
-        return set_str(s, &in->gpu, v);
+        if (!(in->gpu = strdup(v)))
+            s->oom = true;
+        return !s->oom;
     } else if (strcmp(k, "vcpus") == 0) {
         if (dlg_parse_double(v, &in->vcpus, why, sizeof why) != 0 || in->vcpus <= 0)
             return (snprintf(s->why, sizeof s->why, "vcpus = '%s': a positive number", v), 0);
@@ -92,15 +99,15 @@ static int on_kv(void *user, const char *sec, const char *k, const char *v)
         return 0; /* inih goes on after an error; the first one is the one to report */
     if (strcmp(sec, "catalog") == 0) {
         if (strcmp(k, "provider") == 0)
-            return set_str(s, &s->provider, v);
+            return set_str(s, &s->provider, k, v);
         if (strcmp(k, "region") == 0)
-            return set_str(s, &s->region, v);
+            return set_str(s, &s->region, k, v);
         if (strcmp(k, "currency") == 0)
-            return set_str(s, &s->currency, v);
+            return set_str(s, &s->currency, k, v);
         if (strcmp(k, "source") == 0)
-            return set_str(s, &s->source, v);
+            return set_str(s, &s->source, k, v);
         if (strcmp(k, "retrieved") == 0)
-            return set_str(s, &s->retrieved, v);
+            return set_str(s, &s->retrieved, k, v);
         snprintf(s->why, sizeof s->why, "[catalog]: unknown key '%s' (provider, region, currency, source, retrieved)", k);
         return 0;
     }
@@ -122,6 +129,15 @@ static int on_kv(void *user, const char *sec, const char *k, const char *v)
         if (!(nv[c->n].name = strdup(sec + 9)))
             return (s->oom = true, 0);
         c->n++;
+        s->seen = 0;
+    }
+    /* a key twice: the section is there twice in a row, or a slip */
+    for (unsigned i = 0; i < sizeof inst_keys / sizeof *inst_keys; i++) {
+        if (strcmp(k, inst_keys[i]) != 0)
+            continue;
+        if (s->seen & (1u << i))
+            return (snprintf(s->why, sizeof s->why, "[%s]: %s set twice", sec, k), 0);
+        s->seen |= 1u << i;
     }
     return inst_key(s, &c->v[c->n - 1], k, v);
 }
@@ -136,8 +152,13 @@ static int finish(cat_state *s, char *err, size_t errlen)
     }
     for (size_t i = s->first; i < c->n; i++) {
         rep_instance *in = &c->v[i];
-        if (in->vcpus <= 0 || in->memory <= 0 || in->price <= 0) {
-            snprintf(err, errlen, "%s: [instance %s] needs vcpus, memory and price_per_hour", s->path, in->name);
+        const char *missing = in->vcpus <= 0    ? "vcpus"
+                              : in->memory <= 0 ? "memory"
+                              : in->price <= 0  ? "price_per_hour"
+                                                : NULL;
+        if (missing) {
+            snprintf(err, errlen, "%s: [instance %s] has no %s (an instance needs vcpus, memory and price_per_hour)",
+                     s->path, in->name, missing);
             return -DLG_EINVAL;
         }
         in->provider = strdup(s->provider);

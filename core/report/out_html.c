@@ -163,7 +163,7 @@ void rep_out_html(FILE *f, const rep_report *r)
             html_table(f, &t);
         rep_table_free(&t);
         fputs("<div>\n", f);
-        CHART(f, "cost per million items per instance", rep_svg_cost(m_, r));
+        CHART(f, "what each instance is ranked by: its cost per item", rep_svg_cost(m_, r));
         fputs("</div>\n<p class=\"note\">", f);
         rep_reco_basis(r, line, sizeof line);
         line[0] = (char)toupper((unsigned char)line[0]);

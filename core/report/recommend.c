@@ -81,28 +81,68 @@ static long best_supplied(const rep_group *g, const rep_instance *in, const rep_
     return pick;
 }
 
+static bool has_axis(const rep_group *g, bool (*is)(const rep_axis *))
+{
+    for (size_t a = 0; a < g->naxes; a++)
+        if (is(&g->axes[a]))
+            return true;
+    return false;
+}
+
+static bool is_cpus(const rep_axis *ax)
+{
+    return ax->kind == REP_AX_CPUS;
+}
+
+/* Resources the sweep did not vary: the cell ran with cpus_used CPUs and
+ * peaked at rss_peak_bytes.  Fewer vCPUs were never measured (marked as an
+ * extrapolation); less memory than the process held cannot run it. */
+static void check_unswept(rep_fit *f, const rep_group *g, const rep_cell *cell, const rep_instance *in,
+                          double ncopies, const char *tag)
+{
+    double used, rss;
+    if (!has_axis(g, is_cpus) && rep_num(cell->row, "cpus_used", &used) && in->vcpus / ncopies + 1e-9 < used)
+        f->extrapolated = true;
+    if (!has_axis(g, is_memory) && f->meets && rep_num(cell->row, "rss_peak_bytes", &rss) &&
+        in->memory / ncopies + 0.5 < rss) {
+        f->meets = false;
+        snprintf(f->why, sizeof f->why, "%s needs memory >= %.3g GiB%s (its peak RSS; memory not swept)", tag,
+                 rss / 1073741824.0, g->per_gpu ? " per GPU" : "");
+    }
+}
+
 static void fit_group(rep_fit *f, const rep_model *m, size_t gi, const rep_instance *in, const rep_disks *disks)
 {
     const rep_group *g = &m->g[gi];
     double ncopies = copies(g, in);
+    char tag[96];
+    rep_group_tag(m, gi, tag, sizeof tag);
     f->meets = true;
     f->energy_item = NAN;
+    f->thr = NAN;
+    f->cost_per_m = INFINITY;
+    if (g->per_gpu && in->gpus == 0) { /* the group fed a GPU: an instance without one cannot run it */
+        f->meets = false;
+        snprintf(f->why, sizeof f->why, "%s needs a GPU, the instance has none", tag);
+        return;
+    }
     for (size_t a = 0; a < g->naxes && f->meets; a++) {
         const rep_axis *ax = &g->axes[a];
         size_t kv = g->knees[a].val;
         if (!is_resource(ax) || supplies(g, in, ax, kv, disks))
             continue;
         f->meets = false;
-        char tag[96];
-        rep_group_tag(m, gi, tag, sizeof tag);
         snprintf(f->why, sizeof f->why, "%s needs %s %s%s%s", tag, ax->key, ax->kind == REP_AX_STORAGE ? "like " : ">= ",
                  ax->vals[kv], ax->kind != REP_AX_STORAGE && g->per_gpu ? " per GPU" : "");
     }
     long c = best_supplied(g, in, disks);
+    check_unswept(f, g, &g->cells[c >= 0 ? (size_t)c : g->best], in, ncopies, tag);
     if (c >= 0) {
         f->thr = g->cells[c].thr * ncopies;
         f->energy_item = g->cells[c].energy_item;
-    } else {
+    } else if (f->meets) {
+        /* every knee is met, but no measured cell has all of them at once:
+         * the weakest knee is the estimate (each is >= target x best) */
         const rep_cell *best = &g->cells[g->best];
         double lo = best->thr;
         for (size_t a = 0; a < g->naxes; a++)
@@ -110,8 +150,68 @@ static void fit_group(rep_fit *f, const rep_model *m, size_t gi, const rep_insta
                 lo = g->cells[g->knees[a].cell].thr;
         f->thr = lo * ncopies;
         f->estimated = true;
+    } /* else: less than any cell measured; a knee's figure would flatter it, so none */
+    if (f->thr > 0)
+        f->cost_per_m = in->price / (f->thr * 3600.0) * 1e6;
+}
+
+/* A group the recommendation counts: selected and measured. */
+static bool counted(const rep_model *m, const bool *selected, size_t gi)
+{
+    return (!selected || selected[gi]) && m->g[gi].has_best;
+}
+
+static const char *unit_of(const rep_group *g)
+{
+    return g->unit && *g->unit ? g->unit : "items";
+}
+
+/* The counted groups' one unit, or NULL when they count several. */
+static const char *common_unit(const rep_model *m, const bool *selected)
+{
+    const char *u = NULL;
+    for (size_t gi = 0; gi < m->n; gi++) {
+        if (!counted(m, selected, gi))
+            continue;
+        if (u && strcmp(u, unit_of(&m->g[gi])) != 0)
+            return NULL;
+        u = unit_of(&m->g[gi]);
     }
-    f->cost_per_m = f->thr > 0 ? in->price / (f->thr * 3600.0) * 1e6 : INFINITY;
+    return u ? u : "items";
+}
+
+/* Several units: per group, each instance's cost relative to the lowest
+ * any instance offers; the score is their geometric mean, which ranks the
+ * same whichever instance the costs are relative to. */
+static void relative_scores(rep_reco *out, const rep_model *m, const bool *selected)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < out->n; i++)
+        out->v[i].score = 0;
+    for (size_t gi = 0; gi < m->n; gi++) {
+        if (!counted(m, selected, gi))
+            continue;
+        double lo = INFINITY;
+        for (size_t i = 0; i < out->n; i++)
+            lo = fmin(lo, out->v[i].fits[gi].cost_per_m);
+        if (!isfinite(lo))
+            continue; /* no instance has a figure for it: it ranks none */
+        k++;
+        for (size_t i = 0; i < out->n; i++)
+            out->v[i].score += log(out->v[i].fits[gi].cost_per_m / lo);
+    }
+    for (size_t i = 0; i < out->n; i++)
+        out->v[i].score = k ? exp(out->v[i].score / (double)k) : 1;
+}
+
+/* Scores equal to 9 significant digits tie: 3 GPUs at 3 x the price cost
+ * the same per item, however floating point rounds the two quotients. */
+static double tie_key(double s)
+{
+    if (!isfinite(s) || s <= 0)
+        return s;
+    double e = pow(10, 8 - floor(log10(s)));
+    return round(s * e) / e;
 }
 
 static int cmp_choice(const void *pa, const void *pb)
@@ -119,8 +219,9 @@ static int cmp_choice(const void *pa, const void *pb)
     const rep_choice *a = pa, *b = pb;
     if (a->meets != b->meets)
         return a->meets ? -1 : 1;
-    if (a->meets && a->score != b->score)
-        return a->score < b->score ? -1 : 1;
+    double sa = tie_key(a->score), sb = tie_key(b->score);
+    if (a->meets && sa != sb)
+        return sa < sb ? -1 : 1;
     if (a->inst->price != b->inst->price)
         return a->inst->price < b->inst->price ? -1 : 1;
     return strcmp(a->inst->name, b->inst->name);
@@ -149,8 +250,7 @@ int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const
         if (!(ch->fits = calloc(m->n + 1, sizeof *ch->fits)))
             goto oom;
         for (size_t gi = 0; gi < m->n; gi++) {
-            const rep_group *g = &m->g[gi];
-            if ((selected && !selected[gi]) || !g->has_best) {
+            if (!counted(m, selected, gi)) {
                 ch->fits[gi].meets = true;
                 continue;
             }
@@ -160,6 +260,8 @@ int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const
         }
         out->nmeet += ch->meets;
     }
+    if (!(out->unit = common_unit(m, selected)))
+        relative_scores(out, m, selected);
     qsort(out->v, out->n, sizeof *out->v, cmp_choice);
     return 0;
 oom:

@@ -31,9 +31,10 @@ void rep_catalog_free(rep_catalog *c);
 typedef struct rep_fit {
     bool meets;
     char why[160];     /* the first knee it misses */
-    double thr;        /* expected items/s for the whole instance */
+    double thr;        /* expected items/s for the whole instance; NaN = not measured */
     bool estimated;    /* no measured cell matches the instance: the smallest knee throughput */
-    double cost_per_m; /* price per million items */
+    bool extrapolated; /* cpus not swept, and the instance has fewer per copy than the cell ran with */
+    double cost_per_m; /* price per million items; INFINITY when thr is not measured */
     double energy_item; /* J/item measured at the matching cell, NaN if not measured */
 } rep_fit;
 
@@ -41,13 +42,19 @@ typedef struct rep_choice {
     const rep_instance *inst;
     rep_fit *fits; /* one per group of the model (unselected: meets = true, thr = 0) */
     bool meets;
-    double score; /* sum of cost per million items over the selected groups */
+    /* One unit across the selected groups: the sum of their cost per
+     * million items (a million of each).  Several units: the geometric mean
+     * of each group's cost relative to the lowest any instance offers it
+     * (1 = the cheapest for every group), as summing $/M images and $/M
+     * bytes would weigh the groups by the choice of unit. */
+    double score;
 } rep_choice;
 
 typedef struct rep_reco {
     rep_choice *v; /* every instance, meeting ones first by score, then the rest */
     size_t n, nmeet;
     const char *currency;
+    const char *unit; /* the selected groups' one unit ("images"), or NULL: several, score is relative */
 } rep_reco;
 
 /* selected[g] chooses the groups (NULL: all that have a best cell).  An

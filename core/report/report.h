@@ -43,6 +43,9 @@ void rep_group_title(const rep_group *g, char *buf, size_t len);
 const char *rep_axis_text(const rep_axis *ax, size_t v, char *buf, size_t len);
 /* "storage=slow cpus=2" */
 void rep_cell_label(const rep_group *g, const rep_cell *c, char *buf, size_t len);
+/* What an instance is ranked by: "0.2753 USD per million images", or with
+ * several units "1.070x the lowest cost per item (geometric mean ...)". */
+void rep_score_text(const rep_report *r, const rep_choice *ch, char *buf, size_t len);
 /* One line: the recommended instance and the runner-up, or why none. */
 void rep_reco_text(const rep_report *r, char *buf, size_t len);
 /* "" or a note naming the selected groups whose compute ran on the CPU

@@ -206,10 +206,18 @@ void rep_svg_cost(FILE *f, const rep_report *r)
     int h = 40 + 22 * (int)(n ? n : 1) + 30;
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
                "class=\"chart\">\n<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n"
-               "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">cost per million items (",
+               "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">",
             W + 100, h, W + 100, h, W + 100, h);
-    rep_xml_esc(f, re->currency ? re->currency : "");
-    fputs(")</text>\n", f);
+    if (re->unit) {
+        fputs("cost per million ", f);
+        rep_xml_esc(f, re->unit);
+        fputs(" (", f);
+        rep_xml_esc(f, re->currency ? re->currency : "");
+        fputs(")", f);
+    } else { /* several units: what the ranking compares */
+        fputs("cost per item relative to the lowest (geometric mean over the groups)", f);
+    }
+    fputs("</text>\n", f);
     top = top > 0 ? top : 1;
     int left = 230, width = W + 100 - left - 80;
     size_t row = 0;

@@ -197,18 +197,57 @@ static bool reco_selected(const rep_report *r, size_t gi)
     return (!r->selected || r->selected[gi]) && r->model.g[gi].has_best;
 }
 
+static size_t ncounted(const rep_report *r)
+{
+    size_t n = 0;
+    for (size_t gi = 0; gi < r->model.n; gi++)
+        n += reco_selected(r, gi);
+    return n;
+}
+
+void rep_score_text(const rep_report *r, const rep_choice *ch, char *buf, size_t len)
+{
+    const char *cur = ch->inst->currency;
+    if (!isfinite(ch->score))
+        snprintf(buf, len, "not measured");
+    else if (r->reco.unit)
+        snprintf(buf, len, "%.4g %s per million %s%s", ch->score, cur, r->reco.unit,
+                 ncounted(r) > 1 ? " of each group" : "");
+    else
+        snprintf(buf, len, "%.3fx the lowest cost per item (geometric mean over %zu groups of different units)",
+                 ch->score, ncounted(r));
+}
+
+/* One group's cost per million items; with several units, each named. */
+static void cost_text(const rep_report *r, const rep_group *g, double cost, char *buf, size_t len)
+{
+    if (!isfinite(cost))
+        snprintf(buf, len, "-");
+    else if (r->reco.unit)
+        snprintf(buf, len, "%.4g", cost);
+    else
+        snprintf(buf, len, "%.4g/M %s", cost, g->unit && *g->unit ? g->unit : "items");
+}
+
 int rep_table_reco(rep_table *t, const rep_report *r)
 {
     static const char *const heads[] = {"#", "instance", "provider", "GPUs", "GPU", "vCPUs", "memory GiB",
-                                        "price/h", "expected", "cost per M items", "J/item", "meets knees"};
-    size_t nh = sizeof heads / sizeof *heads;
+                                        "price/h", "expected", "cost", "J/item", "meets knees", "ranked by"};
+    bool several = ncounted(r) > 1; /* the ranking figure differs from the one cost */
+    size_t nh = sizeof heads / sizeof *heads - !several;
     if (table_init(t, r->reco.n + 1, nh) != 0)
         return -1;
     int rc = 0;
     for (size_t h = 0; h < nh; h++) {
         rc |= put(t, 0, h, REP_ST_STRONG, "%s", heads[h]);
-        t->right[h] = h == 0 || h == 3 || (h >= 5 && h <= 10);
+        t->right[h] = h == 0 || h == 3 || (h >= 5 && h <= 10) || h == 12;
     }
+    if (r->reco.unit)
+        rc |= put(t, 0, 9, REP_ST_STRONG, "cost per M %s", r->reco.unit);
+    if (several && r->reco.unit)
+        rc |= put(t, 0, nh - 1, REP_ST_STRONG, "sum per M %s", r->reco.unit);
+    else if (several)
+        rc |= put(t, 0, nh - 1, REP_ST_STRONG, "relative cost");
     for (size_t i = 0; i < r->reco.n; i++) {
         const rep_choice *ch = &r->reco.v[i];
         const rep_instance *in = ch->inst;
@@ -231,11 +270,14 @@ int rep_table_reco(rep_table *t, const rep_report *r)
             if (!reco_selected(r, gi))
                 continue;
             const rep_fit *f = &ch->fits[gi];
-            dlg_format_rate(f->thr, r->model.g[gi].unit, b2, sizeof b2);
-            n += snprintf(buf + n, n < sizeof buf ? sizeof buf - n : 0, "%s%s%s", n ? " / " : "", b2,
-                          f->estimated ? " (est.)" : "");
-            n2 += snprintf(cost + n2, n2 < sizeof cost ? sizeof cost - n2 : 0, "%s%.4g", n2 ? " / " : "",
-                           f->cost_per_m);
+            if (isnan(f->thr))
+                snprintf(b2, sizeof b2, "not measured");
+            else
+                dlg_format_rate(f->thr, r->model.g[gi].unit, b2, sizeof b2);
+            n += snprintf(buf + n, n < sizeof buf ? sizeof buf - n : 0, "%s%s%s%s", n ? " / " : "", b2,
+                          f->estimated ? " (est.)" : "", f->extrapolated ? " (ext.)" : "");
+            cost_text(r, &r->model.g[gi], f->cost_per_m, b2, sizeof b2);
+            n2 += snprintf(cost + n2, n2 < sizeof cost ? sizeof cost - n2 : 0, "%s%s", n2 ? " / " : "", b2);
             n3 += snprintf(energy + n3, n3 < sizeof energy ? sizeof energy - n3 : 0, "%s%s", n3 ? " / " : "",
                            num_or_dash(f->energy_item, b2, sizeof b2, "%.3g", 1));
         }
@@ -253,6 +295,10 @@ int rep_table_reco(rep_table *t, const rep_report *r)
                 }
             rc |= put(t, row, col++, REP_ST_BAD, "no: %s", why);
         }
+        if (several && !isfinite(ch->score))
+            rc |= put(t, row, col++, REP_ST_PLAIN, "-");
+        else if (several)
+            rc |= put(t, row, col++, REP_ST_PLAIN, r->reco.unit ? "%.4g" : "%.3fx", ch->score);
     }
     return rc ? -1 : 0;
 }
@@ -269,13 +315,16 @@ void rep_reco_text(const rep_report *r, char *buf, size_t len)
                  r->gpu_filter ? r->gpu_filter : "", r->gpu_filter ? "')" : "");
         return;
     }
+    char score[160];
     const rep_choice *a = &re->v[0];
-    size_t n = (size_t)snprintf(buf, len, "recommended: %s (%s, %.4g %s/h), %.4g %s per million items", a->inst->name,
-                                a->inst->provider, a->inst->price, a->inst->currency, a->score, a->inst->currency);
+    rep_score_text(r, a, score, sizeof score);
+    size_t n = (size_t)snprintf(buf, len, "recommended: %s (%s, %.4g %s/h), %s", a->inst->name, a->inst->provider,
+                                a->inst->price, a->inst->currency, score);
     if (re->nmeet > 1 && n < len) {
         const rep_choice *b = &re->v[1];
-        snprintf(buf + n, len - n, "; runner-up: %s (%s, %.4g %s/h), %.4g %s per million items", b->inst->name,
-                 b->inst->provider, b->inst->price, b->inst->currency, b->score, b->inst->currency);
+        rep_score_text(r, b, score, sizeof score);
+        snprintf(buf + n, len - n, "; runner-up: %s (%s, %.4g %s/h), %s", b->inst->name, b->inst->provider,
+                 b->inst->price, b->inst->currency, score);
     } else if (n < len) {
         snprintf(buf + n, len - n, "; no runner-up meets every knee");
     }
@@ -312,9 +361,18 @@ void rep_reco_basis(const rep_report *r, char *buf, size_t len)
                                   "resources, once");
     }
     if (n < len)
-        n += (size_t)snprintf(buf + n, len - n, "; est. = no such cell was measured, the smallest knee throughput is used");
+        n += (size_t)snprintf(buf + n, len - n,
+                              "; est. = no such cell was measured, the smallest knee throughput is used; ext. = cpus "
+                              "were not swept and the instance has fewer vCPUs (per GPU) than the cell ran with: not "
+                              "measured there; not measured = the instance has less than any measured cell, or no GPU "
+                              "to feed");
     if (nper + nhost > 1)
         append_tags(r, false, "; a value per group in the columns: ", " / ", buf, len, &n);
+    if (nper + nhost > 1 && n < len)
+        snprintf(buf + n, len - n, "%s",
+                 r->reco.unit ? "; sum per M = the cost of a million items of each group"
+                              : "; relative cost = the geometric mean over the groups of each one's cost per item "
+                                "relative to the lowest in the table (costs in different units cannot be added)");
 }
 
 /* The model has an io-pipeline group with a best cell: something that

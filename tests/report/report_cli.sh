@@ -71,9 +71,9 @@ done
 # both sinks of one run merged: the same measurement counts once (n stays 2)
 "$DLG" report sweep.csv sweep.jsonl --disks disks --markdown both.md >/dev/null 2>both.err || fail "merge: $(cat both.err)"
 grep -q '^| mid | .* | 2 |' both.md || fail "merged CSV+JSONL double-counted: $(grep '^| mid' both.md)"
-# a recommendation from a shipped catalog names a winner with a cost per million items
+# a recommendation from a shipped catalog names a winner with a cost per million of the unit counted
 "$DLG" report sweep.jsonl --disks disks --catalog "$SRC/conf/instances/aws.ini" >aws.txt 2>aws.err || fail "aws: $(cat aws.err)"
-grep -q '^recommended: .* USD per million items' aws.txt || fail "no recommendation: $(tail -15 aws.txt)"
+grep -q '^recommended: .* USD per million images' aws.txt || fail "no recommendation: $(tail -15 aws.txt)"
 
 # ---- (d) bad input: one clear line, exit 2 -----------------------------------
 # expect NAME WANT-IN-STDERR ARGS...

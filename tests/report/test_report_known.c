@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include <dlgauge/plugin.h>
+
 #include "report.h"
 
 /* cmocka 1.1.5 has no assert_double_equal */
@@ -742,6 +744,262 @@ static void test_shipped_catalogs_load(void **state)
     }
 }
 
+
+/* Loads a catalog of this body after a fixed 5-line [catalog] section;
+ * the file is gone after, path names it in err. */
+static int catalog_text(rep_catalog *c, const char *body, char *path, char *err, size_t errlen)
+{
+    strcpy(path, "/tmp/dlg-report-catXXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    fprintf(f, "[catalog]\nprovider = Test\ncurrency = USD\nsource = invented\nretrieved = 2026-12-01\n%s", body);
+    assert_int_equal(fclose(f), 0);
+    int rc = rep_catalog_load(c, path, err, errlen);
+    unlink(path);
+    return rc;
+}
+
+static void load_catalog(rep_report *r, const char *body)
+{
+    char path[32], err[512];
+    if (catalog_text(&r->cat, body, path, err, sizeof err) != 0)
+        fail_msg("%s", err);
+}
+
+static const rep_choice *choice(const rep_reco *re, const char *name)
+{
+    for (size_t i = 0; i < re->n; i++)
+        if (strcmp(re->v[i].inst->name, name) == 0)
+            return &re->v[i];
+    fail_msg("no instance %s", name);
+    return NULL;
+}
+
+/* X: 1 GPU, 8 vCPUs, 1.0/h; Y: 2 GPUs, 16 vCPUs, 1.9/h. */
+#define XY_CATALOG                                                                                                     \
+    "[instance X]\ngpus = 1\nvcpus = 8\nmemory = 32GiB\nprice_per_hour = 1.0\n"                                       \
+    "[instance Y]\ngpus = 2\nvcpus = 16\nmemory = 64GiB\nprice_per_hour = 1.9\n"
+
+/* An image pipeline fed a GPU (400 images/s per GPU) and a host memory
+ * benchmark counting bytes (mem_thr mem_unit/s, once per instance).  Per
+ * group:  pipeline  X 1.0e6/(400 x 3600) = 0.6944   Y 1.9e6/(800 x 3600) = 0.6597 (lowest)
+ *         memory    X 1.0e6/(B x 3600) (lowest)     Y 1.9 x X's
+ * relative cost: X = sqrt(0.6944/0.6597 x 1) = sqrt(1/0.95), Y = sqrt(1 x 1.9).
+ * Summing $/M images with $/M bytes picked Y (the images dwarf the bytes);
+ * reported in GB the sum picked X: the unit decided.  Now X either way. */
+static void mixed_units_recommend(const char *mem_thr, const char *mem_unit)
+{
+    char csv[1024];
+    snprintf(csv, sizeof csv,
+             "time,cpus,host,job,mode,run_id,status,workload,throughput,throughput_ci95,throughput_stddev,unit,"
+             "items,repeats,wall_s,au,version\n"
+             "2026-12-01T10:00:01Z,8,lab,feed,-,run1,ok,io-pipeline,400,0,0,images,400,1,1,0.95,0.1.0\n"
+             "2026-12-01T10:00:02Z,8,lab,mem,-,run1,ok,stream,%s,0,0,%s,100,1,1,,0.1.0\n",
+             mem_thr, mem_unit);
+    rep_report r = {.target = 0.95};
+    char err[512];
+    model_from_csv(csv, &r.rows, &r.model);
+    load_catalog(&r, XY_CATALOG);
+    assert_int_equal(rep_recommend(&r.reco, &r.model, NULL, &r.cat, &r.disks, NULL, err, sizeof err), 0);
+    r.have_reco = true;
+    assert_int_equal(r.reco.nmeet, 2);
+    assert_null(r.reco.unit); /* images and bytes: no common unit */
+    size_t feed = strcmp(r.model.g[0].workload, "io-pipeline") == 0 ? 0 : 1;
+    const rep_choice *x = choice(&r.reco, "X"), *y = choice(&r.reco, "Y");
+    assert_near(x->fits[feed].cost_per_m, 1.0e6 / (400.0 * 3600), 1e-12);
+    assert_near(y->fits[feed].cost_per_m, 1.9e6 / (800.0 * 3600), 1e-12);
+    assert_string_equal(r.reco.v[0].inst->name, "X");
+    assert_near(x->score, sqrt(1 / 0.95), 1e-12);
+    assert_near(y->score, sqrt(1.9), 1e-12);
+    char line[768];
+    rep_reco_text(&r, line, sizeof line);
+    assert_non_null(strstr(line, "recommended: X (Test, 1 USD/h), 1.026x the lowest cost per item (geometric mean "
+                                 "over 2 groups of different units); runner-up: Y (Test, 1.9 USD/h), 1.378x"));
+    rep_table t;
+    assert_int_equal(rep_table_reco(&t, &r), 0);
+    assert_string_equal(t.cell[12], "relative cost");
+    assert_string_equal(t.cell[t.ncols + 12], "1.026x");
+    rep_table_free(&t);
+    report_free(&r);
+}
+
+static void test_mixed_units_not_summed(void **state)
+{
+    (void)state;
+    mixed_units_recommend("10000000000", "bytes");
+    mixed_units_recommend("10", "GB");
+}
+
+/* One GPU at 1.1/h and five at 5.5/h cost the same per image; floating
+ * point made the second 1 ulp cheaper and recommended the dearer machine.
+ * A tie goes to the lower hourly price. */
+static void test_tie_goes_to_lower_price(void **state)
+{
+    (void)state;
+    rep_report r = {.target = 0.95};
+    char err[512];
+    model_from_csv("time,cpus,host,job,mode,run_id,status,workload,throughput,throughput_ci95,throughput_stddev,"
+                   "unit,items,repeats,wall_s,au,version\n"
+                   "2026-12-01T10:00:01Z,4,lab,feed,-,run1,ok,io-pipeline,250,0,0,images,250,1,1,0.95,0.1.0\n",
+                   &r.rows, &r.model);
+    load_catalog(&r, "[instance five]\ngpus = 5\nvcpus = 40\nmemory = 80GiB\nprice_per_hour = 5.5\n"
+                     "[instance one]\ngpus = 1\nvcpus = 8\nmemory = 16GiB\nprice_per_hour = 1.1\n");
+    assert_int_equal(rep_recommend(&r.reco, &r.model, NULL, &r.cat, &r.disks, NULL, err, sizeof err), 0);
+    r.have_reco = true;
+    assert_string_equal(r.reco.v[0].inst->name, "one");
+    assert_string_equal(r.reco.v[1].inst->name, "five");
+    assert_near(r.reco.v[0].score, 1.1e6 / (250.0 * 3600), 1e-12);
+    assert_near(r.reco.v[1].score, 5.5e6 / (1250.0 * 3600), 1e-12);
+    assert_non_null(r.reco.unit);
+    assert_string_equal(r.reco.unit, "images");
+    char line[768];
+    rep_reco_text(&r, line, sizeof line);
+    assert_non_null(strstr(line, "recommended: one (Test, 1.1 USD/h), 1.222 USD per million images; runner-up: five"));
+    report_free(&r);
+}
+
+/* Cells of an image pipeline that fed a GPU (cpus 4: 380/s, 8: 400/s: knee
+ * 4) and of a host preprocess (cpus 4: 100/s), on three instances. */
+static void gpu_cases_recommend(rep_report *r, size_t *feed, size_t *prep)
+{
+    char err[512];
+    model_from_csv("time,cpus,host,job,mode,run_id,status,workload,throughput,throughput_ci95,throughput_stddev,"
+                   "unit,items,repeats,wall_s,au,version\n"
+                   "2026-12-01T10:00:01Z,4,lab,feed,-,run1,ok,io-pipeline,380,0,0,images,380,1,1,0.95,0.1.0\n"
+                   "2026-12-01T10:00:02Z,8,lab,feed,-,run1,ok,io-pipeline,400,0,0,images,400,1,1,0.95,0.1.0\n"
+                   "2026-12-01T10:00:03Z,4,lab,prep,-,run1,ok,preprocess,100,0,0,images,100,1,1,,0.1.0\n",
+                   &r->rows, &r->model);
+    load_catalog(r, "[instance cpu-only]\ngpus = 0\nvcpus = 8\nmemory = 16GiB\nprice_per_hour = 0.3\n"
+                    "[instance gpu]\ngpus = 1\nvcpus = 4\nmemory = 16GiB\nprice_per_hour = 1.44\n"
+                    "[instance starved]\ngpus = 8\nvcpus = 16\nmemory = 256GiB\nprice_per_hour = 8\n");
+    *feed = strcmp(r->model.g[0].workload, "io-pipeline") == 0 ? 0 : 1;
+    *prep = 1 - *feed;
+    assert_int_equal(rep_recommend(&r->reco, &r->model, NULL, &r->cat, &r->disks, NULL, err, sizeof err), 0);
+    r->have_reco = true;
+}
+
+/* A group that fed a GPU cannot run on an instance without one (gpus = 0
+ * was credited with one GPU's throughput and recommended as cheapest); a
+ * host workload can. */
+static void test_gpu_group_needs_a_gpu(void **state)
+{
+    (void)state;
+    rep_report r = {.target = 0.95};
+    size_t feed, prep;
+    gpu_cases_recommend(&r, &feed, &prep);
+    const rep_choice *cpu = choice(&r.reco, "cpu-only");
+    assert_false(cpu->meets);
+    assert_non_null(strstr(cpu->fits[feed].why, "io-pipeline needs a GPU, the instance has none"));
+    assert_true(isnan(cpu->fits[feed].thr));
+    assert_true(cpu->fits[prep].meets); /* preprocess runs on its 8 vCPUs */
+    assert_near(cpu->fits[prep].thr, 100, 1e-9);
+    assert_int_equal(r.reco.nmeet, 1);
+    assert_string_equal(r.reco.v[0].inst->name, "gpu");
+    assert_near(r.reco.v[0].fits[feed].thr, 380, 1e-9);
+    assert_near(r.reco.v[0].score, 1.44e6 / (380.0 * 3600) + 1.44e6 / (100.0 * 3600), 1e-12);
+    report_free(&r);
+}
+
+/* An instance below every measured cell (2 vCPUs per GPU, cells at 4 and
+ * 8) is "not measured", not credited 8 x the knee's 380/s. */
+static void test_below_every_cell_not_measured(void **state)
+{
+    (void)state;
+    rep_report r = {.target = 0.95};
+    size_t feed, prep;
+    gpu_cases_recommend(&r, &feed, &prep);
+    const rep_choice *st = choice(&r.reco, "starved");
+    assert_false(st->meets);
+    assert_non_null(strstr(st->fits[feed].why, "cpus >= 4 per GPU"));
+    assert_false(st->fits[feed].estimated);
+    assert_true(isnan(st->fits[feed].thr));
+    assert_true(isinf(st->fits[feed].cost_per_m) && isinf(st->score));
+    rep_table t;
+    assert_int_equal(rep_table_reco(&t, &r), 0);
+    size_t found = 0;
+    for (size_t row = 1; row < t.nrows; row++)
+        if (strncmp(t.cell[row * t.ncols + 1], "starved", 7) == 0) {
+            found++;
+            assert_string_equal(t.cell[row * t.ncols + 8], "not measured / 100 images/s");
+            assert_string_equal(t.cell[row * t.ncols + 9], "- / 22.22 USD");
+            assert_string_equal(t.cell[row * t.ncols + 12], "-");
+        }
+    assert_int_equal(found, 1);
+    rep_table_free(&t);
+    report_free(&r);
+}
+
+/* Neither cpus nor memory swept: the one cell ran on 8 CPUs and peaked at
+ * 20 GiB resident.  4 vCPUs per GPU were never measured: the throughput is
+ * marked an extrapolation; 16 GiB per GPU cannot hold the process: it does
+ * not meet (both were silently credited the full 400/s before). */
+static void test_unswept_resources(void **state)
+{
+    (void)state;
+    rep_report r = {.target = 0.95};
+    char err[512];
+    model_from_csv("time,host,job,mode,run_id,status,workload,throughput,throughput_ci95,throughput_stddev,unit,"
+                   "items,repeats,wall_s,au,cpus_used,rss_peak_bytes,version\n"
+                   "2026-12-01T10:00:01Z,lab,feed,-,run1,ok,io-pipeline,400,0,0,images,400,1,1,0.95,8,21474836480,"
+                   "0.1.0\n",
+                   &r.rows, &r.model);
+    load_catalog(&r, "[instance few-cpus]\ngpus = 1\nvcpus = 4\nmemory = 32GiB\nprice_per_hour = 1\n"
+                     "[instance little-mem]\ngpus = 1\nvcpus = 16\nmemory = 16GiB\nprice_per_hour = 0.5\n"
+                     "[instance two]\ngpus = 2\nvcpus = 16\nmemory = 64GiB\nprice_per_hour = 2.5\n");
+    assert_int_equal(rep_recommend(&r.reco, &r.model, NULL, &r.cat, &r.disks, NULL, err, sizeof err), 0);
+    r.have_reco = true;
+    const rep_choice *few = choice(&r.reco, "few-cpus"), *mem = choice(&r.reco, "little-mem"),
+                     *two = choice(&r.reco, "two");
+    assert_false(mem->meets);
+    assert_string_equal(mem->fits[0].why,
+                        "io-pipeline needs memory >= 20 GiB per GPU (its peak RSS; memory not swept)");
+    assert_true(few->meets);
+    assert_true(few->fits[0].extrapolated);
+    assert_true(two->meets);
+    assert_false(two->fits[0].extrapolated); /* 8 vCPUs per GPU, as measured */
+    assert_near(two->fits[0].thr, 800, 1e-9);
+    assert_int_equal(r.reco.nmeet, 2);
+    assert_string_equal(r.reco.v[0].inst->name, "few-cpus"); /* 1e6/(400 x 3600) = 0.694 < 2.5e6/(800 x 3600) */
+    rep_table t;
+    assert_int_equal(rep_table_reco(&t, &r), 0);
+    assert_string_equal(t.cell[t.ncols + 8], "400 images/s (ext.)");
+    rep_table_free(&t);
+    char note[2048];
+    rep_reco_basis(&r, note, sizeof note);
+    assert_non_null(strstr(note, "ext. = cpus were not swept"));
+    report_free(&r);
+}
+
+/* A key given twice in one section (or the section twice in a row) is an
+ * error naming file, line and key, not the later value silently winning;
+ * a missing key is named. */
+static void test_catalog_errors(void **state)
+{
+    (void)state;
+    const struct {
+        const char *body, *says;
+    } bad[] = {
+        {"[instance a]\nvcpus = 4\nmemory = 16GiB\nprice_per_hour = 1\nprice_per_hour = 2\n",
+         ":10: [instance a]: price_per_hour set twice"},
+        {"[instance a]\nvcpus = 4\nmemory = 16GiB\nprice_per_hour = 1\n[instance a]\nvcpus = 8\n",
+         ":11: [instance a]: vcpus set twice"},
+        {"currency = EUR\n", ":6: [catalog]: currency set twice"},
+        {"[instance a]\nvcpus = 4\nprice_per_hour = 1\n", ": [instance a] has no memory (an instance needs vcpus"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char path[32], err[512] = "";
+        rep_catalog c = {0};
+        assert_int_equal(catalog_text(&c, bad[i].body, path, err, sizeof err), -DLG_EINVAL);
+        char want[256];
+        snprintf(want, sizeof want, "%s%s", path, bad[i].says);
+        if (strncmp(err, want, strlen(want)) != 0)
+            fail_msg("got '%s', want '%s'", err, want);
+        rep_catalog_free(&c);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -763,6 +1021,12 @@ int main(void)
         cmocka_unit_test(test_iops_unit_charges_large_reads),
         cmocka_unit_test(test_csv_skips_cut_row),
         cmocka_unit_test(test_jsonl_cut_last_line),
+        cmocka_unit_test(test_mixed_units_not_summed),
+        cmocka_unit_test(test_tie_goes_to_lower_price),
+        cmocka_unit_test(test_gpu_group_needs_a_gpu),
+        cmocka_unit_test(test_below_every_cell_not_measured),
+        cmocka_unit_test(test_unswept_resources),
+        cmocka_unit_test(test_catalog_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
