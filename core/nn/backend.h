@@ -83,6 +83,9 @@ typedef struct dlg_kernels {
      * oneDNN's "jit:avx2", "winograd"), for dlg_net_layer_impl; NULL: the
      * backend's name.  The string lives as long as the state. */
     const char *(*impl)(const void *state);
+    /* Optional, convolutions offered in_place_ok: whether setup chose to
+     * accumulate into bottom[1]'s memory, which top[0] must then be. */
+    bool (*in_place)(const void *state);
 } dlg_kernels;
 
 typedef struct dlg_backend {

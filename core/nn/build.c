@@ -204,6 +204,7 @@ int dlg_conv_ex(dlg_net *net, const char *name, int x, const dlg_conv_spec *s)
                                   !s->no_bias,
                                   NULL,
                                   false,
+                                  false,
                                   false};
     p.nparams = s->out_c; /* carried to inference: output channels */
     return add_node(net, name, DLG_L_CONV, 1, &x, &p);

@@ -90,6 +90,12 @@ void dlg_net_free_memory(dlg_net *net);
 int dlg_net_fuse(dlg_net *net);
 /* Blob memory, shared by lifetime where allowed (share.c). */
 int dlg_net_alloc_blobs(dlg_net *net);
+/* In-place residuals (share.c): before setup, offers in_place_ok to the
+ * convolutions of an inference plan that alone last read their residual;
+ * after setup, makes the top of each that took it share the residual's
+ * memory. */
+void dlg_net_offer_in_place(dlg_net *net);
+void dlg_net_take_in_place(dlg_net *net);
 void dlg_net_free_blobs(dlg_net *net);
 int dlg_net_init_params(dlg_net *net);
 

@@ -289,10 +289,14 @@ int dlg_net_plan_memory(dlg_net *net)
         rc = choose_kernels(net);
     if (!rc)
         rc = mark_opaque(net);
-    if (!rc)
+    if (!rc) {
+        dlg_net_offer_in_place(net);
         rc = setup_kernels(net);
-    if (!rc)
+    }
+    if (!rc) {
+        dlg_net_take_in_place(net);
         rc = dlg_net_alloc_blobs(net);
+    }
     if (!rc)
         rc = dlg_net_init_params(net);
     return rc;

@@ -74,13 +74,14 @@ static size_t place(span *s, int n, const span **tmp)
 }
 
 /* Steps at which each non-alias blob's data is last read in forward (an
- * alias counts as its base); -1 if never read. */
+ * alias counts as its base); -1 if never read.  A layer folded into
+ * another reads nothing: what it read, the one it joined reads. */
 static void last_readers(const dlg_net *net, int *last)
 {
     for (int b = 0; b < net->nblobs; b++)
         last[b] = -1;
     for (int i = 0; i < net->nnodes; i++)
-        for (int j = 0; j < net->nodes[i].l.nbottom; j++) {
+        for (int j = 0; j < net->nodes[i].l.nbottom && !net->nodes[i].fused; j++) {
             int b = net->nodes[i].bottoms[j];
             if (net->blobs[b].alias_of >= 0)
                 b = net->blobs[b].alias_of;
@@ -127,6 +128,53 @@ static int reads_diff(const dlg_net *net, int b)
 static bool shareable(const dlg_blob *b, bool keep_all)
 {
     return !keep_all && !b->keep && !b->is_param && !b->is_input && b->producer >= 0;
+}
+
+static int root_of(const dlg_net *net, int b)
+{
+    while (net->blobs[b].alias_of >= 0)
+        b = net->blobs[b].alias_of;
+    return b;
+}
+
+/* A convolution of an inference plan may write its top into its
+ * residual's memory when that memory is shareable (nobody keeps or reads
+ * it from outside) and read by nothing after it, and its top is read
+ * later (an output read after forward must not sit in the arena). */
+void dlg_net_offer_in_place(dlg_net *net)
+{
+    int *last = malloc((size_t)net->nblobs * sizeof(int));
+    if (!last)
+        return; /* offers nothing: still correct */
+    last_readers(net, last);
+    for (int i = 0; i < net->nnodes; i++) {
+        dlg_node *n = &net->nodes[i];
+        if (n->l.type != DLG_L_CONV || !n->l.p.conv.residual || n->fused)
+            continue;
+        int r = root_of(net, n->bottoms[1]), t = n->tops[0];
+        n->l.p.conv.in_place_ok = !net->train && !n->need_backward && shareable(&net->blobs[r], net->keep_all) &&
+                                  shareable(&net->blobs[t], net->keep_all) && last[r] == i && last[t] > i &&
+                                  r != root_of(net, n->bottoms[0]);
+    }
+    free(last);
+}
+
+/* The top becomes an alias of the residual's root, as a split's outputs
+ * are of their blob, and so do the top's own aliases: one buffer then
+ * carries a whole stage's residual stream, each block adding into it. */
+void dlg_net_take_in_place(dlg_net *net)
+{
+    for (int i = 0; i < net->nnodes; i++) {
+        dlg_node *n = &net->nodes[i];
+        if (n->fused || n->l.type != DLG_L_CONV || !n->l.p.conv.in_place_ok || !n->k->in_place ||
+            !n->k->in_place(n->state))
+            continue;
+        int r = root_of(net, n->bottoms[1]), t = n->tops[0];
+        for (int b = 0; b < net->nblobs; b++)
+            if (net->blobs[b].alias_of == t)
+                net->blobs[b].alias_of = r;
+        net->blobs[t].alias_of = r;
+    }
 }
 
 /* Lifetimes of data (which == DLG_DATA; in training only data no backward

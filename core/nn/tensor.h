@@ -70,6 +70,10 @@ typedef struct dlg_conv_param {
     bool bias;
     const struct dlg_layer *bn;
     bool residual, relu;
+    /* Set by the planner before setup: nothing reads the residual after
+     * this layer, so top[0] may take bottom[1]'s memory (the kernel adds
+     * the convolution into it; its in_place() then says so). */
+    bool in_place_ok;
 } dlg_conv_param;
 
 typedef struct dlg_pool_param {

@@ -268,6 +268,26 @@ static int bottleneck_mini(dlg_net *net)
     return dlg_relu(net, "L", dlg_add(net, "add1", a, x));
 }
 
+/* Two blocks (a 16-channel 1x1 then a 64-channel one, the residual added
+ * to the second) in a row and a convolution reading the second: each
+ * block's residual is read by nothing after it, so an inference plan may
+ * add the convolution into the residual's memory (one buffer carries the
+ * stream through both blocks). */
+static int bottleneck_chain(dlg_net *net)
+{
+    int x = X(2, 16, 14, 14);
+    dlg_conv_spec s1 = {64, 1, 1, 1, 1, 0, 0, 1, 1, 1, true};
+    x = dlg_relu(net, "r0", dlg_batchnorm(net, "bn0", dlg_conv_ex(net, "c0", x, &s1), 1e-5f));
+    dlg_conv_spec s2 = {16, 1, 1, 1, 1, 0, 0, 1, 1, 1, true};
+    int a = dlg_relu(net, "ra0", dlg_batchnorm(net, "bna0", dlg_conv_ex(net, "ca0", x, &s2), 1e-5f));
+    a = dlg_batchnorm(net, "bna", dlg_conv_ex(net, "ca", a, &s1), 1e-5f);
+    x = dlg_relu(net, "ra", dlg_add(net, "adda", a, x));
+    int b = dlg_relu(net, "rb0", dlg_batchnorm(net, "bnb0", dlg_conv_ex(net, "cb0", x, &s2), 1e-5f));
+    b = dlg_batchnorm(net, "bnb", dlg_conv_ex(net, "cb", b, &s1), 1e-5f);
+    x = dlg_relu(net, "rb", dlg_add(net, "addb", b, x));
+    return dlg_conv(net, "L", x, 8, 1, 1, 0, 1);
+}
+
 /* A 3x3 stride-1 convolution between blocked layers, 40 tiles, 64
  * channels: the cpu backend runs it by Winograd (forward with bias, both
  * backward passes). */
@@ -488,6 +508,12 @@ static void test_nets(void **st)
     compare("resnet-like", resnet_mini, true);
     compare("resnet-like inference", resnet_mini, false);
     check_infer_plan("1x1 bottleneck end, fused", bottleneck_mini);
+    check_infer_plan("two blocks, residual in place", bottleneck_chain);
+    for (int i = 0; i < 2; i++) { /* each block's convolution adds into its residual */
+        char *impl = layer_impl(bottleneck_chain, i ? "cb" : "ca", false, false);
+        assert_non_null(strstr(impl, "added in place"));
+        free(impl);
+    }
 }
 
 static void test_conv(void **st)

@@ -7,6 +7,7 @@
 #include "cpu_wino1d.h"
 #include "cpu_winograd.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,10 @@ typedef struct conv_state {
      * the residual's memory), add sums that and the residual into the top */
     cpu_prim add;
     size_t tmp_bytes;
+    /* the top is the residual's memory (in_place_ok): fwd's sum post-op
+     * adds the convolution into it (accumulate_in_place) */
+    bool in_place;
+    char impl[96]; /* fwd's implementation, ", added in place" */
     dnnl_memory_desc_t top_md; /* the top's layout when it is not plain */
     dnnl_memory_desc_t w_md;   /* the weights' layout when it is not plain */
     cpu_fold fold;             /* a batch norm folded into the weights */
@@ -259,6 +264,62 @@ static int create_add(cpu_ctx *c, const dlg_layer *l, conv_state *s, const dnnl_
     return rc;
 }
 
+/* Where the planner offers the residual's memory (in_place_ok) and the top
+ * has the residual's layout, the forward primitive adds the convolution
+ * into it with a sum post-op (+ ReLU): one pass over the top instead of the
+ * binary add's or post-op's read of a second tensor, and brgconv takes a
+ * sum post-op where it takes no full-tensor add.  Layouts exactly as
+ * published, so nothing is reordered.  Keeps the primitives it has
+ * (returns false) wherever oneDNN would not do it without gemm. */
+static bool accumulate_in_place(cpu_ctx *c, const dlg_layer *l, conv_state *s, const conv_mds *m,
+                                const dnnl_memory_desc_t *src, const dnnl_memory_desc_t *w, bool bias)
+{
+    dnnl_memory_desc_t res = cpu_tensor_md(l->bottom[1]), top = cpu_tensor_md(l->top[0]);
+    if (!l->p.conv.in_place_ok || l->backward || !dnnl_memory_desc_equal(&res, &top))
+        return false;
+    dnnl_convolution_desc_t d;
+    dnnl_post_ops_t po = NULL;
+    dnnl_status_t st = dnnl_post_ops_create(&po);
+    if (st == dnnl_success)
+        st = dnnl_post_ops_append_sum(po, 1.0f);
+    if (st == dnnl_success && l->p.conv.relu)
+        st = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
+    if (st == dnnl_success)
+        st = dnnl_dilated_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_direct, src,
+                                                        w, bias ? &m->b : NULL, &res, m->strides, m->dil,
+                                                        m->pad_l, m->pad_r);
+    char why[256] = "";
+    cpu_prim p = {0};
+    int rc = st != dnnl_success ? -1 : cpu_prim_create_po(c, &p, &d, NULL, po, why, sizeof why);
+    if (po)
+        dnnl_post_ops_destroy(po);
+    const char *impl = NULL;
+    if (!rc && (dnnl_primitive_desc_query(p.pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success || !impl ||
+                strstr(impl, "gemm")))
+        rc = -1;
+    if (!rc)
+        rc = cpu_prim_arg(c, &p, DNNL_ARG_SRC, src, false, why, sizeof why);
+    if (!rc)
+        rc = cpu_prim_arg(c, &p, DNNL_ARG_WEIGHTS, w, false, why, sizeof why);
+    if (!rc && bias)
+        rc = cpu_prim_arg(c, &p, DNNL_ARG_BIAS, &m->b, false, why, sizeof why);
+    if (!rc)
+        rc = cpu_prim_arg(c, &p, DNNL_ARG_DST, &res, true, why, sizeof why);
+    for (int i = 0; i < p.n && !rc; i++) /* a reordered top would not hold the residual */
+        rc = p.a[i].reorder ? -1 : 0;
+    if (rc) {
+        cpu_prim_destroy(&p);
+        return false;
+    }
+    cpu_prim_destroy(&s->fwd);
+    cpu_prim_destroy(&s->add);
+    s->fwd = p;
+    s->tmp_bytes = 0;
+    s->in_place = true;
+    snprintf(s->impl, sizeof s->impl, "%s, added in place", impl);
+    return true;
+}
+
 static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                       size_t errlen)
 {
@@ -356,6 +417,8 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
         conv_destroy(ctx, s);
         return -DLG_ENOMEM;
     }
+    if (s->by == BY_PRIMS && l->p.conv.residual)
+        accumulate_in_place(c, l, s, &m, &src, &m.w, bias);
     *state = s;
     *ws = max_ws(s);
     size_t wb = s->by == BY_WINO     ? wino_ws_bytes(&s->shape)
@@ -445,8 +508,8 @@ static int conv_forward(void *ctx, dlg_layer *l, void *state)
             ptrs[k++] = l->param[1]->data;
     }
     if (!s->add.p) {
-        ptrs[k++] = l->top[0]->data;
-        if (l->p.conv.residual)
+        ptrs[k++] = l->top[0]->data; /* in place: the residual's, already in it */
+        if (l->p.conv.residual && !s->in_place)
             ptrs[k++] = l->bottom[1]->data;
         return cpu_prim_exec(ctx, &s->fwd, ptrs, l->ws);
     }
@@ -498,13 +561,18 @@ static const char *conv_impl(const void *state)
                                                     : "winograd F(4,3) along w avx2")
                                : (s->shape1d.r == 7 ? "winograd F(3,7) along h avx2"
                                                     : "winograd F(4,3) along h avx2");
+    if (s->in_place)
+        return s->impl;
     if (dnnl_primitive_desc_query(s->fwd.pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success)
         return NULL;
     return impl;
 }
 
+static bool conv_in_place(const void *state) { return ((const conv_state *)state)->in_place; }
+
 const dlg_kernels dlg_cpu_conv = {.setup = conv_setup,
                                   .impl = conv_impl,
+                                  .in_place = conv_in_place,
                                   .forward = conv_forward,
                                   .backward = conv_backward,
                                   .destroy = conv_destroy,
