@@ -3,6 +3,7 @@
 
 #include "signals.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,6 +179,15 @@ static int h_storage_lookup(const dlg_host *h, const char *name, const dlg_stora
     return live_storage_locked(impl(h)->svc, name, ops, inst, &sh);
 }
 
+/* A file opened through the host: its path (for the host's own messages
+ * about it) before the backend's dlg_file and state. */
+typedef struct host_file {
+    char *path;
+    _Alignas(max_align_t) dlg_file f;
+} host_file;
+
+static host_file *host_file_of(dlg_file *f) { return (host_file *)((char *)f - offsetof(host_file, f)); }
+
 static int h_file_open(const dlg_host *h, const char *storage, const char *path, dlg_file **out)
 {
     dlg_services *s = impl(h)->svc;
@@ -186,15 +196,21 @@ static int h_file_open(const dlg_host *h, const char *storage, const char *path,
     dlg_host_impl *sh;
     if (live_storage_locked(s, storage ? storage : s->default_storage, &ops, &inst, &sh) != 0)
         return -DLG_EINVAL;
-    dlg_file *f = calloc(1, ops->file_size);
-    if (!f)
+    host_file *hf = calloc(1, offsetof(host_file, f) + ops->file_size);
+    if (hf && !(hf->path = strdup(path))) {
+        free(hf);
+        hf = NULL;
+    }
+    if (!hf)
         return h->error(h, DLG_ENOMEM, "%s: out of memory opening file", path);
+    dlg_file *f = &hf->f;
     f->ops = ops;
     f->inst = inst;
     f->align = 1;
     int rc = ops->open(inst, &sh->pub, path, DLG_OPEN_READ, f);
     if (rc < 0) {
-        free(f);
+        free(hf->path);
+        free(hf);
         if (!dlg_services_error(s)[0])
             return h->error(h, -rc, "%s: open failed (code %d)", path, rc);
         return rc;
@@ -225,7 +241,9 @@ static void h_file_close(const dlg_host *h, dlg_file *f)
     if (!f)
         return;
     f->ops->close(f);
-    free(f);
+    host_file *hf = host_file_of(f);
+    free(hf->path);
+    free(hf);
 }
 
 static uint32_t h_file_caps(const dlg_host *h, dlg_file *f, uint32_t *align)
@@ -260,17 +278,26 @@ static int h_file_fetch(const dlg_host *h, dlg_file *f, uint64_t off, size_t n, 
         return rc;
     }
     /* No zero-copy: lend a private copy (the fallback, not a fast path). */
+    const char *path = host_file_of(f)->path;
     void *buf = malloc(n ? n : 1);
     if (!buf)
-        return h->error(h, DLG_ENOMEM, "out of memory fetching %zu bytes", n);
+        return h->error(h, DLG_ENOMEM, "%s: out of memory fetching %zu bytes at offset %llu", path, n,
+                        (unsigned long long)off);
     int64_t r = h_file_read(h, f, buf, n, off);
-    if (r < 0 || (size_t)r != n) {
-        free(buf);
-        return r < 0 ? (int)r : h->error(h, DLG_EIO, "fetch of %zu bytes at offset %llu passes end of file",
-                                         n, (unsigned long long)off);
+    if (r >= 0 && (size_t)r == n) {
+        *ptr = buf;
+        return 0;
     }
-    *ptr = buf;
-    return 0;
+    free(buf);
+    if (r >= 0)
+        return h->error(h, DLG_EIO, "%s: fetch of %zu bytes at offset %llu passes the end of the file "
+                        "(only %lld bytes there)", path, n, (unsigned long long)off, (long long)r);
+    /* the backend's own line names the file; one that does not gets ours */
+    if (!strstr(dlg_services_error(impl(h)->svc), path))
+        return h->error(h, r >= -DLG_EINTERNAL ? (int)-r : DLG_EIO,
+                        "%s: fetch of %zu bytes at offset %llu failed (code %lld)", path, n,
+                        (unsigned long long)off, (long long)r);
+    return (int)r;
 }
 
 static void h_file_unfetch(const dlg_host *h, dlg_file *f, const void *ptr, size_t n)

@@ -12,6 +12,37 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+int sink_fsync_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash == path ? strdup("/") : slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
+    if (!dir)
+        return ENOMEM;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int e = fd < 0 ? errno : 0;
+    if (fd >= 0 && fsync(fd) != 0 && errno != EINVAL)
+        e = errno;
+    if (fd >= 0)
+        close(fd);
+    free(dir);
+    return e;
+}
+
+int sink_open_durable(const char *path, int flags)
+{
+    int fd = open(path, flags | O_CLOEXEC);
+    if (fd >= 0 || errno != ENOENT)
+        return fd;
+    fd = open(path, flags | O_CREAT | O_CLOEXEC, 0666);
+    int e = fd < 0 ? 0 : sink_fsync_dir(path);
+    if (e) {
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
 int sink_mkdir_p(const char *dir)
 {
     size_t n = strlen(dir);
@@ -25,10 +56,12 @@ int sink_mkdir_p(const char *dir)
             continue;
         char saved = *s;
         *s = '\0';
-        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+        if (mkdir(p, 0777) == 0)
+            rc = sink_fsync_dir(p); /* the new directory's entry in its parent */
+        else if (errno != EEXIST)
             rc = errno;
+        if (rc)
             break;
-        }
         *s = saved;
         if (saved == '\0')
             break;
@@ -127,7 +160,7 @@ int sink_open_append(const struct dlg_host *h, const char *sink_name, const stru
         return h->error(h, DLG_EIO, "%s: cannot create its directory: %s", path, strerror(e));
     if (!(*path_copy = strdup(path)))
         return h->error(h, DLG_ENOMEM, "sink %s: out of memory", sink_name);
-    *fd = open(path, access | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    *fd = sink_open_durable(path, access | O_APPEND);
     if (*fd < 0) {
         e = errno;
         free(*path_copy);
@@ -135,19 +168,6 @@ int sink_open_append(const struct dlg_host *h, const char *sink_name, const stru
         return h->error(h, DLG_EIO, "%s: cannot open for writing: %s", path, strerror(e));
     }
     return 0;
-}
-
-int sink_end_cut_line(const struct dlg_host *h, int fd, const char *path)
-{
-    struct stat st;
-    char last = '\n';
-    if (fstat(fd, &st) != 0)
-        return h->error(h, DLG_EIO, "%s: %s", path, strerror(errno));
-    if (st.st_size == 0 || pread(fd, &last, 1, st.st_size - 1) != 1 || last == '\n')
-        return 0;
-    h->log(h, DLG_LOG_WARN, "%s: last line was incomplete; continuing on a new line", path);
-    int e = sink_write_all(fd, "\n", 1);
-    return e ? h->error(h, DLG_EIO, "%s: cannot end the incomplete last line: %s", path, strerror(e)) : 0;
 }
 
 void sink_lock(int fd)
@@ -205,7 +225,7 @@ static int copy_tail(int fd, off_t from, off_t size, const char *to)
         return ENOMEM;
     int e = pread(fd, buf, n, from) == (ssize_t)n ? 0 : EIO;
     buf[n] = '\n';
-    int out = e ? -1 : open(to, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    int out = e ? -1 : sink_open_durable(to, O_WRONLY | O_APPEND);
     if (!e && out < 0)
         e = errno;
     if (!e)
@@ -242,6 +262,17 @@ int sink_set_aside(const struct dlg_host *h, int fd, const char *path, off_t fro
     }
     free(to);
     return e ? -DLG_EIO : 0;
+}
+
+int sink_set_aside_cut_line(const struct dlg_host *h, int fd, const char *path)
+{
+    sink_lock(fd);
+    off_t start;
+    int e = sink_last_line_start(fd, &start);
+    int rc = e ? h->error(h, DLG_EIO, "%s: cannot read it: %s", path, strerror(e))
+               : sink_set_aside(h, fd, path, start);
+    sink_unlock(fd);
+    return rc;
 }
 
 /* The nearest existing ancestor directory of path's directory into dir

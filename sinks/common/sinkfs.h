@@ -6,11 +6,23 @@
 #include <sys/types.h>
 
 /* Creates every missing parent directory of `path` (like mkdir -p of its
- * dirname).  Returns 0 or an errno value. */
+ * dirname), each made durable in its parent.  Returns 0 or an errno value. */
 int sink_mkdir_parents(const char *path);
 
-/* Creates directory `dir` and its parents.  Returns 0 or an errno value. */
+/* Creates directory `dir` and its parents, each made durable in its parent
+ * (sink_fsync_dir).  Returns 0 or an errno value. */
 int sink_mkdir_p(const char *dir);
+
+/* fsync of the directory holding `path`: a file just created, renamed or
+ * removed is only sure to stay so after a crash once its directory entry
+ * is on disk (fsync of the file alone does not write that).  0 or an errno
+ * value (filesystems that cannot fsync a directory, EINVAL, are fine). */
+int sink_fsync_dir(const char *path);
+
+/* open(path, flags | O_CLOEXEC), creating it (mode 0666) when missing and
+ * then making its directory entry durable (sink_fsync_dir).  Returns the
+ * fd, or -1 with errno set. */
+int sink_open_durable(const char *path, int flags);
 
 /* Writes all n bytes (retrying short writes and EINTR).  Returns 0 or an
  * errno value (ENOSPC on a full disk). */
@@ -32,11 +44,6 @@ int sink_fsync(const struct dlg_host *h, int fd, const char *path);
 struct dlg_value;
 int sink_open_append(const struct dlg_host *h, const char *sink_name, const struct dlg_value *path_opt,
                      int access, int *fd, char **path_copy);
-
-/* Ends a last line cut short by an earlier crash (with a warning), so the
- * first new record starts a line of its own instead of gluing onto a
- * fragment.  fd must be readable (O_RDWR).  0, or -code after reporting. */
-int sink_end_cut_line(const struct dlg_host *h, int fd, const char *path);
 
 /* An exclusive advisory lock (flock) on a results file, so that two runs
  * appending to the same file never interleave a header, a record or the
@@ -60,6 +67,11 @@ int sink_last_line_start(int fd, off_t *start);
  * new ones follow whole ones.  Hold sink_lock.  0, or -code after
  * reporting. */
 int sink_set_aside(const struct dlg_host *h, int fd, const char *path, off_t from);
+
+/* sink_set_aside for a last line not ended by '\n' (a line-per-record
+ * file: JSON Lines, line protocol), under sink_lock.  0, or -code after
+ * reporting. */
+int sink_set_aside_cut_line(const struct dlg_host *h, int fd, const char *path);
 
 /* What sink_open_append would find wrong with the `path` option, found
  * without creating or writing anything (for a sink's check op): an existing

@@ -281,6 +281,16 @@ static int send_http(influx_sink *s, uint64_t deadline_ns)
     return rc;
 }
 
+/* Appends the pending lines to the file whole, or not at all: a line cut
+ * by a full disk could parse as a point with a wrong value. */
+static int append_file(influx_sink *s)
+{
+    sink_lock(s->fd);
+    int e = sink_append(s->fd, s->pending.p, s->pending.len);
+    sink_unlock(s->fd);
+    return e;
+}
+
 static int send_pending(influx_sink *s, uint64_t deadline_ns)
 {
     if (s->pending.len == 0)
@@ -290,8 +300,8 @@ static int send_pending(influx_sink *s, uint64_t deadline_ns)
         rc = send_http(s, deadline_ns);
     } else if (s->udp) {
         influx_udp_send(s->udp, s->pending.p, s->pending.len);
-    } else if ((e = sink_write_all(s->fd, s->pending.p, s->pending.len)) != 0) {
-        rc = s->h->error(s->h, DLG_EIO, "%s: %s writing %zu points", s->path,
+    } else if ((e = append_file(s)) != 0) {
+        rc = s->h->error(s->h, DLG_EIO, "%s: %s writing %zu points (not written)", s->path,
                          e == ENOSPC ? "disk full (ENOSPC)" : strerror(e), s->npending);
     }
     sbuf_truncate(&s->pending, 0);
@@ -438,11 +448,12 @@ static int open_transport(influx_sink *s, const dlg_value *o)
             return s->h->error(s->h, DLG_ENOMEM, "influx %s: out of memory", s->name);
         s->target = s->path;
         int e = sink_mkdir_parents(s->path);
-        if (!e && (s->fd = open(s->path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0666)) < 0)
+        if (!e && (s->fd = sink_open_durable(s->path, O_RDWR | O_APPEND)) < 0)
             e = errno;
         if (e)
             return s->h->error(s->h, DLG_EIO, "%s: cannot open for writing: %s", s->path, strerror(e));
-        return sink_end_cut_line(s->h, s->fd, s->path); /* a point cut short by a crash */
+        /* a point cut short by a crash can still parse, with a wrong value */
+        return sink_set_aside_cut_line(s->h, s->fd, s->path);
     }
     if (opt_str(&o[OPT_UDP])) {
         int rc = influx_udp_open(s->h, o[OPT_UDP].text, (size_t)o[OPT_UDP_PAYLOAD].i, &s->udp);

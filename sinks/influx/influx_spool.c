@@ -48,7 +48,7 @@ static void save_fragment(influx_sink *s, const char *frag, size_t n)
 {
     s->h->log(s->h, DLG_LOG_WARN, "%s: its last line (%zu bytes) was cut short by an earlier crash or full "
               "disk; it is not sent but moved to %s", s->spool_path, n, s->rejected_path);
-    int fd = open(s->rejected_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    int fd = sink_open_durable(s->rejected_path, O_WRONLY | O_APPEND);
     if (fd < 0)
         return;
     if (sink_write_all(fd, frag, n) == 0 && sink_write_all(fd, "\n", 1) == 0)
@@ -81,7 +81,7 @@ static int append_to(influx_sink *s, const char *path, const char *body, size_t 
     int e = sink_mkdir_p(s->spool_dir);
     if (e)
         return e;
-    int fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    int fd = sink_open_durable(path, O_RDWR | O_APPEND);
     if (fd < 0)
         return errno;
     off_t size = lseek(fd, 0, SEEK_END);
@@ -140,11 +140,12 @@ static void write_sent_offset(const influx_sink *s, size_t off)
 {
     char path[4096], text[32];
     sent_path(s, path, sizeof path);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    int fd = sink_open_durable(path, O_WRONLY | O_TRUNC);
     if (fd < 0)
         return; /* without it a crash can only cause a resend */
     int n = snprintf(text, sizeof text, "%zu\n", off);
-    sink_write_all(fd, text, (size_t)n);
+    if (sink_write_all(fd, text, (size_t)n) == 0)
+        fsync(fd); /* after a crash the replay resumes here, not from the start */
     close(fd);
 }
 
@@ -153,7 +154,9 @@ static int rewrite_tail(influx_sink *s, const char *data, size_t off, size_t len
 {
     char path[4096];
     sent_path(s, path, sizeof path);
-    unlink(path);
+    /* gone for good before the spool changes (see the top of this file) */
+    if (unlink(path) == 0)
+        sink_fsync_dir(path);
     if (off == 0 && !changed)
         return 0;
     if (off == len) {
@@ -172,6 +175,8 @@ static int rewrite_tail(influx_sink *s, const char *data, size_t off, size_t len
         close(fd);
     if (!e && rename(tmp, s->spool_path) != 0)
         e = errno;
+    if (!e)
+        e = sink_fsync_dir(s->spool_path);
     if (e) {
         unlink(tmp);
         return s->h->error(s->h, DLG_EIO, "%s: cannot rewrite the spool after a partial replay "

@@ -47,20 +47,6 @@ static void json_close(void *state)
     free(s);
 }
 
-/* A line cut short by a crash is moved away, not ended: a cut object in
- * the middle of the file would make it invalid JSON Lines for every
- * reader, `dlgauge report` included. */
-static int set_aside_cut_line(json_sink *s)
-{
-    sink_lock(s->fd);
-    off_t start;
-    int e = sink_last_line_start(s->fd, &start);
-    int rc = e ? s->h->error(s->h, DLG_EIO, "%s: cannot read it: %s", s->path, strerror(e))
-               : sink_set_aside(s->h, s->fd, s->path, start);
-    sink_unlock(s->fd);
-    return rc;
-}
-
 static int json_open(const dlg_host *h, const dlg_value *opts, const char *name, void **state)
 {
     json_sink *s = calloc(1, sizeof *s);
@@ -69,7 +55,9 @@ static int json_open(const dlg_host *h, const dlg_value *opts, const char *name,
     s->h = h;
     s->progress = opts[OPT_PROGRESS].i != 0;
     int rc = sink_open_append(h, name, &opts[OPT_PATH], O_RDWR, &s->fd, &s->path);
-    if (rc == 0 && (rc = set_aside_cut_line(s)) < 0) {
+    /* a line cut short by a crash is moved away, not ended: a cut object in
+     * the middle would make the file invalid JSON Lines for every reader */
+    if (rc == 0 && (rc = sink_set_aside_cut_line(h, s->fd, s->path)) < 0) {
         close(s->fd);
         free(s->path);
     }

@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 char *st_tempdir(void)
@@ -109,4 +112,44 @@ int st_open_sink(mock_host *m, const char *so_name, const char *name, const char
         return -1;
     *ops = d->ops;
     return (*ops)->open(&m->host, vals, name, state);
+}
+
+int st_fake_start(st_fake *fk, const char *base, const char *name, const char *const *script_steps)
+{
+    const char *src = getenv("DLG_SOURCE_DIR");
+    char *py = NULL;
+    fk->pid = -1;
+    fk->port = 0;
+    fk->dir = st_join(base, name);
+    if (!fk->dir || asprintf(&py, "%s/tests/sinks/fake_influx.py", src ? src : ".") < 0)
+        return -1;
+    mkdir(fk->dir, 0777);
+    const char *argv[16] = {"python3", py, fk->dir};
+    for (int i = 0; script_steps[i] && i < 12; i++)
+        argv[3 + i] = script_steps[i];
+    fk->pid = fork();
+    if (fk->pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGTERM); /* never outlives a failed test */
+        execvp("python3", (char *const *)argv);
+        _exit(127);
+    }
+    free(py);
+    char *port_file = st_join(fk->dir, "port");
+    for (int i = 0; fk->pid > 0 && i < 100 && access(port_file, F_OK) != 0; i++)
+        usleep(50000);
+    char *text = fk->pid > 0 ? st_slurp(port_file, NULL) : NULL;
+    fk->port = text ? atoi(text) : 0;
+    free(text);
+    free(port_file);
+    return fk->port > 0 ? 0 : -1;
+}
+
+void st_fake_stop(st_fake *fk)
+{
+    if (fk->pid > 0) {
+        kill(fk->pid, SIGTERM);
+        waitpid(fk->pid, NULL, 0);
+    }
+    free(fk->dir);
+    fk->dir = NULL;
 }

@@ -3,6 +3,7 @@
 #define DLG_SINK_TEST_UTIL_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "mock_host.h"
 
@@ -26,5 +27,16 @@ void st_fsize_unlimit(void);
 /* Opens sink `name` of plugin file so_name with "key=value" overrides. */
 int st_open_sink(mock_host *m, const char *so_name, const char *name, const char *const *overrides,
                  const dlg_sink_ops **ops, void **state);
+
+/* tests/sinks/fake_influx.py answering with script_steps (NULL-ended, 12
+ * at most) in a new directory base/name, where it logs the requests. */
+typedef struct st_fake {
+    pid_t pid;
+    char *dir;
+    int port;
+} st_fake;
+/* 0, or -1 when it did not start (st_fake_stop it all the same). */
+int st_fake_start(st_fake *fk, const char *base, const char *name, const char *const *script_steps);
+void st_fake_stop(st_fake *fk);
 
 #endif

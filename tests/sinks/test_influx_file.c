@@ -114,14 +114,15 @@ static void test_option_errors(void **unused)
     assert_null(st);
 }
 
-/* A point cut short by a crash: the next run ends its line (one warning),
- * so its own points are not glued onto the fragment. */
+/* A point cut short by a crash ("throughput=12" of 1234.5 still parses,
+ * with a wrong value): the next run moves it to PATH.cut (one warning), so
+ * neither it nor a point glued onto it is ever read as data. */
 static void test_file_cut_last_line(void **unused)
 {
-    char *dir = st_tempdir(), *path = st_join(dir, "cut.lp");
+    char *dir = st_tempdir(), *path = st_join(dir, "cut.lp"), *cut = st_join(dir, "cut.lp.cut");
     FILE *f = fopen(path, "w");
     assert_non_null(f);
-    fputs("dlgauge_result,job=a throughput=12", f);
+    fputs("dlgauge_result,job=a throughput=1234.5 1\ndlgauge_result,job=a throughput=12", f);
     assert_int_equal(fclose(f), 0);
     char opt[4200];
     snprintf(opt, sizeof opt, "path=%s", path);
@@ -131,11 +132,47 @@ static void test_file_cut_last_line(void **unused)
     const char *ov[] = {opt, NULL};
     void *st = open_influx(&m, ov, &ops);
     assert_int_equal(m.warnings, 1);
+    assert_non_null(strstr(m.last_log, cut));
     write_points(ops, st);
     ops->close(st);
     char *text = st_slurp(path, NULL);
-    assert_non_null(strstr(text, "dlgauge_result,job=a throughput=12\ndlgauge_result,job=resnet50,run_id=r\\ 1 "));
+    assert_true(strncmp(text, "dlgauge_result,job=a throughput=1234.5 1\ndlgauge_result,job=resnet50,run_id=r\\ 1 ",
+                        80) == 0);
+    assert_null(strstr(text, "throughput=12\n"));
+    char *aside = st_slurp(cut, NULL);
+    assert_string_equal(aside, "dlgauge_result,job=a throughput=12\n");
     assert_int_equal(m.errors, 0);
+    free(aside);
+    free(text);
+    st_rmtree(dir);
+    free(cut);
+    free(path);
+    free(dir);
+}
+
+/* A full disk in the middle of a write: the error names the file, and no
+ * cut line is left behind for later points to follow. */
+static void test_file_full_disk_leaves_no_cut_line(void **unused)
+{
+    char *dir = st_tempdir(), *path = st_join(dir, "full.lp");
+    char opt[4200];
+    snprintf(opt, sizeof opt, "path=%s", path);
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    const char *ov[] = {opt, "progress=false", NULL};
+    void *st = open_influx(&m, ov, &ops);
+    dlg_field fields[] = {{"throughput", DLG_FIELD_DOUBLE, {.d = 1234.5}}};
+    dlg_point p = {"dlgauge_result", NULL, 0, fields, 1, 1};
+    assert_int_equal(ops->write(st, &p, 1), 0);
+    st_fsize_limit(60); /* room for part of the next line */
+    int rc = ops->write(st, &p, 1);
+    st_fsize_unlimit();
+    assert_int_equal(rc, -DLG_EIO);
+    assert_non_null(strstr(m.last_error, path));
+    ops->close(st);
+    char *text = st_slurp(path, NULL);
+    assert_string_equal(text, "dlgauge_result throughput=1234.5 1\n");
     free(text);
     st_rmtree(dir);
     free(path);
@@ -147,6 +184,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_file_read_back),
         cmocka_unit_test(test_file_cut_last_line),
+        cmocka_unit_test(test_file_full_disk_leaves_no_cut_line),
         cmocka_unit_test(test_option_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

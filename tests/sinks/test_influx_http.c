@@ -535,46 +535,14 @@ static void test_sent_offset_mid_line_ignored(void **state)
 
 /* ---- against fake_influx.py (answers a real influxd 1.x never gives) ---- */
 
-typedef struct fake {
-    pid_t pid;
-    char *dir;
-    int port;
-} fake;
+typedef st_fake fake;
 
 static void fake_start(fake *fk, const char *base, const char *name, const char *const *script_steps)
 {
-    const char *src = getenv("DLG_SOURCE_DIR");
-    char *py = NULL;
-    assert_true(asprintf(&py, "%s/tests/sinks/fake_influx.py", src ? src : ".") > 0);
-    fk->dir = st_join(base, name);
-    mkdir(fk->dir, 0777);
-    const char *argv[16] = {"python3", py, fk->dir};
-    for (int i = 0; script_steps[i] && i < 12; i++)
-        argv[3 + i] = script_steps[i];
-    fk->pid = fork();
-    assert_true(fk->pid >= 0);
-    if (fk->pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGTERM); /* never outlives a failed test */
-        execvp("python3", (char *const *)argv);
-        _exit(127);
-    }
-    char *port_file = st_join(fk->dir, "port");
-    for (int i = 0; i < 100 && access(port_file, F_OK) != 0; i++)
-        usleep(50000);
-    char *text = st_slurp(port_file, NULL);
-    assert_non_null(text);
-    fk->port = atoi(text);
-    free(text);
-    free(port_file);
-    free(py);
+    assert_int_equal(st_fake_start(fk, base, name, script_steps), 0);
 }
 
-static void fake_stop(fake *fk)
-{
-    kill(fk->pid, SIGTERM);
-    waitpid(fk->pid, NULL, 0);
-    free(fk->dir);
-}
+static void fake_stop(fake *fk) { st_fake_stop(fk); }
 
 /* The fake's requests.jsonl, one object per request (caller puts). */
 static json_object *fake_requests(const fake *fk, size_t *n)

@@ -7,7 +7,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <liburing.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include "dio.h"
 #include "fileio.h"
 #include "fileopen.h"
+#include "uring_queue.h"
 
 enum { OPT_DEPTH, OPT_BATCH, OPT_DIRECT, OPT_FIXED, OPT_FIXED_BUFS, OPT_COUNT };
 
@@ -40,7 +40,6 @@ static const dlg_option uring_options[] = {
 };
 
 #define URING_BOUNCE_MAX (16u << 20)
-#define URING_SQE_MAX (1u << 30) /* one SQE reads at most this; the rest is resubmitted */
 
 typedef struct uring_inst {
     uint32_t depth;
@@ -50,32 +49,16 @@ typedef struct uring_inst {
     bool fixed_bufs;
 } uring_inst;
 
-typedef struct uring_slot {
-    char *buf;
-    size_t len;
-    uint64_t off;
-    uint64_t user;
-    size_t done;
-} uring_slot;
-
 typedef struct uring_file {
     dlg_file base;
     const dlg_host *h;
     int fd;
-    bool fixed;
     bool fixed_bufs;
     bool direct;
-    uint32_t depth;
-    uint32_t batch;
-    uint32_t inflight;
-    uint32_t nfree;
-    uint32_t *free_slots;
-    uring_slot *slots;
-    struct io_uring ring;
+    bool ring_up;
     stg_bounce bounce;
     char *path;
-    char *reg;      /* the registered buffer (fixed buffer 0), or NULL */
-    size_t reg_len;
+    uring_queue q;
 } uring_file;
 
 static int uring_create(const dlg_host *h, const dlg_value *opts, void **inst)
@@ -104,38 +87,15 @@ static void uring_destroy(void *inst) { free(inst); }
 
 static void release(uring_file *uf)
 {
+    if (uf->ring_up)
+        uq_fini(&uf->q);
+    uf->ring_up = false;
     if (uf->fd >= 0)
         close(uf->fd);
     uf->fd = -1;
-    free(uf->slots);
-    free(uf->free_slots);
     stg_bounce_free(&uf->bounce);
     free(uf->path);
-    uf->slots = NULL;
-    uf->free_slots = NULL;
     uf->path = NULL;
-}
-
-static int setup_ring(uring_file *uf, bool fixed)
-{
-    const dlg_host *h = uf->h;
-    /* CQ twice the SQ: completions can never overflow with depth in flight. */
-    struct io_uring_params p;
-    memset(&p, 0, sizeof p);
-    p.flags = IORING_SETUP_CQSIZE;
-    p.cq_entries = 2 * uf->depth;
-    int rc = io_uring_queue_init_params(uf->depth, &uf->ring, &p);
-    if (rc == -ENOSYS || rc == -EPERM || rc == -EACCES)
-        return h->error(h, DLG_ENOTSUP,
-                        "%s: io_uring is unavailable here (io_uring_setup: %s; the kernel or a "
-                        "seccomp policy refuses it); use type = posix",
-                        uf->path, strerror(-rc));
-    if (rc < 0)
-        return h->error(h, rc == -ENOMEM ? DLG_ENOMEM : DLG_EIO,
-                        "%s: io_uring_setup with depth %u: %s%s", uf->path, uf->depth,
-                        strerror(-rc), rc == -ENOMEM ? " (try a smaller depth or raise ulimit -l)" : "");
-    uf->fixed = fixed && io_uring_register_files(&uf->ring, &uf->fd, 1) == 0;
-    return 0;
 }
 
 static int uring_open(void *inst, const dlg_host *h, const char *path, int flags, dlg_file *f)
@@ -146,29 +106,19 @@ static int uring_open(void *inst, const dlg_host *h, const char *path, int flags
     memset((char *)uf + sizeof(dlg_file), 0, sizeof *uf - sizeof(dlg_file));
     uf->h = h;
     uf->fd = -1;
-    uf->depth = u->depth;
-    uf->batch = u->batch;
     uf->direct = u->direct && !writing;
     uf->fixed_bufs = u->fixed_bufs;
     uf->path = strdup(path);
-    uf->slots = calloc(u->depth, sizeof *uf->slots);
-    uf->free_slots = calloc(u->depth, sizeof *uf->free_slots);
-    if (!uf->path || !uf->slots || !uf->free_slots) {
-        release(uf);
+    if (!uf->path)
         return h->error(h, DLG_ENOMEM, "%s: out of memory", path);
-    }
-    for (uint32_t i = 0; i < u->depth; i++)
-        uf->free_slots[i] = u->depth - 1 - i;
-    uf->nfree = u->depth;
     int fd = stg_open(h, path, flags, u->direct ? O_DIRECT : 0, "set direct = false or use type = posix");
     uf->fd = fd < 0 ? -1 : fd;
-    int rc = fd < 0 ? fd : 0;
-    if (rc == 0)
-        rc = setup_ring(uf, u->fixed);
+    int rc = fd < 0 ? fd : uq_init(&uf->q, h, uf->path, fd, u->depth, u->batch, u->fixed);
     if (rc < 0) {
         release(uf);
         return rc;
     }
+    uf->ring_up = true;
     const char *how = "";
     uint32_t align = uf->direct ? stg_dio_align(uf->fd, &how) : 1;
     stg_bounce_init(&uf->bounce, align, URING_BOUNCE_MAX);
@@ -176,31 +126,9 @@ static int uring_open(void *inst, const dlg_host *h, const char *path, int flags
     return 0;
 }
 
-/* Waits out the reads still in flight (one CQE each; short reads are not
- * resubmitted): the kernel tears a ring down asynchronously, and a read
- * under way then still lands in a buffer the caller frees after close. */
-static void drain(uring_file *uf)
-{
-    if (uf->inflight && io_uring_submit(&uf->ring) < 0)
-        return; /* SQEs a failed submit left queued would never complete */
-    while (uf->inflight > 0) {
-        struct io_uring_cqe *cqe;
-        int rc = io_uring_wait_cqe(&uf->ring, &cqe);
-        if (rc == -EINTR || rc == -EAGAIN)
-            continue;
-        if (rc < 0)
-            return;
-        io_uring_cqe_seen(&uf->ring, cqe);
-        uf->inflight--;
-    }
-}
-
 static int uring_close(dlg_file *f)
 {
-    uring_file *uf = (uring_file *)f;
-    drain(uf);
-    io_uring_queue_exit(&uf->ring);
-    release(uf);
+    release((uring_file *)f);
     return 0;
 }
 
@@ -213,119 +141,28 @@ static int uring_size(dlg_file *f, uint64_t *out)
     return 0;
 }
 
-static int queue_read(uring_file *uf, uint32_t idx)
-{
-    struct io_uring_sqe *sqe = io_uring_get_sqe(&uf->ring);
-    if (!sqe) /* cannot happen with at most depth slots, but never crash */
-        return uf->h->error(uf->h, DLG_EINTERNAL, "%s: io_uring submission queue full", uf->path);
-    uring_slot *s = &uf->slots[idx];
-    size_t left = s->len - s->done;
-    unsigned len = left > URING_SQE_MAX ? URING_SQE_MAX : (unsigned)left;
-    char *dst = s->buf + s->done;
-    if (uf->reg && dst >= uf->reg && len <= uf->reg_len && (size_t)(dst - uf->reg) <= uf->reg_len - len)
-        io_uring_prep_read_fixed(sqe, uf->fixed ? 0 : uf->fd, dst, len, s->off + s->done, 0);
-    else
-        io_uring_prep_read(sqe, uf->fixed ? 0 : uf->fd, dst, len, s->off + s->done);
-    if (uf->fixed)
-        sqe->flags |= IOSQE_FIXED_FILE;
-    io_uring_sqe_set_data64(sqe, idx);
-    return 0;
-}
-
-static int submit_all(uring_file *uf)
-{
-    for (;;) {
-        int rc = io_uring_submit(&uf->ring);
-        if (rc >= 0 || (rc != -EINTR && rc != -EAGAIN))
-            return rc < 0 ? uf->h->error(uf->h, DLG_EIO, "%s: io_uring_submit: %s", uf->path,
-                                         strerror(-rc))
-                          : 0;
-    }
-}
-
 static int uring_submit(dlg_file *f, const dlg_io *ios, size_t n)
 {
     uring_file *uf = (uring_file *)f;
-    if (n > uf->nfree)
-        return uf->h->error(uf->h, DLG_EINVAL,
-                            "%s: %zu more reads would exceed depth %u (%u in flight); reap first",
-                            uf->path, n, uf->depth, uf->inflight);
     for (size_t i = 0; i < n; i++)
         if (uf->direct && !stg_aligned(ios[i].buf, ios[i].len, ios[i].off, uf->base.align))
             return uf->h->error(uf->h, DLG_EINVAL,
                                 "%s: direct = true needs buffer, length and offset aligned to %u "
                                 "(read %zu bytes at offset %llu)",
                                 uf->path, uf->base.align, ios[i].len, (unsigned long long)ios[i].off);
-    for (size_t i = 0; i < n; i++) {
-        uint32_t idx = uf->free_slots[--uf->nfree];
-        uf->slots[idx] = (uring_slot){ios[i].buf, ios[i].len, ios[i].off, ios[i].user, 0};
-        uf->inflight++;
-        int rc = queue_read(uf, idx);
-        if (rc == 0 && ((i + 1) % uf->batch == 0 || i + 1 == n))
-            rc = submit_all(uf);
-        if (rc < 0)
-            return rc;
-    }
-    return (int)n;
-}
-
-/* Handles one CQE; returns 1 if it completed a read into *out, 0 if the
- * remainder was queued again. */
-static int handle_cqe(uring_file *uf, struct io_uring_cqe *cqe, dlg_io_done *out)
-{
-    uint32_t idx = (uint32_t)io_uring_cqe_get_data64(cqe);
-    int res = cqe->res;
-    io_uring_cqe_seen(&uf->ring, cqe);
-    uring_slot *s = &uf->slots[idx];
-    if (res == -EINTR || res == -EAGAIN)
-        return queue_read(uf, idx) < 0 ? -1 : 0;
-    if (res > 0) {
-        s->done += (size_t)res;
-        if (s->done < s->len)
-            return queue_read(uf, idx) < 0 ? -1 : 0; /* short read: read the rest */
-    }
-    out->user = s->user;
-    out->result = res < 0 ? uf->h->error(uf->h, DLG_EIO, "%s: read of %zu bytes at offset %llu: %s",
-                                         uf->path, s->len, (unsigned long long)s->off, strerror(-res))
-                          : (int64_t)s->done;
-    uf->free_slots[uf->nfree++] = idx;
-    uf->inflight--;
-    return 1;
+    return uq_submit(&uf->q, ios, n);
 }
 
 static int uring_reap(dlg_file *f, dlg_io_done *done, size_t max, size_t min_done)
 {
-    uring_file *uf = (uring_file *)f;
-    if (min_done > max)
-        min_done = max;
-    if (min_done > uf->inflight)
-        min_done = uf->inflight; /* never wait for reads that were not submitted */
-    size_t count = 0;
-    for (;;) {
-        bool resubmitted = false;
-        struct io_uring_cqe *cqe;
-        while (count < max && io_uring_peek_cqe(&uf->ring, &cqe) == 0) {
-            int rc = handle_cqe(uf, cqe, &done[count]);
-            if (rc < 0)
-                return -DLG_EINTERNAL;
-            count += (size_t)rc;
-            resubmitted |= rc == 0;
-        }
-        if (resubmitted && submit_all(uf) < 0)
-            return -DLG_EIO;
-        if (count >= min_done)
-            return (int)count;
-        int rc = io_uring_wait_cqe(&uf->ring, &cqe);
-        if (rc < 0 && rc != -EINTR && rc != -EAGAIN)
-            return uf->h->error(uf->h, DLG_EIO, "%s: io_uring_wait_cqe: %s", uf->path, strerror(-rc));
-    }
+    return uq_reap(&((uring_file *)f)->q, done, max, min_done);
 }
 
 /* One read through the ring, waited for: read() works without submit(). */
 static int64_t ring_read(void *ctx, void *buf, size_t n, uint64_t off)
 {
     uring_file *uf = ctx;
-    if (uf->inflight > 0 || uf->nfree == 0) {
+    if (uf->q.inflight > 0 || uf->q.nfree == 0) {
         /* async reads are pending: keep their completions for reap() */
         int64_t r = stg_pread_full(uf->fd, buf, n, off);
         return r < 0 ? uf->h->error(uf->h, DLG_EIO, "%s: read at offset %llu: %s", uf->path,
@@ -366,7 +203,7 @@ static int uring_write(dlg_file *f, const void *buf, size_t n, uint64_t off)
 
 static uint32_t uring_depth(dlg_file *f)
 {
-    return ((uring_file *)f)->depth;
+    return ((uring_file *)f)->q.depth;
 }
 
 /* Registers the caller's read buffer as fixed buffer 0: the kernel pins its
@@ -375,17 +212,7 @@ static uint32_t uring_depth(dlg_file *f)
 static int uring_register_buffer(dlg_file *f, void *buf, size_t len)
 {
     uring_file *uf = (uring_file *)f;
-    if (uf->inflight)
-        return uf->h->error(uf->h, DLG_EINVAL, "%s: register a buffer before any read is in flight", uf->path);
-    if (uf->reg)
-        io_uring_unregister_buffers(&uf->ring);
-    uf->reg = NULL;
-    struct iovec iov = {buf, len};
-    if (!uf->fixed_bufs || !buf || !len || io_uring_register_buffers(&uf->ring, &iov, 1) != 0)
-        return -DLG_ENOTSUP;
-    uf->reg = buf;
-    uf->reg_len = len;
-    return 0;
+    return uq_register(&uf->q, buf, len, uf->fixed_bufs);
 }
 
 static const dlg_storage_ops uring_ops = {
