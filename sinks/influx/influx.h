@@ -20,6 +20,29 @@ typedef enum influx_send {
     INFLUX_TOO_LARGE = 3 /* 413: the body exceeds the server's limit; send it in smaller parts */
 } influx_send;
 
+/* Retries wait backoff, then twice that, and so on, each wait at most a
+ * minute: uncapped, retries = 20 from 500 ms would wait out 6 days. */
+#define INFLUX_BACKOFF_MAX_NS (60ull * 1000000000ull)
+
+/* The wait before retry k (0 = the first) from the first wait `backoff`. */
+static inline uint64_t influx_retry_wait_ns(uint64_t backoff, int k)
+{
+    if (backoff >= INFLUX_BACKOFF_MAX_NS)
+        return backoff;
+    for (; k > 0 && backoff < INFLUX_BACKOFF_MAX_NS; k--)
+        backoff *= 2;
+    return backoff < INFLUX_BACKOFF_MAX_NS ? backoff : INFLUX_BACKOFF_MAX_NS;
+}
+
+/* The sum of the waits of `retries` retries. */
+static inline uint64_t influx_retry_waits_ns(uint64_t backoff, int retries)
+{
+    uint64_t sum = 0;
+    for (int k = 0; k < retries; k++)
+        sum += influx_retry_wait_ns(backoff, k);
+    return sum;
+}
+
 typedef struct influx_http influx_http;
 typedef struct influx_udp influx_udp;
 

@@ -39,7 +39,7 @@ static const dlg_option influx_options[] = {
      "send waiting points once the oldest has waited this long (checked on each write)", 0},
     {"timeout", DLG_OPT_DURATION, "10s", "1ms", "10m", NULL, "limit for one HTTP request, connecting included", 0},
     {"retries", DLG_OPT_INT, "3", "0", "20", NULL, "retries of a batch after a connection error, timeout or 5xx", 0},
-    {"backoff", DLG_OPT_DURATION, "500ms", "0", "1m", NULL, "wait before the first retry; doubles each retry", 0},
+    {"backoff", DLG_OPT_DURATION, "500ms", "0", "1m", NULL, "wait before the first retry; doubles each retry, up to 1m", 0},
     {"spool_dir", DLG_OPT_STRING, "results/spool", NULL, NULL, NULL,
      "where undeliverable points wait (NAME.lp) and rejected ones are kept (NAME.rejected.lp)", NS},
     {"progress", DLG_OPT_BOOL, "true", NULL, NULL, NULL, "also send the per-second dlgauge_progress points", 0},
@@ -176,17 +176,15 @@ static influx_send post_retrying(influx_sink *s, const char *body, size_t len, b
                                  char *why, size_t whylen)
 {
     int tries = retry ? s->retries + 1 : 1;
-    uint64_t backoff = s->backoff_ns;
     for (int t = 1;; t++) {
         influx_send r = influx_http_post(s->http, body, len, why, whylen);
         if (r != INFLUX_RETRY)
             return r;
         s->h->log(s->h, DLG_LOG_DEBUG, "InfluxDB at %s: try %d of %d failed: %s", s->target, t, tries, why);
-        if (t >= tries || !backoff_sleep(s, next_wait(s, backoff), deadline_ns)) {
+        if (t >= tries || !backoff_sleep(s, next_wait(s, influx_retry_wait_ns(s->backoff_ns, t - 1)), deadline_ns)) {
             snprintf(s->last_why, sizeof s->last_why, "%s", why);
             return INFLUX_RETRY;
         }
-        backoff = backoff > UINT64_MAX / 2 ? backoff : backoff * 2;
     }
 }
 
@@ -432,7 +430,7 @@ static int open_http(influx_sink *s, const dlg_value *o)
     /* What a previous run could not send goes first; if it cannot, the one
      * warning below says so (not enter_degraded's as well). */
     s->warned_spool = true;
-    uint64_t budget = s->timeout_ns * (uint64_t)(s->retries + 1) + (s->backoff_ns << (s->retries < 20 ? s->retries : 20));
+    uint64_t budget = s->timeout_ns * (uint64_t)(s->retries + 1) + influx_retry_waits_ns(s->backoff_ns, s->retries);
     rc = try_resend(s, true, now_ns(s) + budget);
     if (rc == 0 && s->degraded)
         s->h->log(s->h, DLG_LOG_WARN, "%s: kept; InfluxDB at %s is unreachable (%s); new points are spooled "
