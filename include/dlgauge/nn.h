@@ -343,8 +343,9 @@ int dlg_model_vgg16(dlg_net *net, int n, int classes);
  * 27.16 M parameters with aux, 23.83 M without; 5.71 GMACs. */
 #define DLG_INCEPTION_AUX_MIN_CROP 261 /* the aux head's 5x5 conv fits from here */
 int dlg_model_inception_v3(dlg_net *net, int n, int classes, int crop, bool aux);
-/* By name: "alexnet", "googlenet", "resnet50", "vgg16", "inception-v3",
- * "inception-v3-aux". */
+/* By name: "alexnet", "googlenet", "googlenet-aux" (with BVLC's two
+ * auxiliary classifiers, as its train_val), "resnet50", "vgg16",
+ * "inception-v3", "inception-v3-aux". */
 int dlg_model_build(dlg_net *net, const char *model, int n, int classes);
 /* The same with a crop x crop input (0: the model's own, 227 or 224).  A crop
  * too small for the net's pooling is a builder error naming the layer. */

@@ -59,7 +59,7 @@ for r in $(seq 1 "$rounds"); do
       case " ${CASES:-$name} " in *" $name "*) ;; *) continue ;; esac
       printf '[job %s]\nworkload = %s\nmode = %s\nbatch = %s\ncpus = %s\nwarmup = 2\niterations = %s\n' \
         "$name" "$wl" "$mode" "$batch" "$threads" "$steps"
-      [ "$wl" = lstm-ptb ] && printf 'size = medium\nbptt = 35\nvocab = 10000\ndata = synthetic\n'
+      [ "$wl" = lstm-ptb ] && printf 'size = medium\nbptt = 35\ndropout = 0.2\nvocab = 10000\ndata = synthetic\n'
     done
   } >"$work/mx.ini"
   echo "== round $r: dlgauge"

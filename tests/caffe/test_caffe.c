@@ -32,6 +32,28 @@ static void test_params_googlenet(void **st) { params("googlenet", 7.0); }
 static void test_params_resnet50(void **st) { params("resnet50", 25.6); }
 static void test_params_vgg16(void **st) { params("vgg16", 138.4); }
 
+/* googlenet aux = true trains BVLC's train_val net: both auxiliary heads
+ * (13,378,280 parameters, 1,591,044,096 multiply-adds; see
+ * tests/nn/test_nn_models.c), 3 x 2 x MACs per image; infer runs the
+ * main network alone. */
+static void test_googlenet_aux(void **st)
+{
+    const char *tr[] = {"mode=train", "batch=1", "aux=true", "lr=0.001", NULL};
+    const char *inf[] = {"mode=infer", "batch=1", "aux=true", NULL};
+    wr_result t, i;
+    wr_run("caffe.so", "googlenet", tr, 1, &t);
+    wr_run("caffe.so", "googlenet", inf, 1, &i);
+    if (t.setup_rc || t.step_rc || i.setup_rc || i.step_rc)
+        fail_msg("googlenet aux: %s%s", t.error, i.error);
+    printf("  train: %lld params, %.10g FLOP/image; infer: %lld params, %.10g FLOP/image\n",
+           wr_int(&t, "params"), wr_double(&t, "flops_per_item"), wr_int(&i, "params"),
+           wr_double(&i, "flops_per_item"));
+    assert_int_equal(wr_int(&t, "params"), 13378280);
+    assert_true(wr_double(&t, "flops_per_item") == 6.0 * 1591044096);
+    assert_int_equal(wr_int(&i, "params"), 6998552);
+    assert_true(wr_double(&i, "flops_per_item") == 2.0 * 1582671872);
+}
+
 /* FLOPs are the engine's count: 2 x MACs forward, 3x that in training. */
 static void test_flops(void **st)
 {
@@ -151,7 +173,7 @@ int main(void)
         cmocka_unit_test(test_params_resnet50), cmocka_unit_test(test_params_vgg16),
         cmocka_unit_test(test_flops),           cmocka_unit_test(test_learns_fixed_batch),
         cmocka_unit_test(test_bad_input),       cmocka_unit_test(test_loader_batches),
-        cmocka_unit_test(test_profile),
+        cmocka_unit_test(test_profile),         cmocka_unit_test(test_googlenet_aux),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

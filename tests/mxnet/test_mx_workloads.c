@@ -151,6 +151,62 @@ static void test_epochs(void **st)
     }
 }
 
+/* size picks Zaremba et al.'s whole preset: small unrolls 20 steps without
+ * dropout, medium 35 with 0.5, large 35 with 0.65 (bptt stayed 35 and
+ * dropout 0.2 whatever the size); bptt and dropout given win. */
+static void test_size_presets(void **st)
+{
+    char spec[400];
+    corpus("sizes", 4000, 40, spec, sizeof spec);
+    static const struct {
+        const char *size, *bptt, *dropout;
+        int want_bptt;
+        double want_dropout;
+    } c[] = {{"size=small", NULL, NULL, 20, 0},
+             {"size=medium", NULL, NULL, 35, 0.5},
+             {"size=large", NULL, NULL, 35, 0.65},
+             {"size=small", "bptt=7", "dropout=0.1", 7, 0.1}};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        const char *o[] = {spec, "hidden=8", "layers=1", "batch=2", c[i].size, c[i].bptt,
+                           c[i].dropout, NULL};
+        wr_result r;
+        wr_run("mxnet.so", "lstm-ptb", o, 2, &r);
+        if (r.setup_rc || r.step_rc)
+            fail_msg("lstm-ptb %s: %s", c[i].size, r.error);
+        printf("  %s %s: %llu tokens in 2 steps, bptt %lld, dropout %g\n", c[i].size,
+               c[i].bptt ? c[i].bptt : "", (unsigned long long)r.items, wr_int(&r, "bptt"),
+               wr_double(&r, "dropout"));
+        assert_int_equal(r.items, (uint64_t)2 * 2 * c[i].want_bptt);
+        assert_int_equal(wr_int(&r, "bptt"), c[i].want_bptt);
+        assert_true(fabs(wr_double(&r, "dropout") - c[i].want_dropout) < 1e-12);
+    }
+}
+
+/* Held-out perplexity averages each held-out token once: the weights are
+ * fixed and every pass starts from a zero state, so steps past the first
+ * pass repeat it and must not weigh its first segments twice (they did:
+ * the mean ran over all steps). */
+static void test_infer_each_token_once(void **st)
+{
+    char spec[400];
+    corpus("once", 3000, 40, spec, sizeof spec);
+    const char *o[] = {spec, "mode=infer", "hidden=16", "layers=1", "bptt=5", "batch=2", NULL};
+    wr_result one, more;
+    wr_run("mxnet.so", "lstm-ptb", o, 1, &one);
+    if (one.setup_rc || one.step_rc)
+        fail_msg("lstm-ptb: %s", one.error);
+    int seg = (int)wr_int(&one, "segments");
+    assert_true(seg >= 4);
+    wr_run("mxnet.so", "lstm-ptb", o, seg, &one);
+    wr_run("mxnet.so", "lstm-ptb", o, seg + seg / 2, &more);
+    printf("  %d segments: loss %.9f after one pass, %.9f after 1.5 passes; %lld, %lld tokens\n",
+           seg, wr_double(&one, "loss"), wr_double(&more, "loss"), wr_int(&one, "loss_tokens"),
+           wr_int(&more, "loss_tokens"));
+    assert_true(fabs(wr_double(&more, "loss") / wr_double(&one, "loss") - 1) < 1e-12);
+    assert_int_equal(wr_int(&one, "loss_tokens"), (long long)seg * 5 * 2);
+    assert_int_equal(wr_int(&more, "loss_tokens"), (long long)seg * 5 * 2);
+}
+
 static void test_vocab_cap(void **st)
 {
     char spec[400];
@@ -290,13 +346,27 @@ static void test_inception_synthetic(void **st)
     /* 23.8 M parameters without the aux head; FLOPs scale with crop^2 */
     assert_int_equal((long long)wr_double(&r, "params"), 23834568);
     assert_true(wr_double(&r, "flops_per_item") > 0);
-    const char *small[] = {"mode=infer", "batch=1", "crop=260", "aux=true", NULL};
+    const char *small[] = {"mode=train", "batch=1", "crop=260", "aux=true", NULL};
     expect_error("inception-v3", small, "aux = true needs crop >= 261");
-    const char *a[] = {"mode=infer", "batch=1", "aux=true", NULL}; /* aux needs >= 261 */
-    wr_run("mxnet.so", "inception-v3", a, 1, &r);
-    if (r.setup_rc || r.step_rc)
-        fail_msg("inception-v3 aux: %s", r.error);
-    assert_int_equal((long long)wr_double(&r, "params"), 27161264);
+}
+
+/* The aux head only trains (tests/mxnet/test_mx_inception.c trains it);
+ * inference runs without it, as torchvision's eval mode does: the FLOPs
+ * and parameters of aux = false, and no crop floor for the head (it used
+ * to run the head, count its FLOPs and refuse crops under 261). */
+static void test_inception_aux_infer(void **st)
+{
+    const char *plain[] = {"mode=infer", "batch=1", "crop=75", NULL};
+    const char *aux[] = {"mode=infer", "batch=1", "crop=75", "aux=true", NULL};
+    wr_result p, a;
+    wr_run("mxnet.so", "inception-v3", plain, 1, &p);
+    wr_run("mxnet.so", "inception-v3", aux, 1, &a);
+    if (p.setup_rc || p.step_rc || a.setup_rc || a.step_rc)
+        fail_msg("inception-v3: %s%s", p.error, a.error);
+    printf("  infer %.6g, infer with aux = true %.6g FLOP/image\n",
+           wr_double(&p, "flops_per_item"), wr_double(&a, "flops_per_item"));
+    assert_true(wr_double(&a, "flops_per_item") == wr_double(&p, "flops_per_item"));
+    assert_int_equal((long long)wr_double(&a, "params"), 23834568);
 }
 
 int main(void)
@@ -306,9 +376,11 @@ int main(void)
 #ifndef ONLY_LEARN
     cmocka_unit_test(test_infer_heldout),
         cmocka_unit_test(test_vocab_cap),          cmocka_unit_test(test_epochs),
+        cmocka_unit_test(test_size_presets),       cmocka_unit_test(test_infer_each_token_once),
         cmocka_unit_test(test_bad_text),
         cmocka_unit_test(test_lm_profile),
         cmocka_unit_test(test_inception_recordio), cmocka_unit_test(test_inception_synthetic),
+        cmocka_unit_test(test_inception_aux_infer),
 #endif
     };
     return cmocka_run_group_tests(tests, setup_dir, rm_dir);

@@ -1,5 +1,24 @@
-/* The reference models: parameters and forward multiply-adds per image
- * against published figures (shared/FORMATS.md), within 1%. */
+/* The reference models against the published architectures, exactly:
+ * learnable parameters, forward multiply-adds per image (the count behind
+ * flops_per_item, gflops and pct_peak), per-layer output shapes (Caffe's
+ * ceil-mode pooling included), layer order around the dropouts, and the
+ * prototxt fillers.
+ *
+ * Where the numbers come from (computed once with torch 1.13 /
+ * torchvision 0.14; this test does not need torch):
+ *  - resnet50, vgg16, inception_v3 (aux_logits True / False): the
+ *    torchvision models, sum(p.numel() for p in m.parameters()), and
+ *    multiply-adds summed by forward hooks over Conv2d (out elements x
+ *    in/groups x kh x kw) and Linear (in x out) at 224 (299 for
+ *    Inception-v3); the aux head's are counted in train mode.
+ *  - BVLC AlexNet and GoogLeNet: the bvlc_alexnet / bvlc_googlenet
+ *    train_val prototxts rebuilt layer by layer in PyTorch (grouped conv2/4/5,
+ *    MaxPool2d(ceil_mode=True) as Caffe's pooling, biases everywhere), the
+ *    same counts.  AlexNet's 60,965,224 is the figure BVLC publishes;
+ *    GoogLeNet's main network has 6,998,552, its two auxiliary heads
+ *    (loss1 after inception_4a, loss2 after 4d; AvgPool2d(5, 3,
+ *    ceil_mode=True), 1x1 conv 128, fc 1024, fc 1000) 3,188,840 and
+ *    3,190,888 parameters, 4,169,728 and 4,202,496 multiply-adds. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,31 +30,256 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-static void sizes(const char *model, double gmacs, double mparams)
+static dlg_net *build(const char *model, int crop)
 {
     dlg_net *net;
     assert_int_equal(dlg_net_create(&net, model), 0);
-    int loss = dlg_model_build(net, model, 1, 1000);
-    if (loss < 0)
-        fail_msg("%s: %s", model, dlg_net_error(net));
-    double m = (double)dlg_net_macs_total(net) / 1e9, p = (double)dlg_net_param_total(net) / 1e6;
-    printf("  %-10s %.4f GMACs (published %.3f), %.3f M params (published %.1f)\n", model, m, gmacs,
-           p, mparams);
-    assert_true(fabs(m / gmacs - 1) < 0.01);
-    assert_true(fabs(p / mparams - 1) < 0.01);
+    if (dlg_model_build_crop(net, model, 1, 1000, crop) < 0)
+        fail_msg("%s: %s", model, *dlg_net_error(net) ? dlg_net_error(net) : "unknown model");
+    return net;
+}
+
+static const struct {
+    const char *model;
+    int64_t params, macs;
+} sizes[] = {
+    {"alexnet", 60965224, 724406816},
+    {"googlenet", 6998552, 1582671872},
+    {"googlenet-aux", 13378280, 1591044096},
+    {"resnet50", 25557032, 4089184256},
+    {"vgg16", 138357544, 15470264320},
+    {"inception-v3", 23834568, 5713216096},
+    {"inception-v3-aux", 27161264, 5718899296},
+};
+
+static void test_sizes(void **st)
+{
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        dlg_net *net = build(sizes[i].model, 0);
+        long long p = (long long)dlg_net_param_total(net), m = (long long)dlg_net_macs_total(net);
+        printf("  %-16s %11lld params (reference %11lld), %11lld MACs (reference %11lld)\n",
+               sizes[i].model, p, (long long)sizes[i].params, m, (long long)sizes[i].macs);
+        assert_int_equal(p, sizes[i].params);
+        assert_int_equal(m, sizes[i].macs);
+        dlg_net_destroy(net);
+    }
+}
+
+/* Output shapes (C, H, W at batch 1) of the reference implementations. */
+static const struct {
+    const char *model, *blob;
+    int c, h, w;
+} shapes[] = {
+    {"alexnet", "conv1", 96, 55, 55},
+    {"alexnet", "pool1", 96, 27, 27}, /* ceil((55 - 3) / 2) + 1 */
+    {"alexnet", "conv2", 256, 27, 27},
+    {"alexnet", "pool2", 256, 13, 13},
+    {"alexnet", "conv5", 256, 13, 13},
+    {"alexnet", "pool5", 256, 6, 6},
+    {"alexnet", "fc6", 4096, 1, 1},
+    {"alexnet", "fc8", 1000, 1, 1},
+    {"googlenet", "conv1/7x7_s2", 64, 112, 112},
+    {"googlenet", "pool1/3x3_s2", 64, 56, 56}, /* ceil mode: floor would give 55 */
+    {"googlenet", "conv2/3x3", 192, 56, 56},
+    {"googlenet", "pool2/3x3_s2", 192, 28, 28},
+    {"googlenet", "inception_3a/output", 256, 28, 28},
+    {"googlenet", "inception_3b/output", 480, 28, 28},
+    {"googlenet", "pool3/3x3_s2", 480, 14, 14},
+    {"googlenet", "inception_4a/output", 512, 14, 14},
+    {"googlenet", "inception_4d/output", 528, 14, 14},
+    {"googlenet", "inception_4e/output", 832, 14, 14},
+    {"googlenet", "pool4/3x3_s2", 832, 7, 7},
+    {"googlenet", "inception_5b/output", 1024, 7, 7},
+    {"googlenet", "pool5/7x7_s1", 1024, 1, 1},
+    {"googlenet-aux", "loss1/ave_pool", 512, 4, 4}, /* ceil((14 - 5) / 3) + 1 */
+    {"googlenet-aux", "loss1/conv", 128, 4, 4},
+    {"googlenet-aux", "loss1/fc", 1024, 1, 1},
+    {"googlenet-aux", "loss1/classifier", 1000, 1, 1},
+    {"googlenet-aux", "loss2/ave_pool", 528, 4, 4},
+    {"googlenet-aux", "loss2/classifier", 1000, 1, 1},
+    {"resnet50", "conv1", 64, 112, 112},
+    {"resnet50", "pool1", 64, 56, 56},
+    {"resnet50", "res2c_relu", 256, 56, 56},
+    {"resnet50", "res3a_branch2b", 128, 28, 28}, /* v1.5: the 3x3 strides */
+    {"resnet50", "res3d_relu", 512, 28, 28},
+    {"resnet50", "res4f_relu", 1024, 14, 14},
+    {"resnet50", "res5c_relu", 2048, 7, 7},
+    {"resnet50", "pool5", 2048, 1, 1},
+    {"vgg16", "conv1_2", 64, 224, 224},
+    {"vgg16", "pool1", 64, 112, 112},
+    {"vgg16", "pool2", 128, 56, 56},
+    {"vgg16", "pool3", 256, 28, 28},
+    {"vgg16", "pool4", 512, 14, 14},
+    {"vgg16", "pool5", 512, 7, 7},
+    {"vgg16", "fc6", 4096, 1, 1},
+};
+
+static void test_shapes(void **st)
+{
+    dlg_net *net = NULL;
+    const char *built = "";
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        if (strcmp(built, shapes[i].model) != 0) {
+            if (net)
+                dlg_net_destroy(net);
+            net = build(built = shapes[i].model, 0);
+        }
+        int b = dlg_net_blob(net, shapes[i].blob);
+        if (b < 0)
+            fail_msg("%s: no blob '%s'", shapes[i].model, shapes[i].blob);
+        dlg_shape s;
+        assert_int_equal(dlg_net_shape(net, b, &s), 0);
+        if (s.d[1] != shapes[i].c || s.d[2] != shapes[i].h || s.d[3] != shapes[i].w)
+            fail_msg("%s %s: %lldx%lldx%lld, reference %dx%dx%d", shapes[i].model,
+                     shapes[i].blob, (long long)s.d[1], (long long)s.d[2], (long long)s.d[3],
+                     shapes[i].c, shapes[i].h, shapes[i].w);
+    }
     dlg_net_destroy(net);
 }
 
-/* FORMATS.md's AlexNet row is torchvision's (0.714 GMACs at 224); BVLC's
- * grouped AlexNet at 227 is ~0.72 GMACs with 61.0 M parameters. */
-static void test_alexnet(void **st) { sizes("alexnet", 0.72, 61.1); }
-static void test_vgg16(void **st) { sizes("vgg16", 15.47, 138.4); }
-static void test_resnet50(void **st) { sizes("resnet50", 4.09, 25.6); }
-/* FORMATS.md's GoogLeNet row (1.50 GMACs, 6.6 M) is torchvision's, which
- * uses 3x3 convolutions in the "5x5" branches.  BVLC's GoogLeNet has real
- * 5x5 branches: 1.58 GMACs and 7.0 M parameters (as Netscope reports). */
-static void test_googlenet(void **st) { sizes("googlenet", 1.58, 7.0); }
+/* The layer types ending each model, from its last layer back: where the
+ * dropouts sit (after the ReLUs of fc6/fc7; GoogLeNet's and Inception's
+ * after the global pooling, before the classifier). */
+static void tail(const char *model, int n, const char *const *want)
+{
+    dlg_net *net = build(model, 0);
+    int count = dlg_net_layer_count(net);
+    for (int i = 0; i < n; i++) {
+        dlg_layer_info li;
+        assert_int_equal(dlg_net_layer_info(net, count - n + i, &li), 0);
+        if (strcmp(li.type, want[i]) != 0)
+            fail_msg("%s: layer %s is a %s, want %s", model, li.name, li.type, want[i]);
+    }
+    dlg_net_destroy(net);
+}
+
+static void test_head_layers(void **st)
+{
+    static const char *const fc_head[] = {"fc",      "relu", "dropout", "fc",
+                                          "relu",    "dropout", "fc",   "softmax_loss"};
+    static const char *const pool_head[] = {"pool", "dropout", "fc", "softmax_loss"};
+    static const char *const resnet[] = {"relu", "pool", "fc", "softmax_loss"};
+    tail("alexnet", 8, fc_head);
+    tail("vgg16", 8, fc_head);
+    tail("googlenet", 4, pool_head);
+    tail("googlenet-aux", 4, pool_head);
+    tail("inception-v3", 4, pool_head);
+    tail("resnet50", 4, resnet); /* no dropout in ResNet */
+}
+
+/* Mean, standard deviation, min and max of a planned net's parameter. */
+static void param_stats(dlg_net *net, const char *layer, int index, double *st)
+{
+    int b = dlg_net_param(net, layer, index);
+    if (b < 0)
+        fail_msg("no parameter %d of '%s'", index, layer);
+    dlg_shape s;
+    assert_int_equal(dlg_net_shape(net, b, &s), 0);
+    size_t n = 1;
+    for (int d = 0; d < s.ndim; d++)
+        n *= (size_t)s.d[d];
+    float *v = malloc(n * sizeof *v);
+    assert_non_null(v);
+    assert_int_equal(dlg_net_read(net, b, DLG_DATA, v, n), 0);
+    double sum = 0, sq = 0, lo = v[0], hi = v[0];
+    for (size_t i = 0; i < n; i++) {
+        sum += v[i];
+        sq += (double)v[i] * v[i];
+        lo = v[i] < lo ? v[i] : lo;
+        hi = v[i] > hi ? v[i] : hi;
+    }
+    st[0] = sum / (double)n;
+    st[1] = sqrt(fmax(sq / (double)n - st[0] * st[0], 0));
+    st[2] = lo;
+    st[3] = hi;
+    free(v);
+}
+
+static void expect_constant(dlg_net *net, const char *layer, int index, double value)
+{
+    double st[4];
+    param_stats(net, layer, index, st);
+    if (fabs(st[2] - value) > 1e-7 || fabs(st[3] - value) > 1e-7)
+        fail_msg("%s param %d: in [%g, %g], want the constant %g", layer, index, st[2], st[3],
+                 value);
+}
+
+/* Zero-mean weights of standard deviation sd, within 5% (the smallest
+ * layer checked has tens of thousands of weights). */
+static void expect_sd(dlg_net *net, const char *layer, double sd)
+{
+    double st[4];
+    param_stats(net, layer, 0, st);
+    if (fabs(st[1] / sd - 1) > 0.05 || fabs(st[0]) > 0.1 * sd)
+        fail_msg("%s weights: mean %g sd %g, want 0 and %g", layer, st[0], st[1], sd);
+}
+
+static dlg_net *planned(const char *model, int crop)
+{
+    dlg_net *net = build(model, crop);
+    dlg_plan_opts po = {.backend = "ref", .seed = 7};
+    if (dlg_net_plan(net, &po) < 0)
+        fail_msg("%s: %s", model, dlg_net_error(net));
+    return net;
+}
+
+/* bvlc_alexnet/train_val.prototxt: gaussian 0.01 (fc6/fc7 0.005); biases
+ * 0 (conv1, conv3, fc8) or 0.1.  Crop 67 keeps fc6 small; the fillers do
+ * not depend on it. */
+static void test_fillers_alexnet(void **st)
+{
+    dlg_net *net = planned("alexnet", 67);
+    static const char *const layers[] = {"conv1", "conv2", "conv3", "conv4",
+                                         "conv5", "fc6",   "fc7",   "fc8"};
+    static const double bias[] = {0, 0.1, 0, 0.1, 0.1, 0.1, 0.1, 0};
+    static const double sd[] = {0.01, 0.01, 0.01, 0.01, 0.01, 0.005, 0.005, 0.01};
+    for (int i = 0; i < 8; i++) {
+        expect_constant(net, layers[i], 1, bias[i]);
+        expect_sd(net, layers[i], sd[i]);
+    }
+    dlg_net_destroy(net);
+}
+
+/* bvlc_googlenet/train_val.prototxt: xavier everywhere; convolution
+ * biases 0.2, the classifier's 0 (loss3/classifier: bias_filler constant
+ * 0).  Caffe's xavier is U(+-sqrt(3 / fan_in)): sd 1/sqrt(fan_in). */
+static void test_fillers_googlenet(void **st)
+{
+    dlg_net *net = planned("googlenet", 0);
+    expect_constant(net, "conv1/7x7_s2", 1, 0.2);
+    expect_constant(net, "inception_4e/5x5", 1, 0.2);
+    expect_constant(net, "inception_5b/pool_proj", 1, 0.2);
+    expect_constant(net, "loss3/classifier", 1, 0);
+    expect_sd(net, "conv1/7x7_s2", 1 / sqrt(3 * 7 * 7));
+    expect_sd(net, "loss3/classifier", 1 / sqrt(1024));
+    dlg_net_destroy(net);
+    net = planned("googlenet-aux", 0); /* loss1/conv, loss1/fc 0.2; loss1/classifier 0 */
+    expect_constant(net, "loss1/conv", 1, 0.2);
+    expect_constant(net, "loss2/fc", 1, 0.2);
+    expect_constant(net, "loss1/classifier", 1, 0);
+    expect_constant(net, "loss2/classifier", 1, 0);
+    expect_constant(net, "inception_4b/1x1", 1, 0.2);
+    expect_sd(net, "loss1/fc", 1 / sqrt(2048));
+    dlg_net_destroy(net);
+}
+
+/* ResNet: msra (He) N(0, 2 / fan_in) convolutions without bias, batch norm
+ * gamma 1 beta 0; the classifier gaussian 0.01, bias 0. */
+static void test_fillers_resnet50(void **st)
+{
+    dlg_net *net = planned("resnet50", 64);
+    expect_sd(net, "conv1", sqrt(2.0 / (3 * 7 * 7)));
+    expect_sd(net, "res4a_branch2b", sqrt(2.0 / (256 * 3 * 3)));
+    assert_true(dlg_net_param(net, "conv1", 1) < 0); /* no bias before batch norm */
+    expect_constant(net, "bn_conv1", 0, 1);
+    expect_constant(net, "bn_conv1", 1, 0);
+    expect_sd(net, "fc1000", 0.01);
+    expect_constant(net, "fc1000", 1, 0);
+    dlg_net_destroy(net);
+}
 
 static void test_unknown(void **st)
 {
@@ -48,8 +292,12 @@ static void test_unknown(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_alexnet),  cmocka_unit_test(test_vgg16),
-        cmocka_unit_test(test_resnet50), cmocka_unit_test(test_googlenet),
+        cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_shapes),
+        cmocka_unit_test(test_head_layers),
+        cmocka_unit_test(test_fillers_alexnet),
+        cmocka_unit_test(test_fillers_googlenet),
+        cmocka_unit_test(test_fillers_resnet50),
         cmocka_unit_test(test_unknown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,5 +1,6 @@
 /* The Caffe-era reference CNNs as builder code: BVLC AlexNet and
- * GoogLeNet, ResNet-50 v1.5 and VGG16, each ending in a softmax loss.
+ * GoogLeNet (googlenet-aux: with its two auxiliary classifiers), ResNet-50
+ * v1.5 and VGG16, each ending in a softmax loss.
  * Inputs are named "data" and "label". */
 #include <dlgauge/nn.h>
 #include <dlgauge/plugin.h>
@@ -86,9 +87,26 @@ static int inception(dlg_net *net, const char *m, int x, int c1, int r3, int c3,
     return dlg_concat(net, a, 4, br);
 }
 
-/* BVLC GoogLeNet with its LRNs and the main classifier only (the two
- * auxiliary heads only train, and published sizes leave them out). */
-static int googlenet(dlg_net *net, int n, int classes, int crop)
+/* One of BVLC GoogLeNet's auxiliary classifiers (loss1 after
+ * inception_4a, loss2 after 4d): average pool 5/3, 1x1 conv 128, fc 1024,
+ * dropout 0.7, classifier, its loss weighted 0.3 as train_val has it. */
+static int googlenet_aux(dlg_net *net, const char *m, int x, int y, int classes)
+{
+    char a[96];
+    dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_XAVIER, 0}, constant(0.2f));
+    x = dlg_avg_pool(net, join(a, sizeof a, m, "/ave_pool"), x, 5, 3, 0);
+    x = conv_relu(net, join(a, sizeof a, m, "/conv"), x, 128, 1, 1, 0, 1);
+    x = fc_relu_drop(net, join(a, sizeof a, m, "/fc"), x, 1024, 0.7f);
+    dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_XAVIER, 0}, constant(0));
+    x = dlg_fc(net, join(a, sizeof a, m, "/classifier"), x, classes);
+    int loss = dlg_softmax_loss_weighted(net, join(a, sizeof a, m, "/loss"), x, y, 0.3f);
+    dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_XAVIER, 0}, constant(0.2f));
+    return loss;
+}
+
+/* BVLC GoogLeNet with its LRNs: the main classifier, plus with aux the two
+ * auxiliary heads train_val trains with (published sizes leave them out). */
+static int googlenet_net(dlg_net *net, int n, int classes, int crop, bool aux)
 {
     int x = dlg_input(net, "data", n, 3, crop, crop), y = dlg_labels(net, "label", n);
     dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_XAVIER, 0}, constant(0.2f));
@@ -103,17 +121,33 @@ static int googlenet(dlg_net *net, int n, int classes, int crop)
     x = inception(net, "inception_3b", x, 128, 128, 192, 32, 96, 64);
     x = dlg_max_pool(net, "pool3/3x3_s2", x, 3, 2, 0);
     x = inception(net, "inception_4a", x, 192, 96, 208, 16, 48, 64);
+    if (aux)
+        googlenet_aux(net, "loss1", x, y, classes);
     x = inception(net, "inception_4b", x, 160, 112, 224, 24, 64, 64);
     x = inception(net, "inception_4c", x, 128, 128, 256, 24, 64, 64);
     x = inception(net, "inception_4d", x, 112, 144, 288, 32, 64, 64);
+    if (aux)
+        googlenet_aux(net, "loss2", x, y, classes);
     x = inception(net, "inception_4e", x, 256, 160, 320, 32, 128, 128);
     x = dlg_max_pool(net, "pool4/3x3_s2", x, 3, 2, 0);
     x = inception(net, "inception_5a", x, 256, 160, 320, 32, 128, 128);
     x = inception(net, "inception_5b", x, 384, 192, 384, 48, 128, 128);
     x = dlg_avg_pool(net, "pool5/7x7_s1", x, 7, 1, 0);
     x = dlg_dropout(net, "pool5/drop_7x7_s1", x, 0.4f);
+    /* the prototxt's classifiers start from bias 0, its convolutions 0.2 */
+    dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_XAVIER, 0}, constant(0));
     x = dlg_fc(net, "loss3/classifier", x, classes);
     return dlg_softmax_loss(net, "loss3/loss3", x, y);
+}
+
+static int googlenet(dlg_net *net, int n, int classes, int crop)
+{
+    return googlenet_net(net, n, classes, crop, false);
+}
+
+static int googlenet_with_aux(dlg_net *net, int n, int classes, int crop)
+{
+    return googlenet_net(net, n, classes, crop, true);
 }
 
 static int conv_bn(dlg_net *net, const char *name, int x, int out, int k, int s, int p, bool relu)
@@ -208,6 +242,7 @@ static const struct {
     int crop;
 } models[] = {{"alexnet", alexnet, 227},
               {"googlenet", googlenet, 224},
+              {"googlenet-aux", googlenet_with_aux, 224},
               {"resnet50", resnet50, 224},
               {"vgg16", vgg16, 224},
               {"inception-v3", inception_v3, 299}, /* inception_v3.c */

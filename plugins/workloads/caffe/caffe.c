@@ -25,6 +25,14 @@
 
 static const dlg_option opts224[] = {CNN_OPTIONS, [O_COUNT] = {0}};
 
+static const dlg_option opts_googlenet[] = {
+    CNN_OPTIONS,
+    [O_AUX] = {"aux", DLG_OPT_BOOL, "false", NULL, NULL, NULL,
+               "train: add the auxiliary classifiers loss1 and loss2 (after inception_4a and "
+               "4d, losses weighted 0.3), as bvlc_googlenet's train_val; the reported loss is "
+               "the main head's; infer runs without them", 0},
+    [O_AUX_END] = {0}};
+
 /* The fragment's crop default is 224; AlexNet's own is 227.  Overriding one
  * initializer of the fragment is the point here, hence the pragma. */
 #pragma GCC diagnostic push
@@ -36,19 +44,30 @@ static const dlg_option opts227[] = {
     [O_COUNT] = {0}};
 #pragma GCC diagnostic pop
 
+/* NAME##_model(h, o) names the model the options ask for */
 #define CNN_MODEL(NAME, OPTS, SUMMARY)                                                             \
     static int NAME##_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info *j,          \
                             void **st)                                                              \
     {                                                                                              \
-        return cnn_setup(#NAME, h, o, j, st);                                                      \
+        return cnn_setup(NAME##_model(h, o), h, o, j, st);                                         \
     }                                                                                              \
     static const dlg_workload_ops NAME##_ops = {1, "images", NAME##_setup, cnn_step, cnn_report,   \
                                                 cnn_teardown};                                     \
     static const dlg_plugin_desc NAME##_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, #NAME, \
                                                 "1.0", SUMMARY, OPTS, cnn_metrics, &NAME##_ops};
 
+static const char *alexnet_model(const dlg_host *h, const dlg_value *o) { return "alexnet"; }
+static const char *resnet50_model(const dlg_host *h, const dlg_value *o) { return "resnet50"; }
+static const char *vgg16_model(const dlg_host *h, const dlg_value *o) { return "vgg16"; }
+static const char *googlenet_model(const dlg_host *h, const dlg_value *o)
+{
+    return cnn_use_aux(h, o) ? "googlenet-aux" : "googlenet";
+}
+
 CNN_MODEL(alexnet, opts227, "BVLC AlexNet (grouped conv2/4/5, LRN, 227 crop), train or infer")
-CNN_MODEL(googlenet, opts224, "BVLC GoogLeNet (LRN, main classifier), train or infer")
+CNN_MODEL(googlenet, opts_googlenet,
+          "BVLC GoogLeNet (LRN; main classifier, aux = true: the two auxiliary ones too), train or "
+          "infer")
 CNN_MODEL(resnet50, opts224, "ResNet-50 v1.5 with batch norm, train or infer")
 CNN_MODEL(vgg16, opts224, "VGG16, train or infer")
 

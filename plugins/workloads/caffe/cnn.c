@@ -86,6 +86,15 @@ static uint64_t now_ns(void)
     return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
+bool cnn_use_aux(const dlg_host *h, const dlg_value *o)
+{
+    bool train = o[O_MODE].i == 0;
+    if (o[O_AUX].i && !train)
+        h->log(h, DLG_LOG_INFO,
+               "aux = true: the auxiliary classifiers only train; infer runs the main network");
+    return o[O_AUX].i && train;
+}
+
 /* device = auto | cpu | cuda[:N] and precision -> the engine backend
  * (core/nn/device.c decides; auto without a GPU says so once). */
 static int choose_backend(const dlg_host *h, const dlg_value *o, const char **backend)

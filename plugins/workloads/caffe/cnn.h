@@ -29,7 +29,14 @@ enum cnn_opt {
     O_COUNT = O_LOADER + DLG_LOPT_COUNT
 };
 
+/* googlenet's and inception-v3's `aux` option, after the common ones */
+enum { O_AUX = O_COUNT, O_AUX_END };
+
 extern const dlg_metric cnn_metrics[];
+
+/* aux = true builds the auxiliary classifiers for training only; infer
+ * runs the main network, as the frameworks' eval modes do (logged). */
+bool cnn_use_aux(const dlg_host *h, const dlg_value *opts);
 
 /* Setup for model `model` ("alexnet", ...). */
 int cnn_setup(const char *model, const dlg_host *h, const dlg_value *opts, const dlg_job_info *job,

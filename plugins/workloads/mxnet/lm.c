@@ -29,6 +29,7 @@ typedef struct lm {
     lm_corpus corpus;
     bool train;
     int T, B, L, H, V;
+    double dropout;
     const char *backend;
     bool profile; /* the net times its layers (dlg_plan_opts.profile) */
     /* batchified split: stream b is tokens[b*per_stream ...] */
@@ -46,9 +47,15 @@ typedef struct lm {
     /* since setup */
     uint64_t steps, timed_items, timed_ns, clipped;
     double loss_sum, last_loss, grad_norm;
+    uint64_t loss_steps; /* segments in loss_sum */
 } lm;
 
+/* Zaremba et al. (2014) small / medium / large: hidden units, unrolled
+ * steps, dropout on the non-recurrent connections (PyTorch's
+ * word_language_model README runs medium and large with these too) */
 static const int size_hidden[3] = {200, 650, 1500};
+static const int size_bptt[3] = {20, 35, 35};
+static const double size_dropout[3] = {0, 0.5, 0.65};
 
 const dlg_option lm_options[] = {
     [L_MODE] = {"mode", DLG_OPT_ENUM, "train", NULL, NULL, "train|infer",
@@ -57,18 +64,20 @@ const dlg_option lm_options[] = {
                 "text:PATH (PTB format; held-out: PATH with train->valid, else last 10%) | "
                 "synthetic[:WORDS]", DLG_OPT_NOSWEEP},
     [L_SIZE] = {"size", DLG_OPT_ENUM, "medium", NULL, NULL, "small|medium|large",
-                "Zaremba et al. presets: hidden (= embedding) 200, 650, 1500", 0},
+                "Zaremba et al. presets: hidden (= embedding) 200, 650, 1500; bptt 20, 35, 35; "
+                "dropout 0, 0.5, 0.65 (each unless given)", 0},
     [L_HIDDEN] = {"hidden", DLG_OPT_INT, "0", "0", "65536", NULL,
                   "LSTM units and embedding size (0: from size)", 0},
     [L_LAYERS] = {"layers", DLG_OPT_INT, "2", "1", "16", NULL, "stacked LSTM layers", 0},
-    [L_BPTT] = {"bptt", DLG_OPT_INT, "35", "1", "100000", NULL,
-                "truncated BPTT length (time steps per segment)", 0},
+    [L_BPTT] = {"bptt", DLG_OPT_INT, NULL, "1", "100000", NULL,
+                "truncated BPTT length (time steps per segment; unset: from size)", 0},
     [L_BATCH] = {"batch", DLG_OPT_INT, "20", "1", "65536", NULL,
                  "parallel streams (tokens per step = batch x bptt)", 0},
     [L_VOCAB] = {"vocab", DLG_OPT_INT, "10000", "2", "10000000", NULL,
                  "vocabulary cap: rarer words map to <unk> (logged)", 0},
-    [L_DROPOUT] = {"dropout", DLG_OPT_DOUBLE, "0.2", "0", "0.99", NULL,
-                   "after the embedding and every LSTM layer (PyTorch example default)", 0},
+    [L_DROPOUT] = {"dropout", DLG_OPT_DOUBLE, NULL, "0", "0.99", NULL,
+                   "after the embedding and every LSTM layer, training only (unset: from size; "
+                   "PyTorch example's own default: 0.2)", 0},
     [L_TIED] = {"tied", DLG_OPT_BOOL, "false", NULL, NULL, NULL,
                 "decoder weight = embedding table (Press & Wolf)", 0},
     [L_LR] = {"lr", DLG_OPT_DOUBLE, "20", "0", "1000", NULL,
@@ -85,8 +94,11 @@ const dlg_option lm_options[] = {
     [L_COUNT] = {0}};
 
 const dlg_metric lm_metrics[] = {
-    {"loss", DLG_FIELD_DOUBLE, "nats/token", "mean cross-entropy per token over the steps run"},
+    {"loss", DLG_FIELD_DOUBLE, "nats/token",
+     "mean cross-entropy per token: train, over the steps run; infer, over the held-out tokens "
+     "evaluated, each once (the whole split once epochs >= 1)"},
     {"perplexity", DLG_FIELD_DOUBLE, "", "exp(loss)"},
+    {"loss_tokens", DLG_FIELD_INT, "", "predicted tokens that loss averages over"},
     {"last_loss", DLG_FIELD_DOUBLE, "nats/token", "cross-entropy of the last segment"},
     {"unigram_perplexity", DLG_FIELD_DOUBLE, "", "the training split's unigram perplexity"},
     {"flops_per_item", DLG_FIELD_DOUBLE, "FLOP/token",
@@ -98,6 +110,8 @@ const dlg_metric lm_metrics[] = {
     {"peak_source", DLG_FIELD_STRING, "", "how the peak was derived"},
     {"params", DLG_FIELD_INT, "", "parameters of the model"},
     {"hidden", DLG_FIELD_INT, "", "LSTM units (= embedding size)"},
+    {"bptt", DLG_FIELD_INT, "", "time steps per segment (tokens per step = batch x bptt)"},
+    {"dropout", DLG_FIELD_DOUBLE, "", "dropout ratio (applied in training only)"},
     {"vocab_size", DLG_FIELD_INT, "", "ids in the vocabulary (incl. <eos>, <unk>)"},
     {"unk_words", DLG_FIELD_INT, "", "distinct words mapped to <unk> by the vocab cap"},
     {"unk_tokens", DLG_FIELD_INT, "", "tokens of those words"},
@@ -123,15 +137,17 @@ static int options(lm *s, const dlg_value *o)
 {
     const dlg_host *h = s->h;
     s->train = o[L_MODE].i == 0;
-    s->H = o[L_HIDDEN].i > 0 ? (int)o[L_HIDDEN].i : size_hidden[o[L_SIZE].i % 3];
+    int size = (int)(o[L_SIZE].i % 3);
+    s->H = o[L_HIDDEN].i > 0 ? (int)o[L_HIDDEN].i : size_hidden[size];
     s->L = (int)o[L_LAYERS].i;
-    s->T = (int)o[L_BPTT].i;
+    s->T = o[L_BPTT].set ? (int)o[L_BPTT].i : size_bptt[size];
+    s->dropout = o[L_DROPOUT].set ? o[L_DROPOUT].d : size_dropout[size];
     s->B = (int)o[L_BATCH].i;
     s->lr = (float)o[L_LR].d;
     s->momentum = (float)o[L_MOMENTUM].d;
     s->clip = o[L_CLIP].d;
     if (s->T < 1)
-        return h->error(h, DLG_EINVAL, "bptt = %s: must be at least 1 time step", o[L_BPTT].text);
+        return h->error(h, DLG_EINVAL, "bptt = %d: must be at least 1 time step", s->T);
     if (s->B < 1)
         return h->error(h, DLG_EINVAL, "batch = %s: must be at least 1 stream", o[L_BATCH].text);
     if (s->L < 1 || s->L > MAX_LAYERS)
@@ -171,9 +187,10 @@ static int batchify(lm *s)
     return 0;
 }
 
-static int build(lm *s, double dropout, bool tied)
+static int build(lm *s, bool tied)
 {
     dlg_net *net = s->net;
+    double dropout = s->dropout;
     int rows = s->T * s->B;
     s->ids_blob = dlg_labels(net, "ids", rows);
     s->target_blob = dlg_labels(net, "target", rows);
@@ -257,7 +274,7 @@ static int setup_all(lm *s, const dlg_value *o, const dlg_job_info *job)
     s->state = calloc((size_t)s->B * (size_t)s->H, sizeof(float));
     if (!s->ids || !s->target || !s->state || dlg_net_create(&s->net, "lstm-ptb") < 0)
         return h->error(h, DLG_ENOMEM, "out of memory");
-    if ((rc = build(s, o[L_DROPOUT].d, o[L_TIED].i != 0)) < 0)
+    if ((rc = build(s, o[L_TIED].i != 0)) < 0)
         return rc;
     return plan(s, o, job);
 }
@@ -362,11 +379,16 @@ int lm_step(void *state, dlg_step *out)
         return s->h->error(s->h, DLG_EINVAL, "training diverged: loss is %g at step %llu "
                            "(lower lr or clip)", (double)res[0],
                            (unsigned long long)s->steps + 1);
+    /* infer: fixed weights and a zero state at each pass's start, so later
+     * passes repeat the first; held-out loss counts each segment once */
+    if (s->train || s->epochs == 0) {
+        s->loss_sum += res[0];
+        s->loss_steps++;
+    }
     /* a pass counts once its last segment has run, not when the next starts */
     if (++s->seg == s->segments)
         s->epochs++;
     s->last_loss = res[0];
-    s->loss_sum += res[0];
     uint64_t items = (uint64_t)s->T * (uint64_t)s->B;
     if (s->steps++ > 0) { /* the first step warms caches and the OpenMP team */
         s->timed_ns += out->elapsed_ns ? out->elapsed_ns : now_ns() - t0;
@@ -380,14 +402,17 @@ int lm_step(void *state, dlg_step *out)
 int lm_report(void *state, const dlg_report_api *api, dlg_fields *f)
 {
     lm *s = state;
-    double mean = s->steps ? s->loss_sum / (double)s->steps : 0;
+    double mean = s->loss_steps ? s->loss_sum / (double)s->loss_steps : 0;
     api->add_double(f, "loss", mean);
     api->add_double(f, "perplexity", exp(mean));
+    api->add_int(f, "loss_tokens", (int64_t)(s->loss_steps * (uint64_t)s->T * (uint64_t)s->B));
     api->add_double(f, "last_loss", s->last_loss);
     api->add_double(f, "unigram_perplexity", s->corpus.unigram_ppl);
     dlg_peak_report(&s->peak, s->flops_per_item, s->timed_items, s->timed_ns, api, f);
     api->add_int(f, "params", dlg_net_param_total(s->net));
     api->add_int(f, "hidden", s->H);
+    api->add_int(f, "bptt", s->T);
+    api->add_double(f, "dropout", s->dropout);
     api->add_int(f, "vocab_size", s->V);
     api->add_int(f, "unk_words", s->corpus.unk_words);
     api->add_int(f, "unk_tokens", s->corpus.unk_tokens);

@@ -9,8 +9,6 @@
 #include "img_check.h"
 #include "lm.h"
 
-enum { O_AUX = O_COUNT, O_ALL };
-
 /* The loader fragment's crop default is 224; Inception-v3's is 299:
  * overriding one initializer of the fragment is the point, hence the
  * pragma. */
@@ -39,17 +37,18 @@ static const dlg_option inception_options[] = {
     [O_LOADER + DLG_LOPT_CROP] = {"crop", DLG_OPT_INT, "299", "75", "4096", NULL,
                                   "network input size (Inception-v3: 299; 75 is the least)", 0},
     [O_AUX] = {"aux", DLG_OPT_BOOL, "false", NULL, NULL, NULL,
-               "add the auxiliary classifier after Mixed_6e, trained through its own softmax "
-               "loss weighted 0.4 (torchvision's reference recipe; the reported loss is the "
-               "main head's)", 0},
-    [O_ALL] = {0}};
+               "train: add the auxiliary classifier after Mixed_6e, trained through its own "
+               "softmax loss weighted 0.4 (torchvision's reference recipe; the reported loss is "
+               "the main head's); infer runs without it, as torchvision's eval mode", 0},
+    [O_AUX_END] = {0}};
 #pragma GCC diagnostic pop
 
 static int inception_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info *job,
                            void **state)
 {
     *state = NULL;
-    if (o[O_AUX].i && o[O_LOADER + DLG_LOPT_CROP].i < DLG_INCEPTION_AUX_MIN_CROP)
+    bool aux = cnn_use_aux(h, o); /* torchvision's eval mode skips the head too */
+    if (aux && o[O_LOADER + DLG_LOPT_CROP].i < DLG_INCEPTION_AUX_MIN_CROP)
         return h->error(h, DLG_EINVAL,
                         "aux = true needs crop >= %d (the auxiliary head's 5x5 convolution "
                         "does not fit a smaller grid); crop = %lld",
@@ -58,7 +57,7 @@ static int inception_setup(const dlg_host *h, const dlg_value *o, const dlg_job_
                                 (int)o[O_LOADER + DLG_LOPT_CROP].i, 16);
     if (rc < 0)
         return rc;
-    return cnn_setup(o[O_AUX].i ? "inception-v3-aux" : "inception-v3", h, o, job, state);
+    return cnn_setup(aux ? "inception-v3-aux" : "inception-v3", h, o, job, state);
 }
 
 static const dlg_workload_ops inception_ops = {1,        "images",   inception_setup,
