@@ -1,7 +1,8 @@
 /* CSV results (RFC 4180, parsed by libcsv): the header is `time`, the tags
  * (sorted), then the fields starting with `throughput`, as the csv sink
  * writes it.  Empty cells are absent values.  Records are counted as libcsv
- * reports them, the header being record 1 (blank lines are not records). */
+ * reports them, the header being record 1 (blank lines are not records);
+ * a row also keeps the line it starts on, for messages. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -22,6 +23,8 @@ typedef struct csv_state {
     size_t nhead;
     size_t first_field;  /* index of `throughput` in head */
     long record;         /* 1-based record number */
+    long lines;          /* lines fed to libcsv before the current one */
+    long cell_lines;     /* newlines inside the record's (quoted) cells */
     size_t nrows;        /* rows taken */
     long nskipped;       /* rows whose column count is not the header's */
     long skipped;        /* the first of them: its record number, */
@@ -55,6 +58,8 @@ static void on_cell(void *p, size_t len, void *data)
     if (!c)
         goto oom;
     s->cells[s->ncells++] = c;
+    for (size_t i = 0; p && i < len; i++)
+        s->cell_lines += ((const char *)p)[i] == '\n';
     return;
 oom:
     snprintf(s->err, s->errlen, "%s: out of memory at record %ld", s->src, s->record + 1); /* not counted yet */
@@ -93,7 +98,9 @@ static int take_row(csv_state *s)
         }
         return 0;
     }
-    rep_row *r = rep_rows_add(s->rs, s->src, s->record);
+    /* the record ends on the current line; blank lines before it and
+     * newlines in quoted cells make its record number no line number */
+    rep_row *r = rep_rows_add(s->rs, s->src, s->lines + 1 - s->cell_lines);
     if (!r)
         return -DLG_ENOMEM;
     s->nrows++;
@@ -111,6 +118,7 @@ static void on_record(int term, void *data)
     s->record++;
     int rc = s->record == 1 ? take_header(s) : take_row(s);
     clear_cells(s);
+    s->cell_lines = 0;
     if (rc == -DLG_ENOMEM)
         snprintf(s->err, s->errlen, "%s: out of memory at record %ld", s->src, s->record);
     s->rc = rc;
@@ -135,6 +143,23 @@ static int report_skipped(const csv_state *s)
     return 0;
 }
 
+/* buf (at byte off of path) to libcsv a line at a time, so that the
+ * callbacks know the line they are on. */
+static void feed(struct csv_parser *p, csv_state *s, const char *path, const char *buf, size_t n, size_t off)
+{
+    for (size_t i = 0, k; i < n && !s->rc; i += k) {
+        const char *nl = memchr(buf + i, '\n', n - i);
+        k = nl ? (size_t)(nl - buf) + 1 - i : n - i;
+        size_t used = csv_parse(p, buf + i, k, on_cell, on_record, s);
+        if (used != k && !s->rc) {
+            snprintf(s->err, s->errlen, "%s: byte %zu: CSV error: %s", path, off + i + used,
+                     csv_strerror(csv_error(p)));
+            s->rc = -DLG_ECORRUPT;
+        }
+        s->lines += nl != NULL;
+    }
+}
+
 int rep_read_csv(rep_rows *rs, const char *path, const char *src, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "rb");
@@ -152,11 +177,7 @@ int rep_read_csv(rep_rows *rs, const char *path, const char *src, char *err, siz
     char buf[65536];
     size_t n, off = 0;
     while (!s.rc && (n = fread(buf, 1, sizeof buf, f)) > 0) {
-        size_t used = csv_parse(&p, buf, n, on_cell, on_record, &s);
-        if (used != n && !s.rc) {
-            snprintf(err, errlen, "%s: byte %zu: CSV error: %s", path, off + used, csv_strerror(csv_error(&p)));
-            s.rc = -DLG_ECORRUPT;
-        }
+        feed(&p, &s, path, buf, n, off);
         off += n;
     }
     if (!s.rc && ferror(f)) {

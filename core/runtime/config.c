@@ -334,24 +334,45 @@ static void header_line(parse_state *ps, const char *t)
     parse_header(ps, h);
 }
 
+/* One whole line into buf (at most size - 1 characters, without its '\n'),
+ * or NULL at the end of the file.  *got: the line's length; *nul: whether
+ * it holds a NUL byte (fgets and strlen would cut the line there and read
+ * its tail as the next line, with every later line number off by one). */
+static char *get_line(FILE *fp, char *buf, int size, size_t *got, bool *nul)
+{
+    size_t n = 0, cap = (size_t)size - 1;
+    int ch;
+    *got = 0;
+    *nul = false;
+    while ((ch = getc(fp)) != EOF && ch != '\n') {
+        ++*got;
+        *nul |= ch == '\0';
+        if (n < cap)
+            buf[n++] = (char)ch;
+    }
+    if (ch == EOF && *got == 0)
+        return NULL;
+    buf[n] = '\0';
+    return buf;
+}
+
 static char *reader(char *buf, int size, void *stream)
 {
     parse_state *ps = stream;
-    if (!fgets(buf, size, ps->fp))
+    size_t got;
+    bool nul;
+    if (!get_line(ps->fp, buf, size, &got, &nul))
         return NULL;
     ps->line++;
-    size_t n = strlen(buf);
-    if (n == (size_t)size - 1 && buf[n - 1] != '\n') {
-        int ch = fgetc(ps->fp);
-        if (ch != '\n' && ch != EOF) {
-            char max[16];
-            snprintf(max, sizeof max, "%d", size - 1);
-            while ((ch = fgetc(ps->fp)) != EOF && ch != '\n')
-                ;
+    if (nul || got > (size_t)size - 1) {
+        char max[16];
+        snprintf(max, sizeof max, "%d", size - 1);
+        if (nul)
+            fail(ps, "a NUL byte in the line: configuration files are UTF-8 text (is it UTF-16?)%s%s", "", "");
+        else
             fail(ps, "line is longer than %s characters%s", max, "");
-            buf[0] = '\0';
-            return buf;
-        }
+        buf[0] = '\0';
+        return buf;
     }
     if (ps->line == 1)
         dlg_ini_strip_bom(buf);

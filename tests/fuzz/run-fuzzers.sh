@@ -1,5 +1,6 @@
 #!/bin/sh
-# Builds the core/data and config-value libFuzzer targets with clang and runs each one.
+# Builds the libFuzzer targets (core/data formats and JPEG, config values and
+# the INI loader, disk profiles, results files) with clang and runs each one.
 #   run-fuzzers.sh [seconds-per-target] [work-dir] [target...]
 # Seeds come from tests/fuzz/corpus/<target>/ and tests/fuzz/crashes/<target>/;
 # new inputs go to <work-dir>/corpus-<target>/, crashes to
@@ -10,13 +11,13 @@ root=$(cd "$here/../.." && pwd)
 secs=${1:-5}
 work=${2:-$root/build-fuzz}
 shift $(( $# > 2 ? 2 : $# ))
-targets=${*:-recordio idx datum listfile units}
+targets=${*:-recordio idx datum listfile units jpeg throttle_profile config report}
 cc=${CLANG:-/usr/bin/clang}
 data=$root/core/data
 rt=$root/core/runtime
 # LMDB code is not fuzzed here (its input is a database, not bytes).
 srcs="data_error.c data_source.c recordio_writer.c recordio_reader.c recordio_idx.c
-      im2rec.c im2rec_lst.c datum.c listfile.c listfile_scan.c"
+      im2rec.c im2rec_lst.c datum.c listfile.c listfile_scan.c jpeg.c"
 flags="-g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 mkdir -p "$work/obj"
 objs=
@@ -25,20 +26,31 @@ for s in $srcs; do   # compile the library sources once for all targets
     "$cc" $flags -c -I"$data" -I"$root/include" "$data/$s" -o "$o"
     objs="$objs $o"
 done
-# units: the config value parsers of core/runtime
+# units, config: the config value parsers and the INI loader of core/runtime
 rt_objs=
-for s in units.c options.c config_env.c config_line.c; do
+inih_def=  # as core/runtime/CMakeLists.txt: Debian's inih has run-time line limits
+grep -q ini_initial_alloc /usr/include/ini.h 2>/dev/null && inih_def=-DDLG_HAVE_INIH_RUNTIME_LIMITS
+for s in units.c options.c config_env.c config_line.c config.c; do
     o="$work/obj/rt_${s%.c}.o"
-    "$cc" $flags -c -I"$rt" -I"$root/include" "$rt/$s" -o "$o"
+    "$cc" $flags $inih_def -c -I"$rt" -I"$root/include" "$rt/$s" -o "$o"
     rt_objs="$rt_objs $o"
 done
 status=0
 for t in $targets; do
-    if [ "$t" = units ]; then
-        "$cc" $flags -I"$rt" -I"$root/include" "$here/fuzz_$t.c" $rt_objs -lm -o "$work/fuzz_$t"
-    else
-        "$cc" $flags -I"$data" -I"$root/include" "$here/fuzz_$t.c" $objs -o "$work/fuzz_$t"
-    fi
+    case $t in
+    units|config)
+        "$cc" $flags -I"$rt" -I"$root/include" "$here/fuzz_$t.c" $rt_objs -linih -lm -o "$work/fuzz_$t" ;;
+    throttle_profile) # the plugin's parser, compiled in
+        thr=$root/plugins/storage/throttle
+        "$cc" $flags -I"$thr" -I"$root/include" "$here/fuzz_$t.c" "$thr/throttle_profile.c" \
+            "$thr/throttle_units.c" "$thr/throttle_opts.c" -linih -lm -o "$work/fuzz_$t" ;;
+    report) # the results readers of dlgauge report
+        rep=$root/core/report
+        "$cc" $flags -I"$rep" -I"$root/include" "$here/fuzz_$t.c" "$rep/rows.c" "$rep/read_csv.c" \
+            "$rep/read_jsonl.c" -lcsv -ljson-c -o "$work/fuzz_$t" ;;
+    *)
+        "$cc" $flags -I"$data" -I"$root/include" "$here/fuzz_$t.c" $objs -lturbojpeg -o "$work/fuzz_$t" ;;
+    esac
     mkdir -p "$work/corpus-$t"
     echo "== fuzz_$t for ${secs}s"
     if ! "$work/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \

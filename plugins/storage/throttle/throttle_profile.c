@@ -2,6 +2,7 @@
 #include "throttle_profile.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <ini.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,18 +17,6 @@ typedef struct load_ctx {
     char why[256];
 } load_ctx;
 
-/* fgets that counts lines, so a handler error knows its line number. */
-static char *read_line(char *str, int num, void *stream)
-{
-    load_ctx *c = stream;
-    char *r = fgets(str, num, c->f);
-    if (r && strchr(r, '\n'))
-        c->line++;
-    return r;
-}
-
-static const char *const info_keys[] = {"name", "vendor", "source", "date", "description", NULL};
-
 static int fail(load_ctx *c, const char *msg)
 {
     if (!c->why[0]) {
@@ -36,6 +25,40 @@ static int fail(load_ctx *c, const char *msg)
     }
     return 0; /* inih: stop treating this line as good; it returns the line */
 }
+
+/* One whole line per call, so that the handler's line number is the
+ * file's.  inih's buffer holds num - 1 characters: the rest of a longer
+ * line is skipped rather than read as a line of its own (a long URL in a
+ * comment would otherwise be a syntax error on the wrong line, or the tail
+ * of a comment a key).  Only a comment may be that long. */
+static char *read_line(char *str, int num, void *stream)
+{
+    load_ctx *c = stream;
+    size_t n = 0, cap = (size_t)num - 1, got = 0;
+    bool nul = false;
+    int ch;
+    while ((ch = getc(c->f)) != EOF && ch != '\n') {
+        got++;
+        nul |= ch == '\0';
+        if (n < cap)
+            str[n++] = (char)ch;
+    }
+    if (ch == EOF && got == 0)
+        return NULL;
+    str[n] = '\0';
+    c->line++;
+    const char *t = str + strspn(str, " \t");
+    if (nul)
+        fail(c, "a NUL byte in the line (not a text file?)");
+    else if (got > cap && *t != ';' && *t != '#') {
+        char msg[64];
+        snprintf(msg, sizeof msg, "line is longer than %zu characters", cap);
+        fail(c, msg);
+    }
+    return str;
+}
+
+static const char *const info_keys[] = {"name", "vendor", "source", "date", "description", NULL};
 
 static int on_key(void *user, const char *section, const char *name, const char *value)
 {
@@ -79,10 +102,11 @@ int thr_profile_load(const dlg_host *h, const char *path, thr_profile *p)
     fclose(c.f);
     if (line == -2)
         return h->error(h, DLG_ENOMEM, "profile %s: out of memory", path);
-    if (line == 0)
+    if (line == 0 && !c.why[0])
         return 0;
-    /* inih returns the first bad line of any kind: ours, or a syntax error. */
-    if (c.why[0] && (c.why_line <= line || line < 0))
+    /* inih returns the first bad line of any kind: ours, or a syntax error
+     * (0 when only the reader found one). */
+    if (c.why[0] && (line <= 0 || c.why_line <= line))
         return h->error(h, DLG_EINVAL, "profile %s:%d: %s", path, c.why_line, c.why);
     return h->error(h, DLG_EINVAL, "profile %s:%d: syntax error (expected key = value)", path, line);
 }

@@ -1,0 +1,44 @@
+/* For parsers that take a path: the input goes to a private file under
+ * /tmp (one folder per process) that the target reads back. */
+#ifndef DLG_FUZZ_FILE_H
+#define DLG_FUZZ_FILE_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* dir/name, written with data; 0, or -1 when it cannot be written. */
+static inline int fuzz_write_file(char *path, size_t len, const char *name, const uint8_t *data,
+                                  size_t size)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/dlg-fuzz-%ld", (long)getpid());
+    (void)mkdir(dir, 0700);
+    snprintf(path, len, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -1;
+    size_t put = size ? fwrite(data, 1, size, f) : 0;
+    return fclose(f) == 0 && put == size ? 0 : -1;
+}
+
+/* Removes what fuzz_write_file made (the folder once it is empty). */
+static inline void fuzz_remove_file(const char *path)
+{
+    char dir[64];
+    unlink(path);
+    snprintf(dir, sizeof dir, "/tmp/dlg-fuzz-%ld", (long)getpid());
+    (void)rmdir(dir);
+}
+
+/* Lines a text of size bytes has (a last line without '\n' counts). */
+static inline long fuzz_count_lines(const uint8_t *data, size_t size)
+{
+    long n = 0;
+    for (size_t i = 0; i < size; i++)
+        n += data[i] == '\n';
+    return n + (size && data[size - 1] != '\n');
+}
+
+#endif
