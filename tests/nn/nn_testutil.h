@@ -11,6 +11,9 @@ typedef enum fill_mode {
     FILL_DISTINCT = 1 /* distinct values >= 0.02 apart and from 0: no kinks */
 } fill_mode;
 
+/* The next value of a splitmix64 sequence in *s (reproducible draws). */
+uint64_t tu_next(uint64_t *s);
+
 /* Fill host buffer with reproducible values. */
 void tu_fill(float *buf, int64_t n, fill_mode mode, uint64_t seed);
 

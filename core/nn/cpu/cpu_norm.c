@@ -10,6 +10,9 @@ typedef struct bn_state {
     cpu_prim train, infer, bwd;
     dnnl_memory_t mean, var; /* batch statistics: forward -> backward */
     dnnl_memory_t relu_ws;   /* a fused ReLU's mask: forward -> backward */
+    /* oneDNN's backward always writes the scale and shift gradients: where
+     * the net wants none (both frozen), they go here */
+    float *spare;
     dnnl_memory_desc_t top_md;
 } bn_state;
 
@@ -25,6 +28,7 @@ static void bn_destroy(void *ctx, void *state)
         dnnl_memory_destroy(s->var);
     if (s->relu_ws)
         dnnl_memory_destroy(s->relu_ws);
+    free(s->spare);
     free(s);
 }
 
@@ -49,6 +53,68 @@ static int add_args(cpu_ctx *c, cpu_prim *p, const int *args, int n, int nout,
 /* oneDNN's backward computes the input gradient unconditionally. */
 static bool bn_accepts(const dlg_layer *l) { return !l->backward || l->prop_down[0]; }
 
+/* Batch statistics forward (a training plan, with or without backward:
+ * layers before it may all be frozen), its statistics and ReLU mask kept
+ * for backward. */
+static int setup_train(cpu_ctx *c, const dlg_layer *l, bn_state *s, const dnnl_memory_desc_t *md,
+                       const dnnl_memory_desc_t *top, unsigned flags, char *err, size_t errlen)
+{
+    dnnl_batch_normalization_desc_t d;
+    dnnl_status_t st =
+        dnnl_batch_normalization_forward_desc_init(&d, dnnl_forward_training, md, l->p.bn.eps, flags);
+    int rc = st != dnnl_success ? cpu_fail(st, "batch norm training desc", err, errlen)
+                                : cpu_prim_create(c, &s->train, &d, NULL, err, errlen);
+    const dnnl_memory_desc_t *smd =
+        rc ? NULL : dnnl_primitive_desc_query_md(s->train.pd, dnnl_query_exec_arg_md, DNNL_ARG_MEAN);
+    if (!rc && (dnnl_memory_create(&s->mean, smd, c->eng, DNNL_MEMORY_ALLOCATE) ||
+                dnnl_memory_create(&s->var, smd, c->eng, DNNL_MEMORY_ALLOCATE)))
+        rc = -DLG_ENOMEM;
+    int ta[4] = {DNNL_ARG_SRC, DNNL_ARG_SCALE, DNNL_ARG_SHIFT, DNNL_ARG_DST};
+    if (!rc)
+        rc = add_args(c, &s->train, ta, 4, 1, md, top, err, errlen);
+    if (!rc)
+        rc = cpu_prim_fixed(&s->train, DNNL_ARG_MEAN, s->mean);
+    if (!rc)
+        rc = cpu_prim_fixed(&s->train, DNNL_ARG_VARIANCE, s->var);
+    if (!rc && l->p.bn.relu) {
+        const dnnl_memory_desc_t *wmd =
+            dnnl_primitive_desc_query_md(s->train.pd, dnnl_query_exec_arg_md, DNNL_ARG_WORKSPACE);
+        if (dnnl_memory_create(&s->relu_ws, wmd, c->eng, DNNL_MEMORY_ALLOCATE))
+            rc = -DLG_ENOMEM;
+        if (!rc)
+            rc = cpu_prim_fixed(&s->train, DNNL_ARG_WORKSPACE, s->relu_ws);
+    }
+    return rc;
+}
+
+/* Backward from the training forward's statistics; scale and shift
+ * gradients into spare memory when the net wants none. */
+static int setup_bwd(cpu_ctx *c, const dlg_layer *l, bn_state *s, const dnnl_memory_desc_t *md,
+                     const dnnl_memory_desc_t *top, unsigned flags, char *err, size_t errlen)
+{
+    dnnl_batch_normalization_desc_t d;
+    dnnl_status_t st =
+        dnnl_batch_normalization_backward_desc_init(&d, dnnl_backward, md, md, l->p.bn.eps, flags);
+    int rc = st != dnnl_success ? cpu_fail(st, "batch norm backward desc", err, errlen)
+                                : cpu_prim_create(c, &s->bwd, &d, s->train.pd, err, errlen);
+    /* oneDNN 2.6 wants SHIFT as an input of backward with use_shift
+     * (oneDNN issue #1717), though the result does not depend on it */
+    int ba[7] = {DNNL_ARG_SRC,      DNNL_ARG_DIFF_DST,   DNNL_ARG_SCALE,     DNNL_ARG_SHIFT,
+                 DNNL_ARG_DIFF_SRC, DNNL_ARG_DIFF_SCALE, DNNL_ARG_DIFF_SHIFT};
+    if (!rc)
+        rc = add_args(c, &s->bwd, ba, 7, 3, md, top, err, errlen);
+    if (!rc)
+        rc = cpu_prim_fixed(&s->bwd, DNNL_ARG_MEAN, s->mean);
+    if (!rc)
+        rc = cpu_prim_fixed(&s->bwd, DNNL_ARG_VARIANCE, s->var);
+    if (!rc && s->relu_ws)
+        rc = cpu_prim_fixed(&s->bwd, DNNL_ARG_WORKSPACE, s->relu_ws);
+    if (!rc && !l->param_grad &&
+        !(s->spare = calloc(2 * (size_t)l->param[0]->count, sizeof(float))))
+        rc = -DLG_ENOMEM;
+    return rc;
+}
+
 static int bn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                     size_t errlen)
 {
@@ -57,7 +123,6 @@ static int bn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
         snprintf(err, errlen, "backward without an input gradient");
         return -DLG_ENOTSUP;
     }
-    float eps = l->p.bn.eps;
     unsigned flags = dnnl_use_scale | dnnl_use_shift | (l->p.bn.relu ? dnnl_fuse_norm_relu : 0);
     dnnl_memory_desc_t md = cpu_tensor_md(l->bottom[0]);
     bn_state *s = calloc(1, sizeof *s);
@@ -66,57 +131,18 @@ static int bn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
     dnnl_memory_desc_t top = cpu_publish(l->top[0], &s->top_md, &md);
     dnnl_batch_normalization_desc_t d;
     dnnl_status_t st = dnnl_batch_normalization_forward_desc_init(
-        &d, dnnl_forward_inference, &md, eps, flags | dnnl_use_global_stats);
+        &d, dnnl_forward_inference, &md, l->p.bn.eps, flags | dnnl_use_global_stats);
     int rc = st != dnnl_success ? cpu_fail(st, "batch norm desc", err, errlen)
                                 : cpu_prim_create(c, &s->infer, &d, NULL, err, errlen);
     int ia[6] = {DNNL_ARG_SRC,   DNNL_ARG_MEAN,  DNNL_ARG_VARIANCE,
                  DNNL_ARG_SCALE, DNNL_ARG_SHIFT, DNNL_ARG_DST};
     if (!rc)
         rc = add_args(c, &s->infer, ia, 6, 1, &md, &top, err, errlen);
-    if (!rc && l->backward) {
-        st = dnnl_batch_normalization_forward_desc_init(&d, dnnl_forward_training, &md, eps, flags);
-        rc = st != dnnl_success ? cpu_fail(st, "batch norm training desc", err, errlen)
-                                : cpu_prim_create(c, &s->train, &d, NULL, err, errlen);
-        const dnnl_memory_desc_t *smd =
-            rc ? NULL
-               : dnnl_primitive_desc_query_md(s->train.pd, dnnl_query_exec_arg_md, DNNL_ARG_MEAN);
-        if (!rc && (dnnl_memory_create(&s->mean, smd, c->eng, DNNL_MEMORY_ALLOCATE) ||
-                    dnnl_memory_create(&s->var, smd, c->eng, DNNL_MEMORY_ALLOCATE)))
-            rc = -DLG_ENOMEM;
-        int ta[4] = {DNNL_ARG_SRC, DNNL_ARG_SCALE, DNNL_ARG_SHIFT, DNNL_ARG_DST};
-        if (!rc)
-            rc = add_args(c, &s->train, ta, 4, 1, &md, &top, err, errlen);
-        if (!rc)
-            rc = cpu_prim_fixed(&s->train, DNNL_ARG_MEAN, s->mean);
-        if (!rc)
-            rc = cpu_prim_fixed(&s->train, DNNL_ARG_VARIANCE, s->var);
-        if (!rc && l->p.bn.relu) {
-            const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(
-                s->train.pd, dnnl_query_exec_arg_md, DNNL_ARG_WORKSPACE);
-            if (dnnl_memory_create(&s->relu_ws, wmd, c->eng, DNNL_MEMORY_ALLOCATE))
-                rc = -DLG_ENOMEM;
-            if (!rc)
-                rc = cpu_prim_fixed(&s->train, DNNL_ARG_WORKSPACE, s->relu_ws);
-        }
-        if (!rc) {
-            st = dnnl_batch_normalization_backward_desc_init(&d, dnnl_backward, &md, &md, eps,
-                                                             flags);
-            rc = st != dnnl_success ? cpu_fail(st, "batch norm backward desc", err, errlen)
-                                    : cpu_prim_create(c, &s->bwd, &d, s->train.pd, err, errlen);
-        }
-        /* oneDNN 2.6 wants SHIFT as an input of backward with use_shift
-         * (oneDNN issue #1717), though the result does not depend on it */
-        int ba[7] = {DNNL_ARG_SRC,      DNNL_ARG_DIFF_DST,   DNNL_ARG_SCALE,     DNNL_ARG_SHIFT,
-                     DNNL_ARG_DIFF_SRC, DNNL_ARG_DIFF_SCALE, DNNL_ARG_DIFF_SHIFT};
-        if (!rc)
-            rc = add_args(c, &s->bwd, ba, 7, 3, &md, &top, err, errlen);
-        if (!rc)
-            rc = cpu_prim_fixed(&s->bwd, DNNL_ARG_MEAN, s->mean);
-        if (!rc)
-            rc = cpu_prim_fixed(&s->bwd, DNNL_ARG_VARIANCE, s->var);
-        if (!rc && s->relu_ws)
-            rc = cpu_prim_fixed(&s->bwd, DNNL_ARG_WORKSPACE, s->relu_ws);
-    }
+    /* l->train: planned for training (set_train(true) refuses other nets) */
+    if (!rc && (l->train || l->backward))
+        rc = setup_train(c, l, s, &md, &top, flags, err, errlen);
+    if (!rc && l->backward)
+        rc = setup_bwd(c, l, s, &md, &top, flags, err, errlen);
     if (rc) {
         l->top[0]->layout = NULL;
         bn_destroy(ctx, s);
@@ -162,8 +188,10 @@ static int bn_backward(void *ctx, dlg_layer *l, void *state)
     bn_state *s = state;
     if (!l->train)
         return -DLG_ENOTSUP; /* backward needs the batch statistics */
-    void *ptrs[7] = {l->bottom[0]->data, l->top[0]->diff,   l->param[0]->data, l->param[1]->data,
-                     l->bottom[0]->diff, l->param[0]->diff, l->param[1]->diff};
+    float *dg = s->spare ? s->spare : l->param[0]->diff,
+          *db = s->spare ? s->spare + l->param[0]->count : l->param[1]->diff;
+    void *ptrs[7] = {l->bottom[0]->data, l->top[0]->diff, l->param[0]->data, l->param[1]->data,
+                     l->bottom[0]->diff, dg,              db};
     return cpu_prim_exec(ctx, &s->bwd, ptrs, l->ws);
 }
 
