@@ -499,6 +499,58 @@ static void test_winograd(void **st)
     compare("winograd 1x7, 7x1 inference", wino_1d_net, false);
 }
 
+/* ResNet's basic block, twice: 3x3 convolutions, the residual added to
+ * the second, then a 1x1 reading it. */
+static int basic_chain(dlg_net *net)
+{
+    dlg_conv_spec s3 = {64, 3, 3, 1, 1, 1, 1, 1, 1, 1, true};
+    int x = dlg_relu(net, "r0", dlg_batchnorm(net, "bn0", dlg_conv(net, "c0", X(2, 16, 12, 12), 64, 1, 1, 0, 1), 1e-5f));
+    for (int b = 0; b < 2; b++) {
+        char n[7][8];
+        const char *fmt[7] = {"c%da", "bn%da", "r%da", "c%db", "bn%db", "add%d", "r%db"};
+        for (int k = 0; k < 7; k++)
+            snprintf(n[k], sizeof n[k], fmt[k], b);
+        int a = dlg_relu(net, n[2], dlg_batchnorm(net, n[1], dlg_conv_ex(net, n[0], x, &s3), 1e-5f));
+        a = dlg_batchnorm(net, n[4], dlg_conv_ex(net, n[3], a, &s3), 1e-5f);
+        x = dlg_relu(net, n[6], dlg_add(net, n[5], a, x));
+    }
+    return dlg_conv(net, "L", x, 8, 1, 1, 0, 1);
+}
+
+/* oneDNN's own Winograd (AVX-512 only in oneDNN 2.6), forced where the
+ * plan would time it against direct: every pass, the folded batch norm,
+ * and blocks whose residual (nhwc, from brgconv) meets its blocked
+ * output, against ref. */
+static void test_onednn_winograd(void **st)
+{
+    setenv("DLG_NN_CONV_ALGO", "winograd", 1);
+    char *impl = layer_impl(wino_net, "L", false, true);
+    bool has = strstr(impl, "wino_4x3") != NULL;
+    free(impl);
+    if (!has) {
+        unsetenv("DLG_NN_CONV_ALGO");
+        printf("  oneDNN has no Winograd kernel on this CPU (AVX2: cpu_winograd.c's)\n");
+        skip();
+    }
+    expect_impl(wino_net, "c0", false, "jit");   /* 1x1: never */
+    impl = layer_impl(wino_net, "L", true, true); /* direct_conv: never */
+    assert_null(strstr(impl, "wino"));
+    free(impl);
+    compare("oneDNN winograd, training", wino_net, true);
+    compare("oneDNN winograd, inference", wino_net, false);
+    compare("oneDNN winograd, pad 0", wino_valid_net, true);
+    check_cached_filter("oneDNN winograd, bn folded", small_tiles_bn, "c");
+    check_infer_plan("basic blocks, winograd", basic_chain);
+    impl = layer_impl(basic_chain, "c1a", false, false);
+    assert_non_null(strstr(impl, "wino_4x3"));
+    free(impl);
+    setenv("DLG_NN_CONV_ALGO", "direct", 1);
+    impl = layer_impl(wino_net, "L", false, true);
+    assert_null(strstr(impl, "wino"));
+    free(impl);
+    unsetenv("DLG_NN_CONV_ALGO");
+}
+
 static void test_nets(void **st)
 {
     compare("alexnet-like", alex_mini, true);
@@ -551,6 +603,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_conv), cmocka_unit_test(test_pool),
                                        cmocka_unit_test(test_others), cmocka_unit_test(test_nets),
-                                       cmocka_unit_test(test_winograd)};
+                                       cmocka_unit_test(test_winograd),
+                                       cmocka_unit_test(test_onednn_winograd)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

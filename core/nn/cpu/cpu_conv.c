@@ -3,6 +3,7 @@
  * ungrouped weights take the layout the forward primitive prefers (SGD is
  * element-wise), so no call reorders them. */
 #include "cpu.h"
+#include "cpu_conv_algo.h"
 #include "cpu_gemm_conv.h"
 #include "cpu_wino1d.h"
 #include "cpu_winograd.h"
@@ -13,6 +14,7 @@
 
 typedef struct conv_state {
     cpu_prim fwd, bwd_data, bwd_weights;
+    dnnl_alg_kind_t alg[3]; /* theirs: direct, or Winograd (cpu_conv_algo.h) */
     /* the residual add (+ ReLU) as its own primitive after fwd, where the
      * fused one would fall back to oneDNN's gemm kernel (unfused_residual):
      * fwd writes the first tmp_bytes of the workspace (the top may share
@@ -219,12 +221,19 @@ static int create_forward(cpu_ctx *c, const dlg_layer *l, conv_state *s, conv_md
     bool any = epilogue && (l->p.conv.residual || l->p.conv.relu);
     int rc = any ? epilogue_post_ops(l, &po) : 0;
     dnnl_status_t st = dnnl_dilated_convolution_forward_desc_init(
-        &d, l->backward ? dnnl_forward_training : dnnl_forward_inference, dnnl_convolution_direct, &m->src_any,
-        &m->w_any, bias ? &m->b : NULL, &m->dst_any, m->strides, m->dil, m->pad_l, m->pad_r);
+        &d, cpu_conv_prop(l, s->alg[0]), s->alg[0], &m->src_any, &m->w_any, bias ? &m->b : NULL, &m->dst_any,
+        m->strides, m->dil, m->pad_l, m->pad_r);
     if (!rc && st != dnnl_success)
         rc = cpu_fail(st, "convolution forward desc", err, errlen);
     if (!rc)
         rc = cpu_prim_create_po(c, &s->fwd, &d, NULL, po, err, errlen);
+    if (s->alg[0] == dnnl_convolution_winograd && (rc || !cpu_conv_is_winograd(s->fwd.pd))) {
+        s->alg[0] = dnnl_convolution_direct;
+        cpu_prim_destroy(&s->fwd);
+        if (po)
+            dnnl_post_ops_destroy(po);
+        return create_forward(c, l, s, m, epilogue, err, errlen);
+    }
     if (po)
         dnnl_post_ops_destroy(po);
     return rc;
@@ -285,9 +294,9 @@ static bool accumulate_in_place(cpu_ctx *c, const dlg_layer *l, conv_state *s, c
     if (st == dnnl_success && l->p.conv.relu)
         st = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
     if (st == dnnl_success)
-        st = dnnl_dilated_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_direct, src,
-                                                        w, bias ? &m->b : NULL, &res, m->strides, m->dil,
-                                                        m->pad_l, m->pad_r);
+        st = dnnl_dilated_convolution_forward_desc_init(&d, cpu_conv_prop(l, s->alg[0]), s->alg[0], src, w,
+                                                        bias ? &m->b : NULL, &res, m->strides, m->dil, m->pad_l,
+                                                        m->pad_r);
     char why[256] = "";
     cpu_prim p = {0};
     int rc = st != dnnl_success ? -1 : cpu_prim_create_po(c, &p, &d, NULL, po, why, sizeof why);
@@ -295,7 +304,7 @@ static bool accumulate_in_place(cpu_ctx *c, const dlg_layer *l, conv_state *s, c
         dnnl_post_ops_destroy(po);
     const char *impl = NULL;
     if (!rc && (dnnl_primitive_desc_query(p.pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success || !impl ||
-                strstr(impl, "gemm")))
+                strstr(impl, "gemm") || strstr(impl, "ref")))
         rc = -1;
     if (!rc)
         rc = cpu_prim_arg(c, &p, DNNL_ARG_SRC, src, false, why, sizeof why);
@@ -320,6 +329,33 @@ static bool accumulate_in_place(cpu_ctx *c, const dlg_layer *l, conv_state *s, c
     return true;
 }
 
+/* The backward data or (weights) backward weights primitive, by the pass's
+ * algorithm, or direct where oneDNN has no Winograd kernel for it. */
+static int create_backward(cpu_ctx *c, const dlg_layer *l, conv_state *s, const conv_mds *m, bool weights,
+                           char *err, size_t errlen)
+{
+    dnnl_alg_kind_t *alg = &s->alg[weights ? 2 : 1];
+    cpu_prim *p = weights ? &s->bwd_weights : &s->bwd_data;
+    bool bias = l->p.conv.bias || l->p.conv.bn;
+    dnnl_convolution_desc_t d;
+    dnnl_status_t st =
+        weights ? dnnl_dilated_convolution_backward_weights_desc_init(&d, *alg, &m->src_any, &m->w_any,
+                                                                      bias ? &m->b : NULL, &m->dst_any, m->strides,
+                                                                      m->dil, m->pad_l, m->pad_r)
+                : dnnl_dilated_convolution_backward_data_desc_init(&d, *alg, &m->src_any, &m->w_any, &m->dst_any,
+                                                                   m->strides, m->dil, m->pad_l, m->pad_r);
+    int rc = st != dnnl_success
+                 ? cpu_fail(st, weights ? "convolution backward weights desc" : "convolution backward data desc",
+                            err, errlen)
+                 : cpu_prim_create(c, p, &d, s->fwd.pd, err, errlen);
+    if (*alg == dnnl_convolution_winograd && (rc || !cpu_conv_is_winograd(p->pd))) {
+        cpu_prim_destroy(p);
+        *alg = dnnl_convolution_direct;
+        return create_backward(c, l, s, m, weights, err, errlen);
+    }
+    return rc;
+}
+
 static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                       size_t errlen)
 {
@@ -332,9 +368,7 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
     if (!s)
         return -DLG_ENOMEM;
     dnnl_memory_desc_t src = cpu_tensor_md(l->bottom[0]), dst;
-    dnnl_convolution_desc_t d;
-    dnnl_alg_kind_t alg = dnnl_convolution_direct;
-    dnnl_status_t st;
+    cpu_conv_pick_algos(c, l, s->alg);
     bool fused = l->p.conv.residual;
     int rc = create_forward(c, l, s, &m, true, err, errlen);
     if (!rc && fused && !l->backward && unfused_residual(s)) {
@@ -373,10 +407,7 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
     if (!rc && l->backward && l->prop_down[0] && pointwise(&l->p.conv))
         rc = bwd_data_by_forward(c, l, s, &m, &src, &dst, err, errlen);
     else if (!rc && l->backward && l->prop_down[0]) {
-        st = dnnl_dilated_convolution_backward_data_desc_init(
-            &d, alg, &m.src_any, &m.w_any, &m.dst_any, m.strides, m.dil, m.pad_l, m.pad_r);
-        rc = st != dnnl_success ? cpu_fail(st, "convolution backward data desc", err, errlen)
-                                : cpu_prim_create(c, &s->bwd_data, &d, s->fwd.pd, err, errlen);
+        rc = create_backward(c, l, s, &m, false, err, errlen);
         if (!rc)
             rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_DIFF_DST, &dst, false, err, errlen);
         if (!rc)
@@ -385,11 +416,7 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
             rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_DIFF_SRC, &src, true, err, errlen);
     }
     if (!rc && l->backward && l->param_grad) {
-        st = dnnl_dilated_convolution_backward_weights_desc_init(
-            &d, alg, &m.src_any, &m.w_any, bias ? &m.b : NULL, &m.dst_any, m.strides, m.dil,
-            m.pad_l, m.pad_r);
-        rc = st != dnnl_success ? cpu_fail(st, "convolution backward weights desc", err, errlen)
-                                : cpu_prim_create(c, &s->bwd_weights, &d, s->fwd.pd, err, errlen);
+        rc = create_backward(c, l, s, &m, true, err, errlen);
         if (!rc)
             rc = cpu_prim_arg(c, &s->bwd_weights, DNNL_ARG_SRC, &src, false, err, errlen);
         if (!rc)
