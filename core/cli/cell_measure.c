@@ -175,6 +175,15 @@ static const char *classify(const dlg_cell_outcome *oc, int64_t oom_kills, const
         snprintf(why, len, "stopped after timeout = %s", cell->core[DLG_K_TIMEOUT].text);
         return "timeout";
     }
+    if (oc->term_signal == SIGKILL && oc->system_oom_kills > 0) {
+        /* not its own cgroup's: the machine's, or a container's around dlgauge */
+        snprintf(why, len, "killed (SIGKILL) by the kernel's OOM killer (/proc/vmstat oom_kill +%lld while it ran): "
+                 "the machine, or the container dlgauge runs in, ran out of memory%s%s",
+                 (long long)oc->system_oom_kills,
+                 cell->core[DLG_K_MEMORY].set ? " before the cell reached memory = " : "; memory = SIZE gives the "
+                 "cell a limit of its own", cell->core[DLG_K_MEMORY].set ? cell->core[DLG_K_MEMORY].text : "");
+        return "oom";
+    }
     if (oc->term_signal) {
         /* SIGBUS from reading a mapping is a file that shrank under it */
         snprintf(why, len, "the cell's process died of signal %d (%s)%s", oc->term_signal, strsignal(oc->term_signal),
@@ -201,6 +210,12 @@ static void keep_timed_out(dlg_wire_point *out, const dlg_cell *cell)
              steps ? (unsigned long long)(steps->type == DLG_FIELD_UINT ? steps->v.u : (uint64_t)steps->v.i) : 0ull);
     dlg_wire_set_tag(out, "status", "timeout");
     field_s(out, "error", why);
+}
+
+/* "FILE:LINE: [job NAME] what", a row's error naming the job's section. */
+static void job_line(const dlg_cell *cell, const char *what, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s:%d: [job %s] %s", cell->job->sec->file, cell->job->sec->line, cell->job->name, what);
 }
 
 static const char *in_child(dlg_run *run, const dlg_cli *cli, const dlg_run_args *a, const dlg_cell *cell,
@@ -233,7 +248,9 @@ static const char *in_child(dlg_run *run, const dlg_cli *cli, const dlg_run_args
     dlg_cell_outcome oc;
     const char *status = "ok";
     if (!argv || dlg_cell_exec(&sp, progress_to_sinks, run, &oc, why, sizeof why) != 0) {
-        synth_result(run, cell, "error", argv ? why : "out of memory", start_ns, out);
+        char line[1600];
+        job_line(cell, argv ? why : "out of memory", line, sizeof line);
+        synth_result(run, cell, "error", line, start_ns, out);
         status = "error";
     } else {
         int64_t ooms = dlg_cgroup_oom_kills(&cg);
@@ -245,8 +262,7 @@ static const char *in_child(dlg_run *run, const dlg_cli *cli, const dlg_run_args
         } else {
             char what[512], line[1600];
             status = classify(&oc, ooms, cell, what, sizeof what);
-            snprintf(line, sizeof line, "%s:%d: [job %s] %s", cell->job->sec->file, cell->job->sec->line,
-                     cell->job->name, what);
+            job_line(cell, what, line, sizeof line);
             synth_result(run, cell, status, line, start_ns, out);
         }
         field_d(out, "cell_wall_s", oc.wall_s);

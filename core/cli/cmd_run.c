@@ -162,11 +162,38 @@ static bool config_edited(const dlg_run *run, const dlg_run_args *a, char *why, 
     return true;
 }
 
+/* No memory for the cell's result point: nothing reaches the sinks, so the
+ * cell is not done either (status becomes error, said once). */
+static bool result_lost(const dlg_run *run, const dlg_job *job, const dlg_wire_point *wp, char *st, size_t stlen)
+{
+    if (wp->point.nfields)
+        return false;
+    if (strcmp(st, "error") != 0) { /* an error has said why already */
+        fprintf(stderr, "dlgauge: %s:%d: [job %s] cell %zu/%zu: out of memory for its result, which is lost; "
+                "--resume measures it again\n", job->sec->file, job->sec->line, job->name, run->cell_no,
+                run->plan->total_cells);
+        snprintf(st, stlen, "error");
+    }
+    return true;
+}
+
+/* The cell is done; a journal that cannot be written (a full disk) is said
+ * once, not once per cell. */
+static void record_cell(dlg_journal *jn, const dlg_job *job, size_t k, const char *st, char *last, size_t lastlen)
+{
+    char err[1200];
+    if (dlg_journal_record(jn, job->name, k, st, err, sizeof err) == 0 || strcmp(err, last) == 0)
+        return;
+    fprintf(stderr, "dlgauge: %s (--resume would measure the cells not recorded again)\n", err);
+    snprintf(last, lastlen, "%s", err);
+}
+
 /* Runs every cell not yet in the journal; returns how many failed. */
 static int run_cells(dlg_run *run, const dlg_cli *cli, const dlg_run_args *a, dlg_journal *jn)
 {
     int failed = 0;
     bool edited = false;
+    char jlast[1200] = "";
     for (size_t j = 0; j < run->plan->njobs && !dlg_stop_signal() && !edited; j++) {
         const dlg_job *job = &run->plan->jobs[j];
         for (size_t k = 0; k < job->ncells && !dlg_stop_signal(); k++) {
@@ -184,20 +211,20 @@ static int run_cells(dlg_run *run, const dlg_cli *cli, const dlg_run_args *a, dl
             dlg_result_tag_columns(run->plan, &wp);
             char st[32];
             snprintf(st, sizeof st, "%s", status);
+            bool lost = result_lost(run, job, &wp, st, sizeof st);
             const dlg_field *why = dlg_wire_field(&wp, "error");
             if (strcmp(st, "ok") != 0 && strcmp(st, "partial") != 0) {
                 failed++;
                 if (why)
                     fprintf(stderr, "dlgauge: %s\n", why->v.s);
             }
-            if (wp.point.nfields)
+            if (!lost)
                 dlg_sinkset_write(run->sinks, &wp.point, 1);
             summary_line(run, job, k, st, &wp);
             dlg_wire_point_free(&wp);
-            char err[1200];
-            /* a cell stopped by the user is not done: --resume runs it again */
-            if (strcmp(st, "partial") != 0 && dlg_journal_record(jn, job->name, k, st, err, sizeof err) != 0)
-                fprintf(stderr, "dlgauge: %s\n", err);
+            /* a cell stopped by the user, or lost, is not done: --resume runs it again */
+            if (strcmp(st, "partial") != 0 && !lost)
+                record_cell(jn, job, k, st, jlast, sizeof jlast);
         }
     }
     return failed;
@@ -334,6 +361,11 @@ int dlg_cmd_run(const dlg_cli *cli, int argc, char **argv)
         fprintf(stderr, "dlgauge: %s has no [sink]: results are only printed here (add [sink csv] with "
                         "path = results.csv to keep them)\n", a.file);
     int failed = run_cells(&run, cli, &a, &jn);
+    if (jn.nfailed) { /* the exit code is the whole run's, not this part's */
+        fprintf(stderr, "dlgauge: %zu cell%s failed before the run was interrupted (see %s and their rows)\n",
+                jn.nfailed, jn.nfailed == 1 ? "" : "s", jn.path);
+        failed += (int)jn.nfailed;
+    }
     dlg_sinkset_close(&ss, 10ull * 1000000000ull);
     rc = exit_code(failed, &ss);
     if (dlg_stop_signal())

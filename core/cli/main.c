@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "git_rev.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,6 +29,10 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+    /* past a file size limit (ulimit -f, a batch system's) a write then
+     * fails with EFBIG, which the writer names, instead of SIGXFSZ killing
+     * dlgauge mid-row with no word */
+    signal(SIGXFSZ, SIG_IGN);
     dlg_cli cli = {NULL, 1};
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -159,6 +160,46 @@ static void watch(pid_t pid, const dlg_cell_spawn *sp, uint64_t start, bool *for
     }
 }
 
+/* OOM kills anywhere on the machine so far (/proc/vmstat, Linux 4.13+), or
+ * -1: a cell that dies of SIGKILL meanwhile was most likely one of them. */
+static int64_t oom_kills_total(void)
+{
+    FILE *f = fopen("/proc/vmstat", "r");
+    if (!f)
+        return -1;
+    char line[128];
+    long long v = -1;
+    while (fgets(line, sizeof line, f) && sscanf(line, "oom_kill %lld", &v) != 1) {
+    }
+    fclose(f);
+    return v;
+}
+
+static void limit_text(int resource, char *buf, size_t len)
+{
+    struct rlimit rl;
+    if (getrlimit(resource, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        snprintf(buf, len, "unlimited");
+    else
+        snprintf(buf, len, "%llu", (unsigned long long)rl.rlim_cur);
+}
+
+/* why the cell could not start, with the limit that most likely stopped it */
+static void start_failed(const char *what, int e, char *err, size_t errlen)
+{
+    char lim[32];
+    if (e == EMFILE) {
+        limit_text(RLIMIT_NOFILE, lim, sizeof lim);
+        snprintf(err, errlen, "%s: %s (the open-file limit, ulimit -n, is %s)", what, strerror(e), lim);
+    } else if (e == EAGAIN) {
+        limit_text(RLIMIT_NPROC, lim, sizeof lim);
+        snprintf(err, errlen, "%s: %s (a limit on processes: ulimit -u is %s, or the cgroup's pids.max)", what,
+                 strerror(e), lim);
+    } else {
+        snprintf(err, errlen, "%s: %s", what, strerror(e));
+    }
+}
+
 static pid_t spawn(const dlg_cell_spawn *sp, int fds[2], char *err, size_t errlen)
 {
     pid_t parent = getpid();
@@ -174,10 +215,11 @@ static pid_t spawn(const dlg_cell_spawn *sp, int fds[2], char *err, size_t errle
     pid_t pid = fork();
     if (pid == 0)
         child_exec(sp, fds[1], parent, env);
+    int e = errno;
     dlg_signals_release(&old);
     free(env);
     if (pid < 0)
-        snprintf(err, errlen, "cannot fork the cell process: %s", strerror(errno));
+        start_failed("cannot fork the cell process", e, err, errlen);
     else
         setpgid(pid, pid); /* also here, so that no kill(-pid) can precede it */
     return pid;
@@ -190,10 +232,11 @@ int dlg_cell_exec(const dlg_cell_spawn *sp, dlg_progress_cb on_progress, void *c
     out->exit_code = -1;
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) {
-        snprintf(err, errlen, "cannot create a pipe for the cell: %s", strerror(errno));
+        start_failed("cannot create a pipe for the cell", errno, err, errlen);
         return -1;
     }
     uint64_t start = mono_ns();
+    int64_t ooms0 = oom_kills_total();
     pid_t pid = spawn(sp, fds, err, errlen);
     close(fds[1]);
     if (pid < 0) {
@@ -218,6 +261,8 @@ int dlg_cell_exec(const dlg_cell_spawn *sp, dlg_progress_cb on_progress, void *c
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     out->wall_s = (double)(mono_ns() - start) / 1e9;
+    int64_t ooms1 = oom_kills_total();
+    out->system_oom_kills = ooms0 >= 0 && ooms1 >= ooms0 ? ooms1 - ooms0 : -1;
     if (WIFSIGNALED(status))
         out->term_signal = WTERMSIG(status);
     else if (WIFEXITED(status))

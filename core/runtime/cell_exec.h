@@ -30,6 +30,7 @@ typedef struct dlg_cell_outcome {
     int term_signal;           /* signal that ended the child, 0 if none */
     int exit_code;             /* when it exited, else -1 */
     double wall_s;             /* the child's lifetime */
+    int64_t system_oom_kills;  /* OOM kills on the machine meanwhile, any cgroup's; -1 unknown */
 } dlg_cell_outcome;
 
 typedef void (*dlg_progress_cb)(void *ctx, const dlg_point *p);

@@ -57,14 +57,42 @@ static int mkdirs(const char *path)
     return 0;
 }
 
+/* Writes all of buf; 0, or the errno of the write that failed (a full disk
+ * first takes what fits, and only the next write says ENOSPC). */
+static int write_all(int fd, const char *buf, size_t n)
+{
+    while (n > 0) {
+        ssize_t k = write(fd, buf, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return k < 0 ? errno : EIO;
+        buf += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* A line is appended whole or not at all: a fragment left by a full disk
+ * would glue the next record to it, and --resume could not read it.  One
+ * that could not be cut at once is cut before the next line goes in. */
 static int append_line(dlg_journal *j, const char *line, char *err, size_t errlen)
 {
     size_t n = strlen(line);
-    if (write(j->fd, line, n) != (ssize_t)n || fsync(j->fd) != 0) {
-        snprintf(err, errlen, "%s: cannot write the run journal: %s", j->path, strerror(errno));
-        return -1;
+    int e = j->torn && ftruncate(j->fd, (off_t)j->end) != 0 ? errno : 0;
+    if (e == 0) {
+        j->torn = false;
+        e = write_all(j->fd, line, n);
     }
-    return 0;
+    if (e == 0 && fsync(j->fd) != 0)
+        e = errno;
+    if (e == 0) {
+        j->end += n;
+        return 0;
+    }
+    j->torn = j->torn || ftruncate(j->fd, (off_t)j->end) != 0;
+    snprintf(err, errlen, "%s: cannot write the run journal: %s", j->path, strerror(e));
+    return -1;
 }
 
 int dlg_journal_create(dlg_journal *j, const char *path, const char *run_id, const char *hash, char *err,
@@ -74,7 +102,7 @@ int dlg_journal_create(dlg_journal *j, const char *path, const char *run_id, con
     snprintf(j->path, sizeof j->path, "%s", path);
     snprintf(j->run_id, sizeof j->run_id, "%s", run_id);
     snprintf(j->hash, sizeof j->hash, "%s", hash);
-    if (mkdirs(path) != 0 || (j->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+    if (mkdirs(path) != 0 || (j->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644)) < 0) {
         snprintf(err, errlen, "%s: cannot create the run journal: %s", path, strerror(errno));
         j->fd = -1;
         return -1;
@@ -132,11 +160,13 @@ int dlg_journal_resume(dlg_journal *j, const char *path, const char *hash, char 
         } else if (add_done(j, job, cell) != 0) {
             snprintf(err, errlen, "out of memory");
             rc = -1;
+        } else if (strcmp(status, "ok") != 0) {
+            j->nfailed++;
         }
     }
     fclose(f);
-    if (rc == 0 && lineno == 0) {
-        snprintf(err, errlen, "%s: empty journal", path);
+    if (rc == 0 && whole == 0) { /* a torn header too: that run never started */
+        snprintf(err, errlen, "%s: empty journal; run without --resume", path);
         rc = -1;
     }
     if (rc == 0 && strcmp(jhash, hash) != 0) {
@@ -154,6 +184,7 @@ int dlg_journal_resume(dlg_journal *j, const char *path, const char *hash, char 
         snprintf(err, errlen, "%s: cannot cut its torn last line: %s", path, strerror(errno));
         rc = -1;
     }
+    j->end = (uint64_t)whole;
     return rc;
 }
 

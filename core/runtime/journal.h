@@ -6,7 +6,8 @@
  *   done JOB CELL STATUS            (one line per delivered cell)
  *
  * A cell is recorded after its result went to every sink; a crash in
- * between (microseconds) re-runs that one cell on resume. */
+ * between (microseconds) re-runs that one cell on resume.  A record is
+ * appended whole or not at all (a full disk), so the file stays readable. */
 #ifndef DLG_JOURNAL_H
 #define DLG_JOURNAL_H
 
@@ -26,6 +27,9 @@ typedef struct dlg_journal {
     char hash[32];
     dlg_journal_entry *done;
     size_t ndone;
+    size_t nfailed; /* of those, cells whose status was not ok */
+    uint64_t end; /* bytes of whole lines in the file */
+    bool torn;    /* a failed append left a fragment past end */
 } dlg_journal;
 
 struct dlg_config;

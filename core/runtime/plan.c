@@ -548,7 +548,7 @@ static int plan_sinks(dlg_plan *p, const dlg_section *global, char *err, size_t 
     for (size_t k = 0; k < n; k++) {
         const dlg_section *s = dlg_config_find(p->cfg, DLG_SEC_SINK, names[k]);
         dlg_instance_spec spec;
-        char w[512], sub[2048];
+        char w[512], sub[2048] = "";
         dlg_entry_where(se, w, sizeof w);
         if (!s) {
             /* a bare sink type would have no path/url: insist on a section */
@@ -670,8 +670,17 @@ static int plan_job(dlg_plan *p, const dlg_section *s, const dlg_section *global
     return 0;
 }
 
-int dlg_plan_build_jobs(dlg_plan *p, dlg_config *cfg, dlg_registry *reg, const char *const *only_jobs,
-                        size_t nonly, char *err, size_t errlen)
+/* A failure that said nothing was an allocation's (an empty error line
+ * told the user nothing). */
+static int said(int rc, char *err, size_t errlen)
+{
+    if (rc != 0 && errlen && !err[0])
+        snprintf(err, errlen, "out of memory");
+    return rc;
+}
+
+static int build_jobs(dlg_plan *p, dlg_config *cfg, dlg_registry *reg, const char *const *only_jobs, size_t nonly,
+                      char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
     p->cfg = cfg;
@@ -701,6 +710,14 @@ int dlg_plan_build_jobs(dlg_plan *p, dlg_config *cfg, dlg_registry *reg, const c
     return 0;
 }
 
+int dlg_plan_build_jobs(dlg_plan *p, dlg_config *cfg, dlg_registry *reg, const char *const *only_jobs,
+                        size_t nonly, char *err, size_t errlen)
+{
+    if (errlen)
+        err[0] = '\0';
+    return said(build_jobs(p, cfg, reg, only_jobs, nonly, err, errlen), err, errlen);
+}
+
 int dlg_plan_build(dlg_plan *p, dlg_config *cfg, dlg_registry *reg, const char *only_job, char *err,
                    size_t errlen)
 {
@@ -712,8 +729,10 @@ int dlg_plan_build_sinks(dlg_plan *p, dlg_config *cfg, dlg_registry *reg, char *
     memset(p, 0, sizeof *p);
     p->cfg = cfg;
     p->reg = reg;
+    if (errlen)
+        err[0] = '\0';
     if (plan_sinks(p, dlg_config_find(cfg, DLG_SEC_GLOBAL, ""), err, errlen) != 0)
-        return -1;
+        return said(-1, err, errlen);
     if (plan_schema(p) != 0) {
         snprintf(err, errlen, "out of memory");
         return -1;

@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -63,10 +66,70 @@ static void test_torn_last_line(void **unused)
     rmdir(dir);
 }
 
+/* The file may grow by only `room` more bytes (as a nearly full disk
+ * allows): a write past it is cut short, the next one fails (EFBIG). */
+static void limit_growth(const char *path, long room, struct rlimit *saved)
+{
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, saved), 0);
+    struct rlimit r = {(rlim_t)(st.st_size + room), saved->rlim_max};
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &r), 0);
+}
+
+/* A full disk mid-record: the record is not half-written, so that when
+ * space comes back the next one is a line of its own and --resume reads
+ * the journal (the fragment used to glue the two into a malformed line). */
+static void test_full_disk_mid_record(void **unused)
+{
+    (void)unused;
+    char dir[64], path[128], err[512];
+    journal_path(dir, sizeof dir, path, sizeof path);
+    signal(SIGXFSZ, SIG_IGN);
+    dlg_journal j;
+    assert_int_equal(dlg_journal_create(&j, path, "r1", "abc", err, sizeof err), 0);
+    assert_int_equal(dlg_journal_record(&j, "a", 0, "ok", err, sizeof err), 0);
+    struct rlimit saved;
+    limit_growth(path, 7, &saved); /* "done a 1 ok\n" does not fit */
+    err[0] = '\0';
+    assert_int_not_equal(dlg_journal_record(&j, "a", 1, "ok", err, sizeof err), 0);
+    assert_non_null(strstr(err, "cannot write the run journal: File too large"));
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &saved), 0); /* space again */
+    assert_int_equal(dlg_journal_record(&j, "a", 2, "error", err, sizeof err), 0);
+    dlg_journal_close(&j);
+
+    assert_int_equal(dlg_journal_resume(&j, path, "abc", err, sizeof err), 0);
+    assert_true(dlg_journal_is_done(&j, "a", 0));
+    assert_false(dlg_journal_is_done(&j, "a", 1)); /* not recorded: measured again */
+    assert_true(dlg_journal_is_done(&j, "a", 2));
+    assert_int_equal(j.nfailed, 1); /* cell 2's error counts in the resumed run's exit code */
+    dlg_journal_close(&j);
+    signal(SIGXFSZ, SIG_DFL);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* A header cut off (no space for even that): nothing to resume, said so. */
+static void test_torn_header(void **unused)
+{
+    (void)unused;
+    char dir[64], path[128], err[512];
+    journal_path(dir, sizeof dir, path, sizeof path);
+    append_text(path, "dlgauge-journal 1 r1 ab");
+    dlg_journal j;
+    assert_int_not_equal(dlg_journal_resume(&j, path, "abc", err, sizeof err), 0);
+    assert_non_null(strstr(err, "empty journal; run without --resume"));
+    dlg_journal_close(&j);
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_torn_last_line),
+        cmocka_unit_test(test_full_disk_mid_record),
+        cmocka_unit_test(test_torn_header),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,134 @@
+#!/bin/bash
+# Running out, without root:
+#  - the exit status of a run continued with --resume covers the cells the
+#    interrupted part measured: a crashed cell there still makes it 1;
+#  - no free file descriptor for a cell's pipe (ulimit -n): the row and the
+#    one error line name the job's file and line, and the limit;
+#  - a file size limit (ulimit -f): mkdata and the sinks say "File too
+#    large" and exit 1 (SIGXFSZ used to kill dlgauge with no word, a
+#    .part left behind and the CSV's last row torn);
+#  - no memory for a cell's result point (a preloaded helper, argument 5):
+#    the run says so and exits 1, and the journal does not call the cell
+#    done, so --resume measures it (it used to be "ok", no row, done).
+# (tests/sweeps/exhaust.sh: a container's OOM kill, pids.max and a full disk, as root.)
+source "$(dirname "$0")/lib.sh"
+NO_RESULT_MEMORY=$5
+
+col() { "$PY" -c 'import csv,sys; [print(r[sys.argv[2]]) for r in csv.DictReader(open(sys.argv[1]))]' "$@"; }
+
+# ---- a crashed cell, then Ctrl-C, then --resume: still exit 1
+ini resume.ini <<EOT
+[global]
+journal = $WORK/resume.journal
+[sink csv]
+path = $WORK/resume.csv
+[job crash]
+plugin   = $TPLUG/testwl.so
+workload = segv
+fail_at  = 1
+[job long]
+workload = sleep
+sleep    = 20ms
+duration = 600ms
+warmup   = 0
+EOT
+"$DLG" --plugin-dir "$PLUGDIR" -q run resume.ini >resume.out 2>resume.err &
+pid=$!
+for _ in $(seq 100); do grep -q '^done crash' resume.journal 2>/dev/null && break; sleep 0.05; done
+sleep 0.3
+kill -INT $pid
+wait $pid
+RC=$?
+expect_rc resume 130
+run_cli resumed -q run resume.ini --resume
+expect_rc resumed 1
+grep -q "^dlgauge: 1 cell failed before the run was interrupted" resumed.err ||
+    fail "resumed: no line for the crashed cell of the interrupted part: $(cat resumed.err)"
+# (a stop between the two cells leaves no partial row)
+case "$(col resume.csv status | tr '\n' ' ')" in
+"crashed partial ok " | "crashed ok ") ;;
+*) fail "resume: statuses $(col resume.csv status | tr '\n' ' '), expected 'crashed partial ok '" ;;
+esac
+
+# ---- ulimit -n: from too few descriptors for the sink up to enough for
+# all; where only the cell's pipe is missing, its line names job and limit
+ini fd.ini <<EOT
+[global]
+journal = $WORK/fd.journal
+[sink csv]
+path = $WORK/fd.csv
+[job s]
+workload   = sleep
+sleep      = 1ms
+iterations = 1
+warmup     = 0
+EOT
+pipe_seen=""
+for n in $(seq 4 40); do
+    rm -f fd.csv
+    (exec >fd.out 2>fd.err && ulimit -n "$n" && exec "$DLG" --plugin-dir "$PLUGDIR" -q run fd.ini)
+    RC=$?
+    [ "$RC" -lt 128 ] || fail "fd: ulimit -n $n: killed by signal $((RC - 128)): $(cat fd.err)"
+    if grep -q 'cannot create a pipe' fd.err; then
+        pipe_seen=$n
+        grep -Eq "^dlgauge: fd\.ini:5: \[job s\] cannot create a pipe for the cell: Too many open files \(the open-file limit, ulimit -n, is $n\)$" fd.err ||
+            fail "fd: ulimit -n $n: the pipe's error line does not name the job and the limit: $(cat fd.err)"
+        [ "$(col fd.csv error)" = "$(sed 's/^dlgauge: //' fd.err)" ] || fail "fd: the row's error is '$(col fd.csv error)'"
+        expect_rc fd 1
+    fi
+    [ "$RC" = 0 ] && break
+done
+[ "$RC" = 0 ] || fail "fd: even ulimit -n 40 is not enough for one cell: $(cat fd.err)"
+[ -n "$pipe_seen" ] || fail "fd: no descriptor limit left the cell's pipe alone to fail"
+
+# ---- ulimit -f: writes fail and are named, nothing is killed
+(exec 2>fsize_text.err && ulimit -f 64 && exec "$DLG" mkdata text --out "$WORK/big.txt" --words 100000 >/dev/null)
+RC=$?
+expect_rc fsize_text 1
+[ "$(cat fsize_text.err)" = "dlgauge mkdata: $WORK/big.txt.part: write failed: File too large" ] ||
+    fail "fsize_text: stderr is not the one line for the limit: $(cat fsize_text.err)"
+[ ! -e big.txt.part ] || fail "fsize_text: big.txt.part left behind"
+ini fsize.ini <<EOT
+[global]
+journal = $WORK/fsize.journal
+[sink csv]
+path = $WORK/fsize.csv
+[job s]
+workload   = sleep
+sleep      = 1ms
+iterations = 1
+warmup     = 0
+seed       = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+EOT
+(exec >/dev/null 2>fsize_run.err && ulimit -f 4 && exec "$DLG" --plugin-dir "$PLUGDIR" -q run fsize.ini)
+RC=$?
+expect_one_error fsize_run 1 '^dlgauge: fsize\.ini:3: \[sink csv\]: .*fsize\.csv: cannot write the row: File too large$'
+"$PY" "$E2E/e2e_check.py" count fsize.csv >/dev/null || fail "fsize: the CSV's rows are not whole: $(tail -c 200 fsize.csv)"
+[ "$(grep -c '^done s' fsize.journal)" = 10 ] || fail "fsize: not every cell was run: $(cat fsize.journal)"
+
+# ---- no memory for the result points: lost, said, not done
+ini lost.ini <<EOT
+[global]
+journal   = $WORK/lost.journal
+isolation = none
+[sink csv]
+path = $WORK/lost.csv
+[job s]
+workload   = sleep
+sleep      = 1ms
+iterations = 1
+warmup     = 0
+seed       = 1, 2
+EOT
+LD_PRELOAD=$NO_RESULT_MEMORY ASAN_OPTIONS="$ASAN_OPTIONS:verify_asan_link_order=0" \
+    "$DLG" --plugin-dir "$PLUGDIR" -q run lost.ini >lost.out 2>lost.err
+RC=$?
+expect_rc lost 1
+[ "$(grep -c '^dlgauge: lost\.ini:6: \[job s\] cell [12]/2: out of memory for its result, which is lost; --resume measures it again$' lost.err)" = 2 ] ||
+    fail "lost: expected a line for each lost result: $(cat lost.err)"
+! grep -q '^done' lost.journal || fail "lost: the journal calls lost cells done: $(cat lost.journal)"
+run_cli lost_resume -q run lost.ini --resume
+expect_rc lost_resume 0
+[ "$(col lost.csv seed | tr '\n' ' ')" = "1 2 " ] || fail "lost: after --resume the seeds are '$(col lost.csv seed | tr '\n' ' ')'"
+
+finish
