@@ -35,8 +35,9 @@
     [WINO] = {"winograd", DLG_OPT_BOOL, "true", NULL, NULL, NULL,                                  \
               "cpu: stride-1 3x3 convolutions by Winograd F(4x4,3x3), 1x7/7x1 by F(3,7), "          \
               "1x3/3x1 by F(4,3), and stride-2 3x3 filter gradients by im2col + sgemm, on AVX2 "    \
-              "(the engine's kernels where they beat oneDNN's; false: oneDNN's direct kernels "     \
-              "for all, for comparison)",                                                           \
+              "(the engine's kernels where they beat oneDNN's); on AVX-512 3x3 layers by "          \
+              "oneDNN's Winograd where it timed faster at plan time (false: oneDNN's direct "       \
+              "kernels for all, for comparison)",                                                   \
               0}
 
 /* Per-layer times (dlg_plan_opts.profile), for the backends that run
