@@ -52,10 +52,13 @@ for t in $targets; do
         "$cc" $flags -I"$data" -I"$root/include" "$here/fuzz_$t.c" $objs -lturbojpeg -o "$work/fuzz_$t" ;;
     esac
     mkdir -p "$work/corpus-$t"
+    # git keeps no empty crashes/<t>: an empty folder of the work dir then
+    crashes=$here/crashes/$t
+    [ -d "$crashes" ] || { crashes=$work/no-crashes-$t; mkdir -p "$crashes"; }
     echo "== fuzz_$t for ${secs}s"
     if ! "$work/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
             -artifact_prefix="$work/crash-$t-" -print_final_stats=0 \
-            "$work/corpus-$t" "$here/corpus/$t" "$here/crashes/$t" 2>"$work/fuzz_$t.log"; then
+            "$work/corpus-$t" "$here/corpus/$t" "$crashes" 2>"$work/fuzz_$t.log"; then
         tail -n 40 "$work/fuzz_$t.log"
         status=1
     else
