@@ -202,6 +202,27 @@ static int catalog_disks(rep_report *r, const char *catalog, char *err, size_t e
     return rep_disks_load_dir(&r->disks, dir, err, errlen);
 }
 
+/* A catalog's disk that no profile describes is most likely a typo
+ * ("aws-gp4"): the instance would meet only a storage of exactly that
+ * name.  Said once per catalog and name. */
+static void warn_unknown_disks(const rep_report *r)
+{
+    for (size_t i = 0; i < r->cat.n; i++) {
+        const rep_instance *in = &r->cat.v[i];
+        for (size_t d = 0; d < in->ndisks; d++) {
+            bool said = rep_disks_find(&r->disks, in->disks[d]) != NULL;
+            for (size_t j = 0; j <= i && !said; j++)
+                for (size_t e = 0; e < r->cat.v[j].ndisks && !said && (j < i || e < d); e++)
+                    said = strcmp(r->cat.v[j].disks[e], in->disks[d]) == 0 &&
+                           strcmp(r->cat.v[j].catalog, in->catalog) == 0;
+            if (!said)
+                fprintf(stderr, "dlgauge report: warning: %s: [instance %s] disks = %s: no disk profile has that name "
+                        "(conf/disks, --disks, the results' throttles), so only a storage named exactly so can use it\n",
+                        in->catalog, in->name, in->disks[d]);
+        }
+    }
+}
+
 static int run(rep_report *r, const opts *o, bool *write_failed, char *err, size_t errlen)
 {
     int rc = 0;
@@ -226,6 +247,7 @@ static int run(rep_report *r, const opts *o, bool *write_failed, char *err, size
     for (size_t i = 0; i < o->ncatalogs && !rc; i++)
         rc = rep_catalog_load(&r->cat, o->catalogs[i], err, errlen);
     if (!rc && o->ncatalogs) {
+        warn_unknown_disks(r);
         rc = rep_recommend(&r->reco, &r->model, r->selected, &r->cat, &r->disks, o->gpu, err, errlen);
         r->have_reco = rc == 0;
     }

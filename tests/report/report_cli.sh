@@ -74,6 +74,15 @@ grep -q '^| mid | .* | 2 |' both.md || fail "merged CSV+JSONL double-counted: $(
 # a recommendation from a shipped catalog names a winner with a cost per million of the unit counted
 "$DLG" report sweep.jsonl --disks disks --catalog "$SRC/conf/instances/aws.ini" >aws.txt 2>aws.err || fail "aws: $(cat aws.err)"
 grep -q '^recommended: .* USD per million images' aws.txt || fail "no recommendation: $(tail -15 aws.txt)"
+grep -q "no disk profile" aws.err && fail "a shipped catalog names a disk no profile describes: $(cat aws.err)"
+# a disk name no profile has (a typo) is said once, naming the catalog and instance
+sed 's/^vcpus = 2$/vcpus = 2\ndisks = aws-gp4/; s/^vcpus = 4$/vcpus = 4\ndisks = aws-gp4, aws-gp3/' \
+    "$SRC/tests/report/fixtures/catalog.ini" > typo.ini
+"$DLG" report sweep.jsonl --disks disks --disks "$SRC/conf/disks" --catalog typo.ini >typo.txt 2>typo.err || fail "typo: $(cat typo.err)"
+[ "$(grep -c 'disks = aws-gp4: no disk profile has that name' typo.err)" = 1 ] ||
+    fail "typo: expected one warning for aws-gp4: $(cat typo.err)"
+grep -q 'typo.ini: \[instance tiny\] disks = aws-gp4' typo.err || fail "typo: warning lacks catalog/instance: $(cat typo.err)"
+grep -q 'aws-gp3: no disk' typo.err && fail "typo: aws-gp3 has a profile: $(cat typo.err)"
 
 # ---- (d) bad input: one clear line, exit 2 -----------------------------------
 # expect NAME WANT-IN-STDERR ARGS...
