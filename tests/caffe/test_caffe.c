@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -166,10 +167,32 @@ static void test_profile(void **st)
     assert_null(wr_field(&r, "layer_profile"));
 }
 
+/* winograd_layers counts the convolutions a Winograd kernel runs: forced,
+ * oneDNN's takes all twelve of VGG16's 3x3 layers past the first on
+ * AVX-512 (the engine's own, on AVX2, those with tiles enough: 3 at crop
+ * 32); none with winograd = false. */
+static void test_winograd_layers(void **st)
+{
+    setenv("DLG_NN_CONV_ALGO", "winograd", 1);
+    const char *on[] = {"mode=infer", "batch=1", "crop=32", "classes=10", NULL};
+    const char *off[] = {"mode=infer", "batch=1", "crop=32", "classes=10", "winograd=false", NULL};
+    wr_result r;
+    wr_run("caffe.so", "vgg16", on, 1, &r);
+    assert_int_equal(r.step_rc, 0);
+    double forced = wr_double(&r, "winograd_layers");
+    wr_run("caffe.so", "vgg16", off, 1, &r);
+    unsetenv("DLG_NN_CONV_ALGO");
+    assert_int_equal(r.step_rc, 0);
+    printf("  vgg16 winograd_layers: %g forced, %g with winograd = false\n", forced, wr_double(&r, "winograd_layers"));
+    assert_true(forced >= 1 && forced <= 12);
+    assert_true(wr_double(&r, "winograd_layers") == 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_params_alexnet), cmocka_unit_test(test_params_googlenet),
+        cmocka_unit_test(test_winograd_layers),
         cmocka_unit_test(test_params_resnet50), cmocka_unit_test(test_params_vgg16),
         cmocka_unit_test(test_flops),           cmocka_unit_test(test_learns_fixed_batch),
         cmocka_unit_test(test_bad_input),       cmocka_unit_test(test_loader_batches),

@@ -44,6 +44,9 @@ const dlg_metric cnn_metrics[] = {
      "memory the planned net holds: params, kept and shared activations, gradients, workspace"},
     {"backend", DLG_FIELD_STRING, "", "engine backend that ran (cpu = oneDNN, ref)"},
     {"dnnl_isa", DLG_FIELD_STRING, "", "instruction set oneDNN dispatched to"},
+    {"winograd_layers", DLG_FIELD_INT, "",
+     "convolutions the plan runs by a Winograd kernel in some pass (the engine's on AVX2, oneDNN's "
+     "where it timed faster on AVX-512; winograd = false: 0), so runs that differ here are known"},
     {"data_source", DLG_FIELD_STRING, "", "synthetic or the loader's format"},
     {"loss_scale", DLG_FIELD_DOUBLE, "",
      "fp16 training only: the dynamic loss scale at the end (starts at 65536)"},
@@ -341,6 +344,17 @@ static const char *dnnl_isa_name(void)
 #endif
 }
 
+/* Layers whose kernel names a Winograd formulation (dlg_net_layer_impl). */
+static int64_t winograd_layers(const dlg_net *net)
+{
+    int64_t n = 0;
+    for (int i = 0; i < dlg_net_layer_count(net); i++) {
+        const char *impl = dlg_net_layer_impl(net, i);
+        n += impl && strstr(impl, "wino");
+    }
+    return n;
+}
+
 int cnn_report(void *state, const dlg_report_api *api, dlg_fields *f)
 {
     cnn *s = state;
@@ -352,6 +366,7 @@ int cnn_report(void *state, const dlg_report_api *api, dlg_fields *f)
     api->add_int(f, "plan_bytes", (int64_t)s->plan_bytes);
     api->add_string(f, "backend", s->backend);
     api->add_string(f, "dnnl_isa", strcmp(s->backend, "cpu") == 0 ? dnnl_isa_name() : "none");
+    api->add_int(f, "winograd_layers", winograd_layers(s->net));
     api->add_string(f, "data_source", cnn_data_source(s->data));
     if (s->profile) /* the first step is not in the profile */
         nn_profile_report(s->net, s->steps > 1 ? s->steps - 1 : 0, s->h, api, f);
