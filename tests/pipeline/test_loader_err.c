@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/mman.h>
 #include <fcntl.h>
@@ -192,6 +193,76 @@ static int first_labels(mock_host *m, dlg_loader_config *cfg, int32_t *labels)
 static int first_batch(mock_host *m, dlg_loader_config *cfg)
 {
     return first_labels(m, cfg, NULL);
+}
+
+/* A storage whose image opens fail the way a process out of descriptors
+ * does: it lowers the open-file limit to the descriptors in use (the
+ * loader's own look at the file then meets EMFILE), the list opens plainly. */
+typedef struct fd_file {
+    dlg_file f;
+    int fd;
+} fd_file;
+
+static int fd_open(void *inst, const dlg_host *h, const char *path, int flags, dlg_file *f)
+{
+    struct rlimit *saved = inst;
+    size_t n = strlen(path);
+    if (n > 4 && strcmp(path + n - 4, ".jpg") == 0) {
+        int low = dup(0); /* the lowest free descriptor */
+        close(low);
+        struct rlimit rl = {(rlim_t)low, saved->rlim_max};
+        setrlimit(RLIMIT_NOFILE, &rl);
+        return -DLG_EIO; /* a backend that says no more than a code */
+    }
+    (void)flags;
+    ((fd_file *)f)->fd = open(path, O_RDONLY | O_CLOEXEC);
+    return ((fd_file *)f)->fd < 0 ? h->error(h, DLG_EIO, "%s: cannot open", path) : 0;
+}
+
+static int fd_close(dlg_file *f) { return close(((fd_file *)f)->fd); }
+
+static int fd_size(dlg_file *f, uint64_t *out)
+{
+    struct stat st;
+    if (fstat(((fd_file *)f)->fd, &st) != 0)
+        return -DLG_EIO;
+    *out = (uint64_t)st.st_size;
+    return 0;
+}
+
+static int64_t fd_read(dlg_file *f, void *buf, size_t n, uint64_t off)
+{
+    ssize_t k = pread(((fd_file *)f)->fd, buf, n, (off_t)off);
+    return k < 0 ? -DLG_EIO : (int64_t)k;
+}
+
+static void test_out_of_descriptors(void **st)
+{
+    (void)st;
+    pu_dataset d;
+    pu_make_images(&d, "nofd", 2, 1, 40, 30, 40);
+    char path[700], spec[800], text[200];
+    snprintf(path, sizeof path, "%s/nofd.txt", d.dir);
+    int n = snprintf(text, sizeof text, "img00.jpg 0\n");
+    write_file(path, text, (size_t)n);
+    snprintf(spec, sizeof spec, "files:%s", path);
+    struct rlimit saved;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+    static const dlg_storage_ops ops = {.version = 1, .file_size = sizeof(fd_file), .open = fd_open,
+                                        .close = fd_close, .size = fd_size, .read = fd_read};
+    mock_host m;
+    mock_host_init(&m);
+    assert_int_equal(mock_add_storage(&m, "nofd", &ops, &saved), 0);
+    dlg_loader_config cfg;
+    cfg_for(&cfg, spec, false);
+    cfg.batch = 1;
+    cfg.threads = 1;
+    int rc = first_batch(&m, &cfg);
+    setrlimit(RLIMIT_NOFILE, &saved);
+    assert_true(rc < 0);
+    assert_non_null(strstr(m.last_error, "img00.jpg: cannot open: Too many open files (the open-file limit, "
+                                         "ulimit -n, is"));
+    mock_host_fini(&m);
 }
 
 /* Empty images come with no buffer behind them: a zero-byte file read
@@ -531,6 +602,7 @@ int main(void)
         cmocka_unit_test(test_empty_images),
         cmocka_unit_test(test_skip_all_corrupt),
         cmocka_unit_test(test_list_quirks),
+        cmocka_unit_test(test_out_of_descriptors),
         cmocka_unit_test(test_rec_label_and_stale_idx),
         cmocka_unit_test(test_option_fragment),
         cmocka_unit_test(test_cache_modes),
