@@ -31,7 +31,7 @@ static void check_row(const rep_row *r, const uint8_t *data, size_t size, bool j
     const uint8_t *t = line_at(data, size, r->line, &len);
     FUZZ_CHECK(r->line >= 1 && t);
     size_t lead = 0;
-    while (lead < len && (t[lead] == ' ' || t[lead] == '\t'))
+    while (lead < len && (t[lead] == ' ' || t[lead] == '\t' || t[lead] == '\r')) /* JSON's blanks */
         lead++;
     if (jsonl)
         FUZZ_CHECK(lead < len && t[lead] == '{');
