@@ -63,7 +63,8 @@ int dlg_cpus_granted(int count, int available, double cell_quota, double env_quo
     return fit > 0 ? fit : 1;
 }
 
-int dlg_pin_cpus(const char *cpus, cpu_set_t *saved, char *list, size_t listlen, char *why, size_t whylen)
+int dlg_pin_cpus(const char *cpus, const dlg_cgroup_limits *env, cpu_set_t *saved, char *list, size_t listlen,
+                 char *why, size_t whylen)
 {
     if (sched_getaffinity(0, sizeof *saved, saved) != 0) {
         snprintf(why, whylen, "sched_getaffinity: %s", strerror(errno));
@@ -71,9 +72,7 @@ int dlg_pin_cpus(const char *cpus, cpu_set_t *saved, char *list, size_t listlen,
     }
     cpu_set_t want;
     int n = dlg_cpus_choose(cpus, saved, &want, why, whylen);
-    dlg_cgroup_limits env;
-    dlg_cgroup_env_limits(NULL, &env);
-    if (n < 0 || dlg_cpus_check_limits(cpus, n, &env, why, whylen) != 0)
+    if (n < 0 || dlg_cpus_check_limits(cpus, n, env, why, whylen) != 0)
         return -1;
     if (sched_setaffinity(0, sizeof want, &want) != 0) {
         snprintf(why, whylen, "sched_setaffinity: %s", strerror(errno));

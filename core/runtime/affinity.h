@@ -18,8 +18,9 @@ int dlg_cpus_check_limits(const char *cpus, int n, const dlg_cgroup_limits *env,
 /* Pins to the CPUs that `cpus` (a count or a range, see topology.h) picks;
  * saves the old set in *saved and the chosen list ("0,2-3") in list[].
  * Returns the number of CPUs now allowed, or -1 with why[] filled (also
- * when the environment's CPU quota is below that number). */
-int dlg_pin_cpus(const char *cpus, cpu_set_t *saved, char *list, size_t listlen, char *why, size_t whylen);
+ * when env, the environment's limits, has a CPU quota below that number). */
+int dlg_pin_cpus(const char *cpus, const dlg_cgroup_limits *env, cpu_set_t *saved, char *list, size_t listlen,
+                 char *why, size_t whylen);
 void dlg_unpin_cpus(const cpu_set_t *saved);
 /* The vCPUs a cell of `count` CPUs (0 = all `available` to it) is granted,
  * by which its thread pools are sized and its row's cpus_used reads: an

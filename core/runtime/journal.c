@@ -2,6 +2,7 @@
 #include "journal.h"
 
 #include "config.h"
+#include "fd_write.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -57,22 +58,6 @@ static int mkdirs(const char *path)
     return 0;
 }
 
-/* Writes all of buf; 0, or the errno of the write that failed (a full disk
- * first takes what fits, and only the next write says ENOSPC). */
-static int write_all(int fd, const char *buf, size_t n)
-{
-    while (n > 0) {
-        ssize_t k = write(fd, buf, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return k < 0 ? errno : EIO;
-        buf += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
 /* A line is appended whole or not at all: a fragment left by a full disk
  * would glue the next record to it, and --resume could not read it.  One
  * that could not be cut at once is cut before the next line goes in. */
@@ -82,7 +67,7 @@ static int append_line(dlg_journal *j, const char *line, char *err, size_t errle
     int e = j->torn && ftruncate(j->fd, (off_t)j->end) != 0 ? errno : 0;
     if (e == 0) {
         j->torn = false;
-        e = write_all(j->fd, line, n);
+        e = dlg_write_all(j->fd, line, n);
     }
     if (e == 0 && fsync(j->fd) != 0)
         e = errno;

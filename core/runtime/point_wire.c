@@ -1,5 +1,7 @@
 #include "point_wire.h"
 
+#include "fd_write.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,21 +43,6 @@ static void put_str(wbuf *b, const char *s)
     put(b, s, n);
 }
 
-static int write_all(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -errno;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 int dlg_wire_send(int fd, const dlg_point *p)
 {
     wbuf b = {0};
@@ -88,9 +75,9 @@ int dlg_wire_send(int fd, const dlg_point *p)
     }
     uint32_t len = (uint32_t)(b.len - 8);
     memcpy(b.p + 4, &len, 4);
-    int rc = write_all(fd, b.p, b.len);
+    int e = dlg_write_all(fd, b.p, b.len);
     free(b.p);
-    return rc;
+    return -e;
 }
 
 static int read_all(int fd, void *buf, size_t n)

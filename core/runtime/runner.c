@@ -361,7 +361,9 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
                                        cell->job->name, cell->job->workload->name);
     cpu_set_t saved;
     char why[256];
-    int pinned = dlg_pin_cpus(cell->core[DLG_K_CPUS].text, &saved, res->cpu_list, sizeof res->cpu_list, why,
+    dlg_cgroup_limits env;
+    dlg_cgroup_env_limits(NULL, &env);
+    int pinned = dlg_pin_cpus(cell->core[DLG_K_CPUS].text, &env, &saved, res->cpu_list, sizeof res->cpu_list, why,
                               sizeof why);
     if (!host) {
         snprintf(res->error, sizeof res->error, "out of memory");
@@ -371,8 +373,6 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
                  cell->job->name, why);
         res->status = "error";
     } else {
-        dlg_cgroup_limits env;
-        dlg_cgroup_env_limits(NULL, &env);
         res->cpus_used = dlg_cpus_granted((int)cell->core[DLG_K_CPUS].i, pinned, cell->core[DLG_K_CPU_QUOTA].d,
                                           env.cpu_quota);
         reset_hwm();

@@ -100,6 +100,9 @@ dnnl_memory_desc_t cpu_publish(dlg_tensor *t, dnnl_memory_desc_t *store,
  * reorder each call). */
 int cpu_read_opaque(void *ctx, const dlg_tensor *t, const void *mem, float *host);
 int cpu_write_opaque(void *ctx, const dlg_tensor *t, void *mem, const float *host);
+/* oneDNN's name for the implementation pd runs ("brgconv:avx512_core",
+ * "ref:any"); "" when it says none. */
+const char *cpu_impl_name(const_dnnl_primitive_desc_t pd);
 /* Fills err with the call's name and oneDNN status; returns -code. */
 int cpu_fail(dnnl_status_t st, const char *what, char *err, size_t errlen);
 

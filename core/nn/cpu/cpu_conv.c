@@ -243,12 +243,7 @@ static int create_forward(cpu_ctx *c, const dlg_layer *l, conv_state *s, conv_md
  * with the residual fused it falls back to its gemm kernel in plain
  * layouts, 4x slower over ResNet-50 inference than brgconv plus a
  * separate add (docs/benchmarks.md).  AVX2's jit kernels take it. */
-static bool unfused_residual(const conv_state *s)
-{
-    const char *impl = NULL;
-    return dnnl_primitive_desc_query(s->fwd.pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl &&
-           strstr(impl, "gemm");
-}
+static bool unfused_residual(const conv_state *s) { return strstr(cpu_impl_name(s->fwd.pd), "gemm") != NULL; }
 
 /* top = relu(tmp + bottom[1]), tmp in the convolution's own layout. */
 static int create_add(cpu_ctx *c, const dlg_layer *l, conv_state *s, const dnnl_memory_desc_t *tmp,
@@ -302,9 +297,8 @@ static bool accumulate_in_place(cpu_ctx *c, const dlg_layer *l, conv_state *s, c
     int rc = st != dnnl_success ? -1 : cpu_prim_create_po(c, &p, &d, NULL, po, why, sizeof why);
     if (po)
         dnnl_post_ops_destroy(po);
-    const char *impl = NULL;
-    if (!rc && (dnnl_primitive_desc_query(p.pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success || !impl ||
-                strstr(impl, "gemm") || strstr(impl, "ref")))
+    const char *impl = rc ? "" : cpu_impl_name(p.pd);
+    if (!rc && (!*impl || strstr(impl, "gemm") || strstr(impl, "ref")))
         rc = -1;
     if (!rc)
         rc = cpu_prim_arg(c, &p, DNNL_ARG_SRC, src, false, why, sizeof why);
@@ -590,9 +584,8 @@ static const char *conv_impl(const void *state)
                                                     : "winograd F(4,3) along h avx2");
     if (s->in_place)
         return s->impl;
-    if (dnnl_primitive_desc_query(s->fwd.pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success)
-        return NULL;
-    return impl;
+    impl = cpu_impl_name(s->fwd.pd);
+    return *impl ? impl : NULL;
 }
 
 static bool conv_in_place(const void *state) { return ((const conv_state *)state)->in_place; }

@@ -143,12 +143,7 @@ out:
     return best;
 }
 
-bool cpu_conv_is_winograd(const_dnnl_primitive_desc_t pd)
-{
-    const char *impl = NULL;
-    return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl &&
-           strstr(impl, "wino");
-}
+bool cpu_conv_is_winograd(const_dnnl_primitive_desc_t pd) { return strstr(cpu_impl_name(pd), "wino") != NULL; }
 
 dnnl_prop_kind_t cpu_conv_prop(const dlg_layer *l, dnnl_alg_kind_t alg)
 {

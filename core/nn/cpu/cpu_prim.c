@@ -12,6 +12,13 @@ int cpu_fail(dnnl_status_t st, const char *what, char *err, size_t errlen)
     return st == dnnl_unimplemented ? -DLG_ENOTSUP : -DLG_EINTERNAL;
 }
 
+const char *cpu_impl_name(const_dnnl_primitive_desc_t pd)
+{
+    const char *impl = NULL;
+    return pd && dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl ? impl
+                                                                                                          : "";
+}
+
 dnnl_memory_desc_t cpu_md(int ndims, const int64_t *dims, dnnl_format_tag_t tag)
 {
     dnnl_memory_desc_t md;
