@@ -10,8 +10,7 @@
 #include <strings.h>
 
 #include <dlgauge/plugin.h>
-#include <ini.h>
-
+#include "ini_lines.h"
 #include "recommend.h"
 #include "units.h"
 
@@ -19,6 +18,8 @@ typedef struct cat_state {
     rep_catalog *c;
     size_t first; /* first instance of this file */
     const char *path;
+    const rep_ini *ini;
+    int catalog_line; /* of the [catalog] header, 0 if it has no keys */
     char *provider, *region, *currency, *source, *retrieved;
     unsigned seen; /* the current instance's keys, by index in inst_keys */
     char why[240];
@@ -98,6 +99,8 @@ static int on_kv(void *user, const char *sec, const char *k, const char *v)
     if (s->why[0] || s->oom)
         return 0; /* inih goes on after an error; the first one is the one to report */
     if (strcmp(sec, "catalog") == 0) {
+        if (!s->catalog_line)
+            s->catalog_line = s->ini->section_line;
         if (strcmp(k, "provider") == 0)
             return set_str(s, &s->provider, k, v);
         if (strcmp(k, "region") == 0)
@@ -126,6 +129,7 @@ static int on_kv(void *user, const char *sec, const char *k, const char *v)
         c->v = nv;
         memset(&nv[c->n], 0, sizeof *nv);
         nv[c->n].gpus = 1;
+        nv[c->n].line = s->ini->section_line;
         if (!(nv[c->n].name = strdup(sec + 9)))
             return (s->oom = true, 0);
         c->n++;
@@ -145,9 +149,19 @@ static int on_kv(void *user, const char *sec, const char *k, const char *v)
 static int finish(cat_state *s, char *err, size_t errlen)
 {
     rep_catalog *c = s->c;
-    if (!s->provider || !s->currency || !s->source || !s->retrieved) {
-        snprintf(err, errlen, "%s: [catalog] needs provider, currency, source and retrieved (where the prices come from)",
-                 s->path);
+    const char *lacks = !s->provider   ? "provider"
+                        : !s->currency ? "currency"
+                        : !s->source   ? "source"
+                        : !s->retrieved ? "retrieved"
+                                        : NULL;
+    if (!s->catalog_line) {
+        snprintf(err, errlen, "%s: no [catalog] section (it names provider, currency, source and retrieved: where the "
+                 "prices come from)", s->path);
+        return -DLG_EINVAL;
+    }
+    if (lacks) {
+        snprintf(err, errlen, "%s:%d: [catalog] has no %s (it needs provider, currency, source and retrieved: where "
+                 "the prices come from)", s->path, s->catalog_line, lacks);
         return -DLG_EINVAL;
     }
     for (size_t i = s->first; i < c->n; i++) {
@@ -157,8 +171,8 @@ static int finish(cat_state *s, char *err, size_t errlen)
                               : in->price <= 0  ? "price_per_hour"
                                                 : NULL;
         if (missing) {
-            snprintf(err, errlen, "%s: [instance %s] has no %s (an instance needs vcpus, memory and price_per_hour)",
-                     s->path, in->name, missing);
+            snprintf(err, errlen, "%s:%d: [instance %s] has no %s (an instance needs vcpus, memory and price_per_hour)",
+                     s->path, in->line, in->name, missing);
             return -DLG_EINVAL;
         }
         in->provider = strdup(s->provider);
@@ -179,17 +193,21 @@ static int finish(cat_state *s, char *err, size_t errlen)
 
 int rep_catalog_load(rep_catalog *c, const char *path, char *err, size_t errlen)
 {
-    cat_state s = {.c = c, .first = c->n, .path = path};
-    int line = ini_parse(path, on_kv, &s);
+    rep_ini ini;
+    cat_state s = {.c = c, .first = c->n, .path = path, .ini = &ini};
+    int line = rep_ini_parse(&ini, path, on_kv, &s);
     int rc = 0;
-    if (line < 0) {
+    if (line == -2)
+        s.oom = true;
+    if (line == -1) {
         snprintf(err, errlen, "%s: cannot open the instance catalog", path);
         rc = -DLG_EIO;
     } else if (s.oom) {
         snprintf(err, errlen, "%s: out of memory", path);
         rc = -DLG_ENOMEM;
     } else if (line > 0) {
-        snprintf(err, errlen, "%s:%d: %s", path, line, s.why[0] ? s.why : "syntax error");
+        const char *why = ini.bad[0] ? ini.bad : s.why[0] ? s.why : "syntax error (expected key = value or [section])";
+        snprintf(err, errlen, "%s:%d: %s", path, line, why);
         rc = -DLG_EINVAL;
     } else {
         rc = finish(&s, err, errlen);

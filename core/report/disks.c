@@ -10,8 +10,7 @@
 #include <string.h>
 
 #include <dlgauge/plugin.h>
-#include <ini.h>
-
+#include "ini_lines.h"
 #include "model.h"
 #include "units.h"
 
@@ -110,13 +109,19 @@ static int add_prof(rep_disks *d, const prof *p, const char *name, const char *w
 int rep_disks_load(rep_disks *d, const char *path, const char *name, char *err, size_t errlen)
 {
     prof p = {0};
-    int line = ini_parse(path, on_kv, &p);
+    rep_ini ini;
+    int line = rep_ini_parse(&ini, path, on_kv, &p);
+    if (line == -2) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -DLG_ENOMEM;
+    }
     if (line < 0) {
         snprintf(err, errlen, "%s: cannot open the disk profile", path);
         return -DLG_EIO;
     }
     if (line > 0) {
-        snprintf(err, errlen, "%s:%d: bad disk profile line%s%s", path, line, p.why[0] ? ": " : "", p.why);
+        const char *why = ini.bad[0] ? ini.bad : p.why;
+        snprintf(err, errlen, "%s:%d: bad disk profile line%s%s", path, line, why[0] ? ": " : "", why);
         return -DLG_EINVAL;
     }
     if (!name) {
@@ -136,13 +141,14 @@ int rep_disks_load(rep_disks *d, const char *path, const char *name, char *err, 
  * profile of that base name in conf/disks (results read elsewhere). */
 static bool read_named_profile(prof *p, const char *path)
 {
-    if (ini_parse(path, on_kv, p) == 0)
+    rep_ini ini;
+    if (rep_ini_parse(&ini, path, on_kv, p) == 0)
         return true;
     memset(p, 0, sizeof *p);
     const char *b = strrchr(path, '/');
     char alt[4096];
     snprintf(alt, sizeof alt, "conf/disks/%s", b ? b + 1 : path);
-    if (ini_parse(alt, on_kv, p) == 0)
+    if (rep_ini_parse(&ini, alt, on_kv, p) == 0)
         return true;
     memset(p, 0, sizeof *p);
     return false;

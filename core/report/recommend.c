@@ -120,7 +120,7 @@ static void fit_group(rep_fit *f, const rep_model *m, size_t gi, const rep_insta
     f->meets = true;
     f->energy_item = NAN;
     f->thr = NAN;
-    f->cost_per_m = INFINITY;
+    f->cost = INFINITY;
     if (g->per_gpu && in->gpus == 0) { /* the group fed a GPU: an instance without one cannot run it */
         f->meets = false;
         snprintf(f->why, sizeof f->why, "%s needs a GPU, the instance has none", tag);
@@ -152,13 +152,32 @@ static void fit_group(rep_fit *f, const rep_model *m, size_t gi, const rep_insta
         f->estimated = true;
     } /* else: less than any cell measured; a knee's figure would flatter it, so none */
     if (f->thr > 0)
-        f->cost_per_m = in->price / (f->thr * 3600.0) * 1e6;
+        f->cost = in->price / (f->thr * 3600.0) * rep_cost_quantum(g->unit);
 }
 
 /* A group the recommendation counts: selected and measured. */
 static bool counted(const rep_model *m, const bool *selected, size_t gi)
 {
     return (!selected || selected[gi]) && m->g[gi].has_best;
+}
+
+static bool is_bytes(const char *unit)
+{
+    return unit && strcmp(unit, "bytes") == 0;
+}
+
+double rep_cost_quantum(const char *unit)
+{
+    return is_bytes(unit) ? 1e12 : 1e6;
+}
+
+const char *rep_cost_label(const char *unit, bool abbrev, char *buf, size_t len)
+{
+    if (is_bytes(unit))
+        snprintf(buf, len, "TB");
+    else
+        snprintf(buf, len, "%s %s", abbrev ? "M" : "million", unit && *unit ? unit : "items");
+    return buf;
 }
 
 static const char *unit_of(const rep_group *g)
@@ -180,7 +199,7 @@ static const char *common_unit(const rep_model *m, const bool *selected)
     return u ? u : "items";
 }
 
-/* Several units: per group, each instance's cost relative to the lowest
+/* Several units, no weights: per group, each instance's cost relative to the lowest
  * any instance offers; the score is their geometric mean, which ranks the
  * same whichever instance the costs are relative to. */
 static void relative_scores(rep_reco *out, const rep_model *m, const bool *selected)
@@ -193,12 +212,12 @@ static void relative_scores(rep_reco *out, const rep_model *m, const bool *selec
             continue;
         double lo = INFINITY;
         for (size_t i = 0; i < out->n; i++)
-            lo = fmin(lo, out->v[i].fits[gi].cost_per_m);
+            lo = fmin(lo, out->v[i].fits[gi].cost);
         if (!isfinite(lo))
             continue; /* no instance has a figure for it: it ranks none */
         k++;
         for (size_t i = 0; i < out->n; i++)
-            out->v[i].score += log(out->v[i].fits[gi].cost_per_m / lo);
+            out->v[i].score += log(out->v[i].fits[gi].cost / lo);
     }
     for (size_t i = 0; i < out->n; i++)
         out->v[i].score = k ? exp(out->v[i].score / (double)k) : 1;
@@ -227,10 +246,11 @@ static int cmp_choice(const void *pa, const void *pb)
     return strcmp(a->inst->name, b->inst->name);
 }
 
-int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const rep_catalog *cat,
-                  const rep_disks *disks, const char *gpu_filter, char *err, size_t errlen)
+int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const double *weights,
+                  const rep_catalog *cat, const rep_disks *disks, const char *gpu_filter, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
+    out->weighted = weights != NULL;
     if (!(out->v = calloc(cat->n + 1, sizeof *out->v)))
         goto oom;
     for (size_t i = 0; i < cat->n; i++) {
@@ -256,11 +276,12 @@ int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const
             }
             fit_group(&ch->fits[gi], m, gi, in, disks);
             ch->meets = ch->meets && ch->fits[gi].meets;
-            ch->score += ch->fits[gi].cost_per_m;
+            ch->score += (weights ? weights[gi] : 1) * ch->fits[gi].cost;
         }
         out->nmeet += ch->meets;
     }
-    if (!(out->unit = common_unit(m, selected)))
+    /* weights in each group's own quanta make the sum a price, in any units */
+    if (!(out->unit = common_unit(m, selected)) && !weights)
         relative_scores(out, m, selected);
     qsort(out->v, out->n, sizeof *out->v, cmp_choice);
     return 0;

@@ -17,12 +17,20 @@ typedef struct rep_instance {
     size_t ndisks;
     double price; /* per hour, in currency */
     bool price_verified;
+    int line; /* of its [instance NAME] header in the catalog */
 } rep_instance;
 
 typedef struct rep_catalog {
     rep_instance *v;
     size_t n;
 } rep_catalog;
+
+/* What a cost is quoted per: a million items, or for bytes a TB (10^12,
+ * decimal like the MB/s and GB/s the throughput reads in): a price per
+ * million bytes is a figure nobody buys storage or traffic by. */
+double rep_cost_quantum(const char *unit);
+/* "million images" ("M images" when abbrev), or "TB" for bytes; into buf. */
+const char *rep_cost_label(const char *unit, bool abbrev, char *buf, size_t len);
 
 int rep_catalog_load(rep_catalog *c, const char *path, char *err, size_t errlen);
 void rep_catalog_free(rep_catalog *c);
@@ -34,7 +42,7 @@ typedef struct rep_fit {
     double thr;        /* expected items/s for the whole instance; NaN = not measured */
     bool estimated;    /* no measured cell matches the instance: the smallest knee throughput */
     bool extrapolated; /* cpus not swept, and the instance has fewer per copy than the cell ran with */
-    double cost_per_m; /* price per million items; INFINITY when thr is not measured */
+    double cost;        /* price per rep_cost_quantum of the group's unit; INFINITY when thr is not measured */
     double energy_item; /* J/item measured at the matching cell, NaN if not measured */
 } rep_fit;
 
@@ -42,8 +50,8 @@ typedef struct rep_choice {
     const rep_instance *inst;
     rep_fit *fits; /* one per group of the model (unselected: meets = true, thr = 0) */
     bool meets;
-    /* One unit across the selected groups: the sum of their cost per
-     * million items (a million of each).  Several units: the geometric mean
+    /* One unit across the selected groups: the sum of their costs per
+     * quantum (a million images of each, a TB of each).  Several units: the geometric mean
      * of each group's cost relative to the lowest any instance offers it
      * (1 = the cheapest for every group), as summing $/M images and $/M
      * bytes would weigh the groups by the choice of unit. */
@@ -55,12 +63,15 @@ typedef struct rep_reco {
     size_t n, nmeet;
     const char *currency;
     const char *unit; /* the selected groups' one unit ("images"), or NULL: several, score is relative */
+    bool weighted;    /* --weight: score is the cost of the mix, sum of weight x cost, whatever the units */
 } rep_reco;
 
-/* selected[g] chooses the groups (NULL: all that have a best cell).  An
- * instance's GPU must contain gpu_filter (case-insensitive) when given. */
-int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const rep_catalog *cat,
-                  const rep_disks *disks, const char *gpu_filter, char *err, size_t errlen);
+/* selected[g] chooses the groups (NULL: all that have a best cell);
+ * weights[g], when given, is how much of each group's work the mix holds,
+ * in its cost quanta (millions of items, TB).  An instance's GPU must
+ * contain gpu_filter (case-insensitive) when given. */
+int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const double *weights,
+                  const rep_catalog *cat, const rep_disks *disks, const char *gpu_filter, char *err, size_t errlen);
 void rep_reco_free(rep_reco *r);
 
 #endif

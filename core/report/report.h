@@ -17,6 +17,7 @@ typedef struct rep_report {
     rep_reco reco;
     bool have_reco;
     bool *selected; /* per group: counted in the recommendation */
+    double *weights; /* per group: --weight, its share of the mix in cost quanta; NULL: none given */
     const char *gpu_filter;
     double target;
 } rep_report;
@@ -43,7 +44,8 @@ void rep_group_title(const rep_group *g, char *buf, size_t len);
 const char *rep_axis_text(const rep_axis *ax, size_t v, char *buf, size_t len);
 /* "storage=slow cpus=2" */
 void rep_cell_label(const rep_group *g, const rep_cell *c, char *buf, size_t len);
-/* What an instance is ranked by: "0.2753 USD per million images", or with
+/* What an instance is ranked by: "0.2753 USD per million images" ("per TB"
+ * for bytes), or with
  * several units "1.070x the lowest cost per item (geometric mean ...)". */
 void rep_score_text(const rep_report *r, const rep_choice *ch, char *buf, size_t len);
 /* One line: the recommended instance and the runner-up, or why none. */

@@ -9,20 +9,22 @@
 #include <dlgauge/plugin.h>
 
 #include "report.h"
+#include "units.h"
 
 static void usage(FILE *f)
 {
     fputs("usage: dlgauge report RESULTS.csv|.jsonl... [--catalog conf/instances/X.ini]... [--target 0.95]\n"
           "                      [--html OUT.html] [--markdown OUT.md|-] [--disks DIR]... [--disk NAME=PROFILE.ini]...\n"
-          "                      [--workload NAME[/MODE]]... [--gpu MODEL] [--color auto|always|never]\n"
+          "                      [--workload NAME[/MODE]]... [--weight NAME[/MODE]=AMOUNT]... [--gpu MODEL]\n"
+          "                      [--color auto|always|never]\n"
           "  knees, bottlenecks and the cheapest instance meeting every knee; storage values are judged\n"
           "  against disk profiles found by name in conf/disks, --disks DIRs or given by --disk\n",
           f);
 }
 
 typedef struct opts {
-    const char **results, **catalogs, **diskdirs, **disks, **workloads;
-    size_t nresults, ncatalogs, ndiskdirs, ndisks, nworkloads;
+    const char **results, **catalogs, **diskdirs, **disks, **workloads, **weights;
+    size_t nresults, ncatalogs, ndiskdirs, ndisks, nworkloads, nweights;
     const char *html, *markdown, *gpu, *color;
     double target;
 } opts;
@@ -44,6 +46,7 @@ static void free_opts(opts *o)
     free(o->diskdirs);
     free(o->disks);
     free(o->workloads);
+    free(o->weights);
 }
 
 /* Returns 0, or DLG_EXIT_USAGE-style 2 after printing why. */
@@ -78,6 +81,8 @@ static int parse_args(opts *o, int argc, char **argv)
             rc = push(&o->disks, &o->ndisks, val);
         else if (strcmp(a, "--workload") == 0)
             rc = push(&o->workloads, &o->nworkloads, val);
+        else if (strcmp(a, "--weight") == 0)
+            rc = push(&o->weights, &o->nweights, val);
         else if (strcmp(a, "--html") == 0)
             o->html = val;
         else if (strcmp(a, "--markdown") == 0)
@@ -146,27 +151,70 @@ static int load_named_disks(rep_report *r, const opts *o, char *err, size_t errl
     return rc;
 }
 
-/* Groups counted in the recommendation: --workload NAME or NAME/MODE. */
+/* The first n bytes of name are exactly s. */
+static bool names(const char *name, size_t n, const char *s)
+{
+    return strlen(s) == n && memcmp(name, s, n) == 0;
+}
+
+/* Selects (and weighs, weight > 0) the groups the first n bytes of name
+ * name: NAME or NAME/MODE.  False when none. */
+static bool select_named(rep_report *r, const char *name, size_t n, double weight)
+{
+    bool any = false;
+    for (size_t g = 0; g < r->model.n; g++) {
+        const rep_group *gr = &r->model.g[g];
+        char both[512];
+        snprintf(both, sizeof both, "%s/%s", gr->workload, gr->mode);
+        if (!names(name, n, gr->workload) && !names(name, n, both))
+            continue;
+        any = r->selected[g] = true;
+        if (weight > 0)
+            r->weights[g] = weight;
+    }
+    return any;
+}
+
+/* --weight NAME[/MODE]=AMOUNT: the amount of that work in the mix. */
+static int select_weighted(rep_report *r, const char *arg, char *err, size_t errlen)
+{
+    const char *eq = strrchr(arg, '=');
+    char why[96];
+    double w;
+    if (!eq || eq == arg || dlg_parse_double(eq + 1, &w, why, sizeof why) != 0 || !(w > 0)) {
+        snprintf(err, errlen, "--weight '%s': expected NAME[/MODE]=AMOUNT, the amount of that work in the mix "
+                 "(millions of items, TB for bytes) > 0, e.g. sim/train=50", arg);
+        return -DLG_EINVAL;
+    }
+    if (!select_named(r, arg, (size_t)(eq - arg), w)) {
+        snprintf(err, errlen, "--weight %s: no such workload in the results", arg);
+        return -DLG_EINVAL;
+    }
+    return 0;
+}
+
+/* Groups counted in the recommendation: --workload or --weight NAME or
+ * NAME/MODE, else all.  With weights, a group named by --workload alone
+ * weighs 1. */
 static int select_groups(rep_report *r, const opts *o, char *err, size_t errlen)
 {
     if (!(r->selected = calloc(r->model.n + 1, sizeof *r->selected)))
         return -DLG_ENOMEM;
-    for (size_t g = 0; g < r->model.n; g++)
-        r->selected[g] = o->nworkloads == 0;
-    for (size_t w = 0; w < o->nworkloads; w++) {
-        bool any = false;
-        for (size_t g = 0; g < r->model.n; g++) {
-            const rep_group *gr = &r->model.g[g];
-            char both[512];
-            snprintf(both, sizeof both, "%s/%s", gr->workload, gr->mode);
-            if (strcmp(o->workloads[w], gr->workload) == 0 || strcmp(o->workloads[w], both) == 0)
-                any = r->selected[g] = true;
-        }
-        if (!any) {
+    if (o->nweights && !(r->weights = calloc(r->model.n + 1, sizeof *r->weights)))
+        return -DLG_ENOMEM;
+    for (size_t g = 0; g < r->model.n; g++) {
+        r->selected[g] = o->nworkloads + o->nweights == 0;
+        if (r->weights)
+            r->weights[g] = 1;
+    }
+    for (size_t w = 0; w < o->nworkloads; w++)
+        if (!select_named(r, o->workloads[w], strlen(o->workloads[w]), 0)) {
             snprintf(err, errlen, "--workload %s: no such workload in the results", o->workloads[w]);
             return -DLG_EINVAL;
         }
-    }
+    for (size_t w = 0; w < o->nweights; w++)
+        if (select_weighted(r, o->weights[w], err, errlen) != 0)
+            return -DLG_EINVAL;
     return 0;
 }
 
@@ -248,7 +296,7 @@ static int run(rep_report *r, const opts *o, bool *write_failed, char *err, size
         rc = rep_catalog_load(&r->cat, o->catalogs[i], err, errlen);
     if (!rc && o->ncatalogs) {
         warn_unknown_disks(r);
-        rc = rep_recommend(&r->reco, &r->model, r->selected, &r->cat, &r->disks, o->gpu, err, errlen);
+        rc = rep_recommend(&r->reco, &r->model, r->selected, r->weights, &r->cat, &r->disks, o->gpu, err, errlen);
         r->have_reco = rc == 0;
     }
     if (rc)
@@ -292,6 +340,7 @@ int rep_main(int argc, char **argv)
     rep_disks_free(&r.disks);
     rep_rows_free(&r.rows);
     free(r.selected);
+    free(r.weights);
     free_opts(&o);
     return rc == 0 ? 0 : write_failed ? 1 : 2; /* 2: bad input, 1: an output could not be written */
 }

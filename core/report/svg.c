@@ -208,9 +208,14 @@ void rep_svg_cost(FILE *f, const rep_report *r)
                "class=\"chart\">\n<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n"
                "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">",
             W + 100, h, W + 100, h, W + 100, h);
-    if (re->unit) {
-        fputs("cost per million ", f);
-        rep_xml_esc(f, re->unit);
+    if (re->weighted) {
+        fputs("cost of the weighted mix (", f);
+        rep_xml_esc(f, re->currency ? re->currency : "");
+        fputs(")", f);
+    } else if (re->unit) {
+        char per[64];
+        fputs("cost per ", f);
+        rep_xml_esc(f, rep_cost_label(re->unit, false, per, sizeof per));
         fputs(" (", f);
         rep_xml_esc(f, re->currency ? re->currency : "");
         fputs(")", f);

@@ -13,7 +13,7 @@ void rep_xml_esc(FILE *f, const char *s);
 void rep_svg_curve(FILE *f, const rep_report *r, const rep_group *g, size_t a);
 /* Per cell: AU (or 1 - data wait), data wait and the rest, stacked to 1. */
 void rep_svg_stack(FILE *f, const rep_group *g);
-/* Cost per million items per instance (those meeting the knees in colour). */
+/* Cost per million items (per TB of bytes) per instance (those meeting the knees in colour). */
 void rep_svg_cost(FILE *f, const rep_report *r);
 
 #endif

@@ -208,32 +208,36 @@ static size_t ncounted(const rep_report *r)
 void rep_score_text(const rep_report *r, const rep_choice *ch, char *buf, size_t len)
 {
     const char *cur = ch->inst->currency;
+    char per[64];
     if (!isfinite(ch->score))
         snprintf(buf, len, "not measured");
+    else if (r->reco.weighted)
+        snprintf(buf, len, "%.4g %s for the weighted mix", ch->score, cur);
     else if (r->reco.unit)
-        snprintf(buf, len, "%.4g %s per million %s%s", ch->score, cur, r->reco.unit,
+        snprintf(buf, len, "%.4g %s per %s%s", ch->score, cur, rep_cost_label(r->reco.unit, false, per, sizeof per),
                  ncounted(r) > 1 ? " of each group" : "");
     else
         snprintf(buf, len, "%.3fx the lowest cost per item (geometric mean over %zu groups of different units)",
                  ch->score, ncounted(r));
 }
 
-/* One group's cost per million items; with several units, each named. */
+/* One group's cost per quantum; with several units, each named. */
 static void cost_text(const rep_report *r, const rep_group *g, double cost, char *buf, size_t len)
 {
+    char per[64];
     if (!isfinite(cost))
         snprintf(buf, len, "-");
     else if (r->reco.unit)
         snprintf(buf, len, "%.4g", cost);
     else
-        snprintf(buf, len, "%.4g/M %s", cost, g->unit && *g->unit ? g->unit : "items");
+        snprintf(buf, len, "%.4g/%s", cost, rep_cost_label(g->unit, true, per, sizeof per));
 }
 
 int rep_table_reco(rep_table *t, const rep_report *r)
 {
     static const char *const heads[] = {"#", "instance", "provider", "GPUs", "GPU", "vCPUs", "memory GiB",
                                         "price/h", "expected", "cost", "J/item", "meets knees", "ranked by"};
-    bool several = ncounted(r) > 1; /* the ranking figure differs from the one cost */
+    bool several = ncounted(r) > 1 || r->reco.weighted; /* the ranking figure differs from the one cost */
     size_t nh = sizeof heads / sizeof *heads - !several;
     if (table_init(t, r->reco.n + 1, nh) != 0)
         return -1;
@@ -242,10 +246,13 @@ int rep_table_reco(rep_table *t, const rep_report *r)
         rc |= put(t, 0, h, REP_ST_STRONG, "%s", heads[h]);
         t->right[h] = h == 0 || h == 3 || (h >= 5 && h <= 10) || h == 12;
     }
+    char per[64];
     if (r->reco.unit)
-        rc |= put(t, 0, 9, REP_ST_STRONG, "cost per M %s", r->reco.unit);
-    if (several && r->reco.unit)
-        rc |= put(t, 0, nh - 1, REP_ST_STRONG, "sum per M %s", r->reco.unit);
+        rc |= put(t, 0, 9, REP_ST_STRONG, "cost per %s", rep_cost_label(r->reco.unit, true, per, sizeof per));
+    if (r->reco.weighted)
+        rc |= put(t, 0, nh - 1, REP_ST_STRONG, "mix cost");
+    else if (several && r->reco.unit)
+        rc |= put(t, 0, nh - 1, REP_ST_STRONG, "sum per %s", per);
     else if (several)
         rc |= put(t, 0, nh - 1, REP_ST_STRONG, "relative cost");
     for (size_t i = 0; i < r->reco.n; i++) {
@@ -276,7 +283,7 @@ int rep_table_reco(rep_table *t, const rep_report *r)
                 dlg_format_rate(f->thr, r->model.g[gi].unit, b2, sizeof b2);
             n += snprintf(buf + n, n < sizeof buf ? sizeof buf - n : 0, "%s%s%s%s", n ? " / " : "", b2,
                           f->estimated ? " (est.)" : "", f->extrapolated ? " (ext.)" : "");
-            cost_text(r, &r->model.g[gi], f->cost_per_m, b2, sizeof b2);
+            cost_text(r, &r->model.g[gi], f->cost, b2, sizeof b2);
             n2 += snprintf(cost + n2, n2 < sizeof cost ? sizeof cost - n2 : 0, "%s%s", n2 ? " / " : "", b2);
             n3 += snprintf(energy + n3, n3 < sizeof energy ? sizeof energy - n3 : 0, "%s%s", n3 ? " / " : "",
                            num_or_dash(f->energy_item, b2, sizeof b2, "%.3g", 1));
@@ -298,7 +305,7 @@ int rep_table_reco(rep_table *t, const rep_report *r)
         if (several && !isfinite(ch->score))
             rc |= put(t, row, col++, REP_ST_PLAIN, "-");
         else if (several)
-            rc |= put(t, row, col++, REP_ST_PLAIN, r->reco.unit ? "%.4g" : "%.3fx", ch->score);
+            rc |= put(t, row, col++, REP_ST_PLAIN, r->reco.unit || r->reco.weighted ? "%.4g" : "%.3fx", ch->score);
     }
     return rc ? -1 : 0;
 }
@@ -344,6 +351,21 @@ static void append_tags(const rep_report *r, bool host_only, const char *lead, c
     }
 }
 
+/* "; mix cost = the sum of weight x cost: 50 M images of sim/train + ..." */
+static void append_weights(const rep_report *r, char *buf, size_t len, size_t *n)
+{
+    char tag[128], per[64];
+    for (size_t gi = 0, k = 0; gi < r->model.n && *n < len; gi++) {
+        if (!reco_selected(r, gi))
+            continue;
+        rep_group_tag(&r->model, gi, tag, sizeof tag);
+        *n += (size_t)snprintf(buf + *n, len - *n, "%s%g %s of %s",
+                               k++ ? " + " : "; mix cost = the sum of weight x cost (--weight): ",
+                               r->weights ? r->weights[gi] : 1,
+                               rep_cost_label(r->model.g[gi].unit, true, per, sizeof per), tag);
+    }
+}
+
 void rep_reco_basis(const rep_report *r, char *buf, size_t len)
 {
     size_t nper = 0, nhost = 0, n = 0;
@@ -368,11 +390,17 @@ void rep_reco_basis(const rep_report *r, char *buf, size_t len)
                               "to feed");
     if (nper + nhost > 1)
         append_tags(r, false, "; a value per group in the columns: ", " / ", buf, len, &n);
-    if (nper + nhost > 1 && n < len)
+    char per[64], per_long[64];
+    if (r->reco.weighted)
+        append_weights(r, buf, len, &n);
+    else if (nper + nhost > 1 && n < len && r->reco.unit)
+        snprintf(buf + n, len - n, "; sum per %s = the cost of a %s of each group",
+                 rep_cost_label(r->reco.unit, true, per, sizeof per),
+                 rep_cost_label(r->reco.unit, false, per_long, sizeof per_long));
+    else if (nper + nhost > 1 && n < len)
         snprintf(buf + n, len - n, "%s",
-                 r->reco.unit ? "; sum per M = the cost of a million items of each group"
-                              : "; relative cost = the geometric mean over the groups of each one's cost per item "
-                                "relative to the lowest in the table (costs in different units cannot be added)");
+                 "; relative cost = the geometric mean over the groups of each one's cost per item "
+                 "relative to the lowest in the table (costs in different units cannot be added)");
 }
 
 /* The model has an io-pipeline group with a best cell: something that

@@ -74,6 +74,12 @@ grep -q '^| mid | .* | 2 |' both.md || fail "merged CSV+JSONL double-counted: $(
 # a recommendation from a shipped catalog names a winner with a cost per million of the unit counted
 "$DLG" report sweep.jsonl --disks disks --catalog "$SRC/conf/instances/aws.ini" >aws.txt 2>aws.err || fail "aws: $(cat aws.err)"
 grep -q '^recommended: .* USD per million images' aws.txt || fail "no recommendation: $(tail -15 aws.txt)"
+# --weight: the ranking is the price of the mix (here 40 M images)
+"$DLG" report sweep.jsonl --disks disks --catalog "$SRC/conf/instances/aws.ini" --weight io-pipeline=40 >mix.txt 2>mix.err ||
+    fail "mix: $(cat mix.err)"
+grep -q '^recommended: .* USD for the weighted mix' mix.txt || fail "no weighted recommendation: $(tail -5 mix.txt)"
+grep -q 'mix cost = the sum of weight x cost (--weight): 40 M images of io-pipeline' mix.txt ||
+    fail "weights not named: $(tail -3 mix.txt)"
 grep -q "no disk profile" aws.err && fail "a shipped catalog names a disk no profile describes: $(cat aws.err)"
 # a disk name no profile has (a typo) is said once, naming the catalog and instance
 sed 's/^vcpus = 2$/vcpus = 2\ndisks = aws-gp4/; s/^vcpus = 4$/vcpus = 4\ndisks = aws-gp4, aws-gp3/' \
@@ -136,6 +142,8 @@ expect quote "quote.csv:" quote.csv
 expect nofile "cannot open" does-not-exist.csv
 expect target "--target '1.5'" sweep.csv --target 1.5
 expect catalog "unknown section [global]" sweep.csv --catalog sweep.ini
+expect weight-amount "--weight 'io-pipeline=lots': expected NAME[/MODE]=AMOUNT" sweep.csv --weight io-pipeline=lots
+expect weight-name "--weight nosuch=2: no such workload in the results" sweep.csv --weight nosuch=2
 
 # warns NAME WANT-IN-STDERR ARGS...: reported (exit 0) with one warning line
 warns() {

@@ -16,6 +16,7 @@
 #include <dlgauge/plugin.h>
 
 #include "report.h"
+#include "temp_file.h"
 
 /* cmocka 1.1.5 has no assert_double_equal */
 #define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
@@ -81,13 +82,8 @@ static const char *knee_value(const rep_group *g, const char *axis)
  * target 95%). */
 static void model_from_csv(const char *text, rep_rows *rows, rep_model *m)
 {
-    char path[] = "/tmp/dlg-report-csvXXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    assert_int_equal(fclose(f), 0);
+    char path[32];
+    temp_file(path, text);
     rep_disks none = {0};
     char err[512];
     memset(rows, 0, sizeof *rows);
@@ -221,7 +217,8 @@ static void test_recommendation(void **state)
     assert_non_null(r->selected);
     size_t gi = (size_t)(group(&r->model, "train") - r->model.g);
     r->selected[gi] = true;
-    assert_int_equal(rep_recommend(&r->reco, &r->model, r->selected, &r->cat, &r->disks, NULL, w->err, sizeof w->err), 0);
+    assert_int_equal(
+        rep_recommend(&r->reco, &r->model, r->selected, NULL, &r->cat, &r->disks, NULL, w->err, sizeof w->err), 0);
     r->have_reco = true;
     assert_int_equal(r->reco.n, 5);
     assert_int_equal(r->reco.nmeet, 3);
@@ -230,14 +227,14 @@ static void test_recommendation(void **state)
     assert_string_equal(a->inst->name, "big");
     assert_near(a->fits[gi].thr, 800, 1e-9);
     assert_false(a->fits[gi].estimated);
-    assert_near(a->fits[gi].cost_per_m, 2.6 * 1e6 / (800.0 * 3600), 1e-12);
+    assert_near(a->fits[gi].cost, 2.6 * 1e6 / (800.0 * 3600), 1e-12);
     assert_near(a->fits[gi].energy_item, 0.5, 1e-12);
     /* runner-up small: its own resources are exactly the knees (4, 16G): 392/s */
     assert_string_equal(b->inst->name, "small");
     assert_near(b->fits[gi].thr, 392, 1e-9);
-    assert_near(b->fits[gi].cost_per_m, 1.44 * 1e6 / (392.0 * 3600), 1e-12);
+    assert_near(b->fits[gi].cost, 1.44 * 1e6 / (392.0 * 3600), 1e-12);
     assert_string_equal(c->inst->name, "mid");
-    assert_near(c->fits[gi].cost_per_m, 1.5 * 1e6 / (400.0 * 3600), 1e-12);
+    assert_near(c->fits[gi].cost, 1.5 * 1e6 / (400.0 * 3600), 1e-12);
     /* tiny is cheapest per item at its cell but misses the cpus knee; lowmem the memory one */
     for (size_t i = 3; i < 5; i++) {
         const rep_choice *x = &r->reco.v[i];
@@ -253,14 +250,15 @@ static void test_recommendation(void **state)
     assert_non_null(strstr(line, "runner-up: small"));
     /* both groups: infer needs 2 cpus, which all three still have; costs add up */
     rep_reco_free(&r->reco);
-    assert_int_equal(rep_recommend(&r->reco, &r->model, NULL, &r->cat, &r->disks, NULL, w->err, sizeof w->err), 0);
+    assert_int_equal(rep_recommend(&r->reco, &r->model, NULL, NULL, &r->cat, &r->disks, NULL, w->err, sizeof w->err), 0);
     size_t ig = (size_t)(group(&r->model, "infer") - r->model.g);
     assert_string_equal(r->reco.v[0].inst->name, "big");
     assert_near(r->reco.v[0].score, 2.6e6 / (800.0 * 3600) + 2.6e6 / (2000.0 * 3600), 1e-12);
     assert_near(r->reco.v[0].fits[ig].thr, 2000, 1e-9);
     /* a GPU filter that matches nothing: nothing to recommend */
     rep_reco_free(&r->reco);
-    assert_int_equal(rep_recommend(&r->reco, &r->model, NULL, &r->cat, &r->disks, "H100", w->err, sizeof w->err), 0);
+    assert_int_equal(
+        rep_recommend(&r->reco, &r->model, NULL, NULL, &r->cat, &r->disks, "H100", w->err, sizeof w->err), 0);
     assert_int_equal(r->reco.n, 0);
 }
 
@@ -492,7 +490,7 @@ static void recommend_on_test_catalog(rep_report *r)
 {
     char err[512];
     assert_int_equal(rep_catalog_load(&r->cat, fixture("catalog.ini"), err, sizeof err), 0);
-    assert_int_equal(rep_recommend(&r->reco, &r->model, NULL, &r->cat, &r->disks, NULL, err, sizeof err), 0);
+    assert_int_equal(rep_recommend(&r->reco, &r->model, NULL, NULL, &r->cat, &r->disks, NULL, err, sizeof err), 0);
     r->have_reco = true;
 }
 
@@ -548,13 +546,8 @@ static void test_host_workload_whole_instance(void **state)
 /* Reads text as a results file at a fresh path (returned in path). */
 static int read_text(const char *text, char *path, size_t plen, rep_rows *rows, char *err, size_t errlen)
 {
-    snprintf(path, plen, "/tmp/dlg-report-readXXXXXX");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    assert_int_equal(fclose(f), 0);
+    assert_true(plen >= 32);
+    temp_file(path, text);
     memset(rows, 0, sizeof *rows);
     err[0] = '\0';
     int rc = rep_read_file(rows, path, err, errlen);
@@ -802,14 +795,14 @@ static void mixed_units_recommend(const char *mem_thr, const char *mem_unit)
     char err[512];
     model_from_csv(csv, &r.rows, &r.model);
     load_catalog(&r, XY_CATALOG);
-    assert_int_equal(rep_recommend(&r.reco, &r.model, NULL, &r.cat, &r.disks, NULL, err, sizeof err), 0);
+    assert_int_equal(rep_recommend(&r.reco, &r.model, NULL, NULL, &r.cat, &r.disks, NULL, err, sizeof err), 0);
     r.have_reco = true;
     assert_int_equal(r.reco.nmeet, 2);
     assert_null(r.reco.unit); /* images and bytes: no common unit */
     size_t feed = strcmp(r.model.g[0].workload, "io-pipeline") == 0 ? 0 : 1;
     const rep_choice *x = choice(&r.reco, "X"), *y = choice(&r.reco, "Y");
-    assert_near(x->fits[feed].cost_per_m, 1.0e6 / (400.0 * 3600), 1e-12);
-    assert_near(y->fits[feed].cost_per_m, 1.9e6 / (800.0 * 3600), 1e-12);
+    assert_near(x->fits[feed].cost, 1.0e6 / (400.0 * 3600), 1e-12);
+    assert_near(y->fits[feed].cost, 1.9e6 / (800.0 * 3600), 1e-12);
     assert_string_equal(r.reco.v[0].inst->name, "X");
     assert_near(x->score, sqrt(1 / 0.95), 1e-12);
     assert_near(y->score, sqrt(1.9), 1e-12);
@@ -821,6 +814,8 @@ static void mixed_units_recommend(const char *mem_thr, const char *mem_unit)
     assert_int_equal(rep_table_reco(&t, &r), 0);
     assert_string_equal(t.cell[12], "relative cost");
     assert_string_equal(t.cell[t.ncols + 12], "1.026x");
+    if (strcmp(mem_unit, "bytes") == 0) /* X: 1.0e12 / (1e10 x 3600) per TB */
+        assert_non_null(strstr(t.cell[t.ncols + 9], "0.02778/TB"));
     rep_table_free(&t);
     report_free(&r);
 }
@@ -830,6 +825,87 @@ static void test_mixed_units_not_summed(void **state)
     (void)state;
     mixed_units_recommend("10000000000", "bytes");
     mixed_units_recommend("10", "GB");
+}
+
+/* The model of this CSV, the X/Y catalog and its recommendation (weights
+ * as --weight gives them, or NULL). */
+static void xy_recommend(rep_report *r, const char *csv, double *weights)
+{
+    char err[512];
+    model_from_csv(csv, &r->rows, &r->model);
+    load_catalog(r, XY_CATALOG);
+    r->weights = weights;
+    assert_int_equal(rep_recommend(&r->reco, &r->model, NULL, weights, &r->cat, &r->disks, NULL, err, sizeof err), 0);
+    r->have_reco = true;
+}
+
+/* A group counting bytes is priced per TB (10^12 bytes, as its throughput
+ * reads GB/s), not per million bytes (0.00002778 USD: nobody reads that).
+ * 10 GB/s on X at 1.0/h: 1.0 x 1e12 / (1e10 x 3600) = 0.02778 USD per TB;
+ * Y runs it once at 1.9/h (a host workload): 0.05278. */
+static void test_bytes_cost_per_tb(void **state)
+{
+    (void)state;
+    rep_report r = {.target = 0.95};
+    char line[768], note[2048];
+    xy_recommend(&r,
+                 "time,cpus,host,job,mode,run_id,status,workload,throughput,throughput_ci95,throughput_stddev,"
+                 "unit,items,repeats,wall_s,version\n"
+                 "2026-12-01T10:00:01Z,8,lab,mem,-,run1,ok,stream,10000000000,0,0,bytes,1,1,1,0.1.0\n"
+                 "2026-12-01T10:00:02Z,8,lab,mem2,-,run1,ok,stream,10000000000,0,0,bytes,1,1,1,0.1.0\n",
+                 NULL);
+    const rep_choice *x = choice(&r.reco, "X");
+    assert_near(x->fits[0].cost, 1.0e12 / (1e10 * 3600), 1e-12);
+    assert_near(x->score, 2 * 1.0e12 / (1e10 * 3600), 1e-12);
+    rep_reco_text(&r, line, sizeof line);
+    assert_non_null(strstr(line, "recommended: X (Test, 1 USD/h), 0.05556 USD per TB of each group; runner-up: Y"));
+    rep_table t;
+    assert_int_equal(rep_table_reco(&t, &r), 0);
+    assert_string_equal(t.cell[9], "cost per TB");
+    assert_string_equal(t.cell[12], "sum per TB");
+    assert_string_equal(t.cell[t.ncols + 9], "0.02778 / 0.02778 USD");
+    rep_table_free(&t);
+    rep_reco_basis(&r, note, sizeof note);
+    assert_non_null(strstr(note, "; sum per TB = the cost of a TB of each group"));
+    report_free(&r);
+}
+
+/* --weight: 50 M images of the pipeline and 3 TB of the memory benchmark
+ * (10 GB/s, once per instance).  The mix's price, by hand:
+ *   X: 50 x 1.0e6/(400 x 3600) + 3 x 1.0e12/(1e10 x 3600) = 34.722 + 0.0833 = 34.806
+ *   Y: 50 x 1.9e6/(800 x 3600) + 3 x 1.9e12/(1e10 x 3600) = 32.986 + 0.1583 = 33.144
+ * Y: mostly images, where Y is the cheaper; unweighted, the geometric
+ * mean of relative costs weighs both groups alike and picks X. */
+static void test_weighted_mix(void **state)
+{
+    (void)state;
+    rep_report r = {.target = 0.95};
+    char line[768], note[2048];
+    double w[2] = {50, 3};
+    xy_recommend(&r,
+                 "time,cpus,host,job,mode,run_id,status,workload,throughput,throughput_ci95,throughput_stddev,unit,"
+                 "items,repeats,wall_s,au,version\n"
+                 "2026-12-01T10:00:01Z,8,lab,feed,-,run1,ok,io-pipeline,400,0,0,images,400,1,1,0.95,0.1.0\n"
+                 "2026-12-01T10:00:02Z,8,lab,mem,-,run1,ok,stream,10000000000,0,0,bytes,100,1,1,,0.1.0\n",
+                 w);
+    assert_true(r.reco.weighted);
+    assert_string_equal(r.reco.v[0].inst->name, "Y");
+    assert_near(r.reco.v[0].score, 50 * 1.9e6 / (800.0 * 3600) + 3 * 1.9e12 / (1e10 * 3600), 1e-9);
+    assert_near(r.reco.v[1].score, 50 * 1.0e6 / (400.0 * 3600) + 3 * 1.0e12 / (1e10 * 3600), 1e-9);
+    rep_reco_text(&r, line, sizeof line);
+    assert_non_null(strstr(line, "recommended: Y (Test, 1.9 USD/h), 33.14 USD for the weighted mix; runner-up: X "
+                                 "(Test, 1 USD/h), 34.81 USD for the weighted mix"));
+    rep_table t;
+    assert_int_equal(rep_table_reco(&t, &r), 0);
+    assert_string_equal(t.cell[12], "mix cost");
+    assert_string_equal(t.cell[t.ncols + 12], "33.14");
+    assert_string_equal(t.cell[t.ncols + 9], "0.6597/M images / 0.05278/TB USD");
+    rep_table_free(&t);
+    rep_reco_basis(&r, note, sizeof note);
+    assert_non_null(strstr(note, "; mix cost = the sum of weight x cost (--weight): 50 M images of io-pipeline + 3 TB "
+                                 "of stream"));
+    r.weights = NULL;
+    report_free(&r);
 }
 
 /* One GPU at 1.1/h and five at 5.5/h cost the same per image; floating
@@ -846,7 +922,7 @@ static void test_tie_goes_to_lower_price(void **state)
                    &r.rows, &r.model);
     load_catalog(&r, "[instance five]\ngpus = 5\nvcpus = 40\nmemory = 80GiB\nprice_per_hour = 5.5\n"
                      "[instance one]\ngpus = 1\nvcpus = 8\nmemory = 16GiB\nprice_per_hour = 1.1\n");
-    assert_int_equal(rep_recommend(&r.reco, &r.model, NULL, &r.cat, &r.disks, NULL, err, sizeof err), 0);
+    assert_int_equal(rep_recommend(&r.reco, &r.model, NULL, NULL, &r.cat, &r.disks, NULL, err, sizeof err), 0);
     r.have_reco = true;
     assert_string_equal(r.reco.v[0].inst->name, "one");
     assert_string_equal(r.reco.v[1].inst->name, "five");
@@ -876,7 +952,7 @@ static void gpu_cases_recommend(rep_report *r, size_t *feed, size_t *prep)
                     "[instance starved]\ngpus = 8\nvcpus = 16\nmemory = 256GiB\nprice_per_hour = 8\n");
     *feed = strcmp(r->model.g[0].workload, "io-pipeline") == 0 ? 0 : 1;
     *prep = 1 - *feed;
-    assert_int_equal(rep_recommend(&r->reco, &r->model, NULL, &r->cat, &r->disks, NULL, err, sizeof err), 0);
+    assert_int_equal(rep_recommend(&r->reco, &r->model, NULL, NULL, &r->cat, &r->disks, NULL, err, sizeof err), 0);
     r->have_reco = true;
 }
 
@@ -915,7 +991,7 @@ static void test_below_every_cell_not_measured(void **state)
     assert_non_null(strstr(st->fits[feed].why, "cpus >= 4 per GPU"));
     assert_false(st->fits[feed].estimated);
     assert_true(isnan(st->fits[feed].thr));
-    assert_true(isinf(st->fits[feed].cost_per_m) && isinf(st->score));
+    assert_true(isinf(st->fits[feed].cost) && isinf(st->score));
     rep_table t;
     assert_int_equal(rep_table_reco(&t, &r), 0);
     size_t found = 0;
@@ -948,7 +1024,7 @@ static void test_unswept_resources(void **state)
     load_catalog(&r, "[instance few-cpus]\ngpus = 1\nvcpus = 4\nmemory = 32GiB\nprice_per_hour = 1\n"
                      "[instance little-mem]\ngpus = 1\nvcpus = 16\nmemory = 16GiB\nprice_per_hour = 0.5\n"
                      "[instance two]\ngpus = 2\nvcpus = 16\nmemory = 64GiB\nprice_per_hour = 2.5\n");
-    assert_int_equal(rep_recommend(&r.reco, &r.model, NULL, &r.cat, &r.disks, NULL, err, sizeof err), 0);
+    assert_int_equal(rep_recommend(&r.reco, &r.model, NULL, NULL, &r.cat, &r.disks, NULL, err, sizeof err), 0);
     r.have_reco = true;
     const rep_choice *few = choice(&r.reco, "few-cpus"), *mem = choice(&r.reco, "little-mem"),
                      *two = choice(&r.reco, "two");
@@ -986,7 +1062,7 @@ static void test_catalog_errors(void **state)
         {"[instance a]\nvcpus = 4\nmemory = 16GiB\nprice_per_hour = 1\n[instance a]\nvcpus = 8\n",
          ":11: [instance a]: vcpus set twice"},
         {"currency = EUR\n", ":6: [catalog]: currency set twice"},
-        {"[instance a]\nvcpus = 4\nprice_per_hour = 1\n", ": [instance a] has no memory (an instance needs vcpus"},
+        {"[instance a]\nvcpus = 4\nprice_per_hour = 1\n", ":6: [instance a] has no memory (an instance needs vcpus"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char path[32], err[512] = "";
@@ -1022,6 +1098,8 @@ int main(void)
         cmocka_unit_test(test_csv_skips_cut_row),
         cmocka_unit_test(test_jsonl_cut_last_line),
         cmocka_unit_test(test_mixed_units_not_summed),
+        cmocka_unit_test(test_bytes_cost_per_tb),
+        cmocka_unit_test(test_weighted_mix),
         cmocka_unit_test(test_tie_goes_to_lower_price),
         cmocka_unit_test(test_gpu_group_needs_a_gpu),
         cmocka_unit_test(test_below_every_cell_not_measured),

@@ -1,0 +1,60 @@
+/* inih fed one whole line per call (see ini_lines.h). */
+#define _GNU_SOURCE
+#include "ini_lines.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void refuse(rep_ini *ini, const char *why)
+{
+    if (!ini->bad_line) {
+        ini->bad_line = ini->line;
+        snprintf(ini->bad, sizeof ini->bad, "%s", why);
+    }
+}
+
+static char *read_line(char *str, int num, void *stream)
+{
+    rep_ini *ini = stream;
+    ssize_t n = getline(&ini->buf, &ini->cap, ini->f);
+    ini->line++;
+    if (n < 0) {
+        if (!feof(ini->f)) /* not the end: getline ran out of memory, or the disk failed */
+            refuse(ini, "cannot read the line (out of memory or an I/O error)");
+        return NULL;
+    }
+    size_t len = (size_t)n - (n > 0 && ini->buf[n - 1] == '\n');
+    ini->buf[len] = '\0';
+    const char *t = ini->buf + strspn(ini->buf, " \t");
+    str[0] = '\0';
+    if (strlen(ini->buf) != len) {
+        refuse(ini, "a NUL byte in the line (not a text file? UTF-16?)");
+    } else if (len > (size_t)num - 1 && *t != ';' && *t != '#') {
+        char why[64];
+        snprintf(why, sizeof why, "line is longer than %d characters", num - 1);
+        refuse(ini, why);
+    } else if (len <= (size_t)num - 1) {
+        memcpy(str, ini->buf, len + 1);
+        if (*t == '[')
+            ini->section_line = ini->line;
+    } /* a long comment: an empty line in its place keeps the numbering */
+    return str;
+}
+
+int rep_ini_parse(rep_ini *ini, const char *path, ini_handler handler, void *user)
+{
+    memset(ini, 0, sizeof *ini);
+    if (!(ini->f = fopen(path, "r")))
+        return -1;
+    int line = ini_parse_stream(read_line, ini, handler, user);
+    fclose(ini->f);
+    free(ini->buf);
+    ini->f = NULL;
+    ini->buf = NULL;
+    if (line == -2)
+        return -2;
+    if (ini->bad_line && (line <= 0 || ini->bad_line <= line))
+        return ini->bad_line;
+    ini->bad[0] = '\0'; /* the handler's or a syntax error came first */
+    return line;
+}
