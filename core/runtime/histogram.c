@@ -2,6 +2,7 @@
  * the percentile definition. */
 #include "histogram.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,18 @@ double dlg_hist_stddev(const dlg_histogram *h)
     return sqrt(h->m2 / (double)(h->n - 1));
 }
 
+/* ceil(p / 100 * n) in [1, n].  The product carries p's decimal rounding
+ * (99.9 / 100 * 1000 is 999.0000000000001), and its ceil would be the next
+ * rank: p99.9 of 1000 steps would be the slowest one.  A product within a
+ * few ulps of a whole number is that number. */
+static uint64_t nearest_rank(double p, uint64_t n)
+{
+    double x = p / 100.0 * (double)n;
+    double whole = nearbyint(x);
+    double r = fabs(x - whole) <= 4.0 * DBL_EPSILON * x ? whole : ceil(x);
+    return r < 1.0 ? 1 : r >= (double)n ? n : (uint64_t)r;
+}
+
 double dlg_hist_percentile(const dlg_histogram *h, double p)
 {
     if (h->n == 0)
@@ -122,8 +135,7 @@ double dlg_hist_percentile(const dlg_histogram *h, double p)
         p = 0.0;
     if (p > 100.0)
         p = 100.0;
-    double r = ceil(p / 100.0 * (double)h->n);
-    uint64_t rank = r < 1.0 ? 1 : r >= (double)h->n ? h->n : (uint64_t)r;
+    uint64_t rank = nearest_rank(p, h->n);
     /* The smallest and largest values are known exactly. */
     if (rank == 1)
         return (double)h->min;

@@ -7,7 +7,9 @@
  * allocated once by dlg_hist_new(); recording is O(1) and never allocates.
  *
  * Percentile definition (nearest rank):
- *   rank = ceil(p / 100 * n), clamped to [1, n]; the result is the midpoint
+ *   rank = ceil(p / 100 * n), clamped to [1, n], where a product that is a
+ *   whole number but for p's binary rounding counts as that number (p99.9
+ *   of 1000 values is rank 999, not 1000); the result is the midpoint
  *   of the bucket holding the rank-th smallest value, clamped to [min, max].
  *   Rank 1 and rank n (p = 0, p = 100) return the exact min and max.
  *   p below 0 or above 100 is clamped; NaN gives NaN.  Its relative error

@@ -137,11 +137,23 @@ static bool storage_config(const dlg_plan *plan, const dlg_cell *cell, char *buf
     return true;
 }
 
+/* The shortest text that reads back as v (as the sinks write numbers):
+ * 0.1, as a swept value is written, not 0.10000000000000001, which a
+ * dashboard would group apart from it. */
+static void double_text(double v, char *buf, size_t len)
+{
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, len, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+}
+
 static void field_text(const dlg_field *f, char *buf, size_t len)
 {
     switch (f->type) {
     case DLG_FIELD_STRING: snprintf(buf, len, "%s", f->v.s ? f->v.s : ""); break;
-    case DLG_FIELD_DOUBLE: snprintf(buf, len, "%.17g", f->v.d); break;
+    case DLG_FIELD_DOUBLE: double_text(f->v.d, buf, len); break;
     case DLG_FIELD_INT: snprintf(buf, len, "%lld", (long long)f->v.i); break;
     case DLG_FIELD_UINT: snprintf(buf, len, "%llu", (unsigned long long)f->v.u); break;
     case DLG_FIELD_BOOL: snprintf(buf, len, "%s", f->v.b ? "true" : "false"); break;

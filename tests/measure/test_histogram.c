@@ -49,11 +49,14 @@ static int cmp_u64(const void *a, const void *b)
 
 static const double pcts[] = {0, 0.1, 1, 5, 10, 25, 33.3, 50, 66.7, 75, 90, 95, 99, 99.9, 99.99, 100};
 
+/* Exact nearest rank in integers: every p above has at most two decimals,
+ * so rank = ceil(p * 100 * n / 10000) (a float product would carry 99.9's
+ * rounding into the rank). */
 static uint64_t nearest_rank(const uint64_t *sorted, size_t n, double p)
 {
-    double r = ceil(p / 100.0 * (double)n);
-    size_t rank = r < 1 ? 1 : r > (double)n ? n : (size_t)r;
-    return sorted[rank - 1];
+    uint64_t hundredths = (uint64_t)llround(p * 100.0);
+    size_t rank = (size_t)((hundredths * n + 9999) / 10000);
+    return sorted[(rank < 1 ? 1 : rank > n ? n : rank) - 1];
 }
 
 static void check_distribution(gen_fn gen, uint64_t seed)
@@ -158,6 +161,32 @@ static void test_percentile_args(void **st)
     dlg_hist_free(h);
 }
 
+/* p / 100 * n is not a whole number in floating point for p = 99.9 and
+ * n = 1000 (999.0000000000001): the rank is still 999, not 1000, so one
+ * slow step in a thousand is p99.9's max, not its p99.9. */
+static void test_rank_decimal_percentiles(void **st)
+{
+    dlg_histogram *h = dlg_hist_new();
+    static const uint64_t counts[] = {1000, 2000, 10000, 20000};
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+        uint64_t n = counts[c], slow = n / 1000; /* exactly 0.1% slow steps */
+        dlg_hist_reset(h);
+        for (uint64_t i = 0; i < n; i++)
+            dlg_hist_record(h, i < n - slow ? 100 : 200);
+        if (dlg_hist_percentile(h, 99.9) != 100.0)
+            fail_msg("n=%llu: p99.9 %g, want 100 (rank %llu)", (unsigned long long)n,
+                     dlg_hist_percentile(h, 99.9), (unsigned long long)(n - slow));
+        assert_true(dlg_hist_percentile(h, 99.91) == 200.0); /* the next rank */
+        assert_true(dlg_hist_percentile(h, 100) == 200.0);
+    }
+    dlg_hist_reset(h); /* and at the bottom: p0.1 of 1000 is rank 1 */
+    for (uint64_t i = 1; i <= 1000; i++)
+        dlg_hist_record(h, i <= 2 ? i : 255);
+    assert_true(dlg_hist_percentile(h, 0.1) == 1.0);
+    assert_true(dlg_hist_percentile(h, 0.2) == 2.0);
+    dlg_hist_free(h);
+}
+
 static void test_merge(void **st)
 {
     dlg_histogram *all = dlg_hist_new(), *a = dlg_hist_new(), *b = dlg_hist_new(),
@@ -213,6 +242,7 @@ int main(void)
         cmocka_unit_test(test_constant),     cmocka_unit_test(test_small),
         cmocka_unit_test(test_huge),         cmocka_unit_test(test_fullrange),
         cmocka_unit_test(test_bucket_edges), cmocka_unit_test(test_percentile_args),
+        cmocka_unit_test(test_rank_decimal_percentiles),
         cmocka_unit_test(test_merge),        cmocka_unit_test(test_reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
