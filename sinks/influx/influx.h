@@ -16,13 +16,22 @@
 typedef enum influx_send {
     INFLUX_SENT = 0,    /* 2xx: InfluxDB has the points */
     INFLUX_RETRY = 1,   /* connection error, timeout, 5xx, 429: try again later */
-    INFLUX_REJECTED = 2, /* other 4xx: bad data or unknown database; never retried */
-    INFLUX_TOO_LARGE = 3 /* 413: the body exceeds the server's limit; send it in smaller parts */
+    INFLUX_REJECTED = 2, /* other 4xx: InfluxDB refuses these lines; never retried */
+    INFLUX_TOO_LARGE = 3, /* 413: the body exceeds the server's limit; send it in smaller parts */
+    INFLUX_DENIED = 4    /* 401/403/404: a wrong token, user, org, bucket or database, not bad
+                          * data: the points wait in the spool until the configuration is fixed */
 } influx_send;
 
 /* Retries wait backoff, then twice that, and so on, each wait at most a
  * minute: uncapped, retries = 20 from 500 ms would wait out 6 days. */
 #define INFLUX_BACKOFF_MAX_NS (60ull * 1000000000ull)
+
+/* *rc keeps the first error (a negative r) of several steps. */
+static inline void influx_keep_first(int *rc, int r)
+{
+    if (*rc == 0 && r < 0)
+        *rc = r;
+}
 
 /* The wait before retry k (0 = the first) from the first wait `backoff`. */
 static inline uint64_t influx_retry_wait_ns(uint64_t backoff, int k)
@@ -69,11 +78,14 @@ typedef struct influx_sink {
 
     /* HTTP failure handling */
     char *spool_dir, *spool_path, *rejected_path;
-    bool degraded; /* InfluxDB unreachable: new batches go to the spool */
+    bool v2;       /* the 2.x write API (org, bucket, token) */
+    bool degraded; /* InfluxDB unreachable or denying: new batches go to the spool */
+    const char *denied; /* the last failed request was denied (INFLUX_DENIED): what to fix; NULL when
+                         * InfluxDB was unreachable */
     uint64_t next_resend_ns;
-    bool warned_spool;
+    bool warned_spool, warned_denied; /* a warning was given, and whether for a denial */
     char last_reject[512];
-    char last_why[512]; /* why InfluxDB was last unreachable */
+    char last_why[512]; /* why InfluxDB was last unreachable or denying */
 
     lp_stats stats;
     size_t logged_drops;
@@ -95,6 +107,8 @@ const char *influx_http_url(const influx_http *c);
 /* POSTs body; on anything but INFLUX_SENT, why gets a one-line reason:
  * InfluxDB's own error text for INFLUX_REJECTED. */
 influx_send influx_http_post(influx_http *c, const char *body, size_t len, char *why, size_t whylen);
+/* The last answer's HTTP status (0: none, a connection error). */
+long influx_http_status(const influx_http *c);
 /* The last answer's Retry-After (429, 503) in ns; 0 when it had none. */
 uint64_t influx_http_retry_after_ns(const influx_http *c);
 /* The last rejection's error text from InfluxDB, whole ("" if none). */
@@ -120,19 +134,29 @@ int influx_spool_append(influx_sink *s, const char *body, size_t len);
 int influx_spool_reject(influx_sink *s, const char *body, size_t len);
 /* Sends the spool in batches.  Accepted batches are cut from the spool as
  * they go (the unsent tail is rewritten), so nothing is sent twice.
- * retry: use retries/backoff per batch (else one try).  Returns 0 when the
- * spool is empty now, 1 when InfluxDB is still unreachable (spool kept),
- * or -code (a batch was rejected, or the spool could not be rewritten). */
-int influx_spool_replay(influx_sink *s, bool retry, uint64_t deadline_ns);
+ * retry: use retries/backoff per batch (else one try).  *kept: InfluxDB is
+ * unreachable or denying (s->denied), so points stay spooled.  Returns 0,
+ * or -code (lines were rejected, or the spool could not be rewritten). */
+int influx_spool_replay(influx_sink *s, bool retry, uint64_t deadline_ns, bool *kept);
 /* How many points (lines) the spool holds now, not counting a sent prefix. */
 size_t influx_spool_points(const influx_sink *s);
 
-/* ---- delivery (influx_sink.c) ---- */
+/* ---- delivery (influx_deliver.c) ---- */
+/* What a delivery left to send: body[done..] and, ahead of it, keep. */
+typedef struct influx_left {
+    size_t done;      /* leading bytes of body dealt with: sent, rejected or copied to keep */
+    dlg_sbuf keep;    /* lines of body[0..done) still to send (caller frees) */
+    influx_send why;  /* INFLUX_SENT: nothing left; else INFLUX_RETRY or INFLUX_DENIED */
+} influx_left;
+
 /* One batch to InfluxDB with retries and backoff until deadline_ns; on a
  * 413 it goes in smaller parts (whole lines).  Rejected lines are saved and
- * reported here (returns -code once the rest is sent); otherwise returns
- * INFLUX_SENT or INFLUX_RETRY.  *done: how many leading bytes of body are
- * dealt with (sent or rejected); only the rest needs sending again. */
-int influx_deliver(influx_sink *s, const char *body, size_t len, bool retry, uint64_t deadline_ns, size_t *done);
+ * reported here: returns their -code (else 0).  What InfluxDB did not take
+ * for want of a connection or of the right credentials is in *left, for
+ * the spool. */
+int influx_deliver(influx_sink *s, const char *body, size_t len, bool retry, uint64_t deadline_ns,
+                   influx_left *left);
+/* Spools what a delivery left (keep, then body[done..len)). */
+int influx_spool_left(influx_sink *s, influx_left *left, const char *body, size_t len);
 
 #endif

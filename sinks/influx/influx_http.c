@@ -21,6 +21,7 @@ struct influx_http {
     dlg_sbuf err;         /* InfluxDB's error text, whole */
     char header_err[512]; /* X-Influxdb-Error */
     uint64_t retry_after_ns;
+    long status; /* of the last answer (0: none) */
 };
 
 static size_t on_body(char *p, size_t size, size_t n, void *ud)
@@ -251,6 +252,7 @@ influx_send influx_http_post(influx_http *c, const char *body, size_t len, char 
     c->header_err[0] = '\0';
     c->errbuf[0] = '\0';
     c->retry_after_ns = 0;
+    c->status = 0;
     curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
     CURLcode cc = curl_easy_perform(c->curl);
@@ -260,13 +262,21 @@ influx_send influx_http_post(influx_http *c, const char *body, size_t len, char 
     }
     long status = 0;
     curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
+    c->status = status;
     if (status >= 200 && status < 300)
         return INFLUX_SENT;
     error_text(c, status, why, whylen);
     if (status >= 500 || status == 429 || status == 408)
         return INFLUX_RETRY;
+    /* 1.x and 2.x both answer a bad token/user (401), a missing write
+     * right (403) or an unknown database, org or bucket (404) for the whole
+     * request: the configuration is wrong, not the points */
+    if (status == 401 || status == 403 || status == 404)
+        return INFLUX_DENIED;
     return status == 413 ? INFLUX_TOO_LARGE : INFLUX_REJECTED;
 }
+
+long influx_http_status(const influx_http *c) { return c->status; }
 
 uint64_t influx_http_retry_after_ns(const influx_http *c) { return c->retry_after_ns; }
 

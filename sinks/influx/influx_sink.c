@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "influx.h"
@@ -38,7 +37,8 @@ static const dlg_option influx_options[] = {
     {"flush_interval", DLG_OPT_DURATION, "1s", "0", "1h", NULL,
      "send waiting points once the oldest has waited this long (checked on each write)", 0},
     {"timeout", DLG_OPT_DURATION, "10s", "1ms", "10m", NULL, "limit for one HTTP request, connecting included", 0},
-    {"retries", DLG_OPT_INT, "3", "0", "20", NULL, "retries of a batch after a connection error, timeout or 5xx", 0},
+    {"retries", DLG_OPT_INT, "3", "0", "20", NULL,
+     "retries of a batch after a connection error, a timeout, 5xx, 429 or 408", 0},
     {"backoff", DLG_OPT_DURATION, "500ms", "0", "1m", NULL, "wait before the first retry; doubles each retry, up to 1m", 0},
     {"spool_dir", DLG_OPT_STRING, "results/spool", NULL, NULL, NULL,
      "where undeliverable points wait (NAME.lp) and rejected ones are kept (NAME.rejected.lp)", NS},
@@ -55,209 +55,42 @@ static const char *opt_str(const dlg_value *v)
     return v->set && v->text && *v->text ? v->text : NULL;
 }
 
-/* Sleeps wait_ns unless that passes the deadline or the user stops the
- * run.  Returns false when it did not wait. */
-static bool backoff_sleep(influx_sink *s, uint64_t wait_ns, uint64_t deadline_ns)
+/* How InfluxDB fails us now, for messages: "is unreachable (WHY)" or
+ * "refused the points (WHY): WHAT TO FIX". */
+static const char *failing(const influx_sink *s, char *buf, size_t n)
 {
-    uint64_t until = now_ns(s) + wait_ns;
-    if (until > deadline_ns)
-        return false;
-    for (uint64_t t; (t = now_ns(s)) < until;) {
-        if (s->h->stopping(s->h))
-            return false;
-        uint64_t left = until - t, slice = left < 100000000u ? left : 100000000u;
-        struct timespec ts = {(time_t)(slice / 1000000000u), (long)(slice % 1000000000u)};
-        nanosleep(&ts, NULL);
-    }
-    return true;
+    if (s->denied)
+        snprintf(buf, n, "refused the points (%s): %s", s->last_why, s->denied);
+    else
+        snprintf(buf, n, "is unreachable (%s)", s->last_why);
+    return buf;
 }
 
-static size_t count_lines(const char *p, size_t len)
-{
-    size_t n = 0;
-    for (const char *e = p + len; (p = memchr(p, '\n', (size_t)(e - p))); p++)
-        n++;
-    return n;
-}
-
-static void keep_first(int *rc, int r)
-{
-    if (*rc == 0 && r < 0)
-        *rc = r;
-}
-
-/* Saves refused lines and reports them once per distinct error.  partial:
- * InfluxDB stored some of these lines, which ones it does not say. */
-static int reject(influx_sink *s, const char *body, size_t len, const char *why, bool partial)
-{
-    int rc = influx_spool_reject(s, body, len);
-    if (rc != 0)
-        return rc;
-    size_t n = count_lines(body, len);
-    if (strcmp(why, s->last_reject) == 0)
-        return s->h->error(s->h, DLG_EINVAL, "InfluxDB at %s rejected %s%zu more points (same error); saved to %s",
-                           s->target, partial ? "some of " : "", n, s->rejected_path);
-    snprintf(s->last_reject, sizeof s->last_reject, "%s", why);
-    if (partial)
-        return s->h->error(s->h, DLG_EINVAL, "InfluxDB at %s stored only part of %zu points: %s; all %zu were "
-                           "saved to %s (sending them again is harmless: a point is stored once per series and "
-                           "time)", s->target, n, why, n, s->rejected_path);
-    return s->h->error(s->h, DLG_EINVAL, "InfluxDB at %s rejected %zu points: %s; they were saved to %s",
-                       s->target, n, why, s->rejected_path);
-}
-
-/* Whether InfluxDB's error text names line[0..n) as unparseable (1.x and
- * 2.x both write "unable to parse '<line>': <reason>"). */
-static bool named_unparseable(const char *err, const char *line, size_t n)
-{
-    static const char lead[] = "unable to parse '";
-    for (const char *p = err; (p = strstr(p, lead)); ) {
-        p += sizeof lead - 1;
-        if (strncmp(p, line, n) == 0 && strncmp(p + n, "': ", 3) == 0)
-            return true;
-    }
-    return false;
-}
-
-/* Sorts the lines of part into those InfluxDB named as unparseable and
- * the others.  Returns -DLG_ENOMEM or 0. */
-static int split_named(const char *err, const char *part, size_t n, dlg_sbuf *bad, dlg_sbuf *good)
-{
-    for (const char *p = part, *e = part + n; p < e;) {
-        const char *nl = memchr(p, '\n', (size_t)(e - p));
-        size_t len = nl ? (size_t)(nl - p) : (size_t)(e - p);
-        if (sbuf_add(named_unparseable(err, p, len) ? bad : good, p, nl ? len + 1 : len) != 0)
-            return -DLG_ENOMEM;
-        p += nl ? len + 1 : len;
-    }
-    return 0;
-}
-
-/* A rejection that names unparseable lines costs only those lines: the
- * others were stored (1.x "partial write") or, where InfluxDB refused the
- * whole request (2.x), are sent once more without them. */
-static int reject_part(influx_sink *s, const char *part, size_t n, const char *why)
-{
-    const char *err = influx_http_error(s->http);
-    dlg_sbuf bad = {0}, good = {0};
-    int rc = split_named(err, part, n, &bad, &good);
-    if (rc != 0 || bad.len == 0 || good.len == 0) {
-        bool partial = bad.len == 0 && strstr(err, "partial write"); /* e.g. a type conflict */
-        sbuf_free(&bad);
-        sbuf_free(&good);
-        return rc != 0 ? s->h->error(s->h, DLG_ENOMEM, "influx %s: out of memory", s->name)
-                       : reject(s, part, n, why, partial);
-    }
-    bool stored = strstr(err, "partial write") != NULL;
-    char why_rest[512];
-    rc = reject(s, bad.p, bad.len, why, false);
-    if (!stored && influx_http_post(s->http, good.p, good.len, why_rest, sizeof why_rest) != INFLUX_SENT)
-        keep_first(&rc, reject(s, good.p, good.len, why_rest, false));
-    sbuf_free(&bad);
-    sbuf_free(&good);
-    return rc;
-}
-
-/* Longest wait a Retry-After may impose on one retry. */
-#define RETRY_AFTER_MAX_NS (300ull * 1000000000ull)
-
-/* The wait before the next try: the backoff, or longer if InfluxDB asked
- * for it with Retry-After (429, 503). */
-static uint64_t next_wait(const influx_sink *s, uint64_t backoff)
-{
-    uint64_t ra = influx_http_retry_after_ns(s->http);
-    if (ra > RETRY_AFTER_MAX_NS)
-        ra = RETRY_AFTER_MAX_NS;
-    return ra > backoff ? ra : backoff;
-}
-
-/* One request, retried with backoff while InfluxDB is unreachable. */
-static influx_send post_retrying(influx_sink *s, const char *body, size_t len, bool retry, uint64_t deadline_ns,
-                                 char *why, size_t whylen)
-{
-    int tries = retry ? s->retries + 1 : 1;
-    for (int t = 1;; t++) {
-        influx_send r = influx_http_post(s->http, body, len, why, whylen);
-        if (r != INFLUX_RETRY)
-            return r;
-        s->h->log(s->h, DLG_LOG_DEBUG, "InfluxDB at %s: try %d of %d failed: %s", s->target, t, tries, why);
-        if (t >= tries || !backoff_sleep(s, next_wait(s, influx_retry_wait_ns(s->backoff_ns, t - 1)), deadline_ns)) {
-            snprintf(s->last_why, sizeof s->last_why, "%s", why);
-            return INFLUX_RETRY;
-        }
-    }
-}
-
-/* End of the longest run of whole lines from off within limit bytes; at
- * least one line. */
-static size_t cut_lines(const char *d, size_t off, size_t len, size_t limit)
-{
-    size_t end = off;
-    while (end < len) {
-        const char *nl = memchr(d + end, '\n', len - end);
-        size_t next = nl ? (size_t)(nl - d) + 1 : len;
-        if (end > off && next - off > limit)
-            break;
-        end = next;
-    }
-    return end;
-}
-
-/* A 413 for a part of more than one line: remember half its size as the
- * limit, so this and later batches go in parts InfluxDB takes. */
-static bool shrink_parts(influx_sink *s, const char *part, size_t n)
-{
-    const char *nl = memchr(part, '\n', n);
-    if (!nl || (size_t)(nl - part) + 1 >= n)
-        return false; /* a single line: nothing to split */
-    s->max_body = n / 2;
-    s->h->log(s->h, DLG_LOG_INFO, "InfluxDB at %s refused %zu bytes in one request (413, max-body-size); "
-              "sending at most %zu bytes per request", s->target, n, s->max_body);
-    return true;
-}
-
-int influx_deliver(influx_sink *s, const char *body, size_t len, bool retry, uint64_t deadline_ns, size_t *done)
-{
-    char why[512];
-    int rc = INFLUX_SENT;
-    size_t off = 0;
-    while (off < len) {
-        size_t end = cut_lines(body, off, len, s->max_body ? s->max_body : len);
-        influx_send r = post_retrying(s, body + off, end - off, retry, deadline_ns, why, sizeof why);
-        if (r == INFLUX_TOO_LARGE && shrink_parts(s, body + off, end - off))
-            continue;
-        if (r == INFLUX_RETRY) {
-            *done = off;
-            return INFLUX_RETRY;
-        }
-        if (r == INFLUX_REJECTED)
-            keep_first(&rc, reject_part(s, body + off, end - off, why));
-        else if (r != INFLUX_SENT)
-            keep_first(&rc, reject(s, body + off, end - off, why, false));
-        off = end;
-    }
-    *done = len;
-    return rc;
-}
-
-static void enter_degraded(influx_sink *s)
+/* Later batches go to the spool, not through retries.  spooled: the
+ * points are in the spool, which is worth a warning once per kind of
+ * failure (unreachable, denied); where they could not be spooled, the
+ * error that says so is enough. */
+static void enter_degraded(influx_sink *s, bool spooled)
 {
     s->degraded = true;
     s->next_resend_ns = now_ns(s) + RESEND_EVERY_NS;
-    if (s->warned_spool)
+    if (!spooled || (s->warned_spool && s->warned_denied == (s->denied != NULL)))
         return;
     s->warned_spool = true;
-    s->h->log(s->h, DLG_LOG_WARN, "InfluxDB at %s is unreachable (%s); points are spooled to %s and resent "
-              "every 10 s and at flush", s->target, s->last_why, s->spool_path);
+    s->warned_denied = s->denied != NULL;
+    char how[1024];
+    s->h->log(s->h, DLG_LOG_WARN, "InfluxDB at %s %s; points are spooled to %s and resent every 10 s and at flush",
+              s->target, failing(s, how, sizeof how), s->spool_path);
 }
 
 /* Sends the spool; leaves the degraded state once it is empty. */
 static int try_resend(influx_sink *s, bool retry, uint64_t deadline_ns)
 {
-    int r = influx_spool_replay(s, retry, deadline_ns);
-    if (r == 1) {
-        enter_degraded(s);
-        return 0;
+    bool kept = false;
+    int r = influx_spool_replay(s, retry, deadline_ns, &kept);
+    if (kept) {
+        enter_degraded(s, true);
+        return r;
     }
     if (s->degraded)
         s->h->log(s->h, DLG_LOG_INFO, "InfluxDB at %s is reachable again; spooled points were sent", s->target);
@@ -269,13 +102,17 @@ static int send_http(influx_sink *s, uint64_t deadline_ns)
 {
     if (s->degraded) /* keep the order: behind what is already spooled */
         return influx_spool_append(s, s->pending.p, s->pending.len);
-    size_t done = 0;
-    int r = influx_deliver(s, s->pending.p, s->pending.len, true, deadline_ns, &done);
-    if (r != INFLUX_RETRY)
-        return r < 0 ? r : 0;
-    int rc = influx_spool_append(s, s->pending.p + done, s->pending.len - done);
-    if (rc == 0)
-        enter_degraded(s);
+    influx_left left = {0};
+    int rc = influx_deliver(s, s->pending.p, s->pending.len, true, deadline_ns, &left);
+    if (left.why != INFLUX_SENT) {
+        int sr = influx_spool_left(s, &left, s->pending.p, s->pending.len);
+        /* even when the spool fails (a full disk): a retry sequence per
+         * batch would only slow the run down */
+        enter_degraded(s, sr == 0);
+        if (sr != 0)
+            rc = sr; /* points lost: that is the error to see */
+    }
+    sbuf_free(&left.keep);
     return rc;
 }
 
@@ -332,23 +169,26 @@ static int influx_write(void *state, const dlg_point *pts, size_t n)
         if (s->npending++ == 0)
             s->pending_since_ns = now_ns(s);
         if (s->npending >= s->batch)
-            keep_first(&rc, send_pending(s, UINT64_MAX));
+            influx_keep_first(&rc, send_pending(s, UINT64_MAX));
     }
     /* A file or a datagram costs nothing to send: write through. */
     if (!s->http || (s->npending && now_ns(s) - s->pending_since_ns >= s->flush_interval_ns))
-        keep_first(&rc, send_pending(s, UINT64_MAX));
+        influx_keep_first(&rc, send_pending(s, UINT64_MAX));
     if (s->degraded && now_ns(s) >= s->next_resend_ns)
-        keep_first(&rc, try_resend(s, false, UINT64_MAX));
+        influx_keep_first(&rc, try_resend(s, false, UINT64_MAX));
     return rc;
 }
 
-/* Nothing is lost, but not everything is delivered: -DLG_EAGAIN says so. */
+/* Nothing is lost, but not everything is delivered: -DLG_EAGAIN says so
+ * while InfluxDB is unreachable; a denial is an error (the configuration
+ * must be fixed), so the run exits non-zero. */
 static int still_spooled(influx_sink *s)
 {
     size_t n = influx_spool_points(s);
-    return s->h->error(s->h, DLG_EAGAIN, "InfluxDB at %s is still unreachable (%s); %zu point%s stay%s spooled "
-                       "in %s until `dlgauge flush` (or the next run) sends them", s->target, s->last_why, n,
-                       n == 1 ? "" : "s", n == 1 ? "s" : "", s->spool_path);
+    char how[1024];
+    return s->h->error(s->h, s->denied ? DLG_EINVAL : DLG_EAGAIN, "InfluxDB at %s %s; %zu point%s stay%s spooled "
+                       "in %s until `dlgauge flush` (or the next run) sends them", s->target,
+                       failing(s, how, sizeof how), n, n == 1 ? "" : "s", n == 1 ? "s" : "", s->spool_path);
 }
 
 static int influx_flush(void *state, uint64_t timeout_ns)
@@ -356,15 +196,16 @@ static int influx_flush(void *state, uint64_t timeout_ns)
     influx_sink *s = state;
     uint64_t deadline = timeout_ns ? now_ns(s) + timeout_ns : UINT64_MAX;
     int rc = send_pending(s, deadline);
+    char how[1024];
     if (s->degraded)
-        keep_first(&rc, try_resend(s, true, deadline));
+        influx_keep_first(&rc, try_resend(s, true, deadline));
     if (s->degraded && rc == 0)
         rc = still_spooled(s);
     else if (s->degraded)
-        s->h->log(s->h, DLG_LOG_WARN, "InfluxDB at %s is still unreachable (%s); points stay in %s until "
-                  "`dlgauge flush` (or the next run) sends them", s->target, s->last_why, s->spool_path);
+        s->h->log(s->h, DLG_LOG_WARN, "InfluxDB at %s %s; points stay in %s until `dlgauge flush` (or the next "
+                  "run) sends them", s->target, failing(s, how, sizeof how), s->spool_path);
     if (s->fd >= 0 && fsync(s->fd) != 0 && errno != EINVAL)
-        keep_first(&rc, s->h->error(s->h, DLG_EIO, "%s: fsync failed: %s", s->path, strerror(errno)));
+        influx_keep_first(&rc, s->h->error(s->h, DLG_EIO, "%s: fsync failed: %s", s->path, strerror(errno)));
     return rc;
 }
 
@@ -421,22 +262,17 @@ static int open_http(influx_sink *s, const dlg_value *o)
     int rc = influx_http_open(s->h, &conf, &v2, &s->http);
     if (rc != 0)
         return rc;
+    s->v2 = v2;
     s->lp_flags = v2 ? LP_UNSIGNED : 0;
     s->target = influx_http_url(s->http);
     const char *dir = opt_str(&o[OPT_SPOOL_DIR]) ? opt_str(&o[OPT_SPOOL_DIR]) : "results/spool";
     if (!(s->spool_dir = strdup(dir)) || !(s->spool_path = spool_file(dir, s->name, ".lp")) ||
         !(s->rejected_path = spool_file(dir, s->name, ".rejected.lp")))
         return s->h->error(s->h, DLG_ENOMEM, "influx %s: out of memory", s->name);
-    /* What a previous run could not send goes first; if it cannot, the one
-     * warning below says so (not enter_degraded's as well). */
-    s->warned_spool = true;
+    /* What a previous run could not send goes first; where it cannot,
+     * enter_degraded warns and new points are spooled after it. */
     uint64_t budget = s->timeout_ns * (uint64_t)(s->retries + 1) + influx_retry_waits_ns(s->backoff_ns, s->retries);
-    rc = try_resend(s, true, now_ns(s) + budget);
-    if (rc == 0 && s->degraded)
-        s->h->log(s->h, DLG_LOG_WARN, "%s: kept; InfluxDB at %s is unreachable (%s); new points are spooled "
-                  "after it", s->spool_path, s->target, s->last_why);
-    s->warned_spool = s->degraded;
-    return rc;
+    return try_resend(s, true, now_ns(s) + budget);
 }
 
 static int open_transport(influx_sink *s, const dlg_value *o)

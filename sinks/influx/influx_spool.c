@@ -107,6 +107,16 @@ int influx_spool_append(influx_sink *s, const char *body, size_t len)
     return 0;
 }
 
+int influx_spool_left(influx_sink *s, influx_left *left, const char *body, size_t len)
+{
+    if (left->keep.len == 0)
+        return influx_spool_append(s, body + left->done, len - left->done);
+    if (sbuf_add(&left->keep, body + left->done, len - left->done) != 0)
+        return s->h->error(s->h, DLG_ENOMEM, "%s: out of memory spooling points that InfluxDB at %s did not "
+                           "take; those points are lost", s->spool_path, s->target);
+    return influx_spool_append(s, left->keep.p, left->keep.len);
+}
+
 int influx_spool_reject(influx_sink *s, const char *body, size_t len)
 {
     int e = append_to(s, s->rejected_path, body, len, false);
@@ -149,17 +159,21 @@ static void write_sent_offset(const influx_sink *s, size_t off)
     close(fd);
 }
 
-/* The spool becomes data[off..len). */
-static int rewrite_tail(influx_sink *s, const char *data, size_t off, size_t len, bool changed)
+/* The spool becomes keep, then data[off..len). */
+static int rewrite_tail(influx_sink *s, const dlg_sbuf *keep, const char *data, size_t off, size_t len,
+                        bool changed)
 {
     char path[4096];
     sent_path(s, path, sizeof path);
     /* gone for good before the spool changes (see the top of this file) */
     if (unlink(path) == 0)
         sink_fsync_dir(path);
-    if (off == 0 && !changed)
+    if (off == 0 && !changed && keep->len == 0)
         return 0;
-    if (off == len) {
+    if (off == len && keep->len == 0) {
+        /* Not fsynced: should a crash bring the old length back, the spool
+         * is resent, which stores nothing twice (same series and times),
+         * and the next append's fsync makes the truncation durable anyway. */
         if (truncate(s->spool_path, 0) != 0)
             return s->h->error(s->h, DLG_EIO, "%s: cannot truncate the replayed spool: %s", s->spool_path,
                                strerror(errno));
@@ -168,7 +182,9 @@ static int rewrite_tail(influx_sink *s, const char *data, size_t off, size_t len
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", s->spool_path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    int e = fd < 0 ? errno : sink_write_all(fd, data + off, len - off);
+    int e = fd < 0 ? errno : sink_write_all(fd, keep->p ? keep->p : "", keep->len);
+    if (!e)
+        e = sink_write_all(fd, data + off, len - off);
     if (fd >= 0 && !e && fsync(fd) != 0)
         e = errno;
     if (fd >= 0)
@@ -221,7 +237,7 @@ size_t influx_spool_points(const influx_sink *s)
     return n;
 }
 
-int influx_spool_replay(influx_sink *s, bool retry, uint64_t deadline_ns)
+int influx_spool_replay(influx_sink *s, bool retry, uint64_t deadline_ns, bool *kept)
 {
     char *data = NULL;
     size_t len = 0;
@@ -237,28 +253,23 @@ int influx_spool_replay(influx_sink *s, bool retry, uint64_t deadline_ns)
     bool cut = whole < len;
     len = whole;
     int rc = 0;
-    bool unreachable = false;
+    influx_left left = {0}; /* keep stays empty until the last batch */
     while (off < len) {
-        size_t end = chunk_end(data, off, len, s->batch), done = 0;
-        int r = influx_deliver(s, data + off, end - off, retry, deadline_ns, &done);
-        off += done;
-        if (r == INFLUX_RETRY) {
-            unreachable = true;
+        size_t end = chunk_end(data, off, len, s->batch);
+        /* rejected lines are saved to .rejected.lp and reported: go on */
+        influx_keep_first(&rc, influx_deliver(s, data + off, end - off, retry, deadline_ns, &left));
+        off += left.done;
+        if (left.why != INFLUX_SENT)
             break;
-        }
-        if (r < 0 && rc == 0)
-            rc = r; /* rejected: saved to .rejected.lp and reported; go on */
         if (off < len)
             write_sent_offset(s, off);
     }
-    if (off > start)
+    *kept = left.why != INFLUX_SENT;
+    if (off - left.keep.len > start)
         s->h->log(s->h, DLG_LOG_INFO, "%s: resent %zu bytes of spooled points to %s", s->spool_path,
-                  off - start, s->target);
-    int wrc = rewrite_tail(s, data, off, len, cut);
+                  off - left.keep.len - start, s->target);
+    int wrc = rewrite_tail(s, &left.keep, data, off, len, cut);
+    sbuf_free(&left.keep);
     free(data);
-    if (wrc != 0)
-        return wrc;
-    if (rc != 0)
-        return rc;
-    return unreachable ? 1 : 0;
+    return wrc != 0 ? wrc : rc;
 }

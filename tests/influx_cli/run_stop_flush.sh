@@ -6,7 +6,10 @@
 #  3. the server comes back; `dlgauge flush` replays the spool;
 #  4. every result is in InfluxDB exactly once (the server's own write
 #     counter, which repeated writes would inflate even though InfluxDB
-#     would silently merge duplicate points).
+#     would silently merge duplicate points);
+#  5. a run into a database that does not exist (404) exits 1 with an error
+#     naming the URL, the status and what to fix; its points stay spooled,
+#     and `dlgauge flush` delivers them once the database exists.
 set -euo pipefail
 dlgauge=$1 server=$2
 bash "$server" available || { echo "SKIP: influxd not installed"; exit 77; }
@@ -105,3 +108,32 @@ b = sorted((round(float(r["throughput"]), 6), int(r["steps"])) for r in rows)
 assert a == b, (a, b)
 print("ok: throughput and steps identical in InfluxDB and CSV")' "$work/results.csv"
 echo "ok: 2 live + 3 spooled-and-flushed results, each exactly once"
+
+# 5. a database that does not exist yet: not a rejection of the points
+cat > "$work/404.ini" <<INI
+[global]
+run_id = flush-404
+[sink influx]
+url       = $url/write?db=later
+spool_dir = $work/spool404
+retries   = 0
+timeout   = 1s
+progress  = false
+[job j]
+workload   = sleep
+sleep      = 1ms
+iterations = 3
+INI
+rc=0; "$dlgauge" -q run "$work/404.ini" > "$work/404.out" 2> "$work/404.err" || rc=$?
+[ $rc -eq 1 ] || { echo "FAIL: a run into a missing database exited $rc, expected 1"; cat "$work/404.err"; exit 1; }
+spooled=$(wc -l < "$work/spool404/influx.lp")
+grep "InfluxDB at $url/write?db=later"  "$work/404.err" | grep "HTTP 404: database not found" |
+  grep "CREATE DATABASE" | grep -q "$spooled points stay spooled in $work/spool404/influx.lp" ||
+  { echo "FAIL: no error line naming the URL, the 404 and what to do:"; cat "$work/404.err"; exit 1; }
+[ ! -e "$work/spool404/influx.rejected.lp" ] || { echo "FAIL: a missing database rejected the points"; exit 1; }
+curl -sf -XPOST "$url/query" --data-urlencode "q=CREATE DATABASE later" >/dev/null
+"$dlgauge" -q flush "$work/404.ini" || { echo "FAIL: flush after CREATE DATABASE failed"; exit 1; }
+n=$(curl -sf --get "$url/query" --data-urlencode "db=later" --data-urlencode "q=SELECT count(throughput) FROM dlgauge_result" |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["results"][0]["series"][0]["values"][0][1])')
+[ "$n" -eq 1 ] || { echo "FAIL: expected the run's 1 result in the new database, found $n"; exit 1; }
+echo "ok: a missing database kept $spooled points in the spool; flush delivered them"

@@ -3,9 +3,10 @@
 influxd 1.x cannot be made to answer (429/503 with Retry-After) and to see
 the requests a 2.x client sends.
 
-  fake_influx.py DIR STATUS[:RETRY_AFTER]...
+  fake_influx.py DIR STATUS[:RETRY_AFTER[:MESSAGE]]...
 
-Answers the n-th request with the n-th status (then 204), writes the port
+Answers the n-th request with the n-th status (then 204), with MESSAGE as
+2.x words it ({"code": ..., "message": MESSAGE}) when given, writes the port
 to DIR/port and one JSON line per request to DIR/requests.jsonl (arrival
 time, path, headers, body).  Bound to 127.0.0.1; stopped by PID."""
 import http.server, json, os, sys, time
@@ -20,11 +21,14 @@ class H(http.server.BaseHTTPRequestHandler):
             f.write(json.dumps({"t": time.monotonic(), "path": self.path, "headers": dict(self.headers),
                                 "body": body.decode("utf-8", "replace")}) + "\n")
         step = script.pop(0) if script else "204"
-        status, _, retry_after = step.partition(":")
+        status, _, rest = step.partition(":")
+        retry_after, _, message = rest.partition(":")
         self.send_response(int(status))
         if retry_after:
             self.send_header("Retry-After", retry_after)
-        msg = b"" if status == "204" else b'{"error":"scripted"}'
+        code = {"401": "unauthorized", "404": "not found"}.get(status, "invalid")
+        msg = (b"" if status == "204" else json.dumps({"code": code, "message": message}).encode() if message
+               else b'{"error":"scripted"}')
         self.send_header("Content-Length", str(len(msg)))
         self.end_headers()
         self.wfile.write(msg)

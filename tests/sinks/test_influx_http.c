@@ -244,6 +244,25 @@ static void check_seq(const server *s, const char *meas, int from, int n)
     json_object_put(root);
 }
 
+/* path holds exactly want. */
+static void assert_file(const char *path, const char *want)
+{
+    char *text = st_slurp(path, NULL);
+    assert_non_null(text);
+    assert_string_equal(text, want);
+    free(text);
+}
+
+/* The spool file exists and is empty (sent whole). */
+static void assert_emptied(const char *path)
+{
+    size_t len = 99;
+    char *text = st_slurp(path, &len);
+    assert_non_null(text);
+    assert_int_equal(len, 0);
+    free(text);
+}
+
 static void test_outage_spools_and_replays_once(void **state)
 {
     server *s = *state;
@@ -312,30 +331,61 @@ static void test_replay_resumes_after_accepted_batches(void **state)
     free(sent);
 }
 
-static void test_rejections_reported_once_not_retried(void **state)
+/* A database that does not exist (404) is a configuration error, not bad
+ * data: the points are not retried within the run, the flush fails with
+ * one line naming the URL, InfluxDB's words and what to fix, and the
+ * points wait in the spool (not the rejected file) until the database
+ * exists; then the next open delivers them. */
+static void test_unknown_db_kept_for_flush(void **state)
 {
     server *s = *state;
     mock_host m;
     mock_host_init(&m);
     const dlg_sink_ops *ops;
     int64_t w0 = httpd_stat(s, "writeReq");
-    void *st = open_sink(s, &m, "nosuchdb", "spool4", NULL, NULL, &ops, 0);
-    write_seq(ops, st, "lost", 0, 2);
+    void *st = open_sink(s, &m, "laterdb", "spool4", "retries=2", NULL, &ops, 0);
+    write_seq(ops, st, "kept", 0, 2);
     assert_int_equal(ops->flush(st, 5000000000u), -DLG_EINVAL);
     ops->close(st);
-    assert_int_equal(httpd_stat(s, "writeReq") - w0, 1); /* not retried */
+    /* the batch once, the spool once at flush and once at close: no retries */
+    assert_int_equal(httpd_stat(s, "writeReq") - w0, 3);
     assert_int_equal(m.errors, 1);
-    assert_non_null(strstr(m.last_error, "database not found"));
-    assert_non_null(strstr(m.last_error, "HTTP 404"));
-    char *rej = st_join(s->dir, "spool4/influx.rejected.lp"), *text = st_slurp(rej, NULL);
-    assert_non_null(text);
-    assert_string_equal(text, "lost v=0i 1000\nlost v=1i 1001\n");
-    free(text);
-    free(rej);
+    char url[128];
+    snprintf(url, sizeof url, "InfluxDB at http://127.0.0.1:%d/write?db=laterdb", s->port);
+    assert_non_null(strstr(m.last_error, url));
+    assert_non_null(strstr(m.last_error, "HTTP 404: database not found"));
+    assert_non_null(strstr(m.last_error, "CREATE DATABASE"));
+    char *spool = st_join(s->dir, "spool4/influx.lp"), *rej = st_join(s->dir, "spool4/influx.rejected.lp");
+    assert_non_null(strstr(m.last_error, "2 points stay spooled in "));
+    assert_non_null(strstr(m.last_error, spool));
+    assert_int_equal(access(rej, F_OK), -1);
+    assert_file(spool, "kept v=0i 1000\nkept v=1i 1001\n");
 
+    influxql(s, "CREATE DATABASE laterdb");
+    mock_host_init(&m);
+    st = open_sink(s, &m, "laterdb", "spool4", NULL, NULL, &ops, 0); /* replays */
+    assert_int_equal(ops->flush(st, 5000000000u), 0);
+    ops->close(st);
+    assert_int_equal(m.errors, 0);
+    json_object *cols = NULL, *root = NULL;
+    json_object *rows = select_rows(s, "laterdb", "SELECT v FROM kept", &cols, &root);
+    assert_non_null(rows);
+    assert_int_equal(json_object_array_length(rows), 2);
+    json_object_put(root);
+    assert_emptied(spool);
+    free(spool);
+    free(rej);
+}
+
+static void test_rejections_reported_once_not_retried(void **state)
+{
+    server *s = *state;
+    mock_host m;
+    const dlg_sink_ops *ops;
     /* 400: a field whose type conflicts with what the database holds */
     mock_host_init(&m);
-    st = open_sink(s, &m, "dlgtest", "spool4", NULL, NULL, &ops, 0);
+    int64_t w0 = httpd_stat(s, "writeReq");
+    void *st = open_sink(s, &m, "dlgtest", "spool4b", NULL, NULL, &ops, 0);
     dlg_field f1 = {"x", DLG_FIELD_DOUBLE, {.d = 1.5}}, f2 = {"x", DLG_FIELD_STRING, {.s = "text"}};
     dlg_point p1 = {"conflict", NULL, 0, &f1, 1, 1}, p2 = {"conflict", NULL, 0, &f2, 1, 2};
     assert_int_equal(ops->write(st, &p1, 1), 0);
@@ -343,9 +393,13 @@ static void test_rejections_reported_once_not_retried(void **state)
     assert_int_equal(ops->write(st, &p2, 1), 0);
     assert_int_equal(ops->flush(st, 5000000000u), -DLG_EINVAL);
     ops->close(st);
+    assert_int_equal(httpd_stat(s, "writeReq") - w0, 2); /* not retried */
     assert_int_equal(m.errors, 1);
     assert_non_null(strstr(m.last_error, "HTTP 400"));
     assert_non_null(strstr(m.last_error, "field type conflict"));
+    char *rej = st_join(s->dir, "spool4b/influx.rejected.lp");
+    assert_file(rej, "conflict x=\"text\" 2\n");
+    free(rej);
 }
 
 
@@ -630,6 +684,126 @@ static void test_v2_request(void **state)
     fake_stop(&fk);
 }
 
+/* The fake got n requests, request i (from 0) with this body. */
+static void assert_request(const fake *fk, size_t n, size_t i, const char *body)
+{
+    size_t got;
+    json_object *all = fake_requests(fk, &got);
+    assert_int_equal(got, n);
+    assert_string_equal(json_object_get_string(json_object_object_get(json_object_array_get_idx(all, i), "body")),
+                        body);
+    json_object_put(all);
+}
+
+/* A v2 sink on the fake with a NULL-ended script; spool under the fake's dir. */
+static void *open_v2(const fake *fk, mock_host *m, const dlg_sink_ops **ops, int want)
+{
+    char url[128], sd[4200];
+    snprintf(url, sizeof url, "url=http://127.0.0.1:%d", fk->port);
+    snprintf(sd, sizeof sd, "spool_dir=%s/spool", fk->dir);
+    const char *ov[] = {url, sd, "org=o", "bucket=b", "token=t", "retries=0", NULL};
+    void *st = NULL;
+    assert_int_equal(st_open_sink(m, "influx.so", "influx", ov, ops, &st), want);
+    return st;
+}
+
+/* 2.x answering 401 (a wrong token): one error naming the URL, InfluxDB's
+ * words and the token; the point stays in the spool and the next open,
+ * once the token works, delivers it. */
+static void test_v2_401_kept_for_flush(void **state)
+{
+    server *s = *state;
+    fake fk;
+    static const char *const steps[] = {"401::unauthorized access", "401::unauthorized access",
+                                        "401::unauthorized access", NULL};
+    fake_start(&fk, s->dir, "fake401", steps);
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    void *st = open_v2(&fk, &m, &ops, 0);
+    write_seq(ops, st, "tok", 0, 1);
+    assert_int_equal(ops->flush(st, 5000000000u), -DLG_EINVAL);
+    ops->close(st);
+    assert_int_equal(m.errors, 1);
+    assert_true(m.warnings >= 1);
+    assert_non_null(strstr(m.last_error, "/api/v2/write?org=o&bucket=b&precision=ns refused the points"));
+    assert_non_null(strstr(m.last_error, "HTTP 401: unauthorized access"));
+    assert_non_null(strstr(m.last_error, "check token"));
+    assert_non_null(strstr(m.last_error, "1 point stays spooled"));
+    char *spool = st_join(fk.dir, "spool/influx.lp"), *rej = st_join(fk.dir, "spool/influx.rejected.lp");
+    assert_file(spool, "tok v=0i 1000\n");
+    assert_int_equal(access(rej, F_OK), -1);
+
+    mock_host_init(&m);
+    st = open_v2(&fk, &m, &ops, 0); /* the fake now answers 204 */
+    ops->close(st);
+    assert_int_equal(m.errors, 0);
+    assert_request(&fk, 4, 3, "tok v=0i 1000\n");
+    assert_emptied(spool);
+    free(spool);
+    free(rej);
+    fake_stop(&fk);
+}
+
+/* 2.x refuses a whole request for one bad line (400 naming it); the good
+ * lines, sent again without it, meet a 503: they stay in the spool (and
+ * are delivered by the next resend), only the bad line is rejected. */
+static void test_v2_partial_then_503_keeps_good(void **state)
+{
+    server *s = *state;
+    fake fk;
+    static const char *const steps[] = {"400::unable to parse 'half v=1i 1001': scripted", "503", NULL};
+    fake_start(&fk, s->dir, "fake400", steps);
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    void *st = open_v2(&fk, &m, &ops, 0);
+    write_seq(ops, st, "half", 0, 3);
+    /* the batch (400), the good lines (503), the spool at flush (204) */
+    assert_int_equal(ops->flush(st, 5000000000u), -DLG_EINVAL);
+    char *spool = st_join(fk.dir, "spool/influx.lp"), *rej = st_join(fk.dir, "spool/influx.rejected.lp");
+    assert_emptied(spool);
+    ops->close(st);
+    assert_int_equal(m.errors, 1);
+    assert_non_null(strstr(m.last_error, "rejected 1 points"));
+    assert_file(rej, "half v=1i 1001\n");
+    assert_request(&fk, 3, 2, "half v=0i 1000\nhalf v=2i 1002\n");
+    free(spool);
+    free(rej);
+    fake_stop(&fk);
+}
+
+/* InfluxDB unreachable and the spool unwritable (as on a full disk): each
+ * batch's points are reported lost, but only the first batch goes through
+ * the retries; later ones do not slow the run down with theirs. */
+static void test_spool_failure_no_retry_per_batch(void **state)
+{
+    server *s = *state;
+    fake fk;
+    static const char *const steps[] = {"503", "503", "503", "503", "503", "503", "503", "503", NULL};
+    fake_start(&fk, s->dir, "fakefull", steps);
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    char url[128], sd[4200];
+    snprintf(url, sizeof url, "url=http://127.0.0.1:%d/write?db=x", fk.port);
+    snprintf(sd, sizeof sd, "spool_dir=%s/spool", fk.dir);
+    const char *ov[] = {url, sd, "backoff=10ms", "retries=1", "batch=1", NULL};
+    void *st = NULL;
+    assert_int_equal(st_open_sink(&m, "influx.so", "influx", ov, &ops, &st), 0);
+    st_fsize_limit(1); /* the spool's appends fail (EFBIG), as on a full disk */
+    for (int i = 0; i < 3; i++) {
+        dlg_field fl = {"v", DLG_FIELD_INT, {.i = i}};
+        dlg_point p = {"full", NULL, 0, &fl, 1, 1000 + i};
+        assert_int_equal(ops->write(st, &p, 1), -DLG_EIO);
+        assert_non_null(strstr(m.last_error, "those points are lost"));
+    }
+    ops->close(st);
+    st_fsize_unlimit();
+    assert_request(&fk, 2, 1, "full v=0i 1000\n"); /* the first batch and its one retry */
+    fake_stop(&fk);
+}
+
 /* 400 naming an unparseable line (1.x "partial write"): only that line is
  * rejected, the others are stored and not saved as rejected. */
 static void replay_bad_line(const server *s, const char *spool_name, const char *meas)
@@ -681,6 +855,7 @@ int main(void)
         cmocka_unit_test(test_write_and_query),
         cmocka_unit_test(test_outage_spools_and_replays_once),
         cmocka_unit_test(test_replay_resumes_after_accepted_batches),
+        cmocka_unit_test(test_unknown_db_kept_for_flush),
         cmocka_unit_test(test_rejections_reported_once_not_retried),
         cmocka_unit_test(test_nasty_tags_read_back),
         cmocka_unit_test(test_413_splits_batch),
@@ -690,6 +865,9 @@ int main(void)
         cmocka_unit_test(test_retry_after_honoured),
         cmocka_unit_test(test_v2_request),
         cmocka_unit_test(test_400_rejects_only_bad_lines),
+        cmocka_unit_test(test_v2_401_kept_for_flush),
+        cmocka_unit_test(test_v2_partial_then_503_keeps_good),
+        cmocka_unit_test(test_spool_failure_no_retry_per_batch),
     };
     int rc = cmocka_run_group_tests(tests, group_setup, group_teardown);
     curl_global_cleanup();

@@ -1,0 +1,234 @@
+/* Delivery of line protocol to InfluxDB over HTTP: one batch with retries
+ * and backoff, in smaller parts after a 413; lines InfluxDB refuses are
+ * saved and reported, and what it could not take now (unreachable, or
+ * denying the credentials or database) is handed back for the spool. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "influx.h"
+
+static uint64_t now_ns(const influx_sink *s) { return s->h->now_ns(s->h); }
+
+/* Sleeps wait_ns unless that passes the deadline or the user stops the
+ * run.  Returns false when it did not wait. */
+static bool backoff_sleep(influx_sink *s, uint64_t wait_ns, uint64_t deadline_ns)
+{
+    uint64_t until = now_ns(s) + wait_ns;
+    if (until > deadline_ns)
+        return false;
+    for (uint64_t t; (t = now_ns(s)) < until;) {
+        if (s->h->stopping(s->h))
+            return false;
+        uint64_t left = until - t, slice = left < 100000000u ? left : 100000000u;
+        struct timespec ts = {(time_t)(slice / 1000000000u), (long)(slice % 1000000000u)};
+        nanosleep(&ts, NULL);
+    }
+    return true;
+}
+
+static size_t count_lines(const char *p, size_t len)
+{
+    size_t n = 0;
+    for (const char *e = p + len; (p = memchr(p, '\n', (size_t)(e - p))); p++)
+        n++;
+    return n;
+}
+
+/* Longest wait a Retry-After may impose on one retry. */
+#define RETRY_AFTER_MAX_NS (300ull * 1000000000ull)
+
+/* The wait before the next try: the backoff, or longer if InfluxDB asked
+ * for it with Retry-After (429, 503). */
+static uint64_t next_wait(const influx_sink *s, uint64_t backoff)
+{
+    uint64_t ra = influx_http_retry_after_ns(s->http);
+    if (ra > RETRY_AFTER_MAX_NS)
+        ra = RETRY_AFTER_MAX_NS;
+    return ra > backoff ? ra : backoff;
+}
+
+/* What to fix after a 401, 403 or 404 (InfluxDB's own text says which
+ * name it did not find or which user it refused). */
+static const char *denied_hint(const influx_sink *s, long status)
+{
+    if (s->v2)
+        return status == 404 ? "check org and bucket: both must exist"
+                             : "check token: it must be valid and allowed to write to the bucket";
+    if (status == 404)
+        return "check db= in url: the database must exist (CREATE DATABASE)";
+    return status == 403 ? "check user: it needs WRITE on the database" : "check user and password";
+}
+
+/* Why the points were not delivered, for the warning and the final error. */
+static void note_unsent(influx_sink *s, influx_send r, const char *why)
+{
+    s->denied = r == INFLUX_DENIED ? denied_hint(s, influx_http_status(s->http)) : NULL;
+    snprintf(s->last_why, sizeof s->last_why, "%s", why);
+}
+
+/* One request, retried with backoff while InfluxDB is unreachable.  A
+ * denial is not retried: the same credentials get the same answer. */
+static influx_send post_retrying(influx_sink *s, const char *body, size_t len, bool retry, uint64_t deadline_ns,
+                                 char *why, size_t whylen)
+{
+    int tries = retry ? s->retries + 1 : 1;
+    for (int t = 1;; t++) {
+        influx_send r = influx_http_post(s->http, body, len, why, whylen);
+        if (r == INFLUX_DENIED)
+            note_unsent(s, r, why);
+        if (r != INFLUX_RETRY)
+            return r;
+        s->h->log(s->h, DLG_LOG_DEBUG, "InfluxDB at %s: try %d of %d failed: %s", s->target, t, tries, why);
+        if (t >= tries || !backoff_sleep(s, next_wait(s, influx_retry_wait_ns(s->backoff_ns, t - 1)), deadline_ns)) {
+            note_unsent(s, r, why);
+            return INFLUX_RETRY;
+        }
+    }
+}
+
+/* Saves refused lines and reports them once per distinct error.  partial:
+ * InfluxDB stored some of these lines, which ones it does not say. */
+static int reject(influx_sink *s, const char *body, size_t len, const char *why, bool partial)
+{
+    int rc = influx_spool_reject(s, body, len);
+    if (rc != 0)
+        return rc;
+    size_t n = count_lines(body, len);
+    if (strcmp(why, s->last_reject) == 0)
+        return s->h->error(s->h, DLG_EINVAL, "InfluxDB at %s rejected %s%zu more points (same error); saved to %s",
+                           s->target, partial ? "some of " : "", n, s->rejected_path);
+    snprintf(s->last_reject, sizeof s->last_reject, "%s", why);
+    if (partial)
+        return s->h->error(s->h, DLG_EINVAL, "InfluxDB at %s stored only part of %zu points: %s; all %zu were "
+                           "saved to %s (sending them again is harmless: a point is stored once per series and "
+                           "time)", s->target, n, why, n, s->rejected_path);
+    return s->h->error(s->h, DLG_EINVAL, "InfluxDB at %s rejected %zu points: %s; they were saved to %s",
+                       s->target, n, why, s->rejected_path);
+}
+
+/* Whether InfluxDB's error text names line[0..n) as unparseable (1.x and
+ * 2.x both write "unable to parse '<line>': <reason>"). */
+static bool named_unparseable(const char *err, const char *line, size_t n)
+{
+    static const char lead[] = "unable to parse '";
+    for (const char *p = err; (p = strstr(p, lead)); ) {
+        p += sizeof lead - 1;
+        if (strncmp(p, line, n) == 0 && strncmp(p + n, "': ", 3) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Sorts the lines of part into those InfluxDB named as unparseable and
+ * the others.  Returns -DLG_ENOMEM or 0. */
+static int split_named(const char *err, const char *part, size_t n, dlg_sbuf *bad, dlg_sbuf *good)
+{
+    for (const char *p = part, *e = part + n; p < e;) {
+        const char *nl = memchr(p, '\n', (size_t)(e - p));
+        size_t len = nl ? (size_t)(nl - p) : (size_t)(e - p);
+        if (sbuf_add(named_unparseable(err, p, len) ? bad : good, p, nl ? len + 1 : len) != 0)
+            return -DLG_ENOMEM;
+        p += nl ? len + 1 : len;
+    }
+    return 0;
+}
+
+/* The lines of a refused request that InfluxDB did not name as bad, sent
+ * once more.  Where InfluxDB is unreachable or denying now they are good
+ * all the same: they go back to the caller for the spool, not to the
+ * rejected file. */
+static int resend_good(influx_sink *s, const dlg_sbuf *good, bool retry, uint64_t deadline_ns, influx_left *left)
+{
+    char why[512];
+    influx_send r = post_retrying(s, good->p, good->len, retry, deadline_ns, why, sizeof why);
+    if (r == INFLUX_SENT)
+        return 0;
+    if (r != INFLUX_RETRY && r != INFLUX_DENIED)
+        return reject(s, good->p, good->len, why, false);
+    left->why = r;
+    if (sbuf_add(&left->keep, good->p, good->len) != 0)
+        return s->h->error(s->h, DLG_ENOMEM, "influx %s: out of memory", s->name);
+    return 0;
+}
+
+/* A rejection that names unparseable lines costs only those lines: the
+ * others were stored (1.x "partial write") or, where InfluxDB refused the
+ * whole request (2.x), are sent once more without them. */
+static int reject_part(influx_sink *s, const char *part, size_t n, const char *why, bool retry,
+                       uint64_t deadline_ns, influx_left *left)
+{
+    const char *err = influx_http_error(s->http);
+    dlg_sbuf bad = {0}, good = {0};
+    int rc = split_named(err, part, n, &bad, &good);
+    if (rc != 0 || bad.len == 0 || good.len == 0) {
+        bool partial = bad.len == 0 && strstr(err, "partial write"); /* e.g. a type conflict */
+        sbuf_free(&bad);
+        sbuf_free(&good);
+        return rc != 0 ? s->h->error(s->h, DLG_ENOMEM, "influx %s: out of memory", s->name)
+                       : reject(s, part, n, why, partial);
+    }
+    bool stored = strstr(err, "partial write") != NULL;
+    rc = reject(s, bad.p, bad.len, why, false);
+    if (!stored)
+        influx_keep_first(&rc, resend_good(s, &good, retry, deadline_ns, left));
+    sbuf_free(&bad);
+    sbuf_free(&good);
+    return rc;
+}
+
+/* End of the longest run of whole lines from off within limit bytes; at
+ * least one line. */
+static size_t cut_lines(const char *d, size_t off, size_t len, size_t limit)
+{
+    size_t end = off;
+    while (end < len) {
+        const char *nl = memchr(d + end, '\n', len - end);
+        size_t next = nl ? (size_t)(nl - d) + 1 : len;
+        if (end > off && next - off > limit)
+            break;
+        end = next;
+    }
+    return end;
+}
+
+/* A 413 for a part of more than one line: remember half its size as the
+ * limit, so this and later batches go in parts InfluxDB takes. */
+static bool shrink_parts(influx_sink *s, const char *part, size_t n)
+{
+    const char *nl = memchr(part, '\n', n);
+    if (!nl || (size_t)(nl - part) + 1 >= n)
+        return false; /* a single line: nothing to split */
+    s->max_body = n / 2;
+    s->h->log(s->h, DLG_LOG_INFO, "InfluxDB at %s refused %zu bytes in one request (413, max-body-size); "
+              "sending at most %zu bytes per request", s->target, n, s->max_body);
+    return true;
+}
+
+int influx_deliver(influx_sink *s, const char *body, size_t len, bool retry, uint64_t deadline_ns,
+                   influx_left *left)
+{
+    char why[512];
+    int rc = 0;
+    size_t off = 0;
+    left->why = INFLUX_SENT;
+    while (off < len && left->why == INFLUX_SENT) {
+        size_t end = cut_lines(body, off, len, s->max_body ? s->max_body : len);
+        influx_send r = post_retrying(s, body + off, end - off, retry, deadline_ns, why, sizeof why);
+        if (r == INFLUX_TOO_LARGE && shrink_parts(s, body + off, end - off))
+            continue;
+        if (r == INFLUX_RETRY || r == INFLUX_DENIED) {
+            left->why = r;
+            break;
+        }
+        if (r == INFLUX_REJECTED)
+            influx_keep_first(&rc, reject_part(s, body + off, end - off, why, retry, deadline_ns, left));
+        else if (r != INFLUX_SENT)
+            influx_keep_first(&rc, reject(s, body + off, end - off, why, false));
+        off = end;
+    }
+    left->done = off;
+    return rc;
+}
