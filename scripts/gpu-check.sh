@@ -8,7 +8,9 @@
 # none of inih/cmocka/libcurl/oneDNN/lmdb/turbojpeg is needed).  Libraries:
 #   cuDNN   the PyTorch wheel's (site-packages/nvidia/cudnn: libcudnn.so.9,
 #           linked by full path, its directory put on LD_LIBRARY_PATH so
-#           cuDNN finds libcudnn_cnn.so.9 etc.), else /usr/local/cuda's
+#           cuDNN finds libcudnn_cnn.so.9 etc.), else /usr/local/cuda's, else
+#           the system's (/usr/include + /usr/lib[/x86_64-linux-gnu]: apt's);
+#           none: one line saying where it looked, exit 1 before building
 #   cuBLAS, cudart   /usr/local/cuda/lib64 (CUDA 13)
 #   NVML    dlopen("libnvidia-ml.so.1") at run time, nothing linked
 # Then: (1) layer checks against the CPU reference (fp32 rel err < 1e-4,
@@ -84,6 +86,15 @@ while [ $# -gt 0 ]; do
 done
 case "$BATCH$ITERS$BUDGET" in *[!0-9]*) echo "gpu-check: --batch/--iters/--budget take whole numbers" >&2; exit 2 ;; esac
 case "${LM_BATCHES// /}" in ''|*[!0-9]*) echo "gpu-check: --lm-batches takes whole numbers" >&2; exit 2 ;; esac
+# dlgauge precision -> backend
+backend_of() { case "$1" in fp32) echo cuda:0 ;; tf32) echo cuda-tf32:0 ;; bf16) echo cuda-bf16:0 ;;
+  fp16) echo cuda-fp16:0 ;; *) echo - ;; esac; }
+# a misspelt precision would drop its rows without a word (no backend runs it)
+for opt in "precisions:$PRECS" "lm-precisions:$LM_PRECS"; do for p in ${opt#*:}; do
+  [ "$(backend_of "$p")" = - ] || continue
+  echo "gpu-check: --${opt%%:*}: unknown precision '$p' (fp32 tf32 bf16 fp16, space-separated)" >&2
+  exit 2
+done; done
 # lstm-ptb has rows of its own (training, LM_BATCHES x LM_PRECS, tokens/s)
 LM=0 CNNS=""
 for m in $MODELS; do if [ "$m" = lstm-ptb ]; then LM=1; else CNNS="$CNNS $m"; fi; done
@@ -95,9 +106,6 @@ T0=$(date +%s)
 left() { echo $((BUDGET - ($(date +%s) - T0))); }
 log() { echo "$*" | tee -a "$OUT/gpu-check.log"; }
 
-# dlgauge precision -> backend
-backend_of() { case "$1" in fp32) echo cuda:0 ;; tf32) echo cuda-tf32:0 ;; bf16) echo cuda-bf16:0 ;;
-  fp16) echo cuda-fp16:0 ;; *) echo - ;; esac; }
 # the order of 4-d activations (cuda_check bench prints it as layout=)
 layout_of() { case "$1" in bf16|fp16) echo nhwc ;; *) echo nchw ;; esac; }
 
@@ -118,10 +126,19 @@ fi
 CUDA=${CUDA_HOME:-/usr/local/cuda}
 NVCC=$CUDA/bin/nvcc
 SP=$($PY -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' 2>/dev/null || true)
-if [ -n "$SP" ] && [ -f "$SP/nvidia/cudnn/include/cudnn.h" ]; then
-  CUDNN_INC=$SP/nvidia/cudnn/include CUDNN_LIB=$SP/nvidia/cudnn/lib/libcudnn.so.9
-else
-  CUDNN_INC=$CUDA/include CUDNN_LIB=$(ls $CUDA/lib64/libcudnn.so* 2>/dev/null | head -1)
+# cuDNN: PyTorch's wheel, else the toolkit's, else the system's (apt: the
+# GPU machine has one there too); headers and library from the same place
+CUDNN_INC= CUDNN_LIB=
+for d in "${SP:+$SP/nvidia/cudnn/include:$SP/nvidia/cudnn/lib}" "$CUDA/include:$CUDA/lib64" \
+         /usr/include/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu /usr/include:/usr/lib; do
+  [ -n "$d" ] && [ -f "${d%%:*}/cudnn.h" ] || continue
+  CUDNN_LIB=$(ls "${d#*:}"/libcudnn.so.9 "${d#*:}"/libcudnn.so 2>/dev/null | head -1)
+  [ -n "$CUDNN_LIB" ] && { CUDNN_INC=${d%%:*}; break; }
+done
+if [ -z "$CUDNN_LIB" ] && [ $NO_BUILD = 0 ]; then
+  log "gpu-check: no cuDNN to build with (cudnn.h and libcudnn.so.9 in PyTorch's" \
+    "site-packages/nvidia/cudnn, $CUDA, /usr/include + /usr/lib[/x86_64-linux-gnu])"
+  exit 1
 fi
 CUDNN_DIR=$(dirname "$CUDNN_LIB")
 # only for our binary: PyTorch brings its own libraries
