@@ -12,7 +12,7 @@
 
 static const char dlg_backend_names[] = "ref"
 #ifdef DLG_NN_HAVE_DNNL
-                                        ", cpu"
+                                        ", cpu, cpu-bf16"
 #endif
 #ifdef DLG_NN_HAVE_CUDA
                                         ", cuda[-tf32|-bf16|-fp16][:N]"
@@ -26,6 +26,8 @@ const dlg_backend *dlg_backend_lookup(const char *name, char *why, size_t whylen
 #ifdef DLG_NN_HAVE_DNNL
     if (strcmp(name, "cpu") == 0)
         return &dlg_backend_cpu;
+    if (strcmp(name, "cpu-bf16") == 0)
+        return &dlg_backend_cpu_bf16;
 #endif
     if (strncmp(name, "cuda", 4) == 0) /* loads cuda.so (cuda_module.h) */
         return dlg_cuda_backend_load(name, why, whylen);

@@ -28,11 +28,11 @@ int dlg_device_backend(const char *device, const char *precision, const char *cp
         return rc;
     }
     snprintf(note, notelen, "%s", c.note);
-    if (!c.cuda) {
+    if (!c.cuda && strcmp(c.backend, cpu_backend) == 0) {
         *backend = cpu_backend;
         return 0;
     }
-    char lerr[640] = "";
+    char lerr[640] = ""; /* cuda*, or cpu-bf16 */
     const dlg_backend *bk = dlg_backend_lookup(c.backend, lerr, sizeof lerr);
     if (!bk) {
         snprintf(err, errlen, "device = %s: %s", dev, lerr);

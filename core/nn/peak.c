@@ -92,6 +92,28 @@ static int flops_per_cycle(const char *flags, bool amd, int family, int model, c
     return 0;
 }
 
+/* The bf16 rate (cpu-bf16, oneDNN's bf16 kernels) from the fp32 one:
+ * AMX tiles where the CPU has them (oneDNN 2.6 uses them), else
+ * AVX512_BF16's dot products (two bf16 multiply-adds per 32-bit lane:
+ * twice the FMA rate), else bf16 emulated with fp32 FMAs. */
+static int bf16_flops_per_cycle(const char *flags, int fp32, bool zen4, const char **isa, const char **why)
+{
+    if (has_flag(flags, "amx_bf16")) {
+        *isa = "amx-bf16";
+        *why = "AMX-BF16 tiles: 1024 bf16 FLOP/cycle";
+        return 1024;
+    }
+    if (has_flag(flags, "avx512_bf16") && fp32 > 0) {
+        *isa = "avx512-bf16";
+        *why = zen4 ? "AVX512_BF16 dot products on Zen 4's two 256-bit pipes: 2x the FMA rate"
+                    : "AVX512_BF16 dot products, 2 units assumed: 2x the FMA rate";
+        return 2 * fp32;
+    }
+    if (fp32 > 0)
+        *why = "bf16 emulated with fp32 FMAs (no AVX512_BF16)";
+    return fp32;
+}
+
 /* Sets the clock, the peak and the one-line derivation. */
 static void set_clock(dlg_peak *p, double ghz, const char *clock_src)
 {
@@ -107,6 +129,11 @@ static void set_clock(dlg_peak *p, double ghz, const char *clock_src)
 
 void dlg_peak_from_text(dlg_peak *p, const char *cpuinfo, const char *max_khz, int cores)
 {
+    dlg_peak_from_text_prec(p, cpuinfo, max_khz, cores, false);
+}
+
+void dlg_peak_from_text_prec(dlg_peak *p, const char *cpuinfo, const char *max_khz, int cores, bool bf16)
+{
     char flags[4096] = "", vendor[64] = "", fam[16] = "", model[16] = "";
     memset(p, 0, sizeof *p);
     p->cores = cores > 0 ? cores : 1;
@@ -115,8 +142,11 @@ void dlg_peak_from_text(dlg_peak *p, const char *cpuinfo, const char *max_khz, i
     field(cpuinfo, "vendor_id", vendor, sizeof vendor);
     field(cpuinfo, "cpu family", fam, sizeof fam);
     field(cpuinfo, "model", model, sizeof model);
-    p->flops_per_cycle = flops_per_cycle(flags, strcmp(vendor, "AuthenticAMD") == 0, atoi(fam),
-                                         atoi(model), &p->isa, &p->fpc_why);
+    bool amd = strcmp(vendor, "AuthenticAMD") == 0;
+    p->flops_per_cycle = flops_per_cycle(flags, amd, atoi(fam), atoi(model), &p->isa, &p->fpc_why);
+    if (bf16)
+        p->flops_per_cycle =
+            bf16_flops_per_cycle(flags, p->flops_per_cycle, amd && atoi(fam) == 25, &p->isa, &p->fpc_why);
     double khz = max_khz && *max_khz ? strtod(max_khz, NULL) : 0;
     const char *clock_src = "cpufreq cpuinfo_max_freq";
     if (khz <= 0) {
@@ -169,7 +199,9 @@ static double measured_ghz(void)
 static double measured_ghz(void) { return 0; }
 #endif
 
-void dlg_peak_detect(dlg_peak *p, int cores)
+void dlg_peak_detect(dlg_peak *p, int cores) { dlg_peak_detect_prec(p, cores, false); }
+
+void dlg_peak_detect_prec(dlg_peak *p, int cores, bool bf16)
 {
     /* The first processor's block holds the flags; later blocks only
      * add their clocks, so a generous prefix of the file is enough. */
@@ -179,7 +211,7 @@ void dlg_peak_detect(dlg_peak *p, int cores)
         info[0] = '\0';
     if (!slurp("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", khz, sizeof khz))
         khz[0] = '\0';
-    dlg_peak_from_text(p, info ? info : "", khz, cores);
+    dlg_peak_from_text_prec(p, info ? info : "", khz, cores, bf16);
     free(info);
     double ghz = measured_ghz();
     /* a measurement beside the nominal figure: trust it unless it is absurd

@@ -24,12 +24,16 @@ typedef struct dlg_peak {
 /* From the text of /proc/cpuinfo and, optionally, cpufreq's
  * cpuinfo_max_freq (kHz; NULL or "" when absent).  Pure: used by tests. */
 void dlg_peak_from_text(dlg_peak *p, const char *cpuinfo, const char *max_khz, int cores);
+/* The same for bf16 arithmetic (bf16: the cpu-bf16 backend's rate: AMX,
+ * AVX512_BF16 at twice the FMA rate, or emulated at the fp32 rate). */
+void dlg_peak_from_text_prec(dlg_peak *p, const char *cpuinfo, const char *max_khz, int cores, bool bf16);
 
 /* Reads /proc/cpuinfo and /sys/devices/system/cpu/cpu0/cpufreq, then (on
  * x86) measures the clock with a dependent-add chain (~25 ms) and uses it
  * instead: a VM's cpuinfo shows the nominal clock, not the turbo one its
  * cores run at (2.445 vs ~3.15 GHz on the development VM). */
 void dlg_peak_detect(dlg_peak *p, int cores);
+void dlg_peak_detect_prec(dlg_peak *p, int cores, bool bf16);
 
 /* A GPU's dense peak for a math (0 fp32, 1 tf32, 2 bf16, 3 fp16: the
  * values dlg_cuda_parse_backend gives) from the table in
@@ -41,7 +45,7 @@ void dlg_peak_detect(dlg_peak *p, int cores);
 void dlg_peak_from_gpu(dlg_peak *p, const char *gpu, int math);
 /* The peak of the device a net on `backend` runs on: the GPU's for a cuda
  * backend name ("cuda-bf16:0": device 0's name from CUDA, math bf16),
- * else dlg_peak_detect(p, cores). */
+ * else the cores' (their bf16 rate for "cpu-bf16"). */
 void dlg_peak_for_backend(dlg_peak *p, const char *backend, int cores);
 
 /* The speed fields every compute workload reports: flops_per_item, gflops

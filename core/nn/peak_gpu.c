@@ -3,6 +3,7 @@
 #include "peak.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "../runtime/gpu_nvml.h"
 #include "cuda/cuda_device.h"
@@ -36,7 +37,7 @@ void dlg_peak_for_backend(dlg_peak *p, const char *backend, int cores)
 {
     int dev = 0, math = 0;
     if (!backend || dlg_cuda_parse_backend(backend, &dev, &math) < 0) {
-        dlg_peak_detect(p, cores);
+        dlg_peak_detect_prec(p, cores, backend && strcmp(backend, "cpu-bf16") == 0);
         return;
     }
     char name[256] = "";

@@ -25,7 +25,11 @@ typedef struct span {
 
 static size_t blob_bytes(const dlg_blob *b)
 {
-    int64_t n = b->t.alloc_count > b->t.count ? b->t.alloc_count : b->t.count;
+    /* a backend layout's own size, which a 2-byte type (cpu-bf16) makes
+     * smaller than count floats; else count, or more when padded */
+    int64_t n = b->t.layout && b->t.alloc_count > 0 ? b->t.alloc_count
+                : b->t.alloc_count > b->t.count    ? b->t.alloc_count
+                                                   : b->t.count;
     size_t bytes = (size_t)n * sizeof(float);
     return (bytes + SHARE_ALIGN - 1) / SHARE_ALIGN * SHARE_ALIGN;
 }

@@ -188,6 +188,45 @@ static void test_winograd_layers(void **st)
     assert_true(wr_double(&r, "winograd_layers") == 0);
 }
 
+/* The CPU's flags name this one (/proc/cpuinfo). */
+static bool cpu_has(const char *flag)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[8192];
+    bool has = false;
+    while (f && !has && fgets(line, sizeof line, f))
+        if (strncmp(line, "flags", 5) == 0)
+            for (char *t = strtok(line, " \t\n"); t && !has; t = strtok(NULL, " \t\n"))
+                has = strcmp(t, flag) == 0;
+    if (f)
+        fclose(f);
+    return has;
+}
+
+/* precision = bf16 on the cpu: inference on the cpu-bf16 backend (where
+ * oneDNN has AVX-512; below, one line saying so), its peak the bf16 rate;
+ * training refused in one line */
+static void test_cpu_bf16(void **st)
+{
+    const char *infer[] = {"mode=infer", "batch=2", "crop=64", "classes=10", "precision=bf16", "device=cpu", NULL};
+    wr_result r;
+    wr_run("caffe.so", "resnet50", infer, 2, &r);
+    if (r.setup_rc < 0 && !cpu_has("avx512f")) {
+        printf("  below AVX-512: %s\n", r.error);
+        assert_non_null(strstr(r.error, "needs AVX-512"));
+        return;
+    }
+    assert_int_equal(r.setup_rc, 0);
+    assert_int_equal(r.step_rc, 0);
+    assert_string_equal(wr_field(&r, "backend"), "cpu-bf16");
+    assert_true(isfinite(wr_double(&r, "loss")));
+    printf("  peak_source: %s\n", wr_field(&r, "peak_source"));
+    const char *src = wr_field(&r, "peak_source");
+    assert_true(strstr(src, "BF16") || strstr(src, "bf16")); /* the bf16 rate, not fp32's */
+    const char *train[] = {"mode=train", "batch=2", "crop=64", "classes=10", "precision=bf16", "device=cpu", NULL};
+    bad("resnet50", train, "mode = infer only");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -197,6 +236,7 @@ int main(void)
         cmocka_unit_test(test_flops),           cmocka_unit_test(test_learns_fixed_batch),
         cmocka_unit_test(test_bad_input),       cmocka_unit_test(test_loader_batches),
         cmocka_unit_test(test_profile),         cmocka_unit_test(test_googlenet_aux),
+        cmocka_unit_test(test_cpu_bf16),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

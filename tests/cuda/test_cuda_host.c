@@ -221,7 +221,14 @@ static void test_device_select(void **st)
     assert_non_null(strstr(err, "0..1"));
     assert_int_equal(dlg_device_select("gpu", "fp32", 1, "cpu", &c, err, sizeof err), -DLG_EINVAL);
     assert_int_equal(dlg_device_select("auto", "fp64", 1, "cpu", &c, err, sizeof err), -DLG_EINVAL);
-    assert_int_equal(dlg_device_select("cpu", "bf16", 1, "cpu", &c, err, sizeof err), -DLG_ENOTSUP);
+    /* bf16 on the CPU: oneDNN's bf16 backend; the reference backend has none */
+    assert_int_equal(dlg_device_select("cpu", "bf16", 1, "cpu", &c, err, sizeof err), 0);
+    assert_false(c.cuda);
+    assert_string_equal(c.backend, "cpu-bf16");
+    assert_int_equal(dlg_device_select("auto", "bf16", 0, "cpu", &c, err, sizeof err), 0);
+    assert_string_equal(c.backend, "cpu-bf16");
+    assert_int_equal(dlg_device_select("cpu", "bf16", 0, "ref", &c, err, sizeof err), -DLG_ENOTSUP);
+    assert_non_null(strstr(err, "ref backend runs fp32 only"));
     assert_int_equal(dlg_device_select("auto", "tf32", 0, "cpu", &c, err, sizeof err),
                      -DLG_ENOTSUP);
     /* bf16 and fp16 have their backends; fp16 on the CPU is an error, not fp32 */

@@ -49,6 +49,26 @@ static void test_flops_per_cycle_from_flags(void **st)
     assert_true(p.flops == 0);
 }
 
+/* cpu-bf16's peak: AVX512_BF16 dot products at twice the FMA rate (Zen 4
+ * too), AMX's tiles where present, else the fp32 rate (emulated) */
+static void test_bf16_rate(void **st)
+{
+    dlg_peak p;
+    const char *zen4 = "vendor_id : AuthenticAMD\ncpu family : 25\nmodel : 17\nflags : avx2 fma avx512f avx512_bf16\n";
+    dlg_peak_from_text_prec(&p, zen4, "3000000", 2, true);
+    assert_int_equal(p.flops_per_cycle, 64);
+    assert_non_null(strstr(p.source, "AVX512_BF16"));
+    dlg_peak_from_text_prec(&p, zen4, "3000000", 2, false);
+    assert_int_equal(p.flops_per_cycle, 32);
+    dlg_peak_from_text_prec(&p, "vendor_id : GenuineIntel\ncpu family : 6\nflags : avx2 fma avx512f avx512_bf16 amx_bf16\n",
+                            "2000000", 1, true);
+    assert_int_equal(p.flops_per_cycle, 1024);
+    dlg_peak_from_text_prec(&p, "vendor_id : GenuineIntel\ncpu family : 6\nflags : avx2 fma avx512f\n", "2000000", 1,
+                            true);
+    assert_int_equal(p.flops_per_cycle, 64);
+    assert_non_null(strstr(p.source, "emulated"));
+}
+
 static void test_detect_measures_the_clock(void **st)
 {
     dlg_peak p;
@@ -136,7 +156,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flops_per_cycle_from_flags),
-        cmocka_unit_test(test_detect_measures_the_clock),
+        cmocka_unit_test(test_bf16_rate), cmocka_unit_test(test_detect_measures_the_clock),
         cmocka_unit_test(test_gpu_peak_by_math),
         cmocka_unit_test(test_speed_fields),
     };

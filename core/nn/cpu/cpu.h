@@ -7,7 +7,7 @@
 
 #include <oneapi/dnnl/dnnl.h>
 
-extern const dlg_backend dlg_backend_cpu;
+extern const dlg_backend dlg_backend_cpu, dlg_backend_cpu_bf16;
 extern const dlg_kernels dlg_cpu_conv, dlg_cpu_fc, dlg_cpu_pool, dlg_cpu_lrn, dlg_cpu_bn,
     dlg_cpu_relu, dlg_cpu_softmax, dlg_cpu_add, dlg_cpu_split, dlg_cpu_concat;
 /* cpu_lstm.c, cpu_loss.c */
@@ -18,6 +18,9 @@ typedef struct cpu_ctx {
     dnnl_stream_t stream;
     int threads;
     bool winograd; /* 3x3 stride-1 convolutions by cpu_winograd.c */
+    /* "cpu-bf16": inference with bf16 activations and weights (fp32
+     * accumulation, biases and master weights); see cpu_bf16.c */
+    bool bf16;
 } cpu_ctx;
 
 #define CPU_MAX_ARGS 24 /* LSTM backward has 18 arguments */
@@ -49,17 +52,31 @@ typedef struct cpu_prim {
 
 /* A batch norm folded into convolution weights (cpu_conv_fold.c). */
 typedef struct cpu_fold {
-    void *w;                    /* scaled weights, in the weights' layout */
+    void *w;                    /* scaled weights, in the kernel's layout (w_md) */
     float *b, *scale, *shift;   /* folded bias; the batch norm's affine map */
-    dnnl_memory_desc_t w_md;
+    dnnl_memory_desc_t from_md, w_md; /* the weights' layout; the kernel's (bf16: another type) */
     int64_t oc;
     int mask;                   /* output-channel dims of the weights */
     uint64_t seen[6];           /* versions of w, bias, gamma, beta, mean, var */
 } cpu_fold;
-int cpu_fold_init(cpu_fold *f, const dlg_layer *l, const dnnl_memory_desc_t *w_md);
+int cpu_fold_init(cpu_fold *f, const dlg_layer *l, const dnnl_memory_desc_t *from_md,
+                  const dnnl_memory_desc_t *w_md);
 /* Rebuilds the folded weights and bias if a param they derive from moved. */
 int cpu_fold_refresh(cpu_ctx *c, cpu_fold *f, const dlg_layer *l);
 void cpu_fold_destroy(cpu_fold *f);
+
+/* A parameter kept as a copy in another layout and type (bf16 weights
+ * of a cpu-bf16 plan), converted again only when the parameter's version
+ * moves, so steps convert nothing (cpu_bf16.c). */
+typedef struct cpu_wcopy {
+    void *buf;
+    dnnl_memory_desc_t from, to;
+    uint64_t seen;
+} cpu_wcopy;
+int cpu_wcopy_init(cpu_wcopy *w, const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to);
+/* The copy of t's data, refreshed if t moved; NULL on failure. */
+void *cpu_wcopy_get(cpu_ctx *c, cpu_wcopy *w, const dlg_tensor *t);
+void cpu_wcopy_destroy(cpu_wcopy *w);
 
 /* Creates the primitive from a descriptor (op desc + optional hint). */
 int cpu_prim_create(cpu_ctx *c, cpu_prim *p, const void *op_desc, const_dnnl_primitive_desc_t hint,
@@ -88,6 +105,11 @@ void cpu_prim_destroy(cpu_prim *p);
 
 /* Plain memory descriptor of dims with a format tag. */
 dnnl_memory_desc_t cpu_md(int ndims, const int64_t *dims, dnnl_format_tag_t tag);
+/* The same of another element type (bf16 activations). */
+dnnl_memory_desc_t cpu_md_dt(int ndims, const int64_t *dims, dnnl_format_tag_t tag, dnnl_data_type_t dt);
+/* The element type a layer's computed activations take: bf16 under
+ * cpu-bf16, else f32. */
+dnnl_data_type_t cpu_act_dt(const cpu_ctx *c);
 /* A tensor's layout: its oneDNN one, else plain (nchw, x, nc, ncdhw). */
 dnnl_memory_desc_t cpu_tensor_md(const dlg_tensor *t);
 dnnl_memory_desc_t cpu_plain_md(const dlg_tensor *t);

@@ -35,6 +35,27 @@ static int cpu_open(const dlg_backend_opts *o, void **ctx, char *err, size_t err
     return 0;
 }
 
+/* oneDNN 2.6 has bf16 kernels on AVX-512 only (natively with AVX512_BF16,
+ * emulated on plain AVX-512); elsewhere bf16 runs its reference loops, a
+ * figure nobody should read as this machine's bf16 speed. */
+static int cpu_open_bf16(const dlg_backend_opts *o, void **ctx, char *err, size_t errlen)
+{
+    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    if ((isa & dnnl_cpu_isa_avx512_core) != dnnl_cpu_isa_avx512_core) {
+        snprintf(err, errlen,
+                 "precision = bf16 on the cpu needs AVX-512 (oneDNN's bf16 kernels), which this CPU (or "
+                 "ONEDNN_MAX_CPU_ISA) does not give oneDNN: use precision = fp32");
+        return -DLG_ENOTSUP;
+    }
+    int rc = cpu_open(o, ctx, err, errlen);
+    if (rc == 0) {
+        cpu_ctx *c = *ctx;
+        c->bf16 = true;
+        c->winograd = false; /* cpu_winograd.c is fp32 (and AVX2) */
+    }
+    return rc;
+}
+
 static void cpu_close(void *ctx)
 {
     cpu_ctx *c = ctx;
@@ -81,36 +102,26 @@ static int cpu_sgd(void *ctx, dlg_tensor *w, float lr, float momentum, float dec
     return 0;
 }
 
-const dlg_backend dlg_backend_cpu = {
-    .name = "cpu",
-    .open = cpu_open,
-    .close = cpu_close,
-    .alloc = cpu_alloc,
-    .free = cpu_free,
-    .upload = cpu_upload,
-    .download = cpu_download,
-    .zero = cpu_zero,
-    .sync = cpu_sync,
-    .bind = cpu_bind,
-    .sgd = cpu_sgd,
-    .read_opaque = cpu_read_opaque,
-    .write_opaque = cpu_write_opaque,
-    .kernels =
-        {
-            [DLG_L_CONV] = &dlg_cpu_conv,
-            [DLG_L_POOL] = &dlg_cpu_pool,
-            [DLG_L_LRN] = &dlg_cpu_lrn,
-            [DLG_L_RELU] = &dlg_cpu_relu,
-            [DLG_L_BN] = &dlg_cpu_bn,
-            [DLG_L_FC] = &dlg_cpu_fc,
-            [DLG_L_SOFTMAX] = &dlg_cpu_softmax,
-            [DLG_L_ADD] = &dlg_cpu_add,
-            [DLG_L_SPLIT] = &dlg_cpu_split,
-            [DLG_L_CONCAT] = &dlg_cpu_concat,
-            [DLG_L_LSTM] = &dlg_cpu_lstm,
-            [DLG_L_LOSS] = &dlg_cpu_loss,
-        },
-    /* dropout (and concat of odd channel counts): memory-bound,
-     * reference loops on plain data */
-    .fallback = &dlg_backend_ref,
-};
+/* The same kernels for both; only open() differs. */
+#define CPU_BACKEND_COMMON                                                                                   \
+    .close = cpu_close, .alloc = cpu_alloc, .free = cpu_free, .upload = cpu_upload, .download = cpu_download, \
+    .zero = cpu_zero, .sync = cpu_sync, .bind = cpu_bind, .sgd = cpu_sgd, .read_opaque = cpu_read_opaque,   \
+    .write_opaque = cpu_write_opaque,                                                                        \
+    .kernels = {[DLG_L_CONV] = &dlg_cpu_conv,                                                                \
+                [DLG_L_POOL] = &dlg_cpu_pool,                                                                \
+                [DLG_L_LRN] = &dlg_cpu_lrn,                                                                  \
+                [DLG_L_RELU] = &dlg_cpu_relu,                                                                \
+                [DLG_L_BN] = &dlg_cpu_bn,                                                                    \
+                [DLG_L_FC] = &dlg_cpu_fc,                                                                    \
+                [DLG_L_SOFTMAX] = &dlg_cpu_softmax,                                                          \
+                [DLG_L_ADD] = &dlg_cpu_add,                                                                  \
+                [DLG_L_SPLIT] = &dlg_cpu_split,                                                              \
+                [DLG_L_CONCAT] = &dlg_cpu_concat,                                                            \
+                [DLG_L_LSTM] = &dlg_cpu_lstm,                                                                \
+                [DLG_L_LOSS] = &dlg_cpu_loss},                                                               \
+    /* dropout (and concat of odd channel counts): memory-bound,                                             \
+     * reference loops on plain data */                                                                      \
+    .fallback = &dlg_backend_ref
+
+const dlg_backend dlg_backend_cpu = {.name = "cpu", .open = cpu_open, CPU_BACKEND_COMMON};
+const dlg_backend dlg_backend_cpu_bf16 = {.name = "cpu-bf16", .open = cpu_open_bf16, CPU_BACKEND_COMMON};

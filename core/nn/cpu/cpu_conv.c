@@ -28,6 +28,7 @@ typedef struct conv_state {
     dnnl_memory_desc_t top_md; /* the top's layout when it is not plain */
     dnnl_memory_desc_t w_md;   /* the weights' layout when it is not plain */
     cpu_fold fold;             /* a batch norm folded into the weights */
+    cpu_wcopy wq;              /* cpu-bf16 without a fold: the bf16 weights */
     /* who runs it: oneDNN, cpu_winograd.c, cpu_wino1d.c, or oneDNN but
      * cpu_gemm_conv.c for the weights' gradient */
     enum { BY_PRIMS, BY_WINO, BY_WINO1D, BY_GEMM } by;
@@ -49,6 +50,7 @@ static void conv_destroy(void *ctx, void *state)
     cpu_prim_destroy(&s->bwd_weights);
     cpu_prim_destroy(&s->add);
     cpu_fold_destroy(&s->fold);
+    cpu_wcopy_destroy(&s->wq);
     free(s->u);
     free(s);
 }
@@ -149,7 +151,8 @@ typedef struct conv_mds {
     dnnl_dims_t strides, dil, pad_l, pad_r;
 } conv_mds;
 
-static void conv_describe(const dlg_layer *l, conv_mds *m)
+/* dt: the type of the activations and weights the kernel computes on */
+static void conv_describe(const dlg_layer *l, dnnl_data_type_t dt, conv_mds *m)
 {
     const dlg_conv_param *p = &l->p.conv;
     const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
@@ -158,10 +161,9 @@ static void conv_describe(const dlg_layer *l, conv_mds *m)
     int64_t ob[1] = {y->d[1]};
     m->w = g > 1 ? cpu_md(5, wd5, dnnl_goihw) : cpu_md(4, wd5 + 1, dnnl_oihw);
     m->b = cpu_md(1, ob, dnnl_x);
-    m->src_any = cpu_md(4, x->d, dnnl_format_tag_any);
-    m->dst_any = cpu_md(4, y->d, dnnl_format_tag_any);
-    m->w_any =
-        g > 1 ? cpu_md(5, wd5, dnnl_format_tag_any) : cpu_md(4, wd5 + 1, dnnl_format_tag_any);
+    m->src_any = cpu_md_dt(4, x->d, dnnl_format_tag_any, dt);
+    m->dst_any = cpu_md_dt(4, y->d, dnnl_format_tag_any, dt);
+    m->w_any = g > 1 ? cpu_md_dt(5, wd5, dnnl_format_tag_any, dt) : cpu_md_dt(4, wd5 + 1, dnnl_format_tag_any, dt);
     m->strides[0] = p->sh;
     m->strides[1] = p->sw;
     m->dil[0] = p->dh - 1; /* oneDNN counts dilation from 0 */
@@ -357,8 +359,13 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
     /* a folded batch norm always brings a bias */
     bool bias = l->p.conv.bias || l->p.conv.bn;
     conv_mds m;
-    conv_describe(l, &m);
+    conv_describe(l, cpu_act_dt(c), &m);
     conv_state *s = calloc(1, sizeof *s);
+    if (s && c->bf16 && l->backward) { /* cnn.c says so first */
+        free(s);
+        snprintf(err, errlen, "cpu-bf16 plans inference only");
+        return -DLG_EINVAL;
+    }
     if (!s)
         return -DLG_ENOMEM;
     dnnl_memory_desc_t src = cpu_tensor_md(l->bottom[0]), dst;
@@ -376,11 +383,15 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
                           dnnl_primitive_desc_query_md(s->fwd.pd, dnnl_query_dst_md, 0));
         rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_SRC, &src, false, err, errlen);
     }
-    if (!rc && l->p.conv.groups == 1) /* 5-d grouped weights would not match the 4-d blob */
-        m.w = cpu_publish(l->param[0], &s->w_md,
-                          dnnl_primitive_desc_query_md(s->fwd.pd, dnnl_query_weights_md, 0));
+    /* the weights' memory: bf16 copies (fold or wq) in the kernel's layout
+     * under cpu-bf16, else the param itself, in that layout where it can */
+    dnnl_memory_desc_t kw = rc ? m.w : *dnnl_primitive_desc_query_md(s->fwd.pd, dnnl_query_weights_md, 0);
+    if (!rc && !c->bf16 && l->p.conv.groups == 1) /* 5-d grouped weights would not match the 4-d blob */
+        m.w = cpu_publish(l->param[0], &s->w_md, &kw);
     if (!rc)
-        rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_WEIGHTS, &m.w, false, err, errlen);
+        rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_WEIGHTS, c->bf16 ? &kw : &m.w, false, err, errlen);
+    if (!rc && c->bf16 && !l->p.conv.bn)
+        rc = cpu_wcopy_init(&s->wq, &m.w, &kw);
     if (!rc && bias)
         rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_BIAS, &m.b, false, err, errlen);
     dnnl_memory_desc_t tmp = *dnnl_primitive_desc_query_md(s->fwd.pd, dnnl_query_dst_md, 0);
@@ -397,7 +408,7 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
         rc = create_add(c, l, s, &tmp, &dst, err, errlen);
     }
     if (!rc && l->p.conv.bn)
-        rc = cpu_fold_init(&s->fold, l, &m.w);
+        rc = cpu_fold_init(&s->fold, l, &m.w, c->bf16 ? &kw : &m.w);
     if (!rc && l->backward && l->prop_down[0] && pointwise(&l->p.conv))
         rc = bwd_data_by_forward(c, l, s, &m, &src, &dst, err, errlen);
     else if (!rc && l->backward && l->prop_down[0]) {
@@ -439,7 +450,7 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
         return -DLG_ENOMEM;
     }
     if (s->by == BY_PRIMS && l->p.conv.residual)
-        accumulate_in_place(c, l, s, &m, &src, &m.w, bias);
+        accumulate_in_place(c, l, s, &m, &src, c->bf16 ? &kw : &m.w, bias);
     *state = s;
     *ws = max_ws(s);
     size_t wb = s->by == BY_WINO     ? wino_ws_bytes(&s->shape)
@@ -524,7 +535,9 @@ static int conv_forward(void *ctx, dlg_layer *l, void *state)
         ptrs[k++] = s->fold.w;
         ptrs[k++] = s->fold.b;
     } else {
-        ptrs[k++] = l->param[0]->data;
+        ptrs[k++] = s->wq.buf ? cpu_wcopy_get(ctx, &s->wq, l->param[0]) : l->param[0]->data;
+        if (!ptrs[k - 1])
+            return -DLG_EINTERNAL;
         if (l->p.conv.bias)
             ptrs[k++] = l->param[1]->data;
     }
@@ -615,6 +628,14 @@ static int fc_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
     dnnl_memory_desc_t w = blocked ? cpu_md(4, wd4, dnnl_oihw) : cpu_md(2, wd, dnnl_oi);
     dnnl_memory_desc_t w_any = blocked ? cpu_md(4, wd4, dnnl_format_tag_any) : w;
     dnnl_memory_desc_t b = cpu_md(1, &out, dnnl_x), dst = cpu_md(2, dd, dnnl_nc);
+    /* cpu-bf16: bf16 input (converted where it comes plain fp32) and
+     * weights (a copy in the kernel's layout), fp32 bias and output */
+    dnnl_memory_desc_t src_k = src;
+    if (c->bf16) {
+        src_k.data_type = dnnl_bf16; /* a layout's strides count elements */
+        w_any = blocked ? cpu_md_dt(4, wd4, dnnl_format_tag_any, dnnl_bf16)
+                        : cpu_md_dt(2, wd, dnnl_format_tag_any, dnnl_bf16);
+    }
     l->top[0]->layout = NULL;
     conv_state *s = calloc(1, sizeof *s);
     if (!s)
@@ -622,11 +643,14 @@ static int fc_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
     dnnl_inner_product_desc_t d;
     int rc = 0;
     dnnl_status_t st = dnnl_inner_product_forward_desc_init(
-        &d, l->backward ? dnnl_forward_training : dnnl_forward_inference, &src, &w_any, &b, &dst);
+        &d, l->backward ? dnnl_forward_training : dnnl_forward_inference, &src_k, &w_any, &b, &dst);
     rc = st != dnnl_success ? cpu_fail(st, "inner product desc", err, errlen)
                             : cpu_prim_create(c, &s->fwd, &d, NULL, err, errlen);
+    dnnl_memory_desc_t kw = rc ? w : *dnnl_primitive_desc_query_md(s->fwd.pd, dnnl_query_weights_md, 0);
+    if (!rc && c->bf16)
+        rc = cpu_wcopy_init(&s->wq, &w, &kw);
     int fa[4] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
-    const dnnl_memory_desc_t *fm[4] = {&src, &w, &b, &dst};
+    const dnnl_memory_desc_t *fm[4] = {&src, c->bf16 ? &kw : &w, &b, &dst};
     for (int i = 0; i < 4 && !rc; i++)
         rc = cpu_prim_arg(c, &s->fwd, fa[i], fm[i], i == 3, err, errlen);
     if (!rc && l->backward && l->prop_down[0]) {
@@ -659,7 +683,10 @@ static int fc_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
 static int fc_forward(void *ctx, dlg_layer *l, void *state)
 {
     conv_state *s = state;
-    void *ptrs[4] = {l->bottom[0]->data, l->param[0]->data, l->param[1]->data, l->top[0]->data};
+    void *w = s->wq.buf ? cpu_wcopy_get(ctx, &s->wq, l->param[0]) : l->param[0]->data;
+    if (!w)
+        return -DLG_EINTERNAL;
+    void *ptrs[4] = {l->bottom[0]->data, w, l->param[1]->data, l->top[0]->data};
     return cpu_prim_exec(ctx, &s->fwd, ptrs, l->ws);
 }
 

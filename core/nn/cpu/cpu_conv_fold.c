@@ -10,10 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cpu_fold_init(cpu_fold *f, const dlg_layer *l, const dnnl_memory_desc_t *w_md)
+int cpu_fold_init(cpu_fold *f, const dlg_layer *l, const dnnl_memory_desc_t *from_md,
+                  const dnnl_memory_desc_t *w_md)
 {
     memset(f, 0, sizeof *f);
     f->oc = l->top[0]->shape.d[1];
+    f->from_md = *from_md;
     f->w_md = *w_md;
     /* output channels are dim 0 of oihw weights, dims 0-1 of goihw ones */
     f->mask = l->p.conv.groups > 1 ? 3 : 1;
@@ -45,15 +47,16 @@ static void versions(const dlg_layer *l, uint64_t *v)
         v[2 + k] = bn->param[k]->version;
 }
 
-/* w' = w * scale: a reorder within the weights' own layout with per-channel
- * output scales (created here, so only when params changed). */
+/* w' = w * scale: a reorder into the kernel's layout (the weights' own, or
+ * bf16) with per-channel output scales, in fp32 before any rounding
+ * (created here, so only when params changed). */
 static int scale_weights(cpu_ctx *c, cpu_fold *f, void *w)
 {
     dnnl_primitive_attr_t attr = NULL;
     dnnl_status_t st = dnnl_primitive_attr_create(&attr);
     if (st == dnnl_success)
         st = dnnl_primitive_attr_set_output_scales(attr, f->oc, f->mask, f->scale);
-    int rc = st == dnnl_success ? cpu_reorder_once(c, &f->w_md, w, &f->w_md, f->w, attr)
+    int rc = st == dnnl_success ? cpu_reorder_once(c, &f->from_md, w, &f->w_md, f->w, attr)
                                 : -DLG_EINTERNAL;
     if (attr)
         dnnl_primitive_attr_destroy(attr);

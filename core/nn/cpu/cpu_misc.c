@@ -244,7 +244,8 @@ static int add_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, ch
                      size_t errlen)
 {
     dnnl_memory_desc_t a = cpu_tensor_md(l->bottom[0]), b = cpu_tensor_md(l->bottom[1]);
-    dnnl_memory_desc_t any = cpu_md(l->top[0]->shape.ndim, l->top[0]->shape.d, dnnl_format_tag_any),
+    dnnl_memory_desc_t any = cpu_md_dt(l->top[0]->shape.ndim, l->top[0]->shape.d, dnnl_format_tag_any,
+                                       a.data_type), /* bf16 stays bf16 */
                        top;
     dnnl_binary_desc_t d;
     dnnl_status_t st = dnnl_binary_desc_init(&d, dnnl_binary_add, &a, &b, &any);

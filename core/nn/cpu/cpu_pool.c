@@ -87,7 +87,7 @@ static int pool_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
         return -DLG_ENOTSUP;
     }
     dnnl_memory_desc_t src = cpu_tensor_md(l->bottom[0]),
-                       dst = cpu_md(4, y->d, dnnl_format_tag_any);
+                       dst = cpu_md_dt(4, y->d, dnnl_format_tag_any, src.data_type); /* bf16 stays bf16 */
     pool_state *s = calloc(1, sizeof *s);
     if (!s)
         return -DLG_ENOMEM;

@@ -19,16 +19,23 @@ const char *cpu_impl_name(const_dnnl_primitive_desc_t pd)
                                                                                                           : "";
 }
 
-dnnl_memory_desc_t cpu_md(int ndims, const int64_t *dims, dnnl_format_tag_t tag)
+dnnl_memory_desc_t cpu_md_dt(int ndims, const int64_t *dims, dnnl_format_tag_t tag, dnnl_data_type_t dt)
 {
     dnnl_memory_desc_t md;
     dnnl_dims_t d;
     for (int i = 0; i < ndims; i++)
         d[i] = dims[i];
-    if (dnnl_memory_desc_init_by_tag(&md, ndims, d, dnnl_f32, tag) != dnnl_success)
+    if (dnnl_memory_desc_init_by_tag(&md, ndims, d, dt, tag) != dnnl_success)
         memset(&md, 0, sizeof md);
     return md;
 }
+
+dnnl_memory_desc_t cpu_md(int ndims, const int64_t *dims, dnnl_format_tag_t tag)
+{
+    return cpu_md_dt(ndims, dims, tag, dnnl_f32);
+}
+
+dnnl_data_type_t cpu_act_dt(const cpu_ctx *c) { return c->bf16 ? dnnl_bf16 : dnnl_f32; }
 
 dnnl_memory_desc_t cpu_plain_md(const dlg_tensor *t)
 {
@@ -52,7 +59,8 @@ dnnl_memory_desc_t cpu_publish(dlg_tensor *t, dnnl_memory_desc_t *store,
         return plain;
     *store = *md;
     t->layout = store;
-    t->alloc_count = (int64_t)(dnnl_memory_desc_get_size(md) / sizeof(float));
+    /* in floats; a bf16 layout takes half as many */
+    t->alloc_count = (int64_t)((dnnl_memory_desc_get_size(md) + sizeof(float) - 1) / sizeof(float));
     return *md;
 }
 

@@ -81,12 +81,15 @@ int dlg_device_select(const char *device, const char *precision, int ndev,
         return -DLG_EINVAL;
     }
     if (!out->cuda) {
-        if (strcmp(prec, "fp32") != 0) {
-            snprintf(err, errlen, "precision '%s' needs a CUDA device; the CPU runs fp32 only",
-                     prec);
+        /* the oneDNN backend runs bf16 too (cpu-bf16); tf32 and fp16 are
+         * GPU formats, and the reference backend is fp32 by design */
+        bool bf16 = strcmp(prec, "bf16") == 0 && strcmp(cpu_backend, "cpu") == 0;
+        if (strcmp(prec, "fp32") != 0 && !bf16) {
+            snprintf(err, errlen, "precision '%s' needs a CUDA device; the %s backend runs fp32%s", prec,
+                     cpu_backend, strcmp(cpu_backend, "cpu") == 0 ? " or bf16" : " only");
             return -DLG_ENOTSUP;
         }
-        snprintf(out->backend, sizeof out->backend, "%s", cpu_backend);
+        snprintf(out->backend, sizeof out->backend, "%s%s", cpu_backend, bf16 ? "-bf16" : "");
         return 0;
     }
     snprintf(out->backend, sizeof out->backend, "%s:%d",
