@@ -10,7 +10,10 @@
 # ("frozen": batch norm folded, as dlgauge folds it); the best counts.  Each case runs in a fresh process, so
 # peak RSS is per case.  Ratio = dlgauge images/s / PyTorch images/s; the
 # ratio range pairs each round's dlgauge run with PyTorch's run of the same
-# round (best format by median).  RSS in MiB.
+# round (best format by median).  RSS in MiB.  The *-bf16 cases infer in
+# bfloat16 on both sides (dlgauge precision = bf16, the cpu-bf16 backend;
+# PyTorch's model and input in bf16 as nchw, channels_last or frozen, or
+# autocast on the fp32 model, "amp"); they need AVX-512.
 #
 # usage: scripts/bench/cnn-vs-pytorch.sh [BUILD_DIR] [THREADS]
 #   env STEPS_TRAIN (5), STEPS_INFER (10), STEPS_B1 (30), ROUNDS (3),
@@ -36,7 +39,7 @@ trap 'rm -rf "$work"' EXIT
 torch_env=(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=1
   MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=17179869184 MALLOC_TOP_PAD_=1073741824)
 
-cases=( # name model mode batch steps
+cases=( # name model mode batch steps [precision]
   "resnet50-train-b16 resnet50 train 16 $st"
   "resnet50-infer-b16 resnet50 infer 16 $si"
   "resnet50-infer-b1 resnet50 infer 1 $s1"
@@ -47,6 +50,11 @@ cases=( # name model mode batch steps
   "googlenet-infer-b16 googlenet infer 16 $si"
   "vgg16-train-b4 vgg16 train 4 $st"
   "vgg16-infer-b4 vgg16 infer 4 $si"
+  "resnet50-infer-b16-bf16 resnet50 infer 16 $si bf16"
+  "resnet50-infer-b1-bf16 resnet50 infer 1 $s1 bf16"
+  "alexnet-infer-b16-bf16 alexnet infer 16 $si bf16"
+  "googlenet-infer-b16-bf16 googlenet infer 16 $si bf16"
+  "vgg16-infer-b4-bf16 vgg16 infer 4 $si bf16"
 )
 
 echo "== machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $threads threads"
@@ -71,17 +79,19 @@ EOF2
 # median over ROUNDS runs of its per-run median step time.
 echo "== runs: $rounds round(s) of dlgauge, then PyTorch nchw, channels_last (and frozen for inference), per case"
 for c in "${cases[@]}"; do
-  read -r name model mode batch steps <<<"$c"
+  read -r name model mode batch steps prec <<<"$c"
+  prec=${prec:-fp32}
   case " ${CASES:-$name} " in *" $name "*) ;; *) continue ;; esac
   for r in $(seq 1 "$rounds"); do
-    printf '[sink csv]\npath = %s\n[job %s]\nworkload = %s\nmode = %s\nbatch = %s\ncrop = 224\ncpus = %s\nwarmup = 2\niterations = %s\n' \
-      "$work/dlg-$name-$r.csv" "$name" "$model" "$mode" "$batch" "$threads" "$steps" >"$work/$name.ini"
+    printf '[sink csv]\npath = %s\n[job %s]\nworkload = %s\nmode = %s\nbatch = %s\ncrop = 224\ncpus = %s\nwarmup = 2\niterations = %s\nprecision = %s\n' \
+      "$work/dlg-$name-$r.csv" "$name" "$model" "$mode" "$batch" "$threads" "$steps" "$prec" >"$work/$name.ini"
     (cd "$work" && "$dlg" run "$work/$name.ini" >"$work/dlg.log" 2>&1) || { cat "$work/dlg.log"; exit 1; }
     fmts="nchw cl"
     [ "$mode" = infer ] && fmts="nchw cl frozen"
+    [ "$prec" = bf16 ] && fmts="nchw cl frozen amp"
     for fmt in $fmts; do
       "${torch_env[@]}" /usr/bin/python3 "$src/scripts/bench/cnn_peer.py" \
-        "$model" "$mode" "$batch" "$threads" "$steps" "$fmt" >"$work/torch-$name-$fmt-$r.json" ||
+        "$model" "$mode" "$batch" "$threads" "$steps" "$fmt" "$prec" >"$work/torch-$name-$fmt-$r.json" ||
         { echo "   PyTorch $fmt failed for $name; left out" >&2; rm -f "$work/torch-$name-$fmt-$r.json"; }
     done
   done
@@ -107,7 +117,7 @@ print(f"medians over {rounds} round(s); ratio = dlgauge img/s / PyTorch's best f
 print(f"{'case':20} {'dlgauge img/s':>13} {'torch img/s':>11} {'fmt':>6} {'ratio':>6} "
       f"{'dlg p50 ms':>10} {'torch ms':>9} {'dlg RSS MiB':>11} {'torch RSS MiB':>13} {'dlg %peak':>9}")
 last, blas = None, "none"
-for name, model, mode, batch, steps in cases:
+for name, model, mode, batch, steps, *prec in cases:
     dfiles = by_round(f"{work}/dlg-{name}-*.csv")
     runs = {r: next(csv.DictReader(open(f))) for r, f in sorted(dfiles.items())}
     bad = [x for x in runs.values() if x["status"] != "ok"]
@@ -119,7 +129,7 @@ for name, model, mode, batch, steps in cases:
     p50 = statistics.median(p50r.values())
     dips = int(batch) / p50
     t = {}
-    for f in ("nchw", "cl", "frozen"):
+    for f in ("nchw", "cl", "frozen", "amp"):
         js = {r: json.load(open(x)) for r, x in sorted(by_round(f"{work}/torch-{name}-{f}-*.json").items())}
         if js:
             t[f] = {"median_s": statistics.median(j["median_s"] for j in js.values()),

@@ -1,14 +1,18 @@
 #!/usr/bin/python3
 """PyTorch peer of the caffe workloads (scripts/bench/cnn-vs-pytorch.sh).
 
-cnn_peer.py MODEL MODE BATCH THREADS STEPS FORMAT
+cnn_peer.py MODEL MODE BATCH THREADS STEPS FORMAT [PRECISION]
   MODEL resnet50|vgg16 (torchvision), alexnet or googlenet (BVLC's, as
   dlgauge builds them: LRN and groups; LRN, 5x5 branches, no batch norm, no
   auxiliary heads; torchvision's differ),
-  MODE train|infer, FORMAT nchw|cl|frozen.
+  MODE train|infer, FORMAT nchw|cl|frozen|amp, PRECISION fp32 (default)|bf16.
   frozen (inference only): torch.jit.optimize_for_inference of the scripted
   eval model (freezes it, folds batch norm into convolutions, fuses what
   oneDNN can), PyTorch's own answer to dlgauge's plan-time folding.
+  bf16 (inference): the model and input converted to bfloat16 (oneDNN's
+  bf16 kernels) in nchw, cl or frozen (frozen bf16 is channels_last, its
+  fastest form here); amp: torch.autocast on the fp32 channels_last model
+  instead (bf16 convolutions, fp32 elsewhere).
 Synthetic 224x224 input made once; warm-up steps, then STEPS timed steps.
 Prints one JSON line: median step seconds, images/s, peak RSS bytes, BLAS.
 """
@@ -28,6 +32,12 @@ from bvlc_googlenet import bvlc_googlenet
 
 def main():
     model_name, mode, batch, threads, steps, fmt = sys.argv[1:7]
+    precision = sys.argv[7] if len(sys.argv) > 7 else "fp32"
+    bf16 = precision == "bf16"
+    if bf16 and mode == "train":
+        sys.exit("bf16 is measured for inference only (dlgauge's cpu-bf16 infers)")
+    if fmt == "amp" and not bf16:
+        sys.exit("amp is a bf16 format")
     batch, threads, steps = int(batch), int(threads), int(steps)
     torch.set_num_threads(threads)
     torch.manual_seed(1)
@@ -39,7 +49,9 @@ def main():
         model = getattr(torchvision.models, model_name)(num_classes=1000)
     x = torch.randn(batch, 3, 224, 224)
     y = torch.randint(0, 1000, (batch,))
-    if fmt == "cl":
+    if bf16 and fmt != "amp":
+        model, x = model.to(torch.bfloat16), x.to(torch.bfloat16)
+    if fmt in ("cl", "amp") or (bf16 and fmt == "frozen"):
         model = model.to(memory_format=torch.channels_last)
         x = x.contiguous(memory_format=torch.channels_last)
     train = mode == "train"
@@ -57,6 +69,9 @@ def main():
             loss = loss_fn(model(x), y)
             loss.backward()
             opt.step()
+        elif fmt == "amp":
+            with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16):
+                model(x)
         else:
             with torch.inference_mode():
                 model(x)
@@ -71,7 +86,7 @@ def main():
     med = statistics.median(times)
     out = {"median_s": med, "images_per_s": batch / med,
            "rss_peak_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-           "torch": torch.__version__, "threads": torch.get_num_threads()}
+           "torch": torch.__version__, "threads": torch.get_num_threads(), "precision": precision}
     out.update(blas_info())
     print(json.dumps(out))
 
