@@ -11,11 +11,13 @@
 #include "loader_src.h"
 #include "loader_work.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #define SYNTH_DEFAULT_N 1281167ULL /* ImageNet-1k training images */
@@ -61,7 +63,7 @@ struct dlg_loader {
     uint64_t next_seq; /* consumer side */
     int held;
     dlg_loader_stats st;
-    bool warned_skip;
+    atomic_bool warned_skip; /* workers race to log the first skip once */
 };
 
 static uint64_t now_ns(void)
@@ -149,10 +151,8 @@ static int fill_item(dlg_loader *l, worker *w, slot *sl, uint64_t s, dlg_data_er
         if (tries + 1 >= SKIP_TRIES || (uint64_t)tries + 1 >= l->n)
             return give_up(err, tries + 1);
         atomic_fetch_add(&sl->skipped, 1);
-        if (!l->warned_skip) { /* a benign race: at worst a second line */
-            l->warned_skip = true;
+        if (!atomic_exchange(&l->warned_skip, true))
             l->h->log(l->h, DLG_LOG_WARN, "skipping corrupt record (skip_corrupt): %s", err->msg);
-        }
         rec = (rec + 1) % l->n;
     }
 }
@@ -212,6 +212,9 @@ static int validate(const dlg_loader_config *c, const dlg_host *h)
                         "loader: batch %d, crop %d, threads %d, prefetch %d out of range "
                         "(batch >= 1, crop 8..4096, threads 1..1024, prefetch 2..64)",
                         c->batch, c->crop, c->threads, c->prefetch);
+    if ((c->pixel_range != 1 && c->pixel_range != 255) || (c->order != DLG_RGB && c->order != DLG_BGR))
+        return h->error(h, DLG_EINVAL, "loader: pixel_range %d, channel_order %d out of range "
+                                       "(1 or 255; rgb or bgr)", c->pixel_range, (int)c->order);
     int r = c->resize > 0 ? c->resize : c->crop * 256 / 224;
     if (!c->train && r < c->crop)
         return h->error(h, DLG_EINVAL, "resize %d is smaller than crop %d", r, c->crop);
@@ -314,6 +317,23 @@ static int alloc_slots(dlg_loader *l)
     return 0;
 }
 
+/* Why worker t could not start: pthread_create's EAGAIN is mostly a limit
+ * on processes (threads count against ulimit -u and pids.max). */
+static int thread_failed(const dlg_loader *l, int t, int e)
+{
+    char why[160] = "";
+    struct rlimit rl;
+    if (e == EAGAIN && getrlimit(RLIMIT_NPROC, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        snprintf(why, sizeof why, " (a limit on processes: ulimit -u is %llu, or the cgroup's "
+                 "pids.max; lower threads (now %d) or raise the limit)",
+                 (unsigned long long)rl.rlim_cur, l->nworkers);
+    else if (e == EAGAIN)
+        snprintf(why, sizeof why, " (ulimit -u is unlimited: the cgroup's pids.max or "
+                 "kernel.threads-max; lower threads (now %d) or raise the limit)", l->nworkers);
+    return l->h->error(l->h, DLG_ENOMEM, "loader: cannot start worker thread %d of %d: %s%s",
+                       t + 1, l->nworkers, strerror(e), why);
+}
+
 static int start_workers(dlg_loader *l)
 {
     l->workers = calloc((size_t)l->cfg.threads, sizeof *l->workers);
@@ -331,8 +351,9 @@ static int start_workers(dlg_loader *l)
             return l->h->error(l->h, -rc, "%s", err.msg);
     }
     for (int t = 0; t < l->nworkers; t++) {
-        if (pthread_create(&l->workers[t].tid, NULL, worker_main, &l->workers[t]) != 0)
-            return l->h->error(l->h, DLG_ENOMEM, "loader: cannot start worker thread %d", t);
+        int e = pthread_create(&l->workers[t].tid, NULL, worker_main, &l->workers[t]);
+        if (e != 0)
+            return thread_failed(l, t, e);
         l->workers[t].started = true;
     }
     return 0;

@@ -44,9 +44,14 @@
  *   When the decoder scaled by s = num/8 the window is mapped into the
  *   scaled image by multiplying by s (scaled pixel i covers source pixels
  *   [i/s, (i+1)/s); libjpeg rounds the scaled size up, so it is not s*W).
- * Normalisation: out = (v/255 - mean[c]) / std[c], c in R,G,B order
- * (ImageNet defaults), then mirrored if chosen, stored as NCHW or NHWC in
- * fp32 or fp16 (IEEE half, round to nearest even).
+ * Normalisation: out[c] = (v[c] * pixel_range/255 - mean[c]) / std[c] for
+ * the output channels c in channel_order (R,G,B or B,G,R: the channels are
+ * picked in the store step, no extra pass), then mirrored if chosen, stored
+ * as NCHW or NHWC in fp32 or fp16 (IEEE half, round to nearest even).
+ * torchvision: rgb, pixel_range 1, ImageNet mean/std (the defaults).
+ * Caffe (transform_param mean_value 104,117,123, scale s): bgr,
+ * pixel_range 255, mean 104,117,123, std 1/s for each channel (s = 1: 1,1,1),
+ * so out = v - mean exactly.
  *
  * Steady state allocates nothing: batch buffers are allocated (and touched)
  * at open; per-worker decode buffers grow only when a larger image than any
@@ -63,6 +68,7 @@
 #include "data_error.h"
 
 typedef enum dlg_layout { DLG_LAYOUT_NCHW = 0, DLG_LAYOUT_NHWC = 1 } dlg_layout;
+typedef enum dlg_channel_order { DLG_RGB = 0, DLG_BGR = 1 } dlg_channel_order;
 typedef enum dlg_loader_dtype { DLG_LOADER_FP32 = 0, DLG_LOADER_FP16 = 1 } dlg_loader_dtype;
 typedef enum dlg_cache_mode {
     DLG_CACHE_NONE = 0, /* leave the page cache alone */
@@ -84,8 +90,10 @@ typedef struct dlg_loader_config {
     int crop;             /* output height = width, e.g. 224 227 299 */
     int resize;           /* infer: shorter side before the center crop; 0 = crop*256/224 */
     bool train;           /* true: random resized crop + mirror; false: resize + center crop */
-    float mean[3];        /* RGB, in [0,1] units (ImageNet: .485 .456 .406) */
-    float std[3];         /* RGB (ImageNet: .229 .224 .225) */
+    float mean[3];        /* in `order`, pixel_range units (ImageNet: .485 .456 .406 for rgb, 1) */
+    float std[3];         /* in `order`, pixel_range units (ImageNet: .229 .224 .225 for rgb, 1) */
+    dlg_channel_order order; /* channel order of the batch, and of mean and std */
+    int pixel_range;      /* 1: pixels are 0..1 (torchvision), 255: 0..255 (Caffe, MXNet) */
     dlg_layout layout;
     dlg_loader_dtype dtype;
     int threads;          /* worker threads, >= 1 (workloads pass the job's cpus) */
@@ -98,7 +106,7 @@ typedef struct dlg_loader_config {
     const dlg_loader_alloc *alloc; /* NULL: aligned malloc */
 } dlg_loader_config;
 
-/* Defaults: batch 32, crop 224, train, ImageNet mean/std, NCHW fp32,
+/* Defaults: batch 32, crop 224, train, ImageNet mean/std, rgb, pixel_range 1, NCHW fp32,
  * 1 thread, prefetch 4, shuffle, decode, cache none, data NULL. */
 void dlg_loader_config_defaults(dlg_loader_config *cfg);
 
@@ -173,10 +181,16 @@ void dlg_loader_close(dlg_loader *l);
      "random resized crop + mirror, or resize + center crop (auto: by mode)", 0},                  \
     {"layout", DLG_OPT_ENUM, "nchw", NULL, NULL, "nchw|nhwc", "batch memory layout", 0},            \
     {"input_dtype", DLG_OPT_ENUM, "fp32", NULL, NULL, "fp32|fp16", "batch element type", 0},        \
-    {"mean", DLG_OPT_STRING, "0.485,0.456,0.406", NULL, NULL, NULL,                                 \
-     "per-channel mean (RGB, 0..1 units)", DLG_OPT_NOSWEEP},                                       \
-    {"std", DLG_OPT_STRING, "0.229,0.224,0.225", NULL, NULL, NULL,                                  \
-     "per-channel std (RGB, 0..1 units)", DLG_OPT_NOSWEEP},                                        \
+    {"mean", DLG_OPT_STRING, "imagenet", NULL, NULL, NULL,                                          \
+     "per-channel mean in channel_order and pixel_range units, or imagenet (0.485,0.456,0.406 "    \
+     "in RGB x pixel_range); Caffe: 104,117,123 with bgr and pixel_range = 255", DLG_OPT_NOSWEEP}, \
+    {"std", DLG_OPT_STRING, "imagenet", NULL, NULL, NULL,                                           \
+     "per-channel std, same order and units, or imagenet (0.229,0.224,0.225 in RGB x "             \
+     "pixel_range); Caffe's scale s is std 1/s (scale 1: 1,1,1)", DLG_OPT_NOSWEEP},                \
+    {"channel_order", DLG_OPT_ENUM, "rgb", NULL, NULL, "rgb|bgr",                                   \
+     "channel order of the batch and of mean/std: rgb (torchvision, MXNet) or bgr (Caffe)", 0},    \
+    {"pixel_range", DLG_OPT_ENUM, "1", NULL, NULL, "1|255",                                         \
+     "pixel values and mean/std are in 0..1 units (torchvision) or 0..255 (Caffe, MXNet)", 0},     \
     {"shuffle", DLG_OPT_BOOL, "true", NULL, NULL, NULL, "new seeded permutation every epoch", 0},   \
     {"skip_corrupt", DLG_OPT_BOOL, "false", NULL, NULL, NULL,                                       \
      "count and skip corrupt records instead of failing", 0},                                      \
@@ -205,6 +219,8 @@ enum dlg_loader_opt {
     DLG_LOPT_INPUT_DTYPE,
     DLG_LOPT_MEAN,
     DLG_LOPT_STD,
+    DLG_LOPT_CHANNEL_ORDER,
+    DLG_LOPT_PIXEL_RANGE,
     DLG_LOPT_SHUFFLE,
     DLG_LOPT_SKIP_CORRUPT,
     DLG_LOPT_CACHE,
@@ -215,7 +231,8 @@ enum dlg_loader_opt {
 /* Fills cfg (after dlg_loader_config_defaults) from the fragment's values:
  * threads 0 -> job->cpus (at least 1), seed = job->seed, augment auto ->
  * train_mode.  job may be NULL (1 thread, seed 0).  cfg.data points into
- * vals.  Bad mean/std text is reported through h->error(). */
+ * vals.  Bad mean/std text (not three numbers in 0..pixel_range, std > 0,
+ * nor imagenet) is reported through h->error(). */
 int dlg_loader_config_from_opts(dlg_loader_config *cfg, const dlg_value *vals,
                                 const dlg_job_info *job, bool train_mode, const dlg_host *h);
 

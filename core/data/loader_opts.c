@@ -4,6 +4,11 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+/* ImageNet statistics in R,G,B order and 0..1 units (torchvision's). */
+static const float imagenet_mean[3] = {0.485f, 0.456f, 0.406f};
+static const float imagenet_std[3] = {0.229f, 0.224f, 0.225f};
 
 void dlg_loader_config_defaults(dlg_loader_config *cfg)
 {
@@ -13,8 +18,8 @@ void dlg_loader_config_defaults(dlg_loader_config *cfg)
         .crop = 224,
         .resize = 0,
         .train = true,
-        .mean = {0.485f, 0.456f, 0.406f},
-        .std = {0.229f, 0.224f, 0.225f},
+        .order = DLG_RGB,
+        .pixel_range = 1,
         .layout = DLG_LAYOUT_NCHW,
         .dtype = DLG_LOADER_FP32,
         .threads = 1,
@@ -26,18 +31,27 @@ void dlg_loader_config_defaults(dlg_loader_config *cfg)
         .cache = DLG_CACHE_NONE,
         .alloc = NULL,
     };
+    memcpy(cfg->mean, imagenet_mean, sizeof cfg->mean);
+    memcpy(cfg->std, imagenet_std, sizeof cfg->std);
 }
 
-/* "a,b,c" -> three floats in [0, 1] (positive: in (0, 1]).  Pixels are
- * in 0..1 units, so a mean or std past 1 is in other units: Caffe's
- * 104,117,123 (0..255, BGR) would make every input about -450. */
-static int parse3(const char *text, float out[3], bool positive)
+/* "a,b,c" -> three floats in [0, range] (positive: in (0, range]), or
+ * "imagenet" -> rgb scaled to range and put in channel order.  The bound
+ * catches values in other units: Caffe's 104,117,123 read as 0..1 units
+ * would make every input about -450. */
+static int parse3(const char *text, float out[3], const float rgb[3], dlg_channel_order order,
+                  int range, bool positive)
 {
+    if (strcmp(text, "imagenet") == 0) {
+        for (int c = 0; c < 3; c++)
+            out[c] = rgb[order == DLG_BGR ? 2 - c : c] * (float)range;
+        return 0;
+    }
     const char *p = text;
     for (int i = 0; i < 3; i++) {
         char *end;
         double v = strtod(p, &end);
-        if (end == p || !(v <= 1.0) || (positive ? !(v > 0) : !(v >= 0)))
+        if (end == p || !(v <= range) || (positive ? !(v > 0) : !(v >= 0)))
             return -1;
         out[i] = (float)v;
         while (*end == ' ')
@@ -47,6 +61,42 @@ static int parse3(const char *text, float out[3], bool positive)
         p = end;
     }
     return *p == '\0' ? 0 : -1;
+}
+
+/* Under pixel_range = 255, means all in (0, 1] are 0..1 units: subtracting
+ * them would leave the inputs un-centred at about 0..255/std. */
+static bool unit_means(const float m[3], int range)
+{
+    return range == 255 && m[0] > 0 && m[0] <= 1 && m[1] > 0 && m[1] <= 1 && m[2] > 0 && m[2] <= 1;
+}
+
+static int parse_norm(dlg_loader_config *cfg, const dlg_value *v, const dlg_host *h)
+{
+    const char *mean = v[DLG_LOPT_MEAN].text, *std = v[DLG_LOPT_STD].text;
+    int r = cfg->pixel_range;
+    const char *order = cfg->order == DLG_BGR ? "BGR" : "RGB";
+    if (parse3(mean, cfg->mean, imagenet_mean, cfg->order, r, false) < 0)
+        return h->error(h, DLG_EINVAL,
+                        r == 1 ? "mean = '%s': expected three numbers in 0..1 like "
+                                 "0.485,0.456,0.406 (%s), or imagenet (0..255 means like "
+                                 "Caffe's 104,117,123 need pixel_range = 255)"
+                               : "mean = '%s': expected three numbers in 0..255 like "
+                                 "123.7,116.3,103.5 (%s), or imagenet",
+                        mean, order);
+    if (unit_means(cfg->mean, r))
+        return h->error(h, DLG_EINVAL,
+                        "mean = '%s' with pixel_range = 255: these look like 0..1 units; give "
+                        "0..255 values (multiply by 255) or set pixel_range = 1",
+                        mean);
+    if (parse3(std, cfg->std, imagenet_std, cfg->order, r, true) < 0)
+        return h->error(h, DLG_EINVAL,
+                        r == 1 ? "std = '%s': expected three numbers in (0, 1] like "
+                                 "0.229,0.224,0.225 (%s), or imagenet (0..255 values, and "
+                                 "Caffe's std 1 for scale 1, need pixel_range = 255)"
+                               : "std = '%s': expected three numbers in (0, 255] like "
+                                 "58.4,57.1,57.4 (%s; Caffe's scale s is 1/s), or imagenet",
+                        std, order);
+    return 0;
 }
 
 int dlg_loader_config_from_opts(dlg_loader_config *cfg, const dlg_value *v,
@@ -62,16 +112,11 @@ int dlg_loader_config_from_opts(dlg_loader_config *cfg, const dlg_value *v,
     cfg->train = aug == 0 ? train_mode : aug == 1;
     cfg->layout = v[DLG_LOPT_LAYOUT].i == 1 ? DLG_LAYOUT_NHWC : DLG_LAYOUT_NCHW;
     cfg->dtype = v[DLG_LOPT_INPUT_DTYPE].i == 1 ? DLG_LOADER_FP16 : DLG_LOADER_FP32;
-    if (parse3(v[DLG_LOPT_MEAN].text, cfg->mean, false) < 0)
-        return h->error(h, DLG_EINVAL,
-                        "mean = '%s': expected three numbers in 0..1 like 0.485,0.456,0.406 "
-                        "(RGB, in 0..1 units: divide 0..255 means by 255)",
-                        v[DLG_LOPT_MEAN].text);
-    if (parse3(v[DLG_LOPT_STD].text, cfg->std, true) < 0)
-        return h->error(h, DLG_EINVAL,
-                        "std = '%s': expected three numbers in (0, 1] like 0.229,0.224,0.225 "
-                        "(RGB, in 0..1 units: divide 0..255 values by 255)",
-                        v[DLG_LOPT_STD].text);
+    cfg->order = v[DLG_LOPT_CHANNEL_ORDER].i == 1 ? DLG_BGR : DLG_RGB;
+    cfg->pixel_range = v[DLG_LOPT_PIXEL_RANGE].i == 1 ? 255 : 1;
+    int rc = parse_norm(cfg, v, h);
+    if (rc < 0)
+        return rc;
     cfg->shuffle = v[DLG_LOPT_SHUFFLE].i != 0;
     cfg->skip_corrupt = v[DLG_LOPT_SKIP_CORRUPT].i != 0;
     cfg->cache = dlg_cache_mode_of(v[DLG_LOPT_CACHE].i, job);

@@ -116,7 +116,9 @@ void dlg_resample_rgb(const uint8_t *src, size_t stride, const dlg_taps *tx, con
     }
 }
 
-uint16_t dlg_fp16(float f)
+/* inline in the store loop: a call per element costs more than the
+ * channel loop around it */
+static inline uint16_t half_of(float f)
 {
     uint32_t x;
     memcpy(&x, &f, 4);
@@ -143,13 +145,19 @@ uint16_t dlg_fp16(float f)
     return (uint16_t)(sign | h);
 }
 
+uint16_t dlg_fp16(float f) { return half_of(f); }
+
 void dlg_ld_store(const dlg_loader_config *cfg, const float *hwc, int s, bool mirror,
                   void *batch, int index)
 {
+    /* per source (RGB) channel c: its output channel oc[c] (bgr reverses
+     * them here, in the one pass that writes the batch) and coefficients */
     float a[3], b[3];
+    size_t oc[3];
     for (int c = 0; c < 3; c++) {
-        a[c] = 1.0f / (255.0f * cfg->std[c]);
-        b[c] = -cfg->mean[c] / cfg->std[c];
+        oc[c] = (size_t)(cfg->order == DLG_BGR ? 2 - c : c);
+        a[c] = (float)cfg->pixel_range / (255.0f * cfg->std[oc[c]]);
+        b[c] = -cfg->mean[oc[c]] / cfg->std[oc[c]];
     }
     size_t plane = (size_t)s * s, img = plane * 3;
     if (cfg->dtype == DLG_LOADER_FP32 && cfg->layout == DLG_LAYOUT_NCHW) {
@@ -158,7 +166,7 @@ void dlg_ld_store(const dlg_loader_config *cfg, const float *hwc, int s, bool mi
         for (int c = 0; c < 3; c++)
             for (int y = 0; y < s; y++) {
                 const float *px = hwc + (size_t)y * s * 3 + c;
-                float *dst = o + (size_t)c * plane + (size_t)y * s;
+                float *dst = o + oc[c] * plane + (size_t)y * s;
                 if (mirror)
                     for (int x = 0; x < s; x++)
                         dst[s - 1 - x] = px[3 * x] * a[c] + b[c];
@@ -168,19 +176,22 @@ void dlg_ld_store(const dlg_loader_config *cfg, const float *hwc, int s, bool mi
             }
         return;
     }
-    bool f16 = cfg->dtype == DLG_LOADER_FP16;
+    bool f16 = cfg->dtype == DLG_LOADER_FP16, nchw = cfg->layout == DLG_LAYOUT_NCHW;
+    size_t off[3]; /* of each source channel's value from a pixel's first */
+    for (int c = 0; c < 3; c++)
+        off[c] = oc[c] * (nchw ? plane : 1);
     float *o32 = (float *)batch + (f16 ? 0 : img * (size_t)index);
     uint16_t *o16 = (uint16_t *)batch + (f16 ? img * (size_t)index : 0);
     for (int y = 0; y < s; y++) {
         const float *row = hwc + (size_t)y * s * 3;
         for (int x = 0; x < s; x++) {
             const float *px = row + (size_t)(mirror ? s - 1 - x : x) * 3;
+            size_t at0 = nchw ? (size_t)y * s + x : ((size_t)y * s + x) * 3;
             for (int c = 0; c < 3; c++) {
                 float v = px[c] * a[c] + b[c];
-                size_t at = cfg->layout == DLG_LAYOUT_NCHW ? (size_t)c * plane + (size_t)y * s + x
-                                                           : ((size_t)y * s + x) * 3 + c;
+                size_t at = at0 + off[c];
                 if (f16)
-                    o16[at] = dlg_fp16(v);
+                    o16[at] = half_of(v);
                 else
                     o32[at] = v;
             }

@@ -218,13 +218,14 @@ void pu_reference(const dlg_loader_config *cfg, const uint8_t *jpeg, size_t len,
         int lo, hi;
         ref_weights(y, h, s, H, j, &lo, &hi, wts);
         for (int xo = 0; xo < s; xo++)
-            for (int c = 0; c < 3; c++) {
+            for (int c = 0; c < 3; c++) { /* c: output channel, in cfg->order */
+                int from = cfg->order == DLG_BGR ? 2 - c : c;
                 double acc = 0;
                 for (int i = lo; i < hi; i++)
-                    acc += wts[i - lo] * horiz[((size_t)i * s + xo) * 3 + c];
+                    acc += wts[i - lo] * horiz[((size_t)i * s + xo) * 3 + from];
                 int dst_x = mirror ? s - 1 - xo : xo;
                 out[((size_t)c * s + j) * s + dst_x] =
-                    (float)((acc / 255.0 - cfg->mean[c]) / cfg->std[c]);
+                    (float)((acc * cfg->pixel_range / 255.0 - cfg->mean[c]) / cfg->std[c]);
             }
     }
     free(wts);

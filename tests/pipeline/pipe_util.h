@@ -41,7 +41,7 @@ void pu_storages_fini(mock_host *m);
 
 /* The reference: full decode with TurboJPEG, the given window resampled
  * with PIL's antialiased bilinear rule in double precision, mirrored,
- * normalised; out is 3 x s x s (CHW). */
+ * normalised (cfg's channel order and pixel range); out is 3 x s x s (CHW). */
 void pu_reference(const dlg_loader_config *cfg, const uint8_t *jpeg, size_t len, double x, double y,
                   double w, double h, bool mirror, float *out);
 

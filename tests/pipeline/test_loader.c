@@ -136,6 +136,47 @@ static void test_train_matches_reference(void **st)
     mock_host_fini(&m);
 }
 
+/* Caffe's preprocessing (BGR, 0..255 means, scale 1/58) with random crops
+ * and mirrors, in both store paths (NCHW fp32, and NHWC), against the
+ * reference computed in the same channel order and units. */
+static void test_bgr_255_matches_reference(void **st)
+{
+    (void)st;
+    pu_dataset d;
+    pu_make_images(&d, "bgr", 4, 2, 48, 40, 14);
+    char spec[700];
+    snprintf(spec, sizeof spec, "files:%s", d.list);
+    mock_host m;
+    mock_host_init(&m);
+    for (int layout = 0; layout < 2; layout++) {
+        dlg_loader_config cfg;
+        cfg_small(&cfg, spec, 4, true);
+        cfg.order = DLG_BGR;
+        cfg.pixel_range = 255;
+        const float mean[3] = {104, 117, 123}, std[3] = {58, 58, 58};
+        memcpy(cfg.mean, mean, sizeof mean);
+        memcpy(cfg.std, std, sizeof std);
+        cfg.layout = layout ? DLG_LAYOUT_NHWC : DLG_LAYOUT_NCHW;
+        dlg_loader *l;
+        assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
+        dlg_batch *b;
+        assert_int_equal(dlg_loader_next(l, &b), 0);
+        int mirrored = 0;
+        for (int i = 0; i < 4; i++) {
+            dlg_crop_window win;
+            dlg_ld_window(&cfg, 0, (uint64_t)i, d.w[i], d.h[i], &win);
+            mirrored += win.mirror;
+            double mx = diff_ref(&cfg, b, i, d.paths[i], win.x, win.y, win.w, win.h, win.mirror,
+                                 NULL);
+            assert_true(mx < 1e-4);
+        }
+        assert_true(mirrored > 0);
+        dlg_loader_release(l, b);
+        dlg_loader_close(l);
+    }
+    mock_host_fini(&m);
+}
+
 /* Windows at most half the crop's size take the DCT-scaled decode path. */
 static void test_scaled_decode_path(void **st)
 {
@@ -457,6 +498,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_infer_matches_reference),
         cmocka_unit_test(test_train_matches_reference),
+        cmocka_unit_test(test_bgr_255_matches_reference),
         cmocka_unit_test(test_scaled_decode_path),
         cmocka_unit_test(test_scaled_decode_odd_size),
         cmocka_unit_test(test_formats_agree),
