@@ -134,6 +134,8 @@ static void test_bad_input(void **st)
     bad("alexnet", small, "crop = 16");
     const char *huge[] = {"batch=65536", NULL};
     bad("vgg16", huge, "needs at least");
+    const char *mean[] = {"mean=104,117,123", NULL}; /* 0..255 units without pixel_range = 255 */
+    bad("alexnet", mean, "mean");
     const char *nhwc[] = {"data=synthetic:64", "layout=nhwc", NULL};
     bad("alexnet", nhwc, "nchw fp32");
 }

@@ -89,6 +89,12 @@ int cnn_data_open(cnn_data **out, const dlg_host *h, const cnn_data_cfg *cfg)
     d->classes = cfg->classes;
     const dlg_value *v = cfg->loader_opts;
     int crop = (int)v[DLG_LOPT_CROP].i, rc;
+    dlg_loader_config lc; /* synthetic data is not normalised, but a bad mean/std is still an error */
+    dlg_loader_config_defaults(&lc);
+    if ((rc = dlg_loader_config_from_opts(&lc, v, cfg->job, cfg->train, h)) < 0) {
+        cnn_data_close(d);
+        return rc;
+    }
     if (strcmp(v[DLG_LOPT_DATA].text, "synthetic") == 0)
         rc = make_synthetic(d, (size_t)cfg->batch * 3 * (size_t)crop * (size_t)crop,
                             cfg->job ? cfg->job->seed : 0);
