@@ -1,13 +1,19 @@
 /* dlgauge mkdata: generated datasets (core/data/synth*), so that every suite
  * runs on a fresh machine with no downloads (usage text below). */
+#define _GNU_SOURCE
 #include "cli.h"
 
 #include "synth.h"
+#include "synth_out.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static const char mk_usage[] =
@@ -22,9 +28,11 @@ static const char mk_usage[] =
     "\n"
     "The same arguments and seed give the same bytes on any machine and thread count.\n"
     "Output is written under .part names and renamed into place when complete, so an\n"
-    "interrupted run leaves nothing that looks whole.  An existing DIR/SPLIT is replaced\n"
-    "only if mkdata made it (else mkdata refuses); existing lists and text files are\n"
-    "replaced.\n";
+    "interrupted run leaves nothing that looks whole.  A run stopped by SIGINT (Ctrl-C),\n"
+    "SIGTERM or SIGHUP removes its .part output and exits 130, 143 or 129; one killed\n"
+    "outright leaves it to the next mkdata of the same output, which replaces it.\n"
+    "An existing DIR/SPLIT is replaced only if mkdata made it (else mkdata refuses);\n"
+    "existing lists and text files are replaced.\n";
 
 typedef struct mk_opt {
     const char *name;
@@ -108,6 +116,121 @@ static int require(const mk_opt *o)
     return DLG_EXIT_USAGE;
 }
 
+/* ---- stopping: the work runs in a child process, which a stop signal
+ * ends at once; the parent then removes its unfinished .part output ---- */
+typedef struct mk_work {
+    int (*run)(const struct mk_work *w);
+    void (*remove_parts)(const struct mk_work *w);
+    const dlg_synth_images_cfg *images;
+    const char *text_out;
+    bool text_splits;
+    uint64_t words, vocab, seed;
+} mk_work;
+
+/* The stop signals that would end mkdata (not those it was started
+ * ignoring, as by nohup), blocked; *old gets the previous mask. */
+static void block_stops(sigset_t *stops, sigset_t *old)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    sigemptyset(stops);
+    sigaddset(stops, SIGCHLD);
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        struct sigaction sa;
+        if (sigaction(sigs[i], NULL, &sa) == 0 && sa.sa_handler != SIG_IGN)
+            sigaddset(stops, sigs[i]);
+    }
+    sigprocmask(SIG_BLOCK, stops, old);
+}
+
+/* Waits for the child; the first stop signal kills it.  Returns the stop
+ * signal, 0 when none came. */
+static int wait_child(pid_t pid, const sigset_t *stops, int *status)
+{
+    int stop = 0;
+    for (;;) {
+        int s = sigwaitinfo(stops, NULL);
+        if (s > 0 && s != SIGCHLD && !stop) {
+            stop = s;
+            kill(pid, SIGKILL);
+        }
+        if (waitpid(pid, status, WNOHANG) == pid)
+            return stop;
+    }
+}
+
+static int stoppable(const mk_work *w)
+{
+    sigset_t stops, old;
+    block_stops(&stops, &old);
+    fflush(NULL); /* nothing buffered is written twice */
+    pid_t pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* a killed parent takes the work along */
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        exit(w->run(w));
+    }
+    int status = 0, stop = pid > 0 ? wait_child(pid, &stops, &status) : 0;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (pid < 0) /* no process to spare: the work runs here, unstoppable as before */
+        return w->run(w);
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status); /* done, even if a stop came as it finished */
+    int sig = stop ? stop : WTERMSIG(status);
+    w->remove_parts(w);
+    fprintf(stderr, "dlgauge mkdata: stopped by signal %d (%s): its unfinished .part output was removed\n", sig,
+            strsignal(sig));
+    return sig == SIGINT ? DLG_EXIT_SIGINT : sig == SIGTERM ? DLG_EXIT_SIGTERM : 128 + sig;
+}
+
+/* A .part file mkdata would have made (a regular file, never a device). */
+static void remove_part_file(const char *name, const char *suffix)
+{
+    char part[4200];
+    struct stat st;
+    snprintf(part, sizeof part, "%s%s%s", name, suffix, DLG_SYNTH_PART);
+    if (lstat(part, &st) == 0 && S_ISREG(st.st_mode))
+        unlink(part);
+}
+
+static void remove_image_parts(const mk_work *w)
+{
+    char base[4200];
+    snprintf(base, sizeof base, "%s/%s", w->images->out, w->images->split);
+    remove_part_file(base, ".txt");
+    remove_part_file(base, ".lst");
+    char tree[4200];
+    snprintf(tree, sizeof tree, "%s%s", base, DLG_SYNTH_PART);
+    dlg_synth_tree_remove(tree, NULL); /* refuses all of a tree mkdata did not make */
+}
+
+static void remove_text_parts(const mk_work *w)
+{
+    static const char *const splits[3] = {".train.txt", ".valid.txt", ".test.txt"};
+    if (!w->text_splits)
+        remove_part_file(w->text_out, "");
+    for (int k = 0; k < 3 && w->text_splits; k++)
+        remove_part_file(w->text_out, splits[k]);
+}
+
+static int write_images(const mk_work *w)
+{
+    const dlg_synth_images_cfg *cfg = w->images;
+    dlg_synth_images_result res;
+    dlg_data_err err = {0};
+    if (dlg_synth_images_write(cfg, &res, &err) < 0) {
+        fprintf(stderr, "dlgauge mkdata: %s\n", err.msg);
+        return DLG_EXIT_FAILED;
+    }
+    printf("wrote %llu images in %llu classes to %s/%s (%.1f MB, mean %.1f KB, %llu..%llu "
+           "bytes, mean %.0fx%.0f) in %.2f s (%.0f images/s); lists %s/%s.txt and %s/%s.lst\n",
+           (unsigned long long)res.images, (unsigned long long)cfg->classes, cfg->out, cfg->split,
+           res.bytes / 1e6, res.bytes / 1e3 / (double)res.images,
+           (unsigned long long)res.min_bytes, (unsigned long long)res.max_bytes, res.mean_w,
+           res.mean_h, res.seconds, res.images / (res.seconds > 0 ? res.seconds : 1e-9), cfg->out,
+           cfg->split, cfg->out, cfg->split);
+    return DLG_EXIT_OK;
+}
+
 static int mk_images(int argc, char **argv)
 {
     mk_opt o[] = {{"out", NULL, false},     {"classes", NULL, false}, {"images", NULL, false},
@@ -137,19 +260,25 @@ static int mk_images(int argc, char **argv)
         return usage_error("--split '%s': expected a plain name like train or val%s", split, "");
     dlg_synth_images_cfg cfg = {o[0].value, split, (int)classes, images, seed, (int)quality,
                                 (int)threads};
-    dlg_synth_images_result res;
+    mk_work w = {.run = write_images, .remove_parts = remove_image_parts, .images = &cfg};
+    return stoppable(&w);
+}
+
+static int write_text(const mk_work *w)
+{
     dlg_data_err err = {0};
-    if (dlg_synth_images_write(&cfg, &res, &err) < 0) {
+    if (dlg_synth_text_files(w->text_out, w->words, (int)w->vocab, w->seed, w->text_splits, &err) < 0) {
         fprintf(stderr, "dlgauge mkdata: %s\n", err.msg);
         return DLG_EXIT_FAILED;
     }
-    printf("wrote %llu images in %llu classes to %s/%s (%.1f MB, mean %.1f KB, %llu..%llu "
-           "bytes, mean %.0fx%.0f) in %.2f s (%.0f images/s); lists %s/%s.txt and %s/%s.lst\n",
-           (unsigned long long)res.images, (unsigned long long)classes, cfg.out, split,
-           res.bytes / 1e6, res.bytes / 1e3 / (double)res.images,
-           (unsigned long long)res.min_bytes, (unsigned long long)res.max_bytes, res.mean_w,
-           res.mean_h, res.seconds, res.images / (res.seconds > 0 ? res.seconds : 1e-9), cfg.out,
-           split, cfg.out, split);
+    if (w->text_splits)
+        printf("wrote about %llu words (vocabulary %llu) to %s.train.txt, %s.valid.txt, "
+               "%s.test.txt\n",
+               (unsigned long long)w->words, (unsigned long long)w->vocab, w->text_out, w->text_out,
+               w->text_out);
+    else
+        printf("wrote about %llu words (vocabulary %llu) to %s\n", (unsigned long long)w->words,
+               (unsigned long long)w->vocab, w->text_out);
     return DLG_EXIT_OK;
 }
 
@@ -171,20 +300,9 @@ static int mk_text(int argc, char **argv)
         rc = get_u64(&o[3], 0, 0, UINT64_MAX, &seed);
     if (rc)
         return rc;
-    dlg_data_err err = {0};
-    if (dlg_synth_text_files(o[0].value, words, (int)vocab, seed, o[4].value != NULL, &err) < 0) {
-        fprintf(stderr, "dlgauge mkdata: %s\n", err.msg);
-        return DLG_EXIT_FAILED;
-    }
-    if (o[4].value)
-        printf("wrote about %llu words (vocabulary %llu) to %s.train.txt, %s.valid.txt, "
-               "%s.test.txt\n",
-               (unsigned long long)words, (unsigned long long)vocab, o[0].value, o[0].value,
-               o[0].value);
-    else
-        printf("wrote about %llu words (vocabulary %llu) to %s\n", (unsigned long long)words,
-               (unsigned long long)vocab, o[0].value);
-    return DLG_EXIT_OK;
+    mk_work w = {.run = write_text, .remove_parts = remove_text_parts, .text_out = o[0].value,
+                 .text_splits = o[4].value != NULL, .words = words, .vocab = vocab, .seed = seed};
+    return stoppable(&w);
 }
 
 int dlg_cmd_mkdata(const dlg_cli *cli, int argc, char **argv)

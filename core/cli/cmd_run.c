@@ -146,19 +146,12 @@ static void make_run_id(const dlg_plan *p, char *buf, size_t len)
  * cell would measure other settings than the plan and the journal say. */
 static bool config_edited(const dlg_run *run, const dlg_run_args *a, char *why, size_t len)
 {
-    dlg_config cfg;
-    char err[1024], id[20] = "";
-    bool loaded = dlg_config_load(&cfg, a->file, err, sizeof err) == 0;
-    for (size_t i = 0; loaded && i < a->nsets; i++)
-        loaded = dlg_config_set(&cfg, a->sets[i], err, sizeof err) == 0;
-    if (loaded)
-        dlg_journal_config_id(&cfg, id, sizeof id);
-    dlg_config_free(&cfg);
-    if (loaded && strcmp(id, run->config_id) == 0)
+    char what[1400];
+    int rc = dlg_journal_config_recheck(a->file, a->sets, a->nsets, run->config_id, what, sizeof what);
+    if (rc == 0)
         return false;
-    snprintf(why, len, "%s changed since this run started (%s): stopped before cell %zu/%zu; restore it and "
-             "run --resume to go on, or start a new run", a->file, loaded ? "its settings differ" : err,
-             run->cell_no, run->plan->total_cells);
+    snprintf(why, len, "%s: stopped before cell %zu/%zu; %s", what, run->cell_no, run->plan->total_cells,
+             rc > 0 ? "restore it and run --resume to go on, or start a new run" : "run --resume to go on");
     return true;
 }
 
@@ -200,7 +193,7 @@ static int run_cells(dlg_run *run, const dlg_cli *cli, const dlg_run_args *a, dl
             run->cell_no++;
             if (dlg_journal_is_done(jn, job->name, k))
                 continue;
-            char note[1400];
+            char note[1600];
             if ((edited = config_edited(run, a, note, sizeof note))) {
                 fprintf(stderr, "dlgauge: %s\n", note);
                 failed++;

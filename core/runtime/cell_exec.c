@@ -3,6 +3,7 @@
 
 #include "affinity.h"
 #include "metrics.h"
+#include "proc_limits.h"
 #include "signals.h"
 
 #include <errno.h>
@@ -175,24 +176,15 @@ static int64_t oom_kills_total(void)
     return v;
 }
 
-static void limit_text(int resource, char *buf, size_t len)
-{
-    struct rlimit rl;
-    if (getrlimit(resource, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
-        snprintf(buf, len, "unlimited");
-    else
-        snprintf(buf, len, "%llu", (unsigned long long)rl.rlim_cur);
-}
-
 /* why the cell could not start, with the limit that most likely stopped it */
 static void start_failed(const char *what, int e, char *err, size_t errlen)
 {
     char lim[32];
     if (e == EMFILE) {
-        limit_text(RLIMIT_NOFILE, lim, sizeof lim);
+        dlg_rlimit_text(RLIMIT_NOFILE, lim, sizeof lim);
         snprintf(err, errlen, "%s: %s (the open-file limit, ulimit -n, is %s)", what, strerror(e), lim);
     } else if (e == EAGAIN) {
-        limit_text(RLIMIT_NPROC, lim, sizeof lim);
+        dlg_rlimit_text(RLIMIT_NPROC, lim, sizeof lim);
         snprintf(err, errlen, "%s: %s (a limit on processes: ulimit -u is %s, or the cgroup's pids.max)", what,
                  strerror(e), lim);
     } else {

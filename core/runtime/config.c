@@ -539,6 +539,8 @@ static int load_file(dlg_config *c, const char *path, parse_state *parent, load_
         if (rc > 0)
             snprintf(err, errlen, "%s:%d: syntax error: expected 'key = value', '[section]' or a comment",
                      path, rc);
+        else if (rc == -2) /* inih's line buffer */
+            snprintf(err, errlen, "%s: out of memory", path);
         else
             snprintf(err, errlen, "%s: cannot parse (error %d)", path, rc);
         return -1;

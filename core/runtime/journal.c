@@ -44,6 +44,28 @@ void dlg_journal_config_id(const dlg_config *cfg, char *out, size_t len)
     snprintf(out, len, "%016llx", (unsigned long long)h);
 }
 
+int dlg_journal_config_recheck(const char *file, const char *const *sets, size_t nsets, const char *id,
+                               char *why, size_t len)
+{
+    dlg_config cfg;
+    char err[1024], now[20] = "";
+    int rc = dlg_config_load(&cfg, file, err, sizeof err) == 0 ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < nsets; i++)
+        rc = dlg_config_set(&cfg, sets[i], err, sizeof err) == 0 ? 0 : -1;
+    if (rc == 0)
+        dlg_journal_config_id(&cfg, now, sizeof now);
+    dlg_config_free(&cfg);
+    if (rc < 0) {
+        snprintf(why, len, "cannot read %s again to check that it is unchanged since this run started (%s)", file,
+                 err);
+        return -1;
+    }
+    if (strcmp(now, id) == 0)
+        return 0;
+    snprintf(why, len, "%s changed since this run started (its settings differ)", file);
+    return 1;
+}
+
 static int mkdirs(const char *path)
 {
     char tmp[1024];
@@ -109,6 +131,25 @@ static int add_done(dlg_journal *j, const char *job, size_t cell)
     return 0;
 }
 
+/* One "done JOB CELL STATUS" record into j; -1 with err[] naming the line. */
+static int read_record(dlg_journal *j, const char *line, int lineno, char *err, size_t errlen)
+{
+    char *job = NULL, status[32];
+    size_t cell;
+    int rc = 0;
+    if (sscanf(line, "done %ms %zu %31s", &job, &cell, status) != 3) {
+        snprintf(err, errlen, "%s:%d: malformed journal line", j->path, lineno);
+        rc = -1;
+    } else if (add_done(j, job, cell) != 0) {
+        snprintf(err, errlen, "%s:%d: out of memory", j->path, lineno);
+        rc = -1;
+    } else if (strcmp(status, "ok") != 0) {
+        j->nfailed++;
+    }
+    free(job);
+    return rc;
+}
+
 int dlg_journal_resume(dlg_journal *j, const char *path, const char *hash, char *err, size_t errlen)
 {
     memset(j, 0, sizeof *j);
@@ -119,36 +160,32 @@ int dlg_journal_resume(dlg_journal *j, const char *path, const char *hash, char 
         snprintf(err, errlen, "%s: no journal to resume from (%s); run without --resume", path, strerror(errno));
         return -1;
     }
-    char line[1024], jhash[64] = "";
+    char *line = NULL, jhash[64] = "";
+    size_t cap = 0;
+    ssize_t n;
     int lineno = 0, rc = 0;
     long whole = 0; /* end of the last whole line */
     bool torn = false;
-    while (fgets(line, sizeof line, f) && rc == 0) {
+    /* lines of any length: only the last one can be torn */
+    while (rc == 0 && (errno = 0, n = getline(&line, &cap, f)) > 0) {
         lineno++;
-        if (line[strlen(line) - 1] != '\n') {
+        if (line[n - 1] != '\n') {
             torn = true; /* a torn last line: that cell was not recorded */
             break;
         }
         whole = ftell(f);
-        if (lineno == 1) {
-            if (sscanf(line, "dlgauge-journal 1 %63s %31s", j->run_id, jhash) != 2) {
-                snprintf(err, errlen, "%s:1: not a dlgauge run journal", path);
-                rc = -1;
-            }
-            continue;
-        }
-        char job[512], status[32];
-        size_t cell;
-        if (sscanf(line, "done %511s %zu %31s", job, &cell, status) != 3) {
-            snprintf(err, errlen, "%s:%d: malformed journal line", path, lineno);
+        if (lineno > 1) {
+            rc = read_record(j, line, lineno, err, errlen);
+        } else if (sscanf(line, "dlgauge-journal 1 %63s %31s", j->run_id, jhash) != 2) {
+            snprintf(err, errlen, "%s:1: not a dlgauge run journal", path);
             rc = -1;
-        } else if (add_done(j, job, cell) != 0) {
-            snprintf(err, errlen, "out of memory");
-            rc = -1;
-        } else if (strcmp(status, "ok") != 0) {
-            j->nfailed++;
         }
     }
+    if (rc == 0 && !torn && errno) { /* not the end: a read error, or no memory for a line */
+        snprintf(err, errlen, "%s:%d: cannot read the journal: %s", path, lineno + 1, strerror(errno));
+        rc = -1;
+    }
+    free(line);
     fclose(f);
     if (rc == 0 && whole == 0) { /* a torn header too: that run never started */
         snprintf(err, errlen, "%s: empty journal; run without --resume", path);
@@ -184,9 +221,14 @@ bool dlg_journal_is_done(const dlg_journal *j, const char *job, size_t cell)
 int dlg_journal_record(dlg_journal *j, const char *job, size_t cell, const char *status, char *err,
                        size_t errlen)
 {
-    char line[768];
-    snprintf(line, sizeof line, "done %s %zu %s\n", job, cell, status);
-    return append_line(j, line, err, errlen);
+    char *line; /* a job name of any length: a cut record would read as torn */
+    if (asprintf(&line, "done %s %zu %s\n", job, cell, status) < 0) {
+        snprintf(err, errlen, "%s: cannot write the run journal: out of memory", j->path);
+        return -1;
+    }
+    int rc = append_line(j, line, err, errlen);
+    free(line);
+    return rc;
 }
 
 void dlg_journal_close(dlg_journal *j)

@@ -41,6 +41,12 @@ void dlg_journal_hash_config(const struct dlg_config *cfg, uint64_t *h);
 /* That hash of cfg alone, in hex: a cell's process compares its own with
  * its parent's, as the file may have been edited since the run began. */
 void dlg_journal_config_id(const struct dlg_config *cfg, char *out, size_t len);
+/* Reads file (with its --set overrides) again and compares its id with id:
+ * 0 the same; 1 edited since, why[] saying so; -1 when it cannot be read
+ * (out of memory, no longer there...), why[] naming the reason, which is
+ * no sign of an edit. */
+int dlg_journal_config_recheck(const char *file, const char *const *sets, size_t nsets, const char *id,
+                               char *why, size_t len);
 
 /* Starts a fresh journal (truncating an old one). */
 int dlg_journal_create(dlg_journal *j, const char *path, const char *run_id, const char *hash, char *err,

@@ -7,7 +7,9 @@
 #include "topology.h"
 #include "host.h"
 #include "options.h"
+#include "proc_limits.h"
 #include "progress.h"
+#include "results.h"
 #include "signals.h"
 
 #include <fcntl.h>
@@ -346,6 +348,32 @@ static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_servi
     return rc;
 }
 
+/* libgomp ends a process that cannot start its threads (ulimit -u,
+ * pids.max) with exit code 1 and the reason on stderr only.  A cell's
+ * process tells its parent first, as a result that the real one replaces
+ * if the workload copes; in-process the reason is said before it may end
+ * dlgauge. */
+static void check_threads(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
+{
+    char why[512];
+    if (dlg_threads_startable(res->cpus_used, why, sizeof why) == 0)
+        return;
+    snprintf(res->error, sizeof res->error, "%s:%d: [job %s] %s", cell->job->sec->file, cell->job->sec->line,
+             cell->job->name, why);
+    dlg_point_buf *pb = run->wire_fd >= 0 ? malloc(sizeof *pb) : NULL;
+    if (pb) {
+        res->status = "error";
+        dlg_result_point(run, cell, res, pb);
+        dlg_wire_send(run->wire_fd, &pb->point);
+        free(pb);
+        res->status = "ok";
+    } else {
+        fprintf(stderr, "dlgauge: %s:%d: [job %s] warning: %s\n", cell->job->sec->file, cell->job->sec->line,
+                cell->job->name, why);
+    }
+    res->error[0] = '\0';
+}
+
 void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
 {
     res->start_realtime_ns = real_ns();
@@ -375,6 +403,7 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
     } else {
         res->cpus_used = dlg_cpus_granted((int)cell->core[DLG_K_CPUS].i, pinned, cell->core[DLG_K_CPU_QUOTA].d,
                                           env.cpu_quota);
+        check_threads(run, cell, res);
         reset_hwm();
         int reps = (int)cell->core[DLG_K_REPEAT].i;
         double thr[MAX_REPS];

@@ -9,7 +9,12 @@
 #    .part left behind and the CSV's last row torn);
 #  - no memory for a cell's result point (a preloaded helper, argument 5):
 #    the run says so and exits 1, and the journal does not call the cell
-#    done, so --resume measures it (it used to be "ok", no row, done).
+#    done, so --resume measures it (it used to be "ok", no row, done);
+#  - room for the cell's process but not for its threads (pids.max = 2, only
+#    where a pids cgroup can be made, i.e. as root): libgomp ends the cell
+#    with exit code 1, and the row and its one line say that the threads
+#    could not start, with the limits (it used to be just "exited with
+#    code 1 without a result").
 # (tests/sweeps/exhaust.sh: a container's OOM kill, pids.max and a full disk, as root.)
 source "$(dirname "$0")/lib.sh"
 NO_RESULT_MEMORY=$5
@@ -130,5 +135,38 @@ expect_rc lost 1
 run_cli lost_resume -q run lost.ini --resume
 expect_rc lost_resume 0
 [ "$(col lost.csv seed | tr '\n' ' ')" = "1 2 " ] || fail "lost: after --resume the seeds are '$(col lost.csv seed | tr '\n' ' ')'"
+
+# ---- pids.max: the cell's process starts, its second thread cannot
+own=$(awk -F: '$2 ~ /(^|,)pids(,|$)/ {print $3}' /proc/self/cgroup)
+box=/sys/fs/cgroup/pids${own%/}/dlg-e2e-threads-$$
+if [ -n "$own" ] && [ "$(nproc)" -ge 2 ] && [ -e "$PLUGDIR/kernels.so" ] && mkdir "$box" 2>/dev/null; then
+    ini threads.ini <<EOT
+[global]
+journal = $WORK/threads.journal
+[sink csv]
+path = $WORK/threads.csv
+[job g]
+workload   = gemm
+cpus       = 2
+m          = 64
+n          = 64
+k          = 64
+iterations = 1
+warmup     = 0
+EOT
+    echo 2 >"$box/pids.max"
+    bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _ "$box" \
+        "$DLG" --plugin-dir "$PLUGDIR" -q run threads.ini >threads.out 2>threads.err
+    RC=$?
+    rmdir "$box"
+    expect_rc threads 1
+    line=$(grep '^dlgauge: ' threads.err)
+    [[ "$line" =~ ^dlgauge:\ threads\.ini:5:\ \[job\ g\]\ could\ not\ start\ 2\ threads:\ Resource\ temporarily\ unavailable\;\ ulimit\ -u\ is\ [0-9a-z]+\ /\ pids\.max\ is\ 2$ ]] ||
+        fail "threads: no line naming the threads and the limits: $(cat threads.err)"
+    [ "$(col threads.csv status)" = error ] || fail "threads: status '$(col threads.csv status)', expected error"
+    [ "dlgauge: $(col threads.csv error)" = "$line" ] || fail "threads: the row's error is '$(col threads.csv error)'"
+else
+    echo "skipped: pids.max for a cell's threads (needs a writable pids cgroup, 2 CPUs and kernels.so)"
+fi
 
 finish

@@ -1,6 +1,9 @@
 #!/bin/bash
 # (c) SIGINT / SIGTERM stop a long run within moments: exit 130 / 143, and
 # the cell that was running is written with status partial.
+# (d) mkdata stopped by Ctrl-C (SIGINT to its process group) or by SIGTERM
+# to it alone: exit 130 / 143, one line, and no .part output left behind
+# (it used to stay, however large).
 source "$(dirname "$0")/lib.sh"
 
 # interrupt NAME SIGNAL SLEEP: runs a 60 s cell, signals it after 1.5 s
@@ -44,4 +47,30 @@ expect_rc term 143
 interrupt midstep INT 1s
 expect_rc midstep 130
 [ "$STEPS" = 1 ] || fail "midstep: $STEPS steps, expected 1"
+# stop_mkdata NAME SIGNAL TARGET PART ARGS...: mkdata ARGS signalled (TARGET
+# "group": its process group, as Ctrl-C does; else the process) once PART exists
+stop_mkdata() {
+    local name=$1 sig=$2 target=$3 part=$4
+    shift 4
+    set -m # a process group of its own, and SIGINT not ignored as in a script's background
+    "$DLG" mkdata "$@" >"$name.out" 2>"$name.err" &
+    local pid=$!
+    set +m
+    for _ in $(seq 200); do [ -e "$part" ] && break; sleep 0.02; done
+    [ -e "$part" ] || fail "$name: $part never appeared"
+    if [ "$target" = group ]; then kill "-$sig" -- "-$pid"; else kill "-$sig" "$pid"; fi
+    wait "$pid"
+    RC=$?
+    [ ! -e "$part" ] || fail "$name: $part left behind"
+    grep -Eq "^dlgauge mkdata: stopped by signal [0-9]+ \(.*\): its unfinished \.part output was removed$" "$name.err" ||
+        fail "$name: no line saying so: $(cat "$name.err")"
+    [ "$(wc -l <"$name.err")" = 1 ] || fail "$name: more than one line: $(cat "$name.err")"
+}
+
+stop_mkdata mk_int INT group corpus.txt.train.txt.part text --out corpus.txt --words 500000000 --splits
+expect_rc mk_int 130
+ls corpus.txt* >/dev/null 2>&1 && fail "mk_int: output left: $(ls corpus.txt*)"
+stop_mkdata mk_term TERM process imgs/train.part images --out imgs --classes 4 --images 200000 --threads 2
+expect_rc mk_term 143
+[ -z "$(ls -A imgs)" ] || fail "mk_term: left in imgs: $(ls -A imgs)"
 finish

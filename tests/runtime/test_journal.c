@@ -1,6 +1,7 @@
 /* The run journal: records read back, a torn last line (a power cut
  * mid-write) forgotten and cut off, so the records appended after it on
- * resume stay whole lines, and a journal of another configuration refused. */
+ * resume stay whole lines, a record of any length read whole, and a journal
+ * of another configuration refused. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -124,12 +125,53 @@ static void test_torn_header(void **unused)
     rmdir(dir);
 }
 
+static off_t file_size(const char *path)
+{
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    return st.st_size;
+}
+
+/* Records longer than 1 KiB (a long job name, or a hand-made journal):
+ * whole lines, read back as such.  One in the middle used to read as a
+ * torn last line, and the records after it were cut off the file. */
+static void test_long_records(void **unused)
+{
+    (void)unused;
+    char dir[64], path[128], err[512], name[1500];
+    journal_path(dir, sizeof dir, path, sizeof path);
+    memset(name, 'j', sizeof name - 1);
+    name[sizeof name - 1] = '\0';
+    dlg_journal j;
+    assert_int_equal(dlg_journal_create(&j, path, "r1", "abc", err, sizeof err), 0);
+    assert_int_equal(dlg_journal_record(&j, name, 0, "ok", err, sizeof err), 0);
+    assert_int_equal(dlg_journal_record(&j, "a", 1, "error", err, sizeof err), 0);
+    dlg_journal_close(&j);
+    off_t size = file_size(path);
+
+    assert_int_equal(dlg_journal_resume(&j, path, "abc", err, sizeof err), 0);
+    assert_true(dlg_journal_is_done(&j, name, 0));
+    assert_true(dlg_journal_is_done(&j, "a", 1));
+    assert_int_equal(j.ndone, 2);
+    assert_int_equal(j.nfailed, 1);
+    dlg_journal_close(&j);
+    assert_int_equal(file_size(path), size); /* nothing cut off */
+
+    name[300] = '\0'; /* another name that starts alike is not done */
+    assert_int_equal(dlg_journal_resume(&j, path, "abc", err, sizeof err), 0);
+    assert_false(dlg_journal_is_done(&j, name, 0));
+    dlg_journal_close(&j);
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_torn_last_line),
         cmocka_unit_test(test_full_disk_mid_record),
         cmocka_unit_test(test_torn_header),
+        cmocka_unit_test(test_long_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

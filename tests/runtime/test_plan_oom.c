@@ -1,8 +1,8 @@
 /* Planning when memory runs out: each allocation made while a plan is
- * built fails in turn (this binary's malloc, calloc and realloc stand in
- * for libc's), and every failure must come back as a non-zero status with
- * a message the user can read -- it used to be an empty "dlgauge: " line
- * (a [job]'s storage list), or whatever the stack held (a sink). */
+ * built fails in turn (rt_oom.h), and every failure must come back as a
+ * non-zero status with a message the user can read -- it used to be an
+ * empty "dlgauge: " line (a [job]'s storage list), or whatever the stack
+ * held (a sink). */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <setjmp.h>
@@ -17,35 +17,8 @@
 #include <cmocka.h>
 
 #include "plan.h"
+#include "rt_oom.h"
 #include "rt_util.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
-
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-
-/* While armed, the fail_at-th allocation fails (one failure, as a brief
- * shortage would give). */
-static bool armed;
-static long calls, fail_at;
-
-static inline bool fail_now(void) { return armed && ++calls == fail_at; }
-
-#if !SANITIZED
-void *malloc(size_t n) { return fail_now() ? NULL : __libc_malloc(n); }
-void *calloc(size_t a, size_t b) { return fail_now() ? NULL : __libc_calloc(a, b); }
-void *realloc(void *p, size_t n) { return fail_now() ? NULL : __libc_realloc(p, n); }
-#endif
 
 static const char ini[] = "[global]\n"
                           "sinks = csv, json\n"
@@ -68,11 +41,9 @@ static int build_failing_at(const char *path, dlg_registry *reg, long n, char *e
     dlg_plan plan;
     if (dlg_config_load(&cfg, path, err, errlen) != 0)
         fail_msg("config did not load: %s", err);
-    calls = 0;
-    fail_at = n;
-    armed = true;
+    rt_oom_arm(n);
     int rc = dlg_plan_build_jobs(&plan, &cfg, reg, NULL, 0, err, errlen);
-    armed = false;
+    rt_oom_disarm();
     dlg_plan_free(&plan);
     dlg_config_free(&cfg);
     return rc;
@@ -88,8 +59,8 @@ static bool readable(const char *s)
 
 static void every_allocation_fails_once(void **state)
 {
-    if (SANITIZED)
-        skip(); /* the sanitizer's allocator cannot be stood in for */
+    if (!rt_oom_possible())
+        skip();
     char path[512], err[4096];
     rt_write(*state, "oom.ini", ini, path, sizeof path);
     dlg_registry reg;
