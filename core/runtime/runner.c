@@ -343,7 +343,7 @@ static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_servi
     if (rc == 0 && t.stopped) {
         res->status = "partial";
         snprintf(res->error, sizeof res->error, "stopped by signal %d after %llu timed steps",
-                 dlg_stop_signal(), (unsigned long long)t.steps);
+                 dlg_stop_signal(), (unsigned long long)res->steps);
     }
     return rc;
 }
@@ -417,9 +417,13 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
         if (gpu >= 0)
             dlg_nvml_name(nv, gpu, res->gpu_name, sizeof res->gpu_name);
         for (int r = 0; r < reps && r < MAX_REPS; r++) {
+            uint64_t steps0 = res->steps;
             if (one_repetition(run, cell, r, &svc, host, nv, gpu, res, &thr[res->reps]) != 0)
                 break;
-            res->reps++;
+            /* stopped before its first timed step, a repetition measured
+             * nothing: its throughput of 0 would drag the mean down */
+            if (res->steps > steps0)
+                res->reps++;
             if (strcmp(res->status, "partial") == 0)
                 break;
         }

@@ -47,6 +47,33 @@ expect_rc term 143
 interrupt midstep INT 1s
 expect_rc midstep 130
 [ "$STEPS" = 1 ] || fail "midstep: $STEPS steps, expected 1"
+
+# Stopped in the second repetition's warm-up: that repetition timed nothing,
+# so the row is the first one's alone (5 steps of 200 ms: ~5 steps/s), not a
+# mean with a 0 that halves it, and the error counts the steps kept.
+ini warmstop.ini <<EOT
+[sink csv]
+path = $WORK/warmstop.csv
+[job reps]
+workload   = sleep
+sleep      = 200ms
+warmup     = 10
+iterations = 5
+repeat     = 2
+EOT
+"$DLG" --plugin-dir "$PLUGDIR" run warmstop.ini >warmstop.out 2>warmstop.err &
+ws_pid=$!
+sleep 4 # repetition 1: 2 s warm-up + 1 s timed; repetition 2 warms up until ~5 s
+kill -INT "$ws_pid"
+wait "$ws_pid"
+RC=$?
+expect_rc warmstop 130
+{ read -r ws_status; read -r ws_reps; read -r ws_tput; read -r ws_err; } < <("$PY" "$E2E/e2e_check.py" get warmstop.csv 0 status repeats throughput error)
+[ "$ws_status" = partial ] || fail "warmstop: status '$ws_status' ($ws_err)"
+[ "$ws_reps" = 1 ] || fail "warmstop: repeats $ws_reps, expected 1 (the stopped warm-up measured nothing)"
+"$PY" -c "import sys; sys.exit(0 if float(sys.argv[1]) > 4 else 1)" "$ws_tput" ||
+    fail "warmstop: throughput $ws_tput steps/s, expected ~5"
+echo "$ws_err" | grep -q "after 5 timed steps" || fail "warmstop: error '$ws_err'"
 # stop_mkdata NAME SIGNAL TARGET PART ARGS...: mkdata ARGS signalled (TARGET
 # "group": its process group, as Ctrl-C does; else the process) once PART exists
 stop_mkdata() {
