@@ -313,10 +313,12 @@ static void header_line(parse_state *ps, const char *t)
     const char *close = strchr(t, ']');
     if (!close || ps->failed)
         return; /* inih reports the missing ']' */
-    char header[256];
+    char header[256]; /* 255 characters: the message below says so */
     size_t hl = (size_t)(close - t - 1);
-    if (hl >= sizeof header)
-        hl = sizeof header - 1;
+    if (hl >= sizeof header) { /* cut, two long names would be one section */
+        fail(ps, "section header longer than %s characters%s", "255", "");
+        return;
+    }
     memcpy(header, t + 1, hl);
     header[hl] = '\0';
     while (hl && isspace((unsigned char)header[hl - 1]))

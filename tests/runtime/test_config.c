@@ -409,6 +409,14 @@ static void long_lines(void **state)
     assert_int_not_equal(load(state, "lc.ini", text, &c, path, err), 0);
     rt_assert_error_at(err, path, 3, want, END);
     dlg_config_free(&c);
+    /* a section name past 255 characters is an error, not cut: two that
+     * differ only past there were one section */
+    memset(val, 'n', 300);
+    val[300] = '\0';
+    snprintf(text, sizeof text, "[job %sx]\nworkload = sleep\n[job %sy]\nbatch = 2\n", val, val);
+    assert_int_not_equal(load(state, "lsec.ini", text, &c, path, err), 0);
+    rt_assert_error_at(err, path, 1, "section header longer than 255 characters", END);
+    dlg_config_free(&c);
 }
 
 static dlg_config *three_sections(void **state, dlg_config *c)
