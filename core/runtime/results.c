@@ -220,8 +220,11 @@ void dlg_result_point(const dlg_run *run, const dlg_cell *cell, const dlg_cell_r
     fu_(&b, "ctx_switches_voluntary", res->ctx_voluntary);
     fu_(&b, "ctx_switches_involuntary", res->ctx_involuntary);
     fd_(&b, "host_iowait_fraction", res->iowait_fraction);
-    if (res->wall_s > 0 && res->cpus_used > 0)
-        fd_(&b, "cpu_user_share", (res->cpu_user_s + res->cpu_sys_s) / (res->wall_s * res->cpus_used));
+    /* by the time the CPUs could give (a quota of 0.5 busy is 1), not by
+     * the thread count, which a fractional quota rounds */
+    double cap = res->cpu_capacity > 0 ? res->cpu_capacity : res->cpus_used;
+    if (res->wall_s > 0 && cap > 0)
+        fd_(&b, "cpu_user_share", (res->cpu_user_s + res->cpu_sys_s) / (res->wall_s * cap));
     dlg_format_rfc3339(res->start_realtime_ns, out->start_time, sizeof out->start_time);
     fs_(&b, "start_time", out->start_time);
     fs_(&b, "version", DLG_VERSION);

@@ -401,8 +401,10 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
                  cell->job->name, why);
         res->status = "error";
     } else {
-        res->cpus_used = dlg_cpus_granted((int)cell->core[DLG_K_CPUS].i, pinned, cell->core[DLG_K_CPU_QUOTA].d,
-                                          env.cpu_quota);
+        double cq = cell->core[DLG_K_CPU_QUOTA].d;
+        res->cpus_used = dlg_cpus_granted((int)cell->core[DLG_K_CPUS].i, pinned, cq, env.cpu_quota);
+        double q = cq > 0 && (env.cpu_quota <= 0 || cq < env.cpu_quota) ? cq : env.cpu_quota;
+        res->cpu_capacity = q > 0 && q < pinned ? q : pinned;
         check_threads(run, cell, res);
         reset_hwm();
         int reps = (int)cell->core[DLG_K_REPEAT].i;

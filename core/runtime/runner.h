@@ -28,6 +28,8 @@ typedef struct dlg_cell_result {
     uint64_t rss_peak, read_bytes, storage_bytes, storage_ios;
     uint64_t disk_read_bytes; /* the machine's disks, all processes */
     int cpus_used;
+    double cpu_capacity;      /* CPUs' worth of time the cell could use: its
+                               * pinned CPUs, or less under a CPU quota */
     char cpu_list[256];       /* the CPUs the cell ran on, e.g. "0,2,4-5" */
     /* GPU (NVML) during timed steps, when the cell runs on one */
     char gpu_name[96];

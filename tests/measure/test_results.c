@@ -74,6 +74,7 @@ static fixture *make(void)
     r->cpu_user_s = 40;
     r->cpu_sys_s = 5.75;
     r->cpus_used = 2;
+    r->cpu_capacity = 2;
     snprintf(r->cpu_list, sizeof r->cpu_list, "0-1");
     r->rss_peak = 123456789;
     r->read_bytes = 4096;
@@ -210,6 +211,20 @@ static void test_known_row(void **st)
     done(f);
 }
 
+/* Under a CPU quota of 0.5 the cell has one thread (cpus_used 1) but half
+ * a CPU's time: busy all of it is a share of 1, not 0.5. */
+static void test_share_of_quota(void **st)
+{
+    fixture *f = make();
+    f->res.cpus_used = 1;
+    f->res.cpu_capacity = 0.5;
+    f->res.cpu_user_s = 15;
+    f->res.cpu_sys_s = 0.25;
+    dlg_result_point(&f->run, &f->cell, &f->res, &f->pb);
+    near(&f->pb, "cpu_user_share", 1.0); /* 15.25 s / (30.5 s x 0.5) */
+    done(f);
+}
+
 /* What cannot be computed is left out, never written as 0 or NaN. */
 static void test_absent_fields(void **st)
 {
@@ -293,7 +308,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_row),
-        cmocka_unit_test(test_absent_fields),
+        cmocka_unit_test(test_share_of_quota), cmocka_unit_test(test_absent_fields),
         cmocka_unit_test(test_fields_declared),
         cmocka_unit_test(test_field_tag_text),
     };
