@@ -34,7 +34,9 @@ static char *read_line(char *str, int num, void *stream)
         snprintf(why, sizeof why, "line is longer than %d characters", num - 1);
         refuse(ini, why);
     } else if (len <= (size_t)num - 1) {
-        memcpy(str, ini->buf, len + 1);
+        /* no leading blanks: inih would take an indented "key = v" as the
+         * continuation of the previous value (catalogs have none) */
+        memcpy(str, t, len + 1 - (size_t)(t - ini->buf));
         if (*t == '[')
             ini->section_line = ini->line;
     } /* a long comment: an empty line in its place keeps the numbering */

@@ -102,6 +102,18 @@ static void nul_byte_names_its_line(void **state)
     assert_non_null(strstr(f.msg, "disk.ini:2: a NUL byte"));
 }
 
+/* An indented key is a key: inih took "  iops = 300" as the continuation
+ * of the name, and the profile had no IOPS limit. */
+static void indented_key_is_a_key(void **state)
+{
+    (void)state;
+    fuzz_host f;
+    thr_profile p;
+    assert_int_equal(load("name = x\n  iops = 300\n", &f, &p), 0);
+    assert_true(p.v[THR_IOPS].set);
+    assert_int_equal(p.v[THR_IOPS].i, 300);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -110,6 +122,7 @@ int main(void)
         cmocka_unit_test(long_key_line_names_its_line),
         cmocka_unit_test(last_line_without_newline),
         cmocka_unit_test(nul_byte_names_its_line),
+        cmocka_unit_test(indented_key_is_a_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

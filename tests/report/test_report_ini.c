@@ -112,12 +112,30 @@ static void test_disk_profile_long_comment(void **state)
     free(cmt);
 }
 
+/* An indented key is a key: inih read it as the continuation of the
+ * value before (bandwidth joined the name, the profile lost it). */
+static void test_disk_profile_indented_key(void **state)
+{
+    (void)state;
+    char path[32], err[512] = "";
+    temp_file(path, "name = d\n  bandwidth = 100MB\n\tiops = 3000\n");
+    rep_disks d = {0};
+    if (rep_disks_load(&d, path, NULL, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    const rep_disk *k = rep_disks_find(&d, "d");
+    assert_non_null(k);
+    assert_true(k->bandwidth == 100e6);
+    rep_disks_free(&d);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_catalog_long_comment),
         cmocka_unit_test(test_catalog_missing_key_line),
         cmocka_unit_test(test_disk_profile_long_comment),
+        cmocka_unit_test(test_disk_profile_indented_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -55,6 +55,10 @@ static char *read_line(char *str, int num, void *stream)
         snprintf(msg, sizeof msg, "line is longer than %zu characters", cap);
         fail(c, msg);
     }
+    /* inih reads an indented line as the continuation of the previous
+     * value (an indented "bandwidth = 1GB" became part of the name);
+     * profiles have no multi-line values, so indentation is layout */
+    memmove(str, t, strlen(t) + 1);
     return str;
 }
 
