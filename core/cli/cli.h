@@ -18,6 +18,13 @@ typedef struct dlg_cli {
     int verbosity;          /* -v / -q */
 } dlg_cli;
 
+/* The top-level usage (core/cli/main.c). */
+void dlg_usage(FILE *out);
+/* A command's usage on stdout and DLG_EXIT_OK; -1 if NAME is no command. */
+int dlg_command_help(const dlg_cli *cli, const char *name);
+/* The listed commands' names (for suggestions); returns how many. */
+size_t dlg_command_names(const char **names, size_t max);
+
 int dlg_cmd_run(const dlg_cli *cli, int argc, char **argv);
 int dlg_cmd_list(const dlg_cli *cli, int argc, char **argv);
 int dlg_cmd_help(const dlg_cli *cli, int argc, char **argv);

@@ -71,6 +71,111 @@ static void cpu_info(void)
     printf("\n");
 }
 
+static void read_sys(const char *path, char *out, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    out[0] = '\0';
+    if (!f)
+        return;
+    if (fgets(out, (int)len, f))
+        out[strcspn(out, "\n")] = '\0';
+    fclose(f);
+}
+
+/* An integer from a sysfs file named by fmt and cpu; -1 if unreadable. */
+static int sys_int(const char *fmt, int cpu)
+{
+    char path[128], text[32];
+    snprintf(path, sizeof path, fmt, cpu);
+    read_sys(path, text, sizeof text);
+    char *end;
+    long v = strtol(text, &end, 10);
+    return end != text && v >= 0 ? (int)v : -1;
+}
+
+static int numa_nodes(void)
+{
+    int n = 0;
+    for (;; n++) {
+        char path[64];
+        snprintf(path, sizeof path, "/sys/devices/system/node/node%d", n);
+        DIR *d = opendir(path);
+        if (!d)
+            break;
+        closedir(d);
+    }
+    return n ? n : 1;
+}
+
+/* Sockets, physical cores, hardware threads and NUMA nodes of the online
+ * CPUs: whether a vCPU count is cores or SMT threads changes what it buys. */
+static void topology_info(void)
+{
+    static int pkg[CPU_SETSIZE], core[CPU_SETSIZE];
+    char online[4096];
+    read_sys("/sys/devices/system/cpu/online", online, sizeof online);
+    int n = 0, npkg = 0, ncore = 0;
+    for (char *p = online, *end; *p; p = *end == ',' ? end + 1 : end) { /* "0-3,8-11" */
+        long first = strtol(p, &end, 10), last = first;
+        if (end == p)
+            break;
+        if (*end == '-')
+            last = strtol(end + 1, &end, 10);
+        for (long c = first; c <= last && n < CPU_SETSIZE; c++, n++) {
+            pkg[n] = sys_int("/sys/devices/system/cpu/cpu%d/topology/physical_package_id", (int)c);
+            core[n] = sys_int("/sys/devices/system/cpu/cpu%d/topology/core_id", (int)c);
+            if (pkg[n] < 0 || core[n] < 0) {
+                n = 0;
+                break;
+            }
+            bool new_pkg = true, new_core = true;
+            for (int j = 0; j < n; j++) {
+                new_pkg &= pkg[j] != pkg[n];
+                new_core &= pkg[j] != pkg[n] || core[j] != core[n];
+            }
+            npkg += new_pkg;
+            ncore += new_core;
+        }
+        if (!n)
+            break;
+    }
+    if (!n) {
+        printf("topology:   unknown (no sysfs CPU topology)\n");
+        return;
+    }
+    int nodes = numa_nodes();
+    printf("topology:   %d socket%s, %d core%s, %d thread%s (%s), %d NUMA node%s\n", npkg, npkg == 1 ? "" : "s",
+           ncore, ncore == 1 ? "" : "s", n, n == 1 ? "" : "s", n > ncore ? "SMT on" : "no SMT", nodes,
+           nodes == 1 ? "" : "s");
+}
+
+/* cpu0's caches from sysfs (lscpu's source): "L1d 32 KiB, L1i 32 KiB, L2 1 MiB". */
+static void cache_info(void)
+{
+    printf("caches:    ");
+    int shown = 0;
+    for (int i = 0; i < 16; i++) {
+        int level = sys_int("/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        if (level < 0)
+            break;
+        char path[96], type[32], size[32];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
+        read_sys(path, type, sizeof type);
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        read_sys(path, size, sizeof size);
+        const char *t = !strcmp(type, "Data") ? "d" : !strcmp(type, "Instruction") ? "i" : "";
+        char *unit;
+        long kib = strtol(size, &unit, 10);
+        if (unit == size || strcmp(unit, "K") != 0) /* not "NNNK": as sysfs wrote it */
+            printf("%s L%d%s %s", shown++ ? "," : "", level, t, size[0] ? size : "?");
+        else if (kib % 1024 == 0)
+            printf("%s L%d%s %ld MiB", shown++ ? "," : "", level, t, kib / 1024);
+        else
+            printf("%s L%d%s %ld KiB", shown++ ? "," : "", level, t, kib);
+    }
+    printf("%s\n", shown ? "" : " unknown (no sysfs cache information)");
+}
+
 /* "24684096 kB" -> "23.5 GiB"; anything else as /proc wrote it. */
 static void kib_text(char *v, size_t len)
 {
@@ -164,17 +269,6 @@ static void gpu_info(void)
         printf("cuda:       no backend (%s)\n", why);
 }
 
-static void read_sys(const char *path, char *out, size_t len)
-{
-    FILE *f = fopen(path, "r");
-    out[0] = '\0';
-    if (!f)
-        return;
-    if (fgets(out, (int)len, f))
-        out[strcspn(out, "\n")] = '\0';
-    fclose(f);
-}
-
 static void disk_info(void)
 {
     DIR *d = opendir("/sys/block");
@@ -236,6 +330,8 @@ int dlg_cmd_sysinfo(const dlg_cli *cli, int argc, char **argv)
     if (uname(&u) == 0)
         printf("kernel:     %s %s %s\n", u.sysname, u.release, u.machine);
     cpu_info();
+    topology_info();
+    cache_info();
     memory_info();
     limits_info();
     gpu_info();

@@ -2,29 +2,159 @@
  * that runs them at full speed for the least money. */
 #include "cli.h"
 #include "git_rev.h"
+#include "options.h"
 
+#include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
-static void usage(FILE *out)
+static int cmd_version(const dlg_cli *cli, int argc, char **argv)
 {
-    fprintf(out,
-            "usage: dlgauge [--plugin-dir DIR] [-v|-q] COMMAND [ARGS]\n"
-            "\n"
-            "commands:\n"
-            "  run FILE.ini [--job NAME]... [--set SECTION.key=value]... [--dry-run] [--resume]\n"
-            "                     run the jobs of FILE.ini and write results to its sinks\n"
-            "  list               the plugins found: kind, name, version, file\n"
-            "  help NAME          options of a workload, storage or sink; also: job, global,\n"
-            "                     metrics, all (add --markdown for the reference docs)\n"
-            "  sysinfo            CPU, memory, GPUs, disks, kernel and library versions\n"
-            "  flush FILE.ini     send what the sinks of FILE.ini spooled earlier\n"
-            "  mkdata images|text generate a photo-like JPEG tree or a PTB-like corpus\n"
-            "  report RESULTS...  knees, bottlenecks and the cheapest instance (docs/report.md)\n"
-            "  --version          print the version\n"
-            "\n"
-            "exit codes: 0 ok, 1 a cell or sink failed, 2 bad input, 130/143 interrupted\n");
+    (void)cli;
+    (void)argc;
+    (void)argv;
+    printf("dlgauge %s (git %s)\n", DLG_VERSION, dlg_git_rev);
+    return DLG_EXIT_OK;
+}
+
+/* Every command once: the usage text, `dlgauge help COMMAND` and
+ * `dlgauge COMMAND --help` all print from here, so they cannot disagree. */
+static const struct dlg_command {
+    const char *name;
+    int (*fn)(const dlg_cli *, int, char **);
+    const char *args;  /* after the name; NULL: the command takes none */
+    const char *what;  /* NULL: not listed (internal); '\n' continues it */
+    bool own_help;     /* prints its own, longer usage for --help */
+    const char *more;  /* what only the command's own help adds */
+} commands[] = {
+    {"run", dlg_cmd_run, "FILE.ini [--job NAME]... [--set SECTION.key=value]... [--dry-run] [--resume]",
+     "run the jobs of FILE.ini and write results to its sinks", false,
+     "  --job NAME       only this job (repeatable; the jobs run in file order)\n"
+     "  --set S.key=v    override a key: job.KEY in every job, global.KEY as the jobs' default,\n"
+     "                   NAME.KEY in the section called NAME (or job:NAME, storage:NAME, sink:NAME)\n"
+     "  --dry-run        check the configuration (sinks too) and print the cells; nothing is\n"
+     "                   measured, created or sent\n"
+     "  --resume         go on with an interrupted run from its journal (results/journal/\n"
+     "                   BASENAME.journal, or [global] journal): same run id, recorded cells skipped\n"},
+    {"list", dlg_cmd_list, NULL, "the plugins found: kind, name, version, file", false,
+     "  a plugin file that cannot be loaded is named on stderr with the reason, and list exits 1\n"},
+    {"help", dlg_cmd_help, "NAME...", "options of a workload, storage or sink, or a command's usage;\n"
+     "also: job, global, metrics, all (add --markdown for the reference docs)", false,
+     NULL},
+    {"sysinfo", dlg_cmd_sysinfo, NULL, "CPU (topology, caches), memory, GPUs, disks, kernel and library versions",
+     false, NULL},
+    {"flush", dlg_cmd_flush, "FILE.ini", "send what the sinks of FILE.ini spooled earlier", false,
+     "  exits 1, saying how many points stay spooled and where, if a sink still cannot deliver\n"},
+    {"mkdata", dlg_cmd_mkdata, "images|text", "generate a photo-like JPEG tree or a PTB-like corpus", true, NULL},
+    {"report", dlg_cmd_report, "RESULTS...", "knees, bottlenecks and the cheapest instance (docs/report.md)", true,
+     NULL},
+    {"version", cmd_version, NULL, NULL, false, NULL},
+    {"__cell", dlg_cmd_cell, "", NULL, false, NULL},
+};
+enum { NCOMMANDS = sizeof commands / sizeof *commands, WHAT_COLUMN = 21 };
+
+static const struct dlg_command *find_command(const char *name)
+{
+    for (size_t c = 0; c < NCOMMANDS; c++)
+        if (strcmp(name, commands[c].name) == 0)
+            return &commands[c];
+    return NULL;
+}
+
+/* The description, its continuation lines indented to `indent`. */
+static void print_what(FILE *out, const char *what, int indent)
+{
+    for (; *what; what++) {
+        fputc(*what, out);
+        if (*what == '\n')
+            fprintf(out, "%*s", indent, "");
+    }
+    fputc('\n', out);
+}
+
+/* "  run FILE.ini ...": the description beside it, or below if it is long. */
+static void command_line(FILE *out, const struct dlg_command *c)
+{
+    char head[256];
+    int n = snprintf(head, sizeof head, "  %s%s%s", c->name, c->args ? " " : "", c->args ? c->args : "");
+    if (n + 1 > WHAT_COLUMN)
+        fprintf(out, "%s\n%*s", head, WHAT_COLUMN, "");
+    else
+        fprintf(out, "%-*s", WHAT_COLUMN, head);
+    print_what(out, c->what, WHAT_COLUMN);
+}
+
+void dlg_usage(FILE *out)
+{
+    fprintf(out, "usage: dlgauge [--plugin-dir DIR] [-v|-q] COMMAND [ARGS]\n\ncommands:\n");
+    for (size_t c = 0; c < NCOMMANDS; c++)
+        if (commands[c].what)
+            command_line(out, &commands[c]);
+    fprintf(out, "  --version          print the version\n"
+                 "\n"
+                 "dlgauge help COMMAND (or dlgauge COMMAND --help) prints a command's usage.\n"
+                 "exit codes: 0 ok, 1 a cell or sink failed, 2 bad input, 130/143 interrupted\n");
+}
+
+static bool is_help(const char *a)
+{
+    return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
+}
+
+int dlg_command_help(const dlg_cli *cli, const char *name)
+{
+    const struct dlg_command *c = find_command(name);
+    if (!c || !c->what)
+        return -1;
+    if (c->own_help) {
+        char *argv[] = {(char *)c->name, "--help", NULL};
+        return c->fn(cli, 2, argv);
+    }
+    printf("usage: dlgauge %s%s%s\n  ", c->name, c->args ? " " : "", c->args ? c->args : "");
+    print_what(stdout, c->what, 2);
+    if (c->more)
+        fputs(c->more, stdout);
+    return DLG_EXIT_OK;
+}
+
+size_t dlg_command_names(const char **names, size_t max)
+{
+    size_t n = 0;
+    for (size_t c = 0; c < NCOMMANDS && n < max; c++)
+        if (commands[c].what)
+            names[n++] = commands[c].name;
+    return n;
+}
+
+/* --plugin-dir names a folder the user means: a typo must not fall back,
+ * unsaid, to the built-in plugins (a custom workload is then "unknown"). */
+static int check_plugin_dir(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        fprintf(stderr, "dlgauge: --plugin-dir '%s': %s\n", dir, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "dlgauge: --plugin-dir '%s': not a directory\n", dir);
+        return -1;
+    }
+    return 0;
+}
+
+static int run_command(const dlg_cli *cli, const struct dlg_command *c, int argc, char **argv)
+{
+    if (argc > 1 && is_help(argv[1]) && c->what)
+        return dlg_command_help(cli, c->name);
+    if (!c->args && argc > 1) { /* a stray word would otherwise be ignored */
+        fprintf(stderr, "dlgauge: %s takes no arguments, not '%s' (usage: dlgauge %s)\n", c->name, argv[1],
+                c->name);
+        return DLG_EXIT_USAGE;
+    }
+    return c->fn(cli, argc, argv);
 }
 
 int main(int argc, char **argv)
@@ -44,39 +174,30 @@ int main(int argc, char **argv)
             cli.verbosity++;
         else if (strcmp(argv[i], "-q") == 0)
             cli.verbosity = 0;
-        else if (strcmp(argv[i], "--version") == 0) {
-            printf("dlgauge %s (git %s)\n", DLG_VERSION, dlg_git_rev);
-            return DLG_EXIT_OK;
-        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
+        else if (strcmp(argv[i], "--version") == 0)
+            return cmd_version(&cli, 0, NULL);
+        else if (is_help(argv[i])) {
+            dlg_usage(stdout);
             return DLG_EXIT_OK;
         } else {
-            fprintf(stderr, "dlgauge: unknown option '%s'\n", argv[i]);
-            usage(stderr);
+            fprintf(stderr, "dlgauge: unknown option '%s' (the options before a command are --plugin-dir DIR, -v, -q, "
+                            "--version, --help)\n", argv[i]);
             return DLG_EXIT_USAGE;
         }
     }
     if (i >= argc) {
-        usage(stderr);
+        dlg_usage(stderr);
         return DLG_EXIT_USAGE;
     }
-    static const struct {
-        const char *name;
-        int (*fn)(const dlg_cli *, int, char **);
-    } cmds[] = {
-        {"run", dlg_cmd_run},         {"list", dlg_cmd_list},   {"help", dlg_cmd_help},
-        {"sysinfo", dlg_cmd_sysinfo}, {"flush", dlg_cmd_flush},   {"mkdata", dlg_cmd_mkdata},
-        {"__cell", dlg_cmd_cell},
-        {"report", dlg_cmd_report},
-    };
-    for (size_t c = 0; c < sizeof cmds / sizeof *cmds; c++)
-        if (strcmp(argv[i], cmds[c].name) == 0)
-            return cmds[c].fn(&cli, argc - i, argv + i);
-    if (strcmp(argv[i], "version") == 0) {
-        printf("dlgauge %s (git %s)\n", DLG_VERSION, dlg_git_rev);
-        return DLG_EXIT_OK;
-    }
-    fprintf(stderr, "dlgauge: unknown command '%s'\n", argv[i]);
-    usage(stderr);
+    if (cli.plugin_dir && check_plugin_dir(cli.plugin_dir) != 0)
+        return DLG_EXIT_USAGE;
+    const struct dlg_command *c = find_command(argv[i]);
+    if (c)
+        return run_command(&cli, c, argc - i, argv + i);
+    const char *names[NCOMMANDS];
+    char msg[512];
+    snprintf(msg, sizeof msg, "dlgauge: unknown command '%s'", argv[i]);
+    dlg_append_suggestion(msg, sizeof msg, dlg_suggest(argv[i], names, dlg_command_names(names, NCOMMANDS)));
+    fprintf(stderr, "%s; dlgauge --help lists the commands\n", msg); /* one line, as for any bad input */
     return DLG_EXIT_USAGE;
 }

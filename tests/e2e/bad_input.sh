@@ -104,7 +104,15 @@ run_cli isozero run isozero.ini --dry-run
 expect_rc isozero 0
 
 run_cli help help nosuchthing
-expect_one_error help 2 "^dlgauge: no workload, storage or sink is called 'nosuchthing'"
+expect_one_error help 2 "^dlgauge: no command, workload, storage or sink is called 'nosuchthing'"
+
+# a --plugin-dir that is not there is an error: plugins found elsewhere would
+# otherwise run in place of the ones meant, without a word (exit 0 before)
+run_cli plugdir --plugin-dir "$WORK/no-such-dir" list
+expect_one_error plugdir 2 "^dlgauge: --plugin-dir '.*/no-such-dir': No such file or directory"
+[ ! -s plugdir.out ] || fail "plugdir: list printed: $(head -2 plugdir.out)"
+run_cli plugfile --plugin-dir "$WORK/ok.ini" run ok.ini --dry-run
+expect_one_error plugfile 2 "^dlgauge: --plugin-dir '.*/ok\.ini': not a directory"
 
 # A CSV path that cannot be created (its "directory" is a file): the error
 # names the path, and no cell runs.
@@ -139,7 +147,7 @@ run_cli drygood run drygood.ini --dry-run
 expect_rc drygood 0
 [ ! -e drynew ] || fail "--dry-run created drynew/"
 
-# An unknown command-line option is a usage error (usage text follows).
+# An unknown command-line option is a usage error.
 run_cli badopt run ok.ini --bogus
 expect_rc badopt 2
 grep -q "unknown option '--bogus'" badopt.err || fail "badopt: $(cat badopt.err)"

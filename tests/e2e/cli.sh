@@ -33,6 +33,47 @@ expect_rc usage 0
 grep -Eq '^  run FILE\.ini \[--job NAME\]\.\.\. .*\[--dry-run\] \[--resume\]' usage.out ||
     fail "--help run line: $(grep 'run FILE' usage.out)"
 
+# a command's usage: `help COMMAND` and `COMMAND --help` print it and exit 0
+# (run --help was "unknown option", flush --help opened a file '--help',
+# list and sysinfo ignored it, help run found no plugin 'run')
+for c in run flush list sysinfo help; do
+    run_cli "h$c" help $c
+    expect_rc "h$c" 0
+    grep -Eq "^usage: dlgauge $c( |\$)" "h$c.out" || fail "help $c: $(head -2 "h$c.out" "h$c.err")"
+    run_cli "d$c" $c --help
+    expect_rc "d$c" 0
+    diff "h$c.out" "d$c.out" >/dev/null || fail "$c --help differs from help $c: $(head -2 "d$c.out" "d$c.err")"
+done
+grep -q 'FILE.ini .*--resume' hrun.out || fail "help run lacks run's options: $(cat hrun.out)"
+for o in --job --set --dry-run --resume; do # each option says what it does
+    grep -Eq -- "^  $o +[a-zA-Z.= ]*[a-z]{4}" hrun.out || fail "help run does not explain $o: $(cat hrun.out)"
+done
+# `help` alone is the top-level usage, on stdout
+run_cli helpnone help
+expect_rc helpnone 0
+cmp -s helpnone.out usage.out || fail "help alone: $(head -3 helpnone.out helpnone.err)"
+# several names: each one (only the last was printed)
+run_cli helptwo help stream sleep
+expect_rc helptwo 0
+grep -q '^workload stream' helptwo.out && grep -q '^workload sleep' helptwo.out ||
+    fail "help stream sleep printed: $(grep '^workload' helptwo.out)"
+# a misspelt option is an error, not a plugin name (--md was dropped unsaid)
+run_cli helpmd help --md stream
+expect_one_error helpmd 2 "^dlgauge: help: unknown option '--md'"
+run_cli helpsug help sysinf
+expect_one_error helpsug 2 "^dlgauge: no command, workload, storage or sink is called 'sysinf' \(did you mean 'sysinfo'\?\)"
+# commands that take no arguments say so (list printed everything for 'list workloads')
+for c in list sysinfo; do
+    run_cli "x$c" $c workloads
+    expect_one_error "x$c" 2 "^dlgauge: $c takes no arguments, not 'workloads'"
+    [ ! -s "x$c.out" ] || fail "$c workloads printed: $(head -2 "x$c.out")"
+done
+# a mistyped command or option: one line (the whole usage used to follow it)
+run_cli typo lsit
+expect_one_error typo 2 "^dlgauge: unknown command 'lsit' \(did you mean 'list'\?\); dlgauge --help lists the commands"
+run_cli badtop -x list
+expect_one_error badtop 2 "^dlgauge: unknown option '-x' \(the options before a command are --plugin-dir DIR, -v, -q"
+
 run_cli list list
 expect_rc list 0
 for re in '^workload +stream ' '^workload +sleep ' '^storage +posix ' '^sink +csv ' '^sink +json ' '^sink +influx '; do
@@ -88,6 +129,20 @@ grep -Eq '^cpu: +[^ ]' sysinfo.out || fail "sysinfo has no cpu line"
 grep -Eq '^cpus: +[0-9]+ online' sysinfo.out || fail "sysinfo has no cpus line"
 grep -Eq '^memory: +[0-9]+\.[0-9] GiB total, [0-9]+\.[0-9] GiB available' sysinfo.out || fail "sysinfo has no memory line in GiB"
 grep -Eq '^cuda: +[^ ]' sysinfo.out || fail "sysinfo has no cuda line"
+# what a vCPU count is on this machine: cores or SMT threads, sockets, NUMA
+# nodes, and the caches (stream's 4x-the-LLC rule); sysinfo said none of it
+topo=$(grep -E '^topology: ' sysinfo.out)
+if [[ $topo =~ ^topology:\ +([0-9]+)\ sockets?,\ ([0-9]+)\ cores?,\ ([0-9]+)\ threads?\ \((SMT\ on|no\ SMT)\),\ [0-9]+\ NUMA\ nodes?$ ]]; then
+    [ "${BASH_REMATCH[3]}" = "$(getconf _NPROCESSORS_ONLN)" ] || fail "sysinfo threads: $topo, online: $(getconf _NPROCESSORS_ONLN)"
+    [ "${BASH_REMATCH[2]}" -le "${BASH_REMATCH[3]}" ] && [ "${BASH_REMATCH[1]}" -le "${BASH_REMATCH[2]}" ] ||
+        fail "sysinfo topology does not add up: $topo"
+elif [ -r /sys/devices/system/cpu/cpu0/topology/core_id ] || ! [[ $topo =~ ^topology:\ +unknown ]]; then
+    fail "sysinfo topology line: '$topo'"
+fi
+if [ -r /sys/devices/system/cpu/cpu0/cache/index0/size ]; then
+    grep -Eq '^caches: +L1[di]? [0-9]+ (KiB|MiB)(, L[1-9][di]? [0-9]+ (KiB|MiB))*$' sysinfo.out ||
+        fail "sysinfo caches line: '$(grep '^caches' sysinfo.out)'"
+fi
 
 run_cli version --version
 grep -Eq '^dlgauge [0-9]+\.[0-9]+\.[0-9]+' version.out || fail "--version: $(cat version.out)"
