@@ -221,6 +221,7 @@ static void test_cpu_bf16(void **st)
     assert_int_equal(r.setup_rc, 0);
     assert_int_equal(r.step_rc, 0);
     assert_string_equal(wr_field(&r, "backend"), "cpu-bf16");
+    assert_string_not_equal(wr_field(&r, "dnnl_isa"), "none"); /* oneDNN ran it */
     assert_true(isfinite(wr_double(&r, "loss")));
     printf("  peak_source: %s\n", wr_field(&r, "peak_source"));
     const char *src = wr_field(&r, "peak_source");

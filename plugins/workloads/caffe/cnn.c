@@ -368,7 +368,8 @@ int cnn_report(void *state, const dlg_report_api *api, dlg_fields *f)
     api->add_int(f, "params", dlg_net_param_total(s->net));
     api->add_int(f, "plan_bytes", (int64_t)s->plan_bytes);
     api->add_string(f, "backend", s->backend);
-    api->add_string(f, "dnnl_isa", strcmp(s->backend, "cpu") == 0 ? dnnl_isa_name() : "none");
+    bool onednn = strcmp(s->backend, "cpu") == 0 || strcmp(s->backend, "cpu-bf16") == 0;
+    api->add_string(f, "dnnl_isa", onednn ? dnnl_isa_name() : "none");
     api->add_int(f, "winograd_layers", winograd_layers(s->net));
     api->add_string(f, "data_source", cnn_data_source(s->data));
     if (s->profile) /* the first step is not in the profile */
