@@ -6,6 +6,7 @@ of scripts/bench/cnn-vs-pytorch.sh and scripts/gpu-check.sh build this one.
 60,965,224 parameters at 1000 classes, at crop 224 as at 227.
 """
 import torch
+from bvlc_lrn import LRN
 
 
 def relu_conv(cin, cout, k, s=1, p=0, g=1):
@@ -19,7 +20,7 @@ def relu_fc_drop(cin, cout):
 def bvlc_alexnet(num_classes=1000):
     """Caffe's bvlc_alexnet (LRN is Caffe's: alpha divided by size)."""
     pool = lambda: torch.nn.MaxPool2d(3, 2, ceil_mode=True)
-    lrn = lambda: torch.nn.LocalResponseNorm(5, alpha=1e-4, beta=0.75, k=1.0)
+    lrn = lambda: LRN(5, alpha=1e-4, beta=0.75, k=1.0)
     return torch.nn.Sequential(
         *relu_conv(3, 96, 11, 4), lrn(), pool(),
         *relu_conv(96, 256, 5, 1, 2, 2), lrn(), pool(),

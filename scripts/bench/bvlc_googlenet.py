@@ -6,6 +6,7 @@ GoogLeNet differs (batch norm after every convolution, 3x3 kernels in its
 scripts/gpu-check.sh build this one.  6,998,552 parameters at 1000 classes.
 """
 import torch
+from bvlc_lrn import LRN
 
 
 def relu_conv(cin, cout, k, s=1, p=0):
@@ -31,7 +32,7 @@ class Inception(torch.nn.Module):
 def bvlc_googlenet(num_classes=1000):
     """Caffe's bvlc_googlenet deploy net (LRN is Caffe's: alpha divided by size)."""
     pool = lambda: torch.nn.MaxPool2d(3, 2, ceil_mode=True)
-    lrn = lambda: torch.nn.LocalResponseNorm(5, alpha=1e-4, beta=0.75, k=1.0)
+    lrn = lambda: LRN(5, alpha=1e-4, beta=0.75, k=1.0)
     layers = [*relu_conv(3, 64, 7, 2, 3), pool(), lrn(), *relu_conv(64, 64, 1),
               *relu_conv(64, 192, 3, 1, 1), lrn(), pool()]
     cin = 192

@@ -104,7 +104,7 @@ done
 python3 - "$work" "$rounds" "${cases[@]}" <<'PY'
 import csv, glob, json, re, statistics, sys
 work, rounds, cases = sys.argv[1], int(sys.argv[2]), [c.split() for c in sys.argv[3:]]
-cases = [c for c in cases if glob.glob(f"{work}/dlg-{c[0]}-*.csv")]
+cases = [c for c in cases if glob.glob(f"{work}/dlg-{c[0]}-[0-9]*.csv")]
 
 
 def by_round(pattern):
@@ -116,15 +116,17 @@ print(f"medians over {rounds} round(s); ratio = dlgauge img/s / PyTorch's best f
       "ratio range: per round, dlgauge / that format in the same round")
 print(f"{'case':20} {'dlgauge img/s':>13} {'torch img/s':>11} {'fmt':>6} {'ratio':>6} "
       f"{'dlg p50 ms':>10} {'torch ms':>9} {'dlg RSS MiB':>11} {'torch RSS MiB':>13} {'dlg %peak':>9}")
-last, blas = None, "none"
+last, blas, peaks = None, "none", []
 for name, model, mode, batch, steps, *prec in cases:
-    dfiles = by_round(f"{work}/dlg-{name}-*.csv")
+    dfiles = by_round(f"{work}/dlg-{name}-[0-9]*.csv")
     runs = {r: next(csv.DictReader(open(f))) for r, f in sorted(dfiles.items())}
     bad = [x for x in runs.values() if x["status"] != "ok"]
     if bad:
         print(f"{name:20} dlgauge failed: {bad[0].get('error', '')}")
         continue
     last = runs[max(runs)]
+    if last["peak_source"] not in peaks:  # fp32 and bf16 cases have different peaks
+        peaks.append(last["peak_source"])
     p50r = {r: float(x["latency_p50_us"]) / 1e6 for r, x in runs.items()}
     p50 = statistics.median(p50r.values())
     dips = int(batch) / p50
@@ -152,7 +154,7 @@ for name, model, mode, batch, steps, *prec in cases:
     print(f"{'':20} (torch {others} img/s; dlgauge per round "
           f"{', '.join(f'{int(batch) / p50r[r]:.2f}' for r in sorted(p50r))} img/s, ratio range "
           f"{min(ratios):.2f}-{max(ratios):.2f}; {float(last['gflops']):.1f} GFLOP/s, isa {last['dnnl_isa']})")
-if last:
-    print(f"peak: {last['peak_source']}")
+for p in peaks:
+    print(f"peak: {p}")
 print(f"PyTorch BLAS kernel: {blas}")
 PY
