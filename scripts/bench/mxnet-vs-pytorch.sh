@@ -10,7 +10,10 @@
 # optimize_for_inference ("frozen": batch norm folded, as dlgauge folds it);
 # the best counts.  Ratio = dlgauge items/s / PyTorch items/s; the ratio
 # per round pairs each round's dlgauge run with PyTorch's of the same round.
-# RSS in MiB.
+# RSS in MiB.  inception-infer-bN-bf16 infers in bfloat16 on both sides
+# (dlgauge precision = bf16, the cpu-bf16 backend; PyTorch's model and
+# input in bf16 as nchw, channels_last or frozen, or autocast, "amp"); it
+# needs AVX-512.
 #
 # usage: scripts/bench/mxnet-vs-pytorch.sh [BUILD_DIR] [THREADS]
 #   env BATCH_IMG (4), STEPS_TRAIN (3), STEPS_INFER (5), STEPS_LM (4), ROUNDS (3),
@@ -32,9 +35,10 @@ trap 'rm -rf "$work"' EXIT
 torch_env=(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=1
   MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=17179869184 MALLOC_TOP_PAD_=1073741824)
 
-cases=( # name workload mode batch steps unit
+cases=( # name workload mode batch steps unit [precision]
   "inception-train-b$bi inception-v3 train $bi $st images"
   "inception-infer-b$bi inception-v3 infer $bi $si images"
+  "inception-infer-b$bi-bf16 inception-v3 infer $bi $si images bf16"
   "lstm-medium-train lstm-ptb train 20 $sl tokens"
   "lstm-medium-infer lstm-ptb infer 20 $sl tokens"
 )
@@ -55,10 +59,11 @@ for r in $(seq 1 "$rounds"); do
   {
     echo "[sink csv]"; echo "path = $work/dlg-$r.csv"
     for c in "${cases[@]}"; do
-      read -r name wl mode batch steps unit <<<"$c"
+      read -r name wl mode batch steps unit prec <<<"$c"
       case " ${CASES:-$name} " in *" $name "*) ;; *) continue ;; esac
       printf '[job %s]\nworkload = %s\nmode = %s\nbatch = %s\ncpus = %s\nwarmup = 2\niterations = %s\n' \
         "$name" "$wl" "$mode" "$batch" "$threads" "$steps"
+      [ -n "$prec" ] && printf 'precision = %s\n' "$prec"
       [ "$wl" = lstm-ptb ] && printf 'size = medium\nbptt = 35\ndropout = 0.2\nvocab = 10000\ndata = synthetic\n'
     done
   } >"$work/mx.ini"
@@ -66,14 +71,16 @@ for r in $(seq 1 "$rounds"); do
   (cd "$work" && "$dlg" run "$work/mx.ini" >"$work/dlg.log" 2>&1) || { cat "$work/dlg.log"; exit 1; }
   echo "== round $r: PyTorch"
   for c in "${cases[@]}"; do
-    read -r name wl mode batch steps unit <<<"$c"
+    read -r name wl mode batch steps unit prec <<<"$c"
+    prec=${prec:-fp32}
     case " ${CASES:-$name} " in *" $name "*) ;; *) continue ;; esac
     if [ "$wl" = inception-v3 ]; then
       fmts="nchw cl"
       [ "$mode" = infer ] && fmts="nchw cl frozen"
+      [ "$prec" = bf16 ] && fmts="nchw cl frozen amp"
       for fmt in $fmts; do
         "${torch_env[@]}" /usr/bin/python3 "$src/scripts/bench/mxnet_peer.py" \
-          inception "$mode" "$batch" "$threads" "$steps" "$fmt" >"$work/torch-$name-$fmt-$r.json" ||
+          inception "$mode" "$batch" "$threads" "$steps" "$fmt" "$prec" >"$work/torch-$name-$fmt-$r.json" ||
           { echo "   PyTorch $fmt failed for $name; left out" >&2; rm -f "$work/torch-$name-$fmt-$r.json"; }
       done
     else
@@ -101,8 +108,8 @@ print(f"medians over {rounds} round(s); ratio = dlgauge items/s / PyTorch's best
       "ratio per round: dlgauge / that format in the same round")
 print(f"{'case':22} {'dlgauge/s':>10} {'torch/s':>9} {'fmt':>6} {'ratio':>6} {'unit':>7} "
       f"{'dlg p50 ms':>10} {'torch ms':>9} {'dlg RSS MiB':>11} {'torch RSS MiB':>13} {'dlg %peak':>9}")
-last, tb = None, None
-for name, wl, mode, batch, steps, unit in cases:
+last, tb, peaks = None, None, []
+for name, wl, mode, batch, steps, unit, *prec in cases:
     rs = runs.get(name)
     if not rs:
         continue
@@ -111,12 +118,14 @@ for name, wl, mode, batch, steps, unit in cases:
         print(f"{name:22} dlgauge failed: {bad[0].get('error', '')}")
         continue
     last = rs[max(rs)]
+    if last.get("peak_source") and last["peak_source"] not in peaks:  # fp32 and bf16 peaks differ
+        peaks.append(last["peak_source"])
     items = int(batch) * (35 if wl == "lstm-ptb" else 1)
     p50r = {k: float(r["latency_p50_us"]) / 1e6 for k, r in rs.items()}
     p50 = statistics.median(p50r.values())
     d = items / p50
     t = {}
-    for f in ("nchw", "cl", "frozen"):
+    for f in ("nchw", "cl", "frozen", "amp"):
         js = {rnd(x): json.load(open(x)) for x in glob.glob(f"{work}/torch-{name}-{f}-*.json")}
         if js:
             med = statistics.median(j["median_s"] for j in js.values())
@@ -140,8 +149,10 @@ for name, wl, mode, batch, steps, unit in cases:
     others = ", ".join(f"{f} {t[f]['items_per_s']:.2f}" for f in t) if wl != "lstm-ptb" else ""
     print(f"{'':22} ({'torch ' + others + '; ' if others else ''}ratio per round "
           f"{', '.join(f'{x:.2f}' for x in ratios)}; isa {last.get('dnnl_isa') or '-'})")
-if last:
-    print(f"peak: {last['peak_source']}; torch {tb['torch']}")
+for p in peaks:
+    print(f"peak: {p}")
+if tb:
+    print(f"torch {tb['torch']}")
 if tb:
     print(f"PyTorch BLAS kernel: {tb['blas']}")
 PY

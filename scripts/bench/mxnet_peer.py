@@ -35,12 +35,20 @@ def timed(step, steps):
     return statistics.median(times)
 
 
-def inception(mode, batch, steps, fmt):
+def inception(mode, batch, steps, fmt, precision="fp32"):
+    """fmt nchw|cl|frozen|amp; precision bf16 (inference): the model and
+    input in bfloat16 (frozen bf16 is channels_last), or amp: autocast on
+    the fp32 channels_last model."""
     import torchvision
     model = torchvision.models.inception_v3(aux_logits=False, init_weights=False, num_classes=1000)
     x = torch.randn(batch, 3, 299, 299)
     y = torch.randint(0, 1000, (batch,))
-    if fmt == "cl":
+    bf16 = precision == "bf16"
+    if bf16 and mode == "train":
+        sys.exit("bf16 is measured for inference only (dlgauge's cpu-bf16 infers)")
+    if bf16 and fmt != "amp":
+        model, x = model.to(torch.bfloat16), x.to(torch.bfloat16)
+    if fmt in ("cl", "amp") or (bf16 and fmt == "frozen"):
         model = model.to(memory_format=torch.channels_last)
         x = x.contiguous(memory_format=torch.channels_last)
     train = mode == "train"
@@ -58,9 +66,10 @@ def inception(mode, batch, steps, fmt):
             loss_fn(model(x), y).backward()
             opt.step()
         else:
-            with torch.inference_mode():
+            with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=fmt == "amp"):
                 out = model(x)  # scripted: InceptionOutputs (logits, aux)
-                loss_fn(out[0] if isinstance(out, tuple) else out, y)
+                out = out[0] if isinstance(out, tuple) else out
+                loss_fn(out.float(), y)
 
     return timed(step, steps), batch
 
@@ -114,7 +123,7 @@ def main():
     torch.set_num_threads(threads)
     torch.manual_seed(1)
     if kind == "inception":
-        med, items = inception(mode, batch, steps, sys.argv[6])
+        med, items = inception(mode, batch, steps, *sys.argv[6:8])
     else:
         rest = [int(a) for a in sys.argv[6:]]
         H, V, T, layers = (rest + [10000, 35, 2][len(rest) - 1:])[:4]
