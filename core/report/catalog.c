@@ -209,6 +209,10 @@ int rep_catalog_load(rep_catalog *c, const char *path, char *err, size_t errlen)
         const char *why = ini.bad[0] ? ini.bad : s.why[0] ? s.why : "syntax error (expected key = value or [section])";
         snprintf(err, errlen, "%s:%d: %s", path, line, why);
         rc = -DLG_EINVAL;
+    } else if (ini.empty_line) { /* an instance left out without a word */
+        snprintf(err, errlen, "%s:%d: a section with no keys (an [instance NAME] needs vcpus, memory and "
+                 "price_per_hour)", path, ini.empty_line);
+        rc = -DLG_EINVAL;
     } else {
         rc = finish(&s, err, errlen);
     }

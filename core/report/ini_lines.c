@@ -13,6 +13,13 @@ static void refuse(rep_ini *ini, const char *why)
     }
 }
 
+/* The section before a new header (or the end) had no keys. */
+static void note_empty(rep_ini *ini)
+{
+    if (ini->section_line && !ini->keys_since && !ini->empty_line)
+        ini->empty_line = ini->section_line;
+}
+
 static char *read_line(char *str, int num, void *stream)
 {
     rep_ini *ini = stream;
@@ -37,8 +44,13 @@ static char *read_line(char *str, int num, void *stream)
         /* no leading blanks: inih would take an indented "key = v" as the
          * continuation of the previous value (catalogs have none) */
         memcpy(str, t, len + 1 - (size_t)(t - ini->buf));
-        if (*t == '[')
+        if (*t == '[') {
+            note_empty(ini);
             ini->section_line = ini->line;
+            ini->keys_since = 0;
+        } else if (*t && *t != ';' && *t != '#') {
+            ini->keys_since++;
+        }
     } /* a long comment: an empty line in its place keeps the numbering */
     return str;
 }
@@ -49,6 +61,7 @@ int rep_ini_parse(rep_ini *ini, const char *path, ini_handler handler, void *use
     if (!(ini->f = fopen(path, "r")))
         return -1;
     int line = ini_parse_stream(read_line, ini, handler, user);
+    note_empty(ini);
     fclose(ini->f);
     free(ini->buf);
     ini->f = NULL;

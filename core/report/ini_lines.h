@@ -15,6 +15,9 @@ typedef struct rep_ini {
     size_t cap;
     int line;         /* lines read so far: the line the handler is called for */
     int section_line; /* line of the latest [section] header */
+    int keys_since;   /* key lines since that header */
+    int empty_line;   /* first [section] header with no keys (0: none), which
+                       * inih never shows the handler */
     int bad_line;     /* first line the reader refused (0: none) */
     char bad[96];
 } rep_ini;

@@ -80,6 +80,10 @@ static void test_catalog_missing_key_line(void **state)
     expect_error("; prices\n\n[catalog]\nprovider = Test\ncurrency = USD\nretrieved = 2026\n",
                  ":3: [catalog] has no source (it needs provider, currency, source and retrieved");
     expect_error("[instance a]\nvcpus = 4\nmemory = 8GiB\nprice_per_hour = 1\n", ": no [catalog] section");
+    /* a section with no keys at all: inih never calls the handler for it,
+     * so the instance was silently left out */
+    expect_error(HEAD "[instance a]\n; to do\n\n[instance b]\nvcpus = 4\nmemory = 8GiB\nprice_per_hour = 1\n",
+                 ":6: a section with no keys");
 }
 
 /* A disk profile's long comment: its tail set the bandwidth. */
