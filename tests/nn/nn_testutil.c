@@ -131,3 +131,19 @@ out:
     free(tmp);
     return worst;
 }
+
+int tu_write_same(dlg_net *a, dlg_net *b, int blob_a, int blob_b, uint64_t seed, bool positive)
+{
+    int64_t n = tu_count(a, blob_a);
+    float *v = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    if (!v)
+        return -1;
+    tu_fill(v, n, FILL_GAUSS, seed);
+    for (int64_t i = 0; positive && i < n; i++)
+        v[i] = 0.5f + fabsf(v[i]);
+    int rc = dlg_net_write(a, blob_a, DLG_DATA, v, (size_t)n);
+    if (rc == 0)
+        rc = dlg_net_write(b, blob_b, DLG_DATA, v, (size_t)n);
+    free(v);
+    return rc;
+}

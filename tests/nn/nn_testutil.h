@@ -21,6 +21,11 @@ void tu_fill(float *buf, int64_t n, fill_mode mode, uint64_t seed);
 int tu_fill_blob(dlg_net *net, int b, fill_mode mode, uint64_t seed);
 int64_t tu_count(const dlg_net *net, int b);
 
+/* Writes the same fresh N(0,1) values (0.5 + |v| when positive, e.g. a
+ * variance) into blob_a of a and blob_b of b, bumping their versions;
+ * returns 0 or the first write's error. */
+int tu_write_same(dlg_net *a, dlg_net *b, int blob_a, int blob_b, uint64_t seed, bool positive);
+
 /* Central finite-difference check of a planned (train, input_grads) net.
  * Objective: the loss (loss_blob >= 0) or sum(out * R) for a fixed random R.
  * Checks up to max_per_blob elements of each blob in `check` against the

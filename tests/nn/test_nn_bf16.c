@@ -84,16 +84,7 @@ static double out_err(dlg_net *a, dlg_net *b)
 /* Writes the same fresh values into param p of layer name in both nets. */
 static void rewrite(dlg_net *a, dlg_net *b, const char *name, int p, uint64_t seed, bool positive)
 {
-    int ba = dlg_net_param(a, name, p), bb = dlg_net_param(b, name, p);
-    int64_t n = tu_count(a, ba);
-    float *v = malloc((size_t)n * sizeof(float));
-    assert_non_null(v);
-    tu_fill(v, n, FILL_GAUSS, seed);
-    for (int64_t i = 0; positive && i < n; i++)
-        v[i] = 0.5f + fabsf(v[i]);
-    assert_int_equal(dlg_net_write(a, ba, DLG_DATA, v, (size_t)n), 0);
-    assert_int_equal(dlg_net_write(b, bb, DLG_DATA, v, (size_t)n), 0);
-    free(v);
+    assert_int_equal(tu_write_same(a, b, dlg_net_param(a, name, p), dlg_net_param(b, name, p), seed, positive), 0);
 }
 
 #define X(n, c, h, w) dlg_input(net, "x", n, c, h, w)

@@ -353,15 +353,7 @@ static int small_tiles_bn(dlg_net *net)
  * version), seed picks them. */
 static void rewrite(dlg_net *a, dlg_net *b, int blob_a, int blob_b, uint64_t seed, bool positive)
 {
-    int64_t n = tu_count(a, blob_a);
-    float *v = malloc((size_t)n * sizeof(float));
-    assert_non_null(v);
-    tu_fill(v, n, FILL_GAUSS, seed);
-    for (int64_t i = 0; positive && i < n; i++)
-        v[i] = 0.5f + fabsf(v[i]);
-    assert_int_equal(dlg_net_write(a, blob_a, DLG_DATA, v, (size_t)n), 0);
-    assert_int_equal(dlg_net_write(b, blob_b, DLG_DATA, v, (size_t)n), 0);
-    free(v);
+    assert_int_equal(tu_write_same(a, b, blob_a, blob_b, seed, positive), 0);
 }
 
 /* Inference output of the last layer, cpu against ref. */
