@@ -11,10 +11,16 @@
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include <pthread.h>
+#include <sched.h>
+
+#include "llc.h"
 #include "mock_host.h"
+#include "pool.h"
 #include "stream_kernels.h"
 
 #define MAXOPT 8
@@ -170,6 +176,104 @@ static void test_stream_each_kernel(void **st)
         assert_true(must_field(&f, "threads") == 4);
         fx.ops->teardown(fx.state);
     }
+}
+
+/* ---- the pool stream runs on ------------------------------------------ */
+struct where {
+    int ncpus, cpu;
+};
+
+static void record_cpus(void *arg, int tid, int nthreads, int cmd)
+{
+    (void)nthreads, (void)cmd;
+    struct where *w = &((struct where *)arg)[tid];
+    cpu_set_t m; /* no cmocka asserts off the test's thread */
+    CPU_ZERO(&m);
+    w->ncpus = pthread_getaffinity_np(pthread_self(), sizeof m, &m) == 0 ? CPU_COUNT(&m) : -1;
+    w->cpu = -1;
+    for (int c = 0; c < CPU_SETSIZE && w->cpu < 0; c++)
+        if (CPU_ISSET(c, &m))
+            w->cpu = c;
+}
+
+/* First touch puts a worker's slice on its NUMA node only if the worker
+ * stays there: each is pinned to its own CPU of the job's set, and the
+ * caller gets its own set back when the pool goes. */
+static void test_pool_pins_workers(void **st)
+{
+    (void)st;
+    cpu_set_t before, after;
+    assert_int_equal(pthread_getaffinity_np(pthread_self(), sizeof before, &before), 0);
+    if (CPU_COUNT(&before) < 2)
+        skip(); /* one CPU: nothing to pin */
+    struct where w[2];
+    diag_pool *p = NULL;
+    assert_int_equal(diag_pool_new(2, record_cpus, w, &p), 0);
+    diag_pool_run(p, 0);
+    diag_pool_free(p);
+    for (int t = 0; t < 2; t++) {
+        if (w[t].ncpus != 1)
+            fail_msg("worker %d may run on %d CPUs", t, w[t].ncpus);
+        assert_true(CPU_ISSET(w[t].cpu, &before));
+    }
+    assert_int_not_equal(w[0].cpu, w[1].cpu);
+    assert_int_equal(pthread_getaffinity_np(pthread_self(), sizeof after, &after), 0);
+    assert_true(CPU_EQUAL(&before, &after));
+}
+
+/* ---- the last-level cache STREAM's size rule counts ---------------------- */
+static void put_attr(const char *root, int cpu, int index, const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/cpu%d/cache/index%d", root, cpu, index);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", path);
+    assert_int_equal(system(cmd), 0);
+    snprintf(path + strlen(path), sizeof path - strlen(path), "/%s", name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "%s\n", text);
+    fclose(f);
+}
+
+/* Two sockets (or CCDs) of 2 CPUs, each pair sharing a 32 MiB L3 (with
+ * private L1d, L1i and L2 that do not count): threads on both pairs have
+ * 64 MiB of cache, so STREAM wants arrays of 256 MiB, not 128 MiB. */
+static void test_llc_sums_caches(void **st)
+{
+    (void)st;
+    char root[64];
+    snprintf(root, sizeof root, "/tmp/test_diag_llc_%d", (int)getpid());
+    for (int cpu = 0; cpu < 4; cpu++) {
+        char own[8];
+        snprintf(own, sizeof own, "%d", cpu);
+        put_attr(root, cpu, 0, "level", "1"), put_attr(root, cpu, 0, "type", "Data");
+        put_attr(root, cpu, 0, "size", "48K"), put_attr(root, cpu, 0, "shared_cpu_list", own);
+        put_attr(root, cpu, 1, "level", "1"), put_attr(root, cpu, 1, "type", "Instruction");
+        put_attr(root, cpu, 1, "size", "32K"), put_attr(root, cpu, 1, "shared_cpu_list", own);
+        put_attr(root, cpu, 2, "level", "2"), put_attr(root, cpu, 2, "type", "Unified");
+        put_attr(root, cpu, 2, "size", "512K"), put_attr(root, cpu, 2, "shared_cpu_list", own);
+        put_attr(root, cpu, 3, "level", "3"), put_attr(root, cpu, 3, "type", "Unified");
+        put_attr(root, cpu, 3, "size", "32768K");
+        put_attr(root, cpu, 3, "shared_cpu_list", cpu < 2 ? "0-1" : "2-3");
+    }
+    cpu_set_t all, upper;
+    CPU_ZERO(&all);
+    CPU_ZERO(&upper);
+    for (int cpu = 0; cpu < 4; cpu++)
+        CPU_SET(cpu, &all);
+    CPU_SET(2, &upper);
+    CPU_SET(3, &upper);
+    const double mib = 1048576.0;
+    assert_true(llc_bytes_used(root, &all, 4) == 64 * mib);
+    assert_true(llc_bytes_used(root, &all, 3) == 64 * mib);
+    assert_true(llc_bytes_used(root, &all, 2) == 32 * mib); /* cpus 0, 1: one L3 */
+    assert_true(llc_bytes_used(root, &all, 64) == 64 * mib);
+    assert_true(llc_bytes_used(root, &upper, 2) == 32 * mib);
+    assert_true(llc_bytes_used("/nonexistent", &all, 4) == 0);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
 }
 
 static void expect_setup_error(const char *name, const char *opt, const char *needle)
@@ -349,7 +453,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stream_tables),     cmocka_unit_test(test_stream_all),
-        cmocka_unit_test(test_stream_each_kernel), cmocka_unit_test(test_option_errors),
+        cmocka_unit_test(test_stream_each_kernel),
+        cmocka_unit_test(test_pool_pins_workers),
+        cmocka_unit_test(test_llc_sums_caches), cmocka_unit_test(test_option_errors),
         cmocka_unit_test(test_stream_validation), cmocka_unit_test(test_sleep_accuracy),
         cmocka_unit_test(test_sleep_jitter_seeded), cmocka_unit_test(test_sleep_eintr),
         cmocka_unit_test(test_sleep_stopping),

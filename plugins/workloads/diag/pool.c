@@ -1,8 +1,10 @@
 /* Barrier-driven worker pool: see pool.h. */
+#define _GNU_SOURCE
 #include "pool.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 
@@ -26,7 +28,34 @@ struct diag_pool {
     pthread_cond_t cond;
     int go;
     struct worker *workers; /* [nthreads], [0] is the caller */
+    cpu_set_t caller_mask;  /* the caller's CPUs before the pool pinned it */
+    int caller_pinned;
 };
+
+/* The n-th CPU (round robin) of the set the caller may run on: the job's. */
+static int nth_cpu(const cpu_set_t *allowed, int n)
+{
+    int count = CPU_COUNT(allowed), want = n % count;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, allowed) && want-- == 0)
+            return cpu;
+    return -1;
+}
+
+/* Pins worker tid to one CPU of the caller's set so that the pages it
+ * first-touches stay on its NUMA node (STREAM runs with OMP_PROC_BIND for
+ * the same reason).  Best effort: with one CPU there is nothing to pin. */
+static void pin(diag_pool *p, int tid)
+{
+    if (CPU_COUNT(&p->caller_mask) < 2)
+        return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(nth_cpu(&p->caller_mask, tid), &one);
+    int rc = pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+    if (tid == 0)
+        p->caller_pinned = rc == 0;
+}
 
 static void *worker_main(void *p_)
 {
@@ -39,6 +68,7 @@ static void *worker_main(void *p_)
     pthread_mutex_unlock(&p->lock);
     if (go < 0)
         return NULL;
+    pin(p, w->tid);
     for (;;) {
         pthread_barrier_wait(&p->barrier); /* also orders the read of cmd */
         int cmd = p->cmd;
@@ -61,6 +91,8 @@ static void destroy(diag_pool *p, int started)
 {
     for (int i = 1; i < started; i++)
         pthread_join(p->workers[i].thread, NULL);
+    if (p->caller_pinned)
+        pthread_setaffinity_np(pthread_self(), sizeof p->caller_mask, &p->caller_mask);
     pthread_barrier_destroy(&p->barrier);
     pthread_cond_destroy(&p->cond);
     pthread_mutex_destroy(&p->lock);
@@ -92,6 +124,8 @@ int diag_pool_new(int nthreads, diag_pool_fn fn, void *arg, diag_pool **out)
     }
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->cond, NULL);
+    if (pthread_getaffinity_np(pthread_self(), sizeof p->caller_mask, &p->caller_mask) != 0)
+        CPU_ZERO(&p->caller_mask); /* unknown: pin nothing */
 
     /* Workers block every signal: the host's handlers run on its own
      * thread, and its sleeps see EINTR as they would without a pool. */
@@ -113,6 +147,7 @@ int diag_pool_new(int nthreads, diag_pool_fn fn, void *arg, diag_pool **out)
         return rc;
     }
     open_gate(p, 1);
+    pin(p, 0);
     *out = p;
     return 0;
 }

@@ -1,5 +1,8 @@
 /* A persistent pool of worker threads driven in lock-step by one barrier:
  * the calling thread is worker 0, so a pool of n runs n-1 pthreads.
+ * Worker i is pinned to the i-th CPU (round robin) of the caller's
+ * affinity set, the caller too until diag_pool_free (call it from the
+ * same thread) gives it its set back.
  * Created in setup so that step() never creates threads or allocates. */
 #ifndef DLG_DIAG_POOL_H
 #define DLG_DIAG_POOL_H

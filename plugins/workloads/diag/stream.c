@@ -3,10 +3,12 @@
  * slice first (so the pages live near it) and runs every kernel on it. */
 #define _GNU_SOURCE
 #include "diag.h"
+#include "llc.h"
 #include "pool.h"
 #include "stream_kernels.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,56 +120,38 @@ static void reset_best(struct stream *s)
     }
 }
 
-/* STREAM's advice is advice: small arrays are legitimate (cache bandwidth),
- * so this only warns. */
-/* Size of the last-level cache: sysfs as lscpu reads it (glibc's sysconf
- * misreports some CPUs, e.g. 256 MiB L3 on a 32 MiB EPYC VM); 0 if unknown. */
-static double llc_bytes(void)
+/* Last-level cache the run's threads can hold data in: the sum over the
+ * distinct caches of their CPUs, from sysfs as lscpu reads it (glibc's
+ * sysconf misreports some CPUs, e.g. 256 MiB L3 on a 32 MiB EPYC VM, and
+ * gives one cache, not the sum over sockets); 0 if unknown. */
+static double llc_bytes(int nthreads)
 {
-    int best_level = 0;
-    double best = 0;
-    for (int i = 0; i < 16; i++) {
-        char path[96];
-        int level = 0;
-        char unit = 0;
-        double size = 0;
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            break;
-        int ok = fscanf(f, "%d", &level) == 1;
-        fclose(f);
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-        f = fopen(path, "r");
-        if (!f)
-            continue;
-        ok = ok && fscanf(f, "%lf%c", &size, &unit) >= 1;
-        fclose(f);
-        size *= unit == 'K' ? 1024.0 : unit == 'M' ? 1048576.0 : unit == 'G' ? 1073741824.0 : 1.0;
-        if (ok && level >= best_level && size > 0) {
-            best_level = level;
-            best = size;
-        }
+    cpu_set_t cpus;
+    if (pthread_getaffinity_np(pthread_self(), sizeof cpus, &cpus) == 0) {
+        double b = llc_bytes_used("/sys/devices/system/cpu", &cpus, nthreads);
+        if (b > 0)
+            return b;
     }
-    if (best > 0)
-        return best;
     long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
     if (llc <= 0)
         llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
     return llc > 0 ? (double)llc : 0.0;
 }
 
-static void warn_if_cached(const dlg_host *h, size_t bytes)
+/* STREAM's rule (each array at least 4x the last-level caches in use) is
+ * advice: small arrays are legitimate (cache bandwidth), so this only
+ * warns. */
+static void warn_if_cached(const dlg_host *h, size_t bytes, int nthreads)
 {
-    double llc = llc_bytes();
+    double llc = llc_bytes(nthreads);
     if (llc > 0 && (double)bytes < 4.0 * llc) {
         char have[32], want[32];
         fmt_bytes(have, sizeof have, (double)bytes);
         fmt_bytes(want, sizeof want, 4.0 * llc);
         h->log(h, DLG_LOG_WARN,
-               "stream: array_size %s is below 4x the last-level cache (%s): "
-               "this measures cache, not memory, bandwidth",
-               have, want);
+               "stream: array_size %s is below 4x the last-level cache of the %d threads' CPUs "
+               "(%s): this measures cache, not memory, bandwidth",
+               have, nthreads, want);
     }
 }
 
@@ -219,7 +203,7 @@ static int stream_setup(const dlg_host *h, const dlg_value *opts, const dlg_job_
     int rc = check_options(h, opts, job, &n, &nthreads);
     if (rc < 0)
         return rc;
-    warn_if_cached(h, n * sizeof(double));
+    warn_if_cached(h, n * sizeof(double), nthreads);
 
     struct stream *s = calloc(1, sizeof *s);
     if (!s)

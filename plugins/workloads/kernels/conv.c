@@ -52,6 +52,7 @@ static const dlg_option conv_options[] = {
     [C_COUNT] = {0}};
 
 enum { M_SRC, M_WEI, M_DST, M_SCRATCH, M_NMEM };
+#define MAX_BYTES 64e9 /* tensors a conv may allocate */
 
 typedef struct conv {
     const dlg_host *h;
@@ -140,6 +141,32 @@ static int64_t pad_of(const dlg_value *o, int which)
     return o[which].i >= 0 ? o[which].i : o[C_PAD].i;
 }
 
+/* Bytes of input, filter and output, in double: the products of options
+ * up to 10^5 overflow 64-bit integers. */
+static double tensor_bytes(const dlg_value *o)
+{
+    double oh = (double)((o[C_H].i + 2 * pad_of(o, C_PAD_H) - o[C_R].i) / o[C_STRIDE].i + 1);
+    double ow = (double)((o[C_W].i + 2 * pad_of(o, C_PAD_W) - o[C_S].i) / o[C_STRIDE].i + 1);
+    double n = (double)o[C_N].i, ch = (double)o[C_C].i, k = (double)o[C_K].i;
+    return 4.0 * (n * ch * (double)o[C_H].i * (double)o[C_W].i +
+                  k * ch * (double)o[C_R].i * (double)o[C_S].i + n * k * oh * ow);
+}
+
+/* The shape checks every algo needs before sizing anything from it. */
+static int check_shape(const dlg_host *h, const dlg_value *o)
+{
+    int64_t ph = pad_of(o, C_PAD_H), pw = pad_of(o, C_PAD_W);
+    int64_t eh = o[C_H].i + 2 * ph, ew = o[C_W].i + 2 * pw;
+    if (eh < o[C_R].i || ew < o[C_S].i)
+        return h->error(h, DLG_EINVAL, "r, s = %lld, %lld: filter larger than the padded %lldx%lld input",
+                        (long long)o[C_R].i, (long long)o[C_S].i, (long long)eh, (long long)ew);
+    double bytes = tensor_bytes(o);
+    if (bytes > MAX_BYTES)
+        return h->error(h, DLG_ENOMEM, "this shape needs %.1f GB of tensors, over the %.0f GB limit",
+                        bytes / 1e9, MAX_BYTES / 1e9);
+    return 0;
+}
+
 static int create(conv *c, const dlg_value *o)
 {
     const dlg_host *h = c->h;
@@ -147,12 +174,7 @@ static int create(conv *c, const dlg_value *o)
     int64_t r = o[C_R].i, s = o[C_S].i, st = o[C_STRIDE].i, ph = pad_of(o, C_PAD_H),
             pw = pad_of(o, C_PAD_W);
     int64_t oh = (ih + 2 * ph - r) / st + 1, ow = (iw + 2 * pw - s) / st + 1;
-    if (ih + 2 * ph < r || iw + 2 * pw < s)
-        return h->error(h, DLG_EINVAL, "r, s = %lld, %lld: filter larger than the padded %lldx%lld input",
-                        (long long)r, (long long)s, (long long)ih, (long long)iw);
-    double bytes = 4.0 * ((double)n * ch * ih * iw + (double)k * ch * r * s + (double)n * k * oh * ow);
-    if (bytes > 64e9)
-        return h->error(h, DLG_ENOMEM, "this shape needs %.1f GB of tensors", bytes / 1e9);
+    double bytes = tensor_bytes(o);
     c->st.flops = 2.0 * (double)n * k * oh * ow * ch * r * s;
     dnnl_dims_t sd = {n, ch, ih, iw}, wd = {k, ch, r, s}, dd = {n, k, oh, ow};
     dnnl_dims_t strides = {st, st}, pads = {ph, pw};
@@ -240,11 +262,12 @@ static int engine_tensors(conv *c, const dlg_value *o, int64_t stride, size_t ws
     int64_t r = o[C_R].i, s = o[C_S].i, ph = pad_of(o, C_PAD_H), pw = pad_of(o, C_PAD_W);
     int64_t n = o[C_N].i, ch = o[C_C].i, k = o[C_K].i, ih = o[C_H].i, iw = o[C_W].i;
     int64_t oh = (ih + 2 * ph - r) / stride + 1, ow = (iw + 2 * pw - s) / stride + 1;
-    double bytes = 4.0 * (double)(n * ch * ih * iw + k * ch * r * s + n * k * oh * ow) + (double)ws;
-    if (bytes > 64e9)
-        return h->error(h, DLG_ENOMEM, "this shape needs %.1f GB", bytes / 1e9);
+    double bytes = tensor_bytes(o) + (double)ws;
+    if (bytes > MAX_BYTES)
+        return h->error(h, DLG_ENOMEM, "this shape needs %.1f GB with the kernels' scratch, over the "
+                        "%.0f GB limit", bytes / 1e9, MAX_BYTES / 1e9);
     c->pass = (int)o[C_PASS].i;
-    c->st.flops = 2.0 * (double)(n * k * oh * ow * ch * r * s);
+    c->st.flops = 2.0 * (double)n * k * oh * ow * ch * r * s;
     c->x = touched(sizeof(float) * (size_t)(n * ch * ih * iw));
     c->w = touched(sizeof(float) * (size_t)(k * ch * r * s));
     c->y = touched(sizeof(float) * (size_t)(n * k * oh * ow));
@@ -322,6 +345,8 @@ static int conv_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info 
         rc = h->error(h, DLG_ENOTSUP, "oneDNN: cannot create a cpu engine");
     if (!rc && o[C_KEPT].i && o[C_ALGO].i != 1)
         rc = h->error(h, DLG_EINVAL, "kept_filter = true takes algo = winograd");
+    if (!rc)
+        rc = check_shape(h, o);
     if (!rc)
         rc = o[C_ALGO].i == 1 ? create_wino(c, o) : o[C_ALGO].i == 2 ? create_gemm(c, o)
                                                                      : create(c, o);

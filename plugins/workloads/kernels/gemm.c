@@ -3,6 +3,8 @@
  * items are FLOPs (2MNK), so throughput is FLOP/s. */
 #include "kernels.h"
 
+#include "gemm_check.h"
+
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -16,6 +18,13 @@ static const dlg_option gemm_options[] = {
     [G_TA] = {"transa", DLG_OPT_BOOL, "false", NULL, NULL, NULL, "use A transposed (A is K x M)", 0},
     [G_TB] = {"transb", DLG_OPT_BOOL, "false", NULL, NULL, NULL, "use B transposed (B is N x K)", 0},
     [G_COUNT] = {0}};
+
+static const dlg_metric gemm_metrics[] = {
+    KERNEL_METRIC_ROWS,
+    {"max_abs_error", DLG_FIELD_DOUBLE, "",
+     "largest |C - exact| over 64 sampled entries of C, against a double-precision product of "
+     "the same A and B (the report fails past fp32 rounding)"},
+    {NULL, 0, NULL, NULL}};
 
 typedef struct gemm {
     const dlg_host *h;
@@ -77,14 +86,21 @@ static int gemm_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info 
     return 0;
 }
 
+/* The product as dnnl_sgemm takes it: row-major, op(A) is M x K. */
+static gemm_operands operands(const gemm *g)
+{
+    return (gemm_operands){g->ta, g->tb, g->m, g->n, g->k, g->ta == 'N' ? g->k : g->m,
+                           g->tb == 'N' ? g->n : g->k, g->n, g->a, g->b, g->c};
+}
+
 static int gemm_step(void *state, dlg_step *out)
 {
     gemm *g = state;
     omp_set_num_threads(g->threads); /* per thread in OpenMP: set where it runs */
-    int64_t lda = g->ta == 'N' ? g->k : g->m, ldb = g->tb == 'N' ? g->n : g->k;
+    gemm_operands op = operands(g);
     uint64_t t0 = kernel_now_ns();
-    dnnl_status_t s = dnnl_sgemm(g->ta, g->tb, g->m, g->n, g->k, 1.0f, g->a, lda, g->b, ldb, 0.0f,
-                                 g->c, g->n);
+    dnnl_status_t s = dnnl_sgemm(op.ta, op.tb, op.m, op.n, op.k, 1.0f, op.a, op.lda, op.b, op.ldb,
+                                 0.0f, g->c, op.ldc);
     uint64_t t1 = kernel_now_ns();
     if (s != dnnl_success)
         return g->h->error(g->h, DLG_EINTERNAL, "dnnl_sgemm failed (status %d)", (int)s);
@@ -93,9 +109,25 @@ static int gemm_step(void *state, dlg_step *out)
     return 0;
 }
 
+/* C after the timed steps, checked as STREAM checks its arrays. */
 static int gemm_report(void *state, const dlg_report_api *api, dlg_fields *f)
 {
-    return kernel_report(&((gemm *)state)->st, api, f);
+    gemm *g = state;
+    if (g->st.steps > 0) {
+        gemm_operands op = operands(g);
+        bool ok = true;
+        int64_t i = 0, j = 0;
+        double err = gemm_check(&op, &ok, &i, &j);
+        if (!ok)
+            return g->h->error(g->h, DLG_EINTERNAL,
+                               "gemm: wrong result: C[%lld][%lld] differs from the double-precision "
+                               "product by more than fp32 rounding (largest error %.3g; m, n, k = "
+                               "%lld, %lld, %lld)",
+                               (long long)i, (long long)j, err, (long long)g->m, (long long)g->n,
+                               (long long)g->k);
+        api->add_double(f, "max_abs_error", err);
+    }
+    return kernel_report(&g->st, api, f);
 }
 
 static const dlg_workload_ops gemm_ops = {1, "flops", gemm_setup, gemm_step, gemm_report,
@@ -103,4 +135,4 @@ static const dlg_workload_ops gemm_ops = {1, "flops", gemm_setup, gemm_step, gem
 
 const dlg_plugin_desc gemm_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, "gemm", "1.0",
                                    "DeepBench-style fp32 GEMM on oneDNN (GFLOP/s, % of peak)",
-                                   gemm_options, kernel_metrics, &gemm_ops};
+                                   gemm_options, gemm_metrics, &gemm_ops};

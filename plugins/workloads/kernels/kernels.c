@@ -4,13 +4,7 @@
 
 #include <time.h>
 
-const dlg_metric kernel_metrics[] = {
-    {"flops_per_item", DLG_FIELD_DOUBLE, "FLOP", "floating-point operations per step (2 per multiply-add)"},
-    {"gflops", DLG_FIELD_DOUBLE, "GFLOP/s", "achieved, over the steps after the first"},
-    {"pct_peak", DLG_FIELD_DOUBLE, "%", "gflops as a percentage of peak_gflops"},
-    {"peak_gflops", DLG_FIELD_DOUBLE, "GFLOP/s", "FP32 peak of the job's cores"},
-    {"peak_source", DLG_FIELD_STRING, "", "how the peak was derived: cores x clock x FLOP/cycle"},
-    {NULL, 0, NULL, NULL}};
+const dlg_metric kernel_metrics[] = {KERNEL_METRIC_ROWS, {NULL, 0, NULL, NULL}};
 
 uint64_t kernel_now_ns(void)
 {

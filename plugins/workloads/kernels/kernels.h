@@ -10,6 +10,14 @@ extern const dlg_plugin_desc gemm_desc;
 extern const dlg_plugin_desc conv_desc;
 extern const dlg_metric kernel_metrics[];
 
+/* The fields both report (gemm adds its check), as table rows. */
+#define KERNEL_METRIC_ROWS \
+    {"flops_per_item", DLG_FIELD_DOUBLE, "FLOP", "floating-point operations per step (2 per multiply-add)"}, \
+    {"gflops", DLG_FIELD_DOUBLE, "GFLOP/s", "achieved, over the steps after the first"}, \
+    {"pct_peak", DLG_FIELD_DOUBLE, "%", "gflops as a percentage of peak_gflops"}, \
+    {"peak_gflops", DLG_FIELD_DOUBLE, "GFLOP/s", "FP32 peak of the job's cores"}, \
+    {"peak_source", DLG_FIELD_STRING, "", "how the peak was derived: cores x clock x FLOP/cycle"}
+
 /* FLOP count and timing shared by both: gflops over steps 2..n, % of peak. */
 typedef struct kernel_stats {
     double flops; /* per step */
