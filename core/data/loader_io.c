@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define BUF_ALIGN 4096
@@ -62,6 +64,32 @@ int64_t dlg_ld_read(const dlg_host *h, dlg_file *f, const char *name, dlg_ld_buf
     return avail;
 }
 
+/* The storage reports only a code: say why when the file system knows,
+ * by opening the file itself (a missing file, no free descriptor). */
+int dlg_ld_open_failed(const char *path, const char *what, const char *missing, int rc,
+                       dlg_data_err *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return dlg_data_fail(err, -rc, "%s: cannot open: %s%s", what, strerror(errno),
+                             missing);
+    int fd = open(path, O_RDONLY | O_CLOEXEC), e = fd < 0 ? errno : 0;
+    if (fd >= 0)
+        close(fd);
+    if (e == EMFILE || e == ENFILE) {
+        struct rlimit rl;
+        char lim[32] = "?";
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+            snprintf(lim, sizeof lim, "%llu", (unsigned long long)rl.rlim_cur);
+        return dlg_data_fail(err, -rc, "%s: cannot open: %s (the open-file limit, ulimit -n, is %s: each "
+                             "loader thread holds a dataset file open, the storage may hold more)", what,
+                             strerror(e), lim);
+    }
+    if (e)
+        return dlg_data_fail(err, -rc, "%s: cannot open: %s", what, strerror(e));
+    return dlg_data_fail(err, -rc, "%s: cannot open through the job's storage", what);
+}
+
 static int64_t host_pread(void *ctx, void *buf, size_t n, uint64_t off)
 {
     dlg_ld_hostfile *hf = ctx;
@@ -81,7 +109,7 @@ int dlg_ld_source_host(dlg_source *s, dlg_ld_hostfile *hf, const dlg_host *h, co
     hf->name = path;
     int rc = h->file_open(h, NULL, path, &hf->f);
     if (rc < 0)
-        return dlg_data_fail(err, -rc, "%s: cannot open through the job's storage", path);
+        return dlg_ld_open_failed(path, path, "", rc, err);
     uint64_t size = DLG_SIZE_UNKNOWN;
     rc = h->file_size(h, hf->f, &size);
     if (rc < 0) {

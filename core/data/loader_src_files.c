@@ -4,13 +4,10 @@
 #include "listfile.h"
 #include "loader_src.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -69,31 +66,6 @@ static void files_worker_close(dlg_ld_src *base, void *w)
     free(k);
 }
 
-/* The storage reports only a code: say why when the file system knows,
- * by opening the file itself (a missing file, no free descriptor). */
-static int open_failed(const char *path, const char *what, int rc, dlg_data_err *err)
-{
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return dlg_data_fail(err, -rc, "%s: cannot open: %s (listed in the dataset)", what,
-                             strerror(errno));
-    int fd = open(path, O_RDONLY | O_CLOEXEC), e = fd < 0 ? errno : 0;
-    if (fd >= 0)
-        close(fd);
-    if (e == EMFILE || e == ENFILE) {
-        struct rlimit rl;
-        char lim[32] = "?";
-        if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
-            snprintf(lim, sizeof lim, "%llu", (unsigned long long)rl.rlim_cur);
-        return dlg_data_fail(err, -rc, "%s: cannot open: %s (the open-file limit, ulimit -n, is %s: each "
-                             "loader thread holds one image at a time, the storage may hold more)", what,
-                             strerror(e), lim);
-    }
-    if (e)
-        return dlg_data_fail(err, -rc, "%s: cannot open: %s", what, strerror(e));
-    return dlg_data_fail(err, -rc, "%s: cannot open through the job's storage", what);
-}
-
 static int files_read(dlg_ld_src *base, void *w, uint64_t index, dlg_ld_item *it,
                       dlg_data_err *err)
 {
@@ -105,7 +77,7 @@ static int files_read(dlg_ld_src *base, void *w, uint64_t index, dlg_ld_item *it
     dlg_file *f;
     int rc = h->file_open(h, NULL, k->path, &f);
     if (rc < 0)
-        return open_failed(k->path, it->what, rc, err);
+        return dlg_ld_open_failed(k->path, it->what, " (listed in the dataset)", rc, err);
     uint64_t size = 0;
     rc = h->file_size(h, f, &size);
     if (rc < 0) {

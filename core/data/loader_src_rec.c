@@ -137,7 +137,7 @@ static int rec_worker_open(dlg_ld_src *base, void **w, dlg_data_err *err)
     int rc = base->h->file_open(base->h, NULL, s->path, &k->f);
     if (rc < 0) {
         free(k);
-        return dlg_data_fail(err, -rc, "%s: cannot open through the job's storage", s->path);
+        return dlg_ld_open_failed(s->path, s->path, "", rc, err);
     }
     *w = k;
     return 0;
@@ -252,6 +252,64 @@ static int stale_idx(const rec_src *s, uint64_t index, uint64_t off, dlg_data_er
                          s->path, (unsigned long long)off, s->idx, (unsigned long long)index);
 }
 
+/* A record longer than the bytes before the next indexed one or the end. */
+static int cut_short(const rec_src *s, uint64_t index, size_t need, uint64_t avail,
+                     dlg_data_err *err)
+{
+    const rec_item *ri = &s->items[index];
+    if (s->idx && ri->off + avail < s->base.bytes)
+        return dlg_data_fail(err, DLG_ECORRUPT,
+                             "%s: record %llu at byte %llu needs %zu bytes, but %s puts the next "
+                             "record %llu bytes on (the .rec is damaged there, or the .idx "
+                             "belongs to another or an older .rec)",
+                             s->path, (unsigned long long)index, (unsigned long long)ri->off, need,
+                             s->idx, (unsigned long long)avail);
+    return dlg_data_fail(err, DLG_ECORRUPT,
+                         "%s: record at byte %llu needs %zu bytes but only %llu are there before "
+                         "the next record or the end of the file",
+                         s->path, (unsigned long long)ri->off, need, (unsigned long long)avail);
+}
+
+/* The record the .idx puts last must end where the .rec ends: dmlc's
+ * indexed reader takes it to run to the end of the file, and so do the
+ * spans here.  A .idx written for another .rec (a crash between renaming
+ * the pair, a copy of the wrong one) fails this almost surely: say so at
+ * open, not minutes into a run (or by skipping records with skip_corrupt). */
+static int check_idx_tail(const rec_src *s, dlg_data_err *err)
+{
+    uint64_t li = 0;
+    for (uint64_t i = 1; i < s->base.n; i++)
+        if (s->items[i].off > s->items[li].off)
+            li = i;
+    uint64_t off = s->items[li].off;
+    dlg_source src;
+    dlg_ld_hostfile hf;
+    int rc = dlg_ld_source_host(&src, &hf, s->base.h, s->path, err);
+    if (rc < 0)
+        return rc;
+    dlg_rec_reader *r = NULL;
+    uint32_t head[2];
+    int64_t got = dlg_source_read(&src, head, sizeof head, off, err);
+    dlg_rec rec = {0};
+    if (got < 0)
+        rc = (int)got;
+    else if (got < (int64_t)sizeof head || head[0] != DLG_REC_MAGIC || dlg_rec_cflag(head[1]) > 1)
+        rc = stale_idx(s, li, off, err);
+    else if ((rc = dlg_rec_reader_open(&r, &src, 0, err)) == 0 &&
+             (rc = dlg_rec_reader_seek(r, off, err)) == 0)
+        rc = dlg_rec_next(r, &rec, err);
+    if (rc == 1 && s->base.bytes != DLG_SIZE_UNKNOWN && rec.end != s->base.bytes)
+        rc = dlg_data_fail(err, DLG_ECORRUPT,
+                           "%s: its last indexed record (%s puts record %llu at byte %llu) ends "
+                           "at byte %llu, but the .rec goes on to byte %llu: the .idx belongs to "
+                           "another or an older .rec (delete it and the .rec is scanned)",
+                           s->path, s->idx, (unsigned long long)li, (unsigned long long)off,
+                           (unsigned long long)rec.end, (unsigned long long)s->base.bytes);
+    dlg_rec_reader_close(r);
+    dlg_ld_source_host_close(&hf);
+    return rc < 0 ? rc : 0;
+}
+
 static int rec_read(dlg_ld_src *base, void *w, uint64_t index, dlg_ld_item *it, dlg_data_err *err)
 {
     rec_src *s = (rec_src *)base;
@@ -286,11 +344,7 @@ static int rec_read(dlg_ld_src *base, void *w, uint64_t index, dlg_ld_item *it, 
             return class_label(&v, it, err);
         }
         if ((size_t)got < want || need > ri->span)
-            return dlg_data_fail(err, DLG_ECORRUPT,
-                                 "%s: record at byte %llu needs %zu bytes but only %llu are "
-                                 "there before the next record or the end of the file",
-                                 s->path, (unsigned long long)ri->off, need,
-                                 (unsigned long long)((size_t)got < want ? (size_t)got : ri->span));
+            return cut_short(s, index, need, (size_t)got < want ? (uint64_t)got : ri->span, err);
         want = need * 2 < ri->span ? need * 2 : (size_t)ri->span;
     }
 }
@@ -342,6 +396,8 @@ int dlg_ld_src_recordio(dlg_ld_src **out, const char *path, const dlg_host *h, d
         rc = dlg_data_fail(err, DLG_EINVAL, "%s: the dataset has no records", path);
     if (rc == 0)
         rc = fill_spans(s, s->base.bytes, err);
+    if (rc == 0 && s->idx)
+        rc = check_idx_tail(s, err);
     if (rc < 0) {
         rec_close(&s->base);
         return rc;
