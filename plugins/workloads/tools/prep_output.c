@@ -252,6 +252,10 @@ int prep_output_commit(prep_output *o, dlg_data_err *err)
         return rc;
     }
     if (o->fmt == PREP_RECORDIO) {
+        /* the old .idx goes first: a crash between the renames then leaves
+         * a new .rec without one (readers scan it), never beside the old */
+        if (unlink(o->idx) != 0 && errno != ENOENT)
+            return dlg_data_fail(err, DLG_EIO, "remove %s: %s", o->idx, strerror(errno));
         rc = rename_over(o->part, o->path, err);
         return rc < 0 ? rc : rename_over(o->idx_part, o->idx, err);
     }
