@@ -35,10 +35,12 @@ typedef struct lm {
     /* batchified split: stream b is tokens[b*per_stream ...] */
     const int32_t *tokens;
     int64_t per_stream, segments, seg;
+    int tail; /* time steps of the last segment (infer: may be < T) */
     uint64_t epochs;
-    int ids_blob, target_blob, loss_blob;
+    int ids_blob, target_blob, loss_blob, logits_blob;
     int h0[MAX_LAYERS], c0[MAX_LAYERS], hT[MAX_LAYERS], cT[MAX_LAYERS];
     float *ids, *target, *state; /* host staging, allocated in setup */
+    float *logits;                /* infer with a short last segment: its scores */
     float lr, momentum;
     double clip;
     double flops_per_item;
@@ -46,8 +48,8 @@ typedef struct lm {
     dlg_peak peak;
     /* since setup */
     uint64_t steps, timed_items, timed_ns, clipped;
-    double loss_sum, last_loss, grad_norm;
-    uint64_t loss_steps; /* segments in loss_sum */
+    double loss_sum, last_loss, grad_norm; /* loss_sum: over loss_tokens tokens */
+    uint64_t loss_tokens;
 } lm;
 
 /* Zaremba et al. (2014) small / medium / large: hidden units, unrolled
@@ -95,9 +97,10 @@ const dlg_option lm_options[] = {
 
 const dlg_metric lm_metrics[] = {
     {"loss", DLG_FIELD_DOUBLE, "nats/token",
-     "mean cross-entropy per token: train, over the steps run; infer, over the held-out tokens "
-     "evaluated, each once (the whole split once epochs >= 1)"},
-    {"perplexity", DLG_FIELD_DOUBLE, "", "exp(loss)"},
+     "mean cross-entropy per predicted token: train, over the steps run; infer, over the "
+     "held-out tokens evaluated, each once (once epochs >= 1: every token of each stream but "
+     "its first, as PyTorch's word_language_model evaluates)"},
+    {"perplexity", DLG_FIELD_DOUBLE, "", "exp(loss): e to the mean cross-entropy per token"},
     {"loss_tokens", DLG_FIELD_INT, "", "predicted tokens that loss averages over"},
     {"last_loss", DLG_FIELD_DOUBLE, "nats/token", "cross-entropy of the last segment"},
     {"unigram_perplexity", DLG_FIELD_DOUBLE, "", "the training split's unigram perplexity"},
@@ -108,7 +111,9 @@ const dlg_metric lm_metrics[] = {
     {"peak_gflops", DLG_FIELD_DOUBLE, "GFLOP/s",
      "peak of the device that ran: the job's cores' FP32 peak, or on a GPU its dense FP32 peak"},
     {"peak_source", DLG_FIELD_STRING, "", "how the peak was derived"},
-    {"params", DLG_FIELD_INT, "", "parameters of the model"},
+    {"params", DLG_FIELD_INT, "",
+     "parameters of the model; one bias per LSTM gate (PyTorch, cuDNN and MXNet keep two, "
+     "b_ih + b_hh: their count is 4 x hidden x layers higher, 5200 at PTB medium)"},
     {"hidden", DLG_FIELD_INT, "", "LSTM units (= embedding size)"},
     {"bptt", DLG_FIELD_INT, "", "time steps per segment (tokens per step = batch x bptt)"},
     {"dropout", DLG_FIELD_DOUBLE, "", "dropout ratio (applied in training only)"},
@@ -116,7 +121,8 @@ const dlg_metric lm_metrics[] = {
     {"unk_words", DLG_FIELD_INT, "", "distinct words mapped to <unk> by the vocab cap"},
     {"unk_tokens", DLG_FIELD_INT, "", "tokens of those words"},
     {"split_tokens", DLG_FIELD_INT, "", "tokens of the split in use (train or held-out)"},
-    {"segments", DLG_FIELD_INT, "", "bptt segments per epoch"},
+    {"segments", DLG_FIELD_INT, "",
+     "bptt segments per epoch (infer: the last may be shorter; train drops a short one)"},
     {"epochs", DLG_FIELD_INT, "", "completed passes over the split"},
     {"grad_norm", DLG_FIELD_DOUBLE, "", "global gradient norm of the last step, before clipping"},
     {"clipped_pct", DLG_FIELD_DOUBLE, "%", "steps whose gradient was clipped"},
@@ -169,21 +175,28 @@ static int options(lm *s, const dlg_value *o)
 }
 
 /* Streams as the reference examples batchify: the split is cut into
- * `batch` contiguous columns; the remainder is dropped. */
+ * `batch` contiguous columns; the remainder (< batch tokens) is dropped.
+ * Infer predicts every token of a stream but its first, as PyTorch's
+ * evaluate() does, so the last segment is short when bptt does not divide
+ * that count (it runs padded; its loss comes from its real rows alone).
+ * Training drops a short last segment: padded rows would add gradient. */
 static int batchify(lm *s)
 {
     const lm_corpus *c = &s->corpus;
     s->tokens = s->train ? c->train : c->valid;
     int64_t n = s->train ? c->ntrain : c->nvalid;
     s->per_stream = n / s->B;
-    s->segments = s->per_stream > 0 ? (s->per_stream - 1) / s->T : 0;
+    int64_t predicted = s->per_stream > 0 ? s->per_stream - 1 : 0;
+    int64_t rest = s->train ? 0 : predicted % s->T;
+    s->segments = predicted / s->T + (rest > 0);
+    s->tail = rest > 0 ? (int)rest : s->T;
     if (s->segments < 1)
         return s->h->error(s->h, DLG_EINVAL,
                            "data: the %s split (%s) has %lld tokens, %lld per stream at batch = "
                            "%d; bptt = %d needs at least %d per stream",
                            s->train ? "training" : "held-out",
                            s->train ? c->train_name : c->valid_name, (long long)n,
-                           (long long)s->per_stream, s->B, s->T, s->T + 1);
+                           (long long)s->per_stream, s->B, s->T, s->train ? s->T + 1 : 2);
     return 0;
 }
 
@@ -213,6 +226,9 @@ static int build(lm *s, bool tied)
     dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_GAUSSIAN, 0.0577f},
                         (dlg_filler){DLG_FILL_CONSTANT, 0});
     int logits = dlg_fc(net, "decoder", x, s->V);
+    s->logits_blob = logits;
+    if (s->tail < s->T) /* the short segment's loss is read from its scores */
+        dlg_net_keep(net, logits);
     if (tied)
         dlg_net_tie(net, "decoder", "encoder");
     /* plain SGD for the bias, not Caffe's lr_mult 2 */
@@ -272,7 +288,10 @@ static int setup_all(lm *s, const dlg_value *o, const dlg_job_info *job)
     s->ids = calloc(rows, sizeof(float));
     s->target = calloc(rows, sizeof(float));
     s->state = calloc((size_t)s->B * (size_t)s->H, sizeof(float));
-    if (!s->ids || !s->target || !s->state || dlg_net_create(&s->net, "lstm-ptb") < 0)
+    if (s->tail < s->T)
+        s->logits = malloc(rows * (size_t)s->V * sizeof(float));
+    if (!s->ids || !s->target || !s->state || (s->tail < s->T && !s->logits) ||
+        dlg_net_create(&s->net, "lstm-ptb") < 0)
         return h->error(h, DLG_ENOMEM, "out of memory");
     if ((rc = build(s, o[L_TIED].i != 0)) < 0)
         return rc;
@@ -313,14 +332,20 @@ static int carry_state(lm *s, bool reset)
     return rc;
 }
 
+/* Time steps of the current segment. */
+static int seg_steps(const lm *s) { return s->seg == s->segments - 1 ? s->tail : s->T; }
+
+/* The segment's ids and next-token targets; a short segment's rows past
+ * its end get id 0 (the LSTM is causal: they do not change earlier rows). */
 static int feed(lm *s)
 {
     int64_t base = s->seg * s->T;
+    int steps = seg_steps(s);
     for (int t = 0; t < s->T; t++)
         for (int b = 0; b < s->B; b++) {
             const int32_t *col = s->tokens + (int64_t)b * s->per_stream + base + t;
-            s->ids[t * s->B + b] = (float)col[0];
-            s->target[t * s->B + b] = (float)col[1];
+            s->ids[t * s->B + b] = t < steps ? (float)col[0] : 0;
+            s->target[t * s->B + b] = t < steps ? (float)col[1] : 0;
         }
     size_t rows = (size_t)s->T * (size_t)s->B;
     int rc = dlg_net_write(s->net, s->ids_blob, DLG_DATA, s->ids, rows);
@@ -345,6 +370,43 @@ static int train_update(lm *s)
     }
     dlg_sgd sgd = {s->lr * f, s->momentum, 0};
     return dlg_net_sgd_step(s->net, &sgd);
+}
+
+/* Mean cross-entropy of the first `rows` rows of the kept decoder scores
+ * (log-sum-exp in double, as the loss layer's mean over all rows). */
+static int rows_loss(lm *s, int64_t rows, double *loss)
+{
+    size_t n = (size_t)s->T * (size_t)s->B * (size_t)s->V;
+    int rc = dlg_net_read(s->net, s->logits_blob, DLG_DATA, s->logits, n);
+    if (rc)
+        return rc;
+    double sum = 0;
+    for (int64_t r = 0; r < rows; r++) {
+        const float *z = s->logits + r * s->V;
+        double m = z[0], e = 0;
+        for (int v = 1; v < s->V; v++)
+            m = z[v] > m ? z[v] : m;
+        for (int v = 0; v < s->V; v++)
+            e += exp((double)z[v] - m);
+        sum += m + log(e) - z[(int64_t)s->target[r]];
+    }
+    *loss = sum / (double)rows;
+    return 0;
+}
+
+/* A non-finite loss: divergence when training; at inference (fixed
+ * weights, nothing learnt) a fault of the model or the device instead. */
+static int nonfinite(const lm *s, double loss)
+{
+    unsigned long long step = (unsigned long long)s->steps + 1;
+    if (s->train)
+        return s->h->error(s->h, DLG_EINVAL,
+                           "training diverged: loss is %g at step %llu (lower lr or clip)", loss,
+                           step);
+    return s->h->error(s->h, DLG_EINVAL,
+                       "infer: held-out loss is %g at step %llu (segment %lld of %lld): the "
+                       "forward pass produced a non-finite value (backend %s)",
+                       loss, step, (long long)s->seg + 1, (long long)s->segments, s->backend);
 }
 
 int lm_step(void *state, dlg_step *out)
@@ -373,23 +435,25 @@ int lm_step(void *state, dlg_step *out)
         rc = dlg_net_timer_end(s->net, &out->elapsed_ns);
     if (!rc)
         rc = dlg_net_read(s->net, s->loss_blob, DLG_DATA, res, 3);
+    int steps = seg_steps(s);
+    uint64_t items = (uint64_t)steps * (uint64_t)s->B;
+    double loss = res[0];
+    if (!rc && steps < s->T)
+        rc = rows_loss(s, (int64_t)items, &loss);
     if (rc < 0)
         return s->h->error(s->h, -rc, "%s", dlg_net_error(s->net));
-    if (!isfinite(res[0]))
-        return s->h->error(s->h, DLG_EINVAL, "training diverged: loss is %g at step %llu "
-                           "(lower lr or clip)", (double)res[0],
-                           (unsigned long long)s->steps + 1);
+    if (!isfinite(loss))
+        return nonfinite(s, loss);
     /* infer: fixed weights and a zero state at each pass's start, so later
-     * passes repeat the first; held-out loss counts each segment once */
+     * passes repeat the first; held-out loss counts each token once */
     if (s->train || s->epochs == 0) {
-        s->loss_sum += res[0];
-        s->loss_steps++;
+        s->loss_sum += loss * (double)items;
+        s->loss_tokens += items;
     }
     /* a pass counts once its last segment has run, not when the next starts */
     if (++s->seg == s->segments)
         s->epochs++;
-    s->last_loss = res[0];
-    uint64_t items = (uint64_t)s->T * (uint64_t)s->B;
+    s->last_loss = loss;
     if (s->steps++ > 0) { /* the first step warms caches and the OpenMP team */
         s->timed_ns += out->elapsed_ns ? out->elapsed_ns : now_ns() - t0;
         s->timed_items += items;
@@ -402,10 +466,10 @@ int lm_step(void *state, dlg_step *out)
 int lm_report(void *state, const dlg_report_api *api, dlg_fields *f)
 {
     lm *s = state;
-    double mean = s->loss_steps ? s->loss_sum / (double)s->loss_steps : 0;
+    double mean = s->loss_tokens ? s->loss_sum / (double)s->loss_tokens : 0;
     api->add_double(f, "loss", mean);
     api->add_double(f, "perplexity", exp(mean));
-    api->add_int(f, "loss_tokens", (int64_t)(s->loss_steps * (uint64_t)s->T * (uint64_t)s->B));
+    api->add_int(f, "loss_tokens", (int64_t)s->loss_tokens);
     api->add_double(f, "last_loss", s->last_loss);
     api->add_double(f, "unigram_perplexity", s->corpus.unigram_ppl);
     dlg_peak_report(&s->peak, s->flops_per_item, s->timed_items, s->timed_ns, api, f);
@@ -441,5 +505,6 @@ void lm_teardown(void *state)
     free(s->ids);
     free(s->target);
     free(s->state);
+    free(s->logits);
     free(s);
 }
