@@ -109,6 +109,9 @@ int dlg_sinkset_open(dlg_sinkset *ss, dlg_plan *plan, bool begin_run, int verbos
             s->state = NULL;
             return -1;
         }
+        /* a sink that opened after all (influx: a spool line refused, kept
+         * for the end) leaves no text for a later failure to borrow */
+        dlg_services_clear_error(&ss->svc);
     }
     return 0;
 }

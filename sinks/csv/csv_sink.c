@@ -1,11 +1,13 @@
 /* CSV result sink: one row per dlgauge_result point, header from the
  * run's schema, appending to an existing file only when its header holds
- * all of the run's columns (rows then follow its order).  Rows go straight
+ * all of the run's columns (rows then follow its order); otherwise the
+ * rows go to PATH.2.csv (.3, ...), never under another header.  Rows go straight
  * to the file descriptor (no stdio buffering), so every measured row is in
  * the file as soon as write() returns. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -14,6 +16,7 @@
 #include <dlgauge/plugin.h>
 
 #include "csv_header.h"
+#include "csv_rotate.h"
 #include "csv_row.h"
 #include "sbuf.h"
 #include "sinkfs.h"
@@ -35,6 +38,7 @@ typedef struct csv_sink {
     size_t ntags, nfields;
     bool have_header;
     bool warned_field;
+    char misfit[1024]; /* why the last file's header did not fit this run */
     size_t rows;
     dlg_sbuf row;
 } csv_sink;
@@ -110,31 +114,31 @@ static int read_first_line(csv_sink *s, dlg_sbuf *out)
     return 0;
 }
 
-static int header_mismatch(csv_sink *s, const char *old, const char *ours, const char *missing)
+/* Says in s->misfit how the file's header differs from ours. */
+static void describe_misfit(csv_sink *s, const char *old, const char *ours, const char *missing)
 {
     dlg_sbuf a = {0}, b = {0};
-    int rc = -DLG_ENOMEM;
+    snprintf(s->misfit, sizeof s->misfit, "%s: has a different header", s->path);
     for (size_t col = 0;; col++) {
         int ha = csv_column(old, col, &a), hb = csv_column(ours, col, &b);
         if (ha < 0 || hb < 0)
             break;
         if (ha && hb && strcmp(a.p, b.p) == 0)
             continue;
-        rc = s->h->error(s->h, DLG_EINVAL,
-                         "%s: has a different header%s%s%s; first difference at column %zu: the file has %s%s%s, "
-                         "this run writes %s%s%s; choose another path or move the file away",
-                         s->path, missing ? ", without this run's column \"" : "", missing ? missing : "",
-                         missing ? "\"" : "", col + 1, ha ? "\"" : "", ha ? a.p : "no such column", ha ? "\"" : "",
-                         hb ? "\"" : "", hb ? b.p : "no such column", hb ? "\"" : "");
+        snprintf(s->misfit, sizeof s->misfit,
+                 "%s: has a different header%s%s%s; first difference at column %zu: the file has %s%s%s, "
+                 "this run writes %s%s%s", s->path, missing ? ", without this run's column \"" : "",
+                 missing ? missing : "", missing ? "\"" : "", col + 1, ha ? "\"" : "", ha ? a.p : "no such column",
+                 ha ? "\"" : "", hb ? "\"" : "", hb ? b.p : "no such column", hb ? "\"" : "");
         break;
     }
     sbuf_free(&a);
     sbuf_free(&b);
-    return rc;
 }
 
 /* Another header holding all of this run's columns: rows are written in
- * its order, its other columns left empty. */
+ * its order, its other columns left empty.  1 (s->misfit says why) when
+ * it does not hold them. */
 static int fit_header(csv_sink *s, const char *old, const char *ours)
 {
     char **cols;
@@ -143,8 +147,10 @@ static int fit_header(csv_sink *s, const char *old, const char *ours)
     int rc = csv_header_fit(old, (const char *const *)s->cols, s->ntags, s->nfields, &cols, &n, &ntags, &missing);
     if (rc < 0)
         return s->h->error(s->h, DLG_ENOMEM, "%s: out of memory", s->path);
-    if (rc > 0)
-        return header_mismatch(s, old, ours, missing);
+    if (rc > 0) {
+        describe_misfit(s, old, ours, missing);
+        return 1;
+    }
     size_t extra = n - s->ntags - s->nfields;
     free_cols(s);
     s->cols = cols;
@@ -190,7 +196,8 @@ static int check_header(csv_sink *s)
 }
 
 /* Writes the header into an empty file, or checks that of a non-empty one;
- * a cut last record is moved away.  Hold the lock. */
+ * a cut last record is moved away.  Hold the lock.  1 when the file's
+ * header does not fit (the file is left as it is). */
 static int start_locked(csv_sink *s)
 {
     off_t cut;
@@ -209,15 +216,78 @@ static int start_locked(csv_sink *s)
     return sink_set_aside(s->h, s->fd, s->path, cut);
 }
 
+/* start_locked on the file at fd, under its lock. */
+static int start_fd(csv_sink *s)
+{
+    sink_lock(s->fd);
+    int rc = start_locked(s);
+    sink_unlock(s->fd);
+    return rc;
+}
+
+/* Makes alt (open at fd) the sink's file if its header fits; else puts
+ * the old one back.  Returns what start_fd did. */
+static int try_file(csv_sink *s, char *alt, int fd)
+{
+    int old_fd = s->fd;
+    char *old_path = s->path;
+    s->fd = fd;
+    s->path = alt;
+    int rc = start_fd(s);
+    if (rc != 0) {
+        s->fd = old_fd;
+        s->path = old_path;
+        close(fd);
+        free(alt);
+        return rc;
+    }
+    s->h->log(s->h, DLG_LOG_WARN, "%s; this run's rows go to %s instead", s->misfit, alt);
+    close(old_fd);
+    free(old_path);
+    return 0;
+}
+
+/* Most alternatives tried: PATH.2.csv ... PATH.99.csv. */
+#define ROTATE_MAX 99
+
+/* The file's header does not fit this run (a new swept key or metric): a
+ * row is never written under another header, nor is the file rewritten
+ * (other runs may be appending to it), so the rows go to the first of
+ * PATH.2.csv, PATH.3.csv, ... that is new or whose header fits: a sweep
+ * that gained a column keeps appending to one file. */
+static int rotate(csv_sink *s)
+{
+    char why[sizeof s->misfit];
+    snprintf(why, sizeof why, "%s", s->misfit); /* a misfit of an alternative overwrites it */
+    for (int n = 2; n <= ROTATE_MAX; n++) {
+        char *alt = csv_rotated_path(s->path, n);
+        if (!alt)
+            return s->h->error(s->h, DLG_ENOMEM, "%s: out of memory", s->path);
+        int fd = sink_open_durable(alt, O_RDWR | O_APPEND);
+        if (fd < 0) {
+            int e = errno;
+            s->h->error(s->h, DLG_EIO, "%s; %s: cannot open for writing: %s", why, alt, strerror(e));
+            free(alt);
+            return -DLG_EIO;
+        }
+        int rc = try_file(s, alt, fd);
+        if (rc <= 0)
+            return rc;
+        snprintf(s->misfit, sizeof s->misfit, "%s", why);
+    }
+    return s->h->error(s->h, DLG_EINVAL, "%s; nor do those of the files its rows would go to instead (.2 to "
+                       ".%d before the extension); choose another path or move the files away", why, ROTATE_MAX);
+}
+
 static int start_file(csv_sink *s)
 {
     sbuf_truncate(&s->row, 0);
     if (csv_add_header(&s->row, (const char *const *)s->cols, s->ntags,
                        (const char *const *)s->cols + s->ntags, s->nfields) != 0)
         return s->h->error(s->h, DLG_ENOMEM, "%s: out of memory", s->path);
-    sink_lock(s->fd);
-    int rc = start_locked(s);
-    sink_unlock(s->fd);
+    int rc = start_fd(s);
+    if (rc > 0)
+        rc = rotate(s);
     s->have_header = rc == 0;
     return rc;
 }

@@ -86,6 +86,11 @@ typedef struct influx_sink {
     bool warned_spool, warned_denied; /* a warning was given, and whether for a denial */
     char last_reject[512];
     char last_why[512]; /* why InfluxDB was last unreachable or denying */
+    size_t rejected;      /* points InfluxDB rejected so far (saved to rejected_path) */
+    size_t open_rejected; /* of them, while open replayed the spool: the flush reports them */
+    char open_why[512];   /* InfluxDB's words then */
+    dlg_sbuf held; /* lines the spool could not take (a full disk): they wait here, behind the spool */
+    int held_errno; /* why the spool could not take them */
 
     lp_stats stats;
     size_t logged_drops;
@@ -127,17 +132,29 @@ void influx_udp_send(influx_udp *u, const char *body, size_t len);
 void influx_udp_close(influx_udp *u);
 
 /* ---- spool (influx_spool.c) ---- */
-/* Appends lines to <spool_dir>/<name>.lp (fsynced).  Fails only when the
- * points would be lost. */
-int influx_spool_append(influx_sink *s, const char *body, size_t len);
+/* Appends whole lines to <spool_dir>/<name>.lp (fsynced; a failed append
+ * is undone).  0 or an errno value. */
+int influx_spool_write(influx_sink *s, const char *body, size_t len);
+/* Spools lines; where the spool cannot take them (a full disk) they are
+ * held in memory behind it (s->held), up to a limit, until the spool or
+ * InfluxDB takes them.  Fails only when points are lost. */
+int influx_spool_or_hold(influx_sink *s, const char *body, size_t len);
+/* Sends what is held in memory (after the spool): what InfluxDB does not
+ * take now is spooled or held again.  *kept: as for influx_spool_replay;
+ * *sent grows by the bytes delivered. */
+int influx_held_send(influx_sink *s, bool retry, uint64_t deadline_ns, bool *kept, size_t *sent);
+/* An error saying how many held points are lost with the process (0 when
+ * none are held). */
+int influx_held_lost(influx_sink *s);
 /* Appends lines InfluxDB refused to <spool_dir>/<name>.rejected.lp. */
 int influx_spool_reject(influx_sink *s, const char *body, size_t len);
 /* Sends the spool in batches.  Accepted batches are cut from the spool as
  * they go (the unsent tail is rewritten), so nothing is sent twice.
  * retry: use retries/backoff per batch (else one try).  *kept: InfluxDB is
- * unreachable or denying (s->denied), so points stay spooled.  Returns 0,
- * or -code (lines were rejected, or the spool could not be rewritten). */
-int influx_spool_replay(influx_sink *s, bool retry, uint64_t deadline_ns, bool *kept);
+ * unreachable or denying (s->denied), so points stay spooled.  *sent grows
+ * by the bytes InfluxDB answered for (taken or rejected).  Returns 0, or
+ * -code (lines were rejected, or the spool could not be rewritten). */
+int influx_spool_replay(influx_sink *s, bool retry, uint64_t deadline_ns, bool *kept, size_t *sent);
 /* How many points (lines) the spool holds now, not counting a sent prefix. */
 size_t influx_spool_points(const influx_sink *s);
 
@@ -156,7 +173,9 @@ typedef struct influx_left {
  * the spool. */
 int influx_deliver(influx_sink *s, const char *body, size_t len, bool retry, uint64_t deadline_ns,
                    influx_left *left);
-/* Spools what a delivery left (keep, then body[done..len)). */
+/* How many lines ('\n' ended) body holds. */
+size_t influx_count_lines(const char *body, size_t len);
+/* Spools (or holds) what a delivery left (keep, then body[done..len)). */
 int influx_spool_left(influx_sink *s, influx_left *left, const char *body, size_t len);
 
 #endif

@@ -29,7 +29,7 @@ static bool backoff_sleep(influx_sink *s, uint64_t wait_ns, uint64_t deadline_ns
     return true;
 }
 
-static size_t count_lines(const char *p, size_t len)
+size_t influx_count_lines(const char *p, size_t len)
 {
     size_t n = 0;
     for (const char *e = p + len; (p = memchr(p, '\n', (size_t)(e - p))); p++)
@@ -96,7 +96,8 @@ static int reject(influx_sink *s, const char *body, size_t len, const char *why,
     int rc = influx_spool_reject(s, body, len);
     if (rc != 0)
         return rc;
-    size_t n = count_lines(body, len);
+    size_t n = influx_count_lines(body, len);
+    s->rejected += n;
     if (strcmp(why, s->last_reject) == 0)
         return s->h->error(s->h, DLG_EINVAL, "InfluxDB at %s rejected %s%zu more points (same error); saved to %s",
                            s->target, partial ? "some of " : "", n, s->rejected_path);

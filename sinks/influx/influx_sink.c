@@ -83,16 +83,22 @@ static void enter_degraded(influx_sink *s, bool spooled)
               s->target, failing(s, how, sizeof how), s->spool_path);
 }
 
-/* Sends the spool; leaves the degraded state once it is empty. */
+/* Sends the spool, then what is held in memory behind it; leaves the
+ * degraded state once both are empty. */
 static int try_resend(influx_sink *s, bool retry, uint64_t deadline_ns)
 {
     bool kept = false;
-    int r = influx_spool_replay(s, retry, deadline_ns, &kept);
+    size_t sent = 0;
+    int r = influx_spool_replay(s, retry, deadline_ns, &kept, &sent);
+    if (!kept)
+        influx_keep_first(&r, influx_held_send(s, retry, deadline_ns, &kept, &sent));
     if (kept) {
-        enter_degraded(s, true);
+        enter_degraded(s, s->held.len == 0);
         return r;
     }
-    if (s->degraded)
+    /* only an answer says so: an empty spool (the points could not be
+     * spooled) was not sent anywhere */
+    if (s->degraded && sent > 0)
         s->h->log(s->h, DLG_LOG_INFO, "InfluxDB at %s is reachable again; spooled points were sent", s->target);
     s->degraded = false;
     return r;
@@ -101,14 +107,14 @@ static int try_resend(influx_sink *s, bool retry, uint64_t deadline_ns)
 static int send_http(influx_sink *s, uint64_t deadline_ns)
 {
     if (s->degraded) /* keep the order: behind what is already spooled */
-        return influx_spool_append(s, s->pending.p, s->pending.len);
+        return influx_spool_or_hold(s, s->pending.p, s->pending.len);
     influx_left left = {0};
     int rc = influx_deliver(s, s->pending.p, s->pending.len, true, deadline_ns, &left);
     if (left.why != INFLUX_SENT) {
         int sr = influx_spool_left(s, &left, s->pending.p, s->pending.len);
         /* even when the spool fails (a full disk): a retry sequence per
          * batch would only slow the run down */
-        enter_degraded(s, sr == 0);
+        enter_degraded(s, sr == 0 && s->held.len == 0);
         if (sr != 0)
             rc = sr; /* points lost: that is the error to see */
     }
@@ -191,17 +197,32 @@ static int still_spooled(influx_sink *s)
                        failing(s, how, sizeof how), n, n == 1 ? "" : "s", n == 1 ? "s" : "", s->spool_path);
 }
 
+/* Points InfluxDB rejected while open replayed the spool: they were saved
+ * then, and the run went on; its end says so, so that it exits non-zero. */
+static int rejected_at_open(influx_sink *s)
+{
+    size_t n = s->open_rejected;
+    if (n == 0)
+        return 0;
+    s->open_rejected = 0;
+    return s->h->error(s->h, DLG_EINVAL, "InfluxDB at %s rejected %zu point%s of the spool %s when the sink "
+                       "opened: %s; they were saved to %s", s->target, n, n == 1 ? "" : "s", s->spool_path,
+                       s->open_why, s->rejected_path);
+}
+
 static int influx_flush(void *state, uint64_t timeout_ns)
 {
     influx_sink *s = state;
     uint64_t deadline = timeout_ns ? now_ns(s) + timeout_ns : UINT64_MAX;
-    int rc = send_pending(s, deadline);
+    int rc = rejected_at_open(s);
+    influx_keep_first(&rc, send_pending(s, deadline));
     char how[1024];
     if (s->degraded)
         influx_keep_first(&rc, try_resend(s, true, deadline));
+    influx_keep_first(&rc, influx_held_lost(s));
     if (s->degraded && rc == 0)
         rc = still_spooled(s);
-    else if (s->degraded)
+    else if (s->degraded && influx_spool_points(s) > 0)
         s->h->log(s->h, DLG_LOG_WARN, "InfluxDB at %s %s; points stay in %s until `dlgauge flush` (or the next "
                   "run) sends them", s->target, failing(s, how, sizeof how), s->spool_path);
     if (s->fd >= 0 && fsync(s->fd) != 0 && errno != EINVAL)
@@ -214,9 +235,9 @@ static void influx_close(void *state)
     influx_sink *s = state;
     if (!s)
         return;
+    /* no resend of the spool: the flush has just tried, and what stays
+     * there is sent by the next run or `dlgauge flush` */
     send_pending(s, now_ns(s) + s->timeout_ns);
-    if (s->degraded)
-        try_resend(s, false, UINT64_MAX);
     const lp_stats *ls = &s->stats;
     if (ls->dropped_fields || ls->dropped_points || ls->dropped_tags || ls->truncated || ls->trimmed)
         s->h->log(s->h, DLG_LOG_DEBUG, "influx %s: dropped %zu fields (NaN/Inf, bad keys), %zu points without "
@@ -230,6 +251,7 @@ static void influx_close(void *state)
     influx_http_close(s->http);
     influx_udp_close(s->udp);
     sbuf_free(&s->pending);
+    sbuf_free(&s->held);
     free(s->path);
     free(s->spool_dir);
     free(s->spool_path);
@@ -272,7 +294,17 @@ static int open_http(influx_sink *s, const dlg_value *o)
     /* What a previous run could not send goes first; where it cannot,
      * enter_degraded warns and new points are spooled after it. */
     uint64_t budget = s->timeout_ns * (uint64_t)(s->retries + 1) + influx_retry_waits_ns(s->backoff_ns, s->retries);
-    return try_resend(s, true, now_ns(s) + budget);
+    rc = try_resend(s, true, now_ns(s) + budget);
+    if (rc == -DLG_EINVAL && s->rejected > 0) {
+        /* saved to the rejected file: no reason to measure nothing; the
+         * flush at the end reports them */
+        s->open_rejected = s->rejected;
+        snprintf(s->open_why, sizeof s->open_why, "%s", s->last_reject);
+        s->h->log(s->h, DLG_LOG_WARN, "InfluxDB at %s rejected %zu spooled points: %s; they were saved to %s "
+                  "(the run goes on and exits non-zero)", s->target, s->rejected, s->last_reject, s->rejected_path);
+        rc = 0;
+    }
+    return rc;
 }
 
 static int open_transport(influx_sink *s, const dlg_value *o)

@@ -98,23 +98,19 @@ static int append_to(influx_sink *s, const char *path, const char *body, size_t 
     return e;
 }
 
-int influx_spool_append(influx_sink *s, const char *body, size_t len)
+int influx_spool_write(influx_sink *s, const char *body, size_t len)
 {
-    int e = append_to(s, s->spool_path, body, len, true);
-    if (e)
-        return s->h->error(s->h, DLG_EIO, "%s: cannot spool points that InfluxDB at %s did not take: %s; "
-                           "those points are lost", s->spool_path, s->target, strerror(e));
-    return 0;
+    return append_to(s, s->spool_path, body, len, true);
 }
 
 int influx_spool_left(influx_sink *s, influx_left *left, const char *body, size_t len)
 {
     if (left->keep.len == 0)
-        return influx_spool_append(s, body + left->done, len - left->done);
+        return influx_spool_or_hold(s, body + left->done, len - left->done);
     if (sbuf_add(&left->keep, body + left->done, len - left->done) != 0)
         return s->h->error(s->h, DLG_ENOMEM, "%s: out of memory spooling points that InfluxDB at %s did not "
                            "take; those points are lost", s->spool_path, s->target);
-    return influx_spool_append(s, left->keep.p, left->keep.len);
+    return influx_spool_or_hold(s, left->keep.p, left->keep.len);
 }
 
 int influx_spool_reject(influx_sink *s, const char *body, size_t len)
@@ -237,7 +233,7 @@ size_t influx_spool_points(const influx_sink *s)
     return n;
 }
 
-int influx_spool_replay(influx_sink *s, bool retry, uint64_t deadline_ns, bool *kept)
+int influx_spool_replay(influx_sink *s, bool retry, uint64_t deadline_ns, bool *kept, size_t *sent)
 {
     char *data = NULL;
     size_t len = 0;
@@ -265,6 +261,7 @@ int influx_spool_replay(influx_sink *s, bool retry, uint64_t deadline_ns, bool *
             write_sent_offset(s, off);
     }
     *kept = left.why != INFLUX_SENT;
+    *sent += off - left.keep.len - start;
     if (off - left.keep.len > start)
         s->h->log(s->h, DLG_LOG_INFO, "%s: resent %zu bytes of spooled points to %s", s->spool_path,
                   off - left.keep.len - start, s->target);

@@ -76,14 +76,16 @@ int json_add_string(dlg_sbuf *b, const char *s)
 
 static int add_value(dlg_sbuf *b, const dlg_field *f)
 {
-    char num[32];
+    char num[40];
     switch (f->type) {
     case DLG_FIELD_DOUBLE:
         if (!isfinite(f->v.d))
             return sbuf_adds(b, "null"); /* JSON has no NaN or Infinity */
-        if (f->v.d == 0 && signbit(f->v.d))
-            return sbuf_adds(b, "-0.0"); /* "-0" reads back as the integer 0 */
         sink_fmt_double(f->v.d, num);
+        /* "2" would read back as an integer (and "-0" as 0): a float field
+         * stays a float in every reader (pandas dtypes, schema inference) */
+        if (!strpbrk(num, ".e"))
+            strcat(num, ".0");
         return sbuf_adds(b, num);
     case DLG_FIELD_INT:
         return sbuf_printf(b, "%" PRId64, f->v.i);

@@ -9,7 +9,10 @@
 #     would silently merge duplicate points);
 #  5. a run into a database that does not exist (404) exits 1 with an error
 #     naming the URL, the status and what to fix; its points stay spooled,
-#     and `dlgauge flush` delivers them once the database exists.
+#     and `dlgauge flush` delivers them once the database exists;
+#  6. a spool holding a line InfluxDB refuses: the run measures every cell
+#     and exits 1 at the end, `dlgauge flush` exits 1 (both used to exit 2,
+#     the run before its first cell).
 set -euo pipefail
 dlgauge=$1 server=$2
 bash "$server" available || { echo "SKIP: influxd not installed"; exit 77; }
@@ -137,3 +140,34 @@ n=$(curl -sf --get "$url/query" --data-urlencode "db=later" --data-urlencode "q=
     python3 -c 'import json,sys; print(json.load(sys.stdin)["results"][0]["series"][0]["values"][0][1])')
 [ "$n" -eq 1 ] || { echo "FAIL: expected the run's 1 result in the new database, found $n"; exit 1; }
 echo "ok: a missing database kept $spooled points in the spool; flush delivered them"
+
+# 6. a spooled line InfluxDB refuses (400) is saved and reported at the end
+mkdir -p "$work/spoolbad"
+printf 'bad v= 1\n' > "$work/spoolbad/influx.lp"
+cat > "$work/bad.ini" <<INI
+[global]
+run_id = flush-bad
+[sink influx]
+url       = $url/write?db=dlg
+spool_dir = $work/spoolbad
+retries   = 0
+timeout   = 1s
+progress  = false
+[sink csv]
+path = $work/bad.csv
+[job j]
+workload   = sleep
+sleep      = 1ms
+iterations = 3
+INI
+rc=0; "$dlgauge" -q run "$work/bad.ini" > "$work/bad.out" 2> "$work/bad.err" || rc=$?
+[ $rc -eq 1 ] || { echo "FAIL: a run replaying a refused line exited $rc, expected 1"; cat "$work/bad.err"; exit 1; }
+[ "$(wc -l < "$work/bad.csv")" -eq 2 ] || { echo "FAIL: the run did not measure its cell"; cat "$work/bad.err"; exit 1; }
+grep -q "rejected 1 point of the spool $work/spoolbad/influx.lp when the sink opened" "$work/bad.err" ||
+  { echo "FAIL: no error line at the end of the run about the refused line:"; cat "$work/bad.err"; exit 1; }
+grep -qx 'bad v= 1' "$work/spoolbad/influx.rejected.lp" || { echo "FAIL: the refused line was not saved"; exit 1; }
+printf 'bad v= 2\n' > "$work/spoolbad/influx.lp"
+rc=0; "$dlgauge" -q flush "$work/bad.ini" > "$work/badf.out" 2> "$work/badf.err" || rc=$?
+[ $rc -eq 1 ] || { echo "FAIL: a flush of a refused line exited $rc, expected 1"; cat "$work/badf.err"; exit 1; }
+[ ! -s "$work/spoolbad/influx.lp" ] || { echo "FAIL: the refused line stayed in the spool"; exit 1; }
+echo "ok: a refused spooled line is saved, the run measures and exits 1, flush exits 1"

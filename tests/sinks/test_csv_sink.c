@@ -1,5 +1,5 @@
 /* CSV sink through csv.so: header once, RFC 4180 quoting, append with the
- * same header, refusal of a different one, unwritable path, full disk. */
+ * same header, a new file for a different one, unwritable path, full disk. */
 #define _GNU_SOURCE
 #include <csv.h>
 #include <math.h>
@@ -126,35 +126,71 @@ static void test_append_same_header(void **state)
     assert_int_equal(f->m.errors, 0);
 }
 
-static void test_refuse_different_header(void **state)
+/* One run of schema sc writing one row into path. */
+static void run_once(fixture *f, const char *path, const dlg_schema *sc, double tp)
+{
+    const dlg_sink_ops *ops;
+    void *st = open_csv(f, path, &ops);
+    assert_int_equal(ops->begin(st, sc), 0);
+    write_result(ops, st, "x", tp, 1);
+    ops->close(st);
+}
+
+/* A run with a column the file lacks (a sweep that gained a metric) is
+ * not refused: its rows go to run.2.csv, said in one warning naming both
+ * files and the column; the next such run appends there too, and a run
+ * of the old columns still appends to run.csv. */
+static void test_new_column_rotates(void **state)
 {
     fixture *f = *state;
-    const dlg_sink_ops *ops;
-    void *st = open_csv(f, f->path, &ops);
-    assert_int_equal(ops->begin(st, &SCHEMA), 0);
-    write_result(ops, st, "x", 1, 1);
-    ops->close(st);
-
+    run_once(f, f->path, &SCHEMA, 1);
     static const dlg_metric other[] = {
         {"throughput", DLG_FIELD_DOUBLE, "", ""},
         {"latency_p50_us", DLG_FIELD_DOUBLE, "", ""},
         {NULL, 0, NULL, NULL},
     };
     dlg_schema s2 = {TAGS, 3, other, 2};
-    st = open_csv(f, f->path, &ops);
-    assert_int_equal(ops->begin(st, &s2), -DLG_EINVAL);
+    const dlg_sink_ops *ops;
+    void *st = open_csv(f, f->path, &ops);
+    assert_int_equal(ops->begin(st, &s2), 0);
+    assert_int_equal(f->m.errors, 0);
+    assert_int_equal(f->m.warnings, 1);
+    char *alt = st_join(f->dir, "sub/dir/run.2.csv");
+    assert_non_null(strstr(f->m.last_log, f->path));
+    assert_non_null(strstr(f->m.last_log, "without this run's column \"latency_p50_us\""));
+    assert_non_null(strstr(f->m.last_log, "column 6"));
+    assert_non_null(strstr(f->m.last_log, "\"unit\""));
+    assert_non_null(strstr(f->m.last_log, alt));
+    write_result(ops, st, "x", 2, 1);
     ops->close(st);
-    assert_int_equal(f->m.errors, 1);
-    assert_non_null(strstr(f->m.last_error, f->path));
-    assert_non_null(strstr(f->m.last_error, "column 6"));
-    assert_non_null(strstr(f->m.last_error, "\"unit\""));
-    assert_non_null(strstr(f->m.last_error, "\"latency_p50_us\""));
-    /* the old file is untouched */
+    run_once(f, f->path, &s2, 3);
+    run_once(f, f->path, &SCHEMA, 4);
+    assert_int_equal(f->m.errors, 0);
     char *text = st_slurp(f->path, NULL);
+    assert_string_equal(text, "time,host,job,note,throughput,unit,items,ok\n"
+                              "1970-01-01T00:00:00.000000001Z,h1,resnet50,x,1,images/s,640,true\n"
+                              "1970-01-01T00:00:00.000000001Z,h1,resnet50,x,4,images/s,640,true\n");
+    free(text);
+    text = st_slurp(alt, NULL);
+    assert_string_equal(text, "time,host,job,note,throughput,latency_p50_us\n"
+                              "1970-01-01T00:00:00.000000001Z,h1,resnet50,x,2,\n"
+                              "1970-01-01T00:00:00.000000001Z,h1,resnet50,x,3,\n");
+    free(text);
+    free(alt);
+    char *run3 = st_join(f->dir, "sub/dir/run.3.csv");
+    assert_int_equal(access(run3, F_OK), -1);
+    free(run3);
+
+    /* a path without an extension gets the number at its end */
+    char *bare = st_join(f->dir, "bare"), *bare2 = st_join(f->dir, "bare.2");
+    run_once(f, bare, &SCHEMA, 5);
+    run_once(f, bare, &s2, 6);
+    text = st_slurp(bare2, NULL);
+    assert_non_null(text);
     assert_int_equal(st_count_lines(text), 2);
     free(text);
-
-    assert_non_null(strstr(f->m.last_error, "without this run's column \"latency_p50_us\""));
+    free(bare);
+    free(bare2);
 }
 
 static void leave_file(const char *path, const char *text);
@@ -183,13 +219,19 @@ static void test_append_other_order(void **state)
     st = open_csv(f, f->path, &ops);
     assert_int_equal(ops->begin(st, &fewer), 0);
     ops->close(st);
-    /* a tag of this run after a field of it in the file: refused */
+    /* a tag of this run after a field of it in the file: a new file */
     static const char *const late[] = {"host", "job", "gpu_util"};
     dlg_schema s2 = {late, 3, FIELDS, 4};
     st = open_csv(f, f->path, &ops);
-    assert_int_equal(ops->begin(st, &s2), -DLG_EINVAL);
+    assert_int_equal(ops->begin(st, &s2), 0);
     ops->close(st);
-    assert_int_equal(f->m.errors, 1);
+    assert_int_equal(f->m.errors, 0);
+    assert_int_equal(f->m.warnings, 1);
+    char *alt = st_join(f->dir, "sub/dir/run.2.csv");
+    text = st_slurp(alt, NULL);
+    assert_string_equal(text, "time,host,job,gpu_util,throughput,unit,items,ok\n");
+    free(text);
+    free(alt);
 }
 
 static void test_header_from_first_point_without_begin(void **state)
@@ -461,7 +503,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_rows_and_quoting, setup, teardown),
         cmocka_unit_test_setup_teardown(test_append_same_header, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_refuse_different_header, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_new_column_rotates, setup, teardown),
         cmocka_unit_test_setup_teardown(test_append_other_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_header_from_first_point_without_begin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unwritable_path, setup, teardown),

@@ -347,8 +347,8 @@ static void test_unknown_db_kept_for_flush(void **state)
     write_seq(ops, st, "kept", 0, 2);
     assert_int_equal(ops->flush(st, 5000000000u), -DLG_EINVAL);
     ops->close(st);
-    /* the batch once, the spool once at flush and once at close: no retries */
-    assert_int_equal(httpd_stat(s, "writeReq") - w0, 3);
+    /* the batch once, the spool once at flush, none at close: no retries */
+    assert_int_equal(httpd_stat(s, "writeReq") - w0, 2);
     assert_int_equal(m.errors, 1);
     char url[128];
     snprintf(url, sizeof url, "InfluxDB at http://127.0.0.1:%d/write?db=laterdb", s->port);
@@ -714,8 +714,8 @@ static void test_v2_401_kept_for_flush(void **state)
 {
     server *s = *state;
     fake fk;
-    static const char *const steps[] = {"401::unauthorized access", "401::unauthorized access",
-                                        "401::unauthorized access", NULL};
+    /* the write and the flush are refused (close sends nothing more) */
+    static const char *const steps[] = {"401::unauthorized access", "401::unauthorized access", NULL};
     fake_start(&fk, s->dir, "fake401", steps);
     mock_host m;
     mock_host_init(&m);
@@ -738,7 +738,7 @@ static void test_v2_401_kept_for_flush(void **state)
     st = open_v2(&fk, &m, &ops, 0); /* the fake now answers 204 */
     ops->close(st);
     assert_int_equal(m.errors, 0);
-    assert_request(&fk, 4, 3, "tok v=0i 1000\n");
+    assert_request(&fk, 3, 2, "tok v=0i 1000\n");
     assert_emptied(spool);
     free(spool);
     free(rej);
@@ -773,34 +773,107 @@ static void test_v2_partial_then_503_keeps_good(void **state)
     fake_stop(&fk);
 }
 
-/* InfluxDB unreachable and the spool unwritable (as on a full disk): each
- * batch's points are reported lost, but only the first batch goes through
- * the retries; later ones do not slow the run down with theirs. */
+/* A failed test must not leave the file size limit to the next ones. */
+static int unlimit(void **state)
+{
+    (void)state;
+    st_fsize_unlimit();
+    return 0;
+}
+
+/* A 1.x sink on the fake (retries=1, batch=1), spool under the fake's dir. */
+static void *open_fake_v1(const fake *fk, mock_host *m, const dlg_sink_ops **ops)
+{
+    char url[128], sd[4200];
+    snprintf(url, sizeof url, "url=http://127.0.0.1:%d/write?db=x", fk->port);
+    snprintf(sd, sizeof sd, "spool_dir=%s/spool", fk->dir);
+    const char *ov[] = {url, sd, "backoff=10ms", "retries=1", "batch=1", NULL};
+    void *st = NULL;
+    assert_int_equal(st_open_sink(m, "influx.so", "influx", ov, ops, &st), 0);
+    return st;
+}
+
+static int write_full(const dlg_sink_ops *ops, void *st, int i)
+{
+    dlg_field fl = {"v", DLG_FIELD_INT, {.i = i}};
+    dlg_point p = {"full", NULL, 0, &fl, 1, 1000 + i};
+    return ops->write(st, &p, 1);
+}
+
+/* InfluxDB unreachable and the spool unwritable (as on a full disk): the
+ * points wait in memory, not lost, and only the first batch goes through
+ * the retries (later ones do not slow the run down with theirs); once
+ * InfluxDB answers, the flush delivers all of them, in order. */
 static void test_spool_failure_no_retry_per_batch(void **state)
 {
     server *s = *state;
     fake fk;
-    static const char *const steps[] = {"503", "503", "503", "503", "503", "503", "503", "503", NULL};
+    static const char *const steps[] = {"503", "503", NULL};
     fake_start(&fk, s->dir, "fakefull", steps);
     mock_host m;
     mock_host_init(&m);
     const dlg_sink_ops *ops;
-    char url[128], sd[4200];
-    snprintf(url, sizeof url, "url=http://127.0.0.1:%d/write?db=x", fk.port);
-    snprintf(sd, sizeof sd, "spool_dir=%s/spool", fk.dir);
-    const char *ov[] = {url, sd, "backoff=10ms", "retries=1", "batch=1", NULL};
-    void *st = NULL;
-    assert_int_equal(st_open_sink(&m, "influx.so", "influx", ov, &ops, &st), 0);
+    void *st = open_fake_v1(&fk, &m, &ops);
     st_fsize_limit(1); /* the spool's appends fail (EFBIG), as on a full disk */
-    for (int i = 0; i < 3; i++) {
-        dlg_field fl = {"v", DLG_FIELD_INT, {.i = i}};
-        dlg_point p = {"full", NULL, 0, &fl, 1, 1000 + i};
-        assert_int_equal(ops->write(st, &p, 1), -DLG_EIO);
-        assert_non_null(strstr(m.last_error, "those points are lost"));
-    }
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(write_full(ops, st, i), 0);
+    assert_int_equal(m.errors, 0);
+    assert_int_equal(m.warnings, 1); /* the points wait in memory, said once */
+    assert_non_null(strstr(m.last_log, "wait in memory"));
+    assert_int_equal(ops->flush(st, 2000000000u), 0);
     ops->close(st);
     st_fsize_unlimit();
-    assert_request(&fk, 2, 1, "full v=0i 1000\n"); /* the first batch and its one retry */
+    assert_int_equal(m.errors, 0);
+    /* the first batch and its one retry, then everything at the flush */
+    assert_request(&fk, 3, 2, "full v=0i 1000\nfull v=1i 1001\nfull v=2i 1002\n");
+    fake_stop(&fk);
+}
+
+/* Neither InfluxDB nor the spool takes the points: the flush says how
+ * many are lost (the resend found an empty spool; it used to log that
+ * InfluxDB was "reachable again" and flush without an error). */
+static void test_unspoolable_points_lost_at_flush(void **state)
+{
+    server *s = *state;
+    fake fk;
+    static const char *const steps[] = {"503", "503", "503", "503", "503", "503", NULL};
+    fake_start(&fk, s->dir, "fakefull2", steps);
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    void *st = open_fake_v1(&fk, &m, &ops);
+    st_fsize_limit(1);
+    assert_int_equal(write_full(ops, st, 0), 0);
+    assert_int_equal(write_full(ops, st, 1), 0);
+    assert_int_equal(ops->flush(st, 2000000000u), -DLG_EIO);
+    assert_int_equal(m.errors, 1);
+    assert_non_null(strstr(m.last_error, "2 points held in memory are lost when the run ends"));
+    assert_null(strstr(m.last_log, "reachable again"));
+    ops->close(st);
+    st_fsize_unlimit();
+    assert_request(&fk, 4, 3, "full v=0i 1000\nfull v=1i 1001\n"); /* 2 + the flush's 2 tries */
+    fake_stop(&fk);
+}
+
+/* After a flush that could not deliver, close sends nothing more: the
+ * flush has just tried, and the spool waits for the next run. */
+static void test_close_after_failed_flush_sends_nothing(void **state)
+{
+    server *s = *state;
+    fake fk;
+    static const char *const steps[] = {"503", "503", "503", "503", "503", "503", NULL};
+    fake_start(&fk, s->dir, "fakeclose", steps);
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    void *st = open_fake_v1(&fk, &m, &ops);
+    assert_int_equal(write_full(ops, st, 0), 0);
+    assert_int_equal(ops->flush(st, 2000000000u), -DLG_EAGAIN);
+    ops->close(st);
+    assert_request(&fk, 4, 3, "full v=0i 1000\n"); /* the write's 2 tries, the flush's 2 */
+    char *spool = st_join(fk.dir, "spool/influx.lp");
+    assert_file(spool, "full v=0i 1000\n");
+    free(spool);
     fake_stop(&fk);
 }
 
@@ -817,9 +890,14 @@ static void replay_bad_line(const server *s, const char *spool_name, const char 
     mock_host m;
     mock_host_init(&m);
     const dlg_sink_ops *ops;
-    assert_null(open_sink(s, &m, "dlgtest", spool_name, NULL, NULL, &ops, -DLG_EINVAL));
-    assert_int_equal(m.errors, 1);
-    assert_non_null(strstr(m.last_error, "rejected 1 points"));
+    /* the line is saved, so the run goes on; its flush reports it */
+    void *st = open_sink(s, &m, "dlgtest", spool_name, NULL, NULL, &ops, 0);
+    assert_non_null(st);
+    assert_int_equal(m.warnings, 1);
+    assert_int_equal(ops->flush(st, 2000000000u), -DLG_EINVAL);
+    ops->close(st);
+    assert_non_null(strstr(m.last_error, "rejected 1 point of the spool "));
+    assert_non_null(strstr(m.last_error, "when the sink opened"));
     char *text = st_slurp(rej, NULL), want[64];
     snprintf(want, sizeof want, "%s v= 1001\n", meas);
     assert_non_null(text);
@@ -867,7 +945,9 @@ int main(void)
         cmocka_unit_test(test_400_rejects_only_bad_lines),
         cmocka_unit_test(test_v2_401_kept_for_flush),
         cmocka_unit_test(test_v2_partial_then_503_keeps_good),
-        cmocka_unit_test(test_spool_failure_no_retry_per_batch),
+        cmocka_unit_test_teardown(test_spool_failure_no_retry_per_batch, unlimit),
+        cmocka_unit_test_teardown(test_unspoolable_points_lost_at_flush, unlimit),
+        cmocka_unit_test(test_close_after_failed_flush_sends_nothing),
     };
     int rc = cmocka_run_group_tests(tests, group_setup, group_teardown);
     curl_global_cleanup();

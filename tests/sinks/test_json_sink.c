@@ -2,6 +2,7 @@
  * independent parser) and compared value by value; escaping known answers. */
 #define _GNU_SOURCE
 #include <json-c/json.h>
+#include <float.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -39,10 +40,13 @@ static void write_points(const dlg_sink_ops *ops, void *st)
         {"unit", DLG_FIELD_STRING, {.s = NASTY}},
         {"ok", DLG_FIELD_BOOL, {.b = false}},
         {"negzero", DLG_FIELD_DOUBLE, {.d = -0.0}},
+        {"whole", DLG_FIELD_DOUBLE, {.d = 1234.0}},
+        {"huge", DLG_FIELD_DOUBLE, {.d = -DBL_MAX}},
+        {"tiny", DLG_FIELD_DOUBLE, {.d = 4.9406564584124654e-324}},
     };
     dlg_field pf[] = {{"step_rate", DLG_FIELD_DOUBLE, {.d = 2}}};
     dlg_point pts[] = {
-        {"dlgauge_result", tags, 2, fields, 8, 1700000000000000001},
+        {"dlgauge_result", tags, 2, fields, 11, 1700000000000000001},
         {"dlgauge_progress", tags, 1, pf, 1, 5},
     };
     assert_int_equal(ops->write(st, pts, 2), 0);
@@ -94,6 +98,13 @@ static void test_read_back(void **unused)
     assert_true(json_object_is_type(v, json_type_boolean) && !json_object_get_boolean(v));
     assert_true(json_object_object_get_ex(fields, "negzero", &v)); /* keeps its sign */
     assert_true(json_object_is_type(v, json_type_double) && signbit(json_object_get_double(v)));
+    /* a float field reads back as a float, also where its value is whole */
+    assert_true(json_object_object_get_ex(fields, "whole", &v));
+    assert_true(json_object_is_type(v, json_type_double) && json_object_get_double(v) == 1234.0);
+    assert_true(json_object_object_get_ex(fields, "huge", &v));
+    assert_true(json_object_is_type(v, json_type_double) && json_object_get_double(v) == -DBL_MAX);
+    assert_true(json_object_object_get_ex(fields, "tiny", &v));
+    assert_true(json_object_is_type(v, json_type_double) && json_object_get_double(v) == 4.9406564584124654e-324);
     json_object_put(o);
     free(text);
 
@@ -104,7 +115,7 @@ static void test_read_back(void **unused)
     text = st_slurp(path, NULL);
     assert_int_equal(st_count_lines(text), 3);
     assert_non_null(strstr(text, "{\"measurement\":\"dlgauge_progress\",\"time\":\"1970-01-01T00:00:00.000000005Z\","
-                                 "\"time_ns\":5,\"tags\":{\"host\":\"h\\\"1\"},\"fields\":{\"step_rate\":2}}\n"));
+                                 "\"time_ns\":5,\"tags\":{\"host\":\"h\\\"1\"},\"fields\":{\"step_rate\":2.0}}\n"));
     free(text);
     assert_int_equal(m.errors, 0);
     st_rmtree(dir);
