@@ -21,6 +21,30 @@
 #include <time.h>
 #include <unistd.h>
 
+/* dlgauge's own options go before the command: say so rather than only
+ * that run does not know them. */
+static void unknown_option(const char *opt)
+{
+    static const char *const global[] = {"-v", "-q", "--plugin-dir", "--version"};
+    static const char *const valued[] = {"--job", "--set"};
+    for (size_t i = 0; i < sizeof global / sizeof *global; i++) {
+        size_t n = strlen(global[i]);
+        if (strncmp(opt, global[i], n) == 0 && (opt[n] == '\0' || opt[n] == '=')) {
+            fprintf(stderr, "dlgauge run: '%s' is an option of dlgauge itself: put it before the command, "
+                            "as in dlgauge %s run FILE.ini\n", opt,
+                    i == 2 ? "--plugin-dir DIR" : global[i]);
+            return;
+        }
+    }
+    for (size_t i = 0; i < sizeof valued / sizeof *valued; i++)
+        if (strcmp(opt, valued[i]) == 0) {
+            fprintf(stderr, "dlgauge run: %s needs a value (%s)\n", opt,
+                    i == 0 ? "--job NAME" : "--set SECTION.key=value");
+            return;
+        }
+    fprintf(stderr, "dlgauge run: unknown option '%s' (dlgauge help run lists them)\n", opt);
+}
+
 static int parse_args(int argc, char **argv, dlg_run_args *a)
 {
     memset(a, 0, sizeof *a);
@@ -42,7 +66,7 @@ static int parse_args(int argc, char **argv, dlg_run_args *a)
             }
             a->sets[a->nsets++] = argv[++i];
         } else if (argv[i][0] == '-') {
-            fprintf(stderr, "dlgauge run: unknown option '%s' (or missing its value)\n", argv[i]);
+            unknown_option(argv[i]);
             return -1;
         } else if (!a->file)
             a->file = argv[i];
@@ -319,7 +343,8 @@ int dlg_cmd_run(const dlg_cli *cli, int argc, char **argv)
     }
     dlg_registry_scan(&reg);
     if (dlg_plan_build_jobs(&plan, &cfg, &reg, a.jobs, a.njobs, err, sizeof err) != 0 ||
-        check_storages(&plan, cli->verbosity, err, sizeof err) != 0)
+        check_storages(&plan, cli->verbosity, err, sizeof err) != 0 ||
+        dlg_plan_check_inputs(&plan, stderr, err, sizeof err) != 0)
         goto fail;
     if (a.dry_run) {
         if (dlg_sinkset_check(&plan, cli->verbosity, err, sizeof err) != 0)

@@ -41,6 +41,7 @@ typedef struct parse_state {
     int fail_line;      /* line of our own first error */
     size_t current_idx; /* index, since sections may be reallocated */
     bool have_current;
+    int opened_at;      /* line of this file's header that opened the current section, 0: none */
     int depth;
     char *err;
     size_t errlen;
@@ -229,6 +230,7 @@ static int parse_header(parse_state *ps, const char *header)
         return fail(ps, "out of memory%s%s", "", "");
     ps->current_idx = (size_t)(s - ps->cfg->sections);
     ps->have_current = true;
+    ps->opened_at = ps->line;
     return 1;
 }
 
@@ -251,6 +253,29 @@ static int include(parse_state *ps, const char *name)
     return 1;
 }
 
+/* A key this file set already under an earlier header of the same section
+ * ([job a] twice, copied and not renamed): say that, naming both headers,
+ * rather than just that the key is set twice.  1: fine, 0: failed. */
+static int check_reopened(parse_state *ps, const char *key)
+{
+    const dlg_section *s = &ps->cfg->sections[ps->current_idx];
+    const dlg_entry *e = dlg_section_get(s, key);
+    if (!e || e->line <= 0 || strcmp(e->file, ps->file) != 0 || e->line >= ps->opened_at)
+        return 1;
+    char sec[320], lines[96], msg[512];
+    if (s->kind == DLG_SEC_GLOBAL)
+        snprintf(sec, sizeof sec, "[global]");
+    else
+        snprintf(sec, sizeof sec, "[%s %s]", dlg_section_kind_name(s->kind), s->name);
+    if (s->line > 0 && strcmp(s->file, ps->file) == 0)
+        snprintf(lines, sizeof lines, "lines %d and %d", s->line, ps->opened_at);
+    else /* first opened by another file, or [global], which always exists */
+        snprintf(lines, sizeof lines, "again at line %d", ps->opened_at);
+    snprintf(msg, sizeof msg, "%s appears twice in this file (%s), and both set '%s' (first at line %d): give "
+             "each section once, or rename one", sec, lines, key, e->line);
+    return fail(ps, "%s%s", msg, "");
+}
+
 /* One expanded entry of the current section. */
 static int store(parse_state *ps, const char *key, const char *value)
 {
@@ -260,6 +285,8 @@ static int store(parse_state *ps, const char *key, const char *value)
         return fail(ps, "'%s' appears before any section header%s", key, "");
     if (!*value)
         return fail(ps, "key '%s' has an empty value%s", key, "");
+    if (!check_reopened(ps, key))
+        return 0;
     char perr[512];
     if (put_entry(&ps->cfg->sections[ps->current_idx], key, value, ps->file, ps->line, perr, sizeof perr) != 0) {
         snprintf(ps->err, ps->errlen, "%s", perr);

@@ -64,7 +64,7 @@ const dlg_option dlg_section_options[] = {
     {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
 };
 
-static void where(const dlg_entry *e, const dlg_section *s, char *buf, size_t len)
+void dlg_plan_where(const dlg_entry *e, const dlg_section *s, char *buf, size_t len)
 {
     if (e)
         dlg_entry_where(e, buf, len);
@@ -86,7 +86,7 @@ static char *trim(char *s)
 
 /* Splits "a, b, c" into trimmed strdup'ed values.  Empty elements ("a,,b",
  * "a,") are kept, so that the caller can reject them rather than guess. */
-static int split_list(const char *text, char ***out, size_t *n)
+int dlg_list_split(const char *text, char ***out, size_t *n)
 {
     char *copy = strdup(text);
     size_t cap = 4, cnt = 0;
@@ -121,7 +121,7 @@ oom:
     return -1;
 }
 
-static void free_list(char **v, size_t n)
+void dlg_list_free(char **v, size_t n)
 {
     for (size_t i = 0; v && i < n; i++)
         free(v[i]);
@@ -165,14 +165,14 @@ static int check_value(const dlg_option *o, const char *text, const dlg_entry *e
     size_t n = 0;
     bool list = has_list(text) && !(o->flags & DLG_OPT_NOSWEEP);
     if (list) {
-        if (split_list(text, &vals, &n) != 0) {
+        if (dlg_list_split(text, &vals, &n) != 0) {
             snprintf(err, errlen, "out of memory");
             return -1;
         }
     }
     dlg_value *seen = list ? calloc(n, sizeof *seen) : NULL;
     if (list && !seen) {
-        free_list(vals, n);
+        dlg_list_free(vals, n);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -191,14 +191,14 @@ static int check_value(const dlg_option *o, const char *text, const dlg_entry *e
             /* 1GiB, 1024MiB: one cell measured twice under two names */
             snprintf(why, sizeof why, "'%s' and '%s' are the same value: give each once", vals[dup], t);
         }
-        where(e, s, w, sizeof w);
+        dlg_plan_where(e, s, w, sizeof w);
         snprintf(err, errlen, "%s[job %s] %s: %s", w, job, o->name, why);
         free(seen);
-        free_list(vals, n);
+        dlg_list_free(vals, n);
         return -1;
     }
     free(seen);
-    free_list(vals, n);
+    dlg_list_free(vals, n);
     return 0;
 }
 
@@ -220,7 +220,7 @@ static int add_axis(dlg_job *j, const char *key, bool core, size_t index, const 
     a->key = key;
     a->core = core;
     a->index = index;
-    if (split_list(text, &a->values, &a->nvalues) != 0)
+    if (dlg_list_split(text, &a->values, &a->nvalues) != 0)
         return -1;
     j->naxes++;
     j->ncells *= a->nvalues;
@@ -240,7 +240,7 @@ static int resolve_workload(dlg_plan *p, dlg_job *j, const dlg_section *global, 
                          "case-sensitive)", w, j->name, j->sec->entries[i].key);
                 return -1;
             }
-        where(NULL, j->sec, w, sizeof w);
+        dlg_plan_where(NULL, j->sec, w, sizeof w);
         snprintf(err, errlen, "%s[job %s] has no 'workload' key (dlgauge list shows the workloads)", w, j->name);
         return -1;
     }
@@ -308,7 +308,7 @@ static int bind_values(dlg_job *j, const dlg_section *global, char *err, size_t 
         if (!j->wl_text[k]) {
             if (o->flags & DLG_OPT_REQUIRED) {
                 char w[512];
-                where(NULL, j->sec, w, sizeof w);
+                dlg_plan_where(NULL, j->sec, w, sizeof w);
                 snprintf(err, errlen, "%s[job %s] workload %s needs '%s' (%s)", w, j->name,
                          j->workload->name, o->name, o->help ? o->help : "");
                 return -1;
@@ -333,14 +333,14 @@ static bool limit_requested(const dlg_option *o, const char *text)
 {
     char **vals = NULL, why[256];
     size_t n = 0;
-    if (split_list(text, &vals, &n) != 0)
+    if (dlg_list_split(text, &vals, &n) != 0)
         return true;
     bool any = false;
     for (size_t i = 0; i < n && !any; i++) {
         dlg_value v;
         any = dlg_opt_parse(o, vals[i], &v, why, sizeof why) != 0 || v.i != 0 || v.d != 0;
     }
-    free_list(vals, n);
+    dlg_list_free(vals, n);
     return any;
 }
 
@@ -361,7 +361,7 @@ static int check_isolation(const dlg_job *j, char *err, size_t errlen)
     if (!keys[0])
         return 0;
     char w[512];
-    where(j->core_src[DLG_K_ISOLATION], j->sec, w, sizeof w);
+    dlg_plan_where(j->core_src[DLG_K_ISOLATION], j->sec, w, sizeof w);
     snprintf(err, errlen, "%s[job %s] isolation = none cannot enforce %s: the cell would run in dlgauge's own "
              "process, without cgroup or watchdog (use isolation = process, or remove them)", w, j->name, keys);
     return -1;
@@ -406,7 +406,7 @@ int dlg_plan_instance(dlg_plan *p, dlg_kind kind, const char *name, dlg_instance
     const dlg_entry *te = dlg_section_get(s, "type"), *pe = dlg_section_get(s, "plugin");
     const char *type = te ? te->value : name;
     char w[512], sub[1536];
-    where(te, s, w, sizeof w);
+    dlg_plan_where(te, s, w, sizeof w);
     int only = -1;
     if (pe && (only = dlg_registry_load_file(p->reg, pe->value, sub, sizeof sub)) < 0) {
         dlg_entry_where(pe, w, sizeof w);
@@ -453,7 +453,7 @@ int dlg_plan_instance(dlg_plan *p, dlg_kind kind, const char *name, dlg_instance
     }
     for (size_t i = 0; i < n; i++) {
         if ((opts[i].flags & DLG_OPT_REQUIRED) && !out->vals[i].set) {
-            where(NULL, s, w, sizeof w);
+            dlg_plan_where(NULL, s, w, sizeof w);
             snprintf(err, errlen, "%s[%s %s] %s %s needs '%s' (%s)", w, dlg_kind_name(kind), name,
                      dlg_kind_name(kind), out->desc->name, opts[i].name, opts[i].help ? opts[i].help : "");
             goto fail;
@@ -502,7 +502,7 @@ static int plan_storages(dlg_plan *p, char *err, size_t errlen)
         const dlg_job *job = &p->jobs[j];
         char **names = NULL;
         size_t n = 0;
-        if (split_list(job->core_text[DLG_K_STORAGE], &names, &n) != 0)
+        if (dlg_list_split(job->core_text[DLG_K_STORAGE], &names, &n) != 0)
             return -1;
         for (size_t k = 0; k < n; k++) {
             if (dlg_plan_storage(p, names[k]))
@@ -510,19 +510,19 @@ static int plan_storages(dlg_plan *p, char *err, size_t errlen)
             dlg_instance_spec spec;
             char sub[2048], w[512];
             if (dlg_plan_instance(p, DLG_KIND_STORAGE, names[k], &spec, sub, sizeof sub) != 0) {
-                where(job->core_src[DLG_K_STORAGE], job->sec, w, sizeof w);
+                dlg_plan_where(job->core_src[DLG_K_STORAGE], job->sec, w, sizeof w);
                 snprintf(err, errlen, "%s[job %s] storage: %s", w, job->name, sub);
-                free_list(names, n);
+                dlg_list_free(names, n);
                 return -1;
             }
             /* the name must outlive names[]: point it at the descriptor's name */
             spec.name = spec.desc->name;
             if (add_instance(&p->storages, &p->nstorages, &spec) != 0) {
-                free_list(names, n);
+                dlg_list_free(names, n);
                 return -1;
             }
         }
-        free_list(names, n);
+        dlg_list_free(names, n);
     }
     return 0;
 }
@@ -543,7 +543,7 @@ static int plan_sinks(dlg_plan *p, const dlg_section *global, char *err, size_t 
     }
     char **names = NULL;
     size_t n = 0;
-    if (split_list(se->value, &names, &n) != 0)
+    if (dlg_list_split(se->value, &names, &n) != 0)
         return -1;
     for (size_t k = 0; k < n; k++) {
         const dlg_section *s = dlg_config_find(p->cfg, DLG_SEC_SINK, names[k]);
@@ -553,17 +553,17 @@ static int plan_sinks(dlg_plan *p, const dlg_section *global, char *err, size_t 
         if (!s) {
             /* a bare sink type would have no path/url: insist on a section */
             snprintf(err, errlen, "%s[global] sinks: there is no [sink %s] section", w, names[k]);
-            free_list(names, n);
+            dlg_list_free(names, n);
             return -1;
         }
         if (dlg_plan_instance(p, DLG_KIND_SINK, s->name, &spec, sub, sizeof sub) != 0 ||
             add_instance(&p->sinks, &p->nsinks, &spec) != 0) {
             snprintf(err, errlen, "%s", sub);
-            free_list(names, n);
+            dlg_list_free(names, n);
             return -1;
         }
     }
-    free_list(names, n);
+    dlg_list_free(names, n);
     return 0;
 }
 
@@ -804,7 +804,7 @@ void dlg_plan_free(dlg_plan *p)
     for (size_t j = 0; j < p->njobs; j++) {
         dlg_job *job = &p->jobs[j];
         for (size_t a = 0; a < job->naxes; a++)
-            free_list(job->axes[a].values, job->axes[a].nvalues);
+            dlg_list_free(job->axes[a].values, job->axes[a].nvalues);
         free(job->axes);
         free(job->wl_src);
         free(job->wl_text);

@@ -8,6 +8,8 @@
 #include "config.h"
 #include "registry.h"
 
+#include <stdio.h>
+
 /* The core's own job keys, in this order. */
 enum dlg_core_key {
     DLG_K_WORKLOAD,
@@ -114,4 +116,27 @@ int dlg_plan_instance(dlg_plan *p, dlg_kind kind, const char *name, dlg_instance
 
 /* Only the sinks of cfg (for `dlgauge flush`): no jobs are needed. */
 int dlg_plan_build_sinks(dlg_plan *p, dlg_config *cfg, dlg_registry *reg, char *err, size_t errlen);
+
+/* What only this machine can tell about a built plan, checked by `dlgauge
+ * run` (and --dry-run) before any cell, not by a cell's own re-plan (which
+ * runs after earlier jobs wrote their outputs):
+ *  - cpus: every value must fit the CPUs and CPU quota this process has.
+ *    A sweep with some values that fit only warns on `warn` (those cells
+ *    will fail: a study's 1, 2, 4, 8 stays portable); none fitting fails.
+ *  - data: a workload option named `data` (STRING) whose help declares its
+ *    forms as KIND:PLACEHOLDER or KIND[:PLACEHOLDER], e.g. the loader's
+ *    "recordio:PATH | ... | files:LIST_OR_DIR | synthetic[:N]": the value's
+ *    kind must be a declared one, and where the placeholder names a path
+ *    (PATH, DIR, FILE, LIST) it must exist unless an earlier job of the
+ *    plan writes it (its `output` names the same path).  An option whose
+ *    help declares no form is left to the workload.
+ * Errors name the key's file:line; returns 0 or -1 with err[] filled. */
+int dlg_plan_check_inputs(const dlg_plan *p, FILE *warn, char *err, size_t errlen);
+
+/* Helpers shared by the plan's files. */
+/* "a, b, c" as trimmed strdup'ed values; empty elements are kept. */
+int dlg_list_split(const char *text, char ***out, size_t *n);
+void dlg_list_free(char **v, size_t n);
+/* "file:line: " of e, else of the section s. */
+void dlg_plan_where(const dlg_entry *e, const dlg_section *s, char *buf, size_t len);
 #endif

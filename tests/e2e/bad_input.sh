@@ -147,6 +147,26 @@ run_cli drygood run drygood.ini --dry-run
 expect_rc drygood 0
 [ ! -e drynew ] || fail "--dry-run created drynew/"
 
+# what only this machine can say is checked before any cell, at the key's line
+# (a wrong data kind, a data set that is not there, more CPUs than exist
+# used to fail each cell later, naming only the [job] line)
+case_dry datakind $'[job a]\nworkload = io-pipeline\ndata = recordo:x.rec' \
+    "^dlgauge: datakind\.ini:3: \[job a\] data: unknown kind 'recordo' in 'recordo:x\.rec'" "did you mean 'recordio'"
+case_ini datamissing $'[job a]\nworkload = io\niterations = 1\ndata = raw:no/such.bin' \
+    "^dlgauge: datamissing\.ini:4: \[job a\] data: no/such\.bin: No such file or directory"
+[ ! -s datamissing.out ] || fail "datamissing: a cell ran: $(cat datamissing.out)"
+toomany=$(($(nproc) + 1))
+case_ini cpusbig "$(printf '[job a]\nworkload = sleep\niterations = 1\ncpus = %d' $toomany)" \
+    "^dlgauge: cpusbig\.ini:4: \[job a\] cpus = $toomany, but only $(nproc) CPUs are available to this process"
+[ ! -s cpusbig.out ] || fail "cpusbig: a cell ran: $(cat cpusbig.out)"
+# a preprocess job's output may be read by a later job of the same run
+printf '[job conv]\nworkload = preprocess\ninput = imgs\noutput = recordio:conv/t.rec\n[job read]\nworkload = io-pipeline\ndata = recordio:conv/t.rec\n' >convread.ini
+run_cli convread run convread.ini --dry-run
+expect_rc convread 0
+# a section written twice names both headers
+case_ini dupsec $'[job a]\nworkload = sleep\n[job a]\nworkload = stream' \
+    "^dlgauge: dupsec\.ini:4: \[job a\] appears twice in this file \(lines 1 and 3\), and both set 'workload'"
+
 # An unknown command-line option is a usage error.
 run_cli badopt run ok.ini --bogus
 expect_rc badopt 2

@@ -153,4 +153,15 @@ run_cli nosink run nosink.ini
 expect_rc nosink 0
 grep -q 'nosink.ini has no \[sink\]: results are only printed' nosink.err || fail "no-sink note missing: $(cat nosink.err)"
 grep -Eq '^\[1/1\] a +ok .* p50 [0-9.]+ (ns|us)' nosink.out || fail "no-sink run printed: $(cat nosink.out)"
+# dlgauge's own options after the command: say where they go (it said only "unknown option")
+for o in -v -q --plugin-dir=x; do
+    run_cli "after$o" run dry.ini --dry-run "$o"
+    expect_rc "after$o" 2
+    grep -q "^dlgauge run: '$o' is an option of dlgauge itself: put it before the command, as in dlgauge ${o%=x}.* run FILE\.ini$" \
+        "after$o.err" || fail "$o after run: $(cat "after$o.err")"
+    [ ! -s "after$o.out" ] || fail "$o after run printed: $(cat "after$o.out")"
+done
+run_cli jobnoval run dry.ini --job
+expect_rc jobnoval 2
+grep -q '^dlgauge run: --job needs a value (--job NAME)$' jobnoval.err || fail "--job without a name: $(cat jobnoval.err)"
 finish

@@ -85,6 +85,35 @@ static void duplicate_key(void **state)
     dlg_config_free(&c);
 }
 
+/* A section written twice (a job copied and not renamed) is named as such,
+ * with both headers, not only as a key set twice. */
+static void duplicate_section(void **state)
+{
+    char path[512], inc[512], err[1024];
+    dlg_config c;
+    assert_int_not_equal(load(state, "twice.ini", "[job a]\nworkload = sleep\n[job b]\nworkload = sleep\n"
+                              "[job a]\nworkload = stream\n", &c, path, err), 0);
+    rt_assert_error_at(err, path, 6, "[job a] appears twice in this file (lines 1 and 5), and both set 'workload' "
+                       "(first at line 2): give each section once, or rename one", END);
+    dlg_config_free(&c);
+    assert_int_not_equal(load(state, "g.ini", "[global]\nrepeat = 2\n[job a]\nworkload = x\n[global]\nrepeat = 3\n",
+                              &c, path, err), 0);
+    rt_assert_error_at(err, path, 6, "[global] appears twice in this file (again at line 5)", END);
+    dlg_config_free(&c);
+    /* first opened by an included file, then twice here */
+    rt_write(*state, "base.ini", "[job a]\nworkload = sleep\n", inc, sizeof inc);
+    assert_int_not_equal(load(state, "m.ini", "include = base.ini\n[job a]\nsleep = 1ms\n[job a]\nsleep = 2ms\n",
+                              &c, path, err), 0);
+    rt_assert_error_at(err, path, 5, "[job a] appears twice in this file (again at line 4), and both set 'sleep' "
+                       "(first at line 3)", END);
+    dlg_config_free(&c);
+    /* within one appearance it stays a key set twice */
+    assert_int_not_equal(load(state, "k.ini", "[job a]\nworkload = x\n[job a]\nsleep = 1\nsleep = 2\n", &c, path,
+                              err), 0);
+    rt_assert_error_at(err, path, 5, "key 'sleep' is set twice in this section (first at line 4)", END);
+    dlg_config_free(&c);
+}
+
 static void include_relative_and_nested(void **state)
 {
     char path[512], inc[512], inner[512], err[1024];
@@ -513,6 +542,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(sections_and_comments, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(duplicate_key, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(duplicate_section, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(include_relative_and_nested, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(include_errors, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(include_cycles_and_repeats, rt_dir_setup, rt_dir_teardown),

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "affinity.h"
 #include "plan.h"
 #include "rt_util.h"
 
@@ -332,6 +333,108 @@ static void several_jobs(void **state)
     done(&f);
 }
 
+/* Builds text's plan and checks it against this machine; its warnings land in warn[]. */
+static int check_inputs(void **state, fixture *f, const char *text, char *warn, size_t wlen)
+{
+    if (build(state, f, text, NULL) != 0)
+        fail_msg("no plan: %s", f->err);
+    memset(warn, 0, wlen);
+    FILE *w = fmemopen(warn, wlen, "w");
+    assert_non_null(w);
+    int rc = dlg_plan_check_inputs(&f->plan, w, f->err, sizeof f->err);
+    fclose(w);
+    return rc;
+}
+
+/* data: the kind must be one the workload declares, and a path must exist
+ * or be written by an earlier job; each mistake names the data line. */
+static void data_inputs(void **state)
+{
+    const char *dir = ((rt_dir *)*state)->path;
+    char have[512], text[2048], warn[1024];
+    rt_write(*state, "have.rec", "x", have, sizeof have);
+    fixture f;
+    snprintf(text, sizeof text, "[job a]\nworkload = io-pipeline\ndata = recordo:%s\n", have);
+    assert_int_not_equal(check_inputs(state, &f, text, warn, sizeof warn), 0);
+    rt_assert_error_at(f.err, f.path, 3, "[job a] data: unknown kind 'recordo' in 'recordo:", "lmdb:PATH",
+                       "(did you mean 'recordio'?)", END);
+    done(&f);
+    snprintf(text, sizeof text, "[job a]\nworkload = io-pipeline\n\ndata = recordio:%s/none.rec\n", dir);
+    assert_int_not_equal(check_inputs(state, &f, text, warn, sizeof warn), 0);
+    rt_assert_error_at(f.err, f.path, 4, "[job a] data: ", "/none.rec: No such file or directory", END);
+    done(&f);
+    /* from [global], the error names that line; io reads raw:PATH only */
+    snprintf(text, sizeof text, "[global]\ndata = raw:%s/gone.bin\n[job a]\nworkload = io\n", dir);
+    assert_int_not_equal(check_inputs(state, &f, text, warn, sizeof warn), 0);
+    rt_assert_error_at(f.err, f.path, 2, "[job a] data: ", "/gone.bin: No such file", END);
+    done(&f);
+    assert_int_not_equal(check_inputs(state, &f, "[job a]\nworkload = io\ndata = raw:\n", warn, sizeof warn), 0);
+    rt_assert_error_at(f.err, f.path, 3, "[job a] data: 'raw:' names no path (raw:PATH)", END);
+    done(&f);
+    snprintf(text, sizeof text, "[job a]\nworkload = io\ndata = recordio:%s\n", have);
+    assert_int_not_equal(check_inputs(state, &f, text, warn, sizeof warn), 0);
+    rt_assert_error_at(f.err, f.path, 3, "unknown kind 'recordio'", "use workload = io-pipeline", END);
+    done(&f);
+    /* what exists, synthetic data and the default are fine */
+    snprintf(text, sizeof text,
+             "[job a]\nworkload = io-pipeline\ndata = recordio:%s\n[job b]\nworkload = io-pipeline\n"
+             "data = synthetic:64\n[job c]\nworkload = io-pipeline\n[job d]\nworkload = io\ndata = raw:%s\n",
+             have, have);
+    if (check_inputs(state, &f, text, warn, sizeof warn) != 0)
+        fail_msg("%s", f.err);
+    assert_string_equal(warn, "");
+    done(&f);
+    /* written by an earlier job of the run (preprocess, then its reader) */
+    static const char conv[] = "[job conv]\nworkload = preprocess\ninput = %s/x.lst\noutput = recordio:%s/new.rec\n";
+    static const char read[] = "[job read]\nworkload = io-pipeline\ndata = recordio:%s/new.rec\n";
+    char c[512], r[512];
+    snprintf(c, sizeof c, conv, dir, dir);
+    snprintf(r, sizeof r, read, dir);
+    snprintf(text, sizeof text, "%s%s", c, r);
+    if (check_inputs(state, &f, text, warn, sizeof warn) != 0)
+        fail_msg("%s", f.err);
+    done(&f);
+    snprintf(text, sizeof text, "%s%s", r, c); /* read first: nothing has written it yet */
+    assert_int_not_equal(check_inputs(state, &f, text, warn, sizeof warn), 0);
+    rt_assert_error_at(f.err, f.path, 3, "[job read] data: ", "no earlier job of this run writes it", END);
+    done(&f);
+}
+
+/* cpus: a value this machine cannot give is an error at its line; a sweep
+ * that partly fits runs, with one warning per line naming the cells lost. */
+static void cpus_inputs(void **state)
+{
+    int n = dlg_cpus_available();
+    char text[1024], warn[1024], want[256];
+    fixture f;
+    snprintf(text, sizeof text, "[job a]\nworkload = sleep\ncpus = %d\n", n + 1);
+    assert_int_not_equal(check_inputs(state, &f, text, warn, sizeof warn), 0);
+    snprintf(want, sizeof want, "[job a] cpus = %d, but only %d CPUs are available to this process", n + 1, n);
+    rt_assert_error_at(f.err, f.path, 3, want, END);
+    done(&f);
+    snprintf(text, sizeof text, "[job a]\nworkload = sleep\ncpus = 0-%d\n", n);
+    assert_int_not_equal(check_inputs(state, &f, text, warn, sizeof warn), 0);
+    rt_assert_error_at(f.err, f.path, 3, "[job a] cpus = 0-", "is not available to this process", END);
+    done(&f);
+    snprintf(text, sizeof text, "[job a]\nworkload = sleep\ncpus = %d, %d\n", n + 1, n + 2);
+    assert_int_not_equal(check_inputs(state, &f, text, warn, sizeof warn), 0);
+    snprintf(want, sizeof want, "(no value fits: %d, %d)", n + 1, n + 2);
+    rt_assert_error_at(f.err, f.path, 3, want, END);
+    done(&f);
+    /* 1 fits anywhere: [global]'s sweep is said once for both jobs */
+    snprintf(text, sizeof text, "[global]\ncpus = 1, %d\n[job a]\nworkload = sleep\n[job b]\nworkload = sleep\n"
+             "sleep = 1ms, 2ms\n", n + 1);
+    if (check_inputs(state, &f, text, warn, sizeof warn) != 0)
+        fail_msg("%s", f.err);
+    snprintf(want, sizeof want, "dlgauge: %s:2: [global] warning: cpus = %d, but only %d CPUs are available to "
+             "this process: the 3 cells with cpus = %d will fail\n", f.path, n + 1, n, n + 1);
+    assert_string_equal(warn, want);
+    done(&f);
+    assert_int_equal(check_inputs(state, &f, "[job a]\nworkload = sleep\ncpus = 1, 0\n", warn, sizeof warn), 0);
+    assert_string_equal(warn, "");
+    done(&f);
+}
+
 /* A workload loaded from a file given in the job, and its required option. */
 static void plugin_key(void **state)
 {
@@ -369,6 +472,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(set_and_only_job, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(several_jobs, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(plugin_key, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(data_inputs, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(cpus_inputs, rt_dir_setup, rt_dir_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,267 @@
+/* Plan checks that only this machine can answer: whether the CPUs a job
+ * asks for exist here, and whether the data sets it reads are on disk (see
+ * dlg_plan_check_inputs in plan.h).  Found here, they stop the run at the
+ * key's line before any cell, instead of failing cells one by one. */
+#define _GNU_SOURCE
+#include "plan.h"
+
+#include "affinity.h"
+#include "options.h"
+#include "topology.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* ---- cpus ---------------------------------------------------------------- */
+
+/* Whether a cell could be pinned to `cpus` here (the runner's own choice
+ * and quota check, without pinning); why[] says why not. */
+static bool cpus_fit(const char *cpus, const cpu_set_t *allowed, const dlg_cgroup_limits *env, char *why,
+                     size_t whylen)
+{
+    cpu_set_t want;
+    int n = dlg_cpus_choose(cpus, allowed, &want, why, whylen);
+    return n >= 0 && dlg_cpus_check_limits(cpus, n, env, why, whylen) == 0;
+}
+
+/* Whether jobs a and b take cpus from one entry (a [global] line shared
+ * by many jobs is said once, with all their cells). */
+static bool same_cpus_line(const dlg_plan *p, size_t a, size_t b)
+{
+    const dlg_entry *e = p->jobs[a].core_src[DLG_K_CPUS];
+    return a == b || (e && e == p->jobs[b].core_src[DLG_K_CPUS]);
+}
+
+static bool said_before(const dlg_plan *p, size_t j)
+{
+    for (size_t i = 0; i < j; i++)
+        if (same_cpus_line(p, i, j))
+            return true;
+    return false;
+}
+
+/* Cells of job j and the later jobs on its line whose cpus value is one of
+ * the nbad of nvalues that do not fit. */
+static size_t lost_cells(const dlg_plan *p, size_t j, size_t nvalues, size_t nbad)
+{
+    size_t cells = 0;
+    for (size_t i = j; i < p->njobs; i++)
+        if (same_cpus_line(p, j, i))
+            cells += p->jobs[i].ncells / nvalues * nbad;
+    return cells;
+}
+
+static int check_cpus(const dlg_plan *p, size_t jidx, const cpu_set_t *allowed, const dlg_cgroup_limits *env,
+                      FILE *warn, char *err, size_t errlen)
+{
+    const dlg_job *j = &p->jobs[jidx];
+    char **vals = NULL, why[1024], first[1024] = "", bad[256] = "", w[512];
+    size_t n = 0, nbad = 0;
+    if (said_before(p, jidx))
+        return 0;
+    if (dlg_list_split(j->core_text[DLG_K_CPUS], &vals, &n) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (cpus_fit(vals[i], allowed, env, why, sizeof why))
+            continue;
+        if (!nbad++)
+            snprintf(first, sizeof first, "%s", why);
+        snprintf(bad + strlen(bad), sizeof bad - strlen(bad), "%s%s", nbad > 1 ? ", " : "", vals[i]);
+    }
+    dlg_list_free(vals, n);
+    if (!nbad)
+        return 0;
+    dlg_plan_where(j->core_src[DLG_K_CPUS], j->sec, w, sizeof w);
+    if (nbad == n) { /* no cell of this job could run */
+        snprintf(err, errlen, "%s[job %s] %s%s%s%s", w, j->name, first, n > 1 ? " (no value fits: " : "",
+                 n > 1 ? bad : "", n > 1 ? ")" : "");
+        return -1;
+    }
+    /* a sweep written for bigger machines too: the cells that fit still run */
+    bool global = dlg_section_get(j->sec, "cpus") != j->core_src[DLG_K_CPUS];
+    size_t cells = lost_cells(p, jidx, n, nbad);
+    fprintf(warn, "dlgauge: %s[%s%s] warning: %s: the %zu cell%s with cpus = %s will fail\n", w,
+            global ? "global" : "job ", global ? "" : j->name, first, cells, cells == 1 ? "" : "s", bad);
+    return 0;
+}
+
+/* ---- data ---------------------------------------------------------------- */
+
+/* A form that a `data` option's help declares: "recordio:PATH" and
+ * "files:LIST_OR_DIR" take a path (their placeholder says PATH, DIR, FILE
+ * or LIST), "synthetic[:N]" or "s3:BUCKET" an argument that is none. */
+typedef struct data_form {
+    char kind[32];
+    char shown[64];
+    bool path;
+} data_form;
+
+static bool word_char(char c) { return isalnum((unsigned char)c) || c == '_' || c == '-'; }
+
+static bool names_path(const char *placeholder)
+{
+    static const char *const words[] = {"PATH", "DIR", "FILE", "LIST"};
+    size_t len = strspn(placeholder, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_");
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++) {
+        const char *hit = strstr(placeholder, words[i]);
+        if (hit && (size_t)(hit - placeholder) < len)
+            return true;
+    }
+    return false;
+}
+
+static size_t declared_forms(const char *help, data_form *out, size_t max)
+{
+    size_t n = 0;
+    for (const char *p = help; p && *p && n < max; p++) {
+        if (!islower((unsigned char)*p) || (p > help && word_char(p[-1])))
+            continue;
+        size_t k = 0;
+        while (word_char(p[k]))
+            k++;
+        const char *q = p + k;
+        bool required = q[0] == ':' && isupper((unsigned char)q[1]);
+        bool optional = q[0] == '[' && q[1] == ':';
+        if ((required || optional) && k < sizeof out->kind) {
+            size_t len = strcspn(q, " \t|,;()");
+            memcpy(out[n].kind, p, k);
+            out[n].kind[k] = '\0';
+            snprintf(out[n].shown, sizeof out[n].shown, "%.*s%.*s", (int)k, p, (int)len, q);
+            out[n++].path = required && names_path(q + 1);
+        }
+        p = q - 1;
+    }
+    return n;
+}
+
+/* Whether a job before `before` writes path: its `output` is "KIND:path"
+ * or path (preprocess converting what a later job reads). */
+static bool written_earlier(const dlg_plan *p, size_t before, const char *path)
+{
+    for (size_t j = 0; j < before; j++) {
+        const dlg_job *job = &p->jobs[j];
+        for (size_t k = 0; k < job->nwl; k++) {
+            const char *out = job->wl_text[k], *colon;
+            if (!out || strcmp(job->workload->options[k].name, "output") != 0)
+                continue;
+            colon = strchr(out, ':');
+            if (strcmp(out, path) == 0 || (colon && strcmp(colon + 1, path) == 0))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Whether every storage the job reads through takes local file names (the
+ * built-in backends; throttle wraps one of them): another plugin's path may
+ * be a bucket or a URL that only it can resolve, so it is left to it. */
+static bool local_files(const dlg_plan *p, const dlg_job *j)
+{
+    static const char *const local[] = {"posix", "direct", "mmap", "uring", "throttle"};
+    char **vals = NULL;
+    size_t n = 0;
+    if (!j->core_text[DLG_K_STORAGE] || dlg_list_split(j->core_text[DLG_K_STORAGE], &vals, &n) != 0)
+        return false;
+    bool all = true;
+    for (size_t i = 0; i < n && all; i++) {
+        const dlg_instance_spec *s = dlg_plan_storage(p, vals[i]);
+        bool found = false;
+        for (size_t k = 0; s && s->desc && k < sizeof local / sizeof *local; k++)
+            found |= strcmp(s->desc->name, local[k]) == 0;
+        all = found;
+    }
+    dlg_list_free(vals, n);
+    return all;
+}
+
+/* One value of job jidx's data option k against the forms it declares. */
+static int check_data_value(const dlg_plan *p, size_t jidx, size_t k, const char *v, const data_form *f, size_t nf,
+                            char *err, size_t errlen)
+{
+    const dlg_job *j = &p->jobs[jidx];
+    const char *colon = strchr(v, ':');
+    size_t klen = colon ? (size_t)(colon - v) : strlen(v);
+    const data_form *form = NULL;
+    for (size_t i = 0; i < nf && !form; i++)
+        if (strlen(f[i].kind) == klen && strncmp(f[i].kind, v, klen) == 0)
+            form = &f[i];
+    char w[512];
+    dlg_plan_where(j->wl_src[k], j->sec, w, sizeof w);
+    if (!form) {
+        const char *kinds[16];
+        for (size_t i = 0; i < nf; i++)
+            kinds[i] = f[i].kind;
+        char word[64];
+        snprintf(word, sizeof word, "%.*s", (int)klen, v);
+        /* the help verbatim: it may say which workload reads this kind */
+        snprintf(err, errlen, "%s[job %s] data: unknown kind '%s' in '%s' (workload %s: %s)", w, j->name, word, v,
+                 j->workload->name, j->workload->options[k].help);
+        dlg_append_suggestion(err, errlen, dlg_suggest(word, kinds, nf));
+        return -1;
+    }
+    if (!form->path)
+        return 0;
+    const char *path = colon ? colon + 1 : "";
+    if (*path && !local_files(p, j))
+        return 0;
+    if (!*path) {
+        snprintf(err, errlen, "%s[job %s] data: '%s' names no path (%s)", w, j->name, v, form->shown);
+        return -1;
+    }
+    struct stat st;
+    if (stat(path, &st) == 0)
+        return 0;
+    int e = errno;
+    if ((e == ENOENT || e == ENOTDIR) && written_earlier(p, jidx, path))
+        return 0;
+    snprintf(err, errlen, "%s[job %s] data: %s: %s%s", w, j->name, path, strerror(e),
+             e == ENOENT ? " (and no earlier job of this run writes it as its output)" : "");
+    return -1;
+}
+
+static int check_data(const dlg_plan *p, size_t jidx, size_t k, char *err, size_t errlen)
+{
+    const dlg_job *j = &p->jobs[jidx];
+    const dlg_option *o = &j->workload->options[k];
+    data_form f[16];
+    size_t nf = declared_forms(o->help, f, sizeof f / sizeof *f);
+    if (!nf || !j->wl_text[k])
+        return 0; /* the workload means something else by data: its own setup checks it */
+    char **vals = NULL;
+    size_t n = 0;
+    bool list = !(o->flags & DLG_OPT_NOSWEEP);
+    if (list && dlg_list_split(j->wl_text[k], &vals, &n) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < (list ? n : 1) && rc == 0; i++)
+        rc = check_data_value(p, jidx, k, list ? vals[i] : j->wl_text[k], f, nf, err, errlen);
+    dlg_list_free(vals, n);
+    return rc;
+}
+
+int dlg_plan_check_inputs(const dlg_plan *p, FILE *warn, char *err, size_t errlen)
+{
+    cpu_set_t allowed;
+    bool have_cpus = sched_getaffinity(0, sizeof allowed, &allowed) == 0;
+    dlg_cgroup_limits env;
+    dlg_cgroup_env_limits(NULL, &env);
+    for (size_t j = 0; j < p->njobs; j++) {
+        const dlg_job *job = &p->jobs[j];
+        if (have_cpus && check_cpus(p, j, &allowed, &env, warn, err, errlen) != 0)
+            return -1;
+        for (size_t k = 0; k < job->nwl; k++) {
+            const dlg_option *o = &job->workload->options[k];
+            if (o->type == DLG_OPT_STRING && strcmp(o->name, "data") == 0 && check_data(p, j, k, err, errlen) != 0)
+                return -1;
+        }
+    }
+    return 0;
+}
