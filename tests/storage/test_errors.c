@@ -116,6 +116,9 @@ static void test_out_of_range_options(void **state)
     expect_create_error("throttle", fo, "iops_per_gib", "capacity");
     const char *const ex[] = {"latency=1ms", "latency_dist=exponential", "latency_jitter=3ms", NULL};
     expect_create_error("throttle", ex, "latency_jitter", NULL);
+    /* merging fills units: without one it would silently do nothing */
+    const char *const mg[] = {"iops=3000", "iops_merge=32KiB", NULL};
+    expect_create_error("throttle", mg, "iops_merge", "iops_unit");
 }
 
 /* Writes a profile and expects the error to name the file and the line. */
@@ -150,8 +153,9 @@ static void test_bad_profiles(void **state)
 }
 
 /* /dev/shm is tmpfs; kernels before 6.6 refuse O_DIRECT there. Either way
- * the outcome must be clean: correct bytes, or an error that names the file
- * and points to posix. */
+ * the outcome must be clean: correct bytes and one warning (per backend
+ * instance) that the reads come from memory, or an error that names the
+ * file and points to posix. */
 static void test_direct_on_tmpfs(void **state)
 {
     struct stat st;
@@ -175,6 +179,13 @@ static void test_direct_on_tmpfs(void **state)
         assert_int_equal(direct.ops->read(f, buf, sizeof buf, 4), (int64_t)sizeof buf);
         assert_memory_equal(buf, data + 4, sizeof buf);
         st_close(f);
+        print_message("%s\n", m.last_log);
+        assert_int_equal(m.warnings, 1);
+        assert_non_null(strstr(m.last_log, "tmpfs"));
+        assert_non_null(strstr(m.last_log, path));
+        assert_int_equal(st_open(&direct, &m, path, DLG_OPEN_READ, &f), 0);
+        st_close(f);
+        assert_int_equal(m.warnings, 1); /* once, not per file */
     } else {
         assert_int_equal(rc, -DLG_ENOTSUP);
         assert_non_null(strstr(m.last_error, path));
@@ -185,6 +196,33 @@ static void test_direct_on_tmpfs(void **state)
     free(data);
     st_backend_destroy(&posix);
     st_backend_destroy(&direct);
+    mock_host_fini(&m);
+}
+
+/* sysfs refuses O_DIRECT on every kernel.  Under a throttle the way out is
+ * inner = posix (type = posix would drop the emulated disk): the one error
+ * line says so. */
+static void test_direct_refused_under_throttle(void **state)
+{
+    (void)state;
+    const char *path = "/sys/kernel/mm/transparent_hugepage/enabled";
+    if (access(path, R_OK) != 0) {
+        skip();
+        return;
+    }
+    mock_host m;
+    mock_host_init(&m);
+    st_backend thr;
+    const char *const o[] = {"inner=direct", NULL};
+    assert_int_equal(st_backend_create(&thr, &m, "throttle", o), 0);
+    dlg_file *f = NULL;
+    assert_int_equal(st_open(&thr, &m, path, DLG_OPEN_READ, &f), -DLG_ENOTSUP);
+    print_message("%s\n", m.last_error);
+    assert_non_null(strstr(m.last_error, path));
+    assert_non_null(strstr(m.last_error, "O_DIRECT"));
+    assert_non_null(strstr(m.last_error, "inner = posix"));
+    assert_null(strchr(m.last_error, '\n'));
+    st_backend_destroy(&thr);
     mock_host_fini(&m);
 }
 
@@ -228,6 +266,7 @@ int main(void)
         cmocka_unit_test(test_out_of_range_options),
         cmocka_unit_test(test_bad_profiles),
         cmocka_unit_test(test_direct_on_tmpfs),
+        cmocka_unit_test(test_direct_refused_under_throttle),
         cmocka_unit_test(test_uring_depth_overflow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,7 +1,8 @@
 /* The throttle's shaper on its own (no sleeping): each latency
  * distribution's sampled mean is `latency`, as the option help promises,
  * also where a tail would cross 0; and its waits end close to the deadline
- * (not a timer's 50-100 us late). */
+ * (not a timer's 50-100 us late); and the IOPS and bandwidth buckets
+ * together never pass more than either allows. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,16 +13,24 @@
 #include <string.h>
 #include <time.h>
 
+#include "throttle_count.h"
 #include "throttle_shaper.h"
 
 enum { SAMPLES = 200000 };
+
+/* An emulated disk without caps or latency, to set fields of. */
+static thr_limits no_limits(void)
+{
+    thr_limits lim;
+    memset(&lim, 0, sizeof lim);
+    return lim;
+}
 
 /* Mean added latency in ns over SAMPLES reservations (no caps, so the
  * deadline is the issue time plus the sampled latency). */
 static double mean_latency(int dist, uint64_t latency, uint64_t jitter)
 {
-    thr_limits lim;
-    memset(&lim, 0, sizeof lim);
+    thr_limits lim = no_limits();
     lim.latency = latency;
     lim.jitter = jitter;
     lim.dist = dist;
@@ -31,7 +40,7 @@ static double mean_latency(int dist, uint64_t latency, uint64_t jitter)
     double sum = 0;
     for (int i = 0; i < SAMPLES; i++) {
         uint64_t t0 = thr_now_ns();
-        sum += (double)(thr_shaper_reserve(&s, 4096) - t0);
+        sum += (double)(thr_shaper_reserve(&s, 4096, 1) - t0);
     }
     thr_shaper_fini(&s);
     return sum / SAMPLES;
@@ -101,8 +110,7 @@ static uint64_t median_late(thr_shaper *s, const dlg_host *h)
 static void test_sleep_lands_on_deadline(void **state)
 {
     (void)state;
-    thr_limits lim;
-    memset(&lim, 0, sizeof lim);
+    thr_limits lim = no_limits();
     thr_shaper s;
     thr_shaper_init(&s, &lim);
     dlg_host h;
@@ -118,6 +126,50 @@ static void test_sleep_lands_on_deadline(void **state)
     assert_true(ours < 40000);
 }
 
+/* An I/O that the IOPS cap holds back uses its bandwidth when it really
+ * starts: ten tiny reads fill 1000 IOPS for 10 ms, then two 10 kB reads on
+ * a 1 MB/s disk must start 10 ms apart (charged at issue, the bandwidth
+ * bucket counted the IOPS wait as idle and let them go 1 ms apart: 20 kB
+ * in 1 ms). */
+static void test_buckets_charge_at_start(void **state)
+{
+    (void)state;
+    thr_limits lim = no_limits();
+    lim.bandwidth = 1e6, lim.burst = 1e4, lim.iops = 1000, lim.burst_iops = 1;
+    thr_shaper s;
+    thr_shaper_init(&s, &lim);
+    uint64_t t0 = thr_now_ns(), d[12];
+    for (int i = 0; i < 12; i++)
+        d[i] = thr_shaper_reserve(&s, i < 10 ? 1 : 10000, 1) - t0;
+    thr_shaper_fini(&s);
+    print_message("IOPS-bound until %.2f ms; 10 kB reads start at %.2f and %.2f ms\n", d[9] / 1e6,
+                  d[10] / 1e6, d[11] / 1e6);
+    assert_true(d[10] >= 9900000 && d[10] <= 10100000);
+    assert_true(d[11] - d[10] >= 9900000 && d[11] - d[10] <= 10100000);
+}
+
+/* EBS counting (iops_unit 256 KiB, iops_merge 32 KiB): a 1 MiB I/O is 4;
+ * 8 contiguous 32 KiB I/Os are 1, the 9th starts a new one; random ones,
+ * and contiguous ones under 32 KiB, count one each. */
+static void test_io_units_as_ebs_counts(void **state)
+{
+    (void)state;
+    thr_limits lim = no_limits();
+    lim.iops_unit = 262144, lim.iops_merge = 32768;
+    thr_run run = {0};
+    assert_true(thr_io_units(&lim, &run, 0, 1048576) == 4);
+    double seq = 0, rnd = 0, small = 0;
+    for (uint64_t i = 0; i < 9; i++)
+        seq += thr_io_units(&lim, &run, 1048576 + i * 32768, 32768);
+    for (uint64_t i = 0; i < 8; i++)
+        rnd += thr_io_units(&lim, &run, (7 - i) * 1048576, 32768);
+    for (uint64_t i = 0; i < 8; i++)
+        small += thr_io_units(&lim, &run, i * 16384, 16384);
+    assert_true(seq == 2 && rnd == 8 && small == 8);
+    lim.iops_merge = 0; /* no merging: each 32 KiB I/O is one */
+    assert_true(thr_io_units(&lim, &run, 0, 32768) == 1 && thr_io_units(&lim, &run, 32768, 32768) == 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -125,6 +177,8 @@ int main(void)
         cmocka_unit_test(test_uniform_mean),
         cmocka_unit_test(test_exponential_and_fixed_mean),
         cmocka_unit_test(test_sleep_lands_on_deadline),
+        cmocka_unit_test(test_buckets_charge_at_start),
+        cmocka_unit_test(test_io_units_as_ebs_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

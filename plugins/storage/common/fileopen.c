@@ -3,8 +3,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 static bool is_dir(int fd, const char *path)
@@ -33,4 +35,15 @@ int stg_open(const dlg_host *h, const char *path, int flags, int extra_oflags,
                         no_direct_hint);
     return h->error(h, err == ENOMEM ? DLG_ENOMEM : DLG_EIO, "%s: cannot open: %s", path,
                     strerror(err));
+}
+
+void stg_warn_direct_tmpfs(const dlg_host *h, int fd, const char *path, atomic_bool *warned)
+{
+    struct statfs sf;
+    if (fstatfs(fd, &sf) != 0 || sf.f_type != TMPFS_MAGIC || atomic_exchange(warned, true))
+        return;
+    h->log(h, DLG_LOG_WARN,
+           "%s is on tmpfs: O_DIRECT reads come from memory, not a disk (put the data on a disk "
+           "to measure one)",
+           path);
 }

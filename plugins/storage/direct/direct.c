@@ -25,6 +25,7 @@ static const dlg_option direct_options[] = {
 
 typedef struct direct_inst {
     size_t bounce_max;
+    atomic_bool tmpfs_warned;
 } direct_inst;
 
 typedef struct direct_file {
@@ -59,7 +60,10 @@ static int direct_open(void *inst, const dlg_host *h, const char *path, int flag
     /* Writes (preprocess output) stay buffered: O_DIRECT is about measuring
      * reads, and buffered writes need no alignment. */
     bool writing = flags == DLG_OPEN_WRITE;
-    int fd = stg_open(h, path, flags, O_DIRECT, "use type = posix (or mmap/uring) for files here");
+    /* direct may be a throttle's inner, where type = posix would drop the
+     * emulated disk: name both ways out */
+    int fd = stg_open(h, path, flags, O_DIRECT,
+                      "use type = posix (or mmap/uring) for files here; under a throttle, inner = posix");
     if (fd < 0)
         return fd;
     df->path = strdup(path);
@@ -70,6 +74,8 @@ static int direct_open(void *inst, const dlg_host *h, const char *path, int flag
     const char *how = "";
     uint32_t align = stg_dio_align(fd, &how);
     h->log(h, DLG_LOG_DEBUG, "%s: O_DIRECT alignment %u (from %s)", path, align, how);
+    if (!writing)
+        stg_warn_direct_tmpfs(h, fd, path, &d->tmpfs_warned);
     df->h = h;
     df->fd = fd;
     df->writing = writing;

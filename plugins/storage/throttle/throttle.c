@@ -165,7 +165,7 @@ static int thr_write(dlg_file *f, const void *buf, size_t n, uint64_t off)
     thr_file *tf = (thr_file *)f;
     if (tf->inner->ops->version < 1 || !tf->inner->ops->write)
         return tf->h->error(tf->h, DLG_ENOTSUP, "inner = %s cannot write", tf->ti->inner_name);
-    uint64_t deadline = thr_shaper_reserve(&tf->ti->shaper, n);
+    uint64_t deadline = thr_reserve(tf, off, n);
     int rc = tf->inner->ops->write(tf->inner, buf, n, off);
     int rs = thr_sleep_until(&tf->ti->shaper, tf->h, deadline);
     return rc < 0 ? rc : rs;
@@ -200,7 +200,7 @@ static thr_fbuf *lend_buffer(thr_file *tf, size_t n)
 static int thr_fetch(dlg_file *f, uint64_t off, size_t n, const void **ptr)
 {
     thr_file *tf = (thr_file *)f;
-    uint64_t deadline = thr_shaper_reserve(&tf->ti->shaper, n);
+    uint64_t deadline = thr_reserve(tf, off, n);
     int rc;
     if ((tf->inner_caps & DLG_CAP_ZERO_COPY) && tf->inner->ops->fetch) {
         rc = tf->inner->ops->fetch(tf->inner, off, n, ptr);

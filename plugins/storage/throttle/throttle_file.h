@@ -3,6 +3,7 @@
 #ifndef DLG_THROTTLE_FILE_H
 #define DLG_THROTTLE_FILE_H
 
+#include "throttle_count.h"
 #include "throttle_shaper.h"
 
 typedef struct thr_inst {
@@ -38,6 +39,7 @@ typedef struct thr_file {
     dlg_file *inner;
     uint32_t inner_caps;
     uint64_t size; /* at open, for reads: a read past EOF is charged what it got */
+    thr_run run;   /* this file's contiguous stream, for iops_merge */
     /* async */
     thr_slot *slots;
     size_t nslots;
@@ -67,13 +69,19 @@ static inline size_t thr_charge(const thr_file *tf, uint64_t off, size_t n)
     return off >= tf->size ? 0 : tf->size - off < n ? (size_t)(tf->size - off) : n;
 }
 
+/* The completion deadline of an I/O of n bytes at off. */
+static inline uint64_t thr_reserve(thr_file *tf, uint64_t off, size_t n)
+{
+    return thr_shaper_reserve(&tf->ti->shaper, n, thr_io_units(&tf->ti->shaper.lim, &tf->run, off, n));
+}
+
 /* The completion deadline of a read of n at off.  One that transfers
  * nothing (at or past the end of the file) is answered by the kernel
  * without the disk: no I/O charged, no latency (0 = done already). */
 static inline uint64_t thr_reserve_read(thr_file *tf, uint64_t off, size_t n)
 {
     size_t bytes = thr_charge(tf, off, n);
-    return bytes ? thr_shaper_reserve(&tf->ti->shaper, bytes) : 0;
+    return bytes ? thr_reserve(tf, off, bytes) : 0;
 }
 
 #endif

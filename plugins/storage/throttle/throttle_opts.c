@@ -30,6 +30,9 @@ const dlg_option thr_options[THR_OPT_COUNT + 1] = {
                       "formula: upper bound (default none)", 0},
     [THR_IOPS_UNIT] = {"iops_unit", DLG_OPT_SIZE, NULL, "0", NULL, NULL,
                        "an I/O larger than this counts as ceil(size/unit) I/Os (AWS: 256KiB); 0 = one", 0},
+    [THR_IOPS_MERGE] = {"iops_merge", DLG_OPT_SIZE, NULL, "0", NULL, NULL,
+                        "with iops_unit: a file's contiguous I/Os of at least this size merge into "
+                        "one until they fill a unit (AWS: 32KiB); 0 = never", 0},
     [THR_BURST] = {"burst", DLG_OPT_SIZE, NULL, "0", NULL, NULL,
                    "bandwidth bucket depth in bytes (default 10 ms of bandwidth)", 0},
     [THR_BURST_IOPS] = {"burst_iops", DLG_OPT_INT, NULL, "0", "100000000", NULL,
@@ -85,6 +88,7 @@ int thr_resolve(const dlg_host *h, const dlg_value *v, const char *origin, thr_l
     if (rc < 0)
         return rc;
     out->iops_unit = v[THR_IOPS_UNIT].set ? (double)v[THR_IOPS_UNIT].i : 0;
+    out->iops_merge = v[THR_IOPS_MERGE].set ? (double)v[THR_IOPS_MERGE].i : 0;
     out->burst = v[THR_BURST].set && v[THR_BURST].i > 0 ? (double)v[THR_BURST].i : out->bandwidth / 100;
     out->burst_iops = v[THR_BURST_IOPS].set && v[THR_BURST_IOPS].i > 0 ? (double)v[THR_BURST_IOPS].i
                                                                           : fmax(1, out->iops / 100);
@@ -92,6 +96,10 @@ int thr_resolve(const dlg_host *h, const dlg_value *v, const char *origin, thr_l
     out->dist = v[THR_LATENCY_DIST].set ? (int)v[THR_LATENCY_DIST].i : THR_DIST_FIXED;
     out->jitter = v[THR_LATENCY_JITTER].set ? (uint64_t)v[THR_LATENCY_JITTER].i : out->latency;
     out->seed = v[THR_SEED].set ? (uint64_t)v[THR_SEED].i : 1;
+    if (out->iops_merge > 0 && !(out->iops_unit > 0))
+        return h->error(h, DLG_EINVAL,
+                        "%siops_merge needs iops_unit (the I/O size merged I/Os fill, e.g. 256KiB)",
+                        origin);
     if (out->dist == THR_DIST_EXPONENTIAL && out->jitter > out->latency)
         return h->error(h, DLG_EINVAL,
                         "%slatency_jitter (%.3f ms) exceeds latency (%.3f ms): an exponential "

@@ -18,6 +18,7 @@ enum thr_opt {
     THR_IOPS_PER_GIB,
     THR_IOPS_MAX,
     THR_IOPS_UNIT,
+    THR_IOPS_MERGE,
     THR_BURST,
     THR_BURST_IOPS,
     THR_LATENCY,
@@ -36,6 +37,7 @@ typedef struct thr_limits {
     double bandwidth;   /* bytes/s */
     double iops;        /* I/Os per second */
     double iops_unit;   /* bytes one I/O may carry before it counts as more; 0 = any */
+    double iops_merge;  /* contiguous I/Os at least this big merge up to iops_unit; 0 = never */
     double burst;       /* bytes the bandwidth bucket holds */
     double burst_iops;  /* I/Os the IOPS bucket holds */
     uint64_t latency;   /* ns, mean */

@@ -48,16 +48,21 @@ static void bucket_init(thr_bucket *b, double per_s, double depth)
 
 /* GCRA: the earliest time at which `cost` tokens are available (a request
  * bigger than the bucket waits for a full bucket and goes into debt). */
-static double bucket_take(thr_bucket *b, double cost, double now)
+static double bucket_ready(const thr_bucket *b, double cost, double now)
 {
     if (b->rate <= 0)
         return now;
     double need = cost < b->depth ? cost : b->depth;
-    double t0 = b->tat - (b->depth - need) / b->rate;
-    if (t0 < now)
-        t0 = now;
-    b->tat = (b->tat > t0 ? b->tat : t0) + cost / b->rate;
-    return t0;
+    return fmax(now, b->tat - (b->depth - need) / b->rate);
+}
+
+/* Takes `cost` tokens at t, when the I/O really starts: charged at an
+ * earlier time that the other bucket made it wait past, a bucket would
+ * count the wait as idle and let the next I/Os through in a burst. */
+static void bucket_charge(thr_bucket *b, double cost, double t)
+{
+    if (b->rate > 0)
+        b->tat = fmax(b->tat, t) + cost / b->rate;
 }
 
 /* A symmetric sample clamped to [0, 2 mean]: cutting both tails alike
@@ -97,16 +102,16 @@ void thr_shaper_init(thr_shaper *s, const thr_limits *lim)
 
 void thr_shaper_fini(thr_shaper *s) { pthread_mutex_destroy(&s->mu); }
 
-uint64_t thr_shaper_reserve(thr_shaper *s, size_t n)
+uint64_t thr_shaper_reserve(thr_shaper *s, size_t n, double ios)
 {
     double now = (double)thr_now_ns();
-    double ios = s->lim.iops_unit > 0 ? fmax(1, ceil((double)n / s->lim.iops_unit)) : 1;
     pthread_mutex_lock(&s->mu);
-    double tb = bucket_take(&s->bytes, (double)n, now);
-    double ti = bucket_take(&s->ios, ios, now);
+    double t = fmax(bucket_ready(&s->bytes, (double)n, now), bucket_ready(&s->ios, ios, now));
+    bucket_charge(&s->bytes, (double)n, t);
+    bucket_charge(&s->ios, ios, t);
     double lat = s->lim.latency ? sample_latency(s) : 0;
     pthread_mutex_unlock(&s->mu);
-    return (uint64_t)((tb > ti ? tb : ti) + lat);
+    return (uint64_t)(t + lat);
 }
 
 /* Tracks a low quantile of how late sleeps wake: down fast, up slowly, so

@@ -31,9 +31,10 @@ typedef struct thr_shaper {
 void thr_shaper_init(thr_shaper *s, const thr_limits *lim);
 void thr_shaper_fini(thr_shaper *s);
 
-/* Reserves an I/O of n bytes issued now; returns its completion deadline
- * (CLOCK_MONOTONIC ns). */
-uint64_t thr_shaper_reserve(thr_shaper *s, size_t n);
+/* Reserves an I/O of n bytes issued now that the disk counts as `ios`
+ * I/Os (thr_io_units); returns its completion deadline (CLOCK_MONOTONIC
+ * ns). */
+uint64_t thr_shaper_reserve(thr_shaper *s, size_t n, double ios);
 
 uint64_t thr_now_ns(void);
 

@@ -47,6 +47,7 @@ typedef struct uring_inst {
     bool direct;
     bool fixed;
     bool fixed_bufs;
+    atomic_bool tmpfs_warned;
 } uring_inst;
 
 typedef struct uring_file {
@@ -121,6 +122,8 @@ static int uring_open(void *inst, const dlg_host *h, const char *path, int flags
     uf->ring_up = true;
     const char *how = "";
     uint32_t align = uf->direct ? stg_dio_align(uf->fd, &how) : 1;
+    if (uf->direct)
+        stg_warn_direct_tmpfs(h, uf->fd, path, &u->tmpfs_warned);
     stg_bounce_init(&uf->bounce, align, URING_BOUNCE_MAX);
     f->align = align;
     return 0;
