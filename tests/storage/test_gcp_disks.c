@@ -1,0 +1,91 @@
+/* The shipped Google Cloud disk profiles (conf/disks/gcp-*.ini) resolve,
+ * through the throttle, to the read limits Google publishes: pd-* as
+ * min(baseline + per_gib x capacity, per-instance max), Hyperdisk Balanced
+ * as its included 3,000 IOPS / 140 MiB/s, at the assumed 500 GiB and where
+ * the per-instance cap bites. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "storage_util.h"
+
+#define MIB 1048576.0
+
+typedef struct known {
+    const char *file, *capacity; /* capacity NULL: the profile's own */
+    double iops, mib_s;          /* Google's formula, worked by hand */
+} known;
+
+/* Resolves one profile; the throttle logs "...: B/s (burst B), IOPS". */
+static void resolve(const char *file, const char *capacity, double *bw, double *iops)
+{
+    mock_host m;
+    mock_host_init(&m);
+    const char *src = getenv("DLG_SOURCE_DIR") ? getenv("DLG_SOURCE_DIR") : ".";
+    char prof[4200], cap[64];
+    snprintf(prof, sizeof prof, "profile=%s/conf/disks/%s", src, file);
+    snprintf(cap, sizeof cap, "capacity=%s", capacity ? capacity : "");
+    const char *const o[] = {prof, capacity ? cap : NULL, NULL};
+    st_backend b;
+    if (st_backend_create(&b, &m, "throttle", o) != 0)
+        fail_msg("%s: %s", file, m.last_error);
+    const char *p = strstr(m.last_log, ": ");
+    assert_non_null(p);
+    assert_int_equal(sscanf(p, ": %lf B/s (burst %*f B), %lf IOPS", bw, iops), 2);
+    st_backend_destroy(&b);
+    mock_host_fini(&m);
+}
+
+static void check(const known *k)
+{
+    double bw, iops;
+    resolve(k->file, k->capacity, &bw, &iops);
+    print_message("%-28s %-9s %9.0f IOPS %8.1f MiB/s\n", k->file, k->capacity ? k->capacity : "500GiB",
+                  iops, bw / MIB);
+    if (fabs(iops - k->iops) > 0.5 || fabs(bw / MIB - k->mib_s) > 0.01)
+        fail_msg("%s: %.0f IOPS %.3f MiB/s, expected %.0f IOPS %.2f MiB/s", k->file, iops, bw / MIB,
+                 k->iops, k->mib_s);
+}
+
+static void test_at_assumed_capacity(void **state)
+{
+    (void)state;
+    static const known k[] = {
+        {"gcp-pd-balanced.ini", NULL, 3000 + 6 * 500, 140 + 0.28 * 500},  /* 6,000, 280 */
+        {"gcp-pd-ssd.ini", NULL, 6000 + 30 * 500, 240 + 0.48 * 500},      /* 21,000, 480 */
+        {"gcp-pd-standard.ini", NULL, 0.75 * 500, 0.12 * 500},            /* 375, 60 */
+        {"gcp-hyperdisk-balanced.ini", NULL, 3000, 140},                  /* included baseline */
+    };
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++)
+        check(&k[i]);
+}
+
+/* Large disks stop at the per-instance read maxima. */
+static void test_instance_caps(void **state)
+{
+    (void)state;
+    static const known k[] = {
+        {"gcp-pd-balanced.ini", "20000GiB", 80000, 1200},
+        {"gcp-pd-ssd.ini", "20000GiB", 100000, 1200},
+        {"gcp-pd-standard.ini", "20000GiB", 7500, 1200},
+        {"gcp-pd-standard.ini", "2000GiB", 1500, 240}, /* below the caps: still linear */
+    };
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++)
+        check(&k[i]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_at_assumed_capacity),
+        cmocka_unit_test(test_instance_caps),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
