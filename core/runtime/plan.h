@@ -124,11 +124,12 @@ int dlg_plan_build_sinks(dlg_plan *p, dlg_config *cfg, dlg_registry *reg, char *
  *    A sweep with some values that fit only warns on `warn` (those cells
  *    will fail: a study's 1, 2, 4, 8 stays portable); none fitting fails.
  *  - data: a workload option named `data` (STRING) whose help declares its
- *    forms as KIND:PLACEHOLDER or KIND[:PLACEHOLDER], e.g. the loader's
+ *    forms as KIND:ARG or KIND[:ARG] (ARG in capitals), e.g. the loader's
  *    "recordio:PATH | ... | files:LIST_OR_DIR | synthetic[:N]": the value's
- *    kind must be a declared one, and where the placeholder names a path
+ *    kind must be a declared one, and where ARG names a path
  *    (PATH, DIR, FILE, LIST) it must exist unless an earlier job of the
- *    plan writes it (its `output` names the same path).  An option whose
+ *    plan writes it (its `output` names the same path), checked only when
+ *    the job reads through the built-in file backends.  An option whose
  *    help declares no form is left to the workload.
  * Errors name the key's file:line; returns 0 or -1 with err[] filled. */
 int dlg_plan_check_inputs(const dlg_plan *p, FILE *warn, char *err, size_t errlen);

@@ -94,7 +94,7 @@ static int check_cpus(const dlg_plan *p, size_t jidx, const cpu_set_t *allowed, 
 /* ---- data ---------------------------------------------------------------- */
 
 /* A form that a `data` option's help declares: "recordio:PATH" and
- * "files:LIST_OR_DIR" take a path (their placeholder says PATH, DIR, FILE
+ * "files:LIST_OR_DIR" take a path (their upper-case argument says PATH, DIR, FILE
  * or LIST), "synthetic[:N]" or "s3:BUCKET" an argument that is none. */
 typedef struct data_form {
     char kind[32];
@@ -104,13 +104,13 @@ typedef struct data_form {
 
 static bool word_char(char c) { return isalnum((unsigned char)c) || c == '_' || c == '-'; }
 
-static bool names_path(const char *placeholder)
+static bool names_path(const char *arg)
 {
     static const char *const words[] = {"PATH", "DIR", "FILE", "LIST"};
-    size_t len = strspn(placeholder, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_");
+    size_t len = strspn(arg, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_");
     for (size_t i = 0; i < sizeof words / sizeof *words; i++) {
-        const char *hit = strstr(placeholder, words[i]);
-        if (hit && (size_t)(hit - placeholder) < len)
+        const char *hit = strstr(arg, words[i]);
+        if (hit && (size_t)(hit - arg) < len)
             return true;
     }
     return false;
