@@ -304,6 +304,12 @@ static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_servi
             return -1;
         }
     }
+    /* the workload's own fields start here, as the runner's do */
+    if (dlg_workload_has_begin_timed(ops) && (rc = ops->begin_timed(state)) < 0) {
+        fail(res, svc, host->context, "begin_timed", rc);
+        ops->teardown(state);
+        return -1;
+    }
     struct rusage ru0, ru1;
     getrusage(RUSAGE_SELF, &ru0);
     uint64_t io0 = proc_read_bytes(), disk0 = disk_read_bytes();

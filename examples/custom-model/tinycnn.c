@@ -137,7 +137,7 @@ static int tiny_report(void *state, const dlg_report_api *api, dlg_fields *f)
 }
 
 static const dlg_workload_ops tiny_ops = {1, "images", tiny_setup, tiny_step, tiny_report,
-                                          tiny_teardown};
+                                          tiny_teardown, NULL};
 
 static const dlg_plugin_desc tiny_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, "tinycnn",
                                           "1.0", "a small CNN defined out of tree with the builder API",

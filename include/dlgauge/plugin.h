@@ -269,7 +269,7 @@ typedef struct dlg_report_api {
 
 /* Every op returning int returns 0 or a negative DLG_E* code. */
 typedef struct dlg_workload_ops {
-    uint32_t version;  /* 1 */
+    uint32_t version;  /* 1; 2 adds begin_timed (the host reads no member past its version's) */
     const char *unit;  /* plural item name for throughput: "images", "bytes" */
     /* Untimed: allocate everything here; step() must not allocate. */
     int (*setup)(const dlg_host *h, const dlg_value *opts, const dlg_job_info *job, void **state);
@@ -277,7 +277,20 @@ typedef struct dlg_workload_ops {
     /* Optional: add workload fields for the repetition just measured. */
     int (*report)(void *state, const dlg_report_api *api, dlg_fields *f);
     void (*teardown)(void *state);
+    /* ABI 1.1, version 2, optional: called once per repetition after the
+     * warm-up steps, right before the first timed step (also when warmup =
+     * 0).  Reset here what report() accumulates, so that its fields cover
+     * the timed steps only.  Not timed itself, but keep it quick and free
+     * of allocation.  An older host never calls it: report() must still
+     * make sense without it. */
+    int (*begin_timed)(void *state);
 } dlg_workload_ops;
+
+/* Whether a workload's ops reach the version-2 member begin_timed. */
+static inline bool dlg_workload_has_begin_timed(const dlg_workload_ops *o)
+{
+    return o && o->version >= 2 && o->begin_timed;
+}
 
 /* ---- storage backends (VFS-style) ----------------------------------------- */
 enum dlg_storage_caps {

@@ -44,7 +44,7 @@ static int forker_step(void *st, dlg_step *out)
 
 static void forker_teardown(void *st) { (void)st; }
 
-static const dlg_workload_ops forker_ops = {1, "steps", forker_setup, forker_step, NULL, forker_teardown};
+static const dlg_workload_ops forker_ops = {1, "steps", forker_setup, forker_step, NULL, forker_teardown, NULL};
 static const dlg_plugin_desc forker_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, "forker", "1.0",
                                             "leaves a process behind", forker_options, NULL, &forker_ops};
 /* chatty: prints to its stdout, with the thread count its cell exported */
@@ -60,7 +60,7 @@ static int chatty_setup(const dlg_host *h, const dlg_value *o, const dlg_job_inf
     return 0;
 }
 
-static const dlg_workload_ops chatty_ops = {1, "steps", chatty_setup, forker_step, NULL, forker_teardown};
+static const dlg_workload_ops chatty_ops = {1, "steps", chatty_setup, forker_step, NULL, forker_teardown, NULL};
 static const dlg_plugin_desc chatty_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, "chatty", "1.0",
                                             "prints to stdout", NULL, NULL, &chatty_ops};
 DLG_PLUGIN("lifecycle", &forker_desc, &chatty_desc)

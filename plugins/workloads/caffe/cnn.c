@@ -31,8 +31,9 @@ const dlg_metric cnn_metrics[] = {
     {"flops_per_item", DLG_FIELD_DOUBLE, "FLOP/image",
      "2 x forward multiply-adds (engine count); train: 3x that (backward ~ 2 forwards)"},
     {"gflops", DLG_FIELD_DOUBLE, "GFLOP/s",
-     "achieved: flops_per_item x images / time, over the steps after the first (an effective "
-     "rate: Winograd layers do fewer multiplications than counted)"},
+     "achieved: flops_per_item x images / time, over the timed steps (after the warm-up, and "
+     "never the first step after setup; an effective rate: Winograd layers do fewer "
+     "multiplications than counted)"},
     {"pct_peak", DLG_FIELD_DOUBLE, "%", "gflops as a percentage of peak_gflops"},
     {"peak_gflops", DLG_FIELD_DOUBLE, "GFLOP/s",
      "peak of the device that ran: the job's cores' FP32 peak, or on a GPU its dense peak for "
@@ -76,8 +77,9 @@ typedef struct cnn {
     uint64_t plan_bytes;
     dlg_peak peak;
     const char *backend;
-    /* measured over steps 2..n since setup */
-    uint64_t steps, timed_items, timed_ns;
+    /* steps since setup; the timed ones: from begin_timed, never the
+     * first after setup (it warms caches and the OpenMP team) */
+    uint64_t steps, timed_steps, timed_items, timed_ns;
     bool profile; /* the net times its layers (dlg_plan_opts.profile) */
     float last[3]; /* loss, top1, top5 */
 } cnn;
@@ -320,9 +322,23 @@ int cnn_step(void *state, dlg_step *out)
     if (s->steps++ > 0) { /* the first step warms caches and the OpenMP team */
         s->timed_ns += out->elapsed_ns ? out->elapsed_ns : t1 - t0;
         s->timed_items += (uint64_t)s->batch;
+        s->timed_steps++;
     } else if (s->profile)
         dlg_net_layer_time_reset(s->net);
     out->items = (uint64_t)s->batch;
+    return 0;
+}
+
+/* The warm-up steps leave the figures: they restart here (the first
+ * step after setup, if this is it, is still left out by cnn_step). */
+int cnn_begin_timed(void *state)
+{
+    cnn *s = state;
+    if (s->steps == 0)
+        return 0;
+    s->timed_steps = s->timed_items = s->timed_ns = 0;
+    if (s->profile)
+        dlg_net_layer_time_reset(s->net);
     return 0;
 }
 
@@ -372,8 +388,8 @@ int cnn_report(void *state, const dlg_report_api *api, dlg_fields *f)
     api->add_string(f, "dnnl_isa", onednn ? dnnl_isa_name() : "none");
     api->add_int(f, "winograd_layers", winograd_layers(s->net));
     api->add_string(f, "data_source", cnn_data_source(s->data));
-    if (s->profile) /* the first step is not in the profile */
-        nn_profile_report(s->net, s->steps > 1 ? s->steps - 1 : 0, s->h, api, f);
+    if (s->profile) /* nor are the warm-up steps */
+        nn_profile_report(s->net, s->timed_steps, s->h, api, f);
     float scale;
     int64_t skipped;
     if (dlg_net_loss_scale(s->net, &scale, &skipped) > 0) { /* waits: the run is over */

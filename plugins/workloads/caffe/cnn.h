@@ -42,6 +42,8 @@ bool cnn_use_aux(const dlg_host *h, const dlg_value *opts);
 int cnn_setup(const char *model, const dlg_host *h, const dlg_value *opts, const dlg_job_info *job,
               void **state);
 int cnn_step(void *state, dlg_step *out);
+/* workload ops version 2: called after the warm-up steps */
+int cnn_begin_timed(void *state);
 int cnn_report(void *state, const dlg_report_api *api, dlg_fields *f);
 void cnn_teardown(void *state);
 

@@ -11,8 +11,8 @@
 /* The profile's result fields, as a workload's field table lists them. */
 #define NN_PROFILE_FIELDS                                                                          \
     {"layers_ms", DLG_FIELD_DOUBLE, "ms",                                                          \
-     "profile = true: the layers' time per step (forward + backward), over the steps after the "   \
-     "first"},                                                                                     \
+     "profile = true: the layers' time per step (forward + backward), over the timed steps "      \
+     "(after the warm-up)"},                                                                       \
         {"layer_profile", DLG_FIELD_STRING, "",                                                    \
          "profile = true: the 8 heaviest layer kinds, 'type kernel: share% (forward+backward ms " \
          "per step)', separated by ' | '"}
@@ -21,8 +21,8 @@
  * host clocks around its calls would time launches). */
 int nn_profile_check(const dlg_host *h, const char *backend);
 
-/* layers_ms and layer_profile over timed_steps steps (those after the
- * reset that follows the first step), and the 10 slowest layers in the log. */
+/* layers_ms and layer_profile over timed_steps steps (those since the
+ * last dlg_net_layer_time_reset), and the 10 slowest layers in the log. */
 void nn_profile_report(dlg_net *net, uint64_t timed_steps, const dlg_host *h,
                        const dlg_report_api *api, dlg_fields *f);
 

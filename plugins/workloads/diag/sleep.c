@@ -24,16 +24,16 @@ static const dlg_metric sleep_metrics[] = {
     {"sleep_ns", DLG_FIELD_INT, "ns", "configured sleep per step"},
     {"jitter_ns", DLG_FIELD_INT, "ns", "configured jitter bound"},
     {"requested_ns_mean", DLG_FIELD_DOUBLE, "ns",
-     "mean requested sleep (sleep + drawn jitter) over every step of the repetition, warm-up included"},
-    {"oversleep_ns_mean", DLG_FIELD_DOUBLE, "ns", "mean wake-up delay past the deadline (warm-up included)"},
-    {"oversleep_ns_max", DLG_FIELD_INT, "ns", "largest wake-up delay past the deadline"},
+     "mean requested sleep (sleep + drawn jitter) over the repetition's timed steps"},
+    {"oversleep_ns_mean", DLG_FIELD_DOUBLE, "ns", "mean wake-up delay past the deadline over the timed steps"},
+    {"oversleep_ns_max", DLG_FIELD_INT, "ns", "largest wake-up delay past the deadline in the timed steps"},
     {NULL, 0, NULL, NULL}};
 
 struct sleeper {
     const dlg_host *h;
     uint64_t sleep_ns, jitter_ns;
     uint64_t rng;
-    /* since setup or the last report */
+    /* since begin_timed (or setup), or the last report */
     uint64_t steps, requested_sum, over_sum, over_max;
 };
 
@@ -132,15 +132,23 @@ static int sleep_report(void *state, const dlg_report_api *api, dlg_fields *f)
     return 0;
 }
 
+static int sleep_begin_timed(void *state)
+{
+    struct sleeper *s = state;
+    s->steps = s->requested_sum = s->over_sum = s->over_max = 0;
+    return 0;
+}
+
 static void sleep_teardown(void *state) { free(state); }
 
 static const dlg_workload_ops sleep_ops = {
-    .version = 1,
+    .version = 2,
     .unit = "steps",
     .setup = sleep_setup,
     .step = sleep_step,
     .report = sleep_report,
     .teardown = sleep_teardown,
+    .begin_timed = sleep_begin_timed,
 };
 
 const dlg_plugin_desc sleep_desc = {

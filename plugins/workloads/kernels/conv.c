@@ -418,8 +418,14 @@ static int conv_report(void *state, const dlg_report_api *api, dlg_fields *f)
     return kernel_report(&((conv *)state)->st, api, f);
 }
 
-static const dlg_workload_ops conv_ops = {1, "flops", conv_setup, conv_step, conv_report,
-                                          conv_teardown};
+static int conv_begin_timed(void *state)
+{
+    kernel_begin_timed(&((conv *)state)->st);
+    return 0;
+}
+
+static const dlg_workload_ops conv_ops = {2, "flops", conv_setup, conv_step, conv_report,
+                                          conv_teardown, conv_begin_timed};
 
 const dlg_plugin_desc conv_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, "conv", "1.0",
                                    "DeepBench-style single convolution: fwd, bwd_data or bwd_filter",

@@ -130,8 +130,14 @@ static int gemm_report(void *state, const dlg_report_api *api, dlg_fields *f)
     return kernel_report(&g->st, api, f);
 }
 
-static const dlg_workload_ops gemm_ops = {1, "flops", gemm_setup, gemm_step, gemm_report,
-                                          gemm_teardown};
+static int gemm_begin_timed(void *state)
+{
+    kernel_begin_timed(&((gemm *)state)->st);
+    return 0;
+}
+
+static const dlg_workload_ops gemm_ops = {2, "flops", gemm_setup, gemm_step, gemm_report,
+                                          gemm_teardown, gemm_begin_timed};
 
 const dlg_plugin_desc gemm_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, "gemm", "1.0",
                                    "DeepBench-style fp32 GEMM on oneDNN (GFLOP/s, % of peak)",

@@ -15,14 +15,20 @@ uint64_t kernel_now_ns(void)
 
 void kernel_count(kernel_stats *k, uint64_t t0, uint64_t t1)
 {
-    if (k->steps++ > 0) /* the first call warms caches and the thread team */
+    if (k->steps++ > 0) { /* the first call warms caches and the thread team */
+        k->counted++;
         k->timed_ns += t1 - t0;
+    }
+}
+
+void kernel_begin_timed(kernel_stats *k)
+{
+    k->counted = k->timed_ns = 0; /* warm-up steps are not the measured ones */
 }
 
 int kernel_report(const kernel_stats *k, const dlg_report_api *api, dlg_fields *f)
 {
-    /* the first step is not timed (kernel_count) */
-    dlg_peak_report(&k->peak, k->flops, k->steps > 0 ? k->steps - 1 : 0, k->timed_ns, api, f);
+    dlg_peak_report(&k->peak, k->flops, k->counted, k->timed_ns, api, f);
     return 0;
 }
 

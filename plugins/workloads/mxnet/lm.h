@@ -37,6 +37,8 @@ extern const dlg_metric lm_metrics[];
 int lm_setup(const dlg_host *h, const dlg_value *opts, const dlg_job_info *job, void **state);
 int lm_step(void *state, dlg_step *out);
 int lm_report(void *state, const dlg_report_api *api, dlg_fields *f);
+/* gflops and the profile from the next step on (workload ops version 2) */
+int lm_begin_timed(void *state);
 void lm_teardown(void *state);
 
 #endif

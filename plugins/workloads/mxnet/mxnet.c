@@ -60,8 +60,8 @@ static int inception_setup(const dlg_host *h, const dlg_value *o, const dlg_job_
     return cnn_setup(aux ? "inception-v3-aux" : "inception-v3", h, o, job, state);
 }
 
-static const dlg_workload_ops inception_ops = {1,        "images",   inception_setup,
-                                               cnn_step, cnn_report, cnn_teardown};
+static const dlg_workload_ops inception_ops = {2,          "images",     inception_setup, cnn_step,
+                                               cnn_report, cnn_teardown, cnn_begin_timed};
 
 static const dlg_plugin_desc inception_desc = {
     sizeof(dlg_plugin_desc),
@@ -73,7 +73,7 @@ static const dlg_plugin_desc inception_desc = {
     cnn_metrics,
     &inception_ops};
 
-static const dlg_workload_ops lm_ops = {1, "tokens", lm_setup, lm_step, lm_report, lm_teardown};
+static const dlg_workload_ops lm_ops = {2, "tokens", lm_setup, lm_step, lm_report, lm_teardown, lm_begin_timed};
 
 static const dlg_plugin_desc lm_desc = {
     sizeof(dlg_plugin_desc),

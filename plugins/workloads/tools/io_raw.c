@@ -51,10 +51,10 @@ static const dlg_option io_options[] = {
 };
 
 static const dlg_metric io_metrics[] = {
-    {"iops", DLG_FIELD_DOUBLE, "ios/s", "reads completed per second (every step since setup)"},
-    {"ios", DLG_FIELD_INT, "", "reads completed since setup (warm-up included)"},
-    {"io_bytes", DLG_FIELD_INT, "bytes", "bytes read since setup (warm-up included)"},
-    {"io_lat_mean_us", DLG_FIELD_DOUBLE, "us", "mean read latency (submit to completion)"},
+    {"iops", DLG_FIELD_DOUBLE, "ios/s", "reads completed per second over the repetition's timed steps"},
+    {"ios", DLG_FIELD_INT, "", "reads completed in the timed steps"},
+    {"io_bytes", DLG_FIELD_INT, "bytes", "bytes read in the timed steps"},
+    {"io_lat_mean_us", DLG_FIELD_DOUBLE, "us", "mean read latency (submit to completion), timed steps"},
     {"io_lat_p50_us", DLG_FIELD_DOUBLE, "us", "median read latency"},
     {"io_lat_p99_us", DLG_FIELD_DOUBLE, "us", "99th percentile read latency"},
     {"io_lat_p999_us", DLG_FIELD_DOUBLE, "us", "99.9th percentile read latency"},
@@ -64,7 +64,7 @@ static const dlg_metric io_metrics[] = {
     {"span_bytes", DLG_FIELD_INT, "bytes", "bytes of the file used"},
     {"buffer_align", DLG_FIELD_INT, "bytes", "alignment the backend asked for (1 = none)"},
     {"buffer_registered", DLG_FIELD_INT, "", "1: the backend registered the read buffers once (io_uring fixed buffers); 0: not"},
-    {"checksum", DLG_FIELD_STRING, "", "checksum = true: sum of CRC-32 of the reads, mod 2^64, hex"},
+    {"checksum", DLG_FIELD_STRING, "", "checksum = true: sum of CRC-32 of the timed steps' reads, mod 2^64, hex"},
     {"cache_method", DLG_FIELD_STRING, "", "how cache = cold|warm was applied (none, fadvise, ...)"},
     {NULL, 0, NULL, NULL}};
 
@@ -90,7 +90,8 @@ typedef struct io_raw {
     uint32_t nfree;
     uint64_t *t_submit;   /* per slot */
     uint64_t *slot_off;   /* per slot: offset in flight */
-    /* measurements since setup */
+    /* measurements since begin_timed (or setup); reads in flight then
+     * count when they complete, as after fio's ramp_time */
     lathist lat;
     uint64_t nios, bytes, sum;
     uint64_t t_first, t_last;
@@ -227,6 +228,15 @@ static int io_report(void *state, const dlg_report_api *api, dlg_fields *f)
         snprintf(hex, sizeof hex, "%016llx", (unsigned long long)s->sum);
         api->add_string(f, "checksum", hex);
     }
+    return 0;
+}
+
+static int io_begin_timed(void *state)
+{
+    io_raw *s = state;
+    lathist_reset(&s->lat);
+    s->nios = s->bytes = s->sum = 0;
+    s->t_first = s->t_last = 0;
     return 0;
 }
 
@@ -409,12 +419,13 @@ static int io_setup(const dlg_host *h, const dlg_value *opts, const dlg_job_info
 }
 
 static const dlg_workload_ops io_ops = {
-    .version = 1,
+    .version = 2,
     .unit = "bytes",
     .setup = io_setup,
     .step = io_step,
     .report = io_report,
     .teardown = io_teardown,
+    .begin_timed = io_begin_timed,
 };
 
 const dlg_plugin_desc io_desc = {

@@ -39,22 +39,22 @@ static const dlg_option prep_options[] = {
 };
 
 static const dlg_metric prep_metrics[] = {
-    {"images_written", DLG_FIELD_INT, "", "images stored since setup (warm-up included)"},
-    {"skipped", DLG_FIELD_INT, "", "corrupt images skipped (skip_corrupt = true)"},
-    {"passes", DLG_FIELD_INT, "", "complete conversions of the whole list"},
+    {"images_written", DLG_FIELD_INT, "", "images stored in the repetition's timed steps"},
+    {"skipped", DLG_FIELD_INT, "", "corrupt images skipped since setup, warm-up included (skip_corrupt = true)"},
+    {"passes", DLG_FIELD_INT, "", "complete conversions of the whole list since setup"},
     {"pass_s", DLG_FIELD_DOUBLE, "s", "seconds the last complete pass took (total time)"},
     {"images_per_pass", DLG_FIELD_INT, "", "images in the list"},
-    {"input_bytes", DLG_FIELD_INT, "bytes", "image bytes read since setup"},
-    {"output_bytes", DLG_FIELD_INT, "bytes", "bytes written since setup (records, index, keys)"},
-    {"read_mb_per_s", DLG_FIELD_DOUBLE, "MB/s", "image bytes read per second (MB = 10^6 bytes)"},
-    {"write_mb_per_s", DLG_FIELD_DOUBLE, "MB/s", "bytes written per second"},
+    {"input_bytes", DLG_FIELD_INT, "bytes", "image bytes read in the timed steps"},
+    {"output_bytes", DLG_FIELD_INT, "bytes", "bytes written in the timed steps (records, index, keys)"},
+    {"read_mb_per_s", DLG_FIELD_DOUBLE, "MB/s", "image bytes read per second, timed steps (MB = 10^6 bytes)"},
+    {"write_mb_per_s", DLG_FIELD_DOUBLE, "MB/s", "bytes written per second, timed steps"},
     {"threads", DLG_FIELD_INT, "", "worker threads"},
     /* the io-pipeline loader's names: the report's saturated-worker rule
      * reads them from any workload */
-    {"loader_read_s", DLG_FIELD_DOUBLE, "s", "worker time reading image files since the first step (summed over workers)"},
-    {"loader_decode_s", DLG_FIELD_DOUBLE, "s", "worker time decoding, resizing and re-encoding since the first step"},
+    {"loader_read_s", DLG_FIELD_DOUBLE, "s", "worker time reading image files since the first timed step (summed over workers)"},
+    {"loader_decode_s", DLG_FIELD_DOUBLE, "s", "worker time decoding, resizing and re-encoding since the first timed step"},
     {"loader_busy", DLG_FIELD_DOUBLE, "",
-     "share of the workers' time spent reading or transforming since the first step (1: every worker always "
+     "share of the workers' time spent reading or transforming since the first timed step (1: every worker always "
      "busy; then more threads, or faster storage when reading fills it, would help)"},
     {NULL, 0, NULL, NULL}};
 
@@ -70,10 +70,12 @@ typedef struct prep {
     bool pass_open;
     size_t pos;
     uint64_t pass_t0;
-    /* measurements since setup */
-    uint64_t images, skipped, passes, in_bytes;
-    uint64_t last_pass_ns, t_first, t_last;
-    uint64_t read0_ns, work0_ns; /* worker times at the first step (prefetch excluded) */
+    /* since setup */
+    uint64_t skipped, passes, last_pass_ns;
+    /* since begin_timed (or setup) */
+    uint64_t images, in_bytes, t_first, t_last;
+    uint64_t out0;               /* output bytes at begin_timed */
+    uint64_t read0_ns, work0_ns; /* worker times at the first such step (prefetch excluded) */
 } prep;
 
 static int fail(const dlg_host *h, const dlg_data_err *err, int rc)
@@ -148,7 +150,7 @@ static int prep_report(void *state, const dlg_report_api *api, dlg_fields *f)
 {
     prep *p = state;
     double secs = p->t_last > p->t_first ? (double)(p->t_last - p->t_first) / 1e9 : 0;
-    uint64_t outb = prep_output_bytes(p->out);
+    uint64_t outb = prep_output_bytes(p->out) - p->out0;
     api->add_int(f, "images_written", (int64_t)p->images);
     api->add_int(f, "skipped", (int64_t)p->skipped);
     api->add_int(f, "passes", (int64_t)p->passes);
@@ -175,13 +177,21 @@ static int prep_report(void *state, const dlg_report_api *api, dlg_fields *f)
     return 0;
 }
 
+static int prep_begin_timed(void *state)
+{
+    prep *p = state;
+    p->images = p->in_bytes = p->t_first = p->t_last = 0; /* the next step takes the worker times */
+    p->out0 = prep_output_bytes(p->out);
+    return 0;
+}
+
 static void prep_teardown(void *state)
 {
     prep *p = state;
     if (!p)
         return;
     prep_pool_stop(p->pool);
-    if (p->passes == 0 && p->h && p->images + p->skipped > 0 && !p->failed)
+    if (p->passes == 0 && p->h && p->pass_open && !p->failed) /* images taken, none kept */
         p->h->log(p->h, DLG_LOG_WARN, "no complete pass (%zu images each): output not written; "
                                      "run more steps", p->in.n);
     prep_output_free(p->out); /* removes an unfinished pass */
@@ -255,12 +265,13 @@ static int prep_setup(const dlg_host *h, const dlg_value *opts, const dlg_job_in
 }
 
 static const dlg_workload_ops prep_ops = {
-    .version = 1,
+    .version = 2,
     .unit = "images",
     .setup = prep_setup,
     .step = prep_step,
     .report = prep_report,
     .teardown = prep_teardown,
+    .begin_timed = prep_begin_timed,
 };
 
 const dlg_plugin_desc preprocess_desc = {
