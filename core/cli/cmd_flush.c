@@ -1,5 +1,11 @@
 /* dlgauge flush: open the sinks of a configuration (which replays whatever
- * they spooled while their database was unreachable), flush, close. */
+ * they spooled while their database was unreachable), flush, close.
+ *
+ * Exit codes (README): 2 when a sink's configuration must be fixed, 1 when
+ * points could not be delivered now but stay where they were (a script
+ * retries on 1 and alerts on 2), 0 when everything was delivered.  Each
+ * sink is flushed on its own, so that one that cannot open does not keep
+ * the others' spools from being sent; the worst outcome is the exit code. */
 #include "cli.h"
 
 #include "config.h"
@@ -8,6 +14,49 @@
 #include "sinkset.h"
 
 #include <stdio.h>
+
+/* The exit an open failure calls for, from the DLG_E* code the sink gave
+ * host->error(): what may pass by itself (a spool it cannot read or
+ * rewrite, a full disk, no memory, the database) is worth a retry; a value
+ * it calls invalid or unsupported, and a failure it did not describe, need
+ * a person. */
+static int open_failure_exit(int code)
+{
+    switch (code) {
+    case DLG_EIO:
+    case DLG_EAGAIN:
+    case DLG_ENOMEM:
+    case DLG_ESTOP:
+        return DLG_EXIT_FAILED;
+    default:
+        return DLG_EXIT_USAGE;
+    }
+}
+
+/* Flushes sink i of plan alone (a plan of that one sink): its check first,
+ * as `run --dry-run` does, so that what the sink's own check refuses is a
+ * configuration error whatever code it carries. */
+static int flush_one(const dlg_cli *cli, const dlg_plan *plan, size_t i)
+{
+    dlg_plan one = *plan;
+    one.sinks = &plan->sinks[i];
+    one.nsinks = 1;
+    char err[4096];
+    if (dlg_sinkset_check(&one, cli->verbosity, err, sizeof err) != 0) {
+        fprintf(stderr, "dlgauge: %s\n", err);
+        return DLG_EXIT_USAGE;
+    }
+    dlg_sinkset ss;
+    if (dlg_sinkset_open(&ss, &one, false, cli->verbosity, err, sizeof err) != 0) {
+        int rc = open_failure_exit(ss.svc.error_code); /* before close() clears it */
+        dlg_sinkset_close(&ss, 0);
+        fprintf(stderr, "dlgauge: %s\n", err);
+        return rc;
+    }
+    dlg_sinkset_close(&ss, 30ull * 1000000000ull);
+    /* what failed or stays spooled (how many points, where) was said */
+    return ss.failures || ss.kept ? DLG_EXIT_FAILED : DLG_EXIT_OK;
+}
 
 int dlg_cmd_flush(const dlg_cli *cli, int argc, char **argv)
 {
@@ -20,19 +69,20 @@ int dlg_cmd_flush(const dlg_cli *cli, int argc, char **argv)
     dlg_registry reg = {0};
     dlg_plan plan = {0};
     int rc = DLG_EXIT_USAGE;
-    if (dlg_config_load(&cfg, argv[1], err, sizeof err) != 0 || dlg_registry_init(&reg, cli->plugin_dir) != 0)
+    if (dlg_config_load(&cfg, argv[1], err, sizeof err) != 0)
         goto fail;
+    if (dlg_registry_init(&reg, cli->plugin_dir) != 0) {
+        snprintf(err, sizeof err, "out of memory"); /* err held nothing to say */
+        goto fail;
+    }
     dlg_registry_scan(&reg);
     if (dlg_plan_build_sinks(&plan, &cfg, &reg, err, sizeof err) != 0)
         goto fail;
-    dlg_sinkset ss;
-    if (dlg_sinkset_open(&ss, &plan, false, cli->verbosity, err, sizeof err) != 0) {
-        dlg_sinkset_close(&ss, 0);
-        goto fail;
+    rc = DLG_EXIT_OK;
+    for (size_t i = 0; i < plan.nsinks; i++) {
+        int r = flush_one(cli, &plan, i);
+        rc = r > rc ? r : rc; /* 2 (fix the configuration) over 1 (retry) over 0 */
     }
-    dlg_sinkset_close(&ss, 30ull * 1000000000ull);
-    rc = ss.failures || ss.kept ? DLG_EXIT_FAILED : DLG_EXIT_OK;
-    /* what failed or stays spooled (how many points, where) was said above */
     if (rc == DLG_EXIT_OK && cli->verbosity > 0)
         fprintf(stderr, "dlgauge: flushed %zu sink%s\n", plan.nsinks, plan.nsinks == 1 ? "" : "s");
     goto done;

@@ -128,9 +128,13 @@ int dlg_plan_build_sinks(dlg_plan *p, dlg_config *cfg, dlg_registry *reg, char *
  *    "recordio:PATH | ... | files:LIST_OR_DIR | synthetic[:N]": the value's
  *    kind must be a declared one, and where ARG names a path
  *    (PATH, DIR, FILE, LIST) it must exist unless an earlier job of the
- *    plan writes it (its `output` names the same path), checked only when
- *    the job reads through the built-in file backends.  An option whose
- *    help declares no form is left to the workload.
+ *    plan writes it (its `output` names the same path, by dlg_path_same,
+ *    and the same kind where both say one), checked only when the job
+ *    reads through the built-in file backends.  An option whose help
+ *    declares no form is left to the workload.
+ *  - input: a workload option named `input` (STRING) whose help starts
+ *    with such an ARG, e.g. preprocess's "DIR or LIST: ...": the whole
+ *    value is that path, checked as data's are.
  * Errors name the key's file:line; returns 0 or -1 with err[] filled. */
 int dlg_plan_check_inputs(const dlg_plan *p, FILE *warn, char *err, size_t errlen);
 
@@ -140,4 +144,9 @@ int dlg_list_split(const char *text, char ***out, size_t *n);
 void dlg_list_free(char **v, size_t n);
 /* "file:line: " of e, else of the section s. */
 void dlg_plan_where(const dlg_entry *e, const dlg_section *s, char *buf, size_t len);
+/* Whether paths a and b name the same file: equal once "." components and
+ * repeated or trailing slashes are dropped (./data/x, data//x, data/x/),
+ * or the same names below the same existing directory (device and inode:
+ * data/x and /abs/data/x).  Neither needs to exist. */
+bool dlg_path_same(const char *a, const char *b);
 #endif

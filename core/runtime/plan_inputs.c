@@ -140,22 +140,49 @@ static size_t declared_forms(const char *help, data_form *out, size_t max)
     return n;
 }
 
-/* Whether a job before `before` writes path: its `output` is "KIND:path"
- * or path (preprocess converting what a later job reads). */
-static bool written_earlier(const dlg_plan *p, size_t before, const char *path)
+/* The job (other than self) whose `output` is "KIND:path" or path for the
+ * same file as path, the first in run order; its kind ("" if none) in kind[]. */
+static const dlg_job *writer_of(const dlg_plan *p, size_t self, const char *path, char *kind, size_t klen)
 {
-    for (size_t j = 0; j < before; j++) {
+    for (size_t j = 0; j < p->njobs; j++) {
         const dlg_job *job = &p->jobs[j];
-        for (size_t k = 0; k < job->nwl; k++) {
-            const char *out = job->wl_text[k], *colon;
+        for (size_t k = 0; j != self && k < job->nwl; k++) {
+            const char *out = job->wl_text[k];
             if (!out || strcmp(job->workload->options[k].name, "output") != 0)
                 continue;
-            colon = strchr(out, ':');
-            if (strcmp(out, path) == 0 || (colon && strcmp(colon + 1, path) == 0))
-                return true;
+            const char *colon = strchr(out, ':');
+            if (!dlg_path_same(colon ? colon + 1 : out, path))
+                continue;
+            snprintf(kind, klen, "%.*s", colon ? (int)(colon - out) : 0, out);
+            return job;
         }
     }
-    return false;
+    return NULL;
+}
+
+/* Whether an earlier job writes path, as the kind job jidx reads it as
+ * (kind: "" for a data value without one, NULL for an input); if not,
+ * why[] says what a user needs to know, if anything. */
+static bool written_before(const dlg_plan *p, size_t jidx, const char *kind, const char *path, char *why,
+                           size_t len)
+{
+    char wkind[32], w[512];
+    const dlg_job *wr = writer_of(p, jidx, path, wkind, sizeof wkind);
+    why[0] = '\0';
+    if (!wr) { /* an input is seldom a job's output: no need to say it */
+        snprintf(why, len, "%s", kind ? " (and no earlier job of this run writes it as its output)" : "");
+        return false;
+    }
+    size_t k = 0;
+    while (strcmp(wr->workload->options[k].name, "output") != 0)
+        k++;
+    dlg_plan_where(wr->wl_src[k], wr->sec, w, sizeof w);
+    w[strlen(w) > 1 ? strlen(w) - 2 : 0] = '\0'; /* "file:line", without ": " */
+    if (wr > &p->jobs[jidx])
+        snprintf(why, len, " (job %s writes it, at %s, but runs after this one)", wr->name, w);
+    else if (kind && *kind && *wkind && strcmp(kind, wkind) != 0)
+        snprintf(why, len, " (job %s writes it as %s, at %s, not as %s)", wr->name, wkind, w, kind);
+    return !why[0];
 }
 
 /* Whether every storage the job reads through takes local file names (the
@@ -178,6 +205,25 @@ static bool local_files(const dlg_plan *p, const dlg_job *j)
     }
     dlg_list_free(vals, n);
     return all;
+}
+
+/* That the path job jidx's option k names (read as kind: see
+ * written_before) exists, or that an earlier job of the run writes it. */
+static int check_path(const dlg_plan *p, size_t jidx, size_t k, const char *kind, const char *path, char *err,
+                      size_t errlen)
+{
+    const dlg_job *j = &p->jobs[jidx];
+    struct stat st;
+    if (stat(path, &st) == 0)
+        return 0;
+    int e = errno;
+    char why[1024] = "", w[512];
+    if ((e == ENOENT || e == ENOTDIR) && written_before(p, jidx, kind, path, why, sizeof why))
+        return 0;
+    dlg_plan_where(j->wl_src[k], j->sec, w, sizeof w);
+    snprintf(err, errlen, "%s[job %s] %s: %s: %s%s", w, j->name, j->workload->options[k].name, path, strerror(e),
+             why);
+    return -1;
 }
 
 /* One value of job jidx's data option k against the forms it declares. */
@@ -214,15 +260,7 @@ static int check_data_value(const dlg_plan *p, size_t jidx, size_t k, const char
         snprintf(err, errlen, "%s[job %s] data: '%s' names no path (%s)", w, j->name, v, form->shown);
         return -1;
     }
-    struct stat st;
-    if (stat(path, &st) == 0)
-        return 0;
-    int e = errno;
-    if ((e == ENOENT || e == ENOTDIR) && written_earlier(p, jidx, path))
-        return 0;
-    snprintf(err, errlen, "%s[job %s] data: %s: %s%s", w, j->name, path, strerror(e),
-             e == ENOENT ? " (and no earlier job of this run writes it as its output)" : "");
-    return -1;
+    return check_path(p, jidx, k, form->kind, path, err, errlen);
 }
 
 static int check_data(const dlg_plan *p, size_t jidx, size_t k, char *err, size_t errlen)
@@ -247,6 +285,17 @@ static int check_data(const dlg_plan *p, size_t jidx, size_t k, char *err, size_
     return rc;
 }
 
+/* An `input` whose help starts with a path ARG ("DIR or LIST: ...", as
+ * preprocess's): the whole value is that path. */
+static int check_input(const dlg_plan *p, size_t jidx, size_t k, char *err, size_t errlen)
+{
+    const dlg_job *j = &p->jobs[jidx];
+    const char *help = j->workload->options[k].help, *v = j->wl_text[k];
+    if (!help || !isupper((unsigned char)help[0]) || !names_path(help) || !v || !local_files(p, j))
+        return 0;
+    return check_path(p, jidx, k, NULL, v, err, errlen);
+}
+
 int dlg_plan_check_inputs(const dlg_plan *p, FILE *warn, char *err, size_t errlen)
 {
     cpu_set_t allowed;
@@ -259,7 +308,11 @@ int dlg_plan_check_inputs(const dlg_plan *p, FILE *warn, char *err, size_t errle
             return -1;
         for (size_t k = 0; k < job->nwl; k++) {
             const dlg_option *o = &job->workload->options[k];
-            if (o->type == DLG_OPT_STRING && strcmp(o->name, "data") == 0 && check_data(p, j, k, err, errlen) != 0)
+            if (o->type != DLG_OPT_STRING)
+                continue;
+            if (strcmp(o->name, "data") == 0 && check_data(p, j, k, err, errlen) != 0)
+                return -1;
+            if (strcmp(o->name, "input") == 0 && check_input(p, j, k, err, errlen) != 0)
                 return -1;
         }
     }

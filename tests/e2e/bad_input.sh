@@ -160,6 +160,7 @@ case_ini cpusbig "$(printf '[job a]\nworkload = sleep\niterations = 1\ncpus = %d
     "^dlgauge: cpusbig\.ini:4: \[job a\] cpus = $toomany, but only $(nproc) CPUs are available to this process"
 [ ! -s cpusbig.out ] || fail "cpusbig: a cell ran: $(cat cpusbig.out)"
 # a preprocess job's output may be read by a later job of the same run
+mkdir -p imgs/cat
 printf '[job conv]\nworkload = preprocess\ninput = imgs\noutput = recordio:conv/t.rec\n[job read]\nworkload = io-pipeline\ndata = recordio:conv/t.rec\n' >convread.ini
 run_cli convread run convread.ini --dry-run
 expect_rc convread 0

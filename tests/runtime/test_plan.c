@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -351,7 +352,7 @@ static int check_inputs(void **state, fixture *f, const char *text, char *warn, 
 static void data_inputs(void **state)
 {
     const char *dir = ((rt_dir *)*state)->path;
-    char have[512], text[2048], warn[1024];
+    char have[512], text[2048], warn[1024], want[1024];
     rt_write(*state, "have.rec", "x", have, sizeof have);
     fixture f;
     snprintf(text, sizeof text, "[job a]\nworkload = io-pipeline\ndata = recordo:%s\n", have);
@@ -385,6 +386,7 @@ static void data_inputs(void **state)
     assert_string_equal(warn, "");
     done(&f);
     /* written by an earlier job of the run (preprocess, then its reader) */
+    rt_write(*state, "x.lst", "0\t0\ta.jpg\n", have, sizeof have);
     static const char conv[] = "[job conv]\nworkload = preprocess\ninput = %s/x.lst\noutput = recordio:%s/new.rec\n";
     static const char read[] = "[job read]\nworkload = io-pipeline\ndata = recordio:%s/new.rec\n";
     char c[512], r[512];
@@ -396,7 +398,87 @@ static void data_inputs(void **state)
     done(&f);
     snprintf(text, sizeof text, "%s%s", r, c); /* read first: nothing has written it yet */
     assert_int_not_equal(check_inputs(state, &f, text, warn, sizeof warn), 0);
-    rt_assert_error_at(f.err, f.path, 3, "[job read] data: ", "no earlier job of this run writes it", END);
+    snprintf(want, sizeof want, "(job conv writes it, at %s:7, but runs after this one)", f.path);
+    rt_assert_error_at(f.err, f.path, 3, "[job read] data: ", "/new.rec: No such file or directory", want, END);
+    done(&f);
+    snprintf(r, sizeof r, read, "/nowhere");
+    snprintf(text, sizeof text, "%s%s", c, r);
+    assert_int_not_equal(check_inputs(state, &f, text, warn, sizeof warn), 0);
+    rt_assert_error_at(f.err, f.path, 7, "[job read] data: /nowhere/new.rec: No such file or directory (and no "
+                       "earlier job of this run writes it as its output)", END);
+    done(&f);
+}
+
+/* Checks that conv writes out (a preprocess output) and read then reads
+ * data (an io-pipeline data value): 0, or -1 with the error in f->err. */
+static int written_then_read(void **state, fixture *f, const char *out, const char *data)
+{
+    char text[4096], warn[256], list[512];
+    rt_write(*state, "in/x.lst", "0\t0\ta.jpg\n", list, sizeof list);
+    snprintf(text, sizeof text, "[job conv]\nworkload = preprocess\ninput = %s\noutput = %s\n"
+             "[job read]\nworkload = io-pipeline\ndata = %s\n", list, out, data);
+    return check_inputs(state, f, text, warn, sizeof warn);
+}
+
+/* An earlier job's output is the same file as a later job's data however
+ * each is written: ./x, x//y, a trailing slash, absolute and relative (the
+ * check used to compare the text: a false "no earlier job writes it"). */
+static void output_matches_data(void **state)
+{
+    const char *dir = ((rt_dir *)*state)->path;
+    char out[1024], data[1024], cwd[4096];
+    static const char *const same[][2] = {
+        {"recordio:./new.rec", "recordio:new.rec"},
+        {"recordio:sub//new.rec", "recordio:./sub/new.rec"},
+        {"lmdb:sub/db/", "lmdb:sub/db"},
+        {"recordio:%s/sub/./new.rec", "recordio:sub/new.rec"},  /* absolute, then relative */
+        {"lmdb:gone/../db", "lmdb:gone/../db/"},
+    };
+    fixture f;
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(dir), 0);
+    for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
+        snprintf(out, sizeof out, same[i][0], dir);
+        snprintf(data, sizeof data, "%s", same[i][1]);
+        if (written_then_read(state, &f, out, data) != 0)
+            fail_msg("output = %s, data = %s: %s", out, data, f.err);
+        done(&f);
+    }
+    /* the same path written as another kind than it is read as */
+    assert_int_not_equal(written_then_read(state, &f, "lmdb:./db", "recordio:db/"), 0);
+    char want[1024];
+    snprintf(want, sizeof want, "(job conv writes it as lmdb, at %s:4, not as recordio)", f.path);
+    rt_assert_error_at(f.err, f.path, 7, "[job read] data: db/: No such file or directory ", want, END);
+    done(&f);
+    assert_int_not_equal(written_then_read(state, &f, "recordio:a/new.rec", "recordio:b/new.rec"), 0);
+    rt_assert_error_at(f.err, f.path, 7, "no earlier job of this run writes it", END);
+    done(&f);
+    assert_int_equal(chdir(cwd), 0);
+}
+
+/* preprocess's input must exist, as data paths must: the error names the
+ * input line (it used to pass the plan and fail in the cell's setup). */
+static void prep_input(void **state)
+{
+    const char *dir = ((rt_dir *)*state)->path;
+    char text[2048], warn[256], have[512];
+    fixture f;
+    snprintf(text, sizeof text, "[job conv]\nworkload = preprocess\noutput = recordio:%s/o.rec\n"
+             "input = %s/none.lst\n", dir, dir);
+    assert_int_not_equal(check_inputs(state, &f, text, warn, sizeof warn), 0);
+    rt_assert_error_at(f.err, f.path, 4, "[job conv] input: ", "/none.lst: No such file or directory", END);
+    done(&f);
+    snprintf(text, sizeof text, "[global]\ninput = %s/none\n[job conv]\nworkload = preprocess\n"
+             "output = recordio:%s/o.rec\n", dir, dir);
+    assert_int_not_equal(check_inputs(state, &f, text, warn, sizeof warn), 0);
+    rt_assert_error_at(f.err, f.path, 2, "[job conv] input: ", "/none: No such file or directory", END);
+    done(&f);
+    /* a folder or a list that exists */
+    rt_write(*state, "tree/cat/a.jpg", "x", have, sizeof have);
+    snprintf(text, sizeof text, "[job conv]\nworkload = preprocess\ninput = %s/tree/\noutput = recordio:%s/o.rec\n",
+             dir, dir);
+    if (check_inputs(state, &f, text, warn, sizeof warn) != 0)
+        fail_msg("%s", f.err);
     done(&f);
 }
 
@@ -473,6 +555,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(several_jobs, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(plugin_key, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(data_inputs, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(output_matches_data, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(prep_input, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(cpus_inputs, rt_dir_setup, rt_dir_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,8 +16,8 @@ enum { OPT_INPUT, OPT_ROOT, OPT_OUTPUT, OPT_RESIZE, OPT_QUALITY, OPT_THREADS, OP
 
 static const dlg_option prep_options[] = {
     [OPT_INPUT] = {"input", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
-                   "class-folder tree (labels = sorted class names), im2rec .lst, or "
-                   "convert_imageset list (\"path label\")",
+                   "DIR or LIST: a class-folder tree (labels = sorted class names), an im2rec .lst, "
+                   "or a convert_imageset list (\"path label\")",
                    DLG_OPT_REQUIRED | DLG_OPT_NOSWEEP},
     [OPT_ROOT] = {"root", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
                   "folder the list's paths are relative to (default: the list's folder)", DLG_OPT_NOSWEEP},
