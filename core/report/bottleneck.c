@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "throttle_count.h"
 
 const char *rep_bn_name(rep_bn b)
 {
@@ -32,14 +33,29 @@ static double num_or_nan(const rep_row *r, const char *k)
     return rep_num(r, k, &v) ? v : NAN;
 }
 
-/* I/Os as the disk counts them: with an iops_unit, a read of the mean size
- * counts ceil(size / unit) times, as the throttle charges it. */
-static double charged_ios(const rep_disk *d, double ios, double bytes)
+/* Whether the cell's reads follow one another in a file, so that the disk
+ * merges them (iops_merge): the raw-read workload's pattern = seq (its
+ * default; it is the workload with block_bytes).  Other loaders read
+ * whole files or records in no known order: counted apart. */
+static bool reads_contiguous(const rep_row *r)
+{
+    const char *cfg = rep_str(r, "config");
+    char key[64], val[64];
+    for (const char *s = cfg; s && rep_config_next(&s, key, sizeof key, val, sizeof val);)
+        if (strcmp(key, "pattern") == 0)
+            return strcmp(val, "seq") == 0;
+    return !isnan(num_or_nan(r, "block_bytes"));
+}
+
+/* I/Os as the throttle counts them (the same code): a read of the mean size
+ * counts once per iops_unit it spans, and contiguous reads of iops_merge or
+ * more merge until they fill a unit. */
+static double charged_ios(const rep_disk *d, const rep_row *r, double ios, double bytes)
 {
     if (!(d->iops_unit > 0) || !(bytes > 0))
         return ios;
-    double per = ceil(bytes / ios / d->iops_unit);
-    return ios * (per > 1 ? per : 1);
+    thr_limits lim = {.iops_unit = d->iops_unit, .iops_merge = d->iops_merge};
+    return thr_stream_units(&lim, ios, bytes / ios, reads_contiguous(r));
 }
 
 /* Fills the evidence numbers from the cell's row. */
@@ -84,7 +100,7 @@ static void gather(rep_cell *c, const rep_group *g, const rep_disks *disks, cons
         *prof = d;
         double ios = num_or_nan(r, "storage_ios");
         double bw_share = d->bandwidth > 0 && !isnan(c->read_bps) ? c->read_bps / d->bandwidth : NAN;
-        double io_share = d->iops > 0 && ios > 0 && wall > 0 ? charged_ios(d, ios, sread) / wall / d->iops : NAN;
+        double io_share = d->iops > 0 && ios > 0 && wall > 0 ? charged_ios(d, r, ios, sread) / wall / d->iops : NAN;
         c->limit_share = isnan(io_share) || bw_share >= io_share ? bw_share : io_share;
     }
 }

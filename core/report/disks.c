@@ -14,12 +14,30 @@
 #include "model.h"
 #include "units.h"
 
+/* One limit's keys: X, X_base, X_per_gib, X_max. */
+typedef struct limit_keys {
+    double fixed, base, per_gib, max;
+    bool has_fixed, has_f;
+} limit_keys;
+
+enum { L_BW, L_IOPS, L_WBW, L_WIOPS, L_COUNT };
+
 typedef struct prof {
     char name[128];
-    double bw, bw_base, bw_gib, bw_max, iops, iops_base, iops_gib, iops_max, iops_unit, cap_gib;
-    bool has_bw, has_bw_f, has_iops, has_iops_f;
+    limit_keys lim[L_COUNT];
+    double iops_unit, iops_merge, cap_gib;
     char why[200];
 } prof;
+
+static const struct {
+    const char *key;
+    bool size; /* a size (bytes), else a number */
+} limit_names[L_COUNT] = {
+    [L_BW] = {"bandwidth", true},
+    [L_IOPS] = {"iops", false},
+    [L_WBW] = {"write_bandwidth", true},
+    [L_WIOPS] = {"write_iops", false},
+};
 
 static int size_key(prof *p, const char *v, double *out)
 {
@@ -43,32 +61,47 @@ static int num_key(prof *p, const char *v, double *out)
     return 1;
 }
 
+/* A key of one of the limits (bandwidth_per_gib, write_iops, ...): 1 and
+ * parsed, 0 on a bad value, -1 when k is none of them. */
+static int limit_key(prof *p, const char *k, const char *v)
+{
+    for (int i = 0; i < L_COUNT; i++) {
+        size_t n = strlen(limit_names[i].key);
+        if (strncmp(k, limit_names[i].key, n) != 0)
+            continue;
+        const char *suffix = k + n;
+        limit_keys *l = &p->lim[i];
+        double *dst = !*suffix                        ? &l->fixed
+                      : strcmp(suffix, "_base") == 0    ? &l->base
+                      : strcmp(suffix, "_per_gib") == 0 ? &l->per_gib
+                      : strcmp(suffix, "_max") == 0     ? &l->max
+                                                        : NULL;
+        if (!dst)
+            continue;
+        if (dst == &l->fixed)
+            l->has_fixed = true;
+        else
+            l->has_f = true;
+        return limit_names[i].size ? size_key(p, v, dst) : num_key(p, v, dst);
+    }
+    return -1;
+}
+
 static int on_kv(void *user, const char *sec, const char *k, const char *v)
 {
     prof *p = user;
     double cap;
     if (p->why[0])
         return 0; /* keep the first error */
+    int rc = limit_key(p, k, v);
+    if (rc >= 0)
+        return rc;
     if (strcmp(k, "name") == 0)
         snprintf(p->name, sizeof p->name, "%s", v);
-    else if (strcmp(k, "bandwidth") == 0)
-        return (p->has_bw = true, size_key(p, v, &p->bw));
-    else if (strcmp(k, "bandwidth_base") == 0)
-        return (p->has_bw_f = true, size_key(p, v, &p->bw_base));
-    else if (strcmp(k, "bandwidth_per_gib") == 0)
-        return (p->has_bw_f = true, size_key(p, v, &p->bw_gib));
-    else if (strcmp(k, "bandwidth_max") == 0)
-        return size_key(p, v, &p->bw_max);
-    else if (strcmp(k, "iops") == 0)
-        return (p->has_iops = true, num_key(p, v, &p->iops));
-    else if (strcmp(k, "iops_base") == 0)
-        return (p->has_iops_f = true, num_key(p, v, &p->iops_base));
-    else if (strcmp(k, "iops_per_gib") == 0)
-        return (p->has_iops_f = true, num_key(p, v, &p->iops_gib));
-    else if (strcmp(k, "iops_max") == 0)
-        return num_key(p, v, &p->iops_max);
     else if (strcmp(k, "iops_unit") == 0)
         return size_key(p, v, &p->iops_unit);
+    else if (strcmp(k, "iops_merge") == 0)
+        return size_key(p, v, &p->iops_merge);
     else if (strcmp(k, "capacity") == 0) {
         if (!size_key(p, v, &cap))
             return 0;
@@ -77,15 +110,15 @@ static int on_kv(void *user, const char *sec, const char *k, const char *v)
     return 1; /* latency and the like: not needed here */
 }
 
-static double formula(bool has_fixed, double fixed, bool has_f, double base, double per_gib, double max,
-                      double cap_gib)
+/* min(base + per_gib * capacity, max), as the throttle evaluates it. */
+static double formula(const limit_keys *l, double cap_gib)
 {
-    if (has_fixed)
-        return fixed;
-    if (!has_f)
+    if (l->has_fixed)
+        return l->fixed;
+    if (!l->has_f)
         return 0;
-    double v = base + per_gib * cap_gib;
-    return max > 0 && v > max ? max : v;
+    double v = l->base + l->per_gib * cap_gib;
+    return l->max > 0 && v > l->max ? l->max : v;
 }
 
 static int add_prof(rep_disks *d, const prof *p, const char *name, const char *what, char *err, size_t errlen)
@@ -99,10 +132,16 @@ static int add_prof(rep_disks *d, const prof *p, const char *name, const char *w
         return -DLG_ENOMEM;
     }
     rep_disk *k = &nv[d->n++];
+    memset(k, 0, sizeof *k);
     k->name = copy;
-    k->bandwidth = formula(p->has_bw, p->bw, p->has_bw_f, p->bw_base, p->bw_gib, p->bw_max, p->cap_gib);
-    k->iops = formula(p->has_iops, p->iops, p->has_iops_f, p->iops_base, p->iops_gib, p->iops_max, p->cap_gib);
+    k->bandwidth = formula(&p->lim[L_BW], p->cap_gib);
+    k->iops = formula(&p->lim[L_IOPS], p->cap_gib);
     k->iops_unit = p->iops_unit;
+    k->iops_merge = p->iops_merge;
+    k->write_own_bw = p->lim[L_WBW].has_fixed || p->lim[L_WBW].has_f;
+    k->write_own_iops = p->lim[L_WIOPS].has_fixed || p->lim[L_WIOPS].has_f;
+    k->write_bandwidth = formula(&p->lim[L_WBW], p->cap_gib);
+    k->write_iops = formula(&p->lim[L_WIOPS], p->cap_gib);
     return 0;
 }
 

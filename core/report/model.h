@@ -15,6 +15,11 @@ typedef struct rep_disk {
     double bandwidth; /* bytes/s; 0 = unknown/unlimited */
     double iops;      /* 0 = unknown/unlimited */
     double iops_unit; /* bytes one I/O may carry before it counts as several (AWS: 256 KiB); 0 = any size is one */
+    double iops_merge; /* contiguous I/Os at least this big merge up to iops_unit (AWS: 32 KiB); 0 = never */
+    /* Writes' own limits where the profile has write_* keys (GCP); else
+     * writes share the read limits above (one combined limit, as EBS). */
+    bool write_own_bw, write_own_iops;
+    double write_bandwidth, write_iops; /* 0 = unlimited */
 } rep_disk;
 
 typedef struct rep_disks {

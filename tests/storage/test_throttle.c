@@ -371,6 +371,31 @@ static void test_formula_and_override(void **state)
     assert_true(bw == 20e6 && iops == 6800);
 }
 
+/* Write keys: a bad value names the profile's file and line; a profile
+ * without them (as every one before them) keeps one combined limit. */
+static void test_write_keys(void **state)
+{
+    fixture *fx = *state;
+    char opt[700], tag[700];
+    snprintf(opt, sizeof opt, "profile=%s", fx->profile);
+    const char *const o[] = {opt, NULL};
+    write_profile(fx, "iops = 100\nwrite_iops = 50\nwrite_bandwidth = fast\n");
+    st_backend b;
+    assert_int_not_equal(st_backend_create(&b, &fx->m, "throttle", o), 0);
+    snprintf(tag, sizeof tag, "%s:3:", fx->profile);
+    print_message("%s\n", fx->m.last_error);
+    assert_non_null(strstr(fx->m.last_error, tag));
+    assert_non_null(strstr(fx->m.last_error, "write_bandwidth"));
+    write_profile(fx, "capacity = 10GiB\nwrite_iops_per_gib = 3\nwrite_iops_max = 20\nwrite_bandwidth = 1MB\n");
+    make_throttle(fx, o);
+    assert_non_null(strstr(fx->m.last_log, "; writes 1000000 B/s, 20 IOPS"));
+    st_backend_destroy(&fx->thr);
+    mock_host_fini(&fx->m);
+    write_profile(fx, "bandwidth = 50MB\niops = 100\n");
+    make_throttle(fx, o);
+    assert_non_null(strstr(fx->m.last_log, "; writes shared B/s, shared IOPS"));
+}
+
 static void test_disk_profiles_load(void **state)
 {
     fixture *fx = *state;
@@ -436,6 +461,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_async_iops_emulated, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_gp3_merges_sequential, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_formula_and_override, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_write_keys, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_disk_profiles_load, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_inner_errors, fx_setup, fx_teardown),
     };

@@ -2,19 +2,23 @@
  * distribution's sampled mean is `latency`, as the option help promises,
  * also where a tail would cross 0; and its waits end close to the deadline
  * (not a timer's 50-100 us late); and the IOPS and bandwidth buckets
- * together never pass more than either allows. */
+ * together never pass more than either allows; writes with limits of their
+ * own use their own buckets; an idle disk banks no burst. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "throttle_count.h"
 #include "throttle_shaper.h"
+#include "throttle_units.h"
 
 enum { SAMPLES = 200000 };
 
@@ -40,7 +44,7 @@ static double mean_latency(int dist, uint64_t latency, uint64_t jitter)
     double sum = 0;
     for (int i = 0; i < SAMPLES; i++) {
         uint64_t t0 = thr_now_ns();
-        sum += (double)(thr_shaper_reserve(&s, 4096, 1) - t0);
+        sum += (double)(thr_shaper_reserve(&s, 4096, 1, false) - t0);
     }
     thr_shaper_fini(&s);
     return sum / SAMPLES;
@@ -140,7 +144,7 @@ static void test_buckets_charge_at_start(void **state)
     thr_shaper_init(&s, &lim);
     uint64_t t0 = thr_now_ns(), d[12];
     for (int i = 0; i < 12; i++)
-        d[i] = thr_shaper_reserve(&s, i < 10 ? 1 : 10000, 1) - t0;
+        d[i] = thr_shaper_reserve(&s, i < 10 ? 1 : 10000, 1, false) - t0;
     thr_shaper_fini(&s);
     print_message("IOPS-bound until %.2f ms; 10 kB reads start at %.2f and %.2f ms\n", d[9] / 1e6,
                   d[10] / 1e6, d[11] / 1e6);
@@ -170,6 +174,135 @@ static void test_io_units_as_ebs_counts(void **state)
     assert_true(thr_io_units(&lim, &run, 0, 32768) == 1 && thr_io_units(&lim, &run, 32768, 32768) == 1);
 }
 
+/* The report's count of a stream of equal I/Os is what thr_io_units sums
+ * to over them, contiguous or apart, merged or not, across unit edges. */
+static void test_stream_units_match(void **state)
+{
+    (void)state;
+    thr_limits lim = no_limits();
+    lim.iops_unit = 262144, lim.iops_merge = 32768;
+    static const double sizes[] = {4096, 16384, 32768, 49152, 100000, 262144, 307200, 1048576};
+    for (int merge = 0; merge < 2; merge++) {
+        lim.iops_merge = merge ? 32768 : 0;
+        for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+            size_t n = (size_t)sizes[k];
+            thr_run run = {0};
+            double seq = 0, apart = 0;
+            for (uint64_t i = 0; i < 1000; i++) {
+                seq += thr_io_units(&lim, &run, i * n, n);
+                apart += thr_io_units(&lim, NULL, i * n, n);
+            }
+            if (thr_stream_units(&lim, 1000, (double)n, true) != seq ||
+                thr_stream_units(&lim, 1000, (double)n, false) != apart)
+                fail_msg("%zu B, merge %d: stream %.0f/%.0f, one by one %.0f/%.0f", n, merge,
+                         thr_stream_units(&lim, 1000, (double)n, true), thr_stream_units(&lim, 1000, (double)n, false),
+                         seq, apart);
+        }
+    }
+    assert_true(thr_stream_units(&lim, 1000, 32768, true) == 125); /* 8 per 256 KiB unit */
+}
+
+/* Limits resolved as the plugin resolves them, from "key=value" options
+ * (NULL-terminated); the host is never called for good input. */
+static thr_limits resolved(const char *const *kv)
+{
+    static char text[THR_OPT_COUNT][64];
+    dlg_value v[THR_OPT_COUNT];
+    memset(v, 0, sizeof v);
+    for (; *kv; kv++) {
+        const char *eq = strchr(*kv, '=');
+        int i = 0;
+        while (i < THR_OPT_COUNT && (strlen(thr_options[i].name) != (size_t)(eq - *kv) ||
+                                     strncmp(thr_options[i].name, *kv, (size_t)(eq - *kv)) != 0))
+            i++;
+        assert_true(i < THR_OPT_COUNT);
+        snprintf(text[i], sizeof text[i], "%s", eq + 1);
+        char why[256];
+        if (thr_parse_value(&thr_options[i], text[i], &v[i], why, sizeof why) != 0)
+            fail_msg("%s", why);
+    }
+    dlg_host h;
+    memset(&h, 0, sizeof h);
+    thr_limits lim;
+    memset(&lim, 0, sizeof lim);
+    assert_int_equal(thr_resolve(&h, v, "", &lim), 0);
+    return lim;
+}
+
+/* Deadlines (ns after t0) of n I/Os of `bytes` issued at once; write[i]
+ * says which are writes. */
+static void reserve_all(const thr_limits *lim, int n, size_t bytes, const bool *write, uint64_t *d)
+{
+    thr_shaper s;
+    thr_shaper_init(&s, lim);
+    uint64_t t0 = thr_now_ns();
+    for (int i = 0; i < n; i++)
+        d[i] = thr_shaper_reserve(&s, bytes, 1, write[i]) - t0;
+    thr_shaper_fini(&s);
+}
+
+static bool near_ms(uint64_t ns, double ms) { return fabs((double)ns / 1e6 - ms) < 0.5; }
+
+/* GCP style: reads at 1 MB/s and 100 IOPS, writes at 0.5 MB/s and 50 IOPS,
+ * each in its own buckets: 10 kB reads start 10 ms apart, 10 kB writes 20
+ * ms apart, and neither waits for the other. */
+static void test_write_limits_separate(void **state)
+{
+    (void)state;
+    const char *const kv[] = {"bandwidth=1MB", "iops=100", "write_bandwidth=500kB", "write_iops=50", NULL};
+    thr_limits lim = resolved(kv);
+    assert_true(lim.write_own_bw && lim.write_own_iops);
+    bool w[8] = {false, true, false, true, false, true, false, true};
+    uint64_t d[8];
+    reserve_all(&lim, 8, 10000, w, d);
+    for (int k = 0; k < 4; k++) {
+        print_message("read %d at %.2f ms, write %d at %.2f ms\n", k, d[2 * k] / 1e6, k, d[2 * k + 1] / 1e6);
+        assert_true(near_ms(d[2 * k], 10.0 * k));
+        assert_true(near_ms(d[2 * k + 1], 20.0 * k));
+    }
+    /* IOPS alone: 1-byte writes at 50 IOPS are 20 ms apart, reads 10 ms */
+    const char *const io[] = {"iops=100", "write_iops_base=20", "write_iops_per_gib=30", "capacity=1GiB", NULL};
+    lim = resolved(io);
+    assert_true(lim.write_iops == 50 && !lim.write_own_bw);
+    reserve_all(&lim, 8, 1, w, d);
+    assert_true(near_ms(d[6], 30) && near_ms(d[7], 60));
+}
+
+/* A profile without write keys (every one before them, AWS): writes and
+ * reads draw on one combined limit, as before. */
+static void test_no_write_keys_shared(void **state)
+{
+    (void)state;
+    const char *const kv[] = {"bandwidth=1MB", "iops=1000", NULL};
+    thr_limits lim = resolved(kv);
+    assert_false(lim.write_own_bw || lim.write_own_iops);
+    bool w[6] = {false, true, false, true, false, true};
+    uint64_t d[6];
+    reserve_all(&lim, 6, 10000, w, d);
+    for (int k = 0; k < 6; k++)
+        assert_true(near_ms(d[k], 10.0 * k));
+}
+
+/* After an idle disk, I/Os issued at once start 1/rate apart: the default
+ * bucket banked 10 ms of I/O and let it through at once, which gp3 (no
+ * burst credits) and PD do not.  An explicit burst still does. */
+static void test_no_burst_by_default(void **state)
+{
+    (void)state;
+    const char *const kv[] = {"bandwidth=10MB", "iops=100000", NULL};
+    thr_limits lim = resolved(kv);
+    bool w[5] = {false};
+    uint64_t d[5];
+    reserve_all(&lim, 5, 10000, w, d); /* 1 ms each */
+    print_message("10 kB reads after idle start at %.2f %.2f %.2f ms\n", d[0] / 1e6, d[1] / 1e6, d[2] / 1e6);
+    for (int k = 0; k < 5; k++)
+        assert_true(near_ms(d[k], k));
+    const char *const b[] = {"bandwidth=10MB", "burst=20kB", NULL};
+    lim = resolved(b);
+    reserve_all(&lim, 5, 10000, w, d);
+    assert_true(near_ms(d[1], 0) && near_ms(d[2], 1) && near_ms(d[3], 2)); /* 2 x 10 kB at once */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -179,6 +312,10 @@ int main(void)
         cmocka_unit_test(test_sleep_lands_on_deadline),
         cmocka_unit_test(test_buckets_charge_at_start),
         cmocka_unit_test(test_io_units_as_ebs_counts),
+        cmocka_unit_test(test_stream_units_match),
+        cmocka_unit_test(test_write_limits_separate),
+        cmocka_unit_test(test_no_write_keys_shared),
+        cmocka_unit_test(test_no_burst_by_default),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -56,6 +56,18 @@ static int resolve_inner(const dlg_host *h, thr_inst *ti, const char *name)
     return 0;
 }
 
+/* "80 B/s, shared IOPS": each write limit, or "shared" where writes draw
+ * on the read bucket (one combined read+write limit, as EBS). */
+static void describe_writes(const thr_limits *lim, char *buf, size_t len)
+{
+    char bw[40] = "shared B/s", io[40] = "shared IOPS";
+    if (lim->write_own_bw)
+        snprintf(bw, sizeof bw, "%.0f B/s", lim->write_bandwidth);
+    if (lim->write_own_iops)
+        snprintf(io, sizeof io, "%.0f IOPS", lim->write_iops);
+    snprintf(buf, len, "%s, %s", bw, io);
+}
+
 static int thr_create(const dlg_host *h, const dlg_value *opts, void **inst)
 {
     thr_profile *prof = malloc(sizeof *prof);
@@ -87,9 +99,12 @@ static int thr_create(const dlg_host *h, const dlg_value *opts, void **inst)
     }
     ti->h = h;
     thr_shaper_init(&ti->shaper, &lim);
+    char writes[96];
+    describe_writes(&lim, writes, sizeof writes);
     h->log(h, DLG_LOG_DEBUG,
-           "throttle over %s: %.0f B/s (burst %.0f B), %.0f IOPS (burst %.0f), latency %.3f ms",
-           inner, lim.bandwidth, lim.burst, lim.iops, lim.burst_iops, (double)lim.latency / 1e6);
+           "throttle over %s: %.0f B/s (burst %.0f B), %.0f IOPS (burst %.0f), latency %.3f ms; "
+           "writes %s",
+           inner, lim.bandwidth, lim.burst, lim.iops, lim.burst_iops, (double)lim.latency / 1e6, writes);
     *inst = ti;
     return 0;
 }
@@ -165,7 +180,7 @@ static int thr_write(dlg_file *f, const void *buf, size_t n, uint64_t off)
     thr_file *tf = (thr_file *)f;
     if (tf->inner->ops->version < 1 || !tf->inner->ops->write)
         return tf->h->error(tf->h, DLG_ENOTSUP, "inner = %s cannot write", tf->ti->inner_name);
-    uint64_t deadline = thr_reserve(tf, off, n);
+    uint64_t deadline = thr_reserve(tf, off, n, true);
     int rc = tf->inner->ops->write(tf->inner, buf, n, off);
     int rs = thr_sleep_until(&tf->ti->shaper, tf->h, deadline);
     return rc < 0 ? rc : rs;
@@ -200,7 +215,7 @@ static thr_fbuf *lend_buffer(thr_file *tf, size_t n)
 static int thr_fetch(dlg_file *f, uint64_t off, size_t n, const void **ptr)
 {
     thr_file *tf = (thr_file *)f;
-    uint64_t deadline = thr_reserve(tf, off, n);
+    uint64_t deadline = thr_reserve(tf, off, n, false);
     int rc;
     if ((tf->inner_caps & DLG_CAP_ZERO_COPY) && tf->inner->ops->fetch) {
         rc = tf->inner->ops->fetch(tf->inner, off, n, ptr);

@@ -17,3 +17,13 @@ double thr_io_units(const thr_limits *lim, thr_run *run, uint64_t off, size_t n)
     }
     return fill > 0 ? units : fmax(1, units);
 }
+
+double thr_stream_units(const thr_limits *lim, double count, double n, bool contiguous)
+{
+    double u = lim->iops_unit;
+    if (!(u > 0) || !(count > 0))
+        return count > 0 ? count : 0;
+    if (contiguous && lim->iops_merge > 0 && n >= lim->iops_merge)
+        return ceil(count * n / u); /* the units of each I/O telescope */
+    return count * fmax(1, ceil(n / u));
+}

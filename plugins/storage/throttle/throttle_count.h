@@ -23,4 +23,9 @@ typedef struct thr_run {
  * charged); run may be NULL (no merging).  Updates run. */
 double thr_io_units(const thr_limits *lim, thr_run *run, uint64_t off, size_t n);
 
+/* I/Os charged for `count` I/Os of n bytes each that follow one another in
+ * one file (contiguous) or lie apart: what thr_io_units sums to over them,
+ * without calling it count times (the report's disk model). */
+double thr_stream_units(const thr_limits *lim, double count, double n, bool contiguous);
+
 #endif

@@ -69,10 +69,12 @@ static inline size_t thr_charge(const thr_file *tf, uint64_t off, size_t n)
     return off >= tf->size ? 0 : tf->size - off < n ? (size_t)(tf->size - off) : n;
 }
 
-/* The completion deadline of an I/O of n bytes at off. */
-static inline uint64_t thr_reserve(thr_file *tf, uint64_t off, size_t n)
+/* The completion deadline of an I/O of n bytes at off (a write if write:
+ * it is charged to the write limits where the disk has its own). */
+static inline uint64_t thr_reserve(thr_file *tf, uint64_t off, size_t n, bool write)
 {
-    return thr_shaper_reserve(&tf->ti->shaper, n, thr_io_units(&tf->ti->shaper.lim, &tf->run, off, n));
+    return thr_shaper_reserve(&tf->ti->shaper, n, thr_io_units(&tf->ti->shaper.lim, &tf->run, off, n),
+                              write);
 }
 
 /* The completion deadline of a read of n at off.  One that transfers
@@ -81,7 +83,7 @@ static inline uint64_t thr_reserve(thr_file *tf, uint64_t off, size_t n)
 static inline uint64_t thr_reserve_read(thr_file *tf, uint64_t off, size_t n)
 {
     size_t bytes = thr_charge(tf, off, n);
-    return bytes ? thr_reserve(tf, off, bytes) : 0;
+    return bytes ? thr_reserve(tf, off, bytes, false) : 0;
 }
 
 #endif

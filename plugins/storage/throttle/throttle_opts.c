@@ -28,15 +28,33 @@ const dlg_option thr_options[THR_OPT_COUNT + 1] = {
                           "formula: IOPS added per GiB of capacity", 0},
     [THR_IOPS_MAX] = {"iops_max", DLG_OPT_INT, NULL, "0", "100000000", NULL,
                       "formula: upper bound (default none)", 0},
+    [THR_WRITE_BANDWIDTH] = {"write_bandwidth", DLG_OPT_SIZE, NULL, "0", NULL, NULL,
+                             "write throughput cap per second; with any write_* key writes have "
+                             "their own limits (GCP), else they share the read ones (AWS)", 0},
+    [THR_WRITE_BANDWIDTH_BASE] = {"write_bandwidth_base", DLG_OPT_SIZE, NULL, "0", NULL, NULL,
+                                  "formula: write_bandwidth = min(base + per_gib * capacity_GiB, max)", 0},
+    [THR_WRITE_BANDWIDTH_PER_GIB] = {"write_bandwidth_per_gib", DLG_OPT_SIZE, NULL, "0", NULL, NULL,
+                                     "formula: write bytes/s added per GiB of capacity", 0},
+    [THR_WRITE_BANDWIDTH_MAX] = {"write_bandwidth_max", DLG_OPT_SIZE, NULL, "0", NULL, NULL,
+                                 "formula: upper bound of write_bandwidth (default none)", 0},
+    [THR_WRITE_IOPS] = {"write_iops", DLG_OPT_INT, NULL, "0", "100000000", NULL,
+                        "write I/O operations per second cap; absent: writes share iops", 0},
+    [THR_WRITE_IOPS_BASE] = {"write_iops_base", DLG_OPT_INT, NULL, "0", "100000000", NULL,
+                             "formula: write_iops = min(base + per_gib * capacity_GiB, max)", 0},
+    [THR_WRITE_IOPS_PER_GIB] = {"write_iops_per_gib", DLG_OPT_DOUBLE, NULL, "0", "1000000", NULL,
+                                "formula: write IOPS added per GiB of capacity", 0},
+    [THR_WRITE_IOPS_MAX] = {"write_iops_max", DLG_OPT_INT, NULL, "0", "100000000", NULL,
+                            "formula: upper bound of write_iops (default none)", 0},
     [THR_IOPS_UNIT] = {"iops_unit", DLG_OPT_SIZE, NULL, "0", NULL, NULL,
                        "an I/O larger than this counts as ceil(size/unit) I/Os (AWS: 256KiB); 0 = one", 0},
     [THR_IOPS_MERGE] = {"iops_merge", DLG_OPT_SIZE, NULL, "0", NULL, NULL,
                         "with iops_unit: a file's contiguous I/Os of at least this size merge into "
                         "one until they fill a unit (AWS: 32KiB); 0 = never", 0},
     [THR_BURST] = {"burst", DLG_OPT_SIZE, NULL, "0", NULL, NULL,
-                   "bandwidth bucket depth in bytes (default 10 ms of bandwidth)", 0},
+                   "bytes a bucket lets through at once after idle (default 0: none, as "
+                   "gp3 and PD, which throttle at the ms scale)", 0},
     [THR_BURST_IOPS] = {"burst_iops", DLG_OPT_INT, NULL, "0", "100000000", NULL,
-                        "IOPS bucket depth in I/Os (default 10 ms of iops, at least 1)", 0},
+                        "I/Os a bucket lets through at once after idle (default 0: none)", 0},
     [THR_LATENCY] = {"latency", DLG_OPT_DURATION, NULL, "0", "10s", NULL,
                      "mean added latency per I/O (default 0)", 0},
     [THR_LATENCY_DIST] = {"latency_dist", DLG_OPT_ENUM, NULL, NULL, NULL,
@@ -78,6 +96,12 @@ static int formula(const dlg_host *h, const dlg_value *v, int direct, int base, 
     return 0;
 }
 
+/* Whether any of the four keys of one limit (direct, base, per_gib, max) is given. */
+static bool any_set(const dlg_value *v, int first)
+{
+    return v[first].set || v[first + 1].set || v[first + 2].set || v[first + 3].set;
+}
+
 int thr_resolve(const dlg_host *h, const dlg_value *v, const char *origin, thr_limits *out)
 {
     int rc = formula(h, v, THR_BANDWIDTH, THR_BANDWIDTH_BASE, THR_BANDWIDTH_PER_GIB,
@@ -85,13 +109,24 @@ int thr_resolve(const dlg_host *h, const dlg_value *v, const char *origin, thr_l
     if (rc == 0)
         rc = formula(h, v, THR_IOPS, THR_IOPS_BASE, THR_IOPS_PER_GIB, THR_IOPS_MAX, true, origin,
                      &out->iops);
+    out->write_own_bw = any_set(v, THR_WRITE_BANDWIDTH);
+    out->write_own_iops = any_set(v, THR_WRITE_IOPS);
+    if (rc == 0)
+        rc = formula(h, v, THR_WRITE_BANDWIDTH, THR_WRITE_BANDWIDTH_BASE,
+                     THR_WRITE_BANDWIDTH_PER_GIB, THR_WRITE_BANDWIDTH_MAX, false, origin,
+                     &out->write_bandwidth);
+    if (rc == 0)
+        rc = formula(h, v, THR_WRITE_IOPS, THR_WRITE_IOPS_BASE, THR_WRITE_IOPS_PER_GIB,
+                     THR_WRITE_IOPS_MAX, true, origin, &out->write_iops);
     if (rc < 0)
         return rc;
     out->iops_unit = v[THR_IOPS_UNIT].set ? (double)v[THR_IOPS_UNIT].i : 0;
     out->iops_merge = v[THR_IOPS_MERGE].set ? (double)v[THR_IOPS_MERGE].i : 0;
-    out->burst = v[THR_BURST].set && v[THR_BURST].i > 0 ? (double)v[THR_BURST].i : out->bandwidth / 100;
-    out->burst_iops = v[THR_BURST_IOPS].set && v[THR_BURST_IOPS].i > 0 ? (double)v[THR_BURST_IOPS].i
-                                                                          : fmax(1, out->iops / 100);
+    /* No burst by default: a bucket that banks idle time let 10 ms of I/O
+     * through at once after every pause, which gp3 (no burst credits) and
+     * PD do not: they throttle micro-bursts within the second. */
+    out->burst = v[THR_BURST].set ? (double)v[THR_BURST].i : 0;
+    out->burst_iops = v[THR_BURST_IOPS].set ? (double)v[THR_BURST_IOPS].i : 0;
     out->latency = v[THR_LATENCY].set ? (uint64_t)v[THR_LATENCY].i : 0;
     out->dist = v[THR_LATENCY_DIST].set ? (int)v[THR_LATENCY_DIST].i : THR_DIST_FIXED;
     out->jitter = v[THR_LATENCY_JITTER].set ? (uint64_t)v[THR_LATENCY_JITTER].i : out->latency;

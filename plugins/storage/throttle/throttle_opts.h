@@ -17,6 +17,14 @@ enum thr_opt {
     THR_IOPS_BASE,
     THR_IOPS_PER_GIB,
     THR_IOPS_MAX,
+    THR_WRITE_BANDWIDTH,
+    THR_WRITE_BANDWIDTH_BASE,
+    THR_WRITE_BANDWIDTH_PER_GIB,
+    THR_WRITE_BANDWIDTH_MAX,
+    THR_WRITE_IOPS,
+    THR_WRITE_IOPS_BASE,
+    THR_WRITE_IOPS_PER_GIB,
+    THR_WRITE_IOPS_MAX,
     THR_IOPS_UNIT,
     THR_IOPS_MERGE,
     THR_BURST,
@@ -34,12 +42,16 @@ extern const dlg_option thr_options[THR_OPT_COUNT + 1];
 
 /* The emulated disk, in plain numbers (0 = unlimited). */
 typedef struct thr_limits {
-    double bandwidth;   /* bytes/s */
-    double iops;        /* I/Os per second */
+    double bandwidth;   /* bytes/s (reads; writes too unless write_own_bw) */
+    double iops;        /* I/Os per second (reads; writes too unless write_own_iops) */
+    /* Writes have their own limits (GCP) only where a write_* key is
+     * given; else they draw on the read buckets: one combined limit (EBS). */
+    bool write_own_bw, write_own_iops;
+    double write_bandwidth, write_iops; /* bytes/s, I/Os per second; 0 = unlimited */
     double iops_unit;   /* bytes one I/O may carry before it counts as more; 0 = any */
     double iops_merge;  /* contiguous I/Os at least this big merge up to iops_unit; 0 = never */
-    double burst;       /* bytes the bandwidth bucket holds */
-    double burst_iops;  /* I/Os the IOPS bucket holds */
+    double burst;       /* bytes the bandwidth buckets hold (0 = no burst) */
+    double burst_iops;  /* I/Os the IOPS buckets hold (0 = no burst) */
     uint64_t latency;   /* ns, mean */
     uint64_t jitter;    /* ns */
     int dist;           /* enum thr_dist */

@@ -94,6 +94,8 @@ void thr_shaper_init(thr_shaper *s, const thr_limits *lim)
     s->lim = *lim;
     bucket_init(&s->bytes, lim->bandwidth, lim->burst);
     bucket_init(&s->ios, lim->iops, lim->burst_iops);
+    bucket_init(&s->wbytes, lim->write_bandwidth, lim->burst);
+    bucket_init(&s->wios, lim->write_iops, lim->burst_iops);
     atomic_init(&s->wake_lead, 0);
     uint64_t x = lim->seed;
     for (int i = 0; i < 4; i++)
@@ -102,13 +104,15 @@ void thr_shaper_init(thr_shaper *s, const thr_limits *lim)
 
 void thr_shaper_fini(thr_shaper *s) { pthread_mutex_destroy(&s->mu); }
 
-uint64_t thr_shaper_reserve(thr_shaper *s, size_t n, double ios)
+uint64_t thr_shaper_reserve(thr_shaper *s, size_t n, double ios, bool write)
 {
+    thr_bucket *bb = write && s->lim.write_own_bw ? &s->wbytes : &s->bytes;
+    thr_bucket *ib = write && s->lim.write_own_iops ? &s->wios : &s->ios;
     double now = (double)thr_now_ns();
     pthread_mutex_lock(&s->mu);
-    double t = fmax(bucket_ready(&s->bytes, (double)n, now), bucket_ready(&s->ios, ios, now));
-    bucket_charge(&s->bytes, (double)n, t);
-    bucket_charge(&s->ios, ios, t);
+    double t = fmax(bucket_ready(bb, (double)n, now), bucket_ready(ib, ios, now));
+    bucket_charge(bb, (double)n, t);
+    bucket_charge(ib, ios, t);
     double lat = s->lim.latency ? sample_latency(s) : 0;
     pthread_mutex_unlock(&s->mu);
     return (uint64_t)(t + lat);

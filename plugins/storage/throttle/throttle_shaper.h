@@ -19,8 +19,10 @@ typedef struct thr_bucket {
 typedef struct thr_shaper {
     pthread_mutex_t mu;
     thr_limits lim;
-    thr_bucket bytes;
+    thr_bucket bytes; /* reads, and writes where they share the limit */
     thr_bucket ios;
+    thr_bucket wbytes; /* writes with their own limits (write_own_*) */
+    thr_bucket wios;
     uint64_t rng[4]; /* xoshiro256** state */
     /* How early to wake before a deadline, in ns: a low estimate of how
      * late this machine's timed sleeps return (learned; racy updates are
@@ -32,9 +34,9 @@ void thr_shaper_init(thr_shaper *s, const thr_limits *lim);
 void thr_shaper_fini(thr_shaper *s);
 
 /* Reserves an I/O of n bytes issued now that the disk counts as `ios`
- * I/Os (thr_io_units); returns its completion deadline (CLOCK_MONOTONIC
- * ns). */
-uint64_t thr_shaper_reserve(thr_shaper *s, size_t n, double ios);
+ * I/Os (thr_io_units), a write if `write`; returns its completion
+ * deadline (CLOCK_MONOTONIC ns). */
+uint64_t thr_shaper_reserve(thr_shaper *s, size_t n, double ios, bool write);
 
 uint64_t thr_now_ns(void);
 
