@@ -2,12 +2,10 @@
  * 7-field message does not justify protoc + libprotobuf in a C project, and
  * the decoder must be allocation-free and tell exactly where input is bad. */
 #include "datum.h"
+#include "pbwire.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_SGROUP = 3, WT_EGROUP = 4, WT_I32 = 5 };
-#define MAX_GROUP_DEPTH 64
 
 void dlg_datum_init(dlg_datum *d) { memset(d, 0, sizeof *d); }
 
@@ -53,26 +51,6 @@ void dlg_datum_set_encoded(dlg_datum *d, const void *file, size_t len, int32_t l
 
 /* ---- encoding ---------------------------------------------------------------- */
 
-static size_t varint_size(uint64_t v)
-{
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
-
-static uint8_t *put_varint(uint8_t *p, uint64_t v)
-{
-    while (v >= 0x80) {
-        *p++ = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = (uint8_t)v;
-    return p;
-}
-
 /* int32 fields are sign-extended to 64 bits on the wire (negatives take 10 bytes). */
 static uint64_t int32_wire(int32_t v) { return (uint64_t)(int64_t)v; }
 
@@ -80,15 +58,15 @@ size_t dlg_datum_encoded_size(const dlg_datum *d)
 {
     size_t n = 0;
     if (d->has & DLG_DATUM_HAS_CHANNELS)
-        n += 1 + varint_size(int32_wire(d->channels));
+        n += 1 + dlg_pb_varint_size(int32_wire(d->channels));
     if (d->has & DLG_DATUM_HAS_HEIGHT)
-        n += 1 + varint_size(int32_wire(d->height));
+        n += 1 + dlg_pb_varint_size(int32_wire(d->height));
     if (d->has & DLG_DATUM_HAS_WIDTH)
-        n += 1 + varint_size(int32_wire(d->width));
+        n += 1 + dlg_pb_varint_size(int32_wire(d->width));
     if (d->has & DLG_DATUM_HAS_DATA)
-        n += 1 + varint_size(d->data_len) + d->data_len;
+        n += 1 + dlg_pb_varint_size(d->data_len) + d->data_len;
     if (d->has & DLG_DATUM_HAS_LABEL)
-        n += 1 + varint_size(int32_wire(d->label));
+        n += 1 + dlg_pb_varint_size(int32_wire(d->label));
     n += 5 * d->n_float;
     if (d->has & DLG_DATUM_HAS_ENCODED)
         n += 2;
@@ -102,25 +80,24 @@ int64_t dlg_datum_encode(const dlg_datum *d, void *out, size_t cap, dlg_data_err
         return dlg_data_fail(err, DLG_EINVAL, "Datum needs %zu bytes, buffer has %zu", need, cap);
     uint8_t *p = out;
     if (d->has & DLG_DATUM_HAS_CHANNELS)
-        p = put_varint(put_varint(p, 0x08), int32_wire(d->channels));
+        p = dlg_pb_put_varint(dlg_pb_put_varint(p, 0x08), int32_wire(d->channels));
     if (d->has & DLG_DATUM_HAS_HEIGHT)
-        p = put_varint(put_varint(p, 0x10), int32_wire(d->height));
+        p = dlg_pb_put_varint(dlg_pb_put_varint(p, 0x10), int32_wire(d->height));
     if (d->has & DLG_DATUM_HAS_WIDTH)
-        p = put_varint(put_varint(p, 0x18), int32_wire(d->width));
+        p = dlg_pb_put_varint(dlg_pb_put_varint(p, 0x18), int32_wire(d->width));
     if (d->has & DLG_DATUM_HAS_DATA) {
-        p = put_varint(put_varint(p, 0x22), d->data_len);
+        p = dlg_pb_put_varint(dlg_pb_put_varint(p, 0x22), d->data_len);
         if (d->data_len)
             memcpy(p, d->data, d->data_len);
         p += d->data_len;
     }
     if (d->has & DLG_DATUM_HAS_LABEL)
-        p = put_varint(put_varint(p, 0x28), int32_wire(d->label));
+        p = dlg_pb_put_varint(dlg_pb_put_varint(p, 0x28), int32_wire(d->label));
     for (size_t i = 0; i < d->n_float; i++) {
         uint32_t bits;
         memcpy(&bits, &d->float_data[i], 4);
         *p++ = 0x35;
-        for (int b = 0; b < 4; b++) /* fixed32 is little-endian on the wire */
-            *p++ = (uint8_t)(bits >> (8 * b));
+        p = dlg_pb_put_fixed32(p, bits);
     }
     if (d->has & DLG_DATUM_HAS_ENCODED) {
         *p++ = 0x38;
@@ -131,126 +108,7 @@ int64_t dlg_datum_encode(const dlg_datum *d, void *out, size_t cap, dlg_data_err
 
 /* ---- decoding ---------------------------------------------------------------- */
 
-typedef struct rd {
-    const uint8_t *base, *p, *end;
-    const char *what;
-    dlg_data_err *err;
-} rd;
-
-static size_t at(const rd *r) { return (size_t)(r->p - r->base); }
-
-static int bad(const rd *r, size_t off, const char *why)
-{
-    return dlg_data_fail(r->err, DLG_ECORRUPT, "%s: not a valid Caffe Datum: %s at byte %zu",
-                         r->what, why, off);
-}
-
-static int get_varint(rd *r, uint64_t *out)
-{
-    size_t start = at(r);
-    uint64_t v = 0;
-    for (int i = 0; i < 10; i++) {
-        if (r->p >= r->end)
-            return bad(r, start, "truncated varint");
-        uint8_t b = *r->p++;
-        v |= (uint64_t)(b & 0x7f) << (7 * i);
-        if (!(b & 0x80)) {
-            *out = v;
-            return 0;
-        }
-    }
-    return bad(r, start, "varint longer than 10 bytes");
-}
-
-static int get_len(rd *r, size_t *len)
-{
-    size_t start = at(r);
-    uint64_t v = 0; /* set on success; -O3 cannot tell */
-    int rc = get_varint(r, &v);
-    if (rc < 0)
-        return rc;
-    if (v > (uint64_t)(r->end - r->p) || v > INT32_MAX)
-        return bad(r, start, "length runs past the end of the message");
-    *len = (size_t)v;
-    return 0;
-}
-
-static int get_fixed(rd *r, size_t n, uint32_t *out)
-{
-    if ((size_t)(r->end - r->p) < n)
-        return bad(r, at(r), n == 4 ? "truncated fixed32" : "truncated fixed64");
-    if (out) {
-        uint32_t v = 0;
-        for (int b = 0; b < 4; b++)
-            v |= (uint32_t)r->p[b] << (8 * b);
-        *out = v;
-    }
-    r->p += n;
-    return 0;
-}
-
-static int get_tag(rd *r, uint32_t *field, uint32_t *wt)
-{
-    size_t start = at(r);
-    uint64_t tag = 0;
-    int rc = get_varint(r, &tag);
-    if (rc < 0)
-        return rc;
-    if (tag > UINT32_MAX || (tag >> 3) == 0)
-        return bad(r, start, "invalid tag");
-    *field = (uint32_t)(tag >> 3);
-    *wt = (uint32_t)(tag & 7);
-    if (*wt > WT_I32)
-        return bad(r, start, "invalid wire type");
-    return 0;
-}
-
-/* Skips the value of an unknown field (groups included, as protobuf does). */
-static int skip_value(rd *r, uint32_t field, uint32_t wt, int depth)
-{
-    uint64_t v;
-    size_t len;
-    int rc;
-    switch (wt) {
-    case WT_VARINT:
-        return get_varint(r, &v);
-    case WT_I64:
-        return get_fixed(r, 8, NULL);
-    case WT_I32:
-        return get_fixed(r, 4, NULL);
-    case WT_LEN:
-        rc = get_len(r, &len);
-        if (rc == 0)
-            r->p += len;
-        return rc;
-    case WT_SGROUP:
-        if (depth >= MAX_GROUP_DEPTH)
-            return bad(r, at(r), "groups nested too deeply");
-        for (;;) {
-            uint32_t f, w;
-            size_t start = at(r);
-            if (r->p >= r->end)
-                return bad(r, start, "unterminated group");
-            if ((rc = get_tag(r, &f, &w)) < 0)
-                return rc;
-            if (w == WT_EGROUP)
-                return f == field ? 0 : bad(r, start, "mismatched end-group tag");
-            if ((rc = skip_value(r, f, w, depth + 1)) < 0)
-                return rc;
-        }
-    default:
-        return bad(r, at(r), "end-group tag without a start-group");
-    }
-}
-
-static int wrong_type(const rd *r, size_t off, uint32_t field, uint32_t wt)
-{
-    return dlg_data_fail(r->err, DLG_ECORRUPT,
-                         "%s: not a valid Caffe Datum: field %u has wire type %u at byte %zu",
-                         r->what, field, wt, off);
-}
-
-static int push_float(dlg_datum *d, const rd *r, uint32_t bits)
+static int push_float(dlg_datum *d, const dlg_pb_rd *r, uint32_t bits)
 {
     if (d->n_float == d->float_cap_) {
         size_t cap = d->float_cap_ ? d->float_cap_ * 2 : 64;
@@ -264,26 +122,26 @@ static int push_float(dlg_datum *d, const rd *r, uint32_t bits)
     return 0;
 }
 
-static int get_floats(dlg_datum *d, rd *r, uint32_t wt, size_t off)
+static int get_floats(dlg_datum *d, dlg_pb_rd *r, uint32_t wt, size_t off)
 {
     uint32_t bits = 0;
     size_t len;
     int rc;
-    if (wt == WT_I32)
-        return (rc = get_fixed(r, 4, &bits)) < 0 ? rc : push_float(d, r, bits);
-    if (wt != WT_LEN)
-        return wrong_type(r, off, 6, wt);
-    if ((rc = get_len(r, &len)) < 0)
+    if (wt == DLG_WT_I32)
+        return (rc = dlg_pb_fixed(r, 4, &bits)) < 0 ? rc : push_float(d, r, bits);
+    if (wt != DLG_WT_LEN)
+        return dlg_pb_wrong_type(r, off, 6, wt);
+    if ((rc = dlg_pb_len(r, &len)) < 0)
         return rc;
     if (len % 4 != 0)
-        return bad(r, off, "packed float_data length not a multiple of 4");
+        return dlg_pb_bad(r, off, "packed float_data length not a multiple of 4");
     for (size_t i = 0; i < len / 4; i++)
-        if ((rc = get_fixed(r, 4, &bits)) < 0 || (rc = push_float(d, r, bits)) < 0)
+        if ((rc = dlg_pb_fixed(r, 4, &bits)) < 0 || (rc = push_float(d, r, bits)) < 0)
             return rc;
     return 0;
 }
 
-static int get_field(dlg_datum *d, rd *r, uint32_t field, uint32_t wt, size_t off,
+static int get_field(dlg_datum *d, dlg_pb_rd *r, uint32_t field, uint32_t wt, size_t off,
                      size_t *data_off)
 {
     static const uint32_t int_has[] = {0, DLG_DATUM_HAS_CHANNELS, DLG_DATUM_HAS_HEIGHT,
@@ -292,9 +150,9 @@ static int get_field(dlg_datum *d, rd *r, uint32_t field, uint32_t wt, size_t of
     int rc;
     switch (field) {
     case 1: case 2: case 3: case 5: case 7:
-        if (wt != WT_VARINT)
-            return wrong_type(r, off, field, wt);
-        if ((rc = get_varint(r, &v)) < 0)
+        if (wt != DLG_WT_VARINT)
+            return dlg_pb_wrong_type(r, off, field, wt);
+        if ((rc = dlg_pb_varint(r, &v)) < 0)
             return rc;
         if (field == 7) {
             d->encoded = v != 0;
@@ -306,9 +164,9 @@ static int get_field(dlg_datum *d, rd *r, uint32_t field, uint32_t wt, size_t of
         d->has |= int_has[field];
         return 0;
     case 4:
-        if (wt != WT_LEN)
-            return wrong_type(r, off, field, wt);
-        if ((rc = get_len(r, &d->data_len)) < 0)
+        if (wt != DLG_WT_LEN)
+            return dlg_pb_wrong_type(r, off, field, wt);
+        if ((rc = dlg_pb_len(r, &d->data_len)) < 0)
             return rc;
         d->data = r->p;
         d->has |= DLG_DATUM_HAS_DATA;
@@ -318,12 +176,12 @@ static int get_field(dlg_datum *d, rd *r, uint32_t field, uint32_t wt, size_t of
     case 6:
         return get_floats(d, r, wt, off);
     default:
-        return skip_value(r, field, wt, 0);
+        return dlg_pb_skip(r, field, wt);
     }
 }
 
 /* Caffe's DataTransformer needs a raw Datum's pixels to match its shape. */
-static int check_shape(const dlg_datum *d, const rd *r, size_t data_off)
+static int check_shape(const dlg_datum *d, const dlg_pb_rd *r, size_t data_off)
 {
     if (d->channels < 0 || d->height < 0 || d->width < 0)
         return dlg_data_fail(r->err, DLG_ECORRUPT,
@@ -352,13 +210,13 @@ int dlg_datum_decode(dlg_datum *d, const void *buf, size_t len, const char *what
 {
     if (!buf)
         buf = "";
-    rd r = {buf, buf, (const uint8_t *)buf + len, what ? what : "Datum", err};
+    dlg_pb_rd r = {buf, buf, (const uint8_t *)buf + len, what ? what : "Datum", "Caffe Datum", err};
     size_t data_off = 0;
     clear_fields(d);
     while (r.p < r.end) {
-        size_t off = at(&r);
+        size_t off = dlg_pb_at(&r);
         uint32_t field = 0, wt = 0;
-        int rc = get_tag(&r, &field, &wt);
+        int rc = dlg_pb_tag(&r, &field, &wt);
         if (rc == 0)
             rc = get_field(d, &r, field, wt, off, &data_off);
         if (rc < 0)

@@ -47,6 +47,7 @@ struct dlg_loader {
     char *data;
     const dlg_host *h;
     dlg_ld_src *src; /* NULL for synthetic */
+    dlg_mean_image mean; /* cfg.mean_file's */
     uint64_t n;      /* records per epoch */
     size_t batch_bytes;
     slot *slots;
@@ -138,7 +139,8 @@ static int fill_item(dlg_loader *l, worker *w, slot *sl, uint64_t s, dlg_data_er
         atomic_fetch_add(&sl->read_ns, t1 - t0);
         if (rc == 0) {
             atomic_fetch_add(&sl->bytes, it.bytes_read);
-            rc = cfg->decode ? dlg_ld_process(cfg, &w->sc, &it, epoch, pos, sl->b.data, i, err)
+            rc = cfg->decode ? dlg_ld_process(cfg, cfg->mean_file ? &l->mean : NULL, &w->sc, &it,
+                                            epoch, pos, sl->b.data, i, err)
                              : keep_raw(sl, i, &it, err);
             atomic_fetch_add(&sl->decode_ns, now_ns() - t1);
         }
@@ -218,7 +220,7 @@ static int validate(const dlg_loader_config *c, const dlg_host *h)
     int r = c->resize > 0 ? c->resize : c->crop * 256 / 224;
     if (!c->train && r < c->crop)
         return h->error(h, DLG_EINVAL, "resize %d is smaller than crop %d", r, c->crop);
-    return 0;
+    return dlg_ld_mean_cfg_check(c, h);
 }
 
 /* synthetic[:N]: noise images in every slot once; batches cost nothing. */
@@ -283,6 +285,18 @@ static int open_source(dlg_loader *l)
     l->st.source = l->src->ops->name;
     l->st.dataset_bytes = l->src->bytes;
     l->st.nclasses = l->src->nclasses;
+    return 0;
+}
+
+/* Caffe's mean image replaces the per-channel mean (loader.h). */
+static int open_mean(dlg_loader *l)
+{
+    dlg_data_err err = {0};
+    int rc = dlg_ld_mean_load(&l->mean, &l->cfg, &err);
+    if (rc < 0)
+        return l->h->error(l->h, -rc, "%s", err.msg);
+    l->cfg.mean_file = l->mean.path;
+    memset(l->cfg.mean, 0, sizeof l->cfg.mean);
     return 0;
 }
 
@@ -385,6 +399,8 @@ int dlg_loader_open(dlg_loader **out, const dlg_loader_config *cfg, const dlg_ho
     else if (alloc_slots(l) < 0)
         rc = h->error(h, DLG_ENOMEM, "loader: out of memory for %d batches of %zu bytes",
                       cfg->prefetch, l->batch_bytes);
+    if (rc == 0 && cfg->mean_file)
+        rc = open_mean(l);
     if (rc == 0)
         rc = open_source(l);
     if (rc == 0 && l->src)
@@ -543,6 +559,7 @@ void dlg_loader_close(dlg_loader *l)
     pthread_cond_destroy(&l->cv_free);
     pthread_cond_destroy(&l->cv_ready);
     pthread_mutex_destroy(&l->mu);
+    dlg_ld_mean_free(&l->mean);
     free(l->data);
     free(l);
 }

@@ -52,6 +52,14 @@
  * Caffe (transform_param mean_value 104,117,123, scale s): bgr,
  * pixel_range 255, mean 104,117,123, std 1/s for each channel (s = 1: 1,1,1),
  * so out = v - mean exactly.
+ * Caffe mean_file (a BlobProto mean image, 3 x H x W in the Datum's BGR
+ * order, at the stored image size): as DataTransformer, no resize; the crop
+ * is crop x crop at offset (x0, y0) of the image as stored -- train: x0 =
+ * U{0..W-crop}, y0 = U{0..H-crop}, 50% mirror; infer: x0 = (W-crop)/2,
+ * y0 = (H-crop)/2 -- and out = (v - mean[c][y0+y][x0+x]) / std[c] (Caffe:
+ * (v - mean) * scale), mirrored at the output position only.  Every image
+ * must be stored at the mean's size (else an error naming the record, as
+ * Caffe refuses it); pixel_range must be 255, and `mean` stays unset.
  *
  * Steady state allocates nothing: batch buffers are allocated (and touched)
  * at open; per-worker decode buffers grow only when a larger image than any
@@ -92,6 +100,7 @@ typedef struct dlg_loader_config {
     bool train;           /* true: random resized crop + mirror; false: resize + center crop */
     float mean[3];        /* in `order`, pixel_range units (ImageNet: .485 .456 .406 for rgb, 1) */
     float std[3];         /* in `order`, pixel_range units (ImageNet: .229 .224 .225 for rgb, 1) */
+    const char *mean_file; /* Caffe .binaryproto mean image, or NULL; replaces mean[] (see above) */
     dlg_channel_order order; /* channel order of the batch, and of mean and std */
     int pixel_range;      /* 1: pixels are 0..1 (torchvision), 255: 0..255 (Caffe, MXNet) */
     dlg_layout layout;
@@ -184,6 +193,11 @@ void dlg_loader_close(dlg_loader *l);
     {"mean", DLG_OPT_STRING, "imagenet", NULL, NULL, NULL,                                          \
      "per-channel mean in channel_order and pixel_range units, or imagenet (0.485,0.456,0.406 "    \
      "in RGB x pixel_range); Caffe: 104,117,123 with bgr and pixel_range = 255", DLG_OPT_NOSWEEP}, \
+    {"mean_file", DLG_OPT_STRING, NULL, NULL, NULL, NULL,                                           \
+     "Caffe mean image (.binaryproto, as compute_image_mean writes): "                           \
+     "subtracted per pixel at the crop offset as Caffe's transform_param mean_file; implies "     \
+     "Caffe's crop (no resize: random offset in train, center in infer), images stored at the "   \
+     "mean's size, pixel_range = 255, and no mean", DLG_OPT_NOSWEEP},                              \
     {"std", DLG_OPT_STRING, "imagenet", NULL, NULL, NULL,                                           \
      "per-channel std, same order and units, or imagenet (0.229,0.224,0.225 in RGB x "             \
      "pixel_range); Caffe's scale s is std 1/s (scale 1: 1,1,1)", DLG_OPT_NOSWEEP},                \
@@ -218,6 +232,7 @@ enum dlg_loader_opt {
     DLG_LOPT_LAYOUT,
     DLG_LOPT_INPUT_DTYPE,
     DLG_LOPT_MEAN,
+    DLG_LOPT_MEAN_FILE,
     DLG_LOPT_STD,
     DLG_LOPT_CHANNEL_ORDER,
     DLG_LOPT_PIXEL_RANGE,

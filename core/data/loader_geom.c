@@ -108,10 +108,31 @@ static void center_window(const dlg_loader_config *cfg, int W, int H, dlg_crop_w
     win->h = cfg->crop * sy;
 }
 
+/* Caffe's DataTransformer: a crop x crop window of the image as stored,
+ * at a uniform offset (train) or the center, rounded down (infer). */
+static void caffe_window(const dlg_loader_config *cfg, uint64_t key, int W, int H,
+                         dlg_crop_window *win)
+{
+    int c = cfg->crop;
+    win->w = win->h = c;
+    if (cfg->train) {
+        win->y = floor(dlg_ld_uniform(key, 0) * (H - c + 1));
+        win->x = floor(dlg_ld_uniform(key, 1) * (W - c + 1));
+        win->mirror = dlg_ld_uniform(key, 1000) < 0.5;
+    } else {
+        win->y = (H - c) / 2;
+        win->x = (W - c) / 2;
+    }
+}
+
 void dlg_ld_window(const dlg_loader_config *cfg, uint64_t epoch, uint64_t pos, int W, int H,
                    dlg_crop_window *win)
 {
     win->mirror = false;
+    if (cfg->mean_file) {
+        caffe_window(cfg, dlg_ld_hash(cfg->seed, epoch, pos, 0x63726f70ULL), W, H, win);
+        return;
+    }
     if (!cfg->train) {
         center_window(cfg, W, H, win);
         return;

@@ -61,6 +61,29 @@ int dlg_taps_rows(const dlg_taps *ty);
 void dlg_ld_store(const dlg_loader_config *cfg, const float *hwc, int s, bool mirror,
                   void *batch, int index);
 
+/* ---- Caffe's mean image (mean_file) -------------------------------------- */
+typedef struct dlg_mean_image {
+    char *path;  /* the mean_file, as given */
+    int w, h;    /* the size every image must have as stored */
+    float *bgr;  /* 3 planes of h x w, B, G, R (the Datum's order) */
+} dlg_mean_image;
+
+/* The settings Caffe's semantics need with a mean_file (pixel_range 255,
+ * no resize), reported through h->error; 0 without a mean_file. */
+int dlg_ld_mean_cfg_check(const dlg_loader_config *cfg, const dlg_host *h);
+/* Reads cfg->mean_file and checks it against cfg: 3 channels (the batch's;
+ * Caffe compares to the Datum's), num >= 1 (Caffe uses the first image),
+ * at least crop x crop.  Errors name the file. */
+int dlg_ld_mean_load(dlg_mean_image *m, const dlg_loader_config *cfg, dlg_data_err *err);
+void dlg_ld_mean_free(dlg_mean_image *m);
+/* An image of W x H with `channels` (0: decoded to RGB) must be the mean's
+ * size, as Caffe's DataTransformer requires. */
+int dlg_ld_mean_check(const dlg_mean_image *m, int W, int H, int channels, const char *what,
+                      dlg_data_err *err);
+/* Subtracts mean[c][y0 + y][x0 + x] from the s x s RGB HWC crop taken at
+ * (x0, y0) of the stored image, before any mirror, as Caffe does. */
+void dlg_ld_sub_mean(const dlg_mean_image *m, float *hwc, int s, int x0, int y0);
+
 /* IEEE half from float, round to nearest even. */
 uint16_t dlg_fp16(float f);
 

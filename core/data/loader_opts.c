@@ -1,6 +1,7 @@
 /* Loader configuration: defaults, the shared option fragment's values, and
  * batch sizes. */
 #include "loader.h"
+#include "loader_image.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +100,21 @@ static int parse_norm(dlg_loader_config *cfg, const dlg_value *v, const dlg_host
     return 0;
 }
 
+/* mean_file replaces the per-channel mean; Caffe refuses both at once. */
+static int parse_mean_file(dlg_loader_config *cfg, const dlg_value *v, const dlg_host *h)
+{
+    const dlg_value *mf = &v[DLG_LOPT_MEAN_FILE];
+    cfg->mean_file = mf->set && mf->text ? mf->text : NULL;
+    if (!cfg->mean_file)
+        return 0;
+    const char *mean = v[DLG_LOPT_MEAN].text;
+    if (strcmp(mean, "imagenet") != 0)
+        return h->error(h, DLG_EINVAL, "mean = '%s' and mean_file = %s: give one (Caffe refuses "
+                        "mean_value with mean_file)", mean, cfg->mean_file);
+    memset(cfg->mean, 0, sizeof cfg->mean);
+    return dlg_ld_mean_cfg_check(cfg, h);
+}
+
 int dlg_loader_config_from_opts(dlg_loader_config *cfg, const dlg_value *v,
                                 const dlg_job_info *job, bool train_mode, const dlg_host *h)
 {
@@ -115,6 +131,8 @@ int dlg_loader_config_from_opts(dlg_loader_config *cfg, const dlg_value *v,
     cfg->order = v[DLG_LOPT_CHANNEL_ORDER].i == 1 ? DLG_BGR : DLG_RGB;
     cfg->pixel_range = v[DLG_LOPT_PIXEL_RANGE].i == 1 ? 255 : 1;
     int rc = parse_norm(cfg, v, h);
+    if (rc == 0)
+        rc = parse_mean_file(cfg, v, h);
     if (rc < 0)
         return rc;
     cfg->shuffle = v[DLG_LOPT_SHUFFLE].i != 0;

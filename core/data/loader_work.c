@@ -72,16 +72,19 @@ typedef struct src_img {
 } src_img;
 
 /* Decodes (or converts) the source at the scale the window allows. */
-static int source_rgb(const dlg_loader_config *cfg, dlg_ld_scratch *sc, const dlg_ld_item *it,
-                      uint64_t epoch, uint64_t pos, dlg_crop_window *win, src_img *im,
-                      dlg_data_err *err)
+static int source_rgb(const dlg_loader_config *cfg, const dlg_mean_image *mean,
+                      dlg_ld_scratch *sc, const dlg_ld_item *it, uint64_t epoch, uint64_t pos,
+                      dlg_crop_window *win, src_img *im, dlg_data_err *err)
 {
     im->f = 1.0;
     if (it->pixels) { /* raw Datum; an empty encoded record has bytes NULL, not this */
         im->W = im->sw = it->w;
         im->H = im->sh = it->h;
+        int rc = mean ? dlg_ld_mean_check(mean, im->W, im->H, it->channels, it->what, err) : 0;
+        if (rc < 0)
+            return rc;
         dlg_ld_window(cfg, epoch, pos, im->W, im->H, win);
-        int rc = grow((void **)&sc->rgb, &sc->rgb_cap, (size_t)im->W * im->H * 3, 1, err);
+        rc = grow((void **)&sc->rgb, &sc->rgb_cap, (size_t)im->W * im->H * 3, 1, err);
         if (rc < 0)
             return rc;
         raw_to_rgb(it, sc->rgb);
@@ -93,6 +96,8 @@ static int source_rgb(const dlg_loader_config *cfg, dlg_ld_scratch *sc, const dl
         return rc;
     im->W = info.width;
     im->H = info.height;
+    if (mean && (rc = dlg_ld_mean_check(mean, im->W, im->H, 0, it->what, err)) < 0)
+        return rc;
     dlg_ld_window(cfg, epoch, pos, im->W, im->H, win);
     dlg_jpeg_scale s = dlg_jpeg_pick_scale(win->w, win->h, cfg->crop, cfg->crop);
     size_t need = (size_t)dlg_jpeg_scaled(im->W, s) * dlg_jpeg_scaled(im->H, s) * 3;
@@ -103,13 +108,14 @@ static int source_rgb(const dlg_loader_config *cfg, dlg_ld_scratch *sc, const dl
                            &im->sw, &im->sh, err);
 }
 
-int dlg_ld_process(const dlg_loader_config *cfg, dlg_ld_scratch *sc, const dlg_ld_item *it,
-                   uint64_t epoch, uint64_t pos, void *batch, int index, dlg_data_err *err)
+int dlg_ld_process(const dlg_loader_config *cfg, const dlg_mean_image *mean, dlg_ld_scratch *sc,
+                   const dlg_ld_item *it, uint64_t epoch, uint64_t pos, void *batch, int index,
+                   dlg_data_err *err)
 {
     dlg_crop_window win;
     src_img im;
     int n = cfg->crop;
-    int rc = source_rgb(cfg, sc, it, epoch, pos, &win, &im, err);
+    int rc = source_rgb(cfg, mean, sc, it, epoch, pos, &win, &im, err);
     if (rc < 0)
         return rc;
     /* Scaled pixel i covers source pixels [i/f, (i+1)/f): the map is x*f.
@@ -127,6 +133,8 @@ int dlg_ld_process(const dlg_loader_config *cfg, dlg_ld_scratch *sc, const dlg_l
     if ((rc = grow((void **)&sc->tmp, &sc->tmp_cap, rows * n * 3, sizeof(float), err)) < 0)
         return rc;
     dlg_resample_rgb(sc->rgb, (size_t)im.sw * 3, &tx, &ty, sc->tmp, sc->hwc);
+    if (mean) /* a Caffe window is whole pixels at scale 1: the resample copied it */
+        dlg_ld_sub_mean(mean, sc->hwc, n, (int)win.x, (int)win.y);
     dlg_ld_store(cfg, sc->hwc, n, win.mirror, batch, index);
     return 0;
 }

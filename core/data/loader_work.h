@@ -22,8 +22,10 @@ typedef struct dlg_ld_scratch {
 int dlg_ld_scratch_init(dlg_ld_scratch *sc, int crop, dlg_data_err *err);
 void dlg_ld_scratch_free(dlg_ld_scratch *sc);
 
-/* Turns record `it` (stream item epoch/pos) into image `index` of batch. */
-int dlg_ld_process(const dlg_loader_config *cfg, dlg_ld_scratch *sc, const dlg_ld_item *it,
-                   uint64_t epoch, uint64_t pos, void *batch, int index, dlg_data_err *err);
+/* Turns record `it` (stream item epoch/pos) into image `index` of batch;
+ * mean is cfg->mean_file's image (NULL without one). */
+int dlg_ld_process(const dlg_loader_config *cfg, const dlg_mean_image *mean, dlg_ld_scratch *sc,
+                   const dlg_ld_item *it, uint64_t epoch, uint64_t pos, void *batch, int index,
+                   dlg_data_err *err);
 
 #endif

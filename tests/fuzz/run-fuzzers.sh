@@ -17,7 +17,7 @@ data=$root/core/data
 rt=$root/core/runtime
 # LMDB code is not fuzzed here (its input is a database, not bytes).
 srcs="data_error.c data_source.c recordio_writer.c recordio_reader.c recordio_idx.c
-      im2rec.c im2rec_lst.c datum.c listfile.c listfile_scan.c jpeg.c"
+      im2rec.c im2rec_lst.c datum.c pbwire.c listfile.c listfile_scan.c jpeg.c"
 flags="-g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 mkdir -p "$work/obj"
 objs=
