@@ -32,7 +32,7 @@ static void add_int(dlg_fields *f, const char *key, int64_t v)
 
 static void add_string(dlg_fields *f, const char *key, const char *v) { add(f, key, v); }
 
-static const dlg_report_api api = {add_double, add_int, add_string};
+const dlg_report_api wr_api = {add_double, add_int, add_string};
 
 void wr_run(const char *so, const char *name, const char *const *overrides, int steps, wr_result *r)
 {
@@ -65,7 +65,7 @@ void wr_run(const char *so, const char *name, const char *const *overrides, int 
             r->bytes_read += s.bytes_read;
         }
         if (r->step_rc == 0 && ops->report)
-            ops->report(state, &api, (dlg_fields *)r);
+            ops->report(state, &wr_api, (dlg_fields *)r);
         ops->teardown(state);
     }
     snprintf(r->error, sizeof r->error, "%s", m.last_error);

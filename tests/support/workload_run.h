@@ -21,6 +21,9 @@ typedef struct wr_result {
 /* Runs `steps` steps of workload `name` from plugin file `so` (e.g.
  * "tools.so") with "key=value" overrides (NULL-terminated); stops at the
  * first failing step. */
+/* The report API wr_run passes: fields into a wr_result (as dlg_fields). */
+extern const dlg_report_api wr_api;
+
 void wr_run(const char *so, const char *name, const char *const *overrides, int steps, wr_result *r);
 const char *wr_field(const wr_result *r, const char *key);
 long long wr_int(const wr_result *r, const char *key);

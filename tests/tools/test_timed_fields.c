@@ -1,5 +1,6 @@
 /* Workload-owned fields cover the timed steps only: each workload's
- * begin_timed (called by the runner after the warm-up) restarts them.
+ * begin_timed (called by the runner after the warm-up) restarts them
+ * (stream, io, gemm, and the CNN workloads' gflops and profile).
  * Warm-up steps are made measurably different: stream's run on a fake
  * clock 1000x faster, io's reads are counted. */
 #define _GNU_SOURCE
@@ -35,23 +36,6 @@ typedef struct drive {
     wr_result r; /* report fields, through workload_run's API */
 } drive;
 
-static void add(dlg_fields *f, const char *key, const char *text)
-{
-    wr_result *r = (wr_result *)f;
-    snprintf(r->key[r->nfields], sizeof r->key[0], "%s", key);
-    snprintf(r->val[r->nfields], sizeof r->val[0], "%s", text);
-    r->nfields++;
-}
-static void add_double(dlg_fields *f, const char *key, double v)
-{
-    char b[64];
-    snprintf(b, sizeof b, "%.17g", v);
-    add(f, key, b);
-}
-static void add_int(dlg_fields *f, const char *key, int64_t v) { add_double(f, key, (double)v); }
-static void add_string(dlg_fields *f, const char *key, const char *v) { add(f, key, v); }
-static const dlg_report_api api = {add_double, add_int, add_string};
-
 /* setup; `warmup` steps at clock tick 1 ns; begin_timed; `timed` steps at
  * 1000 ns; report. */
 static void run(drive *d, const char *so, const char *name, const char *const *over, int warmup, int timed)
@@ -77,7 +61,7 @@ static void run(drive *d, const char *so, const char *name, const char *const *o
     d->c.tick = 1000;
     for (int i = 0; i < timed; i++)
         assert_int_equal(d->ops->step(d->state, &s), 0);
-    if (d->ops->report(d->state, &api, (dlg_fields *)&d->r) != 0)
+    if (d->ops->report(d->state, &wr_api, (dlg_fields *)&d->r) != 0)
         fail_msg("report: %s", d->c.m.last_error);
     d->ops->teardown(d->state);
     mock_host_fini(&d->c.m);
@@ -127,12 +111,28 @@ static void gemm_gflops_are_timed(void **st)
     assert_true(wr_double(&d.r, "gflops") > 0);
 }
 
+/* The CNN workloads (caffe's four, inception-v3): gflops, pct_peak and
+ * the layer profile leave out the warm-up steps too. */
+static void cnn_gflops_are_timed(void **st)
+{
+    (void)st;
+    static const char *const over[] = {"batch=1", "crop=67", "classes=10", "mode=infer", "profile=true", NULL};
+    drive d;
+    run(&d, "caffe.so", "alexnet", over, 2, 0);
+    assert_null(wr_field(&d.r, "gflops"));
+    assert_true(wr_double(&d.r, "layers_ms") == 0);
+    run(&d, "caffe.so", "alexnet", over, 2, 1);
+    assert_true(wr_double(&d.r, "gflops") > 0);
+    assert_true(wr_double(&d.r, "layers_ms") > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(stream_best_is_timed),
         cmocka_unit_test(io_counts_are_timed),
         cmocka_unit_test(gemm_gflops_are_timed),
+        cmocka_unit_test(cnn_gflops_are_timed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
