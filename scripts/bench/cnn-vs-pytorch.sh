@@ -10,10 +10,12 @@
 # ("frozen": batch norm folded, as dlgauge folds it); the best counts.  Each case runs in a fresh process, so
 # peak RSS is per case.  Ratio = dlgauge images/s / PyTorch images/s; the
 # ratio range pairs each round's dlgauge run with PyTorch's run of the same
-# round (best format by median).  RSS in MiB.  The *-bf16 cases infer in
+# round (best format by median).  RSS in MiB.  The *-bf16 cases run in
 # bfloat16 on both sides (dlgauge precision = bf16, the cpu-bf16 backend;
 # PyTorch's model and input in bf16 as nchw, channels_last or frozen, or
-# autocast on the fp32 model, "amp"); they need AVX-512.
+# autocast on the fp32 model, "amp" (channels_last) or "ampn" (nchw);
+# training only as autocast, fp32 master weights on both sides); they
+# need AVX-512.
 #
 # usage: scripts/bench/cnn-vs-pytorch.sh [BUILD_DIR] [THREADS]
 #   env STEPS_TRAIN (5), STEPS_INFER (10), STEPS_B1 (30), ROUNDS (3),
@@ -55,6 +57,10 @@ cases=( # name model mode batch steps [precision]
   "alexnet-infer-b16-bf16 alexnet infer 16 $si bf16"
   "googlenet-infer-b16-bf16 googlenet infer 16 $si bf16"
   "vgg16-infer-b4-bf16 vgg16 infer 4 $si bf16"
+  "resnet50-train-b16-bf16 resnet50 train 16 $st bf16"
+  "alexnet-train-b16-bf16 alexnet train 16 $st bf16"
+  "googlenet-train-b16-bf16 googlenet train 16 $st bf16"
+  "vgg16-train-b4-bf16 vgg16 train 4 $st bf16"
 )
 
 echo "== machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $threads threads"
@@ -89,6 +95,7 @@ for c in "${cases[@]}"; do
     fmts="nchw cl"
     [ "$mode" = infer ] && fmts="nchw cl frozen"
     [ "$prec" = bf16 ] && fmts="nchw cl frozen amp"
+    [ "$prec" = bf16 ] && [ "$mode" = train ] && fmts="amp ampn"
     for fmt in $fmts; do
       "${torch_env[@]}" /usr/bin/python3 "$src/scripts/bench/cnn_peer.py" \
         "$model" "$mode" "$batch" "$threads" "$steps" "$fmt" "$prec" >"$work/torch-$name-$fmt-$r.json" ||
@@ -131,7 +138,7 @@ for name, model, mode, batch, steps, *prec in cases:
     p50 = statistics.median(p50r.values())
     dips = int(batch) / p50
     t = {}
-    for f in ("nchw", "cl", "frozen", "amp"):
+    for f in ("nchw", "cl", "frozen", "amp", "ampn"):
         js = {r: json.load(open(x)) for r, x in sorted(by_round(f"{work}/torch-{name}-{f}-*.json").items())}
         if js:
             t[f] = {"median_s": statistics.median(j["median_s"] for j in js.values()),

@@ -1,11 +1,13 @@
-/* cpu-bf16 (inference with bf16 activations and weights on oneDNN's
- * AVX-512 kernels) against the fp32 reference: the output of small nets
- * planned for inference (batch norm folded, residual added in place,
+/* cpu-bf16 (bf16 activations and weights on oneDNN's AVX-512 kernels,
+ * fp32 master weights) against the fp32 reference: the output of small
+ * nets planned for inference (batch norm folded, residual added in place,
  * concat, LRN, groups, pooling, inner product) within 2e-2 relative error,
- * as the GPU's bf16 checks; the bf16 weight copies follow new weights and
- * a new batch-norm statistic; activations take half the memory; training
- * is refused.  Below AVX-512 (ctest runs it again at AVX2) the backend
- * must refuse with a line that says why. */
+ * as the GPU's bf16 checks; in training, every parameter's and the
+ * input's gradient within 2e-2 too, and an SGD step that moves the fp32
+ * masters by less than bf16 could hold; the bf16 weight copies follow new
+ * weights and a new batch-norm statistic; activations take half the
+ * memory.  Below AVX-512 (ctest runs it again at AVX2) the backend must
+ * refuse with a line that says why. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -31,15 +33,17 @@ static bool has_avx512(void)
     return (isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
 }
 
-/* An inference plan (nothing kept but inputs, params and outputs) of build
- * on backend, its input "x" filled; NULL with the error in err. */
+/* A plan of build on backend (inference: nothing kept but inputs, params
+ * and outputs; training: every blob kept, the input's gradient too), its
+ * input "x" filled; NULL with the error in err. */
 static dlg_net *make(build_fn build, const char *backend, bool train, char *err, size_t errlen)
 {
     dlg_net *net;
     assert_int_equal(dlg_net_create(&net, backend), 0);
     dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_GAUSSIAN, 0.3f}, (dlg_filler){DLG_FILL_GAUSSIAN, 0.3f});
     build(net);
-    dlg_plan_opts o = {.backend = backend, .threads = 2, .train = train, .seed = 9};
+    dlg_plan_opts o = {.backend = backend, .threads = 2, .train = train, .seed = 9, .input_grads = train,
+                       .keep_all = train};
     if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0) {
         snprintf(err, errlen, "%s", dlg_net_error(net));
         dlg_net_destroy(net);
@@ -49,28 +53,29 @@ static dlg_net *make(build_fn build, const char *backend, bool train, char *err,
     return net;
 }
 
-static dlg_net *make_ok(build_fn build, const char *backend)
+static dlg_net *make_mode(build_fn build, const char *backend, bool train)
 {
     char err[512];
-    dlg_net *net = make(build, backend, false, err, sizeof err);
+    dlg_net *net = make(build, backend, train, err, sizeof err);
     if (!net)
         fail_msg("%s: %s", backend, err);
     return net;
 }
 
-/* max |a - b| / max |b| over blob "L" after a forward of each */
-static double out_err(dlg_net *a, dlg_net *b)
+static dlg_net *make_ok(build_fn build, const char *backend)
 {
-    if (dlg_net_forward(a) < 0)
-        fail_msg("%s", dlg_net_error(a));
-    assert_int_equal(dlg_net_forward(b), 0);
-    int blob = dlg_net_blob(b, "L");
+    return make_mode(build, backend, false);
+}
+
+/* max |a - b| / max |b| of a blob's data or gradient in both nets */
+static double blob_err(dlg_net *a, dlg_net *b, int blob, dlg_which w)
+{
     int64_t n = tu_count(b, blob);
     float *x = malloc((size_t)n * sizeof(float)), *y = malloc((size_t)n * sizeof(float));
     assert_non_null(x);
     assert_non_null(y);
-    assert_int_equal(dlg_net_read(a, blob, DLG_DATA, x, (size_t)n), 0);
-    assert_int_equal(dlg_net_read(b, blob, DLG_DATA, y, (size_t)n), 0);
+    assert_int_equal(dlg_net_read(a, blob, w, x, (size_t)n), 0);
+    assert_int_equal(dlg_net_read(b, blob, w, y, (size_t)n), 0);
     double d = 0, m = 0;
     for (int64_t i = 0; i < n; i++) {
         d = fmax(d, fabs((double)x[i] - y[i]));
@@ -79,6 +84,15 @@ static double out_err(dlg_net *a, dlg_net *b)
     free(x);
     free(y);
     return d / fmax(m, 1e-6);
+}
+
+/* blob_err of blob "L" after a forward of each */
+static double out_err(dlg_net *a, dlg_net *b)
+{
+    if (dlg_net_forward(a) < 0)
+        fail_msg("%s", dlg_net_error(a));
+    assert_int_equal(dlg_net_forward(b), 0);
+    return blob_err(a, b, dlg_net_blob(b, "L"), DLG_DATA);
 }
 
 /* Writes the same fresh values into param p of layer name in both nets. */
@@ -197,13 +211,181 @@ static void test_memory(void **st)
     dlg_net_destroy(f32);
 }
 
-static void test_train_refused(void **st)
+/* Smooth nets for training: no ReLU, max pooling or dropout, whose
+ * gradients jump where bf16's rounding moves an input across a kink, so
+ * every gradient must stay within the tolerance.  AlexNet's layers:
+ * groups, LRN, average pooling, inner products */
+static int alex_smooth(dlg_net *net)
 {
-    char err[512] = "";
-    dlg_net *net = make(alex_like, "cpu-bf16", true, err, sizeof err);
-    assert_null(net);
-    printf("  training: %s\n", err);
-    assert_non_null(strstr(err, "inference only"));
+    int x = dlg_conv(net, "c1", X(2, 3, 35, 35), 32, 7, 2, 0, 1);
+    x = dlg_avg_pool(net, "p1", dlg_lrn(net, "n1", x, 5, 1e-3f, 0.75f, 1.0f), 3, 2, 0);
+    x = dlg_avg_pool(net, "p2", dlg_conv(net, "c2", x, 32, 5, 1, 2, 2), 3, 2, 0);
+    return dlg_fc(net, "L", dlg_fc(net, "fc6", x, 64), 10);
+}
+
+/* GoogLeNet's: branches of one input (a split) concatenated */
+static int inception_smooth(dlg_net *net)
+{
+    int x = dlg_conv(net, "c0", X(2, 8, 9, 9), 32, 3, 1, 1, 1);
+    int br[4] = {dlg_conv(net, "b1", x, 16, 1, 1, 0, 1), dlg_conv(net, "b3", x, 32, 3, 1, 1, 1),
+                 dlg_conv(net, "b5", x, 16, 5, 1, 2, 1),
+                 dlg_conv(net, "bp", dlg_avg_pool(net, "pool", x, 3, 1, 1), 16, 1, 1, 0, 1)};
+    x = dlg_global_avg_pool(net, "gap", dlg_concat(net, "cat", 4, br));
+    return dlg_fc(net, "L", x, 10);
+}
+
+/* ResNet's: batch norms with batch statistics, residual adds, 1x1 and
+ * strided convolutions.  Each batch norm reaches L through no other (a
+ * later one would cancel its scale and shift: gradients of zero) */
+static int resnet_smooth(dlg_net *net)
+{
+    dlg_conv_spec s1 = {64, 1, 1, 1, 1, 0, 0, 1, 1, 1, true}, s2 = {16, 1, 1, 1, 1, 0, 0, 1, 1, 1, true},
+                  s3 = {16, 3, 3, 1, 1, 1, 1, 1, 1, 1, true}, sp = {64, 1, 1, 2, 2, 0, 0, 1, 1, 1, true};
+    int x = dlg_batchnorm(net, "bn0", dlg_conv_ex(net, "c0", X(2, 16, 14, 14), &s1), 1e-5f);
+    int a = dlg_conv_ex(net, "ca1", dlg_conv_ex(net, "ca0", x, &s2), &s3);
+    x = dlg_add(net, "adda", dlg_batchnorm(net, "bna", dlg_conv_ex(net, "ca", a, &s1), 1e-5f), x);
+    int p = dlg_batchnorm(net, "bnp", dlg_conv_ex(net, "cp", x, &sp), 1e-5f);
+    return dlg_conv(net, "L", dlg_add(net, "addb", dlg_conv_ex(net, "cb", x, &sp), p), 8, 1, 1, 0, 1);
+}
+
+/* The kinks: ReLU and max pooling (with its own batch of ties), whose
+ * input is made exact in bf16 (gated_exact) so that both nets take the
+ * same branches */
+static int gated(dlg_net *net)
+{
+    int x = dlg_relu(net, "r1", dlg_conv(net, "c1", X(2, 3, 12, 12), 32, 1, 1, 0, 1));
+    return dlg_conv(net, "L", dlg_max_pool(net, "p1", x, 3, 2, 0), 8, 3, 1, 1, 1);
+}
+
+/* Small integers into blob name.p (-1: the input) of every net */
+static void write_ints(dlg_net **nets, int n, const char *name, int p, int span, uint64_t seed)
+{
+    int b = p < 0 ? dlg_net_blob(nets[0], name) : dlg_net_param(nets[0], name, p);
+    int64_t count = tu_count(nets[0], b);
+    float *v = malloc((size_t)count * sizeof(float));
+    assert_non_null(v);
+    for (int64_t i = 0; i < count; i++)
+        v[i] = (float)((int)(tu_next(&seed) % (uint64_t)(2 * span + 1)) - span);
+    for (int k = 0; k < n; k++)
+        assert_int_equal(dlg_net_write(nets[k], b, DLG_DATA, v, (size_t)count), 0);
+    free(v);
+}
+
+/* c1's output: sums of three products of integers in [-3, 3] and a bias,
+ * exact in bf16 as in fp32 */
+static void gated_exact(dlg_net **nets, int n)
+{
+    write_ints(nets, n, "x", -1, 3, 41);
+    write_ints(nets, n, "c1", 0, 3, 42);
+    write_ints(nets, n, "c1", 1, 3, 43);
+}
+
+/* Forward and backward of a training plan, the same gradient given at
+ * "L" in each. */
+static void fwd_bwd(dlg_net *net)
+{
+    int out = dlg_net_blob(net, "L");
+    int64_t n = tu_count(net, out);
+    float *g = malloc((size_t)n * sizeof(float));
+    assert_non_null(g);
+    tu_fill(g, n, FILL_GAUSS, 5);
+    if (dlg_net_forward(net) < 0 || dlg_net_write(net, out, DLG_DIFF, g, (size_t)n) < 0 ||
+        dlg_net_backward(net) < 0)
+        fail_msg("%s", dlg_net_error(net));
+    free(g);
+}
+
+/* The worst gradient error of net against ref: every trained parameter's
+ * (weights and biases, batch-norm scale and shift) and the input's. */
+static double grad_err(dlg_net *net, dlg_net *ref, const char *what, const char *as)
+{
+    double worst = blob_err(net, ref, dlg_net_blob(ref, "x"), DLG_DIFF);
+    const char *at = "input x";
+    for (int i = 0; i < dlg_net_layer_count(ref); i++) {
+        dlg_layer_info li;
+        assert_int_equal(dlg_net_layer_info(ref, i, &li), 0);
+        for (int p = 0; p < 2 && dlg_net_param(ref, li.name, p) >= 0; p++) {
+            double e = blob_err(net, ref, dlg_net_param(ref, li.name, p), DLG_DIFF);
+            if (e > worst) {
+                worst = e;
+                at = li.name;
+            }
+        }
+    }
+    printf("  %-24s %s training: worst gradient error %.2e (%s)\n", what, as, worst, at);
+    return worst;
+}
+
+typedef void (*prep_fn)(dlg_net **nets, int n);
+
+/* Training: the gradients within the bf16 tolerance of the reference's,
+ * and bf16 rounding visible (not fp32 under another name). */
+static void check_train(const char *what, build_fn build, prep_fn prep)
+{
+    dlg_net *nets[3] = {make_mode(build, "ref", true), make_mode(build, "cpu-bf16", true),
+                        make_mode(build, "cpu", true)};
+    if (prep)
+        prep(nets, 3);
+    for (int k = 0; k < 3; k++)
+        fwd_bwd(nets[k]);
+    double e = grad_err(nets[1], nets[0], what, "bf16"), e32 = grad_err(nets[2], nets[0], what, "fp32");
+    assert_true(e < BF16_TOL);
+    assert_true(e > 4 * e32);
+    for (int k = 0; k < 3; k++)
+        dlg_net_destroy(nets[k]);
+}
+
+static void test_train(void **st)
+{
+    check_train("alexnet-smooth", alex_smooth, NULL);
+    check_train("inception-smooth", inception_smooth, NULL);
+    check_train("resnet-smooth", resnet_smooth, NULL);
+    check_train("relu, max pool", gated, gated_exact);
+}
+
+/* SGD updates the fp32 master weights: a step of lr 1e-5 moves a weight
+ * by far less than bf16's resolution there (2^-9 of it at 0.3, ~6e-4),
+ * so bf16 masters would lose it; the step must land within a tenth of
+ * the update of where the reference's lands. */
+static void test_sgd_master(void **st)
+{
+    dlg_net *ref = make_mode(resnet_smooth, "ref", true), *bf = make_mode(resnet_smooth, "cpu-bf16", true);
+    const char *names[3] = {"c0", "cb", "L"};
+    int64_t n[3];
+    float *before[3];
+    for (int k = 0; k < 3; k++) {
+        int w = dlg_net_param(ref, names[k], 0);
+        n[k] = tu_count(ref, w);
+        before[k] = malloc((size_t)n[k] * sizeof(float));
+        assert_non_null(before[k]);
+        assert_int_equal(dlg_net_read(ref, w, DLG_DATA, before[k], (size_t)n[k]), 0);
+    }
+    dlg_sgd sgd = {1e-5f, 0.9f, 0};
+    fwd_bwd(ref);
+    fwd_bwd(bf);
+    assert_int_equal(dlg_net_sgd_step(ref, &sgd), 0);
+    assert_int_equal(dlg_net_sgd_step(bf, &sgd), 0);
+    for (int k = 0; k < 3; k++) {
+        int w = dlg_net_param(ref, names[k], 0);
+        float *a = malloc((size_t)n[k] * sizeof(float)), *b = malloc((size_t)n[k] * sizeof(float));
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_int_equal(dlg_net_read(ref, w, DLG_DATA, a, (size_t)n[k]), 0);
+        assert_int_equal(dlg_net_read(bf, w, DLG_DATA, b, (size_t)n[k]), 0);
+        double step = 0, off = 0;
+        for (int64_t i = 0; i < n[k]; i++) {
+            step = fmax(step, fabs((double)a[i] - before[k][i]));
+            off = fmax(off, fabs((double)b[i] - a[i]));
+        }
+        printf("  %s: largest step %.2e, bf16 master off by %.2e\n", names[k], step, off);
+        assert_true(step > 0);
+        assert_true(off < 0.1 * step);
+        free(a);
+        free(b);
+        free(before[k]);
+    }
+    dlg_net_destroy(bf);
+    dlg_net_destroy(ref);
 }
 
 /* below AVX-512 the backend refuses, saying why */
@@ -223,6 +405,7 @@ int main(void)
         return cmocka_run_group_tests(tests, NULL, NULL);
     }
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_nets), cmocka_unit_test(test_weights_follow),
-                                       cmocka_unit_test(test_memory), cmocka_unit_test(test_train_refused)};
+                                       cmocka_unit_test(test_memory), cmocka_unit_test(test_train),
+                                       cmocka_unit_test(test_sgd_master)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

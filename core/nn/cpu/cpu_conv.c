@@ -148,6 +148,9 @@ static size_t max_ws(const conv_state *s)
 typedef struct conv_mds {
     dnnl_memory_desc_t w, b;                    /* user (plain) weights, bias */
     dnnl_memory_desc_t src_any, w_any, dst_any; /* chosen by oneDNN */
+    /* the weights' gradient: fp32 even where w_any is bf16 (the gradient
+     * of the fp32 master weights, which SGD updates in fp32) */
+    dnnl_memory_desc_t dw_any;
     dnnl_dims_t strides, dil, pad_l, pad_r;
 } conv_mds;
 
@@ -164,6 +167,8 @@ static void conv_describe(const dlg_layer *l, dnnl_data_type_t dt, conv_mds *m)
     m->src_any = cpu_md_dt(4, x->d, dnnl_format_tag_any, dt);
     m->dst_any = cpu_md_dt(4, y->d, dnnl_format_tag_any, dt);
     m->w_any = g > 1 ? cpu_md_dt(5, wd5, dnnl_format_tag_any, dt) : cpu_md_dt(4, wd5 + 1, dnnl_format_tag_any, dt);
+    m->dw_any = m->w_any;
+    m->dw_any.data_type = dnnl_f32;
     m->strides[0] = p->sh;
     m->strides[1] = p->sw;
     m->dil[0] = p->dh - 1; /* oneDNN counts dilation from 0 */
@@ -185,7 +190,8 @@ static bool pointwise(const dlg_conv_param *p)
  * backward data on ResNet-50's shapes (docs/benchmarks.md), so a pointwise
  * layer's dx = conv(dy, w^T) runs as a forward primitive; w^T is w's
  * layout with the first two axes swapped, reordered into the layout that
- * primitive wants on every call (at most 4 MiB). */
+ * primitive wants on every call (at most 4 MiB).  fp32 plans only: its
+ * descriptors are the tensors' own (plain fp32 where not published). */
 static int bwd_data_by_forward(cpu_ctx *c, const dlg_layer *l, conv_state *s, const conv_mds *m,
                                const dnnl_memory_desc_t *src, const dnnl_memory_desc_t *dst,
                                char *err, size_t errlen)
@@ -335,7 +341,7 @@ static int create_backward(cpu_ctx *c, const dlg_layer *l, conv_state *s, const 
     bool bias = l->p.conv.bias || l->p.conv.bn;
     dnnl_convolution_desc_t d;
     dnnl_status_t st =
-        weights ? dnnl_dilated_convolution_backward_weights_desc_init(&d, *alg, &m->src_any, &m->w_any,
+        weights ? dnnl_dilated_convolution_backward_weights_desc_init(&d, *alg, &m->src_any, &m->dw_any,
                                                                       bias ? &m->b : NULL, &m->dst_any, m->strides,
                                                                       m->dil, m->pad_l, m->pad_r)
                 : dnnl_dilated_convolution_backward_data_desc_init(&d, *alg, &m->src_any, &m->w_any, &m->dst_any,
@@ -361,11 +367,6 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
     conv_mds m;
     conv_describe(l, cpu_act_dt(c), &m);
     conv_state *s = calloc(1, sizeof *s);
-    if (s && c->bf16 && l->backward) { /* cnn.c says so first */
-        free(s);
-        snprintf(err, errlen, "cpu-bf16 plans inference only");
-        return -DLG_EINVAL;
-    }
     if (!s)
         return -DLG_ENOMEM;
     dnnl_memory_desc_t src = cpu_tensor_md(l->bottom[0]), dst;
@@ -409,14 +410,15 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
     }
     if (!rc && l->p.conv.bn)
         rc = cpu_fold_init(&s->fold, l, &m.w, c->bf16 ? &kw : &m.w);
-    if (!rc && l->backward && l->prop_down[0] && pointwise(&l->p.conv))
+    if (!rc && l->backward && l->prop_down[0] && pointwise(&l->p.conv) && !c->bf16)
         rc = bwd_data_by_forward(c, l, s, &m, &src, &dst, err, errlen);
     else if (!rc && l->backward && l->prop_down[0]) {
         rc = create_backward(c, l, s, &m, false, err, errlen);
         if (!rc)
             rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_DIFF_DST, &dst, false, err, errlen);
+        /* cpu-bf16: from the forward's bf16 copy, half the bytes to read */
         if (!rc)
-            rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_WEIGHTS, &m.w, false, err, errlen);
+            rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_WEIGHTS, c->bf16 ? &kw : &m.w, false, err, errlen);
         if (!rc)
             rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_DIFF_SRC, &src, true, err, errlen);
     }
@@ -518,6 +520,13 @@ static void wino_backward_layer(dlg_layer *l, conv_state *s)
         wino_bias_grad(y->d[0], y->d[1], y->d[2] * y->d[3], dy, l->param[1]->diff);
 }
 
+/* The weights the primitives read: under cpu-bf16 the bf16 copy
+ * (refreshed if the master moved), else the param; NULL on failure. */
+static void *weights(cpu_ctx *c, const dlg_layer *l, conv_state *s)
+{
+    return s->wq.buf ? cpu_wcopy_get(c, &s->wq, l->param[0]) : l->param[0]->data;
+}
+
 static int conv_forward(void *ctx, dlg_layer *l, void *state)
 {
     conv_state *s = state;
@@ -535,7 +544,7 @@ static int conv_forward(void *ctx, dlg_layer *l, void *state)
         ptrs[k++] = s->fold.w;
         ptrs[k++] = s->fold.b;
     } else {
-        ptrs[k++] = s->wq.buf ? cpu_wcopy_get(ctx, &s->wq, l->param[0]) : l->param[0]->data;
+        ptrs[k++] = weights(ctx, l, s);
         if (!ptrs[k - 1])
             return -DLG_EINTERNAL;
         if (l->p.conv.bias)
@@ -563,8 +572,8 @@ static int conv_backward(void *ctx, dlg_layer *l, void *state)
         return 0;
     }
     if (l->prop_down[0]) {
-        void *ptrs[3] = {l->top[0]->diff, l->param[0]->data, l->bottom[0]->diff};
-        rc = cpu_prim_exec(ctx, &s->bwd_data, ptrs, l->ws);
+        void *ptrs[3] = {l->top[0]->diff, weights(ctx, l, s), l->bottom[0]->diff};
+        rc = ptrs[1] ? cpu_prim_exec(ctx, &s->bwd_data, ptrs, l->ws) : -DLG_EINTERNAL;
     }
     if (!rc && l->param_grad && s->by == BY_GEMM) {
         const dlg_shape *y = &l->top[0]->shape;
@@ -629,10 +638,13 @@ static int fc_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
     dnnl_memory_desc_t w_any = blocked ? cpu_md(4, wd4, dnnl_format_tag_any) : w;
     dnnl_memory_desc_t b = cpu_md(1, &out, dnnl_x), dst = cpu_md(2, dd, dnnl_nc);
     /* cpu-bf16: bf16 input (converted where it comes plain fp32) and
-     * weights (a copy in the kernel's layout), fp32 bias and output */
-    dnnl_memory_desc_t src_k = src;
+     * weights (a copy in the kernel's layout), fp32 bias and output;
+     * backward takes the output's gradient as bf16 and gives the fp32
+     * master weights an fp32 gradient */
+    dnnl_memory_desc_t src_k = src, dst_k = dst, dw_any = w_any;
     if (c->bf16) {
         src_k.data_type = dnnl_bf16; /* a layout's strides count elements */
+        dst_k.data_type = dnnl_bf16;
         w_any = blocked ? cpu_md_dt(4, wd4, dnnl_format_tag_any, dnnl_bf16)
                         : cpu_md_dt(2, wd, dnnl_format_tag_any, dnnl_bf16);
     }
@@ -654,16 +666,16 @@ static int fc_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
     for (int i = 0; i < 4 && !rc; i++)
         rc = cpu_prim_arg(c, &s->fwd, fa[i], fm[i], i == 3, err, errlen);
     if (!rc && l->backward && l->prop_down[0]) {
-        st = dnnl_inner_product_backward_data_desc_init(&d, &src, &w_any, &dst);
+        st = dnnl_inner_product_backward_data_desc_init(&d, &src_k, &w_any, &dst_k);
         rc = st != dnnl_success ? cpu_fail(st, "inner product backward data", err, errlen)
                                 : cpu_prim_create(c, &s->bwd_data, &d, s->fwd.pd, err, errlen);
         int ba[3] = {DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC};
-        const dnnl_memory_desc_t *bm[3] = {&dst, &w, &src};
+        const dnnl_memory_desc_t *bm[3] = {&dst, c->bf16 ? &kw : &w, &src}; /* bf16: the copy */
         for (int i = 0; i < 3 && !rc; i++)
             rc = cpu_prim_arg(c, &s->bwd_data, ba[i], bm[i], i == 2, err, errlen);
     }
     if (!rc && l->backward && l->param_grad) {
-        st = dnnl_inner_product_backward_weights_desc_init(&d, &src, &w_any, &b, &dst);
+        st = dnnl_inner_product_backward_weights_desc_init(&d, &src_k, &dw_any, &b, &dst_k);
         rc = st != dnnl_success ? cpu_fail(st, "inner product backward weights", err, errlen)
                                 : cpu_prim_create(c, &s->bwd_weights, &d, s->fwd.pd, err, errlen);
         int wa[4] = {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS, DNNL_ARG_DIFF_BIAS};
@@ -683,7 +695,7 @@ static int fc_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
 static int fc_forward(void *ctx, dlg_layer *l, void *state)
 {
     conv_state *s = state;
-    void *w = s->wq.buf ? cpu_wcopy_get(ctx, &s->wq, l->param[0]) : l->param[0]->data;
+    void *w = weights(ctx, l, s);
     if (!w)
         return -DLG_EINTERNAL;
     void *ptrs[4] = {l->bottom[0]->data, w, l->param[1]->data, l->top[0]->data};
@@ -695,8 +707,8 @@ static int fc_backward(void *ctx, dlg_layer *l, void *state)
     conv_state *s = state;
     int rc = 0;
     if (l->prop_down[0]) {
-        void *ptrs[3] = {l->top[0]->diff, l->param[0]->data, l->bottom[0]->diff};
-        rc = cpu_prim_exec(ctx, &s->bwd_data, ptrs, l->ws);
+        void *ptrs[3] = {l->top[0]->diff, weights(ctx, l, s), l->bottom[0]->diff};
+        rc = ptrs[1] ? cpu_prim_exec(ctx, &s->bwd_data, ptrs, l->ws) : -DLG_EINTERNAL;
     }
     if (!rc && l->param_grad) {
         void *ptrs[4] = {l->bottom[0]->data, l->top[0]->diff, l->param[0]->diff, l->param[1]->diff};

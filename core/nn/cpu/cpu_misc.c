@@ -219,7 +219,9 @@ static int parts_setup(cpu_ctx *c, const dlg_layer *l, prims *s, const dnnl_memo
 {
     bool down0 = l->prop_down[0], down1 = l->prop_down[1];
     s->parts = true;
-    if ((!down0 || dnnl_memory_desc_equal(a, top)) && (!down1 || dnnl_memory_desc_equal(b, top))) {
+    /* cpu_grad_sum sums fp32; bf16 gradients take oneDNN's sum */
+    bool f32 = top->data_type == dnnl_f32;
+    if (f32 && (!down0 || dnnl_memory_desc_equal(a, top)) && (!down1 || dnnl_memory_desc_equal(b, top))) {
         s->one_pass = (int64_t)(dnnl_memory_desc_get_size(top) / sizeof(float));
         return 0;
     }

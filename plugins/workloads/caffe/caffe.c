@@ -17,7 +17,7 @@
     [O_DEVICE] = {"device", DLG_OPT_STRING, "auto", NULL, NULL, NULL,                              \
                   "auto | cpu | cuda:N (auto: a CUDA device if there is one, else the CPU)", 0}, \
     [O_PRECISION] = {"precision", DLG_OPT_ENUM, "fp32", NULL, NULL, "fp32|tf32|fp16|bf16",         \
-                     "arithmetic precision (cpu: fp32, or bf16 for mode = infer on AVX-512; ref: fp32)", 0}, \
+                     "arithmetic precision (cpu: fp32, or bf16 on AVX-512; ref: fp32)", 0},            \
     CNN_CUDA_OPTION(O_ALGO_CACHE, O_WORKSPACE, O_DETERMINISTIC, O_GRAPHS),                         \
     CNN_CPU_OPTION(O_WINOGRAD),                                                                    \
     CNN_PROFILE_OPTION(O_PROFILE),                                                                 \

@@ -184,9 +184,6 @@ static int setup_all(cnn *s, const char *model, const dlg_value *o, const dlg_jo
     if (s->profile && (rc = nn_profile_check(h, s->backend)) < 0)
         return rc;
     s->train = o[O_MODE].i == 0;
-    if (s->train && strcmp(s->backend, "cpu-bf16") == 0)
-        return h->error(h, DLG_ENOTSUP,
-                        "precision = bf16 on the cpu runs mode = infer only (bf16 training: device = cuda:N)");
     s->batch = (int)o[O_BATCH].i;
     s->sgd = (dlg_sgd){(float)o[O_LR].d, (float)o[O_MOMENTUM].d, (float)o[O_WEIGHT_DECAY].d};
     if ((rc = build(s, model, o)) < 0)
