@@ -18,8 +18,9 @@ typedef struct cpu_ctx {
     dnnl_stream_t stream;
     int threads;
     bool winograd; /* 3x3 stride-1 convolutions by cpu_winograd.c */
-    /* "cpu-bf16": inference with bf16 activations and weights (fp32
-     * accumulation, biases and master weights); see cpu_bf16.c */
+    /* "cpu-bf16": bf16 activations, weights and gradients (fp32
+     * accumulation, biases, master weights and their gradients); see
+     * cpu_bf16.c */
     bool bf16;
 } cpu_ctx;
 

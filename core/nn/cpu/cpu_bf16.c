@@ -1,11 +1,12 @@
-/* cpu-bf16: inference with bf16 activations and weights on oneDNN's
- * AVX-512 bf16 kernels (VDPBF16PS where the CPU has it), the way PyTorch
- * runs a bf16 model on the CPU.  Layers that compute (convolution, inner
- * product, pooling, add) take bf16 inputs and outputs; the rest follow
- * their input's type; accumulation, biases and the classifier's output
- * stay fp32.  Parameters stay fp32 masters (a folded batch norm scales
- * them exactly); each layer keeps a bf16 copy in its kernel's layout,
- * converted again only when the master moves. */
+/* cpu-bf16: bf16 activations and weights on oneDNN's AVX-512 bf16
+ * kernels (VDPBF16PS where the CPU has it), the way PyTorch runs a bf16
+ * model, or trains one under autocast, on the CPU.  Layers that compute
+ * (convolution, inner product, pooling, add) take bf16 inputs and
+ * outputs; the rest follow their input's type, and a gradient has its
+ * data's; accumulation, biases and the classifier's output stay fp32.
+ * Parameters stay fp32 masters (a folded batch norm scales them exactly;
+ * SGD updates them with fp32 gradients); each layer keeps a bf16 copy in
+ * its kernel's layout, converted again only when the master moves. */
 #include "cpu.h"
 
 #include <stdlib.h>
