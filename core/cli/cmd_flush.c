@@ -15,11 +15,11 @@
 
 #include <stdio.h>
 
-/* The exit an open failure calls for, from the DLG_E* code the sink gave
- * host->error(): what may pass by itself (a spool it cannot read or
- * rewrite, a full disk, no memory, the database) is worth a retry; a value
- * it calls invalid or unsupported, and a failure it did not describe, need
- * a person. */
+/* The exit an open failure calls for, from its DLG_E* code (the one the
+ * sink gave host->error(), else the one it returned): what may pass by
+ * itself (a spool it cannot read or rewrite, a full disk, no memory, the
+ * database) is worth a retry; a value it calls invalid or unsupported, and
+ * a code it does not have, need a person. */
 static int open_failure_exit(int code)
 {
     switch (code) {
@@ -48,7 +48,7 @@ static int flush_one(const dlg_cli *cli, const dlg_plan *plan, size_t i)
     }
     dlg_sinkset ss;
     if (dlg_sinkset_open(&ss, &one, false, cli->verbosity, err, sizeof err) != 0) {
-        int rc = open_failure_exit(ss.svc.error_code); /* before close() clears it */
+        int rc = open_failure_exit(ss.open_error);
         dlg_sinkset_close(&ss, 0);
         fprintf(stderr, "dlgauge: %s\n", err);
         return rc;

@@ -4,14 +4,59 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* "FILE:LINE: [sink NAME]", what a sink's errors start with: the line of
+ * entry e (the key a message is about), else of the sink's section. */
+static void sink_where(const dlg_plan *plan, const dlg_instance_spec *spec, const dlg_entry *e, char *buf,
+                       size_t len)
+{
+    char at[600];
+    if (e || spec->sec)
+        dlg_plan_where(e, spec->sec, at, sizeof at);
+    else
+        snprintf(at, sizeof at, "%s: ", plan->cfg->path);
+    snprintf(buf, len, "%s[sink %s]", at, spec->name);
+}
+
+/* A sink's message names the key it is about by starting "KEY = " (the
+ * influx `url = ...: not an http:// URL`): that key's entry, else NULL. */
+static const dlg_entry *key_of(const dlg_instance_spec *spec, const char *text)
+{
+    size_t n = strcspn(text, " =:");
+    if (n == 0 || strncmp(text + n, " = ", 3) != 0)
+        return NULL;
+    for (size_t i = 0; spec->sec && i < spec->sec->n; i++) {
+        const dlg_entry *e = &spec->sec->entries[i];
+        if (strlen(e->key) == n && strncmp(e->key, text, n) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+/* The last error raised through sink s's host into out ("" when none):
+ * one about a key names that key's file:line instead of the section's. */
+static void sink_message(dlg_services *svc, const dlg_host_impl *h, const dlg_instance_spec *spec, char *out,
+                         size_t len)
+{
+    const char *msg = dlg_services_error(svc);
+    size_t clen = strlen(h->context);
+    const dlg_entry *e = NULL;
+    if (strncmp(msg, h->context, clen) == 0 && strncmp(msg + clen, ": ", 2) == 0)
+        e = key_of(spec, msg + clen + 2);
+    if (!e) {
+        snprintf(out, len, "%s", msg);
+        return;
+    }
+    char where[1200];
+    sink_where(svc->plan, spec, e, where, sizeof where);
+    snprintf(out, len, "%s: %s", where, msg + clen + 2);
+}
+
 static void report(dlg_sinkset *ss, dlg_sink_live *s, const char *what, int rc)
 {
-    const char *msg = dlg_services_error(&ss->svc);
     char line[2048];
-    if (msg[0])
-        snprintf(line, sizeof line, "%s", msg);
-    else
-        snprintf(line, sizeof line, "[sink %s] %s failed (code %d)", s->spec->name, what, rc);
+    sink_message(&ss->svc, s->host, s->spec, line, sizeof line);
+    if (!line[0])
+        snprintf(line, sizeof line, "%s %s failed (code %d)", s->host->context, what, rc);
     s->failures++;
     ss->failures++;
     /* the same complaint once, not once per point */
@@ -22,30 +67,20 @@ static void report(dlg_sinkset *ss, dlg_sink_live *s, const char *what, int rc)
     dlg_services_clear_error(&ss->svc);
 }
 
-/* "FILE:LINE: [sink NAME]", what a sink's errors start with. */
-static void sink_where(const dlg_plan *plan, const dlg_instance_spec *spec, char *buf, size_t len)
-{
-    snprintf(buf, len, "%s:%d: [sink %s]", spec->sec ? spec->sec->file : plan->cfg->path,
-             spec->sec ? spec->sec->line : 0, spec->name);
-}
 
 /* The sink's own message, else "FILE:LINE: [sink NAME] WHAT (code N)". */
-static void sink_error(dlg_services *svc, const dlg_plan *plan, const dlg_instance_spec *spec, const char *what,
+static void sink_error(dlg_services *svc, const dlg_host_impl *h, const dlg_instance_spec *spec, const char *what,
                        int rc, char *err, size_t errlen)
 {
-    const char *msg = dlg_services_error(svc);
-    char where[1200];
-    sink_where(plan, spec, where, sizeof where);
-    if (msg[0])
-        snprintf(err, errlen, "%s", msg);
-    else
-        snprintf(err, errlen, "%s %s (code %d)", where, what, rc);
+    sink_message(svc, h, spec, err, errlen);
+    if (!err[0])
+        snprintf(err, errlen, "%s %s (code %d)", h->context, what, rc);
 }
 
 static dlg_host_impl *sink_host(dlg_services *svc, const dlg_plan *plan, const dlg_instance_spec *spec)
 {
     char where[1200];
-    sink_where(plan, spec, where, sizeof where);
+    sink_where(plan, spec, NULL, where, sizeof where);
     return dlg_host_new(svc, "%s", where);
 }
 
@@ -62,7 +97,7 @@ static int check_one(dlg_services *svc, dlg_plan *plan, const dlg_instance_spec 
     }
     int rc = ops->check(&h->pub, spec->vals, spec->name);
     if (rc < 0)
-        sink_error(svc, plan, spec, "check failed", rc, err, errlen);
+        sink_error(svc, h, spec, "check failed", rc, err, errlen);
     dlg_host_free(h);
     return rc < 0 ? -1 : 0;
 }
@@ -85,6 +120,7 @@ int dlg_sinkset_open(dlg_sinkset *ss, dlg_plan *plan, bool begin_run, int verbos
     dlg_services_init(&ss->svc, plan, NULL, verbosity);
     ss->sinks = calloc(plan->nsinks + 1, sizeof *ss->sinks);
     if (!ss->sinks) {
+        ss->open_error = DLG_ENOMEM;
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -95,6 +131,7 @@ int dlg_sinkset_open(dlg_sinkset *ss, dlg_plan *plan, bool begin_run, int verbos
         const dlg_sink_ops *ops = s->spec->desc->ops;
         s->host = sink_host(&ss->svc, plan, s->spec);
         if (!s->host) {
+            ss->open_error = DLG_ENOMEM;
             snprintf(err, errlen, "out of memory");
             return -1;
         }
@@ -103,7 +140,9 @@ int dlg_sinkset_open(dlg_sinkset *ss, dlg_plan *plan, bool begin_run, int verbos
         if (rc >= 0 && begin_run && ops->begin)
             rc = ops->begin(s->state, &schema);
         if (rc < 0) {
-            sink_error(&ss->svc, plan, s->spec, "cannot open", rc, err, errlen);
+            /* what host->error() said it was, else what open returned */
+            ss->open_error = ss->svc.error_code ? ss->svc.error_code : -rc;
+            sink_error(&ss->svc, s->host, s->spec, "cannot open", rc, err, errlen);
             if (s->state)
                 ops->close(s->state);
             s->state = NULL;
@@ -131,12 +170,13 @@ void dlg_sinkset_write(dlg_sinkset *ss, const dlg_point *pts, size_t n)
 /* A flush that could not deliver everything but lost nothing. */
 static void note_kept(dlg_sinkset *ss, dlg_sink_live *s)
 {
-    const char *msg = dlg_services_error(&ss->svc);
+    char msg[2048];
+    sink_message(&ss->svc, s->host, s->spec, msg, sizeof msg);
     if (msg[0])
         fprintf(stderr, "dlgauge: %s\n", msg);
     else
-        fprintf(stderr, "dlgauge: [sink %s] some points could not be delivered and were kept for later\n",
-                s->spec->name);
+        fprintf(stderr, "dlgauge: %s some points could not be delivered and were kept for later\n",
+                s->host->context);
     ss->kept++;
     dlg_services_clear_error(&ss->svc);
 }

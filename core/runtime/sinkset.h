@@ -19,11 +19,17 @@ typedef struct dlg_sinkset {
     size_t n;
     int failures;  /* total write/flush failures: the run exits non-zero */
     int kept;      /* sinks whose flush kept points for later (-DLG_EAGAIN: spooled, not lost) */
+    int open_error; /* the DLG_E* code of a failed open: the one its sink gave
+                       host->error(), else its return value negated */
 } dlg_sinkset;
 
 /* Opens every sink of the plan (replaying their spools) and, for a run,
  * begins the schema (a flush has no run, hence no columns to announce).
- * An open failure is fatal: nothing has been measured yet. */
+ * An open failure is fatal: nothing has been measured yet; its code stays
+ * in open_error.
+ * A sink names the key a message is about by starting it "KEY = ": the
+ * message then names that key's file:line, else the [sink] section's
+ * (here, in check, write and flush alike). */
 int dlg_sinkset_open(dlg_sinkset *ss, dlg_plan *plan, bool begin_run, int verbosity, char *err,
                      size_t errlen);
 /* What opening the sinks would refuse (their check ops: conflicting keys,

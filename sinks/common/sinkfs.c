@@ -149,23 +149,35 @@ int sink_fsync(const struct dlg_host *h, int fd, const char *path)
     return 0;
 }
 
-int sink_open_append(const struct dlg_host *h, const char *sink_name, const struct dlg_value *path_opt,
-                     int access, int *fd, char **path_copy)
+/* An unset or empty `path`: -DLG_EINVAL after saying so (the empty one
+ * starts "path = " so that the message names its line), else 0. */
+static int path_missing(const struct dlg_host *h, const struct dlg_value *path_opt)
 {
+    if (!path_opt->set || !path_opt->text)
+        return h->error(h, DLG_EINVAL, "path is required");
+    if (!*path_opt->text)
+        return h->error(h, DLG_EINVAL, "path = (empty): name the file to write");
+    return 0;
+}
+
+int sink_open_append(const struct dlg_host *h, const struct dlg_value *path_opt, int access, int *fd,
+                     char **path_copy)
+{
+    int rc = path_missing(h, path_opt);
+    if (rc < 0)
+        return rc;
     const char *path = path_opt->text;
-    if (!path_opt->set || !path || !*path)
-        return h->error(h, DLG_EINVAL, "sink %s: path is required", sink_name);
     int e = sink_mkdir_parents(path);
     if (e)
-        return h->error(h, DLG_EIO, "%s: cannot create its directory: %s", path, strerror(e));
+        return h->error(h, DLG_EIO, "path = %s: cannot create its directory: %s", path, strerror(e));
     if (!(*path_copy = strdup(path)))
-        return h->error(h, DLG_ENOMEM, "sink %s: out of memory", sink_name);
+        return h->error(h, DLG_ENOMEM, "out of memory");
     *fd = sink_open_durable(path, access | O_APPEND);
     if (*fd < 0) {
         e = errno;
         free(*path_copy);
         *path_copy = NULL;
-        return h->error(h, DLG_EIO, "%s: cannot open for writing: %s", path, strerror(e));
+        return h->error(h, DLG_EIO, "path = %s: cannot open for writing: %s", path, strerror(e));
     }
     return 0;
 }
@@ -295,28 +307,29 @@ static int nearest_existing(const char *path, char *dir, size_t dirlen, struct s
     }
 }
 
-int sink_check_path(const struct dlg_host *h, const char *sink_name, const struct dlg_value *path_opt)
+int sink_check_path(const struct dlg_host *h, const struct dlg_value *path_opt)
 {
+    int rc = path_missing(h, path_opt);
+    if (rc < 0)
+        return rc;
     const char *path = path_opt->text;
-    if (!path_opt->set || !path || !*path)
-        return h->error(h, DLG_EINVAL, "sink %s: path is required", sink_name);
     struct stat st;
     if (stat(path, &st) == 0) {
         if (S_ISDIR(st.st_mode))
-            return h->error(h, DLG_EIO, "%s: cannot open for writing: %s", path, strerror(EISDIR));
+            return h->error(h, DLG_EIO, "path = %s: cannot open for writing: %s", path, strerror(EISDIR));
         if (access(path, W_OK) != 0)
-            return h->error(h, DLG_EIO, "%s: cannot open for writing: %s", path, strerror(errno));
+            return h->error(h, DLG_EIO, "path = %s: cannot open for writing: %s", path, strerror(errno));
         return 0;
     }
     char dir[4096];
     if (strlen(path) >= sizeof dir)
-        return h->error(h, DLG_EINVAL, "%s: path too long", path);
+        return h->error(h, DLG_EINVAL, "path = %s: too long", path);
     int e = nearest_existing(path, dir, sizeof dir, &st);
     if (e)
-        return h->error(h, DLG_EIO, "%s: cannot create its directory: %s", path, strerror(e));
+        return h->error(h, DLG_EIO, "path = %s: cannot create its directory: %s", path, strerror(e));
     if (!S_ISDIR(st.st_mode))
-        return h->error(h, DLG_EIO, "%s: cannot create its directory: %s is not a directory", path, dir);
+        return h->error(h, DLG_EIO, "path = %s: cannot create its directory: %s is not a directory", path, dir);
     if (access(dir, W_OK | X_OK) != 0)
-        return h->error(h, DLG_EIO, "%s: cannot create it in %s: %s", path, dir, strerror(errno));
+        return h->error(h, DLG_EIO, "path = %s: cannot create it in %s: %s", path, dir, strerror(errno));
     return 0;
 }

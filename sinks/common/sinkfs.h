@@ -40,10 +40,11 @@ int sink_fsync(const struct dlg_host *h, int fd, const char *path);
 /* Opens a sink's results file for appending (access: O_WRONLY or O_RDWR),
  * creating it and its directories: the `path` option must be set.  On
  * success *fd and *path_copy (strdup'ed) are the caller's; else -code after
- * reporting through the host. */
+ * reporting through the host ("path = VALUE: ...", so that the core names
+ * the key's line). */
 struct dlg_value;
-int sink_open_append(const struct dlg_host *h, const char *sink_name, const struct dlg_value *path_opt,
-                     int access, int *fd, char **path_copy);
+int sink_open_append(const struct dlg_host *h, const struct dlg_value *path_opt, int access, int *fd,
+                     char **path_copy);
 
 /* An exclusive advisory lock (flock) on a results file, so that two runs
  * appending to the same file never interleave a header, a record or the
@@ -78,6 +79,6 @@ int sink_set_aside_cut_line(const struct dlg_host *h, int fd, const char *path);
  * path must be a writable non-directory, else the nearest existing ancestor
  * of its directory must be a writable directory.  0, or -code after
  * reporting through the host. */
-int sink_check_path(const struct dlg_host *h, const char *sink_name, const struct dlg_value *path_opt);
+int sink_check_path(const struct dlg_host *h, const struct dlg_value *path_opt);
 
 #endif

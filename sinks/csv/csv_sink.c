@@ -69,11 +69,12 @@ static void csv_close(void *state)
 
 static int csv_open(const dlg_host *h, const dlg_value *opts, const char *name, void **state)
 {
+    (void)name; /* the host's context names the sink */
     csv_sink *s = calloc(1, sizeof *s);
     if (!s)
-        return h->error(h, DLG_ENOMEM, "sink %s: out of memory", name);
+        return h->error(h, DLG_ENOMEM, "out of memory");
     s->h = h;
-    int rc = sink_open_append(h, name, &opts[OPT_PATH], O_RDWR, &s->fd, &s->path);
+    int rc = sink_open_append(h, &opts[OPT_PATH], O_RDWR, &s->fd, &s->path);
     if (rc < 0) {
         free(s);
         return rc;
@@ -394,7 +395,8 @@ static int csv_flush(void *state, uint64_t timeout_ns)
 /* --dry-run: what open() would refuse, found without creating anything. */
 static int csv_check(const dlg_host *h, const dlg_value *opts, const char *name)
 {
-    return sink_check_path(h, name, &opts[OPT_PATH]);
+    (void)name;
+    return sink_check_path(h, &opts[OPT_PATH]);
 }
 
 static const dlg_sink_ops csv_ops = {

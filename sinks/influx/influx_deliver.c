@@ -151,7 +151,7 @@ static int resend_good(influx_sink *s, const dlg_sbuf *good, bool retry, uint64_
         return reject(s, good->p, good->len, why, false);
     left->why = r;
     if (sbuf_add(&left->keep, good->p, good->len) != 0)
-        return s->h->error(s->h, DLG_ENOMEM, "influx %s: out of memory", s->name);
+        return s->h->error(s->h, DLG_ENOMEM, "out of memory");
     return 0;
 }
 
@@ -168,7 +168,7 @@ static int reject_part(influx_sink *s, const char *part, size_t n, const char *w
         bool partial = bad.len == 0 && strstr(err, "partial write"); /* e.g. a type conflict */
         sbuf_free(&bad);
         sbuf_free(&good);
-        return rc != 0 ? s->h->error(s->h, DLG_ENOMEM, "influx %s: out of memory", s->name)
+        return rc != 0 ? s->h->error(s->h, DLG_ENOMEM, "out of memory")
                        : reject(s, part, n, why, partial);
     }
     bool stored = strstr(err, "partial write") != NULL;

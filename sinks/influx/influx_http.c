@@ -183,10 +183,13 @@ static int setup_handle(const dlg_host *h, const influx_http_conf *conf, bool v2
 static int check_v2(const dlg_host *h, const influx_http_conf *conf, bool *v2)
 {
     *v2 = conf->org || conf->bucket || conf->token;
-    if (*v2 && !(conf->org && conf->bucket && conf->token))
-        return h->error(h, DLG_EINVAL, "InfluxDB 2.x needs all of org, bucket and token (missing %s)",
-                        !conf->org ? "org" : !conf->bucket ? "bucket" : "token");
-    return 0;
+    if (!*v2 || (conf->org && conf->bucket && conf->token))
+        return 0;
+    /* named by the first key given (its line); never the token's value */
+    const char *key = conf->org ? "org" : conf->bucket ? "bucket" : "token";
+    const char *value = conf->org ? conf->org : conf->bucket ? conf->bucket : "(hidden)";
+    return h->error(h, DLG_EINVAL, "%s = %s: InfluxDB 2.x needs all of org, bucket and token (missing %s)", key,
+                    value, !conf->org ? "org" : !conf->bucket ? "bucket" : "token");
 }
 
 int influx_http_check(const dlg_host *h, const influx_http_conf *conf)

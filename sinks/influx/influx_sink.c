@@ -152,9 +152,9 @@ static int send_pending(influx_sink *s, uint64_t deadline_ns)
 
 static void log_dropped(influx_sink *s, const dlg_point *p)
 {
-    s->h->log(s->h, DLG_LOG_DEBUG, "influx %s: %s point at %lld dropped: no field InfluxDB can store "
-              "(NaN/Inf or invalid keys), or an empty measurement or one starting with '#'", s->name, p->measurement ? p->measurement : "?",
-              (long long)p->time_ns);
+    s->h->log(s->h, DLG_LOG_DEBUG, "%s point at %lld dropped: no field InfluxDB can store "
+              "(NaN/Inf or invalid keys), or an empty measurement or one starting with '#'",
+              p->measurement ? p->measurement : "?", (long long)p->time_ns);
 }
 
 static int influx_write(void *state, const dlg_point *pts, size_t n)
@@ -167,7 +167,7 @@ static int influx_write(void *state, const dlg_point *pts, size_t n)
             continue;
         int r = lp_format_point(&s->pending, p, s->lp_flags, &s->stats);
         if (r < 0)
-            return s->h->error(s->h, DLG_ENOMEM, "influx %s: out of memory", s->name);
+            return s->h->error(s->h, DLG_ENOMEM, "out of memory");
         if (r == 0) {
             log_dropped(s, p);
             continue;
@@ -240,9 +240,9 @@ static void influx_close(void *state)
     send_pending(s, now_ns(s) + s->timeout_ns);
     const lp_stats *ls = &s->stats;
     if (ls->dropped_fields || ls->dropped_points || ls->dropped_tags || ls->truncated || ls->trimmed)
-        s->h->log(s->h, DLG_LOG_DEBUG, "influx %s: dropped %zu fields (NaN/Inf, bad keys), %zu points without "
+        s->h->log(s->h, DLG_LOG_DEBUG, "dropped %zu fields (NaN/Inf, bad keys), %zu points without "
                   "fields or with a bad measurement, %zu tags; cut %zu long strings and the trailing "
-                  "backslashes of %zu names", s->name, ls->dropped_fields, ls->dropped_points,
+                  "backslashes of %zu names", ls->dropped_fields, ls->dropped_points,
                   ls->dropped_tags, ls->truncated, ls->trimmed);
     if (s->fd >= 0) {
         fsync(s->fd);
@@ -290,7 +290,7 @@ static int open_http(influx_sink *s, const dlg_value *o)
     const char *dir = opt_str(&o[OPT_SPOOL_DIR]) ? opt_str(&o[OPT_SPOOL_DIR]) : "results/spool";
     if (!(s->spool_dir = strdup(dir)) || !(s->spool_path = spool_file(dir, s->name, ".lp")) ||
         !(s->rejected_path = spool_file(dir, s->name, ".rejected.lp")))
-        return s->h->error(s->h, DLG_ENOMEM, "influx %s: out of memory", s->name);
+        return s->h->error(s->h, DLG_ENOMEM, "out of memory");
     /* What a previous run could not send goes first; where it cannot,
      * enter_degraded warns and new points are spooled after it. */
     uint64_t budget = s->timeout_ns * (uint64_t)(s->retries + 1) + influx_retry_waits_ns(s->backoff_ns, s->retries);
@@ -310,14 +310,10 @@ static int open_http(influx_sink *s, const dlg_value *o)
 static int open_transport(influx_sink *s, const dlg_value *o)
 {
     if (opt_str(&o[OPT_PATH])) {
-        if (!(s->path = strdup(o[OPT_PATH].text)))
-            return s->h->error(s->h, DLG_ENOMEM, "influx %s: out of memory", s->name);
+        int rc = sink_open_append(s->h, &o[OPT_PATH], O_RDWR, &s->fd, &s->path);
+        if (rc < 0)
+            return rc;
         s->target = s->path;
-        int e = sink_mkdir_parents(s->path);
-        if (!e && (s->fd = sink_open_durable(s->path, O_RDWR | O_APPEND)) < 0)
-            e = errno;
-        if (e)
-            return s->h->error(s->h, DLG_EIO, "%s: cannot open for writing: %s", s->path, strerror(e));
         /* a point cut short by a crash can still parse, with a wrong value */
         return sink_set_aside_cut_line(s->h, s->fd, s->path);
     }
@@ -329,26 +325,56 @@ static int open_transport(influx_sink *s, const dlg_value *o)
     return open_http(s, o);
 }
 
-/* The checks of the options alone, shared by open and check. */
-static int check_keys(const dlg_host *h, const dlg_value *o, const char *name)
+/* The last of path, url and udp that is set (-1: none), and which others
+ * are ("" when it is the only one). */
+static int last_way(const dlg_value *o, char *others, size_t len)
 {
-    int ways = !!opt_str(&o[OPT_PATH]) + !!opt_str(&o[OPT_URL]) + !!opt_str(&o[OPT_UDP]);
-    if (ways != 1)
-        return h->error(h, DLG_EINVAL, "sink %s: set exactly one of path (a file), url (HTTP) or udp (HOST:PORT); "
-                        "%s", name, ways ? "more than one is set" : "none is set");
-    if (!opt_str(&o[OPT_URL]) && (opt_str(&o[OPT_ORG]) || opt_str(&o[OPT_BUCKET]) || opt_str(&o[OPT_TOKEN])))
-        return h->error(h, DLG_EINVAL, "sink %s: org, bucket and token need url = http://HOST:8086", name);
+    static const int ways[] = {OPT_PATH, OPT_URL, OPT_UDP};
+    int last = -1;
+    others[0] = '\0';
+    for (size_t i = 0; i < sizeof ways / sizeof *ways; i++) {
+        if (!opt_str(&o[ways[i]]))
+            continue;
+        if (last >= 0)
+            snprintf(others + strlen(others), len - strlen(others), "%s%s", others[0] ? " and " : "",
+                     influx_options[last].name);
+        last = ways[i];
+    }
+    return last;
+}
+
+/* The checks of the options alone, shared by open and check.  A message
+ * about one key starts "KEY = VALUE: " so that the core names its line. */
+static int check_keys(const dlg_host *h, const dlg_value *o)
+{
+    char others[32];
+    int way = last_way(o, others, sizeof others);
+    if (way < 0)
+        return h->error(h, DLG_EINVAL, "set exactly one of path (a file), url (HTTP) or udp (HOST:PORT); none is set");
+    if (others[0])
+        return h->error(h, DLG_EINVAL, "%s = %s: set exactly one of path (a file), url (HTTP) or udp (HOST:PORT); "
+                        "more than one is set (%s too)", influx_options[way].name, o[way].text, others);
+    if (opt_str(&o[OPT_URL]))
+        return 0;
+    int v2 = opt_str(&o[OPT_ORG])      ? OPT_ORG
+             : opt_str(&o[OPT_BUCKET]) ? OPT_BUCKET
+             : opt_str(&o[OPT_TOKEN])  ? OPT_TOKEN
+                                       : -1;
+    if (v2 >= 0) /* never the token's value: it is a secret */
+        return h->error(h, DLG_EINVAL, "%s = %s: org, bucket and token need url = http://HOST:8086",
+                        influx_options[v2].name, v2 == OPT_TOKEN ? "(hidden)" : o[v2].text);
     return 0;
 }
 
 /* --dry-run: what open() would refuse, without files or network traffic. */
 static int influx_check(const dlg_host *h, const dlg_value *o, const char *name)
 {
-    int rc = check_keys(h, o, name);
+    (void)name; /* the host's context names the sink */
+    int rc = check_keys(h, o);
     if (rc != 0)
         return rc;
     if (opt_str(&o[OPT_PATH]))
-        return sink_check_path(h, name, &o[OPT_PATH]);
+        return sink_check_path(h, &o[OPT_PATH]);
     if (opt_str(&o[OPT_UDP]))
         return influx_udp_check(h, o[OPT_UDP].text);
     influx_http_conf conf = {opt_str(&o[OPT_URL]), opt_str(&o[OPT_ORG]), opt_str(&o[OPT_BUCKET]),
@@ -358,13 +384,13 @@ static int influx_check(const dlg_host *h, const dlg_value *o, const char *name)
 
 static int influx_open(const dlg_host *h, const dlg_value *o, const char *name, void **state)
 {
-    int rc = check_keys(h, o, name);
+    int rc = check_keys(h, o);
     if (rc != 0)
         return rc;
     influx_sink *s = calloc(1, sizeof *s);
     if (!s || !(s->name = strdup(name ? name : "influx"))) {
         free(s);
-        return h->error(h, DLG_ENOMEM, "sink %s: out of memory", name);
+        return h->error(h, DLG_ENOMEM, "out of memory");
     }
     s->h = h;
     s->fd = -1;

@@ -49,12 +49,13 @@ static void json_close(void *state)
 
 static int json_open(const dlg_host *h, const dlg_value *opts, const char *name, void **state)
 {
+    (void)name; /* the host's context names the sink */
     json_sink *s = calloc(1, sizeof *s);
     if (!s)
-        return h->error(h, DLG_ENOMEM, "sink %s: out of memory", name);
+        return h->error(h, DLG_ENOMEM, "out of memory");
     s->h = h;
     s->progress = opts[OPT_PROGRESS].i != 0;
-    int rc = sink_open_append(h, name, &opts[OPT_PATH], O_RDWR, &s->fd, &s->path);
+    int rc = sink_open_append(h, &opts[OPT_PATH], O_RDWR, &s->fd, &s->path);
     /* a line cut short by a crash is moved away, not ended: a cut object in
      * the middle would make the file invalid JSON Lines for every reader */
     if (rc == 0 && (rc = sink_set_aside_cut_line(h, s->fd, s->path)) < 0) {
@@ -110,7 +111,8 @@ static int json_flush(void *state, uint64_t timeout_ns)
 /* --dry-run: what open() would refuse, found without creating anything. */
 static int json_check(const dlg_host *h, const dlg_value *opts, const char *name)
 {
-    return sink_check_path(h, name, &opts[OPT_PATH]);
+    (void)name;
+    return sink_check_path(h, &opts[OPT_PATH]);
 }
 
 static const dlg_sink_ops json_ops = {

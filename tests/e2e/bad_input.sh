@@ -119,7 +119,7 @@ expect_one_error plugfile 2 "^dlgauge: --plugin-dir '.*/ok\.ini': not a director
 echo "not a directory" >afile
 printf '[sink csv]\npath = %s/afile/out.csv\n[job a]\nworkload = sleep\niterations = 1\n' "$WORK" >unwritable.ini
 run_cli unwritable run unwritable.ini
-expect_one_error unwritable 2 "afile/out\.csv" "^dlgauge: unwritable\.ini:1: \[sink csv\]"
+expect_one_error unwritable 2 "afile/out\.csv" "^dlgauge: unwritable\.ini:2: \[sink csv\]: path = "
 [ ! -s unwritable.out ] || fail "unwritable: a cell ran although the sink could not open: $(cat unwritable.out)"
 
 # --dry-run finds what opening a sink would refuse, without creating files or
@@ -132,14 +132,14 @@ case_dry() {
     expect_one_error "$name" 2 "$@"
 }
 case_dry drypathurl $'[sink influx]\npath = dry/x.lp\nurl = http://127.0.0.1:9/write?db=a\n[job a]\nworkload = sleep' \
-    "^dlgauge: drypathurl\.ini:1: \[sink influx\]" "exactly one of path .*more than one is set"
+    "^dlgauge: drypathurl\.ini:3: \[sink influx\]: url = " "exactly one of path .*more than one is set"
 case_dry dryprecision $'[sink influx]\nurl = http://127.0.0.1:9/write?db=a&precision=s\n[job a]\nworkload = sleep' \
-    "^dlgauge: dryprecision\.ini:1: \[sink influx\]" "precision=s: dlgauge sends nanosecond timestamps"
+    "^dlgauge: dryprecision\.ini:2: \[sink influx\]: url = " "precision=s: dlgauge sends nanosecond timestamps"
 case_dry drycsv "$(printf '[sink csv]\npath = %s/afile/out.csv\n[job a]\nworkload = sleep' "$WORK")" \
-    "^dlgauge: drycsv\.ini:1: \[sink csv\]" "afile/out\.csv: cannot create its directory: .*afile is not a directory"
+    "^dlgauge: drycsv\.ini:2: \[sink csv\]: path = " "afile/out\.csv: cannot create its directory: .*afile is not a directory"
 mkdir -p dry && echo "not a directory" >dry/afile
 case_dry dryjson $'[sink log]\ntype = json\npath = dry/afile/x.jsonl\n[job a]\nworkload = sleep' \
-    "^dlgauge: dryjson\.ini:1: \[sink log\]" "dry/afile/x\.jsonl: cannot create its directory"
+    "^dlgauge: dryjson\.ini:3: \[sink log\]: path = " "dry/afile/x\.jsonl: cannot create its directory"
 [ ! -e dry/x.lp ] || fail "--dry-run created the influx file"
 # a good configuration: --dry-run passes and still creates nothing
 printf '[sink csv]\npath = drynew/a/b.csv\n[sink lp]\ntype = influx\npath = drynew/c.lp\n[job a]\nworkload = sleep\n' >drygood.ini

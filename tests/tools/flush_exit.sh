@@ -4,6 +4,9 @@
 #    exits 1 and keeps the spool as it was (a script retries later);
 #  - a spool the sink cannot read when it opens (an I/O failure, not the
 #    configuration) exits 1 (it used to exit 2, as every open failure did);
+#  - a sink whose open returns -DLG_EIO without saying why (no host->error)
+#    exits 1 too (it used to exit 2: only host->error's code counted), and
+#    another code it returns so exits 2;
 #  - one sink failing does not keep the others from being flushed, and the
 #    worst outcome is the exit code (2 over 1).
 #   bash flush_exit.sh DLGAUGE PLUGIN_DIR TEST_PLUGIN_DIR WORK_DIR
@@ -26,14 +29,15 @@ sink() { # sink NAME SPOOL_DIR: an influx sink at the unreachable URL
     printf '[sink %s]\ntype = influx\nurl = %s\nspool_dir = %s\nretries = 0\ntimeout = 2s\n' "$1" "$URL" "$2"
 }
 
-# 1. configuration errors: exit 2, the key's file:line named
+# 1. configuration errors: exit 2, the key's file:line named (not the
+#    [sink] line, as it used to be)
 printf '[sink influx]\nurl = ftp://127.0.0.1/x\n' > badurl.ini
 flush badurl
-expect_one_error badurl 2 '^dlgauge: badurl\.ini:1: \[sink influx\]: url = ftp://127\.0\.0\.1/x: not an http:// or https:// URL$'
+expect_one_error badurl 2 '^dlgauge: badurl\.ini:2: \[sink influx\]: url = ftp://127\.0\.0\.1/x: not an http:// or https:// URL$'
 : > notadir
-printf '[sink csv]\npath = notadir/run.csv\n' > badpath.ini
+printf '[sink csv]\n\npath = notadir/run.csv\n' > badpath.ini
 flush badpath
-expect_one_error badpath 2 'notadir/run\.csv: cannot create its directory: notadir is not a directory$'
+expect_one_error badpath 2 '^dlgauge: badpath\.ini:3: \[sink csv\]: path = notadir/run\.csv: cannot create its directory: notadir is not a directory$'
 
 # 2. unreachable: exit 1, the spool kept byte for byte
 spool down/influx.lp
@@ -49,6 +53,15 @@ mkdir -p unreadable/influx.lp
 sink influx unreadable > unreadable.ini
 flush unreadable
 expect_one_error unreadable 1 'unreadable/influx\.lp: cannot read the spool: Is a directory$'
+
+# 3b. an open that fails with -DLG_EIO and no message: exit 1 (retry), the
+#     section named with the code; another code: exit 2
+printf '[sink quiet]\nplugin = %s/silent_sink.so\ntype = silent\n' "$TPLUG" > silent.ini
+flush silent
+expect_one_error silent 1 '^dlgauge: silent\.ini:1: \[sink quiet\] cannot open \(code -2\)$'
+printf '[sink quiet]\nplugin = %s/silent_sink.so\ntype = silent\ncode = 1\n' "$TPLUG" > silentinval.ini
+flush silentinval
+expect_one_error silentinval 2 '^dlgauge: silentinval\.ini:1: \[sink quiet\] cannot open \(code -1\)$'
 
 # 4. one sink's failure leaves the others flushed; 2 wins over 1
 spool other/second.lp
