@@ -4,6 +4,9 @@
  *   memory   the page cache thrashes: block reads exceed the dataset size
  *            (re-reads) or major faults are frequent
  *   storage  reads run near the storage profile's bandwidth or IOPS limit
+ *            (input-bound), or writes near the write limit (output-bound);
+ *            where writes have no limits of their own, reads and writes
+ *            share one budget and the side using more of it is named
  *   input    data wait high / AU low: decode if the CPUs are saturated;
  *            if the loader's threads are (fewer threads than CPUs),
  *            decode or storage by what fills their time; storage if cold
@@ -23,7 +26,8 @@
 const char *rep_bn_name(rep_bn b)
 {
     static const char *const names[] = {"compute-bound", "input-bound: decode", "input-bound: storage",
-                                        "memory-bound", "input-bound", "waiting", "failed"};
+                                        "memory-bound", "input-bound", "waiting", "failed",
+                                        "output-bound: storage writes"};
     return names[b];
 }
 
@@ -50,12 +54,44 @@ static bool reads_contiguous(const rep_row *r)
 /* I/Os as the throttle counts them (the same code): a read of the mean size
  * counts once per iops_unit it spans, and contiguous reads of iops_merge or
  * more merge until they fill a unit. */
-static double charged_ios(const rep_disk *d, const rep_row *r, double ios, double bytes)
+static double charged_ios(const rep_disk *d, double ios, double bytes, bool contiguous)
 {
     if (!(d->iops_unit > 0) || !(bytes > 0))
         return ios;
     thr_limits lim = {.iops_unit = d->iops_unit, .iops_merge = d->iops_merge};
-    return thr_stream_units(&lim, ios, bytes / ios, reads_contiguous(r));
+    return thr_stream_units(&lim, ios, bytes / ios, contiguous);
+}
+
+/* How near one limit (bandwidth or IOPS) a cell ran. */
+typedef struct limit_use {
+    double share;  /* of the limit; NaN = not judged */
+    bool writes;   /* the write side binds */
+    bool combined; /* reads and writes against one shared limit */
+} limit_use;
+
+/* Reads r and writes w per second (NaN = not measured) against one limit:
+ * each against its own where writes have one (the larger share binds),
+ * else both against the shared limit, as the throttle charges them. */
+static limit_use use_of(double r, double w, double limit, bool write_own, double wlimit)
+{
+    limit_use u = {NAN, false, false};
+    if (write_own) {
+        double rs = limit > 0 && !isnan(r) ? r / limit : NAN, ws = wlimit > 0 && !isnan(w) ? w / wlimit : NAN;
+        u.writes = !isnan(ws) && !(rs >= ws);
+        u.share = u.writes ? ws : rs;
+    } else if (limit > 0 && !(isnan(r) && isnan(w))) {
+        double rr = isnan(r) ? 0 : r, ww = isnan(w) ? 0 : w;
+        u.share = (rr + ww) / limit;
+        u.writes = ww > rr;
+        u.combined = ww > 0;
+    }
+    return u;
+}
+
+/* The binding one of the bandwidth and IOPS uses (bandwidth on a tie). */
+static limit_use binding(limit_use bw, limit_use io)
+{
+    return isnan(io.share) || bw.share >= io.share ? bw : io;
 }
 
 /* Fills the evidence numbers from the cell's row. */
@@ -85,6 +121,9 @@ static void gather(rep_cell *c, const rep_group *g, const rep_disks *disks, cons
      * reads beyond the dataset */
     double ds = num_or_nan(r, "dataset_bytes"), reps = num_or_nan(r, "repeats");
     c->reread = ds > 0 && !isnan(bread) ? bread / (reps >= 1 ? reps : 1) / ds : NAN;
+    /* a workload writing past the host (preprocess) gives its own rate */
+    double swrite = num_or_nan(r, "storage_write_bytes");
+    c->write_bps = swrite > 0 && wall > 0 ? swrite / wall : num_or_nan(r, "write_mb_per_s") * 1e6;
     double mf = num_or_nan(r, "major_faults");
     c->fault_rate = !isnan(mf) && wall > 0 ? mf / wall : NAN;
     double ej = num_or_nan(r, "energy_j"), items = num_or_nan(r, "items");
@@ -92,20 +131,56 @@ static void gather(rep_cell *c, const rep_group *g, const rep_disks *disks, cons
     if (isnan(c->energy_item) && ej > 0 && items > 0)
         c->energy_item = ej / items;
     c->limit_share = NAN;
+    c->limit_writes = c->limit_combined = false;
     *prof = NULL;
     long sa = rep_group_axis(g, "storage");
     const char *sname = sa >= 0 ? g->axes[sa].vals[c->coord[sa]] : rep_str(r, "storage");
     const rep_disk *d = sname ? rep_disks_find(disks, sname) : NULL;
     if (d) {
         *prof = d;
-        double ios = num_or_nan(r, "storage_ios");
-        double bw_share = d->bandwidth > 0 && !isnan(c->read_bps) ? c->read_bps / d->bandwidth : NAN;
-        double io_share = d->iops > 0 && ios > 0 && wall > 0 ? charged_ios(d, r, ios, sread) / wall / d->iops : NAN;
-        c->limit_share = isnan(io_share) || bw_share >= io_share ? bw_share : io_share;
+        double ios = num_or_nan(r, "storage_ios"), wios = num_or_nan(r, "storage_write_ios");
+        double rio = ios > 0 && wall > 0 ? charged_ios(d, ios, sread, reads_contiguous(r)) / wall : NAN;
+        /* outputs are written front to back: contiguous, as the throttle merges them */
+        double wio = wios > 0 && wall > 0 ? charged_ios(d, wios, swrite, true) / wall : NAN;
+        limit_use u = binding(use_of(c->read_bps, c->write_bps, d->bandwidth, d->write_own_bw, d->write_bandwidth),
+                              use_of(rio, wio, d->iops, d->write_own_iops, d->write_iops));
+        c->limit_share = u.share;
+        c->limit_writes = u.writes;
+        c->limit_combined = u.combined;
     }
 }
 
 #define ADD(...) (n += snprintf(c->evidence + n, sizeof c->evidence > n ? sizeof c->evidence - n : 0, __VA_ARGS__))
+
+/* "(60.0 MB/s, 375 IOPS)": the limits named, those set. */
+static size_t add_limits(rep_cell *c, size_t n, double bw, double iops)
+{
+    ADD("(");
+    if (bw > 0)
+        ADD("%.1f MB/s%s", bw / 1e6, iops > 0 ? ", " : "");
+    if (iops > 0)
+        ADD("%.0f IOPS", iops);
+    return ADD("); ");
+}
+
+/* The storage verdict's numbers: the side that binds, the limit it meets. */
+static size_t storage_evidence(rep_cell *c, const rep_disk *d, size_t n)
+{
+    double rd = isnan(c->read_bps) ? 0 : c->read_bps / 1e6;
+    if (c->limit_combined) {
+        ADD("reads %.1f + writes %.1f MB/s = %.0f%% of profile %s's limit shared by reads and writes ", rd,
+            c->write_bps / 1e6, 100 * c->limit_share, d->name);
+        return add_limits(c, n, d->bandwidth, d->iops);
+    }
+    if (c->limit_writes) {
+        ADD("writes %.1f MB/s = %.0f%% of profile %s's write limit ", c->write_bps / 1e6, 100 * c->limit_share,
+            d->name);
+        n = add_limits(c, n, d->write_own_bw ? d->write_bandwidth : 0, d->write_own_iops ? d->write_iops : 0);
+        return isnan(c->read_bps) ? n : ADD("reads %.1f MB/s; ", rd);
+    }
+    ADD("reads %.1f MB/s = %.0f%% of profile %s's limit ", rd, 100 * c->limit_share, d->name);
+    return add_limits(c, n, d->bandwidth, d->iops);
+}
 
 void rep_cell_classify(rep_cell *c, const rep_group *g, const rep_disks *disks)
 {
@@ -126,13 +201,8 @@ void rep_cell_classify(rep_cell *c, const rep_group *g, const rep_disks *disks)
         if (!isnan(c->fault_rate))
             ADD("%.0f major faults/s; ", c->fault_rate);
     } else if (!isnan(c->limit_share) && c->limit_share >= REP_NEAR_LIMIT) {
-        c->bn = REP_BN_STORAGE;
-        ADD("reads %.1f MB/s = %.0f%% of profile %s's limit (", c->read_bps / 1e6, 100 * c->limit_share, prof->name);
-        if (prof->bandwidth > 0)
-            ADD("%.1f MB/s%s", prof->bandwidth / 1e6, prof->iops > 0 ? ", " : "");
-        if (prof->iops > 0)
-            ADD("%.0f IOPS", prof->iops);
-        ADD("); ");
+        c->bn = c->limit_writes ? REP_BN_STORAGE_WRITE : REP_BN_STORAGE;
+        n = storage_evidence(c, prof, n);
     } else if (input_limited && !isnan(c->cpu_share) && c->cpu_share >= REP_CPU_BUSY) {
         c->bn = REP_BN_DECODE;
         ADD("CPUs %.0f%% busy; ", 100 * c->cpu_share);

@@ -55,7 +55,8 @@ typedef enum {
     REP_BN_MEMORY,
     REP_BN_INPUT, /* input-bound, cause not attributable from the numbers */
     REP_BN_WAITING, /* neither compute nor input: CPUs idle, no accelerator */
-    REP_BN_FAILED
+    REP_BN_FAILED,
+    REP_BN_STORAGE_WRITE /* writes near the profile's write (or shared) limit */
 } rep_bn;
 
 typedef struct rep_cell {
@@ -67,6 +68,9 @@ typedef struct rep_cell {
     double thr, ci, sd, repeats; /* pooled over rows */
     /* evidence (NaN = not measured) */
     double au, data_wait, cpu_share, iowait, read_bps, limit_share, cold_share, reread, fault_rate, energy_item;
+    double write_bps;    /* storage_write_bytes / wall_s, or the workload's write_mb_per_s */
+    bool limit_writes;   /* limit_share is the write side's (or writes fill most of a shared limit) */
+    bool limit_combined; /* limit_share is reads and writes together against one shared limit */
     double loader_busy, loader_read_share; /* io-pipeline's workers: busy share, reading's part of it */
     rep_bn bn;
     char evidence[320];
@@ -106,7 +110,7 @@ typedef struct rep_model {
 } rep_model;
 
 /* Thresholds of the bottleneck rules (docs/report.md). */
-#define REP_NEAR_LIMIT 0.85  /* read rate / profile limit */
+#define REP_NEAR_LIMIT 0.85  /* read (or write) rate / profile limit */
 #define REP_INPUT_WAIT 0.10  /* data-wait fraction that makes a cell input-bound */
 #define REP_AU_OK 0.90       /* AU at or above: the accelerator is kept busy */
 #define REP_CPU_BUSY 0.85    /* cpu_user_share: the CPUs are saturated */

@@ -188,7 +188,7 @@ typedef struct host_file {
 
 static host_file *host_file_of(dlg_file *f) { return (host_file *)((char *)f - offsetof(host_file, f)); }
 
-static int h_file_open(const dlg_host *h, const char *storage, const char *path, dlg_file **out)
+static int open_file(const dlg_host *h, const char *storage, const char *path, int flags, dlg_file **out)
 {
     dlg_services *s = impl(h)->svc;
     const dlg_storage_ops *ops;
@@ -207,7 +207,7 @@ static int h_file_open(const dlg_host *h, const char *storage, const char *path,
     f->ops = ops;
     f->inst = inst;
     f->align = 1;
-    int rc = ops->open(inst, &sh->pub, path, DLG_OPEN_READ, f);
+    int rc = ops->open(inst, &sh->pub, path, flags, f);
     if (rc < 0) {
         free(hf->path);
         free(hf);
@@ -216,6 +216,39 @@ static int h_file_open(const dlg_host *h, const char *storage, const char *path,
         return rc;
     }
     *out = f;
+    return 0;
+}
+
+/* A failed read or write of the backend (rc < 0): its own line names the
+ * file; one that does not gets ours, with the offset. */
+static int io_failed(const dlg_host *h, const char *path, const char *what, size_t n, uint64_t off, int64_t rc)
+{
+    if (strstr(dlg_services_error(impl(h)->svc), path))
+        return (int)rc;
+    return h->error(h, rc >= -DLG_EINTERNAL ? (int)-rc : DLG_EIO, "%s: %s of %zu bytes at offset %llu failed (code %lld)",
+                    path, what, n, (unsigned long long)off, (long long)rc);
+}
+
+static int h_file_open(const dlg_host *h, const char *storage, const char *path, dlg_file **out)
+{
+    return open_file(h, storage, path, DLG_OPEN_READ, out);
+}
+
+int dlg_host_file_create(const dlg_host *h, const char *storage, const char *path, dlg_file **out)
+{
+    return open_file(h, storage, path, DLG_OPEN_WRITE, out);
+}
+
+int dlg_host_file_write(const dlg_host *h, dlg_file *f, const void *buf, size_t n, uint64_t off)
+{
+    const char *path = host_file_of(f)->path;
+    if (f->ops->version < 1 || !f->ops->write)
+        return h->error(h, DLG_ENOTSUP, "%s: this storage backend cannot write", path);
+    int rc = f->ops->write(f, buf, n, off);
+    if (rc < 0)
+        return io_failed(h, path, "write", n, off, rc);
+    __atomic_add_fetch(&impl(h)->svc->bytes_written, (uint64_t)n, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&impl(h)->svc->write_ios, 1, __ATOMIC_RELAXED);
     return 0;
 }
 
@@ -292,12 +325,7 @@ static int h_file_fetch(const dlg_host *h, dlg_file *f, uint64_t off, size_t n, 
     if (r >= 0)
         return h->error(h, DLG_EIO, "%s: fetch of %zu bytes at offset %llu passes the end of the file "
                         "(only %lld bytes there)", path, n, (unsigned long long)off, (long long)r);
-    /* the backend's own line names the file; one that does not gets ours */
-    if (!strstr(dlg_services_error(impl(h)->svc), path))
-        return h->error(h, r >= -DLG_EINTERNAL ? (int)-r : DLG_EIO,
-                        "%s: fetch of %zu bytes at offset %llu failed (code %lld)", path, n,
-                        (unsigned long long)off, (long long)r);
-    return (int)r;
+    return io_failed(h, path, "fetch", n, off, r);
 }
 
 static void h_file_unfetch(const dlg_host *h, dlg_file *f, const void *ptr, size_t n)
@@ -407,6 +435,8 @@ dlg_host_impl *dlg_host_new(dlg_services *s, const char *context_fmt, ...)
     p->storage_lookup = h_storage_lookup;
     p->file_depth = h_file_depth;
     p->file_register = h_file_register;
+    p->file_create = dlg_host_file_create;
+    p->file_write = dlg_host_file_write;
     return h;
 }
 

@@ -24,6 +24,7 @@ typedef struct dlg_services {
     size_t nextra;
     uint64_t bytes_read; /* atomics: loader threads read concurrently */
     uint64_t ios;
+    uint64_t bytes_written, write_ios; /* atomics: writes through the host */
     int verbosity;      /* 0 quiet .. 3 debug */
     pthread_mutex_t lock;
     /* Creating storages: recursive, as a shim's create() looks up its inner;
@@ -56,6 +57,14 @@ void dlg_services_fini(dlg_services *s);
 /* A host for one plugin instance; context like "[job x] workload resnet50". */
 dlg_host_impl *dlg_host_new(dlg_services *s, const char *context_fmt, ...) DLG_PRINTF(2, 3);
 void dlg_host_free(dlg_host_impl *h);
+
+/* Writing through the storage backend of h's cell (or storage `storage`),
+ * counted in the services' bytes_written and write_ios as reads are
+ * counted: file_create opens path for writing (created or truncated);
+ * file_write writes all n bytes at off, 0 or -code with the error naming
+ * the file and offset.  Close with h->file_close. */
+int dlg_host_file_create(const dlg_host *h, const char *storage, const char *path, dlg_file **out);
+int dlg_host_file_write(const dlg_host *h, dlg_file *f, const void *buf, size_t n, uint64_t off);
 
 /* The last error raised through any host of s (empty if none). */
 const char *dlg_services_error(dlg_services *s);

@@ -30,6 +30,8 @@ const dlg_metric dlg_core_metrics[] = {
     {"disk_read_bytes", DLG_FIELD_UINT, "bytes", "bytes the machine's disks read during timed steps, all processes, all repetitions (/proc/diskstats sectors x 512; whole disks, not loop/ram/zram)"},
     {"storage_read_bytes", DLG_FIELD_UINT, "bytes", "bytes read through storage backends, all repetitions"},
     {"storage_ios", DLG_FIELD_UINT, "", "read requests issued through storage backends, all repetitions"},
+    {"storage_write_bytes", DLG_FIELD_UINT, "bytes", "bytes written through storage backends during timed steps, all repetitions (a workload writing its own files, as preprocess does, reports them itself)"},
+    {"storage_write_ios", DLG_FIELD_UINT, "", "write requests issued through storage backends during timed steps, all repetitions"},
     {"cpus_used", DLG_FIELD_INT, "", "vCPUs the cell was granted: those it was pinned to, or with cpus = 0 under a CPU quota (its own or its environment's) the quota rounded down; its thread pools are this size"},
     {"cpu_list", DLG_FIELD_STRING, "", "which CPUs, e.g. 0,2-3 (one NUMA node and distinct cores first)"},
     {"cpu_user_share", DLG_FIELD_DOUBLE, "", "(cpu_user_s + cpu_sys_s) / (wall_s x capacity), capacity = the CPUs the cell was pinned to, or the CPU quota (the cell's or its environment's) where that is less: how busy the cell kept the CPU time it could have (1: all of it)"},

@@ -214,6 +214,8 @@ void dlg_result_point(const dlg_run *run, const dlg_cell *cell, const dlg_cell_r
     fu_(&b, "disk_read_bytes", res->disk_read_bytes);
     fu_(&b, "storage_read_bytes", res->storage_bytes);
     fu_(&b, "storage_ios", res->storage_ios);
+    fu_(&b, "storage_write_bytes", res->storage_write_bytes);
+    fu_(&b, "storage_write_ios", res->storage_write_ios);
     fi_(&b, "cpus_used", res->cpus_used);
     fs_(&b, "cpu_list", res->cpu_list);
     fu_(&b, "major_faults", res->major_faults);

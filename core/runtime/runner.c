@@ -284,6 +284,28 @@ static void add_gpu_stats(dlg_cell_result *res, const dlg_gpu_stats *g)
         res->gpu_mem_peak = g->gpu_mem_peak;
 }
 
+/* The services' storage counters: bytes and I/Os read and written. */
+typedef struct storage_io {
+    uint64_t rb, ri, wb, wi;
+} storage_io;
+
+static storage_io storage_io_now(dlg_services *svc)
+{
+    return (storage_io){__atomic_load_n(&svc->bytes_read, __ATOMIC_RELAXED), __atomic_load_n(&svc->ios, __ATOMIC_RELAXED),
+                        __atomic_load_n(&svc->bytes_written, __ATOMIC_RELAXED),
+                        __atomic_load_n(&svc->write_ios, __ATOMIC_RELAXED)};
+}
+
+/* Adds what went through storage since t0 (the timed steps) to the cell. */
+static void storage_io_add(dlg_cell_result *res, dlg_services *svc, storage_io t0)
+{
+    storage_io t1 = storage_io_now(svc);
+    res->storage_bytes += t1.rb - t0.rb;
+    res->storage_ios += t1.ri - t0.ri;
+    res->storage_write_bytes += t1.wb - t0.wb;
+    res->storage_write_ios += t1.wi - t0.wi;
+}
+
 static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_services *svc, dlg_host_impl *host,
                           dlg_nvml *nv, int gpu, dlg_cell_result *res, double *throughput)
 {
@@ -313,8 +335,7 @@ static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_servi
     struct rusage ru0, ru1;
     getrusage(RUSAGE_SELF, &ru0);
     uint64_t io0 = proc_read_bytes(), disk0 = disk_read_bytes();
-    uint64_t sb0 = __atomic_load_n(&svc->bytes_read, __ATOMIC_RELAXED);
-    uint64_t si0 = __atomic_load_n(&svc->ios, __ATOMIC_RELAXED);
+    storage_io io_t0 = storage_io_now(svc);
     rep_totals t = {0};
     dlg_gpu_sampler *gs = NULL;
     if (gpu >= 0 && dlg_gpu_sampler_start(&gs, nv, gpu, 100) != 0)
@@ -331,8 +352,7 @@ static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_servi
     res->ctx_involuntary += (uint64_t)(ru1.ru_nivcsw - ru0.ru_nivcsw);
     res->read_bytes += proc_read_bytes() - io0;
     res->disk_read_bytes += disk_read_bytes() - disk0;
-    res->storage_bytes += __atomic_load_n(&svc->bytes_read, __ATOMIC_RELAXED) - sb0;
-    res->storage_ios += __atomic_load_n(&svc->ios, __ATOMIC_RELAXED) - si0;
+    storage_io_add(res, svc, io_t0);
     res->items += t.items;
     res->steps += t.steps;
     res->wait_ns += t.wait_ns;

@@ -27,6 +27,7 @@ typedef struct dlg_cell_result {
     double cpu_user_s, cpu_sys_s;
     uint64_t rss_peak, read_bytes, storage_bytes, storage_ios;
     uint64_t disk_read_bytes; /* the machine's disks, all processes */
+    uint64_t storage_write_bytes, storage_write_ios; /* written through the host */
     int cpus_used;
     double cpu_capacity;      /* CPUs' worth of time the cell could use: its
                                * pinned CPUs, or less under a CPU quota */

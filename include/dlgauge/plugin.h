@@ -223,7 +223,22 @@ typedef struct dlg_host {
      * --fixedbufs).  0, or -DLG_ENOTSUP where it has no use for it; reads
      * work either way. */
     int (*file_register)(const struct dlg_host *h, dlg_file *f, void *buf, size_t len);
+    /* Added within ABI 1.1 (check DLG_HOST_HAS(h, file_write)): writing
+     * through the job's storage backend (or a named [storage]), so that an
+     * emulated disk shapes the writes by its write limits and the row
+     * counts them (storage_write_bytes, storage_write_ios).  file_create
+     * opens path for writing, created or truncated; file_write writes all
+     * n bytes at off: 0 or -code, the error naming file and offset.  Close
+     * with file_close.  -DLG_ENOTSUP from a backend that cannot write. */
+    int (*file_create)(const struct dlg_host *h, const char *storage_name, const char *path,
+                       dlg_file **out);
+    int (*file_write)(const struct dlg_host *h, dlg_file *f, const void *buf, size_t n, uint64_t off);
 } dlg_host;
+
+/* Whether the host has `member` (struct_size says how far it filled
+ * dlg_host): members added within ABI 1.1 are absent from older hosts. */
+#define DLG_HOST_HAS(h, member)                                                                    \
+    ((h) && (h)->struct_size >= offsetof(dlg_host, member) + sizeof((h)->member) && (h)->member)
 
 /* ---- workloads ------------------------------------------------------------ */
 

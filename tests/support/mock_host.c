@@ -54,9 +54,10 @@ static mock_storage *find_storage(mock_host *m, const char *name)
     return NULL;
 }
 
-static int open_plain(const dlg_host *h, const char *path, dlg_file **out)
+static int open_plain(const dlg_host *h, const char *path, int flags, dlg_file **out)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = flags == DLG_OPEN_WRITE ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)
+                                     : open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return h->error(h, DLG_EIO, "%s: %s", path, strerror(errno));
     struct dlg_file_plain *f = calloc(1, sizeof *f);
@@ -70,11 +71,11 @@ static int open_plain(const dlg_host *h, const char *path, dlg_file **out)
 }
 
 /* Files of a registered backend have f->ops set; plain files do not. */
-static int m_open(const dlg_host *h, const char *storage, const char *path, dlg_file **out)
+static int open_any(const dlg_host *h, const char *storage, const char *path, int flags, dlg_file **out)
 {
     mock_host *m = from(h);
     if (m->nstorages == 0)
-        return open_plain(h, path, out);
+        return open_plain(h, path, flags, out);
     mock_storage *s = find_storage(m, storage);
     if (!s)
         return h->error(h, DLG_EINVAL, "no [storage %s] registered in the mock host", storage);
@@ -84,13 +85,48 @@ static int m_open(const dlg_host *h, const char *storage, const char *path, dlg_
     f->ops = s->ops;
     f->inst = s->inst;
     f->align = 1;
-    int rc = s->ops->open(s->inst, h, path, DLG_OPEN_READ, f);
+    int rc = s->ops->open(s->inst, h, path, flags, f);
     if (rc < 0) {
         free(f);
         return rc;
     }
     *out = f;
     return 0;
+}
+
+static int m_open(const dlg_host *h, const char *storage, const char *path, dlg_file **out)
+{
+    return open_any(h, storage, path, DLG_OPEN_READ, out);
+}
+
+static int m_create(const dlg_host *h, const char *storage, const char *path, dlg_file **out)
+{
+    return open_any(h, storage, path, DLG_OPEN_WRITE, out);
+}
+
+/* As the real host's: the backend's write, counted; plain files pwrite. */
+static int m_write(const dlg_host *h, dlg_file *f, const void *buf, size_t n, uint64_t off)
+{
+    mock_host *m = from(h);
+    int rc = 0;
+    if (f->ops)
+        rc = f->ops->write ? f->ops->write(f, buf, n, off)
+                           : h->error(h, DLG_ENOTSUP, "this storage backend cannot write");
+    for (size_t done = 0; !f->ops && done < n;) {
+        ssize_t r = pwrite(((struct dlg_file_plain *)f)->fd, (const char *)buf + done, n - done,
+                           (off_t)(off + done));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return h->error(h, DLG_EIO, "write of %zu bytes at offset %llu: %s", n, (unsigned long long)off,
+                            strerror(errno));
+        done += (size_t)r;
+    }
+    if (rc == 0) {
+        m->bytes_written += n;
+        m->write_ios++;
+    }
+    return rc;
 }
 
 static int64_t m_read(const dlg_host *h, dlg_file *f, void *buf, size_t n, uint64_t off)
@@ -277,6 +313,8 @@ void mock_host_init(mock_host *m)
     m->host.storage_lookup = m_storage_lookup;
     m->host.file_depth = m_depth;
     m->host.file_register = m_register;
+    m->host.file_create = m_create;
+    m->host.file_write = m_write;
 }
 
 const dlg_plugin_desc *mock_load_plugin(const char *so_name, dlg_kind kind, const char *name)

@@ -30,6 +30,7 @@ typedef struct mock_host {
      * first registered one when the name is NULL). */
     mock_storage storages[MOCK_MAX_STORAGES];
     int nstorages;
+    uint64_t bytes_written, write_ios; /* through file_write, as the host counts */
 } mock_host;
 
 void mock_host_init(mock_host *m);

@@ -36,6 +36,12 @@ const dlg_report_api wr_api = {add_double, add_int, add_string};
 
 void wr_run(const char *so, const char *name, const char *const *overrides, int steps, wr_result *r)
 {
+    wr_run_with(so, name, overrides, steps, r, NULL, NULL);
+}
+
+void wr_run_with(const char *so, const char *name, const char *const *overrides, int steps, wr_result *r,
+                 void (*hook)(mock_host *m, void *arg), void *arg)
+{
     memset(r, 0, sizeof *r);
     r->setup_rc = -DLG_EINTERNAL;
     const dlg_plugin_desc *d = mock_load_plugin(so, DLG_KIND_WORKLOAD, name);
@@ -50,6 +56,8 @@ void wr_run(const char *so, const char *name, const char *const *overrides, int 
     }
     mock_host m;
     mock_host_init(&m);
+    if (hook)
+        hook(&m, arg);
     dlg_job_info job = {sizeof job, "t", 2, 7, 0, 0};
     void *state = NULL;
     r->setup_rc = ops->setup(&m.host, vals, &job, &state);
@@ -71,6 +79,8 @@ void wr_run(const char *so, const char *name, const char *const *overrides, int 
     snprintf(r->error, sizeof r->error, "%s", m.last_error);
     snprintf(r->log, sizeof r->log, "%s", m.last_log);
     r->errors = m.errors;
+    r->bytes_written = m.bytes_written;
+    r->write_ios = m.write_ios;
     mock_host_fini(&m);
 }
 

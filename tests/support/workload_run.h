@@ -10,6 +10,7 @@
 typedef struct wr_result {
     int setup_rc, step_rc, steps_done;
     uint64_t items, wait_ns, bytes_read;
+    uint64_t bytes_written, write_ios; /* through the host's file_write */
     int nfields;
     char key[WR_MAX_FIELDS][64];
     char val[WR_MAX_FIELDS][1024]; /* layer_profile runs to ~900 characters */
@@ -25,6 +26,10 @@ typedef struct wr_result {
 extern const dlg_report_api wr_api;
 
 void wr_run(const char *so, const char *name, const char *const *overrides, int steps, wr_result *r);
+/* The same with hook(m, arg) run on the mock host before setup (to
+ * register storage backends: mock_add_storage). */
+void wr_run_with(const char *so, const char *name, const char *const *overrides, int steps, wr_result *r,
+                 void (*hook)(mock_host *m, void *arg), void *arg);
 const char *wr_field(const wr_result *r, const char *key);
 long long wr_int(const wr_result *r, const char *key);
 double wr_double(const wr_result *r, const char *key);
