@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 
 #include "jpeg_fixture.h"
 #include "lmdb_dataset.h"
+#include "prep_testutil.h"
 #include "recordio.h"
 #include "workload_run.h"
 
@@ -34,9 +36,7 @@ static int setup_fx(void **st)
 {
     fx *f = calloc(1, sizeof *f);
     snprintf(f->dir, sizeof f->dir, "%s/prep-%d", TOOLS_TEST_DIR, (int)getpid());
-    char cmd[700];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", f->dir, f->dir);
-    if (system(cmd) != 0)
+    if (fx_fresh_dir(f->dir, 1) != 0)
         return -1;
     snprintf(f->images, sizeof f->images, "%s/images", f->dir);
     if (fx_make_images(f->images, CLASSES, PER_CLASS, 42) != 0)
@@ -55,32 +55,12 @@ static int setup_fx(void **st)
 static int teardown_fx(void **st)
 {
     fx *f = *st;
-    char cmd[700];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-    if (system(cmd) != 0)
+    if (fx_fresh_dir(f->dir, 0) != 0)
         return -1;
     for (int i = 0; i < N; i++)
         free(f->jpeg[i]);
     free(f);
     return 0;
-}
-
-/* "key=value" into a static-lifetime buffer set. */
-typedef struct kv {
-    char buf[8][700];
-    const char *ptr[9];
-    int n;
-} kv;
-
-static void kv_add(kv *k, const char *fmt, ...) DLG_PRINTF(2, 3);
-static void kv_add(kv *k, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(k->buf[k->n], sizeof k->buf[0], fmt, ap);
-    va_end(ap);
-    k->ptr[k->n] = k->buf[k->n];
-    k->ptr[++k->n] = NULL;
 }
 
 typedef struct rec_read {
@@ -180,11 +160,96 @@ static void test_recordio_passthrough(void **st)
     assert_int_equal(stat(rec, &rs), 0);
     assert_int_equal(stat(idx, &is), 0);
     assert_int_equal(wr_int(&r, "output_bytes"), (long long)(rs.st_size + is.st_size));
+    /* written through the host (the job's storage backend), in 1 MiB
+     * writes as writeback would, not one I/O per record or .idx line */
+    assert_int_equal(r.bytes_written, (uint64_t)(rs.st_size + is.st_size));
+    assert_true(r.write_ios >= 2 && r.write_ios <= 2 + (r.bytes_written >> 20));
     free_rec(&rr);
     /* no .part left behind */
     char part[720];
     snprintf(part, sizeof part, "%s.part", rec);
     assert_int_not_equal(access(part, F_OK), 0);
+}
+
+/* A storage backend whose disk is full: reads as files do, every write
+ * fails with the reason, as posix's would on ENOSPC. */
+typedef struct full_file {
+    dlg_file base;
+    const dlg_host *h;
+    int fd;
+    char path[700];
+} full_file;
+
+static int full_create(const dlg_host *h, const dlg_value *o, void **inst)
+{
+    (void)h;
+    (void)o;
+    *inst = NULL;
+    return 0;
+}
+static void full_destroy(void *inst) { (void)inst; }
+static int full_open(void *inst, const dlg_host *h, const char *path, int flags, dlg_file *f)
+{
+    (void)inst;
+    full_file *ff = (full_file *)f;
+    ff->h = h;
+    snprintf(ff->path, sizeof ff->path, "%s", path);
+    ff->fd = flags == DLG_OPEN_WRITE ? open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644) : open(path, O_RDONLY);
+    return ff->fd < 0 ? h->error(h, DLG_EIO, "%s: cannot open", path) : 0;
+}
+static int full_close(dlg_file *f)
+{
+    close(((full_file *)f)->fd);
+    return 0;
+}
+static int full_size(dlg_file *f, uint64_t *out)
+{
+    struct stat sb;
+    if (fstat(((full_file *)f)->fd, &sb) != 0)
+        return -DLG_EIO;
+    *out = (uint64_t)sb.st_size;
+    return 0;
+}
+static int64_t full_read(dlg_file *f, void *buf, size_t n, uint64_t off)
+{
+    ssize_t r = pread(((full_file *)f)->fd, buf, n, (off_t)off);
+    return r < 0 ? -DLG_EIO : r;
+}
+static int full_write(dlg_file *f, const void *buf, size_t n, uint64_t off)
+{
+    (void)buf;
+    full_file *ff = (full_file *)f;
+    return ff->h->error(ff->h, DLG_EIO, "%s: write of %zu bytes at offset %llu: No space left on device",
+                        ff->path, n, (unsigned long long)off);
+}
+static const dlg_storage_ops full_ops = {.version = 1, .file_size = sizeof(full_file), .create = full_create,
+                                         .destroy = full_destroy, .open = full_open, .close = full_close,
+                                         .size = full_size, .read = full_read, .write = full_write};
+
+static void add_full_disk(mock_host *m, void *arg)
+{
+    (void)arg;
+    mock_add_storage(m, "full", &full_ops, NULL);
+}
+
+/* The output goes through the job's storage backend: a full disk there
+ * fails the pass with the backend's own line (which file, which offset,
+ * why), and no .part is left. */
+static void test_output_full_disk(void **st)
+{
+    fx *f = *st;
+    kv k = {0};
+    kv_add(&k, "input=%s", f->images);
+    kv_add(&k, "output=recordio:%s/full.rec", f->dir);
+    kv_add(&k, "threads=1");
+    wr_result r;
+    wr_run_with("tools.so", "preprocess", k.ptr, N, &r, add_full_disk, NULL);
+    assert_int_equal(r.setup_rc, 0);
+    printf("  %s\n", r.error);
+    assert_true(r.step_rc < 0);
+    assert_non_null(strstr(r.error, "full.rec.part: write of"));
+    assert_non_null(strstr(r.error, "No space left on device"));
+    assert_int_equal(r.bytes_written, 0);
 }
 
 static void test_lmdb_passthrough(void **st)
@@ -439,6 +504,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_recordio_passthrough),
         cmocka_unit_test(test_lmdb_passthrough),
+        cmocka_unit_test(test_output_full_disk),
         cmocka_unit_test(test_resize),
         cmocka_unit_test(test_list_inputs),
         cmocka_unit_test(test_passes),

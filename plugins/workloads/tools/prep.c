@@ -8,10 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jpeg.h"
 #include "prep_pool.h"
 
-enum { OPT_INPUT, OPT_ROOT, OPT_OUTPUT, OPT_RESIZE, OPT_QUALITY, OPT_THREADS, OPT_CHUNK,
-       OPT_SKIP_CORRUPT, OPT_COUNT };
+enum { OPT_INPUT, OPT_ROOT, OPT_OUTPUT, OPT_RESIZE, OPT_RESIZE_W, OPT_RESIZE_H, OPT_MEAN_OUTPUT,
+       OPT_QUALITY, OPT_THREADS, OPT_CHUNK, OPT_SKIP_CORRUPT, OPT_COUNT };
 #define MAX_SKIP_LOGS 5
 
 static const dlg_option prep_options[] = {
@@ -22,13 +23,26 @@ static const dlg_option prep_options[] = {
     [OPT_ROOT] = {"root", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
                   "folder the list's paths are relative to (default: the list's folder)", DLG_OPT_NOSWEEP},
     [OPT_OUTPUT] = {"output", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
-                    "recordio:PATH (PATH + .idx, im2rec layout) or lmdb:PATH (encoded Datums, "
-                    "convert_imageset keys); replaced when a pass completes",
+                    "recordio:PATH (PATH + .idx, im2rec layout; written through the job's storage, "
+                    "which a throttle shapes by its write limits) or lmdb:PATH (encoded Datums, "
+                    "convert_imageset keys; liblmdb writes it itself); replaced when a pass completes",
                     DLG_OPT_REQUIRED | DLG_OPT_NOSWEEP},
     [OPT_RESIZE] = {"resize", DLG_OPT_INT, "0", "0", "16384", NULL,
                     "shorter side after resizing (JPEG re-encoded); 0 = store the file bytes as "
-                    "they are (im2rec --pass-through)",
+                    "they are (im2rec --pass-through) unless resize_width/resize_height",
                     0},
+    [OPT_RESIZE_W] = {"resize_width", DLG_OPT_INT, "0", "0", "16384", NULL,
+                      "with resize_height: store every image at exactly this width, aspect not kept "
+                      "(convert_imageset --resize_width; JPEG re-encoded; bilinear, antialiased when "
+                      "shrinking); 0 = off",
+                      0},
+    [OPT_RESIZE_H] = {"resize_height", DLG_OPT_INT, "0", "0", "16384", NULL,
+                      "with resize_width: the exact height (convert_imageset --resize_height)", 0},
+    [OPT_MEAN_OUTPUT] = {"mean_output", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
+                         "PATH: each complete pass also writes the mean of the images as stored "
+                         "(decoded back, BGR) as compute_image_mean's .binaryproto, for a reader's "
+                         "mean_file; needs resize_width and resize_height",
+                         DLG_OPT_NOSWEEP},
     [OPT_QUALITY] = {"quality", DLG_OPT_INT, "95", "1", "100", NULL, "JPEG quality when re-encoding", 0},
     [OPT_THREADS] = {"threads", DLG_OPT_INT, "0", "0", "1024", NULL,
                      "threads reading and transforming (0 = the job's cpus); output stays in order", 0},
@@ -66,6 +80,10 @@ typedef struct prep {
     int threads, chunk;
     bool skip_corrupt;
     bool failed; /* a step failed: its error says why there is no output */
+    char *mean_path;       /* mean_output, or NULL */
+    uint64_t *mean_sum;    /* 3 x height x width, the pass's */
+    int mean_w, mean_h;
+    uint64_t pass_stored;  /* images stored in the open pass */
     /* pass state */
     bool pass_open;
     size_t pos;
@@ -85,6 +103,16 @@ static int fail(const dlg_host *h, const dlg_data_err *err, int rc)
     return rc; /* the host has the message already */
 }
 
+/* The pass's mean, once its last image was taken. */
+static int write_mean(prep *p, dlg_data_err *err)
+{
+    if (!p->mean_path)
+        return 0;
+    memset(p->mean_sum, 0, (size_t)p->mean_w * (size_t)p->mean_h * 3 * sizeof *p->mean_sum);
+    prep_pool_take_sum(p->pool, p->mean_sum);
+    return prep_mean_write(p->mean_path, p->mean_sum, p->pass_stored, p->mean_w, p->mean_h, err);
+}
+
 /* One image back from the workers, in order. */
 static int take_one(prep *p, uint64_t *written, uint64_t *wait)
 {
@@ -96,6 +124,7 @@ static int take_one(prep *p, uint64_t *written, uint64_t *wait)
             return fail(p->h, &err, rc);
         p->pass_open = true;
         p->pass_t0 = tools_now_ns();
+        p->pass_stored = 0;
     }
     uint64_t w = 0;
     prep_slot *s = prep_pool_next(p->pool, &w);
@@ -111,6 +140,7 @@ static int take_one(prep *p, uint64_t *written, uint64_t *wait)
         rc = fail(p->h, &err, rc);
     } else {
         p->images++;
+        p->pass_stored++;
         (*written)++;
     }
     prep_pool_release(p->pool, s);
@@ -119,7 +149,7 @@ static int take_one(prep *p, uint64_t *written, uint64_t *wait)
     if (++p->pos == p->in.n) {
         p->pos = 0;
         p->pass_open = false;
-        if ((rc = prep_output_commit(p->out, &err)) < 0)
+        if ((rc = prep_output_commit(p->out, &err)) < 0 || (rc = write_mean(p, &err)) < 0)
             return fail(p->h, &err, rc);
         p->passes++;
         p->last_pass_ns = tools_now_ns() - p->pass_t0;
@@ -196,6 +226,8 @@ static void prep_teardown(void *state)
                                      "run more steps", p->in.n);
     prep_output_free(p->out); /* removes an unfinished pass */
     prep_input_free(&p->in);
+    free(p->mean_sum);
+    free(p->mean_path);
     free(p);
 }
 
@@ -211,6 +243,54 @@ static int probe_first(prep *p)
     return rc;
 }
 
+/* convert_imageset's exact size: both or neither, and not with resize. */
+static int resize_params(const dlg_host *h, const dlg_value *opts, prep_params *par)
+{
+    int64_t w = opts[OPT_RESIZE_W].i, hh = opts[OPT_RESIZE_H].i;
+    if (w < 0 || w > 16384 || hh < 0 || hh > 16384)
+        return h->error(h, DLG_EINVAL, "resize_width = %s, resize_height = %s: out of range (0..16384)",
+                        opts[OPT_RESIZE_W].text, opts[OPT_RESIZE_H].text);
+    if ((w > 0) != (hh > 0)) /* convert_imageset silently resizes nothing then */
+        return h->error(h, DLG_EINVAL, "resize_width = %s, resize_height = %s: give both for an exact "
+                        "size (or neither)", opts[OPT_RESIZE_W].text, opts[OPT_RESIZE_H].text);
+    if (w > 0 && par->resize > 0)
+        return h->error(h, DLG_EINVAL, "resize = %d with resize_width/resize_height: give one (the "
+                        "shorter side, or an exact size)", par->resize);
+    if ((uint64_t)w * (uint64_t)hh > DLG_JPEG_MAX_PIXELS)
+        return h->error(h, DLG_EINVAL, "resize_width x resize_height = %s x %s: too large",
+                        opts[OPT_RESIZE_W].text, opts[OPT_RESIZE_H].text);
+    par->width = (int)w;
+    par->height = (int)hh;
+    return 0;
+}
+
+/* mean_output: one stored size (Caffe's mean is per pixel), a writable path. */
+static int mean_params(prep *p, const dlg_value *opts, prep_params *par)
+{
+    const dlg_host *h = p->h;
+    const dlg_value *mo = &opts[OPT_MEAN_OUTPUT];
+    if (!mo->set || !mo->text)
+        return 0;
+    if (!*mo->text)
+        return h->error(h, DLG_EINVAL, "mean_output: empty path");
+    if (par->width <= 0)
+        return h->error(h, DLG_EINVAL, "mean_output = %s needs resize_width and resize_height: a Caffe "
+                        "mean image is per pixel, so every image must be stored at one size", mo->text);
+    dlg_data_err err;
+    dlg_data_err_clear(&err);
+    int rc = prep_mean_probe(mo->text, &err);
+    if (rc < 0)
+        return fail(h, &err, rc);
+    p->mean_sum = calloc((size_t)par->width * (size_t)par->height * 3, sizeof *p->mean_sum);
+    p->mean_path = strdup(mo->text); /* opts live only through setup */
+    if (!p->mean_sum || !p->mean_path)
+        return h->error(h, DLG_ENOMEM, "mean_output = %s: out of memory", mo->text);
+    p->mean_w = par->width;
+    p->mean_h = par->height;
+    par->mean = true;
+    return 0;
+}
+
 static int prep_open(prep *p, const dlg_value *opts, const dlg_job_info *job)
 {
     const dlg_host *h = p->h;
@@ -221,10 +301,15 @@ static int prep_open(prep *p, const dlg_value *opts, const dlg_job_info *job)
     if (prep_output_parse(opts[OPT_OUTPUT].text, &fmt, &path) < 0)
         return h->error(h, DLG_EINVAL, "output = %s: write recordio:PATH or lmdb:PATH",
                         opts[OPT_OUTPUT].text ? opts[OPT_OUTPUT].text : "(unset)");
-    prep_params par = {(int)opts[OPT_RESIZE].i, (int)opts[OPT_QUALITY].i};
+    prep_params par = {.resize = (int)opts[OPT_RESIZE].i, .quality = (int)opts[OPT_QUALITY].i};
     if (par.resize < 0 || par.resize > 16384 || par.quality < 1 || par.quality > 100)
         return h->error(h, DLG_EINVAL, "resize = %s, quality = %s: out of range", opts[OPT_RESIZE].text,
                         opts[OPT_QUALITY].text);
+    int rc = resize_params(h, opts, &par);
+    if (rc < 0)
+        return rc;
+    if ((rc = mean_params(p, opts, &par)) < 0)
+        return rc;
     int64_t threads = opts[OPT_THREADS].i, chunk = opts[OPT_CHUNK].i;
     if (threads < 0 || threads > 1024 || chunk < 1 || chunk > 65536)
         return h->error(h, DLG_EINVAL, "threads = %s, chunk = %s: out of range", opts[OPT_THREADS].text,
@@ -235,9 +320,9 @@ static int prep_open(prep *p, const dlg_value *opts, const dlg_job_info *job)
     p->chunk = (int)chunk;
     p->skip_corrupt = opts[OPT_SKIP_CORRUPT].i != 0;
     const char *root = opts[OPT_ROOT].set && *opts[OPT_ROOT].text ? opts[OPT_ROOT].text : NULL;
-    int rc = prep_input_load(&p->in, opts[OPT_INPUT].text, root, &err);
+    rc = prep_input_load(&p->in, opts[OPT_INPUT].text, root, &err);
     if (rc == 0)
-        rc = prep_output_new(&p->out, fmt, path, &err);
+        rc = prep_output_new(&p->out, h, fmt, path, &err);
     if (rc == 0)
         rc = prep_output_check_labels(p->out, &p->in, &err);
     if (rc < 0)
@@ -279,7 +364,8 @@ const dlg_plugin_desc preprocess_desc = {
     .kind = DLG_KIND_WORKLOAD,
     .name = "preprocess",
     .version = "1.0",
-    .summary = "image folder/list -> RecordIO (im2rec) or LMDB (convert_imageset), optional resize",
+    .summary = "image folder/list -> RecordIO (im2rec) or LMDB (convert_imageset), optional resize "
+               "and mean image (compute_image_mean)",
     .options = prep_options,
     .metrics = prep_metrics,
     .ops = &prep_ops,

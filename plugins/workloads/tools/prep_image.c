@@ -1,7 +1,11 @@
 /* preprocess, per thread: pass the file bytes through (checked) or decode,
  * resize the shorter side (im2rec's --resize: the other side scales by
- * integer division) with the loader's antialiased bilinear resample, and
- * re-encode.  Buffers grow only when a larger image than any before comes. */
+ * integer division) or to an exact W x H (convert_imageset's
+ * --resize_width/--resize_height: cv::resize, INTER_LINEAR) with the
+ * loader's bilinear resample (antialiased when shrinking, as the loader's
+ * resize; OpenCV's INTER_LINEAR is not), and re-encode.  With a mean, the
+ * stored bytes are decoded back and summed per thread.  Buffers grow only
+ * when a larger image than any before comes. */
 #define _GNU_SOURCE
 #include "prep.h"
 
@@ -22,6 +26,8 @@ struct prep_worker {
     int *tap_i;     /* first/count for both axes */
     float *tap_w;
     size_t rgb_cap, tmp_cap, hwc_cap, out8_cap, tap_i_cap, tap_w_cap;
+    uint64_t *sum[2]; /* mean: 3 x height x width, BGR, per pass parity */
+    bool stored;      /* mean: out8 holds the last stored image, decoded */
 };
 
 int prep_worker_new(prep_worker **out, const prep_params *p, dlg_data_err *err)
@@ -30,9 +36,16 @@ int prep_worker_new(prep_worker **out, const prep_params *p, dlg_data_err *err)
     if (!w)
         return dlg_data_fail(err, DLG_ENOMEM, "preprocess: out of memory");
     w->p = *p;
-    int rc = p->resize > 0 ? dlg_jpeg_new(&w->jpeg, err) : 0;
+    int rc = 0;
+    size_t n = (size_t)p->width * (size_t)p->height * 3;
+    for (int i = 0; p->mean && i < 2 && rc == 0; i++)
+        if (!(w->sum[i] = calloc(n, sizeof *w->sum[i])))
+            rc = dlg_data_fail(err, DLG_ENOMEM, "preprocess: out of memory for the mean's sums "
+                               "(%zu bytes per thread)", 2 * n * sizeof(uint64_t));
+    if (rc == 0 && (p->resize > 0 || p->width > 0))
+        rc = dlg_jpeg_new(&w->jpeg, err);
     if (rc < 0) {
-        free(w);
+        prep_worker_free(w);
         return rc;
     }
     *out = w;
@@ -51,6 +64,8 @@ void prep_worker_free(prep_worker *w)
     free(w->out8);
     free(w->tap_i);
     free(w->tap_w);
+    free(w->sum[0]);
+    free(w->sum[1]);
     free(w);
 }
 
@@ -88,10 +103,15 @@ static int check_passthrough(prep_worker *w, const prep_item *it, const uint8_t 
     return 0;
 }
 
-/* The size im2rec gives: shorter side = resize, the other by integer division. */
-static void target_size(int W, int H, int resize, int *ow, int *oh)
+/* The size im2rec gives: shorter side = resize, the other by integer
+ * division; or convert_imageset's exact size. */
+static void target_size(int W, int H, const prep_params *p, int *ow, int *oh)
 {
-    if (W <= H) {
+    int resize = p->resize;
+    if (p->width > 0) {
+        *ow = p->width;
+        *oh = p->height;
+    } else if (W <= H) {
         *ow = resize;
         *oh = (int)((int64_t)H * resize / W);
     } else {
@@ -126,6 +146,21 @@ static int resample(prep_worker *w, int dw, int dh, int ow, int oh, const char *
     return 0;
 }
 
+/* The stored image as a reader decodes it (lossy JPEG: not the pixels
+ * encoded), into out8, which the encoder is done with. */
+static int decode_stored(prep_worker *w, const prep_item *it, const uint8_t *jpg, size_t len, int ow,
+                         int oh, dlg_data_err *err)
+{
+    dlg_jpeg_scale one = {1, 1};
+    int dw = 0, dh = 0;
+    int rc = dlg_jpeg_decode(w->jpeg, jpg, len, it->path, one, w->out8, w->out8_cap, &dw, &dh, err);
+    if (rc == 0 && (dw != ow || dh != oh))
+        rc = dlg_data_fail(err, DLG_EIO, "%s: re-encoded image decodes as %dx%d, not %dx%d", it->path,
+                           dw, dh, ow, oh);
+    w->stored = rc == 0;
+    return rc;
+}
+
 static int transcode(prep_worker *w, const prep_item *it, const uint8_t *file, size_t len,
                      const uint8_t **out, size_t *out_len, dlg_data_err *err)
 {
@@ -137,7 +172,7 @@ static int transcode(prep_worker *w, const prep_item *it, const uint8_t *file, s
     if (rc < 0)
         return rc;
     int ow, oh;
-    target_size(info.width, info.height, w->p.resize, &ow, &oh);
+    target_size(info.width, info.height, &w->p, &ow, &oh);
     if ((uint64_t)ow * (uint64_t)oh > DLG_JPEG_MAX_PIXELS)
         return dlg_data_fail(err, DLG_EINVAL, "%s: resizing %dx%d to %dx%d is too large", it->path,
                              info.width, info.height, ow, oh);
@@ -151,17 +186,44 @@ static int transcode(prep_worker *w, const prep_item *it, const uint8_t *file, s
         rc = resample(w, dw, dh, ow, oh, it->path, err);
     if (rc == 0)
         rc = dlg_jpeg_encode(w->jpeg, w->out8, ow, oh, w->p.quality, out, out_len, err);
+    if (rc == 0 && w->p.mean)
+        rc = decode_stored(w, it, *out, *out_len, ow, oh, err);
     return rc;
 }
 
 int prep_worker_run(prep_worker *w, const prep_item *it, const uint8_t *file, size_t len,
                     const uint8_t **out, size_t *out_len, dlg_data_err *err)
 {
-    if (w->p.resize <= 0) {
+    w->stored = false;
+    if (w->p.resize <= 0 && w->p.width <= 0) {
         int rc = check_passthrough(w, it, file, len, err);
         *out = file;
         *out_len = len;
         return rc;
     }
     return transcode(w, it, file, len, out, out_len, err);
+}
+
+int prep_worker_sum_last(prep_worker *w, unsigned which, dlg_data_err *err)
+{
+    if (!w->stored) /* only transcoded images reach here with a mean */
+        return dlg_data_fail(err, DLG_EIO, "preprocess: no decoded image to add to the mean");
+    size_t plane = (size_t)w->p.width * (size_t)w->p.height;
+    uint64_t *b = w->sum[which & 1], *g = b + plane, *r = g + plane;
+    const uint8_t *px = w->out8;
+    for (size_t i = 0; i < plane; i++, px += 3) { /* RGB HWC -> the Datum's BGR CHW */
+        r[i] += px[0];
+        g[i] += px[1];
+        b[i] += px[2];
+    }
+    return 0;
+}
+
+void prep_worker_take_sum(prep_worker *w, unsigned which, uint64_t *dst)
+{
+    uint64_t *s = w->sum[which & 1];
+    size_t n = (size_t)w->p.width * (size_t)w->p.height * 3;
+    for (size_t i = 0; i < n; i++)
+        dst[i] += s[i];
+    memset(s, 0, n * sizeof *s);
 }

@@ -1,6 +1,10 @@
 /* preprocess output: im2rec-layout RecordIO (.rec + .idx) or a
- * convert_imageset-layout LMDB of encoded Datums.  Each pass writes to a
- * .part name that replaces PATH only once the pass is complete. */
+ * convert_imageset-layout LMDB of encoded Datums, and compute_image_mean's
+ * mean image.  Each pass writes to a .part name that replaces PATH only once
+ * the pass is complete.  RecordIO goes through the host's file_write (the
+ * job's storage backend): an emulated disk shapes it by its write limits
+ * and the row counts it.  liblmdb does its own I/O, so LMDB output is
+ * neither shaped nor counted there (the report reads write_mb_per_s). */
 #define _GNU_SOURCE
 #include "prep.h"
 
@@ -13,15 +17,31 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "binaryproto.h"
 #include "datum.h"
 #include "lmdb_dataset.h"
 #include "recordio.h"
+
+/* One file written through the host, in HOST_OUT_BUF-byte writes as the
+ * page cache's writeback issues them (a .idx line per write would be an
+ * I/O per image to an emulated disk). */
+#define HOST_OUT_BUF ((size_t)1 << 20)
+typedef struct host_out {
+    const dlg_host *h;
+    dlg_file *f;
+    uint64_t off;   /* of buf[0] in the file */
+    uint8_t *buf;   /* HOST_OUT_BUF bytes, kept for the output's life */
+    size_t used;
+    bool *failed;   /* the output's: the host has raised the error */
+} host_out;
 
 struct prep_output {
     prep_format fmt;
     char *path, *part;         /* .rec or LMDB dir, and its .part */
     char *idx, *idx_part;      /* recordio */
-    int rec_fd, idx_fd;
+    const dlg_host *h;
+    host_out rec_out, idx_file;
+    bool host_failed;
     dlg_rec_writer *rec;
     dlg_output idx_out;
     dlg_lmdb_writer *db;
@@ -84,20 +104,81 @@ static int remove_lmdb_dir(const char *dir, dlg_data_err *err)
     return 0;
 }
 
-int prep_output_new(prep_output **out, prep_format fmt, const char *path, dlg_data_err *err)
+static int host_out_flush(host_out *w)
+{
+    if (w->used == 0)
+        return 0;
+    int rc = w->h->file_write(w->h, w->f, w->buf, w->used, w->off);
+    if (rc < 0) {
+        *w->failed = true;
+        return rc;
+    }
+    w->off += w->used;
+    w->used = 0;
+    return 0;
+}
+
+static int64_t host_out_write(void *ctx, const void *p, size_t n)
+{
+    host_out *w = ctx;
+    for (size_t done = 0; done < n;) {
+        size_t k = n - done < HOST_OUT_BUF - w->used ? n - done : HOST_OUT_BUF - w->used;
+        memcpy(w->buf + w->used, (const uint8_t *)p + done, k);
+        w->used += k;
+        done += k;
+        int rc = w->used == HOST_OUT_BUF ? host_out_flush(w) : 0;
+        if (rc < 0)
+            return rc;
+    }
+    return (int64_t)n;
+}
+
+static int host_out_create(host_out *w, const char *path, dlg_data_err *err)
+{
+    w->off = w->used = 0;
+    int rc = w->h->file_create(w->h, NULL, path, &w->f);
+    if (rc < 0) {
+        w->f = NULL;
+        *w->failed = true;
+        return dlg_data_fail(err, -rc, "%s: cannot create", path); /* the host said why */
+    }
+    return 0;
+}
+
+/* Writes what is buffered (unless an error came first: its line stands)
+ * and closes. */
+static int host_out_close(host_out *w, bool flush)
+{
+    if (!w->f)
+        return 0;
+    int rc = flush ? host_out_flush(w) : 0;
+    w->h->file_close(w->h, w->f);
+    w->f = NULL;
+    w->used = 0;
+    return rc;
+}
+
+int prep_output_new(prep_output **out, const dlg_host *h, prep_format fmt, const char *path,
+                    dlg_data_err *err)
 {
     prep_output *o = calloc(1, sizeof *o);
     if (!o)
         return dlg_data_fail(err, DLG_ENOMEM, "%s: out of memory", path);
     o->fmt = fmt;
-    o->rec_fd = o->idx_fd = -1;
+    o->h = h;
     o->path = strdup(path);
     o->part = concat(path, ".part");
+    bool bufs = true;
     if (fmt == PREP_RECORDIO) {
         o->idx = idx_name(path);
         o->idx_part = o->idx ? concat(o->idx, ".part") : NULL;
+        host_out *w[2] = {&o->rec_out, &o->idx_file};
+        for (int i = 0; i < 2; i++) {
+            *w[i] = (host_out){.h = h, .failed = &o->host_failed, .buf = malloc(HOST_OUT_BUF)};
+            bufs = bufs && w[i]->buf;
+        }
     }
-    if (!o->path || !o->part || (fmt == PREP_RECORDIO && (!o->idx || !o->idx_part))) {
+    if (!o->path || !o->part || !bufs || (fmt == PREP_RECORDIO && (!o->idx || !o->idx_part))) {
         prep_output_free(o);
         return dlg_data_fail(err, DLG_ENOMEM, "%s: out of memory", path);
     }
@@ -133,21 +214,31 @@ int prep_output_check_labels(const prep_output *o, const prep_input *in, dlg_dat
 
 static int begin_recordio(prep_output *o, dlg_data_err *err)
 {
-    o->rec_fd = open(o->part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (o->rec_fd < 0)
-        return dlg_data_fail(err, DLG_EIO, "%s: cannot create: %s", o->part, strerror(errno));
-    o->idx_fd = open(o->idx_part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (o->idx_fd < 0)
-        return dlg_data_fail(err, DLG_EIO, "%s: cannot create: %s", o->idx_part, strerror(errno));
-    dlg_output_fd(&o->idx_out, o->idx_fd, o->idx_part);
-    return dlg_rec_writer_open_fd(&o->rec, o->rec_fd, o->part, err);
+    int rc = host_out_create(&o->rec_out, o->part, err);
+    if (rc == 0)
+        rc = host_out_create(&o->idx_file, o->idx_part, err);
+    if (rc < 0)
+        return rc;
+    o->idx_out = (dlg_output){host_out_write, &o->idx_file, o->idx_part};
+    dlg_output rec = {host_out_write, &o->rec_out, o->part};
+    return dlg_rec_writer_open(&o->rec, &rec, 0, err);
+}
+
+/* An error the host has raised (a backend's write failure, with its
+ * reason: a full disk) stands; the writers' own line would hide it. */
+static int host_said(prep_output *o, dlg_data_err *err, int rc)
+{
+    if (rc < 0 && o->host_failed && err)
+        err->msg[0] = '\0';
+    return rc;
 }
 
 int prep_output_begin(prep_output *o, dlg_data_err *err)
 {
     o->open = true;
+    o->host_failed = false;
     if (o->fmt == PREP_RECORDIO)
-        return begin_recordio(o, err);
+        return host_said(o, err, begin_recordio(o, err));
     int rc = remove_lmdb_dir(o->part, err); /* left by a crashed run */
     return rc < 0 ? rc : dlg_lmdb_writer_open(&o->db, o->part, err);
 }
@@ -194,7 +285,7 @@ static int put_recordio(prep_output *o, const prep_item *it, const void *img, si
 int prep_output_put(prep_output *o, const prep_item *it, const void *img, size_t len, dlg_data_err *err)
 {
     if (o->fmt == PREP_RECORDIO)
-        return put_recordio(o, it, img, len, err);
+        return host_said(o, err, put_recordio(o, it, img, len, err));
     dlg_datum d;
     dlg_datum_init(&d);
     dlg_datum_set_encoded(&d, img, len, (int32_t)it->labels[0]);
@@ -217,11 +308,11 @@ static int close_pass(prep_output *o, dlg_data_err *err)
         rc = rc < 0 ? rc : r;
         o->db = NULL;
     }
-    int fds[2] = {o->rec_fd, o->idx_fd};
-    for (int i = 0; i < 2; i++)
-        if (fds[i] >= 0 && close(fds[i]) != 0 && rc == 0)
-            rc = dlg_data_fail(err, DLG_EIO, "%s: close: %s", i ? o->idx_part : o->part, strerror(errno));
-    o->rec_fd = o->idx_fd = -1;
+    host_out *w[2] = {&o->rec_out, &o->idx_file};
+    for (int i = 0; i < 2; i++) {
+        int r = host_out_close(w[i], rc == 0 && !o->host_failed);
+        rc = rc < 0 ? rc : r;
+    }
     o->open = false;
     return rc;
 }
@@ -246,7 +337,7 @@ static void drop_part(prep_output *o)
 
 int prep_output_commit(prep_output *o, dlg_data_err *err)
 {
-    int rc = close_pass(o, err);
+    int rc = host_said(o, err, close_pass(o, err));
     if (rc < 0) {
         drop_part(o); /* e.g. the last LMDB commit hit a full disk */
         return rc;
@@ -274,9 +365,56 @@ void prep_output_free(prep_output *o)
         drop_part(o);
     }
     free(o->scratch);
+    free(o->rec_out.buf);
+    free(o->idx_file.buf);
     free(o->path);
     free(o->part);
     free(o->idx);
     free(o->idx_part);
     free(o);
+}
+
+int prep_mean_probe(const char *path, dlg_data_err *err)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return dlg_data_fail(err, DLG_EINVAL, "mean_output = %s: is a directory", path);
+    char *part = concat(path, ".part");
+    if (!part)
+        return dlg_data_fail(err, DLG_ENOMEM, "mean_output = %s: out of memory", path);
+    int fd = open(part, O_WRONLY | O_CREAT | O_CLOEXEC, 0644), rc = 0;
+    if (fd < 0)
+        rc = dlg_data_fail(err, DLG_EINVAL, "mean_output = %s: cannot create %s: %s", path, part,
+                           strerror(errno));
+    else
+        close(fd);
+    unlink(part);
+    free(part);
+    return rc;
+}
+
+int prep_mean_write(const char *path, const uint64_t *sum, uint64_t count, int w, int h,
+                    dlg_data_err *err)
+{
+    if (count == 0)
+        return dlg_data_fail(err, DLG_EINVAL, "mean_output = %s: no image was stored in the pass "
+                             "(all skipped): no mean to write", path);
+    size_t n = (size_t)w * (size_t)h * 3;
+    float *mean = malloc(n * sizeof *mean);
+    char *part = concat(path, ".part");
+    int rc = mean && part ? 0 : dlg_data_fail(err, DLG_ENOMEM, "mean_output = %s: out of memory", path);
+    /* compute_image_mean sums in float and divides by the count; exact
+     * integer sums give its result bit for bit while its float sums are
+     * exact (below 2^24: 65793 images), the true mean rounded beyond */
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        mean[i] = (float)((double)sum[i] / (double)count);
+    if (rc == 0)
+        rc = dlg_blobproto_write(part, 3, h, w, mean, err);
+    if (rc == 0)
+        rc = rename_over(part, path, err);
+    if (rc < 0 && part)
+        unlink(part);
+    free(mean);
+    free(part);
+    return rc;
 }

@@ -28,6 +28,10 @@ struct prep_pool {
     worker *workers;
     int nworkers;
     uint64_t next_claim, next_take;
+    /* mean: passes whose sums were taken.  A worker sums into its buffer
+     * for the pass's parity, so it may not start pass summed + 2. */
+    uint64_t summed;
+    bool mean;
     bool stop;
     pthread_mutex_t mu;
     pthread_cond_t freed, ready;
@@ -112,6 +116,8 @@ static void process(worker *wk, prep_slot *s)
     }
     s->data = s->buf_;
     s->len = len;
+    if (wk->pool->mean) /* only what will be stored: after every step that can fail */
+        s->rc = prep_worker_sum_last(wk->w, (unsigned)((s->seq / wk->pool->in->n) & 1), &s->err);
 }
 
 static void *worker_main(void *arg)
@@ -120,7 +126,8 @@ static void *worker_main(void *arg)
     prep_pool *p = wk->pool;
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (!p->stop && p->next_claim - p->next_take >= p->nslots)
+        while (!p->stop && (p->next_claim - p->next_take >= p->nslots ||
+                            (p->mean && p->next_claim / p->in->n >= p->summed + 2)))
             pthread_cond_wait(&p->freed, &p->mu);
         if (p->stop)
             break;
@@ -147,6 +154,7 @@ int prep_pool_start(prep_pool **out, const dlg_host *h, const prep_input *in, co
         return dlg_data_fail(err, DLG_ENOMEM, "preprocess: out of memory");
     p->h = h;
     p->in = in;
+    p->mean = par->mean;
     p->nworkers = threads;
     p->nslots = (size_t)threads * SLOTS_PER_THREAD;
     p->slots = calloc(p->nslots, sizeof *p->slots);
@@ -193,6 +201,19 @@ void prep_pool_release(prep_pool *p, prep_slot *s)
     pthread_mutex_lock(&p->mu);
     s->state_ = SLOT_FREE;
     p->next_take++;
+    pthread_cond_broadcast(&p->freed);
+    pthread_mutex_unlock(&p->mu);
+}
+
+void prep_pool_take_sum(prep_pool *p, uint64_t *dst)
+{
+    /* Every item of pass `summed` was taken (READY under the mutex, so its
+     * sum is visible) and no worker may touch this parity before summed
+     * moves on: no lock needed for the buffers. */
+    for (int i = 0; i < p->nworkers; i++)
+        prep_worker_take_sum(p->workers[i].w, (unsigned)(p->summed & 1), dst);
+    pthread_mutex_lock(&p->mu);
+    p->summed++;
     pthread_cond_broadcast(&p->freed);
     pthread_mutex_unlock(&p->mu);
 }

@@ -28,6 +28,10 @@ int prep_pool_start(prep_pool **out, const dlg_host *h, const prep_input *in, co
 /* The next slot in order; *wait_ns gets how long it blocked. */
 prep_slot *prep_pool_next(prep_pool *p, uint64_t *wait_ns);
 void prep_pool_release(prep_pool *p, prep_slot *s);
+/* mean (p->mean): adds the per-thread sums of the oldest pass not taken yet
+ * to dst (3 x height x width) once its last slot was taken.  Workers wait
+ * to start the pass after the next until then. */
+void prep_pool_take_sum(prep_pool *p, uint64_t *dst);
 /* Worker time so far, summed over the workers: in file reads (through the
  * storage backend, throttling included) and in decode/resize/encode. */
 void prep_pool_times(prep_pool *p, uint64_t *read_ns, uint64_t *work_ns);
