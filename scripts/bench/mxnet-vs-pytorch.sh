@@ -13,7 +13,12 @@
 # RSS in MiB.  inception-infer-bN-bf16 infers in bfloat16 on both sides
 # (dlgauge precision = bf16, the cpu-bf16 backend; PyTorch's model and
 # input in bf16 as nchw, channels_last or frozen, or autocast, "amp"); it
-# needs AVX-512.
+# needs AVX-512.  lstm-medium-*-bf16 runs the language model in bfloat16
+# (dlgauge: cpu-bf16, the LSTM and decoder on oneDNN's bf16 kernels, fp32
+# master weights and weight gradients) against PyTorch's autocast ("amp",
+# fp32 masters; PyTorch 1.13 keeps nn.LSTM fp32 under CPU autocast) and
+# its model converted to bf16 ("bf16": bf16 LSTM, weights and SGD); the
+# LSTM's dtype each ran is printed under the row.
 #
 # usage: scripts/bench/mxnet-vs-pytorch.sh [BUILD_DIR] [THREADS]
 #   env BATCH_IMG (4), STEPS_TRAIN (3), STEPS_INFER (5), STEPS_LM (4), ROUNDS (3),
@@ -41,6 +46,8 @@ cases=( # name workload mode batch steps unit [precision]
   "inception-infer-b$bi-bf16 inception-v3 infer $bi $si images bf16"
   "lstm-medium-train lstm-ptb train 20 $sl tokens"
   "lstm-medium-infer lstm-ptb infer 20 $sl tokens"
+  "lstm-medium-train-bf16 lstm-ptb train 20 $sl tokens bf16"
+  "lstm-medium-infer-bf16 lstm-ptb infer 20 $sl tokens bf16"
 )
 
 echo "== machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $threads threads"
@@ -84,8 +91,13 @@ for r in $(seq 1 "$rounds"); do
           { echo "   PyTorch $fmt failed for $name; left out" >&2; rm -f "$work/torch-$name-$fmt-$r.json"; }
       done
     else
-      "${torch_env[@]}" /usr/bin/python3 "$src/scripts/bench/mxnet_peer.py" \
-        lstm "$mode" "$batch" "$threads" "$steps" 650 10000 35 2 >"$work/torch-$name-nchw-$r.json"
+      fmts=fp32
+      [ "$prec" = bf16 ] && fmts="amp bf16"
+      for fmt in $fmts; do
+        "${torch_env[@]}" /usr/bin/python3 "$src/scripts/bench/mxnet_peer.py" \
+          lstm "$mode" "$batch" "$threads" "$steps" 650 10000 35 2 "$fmt" >"$work/torch-$name-$fmt-$r.json" ||
+          { echo "   PyTorch $fmt failed for $name; left out" >&2; rm -f "$work/torch-$name-$fmt-$r.json"; }
+      done
     fi
   done
 done
@@ -125,28 +137,31 @@ for name, wl, mode, batch, steps, unit, *prec in cases:
     p50 = statistics.median(p50r.values())
     d = items / p50
     t = {}
-    for f in ("nchw", "cl", "frozen", "amp"):
-        js = {rnd(x): json.load(open(x)) for x in glob.glob(f"{work}/torch-{name}-{f}-*.json")}
+    for f in ("nchw", "cl", "frozen", "amp", "fp32", "bf16"):
+        # the round right after the format: lstm-medium-train-bf16-amp is not lstm-medium-train's
+        js = {rnd(x): json.load(open(x)) for x in glob.glob(f"{work}/torch-{name}-{f}-[0-9]*.json")}
         if js:
             med = statistics.median(j["median_s"] for j in js.values())
             last_js = js[max(js)]
             t[f] = {"median_s": med, "items_per_s": items / med, "torch": last_js["torch"],
                     "blas": last_js.get("openblas_core") or ",".join(last_js.get("blas_libs", [])) or "none",
                     "round_s": {k: j["median_s"] for k, j in js.items()},
+                    "lstm_dtype": last_js.get("lstm_dtype"),
                     "rss_peak_bytes": max(j["rss_peak_bytes"] for j in js.values())}
     if not t:
         print(f"{name:22} PyTorch failed in every format")
         continue
     best = max(t, key=lambda f: t[f]["items_per_s"])
     tb = t[best]
-    fmt = best if wl != "lstm-ptb" else "-"
+    fmt = best if wl != "lstm-ptb" or prec else "-"
     # pair each dlgauge round with the same round's PyTorch run
     ratios = [tb["round_s"][k] / p50r[k] for k in sorted(p50r) if k in tb["round_s"]]
     print(f"{name:22} {d:10.2f} {tb['items_per_s']:9.2f} {fmt:>6} {d / tb['items_per_s']:6.2f} {unit:>7} "
           f"{p50 * 1e3:10.1f} {tb['median_s'] * 1e3:9.1f} "
           f"{max(int(r['rss_peak_bytes']) for r in rs.values()) / 2**20:11.0f} "
           f"{tb['rss_peak_bytes'] / 2**20:13.0f} {float(last.get('pct_peak') or 0):9.1f}")
-    others = ", ".join(f"{f} {t[f]['items_per_s']:.2f}" for f in t) if wl != "lstm-ptb" else ""
+    others = ", ".join(f"{f} {t[f]['items_per_s']:.2f}" + (f" (LSTM {t[f]['lstm_dtype']})" if t[f]["lstm_dtype"] else "")
+                       for f in t) if wl != "lstm-ptb" or prec else ""
     print(f"{'':22} ({'torch ' + others + '; ' if others else ''}ratio per round "
           f"{', '.join(f'{x:.2f}' for x in ratios)}; isa {last.get('dnnl_isa') or '-'})")
 for p in peaks:

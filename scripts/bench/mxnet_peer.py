@@ -4,11 +4,16 @@
 mxnet_peer.py inception MODE BATCH THREADS STEPS FORMAT
     torchvision inception_v3 (no aux head), 299x299 synthetic input,
     FORMAT nchw|cl; SGD lr 0.1 momentum 0.9 wd 1e-4.
-mxnet_peer.py lstm MODE BATCH THREADS STEPS HIDDEN [VOCAB BPTT LAYERS]
+mxnet_peer.py lstm MODE BATCH THREADS STEPS HIDDEN [VOCAB BPTT LAYERS] [FORMAT]
     PyTorch's word_language_model RNNModel equivalent: Embedding(V, H),
     dropout 0.2, nn.LSTM(H, H, LAYERS, dropout 0.2), dropout, Linear(H, V),
     CrossEntropyLoss over BPTT x BATCH tokens, hidden state carried and
     detached, clip_grad_norm_(0.25), plain SGD lr 20 (the example's loop).
+    FORMAT fp32 (default) | amp: autocast to bfloat16 around the forward,
+    fp32 master weights and gradients (PyTorch 1.13's CPU autocast casts
+    the decoder's Linear but leaves nn.LSTM in fp32: see lstm_dtype) |
+    bf16: the model and state converted to bfloat16 (the LSTM in bf16, but
+    bf16 weights, gradients and SGD); the loss in fp32 either way.
 Two warm-up steps, then STEPS timed steps; one JSON line: median step
 seconds, items/s, peak RSS bytes, BLAS (the LSTM's and the FC layers'
 GEMMs run in OpenBLAS).
@@ -90,20 +95,30 @@ class RNNModel(torch.nn.Module):
         return self.decoder(self.drop(out)).view(-1, self.decoder.out_features), hidden
 
 
-def lstm(mode, batch, steps, H, V, T, layers):
-    model = RNNModel(V, H, layers, 0.2)
+def lstm(mode, batch, steps, H, V, T, layers, fmt="fp32"):
+    if fmt not in ("fp32", "amp", "bf16"):
+        sys.exit(f"lstm format {fmt!r}: expected fp32, amp or bf16")
+    dt = torch.bfloat16 if fmt == "bf16" else torch.float32
+    model = RNNModel(V, H, layers, 0.2).to(dt)
     train = mode == "train"
     model.train(train)
     data = torch.randint(0, V, (T + 1, batch))
     x, y = data[:T], data[1:].reshape(-1)
-    hidden = [(torch.zeros(layers, batch, H), torch.zeros(layers, batch, H))]
+    hidden = [(torch.zeros(layers, batch, H, dtype=dt), torch.zeros(layers, batch, H, dtype=dt))]
     loss_fn = torch.nn.CrossEntropyLoss()
+    seen = {}
+
+    def forward(h):
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=fmt == "amp"):
+            out, hid = model(x, h)
+            seen["lstm_dtype"] = str(hid[0].dtype).replace("torch.", "")
+        return out.float(), hid
 
     def step():
         h = tuple(t.detach() for t in hidden[0])
         if train:
             model.zero_grad()
-            out, hidden[0] = model(x, h)
+            out, hidden[0] = forward(h)
             loss_fn(out, y).backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 0.25)
             with torch.no_grad():
@@ -111,10 +126,10 @@ def lstm(mode, batch, steps, H, V, T, layers):
                     p.add_(p.grad, alpha=-20.0)
         else:
             with torch.inference_mode():
-                out, hidden[0] = model(x, h)
+                out, hidden[0] = forward(h)
                 loss_fn(out, y)
 
-    return timed(step, steps), T * batch
+    return timed(step, steps), T * batch, seen
 
 
 def main():
@@ -122,15 +137,17 @@ def main():
     batch, threads, steps = int(batch), int(threads), int(steps)
     torch.set_num_threads(threads)
     torch.manual_seed(1)
+    extra = {}
     if kind == "inception":
         med, items = inception(mode, batch, steps, *sys.argv[6:8])
     else:
-        rest = [int(a) for a in sys.argv[6:]]
+        rest = [int(a) for a in sys.argv[6:] if a.isdigit()]
+        fmt = [a for a in sys.argv[6:] if not a.isdigit()]
         H, V, T, layers = (rest + [10000, 35, 2][len(rest) - 1:])[:4]
-        med, items = lstm(mode, batch, steps, H, V, T, layers)
+        med, items, extra = lstm(mode, batch, steps, H, V, T, layers, *fmt[:1])
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     out = {"median_s": med, "items_per_s": items / med, "rss_peak_bytes": rss,
-           "torch": torch.__version__, "threads": torch.get_num_threads()}
+           "torch": torch.__version__, "threads": torch.get_num_threads(), **extra}
     out.update(blas_info())
     print(json.dumps(out))
 

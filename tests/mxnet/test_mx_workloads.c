@@ -264,6 +264,86 @@ static void expect_error(const char *name, const char *const *o, const char *nee
     assert_null(strchr(r.error, '\n'));
 }
 
+static bool cpu_has(const char *flag)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[8192];
+    bool has = false;
+    while (f && !has && fgets(line, sizeof line, f))
+        if (strncmp(line, "flags", 5) == 0)
+            for (char *t = strtok(line, " \t\n"); t && !has; t = strtok(NULL, " \t\n"))
+                has = strcmp(t, flag) == 0;
+    if (f)
+        fclose(f);
+    return has;
+}
+
+/* Cross-entropy of the one segment after `steps` training steps: every
+ * step is the same batch from a zero state (one segment per stream). */
+static double fixed_batch_loss(const char *spec, const char *bptt, const char *precision, int steps,
+                               wr_result *r)
+{
+    const char *o[] = {spec, "hidden=32", "layers=1", "batch=4", bptt, "dropout=0", "clip=0", "lr=2",
+                       precision, "device=cpu", NULL};
+    wr_run("mxnet.so", "lstm-ptb", o, steps, r);
+    if (r->setup_rc || r->step_rc)
+        fail_msg("lstm-ptb %s: %s", precision, r->error);
+    assert_int_equal(wr_int(r, "segments"), 1);
+    return wr_double(r, "last_loss");
+}
+
+/* precision = bf16 on the cpu: the cpu-bf16 backend (below AVX-512, one
+ * line saying so), its peak the bf16 rate; training with fp32 masters
+ * learns a fixed batch as fp32 does; other precisions, and bf16 on the
+ * reference backend, are refused in one line. */
+static void test_lm_bf16(void **st)
+{
+    char spec[400], bptt[32];
+    corpus("bf16", 100, 30, spec, sizeof spec);
+    wr_result r;
+    const char *probe[] = {spec, "hidden=8", "layers=1", "batch=4", "bptt=2", "precision=bf16",
+                           "device=cpu", NULL};
+    wr_run("mxnet.so", "lstm-ptb", probe, 1, &r);
+    if (r.setup_rc < 0 && !cpu_has("avx512f")) {
+        printf("  below AVX-512: %s\n", r.error);
+        assert_non_null(strstr(r.error, "needs AVX-512"));
+        return;
+    }
+    assert_int_equal(r.setup_rc, 0);
+    assert_string_equal(wr_field(&r, "backend"), "cpu-bf16");
+    const char *src = wr_field(&r, "peak_source");
+    printf("  peak_source: %s\n", src);
+    assert_true(strstr(src, "BF16") || strstr(src, "bf16"));
+    /* one segment per stream: bptt = tokens per stream - 1 */
+    snprintf(bptt, sizeof bptt, "bptt=%lld", wr_int(&r, "split_tokens") / 4 - 1);
+    double l0 = fixed_batch_loss(spec, bptt, "precision=bf16", 1, &r);
+    double bf = fixed_batch_loss(spec, bptt, "precision=bf16", 60, &r);
+    assert_string_equal(wr_field(&r, "backend"), "cpu-bf16");
+    double f32 = fixed_batch_loss(spec, bptt, "precision=fp32", 60, &r);
+    printf("  %s x 4 streams: perplexity %.2f at the first step; after 60: bf16 %.2f, fp32 %.2f\n",
+           bptt, exp(l0), exp(bf), exp(f32));
+    assert_true(exp(bf) < 0.5 * exp(l0));
+    assert_true(fabs(bf - f32) < 0.1 * f32);
+    /* inference (oneDNN's forward-inference LSTM): the held-out loss of
+     * the same untrained weights, within bf16's rounding of fp32's */
+    double held[2];
+    for (int k = 0; k < 2; k++) {
+        const char *o[] = {spec, "mode=infer", "hidden=32", "layers=1", "batch=2", "bptt=8",
+                           k ? "precision=fp32" : "precision=bf16", "device=cpu", NULL};
+        wr_run("mxnet.so", "lstm-ptb", o, 2, &r);
+        if (r.setup_rc || r.step_rc)
+            fail_msg("lstm-ptb infer: %s", r.error);
+        held[k] = wr_double(&r, "loss");
+    }
+    printf("  held-out loss, untrained: bf16 %.5f, fp32 %.5f\n", held[0], held[1]);
+    assert_true(fabs(held[0] - held[1]) < 1e-2 * held[1]);
+    const char *fp16[] = {spec, "precision=fp16", NULL}; /* not one of fp32|bf16 */
+    wr_run("mxnet.so", "lstm-ptb", fp16, 1, &r);
+    assert_true(r.setup_rc < 0);
+    const char *ref[] = {spec, "precision=bf16", "backend=ref", "device=cpu", NULL};
+    expect_error("lstm-ptb", ref, "runs fp32 only");
+}
+
 static void test_bad_text(void **st)
 {
     char path[300], spec[400];
@@ -380,7 +460,7 @@ int main(void)
         cmocka_unit_test(test_vocab_cap),          cmocka_unit_test(test_epochs),
         cmocka_unit_test(test_size_presets),       cmocka_unit_test(test_infer_each_token_once),
         cmocka_unit_test(test_bad_text),
-        cmocka_unit_test(test_lm_profile),
+        cmocka_unit_test(test_lm_profile),         cmocka_unit_test(test_lm_bf16),
         cmocka_unit_test(test_inception_recordio), cmocka_unit_test(test_inception_synthetic),
         cmocka_unit_test(test_inception_aux_infer),
 #endif

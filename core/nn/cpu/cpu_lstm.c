@@ -3,7 +3,16 @@
  * layouts without copies: x and y are tnc (rows t*B + b), the states ldnc
  * with L = D = 1, Wx/Wh ldigo, the bias ldgo; the primitives take the
  * weights in whatever layout they prefer (reordered per call from the
- * plain parameters, which SGD and host IO see). */
+ * plain parameters, which SGD and host IO see).
+ *
+ * cpu-bf16 (as PyTorch's autocast runs nn.LSTM on the CPU): the kernels
+ * take bf16 x, h and y and bf16 weights, with the cell state, the bias
+ * and every gradient fp32 (oneDNN 2.6's bf16 RNN: diff_* are f32).  The
+ * net's x, y and states stay plain fp32 (the embedding and dropout next
+ * to it are fp32 reference loops), converted by the arguments' reorders;
+ * each weight keeps a bf16 copy per primitive layout, made again only
+ * when the fp32 master moves, and SGD updates the masters with the fp32
+ * weight gradients. */
 #include "cpu.h"
 
 #include <stdlib.h>
@@ -15,6 +24,8 @@ typedef struct lstm_prims {
     /* backward writes every bottom and param gradient: those the net does
      * not want (h0/c0 inputs, untrained params) go to these */
     float *spare[6];
+    /* cpu-bf16: bf16 Wx, Wh in the forward's and the backward's layouts */
+    cpu_wcopy wq[2][2];
 } lstm_prims;
 
 static void lstm_destroy(void *ctx, void *state)
@@ -26,6 +37,8 @@ static void lstm_destroy(void *ctx, void *state)
         dnnl_memory_destroy(s->wsmem);
     for (int i = 0; i < 6; i++)
         free(s->spare[i]);
+    for (int i = 0; i < 4; i++)
+        cpu_wcopy_destroy(&s->wq[i / 2][i % 2]);
     free(s);
 }
 
@@ -49,12 +62,14 @@ static void *diff_or_spare(const dlg_tensor *t, float *spare)
     return spare ? (void *)spare : t->diff;
 }
 
-/* The memory descriptors of one layer, in argument order. */
+/* The memory descriptors of one layer: the net's (plain fp32) and the
+ * kernels' (_k: x, h, y of the compute type; the cell state fp32). */
 typedef struct lstm_mds {
     dnnl_memory_desc_t x, h0, wx, wh, b, y, wx_any, wh_any;
+    dnnl_memory_desc_t x_k, h_k, y_k;
 } lstm_mds;
 
-static void make_mds(const dlg_layer *l, lstm_mds *m)
+static void make_mds(const dlg_layer *l, dnnl_data_type_t dt, lstm_mds *m)
 {
     int64_t T = l->p.lstm.steps, H = l->p.lstm.hidden, B = l->bottom[0]->shape.d[0] / T;
     int64_t I = dlg_shape_inner(&l->bottom[0]->shape);
@@ -65,9 +80,30 @@ static void make_mds(const dlg_layer *l, lstm_mds *m)
     m->h0 = cpu_md(4, sd, dnnl_ldnc);
     m->wx = cpu_md(5, wxd, dnnl_ldigo);
     m->wh = cpu_md(5, whd, dnnl_ldigo);
-    m->wx_any = cpu_md(5, wxd, dnnl_format_tag_any);
-    m->wh_any = cpu_md(5, whd, dnnl_format_tag_any);
+    m->wx_any = cpu_md_dt(5, wxd, dnnl_format_tag_any, dt);
+    m->wh_any = cpu_md_dt(5, whd, dnnl_format_tag_any, dt);
     m->b = cpu_md(4, bd, dnnl_ldgo);
+    m->x_k = cpu_md_dt(3, xd, dnnl_tnc, dt);
+    m->y_k = cpu_md_dt(3, yd, dnnl_tnc, dt);
+    m->h_k = cpu_md_dt(4, sd, dnnl_ldnc, dt);
+}
+
+/* The user layouts of a primitive's weights: plain fp32 as out[] comes
+ * (reordered per call), or under cpu-bf16 the kernel's own, read from
+ * bf16 copies made here (wq[0]: Wx, wq[1]: Wh). */
+static int weight_mds(cpu_ctx *c, const cpu_prim *p, const lstm_mds *m, cpu_wcopy wq[2],
+                      const dnnl_memory_desc_t *out[2])
+{
+    if (!c->bf16)
+        return 0;
+    for (int i = 0; i < 2; i++) {
+        out[i] = dnnl_primitive_desc_query_md(p->pd, dnnl_query_exec_arg_md,
+                                              i ? DNNL_ARG_WEIGHTS_ITER : DNNL_ARG_WEIGHTS_LAYER);
+        int rc = out[i] ? cpu_wcopy_init(&wq[i], i ? &m->wh : &m->wx, out[i]) : -DLG_EINTERNAL;
+        if (rc)
+            return rc;
+    }
+    return 0;
 }
 
 /* Adds n args with user layouts md[i]; those from index first_out on
@@ -87,15 +123,18 @@ static int setup_fwd(cpu_ctx *c, const dlg_layer *l, lstm_prims *s, const lstm_m
     dnnl_rnn_desc_t d;
     dnnl_status_t st = dnnl_lstm_forward_desc_init(
         &d, l->backward ? dnnl_forward_training : dnnl_forward_inference,
-        dnnl_unidirectional_left2right, &m->x, &m->h0, &m->h0, &m->wx_any, &m->wh_any, &m->b,
-        &m->y, &m->h0, &m->h0, 0);
+        dnnl_unidirectional_left2right, &m->x_k, &m->h_k, &m->h0, &m->wx_any, &m->wh_any, &m->b,
+        &m->y_k, &m->h_k, &m->h0, 0);
     if (st != dnnl_success)
         return cpu_fail(st, "lstm forward desc", err, errlen);
+    const dnnl_memory_desc_t *w[2] = {&m->wx, &m->wh};
     int rc = cpu_prim_create(c, &s->fwd, &d, NULL, err, errlen);
+    if (!rc)
+        rc = weight_mds(c, &s->fwd, m, s->wq[0], w);
     int a[9] = {DNNL_ARG_SRC_LAYER, DNNL_ARG_SRC_ITER,  DNNL_ARG_SRC_ITER_C,
                 DNNL_ARG_WEIGHTS_LAYER, DNNL_ARG_WEIGHTS_ITER, DNNL_ARG_BIAS,
                 DNNL_ARG_DST_LAYER, DNNL_ARG_DST_ITER,  DNNL_ARG_DST_ITER_C};
-    const dnnl_memory_desc_t *md[9] = {&m->x, &m->h0, &m->h0, &m->wx, &m->wh,
+    const dnnl_memory_desc_t *md[9] = {&m->x, &m->h0, &m->h0, w[0], w[1],
                                        &m->b, &m->y,  &m->h0, &m->h0};
     if (!rc)
         rc = add_args(c, &s->fwd, a, md, 9, 6, err, errlen);
@@ -115,19 +154,22 @@ static int setup_bwd(cpu_ctx *c, const dlg_layer *l, lstm_prims *s, const lstm_m
 {
     dnnl_rnn_desc_t d;
     dnnl_status_t st = dnnl_lstm_backward_desc_init(
-        &d, dnnl_backward, dnnl_unidirectional_left2right, &m->x, &m->h0, &m->h0, &m->wx_any,
-        &m->wh_any, &m->b, &m->y, &m->h0, &m->h0, &m->x, &m->h0, &m->h0, &m->wx, &m->wh, &m->b,
+        &d, dnnl_backward, dnnl_unidirectional_left2right, &m->x_k, &m->h_k, &m->h0, &m->wx_any,
+        &m->wh_any, &m->b, &m->y_k, &m->h_k, &m->h0, &m->x, &m->h0, &m->h0, &m->wx, &m->wh, &m->b,
         &m->y, &m->h0, &m->h0, 0);
     if (st != dnnl_success)
         return cpu_fail(st, "lstm backward desc", err, errlen);
+    const dnnl_memory_desc_t *w[2] = {&m->wx, &m->wh};
     int rc = cpu_prim_create(c, &s->bwd, &d, s->fwd.pd, err, errlen);
+    if (!rc)
+        rc = weight_mds(c, &s->bwd, m, s->wq[1], w);
     int a[18] = {DNNL_ARG_SRC_LAYER,       DNNL_ARG_SRC_ITER,         DNNL_ARG_SRC_ITER_C,
                  DNNL_ARG_WEIGHTS_LAYER,   DNNL_ARG_WEIGHTS_ITER,     DNNL_ARG_BIAS,
                  DNNL_ARG_DST_LAYER,       DNNL_ARG_DST_ITER,         DNNL_ARG_DST_ITER_C,
                  DNNL_ARG_DIFF_DST_LAYER,  DNNL_ARG_DIFF_DST_ITER,    DNNL_ARG_DIFF_DST_ITER_C,
                  DNNL_ARG_DIFF_SRC_LAYER,  DNNL_ARG_DIFF_SRC_ITER,    DNNL_ARG_DIFF_SRC_ITER_C,
                  DNNL_ARG_DIFF_WEIGHTS_LAYER, DNNL_ARG_DIFF_WEIGHTS_ITER, DNNL_ARG_DIFF_BIAS};
-    const dnnl_memory_desc_t *md[18] = {&m->x,  &m->h0, &m->h0, &m->wx, &m->wh, &m->b,
+    const dnnl_memory_desc_t *md[18] = {&m->x,  &m->h0, &m->h0, w[0], w[1], &m->b,
                                         &m->y,  &m->h0, &m->h0, &m->y,  &m->h0, &m->h0,
                                         &m->x,  &m->h0, &m->h0, &m->wx, &m->wh, &m->b};
     if (!rc)
@@ -150,7 +192,7 @@ static int lstm_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
     if (!s)
         return -DLG_ENOMEM;
     lstm_mds m;
-    make_mds(l, &m);
+    make_mds(l, cpu_act_dt(ctx), &m);
     for (int t = 0; t < l->ntop; t++)
         l->top[t]->layout = NULL;
     int rc = setup_fwd(ctx, l, s, &m, err, errlen);
@@ -167,10 +209,23 @@ static int lstm_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
     return 0;
 }
 
+/* Wx and Wh as primitive k (0: forward, 1: backward) reads them: the
+ * params, or under cpu-bf16 their copies, refreshed if a master moved;
+ * false if a copy failed. */
+static bool weights(cpu_ctx *c, const dlg_layer *l, lstm_prims *s, int k, void *w[2])
+{
+    for (int i = 0; i < 2; i++)
+        w[i] = s->wq[k][i].buf ? cpu_wcopy_get(c, &s->wq[k][i], l->param[i]) : l->param[i]->data;
+    return w[0] && w[1];
+}
+
 static int lstm_forward(void *ctx, dlg_layer *l, void *state)
 {
+    void *w[2];
+    if (!weights(ctx, l, state, 0, w))
+        return -DLG_EINTERNAL;
     void *p[9] = {l->bottom[0]->data, l->bottom[1]->data, l->bottom[2]->data,
-                  l->param[0]->data,  l->param[1]->data,  l->param[2]->data,
+                  w[0],               w[1],               l->param[2]->data,
                   l->top[0]->data,    l->top[1]->data,    l->top[2]->data};
     return cpu_prim_exec(ctx, &((lstm_prims *)state)->fwd, p, l->ws);
 }
@@ -178,8 +233,11 @@ static int lstm_forward(void *ctx, dlg_layer *l, void *state)
 static int lstm_backward(void *ctx, dlg_layer *l, void *state)
 {
     lstm_prims *s = state;
+    void *w[2];
+    if (!weights(ctx, l, s, 1, w))
+        return -DLG_EINTERNAL;
     void *p[18] = {l->bottom[0]->data, l->bottom[1]->data, l->bottom[2]->data,
-                   l->param[0]->data,  l->param[1]->data,  l->param[2]->data,
+                   w[0],               w[1],               l->param[2]->data,
                    l->top[0]->data,    l->top[1]->data,    l->top[2]->data,
                    l->top[0]->diff,    l->top[1]->diff,    l->top[2]->diff};
     for (int i = 0; i < 6; i++) {

@@ -92,6 +92,9 @@ const dlg_option lm_options[] = {
                    "cpu: oneDNN; ref: plain-C reference kernels (slow, for checking)", 0},
     [L_DEVICE] = {"device", DLG_OPT_STRING, "auto", NULL, NULL, NULL,
                   "auto | cpu | cuda[:N] (auto: a CUDA device if there is one, else the CPU)", 0},
+    [L_PRECISION] = {"precision", DLG_OPT_ENUM, "fp32", NULL, NULL, "fp32|bf16",
+                     "bf16 (cpu, AVX-512): the LSTM and decoder on oneDNN's bf16 kernels with fp32 "
+                     "master weights, weight gradients, cell state and loss (autocast's recipe)", 0},
     CNN_CUDA_OPTION(L_ALGO_CACHE, L_WORKSPACE, L_DETERMINISTIC, L_GRAPHS),
     CNN_PROFILE_OPTION(L_PROFILE),
     [L_COUNT] = {0}};
@@ -110,7 +113,8 @@ const dlg_metric lm_metrics[] = {
     {"gflops", DLG_FIELD_DOUBLE, "GFLOP/s", "achieved over the repetition's timed steps (never the first step after setup)"},
     {"pct_peak", DLG_FIELD_DOUBLE, "%", "gflops as a percentage of peak_gflops"},
     {"peak_gflops", DLG_FIELD_DOUBLE, "GFLOP/s",
-     "peak of the device that ran: the job's cores' FP32 peak, or on a GPU its dense FP32 peak"},
+     "peak of the device that ran: the job's cores' FP32 peak (precision = bf16: their bf16 "
+     "rate), or on a GPU its dense FP32 peak"},
     {"peak_source", DLG_FIELD_STRING, "", "how the peak was derived"},
     {"params", DLG_FIELD_INT, "",
      "parameters of the model; one bias per LSTM gate (PyTorch, cuDNN and MXNet keep two, "
@@ -165,10 +169,17 @@ static int options(lm *s, const dlg_value *o)
                         (long long)s->T * s->B, 1 << 24);
     /* auto: the GPU when there is one, else the CPU with a note */
     char note[160], err[768];
-    int rc = dlg_device_backend(o[L_DEVICE].text, "fp32", o[L_BACKEND].i == 1 ? "ref" : "cpu",
-                                &s->backend, note, sizeof note, err, sizeof err);
+    int rc = dlg_device_backend(o[L_DEVICE].text, o[L_PRECISION].text,
+                                o[L_BACKEND].i == 1 ? "ref" : "cpu", &s->backend, note, sizeof note,
+                                err, sizeof err);
     if (rc < 0)
         return h->error(h, -rc, "%s", err);
+    /* the CUDA LSTM keeps fp32 data whatever the backend's precision */
+    if (o[L_PRECISION].i == 1 && strncmp(s->backend, "cuda", 4) == 0)
+        return h->error(h, DLG_ENOTSUP,
+                        "precision = bf16: lstm-ptb runs bf16 on the cpu only (cpu-bf16; %s has "
+                        "no bf16 LSTM): set device = cpu, or precision = fp32",
+                        s->backend);
     if (note[0])
         h->log(h, DLG_LOG_INFO, "%s", note);
     s->profile = o[L_PROFILE].i != 0;

@@ -23,6 +23,7 @@ enum lm_opt {
     L_MOMENTUM,
     L_BACKEND,
     L_DEVICE,
+    L_PRECISION,
     L_ALGO_CACHE,
     L_WORKSPACE,
     L_DETERMINISTIC,
