@@ -229,6 +229,8 @@ static void test_device_select(void **st)
     assert_string_equal(c.backend, "cpu-bf16");
     assert_int_equal(dlg_device_select("cpu", "bf16", 0, "ref", &c, err, sizeof err), -DLG_ENOTSUP);
     assert_non_null(strstr(err, "ref backend runs fp32 only"));
+    assert_null(strstr(err, "needs a CUDA device")); /* backend = cpu runs it */
+    assert_non_null(strstr(err, "backend = cpu runs bf16"));
     assert_int_equal(dlg_device_select("auto", "tf32", 0, "cpu", &c, err, sizeof err),
                      -DLG_ENOTSUP);
     /* bf16 and fp16 have their backends; fp16 on the CPU is an error, not fp32 */

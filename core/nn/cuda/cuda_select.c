@@ -84,6 +84,13 @@ int dlg_device_select(const char *device, const char *precision, int ndev,
         /* the oneDNN backend runs bf16 too (cpu-bf16); tf32 and fp16 are
          * GPU formats, and the reference backend is fp32 by design */
         bool bf16 = strcmp(prec, "bf16") == 0 && strcmp(cpu_backend, "cpu") == 0;
+        if (strcmp(prec, "bf16") == 0 && !bf16) { /* a CPU backend that has no bf16 */
+            snprintf(err, errlen,
+                     "precision 'bf16': the %s backend runs fp32 only (backend = cpu runs bf16 on "
+                     "AVX-512, and so does a CUDA device)",
+                     cpu_backend);
+            return -DLG_ENOTSUP;
+        }
         if (strcmp(prec, "fp32") != 0 && !bf16) {
             snprintf(err, errlen, "precision '%s' needs a CUDA device; the %s backend runs fp32%s", prec,
                      cpu_backend, strcmp(cpu_backend, "cpu") == 0 ? " or bf16" : " only");
