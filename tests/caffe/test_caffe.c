@@ -190,21 +190,6 @@ static void test_winograd_layers(void **st)
     assert_true(wr_double(&r, "winograd_layers") == 0);
 }
 
-/* The CPU's flags name this one (/proc/cpuinfo). */
-static bool cpu_has(const char *flag)
-{
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[8192];
-    bool has = false;
-    while (f && !has && fgets(line, sizeof line, f))
-        if (strncmp(line, "flags", 5) == 0)
-            for (char *t = strtok(line, " \t\n"); t && !has; t = strtok(NULL, " \t\n"))
-                has = strcmp(t, flag) == 0;
-    if (f)
-        fclose(f);
-    return has;
-}
-
 /* precision = bf16 on the cpu: the cpu-bf16 backend (where oneDNN has
  * AVX-512; below, one line saying so), its peak the bf16 rate; training
  * with fp32 master weights learns a fixed batch as fp32 does
@@ -214,7 +199,7 @@ static void test_cpu_bf16(void **st)
     const char *infer[] = {"mode=infer", "batch=2", "crop=64", "classes=10", "precision=bf16", "device=cpu", NULL};
     wr_result r;
     wr_run("caffe.so", "resnet50", infer, 2, &r);
-    if (r.setup_rc < 0 && !cpu_has("avx512f")) {
+    if (r.setup_rc < 0 && !wr_cpu_has("avx512f")) {
         printf("  below AVX-512: %s\n", r.error);
         assert_non_null(strstr(r.error, "needs AVX-512"));
         return;

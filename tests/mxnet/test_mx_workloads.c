@@ -264,20 +264,6 @@ static void expect_error(const char *name, const char *const *o, const char *nee
     assert_null(strchr(r.error, '\n'));
 }
 
-static bool cpu_has(const char *flag)
-{
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[8192];
-    bool has = false;
-    while (f && !has && fgets(line, sizeof line, f))
-        if (strncmp(line, "flags", 5) == 0)
-            for (char *t = strtok(line, " \t\n"); t && !has; t = strtok(NULL, " \t\n"))
-                has = strcmp(t, flag) == 0;
-    if (f)
-        fclose(f);
-    return has;
-}
-
 /* Cross-entropy of the one segment after `steps` training steps: every
  * step is the same batch from a zero state (one segment per stream). */
 static double fixed_batch_loss(const char *spec, const char *bptt, const char *precision, int steps,
@@ -304,7 +290,7 @@ static void test_lm_bf16(void **st)
     const char *probe[] = {spec, "hidden=8", "layers=1", "batch=4", "bptt=2", "precision=bf16",
                            "device=cpu", NULL};
     wr_run("mxnet.so", "lstm-ptb", probe, 1, &r);
-    if (r.setup_rc < 0 && !cpu_has("avx512f")) {
+    if (r.setup_rc < 0 && !wr_cpu_has("avx512f")) {
         printf("  below AVX-512: %s\n", r.error);
         assert_non_null(strstr(r.error, "needs AVX-512"));
         return;

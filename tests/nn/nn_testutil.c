@@ -147,3 +147,20 @@ int tu_write_same(dlg_net *a, dlg_net *b, int blob_a, int blob_b, uint64_t seed,
     free(v);
     return rc;
 }
+
+double tu_blob_err(dlg_net *a, dlg_net *b, int blob, dlg_which w)
+{
+    int64_t n = tu_count(b, blob);
+    float *x = malloc((size_t)n * sizeof(float)), *y = malloc((size_t)n * sizeof(float));
+    double d = 0, m = 0;
+    int rc = x && y ? 0 : -1;
+    if (!rc)
+        rc = dlg_net_read(a, blob, w, x, (size_t)n) || dlg_net_read(b, blob, w, y, (size_t)n) ? -1 : 0;
+    for (int64_t i = 0; !rc && i < n; i++) {
+        d = fmax(d, fabs((double)x[i] - y[i]));
+        m = fmax(m, fabs((double)y[i]));
+    }
+    free(x);
+    free(y);
+    return rc ? -1 : d / fmax(m, 1e-6);
+}

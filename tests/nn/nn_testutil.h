@@ -26,6 +26,10 @@ int64_t tu_count(const dlg_net *net, int b);
  * returns 0 or the first write's error. */
 int tu_write_same(dlg_net *a, dlg_net *b, int blob_a, int blob_b, uint64_t seed, bool positive);
 
+/* max |a - b| / max |b| of a blob's data or gradient (w) read from nets
+ * a and b (b the reference), -1 if either cannot be read. */
+double tu_blob_err(dlg_net *a, dlg_net *b, int blob, dlg_which w);
+
 /* Central finite-difference check of a planned (train, input_grads) net.
  * Objective: the loss (loss_blob >= 0) or sum(out * R) for a fixed random R.
  * Checks up to max_per_blob elements of each blob in `check` against the

@@ -103,3 +103,17 @@ long long wr_int(const wr_result *r, const char *key)
     const char *v = wr_field(r, key);
     return v ? strtoll(v, NULL, 10) : -1;
 }
+
+bool wr_cpu_has(const char *flag)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[8192];
+    bool has = false;
+    while (f && !has && fgets(line, sizeof line, f))
+        if (strncmp(line, "flags", 5) == 0)
+            for (char *t = strtok(line, " \t\n"); t && !has; t = strtok(NULL, " \t\n"))
+                has = strcmp(t, flag) == 0;
+    if (f)
+        fclose(f);
+    return has;
+}

@@ -31,6 +31,9 @@ void wr_run(const char *so, const char *name, const char *const *overrides, int 
 void wr_run_with(const char *so, const char *name, const char *const *overrides, int steps, wr_result *r,
                  void (*hook)(mock_host *m, void *arg), void *arg);
 const char *wr_field(const wr_result *r, const char *key);
+/* Whether /proc/cpuinfo's flags list `flag` (e.g. "avx512f"): what a
+ * workload may refuse without. */
+bool wr_cpu_has(const char *flag);
 long long wr_int(const wr_result *r, const char *key);
 double wr_double(const wr_result *r, const char *key);
 
