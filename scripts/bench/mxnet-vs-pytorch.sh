@@ -13,7 +13,9 @@
 # RSS in MiB.  inception-infer-bN-bf16 infers in bfloat16 on both sides
 # (dlgauge precision = bf16, the cpu-bf16 backend; PyTorch's model and
 # input in bf16 as nchw, channels_last or frozen, or autocast, "amp"); it
-# needs AVX-512.  lstm-medium-*-bf16 runs the language model in bfloat16
+# needs AVX-512.  inception-train-bN-bf16 trains in bfloat16 against
+# autocast on channels_last ("amp") and NCHW ("ampn"), fp32 master
+# weights on both sides.  lstm-medium-*-bf16 runs the language model in bfloat16
 # (dlgauge: cpu-bf16, the LSTM and decoder on oneDNN's bf16 kernels, fp32
 # master weights and weight gradients) against PyTorch's autocast ("amp",
 # fp32 masters; PyTorch 1.13 keeps nn.LSTM fp32 under CPU autocast) and
@@ -44,6 +46,7 @@ cases=( # name workload mode batch steps unit [precision]
   "inception-train-b$bi inception-v3 train $bi $st images"
   "inception-infer-b$bi inception-v3 infer $bi $si images"
   "inception-infer-b$bi-bf16 inception-v3 infer $bi $si images bf16"
+  "inception-train-b$bi-bf16 inception-v3 train $bi $st images bf16"
   "lstm-medium-train lstm-ptb train 20 $sl tokens"
   "lstm-medium-infer lstm-ptb infer 20 $sl tokens"
   "lstm-medium-train-bf16 lstm-ptb train 20 $sl tokens bf16"
@@ -85,6 +88,7 @@ for r in $(seq 1 "$rounds"); do
       fmts="nchw cl"
       [ "$mode" = infer ] && fmts="nchw cl frozen"
       [ "$prec" = bf16 ] && fmts="nchw cl frozen amp"
+      [ "$prec" = bf16 ] && [ "$mode" = train ] && fmts="amp ampn"
       for fmt in $fmts; do
         "${torch_env[@]}" /usr/bin/python3 "$src/scripts/bench/mxnet_peer.py" \
           inception "$mode" "$batch" "$threads" "$steps" "$fmt" "$prec" >"$work/torch-$name-$fmt-$r.json" ||
@@ -137,7 +141,7 @@ for name, wl, mode, batch, steps, unit, *prec in cases:
     p50 = statistics.median(p50r.values())
     d = items / p50
     t = {}
-    for f in ("nchw", "cl", "frozen", "amp", "fp32", "bf16"):
+    for f in ("nchw", "cl", "frozen", "amp", "ampn", "fp32", "bf16"):
         # the round right after the format: lstm-medium-train-bf16-amp is not lstm-medium-train's
         js = {rnd(x): json.load(open(x)) for x in glob.glob(f"{work}/torch-{name}-{f}-[0-9]*.json")}
         if js:

@@ -41,17 +41,19 @@ def timed(step, steps):
 
 
 def inception(mode, batch, steps, fmt, precision="fp32"):
-    """fmt nchw|cl|frozen|amp; precision bf16 (inference): the model and
-    input in bfloat16 (frozen bf16 is channels_last), or amp: autocast on
-    the fp32 channels_last model."""
+    """fmt nchw|cl|frozen|amp|ampn; precision bf16 (inference): the model
+    and input in bfloat16 (frozen bf16 is channels_last), or amp: autocast
+    on the fp32 channels_last model (ampn: nchw).  bf16 training: amp or
+    ampn only (fp32 master weights, as dlgauge's cpu-bf16 trains)."""
     import torchvision
     model = torchvision.models.inception_v3(aux_logits=False, init_weights=False, num_classes=1000)
     x = torch.randn(batch, 3, 299, 299)
     y = torch.randint(0, 1000, (batch,))
     bf16 = precision == "bf16"
-    if bf16 and mode == "train":
-        sys.exit("bf16 is measured for inference only (dlgauge's cpu-bf16 infers)")
-    if bf16 and fmt != "amp":
+    amp = fmt in ("amp", "ampn")
+    if bf16 and mode == "train" and not amp:
+        sys.exit("bf16 training is measured with autocast (amp, ampn): fp32 master weights")
+    if bf16 and not amp:
         model, x = model.to(torch.bfloat16), x.to(torch.bfloat16)
     if fmt in ("cl", "amp") or (bf16 and fmt == "frozen"):
         model = model.to(memory_format=torch.channels_last)
@@ -68,10 +70,12 @@ def inception(mode, batch, steps, fmt, precision="fp32"):
     def step():
         if train:
             opt.zero_grad(set_to_none=True)
-            loss_fn(model(x), y).backward()
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=amp):
+                loss = loss_fn(model(x), y)
+            loss.backward()
             opt.step()
         else:
-            with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=fmt == "amp"):
+            with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=amp):
                 out = model(x)  # scripted: InceptionOutputs (logits, aux)
                 out = out[0] if isinstance(out, tuple) else out
                 loss_fn(out.float(), y)
