@@ -164,3 +164,29 @@ double tu_blob_err(dlg_net *a, dlg_net *b, int blob, dlg_which w)
     free(y);
     return rc ? -1 : d / fmax(m, 1e-6);
 }
+
+float *tu_read_copy(dlg_net *net, int blob)
+{
+    int64_t n = tu_count(net, blob);
+    float *x = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    if (x && dlg_net_read(net, blob, DLG_DATA, x, (size_t)n) != 0) {
+        free(x);
+        x = NULL;
+    }
+    return x;
+}
+
+int tu_step_off(dlg_net *ref, dlg_net *net, int blob, const float *before, double *step, double *off)
+{
+    float *a = tu_read_copy(ref, blob), *b = tu_read_copy(net, blob);
+    int64_t n = tu_count(ref, blob);
+    *step = *off = 0;
+    for (int64_t i = 0; a && b && i < n; i++) {
+        *step = fmax(*step, fabs((double)a[i] - before[i]));
+        *off = fmax(*off, fabs((double)b[i] - a[i]));
+    }
+    int rc = a && b ? 0 : -1;
+    free(a);
+    free(b);
+    return rc;
+}

@@ -30,6 +30,14 @@ int tu_write_same(dlg_net *a, dlg_net *b, int blob_a, int blob_b, uint64_t seed,
  * a and b (b the reference), -1 if either cannot be read. */
 double tu_blob_err(dlg_net *a, dlg_net *b, int blob, dlg_which w);
 
+/* A malloc'ed copy of blob's data (free it), NULL if it cannot be read. */
+float *tu_read_copy(dlg_net *net, int blob);
+
+/* After an SGD step of both nets from the same weights `before` (blob's
+ * data then): *step = the largest move of ref's weights, *off = the
+ * largest distance of net's from ref's.  0, or -1 if unreadable. */
+int tu_step_off(dlg_net *ref, dlg_net *net, int blob, const float *before, double *step, double *off);
+
 /* Central finite-difference check of a planned (train, input_grads) net.
  * Objective: the loss (loss_blob >= 0) or sum(out * R) for a fixed random R.
  * Checks up to max_per_blob elements of each blob in `check` against the

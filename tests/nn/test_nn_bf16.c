@@ -340,37 +340,20 @@ static void test_sgd_master(void **st)
 {
     dlg_net *ref = make_mode(resnet_smooth, "ref", true), *bf = make_mode(resnet_smooth, "cpu-bf16", true);
     const char *names[3] = {"c0", "cb", "L"};
-    int64_t n[3];
     float *before[3];
-    for (int k = 0; k < 3; k++) {
-        int w = dlg_net_param(ref, names[k], 0);
-        n[k] = tu_count(ref, w);
-        before[k] = malloc((size_t)n[k] * sizeof(float));
-        assert_non_null(before[k]);
-        assert_int_equal(dlg_net_read(ref, w, DLG_DATA, before[k], (size_t)n[k]), 0);
-    }
+    for (int k = 0; k < 3; k++)
+        assert_non_null(before[k] = tu_read_copy(ref, dlg_net_param(ref, names[k], 0)));
     dlg_sgd sgd = {1e-5f, 0.9f, 0};
     fwd_bwd(ref);
     fwd_bwd(bf);
     assert_int_equal(dlg_net_sgd_step(ref, &sgd), 0);
     assert_int_equal(dlg_net_sgd_step(bf, &sgd), 0);
     for (int k = 0; k < 3; k++) {
-        int w = dlg_net_param(ref, names[k], 0);
-        float *a = malloc((size_t)n[k] * sizeof(float)), *b = malloc((size_t)n[k] * sizeof(float));
-        assert_non_null(a);
-        assert_non_null(b);
-        assert_int_equal(dlg_net_read(ref, w, DLG_DATA, a, (size_t)n[k]), 0);
-        assert_int_equal(dlg_net_read(bf, w, DLG_DATA, b, (size_t)n[k]), 0);
-        double step = 0, off = 0;
-        for (int64_t i = 0; i < n[k]; i++) {
-            step = fmax(step, fabs((double)a[i] - before[k][i]));
-            off = fmax(off, fabs((double)b[i] - a[i]));
-        }
+        double step, off;
+        assert_int_equal(tu_step_off(ref, bf, dlg_net_param(ref, names[k], 0), before[k], &step, &off), 0);
         printf("  %s: largest step %.2e, bf16 master off by %.2e\n", names[k], step, off);
         assert_true(step > 0);
         assert_true(off < 0.1 * step);
-        free(a);
-        free(b);
         free(before[k]);
     }
     dlg_net_destroy(bf);

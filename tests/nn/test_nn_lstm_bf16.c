@@ -212,37 +212,21 @@ static void test_sgd_master(void **st)
 {
     dlg_net *ref = stacked_ok("ref"), *bf = stacked_ok("cpu-bf16"), *nets[2] = {ref, bf};
     float *before[6];
-    int64_t n[6];
-    for (int k = 0; k < 6; k++) {
-        int w = dlg_net_param(ref, k < 3 ? "lstm0" : "L", k % 3);
-        n[k] = tu_count(ref, w);
-        before[k] = malloc((size_t)n[k] * sizeof(float));
-        assert_non_null(before[k]);
-        assert_int_equal(dlg_net_read(ref, w, DLG_DATA, before[k], (size_t)n[k]), 0);
-    }
+    for (int k = 0; k < 6; k++)
+        assert_non_null(before[k] = tu_read_copy(ref, dlg_net_param(ref, k < 3 ? "lstm0" : "L", k % 3)));
     forward_all(nets, 2);
     backward_all(nets, 2);
     dlg_sgd sgd = {1e-5f, 0.9f, 0};
     assert_int_equal(dlg_net_sgd_step(ref, &sgd), 0);
     assert_int_equal(dlg_net_sgd_step(bf, &sgd), 0);
     for (int k = 0; k < 6; k++) {
+        double step, off;
         int w = dlg_net_param(ref, k < 3 ? "lstm0" : "L", k % 3);
-        float *a = malloc((size_t)n[k] * sizeof(float)), *b = malloc((size_t)n[k] * sizeof(float));
-        assert_non_null(a);
-        assert_non_null(b);
-        assert_int_equal(dlg_net_read(ref, w, DLG_DATA, a, (size_t)n[k]), 0);
-        assert_int_equal(dlg_net_read(bf, w, DLG_DATA, b, (size_t)n[k]), 0);
-        double step = 0, off = 0;
-        for (int64_t i = 0; i < n[k]; i++) {
-            step = fmax(step, fabs((double)a[i] - before[k][i]));
-            off = fmax(off, fabs((double)b[i] - a[i]));
-        }
+        assert_int_equal(tu_step_off(ref, bf, w, before[k], &step, &off), 0);
         printf("  %s param %d: largest step %.2e, bf16 master off by %.2e\n", k < 3 ? "lstm0" : "L", k % 3,
                step, off);
         assert_true(step > 0);
         assert_true(off < 0.1 * step);
-        free(a);
-        free(b);
         free(before[k]);
     }
     dlg_net_destroy(bf);
