@@ -79,7 +79,7 @@ typedef struct cnn {
     const char *backend;
     /* steps since setup; the timed ones: from begin_timed, never the
      * first after setup (it warms caches and the OpenMP team) */
-    uint64_t steps, timed_steps, timed_items, timed_ns;
+    uint64_t steps, timed_steps, timed_ns; /* items: timed_steps x batch */
     bool profile; /* the net times its layers (dlg_plan_opts.profile) */
     float last[3]; /* loss, top1, top5 */
 } cnn;
@@ -318,7 +318,6 @@ int cnn_step(void *state, dlg_step *out)
     uint64_t t1 = now_ns();
     if (s->steps++ > 0) { /* the first step warms caches and the OpenMP team */
         s->timed_ns += out->elapsed_ns ? out->elapsed_ns : t1 - t0;
-        s->timed_items += (uint64_t)s->batch;
         s->timed_steps++;
     } else if (s->profile)
         dlg_net_layer_time_reset(s->net);
@@ -333,7 +332,7 @@ int cnn_begin_timed(void *state)
     cnn *s = state;
     if (s->steps == 0)
         return 0;
-    s->timed_steps = s->timed_items = s->timed_ns = 0;
+    s->timed_steps = s->timed_ns = 0;
     if (s->profile)
         dlg_net_layer_time_reset(s->net);
     return 0;
@@ -377,7 +376,7 @@ int cnn_report(void *state, const dlg_report_api *api, dlg_fields *f)
     api->add_double(f, "loss", s->last[0]);
     api->add_double(f, "top1", s->last[1]);
     api->add_double(f, "top5", s->last[2]);
-    dlg_peak_report(&s->peak, s->flops_per_item, s->timed_items, s->timed_ns, api, f);
+    dlg_peak_report(&s->peak, s->flops_per_item, s->timed_steps * (uint64_t)s->batch, s->timed_ns, api, f);
     api->add_int(f, "params", dlg_net_param_total(s->net));
     api->add_int(f, "plan_bytes", (int64_t)s->plan_bytes);
     api->add_string(f, "backend", s->backend);
