@@ -94,7 +94,8 @@ static limit_use binding(limit_use bw, limit_use io)
     return isnan(io.share) || bw.share >= io.share ? bw : io;
 }
 
-/* Fills the evidence numbers from the cell's row. */
+/* Fills the evidence numbers from the cell's row (J/item is pooled with
+ * the throughput, model.c). */
 static void gather(rep_cell *c, const rep_group *g, const rep_disks *disks, const rep_disk **prof)
 {
     const rep_row *r = c->row;
@@ -126,10 +127,6 @@ static void gather(rep_cell *c, const rep_group *g, const rep_disks *disks, cons
     c->write_bps = swrite > 0 && wall > 0 ? swrite / wall : num_or_nan(r, "write_mb_per_s") * 1e6;
     double mf = num_or_nan(r, "major_faults");
     c->fault_rate = !isnan(mf) && wall > 0 ? mf / wall : NAN;
-    double ej = num_or_nan(r, "energy_j"), items = num_or_nan(r, "items");
-    c->energy_item = num_or_nan(r, "energy_per_item_j");
-    if (isnan(c->energy_item) && ej > 0 && items > 0)
-        c->energy_item = ej / items;
     c->limit_share = NAN;
     c->limit_writes = c->limit_combined = false;
     *prof = NULL;

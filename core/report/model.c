@@ -249,9 +249,6 @@ static bool row_ok(const rep_row *r)
     return st && (same(st, "ok") || same(st, "partial"));
 }
 
-/* Pools the repetitions of every row of a cell: weighted mean, pooled
- * variance (within and between rows), Student-t half-width.  One row keeps
- * its own figures exactly. */
 /* Both sinks of one run (CSV and JSONL) hold the same measurement: count it once. */
 static bool same_measurement(const rep_row *a, const rep_row *b)
 {
@@ -274,15 +271,28 @@ static bool in_cell(const rep_model *m, size_t gi, const rep_group *g, const siz
     return true;
 }
 
+/* A row's energy and items (energy from energy_per_item_j when only that
+ * was written); NaN where not measured. */
+static void row_energy(const rep_row *r, double *ej, double *items)
+{
+    double per = NAN;
+    if (!rep_num(r, "items", items))
+        *items = NAN;
+    if (!rep_num(r, "energy_j", ej) && rep_num(r, "energy_per_item_j", &per))
+        *ej = per * *items;
+}
+
 /* Pools the repetitions of every row of a cell: weighted mean, pooled
- * variance (within and between rows), Student-t half-width.  One row keeps
- * its own figures exactly. */
+ * variance (within and between rows), Student-t half-width; J/item as
+ * all their energy over all their items.  One row keeps its own figures
+ * exactly. */
 static void pool_cell(rep_cell *c, const rep_rows *rs, const rep_model *m, size_t gi, const rep_group *g,
                       const size_t *coord)
 {
-    double n_sum = 0, mean = 0, ss = 0;
+    double n_sum = 0, mean = 0, ss = 0, e_sum = 0, e_items = 0;
     size_t nok = 0;
     const rep_row *only = NULL;
+    c->energy_item = NAN;
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < rs->n; i++) {
             const rep_row *r = &rs->v[i];
@@ -293,7 +303,7 @@ static void pool_cell(rep_cell *c, const rep_rows *rs, const rep_model *m, size_
                 dup = in_cell(m, gi, g, coord, &rs->v[j]) && same_measurement(&rs->v[j], r);
             if (dup)
                 continue;
-            double t = 0, sd = 0, n = 1;
+            double t = 0, sd = 0, n = 1, ej = NAN, items = NAN;
             rep_num(r, "throughput", &t);
             rep_num(r, "throughput_stddev", &sd);
             rep_num(r, "repeats", &n);
@@ -304,6 +314,11 @@ static void pool_cell(rep_cell *c, const rep_rows *rs, const rep_model *m, size_
                 mean += n * t;
                 nok++;
                 only = r;
+                row_energy(r, &ej, &items);
+                if (ej > 0 && items > 0) {
+                    e_sum += ej;
+                    e_items += items;
+                }
             } else {
                 ss += (n - 1) * sd * sd + n * (t - mean) * (t - mean);
             }
@@ -317,6 +332,7 @@ static void pool_cell(rep_cell *c, const rep_rows *rs, const rep_model *m, size_
     c->status = rep_tag(only, "status");
     c->repeats = n_sum;
     c->thr = mean;
+    c->energy_item = e_items > 0 ? e_sum / e_items : NAN;
     if (nok == 1) {
         rep_num(only, "throughput_ci95", &c->ci);
         rep_num(only, "throughput_stddev", &c->sd);

@@ -417,6 +417,41 @@ static void test_rereads_per_repetition(void **state)
     rep_rows_free(&rows);
 }
 
+/* Two runs of one cell: J/item is all their energy over all their items
+ * (the later run alone says 1.5), and a row that wrote only
+ * energy_per_item_j counts with its items. */
+static void test_energy_per_item_pooled(void **state)
+{
+    (void)state;
+    rep_rows rows;
+    rep_model m;
+    model_from_csv("time,cpus,host,job,mode,run_id,status,workload,throughput,throughput_ci95,throughput_stddev,"
+                   "unit,items,repeats,wall_s,au,energy_j,energy_per_item_j,version\n"
+                   "2026-11-30T10:00:01Z,2,lab,t,train,run1,ok,sim,100,0,0,images,200,1,2,0.9,100,,0.1.0\n"
+                   "2026-11-30T10:00:02Z,2,lab,t,train,run2,ok,sim,100,0,0,images,200,1,2,0.9,300,,0.1.0\n"
+                   "2026-11-30T10:00:03Z,4,lab,t,train,run1,ok,sim,200,0,0,images,400,1,2,0.9,,0.25,0.1.0\n"
+                   "2026-11-30T10:00:04Z,4,lab,t,train,run2,ok,sim,200,0,0,images,100,1,0.5,0.9,,1.25,0.1.0\n"
+                   "2026-11-30T10:00:05Z,8,lab,t,train,run1,ok,sim,300,0,0,images,600,1,2,0.9,,,0.1.0\n",
+                   &rows, &m);
+    assert_int_equal(m.n, 1);
+    const rep_group *g = &m.g[0];
+    long a = rep_group_axis(g, "cpus");
+    assert_true(a >= 0);
+    assert_int_equal(g->ncells, 3);
+    for (size_t i = 0; i < g->ncells; i++) {
+        const rep_cell *c = &g->cells[i];
+        const char *cpus = g->axes[a].vals[c->coord[a]];
+        if (strcmp(cpus, "2") == 0)
+            assert_near(c->energy_item, 400.0 / 400.0, 1e-12);
+        else if (strcmp(cpus, "4") == 0)
+            assert_near(c->energy_item, (100.0 + 125.0) / 500.0, 1e-12);
+        else
+            assert_true(isnan(c->energy_item));
+    }
+    rep_model_free(&m);
+    rep_rows_free(&rows);
+}
+
 /* One loader thread on two CPUs: the CPUs look half idle, the thread is
  * saturated; what fills its time names the limit. */
 static void test_saturated_loader_threads(void **state)
@@ -1090,6 +1125,7 @@ int main(void)
         cmocka_unit_test(test_knee_best_row_first),
         cmocka_unit_test(test_axis_text),
         cmocka_unit_test(test_rereads_per_repetition),
+        cmocka_unit_test(test_energy_per_item_pooled),
         cmocka_unit_test(test_saturated_loader_threads),
         cmocka_unit_test(test_reco_caveat_cpu_groups),
         cmocka_unit_test(test_host_workload_whole_instance),
