@@ -52,6 +52,24 @@ int influx_udp_check(const dlg_host *h, const char *hostport)
     return 0;
 }
 
+/* The DLG_E* code of a getaddrinfo failure: a name server that does not
+ * answer now (or no memory, or a system error) may pass by itself, so
+ * `dlgauge flush` retries; a name or port that does not resolve needs a
+ * person. */
+static int gai_code(int gai)
+{
+    switch (gai) {
+    case EAI_AGAIN:
+        return DLG_EAGAIN;
+    case EAI_MEMORY:
+        return DLG_ENOMEM;
+    case EAI_SYSTEM:
+        return DLG_EIO;
+    default:
+        return DLG_EINVAL;
+    }
+}
+
 int influx_udp_open(const dlg_host *h, const char *hostport, size_t payload, influx_udp **out)
 {
     char host[256];
@@ -63,7 +81,8 @@ int influx_udp_open(const dlg_host *h, const char *hostport, size_t payload, inf
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM}, *ai = NULL;
     int gai = getaddrinfo(host, port, &hints, &ai);
     if (gai != 0)
-        return h->error(h, DLG_EINVAL, "udp = %s: %s", hostport, gai_strerror(gai));
+        return h->error(h, gai_code(gai), "udp = %s: %s", hostport,
+                        gai == EAI_SYSTEM ? strerror(errno) : gai_strerror(gai));
     int fd = -1, err = 0;
     for (struct addrinfo *a = ai; a && fd < 0; a = a->ai_next) {
         fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);

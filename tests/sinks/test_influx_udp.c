@@ -2,6 +2,8 @@
  * is at most udp_payload bytes, holds whole lines, and all lines arrive. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <dlfcn.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -20,6 +22,40 @@
 #include "sink_test_util.h"
 
 enum { NPOINTS = 60, PAYLOAD = 200 };
+
+/* A name server that does not answer: getaddrinfo of this host fails with
+ * EAI_AGAIN (this executable's getaddrinfo comes first for influx.so:
+ * CMakeLists exports it); every other name resolves as usual. */
+#define DNS_DOWN_HOST "dns-down.invalid"
+
+int getaddrinfo(const char *node, const char *service, const struct addrinfo *hints, struct addrinfo **res)
+{
+    if (node && strcmp(node, DNS_DOWN_HOST) == 0)
+        return EAI_AGAIN;
+    int (*next)(const char *, const char *, const struct addrinfo *, struct addrinfo **) =
+        (int (*)(const char *, const char *, const struct addrinfo *, struct addrinfo **))dlsym(RTLD_NEXT,
+                                                                                                  "getaddrinfo");
+    return next ? next(node, service, hints, res) : EAI_SYSTEM;
+}
+
+/* A DNS outage is worth a retry (flush exits 1); a port that is no port
+ * is the configuration's fault (exit 2). */
+static void test_udp_resolve_errors(void **unused)
+{
+    (void)unused;
+    const char *down[] = {"udp=" DNS_DOWN_HOST ":8089", NULL};
+    const char *badport[] = {"udp=127.0.0.1:no-such-service", NULL};
+    const dlg_sink_ops *ops;
+    void *st = NULL;
+    mock_host m;
+    mock_host_init(&m);
+    assert_int_not_equal(st_open_sink(&m, "influx.so", "influx", down, &ops, &st), 0);
+    assert_int_equal(m.last_code, DLG_EAGAIN);
+    assert_non_null(strstr(m.last_error, DNS_DOWN_HOST ":8089"));
+    mock_host_init(&m);
+    assert_int_not_equal(st_open_sink(&m, "influx.so", "influx", badport, &ops, &st), 0);
+    assert_int_equal(m.last_code, DLG_EINVAL);
+}
 
 static void test_udp_datagrams(void **unused)
 {
@@ -89,6 +125,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_udp_datagrams),
+        cmocka_unit_test(test_udp_resolve_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
