@@ -1,14 +1,24 @@
 #!/usr/bin/env bash
 # Reproduces the published cloud study's matrix on this machine:
-#   bash scripts/study.sh [SUITE...]      (default: every conf/study suite)
+#   bash scripts/study.sh [--dry-run] [SUITE...]   (default: every conf/study suite)
 # Generates the datasets once (data/study/), caps the vCPU axis at this
 # machine, runs each suite, then writes one report over all results.
-# Sizes: DLG_STUDY_IMAGES (default 20000 training images, 100 classes).
+# --dry-run: generate the data, then only check each suite's plan
+# (`dlgauge run --dry-run`: options, data paths, sinks); exit 1 if one fails.
+# Sizes: DLG_STUDY_IMAGES (default 20000 training images, 100 classes),
+# DLG_STUDY_WORDS (default 1000000, PTB's size).  DLG_STUDY_WORKDIR (default
+# the repository) holds data/ and results/; conf/ is linked there.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top"
-dlg=${DLGAUGE:-./build/bin/dlgauge}
-[ -x "$dlg" ] || bash scripts/build.sh build
+dry=0
+if [ "${1:-}" = --dry-run ]; then dry=1; shift; fi
+dlg=${DLGAUGE:-$top/build/bin/dlgauge}
+[ -x "$dlg" ] || bash "$top/scripts/build.sh" "$top/build"
+work=${DLG_STUDY_WORKDIR:-$top}
+mkdir -p "$work"
+[ -e "$work/conf" ] || ln -s "$top/conf" "$work/conf"
+cd "$work"
+words=${DLG_STUDY_WORDS:-1000000}
 images=${DLG_STUDY_IMAGES:-20000}
 export DLG_STUDY_IMAGES=$images
 # the suites' nets have classes = 100: every split needs every class
@@ -28,7 +38,7 @@ fi
 if [ ! -f data/study/train.lst ]; then
   "$dlg" mkdata images --out data/study --classes 100 --images "$images" --seed 1
   "$dlg" mkdata images --out data/study --classes 100 --images "$val_images" --seed 2 --split val
-  "$dlg" mkdata text --out data/study/ptb --words 1000000 --splits --seed 1
+  "$dlg" mkdata text --out data/study/ptb --words "$words" --splits --seed 1
   echo "$images" >data/study/images
 fi
 # 256 for the Caffe nets' 227/224 crops; Inception-v3's 299 crop needs
@@ -79,6 +89,13 @@ echo "study: cpus = $DLG_STUDY_CPUS; memory = $DLG_STUDY_MEMORY; $images trainin
 
 suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(preprocess caffe-train caffe-infer caffe-disk mxnet)
+if [ $dry = 1 ]; then
+  bad=0
+  for s in "${suites[@]}"; do
+    "$dlg" run "conf/study/$s.ini" --dry-run >/dev/null || { echo "study: $s: the plan check failed" >&2; bad=1; }
+  done
+  exit $bad
+fi
 results=()
 for s in "${suites[@]}"; do
   "$dlg" run "conf/study/$s.ini" || echo "study: $s finished with failed cells (see its rows)"
