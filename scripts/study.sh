@@ -42,8 +42,10 @@ if [ ! -f data/study/train.lst ]; then
   echo "$images" >data/study/images
 fi
 # 256 for the Caffe nets' 227/224 crops; Inception-v3's 299 crop needs
-# 342 (299 x 256/224), as MXNet's ImageRecordIter refuses smaller images
-if [ ! -f data/study/train.rec ] || [ ! -d data/study/train_lmdb ] || [ ! -f data/study/train-342.rec ]; then
+# 342 (299 x 256/224), as MXNet's ImageRecordIter refuses smaller images.
+# The LMDB follows BVLC's ImageNet recipe (create_imagenet.sh: every image
+# 256 x 256; make_imagenet_mean.sh: its mean image for the nets' mean_file).
+if [ ! -f data/study/train.rec ] || [ ! -f data/study/train_mean.binaryproto ] || [ ! -f data/study/train-342.rec ]; then
   cat > data/study/convert.ini <<INI
 [sink csv]
 path = data/study/convert.csv
@@ -60,7 +62,9 @@ workload   = preprocess
 input      = data/study/train.lst
 root       = data/study
 output     = lmdb:data/study/train_lmdb
-resize     = 256
+resize_width  = 256
+resize_height = 256
+mean_output   = data/study/train_mean.binaryproto
 iterations = $images
 warmup     = 0
 [job rec342]

@@ -15,7 +15,7 @@ fail() { echo "conf_plan: $*"; cat "$log"; exit 1; }
 
 DLGAUGE=$dlg DLG_STUDY_WORKDIR=$work/study DLG_STUDY_IMAGES=100 DLG_STUDY_WORDS=20000 \
   bash "$src/scripts/study.sh" --dry-run >"$log" 2>&1 || fail "scripts/study.sh --dry-run failed"
-for f in train.rec train.idx train-342.rec train_lmdb/data.mdb ptb.train.txt; do
+for f in train.rec train.idx train-342.rec train_lmdb/data.mdb train_mean.binaryproto ptb.train.txt; do
   [ -s "$work/study/data/study/$f" ] || fail "study: data/study/$f missing or empty"
 done
 
