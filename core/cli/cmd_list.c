@@ -94,6 +94,16 @@ static const char *option_default(const dlg_option *o)
     return o->def ? o->def : (o->flags & DLG_OPT_REQUIRED) ? "(required)" : "(unset)";
 }
 
+/* The help, and what the path flags say of the option (a workload's read
+ * path is checked before any cell: plan_inputs.c). */
+static const char *option_help(const dlg_option *o, char *buf, size_t len)
+{
+    const char *path = (o->flags & DLG_OPT_PATH_IN) ? " [reads a path]"
+                       : (o->flags & DLG_OPT_PATH_OUT) ? " [writes a path]" : "";
+    snprintf(buf, len, "%s%s", o->help ? o->help : "", path);
+    return buf;
+}
+
 static void print_options(const dlg_option *opts, bool md)
 {
     if (!opts || !opts->name) {
@@ -119,15 +129,17 @@ static void print_options(const dlg_option *opts, bool md)
         char range[256];
         range_text(o, range, sizeof range);
         const char *def = option_default(o);
+        char help[2048];
+        option_help(o, help, sizeof help);
         if (md) {
             printf("| `%s` | %s |", o->name, dlg_opt_type_name(o->type));
             md_cell(def);
             md_cell(range);
-            md_cell(o->help);
+            md_cell(help);
             printf("\n");
         } else
             printf("  %-*s %-8s %-*s %-*s %s\n", wkey, o->name, dlg_opt_type_name(o->type), wdef, def, wrange,
-                   range, o->help ? o->help : "");
+                   range, help);
     }
     if (md)
         printf("\n");

@@ -179,7 +179,8 @@ void dlg_loader_close(dlg_loader *l);
  * The workload sets cfg.batch (its own `batch` key) and may override more. */
 #define DLG_LOADER_OPTIONS                                                                          \
     {"data", DLG_OPT_STRING, "synthetic", NULL, NULL, NULL,                                        \
-     "dataset: recordio:PATH | lmdb:PATH | files:LIST_OR_DIR | synthetic[:N]", DLG_OPT_NOSWEEP},   \
+     "dataset: recordio:PATH | lmdb:PATH | files:LIST_OR_DIR | synthetic[:N]",                     \
+     DLG_OPT_NOSWEEP | DLG_OPT_PATH_IN},                                                           \
     {"threads", DLG_OPT_INT, "0", "0", "1024", NULL,                                                \
      "loader worker threads (0 = the job's cpus)", 0},                                             \
     {"prefetch", DLG_OPT_INT, "4", "2", "64", NULL, "batch buffers in the loader's ring", 0},       \
@@ -190,14 +191,16 @@ void dlg_loader_close(dlg_loader *l);
      "random resized crop + mirror, or resize + center crop (auto: by mode)", 0},                  \
     {"layout", DLG_OPT_ENUM, "nchw", NULL, NULL, "nchw|nhwc", "batch memory layout", 0},            \
     {"input_dtype", DLG_OPT_ENUM, "fp32", NULL, NULL, "fp32|fp16", "batch element type", 0},        \
-    {"mean", DLG_OPT_STRING, "imagenet", NULL, NULL, NULL,                                          \
+    /* no table default, so that a mean written beside mean_file is seen */                      \
+    {"mean", DLG_OPT_STRING, NULL, NULL, NULL, NULL,                                                \
      "per-channel mean in channel_order and pixel_range units, or imagenet (0.485,0.456,0.406 "    \
-     "in RGB x pixel_range); Caffe: 104,117,123 with bgr and pixel_range = 255", DLG_OPT_NOSWEEP}, \
+     "in RGB x pixel_range; unset: imagenet, or none with mean_file); Caffe: 104,117,123 with "    \
+     "bgr and pixel_range = 255", DLG_OPT_NOSWEEP},                                                \
     {"mean_file", DLG_OPT_STRING, NULL, NULL, NULL, NULL,                                           \
      "Caffe mean image (.binaryproto, as compute_image_mean writes): "                           \
      "subtracted per pixel at the crop offset as Caffe's transform_param mean_file; implies "     \
      "Caffe's crop (no resize: random offset in train, center in infer), images stored at the "   \
-     "mean's size, pixel_range = 255, and no mean", DLG_OPT_NOSWEEP},                              \
+     "mean's size, pixel_range = 255, and no mean", DLG_OPT_NOSWEEP | DLG_OPT_PATH_IN},            \
     {"std", DLG_OPT_STRING, "imagenet", NULL, NULL, NULL,                                           \
      "per-channel std, same order and units, or imagenet (0.229,0.224,0.225 in RGB x "             \
      "pixel_range); Caffe's scale s is std 1/s (scale 1: 1,1,1)", DLG_OPT_NOSWEEP},                \

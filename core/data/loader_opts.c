@@ -71,9 +71,17 @@ static bool unit_means(const float m[3], int range)
     return range == 255 && m[0] > 0 && m[0] <= 1 && m[1] > 0 && m[1] <= 1 && m[2] > 0 && m[2] <= 1;
 }
 
+/* mean's table default is unset (so that one written beside mean_file is
+ * seen): unset means imagenet, which mean_file then replaces. */
+static const char *mean_text(const dlg_value *v)
+{
+    const dlg_value *m = &v[DLG_LOPT_MEAN];
+    return m->set && m->text ? m->text : "imagenet";
+}
+
 static int parse_norm(dlg_loader_config *cfg, const dlg_value *v, const dlg_host *h)
 {
-    const char *mean = v[DLG_LOPT_MEAN].text, *std = v[DLG_LOPT_STD].text;
+    const char *mean = mean_text(v), *std = v[DLG_LOPT_STD].text;
     int r = cfg->pixel_range;
     const char *order = cfg->order == DLG_BGR ? "BGR" : "RGB";
     if (parse3(mean, cfg->mean, imagenet_mean, cfg->order, r, false) < 0)
@@ -100,17 +108,23 @@ static int parse_norm(dlg_loader_config *cfg, const dlg_value *v, const dlg_host
     return 0;
 }
 
-/* mean_file replaces the per-channel mean; Caffe refuses both at once. */
+/* mean_file replaces the per-channel mean; Caffe refuses both at once,
+ * whatever the mean (imagenet written out too). */
+static int refuse_mean_with_file(const dlg_value *v, const dlg_host *h)
+{
+    const dlg_value *mf = &v[DLG_LOPT_MEAN_FILE];
+    if (!mf->set || !mf->text || !v[DLG_LOPT_MEAN].set)
+        return 0;
+    return h->error(h, DLG_EINVAL, "mean = '%s' and mean_file = %s: give one (Caffe refuses "
+                    "mean_value with mean_file)", mean_text(v), mf->text);
+}
+
 static int parse_mean_file(dlg_loader_config *cfg, const dlg_value *v, const dlg_host *h)
 {
     const dlg_value *mf = &v[DLG_LOPT_MEAN_FILE];
     cfg->mean_file = mf->set && mf->text ? mf->text : NULL;
     if (!cfg->mean_file)
         return 0;
-    const char *mean = v[DLG_LOPT_MEAN].text;
-    if (strcmp(mean, "imagenet") != 0)
-        return h->error(h, DLG_EINVAL, "mean = '%s' and mean_file = %s: give one (Caffe refuses "
-                        "mean_value with mean_file)", mean, cfg->mean_file);
     memset(cfg->mean, 0, sizeof cfg->mean);
     return dlg_ld_mean_cfg_check(cfg, h);
 }
@@ -130,7 +144,9 @@ int dlg_loader_config_from_opts(dlg_loader_config *cfg, const dlg_value *v,
     cfg->dtype = v[DLG_LOPT_INPUT_DTYPE].i == 1 ? DLG_LOADER_FP16 : DLG_LOADER_FP32;
     cfg->order = v[DLG_LOPT_CHANNEL_ORDER].i == 1 ? DLG_BGR : DLG_RGB;
     cfg->pixel_range = v[DLG_LOPT_PIXEL_RANGE].i == 1 ? 255 : 1;
-    int rc = parse_norm(cfg, v, h);
+    int rc = refuse_mean_with_file(v, h);
+    if (rc == 0)
+        rc = parse_norm(cfg, v, h);
     if (rc == 0)
         rc = parse_mean_file(cfg, v, h);
     if (rc < 0)

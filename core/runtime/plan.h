@@ -123,18 +123,19 @@ int dlg_plan_build_sinks(dlg_plan *p, dlg_config *cfg, dlg_registry *reg, char *
  *  - cpus: every value must fit the CPUs and CPU quota this process has.
  *    A sweep with some values that fit only warns on `warn` (those cells
  *    will fail: a study's 1, 2, 4, 8 stays portable); none fitting fails.
- *  - data: a workload option named `data` (STRING) whose help declares its
- *    forms as KIND:ARG or KIND[:ARG] (ARG in capitals), e.g. the loader's
- *    "recordio:PATH | ... | files:LIST_OR_DIR | synthetic[:N]": the value's
- *    kind must be a declared one, and where ARG names a path
- *    (PATH, DIR, FILE, LIST) it must exist unless an earlier job of the
- *    plan writes it (its `output` names the same path, by dlg_path_same,
- *    and the same kind where both say one), checked only when the job
- *    reads through the built-in file backends.  An option whose help
- *    declares no form is left to the workload.
- *  - input: a workload option named `input` (STRING) whose help starts
- *    with such an ARG, e.g. preprocess's "DIR or LIST: ...": the whole
- *    value is that path, checked as data's are.
+ *  - paths read: a workload option flagged DLG_OPT_PATH_IN (STRING), e.g.
+ *    the loader's data and mean_file, preprocess's input.  Where its help
+ *    declares forms as KIND:ARG or KIND[:ARG] (ARG in capitals), e.g.
+ *    "recordio:PATH | ... | files:LIST_OR_DIR | synthetic[:N]", the value's
+ *    kind must be a declared one and the path is the ARG where it names one
+ *    (PATH, DIR, FILE, LIST); else the whole value is the path.  It must
+ *    exist unless an earlier job of the plan writes it (an option flagged
+ *    DLG_OPT_PATH_OUT, e.g. preprocess's output or mean_output, names the
+ *    same path, by dlg_path_same, and the same kind where both say one),
+ *    checked only when the job reads through the built-in file backends.
+ *  - options of a plugin built before the flags (neither set) keep the
+ *    rule by name: `data` whose help declares forms, `input` whose help
+ *    starts with a path ARG ("DIR or LIST: ..."), are read; `output` written.
  * Errors name the key's file:line; returns 0 or -1 with err[] filled. */
 int dlg_plan_check_inputs(const dlg_plan *p, FILE *warn, char *err, size_t errlen);
 

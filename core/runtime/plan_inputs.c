@@ -91,9 +91,9 @@ static int check_cpus(const dlg_plan *p, size_t jidx, const cpu_set_t *allowed, 
     return 0;
 }
 
-/* ---- data ---------------------------------------------------------------- */
+/* ---- paths --------------------------------------------------------------- */
 
-/* A form that a `data` option's help declares: "recordio:PATH" and
+/* A form that a path option's help declares (the loader's `data`): "recordio:PATH" and
  * "files:LIST_OR_DIR" take a path (their upper-case argument says PATH, DIR, FILE
  * or LIST), "synthetic[:N]" or "s3:BUCKET" an argument that is none. */
 typedef struct data_form {
@@ -140,20 +140,54 @@ static size_t declared_forms(const char *help, data_form *out, size_t max)
     return n;
 }
 
-/* The job (other than self) whose `output` is "KIND:path" or path for the
- * same file as path, the first in run order; its kind ("" if none) in kind[]. */
-static const dlg_job *writer_of(const dlg_plan *p, size_t self, const char *path, char *kind, size_t klen)
+/* Whether option o names a path the job reads or writes: its flags say so
+ * (DLG_OPT_PATH_IN/OUT).  An option with neither flag, as every option of a
+ * plugin built before them, is judged by its name, as this check did before
+ * the flags: `data` and `input` are read, `output` written. */
+static bool reads_path(const dlg_option *o)
+{
+    if (o->type != DLG_OPT_STRING)
+        return false;
+    if (o->flags & (DLG_OPT_PATH_IN | DLG_OPT_PATH_OUT))
+        return (o->flags & DLG_OPT_PATH_IN) != 0;
+    return strcmp(o->name, "data") == 0 || strcmp(o->name, "input") == 0;
+}
+
+static bool writes_path(const dlg_option *o)
+{
+    if (o->type != DLG_OPT_STRING)
+        return false;
+    if (o->flags & (DLG_OPT_PATH_IN | DLG_OPT_PATH_OUT))
+        return (o->flags & DLG_OPT_PATH_OUT) != 0;
+    return strcmp(o->name, "output") == 0;
+}
+
+/* The path that a writing option's value v names, and its kind ("" if none)
+ * in kind[]: "KIND:path" where o's help declares forms (an unflagged
+ * `output` is read so too, as before the flags), else all of v. */
+static const char *written_path(const dlg_option *o, const char *v, char *kind, size_t klen)
+{
+    data_form f[16];
+    bool forms = !(o->flags & DLG_OPT_PATH_OUT) || declared_forms(o->help, f, sizeof f / sizeof *f) > 0;
+    const char *colon = forms ? strchr(v, ':') : NULL;
+    snprintf(kind, klen, "%.*s", colon ? (int)(colon - v) : 0, v);
+    return colon ? colon + 1 : v;
+}
+
+/* The job (other than self) with a path-writing option for the same file as
+ * path, the first in run order; that option's index in *opt, the kind it
+ * writes ("" if none) in kind[]. */
+static const dlg_job *writer_of(const dlg_plan *p, size_t self, const char *path, size_t *opt, char *kind,
+                                size_t klen)
 {
     for (size_t j = 0; j < p->njobs; j++) {
         const dlg_job *job = &p->jobs[j];
         for (size_t k = 0; j != self && k < job->nwl; k++) {
-            const char *out = job->wl_text[k];
-            if (!out || strcmp(job->workload->options[k].name, "output") != 0)
+            const dlg_option *o = &job->workload->options[k];
+            if (!job->wl_text[k] || !writes_path(o) ||
+                !dlg_path_same(written_path(o, job->wl_text[k], kind, klen), path))
                 continue;
-            const char *colon = strchr(out, ':');
-            if (!dlg_path_same(colon ? colon + 1 : out, path))
-                continue;
-            snprintf(kind, klen, "%.*s", colon ? (int)(colon - out) : 0, out);
+            *opt = k;
             return job;
         }
     }
@@ -161,21 +195,19 @@ static const dlg_job *writer_of(const dlg_plan *p, size_t self, const char *path
 }
 
 /* Whether an earlier job writes path, as the kind job jidx reads it as
- * (kind: "" for a data value without one, NULL for an input); if not,
- * why[] says what a user needs to know, if anything. */
+ * (kind: "" for a form-declaring value without one, NULL for a whole-value
+ * path); if not, why[] says what a user needs to know, if anything. */
 static bool written_before(const dlg_plan *p, size_t jidx, const char *kind, const char *path, char *why,
                            size_t len)
 {
     char wkind[32], w[512];
-    const dlg_job *wr = writer_of(p, jidx, path, wkind, sizeof wkind);
+    size_t k = 0;
+    const dlg_job *wr = writer_of(p, jidx, path, &k, wkind, sizeof wkind);
     why[0] = '\0';
-    if (!wr) { /* an input is seldom a job's output: no need to say it */
+    if (!wr) { /* a whole-value path is seldom a job's output: no need to say it */
         snprintf(why, len, "%s", kind ? " (and no earlier job of this run writes it as its output)" : "");
         return false;
     }
-    size_t k = 0;
-    while (strcmp(wr->workload->options[k].name, "output") != 0)
-        k++;
     dlg_plan_where(wr->wl_src[k], wr->sec, w, sizeof w);
     w[strlen(w) > 1 ? strlen(w) - 2 : 0] = '\0'; /* "file:line", without ": " */
     if (wr > &p->jobs[jidx])
@@ -226,11 +258,12 @@ static int check_path(const dlg_plan *p, size_t jidx, size_t k, const char *kind
     return -1;
 }
 
-/* One value of job jidx's data option k against the forms it declares. */
-static int check_data_value(const dlg_plan *p, size_t jidx, size_t k, const char *v, const data_form *f, size_t nf,
+/* One value of job jidx's option k against the forms it declares. */
+static int check_form_value(const dlg_plan *p, size_t jidx, size_t k, const char *v, const data_form *f, size_t nf,
                             char *err, size_t errlen)
 {
     const dlg_job *j = &p->jobs[jidx];
+    const char *name = j->workload->options[k].name;
     const char *colon = strchr(v, ':');
     size_t klen = colon ? (size_t)(colon - v) : strlen(v);
     const data_form *form = NULL;
@@ -246,8 +279,8 @@ static int check_data_value(const dlg_plan *p, size_t jidx, size_t k, const char
         char word[64];
         snprintf(word, sizeof word, "%.*s", (int)klen, v);
         /* the help verbatim: it may say which workload reads this kind */
-        snprintf(err, errlen, "%s[job %s] data: unknown kind '%s' in '%s' (workload %s: %s)", w, j->name, word, v,
-                 j->workload->name, j->workload->options[k].help);
+        snprintf(err, errlen, "%s[job %s] %s: unknown kind '%s' in '%s' (workload %s: %s)", w, j->name, name, word,
+                 v, j->workload->name, j->workload->options[k].help);
         dlg_append_suggestion(err, errlen, dlg_suggest(word, kinds, nf));
         return -1;
     }
@@ -257,20 +290,43 @@ static int check_data_value(const dlg_plan *p, size_t jidx, size_t k, const char
     if (*path && !local_files(p, j))
         return 0;
     if (!*path) {
-        snprintf(err, errlen, "%s[job %s] data: '%s' names no path (%s)", w, j->name, v, form->shown);
+        snprintf(err, errlen, "%s[job %s] %s: '%s' names no path (%s)", w, j->name, name, v, form->shown);
         return -1;
     }
     return check_path(p, jidx, k, form->kind, path, err, errlen);
 }
 
-static int check_data(const dlg_plan *p, size_t jidx, size_t k, char *err, size_t errlen)
+/* One value of job jidx's option k that is a path as a whole (an empty
+ * element of a sweep list: the workload says what that means). */
+static int check_whole_value(const dlg_plan *p, size_t jidx, size_t k, const char *v, char *err, size_t errlen)
+{
+    if (!*v || !local_files(p, &p->jobs[jidx]))
+        return 0;
+    return check_path(p, jidx, k, NULL, v, err, errlen);
+}
+
+/* An unflagged `input` (a plugin built before the flags) is a whole-value
+ * path when its help starts with a path ARG ("DIR or LIST: ..."). */
+static bool help_starts_with_path(const char *help)
+{
+    return help && isupper((unsigned char)help[0]) && names_path(help);
+}
+
+/* Job jidx's option k, when it reads a path: each value (a sweep's each)
+ * against the forms its help declares, else as a path as a whole.  Unflagged
+ * options keep the name rule: a `data` with forms, an `input` with a path
+ * ARG; any other is the workload's to check (its own setup does). */
+static int check_read_path(const dlg_plan *p, size_t jidx, size_t k, char *err, size_t errlen)
 {
     const dlg_job *j = &p->jobs[jidx];
     const dlg_option *o = &j->workload->options[k];
+    if (!j->wl_text[k] || !reads_path(o))
+        return 0;
     data_form f[16];
-    size_t nf = declared_forms(o->help, f, sizeof f / sizeof *f);
-    if (!nf || !j->wl_text[k])
-        return 0; /* the workload means something else by data: its own setup checks it */
+    bool flagged = (o->flags & DLG_OPT_PATH_IN) != 0, input = strcmp(o->name, "input") == 0;
+    size_t nf = flagged || !input ? declared_forms(o->help, f, sizeof f / sizeof *f) : 0;
+    if (!flagged && (input ? !help_starts_with_path(o->help) : !nf))
+        return 0;
     char **vals = NULL;
     size_t n = 0;
     bool list = !(o->flags & DLG_OPT_NOSWEEP);
@@ -279,21 +335,12 @@ static int check_data(const dlg_plan *p, size_t jidx, size_t k, char *err, size_
         return -1;
     }
     int rc = 0;
-    for (size_t i = 0; i < (list ? n : 1) && rc == 0; i++)
-        rc = check_data_value(p, jidx, k, list ? vals[i] : j->wl_text[k], f, nf, err, errlen);
+    for (size_t i = 0; i < (list ? n : 1) && rc == 0; i++) {
+        const char *v = list ? vals[i] : j->wl_text[k];
+        rc = nf ? check_form_value(p, jidx, k, v, f, nf, err, errlen) : check_whole_value(p, jidx, k, v, err, errlen);
+    }
     dlg_list_free(vals, n);
     return rc;
-}
-
-/* An `input` whose help starts with a path ARG ("DIR or LIST: ...", as
- * preprocess's): the whole value is that path. */
-static int check_input(const dlg_plan *p, size_t jidx, size_t k, char *err, size_t errlen)
-{
-    const dlg_job *j = &p->jobs[jidx];
-    const char *help = j->workload->options[k].help, *v = j->wl_text[k];
-    if (!help || !isupper((unsigned char)help[0]) || !names_path(help) || !v || !local_files(p, j))
-        return 0;
-    return check_path(p, jidx, k, NULL, v, err, errlen);
 }
 
 int dlg_plan_check_inputs(const dlg_plan *p, FILE *warn, char *err, size_t errlen)
@@ -306,15 +353,9 @@ int dlg_plan_check_inputs(const dlg_plan *p, FILE *warn, char *err, size_t errle
         const dlg_job *job = &p->jobs[j];
         if (have_cpus && check_cpus(p, j, &allowed, &env, warn, err, errlen) != 0)
             return -1;
-        for (size_t k = 0; k < job->nwl; k++) {
-            const dlg_option *o = &job->workload->options[k];
-            if (o->type != DLG_OPT_STRING)
-                continue;
-            if (strcmp(o->name, "data") == 0 && check_data(p, j, k, err, errlen) != 0)
+        for (size_t k = 0; k < job->nwl; k++)
+            if (check_read_path(p, j, k, err, errlen) != 0)
                 return -1;
-            if (strcmp(o->name, "input") == 0 && check_input(p, j, k, err, errlen) != 0)
-                return -1;
-        }
     }
     return 0;
 }

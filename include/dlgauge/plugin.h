@@ -66,7 +66,14 @@ typedef enum dlg_opt_type {
 
 enum dlg_opt_flags {
     DLG_OPT_REQUIRED = 1u << 0, /* no default: the user must give it */
-    DLG_OPT_NOSWEEP = 1u << 1   /* commas are part of the value, never a sweep list */
+    DLG_OPT_NOSWEEP = 1u << 1,  /* commas are part of the value, never a sweep list */
+    /* Added within ABI 1.1 (an older host ignores them).  The value -- or,
+     * where the help declares forms like "recordio:PATH | synthetic[:N]",
+     * the PATH part -- names a file or directory the job reads (IN: before
+     * any cell it must exist, or be an OUT of an earlier job of the run) or
+     * writes (OUT). */
+    DLG_OPT_PATH_IN = 1u << 2,
+    DLG_OPT_PATH_OUT = 1u << 3
 };
 
 /* A name the core owns is refused when the plugin loads: a workload option

@@ -26,7 +26,8 @@ enum { OPT_PATH };
 static const dlg_option csv_options[] = {
     {"path", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
      "CSV file to write; parent directories are created; an existing file is "
-     "appended to when its header has every column of this run", DLG_OPT_REQUIRED | DLG_OPT_NOSWEEP},
+     "appended to when its header has every column of this run",
+     DLG_OPT_REQUIRED | DLG_OPT_NOSWEEP | DLG_OPT_PATH_OUT},
     {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
 };
 

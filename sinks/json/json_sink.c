@@ -18,7 +18,8 @@ enum { OPT_PATH, OPT_PROGRESS };
 
 static const dlg_option json_options[] = {
     {"path", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
-     "JSON Lines file to append to; parent directories are created", DLG_OPT_REQUIRED | DLG_OPT_NOSWEEP},
+     "JSON Lines file to append to; parent directories are created",
+     DLG_OPT_REQUIRED | DLG_OPT_NOSWEEP | DLG_OPT_PATH_OUT},
     {"progress", DLG_OPT_BOOL, "false", NULL, NULL, NULL,
      "also write the per-second dlgauge_progress points", 0},
     {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},

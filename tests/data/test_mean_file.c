@@ -197,6 +197,34 @@ static void test_refused(void **st)
     mock_host_fini(&m);
 }
 
+/* mean = imagenet written beside mean_file is refused like any other mean
+ * (imagenet was also the table default, so it used to be dropped silently);
+ * unset, mean is imagenet without mean_file and none with it. */
+static void test_mean_beside_file(void **st)
+{
+    fixture *fx = *st;
+    mock_host m;
+    mock_host_init(&m);
+    char mf[160];
+    snprintf(mf, sizeof mf, "mean_file=%s", fx->mean);
+    dlg_loader_config cfg;
+    const char *both[] = {fx->data, mf, "pixel_range=255", "mean=imagenet", NULL};
+    assert_int_equal(config_of(&m, both, false, &cfg), -DLG_EINVAL);
+    assert_non_null(strstr(m.last_error, "mean = 'imagenet' and mean_file = "));
+    assert_non_null(strstr(m.last_error, "give one (Caffe refuses mean_value with mean_file)"));
+    assert_null(strchr(m.last_error, '\n'));
+    const char *file_only[] = {fx->data, mf, "pixel_range=255", NULL};
+    assert_int_equal(config_of(&m, file_only, false, &cfg), 0);
+    assert_string_equal(cfg.mean_file, fx->mean);
+    assert_float_equal(cfg.mean[0] + cfg.mean[1] + cfg.mean[2], 0, 0);
+    const char *unset[] = {fx->data, "pixel_range=255", "channel_order=bgr", NULL};
+    assert_int_equal(config_of(&m, unset, false, &cfg), 0);
+    assert_null(cfg.mean_file);
+    assert_float_equal(cfg.mean[0], 0.406 * 255, 1e-3); /* imagenet, B first */
+    assert_float_equal(cfg.mean[2], 0.485 * 255, 1e-3);
+    mock_host_fini(&m);
+}
+
 static int setup(void **st)
 {
     fixture *fx = calloc(1, sizeof *fx);
@@ -219,6 +247,7 @@ int main(void)
         cmocka_unit_test(test_center_known_answer),
         cmocka_unit_test(test_train_mirror),
         cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_mean_beside_file),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

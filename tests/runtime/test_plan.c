@@ -473,12 +473,104 @@ static void prep_input(void **state)
     assert_int_not_equal(check_inputs(state, &f, text, warn, sizeof warn), 0);
     rt_assert_error_at(f.err, f.path, 2, "[job conv] input: ", "/none: No such file or directory", END);
     done(&f);
+    /* root, the folder the list's paths are relative to, is read too */
+    rt_write(*state, "x.lst", "0\t0\ta.jpg\n", have, sizeof have);
+    snprintf(text, sizeof text, "[job conv]\nworkload = preprocess\ninput = %s\noutput = recordio:%s/o.rec\n"
+             "root = %s/imgs\n", have, dir, dir);
+    assert_int_not_equal(check_inputs(state, &f, text, warn, sizeof warn), 0);
+    rt_assert_error_at(f.err, f.path, 5, "[job conv] root: ", "/imgs: No such file or directory", END);
+    done(&f);
     /* a folder or a list that exists */
     rt_write(*state, "tree/cat/a.jpg", "x", have, sizeof have);
     snprintf(text, sizeof text, "[job conv]\nworkload = preprocess\ninput = %s/tree/\noutput = recordio:%s/o.rec\n",
              dir, dir);
     if (check_inputs(state, &f, text, warn, sizeof warn) != 0)
         fail_msg("%s", f.err);
+    done(&f);
+}
+
+/* Caffe's mean_file is a path the job reads (DLG_OPT_PATH_IN): missing, it
+ * stops the run at its line before any cell (it used to pass the plan and
+ * fail every cell), unless an earlier job writes it as its mean_output. */
+static void mean_file_inputs(void **state)
+{
+    const char *dir = ((rt_dir *)*state)->path;
+    char text[4096], warn[256], want[1024], list[512], conv[1024], read[1024];
+    fixture f;
+    snprintf(text, sizeof text, "[job a]\nworkload = alexnet\nbatch = 1\n\nmean_file = %s/none.binaryproto\n",
+             dir);
+    assert_int_not_equal(check_inputs(state, &f, text, warn, sizeof warn), 0);
+    rt_assert_error_at(f.err, f.path, 5, "[job a] mean_file: ", "/none.binaryproto: No such file or directory",
+                       END);
+    assert_null(strchr(f.err, '\n'));
+    done(&f);
+    /* from [global], for every loader workload (io-pipeline too) */
+    snprintf(text, sizeof text, "[global]\nmean_file = %s/gone\n[job a]\nworkload = io-pipeline\n", dir);
+    assert_int_not_equal(check_inputs(state, &f, text, warn, sizeof warn), 0);
+    rt_assert_error_at(f.err, f.path, 2, "[job a] mean_file: ", "/gone: No such file or directory", END);
+    done(&f);
+    /* preprocess writes it (mean_output) in an earlier job: accepted */
+    rt_write(*state, "in/x.lst", "0\t0\ta.jpg\n", list, sizeof list);
+    snprintf(conv, sizeof conv, "[job conv]\nworkload = preprocess\ninput = %s\noutput = lmdb:%s/db\n"
+             "resize_width = 8\nresize_height = 8\nmean_output = %s/m.binaryproto\n", list, dir, dir);
+    snprintf(read, sizeof read, "[job read]\nworkload = alexnet\ndata = lmdb:%s/db\nmean_file = %s/./m.binaryproto\n",
+             dir, dir);
+    snprintf(text, sizeof text, "%s%s", conv, read);
+    if (check_inputs(state, &f, text, warn, sizeof warn) != 0)
+        fail_msg("%s", f.err);
+    done(&f);
+    /* ...but not by a later one */
+    snprintf(text, sizeof text, "%s%s", read, conv);
+    assert_int_not_equal(check_inputs(state, &f, text, warn, sizeof warn), 0);
+    snprintf(want, sizeof want, "(job conv writes it, at %s:8, but runs after this one)", f.path);
+    rt_assert_error_at(f.err, f.path, 3, "[job read] data: ", want, END);
+    done(&f);
+    snprintf(read, sizeof read, "[job read]\nworkload = alexnet\nmean_file = %s/m.binaryproto\n", dir);
+    snprintf(text, sizeof text, "%s%s", read, conv);
+    assert_int_not_equal(check_inputs(state, &f, text, warn, sizeof warn), 0);
+    snprintf(want, sizeof want, "(job conv writes it, at %s:10, but runs after this one)", f.path);
+    rt_assert_error_at(f.err, f.path, 3, "[job read] mean_file: ", "/m.binaryproto: No such file or directory",
+                       want, END);
+    assert_null(strchr(f.err, '\n'));
+    done(&f);
+}
+
+/* A plugin built before the path flags (none set) keeps the name rule:
+ * `data` with declared forms and `input` are checked, `output` satisfies
+ * them; any other option (a mean_file of its own) is its own to check. */
+static void unflagged_plugin(void **state)
+{
+    const char *dir = ((rt_dir *)*state)->path;
+    char text[4096], warn[256], list[512];
+    rt_write(*state, "in/x.lst", "0\t0\ta.jpg\n", list, sizeof list);
+    snprintf(text, sizeof text, "[job conv]\nworkload = preprocess\ninput = %s\noutput = recordio:%s/o.rec\n"
+             "[job read]\nworkload = io-pipeline\ndata = recordio:%s/o.rec\nmean_file = %s/none\n"
+             "[job miss]\nworkload = io-pipeline\ndata = recordio:%s/none.rec\n", list, dir, dir, dir, dir);
+    fixture f;
+    if (build(state, &f, text, NULL) != 0)
+        fail_msg("no plan: %s", f.err);
+    dlg_plugin_desc desc[2];
+    dlg_option opts[2][64];
+    for (size_t j = 0; j < 2; j++) { /* preprocess, io-pipeline, as a plugin without the flags would have them */
+        desc[j] = *f.plan.jobs[j].workload;
+        size_t n = 0;
+        for (; desc[j].options[n].name; n++) {
+            assert_true(n + 1 < 64);
+            opts[j][n] = desc[j].options[n];
+            opts[j][n].flags &= ~(uint32_t)(DLG_OPT_PATH_IN | DLG_OPT_PATH_OUT);
+        }
+        opts[j][n] = desc[j].options[n];
+        desc[j].options = opts[j];
+    }
+    f.plan.jobs[0].workload = &desc[0];
+    f.plan.jobs[1].workload = &desc[1];
+    f.plan.jobs[2].workload = &desc[1];
+    FILE *w = fmemopen(warn, sizeof warn, "w");
+    assert_non_null(w);
+    assert_int_not_equal(dlg_plan_check_inputs(&f.plan, w, f.err, sizeof f.err), 0);
+    fclose(w);
+    rt_assert_error_at(f.err, f.path, 11, "[job miss] data: ", "/none.rec: No such file or directory (and no "
+                       "earlier job of this run writes it as its output)", END);
     done(&f);
 }
 
@@ -557,6 +649,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(data_inputs, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(output_matches_data, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(prep_input, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(mean_file_inputs, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(unflagged_plugin, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(cpus_inputs, rt_dir_setup, rt_dir_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

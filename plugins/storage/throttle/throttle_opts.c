@@ -9,7 +9,7 @@ const dlg_option thr_options[THR_OPT_COUNT + 1] = {
                    "backend doing the real I/O: a [storage NAME] or a backend type", 0},
     [THR_PROFILE] = {"profile", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
                      "disk profile INI (conf/disks/X.ini) giving the keys below; explicit keys win",
-                     DLG_OPT_NOSWEEP},
+                     DLG_OPT_NOSWEEP | DLG_OPT_PATH_IN},
     [THR_CAPACITY] = {"capacity", DLG_OPT_SIZE, NULL, "1GiB", NULL, NULL,
                       "emulated disk size; the *_per_gib formulas use it", 0},
     [THR_BANDWIDTH] = {"bandwidth", DLG_OPT_SIZE, NULL, "0", NULL, NULL,

@@ -15,7 +15,7 @@
     [ALGO] = {"algo_cache", DLG_OPT_STRING, NULL, NULL, NULL, NULL,                                \
               "cuda: file keeping the measured convolution algorithms between runs (read at "      \
               "setup, rewritten at the end); ignored on the cpu",                                  \
-              DLG_OPT_NOSWEEP},                                                                    \
+              DLG_OPT_NOSWEEP | DLG_OPT_PATH_OUT},                                                 \
     [WS] = {"workspace", DLG_OPT_SIZE, "0", "0", NULL, NULL,                                       \
             "cuda: cuDNN workspace limit per layer, e.g. 512MiB (0: a quarter of the free GPU "    \
             "memory, at most 16GiB); ignored on the cpu",                                          \

@@ -65,7 +65,7 @@ const dlg_option lm_options[] = {
                 "train: forward + backward + SGD per segment; infer: held-out perplexity", 0},
     [L_DATA] = {"data", DLG_OPT_STRING, "synthetic", NULL, NULL, NULL,
                 "text:PATH (PTB format; held-out: PATH with train->valid, else last 10%) | "
-                "synthetic[:WORDS]", DLG_OPT_NOSWEEP},
+                "synthetic[:WORDS]", DLG_OPT_NOSWEEP | DLG_OPT_PATH_IN},
     [L_SIZE] = {"size", DLG_OPT_ENUM, "medium", NULL, NULL, "small|medium|large",
                 "Zaremba et al. presets: hidden (= embedding) 200, 650, 1500; bptt 20, 35, 35; "
                 "dropout 0, 0.5, 0.65 (each unless given)", 0},

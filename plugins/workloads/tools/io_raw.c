@@ -26,7 +26,7 @@ enum { PAT_SEQ, PAT_RAND };
 static const dlg_option io_options[] = {
     [OPT_DATA] = {"data", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
                   "file to read: raw:PATH (a dataset? use workload = io-pipeline)",
-                  DLG_OPT_REQUIRED | DLG_OPT_NOSWEEP},
+                  DLG_OPT_REQUIRED | DLG_OPT_NOSWEEP | DLG_OPT_PATH_IN},
     [OPT_PATTERN] = {"pattern", DLG_OPT_ENUM, "seq", NULL, NULL, "seq|rand",
                      "sequential blocks (wrapping at the end of span) or seeded random blocks", 0},
     [OPT_BLOCK] = {"block", DLG_OPT_SIZE, "1MiB", "1", "1GiB", NULL,

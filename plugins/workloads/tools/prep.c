@@ -19,14 +19,15 @@ static const dlg_option prep_options[] = {
     [OPT_INPUT] = {"input", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
                    "DIR or LIST: a class-folder tree (labels = sorted class names), an im2rec .lst, "
                    "or a convert_imageset list (\"path label\")",
-                   DLG_OPT_REQUIRED | DLG_OPT_NOSWEEP},
+                   DLG_OPT_REQUIRED | DLG_OPT_NOSWEEP | DLG_OPT_PATH_IN},
     [OPT_ROOT] = {"root", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
-                  "folder the list's paths are relative to (default: the list's folder)", DLG_OPT_NOSWEEP},
+                  "folder the list's paths are relative to (default: the list's folder)",
+                  DLG_OPT_NOSWEEP | DLG_OPT_PATH_IN},
     [OPT_OUTPUT] = {"output", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
                     "recordio:PATH (PATH + .idx, im2rec layout; written through the job's storage, "
                     "which a throttle shapes by its write limits) or lmdb:PATH (encoded Datums, "
                     "convert_imageset keys; liblmdb writes it itself); replaced when a pass completes",
-                    DLG_OPT_REQUIRED | DLG_OPT_NOSWEEP},
+                    DLG_OPT_REQUIRED | DLG_OPT_NOSWEEP | DLG_OPT_PATH_OUT},
     [OPT_RESIZE] = {"resize", DLG_OPT_INT, "0", "0", "16384", NULL,
                     "shorter side after resizing (JPEG re-encoded); 0 = store the file bytes as "
                     "they are (im2rec --pass-through) unless resize_width/resize_height",
@@ -42,7 +43,7 @@ static const dlg_option prep_options[] = {
                          "PATH: each complete pass also writes the mean of the images as stored "
                          "(decoded back, BGR) as compute_image_mean's .binaryproto, for a reader's "
                          "mean_file; needs resize_width and resize_height",
-                         DLG_OPT_NOSWEEP},
+                         DLG_OPT_NOSWEEP | DLG_OPT_PATH_OUT},
     [OPT_QUALITY] = {"quality", DLG_OPT_INT, "95", "1", "100", NULL, "JPEG quality when re-encoding", 0},
     [OPT_THREADS] = {"threads", DLG_OPT_INT, "0", "0", "1024", NULL,
                      "threads reading and transforming (0 = the job's cpus); output stays in order", 0},
