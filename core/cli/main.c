@@ -47,7 +47,9 @@ static const struct dlg_command {
     {"sysinfo", dlg_cmd_sysinfo, NULL, "CPU (topology, caches), memory, GPUs, disks, kernel and library versions",
      false, NULL},
     {"flush", dlg_cmd_flush, "FILE.ini", "send what the sinks of FILE.ini spooled earlier", false,
-     "  exits 1, saying how many points stay spooled and where, if a sink still cannot deliver\n"},
+     "  exits 1, saying how many points stay spooled and where, if a sink still cannot deliver\n"
+     "  (unreachable, or a spool it cannot read or rewrite: retry later); 2 if a sink's\n"
+     "  configuration is wrong (fix it; 2 wins when both happen)\n"},
     {"mkdata", dlg_cmd_mkdata, "images|text", "generate a photo-like JPEG tree or a PTB-like corpus", true, NULL},
     {"report", dlg_cmd_report, "RESULTS...", "knees, bottlenecks and the cheapest instance (docs/report.md)", true,
      NULL},

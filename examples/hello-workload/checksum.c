@@ -9,7 +9,9 @@
 
 enum { OPT_PATH, OPT_BLOCK };
 static const dlg_option checksum_options[] = {
-    [OPT_PATH] = {"path", DLG_OPT_STRING, NULL, NULL, NULL, NULL, "file to read", DLG_OPT_REQUIRED | DLG_OPT_NOSWEEP},
+    /* PATH_IN: run and --dry-run check that the file exists before any cell */
+    [OPT_PATH] = {"path", DLG_OPT_STRING, NULL, NULL, NULL, NULL, "file to read",
+                  DLG_OPT_REQUIRED | DLG_OPT_NOSWEEP | DLG_OPT_PATH_IN},
     [OPT_BLOCK] = {"block", DLG_OPT_SIZE, "1MiB", "4KiB", "1GiB", NULL, "bytes read per step", 0},
     {0},
 };
