@@ -39,6 +39,21 @@ batch = 4
 vocab = 500
 iterations = 4
 
+; fp16: cuDNN's LSTM on half data, fp32 master weights, loss scaling
+[job lm16]
+workload = lstm-ptb
+device = cuda:0
+precision = fp16
+data = text:corpus.txt
+hidden = 32
+layers = 2
+bptt = 8
+batch = 4
+vocab = 500
+lr = 5
+warmup = 0
+iterations = 6
+
 ; fp32, with a CPU twin each (below): no batch norm, so a few SGD steps
 ; stay comparable (ResNet-50 at batch 2 drifts by 1% in three)
 [job cnn32]
@@ -78,9 +93,10 @@ rows = {r["job"]: r for r in csv.DictReader(open("r.csv"))}
 def need(ok, what):
     if not ok:
         sys.exit("fakegpu_run: " + what + ": " + repr(rows))
-need(set(rows) == {"cnn", "lm", "cnn32", "lm3", "cnn32_cpu", "lm3_cpu"}, "one row per job")
-for job, backend in (("cnn", "cuda-bf16:0"), ("lm", "cuda:0"), ("cnn32", "cuda:0"),
-                     ("lm3", "cuda:0")):
+need(set(rows) == {"cnn", "lm", "lm16", "cnn32", "lm3", "cnn32_cpu", "lm3_cpu"},
+     "one row per job")
+for job, backend in (("cnn", "cuda-bf16:0"), ("lm", "cuda:0"), ("lm16", "cuda-fp16:0"),
+                     ("cnn32", "cuda:0"), ("lm3", "cuda:0")):
     r = rows[job]
     need(r["status"] == "ok", job + " status")
     need(r["backend"] == backend, job + " ran on " + r["backend"])
@@ -93,6 +109,11 @@ for job, backend in (("cnn", "cuda-bf16:0"), ("lm", "cuda:0"), ("cnn32", "cuda:0
 need(math.isfinite(float(rows["cnn"]["loss"])) and float(rows["cnn"]["loss"]) < math.log(1000),
      "cnn loss")
 need(float(rows["lm"]["last_loss"]) < math.log(int(rows["lm"]["vocab_size"])), "lm loss")
+# fp16 trains: the last segment's loss below the run's mean and a uniform guess
+lm16 = rows["lm16"]
+need(math.isfinite(float(lm16["loss"])) and
+     float(lm16["last_loss"]) < min(float(lm16["loss"]), math.log(int(lm16["vocab_size"]))),
+     "lm16 loss falls")
 for job, fields in (("cnn32", ("loss",)), ("lm3", ("loss", "last_loss"))):
     gpu, cpu = rows[job], rows[job + "_cpu"]
     need(cpu["status"] == "ok" and cpu["backend"] == "cpu", job + "_cpu status")
@@ -101,3 +122,16 @@ for job, fields in (("cnn32", ("loss",)), ("lm3", ("loss", "last_loss"))):
         need(abs(g - c) <= 1e-5 * abs(c), f"{job} {f}: cuda {g!r} vs cpu {c!r}")
 print("fakegpu_run: ok")
 PY
+# precisions lstm-ptb cannot run there: one line each, a non-zero exit
+refused() { # PRECISION DEVICE WANT
+  printf '[job x]\nworkload = lstm-ptb\ndevice = %s\nprecision = %s\ndata = text:corpus.txt\n' \
+    "$2" "$1" >bad.ini
+  if LD_LIBRARY_PATH="$WORK" DLGAUGE_PLUGIN_PATH=$PLUG DLGAUGE_NN_MODULE_DIR=$FAKE \
+    "$DLG" run bad.ini >bad.out 2>&1; then
+    echo "fakegpu_run: precision = $1 on $2 ran"; exit 1
+  fi
+  grep -q "$3" bad.out || { echo "fakegpu_run: precision = $1 on $2:"; cat bad.out; exit 1; }
+}
+refused bf16 cuda:0 "on CUDA its mixed precision is fp16"
+refused fp16 cpu "'fp16' needs a CUDA device"
+echo "fakegpu_run: refusals ok"

@@ -16,7 +16,7 @@ run() {
   shift 2
   env "$@" BUILD="$W/build" OUT="$W/$name" GPU_CHECK_PY="$STUB/python" PATH="$STUB:$PATH" \
     bash "$ROOT/scripts/gpu-check.sh" --no-build --no-extras --budget "$budget" \
-    --models "resnet50 alexnet lstm-ptb" --precisions "fp32 bf16" --lm-batches 20 \
+    --models "resnet50 alexnet lstm-ptb" --precisions "fp32 bf16" --lm-batches 20 --lm-precisions fp32 \
     > "$W/$name.log" 2>&1
   echo $?
 }

@@ -744,6 +744,59 @@ static void test_lstm_pack(void **state)
     free(w), free(back), free(b), free(bback);
 }
 
+/* The converting variants (cuda-fp16's half weight space): pack rounds
+ * each fp32 weight to the half type's nearest (the host conversion's
+ * bits), unpack widens exactly; both transpose as the fp32 ones do. */
+static void lstm_pack_h_for(dlg_cuk_htype t)
+{
+    const int64_t rows = 45, h = 37, n = rows * 4 * h;
+    float *w = xcalloc(n, 4), *back = xcalloc(n, 4), *want = xcalloc(n, 4);
+    float *b = xcalloc(4 * h, 4), *bback = xcalloc(4 * h, 4);
+    uint16_t *g[4], *bg[4];
+    dlg_cuk_gates gates, bgates;
+    for (int i = 0; i < 4; i++) {
+        g[i] = xcalloc(h * rows, 2), bg[i] = xcalloc(h, 2);
+        gates.p[i] = g[i], bgates.p[i] = bg[i];
+    }
+    fill(w, n);
+    fill(b, 4 * h);
+    w[5] = 70000.0f; /* beyond fp16's range: inf there, finite in bf16 */
+    assert_int_equal(dlg_cuk_lstm_pack_h(NULL, t, w, rows, h, gates), 0);
+    for (int gi = 0; gi < 4; gi++)
+        for (int64_t c = 0; c < h; c++)
+            for (int64_t r = 0; r < rows; r++) {
+                float v = w[r * 4 * h + gi * h + c];
+                uint16_t bits = is_fp16(t) ? dlg_fp16_from_f32(v) : dlg_bf16_from_f32(v);
+                if (g[gi][c * rows + r] != bits)
+                    fail_msg("lstm pack_h: gate %d [%lld][%lld]: 0x%04x, want 0x%04x", gi,
+                             (long long)c, (long long)r, g[gi][c * rows + r], bits);
+            }
+    for (int64_t i = 0; i < n; i++)
+        want[i] = rounded(t, w[i]);
+    assert_int_equal(dlg_cuk_lstm_unpack_h(NULL, t, gates, rows, h, back), 0);
+    assert_memory_equal(back, want, n * 4);
+    assert_true(is_fp16(t) ? isinf(back[5]) : back[5] > 69000.0f);
+
+    assert_int_equal(dlg_cuk_lstm_pack_bias_h(NULL, t, b, h, bgates), 0);
+    for (int gi = 0; gi < 4; gi++)
+        for (int64_t k = 0; k < h; k++)
+            assert_int_equal(bg[gi][k], is_fp16(t) ? dlg_fp16_from_f32(b[gi * h + k])
+                                                   : dlg_bf16_from_f32(b[gi * h + k]));
+    assert_int_equal(dlg_cuk_lstm_unpack_bias_h(NULL, t, bgates, h, bback), 0);
+    for (int64_t i = 0; i < 4 * h; i++)
+        assert_true(bback[i] == rounded(t, b[i]));
+    for (int i = 0; i < 4; i++)
+        free(g[i]), free(bg[i]);
+    free(w), free(back), free(want), free(b), free(bback);
+}
+
+static void test_lstm_pack_h(void **state)
+{
+    (void)state;
+    lstm_pack_h_for(DLG_CUK_FP16);
+    lstm_pack_h_for(DLG_CUK_BF16);
+}
+
 /* ---- gradient clipping sums ------------------------------------------------- */
 
 static void test_sumsq(void **state)
@@ -826,7 +879,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_pool),             cmocka_unit_test(test_bias),
         cmocka_unit_test(test_elementwise),      cmocka_unit_test(test_loss),
         cmocka_unit_test(test_sgd_scaled),       cmocka_unit_test(test_embed),
-        cmocka_unit_test(test_lstm_pack),        cmocka_unit_test(test_sumsq),
+        cmocka_unit_test(test_lstm_pack), cmocka_unit_test(test_lstm_pack_h),        cmocka_unit_test(test_sumsq),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

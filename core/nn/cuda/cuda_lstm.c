@@ -33,9 +33,34 @@
  *   passes; cuDNN 8 documented ADD as the only one supported), then
  *   unpacked over the engine's param diffs: overwrite, never accumulate.
  * - math: fp32 backend CUDNN_FMA_MATH (no TF32: what PyTorch passes with
- *   allow_tf32 off); tf32 and the half backends CUDNN_DEFAULT_MATH, which
- *   lets cuDNN use TF32 tensor cores (PyTorch's default).
+ *   allow_tf32 off); tf32 (and bf16, below) CUDNN_DEFAULT_MATH, which on
+ *   Ampere and later lets cuDNN's RNN use TF32 tensor cores: it is what
+ *   PyTorch passes for fp32 with allow_tf32 on, its default for cuDNN
+ *   (Descriptors.h RNNDescriptor::set), and the RNN's way to "tensor-op
+ *   math" for FLOAT data.
+ * - fp16 (cuda-fp16, autocast's recipe): dataType CUDNN_DATA_HALF,
+ *   mathPrec CUDNN_DATA_FLOAT, CUDNN_TENSOR_OP_MATH.  That is what
+ *   PyTorch passes for half input (RNN.cpp promote_rnn_math_type: HALF
+ *   data computes in FLOAT; Descriptors.h: TENSOR_OP_MATH for HALF input);
+ *   cudnn_adv.h: "dataType specify input/output data type and
+ *   weight/bias type", so x, y, h0/c0, hT/cT, their gradients, the weight
+ *   space and its gradient are all half.  Under autocast nn.LSTM's fp32
+ *   weights are cast to a half flat buffer each step and its half weight
+ *   gradient flows back to the fp32 params; here the fp32 params are
+ *   packed with rounding (dlg_cuk_lstm_pack_h) at every forward and the
+ *   half gradient widened into the fp32 param gradients
+ *   (dlg_cuk_lstm_unpack_h), so SGD, host IO, and fp16 loss scaling (the
+ *   non-finite check over every param gradient in sgd_all) see them as
+ *   they see a convolution's.  Bottoms are plain fp32 (the kernels take
+ *   no backend layout) and are staged to half (dlg_half_io); y takes the
+ *   half layout where its readers accept it (dropout, fc), hT/cT are
+ *   staged back to fp32 for the host.
+ * - bf16: PyTorch sends bf16 to cuDNN's RNN only from cuDNN 9.13 (pytorch
+ *   PR #164411, "supports BFloat16 inputs since 9.13"); cudnn_adv.h says
+ *   nothing of it and no cuDNN document seen here lists it, so cuda-bf16
+ *   keeps the fp32 RNN (its neighbours stage their edges to fp32).
  * Not verified on a GPU yet (see README.md). */
+#include "cuda_half.h"
 #include "cuda_seq.h"
 
 #include <stdio.h>
@@ -47,6 +72,9 @@
 
 typedef struct lstm_state {
     int T, B, I, H;
+    bool half;           /* cuda-fp16: half data and weight space */
+    cudnnDataType_t dt;  /* the RNN's data type (FLOAT or HALF) */
+    dlg_half_io io;      /* half: staging of the fp32 bottoms and host-read tops */
     cudnnForwardMode_t mode;
     cudnnRNNDescriptor_t rnn;
     cudnnDropoutDescriptor_t drop;
@@ -82,6 +110,7 @@ static void lstm_destroy(void *ctx, void *vs)
     cudaFree(s->w);
     cudaFree(s->dw);
     cudaFree(s->reserve);
+    dlg_half_io_free(&s->io);
     free(s);
 }
 
@@ -98,11 +127,14 @@ static int describe_rnn(dlg_cuda_ctx *c, lstm_state *s, char *err, size_t errlen
         rc = dlg_cudnn_err(cudnnCreateRNNDescriptor(&s->rnn), "RNN descriptor", err, errlen);
     if (rc)
         return rc;
-    cudnnMathType_t math = c->math == DLG_CUDA_FP32 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
+    cudnnMathType_t math = s->half                ? CUDNN_TENSOR_OP_MATH
+                           : c->math == DLG_CUDA_FP32 ? CUDNN_FMA_MATH
+                                                      : CUDNN_DEFAULT_MATH;
     for (;;) {
+        /* FLOAT math precision for half data too (PyTorch's promote_rnn_math_type) */
         cudnnStatus_t st = cudnnSetRNNDescriptor_v8(
             s->rnn, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_SINGLE_INP_BIAS,
-            CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, math,
+            CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, s->dt, CUDNN_DATA_FLOAT, math,
             s->I, s->H, s->H /* projSize = hidden: no projection */, 1, s->drop,
             CUDNN_RNN_PADDED_IO_DISABLED);
         if (st != CUDNN_STATUS_SUCCESS && math == CUDNN_FMA_MATH) {
@@ -112,7 +144,10 @@ static int describe_rnn(dlg_cuda_ctx *c, lstm_state *s, char *err, size_t errlen
             math = CUDNN_DEFAULT_MATH;
             continue;
         }
-        return dlg_cudnn_err(st, "cudnnSetRNNDescriptor_v8 (LSTM)", err, errlen);
+        return dlg_cudnn_err(st, s->half ? "cudnnSetRNNDescriptor_v8 (fp16 LSTM: HALF data, "
+                                           "FLOAT math, tensor-op math)"
+                                         : "cudnnSetRNNDescriptor_v8 (LSTM)",
+                             err, errlen);
     }
 }
 
@@ -129,12 +164,12 @@ static int describe_data(dlg_cuda_ctx *c, lstm_state *s, char *err, size_t errle
         rc = dlg_cudnn_err(cudnnCreateRNNDataDescriptor(&s->yd), "RNN data descriptor", err,
                            errlen);
     if (!rc)
-        rc = dlg_cudnn_err(cudnnSetRNNDataDescriptor(s->xd, CUDNN_DATA_FLOAT,
+        rc = dlg_cudnn_err(cudnnSetRNNDataDescriptor(s->xd, s->dt,
                                                      CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED, s->T,
                                                      s->B, s->I, len, NULL),
                            "cudnnSetRNNDataDescriptor (x)", err, errlen);
     if (!rc)
-        rc = dlg_cudnn_err(cudnnSetRNNDataDescriptor(s->yd, CUDNN_DATA_FLOAT,
+        rc = dlg_cudnn_err(cudnnSetRNNDataDescriptor(s->yd, s->dt,
                                                      CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED, s->T,
                                                      s->B, s->H, len, NULL),
                            "cudnnSetRNNDataDescriptor (y)", err, errlen);
@@ -142,7 +177,7 @@ static int describe_data(dlg_cuda_ctx *c, lstm_state *s, char *err, size_t errle
     if (!rc)
         rc = dlg_cudnn_err(cudnnCreateTensorDescriptor(&s->hd), "state descriptor", err, errlen);
     if (!rc)
-        rc = dlg_cudnn_err(cudnnSetTensorNdDescriptor(s->hd, CUDNN_DATA_FLOAT, 3, dims, strides),
+        rc = dlg_cudnn_err(cudnnSetTensorNdDescriptor(s->hd, s->dt, 3, dims, strides),
                            "state descriptor", err, errlen);
     /* cuDNN reads the lengths on the device, asynchronously.  Copied on
      * the net's stream and waited for: that stream is non-blocking, so a
@@ -161,16 +196,16 @@ static int describe_data(dlg_cuda_ctx *c, lstm_state *s, char *err, size_t errle
     return rc;
 }
 
-/* Is d (from cudnnGetRNNWeightParams) a dense float rows x cols matrix,
+/* Is d (from cudnnGetRNNWeightParams) a dense rows x cols matrix of type dt,
  * row-major (cols = 1: a vector)?  Unit dimensions are ignored, so
  * {1, H, in} and {H, in, 1} both pass; anything else fails setup loudly
  * rather than packing into the wrong places. */
-static bool dense_is(cudnnTensorDescriptor_t d, int rows, int cols)
+static bool dense_is(cudnnTensorDescriptor_t d, cudnnDataType_t dt, int rows, int cols)
 {
     cudnnDataType_t t;
     int nd = 0, dims[8] = {0}, strides[8] = {0}, kd[8], ks[8], k = 0;
     if (cudnnGetTensorNdDescriptor(d, 8, &t, &nd, dims, strides) != CUDNN_STATUS_SUCCESS ||
-        t != CUDNN_DATA_FLOAT || nd < 1 || nd > 8)
+        t != dt || nd < 1 || nd > 8)
         return false;
     for (int i = 0; i < nd; i++)
         if (dims[i] != 1) {
@@ -198,14 +233,14 @@ static int locate_weights(dlg_cuda_ctx *c, lstm_state *s, char *err, size_t errl
                                                    &m, bd, &b),
                            "cudnnGetRNNWeightParams", err, errlen);
         int in = lin < 4 ? s->I : s->H;
-        if (!rc && (!m || !dense_is(md, s->H, in))) {
-            snprintf(err, errlen,
-                     "cuDNN's LSTM weight matrix %d is not a dense %d x %d float matrix", lin,
-                     s->H, in);
+        if (!rc && (!m || !dense_is(md, s->dt, s->H, in))) {
+            snprintf(err, errlen, "cuDNN's LSTM weight matrix %d is not a dense %d x %d %s matrix",
+                     lin, s->H, in, s->half ? "fp16" : "float");
             rc = -DLG_ENOTSUP;
         }
-        if (!rc && b && !dense_is(bd, s->H, 1)) {
-            snprintf(err, errlen, "cuDNN's LSTM bias %d is not %d floats", lin, s->H);
+        if (!rc && b && !dense_is(bd, s->dt, s->H, 1)) {
+            snprintf(err, errlen, "cuDNN's LSTM bias %d is not %d %s values", lin, s->H,
+                     s->half ? "fp16" : "float");
             rc = -DLG_ENOTSUP;
         }
         if (rc)
@@ -227,9 +262,9 @@ static int locate_weights(dlg_cuda_ctx *c, lstm_state *s, char *err, size_t errl
     if (bd)
         cudnnDestroyTensorDescriptor(bd);
     for (int g = 0; g < 4 && !rc && s->dw; g++) {
-        s->gx.p[g] = (float *)(s->dw + ((char *)s->mx.p[g] - s->w));
-        s->gh.p[g] = (float *)(s->dw + ((char *)s->mh.p[g] - s->w));
-        s->gb.p[g] = (float *)(s->dw + ((char *)s->mb.p[g] - s->w));
+        s->gx.p[g] = s->dw + ((char *)s->mx.p[g] - s->w);
+        s->gh.p[g] = s->dw + ((char *)s->mh.p[g] - s->w);
+        s->gb.p[g] = s->dw + ((char *)s->mb.p[g] - s->w);
     }
     return rc;
 }
@@ -265,8 +300,9 @@ static int lstm_alloc(dlg_cuda_ctx *c, const dlg_layer *l, lstm_state *s, size_t
         rc = alloc_zero(c, (void **)&s->dw, s->wbytes, "LSTM weight gradient", err, errlen);
     if (!rc && s->rbytes)
         rc = alloc_zero(c, &s->reserve, s->rbytes, "LSTM reserve space", err, errlen);
-    size_t at = align_up(s->work), nx = (size_t)s->T * s->B * s->I * sizeof(float),
-           nh = (size_t)s->B * s->H * sizeof(float);
+    size_t es = s->half ? sizeof(dlg_half) : sizeof(float);
+    size_t at = align_up(s->work), nx = (size_t)s->T * s->B * s->I * es,
+           nh = (size_t)s->B * s->H * es;
     if (l->backward) {
         if (!l->prop_down[0]) {
             s->off_dx = at;
@@ -301,7 +337,9 @@ static int lstm_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
     lstm_state *s = calloc(1, sizeof *s);
     if (!s)
         return -DLG_ENOMEM;
-    *s = (lstm_state){.T = (int)T, .B = (int)B, .I = (int)I, .H = (int)H,
+    bool half = c->math == DLG_CUDA_FP16;
+    *s = (lstm_state){.T = (int)T, .B = (int)B, .I = (int)I, .H = (int)H, .half = half,
+                      .dt = half ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT,
                       .mode = l->backward ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE};
     int rc = describe_rnn(c, s, err, errlen);
     if (!rc)
@@ -310,37 +348,93 @@ static int lstm_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
         rc = lstm_alloc(c, l, s, ws, err, errlen);
     if (!rc)
         rc = locate_weights(c, s, err, errlen);
+    for (int t = 0; t < l->ntop && !rc && !half; t++)
+        l->top[t]->layout = NULL;
+    /* half: y takes the half layout where its readers allow it */
+    if (!rc && half)
+        rc = dlg_half_io_setup(c, l, &s->io, 0, true, err, errlen);
     if (rc < 0) {
         lstm_destroy(ctx, s);
         return rc;
     }
-    for (int t = 0; t < l->ntop; t++)
-        l->top[t]->layout = NULL;
     *state = s;
     return 0;
+}
+
+/* The engine's fp32 params into the weight space (rounded to half for fp16). */
+static int pack_weights(dlg_cuda_ctx *c, const dlg_layer *l, const lstm_state *s)
+{
+    if (s->half) {
+        dlg_cuk_htype t = dlg_cuda_htype(c);
+        int rc = K(dlg_cuk_lstm_pack_h(c->stream, t, CF(l->param[0]), s->I, s->H, s->mx));
+        if (!rc)
+            rc = K(dlg_cuk_lstm_pack_h(c->stream, t, CF(l->param[1]), s->H, s->H, s->mh));
+        return rc ? rc : K(dlg_cuk_lstm_pack_bias_h(c->stream, t, CF(l->param[2]), s->H, s->mb));
+    }
+    int rc = K(dlg_cuk_lstm_pack(c->stream, CF(l->param[0]), s->I, s->H, s->mx));
+    if (!rc)
+        rc = K(dlg_cuk_lstm_pack(c->stream, CF(l->param[1]), s->H, s->H, s->mh));
+    return rc ? rc : K(dlg_cuk_lstm_pack_bias(c->stream, CF(l->param[2]), s->H, s->mb));
+}
+
+/* The weight gradient into the params' fp32 gradients (widened from half
+ * for fp16); a param without a gradient (lr_mult 0) is skipped. */
+static int unpack_grads(dlg_cuda_ctx *c, const dlg_layer *l, const lstm_state *s)
+{
+    dlg_cuk_htype t = dlg_cuda_htype(c);
+    int rc = 0;
+    if (CG(l->param[0]))
+        rc = K(s->half ? dlg_cuk_lstm_unpack_h(c->stream, t, s->gx, s->I, s->H, CG(l->param[0]))
+                       : dlg_cuk_lstm_unpack(c->stream, s->gx, s->I, s->H, CG(l->param[0])));
+    if (!rc && CG(l->param[1]))
+        rc = K(s->half ? dlg_cuk_lstm_unpack_h(c->stream, t, s->gh, s->H, s->H, CG(l->param[1]))
+                       : dlg_cuk_lstm_unpack(c->stream, s->gh, s->H, s->H, CG(l->param[1])));
+    if (!rc && CG(l->param[2]))
+        rc = K(s->half ? dlg_cuk_lstm_unpack_bias_h(c->stream, t, s->gb, s->H, CG(l->param[2]))
+                       : dlg_cuk_lstm_unpack_bias(c->stream, s->gb, s->H, CG(l->param[2])));
+    return rc;
+}
+
+/* What cuDNN reads and writes: the tensors themselves (fp32), or under
+ * fp16 their half views (staged copies or the tensors' own half memory). */
+static void *x_of(const dlg_layer *l, const lstm_state *s, int j)
+{
+    return s->half ? (void *)dlg_half_x(l, &s->io, j) : l->bottom[j]->data;
+}
+static void *y_of(const dlg_layer *l, const lstm_state *s, int t)
+{
+    return s->half ? (void *)dlg_half_y(l, &s->io, t) : l->top[t]->data;
+}
+/* an output gradient, or NULL (cuDNN: zero) where the net has none */
+static const void *dy_of(const dlg_layer *l, const lstm_state *s, int t)
+{
+    if (!l->top[t]->diff)
+        return NULL;
+    return s->half ? (void *)dlg_half_dy(l, &s->io, t) : l->top[t]->diff;
+}
+/* an input gradient the net wants, or this layer's spare buffer in the
+ * workspace */
+static void *dx_of(const dlg_layer *l, const lstm_state *s, int j, size_t off)
+{
+    if (!l->prop_down[j])
+        return (char *)l->ws + off;
+    return s->half ? (void *)dlg_half_dx(l, &s->io, j) : l->bottom[j]->diff;
 }
 
 static int lstm_forward(void *ctx, dlg_layer *l, void *vs)
 {
     dlg_cuda_ctx *c = ctx;
     lstm_state *s = vs;
-    int rc = K(dlg_cuk_lstm_pack(c->stream, CF(l->param[0]), s->I, s->H, s->mx));
+    int rc = pack_weights(c, l, s);
+    if (!rc && s->half)
+        rc = dlg_half_pre_fwd(c, l, &s->io);
     if (!rc)
-        rc = K(dlg_cuk_lstm_pack(c->stream, CF(l->param[1]), s->H, s->H, s->mh));
-    if (!rc)
-        rc = K(dlg_cuk_lstm_pack_bias(c->stream, CF(l->param[2]), s->H, s->mb));
-    if (rc)
-        return rc;
-    return dlg_cudnn_ok(cudnnRNNForward(
-        c->dnn, s->rnn, s->mode, s->seq, s->xd, CF(l->bottom[0]), s->yd, CF(l->top[0]), s->hd,
-        CF(l->bottom[1]), CF(l->top[1]), s->hd, CF(l->bottom[2]), CF(l->top[2]), s->wbytes, s->w,
-        s->work, s->work ? l->ws : NULL, s->rbytes, s->reserve));
-}
-
-/* a gradient the net wants, or this layer's spare buffer in the workspace */
-static void *grad_or_spare(const dlg_layer *l, int j, size_t off)
-{
-    return l->prop_down[j] ? l->bottom[j]->diff : (char *)l->ws + off;
+        rc = dlg_cudnn_ok(cudnnRNNForward(c->dnn, s->rnn, s->mode, s->seq, s->xd, x_of(l, s, 0),
+                                          s->yd, y_of(l, s, 0), s->hd, x_of(l, s, 1),
+                                          y_of(l, s, 1), s->hd, x_of(l, s, 2), y_of(l, s, 2),
+                                          s->wbytes, s->w, s->work, s->work ? l->ws : NULL,
+                                          s->rbytes, s->reserve));
+    return rc || !s->half ? rc : dlg_half_post_fwd(c, l, &s->io);
 }
 
 static int lstm_backward(void *ctx, dlg_layer *l, void *vs)
@@ -348,29 +442,26 @@ static int lstm_backward(void *ctx, dlg_layer *l, void *vs)
     dlg_cuda_ctx *c = ctx;
     lstm_state *s = vs;
     void *work = s->work ? l->ws : NULL;
+    int rc = s->half ? dlg_half_pre_bwd(c, l, &s->io) : 0;
     /* backward data always runs: backward weights reads what it leaves in
      * the reserve space.  NULL dhy/dcy mean zero gradients. */
-    int rc = dlg_cudnn_ok(cudnnRNNBackwardData_v8(
-        c->dnn, s->rnn, s->seq, s->yd, CF(l->top[0]), CG(l->top[0]), s->xd,
-        grad_or_spare(l, 0, s->off_dx), s->hd, CF(l->bottom[1]), CG(l->top[1]),
-        grad_or_spare(l, 1, s->off_dh), s->hd, CF(l->bottom[2]), CG(l->top[2]),
-        grad_or_spare(l, 2, s->off_dc), s->wbytes, s->w, s->work, work, s->rbytes, s->reserve));
+    if (!rc)
+        rc = dlg_cudnn_ok(cudnnRNNBackwardData_v8(
+            c->dnn, s->rnn, s->seq, s->yd, y_of(l, s, 0), dy_of(l, s, 0), s->xd,
+            dx_of(l, s, 0, s->off_dx), s->hd, x_of(l, s, 1), dy_of(l, s, 1),
+            dx_of(l, s, 1, s->off_dh), s->hd, x_of(l, s, 2), dy_of(l, s, 2),
+            dx_of(l, s, 2, s->off_dc), s->wbytes, s->w, s->work, work, s->rbytes, s->reserve));
+    if (!rc && s->half)
+        rc = dlg_half_post_bwd(c, l, &s->io);
     if (rc || !l->param_grad)
         return rc;
     rc = dlg_cuda_ok(cudaMemsetAsync(s->dw, 0, s->wbytes, c->stream));
     if (!rc)
         rc = dlg_cudnn_ok(cudnnRNNBackwardWeights_v8(
-            c->dnn, s->rnn, CUDNN_WGRAD_MODE_ADD, s->seq, s->xd, CF(l->bottom[0]), s->hd,
-            CF(l->bottom[1]), s->yd, CF(l->top[0]), s->wbytes, s->dw, s->work, work, s->rbytes,
+            c->dnn, s->rnn, CUDNN_WGRAD_MODE_ADD, s->seq, s->xd, x_of(l, s, 0), s->hd,
+            x_of(l, s, 1), s->yd, y_of(l, s, 0), s->wbytes, s->dw, s->work, work, s->rbytes,
             s->reserve));
-    /* a param without a gradient (lr_mult 0) is skipped */
-    if (!rc && CG(l->param[0]))
-        rc = K(dlg_cuk_lstm_unpack(c->stream, s->gx, s->I, s->H, CG(l->param[0])));
-    if (!rc && CG(l->param[1]))
-        rc = K(dlg_cuk_lstm_unpack(c->stream, s->gh, s->H, s->H, CG(l->param[1])));
-    if (!rc && CG(l->param[2]))
-        rc = K(dlg_cuk_lstm_unpack_bias(c->stream, s->gb, s->H, CG(l->param[2])));
-    return rc;
+    return rc ? rc : unpack_grads(c, l, s);
 }
 
 const dlg_kernels dlg_cuda_lstm = {.setup = lstm_setup,

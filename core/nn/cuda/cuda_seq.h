@@ -1,8 +1,9 @@
 /* Sequence layers of the CUDA backend: the embedding (own kernels,
  * cuda_embed.c) and the LSTM (cuDNN's v8 RNN API, cuda_lstm.c), and the
- * device side of gradient clipping (cuda_clip.c).  The same fp32 kernels
- * serve every CUDA backend: under cuda-bf16 their inputs and outputs stay
- * fp32 and the neighbouring layers convert at the edges (cuda_half.h). */
+ * device side of gradient clipping (cuda_clip.c).  The embedding computes
+ * in fp32 on every CUDA backend, and so does the LSTM except under
+ * cuda-fp16 (half data, fp32 math: cuda_lstm.c); fp32 inputs and outputs
+ * meet half neighbours through staging at the edges (cuda_half.h). */
 #ifndef DLG_NN_CUDA_SEQ_H
 #define DLG_NN_CUDA_SEQ_H
 

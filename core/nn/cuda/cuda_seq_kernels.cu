@@ -2,6 +2,8 @@
 // cuDNN) and of gradient clipping; see cuda_seq_kernels.h.
 #include "cuda_seq_kernels.h"
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 namespace {
@@ -112,9 +114,25 @@ __global__ void k_embed_bwd_atomic(const float *ids, const float *dy, float *dt,
     }
 }
 
-// w: rows x 4h (row stride 4h).  gate g: h x rows.  Tiled through shared
-// memory so both the reads and the writes are coalesced.
-__global__ void k_lstm_pack(const float *w, int64_t rows, int64_t h, dlg_cuk_gates gate)
+// Element conversion for the weight space's type (float, or a half with
+// round-to-nearest-even on the way in).
+__device__ __forceinline__ void put(float *p, int64_t i, float v) { p[i] = v; }
+__device__ __forceinline__ void put(__half *p, int64_t i, float v) { p[i] = __float2half_rn(v); }
+__device__ __forceinline__ void put(__nv_bfloat16 *p, int64_t i, float v)
+{
+    p[i] = __float2bfloat16_rn(v);
+}
+__device__ __forceinline__ float get(const float *p, int64_t i) { return p[i]; }
+__device__ __forceinline__ float get(const __half *p, int64_t i) { return __half2float(p[i]); }
+__device__ __forceinline__ float get(const __nv_bfloat16 *p, int64_t i)
+{
+    return __bfloat162float(p[i]);
+}
+
+// w: rows x 4h (row stride 4h).  gate g: h x rows, of type T.  Tiled
+// through shared memory (fp32) so both the reads and the writes are
+// coalesced.
+template <class T> __global__ void k_lstm_pack(const float *w, int64_t rows, int64_t h, dlg_cuk_gates gate)
 {
     __shared__ float tile[kTile][kTile + 1];
     const int g = blockIdx.z;
@@ -125,24 +143,24 @@ __global__ void k_lstm_pack(const float *w, int64_t rows, int64_t h, dlg_cuk_gat
             tile[j][threadIdx.x] = w[r * 4 * h + g * h + c];
     }
     __syncthreads();
-    float *dst = gate.p[g];
+    T *dst = (T *)gate.p[g];
     for (int j = threadIdx.y; j < kTile; j += blockDim.y) {
         int64_t c = c0 + j, r = r0 + threadIdx.x;
         if (c < h && r < rows)
-            dst[c * rows + r] = tile[threadIdx.x][j];
+            put(dst, c * rows + r, tile[threadIdx.x][j]);
     }
 }
 
-__global__ void k_lstm_unpack(dlg_cuk_gates gate, int64_t rows, int64_t h, float *w)
+template <class T> __global__ void k_lstm_unpack(dlg_cuk_gates gate, int64_t rows, int64_t h, float *w)
 {
     __shared__ float tile[kTile][kTile + 1];
     const int g = blockIdx.z;
     const int64_t c0 = (int64_t)blockIdx.y * kTile, r0 = (int64_t)blockIdx.x * kTile;
-    const float *src = gate.p[g];
+    const T *src = (const T *)gate.p[g];
     for (int j = threadIdx.y; j < kTile; j += blockDim.y) {
         int64_t c = c0 + j, r = r0 + threadIdx.x;
         if (c < h && r < rows)
-            tile[j][threadIdx.x] = src[c * rows + r];
+            tile[j][threadIdx.x] = get(src, c * rows + r);
     }
     __syncthreads();
     for (int j = threadIdx.y; j < kTile; j += blockDim.y) {
@@ -152,21 +170,21 @@ __global__ void k_lstm_unpack(dlg_cuk_gates gate, int64_t rows, int64_t h, float
     }
 }
 
-__global__ void k_lstm_pack_bias(const float *b, int64_t h, dlg_cuk_gates gate)
+template <class T> __global__ void k_lstm_pack_bias(const float *b, int64_t h, dlg_cuk_gates gate)
 {
     GRID_LOOP(i, 4 * h)
     {
         int64_t g = i / h;
-        gate.p[g][i - g * h] = b[i];
+        put((T *)gate.p[g], i - g * h, b[i]);
     }
 }
 
-__global__ void k_lstm_unpack_bias(dlg_cuk_gates gate, int64_t h, float *b)
+template <class T> __global__ void k_lstm_unpack_bias(dlg_cuk_gates gate, int64_t h, float *b)
 {
     GRID_LOOP(i, 4 * h)
     {
         int64_t g = i / h;
-        b[i] = gate.p[g][i - g * h];
+        b[i] = get((const T *)gate.p[g], i - g * h);
     }
 }
 
@@ -236,28 +254,70 @@ int dlg_cuk_embed_bwd(dlg_cu_stream s, const float *ids, const float *dy, float 
     return launched();
 }
 
+// T is the storage type ht names (bf16 or fp16)
+#define HALF_CASE(ht, ...)                                                                      \
+    do {                                                                                       \
+        if ((ht) == DLG_CUK_FP16) {                                                            \
+            typedef __half T;                                                                  \
+            __VA_ARGS__;                                                                       \
+        } else {                                                                               \
+            typedef __nv_bfloat16 T;                                                           \
+            __VA_ARGS__;                                                                       \
+        }                                                                                      \
+    } while (0)
+
 int dlg_cuk_lstm_pack(dlg_cu_stream s, const float *w, int64_t rows, int64_t h,
                       dlg_cuk_gates gate)
 {
-    k_lstm_pack<<<tiles(h, rows), dim3(kTile, kTileRows), 0, s>>>(w, rows, h, gate);
+    k_lstm_pack<float><<<tiles(h, rows), dim3(kTile, kTileRows), 0, s>>>(w, rows, h, gate);
     return launched();
 }
 
 int dlg_cuk_lstm_unpack(dlg_cu_stream s, dlg_cuk_gates gate, int64_t rows, int64_t h, float *w)
 {
-    k_lstm_unpack<<<tiles(rows, h), dim3(kTile, kTileRows), 0, s>>>(gate, rows, h, w);
+    k_lstm_unpack<float><<<tiles(rows, h), dim3(kTile, kTileRows), 0, s>>>(gate, rows, h, w);
     return launched();
 }
 
 int dlg_cuk_lstm_pack_bias(dlg_cu_stream s, const float *b, int64_t h, dlg_cuk_gates gate)
 {
-    k_lstm_pack_bias<<<blocks_for(4 * h), kThreads, 0, s>>>(b, h, gate);
+    k_lstm_pack_bias<float><<<blocks_for(4 * h), kThreads, 0, s>>>(b, h, gate);
     return launched();
 }
 
 int dlg_cuk_lstm_unpack_bias(dlg_cu_stream s, dlg_cuk_gates gate, int64_t h, float *b)
 {
-    k_lstm_unpack_bias<<<blocks_for(4 * h), kThreads, 0, s>>>(gate, h, b);
+    k_lstm_unpack_bias<float><<<blocks_for(4 * h), kThreads, 0, s>>>(gate, h, b);
+    return launched();
+}
+
+int dlg_cuk_lstm_pack_h(dlg_cu_stream s, dlg_cuk_htype ht, const float *w, int64_t rows,
+                        int64_t h, dlg_cuk_gates gate)
+{
+    HALF_CASE(ht, k_lstm_pack<T><<<tiles(h, rows), dim3(kTile, kTileRows), 0, s>>>(w, rows, h,
+                                                                                    gate));
+    return launched();
+}
+
+int dlg_cuk_lstm_unpack_h(dlg_cu_stream s, dlg_cuk_htype ht, dlg_cuk_gates gate, int64_t rows,
+                          int64_t h, float *w)
+{
+    HALF_CASE(ht, k_lstm_unpack<T><<<tiles(rows, h), dim3(kTile, kTileRows), 0, s>>>(gate, rows,
+                                                                                      h, w));
+    return launched();
+}
+
+int dlg_cuk_lstm_pack_bias_h(dlg_cu_stream s, dlg_cuk_htype ht, const float *b, int64_t h,
+                             dlg_cuk_gates gate)
+{
+    HALF_CASE(ht, k_lstm_pack_bias<T><<<blocks_for(4 * h), kThreads, 0, s>>>(b, h, gate));
+    return launched();
+}
+
+int dlg_cuk_lstm_unpack_bias_h(dlg_cu_stream s, dlg_cuk_htype ht, dlg_cuk_gates gate, int64_t h,
+                               float *b)
+{
+    HALF_CASE(ht, k_lstm_unpack_bias<T><<<blocks_for(4 * h), kThreads, 0, s>>>(gate, h, b));
     return launched();
 }
 

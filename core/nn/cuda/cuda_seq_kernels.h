@@ -34,10 +34,11 @@ int dlg_cuk_embed_bwd(dlg_cu_stream s, const float *ids, const float *dy, float 
 /* ---- LSTM weights <-> cuDNN weight space ----------------------------------- */
 /* The engine keeps W (rows x 4H, gates i f g o side by side in each row);
  * cuDNN keeps one H x rows matrix per gate (row-major, its "linear layer"
- * matrices), wherever cudnnGetRNNWeightParams says they are.  pack:
- * gate[g][h * rows + r] = w[r * 4H + g * H + h]; unpack is the inverse. */
+ * matrices), wherever cudnnGetRNNWeightParams says they are, in the RNN's
+ * data type.  pack: gate[g][h * rows + r] = w[r * 4H + g * H + h]; unpack
+ * is the inverse.  The engine's side is always fp32 (master weights). */
 typedef struct dlg_cuk_gates {
-    float *p[4];
+    void *p[4]; /* float, or half of the call's dlg_cuk_htype */
 } dlg_cuk_gates;
 int dlg_cuk_lstm_pack(dlg_cu_stream s, const float *w, int64_t rows, int64_t h,
                       dlg_cuk_gates gate);
@@ -45,6 +46,17 @@ int dlg_cuk_lstm_unpack(dlg_cu_stream s, dlg_cuk_gates gate, int64_t rows, int64
 /* Bias (4H, gates side by side) to and from cuDNN's four H-vectors. */
 int dlg_cuk_lstm_pack_bias(dlg_cu_stream s, const float *b, int64_t h, dlg_cuk_gates gate);
 int dlg_cuk_lstm_unpack_bias(dlg_cu_stream s, dlg_cuk_gates gate, int64_t h, float *b);
+/* The same into and out of a half weight space (cuda-fp16): pack rounds
+ * the fp32 master weights to nearest even; unpack widens the half weight
+ * gradient into the fp32 param gradient. */
+int dlg_cuk_lstm_pack_h(dlg_cu_stream s, dlg_cuk_htype t, const float *w, int64_t rows,
+                        int64_t h, dlg_cuk_gates gate);
+int dlg_cuk_lstm_unpack_h(dlg_cu_stream s, dlg_cuk_htype t, dlg_cuk_gates gate, int64_t rows,
+                          int64_t h, float *w);
+int dlg_cuk_lstm_pack_bias_h(dlg_cu_stream s, dlg_cuk_htype t, const float *b, int64_t h,
+                             dlg_cuk_gates gate);
+int dlg_cuk_lstm_unpack_bias_h(dlg_cu_stream s, dlg_cuk_htype t, dlg_cuk_gates gate, int64_t h,
+                               float *b);
 
 /* ---- gradient clipping ------------------------------------------------------ */
 /* Partial sums of squares of g[0..n) in double: slots[b] (+)= the part of

@@ -92,9 +92,12 @@ const dlg_option lm_options[] = {
                    "cpu: oneDNN; ref: plain-C reference kernels (slow, for checking)", 0},
     [L_DEVICE] = {"device", DLG_OPT_STRING, "auto", NULL, NULL, NULL,
                   "auto | cpu | cuda[:N] (auto: a CUDA device if there is one, else the CPU)", 0},
-    [L_PRECISION] = {"precision", DLG_OPT_ENUM, "fp32", NULL, NULL, "fp32|bf16",
+    [L_PRECISION] = {"precision", DLG_OPT_ENUM, "fp32", NULL, NULL, "fp32|bf16|tf32|fp16",
                      "bf16 (cpu, AVX-512): the LSTM and decoder on oneDNN's bf16 kernels with fp32 "
-                     "master weights, weight gradients, cell state and loss (autocast's recipe)", 0},
+                     "master weights, weight gradients, cell state and loss (autocast's recipe); "
+                     "tf32 (cuda): fp32 data, TF32 tensor-core math; fp16 (cuda): cuDNN's LSTM "
+                     "and the decoder on fp16 data with fp32 math, fp32 master weights and "
+                     "dynamic loss scaling (torch.autocast + GradScaler)", 0},
     CNN_CUDA_OPTION(L_ALGO_CACHE, L_WORKSPACE, L_DETERMINISTIC, L_GRAPHS),
     CNN_PROFILE_OPTION(L_PROFILE),
     [L_COUNT] = {0}};
@@ -114,7 +117,7 @@ const dlg_metric lm_metrics[] = {
     {"pct_peak", DLG_FIELD_DOUBLE, "%", "gflops as a percentage of peak_gflops"},
     {"peak_gflops", DLG_FIELD_DOUBLE, "GFLOP/s",
      "peak of the device that ran: the job's cores' FP32 peak (precision = bf16: their bf16 "
-     "rate), or on a GPU its dense FP32 peak"},
+     "rate), or on a GPU its dense peak for the precision (FP32, TF32, FP16 tensor core)"},
     {"peak_source", DLG_FIELD_STRING, "", "how the peak was derived"},
     {"params", DLG_FIELD_INT, "",
      "parameters of the model; one bias per LSTM gate (PyTorch, cuDNN and MXNet keep two, "
@@ -174,12 +177,12 @@ static int options(lm *s, const dlg_value *o)
                                 err, sizeof err);
     if (rc < 0)
         return h->error(h, -rc, "%s", err);
-    /* the CUDA LSTM keeps fp32 data whatever the backend's precision */
+    /* cuDNN documents no bf16 RNN: on CUDA the LSTM's mixed precision is fp16 */
     if (o[L_PRECISION].i == 1 && strncmp(s->backend, "cuda", 4) == 0)
         return h->error(h, DLG_ENOTSUP,
-                        "precision = bf16: lstm-ptb runs bf16 on the cpu only (cpu-bf16; %s has "
-                        "no bf16 LSTM): set device = cpu, or precision = fp32",
-                        s->backend);
+                        "precision = bf16: lstm-ptb runs bf16 on the cpu only (cpu-bf16); on "
+                        "CUDA its mixed precision is fp16 (cuDNN's fp16 LSTM, as autocast): set "
+                        "precision = fp16, or device = cpu");
     if (note[0])
         h->log(h, DLG_LOG_INFO, "%s", note);
     s->profile = o[L_PROFILE].i != 0;

@@ -3,7 +3,10 @@
 //
 // Supported: CUDNN_LSTM, CUDNN_RNN_ALGO_STANDARD, unidirectional, linear
 // input, any bias mode, any number of layers, FLOAT data and math
-// precision (any math type), no projection, no padded I/O, zero-rate
+// precision (any math type), or HALF data with FLOAT math precision (any
+// math type: what PyTorch passes for fp16, cuDNN's "pseudo half"; the
+// half operands are widened, the fp32 maths runs, results are rounded to
+// nearest even on store), no projection, no padded I/O, zero-rate
 // dropout; data CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED or _UNPACKED with
 // every sequence maxSeqLength long.  Everything else the API allows is
 // CUDNN_STATUS_NOT_SUPPORTED; what it does not allow is BAD_PARAM.
@@ -22,7 +25,10 @@
 //   call that finds the wrong one writes NaN to its outputs (the check
 //   runs on the stream, where a status can no longer be returned);
 // - devSeqLengths is read on the stream and must equal the descriptor's
-//   lengths (a backend that forgot to fill it gets NaN).
+//   lengths (a backend that forgot to fill it gets NaN);
+// - every descriptor a call takes (x, y, h, c, and those GetRNNWeightParams
+//   fills) has the RNN's data type, and the weight space's size is counted
+//   in elements of it (half: 2 bytes each).
 // All device work runs through fakegpu::submit with its arguments copied,
 // so it can be captured into a graph and replayed.
 #include "fakegpu.h"
@@ -32,6 +38,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <deque>
 #include <limits>
 #include <new>
 #include <vector>
@@ -42,10 +49,12 @@ struct cudnnRNNStruct {
     bool set;
     cudnnRNNBiasMode_t bias;
     int in, hid, layers;
+    cudnnDataType_t type; // dataType: FLOAT or HALF
 };
 
 struct cudnnRNNDataStruct {
     bool set;
+    cudnnDataType_t type;
     cudnnRNNDataLayout_t layout;
     int max_len, batch, vec;
     std::vector<int> lens;
@@ -82,17 +91,22 @@ bool has_bias(cudnnRNNBiasMode_t m, int lin)
 struct Net {
     int L, I, H;
     cudnnRNNBiasMode_t bias;
+    cudnnDataType_t type;
     int in(int l) const { return l ? H : I; }
+    size_t es() const { return fakegpu::type_size(type); } // bytes of an element
 };
 
-Net net_of(const cudnnRNNStruct *r) { return Net{r->layers, r->in, r->hid, r->bias}; }
+Net net_of(const cudnnRNNStruct *r)
+{
+    return Net{r->layers, r->in, r->hid, r->bias, r->type};
+}
 
-// Offsets in floats of each layer's linear-layer matrices and biases:
+// Offsets in elements of each layer's linear-layer matrices and biases:
 // per layer, W_i W_f W_g W_o (hidden x in), R_i R_f R_g R_o (hidden x
 // hidden), then the biases that exist in linLayerID order.
 struct WeightMap {
     std::vector<size_t> m, b; // [layer * 8 + lin]; b is kNone where absent
-    size_t total;             // floats
+    size_t total;             // elements
 };
 
 WeightMap weight_map(const Net &n)
@@ -180,6 +194,49 @@ void fill_nan(float *p, size_t n)
 
 double sigm(double v) { return 1.0 / (1.0 + exp(-v)); }
 
+// HALF data: a call's half operands as fp32 copies for the fp32 maths, and
+// its outputs rounded back (nearest even) when it is done.  The queued
+// work's argument structs keep float pointers; under HALF they hold the
+// half buffers' addresses until swapped for these copies.
+class Widened {
+  public:
+    explicit Widened(cudnnDataType_t t) : t_(t) {}
+    const float *in(const void *p, size_t n)
+    {
+        if (!p)
+            return nullptr;
+        bufs_.emplace_back(n);
+        for (size_t i = 0; i < n; i++)
+            bufs_.back()[i] = fakegpu::load(p, t_, i);
+        return bufs_.back().data();
+    }
+    // keep = false: the old contents are not read (NaN until written)
+    float *out(void *p, size_t n, bool keep)
+    {
+        if (!p)
+            return nullptr;
+        float *f = keep ? (float *)in(p, n) : (bufs_.emplace_back(n, kNaN), bufs_.back().data());
+        outs_.push_back({p, f, n});
+        return f;
+    }
+    ~Widened()
+    {
+        for (const Out &o : outs_)
+            for (size_t i = 0; i < o.n; i++)
+                fakegpu::store(o.dst, t_, i, o.src[i]);
+    }
+
+  private:
+    struct Out {
+        void *dst;
+        const float *src;
+        size_t n;
+    };
+    cudnnDataType_t t_;
+    std::deque<std::vector<float>> bufs_; // stable addresses
+    std::vector<Out> outs_;
+};
+
 // cuDNN reads devSeqLengths on the device when the work runs: so does this.
 bool lengths_ok(const int32_t *dev, const std::vector<int> &host, const char *fn)
 {
@@ -246,6 +303,10 @@ struct RnnCall {
     const int32_t *dev_lens;
     float *ws;
     void *reserve;
+    // elements of x, y, and of h or c (all layers)
+    size_t nx() const { return (size_t)T * B * n.I; }
+    size_t ny() const { return (size_t)T * B * n.H; }
+    size_t nh() const { return (size_t)n.L * B * n.H; }
 };
 
 struct FwdArgs : RnnCall {
@@ -493,7 +554,8 @@ cudnnStatus_t check_data(cudnnRNNDataDescriptor_t d, int vec)
 cudnnStatus_t check_io(cudnnRNNDescriptor_t r, cudnnRNNDataDescriptor_t xd,
                        cudnnRNNDataDescriptor_t yd)
 {
-    if (check_data(xd, r->in) != OK || check_data(yd, r->hid) != OK)
+    if (check_data(xd, r->in) != OK || check_data(yd, r->hid) != OK || xd->type != r->type ||
+        yd->type != r->type)
         return BAD;
     if (xd->max_len != yd->max_len || xd->batch != yd->batch || xd->layout != yd->layout ||
         xd->lens != yd->lens)
@@ -501,11 +563,12 @@ cudnnStatus_t check_io(cudnnRNNDescriptor_t r, cudnnRNNDataDescriptor_t xd,
     return OK;
 }
 
-// hDesc / cDesc: fully packed FLOAT [numLayers][batch][hiddenSize] (no
-// projection, so both have hiddenSize), as cuDNN documents them.
+// hDesc / cDesc: fully packed [numLayers][batch][hiddenSize] of the RNN's
+// data type (no projection, so both have hiddenSize), as cuDNN documents
+// them.
 cudnnStatus_t check_state(cudnnTensorDescriptor_t d, cudnnRNNDescriptor_t r, int batch)
 {
-    if (!d || d->type != CUDNN_DATA_FLOAT || d->nb != 3)
+    if (!d || d->type != r->type || d->nb != 3)
         return BAD;
     const int dims[3] = {r->layers, batch, r->hid};
     const int strides[3] = {batch * r->hid, r->hid, 1};
@@ -522,7 +585,7 @@ cudnnStatus_t check_spaces(const Net &n, int T, int B, size_t wsize, const void 
                            size_t work_size, const void *work, bool reserve, size_t res_size,
                            const void *res)
 {
-    if (!wspace || wsize < weight_map(n).total * sizeof(float))
+    if (!wspace || wsize < weight_map(n).total * n.es())
         return BAD;
     if (!work || work_size < ws_bytes(n, T, B))
         return BAD;
@@ -550,9 +613,10 @@ cudnnStatus_t begin_call(cudnnRNNDescriptor_t r, cudnnRNNDataDescriptor_t xd,
     return OK;
 }
 
-void set_tensor(cudnnTensorDescriptor_t d, int nb, const int *dims, const int *strides)
+void set_tensor(cudnnTensorDescriptor_t d, cudnnDataType_t t, int nb, const int *dims,
+                const int *strides)
 {
-    d->type = CUDNN_DATA_FLOAT;
+    d->type = t;
     d->nb = nb;
     for (int i = 0; i < fakegpu::kDimMax; i++) {
         d->dim[i] = i < nb ? dims[i] : 0;
@@ -626,6 +690,7 @@ extern "C" cudnnStatus_t cudnnSetRNNDescriptor_v8(
         dataType != CUDNN_DATA_DOUBLE)
         return BAD;
     // FLOAT data computes in FLOAT, DOUBLE in DOUBLE, HALF in HALF or FLOAT
+    // (cudnn_adv.h: mathPrec is the compute precision)
     if (dataType == CUDNN_DATA_FLOAT ? mathPrec != CUDNN_DATA_FLOAT
         : dataType == CUDNN_DATA_DOUBLE ? mathPrec != CUDNN_DATA_DOUBLE
         : mathPrec != CUDNN_DATA_HALF && mathPrec != CUDNN_DATA_FLOAT)
@@ -639,12 +704,13 @@ extern "C" cudnnStatus_t cudnnSetRNNDescriptor_v8(
     // what the stand-in computes
     if (algo != CUDNN_RNN_ALGO_STANDARD || cellMode != CUDNN_LSTM ||
         dirMode != CUDNN_UNIDIRECTIONAL || inputMode != CUDNN_LINEAR_INPUT ||
-        dataType != CUDNN_DATA_FLOAT || projSize != hiddenSize ||
+        (dataType != CUDNN_DATA_FLOAT && dataType != CUDNN_DATA_HALF) ||
+        mathPrec != CUDNN_DATA_FLOAT || projSize != hiddenSize ||
         auxFlags != CUDNN_RNN_PADDED_IO_DISABLED)
         return UNSUP;
     if (dropoutDesc && dropoutDesc->rate > 0.0f && numLayers > 1)
         return UNSUP;
-    *rnnDesc = cudnnRNNStruct{true, biasMode, inputSize, hiddenSize, numLayers};
+    *rnnDesc = cudnnRNNStruct{true, biasMode, inputSize, hiddenSize, numLayers, dataType};
     return OK;
 }
 
@@ -684,12 +750,13 @@ extern "C" cudnnStatus_t cudnnSetRNNDataDescriptor(cudnnRNNDataDescriptor_t rnnD
         if (layout == CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED &&
             seqLengthArray[b] > seqLengthArray[b - 1])
             return BAD;
-    // only sequence-major, every sequence full length, fp32
-    if (layout == CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED || dataType != CUDNN_DATA_FLOAT)
+    // only sequence-major, every sequence full length, fp32 or fp16
+    if (layout == CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED || dataType == CUDNN_DATA_DOUBLE)
         return UNSUP;
     for (int b = 0; b < batchSize; b++)
         if (seqLengthArray[b] != maxSeqLength)
             return UNSUP;
+    rnnDataDesc->type = dataType;
     rnnDataDesc->layout = layout;
     rnnDataDesc->max_len = maxSeqLength;
     rnnDataDesc->batch = batchSize;
@@ -707,7 +774,8 @@ extern "C" cudnnStatus_t cudnnGetRNNWeightSpaceSize(cudnnHandle_t handle,
 {
     if (!handle || !rnn_ok(rnnDesc) || !weightSpaceSize)
         return BAD;
-    *weightSpaceSize = weight_map(net_of(rnnDesc)).total * sizeof(float);
+    const Net n = net_of(rnnDesc);
+    *weightSpaceSize = weight_map(n).total * n.es();
     return OK;
 }
 
@@ -747,28 +815,28 @@ extern "C" cudnnStatus_t cudnnGetRNNWeightParams(cudnnHandle_t handle,
     const Net n = net_of(rnnDesc);
     const WeightMap wm = weight_map(n);
     if (pseudoLayer < 0 || pseudoLayer >= n.L || linLayerID < 0 || linLayerID > 8 ||
-        !weightSpace || weightSpaceSize < wm.total * sizeof(float))
+        !weightSpace || weightSpaceSize < wm.total * n.es())
         return BAD;
     const int none[1] = {0};
     if (linLayerID == 8) {
-        set_tensor(mDesc, 0, none, none);
-        set_tensor(bDesc, 0, none, none);
+        set_tensor(mDesc, n.type, 0, none, none);
+        set_tensor(bDesc, n.type, 0, none, none);
         *mAddr = *bAddr = nullptr;
         return OK;
     }
-    float *base = (float *)weightSpace;
+    char *base = (char *)weightSpace;
     const size_t k = (size_t)pseudoLayer * 8 + linLayerID;
     const int rows = n.H, cols = linLayerID < 4 ? n.in(pseudoLayer) : n.H;
     const int md[3] = {1, rows, cols}, ms[3] = {rows * cols, cols, 1};
-    set_tensor(mDesc, 3, md, ms);
-    *mAddr = base + wm.m[k];
+    set_tensor(mDesc, n.type, 3, md, ms);
+    *mAddr = base + wm.m[k] * n.es();
     if (wm.b[k] == kNone) {
-        set_tensor(bDesc, 0, none, none);
+        set_tensor(bDesc, n.type, 0, none, none);
         *bAddr = nullptr;
     } else {
         const int bd[3] = {1, rows, 1}, bs[3] = {rows, 1, 1};
-        set_tensor(bDesc, 3, bd, bs);
-        *bAddr = base + wm.b[k];
+        set_tensor(bDesc, n.type, 3, bd, bs);
+        *bAddr = base + wm.b[k] * n.es();
     }
     return OK;
 }
@@ -796,7 +864,18 @@ extern "C" cudnnStatus_t cudnnRNNForward(
         return BAD;
     FwdArgs a{c, training, (const float *)x, (const float *)hx, (const float *)cx,
               (const float *)weightSpace, (float *)y, (float *)hy, (float *)cy};
-    fakegpu::submit(handle->stream, [a]() { run_forward(a); });
+    fakegpu::submit(handle->stream, [a]() {
+        if (a.n.type == CUDNN_DATA_FLOAT)
+            return run_forward(a);
+        const size_t nx = a.nx(), ny = a.ny(), nh = a.nh();
+        Widened h(a.n.type);
+        FwdArgs f = a;
+        f.x = h.in(a.x, nx), f.hx = h.in(a.hx, nh), f.cx = h.in(a.cx, nh);
+        f.w = h.in(a.w, a.wm.total);
+        f.y = h.out(a.y, ny, false), f.hy = h.out(a.hy, nh, false);
+        f.cy = h.out(a.cy, nh, false);
+        run_forward(f);
+    });
     return OK;
 }
 
@@ -819,7 +898,18 @@ extern "C" cudnnStatus_t cudnnRNNBackwardData_v8(
         return BAD;
     BwdDataArgs a{c, (const float *)dy, (const float *)dhy, (const float *)cx, (const float *)dcy,
                   (const float *)weightSpace, (float *)dx, (float *)dhx, (float *)dcx};
-    fakegpu::submit(handle->stream, [a]() { run_backward_data(a); });
+    fakegpu::submit(handle->stream, [a]() {
+        if (a.n.type == CUDNN_DATA_FLOAT)
+            return run_backward_data(a);
+        const size_t nx = a.nx(), ny = a.ny(), nh = a.nh();
+        Widened h(a.n.type);
+        BwdDataArgs f = a;
+        f.dy = h.in(a.dy, ny), f.dhy = h.in(a.dhy, nh), f.cx = h.in(a.cx, nh);
+        f.dcy = h.in(a.dcy, nh), f.w = h.in(a.w, a.wm.total);
+        f.dx = h.out(a.dx, nx, false), f.dhx = h.out(a.dhx, nh, false);
+        f.dcx = h.out(a.dcx, nh, false);
+        run_backward_data(f);
+    });
     return OK;
 }
 
@@ -844,6 +934,15 @@ extern "C" cudnnStatus_t cudnnRNNBackwardWeights_v8(
         return BAD;
     BwdWeightsArgs a{c, (const float *)x, (const float *)hx, (const float *)y,
                      (float *)dweightSpace};
-    fakegpu::submit(handle->stream, [a]() { run_backward_weights(a); });
+    fakegpu::submit(handle->stream, [a]() {
+        if (a.n.type == CUDNN_DATA_FLOAT)
+            return run_backward_weights(a);
+        const size_t nx = a.nx(), ny = a.ny(), nh = a.nh();
+        Widened h(a.n.type);
+        BwdWeightsArgs f = a;
+        f.x = h.in(a.x, nx), f.hx = h.in(a.hx, nh), f.y = h.in(a.y, ny);
+        f.dw = h.out(a.dw, a.wm.total, true); // CUDNN_WGRAD_MODE_ADD reads it
+        run_backward_weights(f);
+    });
     return OK;
 }
