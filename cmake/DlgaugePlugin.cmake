@@ -16,8 +16,10 @@ function(dlg_add_plugin target)
   if(P_LIBS)
     target_link_libraries(${target} PRIVATE ${P_LIBS})
   endif()
-  # Unresolved symbols are load-time errors we want at link time instead.
-  target_link_options(${target} PRIVATE -Wl,--no-undefined)
+  # Unresolved symbols are load-time errors we want at link time instead;
+  # the static libraries a plugin links (the nn engine, data formats) stay
+  # inside it: their symbols are not exported beside the entry point.
+  target_link_options(${target} PRIVATE -Wl,--no-undefined -Wl,--exclude-libs,ALL)
   if(DLG_PLUGIN_INSTALL_DIR)
     install(TARGETS ${target} LIBRARY DESTINATION ${DLG_PLUGIN_INSTALL_DIR})
   endif()

@@ -205,7 +205,9 @@ int dlg_net_layers_by_time(const dlg_net *net, int *layers, int max);
 typedef enum dlg_graphs { DLG_GRAPHS_AUTO = 0, DLG_GRAPHS_ON = 1, DLG_GRAPHS_OFF = 2 } dlg_graphs;
 
 typedef struct dlg_plan_opts {
-    const char *backend; /* "cpu" (oneDNN, default) or "ref" (plain C) */
+    const char *backend; /* "cpu" (oneDNN fp32, default), "cpu-bf16" (oneDNN bf16,
+                          * AVX-512), "ref" (plain C), or "cuda[-tf32|-bf16|-fp16][:N]"
+                          * (cuDNN/cuBLAS, loaded on demand) */
     int threads;         /* the job's vCPUs (dlg_job_info.cpus); 0: runtime default.
                           * cpu backend: omp_set_num_threads on the thread that
                           * runs forward/backward (oneDNN 2.6 uses OpenMP) */
