@@ -88,30 +88,8 @@ static void test_gradcheck_cT(void **st) { gradcheck_output(2); }
 /* ids -> embedding -> LSTM -> decoder (tied or not) -> loss per token */
 static dlg_net *lm(bool tied, const char *backend, int V, int D)
 {
-    dlg_net *net;
-    assert_int_equal(dlg_net_create(&net, "lm"), 0);
-    int ids = dlg_labels(net, "ids", T * B), y = dlg_labels(net, "y", T * B);
-    int h0 = dlg_input(net, "h0", B, D, 1, 1), c0 = dlg_input(net, "c0", B, D, 1, 1);
-    int e = dlg_embedding(net, "emb", ids, V, D);
-    int o = dlg_lstm(net, "lstm", e, h0, c0, D, T, NULL, NULL);
-    dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_GAUSSIAN, 0.3f},
-                        (dlg_filler){DLG_FILL_GAUSSIAN, 0.3f});
-    int logits = dlg_fc(net, "dec", o, V);
-    if (tied)
-        dlg_net_tie(net, "dec", "emb");
-    dlg_softmax_loss(net, "loss", logits, y);
-    if (dlg_net_status(net) < 0)
-        fail_msg("build: %s", dlg_net_error(net));
-    plan(net, backend, false);
-    float idv[T * B], yv[T * B];
-    for (int i = 0; i < T * B; i++) {
-        idv[i] = (float)((i * 5 + 1) % V);
-        yv[i] = (float)((i * 3 + 2) % V);
-    }
-    assert_int_equal(dlg_net_write(net, ids, DLG_DATA, idv, T * B), 0);
-    assert_int_equal(dlg_net_write(net, y, DLG_DATA, yv, T * B), 0);
-    assert_int_equal(tu_fill_blob(net, h0, FILL_GAUSS, 3), 0);
-    assert_int_equal(tu_fill_blob(net, c0, FILL_GAUSS, 4), 0);
+    dlg_net *net = tu_lstm_lm(backend, T, B, V, D, tied);
+    assert_non_null(net);
     return net;
 }
 

@@ -190,3 +190,50 @@ int tu_step_off(dlg_net *ref, dlg_net *net, int blob, const float *before, doubl
     free(b);
     return rc;
 }
+
+/* The ids and targets of tu_lstm_lm, and its initial state. */
+static int lm_inputs(dlg_net *net, int64_t n, int vocab)
+{
+    float *ids = malloc((size_t)n * sizeof(float)), *y = malloc((size_t)n * sizeof(float));
+    int rc = ids && y ? 0 : -1;
+    for (int64_t i = 0; !rc && i < n; i++) {
+        ids[i] = (float)((i * 5 + 1) % vocab);
+        y[i] = (float)((i * 3 + 2) % vocab);
+    }
+    if (!rc)
+        rc = dlg_net_write(net, dlg_net_blob(net, "ids"), DLG_DATA, ids, (size_t)n);
+    if (!rc)
+        rc = dlg_net_write(net, dlg_net_blob(net, "y"), DLG_DATA, y, (size_t)n);
+    if (!rc)
+        rc = tu_fill_blob(net, dlg_net_blob(net, "h0"), FILL_GAUSS, 3);
+    if (!rc)
+        rc = tu_fill_blob(net, dlg_net_blob(net, "c0"), FILL_GAUSS, 4);
+    free(ids);
+    free(y);
+    return rc;
+}
+
+dlg_net *tu_lstm_lm(const char *backend, int steps, int batch, int vocab, int dim, bool tied)
+{
+    dlg_net *net;
+    if (dlg_net_create(&net, "lm") < 0)
+        return NULL;
+    int ids = dlg_labels(net, "ids", steps * batch), y = dlg_labels(net, "y", steps * batch);
+    int h0 = dlg_input(net, "h0", batch, dim, 1, 1), c0 = dlg_input(net, "c0", batch, dim, 1, 1);
+    int e = dlg_embedding(net, "emb", ids, vocab, dim);
+    int o = dlg_lstm(net, "lstm", e, h0, c0, dim, steps, NULL, NULL);
+    dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_GAUSSIAN, 0.3f},
+                        (dlg_filler){DLG_FILL_GAUSSIAN, 0.3f});
+    int logits = dlg_fc(net, "dec", o, vocab);
+    if (tied)
+        dlg_net_tie(net, "dec", "emb");
+    dlg_softmax_loss(net, "loss", logits, y);
+    dlg_plan_opts po = {.backend = backend, .threads = 2, .train = true, .seed = 5};
+    if (dlg_net_status(net) < 0 || dlg_net_plan(net, &po) < 0 ||
+        lm_inputs(net, (int64_t)steps * batch, vocab) < 0) {
+        fprintf(stderr, "lstm language model on %s: %s\n", backend, dlg_net_error(net));
+        dlg_net_destroy(net);
+        return NULL;
+    }
+    return net;
+}

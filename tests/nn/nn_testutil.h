@@ -38,6 +38,14 @@ float *tu_read_copy(dlg_net *net, int blob);
  * largest distance of net's from ref's.  0, or -1 if unreadable. */
 int tu_step_off(dlg_net *ref, dlg_net *net, int blob, const float *before, double *step, double *off);
 
+/* lstm-ptb's model: ids (steps*batch tokens) -> embedding "emb" (vocab x
+ * dim) -> LSTM "lstm" (dim) -> decoder "dec" (tied to the table or not)
+ * -> softmax loss "loss" per token, fillers N(0, 0.3^2); planned to train
+ * on backend (2 threads, seed 5) with ids (5i + 1) mod vocab, targets "y"
+ * (3i + 2) mod vocab, "h0" and "c0" N(0, 1).  NULL (the error printed) if
+ * it cannot be built or planned. */
+dlg_net *tu_lstm_lm(const char *backend, int steps, int batch, int vocab, int dim, bool tied);
+
 /* Central finite-difference check of a planned (train, input_grads) net.
  * Objective: the loss (loss_blob >= 0) or sum(out * R) for a fixed random R.
  * Checks up to max_per_blob elements of each blob in `check` against the

@@ -1,12 +1,16 @@
-/* The LSTM on cpu-bf16 (oneDNN's bf16 LSTM: bf16 x, h, y and weights,
- * fp32 cell state, bias and gradients; fp32 master weights) against the
- * fp32 reference: two stacked layers' outputs and every gradient (input,
- * initial states, Wx, Wh, bias) within 2e-2 relative error, with bf16
- * rounding visible (more than 4x the fp32 cpu backend's error); the bf16
- * weight copies follow new weights; an SGD step lands on the fp32
- * masters; a language model (embedding, LSTM, tied bf16 decoder, fp32
- * loss) agrees in its loss and gradients.  Below AVX-512 the backend
- * must refuse with a line that says why. */
+/* The LSTM on cpu-bf16 (training: the GEMM path of cpu_lstm_gemm.c;
+ * inference: oneDNN's bf16 LSTM; bf16 x, h and weights, fp32 cell state,
+ * bias and gradients; fp32 master weights) against the fp32 reference:
+ * two stacked layers' outputs and every gradient (input, initial states,
+ * Wx, Wh, bias) within 2e-2 relative error, with bf16 rounding visible
+ * (more than 4x the fp32 cpu backend's error), also for one step, one
+ * stream, a hidden width no multiple of 16, several BPTT windows with the
+ * state carried, and (against fp32) gate loops wide enough to go
+ * parallel; inference stays on oneDNN's LSTM, within the tolerance too;
+ * the bf16 weight copies follow new weights; an SGD
+ * step lands on the fp32 masters; a language model (embedding, LSTM, tied
+ * bf16 decoder, fp32 loss) agrees in its loss and gradients.  Below
+ * AVX-512 the backend must refuse with a line that says why. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,6 +31,12 @@
 /* time steps, streams, input and hidden width of the stacked LSTM */
 enum { T = 5, B = 4, I = 24, H = 32, NB = 3 };
 
+typedef struct lstm_shape {
+    int T, B, I, H;
+} lstm_shape;
+
+static const lstm_shape base = {T, B, I, H};
+
 static const char *backends[NB] = {"ref", "cpu-bf16", "cpu"};
 
 static bool has_avx512(void)
@@ -35,42 +45,51 @@ static bool has_avx512(void)
     return (isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
 }
 
+static const char *const inputs[5] = {"x", "h0_0", "c0_0", "h0_1", "c0_1"};
+
 /* x (T*B x I) -> lstm0 -> lstm1 (H), states h0_k, c0_k; the last layer's
- * y ("L"), hT and cT; NULL with the error in err. */
-static dlg_net *stacked(const char *backend, char *err, size_t errlen)
+ * y ("L"), hT and cT; planned to train (or for inference); NULL with the
+ * error in err. */
+static dlg_net *stacked_as(const char *backend, lstm_shape s, bool train, char *err, size_t errlen)
 {
     dlg_net *net;
     assert_int_equal(dlg_net_create(&net, backend), 0);
-    int x = dlg_input(net, "x", T * B, I, 1, 1);
+    int x = dlg_input(net, "x", s.T * s.B, s.I, 1, 1);
     for (int k = 0; k < 2; k++) {
         char h[8], c[8], l[8];
         snprintf(h, sizeof h, "h0_%d", k);
         snprintf(c, sizeof c, "c0_%d", k);
         snprintf(l, sizeof l, k ? "L" : "lstm0");
-        x = dlg_lstm(net, l, x, dlg_input(net, h, B, H, 1, 1), dlg_input(net, c, B, H, 1, 1), H, T, NULL,
-                     NULL);
+        x = dlg_lstm(net, l, x, dlg_input(net, h, s.B, s.H, 1, 1), dlg_input(net, c, s.B, s.H, 1, 1),
+                     s.H, s.T, NULL, NULL);
     }
-    dlg_plan_opts o = {.backend = backend, .threads = 2, .train = true, .seed = 9, .input_grads = true,
+    dlg_plan_opts o = {.backend = backend, .threads = 2, .train = train, .seed = 9, .input_grads = train,
                        .keep_all = true};
     if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0) {
         snprintf(err, errlen, "%s", dlg_net_error(net));
         dlg_net_destroy(net);
         return NULL;
     }
-    const char *in[5] = {"x", "h0_0", "c0_0", "h0_1", "c0_1"};
     for (int i = 0; i < 5; i++)
-        assert_int_equal(tu_fill_blob(net, dlg_net_blob(net, in[i]), FILL_GAUSS, 21 + (uint64_t)i), 0);
+        assert_int_equal(tu_fill_blob(net, dlg_net_blob(net, inputs[i]), FILL_GAUSS, 21 + (uint64_t)i), 0);
     return net;
 }
 
-static dlg_net *stacked_ok(const char *backend)
+static dlg_net *stacked(const char *backend, char *err, size_t errlen)
+{
+    return stacked_as(backend, base, true, err, errlen);
+}
+
+static dlg_net *shaped_ok(const char *backend, lstm_shape s, bool train)
 {
     char err[512];
-    dlg_net *net = stacked(backend, err, sizeof err);
+    dlg_net *net = stacked_as(backend, s, train, err, sizeof err);
     if (!net)
         fail_msg("%s: %s", backend, err);
     return net;
 }
+
+static dlg_net *stacked_ok(const char *backend) { return shaped_ok(backend, base, true); }
 
 /* The last layer's outputs: y, hT, cT. */
 static void outputs(dlg_net *net, int out[3])
@@ -90,8 +109,9 @@ static double blob_err(dlg_net *a, dlg_net *b, int blob, dlg_which w)
     return e;
 }
 
-/* The same output gradients into y, hT and cT of each net, then backward. */
-static void backward_all(dlg_net **nets, int n)
+/* The same output gradients (drawn from seed) into y, hT and cT of each
+ * net, then backward. */
+static void backward_seeded(dlg_net **nets, int n, uint64_t seed)
 {
     int out[3];
     outputs(nets[0], out);
@@ -99,7 +119,7 @@ static void backward_all(dlg_net **nets, int n)
         int64_t c = tu_count(nets[0], out[i]);
         float *g = malloc((size_t)c * sizeof(float));
         assert_non_null(g);
-        tu_fill(g, c, FILL_GAUSS, 77 + (uint64_t)i);
+        tu_fill(g, c, FILL_GAUSS, seed + (uint64_t)i);
         for (int k = 0; k < n; k++)
             assert_int_equal(dlg_net_write(nets[k], out[i], DLG_DIFF, g, (size_t)c), 0);
         free(g);
@@ -108,6 +128,8 @@ static void backward_all(dlg_net **nets, int n)
         if (dlg_net_backward(nets[k]) < 0)
             fail_msg("%s", dlg_net_error(nets[k]));
 }
+
+static void backward_all(dlg_net **nets, int n) { backward_seeded(nets, n, 77); }
 
 static void forward_all(dlg_net **nets, int n)
 {
@@ -131,32 +153,45 @@ static double fwd_err(dlg_net *net, dlg_net *ref)
  * layer's Wx, Wh and bias; each within the bf16 tolerance. */
 static double grad_err(dlg_net *net, dlg_net *ref, const char *as)
 {
-    const char *in[5] = {"x", "h0_0", "c0_0", "h0_1", "c0_1"}, *at = "";
+    const char *at = "";
     double worst = 0;
     for (int i = 0; i < 5 + 6; i++) {
-        int b = i < 5 ? dlg_net_blob(ref, in[i]) : dlg_net_param(ref, i < 8 ? "lstm0" : "L", (i - 5) % 3);
+        int b = i < 5 ? dlg_net_blob(ref, inputs[i]) : dlg_net_param(ref, i < 8 ? "lstm0" : "L", (i - 5) % 3);
         assert_true(b >= 0);
         double e = blob_err(net, ref, b, DLG_DIFF);
-        assert_true(e < BF16_TOL);
         if (e > worst) {
             worst = e;
-            at = i < 5 ? in[i] : i < 8 ? "lstm0 param" : "L param";
+            at = i < 5 ? inputs[i] : i < 8 ? "lstm0 param" : "L param";
         }
     }
     printf("  %-4s training: worst gradient error %.2e (%s)\n", as, worst, at);
+    assert_true(worst < BF16_TOL);
     return worst;
 }
 
-/* Forward and backward on ref, cpu-bf16 and cpu: bf16 within the
- * tolerance, and not fp32 under another name. */
-static void test_lstm_vs_ref(void **st)
+/* The implementation the layer named got. */
+static const char *impl_of(dlg_net *net, const char *layer)
+{
+    for (int i = 0; i < dlg_net_layer_count(net); i++) {
+        dlg_layer_info li;
+        if (dlg_net_layer_info(net, i, &li) == 0 && !strcmp(li.name, layer))
+            return dlg_net_layer_impl(net, i);
+    }
+    return "";
+}
+
+/* Forward and backward of shape s on ref, cpu-bf16 and cpu: bf16 within
+ * the tolerance, and not fp32 under another name. */
+static void vs_ref(lstm_shape s)
 {
     dlg_net *nets[NB];
     for (int k = 0; k < NB; k++)
-        nets[k] = stacked_ok(backends[k]);
+        nets[k] = shaped_ok(backends[k], s, true);
+    assert_string_equal(impl_of(nets[1], "L"), "matmul");
     forward_all(nets, NB);
     double e = fwd_err(nets[1], nets[0]), e32 = fwd_err(nets[2], nets[0]);
-    printf("  forward (y, hT, cT): bf16 %.2e, fp32 %.2e\n", e, e32);
+    printf("  T %d B %d I %d H %d forward (y, hT, cT): bf16 %.2e, fp32 %.2e\n", s.T, s.B, s.I, s.H, e,
+           e32);
     assert_true(e < BF16_TOL);
     assert_true(e > 4 * e32);
     backward_all(nets, NB);
@@ -164,6 +199,90 @@ static void test_lstm_vs_ref(void **st)
     assert_true(g > 4 * g32);
     for (int k = 0; k < NB; k++)
         dlg_net_destroy(nets[k]);
+}
+
+static void test_lstm_vs_ref(void **st) { vs_ref(base); }
+
+/* The GEMMs' and gate loops' edges: one step, one stream, a hidden width
+ * no multiple of 16 with an odd input width. */
+static void test_edge_shapes(void **st)
+{
+    const lstm_shape s[3] = {{1, 4, 24, 32}, {5, 1, 24, 32}, {3, 3, 7, 20}};
+    for (int i = 0; i < 3; i++)
+        vs_ref(s[i]);
+}
+
+/* 128 streams of 512 units: the gate loops' parallel branch (from 2^16
+ * values a step), checked against the fp32 cpu backend (the reference
+ * would take seconds). */
+static void test_parallel_gates(void **st)
+{
+    const lstm_shape s = {2, 128, 16, 512};
+    dlg_net *f32 = shaped_ok("cpu", s, true), *bf = shaped_ok("cpu-bf16", s, true);
+    dlg_net *nets[2] = {f32, bf};
+    forward_all(nets, 2);
+    double e = fwd_err(bf, f32);
+    printf("  T %d B %d I %d H %d forward against fp32: %.2e\n", s.T, s.B, s.I, s.H, e);
+    assert_true(e < BF16_TOL);
+    backward_all(nets, 2);
+    grad_err(bf, f32, "bf16");
+    dlg_net_destroy(bf);
+    dlg_net_destroy(f32);
+}
+
+/* Each layer's final state into its initial one (lstm-ptb's carry). */
+static void carry(dlg_net *net)
+{
+    const char *from[4] = {"lstm0/hT", "lstm0/cT", "L/hT", "L/cT"};
+    for (int i = 0; i < 4; i++) {
+        float *v = tu_read_copy(net, dlg_net_blob(net, from[i]));
+        assert_non_null(v);
+        int to = dlg_net_blob(net, inputs[1 + i]);
+        assert_int_equal(dlg_net_write(net, to, DLG_DATA, v, (size_t)tu_count(net, to)), 0);
+        free(v);
+    }
+}
+
+/* Truncated BPTT as lstm-ptb trains: three windows in a row, each with
+ * new x and output gradients and each net's own final state carried into
+ * the next; every window within the tolerance. */
+static void test_bptt_windows(void **st)
+{
+    dlg_net *ref = stacked_ok("ref"), *bf = stacked_ok("cpu-bf16"), *nets[2] = {ref, bf};
+    int x = dlg_net_blob(ref, "x");
+    for (int w = 0; w < 3; w++) {
+        if (w) {
+            carry(ref);
+            carry(bf);
+            assert_int_equal(tu_write_same(ref, bf, x, x, 50 + (uint64_t)w, false), 0);
+        }
+        forward_all(nets, 2);
+        double e = fwd_err(bf, ref);
+        printf("  window %d: forward %.2e\n", w, e);
+        assert_true(e < BF16_TOL);
+        backward_seeded(nets, 2, 90 + 10 * (uint64_t)w);
+        grad_err(bf, ref, "bf16");
+    }
+    dlg_net_destroy(bf);
+    dlg_net_destroy(ref);
+}
+
+/* Inference keeps oneDNN's bf16 LSTM (as fast as the GEMMs' forward, one
+ * primitive): within the tolerance, bf16 rounding visible. */
+static void test_inference_vs_ref(void **st)
+{
+    dlg_net *ref = shaped_ok("ref", base, false), *bf = shaped_ok("cpu-bf16", base, false);
+    dlg_net *nets[2] = {ref, bf};
+    const char *impl = impl_of(bf, "L");
+    printf("  inference LSTM: %s\n", impl);
+    assert_string_not_equal(impl, "matmul");
+    forward_all(nets, 2);
+    double e = fwd_err(bf, ref);
+    printf("  forward (y, hT, cT): bf16 %.2e\n", e);
+    assert_true(e < BF16_TOL);
+    assert_true(e > 1e-5);
+    dlg_net_destroy(bf);
+    dlg_net_destroy(ref);
 }
 
 /* The same fresh N(0, 0.3^2) values (the fillers' scale: N(0, 1) weights
@@ -239,28 +358,8 @@ enum { V = 50 };
  * table -> softmax loss per token */
 static dlg_net *lm(const char *backend)
 {
-    dlg_net *net;
-    assert_int_equal(dlg_net_create(&net, backend), 0);
-    int ids = dlg_labels(net, "ids", T * B), y = dlg_labels(net, "y", T * B);
-    int h0 = dlg_input(net, "h0", B, H, 1, 1), c0 = dlg_input(net, "c0", B, H, 1, 1);
-    int e = dlg_embedding(net, "emb", ids, V, H);
-    int o = dlg_lstm(net, "lstm", e, h0, c0, H, T, NULL, NULL);
-    dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_GAUSSIAN, 0.3f}, (dlg_filler){DLG_FILL_GAUSSIAN, 0.3f});
-    int logits = dlg_fc(net, "dec", o, V);
-    dlg_net_tie(net, "dec", "emb");
-    dlg_softmax_loss(net, "loss", logits, y);
-    dlg_plan_opts po = {.backend = backend, .threads = 2, .train = true, .seed = 5};
-    if (dlg_net_status(net) < 0 || dlg_net_plan(net, &po) < 0)
-        fail_msg("%s: %s", backend, dlg_net_error(net));
-    float idv[T * B], yv[T * B];
-    for (int i = 0; i < T * B; i++) {
-        idv[i] = (float)((i * 7 + 1) % V);
-        yv[i] = (float)((i * 3 + 2) % V);
-    }
-    assert_int_equal(dlg_net_write(net, ids, DLG_DATA, idv, T * B), 0);
-    assert_int_equal(dlg_net_write(net, y, DLG_DATA, yv, T * B), 0);
-    assert_int_equal(tu_fill_blob(net, h0, FILL_GAUSS, 3), 0);
-    assert_int_equal(tu_fill_blob(net, c0, FILL_GAUSS, 4), 0);
+    dlg_net *net = tu_lstm_lm(backend, T, B, V, H, true);
+    assert_non_null(net);
     return net;
 }
 
@@ -308,6 +407,10 @@ int main(void)
         return cmocka_run_group_tests(tests, NULL, NULL);
     }
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_lstm_vs_ref),
+                                       cmocka_unit_test(test_edge_shapes),
+                                       cmocka_unit_test(test_parallel_gates),
+                                       cmocka_unit_test(test_bptt_windows),
+                                       cmocka_unit_test(test_inference_vs_ref),
                                        cmocka_unit_test(test_weights_follow),
                                        cmocka_unit_test(test_sgd_master),
                                        cmocka_unit_test(test_lm_vs_ref)};

@@ -12,8 +12,12 @@
  * to it are fp32 reference loops), converted by the arguments' reorders;
  * each weight keeps a bf16 copy per primitive layout, made again only
  * when the fp32 master moves, and SGD updates the masters with the fp32
- * weight gradients. */
+ * weight gradients.  That is inference; cpu-bf16 training runs on
+ * oneDNN matmuls instead (cpu_lstm_gemm.c, use_gemm: oneDNN 2.6's bf16
+ * LSTM backward is slower than its fp32 one), so the primitives' backward
+ * here runs fp32 only. */
 #include "cpu.h"
+#include "cpu_lstm_gemm.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +30,8 @@ typedef struct lstm_prims {
     float *spare[6];
     /* cpu-bf16: bf16 Wx, Wh in the forward's and the backward's layouts */
     cpu_wcopy wq[2][2];
+    /* cpu-bf16 training: the GEMM path instead (cpu_lstm_gemm.c) */
+    cpu_lstm_gemm *gemm;
 } lstm_prims;
 
 static void lstm_destroy(void *ctx, void *state)
@@ -39,6 +45,7 @@ static void lstm_destroy(void *ctx, void *state)
         free(s->spare[i]);
     for (int i = 0; i < 4; i++)
         cpu_wcopy_destroy(&s->wq[i / 2][i % 2]);
+    cpu_lstm_gemm_destroy(s->gemm);
     free(s);
 }
 
@@ -185,6 +192,12 @@ static int setup_bwd(cpu_ctx *c, const dlg_layer *l, lstm_prims *s, const lstm_m
     return rc;
 }
 
+/* cpu-bf16 training runs on matmuls (cpu_lstm_gemm.c): oneDNN 2.6's bf16
+ * LSTM backward is slower than its fp32 one, the GEMMs' run at the
+ * forward's rate (docs/architecture.md has the figures).  Inference and
+ * fp32 keep the primitive, as fast or faster there. */
+static bool use_gemm(const cpu_ctx *c, const dlg_layer *l) { return c->bf16 && l->backward; }
+
 static int lstm_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                       size_t errlen)
 {
@@ -195,6 +208,14 @@ static int lstm_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
     make_mds(l, cpu_act_dt(ctx), &m);
     for (int t = 0; t < l->ntop; t++)
         l->top[t]->layout = NULL;
+    if (use_gemm(ctx, l)) {
+        int rc = cpu_lstm_gemm_setup(ctx, l, &s->gemm, ws, err, errlen);
+        if (rc)
+            lstm_destroy(ctx, s);
+        else
+            *state = s;
+        return rc;
+    }
     int rc = setup_fwd(ctx, l, s, &m, err, errlen);
     if (!rc && l->backward)
         rc = setup_bwd(ctx, l, s, &m, err, errlen);
@@ -221,6 +242,8 @@ static bool weights(cpu_ctx *c, const dlg_layer *l, lstm_prims *s, int k, void *
 
 static int lstm_forward(void *ctx, dlg_layer *l, void *state)
 {
+    if (((lstm_prims *)state)->gemm)
+        return cpu_lstm_gemm_forward(ctx, l, ((lstm_prims *)state)->gemm);
     void *w[2];
     if (!weights(ctx, l, state, 0, w))
         return -DLG_EINTERNAL;
@@ -233,6 +256,8 @@ static int lstm_forward(void *ctx, dlg_layer *l, void *state)
 static int lstm_backward(void *ctx, dlg_layer *l, void *state)
 {
     lstm_prims *s = state;
+    if (s->gemm)
+        return cpu_lstm_gemm_backward(ctx, l, s->gemm);
     void *w[2];
     if (!weights(ctx, l, s, 1, w))
         return -DLG_EINTERNAL;
@@ -249,7 +274,14 @@ static int lstm_backward(void *ctx, dlg_layer *l, void *state)
     return cpu_prim_exec(ctx, &s->bwd, p, l->ws);
 }
 
+static const char *lstm_impl(const void *state)
+{
+    const lstm_prims *s = state;
+    return s->gemm ? "matmul" : cpu_impl_name(s->fwd.pd);
+}
+
 const dlg_kernels dlg_cpu_lstm = {.setup = lstm_setup,
                                   .forward = lstm_forward,
                                   .backward = lstm_backward,
-                                  .destroy = lstm_destroy};
+                                  .destroy = lstm_destroy,
+                                  .impl = lstm_impl};
