@@ -5,17 +5,14 @@
  * weights in whatever layout they prefer (reordered per call from the
  * plain parameters, which SGD and host IO see).
  *
- * cpu-bf16 (as PyTorch's autocast runs nn.LSTM on the CPU): the kernels
- * take bf16 x, h and y and bf16 weights, with the cell state, the bias
- * and every gradient fp32 (oneDNN 2.6's bf16 RNN: diff_* are f32).  The
- * net's x, y and states stay plain fp32 (the embedding and dropout next
- * to it are fp32 reference loops), converted by the arguments' reorders;
- * each weight keeps a bf16 copy per primitive layout, made again only
- * when the fp32 master moves, and SGD updates the masters with the fp32
- * weight gradients.  That is inference; cpu-bf16 training runs on
- * oneDNN matmuls instead (cpu_lstm_gemm.c, use_gemm: oneDNN 2.6's bf16
- * LSTM backward is slower than its fp32 one), so the primitives' backward
- * here runs fp32 only. */
+ * cpu-bf16 inference: the forward primitive takes bf16 x, h and y and
+ * bf16 weights, with the cell state and the bias fp32.  The net's x, y
+ * and states stay plain fp32 (the embedding and dropout next to it are
+ * fp32 reference loops), converted by the arguments' reorders; each
+ * weight keeps a bf16 copy in the primitive's layout, made again only
+ * when the fp32 master moves.  cpu-bf16 training runs on oneDNN matmuls
+ * instead (cpu_lstm_gemm.c, use_gemm: oneDNN 2.6's bf16 LSTM backward is
+ * slower than its fp32 one), so the backward primitive here is fp32. */
 #include "cpu.h"
 #include "cpu_lstm_gemm.h"
 
@@ -28,8 +25,8 @@ typedef struct lstm_prims {
     /* backward writes every bottom and param gradient: those the net does
      * not want (h0/c0 inputs, untrained params) go to these */
     float *spare[6];
-    /* cpu-bf16: bf16 Wx, Wh in the forward's and the backward's layouts */
-    cpu_wcopy wq[2][2];
+    /* cpu-bf16 (inference): bf16 Wx, Wh in the forward's layouts */
+    cpu_wcopy wq[2];
     /* cpu-bf16 training: the GEMM path instead (cpu_lstm_gemm.c) */
     cpu_lstm_gemm *gemm;
 } lstm_prims;
@@ -43,8 +40,8 @@ static void lstm_destroy(void *ctx, void *state)
         dnnl_memory_destroy(s->wsmem);
     for (int i = 0; i < 6; i++)
         free(s->spare[i]);
-    for (int i = 0; i < 4; i++)
-        cpu_wcopy_destroy(&s->wq[i / 2][i % 2]);
+    for (int i = 0; i < 2; i++)
+        cpu_wcopy_destroy(&s->wq[i]);
     cpu_lstm_gemm_destroy(s->gemm);
     free(s);
 }
@@ -137,7 +134,7 @@ static int setup_fwd(cpu_ctx *c, const dlg_layer *l, lstm_prims *s, const lstm_m
     const dnnl_memory_desc_t *w[2] = {&m->wx, &m->wh};
     int rc = cpu_prim_create(c, &s->fwd, &d, NULL, err, errlen);
     if (!rc)
-        rc = weight_mds(c, &s->fwd, m, s->wq[0], w);
+        rc = weight_mds(c, &s->fwd, m, s->wq, w);
     int a[9] = {DNNL_ARG_SRC_LAYER, DNNL_ARG_SRC_ITER,  DNNL_ARG_SRC_ITER_C,
                 DNNL_ARG_WEIGHTS_LAYER, DNNL_ARG_WEIGHTS_ITER, DNNL_ARG_BIAS,
                 DNNL_ARG_DST_LAYER, DNNL_ARG_DST_ITER,  DNNL_ARG_DST_ITER_C};
@@ -168,8 +165,6 @@ static int setup_bwd(cpu_ctx *c, const dlg_layer *l, lstm_prims *s, const lstm_m
         return cpu_fail(st, "lstm backward desc", err, errlen);
     const dnnl_memory_desc_t *w[2] = {&m->wx, &m->wh};
     int rc = cpu_prim_create(c, &s->bwd, &d, s->fwd.pd, err, errlen);
-    if (!rc)
-        rc = weight_mds(c, &s->bwd, m, s->wq[1], w);
     int a[18] = {DNNL_ARG_SRC_LAYER,       DNNL_ARG_SRC_ITER,         DNNL_ARG_SRC_ITER_C,
                  DNNL_ARG_WEIGHTS_LAYER,   DNNL_ARG_WEIGHTS_ITER,     DNNL_ARG_BIAS,
                  DNNL_ARG_DST_LAYER,       DNNL_ARG_DST_ITER,         DNNL_ARG_DST_ITER_C,
@@ -230,13 +225,13 @@ static int lstm_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
     return 0;
 }
 
-/* Wx and Wh as primitive k (0: forward, 1: backward) reads them: the
- * params, or under cpu-bf16 their copies, refreshed if a master moved;
- * false if a copy failed. */
-static bool weights(cpu_ctx *c, const dlg_layer *l, lstm_prims *s, int k, void *w[2])
+/* Wx and Wh as the forward primitive reads them: the params, or under
+ * cpu-bf16 their copies, refreshed if a master moved; false if a copy
+ * failed.  The backward primitive runs fp32 only: it reads the params. */
+static bool weights(cpu_ctx *c, const dlg_layer *l, lstm_prims *s, void *w[2])
 {
     for (int i = 0; i < 2; i++)
-        w[i] = s->wq[k][i].buf ? cpu_wcopy_get(c, &s->wq[k][i], l->param[i]) : l->param[i]->data;
+        w[i] = s->wq[i].buf ? cpu_wcopy_get(c, &s->wq[i], l->param[i]) : l->param[i]->data;
     return w[0] && w[1];
 }
 
@@ -245,7 +240,7 @@ static int lstm_forward(void *ctx, dlg_layer *l, void *state)
     if (((lstm_prims *)state)->gemm)
         return cpu_lstm_gemm_forward(ctx, l, ((lstm_prims *)state)->gemm);
     void *w[2];
-    if (!weights(ctx, l, state, 0, w))
+    if (!weights(ctx, l, state, w))
         return -DLG_EINTERNAL;
     void *p[9] = {l->bottom[0]->data, l->bottom[1]->data, l->bottom[2]->data,
                   w[0],               w[1],               l->param[2]->data,
@@ -258,11 +253,8 @@ static int lstm_backward(void *ctx, dlg_layer *l, void *state)
     lstm_prims *s = state;
     if (s->gemm)
         return cpu_lstm_gemm_backward(ctx, l, s->gemm);
-    void *w[2];
-    if (!weights(ctx, l, s, 1, w))
-        return -DLG_EINTERNAL;
     void *p[18] = {l->bottom[0]->data, l->bottom[1]->data, l->bottom[2]->data,
-                   w[0],               w[1],               l->param[2]->data,
+                   l->param[0]->data,  l->param[1]->data,  l->param[2]->data,
                    l->top[0]->data,    l->top[1]->data,    l->top[2]->data,
                    l->top[0]->diff,    l->top[1]->diff,    l->top[2]->diff};
     for (int i = 0; i < 6; i++) {
