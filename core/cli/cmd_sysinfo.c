@@ -4,6 +4,7 @@
 
 #include "affinity.h"
 #include "cgroup.h"
+#include "cpu_energy.h"
 #include "cuda/cuda_module.h"
 #include "git_rev.h"
 #include "gpu_nvml.h"
@@ -216,6 +217,25 @@ static void limits_info(void)
         printf(", no memory limit\n");
 }
 
+/* The RAPL zones a run reads cpu_energy_j (and dram_energy_j) from, their
+ * counters' range, or why there are none. */
+static void cpu_energy_info(void)
+{
+    dlg_rapl *r;
+    char why[1024];
+    int rc = dlg_rapl_open(&r, NULL, why, sizeof why);
+    if (!r) {
+        printf("cpu energy: none (%s)\n", why);
+        return;
+    }
+    printf("cpu energy: RAPL, %s\n", r->root);
+    for (size_t i = 0; i < r->n; i++)
+        printf("  %-14s %-10s range %.1f J\n", r->z[i].dir, r->z[i].name, (double)r->z[i].range_uj / 1e6);
+    if (rc != 0)
+        printf("  not readable: %s\n", why);
+    free(r);
+}
+
 /* One device: NVML's view (memory, PCIe, NVLink), CUDA's (SMs, compute
  * capability: cuda-probe.so) and the peak rates % of peak uses. */
 static void gpu_device(dlg_nvml *nv, int i)
@@ -334,6 +354,7 @@ int dlg_cmd_sysinfo(const dlg_cli *cli, int argc, char **argv)
     cache_info();
     memory_info();
     limits_info();
+    cpu_energy_info();
     gpu_info();
     disk_info();
     printf("software:   dlgauge %s (git %s), glibc %s\n", DLG_VERSION, dlg_git_rev, gnu_get_libc_version());

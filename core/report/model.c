@@ -271,15 +271,41 @@ static bool in_cell(const rep_model *m, size_t gi, const rep_group *g, const siz
     return true;
 }
 
-/* A row's energy and items (energy from energy_per_item_j when only that
- * was written); NaN where not measured. */
-static void row_energy(const rep_row *r, double *ej, double *items)
+/* A row's energy and items (energy from per_key, J/item, when only that
+ * was written); NaN where not measured.  key: energy_j (the GPU's) or
+ * cpu_energy_j (the CPU packages'). */
+static void row_energy(const rep_row *r, const char *key, const char *per_key, double *ej, double *items)
 {
     double per = NAN;
     if (!rep_num(r, "items", items))
         *items = NAN;
-    if (!rep_num(r, "energy_j", ej) && rep_num(r, "energy_per_item_j", &per))
+    if (!rep_num(r, key, ej) && rep_num(r, per_key, &per))
         *ej = per * *items;
+}
+
+/* Energy and items summed over a cell's rows, for its pooled J/item. */
+typedef struct energy_sum {
+    double j, items;
+} energy_sum;
+
+static void energy_add(energy_sum *e, const rep_row *r, const char *key, const char *per_key)
+{
+    double ej = NAN, items = NAN;
+    row_energy(r, key, per_key, &ej, &items);
+    if (ej > 0 && items > 0) {
+        e->j += ej;
+        e->items += items;
+    }
+}
+
+/* The GPU's J/item where measured, else the CPU packages' (RAPL): a cell
+ * on a GPU is judged by the GPU's energy, as before; a CPU-only one by the
+ * packages it ran on (whole packages: energy_cpu marks it). */
+static void cell_energy(rep_cell *c, const energy_sum *gpu, const energy_sum *cpu)
+{
+    c->energy_cpu = !(gpu->items > 0) && cpu->items > 0;
+    const energy_sum *e = c->energy_cpu ? cpu : gpu;
+    c->energy_item = e->items > 0 ? e->j / e->items : NAN;
 }
 
 /* Pools the repetitions of every row of a cell: weighted mean, pooled
@@ -289,10 +315,12 @@ static void row_energy(const rep_row *r, double *ej, double *items)
 static void pool_cell(rep_cell *c, const rep_rows *rs, const rep_model *m, size_t gi, const rep_group *g,
                       const size_t *coord)
 {
-    double n_sum = 0, mean = 0, ss = 0, e_sum = 0, e_items = 0;
+    double n_sum = 0, mean = 0, ss = 0;
+    energy_sum egpu = {0, 0}, ecpu = {0, 0};
     size_t nok = 0;
     const rep_row *only = NULL;
     c->energy_item = NAN;
+    c->energy_cpu = false;
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < rs->n; i++) {
             const rep_row *r = &rs->v[i];
@@ -303,7 +331,7 @@ static void pool_cell(rep_cell *c, const rep_rows *rs, const rep_model *m, size_
                 dup = in_cell(m, gi, g, coord, &rs->v[j]) && same_measurement(&rs->v[j], r);
             if (dup)
                 continue;
-            double t = 0, sd = 0, n = 1, ej = NAN, items = NAN;
+            double t = 0, sd = 0, n = 1;
             rep_num(r, "throughput", &t);
             rep_num(r, "throughput_stddev", &sd);
             rep_num(r, "repeats", &n);
@@ -314,11 +342,8 @@ static void pool_cell(rep_cell *c, const rep_rows *rs, const rep_model *m, size_
                 mean += n * t;
                 nok++;
                 only = r;
-                row_energy(r, &ej, &items);
-                if (ej > 0 && items > 0) {
-                    e_sum += ej;
-                    e_items += items;
-                }
+                energy_add(&egpu, r, "energy_j", "energy_per_item_j");
+                energy_add(&ecpu, r, "cpu_energy_j", "cpu_energy_per_item_j");
             } else {
                 ss += (n - 1) * sd * sd + n * (t - mean) * (t - mean);
             }
@@ -332,7 +357,7 @@ static void pool_cell(rep_cell *c, const rep_rows *rs, const rep_model *m, size_
     c->status = rep_tag(only, "status");
     c->repeats = n_sum;
     c->thr = mean;
-    c->energy_item = e_items > 0 ? e_sum / e_items : NAN;
+    cell_energy(c, &egpu, &ecpu);
     if (nok == 1) {
         rep_num(only, "throughput_ci95", &c->ci);
         rep_num(only, "throughput_stddev", &c->sd);

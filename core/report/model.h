@@ -68,6 +68,7 @@ typedef struct rep_cell {
     double thr, ci, sd, repeats; /* pooled over rows */
     /* evidence (NaN = not measured) */
     double au, data_wait, cpu_share, iowait, read_bps, limit_share, cold_share, reread, fault_rate, energy_item;
+    bool energy_cpu;     /* energy_item is the CPU packages' (RAPL), no GPU energy measured */
     double write_bps;    /* storage_write_bytes / wall_s, or the workload's write_mb_per_s */
     bool limit_writes;   /* limit_share is the write side's (or writes fill most of a shared limit) */
     bool limit_combined; /* limit_share is reads and writes together against one shared limit */

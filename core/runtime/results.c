@@ -91,6 +91,20 @@ static void workload_fields(builder *b, const dlg_cell_result *res)
     }
 }
 
+/* RAPL: whole packages, every process on them (runner.c, cpu_energy.c). */
+static void cpu_energy_fields(builder *b, const dlg_cpu_energy *e, uint64_t items)
+{
+    if (!e->have)
+        return;
+    fd_(b, "cpu_energy_j", e->pkg_j);
+    if (e->seconds > 0)
+        fd_(b, "cpu_power_avg_w", e->pkg_j / e->seconds);
+    if (items)
+        fd_(b, "cpu_energy_per_item_j", e->pkg_j / (double)items);
+    if (e->have_dram)
+        fd_(b, "dram_energy_j", e->dram_j);
+}
+
 static void append_kv(char *buf, size_t len, size_t *o, const char *key, const char *val)
 {
     if (*o + 1 >= len)
@@ -240,6 +254,7 @@ void dlg_result_point(const dlg_run *run, const dlg_cell *cell, const dlg_cell_r
         if (res->items)
             fd_(&b, "energy_per_item_j", res->gpu_energy_j / (double)res->items);
     }
+    cpu_energy_fields(&b, &res->cpu_energy, res->items);
     fs_(&b, "error", res->error);
     cell_config(cell, out->config, sizeof out->config);
     fs_(&b, "config", out->config);

@@ -2,6 +2,7 @@
 #include "runner.h"
 
 #include "affinity.h"
+#include "cpu_energy.h"
 #include "gpu_nvml.h"
 #include "gpu_sampler.h"
 #include "topology.h"
@@ -307,7 +308,7 @@ static void storage_io_add(dlg_cell_result *res, dlg_services *svc, storage_io t
 }
 
 static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_services *svc, dlg_host_impl *host,
-                          dlg_nvml *nv, int gpu, dlg_cell_result *res, double *throughput)
+                          dlg_nvml *nv, int gpu, dlg_rapl *rapl, dlg_cell_result *res, double *throughput)
 {
     const dlg_workload_ops *ops = cell->job->workload->ops;
     dlg_job_info info = {sizeof info, cell->job->name, res->cpus_used,
@@ -340,7 +341,11 @@ static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_servi
     dlg_gpu_sampler *gs = NULL;
     if (gpu >= 0 && dlg_gpu_sampler_start(&gs, nv, gpu, 100) != 0)
         gs = NULL;
+    if (rapl)
+        dlg_rapl_begin(rapl);
     rc = timed_steps(run, cell, ops, state, rep, res, svc, host->context, &t);
+    if (rapl)
+        dlg_rapl_end(rapl, &res->cpu_energy);
     dlg_gpu_stats gst;
     if (gs && dlg_gpu_sampler_stop(gs, &gst) == 0)
         add_gpu_stats(res, &gst);
@@ -372,6 +377,20 @@ static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_servi
                  dlg_stop_signal(), (unsigned long long)res->steps);
     }
     return rc;
+}
+
+/* The CPU packages' energy counters, or NULL; why there are none is said
+ * by the run's first cell only (each cell may be its own process). */
+static dlg_rapl *open_rapl(const dlg_run *run)
+{
+    dlg_rapl *r;
+    char why[1024];
+    if (dlg_rapl_open(&r, NULL, why, sizeof why) == 0)
+        return r;
+    free(r);
+    if (run->cell_no <= 1 && run->verbosity > 0)
+        fprintf(stderr, "dlgauge: note: cpu energy: %s: no cpu_energy_j\n", why);
+    return NULL;
 }
 
 /* libgomp ends a process that cannot start its threads (ulimit -u,
@@ -444,9 +463,10 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
         int gpu = cell_gpu(cell, nv);
         if (gpu >= 0)
             dlg_nvml_name(nv, gpu, res->gpu_name, sizeof res->gpu_name);
+        dlg_rapl *rapl = open_rapl(run);
         for (int r = 0; r < reps && r < MAX_REPS; r++) {
             uint64_t steps0 = res->steps;
-            if (one_repetition(run, cell, r, &svc, host, nv, gpu, res, &thr[res->reps]) != 0)
+            if (one_repetition(run, cell, r, &svc, host, nv, gpu, rapl, res, &thr[res->reps]) != 0)
                 break;
             /* stopped before its first timed step, a repetition measured
              * nothing: its throughput of 0 would drag the mean down */
@@ -461,6 +481,7 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
         dlg_summarize(thr, (size_t)res->reps, &res->throughput);
         if (nv)
             dlg_nvml_close(nv);
+        free(rapl);
         res->rss_peak = proc_hwm_bytes();
         dlg_unpin_cpus(&saved);
     }

@@ -2,6 +2,7 @@
 #ifndef DLG_RUNNER_H
 #define DLG_RUNNER_H
 
+#include "cpu_energy.h"
 #include "histogram.h"
 #include "run.h"
 #include "stats.h"
@@ -37,6 +38,7 @@ typedef struct dlg_cell_result {
     int gpu_samples;
     double gpu_util_sum_s, gpu_power_sum_s, gpu_seconds, gpu_energy_j;
     uint64_t gpu_mem_peak;
+    dlg_cpu_energy cpu_energy; /* RAPL packages during timed steps */
     uint64_t major_faults, ctx_voluntary, ctx_involuntary;
     double iowait_fraction;   /* host CPUs' iowait share of the timed steps */
     int64_t start_realtime_ns;

@@ -855,6 +855,69 @@ static void mixed_units_recommend(const char *mem_thr, const char *mem_unit)
     report_free(&r);
 }
 
+/* A CPU-only cell (no GPU energy) has the CPU packages' J/item, pooled as
+ * the GPU's is (all energy over all items; a row with only
+ * cpu_energy_per_item_j counts with its items); a cell with both keeps the
+ * GPU's.  The recommendation marks the CPU figure "cpu". */
+static void test_cpu_energy_per_item(void **state)
+{
+    (void)state;
+    rep_report r = {.target = 0.95};
+    model_from_csv("time,cpus,host,job,mode,run_id,status,workload,throughput,throughput_ci95,throughput_stddev,"
+                   "unit,items,repeats,wall_s,energy_j,cpu_energy_j,cpu_energy_per_item_j,version\n"
+                   "2026-12-01T10:00:01Z,2,lab,p,-,run1,ok,preprocess,100,0,0,images,200,1,2,,100,,0.1.0\n"
+                   "2026-12-01T10:00:02Z,2,lab,p,-,run2,ok,preprocess,100,0,0,images,200,1,2,,300,,0.1.0\n"
+                   "2026-12-01T10:00:03Z,4,lab,p,-,run1,ok,preprocess,200,0,0,images,400,1,2,,,0.25,0.1.0\n"
+                   "2026-12-01T10:00:04Z,4,lab,p,-,run2,ok,preprocess,200,0,0,images,100,1,0.5,,125,,0.1.0\n"
+                   "2026-12-01T10:00:05Z,8,lab,p,-,run1,ok,preprocess,300,0,0,images,600,1,2,,,,0.1.0\n"
+                   "2026-12-01T10:00:06Z,8,lab,g,-,run1,ok,sim,300,0,0,images,100,1,2,50,500,5,0.1.0\n",
+                   &r.rows, &r.model);
+    assert_int_equal(r.model.n, 2);
+    for (size_t gi = 0; gi < r.model.n; gi++) {
+        const rep_group *g = &r.model.g[gi];
+        long a = rep_group_axis(g, "cpus");
+        for (size_t i = 0; i < g->ncells; i++) {
+            const rep_cell *c = &g->cells[i];
+            const char *cpus = a >= 0 ? g->axes[a].vals[c->coord[a]] : "8";
+            if (strcmp(g->job, "g") == 0) {
+                assert_near(c->energy_item, 0.5, 1e-12); /* the GPU's */
+                assert_false(c->energy_cpu);
+            } else if (strcmp(cpus, "2") == 0) {
+                assert_near(c->energy_item, 400.0 / 400.0, 1e-12);
+                assert_true(c->energy_cpu);
+            } else if (strcmp(cpus, "4") == 0) {
+                assert_near(c->energy_item, (100.0 + 125.0) / 500.0, 1e-12);
+                assert_true(c->energy_cpu);
+            } else {
+                assert_true(isnan(c->energy_item));
+                assert_false(c->energy_cpu);
+            }
+        }
+    }
+    report_free(&r);
+
+    /* the recommendation: X runs both groups at their 8-cpus cells */
+    rep_report q = {.target = 0.95};
+    char err[512];
+    model_from_csv("time,cpus,host,job,mode,run_id,status,workload,throughput,throughput_ci95,throughput_stddev,"
+                   "unit,items,repeats,wall_s,energy_j,cpu_energy_j,version\n"
+                   "2026-12-01T10:00:01Z,8,lab,p,-,run1,ok,preprocess,300,0,0,images,100,1,2,,80,0.1.0\n"
+                   "2026-12-01T10:00:02Z,8,lab,g,-,run1,ok,sim,300,0,0,images,100,1,2,50,500,0.1.0\n",
+                   &q.rows, &q.model);
+    load_catalog(&q, XY_CATALOG);
+    assert_int_equal(rep_recommend(&q.reco, &q.model, NULL, NULL, &q.cat, &q.disks, NULL, err, sizeof err), 0);
+    q.have_reco = true;
+    rep_table t;
+    assert_int_equal(rep_table_reco(&t, &q), 0);
+    assert_string_equal(t.cell[10], "J/item");
+    const char *x = t.cell[t.ncols + 10];
+    assert_non_null(strstr(x, "0.8 cpu"));
+    assert_non_null(strstr(x, "0.5"));
+    assert_null(strstr(x, "0.5 cpu"));
+    rep_table_free(&t);
+    report_free(&q);
+}
+
 static void test_mixed_units_not_summed(void **state)
 {
     (void)state;
@@ -1126,6 +1189,7 @@ int main(void)
         cmocka_unit_test(test_axis_text),
         cmocka_unit_test(test_rereads_per_repetition),
         cmocka_unit_test(test_energy_per_item_pooled),
+        cmocka_unit_test(test_cpu_energy_per_item),
         cmocka_unit_test(test_saturated_loader_threads),
         cmocka_unit_test(test_reco_caveat_cpu_groups),
         cmocka_unit_test(test_host_workload_whole_instance),
