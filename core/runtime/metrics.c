@@ -34,7 +34,7 @@ const dlg_metric dlg_core_metrics[] = {
     {"storage_write_ios", DLG_FIELD_UINT, "", "write requests issued through storage backends during timed steps, all repetitions"},
     {"cpus_used", DLG_FIELD_INT, "", "vCPUs the cell was granted: those it was pinned to, or with cpus = 0 under a CPU quota (its own or its environment's) the quota rounded down; its thread pools are this size"},
     {"cpu_list", DLG_FIELD_STRING, "", "which CPUs, e.g. 0,2-3 (one NUMA node and distinct cores first)"},
-    {"cpu_user_share", DLG_FIELD_DOUBLE, "", "(cpu_user_s + cpu_sys_s) / (wall_s x capacity), capacity = the CPUs the cell was pinned to, or the CPU quota (the cell's or its environment's) where that is less: how busy the cell kept the CPU time it could have (1: all of it)"},
+    {"cpu_user_share", DLG_FIELD_DOUBLE, "", "the cell's CPU time (cpu_user_s + cpu_sys_s, on a ns clock) / (its wall time x capacity), both over the timed steps and the readings around them, capacity = the CPUs the cell was pinned to, or the CPU quota (the cell's or its environment's) where that is less: how busy the cell kept the CPU time it could have (1: all of it)"},
     {"host_iowait_fraction", DLG_FIELD_DOUBLE, "", "share of all CPUs' time spent in iowait from the cell's first setup to its last teardown, warm-up included (/proc/stat)"},
     {"major_faults", DLG_FIELD_UINT, "", "major page faults during timed steps, all repetitions (pages read from disk)"},
     {"ctx_switches_voluntary", DLG_FIELD_UINT, "", "voluntary context switches during timed steps, all repetitions (waits)"},

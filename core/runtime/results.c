@@ -239,8 +239,11 @@ void dlg_result_point(const dlg_run *run, const dlg_cell *cell, const dlg_cell_r
     /* by the time the CPUs could give (a quota of 0.5 busy is 1), not by
      * the thread count, which a fractional quota rounds */
     double cap = res->cpu_capacity > 0 ? res->cpu_capacity : res->cpus_used;
-    if (res->wall_s > 0 && cap > 0)
-        fd_(&b, "cpu_user_share", (res->cpu_user_s + res->cpu_sys_s) / (res->wall_s * cap));
+    /* the CPU time over the window it was read in, not over the timed
+     * steps' wall alone, which excludes the readings (a cell of a few
+     * microseconds had shares of 25) */
+    if (res->cpu_window_s > 0 && cap > 0)
+        fd_(&b, "cpu_user_share", res->cpu_window_cpu_s / (res->cpu_window_s * cap));
     dlg_format_rfc3339(res->start_realtime_ns, out->start_time, sizeof out->start_time);
     fs_(&b, "start_time", out->start_time);
     fs_(&b, "version", DLG_VERSION);

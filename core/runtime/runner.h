@@ -26,6 +26,9 @@ typedef struct dlg_cell_result {
     dlg_histogram *latency;
     uint64_t wait_ns, busy_ns;
     double cpu_user_s, cpu_sys_s;
+    /* the process's CPU time (ns clock) over the wall time of the window
+     * in which cpu_user_s/cpu_sys_s were read: cpu_user_share's terms */
+    double cpu_window_s, cpu_window_cpu_s;
     uint64_t rss_peak, read_bytes, storage_bytes, storage_ios;
     uint64_t disk_read_bytes; /* the machine's disks, all processes */
     uint64_t storage_write_bytes, storage_write_ios; /* written through the host */
