@@ -38,8 +38,13 @@ fi
 if [ ! -f data/study/train.lst ]; then
   "$dlg" mkdata images --out data/study --classes 100 --images "$images" --seed 1
   "$dlg" mkdata images --out data/study --classes 100 --images "$val_images" --seed 2 --split val
-  "$dlg" mkdata text --out data/study/ptb --words "$words" --splits --seed 1
   echo "$images" >data/study/images
+fi
+# the text's size is its own: a re-run with another DLG_STUDY_WORDS makes it again
+if [ ! -f data/study/ptb.train.txt ] || [ "$(cat data/study/words 2>/dev/null)" != "$words" ]; then
+  rm -f data/study/words
+  "$dlg" mkdata text --out data/study/ptb --words "$words" --splits --seed 1
+  echo "$words" >data/study/words
 fi
 # 256 for the Caffe nets' 227/224 crops; Inception-v3's 299 crop needs
 # 342 (299 x 256/224), as MXNet's ImageRecordIter refuses smaller images.

@@ -119,6 +119,7 @@ static void fit_group(rep_fit *f, const rep_model *m, size_t gi, const rep_insta
     rep_group_tag(m, gi, tag, sizeof tag);
     f->meets = true;
     f->energy_item = NAN;
+    f->energy_cpu = false;
     f->thr = NAN;
     f->cost = INFINITY;
     if (g->per_gpu && in->gpus == 0) { /* the group fed a GPU: an instance without one cannot run it */
@@ -140,6 +141,7 @@ static void fit_group(rep_fit *f, const rep_model *m, size_t gi, const rep_insta
     if (c >= 0) {
         f->thr = g->cells[c].thr * ncopies;
         f->energy_item = g->cells[c].energy_item;
+        f->energy_cpu = g->cells[c].energy_cpu;
     } else if (f->meets) {
         /* every knee is met, but no measured cell has all of them at once:
          * the weakest knee is the estimate (each is >= target x best) */

@@ -44,6 +44,7 @@ typedef struct rep_fit {
     bool extrapolated; /* cpus not swept, and the instance has fewer per copy than the cell ran with */
     double cost;        /* price per rep_cost_quantum of the group's unit; INFINITY when thr is not measured */
     double energy_item; /* J/item measured at the matching cell, NaN if not measured */
+    bool energy_cpu;    /* energy_item is the CPU packages' (RAPL), that cell had no GPU energy */
 } rep_fit;
 
 typedef struct rep_choice {

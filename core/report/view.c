@@ -233,19 +233,6 @@ static void cost_text(const rep_report *r, const rep_group *g, double cost, char
         snprintf(buf, len, "%.4g/%s", cost, rep_cost_label(g->unit, true, per, sizeof per));
 }
 
-/* The group's J/item is the CPU packages' (RAPL; no GPU energy in any of
- * its cells): marked "cpu", since it counts whole packages, not a GPU. */
-static bool group_energy_cpu(const rep_group *g)
-{
-    bool cpu = false;
-    for (size_t i = 0; i < g->ncells; i++) {
-        if (!isnan(g->cells[i].energy_item) && !g->cells[i].energy_cpu)
-            return false;
-        cpu |= g->cells[i].energy_cpu;
-    }
-    return cpu;
-}
-
 int rep_table_reco(rep_table *t, const rep_report *r)
 {
     static const char *const heads[] = {"#", "instance", "provider", "GPUs", "GPU", "vCPUs", "memory GiB",
@@ -300,7 +287,7 @@ int rep_table_reco(rep_table *t, const rep_report *r)
             n2 += snprintf(cost + n2, n2 < sizeof cost ? sizeof cost - n2 : 0, "%s%s", n2 ? " / " : "", b2);
             n3 += snprintf(energy + n3, n3 < sizeof energy ? sizeof energy - n3 : 0, "%s%s%s", n3 ? " / " : "",
                            num_or_dash(f->energy_item, b2, sizeof b2, "%.3g", 1),
-                           !isnan(f->energy_item) && group_energy_cpu(&r->model.g[gi]) ? " cpu" : "");
+                           !isnan(f->energy_item) && f->energy_cpu ? " cpu" : ""); /* whole packages, not a GPU */
         }
         rc |= put(t, row, col++, REP_ST_PLAIN, "%s", buf);
         rc |= put(t, row, col++, REP_ST_PLAIN, "%s %s", cost, in->currency);

@@ -19,6 +19,16 @@ for f in train.rec train.idx train-342.rec train_lmdb/data.mdb train_mean.binary
   [ -s "$work/study/data/study/$f" ] || fail "study: data/study/$f missing or empty"
 done
 
+# a re-run with another size regenerates what that size is for (the PTB
+# text once stayed at the first run's size: a dry run's small data was
+# measured by the real study after it)
+words() { wc -w <"$work/study/data/study/ptb.train.txt"; }
+w1=$(words)
+DLGAUGE=$dlg DLG_STUDY_WORKDIR=$work/study DLG_STUDY_IMAGES=100 DLG_STUDY_WORDS=40000 \
+  bash "$src/scripts/study.sh" --dry-run >"$log" 2>&1 || fail "scripts/study.sh --dry-run (re-run) failed"
+w2=$(words)
+[ "$w2" -gt "$((w1 * 3 / 2))" ] || fail "study: DLG_STUDY_WORDS 20000 then 40000: ptb.train.txt has $w1 then $w2 words"
+
 # quickstart.sh's data, smaller; the suite's own preprocess job writes the rest
 cd "$work/quick" && ln -s "$src/conf" conf
 { "$dlg" mkdata images --out data/quickstart --classes 10 --images 20 --seed 1 &&

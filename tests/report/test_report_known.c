@@ -918,6 +918,35 @@ static void test_cpu_energy_per_item(void **state)
     report_free(&q);
 }
 
+/* One group, cells on the GPU and off it (cpus 2 measured GPU energy, cpus 8
+ * only the CPU packages'): an instance that runs the cpus-8 cell shows the
+ * packages' figure, so it is marked "cpu" although the group has GPU
+ * energy elsewhere (the mark was the group's: none at all). */
+static void test_cpu_energy_mark_per_cell(void **state)
+{
+    (void)state;
+    rep_report q = {.target = 0.95};
+    char err[512];
+    model_from_csv("time,cpus,host,job,mode,run_id,status,workload,throughput,throughput_ci95,throughput_stddev,"
+                   "unit,items,repeats,wall_s,energy_j,cpu_energy_j,version\n"
+                   "2026-12-01T10:00:01Z,2,lab,p,-,run1,ok,preprocess,100,0,0,images,100,1,2,50,,0.1.0\n"
+                   "2026-12-01T10:00:02Z,8,lab,p,-,run1,ok,preprocess,300,0,0,images,100,1,2,,80,0.1.0\n",
+                   &q.rows, &q.model);
+    assert_int_equal(q.model.n, 1);
+    load_catalog(&q, XY_CATALOG);
+    assert_int_equal(rep_recommend(&q.reco, &q.model, NULL, NULL, &q.cat, &q.disks, NULL, err, sizeof err), 0);
+    q.have_reco = true;
+    const rep_choice *x = choice(&q.reco, "X");
+    assert_near(x->fits[0].energy_item, 0.8, 1e-12);
+    rep_table t;
+    assert_int_equal(rep_table_reco(&t, &q), 0);
+    assert_string_equal(t.cell[10], "J/item");
+    for (size_t row = 1; row < t.nrows; row++)
+        assert_string_equal(t.cell[row * t.ncols + 10], "0.8 cpu");
+    rep_table_free(&t);
+    report_free(&q);
+}
+
 static void test_mixed_units_not_summed(void **state)
 {
     (void)state;
@@ -1190,6 +1219,7 @@ int main(void)
         cmocka_unit_test(test_rereads_per_repetition),
         cmocka_unit_test(test_energy_per_item_pooled),
         cmocka_unit_test(test_cpu_energy_per_item),
+        cmocka_unit_test(test_cpu_energy_mark_per_cell),
         cmocka_unit_test(test_saturated_loader_threads),
         cmocka_unit_test(test_reco_caveat_cpu_groups),
         cmocka_unit_test(test_host_workload_whole_instance),

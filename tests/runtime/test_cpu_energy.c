@@ -154,6 +154,42 @@ static void measured_per_repetition(void **state)
     free(r);
 }
 
+/* Waits (2 s at most) until the sampling thread has read uj from zone z:
+ * a measurement's samples between begin and end are its own. */
+static bool thread_saw(const dlg_rapl_zone *z, uint64_t uj)
+{
+    for (int i = 0; i < 400; i++) {
+        if (__atomic_load_n(&z->last_uj, __ATOMIC_ACQUIRE) == uj)
+            return true;
+        usleep(5000);
+    }
+    return false;
+}
+
+/* A counter that wraps twice within one measurement is only counted by
+ * the sampling thread: begin and end alone see 900000 -> 960000 (60 mJ),
+ * where it advanced 50000 + 50100 + 959900 uJ.  (The repetition test above
+ * passes without the thread.) */
+static void wraps_twice_need_thread(void **state)
+{
+    const rt_dir *d = *state;
+    two_packages(d);
+    dlg_rapl *r;
+    char why[1024];
+    assert_int_equal(dlg_rapl_open(&r, d->path, why, sizeof why), 0);
+    const dlg_rapl_zone *z = find(r, "intel-rapl:0");
+    dlg_cpu_energy acc = {0};
+    dlg_rapl_begin(r);
+    set_uj(d, "intel-rapl:0", 950000);
+    assert_true(thread_saw(z, 950000));
+    set_uj(d, "intel-rapl:0", 100); /* wrapped */
+    assert_true(thread_saw(z, 100));
+    set_uj(d, "intel-rapl:0", 960000);
+    dlg_rapl_end(r, &acc);
+    assert_int_equal(z->total_uj, 50000 + 50100 + 959900);
+    free(r);
+}
+
 /* A counter that cannot be read gives no energy and says which and why;
  * the zones are still listed (sysinfo shows them). */
 static void unreadable_counter(void **state)
@@ -315,6 +351,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(zones_found, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(wraps_exact, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(measured_per_repetition, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(wraps_twice_need_thread, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(unreadable_counter, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(no_tree, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(cell_fields, rt_dir_setup, rt_dir_teardown),
