@@ -5,6 +5,7 @@
 
 #include "cell_measure.h"
 #include "config.h"
+#include "cpu_energy.h"
 #include "host.h"
 #include "inventory.h"
 #include "journal.h"
@@ -205,6 +206,17 @@ static void record_cell(dlg_journal *jn, const dlg_job *job, size_t k, const cha
     snprintf(last, lastlen, "%s", err);
 }
 
+/* Once per run (a resumed one too): why the cells will have no
+ * cpu_energy_j, when the RAPL counters cannot be read here. */
+static void note_no_cpu_energy(void)
+{
+    dlg_rapl *r = NULL;
+    char why[1024];
+    if (dlg_rapl_open(&r, NULL, why, sizeof why) != 0)
+        fprintf(stderr, "dlgauge: note: cpu energy: %s: no cpu_energy_j\n", why);
+    free(r);
+}
+
 /* Runs every cell not yet in the journal; returns how many failed. */
 static int run_cells(dlg_run *run, const dlg_cli *cli, const dlg_run_args *a, dlg_journal *jn)
 {
@@ -375,6 +387,8 @@ int dlg_cmd_run(const dlg_cli *cli, int argc, char **argv)
     }
     if (cli->verbosity > 0 && !a.resume)
         fprintf(stderr, "dlgauge: run %s: %zu cells\n", run.run_id, plan.total_cells);
+    if (cli->verbosity > 0)
+        note_no_cpu_energy();
     if (cli->verbosity > 0 && plan.nsinks == 0)
         fprintf(stderr, "dlgauge: %s has no [sink]: results are only printed here (add [sink csv] with "
                         "path = results.csv to keep them)\n", a.file);

@@ -394,16 +394,14 @@ static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_servi
 }
 
 /* The CPU packages' energy counters, or NULL; why there are none is said
- * by the run's first cell only (each cell may be its own process). */
-static dlg_rapl *open_rapl(const dlg_run *run)
+ * once per run, by `dlgauge run` (cmd_run.c), not by each cell. */
+static dlg_rapl *open_rapl(void)
 {
     dlg_rapl *r;
     char why[1024];
     if (dlg_rapl_open(&r, NULL, why, sizeof why) == 0)
         return r;
     free(r);
-    if (run->cell_no <= 1 && run->verbosity > 0)
-        fprintf(stderr, "dlgauge: note: cpu energy: %s: no cpu_energy_j\n", why);
     return NULL;
 }
 
@@ -477,7 +475,7 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
         int gpu = cell_gpu(cell, nv);
         if (gpu >= 0)
             dlg_nvml_name(nv, gpu, res->gpu_name, sizeof res->gpu_name);
-        dlg_rapl *rapl = open_rapl(run);
+        dlg_rapl *rapl = open_rapl();
         for (int r = 0; r < reps && r < MAX_REPS; r++) {
             uint64_t steps0 = res->steps;
             if (one_repetition(run, cell, r, &svc, host, nv, gpu, rapl, res, &thr[res->reps]) != 0)

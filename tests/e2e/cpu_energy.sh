@@ -68,6 +68,11 @@ import csv, sys
 rows = list(csv.DictReader(open("out.csv")))
 sys.exit(0 if len(rows) == 2 and all(not r.get("cpu_energy_j") for r in rows) else 1)' ||
     fail "notree: rows with cpu_energy_j: $(head -3 out.csv)"
+# a resumed run says it too (its first cells may all be in the journal)
+DLG_POWERCAP_ROOT=$WORK/none run_cli noresume run e.ini --resume
+expect_rc noresume 0
+[ "$(grep -c 'note: cpu energy: .*: no cpu_energy_j' noresume.err)" = 1 ] ||
+    fail "resume: expected one note: $(cat noresume.err)"
 DLG_POWERCAP_ROOT=$WORK/none run_cli sysnone sysinfo
 grep -q '^cpu energy: none (.*/none: No such file or directory' sysnone.out || fail "sysinfo none: $(grep 'cpu energy' sysnone.out)"
 
