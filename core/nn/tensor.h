@@ -172,4 +172,18 @@ static inline int64_t dlg_shape_inner(const dlg_shape *s)
     return s->d[0] ? dlg_shape_count(s) / s->d[0] : 0;
 }
 
+/* An LSTM layer's sizes: T steps, B streams, I inputs, H hidden (its input
+ * holds T*B rows of I, time-major; dlg_lstm_param). */
+typedef struct dlg_lstm_dims {
+    int64_t T, B, I, H;
+} dlg_lstm_dims;
+
+/* B is 0 for steps < 1 (the planner refuses it; no division by zero). */
+static inline dlg_lstm_dims dlg_lstm_dims_of(const dlg_layer *l)
+{
+    const dlg_shape *x = &l->bottom[0]->shape;
+    int64_t T = l->p.lstm.steps;
+    return (dlg_lstm_dims){T, T > 0 ? x->d[0] / T : 0, dlg_shape_inner(x), l->p.lstm.hidden};
+}
+
 #endif

@@ -114,6 +114,14 @@ lm16 = rows["lm16"]
 need(math.isfinite(float(lm16["loss"])) and
      float(lm16["last_loss"]) < min(float(lm16["loss"]), math.log(int(lm16["vocab_size"]))),
      "lm16 loss falls")
+# and reports its loss scaling: 2**16 halved once per skipped step (6 steps
+# never reach the 2000 clean ones of a doubling); fp32 rows scale nothing
+scale, skipped = lm16.get("loss_scale", ""), lm16.get("skipped_steps", "")
+need(scale != "" and skipped != "" and 0 <= int(skipped) < 6 and
+     float(scale) == 65536.0 / 2 ** int(skipped), "lm16 loss_scale, skipped_steps")
+for job in ("lm", "lm3", "lm3_cpu"):
+    need(rows[job].get("loss_scale", "") == "" and rows[job].get("skipped_steps", "") == "",
+         job + " has no loss scaling fields")
 for job, fields in (("cnn32", ("loss",)), ("lm3", ("loss", "last_loss"))):
     gpu, cpu = rows[job], rows[job + "_cpu"]
     need(cpu["status"] == "ok" and cpu["backend"] == "cpu", job + "_cpu status")

@@ -75,8 +75,8 @@ typedef struct lstm_mds {
 
 static void make_mds(const dlg_layer *l, dnnl_data_type_t dt, lstm_mds *m)
 {
-    int64_t T = l->p.lstm.steps, H = l->p.lstm.hidden, B = l->bottom[0]->shape.d[0] / T;
-    int64_t I = dlg_shape_inner(&l->bottom[0]->shape);
+    dlg_lstm_dims d = dlg_lstm_dims_of(l);
+    int64_t T = d.T, B = d.B, I = d.I, H = d.H;
     int64_t xd[3] = {T, B, I}, yd[3] = {T, B, H}, sd[4] = {1, 1, B, H};
     int64_t wxd[5] = {1, 1, I, 4, H}, whd[5] = {1, 1, H, 4, H}, bd[4] = {1, 1, 4, H};
     m->x = cpu_md(3, xd, dnnl_tnc);

@@ -155,10 +155,8 @@ int cpu_lstm_gemm_setup(cpu_ctx *c, const dlg_layer *l, cpu_lstm_gemm **out, siz
     cpu_lstm_gemm *s = calloc(1, sizeof *s);
     if (!s)
         return -DLG_ENOMEM;
-    s->T = l->p.lstm.steps;
-    s->H = l->p.lstm.hidden;
-    s->B = l->bottom[0]->shape.d[0] / s->T;
-    s->I = dlg_shape_inner(&l->bottom[0]->shape);
+    dlg_lstm_dims d = dlg_lstm_dims_of(l);
+    s->T = d.T, s->B = d.B, s->I = d.I, s->H = d.H;
     int rc = make_matmuls(c, s, err, errlen);
     if (!rc)
         rc = make_copies(s);

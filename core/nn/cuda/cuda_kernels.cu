@@ -3,38 +3,13 @@
 // the rest; these exist where no library call matches Caffe's semantics.
 #include "cuda_kernels.h"
 #include "../rng.h"
+#include "cuda_kernel_common.cuh"
+#include "cuda_pool_window.cuh"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
 #include <float.h>
 #include <math.h>
 
 namespace {
-
-constexpr int kThreads = 256;
-
-unsigned blocks_for(int64_t n)
-{
-    int64_t b = (n + kThreads - 1) / kThreads;
-    if (b > 65535LL * 16)
-        b = 65535LL * 16; // grid-stride loops cover the rest
-    return (unsigned)(b > 0 ? b : 1);
-}
-
-int launched() { return (int)cudaGetLastError(); }
-
-typedef __nv_bfloat16 bf;
-__device__ __forceinline__ float ld(const bf *p, int64_t i) { return __bfloat162float(p[i]); }
-__device__ __forceinline__ float ld(const float *p, int64_t i) { return p[i]; }
-__device__ __forceinline__ void st(bf *p, int64_t i, float v) { p[i] = __float2bfloat16_rn(v); }
-__device__ __forceinline__ float ld(const __half *p, int64_t i) { return __half2float(p[i]); }
-__device__ __forceinline__ void st(__half *p, int64_t i, float v) { p[i] = __float2half_rn(v); }
-__device__ __forceinline__ void st(float *p, int64_t i, float v) { p[i] = v; }
-
-#define GRID_LOOP(i, n)                                                                    \
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);             \
-         i += (int64_t)blockDim.x * gridDim.x)
 
 __global__ void k_sgd(float *w, const float *g, float *h, int64_t n, float lr, float m, float d)
 {
@@ -148,66 +123,20 @@ template <class T> __global__ void k_pool_fwd(dlg_cuk_pool p, const T *x, T *y, 
 {
     GRID_LOOP(i, p.nc * p.oh * p.ow)
     {
-        int64_t ow = i % p.ow, oh = (i / p.ow) % p.oh, nc = i / (p.ow * p.oh);
-        int64_t h0 = oh * p.sh - p.ph, w0 = ow * p.sw - p.pw;
-        int64_t h1 = min(h0 + p.kh, p.h + p.ph), w1 = min(w0 + p.kw, p.w + p.pw);
-        int64_t div = (h1 - h0) * (w1 - w0);
-        h0 = max(h0, (int64_t)0);
-        w0 = max(w0, (int64_t)0);
-        h1 = min(h1, p.h);
-        w1 = min(w1, p.w);
-        const T *xp = x + nc * p.h * p.w;
-        if (p.max) {
-            float best = -FLT_MAX;
-            int64_t arg = h0 * p.w + w0;
-            bool any = false;
-            for (int64_t h = h0; h < h1; h++)
-                for (int64_t w = w0; w < w1; w++) {
-                    float v = ld(xp, h * p.w + w);
-                    if (!any || v > best) {
-                        best = v;
-                        arg = h * p.w + w;
-                        any = true;
-                    }
-                }
-            st(y, i, best);
-            if (mask)
-                mask[i] = (int)arg;
-        } else {
-            float acc = 0.f;
-            for (int64_t h = h0; h < h1; h++)
-                for (int64_t w = w0; w < w1; w++)
-                    acc += ld(xp, h * p.w + w);
-            st(y, i, acc / (float)div);
-        }
+        int64_t ow = i % p.ow, oh = (i / p.ow) % p.oh, nc = i / (p.ow * p.oh), arg = 0;
+        st(y, i, pool_window(p, x, nc * p.h * p.w, 1, oh, ow, &arg));
+        if (mask && p.max)
+            mask[i] = (int)arg;
     }
 }
 
-// gather form: each input element sums the outputs whose window holds it
+// one thread per input element (pool_gather: no atomics)
 template <class T> __global__ void k_pool_bwd(dlg_cuk_pool p, const T *dy, const int *mask, T *dx)
 {
     GRID_LOOP(i, p.nc * p.h * p.w)
     {
         int64_t w = i % p.w, h = (i / p.w) % p.h, nc = i / (p.w * p.h);
-        int64_t ph0 = (h + p.ph < p.kh) ? 0 : (h + p.ph - p.kh) / p.sh + 1;
-        int64_t ph1 = min((h + p.ph) / p.sh + 1, p.oh);
-        int64_t pw0 = (w + p.pw < p.kw) ? 0 : (w + p.pw - p.kw) / p.sw + 1;
-        int64_t pw1 = min((w + p.pw) / p.sw + 1, p.ow);
-        const T *dyp = dy + nc * p.oh * p.ow;
-        float acc = 0.f;
-        for (int64_t oh = ph0; oh < ph1; oh++)
-            for (int64_t ow = pw0; ow < pw1; ow++) {
-                int64_t o = oh * p.ow + ow;
-                if (p.max) {
-                    if (mask[nc * p.oh * p.ow + o] == (int)(h * p.w + w))
-                        acc += ld(dyp, o);
-                } else {
-                    int64_t a = oh * p.sh - p.ph, b = ow * p.sw - p.pw;
-                    int64_t div = (min(a + p.kh, p.h + p.ph) - a) * (min(b + p.kw, p.w + p.pw) - b);
-                    acc += ld(dyp, o) / (float)div;
-                }
-            }
-        st(dx, i, acc);
+        st(dx, i, pool_gather(p, dy, mask, nc * p.oh * p.ow, 1, h, w));
     }
 }
 
@@ -493,18 +422,6 @@ int dlg_cuk_loss_bwd(dlg_cu_stream s, const float *x, const float *labels, const
     k_loss_bwd<<<blocks_for(n * k), kThreads, 0, s>>>(x, labels, lse, n, k, weight, dx, nullptr);
     return launched();
 }
-
-// T is the device storage type that ht names
-#define HALF_CASE(ht, ...)                                                                      \
-    do {                                                                                       \
-        if ((ht) == DLG_CUK_FP16) {                                                            \
-            typedef __half T;                                                                  \
-            __VA_ARGS__;                                                                       \
-        } else {                                                                               \
-            typedef bf T;                                                                      \
-            __VA_ARGS__;                                                                       \
-        }                                                                                      \
-    } while (0)
 
 int dlg_cuk_f2h(dlg_cu_stream s, dlg_cuk_htype ht, const float *x, dlg_half *y, int64_t n)
 {

@@ -325,8 +325,8 @@ static int lstm_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
                       size_t errlen)
 {
     dlg_cuda_ctx *c = ctx;
-    int64_t T = l->p.lstm.steps, H = l->p.lstm.hidden, I = dlg_shape_inner(&l->bottom[0]->shape);
-    int64_t B = T ? l->bottom[0]->shape.d[0] / T : 0;
+    dlg_lstm_dims d = dlg_lstm_dims_of(l);
+    int64_t T = d.T, B = d.B, I = d.I, H = d.H;
     if (T < 1 || B < 1 || H < 1 || I < 1 || T * B > INT32_MAX || B * H > INT32_MAX ||
         I > INT32_MAX || H > INT32_MAX) {
         snprintf(err, errlen, "LSTM sizes (steps %lld, batch %lld, input %lld, hidden %lld) "

@@ -2,15 +2,11 @@
 // (tiled transposes that also convert fp32 <-> bf16/fp16), Caffe pooling on
 // NHWC, and the per-channel bias gradient of an NHWC tensor.
 #include "cuda_nhwc_kernels.h"
-
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
-#include <float.h>
+#include "cuda_kernel_common.cuh"
+#include "cuda_pool_window.cuh"
 
 namespace {
 
-constexpr int kThreads = 256;
 constexpr int kTile = 32, kRows = 8;
 // grid z's hardware limit; the race-detector build of the kernel tests
 // lowers it so that a few matrices take the transpose's m loop
@@ -18,28 +14,6 @@ constexpr int kTile = 32, kRows = 8;
 #define DLG_CUK_GRID_Z_MAX 65535
 #endif
 constexpr int64_t kGridZMax = DLG_CUK_GRID_Z_MAX;
-
-unsigned blocks_for(int64_t n)
-{
-    int64_t b = (n + kThreads - 1) / kThreads;
-    if (b > 65535LL * 16)
-        b = 65535LL * 16; // grid-stride loops cover the rest
-    return (unsigned)(b > 0 ? b : 1);
-}
-
-int launched() { return (int)cudaGetLastError(); }
-
-typedef __nv_bfloat16 bf;
-__device__ __forceinline__ float ld(const bf *p, int64_t i) { return __bfloat162float(p[i]); }
-__device__ __forceinline__ float ld(const __half *p, int64_t i) { return __half2float(p[i]); }
-__device__ __forceinline__ float ld(const float *p, int64_t i) { return p[i]; }
-__device__ __forceinline__ void st(bf *p, int64_t i, float v) { p[i] = __float2bfloat16_rn(v); }
-__device__ __forceinline__ void st(__half *p, int64_t i, float v) { p[i] = __float2half_rn(v); }
-__device__ __forceinline__ void st(float *p, int64_t i, float v) { p[i] = v; }
-
-#define GRID_LOOP(i, n)                                                                    \
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);             \
-         i += (int64_t)blockDim.x * gridDim.x)
 
 // block (kTile, kRows) moves a kTile x kTile tile through shared memory, so
 // both the reads and the writes are coalesced; grid z walks the n matrices
@@ -79,50 +53,21 @@ int launch_transpose(cudaStream_t s, const A *x, B *y, int64_t n, int64_t a, int
     return launched();
 }
 
-// Caffe windows (ceil mode; average divides by the window clipped to H + pad)
+// one thread per output (n, oh, ow, c): channels adjacent, so coalesced
 template <class T>
 __global__ void k_pool_fwd_nhwc(dlg_cuk_pool p, int64_t C, const T *x, T *y, int *mask)
 {
     GRID_LOOP(i, p.nc * p.oh * p.ow)
     {
-        int64_t c = i % C, r = i / C;
+        int64_t c = i % C, r = i / C, arg = 0;
         int64_t ow = r % p.ow, oh = (r / p.ow) % p.oh, n = r / (p.ow * p.oh);
-        int64_t h0 = oh * p.sh - p.ph, w0 = ow * p.sw - p.pw;
-        int64_t h1 = min(h0 + p.kh, p.h + p.ph), w1 = min(w0 + p.kw, p.w + p.pw);
-        int64_t div = (h1 - h0) * (w1 - w0);
-        h0 = max(h0, (int64_t)0);
-        w0 = max(w0, (int64_t)0);
-        h1 = min(h1, p.h);
-        w1 = min(w1, p.w);
-        const T *xp = x + n * p.h * p.w * C + c;
-        if (p.max) {
-            float best = -FLT_MAX;
-            int64_t arg = h0 * p.w + w0;
-            bool any = false;
-            for (int64_t h = h0; h < h1; h++)
-                for (int64_t w = w0; w < w1; w++) {
-                    float v = ld(xp, (h * p.w + w) * C);
-                    if (!any || v > best) {
-                        best = v;
-                        arg = h * p.w + w;
-                        any = true;
-                    }
-                }
-            st(y, i, best);
-            if (mask)
-                mask[i] = (int)arg;
-        } else {
-            float acc = 0.f;
-            for (int64_t h = h0; h < h1; h++)
-                for (int64_t w = w0; w < w1; w++)
-                    acc += ld(xp, (h * p.w + w) * C);
-            st(y, i, acc / (float)div);
-        }
+        st(y, i, pool_window(p, x, n * p.h * p.w * C + c, C, oh, ow, &arg));
+        if (mask && p.max)
+            mask[i] = (int)arg;
     }
 }
 
-// gather form, as the NCHW kernel: each input element sums the outputs
-// whose window holds it, so no atomics
+// one thread per input element (pool_gather: no atomics)
 template <class T>
 __global__ void k_pool_bwd_nhwc(dlg_cuk_pool p, int64_t C, const T *dy, const int *mask, T *dx)
 {
@@ -130,25 +75,7 @@ __global__ void k_pool_bwd_nhwc(dlg_cuk_pool p, int64_t C, const T *dy, const in
     {
         int64_t c = i % C, r = i / C;
         int64_t w = r % p.w, h = (r / p.w) % p.h, n = r / (p.w * p.h);
-        int64_t ph0 = (h + p.ph < p.kh) ? 0 : (h + p.ph - p.kh) / p.sh + 1;
-        int64_t ph1 = min((h + p.ph) / p.sh + 1, p.oh);
-        int64_t pw0 = (w + p.pw < p.kw) ? 0 : (w + p.pw - p.kw) / p.sw + 1;
-        int64_t pw1 = min((w + p.pw) / p.sw + 1, p.ow);
-        int64_t base = n * p.oh * p.ow * C + c;
-        float acc = 0.f;
-        for (int64_t oh = ph0; oh < ph1; oh++)
-            for (int64_t ow = pw0; ow < pw1; ow++) {
-                int64_t o = base + (oh * p.ow + ow) * C;
-                if (p.max) {
-                    if (mask[o] == (int)(h * p.w + w))
-                        acc += ld(dy, o);
-                } else {
-                    int64_t a = oh * p.sh - p.ph, b = ow * p.sw - p.pw;
-                    int64_t div = (min(a + p.kh, p.h + p.ph) - a) * (min(b + p.kw, p.w + p.pw) - b);
-                    acc += ld(dy, o) / (float)div;
-                }
-            }
-        st(dx, i, acc);
+        st(dx, i, pool_gather(p, dy, mask, n * p.oh * p.ow * C + c, C, h, w));
     }
 }
 
@@ -175,18 +102,6 @@ __global__ void k_bias_grad_nhwc(const T *dy, float *db, int64_t rows, int64_t C
 }
 
 } // namespace
-
-// T is the device storage type that ht names
-#define HALF_CASE(ht, ...)                                                                      \
-    do {                                                                                       \
-        if ((ht) == DLG_CUK_FP16) {                                                            \
-            typedef __half T;                                                                  \
-            __VA_ARGS__;                                                                       \
-        } else {                                                                               \
-            typedef bf T;                                                                      \
-            __VA_ARGS__;                                                                       \
-        }                                                                                      \
-    } while (0)
 
 extern "C" {
 

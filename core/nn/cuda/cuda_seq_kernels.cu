@@ -1,30 +1,12 @@
 // Kernels of the sequence layers (embedding, the LSTM's weight packing for
 // cuDNN) and of gradient clipping; see cuda_seq_kernels.h.
 #include "cuda_seq_kernels.h"
-
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
+#include "cuda_kernel_common.cuh"
 
 namespace {
 
-constexpr int kThreads = 256;
 constexpr int kTile = 32;          // transpose tile (kTile x kTile, 32 x 8 threads)
 constexpr int kTileRows = 8;
-
-unsigned blocks_for(int64_t n)
-{
-    int64_t b = (n + kThreads - 1) / kThreads;
-    if (b > 65535LL * 16)
-        b = 65535LL * 16; // grid-stride loops cover the rest
-    return (unsigned)(b > 0 ? b : 1);
-}
-
-int launched() { return (int)cudaGetLastError(); }
-
-#define GRID_LOOP(i, n)                                                                    \
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);             \
-         i += (int64_t)blockDim.x * gridDim.x)
 
 // The id a float holds, or -1 if it is not an integer in [0, vocab): the
 // reference kernel's rule (ref_lstm.c), with the range checked before the
@@ -253,18 +235,6 @@ int dlg_cuk_embed_bwd(dlg_cu_stream s, const float *ids, const float *dy, float 
         k_embed_bwd_atomic<<<blocks_for(n * d), kThreads, 0, s>>>(ids, dy, dtable, n, d, vocab);
     return launched();
 }
-
-// T is the storage type ht names (bf16 or fp16)
-#define HALF_CASE(ht, ...)                                                                      \
-    do {                                                                                       \
-        if ((ht) == DLG_CUK_FP16) {                                                            \
-            typedef __half T;                                                                  \
-            __VA_ARGS__;                                                                       \
-        } else {                                                                               \
-            typedef __nv_bfloat16 T;                                                           \
-            __VA_ARGS__;                                                                       \
-        }                                                                                      \
-    } while (0)
 
 int dlg_cuk_lstm_pack(dlg_cu_stream s, const float *w, int64_t rows, int64_t h,
                       dlg_cuk_gates gate)

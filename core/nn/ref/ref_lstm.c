@@ -88,10 +88,8 @@ static int lstm_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
     lstm_state *s = calloc(1, sizeof *s);
     if (!s)
         return -DLG_ENOMEM;
-    s->T = l->p.lstm.steps;
-    s->H = l->p.lstm.hidden;
-    s->B = l->bottom[0]->shape.d[0] / s->T;
-    s->I = dlg_shape_inner(&l->bottom[0]->shape);
+    dlg_lstm_dims d = dlg_lstm_dims_of(l);
+    s->T = d.T, s->B = d.B, s->I = d.I, s->H = d.H;
     size_t rows = (size_t)(s->T * s->B), G4 = (size_t)(4 * s->H), BH = (size_t)(s->B * s->H);
     s->gates = malloc(rows * G4 * sizeof(double));
     s->cell = malloc(rows * (size_t)s->H * sizeof(double));

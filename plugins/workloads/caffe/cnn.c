@@ -49,10 +49,7 @@ const dlg_metric cnn_metrics[] = {
      "convolutions the plan runs by a Winograd kernel in some pass (the engine's on AVX2, oneDNN's "
      "where it timed faster on AVX-512; winograd = false: 0), so runs that differ here are known"},
     {"data_source", DLG_FIELD_STRING, "", "synthetic or the loader's format"},
-    {"loss_scale", DLG_FIELD_DOUBLE, "",
-     "fp16 training only: the dynamic loss scale at the end (starts at 65536)"},
-    {"skipped_steps", DLG_FIELD_INT, "",
-     "fp16 training only: SGD steps skipped because a gradient overflowed"},
+    NN_LOSS_SCALE_FIELDS,
     NN_PROFILE_FIELDS,
     {NULL, 0, NULL, NULL}};
 
@@ -386,12 +383,7 @@ int cnn_report(void *state, const dlg_report_api *api, dlg_fields *f)
     api->add_string(f, "data_source", cnn_data_source(s->data));
     if (s->profile) /* nor are the warm-up steps */
         nn_profile_report(s->net, s->timed_steps, s->h, api, f);
-    float scale;
-    int64_t skipped;
-    if (dlg_net_loss_scale(s->net, &scale, &skipped) > 0) { /* waits: the run is over */
-        api->add_double(f, "loss_scale", scale);
-        api->add_int(f, "skipped_steps", skipped);
-    }
+    nn_loss_scale_report(s->net, api, f);
     return 0;
 }
 

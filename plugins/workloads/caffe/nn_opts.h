@@ -1,6 +1,6 @@
 /* The engine's backend options as job options, for every workload that
  * plans a net (caffe's CNNs, inception-v3, lstm-ptb), and how they reach
- * dlg_plan_opts. */
+ * dlg_plan_opts; and the loss-scaling result fields these workloads share. */
 #ifndef DLG_CAFFE_NN_OPTS_H
 #define DLG_CAFFE_NN_OPTS_H
 
@@ -61,6 +61,26 @@ static inline void nn_opts_apply(dlg_plan_opts *po, const dlg_value *o, int algo
     po->workspace_bytes = (uint64_t)o[ws].i;
     po->deterministic = o[det].i != 0;
     po->graphs = !o[graphs].set ? DLG_GRAPHS_AUTO : o[graphs].i ? DLG_GRAPHS_ON : DLG_GRAPHS_OFF;
+}
+
+/* Dynamic loss scaling's result fields (fp16 training: precision = fp16 on
+ * cuda), as a workload's field table lists them. */
+#define NN_LOSS_SCALE_FIELDS                                                                       \
+    {"loss_scale", DLG_FIELD_DOUBLE, "",                                                           \
+     "fp16 training only: the dynamic loss scale at the end (starts at 65536)"},                   \
+        {"skipped_steps", DLG_FIELD_INT, "",                                                       \
+         "fp16 training only: SGD steps skipped because a gradient overflowed"}
+
+/* loss_scale and skipped_steps where the plan scales its loss (waits for
+ * the device: call it once the run is over). */
+static inline void nn_loss_scale_report(dlg_net *net, const dlg_report_api *api, dlg_fields *f)
+{
+    float scale;
+    int64_t skipped;
+    if (dlg_net_loss_scale(net, &scale, &skipped) > 0) {
+        api->add_double(f, "loss_scale", scale);
+        api->add_int(f, "skipped_steps", skipped);
+    }
 }
 
 #endif

@@ -137,6 +137,7 @@ const dlg_metric lm_metrics[] = {
     {"plan_bytes", DLG_FIELD_INT, "bytes",
      "memory the planned net holds: params, kept and shared activations, gradients, workspace"},
     {"backend", DLG_FIELD_STRING, "", "engine backend that ran"},
+    NN_LOSS_SCALE_FIELDS,
     NN_PROFILE_FIELDS,
     {NULL, 0, NULL, NULL}};
 
@@ -508,6 +509,7 @@ int lm_report(void *state, const dlg_report_api *api, dlg_fields *f)
     api->add_string(f, "backend", s->backend);
     if (s->profile)
         nn_profile_report(s->net, s->timed_steps, s->h, api, f);
+    nn_loss_scale_report(s->net, api, f);
     return 0;
 }
 
