@@ -73,6 +73,8 @@ static fixture *make(void)
     r->busy_ns = 6000000000;
     r->cpu_user_s = 40;
     r->cpu_sys_s = 5.75;
+    r->cpu_window_s = 30.5;      /* the rusage readings' window: the timed steps here */
+    r->cpu_window_cpu_s = 45.75; /* the process's CPU time in it */
     r->cpus_used = 2;
     r->cpu_capacity = 2;
     snprintf(r->cpu_list, sizeof r->cpu_list, "0-1");
@@ -220,8 +222,27 @@ static void test_share_of_quota(void **st)
     f->res.cpu_capacity = 0.5;
     f->res.cpu_user_s = 15;
     f->res.cpu_sys_s = 0.25;
+    f->res.cpu_window_cpu_s = 15.25;
     dlg_result_point(&f->run, &f->cell, &f->res, &f->pb);
     near(&f->pb, "cpu_user_share", 1.0); /* 15.25 s / (30.5 s x 0.5) */
+    done(f);
+}
+
+/* A cell of a few microseconds: the CPU time was read over a window of
+ * 100 us (the readings around the steps), the steps took 2 us; busy all
+ * of the window on one CPU is a share of 1, not 50. */
+static void test_share_over_window(void **st)
+{
+    fixture *f = make();
+    f->res.cpus_used = 1;
+    f->res.cpu_capacity = 1;
+    f->res.wall_s = 2e-6;
+    f->res.cpu_user_s = 0.0001;
+    f->res.cpu_sys_s = 0;
+    f->res.cpu_window_s = 1e-4;
+    f->res.cpu_window_cpu_s = 1e-4;
+    dlg_result_point(&f->run, &f->cell, &f->res, &f->pb);
+    near(&f->pb, "cpu_user_share", 1.0);
     done(f);
 }
 
@@ -232,6 +253,7 @@ static void test_absent_fields(void **st)
     dlg_hist_reset(f->res.latency);
     f->res.busy_ns = 0;
     f->res.wall_s = 0;
+    f->res.cpu_window_s = 0;
     f->res.items = 0;
     f->res.gpu_samples = 0;
     f->res.iowait_fraction = NAN;
@@ -308,7 +330,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_row),
-        cmocka_unit_test(test_share_of_quota), cmocka_unit_test(test_absent_fields),
+        cmocka_unit_test(test_share_of_quota), cmocka_unit_test(test_share_over_window),
+        cmocka_unit_test(test_absent_fields),
         cmocka_unit_test(test_fields_declared),
         cmocka_unit_test(test_field_tag_text),
     };
