@@ -81,24 +81,31 @@ static const char *num_or_dash(double v, char *buf, size_t len, const char *fmt,
     return buf;
 }
 
-int rep_table_cells(rep_table *t, const rep_report *r, const rep_group *g)
+/* A J/item figure as the tables show it: "-" where not measured, "cpu"
+ * after the CPU packages' (RAPL: whole packages, not a GPU). */
+static const char *energy_text(double j_item, bool cpu, char *buf, size_t len)
 {
-    static const char *const heads[] = {"throughput", "+-CI95", "n", "AU", "data wait", "CPU busy", "read MB/s",
-                                        "bottleneck", "note"};
-    size_t nh = sizeof heads / sizeof *heads, nc = g->naxes + nh;
-    if (table_init(t, g->ncells + 1, nc) != 0)
-        return -1;
-    int rc = 0;
-    for (size_t a = 0; a < g->naxes; a++)
-        rc |= put(t, 0, a, REP_ST_STRONG, "%s", g->axes[a].key);
-    for (size_t h = 0; h < nh; h++) {
-        rc |= put(t, 0, g->naxes + h, REP_ST_STRONG, "%s", heads[h]);
-        t->right[g->naxes + h] = h < 7;
-    }
-    /* rows in axis order: sort cell indices by their coordinates */
+    if (isnan(j_item))
+        return "-";
+    snprintf(buf, len, "%.3g%s", j_item, cpu ? " cpu" : "");
+    return buf;
+}
+
+/* Some cell of the group has a J/item: its table gets the column. */
+static bool group_has_energy(const rep_group *g)
+{
+    for (size_t i = 0; i < g->ncells; i++)
+        if (!isnan(g->cells[i].energy_item))
+            return true;
+    return false;
+}
+
+/* The group's cell indices in axis order (by their coordinates), or NULL. */
+static size_t *cells_in_axis_order(const rep_group *g)
+{
     size_t *order = malloc((g->ncells + 1) * sizeof *order);
     if (!order)
-        return -1;
+        return NULL;
     for (size_t i = 0; i < g->ncells; i++)
         order[i] = i;
     for (size_t i = 1; i < g->ncells; i++)
@@ -113,6 +120,44 @@ int rep_table_cells(rep_table *t, const rep_report *r, const rep_group *g)
             order[j - 1] = order[j];
             order[j] = tmp;
         }
+    return order;
+}
+
+/* "best, knee cpus": what cell ci is on the group's curves. */
+static void cell_note(const rep_group *g, size_t ci, char *note, size_t len)
+{
+    size_t n = 0;
+    note[0] = 0;
+    if (g->has_best && ci == g->best)
+        n += (size_t)snprintf(note + n, len - n, "best");
+    for (size_t a = 0; a < g->naxes && n < len; a++)
+        if (g->has_best && g->knees[a].cell == ci && !g->knees[a].unordered)
+            n += (size_t)snprintf(note + n, len - n, "%sknee %s", n ? ", " : "", g->axes[a].key);
+}
+
+/* Columns after the axes; J/item only in groups where some cell has one. */
+static const char *const cell_heads[] = {"throughput", "+-CI95", "n",          "J/item", "AU",
+                                         "data wait",  "CPU busy", "read MB/s", "bottleneck", "note"};
+enum { CELL_H_ENERGY = 3, CELL_H_TEXT = 8 }; /* from bottleneck on: text, aligned left */
+
+int rep_table_cells(rep_table *t, const rep_report *r, const rep_group *g)
+{
+    bool energy = group_has_energy(g);
+    size_t nh = sizeof cell_heads / sizeof *cell_heads - !energy, nc = g->naxes + nh;
+    if (table_init(t, g->ncells + 1, nc) != 0)
+        return -1;
+    int rc = 0;
+    for (size_t a = 0; a < g->naxes; a++)
+        rc |= put(t, 0, a, REP_ST_STRONG, "%s", g->axes[a].key);
+    for (size_t h = 0, col = g->naxes; col < nc; h++) {
+        if (h == CELL_H_ENERGY && !energy)
+            continue;
+        t->right[col] = h < CELL_H_TEXT;
+        rc |= put(t, 0, col++, REP_ST_STRONG, "%s", cell_heads[h]);
+    }
+    size_t *order = cells_in_axis_order(g);
+    if (!order)
+        return -1;
     for (size_t i = 0; i < g->ncells; i++) {
         const rep_cell *c = &g->cells[order[i]];
         size_t row = i + 1, col = g->naxes;
@@ -131,18 +176,16 @@ int rep_table_cells(rep_table *t, const rep_report *r, const rep_group *g)
             rc |= put(t, row, col++, REP_ST_PLAIN, "-");
         }
         bool ok = c->ok;
+        if (energy)
+            rc |= put(t, row, col++, REP_ST_PLAIN, "%s",
+                      ok ? energy_text(c->energy_item, c->energy_cpu, b2, sizeof b2) : "-");
         rc |= put(t, row, col++, REP_ST_PLAIN, "%s", ok ? num_or_dash(c->au, b2, sizeof b2, "%.2f", 1) : "-");
         rc |= put(t, row, col++, REP_ST_PLAIN, "%s", ok ? num_or_dash(c->data_wait, b2, sizeof b2, "%.2f", 1) : "-");
         rc |= put(t, row, col++, REP_ST_PLAIN, "%s", ok ? num_or_dash(c->cpu_share, b2, sizeof b2, "%.0f%%", 100) : "-");
         rc |= put(t, row, col++, REP_ST_PLAIN, "%s", ok ? num_or_dash(c->read_bps, b2, sizeof b2, "%.1f", 1e-6) : "-");
         rc |= put(t, row, col++, c->bn == REP_BN_COMPUTE ? REP_ST_GOOD : REP_ST_BAD, "%s", rep_bn_name(c->bn));
-        char note[160] = "";
-        size_t n = 0;
-        if (g->has_best && order[i] == g->best)
-            n += snprintf(note + n, sizeof note - n, "best");
-        for (size_t a = 0; a < g->naxes && n < sizeof note; a++)
-            if (g->has_best && g->knees[a].cell == order[i] && !g->knees[a].unordered)
-                n += snprintf(note + n, sizeof note - n, "%sknee %s", n ? ", " : "", g->axes[a].key);
+        char note[160];
+        cell_note(g, order[i], note, sizeof note);
         rc |= put(t, row, col++, REP_ST_STRONG, "%s", note);
     }
     free(order);
@@ -285,9 +328,8 @@ int rep_table_reco(rep_table *t, const rep_report *r)
                           f->estimated ? " (est.)" : "", f->extrapolated ? " (ext.)" : "");
             cost_text(r, &r->model.g[gi], f->cost, b2, sizeof b2);
             n2 += snprintf(cost + n2, n2 < sizeof cost ? sizeof cost - n2 : 0, "%s%s", n2 ? " / " : "", b2);
-            n3 += snprintf(energy + n3, n3 < sizeof energy ? sizeof energy - n3 : 0, "%s%s%s", n3 ? " / " : "",
-                           num_or_dash(f->energy_item, b2, sizeof b2, "%.3g", 1),
-                           !isnan(f->energy_item) && f->energy_cpu ? " cpu" : ""); /* whole packages, not a GPU */
+            n3 += snprintf(energy + n3, n3 < sizeof energy ? sizeof energy - n3 : 0, "%s%s", n3 ? " / " : "",
+                           energy_text(f->energy_item, f->energy_cpu, b2, sizeof b2));
         }
         rc |= put(t, row, col++, REP_ST_PLAIN, "%s", buf);
         rc |= put(t, row, col++, REP_ST_PLAIN, "%s %s", cost, in->currency);

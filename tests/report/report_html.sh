@@ -42,6 +42,38 @@ if "knee" not in first or "95% of best" not in first:
     sys.exit("no knee / target marks in the first curve")
 PY
 
+# the HTML's tables say what the Markdown's say, J/item per cell included
+# (known.csv: 0.5 J/item in every measured cell; the oom one has none)
+python3 - <<'PY' || fail "cells tables: HTML != Markdown, or J/item missing"
+import html, re, sys
+page = open("report.html").read()
+hts = [[[html.unescape(re.sub(r"<[^>]*>", "", c)) for c in re.findall(r"<t[hd][^>]*>.*?</t[hd]>", tr)]
+        for tr in re.findall(r"<tr>.*?</tr>", t, re.S)] for t in re.findall(r"<table>.*?</table>", page, re.S)]
+mds, cur = [], None
+for line in open("report.md").read().splitlines():
+    if not line.startswith("|"):
+        cur = None
+        continue
+    if cur is None:
+        cur = []
+        mds.append(cur)
+    if not re.fullmatch(r"\|(-+:?\|)+", line):
+        cur.append([c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)[1:-1]])
+if hts != mds:
+    sys.exit(f"HTML tables {hts} != Markdown tables {mds}")
+groups = [t for t in hts if "bottleneck" in t[0]]
+if len(groups) != 2:
+    sys.exit(f"{len(groups)} cells tables, expected 2")
+for t in groups:
+    j = t[0].index("J/item") if "J/item" in t[0] else sys.exit(f"no J/item column: {t[0]}")
+    if j != t[0].index("n") + 1:
+        sys.exit(f"J/item is not beside throughput: {t[0]}")
+    for row in t[1:]:
+        want = "-" if row[t[0].index("throughput")] == "oom" else "0.5"
+        if row[j] != want:
+            sys.exit(f"J/item {row[j]!r}, expected {want!r}: {row}")
+PY
+
 # ---- render in headless Chromium ---------------------------------------------
 CHROME=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
 if [ -z "$CHROME" ]; then

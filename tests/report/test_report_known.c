@@ -15,6 +15,7 @@
 
 #include <dlgauge/plugin.h>
 
+#include "model_csv.h"
 #include "report.h"
 #include "temp_file.h"
 
@@ -76,23 +77,6 @@ static const char *knee_value(const rep_group *g, const char *axis)
     long a = rep_group_axis(g, axis);
     assert_true(a >= 0);
     return g->axes[a].vals[g->knees[a].val];
-}
-
-/* Rows and model of a results file with this CSV text (no disk profiles,
- * target 95%). */
-static void model_from_csv(const char *text, rep_rows *rows, rep_model *m)
-{
-    char path[32];
-    temp_file(path, text);
-    rep_disks none = {0};
-    char err[512];
-    memset(rows, 0, sizeof *rows);
-    int rc = rep_read_file(rows, path, err, sizeof err);
-    unlink(path);
-    if (rc != 0)
-        fail_msg("%s", err);
-    assert_int_equal(rep_rows_validate(rows, err, sizeof err), 0);
-    assert_int_equal(rep_model_build(m, rows, &none, 0.95, err, sizeof err), 0);
 }
 
 static void test_groups_and_axes(void **state)
