@@ -236,6 +236,7 @@ static const lcase cases[] = {
     {"bn_relu_infer", b_bn_relu, true, true, true, 0},
     {"embed", seq_case_embed, false, false, false, 0},
     {"lstm", seq_case_lstm, false, false, false, 0},
+    {"lstm_4d", seq_case_lstm_4d, false, false, false, 0},
     {"lstm2", seq_case_lstm2, false, false, false, 0},
     {"lstm_lm", seq_case_lstm_lm, false, false, false, 0},
 };

@@ -50,6 +50,22 @@ void seq_case_lstm(dlg_net *n, netio *io)
     io->out = lstm_on(n, io, "lstm", x, 6);
 }
 
+/* x of 2 channels of 2 x 2 (I = 8 in NCHW order, as the weights read it)
+ * and states of 2 x 3 x 1 (H = 6): an NHWC half context must not hand the
+ * LSTM channels-last rows */
+void seq_case_lstm_4d(dlg_net *n, netio *io)
+{
+    int x = dlg_input(n, "x", CT * CB, 2, 2, 2);
+    int h0 = dlg_input(n, "h0", CB, 2, 3, 1), c0 = dlg_input(n, "c0", CB, 2, 3, 1);
+    io->in[io->nin++] = x;
+    io->in[io->nin++] = h0;
+    io->in[io->nin++] = c0;
+    int hT = -1, cT = -1;
+    io->out = dlg_lstm(n, "lstm", x, h0, c0, 6, CT, &hT, &cT);
+    io->extra[io->nextra++] = hT;
+    io->extra[io->nextra++] = cT;
+}
+
 void seq_case_lstm2(dlg_net *n, netio *io)
 {
     int x = dlg_input(n, "x", CT * CB, 5, 1, 1);

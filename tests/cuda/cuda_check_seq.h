@@ -9,6 +9,7 @@
 /* Layer cases for run_case (cuda_check.c). */
 void seq_case_embed(dlg_net *n, netio *io);   /* ids with repeats: scatter-add */
 void seq_case_lstm(dlg_net *n, netio *io);    /* one layer, I != H, hT/cT */
+void seq_case_lstm_4d(dlg_net *n, netio *io); /* 4-d x, h0, c0 (rows in NCHW order) */
 void seq_case_lstm2(dlg_net *n, netio *io);   /* two stacked, different H */
 void seq_case_lstm_lm(dlg_net *n, netio *io); /* embedding, 2 LSTMs, tied decoder, loss */
 

@@ -711,11 +711,16 @@ static void test_embed(void **state)
 
 /* ---- LSTM weight packing for cuDNN ----------------------------------------- */
 
+/* Partial tiles both ways, and a different count of them (3 x 2): a grid
+ * with rows and h swapped would leave rows unpacked (equal counts, 45 x 37,
+ * hid that). */
+enum { LSTM_ROWS = 70, LSTM_H = 37 };
+
 static void test_lstm_pack(void **state)
 {
     (void)state;
     /* w: rows x 4h (the engine's Wx or Wh); gate g: the h x rows matrix cuDNN keeps */
-    const int64_t rows = 45, h = 37;
+    const int64_t rows = LSTM_ROWS, h = LSTM_H;
     float *w = xcalloc(rows * 4 * h, 4), *back = xcalloc(rows * 4 * h, 4);
     float *g[4], *b = xcalloc(4 * h, 4), *bback = xcalloc(4 * h, 4), *bg[4];
     dlg_cuk_gates gates, bgates;
@@ -749,7 +754,7 @@ static void test_lstm_pack(void **state)
  * bits), unpack widens exactly; both transpose as the fp32 ones do. */
 static void lstm_pack_h_for(dlg_cuk_htype t)
 {
-    const int64_t rows = 45, h = 37, n = rows * 4 * h;
+    const int64_t rows = LSTM_ROWS, h = LSTM_H, n = rows * 4 * h;
     float *w = xcalloc(n, 4), *back = xcalloc(n, 4), *want = xcalloc(n, 4);
     float *b = xcalloc(4 * h, 4), *bback = xcalloc(4 * h, 4);
     uint16_t *g[4], *bg[4];

@@ -52,9 +52,12 @@
  *   (dlg_cuk_lstm_unpack_h), so SGD, host IO, and fp16 loss scaling (the
  *   non-finite check over every param gradient in sgd_all) see them as
  *   they see a convolution's.  Bottoms are plain fp32 (the kernels take
- *   no backend layout) and are staged to half (dlg_half_io); y takes the
- *   half layout where its readers accept it (dropout, fc), hT/cT are
- *   staged back to fp32 for the host.
+ *   no backend layout) and are converted to half here, in their own order
+ *   (dlg_half_io would stage a 4-d one channels-last, and cuDNN would read
+ *   its rows as other features); y takes the half layout where its
+ *   readers accept it (dropout, fc), hT/cT are staged back to fp32 for the
+ *   host (dlg_half_io: the tops are N x H x 1 x 1, the same memory in
+ *   either order).
  * - bf16: PyTorch sends bf16 to cuDNN's RNN only from cuDNN 9.13 (pytorch
  *   PR #164411, "supports BFloat16 inputs since 9.13"); cudnn_adv.h says
  *   nothing of it and no cuDNN document seen here lists it, so cuda-bf16
@@ -74,7 +77,8 @@ typedef struct lstm_state {
     int T, B, I, H;
     bool half;           /* cuda-fp16: half data and weight space */
     cudnnDataType_t dt;  /* the RNN's data type (FLOAT or HALF) */
-    dlg_half_io io;      /* half: staging of the fp32 bottoms and host-read tops */
+    dlg_half_io io;      /* half: staging of the host-read tops */
+    dlg_half *sx[3], *sdx[3]; /* half: x, h0, c0 and their gradients, in row order */
     cudnnForwardMode_t mode;
     cudnnRNNDescriptor_t rnn;
     cudnnDropoutDescriptor_t drop;
@@ -110,6 +114,10 @@ static void lstm_destroy(void *ctx, void *vs)
     cudaFree(s->w);
     cudaFree(s->dw);
     cudaFree(s->reserve);
+    for (int j = 0; j < 3; j++) {
+        cudaFree(s->sx[j]);
+        cudaFree(s->sdx[j]);
+    }
     dlg_half_io_free(&s->io);
     free(s);
 }
@@ -321,6 +329,21 @@ static int lstm_alloc(dlg_cuda_ctx *c, const dlg_layer *l, lstm_state *s, size_t
     return rc;
 }
 
+/* half: the bottoms' half copies (and their gradients' where wanted) */
+static int alloc_half_bottoms(dlg_cuda_ctx *c, const dlg_layer *l, lstm_state *s, char *err,
+                              size_t errlen)
+{
+    int rc = 0;
+    for (int j = 0; j < 3 && !rc; j++) {
+        size_t bytes = (size_t)l->bottom[j]->count * sizeof(dlg_half);
+        rc = alloc_zero(c, (void **)&s->sx[j], bytes, "LSTM half input", err, errlen);
+        if (!rc && l->backward && l->prop_down[j])
+            rc = alloc_zero(c, (void **)&s->sdx[j], bytes, "LSTM half input gradient", err,
+                            errlen);
+    }
+    return rc;
+}
+
 static int lstm_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                       size_t errlen)
 {
@@ -350,9 +373,12 @@ static int lstm_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
         rc = locate_weights(c, s, err, errlen);
     for (int t = 0; t < l->ntop && !rc && !half; t++)
         l->top[t]->layout = NULL;
-    /* half: y takes the half layout where its readers allow it */
+    /* half: y takes the half layout where its readers allow it; the
+     * bottoms are converted here (bits 0-2: dlg_half_io leaves them) */
     if (!rc && half)
-        rc = dlg_half_io_setup(c, l, &s->io, 0, true, err, errlen);
+        rc = dlg_half_io_setup(c, l, &s->io, 7u, true, err, errlen);
+    if (!rc && half)
+        rc = alloc_half_bottoms(c, l, s, err, errlen);
     if (rc < 0) {
         lstm_destroy(ctx, s);
         return rc;
@@ -395,11 +421,34 @@ static int unpack_grads(dlg_cuda_ctx *c, const dlg_layer *l, const lstm_state *s
     return rc;
 }
 
+/* half: the fp32 bottoms into their half copies (forward), the half
+ * gradients into the fp32 ones the net wants (backward); elementwise, so
+ * rows stay rows whatever the tensors' shapes */
+static int bottoms_to_half(dlg_cuda_ctx *c, const dlg_layer *l, const lstm_state *s)
+{
+    int rc = 0;
+    for (int j = 0; j < 3 && !rc; j++)
+        rc = K(dlg_cuk_f2h(c->stream, dlg_cuda_htype(c), CF(l->bottom[j]), s->sx[j],
+                           l->bottom[j]->count));
+    return rc;
+}
+
+static int grads_to_f32(dlg_cuda_ctx *c, const dlg_layer *l, const lstm_state *s)
+{
+    int rc = 0;
+    for (int j = 0; j < 3 && !rc; j++)
+        if (l->prop_down[j])
+            rc = K(dlg_cuk_h2f(c->stream, dlg_cuda_htype(c), s->sdx[j], CG(l->bottom[j]),
+                               l->bottom[j]->count));
+    return rc;
+}
+
 /* What cuDNN reads and writes: the tensors themselves (fp32), or under
- * fp16 their half views (staged copies or the tensors' own half memory). */
+ * fp16 their half views (the bottoms' copies, the tops' staged copies or
+ * their own half memory). */
 static void *x_of(const dlg_layer *l, const lstm_state *s, int j)
 {
-    return s->half ? (void *)dlg_half_x(l, &s->io, j) : l->bottom[j]->data;
+    return s->half ? (void *)s->sx[j] : l->bottom[j]->data;
 }
 static void *y_of(const dlg_layer *l, const lstm_state *s, int t)
 {
@@ -418,7 +467,7 @@ static void *dx_of(const dlg_layer *l, const lstm_state *s, int j, size_t off)
 {
     if (!l->prop_down[j])
         return (char *)l->ws + off;
-    return s->half ? (void *)dlg_half_dx(l, &s->io, j) : l->bottom[j]->diff;
+    return s->half ? (void *)s->sdx[j] : l->bottom[j]->diff;
 }
 
 static int lstm_forward(void *ctx, dlg_layer *l, void *vs)
@@ -427,7 +476,7 @@ static int lstm_forward(void *ctx, dlg_layer *l, void *vs)
     lstm_state *s = vs;
     int rc = pack_weights(c, l, s);
     if (!rc && s->half)
-        rc = dlg_half_pre_fwd(c, l, &s->io);
+        rc = bottoms_to_half(c, l, s);
     if (!rc)
         rc = dlg_cudnn_ok(cudnnRNNForward(c->dnn, s->rnn, s->mode, s->seq, s->xd, x_of(l, s, 0),
                                           s->yd, y_of(l, s, 0), s->hd, x_of(l, s, 1),
@@ -452,7 +501,7 @@ static int lstm_backward(void *ctx, dlg_layer *l, void *vs)
             dx_of(l, s, 1, s->off_dh), s->hd, x_of(l, s, 2), dy_of(l, s, 2),
             dx_of(l, s, 2, s->off_dc), s->wbytes, s->w, s->work, work, s->rbytes, s->reserve));
     if (!rc && s->half)
-        rc = dlg_half_post_bwd(c, l, &s->io);
+        rc = grads_to_f32(c, l, s);
     if (rc || !l->param_grad)
         return rc;
     rc = dlg_cuda_ok(cudaMemsetAsync(s->dw, 0, s->wbytes, c->stream));

@@ -96,22 +96,8 @@ __global__ void k_embed_bwd_atomic(const float *ids, const float *dy, float *dt,
     }
 }
 
-// Element conversion for the weight space's type (float, or a half with
-// round-to-nearest-even on the way in).
-__device__ __forceinline__ void put(float *p, int64_t i, float v) { p[i] = v; }
-__device__ __forceinline__ void put(__half *p, int64_t i, float v) { p[i] = __float2half_rn(v); }
-__device__ __forceinline__ void put(__nv_bfloat16 *p, int64_t i, float v)
-{
-    p[i] = __float2bfloat16_rn(v);
-}
-__device__ __forceinline__ float get(const float *p, int64_t i) { return p[i]; }
-__device__ __forceinline__ float get(const __half *p, int64_t i) { return __half2float(p[i]); }
-__device__ __forceinline__ float get(const __nv_bfloat16 *p, int64_t i)
-{
-    return __bfloat162float(p[i]);
-}
-
-// w: rows x 4h (row stride 4h).  gate g: h x rows, of type T.  Tiled
+// w: rows x 4h (row stride 4h).  gate g: h x rows, of type T (float, or
+// a half type: st rounds to nearest even, ld widens).  Tiled
 // through shared memory (fp32) so both the reads and the writes are
 // coalesced.
 template <class T> __global__ void k_lstm_pack(const float *w, int64_t rows, int64_t h, dlg_cuk_gates gate)
@@ -129,7 +115,7 @@ template <class T> __global__ void k_lstm_pack(const float *w, int64_t rows, int
     for (int j = threadIdx.y; j < kTile; j += blockDim.y) {
         int64_t c = c0 + j, r = r0 + threadIdx.x;
         if (c < h && r < rows)
-            put(dst, c * rows + r, tile[threadIdx.x][j]);
+            st(dst, c * rows + r, tile[threadIdx.x][j]);
     }
 }
 
@@ -142,7 +128,7 @@ template <class T> __global__ void k_lstm_unpack(dlg_cuk_gates gate, int64_t row
     for (int j = threadIdx.y; j < kTile; j += blockDim.y) {
         int64_t c = c0 + j, r = r0 + threadIdx.x;
         if (c < h && r < rows)
-            tile[j][threadIdx.x] = get(src, c * rows + r);
+            tile[j][threadIdx.x] = ld(src, c * rows + r);
     }
     __syncthreads();
     for (int j = threadIdx.y; j < kTile; j += blockDim.y) {
@@ -157,7 +143,7 @@ template <class T> __global__ void k_lstm_pack_bias(const float *b, int64_t h, d
     GRID_LOOP(i, 4 * h)
     {
         int64_t g = i / h;
-        put((T *)gate.p[g], i - g * h, b[i]);
+        st((T *)gate.p[g], i - g * h, b[i]);
     }
 }
 
@@ -166,7 +152,7 @@ template <class T> __global__ void k_lstm_unpack_bias(dlg_cuk_gates gate, int64_
     GRID_LOOP(i, 4 * h)
     {
         int64_t g = i / h;
-        b[i] = get((const T *)gate.p[g], i - g * h);
+        b[i] = ld((const T *)gate.p[g], i - g * h);
     }
 }
 

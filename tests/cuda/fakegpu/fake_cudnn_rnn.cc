@@ -16,8 +16,10 @@
 //   on a 64-byte boundary, with gaps), so only the addresses that
 //   cudnnGetRNNWeightParams reports work;
 // - the workspace is filled with NaN before and after every call (cuDNN
-//   passes nothing through it), so an input or output that overlaps it
-//   shows as NaN (a size below cudnnGetRNNTempSpaceSizes' is BAD_PARAM);
+//   passes nothing through it; half data: before its operands are widened
+//   and after its results are rounded back), so an input or output that
+//   overlaps it shows as NaN (a size below cudnnGetRNNTempSpaceSizes' is
+//   BAD_PARAM);
 // - backward reads what forward left in the reserve space (activations,
 //   cell states, inner layers' outputs), and backward-weights the gate
 //   gradients backward-data left there, as cuDNN does; a header in the
@@ -186,10 +188,13 @@ Reserve carve(void *base, const Net &n, int T, int B)
 
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 
+// All bits set: NaN as float, and as each half of it read as fp16 or bf16
+// (a float quiet NaN's low half is a zero there), so a half buffer in a
+// poisoned workspace reads NaN too.
 void fill_nan(float *p, size_t n)
 {
-    for (size_t i = 0; p && i < n; i++)
-        p[i] = kNaN;
+    if (p)
+        memset(p, 0xff, n * sizeof(float));
 }
 
 double sigm(double v) { return 1.0 / (1.0 + exp(-v)); }
@@ -308,6 +313,20 @@ struct RnnCall {
     size_t ny() const { return (size_t)T * B * n.H; }
     size_t nh() const { return (size_t)n.L * B * n.H; }
 };
+
+// HALF data: body(h) widens the operands through h, runs the fp32 maths
+// and h rounds the results back when it ends.  The workspace is NaN before
+// the widening and after the rounding, as the fp32 calls leave it around
+// their maths: an input or output overlapping it shows as NaN here too.
+template <class Body> void widened_call(const RnnCall &c, Body body)
+{
+    fill_nan(c.ws, ws_floats(c.n, c.T, c.B));
+    {
+        Widened h(c.n.type);
+        body(h);
+    }
+    fill_nan(c.ws, ws_floats(c.n, c.T, c.B));
+}
 
 struct FwdArgs : RnnCall {
     bool training;
@@ -867,14 +886,15 @@ extern "C" cudnnStatus_t cudnnRNNForward(
     fakegpu::submit(handle->stream, [a]() {
         if (a.n.type == CUDNN_DATA_FLOAT)
             return run_forward(a);
-        const size_t nx = a.nx(), ny = a.ny(), nh = a.nh();
-        Widened h(a.n.type);
-        FwdArgs f = a;
-        f.x = h.in(a.x, nx), f.hx = h.in(a.hx, nh), f.cx = h.in(a.cx, nh);
-        f.w = h.in(a.w, a.wm.total);
-        f.y = h.out(a.y, ny, false), f.hy = h.out(a.hy, nh, false);
-        f.cy = h.out(a.cy, nh, false);
-        run_forward(f);
+        widened_call(a, [&a](Widened &h) {
+            const size_t nx = a.nx(), ny = a.ny(), nh = a.nh();
+            FwdArgs f = a;
+            f.x = h.in(a.x, nx), f.hx = h.in(a.hx, nh), f.cx = h.in(a.cx, nh);
+            f.w = h.in(a.w, a.wm.total);
+            f.y = h.out(a.y, ny, false), f.hy = h.out(a.hy, nh, false);
+            f.cy = h.out(a.cy, nh, false);
+            run_forward(f);
+        });
     });
     return OK;
 }
@@ -901,14 +921,15 @@ extern "C" cudnnStatus_t cudnnRNNBackwardData_v8(
     fakegpu::submit(handle->stream, [a]() {
         if (a.n.type == CUDNN_DATA_FLOAT)
             return run_backward_data(a);
-        const size_t nx = a.nx(), ny = a.ny(), nh = a.nh();
-        Widened h(a.n.type);
-        BwdDataArgs f = a;
-        f.dy = h.in(a.dy, ny), f.dhy = h.in(a.dhy, nh), f.cx = h.in(a.cx, nh);
-        f.dcy = h.in(a.dcy, nh), f.w = h.in(a.w, a.wm.total);
-        f.dx = h.out(a.dx, nx, false), f.dhx = h.out(a.dhx, nh, false);
-        f.dcx = h.out(a.dcx, nh, false);
-        run_backward_data(f);
+        widened_call(a, [&a](Widened &h) {
+            const size_t nx = a.nx(), ny = a.ny(), nh = a.nh();
+            BwdDataArgs f = a;
+            f.dy = h.in(a.dy, ny), f.dhy = h.in(a.dhy, nh), f.cx = h.in(a.cx, nh);
+            f.dcy = h.in(a.dcy, nh), f.w = h.in(a.w, a.wm.total);
+            f.dx = h.out(a.dx, nx, false), f.dhx = h.out(a.dhx, nh, false);
+            f.dcx = h.out(a.dcx, nh, false);
+            run_backward_data(f);
+        });
     });
     return OK;
 }
@@ -937,12 +958,13 @@ extern "C" cudnnStatus_t cudnnRNNBackwardWeights_v8(
     fakegpu::submit(handle->stream, [a]() {
         if (a.n.type == CUDNN_DATA_FLOAT)
             return run_backward_weights(a);
-        const size_t nx = a.nx(), ny = a.ny(), nh = a.nh();
-        Widened h(a.n.type);
-        BwdWeightsArgs f = a;
-        f.x = h.in(a.x, nx), f.hx = h.in(a.hx, nh), f.y = h.in(a.y, ny);
-        f.dw = h.out(a.dw, a.wm.total, true); // CUDNN_WGRAD_MODE_ADD reads it
-        run_backward_weights(f);
+        widened_call(a, [&a](Widened &h) {
+            const size_t nx = a.nx(), ny = a.ny(), nh = a.nh();
+            BwdWeightsArgs f = a;
+            f.x = h.in(a.x, nx), f.hx = h.in(a.hx, nh), f.y = h.in(a.y, ny);
+            f.dw = h.out(a.dw, a.wm.total, true); // CUDNN_WGRAD_MODE_ADD reads it
+            run_backward_weights(f);
+        });
     });
     return OK;
 }
