@@ -19,9 +19,9 @@
  *   them would count the package twice.
  * - energy_uj is readable by root only since Linux 5.10 (the PLATYPUS
  *   side-channel fix, CVE-2020-8694); before, by anyone.
- * - AMD Zen packages appear through the same intel-rapl zones with newer
- *   kernels (the brief's 5.8 / 5.11; not confirmed by the documentation
- *   searched), without a dram subzone.
+ * - AMD Zen packages are said to appear through the same intel-rapl
+ *   zones since Linux 5.8 / 5.11, without a dram subzone (not confirmed by
+ *   the documentation searched; the zone names above are what is read).
  * The counter's step is RAPL's energy unit (~61 uJ on most Intel parts):
  * a wrap is taken as range - last + now, which is exact to one unit.
  * Whatever cannot be read gives no field and one note, never a failure. */
