@@ -163,19 +163,19 @@ static bool counted(const rep_model *m, const bool *selected, size_t gi)
     return (!selected || selected[gi]) && m->g[gi].has_best;
 }
 
-static bool is_bytes(const char *unit)
+bool rep_unit_is_bytes(const char *unit)
 {
     return unit && strcmp(unit, "bytes") == 0;
 }
 
 double rep_cost_quantum(const char *unit)
 {
-    return is_bytes(unit) ? 1e12 : 1e6;
+    return rep_unit_is_bytes(unit) ? 1e12 : 1e6;
 }
 
 const char *rep_cost_label(const char *unit, bool abbrev, char *buf, size_t len)
 {
-    if (is_bytes(unit))
+    if (rep_unit_is_bytes(unit))
         snprintf(buf, len, "TB");
     else
         snprintf(buf, len, "%s %s", abbrev ? "M" : "million", unit && *unit ? unit : "items");

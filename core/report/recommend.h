@@ -31,6 +31,8 @@ typedef struct rep_catalog {
 double rep_cost_quantum(const char *unit);
 /* "million images" ("M images" when abbrev), or "TB" for bytes; into buf. */
 const char *rep_cost_label(const char *unit, bool abbrev, char *buf, size_t len);
+/* A group counting bytes (stream, io): priced per TB, its energy per GB. */
+bool rep_unit_is_bytes(const char *unit);
 
 int rep_catalog_load(rep_catalog *c, const char *path, char *err, size_t errlen);
 void rep_catalog_free(rep_catalog *c);

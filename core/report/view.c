@@ -81,13 +81,17 @@ static const char *num_or_dash(double v, char *buf, size_t len, const char *fmt,
     return buf;
 }
 
-/* A J/item figure as the tables show it: "-" where not measured, "cpu"
- * after the CPU packages' (RAPL: whole packages, not a GPU). */
-static const char *energy_text(double j_item, bool cpu, char *buf, size_t len)
+/* A J/item figure as the tables show it: "-" where not measured, per GB
+ * for a group counting bytes (a J/byte figure reads 1e-09), "/GB" after
+ * it where the column's head does not say so (per_gb), "cpu" after the
+ * CPU packages' (RAPL: whole packages, not a GPU). */
+static const char *energy_text(double j_item, bool cpu, const char *unit, bool per_gb, char *buf, size_t len)
 {
     if (isnan(j_item))
         return "-";
-    snprintf(buf, len, "%.3g%s", j_item, cpu ? " cpu" : "");
+    bool bytes = rep_unit_is_bytes(unit);
+    snprintf(buf, len, "%.3g%s%s", bytes ? j_item * 1e9 : j_item, bytes && per_gb ? "/GB" : "",
+             cpu ? " cpu" : "");
     return buf;
 }
 
@@ -153,7 +157,8 @@ int rep_table_cells(rep_table *t, const rep_report *r, const rep_group *g)
         if (h == CELL_H_ENERGY && !energy)
             continue;
         t->right[col] = h < CELL_H_TEXT;
-        rc |= put(t, 0, col++, REP_ST_STRONG, "%s", cell_heads[h]);
+        rc |= put(t, 0, col++, REP_ST_STRONG, "%s",
+                  h == CELL_H_ENERGY && rep_unit_is_bytes(g->unit) ? "J/GB" : cell_heads[h]);
     }
     size_t *order = cells_in_axis_order(g);
     if (!order)
@@ -178,7 +183,7 @@ int rep_table_cells(rep_table *t, const rep_report *r, const rep_group *g)
         bool ok = c->ok;
         if (energy)
             rc |= put(t, row, col++, REP_ST_PLAIN, "%s",
-                      ok ? energy_text(c->energy_item, c->energy_cpu, b2, sizeof b2) : "-");
+                      ok ? energy_text(c->energy_item, c->energy_cpu, g->unit, false, b2, sizeof b2) : "-");
         rc |= put(t, row, col++, REP_ST_PLAIN, "%s", ok ? num_or_dash(c->au, b2, sizeof b2, "%.2f", 1) : "-");
         rc |= put(t, row, col++, REP_ST_PLAIN, "%s", ok ? num_or_dash(c->data_wait, b2, sizeof b2, "%.2f", 1) : "-");
         rc |= put(t, row, col++, REP_ST_PLAIN, "%s", ok ? num_or_dash(c->cpu_share, b2, sizeof b2, "%.0f%%", 100) : "-");
@@ -329,7 +334,7 @@ int rep_table_reco(rep_table *t, const rep_report *r)
             cost_text(r, &r->model.g[gi], f->cost, b2, sizeof b2);
             n2 += snprintf(cost + n2, n2 < sizeof cost ? sizeof cost - n2 : 0, "%s%s", n2 ? " / " : "", b2);
             n3 += snprintf(energy + n3, n3 < sizeof energy ? sizeof energy - n3 : 0, "%s%s", n3 ? " / " : "",
-                           energy_text(f->energy_item, f->energy_cpu, b2, sizeof b2));
+                           energy_text(f->energy_item, f->energy_cpu, r->model.g[gi].unit, true, b2, sizeof b2));
         }
         rc |= put(t, row, col++, REP_ST_PLAIN, "%s", buf);
         rc |= put(t, row, col++, REP_ST_PLAIN, "%s %s", cost, in->currency);

@@ -122,6 +122,25 @@ static void test_cells_cpu_energy(void **state)
     rep_table_free(&t);
 }
 
+/* A group counting bytes (stream): 50 J of the packages over 1e10 bytes
+ * is 5 J/GB, under a J/GB head (not 5e-09 under J/item). */
+static void test_cells_energy_per_gb(void **state)
+{
+    (void)state;
+    rep_report r = {.target = 0.95};
+    model_from_csv("time,cpus,host,job,mode,run_id,status,workload,throughput,throughput_ci95,"
+                   "throughput_stddev,unit,items,repeats,wall_s,cpu_energy_j,version\n"
+                   "2026-12-01T10:00:01Z,2,lab,s,-,run1,ok,stream,5e9,0,0,bytes,1e10,1,2,50,0.1.0\n",
+                   &r.rows, &r.model);
+    rep_table t;
+    assert_int_equal(rep_table_cells(&t, &r, group(&r, "stream")), 0);
+    assert_int_equal(column(&t, "J/item"), -1);
+    assert_string_equal(cell_at(&t, "2", "J/GB"), "5 cpu");
+    rep_table_free(&t);
+    rep_model_free(&r.model);
+    rep_rows_free(&r.rows);
+}
+
 /* The column is the group's: the report's energy groups have it, the
  * group without energy keeps exactly the columns it had (no empty one). */
 static void test_cells_energy_column_per_group(void **state)
@@ -197,6 +216,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_cells_gpu_energy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cells_cpu_energy, setup, teardown),
+        cmocka_unit_test(test_cells_energy_per_gb),
         cmocka_unit_test_setup_teardown(test_cells_energy_column_per_group, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cells_energy_in_outputs, setup, teardown),
     };

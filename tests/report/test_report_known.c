@@ -961,9 +961,9 @@ static void test_bytes_cost_per_tb(void **state)
     char line[768], note[2048];
     xy_recommend(&r,
                  "time,cpus,host,job,mode,run_id,status,workload,throughput,throughput_ci95,throughput_stddev,"
-                 "unit,items,repeats,wall_s,version\n"
-                 "2026-12-01T10:00:01Z,8,lab,mem,-,run1,ok,stream,10000000000,0,0,bytes,1,1,1,0.1.0\n"
-                 "2026-12-01T10:00:02Z,8,lab,mem2,-,run1,ok,stream,10000000000,0,0,bytes,1,1,1,0.1.0\n",
+                 "unit,items,repeats,wall_s,cpu_energy_j,version\n"
+                 "2026-12-01T10:00:01Z,8,lab,mem,-,run1,ok,stream,10000000000,0,0,bytes,1e10,1,1,30,0.1.0\n"
+                 "2026-12-01T10:00:02Z,8,lab,mem2,-,run1,ok,stream,10000000000,0,0,bytes,1e10,1,1,,0.1.0\n",
                  NULL);
     const rep_choice *x = choice(&r.reco, "X");
     assert_near(x->fits[0].cost, 1.0e12 / (1e10 * 3600), 1e-12);
@@ -975,6 +975,7 @@ static void test_bytes_cost_per_tb(void **state)
     assert_string_equal(t.cell[9], "cost per TB");
     assert_string_equal(t.cell[12], "sum per TB");
     assert_string_equal(t.cell[t.ncols + 9], "0.02778 / 0.02778 USD");
+    assert_string_equal(t.cell[t.ncols + 10], "3/GB cpu / -"); /* 30 J over 10 GB: per GB, not 3e-09 */
     rep_table_free(&t);
     rep_reco_basis(&r, note, sizeof note);
     assert_non_null(strstr(note, "; sum per TB = the cost of a TB of each group"));
