@@ -28,8 +28,17 @@ NOOP_JOB = "\n[job docs-check]\nworkload = noop\niterations = 1\n"
 
 
 def run(dlg, args, cwd, env=None):
-    p = subprocess.run([dlg] + args, cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+    try:
+        p = subprocess.run([dlg] + args, cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:  # one problem line, not a traceback that hides the others
+        return 124, f"dlgauge {' '.join(args)}: no answer in 60 s"
     return p.returncode, p.stdout + p.stderr
+
+
+def last_line(out):
+    """The line that says why a command failed; a crash may print none."""
+    lines = out.strip().splitlines()
+    return lines[-1] if lines else "(no output)"
 
 
 def blocks(text):
@@ -85,7 +94,7 @@ def check_ini(dlg, tmp, doc, start, body, probs, counts):
     counts["ini"] += 1
     if rc != 0:  # name the doc's line, not the snippet file's
         why = re.sub(r"\S*snippet\.ini:(\d+)", lambda m: f"{doc}:{start + int(m.group(1)) - 1}",
-                     out.strip().splitlines()[-1])
+                     last_line(out))
         probs.append(f"{doc}:{start}: this ini block does not parse (exit {rc}): {why}")
 
 
@@ -112,7 +121,7 @@ def check_commands(dlg, tmp, doc, text, probs, cache, counts):
                     rc, out = run(dlg, ["help"] + names, tmp)
                     if rc != 0:
                         probs.append(f"{doc}:{n}: `dlgauge help {' '.join(names)}` exits {rc}: "
-                                     f"{out.strip().splitlines()[-1]}")
+                                     f"{last_line(out)}")
                 continue
             text_usage = usage(dlg, tmp, cmd, cache)
             if not text_usage.startswith("usage: dlgauge " + cmd):

@@ -80,25 +80,74 @@ static dlg_file *open_disk(fixture *fx)
     return f;
 }
 
-/* Reads `chunk`-byte pieces for `seconds`; returns bytes/s (ios/s in *iops). */
-static double read_for(fixture *fx, dlg_file *f, size_t chunk, double seconds, bool random,
-                       double *iops)
+/* The spacing of completions at QD1.  Its median is the rate the
+ * throttle allows: load on the box (a reader woken or preempted a few ms
+ * late) stretches some gaps and shortens the next, as the late read is let
+ * through at once; a wrong rate, or a schedule that drifts by each
+ * wake-up's lateness, moves them all.  Caps are judged on the whole run. */
+enum { GAPS_MAX = 1 << 16 };
+typedef struct rate_log {
+    double t0, last;
+    size_t n;
+    double gap[GAPS_MAX];
+} rate_log;
+
+static rate_log *rate_start(void)
+{
+    rate_log *r = calloc(1, sizeof *r);
+    assert_non_null(r);
+    r->t0 = r->last = st_now();
+    return r;
+}
+
+/* Counts a completion now; returns the seconds since rate_start. */
+static double rate_count(rate_log *r)
+{
+    double now = st_now();
+    if (r->n < GAPS_MAX)
+        r->gap[r->n++] = now - r->last;
+    r->last = now;
+    return now - r->t0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* 1 / the median gap; frees r. */
+static double rate_median(rate_log *r)
+{
+    assert_true(r->n > 0);
+    qsort(r->gap, r->n, sizeof *r->gap, cmp_double);
+    double mid = r->n % 2 ? r->gap[r->n / 2] : (r->gap[r->n / 2 - 1] + r->gap[r->n / 2]) / 2;
+    free(r);
+    return 1 / mid;
+}
+
+typedef struct rate {
+    double bytes_per_s, ios_per_s; /* over the whole run */
+    double median_ios_per_s;       /* QD1: 1 / the median gap between completions */
+} rate;
+
+/* Reads `chunk`-byte pieces for `seconds`. */
+static rate read_for(fixture *fx, dlg_file *f, size_t chunk, double seconds, bool random)
 {
     uint8_t *buf = malloc(chunk);
     uint64_t rng = 99, off = 0, bytes = 0, ios = 0;
-    double t0 = st_now(), t;
+    rate_log *log = rate_start();
+    double t;
     do {
         off = random ? (st_rand(&rng) % (DATA_BYTES / chunk)) * chunk : (off + chunk) % DATA_BYTES;
         int64_t r = fx->m.host.file_read(&fx->m.host, f, buf, chunk, off);
         assert_int_equal(r, (int64_t)chunk);
         bytes += (uint64_t)r;
         ios++;
-        t = st_now() - t0;
+        t = rate_count(log);
     } while (t < seconds);
     free(buf);
-    if (iops)
-        *iops = (double)ios / t;
-    return (double)bytes / t;
+    return (rate){(double)bytes / t, (double)ios / t, rate_median(log)};
 }
 
 static void test_bandwidth_profile_50MB(void **state)
@@ -110,7 +159,7 @@ static void test_bandwidth_profile_50MB(void **state)
     const char *const o[] = {opt, NULL};
     make_throttle(fx, o);
     dlg_file *f = open_disk(fx);
-    double bps = read_for(fx, f, 1 << 20, 2.0, false, NULL);
+    double bps = read_for(fx, f, 1 << 20, 2.0, false).bytes_per_s;
     print_message("bandwidth 50MB profile: %.2f MB/s\n", bps / 1e6);
     assert_true(bps >= 47.5e6 && bps <= 52.5e6);
     fx->m.host.file_close(&fx->m.host, f);
@@ -122,10 +171,10 @@ static void test_iops_cap(void **state)
     const char *const o[] = {"iops=2000", NULL};
     make_throttle(fx, o);
     dlg_file *f = open_disk(fx);
-    double iops = 0;
-    read_for(fx, f, 4096, 1.0, true, &iops);
-    print_message("iops cap 2000: %.0f IOPS\n", iops);
-    assert_true(iops >= 1900 && iops <= 2100);
+    rate r = read_for(fx, f, 4096, 1.0, true);
+    print_message("iops cap 2000: %.0f IOPS, median gap %.0f\n", r.ios_per_s, r.median_ios_per_s);
+    assert_true(r.ios_per_s <= 2100);
+    assert_true(r.median_ios_per_s >= 1900 && r.median_ios_per_s <= 2100);
     fx->m.host.file_close(&fx->m.host, f);
 }
 
@@ -138,7 +187,7 @@ static void *worker_main(void *arg)
 {
     worker *w = arg;
     dlg_file *f = open_disk(w->fx);
-    w->bytes_per_s = read_for(w->fx, f, 256 << 10, 1.0, true, NULL);
+    w->bytes_per_s = read_for(w->fx, f, 256 << 10, 1.0, true).bytes_per_s;
     w->fx->m.host.file_close(&w->fx->m.host, f);
     return NULL;
 }
@@ -237,10 +286,14 @@ static void test_qd1_short_latency(void **state)
     const char *const o[] = {"latency=200us", NULL};
     make_throttle(fx, o);
     dlg_file *f = open_disk(fx);
-    double iops = 0;
-    read_for(fx, f, 4096, 0.5, true, &iops);
-    print_message("latency 200us, QD1: %.0f IOPS (ideal 5000)\n", iops);
-    assert_true(iops >= 4000 && iops <= 5050);
+    rate r = read_for(fx, f, 4096, 0.5, true);
+    print_message("latency 200us, QD1: %.0f IOPS, median gap %.0f (ideal 5000)\n", r.ios_per_s,
+                  r.median_ios_per_s);
+    assert_true(r.ios_per_s <= 5050);
+    /* the typical read, judged on the median, lands within 8 us of its
+     * deadline (~4990 seen, also under ASan at load 7); woken without the
+     * learned lead it lands ~15 us late (4640) */
+    assert_true(r.median_ios_per_s >= 4800 && r.median_ios_per_s <= 5050);
     fx->m.host.file_close(&fx->m.host, f);
 }
 
@@ -266,24 +319,27 @@ static void test_read_at_eof(void **state)
     h->file_close(h, f);
 }
 
-/* Keeps QD reads of `block` bytes in flight for `seconds`, at random
+/* Keeps qd reads of `block` bytes in flight for `seconds`, at random
  * offsets or sequentially (wrapping); returns reads/s. */
-enum { QD = 16, QD_BLOCK_MAX = 32768 };
-static double async_rate(fixture *fx, dlg_file *f, size_t block, bool seq, double seconds)
+/* Enough reads in flight to queue over 10 ms of admissions: a reader away
+ * for a few scheduler slices on a loaded box (16 let the disk idle after
+ * ~3 ms away) does not idle the disk. */
+enum { QD_MAX = 64, QD_BLOCK_MAX = 32768 };
+static double async_rate(fixture *fx, dlg_file *f, int qd, size_t block, bool seq, double seconds)
 {
-    static uint8_t bufs[QD][QD_BLOCK_MAX];
-    assert_true(block <= QD_BLOCK_MAX);
+    static uint8_t bufs[QD_MAX][QD_BLOCK_MAX];
+    assert_true(qd <= QD_MAX && block <= QD_BLOCK_MAX);
     uint64_t rng = 3, next = 0, nblocks = DATA_BYTES / block;
-    dlg_io io[QD];
-    for (uint64_t i = 0; i < QD; i++)
+    dlg_io io[QD_MAX];
+    for (uint64_t i = 0; i < (uint64_t)qd; i++)
         io[i] = (dlg_io){bufs[i], block, (seq ? next++ : st_rand(&rng)) % nblocks * block, i};
     const dlg_host *h = &fx->m.host;
     double t0 = st_now(), t;
-    assert_int_equal(h->file_submit(h, f, io, QD), QD);
+    assert_int_equal(h->file_submit(h, f, io, (size_t)qd), qd);
     uint64_t n = 0;
     do {
-        dlg_io_done d[QD];
-        int k = h->file_reap(h, f, d, QD, 1);
+        dlg_io_done d[QD_MAX];
+        int k = h->file_reap(h, f, d, (size_t)qd, 1);
         assert_true(k >= 1);
         for (int i = 0; i < k; i++) {
             assert_int_equal(d[i].result, (int64_t)block);
@@ -294,10 +350,10 @@ static double async_rate(fixture *fx, dlg_file *f, size_t block, bool seq, doubl
         n += (uint64_t)k;
         t = st_now() - t0;
     } while (t < seconds);
-    dlg_io_done d[QD];
-    int left = QD;
+    dlg_io_done d[QD_MAX];
+    int left = qd;
     while (left > 0) {
-        int k = h->file_reap(h, f, d, QD, (size_t)left);
+        int k = h->file_reap(h, f, d, QD_MAX, (size_t)left);
         assert_true(k > 0);
         left -= k;
     }
@@ -310,8 +366,8 @@ static void async_iops(fixture *fx, const char *inner)
     const char *const o[] = {inner, "iops=2000", "latency=5ms", NULL};
     make_throttle(fx, o);
     dlg_file *f = open_disk(fx);
-    double iops = async_rate(fx, f, 4096, false, 1.0);
-    print_message("%s, QD16, iops 2000, latency 5ms: %.0f IOPS\n", inner, iops);
+    double iops = async_rate(fx, f, 32 /* uring's default depth */, 4096, false, 1.0);
+    print_message("%s, QD32, iops 2000, latency 5ms: %.0f IOPS\n", inner, iops);
     assert_true(iops >= 1900 && iops <= 2100); /* QD1 would give ~200 */
     fx->m.host.file_close(&fx->m.host, f);
 }
@@ -332,8 +388,9 @@ static void test_gp3_merges_sequential(void **state)
     const char *const o[] = {opt, NULL};
     make_throttle(fx, o);
     dlg_file *f = open_disk(fx);
-    double seq = async_rate(fx, f, 32768, true, 0.6), rnd = async_rate(fx, f, 32768, false, 0.6);
-    print_message("gp3, QD16, 32 KiB: sequential %.0f reads/s (%.1f MiB/s), random %.0f\n", seq,
+    double seq = async_rate(fx, f, QD_MAX, 32768, true, 0.6);
+    double rnd = async_rate(fx, f, QD_MAX, 32768, false, 0.6);
+    print_message("gp3, QD%d, 32 KiB: sequential %.0f reads/s (%.1f MiB/s), random %.0f\n", QD_MAX, seq,
                   seq * 32768 / 1048576, rnd);
     assert_true(seq >= 3800 && seq <= 4150);
     assert_true(rnd >= 2850 && rnd <= 3150);
