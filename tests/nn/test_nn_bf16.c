@@ -16,7 +16,7 @@
 
 #include "nn_testutil.h"
 
-#include <oneapi/dnnl/dnnl.h>
+#include "dnnl_isa.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -26,12 +26,6 @@
 #define BF16_TOL 2e-2
 
 typedef int (*build_fn)(dlg_net *net);
-
-static bool has_avx512(void)
-{
-    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
-    return (isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
-}
 
 /* A plan of build on backend (inference: nothing kept but inputs, params
  * and outputs; training: every blob kept, the input's gradient too), its

@@ -19,7 +19,7 @@
 
 #include "nn_testutil.h"
 
-#include <oneapi/dnnl/dnnl.h>
+#include "dnnl_isa.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -38,12 +38,6 @@ typedef struct lstm_shape {
 static const lstm_shape base = {T, B, I, H};
 
 static const char *backends[NB] = {"ref", "cpu-bf16", "cpu"};
-
-static bool has_avx512(void)
-{
-    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
-    return (isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
-}
 
 static const char *const inputs[5] = {"x", "h0_0", "c0_0", "h0_1", "c0_1"};
 
