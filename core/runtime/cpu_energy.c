@@ -151,8 +151,8 @@ static const char *errno_hint(int err)
     return "";
 }
 
-/* Every counter read once (last_uj set); -1 with why at the first that
- * cannot be: a sum missing one package would understate the energy. */
+/* Every counter read once (last_uj set, primed); -1 with why at the first
+ * that cannot be: a sum missing one package would understate the energy. */
 static int first_read(dlg_rapl *r, char *why, size_t len)
 {
     for (size_t i = 0; i < r->n; i++) {
@@ -162,6 +162,7 @@ static int first_read(dlg_rapl *r, char *why, size_t len)
                      rc == -EINVAL ? "not a number" : strerror(-rc), errno_hint(-rc));
             return -1;
         }
+        r->z[i].primed = true;
     }
     return 0;
 }
@@ -208,13 +209,17 @@ void dlg_rapl_sample(dlg_rapl *r)
         dlg_rapl_zone *z = &r->z[i];
         uint64_t now;
         if (read_u64(r->root, z->dir, "energy_uj", &now) < 0)
-            continue;
-        if (now >= z->last_uj)
+            continue; /* the next reading covers this interval */
+        if (!z->primed) /* last_uj predates the measurement */
+            z->lost = true;
+        else if (now >= z->last_uj)
             z->total_uj += now - z->last_uj;
         else if (z->range_uj >= z->last_uj) /* wrapped past its range */
             z->total_uj += z->range_uj - z->last_uj + now;
-        /* else: went back without a known range; the interval is lost */
+        else /* went back without a known range: the interval is lost */
+            z->lost = true;
         z->last_uj = now;
+        z->primed = true;
     }
 }
 
@@ -233,9 +238,13 @@ static void tick(void *arg) { dlg_rapl_sample(arg); }
 
 void dlg_rapl_begin(dlg_rapl *r)
 {
-    dlg_rapl_sample(r); /* last_uj becomes now */
-    for (size_t i = 0; i < r->n; i++)
-        r->z[i].total_uj = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        dlg_rapl_zone *z = &r->z[i];
+        /* a counter unreadable now must not count from an older reading */
+        z->primed = read_u64(r->root, z->dir, "energy_uj", &z->last_uj) == 0;
+        z->lost = false;
+        z->total_uj = 0;
+    }
     r->t0 = mono_s();
     /* no thread: the measurement only misses wraps between begin and end */
     if (dlg_ticker_start(&r->ticker, dlg_rapl_period_ms(r), tick, r) != 0)
@@ -250,12 +259,16 @@ void dlg_rapl_end(dlg_rapl *r, dlg_cpu_energy *acc)
     acc->seconds += mono_s() - r->t0;
     acc->have = true;
     for (size_t i = 0; i < r->n; i++) {
-        double j = (double)r->z[i].total_uj / 1e6;
-        if (r->z[i].dram) {
+        const dlg_rapl_zone *z = &r->z[i];
+        double j = (double)z->total_uj / 1e6;
+        bool lost = z->lost || !z->primed;
+        if (z->dram) {
             acc->dram_j += j;
             acc->have_dram = true;
+            acc->dram_lost |= lost;
         } else {
             acc->pkg_j += j;
+            acc->pkg_lost |= lost;
         }
     }
 }

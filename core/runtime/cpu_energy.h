@@ -19,6 +19,8 @@ typedef struct dlg_rapl_zone {
     uint64_t range_uj; /* max_energy_range_uj: the counter wraps past it (0: unknown) */
     uint64_t last_uj;  /* the last reading */
     uint64_t total_uj; /* advanced since dlg_rapl_begin */
+    bool primed;       /* last_uj was read within this measurement */
+    bool lost;         /* part of this measurement's energy is missing */
 } dlg_rapl_zone;
 
 typedef struct dlg_rapl {
@@ -32,6 +34,10 @@ typedef struct dlg_rapl {
 /* What a cell's timed steps used, summed over its repetitions. */
 typedef struct dlg_cpu_energy {
     bool have, have_dram;
+    /* some repetition's counter missed part of its window (unreadable at
+     * its start, or back to a lower value with no range): a sum would
+     * understate the energy, so no field is written */
+    bool pkg_lost, dram_lost;
     double pkg_j, dram_j, seconds;
 } dlg_cpu_energy;
 

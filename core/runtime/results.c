@@ -96,12 +96,14 @@ static void cpu_energy_fields(builder *b, const dlg_cpu_energy *e, uint64_t item
 {
     if (!e->have)
         return;
-    fd_(b, "cpu_energy_j", e->pkg_j);
-    if (e->seconds > 0)
-        fd_(b, "cpu_power_avg_w", e->pkg_j / e->seconds);
-    if (items)
-        fd_(b, "cpu_energy_per_item_j", e->pkg_j / (double)items);
-    if (e->have_dram)
+    if (!e->pkg_lost) {
+        fd_(b, "cpu_energy_j", e->pkg_j);
+        if (e->seconds > 0)
+            fd_(b, "cpu_power_avg_w", e->pkg_j / e->seconds);
+        if (items)
+            fd_(b, "cpu_energy_per_item_j", e->pkg_j / (double)items);
+    }
+    if (e->have_dram && !e->dram_lost)
         fd_(b, "dram_energy_j", e->dram_j);
 }
 

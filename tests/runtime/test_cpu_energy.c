@@ -247,6 +247,52 @@ static void unreadable_counter(void **state)
     assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* A counter unreadable when a measurement begins must not count from the
+ * previous measurement's last reading (the energy in between is not the
+ * repetition's); a counter going back with no known range loses its
+ * interval too.  Either way the repetition's energy of that kind is
+ * marked lost (no field), the other kind's stays. */
+static void unreadable_at_begin(void **state)
+{
+    const rt_dir *d = *state;
+    two_packages(d);
+    dlg_rapl *r;
+    char path[512], why[1024];
+    assert_int_equal(dlg_rapl_open(&r, d->path, why, sizeof why), 0);
+    dlg_cpu_energy acc = {0};
+    dlg_rapl_begin(r);
+    set_uj(d, "intel-rapl:1", 1000005);
+    dlg_rapl_end(r, &acc);
+    assert_false(acc.pkg_lost);
+    assert_near(acc.pkg_j, 1.0, 1e-12);
+    /* between repetitions the package uses 7 J; then its counter cannot
+     * be read as the next repetition begins */
+    set_uj(d, "intel-rapl:1", 8000005);
+    snprintf(path, sizeof path, "%s/intel-rapl:1/energy_uj", d->path);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(mkdir(path, 0755), 0);
+    dlg_rapl_begin(r);
+    assert_int_equal(rmdir(path), 0);
+    set_uj(d, "intel-rapl:1", 8000105);
+    set_uj(d, "intel-rapl:0:0", 60);
+    dlg_rapl_end(r, &acc);
+    assert_int_equal(find(r, "intel-rapl:1")->total_uj, 0);
+    assert_true(acc.pkg_lost);
+    assert_false(acc.dram_lost);
+    assert_near(acc.dram_j, 50e-6, 1e-12);
+    free(r);
+
+    /* no range known, the counter goes back: that interval is lost */
+    zone(d, "intel-rapl:1", "package-1", 0, 500);
+    assert_int_equal(dlg_rapl_open(&r, d->path, why, sizeof why), 0);
+    dlg_cpu_energy acc2 = {0};
+    dlg_rapl_begin(r);
+    set_uj(d, "intel-rapl:1", 100);
+    dlg_rapl_end(r, &acc2);
+    assert_true(acc2.pkg_lost);
+    free(r);
+}
+
 /* No powercap tree (a VM): no zones, why; the root follows the test hook. */
 static void no_tree(void **state)
 {
@@ -353,6 +399,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(measured_per_repetition, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(wraps_twice_need_thread, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(unreadable_counter, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(unreadable_at_begin, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(no_tree, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(cell_fields, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test(ticker_ticks),
