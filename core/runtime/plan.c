@@ -415,8 +415,9 @@ int dlg_plan_instance(dlg_plan *p, dlg_kind kind, const char *name, dlg_instance
     }
     out->desc = dlg_registry_find(p->reg, kind, type, only, &out->plugin_path, sub, sizeof sub);
     if (!out->desc) {
-        if (s)
-            snprintf(err, errlen, "%s[%s %s] %s%s", w, dlg_kind_name(kind), name, te ? "type: " : "", sub);
+        if (s) /* without a type the name is the type: say so, or "unknown storage 'slow'" puzzles */
+            snprintf(err, errlen, "%s[%s %s] %s%s", w, dlg_kind_name(kind), name,
+                     te ? "type: " : "no 'type' key, so the section's name is the type: ", sub);
         else
             snprintf(err, errlen, "%s", sub);
         return -1;

@@ -255,6 +255,8 @@ static const bad_case bad_cases[] = {
     {"[job a]\niterations = 3\n", 1, {"[job a] has no 'workload' key"}},
     {"[job a]\nworkload = sleep\n[storage s]\ntype = nvme\n", 4,
      {"[storage s] type: unknown storage 'nvme'", "available:", " posix"}},
+    {"[job a]\nworkload = sleep\nstorage = s\n[storage s]\nbackend = posix\n", 4,
+     {"[storage s] no 'type' key, so the section's name is the type: unknown storage 's'", "available:"}},
     {"[job a]\nworkload = sleep\nstorage = psoix\n", 3,
      {"[job a] storage: unknown storage 'psoix'", "(did you mean 'posix'?)"}},
     {"[job a]\nworkload = sleep\n[sink out]\ntype = cvs\npath = x\n", 4,
