@@ -133,6 +133,8 @@ int dlg_plan_build_sinks(dlg_plan *p, dlg_config *cfg, dlg_registry *reg, char *
  *    DLG_OPT_PATH_OUT, e.g. preprocess's output or mean_output, names the
  *    same path, by dlg_path_same, and the same kind where both say one),
  *    checked only when the job reads through the built-in file backends.
+ *  - a [storage] section's options flagged DLG_OPT_PATH_IN (the
+ *    throttle's profile) must exist.
  *  - options of a plugin built before the flags (neither set) keep the
  *    rule by name: `data` whose help declares forms, `input` whose help
  *    starts with a path ARG ("DIR or LIST: ..."), are read; `output` written.

@@ -343,8 +343,34 @@ static int check_read_path(const dlg_plan *p, size_t jidx, size_t k, char *err, 
     return rc;
 }
 
+/* A [storage] section's options flagged DLG_OPT_PATH_IN (the throttle's
+ * profile) must exist: said at the key's line, where creating the storage
+ * could only name its section. */
+static int check_storage_paths(const dlg_plan *p, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < p->nstorages; i++) {
+        const dlg_instance_spec *s = &p->storages[i];
+        const dlg_option *opts = s->desc->options;
+        for (size_t k = 0; s->sec && opts && opts[k].name; k++) {
+            struct stat st;
+            const char *path = s->vals[k].text;
+            if (!(opts[k].flags & DLG_OPT_PATH_IN) || opts[k].type != DLG_OPT_STRING || !s->vals[k].set ||
+                !path || !*path || stat(path, &st) == 0)
+                continue;
+            int e = errno;
+            char w[512];
+            dlg_plan_where(dlg_section_get(s->sec, opts[k].name), s->sec, w, sizeof w);
+            snprintf(err, errlen, "%s[storage %s] %s: %s: %s", w, s->name, opts[k].name, path, strerror(e));
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int dlg_plan_check_inputs(const dlg_plan *p, FILE *warn, char *err, size_t errlen)
 {
+    if (check_storage_paths(p, err, errlen) != 0)
+        return -1;
     cpu_set_t allowed;
     bool have_cpus = sched_getaffinity(0, sizeof allowed, &allowed) == 0;
     dlg_cgroup_limits env;

@@ -44,7 +44,7 @@ case_ini storage $'[job a]\nworkload = sleep\nstorage = nvme' \
     "^dlgauge: storage\.ini:3: \[job a\] storage: unknown storage 'nvme'" "available:.* posix"
 # found only by creating the storage: before any cell, at its section
 case_ini profile $'[job a]\nworkload = sleep\nstorage = disk\n[storage disk]\ntype = throttle\nprofile = no/such.ini' \
-    "^dlgauge: profile\.ini:4: \[storage disk\] throttle: profile no/such\.ini: cannot open"
+    "^dlgauge: profile\.ini:6: \[storage disk\] profile: no/such\.ini: No such file or directory"
 case_ini sinktype $'[sink out]\ntype = cvs\npath = x.csv\n[job a]\nworkload = sleep' \
     "^dlgauge: sinktype\.ini:2: \[sink out\] type: unknown sink 'cvs'" "did you mean 'csv'"
 case_ini sinkpath $'[job a]\nworkload = sleep\n[sink csv]' \

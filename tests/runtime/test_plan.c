@@ -411,6 +411,26 @@ static void data_inputs(void **state)
     done(&f);
 }
 
+/* A storage's path option (the throttle's profile) names its own line
+ * when the file is missing, before the storage is created. */
+static void storage_profile_input(void **state)
+{
+    const char *dir = ((rt_dir *)*state)->path;
+    char text[1024], warn[256], have[512];
+    fixture f;
+    snprintf(text, sizeof text, "[job a]\nworkload = sleep\nstorage = slow\n[storage slow]\ntype = throttle\n"
+             "bandwidth = 1MiB\nprofile = %s/none.ini\n", dir);
+    assert_int_not_equal(check_inputs(state, &f, text, warn, sizeof warn), 0);
+    rt_assert_error_at(f.err, f.path, 7, "[storage slow] profile: ", "/none.ini: No such file or directory", END);
+    done(&f);
+    rt_write(*state, "disk.ini", "bandwidth = 1MiB\n", have, sizeof have);
+    snprintf(text, sizeof text, "[job a]\nworkload = sleep\nstorage = slow\n[storage slow]\ntype = throttle\n"
+             "profile = %s\n", have);
+    if (check_inputs(state, &f, text, warn, sizeof warn) != 0)
+        fail_msg("%s", f.err);
+    done(&f);
+}
+
 /* Checks that conv writes out (a preprocess output) and read then reads
  * data (an io-pipeline data value): 0, or -1 with the error in f->err. */
 static int written_then_read(void **state, fixture *f, const char *out, const char *data)
@@ -650,6 +670,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(plugin_key, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(data_inputs, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(output_matches_data, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(storage_profile_input, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(prep_input, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(mean_file_inputs, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(unflagged_plugin, rt_dir_setup, rt_dir_teardown),
