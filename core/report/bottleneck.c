@@ -6,7 +6,9 @@
  *   storage  reads run near the storage profile's bandwidth or IOPS limit
  *            (input-bound), or writes near the write limit (output-bound);
  *            where writes have no limits of their own, reads and writes
- *            share one budget and the side using more of it is named
+ *            share one budget and the side using more of it is named;
+ *            with write_budget = shared, read share + write share of
+ *            their own limits is judged against one budget
  *   input    data wait high / AU low: decode if the CPUs are saturated;
  *            if the loader's threads are (fewer threads than CPUs),
  *            decode or storage by what fills their time; storage if cold
@@ -70,15 +72,20 @@ typedef struct limit_use {
 } limit_use;
 
 /* Reads r and writes w per second (NaN = not measured) against one limit:
- * each against its own where writes have one (the larger share binds),
- * else both against the shared limit, as the throttle charges them. */
-static limit_use use_of(double r, double w, double limit, bool write_own, double wlimit)
+ * each against its own where writes have one (the larger share binds);
+ * with a shared budget (write_budget = shared) the two shares add up;
+ * else both against the one limit, as the throttle charges them. */
+static limit_use use_of(double r, double w, double limit, bool write_own, double wlimit, bool shared)
 {
     limit_use u = {NAN, false, false};
     if (write_own) {
         double rs = limit > 0 && !isnan(r) ? r / limit : NAN, ws = wlimit > 0 && !isnan(w) ? w / wlimit : NAN;
         u.writes = !isnan(ws) && !(rs >= ws);
         u.share = u.writes ? ws : rs;
+        if (shared && !isnan(rs) && !isnan(ws)) { /* unlimited reads use none of it */
+            u.share = rs + ws;
+            u.combined = ws > 0;
+        }
     } else if (limit > 0 && !(isnan(r) && isnan(w))) {
         double rr = isnan(r) ? 0 : r, ww = isnan(w) ? 0 : w;
         u.share = (rr + ww) / limit;
@@ -139,8 +146,9 @@ static void gather(rep_cell *c, const rep_group *g, const rep_disks *disks, cons
         double rio = ios > 0 && wall > 0 ? charged_ios(d, ios, sread, reads_contiguous(r)) / wall : NAN;
         /* outputs are written front to back: contiguous, as the throttle merges them */
         double wio = wios > 0 && wall > 0 ? charged_ios(d, wios, swrite, true) / wall : NAN;
-        limit_use u = binding(use_of(c->read_bps, c->write_bps, d->bandwidth, d->write_own_bw, d->write_bandwidth),
-                              use_of(rio, wio, d->iops, d->write_own_iops, d->write_iops));
+        limit_use u = binding(use_of(c->read_bps, c->write_bps, d->bandwidth, d->write_own_bw, d->write_bandwidth,
+                                     d->write_shared),
+                              use_of(rio, wio, d->iops, d->write_own_iops, d->write_iops, d->write_shared));
         c->limit_share = u.share;
         c->limit_writes = u.writes;
         c->limit_combined = u.combined;
@@ -149,14 +157,21 @@ static void gather(rep_cell *c, const rep_group *g, const rep_disks *disks, cons
 
 #define ADD(...) (n += snprintf(c->evidence + n, sizeof c->evidence > n ? sizeof c->evidence - n : 0, __VA_ARGS__))
 
-/* "(60.0 MB/s, 375 IOPS)": the limits named, those set. */
-static size_t add_limits(rep_cell *c, size_t n, double bw, double iops)
+/* "60.0 MB/s, 375 IOPS": the limits named, those set. */
+static size_t add_pair(rep_cell *c, size_t n, double bw, double iops)
 {
-    ADD("(");
     if (bw > 0)
         ADD("%.1f MB/s%s", bw / 1e6, iops > 0 ? ", " : "");
     if (iops > 0)
         ADD("%.0f IOPS", iops);
+    return n;
+}
+
+/* "(60.0 MB/s, 375 IOPS); " */
+static size_t add_limits(rep_cell *c, size_t n, double bw, double iops)
+{
+    ADD("(");
+    n = add_pair(c, n, bw, iops);
     return ADD("); ");
 }
 
@@ -164,6 +179,16 @@ static size_t add_limits(rep_cell *c, size_t n, double bw, double iops)
 static size_t storage_evidence(rep_cell *c, const rep_disk *d, size_t n)
 {
     double rd = isnan(c->read_bps) ? 0 : c->read_bps / 1e6;
+    if (c->limit_combined && d->write_shared) {
+        /* the shares of different limits add up, not the MB/s */
+        ADD("reads %.1f and writes %.1f MB/s use %.0f%% of profile %s's shared read+write budget (reads ", rd,
+            c->write_bps / 1e6, 100 * c->limit_share, d->name);
+        n = add_pair(c, n, d->bandwidth, d->iops);
+        ADD("; writes ");
+        n = add_pair(c, n, d->write_own_bw ? d->write_bandwidth : d->bandwidth,
+                     d->write_own_iops ? d->write_iops : d->iops);
+        return ADD("); ");
+    }
     if (c->limit_combined) {
         ADD("reads %.1f + writes %.1f MB/s = %.0f%% of profile %s's limit shared by reads and writes ", rd,
             c->write_bps / 1e6, 100 * c->limit_share, d->name);

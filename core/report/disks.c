@@ -26,6 +26,7 @@ typedef struct prof {
     char name[128];
     limit_keys lim[L_COUNT];
     double iops_unit, iops_merge, cap_gib;
+    bool write_shared;
     char why[200];
 } prof;
 
@@ -87,6 +88,17 @@ static int limit_key(prof *p, const char *k, const char *v)
     return -1;
 }
 
+/* write_budget = own|shared, the throttle's choices. */
+static int budget_key(prof *p, const char *v)
+{
+    if (strcmp(v, "own") != 0 && strcmp(v, "shared") != 0) {
+        snprintf(p->why, sizeof p->why, "write_budget = '%s' is not own|shared", v);
+        return 0;
+    }
+    p->write_shared = strcmp(v, "shared") == 0;
+    return 1;
+}
+
 static int on_kv(void *user, const char *sec, const char *k, const char *v)
 {
     prof *p = user;
@@ -98,6 +110,8 @@ static int on_kv(void *user, const char *sec, const char *k, const char *v)
         return rc;
     if (strcmp(k, "name") == 0)
         snprintf(p->name, sizeof p->name, "%s", v);
+    else if (strcmp(k, "write_budget") == 0)
+        return budget_key(p, v);
     else if (strcmp(k, "iops_unit") == 0)
         return size_key(p, v, &p->iops_unit);
     else if (strcmp(k, "iops_merge") == 0)
@@ -142,6 +156,7 @@ static int add_prof(rep_disks *d, const prof *p, const char *name, const char *w
     k->write_own_iops = p->lim[L_WIOPS].has_fixed || p->lim[L_WIOPS].has_f;
     k->write_bandwidth = formula(&p->lim[L_WBW], p->cap_gib);
     k->write_iops = formula(&p->lim[L_WIOPS], p->cap_gib);
+    k->write_shared = p->write_shared;
     return 0;
 }
 

@@ -20,6 +20,9 @@ typedef struct rep_disk {
      * writes share the read limits above (one combined limit, as EBS). */
     bool write_own_bw, write_own_iops;
     double write_bandwidth, write_iops; /* 0 = unlimited */
+    /* write_budget = shared (GCP Standard PD): reads and writes draw on one
+     * budget, reads/read limit + writes/write limit <= 1. */
+    bool write_shared;
 } rep_disk;
 
 typedef struct rep_disks {

@@ -109,12 +109,33 @@ static void test_bad_write_key(void **state)
     rep_disks_free(&disks);
 }
 
+/* write_budget: the shipped Standard PD's reads and writes share one
+ * budget, pd-balanced's do not; a bad value names the file, line and key. */
+static void test_write_budget(void **state)
+{
+    (void)state;
+    rep_disks disks = {0};
+    load_shipped(&disks, "gcp-pd-standard.ini");
+    load_shipped(&disks, "gcp-pd-balanced.ini");
+    assert_true(rep_disks_find(&disks, "gcp-pd-standard")->write_shared);
+    assert_false(rep_disks_find(&disks, "gcp-pd-balanced")->write_shared);
+    char path[64], err[512], want[160];
+    temp_file(path, "name = x\niops = 100\nwrite_iops = 200\nwrite_budget = half\n");
+    assert_int_not_equal(rep_disks_load(&disks, path, NULL, err, sizeof err), 0);
+    snprintf(want, sizeof want, "%s:4: bad disk profile line: write_budget = 'half' is not own|shared", path);
+    print_message("%s\n", err);
+    assert_string_equal(err, want);
+    unlink(path);
+    rep_disks_free(&disks);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_aws_merged_sequential_reads),
         cmocka_unit_test(test_write_limits_read),
         cmocka_unit_test(test_bad_write_key),
+        cmocka_unit_test(test_write_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

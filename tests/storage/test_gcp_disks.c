@@ -3,7 +3,8 @@
  * as min(baseline + per_gib x capacity, per-instance max), each direction
  * with its own limits; Hyperdisk Balanced as its included 3,000 IOPS / 140
  * MiB/s for reads and writes together; at the assumed 500 GiB and where
- * the per-instance cap bites. */
+ * the per-instance cap bites; Standard PD's reads and writes draw on one
+ * budget (write_budget = shared), the others' do not. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,11 +96,42 @@ static void test_instance_caps(void **state)
         check(&k[i]);
 }
 
+/* Whether a profile's throttle logs its writes as one budget with reads. */
+static bool budget_shared(const char *file)
+{
+    mock_host m;
+    mock_host_init(&m);
+    const char *src = getenv("DLG_SOURCE_DIR") ? getenv("DLG_SOURCE_DIR") : ".";
+    char prof[4200];
+    snprintf(prof, sizeof prof, "profile=%s/conf/disks/%s", src, file);
+    const char *const o[] = {prof, NULL};
+    st_backend b;
+    if (st_backend_create(&b, &m, "throttle", o) != 0)
+        fail_msg("%s: %s", file, m.last_error);
+    bool shared = strstr(m.last_log, "one budget with reads") != NULL;
+    print_message("%-28s writes: %s\n", file, shared ? "one budget with reads" : "own limits or combined");
+    st_backend_destroy(&b);
+    mock_host_fini(&m);
+    return shared;
+}
+
+/* "For standard persistent disks, simultaneous reads and writes share the
+ * same resources"; nothing of the kind is modelled for the others. */
+static void test_standard_shares_budget(void **state)
+{
+    (void)state;
+    assert_true(budget_shared("gcp-pd-standard.ini"));
+    assert_false(budget_shared("gcp-pd-balanced.ini"));
+    assert_false(budget_shared("gcp-pd-ssd.ini"));
+    assert_false(budget_shared("gcp-hyperdisk-balanced.ini"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_at_assumed_capacity),
         cmocka_unit_test(test_instance_caps),
+        cmocka_unit_test(test_standard_shares_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -428,29 +428,54 @@ static void test_formula_and_override(void **state)
     assert_true(bw == 20e6 && iops == 6800);
 }
 
+/* A profile of `text` fails to load, the error naming the file, then `what`
+ * ("LINE: KEY = ..."). */
+static void expect_profile_error(fixture *fx, const char *text, const char *what)
+{
+    char opt[700], tag[800];
+    snprintf(opt, sizeof opt, "profile=%s", fx->profile);
+    const char *const o[] = {opt, NULL};
+    write_profile(fx, text);
+    st_backend b;
+    assert_int_not_equal(st_backend_create(&b, &fx->m, "throttle", o), 0);
+    snprintf(tag, sizeof tag, "%s:%s", fx->profile, what);
+    print_message("%s\n", fx->m.last_error);
+    assert_non_null(strstr(fx->m.last_error, tag));
+}
+
 /* Write keys: a bad value names the profile's file and line; a profile
- * without them (as every one before them) keeps one combined limit. */
+ * without them (as every one before them) keeps one combined limit;
+ * write_budget = shared makes the write limits one budget with the reads,
+ * and an explicit option (--set) overrides the profile's. */
+/* A throttle over a profile of `text` (and options `extra`, or NULL) ends
+ * its limits line with `want` (the writes' limits come last). */
+static void expect_limits_log(fixture *fx, const char *text, const char *extra, const char *want)
+{
+    char opt[700];
+    snprintf(opt, sizeof opt, "profile=%s", fx->profile);
+    const char *const o[] = {opt, extra, NULL};
+    write_profile(fx, text);
+    make_throttle(fx, o);
+    size_t n = strlen(fx->m.last_log), w = strlen(want);
+    print_message("%s\n", fx->m.last_log);
+    assert_true(n >= w && strcmp(fx->m.last_log + n - w, want) == 0);
+    st_backend_destroy(&fx->thr);
+    mock_host_fini(&fx->m); /* forget "disk" and the posix instance behind it */
+}
+
 static void test_write_keys(void **state)
 {
     fixture *fx = *state;
-    char opt[700], tag[700];
-    snprintf(opt, sizeof opt, "profile=%s", fx->profile);
-    const char *const o[] = {opt, NULL};
-    write_profile(fx, "iops = 100\nwrite_iops = 50\nwrite_bandwidth = fast\n");
-    st_backend b;
-    assert_int_not_equal(st_backend_create(&b, &fx->m, "throttle", o), 0);
-    snprintf(tag, sizeof tag, "%s:3:", fx->profile);
-    print_message("%s\n", fx->m.last_error);
-    assert_non_null(strstr(fx->m.last_error, tag));
-    assert_non_null(strstr(fx->m.last_error, "write_bandwidth"));
-    write_profile(fx, "capacity = 10GiB\nwrite_iops_per_gib = 3\nwrite_iops_max = 20\nwrite_bandwidth = 1MB\n");
-    make_throttle(fx, o);
-    assert_non_null(strstr(fx->m.last_log, "; writes 1000000 B/s, 20 IOPS"));
-    st_backend_destroy(&fx->thr);
-    mock_host_fini(&fx->m);
-    write_profile(fx, "bandwidth = 50MB\niops = 100\n");
-    make_throttle(fx, o);
-    assert_non_null(strstr(fx->m.last_log, "; writes shared B/s, shared IOPS"));
+    expect_profile_error(fx, "iops = 100\nwrite_iops = 50\nwrite_bandwidth = fast\n",
+                         "3: write_bandwidth = 'fast' is not");
+    expect_limits_log(fx, "capacity = 10GiB\nwrite_iops_per_gib = 3\nwrite_iops_max = 20\nwrite_bandwidth = 1MB\n",
+                      NULL, "; writes 1000000 B/s, 20 IOPS");
+    expect_limits_log(fx, "bandwidth = 50MB\niops = 100\n", NULL, "; writes shared B/s, shared IOPS");
+    expect_profile_error(fx, "iops = 100\nwrite_iops = 200\nwrite_budget = sometimes\n",
+                         "3: write_budget = 'sometimes' is not own|shared");
+    const char *budget = "iops = 100\nwrite_iops = 200\nwrite_budget = shared\n";
+    expect_limits_log(fx, budget, NULL, "; writes shared B/s, 200 IOPS, one budget with reads");
+    expect_limits_log(fx, budget, "write_budget=own", "; writes shared B/s, 200 IOPS");
 }
 
 static void test_disk_profiles_load(void **state)

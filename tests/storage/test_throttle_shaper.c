@@ -3,7 +3,8 @@
  * also where a tail would cross 0; and its waits end close to the deadline
  * (not a timer's 50-100 us late); and the IOPS and bandwidth buckets
  * together never pass more than either allows; writes with limits of their
- * own use their own buckets; an idle disk banks no burst. */
+ * own use their own buckets, or with write_budget = shared one budget with
+ * the reads; an idle disk banks no burst. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -283,6 +284,76 @@ static void test_no_write_keys_shared(void **state)
         assert_true(near_ms(d[k], 10.0 * k));
 }
 
+/* write_budget = shared (GCP Standard PD): reads at 1 MB/s and 100 IOPS,
+ * writes at 0.5 MB/s and 50 IOPS, in one budget: a 10 kB read takes 10 ms
+ * of the device, a write 20 ms, so reads and writes alternating start at 0,
+ * 10, 30, 40, 60 ... ms: 4 reads + 4 writes take 4 x 10 + 4 x 20 = 120 ms,
+ * not the 80 ms of the writes alone (own buckets). */
+static void test_shared_budget_mix(void **state)
+{
+    (void)state;
+    const char *const kv[] = {"bandwidth=1MB", "iops=100", "write_bandwidth=500kB", "write_iops=50",
+                              "write_budget=shared", NULL};
+    thr_limits lim = resolved(kv);
+    assert_true(lim.write_shared && lim.write_own_bw && lim.write_own_iops);
+    bool w[9] = {false, true, false, true, false, true, false, true, false};
+    uint64_t d[9];
+    reserve_all(&lim, 9, 10000, w, d);
+    for (int k = 0; k < 9; k++) {
+        double want = 30.0 * (k / 2) + (k % 2 ? 10 : 0);
+        print_message("%s %d at %.2f ms (want %.0f)\n", w[k] ? "write" : "read", k, d[k] / 1e6, want);
+        assert_true(near_ms(d[k], want));
+    }
+    /* alone, each side gets its full limit */
+    bool r[4] = {false, false, false, false}, wo[4] = {true, true, true, true};
+    reserve_all(&lim, 4, 10000, r, d);
+    assert_true(near_ms(d[1], 10) && near_ms(d[3], 30));
+    reserve_all(&lim, 4, 10000, wo, d);
+    assert_true(near_ms(d[1], 20) && near_ms(d[3], 60));
+}
+
+/* The shared budget in IOPS alone, with EBS-style counting: a 1 MiB write
+ * is 4 I/Os of 256 KiB at 200 write IOPS (20 ms), a 1-byte read 1 at 100
+ * (10 ms); a burst of 2 read I/Os is 20 ms of the device: 4 1-byte writes
+ * at once. */
+static void test_shared_budget_units_and_burst(void **state)
+{
+    (void)state;
+    const char *const kv[] = {"iops=100", "write_iops=200", "write_budget=shared", "iops_unit=256KiB", NULL};
+    thr_limits lim = resolved(kv);
+    thr_shaper s;
+    thr_shaper_init(&s, &lim);
+    uint64_t t0 = thr_now_ns(), d[4];
+    thr_run run = {0};
+    d[0] = thr_shaper_reserve(&s, 1048576, thr_io_units(&lim, &run, 0, 1048576), true) - t0;
+    d[1] = thr_shaper_reserve(&s, 1, thr_io_units(&lim, NULL, 0, 1), false) - t0;
+    d[2] = thr_shaper_reserve(&s, 1, 1, false) - t0;
+    d[3] = thr_shaper_reserve(&s, 1048576, 4, true) - t0;
+    thr_shaper_fini(&s);
+    print_message("1 MiB write at %.2f, reads at %.2f %.2f, write at %.2f ms\n", d[0] / 1e6, d[1] / 1e6, d[2] / 1e6,
+                  d[3] / 1e6);
+    assert_true(near_ms(d[0], 0) && near_ms(d[1], 20) && near_ms(d[2], 30) && near_ms(d[3], 40));
+    const char *const b[] = {"iops=100", "write_iops=200", "write_budget=shared", "burst_iops=2", NULL};
+    lim = resolved(b);
+    bool w[6] = {true, true, true, true, true, true};
+    uint64_t e[6];
+    reserve_all(&lim, 6, 1, w, e);
+    assert_true(near_ms(e[3], 0) && near_ms(e[4], 5) && near_ms(e[5], 10));
+}
+
+/* Shared with unlimited reads: reads use none of the budget, and writes
+ * keep their own limit (not unlimited, as the read bucket would be). */
+static void test_shared_budget_reads_unlimited(void **state)
+{
+    (void)state;
+    const char *const kv[] = {"write_iops=100", "write_budget=shared", NULL};
+    thr_limits lim = resolved(kv);
+    bool w[4] = {true, false, true, false};
+    uint64_t d[4];
+    reserve_all(&lim, 4, 1, w, d);
+    assert_true(near_ms(d[1], 0) && near_ms(d[2], 10) && near_ms(d[3], 0));
+}
+
 /* After an idle disk, I/Os issued at once start 1/rate apart: the default
  * bucket banked 10 ms of I/O and let it through at once, which gp3 (no
  * burst credits) and PD do not.  An explicit burst still does. */
@@ -316,6 +387,9 @@ int main(void)
         cmocka_unit_test(test_write_limits_separate),
         cmocka_unit_test(test_no_write_keys_shared),
         cmocka_unit_test(test_no_burst_by_default),
+        cmocka_unit_test(test_shared_budget_mix),
+        cmocka_unit_test(test_shared_budget_units_and_burst),
+        cmocka_unit_test(test_shared_budget_reads_unlimited),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

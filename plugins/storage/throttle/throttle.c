@@ -57,7 +57,8 @@ static int resolve_inner(const dlg_host *h, thr_inst *ti, const char *name)
 }
 
 /* "80 B/s, shared IOPS": each write limit, or "shared" where writes draw
- * on the read bucket (one combined read+write limit, as EBS). */
+ * on the read bucket (one combined read+write limit, as EBS); with
+ * write_budget = shared, the limits are one budget with the reads'. */
 static void describe_writes(const thr_limits *lim, char *buf, size_t len)
 {
     char bw[40] = "shared B/s", io[40] = "shared IOPS";
@@ -65,7 +66,8 @@ static void describe_writes(const thr_limits *lim, char *buf, size_t len)
         snprintf(bw, sizeof bw, "%.0f B/s", lim->write_bandwidth);
     if (lim->write_own_iops)
         snprintf(io, sizeof io, "%.0f IOPS", lim->write_iops);
-    snprintf(buf, len, "%s, %s", bw, io);
+    snprintf(buf, len, "%s, %s%s", bw, io,
+             lim->write_shared && (lim->write_own_bw || lim->write_own_iops) ? ", one budget with reads" : "");
 }
 
 static int thr_create(const dlg_host *h, const dlg_value *opts, void **inst)
@@ -99,7 +101,7 @@ static int thr_create(const dlg_host *h, const dlg_value *opts, void **inst)
     }
     ti->h = h;
     thr_shaper_init(&ti->shaper, &lim);
-    char writes[96];
+    char writes[128];
     describe_writes(&lim, writes, sizeof writes);
     h->log(h, DLG_LOG_DEBUG,
            "throttle over %s: %.0f B/s (burst %.0f B), %.0f IOPS (burst %.0f), latency %.3f ms; "

@@ -45,6 +45,10 @@ const dlg_option thr_options[THR_OPT_COUNT + 1] = {
                                 "formula: write IOPS added per GiB of capacity", 0},
     [THR_WRITE_IOPS_MAX] = {"write_iops_max", DLG_OPT_INT, NULL, "0", "100000000", NULL,
                             "formula: upper bound of write_iops (default none)", 0},
+    [THR_WRITE_BUDGET] = {"write_budget", DLG_OPT_ENUM, NULL, NULL, NULL, "own|shared",
+                          "how writes with write_* limits meet reads: own (default) = each side its full "
+                          "limit at once; shared = one device budget, a read costing 1/read limit and "
+                          "a write 1/write limit of a second (GCP Standard PD)", 0},
     [THR_IOPS_UNIT] = {"iops_unit", DLG_OPT_SIZE, NULL, "0", NULL, NULL,
                        "an I/O larger than this counts as ceil(size/unit) I/Os (AWS: 256KiB); 0 = one", 0},
     [THR_IOPS_MERGE] = {"iops_merge", DLG_OPT_SIZE, NULL, "0", NULL, NULL,
@@ -111,6 +115,7 @@ int thr_resolve(const dlg_host *h, const dlg_value *v, const char *origin, thr_l
                      &out->iops);
     out->write_own_bw = any_set(v, THR_WRITE_BANDWIDTH);
     out->write_own_iops = any_set(v, THR_WRITE_IOPS);
+    out->write_shared = v[THR_WRITE_BUDGET].set && v[THR_WRITE_BUDGET].i == THR_WRITES_SHARED;
     if (rc == 0)
         rc = formula(h, v, THR_WRITE_BANDWIDTH, THR_WRITE_BANDWIDTH_BASE,
                      THR_WRITE_BANDWIDTH_PER_GIB, THR_WRITE_BANDWIDTH_MAX, false, origin,

@@ -25,6 +25,7 @@ enum thr_opt {
     THR_WRITE_IOPS_BASE,
     THR_WRITE_IOPS_PER_GIB,
     THR_WRITE_IOPS_MAX,
+    THR_WRITE_BUDGET,
     THR_IOPS_UNIT,
     THR_IOPS_MERGE,
     THR_BURST,
@@ -38,6 +39,9 @@ enum thr_opt {
 
 enum thr_dist { THR_DIST_FIXED, THR_DIST_UNIFORM, THR_DIST_EXPONENTIAL, THR_DIST_NORMAL };
 
+/* write_budget: the order of its choices */
+enum thr_write_budget { THR_WRITES_OWN, THR_WRITES_SHARED };
+
 extern const dlg_option thr_options[THR_OPT_COUNT + 1];
 
 /* The emulated disk, in plain numbers (0 = unlimited). */
@@ -48,6 +52,10 @@ typedef struct thr_limits {
      * given; else they draw on the read buckets: one combined limit (EBS). */
     bool write_own_bw, write_own_iops;
     double write_bandwidth, write_iops; /* bytes/s, I/Os per second; 0 = unlimited */
+    /* write_budget = shared: reads and writes draw on one device budget, a
+     * read costing 1/read limit and a write 1/write limit of a second
+     * (GCP Standard PD), instead of each getting its full limit. */
+    bool write_shared;
     double iops_unit;   /* bytes one I/O may carry before it counts as more; 0 = any */
     double iops_merge;  /* contiguous I/Os at least this big merge up to iops_unit; 0 = never */
     double burst;       /* bytes the bandwidth buckets hold (0 = no burst) */

@@ -87,6 +87,14 @@ static double sample_latency(thr_shaper *s)
     }
 }
 
+/* Where writes of one limit draw (see thr_shaper.wown_*).  Shared with an
+ * unlimited read side, reads use none of the budget: writes keep theirs. */
+static void route_writes(bool own, bool shared, double rrate, double wrate, bool *wown, double *wcost)
+{
+    *wown = own && !(shared && rrate > 0);
+    *wcost = !own || *wown ? 1 : wrate > 0 ? rrate / wrate : 0;
+}
+
 void thr_shaper_init(thr_shaper *s, const thr_limits *lim)
 {
     memset(s, 0, sizeof *s);
@@ -96,6 +104,9 @@ void thr_shaper_init(thr_shaper *s, const thr_limits *lim)
     bucket_init(&s->ios, lim->iops, lim->burst_iops);
     bucket_init(&s->wbytes, lim->write_bandwidth, lim->burst);
     bucket_init(&s->wios, lim->write_iops, lim->burst_iops);
+    route_writes(lim->write_own_bw, lim->write_shared, lim->bandwidth, lim->write_bandwidth, &s->wown_bw,
+                 &s->wcost_bw);
+    route_writes(lim->write_own_iops, lim->write_shared, lim->iops, lim->write_iops, &s->wown_io, &s->wcost_io);
     atomic_init(&s->wake_lead, 0);
     uint64_t x = lim->seed;
     for (int i = 0; i < 4; i++)
@@ -106,13 +117,14 @@ void thr_shaper_fini(thr_shaper *s) { pthread_mutex_destroy(&s->mu); }
 
 uint64_t thr_shaper_reserve(thr_shaper *s, size_t n, double ios, bool write)
 {
-    thr_bucket *bb = write && s->lim.write_own_bw ? &s->wbytes : &s->bytes;
-    thr_bucket *ib = write && s->lim.write_own_iops ? &s->wios : &s->ios;
+    thr_bucket *bb = write && s->wown_bw ? &s->wbytes : &s->bytes;
+    thr_bucket *ib = write && s->wown_io ? &s->wios : &s->ios;
+    double bytes = (double)n * (write ? s->wcost_bw : 1), units = ios * (write ? s->wcost_io : 1);
     double now = (double)thr_now_ns();
     pthread_mutex_lock(&s->mu);
-    double t = fmax(bucket_ready(bb, (double)n, now), bucket_ready(ib, ios, now));
-    bucket_charge(bb, (double)n, t);
-    bucket_charge(ib, ios, t);
+    double t = fmax(bucket_ready(bb, bytes, now), bucket_ready(ib, units, now));
+    bucket_charge(bb, bytes, t);
+    bucket_charge(ib, units, t);
     double lat = s->lim.latency ? sample_latency(s) : 0;
     pthread_mutex_unlock(&s->mu);
     return (uint64_t)(t + lat);

@@ -23,6 +23,11 @@ typedef struct thr_shaper {
     thr_bucket ios;
     thr_bucket wbytes; /* writes with their own limits (write_own_*) */
     thr_bucket wios;
+    /* Per limit, where a write draws: its own bucket, or the read bucket
+     * at wcost read tokens per write token (1: one combined limit;
+     * read rate / write rate: write_budget = shared; 0: writes unlimited). */
+    bool wown_bw, wown_io;
+    double wcost_bw, wcost_io;
     uint64_t rng[4]; /* xoshiro256** state */
     /* How early to wake before a deadline, in ns: a low estimate of how
      * late this machine's timed sleeps return (learned; racy updates are
