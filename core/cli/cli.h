@@ -38,5 +38,7 @@ void dlg_mkdata_usage(FILE *out);
 int dlg_cmd_cell(const dlg_cli *cli, int argc, char **argv);
 /* dlgauge report RESULTS...: knees, bottlenecks, recommendation (core/cli/cmd_report.c) */
 int dlg_cmd_report(const dlg_cli *cli, int argc, char **argv);
+/* dlgauge compare BASE... -- NEW...: A/B with significance and a gate (core/cli/cmd_compare.c) */
+int dlg_cmd_compare(const dlg_cli *cli, int argc, char **argv);
 
 #endif

@@ -53,6 +53,8 @@ static const struct dlg_command {
     {"mkdata", dlg_cmd_mkdata, "images|text", "generate a photo-like JPEG tree or a PTB-like corpus", true, NULL},
     {"report", dlg_cmd_report, "RESULTS...", "knees, bottlenecks and the cheapest instance (docs/report.md)", true,
      NULL},
+    {"compare", dlg_cmd_compare, "BASE... -- NEW...",
+     "new results against base, cell by cell: significance, geomean,\na regression gate (docs/compare.md)", true, NULL},
     {"version", cmd_version, NULL, NULL, false, NULL},
     {"__cell", dlg_cmd_cell, "", NULL, false, NULL},
 };

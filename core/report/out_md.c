@@ -7,7 +7,7 @@
 #include "report.h"
 
 /* A table cell: '|' escaped, no line breaks. */
-static void md_cell(FILE *f, const char *s)
+void rep_md_text(FILE *f, const char *s)
 {
     for (; s && *s; s++) {
         if (*s == '|')
@@ -19,13 +19,13 @@ static void md_cell(FILE *f, const char *s)
     }
 }
 
-static void md_table(FILE *f, const rep_table *t)
+void rep_table_md(FILE *f, const rep_table *t)
 {
     for (size_t r = 0; r < t->nrows; r++) {
         fputc('|', f);
         for (size_t c = 0; c < t->ncols; c++) {
             fputc(' ', f);
-            md_cell(f, t->cell[r * t->ncols + c]);
+            rep_md_text(f, t->cell[r * t->ncols + c]);
             fputs(" |", f);
         }
         fputc('\n', f);
@@ -47,11 +47,11 @@ void rep_out_markdown(FILE *f, const rep_report *r)
         char title[256], line[640];
         rep_group_title(g, title, sizeof title);
         fprintf(f, "\n## ");
-        md_cell(f, title);
+        rep_md_text(f, title);
         fprintf(f, "\n\n");
         rep_table t;
         if (rep_table_cells(&t, r, g) == 0)
-            md_table(f, &t);
+            rep_table_md(f, &t);
         rep_table_free(&t);
         if (!g->has_best) {
             fprintf(f, "\nNo cell measured successfully: no knees.\n");
@@ -63,7 +63,7 @@ void rep_out_markdown(FILE *f, const rep_report *r)
         for (size_t a = 0; a < g->naxes; a++) {
             rep_knee_text(r, g, a, line, sizeof line);
             fprintf(f, "- ");
-            md_cell(f, line);
+            rep_md_text(f, line);
             fputc('\n', f);
         }
         fprintf(f, "\n**Bottlenecks:**\n\n");
@@ -71,20 +71,20 @@ void rep_out_markdown(FILE *f, const rep_report *r)
             char lab[256];
             rep_cell_label(g, &g->cells[c], lab, sizeof lab);
             fprintf(f, "- `%s`: **%s** (", lab, rep_bn_name(g->cells[c].bn));
-            md_cell(f, g->cells[c].evidence[0] ? g->cells[c].evidence : "no evidence fields");
+            rep_md_text(f, g->cells[c].evidence[0] ? g->cells[c].evidence : "no evidence fields");
             fprintf(f, ")\n");
         }
     }
     char line[2048];
     rep_reco_text(r, line, sizeof line);
     fprintf(f, "\n## Recommendation\n\n");
-    md_cell(f, line);
+    rep_md_text(f, line);
     fprintf(f, "\n");
     if (r->have_reco && r->reco.n) {
         rep_table t;
         fputc('\n', f);
         if (rep_table_reco(&t, r) == 0)
-            md_table(f, &t);
+            rep_table_md(f, &t);
         rep_table_free(&t);
         rep_reco_basis(r, line, sizeof line);
         line[0] = (char)toupper((unsigned char)line[0]);

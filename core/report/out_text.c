@@ -21,7 +21,7 @@ static const char *style_on(int st, bool colour)
     }
 }
 
-static void print_table(FILE *f, const rep_table *t, bool colour, const char *indent)
+void rep_table_print(FILE *f, const rep_table *t, bool colour, const char *indent)
 {
     size_t w[64] = {0};
     size_t nc = t->ncols < 64 ? t->ncols : 64;
@@ -69,7 +69,7 @@ void rep_out_text(FILE *f, const rep_report *r, bool colour)
         fprintf(f, "\n%s== %s ==%s\n", b, title, e);
         rep_table t;
         if (rep_table_cells(&t, r, g) == 0)
-            print_table(f, &t, colour, "  ");
+            rep_table_print(f, &t, colour, "  ");
         rep_table_free(&t);
         if (!g->has_best) {
             fprintf(f, "  no cell measured successfully: no knees\n");
@@ -96,7 +96,7 @@ void rep_out_text(FILE *f, const rep_report *r, bool colour)
     if (r->have_reco && r->reco.n) {
         rep_table t;
         if (rep_table_reco(&t, r) == 0)
-            print_table(f, &t, colour, "  ");
+            rep_table_print(f, &t, colour, "  ");
         rep_table_free(&t);
         rep_reco_basis(r, line, sizeof line);
         fprintf(f, "  %s\n", line);

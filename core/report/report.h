@@ -32,6 +32,21 @@ typedef struct rep_table {
     bool *right; /* per column: numbers align right */
 } rep_table;
 
+/* A table of nrows x ncols empty cells (0, or -1 out of memory). */
+int rep_table_init(rep_table *t, size_t nrows, size_t ncols);
+/* Sets cell (r, c) to the formatted text in a style (0, or -1). */
+int rep_table_put(rep_table *t, size_t r, size_t c, int style, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* The terminal form: aligned columns, each line after indent. */
+void rep_table_print(FILE *f, const rep_table *t, bool colour, const char *indent);
+/* The Markdown form: a pipe table. */
+void rep_table_md(FILE *f, const rep_table *t);
+/* Text for a Markdown table cell or line: '|' escaped, no line breaks. */
+void rep_md_text(FILE *f, const char *s);
+/* The group's cell indices in axis order (by their coordinates), or NULL;
+ * the caller frees it. */
+size_t *rep_group_cell_order(const rep_group *g);
+
 int rep_table_cells(rep_table *t, const rep_report *r, const rep_group *g);
 int rep_table_reco(rep_table *t, const rep_report *r);
 void rep_table_free(rep_table *t);

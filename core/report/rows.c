@@ -186,7 +186,8 @@ int rep_rows_validate(const rep_rows *rs, char *err, size_t errlen)
             first_v = r;
         else if (strcmp(ver, rep_str(first_v, "version")) != 0) {
             snprintf(err, errlen,
-                     "mixed dlgauge versions: %s:%ld was written by %s, %s:%ld by %s; report them separately",
+                     "mixed dlgauge versions: %s:%ld was written by %s, %s:%ld by %s; "
+                     "read each version's results on their own",
                      first_v->src, first_v->line, rep_str(first_v, "version"), r->src, r->line, ver);
             return -DLG_EINVAL;
         }

@@ -37,7 +37,7 @@ void rep_cell_label(const rep_group *g, const rep_cell *c, char *buf, size_t len
         snprintf(buf, len, "(one cell)");
 }
 
-static int table_init(rep_table *t, size_t nrows, size_t ncols)
+int rep_table_init(rep_table *t, size_t nrows, size_t ncols)
 {
     memset(t, 0, sizeof *t);
     t->cell = calloc(nrows * ncols + 1, sizeof *t->cell);
@@ -48,7 +48,7 @@ static int table_init(rep_table *t, size_t nrows, size_t ncols)
     return t->cell && t->style && t->right ? 0 : -1;
 }
 
-static int put(rep_table *t, size_t r, size_t c, int style, const char *fmt, ...)
+int rep_table_put(rep_table *t, size_t r, size_t c, int style, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -105,7 +105,7 @@ static bool group_has_energy(const rep_group *g)
 }
 
 /* The group's cell indices in axis order (by their coordinates), or NULL. */
-static size_t *cells_in_axis_order(const rep_group *g)
+size_t *rep_group_cell_order(const rep_group *g)
 {
     size_t *order = malloc((g->ncells + 1) * sizeof *order);
     if (!order)
@@ -148,19 +148,19 @@ int rep_table_cells(rep_table *t, const rep_report *r, const rep_group *g)
 {
     bool energy = group_has_energy(g);
     size_t nh = sizeof cell_heads / sizeof *cell_heads - !energy, nc = g->naxes + nh;
-    if (table_init(t, g->ncells + 1, nc) != 0)
+    if (rep_table_init(t, g->ncells + 1, nc) != 0)
         return -1;
     int rc = 0;
     for (size_t a = 0; a < g->naxes; a++)
-        rc |= put(t, 0, a, REP_ST_STRONG, "%s", g->axes[a].key);
+        rc |= rep_table_put(t, 0, a, REP_ST_STRONG, "%s", g->axes[a].key);
     for (size_t h = 0, col = g->naxes; col < nc; h++) {
         if (h == CELL_H_ENERGY && !energy)
             continue;
         t->right[col] = h < CELL_H_TEXT;
-        rc |= put(t, 0, col++, REP_ST_STRONG, "%s",
+        rc |= rep_table_put(t, 0, col++, REP_ST_STRONG, "%s",
                   h == CELL_H_ENERGY && rep_unit_is_bytes(g->unit) ? "J/GB" : cell_heads[h]);
     }
-    size_t *order = cells_in_axis_order(g);
+    size_t *order = rep_group_cell_order(g);
     if (!order)
         return -1;
     for (size_t i = 0; i < g->ncells; i++) {
@@ -168,30 +168,30 @@ int rep_table_cells(rep_table *t, const rep_report *r, const rep_group *g)
         size_t row = i + 1, col = g->naxes;
         char b1[64], b2[64];
         for (size_t a = 0; a < g->naxes; a++)
-            rc |= put(t, row, a, REP_ST_PLAIN, "%s", rep_axis_text(&g->axes[a], c->coord[a], b1, sizeof b1));
+            rc |= rep_table_put(t, row, a, REP_ST_PLAIN, "%s", rep_axis_text(&g->axes[a], c->coord[a], b1, sizeof b1));
         if (c->ok) {
             dlg_format_rate(c->thr, g->unit, b1, sizeof b1);
-            rc |= put(t, row, col++, REP_ST_PLAIN, "%s", b1);
+            rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%s", b1);
             dlg_format_rate(c->repeats >= 2 ? c->ci : NAN, g->unit, b1, sizeof b1); /* one repetition: "-" */
-            rc |= put(t, row, col++, REP_ST_PLAIN, "%s", b1);
-            rc |= put(t, row, col++, REP_ST_PLAIN, "%.0f", c->repeats);
+            rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%s", b1);
+            rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%.0f", c->repeats);
         } else {
-            rc |= put(t, row, col++, REP_ST_BAD, "%s", c->status ? c->status : "?");
-            rc |= put(t, row, col++, REP_ST_PLAIN, "-");
-            rc |= put(t, row, col++, REP_ST_PLAIN, "-");
+            rc |= rep_table_put(t, row, col++, REP_ST_BAD, "%s", c->status ? c->status : "?");
+            rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "-");
+            rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "-");
         }
         bool ok = c->ok;
         if (energy)
-            rc |= put(t, row, col++, REP_ST_PLAIN, "%s",
+            rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%s",
                       ok ? energy_text(c->energy_item, c->energy_cpu, g->unit, false, b2, sizeof b2) : "-");
-        rc |= put(t, row, col++, REP_ST_PLAIN, "%s", ok ? num_or_dash(c->au, b2, sizeof b2, "%.2f", 1) : "-");
-        rc |= put(t, row, col++, REP_ST_PLAIN, "%s", ok ? num_or_dash(c->data_wait, b2, sizeof b2, "%.2f", 1) : "-");
-        rc |= put(t, row, col++, REP_ST_PLAIN, "%s", ok ? num_or_dash(c->cpu_share, b2, sizeof b2, "%.0f%%", 100) : "-");
-        rc |= put(t, row, col++, REP_ST_PLAIN, "%s", ok ? num_or_dash(c->read_bps, b2, sizeof b2, "%.1f", 1e-6) : "-");
-        rc |= put(t, row, col++, c->bn == REP_BN_COMPUTE ? REP_ST_GOOD : REP_ST_BAD, "%s", rep_bn_name(c->bn));
+        rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%s", ok ? num_or_dash(c->au, b2, sizeof b2, "%.2f", 1) : "-");
+        rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%s", ok ? num_or_dash(c->data_wait, b2, sizeof b2, "%.2f", 1) : "-");
+        rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%s", ok ? num_or_dash(c->cpu_share, b2, sizeof b2, "%.0f%%", 100) : "-");
+        rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%s", ok ? num_or_dash(c->read_bps, b2, sizeof b2, "%.1f", 1e-6) : "-");
+        rc |= rep_table_put(t, row, col++, c->bn == REP_BN_COMPUTE ? REP_ST_GOOD : REP_ST_BAD, "%s", rep_bn_name(c->bn));
         char note[160];
         cell_note(g, order[i], note, sizeof note);
-        rc |= put(t, row, col++, REP_ST_STRONG, "%s", note);
+        rc |= rep_table_put(t, row, col++, REP_ST_STRONG, "%s", note);
     }
     free(order);
     return rc ? -1 : 0;
@@ -287,37 +287,37 @@ int rep_table_reco(rep_table *t, const rep_report *r)
                                         "price/h", "expected", "cost", "J/item", "meets knees", "ranked by"};
     bool several = ncounted(r) > 1 || r->reco.weighted; /* the ranking figure differs from the one cost */
     size_t nh = sizeof heads / sizeof *heads - !several;
-    if (table_init(t, r->reco.n + 1, nh) != 0)
+    if (rep_table_init(t, r->reco.n + 1, nh) != 0)
         return -1;
     int rc = 0;
     for (size_t h = 0; h < nh; h++) {
-        rc |= put(t, 0, h, REP_ST_STRONG, "%s", heads[h]);
+        rc |= rep_table_put(t, 0, h, REP_ST_STRONG, "%s", heads[h]);
         t->right[h] = h == 0 || h == 3 || (h >= 5 && h <= 10) || h == 12;
     }
     char per[64];
     if (r->reco.unit)
-        rc |= put(t, 0, 9, REP_ST_STRONG, "cost per %s", rep_cost_label(r->reco.unit, true, per, sizeof per));
+        rc |= rep_table_put(t, 0, 9, REP_ST_STRONG, "cost per %s", rep_cost_label(r->reco.unit, true, per, sizeof per));
     if (r->reco.weighted)
-        rc |= put(t, 0, nh - 1, REP_ST_STRONG, "mix cost");
+        rc |= rep_table_put(t, 0, nh - 1, REP_ST_STRONG, "mix cost");
     else if (several && r->reco.unit)
-        rc |= put(t, 0, nh - 1, REP_ST_STRONG, "sum per %s", per);
+        rc |= rep_table_put(t, 0, nh - 1, REP_ST_STRONG, "sum per %s", per);
     else if (several)
-        rc |= put(t, 0, nh - 1, REP_ST_STRONG, "relative cost");
+        rc |= rep_table_put(t, 0, nh - 1, REP_ST_STRONG, "relative cost");
     for (size_t i = 0; i < r->reco.n; i++) {
         const rep_choice *ch = &r->reco.v[i];
         const rep_instance *in = ch->inst;
         size_t row = i + 1, col = 0;
         char buf[256], b2[64];
-        rc |= put(t, row, col++, REP_ST_PLAIN, "%zu", i + 1);
-        rc |= put(t, row, col++, i < r->reco.nmeet && i < 2 ? REP_ST_STRONG : REP_ST_PLAIN, "%s%s", in->name,
+        rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%zu", i + 1);
+        rc |= rep_table_put(t, row, col++, i < r->reco.nmeet && i < 2 ? REP_ST_STRONG : REP_ST_PLAIN, "%s%s", in->name,
                   in->price_verified ? "" : " (price unverified)");
-        rc |= put(t, row, col++, REP_ST_PLAIN, "%s", in->provider);
-        rc |= put(t, row, col++, REP_ST_PLAIN, "%d", in->gpus);
-        rc |= put(t, row, col++, REP_ST_PLAIN, "%s", in->gpu);
-        rc |= put(t, row, col++, REP_ST_PLAIN, "%g", in->vcpus);
+        rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%s", in->provider);
+        rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%d", in->gpus);
+        rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%s", in->gpu);
+        rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%g", in->vcpus);
         fmt_gib(in->memory, b2, sizeof b2);
-        rc |= put(t, row, col++, REP_ST_PLAIN, "%s", b2);
-        rc |= put(t, row, col++, REP_ST_PLAIN, "%.4g %s", in->price, in->currency);
+        rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%s", b2);
+        rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%.4g %s", in->price, in->currency);
         size_t n = 0, n2 = 0, n3 = 0;
         char cost[256] = "", energy[128] = "";
         buf[0] = 0;
@@ -336,11 +336,11 @@ int rep_table_reco(rep_table *t, const rep_report *r)
             n3 += snprintf(energy + n3, n3 < sizeof energy ? sizeof energy - n3 : 0, "%s%s", n3 ? " / " : "",
                            energy_text(f->energy_item, f->energy_cpu, r->model.g[gi].unit, true, b2, sizeof b2));
         }
-        rc |= put(t, row, col++, REP_ST_PLAIN, "%s", buf);
-        rc |= put(t, row, col++, REP_ST_PLAIN, "%s %s", cost, in->currency);
-        rc |= put(t, row, col++, REP_ST_PLAIN, "%s", energy);
+        rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%s", buf);
+        rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%s %s", cost, in->currency);
+        rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%s", energy);
         if (ch->meets) {
-            rc |= put(t, row, col++, REP_ST_GOOD, "yes");
+            rc |= rep_table_put(t, row, col++, REP_ST_GOOD, "yes");
         } else {
             const char *why = "no";
             for (size_t gi = 0; gi < r->model.n; gi++)
@@ -348,12 +348,12 @@ int rep_table_reco(rep_table *t, const rep_report *r)
                     why = ch->fits[gi].why;
                     break;
                 }
-            rc |= put(t, row, col++, REP_ST_BAD, "no: %s", why);
+            rc |= rep_table_put(t, row, col++, REP_ST_BAD, "no: %s", why);
         }
         if (several && !isfinite(ch->score))
-            rc |= put(t, row, col++, REP_ST_PLAIN, "-");
+            rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "-");
         else if (several)
-            rc |= put(t, row, col++, REP_ST_PLAIN, r->reco.unit || r->reco.weighted ? "%.4g" : "%.3fx", ch->score);
+            rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, r->reco.unit || r->reco.weighted ? "%.4g" : "%.3fx", ch->score);
     }
     return rc ? -1 : 0;
 }

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 
-DOCS = ["README.md", "docs/plugins.md", "docs/sinks.md", "docs/report.md", "docs/study.md"]
+DOCS = ["README.md", "docs/plugins.md", "docs/sinks.md", "docs/report.md", "docs/compare.md", "docs/study.md"]
 GLOBAL_WITH_ARG = {"--plugin-dir"}
 NOOP_JOB = "\n[job docs-check]\nworkload = noop\niterations = 1\n"
 

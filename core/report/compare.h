@@ -1,0 +1,90 @@
+/* dlgauge compare: two result sets (base and new), each modelled as the
+ * report models one, matched group by group and cell by cell, with
+ * Welch's t-test per cell, geometric means and a regression gate. */
+#ifndef DLG_REPORT_COMPARE_H
+#define DLG_REPORT_COMPARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "model.h"
+#include "rows.h"
+
+/* Welch's two-sided t-test of two means from (mean, sd, n) each. */
+typedef struct rep_welch {
+    double t, df, p; /* p = NaN: no test (n < 2 on a side) */
+} rep_welch;
+
+rep_welch rep_welch_test(double m1, double sd1, double n1, double m2, double sd2, double n2);
+/* P(|T| >= |t|) for Student's t with df (> 0, fractional too) degrees of freedom. */
+double rep_t_two_sided_p(double t, double df);
+
+typedef enum {
+    REP_CMP_SAME,      /* "~": no significant difference */
+    REP_CMP_FASTER,
+    REP_CMP_SLOWER,
+    REP_CMP_NO_CI,     /* fewer than 2 repeats on a side: no evidence */
+    REP_CMP_NEW_FAIL,  /* ran in base, fails in new */
+    REP_CMP_FIXED,     /* failed in base, runs in new */
+    REP_CMP_BOTH_FAIL
+} rep_cmp_verdict;
+
+typedef struct rep_cmp_cell {
+    const rep_cell *base, *new; /* NULL: the cell is only in the other side */
+    char *label;                /* "cpus=2 batch=32", "(one cell)" */
+    char **vals;                /* its value of each of the group's keys */
+    double ratio, delta;        /* new/base and (new-base)/base; NaN unless both ran */
+    rep_welch w;
+    rep_cmp_verdict verdict;
+    bool regression;            /* fails the gate (--fail-below) */
+} rep_cmp_cell;
+
+typedef struct rep_cmp_group {
+    const rep_group *base, *new; /* NULL: the group is only in the other side */
+    char *name;                  /* the group's title */
+    char **keys;                 /* the union of both sides' axes */
+    size_t nkeys;
+    rep_cmp_cell *cells;         /* matched first (base's axis order), then only-in */
+    size_t ncells;
+    bool unit_differs;           /* the sides count different units: not compared */
+    double geomean;              /* of new/base over cells where both ran; NaN: none */
+    size_t ngeo;
+} rep_cmp_group;
+
+/* One side: its files' rows and model. */
+typedef struct rep_cmp_side {
+    rep_rows rows;
+    rep_model model;
+} rep_cmp_side;
+
+typedef struct rep_compare {
+    rep_cmp_side base, new;
+    double alpha;      /* significance level of the test */
+    double fail_below; /* gate: a significant delta below this fails (e.g. -0.05) */
+    bool gate;         /* --fail-below given */
+    rep_cmp_group *g;
+    size_t n;
+    double geomean; /* over every group's matched cells; NaN: none */
+    size_t ngeo;
+    size_t nregressions;
+} rep_compare;
+
+/* Matches the two built models and judges every matched cell; 0 or
+ * -DLG_ENOMEM with a message in err. */
+int rep_compare_build(rep_compare *c, char *err, size_t errlen);
+void rep_compare_free(rep_compare *c);
+
+const char *rep_cmp_verdict_name(rep_cmp_verdict v);
+/* "base 190 -> new 150 images/s (-21.1%, p=0.0001)": why a cell fails the gate. */
+void rep_cmp_regression_text(const rep_cmp_group *g, const rep_cmp_cell *cc, char *buf, size_t len);
+
+/* Outputs (compare_out.c): the header, one table per group, only-in lists, geomeans. */
+void rep_cmp_out_text(FILE *f, const rep_compare *c, bool colour);
+void rep_cmp_out_markdown(FILE *f, const rep_compare *c);
+
+/* The whole command for the CLI: argv after "compare".  0, 1 (the gate
+ * failed) or 2 (bad input, or an output could not be written). */
+int rep_compare_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,203 @@
+/* dlgauge compare BASE... -- NEW... [options]: reads both sides, models
+ * each as the report does, matches, judges, writes, gates. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <dlgauge/plugin.h>
+
+#include "compare.h"
+
+static void usage(FILE *f)
+{
+    fputs("usage: dlgauge compare BASE.csv|.jsonl... -- NEW.csv|.jsonl... [--alpha 0.05] [--fail-below PCT]\n"
+          "                       [--markdown OUT.md|-] [--color auto|always|never]\n"
+          "       (or --base FILE... --new FILE...)\n"
+          "  new against base, cell by cell: throughput +-CI95 of each side, new/base, delta and Welch's\n"
+          "  t-test (\"~\": not significant; one repeat on a side: no CI, no verdict); geometric means\n"
+          "  --alpha A         significance level of the two-sided test (default 0.05)\n"
+          "  --fail-below PCT  exit 1 if a cell is significantly slower than base by more than PCT\n"
+          "                    (e.g. -5%), or ran in base and fails in new; each named on stderr\n"
+          "  exit codes: 0 compared (gate passed), 1 the gate failed, 2 bad input or unwritable output\n",
+          f);
+}
+
+typedef struct opts {
+    const char **files[2]; /* base, new */
+    size_t nfiles[2];
+    const char *markdown, *color;
+    double alpha, fail_below;
+    bool gate;
+} opts;
+
+/* "-5%", "-5", "-2.5%": a slowdown limit in percent, as a fraction. */
+static int parse_pct(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*end == '%')
+        end++;
+    if (end == s || *end || errno || !(v <= 0 && v > -100))
+        return -1;
+    *out = v / 100;
+    return 0;
+}
+
+/* One option with its value at argv[*i + 1]; 0, or 2 after saying why. */
+static int parse_valued(opts *o, const char *a, const char *val)
+{
+    if (strcmp(a, "--markdown") == 0)
+        o->markdown = val;
+    else if (strcmp(a, "--color") == 0 || strcmp(a, "--colour") == 0)
+        o->color = val;
+    else if (strcmp(a, "--alpha") == 0) {
+        char *end;
+        o->alpha = strtod(val, &end);
+        if (*end || end == val || !(o->alpha > 0 && o->alpha <= 0.5)) {
+            fprintf(stderr, "dlgauge compare: --alpha '%s': a significance level in (0, 0.5], e.g. 0.05\n", val);
+            return 2;
+        }
+    } else if (strcmp(a, "--fail-below") == 0) {
+        if (parse_pct(val, &o->fail_below) != 0) {
+            fprintf(stderr, "dlgauge compare: --fail-below '%s': a slowdown in percent, zero or negative, "
+                    "e.g. -5%%\n", val);
+            return 2;
+        }
+        o->gate = true;
+    } else {
+        fprintf(stderr, "dlgauge compare: unknown option '%s' (dlgauge compare --help)\n", a);
+        return 2;
+    }
+    return 0;
+}
+
+/* 0, 1 (--help shown) or 2 after printing why. */
+static int parse_args(opts *o, int argc, char **argv)
+{
+    o->alpha = 0.05;
+    o->color = "auto";
+    for (int s = 0; s < 2; s++)
+        if (!(o->files[s] = calloc((size_t)argc, sizeof *o->files[s]))) /* at most every argument a file */
+            return 2;
+    int side = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 1;
+        }
+        if (strcmp(a, "--") == 0 || strcmp(a, "--new") == 0 || strcmp(a, "--base") == 0) {
+            side = strcmp(a, "--base") != 0;
+            continue;
+        }
+        if (a[0] != '-' || strcmp(a, "-") == 0) {
+            o->files[side][o->nfiles[side]++] = a;
+            continue;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "dlgauge compare: %s needs a value\n", a);
+            return 2;
+        }
+        int rc = parse_valued(o, a, argv[++i]);
+        if (rc)
+            return rc;
+    }
+    if (strcmp(o->color, "auto") && strcmp(o->color, "always") && strcmp(o->color, "never")) {
+        fprintf(stderr, "dlgauge compare: --color '%s': auto, always or never\n", o->color);
+        return 2;
+    }
+    if (o->nfiles[0] == 0 || o->nfiles[1] == 0) {
+        fprintf(stderr, "dlgauge compare: no %s results file given (BASE... -- NEW...)\n", o->nfiles[0] ? "new" : "base");
+        return 2;
+    }
+    return 0;
+}
+
+/* Reads, checks and models one side's files, merged as the report merges them. */
+static int load_side(rep_cmp_side *s, const char *name, const char **files, size_t n, char *err, size_t errlen)
+{
+    char why[1024] = "";
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = rep_read_file(&s->rows, files[i], why, sizeof why);
+    for (size_t i = 0; i < s->rows.nwarnings; i++) /* what was skipped, before any error */
+        fprintf(stderr, "dlgauge compare: %s: %s\n", name, s->rows.warnings[i]);
+    if (!rc)
+        rc = rep_rows_validate(&s->rows, why, sizeof why);
+    rep_disks none = {0};
+    if (!rc)
+        rc = rep_model_build(&s->model, &s->rows, &none, 0.95, why, sizeof why);
+    if (rc)
+        snprintf(err, errlen, "%s: %s", name, why[0] ? why : "out of memory");
+    return rc;
+}
+
+static int write_outputs(const rep_compare *c, const opts *o, char *err, size_t errlen)
+{
+    bool md_out = o->markdown && strcmp(o->markdown, "-") == 0;
+    bool tty = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+    if (!md_out)
+        rep_cmp_out_text(stdout, c, strcmp(o->color, "always") == 0 || (strcmp(o->color, "auto") == 0 && tty));
+    if (o->markdown) {
+        FILE *f = md_out ? stdout : fopen(o->markdown, "w");
+        if (!f) {
+            snprintf(err, errlen, "%s: cannot write: %s", o->markdown, strerror(errno));
+            return -DLG_EIO;
+        }
+        rep_cmp_out_markdown(f, c);
+        if (ferror(f) | (!md_out && fclose(f) != 0)) {
+            snprintf(err, errlen, "%s: write failed: %s", o->markdown, strerror(errno));
+            return -DLG_EIO;
+        }
+    }
+    if (fflush(stdout) != 0) {
+        snprintf(err, errlen, "standard output: %s", strerror(errno));
+        return -DLG_EIO;
+    }
+    return 0;
+}
+
+/* One stderr line per cell that fails the gate. */
+static void say_regressions(const rep_compare *c)
+{
+    char buf[2048];
+    for (size_t i = 0; i < c->n; i++)
+        for (size_t j = 0; j < c->g[i].ncells; j++)
+            if (c->g[i].cells[j].regression) {
+                rep_cmp_regression_text(&c->g[i], &c->g[i].cells[j], buf, sizeof buf);
+                fprintf(stderr, "dlgauge compare: regression: %s\n", buf);
+            }
+}
+
+int rep_compare_main(int argc, char **argv)
+{
+    opts o = {0};
+    int prc = parse_args(&o, argc, argv);
+    if (prc) {
+        free(o.files[0]);
+        free(o.files[1]);
+        return prc == 1 ? 0 : 2;
+    }
+    rep_compare c = {.alpha = o.alpha, .fail_below = o.fail_below, .gate = o.gate};
+    char err[2048] = "";
+    int rc = load_side(&c.base, "base", o.files[0], o.nfiles[0], err, sizeof err);
+    if (!rc)
+        rc = load_side(&c.new, "new", o.files[1], o.nfiles[1], err, sizeof err);
+    if (!rc)
+        rc = rep_compare_build(&c, err, sizeof err);
+    if (!rc)
+        rc = write_outputs(&c, &o, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "dlgauge compare: %s\n", err[0] ? err : "out of memory");
+    else
+        say_regressions(&c);
+    int exit_code = rc ? 2 : c.nregressions ? 1 : 0;
+    rep_compare_free(&c);
+    free(o.files[0]);
+    free(o.files[1]);
+    return exit_code;
+}

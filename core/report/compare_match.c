@@ -1,0 +1,302 @@
+/* dlgauge compare: groups matched by identity, cells by their axis values
+ * as text (the sides may sweep different values, or different axes), and
+ * every matched cell judged. */
+#define _GNU_SOURCE
+#include "compare.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dlgauge/plugin.h>
+
+#include "report.h"
+#include "stats.h"
+
+static bool same(const char *a, const char *b)
+{
+    return strcmp(a, b) == 0;
+}
+
+static bool same_identity(const rep_group *a, const rep_group *b)
+{
+    return same(a->workload, b->workload) && same(a->mode, b->mode) && same(a->precision, b->precision) &&
+           same(a->device, b->device) && same(a->job, b->job);
+}
+
+static int add_key(rep_cmp_group *cg, const char *key)
+{
+    for (size_t k = 0; k < cg->nkeys; k++)
+        if (same(cg->keys[k], key))
+            return 0;
+    char **nk = realloc(cg->keys, (cg->nkeys + 1) * sizeof *nk);
+    if (!nk)
+        return -1;
+    cg->keys = nk;
+    if (!(nk[cg->nkeys] = strdup(key)))
+        return -1;
+    cg->nkeys++;
+    return 0;
+}
+
+/* The union of both sides' axes, base's first. */
+static int union_keys(rep_cmp_group *cg)
+{
+    const rep_group *side[2] = {cg->base, cg->new};
+    for (int s = 0; s < 2; s++)
+        for (size_t a = 0; side[s] && a < side[s]->naxes; a++)
+            if (add_key(cg, side[s]->axes[a].key) != 0)
+                return -1;
+    return 0;
+}
+
+/* A cell's value of key: its axis value, else (a key this side did not
+ * sweep) what its row's `config` says the cell ran with, else "-". */
+static const char *cell_value(const rep_group *g, const rep_cell *c, const char *key, char *buf, size_t len)
+{
+    long a = rep_group_axis(g, key);
+    if (a >= 0 && !same(g->axes[a].vals[c->coord[a]], "-"))
+        return g->axes[a].vals[c->coord[a]];
+    const char *cfg = c->row ? rep_str(c->row, "config") : NULL;
+    char k[128];
+    for (const char *p = cfg; p && rep_config_next(&p, k, sizeof k, buf, len);)
+        if (same(k, key))
+            return buf;
+    return "-";
+}
+
+/* Match key (values joined by \x1f), label ("k=v k=v") and values of a
+ * cell; vals may be NULL. */
+static int cell_names(const rep_cmp_group *cg, const rep_group *g, const rep_cell *c, char **key, char **label,
+                      char **vals)
+{
+    size_t kn = 0, ln = 0;
+    FILE *kf = open_memstream(key, &kn), *lf = open_memstream(label, &ln);
+    if (!kf || !lf) {
+        if (kf)
+            fclose(kf);
+        if (lf)
+            fclose(lf);
+        return -1;
+    }
+    char buf[256];
+    int rc = 0;
+    for (size_t k = 0; k < cg->nkeys; k++) {
+        const char *v = cell_value(g, c, cg->keys[k], buf, sizeof buf);
+        fprintf(kf, "%s\x1f", v);
+        fprintf(lf, "%s%s=%s", k ? " " : "", cg->keys[k], v);
+        if (vals && !(vals[k] = strdup(v)))
+            rc = -1;
+    }
+    if (cg->nkeys == 0)
+        fputs("(one cell)", lf);
+    rc |= fclose(kf) | fclose(lf);
+    return rc ? -1 : 0;
+}
+
+/* sd of a cell's mean, from its CI where the rows gave no stddev. */
+static double cell_sd(const rep_cell *c)
+{
+    if (c->sd > 0 || !(c->ci > 0) || c->repeats < 2)
+        return c->sd;
+    return c->ci * sqrt(c->repeats) / dlg_t_quantile_975((size_t)c->repeats - 1);
+}
+
+static void judge(rep_cmp_cell *cc, const rep_compare *c)
+{
+    const rep_cell *b = cc->base, *n = cc->new;
+    cc->ratio = cc->delta = NAN;
+    cc->w = (rep_welch){NAN, NAN, NAN};
+    if (!b->ok || !n->ok) {
+        cc->verdict = !b->ok && !n->ok ? REP_CMP_BOTH_FAIL : b->ok ? REP_CMP_NEW_FAIL : REP_CMP_FIXED;
+        cc->regression = c->gate && cc->verdict == REP_CMP_NEW_FAIL; /* whatever the statistics */
+        return;
+    }
+    if (b->thr > 0) {
+        cc->ratio = n->thr / b->thr;
+        cc->delta = cc->ratio - 1;
+    }
+    cc->w = rep_welch_test(b->thr, cell_sd(b), b->repeats, n->thr, cell_sd(n), n->repeats);
+    if (isnan(cc->w.p))
+        cc->verdict = REP_CMP_NO_CI; /* one repeat: no evidence either way, never a regression */
+    else if (cc->w.p < c->alpha)
+        cc->verdict = n->thr < b->thr ? REP_CMP_SLOWER : REP_CMP_FASTER;
+    else
+        cc->verdict = REP_CMP_SAME;
+    cc->regression = c->gate && cc->verdict == REP_CMP_SLOWER && cc->delta < c->fail_below;
+}
+
+static rep_cmp_cell *new_cell(rep_cmp_group *cg)
+{
+    rep_cmp_cell *nc = realloc(cg->cells, (cg->ncells + 1) * sizeof *nc);
+    if (!nc)
+        return NULL;
+    cg->cells = nc;
+    memset(&nc[cg->ncells], 0, sizeof *nc);
+    return &nc[cg->ncells++];
+}
+
+/* Every cell of side g (in its axis order) not yet placed: matched with
+ * the other side's cell of the same values where there is one. */
+static int place_cells(rep_cmp_group *cg, const rep_group *g, const rep_group *other, bool is_base, char **okeys,
+                       bool *taken)
+{
+    size_t *order = rep_group_cell_order(g);
+    if (!order)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < g->ncells && !rc; i++) {
+        const rep_cell *cell = &g->cells[order[i]];
+        if (!is_base && taken[order[i]])
+            continue;
+        char *key = NULL, *label = NULL;
+        rep_cmp_cell *cc = new_cell(cg);
+        rc = !cc || !(cc->vals = calloc(cg->nkeys + 1, sizeof *cc->vals)) ? -1 : 0;
+        rc = rc || cell_names(cg, g, cell, &key, &label, cc->vals) != 0 ? -1 : 0;
+        if (!rc) {
+            cc->label = label;
+            label = NULL;
+            *(is_base ? &cc->base : &cc->new) = cell;
+            for (size_t j = 0; is_base && other && j < other->ncells && !cc->new; j++)
+                if (!taken[j] && same(okeys[j], key)) {
+                    taken[j] = true;
+                    cc->new = &other->cells[j];
+                }
+        }
+        free(key);
+        free(label);
+    }
+    free(order);
+    return rc;
+}
+
+static int match_cells(rep_cmp_group *cg)
+{
+    size_t nn = cg->new ? cg->new->ncells : 0;
+    char **nkeys = calloc(nn + 1, sizeof *nkeys);
+    bool *taken = calloc(nn + 1, sizeof *taken);
+    int rc = nkeys && taken ? 0 : -1;
+    for (size_t j = 0; j < nn && !rc; j++) {
+        char *label = NULL;
+        rc = cell_names(cg, cg->new, &cg->new->cells[j], &nkeys[j], &label, NULL);
+        free(label);
+    }
+    if (!rc && cg->base)
+        rc = place_cells(cg, cg->base, cg->new, true, nkeys, taken);
+    if (!rc && cg->new)
+        rc = place_cells(cg, cg->new, cg->base, false, nkeys, taken);
+    for (size_t j = 0; nkeys && j < nn; j++)
+        free(nkeys[j]);
+    free(nkeys);
+    free(taken);
+    return rc;
+}
+
+/* Judges the matched cells; geometric mean of new/base where both ran. */
+static void judge_group(rep_cmp_group *cg, rep_compare *c, double *logsum)
+{
+    double sum = 0;
+    for (size_t i = 0; i < cg->ncells; i++) {
+        rep_cmp_cell *cc = &cg->cells[i];
+        if (!cc->base || !cc->new)
+            continue;
+        judge(cc, c);
+        c->nregressions += cc->regression;
+        if (cc->ratio > 0 && isfinite(cc->ratio)) {
+            sum += log(cc->ratio);
+            cg->ngeo++;
+        }
+    }
+    cg->geomean = cg->ngeo ? exp(sum / (double)cg->ngeo) : NAN;
+    *logsum += sum;
+    c->ngeo += cg->ngeo;
+}
+
+static rep_cmp_group *add_group(rep_compare *c, const rep_group *base, const rep_group *new)
+{
+    rep_cmp_group *ng = realloc(c->g, (c->n + 1) * sizeof *ng);
+    if (!ng)
+        return NULL;
+    c->g = ng;
+    rep_cmp_group *cg = &ng[c->n++];
+    memset(cg, 0, sizeof *cg);
+    cg->base = base;
+    cg->new = new;
+    cg->geomean = NAN;
+    char title[512];
+    rep_group_title(base ? base : new, title, sizeof title);
+    return (cg->name = strdup(title)) ? cg : NULL;
+}
+
+static bool units_differ(const rep_group *a, const rep_group *b)
+{
+    return a->unit && b->unit && !same(a->unit, b->unit);
+}
+
+/* Groups in base order, then those only in new. */
+static int match_groups(rep_compare *c)
+{
+    const rep_model *bm = &c->base.model, *nm = &c->new.model;
+    bool *taken = calloc(nm->n + 1, sizeof *taken);
+    if (!taken)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < bm->n + nm->n && !rc; i++) {
+        const rep_group *b = i < bm->n ? &bm->g[i] : NULL, *n = i < bm->n ? NULL : &nm->g[i - bm->n];
+        for (size_t j = 0; b && j < nm->n && !n; j++)
+            if (!taken[j] && same_identity(b, &nm->g[j])) {
+                taken[j] = true;
+                n = &nm->g[j];
+            }
+        if (!b && taken[i - bm->n])
+            continue;
+        rep_cmp_group *cg = add_group(c, b, n);
+        rc = cg ? 0 : -1;
+        if (!rc && b && n && units_differ(b, n))
+            cg->unit_differs = true; /* images/s against bytes/s: no ratio means anything */
+        else if (!rc && b && n)
+            rc = union_keys(cg) != 0 || match_cells(cg) != 0 ? -1 : 0;
+    }
+    free(taken);
+    return rc;
+}
+
+int rep_compare_build(rep_compare *c, char *err, size_t errlen)
+{
+    c->geomean = NAN;
+    if (match_groups(c) != 0) {
+        snprintf(err, errlen, "out of memory matching the two sides");
+        return -DLG_ENOMEM;
+    }
+    double logsum = 0;
+    for (size_t i = 0; i < c->n; i++)
+        judge_group(&c->g[i], c, &logsum);
+    c->geomean = c->ngeo ? exp(logsum / (double)c->ngeo) : NAN;
+    return 0;
+}
+
+void rep_compare_free(rep_compare *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        rep_cmp_group *cg = &c->g[i];
+        for (size_t k = 0; k < cg->nkeys; k++)
+            free(cg->keys[k]);
+        for (size_t j = 0; j < cg->ncells; j++) {
+            for (size_t k = 0; cg->cells[j].vals && k < cg->nkeys; k++)
+                free(cg->cells[j].vals[k]);
+            free(cg->cells[j].vals);
+            free(cg->cells[j].label);
+        }
+        free(cg->keys);
+        free(cg->cells);
+        free(cg->name);
+    }
+    free(c->g);
+    rep_model_free(&c->base.model);
+    rep_model_free(&c->new.model);
+    rep_rows_free(&c->base.rows);
+    rep_rows_free(&c->new.rows);
+    c->g = NULL;
+    c->n = 0;
+}

@@ -1,0 +1,122 @@
+/* dlgauge compare's terminal and Markdown outputs: one walk over the
+ * comparison, written through either form's headings, lines and tables. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
+
+#include "compare.h"
+#include "compare_view.h"
+#include "report.h"
+
+typedef struct out_form {
+    FILE *f;
+    bool colour, md;
+} out_form;
+
+static void heading(const out_form *o, const char *s)
+{
+    if (o->md) {
+        fputs("\n## ", o->f);
+        rep_md_text(o->f, s);
+        fputs("\n\n", o->f);
+    } else
+        fprintf(o->f, "\n%s== %s ==%s\n", o->colour ? "\033[1m" : "", s, o->colour ? "\033[0m" : "");
+}
+
+/* One line of text: "  lead: text" in the terminal, "- **lead:** text" in Markdown. */
+static void line(const out_form *o, const char *lead, const char *s)
+{
+    if (o->md) {
+        fprintf(o->f, "%s**%s:** ", "- ", lead);
+        rep_md_text(o->f, s);
+        fputc('\n', o->f);
+    } else
+        fprintf(o->f, "  %s: %s\n", lead, s);
+}
+
+static void table(const out_form *o, const rep_table *t)
+{
+    if (o->md)
+        rep_table_md(o->f, t);
+    else
+        rep_table_print(o->f, t, o->colour, "  ");
+    if (o->md)
+        fputc('\n', o->f);
+}
+
+static void header(const out_form *o, const rep_compare *c)
+{
+    char buf[2048];
+    if (o->md)
+        fprintf(o->f, "# dlgauge compare\n\n");
+    else
+        fprintf(o->f, "dlgauge compare: ");
+    fprintf(o->f, "new against base, cell by cell; Welch's t-test, two-sided, alpha %g", c->alpha);
+    if (c->gate)
+        fprintf(o->f, "; gate: a significant slowdown beyond %.1f%% or a new failure fails", 100 * c->fail_below);
+    fprintf(o->f, "%s", o->md ? ".\n\n" : "\n");
+    rep_cmp_side_text(&c->base, buf, sizeof buf);
+    line(o, "base", buf);
+    rep_cmp_side_text(&c->new, buf, sizeof buf);
+    line(o, "new", buf);
+    rep_cmp_machine_note(c, buf, sizeof buf);
+    if (buf[0])
+        line(o, "note", buf);
+}
+
+static void group(const out_form *o, const rep_cmp_group *g)
+{
+    char buf[4096];
+    heading(o, g->name);
+    if (!g->base || !g->new) {
+        snprintf(buf, sizeof buf, "the whole group (%zu cells)", (g->base ? g->base : g->new)->ncells);
+        line(o, g->base ? "only in base" : "only in new", buf);
+        return;
+    }
+    if (g->unit_differs) {
+        snprintf(buf, sizeof buf, "base counts %s, new counts %s", g->base->unit, g->new->unit);
+        line(o, "not compared", buf);
+        return;
+    }
+    rep_table t = {0};
+    if (rep_cmp_matched(g) && rep_cmp_table(&t, g) == 0)
+        table(o, &t);
+    rep_table_free(&t);
+    rep_cmp_geomean_text(g->geomean, g->ngeo, buf, sizeof buf);
+    line(o, "geomean new/base", buf);
+    for (int side = 1; side >= 0; side--) {
+        rep_cmp_only_text(g, side, buf, sizeof buf);
+        if (buf[0])
+            line(o, side ? "only in base" : "only in new", buf);
+    }
+}
+
+static void footer(const out_form *o, const rep_compare *c)
+{
+    char buf[256];
+    rep_cmp_geomean_text(c->geomean, c->ngeo, buf, sizeof buf);
+    fprintf(o->f, "\n%sgeomean new/base over all groups: %s%s\n", o->md ? "**" : "", buf, o->md ? "**" : "");
+    if (c->gate)
+        fprintf(o->f, "%s%zu cell%s fail%s the gate\n", o->md ? "\n" : "", c->nregressions,
+                c->nregressions == 1 ? "" : "s", c->nregressions == 1 ? "s" : "");
+}
+
+static void emit(const out_form *o, const rep_compare *c)
+{
+    header(o, c);
+    for (size_t i = 0; i < c->n; i++)
+        group(o, &c->g[i]);
+    footer(o, c);
+}
+
+void rep_cmp_out_text(FILE *f, const rep_compare *c, bool colour)
+{
+    out_form o = {f, colour, false};
+    emit(&o, c);
+}
+
+void rep_cmp_out_markdown(FILE *f, const rep_compare *c)
+{
+    out_form o = {f, false, true};
+    emit(&o, c);
+}

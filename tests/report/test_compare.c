@@ -1,0 +1,271 @@
+/* dlgauge compare on hand-built result sets: cells matched by their axis
+ * values as text (different sweeps, an axis one side did not sweep),
+ * only-in lists, geometric means, and through the command (in process):
+ * the regression gate's exit status and stderr lines, "~" for an
+ * insignificant slowdown, no verdict from one repeat, a new failure, and
+ * one error line with exit 2 for bad input. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "compare.h"
+#include "compare_view.h"
+#include "model_csv.h"
+#include "temp_file.h"
+
+#define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
+
+#define HEAD                                                                                                      \
+    "time,batch,cpus,job,status,workload,throughput,throughput_ci95,throughput_stddev,unit,repeats,version,config\n"
+/* A row of workload sim, job j: batch, cpus, status, throughput, sd, repeats
+ * (the CI is left out: compare needs the sd, and derives it where only the CI is given). */
+#define ROW(batch, cpus, st, thr, sd, n) "2026-12-01T10:00:00Z," batch "," cpus ",j," st ",sim," thr ",1," sd ",images," n ",0.1.0,batch=32\n"
+
+static void compare_csv(rep_compare *c, const char *base, const char *new)
+{
+    memset(c, 0, sizeof *c);
+    c->alpha = 0.05;
+    model_from_csv(base, &c->base.rows, &c->base.model);
+    model_from_csv(new, &c->new.rows, &c->new.model);
+    char err[256];
+    assert_int_equal(rep_compare_build(c, err, sizeof err), 0);
+}
+
+static const rep_cmp_cell *cell(const rep_cmp_group *g, const char *label)
+{
+    for (size_t i = 0; i < g->ncells; i++)
+        if (strcmp(g->cells[i].label, label) == 0)
+            return &g->cells[i];
+    fail_msg("no cell %s", label);
+    return NULL;
+}
+
+/* base sweeps cpus 4, 1, 2 and has a group of its own; new sweeps 8, 2, 4
+ * and has one of its own: values match by text, not by index. */
+static void matches_cells_by_value(void **state)
+{
+    (void)state;
+    rep_compare c;
+    compare_csv(&c,
+                HEAD ROW("", "4", "ok", "400", "4", "5") ROW("", "1", "ok", "100", "1", "5")
+                    ROW("", "2", "ok", "200", "2", "5")
+                    "2026-12-01T10:00:00Z,,,k,ok,other,10,1,1,images,5,0.1.0,\n",
+                HEAD ROW("", "8", "ok", "800", "8", "5") ROW("", "2", "ok", "100", "2", "5")
+                    ROW("", "4", "ok", "400", "4", "5")
+                    "2026-12-01T10:00:00Z,,,k,ok,third,10,1,1,images,5,0.1.0,\n");
+    assert_int_equal(c.n, 3);
+    const rep_cmp_group *g = &c.g[0];
+    assert_ptr_equal(g->base, &c.base.model.g[0]);
+    assert_ptr_equal(g->new, &c.new.model.g[0]);
+    assert_int_equal(rep_cmp_matched(g), 2);
+    const rep_cmp_cell *two = cell(g, "cpus=2"), *four = cell(g, "cpus=4");
+    assert_near(two->base->thr, 200, 1e-9);
+    assert_near(two->new->thr, 100, 1e-9);
+    assert_near(two->ratio, 0.5, 1e-12);
+    assert_int_equal(two->verdict, REP_CMP_SLOWER);
+    assert_near(four->new->thr, 400, 1e-9);
+    assert_int_equal(four->verdict, REP_CMP_SAME);
+    char buf[256];
+    rep_cmp_only_text(g, true, buf, sizeof buf);
+    assert_string_equal(buf, "cpus=1");
+    rep_cmp_only_text(g, false, buf, sizeof buf);
+    assert_string_equal(buf, "cpus=8");
+    /* the groups of one side only, each listed, base's first */
+    assert_string_equal(c.g[1].base->workload, "other");
+    assert_null(c.g[1].new);
+    assert_string_equal(c.g[2].new->workload, "third");
+    assert_null(c.g[2].base);
+    /* geomean over the two matched cells: sqrt(0.5 x 1) */
+    assert_near(g->geomean, sqrt(0.5), 1e-12);
+    assert_int_equal(c.ngeo, 2);
+    rep_compare_free(&c);
+}
+
+/* base did not sweep batch (its config says 32); new swept 32 and 64:
+ * batch=32 matches what base ran with. */
+static void matches_an_unswept_key_by_config(void **state)
+{
+    (void)state;
+    rep_compare c;
+    compare_csv(&c, HEAD ROW("", "2", "ok", "100", "1", "5") ROW("", "4", "ok", "200", "2", "5"),
+                HEAD ROW("32", "2", "ok", "110", "1", "5") ROW("64", "2", "ok", "150", "1", "5"));
+    const rep_cmp_group *g = &c.g[0];
+    assert_int_equal(g->nkeys, 2);
+    const rep_cmp_cell *m = cell(g, "cpus=2 batch=32");
+    assert_non_null(m->base);
+    assert_non_null(m->new);
+    assert_near(m->ratio, 1.1, 1e-12);
+    char buf[256];
+    rep_cmp_only_text(g, true, buf, sizeof buf);
+    assert_string_equal(buf, "cpus=4 batch=32");
+    rep_cmp_only_text(g, false, buf, sizeof buf);
+    assert_string_equal(buf, "cpus=2 batch=64");
+    rep_compare_free(&c);
+}
+
+/* ---- through the command ------------------------------------------------- */
+
+typedef struct ran {
+    int rc;
+    char out[16384], err[4096];
+    size_t err_lines;
+} ran;
+
+static void slurp(int fd, char *buf, size_t len)
+{
+    lseek(fd, 0, SEEK_SET);
+    ssize_t n = read(fd, buf, len - 1);
+    buf[n > 0 ? n : 0] = 0;
+    close(fd);
+}
+
+/* Runs `dlgauge compare ARGS` in this process, its stdout and stderr caught. */
+static void run_compare(ran *r, const char *const *args)
+{
+    char *argv[32] = {"compare"};
+    int argc = 1;
+    for (; args[argc - 1]; argc++)
+        argv[argc] = (char *)args[argc - 1];
+    char po[] = "/tmp/dlg-cmp-outXXXXXX", pe[] = "/tmp/dlg-cmp-errXXXXXX";
+    int fo = mkstemp(po), fe = mkstemp(pe);
+    assert_true(fo >= 0 && fe >= 0);
+    unlink(po);
+    unlink(pe);
+    fflush(stdout);
+    fflush(stderr);
+    int so = dup(1), se = dup(2);
+    dup2(fo, 1);
+    dup2(fe, 2);
+    r->rc = rep_compare_main(argc, argv);
+    fflush(stdout);
+    fflush(stderr);
+    dup2(so, 1);
+    dup2(se, 2);
+    close(so);
+    close(se);
+    slurp(fo, r->out, sizeof r->out);
+    slurp(fe, r->err, sizeof r->err);
+    r->err_lines = 0;
+    for (const char *p = r->err; *p; p++)
+        r->err_lines += *p == '\n';
+}
+
+/* Writes both sides, runs compare with the options, removes the files. */
+static void compare_files(ran *r, const char *base, const char *new, const char *opt, const char *val)
+{
+    char pb[32], pn[32];
+    temp_file(pb, base);
+    temp_file(pn, new);
+    const char *args[] = {pb, "--", pn, "--color", "never", opt, val, NULL};
+    run_compare(r, args);
+    unlink(pb);
+    unlink(pn);
+}
+
+/* 100 -> 90 with sd 1 over 5 repeats: significantly 10% slower. */
+static const char slow_base[] = HEAD ROW("", "2", "ok", "100", "1", "5") ROW("", "4", "ok", "200", "1", "5");
+static const char slow_new[] = HEAD ROW("", "2", "ok", "90", "1", "5") ROW("", "4", "ok", "200", "1", "5");
+
+static void significant_slowdown_fails_the_gate(void **state)
+{
+    (void)state;
+    ran r;
+    compare_files(&r, slow_base, slow_new, "--fail-below", "-5%");
+    assert_int_equal(r.rc, 1);
+    assert_int_equal(r.err_lines, 1);
+    assert_non_null(strstr(r.err, "regression: sim (job j), mode -, precision -: cpus=2: 100 images/s -> 90 images/s (-10.0%"));
+    assert_non_null(strstr(r.out, "slower (gate)"));
+    /* within the limit, or no gate: exit 0, still reported slower */
+    compare_files(&r, slow_base, slow_new, "--fail-below", "-15");
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "slower\n"));
+    assert_string_equal(r.err, "");
+    compare_files(&r, slow_base, slow_new, "--alpha", "0.05");
+    assert_int_equal(r.rc, 0);
+}
+
+/* 100 -> 90 with sd 30 over 3 repeats: within the noise, "~". */
+static void insignificant_slowdown_passes(void **state)
+{
+    (void)state;
+    ran r;
+    compare_files(&r, HEAD ROW("", "2", "ok", "100", "30", "3"), HEAD ROW("", "2", "ok", "90", "30", "3"),
+                  "--fail-below", "-5");
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.err, "");
+    assert_non_null(strstr(r.out, "-10.0%"));
+    assert_non_null(strstr(r.out, "3+3  ~\n"));
+}
+
+static void new_failure_fails_the_gate(void **state)
+{
+    (void)state;
+    ran r;
+    compare_files(&r, slow_base,
+                  HEAD ROW("", "2", "oom", "", "", "") ROW("", "4", "ok", "200", "1", "5"), "--fail-below", "-5");
+    assert_int_equal(r.rc, 1);
+    assert_int_equal(r.err_lines, 1);
+    assert_non_null(strstr(r.err, "cpus=2: newly failing (oom); base ran at 100 images/s"));
+    assert_non_null(strstr(r.out, "NEW FAILURE (gate)"));
+}
+
+/* One repeat a side: no evidence, never a regression, however far apart. */
+static void one_repeat_gives_no_verdict(void **state)
+{
+    (void)state;
+    ran r;
+    compare_files(&r, HEAD ROW("", "2", "ok", "100", "0", "1"), HEAD ROW("", "2", "ok", "50", "0", "1"),
+                  "--fail-below", "-5");
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "-50.0%"));
+    assert_non_null(strstr(r.out, "1+1  ~ (no CI)\n"));
+}
+
+static void bad_input_is_one_line_and_exit_2(void **state)
+{
+    (void)state;
+    ran r;
+    const char *missing[] = {"/nonexistent/base.csv", "--", "/nonexistent/new.csv", NULL};
+    run_compare(&r, missing);
+    assert_int_equal(r.rc, 2);
+    assert_int_equal(r.err_lines, 1);
+    assert_non_null(strstr(r.err, "dlgauge compare: base: /nonexistent/base.csv: cannot open"));
+    assert_string_equal(r.out, "");
+    /* no throughput column: every column before it is a tag */
+    compare_files(&r, slow_base, "time,job,status,workload,version\n2026-12-01T10:00:00Z,j,ok,sim,0.1.0\n", "--alpha",
+                  "0.05");
+    assert_int_equal(r.rc, 2);
+    assert_int_equal(r.err_lines, 1);
+    assert_non_null(strstr(r.err, "dlgauge compare: new: /tmp/dlg-report-test"));
+    assert_non_null(strstr(r.err, ":1: missing column 'throughput'"));
+    compare_files(&r, slow_base, slow_new, "--fail-below", "5%"); /* a limit above zero is no slowdown */
+    assert_int_equal(r.rc, 2);
+    assert_int_equal(r.err_lines, 1);
+    const char *one_side[] = {"a.csv", NULL};
+    run_compare(&r, one_side);
+    assert_int_equal(r.rc, 2);
+    assert_string_equal(r.err, "dlgauge compare: no new results file given (BASE... -- NEW...)\n");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(matches_cells_by_value),
+        cmocka_unit_test(matches_an_unswept_key_by_config),
+        cmocka_unit_test(significant_slowdown_fails_the_gate),
+        cmocka_unit_test(insignificant_slowdown_passes),
+        cmocka_unit_test(new_failure_fails_the_gate),
+        cmocka_unit_test(one_repeat_gives_no_verdict),
+        cmocka_unit_test(bad_input_is_one_line_and_exit_2),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
