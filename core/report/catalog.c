@@ -1,6 +1,7 @@
 /* Instance catalog files (INI, inih):
  *   [catalog]  provider, region, currency, source, retrieved
- *   [instance NAME]  gpus, gpu, vcpus, memory, disks, price_per_hour,
+ *   [instance NAME]  gpus, gpu, vcpus, memory, disks, local_disks,
+ *                    disk_bandwidth_max, disk_iops_max, price_per_hour,
  *                    price_verified (true|false)
  * Unknown keys are errors, like everywhere in dlgauge. */
 #define _GNU_SOURCE
@@ -26,7 +27,9 @@ typedef struct cat_state {
     bool oom;
 } cat_state;
 
-static const char *const inst_keys[] = {"gpus", "gpu", "vcpus", "memory", "disks", "price_per_hour", "price_verified"};
+static const char *const inst_keys[] = {"gpus",           "gpu",           "vcpus",       "memory",
+                                        "disks",          "local_disks",   "disk_bandwidth_max",
+                                        "disk_iops_max",  "price_per_hour", "price_verified"};
 
 /* [catalog] keys: a key given twice would let the later silently win. */
 static int set_str(cat_state *s, char **dst, const char *k, const char *v)
@@ -38,13 +41,18 @@ static int set_str(cat_state *s, char **dst, const char *k, const char *v)
     return !s->oom;
 }
 
-static int split_disks(cat_state *s, rep_instance *in, const char *v)
+/* local: instance-store disks, which the instance's block-storage caps do
+ * not bound. */
+static int split_disks(cat_state *s, rep_instance *in, const char *v, bool local)
 {
     char *copy = strdup(v), *save = NULL;
     if (!copy)
         return (s->oom = true, 0);
     for (char *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
-        char **nd = realloc(in->disks, (in->ndisks + 1) * sizeof *nd);
+        bool *nl = realloc(in->local, (in->ndisks + 1) * sizeof *nl);
+        if (nl)
+            in->local = nl;
+        char **nd = nl ? realloc(in->disks, (in->ndisks + 1) * sizeof *nd) : NULL;
         if (!nd || !(nd[in->ndisks] = strdup(t))) {
             if (nd)
                 in->disks = nd;
@@ -52,10 +60,22 @@ static int split_disks(cat_state *s, rep_instance *in, const char *v)
             break;
         }
         in->disks = nd;
-        in->ndisks++;
+        in->local[in->ndisks++] = local;
     }
     free(copy);
     return !s->oom;
+}
+
+/* A size > 0 (bytes); else the reason in s->why: the parser's, or what
+ * is expected (a zero parses, and left the parser's reason unset). */
+static int positive_size(cat_state *s, const char *k, const char *v, int64_t *out, const char *expect)
+{
+    char why[96];
+    if (dlg_parse_size(v, out, why, sizeof why) != 0)
+        return (snprintf(s->why, sizeof s->why, "%s = '%s': %s", k, v, why), 0);
+    if (*out <= 0)
+        return (snprintf(s->why, sizeof s->why, "%s = '%s': %s", k, v, expect), 0);
+    return 1;
 }
 
 static int inst_key(cat_state *s, rep_instance *in, const char *k, const char *v)
@@ -74,11 +94,18 @@ static int inst_key(cat_state *s, rep_instance *in, const char *k, const char *v
         if (dlg_parse_double(v, &in->vcpus, why, sizeof why) != 0 || in->vcpus <= 0)
             return (snprintf(s->why, sizeof s->why, "vcpus = '%s': a positive number", v), 0);
     } else if (strcmp(k, "memory") == 0) {
-        if (dlg_parse_size(v, &iv, why, sizeof why) != 0 || iv <= 0)
-            return (snprintf(s->why, sizeof s->why, "memory = '%s': %s", v, why), 0);
+        if (!positive_size(s, k, v, &iv, "a positive size (e.g. 16GiB)"))
+            return 0;
         in->memory = (double)iv;
-    } else if (strcmp(k, "disks") == 0) {
-        return split_disks(s, in, v);
+    } else if (strcmp(k, "disks") == 0 || strcmp(k, "local_disks") == 0) {
+        return split_disks(s, in, v, strcmp(k, "local_disks") == 0);
+    } else if (strcmp(k, "disk_bandwidth_max") == 0) { /* bytes/s, as a profile's bandwidth */
+        if (!positive_size(s, k, v, &iv, "a positive size per second (e.g. 1250MB)"))
+            return 0;
+        in->disk_bw_max = (double)iv;
+    } else if (strcmp(k, "disk_iops_max") == 0) {
+        if (dlg_parse_double(v, &in->disk_iops_max, why, sizeof why) != 0 || in->disk_iops_max <= 0)
+            return (snprintf(s->why, sizeof s->why, "disk_iops_max = '%s': a positive number", v), 0);
     } else if (strcmp(k, "price_per_hour") == 0) {
         if (dlg_parse_double(v, &in->price, why, sizeof why) != 0 || in->price <= 0)
             return (snprintf(s->why, sizeof s->why, "price_per_hour = '%s': a positive number", v), 0);
@@ -87,7 +114,8 @@ static int inst_key(cat_state *s, rep_instance *in, const char *k, const char *v
             return (snprintf(s->why, sizeof s->why, "price_verified = '%s': %s", v, why), 0);
     } else {
         snprintf(s->why, sizeof s->why,
-                 "unknown key '%s' (an instance takes gpus, gpu, vcpus, memory, disks, price_per_hour, price_verified)", k);
+                 "unknown key '%s' (an instance takes gpus, gpu, vcpus, memory, disks, local_disks, "
+                 "disk_bandwidth_max, disk_iops_max, price_per_hour, price_verified)", k);
         return 0;
     }
     return 1;
@@ -239,6 +267,7 @@ void rep_catalog_free(rep_catalog *c)
         for (size_t d = 0; d < in->ndisks; d++)
             free(in->disks[d]);
         free(in->disks);
+        free(in->local);
     }
     free(c->v);
     c->v = NULL;

@@ -175,6 +175,12 @@ void rep_out_html(FILE *f, const rep_report *r)
             rep_xml_esc(f, line);
             fputs("</strong></p>\n", f);
         }
+        rep_reco_caps_note(&r->reco, line, sizeof line);
+        if (line[0]) {
+            fputs("<p class=\"note\">", f);
+            rep_xml_esc(f, line);
+            fputs("</p>\n", f);
+        }
         sources_html(f, r);
     }
     fputs("</body>\n</html>\n", f);

@@ -92,5 +92,8 @@ void rep_out_markdown(FILE *f, const rep_report *r)
         rep_reco_caveat(r, line, sizeof line);
         if (line[0])
             fprintf(f, "\n**%s**\n", line);
+        rep_reco_caps_note(&r->reco, line, sizeof line);
+        if (line[0])
+            fprintf(f, "\n%s\n", line);
     }
 }

@@ -103,5 +103,8 @@ void rep_out_text(FILE *f, const rep_report *r, bool colour)
         rep_reco_caveat(r, line, sizeof line);
         if (line[0])
             fprintf(f, "  %s%s%s\n", b, line, e);
+        rep_reco_caps_note(&r->reco, line, sizeof line);
+        if (line[0])
+            fprintf(f, "  %s\n", line);
     }
 }

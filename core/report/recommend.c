@@ -14,25 +14,58 @@
 #include <dlgauge/plugin.h>
 
 #include "recommend.h"
+#include "units.h"
 
 static bool is_memory(const rep_axis *ax)
 {
     return ax->kind == REP_AX_SIZE && strcmp(ax->key, "memory") == 0;
 }
 
-/* Can the instance supply storage value v of the axis? */
-static bool has_storage(const rep_instance *in, const rep_axis *ax, size_t v, const rep_disks *disks)
+/* A limit (0: unknown or none) bounded by a cap (0: none known). */
+static double capped(double limit, double cap)
+{
+    return cap > 0 && (limit <= 0 || cap < limit) ? cap : limit;
+}
+
+/* Has at least need, where both are known (0: unknown or unlimited). */
+static bool reaches(double have, double need)
+{
+    return need <= 0 || have <= 0 || have >= need;
+}
+
+/* How disk i of the instance stands against the profile want of a storage
+ * value: its own profile is that value or at least as fast (bandwidth, and
+ * IOPS where both are known), and still is once the instance's
+ * block-storage caps bound it (instance-store disks have none). */
+typedef enum { DISK_SHORT, DISK_CAPPED, DISK_REACHES } disk_fit;
+
+static disk_fit disk_against(const rep_instance *in, size_t i, const char *value, const rep_disk *want,
+                             const rep_disks *disks)
+{
+    const rep_disk *d = rep_disks_find(disks, in->disks[i]);
+    bool own = strcmp(in->disks[i], value) == 0 ||
+               (want && d && want->bandwidth > 0 && d->bandwidth >= want->bandwidth && reaches(d->iops, want->iops));
+    if (!own)
+        return DISK_SHORT;
+    if (!want || !d || in->local[i]) /* no profile: nothing to hold a cap against */
+        return DISK_REACHES;
+    return reaches(capped(d->bandwidth, in->disk_bw_max), want->bandwidth) &&
+                   reaches(capped(d->iops, in->disk_iops_max), want->iops)
+               ? DISK_REACHES
+               : DISK_CAPPED;
+}
+
+/* Can the instance supply storage value v of the axis?  The best of its
+ * disks. */
+static disk_fit has_storage(const rep_instance *in, const rep_axis *ax, size_t v, const rep_disks *disks)
 {
     const rep_disk *want = rep_disks_find(disks, ax->vals[v]);
-    for (size_t i = 0; i < in->ndisks; i++) {
-        if (strcmp(in->disks[i], ax->vals[v]) == 0)
-            return true;
-        const rep_disk *d = rep_disks_find(disks, in->disks[i]);
-        if (want && d && want->bandwidth > 0 && d->bandwidth >= want->bandwidth &&
-            (want->iops <= 0 || d->iops <= 0 || d->iops >= want->iops))
-            return true;
+    disk_fit best = DISK_SHORT;
+    for (size_t i = 0; i < in->ndisks && best != DISK_REACHES; i++) {
+        disk_fit f = disk_against(in, i, ax->vals[v], want, disks);
+        best = f > best ? f : best;
     }
-    return false;
+    return best;
 }
 
 /* How many copies of a group's cell an instance runs: one per GPU, or one
@@ -51,7 +84,7 @@ static bool supplies(const rep_group *g, const rep_instance *in, const rep_axis 
     if (is_memory(ax))
         return !isnan(ax->order[v]) && in->memory / ncopies + 0.5 >= ax->order[v];
     if (ax->kind == REP_AX_STORAGE)
-        return has_storage(in, ax, v, disks);
+        return has_storage(in, ax, v, disks) == DISK_REACHES;
     return true; /* batch, precision...: not a property of the machine */
 }
 
@@ -111,6 +144,40 @@ static void check_unswept(rep_fit *f, const rep_group *g, const rep_cell *cell, 
     }
 }
 
+/* Why a disk fast enough of its own falls short on this instance:
+ * ": the instance caps block storage at 218.8 MB/s < mid's 400 MB/s". */
+static void cap_reason(const rep_instance *in, const rep_disk *want, char *buf, size_t len)
+{
+    char cap[32], need[32];
+    if (!reaches(in->disk_bw_max, want->bandwidth)) {
+        dlg_format_rate(in->disk_bw_max, "bytes", cap, sizeof cap);
+        dlg_format_rate(want->bandwidth, "bytes", need, sizeof need);
+    } else {
+        snprintf(cap, sizeof cap, "%.6g IOPS", in->disk_iops_max);
+        snprintf(need, sizeof need, "%.6g IOPS", want->iops);
+    }
+    snprintf(buf, len, ": the instance caps block storage at %s < %s's %s", cap, want->name, need);
+}
+
+/* The storage knee's profile has limits a cap would bound, no cap is
+ * known for the instance, and only a network disk meets the knee (a local
+ * disk that meets it is behind no cap). */
+static bool cap_matters(const rep_instance *in, const rep_axis *ax, size_t v, const rep_disks *disks)
+{
+    const rep_disk *want = rep_disks_find(disks, ax->vals[v]);
+    if (!want || (want->bandwidth <= 0 && want->iops <= 0) || in->disk_bw_max > 0 || in->disk_iops_max > 0)
+        return false;
+    bool network = false;
+    for (size_t i = 0; i < in->ndisks; i++) {
+        if (disk_against(in, i, ax->vals[v], want, disks) != DISK_REACHES)
+            continue;
+        if (in->local[i])
+            return false;
+        network = true;
+    }
+    return network;
+}
+
 static void fit_group(rep_fit *f, const rep_model *m, size_t gi, const rep_instance *in, const rep_disks *disks)
 {
     const rep_group *g = &m->g[gi];
@@ -130,11 +197,16 @@ static void fit_group(rep_fit *f, const rep_model *m, size_t gi, const rep_insta
     for (size_t a = 0; a < g->naxes && f->meets; a++) {
         const rep_axis *ax = &g->axes[a];
         size_t kv = g->knees[a].val;
+        if (ax->kind == REP_AX_STORAGE)
+            f->cap_unknown = cap_matters(in, ax, kv, disks);
         if (!is_resource(ax) || supplies(g, in, ax, kv, disks))
             continue;
         f->meets = false;
-        snprintf(f->why, sizeof f->why, "%s needs %s %s%s%s", tag, ax->key, ax->kind == REP_AX_STORAGE ? "like " : ">= ",
-                 ax->vals[kv], ax->kind != REP_AX_STORAGE && g->per_gpu ? " per GPU" : "");
+        size_t n = (size_t)snprintf(f->why, sizeof f->why, "%s needs %s %s%s%s", tag, ax->key,
+                                    ax->kind == REP_AX_STORAGE ? "like " : ">= ", ax->vals[kv],
+                                    ax->kind != REP_AX_STORAGE && g->per_gpu ? " per GPU" : "");
+        if (ax->kind == REP_AX_STORAGE && n < sizeof f->why && has_storage(in, ax, kv, disks) == DISK_CAPPED)
+            cap_reason(in, rep_disks_find(disks, ax->vals[kv]), f->why + n, sizeof f->why - n);
     }
     long c = best_supplied(g, in, disks);
     check_unswept(f, g, &g->cells[c >= 0 ? (size_t)c : g->best], in, ncopies, tag);
@@ -253,6 +325,7 @@ int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const
 {
     memset(out, 0, sizeof *out);
     out->weighted = weights != NULL;
+    out->ngroups = m->n;
     if (!(out->v = calloc(cat->n + 1, sizeof *out->v)))
         goto oom;
     for (size_t i = 0; i < cat->n; i++) {
@@ -291,6 +364,23 @@ oom:
     rep_reco_free(out);
     snprintf(err, errlen, "out of memory in the recommendation");
     return -DLG_ENOMEM;
+}
+
+void rep_reco_caps_note(const rep_reco *r, char *buf, size_t len)
+{
+    size_t n = 0, named = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < r->n && n < len; i++) {
+        bool unknown = false;
+        for (size_t gi = 0; r->v[i].meets && gi < r->ngroups && !unknown; gi++)
+            unknown = r->v[i].fits[gi].cap_unknown;
+        if (unknown)
+            n += (size_t)snprintf(buf + n, len - n, "%s%s", named++ ? ", " : "note: no block-storage cap known for ",
+                                  r->v[i].inst->name);
+    }
+    if (named && n < len)
+        snprintf(buf + n, len - n, " (catalog keys disk_bandwidth_max, disk_iops_max): %s judged at the disk "
+                 "profiles' own limits, which the instance may not reach", named > 1 ? "their disks are" : "its disks are");
 }
 
 void rep_reco_free(rep_reco *r)

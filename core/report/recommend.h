@@ -14,7 +14,12 @@ typedef struct rep_instance {
     int gpus;
     double vcpus, memory; /* memory in bytes */
     char **disks;         /* disk profile names that can be attached */
+    bool *local;          /* per disk: instance store (local_disks), not behind the caps below */
     size_t ndisks;
+    /* The instance's own block-storage caps (AWS EBS-optimized baseline,
+     * GCP per-VM limits): bytes/s and IOPS over all its network disks;
+     * 0 = no cap known. */
+    double disk_bw_max, disk_iops_max;
     double price; /* per hour, in currency */
     bool price_verified;
     int line; /* of its [instance NAME] header in the catalog */
@@ -40,7 +45,8 @@ void rep_catalog_free(rep_catalog *c);
 /* What an instance is judged by for one group. */
 typedef struct rep_fit {
     bool meets;
-    char why[160];     /* the first knee it misses */
+    char why[240];     /* the first knee it misses */
+    bool cap_unknown;  /* a storage knee with a profile, judged without the instance's block-storage cap */
     double thr;        /* expected items/s for the whole instance; NaN = not measured */
     bool estimated;    /* no measured cell matches the instance: the smallest knee throughput */
     bool extrapolated; /* cpus not swept, and the instance has fewer per copy than the cell ran with */
@@ -64,6 +70,7 @@ typedef struct rep_choice {
 typedef struct rep_reco {
     rep_choice *v; /* every instance, meeting ones first by score, then the rest */
     size_t n, nmeet;
+    size_t ngroups; /* fits per choice: the model's groups */
     const char *currency;
     const char *unit; /* the selected groups' one unit ("images"), or NULL: several, score is relative */
     bool weighted;    /* --weight: score is the cost of the mix, sum of weight x cost, whatever the units */
@@ -76,5 +83,9 @@ typedef struct rep_reco {
 int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const double *weights,
                   const rep_catalog *cat, const rep_disks *disks, const char *gpu_filter, char *err, size_t errlen);
 void rep_reco_free(rep_reco *r);
+/* "" or one note naming the instances that meet every knee, a storage knee
+ * among them, with no block-storage cap known: their disks count at the
+ * profiles' own limits, which the instance may not reach. */
+void rep_reco_caps_note(const rep_reco *r, char *buf, size_t len);
 
 #endif

@@ -16,6 +16,7 @@
 #include <dlgauge/plugin.h>
 
 #include "model_csv.h"
+#include "reco_helpers.h"
 #include "report.h"
 #include "temp_file.h"
 
@@ -513,14 +514,6 @@ static void recommend_on_test_catalog(rep_report *r)
     r->have_reco = true;
 }
 
-static void report_free(rep_report *r)
-{
-    rep_reco_free(&r->reco);
-    rep_catalog_free(&r->cat);
-    rep_model_free(&r->model);
-    rep_rows_free(&r->rows);
-}
-
 /* A host workload (no backend, au or gpu_name: preprocess) takes the whole
  * instance and is not multiplied by its GPUs; a group that fed an
  * accelerator (au) still is.  The footnote names the host group and the
@@ -778,15 +771,6 @@ static void load_catalog(rep_report *r, const char *body)
     char path[32], err[512];
     if (catalog_text(&r->cat, body, path, err, sizeof err) != 0)
         fail_msg("%s", err);
-}
-
-static const rep_choice *choice(const rep_reco *re, const char *name)
-{
-    for (size_t i = 0; i < re->n; i++)
-        if (strcmp(re->v[i].inst->name, name) == 0)
-            return &re->v[i];
-    fail_msg("no instance %s", name);
-    return NULL;
 }
 
 /* X: 1 GPU, 8 vCPUs, 1.0/h; Y: 2 GPUs, 16 vCPUs, 1.9/h. */

@@ -1,0 +1,216 @@
+/* Per-instance block-storage caps (catalog keys disk_bandwidth_max,
+ * disk_iops_max; local_disks are not behind them): a disk fast enough of
+ * its own does not meet a storage knee on an instance that caps it below
+ * the knee's profile, and the reason names the cap. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <dlgauge/plugin.h>
+
+#include "reco_helpers.h"
+#include "report.h"
+#include "temp_file.h"
+
+#define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
+
+#define CATALOG_HEAD "[catalog]\nprovider = Test\ncurrency = USD\nsource = invented\nretrieved = 2026-12-01\n"
+
+static int load_catalog(rep_catalog *c, const char *body, char *path, char *err, size_t errlen)
+{
+    char text[4096];
+    snprintf(text, sizeof text, "%s%s", CATALOG_HEAD, body);
+    temp_file(path, text);
+    int rc = rep_catalog_load(c, path, err, errlen);
+    unlink(path);
+    return rc;
+}
+
+/* An io-pipeline that fed a GPU over three throttled disks (profiles from
+ * the rows' storage_config): slow 100/s, mid 395/s, fast 400/s: knee mid. */
+static void storage_model(rep_report *r, const char *slow, const char *mid, const char *fast)
+{
+    char csv[2048], path[32], err[512];
+    const char *row = "2026-12-01T10:00:0%d%s,lab,io,-,run1,ok,%s,io-pipeline,%d,0,0,images,%d,1,1,0.95,"
+                      "type=throttle %s,0.1.0\n";
+    size_t n = (size_t)snprintf(csv, sizeof csv, "time,host,job,mode,run_id,status,storage,workload,throughput,"
+                                                 "throughput_ci95,throughput_stddev,unit,items,repeats,wall_s,au,"
+                                                 "storage_config,version\n");
+    n += (size_t)snprintf(csv + n, sizeof csv - n, row, 1, "Z", "slow", 100, 100, slow);
+    n += (size_t)snprintf(csv + n, sizeof csv - n, row, 2, "Z", "mid", 395, 395, mid);
+    snprintf(csv + n, sizeof csv - n, row, 3, "Z", "fast", 400, 400, fast);
+    temp_file(path, csv);
+    memset(r, 0, sizeof *r);
+    r->target = 0.95;
+    int rc = rep_read_file(&r->rows, path, err, sizeof err);
+    unlink(path);
+    if (rc != 0)
+        fail_msg("%s", err);
+    assert_int_equal(rep_rows_validate(&r->rows, err, sizeof err), 0);
+    assert_int_equal(rep_disks_from_rows(&r->disks, &r->rows, err, sizeof err), 0);
+    assert_int_equal(rep_model_build(&r->model, &r->rows, &r->disks, 0.95, err, sizeof err), 0);
+    assert_int_equal(r->model.n, 1);
+    long a = rep_group_axis(&r->model.g[0], "storage");
+    assert_true(a >= 0);
+    assert_string_equal(r->model.g[0].axes[a].vals[r->model.g[0].knees[a].val], "mid");
+}
+
+static void recommend(rep_report *r, const char *catalog)
+{
+    char path[32], err[512];
+    if (load_catalog(&r->cat, catalog, path, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(rep_recommend(&r->reco, &r->model, NULL, NULL, &r->cat, &r->disks, NULL, err, sizeof err), 0);
+    r->have_reco = true;
+}
+
+#define BW_DISKS "bandwidth=100MB", "bandwidth=400MB", "bandwidth=1GB"
+
+/* small: 1 GPU at 1.0/h with the fast disk, but a 218.75 MB/s cap (a
+ * p3.2xlarge's EBS figure): it cannot reach mid's 400 MB/s; big (1.5/h)
+ * can.  Before, small's fast disk met the knee and small was recommended. */
+static void test_bandwidth_cap_fails_knee(void **state)
+{
+    (void)state;
+    rep_report r;
+    storage_model(&r, BW_DISKS);
+    recommend(&r, "[instance small]\nvcpus = 8\nmemory = 32GiB\ndisks = fast\ndisk_bandwidth_max = 218.75MB\n"
+                  "price_per_hour = 1.0\n"
+                  "[instance big]\nvcpus = 8\nmemory = 32GiB\ndisks = fast\ndisk_bandwidth_max = 2375MB\n"
+                  "price_per_hour = 1.5\n");
+    assert_int_equal(r.reco.nmeet, 1);
+    assert_string_equal(r.reco.v[0].inst->name, "big");
+    assert_near(r.reco.v[0].fits[0].thr, 400, 1e-9);
+    const rep_choice *small = choice(&r.reco, "small");
+    assert_false(small->meets);
+    assert_string_equal(small->fits[0].why, "io-pipeline needs storage like mid: the instance caps block storage at "
+                                            "218.8 MB/s < mid's 400 MB/s");
+    assert_near(small->fits[0].thr, 100, 1e-9); /* what it can run: the slow cell, 100 MB/s under its cap */
+    char note[512];
+    rep_reco_caps_note(&r.reco, note, sizeof note);
+    assert_string_equal(note, ""); /* every cap is known */
+    report_free(&r);
+}
+
+/* Without the keys the old answer stands (small's fast disk meets the
+ * knee), and one note says that small's and big's caps are unknown (not
+ * nvme's: its local copy of the disk meets the knee). */
+static void test_no_cap_keeps_answer_and_notes_it(void **state)
+{
+    (void)state;
+    rep_report r;
+    storage_model(&r, BW_DISKS);
+    recommend(&r, "[instance small]\nvcpus = 8\nmemory = 32GiB\ndisks = fast\nprice_per_hour = 1.0\n"
+                  "[instance big]\nvcpus = 8\nmemory = 32GiB\ndisks = fast\nprice_per_hour = 1.5\n"
+                  "[instance none]\nvcpus = 8\nmemory = 32GiB\ndisks = slow\nprice_per_hour = 0.5\n"
+                  "[instance nvme]\nvcpus = 8\nmemory = 32GiB\ndisks = fast\nlocal_disks = fast\n"
+                  "price_per_hour = 2.0\n");
+    assert_int_equal(r.reco.nmeet, 3);
+    assert_string_equal(r.reco.v[0].inst->name, "small");
+    assert_near(r.reco.v[0].fits[0].thr, 400, 1e-9);
+    assert_true(r.reco.v[0].fits[0].cap_unknown);
+    char note[512];
+    rep_reco_caps_note(&r.reco, note, sizeof note);
+    /* "none" does not meet the knee: its unknown cap changes nothing; nor
+     * does nvme's, whose instance-store disk meets it behind no cap */
+    assert_false(choice(&r.reco, "nvme")->fits[0].cap_unknown);
+    assert_string_equal(note, "note: no block-storage cap known for small, big (catalog keys disk_bandwidth_max, "
+                              "disk_iops_max): their disks are judged at the disk profiles' own limits, which the "
+                              "instance may not reach");
+    report_free(&r);
+}
+
+/* The IOPS cap likewise: every disk moves 1 GB/s, mid needs 16000 IOPS;
+ * small caps at 10000.  An instance-store disk (local_disks) is not behind
+ * the cap: local meets with a cap far below. */
+static void test_iops_cap_and_local_disks(void **state)
+{
+    (void)state;
+    rep_report r;
+    storage_model(&r, "bandwidth=1GB iops=1000", "bandwidth=1GB iops=16000", "bandwidth=1GB iops=64000");
+    recommend(&r, "[instance small]\nvcpus = 8\nmemory = 32GiB\ndisks = fast\ndisk_iops_max = 10000\n"
+                  "price_per_hour = 1.0\n"
+                  "[instance local]\nvcpus = 8\nmemory = 32GiB\ndisks = slow\nlocal_disks = fast\n"
+                  "disk_bandwidth_max = 10MB\ndisk_iops_max = 100\nprice_per_hour = 1.2\n"
+                  "[instance big]\nvcpus = 8\nmemory = 32GiB\ndisks = fast\ndisk_iops_max = 80000\n"
+                  "price_per_hour = 1.5\n");
+    assert_int_equal(r.reco.nmeet, 2);
+    assert_string_equal(r.reco.v[0].inst->name, "local");
+    assert_string_equal(r.reco.v[1].inst->name, "big");
+    const rep_choice *small = choice(&r.reco, "small");
+    assert_false(small->meets);
+    assert_string_equal(small->fits[0].why, "io-pipeline needs storage like mid: the instance caps block storage at "
+                                            "10000 IOPS < mid's 16000 IOPS");
+    assert_false(choice(&r.reco, "local")->fits[0].cap_unknown);
+    report_free(&r);
+}
+
+/* The keys as a catalog reads them: sizes as disk profiles write them,
+ * local_disks flagged; a key twice, a bad unit, zero: one line naming the
+ * file, line and key. */
+static void test_catalog_cap_keys(void **state)
+{
+    (void)state;
+    char path[32], err[512];
+    rep_catalog c = {0};
+    assert_int_equal(load_catalog(&c,
+                                  "[instance a]\nvcpus = 4\nmemory = 16GiB\ndisks = gp, io\nlocal_disks = nvme\n"
+                                  "disk_bandwidth_max = 1250MB\ndisk_iops_max = 40000\nprice_per_hour = 1\n"
+                                  "[instance b]\nvcpus = 4\nmemory = 16GiB\ndisks = gp\nprice_per_hour = 1\n",
+                                  path, err, sizeof err),
+                     0);
+    assert_int_equal(c.n, 2);
+    assert_near(c.v[0].disk_bw_max, 1.25e9, 0);
+    assert_near(c.v[0].disk_iops_max, 40000, 0);
+    assert_int_equal(c.v[0].ndisks, 3);
+    assert_string_equal(c.v[0].disks[2], "nvme");
+    assert_false(c.v[0].local[0]);
+    assert_false(c.v[0].local[1]);
+    assert_true(c.v[0].local[2]);
+    assert_near(c.v[1].disk_bw_max, 0, 0); /* absent: no cap known */
+    assert_near(c.v[1].disk_iops_max, 0, 0);
+    rep_catalog_free(&c);
+
+    const struct {
+        const char *body, *says;
+    } bad[] = {
+        {"[instance a]\nvcpus = 4\ndisk_bandwidth_max = 1GB\ndisk_bandwidth_max = 2GB\n",
+         ":9: [instance a]: disk_bandwidth_max set twice"},
+        {"[instance a]\nvcpus = 4\ndisk_bandwidth_max = 12XB\n", ":8: disk_bandwidth_max = '12XB': "},
+        {"[instance a]\nvcpus = 4\ndisk_bandwidth_max = 0\n",
+         ":8: disk_bandwidth_max = '0': a positive size per second (e.g. 1250MB)"},
+        {"[instance a]\nvcpus = 4\ndisk_iops_max = many\n", ":8: disk_iops_max = 'many': a positive number"},
+        {"[instance a]\nvcpus = 4\ndisk_iops_max = -5\n", ":8: disk_iops_max = '-5': a positive number"},
+        /* zero parses: the reason was the parser's, never set (stack bytes) */
+        {"[instance a]\nvcpus = 4\nmemory = 0\n", ":8: memory = '0': a positive size (e.g. 16GiB)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        rep_catalog b = {0};
+        err[0] = '\0';
+        assert_int_equal(load_catalog(&b, bad[i].body, path, err, sizeof err), -DLG_EINVAL);
+        char want[256];
+        snprintf(want, sizeof want, "%s%s", path, bad[i].says);
+        if (strncmp(err, want, strlen(want)) != 0)
+            fail_msg("got '%s', want '%s'", err, want);
+        assert_null(strchr(err, '\n'));
+        rep_catalog_free(&b);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bandwidth_cap_fails_knee),
+        cmocka_unit_test(test_no_cap_keeps_answer_and_notes_it),
+        cmocka_unit_test(test_iops_cap_and_local_disks),
+        cmocka_unit_test(test_catalog_cap_keys),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
