@@ -22,8 +22,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "disk_use.h"
 #include "model.h"
-#include "throttle_count.h"
 
 const char *rep_bn_name(rep_bn b)
 {
@@ -45,12 +45,7 @@ static double num_or_nan(const rep_row *r, const char *k)
  * whole files or records in no known order: counted apart. */
 static bool reads_contiguous(const rep_row *r)
 {
-    const char *cfg = rep_str(r, "config");
-    char key[64], val[64];
-    for (const char *s = cfg; s && rep_config_next(&s, key, sizeof key, val, sizeof val);)
-        if (strcmp(key, "pattern") == 0)
-            return strcmp(val, "seq") == 0;
-    return !isnan(num_or_nan(r, "block_bytes"));
+    return rep_reads_contiguous(r);
 }
 
 /* I/Os as the throttle counts them (the same code): a read of the mean size
@@ -58,18 +53,11 @@ static bool reads_contiguous(const rep_row *r)
  * more merge until they fill a unit. */
 static double charged_ios(const rep_disk *d, double ios, double bytes, bool contiguous)
 {
-    if (!(d->iops_unit > 0) || !(bytes > 0))
-        return ios;
-    thr_limits lim = {.iops_unit = d->iops_unit, .iops_merge = d->iops_merge};
-    return thr_stream_units(&lim, ios, bytes / ios, contiguous);
+    return rep_charged_ios(d, ios, bytes, contiguous);
 }
 
 /* How near one limit (bandwidth or IOPS) a cell ran. */
-typedef struct limit_use {
-    double share;  /* of the limit; NaN = not judged */
-    bool writes;   /* the write side binds */
-    bool combined; /* reads and writes against one shared limit */
-} limit_use;
+typedef rep_limit_use limit_use;
 
 /* Reads r and writes w per second (NaN = not measured) against one limit:
  * each against its own where writes have one (the larger share binds);
@@ -77,28 +65,13 @@ typedef struct limit_use {
  * else both against the one limit, as the throttle charges them. */
 static limit_use use_of(double r, double w, double limit, bool write_own, double wlimit, bool shared)
 {
-    limit_use u = {NAN, false, false};
-    if (write_own) {
-        double rs = limit > 0 && !isnan(r) ? r / limit : NAN, ws = wlimit > 0 && !isnan(w) ? w / wlimit : NAN;
-        u.writes = !isnan(ws) && !(rs >= ws);
-        u.share = u.writes ? ws : rs;
-        if (shared && !isnan(rs) && !isnan(ws)) { /* unlimited reads use none of it */
-            u.share = rs + ws;
-            u.combined = ws > 0;
-        }
-    } else if (limit > 0 && !(isnan(r) && isnan(w))) {
-        double rr = isnan(r) ? 0 : r, ww = isnan(w) ? 0 : w;
-        u.share = (rr + ww) / limit;
-        u.writes = ww > rr;
-        u.combined = ww > 0;
-    }
-    return u;
+    return rep_use_of(r, w, limit, write_own, wlimit, shared);
 }
 
 /* The binding one of the bandwidth and IOPS uses (bandwidth on a tie). */
 static limit_use binding(limit_use bw, limit_use io)
 {
-    return isnan(io.share) || bw.share >= io.share ? bw : io;
+    return rep_use_binding(bw, io);
 }
 
 /* Fills the evidence numbers from the cell's row (J/item is pooled with

@@ -4,7 +4,9 @@
  * resources (other axes at their best) times its GPU count: data-parallel
  * scaling, an upper bound.  A host
  * workload (no GPU fed, rep_group.per_gpu false) takes the whole instance
- * and is not multiplied: its GPUs do not run it. */
+ * and is not multiplied: its GPUs do not run it.  Storage not swept: the
+ * I/O the cell measured, per copy on a disk, all copies under the
+ * instance's block-storage caps. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +15,7 @@
 
 #include <dlgauge/plugin.h>
 
+#include "disk_use.h"
 #include "recommend.h"
 #include "units.h"
 
@@ -144,6 +147,154 @@ static void check_unswept(rep_fit *f, const rep_group *g, const rep_cell *cell, 
     }
 }
 
+static bool is_storage(const rep_axis *ax)
+{
+    return ax->kind == REP_AX_STORAGE;
+}
+
+/* How disk i of the instance carries n copies of a cell's I/O: each copy
+ * on a disk of its own (the profile's limits, per copy), network disks all
+ * behind the instance's caps (the total of the n copies). */
+typedef struct io_carry {
+    disk_fit fit;      /* DISK_CAPPED: the caps bind */
+    bool unknown;      /* no profile, or a network disk with no cap known */
+    rep_limit_use use; /* of the binding limit: the profile's, or the caps' when capped */
+    bool by_iops;
+    size_t disk;
+} io_carry;
+
+#define OVER(u) ((u).share > 1 + 1e-9)
+
+static io_carry carry(const rep_instance *in, size_t i, const rep_io_rate *io, double n, const rep_disks *disks)
+{
+    io_carry c = {.fit = DISK_REACHES, .use = {NAN, false, false}, .disk = i};
+    const rep_disk *d = rep_disks_find(disks, in->disks[i]);
+    if (!d)
+        return (c.unknown = true, c);
+    c.use = rep_io_use_disk(io, d, &c.by_iops);
+    if (OVER(c.use))
+        return (c.fit = DISK_SHORT, c);
+    if (in->local[i])
+        return c;
+    if (in->disk_bw_max <= 0 && in->disk_iops_max <= 0)
+        return (c.unknown = true, c);
+    rep_limit_use cap = rep_io_use(io, n, in->disk_bw_max, in->disk_iops_max, d, &c.by_iops);
+    if (OVER(cap))
+        c.fit = DISK_CAPPED;
+    c.use = cap;
+    return c;
+}
+
+/* The instance's disk that carries the I/O best: one that does, else one
+ * that may (unknown), else the one nearest to it. */
+static io_carry best_carry(const rep_instance *in, const rep_io_rate *io, double n, const rep_disks *disks)
+{
+    io_carry best = {.fit = DISK_SHORT, .unknown = in->ndisks == 0, .use = {INFINITY, false, false}};
+    for (size_t i = 0; i < in->ndisks; i++) {
+        io_carry c = carry(in, i, io, n, disks);
+        bool known_ok = c.fit == DISK_REACHES && !c.unknown;
+        if (known_ok || (c.unknown && !best.unknown) ||
+            (!best.unknown && !c.unknown && c.use.share < best.use.share))
+            best = c;
+        if (known_ok)
+            break;
+    }
+    return best;
+}
+
+/* "reads 300.0 MB/s and writes 50.0 MB/s" for n copies, in bytes or, by
+ * IOPS, in I/Os as disk d counts them. */
+static size_t io_text(char *buf, size_t len, const rep_io_rate *io, double n, bool by_iops, const rep_disk *d)
+{
+    double r = n * io->read_bps, w = n * io->write_bps;
+    char rs[32], ws[32];
+    if (by_iops) {
+        r = rep_charged_ios(d, n * io->read_ios, n * io->read_bps, io->contiguous);
+        w = rep_charged_ios(d, n * io->write_ios, n * io->write_bps, true);
+        snprintf(rs, sizeof rs, "%.6g IOPS", r);
+        snprintf(ws, sizeof ws, "%.6g IOPS", w);
+    } else {
+        dlg_format_rate(r, "bytes", rs, sizeof rs);
+        dlg_format_rate(w, "bytes", ws, sizeof ws);
+    }
+    bool reads = r > 0, writes = w > 0;
+    return (size_t)snprintf(buf, len, "%s%s%s%s%s", reads ? "reads " : "", reads ? rs : "",
+                            reads && writes ? " and " : "", writes ? "writes " : "", writes ? ws : "");
+}
+
+/* What limit binds the best disk: "the instance's disks carry at most
+ * 218.8 MB/s (its block-storage cap)", "its best disk, gp, carries at
+ * most 125.0 MB/s", "writes at most", or the share of a shared budget. */
+static void limit_text(char *buf, size_t len, const rep_instance *in, const io_carry *c, const rep_disk *d)
+{
+    char lim[32];
+    if (c->fit == DISK_CAPPED) {
+        if (c->by_iops)
+            snprintf(lim, sizeof lim, "%.6g IOPS", in->disk_iops_max);
+        else
+            dlg_format_rate(in->disk_bw_max, "bytes", lim, sizeof lim);
+        snprintf(buf, len, "the instance's disks carry at most %s (its block-storage cap)", lim);
+        return;
+    }
+    if (c->use.combined && d->write_shared) {
+        snprintf(buf, len, "on its best disk, %s, that is %.0f%% of its shared read+write budget", d->name,
+                 100 * c->use.share);
+        return;
+    }
+    bool wside = c->use.writes && (c->by_iops ? d->write_own_iops : d->write_own_bw);
+    double v = c->by_iops ? (wside ? d->write_iops : d->iops) : (wside ? d->write_bandwidth : d->bandwidth);
+    if (c->by_iops)
+        snprintf(lim, sizeof lim, "%.6g IOPS", v);
+    else
+        dlg_format_rate(v, "bytes", lim, sizeof lim);
+    snprintf(buf, len, "its best disk, %s, %s at most %s%s", d->name, wside ? "writes" : "carries", lim,
+             c->use.combined && !wside ? " (reads and writes together)" : "");
+}
+
+/* The instance needs a disk that carries the I/O the credited cell
+ * measured, per copy, and the copies' total under its caps: with storage
+ * not swept this is the only storage check; with it swept, the knee's
+ * profile is met per copy, and this adds what N GPUs' copies need of one
+ * instance cap (and writes, which "as fast as the knee" does not judge).
+ * A disk with no profile, or a network disk with no cap known, may:
+ * noted, not failed. */
+static void check_io(rep_fit *f, const rep_group *g, const rep_cell *cell, const rep_instance *in, double ncopies,
+                     const rep_disks *disks, const char *tag)
+{
+    rep_io_rate io;
+    bool swept = has_axis(g, is_storage);
+    if (!f->meets || !cell->ok)
+        return;
+    rep_cell_io(cell, &io);
+    if (!rep_io_measured(&io))
+        return;
+    io_carry c = best_carry(in, &io, ncopies, disks);
+    if (c.unknown) {
+        if (swept) /* the knee was judged; cap_matters says what it could not */
+            return;
+        f->io_unknown = in->ndisks == 0 || !rep_disks_find(disks, in->disks[c.disk]);
+        f->cap_unknown = !f->io_unknown;
+        return;
+    }
+    if (c.fit == DISK_REACHES)
+        return;
+    const rep_disk *d = rep_disks_find(disks, in->disks[c.disk]);
+    bool total = c.fit == DISK_CAPPED && ncopies > 1;
+    char lim[160];
+    f->meets = false;
+    size_t n = (size_t)snprintf(f->why, sizeof f->why, "%s ", tag);
+    n += io_text(f->why + n, n < sizeof f->why ? sizeof f->why - n : 0, &io, 1, c.by_iops, d);
+    n += (size_t)snprintf(f->why + n, n < sizeof f->why ? sizeof f->why - n : 0, "%s%s%s",
+                          ncopies > 1 ? " per GPU" : "", swept ? "" : " (storage not swept)", total ? ", so " : "");
+    if (total && n < sizeof f->why) {
+        n += io_text(f->why + n, sizeof f->why - n, &io, ncopies, c.by_iops, d);
+        n += (size_t)snprintf(f->why + n, n < sizeof f->why ? sizeof f->why - n : 0, " on its %d GPUs", in->gpus);
+    }
+    limit_text(lim, sizeof lim, in, &c, d);
+    if (n < sizeof f->why)
+        snprintf(f->why + n, sizeof f->why - n, "; %s", lim);
+}
+
 /* Why a disk fast enough of its own falls short on this instance:
  * ": the instance caps block storage at 218.8 MB/s < mid's 400 MB/s". */
 static void cap_reason(const rep_instance *in, const rep_disk *want, char *buf, size_t len)
@@ -210,6 +361,7 @@ static void fit_group(rep_fit *f, const rep_model *m, size_t gi, const rep_insta
     }
     long c = best_supplied(g, in, disks);
     check_unswept(f, g, &g->cells[c >= 0 ? (size_t)c : g->best], in, ncopies, tag);
+    check_io(f, g, &g->cells[c >= 0 ? (size_t)c : g->best], in, ncopies, disks, tag);
     if (c >= 0) {
         f->thr = g->cells[c].thr * ncopies;
         f->energy_item = g->cells[c].energy_item;
@@ -366,21 +518,48 @@ oom:
     return -DLG_ENOMEM;
 }
 
-void rep_reco_caps_note(const rep_reco *r, char *buf, size_t len)
+/* Appends "<head>a, b<tail>" naming the meeting instances that flag() holds
+ * for some group's fit; returns the new length. */
+static size_t name_meeting(const rep_reco *r, bool (*flag)(const rep_fit *), const char *head, const char *one,
+                           const char *several, char *buf, size_t len, size_t n)
 {
-    size_t n = 0, named = 0;
-    buf[0] = '\0';
+    size_t named = 0;
     for (size_t i = 0; i < r->n && n < len; i++) {
         bool unknown = false;
         for (size_t gi = 0; r->v[i].meets && gi < r->ngroups && !unknown; gi++)
-            unknown = r->v[i].fits[gi].cap_unknown;
+            unknown = flag(&r->v[i].fits[gi]);
         if (unknown)
-            n += (size_t)snprintf(buf + n, len - n, "%s%s", named++ ? ", " : "note: no block-storage cap known for ",
-                                  r->v[i].inst->name);
+            n += (size_t)snprintf(buf + n, len - n, "%s%s", named++ ? ", " : head, r->v[i].inst->name);
     }
     if (named && n < len)
-        snprintf(buf + n, len - n, " (catalog keys disk_bandwidth_max, disk_iops_max): %s judged at the disk "
-                 "profiles' own limits, which the instance may not reach", named > 1 ? "their disks are" : "its disks are");
+        n += (size_t)snprintf(buf + n, len - n, "%s", named > 1 ? several : one);
+    return n;
+}
+
+static bool cap_unknown(const rep_fit *f)
+{
+    return f->cap_unknown;
+}
+
+static bool io_unknown(const rep_fit *f)
+{
+    return f->io_unknown;
+}
+
+void rep_reco_caps_note(const rep_reco *r, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    size_t n = name_meeting(r, cap_unknown, "note: no block-storage cap known for ",
+                            " (catalog keys disk_bandwidth_max, disk_iops_max): its disks are judged at the disk "
+                            "profiles' own limits, which the instance may not reach",
+                            " (catalog keys disk_bandwidth_max, disk_iops_max): their disks are judged at the disk "
+                            "profiles' own limits, which the instance may not reach",
+                            buf, len, 0);
+    name_meeting(r, io_unknown,
+                 n ? "; the I/O measured with storage not swept is not judged on "
+                   : "note: the I/O measured with storage not swept is not judged on ",
+                 ": it lists no disk with a profile (catalog key disks, conf/disks)",
+                 ": they list no disk with a profile (catalog key disks, conf/disks)", buf, len, n);
 }
 
 void rep_reco_free(rep_reco *r)

@@ -47,6 +47,7 @@ typedef struct rep_fit {
     bool meets;
     char why[240];     /* the first knee it misses */
     bool cap_unknown;  /* a storage knee with a profile, judged without the instance's block-storage cap */
+    bool io_unknown;   /* storage not swept, I/O measured: the instance lists no disk, or one with no profile */
     double thr;        /* expected items/s for the whole instance; NaN = not measured */
     bool estimated;    /* no measured cell matches the instance: the smallest knee throughput */
     bool extrapolated; /* cpus not swept, and the instance has fewer per copy than the cell ran with */
@@ -84,8 +85,10 @@ int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const
                   const rep_catalog *cat, const rep_disks *disks, const char *gpu_filter, char *err, size_t errlen);
 void rep_reco_free(rep_reco *r);
 /* "" or one note naming the instances that meet every knee, a storage knee
- * among them, with no block-storage cap known: their disks count at the
- * profiles' own limits, which the instance may not reach. */
+ * (or the I/O of a group that did not sweep storage) among them, with no
+ * block-storage cap known: their disks count at the profiles' own limits,
+ * which the instance may not reach; and those whose disks could not be
+ * judged against that I/O at all (no profile). */
 void rep_reco_caps_note(const rep_reco *r, char *buf, size_t len);
 
 #endif

@@ -21,18 +21,6 @@
 
 #define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
 
-#define CATALOG_HEAD "[catalog]\nprovider = Test\ncurrency = USD\nsource = invented\nretrieved = 2026-12-01\n"
-
-static int load_catalog(rep_catalog *c, const char *body, char *path, char *err, size_t errlen)
-{
-    char text[4096];
-    snprintf(text, sizeof text, "%s%s", CATALOG_HEAD, body);
-    temp_file(path, text);
-    int rc = rep_catalog_load(c, path, err, errlen);
-    unlink(path);
-    return rc;
-}
-
 /* An io-pipeline that fed a GPU over three throttled disks (profiles from
  * the rows' storage_config): slow 100/s, mid 395/s, fast 400/s: knee mid. */
 static void storage_model(rep_report *r, const char *slow, const char *mid, const char *fast)
@@ -62,15 +50,6 @@ static void storage_model(rep_report *r, const char *slow, const char *mid, cons
     assert_string_equal(r->model.g[0].axes[a].vals[r->model.g[0].knees[a].val], "mid");
 }
 
-static void recommend(rep_report *r, const char *catalog)
-{
-    char path[32], err[512];
-    if (load_catalog(&r->cat, catalog, path, err, sizeof err) != 0)
-        fail_msg("%s", err);
-    assert_int_equal(rep_recommend(&r->reco, &r->model, NULL, NULL, &r->cat, &r->disks, NULL, err, sizeof err), 0);
-    r->have_reco = true;
-}
-
 #define BW_DISKS "bandwidth=100MB", "bandwidth=400MB", "bandwidth=1GB"
 
 /* small: 1 GPU at 1.0/h with the fast disk, but a 218.75 MB/s cap (a
@@ -81,7 +60,7 @@ static void test_bandwidth_cap_fails_knee(void **state)
     (void)state;
     rep_report r;
     storage_model(&r, BW_DISKS);
-    recommend(&r, "[instance small]\nvcpus = 8\nmemory = 32GiB\ndisks = fast\ndisk_bandwidth_max = 218.75MB\n"
+    reco_from_text(&r, "[instance small]\nvcpus = 8\nmemory = 32GiB\ndisks = fast\ndisk_bandwidth_max = 218.75MB\n"
                   "price_per_hour = 1.0\n"
                   "[instance big]\nvcpus = 8\nmemory = 32GiB\ndisks = fast\ndisk_bandwidth_max = 2375MB\n"
                   "price_per_hour = 1.5\n");
@@ -107,7 +86,7 @@ static void test_no_cap_keeps_answer_and_notes_it(void **state)
     (void)state;
     rep_report r;
     storage_model(&r, BW_DISKS);
-    recommend(&r, "[instance small]\nvcpus = 8\nmemory = 32GiB\ndisks = fast\nprice_per_hour = 1.0\n"
+    reco_from_text(&r, "[instance small]\nvcpus = 8\nmemory = 32GiB\ndisks = fast\nprice_per_hour = 1.0\n"
                   "[instance big]\nvcpus = 8\nmemory = 32GiB\ndisks = fast\nprice_per_hour = 1.5\n"
                   "[instance none]\nvcpus = 8\nmemory = 32GiB\ndisks = slow\nprice_per_hour = 0.5\n"
                   "[instance nvme]\nvcpus = 8\nmemory = 32GiB\ndisks = fast\nlocal_disks = fast\n"
@@ -135,7 +114,7 @@ static void test_iops_cap_and_local_disks(void **state)
     (void)state;
     rep_report r;
     storage_model(&r, "bandwidth=1GB iops=1000", "bandwidth=1GB iops=16000", "bandwidth=1GB iops=64000");
-    recommend(&r, "[instance small]\nvcpus = 8\nmemory = 32GiB\ndisks = fast\ndisk_iops_max = 10000\n"
+    reco_from_text(&r, "[instance small]\nvcpus = 8\nmemory = 32GiB\ndisks = fast\ndisk_iops_max = 10000\n"
                   "price_per_hour = 1.0\n"
                   "[instance local]\nvcpus = 8\nmemory = 32GiB\ndisks = slow\nlocal_disks = fast\n"
                   "disk_bandwidth_max = 10MB\ndisk_iops_max = 100\nprice_per_hour = 1.2\n"
@@ -160,7 +139,7 @@ static void test_catalog_cap_keys(void **state)
     (void)state;
     char path[32], err[512];
     rep_catalog c = {0};
-    assert_int_equal(load_catalog(&c,
+    assert_int_equal(catalog_from_text(&c,
                                   "[instance a]\nvcpus = 4\nmemory = 16GiB\ndisks = gp, io\nlocal_disks = nvme\n"
                                   "disk_bandwidth_max = 1250MB\ndisk_iops_max = 40000\nprice_per_hour = 1\n"
                                   "[instance b]\nvcpus = 4\nmemory = 16GiB\ndisks = gp\nprice_per_hour = 1\n",
@@ -194,7 +173,7 @@ static void test_catalog_cap_keys(void **state)
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         rep_catalog b = {0};
         err[0] = '\0';
-        assert_int_equal(load_catalog(&b, bad[i].body, path, err, sizeof err), -DLG_EINVAL);
+        assert_int_equal(catalog_from_text(&b, bad[i].body, path, err, sizeof err), -DLG_EINVAL);
         char want[256];
         snprintf(want, sizeof want, "%s%s", path, bad[i].says);
         if (strncmp(err, want, strlen(want)) != 0)
