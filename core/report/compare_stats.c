@@ -2,6 +2,7 @@
  * variances and repeat counts, so the pooled-variance t-test does not
  * apply; the p-value needs Student's t at fractional degrees of freedom,
  * hence the incomplete beta function rather than a quantile table. */
+#define _GNU_SOURCE
 #include "compare.h"
 
 #include <math.h>
@@ -43,12 +44,27 @@ static double beta_inc(double a, double b, double x)
     return 1 - front * beta_cf(b, a, 1 - x) / b;
 }
 
+/* Past this many degrees of freedom lgamma(df/2) cancels and the continued
+ * fraction stops early near its switch point (p came out negative or above
+ * 1 at 1e15); the normal tail with its 1/df and 1/df^2 terms is exact there
+ * to double precision. */
+#define T_NORMAL_DF 1e7
+
+/* The two-sided tail of Student's t for large df (Cornish-Fisher series). */
+static double t_tail_large_df(double t, double df)
+{
+    double a = fabs(t), phi = exp(-a * a / 2) / sqrt(2 * M_PI), a3 = a * a * a, a5 = a3 * a * a;
+    return erfc(a / M_SQRT2) + 2 * phi * ((a3 + a) / (4 * df) + (5 * a5 + 16 * a3 + 3 * a) / (96 * df * df));
+}
+
 double rep_t_two_sided_p(double t, double df)
 {
     if (isnan(t) || !(df > 0))
         return NAN;
     if (isinf(t))
         return 0;
+    if (df > T_NORMAL_DF)
+        return t_tail_large_df(t, df);
     return beta_inc(df / 2, 0.5, df / (df + t * t));
 }
 

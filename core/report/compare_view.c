@@ -121,10 +121,13 @@ int rep_cmp_table(rep_table *t, const rep_cmp_group *g)
         if (!cc->base || !cc->new)
             continue;
         for (size_t k = 0; k < g->nkeys; k++) {
+            /* the axis' own text ("0 (all 16)") where the cell matched on
+             * it; else the value it matched on, from its config */
             long a = rep_group_axis(g->base, g->keys[k]);
+            bool axis = a >= 0 && strcmp(g->base->axes[a].vals[cc->base->coord[a]], cc->vals[k]) == 0;
             rc |= rep_table_put(t, row, k, REP_ST_PLAIN, "%s",
-                                a >= 0 ? rep_axis_text(&g->base->axes[a], cc->base->coord[a], buf, sizeof buf)
-                                       : cc->vals[k]);
+                                axis ? rep_axis_text(&g->base->axes[a], cc->base->coord[a], buf, sizeof buf)
+                                     : cc->vals[k]);
         }
         rc |= put_side(t, row, g->nkeys, cc->base, g->base->unit);
         rc |= put_side(t, row, g->nkeys + 2, cc->new, g->new->unit);
@@ -134,15 +137,32 @@ int rep_cmp_table(rep_table *t, const rep_cmp_group *g)
     return rc ? -1 : 0;
 }
 
+static bool only_in(const rep_cmp_cell *cc, bool in_base)
+{
+    return (in_base ? cc->base : cc->new) && !(in_base ? cc->new : cc->base);
+}
+
 void rep_cmp_only_text(const rep_cmp_group *g, bool in_base, char *buf, size_t len)
 {
-    size_t n = 0;
+    size_t total = 0, n = 0, more = 0;
+    for (size_t i = 0; i < g->ncells; i++)
+        total += only_in(&g->cells[i], in_base) ? strlen(g->cells[i].label) + 2 : 0;
+    /* too long for buf: whole labels, then how many more (a label cut
+     * short reads as another value: "cpus=1" of cpus=16) */
+    size_t room = total < len + 2 ? len : len > 24 ? len - 24 : 0;
     buf[0] = 0;
-    for (size_t i = 0; i < g->ncells && n < len; i++) {
+    for (size_t i = 0; i < g->ncells; i++) {
         const rep_cmp_cell *cc = &g->cells[i];
-        if ((in_base ? cc->base : cc->new) && !(in_base ? cc->new : cc->base))
+        if (!only_in(cc, in_base))
+            continue;
+        size_t need = (n ? 2 : 0) + strlen(cc->label);
+        if (more || n + need >= room)
+            more++;
+        else
             n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "; " : "", cc->label);
     }
+    if (more && n < len)
+        snprintf(buf + n, len - n, "%s... and %zu more", n ? "; " : "", more);
 }
 
 void rep_cmp_geomean_text(double geomean, size_t ngeo, char *buf, size_t len)
@@ -193,7 +213,8 @@ void rep_cmp_side_text(const rep_cmp_side *s, char *buf, size_t len)
         add_distinct(revs, sizeof revs, rep_str(&s->rows.v[i], "git_rev"));
     side_machines(s, hosts, cpus, sizeof hosts);
     const char *ver = s->rows.n ? rep_str(&s->rows.v[0], "version") : NULL;
-    snprintf(buf, len, "%s (%zu rows): dlgauge %s%s%s%s on %s%s%s%s", files, s->rows.n, ver ? ver : "?",
+    snprintf(buf, len, "%s (%zu row%s): dlgauge %s%s%s%s on %s%s%s%s", files, s->rows.n, s->rows.n == 1 ? "" : "s",
+             ver ? ver : "?",
              revs[0] ? " (git " : "", revs, revs[0] ? ")" : "", hosts[0] ? hosts : "an unnamed host",
              cpus[0] ? " (" : "", cpus, cpus[0] ? ")" : "");
 }

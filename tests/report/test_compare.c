@@ -112,6 +112,48 @@ static void matches_an_unswept_key_by_config(void **state)
     rep_compare_free(&c);
 }
 
+/* base swept batch but one row lacks the tag (its config says 32); it
+ * matches new's batch=32, and its table row says 32 (it said "-"). */
+static void table_names_the_value_matched_on(void **state)
+{
+    (void)state;
+    rep_compare c;
+    compare_csv(&c, HEAD ROW("64", "2", "ok", "100", "1", "5") ROW("", "2", "ok", "50", "1", "5"),
+                HEAD ROW("32", "2", "ok", "50", "1", "5") ROW("64", "2", "ok", "100", "1", "5"));
+    const rep_cmp_group *g = &c.g[0];
+    assert_int_equal(rep_cmp_matched(g), 2);
+    assert_non_null(cell(g, "batch=32 cpus=2")->new);
+    rep_table t;
+    assert_int_equal(rep_cmp_table(&t, g), 0);
+    assert_string_equal(t.cell[0 * t.ncols + 0], "batch");
+    assert_string_equal(t.cell[1 * t.ncols + 0], "64");
+    assert_string_equal(t.cell[2 * t.ncols + 0], "32");
+    assert_string_equal(t.cell[2 * t.ncols + 1], "2");
+    rep_table_free(&t);
+    rep_compare_free(&c);
+}
+
+/* An only-in list longer than its buffer ends in whole labels and a count:
+ * cut short, "cpus=1" of cpus=16 read as a sixth value. */
+static void long_only_in_list_says_how_many_more(void **state)
+{
+    (void)state;
+    rep_compare c;
+    compare_csv(&c,
+                HEAD ROW("", "1", "ok", "1", "1", "5") ROW("", "2", "ok", "2", "1", "5") ROW("", "4", "ok", "4", "1", "5")
+                    ROW("", "8", "ok", "8", "1", "5") ROW("", "16", "ok", "16", "1", "5")
+                        ROW("", "32", "ok", "32", "1", "5"),
+                HEAD ROW("", "64", "ok", "64", "1", "5"));
+    char buf[64];
+    rep_cmp_only_text(&c.g[0], true, buf, sizeof buf);
+    assert_string_equal(buf, "cpus=1; cpus=2; cpus=4; cpus=8; cpus=16; cpus=32");
+    rep_cmp_only_text(&c.g[0], true, buf, 40);
+    assert_string_equal(buf, "cpus=1; cpus=2; ... and 4 more");
+    rep_cmp_only_text(&c.g[0], false, buf, 40);
+    assert_string_equal(buf, "cpus=64");
+    rep_compare_free(&c);
+}
+
 /* ---- through the command ------------------------------------------------- */
 
 typedef struct ran {
@@ -261,6 +303,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(matches_cells_by_value),
         cmocka_unit_test(matches_an_unswept_key_by_config),
+        cmocka_unit_test(table_names_the_value_matched_on),
+        cmocka_unit_test(long_only_in_list_says_how_many_more),
         cmocka_unit_test(significant_slowdown_fails_the_gate),
         cmocka_unit_test(insignificant_slowdown_passes),
         cmocka_unit_test(new_failure_fails_the_gate),
