@@ -203,24 +203,30 @@ int dlg_rapl_open(dlg_rapl **out, const char *root, char *why, size_t len)
     return first_read(r, why, len);
 }
 
+/* Advances zone z to its counter's value now; false where it cannot be
+ * read (its energy since the last reading is then not yet counted). */
+static bool sample_zone(const dlg_rapl *r, dlg_rapl_zone *z)
+{
+    uint64_t now;
+    if (read_u64(r->root, z->dir, "energy_uj", &now) < 0)
+        return false;
+    if (!z->primed) /* last_uj predates the measurement */
+        z->lost = true;
+    else if (now >= z->last_uj)
+        z->total_uj += now - z->last_uj;
+    else if (z->range_uj >= z->last_uj) /* wrapped past its range */
+        z->total_uj += z->range_uj - z->last_uj + now;
+    else /* went back without a known range: the interval is lost */
+        z->lost = true;
+    z->last_uj = now;
+    z->primed = true;
+    return true;
+}
+
 void dlg_rapl_sample(dlg_rapl *r)
 {
-    for (size_t i = 0; i < r->n; i++) {
-        dlg_rapl_zone *z = &r->z[i];
-        uint64_t now;
-        if (read_u64(r->root, z->dir, "energy_uj", &now) < 0)
-            continue; /* the next reading covers this interval */
-        if (!z->primed) /* last_uj predates the measurement */
-            z->lost = true;
-        else if (now >= z->last_uj)
-            z->total_uj += now - z->last_uj;
-        else if (z->range_uj >= z->last_uj) /* wrapped past its range */
-            z->total_uj += z->range_uj - z->last_uj + now;
-        else /* went back without a known range: the interval is lost */
-            z->lost = true;
-        z->last_uj = now;
-        z->primed = true;
-    }
+    for (size_t i = 0; i < r->n; i++)
+        sample_zone(r, &r->z[i]); /* unreadable: the next reading covers this interval */
 }
 
 int dlg_rapl_period_ms(const dlg_rapl *r)
@@ -255,13 +261,14 @@ void dlg_rapl_end(dlg_rapl *r, dlg_cpu_energy *acc)
 {
     dlg_ticker_stop(r->ticker);
     r->ticker = NULL;
-    dlg_rapl_sample(r);
     acc->seconds += mono_s() - r->t0;
     acc->have = true;
     for (size_t i = 0; i < r->n; i++) {
-        const dlg_rapl_zone *z = &r->z[i];
+        dlg_rapl_zone *z = &r->z[i];
+        /* no later reading covers the end: unreadable now, the energy since
+         * the last tick (all of it without a tick) is missing */
+        bool lost = !sample_zone(r, z) || z->lost || !z->primed;
         double j = (double)z->total_uj / 1e6;
-        bool lost = z->lost || !z->primed;
         if (z->dram) {
             acc->dram_j += j;
             acc->have_dram = true;

@@ -35,8 +35,8 @@ typedef struct dlg_rapl {
 typedef struct dlg_cpu_energy {
     bool have, have_dram;
     /* some repetition's counter missed part of its window (unreadable at
-     * its start, or back to a lower value with no range): a sum would
-     * understate the energy, so no field is written */
+     * its start or its end, or back to a lower value with no range): a sum
+     * would understate the energy, so no field is written */
     bool pkg_lost, dram_lost;
     double pkg_j, dram_j, seconds;
 } dlg_cpu_energy;

@@ -247,6 +247,26 @@ static void unreadable_counter(void **state)
     assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* two_packages() opened: every counter read once. */
+static dlg_rapl *open_two_packages(const rt_dir *d)
+{
+    two_packages(d);
+    dlg_rapl *r;
+    char why[1024];
+    if (dlg_rapl_open(&r, d->path, why, sizeof why) != 0)
+        fail_msg("%s", why);
+    return r;
+}
+
+/* The zone's counter cannot be read (a directory in its place) until
+ * path, set here, is removed. */
+static void unreadable(const rt_dir *d, const char *zone, char *path, size_t len)
+{
+    snprintf(path, len, "%s/%s/energy_uj", d->path, zone);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(mkdir(path, 0755), 0);
+}
+
 /* A counter unreadable when a measurement begins must not count from the
  * previous measurement's last reading (the energy in between is not the
  * repetition's); a counter going back with no known range loses its
@@ -255,10 +275,8 @@ static void unreadable_counter(void **state)
 static void unreadable_at_begin(void **state)
 {
     const rt_dir *d = *state;
-    two_packages(d);
-    dlg_rapl *r;
+    dlg_rapl *r = open_two_packages(d);
     char path[512], why[1024];
-    assert_int_equal(dlg_rapl_open(&r, d->path, why, sizeof why), 0);
     dlg_cpu_energy acc = {0};
     dlg_rapl_begin(r);
     set_uj(d, "intel-rapl:1", 1000005);
@@ -268,9 +286,7 @@ static void unreadable_at_begin(void **state)
     /* between repetitions the package uses 7 J; then its counter cannot
      * be read as the next repetition begins */
     set_uj(d, "intel-rapl:1", 8000005);
-    snprintf(path, sizeof path, "%s/intel-rapl:1/energy_uj", d->path);
-    assert_int_equal(unlink(path), 0);
-    assert_int_equal(mkdir(path, 0755), 0);
+    unreadable(d, "intel-rapl:1", path, sizeof path);
     dlg_rapl_begin(r);
     assert_int_equal(rmdir(path), 0);
     set_uj(d, "intel-rapl:1", 8000105);
@@ -290,6 +306,27 @@ static void unreadable_at_begin(void **state)
     set_uj(d, "intel-rapl:1", 100);
     dlg_rapl_end(r, &acc2);
     assert_true(acc2.pkg_lost);
+    free(r);
+}
+
+/* A counter unreadable as a repetition ends: nothing later covers the
+ * energy since its last reading (all of it when no tick came), so that
+ * kind is lost, not summed from what was read (0 J here); the other kind
+ * stays. */
+static void unreadable_at_end(void **state)
+{
+    const rt_dir *d = *state;
+    dlg_rapl *r = open_two_packages(d);
+    char path[512];
+    dlg_cpu_energy acc = {0};
+    dlg_rapl_begin(r);
+    set_uj(d, "intel-rapl:0:0", 60);
+    unreadable(d, "intel-rapl:1", path, sizeof path);
+    dlg_rapl_end(r, &acc);
+    assert_int_equal(rmdir(path), 0);
+    assert_true(acc.pkg_lost);
+    assert_false(acc.dram_lost);
+    assert_near(acc.dram_j, 50e-6, 1e-12);
     free(r);
 }
 
@@ -400,6 +437,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(wraps_twice_need_thread, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(unreadable_counter, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(unreadable_at_begin, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(unreadable_at_end, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(no_tree, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(cell_fields, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test(ticker_ticks),
