@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -478,6 +479,23 @@ static void test_write_keys(void **state)
     expect_limits_log(fx, budget, "write_budget=own", "; writes shared B/s, 200 IOPS");
 }
 
+/* A profile path that opens but cannot be read (a directory, as
+ * conf/disks/ for conf/disks/X.ini) is an error: it read as an empty
+ * profile and the "throttle" ran unlimited. */
+static void test_profile_unreadable(void **state)
+{
+    fixture *fx = *state;
+    char opt[700];
+    snprintf(opt, sizeof opt, "profile=%s", fx->dir);
+    const char *const o[] = {opt, NULL};
+    st_backend b;
+    assert_int_not_equal(st_backend_create(&b, &fx->m, "throttle", o), 0);
+    print_message("%s\n", fx->m.last_error);
+    char want[800];
+    snprintf(want, sizeof want, "profile %s: cannot read: %s", fx->dir, strerror(EISDIR));
+    assert_non_null(strstr(fx->m.last_error, want));
+}
+
 static void test_disk_profiles_load(void **state)
 {
     fixture *fx = *state;
@@ -544,6 +562,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gp3_merges_sequential, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_formula_and_override, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_write_keys, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_profile_unreadable, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_disk_profiles_load, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_inner_errors, fx_setup, fx_teardown),
     };

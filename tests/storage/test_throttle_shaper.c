@@ -354,6 +354,23 @@ static void test_shared_budget_reads_unlimited(void **state)
     assert_true(near_ms(d[1], 0) && near_ms(d[2], 10) && near_ms(d[3], 0));
 }
 
+/* Shared with unlimited writes (write_bandwidth = 0): a write costs none
+ * of the budget and does not wait behind the reads' debt (it waited until
+ * the reads' 20 ms were done). */
+static void test_shared_budget_writes_unlimited(void **state)
+{
+    (void)state;
+    const char *const kv[] = {"bandwidth=1MB", "write_bandwidth=0", "write_budget=shared", NULL};
+    thr_limits lim = resolved(kv);
+    assert_true(lim.write_shared && lim.write_own_bw && lim.write_bandwidth == 0);
+    bool w[5] = {false, false, true, true, false};
+    uint64_t d[5];
+    reserve_all(&lim, 5, 10000, w, d);
+    print_message("reads at %.2f %.2f, writes at %.2f %.2f, read at %.2f ms\n", d[0] / 1e6, d[1] / 1e6, d[2] / 1e6,
+                  d[3] / 1e6, d[4] / 1e6);
+    assert_true(near_ms(d[0], 0) && near_ms(d[1], 10) && near_ms(d[2], 0) && near_ms(d[3], 0) && near_ms(d[4], 20));
+}
+
 /* After an idle disk, I/Os issued at once start 1/rate apart: the default
  * bucket banked 10 ms of I/O and let it through at once, which gp3 (no
  * burst credits) and PD do not.  An explicit burst still does. */
@@ -390,6 +407,7 @@ int main(void)
         cmocka_unit_test(test_shared_budget_mix),
         cmocka_unit_test(test_shared_budget_units_and_burst),
         cmocka_unit_test(test_shared_budget_reads_unlimited),
+        cmocka_unit_test(test_shared_budget_writes_unlimited),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

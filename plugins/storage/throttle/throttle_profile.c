@@ -15,6 +15,7 @@ typedef struct load_ctx {
     int line;      /* lines read so far: the handler's line */
     int why_line;  /* line of the first problem the handler found */
     char why[256];
+    int read_err;  /* errno of a failed read (a directory: EISDIR), else 0 */
 } load_ctx;
 
 static int fail(load_ctx *c, const char *msg)
@@ -43,6 +44,8 @@ static char *read_line(char *str, int num, void *stream)
         if (n < cap)
             str[n++] = (char)ch;
     }
+    if (ch == EOF && ferror(c->f))
+        c->read_err = errno ? errno : EIO;
     if (ch == EOF && got == 0)
         return NULL;
     str[n] = '\0';
@@ -106,6 +109,8 @@ int thr_profile_load(const dlg_host *h, const char *path, thr_profile *p)
     fclose(c.f);
     if (line == -2)
         return h->error(h, DLG_ENOMEM, "profile %s: out of memory", path);
+    if (c.read_err) /* a directory reads as an empty profile: no limits at all */
+        return h->error(h, DLG_EINVAL, "profile %s: cannot read: %s", path, strerror(c.read_err));
     if (line == 0 && !c.why[0])
         return 0;
     /* inih returns the first bad line of any kind: ours, or a syntax error

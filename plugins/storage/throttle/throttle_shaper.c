@@ -88,11 +88,13 @@ static double sample_latency(thr_shaper *s)
 }
 
 /* Where writes of one limit draw (see thr_shaper.wown_*).  Shared with an
- * unlimited read side, reads use none of the budget: writes keep theirs. */
+ * unlimited read side, reads use none of the budget: writes keep theirs;
+ * unlimited writes (write_* = 0) cost none of it, and must not wait behind
+ * the reads' debt either: they keep their own (unlimited) bucket too. */
 static void route_writes(bool own, bool shared, double rrate, double wrate, bool *wown, double *wcost)
 {
-    *wown = own && !(shared && rrate > 0);
-    *wcost = !own || *wown ? 1 : wrate > 0 ? rrate / wrate : 0;
+    *wown = own && !(shared && rrate > 0 && wrate > 0);
+    *wcost = *wown || !own ? 1 : rrate / wrate;
 }
 
 void thr_shaper_init(thr_shaper *s, const thr_limits *lim)

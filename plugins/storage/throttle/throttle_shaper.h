@@ -25,7 +25,8 @@ typedef struct thr_shaper {
     thr_bucket wios;
     /* Per limit, where a write draws: its own bucket, or the read bucket
      * at wcost read tokens per write token (1: one combined limit;
-     * read rate / write rate: write_budget = shared; 0: writes unlimited). */
+     * read rate / write rate: write_budget = shared; unlimited writes keep
+     * their own, unlimited bucket). */
     bool wown_bw, wown_io;
     double wcost_bw, wcost_io;
     uint64_t rng[4]; /* xoshiro256** state */
