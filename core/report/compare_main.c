@@ -187,13 +187,14 @@ int rep_compare_main(int argc, char **argv)
     int rc = load_side(&c.base, "base", o.files[0], o.nfiles[0], err, sizeof err);
     if (!rc)
         rc = load_side(&c.new, "new", o.files[1], o.nfiles[1], err, sizeof err);
+    bool built = false;
     if (!rc)
-        rc = rep_compare_build(&c, err, sizeof err);
+        built = (rc = rep_compare_build(&c, err, sizeof err)) == 0;
     if (!rc)
         rc = write_outputs(&c, &o, err, sizeof err);
     if (rc)
         fprintf(stderr, "dlgauge compare: %s\n", err[0] ? err : "out of memory");
-    else
+    if (built) /* an output that could not be written hides no regression */
         say_regressions(&c);
     int exit_code = rc ? 2 : c.nregressions ? 1 : 0;
     rep_compare_free(&c);

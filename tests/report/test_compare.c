@@ -233,6 +233,18 @@ static void significant_slowdown_fails_the_gate(void **state)
     assert_string_equal(r.err, "");
     compare_files(&r, slow_base, slow_new, "--alpha", "0.05");
     assert_int_equal(r.rc, 0);
+    /* Markdown that cannot be written: exit 2, and the regression still named */
+    char pb[32], pn[32];
+    temp_file(pb, slow_base);
+    temp_file(pn, slow_new);
+    const char *args[] = {pb, "--", pn, "--fail-below", "-5", "--markdown", "/nonexistent/out.md", NULL};
+    run_compare(&r, args);
+    unlink(pb);
+    unlink(pn);
+    assert_int_equal(r.rc, 2);
+    assert_int_equal(r.err_lines, 2);
+    assert_non_null(strstr(r.err, "dlgauge compare: /nonexistent/out.md: cannot write"));
+    assert_non_null(strstr(r.err, "regression: sim (job j), mode -, precision -: cpus=2: 100 images/s -> 90"));
 }
 
 /* 100 -> 90 with sd 30 over 3 repeats: within the noise, "~". */
