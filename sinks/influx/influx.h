@@ -18,8 +18,9 @@ typedef enum influx_send {
     INFLUX_RETRY = 1,   /* connection error, timeout, 5xx, 429: try again later */
     INFLUX_REJECTED = 2, /* other 4xx: InfluxDB refuses these lines; never retried */
     INFLUX_TOO_LARGE = 3, /* 413: the body exceeds the server's limit; send it in smaller parts */
-    INFLUX_DENIED = 4    /* 401/403/404: a wrong token, user, org, bucket or database, not bad
-                          * data: the points wait in the spool until the configuration is fixed */
+    INFLUX_DENIED = 4    /* 401/403/404: a wrong token, user, org, bucket or database (3xx: a
+                          * redirected url), not bad data: the points wait in the spool until the
+                          * configuration is fixed */
 } influx_send;
 
 /* Retries wait backoff, then twice that, and so on, each wait at most a
@@ -51,6 +52,10 @@ static inline uint64_t influx_retry_waits_ns(uint64_t backoff, int retries)
         sum += influx_retry_wait_ns(backoff, k);
     return sum;
 }
+
+/* Longest wait for another process's replay of the same spool to end
+ * (its lock; influx_spool.c), at open and at the final flush. */
+#define INFLUX_LOCK_WAIT_MAX_NS (60ull * 1000000000ull)
 
 typedef struct influx_http influx_http;
 typedef struct influx_udp influx_udp;
@@ -86,6 +91,8 @@ typedef struct influx_sink {
     bool warned_spool, warned_denied; /* a warning was given, and whether for a denial */
     char last_reject[512];
     char last_why[512]; /* why InfluxDB was last unreachable or denying */
+    bool spool_busy;    /* the last replay found the spool locked by another process */
+    uint64_t lock_wait_until_ns; /* how long a spool append waits for its lock (0: not at all) */
     size_t rejected;      /* points InfluxDB rejected so far (saved to rejected_path) */
     size_t open_rejected; /* of them, while open replayed the spool: the flush reports them */
     char open_why[512];   /* InfluxDB's words then */
@@ -133,8 +140,12 @@ void influx_udp_close(influx_udp *u);
 
 /* ---- spool (influx_spool.c) ---- */
 /* Appends whole lines to <spool_dir>/<name>.lp (fsynced; a failed append
- * is undone).  0 or an errno value. */
+ * is undone), under the spool's lock, waited for until
+ * s->lock_wait_until_ns.  0 or an errno value (EWOULDBLOCK: another
+ * process is replaying the spool). */
 int influx_spool_write(influx_sink *s, const char *body, size_t len);
+/* strerror, with EWOULDBLOCK saying that the spool is locked. */
+const char *influx_spool_strerror(int e);
 /* Spools lines; where the spool cannot take them (a full disk) they are
  * held in memory behind it (s->held), up to a limit, until the spool or
  * InfluxDB takes them.  Fails only when points are lost. */
@@ -151,7 +162,9 @@ int influx_spool_reject(influx_sink *s, const char *body, size_t len);
 /* Sends the spool in batches.  Accepted batches are cut from the spool as
  * they go (the unsent tail is rewritten), so nothing is sent twice.
  * retry: use retries/backoff per batch (else one try).  *kept: InfluxDB is
- * unreachable or denying (s->denied), so points stay spooled.  *sent grows
+ * unreachable or denying (s->denied), or another process is replaying the
+ * spool (s->spool_busy; waited for until deadline_ns, a minute at most,
+ * when retry), so points stay spooled.  *sent grows
  * by the bytes InfluxDB answered for (taken or rejected).  Returns 0, or
  * -code (lines were rejected, or the spool could not be rewritten). */
 int influx_spool_replay(influx_sink *s, bool retry, uint64_t deadline_ns, bool *kept, size_t *sent);

@@ -54,6 +54,9 @@ static uint64_t next_wait(const influx_sink *s, uint64_t backoff)
  * name it did not find or which user it refused). */
 static const char *denied_hint(const influx_sink *s, long status)
 {
+    if (status >= 300 && status < 400)
+        return "check url: it is redirected, and dlgauge sends only to the URL configured (write the one "
+               "it is redirected to, e.g. https://)";
     if (s->v2)
         return status == 404 ? "check org and bucket: both must exist"
                              : "check token: it must be valid and allowed to write to the bucket";
@@ -66,6 +69,7 @@ static const char *denied_hint(const influx_sink *s, long status)
 static void note_unsent(influx_sink *s, influx_send r, const char *why)
 {
     s->denied = r == INFLUX_DENIED ? denied_hint(s, influx_http_status(s->http)) : NULL;
+    s->spool_busy = false;
     snprintf(s->last_why, sizeof s->last_why, "%s", why);
 }
 

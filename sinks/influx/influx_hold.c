@@ -14,7 +14,7 @@
 static int lost(influx_sink *s, int e, const char *what)
 {
     return s->h->error(s->h, DLG_EIO, "%s: cannot spool points that InfluxDB at %s did not take: %s; %s, so "
-                       "those points are lost", s->spool_path, s->target, strerror(e), what);
+                       "those points are lost", s->spool_path, s->target, influx_spool_strerror(e), what);
 }
 
 /* Adds body behind what is held; e: why the spool refused it. */
@@ -29,7 +29,7 @@ static int hold(influx_sink *s, const char *body, size_t len, int e)
     if (first)
         s->h->log(s->h, DLG_LOG_WARN, "%s: cannot spool points that InfluxDB at %s did not take: %s; they wait "
                   "in memory (lost if the process dies) and are spooled or sent later", s->spool_path,
-                  s->target, strerror(e));
+                  s->target, influx_spool_strerror(e));
     return 0;
 }
 
@@ -81,6 +81,6 @@ int influx_held_lost(influx_sink *s)
     size_t n = influx_count_lines(s->held.p, s->held.len);
     return s->h->error(s->h, DLG_EIO, "%s: cannot spool points that InfluxDB at %s did not take: %s; %zu point%s "
                        "held in memory %s lost when the run ends (the CSV/JSON sinks still have them)",
-                       s->spool_path, s->target, strerror(s->held_errno), n, n == 1 ? "" : "s",
+                       s->spool_path, s->target, influx_spool_strerror(s->held_errno), n, n == 1 ? "" : "s",
                        n == 1 ? "is" : "are");
 }

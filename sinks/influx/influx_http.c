@@ -273,8 +273,9 @@ influx_send influx_http_post(influx_http *c, const char *body, size_t len, char 
         return INFLUX_RETRY;
     /* 1.x and 2.x both answer a bad token/user (401), a missing write
      * right (403) or an unknown database, org or bucket (404) for the whole
-     * request: the configuration is wrong, not the points */
-    if (status == 401 || status == 403 || status == 404)
+     * request: the configuration is wrong, not the points; so is a URL
+     * that a proxy redirects (redirects are not followed) */
+    if (status == 401 || status == 403 || status == 404 || (status >= 300 && status < 400))
         return INFLUX_DENIED;
     return status == 413 ? INFLUX_TOO_LARGE : INFLUX_REJECTED;
 }

@@ -59,7 +59,9 @@ static const char *opt_str(const dlg_value *v)
  * "refused the points (WHY): WHAT TO FIX". */
 static const char *failing(const influx_sink *s, char *buf, size_t n)
 {
-    if (s->denied)
+    if (s->spool_busy)
+        snprintf(buf, n, "gets the spool from another dlgauge process now (its lock is taken)");
+    else if (s->denied)
         snprintf(buf, n, "refused the points (%s): %s", s->last_why, s->denied);
     else
         snprintf(buf, n, "is unreachable (%s)", s->last_why);
@@ -214,6 +216,8 @@ static int influx_flush(void *state, uint64_t timeout_ns)
 {
     influx_sink *s = state;
     uint64_t deadline = timeout_ns ? now_ns(s) + timeout_ns : UINT64_MAX;
+    uint64_t cap = now_ns(s) + INFLUX_LOCK_WAIT_MAX_NS;
+    s->lock_wait_until_ns = deadline < cap ? deadline : cap; /* the last chance to spool */
     int rc = rejected_at_open(s);
     influx_keep_first(&rc, send_pending(s, deadline));
     char how[1024];
@@ -227,6 +231,7 @@ static int influx_flush(void *state, uint64_t timeout_ns)
                   "run) sends them", s->target, failing(s, how, sizeof how), s->spool_path);
     if (s->fd >= 0 && fsync(s->fd) != 0 && errno != EINVAL)
         influx_keep_first(&rc, s->h->error(s->h, DLG_EIO, "%s: fsync failed: %s", s->path, strerror(errno)));
+    s->lock_wait_until_ns = 0;
     return rc;
 }
 

@@ -7,7 +7,15 @@
  * the unsent tail replaces the spool (temp file + rename) and the offset
  * file goes; it is removed first, because an offset applied to the new,
  * shorter spool would skip points, while its absence at worst resends a
- * batch (which InfluxDB stores once anyway: same series and timestamp). */
+ * batch (which InfluxDB stores once anyway: same series and timestamp).
+ *
+ * One process at a time: a replay (a run's, or `dlgauge flush` from cron
+ * while a run spools) holds <name>.lp.lock from reading the spool to
+ * rewriting it, and an append takes that lock too.  Otherwise the rewrite
+ * would drop what another process appended meanwhile, and a second replay
+ * would send the same points again and write offsets of a spool that is
+ * gone.  An append that finds the lock taken does not wait (the run must
+ * not stall): the sink holds its lines in memory meanwhile. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -15,10 +23,44 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "influx.h"
 #include "sinkfs.h"
+
+/* The spool's lock (see the top), taken by the returned fd; waits for
+ * another process to release it until wait_until_ns (0: not at all).
+ * Returns the fd, or -1 with errno (EWOULDBLOCK: still taken). */
+static int spool_lock(influx_sink *s, uint64_t wait_until_ns)
+{
+    int e = sink_mkdir_p(s->spool_dir);
+    char path[4096];
+    snprintf(path, sizeof path, "%s.lock", s->spool_path);
+    int fd = e ? -1 : open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        errno = e ? e : errno;
+        return -1;
+    }
+    while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        e = errno;
+        if (e != EWOULDBLOCK && e != EINTR)
+            return fd; /* a filesystem without flock: unlocked, as sink_lock goes on */
+        if (s->h->now_ns(s->h) >= wait_until_ns || s->h->stopping(s->h)) {
+            close(fd);
+            errno = EWOULDBLOCK;
+            return -1;
+        }
+        nanosleep(&(struct timespec){0, 20000000}, NULL);
+    }
+    return fd;
+}
+
+const char *influx_spool_strerror(int e)
+{
+    return e == EWOULDBLOCK ? "another dlgauge process is sending the spool" : strerror(e);
+}
 
 /* Offset just past the last '\n' among the first size bytes of fd (0
  * when there is none). */
@@ -100,7 +142,12 @@ static int append_to(influx_sink *s, const char *path, const char *body, size_t 
 
 int influx_spool_write(influx_sink *s, const char *body, size_t len)
 {
-    return append_to(s, s->spool_path, body, len, true);
+    int lock = spool_lock(s, s->lock_wait_until_ns);
+    if (lock < 0)
+        return errno;
+    int e = append_to(s, s->spool_path, body, len, true);
+    close(lock);
+    return e;
 }
 
 int influx_spool_left(influx_sink *s, influx_left *left, const char *body, size_t len)
@@ -233,7 +280,8 @@ size_t influx_spool_points(const influx_sink *s)
     return n;
 }
 
-int influx_spool_replay(influx_sink *s, bool retry, uint64_t deadline_ns, bool *kept, size_t *sent)
+/* Replays the spool under its lock (see the top). */
+static int replay_locked(influx_sink *s, bool retry, uint64_t deadline_ns, bool *kept, size_t *sent)
 {
     char *data = NULL;
     size_t len = 0;
@@ -269,4 +317,25 @@ int influx_spool_replay(influx_sink *s, bool retry, uint64_t deadline_ns, bool *
     sbuf_free(&left.keep);
     free(data);
     return wrc != 0 ? wrc : rc;
+}
+
+int influx_spool_replay(influx_sink *s, bool retry, uint64_t deadline_ns, bool *kept, size_t *sent)
+{
+    *kept = false;
+    if (access(s->spool_path, F_OK) != 0 && errno == ENOENT)
+        return 0; /* nothing spooled: no lock file, nor a spool directory, made */
+    /* a final flush waits for another process's replay; a resend between
+     * batches tries again later */
+    uint64_t cap = s->h->now_ns(s->h) + INFLUX_LOCK_WAIT_MAX_NS;
+    int lock = spool_lock(s, !retry ? 0 : deadline_ns < cap ? deadline_ns : cap);
+    s->spool_busy = lock < 0 && errno == EWOULDBLOCK;
+    if (s->spool_busy) {
+        *kept = true; /* the other process sends them, or they wait for the next try */
+        return 0;
+    }
+    if (lock < 0)
+        return s->h->error(s->h, DLG_EIO, "%s.lock: cannot lock the spool: %s", s->spool_path, strerror(errno));
+    int rc = replay_locked(s, retry, deadline_ns, kept, sent);
+    close(lock);
+    return rc;
 }

@@ -3,9 +3,10 @@
 influxd 1.x cannot be made to answer (429/503 with Retry-After) and to see
 the requests a 2.x client sends.
 
-  fake_influx.py DIR STATUS[:RETRY_AFTER[:MESSAGE]]...
+  fake_influx.py DIR STATUS[:RETRY_AFTER[:MESSAGE]][@DELAY]...
 
-Answers the n-th request with the n-th status (then 204), with MESSAGE as
+Answers the n-th request with the n-th status (then 204), DELAY seconds
+after logging it when given (a request in flight), with MESSAGE as
 2.x words it ({"code": ..., "message": MESSAGE}) when given, writes the port
 to DIR/port and one JSON line per request to DIR/requests.jsonl (arrival
 time, path, headers, body).  Bound to 127.0.0.1; stopped by PID."""
@@ -21,6 +22,8 @@ class H(http.server.BaseHTTPRequestHandler):
             f.write(json.dumps({"t": time.monotonic(), "path": self.path, "headers": dict(self.headers),
                                 "body": body.decode("utf-8", "replace")}) + "\n")
         step = script.pop(0) if script else "204"
+        step, _, delay = step.partition("@")
+        time.sleep(float(delay or 0))
         status, _, rest = step.partition(":")
         retry_after, _, message = rest.partition(":")
         self.send_response(int(status))

@@ -773,6 +773,32 @@ static void test_v2_partial_then_503_keeps_good(void **state)
     fake_stop(&fk);
 }
 
+/* A redirect (a proxy sending http:// on to https://) is a url to fix,
+ * not bad data: the points wait in the spool for `dlgauge flush` (they
+ * used to be saved as rejected, which nothing sends again). */
+static void test_redirect_kept_for_flush(void **state)
+{
+    server *s = *state;
+    fake fk;
+    static const char *const steps[] = {"301", "301", NULL};
+    fake_start(&fk, s->dir, "fake301", steps);
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    void *st = open_v2(&fk, &m, &ops, 0);
+    write_seq(ops, st, "moved", 0, 2);
+    assert_int_equal(ops->flush(st, 5000000000u), -DLG_EINVAL);
+    ops->close(st);
+    assert_non_null(strstr(m.last_error, "check url: it is redirected"));
+    assert_non_null(strstr(m.last_error, "2 points stay spooled"));
+    char *spool = st_join(fk.dir, "spool/influx.lp"), *rej = st_join(fk.dir, "spool/influx.rejected.lp");
+    assert_file(spool, "moved v=0i 1000\nmoved v=1i 1001\n");
+    assert_int_equal(access(rej, F_OK), -1);
+    free(spool);
+    free(rej);
+    fake_stop(&fk);
+}
+
 /* A failed test must not leave the file size limit to the next ones. */
 static int unlimit(void **state)
 {
@@ -877,6 +903,67 @@ static void test_close_after_failed_flush_sends_nothing(void **state)
     fake_stop(&fk);
 }
 
+/* A 1.x sink on the fake (retries=0, batch=1), spooling to spool_dir. */
+static void *open_fake_spool(const fake *fk, const char *spool_dir, mock_host *m, const dlg_sink_ops **ops)
+{
+    char url[128], sd[4200];
+    snprintf(url, sizeof url, "url=http://127.0.0.1:%d/write?db=x", fk->port);
+    snprintf(sd, sizeof sd, "spool_dir=%s", spool_dir);
+    const char *ov[] = {url, sd, "retries=0", "batch=1", "timeout=5s", NULL};
+    void *st = NULL;
+    assert_int_equal(st_open_sink(m, "influx.so", "influx", ov, ops, &st), 0);
+    return st;
+}
+
+/* A run spools while another process (`dlgauge flush` from cron) replays
+ * the same spool: the point spooled while the replay's request is in
+ * flight survives the replay's rewrite of the spool (it used to be cut
+ * away with the points that were sent). */
+static void test_spool_append_during_replay_kept(void **state)
+{
+    server *s = *state;
+    fake down, slow;
+    static const char *const down_steps[] = {"503", "503", "503", "503", "503", "503", "503", "503", NULL};
+    static const char *const slow_steps[] = {"204@1", NULL};
+    fake_start(&down, s->dir, "fakedown", down_steps);
+    fake_start(&slow, s->dir, "fakeslow", slow_steps);
+    char *dir = st_join(s->dir, "spoolrace"), *spool = st_join(dir, "influx.lp");
+    char *log = st_join(slow.dir, "requests.jsonl");
+    mkdir(dir, 0777);
+    FILE *f = fopen(spool, "w");
+    fputs("full v=0i 1000\n", f);
+    fclose(f);
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    void *run = open_fake_spool(&down, dir, &m, &ops); /* InfluxDB down for the run */
+    pid_t flusher = fork();
+    if (flusher == 0) { /* the other process: replays the spool to the slow InfluxDB */
+        mock_host fm;
+        mock_host_init(&fm);
+        const dlg_sink_ops *fops;
+        void *fst = open_fake_spool(&slow, dir, &fm, &fops);
+        fops->close(fst);
+        _exit(fm.errors == 0 ? 0 : 1);
+    }
+    for (int i = 0; i < 200 && access(log, F_OK) != 0; i++)
+        usleep(10000);
+    assert_int_equal(access(log, F_OK), 0); /* the replay's request is in flight */
+    assert_int_equal(write_full(ops, run, 1), 0);
+    int status = -1;
+    assert_int_equal(waitpid(flusher, &status, 0), flusher);
+    assert_int_equal(status, 0);
+    assert_int_equal(ops->flush(run, 5000000000u), -DLG_EAGAIN);
+    ops->close(run);
+    assert_file(spool, "full v=1i 1001\n");
+    assert_request(&slow, 1, 0, "full v=0i 1000\n");
+    free(log);
+    free(spool);
+    free(dir);
+    fake_stop(&slow);
+    fake_stop(&down);
+}
+
 /* 400 naming an unparseable line (1.x "partial write"): only that line is
  * rejected, the others are stored and not saved as rejected. */
 static void replay_bad_line(const server *s, const char *spool_name, const char *meas)
@@ -948,6 +1035,8 @@ int main(void)
         cmocka_unit_test_teardown(test_spool_failure_no_retry_per_batch, unlimit),
         cmocka_unit_test_teardown(test_unspoolable_points_lost_at_flush, unlimit),
         cmocka_unit_test(test_close_after_failed_flush_sends_nothing),
+        cmocka_unit_test(test_spool_append_during_replay_kept),
+        cmocka_unit_test(test_redirect_kept_for_flush),
     };
     int rc = cmocka_run_group_tests(tests, group_setup, group_teardown);
     curl_global_cleanup();
