@@ -166,10 +166,12 @@ static int finish(dlg_blobproto *b, parse *ps, const char *what, dlg_data_err *e
                              "(num, channels, height, width)", what, ps->axes);
     uint64_t count = 1;
     for (int i = 0; i < ps->axes; i++) {
-        count *= (uint64_t)ps->dim[i];
-        if (count > INT32_MAX) /* Caffe's limit on a blob */
+        /* checked before multiplying (as Caffe's Reshape): an int64 dim
+         * could wrap the product back under the limit */
+        if (count != 0 && (uint64_t)ps->dim[i] > INT32_MAX / count) /* Caffe's limit on a blob */
             return dlg_data_fail(err, DLG_ECORRUPT, "%s: BlobProto shape holds more than %d values",
                                  what, INT32_MAX);
+        count *= (uint64_t)ps->dim[i];
     }
     fvec *vals = ps->ddata.n > 0 ? &ps->ddata : &ps->data;
     if (vals->n != count)

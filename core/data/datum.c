@@ -189,7 +189,14 @@ static int check_shape(const dlg_datum *d, const dlg_pb_rd *r, size_t data_off)
                              r->what, d->channels, d->height, d->width);
     if (d->encoded)
         return 0;
-    uint64_t n = (uint64_t)d->channels * (uint64_t)d->height * (uint64_t)d->width;
+    /* Three int32 sizes can overflow 64 bits, and a wrapped product could
+     * match a short data field: such a Datum holds no real image. */
+    uint64_t n = 0;
+    if (__builtin_mul_overflow((uint64_t)d->channels, (uint64_t)d->height, &n) ||
+        __builtin_mul_overflow(n, (uint64_t)d->width, &n))
+        return dlg_data_fail(r->err, DLG_ECORRUPT,
+                             "%s: raw Datum size channels*height*width = %d*%d*%d exceeds 2^64",
+                             r->what, d->channels, d->height, d->width);
     if ((d->has & DLG_DATUM_HAS_DATA) && d->data_len != n)
         return dlg_data_fail(r->err, DLG_ECORRUPT,
                              "%s: raw Datum data at byte %zu is %zu bytes, but channels*height*"

@@ -36,17 +36,22 @@ static bool parse_i64(const char *s, int64_t *out)
     return true;
 }
 
-static bool parse_float(const char *s, float *out)
+/* 0, or why s is no label: NOT_NUMBER, or TOO_BIG for float32. */
+enum { NOT_NUMBER = 1, TOO_BIG = 2 };
+
+static int parse_float(const char *s, float *out)
 {
     char *end;
     if (!*s || is_ws(*s))
-        return false;
+        return NOT_NUMBER;
     errno = 0;
     double v = strtod(s, &end);
     if (*end || (errno == ERANGE && isinf(v)))
-        return false;
-    *out = (float)v; /* im2rec.py parses a double, then packs float32 */
-    return true;
+        return NOT_NUMBER;
+    /* im2rec.py parses a double, then packs float32: struct.pack refuses
+     * a finite value that rounds to infinity (it would train on inf) */
+    *out = (float)v;
+    return isinf(*out) && !isinf(v) ? TOO_BIG : 0;
 }
 
 typedef struct lst_build {
@@ -118,9 +123,11 @@ static int parse_line(dlg_lst *l, lst_build *b, char *line, const char *name, si
             *tab = '\0';
         f = trim(f);
         float v;
-        if (!parse_float(f, &v))
-            return dlg_data_fail(err, DLG_ECORRUPT, "%s:%zu: label %zu '%.40s' is not a number",
-                                 name, lineno, nlab + 1, f);
+        int why = parse_float(f, &v);
+        if (why)
+            return dlg_data_fail(err, DLG_ECORRUPT, "%s:%zu: label %zu '%.40s' is %s", name,
+                                 lineno, nlab + 1, f,
+                                 why == TOO_BIG ? "outside the float32 range" : "not a number");
         if (push_label(l, b, v) < 0)
             return dlg_data_fail(err, DLG_ENOMEM, "%s: out of memory", name);
         nlab++;

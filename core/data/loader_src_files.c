@@ -136,7 +136,7 @@ static int load_list(files_src *s, const char *path, dlg_data_err *err)
     for (size_t i = 0; i < s->list.n; i++)
         if (s->list.entries[i].label > max)
             max = s->list.entries[i].label;
-    s->base.nclasses = max + 1;
+    s->base.nclasses = max < INT32_MAX ? max + 1 : 0; /* 2^31 classes: no int, unknown */
     return 0;
 }
 

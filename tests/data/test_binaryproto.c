@@ -130,6 +130,10 @@ static void test_corrupt(void **st)
     /* a packed dim that runs past its run, and a negative dim */
     uint8_t sh[] = {0x3a, 3, 0x0a, 1, 0x80, 0x01};
     expect_err(sh, sizeof sh, DLG_ECORRUPT, "at byte 4");
+    /* shape 4 x 2^62: the product wraps to 0 in 64 bits, which 0 values
+     * would match; Caffe refuses it (count > INT_MAX), so must we */
+    uint8_t wrap[] = {0x3a, 12, 0x08, 4, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40};
+    expect_err(wrap, sizeof wrap, DLG_ECORRUPT, "BlobProto shape holds more than 2147483647 values");
     uint8_t neg[] = {0x10, 0xff, 0xff, 0xff, 0xff, 0x0f};
     expect_err(neg, sizeof neg, DLG_ECORRUPT, "negative num/channels/height/width at byte 0");
     /* a file: empty, missing */

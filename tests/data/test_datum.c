@@ -183,6 +183,11 @@ static void test_malformed(void **state)
     expect_bad((const uint8_t *)"\x08\x03\x10\x02\x18\x02\x22\x02\xaa\xbb", 10,
                "db: key 'k': raw Datum data at byte 6 is 2 bytes, but channels*height*width = "
                "3*2*2 = 12");
+    /* 2^30 * 2^30 * 16 wraps to 0 in 64 bits: no data must not match it */
+    expect_bad((const uint8_t *)"\x08\x80\x80\x80\x80\x04\x10\x80\x80\x80\x80\x04\x18\x10"
+                                "\x22\x00", 16,
+               "db: key 'k': raw Datum size channels*height*width = 1073741824*1073741824*16 "
+               "exceeds 2^64");
     expect_bad((const uint8_t *)"\x08\xff\xff\xff\xff\x0f", 6,
                "db: key 'k': Datum has a negative size (channels -1, height 0, width 0)");
 }

@@ -91,6 +91,9 @@ static void test_lst(void **state)
         {"1\t2\ta\nx\t2\ta\n", "t.lst:2: index 'x' is not an integer"},
         {"1\tfoo\ta.jpg\n", "t.lst:1: label 1 'foo' is not a number"},
         {"1\t2\t\t3\ta.jpg\n", "t.lst:1: label 2 '' is not a number"},
+        /* finite as a double, infinite as the float32 im2rec packs */
+        {"1\t2\t1e39\ta.jpg\n", "t.lst:1: label 2 '1e39' is outside the float32 range"},
+        {"1\t-3.5e38\ta.jpg\n", "t.lst:1: label 1 '-3.5e38' is outside the float32 range"},
         /* im2rec.py strips the line first: the trailing blank is no empty field */
         {"1\t2\t \n", "t.lst:1: expected 'index<TAB>label<TAB>path' (at least 3 tab-separated fields)"},
     };

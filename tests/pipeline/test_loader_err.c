@@ -400,6 +400,15 @@ static void test_list_quirks(void **st)
     dlg_loader *l;
     assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), -DLG_EINVAL);
     assert_non_null(strstr(m.last_error, "image 0's path is longer than 4095 bytes"));
+    /* the largest int32 label: max + 1 classes is no int (it wrapped to a
+     * negative count, undefined behaviour), so the count is unknown */
+    n = snprintf(text, sizeof text, "img00.jpg 2147483647\nimg01.jpg 0\n");
+    write_file(path, text, (size_t)n);
+    assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
+    dlg_loader_stats ls;
+    dlg_loader_stats_get(l, &ls);
+    assert_int_equal(ls.nclasses, 0);
+    dlg_loader_close(l);
     mock_host_fini(&m);
 }
 

@@ -334,28 +334,37 @@ static void test_resize(void **st)
     free_rec(&rr);
 }
 
+/* Writes a convert_imageset list (images/NAME.txt), converts it with
+ * preprocess into the LMDB NAME.db and opens a cursor on that. */
+static dlg_lmdb_cursor *list_to_lmdb(const fx *f, const char *name, const char *text, dlg_lmdb **l)
+{
+    char list[700], db[700];
+    snprintf(list, sizeof list, "%s/images/%s.txt", f->dir, name);
+    snprintf(db, sizeof db, "%s/%s.db", f->dir, name);
+    assert_int_equal(fx_write(list, text, strlen(text)), 0);
+    kv k = {0};
+    kv_add(&k, "input=%s", list);
+    kv_add(&k, "output=lmdb:%s", db);
+    wr_result r;
+    wr_run("tools.so", "preprocess", k.ptr, 3, &r);
+    if (r.setup_rc != 0 || r.step_rc != 0)
+        fail_msg("%s", r.error);
+    dlg_data_err err;
+    assert_int_equal(dlg_lmdb_open(l, db, &err), 0);
+    dlg_lmdb_cursor *c;
+    assert_int_equal(dlg_lmdb_cursor_open(*l, &c, &err), 0);
+    return c;
+}
+
 static void test_list_inputs(void **st)
 {
     fx *f = *st;
     /* convert_imageset list: order and labels from the list */
-    char list[700], lst[700];
-    snprintf(list, sizeof list, "%s/images/train.txt", f->dir);
+    char lst[700];
     const char *text = "c2/img_1.jpg 7\nc0/img_3.jpg 5\n\nc1/img_0.jpg 9\n";
-    assert_int_equal(fx_write(list, text, strlen(text)), 0);
-    kv k = {0};
-    kv_add(&k, "input=%s", list);
-    kv_add(&k, "output=lmdb:%s/listdb", f->dir);
-    wr_result r;
-    wr_run("tools.so", "preprocess", k.ptr, 3, &r);
-    assert_int_equal(r.setup_rc, 0);
-    assert_int_equal(r.step_rc, 0);
-    char db[700];
-    snprintf(db, sizeof db, "%s/listdb", f->dir);
     dlg_data_err err;
     dlg_lmdb *l;
-    assert_int_equal(dlg_lmdb_open(&l, db, &err), 0);
-    dlg_lmdb_cursor *c;
-    assert_int_equal(dlg_lmdb_cursor_open(l, &c, &err), 0);
+    dlg_lmdb_cursor *c = list_to_lmdb(f, "train", text, &l);
     const int idx[3] = {2 * PER_CLASS + 1, 3, PER_CLASS}, lab[3] = {7, 5, 9};
     const char *keys[3] = {"00000000_c2/img_1.jpg", "00000001_c0/img_3.jpg", "00000002_c1/img_0.jpg"};
     dlg_lmdb_record lr;
@@ -375,6 +384,7 @@ static void test_list_inputs(void **st)
     kv k2 = {0};
     kv_add(&k2, "input=%s", lst);
     kv_add(&k2, "output=recordio:%s/lst.rec", f->dir);
+    wr_result r;
     wr_run("tools.so", "preprocess", k2.ptr, 2, &r);
     assert_int_equal(r.setup_rc, 0);
     assert_int_equal(r.step_rc, 0);
@@ -390,6 +400,25 @@ static void test_list_inputs(void **st)
     assert_true(rr.label[0] == 1.5f && rr.label[1] == 3.0f);
     assert_memory_equal(rr.img[1], f->jpeg[N - 1], f->len[N - 1]);
     free_rec(&rr);
+}
+
+/* A convert_imageset label is an int32 and a Datum's label too: it must
+ * reach the LMDB exactly, not through a float (16777217 -> 16777216;
+ * 2147483647 -> 2^31, then refused as "not a whole number"). */
+static void test_int32_labels(void **st)
+{
+    const char *text = "c0/img_0.jpg 16777217\nc1/img_1.jpg 2147483647\nc2/img_2.jpg -2147483647\n";
+    dlg_lmdb *l;
+    dlg_lmdb_cursor *c = list_to_lmdb(*st, "big", text, &l);
+    const int32_t want[3] = {16777217, 2147483647, -2147483647};
+    dlg_lmdb_record lr;
+    dlg_data_err err;
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(dlg_lmdb_next(c, &lr, &err), 1);
+        assert_int_equal(lr.datum->label, want[i]);
+    }
+    dlg_lmdb_cursor_close(c);
+    dlg_lmdb_close(l);
 }
 
 static void test_passes(void **st)
@@ -507,6 +536,7 @@ int main(void)
         cmocka_unit_test(test_output_full_disk),
         cmocka_unit_test(test_resize),
         cmocka_unit_test(test_list_inputs),
+        cmocka_unit_test(test_int32_labels),
         cmocka_unit_test(test_passes),
         cmocka_unit_test(test_corrupt),
         cmocka_unit_test(test_bad_input),

@@ -26,6 +26,8 @@ typedef struct prep_item {
     int64_t index;       /* .lst index, else the line/scan position */
     const float *labels; /* nlabels floats */
     uint32_t nlabels;
+    bool int_label;      /* a list's or scan's int32 label: a float loses it beyond 2^24 */
+    int32_t label;       /* that label, exact (a Datum's), when int_label */
 } prep_item;
 
 typedef struct prep_input {

@@ -59,6 +59,8 @@ static int from_filelist(prep_input *in, const dlg_filelist *l, const char *root
         in->labels_[i] = (float)l->entries[i].label;
         it->labels = &in->labels_[i];
         it->nlabels = 1;
+        it->int_label = true;
+        it->label = l->entries[i].label;
         it->index = (int64_t)i;
     }
     return rc;

@@ -203,7 +203,8 @@ int prep_output_check_labels(const prep_output *o, const prep_input *in, dlg_dat
                                  "output = lmdb:%s: %s has %u labels, a Caffe Datum holds one "
                                  "(write recordio: for a multi-label list)",
                                  o->path, it->rel, it->nlabels);
-        if (!(l >= -2147483648.0f && l < 2147483648.0f) || l != (float)(int32_t)l)
+        if (!it->int_label &&
+            (!(l >= -2147483648.0f && l < 2147483648.0f) || l != (float)(int32_t)l))
             return dlg_data_fail(err, DLG_EINVAL,
                                  "output = lmdb:%s: %s has label %g, a Caffe Datum label is a "
                                  "whole number (int32)",
@@ -288,7 +289,7 @@ int prep_output_put(prep_output *o, const prep_item *it, const void *img, size_t
         return host_said(o, err, put_recordio(o, it, img, len, err));
     dlg_datum d;
     dlg_datum_init(&d);
-    dlg_datum_set_encoded(&d, img, len, (int32_t)it->labels[0]);
+    dlg_datum_set_encoded(&d, img, len, it->int_label ? it->label : (int32_t)it->labels[0]);
     int rc = dlg_lmdb_writer_put(o->db, it->index, it->rel, &d, err);
     if (rc == 0)
         o->bytes += dlg_datum_encoded_size(&d) + strlen(it->rel) + 9;
