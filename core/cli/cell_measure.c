@@ -118,7 +118,9 @@ static char *num_arg(char *buf, size_t buflen, size_t *used, size_t v)
 static char **child_argv(const dlg_run *run, const dlg_cli *cli, const dlg_run_args *a, const dlg_job *job,
                          size_t k, char *buf, size_t buflen)
 {
-    char **v = calloc(40 + 2 * a->nsets, sizeof *v);
+    /* room for every -v too: any number of them may be given */
+    size_t nv = cli->verbosity > 1 ? (size_t)cli->verbosity - 1 : 0;
+    char **v = calloc(40 + nv + 2 * a->nsets, sizeof *v);
     if (!v)
         return NULL;
     size_t n = 0, o = 0;
@@ -127,7 +129,7 @@ static char **child_argv(const dlg_run *run, const dlg_cli *cli, const dlg_run_a
         v[n++] = "--plugin-dir";
         v[n++] = (char *)cli->plugin_dir;
     }
-    for (int i = 1; i < cli->verbosity; i++)
+    for (size_t i = 0; i < nv; i++)
         v[n++] = "-v";
     if (cli->verbosity == 0)
         v[n++] = "-q";
@@ -161,7 +163,7 @@ static const char *classify(const dlg_cell_outcome *oc, int64_t oom_kills, const
                             size_t len)
 {
     int stop = dlg_stop_signal();
-    if (stop && (oc->term_signal == SIGINT || oc->term_signal == SIGTERM)) {
+    if (stop && (oc->term_signal == SIGINT || oc->term_signal == SIGTERM || oc->term_signal == SIGHUP)) {
         /* the user's stop reached the cell before it could say what it measured */
         snprintf(why, len, "stopped by signal %d before the cell sent a result", stop);
         return "partial";
@@ -199,23 +201,54 @@ static const char *classify(const dlg_cell_outcome *oc, int64_t oom_kills, const
     return "error";
 }
 
-/* The watchdog's SIGTERM let the cell stop between steps and send what it
- * had measured: keep those steps, under status timeout. */
-static void keep_timed_out(dlg_wire_point *out, const dlg_cell *cell)
+/* The status tag of a result point is st. */
+static bool point_status_is(const dlg_wire_point *wp, const char *st)
+{
+    for (size_t i = 0; i < wp->point.ntags; i++)
+        if (strcmp(wp->tags[i].key, "status") == 0)
+            return strcmp(wp->tags[i].value, st) == 0;
+    return false;
+}
+
+/* The cell's process sent what it had measured, then ended as `what` says
+ * (the watchdog's SIGTERM, its cgroup's OOM killer, a crash in a teardown
+ * or a later repetition's setup): keep those steps, under status. */
+static void keep_sent(dlg_wire_point *out, const dlg_cell *cell, const char *status, const char *what)
 {
     const dlg_field *steps = dlg_wire_field(out, "steps");
-    char why[640];
-    snprintf(why, sizeof why, "%s:%d: [job %s] stopped after timeout = %s; the %llu timed steps before it are kept",
-             cell->job->sec->file, cell->job->sec->line, cell->job->name, cell->core[DLG_K_TIMEOUT].text,
+    char why[1200];
+    snprintf(why, sizeof why, "%s:%d: [job %s] %s; the %llu timed steps before it are kept", cell->job->sec->file,
+             cell->job->sec->line, cell->job->name, what,
              steps ? (unsigned long long)(steps->type == DLG_FIELD_UINT ? steps->v.u : (uint64_t)steps->v.i) : 0ull);
-    dlg_wire_set_tag(out, "status", "timeout");
+    dlg_wire_set_tag(out, "status", status);
     field_s(out, "error", why);
+}
+
+/* Whether a cell's process that sent a result ended otherwise than it says:
+ * an error it reported stands, an "ok" from before a crash does not. */
+static bool ended_badly(const dlg_cell_outcome *oc, int64_t ooms, const dlg_wire_point *res)
+{
+    return oc->timed_out || ooms > 0 || ((oc->term_signal || oc->exit_code != 0) && point_status_is(res, "ok"));
 }
 
 /* "FILE:LINE: [job NAME] what", a row's error naming the job's section. */
 static void job_line(const dlg_cell *cell, const char *what, char *buf, size_t len)
 {
     snprintf(buf, len, "%s:%d: [job %s] %s", cell->job->sec->file, cell->job->sec->line, cell->job->name, what);
+}
+
+/* A partial result while dlgauge itself was not asked to stop: a signal
+ * reached the cell's process alone (a kill by hand, a low-memory daemon
+ * such as earlyoom).  Said so, in the row and on stderr (cmd_run.c); not
+ * recorded, so --resume measures the cell again. */
+static void stopped_alone(dlg_wire_point *out, const dlg_cell *cell)
+{
+    const dlg_field *e = dlg_wire_field(out, "error");
+    char what[600], line[1400];
+    snprintf(what, sizeof what, "%s: a signal sent to the cell's process alone, not to dlgauge; --resume measures "
+             "it again", e && e->type == DLG_FIELD_STRING ? e->v.s : "stopped by a signal");
+    job_line(cell, what, line, sizeof line);
+    field_s(out, "error", line);
 }
 
 static const char *in_child(dlg_run *run, const dlg_cli *cli, const dlg_run_args *a, const dlg_cell *cell,
@@ -254,13 +287,16 @@ static const char *in_child(dlg_run *run, const dlg_cli *cli, const dlg_run_args
         status = "error";
     } else {
         int64_t ooms = dlg_cgroup_oom_kills(&cg);
-        if (oc.have_result && ooms <= 0) {
+        char what[512];
+        if (oc.have_result) {
             dlg_wire_point_move(out, &oc.result);
             oc.have_result = false;
-            if (oc.timed_out)
-                keep_timed_out(out, cell);
+            if (ended_badly(&oc, ooms, out))
+                keep_sent(out, cell, classify(&oc, ooms, cell, what, sizeof what), what);
+            else if (point_status_is(out, "partial") && !dlg_stop_signal())
+                stopped_alone(out, cell);
         } else {
-            char what[512], line[1600];
+            char line[1600];
             status = classify(&oc, ooms, cell, what, sizeof what);
             job_line(cell, what, line, sizeof line);
             synth_result(run, cell, status, line, start_ns, out);

@@ -16,6 +16,7 @@
 #include "sinkset.h"
 #include "units.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,7 +243,9 @@ static int run_cells(dlg_run *run, const dlg_cli *cli, const dlg_run_args *a, dl
             snprintf(st, sizeof st, "%s", status);
             bool lost = result_lost(run, job, &wp, st, sizeof st);
             const dlg_field *why = dlg_wire_field(&wp, "error");
-            if (strcmp(st, "ok") != 0 && strcmp(st, "partial") != 0) {
+            /* partial while the run goes on: its cell's process alone was
+             * stopped (cell_measure.c), which is no success either */
+            if (strcmp(st, "ok") != 0 && (strcmp(st, "partial") != 0 || !dlg_stop_signal())) {
                 failed++;
                 if (why)
                     fprintf(stderr, "dlgauge: %s\n", why->v.s);
@@ -287,8 +290,8 @@ static void journal_path(const dlg_config *cfg, char *out, size_t len)
 static int exit_code(int failed, const dlg_sinkset *ss)
 {
     int sig = dlg_stop_signal();
-    if (sig)
-        return sig == 2 ? DLG_EXIT_SIGINT : DLG_EXIT_SIGTERM;
+    if (sig) /* 128 + the signal, as a shell says it; 129 for a hangup */
+        return sig == SIGINT ? DLG_EXIT_SIGINT : sig == SIGTERM ? DLG_EXIT_SIGTERM : 128 + sig;
     return failed || ss->failures ? DLG_EXIT_FAILED : DLG_EXIT_OK;
 }
 

@@ -100,7 +100,7 @@ void dlg_usage(FILE *out)
     fprintf(out, "  --version          print the version\n"
                  "\n"
                  "dlgauge help COMMAND (or dlgauge COMMAND --help) prints a command's usage.\n"
-                 "exit codes: 0 ok, 1 a cell or sink failed, 2 bad input, 130/143 interrupted\n");
+                 "exit codes: 0 ok, 1 a cell or sink failed, 2 bad input, 130/143/129 interrupted\n");
 }
 
 static bool is_help(const char *a)

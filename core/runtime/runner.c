@@ -315,32 +315,23 @@ static void storage_io_add(dlg_cell_result *res, dlg_services *svc, storage_io t
     res->storage_write_ios += t1.wi - t0.wi;
 }
 
-static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_services *svc, dlg_host_impl *host,
-                          dlg_nvml *nv, int gpu, dlg_rapl *rapl, dlg_cell_result *res, double *throughput)
+/* Warm-up, timed steps and the workload's report of one repetition whose
+ * setup went well; its teardown is the caller's. */
+static int measure_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_services *svc, dlg_host_impl *host,
+                              dlg_nvml *nv, int gpu, dlg_rapl *rapl, void *state, dlg_cell_result *res,
+                              double *throughput)
 {
     const dlg_workload_ops *ops = cell->job->workload->ops;
-    dlg_job_info info = {sizeof info, cell->job->name, res->cpus_used,
-                         (uint64_t)cell->core[DLG_K_SEED].i + (uint64_t)rep, rep,
-                         cell->core[DLG_K_MEMORY].set ? (uint64_t)cell->core[DLG_K_MEMORY].i : 0};
-    void *state = NULL;
-    int rc = ops->setup(&host->pub, cell->wl, &info, &state);
-    if (rc < 0)
-        return fail(res, svc, host->context, "setup", rc);
+    int rc;
     int64_t warmup = cell->core[DLG_K_WARMUP].i;
     for (int64_t i = 0; i < warmup && !dlg_stop_signal(); i++) {
         dlg_step s = {0};
-        if ((rc = ops->step(state, &s)) < 0 && !(rc == -DLG_ESTOP && dlg_stop_signal())) {
-            fail(res, svc, host->context, "warm-up step", rc);
-            ops->teardown(state);
-            return -1;
-        }
+        if ((rc = ops->step(state, &s)) < 0 && !(rc == -DLG_ESTOP && dlg_stop_signal()))
+            return fail(res, svc, host->context, "warm-up step", rc);
     }
     /* the workload's own fields start here, as the runner's do */
-    if (dlg_workload_has_begin_timed(ops) && (rc = ops->begin_timed(state)) < 0) {
-        fail(res, svc, host->context, "begin_timed", rc);
-        ops->teardown(state);
-        return -1;
-    }
+    if (dlg_workload_has_begin_timed(ops) && (rc = ops->begin_timed(state)) < 0)
+        return fail(res, svc, host->context, "begin_timed", rc);
     struct rusage ru0, ru1;
     getrusage(RUSAGE_SELF, &ru0);
     uint64_t ru0_ns = mono_ns(), cpu0_ns = process_cpu_ns();
@@ -384,12 +375,58 @@ static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_servi
         if (rrc < 0)
             rc = fail(res, svc, host->context, "report", rrc);
     }
-    ops->teardown(state);
     if (rc == 0 && t.stopped) {
         res->status = "partial";
         snprintf(res->error, sizeof res->error, "stopped by signal %d after %llu timed steps",
                  dlg_stop_signal(), (unsigned long long)res->steps);
     }
+    return rc;
+}
+
+/* The cell's result as it stands, to the parent of a cell's process; false
+ * when in-process or out of memory. */
+static bool send_result(dlg_run *run, const dlg_cell *cell, const dlg_cell_result *res)
+{
+    dlg_point_buf *pb = run->wire_fd >= 0 ? malloc(sizeof *pb) : NULL;
+    if (!pb)
+        return false;
+    dlg_result_point(run, cell, res, pb);
+    dlg_wire_send(run->wire_fd, &pb->point);
+    free(pb);
+    return true;
+}
+
+/* What the repetitions so far measured, sent before a teardown, which may
+ * crash the process (or a later setup may): the parent keeps it then,
+ * marked with how the process ended, rather than lose finished work. */
+static void checkpoint(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res, const double *thr)
+{
+    if (run->wire_fd < 0)
+        return;
+    dlg_summarize(thr, (size_t)res->reps, &res->throughput);
+    res->rss_peak = proc_hwm_bytes();
+    send_result(run, cell, res);
+}
+
+static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_services *svc, dlg_host_impl *host,
+                          dlg_nvml *nv, int gpu, dlg_rapl *rapl, dlg_cell_result *res, double *thr)
+{
+    const dlg_workload_ops *ops = cell->job->workload->ops;
+    dlg_job_info info = {sizeof info, cell->job->name, res->cpus_used,
+                         (uint64_t)cell->core[DLG_K_SEED].i + (uint64_t)rep, rep,
+                         cell->core[DLG_K_MEMORY].set ? (uint64_t)cell->core[DLG_K_MEMORY].i : 0};
+    void *state = NULL;
+    int rc = ops->setup(&host->pub, cell->wl, &info, &state);
+    if (rc < 0)
+        return fail(res, svc, host->context, "setup", rc);
+    uint64_t steps0 = res->steps;
+    rc = measure_repetition(run, cell, rep, svc, host, nv, gpu, rapl, state, res, &thr[res->reps]);
+    /* stopped before its first timed step, a repetition measured nothing:
+     * its throughput of 0 would drag the mean down */
+    if (rc == 0 && res->steps > steps0)
+        res->reps++;
+    checkpoint(run, cell, res, thr);
+    ops->teardown(state);
     return rc;
 }
 
@@ -417,14 +454,10 @@ static void check_threads(dlg_run *run, const dlg_cell *cell, dlg_cell_result *r
         return;
     snprintf(res->error, sizeof res->error, "%s:%d: [job %s] %s", cell->job->sec->file, cell->job->sec->line,
              cell->job->name, why);
-    dlg_point_buf *pb = run->wire_fd >= 0 ? malloc(sizeof *pb) : NULL;
-    if (pb) {
-        res->status = "error";
-        dlg_result_point(run, cell, res, pb);
-        dlg_wire_send(run->wire_fd, &pb->point);
-        free(pb);
-        res->status = "ok";
-    } else {
+    res->status = "error";
+    bool sent = send_result(run, cell, res);
+    res->status = "ok";
+    if (!sent) {
         fprintf(stderr, "dlgauge: %s:%d: [job %s] warning: %s\n", cell->job->sec->file, cell->job->sec->line,
                 cell->job->name, why);
     }
@@ -476,17 +509,10 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
         if (gpu >= 0)
             dlg_nvml_name(nv, gpu, res->gpu_name, sizeof res->gpu_name);
         dlg_rapl *rapl = open_rapl();
-        for (int r = 0; r < reps && r < MAX_REPS; r++) {
-            uint64_t steps0 = res->steps;
-            if (one_repetition(run, cell, r, &svc, host, nv, gpu, rapl, res, &thr[res->reps]) != 0)
+        for (int r = 0; r < reps && r < MAX_REPS; r++)
+            if (one_repetition(run, cell, r, &svc, host, nv, gpu, rapl, res, thr) != 0 ||
+                strcmp(res->status, "partial") == 0)
                 break;
-            /* stopped before its first timed step, a repetition measured
-             * nothing: its throughput of 0 would drag the mean down */
-            if (res->steps > steps0)
-                res->reps++;
-            if (strcmp(res->status, "partial") == 0)
-                break;
-        }
         host_cpu_times(&busy1, &iowait1);
         if (busy1 > busy0)
             res->iowait_fraction = (double)(iowait1 - iowait0) / (double)(busy1 - busy0);

@@ -13,17 +13,37 @@ static void on_signal(int sig)
     signal(sig, SIG_DFL);
 }
 
-void dlg_signals_install(void)
+/* The signals that ask a run to stop: Ctrl-C, kill or a batch system,
+ * and a hangup (a closed terminal or ssh session), which would otherwise
+ * end dlgauge and the running cell with nothing written for it. */
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+#define NSTOP (sizeof stop_signals / sizeof *stop_signals)
+
+static void on_all(void (*handler)(int))
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
+    sa.sa_handler = handler;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    for (size_t i = 0; i < NSTOP; i++) {
+        struct sigaction was;
+        /* a hangup ignored from the start (nohup) stays ignored: that run
+         * is meant to outlive its terminal */
+        if (stop_signals[i] == SIGHUP && sigaction(SIGHUP, NULL, &was) == 0 && was.sa_handler == SIG_IGN)
+            continue;
+        sigaction(stop_signals[i], &sa, NULL);
+    }
+}
+
+void dlg_signals_install(void)
+{
+    on_all(on_signal);
     /* started with SIGCHLD ignored, cells would be reaped before we read
      * how they ended */
     signal(SIGCHLD, SIG_DFL);
+    /* a reader of stdout that went away (| head, a pager quit) makes the
+     * summary line's write fail, rather than end the run mid-cell */
+    signal(SIGPIPE, SIG_IGN);
 }
 
 static void on_signal_child(int sig) { stop_signal = sig; }
@@ -31,18 +51,13 @@ static void on_signal_child(int sig) { stop_signal = sig; }
 static void stop_set(sigset_t *set)
 {
     sigemptyset(set);
-    sigaddset(set, SIGINT);
-    sigaddset(set, SIGTERM);
+    for (size_t i = 0; i < NSTOP; i++)
+        sigaddset(set, stop_signals[i]);
 }
 
 void dlg_signals_install_child(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal_child;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    on_all(on_signal_child);
     /* held since the fork (dlg_signals_hold): a pending one arrives now */
     sigset_t set;
     stop_set(&set);

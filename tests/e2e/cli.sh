@@ -153,6 +153,13 @@ run_cli nosink run nosink.ini
 expect_rc nosink 0
 grep -q 'nosink.ini has no \[sink\]: results are only printed' nosink.err || fail "no-sink note missing: $(cat nosink.err)"
 grep -Eq '^\[1/1\] a +ok .* p50 [0-9.]+ (ns|us)' nosink.out || fail "no-sink run printed: $(cat nosink.out)"
+# -v given many times: the cell's process gets as many (its argument array
+# had room for 16, and 200 corrupted the heap: malloc aborted the run)
+vs=$(printf -- '-v %.0s' $(seq 200))
+# shellcheck disable=SC2086
+run_cli manyv $vs run nosink.ini
+expect_rc manyv 0
+grep -Eq '^\[1/1\] a +ok ' manyv.out || fail "200 x -v: $(tail -3 manyv.err)"
 # dlgauge's own options after the command: say where they go (it said only "unknown option")
 for o in -v -q --plugin-dir=x; do
     run_cli "after$o" run dry.ini --dry-run "$o"

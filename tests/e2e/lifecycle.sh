@@ -7,7 +7,13 @@
 #    recorded as done;
 #  - a configuration file edited during a run stops the run before the next
 #    cell (its process would plan the edited file), and --resume with the
-#    file restored measures exactly the missing cells.
+#    file restored measures exactly the missing cells;
+#  - a cell's process that crashes after measuring (in a repetition's
+#    teardown, or in the next repetition's setup) keeps the repetitions it
+#    finished in a crashed row, rather than a row with nothing;
+#  - a cell's process stopped by a signal that dlgauge did not get (a kill
+#    by hand, a low-memory daemon) is a failure said on stderr, and --resume
+#    measures it again (it was a silent partial row and exit 0).
 # TEST_PLUGIN_DIR is this folder of the build tree (lifecycle_wl.so,
 # slow_cell_start.so).
 source "$(dirname "$0")/lib.sh"
@@ -125,5 +131,66 @@ expect_rc chatty 0
 grep -q CELL-STDOUT chatty.out && fail "chatty: a cell's output reached the run's stdout: $(cat chatty.out)"
 grep -q '^\[1/1\] chatty .* ok ' chatty.out || fail "chatty: no summary line on stdout: $(cat chatty.out)"
 grep -q 'CELL-STDOUT OMP_NUM_THREADS=1$' chatty.err || fail "chatty: stderr lacks the cell's line with 1 thread: $(cat chatty.err)"
+
+# ---- a crash after measuring: the finished repetitions stay in the row
+ini crashy.ini <<EOT
+[sink csv]
+path = $WORK/crashy.csv
+[job teardown]
+plugin     = $TPLUG/lifecycle_wl.so
+workload   = crashy
+crash      = teardown
+warmup     = 0
+iterations = 4
+repeat     = 2
+[job setup1]
+plugin     = $TPLUG/lifecycle_wl.so
+workload   = crashy
+crash      = setup1
+warmup     = 0
+iterations = 3
+repeat     = 3
+EOT
+run_cli crashy -q run crashy.ini
+expect_rc crashy 1
+got=$(col crashy.csv status | tr '\n' ' ')
+[ "$got" = "crashed crashed " ] || fail "crashy: statuses '$got', expected 'crashed crashed '"
+got=$(paste -d/ <(col crashy.csv steps) <(col crashy.csv repeats) | tr '\n' ' ')
+[ "$got" = "4/1 3/1 " ] || fail "crashy: steps/repeats '$got', expected '4/1 3/1 ' (the finished repetition lost)"
+"$PY" -c "import sys; sys.exit(float(sys.argv[1]) < 100)" "$(col crashy.csv throughput | head -1)" ||
+    fail "crashy: throughput '$(col crashy.csv throughput | head -1)', expected ~900 steps/s"
+[ "$(grep -c "died of signal 11 (Segmentation fault); the [43] timed steps before it are kept" crashy.err)" = 2 ] ||
+    fail "crashy: stderr lacks the kept steps: $(cat crashy.err)"
+
+# ---- SIGTERM to the cell's process alone
+ini alone.ini <<EOT
+[sink csv]
+path = $WORK/alone.csv
+[job a]
+workload   = sleep
+sleep      = 20ms
+iterations = 50
+warmup     = 0
+[job b]
+workload   = sleep
+sleep      = 1ms
+iterations = 3
+EOT
+"$DLG" --plugin-dir "$PLUGDIR" -q run alone.ini >alone.out 2>alone.err &
+al_pid=$!
+for _ in $(seq 100); do cell=$(pgrep -P "$al_pid") && break; sleep 0.05; done
+sleep 0.3
+kill -TERM "$cell"
+wait "$al_pid"
+RC=$?
+expect_rc alone 1
+got=$(col alone.csv status | tr '\n' ' ')
+[ "$got" = "partial ok " ] || fail "alone: statuses '$got', expected 'partial ok '"
+grep -q "^dlgauge: alone.ini:3: \[job a\] stopped by signal 15 after [0-9]* timed steps: a signal sent to the cell's process alone" \
+    alone.err || fail "alone: no line for the stopped cell: $(cat alone.err)"
+run_cli alone_resume -q run alone.ini --resume
+expect_rc alone_resume 0
+got=$(col alone.csv status | tr '\n' ' ')
+[ "$got" = "partial ok ok " ] || fail "alone: statuses after --resume '$got', expected 'partial ok ok '"
 
 finish

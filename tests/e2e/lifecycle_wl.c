@@ -1,9 +1,13 @@
 /* Workload for lifecycle.sh: `forker` starts a process that outlives its
  * setup (sleeping 30 s with every fd of the cell open, the result pipe
- * too) and writes its pid to the file named by `pidfile`. */
+ * too) and writes its pid to the file named by `pidfile`.  `crashy` dies
+ * of SIGSEGV after its measuring: in the first repetition's teardown
+ * (crash = teardown), or in the second repetition's setup (crash = setup1). */
 #include <dlgauge/plugin.h>
 
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,4 +67,35 @@ static int chatty_setup(const dlg_host *h, const dlg_value *o, const dlg_job_inf
 static const dlg_workload_ops chatty_ops = {1, "steps", chatty_setup, forker_step, NULL, forker_teardown, NULL};
 static const dlg_plugin_desc chatty_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, "chatty", "1.0",
                                             "prints to stdout", NULL, NULL, &chatty_ops};
-DLG_PLUGIN("lifecycle", &forker_desc, &chatty_desc)
+static const dlg_option crashy_options[] = {
+    {"crash", DLG_OPT_STRING, "teardown", NULL, NULL, NULL, "teardown | setup1", 0},
+    {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
+};
+
+/* a real SIGSEGV with the default action, even where a sanitizer would
+ * install its own handler */
+static void segv(void)
+{
+    signal(SIGSEGV, SIG_DFL);
+    raise(SIGSEGV);
+}
+
+static int crashy_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info *job, void **st)
+{
+    (void)h;
+    if (strcmp(o[0].text, "setup1") == 0 && job->repetition == 1)
+        segv();
+    *st = strcmp(o[0].text, "teardown") == 0 ? (void *)o : NULL;
+    return 0;
+}
+
+static void crashy_teardown(void *st)
+{
+    if (st)
+        segv();
+}
+
+static const dlg_workload_ops crashy_ops = {1, "steps", crashy_setup, forker_step, NULL, crashy_teardown, NULL};
+static const dlg_plugin_desc crashy_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, "crashy", "1.0",
+                                            "crashes after measuring", crashy_options, NULL, &crashy_ops};
+DLG_PLUGIN("lifecycle", &forker_desc, &chatty_desc, &crashy_desc)

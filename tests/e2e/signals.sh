@@ -1,6 +1,7 @@
 #!/bin/bash
-# (c) SIGINT / SIGTERM stop a long run within moments: exit 130 / 143, and
-# the cell that was running is written with status partial.
+# (c) SIGINT / SIGTERM / SIGHUP stop a long run within moments: exit 130 /
+# 143 / 129, and the cell that was running is written with status partial;
+# a closed stdout does not stop it.
 # (d) mkdata stopped by Ctrl-C (SIGINT to its process group) or by SIGTERM
 # to it alone: exit 130 / 143, one line, and no .part output left behind
 # (it used to stay, however large).
@@ -43,6 +44,32 @@ expect_rc int 130
 interrupt term TERM 10ms
 expect_rc term 143
 
+# a hangup (terminal or ssh session closed) stops the run as SIGTERM does:
+# the cell is written partial (the run used to die with nothing for it)
+interrupt hup HUP 10ms
+expect_rc hup 129
+
+# ... unless started under nohup (SIGHUP ignored): then it goes on
+ini nohup.ini <<EOT
+[sink csv]
+path = $WORK/nohup.csv
+[job long]
+workload = sleep
+sleep    = 10ms
+duration = 60s
+warmup   = 0
+EOT
+(trap '' HUP && exec "$DLG" --plugin-dir "$PLUGDIR" run nohup.ini >nohup.out 2>nohup.err) &
+nh_pid=$!
+sleep 1
+kill -HUP "$nh_pid"
+sleep 0.5
+kill -0 "$nh_pid" 2>/dev/null || fail "nohup: a hangup stopped a run started with SIGHUP ignored"
+kill -TERM "$nh_pid"
+wait "$nh_pid"
+RC=$?
+expect_rc nohup 143
+
 # A 1 s step interrupted half-way: the first step counts, the cut one does not.
 interrupt midstep INT 1s
 expect_rc midstep 130
@@ -74,6 +101,21 @@ expect_rc warmstop 130
 "$PY" -c "import sys; sys.exit(0 if float(sys.argv[1]) > 4 else 1)" "$ws_tput" ||
     fail "warmstop: throughput $ws_tput steps/s, expected ~5"
 echo "$ws_err" | grep -q "after 5 timed steps" || fail "warmstop: error '$ws_err'"
+# The reader of the run's stdout gone (| head, a pager quit): the run goes
+# on to its end (SIGPIPE used to end it at its first summary line).
+ini pipe.ini <<EOT
+[sink csv]
+path = $WORK/pipe.csv
+[job a]
+workload   = sleep
+sleep      = 1ms
+iterations = 3
+seed       = 1, 2, 3
+EOT
+{ "$DLG" --plugin-dir "$PLUGDIR" run pipe.ini 2>pipe.err; echo $? >pipe.rc; } | head -c 0
+[ "$(cat pipe.rc)" = 0 ] || fail "pipe: exit status $(cat pipe.rc), expected 0: $(cat pipe.err)"
+[ "$("$PY" "$E2E/e2e_check.py" count pipe.csv)" = 3 ] || fail "pipe: $("$PY" "$E2E/e2e_check.py" count pipe.csv) rows, expected 3"
+
 # stop_mkdata NAME SIGNAL TARGET PART ARGS...: mkdata ARGS signalled (TARGET
 # "group": its process group, as Ctrl-C does; else the process) once PART exists
 stop_mkdata() {
