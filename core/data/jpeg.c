@@ -2,6 +2,9 @@
  * name the image, no allocation per image once buffers have grown. */
 #include "jpeg.h"
 
+#include <math.h>
+#include <stdbool.h>
+
 #include <stdlib.h>
 #include <string.h>
 #include <turbojpeg.h>
@@ -80,6 +83,43 @@ static int not_jpeg(const void *buf, size_t len, const char *what, dlg_data_err 
                          len);
 }
 
+/* Whether the frame (the first SOF marker, before any scan) is
+ * progressive: SOF2, SOF6, SOF10 or SOF14. */
+static bool is_progressive(const uint8_t *p, size_t len)
+{
+    size_t i = 2;
+    while (i + 4 <= len && p[i] == 0xFF) {
+        uint8_t m = p[i + 1];
+        if (m == 0xFF) { /* fill byte */
+            i++;
+            continue;
+        }
+        if (m == 0xDA || m == 0xD9) /* a scan, or the end, before any frame */
+            return false;
+        if (m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC)
+            return m == 0xC2 || m == 0xC6 || m == 0xCA || m == 0xCE;
+        if (m == 0x01 || (m >= 0xD0 && m <= 0xD7)) { /* no length */
+            i += 2;
+            continue;
+        }
+        i += 2 + ((size_t)p[i + 2] << 8 | p[i + 3]);
+    }
+    return false;
+}
+
+/* Bytes of coefficient buffers a progressive decode of info holds: 64
+ * two-byte coefficients per 8x8 block of every component. */
+static double coef_bytes(const dlg_jpeg_info *info)
+{
+    double luma = ceil(info->width / 8.0) * ceil(info->height / 8.0) * 128.0;
+    int comps = info->colorspace == TJCS_GRAY ? 1
+                : info->colorspace == TJCS_CMYK || info->colorspace == TJCS_YCCK ? 4 : 3;
+    double chroma = info->subsamp == TJSAMP_GRAY || info->subsamp < 0 || info->subsamp >= TJ_NUMSAMP
+                        ? 1.0
+                        : 64.0 / (tjMCUWidth[info->subsamp] * tjMCUHeight[info->subsamp]);
+    return luma * (1 + (comps - 1) * chroma);
+}
+
 int dlg_jpeg_header(dlg_jpeg *j, const void *buf, size_t len, const char *what,
                     dlg_jpeg_info *info, dlg_data_err *err)
 {
@@ -100,6 +140,12 @@ int dlg_jpeg_header(dlg_jpeg *j, const void *buf, size_t len, const char *what,
     info->height = h;
     info->subsamp = ss;
     info->colorspace = cs;
+    double need = coef_bytes(info);
+    if (need > (double)DLG_JPEG_MAX_COEF_BYTES && is_progressive(buf, len))
+        return dlg_data_fail(err, DLG_ECORRUPT,
+                             "%s: progressive JPEG of %dx%d would need %.0f MiB of coefficient buffers to "
+                             "decode (at most %llu MiB)", what, w, h, need / 1048576.0,
+                             DLG_JPEG_MAX_COEF_BYTES >> 20);
     return 0;
 }
 

@@ -18,6 +18,13 @@ typedef struct dlg_jpeg dlg_jpeg;
 
 /* Images larger than this (pixels) are refused as corrupt/hostile. */
 #define DLG_JPEG_MAX_PIXELS (1ull << 28)
+/* A progressive JPEG is decoded from whole-image coefficient buffers (2
+ * bytes a coefficient, every component: a 16384x16384 4:2:0 image needs
+ * 768 MiB whatever the DCT scaling), a baseline one streams; one needing
+ * more than this per decoding thread is refused, as libjpeg-turbo 3's
+ * TJPARAM_MAXMEMORY would (Debian 12's 2.1 has no such limit).  A 100
+ * megapixel 4:2:0 photo needs 286 MiB. */
+#define DLG_JPEG_MAX_COEF_BYTES (512ull << 20)
 
 typedef struct dlg_jpeg_info {
     int width, height;

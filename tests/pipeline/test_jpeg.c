@@ -1,5 +1,6 @@
 /* JPEG codec: round trip, DCT-scaled decode against full decode + area
- * downscale, scale choice, corrupt and truncated input, CMYK sources. */
+ * downscale, scale choice, corrupt and truncated input, CMYK sources, and
+ * progressive images too large to decode. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -216,6 +217,55 @@ static void test_cmyk(void **st)
     dlg_jpeg_free(j);
 }
 
+/* Sets the dimensions in the first SOF marker of a JPEG. */
+static void set_sof_size(unsigned char *jpg, unsigned long len, int w, int h)
+{
+    for (unsigned long i = 2; i + 9 < len; i++)
+        if (jpg[i] == 0xFF && (jpg[i + 1] == 0xC0 || jpg[i + 1] == 0xC2)) {
+            jpg[i + 5] = (unsigned char)(h >> 8);
+            jpg[i + 6] = (unsigned char)h;
+            jpg[i + 7] = (unsigned char)(w >> 8);
+            jpg[i + 8] = (unsigned char)w;
+            return;
+        }
+    fail_msg("no SOF marker");
+}
+
+/* A progressive JPEG decodes from whole-image coefficient buffers: one
+ * claiming 16384x16384 (4:2:0: 768 MiB of them) is refused at its header,
+ * before libjpeg allocates them; a small progressive one decodes, and a
+ * baseline one of that size (it streams) passes the header. */
+static void test_progressive_memory_bomb(void **st)
+{
+    (void)st;
+    uint8_t *rgb = image(), out[W * H * 3];
+    tjhandle tc = tjInitCompress();
+    unsigned char *jpg = NULL;
+    unsigned long len = 0;
+    assert_int_equal(tjCompress2(tc, rgb, W, 0, H, TJPF_RGB, &jpg, &len, TJSAMP_420, 90, TJFLAG_PROGRESSIVE), 0);
+    dlg_jpeg *j;
+    assert_int_equal(dlg_jpeg_new(&j, NULL), 0);
+    dlg_data_err err = {0};
+    int w = 0, h = 0;
+    assert_int_equal(dlg_jpeg_decode(j, jpg, len, "p.jpg", (dlg_jpeg_scale){1, 1}, out, sizeof out, &w, &h, &err), 0);
+    assert_int_equal(w, W);
+    set_sof_size(jpg, len, 16384, 16384);
+    dlg_jpeg_info info;
+    assert_int_equal(dlg_jpeg_header(j, jpg, len, "bomb.jpg", &info, &err), -DLG_ECORRUPT);
+    assert_string_equal(err.msg, "bomb.jpg: progressive JPEG of 16384x16384 would need 768 MiB of coefficient "
+                                 "buffers to decode (at most 512 MiB)");
+    tjFree(jpg);
+    jpg = NULL;
+    assert_int_equal(tjCompress2(tc, rgb, W, 0, H, TJPF_RGB, &jpg, &len, TJSAMP_420, 90, 0), 0);
+    set_sof_size(jpg, len, 16384, 16384);
+    assert_int_equal(dlg_jpeg_header(j, jpg, len, "big.jpg", &info, &err), 0);
+    assert_int_equal(info.width, 16384);
+    tjFree(jpg);
+    tjDestroy(tc);
+    dlg_jpeg_free(j);
+    free(rgb);
+}
+
 /* A camera file cut short a little after its EXIF thumbnail: the
  * thumbnail's EOI must not make the truncated image look complete. */
 static void test_truncated_after_thumbnail(void **st)
@@ -265,6 +315,7 @@ int main(void)
         cmocka_unit_test(test_corrupt),
         cmocka_unit_test(test_cmyk),
         cmocka_unit_test(test_truncated_after_thumbnail),
+        cmocka_unit_test(test_progressive_memory_bomb),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
