@@ -201,16 +201,23 @@ static void run_compare(ran *r, const char *const *args)
         r->err_lines += *p == '\n';
 }
 
-/* Writes both sides, runs compare with the options, removes the files. */
-static void compare_files(ran *r, const char *base, const char *new, const char *opt, const char *val)
+/* Writes both sides, runs compare with up to two options (opt2 may be
+ * NULL), removes the files. */
+static void compare_files2(ran *r, const char *base, const char *new, const char *opt, const char *val,
+                           const char *opt2, const char *val2)
 {
     char pb[32], pn[32];
     temp_file(pb, base);
     temp_file(pn, new);
-    const char *args[] = {pb, "--", pn, "--color", "never", opt, val, NULL};
+    const char *args[] = {pb, "--", pn, "--color", "never", opt, val, opt2, val2, NULL};
     run_compare(r, args);
     unlink(pb);
     unlink(pn);
+}
+
+static void compare_files(ran *r, const char *base, const char *new, const char *opt, const char *val)
+{
+    compare_files2(r, base, new, opt, val, NULL, NULL);
 }
 
 /* 100 -> 90 with sd 1 over 5 repeats: significantly 10% slower. */
@@ -234,13 +241,7 @@ static void significant_slowdown_fails_the_gate(void **state)
     compare_files(&r, slow_base, slow_new, "--alpha", "0.05");
     assert_int_equal(r.rc, 0);
     /* Markdown that cannot be written: exit 2, and the regression still named */
-    char pb[32], pn[32];
-    temp_file(pb, slow_base);
-    temp_file(pn, slow_new);
-    const char *args[] = {pb, "--", pn, "--fail-below", "-5", "--markdown", "/nonexistent/out.md", NULL};
-    run_compare(&r, args);
-    unlink(pb);
-    unlink(pn);
+    compare_files2(&r, slow_base, slow_new, "--fail-below", "-5", "--markdown", "/nonexistent/out.md");
     assert_int_equal(r.rc, 2);
     assert_int_equal(r.err_lines, 2);
     assert_non_null(strstr(r.err, "dlgauge compare: /nonexistent/out.md: cannot write"));
