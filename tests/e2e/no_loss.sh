@@ -90,7 +90,7 @@ done
 
 # An error raised by a storage backend names the job whose cell hit it, in
 # its own process and in dlgauge's (it used to start "[storage posix]").
-# A socket is there for the plan's check but cannot be opened.
+# A socket is there for the plan's check but is refused at open.
 # (bound by a relative name: a socket path over 107 bytes cannot be bound)
 "$PY" -c 'import socket; socket.socket(socket.AF_UNIX).bind("nofile.bin")'
 ini storerr.ini <<EOT
@@ -112,7 +112,7 @@ isolation  = none
 EOT
 run_cli storerr run storerr.ini
 expect_rc storerr 1
-want='\[storage posix\] posix: .*nofile\.bin: cannot open'
+want='\[storage posix\] posix: .*nofile\.bin: is a socket; storage backends read regular files'
 for row in 1:7:rd 2:11:rd_inproc; do
     IFS=: read -r n line job <<<"$row"
     err=$("$PY" "$E2E/e2e_check.py" get storerr.csv "$n" error)

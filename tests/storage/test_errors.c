@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +59,95 @@ static void test_directory_every_backend(void **state)
         st_backend_destroy(&b);
         mock_host_fini(&m);
     }
+}
+
+/* Opens and closes path with backend `name` (overrides o); returns open's
+ * result, its error line in err. */
+static int open_once(const char *name, const char *const *o, const char *path, int flags, char *err,
+                     size_t errlen)
+{
+    mock_host m;
+    mock_host_init(&m);
+    st_backend b;
+    assert_int_equal(st_backend_create(&b, &m, name, o), 0);
+    dlg_file *f = NULL;
+    int rc = st_open(&b, &m, path, flags, &f);
+    assert_true(rc == 0 ? f != NULL : f == NULL);
+    if (f)
+        st_close(f);
+    snprintf(err, errlen, "%s", m.last_error);
+    st_backend_destroy(&b);
+    mock_host_fini(&m);
+    return rc;
+}
+
+/* Expects one error line naming the file and `why`. */
+static void expect_open_refused(const char *name, const char *const *o, const char *path, int flags,
+                                const char *why)
+{
+    char err[1024];
+    int rc = open_once(name, o, path, flags, err, sizeof err);
+    if (rc != -DLG_EINVAL || !strstr(err, path) || !strstr(err, why))
+        fail_msg("%s: open of %s gave %d: '%s'", name, path, rc, err);
+}
+
+/* A FIFO as data made open() wait forever for a writer (the run hung); a
+ * character device opened with size 0 ("the file is empty", or, with
+ * O_DIRECT, blamed on the filesystem).  Both are refused at once, by name;
+ * writing to a character device (/dev/null) stays allowed. */
+static void test_fifo_and_chardev_every_backend(void **state)
+{
+    char dir[512], fifo[600];
+    st_tmpdir(dir, "fifo");
+    snprintf(fifo, sizeof fifo, "%s/pipe", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    alarm(10); /* the old code blocked in open(): fail, do not hang */
+    const char *names[] = {"posix", "direct", "mmap", "uring", "uring", "throttle"};
+    const char *const uring_direct[] = {"direct=true", NULL};
+    for (int i = 0; i < 6; i++) {
+        const char *const *o = i == 4 ? uring_direct : NULL;
+        expect_open_refused(names[i], o, fifo, DLG_OPEN_READ, "is a FIFO");
+        expect_open_refused(names[i], o, "/dev/null", DLG_OPEN_READ, "is a character device");
+    }
+    expect_open_refused("posix", NULL, fifo, DLG_OPEN_WRITE, "is a FIFO");
+    alarm(0);
+    char err[1024];
+    if (open_once("posix", NULL, "/dev/null", DLG_OPEN_WRITE, err, sizeof err) != 0)
+        fail_msg("writing /dev/null: %s", err);
+    unlink(fifo);
+    rmdir(dir);
+}
+
+static int lease_fd = -1;
+static void release_lease(int sig) { (void)sig; (void)fcntl(lease_fd, F_SETLEASE, F_UNLCK); }
+
+/* The O_NONBLOCK that keeps a FIFO from blocking open() also makes open()
+ * of a file under a lease (Samba, NFS servers) fail with EWOULDBLOCK
+ * instead of waiting for the holder to let go: such files must still open. */
+static void test_leased_file_opens(void **state)
+{
+    char dir[512], path[600];
+    st_tmpdir(dir, "lease");
+    snprintf(path, sizeof path, "%s/leased.bin", dir);
+    int w = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    assert_true(w >= 0);
+    close(w);
+    lease_fd = open(path, O_RDONLY);
+    struct sigaction sa = {.sa_handler = release_lease, .sa_flags = SA_RESTART}, old;
+    sigaction(SIGIO, &sa, &old);
+    if (fcntl(lease_fd, F_SETLEASE, F_WRLCK) != 0) { /* leases off here */
+        sigaction(SIGIO, &old, NULL);
+        close(lease_fd);
+        skip();
+        return;
+    }
+    char err[1024];
+    if (open_once("posix", NULL, path, DLG_OPEN_READ, err, sizeof err) != 0)
+        fail_msg("open of a leased file: %s", err);
+    sigaction(SIGIO, &old, NULL);
+    close(lease_fd);
+    unlink(path);
+    rmdir(dir);
 }
 
 /* sysfs attributes are files that cannot be mapped (ENODEV). */
@@ -262,6 +353,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_missing_file_every_backend),
         cmocka_unit_test(test_directory_every_backend),
+        cmocka_unit_test(test_fifo_and_chardev_every_backend),
+        cmocka_unit_test(test_leased_file_opens),
         cmocka_unit_test(test_mmap_unmappable_file),
         cmocka_unit_test(test_out_of_range_options),
         cmocka_unit_test(test_bad_profiles),

@@ -9,11 +9,39 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-static bool is_dir(int fd, const char *path)
+/* Why path cannot be a backend's data file, or NULL.  Reads need a size,
+ * which only regular files and block devices have (a character device's
+ * is 0: "the file is empty"); a FIFO or socket would block the run. */
+static const char *unusable(const struct stat *st, bool writing)
+{
+    if (S_ISREG(st->st_mode) || S_ISBLK(st->st_mode))
+        return NULL;
+    if (S_ISDIR(st->st_mode))
+        return "is a directory";
+    if (S_ISFIFO(st->st_mode))
+        return "is a FIFO";
+    if (S_ISSOCK(st->st_mode))
+        return "is a socket";
+    if (S_ISCHR(st->st_mode))
+        return writing ? NULL : "is a character device";
+    return "is not a regular file";
+}
+
+static const char *unusable_path(int fd, const char *path, bool writing)
 {
     struct stat st;
     int rc = fd >= 0 ? fstat(fd, &st) : stat(path, &st);
-    return rc == 0 && S_ISDIR(st.st_mode);
+    return rc == 0 ? unusable(&st, writing) : NULL;
+}
+
+/* Clears the O_NONBLOCK that kept opening a FIFO from waiting for a
+ * writer: reads of a file must wait. 0 or -errno. */
+static int set_blocking(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0)
+        return -errno;
+    return 0;
 }
 
 int stg_open(const dlg_host *h, const char *path, int flags, int extra_oflags,
@@ -21,15 +49,18 @@ int stg_open(const dlg_host *h, const char *path, int flags, int extra_oflags,
 {
     bool writing = flags == DLG_OPEN_WRITE;
     int oflags = writing ? O_RDWR | O_CREAT | O_TRUNC : O_RDONLY | extra_oflags;
-    int fd = open(path, oflags | O_CLOEXEC, 0644);
+    int fd = open(path, oflags | O_CLOEXEC | O_NONBLOCK, 0644);
+    if (fd < 0 && errno == EWOULDBLOCK) /* a file lease, which O_NONBLOCK will not wait out */
+        fd = open(path, oflags | O_CLOEXEC, 0644);
     int err = errno;
-    if (is_dir(fd, path)) {
-        if (fd >= 0)
-            close(fd);
-        return h->error(h, DLG_EINVAL, "%s: is a directory; storage backends read files", path);
-    }
-    if (fd >= 0)
+    const char *why = unusable_path(fd, path, writing);
+    if (!why && fd >= 0 && (err = -set_blocking(fd)) == 0)
         return fd;
+    if (fd >= 0)
+        close(fd);
+    if (why)
+        return h->error(h, DLG_EINVAL, "%s: %s; storage backends %s", path, why,
+                        writing ? "write regular files and devices" : "read regular files and block devices");
     if (err == EINVAL && (oflags & O_DIRECT))
         return h->error(h, DLG_ENOTSUP, "%s: this filesystem refuses O_DIRECT (EINVAL); %s", path,
                         no_direct_hint);

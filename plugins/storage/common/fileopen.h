@@ -1,7 +1,9 @@
 /* Opening a data file for a storage backend, with the error lines a user
  * can act on: a directory is named as one (it opens, but every read fails,
  * and O_DIRECT refuses it with the same EINVAL as a filesystem without
- * O_DIRECT), and a filesystem refusing O_DIRECT gets the backend's hint. */
+ * O_DIRECT), so is a FIFO (opening it waited forever for a writer), a
+ * socket, or, for reading, a character device (size 0), and a filesystem
+ * refusing O_DIRECT gets the backend's hint. */
 #ifndef DLG_STORAGE_FILEOPEN_H
 #define DLG_STORAGE_FILEOPEN_H
 
