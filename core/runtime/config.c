@@ -364,7 +364,9 @@ static void header_line(parse_state *ps, const char *t)
 }
 
 /* One whole line into buf (at most size - 1 characters, without its '\n'),
- * or NULL at the end of the file.  *got: the line's length; *nul: whether
+ * or NULL at the end of the file.  *got: the line's length, or size when it
+ * is longer (reading stops there: a binary file such as a dataset included
+ * by mistake, or /dev/zero, has no end of line to read to); *nul: whether
  * it holds a NUL byte (fgets and strlen would cut the line there and read
  * its tail as the next line, with every later line number off by one). */
 static char *get_line(FILE *fp, char *buf, int size, size_t *got, bool *nul)
@@ -376,8 +378,9 @@ static char *get_line(FILE *fp, char *buf, int size, size_t *got, bool *nul)
     while ((ch = getc(fp)) != EOF && ch != '\n') {
         ++*got;
         *nul |= ch == '\0';
-        if (n < cap)
-            buf[n++] = (char)ch;
+        if (n == cap)
+            break;
+        buf[n++] = (char)ch;
     }
     if (ch == EOF && *got == 0)
         return NULL;
@@ -390,7 +393,8 @@ static char *reader(char *buf, int size, void *stream)
     parse_state *ps = stream;
     size_t got;
     bool nul;
-    if (!get_line(ps->fp, buf, size, &got, &nul))
+    /* the first error ends the file: reading on would only cost time */
+    if (ps->failed || !get_line(ps->fp, buf, size, &got, &nul))
         return NULL;
     ps->line++;
     if (nul || got > (size_t)size - 1) {

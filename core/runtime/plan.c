@@ -528,6 +528,15 @@ static int plan_storages(dlg_plan *p, char *err, size_t errlen)
     return 0;
 }
 
+/* Whether names[k] equals one of names[0..k). */
+static bool listed_before(char *const *names, size_t k)
+{
+    for (size_t i = 0; i < k; i++)
+        if (strcmp(names[i], names[k]) == 0)
+            return true;
+    return false;
+}
+
 static int plan_sinks(dlg_plan *p, const dlg_section *global, char *err, size_t errlen)
 {
     const dlg_entry *se = dlg_section_get(global, "sinks");
@@ -551,6 +560,16 @@ static int plan_sinks(dlg_plan *p, const dlg_section *global, char *err, size_t 
         dlg_instance_spec spec;
         char w[512], sub[2048] = "";
         dlg_entry_where(se, w, sizeof w);
+        /* a sink listed twice would be given every result twice: duplicate rows */
+        if (!names[k][0] || listed_before(names, k)) {
+            if (names[k][0])
+                snprintf(err, errlen, "%s[global] sinks: '%s' is listed twice in '%s': name each sink once", w,
+                         names[k], se->value);
+            else
+                snprintf(err, errlen, "%s[global] sinks: empty element in the list '%s'", w, se->value);
+            dlg_list_free(names, n);
+            return -1;
+        }
         if (!s) {
             /* a bare sink type would have no path/url: insist on a section */
             snprintf(err, errlen, "%s[global] sinks: there is no [sink %s] section", w, names[k]);

@@ -86,6 +86,12 @@ static int check_metrics(const dlg_metric *m, const char *who, char *why, size_t
             snprintf(why, whylen, "%s: metric #%zu has an empty or '_'-prefixed name", who, i);
             return -1;
         }
+        /* printed as strings by dlgauge help and list: NULL would crash them */
+        if (!m[i].unit || !m[i].help) {
+            snprintf(why, whylen, "%s: metric '%s' has no %s (write \"\" for none)", who, m[i].name,
+                     m[i].unit ? "help" : "unit");
+            return -1;
+        }
         if (m[i].type < DLG_FIELD_DOUBLE || m[i].type > DLG_FIELD_BOOL) {
             snprintf(why, whylen, "%s: metric '%s' has unknown type %d", who, m[i].name, (int)m[i].type);
             return -1;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <ini.h>
@@ -448,6 +449,22 @@ static void long_lines(void **state)
     dlg_config_free(&c);
 }
 
+/* A file with no end of line (a dataset included by mistake) was read to
+ * its end before the error, /dev/zero for ever: the alarm kills the test. */
+static void endless_line(void **state)
+{
+    char path[512], err[1024];
+    dlg_config c;
+    alarm(3);
+    assert_int_not_equal(load(state, "z.ini", "[job a]\nworkload = x\ninclude = /dev/zero\n", &c, path, err), 0);
+    rt_assert_error_at(err, "/dev/zero", 1, "a NUL byte in the line", END);
+    dlg_config_free(&c);
+    assert_int_not_equal(dlg_config_load(&c, "/dev/zero", err, sizeof err), 0);
+    rt_assert_error_at(err, "/dev/zero", 1, "a NUL byte in the line", END);
+    dlg_config_free(&c);
+    alarm(0);
+}
+
 static dlg_config *three_sections(void **state, dlg_config *c)
 {
     char path[512], err[1024];
@@ -553,6 +570,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(inih_settings_restored, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(syntax_errors, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(long_lines, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(endless_line, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(set_overrides, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(set_errors, rt_dir_setup, rt_dir_teardown),
     };

@@ -270,6 +270,11 @@ static const bad_case bad_cases[] = {
      {"[global] unknown key 'btach'", "not a global key, a core job key, or an option of any job's workload"}},
     {"[global]\nsleeep = 4ms\n[job a]\nworkload = sleep\n", 2, {"[global] unknown key 'sleeep'", "(did you mean 'sleep'?)"}},
     {"[global]\nsinks = nope\n[job a]\nworkload = sleep\n", 2, {"[global] sinks: there is no [sink nope] section"}},
+    /* a sink listed twice got every result twice (duplicate rows in one file) */
+    {"[global]\nsinks = out, x, out\n[sink out]\ntype = csv\npath = r.csv\n[sink x]\ntype = csv\npath = s.csv\n"
+     "[job a]\nworkload = sleep\n", 2, {"[global] sinks: 'out' is listed twice in 'out, x, out'"}},
+    {"[global]\nsinks = out,\n[sink out]\ntype = csv\npath = r.csv\n[job a]\nworkload = sleep\n", 2,
+     {"[global] sinks: empty element in the list 'out,'"}},
     {"[global]\nrepeat = 0\n[job a]\nworkload = sleep\n", 2, {"[job a] repeat: 0 is below the minimum 1"}},
     {"[global]\n", 0, {"no [job NAME] sections: nothing to run"}},
     /* isolation = none cannot enforce limits: an error, not silently ignored */

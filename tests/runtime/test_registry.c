@@ -32,6 +32,8 @@ static const dlg_metric good_metrics[] = {{"imgs", DLG_FIELD_DOUBLE, "", ""}, {N
 static const dlg_metric dup_metrics[] = {{"imgs", DLG_FIELD_DOUBLE, "", ""}, {"imgs", DLG_FIELD_INT, "", ""},
                                          {NULL, 0, NULL, NULL}};
 static const dlg_metric under_metrics[] = {{"_x", DLG_FIELD_DOUBLE, "", ""}, {NULL, 0, NULL, NULL}};
+static const dlg_metric nounit_metrics[] = {{"imgs", DLG_FIELD_DOUBLE, NULL, "h"}, {NULL, 0, NULL, NULL}};
+static const dlg_metric nohelp_metrics[] = {{"imgs", DLG_FIELD_DOUBLE, "", NULL}, {NULL, 0, NULL, NULL}};
 static const dlg_workload_ops wops = {1, "steps", w_setup, w_step, NULL, w_teardown, NULL};
 static const dlg_workload_ops wops_nounit = {1, "", w_setup, w_step, NULL, w_teardown, NULL};
 static const dlg_sink_ops sops_nowrite = {.version = 1, .open = s_open, .close = s_close};
@@ -81,6 +83,11 @@ static void descriptor_checks(void **state)
     expect(&x, 1, 0, "w: metric 'imgs' is declared twice");
     x = d, x.metrics = under_metrics;
     expect(&x, 1, 0, "empty or '_'-prefixed name");
+    /* dlgauge help/list printed these with %s and crashed on NULL */
+    x = d, x.metrics = nounit_metrics;
+    expect(&x, 1, 0, "w: metric 'imgs' has no unit");
+    x = d, x.metrics = nohelp_metrics;
+    expect(&x, 1, 0, "w: metric 'imgs' has no help");
     x = d, x.ops = &wops_nounit;
     expect(&x, 1, 0, "workload 'w': ops table lacks unit");
     dlg_plugin_desc s = {sizeof s, DLG_KIND_SINK, "s", "1.0", "a sink", NULL, NULL, &sops_nowrite};
