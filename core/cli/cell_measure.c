@@ -76,7 +76,7 @@ static void synth_result(const dlg_run *run, const dlg_cell *cell, const char *s
     dlg_format_rfc3339(start_ns, when, sizeof when);
     field_s(out, "start_time", when);
     field_s(out, "version", DLG_VERSION);
-    field_s(out, "git_rev", dlg_git_rev);
+    field_s(out, "git_rev", dlg_git_rev());
     field_s(out, "error", why);
 }
 

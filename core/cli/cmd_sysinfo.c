@@ -357,7 +357,7 @@ int dlg_cmd_sysinfo(const dlg_cli *cli, int argc, char **argv)
     cpu_energy_info();
     gpu_info();
     disk_info();
-    printf("software:   dlgauge %s (git %s), glibc %s\n", DLG_VERSION, dlg_git_rev, gnu_get_libc_version());
+    printf("software:   dlgauge %s (git %s), glibc %s\n", DLG_VERSION, dlg_git_rev(), gnu_get_libc_version());
     printf("built with: %s\n", DLG_LIBS_BUILT_WITH);
     return DLG_EXIT_OK;
 }

@@ -16,7 +16,7 @@ static int cmd_version(const dlg_cli *cli, int argc, char **argv)
     (void)cli;
     (void)argc;
     (void)argv;
-    printf("dlgauge %s (git %s)\n", DLG_VERSION, dlg_git_rev);
+    printf("dlgauge %s (git %s)\n", DLG_VERSION, dlg_git_rev());
     return DLG_EXIT_OK;
 }
 

@@ -4,6 +4,10 @@
 #ifndef DLG_GIT_REV_H
 #define DLG_GIT_REV_H
 
-extern const char dlg_git_rev[];
+/* A function, not an array: the executable would copy an array's bytes
+ * at link time (a copy relocation), so a libdlgauge rebuilt at another
+ * revision without relinking it gave a truncated string and a loader
+ * warning at every run. */
+const char *dlg_git_rev(void);
 
 #endif

@@ -150,6 +150,6 @@ int dlg_inventory_point(dlg_wire_point *wp, const char *run_id, const char *host
     add_s(wp, "disks", disks);
     add_s(wp, "glibc", gnu_get_libc_version());
     add_s(wp, "version", DLG_VERSION);
-    add_s(wp, "git_rev", dlg_git_rev);
+    add_s(wp, "git_rev", dlg_git_rev());
     return 0;
 }

@@ -249,7 +249,7 @@ void dlg_result_point(const dlg_run *run, const dlg_cell *cell, const dlg_cell_r
     dlg_format_rfc3339(res->start_realtime_ns, out->start_time, sizeof out->start_time);
     fs_(&b, "start_time", out->start_time);
     fs_(&b, "version", DLG_VERSION);
-    fs_(&b, "git_rev", dlg_git_rev);
+    fs_(&b, "git_rev", dlg_git_rev());
     if (res->gpu_samples > 0 && res->gpu_seconds > 0) {
         fs_(&b, "gpu_name", res->gpu_name);
         fd_(&b, "gpu_util", res->gpu_util_sum_s / res->gpu_seconds);
