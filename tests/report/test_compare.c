@@ -162,12 +162,12 @@ typedef struct ran {
     size_t err_lines;
 } ran;
 
-static void slurp(int fd, char *buf, size_t len)
+static void slurp(FILE *f, char *buf, size_t len)
 {
-    lseek(fd, 0, SEEK_SET);
-    ssize_t n = read(fd, buf, len - 1);
-    buf[n > 0 ? n : 0] = 0;
-    close(fd);
+    rewind(f);
+    size_t n = fread(buf, 1, len - 1, f);
+    buf[n] = 0;
+    fclose(f);
 }
 
 /* Runs `dlgauge compare ARGS` in this process, its stdout and stderr caught. */
@@ -177,16 +177,13 @@ static void run_compare(ran *r, const char *const *args)
     int argc = 1;
     for (; args[argc - 1]; argc++)
         argv[argc] = (char *)args[argc - 1];
-    char po[] = "/tmp/dlg-cmp-outXXXXXX", pe[] = "/tmp/dlg-cmp-errXXXXXX";
-    int fo = mkstemp(po), fe = mkstemp(pe);
-    assert_true(fo >= 0 && fe >= 0);
-    unlink(po);
-    unlink(pe);
+    FILE *to = tmpfile(), *te = tmpfile(); /* unnamed: gone when closed */
+    assert_true(to && te);
     fflush(stdout);
     fflush(stderr);
     int so = dup(1), se = dup(2);
-    dup2(fo, 1);
-    dup2(fe, 2);
+    dup2(fileno(to), 1);
+    dup2(fileno(te), 2);
     r->rc = rep_compare_main(argc, argv);
     fflush(stdout);
     fflush(stderr);
@@ -194,8 +191,8 @@ static void run_compare(ran *r, const char *const *args)
     dup2(se, 2);
     close(so);
     close(se);
-    slurp(fo, r->out, sizeof r->out);
-    slurp(fe, r->err, sizeof r->err);
+    slurp(to, r->out, sizeof r->out);
+    slurp(te, r->err, sizeof r->err);
     r->err_lines = 0;
     for (const char *p = r->err; *p; p++)
         r->err_lines += *p == '\n';
