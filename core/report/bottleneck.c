@@ -39,41 +39,6 @@ static double num_or_nan(const rep_row *r, const char *k)
     return rep_num(r, k, &v) ? v : NAN;
 }
 
-/* Whether the cell's reads follow one another in a file, so that the disk
- * merges them (iops_merge): the raw-read workload's pattern = seq (its
- * default; it is the workload with block_bytes).  Other loaders read
- * whole files or records in no known order: counted apart. */
-static bool reads_contiguous(const rep_row *r)
-{
-    return rep_reads_contiguous(r);
-}
-
-/* I/Os as the throttle counts them (the same code): a read of the mean size
- * counts once per iops_unit it spans, and contiguous reads of iops_merge or
- * more merge until they fill a unit. */
-static double charged_ios(const rep_disk *d, double ios, double bytes, bool contiguous)
-{
-    return rep_charged_ios(d, ios, bytes, contiguous);
-}
-
-/* How near one limit (bandwidth or IOPS) a cell ran. */
-typedef rep_limit_use limit_use;
-
-/* Reads r and writes w per second (NaN = not measured) against one limit:
- * each against its own where writes have one (the larger share binds);
- * with a shared budget (write_budget = shared) the two shares add up;
- * else both against the one limit, as the throttle charges them. */
-static limit_use use_of(double r, double w, double limit, bool write_own, double wlimit, bool shared)
-{
-    return rep_use_of(r, w, limit, write_own, wlimit, shared);
-}
-
-/* The binding one of the bandwidth and IOPS uses (bandwidth on a tie). */
-static limit_use binding(limit_use bw, limit_use io)
-{
-    return rep_use_binding(bw, io);
-}
-
 /* Fills the evidence numbers from the cell's row (J/item is pooled with
  * the throughput, model.c). */
 static void gather(rep_cell *c, const rep_group *g, const rep_disks *disks, const rep_disk **prof)
@@ -115,13 +80,10 @@ static void gather(rep_cell *c, const rep_group *g, const rep_disks *disks, cons
     const rep_disk *d = sname ? rep_disks_find(disks, sname) : NULL;
     if (d) {
         *prof = d;
-        double ios = num_or_nan(r, "storage_ios"), wios = num_or_nan(r, "storage_write_ios");
-        double rio = ios > 0 && wall > 0 ? charged_ios(d, ios, sread, reads_contiguous(r)) / wall : NAN;
-        /* outputs are written front to back: contiguous, as the throttle merges them */
-        double wio = wios > 0 && wall > 0 ? charged_ios(d, wios, swrite, true) / wall : NAN;
-        limit_use u = binding(use_of(c->read_bps, c->write_bps, d->bandwidth, d->write_own_bw, d->write_bandwidth,
-                                     d->write_shared),
-                              use_of(rio, wio, d->iops, d->write_own_iops, d->write_iops, d->write_shared));
+        rep_io_rate io; /* as the recommendation judges an instance's disk */
+        rep_cell_io(c, &io);
+        bool by_iops;
+        rep_limit_use u = rep_io_use_disk(&io, d, &by_iops);
         c->limit_share = u.share;
         c->limit_writes = u.writes;
         c->limit_combined = u.combined;
