@@ -4,9 +4,9 @@
  * resources (other axes at their best) times its GPU count: data-parallel
  * scaling, an upper bound.  A host
  * workload (no GPU fed, rep_group.per_gpu false) takes the whole instance
- * and is not multiplied: its GPUs do not run it.  Storage not swept: the
- * I/O the cell measured, per copy on a disk, all copies under the
- * instance's block-storage caps. */
+ * and is not multiplied: its GPUs do not run it.  Storage: the knee's
+ * disk profile (when swept), and the I/O the credited cell measured, per
+ * copy on a disk, all copies under the instance's block-storage caps. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
