@@ -120,6 +120,17 @@ static int check_bounds(const dlg_option *o, double v, const char *text, char *w
     return 0;
 }
 
+/* d as an int64, clamped: converting a double outside int64's range
+ * (an unbounded option set to 1e300) is undefined behaviour in C. */
+static int64_t saturate_i64(double d)
+{
+    if (d >= 0x1p63)
+        return INT64_MAX;
+    if (d < -0x1p63)
+        return INT64_MIN;
+    return (int64_t)d;
+}
+
 int dlg_opt_parse(const dlg_option *o, const char *text, dlg_value *v, char *why, size_t whylen)
 {
     memset(v, 0, sizeof *v);
@@ -156,7 +167,7 @@ int dlg_opt_parse(const dlg_option *o, const char *text, dlg_value *v, char *why
             return -1;
         if (o->type == DLG_OPT_DOUBLE) {
             v->d = d;
-            v->i = (int64_t)d;
+            v->i = saturate_i64(d);
         } else {
             /* re-parse to keep full 64-bit integer precision */
             int64_t i = 0;

@@ -358,12 +358,34 @@ static void plain_decimal_numbers(void **state)
     assert_int_equal(size_of("+.5K"), 512);
 }
 
+/* An unbounded double option far outside int64's range: its integer view
+ * saturates (the plain conversion was undefined behaviour, INT64_MIN for
+ * 1e300 on x86), and the double keeps its value. */
+static void huge_double_option(void **state)
+{
+    (void)state;
+    static const dlg_option o = {"scale", DLG_OPT_DOUBLE, NULL, NULL, NULL, NULL, "a factor", 0};
+    static const struct {
+        const char *text;
+        int64_t i;
+    } cases[] = {{"1e300", INT64_MAX}, {"-1e300", INT64_MIN}, {"9223372036854775808", INT64_MAX},
+                 {"-9223372036854775808", INT64_MIN}, {"1e18", 1000000000000000000}, {"-2.5", -2}};
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char why[256];
+        dlg_value v;
+        assert_int_equal(dlg_opt_parse(&o, cases[k].text, &v, why, sizeof why), 0);
+        if (v.i != cases[k].i)
+            fail_msg("'%s' gave %lld, not %lld", cases[k].text, (long long)v.i, (long long)cases[k].i);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sizes),          cmocka_unit_test(durations), cmocka_unit_test(bools_and_ints),
         cmocka_unit_test(parse_options),  cmocka_unit_test(table_checks), cmocka_unit_test(did_you_mean),
         cmocka_unit_test(compound_durations), cmocka_unit_test(plain_decimal_numbers),
+        cmocka_unit_test(huge_double_option),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
