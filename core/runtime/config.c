@@ -2,6 +2,7 @@
 
 #include "config_env.h"
 #include "config_line.h"
+#include "config_open.h"
 #include "options.h"
 
 #include <ctype.h>
@@ -514,8 +515,8 @@ oom:
     return -1;
 }
 
-/* Opens path as the main file (parent NULL) or an include: a directory
- * opens but reads as nothing, so it is refused by name. */
+/* Opens path as the main file (parent NULL) or an include; what is not a
+ * file (a directory, a FIFO) is refused by name (config_open.c). */
 static FILE *open_config(load_ctx *ctx, const parse_state *parent, const char *path, struct stat *st,
                          char *err, size_t errlen)
 {
@@ -524,18 +525,9 @@ static FILE *open_config(load_ctx *ctx, const parse_state *parent, const char *p
         snprintf(at, sizeof at, "%s:%d: cannot open include file '%s'", parent->file, parent->line, path);
     else
         snprintf(at, sizeof at, "%s: cannot open", path);
-    FILE *fp = fopen(path, "r");
-    if (!fp || fstat(fileno(fp), st) != 0) {
-        snprintf(err, errlen, "%s: %s", at, strerror(errno));
-        if (fp)
-            fclose(fp);
+    FILE *fp = dlg_config_fopen(path, at, st, err, errlen);
+    if (!fp)
         return NULL;
-    }
-    if (S_ISDIR(st->st_mode)) {
-        snprintf(err, errlen, "%s: it is a directory", at);
-        fclose(fp);
-        return NULL;
-    }
     if (check_once(ctx, parent, path, st, err, errlen) != 0) {
         fclose(fp);
         return NULL;

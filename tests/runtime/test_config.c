@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -465,6 +468,49 @@ static void endless_line(void **state)
     alarm(0);
 }
 
+/* A named FIFO, as an include or the main file, is refused by name at
+ * once (opening it waited for a writer for ever: the alarm kills the
+ * test), so is a socket; a pipe that has a writer (`... | dlgauge run
+ * /dev/stdin`) is read as before. */
+static void fifo_and_socket(void **state)
+{
+    const rt_dir *d = *state;
+    char path[512], err[1024], fifo[512], sock[512];
+    dlg_config c;
+    snprintf(fifo, sizeof fifo, "%s/f.ini", d->path);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    alarm(3);
+    assert_int_not_equal(load(state, "m.ini", "[job a]\nworkload = x\ninclude = f.ini\n", &c, path, err), 0);
+    rt_assert_error_at(err, path, 3, "cannot open include file", "f.ini", "it is a FIFO (named pipe)", END);
+    dlg_config_free(&c);
+    assert_int_not_equal(dlg_config_load(&c, fifo, err, sizeof err), 0);
+    rt_assert_error_at(err, fifo, 0, "cannot open: it is a FIFO (named pipe)", END);
+    dlg_config_free(&c);
+
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sock, sizeof sock, "%s/s.ini", d->path);
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", sock);
+    int sfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_int_equal(bind(sfd, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_not_equal(dlg_config_load(&c, sock, err, sizeof err), 0);
+    rt_assert_error_at(err, sock, 0, "cannot open: it is a socket", END);
+    dlg_config_free(&c);
+    close(sfd);
+
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    static const char text[] = "[job piped]\nworkload = sleep\n";
+    assert_int_equal(write(p[1], text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+    char in[64];
+    snprintf(in, sizeof in, "/proc/self/fd/%d", p[0]);
+    close(p[1]);
+    assert_int_equal(dlg_config_load(&c, in, err, sizeof err), 0);
+    assert_string_equal(value(&c, DLG_SEC_JOB, "piped", "workload"), "sleep");
+    dlg_config_free(&c);
+    close(p[0]);
+    alarm(0);
+}
+
 static dlg_config *three_sections(void **state, dlg_config *c)
 {
     char path[512], err[1024];
@@ -571,6 +617,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(syntax_errors, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(long_lines, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(endless_line, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(fifo_and_socket, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(set_overrides, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(set_errors, rt_dir_setup, rt_dir_teardown),
     };
