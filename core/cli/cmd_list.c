@@ -197,9 +197,12 @@ static void print_desc(const dlg_registry *reg, const dlg_plugin_desc *d, const 
 static void print_core(const char *what, bool md)
 {
     if (strcmp(what, "job") == 0 || strcmp(what, "all") == 0) {
-        printf(md ? "## `[job NAME]`: core keys\n\nEvery job takes these, plus its workload's options. "
-                    "A comma-separated value makes a sweep axis.\n\n"
-                  : "[job NAME] core keys (plus the workload's options):\n");
+        if (md)
+            printf("## `[job NAME]`: core keys\n\nEvery job takes these, plus its workload's options. "
+                   "A comma-separated value makes a sweep axis; a run has at most %d cells.\n\n",
+                   DLG_PLAN_MAX_CELLS);
+        else
+            printf("[job NAME] core keys (plus the workload's options):\n");
         print_options(dlg_core_job_options, md);
     }
     if (strcmp(what, "global") == 0 || strcmp(what, "all") == 0) {

@@ -223,8 +223,25 @@ static int add_axis(dlg_job *j, const char *key, bool core, size_t index, const 
     if (dlg_list_split(text, &a->values, &a->nvalues) != 0)
         return -1;
     j->naxes++;
-    j->ncells *= a->nvalues;
     return 0;
+}
+
+/* The job's cells times the values of its newest axis, unless that passes
+ * DLG_PLAN_MAX_CELLS (the product of a few long sweeps wrapped around
+ * size_t: a job of 0 cells, or of a few, ran without a word). */
+static int multiply_cells(dlg_job *j, const dlg_entry *e, char *err, size_t errlen)
+{
+    const dlg_axis *a = &j->axes[j->naxes - 1];
+    if (a->nvalues <= DLG_PLAN_MAX_CELLS / j->ncells) {
+        j->ncells *= a->nvalues;
+        return 0;
+    }
+    char w[512];
+    dlg_plan_where(e, j->sec, w, sizeof w);
+    snprintf(err, errlen, "%s[job %s] %s: %zu values times the %zu cells of the axes before make more than %d "
+             "cells, the most a run may have: sweep fewer values, or split the job", w, j->name, a->key,
+             a->nvalues, j->ncells, DLG_PLAN_MAX_CELLS);
+    return -1;
 }
 
 static int resolve_workload(dlg_plan *p, dlg_job *j, const dlg_section *global, char *err, size_t errlen)
@@ -291,9 +308,12 @@ static int bind_values(dlg_job *j, const dlg_section *global, char *err, size_t 
             continue;
         if (check_value(o, j->core_text[k], e, j->sec, j->name, err, errlen) != 0)
             return -1;
-        if (has_list(j->core_text[k]) && !(o->flags & DLG_OPT_NOSWEEP) &&
-            add_axis(j, o->name, true, k, j->core_text[k]) != 0)
-            goto oom;
+        if (has_list(j->core_text[k]) && !(o->flags & DLG_OPT_NOSWEEP)) {
+            if (add_axis(j, o->name, true, k, j->core_text[k]) != 0)
+                goto oom;
+            if (multiply_cells(j, e, err, errlen) != 0)
+                return -1;
+        }
     }
     j->nwl = dlg_opt_count(j->workload->options);
     j->wl_src = calloc(j->nwl + 1, sizeof *j->wl_src);
@@ -317,9 +337,12 @@ static int bind_values(dlg_job *j, const dlg_section *global, char *err, size_t 
         }
         if (check_value(o, j->wl_text[k], e, j->sec, j->name, err, errlen) != 0)
             return -1;
-        if (has_list(j->wl_text[k]) && !(o->flags & DLG_OPT_NOSWEEP) &&
-            add_axis(j, o->name, false, k, j->wl_text[k]) != 0)
-            goto oom;
+        if (has_list(j->wl_text[k]) && !(o->flags & DLG_OPT_NOSWEEP)) {
+            if (add_axis(j, o->name, false, k, j->wl_text[k]) != 0)
+                goto oom;
+            if (multiply_cells(j, e, err, errlen) != 0)
+                return -1;
+        }
     }
     return 0;
 oom:
@@ -686,6 +709,14 @@ static int plan_job(dlg_plan *p, const dlg_section *s, const dlg_section *global
     if (resolve_workload(p, j, global, err, errlen) != 0 || check_job_keys(j, err, errlen) != 0 ||
         bind_values(j, global, err, errlen) != 0 || check_isolation(j, err, errlen) != 0)
         return -1;
+    if (j->ncells > DLG_PLAN_MAX_CELLS - p->total_cells) {
+        char w[512];
+        dlg_plan_where(NULL, j->sec, w, sizeof w);
+        snprintf(err, errlen, "%s[job %s]: its %zu cells and the %zu of the jobs before make more than %d cells, "
+                 "the most a run may have: run some jobs with --job, or sweep fewer values", w, j->name,
+                 j->ncells, p->total_cells, DLG_PLAN_MAX_CELLS);
+        return -1;
+    }
     p->total_cells += j->ncells;
     return 0;
 }

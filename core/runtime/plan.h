@@ -74,6 +74,11 @@ typedef struct dlg_cell {
     size_t ntags;
 } dlg_cell;
 
+/* The most cells a run may have (its jobs' sweeps together): a million
+ * cells of a second each take 12 days; more is a sweep written by mistake,
+ * refused at plan time rather than wrapping the count around. */
+#define DLG_PLAN_MAX_CELLS 1000000
+
 typedef struct dlg_plan {
     dlg_config *cfg;
     dlg_registry *reg;

@@ -297,6 +297,52 @@ static void plan_errors(void **state)
     }
 }
 
+/* "key = 1, 2, ..., n" and a newline, appended to buf. */
+static void put_sweep(char *buf, size_t len, const char *key, int n)
+{
+    size_t at = strlen(buf);
+    at += (size_t)snprintf(buf + at, len - at, "%s = ", key);
+    for (int v = 1; v <= n; v++)
+        at += (size_t)snprintf(buf + at, len - at, "%d%s", v, v < n ? ", " : "\n");
+}
+
+/* Eight axes of 512 values are 2^72 cells: the count wrapped around to 0
+ * and the job planned as no cells at all; past DLG_PLAN_MAX_CELLS the
+ * plan is refused at the axis that crosses it, and so is a run whose jobs
+ * add up to more. */
+static void too_many_cells(void **state)
+{
+    static const char *const keys[] = {"warmup", "iterations", "duration", "min_steps",
+                                       "repeat", "seed",       "timeout",  "sleep"};
+    enum { LEN = 8 * 4096 };
+    char *text = calloc(1, LEN);
+    assert_non_null(text);
+    strcat(text, "[job wide]\nworkload = sleep\n");
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
+        put_sweep(text, LEN, keys[k], 512);
+    fixture f;
+    if (build(state, &f, text, NULL) == 0)
+        fail_msg("planned %zu cells", f.plan.total_cells);
+    /* 512 x 512, then duration's 512 pass a million (line 5) */
+    rt_assert_error_at(f.err, f.path, 5, "[job wide] duration: 512 values times the 262144 cells of the axes "
+                       "before make more than 1000000 cells", END);
+    done(&f);
+
+    text[0] = '\0';
+    for (int j = 0; j < 2; j++) {
+        snprintf(text + strlen(text), LEN - strlen(text), "[job j%d]\nworkload = sleep\n", j);
+        put_sweep(text, LEN, "seed", 100);
+        put_sweep(text, LEN, "warmup", 100);
+        put_sweep(text, LEN, "min_steps", 100);
+    }
+    if (build(state, &f, text, NULL) == 0)
+        fail_msg("planned %zu cells", f.plan.total_cells);
+    rt_assert_error_at(f.err, f.path, 6, "[job j1]: its 1000000 cells and the 1000000 of the jobs before make "
+                       "more than 1000000 cells", "--job", END);
+    done(&f);
+    free(text);
+}
+
 static void set_and_only_job(void **state)
 {
     fixture f;
@@ -670,6 +716,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(global_defaults, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(storages_and_sinks, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(plan_errors, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(too_many_cells, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(set_and_only_job, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(several_jobs, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(plugin_key, rt_dir_setup, rt_dir_teardown),
