@@ -3,12 +3,13 @@
 #include "fd_write.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define MAGIC "DLGP"
-#define MAX_FRAME (1u << 22)
+#define MAX_FRAME DLG_WIRE_MAX_FRAME
 
 typedef struct wbuf {
     unsigned char *p;
@@ -43,8 +44,91 @@ static void put_str(wbuf *b, const char *s)
     put(b, s, n);
 }
 
-int dlg_wire_send(int fd, const dlg_point *p)
+static size_t str_size(const char *s) { return 4 + (s ? strlen(s) : 0); }
+
+static size_t field_size(const dlg_field *f)
 {
+    size_t v = f->type == DLG_FIELD_STRING ? str_size(f->v.s) : f->type == DLG_FIELD_BOOL ? 1 : 8;
+    return str_size(f->key) + 1 + v;
+}
+
+/* The frame's length (after its 8-byte header) for p. */
+static size_t frame_size(const dlg_point *p)
+{
+    size_t n = str_size(p->measurement) + 8 + 4 + 4;
+    for (size_t i = 0; i < p->ntags; i++)
+        n += str_size(p->tags[i].key) + str_size(p->tags[i].value);
+    for (size_t i = 0; i < p->nfields; i++)
+        n += field_size(&p->fields[i]);
+    return n;
+}
+
+/* Who sent the point, for messages: its workload tag, else its measurement. */
+static const char *sender(const dlg_point *p)
+{
+    for (size_t i = 0; i < p->ntags; i++)
+        if (p->tags[i].key && strcmp(p->tags[i].key, "workload") == 0 && p->tags[i].value)
+            return p->tags[i].value;
+    return p->measurement ? p->measurement : "?";
+}
+
+/* Index of the largest string field of p, or -1. */
+static long largest_string(const dlg_point *p)
+{
+    long best = -1;
+    for (size_t i = 0; i < p->nfields; i++)
+        if (p->fields[i].type == DLG_FIELD_STRING &&
+            (best < 0 || field_size(&p->fields[i]) > field_size(&p->fields[best])))
+            best = (long)i;
+    return best;
+}
+
+/* One line on stderr, the cell's channel for what the run should see. */
+static void say(const dlg_point *p, const char *what)
+{
+    fprintf(stderr, "dlgauge: workload %s: its %s point %s\n", sender(p), p->measurement ? p->measurement : "?",
+            what);
+}
+
+int dlg_wire_fit(const dlg_point *p, dlg_field *fields, dlg_point *out)
+{
+    char msg[512];
+    if (p->ntags > DLG_WIRE_MAX_ITEMS || p->nfields > DLG_WIRE_MAX_ITEMS) {
+        snprintf(msg, sizeof msg, "has %zu tags and %zu fields, more than the %d of either a point may carry to "
+                 "the run: not sent", p->ntags, p->nfields, DLG_WIRE_MAX_ITEMS);
+        say(p, msg);
+        return -EMSGSIZE;
+    }
+    *out = *p;
+    if (p->nfields) /* memcpy from NULL is undefined even for 0 bytes */
+        memcpy(fields, p->fields, p->nfields * sizeof *fields);
+    out->fields = fields;
+    /* measured figures are kept: the largest strings go until it fits */
+    for (size_t size; (size = frame_size(out)) > MAX_FRAME;) {
+        long s = largest_string(out);
+        if (s < 0) {
+            snprintf(msg, sizeof msg, "is %zu bytes in its tags alone, more than the %u a point may be: not sent",
+                     size, MAX_FRAME);
+            say(p, msg);
+            return -EMSGSIZE;
+        }
+        snprintf(msg, sizeof msg, "is %zu bytes, more than the %u a point may be: its string field '%s' (%zu "
+                 "bytes) is left out", size, MAX_FRAME, fields[s].key, strlen(fields[s].v.s));
+        say(p, msg);
+        memmove(&fields[s], &fields[s + 1], (out->nfields - (size_t)s - 1) * sizeof *fields);
+        out->nfields--;
+    }
+    return 0;
+}
+
+int dlg_wire_send(int fd, const dlg_point *whole)
+{
+    dlg_field fields[DLG_WIRE_MAX_ITEMS];
+    dlg_point fit;
+    int rc = dlg_wire_fit(whole, fields, &fit);
+    if (rc != 0)
+        return rc;
+    const dlg_point *p = &fit;
     wbuf b = {0};
     put(&b, MAGIC, 4);
     put_u32(&b, 0); /* length, patched below */

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #define DLG_WIRE_MAX_ITEMS 256
+#define DLG_WIRE_MAX_FRAME (1u << 22) /* bytes after a frame's header: 4 MiB */
 
 /* A decoded point that owns its strings; fields may be appended. */
 typedef struct dlg_wire_point {
@@ -19,8 +20,16 @@ typedef struct dlg_wire_point {
     size_t used, cap;
 } dlg_wire_point;
 
-/* Writes one frame to fd (whole, retrying short writes).  0 or -errno. */
+/* Writes one frame to fd (whole, retrying short writes).  0 or -errno.
+ * The receiver refuses a frame past the limits above as broken, so they
+ * hold here, where the cell can say so (dlg_wire_fit). */
 int dlg_wire_send(int fd, const dlg_point *p);
+/* p as it may be sent: *out is p with its fields copied to fields[] (room
+ * for DLG_WIRE_MAX_ITEMS), less its largest string fields while the frame
+ * is over DLG_WIRE_MAX_FRAME, each named on stderr with the workload
+ * (measured figures are kept).  -EMSGSIZE, after one line on stderr, for
+ * more than DLG_WIRE_MAX_ITEMS tags or fields, or tags past the limit. */
+int dlg_wire_fit(const dlg_point *p, dlg_field *fields, dlg_point *out);
 /* Reads one frame.  1 = a point, 0 = end of stream, -1 = broken frame. */
 int dlg_wire_recv(int fd, dlg_wire_point *out);
 void dlg_wire_point_free(dlg_wire_point *wp);
