@@ -116,9 +116,11 @@ int influx_http_open(const dlg_host *h, const influx_http_conf *conf, bool *v2, 
 int influx_http_check(const dlg_host *h, const influx_http_conf *conf);
 /* The full write URL (for messages). */
 const char *influx_http_url(const influx_http *c);
-/* POSTs body; on anything but INFLUX_SENT, why gets a one-line reason:
+/* POSTs body, waiting at most timeout_ns (connecting included; at least
+ * 1 ms); on anything but INFLUX_SENT, why gets a one-line reason:
  * InfluxDB's own error text for INFLUX_REJECTED. */
-influx_send influx_http_post(influx_http *c, const char *body, size_t len, char *why, size_t whylen);
+influx_send influx_http_post(influx_http *c, const char *body, size_t len, uint64_t timeout_ns, char *why,
+                             size_t whylen);
 /* The last answer's HTTP status (0: none, a connection error). */
 long influx_http_status(const influx_http *c);
 /* The last answer's Retry-After (429, 503) in ns; 0 when it had none. */

@@ -80,7 +80,17 @@ static influx_send post_retrying(influx_sink *s, const char *body, size_t len, b
 {
     int tries = retry ? s->retries + 1 : 1;
     for (int t = 1;; t++) {
-        influx_send r = influx_http_post(s->http, body, len, why, whylen);
+        /* a slow InfluxDB may not take a whole request timeout past the
+         * flush's deadline: each request gets at most the time left */
+        uint64_t now = now_ns(s);
+        if (now >= deadline_ns) {
+            snprintf(why, whylen, "no time left before the flush's deadline");
+            note_unsent(s, INFLUX_RETRY, why);
+            return INFLUX_RETRY;
+        }
+        uint64_t left = deadline_ns - now;
+        influx_send r = influx_http_post(s->http, body, len, left < s->timeout_ns ? left : s->timeout_ns, why,
+                                         whylen);
         if (r == INFLUX_DENIED)
             note_unsent(s, r, why);
         if (r != INFLUX_RETRY)

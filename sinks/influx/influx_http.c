@@ -141,6 +141,14 @@ out:
     return rc;
 }
 
+/* curl's limits in ms; 0 would mean none, so at least 1. */
+static void set_timeout(CURL *e, uint64_t timeout_ns)
+{
+    long ms = (long)(timeout_ns / 1000000u);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, ms > 0 ? ms : 1L);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, ms > 0 ? ms : 1L);
+}
+
 static int setup_handle(const dlg_host *h, const influx_http_conf *conf, bool v2, influx_http *c)
 {
     c->headers = curl_slist_append(NULL, "Content-Type: text/plain; charset=utf-8");
@@ -153,13 +161,11 @@ static int setup_handle(const dlg_host *h, const influx_http_conf *conf, bool v2
     }
     if (!c->headers || !(c->curl = curl_easy_init()))
         return h->error(h, DLG_ENOMEM, "cannot set up libcurl");
-    long ms = (long)(conf->timeout_ns / 1000000u);
     CURL *e = c->curl;
     curl_easy_setopt(e, CURLOPT_URL, c->url);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, c->headers);
     curl_easy_setopt(e, CURLOPT_POST, 1L);
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, ms > 0 ? ms : 1L);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, ms > 0 ? ms : 1L);
+    set_timeout(e, conf->timeout_ns);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, c->errbuf);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
@@ -248,8 +254,10 @@ static void error_text(influx_http *c, long status, char *why, size_t whylen)
     json_object_put(root);
 }
 
-influx_send influx_http_post(influx_http *c, const char *body, size_t len, char *why, size_t whylen)
+influx_send influx_http_post(influx_http *c, const char *body, size_t len, uint64_t timeout_ns, char *why,
+                             size_t whylen)
 {
+    set_timeout(c->curl, timeout_ns);
     sbuf_truncate(&c->body, 0);
     sbuf_truncate(&c->err, 0);
     c->header_err[0] = '\0';

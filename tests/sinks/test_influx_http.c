@@ -616,6 +616,20 @@ static double req_time(json_object *all, size_t i)
     return json_object_get_double(json_object_object_get(json_object_array_get_idx(all, i), "t"));
 }
 
+/* A 1.x sink on the fake, spooling under its dir, with extra options. */
+static void *open_fake_with(const fake *fk, mock_host *m, const dlg_sink_ops **ops, const char *const *extra)
+{
+    char url[128], sd[4200];
+    snprintf(url, sizeof url, "url=http://127.0.0.1:%d/write?db=x", fk->port);
+    snprintf(sd, sizeof sd, "spool_dir=%s/spool", fk->dir);
+    const char *ov[16] = {url, sd};
+    for (size_t i = 0; extra[i] && i < 13; i++)
+        ov[i + 2] = extra[i];
+    void *st = NULL;
+    assert_int_equal(st_open_sink(m, "influx.so", "influx", ov, ops, &st), 0);
+    return st;
+}
+
 /* 503 and 429 with Retry-After: the next try waits that long, not just
  * the (much shorter) backoff; then the batch is delivered. */
 static void test_retry_after_honoured(void **state)
@@ -627,12 +641,8 @@ static void test_retry_after_honoured(void **state)
     mock_host m;
     mock_host_init(&m);
     const dlg_sink_ops *ops;
-    char url[128], sd[4200];
-    snprintf(url, sizeof url, "url=http://127.0.0.1:%d/write?db=x", fk.port);
-    snprintf(sd, sizeof sd, "spool_dir=%s/spool", fk.dir);
-    const char *ov[] = {url, sd, "backoff=10ms", "retries=3", "timeout=2s", NULL};
-    void *st = NULL;
-    assert_int_equal(st_open_sink(&m, "influx.so", "influx", ov, &ops, &st), 0);
+    static const char *const opts[] = {"backoff=10ms", "retries=3", "timeout=2s", NULL};
+    void *st = open_fake_with(&fk, &m, &ops, opts);
     write_seq(ops, st, "ra", 0, 1);
     assert_int_equal(ops->flush(st, 10000000000u), 0);
     ops->close(st);
@@ -810,13 +820,8 @@ static int unlimit(void **state)
 /* A 1.x sink on the fake (retries=1, batch=1), spool under the fake's dir. */
 static void *open_fake_v1(const fake *fk, mock_host *m, const dlg_sink_ops **ops)
 {
-    char url[128], sd[4200];
-    snprintf(url, sizeof url, "url=http://127.0.0.1:%d/write?db=x", fk->port);
-    snprintf(sd, sizeof sd, "spool_dir=%s/spool", fk->dir);
-    const char *ov[] = {url, sd, "backoff=10ms", "retries=1", "batch=1", NULL};
-    void *st = NULL;
-    assert_int_equal(st_open_sink(m, "influx.so", "influx", ov, ops, &st), 0);
-    return st;
+    static const char *const opts[] = {"backoff=10ms", "retries=1", "batch=1", NULL};
+    return open_fake_with(fk, m, ops, opts);
 }
 
 static int write_full(const dlg_sink_ops *ops, void *st, int i)
@@ -897,6 +902,38 @@ static void test_close_after_failed_flush_sends_nothing(void **state)
     assert_int_equal(ops->flush(st, 2000000000u), -DLG_EAGAIN);
     ops->close(st);
     assert_request(&fk, 4, 3, "full v=0i 1000\n"); /* the write's 2 tries, the flush's 2 */
+    char *spool = st_join(fk.dir, "spool/influx.lp");
+    assert_file(spool, "full v=0i 1000\n");
+    free(spool);
+    fake_stop(&fk);
+}
+
+/* An InfluxDB that answers after 3 s, a request timeout of 10 s and a
+ * flush given 1 s: the request gets only the time left, so the flush ends
+ * near its deadline with the points spooled (it waited the whole 3 s,
+ * and could have waited the whole 10). */
+static void test_request_capped_by_flush_deadline(void **state)
+{
+    server *s = *state;
+    fake fk;
+    static const char *const steps[] = {"204@3", NULL};
+    fake_start(&fk, s->dir, "fakelate", steps);
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    static const char *const opts[] = {"retries=2", "backoff=10ms", "timeout=10s", "batch=100",
+                                       "flush_interval=1h", NULL};
+    void *st = open_fake_with(&fk, &m, &ops, opts);
+    assert_int_equal(write_full(ops, st, 0), 0);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = ops->flush(st, 1000000000u);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    if (took > 2.0)
+        fail_msg("the flush given 1 s took %.2f s", took);
+    assert_int_equal(rc, -DLG_EAGAIN);
+    ops->close(st);
     char *spool = st_join(fk.dir, "spool/influx.lp");
     assert_file(spool, "full v=0i 1000\n");
     free(spool);
@@ -1037,6 +1074,7 @@ int main(void)
         cmocka_unit_test(test_close_after_failed_flush_sends_nothing),
         cmocka_unit_test(test_spool_append_during_replay_kept),
         cmocka_unit_test(test_redirect_kept_for_flush),
+        cmocka_unit_test(test_request_capped_by_flush_deadline),
     };
     int rc = cmocka_run_group_tests(tests, group_setup, group_teardown);
     curl_global_cleanup();
