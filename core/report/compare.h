@@ -37,7 +37,7 @@ typedef struct rep_cmp_cell {
     double ratio, delta;        /* new/base and (new-base)/base; NaN unless both ran */
     rep_welch w;
     rep_cmp_verdict verdict;
-    bool regression;            /* fails the gate (--fail-below) */
+    bool regression;            /* fails the gate (--fail-below): slower, newly failing, or missing from new */
 } rep_cmp_cell;
 
 typedef struct rep_cmp_group {
@@ -45,7 +45,8 @@ typedef struct rep_cmp_group {
     char *name;                  /* the group's title */
     char **keys;                 /* the union of both sides' axes */
     size_t nkeys;
-    rep_cmp_cell *cells;         /* matched first (base's axis order), then only-in */
+    rep_cmp_cell *cells;         /* matched first (base's axis order), then only-in; a group only in
+                                  * base has its cells too (each fails the gate), only in new none */
     size_t ncells;
     bool unit_differs;           /* the sides count different units: not compared */
     double geomean;              /* of new/base over cells where both ran; NaN: none */
@@ -63,6 +64,7 @@ typedef struct rep_compare {
     double alpha;      /* significance level of the test */
     double fail_below; /* gate: a significant delta below this fails (e.g. -0.05) */
     bool gate;         /* --fail-below given */
+    bool allow_missing; /* --allow-missing: a cell of base that new lacks does not fail the gate */
     rep_cmp_group *g;
     size_t n;
     double geomean; /* over every group's matched cells; NaN: none */
@@ -76,7 +78,8 @@ int rep_compare_build(rep_compare *c, char *err, size_t errlen);
 void rep_compare_free(rep_compare *c);
 
 const char *rep_cmp_verdict_name(rep_cmp_verdict v);
-/* "base 190 -> new 150 images/s (-21.1%, p=0.0001)": why a cell fails the gate. */
+/* "base 190 -> new 150 images/s (-21.1%, p=0.0001)", "newly failing (oom)...", "missing from new...":
+ * why a cell fails the gate. */
 void rep_cmp_regression_text(const rep_cmp_group *g, const rep_cmp_cell *cc, char *buf, size_t len);
 
 /* Outputs (compare_out.c): the header, one table per group, only-in lists, geomeans. */

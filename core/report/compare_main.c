@@ -14,13 +14,15 @@
 static void usage(FILE *f)
 {
     fputs("usage: dlgauge compare BASE.csv|.jsonl... -- NEW.csv|.jsonl... [--alpha 0.05] [--fail-below PCT]\n"
-          "                       [--markdown OUT.md|-] [--color auto|always|never]\n"
+          "                       [--allow-missing] [--markdown OUT.md|-] [--color auto|always|never]\n"
           "       (or --base FILE... --new FILE...)\n"
           "  new against base, cell by cell: throughput +-CI95 of each side, new/base, delta and Welch's\n"
           "  t-test (\"~\": not significant; one repeat on a side: no CI, no verdict); geometric means\n"
           "  --alpha A         significance level of the two-sided test (default 0.05)\n"
           "  --fail-below PCT  exit 1 if a cell is significantly slower than base by more than PCT\n"
-          "                    (e.g. -5%), or ran in base and fails in new; each named on stderr\n"
+          "                    (e.g. -5%), ran in base and fails in new, or is in base and missing\n"
+          "                    from new; each named on stderr\n"
+          "  --allow-missing   a cell missing from new does not fail the gate (a sweep changed on purpose)\n"
           "  exit codes: 0 compared (gate passed), 1 the gate failed, 2 bad input or unwritable output\n",
           f);
 }
@@ -30,7 +32,7 @@ typedef struct opts {
     size_t nfiles[2];
     const char *markdown, *color;
     double alpha, fail_below;
-    bool gate;
+    bool gate, allow_missing;
 } opts;
 
 /* "-5%", "-5", "-2.5%": a slowdown limit in percent, as a fraction. */
@@ -96,6 +98,10 @@ static int parse_args(opts *o, int argc, char **argv)
         }
         if (a[0] != '-' || strcmp(a, "-") == 0) {
             o->files[side][o->nfiles[side]++] = a;
+            continue;
+        }
+        if (strcmp(a, "--allow-missing") == 0) {
+            o->allow_missing = true;
             continue;
         }
         if (i + 1 >= argc) {
@@ -182,7 +188,7 @@ int rep_compare_main(int argc, char **argv)
         free(o.files[1]);
         return prc == 1 ? 0 : 2;
     }
-    rep_compare c = {.alpha = o.alpha, .fail_below = o.fail_below, .gate = o.gate};
+    rep_compare c = {.alpha = o.alpha, .fail_below = o.fail_below, .gate = o.gate, .allow_missing = o.allow_missing};
     char err[2048] = "";
     int rc = load_side(&c.base, "base", o.files[0], o.nfiles[0], err, sizeof err);
     if (!rc)

@@ -199,6 +199,11 @@ static void judge_group(rep_cmp_group *cg, rep_compare *c, double *logsum)
     double sum = 0;
     for (size_t i = 0; i < cg->ncells; i++) {
         rep_cmp_cell *cc = &cg->cells[i];
+        if (cc->base && !cc->new) {
+            /* a benchmark that vanished from new is no pass for a CI gate */
+            cc->regression = c->gate && !c->allow_missing;
+            c->nregressions += cc->regression;
+        }
         if (!cc->base || !cc->new)
             continue;
         judge(cc, c);
@@ -255,7 +260,7 @@ static int match_groups(rep_compare *c)
         rc = cg ? 0 : -1;
         if (!rc && b && n && units_differ(b, n))
             cg->unit_differs = true; /* images/s against bytes/s: no ratio means anything */
-        else if (!rc && b && n)
+        else if (!rc && b) /* a group only in base too: each of its cells is missing from new */
             rc = union_keys(cg) != 0 || match_cells(cg) != 0 ? -1 : 0;
     }
     free(taken);

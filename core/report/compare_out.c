@@ -53,7 +53,8 @@ static void header(const out_form *o, const rep_compare *c)
         fprintf(o->f, "dlgauge compare: ");
     fprintf(o->f, "new against base, cell by cell; Welch's t-test, two-sided, alpha %g", c->alpha);
     if (c->gate)
-        fprintf(o->f, "; gate: a significant slowdown beyond %.1f%% or a new failure fails", 100 * c->fail_below);
+        fprintf(o->f, "; gate: a significant slowdown beyond %.1f%%%s fails", 100 * c->fail_below,
+                c->allow_missing ? " or a new failure" : ", a new failure or a cell missing from new");
     fprintf(o->f, "%s", o->md ? ".\n\n" : "\n");
     rep_cmp_side_text(&c->base, buf, sizeof buf);
     line(o, "base", buf);
@@ -69,8 +70,9 @@ static void group(const out_form *o, const rep_cmp_group *g)
     char buf[4096];
     heading(o, g->name);
     if (!g->base || !g->new) {
-        snprintf(buf, sizeof buf, "the whole group (%zu cells)", (g->base ? g->base : g->new)->ncells);
-        line(o, g->base ? "only in base" : "only in new", buf);
+        size_t n = (g->base ? g->base : g->new)->ncells;
+        snprintf(buf, sizeof buf, "the whole group (%zu cell%s)", n, n == 1 ? "" : "s");
+        line(o, rep_cmp_only_lead(g, g->base != NULL), buf);
         return;
     }
     if (g->unit_differs) {
@@ -87,7 +89,7 @@ static void group(const out_form *o, const rep_cmp_group *g)
     for (int side = 1; side >= 0; side--) {
         rep_cmp_only_text(g, side, buf, sizeof buf);
         if (buf[0])
-            line(o, side ? "only in base" : "only in new", buf);
+            line(o, rep_cmp_only_lead(g, side), buf);
     }
 }
 

@@ -42,6 +42,11 @@ void rep_cmp_regression_text(const rep_cmp_group *g, const rep_cmp_cell *cc, cha
     char b[64], n[64];
     const char *sep = g->nkeys ? ": " : "", *label = g->nkeys ? cc->label : ""; /* one cell: the group says it */
     dlg_format_rate(cc->base->thr, g->base->unit, b, sizeof b);
+    if (!cc->new) {
+        snprintf(buf, len, "%s%s%s: missing from new; base %s %s", g->name, sep, label,
+                 cc->base->ok ? "ran at" : "failed:", cc->base->ok ? b : status_of(cc->base));
+        return;
+    }
     if (cc->verdict == REP_CMP_NEW_FAIL) {
         snprintf(buf, len, "%s%s%s: newly failing (%s); base ran at %s", g->name, sep, label, status_of(cc->new), b);
         return;
@@ -140,6 +145,14 @@ int rep_cmp_table(rep_table *t, const rep_cmp_group *g)
 static bool only_in(const rep_cmp_cell *cc, bool in_base)
 {
     return (in_base ? cc->base : cc->new) && !(in_base ? cc->new : cc->base);
+}
+
+const char *rep_cmp_only_lead(const rep_cmp_group *g, bool in_base)
+{
+    for (size_t i = 0; in_base && i < g->ncells; i++)
+        if (only_in(&g->cells[i], true) && g->cells[i].regression)
+            return "only in base (gate)";
+    return in_base ? "only in base" : "only in new";
 }
 
 void rep_cmp_only_text(const rep_cmp_group *g, bool in_base, char *buf, size_t len)

@@ -14,6 +14,8 @@ int rep_cmp_table(rep_table *t, const rep_cmp_group *g);
 size_t rep_cmp_matched(const rep_cmp_group *g);
 /* "cpus=8; cpus=16": the group's cells only in base (in_base) or only in new. */
 void rep_cmp_only_text(const rep_cmp_group *g, bool in_base, char *buf, size_t len);
+/* The lead of that list: "only in base (gate)" where its cells fail the gate. */
+const char *rep_cmp_only_lead(const rep_cmp_group *g, bool in_base);
 /* The geometric mean of new/base: "0.912 (-8.8%) over 4 cells" */
 void rep_cmp_geomean_text(double geomean, size_t ngeo, char *buf, size_t len);
 /* "a.csv b.jsonl (24 rows): dlgauge 0.1.0 (git abc1234) on lab (Intel Xeon ..., 16 CPUs)" */

@@ -2,7 +2,7 @@
 # (5 repeats of 8 steps per cell: with 3, a loaded ASan run once failed
 # here, cause not captured; 5 give the t-test more room).  Job `axis` sweeps sleep = 2ms, 5ms in
 # base and 5ms, 8ms in new: 5ms matches, 2ms and 8ms are listed as only in
-# one side.  Job `gate` sleeps 2ms in base and 6ms in new (not swept: one
+# one side (with the gate, 2ms fails it: gone from new).  Job `gate` sleeps 2ms in base and 6ms in new (not swept: one
 # cell): about 3x slower, significant, and it fails --fail-below -5%.
 #   bash compare_cli.sh DLGAUGE PLUGIN_DIR WORK_DIR
 set -u
@@ -63,6 +63,13 @@ rc=$?
 grep -q '^dlgauge compare: regression: sleep (job gate), mode -, precision -: .* steps/s -> .* steps/s (-[2-9][0-9]\.[0-9]%, p=' gate.err ||
     fail "the gate does not name job gate: $(cat gate.err)"
 grep -vq '^dlgauge compare: regression: ' gate.err && fail "stderr has more than regression lines: $(cat gate.err)"
+grep -q '^dlgauge compare: regression: sleep (job axis), mode -, precision -: sleep=2ms: missing from new; base ran at ' gate.err ||
+    fail "sleep=2ms, gone from new, does not fail the gate: $(cat gate.err)"
+# a sweep changed on purpose: only the slowdown fails
+"$DLG" compare base.jsonl -- new.jsonl --fail-below -5% --allow-missing >allow.txt 2>allow.err
+rc=$?
+[ $rc = 1 ] && [ "$(wc -l <allow.err)" = 1 ] && grep -q '(job gate)' allow.err ||
+    fail "--allow-missing: exit $rc, not 1 with job gate's line alone: $(cat allow.err)"
 grep -q '^  base: base.jsonl (3 rows): dlgauge .* on .* (' gate.txt || fail "no CPU model in the JSONL header: $(head -4 gate.txt)"
 
 # both sinks of one run as one side count each measurement once; Markdown to stdout

@@ -270,6 +270,42 @@ static void new_failure_fails_the_gate(void **state)
     assert_non_null(strstr(r.out, "NEW FAILURE (gate)"));
 }
 
+/* A cell of base missing from new fails the gate, one stderr line each,
+ * so does every cell of a group only in base (it passed the gate, only
+ * listed); --allow-missing lets a sweep changed on purpose pass. */
+static void missing_cell_fails_the_gate(void **state)
+{
+    (void)state;
+    static const char base[] = HEAD ROW("", "2", "ok", "100", "1", "5") ROW("", "4", "oom", "", "", "")
+        "2026-12-01T10:00:00Z,,,k,ok,gone,10,1,1,images,5,0.1.0,\n";
+    static const char new[] = HEAD ROW("", "2", "ok", "100", "1", "5");
+    ran r;
+    compare_files(&r, base, new, "--fail-below", "-5");
+    assert_int_equal(r.rc, 1);
+    assert_int_equal(r.err_lines, 2);
+    assert_non_null(strstr(r.err, "dlgauge compare: regression: sim (job j), mode -, precision -: cpus=4: missing "
+                                  "from new; base failed: oom\n"));
+    assert_non_null(strstr(r.err, "dlgauge compare: regression: gone (job k), mode -, precision -: missing from "
+                                  "new; base ran at 10 images/s\n"));
+    assert_non_null(strstr(r.out, "  only in base (gate): cpus=4\n"));
+    assert_non_null(strstr(r.out, "  only in base (gate): the whole group (1 cell)\n"));
+    assert_non_null(strstr(r.out, "2 cells fail the gate"));
+    char pb[32], pn[32];
+    temp_file(pb, base);
+    temp_file(pn, new);
+    const char *allow[] = {pb, "--", pn, "--fail-below", "-5", "--allow-missing", NULL};
+    run_compare(&r, allow);
+    unlink(pb);
+    unlink(pn);
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.err, "");
+    assert_non_null(strstr(r.out, "  only in base: cpus=4\n"));
+    /* no gate: listed, exit 0 */
+    compare_files(&r, base, new, "--alpha", "0.05");
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.err, "");
+}
+
 /* One repeat a side: no evidence, never a regression, however far apart. */
 static void one_repeat_gives_no_verdict(void **state)
 {
@@ -318,6 +354,7 @@ int main(void)
         cmocka_unit_test(significant_slowdown_fails_the_gate),
         cmocka_unit_test(insignificant_slowdown_passes),
         cmocka_unit_test(new_failure_fails_the_gate),
+        cmocka_unit_test(missing_cell_fails_the_gate),
         cmocka_unit_test(one_repeat_gives_no_verdict),
         cmocka_unit_test(bad_input_is_one_line_and_exit_2),
     };
