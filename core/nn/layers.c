@@ -2,6 +2,7 @@
  * parameter shapes and fillers, parameter and multiply-add counts. */
 #include "net.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,9 +90,10 @@ static int infer_conv(dlg_net *net, dlg_node *n, const dlg_shape *x)
                             "by %d groups",
                             n->l.name, (long long)x->d[1], (long long)out, c->groups);
     int64_t ekh = (int64_t)c->dh * (c->kh - 1) + 1, ekw = (int64_t)c->dw * (c->kw - 1) + 1;
-    int64_t ho = (x->d[2] + 2 * c->ph - ekh) / c->sh + 1;
-    int64_t wo = (x->d[3] + 2 * c->pw - ekw) / c->sw + 1;
-    if (x->d[2] + 2 * c->ph < ekh || x->d[3] + 2 * c->pw < ekw)
+    /* in int64: twice a pad above INT_MAX / 2 overflowed int */
+    int64_t hp = x->d[2] + 2 * (int64_t)c->ph, wp = x->d[3] + 2 * (int64_t)c->pw;
+    int64_t ho = (hp - ekh) / c->sh + 1, wo = (wp - ekw) / c->sw + 1;
+    if (hp < ekh || wp < ekw)
         return dlg_net_fail(net, DLG_EINVAL, "nn: conv '%s': kernel larger than padded input",
                             n->l.name);
     int rc = add_top(net, n, n->l.name, dlg_shape4(x->d[0], out, ho, wo));
@@ -114,7 +116,7 @@ static int infer_conv(dlg_net *net, dlg_node *n, const dlg_shape *x)
  * the input and cover nothing (-inf max, 0/0 average), so it goes too. */
 static int64_t pool_out(int64_t in, int k, int s, int p)
 {
-    int64_t o = (in + 2 * p - k + s - 1) / s + 1;
+    int64_t o = (in + 2 * (int64_t)p - k + s - 1) / s + 1;
     if ((o - 1) * s >= in + p)
         o--;
     return o;
@@ -126,12 +128,18 @@ static int infer_pool(dlg_net *net, dlg_node *n, const dlg_shape *x)
     if (need4d(net, n, x) < 0)
         return net->err;
     if (p->global) {
+        /* the window is int: a larger extent must not wrap to a small one */
+        if (x->d[2] > INT_MAX || x->d[3] > INT_MAX)
+            return dlg_net_fail(net, DLG_EINVAL,
+                                "nn: pool '%s': global pooling over %lld x %lld pixels (at most "
+                                "%d each way)",
+                                n->l.name, (long long)x->d[2], (long long)x->d[3], INT_MAX);
         p->kh = (int)x->d[2];
         p->kw = (int)x->d[3];
     }
     if (p->kh < 1 || p->kw < 1 || p->sh < 1 || p->sw < 1 || p->ph < 0 || p->pw < 0 ||
-        p->ph >= p->kh || p->pw >= p->kw || x->d[2] + 2 * p->ph < p->kh ||
-        x->d[3] + 2 * p->pw < p->kw)
+        p->ph >= p->kh || p->pw >= p->kw || x->d[2] + 2 * (int64_t)p->ph < p->kh ||
+        x->d[3] + 2 * (int64_t)p->pw < p->kw)
         return dlg_net_fail(net, DLG_EINVAL,
                             "nn: pool '%s': need kernel, stride >= 1, 0 <= pad < kernel and "
                             "kernel <= padded input",

@@ -159,6 +159,48 @@ static void test_huge_sizes(void **st)
     dlg_net_destroy(net);
 }
 
+/* Twice a pad above INT_MAX / 2 overflowed int in the shape rules (a
+ * "kernel larger than padded input" error for a valid convolution, a
+ * misleading pooling error, and an abort under UBSan); a global pooling
+ * over more than INT_MAX rows truncated its window to a few rows and
+ * built a wrong-shaped output without a word. */
+static void test_huge_pads(void **st)
+{
+    dlg_net *net;
+    assert_int_equal(dlg_net_create(&net, "huge-pad"), 0);
+    int x = dlg_input(net, "x", 1, 1, 5, 5);
+    dlg_conv_spec cs = {1, 3, 3, 1, 1, 1500000000, 0, 1, 1, 1, false};
+    int c = dlg_conv_ex(net, "conv", x, &cs);
+    if (c < 0)
+        fail_msg("a valid conv refused: %s", dlg_net_error(net));
+    dlg_shape sh;
+    assert_int_equal(dlg_net_shape(net, c, &sh), 0);
+    assert_true(sh.d[2] == 3000000003LL && sh.d[3] == 3);
+    dlg_net_destroy(net);
+
+    /* 5 + 2 * 1.5e9 rows and columns hold the 2e9 window: the output's
+     * element count is what is wrong */
+    assert_int_equal(dlg_net_create(&net, "huge-pool"), 0);
+    x = dlg_input(net, "x", 1, 1, 5, 5);
+    assert_int_equal(dlg_max_pool(net, "pool", x, 2000000000, 1, 1500000000), -DLG_EINVAL);
+    assert_non_null(strstr(dlg_net_error(net), "elements"));
+    dlg_net_destroy(net);
+
+    /* 1 + 2 * 2^30 rows, then + 2 * (2^30 + 2): 2^32 + 5 rows of 1 pixel */
+    assert_int_equal(dlg_net_create(&net, "huge-global"), 0);
+    x = dlg_input(net, "x", 1, 1, 1, 1);
+    dlg_conv_spec c1 = {1, 1, 1, 1, 1, 1 << 30, 0, 1, 1, 1, false};
+    dlg_conv_spec c2 = {1, 1, 1, 1, 1, (1 << 30) + 2, 0, 1, 1, 1, false};
+    c = dlg_conv_ex(net, "c2", dlg_conv_ex(net, "c1", x, &c1), &c2);
+    if (c < 0)
+        fail_msg("valid convs refused: %s", dlg_net_error(net));
+    assert_int_equal(dlg_net_shape(net, c, &sh), 0);
+    assert_true(sh.d[2] == (1LL << 32) + 5);
+    assert_int_equal(dlg_global_avg_pool(net, "gap", c), -DLG_EINVAL);
+    assert_non_null(strstr(dlg_net_error(net), "'gap'"));
+    dlg_net_destroy(net);
+}
+
 /* x (2 x 3 x 4 x 4) -> conv -> batch norm -> fc (3) -> loss */
 static dlg_net *small(const char *backend, bool train)
 {
@@ -222,6 +264,7 @@ int main(void)
         cmocka_unit_test(test_pool_stride_above_kernel),
         cmocka_unit_test(test_tie_twice),
         cmocka_unit_test(test_huge_sizes),
+        cmocka_unit_test(test_huge_pads),
         cmocka_unit_test(test_sgd_misuse),
         cmocka_unit_test(test_backward_in_test_mode),
     };
