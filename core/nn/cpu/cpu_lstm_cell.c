@@ -37,14 +37,16 @@ static inline float fexp(float x)
 static inline float sigm(float x) { return 1.0f / (1.0f + fexp(-x)); }
 static inline float ftanh(float x) { return 1.0f - 2.0f / (fexp(2.0f * x) + 1.0f); }
 
-/* Round to nearest even, inline so the loops vectorize (finite values:
- * these are activations and gradients the kernels computed). */
+/* Round to nearest even, inline so the loops vectorize.  A NaN is
+ * truncated and kept quiet: rounding carried some payloads into the
+ * exponent (+Inf) or the sign (-0), so a diverged h0 or gradient read as
+ * a number. */
 static inline uint16_t bf16(float f)
 {
     uint32_t u;
     memcpy(&u, &f, sizeof u);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (uint16_t)(u >> 16);
+    uint32_t r = u + 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(((u & 0x7fffffffu) > 0x7f800000u ? u | 0x400000u : r) >> 16);
 }
 
 CELL_TARGET void cpu_lstm_cell_fwd(int64_t B, int64_t H, float *g, const float *r, const float *cp,
