@@ -15,8 +15,11 @@
 static int64_t token(const dlg_layer *l, int64_t r)
 {
     float v = F(l->bottom[0])[r];
+    /* range first: casting NaN or a float past int64 is undefined */
+    if (!(v >= 0 && (double)v < (double)l->p.embed.vocab))
+        return -1;
     int64_t id = (int64_t)v;
-    return (v >= 0 && (float)id == v && id < l->p.embed.vocab) ? id : -1;
+    return (float)id == v ? id : -1;
 }
 
 static int embed_forward(void *ctx, dlg_layer *l, void *state)
