@@ -17,6 +17,7 @@
 #include "units.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -336,6 +337,23 @@ static int check_storages(dlg_plan *plan, int verbosity, char *err, size_t errle
     return 0;
 }
 
+/* A cell's own process loads the file again (and the run checks it is
+ * unchanged), which a pipe (`run /dev/stdin`, `run <(...)`) cannot give
+ * twice: refused before any cell, where --dry-run still reads it once. */
+static int check_rereadable(const dlg_plan *plan, const char *file, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(file, &st) != 0 || S_ISREG(st.st_mode))
+        return 0;
+    for (size_t j = 0; j < plan->njobs; j++)
+        if (strcmp(plan->jobs[j].core_text[DLG_K_ISOLATION], "none") != 0) {
+            snprintf(err, errlen, "%s: is not a regular file (a pipe?): each cell's process reads it again, "
+                     "which a pipe cannot give twice: save it to a file and run that", file);
+            return -1;
+        }
+    return 0;
+}
+
 int dlg_cmd_run(const dlg_cli *cli, int argc, char **argv)
 {
     dlg_run_args a;
@@ -368,6 +386,8 @@ int dlg_cmd_run(const dlg_cli *cli, int argc, char **argv)
         rc = DLG_EXIT_OK;
         goto done;
     }
+    if (check_rereadable(&plan, a.file, err, sizeof err) != 0)
+        goto fail;
     dlg_run run = {.plan = &plan, .wire_fd = -1, .verbosity = cli->verbosity, .tty = isatty(2) != 0};
     dlg_journal_config_id(&cfg, run.config_id, sizeof run.config_id);
     if (gethostname(run.host, sizeof run.host) != 0 || !run.host[0])

@@ -168,6 +168,14 @@ expect_rc convread 0
 case_ini dupsec $'[job a]\nworkload = sleep\n[job a]\nworkload = stream' \
     "^dlgauge: dupsec\.ini:4: \[job a\] appears twice in this file \(lines 1 and 3\), and both set 'workload'"
 
+# a piped configuration reads once for --dry-run, but each cell's process
+# reads it again: refused before any cell (it failed every cell as "changed")
+run_cli pipedry run /dev/stdin --dry-run < <(cat ok.ini)
+expect_rc pipedry 0
+run_cli piperun run /dev/stdin < <(cat ok.ini)
+expect_one_error piperun 2 "^dlgauge: /dev/stdin: is not a regular file \(a pipe\?\)"
+[ ! -s piperun.out ] || fail "piperun: a cell ran: $(cat piperun.out)"
+
 # An unknown command-line option is a usage error.
 run_cli badopt run ok.ini --bogus
 expect_rc badopt 2
