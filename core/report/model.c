@@ -94,7 +94,7 @@ static int push_str(char ***arr, size_t *n, const char *s)
 
 /* CPU count of a `cpus` value: N, or a list like 0,2-3; 0 = all (the
  * row's cpus_used says how many that was). */
-static double cpus_order(const char *v, const rep_rows *rs, size_t gi, const rep_model *m, const char *key)
+static double cpus_order(const char *v, const rep_rows *rs, const long *gid, size_t gi, const char *key)
 {
     char *end;
     long n = strtol(v, &end, 10);
@@ -104,7 +104,7 @@ static double cpus_order(const char *v, const rep_rows *rs, size_t gi, const rep
         for (size_t i = 0; i < rs->n; i++) {
             double u;
             const char *t = rep_tag(&rs->v[i], key);
-            if (t && same(t, v) && find_group(m, &rs->v[i]) == (long)gi && rep_num(&rs->v[i], "cpus_used", &u))
+            if (t && same(t, v) && gid[i] == (long)gi && rep_num(&rs->v[i], "cpus_used", &u))
                 return u;
         }
         return 1e9; /* all CPUs of an unknown machine: largest */
@@ -128,7 +128,7 @@ static double cpus_order(const char *v, const rep_rows *rs, size_t gi, const rep
     return count;
 }
 
-static void axis_orders(rep_axis *ax, const rep_rows *rs, size_t gi, const rep_model *m, const rep_disks *disks)
+static void axis_orders(rep_axis *ax, const rep_rows *rs, const long *gid, size_t gi, const rep_disks *disks)
 {
     bool all_num = true, all_size = true;
     for (size_t i = 0; i < ax->n; i++) {
@@ -137,6 +137,8 @@ static void axis_orders(rep_axis *ax, const rep_rows *rs, size_t gi, const rep_m
         int64_t b;
         char why[64];
         ax->order[i] = NAN;
+        if (same(ax->vals[i], "-"))
+            continue; /* a row without the tag (another run's sweep) leaves the kind to the values given */
         if (*end || end == ax->vals[i])
             all_num = false;
         else
@@ -160,7 +162,7 @@ static void axis_orders(rep_axis *ax, const rep_rows *rs, size_t gi, const rep_m
         char why[64];
         switch (ax->kind) {
         case REP_AX_CPUS:
-            ax->order[i] = cpus_order(v, rs, gi, m, ax->key);
+            ax->order[i] = cpus_order(v, rs, gid, gi, ax->key);
             break;
         case REP_AX_SIZE:
             ax->order[i] = dlg_parse_size(v, &b, why, sizeof why) == 0 ? (double)b : NAN;
@@ -192,12 +194,12 @@ static void axis_orders(rep_axis *ax, const rep_rows *rs, size_t gi, const rep_m
         }
 }
 
-static int build_axes(rep_model *m, size_t gi, const rep_rows *rs, const rep_disks *disks)
+static int build_axes(rep_model *m, size_t gi, const rep_rows *rs, const long *gid, const rep_disks *disks)
 {
     rep_group *g = &m->g[gi];
     for (size_t i = 0; i < rs->n; i++) {
         const rep_row *r = &rs->v[i];
-        if (find_group(m, r) != (long)gi)
+        if (gid[i] != (long)gi)
             continue;
         for (size_t t = 0; t < r->ntags; t++) {
             if (is_ident(r->tags[t].key))
@@ -220,7 +222,7 @@ static int build_axes(rep_model *m, size_t gi, const rep_rows *rs, const rep_dis
     }
     /* a row without an axis' tag sits at "-" on it */
     for (size_t i = 0; i < rs->n; i++) {
-        if (find_group(m, &rs->v[i]) != (long)gi)
+        if (gid[i] != (long)gi)
             continue;
         for (size_t a = 0; a < g->naxes; a++)
             if (!rep_tag(&rs->v[i], g->axes[a].key) && axis_val(&g->axes[a], "-") < 0 &&
@@ -230,7 +232,7 @@ static int build_axes(rep_model *m, size_t gi, const rep_rows *rs, const rep_dis
     for (size_t a = 0; a < g->naxes; a++) {
         if (!(g->axes[a].order = calloc(g->axes[a].n, sizeof(double))))
             return -1;
-        axis_orders(&g->axes[a], rs, gi, m, disks);
+        axis_orders(&g->axes[a], rs, gid, gi, disks);
     }
     return 0;
 }
@@ -261,14 +263,14 @@ static bool same_measurement(const rep_row *a, const rep_row *b)
     return true;
 }
 
-static bool in_cell(const rep_model *m, size_t gi, const rep_group *g, const size_t *coord, const rep_row *r)
+/* Row k of a cell's rows repeats an earlier ok row of it (the same run
+ * appended twice, or read from both of its sinks). */
+static bool repeated(const rep_rows *rs, const size_t *rows, size_t k)
 {
-    if (find_group(m, r) != (long)gi || !row_ok(r))
-        return false;
-    for (size_t a = 0; a < g->naxes; a++)
-        if (!same(or_dash(rep_tag(r, g->axes[a].key)), g->axes[a].vals[coord[a]]))
-            return false;
-    return true;
+    for (size_t j = 0; j < k; j++)
+        if (row_ok(&rs->v[rows[j]]) && same_measurement(&rs->v[rows[j]], &rs->v[rows[k]]))
+            return true;
+    return false;
 }
 
 /* A row's energy and items (energy from per_key, J/item, when only that
@@ -312,8 +314,7 @@ static void cell_energy(rep_cell *c, const energy_sum *gpu, const energy_sum *cp
  * variance (within and between rows), Student-t half-width; J/item as
  * all their energy over all their items.  One row keeps its own figures
  * exactly. */
-static void pool_cell(rep_cell *c, const rep_rows *rs, const rep_model *m, size_t gi, const rep_group *g,
-                      const size_t *coord)
+static void pool_cell(rep_cell *c, const rep_rows *rs, const size_t *rows, size_t nrows)
 {
     double n_sum = 0, mean = 0, ss = 0;
     energy_sum egpu = {0, 0}, ecpu = {0, 0};
@@ -322,14 +323,9 @@ static void pool_cell(rep_cell *c, const rep_rows *rs, const rep_model *m, size_
     c->energy_item = NAN;
     c->energy_cpu = false;
     for (int pass = 0; pass < 2; pass++) {
-        for (size_t i = 0; i < rs->n; i++) {
-            const rep_row *r = &rs->v[i];
-            if (!in_cell(m, gi, g, coord, r))
-                continue;
-            bool dup = false;
-            for (size_t j = 0; j < i && !dup; j++)
-                dup = in_cell(m, gi, g, coord, &rs->v[j]) && same_measurement(&rs->v[j], r);
-            if (dup)
+        for (size_t k = 0; k < nrows; k++) {
+            const rep_row *r = &rs->v[rows[k]];
+            if (!row_ok(r) || repeated(rs, rows, k))
                 continue;
             double t = 0, sd = 0, n = 1;
             rep_num(r, "throughput", &t);
@@ -367,44 +363,84 @@ static void pool_cell(rep_cell *c, const rep_rows *rs, const rep_model *m, size_
     c->ci = n_sum > 1 ? dlg_t_quantile_975((size_t)n_sum - 1) * c->sd / sqrt(n_sum) : 0;
 }
 
-static int build_cells(rep_model *m, size_t gi, const rep_rows *rs)
+/* The cell at coord, added if new: its index, or -1 (out of memory).  *cap
+ * cells are allocated, doubled when full (one realloc per cell copied the
+ * grid once per cell). */
+static long cell_at(rep_group *g, size_t *cap, const size_t *coord)
+{
+    long c = rep_group_find(g, coord);
+    if (c >= 0)
+        return c;
+    if (g->ncells == *cap) {
+        size_t ncap = *cap ? 2 * *cap : 16;
+        rep_cell *nc = realloc(g->cells, ncap * sizeof *nc);
+        if (!nc)
+            return -1;
+        g->cells = nc;
+        *cap = ncap;
+    }
+    rep_cell *cell = &g->cells[g->ncells];
+    memset(cell, 0, sizeof *cell);
+    if (!(cell->coord = malloc((g->naxes + 1) * sizeof *coord)))
+        return -1;
+    memcpy(cell->coord, coord, (g->naxes + 1) * sizeof *coord);
+    return (long)g->ncells++;
+}
+
+/* Pools each cell over its own rows, listed once in file order (bucketed
+ * by cell_of, -1 = another group's row): scanning every row per cell made
+ * a large grid quadratic. */
+static int pool_cells(rep_group *g, const rep_rows *rs, const long *cell_of)
+{
+    size_t *start = calloc(g->ncells + 1, sizeof *start), *fill = calloc(g->ncells + 1, sizeof *fill);
+    size_t *rows = malloc((rs->n + 1) * sizeof *rows);
+    int rc = start && fill && rows ? 0 : -1;
+    for (size_t i = 0; i < rs->n && !rc; i++)
+        if (cell_of[i] >= 0)
+            start[cell_of[i] + 1]++;
+    for (size_t c = 0; c < g->ncells && !rc; c++)
+        fill[c + 1] = start[c + 1] += start[c];
+    for (size_t i = 0; i < rs->n && !rc; i++)
+        if (cell_of[i] >= 0)
+            rows[fill[cell_of[i]]++] = i;
+    for (size_t c = 0; c < g->ncells && !rc; c++)
+        pool_cell(&g->cells[c], rs, rows + start[c], start[c + 1] - start[c]);
+    free(start);
+    free(fill);
+    free(rows);
+    return rc;
+}
+
+static int build_cells(rep_model *m, size_t gi, const rep_rows *rs, const long *gid)
 {
     rep_group *g = &m->g[gi];
     size_t *coord = calloc(g->naxes + 1, sizeof *coord);
-    if (!coord)
-        return -1;
-    int rc = 0;
+    long *cell_of = malloc((rs->n + 1) * sizeof *cell_of);
+    int rc = coord && cell_of ? 0 : -1;
+    size_t cap = 0;
     for (size_t i = 0; i < rs->n && !rc; i++) {
         const rep_row *r = &rs->v[i];
-        if (find_group(m, r) != (long)gi)
+        cell_of[i] = -1;
+        if (gid[i] != (long)gi)
             continue;
         for (size_t a = 0; a < g->naxes; a++)
             coord[a] = (size_t)axis_val(&g->axes[a], or_dash(rep_tag(r, g->axes[a].key)));
-        long c = rep_group_find(g, coord);
+        long c = cell_at(g, &cap, coord);
         if (c < 0) {
-            rep_cell *nc = realloc(g->cells, (g->ncells + 1) * sizeof *nc);
-            if (!nc) {
-                rc = -1;
-                break;
-            }
-            g->cells = nc;
-            memset(&nc[g->ncells], 0, sizeof *nc);
-            if (!(nc[g->ncells].coord = malloc((g->naxes + 1) * sizeof *coord))) {
-                rc = -1;
-                break;
-            }
-            memcpy(nc[g->ncells].coord, coord, (g->naxes + 1) * sizeof *coord);
-            c = (long)g->ncells++;
+            rc = -1;
+            break;
         }
+        cell_of[i] = c;
         rep_cell *cell = &g->cells[c];
         cell->nrows++;
         if (!cell->row || row_ok(r) || !row_ok(cell->row))
             cell->row = r; /* the latest ok row speaks for the cell */
         cell->status = rep_tag(cell->row, "status");
     }
+    if (!rc)
+        rc = pool_cells(g, rs, cell_of);
     free(coord);
-    for (size_t c = 0; c < g->ncells && !rc; c++)
-        pool_cell(&g->cells[c], rs, m, gi, g, g->cells[c].coord);
+    free(cell_of);
     return rc;
 }
 
@@ -428,6 +464,7 @@ static void find_knee(rep_group *g, size_t a, double target, size_t *coord)
     k->val = best->coord[a];
     k->cell = g->best;
     k->ratio = 1;
+    k->below = -1;
     k->below_clear = true;
     for (size_t v = 0; v < g->axes[a].n; v++) {
         k->npoints += slice_cell(g, a, v, coord) >= 0;
@@ -446,9 +483,10 @@ static void find_knee(rep_group *g, size_t a, double target, size_t *coord)
             k->cell = (size_t)c;
             k->ratio = best->thr > 0 ? cell->thr / best->thr : 1;
             k->significant = best->thr - cell->thr > sqrt(best->ci * best->ci + cell->ci * cell->ci);
-            if (prev >= 0) {
+            if (prev >= 0) { /* one repetition has no CI: nothing shows it clear */
                 const rep_cell *pc = &g->cells[prev];
-                k->below_clear = !pc->ok || target * best->thr - pc->thr > pc->ci;
+                k->below = prev;
+                k->below_clear = !pc->ok || (pc->repeats >= 2 && target * best->thr - pc->thr > pc->ci);
             }
             break;
         }
@@ -463,10 +501,10 @@ static bool fed_an_accelerator(const rep_row *r)
     return (be && *be) || (gpu && *gpu) || rep_num(r, "au", &au);
 }
 
-static int build_group(rep_model *m, size_t gi, const rep_rows *rs, const rep_disks *disks)
+static int build_group(rep_model *m, size_t gi, const rep_rows *rs, const long *gid, const rep_disks *disks)
 {
     rep_group *g = &m->g[gi];
-    if (build_axes(m, gi, rs, disks) != 0 || build_cells(m, gi, rs) != 0)
+    if (build_axes(m, gi, rs, gid, disks) != 0 || build_cells(m, gi, rs, gid) != 0)
         return -1;
     for (size_t c = 0; c < g->ncells; c++) {
         const rep_cell *cell = &g->cells[c];
@@ -514,14 +552,22 @@ int rep_model_build(rep_model *m, const rep_rows *rs, const rep_disks *disks, do
 {
     memset(m, 0, sizeof *m);
     m->target = target;
-    for (size_t i = 0; i < rs->n; i++)
-        if (find_group(m, &rs->v[i]) < 0 && add_group(m, &rs->v[i]) != 0)
+    long *gid = malloc((rs->n + 1) * sizeof *gid); /* each row's group, looked up once */
+    if (!gid)
+        goto oom;
+    for (size_t i = 0; i < rs->n; i++) {
+        if ((gid[i] = find_group(m, &rs->v[i])) < 0 && add_group(m, &rs->v[i]) != 0)
             goto oom;
+        if (gid[i] < 0)
+            gid[i] = (long)m->n - 1;
+    }
     for (size_t gi = 0; gi < m->n; gi++)
-        if (build_group(m, gi, rs, disks) != 0)
+        if (build_group(m, gi, rs, gid, disks) != 0)
             goto oom;
+    free(gid);
     return 0;
 oom:
+    free(gid);
     snprintf(err, errlen, "out of memory building the model");
     return -DLG_ENOMEM;
 }

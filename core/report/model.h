@@ -86,6 +86,7 @@ typedef struct rep_knee {
     size_t npoints;   /* cells on the slice (other axes at their best) */
     double ratio;     /* knee throughput / best */
     bool significant; /* the knee's shortfall from the best exceeds the combined CI */
+    long below;       /* the cell of the value below the knee on the slice, -1: none measured */
     bool below_clear; /* the value below the knee is below target beyond its CI (or none) */
     bool unordered;   /* no value has an order (text; disks without profiles): no knee, val is the best */
 } rep_knee;

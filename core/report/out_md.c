@@ -6,17 +6,40 @@
 
 #include "report.h"
 
-/* A table cell: '|' escaped, no line breaks. */
+/* A table cell: '|' escaped, '<' and '&' too (a label "<b>" is raw HTML
+ * to a renderer, "&lt;" an entity), '\\' so that "x\\|" stays in its cell;
+ * no line breaks. */
 void rep_md_text(FILE *f, const char *s)
 {
     for (; s && *s; s++) {
-        if (*s == '|')
-            fputs("\\|", f);
-        else if (*s == '\n')
+        if (strchr("|<&\\", *s))
+            fprintf(f, "\\%c", *s);
+        else if (*s == '\n' || *s == '\r')
             fputc(' ', f);
         else
             fputc(*s, f);
     }
+}
+
+/* s as a code span: fenced by one more backtick than its longest run (a
+ * label `q` must not end the span), padded where s starts or ends with
+ * one; line breaks as spaces. */
+static void md_code(FILE *f, const char *s)
+{
+    size_t run = 0, longest = 0, len = strlen(s);
+    for (const char *p = s; *p; p++) {
+        run = *p == '`' ? run + 1 : 0;
+        longest = run > longest ? run : longest;
+    }
+    bool pad = len && (s[0] == '`' || s[len - 1] == '`');
+    for (size_t i = 0; i <= longest; i++)
+        fputc('`', f);
+    fputs(pad ? " " : "", f);
+    for (const char *p = s; *p; p++)
+        fputc(*p == '\n' || *p == '\r' ? ' ' : *p, f);
+    fputs(pad ? " " : "", f);
+    for (size_t i = 0; i <= longest; i++)
+        fputc('`', f);
 }
 
 void rep_table_md(FILE *f, const rep_table *t)
@@ -70,7 +93,9 @@ void rep_out_markdown(FILE *f, const rep_report *r)
         for (size_t c = 0; c < g->ncells; c++) {
             char lab[256];
             rep_cell_label(g, &g->cells[c], lab, sizeof lab);
-            fprintf(f, "- `%s`: **%s** (", lab, rep_bn_name(g->cells[c].bn));
+            fputs("- ", f);
+            md_code(f, lab);
+            fprintf(f, ": **%s** (", rep_bn_name(g->cells[c].bn));
             rep_md_text(f, g->cells[c].evidence[0] ? g->cells[c].evidence : "no evidence fields");
             fprintf(f, ")\n");
         }

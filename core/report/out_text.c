@@ -21,6 +21,24 @@ static const char *style_on(int st, bool colour)
     }
 }
 
+/* Text from the results as the terminal shows it: a control character (a
+ * newline in a quoted CSV cell, an escape sequence) as a space, so that
+ * it neither breaks a table row nor drives the terminal. */
+static void put_text(FILE *f, const char *s)
+{
+    for (; s && *s; s++)
+        fputc((unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s, f);
+}
+
+/* pre, text (as put_text), post and a newline. */
+static void put_line(FILE *f, const char *pre, const char *text, const char *post)
+{
+    fputs(pre, f);
+    put_text(f, text);
+    fputs(post, f);
+    fputc('\n', f);
+}
+
 void rep_table_print(FILE *f, const rep_table *t, bool colour, const char *indent)
 {
     size_t w[64] = {0};
@@ -41,10 +59,10 @@ void rep_table_print(FILE *f, const rep_table *t, bool colour, const char *inden
             const char *on = style_on(st, colour), *off = *on ? "\033[0m" : "";
             int pad = (int)(w[c] - strlen(s));
             bool last = c + 1 == nc;
-            if (t->right[c] && r > 0)
-                fprintf(f, "%*s%s%s%s", pad, "", on, s, off);
-            else
-                fprintf(f, "%s%s%s%*s", on, s, off, last ? 0 : pad, "");
+            bool right = t->right[c] && r > 0;
+            fprintf(f, "%*s%s", right ? pad : 0, "", on);
+            put_text(f, s);
+            fprintf(f, "%s%*s", off, right || last ? 0 : pad, "");
             if (!last)
                 fputs("  ", f);
         }
@@ -57,16 +75,21 @@ void rep_out_text(FILE *f, const rep_report *r, bool colour)
     const char *b = colour ? "\033[1m" : "", *e = colour ? "\033[0m" : "";
     fprintf(f, "dlgauge report: %zu rows from %zu file(s), %zu group(s); knee target %.0f%% of the best\n",
             r->rows.n, r->rows.nfiles, r->model.n, 100 * r->target);
-    for (size_t h = 0; h < r->rows.nhosts; h++)
-        fprintf(f, "  run %s on %s: %s, %.0f CPUs, %.1f GiB\n", r->rows.hosts[h].run_id ? r->rows.hosts[h].run_id : "?",
-                r->rows.hosts[h].host ? r->rows.hosts[h].host : "?",
-                r->rows.hosts[h].cpu_model ? r->rows.hosts[h].cpu_model : "?", r->rows.hosts[h].cpus_online,
-                r->rows.hosts[h].mem_total_bytes / 1073741824.0);
+    for (size_t h = 0; h < r->rows.nhosts; h++) {
+        char host[512];
+        snprintf(host, sizeof host, "  run %s on %s: %s, %.0f CPUs, %.1f GiB",
+                 r->rows.hosts[h].run_id ? r->rows.hosts[h].run_id : "?", r->rows.hosts[h].host ? r->rows.hosts[h].host : "?",
+                 r->rows.hosts[h].cpu_model ? r->rows.hosts[h].cpu_model : "?", r->rows.hosts[h].cpus_online,
+                 r->rows.hosts[h].mem_total_bytes / 1073741824.0);
+        put_line(f, "", host, "");
+    }
     for (size_t gi = 0; gi < r->model.n; gi++) {
         const rep_group *g = &r->model.g[gi];
         char title[256], line[640];
         rep_group_title(g, title, sizeof title);
-        fprintf(f, "\n%s== %s ==%s\n", b, title, e);
+        fprintf(f, "\n%s== ", b);
+        put_text(f, title);
+        fprintf(f, " ==%s\n", e);
         rep_table t;
         if (rep_table_cells(&t, r, g) == 0)
             rep_table_print(f, &t, colour, "  ");
@@ -80,31 +103,37 @@ void rep_out_text(FILE *f, const rep_report *r, bool colour)
                     100 * r->target);
         for (size_t a = 0; a < g->naxes; a++) {
             rep_knee_text(r, g, a, line, sizeof line);
-            fprintf(f, "    %s\n", line);
+            put_line(f, "    ", line, "");
         }
         fprintf(f, "  bottlenecks:\n");
         for (size_t c = 0; c < g->ncells; c++) {
             char lab[256];
             rep_cell_label(g, &g->cells[c], lab, sizeof lab);
-            fprintf(f, "    %s: %s%s%s (%s)\n", lab, style_on(g->cells[c].bn == REP_BN_COMPUTE ? REP_ST_GOOD : REP_ST_BAD, colour),
-                    rep_bn_name(g->cells[c].bn), e, g->cells[c].evidence[0] ? g->cells[c].evidence : "no evidence fields");
+            fputs("    ", f);
+            put_text(f, lab);
+            fprintf(f, ": %s%s%s (", style_on(g->cells[c].bn == REP_BN_COMPUTE ? REP_ST_GOOD : REP_ST_BAD, colour),
+                    rep_bn_name(g->cells[c].bn), e);
+            put_line(f, "", g->cells[c].evidence[0] ? g->cells[c].evidence : "no evidence fields", ")");
         }
     }
     char line[2048];
     rep_reco_text(r, line, sizeof line);
-    fprintf(f, "\n%s%s%s\n", b, line, e);
+    fputc('\n', f);
+    put_line(f, b, line, e);
     if (r->have_reco && r->reco.n) {
         rep_table t;
         if (rep_table_reco(&t, r) == 0)
             rep_table_print(f, &t, colour, "  ");
         rep_table_free(&t);
         rep_reco_basis(r, line, sizeof line);
-        fprintf(f, "  %s\n", line);
+        put_line(f, "  ", line, "");
         rep_reco_caveat(r, line, sizeof line);
-        if (line[0])
-            fprintf(f, "  %s%s%s\n", b, line, e);
+        if (line[0]) {
+            fputs("  ", f);
+            put_line(f, b, line, e);
+        }
         rep_reco_caps_note(&r->reco, line, sizeof line);
         if (line[0])
-            fprintf(f, "  %s\n", line);
+            put_line(f, "  ", line, "");
     }
 }

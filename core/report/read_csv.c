@@ -12,6 +12,7 @@
 #include <csv.h>
 #include <dlgauge/plugin.h>
 
+#include "config_line.h"
 #include "rows.h"
 
 typedef struct csv_state {
@@ -72,6 +73,8 @@ static int take_header(csv_state *s)
     s->nhead = s->ncells;
     s->cells = NULL;
     s->ncells = s->cap = 0;
+    if (s->nhead) /* a spreadsheet saving "CSV UTF-8" starts the file with a byte-order mark */
+        dlg_ini_strip_bom(s->head[0]);
     if (s->nhead == 0 || strcmp(s->head[0], "time") != 0) {
         snprintf(s->err, s->errlen, "%s:1: not a dlgauge results file: the header must start with 'time'", s->src);
         return -DLG_EINVAL;

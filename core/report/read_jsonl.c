@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,10 @@ static int put_field(rep_row *r, const char *key, json_object *v)
     switch (json_object_get_type(v)) {
     case json_type_int:
     case json_type_double:
+        /* json-c takes NaN, Infinity and 1e999, which are no JSON (the sink
+         * writes null): text, as a CSV cell "nan" is, never a measurement */
+        if (!isfinite(json_object_get_double(v)))
+            return rep_row_put(r, false, key, json_object_to_json_string(v));
         return rep_row_put_num(r, key, json_object_get_double(v), json_object_to_json_string(v));
     case json_type_boolean:
         return rep_row_put_num(r, key, json_object_get_boolean(v) ? 1 : 0,

@@ -7,13 +7,39 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { W = 600, H = 320, ML = 90, MR = 20, MT = 36, MB = 64 };
 
+/* Bytes of the well-formed UTF-8 character at s (no overlong forms,
+ * surrogates or code points past U+10FFFF), 0 for none.  The json sink's
+ * json_text.c has the same rule; plugins build against the SDK alone, so
+ * it keeps its own copy. */
+static size_t utf8_char(const unsigned char *s)
+{
+    size_t n = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : 2;
+    unsigned lo = s[0] == 0xe0 ? 0xa0 : s[0] == 0xf0 ? 0x90 : 0x80;
+    unsigned hi = s[0] == 0xed ? 0x9f : s[0] == 0xf4 ? 0x8f : 0xbf;
+    if (s[0] < 0xc2 || s[0] > 0xf4 || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    return n;
+}
+
 void rep_xml_esc(FILE *f, const char *s)
 {
-    for (; s && *s; s++)
+    for (; s && *s; s++) {
+        if ((unsigned char)*s >= 0x80) {
+            /* XML is UTF-8 here: one stray byte (a Latin-1 label) made the
+             * whole SVG chart an XML error in the browser */
+            size_t n = utf8_char((const unsigned char *)s);
+            fwrite(n ? s : "\xef\xbf\xbd", 1, n ? n : 3, f);
+            s += n ? n - 1 : 0;
+            continue;
+        }
         switch (*s) {
         case '<':
             fputs("&lt;", f);
@@ -34,6 +60,7 @@ void rep_xml_esc(FILE *f, const char *s)
             if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
                 fputc(*s, f);
         }
+    }
 }
 
 static void open_svg(FILE *f, const char *title, const char *title2)
@@ -86,6 +113,15 @@ static double ypix(double v, double top)
     return (H - MB) - (double)(H - MB - MT) * (v / top);
 }
 
+/* Every how many x positions a label goes: labels at -30 degrees need
+ * about 22 px apart not to overprint each other (120 cells were a black
+ * smear); the bars and points all stay. */
+static size_t label_every(size_t n)
+{
+    size_t fit = (W - ML - MR) / 22;
+    return n > fit ? (n + fit - 1) / fit : 1;
+}
+
 static void x_label(FILE *f, double x, const char *s)
 {
     fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" text-anchor=\"end\" transform=\"rotate(-30 %.1f %d)\">", x,
@@ -128,10 +164,11 @@ void rep_svg_curve(FILE *f, const rep_report *r, const rep_group *g, size_t a)
             fprintf(f, "%.1f,%.1f ", ML + step * ((double)v + 0.5), ypix(g->cells[c].thr, top));
     }
     fputs("\"/>\n", f);
-    for (size_t v = 0; v < ax->n; v++) {
+    for (size_t v = 0, every = label_every(ax->n); v < ax->n; v++) {
         double x = ML + step * ((double)v + 0.5);
         char vt[64];
-        x_label(f, x, rep_axis_text(ax, v, vt, sizeof vt));
+        if (v % every == 0)
+            x_label(f, x, rep_axis_text(ax, v, vt, sizeof vt));
         coord[a] = v;
         long c = rep_group_find(g, coord);
         if (c < 0)
@@ -164,12 +201,14 @@ void rep_svg_stack(FILE *f, const rep_group *g)
     y_axis(f, 1, NULL, true);
     double step = (double)(W - ML - MR) / (double)(g->ncells ? g->ncells : 1);
     double bw = step * 0.6;
-    for (size_t c = 0; c < g->ncells; c++) {
-        const rep_cell *cell = &g->cells[c];
-        double x = ML + step * ((double)c + 0.2);
+    size_t *order = rep_group_cell_order(g); /* as the table lists them, so that every k-th label reads in order */
+    for (size_t i = 0, every = label_every(g->ncells); order && i < g->ncells; i++) {
+        const rep_cell *cell = &g->cells[order[i]];
+        double x = ML + step * ((double)i + 0.2);
         char lab[256];
         rep_cell_label(g, cell, lab, sizeof lab);
-        x_label(f, x + bw / 2, lab);
+        if (i % every == 0)
+            x_label(f, x + bw / 2, lab);
         if (!cell->ok)
             continue;
         double dw = isnan(cell->data_wait) ? 0 : fmin(fmax(cell->data_wait, 0), 1);
@@ -186,6 +225,7 @@ void rep_svg_stack(FILE *f, const rep_group *g)
             base += parts[p];
         }
     }
+    free(order);
     fprintf(f, "<rect x=\"%d\" y=\"26\" width=\"10\" height=\"10\" fill=\"#27ae60\"/><text x=\"%d\" y=\"35\" "
                "font-size=\"10\">AU (compute)</text>\n<rect x=\"%d\" y=\"26\" width=\"10\" height=\"10\" fill=\"#e67e22\"/>"
                "<text x=\"%d\" y=\"35\" font-size=\"10\">data wait</text>\n",

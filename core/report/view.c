@@ -220,13 +220,17 @@ void rep_knee_text(const rep_report *r, const rep_group *g, size_t a, char *buf,
      * falls short; one repetition has no interval to judge either by */
     bool once = g->cells[k->cell].repeats < 2 || g->cells[g->best].repeats < 2;
     bool is_best = k->cell == g->best;
+    const rep_cell *bc = k->below >= 0 ? &g->cells[k->below] : NULL; /* the value below, if measured */
     const char *gap = is_best        ? "no smaller value reaches the target"
                       : once         ? "measured once: no CIs to judge it by (repeat = 3 gives them)"
                       : k->significant ? "the shortfall from the best is significant (beyond the 95% CIs)"
                                        : "not significantly below the best (within the 95% CIs)";
-    const char *below = k->val == 0     ? "; it is the smallest value measured"
+    const char *below = !bc             ? "; it is the smallest value measured"
                         : once && is_best ? "; measured once: no CIs (repeat = 3 gives them)"
                         : once          ? ""
+                        : bc->ok && bc->repeats < 2
+                            ? "; the value below was measured once: no CI to tell whether it falls short (repeat = 3 "
+                              "gives one)"
                         : k->below_clear ? "; the value below falls short beyond its CI"
                                          : "; the value below is within its CI of the target: the knee is uncertain";
     snprintf(buf, len, "%s = %s: %s, %.1f%% of the best%s; %s%s", ax->key, val, thr, 100 * k->ratio,

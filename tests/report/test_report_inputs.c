@@ -1,0 +1,308 @@
+/* Result files as users edit and merge them: a large grid is modelled in
+ * linear time, a run that did not sweep an axis keeps that axis ordered,
+ * a knee names the value below it only when measured, and with no CI when
+ * it was measured once; NaN and Infinity in JSONL are no measurements, a
+ * spreadsheet's CSV reads; labels stay text in every output (Markdown
+ * syntax, control characters on the terminal, bytes that are not UTF-8 in
+ * HTML and SVG), and the charts of a large grid label no more than fits. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "model_csv.h"
+#include "report.h"
+#include "svg.h"
+
+static const char head[] = "time,a,b,job,run_id,status,workload,throughput,throughput_ci95,throughput_stddev,"
+                           "unit,repeats,start_time,version\n";
+
+/* 4000 cells of one row each, 80 x 50: pooling scanned every row for every
+ * cell (18.6 G instructions for 1000 cells; 4000 took 49 s); ms now. */
+static void test_large_grid_is_linear(void **state)
+{
+    (void)state;
+    char *csv = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&csv, &len);
+    assert_non_null(f);
+    fputs(head, f);
+    for (int a = 1; a <= 80; a++)
+        for (int b = 1; b <= 50; b++)
+            fprintf(f, "t,%d,%d,j,r1,ok,w,%d,1,1,items,3,s%d-%d,0.1.0\n", a, b, 100 + a + b, a, b);
+    assert_int_equal(fclose(f), 0);
+    rep_rows rows;
+    rep_model m;
+    clock_t t0 = clock();
+    model_from_csv(csv, &rows, &m);
+    double cpu_s = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    free(csv);
+    assert_int_equal(m.n, 1);
+    assert_int_equal(m.g[0].ncells, 4000);
+    const rep_cell *best = &m.g[0].cells[m.g[0].best];
+    assert_true(best->thr == 230 && best->repeats == 3);
+    print_message("4000 cells modelled in %.3f s of CPU\n", cpu_s);
+    assert_true(cpu_s < 1.0);
+    rep_model_free(&m);
+    rep_rows_free(&rows);
+}
+
+/* Run r2 set no memory limit (no `memory` tag: "-" on the axis).  The
+ * axis still orders by size, "-" last: knee 2G (99 of 100), where it had
+ * turned into text with no knee, and memory no resource to recommend by. */
+static void test_untagged_run_keeps_axis_order(void **state)
+{
+    (void)state;
+    static const char csv[] =
+        "time,job,memory,run_id,status,workload,throughput,throughput_ci95,throughput_stddev,unit,repeats,version\n"
+        "t,j,1G,r1,ok,w,50,1,1,images,3,0.1.0\n"
+        "t,j,2G,r1,ok,w,99,1,1,images,3,0.1.0\n"
+        "t,j,4G,r1,ok,w,100,1,1,images,3,0.1.0\n"
+        "t,j,,r2,ok,w,100,1,1,images,3,0.1.0\n";
+    rep_rows rows;
+    rep_model m;
+    model_from_csv(csv, &rows, &m);
+    const rep_group *g = &m.g[0];
+    assert_int_equal(g->naxes, 1);
+    const rep_axis *ax = &g->axes[0];
+    assert_int_equal(ax->kind, REP_AX_SIZE);
+    assert_string_equal(ax->vals[ax->n - 1], "-");
+    const rep_knee *k = &g->knees[0];
+    assert_false(k->unordered);
+    assert_string_equal(ax->vals[k->val], "2G");
+    rep_model_free(&m);
+    rep_rows_free(&rows);
+}
+
+/* The knee text of axis cpus in a one-group model of csv: it holds want
+ * and the knee, and not absent. */
+static void knee_says(const char *csv, const char *knee, const char *want, const char *absent)
+{
+    rep_report r = {.target = 0.95};
+    model_from_csv(csv, &r.rows, &r.model);
+    const rep_group *g = &r.model.g[0];
+    long a = rep_group_axis(g, "cpus");
+    assert_true(a >= 0);
+    char text[640];
+    rep_knee_text(&r, g, (size_t)a, text, sizeof text);
+    rep_model_free(&r.model);
+    rep_rows_free(&r.rows);
+    print_message("%s\n", text);
+    assert_non_null(strstr(text, knee));
+    assert_non_null(strstr(text, want));
+    assert_null(strstr(text, absent));
+}
+
+/* cpus 1 measured once (94, target 95): it has no CI, so nothing shows it
+ * short of the target beyond one; the text had said it fell short beyond
+ * its CI. */
+static void test_knee_below_measured_once(void **state)
+{
+    (void)state;
+    knee_says("time,cpus,job,run_id,status,workload,throughput,throughput_ci95,throughput_stddev,unit,repeats,version\n"
+              "t,1,j,r1,ok,w,94,0,0,images,1,0.1.0\n"
+              "t,2,j,r2,ok,w,96,1,1,images,3,0.1.0\n"
+              "t,4,j,r2,ok,w,100,1,1,images,3,0.1.0\n",
+              "cpus = 2: 96 images/s, 96.0% of the best", "; the value below was measured once: no CI",
+              "beyond its CI");
+}
+
+/* Merged runs: cpus 1 ran with batch 32 only, so the slice through the
+ * best (batch 64) holds cpus 4 and 8: the knee cpus = 4 is the smallest
+ * value measured there, not one with "the value below" beyond its CI. */
+static void test_knee_nothing_below_on_slice(void **state)
+{
+    (void)state;
+    knee_says("time,batch,cpus,job,run_id,status,workload,throughput,throughput_ci95,throughput_stddev,unit,"
+              "repeats,version\n"
+              "t,32,1,j,r1,ok,w,40,1,1,images,3,0.1.0\n"
+              "t,64,4,j,r2,ok,w,98,1,1,images,3,0.1.0\n"
+              "t,64,8,j,r2,ok,w,100,1,1,images,3,0.1.0\n",
+              "cpus = 4: 98 images/s", "; it is the smallest value measured", "the value below");
+}
+
+/* json-c reads NaN, Infinity and 1e999 as doubles; the json sink writes
+ * null instead.  A needed field so written is an error naming the line,
+ * as "nan" in a CSV cell is; it had made the NaN cell the best. */
+static void test_jsonl_nonfinite_is_no_number(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"NaN", "Infinity", "-Infinity", "1e999"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char text[1024], path[32], err[512];
+        snprintf(text, sizeof text,
+                 "{\"measurement\":\"dlgauge_result\",\"tags\":{\"workload\":\"w\",\"status\":\"ok\",\"a\":\"1\"},"
+                 "\"fields\":{\"throughput\":10.0,\"throughput_ci95\":1.0,\"repeats\":3,\"version\":\"0.1.0\","
+                 "\"au\":%s}}\n"
+                 "{\"measurement\":\"dlgauge_result\",\"tags\":{\"workload\":\"w\",\"status\":\"ok\",\"a\":\"2\"},"
+                 "\"fields\":{\"throughput\":%s,\"throughput_ci95\":1.0,\"repeats\":3,\"version\":\"0.1.0\"}}\n",
+                 bad[i], bad[i]);
+        temp_file(path, text);
+        rep_rows rows = {0};
+        assert_int_equal(rep_read_file(&rows, path, err, sizeof err), 0);
+        double v;
+        assert_false(rep_num(&rows.v[0], "au", &v)); /* not measured, not NaN */
+        assert_int_not_equal(rep_rows_validate(&rows, err, sizeof err), 0);
+        char want[128];
+        snprintf(want, sizeof want, "%s:2: missing or non-numeric column 'throughput'", path);
+        assert_non_null(strstr(err, want));
+        rep_rows_free(&rows);
+        unlink(path);
+    }
+}
+
+/* A spreadsheet's "CSV UTF-8" (byte-order mark, CRLF) reads as written;
+ * the mark had made the header "not a dlgauge results file". */
+static void test_csv_byte_order_mark(void **state)
+{
+    (void)state;
+    rep_rows rows;
+    rep_model m;
+    model_from_csv("\xef\xbb\xbftime,a,job,status,workload,throughput,throughput_ci95,repeats,version\r\n"
+                   "t,1,j,ok,w,10,1,3,0.1.0\r\n",
+                   &rows, &m);
+    assert_int_equal(rows.n, 1);
+    double v;
+    assert_true(rep_num(&rows.v[0], "throughput", &v) && v == 10);
+    rep_model_free(&m);
+    rep_rows_free(&rows);
+}
+
+/* HTML and SVG are UTF-8: a byte that is not (a Latin-1 label) becomes
+ * U+FFFD; it had made the chart's SVG an XML error in the browser. */
+static void test_xml_text_is_utf8(void **state)
+{
+    (void)state;
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    assert_non_null(f);
+    rep_xml_esc(f, "ger\xe4t <\xc3\xa9> \xe2\x82 \xed\xa0\x80 \xf0\x9f\x98\x80&");
+    assert_int_equal(fclose(f), 0);
+    assert_string_equal(out, "ger\xef\xbf\xbdt &lt;\xc3\xa9&gt; \xef\xbf\xbd\xef\xbf\xbd "
+                             "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd \xf0\x9f\x98\x80&amp;");
+    free(out);
+}
+
+static size_t count(const char *s, const char *what)
+{
+    size_t n = 0;
+    for (const char *p = s; (p = strstr(p, what)) != NULL; p++)
+        n++;
+    return n;
+}
+
+/* 6 x 40 values = 240 cells: the per-cell chart labels every 11th cell
+ * (22 labels, in the table's order) and the curve over 40 values every
+ * other one; every label had been drawn, 240 overprinting 2 px apart. */
+static void test_chart_labels_readable(void **state)
+{
+    (void)state;
+    char *csv = NULL, *svg = NULL;
+    size_t len = 0, slen = 0;
+    FILE *f = open_memstream(&csv, &len);
+    assert_non_null(f);
+    fputs(head, f);
+    for (int a = 1; a <= 32; a *= 2)
+        for (int b = 1; b <= 40; b++)
+            fprintf(f, "t,%d,%d,j,r1,ok,w,%d,1,1,items,3,s%d-%d,0.1.0\n", a, b, 100 * a + b, a, b);
+    assert_int_equal(fclose(f), 0);
+    rep_report r = {.target = 0.95};
+    model_from_csv(csv, &r.rows, &r.model);
+    free(csv);
+    const rep_group *g = &r.model.g[0];
+    assert_int_equal(g->ncells, 240);
+    f = open_memstream(&svg, &slen);
+    rep_svg_stack(f, g);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(count(svg, "rotate("), 22);
+    assert_non_null(strstr(svg, ">a=1 b=1</text>"));
+    assert_non_null(strstr(svg, ">a=1 b=12</text>"));
+    assert_null(strstr(svg, ">a=1 b=2</text>"));
+    free(svg);
+    f = open_memstream(&svg, &slen);
+    rep_svg_curve(f, &r, g, 1); /* b: 40 values */
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(count(svg, "rotate("), 20);
+    free(svg);
+    rep_model_free(&r.model);
+    rep_rows_free(&r.rows);
+}
+
+/* The Markdown (or, markdown false, the terminal text) report of these
+ * rows under head. */
+static char *report_of(const char *rows, bool markdown)
+{
+    rep_report r = {.target = 0.95};
+    char csv[1024];
+    snprintf(csv, sizeof csv, "%s%s", head, rows);
+    model_from_csv(csv, &r.rows, &r.model);
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    assert_non_null(f);
+    if (markdown)
+        rep_out_markdown(f, &r);
+    else
+        rep_out_text(f, &r, false);
+    assert_int_equal(fclose(f), 0);
+    rep_model_free(&r.model);
+    rep_rows_free(&r.rows);
+    return out;
+}
+
+/* A label with a newline (a quoted CSV cell) or an escape sequence: a
+ * space on the terminal, where they had broken the table row and driven
+ * the terminal (no colour was asked for). */
+static void test_text_no_control_characters(void **state)
+{
+    (void)state;
+    char *txt = report_of("t,\"two\nlines\",1,j,r1,ok,w,30,1,1,items,3,s3,0.1.0\n"
+                          "t,\033]0;title\a\033[31mred,1,j,r1,ok,w,20,1,1,items,3,s2,0.1.0\n",
+                          false);
+    assert_null(strchr(txt, '\033'));
+    assert_null(strchr(txt, '\a'));
+    assert_non_null(strstr(txt, "\n  two lines "));
+    assert_non_null(strstr(txt, "\n    a=two lines b=1: compute-bound"));
+    assert_non_null(strstr(txt, "\n   ]0;title  [31mred "));
+    free(txt);
+}
+
+static void test_markdown_labels_stay_text(void **state)
+{
+    (void)state;
+    char *md = report_of("t,\"x|<b>&amp;\\|\",1,j,r1,ok,w,10,1,1,items,3,s1,0.1.0\n"
+                         "t,`q`,1,j,r1,ok,w,20,1,1,items,3,s2,0.1.0\n"
+                         "t,\"two\nlines\",1,j,r1,ok,w,30,1,1,items,3,s3,0.1.0\n",
+                         true);
+    /* in the table: one cell, no HTML tag, no entity, no line break */
+    assert_non_null(strstr(md, "| x\\|\\<b>\\&amp;\\\\\\| | 1 | 10 items/s |"));
+    assert_non_null(strstr(md, "| two lines | 1 | 30 items/s |"));
+    /* in the bottleneck list: code spans that a backtick in the label does not end */
+    assert_non_null(strstr(md, "- ``a=`q` b=1``: **"));
+    assert_non_null(strstr(md, "- `a=two lines b=1`: **"));
+    free(md);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_large_grid_is_linear),
+        cmocka_unit_test(test_untagged_run_keeps_axis_order),
+        cmocka_unit_test(test_knee_below_measured_once),
+        cmocka_unit_test(test_knee_nothing_below_on_slice),
+        cmocka_unit_test(test_jsonl_nonfinite_is_no_number),
+        cmocka_unit_test(test_markdown_labels_stay_text),
+        cmocka_unit_test(test_text_no_control_characters),
+        cmocka_unit_test(test_csv_byte_order_mark),
+        cmocka_unit_test(test_xml_text_is_utf8),
+        cmocka_unit_test(test_chart_labels_readable),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
