@@ -343,7 +343,7 @@ int dlg_model_vgg16(dlg_net *net, int n, int classes);
  * its own loss "aux/loss" weighted 0.4 into backward; needs crop >=
  * DLG_INCEPTION_AUX_MIN_CROP).
  * 27.16 M parameters with aux, 23.83 M without; 5.71 GMACs. */
-#define DLG_INCEPTION_AUX_MIN_CROP 261 /* the aux head's 5x5 conv fits from here */
+#define DLG_INCEPTION_AUX_MIN_CROP 299 /* torchvision's aux head (5x5 pool / 3, 5x5 conv) fits from here */
 int dlg_model_inception_v3(dlg_net *net, int n, int classes, int crop, bool aux);
 /* By name: "alexnet", "googlenet", "googlenet-aux" (with BVLC's two
  * auxiliary classifiers, as its train_val), "resnet50", "vgg16",

@@ -281,6 +281,86 @@ static void test_fillers_resnet50(void **st)
     dlg_net_destroy(net);
 }
 
+/* Shapes at a crop of `model`, as torchvision gives them. */
+static void expect_shape(dlg_net *net, const char *blob, int c, int h, int w)
+{
+    dlg_shape s;
+    int b = dlg_net_blob(net, blob);
+    if (b < 0)
+        fail_msg("no blob '%s'", blob);
+    assert_int_equal(dlg_net_shape(net, b, &s), 0);
+    if (s.d[1] != c || s.d[2] != h || s.d[3] != w)
+        fail_msg("%s: %lldx%lldx%lld, torchvision %dx%dx%d", blob, (long long)s.d[1],
+                 (long long)s.d[2], (long long)s.d[3], c, h, w);
+}
+
+/* The error building `model` at `crop` gives; "" if it builds. */
+static const char *crop_error(const char *model, int crop, char *buf, size_t n)
+{
+    dlg_net *net;
+    assert_int_equal(dlg_net_create(&net, model), 0);
+    int rc = dlg_model_build_crop(net, model, 1, 10, crop);
+    snprintf(buf, n, "%s", rc < 0 || dlg_net_status(net) < 0 ? dlg_net_error(net) : "");
+    dlg_net_destroy(net);
+    return buf;
+}
+
+/* Inception-v3 away from 299: torchvision pools in floor mode, the engine
+ * in Caffe's ceil mode.  Where they agree the grids are torchvision's
+ * (331: 39, 19, 9); elsewhere the build is refused naming the pool and the
+ * nearest crops (it used to build a larger net at 101, or fail in a
+ * concat at 301).  The aux head ends in torchvision's adaptive average
+ * pool: at 395 its classifier still takes 768 features (was 768 x 3 x 3),
+ * and at 261 the head is not torchvision's (it needs 299). */
+static void test_inception_crops(void **st)
+{
+    char err[512];
+    static const int ok[] = {75, 76, 107, 299, 300, 331};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        if (*crop_error("inception-v3", ok[i], err, sizeof err))
+            fail_msg("crop %d: %s", ok[i], err);
+    dlg_net *net = build("inception-v3", 331);
+    expect_shape(net, "Mixed_5d.concat", 288, 39, 39);
+    expect_shape(net, "Mixed_6e.concat", 768, 19, 19);
+    expect_shape(net, "Mixed_7c.concat", 2048, 9, 9);
+    dlg_net_destroy(net);
+    printf("  %s\n", crop_error("inception-v3", 101, err, sizeof err));
+    assert_non_null(strstr(err, "not torchvision's Inception-v3 at this crop: maxpool1"));
+    assert_non_null(strstr(err, "nearest crop where they agree: 76 or 107"));
+    crop_error("inception-v3", 301, err, sizeof err);
+    assert_non_null(strstr(err, "maxpool1 pools its 148x148 grid to 74x74"));
+    assert_non_null(strstr(err, "73x73 in torchvision's floor mode"));
+    assert_non_null(strstr(err, "300 or 331"));
+    printf("  %s\n", crop_error("inception-v3-aux", 261, err, sizeof err));
+    assert_non_null(strstr(err, "not torchvision's Inception-v3 with its aux head"));
+    assert_non_null(strstr(err, "agree: 299"));
+    assert_string_equal(crop_error("inception-v3-aux", 395, err, sizeof err), "");
+    net = build("inception-v3-aux", 395);
+    expect_shape(net, "AuxLogits.conv1.relu", 768, 3, 3);
+    dlg_layer_info li = {0};
+    for (int i = 0; i < dlg_net_layer_count(net) && !(li.name && !strcmp(li.name, "aux/logits")); i++)
+        assert_int_equal(dlg_net_layer_info(net, i, &li), 0);
+    assert_string_equal(li.name, "aux/logits");
+    assert_int_equal(li.params, 768 * 1000 + 1000);
+    dlg_net_destroy(net);
+}
+
+/* ResNet-50 v1.5's stem pool is torchvision's (3/2 pad 1, floor) at every
+ * crop: at 225 conv1 gives 113, pooled to 57 (Caffe's pad 0 gave 56, and
+ * a smaller grid, fewer FLOPs, from there on). */
+static void test_resnet50_odd_crop(void **st)
+{
+    dlg_net *net = build("resnet50", 225);
+    expect_shape(net, "conv1", 64, 113, 113);
+    expect_shape(net, "pool1", 64, 57, 57);
+    expect_shape(net, "res3d_relu", 512, 29, 29);
+    expect_shape(net, "res5c_relu", 2048, 8, 8);
+    dlg_net_destroy(net);
+    net = build("resnet50", 224);
+    expect_shape(net, "pool1", 64, 56, 56);
+    dlg_net_destroy(net);
+}
+
 static void test_unknown(void **st)
 {
     dlg_net *net;
@@ -298,6 +378,8 @@ int main(void)
         cmocka_unit_test(test_fillers_alexnet),
         cmocka_unit_test(test_fillers_googlenet),
         cmocka_unit_test(test_fillers_resnet50),
+        cmocka_unit_test(test_inception_crops),
+        cmocka_unit_test(test_resnet50_odd_crop),
         cmocka_unit_test(test_unknown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

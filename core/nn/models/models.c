@@ -179,13 +179,23 @@ static int bottleneck(dlg_net *net, const char *blk, int x, int width, int strid
     return dlg_relu(net, r, dlg_add(net, s, h, sc));
 }
 
+/* torchvision's max pool 3/2 pad 1 (floor mode) in the engine's ceil
+ * mode: pad 1 gives its grid on an odd input, pad 0 on an even one (Caffe's
+ * ResNet-50 pool1, 112 -> 56 at 224); pad 0 on 113 would give 56, not 57. */
+static int stem_pool(dlg_net *net, int x)
+{
+    dlg_shape s = {0};
+    int pad = dlg_net_shape(net, x, &s) == 0 && s.d[2] % 2 ? 1 : 0;
+    return dlg_max_pool(net, "pool1", x, 3, 2, pad);
+}
+
 static int resnet50(dlg_net *net, int n, int classes, int crop)
 {
     static const int blocks[4] = {3, 4, 6, 3};
     int x = dlg_input(net, "data", n, 3, crop, crop), y = dlg_labels(net, "label", n);
     dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_MSRA, 0}, constant(0));
     x = conv_bn(net, "conv1", x, 64, 7, 2, 3, true);
-    x = dlg_max_pool(net, "pool1", x, 3, 2, 0); /* Caffe ceil mode: 112 -> 56 */
+    x = stem_pool(net, x);
     for (int st = 0; st < 4; st++)
         for (int i = 0; i < blocks[st]; i++) {
             char blk[16];

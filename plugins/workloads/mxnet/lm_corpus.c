@@ -49,6 +49,14 @@ static int read_text(const dlg_host *h, const char *path, text *t)
         return h->error(h, got < 0 ? (int)-got : DLG_EIO,
                         "data = text:%s: read %lld of %zu bytes", path, (long long)got, t->len);
     t->data[t->len] = '\0';
+    /* text has no NUL bytes; RecordIO, LMDB and JPEG files are full of
+     * them, and tokenised they would "train" on random byte strings */
+    const char *nul = memchr(t->data, '\0', t->len);
+    if (nul)
+        return h->error(h, DLG_EINVAL,
+                        "data = text:%s: byte offset %zu is a NUL byte: not a text corpus (a "
+                        "RecordIO, LMDB or other binary file?); lstm-ptb reads PTB-format text",
+                        path, (size_t)(nul - t->data));
     return 0;
 }
 
