@@ -251,6 +251,20 @@ static void stopped_alone(dlg_wire_point *out, const dlg_cell *cell)
     field_s(out, "error", line);
 }
 
+/* The file a cell's process runs: dlgauge's own path, or /proc/self/exe
+ * once that path no longer holds it (dlgauge reinstalled while a sweep
+ * ran: each later cell failed to start, exit 127), so that every cell runs
+ * the build the run began with. */
+static void self_exe(char *exe, size_t len)
+{
+    static const char gone[] = " (deleted)";
+    ssize_t n = readlink("/proc/self/exe", exe, len - 1);
+    size_t k = n > 0 ? (size_t)n : 0, g = sizeof gone - 1;
+    exe[k] = '\0';
+    if (k == 0 || (k > g && strcmp(exe + k - g, gone) == 0))
+        snprintf(exe, len, "/proc/self/exe");
+}
+
 static const char *in_child(dlg_run *run, const dlg_cli *cli, const dlg_run_args *a, const dlg_cell *cell,
                             dlg_wire_point *out)
 {
@@ -270,8 +284,7 @@ static const char *in_child(dlg_run *run, const dlg_cli *cli, const dlg_run_args
         run->warned_limits = true;
     }
     char exe[PATH_MAX], nums[256];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[n > 0 ? n : 0] = '\0';
+    self_exe(exe, sizeof exe);
     char **argv = child_argv(run, cli, a, cell->job, cell->index, nums, sizeof nums);
     dlg_cgroup_limits env;
     dlg_cgroup_env_limits(NULL, &env);

@@ -16,7 +16,7 @@
 #define DLG_CELL_EXIT_CGROUP 125
 
 typedef struct dlg_cell_spawn {
-    const char *exe;           /* /proc/self/exe, resolved */
+    const char *exe;           /* dlgauge's own path, or /proc/self/exe once that file was replaced */
     char *const *argv;         /* the child's whole argv */
     const dlg_cgroup *cg;      /* cgroup to enter, or NULL */
     int threads;               /* OMP/BLAS thread count to export, 0 = the CPUs this process may use */
