@@ -29,6 +29,7 @@ static const struct dlg_command {
     const char *what;  /* NULL: not listed (internal); '\n' continues it */
     bool own_help;     /* prints its own, longer usage for --help */
     const char *more;  /* what only the command's own help adds */
+    bool prints;       /* stdout is its product: a write that failed there fails it */
 } commands[] = {
     {"run", dlg_cmd_run, "FILE.ini [--job NAME]... [--set SECTION.key=value]... [--dry-run] [--resume]",
      "run the jobs of FILE.ini and write results to its sinks", false,
@@ -38,25 +39,28 @@ static const struct dlg_command {
      "  --dry-run        check the configuration (sinks too) and print the cells; nothing is\n"
      "                   measured, created or sent\n"
      "  --resume         go on with an interrupted run from its journal (results/journal/\n"
-     "                   BASENAME.journal, or [global] journal): same run id, recorded cells skipped\n"},
+     "                   BASENAME.journal, or [global] journal): same run id, recorded cells skipped\n",
+     false},
     {"list", dlg_cmd_list, NULL, "the plugins found: kind, name, version, file", false,
-     "  a plugin file that cannot be loaded is named on stderr with the reason, and list exits 1\n"},
+     "  a plugin file that cannot be loaded is named on stderr with the reason, and list exits 1\n", true},
     {"help", dlg_cmd_help, "NAME...", "options of a workload, storage or sink, or a command's usage;\n"
      "also: job, global, metrics, all (add --markdown for the reference docs)", false,
-     NULL},
+     NULL, true},
     {"sysinfo", dlg_cmd_sysinfo, NULL, "CPU (topology, caches), memory, GPUs, disks, kernel and library versions",
-     false, NULL},
+     false, NULL, true},
     {"flush", dlg_cmd_flush, "FILE.ini", "send what the sinks of FILE.ini spooled earlier", false,
      "  exits 1, saying how many points stay spooled and where, if a sink still cannot deliver\n"
      "  (unreachable, or a spool it cannot read or rewrite: retry later); 2 if a sink's\n"
-     "  configuration is wrong (fix it; 2 wins when both happen)\n"},
-    {"mkdata", dlg_cmd_mkdata, "images|text", "generate a photo-like JPEG tree or a PTB-like corpus", true, NULL},
+     "  configuration is wrong (fix it; 2 wins when both happen)\n", false},
+    {"mkdata", dlg_cmd_mkdata, "images|text", "generate a photo-like JPEG tree or a PTB-like corpus", true, NULL,
+     false},
     {"report", dlg_cmd_report, "RESULTS...", "knees, bottlenecks and the cheapest instance (docs/report.md)", true,
-     NULL},
+     NULL, false},
     {"compare", dlg_cmd_compare, "BASE... -- NEW...",
-     "new results against base, cell by cell: significance, geomean,\na regression gate (docs/compare.md)", true, NULL},
-    {"version", cmd_version, NULL, NULL, false, NULL},
-    {"__cell", dlg_cmd_cell, "", NULL, false, NULL},
+     "new results against base, cell by cell: significance, geomean,\na regression gate (docs/compare.md)", true, NULL,
+     false},
+    {"version", cmd_version, NULL, NULL, false, NULL, true},
+    {"__cell", dlg_cmd_cell, "", NULL, false, NULL, false},
 };
 enum { NCOMMANDS = sizeof commands / sizeof *commands, WHAT_COLUMN = 21 };
 
@@ -149,16 +153,31 @@ static int check_plugin_dir(const char *dir)
     return 0;
 }
 
+/* rc, or 1 when what went to stdout did not all get there (a full disk
+ * under `dlgauge help --markdown all > docs/config.md` left half a file
+ * and exit 0).  Said on stderr, once. */
+static int stdout_written(int rc)
+{
+    errno = 0;
+    bool failed = fflush(stdout) != 0;
+    failed |= ferror(stdout) != 0;
+    if (!failed)
+        return rc;
+    fprintf(stderr, "dlgauge: standard output: %s\n", errno ? strerror(errno) : "a write failed");
+    return rc == DLG_EXIT_OK ? DLG_EXIT_FAILED : rc;
+}
+
 static int run_command(const dlg_cli *cli, const struct dlg_command *c, int argc, char **argv)
 {
     if (argc > 1 && is_help(argv[1]) && c->what)
-        return dlg_command_help(cli, c->name);
+        return stdout_written(dlg_command_help(cli, c->name));
     if (!c->args && argc > 1) { /* a stray word would otherwise be ignored */
         fprintf(stderr, "dlgauge: %s takes no arguments, not '%s' (usage: dlgauge %s)\n", c->name, argv[1],
                 c->name);
         return DLG_EXIT_USAGE;
     }
-    return c->fn(cli, argc, argv);
+    int rc = c->fn(cli, argc, argv);
+    return c->prints ? stdout_written(rc) : rc;
 }
 
 int main(int argc, char **argv)
@@ -172,17 +191,20 @@ int main(int argc, char **argv)
     for (; i < argc && argv[i][0] == '-'; i++) {
         if (strcmp(argv[i], "--plugin-dir") == 0 && i + 1 < argc)
             cli.plugin_dir = argv[++i];
-        else if (strncmp(argv[i], "--plugin-dir=", 13) == 0)
+        else if (strcmp(argv[i], "--plugin-dir") == 0) {
+            fprintf(stderr, "dlgauge: --plugin-dir needs a value (dlgauge --plugin-dir DIR COMMAND ...)\n");
+            return DLG_EXIT_USAGE;
+        } else if (strncmp(argv[i], "--plugin-dir=", 13) == 0)
             cli.plugin_dir = argv[i] + 13;
         else if (strcmp(argv[i], "-v") == 0)
             cli.verbosity++;
         else if (strcmp(argv[i], "-q") == 0)
             cli.verbosity = 0;
         else if (strcmp(argv[i], "--version") == 0)
-            return cmd_version(&cli, 0, NULL);
+            return stdout_written(cmd_version(&cli, 0, NULL));
         else if (is_help(argv[i])) {
             dlg_usage(stdout);
-            return DLG_EXIT_OK;
+            return stdout_written(DLG_EXIT_OK);
         } else {
             fprintf(stderr, "dlgauge: unknown option '%s' (the options before a command are --plugin-dir DIR, -v, -q, "
                             "--version, --help)\n", argv[i]);

@@ -171,4 +171,35 @@ done
 run_cli jobnoval run dry.ini --job
 expect_rc jobnoval 2
 grep -q '^dlgauge run: --job needs a value (--job NAME)$' jobnoval.err || fail "--job without a name: $(cat jobnoval.err)"
+# --plugin-dir last, without its folder (it was called an unknown option)
+run_cli pdnoval --plugin-dir
+expect_one_error pdnoval 2 "^dlgauge: --plugin-dir needs a value \(dlgauge --plugin-dir DIR COMMAND"
+
+# what help, list, sysinfo and version print is their product: a full disk
+# under it fails them, in one line (help --markdown all > docs/config.md
+# left half a file and exit 0)
+if [ -w /dev/full ]; then
+    for c in "help --markdown all" list sysinfo --version --help "help run" "flush --help"; do
+        n=full${c//[^a-z]/}
+        # shellcheck disable=SC2086
+        "$DLG" --plugin-dir "$PLUGDIR" $c >/dev/full 2>"$n.err"
+        RC=$?
+        expect_one_error "$n" 1 "^dlgauge: standard output: No space left on device$"
+    done
+fi
+
+# dlgauge reinstalled while a sweep runs (its file replaced, as install and
+# package managers do): the later cells still start, from the run's build
+# (each failed to exec, exit 127, and the rest of the sweep was lost)
+mkdir -p reinst
+cp "$DLG" reinst/dlgauge
+printf '[job a]\nworkload = sleep\nsleep = 150ms, 151ms, 152ms\niterations = 2\nwarmup = 0\n' >reinst.ini
+reinst/dlgauge --plugin-dir "$PLUGDIR" run reinst.ini >reinst.out 2>reinst.err &
+pid=$!
+for _ in $(seq 100); do pgrep -P $pid >/dev/null && break; sleep 0.05; done
+rm reinst/dlgauge && cp "$DLG" reinst/dlgauge
+wait $pid
+RC=$?
+expect_rc reinst 0
+[ "$(grep -Ec '^\[[1-3]/3\] a +sleep=15[0-2]ms +ok ' reinst.out)" = 3 ] || fail "reinstalled mid-run: $(cat reinst.out)"
 finish
