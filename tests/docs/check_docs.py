@@ -12,7 +12,13 @@ For README.md and docs/{plugins,sinks,report,study}.md:
     of that sink with the default the code has;
   - every dlg_*/DLG_* name docs/plugins.md uses is in a header (the SDK's,
     core's, a built-in plugin's) or cmake/, and every string in a C block
-    of its example section is in examples/hello-workload/checksum.c.
+    of its example section is in examples/hello-workload/checksum.c;
+  - each row of README.md's command table names every --option of
+    `dlgauge help COMMAND`, or says "every option in [DOC](DOC)" of a DOC
+    that names them all.
+For README.md and every docs/*.md: each relative link, and each `path` in
+inline code under a top-level folder of the repository, exists (a path
+with a capitalised placeholder such as conf/instances/X.ini is skipped).
 Prints one line per problem (FILE:LINE: ...) and exits 1 if there is any.
 """
 import glob
@@ -194,9 +200,65 @@ def check_plugin_guide(src, doc, text, probs, counts):
                 probs.append(f"{doc}:{line0 + start}: \"{lit}\" is not in examples/hello-workload/checksum.c")
 
 
+def command_options(dlg, tmp, cmd, cache):
+    """The --options `dlgauge help CMD` names (--help aside)."""
+    return set(re.findall(r"--[a-z][a-z-]*", usage(dlg, tmp, cmd, cache))) - {"--help"}
+
+
+def check_command_table(dlg, tmp, src, text, probs, cache, counts):
+    """README's table is a user's summary of each command: complete, or
+    pointing at the page that is (an option added later, as compare's
+    --allow-missing, otherwise goes unseen)."""
+    rows = {}  # command -> (first line, options shown, its rows' text); mkdata has a row per form
+    for n, line in enumerate(text.splitlines(), 1):
+        row = re.match(r"^\| `dlgauge ([a-z]+)( [^`]*)?` \|(.*)\|\s*$", line)
+        if row:
+            first, shown, what = rows.get(row.group(1), (n, set(), ""))
+            rows[row.group(1)] = (first, shown | set(re.findall(r"--[a-z][a-z-]*", row.group(2) or "")),
+                                  what + row.group(3))
+            counts["rows"] += 1
+    for cmd, (n, shown, what) in rows.items():
+        missing = command_options(dlg, tmp, cmd, cache) - shown
+        ref = re.search(r"every option in \[[^]]*\]\(([^)]+)\)", what)
+        if ref and missing:
+            doc = read(os.path.join(src, ref.group(1)))
+            missing = {o for o in missing if not re.search(re.escape(o) + r"\b", doc)}
+            where = ref.group(1)
+        else:
+            where = "this row (or say: every option in [DOC](DOC))"
+        if missing:
+            probs.append(f"README.md:{n}: `dlgauge {cmd}` options missing from {where}: "
+                         f"{' '.join(sorted(missing))}")
+
+
+TOP_DIRS = ("core", "plugins", "sinks", "tests", "scripts", "conf", "examples", "include", "cmake",
+            "docs", ".ci")
+
+
+def check_paths(src, doc, text, probs, counts):
+    """Links and repository paths a doc gives still lead to a file."""
+    base = os.path.dirname(os.path.join(src, doc))
+    for m in re.finditer(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+        if re.match(r"[a-z]+:", m.group(1)):
+            continue  # http:, mailto:
+        counts["paths"] += 1
+        if not os.path.exists(os.path.join(base, m.group(1))):
+            probs.append(f"{doc}:{text.count(chr(10), 0, m.start()) + 1}: link to {m.group(1)}: no such file")
+    for n, span in inline_code(text):
+        if " " in span or not span.split("/")[0] in TOP_DIRS or "/" not in span:
+            continue
+        counts["paths"] += 1
+        if glob.glob(os.path.join(src, span.rstrip("/"))):
+            continue
+        if re.search(r"(^|[/._-])[A-Z]+([/._-]|$)|<|\{", span):
+            continue  # a placeholder: conf/instances/X.ini, tests/DIR/<name>
+        probs.append(f"{doc}:{n}: `{span}`: no such file or folder in the repository")
+
+
 def main():
     dlg, src = os.path.abspath(sys.argv[1]), sys.argv[2]
-    probs, cache, counts = [], {}, {"ini": 0, "commands": 0, "options": 0, "names": 0}
+    probs, cache = [], {}
+    counts = {"ini": 0, "commands": 0, "options": 0, "names": 0, "rows": 0, "paths": 0}
     with tempfile.TemporaryDirectory() as tmp:
         base = os.path.join(tmp, "base.ini")
         with open(base, "w") as f:
@@ -215,11 +277,16 @@ def main():
                 check_plugin_guide(src, doc, text, probs, counts)
             if doc == "docs/sinks.md":
                 check_sink_tables(dlg, tmp, doc, text, probs, cache, counts)
+            if doc == "README.md":
+                check_command_table(dlg, tmp, src, text, probs, cache, counts)
+        pages = sorted(os.path.relpath(p, src) for p in glob.glob(os.path.join(src, "docs/*.md")))
+        for doc in ["README.md"] + pages:
+            check_paths(src, doc, read(os.path.join(src, doc)), probs, counts)
     for p in probs:
         print("FAIL:", p)
     if not probs:
-        print("ok: the docs' {ini} ini blocks, {commands} commands, {options} sink options and {names} "
-              "dlg_ names match dlgauge".format(**counts))
+        print("ok: the docs' {ini} ini blocks, {commands} commands, {rows} command rows, {options} sink "
+              "options, {names} dlg_ names and {paths} paths match dlgauge".format(**counts))
     return 1 if probs else 0
 
 
