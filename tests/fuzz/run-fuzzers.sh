@@ -30,7 +30,7 @@ done
 rt_objs=
 inih_def=  # as core/runtime/CMakeLists.txt: Debian's inih has run-time line limits
 grep -q ini_initial_alloc /usr/include/ini.h 2>/dev/null && inih_def=-DDLG_HAVE_INIH_RUNTIME_LIMITS
-for s in units.c options.c config_env.c config_line.c config.c; do
+for s in units.c options.c config_env.c config_line.c config_open.c config.c; do
     o="$work/obj/rt_${s%.c}.o"
     "$cc" $flags $inih_def -c -I"$rt" -I"$root/include" "$rt/$s" -o "$o"
     rt_objs="$rt_objs $o"
@@ -46,8 +46,8 @@ for t in $targets; do
             "$thr/throttle_units.c" "$thr/throttle_opts.c" -linih -lm -o "$work/fuzz_$t" ;;
     report) # the results readers of dlgauge report
         rep=$root/core/report
-        "$cc" $flags -I"$rep" -I"$root/include" "$here/fuzz_$t.c" "$rep/rows.c" "$rep/read_csv.c" \
-            "$rep/read_jsonl.c" -lcsv -ljson-c -o "$work/fuzz_$t" ;;
+        "$cc" $flags -I"$rep" -I"$rt" -I"$root/include" "$here/fuzz_$t.c" "$rep/rows.c" "$rep/read_csv.c" \
+            "$rep/read_jsonl.c" "$rt/config_line.c" -lcsv -ljson-c -o "$work/fuzz_$t" ;;
     *)
         "$cc" $flags -I"$data" -I"$root/include" "$here/fuzz_$t.c" $objs -lturbojpeg -o "$work/fuzz_$t" ;;
     esac
