@@ -263,14 +263,29 @@ static bool same_measurement(const rep_row *a, const rep_row *b)
     return true;
 }
 
-/* Row k of a cell's rows repeats an earlier ok row of it (the same run
- * appended twice, or read from both of its sinks). */
+/* Row k of a cell's rows repeats an earlier row of it of the same kind,
+ * ok or failed (the same run appended twice, or read from both of its
+ * sinks). */
 static bool repeated(const rep_rows *rs, const size_t *rows, size_t k)
 {
+    bool ok = row_ok(&rs->v[rows[k]]);
     for (size_t j = 0; j < k; j++)
-        if (row_ok(&rs->v[rows[j]]) && same_measurement(&rs->v[rows[j]], &rs->v[rows[k]]))
+        if (row_ok(&rs->v[rows[j]]) == ok && same_measurement(&rs->v[rows[j]], &rs->v[rows[k]]))
             return true;
     return false;
+}
+
+/* The cell's failed rows, each measurement once, and the last one's
+ * status: merged runs where a cell failed in one and ran in another would
+ * otherwise show only the good figures. */
+static void count_failed(rep_cell *c, const rep_rows *rs, const size_t *rows, size_t nrows)
+{
+    c->nfailed = 0;
+    for (size_t k = 0; k < nrows; k++)
+        if (!row_ok(&rs->v[rows[k]]) && !repeated(rs, rows, k)) {
+            c->nfailed++;
+            c->failed_status = rep_tag(&rs->v[rows[k]], "status");
+        }
 }
 
 /* A row's energy and items (energy from per_key, J/item, when only that
@@ -403,8 +418,10 @@ static int pool_cells(rep_group *g, const rep_rows *rs, const long *cell_of)
     for (size_t i = 0; i < rs->n && !rc; i++)
         if (cell_of[i] >= 0)
             rows[fill[cell_of[i]]++] = i;
-    for (size_t c = 0; c < g->ncells && !rc; c++)
+    for (size_t c = 0; c < g->ncells && !rc; c++) {
         pool_cell(&g->cells[c], rs, rows + start[c], start[c + 1] - start[c]);
+        count_failed(&g->cells[c], rs, rows + start[c], start[c + 1] - start[c]);
+    }
     free(start);
     free(fill);
     free(rows);

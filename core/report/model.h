@@ -68,6 +68,8 @@ typedef struct rep_cell {
     size_t nrows;
     bool ok;
     const char *status;
+    size_t nfailed;            /* failed rows (each run's once), even when others ran ok */
+    const char *failed_status; /* the last failed row's status */
     double thr, ci, sd, repeats; /* pooled over rows */
     /* evidence (NaN = not measured) */
     double au, data_wait, cpu_share, iowait, read_bps, limit_share, cold_share, reread, fault_rate, energy_item;

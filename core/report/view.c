@@ -137,6 +137,10 @@ static void cell_note(const rep_group *g, size_t ci, char *note, size_t len)
     for (size_t a = 0; a < g->naxes && n < len; a++)
         if (g->has_best && g->knees[a].cell == ci && !g->knees[a].unordered)
             n += (size_t)snprintf(note + n, len - n, "%sknee %s", n ? ", " : "", g->axes[a].key);
+    const rep_cell *c = &g->cells[ci];
+    if (c->ok && c->nfailed && n < len) /* its figures are the runs that worked */
+        snprintf(note + n, len - n, "%s%zu failed run%s (%s)", n ? ", " : "", c->nfailed, c->nfailed == 1 ? "" : "s",
+                 c->failed_status ? c->failed_status : "?");
 }
 
 /* Columns after the axes; J/item only in groups where some cell has one. */

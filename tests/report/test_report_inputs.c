@@ -290,6 +290,22 @@ static void test_markdown_labels_stay_text(void **state)
     free(md);
 }
 
+/* Two runs merged: the cell a=1 ran in r1 and was OOM-killed in r2 (whose
+ * row was read from both of its sinks): its figures are r1's, and the note
+ * says one run failed, where it had looked like a clean cell. */
+static void test_failed_run_of_ok_cell_noted(void **state)
+{
+    (void)state;
+    char *txt = report_of("t,1,1,j,r1,ok,w,10,1,1,items,3,s1,0.1.0\n"
+                          "t,2,1,j,r1,ok,w,20,1,1,items,3,s2,0.1.0\n"
+                          "t,1,1,j,r2,oom,w,,,,items,,s3,0.1.0\n"
+                          "t,1,1,j,r2,oom,w,,,,items,,s3,0.1.0\n",
+                          false);
+    assert_non_null(strstr(txt, "1 failed run (oom)"));
+    assert_null(strstr(txt, "2 failed runs"));
+    free(txt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -303,6 +319,7 @@ int main(void)
         cmocka_unit_test(test_csv_byte_order_mark),
         cmocka_unit_test(test_xml_text_is_utf8),
         cmocka_unit_test(test_chart_labels_readable),
+        cmocka_unit_test(test_failed_run_of_ok_cell_noted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
