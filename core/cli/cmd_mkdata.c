@@ -255,6 +255,9 @@ static int mk_images(int argc, char **argv)
         rc = get_u64(&o[5], cpus > 0 ? (uint64_t)cpus : 1, 1, 1024, &threads);
     if (rc)
         return rc;
+    if (images < classes) /* a class folder with no image: readers disagree on what it is */
+        return usage_error("--images %s is fewer than --classes %s: every class needs at least one image", o[2].value,
+                           o[1].value);
     const char *split = o[6].value ? o[6].value : "train";
     if (!dlg_synth_split_ok(split))
         return usage_error("--split '%s': expected a plain name like train or val%s", split, "");

@@ -21,6 +21,12 @@ prep() {
 }
 
 # ---- help: usage on stdout, exit 0 -------------------------------------------------
+# fewer images than classes left class folders empty ("wrote 10 images in 20 classes")
+"$DLG" mkdata images --out few --classes 20 --images 10 >few.out 2>&1
+rc=$?
+[ $rc = 2 ] || fail "mkdata with fewer images than classes: exit $rc, expected 2: $(cat few.out)"
+grep -q "fewer than --classes 20: every class needs at least one image" few.out || fail "few: $(cat few.out)"
+[ ! -e few ] || fail "mkdata with fewer images than classes created few/"
 "$DLG" mkdata --help >help.out 2>&1 || fail "mkdata --help: exit $?"
 grep -q '^usage: dlgauge mkdata images' help.out || fail "mkdata --help: $(head -2 help.out)"
 "$DLG" mkdata images -h >help.out 2>&1 || fail "mkdata images -h: exit $?"
