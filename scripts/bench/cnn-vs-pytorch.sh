@@ -19,7 +19,10 @@
 #
 # usage: scripts/bench/cnn-vs-pytorch.sh [BUILD_DIR] [THREADS]
 #   env STEPS_TRAIN (5), STEPS_INFER (10), STEPS_B1 (30), ROUNDS (3),
-#   CASES (names to run, e.g. "resnet50-infer-b1 alexnet-train-b16"; all)
+#   CASES (names to run, e.g. "resnet50-infer-b1 alexnet-train-b16"; all),
+#   PEER_PYTHON (the python3 with torch and torchvision; /usr/bin/python3)
+# Exits 2 before measuring when PyTorch cannot be imported or CASES names
+# no case, and 1 after the table when a case has no PyTorch figure.
 # Note: AlexNet and GoogLeNet are BVLC's on both sides at crop 224
 # (bvlc_alexnet.py, bvlc_googlenet.py: torchvision's AlexNet has no LRN or
 # groups, its GoogLeNet batch norm and 3x3 "5x5" branches; the AlexNet rows
@@ -32,6 +35,8 @@ threads=${2:-$(nproc)}
 st=${STEPS_TRAIN:-5} si=${STEPS_INFER:-10} s1=${STEPS_B1:-30} rounds=${ROUNDS:-3}
 dlg=$build/bin/dlgauge
 [ -x "$dlg" ] || { echo "no $dlg: build first" >&2; exit 1; }
+. "$src/scripts/bench/bench_lib.sh"
+need_peer_modules torch torchvision
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -62,6 +67,8 @@ cases=( # name model mode batch steps [precision]
   "googlenet-train-b16-bf16 googlenet train 16 $st bf16"
   "vgg16-train-b4-bf16 vgg16 train 4 $st bf16"
 )
+
+check_cases $(printf '%s\n' "${cases[@]}" | cut -d' ' -f1)
 
 echo "== machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $threads threads"
 echo "== oneDNN (ONEDNN_VERBOSE=1, first lines of a dlgauge run):"
@@ -97,7 +104,7 @@ for c in "${cases[@]}"; do
     [ "$prec" = bf16 ] && fmts="nchw cl frozen amp"
     [ "$prec" = bf16 ] && [ "$mode" = train ] && fmts="amp ampn"
     for fmt in $fmts; do
-      "${torch_env[@]}" /usr/bin/python3 "$src/scripts/bench/cnn_peer.py" \
+      "${torch_env[@]}" "$PEER_PYTHON" "$src/scripts/bench/cnn_peer.py" \
         "$model" "$mode" "$batch" "$threads" "$steps" "$fmt" "$prec" >"$work/torch-$name-$fmt-$r.json" ||
         { echo "   PyTorch $fmt failed for $name; left out" >&2; rm -f "$work/torch-$name-$fmt-$r.json"; }
     done
@@ -105,7 +112,7 @@ for c in "${cases[@]}"; do
   echo "   $name done"
 done
 # the isa line is oneDNN's third info line: -m2 stopped before it
-"${torch_env[@]}" ONEDNN_VERBOSE=1 /usr/bin/python3 "$src/scripts/bench/cnn_peer.py" \
+"${torch_env[@]}" ONEDNN_VERBOSE=1 "$PEER_PYTHON" "$src/scripts/bench/cnn_peer.py" \
   alexnet infer 1 "$threads" 1 nchw 2>&1 | grep -m3 '^onednn_verbose,info' | sed 's/^/PyTorch /' || true
 
 python3 - "$work" "$rounds" "${cases[@]}" <<'PY'
@@ -123,13 +130,14 @@ print(f"medians over {rounds} round(s); ratio = dlgauge img/s / PyTorch's best f
       "ratio range: per round, dlgauge / that format in the same round")
 print(f"{'case':20} {'dlgauge img/s':>13} {'torch img/s':>11} {'fmt':>6} {'ratio':>6} "
       f"{'dlg p50 ms':>10} {'torch ms':>9} {'dlg RSS MiB':>11} {'torch RSS MiB':>13} {'dlg %peak':>9}")
-last, blas, peaks = None, "none", []
+last, blas, peaks, missing = None, "none", [], []
 for name, model, mode, batch, steps, *prec in cases:
     dfiles = by_round(f"{work}/dlg-{name}-[0-9]*.csv")
     runs = {r: next(csv.DictReader(open(f))) for r, f in sorted(dfiles.items())}
     bad = [x for x in runs.values() if x["status"] != "ok"]
     if bad:
         print(f"{name:20} dlgauge failed: {bad[0].get('error', '')}")
+        missing.append(name)
         continue
     last = runs[max(runs)]
     if last["peak_source"] not in peaks:  # fp32 and bf16 cases have different peaks
@@ -146,7 +154,8 @@ for name, model, mode, batch, steps, *prec in cases:
                     "last": js[max(js)], "round_s": {r: j["median_s"] for r, j in js.items()}}
             t[f]["images_per_s"] = int(batch) / t[f]["median_s"]
     if not t:
-        print(f"{name:20} PyTorch failed in every format")
+        print(f"{name:20} PyTorch failed in every format: no ratio")
+        missing.append(name)
         continue
     best = max(t, key=lambda f: t[f]["images_per_s"])
     tb = t[best]
@@ -164,4 +173,6 @@ for name, model, mode, batch, steps, *prec in cases:
 for p in peaks:
     print(f"peak: {p}")
 print(f"PyTorch BLAS kernel: {blas}")
+if missing:
+    sys.exit(f"no ratio for {', '.join(missing)}")
 PY

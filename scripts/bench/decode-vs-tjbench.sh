@@ -20,6 +20,7 @@ BENCHTIME=${BENCHTIME:-0.2}
 DATA=${DATA:-$BUILD/bench/decode-data}
 
 command -v tjbench >/dev/null || { echo "tjbench not found: apt-get install libjpeg-turbo-progs" >&2; exit 1; }
+. "$(dirname "$0")/bench_lib.sh"
 [ -x "$BENCH" ] || { echo "$BENCH not built: ninja -C $BUILD pipe_bench" >&2; exit 1; }
 if [ ! -f "$DATA/train.txt" ]; then
     "$DLG" mkdata images --out "$DATA" --classes 8 --images "$IMAGES" --seed 1 >/dev/null
@@ -41,7 +42,6 @@ tj_round() { # $1: extra tjbench args
     done
     awk -v p="$tot_px" -v s="$tot_s" -v n="${#files[@]}" 'BEGIN{printf "%.2f %.1f\n", p/s/1e6, n/s}'
 }
-median() { sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 
 reps=$(( $(awk -v b="$BENCHTIME" 'BEGIN{print int(b*60)}') + 1 ))
 echo "images: ${#files[@]} from $DATA (mean $(du -cb $(sed "s|^|$DATA/|" <<<"$(printf '%s\n' "${files[@]}")") | tail -1 | awk -v n=${#files[@]} '{printf "%.0f", $1/n/1000}') KB), $REPEATS rounds, 1 thread, to RGB"

@@ -9,7 +9,7 @@
 FIO_MEM=""
 FIO_HUGE_OLD=""
 fio_hugepages_reserve() {
-    local want=$1 f=/proc/sys/vm/nr_hugepages
+    local want=$1 f=${PROC_SYS_VM:-/proc/sys/vm}/nr_hugepages
     if [ -w $f ] && FIO_HUGE_OLD=$(cat $f) && echo $((FIO_HUGE_OLD + want)) >$f 2>/dev/null &&
         [ "$(cat $f)" -ge $((FIO_HUGE_OLD + want)) ]; then
         FIO_MEM=--mem=shmhuge
@@ -20,7 +20,7 @@ fio_hugepages_reserve() {
     fi
 }
 fio_hugepages_restore() {
-    [ -n "$FIO_HUGE_OLD" ] && echo "$FIO_HUGE_OLD" >/proc/sys/vm/nr_hugepages 2>/dev/null
+    [ -n "$FIO_HUGE_OLD" ] && echo "$FIO_HUGE_OLD" >"${PROC_SYS_VM:-/proc/sys/vm}/nr_hugepages" 2>/dev/null
     FIO_HUGE_OLD=""
     return 0
 }

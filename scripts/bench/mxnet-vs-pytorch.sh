@@ -24,7 +24,10 @@
 #
 # usage: scripts/bench/mxnet-vs-pytorch.sh [BUILD_DIR] [THREADS]
 #   env BATCH_IMG (4), STEPS_TRAIN (3), STEPS_INFER (5), STEPS_LM (4), ROUNDS (3),
-#   CASES (names to run; all)
+#   CASES (names to run; all),
+#   PEER_PYTHON (the python3 with torch and torchvision; /usr/bin/python3)
+# Exits 2 before measuring when PyTorch cannot be imported or CASES names
+# no case, and 1 after the table when a case has no PyTorch figure.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$src/build}" && pwd)
@@ -33,6 +36,8 @@ bi=${BATCH_IMG:-4} st=${STEPS_TRAIN:-3} si=${STEPS_INFER:-5} sl=${STEPS_LM:-4} r
 dlg=$build/bin/dlgauge
 [ -x "$dlg" ] && [ -f "$build/lib/dlgauge/mxnet.so" ] ||
   { echo "build first: ninja -C $build dlgauge_cli mxnet csv" >&2; exit 1; }
+. "$src/scripts/bench/bench_lib.sh"
+need_peer_modules torch torchvision
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -53,6 +58,8 @@ cases=( # name workload mode batch steps unit [precision]
   "lstm-medium-infer-bf16 lstm-ptb infer 20 $sl tokens bf16"
 )
 
+check_cases $(printf '%s\n' "${cases[@]}" | cut -d' ' -f1)
+
 echo "== machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $threads threads"
 # The kernels that run: oneDNN's ISA on both sides (PyTorch's convolutions
 # are oneDNN's too); PyTorch's OpenBLAS core (its LSTM and FC GEMMs) is
@@ -61,7 +68,7 @@ printf '[sink csv]\npath = %s/isa.csv\n[job isa]\nworkload = inception-v3\nmode 
   "$work" >"$work/isa.ini"
 (cd "$work" && ONEDNN_VERBOSE=1 "$dlg" run --set job.isolation=none "$work/isa.ini" 2>&1 |
   grep -m1 '^onednn_verbose,info,cpu,isa' | sed 's/^/dlgauge /') || true
-"${torch_env[@]}" ONEDNN_VERBOSE=1 /usr/bin/python3 "$src/scripts/bench/mxnet_peer.py" \
+"${torch_env[@]}" ONEDNN_VERBOSE=1 "$PEER_PYTHON" "$src/scripts/bench/mxnet_peer.py" \
   inception infer 1 "$threads" 1 nchw 2>&1 | grep -m1 '^onednn_verbose,info,cpu,isa' | sed 's/^/PyTorch /' || true
 # Rounds: dlgauge (one run of every case), then PyTorch per case; each
 # side's figure is the median over ROUNDS of its per-run median step time.
@@ -90,7 +97,7 @@ for r in $(seq 1 "$rounds"); do
       [ "$prec" = bf16 ] && fmts="nchw cl frozen amp"
       [ "$prec" = bf16 ] && [ "$mode" = train ] && fmts="amp ampn"
       for fmt in $fmts; do
-        "${torch_env[@]}" /usr/bin/python3 "$src/scripts/bench/mxnet_peer.py" \
+        "${torch_env[@]}" "$PEER_PYTHON" "$src/scripts/bench/mxnet_peer.py" \
           inception "$mode" "$batch" "$threads" "$steps" "$fmt" "$prec" >"$work/torch-$name-$fmt-$r.json" ||
           { echo "   PyTorch $fmt failed for $name; left out" >&2; rm -f "$work/torch-$name-$fmt-$r.json"; }
       done
@@ -98,7 +105,7 @@ for r in $(seq 1 "$rounds"); do
       fmts=fp32
       [ "$prec" = bf16 ] && fmts="amp bf16"
       for fmt in $fmts; do
-        "${torch_env[@]}" /usr/bin/python3 "$src/scripts/bench/mxnet_peer.py" \
+        "${torch_env[@]}" "$PEER_PYTHON" "$src/scripts/bench/mxnet_peer.py" \
           lstm "$mode" "$batch" "$threads" "$steps" 650 10000 35 2 "$fmt" >"$work/torch-$name-$fmt-$r.json" ||
           { echo "   PyTorch $fmt failed for $name; left out" >&2; rm -f "$work/torch-$name-$fmt-$r.json"; }
       done
@@ -124,7 +131,7 @@ print(f"medians over {rounds} round(s); ratio = dlgauge items/s / PyTorch's best
       "ratio per round: dlgauge / that format in the same round")
 print(f"{'case':22} {'dlgauge/s':>10} {'torch/s':>9} {'fmt':>6} {'ratio':>6} {'unit':>7} "
       f"{'dlg p50 ms':>10} {'torch ms':>9} {'dlg RSS MiB':>11} {'torch RSS MiB':>13} {'dlg %peak':>9}")
-last, tb, peaks = None, None, []
+last, tb, peaks, missing = None, None, [], []
 for name, wl, mode, batch, steps, unit, *prec in cases:
     rs = runs.get(name)
     if not rs:
@@ -132,6 +139,7 @@ for name, wl, mode, batch, steps, unit, *prec in cases:
     bad = [r for r in rs.values() if r["status"] != "ok"]
     if bad:
         print(f"{name:22} dlgauge failed: {bad[0].get('error', '')}")
+        missing.append(name)
         continue
     last = rs[max(rs)]
     if last.get("peak_source") and last["peak_source"] not in peaks:  # fp32 and bf16 peaks differ
@@ -153,7 +161,8 @@ for name, wl, mode, batch, steps, unit, *prec in cases:
                     "lstm_dtype": last_js.get("lstm_dtype"),
                     "rss_peak_bytes": max(j["rss_peak_bytes"] for j in js.values())}
     if not t:
-        print(f"{name:22} PyTorch failed in every format")
+        print(f"{name:22} PyTorch failed in every format: no ratio")
+        missing.append(name)
         continue
     best = max(t, key=lambda f: t[f]["items_per_s"])
     tb = t[best]
@@ -172,6 +181,7 @@ for p in peaks:
     print(f"peak: {p}")
 if tb:
     print(f"torch {tb['torch']}")
-if tb:
     print(f"PyTorch BLAS kernel: {tb['blas']}")
+if missing:
+    sys.exit(f"no ratio for {', '.join(missing)}")
 PY

@@ -8,7 +8,8 @@
 #
 #   scripts/bench/pipeline-vs-torchvision.sh [BUILD_DIR]
 #   env: IMAGES (dataset size, 1000), BATCHES (timed batches of 32, 25),
-#        REPEATS (3), DATA (folder made by dlgauge mkdata)
+#        REPEATS (3), DATA (folder made by dlgauge mkdata), PEER_PYTHON
+#        (the python3 with torchvision and PIL; /usr/bin/python3)
 set -euo pipefail
 
 BUILD=${1:-build-pipe}
@@ -21,26 +22,25 @@ DATA=${DATA:-$BUILD/bench/pipeline-data}
 here=$(cd "$(dirname "$0")" && pwd)
 export DLGAUGE_PLUGIN_PATH=$BUILD/lib/dlgauge
 
-/usr/bin/python3 -c 'import torchvision, PIL' 2>/dev/null ||
-    { echo "needs python3-torchvision python3-pil (apt-get install)" >&2; exit 1; }
+. "$here/bench_lib.sh"
+need_peer_modules torchvision PIL
 [ -x "$BENCH" ] || { echo "$BENCH not built: ninja -C $BUILD pipe_bench" >&2; exit 1; }
 if [ ! -f "$DATA/train.txt" ]; then
     "$DLG" mkdata images --out "$DATA" --classes 10 --images "$IMAGES" --seed 1 >/dev/null
 fi
 cat "$DATA"/train/*/* > /dev/null # warm the page cache for both tools
-median() { sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 
 echo "dataset: $(wc -l < "$DATA/train.txt") mkdata images in $DATA ($(du -sh "$DATA/train" | cut -f1)), $BATCHES timed batches of 32, $REPEATS runs"
-echo "torchvision $(/usr/bin/python3 -c 'import torchvision; print(torchvision.__version__)'), PIL $(/usr/bin/python3 -c 'import PIL; print(PIL.__version__)')"
+echo "torchvision $("$PEER_PYTHON" -c 'import torchvision; print(torchvision.__version__)'), PIL $("$PEER_PYTHON" -c 'import PIL; print(PIL.__version__)')"
 # the JPEG decoder each side runs (libjpeg-turbo picks its SIMD from the CPU
 # unless a JSIMD_* variable forces it)
-echo "decoders: dlgauge $(ldd "$BENCH" | awk '/libturbojpeg/{print $3}'), PIL $(/usr/bin/python3 -c 'import PIL.Image as I; from PIL import features as f; print(I.core.__file__, "libjpeg", f.version("jpg"), "turbo" if f.check_feature("libjpeg_turbo") else "")') ($(dpkg-query -W -f='${Version}' libturbojpeg0 2>/dev/null || echo 'version ?')); JSIMD: $(env | { grep '^JSIMD_' || true; } | tr '\n' ' ')"
+echo "decoders: dlgauge $(ldd "$BENCH" | awk '/libturbojpeg/{print $3}'), PIL $("$PEER_PYTHON" -c 'import PIL.Image as I; from PIL import features as f; print(I.core.__file__, "libjpeg", f.version("jpg"), "turbo" if f.check_feature("libjpeg_turbo") else "")') ($(dpkg-query -W -f='${Version}' libturbojpeg0 2>/dev/null || echo 'version ?')); JSIMD: $(env | { grep '^JSIMD_' || true; } | tr '\n' ' ')"
 printf '%-10s %14s %14s %8s\n' workers "dlgauge img/s" "torchvision" ratio
 for t in 1 2; do
     d=(); p=()
     for r in $(seq "$REPEATS"); do
         d+=("$("$BENCH" loader "files:$DATA/train.txt" "$t" "$BATCHES" 32 224 | awk '/images_per_s/{print $2}')")
-        p+=("$(/usr/bin/python3 "$here/pipeline_peer.py" "$DATA" "$DATA/train.txt" "$t" "$BATCHES" | awk '/images_per_s/{print $2}')")
+        p+=("$("$PEER_PYTHON" "$here/pipeline_peer.py" "$DATA" "$DATA/train.txt" "$t" "$BATCHES" | awk '/images_per_s/{print $2}')")
     done
     dm=$(printf '%s\n' "${d[@]}" | median)
     pm=$(printf '%s\n' "${p[@]}" | median)

@@ -5,7 +5,7 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$top/build}
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+. "$top/scripts/bench/bench_lib.sh"
 run_ms() { for i in $(seq 15); do s=$(date +%s%N); "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; exit 1; }; e=$(date +%s%N); echo $(( (e - s) / 1000 )); done | median; }
 n=$(ls "$build"/lib/dlgauge/*.so | wc -l)
 list=$(run_ms "$build/bin/dlgauge" list)

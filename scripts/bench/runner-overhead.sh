@@ -16,7 +16,7 @@ workload = noop
 iterations = $steps
 warmup = 1000
 INI
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+. "$top/scripts/bench/bench_lib.sh"
 for i in 1 2 3 4 5; do
   rm -f "$work/noop.csv"
   "$build/bin/dlgauge" -q run "$work/noop.ini" >/dev/null
