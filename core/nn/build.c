@@ -73,6 +73,16 @@ void dlg_net_set_fillers(dlg_net *net, dlg_filler weight, dlg_filler bias)
     net->bfill = bias;
 }
 
+void dlg_net_set_pool_rounding(dlg_net *net, dlg_pool_rounding rounding)
+{
+    if (rounding != DLG_POOL_CEIL && rounding != DLG_POOL_FLOOR) {
+        dlg_net_fail(net, DLG_EINVAL, "nn: net '%s': pool rounding %d is neither ceil (%d) nor "
+                     "floor (%d)", net->name, (int)rounding, DLG_POOL_CEIL, DLG_POOL_FLOOR);
+        return;
+    }
+    net->pool_floor = rounding == DLG_POOL_FLOOR;
+}
+
 int dlg_net_blob(const dlg_net *net, const char *name)
 {
     for (int i = 0; i < net->nblobs; i++)
@@ -227,7 +237,7 @@ static int pool(dlg_net *net, const char *name, int x, dlg_pool_mode m, int k, i
                 bool global)
 {
     dlg_node p = {0};
-    p.l.p.pool = (dlg_pool_param){m, k, k, s, s, pad, pad, global};
+    p.l.p.pool = (dlg_pool_param){m, k, k, s, s, pad, pad, global, net->pool_floor};
     return add_node(net, name, DLG_L_POOL, 1, &x, &p);
 }
 

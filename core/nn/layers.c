@@ -110,12 +110,17 @@ static int infer_conv(dlg_net *net, dlg_node *n, const dlg_shape *x)
     return rc ? rc : set_macs(net, n, out * ho * wo, fan_in);
 }
 
-/* Caffe's pooling output size (ceil mode, last window starts inside).
- * Caffe drops a last window that starts in the padding only when there is
- * padding; with a stride above the kernel and none, one can start past
- * the input and cover nothing (-inf max, 0/0 average), so it goes too. */
-static int64_t pool_out(int64_t in, int k, int s, int p)
+/* Pooling output size.  Floor mode (PyTorch, MXNet 'valid'): every
+ * window lies inside the padded input, and with pad < kernel none lies
+ * wholly in the padding, so nothing needs clipping.  Caffe's ceil mode
+ * lets the last window start inside: Caffe drops one that starts in the
+ * padding only when there is padding; with a stride above the kernel and
+ * none, one can start past the input and cover nothing (-inf max, 0/0
+ * average), so it goes too. */
+static int64_t pool_out(int64_t in, int k, int s, int p, bool floor)
 {
+    if (floor)
+        return (in + 2 * (int64_t)p - k) / s + 1;
     int64_t o = (in + 2 * (int64_t)p - k + s - 1) / s + 1;
     if ((o - 1) * s >= in + p)
         o--;
@@ -145,8 +150,8 @@ static int infer_pool(dlg_net *net, dlg_node *n, const dlg_shape *x)
                             "kernel <= padded input",
                             n->l.name);
     return add_top(net, n, n->l.name,
-                   dlg_shape4(x->d[0], x->d[1], pool_out(x->d[2], p->kh, p->sh, p->ph),
-                              pool_out(x->d[3], p->kw, p->sw, p->pw)));
+                   dlg_shape4(x->d[0], x->d[1], pool_out(x->d[2], p->kh, p->sh, p->ph, p->floor),
+                              pool_out(x->d[3], p->kw, p->sw, p->pw, p->floor)));
 }
 
 static int infer_fc(dlg_net *net, dlg_node *n, const dlg_shape *x)

@@ -61,6 +61,7 @@ struct dlg_net {
     dlg_node *nodes;
     int nnodes, cap_nodes;
     dlg_filler wfill, bfill;
+    bool pool_floor; /* dlg_net_set_pool_rounding: next pools round down */
     /* after dlg_net_plan */
     bool planned, train, input_grads;
     uint64_t seed;

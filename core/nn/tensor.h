@@ -80,6 +80,7 @@ typedef struct dlg_pool_param {
     dlg_pool_mode mode;
     int kh, kw, sh, sw, ph, pw;
     bool global;
+    bool floor; /* output size rounded down (DLG_POOL_FLOOR), else Caffe's ceil */
 } dlg_pool_param;
 
 typedef struct dlg_lrn_param {

@@ -82,10 +82,21 @@ typedef struct dlg_conv_spec {
 } dlg_conv_spec;
 int dlg_conv_ex(dlg_net *net, const char *name, int x, const dlg_conv_spec *s);
 
-/* Pooling with Caffe's output size: ceil((H + 2p - k) / s) + 1, minus one
- * if the last window would start inside the padding or past the input
- * (a stride above the kernel; PyTorch's ceil mode drops it too).  Average pooling
- * divides by the window clipped to H + pad, as Caffe does. */
+/* How the pooling calls after it round their output size (default CEIL;
+ * it holds until set again, as the fillers do).
+ *   DLG_POOL_CEIL   Caffe's: ceil((H + 2p - k) / s) + 1, minus one if the
+ *                   last window would start inside the padding or past the
+ *                   input (a stride above the kernel; PyTorch's ceil mode
+ *                   drops it too).  Caffe-era nets (AlexNet, GoogLeNet, VGG).
+ *   DLG_POOL_FLOOR  PyTorch's default and MXNet's 'valid' convention:
+ *                   floor((H + 2p - k) / s) + 1; input rows past the last
+ *                   window are left out.  torchvision's nets.
+ * Average pooling divides by the window clipped to H + pad, as Caffe does;
+ * in floor mode no window passes H + pad, so that is always k*k (PyTorch's
+ * and MXNet's count_include_pad).  Any other value is a sticky error. */
+typedef enum dlg_pool_rounding { DLG_POOL_CEIL = 0, DLG_POOL_FLOOR = 1 } dlg_pool_rounding;
+void dlg_net_set_pool_rounding(dlg_net *net, dlg_pool_rounding rounding);
+/* Square kernel/stride/pad, rounded as set above. */
 int dlg_max_pool(dlg_net *net, const char *name, int x, int k, int stride, int pad);
 int dlg_avg_pool(dlg_net *net, const char *name, int x, int k, int stride, int pad);
 int dlg_global_avg_pool(dlg_net *net, const char *name, int x);
@@ -335,10 +346,11 @@ int dlg_net_input_stall(dlg_net *net, uint64_t *ns);
  * softmax loss over `classes`.  Return the loss blob or a negative code. */
 int dlg_model_alexnet(dlg_net *net, int n, int classes);   /* BVLC, 227 crop */
 int dlg_model_googlenet(dlg_net *net, int n, int classes); /* BVLC, main head */
-int dlg_model_resnet50(dlg_net *net, int n, int classes);  /* v1.5 */
+int dlg_model_resnet50(dlg_net *net, int n, int classes);  /* torchvision's v1.5 */
 int dlg_model_vgg16(dlg_net *net, int n, int classes);
-/* torchvision's Inception-v3: crop x crop input (0: 299), batch-norm (eps 1e-3) after every
- * bias-free convolution, factorised 1x7/7x1 and 1x3/3x1 convolutions.
+/* torchvision's Inception-v3: crop x crop input (0: 299; any crop from
+ * 75: its pools round down, as torchvision's), batch-norm (eps 1e-3) after
+ * every bias-free convolution, factorised 1x7/7x1 and 1x3/3x1 convolutions.
  * aux adds the auxiliary classifier after Mixed_6e (logits "aux/logits",
  * its own loss "aux/loss" weighted 0.4 into backward; needs crop >=
  * DLG_INCEPTION_AUX_MIN_CROP).

@@ -78,6 +78,19 @@ static void b_maxpool_ceil(dlg_net *n, netio *io)
     io->in[io->nin++] = dlg_input(n, "x", 2, 3, 13, 13);
     io->out = dlg_max_pool(n, "pool", io->in[0], 3, 2, 0);
 }
+/* floor mode (torchvision's): 8 x 9 -> 3 x 4, ceil 4 x 4 */
+static void b_maxpool_floor(dlg_net *n, netio *io)
+{
+    io->in[io->nin++] = dlg_input(n, "x", 2, 3, 8, 9);
+    dlg_net_set_pool_rounding(n, DLG_POOL_FLOOR);
+    io->out = dlg_max_pool(n, "pool", io->in[0], 3, 2, 0);
+}
+static void b_avgpool_floor(dlg_net *n, netio *io)
+{
+    io->in[io->nin++] = dlg_input(n, "x", 2, 3, 11, 11);
+    dlg_net_set_pool_rounding(n, DLG_POOL_FLOOR);
+    io->out = dlg_avg_pool(n, "pool", io->in[0], 5, 3, 1); /* 11 -> 3, ceil 4 */
+}
 static void b_avgpool(dlg_net *n, netio *io)
 {
     io->in[io->nin++] = dlg_input(n, "x", 3, 4, 8, 9);
@@ -211,6 +224,8 @@ static const lcase cases[] = {
     {"conv_11x11_s4", b_conv_big, false, false, false, 0},
     {"maxpool_p1", b_maxpool, false, false, false, 0},
     {"maxpool_ceil", b_maxpool_ceil, false, false, false, 0},
+    {"maxpool_floor", b_maxpool_floor, false, false, false, 0},
+    {"avgpool_floor", b_avgpool_floor, false, false, false, 0},
     {"avgpool_p1", b_avgpool, false, false, false, 0},
     {"global_avgpool", b_gap, false, false, false, 0},
     {"lrn", b_lrn, false, false, false, 0},

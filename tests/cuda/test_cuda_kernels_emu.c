@@ -196,11 +196,16 @@ static void nchw_to_nhwc(const float *x, float *y, int64_t n, int64_t c, int64_t
                 y[(m * hw + s) * c + k] = x[(m * c + k) * hw + s];
 }
 
+/* PyTorch's floor-mode size: the kernels take any output size */
+static int64_t floor_out(int64_t in, int k, int s, int p) { return (in + 2 * p - k) / s + 1; }
+
 /* one pooling case through the fp32 NCHW kernels, both half NCHW ones and
- * both half NHWC ones, against the reference */
-static void pool_case(int64_t n, int64_t c, int64_t h, int64_t w, int k, int s, int pad, int max)
+ * both half NHWC ones, against the reference; floor_mode: floor-mode sizes */
+static void pool_case_r(int64_t n, int64_t c, int64_t h, int64_t w, int k, int s, int pad, int max,
+                        bool floor_mode)
 {
-    dlg_cuk_pool p = {n * c, h, w, caffe_out(h, k, s, pad), caffe_out(w, k, s, pad),
+    int64_t (*out_size)(int64_t, int, int, int) = floor_mode ? floor_out : caffe_out;
+    dlg_cuk_pool p = {n * c, h, w, out_size(h, k, s, pad), out_size(w, k, s, pad),
                       k, k, s, s, pad, pad, max};
     const int64_t in = n * c * h * w, out = n * c * p.oh * p.ow;
     float *x = xcalloc(in, 4), *dy = xcalloc(out, 4), *y = xcalloc(out, 4), *dx = xcalloc(in, 4);
@@ -257,6 +262,11 @@ static void pool_case(int64_t n, int64_t c, int64_t h, int64_t w, int k, int s, 
     free(hx), free(hy), free(hdy), free(hdx), free(mask);
 }
 
+static void pool_case(int64_t n, int64_t c, int64_t h, int64_t w, int k, int s, int pad, int max)
+{
+    pool_case_r(n, c, h, w, k, s, pad, max, false);
+}
+
 static void test_pool(void **state)
 {
     (void)state;
@@ -264,6 +274,14 @@ static void test_pool(void **state)
     pool_case(2, 5, 7, 6, 3, 2, 1, 0);   /* average: Caffe's clipped divisor */
     pool_case(1, 3, 13, 13, 3, 2, 0, 1); /* AlexNet's pool shape, no padding */
     pool_case(3, 33, 5, 5, 2, 2, 0, 0);  /* more channels than a warp */
+    /* floor mode where ceil has one more output: the last input rows and
+     * columns in no window get no gradient (8 x 9 -> 3 x 4, ceil 4 x 4;
+     * 11 -> 3 with k5 s3 pad 1, ceil 4) */
+    for (int max = 0; max < 2; max++) {
+        pool_case_r(2, 5, 8, 9, 3, 2, 0, max, true);
+        pool_case_r(2, 5, 8, 9, 3, 2, 1, max, true);
+        pool_case_r(1, 3, 11, 11, 5, 3, 1, max, true);
+    }
 }
 
 /* ---- bias and its gradient ------------------------------------------------ */

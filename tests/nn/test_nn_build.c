@@ -11,6 +11,7 @@
 #include <dlgauge/plugin.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,6 +60,67 @@ static void test_shapes_and_counts(void **st)
     assert_int_equal(dlg_net_param_total(net),
                      34944 + 307456 + (8 * 256 * 9 + 8) + (fc_in * 10 + 10));
     assert_int_equal(dlg_net_status(net), 0);
+    dlg_net_destroy(net);
+}
+
+/* Pooled size of an h x h input in the rounding given, or -1 with the
+ * builder's error in err. */
+static int64_t pooled(dlg_pool_rounding r, bool avg, int h, int k, int s, int p, char *err,
+                      size_t n)
+{
+    dlg_net *net = mk();
+    int x = dlg_input(net, "x", 1, 2, h, h);
+    dlg_net_set_pool_rounding(net, r);
+    int y = avg ? dlg_avg_pool(net, "p", x, k, s, p) : dlg_max_pool(net, "p", x, k, s, p);
+    dlg_shape sh = {0};
+    snprintf(err, n, "%s", y < 0 ? dlg_net_error(net) : "");
+    if (y >= 0)
+        assert_int_equal(dlg_net_shape(net, y, &sh), 0);
+    dlg_net_destroy(net);
+    return y < 0 ? -1 : sh.d[2];
+}
+
+/* Floor mode is floor((H + 2p - k) / s) + 1, PyTorch's; ceil mode stays
+ * Caffe's, and is the default.  A kernel past the padded input is refused
+ * in either, naming the layer; a rounding that is neither is a sticky
+ * error. */
+static void test_pool_rounding(void **st)
+{
+    static const struct {
+        int h, k, s, p, ceil, floor;
+    } c[] = {{6, 3, 2, 0, 3, 2},   {8, 3, 2, 0, 4, 3}, {6, 3, 2, 1, 4, 3}, {8, 3, 2, 1, 5, 4},
+             {11, 5, 3, 1, 4, 3},  {7, 3, 2, 1, 4, 4}, {5, 2, 2, 1, 3, 3}, {13, 2, 3, 0, 5, 4},
+             {112, 3, 2, 1, 57, 56}, {113, 3, 2, 1, 57, 57}, {1, 2, 1, 1, 2, 2}};
+    char err[512];
+    const size_t en = sizeof err;
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+        for (int avg = 0; avg < 2; avg++) {
+            int64_t ce = pooled(DLG_POOL_CEIL, avg, c[i].h, c[i].k, c[i].s, c[i].p, err, en);
+            int64_t fl = pooled(DLG_POOL_FLOOR, avg, c[i].h, c[i].k, c[i].s, c[i].p, err, en);
+            if (ce != c[i].ceil || fl != c[i].floor)
+                fail_msg("%d k%d s%d p%d: ceil %lld floor %lld, expected %d %d", c[i].h, c[i].k,
+                         c[i].s, c[i].p, (long long)ce, (long long)fl, c[i].ceil, c[i].floor);
+        }
+    assert_int_equal(pooled(DLG_POOL_FLOOR, false, 2, 5, 1, 1, err, sizeof err), -1);
+    assert_non_null(strstr(err, "pool 'p': need kernel, stride >= 1, 0 <= pad < kernel and "
+                                "kernel <= padded input"));
+
+    dlg_net *net = mk();
+    int x = dlg_input(net, "x", 1, 1, 6, 6);
+    dlg_net_set_pool_rounding(net, DLG_POOL_FLOOR);
+    int a = dlg_max_pool(net, "a", x, 3, 2, 0);
+    dlg_net_set_pool_rounding(net, DLG_POOL_CEIL); /* back to Caffe's for later pools */
+    int b = dlg_max_pool(net, "b", x, 3, 2, 0);
+    dlg_shape sa, sb;
+    assert_int_equal(dlg_net_shape(net, a, &sa), 0);
+    assert_int_equal(dlg_net_shape(net, b, &sb), 0);
+    assert_int_equal(sa.d[2], 2);
+    assert_int_equal(sb.d[2], 3);
+    dlg_net_set_pool_rounding(net, (dlg_pool_rounding)7);
+    assert_int_equal(dlg_net_status(net), -DLG_EINVAL);
+    assert_string_equal(dlg_net_error(net),
+                        "nn: net 't': pool rounding 7 is neither ceil (0) nor floor (1)");
+    assert_int_equal(dlg_max_pool(net, "c", x, 3, 2, 0), -DLG_EINVAL);
     dlg_net_destroy(net);
 }
 
@@ -322,6 +384,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shapes_and_counts),
+        cmocka_unit_test(test_pool_rounding),
         cmocka_unit_test(test_sticky_errors),
         cmocka_unit_test(test_bad_label),
         cmocka_unit_test(test_fillers),

@@ -172,6 +172,23 @@ static int pool_avg_fallback(dlg_net *net)
     return dlg_avg_pool(net, "L", X(2, 3, 6, 6), 3, 2, 1);
 }
 static int pool_global(dlg_net *net) { return dlg_global_avg_pool(net, "L", X(2, 16, 7, 7)); }
+/* Floor mode (PyTorch's) at sizes where ceil mode gives one more output:
+ * 8 -> 3 (ceil 4) with oneDNN's right pad -1 clamped to 0, the last
+ * input row outside every window; pad 1: 8 -> 4 (ceil 5), 6 -> 3 (ceil 4:
+ * past the pad there, a ref fallback), 11 -> 3 (k5 s3, ceil 4: right pad
+ * -1 again, with a left pad). */
+static int floor_pool(dlg_net *net, bool avg, int h, int k, int s, int p)
+{
+    dlg_net_set_pool_rounding(net, DLG_POOL_FLOOR);
+    return avg ? dlg_avg_pool(net, "L", X(2, 3, h, h), k, s, p)
+               : dlg_max_pool(net, "L", X(2, 3, h, h), k, s, p);
+}
+static int pool_max_floor(dlg_net *net) { return floor_pool(net, false, 8, 3, 2, 0); }
+static int pool_max_floor_pad(dlg_net *net) { return floor_pool(net, false, 8, 3, 2, 1); }
+static int pool_max_floor_neg(dlg_net *net) { return floor_pool(net, false, 11, 5, 3, 1); }
+static int pool_avg_floor(dlg_net *net) { return floor_pool(net, true, 8, 3, 2, 0); }
+static int pool_avg_floor_pad(dlg_net *net) { return floor_pool(net, true, 6, 3, 2, 1); }
+static int pool_avg_floor_neg(dlg_net *net) { return floor_pool(net, true, 11, 5, 3, 1); }
 static int lrn(dlg_net *net) { return dlg_lrn(net, "L", X(2, 12, 5, 5), 5, 1e-2f, 0.75f, 1.0f); }
 static int relu(dlg_net *net) { return dlg_relu(net, "L", X(2, 6, 5, 5)); }
 static int bn(dlg_net *net) { return dlg_batchnorm(net, "L", X(4, 6, 5, 5), 1e-5f); }
@@ -580,6 +597,40 @@ static void test_pool(void **st)
     compare("global avg pool", pool_global, true);
 }
 
+/* The layer "L" of build's net runs on oneDNN (not the ref fallback) and
+ * has output size h. */
+static void expect_onednn(build_fn build, int h)
+{
+    dlg_net *cpu = make(build, "cpu", true);
+    dlg_shape s;
+    assert_int_equal(dlg_net_shape(cpu, dlg_net_blob(cpu, "L"), &s), 0);
+    assert_int_equal(s.d[2], h);
+    assert_int_equal(s.d[3], h);
+    dlg_net_destroy(cpu);
+    char *impl = layer_impl(build, "L", false, true);
+    assert_string_not_equal(impl, "ref");
+    free(impl);
+}
+
+static void test_pool_floor(void **st)
+{
+    static const struct {
+        const char *what;
+        build_fn build;
+        int out;
+    } cases[] = {{"max pool floor", pool_max_floor, 3},
+                 {"max pool floor pad", pool_max_floor_pad, 4},
+                 {"max pool floor k5 s3 pad", pool_max_floor_neg, 3},
+                 {"avg pool floor", pool_avg_floor, 3},
+                 {"avg pool floor pad", pool_avg_floor_pad, 3},
+                 {"avg pool floor k5 s3 pad", pool_avg_floor_neg, 3}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        expect_onednn(cases[i].build, cases[i].out);
+        compare(cases[i].what, cases[i].build, true);
+    }
+    compare("avg pool floor inference", pool_avg_floor_neg, false);
+}
+
 static void test_others(void **st)
 {
     compare("lrn", lrn, true);
@@ -594,6 +645,7 @@ static void test_others(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_conv), cmocka_unit_test(test_pool),
+                                       cmocka_unit_test(test_pool_floor),
                                        cmocka_unit_test(test_others), cmocka_unit_test(test_nets),
                                        cmocka_unit_test(test_winograd),
                                        cmocka_unit_test(test_onednn_winograd)};

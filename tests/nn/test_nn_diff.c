@@ -1,6 +1,6 @@
 /* Seeded differential test: random small layers and nets at odd shapes
  * (batch 1-3, channels 1, 3, 5, 17..., sizes 1-13, kernels 1-11, strides
- * 1-4, pads 0-3, dilation, groups, ceil-mode pooling, LRN, batch norm,
+ * 1-4, pads 0-3, dilation, groups, ceil- and floor-mode pooling, LRN, batch norm,
  * concat, add, fc, softmax, loss, LSTM, 64-80 channel layers for the
  * Winograd and im2col kernels), some parameters frozen, planned for
  * training with every blob kept, for training with sharing and fusion, or
@@ -194,9 +194,10 @@ static int draw_pool(dlg_net *net, rng *r, dcase *dc, int x)
         k--;
         p = p >= k ? k - 1 : p;
     }
-    bool avg = chance(r, 50);
-    note(dc, " %spool(%dx%dx%dx%d k%d s%d p%d)", avg ? "avg" : "max", s.n, s.c, s.h, s.w, k, st,
-         p);
+    bool avg = chance(r, 50), floor_mode = chance(r, 30);
+    note(dc, " %spool(%dx%dx%dx%d k%d s%d p%d%s)", avg ? "avg" : "max", s.n, s.c, s.h, s.w, k, st,
+         p, floor_mode ? " floor" : "");
+    dlg_net_set_pool_rounding(net, floor_mode ? DLG_POOL_FLOOR : DLG_POOL_CEIL);
     return avg ? dlg_avg_pool(net, lname(dc, nm), x, k, st, p)
                : dlg_max_pool(net, lname(dc, nm), x, k, st, p);
 }

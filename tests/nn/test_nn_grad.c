@@ -74,15 +74,75 @@ static void test_conv(void **st)
     conv_case(3, 5, 5, &(dlg_conv_spec){2, 1, 1, 1, 1, 0, 0, 1, 1, 1, true}); /* 1x1, no bias */
 }
 
-static void pool_case(bool avg, int h, int k, int s, int p, int expect_out)
+static void pool_case_r(dlg_pool_rounding r, bool avg, int h, int k, int s, int p,
+                        int expect_out)
 {
     dlg_net *net = mk();
     int x = dlg_input(net, "x", 2, 2, h, h);
+    dlg_net_set_pool_rounding(net, r);
     int out = avg ? dlg_avg_pool(net, "L", x, k, s, p) : dlg_max_pool(net, "L", x, k, s, p);
     dlg_shape sh;
     assert_int_equal(dlg_net_shape(net, out, &sh), 0);
     assert_int_equal(sh.d[2], expect_out);
     check(net, out, false, "L", 0, FILL_DISTINCT);
+}
+
+static void pool_case(bool avg, int h, int k, int s, int p, int expect_out)
+{
+    pool_case_r(DLG_POOL_CEIL, avg, h, k, s, p, expect_out);
+}
+
+/* PyTorch's max_pool2d / avg_pool2d (count_include_pad) in floor mode,
+ * written out: output (oh, ow) of an h x h plane. */
+static double torch_pool(const float *x, int h, bool avg, int k, int s, int p, int oh, int ow)
+{
+    double acc = avg ? 0 : -INFINITY;
+    for (int i = oh * s - p; i < oh * s - p + k; i++)
+        for (int j = ow * s - p; j < ow * s - p + k; j++) {
+            if (i < 0 || j < 0 || i >= h || j >= h)
+                continue; /* padding: 0 in the sum, never the max */
+            acc = avg ? acc + x[i * h + j] : fmax(acc, x[i * h + j]);
+        }
+    return avg ? acc / (k * k) : acc;
+}
+
+/* The reference backend's floor-mode forward is PyTorch's, at sizes where
+ * ceil mode has one more output per axis (8 -> 3 or 4; 11 -> 3, k5 s3). */
+static void floor_values(bool avg, int h, int k, int s, int p)
+{
+    dlg_net *net = mk();
+    int x = dlg_input(net, "x", 1, 1, h, h);
+    dlg_net_set_pool_rounding(net, DLG_POOL_FLOOR);
+    int y = avg ? dlg_avg_pool(net, "L", x, k, s, p) : dlg_max_pool(net, "L", x, k, s, p);
+    dlg_plan_opts o = {.backend = "ref", .seed = 1};
+    if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0)
+        fail_msg("%s", dlg_net_error(net));
+    float in[121], out[16];
+    tu_fill(in, (int64_t)h * h, FILL_GAUSS, 3);
+    assert_int_equal(dlg_net_write(net, x, DLG_DATA, in, (size_t)h * h), 0);
+    assert_int_equal(dlg_net_forward(net), 0);
+    int o_n = (h + 2 * p - k) / s + 1;
+    assert_int_equal(tu_count(net, y), o_n * o_n);
+    assert_int_equal(dlg_net_read(net, y, DLG_DATA, out, (size_t)(o_n * o_n)), 0);
+    for (int i = 0; i < o_n; i++)
+        for (int j = 0; j < o_n; j++)
+            assert_float_equal(out[i * o_n + j], torch_pool(in, h, avg, k, s, p, i, j), 1e-6);
+    dlg_net_destroy(net);
+}
+
+/* Floor mode: the forward as PyTorch's, the backward as its finite
+ * differences (input rows past the last window get no gradient) */
+static void test_pool_floor(void **st)
+{
+    for (int m = 0; m < 2; m++) {
+        bool avg = m;
+        floor_values(avg, 8, 3, 2, 0);
+        floor_values(avg, 8, 3, 2, 1);
+        floor_values(avg, 11, 5, 3, 1);
+        pool_case_r(DLG_POOL_FLOOR, avg, 6, 3, 2, 0, 2); /* ceil: 3 */
+        pool_case_r(DLG_POOL_FLOOR, avg, 6, 3, 2, 1, 3); /* ceil: 4 */
+        pool_case_r(DLG_POOL_FLOOR, avg, 11, 5, 3, 1, 3);
+    }
 }
 
 static void test_pool(void **st)
@@ -162,6 +222,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv),      cmocka_unit_test(test_pool),
+        cmocka_unit_test(test_pool_floor),
         cmocka_unit_test(test_lrn),       cmocka_unit_test(test_relu_fc_softmax),
         cmocka_unit_test(test_batchnorm), cmocka_unit_test(test_concat_add_loss),
         cmocka_unit_test(test_dag),

@@ -1,8 +1,8 @@
 /* The reference models against the published architectures, exactly:
  * learnable parameters, forward multiply-adds per image (the count behind
  * flops_per_item, gflops and pct_peak), per-layer output shapes (Caffe's
- * ceil-mode pooling included), layer order around the dropouts, and the
- * prototxt fillers.
+ * ceil-mode pooling in the Caffe nets, floor mode in torchvision's), layer
+ * order around the dropouts, and the prototxt fillers.
  *
  * Where the numbers come from (computed once with torch 1.13 /
  * torchvision 0.14; this test does not need torch):
@@ -305,36 +305,52 @@ static const char *crop_error(const char *model, int crop, char *buf, size_t n)
     return buf;
 }
 
-/* Inception-v3 away from 299: torchvision pools in floor mode, the engine
- * in Caffe's ceil mode.  Where they agree the grids are torchvision's
- * (331: 39, 19, 9); elsewhere the build is refused naming the pool and the
- * nearest crops (it used to build a larger net at 101, or fail in a
- * concat at 301).  The aux head ends in torchvision's adaptive average
- * pool: at 395 its classifier still takes 768 features (was 768 x 3 x 3),
- * and at 261 the head is not torchvision's (it needs 299). */
+/* The grid after each of torchvision's Inception-v3 reductions at a crop
+ * (its formula, floor((H + 2p - k) / s) + 1 for every conv and pool):
+ *   Conv2d_1a 3/2 -> a = (crop - 3) / 2 + 1; Conv2d_2a 3/1 -> a - 2
+ *   (2b keeps it); maxpool1 3/2 -> m1 = (a - 2 - 3) / 2 + 1;
+ *   Conv2d_4a 3/1 -> m1 - 2; maxpool2 3/2 -> m2 = (m1 - 2 - 3) / 2 + 1
+ *   (Mixed_5b-5d keep it); Mixed_6a 3/2 -> g6 = (m2 - 3) / 2 + 1 (6b-6e
+ *   keep it); Mixed_7a 3/2 -> g7 = (g6 - 3) / 2 + 1; aux: avg 5/3 then a
+ *   5x5 conv -> (g6 - 5) / 3 + 1 - 4.
+ *          a    m1  m2  g6  g7  aux
+ *   101:   50   23  10   4   1   -
+ *   299:  149   73  35  17   8   1
+ *   301:  150   73  35  17   8   1   (ceil mode: maxpool1 74)
+ *   320:  159   78  37  18   8   1   (ceil mode: maxpool2 38)
+ *   331:  165   81  39  19   9   -
+ *   395:  197   97  47  23  11   3 */
+static const struct {
+    int crop, m1, m2, g6, g7;
+} inception_grids[] = {{101, 23, 10, 4, 1}, {299, 73, 35, 17, 8}, {301, 73, 35, 17, 8},
+                       {320, 78, 37, 18, 8}, {331, 81, 39, 19, 9}};
+
+/* Inception-v3 pools in floor mode, as torchvision: every crop from 75
+ * builds its grids (301 used to be refused, its maxpool1 giving 74 in
+ * Caffe's ceil mode; 320 the same at maxpool2).  The aux head ends in
+ * torchvision's adaptive average pool: at 395 its classifier still takes
+ * 768 features; below 299 its 5x5 conv does not fit, named in the error. */
 static void test_inception_crops(void **st)
 {
     char err[512];
-    static const int ok[] = {75, 76, 107, 299, 300, 331};
-    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
-        if (*crop_error("inception-v3", ok[i], err, sizeof err))
-            fail_msg("crop %d: %s", ok[i], err);
-    dlg_net *net = build("inception-v3", 331);
-    expect_shape(net, "Mixed_5d.concat", 288, 39, 39);
-    expect_shape(net, "Mixed_6e.concat", 768, 19, 19);
-    expect_shape(net, "Mixed_7c.concat", 2048, 9, 9);
+    for (size_t i = 0; i < sizeof inception_grids / sizeof inception_grids[0]; i++) {
+        dlg_net *net = build("inception-v3", inception_grids[i].crop);
+        expect_shape(net, "maxpool1", 64, inception_grids[i].m1, inception_grids[i].m1);
+        expect_shape(net, "maxpool2", 192, inception_grids[i].m2, inception_grids[i].m2);
+        expect_shape(net, "Mixed_5d.concat", 288, inception_grids[i].m2, inception_grids[i].m2);
+        expect_shape(net, "Mixed_6e.concat", 768, inception_grids[i].g6, inception_grids[i].g6);
+        expect_shape(net, "Mixed_7c.concat", 2048, inception_grids[i].g7, inception_grids[i].g7);
+        dlg_net_destroy(net);
+    }
+    assert_string_equal(crop_error("inception-v3", 75, err, sizeof err), "");
+    printf("  74: %s\n", crop_error("inception-v3", 74, err, sizeof err));
+    assert_non_null(strstr(err, "Mixed_7a"));
+    assert_string_equal(crop_error("inception-v3-aux", 301, err, sizeof err), "");
+    dlg_net *net = build("inception-v3-aux", 320);
+    expect_shape(net, "AuxLogits.conv1.relu", 768, 1, 1);
     dlg_net_destroy(net);
-    printf("  %s\n", crop_error("inception-v3", 101, err, sizeof err));
-    assert_non_null(strstr(err, "not torchvision's Inception-v3 at this crop: maxpool1"));
-    assert_non_null(strstr(err, "nearest crop where they agree: 76 or 107"));
-    crop_error("inception-v3", 301, err, sizeof err);
-    assert_non_null(strstr(err, "maxpool1 pools its 148x148 grid to 74x74"));
-    assert_non_null(strstr(err, "73x73 in torchvision's floor mode"));
-    assert_non_null(strstr(err, "300 or 331"));
-    printf("  %s\n", crop_error("inception-v3-aux", 261, err, sizeof err));
-    assert_non_null(strstr(err, "not torchvision's Inception-v3 with its aux head"));
-    assert_non_null(strstr(err, "agree: 299"));
-    assert_string_equal(crop_error("inception-v3-aux", 395, err, sizeof err), "");
+    printf("  aux 298: %s\n", crop_error("inception-v3-aux", 298, err, sizeof err));
+    assert_non_null(strstr(err, "AuxLogits.conv1"));
     net = build("inception-v3-aux", 395);
     expect_shape(net, "AuxLogits.conv1.relu", 768, 3, 3);
     dlg_layer_info li = {0};
@@ -361,6 +377,53 @@ static void test_resnet50_odd_crop(void **st)
     dlg_net_destroy(net);
 }
 
+/* The stem pool's windows, not only its grid, are torchvision's on an even
+ * grid too: at crop 32 conv1 gives 16x16 and pool1 output (i, j) is the max
+ * of conv1 rows and columns 2i-1 .. 2i+1 (pad 1).  Caffe's pad-0 pool gave
+ * the same 8x8 grid from windows 2i .. 2i+2. */
+static void test_resnet50_stem_windows(void **st)
+{
+    dlg_net *net;
+    assert_int_equal(dlg_net_create(&net, "resnet50"), 0);
+    assert_true(dlg_model_build_crop(net, "resnet50", 1, 2, 32) >= 0);
+    int c = dlg_net_blob(net, "conv1_relu"), p = dlg_net_blob(net, "pool1");
+    dlg_plan_opts o = {.backend = "ref", .seed = 5, .keep_all = true};
+    if (dlg_net_plan(net, &o) < 0)
+        fail_msg("%s", dlg_net_error(net));
+    float in[3 * 32 * 32], x[64 * 16 * 16], y[64 * 8 * 8];
+    for (int i = 0; i < 3 * 32 * 32; i++)
+        in[i] = (float)sin(i * 0.37);
+    assert_int_equal(dlg_net_write(net, dlg_net_blob(net, "data"), DLG_DATA, in, 3 * 32 * 32), 0);
+    assert_int_equal(dlg_net_forward(net), 0);
+    assert_int_equal(dlg_net_read(net, c, DLG_DATA, x, 64 * 16 * 16), 0);
+    assert_int_equal(dlg_net_read(net, p, DLG_DATA, y, 64 * 8 * 8), 0);
+    for (int ch = 0; ch < 64; ch++)
+        for (int i = 0; i < 8; i++)
+            for (int j = 0; j < 8; j++) {
+                float m = -INFINITY;
+                for (int h = 2 * i - 1; h <= 2 * i + 1; h++)
+                    for (int w = 2 * j - 1; w <= 2 * j + 1; w++)
+                        if (h >= 0 && w >= 0 && h < 16 && w < 16)
+                            m = fmaxf(m, x[(ch * 16 + h) * 16 + w]);
+                if (y[(ch * 8 + i) * 8 + j] != m)
+                    fail_msg("pool1[%d][%d][%d] = %g, torchvision's window gives %g", ch, i, j,
+                             y[(ch * 8 + i) * 8 + j], m);
+            }
+    dlg_net_destroy(net);
+}
+
+/* A model owns its rounding: GoogLeNet built on a net left in floor mode
+ * is still Caffe's (pool1 56x56; floor mode gives 55x55). */
+static void test_caffe_model_keeps_ceil(void **st)
+{
+    dlg_net *net;
+    assert_int_equal(dlg_net_create(&net, "googlenet"), 0);
+    dlg_net_set_pool_rounding(net, DLG_POOL_FLOOR);
+    assert_true(dlg_model_build(net, "googlenet", 1, 10) >= 0);
+    expect_shape(net, "pool1/3x3_s2", 64, 56, 56);
+    dlg_net_destroy(net);
+}
+
 static void test_unknown(void **st)
 {
     dlg_net *net;
@@ -380,6 +443,8 @@ int main(void)
         cmocka_unit_test(test_fillers_resnet50),
         cmocka_unit_test(test_inception_crops),
         cmocka_unit_test(test_resnet50_odd_crop),
+        cmocka_unit_test(test_resnet50_stem_windows),
+        cmocka_unit_test(test_caffe_model_keeps_ceil),
         cmocka_unit_test(test_unknown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

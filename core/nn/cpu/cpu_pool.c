@@ -1,5 +1,5 @@
-/* oneDNN pooling (Caffe ceil mode via right padding) and LRN, on plain
- * NCHW with the training workspace kept per layer. */
+/* oneDNN pooling (Caffe ceil mode via right padding, floor mode as is)
+ * and LRN, on plain NCHW with the training workspace kept per layer. */
 #include "cpu.h"
 
 #include <stdio.h>
@@ -46,18 +46,30 @@ static int finish(cpu_ctx *c, const dlg_layer *l, pool_state *s, const void *bwd
     return rc;
 }
 
-/* Caffe's ceil-mode size is oneDNN's formula with a larger right pad. */
+/* The right pad that makes oneDNN's floor formula give the layer's output
+ * size: larger than the left one for Caffe's ceil mode.  In floor mode it
+ * is p - r, r = (H + 2p - k) % s, negative where the last window ends
+ * r - p rows before the input does.  0 gives the same size (r - p is less
+ * than a stride) without relying on oneDNN taking a negative pad (2.6
+ * does, above -stride, with the same kernels). */
+static int64_t right_pad1(int64_t out, int k, int s, int p, int64_t in)
+{
+    int64_t pr = (out - 1) * s + k - in - p;
+    return pr > 0 ? pr : 0;
+}
+
 static void right_pad(const dlg_layer *l, dnnl_dims_t pr)
 {
     const dlg_pool_param *p = &l->p.pool;
     const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
-    pr[0] = (y->d[2] - 1) * p->sh + p->kh - x->d[2] - p->ph;
-    pr[1] = (y->d[3] - 1) * p->sw + p->kw - x->d[3] - p->pw;
+    pr[0] = right_pad1(y->d[2], p->kh, p->sh, p->ph, x->d[2]);
+    pr[1] = right_pad1(y->d[3], p->kw, p->sw, p->pw, x->d[3]);
 }
 
 /* Caffe divides an average by the window clipped to H + pad: oneDNN's
  * exclude-padding when there is no pad, include-padding while no window
- * reaches past the pad; other cases run on the reference kernel. */
+ * reaches past the pad (always in floor mode: the divisor is then k*k);
+ * other cases run on the reference kernel. */
 static dnnl_alg_kind_t pool_alg(const dlg_layer *l)
 {
     const dlg_pool_param *p = &l->p.pool;

@@ -1,5 +1,6 @@
 /* Pooling (own kernels: Caffe's ceil-mode windows and average divisor have
- * no cuDNN equivalent), LRN, batch norm and softmax on cuDNN. */
+ * no cuDNN equivalent; floor mode is the same kernels given the smaller
+ * output), LRN, batch norm and softmax on cuDNN. */
 #include "cuda.h"
 
 #include <stdio.h>

@@ -50,8 +50,10 @@ int dlg_cuk_bias_rows(dlg_cu_stream s, float *y, const float *b, int64_t rows, i
 /* db[j] = sum_i dy[i*cols + j] */
 int dlg_cuk_col_sum(dlg_cu_stream s, const float *dy, float *db, int64_t rows, int64_t cols);
 
-/* Caffe pooling (ceil mode; average divides by the window clipped to
- * H + pad).  mask: argmax index per output for max pooling. */
+/* Caffe pooling windows (average divides by the window clipped to
+ * H + pad) over the output size given: ceil or floor mode alike, as the
+ * backward gathers only from outputs that exist.  mask: argmax index per
+ * output for max pooling. */
 typedef struct dlg_cuk_pool {
     int64_t nc, h, w, oh, ow;
     int kh, kw, sh, sw, ph, pw;

@@ -1,8 +1,9 @@
 // Caffe's pooling arithmetic for one element, shared by the NCHW kernels
 // (cuda_kernels.cu) and the NHWC ones (cuda_nhwc_kernels.cu): a plane's
 // element (h, w) is at base + (h * W + w) * stride (NCHW: stride 1; NHWC:
-// stride C, base at the channel).  Ceil-mode windows; the average divides by
-// the window clipped to H + pad, Caffe's rule.
+// stride C, base at the channel).  Windows of the output size given (ceil
+// or floor mode); the average divides by the window clipped to H + pad,
+// Caffe's rule (k*k in floor mode, where no window passes it).
 #ifndef DLG_CUDA_POOL_WINDOW_CUH
 #define DLG_CUDA_POOL_WINDOW_CUH
 

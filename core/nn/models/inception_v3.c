@@ -2,94 +2,14 @@
  * the Inception Architecture"): every convolution is bias-free and followed
  * by batch-norm (eps 1e-3) and ReLU; blocks A (5x5 and double 3x3), B and D
  * (grid reductions), C (factorised 1x7/7x1), E (split 1x3/3x1).  Layer
- * names follow torchvision's module names.  Inputs "data" (299, or the
- * crop given: 75 is the smallest, and only crops whose strided pools
- * match torchvision's floor mode build, i.e. 75, 76, 107, 108, ... (32
- * apart); with the aux head 299, 300, 395, 396, ... (96 apart)) and
- * "label". */
+ * names follow torchvision's module names.  Every pool rounds down, as
+ * torchvision's (PyTorch's floor mode), so any crop gives its grids.
+ * Inputs "data" (299, or the crop given: 75 is the smallest, 299 with the
+ * aux head) and "label". */
 #include <dlgauge/nn.h>
 #include <dlgauge/plugin.h>
 
 #include <stdio.h>
-
-#include "net.h"
-
-/* torchvision pools in floor mode, the engine in Caffe's ceil mode; with
- * no padding the two agree where the stride divides (H - kernel).  Where
- * they do not, the built net would not be torchvision's (a larger grid
- * from there on, or branches that no longer concatenate). */
-typedef struct pool_split {
-    const char *pool;    /* the first pool where the modes part */
-    int in, ceil, floor; /* its input grid and the two output grids */
-} pool_split;
-
-enum { CROP_OK, CROP_PARTS, CROP_SMALL };
-
-/* One unpadded pool on grid *h: CROP_OK (and *h its output), CROP_PARTS
- * (ps says where), or CROP_SMALL (the builder names the layer). */
-static int pool_step(pool_split *ps, const char *pool, int *h, int k, int s)
-{
-    if (*h < k)
-        return CROP_SMALL;
-    int fl = (*h - k) / s + 1;
-    if ((*h - k) % s) {
-        *ps = (pool_split){pool, *h, fl + 1, fl};
-        return CROP_PARTS;
-    }
-    *h = fl;
-    return CROP_OK;
-}
-
-/* The grid through the stem and the grid reductions, as torchvision's
- * convolutions give it, checking every strided pool on the way. */
-static int crop_check(int crop, bool aux, pool_split *ps)
-{
-    int h = (crop - 3) / 2 + 1 - 2, rc; /* Conv2d_1a (stride 2), 2a; 2b keeps it */
-    if ((rc = pool_step(ps, "maxpool1", &h, 3, 2)) != CROP_OK)
-        return rc;
-    h -= 2; /* Conv2d_4a */
-    if ((rc = pool_step(ps, "maxpool2", &h, 3, 2)) != CROP_OK ||
-        (rc = pool_step(ps, "Mixed_6a.branch_pool.max", &h, 3, 2)) != CROP_OK)
-        return rc;
-    int a = h;
-    if (aux && (rc = pool_step(ps, "AuxLogits.avg", &a, 5, 3)) != CROP_OK)
-        return rc;
-    if (aux && a < 5) /* the head's 5x5 convolution */
-        return CROP_SMALL;
-    return pool_step(ps, "Mixed_7a.branch_pool.max", &h, 3, 2);
-}
-
-/* The nearest crop from `crop` in direction dir (+1, -1) that builds
- * torchvision's network, or 0 if none (75 and 299, the smallest, are
- * within 256 of any crop that parts). */
-static int nearest(int crop, int dir, bool aux)
-{
-    pool_split ps;
-    for (int c = crop + dir; c > 0 && c <= crop + 256; c += dir)
-        if (crop_check(c, aux, &ps) == CROP_OK)
-            return c;
-    return 0;
-}
-
-/* The error names neither model nor crop: callers say which they built. */
-static int check_crop(dlg_net *net, int crop, bool aux)
-{
-    pool_split ps;
-    if (crop_check(crop, aux, &ps) != CROP_PARTS)
-        return 0;
-    int lo = nearest(crop, -1, aux), hi = nearest(crop, +1, aux);
-    char near[64];
-    if (lo)
-        snprintf(near, sizeof near, "%d or %d", lo, hi);
-    else
-        snprintf(near, sizeof near, "%d", hi);
-    return dlg_net_fail(net, DLG_EINVAL,
-                        "not torchvision's Inception-v3%s at this crop: %s pools its %dx%d grid "
-                        "to %dx%d in the engine's (Caffe's) ceil mode, to %dx%d in torchvision's "
-                        "floor mode; the nearest crop where they agree: %s",
-                        aux ? " with its aux head" : "", ps.pool, ps.in, ps.in, ps.ceil, ps.ceil,
-                        ps.floor, ps.floor, near);
-}
 
 /* BasicConv2d: conv (kh x kw, stride, pads) -> batch-norm -> relu */
 static int bconv(dlg_net *net, const char *blk, const char *name, int x, int out, int kh, int kw,
@@ -119,8 +39,8 @@ static int avg_branch(dlg_net *net, const char *blk, int x, int out)
 {
     char p[128];
     snprintf(p, sizeof p, "%s.branch_pool.avg", blk);
-    /* 3x3 stride 1 pad 1: windows never pass the padding, so Caffe's
-     * divisor is 9 everywhere, torchvision's count_include_pad */
+    /* 3x3 stride 1 pad 1: the divisor is 9 everywhere, torchvision's
+     * count_include_pad */
     return sq(net, blk, "branch_pool", dlg_avg_pool(net, p, x, 3, 1, 1), out, 1, 1, 0);
 }
 
@@ -232,8 +152,7 @@ static int aux_head(dlg_net *net, int x, int y, int classes)
 int dlg_model_inception_v3(dlg_net *net, int n, int classes, int crop, bool aux)
 {
     crop = crop > 0 ? crop : 299;
-    if (check_crop(net, crop, aux) < 0)
-        return dlg_net_status(net);
+    dlg_net_set_pool_rounding(net, DLG_POOL_FLOOR);
     int x = dlg_input(net, "data", n, 3, crop, crop), y = dlg_labels(net, "label", n);
     /* torchvision draws conv weights from a truncated normal (sd 0.1);
      * He init keeps deep stacks trainable from scratch here */

@@ -1,6 +1,7 @@
 /* The Caffe-era reference CNNs as builder code: BVLC AlexNet and
  * GoogLeNet (googlenet-aux: with its two auxiliary classifiers), ResNet-50
- * v1.5 and VGG16, each ending in a softmax loss.
+ * v1.5 and VGG16, each ending in a softmax loss.  The Caffe nets pool in
+ * Caffe's ceil mode, ResNet-50 v1.5 (torchvision's) in floor mode.
  * Inputs are named "data" and "label". */
 #include <dlgauge/nn.h>
 #include <dlgauge/plugin.h>
@@ -44,6 +45,7 @@ static int fc_relu_drop(dlg_net *net, const char *name, int x, int out, float dr
 static int alexnet(dlg_net *net, int n, int classes, int crop)
 {
     int x = dlg_input(net, "data", n, 3, crop, crop), y = dlg_labels(net, "label", n);
+    dlg_net_set_pool_rounding(net, DLG_POOL_CEIL); /* Caffe's, whatever the net had */
     dlg_net_set_fillers(net, gauss(0.01f), constant(0));
     x = conv_relu(net, "conv1", x, 96, 11, 4, 0, 1);
     x = dlg_lrn(net, "norm1", x, 5, 1e-4f, 0.75f, 1.0f);
@@ -109,6 +111,7 @@ static int googlenet_aux(dlg_net *net, const char *m, int x, int y, int classes)
 static int googlenet_net(dlg_net *net, int n, int classes, int crop, bool aux)
 {
     int x = dlg_input(net, "data", n, 3, crop, crop), y = dlg_labels(net, "label", n);
+    dlg_net_set_pool_rounding(net, DLG_POOL_CEIL);
     dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_XAVIER, 0}, constant(0.2f));
     x = conv_relu(net, "conv1/7x7_s2", x, 64, 7, 2, 3, 1);
     x = dlg_max_pool(net, "pool1/3x3_s2", x, 3, 2, 0);
@@ -179,23 +182,16 @@ static int bottleneck(dlg_net *net, const char *blk, int x, int width, int strid
     return dlg_relu(net, r, dlg_add(net, s, h, sc));
 }
 
-/* torchvision's max pool 3/2 pad 1 (floor mode) in the engine's ceil
- * mode: pad 1 gives its grid on an odd input, pad 0 on an even one (Caffe's
- * ResNet-50 pool1, 112 -> 56 at 224); pad 0 on 113 would give 56, not 57. */
-static int stem_pool(dlg_net *net, int x)
-{
-    dlg_shape s = {0};
-    int pad = dlg_net_shape(net, x, &s) == 0 && s.d[2] % 2 ? 1 : 0;
-    return dlg_max_pool(net, "pool1", x, 3, 2, pad);
-}
-
 static int resnet50(dlg_net *net, int n, int classes, int crop)
 {
     static const int blocks[4] = {3, 4, 6, 3};
     int x = dlg_input(net, "data", n, 3, crop, crop), y = dlg_labels(net, "label", n);
     dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_MSRA, 0}, constant(0));
     x = conv_bn(net, "conv1", x, 64, 7, 2, 3, true);
-    x = stem_pool(net, x);
+    /* torchvision's stem pool, 3/2 pad 1 in floor mode: 112 -> 56 at 224,
+     * 113 -> 57 at 225 (its only pool but the global one) */
+    dlg_net_set_pool_rounding(net, DLG_POOL_FLOOR);
+    x = dlg_max_pool(net, "pool1", x, 3, 2, 1);
     for (int st = 0; st < 4; st++)
         for (int i = 0; i < blocks[st]; i++) {
             char blk[16];
@@ -212,6 +208,7 @@ static int vgg16(dlg_net *net, int n, int classes, int crop)
 {
     static const int cfg[5][2] = {{2, 64}, {2, 128}, {3, 256}, {3, 512}, {3, 512}};
     int x = dlg_input(net, "data", n, 3, crop, crop), y = dlg_labels(net, "label", n);
+    dlg_net_set_pool_rounding(net, DLG_POOL_CEIL);
     dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_XAVIER, 0}, constant(0));
     for (int st = 0; st < 5; st++) {
         for (int i = 0; i < cfg[st][0]; i++) {

@@ -1,11 +1,13 @@
-/* Reference pooling (Caffe semantics, ceil mode) and across-channel LRN. */
+/* Reference pooling (Caffe's windows and divisor; ceil or floor mode is
+ * the output size the layer was given) and across-channel LRN. */
 #include "ref.h"
 
 #include <math.h>
 #include <string.h>
 
 /* Caffe's window along one axis: [*lo, *hi) clipped to the input, and the
- * average divisor extent (clipped to in + pad, not to in). */
+ * average divisor extent (clipped to in + pad, not to in; in floor mode no
+ * window passes in + pad, so it is k). */
 static void window(int64_t o, int k, int s, int pad, int64_t in, int64_t *lo, int64_t *hi,
                    int64_t *div)
 {

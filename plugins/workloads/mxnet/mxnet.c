@@ -36,9 +36,7 @@ static const dlg_option inception_options[] = {
     [O_LOADER] = DLG_LOADER_OPTIONS,
     [O_LOADER + DLG_LOPT_CROP] = {"crop", DLG_OPT_INT, "299", "75", "4096", NULL,
                                   "network input size (Inception-v3: 299); torchvision's network "
-                                  "at 75, 76, 107, 108, ... (32 apart), with aux at 299, 300, 395, "
-                                  "396, ... (96 apart): other crops are refused (the engine pools "
-                                  "in Caffe's ceil mode, torchvision in floor mode)", 0},
+                                  "at any crop from 75 (aux = true: from 299)", 0},
     [O_AUX] = {"aux", DLG_OPT_BOOL, "false", NULL, NULL, NULL,
                "train: add the auxiliary classifier after Mixed_6e, trained through its own "
                "softmax loss weighted 0.4 (torchvision's reference recipe; the reported loss is "
