@@ -128,6 +128,49 @@ echo "ok: cnn-vs-pytorch.sh, mxnet-vs-pytorch.sh"
 # The other Python peers: missing, they stop the script the same way.
 run "pipeline-vs-torchvision, no torchvision" 2 env PEER_PYTHON="$t/bin/no-python" \
   bash "$bench/pipeline-vs-torchvision.sh" "$t/build"
+# pipeline-vs-torchvision.sh: the peer gets dlgauge's workers, batches, batch
+# and crop, and decodes at the window's DCT reduction (Image.draft) unless
+# PEER_DECODE=full; dlgauge 200 img/s over the peer's 100 is 2.00x.
+cat >"$t/build/bin/pipe_bench" <<EOF
+#!/usr/bin/env bash
+echo "\$*" >>"$t/pipe.args"
+echo "images_per_s 200.0"
+EOF
+cat >"$t/bin/pipe-peer-python" <<EOF
+#!/usr/bin/env bash
+[ "\$1" = -c ] && exit 0
+echo "\${*:2}" >>"$t/peer.args"
+case " \$* " in
+*" --about "*) echo "peer: fake PIL" ;;
+*" --check "*) echo "check: fake" ;;
+*) echo "images_per_s 100.0" ;;
+esac
+EOF
+chmod +x "$t/build/bin/pipe_bench" "$t/bin/pipe-peer-python"
+mkdir -p "$t/pdata/train/n0"
+echo "train/n0/a.JPEG 0" >"$t/pdata/train.txt"
+: >"$t/pdata/train/n0/a.JPEG"
+run "pipeline-vs-torchvision, fake peer" 0 env PEER_PYTHON="$t/bin/pipe-peer-python" \
+  DATA="$t/pdata" BATCHES=7 REPEATS=1 bash "$bench/pipeline-vs-torchvision.sh" "$t/build"
+[ "$(row 1 4)" = 2.00x ] || fail "pipeline-vs-torchvision: ratio $(row 1 4), want 2.00x"
+for w in 1 2; do
+  grep -qx "loader files:$t/pdata/train.txt $w 7 32 224" "$t/pipe.args" ||
+    fail "pipeline-vs-torchvision: dlgauge not run with $w threads: $(cat "$t/pipe.args")"
+  grep -qx "$t/pdata $t/pdata/train.txt $w 7 --batch 32 --crop 224 --decode draft" "$t/peer.args" ||
+    fail "pipeline-vs-torchvision: peer not run as dlgauge with $w workers, draft: $(cat "$t/peer.args")"
+done
+grep -qx -- "--about" "$t/peer.args" || fail "pipeline-vs-torchvision: the peer's PIL is not printed"
+grep -q "^check: fake" "$t/out" || fail "pipeline-vs-torchvision: no draft check"
+rm "$t/peer.args"
+run "pipeline-vs-torchvision, full decode" 0 env PEER_PYTHON="$t/bin/pipe-peer-python" \
+  DATA="$t/pdata" BATCHES=7 REPEATS=1 CHECK=0 PEER_DECODE=full \
+  bash "$bench/pipeline-vs-torchvision.sh" "$t/build"
+grep -q -- "--decode full" "$t/peer.args" || fail "pipeline-vs-torchvision: PEER_DECODE=full not passed"
+if grep -q -- "--check" "$t/peer.args"; then fail "pipeline-vs-torchvision: CHECK=0 still checks"; fi
+rm "$t/pipe.args"
+run "pipeline-vs-torchvision, bad PEER_DECODE" 2 env PEER_PYTHON="$t/bin/pipe-peer-python" \
+  DATA="$t/pdata" PEER_DECODE=half bash "$bench/pipeline-vs-torchvision.sh" "$t/build"
+[ ! -e "$t/pipe.args" ] || fail "pipeline-vs-torchvision: a bad PEER_DECODE measured dlgauge first"
 run "lineproto-rate, no influxdb" 2 env PEER_PYTHON="$t/bin/no-python" bash "$bench/lineproto-rate.sh"
 grep -q 'peer missing' "$t/out" || fail "lineproto-rate: no influxdb, and it does not say so"
 echo "ok: pipeline-vs-torchvision.sh, lineproto-rate.sh"
