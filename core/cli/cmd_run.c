@@ -377,6 +377,7 @@ int dlg_cmd_run(const dlg_cli *cli, int argc, char **argv)
     dlg_registry_scan(&reg);
     if (dlg_plan_build_jobs(&plan, &cfg, &reg, a.jobs, a.njobs, err, sizeof err) != 0 ||
         dlg_plan_check_inputs(&plan, stderr, err, sizeof err) != 0 ||
+        dlg_plan_check_workloads(&plan, cli->verbosity, stderr, err, sizeof err) != 0 ||
         check_storages(&plan, cli->verbosity, err, sizeof err) != 0)
         goto fail;
     if (a.dry_run) {

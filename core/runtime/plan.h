@@ -146,6 +146,19 @@ int dlg_plan_build_sinks(dlg_plan *p, dlg_config *cfg, dlg_registry *reg, char *
  * Errors name the key's file:line; returns 0 or -1 with err[] filled. */
 int dlg_plan_check_inputs(const dlg_plan *p, FILE *warn, char *err, size_t errlen);
 
+/* What only a workload can tell about a built plan: its ops' check
+ * (version 3) is asked about every cell, before any cell runs, in `dlgauge
+ * run` and --dry-run alike.  A job none of whose cells pass fails the run
+ * with the first cell's message, said at the line of the option that the
+ * message starts with (dlg_msg_key_len), else at the job's section; a
+ * sweep where only some cells fail warns on `warn`, naming them, and the
+ * others run.  Returns 0 or -1 with err[] filled. */
+int dlg_plan_check_workloads(dlg_plan *p, int verbosity, FILE *warn, char *err, size_t errlen);
+
+/* The length of the option name a plugin's message starts with, when it
+ * names one as "KEY = ...", "KEY '...'" or "KEY: ..."; else 0. */
+size_t dlg_msg_key_len(const char *msg);
+
 /* Helpers shared by the plan's files. */
 /* "a, b, c" as trimmed strdup'ed values; empty elements are kept. */
 int dlg_list_split(const char *text, char ***out, size_t *n);

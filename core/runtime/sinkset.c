@@ -21,8 +21,8 @@ static void sink_where(const dlg_plan *plan, const dlg_instance_spec *spec, cons
  * influx `url = ...: not an http:// URL`): that key's entry, else NULL. */
 static const dlg_entry *key_of(const dlg_instance_spec *spec, const char *text)
 {
-    size_t n = strcspn(text, " =:");
-    if (n == 0 || strncmp(text + n, " = ", 3) != 0)
+    size_t n = dlg_msg_key_len(text);
+    if (n == 0)
         return NULL;
     for (size_t i = 0; spec->sec && i < spec->sec->n; i++) {
         const dlg_entry *e = &spec->sec->entries[i];

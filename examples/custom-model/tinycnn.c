@@ -136,8 +136,13 @@ static int tiny_report(void *state, const dlg_report_api *api, dlg_fields *f)
     return 0;
 }
 
-static const dlg_workload_ops tiny_ops = {1, "images", tiny_setup, tiny_step, tiny_report,
-                                          tiny_teardown, NULL};
+/* designated: members a later ABI adds stay NULL without a warning */
+static const dlg_workload_ops tiny_ops = {.version = 1,
+                                          .unit = "images",
+                                          .setup = tiny_setup,
+                                          .step = tiny_step,
+                                          .report = tiny_report,
+                                          .teardown = tiny_teardown};
 
 static const dlg_plugin_desc tiny_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, "tinycnn",
                                           "1.0", "a small CNN defined out of tree with the builder API",

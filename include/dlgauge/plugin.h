@@ -291,7 +291,7 @@ typedef struct dlg_report_api {
 
 /* Every op returning int returns 0 or a negative DLG_E* code. */
 typedef struct dlg_workload_ops {
-    uint32_t version;  /* 1; 2 adds begin_timed (the host reads no member past its version's) */
+    uint32_t version;  /* 1; 2 adds begin_timed; 3 adds check (the host reads no member past its version's) */
     const char *unit;  /* plural item name for throughput: "images", "bytes" */
     /* Untimed: allocate everything here; step() must not allocate. */
     int (*setup)(const dlg_host *h, const dlg_value *opts, const dlg_job_info *job, void **state);
@@ -306,12 +306,33 @@ typedef struct dlg_workload_ops {
      * of allocation.  An older host never calls it: report() must still
      * make sense without it. */
     int (*begin_timed)(void *state);
+    /* ABI 1.1, version 3, optional: find what setup() would refuse in a
+     * cell's option values alone (options that are each valid but not
+     * together: mean with mean_file, fp16 on the cpu, a crop below the
+     * model's minimum) without allocating big buffers, opening files or
+     * datasets, or touching a device: what needs those (a file's size, a
+     * GPU, its memory) stays setup's to find.  job is as setup gets it,
+     * except that cpus is the count the cell asks for (0: all it is
+     * given) and repetition is 0.  The host
+     * calls it for every cell of the plan before any cell runs, in `dlgauge
+     * run` and `--dry-run` alike.  0, or -code after one host->error()
+     * line; a line starting with an option's name ("mean = ...",
+     * "precision '...'", "mean_file: ...") is said at that key's
+     * file:line.  Let setup() apply the same function, so that the two
+     * never disagree.  An older host never calls it. */
+    int (*check)(const dlg_host *h, const dlg_value *opts, const dlg_job_info *job);
 } dlg_workload_ops;
 
 /* Whether a workload's ops reach the version-2 member begin_timed. */
 static inline bool dlg_workload_has_begin_timed(const dlg_workload_ops *o)
 {
     return o && o->version >= 2 && o->begin_timed;
+}
+
+/* Whether a workload's ops reach the version-3 member check. */
+static inline bool dlg_workload_has_check(const dlg_workload_ops *o)
+{
+    return o && o->version >= 3 && o->check;
 }
 
 /* ---- storage backends (VFS-style) ----------------------------------------- */

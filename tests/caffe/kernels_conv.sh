@@ -49,24 +49,26 @@ for r in rows:
 print("ok: 3 passes x 2 algos x 3x3 pad 1, 3x3 pad 0, 1x7; stride-2 filter gradient x 2 algos; rates",
       ", ".join(f'{r["job"]} {float(r["gflops"]):.1f}' for r in rows))
 PY
+# options the workload refuses together stop the run before any cell, at
+# the key's line (the workload's check, run by `dlgauge run` itself)
 { printf '[sink csv]\npath = %s/bad.csv\n' "$work"; job five fwd winograd 5; } >"$work/bad.ini"
 if (cd "$work" && "$dlg" run --set job.isolation=none "$work/bad.ini" >"$work/log" 2>&1); then
   echo "FAIL: a 5x5 filter ran by Winograd"; cat "$work/log"; exit 1
 fi
-want="bad.ini:3: [job five] conv: algo = winograd: takes stride 1 and 3x3 filters padded alike (0-2) or 1 x r, r x 1 padded along the filter only (got r = 5, s = 5, stride 1, pad 1, 1)"
+want="bad.ini:14: [job five] conv: algo = winograd: takes stride 1 and 3x3 filters padded alike (0-2) or 1 x r, r x 1 padded along the filter only (got r = 5, s = 5, stride 1, pad 1, 1)"
 grep -qF "$want" "$work/log" || { echo "FAIL: no line '$want' in:"; cat "$work/log"; exit 1; }
 echo "ok: $want"
 { printf '[sink csv]\npath = %s/bad.csv\n' "$work"; job fwd-gemm fwd gemm 3; } >"$work/bad.ini"
 if (cd "$work" && "$dlg" run --set job.isolation=none "$work/bad.ini" >"$work/log" 2>&1); then
   echo "FAIL: a forward pass ran by algo = gemm"; cat "$work/log"; exit 1
 fi
-want="bad.ini:3: [job fwd-gemm] conv: algo = gemm runs pass = bwd_filter only (forward and backward data stay with oneDNN)"
+want="bad.ini:14: [job fwd-gemm] conv: algo = gemm runs pass = bwd_filter only (forward and backward data stay with oneDNN)"
 grep -qF "$want" "$work/log" || { echo "FAIL: no line '$want' in:"; cat "$work/log"; exit 1; }
 echo "ok: $want"
 { printf '[sink csv]\npath = %s/bad.csv\n' "$work"; job kept-bwd bwd_data winograd 3; printf 'kept_filter = true\n'; } >"$work/bad.ini"
 if (cd "$work" && "$dlg" run --set job.isolation=none "$work/bad.ini" >"$work/log" 2>&1); then
   echo "FAIL: kept_filter ran a backward pass"; cat "$work/log"; exit 1
 fi
-want="bad.ini:3: [job kept-bwd] conv: kept_filter = true takes a 3x3 filter and pass = fwd"
+want="bad.ini:17: [job kept-bwd] conv: kept_filter = true takes a 3x3 filter and pass = fwd"
 grep -qF "$want" "$work/log" || { echo "FAIL: no line '$want' in:"; cat "$work/log"; exit 1; }
 echo "ok: $want"

@@ -140,6 +140,69 @@ static void test_bad_input(void **st)
     bad("alexnet", nhwc, "nchw fp32");
 }
 
+/* The workloads' check (ops version 3) on the mock host: 0, or the error
+ * line it raised in err[]. */
+static int check_only(const char *model, const char *const *ov, char *err, size_t len)
+{
+    const dlg_plugin_desc *d = mock_load_plugin("caffe.so", DLG_KIND_WORKLOAD, model);
+    assert_non_null(d);
+    assert_true(dlg_workload_has_check(d->ops));
+    dlg_value vals[64];
+    memset(vals, 0, sizeof vals);
+    assert_int_equal(mock_options(d->options, vals, ov), 0);
+    mock_host m;
+    mock_host_init(&m);
+    dlg_job_info job = {sizeof job, "t", 2, 7, 0, 0};
+    int rc = ((const dlg_workload_ops *)d->ops)->check(&m.host, vals, &job);
+    snprintf(err, len, "%s", m.last_error);
+    mock_host_fini(&m);
+    return rc;
+}
+
+/* What check refuses, setup refuses with the same line (one rule, one
+ * function), without a device or memory. */
+static void check_agrees(const char *model, const char *const *ov, const char *want)
+{
+    char err[1024];
+    assert_true(check_only(model, ov, err, sizeof err) < 0);
+    printf("  check: %s\n", err);
+    assert_non_null(strstr(err, want));
+    wr_result r;
+    wr_run("caffe.so", model, ov, 1, &r);
+    assert_true(r.setup_rc < 0);
+    assert_string_equal(r.error, err);
+}
+
+static void test_check(void **st)
+{
+    const char *mean[] = {"mean=1,2,3", "mean_file=/etc/os-release", NULL};
+    check_agrees("alexnet", mean, "mean = '1,2,3' and mean_file = /etc/os-release: give one");
+    const char *mfrange[] = {"mean_file=/etc/os-release", NULL};
+    check_agrees("alexnet", mfrange, "mean_file = /etc/os-release needs pixel_range = 255");
+    const char *fp16[] = {"device=cpu", "precision=fp16", NULL};
+    check_agrees("resnet50", fp16, "precision 'fp16' needs a CUDA device");
+    const char *refbf16[] = {"device=cpu", "backend=ref", "precision=bf16", NULL};
+    check_agrees("alexnet", refbf16, "the ref backend runs fp32 only");
+    const char *small[] = {"crop=16", NULL};
+    check_agrees("alexnet", small, "alexnet at crop = 16");
+    const char *nhwc[] = {"data=synthetic:64", "layout=nhwc", NULL};
+    check_agrees("googlenet", nhwc, "nchw fp32");
+    char err[1024];
+    /* profile on a CUDA device: known without one */
+    const char *prof[] = {"device=cuda:0", "profile=true", NULL};
+    assert_true(check_only("alexnet", prof, err, sizeof err) < 0);
+    assert_non_null(strstr(err, "profile = true: per-layer times need the cpu or ref backend"));
+    /* what only the machine says stays setup's: a GPU, memory, AVX-512 */
+    const char *gpu[] = {"device=cuda:3", "precision=fp16", NULL};
+    assert_int_equal(check_only("vgg16", gpu, err, sizeof err), 0);
+    const char *autofp16[] = {"precision=fp16", NULL};
+    assert_int_equal(check_only("alexnet", autofp16, err, sizeof err), 0);
+    const char *huge[] = {"batch=65536", NULL};
+    assert_int_equal(check_only("vgg16", huge, err, sizeof err), 0);
+    const char *ok[] = {"device=cpu", "mean=104,117,123", "pixel_range=255", NULL};
+    assert_int_equal(check_only("resnet50", ok, err, sizeof err), 0);
+}
+
 /* profile = true: the layers' time per step and the heaviest kinds,
  * slowest first, and the slowest layers in the log; absent without it. */
 static void test_profile(void **st)
@@ -233,7 +296,7 @@ int main(void)
         cmocka_unit_test(test_flops),           cmocka_unit_test(test_learns_fixed_batch),
         cmocka_unit_test(test_bad_input),       cmocka_unit_test(test_loader_batches),
         cmocka_unit_test(test_profile),         cmocka_unit_test(test_googlenet_aux),
-        cmocka_unit_test(test_cpu_bf16),
+        cmocka_unit_test(test_cpu_bf16),        cmocka_unit_test(test_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -164,6 +164,37 @@ mkdir -p imgs/cat
 printf '[job conv]\nworkload = preprocess\ninput = imgs\noutput = recordio:conv/t.rec\n[job read]\nworkload = io-pipeline\ndata = recordio:conv/t.rec\n' >convread.ini
 run_cli convread run convread.ini --dry-run
 expect_rc convread 0
+# options each valid but refused together are the workload's to judge (its
+# ops check), before any cell, at the key's line, in --dry-run and a run
+# alike (they passed --dry-run and then failed every cell at setup)
+case_dry drymean $'[job a]\nworkload = alexnet\nmean_file = /etc/os-release\nmean = 1,2,3' \
+    "^dlgauge: drymean\.ini:4: \[job a\] alexnet: mean = '1,2,3' and mean_file = /etc/os-release: give one"
+case_dry dryfp16 $'[job a]\nworkload = alexnet\ndevice = cpu\nprecision = fp16' \
+    "^dlgauge: dryfp16\.ini:4: \[job a\] alexnet: precision 'fp16' needs a CUDA device"
+case_dry dryresize $'[job a]\nworkload = preprocess\ninput = imgs\noutput = recordio:rs/t.rec\nresize_width = 64' \
+    "^dlgauge: dryresize\.ini:5: \[job a\] preprocess: resize_width = 64, resize_height = 0: give both"
+case_dry dryspan $'[job a]\nworkload = io\ndata = raw:/etc/os-release\nspan = 4KiB\nblock = 1MiB' \
+    "^dlgauge: dryspan\.ini:5: \[job a\] io: block = 1MiB: larger than span = 4KiB"
+case_dry drypipe $'[job a]\nworkload = io-pipeline\ndata = synthetic:8\nmean_file = /etc/os-release' \
+    "^dlgauge: drypipe\.ini:4: \[job a\] io-pipeline: mean_file = /etc/os-release needs pixel_range = 255"
+case_dry drygemm $'[job a]\nworkload = conv\nalgo = gemm\npass = fwd' \
+    "^dlgauge: drygemm\.ini:3: \[job a\] conv: algo = gemm runs pass = bwd_filter only"
+case_dry dryaux $'[job a]\nworkload = inception-v3\naux = true\ncrop = 200' \
+    "^dlgauge: dryaux\.ini:3: \[job a\] inception-v3: aux = true needs crop >= 299"
+case_dry drylmbf16 $'[job a]\nworkload = lstm-ptb\ndevice = cuda:0\nprecision = bf16' \
+    "^dlgauge: drylmbf16\.ini:4: \[job a\] lstm-ptb: precision = bf16: lstm-ptb runs bf16 on the cpu only"
+case_dry drylmdata $'[job a]\nworkload = lstm-ptb\ndata = synthetic:0' \
+    "^dlgauge: drylmdata\.ini:3: \[job a\] lstm-ptb: data = synthetic:0: expected synthetic or synthetic:WORDS"
+case_ini runmean $'[job a]\nworkload = alexnet\niterations = 1\nmean = 1,2,3\nmean_file = /etc/os-release' \
+    "^dlgauge: runmean\.ini:4: \[job a\] alexnet: mean = '1,2,3' and mean_file"
+[ ! -s runmean.out ] || fail "runmean: a cell ran: $(cat runmean.out)"
+# a sweep where only some cells conflict warns, naming them, and runs the others
+printf '[job a]\nworkload = alexnet\ndevice = cpu\nprecision = fp32, fp16\n' >drysweep.ini
+run_cli drysweep run drysweep.ini --dry-run
+expect_rc drysweep 0
+grep -Eq "^dlgauge: drysweep\.ini:4: \[job a\] alexnet: warning: precision 'fp16' needs a CUDA device.*: the 1 cell with precision = fp16 will fail at setup$" drysweep.err ||
+    fail "drysweep: $(cat drysweep.err)"
+
 # a section written twice names both headers
 case_ini dupsec $'[job a]\nworkload = sleep\n[job a]\nworkload = stream' \
     "^dlgauge: dupsec\.ini:4: \[job a\] appears twice in this file \(lines 1 and 3\), and both set 'workload'"

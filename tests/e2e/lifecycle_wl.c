@@ -48,7 +48,8 @@ static int forker_step(void *st, dlg_step *out)
 
 static void forker_teardown(void *st) { (void)st; }
 
-static const dlg_workload_ops forker_ops = {1, "steps", forker_setup, forker_step, NULL, forker_teardown, NULL};
+static const dlg_workload_ops forker_ops = {.version = 1, .unit = "steps", .setup = forker_setup, .step = forker_step,
+                                          .teardown = forker_teardown};
 static const dlg_plugin_desc forker_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, "forker", "1.0",
                                             "leaves a process behind", forker_options, NULL, &forker_ops};
 /* chatty: prints to its stdout, with the thread count its cell exported */
@@ -64,7 +65,8 @@ static int chatty_setup(const dlg_host *h, const dlg_value *o, const dlg_job_inf
     return 0;
 }
 
-static const dlg_workload_ops chatty_ops = {1, "steps", chatty_setup, forker_step, NULL, forker_teardown, NULL};
+static const dlg_workload_ops chatty_ops = {.version = 1, .unit = "steps", .setup = chatty_setup, .step = forker_step,
+                                          .teardown = forker_teardown};
 static const dlg_plugin_desc chatty_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, "chatty", "1.0",
                                             "prints to stdout", NULL, NULL, &chatty_ops};
 static const dlg_option crashy_options[] = {
@@ -95,7 +97,8 @@ static void crashy_teardown(void *st)
         segv();
 }
 
-static const dlg_workload_ops crashy_ops = {1, "steps", crashy_setup, forker_step, NULL, crashy_teardown, NULL};
+static const dlg_workload_ops crashy_ops = {.version = 1, .unit = "steps", .setup = crashy_setup, .step = forker_step,
+                                          .teardown = crashy_teardown};
 static const dlg_plugin_desc crashy_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, "crashy", "1.0",
                                             "crashes after measuring", crashy_options, NULL, &crashy_ops};
 DLG_PLUGIN("lifecycle", &forker_desc, &chatty_desc, &crashy_desc)

@@ -16,7 +16,7 @@ static const dlg_option options[] = {
     {"batch", DLG_OPT_INT, "64", "1", NULL, NULL, "the same name again", 0},
     {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
 };
-static const dlg_workload_ops ops = {1, "steps", s_setup, s_step, NULL, s_teardown, NULL};
+static const dlg_workload_ops ops = {1, "steps", s_setup, s_step, NULL, s_teardown, NULL, NULL};
 static const dlg_plugin_desc desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, "dupopt", "1.0",
                                      "duplicate option name", options, NULL, &ops};
 DLG_PLUGIN("bad_options", &desc)

@@ -208,15 +208,15 @@ static int gpuish_step(void *st, dlg_step *out)
     return 0;
 }
 
-static const dlg_workload_ops needs_ops = {1, "bytes", needs_setup, plain_step, NULL, tw_teardown, NULL};
-static const dlg_workload_ops fail_setup_ops = {1, "steps", fail_setup_setup, plain_step, NULL, tw_teardown, NULL};
-static const dlg_workload_ops fail_step_ops = {1, "steps", fail_step_setup, fail_step_step, NULL, tw_teardown, NULL};
-static const dlg_workload_ops silent_ops = {1, "steps", silent_setup, silent_step, NULL, tw_teardown, NULL};
-static const dlg_workload_ops count_ops = {1, "things", count_setup, plain_step, count_report, tw_teardown, NULL};
-static const dlg_workload_ops segv_ops = {1, "steps", fail_step_setup, segv_step, NULL, tw_teardown, NULL};
-static const dlg_workload_ops hang_ops = {1, "steps", silent_setup, hang_step, NULL, tw_teardown, NULL};
-static const dlg_workload_ops hog_ops = {1, "steps", hog_setup, hog_step, NULL, hog_teardown, NULL};
-static const dlg_workload_ops gpuish_ops = {1, "images", silent_setup, gpuish_step, NULL, tw_teardown, NULL};
+static const dlg_workload_ops needs_ops = {1, "bytes", needs_setup, plain_step, NULL, tw_teardown, NULL, NULL};
+static const dlg_workload_ops fail_setup_ops = {1, "steps", fail_setup_setup, plain_step, NULL, tw_teardown, NULL, NULL};
+static const dlg_workload_ops fail_step_ops = {1, "steps", fail_step_setup, fail_step_step, NULL, tw_teardown, NULL, NULL};
+static const dlg_workload_ops silent_ops = {1, "steps", silent_setup, silent_step, NULL, tw_teardown, NULL, NULL};
+static const dlg_workload_ops count_ops = {1, "things", count_setup, plain_step, count_report, tw_teardown, NULL, NULL};
+static const dlg_workload_ops segv_ops = {1, "steps", fail_step_setup, segv_step, NULL, tw_teardown, NULL, NULL};
+static const dlg_workload_ops hang_ops = {1, "steps", silent_setup, hang_step, NULL, tw_teardown, NULL, NULL};
+static const dlg_workload_ops hog_ops = {1, "steps", hog_setup, hog_step, NULL, hog_teardown, NULL, NULL};
+static const dlg_workload_ops gpuish_ops = {1, "images", silent_setup, gpuish_step, NULL, tw_teardown, NULL, NULL};
 
 #define DESC(var, nm, opts, mets, opsp)                                                        \
     static const dlg_plugin_desc var = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, nm, "1.0", \

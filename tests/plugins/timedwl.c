@@ -1,10 +1,15 @@
-/* Workloads for the begin_timed op (workload ops version 2): `timed_count`
- * reports how many steps ran before begin_timed, how often it was called
- * and how many steps followed; `timed_v1` is a version-1 plugin whose ops
- * table is the version-1 layout followed by a poisoned pointer where
- * begin_timed would be, so a host that reads past version 1 fails it. */
+/* Workloads for the ops added by versions.  begin_timed (version 2):
+ * `timed_count` reports how many steps ran before begin_timed, how often it
+ * was called and how many steps followed; `timed_v1` is a version-1 plugin
+ * whose ops table is the version-1 layout followed by a poisoned pointer
+ * where begin_timed would be, so a host that reads past version 1 fails it.
+ * check (version 3): `checked` refuses lo above hi, in check and (by the
+ * same function) in setup; `check_v2` is a version-2 plugin whose table is
+ * followed by a poisoned pointer where check would be, so a host that
+ * reads past version 2 fails its cells before they run. */
 #include <dlgauge/plugin.h>
 
+#include <stddef.h>
 #include <stdlib.h>
 
 typedef struct tc_state {
@@ -60,7 +65,7 @@ static int tc_report(void *st, const dlg_report_api *api, dlg_fields *f)
 
 static void tc_teardown(void *st) { free(st); }
 
-static const dlg_workload_ops tc_ops = {2, "steps", tc_setup, tc_step, tc_report, tc_teardown, tc_begin_timed};
+static const dlg_workload_ops tc_ops = {2, "steps", tc_setup, tc_step, tc_report, tc_teardown, tc_begin_timed, NULL};
 
 static const dlg_plugin_desc tc_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, "timed_count", "1.0",
                                         "counts the steps around begin_timed", NULL, tc_metrics, &tc_ops};
@@ -92,4 +97,76 @@ static const struct {
 static const dlg_plugin_desc v1_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, "timed_v1", "1.0",
                                         "a version-1 workload (no begin_timed)", NULL, tc_metrics, &v1_table};
 
-DLG_PLUGIN("timedwl", &tc_desc, &v1_desc)
+/* ---- check (version 3) ---- */
+
+enum { O_LO, O_HI, O_COUNT };
+
+static const dlg_option ck_options[] = {
+    [O_LO] = {"lo", DLG_OPT_INT, "1", "0", NULL, NULL, "lower bound", 0},
+    [O_HI] = {"hi", DLG_OPT_INT, "2", "0", NULL, NULL, "upper bound: at least lo", 0},
+    [O_COUNT] = {0},
+};
+
+static int ck_rules(const dlg_host *h, const dlg_value *o)
+{
+    if (o[O_LO].i > o[O_HI].i)
+        return h->error(h, DLG_EINVAL, "lo = %s: above hi = %s", o[O_LO].text, o[O_HI].text);
+    return 0;
+}
+
+static int ck_check(const dlg_host *h, const dlg_value *o, const dlg_job_info *j)
+{
+    (void)j;
+    return ck_rules(h, o);
+}
+
+static int ck_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info *j, void **st)
+{
+    (void)j;
+    *st = NULL;
+    int rc = ck_rules(h, o);
+    if (rc < 0)
+        return rc;
+    if (!(*st = calloc(1, 1)))
+        return h->error(h, DLG_ENOMEM, "out of memory");
+    return 0;
+}
+
+static int ck_step(void *st, dlg_step *out)
+{
+    (void)st;
+    out->items = 1;
+    return 0;
+}
+
+static void ck_teardown(void *st) { free(st); }
+
+static const dlg_workload_ops ck_ops = {3, "steps", ck_setup, ck_step, NULL, ck_teardown, NULL, ck_check};
+
+static const dlg_plugin_desc ck_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, "checked", "1.0",
+                                        "refuses lo above hi before any cell runs", ck_options, NULL, &ck_ops};
+
+/* The ops table as a plugin built against workload ops version 2 has it. */
+typedef struct v2_ops {
+    v1_ops v1;
+    int (*begin_timed)(void *state);
+} v2_ops;
+
+_Static_assert(sizeof(v2_ops) == offsetof(dlg_workload_ops, check), "v2 layout");
+
+static int v2_poison(const dlg_host *h, const dlg_value *o, const dlg_job_info *j)
+{
+    (void)o, (void)j;
+    return h->error(h, DLG_EINTERNAL, "check_v2: the host called a member past ops version 2");
+}
+
+/* Whatever follows a version-2 table in memory: here a callable trap. */
+static const struct {
+    v2_ops ops;
+    int (*next)(const dlg_host *h, const dlg_value *o, const dlg_job_info *j);
+} v2_table = {{{2, "steps", ck_setup, ck_step, NULL, ck_teardown}, NULL}, v2_poison};
+
+static const dlg_plugin_desc v2_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, "check_v2", "1.0",
+                                        "a version-2 workload (no check)", ck_options, NULL, &v2_table};
+
+DLG_PLUGIN("timedwl", &tc_desc, &v1_desc, &ck_desc, &v2_desc)

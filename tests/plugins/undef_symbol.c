@@ -13,7 +13,7 @@ static int nope_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info 
 static int nope_step(void *st, dlg_step *out) { (void)st, (void)out; return 0; }
 static void nope_teardown(void *st) { (void)st; }
 
-static const dlg_workload_ops ops = {1, "steps", nope_setup, nope_step, NULL, nope_teardown, NULL};
+static const dlg_workload_ops ops = {1, "steps", nope_setup, nope_step, NULL, nope_teardown, NULL, NULL};
 static const dlg_plugin_desc desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, "nope", "1.0",
                                      "cannot load", NULL, NULL, &ops};
 DLG_PLUGIN("undef_symbol", &desc)

@@ -34,8 +34,8 @@ static const dlg_metric dup_metrics[] = {{"imgs", DLG_FIELD_DOUBLE, "", ""}, {"i
 static const dlg_metric under_metrics[] = {{"_x", DLG_FIELD_DOUBLE, "", ""}, {NULL, 0, NULL, NULL}};
 static const dlg_metric nounit_metrics[] = {{"imgs", DLG_FIELD_DOUBLE, NULL, "h"}, {NULL, 0, NULL, NULL}};
 static const dlg_metric nohelp_metrics[] = {{"imgs", DLG_FIELD_DOUBLE, "", NULL}, {NULL, 0, NULL, NULL}};
-static const dlg_workload_ops wops = {1, "steps", w_setup, w_step, NULL, w_teardown, NULL};
-static const dlg_workload_ops wops_nounit = {1, "", w_setup, w_step, NULL, w_teardown, NULL};
+static const dlg_workload_ops wops = {1, "steps", w_setup, w_step, NULL, w_teardown, NULL, NULL};
+static const dlg_workload_ops wops_nounit = {1, "", w_setup, w_step, NULL, w_teardown, NULL, NULL};
 static const dlg_sink_ops sops_nowrite = {.version = 1, .open = s_open, .close = s_close};
 static const dlg_storage_ops stops_async = {.version = 1, .caps = DLG_CAP_ASYNC, .file_size = sizeof(dlg_file)};
 

@@ -65,7 +65,7 @@ static int ww_step(void *st, dlg_step *out)
     return 0;
 }
 
-static const dlg_workload_ops ww_ops = {1, "steps", ww_setup, ww_step, NULL, ww_teardown, NULL};
+static const dlg_workload_ops ww_ops = {1, "steps", ww_setup, ww_step, NULL, ww_teardown, NULL, NULL};
 
 static const dlg_plugin_desc ww_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, "write_blocks", "1.0",
                                         "writes blocks through the host", ww_options, NULL, &ww_ops};

@@ -51,8 +51,13 @@ static const dlg_option opts227[] = {
     {                                                                                              \
         return cnn_setup(NAME##_model(h, o), h, o, j, st);                                         \
     }                                                                                              \
-    static const dlg_workload_ops NAME##_ops = {2, "images", NAME##_setup, cnn_step, cnn_report,   \
-                                                cnn_teardown, cnn_begin_timed};                    \
+    static int NAME##_check(const dlg_host *h, const dlg_value *o, const dlg_job_info *j)          \
+    {                                                                                              \
+        return cnn_check(NAME##_model(h, o), h, o, j);                                             \
+    }                                                                                              \
+    static const dlg_workload_ops NAME##_ops = {3,            "images",        NAME##_setup,       \
+                                                cnn_step,     cnn_report,      cnn_teardown,       \
+                                                cnn_begin_timed, NAME##_check};                    \
     static const dlg_plugin_desc NAME##_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, #NAME, \
                                                 "1.0", SUMMARY, OPTS, cnn_metrics, &NAME##_ops};
 

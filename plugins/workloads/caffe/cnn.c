@@ -97,14 +97,27 @@ bool cnn_use_aux(const dlg_host *h, const dlg_value *o)
     return o[O_AUX].i && train;
 }
 
+static const char *cpu_backend(const dlg_value *o) { return o[O_BACKEND].i == 1 ? "ref" : "cpu"; }
+
+int nn_check_device(const dlg_host *h, const char *device, const char *precision, const char *cpu_name,
+                    char *backend, size_t len)
+{
+    dlg_device_choice c;
+    char err[256];
+    int rc = dlg_device_select(device, precision, DLG_CUDA_MAX_DEVICES, cpu_name, &c, err, sizeof err);
+    if (rc < 0)
+        return h->error(h, -rc, "%s", err);
+    snprintf(backend, len, "%s", !device || !*device || strcmp(device, "auto") == 0 ? "" : c.backend);
+    return 0;
+}
+
 /* device = auto | cpu | cuda[:N] and precision -> the engine backend
  * (core/nn/device.c decides; auto without a GPU says so once). */
 static int choose_backend(const dlg_host *h, const dlg_value *o, const char **backend)
 {
     char note[160], err[768];
-    int rc = dlg_device_backend(o[O_DEVICE].text, o[O_PRECISION].text,
-                                o[O_BACKEND].i == 1 ? "ref" : "cpu", backend, note, sizeof note,
-                                err, sizeof err);
+    int rc = dlg_device_backend(o[O_DEVICE].text, o[O_PRECISION].text, cpu_backend(o), backend, note,
+                                sizeof note, err, sizeof err);
     if (rc < 0)
         return h->error(h, -rc, "%s", err);
     if (note[0])
@@ -112,22 +125,52 @@ static int choose_backend(const dlg_host *h, const dlg_value *o, const char **ba
     return 0;
 }
 
+/* The model's layers at the options' batch, classes and crop into a new
+ * *net (shapes only: nothing is planned or allocated for data): the
+ * engine refuses a crop its layers cannot take.  Returns the loss blob. */
+static int build_net(const dlg_host *h, const char *model, const dlg_value *o, dlg_net **net)
+{
+    int crop = (int)o[O_LOADER + DLG_LOPT_CROP].i, classes = (int)o[O_CLASSES].i;
+    if (dlg_net_create(net, model) < 0) {
+        *net = NULL;
+        return h->error(h, DLG_ENOMEM, "out of memory");
+    }
+    int loss = dlg_model_build_crop(*net, model, (int)o[O_BATCH].i, classes, crop);
+    if (loss < 0 || dlg_net_status(*net) < 0)
+        return h->error(h, DLG_EINVAL, "%s at crop = %d: %s", model, crop,
+                        *dlg_net_error(*net) ? dlg_net_error(*net) : "unknown model");
+    return loss;
+}
+
 static int build(cnn *s, const char *model, const dlg_value *o)
 {
     const dlg_host *h = s->h;
-    int crop = (int)o[O_LOADER + DLG_LOPT_CROP].i, classes = (int)o[O_CLASSES].i;
-    if (dlg_net_create(&s->net, model) < 0)
-        return h->error(h, DLG_ENOMEM, "out of memory");
-    s->loss_blob = dlg_model_build_crop(s->net, model, s->batch, classes, crop);
-    if (s->loss_blob < 0 || dlg_net_status(s->net) < 0)
-        return h->error(h, DLG_EINVAL, "%s at crop = %d: %s", model, crop,
-                        *dlg_net_error(s->net) ? dlg_net_error(s->net) : "unknown model");
+    int crop = (int)o[O_LOADER + DLG_LOPT_CROP].i;
+    if ((s->loss_blob = build_net(h, model, o, &s->net)) < 0)
+        return s->loss_blob;
     s->in_blob = dlg_net_blob(s->net, "data");
     s->label_blob = dlg_net_blob(s->net, "label");
     s->in_count = (size_t)s->batch * 3 * (size_t)crop * (size_t)crop;
     double fwd = 2.0 * (double)dlg_net_macs_total(s->net);
     s->flops_per_item = s->train ? 3.0 * fwd : fwd;
     return 0;
+}
+
+int cnn_check(const char *model, const dlg_host *h, const dlg_value *o, const dlg_job_info *job)
+{
+    char backend[32];
+    int rc = nn_check_device(h, o[O_DEVICE].text, o[O_PRECISION].text, cpu_backend(o), backend, sizeof backend);
+    if (rc == 0 && o[O_PROFILE].i && backend[0])
+        rc = nn_profile_check(h, backend);
+    dlg_net *net = NULL;
+    if (rc == 0 && (rc = build_net(h, model, o, &net)) > 0)
+        rc = 0;
+    dlg_net_destroy(net);
+    if (rc < 0)
+        return rc;
+    dlg_loader_config lc;
+    cnn_data_cfg dc = {&o[O_LOADER], job, o[O_MODE].i == 0, (int)o[O_BATCH].i, (int)o[O_CLASSES].i, NULL};
+    return cnn_data_check(h, &dc, &lc);
 }
 
 /* need: the floor before planning (at_least), the plan's own bytes after. */

@@ -41,6 +41,17 @@ bool cnn_use_aux(const dlg_host *h, const dlg_value *opts);
 /* Setup for model `model` ("alexnet", ...). */
 int cnn_setup(const char *model, const dlg_host *h, const dlg_value *opts, const dlg_job_info *job,
               void **state);
+/* device and precision judged as dlg_device_backend judges them at setup
+ * (by dlg_device_select), but without counting devices, for a check (ops
+ * version 3): cuda:N is taken to exist, and device = auto to find one.
+ * backend[] gets the backend's name ("cuda-fp16:0", "cpu"), or "" for
+ * device = auto, which only the machine decides. */
+int nn_check_device(const dlg_host *h, const char *device, const char *precision, const char *cpu_name,
+                    char *backend, size_t len);
+/* The workloads' check (ops version 3): the rules setup applies with the
+ * same functions (device and precision, profile on the backend, the model
+ * at this crop, the data options), without a device, memory or a file. */
+int cnn_check(const char *model, const dlg_host *h, const dlg_value *opts, const dlg_job_info *job);
 int cnn_step(void *state, dlg_step *out);
 /* workload ops version 2: called after the warm-up steps */
 int cnn_begin_timed(void *state);

@@ -54,20 +54,27 @@ static int check_classes(cnn_data *d, const char *spec)
     return 0;
 }
 
-static int open_loader(cnn_data *d, const cnn_data_cfg *cfg)
+int cnn_data_check(const dlg_host *h, const cnn_data_cfg *cfg, dlg_loader_config *lc)
 {
-    const dlg_host *h = d->h;
     const dlg_value *v = cfg->loader_opts;
-    dlg_loader_config lc;
-    dlg_loader_config_defaults(&lc);
-    int rc = dlg_loader_config_from_opts(&lc, v, cfg->job, cfg->train, h);
-    if (rc < 0)
+    dlg_loader_config_defaults(lc);
+    /* synthetic data is not normalised, but a bad mean/std is still an error */
+    int rc = dlg_loader_config_from_opts(lc, v, cfg->job, cfg->train, h);
+    if (rc < 0 || strcmp(v[DLG_LOPT_DATA].text, "synthetic") == 0)
         return rc;
-    if (lc.layout != DLG_LAYOUT_NCHW || lc.dtype != DLG_LOADER_FP32)
+    if (lc->layout != DLG_LAYOUT_NCHW || lc->dtype != DLG_LOADER_FP32)
         return h->error(h, DLG_EINVAL, "layout = %s, input_dtype = %s: the caffe workloads take "
                         "nchw fp32 batches", v[DLG_LOPT_LAYOUT].text, v[DLG_LOPT_INPUT_DTYPE].text);
-    if (!lc.decode)
+    if (!lc->decode)
         return h->error(h, DLG_EINVAL, "decode = false: a network needs decoded images");
+    return 0;
+}
+
+static int open_loader(cnn_data *d, const cnn_data_cfg *cfg, const dlg_loader_config *lc_checked)
+{
+    const dlg_host *h = d->h;
+    dlg_loader_config lc = *lc_checked;
+    int rc;
     lc.batch = d->batch;
     lc.alloc = cfg->alloc;
     if ((rc = dlg_loader_open(&d->loader, &lc, h)) < 0) {
@@ -89,9 +96,8 @@ int cnn_data_open(cnn_data **out, const dlg_host *h, const cnn_data_cfg *cfg)
     d->classes = cfg->classes;
     const dlg_value *v = cfg->loader_opts;
     int crop = (int)v[DLG_LOPT_CROP].i, rc;
-    dlg_loader_config lc; /* synthetic data is not normalised, but a bad mean/std is still an error */
-    dlg_loader_config_defaults(&lc);
-    if ((rc = dlg_loader_config_from_opts(&lc, v, cfg->job, cfg->train, h)) < 0) {
+    dlg_loader_config lc;
+    if ((rc = cnn_data_check(h, cfg, &lc)) < 0) {
         cnn_data_close(d);
         return rc;
     }
@@ -99,7 +105,7 @@ int cnn_data_open(cnn_data **out, const dlg_host *h, const cnn_data_cfg *cfg)
         rc = make_synthetic(d, (size_t)cfg->batch * 3 * (size_t)crop * (size_t)crop,
                             cfg->job ? cfg->job->seed : 0);
     else
-        rc = open_loader(d, cfg);
+        rc = open_loader(d, cfg, &lc);
     if (rc < 0) {
         cnn_data_close(d);
         return rc;

@@ -26,6 +26,11 @@ typedef struct cnn_data_cfg {
     const dlg_loader_alloc *alloc;
 } cnn_data_cfg;
 
+/* The data options' rules without opening anything (mean/std text, mean
+ * with mean_file, mean_file's pixel_range and resize; a loader's batches
+ * must be nchw fp32 and decoded): lc gets the loader's configuration.
+ * The workloads' check applies it, and cnn_data_open does first. */
+int cnn_data_check(const dlg_host *h, const cnn_data_cfg *cfg, dlg_loader_config *lc);
 /* Validates the data options; opens the loader unless data = synthetic. */
 int cnn_data_open(cnn_data **out, const dlg_host *h, const cnn_data_cfg *cfg);
 /* true: the batch never changes (write it into the net once). */

@@ -69,13 +69,18 @@ static int check_duration(const dlg_host *h, const char *key, const dlg_value *v
     return 0;
 }
 
+/* The workload's check, and the first thing setup applies. */
+static int sleep_check(const dlg_host *h, const dlg_value *opts, const dlg_job_info *job)
+{
+    int rc = check_duration(h, "sleep", &opts[OPT_SLEEP]);
+    return rc < 0 ? rc : check_duration(h, "jitter", &opts[OPT_JITTER]);
+}
+
 static int sleep_setup(const dlg_host *h, const dlg_value *opts, const dlg_job_info *job,
                        void **state)
 {
     *state = NULL;
-    int rc = check_duration(h, "sleep", &opts[OPT_SLEEP]);
-    if (rc == 0)
-        rc = check_duration(h, "jitter", &opts[OPT_JITTER]);
+    int rc = sleep_check(h, opts, job);
     if (rc < 0)
         return rc;
     struct sleeper *s = calloc(1, sizeof *s);
@@ -142,7 +147,8 @@ static int sleep_begin_timed(void *state)
 static void sleep_teardown(void *state) { free(state); }
 
 static const dlg_workload_ops sleep_ops = {
-    .version = 2,
+    .version = 3,
+    .check = sleep_check,
     .unit = "steps",
     .setup = sleep_setup,
     .step = sleep_step,

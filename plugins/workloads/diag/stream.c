@@ -188,6 +188,14 @@ static int check_options(const dlg_host *h, const dlg_value *opts, const dlg_job
     return 0;
 }
 
+/* The workload's check: check_options, as setup applies it. */
+static int stream_check(const dlg_host *h, const dlg_value *opts, const dlg_job_info *job)
+{
+    size_t n;
+    int nthreads;
+    return check_options(h, opts, job, &n, &nthreads);
+}
+
 static double *alloc_array(size_t n)
 {
     void *p = NULL;
@@ -308,7 +316,8 @@ static int stream_begin_timed(void *state)
 }
 
 static const dlg_workload_ops stream_ops = {
-    .version = 2,
+    .version = 3,
+    .check = stream_check,
     .unit = "bytes",
     .setup = stream_setup,
     .step = stream_step,

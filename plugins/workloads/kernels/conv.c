@@ -280,14 +280,8 @@ static int engine_tensors(conv *c, const dlg_value *o, int64_t stride, size_t ws
 static int create_wino(conv *c, const dlg_value *o)
 {
     const dlg_host *h = c->h;
-    int64_t r = o[C_R].i, s = o[C_S].i, ph = pad_of(o, C_PAD_H), pw = pad_of(o, C_PAD_W);
-    if (!wino_shape_of(c, o))
-        return h->error(h, DLG_EINVAL,
-                        "algo = winograd: takes stride 1 and 3x3 filters padded alike (0-2) or "
-                        "1 x r, r x 1 padded along the filter only (got r = %lld, s = %lld, "
-                        "stride %lld, pad %lld, %lld)",
-                        (long long)r, (long long)s, (long long)o[C_STRIDE].i, (long long)ph,
-                        (long long)pw);
+    int64_t r = o[C_R].i, s = o[C_S].i;
+    (void)wino_shape_of(c, o); /* it takes this shape: conv_opts_check */
     if (c->one_d ? !wino1d_supported(&c->shape1d) : !wino_supported(&c->shape))
         return h->error(h, DLG_ENOTSUP,
                         "algo = winograd needs AVX2 with FMA, c and k in multiples of 8, r 3 or "
@@ -295,8 +289,6 @@ static int create_wino(conv *c, const dlg_value *o)
                         "%lld, w = %lld)",
                         (long long)o[C_C].i, (long long)o[C_K].i, (long long)r, (long long)s,
                         (long long)o[C_H].i, (long long)o[C_W].i);
-    if (o[C_KEPT].i && (c->one_d || o[C_PASS].i != 0))
-        return h->error(h, DLG_EINVAL, "kept_filter = true takes a 3x3 filter and pass = fwd");
     c->wino = true;
     size_t ws = c->one_d ? wino1d_ws_bytes(&c->shape1d) : wino_ws_bytes(&c->shape);
     int rc = engine_tensors(c, o, 1, ws);
@@ -316,10 +308,6 @@ static int create_gemm(conv *c, const dlg_value *o)
     c->gshape = (gemm_conv_shape){.n = o[C_N].i, .c = o[C_C].i, .k = o[C_K].i, .h = o[C_H].i,
                                   .w = o[C_W].i, .kh = o[C_R].i, .kw = o[C_S].i,
                                   .stride = o[C_STRIDE].i, .pad = ph};
-    if (o[C_PASS].i != 2)
-        return h->error(h, DLG_EINVAL,
-                        "algo = gemm runs pass = bwd_filter only (forward and backward data stay "
-                        "with oneDNN)");
     if (ph != pw || !gemm_conv_supported(&c->gshape))
         return h->error(h, DLG_ENOTSUP,
                         "algo = gemm needs AVX2 with FMA, c and k in multiples of 8, the same pad "
@@ -331,6 +319,39 @@ static int create_gemm(conv *c, const dlg_value *o)
     return engine_tensors(c, o, o[C_STRIDE].i, gemm_conv_ws_bytes(&c->gshape));
 }
 
+/* The options' own rules, before anything is created: the workload's
+ * check, and the first thing setup applies (what this CPU runs stays the
+ * create_* functions' to say). */
+static int conv_opts_check(const dlg_host *h, const dlg_value *o)
+{
+    if (o[C_KEPT].i && o[C_ALGO].i != 1)
+        return h->error(h, DLG_EINVAL, "kept_filter = true takes algo = winograd");
+    int rc = check_shape(h, o);
+    if (rc < 0)
+        return rc;
+    conv shape = {0};
+    int64_t ph = pad_of(o, C_PAD_H), pw = pad_of(o, C_PAD_W);
+    if (o[C_ALGO].i == 1 && !wino_shape_of(&shape, o))
+        return h->error(h, DLG_EINVAL,
+                        "algo = winograd: takes stride 1 and 3x3 filters padded alike (0-2) or "
+                        "1 x r, r x 1 padded along the filter only (got r = %lld, s = %lld, "
+                        "stride %lld, pad %lld, %lld)",
+                        (long long)o[C_R].i, (long long)o[C_S].i, (long long)o[C_STRIDE].i, (long long)ph,
+                        (long long)pw);
+    if (o[C_ALGO].i == 1 && o[C_KEPT].i && (shape.one_d || o[C_PASS].i != 0))
+        return h->error(h, DLG_EINVAL, "kept_filter = true takes a 3x3 filter and pass = fwd");
+    if (o[C_ALGO].i == 2 && o[C_PASS].i != 2)
+        return h->error(h, DLG_EINVAL,
+                        "algo = gemm runs pass = bwd_filter only (forward and backward data stay "
+                        "with oneDNN)");
+    return 0;
+}
+
+static int conv_check(const dlg_host *h, const dlg_value *o, const dlg_job_info *job)
+{
+    return conv_opts_check(h, o);
+}
+
 static int conv_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info *job, void **state)
 {
     *state = NULL;
@@ -339,14 +360,10 @@ static int conv_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info 
         return h->error(h, DLG_ENOMEM, "out of memory");
     c->h = h;
     c->threads = job && job->cpus > 0 ? job->cpus : 1;
-    int rc = 0;
-    if (dnnl_engine_create(&c->eng, dnnl_cpu, 0) != dnnl_success ||
-        dnnl_stream_create(&c->stream, c->eng, dnnl_stream_default_flags) != dnnl_success)
+    int rc = conv_opts_check(h, o);
+    if (!rc && (dnnl_engine_create(&c->eng, dnnl_cpu, 0) != dnnl_success ||
+                dnnl_stream_create(&c->stream, c->eng, dnnl_stream_default_flags) != dnnl_success))
         rc = h->error(h, DLG_ENOTSUP, "oneDNN: cannot create a cpu engine");
-    if (!rc && o[C_KEPT].i && o[C_ALGO].i != 1)
-        rc = h->error(h, DLG_EINVAL, "kept_filter = true takes algo = winograd");
-    if (!rc)
-        rc = check_shape(h, o);
     if (!rc)
         rc = o[C_ALGO].i == 1 ? create_wino(c, o) : o[C_ALGO].i == 2 ? create_gemm(c, o)
                                                                      : create(c, o);
@@ -424,8 +441,8 @@ static int conv_begin_timed(void *state)
     return 0;
 }
 
-static const dlg_workload_ops conv_ops = {2, "flops", conv_setup, conv_step, conv_report,
-                                          conv_teardown, conv_begin_timed};
+static const dlg_workload_ops conv_ops = {3,           "flops",          conv_setup, conv_step, conv_report,
+                                          conv_teardown, conv_begin_timed, conv_check};
 
 const dlg_plugin_desc conv_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, "conv", "1.0",
                                    "DeepBench-style single convolution: fwd, bwd_data or bwd_filter",

@@ -56,6 +56,23 @@ static void gemm_teardown(void *state)
     free(g);
 }
 
+/* The matrices' size against the fixed limit: the workload's check, and
+ * setup's first step. */
+static int gemm_opts_check(const dlg_host *h, const dlg_value *o)
+{
+    double m = (double)o[G_M].i, n = (double)o[G_N].i, k = (double)o[G_K].i;
+    double bytes = 4.0 * (m * k + k * n + m * n);
+    if (bytes > 64e9)
+        return h->error(h, DLG_ENOMEM, "m, n, k = %lld, %lld, %lld: the matrices need %.1f GB",
+                        (long long)o[G_M].i, (long long)o[G_N].i, (long long)o[G_K].i, bytes / 1e9);
+    return 0;
+}
+
+static int gemm_ops_check(const dlg_host *h, const dlg_value *o, const dlg_job_info *job)
+{
+    return gemm_opts_check(h, o);
+}
+
 static int gemm_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info *job, void **state)
 {
     *state = NULL;
@@ -68,10 +85,10 @@ static int gemm_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info 
     g->tb = o[G_TB].i ? 'T' : 'N';
     g->threads = job && job->cpus > 0 ? job->cpus : 1;
     double bytes = 4.0 * ((double)g->m * g->k + (double)g->k * g->n + (double)g->m * g->n);
-    if (bytes > 64e9) {
+    int rc = gemm_opts_check(h, o);
+    if (rc < 0) {
         gemm_teardown(g);
-        return h->error(h, DLG_ENOMEM, "m, n, k = %lld, %lld, %lld: the matrices need %.1f GB",
-                        (long long)o[G_M].i, (long long)o[G_N].i, (long long)o[G_K].i, bytes / 1e9);
+        return rc;
     }
     g->a = filled((size_t)(g->m * g->k), 1);
     g->b = filled((size_t)(g->k * g->n), 2);
@@ -136,8 +153,8 @@ static int gemm_begin_timed(void *state)
     return 0;
 }
 
-static const dlg_workload_ops gemm_ops = {2, "flops", gemm_setup, gemm_step, gemm_report,
-                                          gemm_teardown, gemm_begin_timed};
+static const dlg_workload_ops gemm_ops = {3,           "flops",          gemm_setup, gemm_step, gemm_report,
+                                          gemm_teardown, gemm_begin_timed, gemm_ops_check};
 
 const dlg_plugin_desc gemm_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, "gemm", "1.0",
                                    "DeepBench-style fp32 GEMM on oneDNN (GFLOP/s, % of peak)",

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cnn.h"
 #include "cnn_mem.h"
 #include "cuda/cuda_device.h"
 #include "lm_corpus.h"
@@ -148,6 +149,51 @@ static uint64_t now_ns(void)
     return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
+/* The option rules that need nothing but the values (bptt, batch,
+ * layers), for setup and check alike; T and B as the size defaults give
+ * them. */
+static int check_shape(const dlg_host *h, const dlg_value *o, int T, int B)
+{
+    if (T < 1)
+        return h->error(h, DLG_EINVAL, "bptt = %d: must be at least 1 time step", T);
+    if (B < 1)
+        return h->error(h, DLG_EINVAL, "batch = %s: must be at least 1 stream", o[L_BATCH].text);
+    if (o[L_LAYERS].i < 1 || o[L_LAYERS].i > MAX_LAYERS)
+        return h->error(h, DLG_EINVAL, "layers = %s: must be 1..%d", o[L_LAYERS].text, MAX_LAYERS);
+    if ((int64_t)T * B > (1 << 24))
+        return h->error(h, DLG_EINVAL, "bptt x batch = %lld tokens per step: at most %d", (long long)T * B,
+                        1 << 24);
+    return 0;
+}
+
+/* What the chosen backend ("cuda-fp16:0", "cpu") cannot do for lstm-ptb. */
+static int check_backend(const dlg_host *h, const dlg_value *o, const char *backend)
+{
+    /* cuDNN documents no bf16 RNN: on CUDA the LSTM's mixed precision is fp16 */
+    if (o[L_PRECISION].i == 1 && strncmp(backend, "cuda", 4) == 0)
+        return h->error(h, DLG_ENOTSUP,
+                        "precision = bf16: lstm-ptb runs bf16 on the cpu only (cpu-bf16); on "
+                        "CUDA its mixed precision is fp16 (cuDNN's fp16 LSTM, as autocast): set "
+                        "precision = fp16, or device = cpu");
+    return o[L_PROFILE].i ? nn_profile_check(h, backend) : 0;
+}
+
+static int bptt_of(const dlg_value *o) { return o[L_BPTT].set ? (int)o[L_BPTT].i : size_bptt[o[L_SIZE].i % 3]; }
+
+static const char *cpu_backend(const dlg_value *o) { return o[L_BACKEND].i == 1 ? "ref" : "cpu"; }
+
+int lm_check(const dlg_host *h, const dlg_value *o, const dlg_job_info *job)
+{
+    (void)job;
+    char backend[32];
+    int rc = check_shape(h, o, bptt_of(o), (int)o[L_BATCH].i);
+    if (!rc)
+        rc = nn_check_device(h, o[L_DEVICE].text, o[L_PRECISION].text, cpu_backend(o), backend, sizeof backend);
+    if (!rc && backend[0]) /* device = auto: only the machine decides */
+        rc = check_backend(h, o, backend);
+    return rc ? rc : lm_corpus_check(h, o[L_DATA].text, (int)o[L_VOCAB].i);
+}
+
 static int options(lm *s, const dlg_value *o)
 {
     const dlg_host *h = s->h;
@@ -155,39 +201,27 @@ static int options(lm *s, const dlg_value *o)
     int size = (int)(o[L_SIZE].i % 3);
     s->H = o[L_HIDDEN].i > 0 ? (int)o[L_HIDDEN].i : size_hidden[size];
     s->L = (int)o[L_LAYERS].i;
-    s->T = o[L_BPTT].set ? (int)o[L_BPTT].i : size_bptt[size];
+    s->T = bptt_of(o);
     s->dropout = o[L_DROPOUT].set ? o[L_DROPOUT].d : size_dropout[size];
     s->B = (int)o[L_BATCH].i;
     s->lr = (float)o[L_LR].d;
     s->momentum = (float)o[L_MOMENTUM].d;
     s->clip = o[L_CLIP].d;
-    if (s->T < 1)
-        return h->error(h, DLG_EINVAL, "bptt = %d: must be at least 1 time step", s->T);
-    if (s->B < 1)
-        return h->error(h, DLG_EINVAL, "batch = %s: must be at least 1 stream", o[L_BATCH].text);
-    if (s->L < 1 || s->L > MAX_LAYERS)
-        return h->error(h, DLG_EINVAL, "layers = %s: must be 1..%d", o[L_LAYERS].text,
-                        MAX_LAYERS);
-    if ((int64_t)s->T * s->B > (1 << 24))
-        return h->error(h, DLG_EINVAL, "bptt x batch = %lld tokens per step: at most %d",
-                        (long long)s->T * s->B, 1 << 24);
+    int rc = check_shape(h, o, s->T, s->B);
+    if (rc < 0)
+        return rc;
     /* auto: the GPU when there is one, else the CPU with a note */
     char note[160], err[768];
-    int rc = dlg_device_backend(o[L_DEVICE].text, o[L_PRECISION].text,
-                                o[L_BACKEND].i == 1 ? "ref" : "cpu", &s->backend, note, sizeof note,
-                                err, sizeof err);
+    rc = dlg_device_backend(o[L_DEVICE].text, o[L_PRECISION].text, cpu_backend(o), &s->backend, note, sizeof note,
+                            err, sizeof err);
     if (rc < 0)
         return h->error(h, -rc, "%s", err);
-    /* cuDNN documents no bf16 RNN: on CUDA the LSTM's mixed precision is fp16 */
-    if (o[L_PRECISION].i == 1 && strncmp(s->backend, "cuda", 4) == 0)
-        return h->error(h, DLG_ENOTSUP,
-                        "precision = bf16: lstm-ptb runs bf16 on the cpu only (cpu-bf16); on "
-                        "CUDA its mixed precision is fp16 (cuDNN's fp16 LSTM, as autocast): set "
-                        "precision = fp16, or device = cpu");
+    if ((rc = check_backend(h, o, s->backend)) < 0)
+        return rc;
     if (note[0])
         h->log(h, DLG_LOG_INFO, "%s", note);
     s->profile = o[L_PROFILE].i != 0;
-    return s->profile ? nn_profile_check(h, s->backend) : 0;
+    return 0;
 }
 
 /* Streams as the reference examples batchify: the split is cut into

@@ -35,6 +35,10 @@ enum lm_opt {
 extern const dlg_option lm_options[];
 extern const dlg_metric lm_metrics[];
 
+/* workload ops version 3: the option rules setup applies (bptt, batch,
+ * layers, device and precision, profile, vocab, the data spec's form),
+ * without a file, a device or memory */
+int lm_check(const dlg_host *h, const dlg_value *opts, const dlg_job_info *job);
 int lm_setup(const dlg_host *h, const dlg_value *opts, const dlg_job_info *job, void **state);
 int lm_step(void *state, dlg_step *out);
 int lm_report(void *state, const dlg_report_api *api, dlg_fields *f);

@@ -186,23 +186,48 @@ static double unigram_ppl(const int32_t *ids, int64_t n, int vocab)
     return exp(hsum);
 }
 
-/* Reads both splits' texts; held-out text may stay empty (use the cut). */
-static int load_texts(lm_corpus *c, const dlg_host *h, const char *data, int cap, uint64_t seed,
-                      text *tr, text *va)
+/* The spec's form: synthetic[:WORDS] (*words, 0 when not synthetic) or
+ * text:PATH, or an error through h. */
+static int parse_spec(const dlg_host *h, const char *data, unsigned long long *words)
 {
+    *words = 0;
     if (strncmp(data, "synthetic", 9) == 0 && (data[9] == '\0' || data[9] == ':')) {
         char *end = NULL;
         unsigned long long n = data[9] ? strtoull(data + 10, &end, 10) : SYNTH_WORDS;
         if (data[9] && (end == data + 10 || *end || n < 1 || n > 1000000000ull))
             return h->error(h, DLG_EINVAL, "data = %s: expected synthetic or synthetic:WORDS "
                             "(1..1000000000)", data);
-        snprintf(c->train_name, sizeof c->train_name, "synthetic:%llu (first 90%% of lines)", n);
-        snprintf(c->valid_name, sizeof c->valid_name, "synthetic:%llu (last 10%% of lines)", n);
-        return synth_text(h, n, cap, seed, tr);
+        *words = n;
+        return 0;
     }
     if (strncmp(data, "text:", 5) != 0 || !data[5])
         return h->error(h, DLG_EINVAL, "data = %s: lstm-ptb reads text:PATH (PTB format) or "
                         "synthetic[:WORDS]", data);
+    return 0;
+}
+
+int lm_corpus_check(const dlg_host *h, const char *data, int vocab_cap)
+{
+    unsigned long long words;
+    if (vocab_cap < 2)
+        return h->error(h, DLG_EINVAL, "vocab = %d: need at least 2 words (<eos>, <unk>)",
+                        vocab_cap);
+    return parse_spec(h, data, &words);
+}
+
+/* Reads both splits' texts; held-out text may stay empty (use the cut). */
+static int load_texts(lm_corpus *c, const dlg_host *h, const char *data, int cap, uint64_t seed,
+                      text *tr, text *va)
+{
+    unsigned long long n;
+    int rc = parse_spec(h, data, &n);
+    if (rc < 0)
+        return rc;
+    if (n) {
+        snprintf(c->train_name, sizeof c->train_name, "synthetic:%llu (first 90%% of lines)", n);
+        snprintf(c->valid_name, sizeof c->valid_name, "synthetic:%llu (last 10%% of lines)", n);
+        return synth_text(h, n, cap, seed, tr);
+    }
     const char *path = data + 5;
     char vpath[sizeof c->valid_name];
     snprintf(c->train_name, sizeof c->train_name, "%s", path);
@@ -217,7 +242,7 @@ static int load_texts(lm_corpus *c, const dlg_host *h, const char *data, int cap
     } else {
         valid_path(path, vpath, sizeof vpath);
     }
-    int rc = read_text(h, c->train_name, tr);
+    rc = read_text(h, c->train_name, tr);
     if (!rc && vpath[0])
         rc = read_text(h, vpath, va);
     if (vpath[0])
@@ -277,10 +302,9 @@ int lm_corpus_load(lm_corpus *c, const dlg_host *h, const char *data, int vocab_
 {
     memset(c, 0, sizeof *c);
     text tr = {0}, va = {0};
-    if (vocab_cap < 2)
-        return h->error(h, DLG_EINVAL, "vocab = %d: need at least 2 words (<eos>, <unk>)",
-                        vocab_cap);
-    int rc = load_texts(c, h, data, vocab_cap, seed, &tr, &va);
+    int rc = lm_corpus_check(h, data, vocab_cap);
+    if (!rc)
+        rc = load_texts(c, h, data, vocab_cap, seed, &tr, &va);
     if (!rc)
         rc = build(c, h, vocab_cap, &tr, &va);
     free(tr.data);

@@ -36,6 +36,9 @@ typedef struct lm_corpus {
  * (no words, unreadable file, bad spec) go through h->error(). */
 int lm_corpus_load(lm_corpus *c, const dlg_host *h, const char *data, int vocab_cap,
                    uint64_t seed);
+/* The spec's form and vocab_cap alone, as lm_corpus_load judges them
+ * first (no file is read): for the workload's check. */
+int lm_corpus_check(const dlg_host *h, const char *data, int vocab_cap);
 void lm_corpus_free(lm_corpus *c);
 
 #endif

@@ -44,25 +44,47 @@ static const dlg_option inception_options[] = {
     [O_AUX_END] = {0}};
 #pragma GCC diagnostic pop
 
-static int inception_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info *job,
-                           void **state)
+/* The aux head's crop floor; *aux: whether the head is built (training). */
+static int check_aux(const dlg_host *h, const dlg_value *o, bool *aux)
 {
-    *state = NULL;
-    bool aux = cnn_use_aux(h, o); /* torchvision's eval mode skips the head too */
-    if (aux && o[O_LOADER + DLG_LOPT_CROP].i < DLG_INCEPTION_AUX_MIN_CROP)
+    *aux = cnn_use_aux(h, o); /* torchvision's eval mode skips the head too */
+    if (*aux && o[O_LOADER + DLG_LOPT_CROP].i < DLG_INCEPTION_AUX_MIN_CROP)
         return h->error(h, DLG_EINVAL,
                         "aux = true needs crop >= %d (the auxiliary head's 5x5 convolution "
                         "does not fit a smaller grid); crop = %lld",
                         DLG_INCEPTION_AUX_MIN_CROP, (long long)o[O_LOADER + DLG_LOPT_CROP].i);
-    int rc = img_check_recordio(h, o[O_LOADER + DLG_LOPT_DATA].text,
-                                (int)o[O_LOADER + DLG_LOPT_CROP].i, 16);
+    return 0;
+}
+
+static int inception_check(const dlg_host *h, const dlg_value *o, const dlg_job_info *job)
+{
+    bool aux;
+    int rc = check_aux(h, o, &aux);
+    return rc < 0 ? rc : cnn_check(aux ? "inception-v3-aux" : "inception-v3", h, o, job);
+}
+
+static int inception_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info *job,
+                           void **state)
+{
+    *state = NULL;
+    bool aux;
+    int rc = check_aux(h, o, &aux);
+    if (rc < 0)
+        return rc;
+    rc = img_check_recordio(h, o[O_LOADER + DLG_LOPT_DATA].text, (int)o[O_LOADER + DLG_LOPT_CROP].i, 16);
     if (rc < 0)
         return rc;
     return cnn_setup(aux ? "inception-v3-aux" : "inception-v3", h, o, job, state);
 }
 
-static const dlg_workload_ops inception_ops = {2,          "images",     inception_setup, cnn_step,
-                                               cnn_report, cnn_teardown, cnn_begin_timed};
+static const dlg_workload_ops inception_ops = {.version = 3,
+                                               .unit = "images",
+                                               .setup = inception_setup,
+                                               .step = cnn_step,
+                                               .report = cnn_report,
+                                               .teardown = cnn_teardown,
+                                               .begin_timed = cnn_begin_timed,
+                                               .check = inception_check};
 
 static const dlg_plugin_desc inception_desc = {
     sizeof(dlg_plugin_desc),
@@ -74,7 +96,14 @@ static const dlg_plugin_desc inception_desc = {
     cnn_metrics,
     &inception_ops};
 
-static const dlg_workload_ops lm_ops = {2, "tokens", lm_setup, lm_step, lm_report, lm_teardown, lm_begin_timed};
+static const dlg_workload_ops lm_ops = {.version = 3,
+                                        .unit = "tokens",
+                                        .setup = lm_setup,
+                                        .step = lm_step,
+                                        .report = lm_report,
+                                        .teardown = lm_teardown,
+                                        .begin_timed = lm_begin_timed,
+                                        .check = lm_check};
 
 static const dlg_plugin_desc lm_desc = {
     sizeof(dlg_plugin_desc),

@@ -140,30 +140,49 @@ static void iopipe_teardown(void *state)
     free(s);
 }
 
-static int iopipe_open(iopipe *s, const dlg_value *opts, const dlg_job_info *job)
+/* The options' own rules (data's kind, the loader's mean/std and
+ * mean_file rules, batch, compute) without opening the data set: the
+ * workload's check, and the first thing setup applies; cfg gets the
+ * loader's configuration. */
+static int iopipe_opts_check(const dlg_host *h, const dlg_value *opts, const dlg_job_info *job,
+                             dlg_loader_config *cfg)
 {
-    const dlg_host *h = s->h;
     const char *data = opts[DLG_LOPT_DATA].text;
     if (tools_after_prefix(data, "raw"))
         return h->error(h, DLG_EINVAL, "data = %s: raw files are read by workload = io; io-pipeline "
                         "reads recordio:, lmdb:, files: or synthetic datasets", data);
-    dlg_loader_config cfg;
-    dlg_loader_config_defaults(&cfg);
-    int rc = dlg_loader_config_from_opts(&cfg, &opts[OPT_LOADER], job, true, h);
+    dlg_loader_config_defaults(cfg);
+    int rc = dlg_loader_config_from_opts(cfg, &opts[OPT_LOADER], job, true, h);
     if (rc < 0)
         return rc;
     if (opts[OPT_BATCH].i < 1 || opts[OPT_BATCH].i > 65536)
         return h->error(h, DLG_EINVAL, "batch = %s: out of range [1, 65536]", opts[OPT_BATCH].text);
-    cfg.batch = (int)opts[OPT_BATCH].i;
+    cfg->batch = (int)opts[OPT_BATCH].i;
+    if (opts[OPT_COMPUTE].i < 0 || opts[OPT_JITTER].i < 0)
+        return h->error(h, DLG_EINVAL, "compute = %s, compute_jitter = %s: must not be negative",
+                        opts[OPT_COMPUTE].text, opts[OPT_JITTER].text);
+    return 0;
+}
+
+static int iopipe_check(const dlg_host *h, const dlg_value *opts, const dlg_job_info *job)
+{
+    dlg_loader_config cfg;
+    return iopipe_opts_check(h, opts, job, &cfg);
+}
+
+static int iopipe_open(iopipe *s, const dlg_value *opts, const dlg_job_info *job)
+{
+    const char *data = opts[DLG_LOPT_DATA].text;
+    dlg_loader_config cfg;
+    int rc = iopipe_opts_check(s->h, opts, job, &cfg);
+    if (rc < 0)
+        return rc;
     s->threads = cfg.threads;
     s->synthetic = data && strncmp(data, "synthetic", 9) == 0;
     s->model = (compute_model){(uint64_t)opts[OPT_COMPUTE].i, (uint64_t)opts[OPT_JITTER].i,
                                (compute_dist)opts[OPT_DIST].i, opts[OPT_MODE].i == 1,
                                DLG_JOB_HAS(job, seed) ? job->seed ^ 0xc0ffee : 0xc0ffee};
-    if (opts[OPT_COMPUTE].i < 0 || opts[OPT_JITTER].i < 0)
-        return h->error(h, DLG_EINVAL, "compute = %s, compute_jitter = %s: must not be negative",
-                        opts[OPT_COMPUTE].text, opts[OPT_JITTER].text);
-    return dlg_loader_open(&s->loader, &cfg, h);
+    return dlg_loader_open(&s->loader, &cfg, s->h);
 }
 
 static int iopipe_setup(const dlg_host *h, const dlg_value *opts, const dlg_job_info *job, void **state)
@@ -184,7 +203,8 @@ static int iopipe_setup(const dlg_host *h, const dlg_value *opts, const dlg_job_
 }
 
 static const dlg_workload_ops iopipe_ops = {
-    .version = 2,
+    .version = 3,
+    .check = iopipe_check,
     .unit = "images",
     .setup = iopipe_setup,
     .step = iopipe_step,

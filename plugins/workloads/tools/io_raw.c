@@ -287,10 +287,9 @@ static int check_geometry(io_raw *s, const dlg_value *opts, uint64_t size)
                             s->path, (unsigned long long)size);
         s->span = (uint64_t)opts[OPT_SPAN].i;
     }
-    if (s->block > s->span)
-        return h->error(h, DLG_EINVAL, "block = %s: larger than the %llu bytes read from %s%s",
-                        opts[OPT_BLOCK].text, (unsigned long long)s->span, s->path,
-                        opts[OPT_SPAN].set ? " (span)" : "");
+    if (s->block > s->span) /* span itself was judged by io_opts_check */
+        return h->error(h, DLG_EINVAL, "block = %s: larger than the %llu bytes of %s",
+                        opts[OPT_BLOCK].text, (unsigned long long)s->span, s->path);
     /* Random reads use whole blocks only; a sequential pass over the whole
      * file ends with a short read at end of file, as fio's does. */
     s->nblocks = s->span / s->block;
@@ -311,9 +310,7 @@ static int choose_depth(io_raw *s, const dlg_value *opts, uint32_t caps)
         if (most && s->depth > most)
             s->depth = most;
     } else {
-        int64_t d = opts[OPT_DEPTH].i;
-        if (d < 1 || d > 4096)
-            return h->error(h, DLG_EINVAL, "depth = %s: out of range [1, 4096]", opts[OPT_DEPTH].text);
+        int64_t d = opts[OPT_DEPTH].i; /* in range: io_opts_check */
         if (d > 1 && !s->async)
             return h->error(h, DLG_EINVAL,
                             "depth = %s: the job's storage backend reads synchronously (no "
@@ -358,28 +355,53 @@ static int alloc_buffers(io_raw *s)
     return 0;
 }
 
-static int io_open(io_raw *s, const dlg_value *opts, const dlg_job_info *job)
+/* The options' own rules (data's form, block against span, the ranges),
+ * without the file: the workload's check, and the first thing setup does.
+ * Returns the path data names. */
+static int io_opts_check(const dlg_host *h, const dlg_value *opts, const char **path)
 {
-    const dlg_host *h = s->h;
     const char *text = opts[OPT_DATA].text;
-    const char *path = tools_after_prefix(text, "raw");
-    if (!path)
+    *path = tools_after_prefix(text, "raw");
+    if (!*path)
         return h->error(h, DLG_EINVAL,
                         "data = %s: io reads one file, written raw:PATH (for a recordio:/lmdb:/files: "
                         "dataset use workload = io-pipeline)",
                         text ? text : "(unset)");
-    if (!*path)
+    if (!**path)
         return h->error(h, DLG_EINVAL, "data = raw: names no file");
+    if (opts[OPT_BLOCK].i < 1 || (uint64_t)opts[OPT_BLOCK].i > MAX_BLOCK)
+        return h->error(h, DLG_EINVAL, "block = %s: out of range [1, 1GiB]", opts[OPT_BLOCK].text);
+    if (opts[OPT_SPAN].set && opts[OPT_BLOCK].i > opts[OPT_SPAN].i)
+        return h->error(h, DLG_EINVAL, "block = %s: larger than span = %s", opts[OPT_BLOCK].text,
+                        opts[OPT_SPAN].text);
+    if (opts[OPT_DEPTH].set && (opts[OPT_DEPTH].i < 1 || opts[OPT_DEPTH].i > 4096))
+        return h->error(h, DLG_EINVAL, "depth = %s: out of range [1, 4096]", opts[OPT_DEPTH].text);
+    if (opts[OPT_STEP_IOS].i < 0 || opts[OPT_STEP_IOS].i > 1000000)
+        return h->error(h, DLG_EINVAL, "step_ios = %s: out of range [0, 1000000]", opts[OPT_STEP_IOS].text);
+    return 0;
+}
+
+static int io_check(const dlg_host *h, const dlg_value *opts, const dlg_job_info *job)
+{
+    const char *path;
+    return io_opts_check(h, opts, &path);
+}
+
+static int io_open(io_raw *s, const dlg_value *opts, const dlg_job_info *job)
+{
+    const dlg_host *h = s->h;
+    const char *path;
+    int rc = io_opts_check(h, opts, &path);
+    if (rc < 0)
+        return rc;
     if (!(s->path = strdup(path)))
         return h->error(h, DLG_ENOMEM, "io: out of memory");
     s->block = (size_t)opts[OPT_BLOCK].i;
-    if (opts[OPT_BLOCK].i < 1 || (uint64_t)opts[OPT_BLOCK].i > MAX_BLOCK)
-        return h->error(h, DLG_EINVAL, "block = %s: out of range [1, 1GiB]", opts[OPT_BLOCK].text);
     s->rand = opts[OPT_PATTERN].i == PAT_RAND;
     s->checksum = opts[OPT_CHECKSUM].i != 0;
     s->rng = DLG_JOB_HAS(job, seed) ? job->seed : 0;
     dlg_data_err err = {0};
-    int rc = dlg_cache_file(s->path, dlg_cache_mode_of(opts[OPT_CACHE].i, job), &s->cache_method, &err);
+    rc = dlg_cache_file(s->path, dlg_cache_mode_of(opts[OPT_CACHE].i, job), &s->cache_method, &err);
     if (rc < 0)
         return h->error(h, err.code, "%s", err.msg);
     rc = h->file_open(h, NULL, s->path, &s->f);
@@ -396,8 +418,6 @@ static int io_open(io_raw *s, const dlg_value *opts, const dlg_job_info *job)
     if ((rc = check_geometry(s, opts, size)) < 0 || (rc = choose_depth(s, opts, caps)) < 0)
         return rc;
     int64_t per = opts[OPT_STEP_IOS].i;
-    if (per < 0 || per > 1000000)
-        return h->error(h, DLG_EINVAL, "step_ios = %s: out of range [0, 1000000]", opts[OPT_STEP_IOS].text);
     s->step_ios = per ? (uint32_t)per : (uint32_t)(s->block >= AUTO_STEP_BYTES ? 1 : AUTO_STEP_BYTES / s->block);
     return alloc_buffers(s);
 }
@@ -420,7 +440,8 @@ static int io_setup(const dlg_host *h, const dlg_value *opts, const dlg_job_info
 }
 
 static const dlg_workload_ops io_ops = {
-    .version = 2,
+    .version = 3,
+    .check = io_check,
     .unit = "bytes",
     .setup = io_setup,
     .step = io_step,

@@ -272,11 +272,6 @@ static int mean_params(prep *p, const dlg_value *opts, prep_params *par)
     const dlg_value *mo = &opts[OPT_MEAN_OUTPUT];
     if (!mo->set || !mo->text)
         return 0;
-    if (!*mo->text)
-        return h->error(h, DLG_EINVAL, "mean_output: empty path");
-    if (par->width <= 0)
-        return h->error(h, DLG_EINVAL, "mean_output = %s needs resize_width and resize_height: a Caffe "
-                        "mean image is per pixel, so every image must be stored at one size", mo->text);
     dlg_data_err err;
     dlg_data_err_clear(&err);
     int rc = prep_mean_probe(mo->text, &err);
@@ -292,6 +287,43 @@ static int mean_params(prep *p, const dlg_value *opts, prep_params *par)
     return 0;
 }
 
+/* The options' own rules (output's form, the sizes, mean_output's need for
+ * an exact size, the ranges) without touching a file: the workload's
+ * check, and the first thing setup applies.  par and fmt/path get them. */
+static int prep_params_check(const dlg_host *h, const dlg_value *opts, prep_params *par, prep_format *fmt,
+                             const char **path)
+{
+    if (prep_output_parse(opts[OPT_OUTPUT].text, fmt, path) < 0)
+        return h->error(h, DLG_EINVAL, "output = %s: write recordio:PATH or lmdb:PATH",
+                        opts[OPT_OUTPUT].text ? opts[OPT_OUTPUT].text : "(unset)");
+    *par = (prep_params){.resize = (int)opts[OPT_RESIZE].i, .quality = (int)opts[OPT_QUALITY].i};
+    if (par->resize < 0 || par->resize > 16384 || par->quality < 1 || par->quality > 100)
+        return h->error(h, DLG_EINVAL, "resize = %s, quality = %s: out of range", opts[OPT_RESIZE].text,
+                        opts[OPT_QUALITY].text);
+    int rc = resize_params(h, opts, par);
+    if (rc < 0)
+        return rc;
+    const dlg_value *mo = &opts[OPT_MEAN_OUTPUT];
+    if (mo->set && mo->text && !*mo->text)
+        return h->error(h, DLG_EINVAL, "mean_output: empty path");
+    if (mo->set && mo->text && par->width <= 0)
+        return h->error(h, DLG_EINVAL, "mean_output = %s needs resize_width and resize_height: a Caffe "
+                        "mean image is per pixel, so every image must be stored at one size", mo->text);
+    int64_t threads = opts[OPT_THREADS].i, chunk = opts[OPT_CHUNK].i;
+    if (threads < 0 || threads > 1024 || chunk < 1 || chunk > 65536)
+        return h->error(h, DLG_EINVAL, "threads = %s, chunk = %s: out of range", opts[OPT_THREADS].text,
+                        opts[OPT_CHUNK].text);
+    return 0;
+}
+
+static int prep_check(const dlg_host *h, const dlg_value *opts, const dlg_job_info *job)
+{
+    prep_params par;
+    prep_format fmt;
+    const char *path;
+    return prep_params_check(h, opts, &par, &fmt, &path);
+}
+
 static int prep_open(prep *p, const dlg_value *opts, const dlg_job_info *job)
 {
     const dlg_host *h = p->h;
@@ -299,22 +331,13 @@ static int prep_open(prep *p, const dlg_value *opts, const dlg_job_info *job)
     dlg_data_err_clear(&err);
     prep_format fmt;
     const char *path;
-    if (prep_output_parse(opts[OPT_OUTPUT].text, &fmt, &path) < 0)
-        return h->error(h, DLG_EINVAL, "output = %s: write recordio:PATH or lmdb:PATH",
-                        opts[OPT_OUTPUT].text ? opts[OPT_OUTPUT].text : "(unset)");
-    prep_params par = {.resize = (int)opts[OPT_RESIZE].i, .quality = (int)opts[OPT_QUALITY].i};
-    if (par.resize < 0 || par.resize > 16384 || par.quality < 1 || par.quality > 100)
-        return h->error(h, DLG_EINVAL, "resize = %s, quality = %s: out of range", opts[OPT_RESIZE].text,
-                        opts[OPT_QUALITY].text);
-    int rc = resize_params(h, opts, &par);
+    prep_params par;
+    int rc = prep_params_check(h, opts, &par, &fmt, &path);
     if (rc < 0)
         return rc;
     if ((rc = mean_params(p, opts, &par)) < 0)
         return rc;
     int64_t threads = opts[OPT_THREADS].i, chunk = opts[OPT_CHUNK].i;
-    if (threads < 0 || threads > 1024 || chunk < 1 || chunk > 65536)
-        return h->error(h, DLG_EINVAL, "threads = %s, chunk = %s: out of range", opts[OPT_THREADS].text,
-                        opts[OPT_CHUNK].text);
     if (threads == 0)
         threads = DLG_JOB_HAS(job, cpus) && job->cpus > 0 ? job->cpus : 1;
     p->threads = (int)threads;
@@ -351,7 +374,8 @@ static int prep_setup(const dlg_host *h, const dlg_value *opts, const dlg_job_in
 }
 
 static const dlg_workload_ops prep_ops = {
-    .version = 2,
+    .version = 3,
+    .check = prep_check,
     .unit = "images",
     .setup = prep_setup,
     .step = prep_step,

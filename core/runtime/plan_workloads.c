@@ -1,0 +1,152 @@
+/* Plan checks that only a workload can answer: options that are each valid
+ * but that its setup refuses together (dlg_workload_ops.check, version 3;
+ * see dlg_plan_check_workloads in plan.h).  Every cell is asked before any
+ * runs, so a run stops at the key's line instead of failing cell by cell. */
+#include "plan.h"
+
+#include "host.h"
+#include "topology.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What a job's cells said: how many fail, the first one's line, and which
+ * cells fail (their sweep values), as far as cells[] holds them. */
+typedef struct verdict {
+    size_t nbad;
+    char where[600]; /* "file:line: " of the first failing cell's key */
+    char msg[2048];  /* its message, without the host's context */
+    char cells[600];
+} verdict;
+
+size_t dlg_msg_key_len(const char *msg)
+{
+    size_t n = strspn(msg, "abcdefghijklmnopqrstuvwxyz0123456789_");
+    if (n == 0)
+        return 0;
+    const char *q = msg + n;
+    return strncmp(q, " = ", 3) == 0 || strncmp(q, " '", 2) == 0 || strncmp(q, ": ", 2) == 0 ? n : 0;
+}
+
+/* The entry of the workload option that msg starts with (NULL: none, or
+ * the table's default, which the job's section stands for). */
+static const dlg_entry *key_entry(const dlg_job *j, const char *msg)
+{
+    size_t n = dlg_msg_key_len(msg);
+    for (size_t k = 0; n && k < j->nwl; k++) {
+        const char *name = j->workload->options[k].name;
+        if (strlen(name) == n && strncmp(name, msg, n) == 0)
+            return j->wl_src[k];
+    }
+    return NULL;
+}
+
+/* The vCPUs a cell asks for ("N", or a range "A-B"); 0: all it is given
+ * (what setup then learns from the runner), or a value only the run's own
+ * cpus check judges. */
+static int cpus_asked(const char *text)
+{
+    int count = 0, first = 0, last = -1;
+    char why[256];
+    if (!text || dlg_cpus_parse(text, &count, &first, &last, why, sizeof why) != 0)
+        return 0;
+    return count > 0 ? count : last >= first ? last - first + 1 : 0;
+}
+
+/* " (a = 1, b = 2)": the cell's sweep values, "" for a job of one cell. */
+static void cell_values(const dlg_cell *c, char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (size_t t = 0; t < c->ntags && at < len; t++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%s = %s", t ? ", " : "", c->tags[t].key, c->tags[t].value);
+}
+
+static void note_failure(const dlg_job *j, const dlg_cell *c, const dlg_host_impl *h, const char *error, verdict *v)
+{
+    char vals[300];
+    cell_values(c, vals, sizeof vals);
+    if (!v->nbad++) {
+        size_t clen = strlen(h->context);
+        const char *msg = strncmp(error, h->context, clen) == 0 && strncmp(error + clen, ": ", 2) == 0
+                              ? error + clen + 2
+                              : error;
+        snprintf(v->msg, sizeof v->msg, "%s", *msg ? msg : "check failed");
+        dlg_plan_where(key_entry(j, msg), j->sec, v->where, sizeof v->where);
+    }
+    size_t at = strlen(v->cells);
+    if (at + strlen(vals) + 8 < sizeof v->cells)
+        snprintf(v->cells + at, sizeof v->cells - at, "%s%s", at ? "; " : "", vals);
+    else if (!strstr(v->cells, "; ..."))
+        snprintf(v->cells + at, sizeof v->cells - at, "; ...");
+}
+
+/* Asks the workload about every cell of job j. */
+static int ask_cells(dlg_plan *p, const dlg_job *j, dlg_services *svc, dlg_host_impl *h, verdict *v, char *err,
+                     size_t errlen)
+{
+    const dlg_workload_ops *ops = j->workload->ops;
+    for (size_t k = 0; k < j->ncells; k++) {
+        dlg_cell c;
+        if (dlg_plan_cell(p, j, k, &c, err, errlen) != 0) {
+            dlg_cell_free(&c);
+            return -1;
+        }
+        dlg_job_info info = {sizeof info, j->name, cpus_asked(c.core[DLG_K_CPUS].text),
+                             (uint64_t)c.core[DLG_K_SEED].i, 0,
+                             c.core[DLG_K_MEMORY].set ? (uint64_t)c.core[DLG_K_MEMORY].i : 0};
+        if (ops->check(&h->pub, c.wl, &info) < 0)
+            note_failure(j, &c, h, dlg_services_error(svc), v);
+        dlg_services_clear_error(svc);
+        dlg_cell_free(&c);
+    }
+    return 0;
+}
+
+static int check_job(dlg_plan *p, const dlg_job *j, dlg_services *svc, FILE *warn, char *err, size_t errlen)
+{
+    if (!dlg_workload_has_check(j->workload->ops))
+        return 0;
+    /* the context a cell's own host has, so check and setup read alike */
+    dlg_host_impl *h = dlg_host_new(svc, "%s:%d: [job %s] %s", j->sec->file, j->sec->line, j->name, j->workload->name);
+    if (!h) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    verdict *v = calloc(1, sizeof *v);
+    int rc = v ? ask_cells(p, j, svc, h, v, err, errlen) : -1;
+    if (!v)
+        snprintf(err, errlen, "out of memory");
+    dlg_host_free(h);
+    if (rc != 0 || !v->nbad) {
+        free(v);
+        return rc;
+    }
+    if (v->nbad == j->ncells) { /* nothing of this job could run */
+        snprintf(err, errlen, "%s[job %s] %s: %s%s%s%s", v->where, j->name, j->workload->name, v->msg,
+                 j->ncells > 1 ? " (every cell fails: " : "", j->ncells > 1 ? v->cells : "",
+                 j->ncells > 1 ? ")" : "");
+        rc = -1;
+    } else {
+        /* As with cpus that fit only some cells (plan_inputs.c): a grid like
+         * device = cpu, cuda x precision = fp32, fp16 is one study, and
+         * refusing it would make the user split it into jobs by hand.  The
+         * failing cells still fail at setup, each with a row saying why. */
+        fprintf(warn, "dlgauge: %s[job %s] %s: warning: %s: the %zu cell%s with %s will fail at setup\n", v->where,
+                j->name, j->workload->name, v->msg, v->nbad, v->nbad == 1 ? "" : "s", v->cells);
+    }
+    free(v);
+    return rc;
+}
+
+int dlg_plan_check_workloads(dlg_plan *p, int verbosity, FILE *warn, char *err, size_t errlen)
+{
+    dlg_services svc;
+    dlg_services_init(&svc, p, NULL, verbosity);
+    int rc = 0;
+    for (size_t j = 0; j < p->njobs && rc == 0; j++)
+        rc = check_job(p, &p->jobs[j], &svc, warn, err, errlen);
+    dlg_services_fini(&svc);
+    return rc;
+}

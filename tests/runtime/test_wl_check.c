@@ -1,0 +1,134 @@
+/* The workloads' check (workload ops version 3), asked about every cell
+ * before any runs (dlg_plan_check_workloads): options refused together
+ * fail the plan at the key's line, a sweep where only some cells fail
+ * warns naming them, and a version-2 plugin (no check) is never called
+ * past its table and still runs. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "plan.h"
+#include "rt_util.h"
+#include "runner.h"
+
+typedef struct fixture {
+    dlg_config cfg;
+    dlg_registry reg;
+    dlg_plan plan;
+    char path[512];
+    char err[4096];
+    char *warn;
+    size_t warnlen;
+} fixture;
+
+/* Plans `body` (after the job's header and plugin line: line 3 is its
+ * first) and checks it; the warnings land in f->warn. */
+static int check(void **state, fixture *f, const char *body)
+{
+    memset(f, 0, sizeof *f);
+    char text[1024];
+    snprintf(text, sizeof text, "[job a]\nplugin = %s/timedwl.so\n%s", DLG_TEST_PLUGIN_DIR, body);
+    rt_write(*state, "check.ini", text, f->path, sizeof f->path);
+    if (dlg_config_load(&f->cfg, f->path, f->err, sizeof f->err) != 0)
+        fail_msg("config did not load: %s", f->err);
+    assert_int_equal(dlg_registry_init(&f->reg, NULL), 0);
+    dlg_registry_scan(&f->reg);
+    if (dlg_plan_build(&f->plan, &f->cfg, &f->reg, NULL, f->err, sizeof f->err) != 0)
+        fail_msg("plan: %s", f->err);
+    FILE *warn = open_memstream(&f->warn, &f->warnlen);
+    assert_non_null(warn);
+    int rc = dlg_plan_check_workloads(&f->plan, 0, warn, f->err, sizeof f->err);
+    fclose(warn);
+    return rc;
+}
+
+static void done(fixture *f)
+{
+    free(f->warn);
+    dlg_plan_free(&f->plan);
+    dlg_registry_free(&f->reg);
+    dlg_config_free(&f->cfg);
+}
+
+static void conflict_at_key_line(void **state)
+{
+    fixture f;
+    assert_int_equal(check(state, &f, "workload = checked\nhi = 1\nlo = 5\n"), -1);
+    rt_assert_error_at(f.err, f.path, 5, "[job a] checked: lo = 5: above hi = 1", NULL);
+    assert_string_equal(f.warn, "");
+    done(&f);
+}
+
+/* A message about an option the job leaves at its default is said at the
+ * job's header. */
+static void default_key_at_section(void **state)
+{
+    fixture f;
+    assert_int_equal(check(state, &f, "workload = checked\nhi = 0\n"), -1);
+    rt_assert_error_at(f.err, f.path, 1, "[job a] checked: lo = 1: above hi = 0", NULL);
+    done(&f);
+}
+
+static void sweep_some_cells_warns(void **state)
+{
+    fixture f;
+    assert_int_equal(check(state, &f, "workload = checked\nhi = 3\nlo = 1, 5, 2, 7\n"), 0);
+    char want[1024];
+    snprintf(want, sizeof want,
+             "dlgauge: %s:5: [job a] checked: warning: lo = 5: above hi = 3: the 2 cells with lo = 5; lo = 7 "
+             "will fail at setup\n",
+             f.path);
+    assert_string_equal(f.warn, want);
+    done(&f);
+}
+
+static void sweep_every_cell_fails(void **state)
+{
+    fixture f;
+    assert_int_equal(check(state, &f, "workload = checked\nhi = 3\nlo = 5, 7\n"), -1);
+    rt_assert_error_at(f.err, f.path, 5, "[job a] checked: lo = 5: above hi = 3",
+                       "(every cell fails: lo = 5; lo = 7)", NULL);
+    done(&f);
+}
+
+static void no_emit(dlg_run *run, const dlg_point *p) { (void)run, (void)p; }
+
+/* check_v2's table ends before check, where a trap that fails follows:
+ * the plan passes, and its cell runs. */
+static void version2_untouched(void **state)
+{
+    fixture f;
+    if (check(state, &f, "workload = check_v2\niterations = 2\nwarmup = 0\n") != 0)
+        fail_msg("a version-2 workload was checked: %s", f.err);
+    dlg_cell cell;
+    dlg_cell_result res;
+    assert_int_equal(dlg_plan_cell(&f.plan, &f.plan.jobs[0], 0, &cell, f.err, sizeof f.err), 0);
+    assert_int_equal(dlg_cell_result_init(&res), 0);
+    dlg_run run = {.plan = &f.plan, .emit = no_emit, .wire_fd = -1, .cell_no = 1};
+    dlg_run_cell(&run, &cell, &res);
+    if (strcmp(res.status, "ok") != 0)
+        fail_msg("version-2 workload: %s: %s", res.status, res.error);
+    assert_int_equal(res.steps, 2);
+    dlg_cell_result_fini(&res);
+    dlg_cell_free(&cell);
+    done(&f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(conflict_at_key_line, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(default_key_at_section, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(sweep_some_cells_warns, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(sweep_every_cell_fails, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(version2_untouched, rt_dir_setup, rt_dir_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
