@@ -76,7 +76,7 @@ static void corpus(const char *name, uint64_t words, int vocab, char *spec, size
     snprintf(path, sizeof path, "%s/%s", dir, name);
     if (dlg_synth_text_files(path, words, vocab, 3, 1, &err) < 0)
         fail_msg("corpus: %s", err.msg);
-    snprintf(spec, n, "data=text:%s", path);
+    snprintf(spec, n, "data=text:%s.train.txt", path); /* its held-out twin: .valid.txt */
 }
 
 /* A small LSTM memorises a few thousand Zipf tokens: the training

@@ -231,17 +231,7 @@ static int load_texts(lm_corpus *c, const dlg_host *h, const char *data, int cap
     const char *path = data + 5;
     char vpath[sizeof c->valid_name];
     snprintf(c->train_name, sizeof c->train_name, "%s", path);
-    if (!exists(path)) {
-        char tp[sizeof c->train_name];
-        snprintf(tp, sizeof tp, "%s.train.txt", path);
-        snprintf(vpath, sizeof vpath, "%s.valid.txt", path);
-        if (exists(tp)) /* dlgauge mkdata text --splits */
-            snprintf(c->train_name, sizeof c->train_name, "%s", tp);
-        if (!exists(tp) || !exists(vpath))
-            vpath[0] = '\0';
-    } else {
-        valid_path(path, vpath, sizeof vpath);
-    }
+    valid_path(path, vpath, sizeof vpath);
     rc = read_text(h, c->train_name, tr);
     if (!rc && vpath[0])
         rc = read_text(h, vpath, va);

@@ -24,10 +24,9 @@ typedef struct lm_corpus {
 /* data:
  *   text:PATH        PATH is the training text; the held-out split is the
  *                    file with "train" replaced by "valid" in its name
- *                    (ptb.train.txt -> ptb.valid.txt) if that exists, else
- *                    PATH.valid.txt when PATH.train.txt is the training
- *                    text (dlgauge mkdata text --splits), else the last
- *                    10% of PATH's lines.
+ *                    (ptb.train.txt -> ptb.valid.txt, as dlgauge mkdata
+ *                    text --splits writes them) if that exists, else the
+ *                    last 10% of PATH's lines.
  *   synthetic[:N]    N words (default 929589, PTB's training size) of
  *                    dlgauge mkdata's Zipf text, generated in memory,
  *                    and a 10% held-out split.
