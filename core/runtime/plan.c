@@ -180,7 +180,7 @@ static int check_value(const dlg_option *o, const char *text, const dlg_entry *e
         const char *t = list ? vals[i] : text;
         dlg_value v;
         long dup = -1;
-        if (!*t) {
+        if (list && !*t) { /* one empty value is for the option to judge (a string may be "") */
             snprintf(why, sizeof why, "empty element in the list '%s'", text);
         } else if (dlg_opt_parse(o, t, &v, why, sizeof why) == 0 && core_value_check(o, &v, why, sizeof why) == 0) {
             if (!list || (dup = same_value(o, seen, i, &v)) < 0) {

@@ -10,6 +10,7 @@
 #include <dlgauge/plugin.h>
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 typedef struct tc_state {
@@ -99,11 +100,12 @@ static const dlg_plugin_desc v1_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLO
 
 /* ---- check (version 3) ---- */
 
-enum { O_LO, O_HI, O_COUNT };
+enum { O_LO, O_HI, O_CALLS, O_COUNT };
 
 static const dlg_option ck_options[] = {
     [O_LO] = {"lo", DLG_OPT_INT, "1", "0", NULL, NULL, "lower bound", 0},
     [O_HI] = {"hi", DLG_OPT_INT, "2", "0", NULL, NULL, "upper bound: at least lo", 0},
+    [O_CALLS] = {"calls", DLG_OPT_STRING, "", NULL, NULL, NULL, "a file check appends one byte to per call", 0},
     [O_COUNT] = {0},
 };
 
@@ -117,6 +119,11 @@ static int ck_rules(const dlg_host *h, const dlg_value *o)
 static int ck_check(const dlg_host *h, const dlg_value *o, const dlg_job_info *j)
 {
     (void)j;
+    FILE *calls = o[O_CALLS].text && *o[O_CALLS].text ? fopen(o[O_CALLS].text, "a") : NULL;
+    if (calls) {
+        fputc('.', calls);
+        fclose(calls);
+    }
     return ck_rules(h, o);
 }
 
