@@ -7,6 +7,7 @@
 #include "host.h"
 #include "topology.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,26 +83,77 @@ static void note_failure(const dlg_job *j, const dlg_cell *c, const dlg_host_imp
         snprintf(v->cells + at, sizeof v->cells - at, "; ...");
 }
 
-/* Asks the workload about every cell of job j. */
+/* FNV-1a of what check sees of a cell (its option values and job info):
+ * cells that differ only in keys the workload never sees (storage, cpu
+ * quota) are asked once, not once each (a CNN's check builds its model). */
+static uint64_t cell_key(const dlg_job *j, const dlg_cell *c, const dlg_job_info *info)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t k = 0; k < j->nwl; k++) {
+        const char *t = c->wl[k].text ? c->wl[k].text : "";
+        for (; *t; t++)
+            h = (h ^ (unsigned char)*t) * 1099511628211ull;
+        h = (h ^ (c->wl[k].text ? 0x100u : 0x200u) ^ (c->wl[k].set ? 0x400u : 0)) * 1099511628211ull;
+    }
+    const uint64_t more[] = {(uint64_t)info->cpus, info->seed, info->memory_limit};
+    for (size_t i = 0; i < sizeof more / sizeof *more; i++)
+        h = (h ^ more[i]) * 1099511628211ull;
+    return h ? h : 1;
+}
+
+/* The keys of cells that passed: open addressing, 0 empty, cap a power of 2
+ * above twice the job's cells. */
+typedef struct passed_set {
+    uint64_t *slot;
+    size_t cap;
+} passed_set;
+
+/* Whether key is in s; adds it when add. */
+static bool passed_has(passed_set *s, uint64_t key, bool add)
+{
+    size_t i = (size_t)key & (s->cap - 1);
+    for (; s->slot[i]; i = (i + 1) & (s->cap - 1))
+        if (s->slot[i] == key)
+            return true;
+    if (add)
+        s->slot[i] = key;
+    return false;
+}
+
+/* Asks the workload about every cell of job j (once per distinct key). */
 static int ask_cells(dlg_plan *p, const dlg_job *j, dlg_services *svc, dlg_host_impl *h, verdict *v, char *err,
                      size_t errlen)
 {
     const dlg_workload_ops *ops = j->workload->ops;
-    for (size_t k = 0; k < j->ncells; k++) {
+    passed_set seen = {NULL, 16};
+    while (seen.cap < 2 * j->ncells)
+        seen.cap *= 2;
+    if (!(seen.slot = calloc(seen.cap, sizeof *seen.slot))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = 0;
+    for (size_t k = 0; k < j->ncells && rc == 0; k++) {
         dlg_cell c;
-        if (dlg_plan_cell(p, j, k, &c, err, errlen) != 0) {
+        if ((rc = dlg_plan_cell(p, j, k, &c, err, errlen)) != 0) {
             dlg_cell_free(&c);
-            return -1;
+            break;
         }
         dlg_job_info info = {sizeof info, j->name, cpus_asked(c.core[DLG_K_CPUS].text),
                              (uint64_t)c.core[DLG_K_SEED].i, 0,
                              c.core[DLG_K_MEMORY].set ? (uint64_t)c.core[DLG_K_MEMORY].i : 0};
-        if (ops->check(&h->pub, c.wl, &info) < 0)
+        uint64_t key = cell_key(j, &c, &info);
+        if (passed_has(&seen, key, false))
+            ; /* the same values passed in an earlier cell */
+        else if (ops->check(&h->pub, c.wl, &info) < 0)
             note_failure(j, &c, h, dlg_services_error(svc), v);
+        else
+            passed_has(&seen, key, true);
         dlg_services_clear_error(svc);
         dlg_cell_free(&c);
     }
-    return 0;
+    free(seen.slot);
+    return rc ? -1 : 0;
 }
 
 static int check_job(dlg_plan *p, const dlg_job *j, dlg_services *svc, FILE *warn, char *err, size_t errlen)

@@ -98,6 +98,24 @@ static void sweep_every_cell_fails(void **state)
     done(&f);
 }
 
+/* Cells that differ only in what check never sees (core keys) are asked
+ * once: a CNN's check builds its model, 1 ms a cell. */
+static void same_values_checked_once(void **state)
+{
+    fixture f;
+    char calls[600], body[1024];
+    snprintf(calls, sizeof calls, "%s/calls", ((const rt_dir *)*state)->path);
+    snprintf(body, sizeof body, "workload = checked\ncalls = %s\niterations = 1, 2, 3, 4\nlo = 1, 2\nhi = 3\n", calls);
+    assert_int_equal(check(state, &f, body), 0);
+    assert_int_equal(f.plan.jobs[0].ncells, 8);
+    FILE *c = fopen(calls, "r");
+    assert_non_null(c);
+    fseek(c, 0, SEEK_END);
+    assert_int_equal(ftell(c), 2); /* lo = 1 and lo = 2 */
+    fclose(c);
+    done(&f);
+}
+
 static void no_emit(dlg_run *run, const dlg_point *p) { (void)run, (void)p; }
 
 /* check_v2's table ends before check, where a trap that fails follows:
@@ -128,6 +146,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(default_key_at_section, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(sweep_some_cells_warns, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(sweep_every_cell_fails, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(same_values_checked_once, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(version2_untouched, rt_dir_setup, rt_dir_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
