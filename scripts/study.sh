@@ -97,7 +97,15 @@ export DLG_STUDY_MEMORY=${DLG_STUDY_MEMORY:-${mem:-4G}}
 echo "study: cpus = $DLG_STUDY_CPUS; memory = $DLG_STUDY_MEMORY; $images training images"
 
 suites=("$@")
-[ ${#suites[@]} -gt 0 ] || suites=(preprocess caffe-train caffe-infer caffe-disk mxnet)
+if [ ${#suites[@]} -eq 0 ]; then
+  # these first, in this order; then any other suite in conf/study (common.ini
+  # is included by the others, not a suite)
+  suites=(preprocess caffe-train caffe-infer caffe-disk mxnet)
+  for f in conf/study/*.ini; do
+    s=$(basename "$f" .ini)
+    [[ $s == common || " ${suites[*]} " == *" $s "* ]] || suites+=("$s")
+  done
+fi
 if [ $dry = 1 ]; then
   bad=0
   for s in "${suites[@]}"; do

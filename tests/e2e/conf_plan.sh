@@ -10,6 +10,7 @@ dlg=$1 plugins=$2 work=$3
 src=$(cd "$(dirname "$0")/../.." && pwd)
 export DLGAUGE_PLUGIN_PATH=$plugins
 rm -rf "$work" && mkdir -p "$work/study" "$work/quick"
+cp -r "$src/conf" "$work/study/conf" # a copy: a suite is added to it below
 log=$work/log
 fail() { echo "conf_plan: $*"; cat "$log"; exit 1; }
 
@@ -28,6 +29,16 @@ DLGAUGE=$dlg DLG_STUDY_WORKDIR=$work/study DLG_STUDY_IMAGES=100 DLG_STUDY_WORDS=
   bash "$src/scripts/study.sh" --dry-run >"$log" 2>&1 || fail "scripts/study.sh --dry-run (re-run) failed"
 w2=$(words)
 [ "$w2" -gt "$((w1 * 3 / 2))" ] || fail "study: DLG_STUDY_WORDS 20000 then 40000: ptb.train.txt has $w1 then $w2 words"
+
+# a suite added to conf/study is planned (and run) with the others: the
+# study's list was fixed, so a new suite was never even checked
+printf '[job x]\nworkload = no-such-workload\n' >"$work/study/conf/study/extra.ini"
+if DLGAUGE=$dlg DLG_STUDY_WORKDIR=$work/study DLG_STUDY_IMAGES=100 DLG_STUDY_WORDS=40000 \
+  bash "$src/scripts/study.sh" --dry-run >"$log" 2>&1; then
+  fail "study: a broken conf/study/extra.ini passed scripts/study.sh --dry-run"
+fi
+grep -q "study: extra: the plan check failed" "$log" || fail "study: extra.ini was not checked"
+rm "$work/study/conf/study/extra.ini"
 
 # quickstart.sh's data, smaller; the suite's own preprocess job writes the rest
 cd "$work/quick" && ln -s "$src/conf" conf
