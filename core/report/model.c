@@ -128,57 +128,65 @@ static double cpus_order(const char *v, const rep_rows *rs, const long *gid, siz
     return count;
 }
 
-static void axis_orders(rep_axis *ax, const rep_rows *rs, const long *gid, size_t gi, const rep_disks *disks)
+/* The axis' kind: by its key (cpus, storage), else by the syntax every
+ * value shares ("-", a row without the tag, aside): numbers, sizes,
+ * durations, else text.  Size and duration suffixes are disjoint (M vs m),
+ * and bare numbers are numbers. */
+static rep_axis_kind axis_kind(const rep_axis *ax)
 {
-    bool all_num = true, all_size = true;
-    for (size_t i = 0; i < ax->n; i++) {
-        char *end;
-        double d = strtod(ax->vals[i], &end);
-        int64_t b;
-        char why[64];
-        ax->order[i] = NAN;
-        if (same(ax->vals[i], "-"))
-            continue; /* a row without the tag (another run's sweep) leaves the kind to the values given */
-        if (*end || end == ax->vals[i])
-            all_num = false;
-        else
-            ax->order[i] = d;
-        if (dlg_parse_size(ax->vals[i], &b, why, sizeof why) != 0)
-            all_size = false;
-    }
     if (same(ax->key, "cpus"))
-        ax->kind = REP_AX_CPUS;
-    else if (same(ax->key, "storage"))
-        ax->kind = REP_AX_STORAGE;
-    else if (all_num)
-        ax->kind = REP_AX_NUM;
-    else if (all_size)
-        ax->kind = REP_AX_SIZE;
-    else
-        ax->kind = REP_AX_TEXT;
+        return REP_AX_CPUS;
+    if (same(ax->key, "storage"))
+        return REP_AX_STORAGE;
+    bool num = true, size = true, dur = true;
     for (size_t i = 0; i < ax->n; i++) {
         const char *v = ax->vals[i];
+        char *end, why[160];
         int64_t b;
-        char why[64];
-        switch (ax->kind) {
-        case REP_AX_CPUS:
-            ax->order[i] = cpus_order(v, rs, gid, gi, ax->key);
-            break;
-        case REP_AX_SIZE:
-            ax->order[i] = dlg_parse_size(v, &b, why, sizeof why) == 0 ? (double)b : NAN;
-            break;
-        case REP_AX_STORAGE: {
-            const rep_disk *d = rep_disks_find(disks, v);
-            ax->order[i] = d && d->bandwidth > 0 ? d->bandwidth : NAN;
-            break;
-        }
-        case REP_AX_TEXT:
-            ax->order[i] = NAN;
-            break;
-        case REP_AX_NUM:
-            break;
-        }
+        if (same(v, "-"))
+            continue;
+        (void)strtod(v, &end);
+        num = num && !*end && end != v;
+        size = size && dlg_parse_size(v, &b, why, sizeof why) == 0;
+        dur = dur && dlg_parse_duration(v, &b, why, sizeof why) == 0;
     }
+    return num ? REP_AX_NUM : size ? REP_AX_SIZE : dur ? REP_AX_DURATION : REP_AX_TEXT;
+}
+
+/* Value i's sort key by the axis' kind: count, bytes, bytes/s, ns; NaN =
+ * none (text, "-", a disk without a profile). */
+static double value_order(const rep_axis *ax, size_t i, const rep_rows *rs, const long *gid, size_t gi,
+                          const rep_disks *disks)
+{
+    const char *v = ax->vals[i];
+    char *end, why[160];
+    int64_t b;
+    if (same(v, "-"))
+        return NAN;
+    switch (ax->kind) {
+    case REP_AX_NUM:
+        return strtod(v, &end);
+    case REP_AX_CPUS:
+        return cpus_order(v, rs, gid, gi, ax->key);
+    case REP_AX_SIZE:
+        return dlg_parse_size(v, &b, why, sizeof why) == 0 ? (double)b : NAN;
+    case REP_AX_DURATION:
+        return dlg_parse_duration(v, &b, why, sizeof why) == 0 ? (double)b : NAN;
+    case REP_AX_STORAGE: {
+        const rep_disk *d = rep_disks_find(disks, v);
+        return d && d->bandwidth > 0 ? d->bandwidth : NAN;
+    }
+    case REP_AX_TEXT:
+        break;
+    }
+    return NAN;
+}
+
+static void axis_orders(rep_axis *ax, const rep_rows *rs, const long *gid, size_t gi, const rep_disks *disks)
+{
+    ax->kind = axis_kind(ax);
+    for (size_t i = 0; i < ax->n; i++)
+        ax->order[i] = value_order(ax, i, rs, gid, gi, disks);
     /* insertion sort: known orders ascending, unknown last in first-seen order */
     for (size_t i = 1; i < ax->n; i++)
         for (size_t j = i; j > 0; j--) {
@@ -487,8 +495,12 @@ static void find_knee(rep_group *g, size_t a, double target, size_t *coord)
         k->npoints += slice_cell(g, a, v, coord) >= 0;
         k->unordered &= isnan(g->axes[a].order[v]) != 0;
     }
+    /* "smallest value" means nothing without an order (unknown disks sort
+     * last: unlimited), nor on a duration: the shortest sleep or step
+     * reaching the target is no resource to buy */
+    k->unordered |= g->axes[a].kind == REP_AX_DURATION;
     if (k->unordered)
-        return; /* "smallest value" means nothing without an order (unknown disks sort last: unlimited) */
+        return;
     long prev = -1;
     for (size_t v = 0; v < g->axes[a].n; v++) {
         long c = slice_cell(g, a, v, coord);

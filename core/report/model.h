@@ -41,13 +41,16 @@ int rep_disks_from_rows(rep_disks *d, const rep_rows *rs, char *err, size_t errl
 const rep_disk *rep_disks_find(const rep_disks *d, const char *name);
 void rep_disks_free(rep_disks *d);
 
-typedef enum { REP_AX_NUM, REP_AX_CPUS, REP_AX_SIZE, REP_AX_STORAGE, REP_AX_TEXT } rep_axis_kind;
+/* REP_AX_DURATION: every value a duration (`sleep = 1500us, 2ms`); sorted
+ * by length, but no knee: a longer sleep, step or timeout is no more of a
+ * resource. */
+typedef enum { REP_AX_NUM, REP_AX_CPUS, REP_AX_SIZE, REP_AX_STORAGE, REP_AX_DURATION, REP_AX_TEXT } rep_axis_kind;
 
 typedef struct rep_axis {
     char *key;
     rep_axis_kind kind;
     char **vals;   /* distinct values, ascending by order */
-    double *order; /* sort key: count, bytes, bytes/s; NaN = unknown (last) */
+    double *order; /* sort key: count, bytes, bytes/s, ns; NaN = unknown (last) */
     size_t n;
 } rep_axis;
 
@@ -90,7 +93,9 @@ typedef struct rep_knee {
     bool significant; /* the knee's shortfall from the best exceeds the combined CI */
     long below;       /* the cell of the value below the knee on the slice, -1: none measured */
     bool below_clear; /* the value below the knee is below target beyond its CI (or none) */
-    bool unordered;   /* no value has an order (text; disks without profiles): no knee, val is the best */
+    /* No knee, val is the best: no value has an order (text; disks without
+     * profiles), or the axis is a duration (ordered, but no resource). */
+    bool unordered;
 } rep_knee;
 
 typedef struct rep_group {

@@ -113,8 +113,14 @@ static void group_html(FILE *f, const rep_report *r, const rep_group *g)
         rep_xml_esc(f, g->cells[c].evidence[0] ? g->cells[c].evidence : "no evidence fields");
         fputs(")</li>\n", f);
     }
-    fputs("</ul>\n<div>\n", f);
-    CHART(f, "AU and data wait per cell", rep_svg_stack(m_, g));
+    fputs("</ul>\n", f);
+    const char *what = rep_svg_stack_title(g);
+    if (!what) { /* a chart of nothing measured would draw bars of nothing */
+        fputs("<p class=\"note\">No cell measured AU or data wait: no utilisation chart.</p>\n", f);
+        return;
+    }
+    fputs("<div>\n", f);
+    CHART(f, what, rep_svg_stack(m_, g));
     fputs("</div>\n", f);
 }
 

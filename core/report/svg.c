@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { W = 600, H = 320, ML = 90, MR = 20, MT = 36, MB = 64 };
+enum { W = 600, H = 330, ML = 90, MR = 20, MT = 46, MB = 64, LEGEND_Y = 29 }; /* the legend between title and plot */
 
 /* Bytes of the well-formed UTF-8 character at s (no overlong forms,
  * surrogates or code points past U+10FFFF), 0 for none.  The json sink's
@@ -130,6 +130,14 @@ static void x_label(FILE *f, double x, const char *s)
     fputs("</text>\n", f);
 }
 
+/* A failed cell's status at x, where its mark would be. */
+static void status_mark(FILE *f, double x, const char *status)
+{
+    fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" fill=\"#c0392b\" text-anchor=\"middle\">", x, H - MB - 6);
+    rep_xml_esc(f, status ? status : "?");
+    fputs("</text>\n", f);
+}
+
 void rep_svg_curve(FILE *f, const rep_report *r, const rep_group *g, size_t a)
 {
     const rep_axis *ax = &g->axes[a];
@@ -175,9 +183,7 @@ void rep_svg_curve(FILE *f, const rep_report *r, const rep_group *g, size_t a)
             continue;
         const rep_cell *cell = &g->cells[c];
         if (!cell->ok) {
-            fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" fill=\"#c0392b\" text-anchor=\"middle\">", x, H - MB - 6);
-            rep_xml_esc(f, cell->status);
-            fputs("</text>\n", f);
+            status_mark(f, x, cell->status);
             continue;
         }
         double y = ypix(cell->thr, top), ylo = ypix(fmax(cell->thr - cell->ci, 0), top),
@@ -195,9 +201,103 @@ void rep_svg_curve(FILE *f, const rep_report *r, const rep_group *g, size_t a)
     fputs("</svg>\n", f);
 }
 
+/* The shares of a step one cell's bar stacks, bottom up; 0 = not drawn.
+ * Without AU the bottom is 1 - data wait in its own colour: drawn as AU, a
+ * sleep that waits on nothing read as 100% compute. */
+enum { PART_AU, PART_NOT_WAIT, PART_WAIT, PART_REST, NPARTS };
+static const struct {
+    const char *colour, *label;
+} part_style[NPARTS] = {
+    {"#27ae60", "AU (compute)"},
+    {"#85c1e9", "1 - data wait (no AU measured)"},
+    {"#e67e22", "data wait"},
+    {"#bdc3c7", "rest of the step"},
+};
+
+static double unit_share(double v)
+{
+    return fmin(fmax(v, 0), 1);
+}
+
+/* A share shows as at least half a pixel: AU 0.9996 leaves no visible
+ * rest, nor a legend entry for one. */
+static bool visible(double share)
+{
+    return share * (H - MB - MT) >= 0.5;
+}
+
+/* Only what the cell measured: nothing at all where it has neither AU nor
+ * data wait (or failed); AU + data wait are cut at 1 to stay on the axis;
+ * shares too small to see are 0. */
+static void cell_parts(const rep_cell *c, double p[NPARTS])
+{
+    for (int i = 0; i < NPARTS; i++)
+        p[i] = 0;
+    bool au = c->ok && !isnan(c->au), dw = c->ok && !isnan(c->data_wait);
+    if (au)
+        p[PART_AU] = unit_share(c->au);
+    if (dw)
+        p[PART_WAIT] = fmin(unit_share(c->data_wait), 1 - p[PART_AU]);
+    if (au)
+        p[PART_REST] = 1 - p[PART_AU] - p[PART_WAIT];
+    else if (dw)
+        p[PART_NOT_WAIT] = 1 - p[PART_WAIT];
+    for (int i = 0; i < NPARTS; i++)
+        p[i] = visible(p[i]) ? p[i] : 0;
+}
+
+static bool cell_measured(const rep_cell *c)
+{
+    return c->ok && (!isnan(c->au) || !isnan(c->data_wait));
+}
+
+const char *rep_svg_stack_title(const rep_group *g)
+{
+    bool au = false, any = false;
+    for (size_t i = 0; i < g->ncells; i++) {
+        au = au || (g->cells[i].ok && !isnan(g->cells[i].au));
+        any = any || cell_measured(&g->cells[i]);
+    }
+    return au ? "AU and data wait per cell" : any ? "data wait per cell" : NULL;
+}
+
+/* One legend entry at x (text width guessed at 5.6 px a character); the x
+ * of the next. */
+static double legend_entry(FILE *f, double x, const char *colour, const char *label)
+{
+    if (colour)
+        fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/>", x, LEGEND_Y, colour);
+    fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"10\">", x + (colour ? 14 : 0), LEGEND_Y + 9);
+    rep_xml_esc(f, label);
+    fputs("</text>\n", f);
+    return x + (colour ? 14 : 0) + 5.6 * (double)strlen(label) + 12;
+}
+
+/* The legend names the shares drawn in this chart, and no others. */
+static void stack_legend(FILE *f, const rep_group *g)
+{
+    bool used[NPARTS] = {false}, unmeasured = false;
+    for (size_t i = 0; i < g->ncells; i++) {
+        double p[NPARTS];
+        cell_parts(&g->cells[i], p);
+        for (int k = 0; k < NPARTS; k++)
+            used[k] = used[k] || p[k] > 0;
+        unmeasured = unmeasured || (g->cells[i].ok && !cell_measured(&g->cells[i]));
+    }
+    double x = ML;
+    for (int k = 0; k < NPARTS; k++)
+        if (used[k])
+            x = legend_entry(f, x, part_style[k].colour, part_style[k].label);
+    if (unmeasured)
+        legend_entry(f, x, NULL, "no bar: neither measured");
+}
+
 void rep_svg_stack(FILE *f, const rep_group *g)
 {
-    open_svg(f, g->workload, ": AU and data wait per cell");
+    const char *what = rep_svg_stack_title(g);
+    char t2[64];
+    snprintf(t2, sizeof t2, ": %s", what ? what : "AU and data wait not measured");
+    open_svg(f, g->workload, t2);
     y_axis(f, 1, NULL, true);
     double step = (double)(W - ML - MR) / (double)(g->ncells ? g->ncells : 1);
     double bw = step * 0.6;
@@ -210,26 +310,19 @@ void rep_svg_stack(FILE *f, const rep_group *g)
         if (i % every == 0)
             x_label(f, x + bw / 2, lab);
         if (!cell->ok)
-            continue;
-        double dw = isnan(cell->data_wait) ? 0 : fmin(fmax(cell->data_wait, 0), 1);
-        double au = !isnan(cell->au) ? fmin(fmax(cell->au, 0), 1) : 1 - dw;
-        double rest = fmax(1 - au - dw, 0);
-        double parts[3] = {au, dw, rest};
-        const char *col[3] = {"#27ae60", "#e67e22", "#bdc3c7"};
-        double base = 0;
-        for (int p = 0; p < 3; p++) {
+            status_mark(f, x + bw / 2, cell->status);
+        double parts[NPARTS], base = 0;
+        cell_parts(cell, parts);
+        for (int p = 0; p < NPARTS; p++) {
             double y0 = ypix(base, 1), y1 = ypix(base + parts[p], 1);
             if (parts[p] > 0)
                 fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n", x, y1, bw,
-                        y0 - y1, col[p]);
+                        y0 - y1, part_style[p].colour);
             base += parts[p];
         }
     }
     free(order);
-    fprintf(f, "<rect x=\"%d\" y=\"26\" width=\"10\" height=\"10\" fill=\"#27ae60\"/><text x=\"%d\" y=\"35\" "
-               "font-size=\"10\">AU (compute)</text>\n<rect x=\"%d\" y=\"26\" width=\"10\" height=\"10\" fill=\"#e67e22\"/>"
-               "<text x=\"%d\" y=\"35\" font-size=\"10\">data wait</text>\n",
-            W - 230, W - 216, W - 120, W - 106);
+    stack_legend(f, g);
     fputs("</svg>\n", f);
 }
 

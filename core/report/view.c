@@ -201,6 +201,20 @@ int rep_table_cells(rep_table *t, const rep_report *r, const rep_group *g)
     return rc ? -1 : 0;
 }
 
+/* Why axis ax has no knee (its knee is marked unordered). */
+static const char *no_knee_reason(const rep_axis *ax)
+{
+    switch (ax->kind) {
+    case REP_AX_STORAGE:
+        return "no storage value has a disk profile to order it by "
+               "(a throttle's, conf/disks/NAME.ini or --disk NAME=PROFILE.ini)";
+    case REP_AX_DURATION:
+        return "a duration, not a resource an instance supplies (values in order of length)";
+    default:
+        return "its values have no order";
+    }
+}
+
 void rep_knee_text(const rep_report *r, const rep_group *g, size_t a, char *buf, size_t len)
 {
     const rep_knee *k = &g->knees[a];
@@ -214,10 +228,7 @@ void rep_knee_text(const rep_report *r, const rep_group *g, size_t a, char *buf,
         return;
     }
     if (k->unordered) {
-        snprintf(buf, len, "%s = %s is the best (%s); no knee: %s", ax->key, val, thr,
-                 ax->kind == REP_AX_STORAGE ? "no storage value has a disk profile to order it by "
-                                              "(a throttle's, conf/disks/NAME.ini or --disk NAME=PROFILE.ini)"
-                                            : "its values have no order");
+        snprintf(buf, len, "%s = %s is the best (%s); no knee: %s", ax->key, val, thr, no_knee_reason(ax));
         return;
     }
     /* how far the knee is from the best, then how clear the value below it
