@@ -5,7 +5,8 @@
  * allocated once, aligned to the backend's O_DIRECT alignment, so direct
  * backends never need a bounce buffer.  Per-I/O latency goes into the
  * runtime's histogram (compiled in), so io_lat_p99_us is a nearest-rank
- * percentile within 0.4%, as the runner's latency_p99_us is. */
+ * percentile within 0.4%, as the runner's latency_p99_us is.  A stop
+ * request (Ctrl-C) ends a step early with the reads it completed. */
 #define _GNU_SOURCE
 #include "tools.h"
 
@@ -23,6 +24,11 @@ enum { PAT_SEQ, PAT_RAND };
 #define AUTO_DEPTH_ASYNC 32
 #define AUTO_STEP_BYTES (1u << 20)
 #define MAX_BLOCK (1ull << 30)
+/* How often a step asks host->stopping(), by the clock each read already
+ * reads: fast reads pay a compare, and after a read slower than this (a
+ * network or throttled disk) the step asks at once, so Ctrl-C does not
+ * wait for the rest of a large step_ios. */
+#define STOP_POLL_NS (20ull * 1000000ull)
 
 static const dlg_option io_options[] = {
     [OPT_DATA] = {"data", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
@@ -96,6 +102,7 @@ typedef struct io_raw {
     dlg_histogram *lat; /* allocated at setup: recording never allocates */
     uint64_t nios, bytes, sum;
     uint64_t t_first, t_last;
+    uint64_t next_poll; /* when a step next asks stopping() */
 } io_raw;
 
 static uint64_t next_offset(io_raw *s)
@@ -126,6 +133,24 @@ static int account(io_raw *s, const uint8_t *buf, int64_t r, uint64_t off, uint6
     return 0;
 }
 
+/* Whether the user asked to stop, asked at most every STOP_POLL_NS. */
+static bool stop_asked(io_raw *s, uint64_t now)
+{
+    if (now < s->next_poll)
+        return false;
+    s->next_poll = now + STOP_POLL_NS;
+    return s->h->stopping(s->h);
+}
+
+/* A read the backend gave up on because of a stop request (throttle's
+ * waits do) ends the step as a stop does, with the reads done so far. */
+static bool read_stopped(const io_raw *s, int rc)
+{
+    return rc == -DLG_ESTOP && s->h->stopping(s->h);
+}
+
+/* On a stop request a step ends early with the reads it completed: a
+ * short step whose items and bytes are what it did. */
 static int step_sync(io_raw *s, dlg_step *out)
 {
     uint64_t bytes0 = s->bytes;
@@ -133,9 +158,14 @@ static int step_sync(io_raw *s, dlg_step *out)
         uint64_t off = next_offset(s);
         uint64_t t0 = tools_now_ns();
         int64_t r = s->h->file_read(s->h, s->f, s->bufs[0], s->block, off);
-        int rc = account(s, s->bufs[0], r, off, tools_now_ns() - t0);
+        uint64_t t1 = tools_now_ns();
+        int rc = account(s, s->bufs[0], r, off, t1 - t0);
+        if (read_stopped(s, rc))
+            break;
         if (rc < 0)
             return rc;
+        if (stop_asked(s, t1))
+            break;
     }
     out->items = out->bytes_read = s->bytes - bytes0;
     return 0;
@@ -176,6 +206,8 @@ static int step_async(io_raw *s, dlg_step *out)
         if (rc < 0)
             return rc;
         int n = s->h->file_reap(s->h, s->f, s->done, s->checksum ? s->step_ios - got : s->depth, 1);
+        if (read_stopped(s, n))
+            break;
         if (n < 0)
             return n;
         uint64_t now = tools_now_ns();
@@ -187,6 +219,8 @@ static int step_async(io_raw *s, dlg_step *out)
                 return rc;
         }
         got += (uint32_t)n;
+        if (stop_asked(s, now)) /* reads still in flight: teardown reaps them */
+            break;
     }
     out->items = out->bytes_read = s->bytes - bytes0;
     return 0;
