@@ -8,6 +8,7 @@
 #include "cuda/cuda_module.h"
 #include "git_rev.h"
 #include "gpu_nvml.h"
+#include "topology.h"
 
 #include <dirent.h>
 #include <stdbool.h>
@@ -94,57 +95,40 @@ static int sys_int(const char *fmt, int cpu)
     return end != text && v >= 0 ? (int)v : -1;
 }
 
-static int numa_nodes(void)
-{
-    int n = 0;
-    for (;; n++) {
-        char path[64];
-        snprintf(path, sizeof path, "/sys/devices/system/node/node%d", n);
-        DIR *d = opendir(path);
-        if (!d)
-            break;
-        closedir(d);
-    }
-    return n ? n : 1;
-}
-
 /* Sockets, physical cores, hardware threads and NUMA nodes of the online
  * CPUs: whether a vCPU count is cores or SMT threads changes what it buys. */
 static void topology_info(void)
 {
-    static int pkg[CPU_SETSIZE], core[CPU_SETSIZE];
+    int pkg[CPU_SETSIZE], core[CPU_SETSIZE];
     char online[4096];
+    cpu_set_t cpus;
     read_sys("/sys/devices/system/cpu/online", online, sizeof online);
     int n = 0, npkg = 0, ncore = 0;
-    for (char *p = online, *end; *p; p = *end == ',' ? end + 1 : end) { /* "0-3,8-11" */
-        long first = strtol(p, &end, 10), last = first;
-        if (end == p)
+    if (dlg_cpulist_parse(online, &cpus) < 0)
+        CPU_ZERO(&cpus);
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        if (!CPU_ISSET(c, &cpus))
+            continue;
+        pkg[n] = sys_int("/sys/devices/system/cpu/cpu%d/topology/physical_package_id", c);
+        core[n] = sys_int("/sys/devices/system/cpu/cpu%d/topology/core_id", c);
+        if (pkg[n] < 0 || core[n] < 0) {
+            n = 0;
             break;
-        if (*end == '-')
-            last = strtol(end + 1, &end, 10);
-        for (long c = first; c <= last && n < CPU_SETSIZE; c++, n++) {
-            pkg[n] = sys_int("/sys/devices/system/cpu/cpu%d/topology/physical_package_id", (int)c);
-            core[n] = sys_int("/sys/devices/system/cpu/cpu%d/topology/core_id", (int)c);
-            if (pkg[n] < 0 || core[n] < 0) {
-                n = 0;
-                break;
-            }
-            bool new_pkg = true, new_core = true;
-            for (int j = 0; j < n; j++) {
-                new_pkg &= pkg[j] != pkg[n];
-                new_core &= pkg[j] != pkg[n] || core[j] != core[n];
-            }
-            npkg += new_pkg;
-            ncore += new_core;
         }
-        if (!n)
-            break;
+        bool new_pkg = true, new_core = true;
+        for (int j = 0; j < n; j++) {
+            new_pkg &= pkg[j] != pkg[n];
+            new_core &= pkg[j] != pkg[n] || core[j] != core[n];
+        }
+        npkg += new_pkg;
+        ncore += new_core;
+        n++;
     }
     if (!n) {
         printf("topology:   unknown (no sysfs CPU topology)\n");
         return;
     }
-    int nodes = numa_nodes();
+    int nodes = dlg_numa_nodes("/sys");
     printf("topology:   %d socket%s, %d core%s, %d thread%s (%s), %d NUMA node%s\n", npkg, npkg == 1 ? "" : "s",
            ncore, ncore == 1 ? "" : "s", n, n == 1 ? "" : "s", n > ncore ? "SMT on" : "no SMT", nodes,
            nodes == 1 ? "" : "s");

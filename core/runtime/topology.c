@@ -34,6 +34,53 @@ int dlg_cpus_parse(const char *text, int *count, int *first, int *last, char *wh
     return -1;
 }
 
+/* One id of a list: digits, below CPU_SETSIZE; -1 if not. */
+static long list_id(const char *p, char **end)
+{
+    if (*p < '0' || *p > '9')
+        return -1;
+    long v = strtol(p, end, 10);
+    return v < CPU_SETSIZE ? v : -1;
+}
+
+int dlg_cpulist_parse(const char *text, cpu_set_t *set)
+{
+    CPU_ZERO(set);
+    if (strcmp(text, "") == 0 || strcmp(text, "\n") == 0)
+        return 0; /* e.g. node/has_cpu on a machine without such nodes */
+    const char *p = text;
+    for (;;) {
+        char *end;
+        long first = list_id(p, &end), last = first;
+        if (first >= 0 && *end == '-')
+            last = list_id(end + 1, &end);
+        if (first < 0 || last < first)
+            return -1;
+        for (long id = first; id <= last; id++)
+            CPU_SET((int)id, set);
+        if (*end == ',')
+            p = end + 1;
+        else if (*end == '\0' || (*end == '\n' && end[1] == '\0'))
+            return CPU_COUNT(set);
+        else
+            return -1;
+    }
+}
+
+int dlg_numa_nodes(const char *sysfs)
+{
+    char path[512], text[4096];
+    snprintf(path, sizeof path, "%s/devices/system/node/online", sysfs);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 1;
+    bool got = fgets(text, sizeof text, f) != NULL;
+    fclose(f);
+    cpu_set_t nodes;
+    int n = got ? dlg_cpulist_parse(text, &nodes) : -1;
+    return n > 0 ? n : 1;
+}
+
 static int read_int_file(const char *path, int def)
 {
     FILE *f = fopen(path, "r");

@@ -16,4 +16,15 @@ int dlg_cpus_parse(const char *text, int *count, int *first, int *last, char *wh
  * chosen, or -1 with why[] filled. */
 int dlg_cpus_choose(const char *text, const cpu_set_t *allowed, cpu_set_t *out, char *why, size_t whylen);
 
+/* Parses a kernel list of CPU or node ids as sysfs writes it ("0-3,8-11",
+ * "0,2", "" for none; a trailing newline is allowed) into *set.  Returns
+ * how many ids it names, or -1 when it is malformed or names an id of
+ * CPU_SETSIZE or more. */
+int dlg_cpulist_parse(const char *text, cpu_set_t *set);
+
+/* NUMA nodes online, from SYSFS/devices/system/node/online (sysfs: "/sys",
+ * or a fake tree's root): nodes may have gaps (0-1,3 is 3 nodes).  1 when
+ * the kernel has no NUMA or the list cannot be read. */
+int dlg_numa_nodes(const char *sysfs);
+
 #endif
