@@ -172,8 +172,9 @@ static int run_command(const dlg_cli *cli, const struct dlg_command *c, int argc
     if (argc > 1 && is_help(argv[1]) && c->what)
         return stdout_written(dlg_command_help(cli, c->name));
     if (!c->args && argc > 1) { /* a stray word would otherwise be ignored */
-        fprintf(stderr, "dlgauge: %s takes no arguments, not '%s' (usage: dlgauge %s)\n", c->name, argv[1],
-                c->name);
+        /* argv[0] as typed: the version command is also --version */
+        fprintf(stderr, "dlgauge: %s takes no arguments, not '%s' (usage: dlgauge %s)\n", argv[0], argv[1],
+                argv[0]);
         return DLG_EXIT_USAGE;
     }
     int rc = c->fn(cli, argc, argv);
@@ -201,7 +202,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "-q") == 0)
             cli.verbosity = 0;
         else if (strcmp(argv[i], "--version") == 0)
-            return stdout_written(cmd_version(&cli, 0, NULL));
+            return run_command(&cli, find_command("version"), argc - i, argv + i);
         else if (is_help(argv[i])) {
             dlg_usage(stdout);
             return stdout_written(DLG_EXIT_OK);

@@ -146,6 +146,12 @@ fi
 
 run_cli version --version
 grep -Eq '^dlgauge [0-9]+\.[0-9]+\.[0-9]+' version.out || fail "--version: $(cat version.out)"
+# a word after --version is a usage error, as for list (it was ignored: exit 0)
+for v in --version version; do
+    run_cli "vx$v" $v x
+    expect_one_error "vx$v" 2 "^dlgauge: $v takes no arguments, not 'x' \(usage: dlgauge $v\)$"
+    [ ! -s "vx$v.out" ] || fail "$v x printed: $(cat "vx$v.out")"
+done
 
 # a run with no [sink] keeps nothing: it says so, and still prints each cell
 printf '[job a]\nworkload = noop\niterations = 100\n' >nosink.ini
