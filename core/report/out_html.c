@@ -102,17 +102,20 @@ static void group_html(FILE *f, const rep_report *r, const rep_group *g)
         fputs("</div>\n", f);
     }
     fputs("<h3>Bottlenecks</h3>\n<ul>\n", f);
-    for (size_t c = 0; c < g->ncells; c++) {
+    size_t *order = rep_group_cell_order(g); /* as the table lists them */
+    for (size_t i = 0; i < g->ncells; i++) {
+        const rep_cell *cell = &g->cells[order ? order[i] : i];
         char lab[256];
-        rep_cell_label(g, &g->cells[c], lab, sizeof lab);
+        rep_cell_label(g, cell, lab, sizeof lab);
         fputs("<li><code>", f);
         rep_xml_esc(f, lab);
-        fprintf(f, "</code>: <span class=\"%s\">", g->cells[c].bn == REP_BN_COMPUTE ? "good" : "bad");
-        rep_xml_esc(f, rep_bn_name(g->cells[c].bn));
+        fprintf(f, "</code>: <span class=\"%s\">", cell->bn == REP_BN_COMPUTE ? "good" : "bad");
+        rep_xml_esc(f, rep_bn_name(cell->bn));
         fputs("</span> (", f);
-        rep_xml_esc(f, g->cells[c].evidence[0] ? g->cells[c].evidence : "no evidence fields");
+        rep_xml_esc(f, cell->evidence[0] ? cell->evidence : "no evidence fields");
         fputs(")</li>\n", f);
     }
+    free(order);
     fputs("</ul>\n", f);
     const char *what = rep_svg_stack_title(g);
     if (!what) { /* a chart of nothing measured would draw bars of nothing */

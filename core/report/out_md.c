@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report.h"
@@ -90,15 +91,18 @@ void rep_out_markdown(FILE *f, const rep_report *r)
             fputc('\n', f);
         }
         fprintf(f, "\n**Bottlenecks:**\n\n");
-        for (size_t c = 0; c < g->ncells; c++) {
+        size_t *order = rep_group_cell_order(g); /* as the table lists them */
+        for (size_t i = 0; i < g->ncells; i++) {
+            const rep_cell *cell = &g->cells[order ? order[i] : i];
             char lab[256];
-            rep_cell_label(g, &g->cells[c], lab, sizeof lab);
+            rep_cell_label(g, cell, lab, sizeof lab);
             fputs("- ", f);
             md_code(f, lab);
-            fprintf(f, ": **%s** (", rep_bn_name(g->cells[c].bn));
-            rep_md_text(f, g->cells[c].evidence[0] ? g->cells[c].evidence : "no evidence fields");
+            fprintf(f, ": **%s** (", rep_bn_name(cell->bn));
+            rep_md_text(f, cell->evidence[0] ? cell->evidence : "no evidence fields");
             fprintf(f, ")\n");
         }
+        free(order);
     }
     char line[2048];
     rep_reco_text(r, line, sizeof line);

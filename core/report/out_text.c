@@ -1,6 +1,7 @@
 /* The terminal report: aligned tables with units; colour only on a TTY. */
 #define _GNU_SOURCE
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report.h"
@@ -106,15 +107,18 @@ void rep_out_text(FILE *f, const rep_report *r, bool colour)
             put_line(f, "    ", line, "");
         }
         fprintf(f, "  bottlenecks:\n");
-        for (size_t c = 0; c < g->ncells; c++) {
+        size_t *order = rep_group_cell_order(g); /* as the table lists them */
+        for (size_t i = 0; i < g->ncells; i++) {
+            const rep_cell *cell = &g->cells[order ? order[i] : i];
             char lab[256];
-            rep_cell_label(g, &g->cells[c], lab, sizeof lab);
+            rep_cell_label(g, cell, lab, sizeof lab);
             fputs("    ", f);
             put_text(f, lab);
-            fprintf(f, ": %s%s%s (", style_on(g->cells[c].bn == REP_BN_COMPUTE ? REP_ST_GOOD : REP_ST_BAD, colour),
-                    rep_bn_name(g->cells[c].bn), e);
-            put_line(f, "", g->cells[c].evidence[0] ? g->cells[c].evidence : "no evidence fields", ")");
+            fprintf(f, ": %s%s%s (", style_on(cell->bn == REP_BN_COMPUTE ? REP_ST_GOOD : REP_ST_BAD, colour),
+                    rep_bn_name(cell->bn), e);
+            put_line(f, "", cell->evidence[0] ? cell->evidence : "no evidence fields", ")");
         }
+        free(order);
     }
     char line[2048];
     rep_reco_text(r, line, sizeof line);

@@ -306,6 +306,24 @@ static void test_failed_run_of_ok_cell_noted(void **state)
     free(txt);
 }
 
+/* The bottleneck list follows the table (axis order), not the file's rows:
+ * a=3 was written first and had been listed first. */
+static void test_bottlenecks_in_table_order(void **state)
+{
+    (void)state;
+    for (int md = 0; md < 2; md++) {
+        char *out = report_of("t,3,1,j,r1,ok,w,30,1,1,items,3,s1,0.1.0\n"
+                              "t,1,1,j,r1,ok,w,10,1,1,items,3,s2,0.1.0\n"
+                              "t,2,1,j,r1,ok,w,20,1,1,items,3,s3,0.1.0\n",
+                              md);
+        const char *bn = strstr(out, md ? "**Bottlenecks:**" : "bottlenecks:");
+        assert_non_null(bn);
+        const char *a1 = strstr(bn, "a=1 b=1"), *a2 = strstr(bn, "a=2 b=1"), *a3 = strstr(bn, "a=3 b=1");
+        assert_true(a1 && a2 && a3 && a1 < a2 && a2 < a3);
+        free(out);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -320,6 +338,7 @@ int main(void)
         cmocka_unit_test(test_xml_text_is_utf8),
         cmocka_unit_test(test_chart_labels_readable),
         cmocka_unit_test(test_failed_run_of_ok_cell_noted),
+        cmocka_unit_test(test_bottlenecks_in_table_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
