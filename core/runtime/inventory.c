@@ -2,6 +2,7 @@
 #include "inventory.h"
 
 #include "git_rev.h"
+#include "topology.h"
 
 #include <dirent.h>
 #include <gnu/libc-version.h>
@@ -45,19 +46,6 @@ static void read_line(const char *path, char *out, size_t len)
         out[strcspn(out, "\n")] = '\0';
     if (f)
         fclose(f);
-}
-
-static int count_entries(const char *dir, const char *prefix)
-{
-    DIR *d = opendir(dir);
-    int n = 0;
-    for (struct dirent *e; d && (e = readdir(d));)
-        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0 && e->d_name[strlen(prefix)] >= '0' &&
-            e->d_name[strlen(prefix)] <= '9')
-            n++;
-    if (d)
-        closedir(d);
-    return n;
 }
 
 /* ISA extensions that decide which kernels run. */
@@ -135,8 +123,7 @@ int dlg_inventory_point(dlg_wire_point *wp, const char *run_id, const char *host
     proc_value("/proc/cpuinfo", "cpu cores", cores, sizeof cores);
     if (atoi(cores) > 0)
         add_i(wp, "threads_per_core", atoi(siblings) / atoi(cores));
-    int nodes = count_entries("/sys/devices/system/node", "node");
-    add_i(wp, "numa_nodes", nodes > 0 ? nodes : 1);
+    add_i(wp, "numa_nodes", dlg_numa_nodes("/sys")); /* as sysinfo counts them */
     isa_list(isa, sizeof isa);
     add_s(wp, "isa", isa);
     if (proc_value("/proc/meminfo", "MemTotal", buf, sizeof buf) == 0)
