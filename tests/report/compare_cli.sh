@@ -68,8 +68,10 @@ grep -q '^dlgauge compare: regression: sleep (job axis), mode -, precision -: sl
 # a sweep changed on purpose: only the slowdown fails
 "$DLG" compare base.jsonl -- new.jsonl --fail-below -5% --allow-missing >allow.txt 2>allow.err
 rc=$?
-[ $rc = 1 ] && [ "$(wc -l <allow.err)" = 1 ] && grep -q '(job gate)' allow.err ||
-    fail "--allow-missing: exit $rc, not 1 with job gate's line alone: $(cat allow.err)"
+# (not "gate's line alone": the matched 5ms cell may drift past -5% on a
+# loaded machine, as it once did under ASan)
+[ $rc = 1 ] && grep -q '(job gate)' allow.err && ! grep -q 'missing from new' allow.err ||
+    fail "--allow-missing: exit $rc, not 1 with job gate's line and no missing cell: $(cat allow.err)"
 grep -q '^  base: base.jsonl (3 rows): dlgauge .* on .* (' gate.txt || fail "no CPU model in the JSONL header: $(head -4 gate.txt)"
 
 # both sinks of one run as one side count each measurement once; Markdown to stdout
