@@ -159,6 +159,18 @@ int dlg_plan_check_workloads(dlg_plan *p, int verbosity, FILE *warn, char *err, 
  * names one as "KEY = ...", "KEY '...'" or "KEY: ..."; else 0. */
 size_t dlg_msg_key_len(const char *msg);
 
+/* Where a message of job j's workload belongs.  error is as its host said
+ * it, "CTX: msg" (ctx: the host's context); returns msg, past the context
+ * (error itself where it does not start so), and fills where[] with
+ * "file:line: " of the workload option msg starts with, else of the job's
+ * section (an option left at its default). */
+const char *dlg_job_msg_where(const dlg_job *j, const char *ctx, const char *error, char *where, size_t len);
+
+/* What a workload is told about cell c (check and setup alike): cpus as
+ * given, seed + rep, the memory limit, and the caps of the storage's
+ * backend type (known from the plan, without creating the storage). */
+dlg_job_info dlg_cell_job_info(const dlg_plan *p, const dlg_cell *c, int cpus, int rep);
+
 /* Helpers shared by the plan's files. */
 /* "a, b, c" as trimmed strdup'ed values; empty elements are kept. */
 int dlg_list_split(const char *text, char ***out, size_t *n);

@@ -21,28 +21,6 @@ typedef struct verdict {
     char cells[600];
 } verdict;
 
-size_t dlg_msg_key_len(const char *msg)
-{
-    size_t n = strspn(msg, "abcdefghijklmnopqrstuvwxyz0123456789_");
-    if (n == 0)
-        return 0;
-    const char *q = msg + n;
-    return strncmp(q, " = ", 3) == 0 || strncmp(q, " '", 2) == 0 || strncmp(q, ": ", 2) == 0 ? n : 0;
-}
-
-/* The entry of the workload option that msg starts with (NULL: none, or
- * the table's default, which the job's section stands for). */
-static const dlg_entry *key_entry(const dlg_job *j, const char *msg)
-{
-    size_t n = dlg_msg_key_len(msg);
-    for (size_t k = 0; n && k < j->nwl; k++) {
-        const char *name = j->workload->options[k].name;
-        if (strlen(name) == n && strncmp(name, msg, n) == 0)
-            return j->wl_src[k];
-    }
-    return NULL;
-}
-
 /* The vCPUs a cell asks for ("N", or a range "A-B"); 0: all it is given
  * (what setup then learns from the runner), or a value only the run's own
  * cpus check judges. */
@@ -69,12 +47,8 @@ static void note_failure(const dlg_job *j, const dlg_cell *c, const dlg_host_imp
     char vals[300];
     cell_values(c, vals, sizeof vals);
     if (!v->nbad++) {
-        size_t clen = strlen(h->context);
-        const char *msg = strncmp(error, h->context, clen) == 0 && strncmp(error + clen, ": ", 2) == 0
-                              ? error + clen + 2
-                              : error;
+        const char *msg = dlg_job_msg_where(j, h->context, error, v->where, sizeof v->where);
         snprintf(v->msg, sizeof v->msg, "%s", *msg ? msg : "check failed");
-        dlg_plan_where(key_entry(j, msg), j->sec, v->where, sizeof v->where);
     }
     size_t at = strlen(v->cells);
     if (at + strlen(vals) + 8 < sizeof v->cells)
@@ -84,8 +58,9 @@ static void note_failure(const dlg_job *j, const dlg_cell *c, const dlg_host_imp
 }
 
 /* FNV-1a of what check sees of a cell (its option values and job info):
- * cells that differ only in keys the workload never sees (storage, cpu
- * quota) are asked once, not once each (a CNN's check builds its model). */
+ * cells that differ only in keys the workload never sees (cpu quota, a
+ * storage of the same caps) are asked once, not once each (a CNN's check
+ * builds its model). */
 static uint64_t cell_key(const dlg_job *j, const dlg_cell *c, const dlg_job_info *info)
 {
     uint64_t h = 1469598103934665603ull;
@@ -95,7 +70,7 @@ static uint64_t cell_key(const dlg_job *j, const dlg_cell *c, const dlg_job_info
             h = (h ^ (unsigned char)*t) * 1099511628211ull;
         h = (h ^ (c->wl[k].text ? 0x100u : 0x200u) ^ (c->wl[k].set ? 0x400u : 0)) * 1099511628211ull;
     }
-    const uint64_t more[] = {(uint64_t)info->cpus, info->seed, info->memory_limit};
+    const uint64_t more[] = {(uint64_t)info->cpus, info->seed, info->memory_limit, info->storage_caps};
     for (size_t i = 0; i < sizeof more / sizeof *more; i++)
         h = (h ^ more[i]) * 1099511628211ull;
     return h ? h : 1;
@@ -139,9 +114,7 @@ static int ask_cells(dlg_plan *p, const dlg_job *j, dlg_services *svc, dlg_host_
             dlg_cell_free(&c);
             break;
         }
-        dlg_job_info info = {sizeof info, j->name, cpus_asked(c.core[DLG_K_CPUS].text),
-                             (uint64_t)c.core[DLG_K_SEED].i, 0,
-                             c.core[DLG_K_MEMORY].set ? (uint64_t)c.core[DLG_K_MEMORY].i : 0};
+        dlg_job_info info = dlg_cell_job_info(p, &c, cpus_asked(c.core[DLG_K_CPUS].text), 0);
         uint64_t key = cell_key(j, &c, &info);
         if (passed_has(&seen, key, false))
             ; /* the same values passed in an earlier cell */

@@ -225,6 +225,18 @@ static int fail(dlg_cell_result *res, dlg_services *svc, const char *ctx, const 
     return -1;
 }
 
+/* A workload's message that starts with an option's name is said at that
+ * key's line, as the plan's check says it, not at the job's section. */
+static void error_at_key(const dlg_job *j, const char *ctx, char *error, size_t len)
+{
+    char where[600], msg[2048]; /* msg: a copy, as m points into error */
+    const char *m = dlg_job_msg_where(j, ctx, error, where, sizeof where);
+    if (m == error)
+        return; /* not the workload's own (its storage's, say): as it is */
+    snprintf(msg, sizeof msg, "%s", m);
+    snprintf(error, len, "%s[job %s] %s: %s", where, j->name, j->workload->name, msg);
+}
+
 static int timed_steps(dlg_run *run, const dlg_cell *cell, const dlg_workload_ops *ops, void *state,
                        int rep, dlg_cell_result *res, dlg_services *svc, const char *ctx, rep_totals *t)
 {
@@ -412,13 +424,14 @@ static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_servi
                           dlg_nvml *nv, int gpu, dlg_rapl *rapl, dlg_cell_result *res, double *thr)
 {
     const dlg_workload_ops *ops = cell->job->workload->ops;
-    dlg_job_info info = {sizeof info, cell->job->name, res->cpus_used,
-                         (uint64_t)cell->core[DLG_K_SEED].i + (uint64_t)rep, rep,
-                         cell->core[DLG_K_MEMORY].set ? (uint64_t)cell->core[DLG_K_MEMORY].i : 0};
+    dlg_job_info info = dlg_cell_job_info(run->plan, cell, res->cpus_used, rep);
     void *state = NULL;
     int rc = ops->setup(&host->pub, cell->wl, &info, &state);
-    if (rc < 0)
-        return fail(res, svc, host->context, "setup", rc);
+    if (rc < 0) {
+        fail(res, svc, host->context, "setup", rc);
+        error_at_key(cell->job, host->context, res->error, sizeof res->error);
+        return -1;
+    }
     uint64_t steps0 = res->steps;
     rc = measure_repetition(run, cell, rep, svc, host, nv, gpu, rapl, state, res, &thr[res->reps]);
     /* stopped before its first timed step, a repetition measured nothing:
@@ -469,12 +482,9 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
     res->start_realtime_ns = real_ns();
     res->unit = ((const dlg_workload_ops *)cell->job->workload->ops)->unit;
     res->warmup = (int)cell->core[DLG_K_WARMUP].i;
-    const dlg_instance_spec *st = NULL;
     dlg_services svc;
     dlg_services_init(&svc, run->plan, cell->core[DLG_K_STORAGE].text, run->verbosity);
     dlg_services_set_context(&svc, "%s:%d: [job %s]", cell->job->sec->file, cell->job->sec->line, cell->job->name);
-    st = dlg_plan_storage(run->plan, cell->core[DLG_K_STORAGE].text);
-    (void)st;
     dlg_host_impl *host = dlg_host_new(&svc, "%s:%d: [job %s] %s", cell->job->sec->file, cell->job->sec->line,
                                        cell->job->name, cell->job->workload->name);
     cpu_set_t saved;

@@ -260,6 +260,12 @@ typedef struct dlg_job_info {
      * DLG_JOB_HAS.  The cell's memory limit in bytes, page cache included;
      * 0 = none */
     uint64_t memory_limit;
+    /* added within ABI 1.1 (DLG_JOB_HAS(job, storage_caps)): the DLG_CAP_*
+     * flags of the storage the cell reads through (its `storage`'s backend
+     * type), what host->file_caps() says of the files it opens; known
+     * before any storage exists, so check() can judge options against
+     * them (io's depth > 1 needs DLG_CAP_ASYNC) */
+    uint32_t storage_caps;
 } dlg_job_info;
 
 /* Whether the host's dlg_job_info has `field` (struct_size says what it filled). */
@@ -311,9 +317,9 @@ typedef struct dlg_workload_ops {
      * together: mean with mean_file, fp16 on the cpu, a crop below the
      * model's minimum) without allocating big buffers, opening files or
      * datasets, or touching a device: what needs those (a file's size, a
-     * GPU, its memory) stays setup's to find.  job is as setup gets it,
-     * except that cpus is the count the cell asks for (0: all it is
-     * given) and repetition is 0.  The host
+     * GPU, its memory) stays setup's to find.  job is as setup gets it
+     * (storage_caps included), except that cpus is the count the cell
+     * asks for (0: all it is given) and repetition is 0.  The host
      * calls it for every cell of the plan before any cell runs, in `dlgauge
      * run` and `--dry-run` alike.  0, or -code after one host->error()
      * line; a line starting with an option's name ("mean = ...",

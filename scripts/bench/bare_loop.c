@@ -33,7 +33,7 @@ int main(int argc, char **argv)
         return 2;
     long steps = atol(argv[3]);
     void *state = NULL;
-    dlg_job_info job = {sizeof job, "bare", 1, 1, 0, 0};
+    dlg_job_info job = {.struct_size = sizeof job, .job = "bare", .cpus = 1, .seed = 1};
     if (ops->setup(NULL, NULL, &job, &state) != 0)
         return 1;
     uint64_t sink = 0, start = now_ns();

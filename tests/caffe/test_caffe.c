@@ -152,7 +152,7 @@ static int check_only(const char *model, const char *const *ov, char *err, size_
     assert_int_equal(mock_options(d->options, vals, ov), 0);
     mock_host m;
     mock_host_init(&m);
-    dlg_job_info job = {sizeof job, "t", 2, 7, 0, 0};
+    dlg_job_info job = {.struct_size = sizeof job, .job = "t", .cpus = 2, .seed = 7};
     int rc = ((const dlg_workload_ops *)d->ops)->check(&m.host, vals, &job);
     snprintf(err, len, "%s", m.last_error);
     mock_host_fini(&m);

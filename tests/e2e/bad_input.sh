@@ -175,6 +175,23 @@ case_dry dryresize $'[job a]\nworkload = preprocess\ninput = imgs\noutput = reco
     "^dlgauge: dryresize\.ini:5: \[job a\] preprocess: resize_width = 64, resize_height = 0: give both"
 case_dry dryspan $'[job a]\nworkload = io\ndata = raw:/etc/os-release\nspan = 4KiB\nblock = 1MiB' \
     "^dlgauge: dryspan\.ini:5: \[job a\] io: block = 1MiB: larger than span = 4KiB"
+# io's depth > 1 needs an asynchronous backend: the job's storage caps tell
+# its check so (it passed --dry-run and then failed every cell at setup)
+case_dry drydepth $'[job a]\nworkload = io\ndata = raw:/etc/os-release\ndepth = 4' \
+    "^dlgauge: drydepth\.ini:4: \[job a\] io: depth = 4: the job's storage backend reads synchronously"
+# a sweep over storages warns for the synchronous one; that cell fails at
+# setup naming the key's line in its row and on stderr, as the check does
+# (the job's section line before), and the asynchronous one runs
+head -c 65536 /dev/zero >blob.bin
+printf '[sink csv]\npath = depthrun.csv\n[job a]\nworkload = io\ndata = raw:blob.bin\nblock = 4KiB\ndepth = 4\niterations = 1\nwarmup = 0\nstorage = posix, throttle\n' >depthrun.ini
+run_cli depthrun run depthrun.ini
+expect_rc depthrun 1
+depth_msg="depthrun\.ini:7: \[job a\] io: depth = 4: the job's storage backend reads synchronously"
+grep -Eq "^dlgauge: depthrun\.ini:7: \[job a\] io: warning: depth = 4: .*the 1 cell with storage = posix will fail" \
+    depthrun.err || fail "depthrun: no warning: $(cat depthrun.err)"
+grep -Eq "^dlgauge: $depth_msg" depthrun.err || fail "depthrun: stderr: $(cat depthrun.err)"
+grep -Eq ",error,posix,io,.*,\"$depth_msg" depthrun.csv || fail "depthrun: posix row: $(cat depthrun.csv)"
+grep -q ",ok,throttle,io," depthrun.csv || fail "depthrun: throttle row: $(cat depthrun.csv)"
 case_dry drypipe $'[job a]\nworkload = io-pipeline\ndata = synthetic:8\nmean_file = /etc/os-release' \
     "^dlgauge: drypipe\.ini:4: \[job a\] io-pipeline: mean_file = /etc/os-release needs pixel_range = 255"
 case_dry drygemm $'[job a]\nworkload = conv\nalgo = gemm\npass = fwd' \

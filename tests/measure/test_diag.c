@@ -89,7 +89,7 @@ static int start(fixture *fx, const char *name, const char *const *overrides, in
     assert_non_null(fx->d);
     fx->ops = fx->d->ops;
     assert_int_equal(mock_options(fx->d->options, fx->vals, overrides), 0);
-    fx->job = (dlg_job_info){sizeof(dlg_job_info), "test", cpus, seed, 0, 0};
+    fx->job = (dlg_job_info){.struct_size = sizeof(dlg_job_info), .job = "test", .cpus = cpus, .seed = seed};
     return fx->ops->setup(&fx->m.host, fx->vals, &fx->job, &fx->state);
 }
 

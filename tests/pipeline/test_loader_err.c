@@ -470,7 +470,7 @@ static void test_option_fragment(void **st)
     assert_int_equal(mock_options(table, v, over), 0);
     mock_host m;
     mock_host_init(&m);
-    dlg_job_info job = {sizeof job, "j", 6, 1234, 0, 0};
+    dlg_job_info job = {.struct_size = sizeof job, .job = "j", .cpus = 6, .seed = 1234};
     dlg_loader_config cfg;
     dlg_loader_config_defaults(&cfg);
     assert_int_equal(dlg_loader_config_from_opts(&cfg, v + 1, &job, true, &m.host), 0);

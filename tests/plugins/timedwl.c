@@ -3,8 +3,9 @@
  * was called and how many steps followed; `timed_v1` is a version-1 plugin
  * whose ops table is the version-1 layout followed by a poisoned pointer
  * where begin_timed would be, so a host that reads past version 1 fails it.
- * check (version 3): `checked` refuses lo above hi, in check and (by the
- * same function) in setup; `check_v2` is a version-2 plugin whose table is
+ * check (version 3): `checked` refuses lo above hi, and storage caps other
+ * than its `caps` option asks (dlg_job_info.storage_caps), in check and
+ * (by the same function) in setup; `check_v2` is a version-2 plugin whose table is
  * followed by a poisoned pointer where check would be, so a host that
  * reads past version 2 fails its cells before they run. */
 #include <dlgauge/plugin.h>
@@ -100,38 +101,43 @@ static const dlg_plugin_desc v1_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLO
 
 /* ---- check (version 3) ---- */
 
-enum { O_LO, O_HI, O_CALLS, O_COUNT };
+enum { O_LO, O_HI, O_CALLS, O_CAPS, O_COUNT };
 
 static const dlg_option ck_options[] = {
     [O_LO] = {"lo", DLG_OPT_INT, "1", "0", NULL, NULL, "lower bound", 0},
     [O_HI] = {"hi", DLG_OPT_INT, "2", "0", NULL, NULL, "upper bound: at least lo", 0},
     [O_CALLS] = {"calls", DLG_OPT_STRING, "", NULL, NULL, NULL, "a file check appends one byte to per call", 0},
+    [O_CAPS] = {"caps", DLG_OPT_INT, "-1", "-1", NULL, NULL,
+                "the job's storage_caps that check and setup accept (-1: any)", 0},
     [O_COUNT] = {0},
 };
 
-static int ck_rules(const dlg_host *h, const dlg_value *o)
+static int ck_rules(const dlg_host *h, const dlg_value *o, const dlg_job_info *j)
 {
     if (o[O_LO].i > o[O_HI].i)
         return h->error(h, DLG_EINVAL, "lo = %s: above hi = %s", o[O_LO].text, o[O_HI].text);
+    if (o[O_CAPS].i >= 0 && !DLG_JOB_HAS(j, storage_caps))
+        return h->error(h, DLG_EINVAL, "caps = %s: the host says no storage_caps", o[O_CAPS].text);
+    if (o[O_CAPS].i >= 0 && j->storage_caps != (uint32_t)o[O_CAPS].i)
+        return h->error(h, DLG_EINVAL, "caps = %s: the job's storage has caps %u", o[O_CAPS].text,
+                        (unsigned)j->storage_caps);
     return 0;
 }
 
 static int ck_check(const dlg_host *h, const dlg_value *o, const dlg_job_info *j)
 {
-    (void)j;
     FILE *calls = o[O_CALLS].text && *o[O_CALLS].text ? fopen(o[O_CALLS].text, "a") : NULL;
     if (calls) {
         fputc('.', calls);
         fclose(calls);
     }
-    return ck_rules(h, o);
+    return ck_rules(h, o, j);
 }
 
 static int ck_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info *j, void **st)
 {
-    (void)j;
     *st = NULL;
-    int rc = ck_rules(h, o);
+    int rc = ck_rules(h, o, j);
     if (rc < 0)
         return rc;
     if (!(*st = calloc(1, 1)))

@@ -2,7 +2,8 @@
  * before any runs (dlg_plan_check_workloads): options refused together
  * fail the plan at the key's line, a sweep where only some cells fail
  * warns naming them, and a version-2 plugin (no check) is never called
- * past its table and still runs. */
+ * past its table and still runs.  check and setup are told the caps of
+ * the cell's storage; a setup error names the key's line as check does. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -76,17 +77,22 @@ static void default_key_at_section(void **state)
     done(&f);
 }
 
-static void sweep_some_cells_warns(void **state)
+/* body's plan passes, with the one warning want_fmt ("%s": the file). */
+static void assert_warns(void **state, const char *body, const char *want_fmt)
 {
     fixture f;
-    assert_int_equal(check(state, &f, "workload = checked\nhi = 3\nlo = 1, 5, 2, 7\n"), 0);
+    assert_int_equal(check(state, &f, body), 0);
     char want[1024];
-    snprintf(want, sizeof want,
-             "dlgauge: %s:5: [job a] checked: warning: lo = 5: above hi = 3: the 2 cells with lo = 5; lo = 7 "
-             "will fail at setup\n",
-             f.path);
+    snprintf(want, sizeof want, want_fmt, f.path);
     assert_string_equal(f.warn, want);
     done(&f);
+}
+
+static void sweep_some_cells_warns(void **state)
+{
+    assert_warns(state, "workload = checked\nhi = 3\nlo = 1, 5, 2, 7\n",
+                 "dlgauge: %s:5: [job a] checked: warning: lo = 5: above hi = 3: the 2 cells with lo = 5; lo = 7 "
+                 "will fail at setup\n");
 }
 
 static void sweep_every_cell_fails(void **state)
@@ -118,6 +124,81 @@ static void same_values_checked_once(void **state)
 
 static void no_emit(dlg_run *run, const dlg_point *p) { (void)run, (void)p; }
 
+/* Runs the plan's first cell in-process, as its setup sees it (no check). */
+static void run_first_cell(fixture *f, dlg_cell_result *res)
+{
+    dlg_cell cell;
+    assert_int_equal(dlg_plan_cell(&f->plan, &f->plan.jobs[0], 0, &cell, f->err, sizeof f->err), 0);
+    assert_int_equal(dlg_cell_result_init(res), 0);
+    dlg_run run = {.plan = &f->plan, .emit = no_emit, .wire_fd = -1, .cell_no = 1};
+    dlg_run_cell(&run, &cell, res);
+    dlg_cell_free(&cell);
+}
+
+/* check gets the caps of the cell's storage (its backend type's, known at
+ * plan time: here mmap's zero-copy): before, it could not see the storage,
+ * so what a backend cannot do (io's depth > 1 without DLG_CAP_ASYNC) was
+ * found only at setup, cell by cell. */
+static void storage_caps_in_check(void **state)
+{
+    fixture f;
+    if (check(state, &f, "workload = checked\nstorage = mmap\ncaps = 1\n") != 0)
+        fail_msg("mmap's caps: %s", f.err);
+    done(&f);
+    assert_int_equal(check(state, &f, "workload = checked\ncaps = 1\n"), -1);
+    rt_assert_error_at(f.err, f.path, 4, "[job a] checked: caps = 1: the job's storage has caps 0", NULL);
+    done(&f);
+    /* a [storage] section: its type's caps */
+    if (check(state, &f, "workload = checked\nstorage = fast\ncaps = 1\n[storage fast]\ntype = mmap\n") != 0)
+        fail_msg("[storage fast] type = mmap: %s", f.err);
+    done(&f);
+}
+
+/* Cells that differ only in their storage are asked each: the caps are
+ * part of what check sees. */
+static void storage_sweep_warns_per_caps(void **state)
+{
+    assert_warns(state, "workload = checked\ncaps = 1\nstorage = mmap, posix\n",
+                 "dlgauge: %s:4: [job a] checked: warning: caps = 1: the job's storage has caps 0: the 1 cell "
+                 "with storage = posix will fail at setup\n");
+}
+
+/* setup is told the same caps as check */
+static void storage_caps_in_setup(void **state)
+{
+    fixture f;
+    dlg_cell_result res;
+    assert_int_equal(check(state, &f, "workload = checked\nstorage = mmap\ncaps = 1\niterations = 1\n"), 0);
+    run_first_cell(&f, &res);
+    if (strcmp(res.status, "ok") != 0)
+        fail_msg("setup saw other caps than check: %s: %s", res.status, res.error);
+    dlg_cell_result_fini(&res);
+    done(&f);
+}
+
+/* A setup message that starts with an option's name is said at that key's
+ * line, as check's is; it named the job's section line before. */
+static void setup_error_at_key_line(void **state)
+{
+    fixture f;
+    dlg_cell_result res;
+    check(state, &f, "workload = checked\nhi = 1\nlo = 5\n");
+    run_first_cell(&f, &res);
+    assert_string_equal(res.status, "error");
+    char want[1024];
+    snprintf(want, sizeof want, "%s:5: [job a] checked: lo = 5: above hi = 1", f.path);
+    assert_string_equal(res.error, want);
+    dlg_cell_result_fini(&res);
+    done(&f);
+    /* an option left at its default: the job's section */
+    check(state, &f, "workload = checked\nhi = 0\n");
+    run_first_cell(&f, &res);
+    snprintf(want, sizeof want, "%s:1: [job a] checked: lo = 1: above hi = 0", f.path);
+    assert_string_equal(res.error, want);
+    dlg_cell_result_fini(&res);
+    done(&f);
+}
+
 /* check_v2's table ends before check, where a trap that fails follows:
  * the plan passes, and its cell runs. */
 static void version2_untouched(void **state)
@@ -148,6 +229,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(sweep_every_cell_fails, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(same_values_checked_once, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(version2_untouched, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(storage_caps_in_check, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(storage_sweep_warns_per_caps, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(storage_caps_in_setup, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(setup_error_at_key_line, rt_dir_setup, rt_dir_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -58,7 +58,7 @@ void wr_run_with(const char *so, const char *name, const char *const *overrides,
     mock_host_init(&m);
     if (hook)
         hook(&m, arg);
-    dlg_job_info job = {sizeof job, "t", 2, 7, 0, 0};
+    dlg_job_info job = {.struct_size = sizeof job, .job = "t", .cpus = 2, .seed = 7};
     void *state = NULL;
     r->setup_rc = ops->setup(&m.host, vals, &job, &state);
     if (r->setup_rc == 0) {

@@ -51,7 +51,7 @@ static void run(drive *d, const char *so, const char *name, const char *const *o
     mock_host_init(&d->c.m);
     d->c.m.host.now_ns = fake_now;
     d->c.tick = 1;
-    dlg_job_info job = {sizeof job, "t", 1, 7, 0, 0};
+    dlg_job_info job = {.struct_size = sizeof job, .job = "t", .cpus = 1, .seed = 7};
     if (d->ops->setup(&d->c.m.host, vals, &job, &d->state) != 0)
         fail_msg("setup: %s", d->c.m.last_error);
     dlg_step s;

@@ -334,9 +334,24 @@ static int check_geometry(io_raw *s, const dlg_value *opts, uint64_t size)
     return 0;
 }
 
+/* depth against the storage's caps: check passes the job's storage caps,
+ * setup the file's (the same flags: those of the backend type). */
+static int depth_fits(const dlg_host *h, const dlg_value *opts, uint32_t caps)
+{
+    if (opts[OPT_DEPTH].set && opts[OPT_DEPTH].i > 1 && !(caps & DLG_CAP_ASYNC))
+        return h->error(h, DLG_EINVAL,
+                        "depth = %s: the job's storage backend reads synchronously (no "
+                        "DLG_CAP_ASYNC); use depth = 1, or storage = uring for queued reads",
+                        opts[OPT_DEPTH].text);
+    return 0;
+}
+
 static int choose_depth(io_raw *s, const dlg_value *opts, uint32_t caps)
 {
     const dlg_host *h = s->h;
+    int rc = depth_fits(h, opts, caps);
+    if (rc < 0)
+        return rc;
     s->async = (caps & DLG_CAP_ASYNC) != 0;
     uint32_t most = s->async ? h->file_depth(h, s->f) : 1; /* 0: no limit */
     if (!opts[OPT_DEPTH].set) {
@@ -345,11 +360,6 @@ static int choose_depth(io_raw *s, const dlg_value *opts, uint32_t caps)
             s->depth = most;
     } else {
         int64_t d = opts[OPT_DEPTH].i; /* in range: io_opts_check */
-        if (d > 1 && !s->async)
-            return h->error(h, DLG_EINVAL,
-                            "depth = %s: the job's storage backend reads synchronously (no "
-                            "DLG_CAP_ASYNC); use depth = 1, or storage = uring for queued reads",
-                            opts[OPT_DEPTH].text);
         if (most && d > most)
             return h->error(h, DLG_EINVAL,
                             "depth = %s: the job's storage takes at most %u reads in flight (its own "
@@ -418,7 +428,11 @@ static int io_opts_check(const dlg_host *h, const dlg_value *opts, const char **
 static int io_check(const dlg_host *h, const dlg_value *opts, const dlg_job_info *job)
 {
     const char *path;
-    return io_opts_check(h, opts, &path);
+    int rc = io_opts_check(h, opts, &path);
+    /* an older host does not say the storage's caps: setup judges depth */
+    if (rc == 0 && DLG_JOB_HAS(job, storage_caps))
+        rc = depth_fits(h, opts, job->storage_caps);
+    return rc;
 }
 
 static int io_open(io_raw *s, const dlg_value *opts, const dlg_job_info *job)
