@@ -76,23 +76,22 @@ static uint64_t cell_key(const dlg_job *j, const dlg_cell *c, const dlg_job_info
     return h ? h : 1;
 }
 
-/* The keys of cells that passed: open addressing, 0 empty, cap a power of 2
- * above twice the job's cells. */
-typedef struct passed_set {
+/* The keys of cells asked, with their verdicts: open addressing, 0 empty,
+ * cap a power of 2 above twice the job's cells.  Failures are kept too: a
+ * sweep of core keys over a refused value asks once, not once a cell. */
+typedef struct asked_set {
     uint64_t *slot;
+    bool *bad;
     size_t cap;
-} passed_set;
+} asked_set;
 
-/* Whether key is in s; adds it when add. */
-static bool passed_has(passed_set *s, uint64_t key, bool add)
+/* The slot that holds key, or the empty one where it goes. */
+static size_t asked_slot(const asked_set *s, uint64_t key)
 {
     size_t i = (size_t)key & (s->cap - 1);
-    for (; s->slot[i]; i = (i + 1) & (s->cap - 1))
-        if (s->slot[i] == key)
-            return true;
-    if (add)
-        s->slot[i] = key;
-    return false;
+    while (s->slot[i] && s->slot[i] != key)
+        i = (i + 1) & (s->cap - 1);
+    return i;
 }
 
 /* Asks the workload about every cell of job j (once per distinct key). */
@@ -100,14 +99,16 @@ static int ask_cells(dlg_plan *p, const dlg_job *j, dlg_services *svc, dlg_host_
                      size_t errlen)
 {
     const dlg_workload_ops *ops = j->workload->ops;
-    passed_set seen = {NULL, 16};
+    asked_set seen = {NULL, NULL, 16};
     while (seen.cap < 2 * j->ncells)
         seen.cap *= 2;
-    if (!(seen.slot = calloc(seen.cap, sizeof *seen.slot))) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    seen.slot = calloc(seen.cap, sizeof *seen.slot);
+    seen.bad = calloc(seen.cap, sizeof *seen.bad);
     int rc = 0;
+    if (!seen.slot || !seen.bad) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+    }
     for (size_t k = 0; k < j->ncells && rc == 0; k++) {
         dlg_cell c;
         if ((rc = dlg_plan_cell(p, j, k, &c, err, errlen)) != 0) {
@@ -116,16 +117,19 @@ static int ask_cells(dlg_plan *p, const dlg_job *j, dlg_services *svc, dlg_host_
         }
         dlg_job_info info = dlg_cell_job_info(p, &c, cpus_asked(c.core[DLG_K_CPUS].text), 0);
         uint64_t key = cell_key(j, &c, &info);
-        if (passed_has(&seen, key, false))
-            ; /* the same values passed in an earlier cell */
-        else if (ops->check(&h->pub, c.wl, &info) < 0)
+        size_t i = asked_slot(&seen, key);
+        if (!seen.slot[i]) {
+            seen.slot[i] = key;
+            seen.bad[i] = ops->check(&h->pub, c.wl, &info) < 0;
+        }
+        /* a repeated failure is never the first: its message is noted */
+        if (seen.bad[i])
             note_failure(j, &c, h, dlg_services_error(svc), v);
-        else
-            passed_has(&seen, key, true);
         dlg_services_clear_error(svc);
         dlg_cell_free(&c);
     }
     free(seen.slot);
+    free(seen.bad);
     return rc ? -1 : 0;
 }
 

@@ -122,6 +122,25 @@ static void same_values_checked_once(void **state)
     done(&f);
 }
 
+/* Cells whose refused values differ only in core keys are asked once too,
+ * and each is still named (they were asked once a cell). */
+static void refused_values_checked_once(void **state)
+{
+    fixture f;
+    char calls[600], body[1024];
+    snprintf(calls, sizeof calls, "%s/calls", ((const rt_dir *)*state)->path);
+    snprintf(body, sizeof body, "workload = checked\ncalls = %s\niterations = 1, 2, 3\nlo = 5\nhi = 3\n", calls);
+    assert_int_equal(check(state, &f, body), -1);
+    rt_assert_error_at(f.err, f.path, 6, "[job a] checked: lo = 5: above hi = 3",
+                       "(every cell fails: iterations = 1; iterations = 2; iterations = 3)", NULL);
+    FILE *c = fopen(calls, "r");
+    assert_non_null(c);
+    fseek(c, 0, SEEK_END);
+    assert_int_equal(ftell(c), 1);
+    fclose(c);
+    done(&f);
+}
+
 static void no_emit(dlg_run *run, const dlg_point *p) { (void)run, (void)p; }
 
 /* Runs the plan's first cell in-process, as its setup sees it (no check). */
@@ -228,6 +247,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(sweep_some_cells_warns, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(sweep_every_cell_fails, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(same_values_checked_once, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(refused_values_checked_once, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(version2_untouched, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(storage_caps_in_check, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(storage_sweep_warns_per_caps, rt_dir_setup, rt_dir_teardown),
