@@ -25,6 +25,10 @@ int dlg_command_help(const dlg_cli *cli, const char *name);
 /* The listed commands' names (for suggestions); returns how many. */
 size_t dlg_command_names(const char **names, size_t max);
 
+/* rc, or 1 when what went to stdout did not all get there (a full disk
+ * under `dlgauge help --markdown all > docs/config.md` left half a file
+ * and exit 0).  Said on stderr, once. */
+int dlg_stdout_written(int rc);
 int dlg_cmd_run(const dlg_cli *cli, int argc, char **argv);
 int dlg_cmd_list(const dlg_cli *cli, int argc, char **argv);
 int dlg_cmd_help(const dlg_cli *cli, int argc, char **argv);

@@ -384,7 +384,7 @@ int dlg_cmd_run(const dlg_cli *cli, int argc, char **argv)
         if (dlg_sinkset_check(&plan, cli->verbosity, err, sizeof err) != 0)
             goto fail;
         print_cells(&plan);
-        rc = DLG_EXIT_OK;
+        rc = dlg_stdout_written(DLG_EXIT_OK); /* the cells are its product */
         goto done;
     }
     if (check_rereadable(&plan, a.file, err, sizeof err) != 0)

@@ -153,10 +153,7 @@ static int check_plugin_dir(const char *dir)
     return 0;
 }
 
-/* rc, or 1 when what went to stdout did not all get there (a full disk
- * under `dlgauge help --markdown all > docs/config.md` left half a file
- * and exit 0).  Said on stderr, once. */
-static int stdout_written(int rc)
+int dlg_stdout_written(int rc)
 {
     errno = 0;
     bool failed = fflush(stdout) != 0;
@@ -170,7 +167,7 @@ static int stdout_written(int rc)
 static int run_command(const dlg_cli *cli, const struct dlg_command *c, int argc, char **argv)
 {
     if (argc > 1 && is_help(argv[1]) && c->what)
-        return stdout_written(dlg_command_help(cli, c->name));
+        return dlg_stdout_written(dlg_command_help(cli, c->name));
     if (!c->args && argc > 1) { /* a stray word would otherwise be ignored */
         /* argv[0] as typed: the version command is also --version */
         fprintf(stderr, "dlgauge: %s takes no arguments, not '%s' (usage: dlgauge %s)\n", argv[0], argv[1],
@@ -178,7 +175,7 @@ static int run_command(const dlg_cli *cli, const struct dlg_command *c, int argc
         return DLG_EXIT_USAGE;
     }
     int rc = c->fn(cli, argc, argv);
-    return c->prints ? stdout_written(rc) : rc;
+    return c->prints ? dlg_stdout_written(rc) : rc;
 }
 
 int main(int argc, char **argv)
@@ -205,7 +202,7 @@ int main(int argc, char **argv)
             return run_command(&cli, find_command("version"), argc - i, argv + i);
         else if (is_help(argv[i])) {
             dlg_usage(stdout);
-            return stdout_written(DLG_EXIT_OK);
+            return dlg_stdout_written(DLG_EXIT_OK);
         } else {
             fprintf(stderr, "dlgauge: unknown option '%s' (the options before a command are --plugin-dir DIR, -v, -q, "
                             "--version, --help)\n", argv[i]);

@@ -192,6 +192,10 @@ if [ -w /dev/full ]; then
         RC=$?
         expect_one_error "$n" 1 "^dlgauge: standard output: No space left on device$"
     done
+    # --dry-run's product is its list of cells (it exited 0 with none written)
+    "$DLG" --plugin-dir "$PLUGDIR" run dry.ini --dry-run >/dev/full 2>fulldry.err
+    RC=$?
+    expect_one_error fulldry 1 "^dlgauge: standard output: No space left on device$"
 fi
 
 # dlgauge reinstalled while a sweep runs (its file replaced, as install and
