@@ -107,13 +107,13 @@ int dlg_wire_fit(const dlg_point *p, dlg_field *fields, dlg_point *out)
     for (size_t size; (size = frame_size(out)) > MAX_FRAME;) {
         long s = largest_string(out);
         if (s < 0) {
-            snprintf(msg, sizeof msg, "is %zu bytes in its tags alone, more than the %u a point may be: not sent",
-                     size, MAX_FRAME);
+            snprintf(msg, sizeof msg, "is %zu bytes with no string field left to leave out, more than the %u a "
+                     "point may be: not sent", size, MAX_FRAME);
             say(p, msg);
             return -EMSGSIZE;
         }
-        snprintf(msg, sizeof msg, "is %zu bytes, more than the %u a point may be: its string field '%s' (%zu "
-                 "bytes) is left out", size, MAX_FRAME, fields[s].key, strlen(fields[s].v.s));
+        snprintf(msg, sizeof msg, "is %zu bytes, more than the %u a point may be: its string field '%.64s' (%zu "
+                 "bytes) is left out", size, MAX_FRAME, fields[s].key, fields[s].v.s ? strlen(fields[s].v.s) : 0);
         say(p, msg);
         memmove(&fields[s], &fields[s + 1], (out->nfields - (size_t)s - 1) * sizeof *fields);
         out->nfields--;

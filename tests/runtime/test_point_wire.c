@@ -100,6 +100,28 @@ static void too_many_fields_refused(void **state)
     free(keys);
 }
 
+/* A string field with no value whose 5 MiB key is what overflows: left
+ * out as any string field (its value's length was read from NULL). */
+static void null_string_with_huge_key(void **state)
+{
+    (void)state;
+    size_t big = 5u << 20;
+    char *key = malloc(big + 1);
+    assert_non_null(key);
+    memset(key, 'k', big);
+    key[big] = '\0';
+    dlg_field f[] = {{"throughput", DLG_FIELD_DOUBLE, {.d = 1}}, {key, DLG_FIELD_STRING, {.s = NULL}}};
+    dlg_point p = {"dlgauge_result", tags, 2, f, 2, 42};
+    sent s;
+    send_back(&p, &s);
+    assert_int_equal(s.rc, 0);
+    assert_int_equal(s.got, 1);
+    assert_int_equal(s.wp.point.nfields, 1);
+    assert_non_null(strstr(s.err, "(0 bytes) is left out\n"));
+    dlg_wire_point_free(&s.wp);
+    free(key);
+}
+
 /* Within the limits: sent as it is, nothing said. */
 static void small_point_unchanged(void **state)
 {
@@ -121,6 +143,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(oversized_string_left_out),
         cmocka_unit_test(too_many_fields_refused),
+        cmocka_unit_test(null_string_with_huge_key),
         cmocka_unit_test(small_point_unchanged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
