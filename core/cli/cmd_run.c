@@ -410,7 +410,7 @@ int dlg_cmd_run(const dlg_cli *cli, int argc, char **argv)
         dlg_wire_point_free(&inv);
     }
     if (cli->verbosity > 0 && !a.resume)
-        fprintf(stderr, "dlgauge: run %s: %zu cells\n", run.run_id, plan.total_cells);
+        fprintf(stderr, "dlgauge: run %s: %zu cell%s\n", run.run_id, plan.total_cells, plan.total_cells == 1 ? "" : "s");
     if (cli->verbosity > 0)
         note_no_cpu_energy();
     if (cli->verbosity > 0 && plan.nsinks == 0)

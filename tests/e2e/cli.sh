@@ -158,6 +158,7 @@ printf '[job a]\nworkload = noop\niterations = 100\n' >nosink.ini
 run_cli nosink run nosink.ini
 expect_rc nosink 0
 grep -q 'nosink.ini has no \[sink\]: results are only printed' nosink.err || fail "no-sink note missing: $(cat nosink.err)"
+grep -Eq '^dlgauge: run [0-9TZ-]+[0-9a-f-]*: 1 cell$' nosink.err || fail "run banner for one cell: $(head -2 nosink.err)"
 grep -Eq '^\[1/1\] a +ok .* p50 [0-9.]+ (ns|us)' nosink.out || fail "no-sink run printed: $(cat nosink.out)"
 # -v given many times: the cell's process gets as many (its argument array
 # had room for 16, and 200 corrupted the heap: malloc aborted the run)
