@@ -245,14 +245,6 @@ static int build_axes(rep_model *m, size_t gi, const rep_rows *rs, const long *g
     return 0;
 }
 
-long rep_group_find(const rep_group *g, const size_t *coord)
-{
-    for (size_t c = 0; c < g->ncells; c++)
-        if (memcmp(g->cells[c].coord, coord, g->naxes * sizeof *coord) == 0)
-            return (long)c;
-    return -1;
-}
-
 static bool row_ok(const rep_row *r)
 {
     const char *st = rep_tag(r, "status");
@@ -407,7 +399,8 @@ static long cell_at(rep_group *g, size_t *cap, const size_t *coord)
     if (!(cell->coord = malloc((g->naxes + 1) * sizeof *coord)))
         return -1;
     memcpy(cell->coord, coord, (g->naxes + 1) * sizeof *coord);
-    return (long)g->ncells++;
+    g->ncells++;
+    return rep_group_index_last(g) == 0 ? (long)g->ncells - 1 : -1;
 }
 
 /* Pools each cell over its own rows, listed once in file order (bucketed
@@ -616,6 +609,7 @@ void rep_model_free(rep_model *m)
             free(g->cells[c].coord);
         free(g->axes);
         free(g->cells);
+        free(g->index);
         free(g->knees);
         free(g->workload);
         free(g->mode);

@@ -105,6 +105,8 @@ typedef struct rep_group {
     size_t naxes;
     rep_cell *cells;
     size_t ncells;
+    long *index;      /* cell_index.c: cell indices by coordinate hash, -1 = empty */
+    size_t index_cap; /* its slots, a power of two; 0 = no cell yet */
     bool has_best;
     size_t best;
     rep_knee *knees; /* per axis */
@@ -139,8 +141,10 @@ void rep_model_free(rep_model *m);
  * the job (and precision, device) where another group shares the rest. */
 void rep_group_tag(const rep_model *m, size_t gi, char *buf, size_t len);
 
-/* Cell with these coordinates, or -1. */
+/* Cell with these coordinates, or -1 (cell_index.c). */
 long rep_group_find(const rep_group *g, const size_t *coord);
+/* Indexes the group's last cell, just added; -1: out of memory. */
+int rep_group_index_last(rep_group *g);
 long rep_group_axis(const rep_group *g, const char *key);
 
 /* Classifies one cell, filling bn and evidence (bottleneck.c). */

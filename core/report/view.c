@@ -104,26 +104,40 @@ static bool group_has_energy(const rep_group *g)
     return false;
 }
 
-/* The group's cell indices in axis order (by their coordinates), or NULL. */
+/* A cell to sort: qsort's comparator sees no group, so each carries its
+ * coordinates and their count. */
+typedef struct cell_key {
+    const size_t *coord;
+    size_t naxes, cell;
+} cell_key;
+
+static int by_coord(const void *pa, const void *pb)
+{
+    const cell_key *a = pa, *b = pb;
+    for (size_t i = 0; i < a->naxes; i++)
+        if (a->coord[i] != b->coord[i])
+            return a->coord[i] < b->coord[i] ? -1 : 1;
+    return 0;
+}
+
+/* The group's cell indices in axis order (by their coordinates, each
+ * cell's own), or NULL.  A sort, not insertion: cells come in the files'
+ * order, which a sweep listing its values other than ascending reverses. */
 size_t *rep_group_cell_order(const rep_group *g)
 {
     size_t *order = malloc((g->ncells + 1) * sizeof *order);
-    if (!order)
+    cell_key *k = malloc((g->ncells + 1) * sizeof *k);
+    if (!order || !k) {
+        free(order);
+        free(k);
         return NULL;
+    }
     for (size_t i = 0; i < g->ncells; i++)
-        order[i] = i;
-    for (size_t i = 1; i < g->ncells; i++)
-        for (size_t j = i; j > 0; j--) {
-            const size_t *x = g->cells[order[j - 1]].coord, *y = g->cells[order[j]].coord;
-            size_t a = 0;
-            while (a < g->naxes && x[a] == y[a])
-                a++;
-            if (a == g->naxes || x[a] < y[a])
-                break;
-            size_t tmp = order[j - 1];
-            order[j - 1] = order[j];
-            order[j] = tmp;
-        }
+        k[i] = (cell_key){g->cells[i].coord, g->naxes, i};
+    qsort(k, g->ncells, sizeof *k, by_coord);
+    for (size_t i = 0; i < g->ncells; i++)
+        order[i] = k[i].cell;
+    free(k);
     return order;
 }
 
