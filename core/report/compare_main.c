@@ -10,6 +10,7 @@
 #include <dlgauge/plugin.h>
 
 #include "compare.h"
+#include "report.h"
 
 static void usage(FILE *f)
 {
@@ -175,7 +176,9 @@ static void say_regressions(const rep_compare *c)
         for (size_t j = 0; j < c->g[i].ncells; j++)
             if (c->g[i].cells[j].regression) {
                 rep_cmp_regression_text(&c->g[i], &c->g[i].cells[j], buf, sizeof buf);
-                fprintf(stderr, "dlgauge compare: regression: %s\n", buf);
+                fputs("dlgauge compare: regression: ", stderr);
+                rep_term_text(stderr, buf); /* one line each, whatever the cell's names hold */
+                fputc('\n', stderr);
             }
 }
 

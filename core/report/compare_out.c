@@ -19,8 +19,11 @@ static void heading(const out_form *o, const char *s)
         fputs("\n## ", o->f);
         rep_md_text(o->f, s);
         fputs("\n\n", o->f);
-    } else
-        fprintf(o->f, "\n%s== %s ==%s\n", o->colour ? "\033[1m" : "", s, o->colour ? "\033[0m" : "");
+    } else { /* names from the results: no control characters (rep_term_text) */
+        fprintf(o->f, "\n%s== ", o->colour ? "\033[1m" : "");
+        rep_term_text(o->f, s);
+        fprintf(o->f, " ==%s\n", o->colour ? "\033[0m" : "");
+    }
 }
 
 /* One line of text: "  lead: text" in the terminal, "- **lead:** text" in Markdown. */
@@ -30,8 +33,11 @@ static void line(const out_form *o, const char *lead, const char *s)
         fprintf(o->f, "%s**%s:** ", "- ", lead);
         rep_md_text(o->f, s);
         fputc('\n', o->f);
-    } else
-        fprintf(o->f, "  %s: %s\n", lead, s);
+    } else {
+        fprintf(o->f, "  %s: ", lead);
+        rep_term_text(o->f, s);
+        fputc('\n', o->f);
+    }
 }
 
 static void table(const out_form *o, const rep_table *t)

@@ -22,20 +22,17 @@ static const char *style_on(int st, bool colour)
     }
 }
 
-/* Text from the results as the terminal shows it: a control character (a
- * newline in a quoted CSV cell, an escape sequence) as a space, so that
- * it neither breaks a table row nor drives the terminal. */
-static void put_text(FILE *f, const char *s)
+void rep_term_text(FILE *f, const char *s)
 {
     for (; s && *s; s++)
         fputc((unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s, f);
 }
 
-/* pre, text (as put_text), post and a newline. */
+/* pre, text (as rep_term_text), post and a newline. */
 static void put_line(FILE *f, const char *pre, const char *text, const char *post)
 {
     fputs(pre, f);
-    put_text(f, text);
+    rep_term_text(f, text);
     fputs(post, f);
     fputc('\n', f);
 }
@@ -62,7 +59,7 @@ void rep_table_print(FILE *f, const rep_table *t, bool colour, const char *inden
             bool last = c + 1 == nc;
             bool right = t->right[c] && r > 0;
             fprintf(f, "%*s%s", right ? pad : 0, "", on);
-            put_text(f, s);
+            rep_term_text(f, s);
             fprintf(f, "%s%*s", off, right || last ? 0 : pad, "");
             if (!last)
                 fputs("  ", f);
@@ -89,7 +86,7 @@ void rep_out_text(FILE *f, const rep_report *r, bool colour)
         char title[256], line[640];
         rep_group_title(g, title, sizeof title);
         fprintf(f, "\n%s== ", b);
-        put_text(f, title);
+        rep_term_text(f, title);
         fprintf(f, " ==%s\n", e);
         rep_table t;
         if (rep_table_cells(&t, r, g) == 0)
@@ -113,7 +110,7 @@ void rep_out_text(FILE *f, const rep_report *r, bool colour)
             char lab[256];
             rep_cell_label(g, cell, lab, sizeof lab);
             fputs("    ", f);
-            put_text(f, lab);
+            rep_term_text(f, lab);
             fprintf(f, ": %s%s%s (", style_on(cell->bn == REP_BN_COMPUTE ? REP_ST_GOOD : REP_ST_BAD, colour),
                     rep_bn_name(cell->bn), e);
             put_line(f, "", cell->evidence[0] ? cell->evidence : "no evidence fields", ")");

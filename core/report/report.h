@@ -41,6 +41,10 @@ int rep_table_put(rep_table *t, size_t r, size_t c, int style, const char *fmt, 
 void rep_table_print(FILE *f, const rep_table *t, bool colour, const char *indent);
 /* The Markdown form: a pipe table. */
 void rep_table_md(FILE *f, const rep_table *t);
+/* Text from the results as the terminal shows it: a control character (a
+ * newline in a quoted CSV cell, an escape sequence) as a space, so that
+ * it neither breaks a table row nor drives the terminal. */
+void rep_term_text(FILE *f, const char *s);
 /* Text for a Markdown table cell or line: '|' escaped, no line breaks. */
 void rep_md_text(FILE *f, const char *s);
 /* The group's cell indices in axis order (by their coordinates), or NULL;

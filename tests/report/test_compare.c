@@ -344,10 +344,38 @@ static void bad_input_is_one_line_and_exit_2(void **state)
     assert_string_equal(r.err, "dlgauge compare: no new results file given (BASE... -- NEW...)\n");
 }
 
+/* A job name with an escape sequence and a line break (a quoted CSV
+ * cell): the terminal output shows each as a space, as the report's does;
+ * raw, ESC[2J cleared the screen and the newline split the heading. */
+static void text_output_has_no_control_characters(void **state)
+{
+    (void)state;
+    rep_compare c;
+    const char *rows = "time,cpus,job,status,workload,throughput,throughput_ci95,throughput_stddev,unit,repeats,"
+                       "version,config\n"
+                       "2026-12-01T10:00:00Z,1,\"na\033[2J\nX\",ok,sim,100,1,1,images,5,0.1.0,\n"
+                       "2026-12-01T10:00:00Z,2,\"na\033[2J\nX\",ok,sim,200,1,1,images,5,0.1.0,\n";
+    compare_csv(&c, rows, HEAD ROW("", "1", "ok", "100", "1", "5"));
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    assert_non_null(f);
+    rep_cmp_out_text(f, &c, false);
+    assert_int_equal(fclose(f), 0);
+    assert_non_null(strstr(out, "(job na [2J X)"));
+    for (const char *p = out; *p; p++)
+        if ((unsigned char)*p < 0x20 && *p != '\n')
+            fail_msg("control character 0x%02x at offset %td of:\n%s", *p, p - out, out);
+    assert_null(strstr(out, "\nX")); /* no line starts with the name's tail */
+    free(out);
+    rep_compare_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(matches_cells_by_value),
+        cmocka_unit_test(text_output_has_no_control_characters),
         cmocka_unit_test(matches_an_unswept_key_by_config),
         cmocka_unit_test(table_names_the_value_matched_on),
         cmocka_unit_test(long_only_in_list_says_how_many_more),
