@@ -21,18 +21,6 @@ typedef struct verdict {
     char cells[600];
 } verdict;
 
-/* The vCPUs a cell asks for ("N", or a range "A-B"); 0: all it is given
- * (what setup then learns from the runner), or a value only the run's own
- * cpus check judges. */
-static int cpus_asked(const char *text)
-{
-    int count = 0, first = 0, last = -1;
-    char why[256];
-    if (!text || dlg_cpus_parse(text, &count, &first, &last, why, sizeof why) != 0)
-        return 0;
-    return count > 0 ? count : last >= first ? last - first + 1 : 0;
-}
-
 /* " (a = 1, b = 2)": the cell's sweep values, "" for a job of one cell. */
 static void cell_values(const dlg_cell *c, char *buf, size_t len)
 {
@@ -115,7 +103,8 @@ static int ask_cells(dlg_plan *p, const dlg_job *j, dlg_services *svc, dlg_host_
             dlg_cell_free(&c);
             break;
         }
-        dlg_job_info info = dlg_cell_job_info(p, &c, cpus_asked(c.core[DLG_K_CPUS].text), 0);
+        /* cpus: the count the cell asks for (planning parsed it); 0: all it is given */
+        dlg_job_info info = dlg_cell_job_info(p, &c, (int)c.core[DLG_K_CPUS].i, 0);
         uint64_t key = cell_key(j, &c, &info);
         size_t i = asked_slot(&seen, key);
         if (!seen.slot[i]) {
