@@ -5,7 +5,6 @@
 #include "plan.h"
 
 #include "host.h"
-#include "topology.h"
 
 #include <stdint.h>
 #include <stdio.h>
