@@ -275,16 +275,32 @@ static bool repeated(const rep_rows *rs, const size_t *rows, size_t k)
     return false;
 }
 
-/* The cell's failed rows, each measurement once, and the last one's
- * status: merged runs where a cell failed in one and ran in another would
+/* Adds status st to the cell's distinct failed statuses. */
+static void add_failed_status(rep_cell *c, const char *st)
+{
+    const size_t cap = sizeof c->failed_status / sizeof *c->failed_status;
+    st = st ? st : "?";
+    for (size_t i = 0; i < c->nfailed_status; i++)
+        if (strcmp(c->failed_status[i], st) == 0)
+            return;
+    if (c->nfailed_status < cap)
+        c->failed_status[c->nfailed_status++] = st;
+    else
+        c->failed_status_more = true;
+}
+
+/* The cell's failed rows, each measurement once, and their statuses:
+ * merged runs where a cell failed in one and ran in another would
  * otherwise show only the good figures. */
 static void count_failed(rep_cell *c, const rep_rows *rs, const size_t *rows, size_t nrows)
 {
     c->nfailed = 0;
+    c->nfailed_status = 0;
+    c->failed_status_more = false;
     for (size_t k = 0; k < nrows; k++)
         if (!row_ok(&rs->v[rows[k]]) && !repeated(rs, rows, k)) {
             c->nfailed++;
-            c->failed_status = rep_tag(&rs->v[rows[k]], "status");
+            add_failed_status(c, rep_tag(&rs->v[rows[k]], "status"));
         }
 }
 

@@ -72,7 +72,11 @@ typedef struct rep_cell {
     bool ok;
     const char *status;
     size_t nfailed;            /* failed rows (each run's once), even when others ran ok */
-    const char *failed_status; /* the last failed row's status */
+    /* the failed rows' distinct statuses, first seen first (a cell may have
+     * been OOM-killed in one run and timed out in another) */
+    const char *failed_status[3];
+    size_t nfailed_status;    /* of them kept */
+    bool failed_status_more;  /* and others not kept */
     double thr, ci, sd, repeats; /* pooled over rows */
     /* evidence (NaN = not measured) */
     double au, data_wait, cpu_share, iowait, read_bps, limit_share, cold_share, reread, fault_rate, energy_item;

@@ -7,18 +7,26 @@
 
 #include "report.h"
 
-/* A table cell: '|' escaped, '<' and '&' too (a label "<b>" is raw HTML
- * to a renderer, "&lt;" an entity), '\\' so that "x\\|" stays in its cell;
- * no line breaks. */
+/* An '_' between two letters or digits emphasises nothing (CommonMark),
+ * so "io_uring" stays as written; elsewhere it may. */
+static bool md_emphasis_underscore(const char *start, const char *p)
+{
+    return p == start || !isalnum((unsigned char)p[-1]) || !isalnum((unsigned char)p[1]);
+}
+
+/* Text in a table cell or a line: '|' escaped, '<' and '&' too (a label
+ * "<b>" is raw HTML to a renderer, "&lt;" an entity), '\\' so that "x\\|"
+ * stays in its cell, and what would format ('*', '_', '`', '[', ']', '~':
+ * a label "*fast*" is a label, not emphasis); no line breaks. */
 void rep_md_text(FILE *f, const char *s)
 {
-    for (; s && *s; s++) {
-        if (strchr("|<&\\", *s))
-            fprintf(f, "\\%c", *s);
-        else if (*s == '\n' || *s == '\r')
+    for (const char *p = s; p && *p; p++) {
+        if (strchr("|<&\\*`[]~", *p) || (*p == '_' && md_emphasis_underscore(s, p)))
+            fprintf(f, "\\%c", *p);
+        else if (*p == '\n' || *p == '\r')
             fputc(' ', f);
         else
-            fputc(*s, f);
+            fputc(*p, f);
     }
 }
 

@@ -152,9 +152,14 @@ static void cell_note(const rep_group *g, size_t ci, char *note, size_t len)
         if (g->has_best && g->knees[a].cell == ci && !g->knees[a].unordered)
             n += (size_t)snprintf(note + n, len - n, "%sknee %s", n ? ", " : "", g->axes[a].key);
     const rep_cell *c = &g->cells[ci];
-    if (c->ok && c->nfailed && n < len) /* its figures are the runs that worked */
-        snprintf(note + n, len - n, "%s%zu failed run%s (%s)", n ? ", " : "", c->nfailed, c->nfailed == 1 ? "" : "s",
-                 c->failed_status ? c->failed_status : "?");
+    if (c->ok && c->nfailed && n < len) { /* its figures are the runs that worked */
+        n += (size_t)snprintf(note + n, len - n, "%s%zu failed run%s (", n ? ", " : "", c->nfailed,
+                              c->nfailed == 1 ? "" : "s");
+        for (size_t i = 0; i < c->nfailed_status && n < len; i++)
+            n += (size_t)snprintf(note + n, len - n, "%s%s", i ? ", " : "", c->failed_status[i]);
+        if (n < len)
+            snprintf(note + n, len - n, "%s)", c->failed_status_more ? ", ..." : "");
+    }
 }
 
 /* Columns after the axes; J/item only in groups where some cell has one. */

@@ -309,6 +309,21 @@ static void test_markdown_labels_stay_text(void **state)
     free(md);
 }
 
+/* Labels that Markdown would format stay as written: "*fast*" and "_x_"
+ * were emphasis, "[l](u)" a link; "io_uring" needs no escape. */
+static void test_markdown_labels_do_not_format(void **state)
+{
+    (void)state;
+    char *md = report_of("t,*fast*,1,j,r1,ok,w,10,1,1,items,3,s1,0.1.0\n"
+                         "t,_x_ [l](u) ~~s~~,1,j,r1,ok,w,20,1,1,items,3,s2,0.1.0\n"
+                         "t,io_uring,1,j,r1,ok,w,30,1,1,items,3,s3,0.1.0\n",
+                         true);
+    assert_non_null(strstr(md, "| \\*fast\\* | 1 | 10 items/s |"));
+    assert_non_null(strstr(md, "| \\_x\\_ \\[l\\](u) \\~\\~s\\~\\~ | 1 | 20 items/s |"));
+    assert_non_null(strstr(md, "| io_uring | 1 | 30 items/s |"));
+    free(md);
+}
+
 /* Two runs merged: the cell a=1 ran in r1 and was OOM-killed in r2 (whose
  * row was read from both of its sinks): its figures are r1's, and the note
  * says one run failed, where it had looked like a clean cell. */
@@ -322,6 +337,21 @@ static void test_failed_run_of_ok_cell_noted(void **state)
                           false);
     assert_non_null(strstr(txt, "1 failed run (oom)"));
     assert_null(strstr(txt, "2 failed runs"));
+    free(txt);
+}
+
+/* Three runs merged, the cell a=1 OOM-killed in r2 and timed out in r3:
+ * the note names both statuses, where it had named only the last. */
+static void test_failed_runs_name_each_status(void **state)
+{
+    (void)state;
+    char *txt = report_of("t,1,1,j,r1,ok,w,10,1,1,items,3,s1,0.1.0\n"
+                          "t,2,1,j,r1,ok,w,20,1,1,items,3,s2,0.1.0\n"
+                          "t,1,1,j,r2,oom,w,,,,items,,s3,0.1.0\n"
+                          "t,1,1,j,r3,timeout,w,,,,items,,s4,0.1.0\n"
+                          "t,1,1,j,r4,oom,w,,,,items,,s5,0.1.0\n",
+                          false);
+    assert_non_null(strstr(txt, "3 failed runs (oom, timeout)"));
     free(txt);
 }
 
@@ -352,11 +382,13 @@ int main(void)
         cmocka_unit_test(test_knee_nothing_below_on_slice),
         cmocka_unit_test(test_jsonl_nonfinite_is_no_number),
         cmocka_unit_test(test_markdown_labels_stay_text),
+        cmocka_unit_test(test_markdown_labels_do_not_format),
         cmocka_unit_test(test_text_no_control_characters),
         cmocka_unit_test(test_csv_byte_order_mark),
         cmocka_unit_test(test_xml_text_is_utf8),
         cmocka_unit_test(test_chart_labels_readable),
         cmocka_unit_test(test_failed_run_of_ok_cell_noted),
+        cmocka_unit_test(test_failed_runs_name_each_status),
         cmocka_unit_test(test_bottlenecks_in_table_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
