@@ -209,7 +209,7 @@ static const struct {
     const char *colour, *label;
 } part_style[NPARTS] = {
     {"#27ae60", "AU (compute)"},
-    {"#85c1e9", "1 - data wait (no AU measured)"},
+    {"#85c1e9", "1 - data wait (no AU)"},
     {"#e67e22", "data wait"},
     {"#bdc3c7", "rest of the step"},
 };
@@ -261,8 +261,14 @@ const char *rep_svg_stack_title(const rep_group *g)
     return au ? "AU and data wait per cell" : any ? "data wait per cell" : NULL;
 }
 
-/* One legend entry at x (text width guessed at 5.6 px a character); the x
- * of the next. */
+/* A legend entry's width: swatch, text (guessed at 5.6 px a character),
+ * gap. */
+static double legend_width(const char *colour, const char *label)
+{
+    return (colour ? 14 : 0) + 5.6 * (double)strlen(label) + 12;
+}
+
+/* One legend entry at x; the x of the next. */
 static double legend_entry(FILE *f, double x, const char *colour, const char *label)
 {
     if (colour)
@@ -270,10 +276,14 @@ static double legend_entry(FILE *f, double x, const char *colour, const char *la
     fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"10\">", x + (colour ? 14 : 0), LEGEND_Y + 9);
     rep_xml_esc(f, label);
     fputs("</text>\n", f);
-    return x + (colour ? 14 : 0) + 5.6 * (double)strlen(label) + 12;
+    return x + legend_width(colour, label);
 }
 
-/* The legend names the shares drawn in this chart, and no others. */
+static const char no_bar_label[] = "no bar: not measured";
+
+/* The legend names the shares drawn in this chart, and no others; it
+ * starts above the plot, or further left where all entries would not fit
+ * before the right edge. */
 static void stack_legend(FILE *f, const rep_group *g)
 {
     bool used[NPARTS] = {false}, unmeasured = false;
@@ -284,12 +294,15 @@ static void stack_legend(FILE *f, const rep_group *g)
             used[k] = used[k] || p[k] > 0;
         unmeasured = unmeasured || (g->cells[i].ok && !cell_measured(&g->cells[i]));
     }
-    double x = ML;
+    double width = unmeasured ? legend_width(NULL, no_bar_label) : 0;
+    for (int k = 0; k < NPARTS; k++)
+        width += used[k] ? legend_width(part_style[k].colour, part_style[k].label) : 0;
+    double x = fmax(4, fmin(ML, W - MR + 12 - width)); /* the last gap may pass the edge */
     for (int k = 0; k < NPARTS; k++)
         if (used[k])
             x = legend_entry(f, x, part_style[k].colour, part_style[k].label);
     if (unmeasured)
-        legend_entry(f, x, NULL, "no bar: neither measured");
+        legend_entry(f, x, NULL, no_bar_label);
 }
 
 void rep_svg_stack(FILE *f, const rep_group *g)
