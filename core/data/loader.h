@@ -39,7 +39,8 @@
  *   for an input span [x0, x0+w) mapped to n outputs, scale = w/n,
  *   support = max(scale,1); output j is centred at c = x0 + (j+0.5)*scale;
  *   taps i in [floor(c - support + 0.5), floor(c + support + 0.5)) clamped to
- *   the image; weight(i) = max(0, 1 - |(i + 0.5 - c) / max(scale,1)|),
+ *   the image (infer: torchvision resizes it whole, then crops) or to the
+ *   window (train: torchvision crops, then resizes the crop); weight(i) = max(0, 1 - |(i + 0.5 - c) / max(scale,1)|),
  *   normalised to sum 1.  Rows first (horizontal), then columns, in float.
  *   When the decoder scaled by s = num/8 the window is mapped into the
  *   scaled image by multiplying by s (scaled pixel i covers source pixels

@@ -46,6 +46,11 @@ int dlg_taps_max(double span, int n);
  * floats, maxk >= dlg_taps_max) for the span [x0, x0+span) of an axis of
  * `insize` pixels. */
 void dlg_taps_fill(dlg_taps *t, double x0, double span, int n, int insize);
+/* The same with taps only on pixels [lo_bound, hi_bound): the whole axis
+ * when the image is resized before the crop (infer), the window's own
+ * pixels when it is cropped first (train: torchvision resizes the cropped
+ * image, so its edge outputs never see pixels outside the window). */
+void dlg_taps_fill_within(dlg_taps *t, double x0, double span, int n, int lo_bound, int hi_bound);
 
 /* Resamples packed 8-bit RGB (stride bytes per row) through the taps:
  * rows first into tmp (rows [ty->first[0], last needed) x tx->n x 3 floats),

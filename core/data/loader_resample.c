@@ -14,6 +14,11 @@ int dlg_taps_max(double span, int n)
 
 void dlg_taps_fill(dlg_taps *t, double x0, double span, int n, int insize)
 {
+    dlg_taps_fill_within(t, x0, span, n, 0, insize);
+}
+
+void dlg_taps_fill_within(dlg_taps *t, double x0, double span, int n, int lo_bound, int hi_bound)
+{
     double scale = span / n;
     double fs = scale > 1.0 ? scale : 1.0;
     double inv = 1.0 / fs;
@@ -21,12 +26,12 @@ void dlg_taps_fill(dlg_taps *t, double x0, double span, int n, int insize)
     for (int j = 0; j < n; j++) {
         double c = x0 + (j + 0.5) * scale;
         int lo = (int)floor(c - fs + 0.5), hi = (int)floor(c + fs + 0.5);
-        if (lo < 0)
-            lo = 0;
-        if (hi > insize)
-            hi = insize;
+        if (lo < lo_bound)
+            lo = lo_bound;
+        if (hi > hi_bound)
+            hi = hi_bound;
         if (hi <= lo) { /* a window at the very edge: take the nearest pixel */
-            lo = lo >= insize ? insize - 1 : lo;
+            lo = lo >= hi_bound ? hi_bound - 1 : lo;
             hi = lo + 1;
         }
         if (hi - lo > t->maxk)

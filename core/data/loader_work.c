@@ -2,6 +2,7 @@
  * more than any before it, so the steady state allocates nothing. */
 #include "loader_work.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,6 +109,23 @@ static int source_rgb(const dlg_loader_config *cfg, const dlg_mean_image *mean,
                            &im->sw, &im->sh, err);
 }
 
+/* The pixels of an axis of `size` (scaled) pixels that taps may use: all of
+ * them in infer, where the whole image is resized before the center crop;
+ * only the window's in train, where torchvision crops and then resizes the
+ * crop (a window of whole source pixels; at a DCT scale, the scaled pixels
+ * it touches). */
+static void tap_bounds(const dlg_loader_config *cfg, double x0, double span, int size, int *lo,
+                       int *hi)
+{
+    *lo = 0;
+    *hi = size;
+    if (!cfg->train)
+        return;
+    int a = (int)floor(x0 + 1e-9), b = (int)ceil(x0 + span - 1e-9);
+    *lo = a > 0 ? a : 0;
+    *hi = b < size ? b : size;
+}
+
 int dlg_ld_process(const dlg_loader_config *cfg, const dlg_mean_image *mean, dlg_ld_scratch *sc,
                    const dlg_ld_item *it, uint64_t epoch, uint64_t pos, void *batch, int index,
                    dlg_data_err *err)
@@ -127,8 +145,11 @@ int dlg_ld_process(const dlg_loader_config *cfg, const dlg_mean_image *mean, dlg
         return rc;
     dlg_taps tx = {n, kx, sc->first, sc->count, sc->w};
     dlg_taps ty = {n, ky, sc->first + n, sc->count + n, sc->w + (size_t)n * kx};
-    dlg_taps_fill(&tx, win.x * im.f, spanx, n, im.sw);
-    dlg_taps_fill(&ty, win.y * im.f, spany, n, im.sh);
+    int bx0, bx1, by0, by1;
+    tap_bounds(cfg, win.x * im.f, spanx, im.sw, &bx0, &bx1);
+    tap_bounds(cfg, win.y * im.f, spany, im.sh, &by0, &by1);
+    dlg_taps_fill_within(&tx, win.x * im.f, spanx, n, bx0, bx1);
+    dlg_taps_fill_within(&ty, win.y * im.f, spany, n, by0, by1);
     size_t rows = (size_t)dlg_taps_rows(&ty);
     if ((rc = grow((void **)&sc->tmp, &sc->tmp_cap, rows * n * 3, sizeof(float), err)) < 0)
         return rc;

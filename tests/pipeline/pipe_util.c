@@ -168,17 +168,21 @@ void pu_center_window(int W, int H, int R, int crop, double *x, double *y, doubl
     *h = (double)crop * H / nh;
 }
 
-/* PIL ImagingResample, BILINEAR: weights of input i for output j. */
-static void ref_weights(double x0, double span, int n, int insize, int j, int *lo, int *hi,
-                        double *wts)
+/* PIL ImagingResample, BILINEAR: weights of input i for output j.  In
+ * train torchvision crops first (PIL's crop makes a new image of the
+ * window), so the resample sees only the window's pixels; in infer it
+ * resizes the whole image, and only the image's edges bound the taps. */
+static void ref_weights(bool train, double x0, double span, int n, int insize, int j, int *lo,
+                        int *hi, double *wts)
 {
     double scale = span / n, fs = scale < 1 ? 1 : scale;
     double center = x0 + (j + 0.5) * scale;
     int a = (int)floor(center - fs + 0.5), b = (int)floor(center + fs + 0.5);
-    if (a < 0)
-        a = 0;
-    if (b > insize)
-        b = insize;
+    int amin = train ? (int)floor(x0) : 0, bmax = train ? (int)ceil(x0 + span) : insize;
+    if (a < amin)
+        a = amin;
+    if (b > bmax)
+        b = bmax;
     double total = 0;
     for (int i = a; i < b; i++) {
         double t = fabs((i - center + 0.5) / fs);
@@ -206,7 +210,7 @@ void pu_reference(const dlg_loader_config *cfg, const uint8_t *jpeg, size_t len,
     for (int r = 0; r < H; r++) /* rows first */
         for (int j = 0; j < s; j++) {
             int lo, hi;
-            ref_weights(x, w, s, W, j, &lo, &hi, wts);
+            ref_weights(cfg->train, x, w, s, W, j, &lo, &hi, wts);
             for (int c = 0; c < 3; c++) {
                 double acc = 0;
                 for (int i = lo; i < hi; i++)
@@ -216,7 +220,7 @@ void pu_reference(const dlg_loader_config *cfg, const uint8_t *jpeg, size_t len,
         }
     for (int j = 0; j < s; j++) { /* then columns */
         int lo, hi;
-        ref_weights(y, h, s, H, j, &lo, &hi, wts);
+        ref_weights(cfg->train, y, h, s, H, j, &lo, &hi, wts);
         for (int xo = 0; xo < s; xo++)
             for (int c = 0; c < 3; c++) { /* c: output channel, in cfg->order */
                 int from = cfg->order == DLG_BGR ? 2 - c : c;

@@ -39,7 +39,8 @@ void pu_write_jpeg(const char *path, const uint8_t *rgb, int w, int h);
 bool pu_add_storage(mock_host *m, const char *name);
 void pu_storages_fini(mock_host *m);
 
-/* The reference: full decode with TurboJPEG, the given window resampled
+/* The reference: full decode with TurboJPEG, the given window resampled (in
+ * train from its own pixels only, as torchvision crops before it resizes)
  * with PIL's antialiased bilinear rule in double precision, mirrored,
  * normalised (cfg's channel order and pixel range); out is 3 x s x s (CHW). */
 void pu_reference(const dlg_loader_config *cfg, const uint8_t *jpeg, size_t len, double x, double y,

@@ -117,6 +117,18 @@ static void test_taps(void **st)
             got += wts[j * t.maxk + i] * (first[j] + i);
         assert_true(fabs(got - (5 + j)) < 1e-5);
     }
+    /* bounded to a window [10, 50) of a 100-pixel axis, as torchvision's
+     * crop-then-resize sees it: 40 -> 32 (PIL: scale 1.25, output 0 at
+     * centre 10.625, taps 10 and 11 weighted 0.9 and 0.3, normalised; tap 9
+     * outside it would weigh 0.1) */
+    t.maxk = dlg_taps_max(40, 32);
+    dlg_taps_fill_within(&t, 10, 40, 32, 10, 50);
+    assert_int_equal(first[0], 10);
+    assert_int_equal(count[0], 2);
+    assert_true(fabs(wts[0] - 0.9 / 1.2) < 1e-6 && fabs(wts[1] - 0.3 / 1.2) < 1e-6);
+    assert_int_equal(first[31] + count[31], 50);
+    for (int j = 0; j < 32; j++)
+        assert_true(first[j] >= 10 && first[j] + count[j] <= 50);
 }
 
 static void test_fp16(void **st)
