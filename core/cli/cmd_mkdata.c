@@ -31,8 +31,8 @@ static const char mk_usage[] =
     "interrupted run leaves nothing that looks whole.  A run stopped by SIGINT (Ctrl-C),\n"
     "SIGTERM or SIGHUP removes its .part output and exits 130, 143 or 129; one killed\n"
     "outright leaves it to the next mkdata of the same output, which replaces it.\n"
-    "An existing DIR/SPLIT is replaced only if mkdata made it (else mkdata refuses);\n"
-    "existing lists and text files are replaced.\n";
+    "An existing DIR/SPLIT, DIR/SPLIT.txt or DIR/SPLIT.lst is replaced only if mkdata\n"
+    "made it (else mkdata refuses, before any work); existing text files are replaced.\n";
 
 typedef struct mk_opt {
     const char *name;

@@ -272,10 +272,15 @@ int dlg_synth_images_write(const dlg_synth_images_cfg *c, dlg_synth_images_resul
     char final[4096], part[4096 + sizeof DLG_SYNTH_PART];
     snprintf(final, sizeof final, "%s/%s", c->out, c->split);
     snprintf(part, sizeof part, "%s%s", final, DLG_SYNTH_PART);
-    /* refuse a foreign folder before any work; a .part is an interrupted run's */
+    /* refuse a foreign folder or list before any work; a .part is an interrupted run's */
     int rc = mkdir_p(c->out, err);
     if (rc == 0)
         rc = dlg_synth_tree_check(final, err);
+    for (int k = 0; k < 2 && rc == 0; k++) { /* and a list of that name the user wrote */
+        char list[4096];
+        list_path(list, sizeof list, c, k, "");
+        rc = dlg_synth_list_check(list, c->split, k == 1, err);
+    }
     if (rc == 0)
         rc = dlg_synth_tree_remove(part, err);
     if (rc < 0)

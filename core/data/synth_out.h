@@ -5,6 +5,8 @@
 #ifndef DLG_SYNTH_OUT_H
 #define DLG_SYNTH_OUT_H
 
+#include <stdbool.h>
+
 #include "data_error.h"
 
 #define DLG_SYNTH_PART ".part"
@@ -15,6 +17,12 @@
 int dlg_synth_tree_check(const char *dir, dlg_data_err *err);
 /* Removes such a tree (checked first); 0 when it is gone. */
 int dlg_synth_tree_remove(const char *dir, dlg_data_err *err);
+
+/* A list file mkdata images wrote for this split (.txt, or .lst when lst):
+ * 0 when path is such a file or does not exist; -DLG_EINVAL naming the
+ * first foreign line (or a path that is not a regular file) otherwise, so
+ * that a user's own list of that name is never replaced. */
+int dlg_synth_list_check(const char *path, const char *split, bool lst, dlg_data_err *err);
 
 /* rename(from, to) with one error line naming both. */
 int dlg_synth_rename(const char *from, const char *to, dlg_data_err *err);

@@ -1,5 +1,5 @@
 /* mkdata's outputs on disk: a regenerated image tree holds exactly the new
- * dataset, a folder mkdata did not make is refused, an interrupted run's
+ * dataset, a folder or list mkdata did not make is refused, an interrupted run's
  * .part is cleared, a failed text run keeps the old corpus, and a full disk
  * is named as such (also by the RecordIO and .idx writers). */
 #include <setjmp.h>
@@ -107,6 +107,48 @@ static void test_foreign_refused(void **st)
     tmpdir_rmrf(dir);
 }
 
+/* A list of the split's name that mkdata did not write (Caffe's own
+ * ilsvrc12 train.txt, a corpus): refused before any work and kept intact;
+ * mkdata's own lists, and an empty file, are replaced. */
+static void test_foreign_list_refused(void **st)
+{
+    (void)st;
+    static const char *const foreign[2][2] = {
+        {"train.txt", "n01440764/n01440764_10026.JPEG 0\n"},
+        {"train.lst", "0\t0\ttrain/n00000000/n00000000_0.JPEG\n1\t3.5\tmine/cat.jpg\n"}};
+    for (int k = 0; k < 2; k++) {
+        char dir[64], p[256], tree[256];
+        tmpdir_make(dir, "synth");
+        snprintf(p, sizeof p, "%s/%s", dir, foreign[k][0]);
+        FILE *f = fopen(p, "w");
+        assert_non_null(f);
+        fputs(foreign[k][1], f);
+        fclose(f);
+        dlg_data_err err = {0};
+        assert_int_equal(images(dir, 2, 4, &err), -DLG_EINVAL);
+        assert_non_null(strstr(err.msg, p));
+        assert_non_null(strstr(err.msg, k ? ":2:" : ":1:")); /* the first foreign line */
+        size_t n;
+        char *b = slurp(p, &n);
+        assert_int_equal(n, strlen(foreign[k][1]));
+        assert_memory_equal(b, foreign[k][1], n);
+        free(b);
+        snprintf(tree, sizeof tree, "%s/train", dir);
+        assert_false(exists(tree)); /* refused before any work */
+        f = fopen(p, "w"); /* empty: nothing to lose */
+        fclose(f);
+        assert_int_equal(images(dir, 2, 4, NULL), 0);
+        assert_int_equal(images(dir, 2, 6, NULL), 0); /* mkdata's own list is replaced */
+        b = slurp(p, &n);
+        char last[64];
+        snprintf(last, sizeof last, k ? "5\t1\ttrain/n00000001/n00000001_2.JPEG\n"
+                                      : "train/n00000001/n00000001_2.JPEG 1\n");
+        assert_true(n >= strlen(last) && !memcmp(b + n - strlen(last), last, strlen(last)));
+        free(b);
+        tmpdir_rmrf(dir);
+    }
+}
+
 /* What an interrupted run left in train.part is not carried over. */
 static void test_stale_part_cleared(void **st)
 {
@@ -191,7 +233,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_regenerate_replaces),   cmocka_unit_test(test_foreign_refused),
         cmocka_unit_test(test_stale_part_cleared),    cmocka_unit_test(test_text_failure_keeps_old),
-        cmocka_unit_test(test_full_disk_named),
+        cmocka_unit_test(test_full_disk_named),       cmocka_unit_test(test_foreign_list_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
