@@ -8,12 +8,19 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "storage_util.h"
@@ -317,6 +324,120 @@ static void test_direct_refused_under_throttle(void **state)
     mock_host_fini(&m);
 }
 
+/* In a child whose seccomp policy refuses io_uring_setup with errno
+ * (as Docker's default profile does): opens path with backend `name` and
+ * checks the one error line. Exit status 0, or 1 after saying why. */
+static int refused_child(const char *name, const char *const *o, const char *path, int err,
+                         const char *const *want)
+{
+    struct sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((unsigned)err & SECCOMP_RET_DATA)),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {sizeof filter / sizeof filter[0], filter};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
+        perror("seccomp");
+        return 2; /* no seccomp here: the parent skips */
+    }
+    mock_host m;
+    mock_host_init(&m);
+    st_backend b;
+    dlg_file *f = NULL;
+    int rc = st_backend_create(&b, &m, name, o);
+    if (rc == 0)
+        rc = st_open(&b, &m, path, DLG_OPEN_READ, &f);
+    bool ok = rc == -DLG_ENOTSUP && !f && strstr(m.last_error, path) && !strchr(m.last_error, '\n');
+    for (const char *const *w = want; ok && *w; w++)
+        ok = strstr(m.last_error, *w) != NULL;
+    if (!ok)
+        fprintf(stderr, "%s (%s): open gave %d: '%s'\n", name, o ? o[0] : "", rc, m.last_error);
+    st_close(f);
+    st_backend_destroy(&b);
+    mock_host_fini(&m);
+    return ok ? 0 : 1;
+}
+
+/* io_uring refused by the kernel or a seccomp policy: uring says so by
+ * name, and under a throttle the way out it names is inner = posix (type =
+ * posix, the only one the line gave, would drop the emulated disk). */
+static void test_uring_refused_by_seccomp(void **state)
+{
+    (void)state;
+    char dir[512], path[600];
+    st_tmpdir(dir, "seccomp");
+    snprintf(path, sizeof path, "%s/d.bin", dir);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs("data", fp);
+    fclose(fp);
+    const char *const plain[] = {"io_uring", "type = posix", NULL};
+    const char *const shim[] = {"io_uring", "inner = posix", NULL};
+    const char *const inner_uring[] = {"inner=uring", NULL};
+    const struct {
+        const char *name;
+        const char *const *o;
+        int err;
+        const char *const *want;
+    } cases[] = {{"uring", NULL, ENOSYS, plain}, {"uring", NULL, EPERM, plain}, {"throttle", inner_uring, ENOSYS, shim}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fflush(NULL);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+            _exit(refused_child(cases[i].name, cases[i].o, path, cases[i].err, cases[i].want));
+        int status = 0;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        if (WEXITSTATUS(status) == 2) {
+            skip();
+            break;
+        }
+        if (WEXITSTATUS(status) != 0)
+            fail_msg("case %zu: see the line above", i);
+    }
+    unlink(path);
+    rmdir(dir);
+}
+
+/* A write that a filling disk stops partway (here the file size limit:
+ * 5904 of 8192 bytes go through) names the file, the write, and where it
+ * stopped: the line said only where the write began. */
+static void test_write_stopped_midway_names_offset(void **state)
+{
+    (void)state;
+    char dir[512], path[600];
+    st_tmpdir(dir, "fsize");
+    snprintf(path, sizeof path, "%s/out.bin", dir);
+    struct rlimit was;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &was), 0);
+    void (*old_xfsz)(int) = signal(SIGXFSZ, SIG_IGN); /* EFBIG instead of a signal */
+    const char *names[] = {"posix", "direct", "mmap", "uring", "throttle"};
+    static char buf[8192];
+    for (int i = 0; i < 5; i++) {
+        mock_host m;
+        mock_host_init(&m);
+        st_backend b;
+        assert_int_equal(st_backend_create(&b, &m, names[i], NULL), 0);
+        dlg_file *f = NULL;
+        assert_int_equal(st_open(&b, &m, path, DLG_OPEN_WRITE, &f), 0);
+        struct rlimit lim = {10000, was.rlim_max};
+        assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+        int rc = b.ops->write(f, buf, sizeof buf, 4096);
+        assert_int_equal(setrlimit(RLIMIT_FSIZE, &was), 0);
+        if (rc != -DLG_EIO || !strstr(m.last_error, path) ||
+            !strstr(m.last_error, "write of 8192 bytes at offset 4096: File too large at offset 10000"))
+            fail_msg("%s: write gave %d: '%s'", names[i], rc, m.last_error);
+        st_close(f);
+        st_backend_destroy(&b);
+        mock_host_fini(&m);
+    }
+    signal(SIGXFSZ, old_xfsz);
+    unlink(path);
+    rmdir(dir);
+}
+
 static void test_uring_depth_overflow(void **state)
 {
     mock_host m;
@@ -361,6 +482,8 @@ int main(void)
         cmocka_unit_test(test_direct_on_tmpfs),
         cmocka_unit_test(test_direct_refused_under_throttle),
         cmocka_unit_test(test_uring_depth_overflow),
+        cmocka_unit_test(test_uring_refused_by_seccomp),
+        cmocka_unit_test(test_write_stopped_midway_names_offset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,6 +2,8 @@
 #include "fileio.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -23,20 +25,36 @@ int64_t stg_pread_full(int fd, void *buf, size_t n, uint64_t off)
     return (int64_t)got;
 }
 
-int stg_pwrite_full(int fd, const void *buf, size_t n, uint64_t off)
+int stg_pwrite_full(int fd, const void *buf, size_t n, uint64_t off, size_t *done)
 {
     size_t put = 0;
-    while (put < n) {
+    int rc = 0;
+    while (put < n && rc == 0) {
         ssize_t r = pwrite(fd, (const char *)buf + put, n - put, (off_t)(off + put));
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
-            return -errno;
-        if (r == 0)
-            return -EIO; /* no progress: never spin */
-        put += (size_t)r;
+            rc = -errno;
+        else if (r == 0)
+            rc = -EIO; /* no progress: never spin */
+        else
+            put += (size_t)r;
     }
-    return 0;
+    *done = put;
+    return rc;
+}
+
+int stg_write(const dlg_host *h, int fd, const char *path, const void *buf, size_t n, uint64_t off)
+{
+    size_t done = 0;
+    int rc = stg_pwrite_full(fd, buf, n, off, &done);
+    if (rc == 0)
+        return 0;
+    char where[48] = "";
+    if (done > 0)
+        snprintf(where, sizeof where, " at offset %llu", (unsigned long long)(off + done));
+    return h->error(h, DLG_EIO, "%s: write of %zu bytes at offset %llu: %s%s", path, n,
+                    (unsigned long long)off, strerror(-rc), where);
 }
 
 int stg_fd_size(int fd, uint64_t *out)

@@ -132,11 +132,7 @@ static int direct_write(dlg_file *f, const void *buf, size_t n, uint64_t off)
     direct_file *df = (direct_file *)f;
     if (!df->writing)
         return df->h->error(df->h, DLG_EINVAL, "%s: opened for reading, cannot write", df->path);
-    int rc = stg_pwrite_full(df->fd, buf, n, off);
-    if (rc < 0)
-        return df->h->error(df->h, DLG_EIO, "%s: write of %zu bytes at offset %llu: %s", df->path,
-                            n, (unsigned long long)off, strerror(-rc));
-    return 0;
+    return stg_write(df->h, df->fd, df->path, buf, n, off);
 }
 
 static const dlg_storage_ops direct_ops = {

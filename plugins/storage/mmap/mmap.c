@@ -1,7 +1,8 @@
 /* mmap: the whole file mapped read-only at open; fetch() lends pointers
  * into the mapping (zero copy), read() copies out of it.  Files opened for
  * writing are not mapped and use pwrite.  Reading a page a shrinking file
- * no longer backs raises SIGBUS: the cell dies and the runner says why. */
+ * no longer backs raises SIGBUS: the cell's process dies and the runner
+ * says why; with isolation = none that process is dlgauge itself. */
 #define _GNU_SOURCE
 #include <dlgauge/plugin.h>
 
@@ -176,11 +177,7 @@ static int mmap_write(dlg_file *f, const void *buf, size_t n, uint64_t off)
     mmap_file *mf = (mmap_file *)f;
     if (mf->map)
         return mf->h->error(mf->h, DLG_EINVAL, "%s: opened for reading, cannot write", mf->path);
-    int rc = stg_pwrite_full(mf->fd, buf, n, off);
-    if (rc < 0)
-        return mf->h->error(mf->h, DLG_EIO, "%s: write of %zu bytes at offset %llu: %s", mf->path,
-                            n, (unsigned long long)off, strerror(-rc));
-    return 0;
+    return stg_write(mf->h, mf->fd, mf->path, buf, n, off);
 }
 
 static const dlg_storage_ops mmap_ops = {
@@ -204,7 +201,7 @@ static const dlg_plugin_desc mmap_desc = {
     .name = "mmap",
     .version = "1.0",
     .summary = "whole-file read-only mapping; zero-copy fetch, madvise hints, optional MAP_POPULATE; a file "
-               "that shrinks while mapped ends the cell (SIGBUS)",
+               "that shrinks while mapped ends the cell (SIGBUS; with isolation = none, the whole run)",
     .options = mmap_options,
     .ops = &mmap_ops,
 };

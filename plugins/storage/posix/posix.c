@@ -106,11 +106,7 @@ static int64_t posix_read(dlg_file *f, void *buf, size_t n, uint64_t off)
 static int posix_write(dlg_file *f, const void *buf, size_t n, uint64_t off)
 {
     posix_file *pf = (posix_file *)f;
-    int rc = stg_pwrite_full(pf->fd, buf, n, off);
-    if (rc < 0)
-        return pf->h->error(pf->h, DLG_EIO, "%s: write of %zu bytes at offset %llu: %s", pf->path,
-                            n, (unsigned long long)off, strerror(-rc));
-    return 0;
+    return stg_write(pf->h, pf->fd, pf->path, buf, n, off);
 }
 
 static const dlg_storage_ops posix_ops = {

@@ -197,11 +197,7 @@ static int64_t uring_read(dlg_file *f, void *buf, size_t n, uint64_t off)
 static int uring_write(dlg_file *f, const void *buf, size_t n, uint64_t off)
 {
     uring_file *uf = (uring_file *)f;
-    int rc = stg_pwrite_full(uf->fd, buf, n, off);
-    if (rc < 0)
-        return uf->h->error(uf->h, DLG_EIO, "%s: write of %zu bytes at offset %llu: %s", uf->path,
-                            n, (unsigned long long)off, strerror(-rc));
-    return 0;
+    return stg_write(uf->h, uf->fd, uf->path, buf, n, off);
 }
 
 static uint32_t uring_depth(dlg_file *f)

@@ -37,10 +37,12 @@ int uq_init(uring_queue *q, const dlg_host *h, const char *path, int fd, uint32_
         free(q->slots);
         free(q->free_slots);
     }
+    /* uring may be a throttle's inner, where type = posix would drop the
+     * emulated disk: name both ways out */
     if (rc == -ENOSYS || rc == -EPERM || rc == -EACCES)
         return h->error(h, DLG_ENOTSUP,
                         "%s: io_uring is unavailable here (io_uring_setup: %s; the kernel or a "
-                        "seccomp policy refuses it); use type = posix",
+                        "seccomp policy refuses it); use type = posix; under a throttle, inner = posix",
                         path, strerror(-rc));
     if (rc < 0)
         return h->error(h, rc == -ENOMEM ? DLG_ENOMEM : DLG_EIO, "%s: io_uring_setup with depth %u: %s%s", path,
