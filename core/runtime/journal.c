@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -102,6 +103,26 @@ static int append_line(dlg_journal *j, const char *line, char *err, size_t errle
     return -1;
 }
 
+/* One run per journal: a second run of the same file (a cron job that
+ * overlapped, a second terminal) would truncate the first's journal and
+ * interleave records of both, after which --resume skips cells that the
+ * other run measured; both runs would also measure each other's load.
+ * The lock goes with the descriptor, so a killed run leaves none. */
+static int lock_journal(dlg_journal *j, const char *what, char *err, size_t errlen)
+{
+    if (flock(j->fd, LOCK_EX | LOCK_NB) == 0)
+        return 0;
+    if (errno == EWOULDBLOCK)
+        snprintf(err, errlen, "%s: %s: another dlgauge run is using this journal (the same configuration is "
+                 "running): wait for it to end, or give this run its own journal = PATH in [global]",
+                 j->path, what);
+    else
+        snprintf(err, errlen, "%s: %s: cannot lock the journal: %s", j->path, what, strerror(errno));
+    close(j->fd);
+    j->fd = -1;
+    return -1;
+}
+
 int dlg_journal_create(dlg_journal *j, const char *path, const char *run_id, const char *hash, char *err,
                        size_t errlen)
 {
@@ -109,9 +130,16 @@ int dlg_journal_create(dlg_journal *j, const char *path, const char *run_id, con
     snprintf(j->path, sizeof j->path, "%s", path);
     snprintf(j->run_id, sizeof j->run_id, "%s", run_id);
     snprintf(j->hash, sizeof j->hash, "%s", hash);
-    if (mkdirs(path) != 0 || (j->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644)) < 0) {
+    /* truncated only once locked: a running run's journal stays as it is */
+    if (mkdirs(path) != 0 || (j->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) < 0) {
         snprintf(err, errlen, "%s: cannot create the run journal: %s", path, strerror(errno));
         j->fd = -1;
+        return -1;
+    }
+    if (lock_journal(j, "cannot start a new run", err, errlen) != 0)
+        return -1;
+    if (ftruncate(j->fd, 0) != 0) {
+        snprintf(err, errlen, "%s: cannot create the run journal: %s", path, strerror(errno));
         return -1;
     }
     char line[256];
@@ -160,6 +188,16 @@ int dlg_journal_resume(dlg_journal *j, const char *path, const char *hash, char 
         snprintf(err, errlen, "%s: no journal to resume from (%s); run without --resume", path, strerror(errno));
         return -1;
     }
+    /* locked before it is read: records appended meanwhile are not missed */
+    if ((j->fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)) < 0) {
+        snprintf(err, errlen, "%s: cannot append to the journal: %s", path, strerror(errno));
+        fclose(f);
+        return -1;
+    }
+    if (lock_journal(j, "cannot resume", err, errlen) != 0) {
+        fclose(f);
+        return -1;
+    }
     char *line = NULL, jhash[64] = "";
     size_t cap = 0;
     ssize_t n;
@@ -197,14 +235,14 @@ int dlg_journal_resume(dlg_journal *j, const char *path, const char *hash, char 
         rc = -1;
     }
     snprintf(j->hash, sizeof j->hash, "%s", hash);
-    if (rc == 0 && (j->fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)) < 0) {
-        snprintf(err, errlen, "%s: cannot append to the journal: %s", path, strerror(errno));
-        rc = -1;
-    }
     /* cut the torn fragment off, or the next record would be glued to it */
     if (rc == 0 && torn && ftruncate(j->fd, whole) != 0) {
         snprintf(err, errlen, "%s: cannot cut its torn last line: %s", path, strerror(errno));
         rc = -1;
+    }
+    if (rc != 0) { /* the lock is not kept for a run that does not go on */
+        close(j->fd);
+        j->fd = -1;
     }
     j->end = (uint64_t)whole;
     return rc;

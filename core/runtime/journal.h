@@ -7,7 +7,9 @@
  *
  * A cell is recorded after its result went to every sink; a crash in
  * between (microseconds) re-runs that one cell on resume.  A record is
- * appended whole or not at all (a full disk), so the file stays readable. */
+ * appended whole or not at all (a full disk), so the file stays readable.
+ * A run holds an exclusive flock on its journal until it closes it: a
+ * second run of the same journal (create or resume) is refused. */
 #ifndef DLG_JOURNAL_H
 #define DLG_JOURNAL_H
 
@@ -48,7 +50,7 @@ void dlg_journal_config_id(const struct dlg_config *cfg, char *out, size_t len);
 int dlg_journal_config_recheck(const char *file, const char *const *sets, size_t nsets, const char *id,
                                char *why, size_t len);
 
-/* Starts a fresh journal (truncating an old one). */
+/* Starts a fresh journal (truncating an old one that no run holds). */
 int dlg_journal_create(dlg_journal *j, const char *path, const char *run_id, const char *hash, char *err,
                        size_t errlen);
 /* Reopens an interrupted run's journal; refuses one made for another

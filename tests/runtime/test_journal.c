@@ -1,7 +1,7 @@
 /* The run journal: records read back, a torn last line (a power cut
  * mid-write) forgotten and cut off, so the records appended after it on
- * resume stay whole lines, a record of any length read whole, and a journal
- * of another configuration refused. */
+ * resume stay whole lines, a record of any length read whole, a journal
+ * of another configuration refused, and one that a run holds left to it. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -165,6 +165,47 @@ static void test_long_records(void **unused)
     rmdir(dir);
 }
 
+/* While one run holds the journal, a second run (fresh or --resume) is
+ * refused and the first's records stay; once it closes, --resume works.
+ * The second fresh run used to truncate the journal, after which both
+ * appended to it. */
+static void test_one_run_per_journal(void **unused)
+{
+    (void)unused;
+    char dir[64], path[128], err[512];
+    journal_path(dir, sizeof dir, path, sizeof path);
+    dlg_journal a, b;
+    assert_int_equal(dlg_journal_create(&a, path, "r1", "abc", err, sizeof err), 0);
+    assert_int_equal(dlg_journal_record(&a, "s", 0, "ok", err, sizeof err), 0);
+    off_t size = file_size(path);
+
+    assert_int_not_equal(dlg_journal_create(&b, path, "r2", "abc", err, sizeof err), 0);
+    assert_non_null(strstr(err, "another dlgauge run is using this journal"));
+    assert_int_equal(b.fd, -1);
+    dlg_journal_close(&b);
+    assert_int_equal(file_size(path), size); /* not truncated under the first run */
+    assert_int_not_equal(dlg_journal_resume(&b, path, "abc", err, sizeof err), 0);
+    assert_non_null(strstr(err, "cannot resume: another dlgauge run is using this journal"));
+    dlg_journal_close(&b);
+
+    assert_int_equal(dlg_journal_record(&a, "s", 1, "ok", err, sizeof err), 0);
+    dlg_journal_close(&a);
+    assert_int_equal(dlg_journal_resume(&b, path, "abc", err, sizeof err), 0);
+    assert_string_equal(b.run_id, "r1");
+    assert_int_equal(b.ndone, 2);
+    /* a refused resume (another configuration) does not keep the lock */
+    assert_int_not_equal(dlg_journal_resume(&a, path, "other", err, sizeof err), 0);
+    assert_non_null(strstr(err, "another dlgauge run is using this journal"));
+    dlg_journal_close(&b);
+    assert_int_not_equal(dlg_journal_resume(&a, path, "other", err, sizeof err), 0);
+    assert_non_null(strstr(err, "the configuration changed"));
+    dlg_journal_close(&a);
+    assert_int_equal(dlg_journal_create(&a, path, "r3", "abc", err, sizeof err), 0);
+    dlg_journal_close(&a);
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -172,6 +213,7 @@ int main(void)
         cmocka_unit_test(test_full_disk_mid_record),
         cmocka_unit_test(test_torn_header),
         cmocka_unit_test(test_long_records),
+        cmocka_unit_test(test_one_run_per_journal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
