@@ -9,25 +9,14 @@
 
 int dlg_cpus_available(void)
 {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) != 0)
-        return 1;
-    return CPU_COUNT(&set);
-}
-
-void dlg_cpuset_format(const cpu_set_t *set, char *buf, size_t len)
-{
-    size_t o = 0;
-    buf[0] = '\0';
-    for (int c = 0; c < CPU_SETSIZE && o < len; c++) {
-        if (!CPU_ISSET(c, set))
-            continue;
-        int e = c;
-        while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, set))
-            e++;
-        o += (size_t)snprintf(buf + o, len - o, e > c ? "%s%d-%d" : "%s%d", o ? "," : "", c, e);
-        c = e;
-    }
+    dlg_cpuset set;
+    int n = 1;
+    if (dlg_cpuset_init(&set, 0) != 0)
+        return n;
+    if (dlg_cpuset_get_affinity(&set) == 0)
+        n = dlg_cpuset_count(&set);
+    dlg_cpuset_fini(&set);
+    return n;
 }
 
 int dlg_cpus_check_limits(const char *cpus, int n, const dlg_cgroup_limits *env, char *why, size_t whylen)
@@ -63,23 +52,29 @@ int dlg_cpus_granted(int count, int available, double cell_quota, double env_quo
     return fit > 0 ? fit : 1;
 }
 
-int dlg_pin_cpus(const char *cpus, const dlg_cgroup_limits *env, cpu_set_t *saved, char *list, size_t listlen,
+int dlg_pin_cpus(const char *cpus, const dlg_cgroup_limits *env, dlg_cpuset *saved, char *list, size_t listlen,
                  char *why, size_t whylen)
 {
-    if (sched_getaffinity(0, sizeof *saved, saved) != 0) {
+    if (dlg_cpuset_get_affinity(saved) != 0) {
         snprintf(why, whylen, "sched_getaffinity: %s", strerror(errno));
         return -1;
     }
-    cpu_set_t want;
-    int n = dlg_cpus_choose(cpus, saved, &want, why, whylen);
-    if (n < 0 || dlg_cpus_check_limits(cpus, n, env, why, whylen) != 0)
-        return -1;
-    if (sched_setaffinity(0, sizeof want, &want) != 0) {
-        snprintf(why, whylen, "sched_setaffinity: %s", strerror(errno));
+    dlg_cpuset want;
+    if (dlg_cpuset_init(&want, saved->nbits) != 0) {
+        snprintf(why, whylen, "out of memory");
         return -1;
     }
-    dlg_cpuset_format(&want, list, listlen);
+    int n = dlg_cpus_choose(cpus, saved, &want, why, whylen);
+    if (n >= 0 && dlg_cpus_check_limits(cpus, n, env, why, whylen) != 0)
+        n = -1;
+    if (n >= 0 && dlg_cpuset_set_affinity(&want) != 0) {
+        snprintf(why, whylen, "sched_setaffinity: %s", strerror(errno));
+        n = -1;
+    }
+    if (n >= 0)
+        dlg_cpuset_format(&want, list, listlen);
+    dlg_cpuset_fini(&want);
     return n;
 }
 
-void dlg_unpin_cpus(const cpu_set_t *saved) { sched_setaffinity(0, sizeof *saved, saved); }
+void dlg_unpin_cpus(const dlg_cpuset *saved) { dlg_cpuset_set_affinity(saved); }

@@ -20,11 +20,16 @@
 
 /* Whether a cell could be pinned to `cpus` here (the runner's own choice
  * and quota check, without pinning); why[] says why not. */
-static bool cpus_fit(const char *cpus, const cpu_set_t *allowed, const dlg_cgroup_limits *env, char *why,
+static bool cpus_fit(const char *cpus, const dlg_cpuset *allowed, const dlg_cgroup_limits *env, char *why,
                      size_t whylen)
 {
-    cpu_set_t want;
+    dlg_cpuset want;
+    if (dlg_cpuset_init(&want, allowed->nbits) != 0) {
+        snprintf(why, whylen, "out of memory");
+        return false;
+    }
     int n = dlg_cpus_choose(cpus, allowed, &want, why, whylen);
+    dlg_cpuset_fini(&want);
     return n >= 0 && dlg_cpus_check_limits(cpus, n, env, why, whylen) == 0;
 }
 
@@ -55,7 +60,7 @@ static size_t lost_cells(const dlg_plan *p, size_t j, size_t nvalues, size_t nba
     return cells;
 }
 
-static int check_cpus(const dlg_plan *p, size_t jidx, const cpu_set_t *allowed, const dlg_cgroup_limits *env,
+static int check_cpus(const dlg_plan *p, size_t jidx, const dlg_cpuset *allowed, const dlg_cgroup_limits *env,
                       FILE *warn, char *err, size_t errlen)
 {
     const dlg_job *j = &p->jobs[jidx];
@@ -371,17 +376,23 @@ int dlg_plan_check_inputs(const dlg_plan *p, FILE *warn, char *err, size_t errle
 {
     if (check_storage_paths(p, err, errlen) != 0)
         return -1;
-    cpu_set_t allowed;
-    bool have_cpus = sched_getaffinity(0, sizeof allowed, &allowed) == 0;
+    dlg_cpuset allowed;
+    if (dlg_cpuset_init(&allowed, 0) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    bool have_cpus = dlg_cpuset_get_affinity(&allowed) == 0;
     dlg_cgroup_limits env;
     dlg_cgroup_env_limits(NULL, &env);
-    for (size_t j = 0; j < p->njobs; j++) {
+    int rc = 0;
+    for (size_t j = 0; j < p->njobs && rc == 0; j++) {
         const dlg_job *job = &p->jobs[j];
         if (have_cpus && check_cpus(p, j, &allowed, &env, warn, err, errlen) != 0)
-            return -1;
-        for (size_t k = 0; k < job->nwl; k++)
+            rc = -1;
+        for (size_t k = 0; k < job->nwl && rc == 0; k++)
             if (check_read_path(p, j, k, err, errlen) != 0)
-                return -1;
+                rc = -1;
     }
-    return 0;
+    dlg_cpuset_fini(&allowed);
+    return rc;
 }

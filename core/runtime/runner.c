@@ -487,18 +487,23 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
     dlg_services_set_context(&svc, "%s:%d: [job %s]", cell->job->sec->file, cell->job->sec->line, cell->job->name);
     dlg_host_impl *host = dlg_host_new(&svc, "%s:%d: [job %s] %s", cell->job->sec->file, cell->job->sec->line,
                                        cell->job->name, cell->job->workload->name);
-    cpu_set_t saved;
-    char why[256];
+    dlg_cpuset saved;
+    char why[256], where[600];
     dlg_cgroup_limits env;
     dlg_cgroup_env_limits(NULL, &env);
-    int pinned = dlg_pin_cpus(cell->core[DLG_K_CPUS].text, &env, &saved, res->cpu_list, sizeof res->cpu_list, why,
+    int pinned = -1;
+    if (dlg_cpuset_init(&saved, 0) != 0)
+        snprintf(why, sizeof why, "out of memory");
+    else
+        pinned = dlg_pin_cpus(cell->core[DLG_K_CPUS].text, &env, &saved, res->cpu_list, sizeof res->cpu_list, why,
                               sizeof why);
     if (!host) {
         snprintf(res->error, sizeof res->error, "out of memory");
         res->status = "error";
     } else if (pinned < 0) {
-        snprintf(res->error, sizeof res->error, "%s:%d: [job %s] %s", cell->job->sec->file, cell->job->sec->line,
-                 cell->job->name, why);
+        /* at the cpus key's line, as the plan's check says it */
+        dlg_plan_where(cell->job->core_src[DLG_K_CPUS], cell->job->sec, where, sizeof where);
+        snprintf(res->error, sizeof res->error, "%s[job %s] %s", where, cell->job->name, why);
         res->status = "error";
     } else {
         double cq = cell->core[DLG_K_CPU_QUOTA].d;
@@ -533,6 +538,7 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
         res->rss_peak = proc_hwm_bytes();
         dlg_unpin_cpus(&saved);
     }
+    dlg_cpuset_fini(&saved);
     dlg_host_free(host);
     dlg_services_fini(&svc);
 }

@@ -1,5 +1,7 @@
 #include "topology.h"
 
+#include "cpuset.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +25,7 @@ int dlg_cpus_parse(const char *text, int *count, int *first, int *last, char *wh
     if (end != text && *end == '-' && a >= 0) {
         char *end2;
         b = strtol(end + 1, &end2, 10);
-        if (end2 != end + 1 && *end2 == '\0' && b >= a && b < CPU_SETSIZE) {
+        if (end2 != end + 1 && *end2 == '\0' && b >= a && b < DLG_CPU_ID_LIMIT) {
             *first = (int)a;
             *last = (int)b;
             *count = (int)(b - a + 1);
@@ -34,37 +36,22 @@ int dlg_cpus_parse(const char *text, int *count, int *first, int *last, char *wh
     return -1;
 }
 
-/* One id of a list: digits, below CPU_SETSIZE; -1 if not. */
-static long list_id(const char *p, char **end)
-{
-    if (*p < '0' || *p > '9')
-        return -1;
-    long v = strtol(p, end, 10);
-    return v < CPU_SETSIZE ? v : -1;
-}
-
 int dlg_cpulist_parse(const char *text, cpu_set_t *set)
 {
+    dlg_cpuset s;
     CPU_ZERO(set);
-    if (strcmp(text, "") == 0 || strcmp(text, "\n") == 0)
-        return 0; /* e.g. node/has_cpu on a machine without such nodes */
-    const char *p = text;
-    for (;;) {
-        char *end;
-        long first = list_id(p, &end), last = first;
-        if (first >= 0 && *end == '-')
-            last = list_id(end + 1, &end);
-        if (first < 0 || last < first)
-            return -1;
-        for (long id = first; id <= last; id++)
-            CPU_SET((int)id, set);
-        if (*end == ',')
-            p = end + 1;
-        else if (*end == '\0' || (*end == '\n' && end[1] == '\0'))
-            return CPU_COUNT(set);
-        else
-            return -1;
+    if (dlg_cpuset_init(&s, CPU_SETSIZE) != 0)
+        return -1;
+    int n = dlg_cpuset_parse_list(text, &s);
+    if (n > 0 && s.nbits > CPU_SETSIZE) { /* an id that *set cannot hold */
+        for (int id = CPU_SETSIZE; id < s.nbits && n >= 0; id++)
+            if (dlg_cpuset_has(&s, id))
+                n = -1;
     }
+    if (n > 0)
+        memcpy(set, s.bits, sizeof *set);
+    dlg_cpuset_fini(&s);
+    return n;
 }
 
 int dlg_numa_nodes(const char *sysfs)
@@ -76,8 +63,12 @@ int dlg_numa_nodes(const char *sysfs)
         return 1;
     bool got = fgets(text, sizeof text, f) != NULL;
     fclose(f);
-    cpu_set_t nodes;
-    int n = got ? dlg_cpulist_parse(text, &nodes) : -1;
+    dlg_cpuset nodes;
+    int n = -1;
+    if (got && dlg_cpuset_init(&nodes, 0) == 0) {
+        n = dlg_cpuset_parse_list(text, &nodes);
+        dlg_cpuset_fini(&nodes);
+    }
     return n > 0 ? n : 1;
 }
 
@@ -124,26 +115,29 @@ static int cmp_core(const void *a, const void *b)
     return x->cpu - y->cpu;
 }
 
-int dlg_cpus_choose(const char *text, const cpu_set_t *allowed, cpu_set_t *out, char *why, size_t whylen)
+int dlg_cpus_choose(const char *text, const dlg_cpuset *allowed, dlg_cpuset *out, char *why, size_t whylen)
 {
     int count, first, last;
     if (dlg_cpus_parse(text, &count, &first, &last, why, whylen) != 0)
         return -1;
-    int avail = CPU_COUNT(allowed);
-    CPU_ZERO(out);
+    int avail = dlg_cpuset_count(allowed);
+    /* out the size of allowed: no add below can fail */
+    if (dlg_cpuset_copy(out, allowed) != 0) {
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
+    if (count == 0)
+        return avail;
+    CPU_ZERO_S(out->size, out->bits);
     if (first >= 0) {
         for (int c = first; c <= last; c++) {
-            if (!CPU_ISSET(c, allowed)) {
+            if (!dlg_cpuset_has(allowed, c)) {
                 snprintf(why, whylen, "cpus = %s: CPU %d is not available to this process", text, c);
                 return -1;
             }
-            CPU_SET(c, out);
+            dlg_cpuset_add(out, c);
         }
         return count;
-    }
-    if (count == 0) {
-        *out = *allowed;
-        return avail;
     }
     if (count > avail) {
         snprintf(why, whylen, "cpus = %d, but only %d CPUs are available to this process", count, avail);
@@ -155,8 +149,8 @@ int dlg_cpus_choose(const char *text, const cpu_set_t *allowed, cpu_set_t *out, 
         return -1;
     }
     size_t n = 0;
-    for (int c = 0; c < CPU_SETSIZE && n < (size_t)avail; c++) {
-        if (!CPU_ISSET(c, allowed))
+    for (int c = 0; c < allowed->nbits && n < (size_t)avail; c++) {
+        if (!dlg_cpuset_has(allowed, c))
             continue;
         char path[160];
         snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/core_id", c);
@@ -183,13 +177,13 @@ int dlg_cpus_choose(const char *text, const cpu_set_t *allowed, cpu_set_t *out, 
     for (int pass = 0; pass < 4 && taken < count; pass++) {
         bool same_node = pass < 2, first_sibling = pass % 2 == 0;
         for (size_t i = 0; i < n && taken < count; i++) {
-            if ((info[i].node == best_node) != same_node || CPU_ISSET(info[i].cpu, out))
+            if ((info[i].node == best_node) != same_node || dlg_cpuset_has(out, info[i].cpu))
                 continue;
             bool is_first = i == 0 || info[i - 1].core != info[i].core || info[i - 1].package != info[i].package ||
                             info[i - 1].node != info[i].node;
             if (first_sibling && !is_first)
                 continue;
-            CPU_SET(info[i].cpu, out);
+            dlg_cpuset_add(out, info[i].cpu);
             taken++;
         }
     }

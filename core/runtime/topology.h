@@ -6,20 +6,20 @@
 #define DLG_TOPOLOGY_H
 
 #define _GNU_SOURCE
+#include "cpuset.h"
+
 #include <sched.h>
 #include <stddef.h>
 
 /* Parses a cpus value: "N" (a count, 0 = all) or "A-B" (CPU ids). */
 int dlg_cpus_parse(const char *text, int *count, int *first, int *last, char *why, size_t whylen);
 
-/* Picks the CPUs for a cpus value out of `allowed`.  Returns how many were
- * chosen, or -1 with why[] filled. */
-int dlg_cpus_choose(const char *text, const cpu_set_t *allowed, cpu_set_t *out, char *why, size_t whylen);
+/* Picks the CPUs for a cpus value out of `allowed` into out (initialized,
+ * see cpuset.h).  Returns how many were chosen, or -1 with why[] filled. */
+int dlg_cpus_choose(const char *text, const dlg_cpuset *allowed, dlg_cpuset *out, char *why, size_t whylen);
 
-/* Parses a kernel list of CPU or node ids as sysfs writes it ("0-3,8-11",
- * "0,2", "" for none; a trailing newline is allowed) into *set.  Returns
- * how many ids it names, or -1 when it is malformed or names an id of
- * CPU_SETSIZE or more. */
+/* dlg_cpuset_parse_list into a fixed cpu_set_t: -1 also for an id of
+ * CPU_SETSIZE (1024) or more, which *set cannot hold. */
 int dlg_cpulist_parse(const char *text, cpu_set_t *set);
 
 /* NUMA nodes online, from SYSFS/devices/system/node/online (sysfs: "/sys",

@@ -1,6 +1,8 @@
 /* Kernel id lists (sysfs cpu/online, node/online) and the NUMA node count
  * that sysinfo prints, read from a fake sysfs tree: nodes with a gap
- * (0-1,3) are 3 nodes (probing node0, node1, ... stopped at the gap). */
+ * (0-1,3) are 3 nodes (probing node0, node1, ... stopped at the gap).
+ * Ids of 1024 and more (cpu_set_t's limit) as machines with more CPUs
+ * have: listed, counted, asked for by a cpus range and picked. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,12 +17,12 @@
 #include "topology.h"
 
 /* The ids of set as "0,1,3" (each id, no ranges). */
-static void ids(const cpu_set_t *set, char *out, size_t len)
+static void ids(const dlg_cpuset *set, char *out, size_t len)
 {
     size_t o = 0;
     out[0] = '\0';
-    for (int c = 0; c < CPU_SETSIZE && o < len; c++)
-        if (CPU_ISSET(c, set))
+    for (int c = 0; c < set->nbits && o < len; c++)
+        if (dlg_cpuset_has(set, c))
             o += (size_t)snprintf(out + o, len - o, "%s%d", o ? "," : "", c);
 }
 
@@ -33,27 +35,99 @@ static void list_parses(void **st)
     } ok[] = {
         {"0", "0", 1},         {"0-3\n", "0,1,2,3", 4}, {"0-1,3", "0,1,3", 3}, {"5,2", "2,5", 2},
         {"", "", 0},           {"\n", "", 0},           {"1023", "1023", 1},  {"7-7", "7", 1},
-        {"0-1,1-2", "0,1,2", 3},
+        {"0-1,1-2", "0,1,2", 3}, {"1024", "1024", 1}, {"1023-1025", "1023,1024,1025", 3},
+        {"0,8191\n", "0,8191", 2}, {"65535", "65535", 1},
     };
     char got[256];
     for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
-        cpu_set_t set;
-        assert_int_equal(dlg_cpulist_parse(ok[i].text, &set), ok[i].n);
+        dlg_cpuset set;
+        assert_int_equal(dlg_cpuset_init(&set, 0), 0);
+        assert_int_equal(dlg_cpuset_parse_list(ok[i].text, &set), ok[i].n);
         ids(&set, got, sizeof got);
         assert_string_equal(got, ok[i].ids);
+        dlg_cpuset_fini(&set);
     }
+    dlg_cpuset big;
+    assert_int_equal(dlg_cpuset_init(&big, 0), 0);
+    assert_int_equal(dlg_cpuset_parse_list("0-4095", &big), 4096);
+    char list[64];
+    dlg_cpuset_format(&big, list, sizeof list);
+    assert_string_equal(list, "0-4095");
+    dlg_cpuset_fini(&big);
+}
+
+/* The fixed-size form: what cpu_set_t holds, and -1 for what it cannot. */
+static void fixed_list_parses_below_1024(void **st)
+{
+    (void)st;
+    cpu_set_t set;
+    assert_int_equal(dlg_cpulist_parse("0-1,1023", &set), 3);
+    assert_true(CPU_ISSET(1023, &set) && CPU_ISSET(1, &set) && !CPU_ISSET(2, &set));
+    assert_int_equal(dlg_cpulist_parse("", &set), 0);
+    assert_int_equal(dlg_cpulist_parse("0,1024", &set), -1);
+    assert_int_equal(dlg_cpulist_parse("x", &set), -1);
 }
 
 static void list_refuses_malformed(void **st)
 {
     (void)st;
-    static const char *const bad[] = {"x", "0-", "-1", "3-1", "0,", ",0", "0 1", "1024", "0-1024", "0\n\n",
-                                      "0:2", "+1", "0-3:2"};
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        cpu_set_t set;
-        if (dlg_cpulist_parse(bad[i], &set) != -1)
+    static const char *const bad[] = {"x",    "0-",   "-1",    "3-1",   "0,",     ",0",
+                                      "0 1",  "0\n\n", "0:2",   "+1",    "0-3:2",  "65536",
+                                      "0-99999999999999999999", "99999999999999999999"};
+    dlg_cpuset set;
+    assert_int_equal(dlg_cpuset_init(&set, 0), 0);
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        if (dlg_cpuset_parse_list(bad[i], &set) != -1)
             fail_msg("'%s' was taken as a list", bad[i]);
-    }
+    dlg_cpuset_fini(&set);
+}
+
+/* A machine whose node ids go past 1023 (sparse ids): each node counts. */
+static void numa_nodes_beyond_1024(void **st)
+{
+    const rt_dir *d = *st;
+    char p[512], root[512];
+    rt_write(d, "sys/devices/system/node/online", "0,1100-1101\n", p, sizeof p);
+    snprintf(root, sizeof root, "%s/sys", d->path);
+    assert_int_equal(dlg_numa_nodes(root), 3);
+}
+
+/* cpus = A-B with ids past 1023 is a range, and picks exactly those CPUs
+ * of a process allowed CPUs 0-1 and 1500-2047; a count picks among all. */
+static void cpus_beyond_1024_chosen(void **st)
+{
+    (void)st;
+    int count, first, last;
+    char why[256], list[64];
+    assert_int_equal(dlg_cpus_parse("1500-1501", &count, &first, &last, why, sizeof why), 0);
+    assert_int_equal(count, 2);
+    assert_int_equal(first, 1500);
+    dlg_cpuset allowed, out;
+    assert_int_equal(dlg_cpuset_init(&allowed, 0), 0);
+    assert_int_equal(dlg_cpuset_init(&out, 0), 0);
+    assert_int_equal(dlg_cpuset_parse_list("0-1,1500-2047", &allowed), 550);
+    assert_int_equal(dlg_cpus_choose("1500-1501", &allowed, &out, why, sizeof why), 2);
+    dlg_cpuset_format(&out, list, sizeof list);
+    assert_string_equal(list, "1500-1501");
+    assert_int_equal(dlg_cpus_choose("0", &allowed, &out, why, sizeof why), 550);
+    assert_int_equal(dlg_cpuset_count(&out), 550);
+    assert_int_equal(dlg_cpus_choose("550", &allowed, &out, why, sizeof why), 550);
+    assert_true(dlg_cpuset_has(&out, 2047) && dlg_cpuset_has(&out, 0));
+    assert_int_equal(dlg_cpus_choose("1499-1500", &allowed, &out, why, sizeof why), -1);
+    assert_non_null(strstr(why, "CPU 1499 is not available"));
+    dlg_cpuset_fini(&allowed);
+    dlg_cpuset_fini(&out);
+}
+
+/* This process's own CPUs, read whatever the kernel's mask size. */
+static void own_affinity_read(void **st)
+{
+    (void)st;
+    dlg_cpuset s;
+    assert_int_equal(dlg_cpuset_init(&s, 0), 0);
+    assert_int_equal(dlg_cpuset_get_affinity(&s), 0);
+    assert_true(dlg_cpuset_count(&s) >= 1);
+    dlg_cpuset_fini(&s);
 }
 
 /* node/online with a gap, and node0, node1, node3 folders as the kernel has. */
@@ -98,7 +172,11 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(list_parses),
+        cmocka_unit_test(fixed_list_parses_below_1024),
         cmocka_unit_test(list_refuses_malformed),
+        cmocka_unit_test_setup_teardown(numa_nodes_beyond_1024, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test(cpus_beyond_1024_chosen),
+        cmocka_unit_test(own_affinity_read),
         cmocka_unit_test_setup_teardown(numa_nodes_with_gap, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(numa_nodes_without_list, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test(numa_nodes_of_this_machine),
