@@ -114,7 +114,7 @@ typedef struct influx_http_conf {
 int influx_http_open(const dlg_host *h, const influx_http_conf *conf, bool *v2, influx_http **out);
 /* What influx_http_open would refuse, without a handle or any traffic. */
 int influx_http_check(const dlg_host *h, const influx_http_conf *conf);
-/* The full write URL (for messages). */
+/* The full write URL for messages, credentials hidden (influx_url_shown). */
 const char *influx_http_url(const influx_http *c);
 /* POSTs body, waiting at most timeout_ns (connecting included; at least
  * 1 ms); on anything but INFLUX_SENT, why gets a one-line reason:
@@ -128,6 +128,12 @@ uint64_t influx_http_retry_after_ns(const influx_http *c);
 /* The last rejection's error text from InfluxDB, whole ("" if none). */
 const char *influx_http_error(const influx_http *c);
 void influx_http_close(influx_http *c);
+
+/* ---- the URL in messages (influx_url.c) ---- */
+/* url into out as messages show it: a password in its user info and the
+ * values of the p=, password= and token= parameters become "***".  0 or
+ * -DLG_ENOMEM. */
+int influx_url_shown(const char *url, dlg_sbuf *out);
 
 /* ---- UDP (influx_udp.c) ---- */
 int influx_udp_open(const dlg_host *h, const char *hostport, size_t payload, influx_udp **out);

@@ -15,6 +15,7 @@
 struct influx_http {
     CURL *curl;
     char *url;
+    dlg_sbuf shown; /* url for messages, credentials hidden */
     struct curl_slist *headers;
     char errbuf[CURL_ERROR_SIZE];
     dlg_sbuf body;
@@ -89,12 +90,17 @@ static int build_url(const dlg_host *h, const influx_http_conf *conf, bool v2, c
     CURLU *u = curl_url();
     if (!u)
         return h->error(h, DLG_ENOMEM, "out of memory");
+    dlg_sbuf shown = {0}; /* the url for messages */
     int rc = 0;
     char *scheme = NULL, *query = NULL, *path = NULL;
+    if (influx_url_shown(conf->url, &shown) != 0) {
+        rc = h->error(h, DLG_ENOMEM, "out of memory");
+        goto out;
+    }
     if (curl_url_set(u, CURLUPART_URL, conf->url, 0) != CURLUE_OK ||
         curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
         (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0)) {
-        rc = h->error(h, DLG_EINVAL, "url = %s: not an http:// or https:// URL", conf->url);
+        rc = h->error(h, DLG_EINVAL, "url = %s: not an http:// or https:// URL", shown.p);
         goto out;
     }
     if (curl_url_get(u, CURLUPART_QUERY, &query, 0) != CURLUE_OK)
@@ -119,12 +125,12 @@ static int build_url(const dlg_host *h, const influx_http_conf *conf, bool v2, c
     } else if (!query_has(query, "db=")) {
         rc = h->error(h, DLG_EINVAL,
                       "url = %s: has no db= parameter; write http://HOST:8086/write?db=NAME "
-                      "(InfluxDB 1.x) or set org, bucket and token (2.x)", conf->url);
+                      "(InfluxDB 1.x) or set org, bucket and token (2.x)", shown.p);
         goto out;
     }
     if (query_has(query, "precision=") && !query_has(query, "precision=ns")) {
         rc = h->error(h, DLG_EINVAL, "url = %s: dlgauge sends nanosecond timestamps; drop precision= "
-                      "or use precision=ns", conf->url);
+                      "or use precision=ns", shown.p);
         goto out;
     }
     if (!query_has(query, "precision=") || v2)
@@ -138,6 +144,7 @@ out:
     curl_free(query);
     curl_free(path);
     curl_url_cleanup(u);
+    sbuf_free(&shown);
     return rc;
 }
 
@@ -219,6 +226,8 @@ int influx_http_open(const dlg_host *h, const influx_http_conf *conf, bool *v2, 
     if (!c)
         return h->error(h, DLG_ENOMEM, "out of memory");
     rc = build_url(h, conf, any2, &c->url);
+    if (rc == 0 && influx_url_shown(c->url, &c->shown) != 0)
+        rc = h->error(h, DLG_ENOMEM, "out of memory");
     if (rc == 0)
         rc = setup_handle(h, conf, any2, c);
     if (rc != 0) {
@@ -230,7 +239,7 @@ int influx_http_open(const dlg_host *h, const influx_http_conf *conf, bool *v2, 
     return 0;
 }
 
-const char *influx_http_url(const influx_http *c) { return c->url; }
+const char *influx_http_url(const influx_http *c) { return c->shown.p; }
 
 /* InfluxDB's own words: {"error": ...} (1.x), {"message": ...} (2.x), the
  * X-Influxdb-Error header, else the start of the body. */
@@ -303,6 +312,7 @@ void influx_http_close(influx_http *c)
     curl_slist_free_all(c->headers);
     sbuf_free(&c->body);
     sbuf_free(&c->err);
+    sbuf_free(&c->shown);
     free(c->url);
     free(c);
 }

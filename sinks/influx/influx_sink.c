@@ -27,7 +27,8 @@ static const dlg_option influx_options[] = {
     {"path", DLG_OPT_STRING, NULL, NULL, NULL, NULL, "write line protocol to this file (one of path, url, udp)", NS},
     {"url", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
      "1.x: http://HOST:8086/write?db=NAME; 2.x: http://HOST:8086 with org, bucket, token", NS},
-    {"udp", DLG_OPT_STRING, NULL, NULL, NULL, NULL, "send datagrams to HOST:PORT (an InfluxDB UDP listener)", NS},
+    {"udp", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
+     "send datagrams to HOST:PORT, PORT 1..65535 (an InfluxDB UDP listener)", NS},
     {"org", DLG_OPT_STRING, NULL, NULL, NULL, NULL, "InfluxDB 2.x organization", NS},
     {"bucket", DLG_OPT_STRING, NULL, NULL, NULL, NULL, "InfluxDB 2.x bucket", NS},
     {"token", DLG_OPT_STRING, NULL, NULL, NULL, NULL, "InfluxDB 2.x API token (Authorization: Token ...)", NS},
@@ -152,6 +153,15 @@ static int send_pending(influx_sink *s, uint64_t deadline_ns)
     return rc;
 }
 
+/* When one retry sequence started now ends: every try taking its whole
+ * timeout, plus the backoff waits.  No batch holds the run up longer: a
+ * Retry-After that would (a rate-limited InfluxDB may ask for minutes per
+ * retry) spools the batch instead, while the cells go on being measured. */
+static uint64_t sequence_deadline(const influx_sink *s)
+{
+    return now_ns(s) + s->timeout_ns * (uint64_t)(s->retries + 1) + influx_retry_waits_ns(s->backoff_ns, s->retries);
+}
+
 static void log_dropped(influx_sink *s, const dlg_point *p)
 {
     s->h->log(s->h, DLG_LOG_DEBUG, "%s point at %lld dropped: no field InfluxDB can store "
@@ -177,11 +187,11 @@ static int influx_write(void *state, const dlg_point *pts, size_t n)
         if (s->npending++ == 0)
             s->pending_since_ns = now_ns(s);
         if (s->npending >= s->batch)
-            influx_keep_first(&rc, send_pending(s, UINT64_MAX));
+            influx_keep_first(&rc, send_pending(s, sequence_deadline(s)));
     }
     /* A file or a datagram costs nothing to send: write through. */
     if (!s->http || (s->npending && now_ns(s) - s->pending_since_ns >= s->flush_interval_ns))
-        influx_keep_first(&rc, send_pending(s, UINT64_MAX));
+        influx_keep_first(&rc, send_pending(s, sequence_deadline(s)));
     if (s->degraded && now_ns(s) >= s->next_resend_ns)
         influx_keep_first(&rc, try_resend(s, false, UINT64_MAX));
     return rc;
@@ -298,8 +308,7 @@ static int open_http(influx_sink *s, const dlg_value *o)
         return s->h->error(s->h, DLG_ENOMEM, "out of memory");
     /* What a previous run could not send goes first; where it cannot,
      * enter_degraded warns and new points are spooled after it. */
-    uint64_t budget = s->timeout_ns * (uint64_t)(s->retries + 1) + influx_retry_waits_ns(s->backoff_ns, s->retries);
-    rc = try_resend(s, true, now_ns(s) + budget);
+    rc = try_resend(s, true, sequence_deadline(s));
     if (rc == -DLG_EINVAL && s->rejected > 0) {
         /* saved to the rejected file: no reason to measure nothing; the
          * flush at the end reports them */
@@ -356,9 +365,16 @@ static int check_keys(const dlg_host *h, const dlg_value *o)
     int way = last_way(o, others, sizeof others);
     if (way < 0)
         return h->error(h, DLG_EINVAL, "set exactly one of path (a file), url (HTTP) or udp (HOST:PORT); none is set");
-    if (others[0])
-        return h->error(h, DLG_EINVAL, "%s = %s: set exactly one of path (a file), url (HTTP) or udp (HOST:PORT); "
-                        "more than one is set (%s too)", influx_options[way].name, o[way].text, others);
+    if (others[0]) {
+        dlg_sbuf shown = {0}; /* a url's credentials stay out of the message */
+        const char *v = way != OPT_URL                           ? o[way].text
+                        : influx_url_shown(o[way].text, &shown) == 0 ? shown.p
+                                                                      : "(hidden)";
+        int rc = h->error(h, DLG_EINVAL, "%s = %s: set exactly one of path (a file), url (HTTP) or udp "
+                          "(HOST:PORT); more than one is set (%s too)", influx_options[way].name, v, others);
+        sbuf_free(&shown);
+        return rc;
+    }
     if (opt_str(&o[OPT_URL]))
         return 0;
     int v2 = opt_str(&o[OPT_ORG])      ? OPT_ORG

@@ -705,6 +705,39 @@ static void assert_request(const fake *fk, size_t n, size_t i, const char *body)
     json_object_put(all);
 }
 
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* During the run a Retry-After longer than a whole retry sequence (here
+ * 2 x 1 s timeouts and a 10 ms backoff) does not hold the run up: the
+ * batch is spooled at once, and the flush delivers it. */
+static void test_long_retry_after_spools_during_run(void **state)
+{
+    server *s = *state;
+    fake fk;
+    static const char *const steps[] = {"429:6", NULL};
+    fake_start(&fk, s->dir, "fake8", steps);
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    static const char *const opts[] = {"backoff=10ms", "retries=1", "timeout=1s", "batch=1", NULL};
+    void *st = open_fake_with(&fk, &m, &ops, opts);
+    double t0 = mono_s();
+    write_seq(ops, st, "ra", 0, 1);
+    assert_true(mono_s() - t0 < 2.0); /* not the 6 s InfluxDB asked for */
+    assert_int_equal(m.warnings, 1); /* spooled */
+    assert_non_null(strstr(m.last_log, "HTTP 429"));
+    assert_int_equal(ops->flush(st, 5000000000u), 0);
+    ops->close(st);
+    assert_int_equal(m.errors, 0);
+    assert_request(&fk, 2, 1, "ra v=0i 1000\n");
+    fake_stop(&fk);
+}
+
 /* A v2 sink on the fake with a NULL-ended script; spool under the fake's dir. */
 static void *open_v2(const fake *fk, mock_host *m, const dlg_sink_ops **ops, int want)
 {
@@ -925,11 +958,9 @@ static void test_request_capped_by_flush_deadline(void **state)
                                        "flush_interval=1h", NULL};
     void *st = open_fake_with(&fk, &m, &ops, opts);
     assert_int_equal(write_full(ops, st, 0), 0);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = mono_s();
     int rc = ops->flush(st, 1000000000u);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    double took = mono_s() - t0;
     if (took > 2.0)
         fail_msg("the flush given 1 s took %.2f s", took);
     assert_int_equal(rc, -DLG_EAGAIN);
@@ -1065,6 +1096,7 @@ int main(void)
         cmocka_unit_test(test_spool_append_after_fragment),
         cmocka_unit_test(test_sent_offset_mid_line_ignored),
         cmocka_unit_test(test_retry_after_honoured),
+        cmocka_unit_test(test_long_retry_after_spools_during_run),
         cmocka_unit_test(test_v2_request),
         cmocka_unit_test(test_400_rejects_only_bad_lines),
         cmocka_unit_test(test_v2_401_kept_for_flush),

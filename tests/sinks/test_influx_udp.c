@@ -57,6 +57,38 @@ static void test_udp_resolve_errors(void **unused)
     assert_int_equal(m.last_code, DLG_EINVAL);
 }
 
+/* A port out of range is refused, by --dry-run's check and by open:
+ * getaddrinfo would wrap 80899 to 15363 and every datagram would be lost. */
+static void test_udp_port_range(void **unused)
+{
+    const dlg_plugin_desc *d = mock_load_plugin("influx.so", DLG_KIND_SINK, "influx");
+    assert_non_null(d);
+    const dlg_sink_ops *sink = d->ops;
+    static const char *const bad[] = {"udp=127.0.0.1:80899", "udp=127.0.0.1:0", "udp=[::1]:65536",
+                                      "udp=h:8089x", "udp=h:-1"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        const char *ov[] = {bad[i], NULL};
+        dlg_value vals[64];
+        assert_int_equal(mock_options(d->options, vals, ov), 0);
+        mock_host m;
+        mock_host_init(&m);
+        assert_int_equal(sink->check(&m.host, vals, "influx"), -DLG_EINVAL);
+        assert_non_null(strstr(m.last_error, "the port must be a number from 1 to 65535"));
+        void *st = NULL;
+        const dlg_sink_ops *ops;
+        mock_host_init(&m);
+        assert_int_equal(st_open_sink(&m, "influx.so", "influx", ov, &ops, &st), -DLG_EINVAL);
+        assert_non_null(strstr(m.last_error, bad[i] + 4));
+    }
+    const char *ok[] = {"udp=127.0.0.1:65535", NULL};
+    const dlg_sink_ops *ops;
+    void *st = NULL;
+    mock_host m;
+    mock_host_init(&m);
+    assert_int_equal(st_open_sink(&m, "influx.so", "influx", ok, &ops, &st), 0);
+    ops->close(st);
+}
+
 static void test_udp_datagrams(void **unused)
 {
     int fd = socket(AF_INET, SOCK_DGRAM, 0);
@@ -126,6 +158,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_udp_datagrams),
         cmocka_unit_test(test_udp_resolve_errors),
+        cmocka_unit_test(test_udp_port_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,119 @@
+/* The credentials an InfluxDB URL may carry (http://user:PASSWORD@host/,
+ * 1.x's ?u=user&p=PASSWORD) never appear in the sink's messages, which go
+ * to terminals and CI logs: not in the warning of an unreachable InfluxDB,
+ * the flush's error, nor the errors about the url option.  No server
+ * needed: port 1 on 127.0.0.1 refuses the connection. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "influx.h"
+#include "sink_test_util.h"
+
+static void assert_shown(const char *url, const char *want)
+{
+    dlg_sbuf b = {0};
+    assert_int_equal(influx_url_shown(url, &b), 0);
+    assert_string_equal(b.p, want);
+    sbuf_free(&b);
+}
+
+static void test_url_shown(void **unused)
+{
+    assert_shown("http://127.0.0.1:8086/write?db=x", "http://127.0.0.1:8086/write?db=x");
+    assert_shown("http://admin:s3cr@t@db.lan:8086/write?db=x", "http://admin:***@db.lan:8086/write?db=x");
+    assert_shown("https://admin@db.lan/write?db=x", "https://admin@db.lan/write?db=x"); /* no password */
+    assert_shown("http://h/write?db=x&u=admin&p=s3cret&precision=ns",
+                 "http://h/write?db=x&u=admin&p=***&precision=ns");
+    assert_shown("http://h/write?p=a&db=p=x&token=t#p=frag", "http://h/write?p=***&db=p=x&token=***#p=frag");
+    assert_shown("http://h/write?db=x&p=", "http://h/write?db=x&p="); /* nothing to hide */
+    assert_shown("http://h/a@b:c/write?db=x", "http://h/a@b:c/write?db=x"); /* '@' in the path */
+    assert_shown("ftp://u:pw@h/x", "ftp://u:***@h/x");
+    assert_shown("not a url", "not a url");
+}
+
+/* Every message the sink gave, joined. */
+typedef struct said {
+    char text[8192];
+} said;
+
+static void note(said *w, const mock_host *m)
+{
+    size_t n = strlen(w->text);
+    snprintf(w->text + n, sizeof w->text - n, "%s\n%s\n", m->last_log, m->last_error);
+}
+
+static void test_unreachable_messages_hide_credentials(void **unused)
+{
+    char *dir = st_tempdir(), sd[4200];
+    snprintf(sd, sizeof sd, "spool_dir=%s/spool", dir);
+    const char *ov[] = {"url=http://admin:s3cret@127.0.0.1:1/write?db=x&u=admin&p=s3cret", sd, "batch=1",
+                        "retries=0", "timeout=1s", NULL};
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    void *st = NULL;
+    assert_int_equal(st_open_sink(&m, "influx.so", "influx", ov, &ops, &st), 0);
+    said w = {{0}};
+    dlg_field f = {"v", DLG_FIELD_INT, {.i = 1}};
+    dlg_point p = {"m", NULL, 0, &f, 1, 1};
+    assert_int_equal(ops->write(st, &p, 1), 0);
+    assert_int_equal(m.warnings, 1); /* unreachable: spooled */
+    note(&w, &m);
+    assert_int_equal(ops->flush(st, 2000000000u), -DLG_EAGAIN);
+    note(&w, &m);
+    ops->close(st);
+    assert_non_null(strstr(w.text, "http://admin:***@127.0.0.1:1/write?db=x&u=admin&p=***&precision=ns"));
+    assert_null(strstr(w.text, "s3cret"));
+    st_rmtree(dir);
+    free(dir);
+}
+
+/* The check op (--dry-run) and open refusing the url option. */
+static void check_error(const char *const *ov, const char *want)
+{
+    const dlg_plugin_desc *d = mock_load_plugin("influx.so", DLG_KIND_SINK, "influx");
+    assert_non_null(d);
+    dlg_value vals[64];
+    assert_int_equal(mock_options(d->options, vals, ov), 0);
+    const dlg_sink_ops *ops = d->ops;
+    mock_host m;
+    mock_host_init(&m);
+    assert_int_equal(ops->check(&m.host, vals, "influx"), -DLG_EINVAL);
+    assert_null(strstr(m.last_error, "s3cret"));
+    assert_non_null(strstr(m.last_error, want));
+    void *st = NULL;
+    mock_host_init(&m);
+    assert_int_equal(ops->open(&m.host, vals, "influx", &st), -DLG_EINVAL);
+    assert_null(strstr(m.last_error, "s3cret"));
+    assert_non_null(strstr(m.last_error, want));
+}
+
+static void test_url_errors_hide_credentials(void **unused)
+{
+    const char *ftp[] = {"url=ftp://admin:s3cret@127.0.0.1/x", NULL};
+    check_error(ftp, "url = ftp://admin:***@127.0.0.1/x: not an http");
+    const char *nodb[] = {"url=http://127.0.0.1:8086/write?u=admin&p=s3cret", NULL};
+    check_error(nodb, "url = http://127.0.0.1:8086/write?u=admin&p=***: has no db=");
+    const char *prec[] = {"url=http://a:s3cret@h/write?db=x&precision=s", NULL};
+    check_error(prec, "url = http://a:***@h/write?db=x&precision=s: dlgauge sends nanosecond");
+    const char *both[] = {"path=/tmp/x.lp", "url=http://a:s3cret@h/write?db=x", NULL};
+    check_error(both, "url = http://a:***@h/write?db=x: set exactly one");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_url_shown),
+        cmocka_unit_test(test_unreachable_messages_hide_credentials),
+        cmocka_unit_test(test_url_errors_hide_credentials),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
