@@ -29,8 +29,11 @@
 # with graphs=off, shows what the graphs bring.  The layer checks include
 # an eager-vs-graphs training case and the input-path case (training fed by
 # dlg_net_write_async from pinned memory = dlg_net_write, bitwise); an extra
-# ResNet-50 training row with input=async (extras.txt) reports the data
-# wait (not run on a GPU yet).  Model lstm-ptb (PTB medium: 2 x 650
+# ResNet-50 training row with input=async (extras.txt, run before the pairs
+# so a cut budget does not drop it) reports the data wait (not run on a GPU
+# yet).  Each backend's layer checks run in a process of their own, so a
+# crash or a sticky CUDA error stops only that backend's; the table is
+# rewritten after every pair.  Model lstm-ptb (PTB medium: 2 x 650
 # LSTM, bptt 35, vocabulary 10000; cuDNN's RNN API, not run on a GPU yet)
 # gives training tokens/s at --lm-batches (20, PTB medium's batch; add 64
 # when the budget allows) and --lm-precisions
@@ -55,8 +58,11 @@
 #   --build-only  build and run the no-GPU checks, then stop
 #   --no-build    use the build already in $BUILD (a rerun on the same machine)
 #   --budget S    seconds for the run (default 360): a benchmark pair starts
-#                 only with 30 s left, extras only after the last pair
-#   --no-extras   skip the algorithm-cache and deterministic-mode reruns
+#                 only with 30 s left, extras only after the last pair; every
+#                 step's time limit is cut so the run ends by S + 30 s, its
+#                 table included (give the device call S + 90 s)
+#   --no-extras   skip the input-path row (run before the pairs) and the
+#                 algorithm-cache and deterministic-mode reruns
 #   --precisions  benchmark rows, in this order (fp32 tf32 bf16 fp16);
 #                 default "fp32 bf16 fp16": three, as before fp16 existed,
 #                 so the default run still fits --budget (tf32 is still
@@ -109,20 +115,37 @@ PY=python3
 PY=${GPU_CHECK_PY:-$PY} # another Python (the CI test's stand-in)
 T0=$(date +%s)
 left() { echo $((BUDGET - ($(date +%s) - T0))); }
+# a pair needs about 10-20 s; below this much left, the rest are skipped
+PAIR_MIN=${GPU_CHECK_PAIR_MIN:-30} # (the CI test's stand-ins take a second)
+# a step's time limit, cut so that nothing runs past BUDGET + PAIR_MIN: the
+# device call's timeout_s (budget + 90 s) must not kill the run before its
+# table; at least 2 s (timeout 0 and read -t 0 would not wait at all)
+cap() {
+  local t=$(($(left) + PAIR_MIN))
+  [ "$t" -gt "$1" ] && t=$1
+  echo $((t < 2 ? 2 : t))
+}
 log() { echo "$*" | tee -a "$OUT/gpu-check.log"; }
 
 # the order of 4-d activations (cuda_check bench prints it as layout=)
 layout_of() { case "$1" in bf16|fp16) echo nhwc ;; *) echo nchw ;; esac; }
+
+# ResNet-50 training's extra rows (when resnet50 is benchmarked): graphs=off
+# at the first of bf16, fp32; input=async at that, else fp32
+G=$(for p in $PRECS; do case $p in bf16|fp32) echo $p ;; esac; done | head -1)
+RN50=0
+case " $CNNS " in *" resnet50 "*) RN50=1 ;; esac
 
 if [ $DRY = 1 ]; then
   echo "gpu-check (dry run): models [$MODELS] precisions [$PRECS] batch $BATCH iters $ITERS budget ${BUDGET}s"
   [ $LM = 1 ] && for p in $LM_PRECS; do for b in $LM_BATCHES; do
     echo "  case lstm-ptb train $p batch $b dlgauge backend $(backend_of $p) (tokens/s)"
   done; done
+  [ $EXTRAS = 1 ] && [ $RN50 = 1 ] && echo "  input=async resnet50 train ${G:-fp32} batch $BATCH (extras.txt)"
   for m in $CNNS; do for mode in train infer; do for p in $PRECS; do
     echo "  case $m $mode $p batch $BATCH dlgauge backend $(backend_of $p) layout $(layout_of $p)"
   done; done; done
-  echo "  case resnet50 train (first of bf16 fp32) batch $BATCH graphs=off"
+  [ $RN50 = 1 ] && [ -n "$G" ] && echo "  case resnet50 train $G batch $BATCH graphs=off"
   exec $PY "$ROOT/scripts/gpu_table.py" --dlgauge "$ROOT/tests/cuda/canned/dlgauge.txt" \
     --torch "$ROOT/tests/cuda/canned/torch.txt" --gpu "NVIDIA H200"
 fi
@@ -248,9 +271,9 @@ torch_send() {
 torch_case() {
   [ $TORCH_OK = 1 ] || return 1
   if [ $TORCH_UP = 0 ]; then
-    torch_read 300 && TORCH_UP=1
+    torch_read "$(cap 300)" && TORCH_UP=1
   fi
-  if [ $TORCH_UP = 1 ] && torch_send "$1" && torch_read 240; then return 0; fi
+  if [ $TORCH_UP = 1 ] && torch_send "$1" && torch_read "$(cap 240)"; then return 0; fi
   TORCH_OK=0
   log "gpu-check: PyTorch stopped answering at $1; no PyTorch figures from here on"
   torch_stop
@@ -258,8 +281,6 @@ torch_case() {
 }
 # it waits for the next case (all it said is read) or hangs: stop it
 torch_stop() { kill "$TORCH_PY" 2>/dev/null; }
-# a pair needs about 10-20 s; below this much left, the rest are skipped
-PAIR_MIN=30
 
 # ---- 1. layer checks ------------------------------------------------------------
 FAIL=0
@@ -267,21 +288,41 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > 
 GPU=$(head -1 "$OUT/gpu.txt" | cut -d, -f1)
 case "$GPU" in *NVIDIA*|*Tesla*|*GeForce*|*RTX*) ;; *) GPU=$($PY -c 'import torch; print(torch.cuda.get_device_name(0))' 2>/dev/null) ;; esac
 log "gpu-check: GPU $GPU"
+# how a cuda_check run ended, from its exit status
+ended() { case "$1" in 0) echo passed ;; 124) echo "stopped by its $2 s time limit" ;;
+  1) echo failed ;; *) echo "exit $1$([ "$1" -gt 128 ] && echo ", signal $(($1 - 128))")" ;; esac; }
 # bf16 and fp16 keep 4-d activations channels-last (NHWC, the default);
-# cuda-bf16:0/nchw runs the layer cases once more with them in NCHW order
-timeout 150 env LD_LIBRARY_PATH=$DLG_LD "$BUILD/cuda_check" layers cuda:0 cuda-tf32:0 cuda-bf16:0 cuda-fp16:0 cuda-bf16:0/nchw 2>&1 | tee "$OUT/layers.txt"
-[ "${PIPESTATUS[0]}" = 0 ] || { FAIL=1; log "gpu-check: LAYER CHECKS FAILED"; }
+# cuda-bf16:0/nchw runs the layer cases once more with them in NCHW order.
+# One process per backend: a crash, a hang or a sticky CUDA error (an
+# illegal address poisons the process's context) costs that backend's
+# checks, not the later backends' too.
+: > "$OUT/layers.txt"
+for bk in cuda:0 cuda-tf32:0 cuda-bf16:0 cuda-fp16:0 cuda-bf16:0/nchw; do
+  t=$(cap 60)
+  timeout "$t" env LD_LIBRARY_PATH=$DLG_LD "$BUILD/cuda_check" layers "$bk" 2>&1 | tee -a "$OUT/layers.txt"
+  rc=${PIPESTATUS[0]}
+  [ "$rc" = 0 ] || { FAIL=1; log "gpu-check: LAYER CHECKS FAILED on $bk: $(ended "$rc" "$t")"; }
+done
 
 # ---- 2. benchmarks: each case on dlgauge, then on PyTorch -----------------------------
 : > "$OUT/dlgauge.txt"
+# the table of the rows so far, rewritten after each pair: a run stopped from
+# outside (the device call's timeout) still leaves it in $OUT
+table() {
+  $PY "$ROOT/scripts/gpu_table.py" --dlgauge "$OUT/dlgauge.txt" --torch "$OUT/torch.txt" \
+    --gpu "$GPU" > "$OUT/table.txt"
+}
 # dlgauge's row (bench args after MODEL MODE: BACKEND BATCH ...), its lines
 # prefixed with the precision
 dlg_row() {
   local m=$1 mode=$2 p=$3 t=$4
   shift 4
   echo "# $m $mode $p" >> "$OUT/dlgauge.txt"
+  t=$(cap "$t")
   LD_LIBRARY_PATH=$DLG_LD timeout "$t" "$BUILD/cuda_check" bench "$m" "$mode" "$@" 2>&1 \
     | sed "s/^bench /bench $p /; s/^energy /energy $p /" | tee -a "$OUT/dlgauge.txt"
+  local rc=${PIPESTATUS[0]}
+  [ "$rc" = 0 ] || [ "$rc" = 1 ] || log "gpu-check: dlgauge $m $mode $p $(ended "$rc" "$t")"
 }
 # lstm-ptb first: a few short runs
 [ $LM = 1 ] && for p in $LM_PRECS; do for b in $LM_BATCHES; do
@@ -290,32 +331,35 @@ dlg_row() {
   if [ "$(left)" -lt $PAIR_MIN ]; then log "gpu-check: budget: skipping lstm-ptb train $p batch $b"; continue; fi
   dlg_row lstm-ptb train "$p" 60 "$bk" "$b" $WARMUP $ITERS
   torch_case "lstm-ptb:train:$p:$b"
+  table
 done; done
+# the input path, never run on a GPU, before the pairs: as an extra after
+# them a default run never had the 60 s it needs left.  Inputs as the caffe
+# workload feeds a loader's batches: pinned, copied on a second stream while
+# the previous step runs (img/s should match ResNet-50 training's row;
+# data_wait_ms: the compute stream's wait per step for the copy)
+if [ $EXTRAS = 1 ] && [ $RN50 = 1 ] && [ "$(left)" -gt $((PAIR_MIN + 30)) ]; then
+  t=$(cap 60)
+  LD_LIBRARY_PATH=$DLG_LD timeout "$t" "$BUILD/cuda_check" bench resnet50 train $(backend_of ${G:-fp32}) \
+    $BATCH $WARMUP $ITERS input=async 2>&1 | sed "s/^/input-async: /" | tee -a "$OUT/extras.txt"
+  rc=${PIPESTATUS[0]}
+  [ "$rc" = 0 ] || log "gpu-check: input=async row $(ended "$rc" "$t")"
+fi
 for p in $PRECS; do for m in $CNNS; do for mode in train infer; do
   bk=$(backend_of $p)
   [ "$bk" = - ] && continue
   if [ "$(left)" -lt $PAIR_MIN ]; then log "gpu-check: budget: skipping $m $mode $p"; continue; fi
   dlg_row "$m" "$mode" "$p" 90 "$bk" $BATCH $WARMUP $ITERS
   torch_case "$m:$mode:$p"
+  table
 done; done; done
 [ $TORCH_OK = 1 ] && torch_stop
 # the same step without CUDA graphs (every row above replays a captured step
 # after 2 eager warm-up steps): ResNet-50 training at the first of bf16, fp32
-G=$(for p in $PRECS; do case $p in bf16|fp32) echo $p ;; esac; done | head -1)
-case " $CNNS " in *" resnet50 "*) ;; *) G= ;; esac
-if [ -n "$G" ] && [ "$(left)" -gt $PAIR_MIN ]; then
-  echo "# resnet50 train $G graphs=off" >> "$OUT/dlgauge.txt"
-  LD_LIBRARY_PATH=$DLG_LD timeout 90 "$BUILD/cuda_check" bench resnet50 train $(backend_of $G) $BATCH \
-    $WARMUP $ITERS graphs=off 2>&1 | sed "s/^bench /bench $G /; s/^energy /energy $G /" | tee -a "$OUT/dlgauge.txt"
+if [ $RN50 = 1 ] && [ -n "$G" ] && [ "$(left)" -gt $PAIR_MIN ]; then
+  dlg_row resnet50 train "$G" 90 $(backend_of $G) $BATCH $WARMUP $ITERS graphs=off
 fi
-# ---- extras while time is left: the input path, on-disk algorithm cache, deterministic mode
-if [ $EXTRAS = 1 ] && [ "$(left)" -gt 60 ]; then
-  # inputs as the caffe workload feeds a loader's batches: pinned, copied on a
-  # second stream while the previous step runs (img/s should match the row
-  # above; data_wait_ms: the compute stream's wait per step for the copy)
-  LD_LIBRARY_PATH=$DLG_LD timeout 60 "$BUILD/cuda_check" bench resnet50 train $(backend_of ${G:-fp32}) \
-    $BATCH $WARMUP $ITERS input=async 2>&1 | sed "s/^/input-async: /" | tee -a "$OUT/extras.txt"
-fi
+# ---- extras while time is left: on-disk algorithm cache, deterministic mode
 if [ $EXTRAS = 1 ] && [ "$(left)" -gt 100 ]; then
   rm -f "$BUILD/algo.cache"
   for i in 1 2; do
@@ -330,7 +374,7 @@ if [ $EXTRAS = 1 ] && [ "$(left)" -gt 60 ]; then
 fi
 
 # ---- 3. the table ------------------------------------------------------------------
-$PY "$ROOT/scripts/gpu_table.py" --dlgauge "$OUT/dlgauge.txt" --torch "$OUT/torch.txt" \
-  --gpu "$GPU" | tee "$OUT/table.txt"
+table
+cat "$OUT/table.txt"
 log "gpu-check: done in $(( $(date +%s) - T0 )) s, layer checks $([ $FAIL = 0 ] && echo passed || echo FAILED)"
 exit $FAIL

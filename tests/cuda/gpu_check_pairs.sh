@@ -47,4 +47,31 @@ if [ "$rc" != 0 ] || ! grep -q 'PyTorch stopped answering at resnet50:infer:fp32
 else
   echo "ok   died: PyTorch's death noted, all 9 dlgauge rows kept"
 fi
+# the device call returns at most 8 files from $OUT: the script writes no more
+n=$(find "$W/all" -type f | wc -l)
+[ "$n" -le 8 ] || { echo "FAIL all: $n files in OUT, 8 come back"; fails=$((fails + 1)); }
+# a layer-check process that dies on cuda-tf32:0 (a segfault, a sticky CUDA
+# error) costs that backend's checks only: the later backends still run,
+# the failure names the backend, and the benchmark rows still come
+rc=$(run crash 300 STUB_LAYERS_CRASH=cuda-tf32:0)
+if [ "$rc" != 1 ] || ! grep -q '^backend cuda-fp16:0' "$W/crash/layers.txt" ||
+   ! grep -q '^backend cuda-bf16:0/nchw' "$W/crash/layers.txt" ||
+   ! grep -q 'LAYER CHECKS FAILED on cuda-tf32:0: exit 139, signal 11' "$W/crash.log" ||
+   grep -q 'LAYER CHECKS FAILED on cuda:0' "$W/crash.log" || [ "$(rows crash)" != 9 ]; then
+  echo "FAIL crash: rc $rc"; cat "$W/crash.log"; fails=$((fails + 1))
+else
+  echo "ok   crash: the other backends' layer checks ran, 9 rows"
+fi
+# a dlgauge row that hangs near the end of the budget is stopped so that the
+# run ends by BUDGET + PAIR_MIN with its table (here 2 + 1 s; it used to
+# wait out the row's own 90 s limit, past the device call's timeout)
+t0=$(date +%s)
+rc=$(run hang 2 GPU_CHECK_PAIR_MIN=1 STUB_DLG_HANG=resnet50)
+dt=$(($(date +%s) - t0))
+if [ "$rc" != 0 ] || [ "$dt" -gt 10 ] || ! grep -q 'dlgauge resnet50 train fp32 stopped by its' "$W/hang.log" ||
+   ! grep -q '^lstm-ptb   train fp32' "$W/hang/table.txt"; then
+  echo "FAIL hang: rc $rc after $dt s"; cat "$W/hang.log"; fails=$((fails + 1))
+else
+  echo "ok   hang: stopped after $dt s, the table written"
+fi
 exit $((fails > 0))
