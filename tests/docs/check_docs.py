@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """check_docs.py DLGAUGE SOURCE_DIR: what the user-facing docs show still runs.
 
-For README.md and docs/{plugins,sinks,report,study}.md:
+For README.md and every docs/*.md:
   - every ```ini block with a [job] or [sink] section passes
     `dlgauge run FILE --dry-run` (a job running noop is added where the
     block has none); a [catalog] block is read by `dlgauge report`;
@@ -15,8 +15,10 @@ For README.md and docs/{plugins,sinks,report,study}.md:
     of its example section is in examples/hello-workload/checksum.c;
   - each row of README.md's command table names every --option of
     `dlgauge help COMMAND`, or says "every option in [DOC](DOC)" of a DOC
-    that names them all.
-For README.md and every docs/*.md: each relative link, and each `path` in
+    that names them all;
+  - README.md's quick-start paragraph gives the rate the quick start's
+    emulated GPU needs, from conf/quickstart.ini.
+For the same files: each relative link, and each `path` in
 inline code under a top-level folder of the repository, exists (a path
 with a capitalised placeholder such as conf/instances/X.ini is skipped).
 Prints one line per problem (FILE:LINE: ...) and exits 1 if there is any.
@@ -28,7 +30,13 @@ import subprocess
 import sys
 import tempfile
 
-DOCS = ["README.md", "docs/plugins.md", "docs/sinks.md", "docs/report.md", "docs/compare.md", "docs/study.md"]
+
+# README.md and every page (the generated config.md and metrics.md too: their
+# commands must run like any other's).
+def docs(src):
+    return ["README.md"] + sorted(os.path.relpath(p, src) for p in glob.glob(os.path.join(src, "docs/*.md")))
+
+
 GLOBAL_WITH_ARG = {"--plugin-dir"}
 NOOP_JOB = "\n[job docs-check]\nworkload = noop\niterations = 1\n"
 
@@ -231,6 +239,25 @@ def check_command_table(dlg, tmp, src, text, probs, cache, counts):
                          f"{' '.join(sorted(missing))}")
 
 
+def check_quickstart_rate(src, text, probs):
+    """README says what rate the quick start's emulated GPU needs, so that an
+    AU below 1 is read as "2 cores cannot feed it", not as a broken run; the
+    figures must follow conf/quickstart.ini's input-pipeline job."""
+    ini = read(os.path.join(src, "conf/quickstart.ini"))
+    job = re.search(r"^\[job input-pipeline\]\n(.*?)(?=^\[|\Z)", ini, re.M | re.S)
+    batch = job and re.search(r"^batch\s*=\s*(\d+)", job.group(1), re.M)
+    ms = job and re.search(r"^compute\s*=\s*([\d.]+)ms", job.group(1), re.M)
+    if not (batch and ms):
+        probs.append("conf/quickstart.ini: no [job input-pipeline] with batch = N and compute = Nms "
+                     "(README.md's quick start quotes them; update this check with it)")
+        return
+    batch, ms = int(batch.group(1)), float(ms.group(1))
+    want = f"takes {ms:g} ms per batch of {batch} needs {batch * 1000 / ms:g} images/s"
+    if want not in " ".join(text.split()):
+        probs.append(f"README.md: the quick start's paragraph should say a GPU that {want} "
+                     f"(conf/quickstart.ini's input-pipeline job)")
+
+
 TOP_DIRS = ("core", "plugins", "sinks", "tests", "scripts", "conf", "examples", "include", "cmake",
             "docs", ".ci")
 
@@ -267,7 +294,7 @@ def main():
         if rc != 0:
             print("FAIL: cannot run a noop job:", out)
             return 1
-        for doc in DOCS:
+        for doc in docs(src):
             text = read(os.path.join(src, doc))
             for start, lang, body in blocks(text):
                 if lang == "ini":
@@ -279,8 +306,8 @@ def main():
                 check_sink_tables(dlg, tmp, doc, text, probs, cache, counts)
             if doc == "README.md":
                 check_command_table(dlg, tmp, src, text, probs, cache, counts)
-        pages = sorted(os.path.relpath(p, src) for p in glob.glob(os.path.join(src, "docs/*.md")))
-        for doc in ["README.md"] + pages:
+                check_quickstart_rate(src, text, probs)
+        for doc in docs(src):
             check_paths(src, doc, read(os.path.join(src, doc)), probs, counts)
     for p in probs:
         print("FAIL:", p)
