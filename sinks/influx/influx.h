@@ -19,8 +19,8 @@ typedef enum influx_send {
     INFLUX_REJECTED = 2, /* other 4xx: InfluxDB refuses these lines; never retried */
     INFLUX_TOO_LARGE = 3, /* 413: the body exceeds the server's limit; send it in smaller parts */
     INFLUX_DENIED = 4    /* 401/403/404: a wrong token, user, org, bucket or database (3xx: a
-                          * redirected url), not bad data: the points wait in the spool until the
-                          * configuration is fixed */
+                          * redirected url; no answer: a certificate not trusted), not bad data: the
+                          * points wait in the spool until the configuration is fixed */
 } influx_send;
 
 /* Retries wait backoff, then twice that, and so on, each wait at most a
@@ -87,6 +87,7 @@ typedef struct influx_sink {
     bool degraded; /* InfluxDB unreachable or denying: new batches go to the spool */
     const char *denied; /* the last failed request was denied (INFLUX_DENIED): what to fix; NULL when
                          * InfluxDB was unreachable */
+    bool untrusted;     /* denied because InfluxDB's certificate is not trusted (TLS) */
     uint64_t next_resend_ns;
     bool warned_spool, warned_denied; /* a warning was given, and whether for a denial */
     char last_reject[512];
@@ -107,6 +108,8 @@ typedef struct influx_sink {
 typedef struct influx_http_conf {
     const char *url, *org, *bucket, *token, *user, *password;
     uint64_t timeout_ns;
+    const char *ca_cert; /* PEM file of the CA to trust (NULL: the system's) */
+    bool tls_verify;     /* false: no check of InfluxDB's certificate */
 } influx_http_conf;
 
 /* Validates the URL and prepares one reusable curl handle.  On a bad
@@ -121,6 +124,9 @@ const char *influx_http_url(const influx_http *c);
  * InfluxDB's own error text for INFLUX_REJECTED. */
 influx_send influx_http_post(influx_http *c, const char *body, size_t len, uint64_t timeout_ns, char *why,
                              size_t whylen);
+/* What to fix when the last request failed because InfluxDB's
+ * certificate was not trusted (it is INFLUX_DENIED then); else NULL. */
+const char *influx_http_tls_hint(const influx_http *c);
 /* The last answer's HTTP status (0: none, a connection error). */
 long influx_http_status(const influx_http *c);
 /* The last answer's Retry-After (429, 503) in ns; 0 when it had none. */
@@ -128,6 +134,16 @@ uint64_t influx_http_retry_after_ns(const influx_http *c);
 /* The last rejection's error text from InfluxDB, whole ("" if none). */
 const char *influx_http_error(const influx_http *c);
 void influx_http_close(influx_http *c);
+
+/* ---- TLS options (influx_tls.c) ---- */
+/* What ca_cert and tls_verify refuse with conf->url, whose scheme is
+ * http or https (an http:// one; a CA file that is no readable PEM file). */
+int influx_tls_check(const dlg_host *h, const influx_http_conf *conf);
+/* Sets them on curl handle e; warns that tls_verify = false checks nothing. */
+void influx_tls_setup(const dlg_host *h, void *e, const influx_http_conf *conf, const char *shown_url);
+/* What to fix after the CURLcode of a failed request, where InfluxDB's
+ * certificate is to blame (ca_cert: whether one is set); else NULL. */
+const char *influx_tls_hint(int curl_code, bool ca_cert);
 
 /* ---- the URL in messages (influx_url.c) ---- */
 /* url into out as messages show it: a password in its user info and the

@@ -68,7 +68,9 @@ static const char *denied_hint(const influx_sink *s, long status)
 /* Why the points were not delivered, for the warning and the final error. */
 static void note_unsent(influx_sink *s, influx_send r, const char *why)
 {
-    s->denied = r == INFLUX_DENIED ? denied_hint(s, influx_http_status(s->http)) : NULL;
+    const char *tls = r == INFLUX_DENIED ? influx_http_tls_hint(s->http) : NULL;
+    s->untrusted = tls != NULL;
+    s->denied = tls ? tls : r == INFLUX_DENIED ? denied_hint(s, influx_http_status(s->http)) : NULL;
     s->spool_busy = false;
     snprintf(s->last_why, sizeof s->last_why, "%s", why);
 }

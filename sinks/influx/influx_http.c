@@ -23,6 +23,8 @@ struct influx_http {
     char header_err[512]; /* X-Influxdb-Error */
     uint64_t retry_after_ns;
     long status; /* of the last answer (0: none) */
+    bool ca_cert; /* a CA file of the user's is trusted */
+    const char *tls_hint; /* the last request failed on InfluxDB's certificate: what to fix */
 };
 
 static size_t on_body(char *p, size_t size, size_t n, void *ud)
@@ -189,6 +191,8 @@ static int setup_handle(const dlg_host *h, const influx_http_conf *conf, bool v2
         curl_easy_setopt(e, CURLOPT_USERNAME, conf->user);
         curl_easy_setopt(e, CURLOPT_PASSWORD, conf->password ? conf->password : "");
     }
+    influx_tls_setup(h, e, conf, c->shown.p);
+    c->ca_cert = conf->ca_cert != NULL;
     return 0;
 }
 
@@ -212,6 +216,8 @@ int influx_http_check(const dlg_host *h, const influx_http_conf *conf)
     int rc = check_v2(h, conf, &v2);
     if (rc == 0)
         rc = build_url(h, conf, v2, &url);
+    if (rc == 0)
+        rc = influx_tls_check(h, conf);
     free(url);
     return rc;
 }
@@ -228,6 +234,8 @@ int influx_http_open(const dlg_host *h, const influx_http_conf *conf, bool *v2, 
     rc = build_url(h, conf, any2, &c->url);
     if (rc == 0 && influx_url_shown(c->url, &c->shown) != 0)
         rc = h->error(h, DLG_ENOMEM, "out of memory");
+    if (rc == 0)
+        rc = influx_tls_check(h, conf);
     if (rc == 0)
         rc = setup_handle(h, conf, any2, c);
     if (rc != 0) {
@@ -273,12 +281,15 @@ influx_send influx_http_post(influx_http *c, const char *body, size_t len, uint6
     c->errbuf[0] = '\0';
     c->retry_after_ns = 0;
     c->status = 0;
+    c->tls_hint = NULL;
     curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
     CURLcode cc = curl_easy_perform(c->curl);
     if (cc != CURLE_OK) {
         snprintf(why, whylen, "%s", c->errbuf[0] ? c->errbuf : curl_easy_strerror(cc));
-        return INFLUX_RETRY;
+        /* an untrusted certificate stays untrusted: retries cannot help */
+        c->tls_hint = influx_tls_hint(cc, c->ca_cert);
+        return c->tls_hint ? INFLUX_DENIED : INFLUX_RETRY;
     }
     long status = 0;
     curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
@@ -298,6 +309,8 @@ influx_send influx_http_post(influx_http *c, const char *body, size_t len, uint6
 }
 
 long influx_http_status(const influx_http *c) { return c->status; }
+
+const char *influx_http_tls_hint(const influx_http *c) { return c->tls_hint; }
 
 uint64_t influx_http_retry_after_ns(const influx_http *c) { return c->retry_after_ns; }
 

@@ -19,7 +19,7 @@
 enum {
     OPT_PATH, OPT_URL, OPT_UDP, OPT_ORG, OPT_BUCKET, OPT_TOKEN, OPT_USER, OPT_PASSWORD,
     OPT_BATCH, OPT_FLUSH_INTERVAL, OPT_TIMEOUT, OPT_RETRIES, OPT_BACKOFF, OPT_SPOOL_DIR,
-    OPT_PROGRESS, OPT_UDP_PAYLOAD
+    OPT_PROGRESS, OPT_UDP_PAYLOAD, OPT_CA_CERT, OPT_TLS_VERIFY
 };
 
 #define NS DLG_OPT_NOSWEEP
@@ -45,6 +45,12 @@ static const dlg_option influx_options[] = {
      "where undeliverable points wait (NAME.lp) and rejected ones are kept (NAME.rejected.lp)", NS},
     {"progress", DLG_OPT_BOOL, "true", NULL, NULL, NULL, "also send the per-second dlgauge_progress points", 0},
     {"udp_payload", DLG_OPT_SIZE, "512", "64", "65507", NULL, "largest UDP datagram; lines are never split", 0},
+    {"ca_cert", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
+     "PEM file of the CA that signed InfluxDB's certificate, trusted in place of the system's CAs (https url "
+     "only)", NS},
+    {"tls_verify", DLG_OPT_BOOL, "true", NULL, NULL, NULL,
+     "check InfluxDB's certificate and host name; false: encrypted but not verified, with a warning (https url "
+     "only)", NS},
     {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
 };
 #undef NS
@@ -62,6 +68,8 @@ static const char *failing(const influx_sink *s, char *buf, size_t n)
 {
     if (s->spool_busy)
         snprintf(buf, n, "gets the spool from another dlgauge process now (its lock is taken)");
+    else if (s->denied && s->untrusted)
+        snprintf(buf, n, "is not trusted (%s): %s", s->last_why, s->denied);
     else if (s->denied)
         snprintf(buf, n, "refused the points (%s): %s", s->last_why, s->denied);
     else
@@ -290,11 +298,16 @@ static char *spool_file(const char *dir, const char *name, const char *suffix)
     return p;
 }
 
+static influx_http_conf http_conf(const dlg_value *o, uint64_t timeout_ns)
+{
+    return (influx_http_conf){opt_str(&o[OPT_URL]), opt_str(&o[OPT_ORG]), opt_str(&o[OPT_BUCKET]),
+                              opt_str(&o[OPT_TOKEN]), opt_str(&o[OPT_USER]), opt_str(&o[OPT_PASSWORD]),
+                              timeout_ns, opt_str(&o[OPT_CA_CERT]), o[OPT_TLS_VERIFY].i != 0};
+}
+
 static int open_http(influx_sink *s, const dlg_value *o)
 {
-    influx_http_conf conf = {opt_str(&o[OPT_URL]), opt_str(&o[OPT_ORG]), opt_str(&o[OPT_BUCKET]),
-                             opt_str(&o[OPT_TOKEN]), opt_str(&o[OPT_USER]), opt_str(&o[OPT_PASSWORD]),
-                             s->timeout_ns};
+    influx_http_conf conf = http_conf(o, s->timeout_ns);
     bool v2 = false;
     int rc = influx_http_open(s->h, &conf, &v2, &s->http);
     if (rc != 0)
@@ -377,6 +390,11 @@ static int check_keys(const dlg_host *h, const dlg_value *o)
     }
     if (opt_str(&o[OPT_URL]))
         return 0;
+    if (opt_str(&o[OPT_CA_CERT]) || o[OPT_TLS_VERIFY].i == 0)
+        return h->error(h, DLG_EINVAL, "%s = %s: only used with url = https://...; %s = %s is not HTTP",
+                        opt_str(&o[OPT_CA_CERT]) ? "ca_cert" : "tls_verify",
+                        opt_str(&o[OPT_CA_CERT]) ? o[OPT_CA_CERT].text : "false", influx_options[way].name,
+                        o[way].text);
     int v2 = opt_str(&o[OPT_ORG])      ? OPT_ORG
              : opt_str(&o[OPT_BUCKET]) ? OPT_BUCKET
              : opt_str(&o[OPT_TOKEN])  ? OPT_TOKEN
@@ -398,8 +416,7 @@ static int influx_check(const dlg_host *h, const dlg_value *o, const char *name)
         return sink_check_path(h, &o[OPT_PATH]);
     if (opt_str(&o[OPT_UDP]))
         return influx_udp_check(h, o[OPT_UDP].text);
-    influx_http_conf conf = {opt_str(&o[OPT_URL]), opt_str(&o[OPT_ORG]), opt_str(&o[OPT_BUCKET]),
-                             opt_str(&o[OPT_TOKEN]), opt_str(&o[OPT_USER]), opt_str(&o[OPT_PASSWORD]), 0};
+    influx_http_conf conf = http_conf(o, 0);
     return influx_http_check(h, &conf);
 }
 

@@ -9,8 +9,10 @@ Answers the n-th request with the n-th status (then 204), DELAY seconds
 after logging it when given (a request in flight), with MESSAGE as
 2.x words it ({"code": ..., "message": MESSAGE}) when given, writes the port
 to DIR/port and one JSON line per request to DIR/requests.jsonl (arrival
-time, path, headers, body).  Bound to 127.0.0.1; stopped by PID."""
-import http.server, json, os, sys, time
+time, path, headers, body).  Bound to 127.0.0.1; stopped by PID.  With
+FAKE_INFLUX_CERT (a PEM file: the certificate chain, then its key) set in
+the environment it speaks HTTPS; a failed handshake is no request."""
+import http.server, json, os, ssl, sys, time
 
 out, script = sys.argv[1], sys.argv[2:]
 
@@ -41,6 +43,10 @@ class H(http.server.BaseHTTPRequestHandler):
 
 
 srv = http.server.HTTPServer(("127.0.0.1", 0), H)
+if os.environ.get("FAKE_INFLUX_CERT"):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(os.environ["FAKE_INFLUX_CERT"])
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
 with open(os.path.join(out, "port.tmp"), "w") as f:
     f.write(str(srv.server_address[1]))
 os.rename(os.path.join(out, "port.tmp"), os.path.join(out, "port"))

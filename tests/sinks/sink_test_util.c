@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 char *st_tempdir(void)
@@ -96,6 +97,13 @@ void st_fsize_unlimit(void)
     rl.rlim_cur = rl.rlim_max;
     setrlimit(RLIMIT_FSIZE, &rl);
     signal(SIGXFSZ, SIG_DFL);
+}
+
+double st_mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 int st_open_sink(mock_host *m, const char *so_name, const char *name, const char *const *overrides,

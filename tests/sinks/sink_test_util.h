@@ -24,6 +24,9 @@ char *st_join(const char *dir, const char *name);
 void st_fsize_limit(long long bytes);
 void st_fsize_unlimit(void);
 
+/* CLOCK_MONOTONIC in seconds. */
+double st_mono_s(void);
+
 /* Opens sink `name` of plugin file so_name with "key=value" overrides. */
 int st_open_sink(mock_host *m, const char *so_name, const char *name, const char *const *overrides,
                  const dlg_sink_ops **ops, void **state);

@@ -705,13 +705,6 @@ static void assert_request(const fake *fk, size_t n, size_t i, const char *body)
     json_object_put(all);
 }
 
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* During the run a Retry-After longer than a whole retry sequence (here
  * 2 x 1 s timeouts and a 10 ms backoff) does not hold the run up: the
  * batch is spooled at once, and the flush delivers it. */
@@ -726,9 +719,9 @@ static void test_long_retry_after_spools_during_run(void **state)
     const dlg_sink_ops *ops;
     static const char *const opts[] = {"backoff=10ms", "retries=1", "timeout=1s", "batch=1", NULL};
     void *st = open_fake_with(&fk, &m, &ops, opts);
-    double t0 = mono_s();
+    double t0 = st_mono_s();
     write_seq(ops, st, "ra", 0, 1);
-    assert_true(mono_s() - t0 < 2.0); /* not the 6 s InfluxDB asked for */
+    assert_true(st_mono_s() - t0 < 2.0); /* not the 6 s InfluxDB asked for */
     assert_int_equal(m.warnings, 1); /* spooled */
     assert_non_null(strstr(m.last_log, "HTTP 429"));
     assert_int_equal(ops->flush(st, 5000000000u), 0);
@@ -958,9 +951,9 @@ static void test_request_capped_by_flush_deadline(void **state)
                                        "flush_interval=1h", NULL};
     void *st = open_fake_with(&fk, &m, &ops, opts);
     assert_int_equal(write_full(ops, st, 0), 0);
-    double t0 = mono_s();
+    double t0 = st_mono_s();
     int rc = ops->flush(st, 1000000000u);
-    double took = mono_s() - t0;
+    double took = st_mono_s() - t0;
     if (took > 2.0)
         fail_msg("the flush given 1 s took %.2f s", took);
     assert_int_equal(rc, -DLG_EAGAIN);

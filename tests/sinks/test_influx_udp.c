@@ -27,15 +27,36 @@ enum { NPOINTS = 60, PAYLOAD = 200 };
  * EAI_AGAIN (this executable's getaddrinfo comes first for influx.so:
  * CMakeLists exports it); every other name resolves as usual. */
 #define DNS_DOWN_HOST "dns-down.invalid"
+/* A name with two addresses, the first with no listener (as `localhost`
+ * is ::1 first, and the listener bound to 127.0.0.1 only). */
+#define TWO_ADDR_HOST "two.test"
+
+typedef int gai_fn(const char *, const char *, const struct addrinfo *, struct addrinfo **);
 
 int getaddrinfo(const char *node, const char *service, const struct addrinfo *hints, struct addrinfo **res)
 {
     if (node && strcmp(node, DNS_DOWN_HOST) == 0)
         return EAI_AGAIN;
-    int (*next)(const char *, const char *, const struct addrinfo *, struct addrinfo **) =
-        (int (*)(const char *, const char *, const struct addrinfo *, struct addrinfo **))dlsym(RTLD_NEXT,
-                                                                                                  "getaddrinfo");
-    return next ? next(node, service, hints, res) : EAI_SYSTEM;
+    gai_fn *next = (gai_fn *)dlsym(RTLD_NEXT, "getaddrinfo");
+    if (!next)
+        return EAI_SYSTEM;
+    if (!node || strcmp(node, TWO_ADDR_HOST) != 0)
+        return next(node, service, hints, res);
+    /* two real lists chained: glibc's freeaddrinfo frees entry by entry */
+    struct addrinfo *first = NULL, *second = NULL;
+    int rc = next("127.0.0.2", service, hints, &first);
+    if (rc != 0)
+        return rc;
+    if ((rc = next("127.0.0.1", service, hints, &second)) != 0) {
+        freeaddrinfo(first);
+        return rc;
+    }
+    struct addrinfo *last = first;
+    while (last->ai_next)
+        last = last->ai_next;
+    last->ai_next = second;
+    *res = first;
+    return 0;
 }
 
 /* A DNS outage is worth a retry (flush exits 1); a port that is no port
@@ -87,6 +108,72 @@ static void test_udp_port_range(void **unused)
     mock_host_init(&m);
     assert_int_equal(st_open_sink(&m, "influx.so", "influx", ok, &ops, &st), 0);
     ops->close(st);
+}
+
+/* A UDP socket bound to 127.0.0.1 (port in *port). */
+static int listen_udp(int *port)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    socklen_t alen = sizeof a;
+    getsockname(fd, (struct sockaddr *)&a, &alen);
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+/* The next datagram within 2 s, NUL-ended, into buf; its length or -1. */
+static ssize_t recv_within(int fd, char *buf, size_t n)
+{
+    struct pollfd pfd = {fd, POLLIN, 0};
+    if (poll(&pfd, 1, 2000) <= 0)
+        return -1;
+    ssize_t r = recv(fd, buf, n - 1, 0);
+    buf[r > 0 ? r : 0] = '\0';
+    return r;
+}
+
+/* A name whose first address refuses (nothing listens there): the open
+ * message names the address chosen, the refusal moves the sink to the
+ * next address with one warning, and the datagram that saw it arrives. */
+static void test_udp_refused_next_address(void **unused)
+{
+    (void)unused;
+    int port, fd = listen_udp(&port);
+    char opt[64], want[64];
+    snprintf(opt, sizeof opt, "udp=" TWO_ADDR_HOST ":%d", port);
+    const char *ov[] = {opt, NULL};
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    void *st = NULL;
+    assert_int_equal(st_open_sink(&m, "influx.so", "influx", ov, &ops, &st), 0);
+    snprintf(want, sizeof want, "sending to 127.0.0.2:%d, address 1 of 2 of " TWO_ADDR_HOST, port);
+    assert_non_null(strstr(m.last_log, want));
+    dlg_field f = {"v", DLG_FIELD_INT, {.i = 1}};
+    dlg_point p = {"lost", NULL, 0, &f, 1, 1};
+    assert_int_equal(ops->write(st, &p, 1), 0); /* to 127.0.0.2: refused */
+    char got[512];
+    for (int i = 0; i < 50 && m.warnings == 0; i++) {
+        usleep(20000); /* the ICMP answer is reported by the next send */
+        p.measurement = "kept";
+        assert_int_equal(ops->write(st, &p, 1), 0);
+    }
+    assert_int_equal(m.warnings, 1);
+    snprintf(want, sizeof want, "127.0.0.2:%d refused the datagrams", port);
+    assert_non_null(strstr(m.last_log, want));
+    snprintf(want, sizeof want, "sending to 127.0.0.1:%d now, address 2 of 2", port);
+    assert_non_null(strstr(m.last_log, want));
+    assert_true(recv_within(fd, got, sizeof got) > 0);
+    assert_string_equal(got, "kept v=1i 1\n"); /* the one that saw the refusal */
+    p.measurement = "after";
+    assert_int_equal(ops->write(st, &p, 1), 0);
+    assert_true(recv_within(fd, got, sizeof got) > 0);
+    assert_string_equal(got, "after v=1i 1\n");
+    ops->close(st);
+    assert_int_equal(m.warnings, 1);
+    close(fd);
 }
 
 static void test_udp_datagrams(void **unused)
@@ -159,6 +246,7 @@ int main(void)
         cmocka_unit_test(test_udp_datagrams),
         cmocka_unit_test(test_udp_resolve_errors),
         cmocka_unit_test(test_udp_port_range),
+        cmocka_unit_test(test_udp_refused_next_address),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
