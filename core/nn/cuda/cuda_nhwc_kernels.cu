@@ -8,47 +8,55 @@
 namespace {
 
 constexpr int kTile = 32, kRows = 8;
-// grid z's hardware limit; the race-detector build of the kernel tests
-// lowers it so that a few matrices take the transpose's m loop
-#ifndef DLG_CUK_GRID_Z_MAX
-#define DLG_CUK_GRID_Z_MAX 65535
-#endif
-constexpr int64_t kGridZMax = DLG_CUK_GRID_Z_MAX;
+// grid y's and z's hardware limit (and x's, which is 2^31 - 1)
+constexpr int64_t kGridYZMax = 65535, kGridXMax = 2147483647;
 
 // block (kTile, kRows) moves a kTile x kTile tile through shared memory, so
-// both the reads and the writes are coalesced; grid z walks the n matrices
+// both the reads and the writes are coalesced.  Grid y walks the rows of
+// tiles and grid z the n matrices, each looping where the tensor has more
+// than the grid holds (NHWC -> NCHW of a 1449 x 1449 image: a = H*W needs
+// 65613 rows of tiles); a block's loop counts are its threads' (barriers
+// stay uniform).
 template <class A, class B>
 __global__ void k_transpose(const A *x, B *y, int64_t n, int64_t a, int64_t b)
 {
     __shared__ float tile[kTile][kTile + 1];
-    int64_t b0 = (int64_t)blockIdx.x * kTile, a0 = (int64_t)blockIdx.y * kTile;
+    const int64_t b0 = (int64_t)blockIdx.x * kTile;
     for (int64_t m = blockIdx.z; m < n; m += gridDim.z) {
         const A *xs = x + m * a * b;
         B *ys = y + m * a * b;
-        for (int i = threadIdx.y; i < kTile; i += kRows) {
-            int64_t r = a0 + i, col = b0 + threadIdx.x;
-            if (r < a && col < b)
-                tile[i][threadIdx.x] = ld(xs, r * b + col);
+        for (int64_t a0 = (int64_t)blockIdx.y * kTile; a0 < a; a0 += (int64_t)gridDim.y * kTile) {
+            for (int i = threadIdx.y; i < kTile; i += kRows) {
+                int64_t r = a0 + i, col = b0 + threadIdx.x;
+                if (r < a && col < b)
+                    tile[i][threadIdx.x] = ld(xs, r * b + col);
+            }
+            __syncthreads();
+            for (int i = threadIdx.y; i < kTile; i += kRows) {
+                int64_t r = b0 + i, col = a0 + threadIdx.x;
+                if (r < b && col < a)
+                    st(ys, r * a + col, tile[threadIdx.x][i]);
+            }
+            __syncthreads(); // the tile is refilled by the next pass
         }
-        __syncthreads();
-        for (int i = threadIdx.y; i < kTile; i += kRows) {
-            int64_t r = b0 + i, col = a0 + threadIdx.x;
-            if (r < b && col < a)
-                st(ys, r * a + col, tile[threadIdx.x][i]);
-        }
-        __syncthreads();
     }
 }
 
+int64_t capped(int64_t want, int64_t limit) { return want < limit ? want : limit; }
+
 template <class A, class B>
-int launch_transpose(cudaStream_t s, const A *x, B *y, int64_t n, int64_t a, int64_t b)
+int launch_transpose(cudaStream_t s, const A *x, B *y, int64_t n, int64_t a, int64_t b,
+                     int64_t max_gy, int64_t max_gz)
 {
     if (n <= 0 || a <= 0 || b <= 0)
         return 0;
-    int64_t gx = (b + kTile - 1) / kTile, gy = (a + kTile - 1) / kTile;
-    if (gy > 65535)
+    if (max_gy < 1 || max_gz < 1)
+        return (int)cudaErrorInvalidValue;
+    int64_t gx = (b + kTile - 1) / kTile;
+    if (gx > kGridXMax) // b above 2^36 elements: more than any device holds
         return (int)cudaErrorInvalidConfiguration;
-    dim3 grid((unsigned)gx, (unsigned)gy, (unsigned)(n < kGridZMax ? n : kGridZMax));
+    dim3 grid((unsigned)gx, (unsigned)capped((a + kTile - 1) / kTile, max_gy),
+              (unsigned)capped(n, max_gz));
     k_transpose<<<grid, dim3(kTile, kRows), 0, s>>>(x, y, n, a, b);
     return launched();
 }
@@ -105,19 +113,27 @@ __global__ void k_bias_grad_nhwc(const T *dy, float *db, int64_t rows, int64_t C
 
 extern "C" {
 
-int dlg_cuk_transpose(dlg_cu_stream s, dlg_cuk_htype ht, bool src_half, bool dst_half,
-                      const void *x, void *y, int64_t n, int64_t a, int64_t b)
+int dlg_cuk_transpose_grid(dlg_cu_stream s, dlg_cuk_htype ht, bool src_half, bool dst_half,
+                           const void *x, void *y, int64_t n, int64_t a, int64_t b,
+                           int64_t max_gy, int64_t max_gz)
 {
     int rc = 0;
     if (src_half && dst_half)
-        HALF_CASE(ht, rc = launch_transpose(s, (const T *)x, (T *)y, n, a, b));
+        HALF_CASE(ht, rc = launch_transpose(s, (const T *)x, (T *)y, n, a, b, max_gy, max_gz));
     else if (src_half)
-        HALF_CASE(ht, rc = launch_transpose(s, (const T *)x, (float *)y, n, a, b));
+        HALF_CASE(ht, rc = launch_transpose(s, (const T *)x, (float *)y, n, a, b, max_gy, max_gz));
     else if (dst_half)
-        HALF_CASE(ht, rc = launch_transpose(s, (const float *)x, (T *)y, n, a, b));
+        HALF_CASE(ht, rc = launch_transpose(s, (const float *)x, (T *)y, n, a, b, max_gy, max_gz));
     else
-        rc = launch_transpose(s, (const float *)x, (float *)y, n, a, b);
+        rc = launch_transpose(s, (const float *)x, (float *)y, n, a, b, max_gy, max_gz);
     return rc;
+}
+
+int dlg_cuk_transpose(dlg_cu_stream s, dlg_cuk_htype ht, bool src_half, bool dst_half,
+                      const void *x, void *y, int64_t n, int64_t a, int64_t b)
+{
+    return dlg_cuk_transpose_grid(s, ht, src_half, dst_half, x, y, n, a, b, kGridYZMax,
+                                  kGridYZMax);
 }
 
 int dlg_cuk_pool_fwd_nhwc_h(dlg_cu_stream s, dlg_cuk_htype ht, const dlg_cuk_pool *p, int64_t c,

@@ -137,13 +137,34 @@ void dlg_cuda_step_stats(void *vctx, dlg_step_stats *out)
 
 /* ---- step timing: two event pairs, alternating, so that a step's begin
  * never re-records an event the previous step's end may still read ---- */
+
+/* The four timer events, all or none: those made before a failure (out of
+ * memory on the third) are destroyed, so that timer[0][0] set means all
+ * four are (the next step tries again; cuda_input.c reads them) and the
+ * failure's error does not surface at the next kernel launch. */
+static int timer_events(dlg_cuda_ctx *c)
+{
+    cudaEvent_t ev[4] = {NULL, NULL, NULL, NULL};
+    for (int i = 0; i < 4; i++) {
+        cudaError_t e = cudaEventCreate(&ev[i]);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            while (i-- > 0)
+                cudaEventDestroy(ev[i]);
+            return e == cudaErrorMemoryAllocation ? -DLG_ENOMEM : -DLG_EINTERNAL;
+        }
+    }
+    for (int i = 0; i < 4; i++)
+        c->timer[i / 2][i % 2] = ev[i];
+    return 0;
+}
+
 int dlg_cuda_timer_begin(void *vctx)
 {
     dlg_cuda_ctx *c = vctx;
-    if (!c->timer[0][0]) /* first step (a warm-up): created once, kept */
-        for (int i = 0; i < 4; i++)
-            if (cudaEventCreate(&c->timer[i / 2][i % 2]) != cudaSuccess)
-                return -DLG_EINTERNAL;
+    int rc;
+    if (!c->timer[0][0] && (rc = timer_events(c)) < 0) /* first step: created once, kept */
+        return rc;
     c->timer_cur ^= 1;
     c->timer_open = cudaEventRecord(c->timer[c->timer_cur][0], c->stream) == cudaSuccess;
     return c->timer_open ? 0 : -DLG_EINTERNAL;

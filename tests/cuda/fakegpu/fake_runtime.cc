@@ -124,6 +124,7 @@ uint64_t g_rng; // the order queued work runs in (FAKEGPU_SEED)
 int g_shuffle = -1; // FAKEGPU_ORDER=shuffle: some work runs as other work is issued
 std::set<CUstream_st *> g_streams;
 std::set<CUevent_st *> g_events;
+int g_event_fail_in; // fakegpu_fail_event_create: creations until one fails (0: none)
 std::set<CUgraph_st *> g_graphs;
 std::set<CUgraphExec_st *> g_execs;
 std::map<uint64_t, capture> g_captures; // open capture sequences
@@ -1112,6 +1113,8 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
         ((flags & cudaEventInterprocess) && !(flags & cudaEventDisableTiming)))
         return fail(cudaErrorInvalidValue);
     std::lock_guard<std::mutex> lock(g_mu);
+    if (g_event_fail_in > 0 && --g_event_fail_in == 0)
+        return fail(cudaErrorMemoryAllocation);
     CUevent_st *e = new CUevent_st{flags, g_next_id++, false, {}, 0};
     g_events.insert(e);
     *event = e;
@@ -1119,6 +1122,21 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
 }
 
 cudaError_t cudaEventCreate(cudaEvent_t *event) { return cudaEventCreateWithFlags(event, 0); }
+
+// Test hooks: the nth event creation from now (1: the next) fails with
+// cudaErrorMemoryAllocation, as the real one does when the device is
+// full; and how many events are live (created, not destroyed).
+void fakegpu_fail_event_create(int nth)
+{
+    std::lock_guard<std::mutex> lock(g_mu);
+    g_event_fail_in = nth;
+}
+
+size_t fakegpu_live_events(void)
+{
+    std::lock_guard<std::mutex> lock(g_mu);
+    return g_events.size();
+}
 
 cudaError_t cudaEventDestroy(cudaEvent_t event)
 {

@@ -70,6 +70,11 @@ void blend(void *p, cudnnDataType_t t, size_t i, float alpha, float beta, float 
 
 } // namespace fakegpu
 
+/* Test hooks (fake_runtime.cc), callable from C: the nth cudaEventCreate*
+ * from now fails with cudaErrorMemoryAllocation (0: none); live events. */
+extern "C" void fakegpu_fail_event_create(int nth);
+extern "C" size_t fakegpu_live_events(void);
+
 /* ---- cuDNN's opaque types ------------------------------------------------ */
 struct cudnnContext {
     cudaStream_t stream;
