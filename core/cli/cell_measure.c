@@ -92,7 +92,14 @@ static const char *in_process(dlg_run *run, const dlg_cell *cell, dlg_wire_point
         return "error";
     }
     run->emit = emit_to_sinks;
+    /* a crash of the cell is dlgauge's own: at least say which cell it was */
+    char who[600];
+    snprintf(who, sizeof who, "%s:%d: [job %s] workload %s", cell->job->sec->file, cell->job->sec->line,
+             cell->job->name, cell->job->workload->name);
+    dlg_crash_guard guard;
+    dlg_crash_guard_arm(&guard, who);
     dlg_run_cell(run, cell, &res);
+    dlg_crash_guard_disarm(&guard);
     dlg_point_buf *pb = malloc(sizeof *pb);
     if (pb) {
         dlg_result_point(run, cell, &res, pb);

@@ -1,10 +1,18 @@
 #include "signals.h"
 
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-/* The one mutable global: a signal handler can only talk through one. */
+/* The mutable globals, one per need: a signal handler can only talk
+ * through globals.  stop_signal: which signal asked the run to stop. */
 static volatile sig_atomic_t stop_signal;
+/* The armed crash guard (its preformatted lines), or NULL: lock-free, so
+ * a handler may read it. */
+static _Atomic(const dlg_crash_guard *) crash_guard;
 
 static void on_signal(int sig)
 {
@@ -74,3 +82,80 @@ void dlg_signals_hold(sigset_t *old)
 void dlg_signals_release(const sigset_t *old) { sigprocmask(SIG_SETMASK, old, NULL); }
 
 int dlg_stop_signal(void) { return stop_signal; }
+
+/* The fatal signals of a cell's code, each with what it most likely means
+ * for a benchmark run inside dlgauge's process. */
+static const struct {
+    int sig;
+    const char *name, *cause;
+} crash_signals[DLG_CRASH_NSIG] = {
+    {SIGBUS, "SIGBUS", "a bus error: a mapped file shrank while it was read (storage type = mmap: a data file "
+                       "truncated or rewritten during the run?)"},
+    {SIGSEGV, "SIGSEGV", "an invalid memory access (a bug in the workload or a plugin it uses)"},
+    {SIGFPE, "SIGFPE", "an arithmetic fault such as an integer division by zero (in the workload or a plugin)"},
+    {SIGILL, "SIGILL", "an illegal instruction (code built for a newer CPU than this one, e.g. with "
+                       "-march=native on another machine?)"},
+};
+
+/* An alternate stack lets the line out of a stack overflow too. */
+#define CRASH_STACK_BYTES (64 * 1024)
+
+static void on_crash(int sig)
+{
+    const dlg_crash_guard *g = atomic_load(&crash_guard);
+    for (int i = 0; g && i < DLG_CRASH_NSIG; i++)
+        if (crash_signals[i].sig == sig) {
+            ssize_t n = write(STDERR_FILENO, g->line[i], g->len[i]);
+            (void)n; /* nothing more to do about stderr from here */
+        }
+    /* SA_RESETHAND made the action the default one: the process ends of
+     * sig as it would have without us (a fault re-runs and faults again) */
+    raise(sig);
+}
+
+static void own_stack(dlg_crash_guard *g)
+{
+    g->stack = NULL;
+    if (sigaltstack(NULL, &g->old_stack) != 0 || !(g->old_stack.ss_flags & SS_DISABLE))
+        return; /* one is set already (a sanitizer's): it serves */
+    stack_t st = {.ss_sp = malloc(CRASH_STACK_BYTES), .ss_size = CRASH_STACK_BYTES, .ss_flags = 0};
+    if (st.ss_sp && sigaltstack(&st, NULL) == 0)
+        g->stack = st.ss_sp;
+    else
+        free(st.ss_sp); /* best effort: the line is lost only for a stack overflow */
+}
+
+void dlg_crash_guard_arm(dlg_crash_guard *g, const char *who)
+{
+    for (int i = 0; i < DLG_CRASH_NSIG; i++) {
+        int n = snprintf(g->line[i], sizeof g->line[i],
+                         "dlgauge: %s: killed by %s, %s; the cell ran inside dlgauge's process (isolation = none), "
+                         "so the run ends here, rows written so far are kept: use isolation = process to survive "
+                         "it and keep the run going\n",
+                         who, crash_signals[i].name, crash_signals[i].cause);
+        g->len[i] = n < 0 ? 0 : (size_t)n < sizeof g->line[i] ? (size_t)n : sizeof g->line[i] - 1;
+        if ((size_t)n >= sizeof g->line[i])
+            g->line[i][g->len[i] - 1] = '\n'; /* cut short, still one line */
+    }
+    own_stack(g);
+    atomic_store(&crash_guard, g);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_crash;
+    sa.sa_flags = SA_RESETHAND | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < DLG_CRASH_NSIG; i++)
+        sigaction(crash_signals[i].sig, &sa, &g->old[i]);
+}
+
+void dlg_crash_guard_disarm(dlg_crash_guard *g)
+{
+    for (int i = 0; i < DLG_CRASH_NSIG; i++)
+        sigaction(crash_signals[i].sig, &g->old[i], NULL);
+    atomic_store(&crash_guard, NULL);
+    if (g->stack) {
+        sigaltstack(&g->old_stack, NULL);
+        free(g->stack);
+        g->stack = NULL;
+    }
+}

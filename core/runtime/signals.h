@@ -19,4 +19,26 @@ void dlg_signals_release(const sigset_t *old);
 /* 0, or the number of the signal that asked us to stop. */
 int dlg_stop_signal(void);
 
+/* A cell run inside dlgauge's own process (isolation = none) that dies of
+ * SIGBUS, SIGSEGV, SIGFPE or SIGILL takes dlgauge with it.  While a guard
+ * is armed, such a signal writes one line naming the cell and the cause to
+ * stderr, then ends the process with that signal as before (its exit
+ * status stays a signal death).  The lines are formatted when the guard is
+ * armed: a handler may only write(2). */
+#define DLG_CRASH_NSIG 4
+#define DLG_CRASH_LINE_MAX 1024
+typedef struct dlg_crash_guard {
+    char line[DLG_CRASH_NSIG][DLG_CRASH_LINE_MAX];
+    size_t len[DLG_CRASH_NSIG];
+    struct sigaction old[DLG_CRASH_NSIG];
+    stack_t old_stack;
+    void *stack; /* an alternate signal stack of ours, or NULL */
+} dlg_crash_guard;
+
+/* who: the cell, e.g. "FILE:LINE: [job NAME] workload W".  One guard at a
+ * time; g must stay in place until dlg_crash_guard_disarm(g), which puts
+ * back the handlers (and signal stack) found at arming. */
+void dlg_crash_guard_arm(dlg_crash_guard *g, const char *who);
+void dlg_crash_guard_disarm(dlg_crash_guard *g);
+
 #endif

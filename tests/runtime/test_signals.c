@@ -1,0 +1,156 @@
+/* The crash guard around a cell run inside dlgauge's process (isolation =
+ * none): a real SIGBUS (a mapped file truncated under its reader) and a
+ * SIGSEGV end the process with that signal after ONE line on stderr that
+ * names the cell, the signal and the way out; disarming puts back the
+ * handlers found before, and an alternate stack only where none was set. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "signals.h"
+
+static const char who[] = "t.ini:7: [job reader] workload io";
+
+/* Reads a page of a mapped file after truncating it: a genuine SIGBUS. */
+static void read_shrunk_mapping(void)
+{
+    char path[] = "/tmp/test_signals_XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0 || ftruncate(fd, 65536) != 0)
+        _exit(2);
+    unlink(path);
+    volatile const char *p = mmap(NULL, 65536, PROT_READ, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED || ftruncate(fd, 0) != 0)
+        _exit(2);
+    (void)p[4096];
+    _exit(3); /* not reached: the read must fault */
+}
+
+/* A child that arms a guard and dies as crash() makes it; returns the
+ * signal it died of (0: it exited) and its stderr in err[]. */
+static int crash_in_child(void (*crash)(void), char *err, size_t len)
+{
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(fds[1], STDERR_FILENO);
+        close(fds[0]);
+        dlg_crash_guard g;
+        dlg_crash_guard_arm(&g, who);
+        crash();
+        _exit(4);
+    }
+    close(fds[1]);
+    size_t got = 0;
+    ssize_t n;
+    while (got + 1 < len && (n = read(fds[0], err + got, len - 1 - got)) > 0)
+        got += (size_t)n;
+    err[got] = '\0';
+    close(fds[0]);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+}
+
+static void assert_one_line(const char *err, const char *signame)
+{
+    char want[128];
+    snprintf(want, sizeof want, "dlgauge: %s: killed by %s", who, signame);
+    if (strncmp(err, want, strlen(want)) != 0)
+        fail_msg("stderr \"%s\" does not start \"%s\"", err, want);
+    const char *nl = strchr(err, '\n');
+    assert_non_null(nl);
+    assert_int_equal(nl[1], '\0'); /* one line, and nothing else */
+    assert_non_null(strstr(err, "use isolation = process to survive it and keep the run going"));
+}
+
+static void sigbus_says_which_cell(void **st)
+{
+    (void)st;
+    char err[2048];
+    assert_int_equal(crash_in_child(read_shrunk_mapping, err, sizeof err), SIGBUS);
+    assert_one_line(err, "SIGBUS");
+    assert_non_null(strstr(err, "a mapped file shrank"));
+    assert_non_null(strstr(err, "type = mmap"));
+}
+
+/* a fault where the address comes from a variable: no compiler warning,
+ * and no sanitizer check stands in front of it */
+static void bad_store(void)
+{
+    volatile uintptr_t bad = 16;
+    *(volatile int *)bad = 1;
+}
+
+static void sigsegv_says_which_cell(void **st)
+{
+    (void)st;
+    char err[2048];
+    assert_int_equal(crash_in_child(bad_store, err, sizeof err), SIGSEGV);
+    assert_one_line(err, "SIGSEGV");
+}
+
+static void raise_fpe(void) { raise(SIGFPE); }
+
+static void sigfpe_says_which_cell(void **st)
+{
+    (void)st;
+    char err[2048];
+    assert_int_equal(crash_in_child(raise_fpe, err, sizeof err), SIGFPE);
+    assert_one_line(err, "SIGFPE");
+}
+
+static void mine(int sig) { (void)sig; }
+
+static void disarm_restores_handlers(void **st)
+{
+    (void)st;
+    static const int sigs[] = {SIGBUS, SIGSEGV, SIGFPE, SIGILL};
+    struct sigaction before[4], sa, now;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = mine;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(sigaction(sigs[i], &sa, &before[i]), 0);
+    stack_t stack_before, stack_now;
+    assert_int_equal(sigaltstack(NULL, &stack_before), 0);
+    dlg_crash_guard g;
+    dlg_crash_guard_arm(&g, who);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(sigaction(sigs[i], NULL, &now), 0);
+        assert_true(now.sa_handler != mine);
+    }
+    dlg_crash_guard_disarm(&g);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(sigaction(sigs[i], &before[i], &now), 0);
+        assert_true(now.sa_handler == mine);
+    }
+    assert_int_equal(sigaltstack(NULL, &stack_now), 0);
+    assert_int_equal(stack_now.ss_flags, stack_before.ss_flags);
+    assert_ptr_equal(stack_now.ss_sp, stack_before.ss_sp);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(sigbus_says_which_cell),
+        cmocka_unit_test(sigsegv_says_which_cell),
+        cmocka_unit_test(sigfpe_says_which_cell),
+        cmocka_unit_test(disarm_restores_handlers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
