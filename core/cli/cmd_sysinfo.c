@@ -99,39 +99,15 @@ static int sys_int(const char *fmt, int cpu)
  * CPUs: whether a vCPU count is cores or SMT threads changes what it buys. */
 static void topology_info(void)
 {
-    int pkg[CPU_SETSIZE], core[CPU_SETSIZE];
-    char online[4096];
-    cpu_set_t cpus;
-    read_sys("/sys/devices/system/cpu/online", online, sizeof online);
-    int n = 0, npkg = 0, ncore = 0;
-    if (dlg_cpulist_parse(online, &cpus) < 0)
-        CPU_ZERO(&cpus);
-    for (int c = 0; c < CPU_SETSIZE; c++) {
-        if (!CPU_ISSET(c, &cpus))
-            continue;
-        pkg[n] = sys_int("/sys/devices/system/cpu/cpu%d/topology/physical_package_id", c);
-        core[n] = sys_int("/sys/devices/system/cpu/cpu%d/topology/core_id", c);
-        if (pkg[n] < 0 || core[n] < 0) {
-            n = 0;
-            break;
-        }
-        bool new_pkg = true, new_core = true;
-        for (int j = 0; j < n; j++) {
-            new_pkg &= pkg[j] != pkg[n];
-            new_core &= pkg[j] != pkg[n] || core[j] != core[n];
-        }
-        npkg += new_pkg;
-        ncore += new_core;
-        n++;
-    }
-    if (!n) {
+    dlg_cpu_topology t;
+    if (dlg_cpu_topology_read("/sys", &t) != 0) {
         printf("topology:   unknown (no sysfs CPU topology)\n");
         return;
     }
     int nodes = dlg_numa_nodes("/sys");
-    printf("topology:   %d socket%s, %d core%s, %d thread%s (%s), %d NUMA node%s\n", npkg, npkg == 1 ? "" : "s",
-           ncore, ncore == 1 ? "" : "s", n, n == 1 ? "" : "s", n > ncore ? "SMT on" : "no SMT", nodes,
-           nodes == 1 ? "" : "s");
+    printf("topology:   %d socket%s, %d core%s, %d thread%s (%s), %d NUMA node%s\n", t.sockets,
+           t.sockets == 1 ? "" : "s", t.cores, t.cores == 1 ? "" : "s", t.threads, t.threads == 1 ? "" : "s",
+           t.threads > t.cores ? "SMT on" : "no SMT", nodes, nodes == 1 ? "" : "s");
 }
 
 /* cpu0's caches from sysfs (lscpu's source): "L1d 32 KiB, L1i 32 KiB, L2 1 MiB". */

@@ -12,8 +12,10 @@ int dlg_cpuset_init(dlg_cpuset *s, int nbits)
     s->size = CPU_ALLOC_SIZE(nbits);
     s->nbits = (int)(s->size * 8);
     s->bits = CPU_ALLOC(s->nbits);
-    if (!s->bits)
+    if (!s->bits) {
+        memset(s, 0, sizeof *s); /* an empty set that has, counts and frees nothing */
         return -1;
+    }
     CPU_ZERO_S(s->size, s->bits);
     return 0;
 }

@@ -20,7 +20,8 @@ typedef struct dlg_cpuset {
     int nbits;       /* ids below this fit */
 } dlg_cpuset;
 
-/* An empty set that holds ids below nbits (at least 1024); -1 out of memory. */
+/* An empty set that holds ids below nbits (at least 1024); -1 out of
+ * memory, s then a set of no ids that dlg_cpuset_fini may still be given. */
 int dlg_cpuset_init(dlg_cpuset *s, int nbits);
 void dlg_cpuset_fini(dlg_cpuset *s);
 /* Adds id, growing the set; -1 out of memory or id out of range. */

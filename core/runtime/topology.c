@@ -36,37 +36,30 @@ int dlg_cpus_parse(const char *text, int *count, int *first, int *last, char *wh
     return -1;
 }
 
-int dlg_cpulist_parse(const char *text, cpu_set_t *set)
+/* A kernel id list file (cpu/online, node/online: one line of any length)
+ * into s (initialized): how many ids, or -1 if unreadable or malformed. */
+static int read_list(const char *path, dlg_cpuset *s)
 {
-    dlg_cpuset s;
-    CPU_ZERO(set);
-    if (dlg_cpuset_init(&s, CPU_SETSIZE) != 0)
+    FILE *f = fopen(path, "r");
+    if (!f)
         return -1;
-    int n = dlg_cpuset_parse_list(text, &s);
-    if (n > 0 && s.nbits > CPU_SETSIZE) { /* an id that *set cannot hold */
-        for (int id = CPU_SETSIZE; id < s.nbits && n >= 0; id++)
-            if (dlg_cpuset_has(&s, id))
-                n = -1;
-    }
-    if (n > 0)
-        memcpy(set, s.bits, sizeof *set);
-    dlg_cpuset_fini(&s);
+    char *text = NULL;
+    size_t cap = 0;
+    ssize_t got = getline(&text, &cap, f);
+    fclose(f);
+    int n = got > 0 ? dlg_cpuset_parse_list(text, s) : -1;
+    free(text);
     return n;
 }
 
 int dlg_numa_nodes(const char *sysfs)
 {
-    char path[512], text[4096];
+    char path[512];
     snprintf(path, sizeof path, "%s/devices/system/node/online", sysfs);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 1;
-    bool got = fgets(text, sizeof text, f) != NULL;
-    fclose(f);
     dlg_cpuset nodes;
     int n = -1;
-    if (got && dlg_cpuset_init(&nodes, 0) == 0) {
-        n = dlg_cpuset_parse_list(text, &nodes);
+    if (dlg_cpuset_init(&nodes, 0) == 0) {
+        n = read_list(path, &nodes);
         dlg_cpuset_fini(&nodes);
     }
     return n > 0 ? n : 1;
@@ -189,4 +182,60 @@ int dlg_cpus_choose(const char *text, const dlg_cpuset *allowed, dlg_cpuset *out
     }
     free(info);
     return taken;
+}
+
+typedef struct core_id {
+    int package, core;
+} core_id;
+
+static int cmp_core_id(const void *a, const void *b)
+{
+    const core_id *x = a, *y = b;
+    return x->package != y->package ? (x->package > y->package) - (x->package < y->package)
+                                    : (x->core > y->core) - (x->core < y->core);
+}
+
+/* The package and core of each of the n CPUs in online, into ids[]: how
+ * many, or 0 when one of them does not say. */
+static int read_core_ids(const char *sysfs, const dlg_cpuset *online, int n, core_id *ids)
+{
+    int got = 0;
+    for (int c = 0; c < online->nbits && got < n; c++) {
+        if (!dlg_cpuset_has(online, c))
+            continue;
+        char path[600];
+        snprintf(path, sizeof path, "%s/devices/system/cpu/cpu%d/topology/physical_package_id", sysfs, c);
+        ids[got].package = read_int_file(path, -1);
+        snprintf(path, sizeof path, "%s/devices/system/cpu/cpu%d/topology/core_id", sysfs, c);
+        ids[got].core = read_int_file(path, -1);
+        if (ids[got].package < 0 || ids[got].core < 0)
+            return 0;
+        got++;
+    }
+    return got;
+}
+
+int dlg_cpu_topology_read(const char *sysfs, dlg_cpu_topology *t)
+{
+    memset(t, 0, sizeof *t);
+    char path[512];
+    snprintf(path, sizeof path, "%s/devices/system/cpu/online", sysfs);
+    dlg_cpuset online;
+    if (dlg_cpuset_init(&online, 0) != 0)
+        return -1;
+    int n = read_list(path, &online);
+    core_id *ids = n > 0 ? malloc((size_t)n * sizeof *ids) : NULL;
+    int got = ids ? read_core_ids(sysfs, &online, n, ids) : 0;
+    dlg_cpuset_fini(&online);
+    /* sorted, each new package and each new (package, core) pair counts */
+    if (got > 0)
+        qsort(ids, (size_t)got, sizeof *ids, cmp_core_id);
+    for (int i = 0; i < got; i++) {
+        bool new_pkg = i == 0 || ids[i].package != ids[i - 1].package;
+        t->sockets += new_pkg;
+        t->cores += new_pkg || ids[i].core != ids[i - 1].core;
+    }
+    t->threads = got;
+    free(ids);
+    return got > 0 ? 0 : -1;
 }

@@ -18,9 +18,14 @@ int dlg_cpus_parse(const char *text, int *count, int *first, int *last, char *wh
  * see cpuset.h).  Returns how many were chosen, or -1 with why[] filled. */
 int dlg_cpus_choose(const char *text, const dlg_cpuset *allowed, dlg_cpuset *out, char *why, size_t whylen);
 
-/* dlg_cpuset_parse_list into a fixed cpu_set_t: -1 also for an id of
- * CPU_SETSIZE (1024) or more, which *set cannot hold. */
-int dlg_cpulist_parse(const char *text, cpu_set_t *set);
+/* Sockets, physical cores and hardware threads of the online CPUs, read
+ * from SYSFS/devices/system/cpu (online, cpuN/topology/physical_package_id
+ * and core_id; sysfs: "/sys", or a fake tree's root), CPU ids of any size.
+ * 0, or -1 when sysfs does not say for every online CPU. */
+typedef struct dlg_cpu_topology {
+    int sockets, cores, threads;
+} dlg_cpu_topology;
+int dlg_cpu_topology_read(const char *sysfs, dlg_cpu_topology *t);
 
 /* NUMA nodes online, from SYSFS/devices/system/node/online (sysfs: "/sys",
  * or a fake tree's root): nodes may have gaps (0-1,3 is 3 nodes).  1 when

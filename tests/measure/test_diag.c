@@ -1,5 +1,6 @@
 /* The diag plugin (stream, sleep) through the mock host. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -179,6 +181,33 @@ static void test_stream_each_kernel(void **st)
 }
 
 /* ---- the pool stream runs on ------------------------------------------ */
+/* A kernel built for 2048 possible CPUs (nr_cpu_ids) refuses to report an
+ * affinity into a mask smaller than its own, as a cpu_set_t is: EINVAL.
+ * Linked with --wrap (tests/measure/CMakeLists.txt), so the pool's calls
+ * meet it too; big_kernel switches it on for one test. */
+static int big_kernel;
+#define BIG_KERNEL_MASK_BYTES (2048 / 8)
+int __real_sched_getaffinity(pid_t pid, size_t size, cpu_set_t *set);
+int __real_pthread_getaffinity_np(pthread_t t, size_t size, cpu_set_t *set);
+int __wrap_sched_getaffinity(pid_t pid, size_t size, cpu_set_t *set);
+int __wrap_pthread_getaffinity_np(pthread_t t, size_t size, cpu_set_t *set);
+
+int __wrap_sched_getaffinity(pid_t pid, size_t size, cpu_set_t *set)
+{
+    if (big_kernel && size < BIG_KERNEL_MASK_BYTES) {
+        errno = EINVAL;
+        return -1;
+    }
+    return __real_sched_getaffinity(pid, size, set);
+}
+
+int __wrap_pthread_getaffinity_np(pthread_t t, size_t size, cpu_set_t *set)
+{
+    if (big_kernel && size < BIG_KERNEL_MASK_BYTES)
+        return EINVAL;
+    return __real_pthread_getaffinity_np(t, size, set);
+}
+
 struct where {
     int ncpus, cpu;
 };
@@ -187,25 +216,31 @@ static void record_cpus(void *arg, int tid, int nthreads, int cmd)
 {
     (void)nthreads, (void)cmd;
     struct where *w = &((struct where *)arg)[tid];
-    cpu_set_t m; /* no cmocka asserts off the test's thread */
-    CPU_ZERO(&m);
-    w->ncpus = pthread_getaffinity_np(pthread_self(), sizeof m, &m) == 0 ? CPU_COUNT(&m) : -1;
-    w->cpu = -1;
-    for (int c = 0; c < CPU_SETSIZE && w->cpu < 0; c++)
-        if (CPU_ISSET(c, &m))
-            w->cpu = c;
+    dlg_cpuset m; /* no cmocka asserts off the test's thread */
+    w->ncpus = w->cpu = -1;
+    if (dlg_cpuset_init(&m, 0) == 0 && dlg_cpuset_get_affinity(&m) == 0) {
+        w->ncpus = dlg_cpuset_count(&m);
+        for (int c = 0; c < m.nbits && w->cpu < 0; c++)
+            if (dlg_cpuset_has(&m, c))
+                w->cpu = c;
+    }
+    dlg_cpuset_fini(&m);
 }
 
 /* First touch puts a worker's slice on its NUMA node only if the worker
  * stays there: each is pinned to its own CPU of the job's set, and the
  * caller gets its own set back when the pool goes. */
-static void test_pool_pins_workers(void **st)
+static void pool_pins_workers(void)
 {
-    (void)st;
-    cpu_set_t before, after;
-    assert_int_equal(pthread_getaffinity_np(pthread_self(), sizeof before, &before), 0);
-    if (CPU_COUNT(&before) < 2)
+    dlg_cpuset before, after;
+    assert_int_equal(dlg_cpuset_init(&before, 0), 0);
+    assert_int_equal(dlg_cpuset_init(&after, 0), 0);
+    assert_int_equal(dlg_cpuset_get_affinity(&before), 0);
+    if (dlg_cpuset_count(&before) < 2) {
+        dlg_cpuset_fini(&before);
+        dlg_cpuset_fini(&after);
         skip(); /* one CPU: nothing to pin */
+    }
     struct where w[2];
     diag_pool *p = NULL;
     assert_int_equal(diag_pool_new(2, record_cpus, w, &p), 0);
@@ -214,11 +249,76 @@ static void test_pool_pins_workers(void **st)
     for (int t = 0; t < 2; t++) {
         if (w[t].ncpus != 1)
             fail_msg("worker %d may run on %d CPUs", t, w[t].ncpus);
-        assert_true(CPU_ISSET(w[t].cpu, &before));
+        assert_true(dlg_cpuset_has(&before, w[t].cpu));
     }
     assert_int_not_equal(w[0].cpu, w[1].cpu);
-    assert_int_equal(pthread_getaffinity_np(pthread_self(), sizeof after, &after), 0);
-    assert_true(CPU_EQUAL(&before, &after));
+    assert_int_equal(dlg_cpuset_get_affinity(&after), 0);
+    assert_int_equal(before.size, after.size);
+    assert_memory_equal(before.bits, after.bits, before.size);
+    dlg_cpuset_fini(&before);
+    dlg_cpuset_fini(&after);
+}
+
+static void test_pool_pins_workers(void **st)
+{
+    (void)st;
+    pool_pins_workers();
+}
+
+/* the pool read its CPUs into a cpu_set_t: EINVAL there, and no worker
+ * was pinned */
+static void test_pool_pins_on_big_kernel(void **st)
+{
+    (void)st;
+    big_kernel = 1;
+    pool_pins_workers();
+}
+
+static int real_kernel(void **st)
+{
+    (void)st;
+    big_kernel = 0;
+    return 0;
+}
+
+/* A worker's own fault reaches the process's handler (in-process, the
+ * crash line that names the cell): the pool blocked SIGSEGV in its workers,
+ * so the kernel killed the process without running any handler. */
+static void on_fault(int sig)
+{
+    (void)sig;
+    _exit(7);
+}
+
+static void fault_in_worker(void *arg, int tid, int nthreads, int cmd)
+{
+    (void)arg, (void)nthreads, (void)cmd;
+    volatile uintptr_t bad = 16;
+    if (tid == 1)
+        *(volatile int *)bad = 1;
+}
+
+static void test_pool_worker_fault_handled(void **st)
+{
+    (void)st;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fault;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGSEGV, &sa, NULL);
+        diag_pool *p = NULL;
+        if (diag_pool_new(2, fault_in_worker, NULL, &p) == 0)
+            diag_pool_run(p, 0);
+        _exit(3);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 7)
+        fail_msg("the worker's SIGSEGV did not reach the handler (%s %d)", WIFSIGNALED(status) ? "signal" : "exit",
+                 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 }
 
 /* ---- the last-level cache STREAM's size rule counts ---------------------- */
@@ -257,13 +357,11 @@ static void test_llc_sums_caches(void **st)
         put_attr(root, cpu, 3, "size", "32768K");
         put_attr(root, cpu, 3, "shared_cpu_list", cpu < 2 ? "0-1" : "2-3");
     }
-    cpu_set_t all, upper;
-    CPU_ZERO(&all);
-    CPU_ZERO(&upper);
-    for (int cpu = 0; cpu < 4; cpu++)
-        CPU_SET(cpu, &all);
-    CPU_SET(2, &upper);
-    CPU_SET(3, &upper);
+    dlg_cpuset all, upper;
+    assert_int_equal(dlg_cpuset_init(&all, 0), 0);
+    assert_int_equal(dlg_cpuset_init(&upper, 0), 0);
+    assert_int_equal(dlg_cpuset_parse_list("0-3", &all), 4);
+    assert_int_equal(dlg_cpuset_parse_list("2-3", &upper), 2);
     const double mib = 1048576.0;
     assert_true(llc_bytes_used(root, &all, 4) == 64 * mib);
     assert_true(llc_bytes_used(root, &all, 3) == 64 * mib);
@@ -271,6 +369,13 @@ static void test_llc_sums_caches(void **st)
     assert_true(llc_bytes_used(root, &all, 64) == 64 * mib);
     assert_true(llc_bytes_used(root, &upper, 2) == 32 * mib);
     assert_true(llc_bytes_used("/nonexistent", &all, 4) == 0);
+    /* CPU ids past 1023 (a cpu_set_t's end) have caches too */
+    put_attr(root, 1500, 0, "level", "3"), put_attr(root, 1500, 0, "type", "Unified");
+    put_attr(root, 1500, 0, "size", "16384K"), put_attr(root, 1500, 0, "shared_cpu_list", "1500");
+    assert_int_equal(dlg_cpuset_add(&upper, 1500), 0);
+    assert_true(llc_bytes_used(root, &upper, 3) == 48 * mib);
+    dlg_cpuset_fini(&all);
+    dlg_cpuset_fini(&upper);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     assert_int_equal(system(cmd), 0);
@@ -454,7 +559,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stream_tables),     cmocka_unit_test(test_stream_all),
         cmocka_unit_test(test_stream_each_kernel),
-        cmocka_unit_test(test_pool_pins_workers),
+        cmocka_unit_test(test_pool_pins_workers), cmocka_unit_test_teardown(test_pool_pins_on_big_kernel, real_kernel),
+        cmocka_unit_test(test_pool_worker_fault_handled),
         cmocka_unit_test(test_llc_sums_caches), cmocka_unit_test(test_option_errors),
         cmocka_unit_test(test_stream_validation), cmocka_unit_test(test_sleep_accuracy),
         cmocka_unit_test(test_sleep_jitter_seeded), cmocka_unit_test(test_sleep_eintr),

@@ -2,7 +2,8 @@
  * that sysinfo prints, read from a fake sysfs tree: nodes with a gap
  * (0-1,3) are 3 nodes (probing node0, node1, ... stopped at the gap).
  * Ids of 1024 and more (cpu_set_t's limit) as machines with more CPUs
- * have: listed, counted, asked for by a cpus range and picked. */
+ * have: listed, counted, asked for by a cpus range and picked, and the
+ * sockets, cores and threads that sysinfo prints. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -56,16 +57,43 @@ static void list_parses(void **st)
     dlg_cpuset_fini(&big);
 }
 
-/* The fixed-size form: what cpu_set_t holds, and -1 for what it cannot. */
-static void fixed_list_parses_below_1024(void **st)
+/* CPU topology as sysinfo prints it, CPU ids past 1023 included: CPUs
+ * 0-1 are SMT siblings of one core of socket 0, 1100 and 1101 two cores of
+ * socket 1 (sysinfo said "topology: unknown" for any id over 1023). */
+static void put_cpu(const rt_dir *d, int cpu, const char *package, const char *core)
 {
-    (void)st;
-    cpu_set_t set;
-    assert_int_equal(dlg_cpulist_parse("0-1,1023", &set), 3);
-    assert_true(CPU_ISSET(1023, &set) && CPU_ISSET(1, &set) && !CPU_ISSET(2, &set));
-    assert_int_equal(dlg_cpulist_parse("", &set), 0);
-    assert_int_equal(dlg_cpulist_parse("0,1024", &set), -1);
-    assert_int_equal(dlg_cpulist_parse("x", &set), -1);
+    char name[160], p[512];
+    snprintf(name, sizeof name, "sys/devices/system/cpu/cpu%d/topology/physical_package_id", cpu);
+    rt_write(d, name, package, p, sizeof p);
+    snprintf(name, sizeof name, "sys/devices/system/cpu/cpu%d/topology/core_id", cpu);
+    if (core)
+        rt_write(d, name, core, p, sizeof p);
+}
+
+static void topology_beyond_1024(void **st)
+{
+    const rt_dir *d = *st;
+    char p[512], root[512];
+    rt_write(d, "sys/devices/system/cpu/online", "0-1,1100-1101\n", p, sizeof p);
+    put_cpu(d, 0, "0\n", "0\n");
+    put_cpu(d, 1, "0\n", "0\n");
+    put_cpu(d, 1100, "1\n", "5\n");
+    put_cpu(d, 1101, "1\n", "6\n");
+    put_cpu(d, 1102, "1\n", "7\n"); /* offline: not counted */
+    snprintf(root, sizeof root, "%s/sys", d->path);
+    dlg_cpu_topology t;
+    assert_int_equal(dlg_cpu_topology_read(root, &t), 0);
+    assert_int_equal(t.sockets, 2);
+    assert_int_equal(t.cores, 3);
+    assert_int_equal(t.threads, 4);
+    /* one online CPU that does not say its core: unknown, not a guess */
+    rt_write(d, "sys/devices/system/cpu/online", "0-1,1100-1102\n", p, sizeof p);
+    put_cpu(d, 1102, "1\n", NULL);
+    snprintf(p, sizeof p, "%s/sys/devices/system/cpu/cpu1102/topology/core_id", d->path);
+    remove(p);
+    assert_int_equal(dlg_cpu_topology_read(root, &t), -1);
+    snprintf(root, sizeof root, "%s/none", d->path);
+    assert_int_equal(dlg_cpu_topology_read(root, &t), -1);
 }
 
 static void list_refuses_malformed(void **st)
@@ -172,7 +200,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(list_parses),
-        cmocka_unit_test(fixed_list_parses_below_1024),
+        cmocka_unit_test_setup_teardown(topology_beyond_1024, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test(list_refuses_malformed),
         cmocka_unit_test_setup_teardown(numa_nodes_beyond_1024, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test(cpus_beyond_1024_chosen),

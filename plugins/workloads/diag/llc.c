@@ -47,9 +47,9 @@ static double cpu_llc(const char *root, int cpu, char *shared, size_t len)
     return best;
 }
 
-double llc_bytes_used(const char *root, const cpu_set_t *cpus, int n)
+double llc_bytes_used(const char *root, const dlg_cpuset *cpus, int n)
 {
-    int count = CPU_COUNT(cpus);
+    int count = dlg_cpuset_count(cpus);
     if (count == 0 || n < 1)
         return 0;
     if (n > count)
@@ -59,8 +59,8 @@ double llc_bytes_used(const char *root, const cpu_set_t *cpus, int n)
         return 0;
     double total = 0;
     int nseen = 0;
-    for (int cpu = 0, used = 0; cpu < CPU_SETSIZE && used < n; cpu++) {
-        if (!CPU_ISSET(cpu, cpus))
+    for (int cpu = 0, used = 0; cpu < cpus->nbits && used < n; cpu++) {
+        if (!dlg_cpuset_has(cpus, cpu))
             continue;
         used++;
         char shared[256] = "";

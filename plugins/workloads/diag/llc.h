@@ -4,11 +4,11 @@
 #ifndef DLG_DIAG_LLC_H
 #define DLG_DIAG_LLC_H
 
-#include <sched.h> /* cpu_set_t: include with _GNU_SOURCE */
+#include "cpuset.h"
 
 /* Bytes of last-level cache shared by the first `n` CPUs (round robin, as
  * pool.c pins workers) of `cpus`, under `root` (/sys/devices/system/cpu);
  * 0 if sysfs does not say. */
-double llc_bytes_used(const char *root, const cpu_set_t *cpus, int n);
+double llc_bytes_used(const char *root, const dlg_cpuset *cpus, int n);
 
 #endif

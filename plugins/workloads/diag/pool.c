@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "pool.h"
 
+#include "cpuset.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -28,16 +30,16 @@ struct diag_pool {
     pthread_cond_t cond;
     int go;
     struct worker *workers; /* [nthreads], [0] is the caller */
-    cpu_set_t caller_mask;  /* the caller's CPUs before the pool pinned it */
+    dlg_cpuset caller_mask; /* the caller's CPUs before the pool pinned it */
     int caller_pinned;
 };
 
 /* The n-th CPU (round robin) of the set the caller may run on: the job's. */
-static int nth_cpu(const cpu_set_t *allowed, int n)
+static int nth_cpu(const dlg_cpuset *allowed, int n)
 {
-    int count = CPU_COUNT(allowed), want = n % count;
-    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
-        if (CPU_ISSET(cpu, allowed) && want-- == 0)
+    int want = n % dlg_cpuset_count(allowed);
+    for (int cpu = 0; cpu < allowed->nbits; cpu++)
+        if (dlg_cpuset_has(allowed, cpu) && want-- == 0)
             return cpu;
     return -1;
 }
@@ -47,12 +49,13 @@ static int nth_cpu(const cpu_set_t *allowed, int n)
  * the same reason).  Best effort: with one CPU there is nothing to pin. */
 static void pin(diag_pool *p, int tid)
 {
-    if (CPU_COUNT(&p->caller_mask) < 2)
+    if (dlg_cpuset_count(&p->caller_mask) < 2)
         return;
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(nth_cpu(&p->caller_mask, tid), &one);
-    int rc = pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+    dlg_cpuset one;
+    int rc = -1;
+    if (dlg_cpuset_init(&one, 0) == 0 && dlg_cpuset_add(&one, nth_cpu(&p->caller_mask, tid)) == 0)
+        rc = dlg_cpuset_set_affinity(&one); /* this thread's */
+    dlg_cpuset_fini(&one);
     if (tid == 0)
         p->caller_pinned = rc == 0;
 }
@@ -92,7 +95,8 @@ static void destroy(diag_pool *p, int started)
     for (int i = 1; i < started; i++)
         pthread_join(p->workers[i].thread, NULL);
     if (p->caller_pinned)
-        pthread_setaffinity_np(pthread_self(), sizeof p->caller_mask, &p->caller_mask);
+        dlg_cpuset_set_affinity(&p->caller_mask);
+    dlg_cpuset_fini(&p->caller_mask);
     pthread_barrier_destroy(&p->barrier);
     pthread_cond_destroy(&p->cond);
     pthread_mutex_destroy(&p->lock);
@@ -124,13 +128,20 @@ int diag_pool_new(int nthreads, diag_pool_fn fn, void *arg, diag_pool **out)
     }
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->cond, NULL);
-    if (pthread_getaffinity_np(pthread_self(), sizeof p->caller_mask, &p->caller_mask) != 0)
-        CPU_ZERO(&p->caller_mask); /* unknown: pin nothing */
+    /* the kernel's mask may be larger than a cpu_set_t (more than 1024
+     * possible CPUs): a fixed one read nothing and left the pool unpinned */
+    if (dlg_cpuset_init(&p->caller_mask, 0) == 0 && dlg_cpuset_get_affinity(&p->caller_mask) != 0)
+        CPU_ZERO_S(p->caller_mask.size, p->caller_mask.bits); /* unknown: pin nothing */
 
     /* Workers block every signal: the host's handlers run on its own
-     * thread, and its sleeps see EINTR as they would without a pool. */
+     * thread, and its sleeps see EINTR as they would without a pool.  Not
+     * a worker's own fault: blocked, the kernel kills at once and no
+     * handler (dlgauge's crash line in-process) gets to say why. */
     sigset_t all, old;
     sigfillset(&all);
+    static const int faults[] = {SIGBUS, SIGSEGV, SIGFPE, SIGILL};
+    for (size_t i = 0; i < sizeof faults / sizeof *faults; i++)
+        sigdelset(&all, faults[i]);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int started = 1;
     for (; started < nthreads; started++) {

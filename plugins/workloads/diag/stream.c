@@ -126,12 +126,13 @@ static void reset_best(struct stream *s)
  * gives one cache, not the sum over sockets); 0 if unknown. */
 static double llc_bytes(int nthreads)
 {
-    cpu_set_t cpus;
-    if (pthread_getaffinity_np(pthread_self(), sizeof cpus, &cpus) == 0) {
-        double b = llc_bytes_used("/sys/devices/system/cpu", &cpus, nthreads);
-        if (b > 0)
-            return b;
-    }
+    dlg_cpuset cpus;
+    double b = 0;
+    if (dlg_cpuset_init(&cpus, 0) == 0 && dlg_cpuset_get_affinity(&cpus) == 0)
+        b = llc_bytes_used("/sys/devices/system/cpu", &cpus, nthreads);
+    dlg_cpuset_fini(&cpus);
+    if (b > 0)
+        return b;
     long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
     if (llc <= 0)
         llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
