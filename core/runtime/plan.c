@@ -41,7 +41,8 @@ const dlg_option dlg_core_job_options[] = {
                        "(0 = none)", 0},
     [DLG_K_ISOLATION] = {"isolation", DLG_OPT_ENUM, "process", NULL, NULL, "process|none",
                          "process: each cell in a fresh child process (limits, crashes and leaks stay "
-                         "there); none: in dlgauge's own process (debugging)", DLG_OPT_NOSWEEP},
+                         "there); none: in dlgauge's own process (debugging; a crash of the cell ends the run)",
+                         DLG_OPT_NOSWEEP},
     [DLG_K_COUNT] = {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
 };
 
