@@ -123,6 +123,37 @@ static double num(const dlg_wire_point *wp, const char *key)
     return f->type == DLG_FIELD_DOUBLE ? f->v.d : f->type == DLG_FIELD_UINT ? (double)f->v.u : (double)f->v.i;
 }
 
+static void rate_line(const char *status, const dlg_wire_point *wp)
+{
+    const dlg_field *unit = dlg_wire_field(wp, "unit");
+    char rate[64];
+    double thr = num(wp, "throughput");
+    dlg_format_rate(thr, unit ? unit->v.s : "items", rate, sizeof rate);
+    printf("  %s %s", status, rate);
+    if (num(wp, "repeats") > 1 && thr > 0) { /* the 95% CI, relative: readable at any scale */
+        char ci[32];
+        dlg_format_ci_pct(num(wp, "throughput_ci95"), thr, ci, sizeof ci);
+        printf(" ±%s", ci);
+    }
+    if (num(wp, "latency_p50_us") >= 0) {
+        char p50[32], p99[32];
+        dlg_format_latency_us(num(wp, "latency_p50_us"), p50, sizeof p50);
+        dlg_format_latency_us(num(wp, "latency_p99_us"), p99, sizeof p99);
+        printf("  p50 %s  p99 %s", p50, p99);
+    }
+    printf("  (%.0f steps)\n", num(wp, "steps"));
+}
+
+/* A cell without a rate: its status, not a rate of 0 from the steps of a
+ * repetition that failed (why is the error line on stderr). */
+static void no_rate(const char *status, const dlg_wire_point *wp)
+{
+    printf("  %s", status);
+    if (num(wp, "steps") > 0)
+        printf(" (%.0f steps, no repetition completed)", num(wp, "steps"));
+    printf("\n");
+}
+
 static void summary_line(const dlg_run *run, const dlg_job *job, size_t k, const char *status,
                          const dlg_wire_point *wp)
 {
@@ -133,25 +164,10 @@ static void summary_line(const dlg_run *run, const dlg_job *job, size_t k, const
         for (size_t i = 0; i < cell.ntags; i++)
             printf(" %s=%s", cell.tags[i].key, cell.tags[i].value);
     dlg_cell_free(&cell);
-    const dlg_field *unit = dlg_wire_field(wp, "unit");
-    bool measured = strcmp(status, "ok") == 0 || strcmp(status, "partial") == 0 || num(wp, "steps") > 0;
-    if (!measured) {
-        printf("  %s\n", status);
-    } else {
-        char rate[64];
-        double thr = num(wp, "throughput");
-        dlg_format_rate(thr, unit ? unit->v.s : "items", rate, sizeof rate);
-        printf("  %s %s", status, rate);
-        if (num(wp, "repeats") > 1 && thr > 0) /* the 95% CI, relative: readable at any scale */
-            printf(" ±%.2g%%", 100 * num(wp, "throughput_ci95") / thr);
-        if (num(wp, "latency_p50_us") >= 0) {
-            char p50[32], p99[32];
-            dlg_format_latency_us(num(wp, "latency_p50_us"), p50, sizeof p50);
-            dlg_format_latency_us(num(wp, "latency_p99_us"), p99, sizeof p99);
-            printf("  p50 %s  p99 %s", p50, p99);
-        }
-        printf("  (%.0f steps)\n", num(wp, "steps"));
-    }
+    if (!dlg_wire_field(wp, "throughput")) /* no repetition was measured */
+        no_rate(status, wp);
+    else
+        rate_line(status, wp);
     fflush(stdout);
 }
 
@@ -206,6 +222,25 @@ static void record_cell(dlg_journal *jn, const dlg_job *job, size_t k, const cha
         return;
     fprintf(stderr, "dlgauge: %s (--resume would measure the cells not recorded again)\n", err);
     snprintf(last, lastlen, "%s", err);
+}
+
+/* The run's dlgauge_host point, once per run: a resumed run writes it
+ * only where the machine it resumes on differs from what the journal says
+ * went out.  A journal that cannot be written is said by the first cell. */
+static void write_inventory(const dlg_run *run, dlg_journal *jn)
+{
+    dlg_wire_point inv;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    if (dlg_inventory_point(&inv, run->run_id, run->host, (int64_t)now.tv_sec * 1000000000ll + now.tv_nsec) != 0)
+        return;
+    char id[24], err[1200];
+    dlg_inventory_id(&inv, id, sizeof id);
+    if (!dlg_journal_has_inventory(jn, id)) {
+        dlg_sinkset_write(run->sinks, &inv.point, 1);
+        dlg_journal_record_inventory(jn, id, err, sizeof err);
+    }
+    dlg_wire_point_free(&inv);
 }
 
 /* Once per run (a resumed one too): why the cells will have no
@@ -402,13 +437,7 @@ int dlg_cmd_run(const dlg_cli *cli, int argc, char **argv)
         goto fail;
     }
     run.sinks = &ss;
-    dlg_wire_point inv;
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    if (dlg_inventory_point(&inv, run.run_id, run.host, (int64_t)now.tv_sec * 1000000000ll + now.tv_nsec) == 0) {
-        dlg_sinkset_write(&ss, &inv.point, 1);
-        dlg_wire_point_free(&inv);
-    }
+    write_inventory(&run, &jn);
     if (cli->verbosity > 0 && !a.resume)
         fprintf(stderr, "dlgauge: run %s: %zu cell%s\n", run.run_id, plan.total_cells, plan.total_cells == 1 ? "" : "s");
     if (cli->verbosity > 0)

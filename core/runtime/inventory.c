@@ -2,6 +2,7 @@
 #include "inventory.h"
 
 #include "git_rev.h"
+#include "journal.h"
 #include "topology.h"
 
 #include <dirent.h>
@@ -139,4 +140,22 @@ int dlg_inventory_point(dlg_wire_point *wp, const char *run_id, const char *host
     add_s(wp, "version", DLG_VERSION);
     add_s(wp, "git_rev", dlg_git_rev());
     return 0;
+}
+
+void dlg_inventory_id(const dlg_wire_point *wp, char *out, size_t len)
+{
+    uint64_t h = 0;
+    for (size_t i = 0; i < wp->point.ntags; i++) {
+        dlg_journal_hash(wp->point.tags[i].key, strlen(wp->point.tags[i].key) + 1, &h);
+        dlg_journal_hash(wp->point.tags[i].value, strlen(wp->point.tags[i].value) + 1, &h);
+    }
+    for (size_t i = 0; i < wp->point.nfields; i++) {
+        const dlg_field *f = &wp->point.fields[i];
+        dlg_journal_hash(f->key, strlen(f->key) + 1, &h);
+        if (f->type == DLG_FIELD_STRING)
+            dlg_journal_hash(f->v.s, strlen(f->v.s) + 1, &h);
+        else
+            dlg_journal_hash(&f->v.i, sizeof f->v.i, &h); /* add_i's fields */
+    }
+    snprintf(out, len, "%016llx", (unsigned long long)h);
 }

@@ -159,12 +159,14 @@ static int add_done(dlg_journal *j, const char *job, size_t cell)
     return 0;
 }
 
-/* One "done JOB CELL STATUS" record into j; -1 with err[] naming the line. */
+/* One "done JOB CELL STATUS" or "inventory ID" record into j; -1 with err[] naming the line. */
 static int read_record(dlg_journal *j, const char *line, int lineno, char *err, size_t errlen)
 {
     char *job = NULL, status[32];
     size_t cell;
     int rc = 0;
+    if (sscanf(line, "inventory %23s", j->inventory) == 1)
+        return 0;
     if (sscanf(line, "done %ms %zu %31s", &job, &cell, status) != 3) {
         snprintf(err, errlen, "%s:%d: malformed journal line", j->path, lineno);
         rc = -1;
@@ -267,6 +269,21 @@ int dlg_journal_record(dlg_journal *j, const char *job, size_t cell, const char 
     int rc = append_line(j, line, err, errlen);
     free(line);
     return rc;
+}
+
+int dlg_journal_record_inventory(dlg_journal *j, const char *id, char *err, size_t errlen)
+{
+    char line[64];
+    snprintf(line, sizeof line, "inventory %.23s\n", id);
+    if (append_line(j, line, err, errlen) != 0)
+        return -1;
+    snprintf(j->inventory, sizeof j->inventory, "%s", id);
+    return 0;
+}
+
+bool dlg_journal_has_inventory(const dlg_journal *j, const char *id)
+{
+    return j->inventory[0] && strcmp(j->inventory, id) == 0;
 }
 
 void dlg_journal_close(dlg_journal *j)

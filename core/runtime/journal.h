@@ -4,6 +4,7 @@
  *
  *   dlgauge-journal 1 RUN_ID CONFIG_HASH
  *   done JOB CELL STATUS            (one line per delivered cell)
+ *   inventory ID                    (the dlgauge_host point was delivered)
  *
  * A cell is recorded after its result went to every sink; a crash in
  * between (microseconds) re-runs that one cell on resume.  A record is
@@ -32,6 +33,7 @@ typedef struct dlg_journal {
     size_t nfailed; /* of those, cells whose status was not ok */
     uint64_t end; /* bytes of whole lines in the file */
     bool torn;    /* a failed append left a fragment past end */
+    char inventory[24]; /* id of the last inventory delivered, "" none */
 } dlg_journal;
 
 struct dlg_config;
@@ -59,6 +61,10 @@ int dlg_journal_resume(dlg_journal *j, const char *path, const char *hash, char 
 bool dlg_journal_is_done(const dlg_journal *j, const char *job, size_t cell);
 int dlg_journal_record(dlg_journal *j, const char *job, size_t cell, const char *status, char *err,
                        size_t errlen);
+/* The run's dlgauge_host point (inventory.h), of id, went to the sinks: a
+ * resumed run on the same machine, unchanged, does not write it again. */
+int dlg_journal_record_inventory(dlg_journal *j, const char *id, char *err, size_t errlen);
+bool dlg_journal_has_inventory(const dlg_journal *j, const char *id);
 void dlg_journal_close(dlg_journal *j);
 
 #endif

@@ -5,9 +5,9 @@
 const char *const dlg_core_tags[] = {"run_id", "job", "workload", "host", "status", NULL};
 
 const dlg_metric dlg_core_metrics[] = {
-    {"throughput", DLG_FIELD_DOUBLE, "items/s", "mean over repetitions of each one's items / its timed wall time (gaps between steps included, warm-up not): not items / wall_s"},
-    {"throughput_ci95", DLG_FIELD_DOUBLE, "items/s", "half-width of the 95% confidence interval of throughput over repetitions (Student t; 0 for one repetition)"},
-    {"throughput_stddev", DLG_FIELD_DOUBLE, "items/s", "sample standard deviation of throughput over repetitions"},
+    {"throughput", DLG_FIELD_DOUBLE, "items/s", "mean over repetitions of each one's items / its timed wall time (gaps between steps included, warm-up not): not items / wall_s. Absent (an empty CSV cell, no JSON key, no line protocol field) where no repetition was measured, as in a cell that failed in its setup or first repetition: never 0 for a failure"},
+    {"throughput_ci95", DLG_FIELD_DOUBLE, "items/s", "half-width of the 95% confidence interval of throughput over repetitions (Student t; 0 for one repetition; absent with throughput)"},
+    {"throughput_stddev", DLG_FIELD_DOUBLE, "items/s", "sample standard deviation of throughput over repetitions (0 for one; absent with throughput)"},
     {"unit", DLG_FIELD_STRING, "", "what an item is: images, tokens, bytes, steps"},
     {"items", DLG_FIELD_UINT, "items", "items processed in timed steps, all repetitions"},
     {"steps", DLG_FIELD_UINT, "steps", "timed steps, all repetitions"},
@@ -35,6 +35,8 @@ const dlg_metric dlg_core_metrics[] = {
     {"cpus_used", DLG_FIELD_INT, "", "vCPUs the cell was granted: those it was pinned to, or with cpus = 0 under a CPU quota (its own or its environment's) the quota rounded down; its thread pools are this size"},
     {"cpu_list", DLG_FIELD_STRING, "", "which CPUs, e.g. 0,2-3 (one NUMA node and distinct cores first)"},
     {"cpu_user_share", DLG_FIELD_DOUBLE, "", "the cell's CPU time (cpu_user_s + cpu_sys_s, on a ns clock) / (its wall time x capacity), both over the timed steps and the readings around them, capacity = the CPUs the cell was pinned to, or the CPU quota (the cell's or its environment's) where that is less: how busy the cell kept the CPU time it could have (1: all of it)"},
+    {"cpu_wait_share", DLG_FIELD_DOUBLE, "", "of the time the cell's threads were ready to run during timed steps, the share they waited for a CPU: run delay / (run delay + on-CPU time), summed over the process's threads (/proc/self/task/*/schedstat), all repetitions; a thread created during the steps counts from its start, one that ended before their end is not counted (a persistent pool, as oneDNN's or OpenMP's, is the normal case). High: other work (other processes, a co-tenant, the cell's own excess threads) held the CPUs it may run on, so its throughput is the machine's contention, not the workload's. Absent where schedstat is unavailable"},
+    {"cpu_steal_share", DLG_FIELD_DOUBLE, "", "steal ticks / all ticks of the CPUs the cell may run on (its affinity) during timed steps, all repetitions (/proc/stat): time a hypervisor gave those virtual CPUs to other guests. Absent where /proc/stat has no steal column or no tick (1/USER_HZ, usually 10 ms) passed"},
     {"host_iowait_fraction", DLG_FIELD_DOUBLE, "", "share of all CPUs' time spent in iowait from the cell's first setup to its last teardown, warm-up included (/proc/stat)"},
     {"major_faults", DLG_FIELD_UINT, "", "major page faults during timed steps, all repetitions (pages read from disk)"},
     {"ctx_switches_voluntary", DLG_FIELD_UINT, "", "voluntary context switches during timed steps, all repetitions (waits)"},

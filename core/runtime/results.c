@@ -23,6 +23,13 @@ void dlg_format_rfc3339(int64_t ns, char *buf, size_t len)
     snprintf(buf, len, "%s.%09lldZ", base, (long long)(ns % 1000000000ll));
 }
 
+void dlg_format_ci_pct(double ci95, double mean, char *buf, size_t len)
+{
+    double pct = 100 * ci95 / mean;
+    /* 9.96 would round to "10.0": from there on, whole percents */
+    snprintf(buf, len, pct < 9.95 ? "%.1f%%" : "%.0f%%", pct);
+}
+
 static int cmp_tag(const void *a, const void *b)
 {
     return strcmp(((const dlg_tag *)a)->key, ((const dlg_tag *)b)->key);
@@ -56,6 +63,17 @@ static void fs_(builder *b, const char *key, const char *v)
 {
     if (v && *v && b->nf < DLG_MAX_FIELDS)
         b->pb->fields[b->nf++] = (dlg_field){.key = key, .type = DLG_FIELD_STRING, .v.s = v};
+}
+
+/* None where no repetition was measured: a failed cell's 0 would be
+ * averaged and plotted as a rate. */
+static void throughput_fields(builder *b, const dlg_summary *thr)
+{
+    if (thr->n == 0)
+        return;
+    fd_(b, "throughput", thr->mean);
+    fd_(b, "throughput_ci95", thr->ci95);
+    fd_(b, "throughput_stddev", thr->stddev);
 }
 
 static void latency_fields(builder *b, const dlg_histogram *h)
@@ -105,6 +123,16 @@ static void cpu_energy_fields(builder *b, const dlg_cpu_energy *e, uint64_t item
     }
     if (e->have_dram && !e->dram_lost)
         fd_(b, "dram_energy_j", e->dram_j);
+}
+
+/* Whether the cell waited for CPUs it was ready to run on (sched_stat.h). */
+static void sched_fields(builder *b, const dlg_sched_totals *t)
+{
+    double wait = dlg_sched_wait_share(t), steal = dlg_sched_steal_share(t);
+    if (wait >= 0)
+        fd_(b, "cpu_wait_share", wait);
+    if (steal >= 0)
+        fd_(b, "cpu_steal_share", steal);
 }
 
 static void append_kv(char *buf, size_t len, size_t *o, const char *key, const char *val)
@@ -211,9 +239,7 @@ void dlg_result_point(const dlg_run *run, const dlg_cell *cell, const dlg_cell_r
     qsort(out->tags, nt, sizeof *out->tags, cmp_tag);
 
     builder b = {out, 0};
-    fd_(&b, "throughput", res->throughput.mean);
-    fd_(&b, "throughput_ci95", res->throughput.ci95);
-    fd_(&b, "throughput_stddev", res->throughput.stddev);
+    throughput_fields(&b, &res->throughput);
     fs_(&b, "unit", res->unit);
     fu_(&b, "items", res->items);
     fu_(&b, "steps", res->steps);
@@ -246,6 +272,7 @@ void dlg_result_point(const dlg_run *run, const dlg_cell *cell, const dlg_cell_r
      * microseconds had shares of 25) */
     if (res->cpu_window_s > 0 && cap > 0)
         fd_(&b, "cpu_user_share", res->cpu_window_cpu_s / (res->cpu_window_s * cap));
+    sched_fields(&b, &res->sched);
     dlg_format_rfc3339(res->start_realtime_ns, out->start_time, sizeof out->start_time);
     fs_(&b, "start_time", out->start_time);
     fs_(&b, "version", DLG_VERSION);

@@ -29,6 +29,10 @@ void dlg_result_point(const dlg_run *run, const dlg_cell *cell, const dlg_cell_r
  * this with the whole plan; a cell's child plans only its own job. */
 void dlg_result_tag_columns(const dlg_plan *plan, dlg_wire_point *wp);
 
+/* ci95 relative to mean, readable at any size: "2.5%", "37%", "210%"
+ * (one decimal below 10%). */
+void dlg_format_ci_pct(double ci95, double mean, char *buf, size_t len);
+
 /* RFC 3339 UTC with nanoseconds. */
 void dlg_format_rfc3339(int64_t ns, char *buf, size_t len);
 

@@ -4,6 +4,7 @@
 
 #include "cpu_energy.h"
 #include "histogram.h"
+#include "sched_stat.h"
 #include "run.h"
 #include "stats.h"
 
@@ -44,6 +45,7 @@ typedef struct dlg_cell_result {
     dlg_cpu_energy cpu_energy; /* RAPL packages during timed steps */
     uint64_t major_faults, ctx_voluntary, ctx_involuntary;
     double iowait_fraction;   /* host CPUs' iowait share of the timed steps */
+    dlg_sched_totals sched;   /* run delay and steal during timed steps */
     int64_t start_realtime_ns;
     dlg_wfield *wf;
     size_t nwf;

@@ -82,6 +82,30 @@ steps=$(get 3 steps)
 [ "$seed" = 101 ] || fail "last: seed_seen $seed, expected 101"
 [ "$flavour" = 'a "quoted", comma string' ] || fail "last: flavour '$flavour'"
 
+# a failed cell has no rate (a 0 would be averaged and plotted): an empty
+# CSV cell, no JSON key, and a run line with its status instead (the error is on stderr)
+for row in 2 3; do
+    thr=$(get $row throughput)
+    [ -z "$thr" ] || fail "row $row (failed, no repetition): throughput '$thr', expected none"
+done
+"$PY" - noloss.jsonl <<'EOPY' || fail "JSON: a failed cell has a rate"
+import json, sys
+rows = [p for p in map(json.loads, open(sys.argv[1])) if p.get("measurement") == "dlgauge_result"]
+def has(job, key):
+    return any(key in r["fields"] for r in rows if r["tags"]["job"] == job)
+sys.exit(has("setup_fails", "throughput") or has("step_fails", "throughput_ci95") or not has("last", "throughput"))
+EOPY
+grep -Eq '^\[4/6\] step_fails +error \(3 steps, no repetition completed\)$' noloss.out ||
+    fail "step_fails: run line: $(grep step_fails noloss.out)"
+grep -Eq '^\[3/6\] setup_fails +error$' noloss.out || fail "setup_fails: run line: $(grep setup_fails noloss.out)"
+grep -E '^\[[0-9]/6\] (impossible|setup_fails|step_fails|silent) .*/s' noloss.out && fail "a failed cell's run line has a rate"
+grep -Eq '^\[6/6\] last +ok [0-9.]+ .*/s ±[0-9.]+%  p50 ' noloss.out || fail "last: run line: $(grep last noloss.out)"
+# the report and compare read the failed rows without a rate
+run_cli noloss_report report noloss.csv noloss.jsonl
+expect_rc noloss_report 0
+run_cli noloss_compare compare noloss.csv -- noloss.jsonl
+[ "$RC" -le 1 ] || fail "compare: exit $RC: $(cat noloss_compare.err)"
+
 # one stderr line per failed cell, each naming file:line
 for pat in 'noloss\.ini:11: \[job impossible\]' 'noloss\.ini:17: \[job setup_fails\]' \
            'noloss\.ini:21: \[job step_fails\]' 'noloss\.ini:28: \[job silent\]'; do

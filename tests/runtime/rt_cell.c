@@ -35,13 +35,24 @@ void rt_cell_done(rt_cell *c)
     dlg_config_free(&c->cfg);
 }
 
-uint64_t rt_cell_uint(const rt_cell *c, const char *key)
+const dlg_field *rt_cell_field(const rt_cell *c, const char *key)
 {
     for (size_t i = 0; i < c->row.point.nfields; i++)
-        if (strcmp(c->row.point.fields[i].key, key) == 0) {
-            assert_int_equal(c->row.point.fields[i].type, DLG_FIELD_UINT);
-            return c->row.point.fields[i].v.u;
-        }
-    fail_msg("the row has no %s (status %s: %s)", key, c->res.status, c->res.error);
-    return 0;
+        if (strcmp(c->row.point.fields[i].key, key) == 0)
+            return &c->row.point.fields[i];
+    return NULL;
 }
+
+/* The row's field key of type t; fails the test without it. */
+static const dlg_field *typed(const rt_cell *c, const char *key, dlg_field_type t)
+{
+    const dlg_field *f = rt_cell_field(c, key);
+    if (!f)
+        fail_msg("the row has no %s (status %s: %s)", key, c->res.status, c->res.error);
+    assert_int_equal(f->type, t);
+    return f;
+}
+
+uint64_t rt_cell_uint(const rt_cell *c, const char *key) { return typed(c, key, DLG_FIELD_UINT)->v.u; }
+
+double rt_cell_double(const rt_cell *c, const char *key) { return typed(c, key, DLG_FIELD_DOUBLE)->v.d; }

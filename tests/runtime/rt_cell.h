@@ -24,5 +24,8 @@ void rt_cell_done(rt_cell *c);
 
 /* The row's unsigned field key; fails the test without it. */
 uint64_t rt_cell_uint(const rt_cell *c, const char *key);
+double rt_cell_double(const rt_cell *c, const char *key);
+/* The row's field key, or NULL. */
+const dlg_field *rt_cell_field(const rt_cell *c, const char *key);
 
 #endif

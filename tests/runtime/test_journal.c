@@ -206,6 +206,37 @@ static void test_one_run_per_journal(void **unused)
     rmdir(dir);
 }
 
+/* The run's inventory point is recorded, so that --resume on the same
+ * machine does not write a second dlgauge_host point with the run's id;
+ * a journal without the record (older, or killed before it) writes it. */
+static void test_inventory_once(void **unused)
+{
+    (void)unused;
+    char dir[64], path[128], err[512];
+    journal_path(dir, sizeof dir, path, sizeof path);
+    dlg_journal j;
+    assert_int_equal(dlg_journal_create(&j, path, "r1", "abc", err, sizeof err), 0);
+    assert_false(dlg_journal_has_inventory(&j, "00000000000000aa"));
+    assert_int_equal(dlg_journal_record_inventory(&j, "00000000000000aa", err, sizeof err), 0);
+    assert_int_equal(dlg_journal_record(&j, "a", 0, "ok", err, sizeof err), 0);
+    dlg_journal_close(&j);
+
+    assert_int_equal(dlg_journal_resume(&j, path, "abc", err, sizeof err), 0);
+    assert_true(dlg_journal_has_inventory(&j, "00000000000000aa"));
+    assert_false(dlg_journal_has_inventory(&j, "00000000000000bb")); /* another machine, or a new kernel */
+    assert_true(dlg_journal_is_done(&j, "a", 0));
+    assert_int_equal(j.ndone, 1);
+    assert_int_equal(j.nfailed, 0);
+    assert_int_equal(dlg_journal_record_inventory(&j, "00000000000000bb", err, sizeof err), 0);
+    dlg_journal_close(&j);
+
+    assert_int_equal(dlg_journal_resume(&j, path, "abc", err, sizeof err), 0);
+    assert_true(dlg_journal_has_inventory(&j, "00000000000000bb")); /* the last one written */
+    dlg_journal_close(&j);
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -214,6 +245,7 @@ int main(void)
         cmocka_unit_test(test_torn_header),
         cmocka_unit_test(test_long_records),
         cmocka_unit_test(test_one_run_per_journal),
+        cmocka_unit_test(test_inventory_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,172 @@
+/* cpu_wait_share and cpu_steal_share: the readings of a fake /proc (threads
+ * that persist, start and end in the window; steal over the cell's CPUs
+ * only; kernels without a steal column), then a real cell pinned to one
+ * CPU that busy processes share with it. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "rt_cell.h"
+#include "rt_util.h"
+#include "sched_stat.h"
+
+/* A fake /proc under d/root: the threads' schedstat lines and stat. */
+static void take(rt_dir *d, const char *root, const char *tasks[][2], const char *stat, const dlg_cpuset *cpus,
+                 dlg_sched_snap *s)
+{
+    char path[512], name[128];
+    for (size_t i = 0; tasks[i][0]; i++) {
+        snprintf(name, sizeof name, "%s/self/task/%s/schedstat", root, tasks[i][0]);
+        rt_write(d, name, tasks[i][1], path, sizeof path);
+    }
+    snprintf(name, sizeof name, "%s/stat", root);
+    rt_write(d, name, stat, path, sizeof path);
+    snprintf(path, sizeof path, "%s/%s", d->path, root);
+    dlg_sched_snap_take(s, path, cpus);
+}
+
+static const char *const stat0 =
+    "cpu  400 0 100 1000 0 0 0 40 0 0\n"
+    "cpu0 100 0 25 250 0 0 0 0 0 0\n"
+    "cpu1 100 0 25 250 0 0 0 10 0 0\n"
+    "cpu2 100 0 25 250 0 0 0 0 0 0\n"
+    "cpu3 100 0 25 250 0 0 0 30 0 0\n"
+    "intr 1 2 3\n";
+/* cpu1: +100 ticks, 20 of them stolen; cpu3: +100, 60 stolen; cpu0 and
+ * cpu2 (not the cell's): +100, 100 stolen, which must not count */
+static const char *const stat1 =
+    "cpu  800 0 100 1000 0 0 0 320 0 0\n"
+    "cpu0 100 0 25 250 0 0 0 100 0 0\n"
+    "cpu1 180 0 25 250 0 0 0 30 0 0\n"
+    "cpu2 100 0 25 250 0 0 0 100 0 0\n"
+    "cpu3 140 0 25 250 0 0 0 90 0 0\n"
+    "intr 1 2 3\n";
+
+static void test_fake_proc(void **state)
+{
+    rt_dir *d = *state;
+    dlg_cpuset cpus;
+    assert_int_equal(dlg_cpuset_init(&cpus, 0), 0);
+    assert_int_equal(dlg_cpuset_add(&cpus, 1), 0);
+    assert_int_equal(dlg_cpuset_add(&cpus, 3), 0);
+    assert_int_equal(dlg_cpuset_add(&cpus, 400), 0); /* not the "cpu  400 ..." all-CPUs line */
+    /* 10 persists; 12 ends in the window; 11 starts in it; 13's id is
+     * reused by a new thread (its counters went back) */
+    const char *t0[][2] = {{"10", "1000 500 7\n"}, {"12", "9000 9000 1\n"}, {"13", "5000 5000 1\n"}, {NULL, NULL}};
+    const char *t1[][2] = {{"10", "4000 1500 9\n"}, {"11", "600 400 2\n"}, {"13", "100 300 1\n"}, {NULL, NULL}};
+    dlg_sched_snap a, b;
+    take(d, "p1", t0, stat0, &cpus, &a);
+    take(d, "p2", t1, stat1, &cpus, &b);
+    assert_true(a.have_threads && b.have_threads && a.have_steal && b.have_steal);
+    dlg_sched_totals t = {0};
+    dlg_sched_add(&t, &a, &b);
+    assert_int_equal(t.oncpu_ns, 3000 + 600 + 100);
+    assert_int_equal(t.delay_ns, 1000 + 400 + 300);
+    assert_true(dlg_sched_wait_share(&t) > 1700.0 / 5400 - 1e-12 && dlg_sched_wait_share(&t) < 1700.0 / 5400 + 1e-12);
+    assert_int_equal(t.ticks, 200);
+    assert_int_equal(t.steal, 80);
+    assert_true(dlg_sched_steal_share(&t) == 0.4);
+    /* a second window adds up */
+    dlg_sched_add(&t, &a, &b);
+    assert_true(dlg_sched_steal_share(&t) == 0.4);
+    dlg_sched_snap_free(&a);
+    dlg_sched_snap_free(&b);
+
+    /* no tick passed: no steal share; no thread ran: no wait share */
+    dlg_sched_totals none = {0};
+    take(d, "p3", t0, stat0, &cpus, &a);
+    take(d, "p4", t0, stat0, &cpus, &b);
+    dlg_sched_add(&none, &a, &b);
+    assert_true(dlg_sched_steal_share(&none) < 0);
+    assert_true(dlg_sched_wait_share(&none) < 0);
+    dlg_sched_snap_free(&a);
+    dlg_sched_snap_free(&b);
+
+    /* a kernel without the steal column (before 2.6.11), no schedstat */
+    const char *no_tasks[][2] = {{NULL, NULL}};
+    take(d, "p5", no_tasks, "cpu  1 2 3 4 5 6 7\ncpu1 1 2 3 4 5 6 7\ncpu3 1 2 3 4 5 6 7\n", &cpus, &a);
+    take(d, "p6", no_tasks, "cpu  9 2 3 4 5 6 7\ncpu1 9 2 3 4 5 6 7\ncpu3 1 2 3 4 5 6 7\n", &cpus, &b);
+    assert_false(a.have_steal || a.have_threads);
+    dlg_sched_totals old = {0};
+    dlg_sched_add(&old, &a, &b);
+    assert_true(dlg_sched_steal_share(&old) < 0 && dlg_sched_wait_share(&old) < 0);
+    dlg_sched_snap_free(&a);
+    dlg_sched_snap_free(&b);
+    dlg_cpuset_fini(&cpus);
+}
+
+/* A cell of busy steps, pinned to one CPU, with `hogs` busy processes on
+ * that CPU: its cpu_wait_share. */
+static double wait_share(rt_dir *d, int hogs)
+{
+    char ini[512], text[512];
+    snprintf(text, sizeof text,
+             "[job w]\nplugin = %s/testwl.so\nworkload = count\ncpus = 1\nwarmup = 0\nduration = 400ms\n",
+             DLG_TEST_PLUGIN_DIR);
+    rt_write(d, "wait.ini", text, ini, sizeof ini);
+    pid_t pids[8];
+    for (int i = 0; i < hogs; i++) {
+        if ((pids[i] = fork()) == 0) {
+            alarm(20); /* never outlives a test that failed before its kill */
+            for (volatile unsigned long n = 0;; n++) {
+            }
+        }
+        assert_true(pids[i] > 0);
+    }
+    rt_cell c;
+    rt_cell_run(&c, ini);
+    for (int i = 0; i < hogs; i++) {
+        kill(pids[i], SIGKILL);
+        waitpid(pids[i], NULL, 0);
+    }
+    assert_string_equal(c.res.status, "ok");
+    double share = rt_cell_double(&c, "cpu_wait_share");
+    double steal = rt_cell_double(&c, "cpu_steal_share"); /* 40 ticks passed on the CPU */
+    assert_true(steal >= 0 && steal <= 1);
+    rt_cell_done(&c);
+    return share;
+}
+
+static void test_contended_cell(void **state)
+{
+    /* the test's own CPU, which the cell and the busy processes inherit */
+    dlg_cpuset saved, one;
+    assert_int_equal(dlg_cpuset_init(&saved, 0), 0);
+    assert_int_equal(dlg_cpuset_init(&one, 0), 0);
+    assert_int_equal(dlg_cpuset_get_affinity(&saved), 0);
+    int cpu = 0;
+    while (!dlg_cpuset_has(&saved, cpu))
+        cpu++;
+    assert_int_equal(dlg_cpuset_add(&one, cpu), 0);
+    assert_int_equal(dlg_cpuset_set_affinity(&one), 0);
+    double alone = wait_share(*state, 0), shared = wait_share(*state, 3);
+    dlg_cpuset_set_affinity(&saved);
+    print_message("cpu_wait_share on CPU %d: alone %.3f, with 3 busy processes %.3f\n", cpu, alone, shared);
+    /* 3 others on the CPU: it waits about 3/4 of its runnable time; alone
+     * only for what else this (shared) machine runs there.  As odds, the
+     * wait per ns on the CPU is about one per competitor: 3 more, where a
+     * loaded test machine already adds its own to both runs */
+    assert_true(shared > 0.5);
+    double odds_alone = alone / (1 - alone + 1e-9), odds_shared = shared / (1 - shared + 1e-9);
+    assert_true(odds_shared > odds_alone + 1);
+    dlg_cpuset_fini(&saved);
+    dlg_cpuset_fini(&one);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_fake_proc, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(test_contended_cell, rt_dir_setup, rt_dir_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
