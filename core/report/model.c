@@ -245,12 +245,6 @@ static int build_axes(rep_model *m, size_t gi, const rep_rows *rs, const long *g
     return 0;
 }
 
-static bool row_ok(const rep_row *r)
-{
-    const char *st = rep_tag(r, "status");
-    return st && (same(st, "ok") || same(st, "partial"));
-}
-
 /* Both sinks of one run (CSV and JSONL) hold the same measurement: count it once. */
 static bool same_measurement(const rep_row *a, const rep_row *b)
 {
@@ -268,9 +262,9 @@ static bool same_measurement(const rep_row *a, const rep_row *b)
  * sinks). */
 static bool repeated(const rep_rows *rs, const size_t *rows, size_t k)
 {
-    bool ok = row_ok(&rs->v[rows[k]]);
+    bool ok = rep_row_measured(&rs->v[rows[k]]);
     for (size_t j = 0; j < k; j++)
-        if (row_ok(&rs->v[rows[j]]) == ok && same_measurement(&rs->v[rows[j]], &rs->v[rows[k]]))
+        if (rep_row_measured(&rs->v[rows[j]]) == ok && same_measurement(&rs->v[rows[j]], &rs->v[rows[k]]))
             return true;
     return false;
 }
@@ -298,7 +292,7 @@ static void count_failed(rep_cell *c, const rep_rows *rs, const size_t *rows, si
     c->nfailed_status = 0;
     c->failed_status_more = false;
     for (size_t k = 0; k < nrows; k++)
-        if (!row_ok(&rs->v[rows[k]]) && !repeated(rs, rows, k)) {
+        if (!rep_row_measured(&rs->v[rows[k]]) && !repeated(rs, rows, k)) {
             c->nfailed++;
             add_failed_status(c, rep_tag(&rs->v[rows[k]], "status"));
         }
@@ -356,7 +350,7 @@ static void pool_cell(rep_cell *c, const rep_rows *rs, const size_t *rows, size_
     for (int pass = 0; pass < 2; pass++) {
         for (size_t k = 0; k < nrows; k++) {
             const rep_row *r = &rs->v[rows[k]];
-            if (!row_ok(r) || repeated(rs, rows, k))
+            if (!rep_row_measured(r) || repeated(rs, rows, k))
                 continue;
             double t = 0, sd = 0, n = 1;
             rep_num(r, "throughput", &t);
@@ -467,7 +461,7 @@ static int build_cells(rep_model *m, size_t gi, const rep_rows *rs, const long *
         cell_of[i] = c;
         rep_cell *cell = &g->cells[c];
         cell->nrows++;
-        if (!cell->row || row_ok(r) || !row_ok(cell->row))
+        if (!cell->row || rep_row_measured(r) || !rep_row_measured(cell->row))
             cell->row = r; /* the latest ok row speaks for the cell */
         cell->status = rep_tag(cell->row, "status");
     }

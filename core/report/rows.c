@@ -152,6 +152,13 @@ static const struct {
     {"repeats", "pooling repetitions"},
 };
 
+bool rep_row_measured(const rep_row *r)
+{
+    const char *st = rep_tag(r, "status");
+    double v;
+    return st && (strcmp(st, "ok") == 0 || (strcmp(st, "partial") == 0 && rep_num(r, "throughput", &v)));
+}
+
 int rep_rows_validate(const rep_rows *rs, char *err, size_t errlen)
 {
     if (rs->n == 0) {
@@ -168,7 +175,7 @@ int rep_rows_validate(const rep_rows *rs, char *err, size_t errlen)
                      r->src, r->line, rep_tag(r, "workload") ? "status" : "workload");
             return -DLG_EINVAL;
         }
-        if (strcmp(st, "ok") == 0 || strcmp(st, "partial") == 0)
+        if (rep_row_measured(r))
             for (size_t k = 0; k < sizeof needed / sizeof *needed; k++) {
                 double v;
                 if (!rep_num(r, needed[k].key, &v)) {

@@ -46,6 +46,10 @@ typedef struct rep_rows {
 int rep_read_file(rep_rows *rs, const char *path, char *err, size_t errlen);
 int rep_read_csv(rep_rows *rs, const char *path, const char *src, char *err, size_t errlen);
 int rep_read_jsonl(rep_rows *rs, const char *path, const char *src, char *err, size_t errlen);
+/* Whether the row carries figures: ok, or partial (a run stopped mid-cell)
+ * with a repetition measured; a partial row stopped before its first
+ * repetition has no throughput and counts as a failed one. */
+bool rep_row_measured(const rep_row *r);
 /* Checks what the model needs: required columns and one dlgauge version. */
 int rep_rows_validate(const rep_rows *rs, char *err, size_t errlen);
 void rep_rows_free(rep_rows *rs);

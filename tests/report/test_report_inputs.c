@@ -355,6 +355,23 @@ static void test_failed_runs_name_each_status(void **state)
     free(txt);
 }
 
+/* A run stopped before a cell's first repetition writes a partial row
+ * without throughput: the report had refused the whole file ("missing or
+ * non-numeric column 'throughput'"); the cell is a failed one, its run
+ * merged with one that measured it keeps that run's figures. */
+static void test_partial_row_without_rate(void **state)
+{
+    (void)state;
+    char *txt = report_of("t,1,1,j,r1,ok,w,10,1,1,items,3,s1,0.1.0\n"
+                          "t,2,1,j,r1,partial,w,,,,items,0,s2,0.1.0\n"
+                          "t,1,1,j,r2,partial,w,,,,items,0,s3,0.1.0\n",
+                          false);
+    assert_non_null(strstr(txt, "1 failed run (partial)"));
+    assert_non_null(strstr(txt, "partial"));
+    assert_null(strstr(txt, " 0 items/s"));
+    free(txt);
+}
+
 /* The bottleneck list follows the table (axis order), not the file's rows:
  * a=3 was written first and had been listed first. */
 static void test_bottlenecks_in_table_order(void **state)
@@ -389,6 +406,7 @@ int main(void)
         cmocka_unit_test(test_chart_labels_readable),
         cmocka_unit_test(test_failed_run_of_ok_cell_noted),
         cmocka_unit_test(test_failed_runs_name_each_status),
+        cmocka_unit_test(test_partial_row_without_rate),
         cmocka_unit_test(test_bottlenecks_in_table_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
