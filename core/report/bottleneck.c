@@ -9,10 +9,17 @@
  *            share one budget and the side using more of it is named;
  *            with write_budget = shared, read share + write share of
  *            their own limits is judged against one budget
+ *   contended the cell's threads were runnable but waited for a CPU
+ *            (cpu_wait_share) or the hypervisor stole it (cpu_steal_share),
+ *            and no accelerator was kept fed: every figure below would
+ *            understate the machine
  *   input    data wait high / AU low: decode if the CPUs are saturated;
  *            if the loader's threads are (fewer threads than CPUs),
  *            decode or storage by what fills their time; storage if cold
- *            block-device reads dominate; else unattributed
+ *            block-device reads dominate; else unattributed.  A storage
+ *            verdict far below the profile's limits says what held the
+ *            reads back instead: its latency, or the disk beneath
+ *   memory   (bandwidth) a STREAM kernel's rates: memory traffic is the work
  *   waiting  no accelerator and the CPUs mostly idle: the step waits on
  *            something that is neither compute nor input
  *   compute  otherwise: the accelerator (or the CPU running the step) is
@@ -24,12 +31,13 @@
 
 #include "disk_use.h"
 #include "model.h"
+#include "units.h"
 
 const char *rep_bn_name(rep_bn b)
 {
     static const char *const names[] = {"compute-bound", "input-bound: decode", "input-bound: storage",
                                         "memory-bound", "input-bound", "waiting", "failed",
-                                        "output-bound: storage writes"};
+                                        "output-bound: storage writes", "CPU-contended"};
     return names[b];
 }
 
@@ -57,6 +65,10 @@ static void gather(rep_cell *c, const rep_group *g, const rep_disks *disks, cons
     c->loader_busy = num_or_nan(r, "loader_busy");
     double lr = num_or_nan(r, "loader_read_s"), ld = num_or_nan(r, "loader_decode_s");
     c->loader_read_share = lr + ld > 0 ? lr / (lr + ld) : NAN;
+    double ios = num_or_nan(r, "storage_ios");
+    c->read_io_s = lr > 0 && ios > 0 ? lr / ios : NAN;
+    c->cpu_wait = num_or_nan(r, "cpu_wait_share");
+    c->cpu_steal = num_or_nan(r, "cpu_steal_share");
     double sread = num_or_nan(r, "storage_read_bytes"), bread = num_or_nan(r, "read_bytes");
     c->read_bps = sread > 0 && wall > 0 ? sread / wall : NAN;
     if (isnan(c->read_bps) && !isnan(num_or_nan(r, "mb_per_s")))
@@ -139,6 +151,90 @@ static size_t storage_evidence(rep_cell *c, const rep_disk *d, size_t n)
     return add_limits(c, n, d->bandwidth, d->iops);
 }
 
+/* A storage verdict far below the profile's limits: the profile's rates
+ * did not hold the reads back.  Its per-I/O latency may (each loader
+ * thread waits out one read at a time); else the disk beneath the
+ * emulation did (the host's own disk, page-cache misses). */
+static size_t below_profile(rep_cell *c, const rep_disk *d, size_t n)
+{
+    const rep_row *r = c->row;
+    double rd = isnan(c->read_bps) ? 0 : c->read_bps / 1e6, ios = num_or_nan(r, "storage_ios");
+    double io_bytes = ios > 0 ? num_or_nan(r, "storage_read_bytes") / ios : NAN;
+    /* what one read takes under the profile: its latency, then the transfer */
+    double allowed = d->latency + (d->bandwidth > 0 && io_bytes > 0 ? io_bytes / d->bandwidth : 0);
+    const char *cfg = rep_str(r, "storage_config");
+    const char *beneath = cfg && strstr(cfg, "type=throttle") ? "the disk beneath the emulation (the host's own disk, "
+                                                                "page-cache misses)"
+                                                              : "the storage itself (the host's disk, page-cache misses)";
+    if (c->limit_share < 0.01)
+        ADD("reads %.1f MB/s = under 1%% of profile %s's limit ", rd, d->name);
+    else
+        ADD("reads %.1f MB/s = only %.0f%% of profile %s's limit ", rd, 100 * c->limit_share, d->name);
+    n = add_limits(c, n, d->bandwidth, d->iops);
+    if (isnan(c->read_io_s) || !(allowed > 0))
+        return ADD("%s held the reads back, not the profile's rates; ", beneath);
+    if (d->latency > 0 && c->read_io_s <= 1.5 * allowed) {
+        double th = num_or_nan(r, "loader_threads");
+        ADD("%.2f ms per read, the profile's latency %.2f ms: that latency", 1e3 * c->read_io_s, 1e3 * d->latency);
+        if (th > 0)
+            ADD(" with %.0f loader thread%s", th, th == 1 ? "" : "s");
+        return ADD(" held the reads back, not its rates; ");
+    }
+    return ADD("%.2f ms per read where the profile takes %.2f ms: %s held the reads back, not the profile; ",
+               1e3 * c->read_io_s, 1e3 * allowed, beneath);
+}
+
+/* Waiting with its CPUs saturated, the cell ran more threads than it had
+ * CPUs (its own loader and compute threads): busy, not held back by the
+ * host.  Steal is always the host's. */
+static bool contended(const rep_cell *c)
+{
+    return (!isnan(c->cpu_wait) && c->cpu_wait >= REP_CPU_WAIT && !(c->cpu_share >= REP_CPU_BUSY)) ||
+           (!isnan(c->cpu_steal) && c->cpu_steal >= REP_CPU_STEAL);
+}
+
+/* STREAM's kernels (diag stream): their rates are memory traffic. */
+static const char *const stream_kernels[] = {"copy", "scale", "add", "triad"};
+
+static bool stream_rate(const rep_row *r, size_t k, double *v)
+{
+    char key[32];
+    snprintf(key, sizeof key, "%s_bytes_per_s", stream_kernels[k]);
+    return rep_num(r, key, v) && *v > 0;
+}
+
+static bool measures_bandwidth(const rep_cell *c)
+{
+    double v;
+    for (size_t k = 0; k < sizeof stream_kernels / sizeof *stream_kernels; k++)
+        if (stream_rate(c->row, k, &v))
+            return true;
+    return false;
+}
+
+/* "memory bandwidth: triad 11.2 GB/s, arrays of 64MiB, 2 threads; " */
+static size_t bandwidth_evidence(rep_cell *c, size_t n)
+{
+    double v;
+    char b[32];
+    ADD("memory bandwidth:");
+    for (size_t k = 0, named = 0; k < sizeof stream_kernels / sizeof *stream_kernels; k++)
+        if (stream_rate(c->row, k, &v)) {
+            dlg_format_rate(v, "bytes", b, sizeof b);
+            ADD("%s %s %s", named++ ? "," : "", stream_kernels[k], b);
+        }
+    if (rep_num(c->row, "array_bytes", &v) && v > 0) {
+        dlg_format_size((int64_t)v, b, sizeof b);
+        ADD(", arrays of %s", b);
+    }
+    if (rep_num(c->row, "threads", &v) && v > 0)
+        ADD(", %.0f thread%s", v, v == 1 ? "" : "s");
+    ADD("; ");
+    if (!isnan(c->cpu_share))
+        ADD("CPUs %.0f%% busy; ", 100 * c->cpu_share);
+    return n;
+}
+
 void rep_cell_classify(rep_cell *c, const rep_group *g, const rep_disks *disks)
 {
     size_t n = 0;
@@ -160,6 +256,17 @@ void rep_cell_classify(rep_cell *c, const rep_group *g, const rep_disks *disks)
     } else if (!isnan(c->limit_share) && c->limit_share >= REP_NEAR_LIMIT) {
         c->bn = c->limit_writes ? REP_BN_STORAGE_WRITE : REP_BN_STORAGE;
         n = storage_evidence(c, prof, n);
+    } else if (contended(c) && !(c->au >= REP_AU_OK)) {
+        /* descheduled, the cell measured the other work on the host, not
+         * what limits it: no other verdict holds (a fed accelerator was
+         * not held back by it) */
+        c->bn = REP_BN_CONTENDED;
+        if (!isnan(c->cpu_wait))
+            ADD("runnable but waiting for a CPU %.0f%% of the time; ", 100 * c->cpu_wait);
+        if (!isnan(c->cpu_steal))
+            ADD("steal %.0f%%; ", 100 * c->cpu_steal);
+        if (!isnan(c->cpu_share))
+            ADD("CPUs %.0f%% busy; ", 100 * c->cpu_share);
     } else if (input_limited && !isnan(c->cpu_share) && c->cpu_share >= REP_CPU_BUSY) {
         c->bn = REP_BN_DECODE;
         ADD("CPUs %.0f%% busy; ", 100 * c->cpu_share);
@@ -178,6 +285,8 @@ void rep_cell_classify(rep_cell *c, const rep_group *g, const rep_disks *disks)
         ADD("; ");
         if (!isnan(c->cpu_share))
             ADD("CPUs %.0f%% busy; ", 100 * c->cpu_share);
+        if (reading && prof && c->limit_share < REP_LIMIT_LOW)
+            n = below_profile(c, prof, n);
     } else if (input_limited && ((!isnan(c->cold_share) && c->cold_share >= REP_COLD_SHARE) ||
                                  (!isnan(c->iowait) && c->iowait >= 0.2))) {
         c->bn = REP_BN_STORAGE;
@@ -185,12 +294,17 @@ void rep_cell_classify(rep_cell *c, const rep_group *g, const rep_disks *disks)
             ADD("cold block-device reads %.0f%% of storage reads; ", 100 * c->cold_share);
         if (!isnan(c->iowait))
             ADD("iowait %.2f; ", c->iowait);
+        if (prof && c->limit_share < REP_LIMIT_LOW)
+            n = below_profile(c, prof, n);
     } else if (input_limited) {
         c->bn = REP_BN_INPUT;
         if (!isnan(c->cpu_share))
             ADD("CPUs %.0f%% busy; ", 100 * c->cpu_share);
         if (!isnan(c->limit_share))
             ADD("storage at %.0f%% of its limit; ", 100 * c->limit_share);
+    } else if (measures_bandwidth(c)) {
+        c->bn = REP_BN_MEMORY;
+        n = bandwidth_evidence(c, n);
     } else if (isnan(c->au) && !isnan(c->cpu_share) && c->cpu_share < REP_CPU_IDLE) {
         /* no accelerator, idle CPUs, no input wait: sleeps, locks, a remote
          * service; calling that compute-bound would send a reader to buy CPUs */

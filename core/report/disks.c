@@ -25,7 +25,7 @@ enum { L_BW, L_IOPS, L_WBW, L_WIOPS, L_COUNT };
 typedef struct prof {
     char name[128];
     limit_keys lim[L_COUNT];
-    double iops_unit, iops_merge, cap_gib;
+    double iops_unit, iops_merge, cap_gib, latency_s;
     bool write_shared;
     char why[200];
 } prof;
@@ -40,16 +40,24 @@ static const struct {
     [L_WIOPS] = {"write_iops", false},
 };
 
-static int size_key(prof *p, const char *v, double *out)
+/* A value of a units syntax (bytes, nanoseconds) times scale: 1, or 0
+ * with the reason kept. */
+static int units_key(prof *p, const char *v, int (*parse)(const char *, int64_t *, char *, size_t), double scale,
+                     double *out)
 {
-    int64_t b;
+    int64_t x;
     char why[96];
-    if (dlg_parse_size(v, &b, why, sizeof why) != 0) {
+    if (parse(v, &x, why, sizeof why) != 0) {
         snprintf(p->why, sizeof p->why, "'%s': %s", v, why);
         return 0;
     }
-    *out = (double)b;
+    *out = (double)x * scale;
     return 1;
+}
+
+static int size_key(prof *p, const char *v, double *out)
+{
+    return units_key(p, v, dlg_parse_size, 1, out);
 }
 
 static int num_key(prof *p, const char *v, double *out)
@@ -116,12 +124,14 @@ static int on_kv(void *user, const char *sec, const char *k, const char *v)
         return size_key(p, v, &p->iops_unit);
     else if (strcmp(k, "iops_merge") == 0)
         return size_key(p, v, &p->iops_merge);
+    else if (strcmp(k, "latency") == 0) /* what a reader with few threads waits per I/O */
+        return units_key(p, v, dlg_parse_duration, 1e-9, &p->latency_s);
     else if (strcmp(k, "capacity") == 0) {
         if (!size_key(p, v, &cap))
             return 0;
         p->cap_gib = cap / 1073741824.0;
     }
-    return 1; /* latency and the like: not needed here */
+    return 1; /* latency_dist and the like: not needed here */
 }
 
 /* min(base + per_gib * capacity, max), as the throttle evaluates it. */
@@ -157,6 +167,7 @@ static int add_prof(rep_disks *d, const prof *p, const char *name, const char *w
     k->write_bandwidth = formula(&p->lim[L_WBW], p->cap_gib);
     k->write_iops = formula(&p->lim[L_WIOPS], p->cap_gib);
     k->write_shared = p->write_shared;
+    k->latency = p->latency_s;
     return 0;
 }
 

@@ -23,6 +23,7 @@ typedef struct rep_disk {
     /* write_budget = shared (GCP Standard PD): reads and writes draw on one
      * budget, reads/read limit + writes/write limit <= 1. */
     bool write_shared;
+    double latency; /* seconds the throttle adds per I/O (`latency`); 0 = none */
 } rep_disk;
 
 typedef struct rep_disks {
@@ -62,7 +63,8 @@ typedef enum {
     REP_BN_INPUT, /* input-bound, cause not attributable from the numbers */
     REP_BN_WAITING, /* neither compute nor input: CPUs idle, no accelerator */
     REP_BN_FAILED,
-    REP_BN_STORAGE_WRITE /* writes near the profile's write (or shared) limit */
+    REP_BN_STORAGE_WRITE, /* writes near the profile's write (or shared) limit */
+    REP_BN_CONTENDED      /* runnable but descheduled: other work or the hypervisor held the CPUs */
 } rep_bn;
 
 typedef struct rep_cell {
@@ -85,8 +87,10 @@ typedef struct rep_cell {
     bool limit_writes;   /* limit_share is the write side's (or writes fill most of a shared limit) */
     bool limit_combined; /* limit_share is reads and writes together against one shared limit */
     double loader_busy, loader_read_share; /* io-pipeline's workers: busy share, reading's part of it */
+    double read_io_s;          /* the loader's reading time per storage I/O (loader_read_s / storage_ios) */
+    double cpu_wait, cpu_steal; /* cpu_wait_share, cpu_steal_share: CPU time the cell was denied */
     rep_bn bn;
-    char evidence[320];
+    char evidence[512];
 } rep_cell;
 
 typedef struct rep_knee {
@@ -136,6 +140,9 @@ typedef struct rep_model {
 #define REP_COLD_SHARE 0.50  /* block-device reads / storage reads */
 #define REP_REREAD 1.10      /* block-device reads / dataset size */
 #define REP_FAULT_RATE 100.0 /* major faults per second */
+#define REP_LIMIT_LOW 0.50   /* a storage verdict's rate below this share of the profile: not the profile's limit */
+#define REP_CPU_WAIT 0.20    /* cpu_wait_share at or above: runnable, waiting for a CPU (contended) */
+#define REP_CPU_STEAL 0.10   /* cpu_steal_share at or above: the hypervisor took the CPUs (contended) */
 
 int rep_model_build(rep_model *m, const rep_rows *rs, const rep_disks *disks, double target, char *err,
                     size_t errlen);

@@ -101,6 +101,12 @@ static void group_html(FILE *f, const rep_report *r, const rep_group *g)
         }
         fputs("</div>\n", f);
     }
+    rep_group_starved_text(g, line, sizeof line);
+    if (line[0]) {
+        fputs("<p class=\"bad\"><strong>", f);
+        rep_xml_esc(f, line);
+        fputs("</strong></p>\n", f);
+    }
     fputs("<h3>Bottlenecks</h3>\n<ul>\n", f);
     size_t *order = rep_group_cell_order(g); /* as the table lists them */
     for (size_t i = 0; i < g->ncells; i++) {
@@ -185,6 +191,12 @@ void rep_out_html(FILE *f, const rep_report *r)
             fputs("</strong></p>\n", f);
         }
         rep_reco_caps_note(&r->reco, line, sizeof line);
+        if (line[0]) {
+            fputs("<p class=\"note\">", f);
+            rep_xml_esc(f, line);
+            fputs("</p>\n", f);
+        }
+        rep_reco_contended_note(r, line, sizeof line);
         if (line[0]) {
             fputs("<p class=\"note\">", f);
             rep_xml_esc(f, line);

@@ -98,6 +98,12 @@ void rep_out_markdown(FILE *f, const rep_report *r)
             rep_md_text(f, line);
             fputc('\n', f);
         }
+        rep_group_starved_text(g, line, sizeof line);
+        if (line[0]) {
+            fputs("\n**", f);
+            rep_md_text(f, line);
+            fputs("**\n", f);
+        }
         fprintf(f, "\n**Bottlenecks:**\n\n");
         size_t *order = rep_group_cell_order(g); /* as the table lists them */
         for (size_t i = 0; i < g->ncells; i++) {
@@ -132,5 +138,11 @@ void rep_out_markdown(FILE *f, const rep_report *r)
         rep_reco_caps_note(&r->reco, line, sizeof line);
         if (line[0])
             fprintf(f, "\n%s\n", line);
+        rep_reco_contended_note(r, line, sizeof line);
+        if (line[0]) {
+            fputc('\n', f);
+            rep_md_text(f, line);
+            fputc('\n', f);
+        }
     }
 }

@@ -103,6 +103,9 @@ void rep_out_text(FILE *f, const rep_report *r, bool colour)
             rep_knee_text(r, g, a, line, sizeof line);
             put_line(f, "    ", line, "");
         }
+        rep_group_starved_text(g, line, sizeof line);
+        if (line[0])
+            put_line(f, "  ", line, "");
         fprintf(f, "  bottlenecks:\n");
         size_t *order = rep_group_cell_order(g); /* as the table lists them */
         for (size_t i = 0; i < g->ncells; i++) {
@@ -134,6 +137,9 @@ void rep_out_text(FILE *f, const rep_report *r, bool colour)
             put_line(f, b, line, e);
         }
         rep_reco_caps_note(&r->reco, line, sizeof line);
+        if (line[0])
+            put_line(f, "  ", line, "");
+        rep_reco_contended_note(r, line, sizeof line);
         if (line[0])
             put_line(f, "  ", line, "");
     }

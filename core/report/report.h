@@ -77,6 +77,24 @@ void rep_reco_text(const rep_report *r, char *buf, size_t len);
 void rep_reco_basis(const rep_report *r, char *buf, size_t len);
 void rep_reco_caveat(const rep_report *r, char *buf, size_t len);
 
+/* A group the recommendation judges: selected (--workload) and measured. */
+bool rep_reco_selected(const rep_report *r, size_t gi);
+/* Verdicts about whole groups (verdict_notes.c). */
+/* The ok cell with the highest AU; -1 when no cell measured AU. */
+long rep_group_max_au(const rep_group *g);
+/* The group measured AU and no cell reached REP_AU_OK: nothing measured
+ * keeps its accelerator fed. */
+bool rep_group_starved(const rep_group *g);
+/* "" or, for a starved group, the sentence saying so and where its best AU was. */
+void rep_group_starved_text(const rep_group *g, char *buf, size_t len);
+/* Appends to the recommendation at buf[*n]: the selected groups whose
+ * accelerator no measured configuration keeps fed; the instance then
+ * reaches their best measured rate, no fed GPU. */
+void rep_reco_starved_text(const rep_report *r, char *buf, size_t len, size_t *n);
+/* "" or a note naming the selected groups with CPU-contended cells: their
+ * figures understate what an instance would do. */
+void rep_reco_contended_note(const rep_report *r, char *buf, size_t len);
+
 void rep_out_text(FILE *f, const rep_report *r, bool colour);
 void rep_out_markdown(FILE *f, const rep_report *r);
 void rep_out_html(FILE *f, const rep_report *r);

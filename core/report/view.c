@@ -277,8 +277,7 @@ static void fmt_gib(double b, char *buf, size_t len)
     snprintf(buf, len, "%.4g", b / 1073741824.0);
 }
 
-/* A group the recommendation judges: selected (--workload) and measured. */
-static bool reco_selected(const rep_report *r, size_t gi)
+bool rep_reco_selected(const rep_report *r, size_t gi)
 {
     return (!r->selected || r->selected[gi]) && r->model.g[gi].has_best;
 }
@@ -287,7 +286,7 @@ static size_t ncounted(const rep_report *r)
 {
     size_t n = 0;
     for (size_t gi = 0; gi < r->model.n; gi++)
-        n += reco_selected(r, gi);
+        n += rep_reco_selected(r, gi);
     return n;
 }
 
@@ -360,7 +359,7 @@ int rep_table_reco(rep_table *t, const rep_report *r)
         char cost[256] = "", energy[128] = "";
         buf[0] = 0;
         for (size_t gi = 0; gi < r->model.n; gi++) {
-            if (!reco_selected(r, gi))
+            if (!rep_reco_selected(r, gi))
                 continue;
             const rep_fit *f = &ch->fits[gi];
             if (isnan(f->thr))
@@ -416,11 +415,12 @@ void rep_reco_text(const rep_report *r, char *buf, size_t len)
     if (re->nmeet > 1 && n < len) {
         const rep_choice *b = &re->v[1];
         rep_score_text(r, b, score, sizeof score);
-        snprintf(buf + n, len - n, "; runner-up: %s (%s, %.4g %s/h), %s", b->inst->name, b->inst->provider,
-                 b->inst->price, b->inst->currency, score);
+        n += (size_t)snprintf(buf + n, len - n, "; runner-up: %s (%s, %.4g %s/h), %s", b->inst->name,
+                              b->inst->provider, b->inst->price, b->inst->currency, score);
     } else if (n < len) {
-        snprintf(buf + n, len - n, "; no runner-up meets every knee");
+        n += (size_t)snprintf(buf + n, len - n, "; no runner-up meets every knee");
     }
+    rep_reco_starved_text(r, buf, len, &n);
 }
 
 /* Appends the tags of the judged groups (host workloads only, when
@@ -430,7 +430,7 @@ static void append_tags(const rep_report *r, bool host_only, const char *lead, c
 {
     char tag[128];
     for (size_t gi = 0, k = 0; gi < r->model.n && *n < len; gi++) {
-        if (!reco_selected(r, gi) || (host_only && r->model.g[gi].per_gpu))
+        if (!rep_reco_selected(r, gi) || (host_only && r->model.g[gi].per_gpu))
             continue;
         rep_group_tag(&r->model, gi, tag, sizeof tag);
         *n += (size_t)snprintf(buf + *n, len - *n, "%s%s", k++ ? sep : lead, tag);
@@ -442,7 +442,7 @@ static void append_weights(const rep_report *r, char *buf, size_t len, size_t *n
 {
     char tag[128], per[64];
     for (size_t gi = 0, k = 0; gi < r->model.n && *n < len; gi++) {
-        if (!reco_selected(r, gi))
+        if (!rep_reco_selected(r, gi))
             continue;
         rep_group_tag(&r->model, gi, tag, sizeof tag);
         *n += (size_t)snprintf(buf + *n, len - *n, "%s%g %s of %s",
@@ -456,7 +456,7 @@ void rep_reco_basis(const rep_report *r, char *buf, size_t len)
 {
     size_t nper = 0, nhost = 0, n = 0;
     for (size_t gi = 0; gi < r->model.n; gi++)
-        if (reco_selected(r, gi))
+        if (rep_reco_selected(r, gi))
             *(r->model.g[gi].per_gpu ? &nper : &nhost) += 1;
     n += (size_t)snprintf(buf, len, "expected throughput: %s",
                           nper ? "the best measured cell within each instance's per-GPU resources times its GPUs "
@@ -506,7 +506,7 @@ void rep_reco_caveat(const rep_report *r, char *buf, size_t len)
     for (size_t gi = 0; gi < r->model.n && n < len; gi++) {
         const rep_group *g = &r->model.g[gi];
         const char *be = g->has_best ? rep_str(g->cells[g->best].row, "backend") : NULL;
-        if (!reco_selected(r, gi) || !be || (strcmp(be, "cpu") != 0 && strcmp(be, "ref") != 0))
+        if (!rep_reco_selected(r, gi) || !be || (strcmp(be, "cpu") != 0 && strcmp(be, "ref") != 0))
             continue;
         char tag[128];
         rep_group_tag(&r->model, gi, tag, sizeof tag);

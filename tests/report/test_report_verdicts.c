@@ -1,0 +1,270 @@
+/* Verdicts a reader could misread, from result rows like the quick start's:
+ * an accelerator no configuration keeps fed (the group's text and the
+ * recommendation say so), storage verdicts far below the emulated disk's
+ * limits (the disk beneath, or the profile's latency, held the reads
+ * back), a STREAM cell (memory bandwidth, not compute), and cells whose
+ * threads waited for a CPU (CPU-contended, noted in the recommendation). */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "reco_helpers.h"
+#include "report.h"
+
+#define HEAD                                                                                                        \
+    "time,host,job,mode,run_id,status,storage,workload,throughput,throughput_ci95,throughput_stddev,unit,items,"   \
+    "repeats,wall_s,au,data_wait_fraction,cpu_user_share,loader_busy,loader_read_s,loader_decode_s,loader_threads," \
+    "storage_read_bytes,storage_ios,read_bytes,dataset_bytes,storage_config,cpu_wait_share,cpu_steal_share,"        \
+    "triad_bytes_per_s,array_bytes,threads,version\n"
+
+/* The quick start's two emulated disks (conf/disks/local-nvme.ini and
+ * alibaba-ultra-2017.ini at 500 GiB: 80 MB/s, 3000 IOPS, 2 ms). */
+static void load_disks(rep_disks *d)
+{
+    static const char *const prof[][2] = {
+        {"local-nvme", "iops = 900000\nbandwidth = 6500MB\nlatency = 80us\n"},
+        {"efficiency-disk", "capacity = 500GiB\niops_base = 1000\niops_per_gib = 6\niops_max = 3000\n"
+                            "bandwidth_base = 50MB\nbandwidth_per_gib = 0.1MB\nbandwidth_max = 80MB\nlatency = 2ms\n"},
+    };
+    for (size_t i = 0; i < 2; i++) {
+        char path[32], err[512];
+        temp_file(path, prof[i][1]);
+        int rc = rep_disks_load(d, path, prof[i][0], err, sizeof err);
+        unlink(path);
+        if (rc != 0)
+            fail_msg("%s", err);
+    }
+}
+
+/* The report of these rows (after HEAD), judged with the disks above. */
+static void report_of(rep_report *r, const char *rows)
+{
+    char path[32], err[512], text[8192];
+    memset(r, 0, sizeof *r);
+    r->target = 0.95;
+    snprintf(text, sizeof text, "%s%s", HEAD, rows);
+    temp_file(path, text);
+    load_disks(&r->disks);
+    int rc = rep_read_file(&r->rows, path, err, sizeof err);
+    unlink(path);
+    if (rc != 0)
+        fail_msg("%s", err);
+    assert_int_equal(rep_rows_validate(&r->rows, err, sizeof err), 0);
+    if (rep_model_build(&r->model, &r->rows, &r->disks, 0.95, err, sizeof err) != 0)
+        fail_msg("%s", err);
+}
+
+static const rep_cell *only_cell(const rep_report *r)
+{
+    assert_int_equal(r->model.n, 1);
+    assert_int_equal(r->model.g[0].ncells, 1);
+    const rep_cell *c = &r->model.g[0].cells[0];
+    print_message("%s: %s\n", rep_bn_name(c->bn), c->evidence);
+    return c;
+}
+
+/* The whole report in one output form. */
+static char *render(const rep_report *r, void (*out)(FILE *, const rep_report *))
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    out(f, r);
+    fclose(f);
+    return buf;
+}
+
+static void out_text_plain(FILE *f, const rep_report *r)
+{
+    rep_out_text(f, r, false);
+}
+
+#define THROTTLE(p) "type=throttle inner=posix profile=conf/disks/" p ".ini"
+/* The quick start's io-pipeline cells, cold cache: 8.7 and 9.2 MB/s, AU
+ * 0.08 and 0.09, loader threads 98% busy, 63% of it reading. */
+#define QUICKSTART_ROWS                                                                                              \
+    "2026-12-01T10:00:01Z,vm,input-pipeline,-,run1,ok,local-nvme,io-pipeline,76,0,0,images,228,1,3,0.08,0.92,0.40," \
+    "0.98,3.70,2.17,2,26100000,237,26100000,33072384," THROTTLE("local-nvme") ",,,,,,0.1.0\n"                        \
+    "2026-12-01T10:00:05Z,vm,input-pipeline,-,run1,ok,efficiency-disk,io-pipeline,80,0,0,images,240,1,3,0.09,0.91,"  \
+    "0.40,0.98,3.70,2.17,2,27600000,250,27600000,33072384," THROTTLE("alibaba-ultra-2017") ",,,,,,0.1.0\n"
+
+static const char catalog[] = "[instance one-gpu]\ngpus = 1\ngpu = Test GPU\nvcpus = 8\nmemory = 32GiB\n"
+                              "disks = local-nvme, efficiency-disk\nprice_per_hour = 1.00\n";
+
+/* Even the best cell leaves the accelerator idle 91% of the time: the
+ * group's text and the recommendation, in every output, say that nothing
+ * measured feeds it, with the best AU and where it was measured. */
+static void test_starved_accelerator(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_of(&r, QUICKSTART_ROWS);
+    const rep_group *g = &r.model.g[0];
+    assert_true(rep_group_starved(g));
+    char line[2048];
+    rep_group_starved_text(g, line, sizeof line);
+    assert_non_null(strstr(line, "no configuration measured keeps the accelerator fed (best AU 0.09, job "
+                                 "input-pipeline, storage=efficiency-disk; fed = AU >= 0.90)"));
+    reco_from_text(&r, catalog);
+    assert_true(choice(&r.reco, "one-gpu")->meets);
+    rep_reco_text(&r, line, sizeof line);
+    print_message("%s\n", line);
+    assert_non_null(strstr(line, "recommended: one-gpu"));
+    assert_non_null(strstr(line, "no configuration measured keeps the accelerator fed for io-pipeline (best AU "
+                                 "0.09, job input-pipeline, storage=efficiency-disk): this is the cheapest instance "
+                                 "reaching the best measured rate, not one that feeds the GPU"));
+    void (*outs[])(FILE *, const rep_report *) = {out_text_plain, rep_out_markdown, rep_out_html};
+    for (size_t i = 0; i < 3; i++) {
+        char *doc = render(&r, outs[i]);
+        const char *grp = strstr(doc, "accelerator starved: no configuration measured keeps the accelerator fed");
+        const char *reco = strstr(doc, "not one that feeds the GPU");
+        assert_non_null(grp);
+        assert_non_null(reco);
+        assert_true(grp < reco); /* the group's text, then the recommendation's */
+        free(doc);
+    }
+    report_free(&r);
+}
+
+/* A group whose best cell keeps the accelerator fed says nothing of it. */
+static void test_fed_accelerator(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_of(&r, "2026-12-01T10:00:01Z,vm,p,-,run1,ok,local-nvme,io-pipeline,1500,0,0,images,4500,1,3,0.95,0.02,0.5,"
+                  ",,,,,,,,,,,,,,0.1.0\n"
+                  "2026-12-01T10:00:02Z,vm,p,-,run1,ok,efficiency-disk,io-pipeline,500,0,0,images,1500,1,3,0.30,0.7,"
+                  "0.3,,,,,,,,,,,,,,,0.1.0\n");
+    char line[2048];
+    assert_false(rep_group_starved(&r.model.g[0]));
+    rep_group_starved_text(&r.model.g[0], line, sizeof line);
+    assert_string_equal(line, "");
+    reco_from_text(&r, catalog);
+    rep_reco_text(&r, line, sizeof line);
+    assert_null(strstr(line, "fed"));
+    report_free(&r);
+}
+
+/* Reads at 12% of the emulated disk's limits, 14.8 ms per read where the
+ * profile takes 3.4 ms (2 ms latency, 110 kB at 80 MB/s): the disk beneath
+ * the emulation held them back, and the evidence says so. */
+static void test_storage_below_profile(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_of(&r, QUICKSTART_ROWS);
+    for (size_t i = 0; i < 2; i++) {
+        const rep_cell *c = &r.model.g[0].cells[i];
+        print_message("%s: %s\n", rep_bn_name(c->bn), c->evidence);
+        assert_int_equal(c->bn, REP_BN_STORAGE);
+        assert_non_null(strstr(c->evidence, "loader threads 98% busy, 63% of it reading"));
+        assert_non_null(strstr(c->evidence, "held the reads back, not the profile"));
+        assert_non_null(strstr(c->evidence, "the disk beneath the emulation (the host's own disk, page-cache misses)"));
+    }
+    assert_non_null(strstr(r.model.g[0].cells[0].evidence, "reads 8.7 MB/s = under 1% of profile local-nvme's limit"));
+    const rep_cell *slow = &r.model.g[0].cells[1];
+    assert_non_null(strstr(slow->evidence, "reads 9.2 MB/s = only 12% of profile efficiency-disk's limit "
+                                           "(80.0 MB/s, 3000 IOPS)"));
+    assert_non_null(strstr(slow->evidence, "14.80 ms per read where the profile takes 3.38 ms"));
+    report_free(&r);
+}
+
+/* One loader thread, 3.1 ms per read against the profile's 2 ms latency
+ * (3.4 ms with the transfer): the profile's latency held the reads back,
+ * not its rates, and not the disk beneath. */
+static void test_storage_latency_bound(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_of(&r, "2026-12-01T10:00:01Z,vm,p,-,run1,ok,efficiency-disk,io-pipeline,300,0,0,images,900,1,3,0.3,0.7,"
+                  "0.2,0.99,2.9,0.1,1,105000000,954,,33072384," THROTTLE("alibaba-ultra-2017") ",,,,,,0.1.0\n");
+    const rep_cell *c = only_cell(&r);
+    assert_int_equal(c->bn, REP_BN_STORAGE);
+    assert_non_null(strstr(c->evidence, "3.04 ms per read, the profile's latency 2.00 ms: that latency with 1 "
+                                        "loader thread held the reads back, not its rates"));
+    assert_null(strstr(c->evidence, "beneath"));
+    report_free(&r);
+}
+
+/* A STREAM cell (diag stream, measured on this host): memory bandwidth is
+ * its work, so it is memory-bound, not compute-bound, with the kernel's rate. */
+static void test_stream_memory_bound(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_of(&r, "2026-12-01T10:00:01Z,vm,mem,-,run1,ok,,stream,25872472769,0,0,bytes,25920798720,1,1.0,,0,0.48,"
+                  ",,,,,,,,type=posix advice=normal,0.05,0,29857053876,16777216,1,0.1.0\n");
+    const rep_cell *c = only_cell(&r);
+    assert_int_equal(c->bn, REP_BN_MEMORY);
+    assert_string_equal(rep_bn_name(c->bn), "memory-bound");
+    assert_non_null(strstr(c->evidence, "memory bandwidth: triad 29.86 GB/s, arrays of 16MiB, 1 thread; CPUs 48% busy"));
+    report_free(&r);
+}
+
+/* Runnable but descheduled: the cell measured the other work on the host.
+ * CPU-contended by cpu_wait_share (a cell that read "waiting" before, and
+ * a STREAM cell), or by steal alone; below both thresholds, or with the
+ * accelerator fed, not. */
+static void test_cpu_contended(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_of(&r, "2026-12-01T10:00:01Z,vm,a,-,run1,ok,,sleep,90,0,0,items,270,1,3,,,0.10,,,,,,,,,,0.45,0.02,,,,0.1.0\n"
+                  "2026-12-01T10:00:02Z,vm,b,-,run1,ok,,stream,14080656176,0,0,bytes,14143193088,1,1.0,,0,0.38,"
+                  ",,,,,,,,,0.39,0.02,57948383531,16777216,2,0.1.0\n"
+                  "2026-12-01T10:00:03Z,vm,c,-,run1,ok,,resnet,50,0,0,images,150,1,3,,,0.25,,,,,,,,,,0.05,0.15,,,,0.1.0\n"
+                  "2026-12-01T10:00:04Z,vm,d,-,run1,ok,,resnet2,50,0,0,images,150,1,3,,,0.95,,,,,,,,,,0.19,0.09,,,,"
+                  "0.1.0\n"
+                  "2026-12-01T10:00:05Z,vm,e,-,run1,ok,,io-pipeline,800,0,0,images,2400,1,3,1.00,0,0.01,,,,,,,,,,0.22,0,"
+                  ",,,0.1.0\n"
+                  "2026-12-01T10:00:06Z,vm,f,-,run1,ok,,gemm,50,0,0,items,150,1,3,,,0.97,,,,,,,,,,0.45,0,,,,0.1.0\n");
+    assert_int_equal(r.model.n, 6);
+    const rep_cell *sleep = &r.model.g[0].cells[0], *stream = &r.model.g[1].cells[0];
+    const rep_cell *steal = &r.model.g[2].cells[0], *calm = &r.model.g[3].cells[0];
+    assert_int_equal(sleep->bn, REP_BN_CONTENDED);
+    assert_string_equal(rep_bn_name(sleep->bn), "CPU-contended");
+    assert_non_null(strstr(sleep->evidence, "runnable but waiting for a CPU 45% of the time; steal 2%; CPUs 10% busy"));
+    assert_int_equal(stream->bn, REP_BN_CONTENDED);
+    assert_non_null(strstr(stream->evidence, "waiting for a CPU 39% of the time"));
+    assert_int_equal(steal->bn, REP_BN_CONTENDED);
+    assert_non_null(strstr(steal->evidence, "steal 15%"));
+    assert_int_equal(calm->bn, REP_BN_COMPUTE);
+    /* report_cli's fed io-pipeline cell: 1% busy, a fifth of that queued,
+     * AU 1.00: the accelerator bounds it, contention did not */
+    assert_int_equal(r.model.g[4].cells[0].bn, REP_BN_COMPUTE);
+    /* its CPUs 97% busy: more threads than CPUs of its own, not the host */
+    assert_int_equal(r.model.g[5].cells[0].bn, REP_BN_COMPUTE);
+    reco_from_text(&r, "[instance box]\ngpus = 0\ngpu = none\nvcpus = 8\nmemory = 32GiB\nprice_per_hour = 1\n");
+    char line[2048];
+    rep_reco_contended_note(&r, line, sizeof line);
+    print_message("%s\n", line);
+    assert_non_null(strstr(line, "note: CPU-contended cells (runnable but waiting for a CPU, or its time stolen by "
+                                 "the hypervisor) in sleep (1 of 1 cells, the best among them), stream (1 of 1 "
+                                 "cells, the best among them), resnet (1 of 1 cells, the best among them): their "
+                                 "figures understate what an instance would do"));
+    assert_null(strstr(line, "resnet2"));
+    void (*outs[])(FILE *, const rep_report *) = {out_text_plain, rep_out_markdown, rep_out_html};
+    for (size_t i = 0; i < 3; i++) {
+        char *doc = render(&r, outs[i]);
+        assert_non_null(strstr(doc, "their figures understate what an instance would do"));
+        free(doc);
+    }
+    report_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_starved_accelerator),   cmocka_unit_test(test_fed_accelerator),
+        cmocka_unit_test(test_storage_below_profile), cmocka_unit_test(test_storage_latency_bound),
+        cmocka_unit_test(test_stream_memory_bound),   cmocka_unit_test(test_cpu_contended),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
