@@ -171,6 +171,10 @@ const dlg_backend *dlg_backend_find(const char *name);
 /* The same with the reason for a NULL in why: an unknown name, or a CUDA
  * backend whose module is missing or from another build (cuda_module.h). */
 const dlg_backend *dlg_backend_lookup(const char *name, char *why, size_t whylen);
+/* 0 when the cpu-bf16 backend can run here (oneDNN's bf16 kernels: an
+ * AVX-512 CPU, within ONEDNN_MAX_CPU_ISA), else -DLG_ENOTSUP with the line
+ * its open() fails with, so a workload's check refuses what setup would. */
+int dlg_cpu_bf16_usable(char *err, size_t errlen);
 
 /* Per-channel scale and shift of a batch norm running on its running
  * statistics (inference): bn(v) = scale * v + shift, scale = gamma /

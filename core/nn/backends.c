@@ -40,3 +40,12 @@ const dlg_backend *dlg_backend_find(const char *name)
 {
     return dlg_backend_lookup(name, NULL, 0);
 }
+
+#ifndef DLG_NN_HAVE_DNNL
+int dlg_cpu_bf16_usable(char *err, size_t errlen)
+{
+    snprintf(err, errlen, "precision = bf16 on the cpu needs the cpu backend (oneDNN), which this build "
+             "lacks: use precision = fp32");
+    return -DLG_ENOTSUP;
+}
+#endif

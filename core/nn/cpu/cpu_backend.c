@@ -38,16 +38,22 @@ static int cpu_open(const dlg_backend_opts *o, void **ctx, char *err, size_t err
 /* oneDNN 2.6 has bf16 kernels on AVX-512 only (natively with AVX512_BF16,
  * emulated on plain AVX-512); elsewhere bf16 runs its reference loops, a
  * figure nobody should read as this machine's bf16 speed. */
-static int cpu_open_bf16(const dlg_backend_opts *o, void **ctx, char *err, size_t errlen)
+int dlg_cpu_bf16_usable(char *err, size_t errlen)
 {
     dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
-    if ((isa & dnnl_cpu_isa_avx512_core) != dnnl_cpu_isa_avx512_core) {
-        snprintf(err, errlen,
-                 "precision = bf16 on the cpu needs AVX-512 (oneDNN's bf16 kernels), which this CPU (or "
-                 "ONEDNN_MAX_CPU_ISA) does not give oneDNN: use precision = fp32");
-        return -DLG_ENOTSUP;
-    }
-    int rc = cpu_open(o, ctx, err, errlen);
+    if ((isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core)
+        return 0;
+    snprintf(err, errlen,
+             "precision = bf16 on the cpu needs AVX-512 (oneDNN's bf16 kernels), which this CPU (or "
+             "ONEDNN_MAX_CPU_ISA) does not give oneDNN: use precision = fp32");
+    return -DLG_ENOTSUP;
+}
+
+static int cpu_open_bf16(const dlg_backend_opts *o, void **ctx, char *err, size_t errlen)
+{
+    int rc = dlg_cpu_bf16_usable(err, errlen);
+    if (rc == 0)
+        rc = cpu_open(o, ctx, err, errlen);
     if (rc == 0) {
         cpu_ctx *c = *ctx;
         c->bf16 = true;

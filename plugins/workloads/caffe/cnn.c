@@ -99,15 +99,43 @@ bool cnn_use_aux(const dlg_host *h, const dlg_value *o)
 
 static const char *cpu_backend(const dlg_value *o) { return o[O_BACKEND].i == 1 ? "ref" : "cpu"; }
 
+/* precision = bf16 where the choice may be the CPU: the cpu-bf16
+ * backend's own test.  Under device = auto a CPU that fails it sends the
+ * check to the machine, as setup goes: a CUDA device takes the job.
+ * Returns 1 when the machine was asked (*c: its choice), 0 when nothing
+ * needed asking, or -DLG_E* with the line in err. */
+static int check_cpu_bf16(const char *device, const char *precision, const char *cpu_name, bool any,
+                          dlg_device_choice *c, char *err, size_t errlen)
+{
+    if (!precision || strcmp(precision, "bf16") != 0 || strcmp(cpu_name, "cpu") != 0 ||
+        (!any && strcmp(c->backend, "cpu-bf16") != 0) || dlg_cpu_bf16_usable(err, errlen) == 0)
+        return 0;
+    int ndev = 0;
+    if (any)
+        dlg_cuda_device_count(&ndev, NULL, 0);
+    if (ndev > 0) {
+        int rc = dlg_device_select(device, precision, ndev, cpu_name, c, err, errlen);
+        return rc < 0 ? rc : 1;
+    }
+    if (any) {
+        size_t n = strlen(err);
+        snprintf(err + n, errlen - n, " (device = auto found no CUDA device)");
+    }
+    return -DLG_ENOTSUP;
+}
+
 int nn_check_device(const dlg_host *h, const char *device, const char *precision, const char *cpu_name,
                     char *backend, size_t len)
 {
     dlg_device_choice c;
-    char err[256];
+    char err[320];
+    bool any = !device || !*device || strcmp(device, "auto") == 0, asked = false;
     int rc = dlg_device_select(device, precision, DLG_CUDA_MAX_DEVICES, cpu_name, &c, err, sizeof err);
+    if (rc == 0 && (rc = check_cpu_bf16(device, precision, cpu_name, any, &c, err, sizeof err)) > 0)
+        asked = true, rc = 0;
     if (rc < 0)
         return h->error(h, -rc, "%s", err);
-    snprintf(backend, len, "%s", !device || !*device || strcmp(device, "auto") == 0 ? "" : c.backend);
+    snprintf(backend, len, "%s", any && !asked ? "" : c.backend);
     return 0;
 }
 

@@ -42,10 +42,11 @@ bool cnn_use_aux(const dlg_host *h, const dlg_value *opts);
 int cnn_setup(const char *model, const dlg_host *h, const dlg_value *opts, const dlg_job_info *job,
               void **state);
 /* device and precision judged as dlg_device_backend judges them at setup
- * (by dlg_device_select), but without counting devices, for a check (ops
- * version 3): cuda:N is taken to exist, and device = auto to find one.
+ * (by dlg_device_select), for a check (ops version 3): cuda:N is taken to
+ * exist, and device = auto to find one, without counting devices, except
+ * for precision = bf16 on a CPU that cannot run it (dlg_cpu_bf16_usable).
  * backend[] gets the backend's name ("cuda-fp16:0", "cpu"), or "" for
- * device = auto, which only the machine decides. */
+ * device = auto when only the machine decides. */
 int nn_check_device(const dlg_host *h, const char *device, const char *precision, const char *cpu_name,
                     char *backend, size_t len);
 /* The workloads' check (ops version 3): the rules setup applies with the
