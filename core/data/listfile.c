@@ -1,11 +1,15 @@
 /* convert_imageset list files: "relative/path label", split at the last
- * space like Caffe's `line.find_last_of(' ')`, so paths may hold spaces. */
+ * space like Caffe's `line.find_last_of(' ')`, so paths may hold spaces;
+ * and im2rec's .lst read as one (dlg_lst_parse's fields, the first label). */
 #include "listfile.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "recordio.h"
 #include "text_lines.h"
 
 #define LIST_MAX_BYTES (1u << 30)
@@ -42,7 +46,7 @@ static int parse_line(dlg_filelist *l, size_t *cap, char *line, const char *name
                              "%s:%zu: expected 'relative/path label' (no space found%s)", name,
                              lineno,
                              strchr(line, '\t') ? "; tab-separated fields are im2rec's .lst "
-                                                  "format, not a convert_imageset list"
+                                                  "format: name the file *.lst"
                                                 : "");
     *sp = '\0';
     int32_t label;
@@ -88,6 +92,62 @@ int dlg_filelist_parse(dlg_filelist *out, const char *text, size_t len, const ch
     return rc;
 }
 
+/* The line of the k-th item of .lst text: dlg_lst_parse skips blank
+ * lines only.  For an error message; 0 if out of memory. */
+static size_t lst_line(const char *text, size_t len, size_t k)
+{
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return 0;
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    text_lines t;
+    text_lines_init(&t, copy, len);
+    char *line;
+    size_t llen, lineno = 0;
+    while (text_lines_next(&t, &line, &llen))
+        if (!text_is_blank(line) && k-- == 0) {
+            lineno = t.lineno;
+            break;
+        }
+    free(copy);
+    return lineno;
+}
+
+int dlg_filelist_parse_lst(dlg_filelist *out, const char *text, size_t len, const char *name,
+                           dlg_data_err *err)
+{
+    memset(out, 0, sizeof *out);
+    dlg_lst l;
+    int rc = dlg_lst_parse(&l, text, len, name, err);
+    if (rc < 0)
+        return rc;
+    out->pool_ = l.text_; /* the items' paths point into it */
+    l.text_ = NULL;
+    out->entries = malloc((l.n ? l.n : 1) * sizeof *out->entries);
+    if (!out->entries)
+        rc = dlg_data_fail(err, DLG_ENOMEM, "%s: out of memory", name);
+    for (size_t i = 0; rc == 0 && i < l.n; i++) {
+        /* a class index: im2rec writes "3.000000"; 2.5 is a regression target */
+        float f = l.items[i].labels[0];
+        if (!(f >= -2147483648.0f && f < 2147483648.0f) || f != floorf(f))
+            rc = dlg_data_fail(err, DLG_ECORRUPT, "%s:%zu: label %g is not a class index (an integer)", name,
+                               lst_line(text, len, i), (double)f);
+        else
+            out->entries[out->n++] = (dlg_list_entry){l.items[i].path, (int32_t)f};
+    }
+    dlg_lst_free(&l);
+    if (rc < 0)
+        dlg_filelist_free(out);
+    return rc;
+}
+
+bool dlg_filelist_is_lst(const char *path)
+{
+    size_t n = strlen(path);
+    return n >= 4 && strcasecmp(path + n - 4, ".lst") == 0;
+}
+
 int dlg_filelist_load(dlg_filelist *out, const dlg_source *src, dlg_data_err *err)
 {
     char *text;
@@ -95,7 +155,8 @@ int dlg_filelist_load(dlg_filelist *out, const dlg_source *src, dlg_data_err *er
     int rc = dlg_source_slurp(src, LIST_MAX_BYTES, &text, &len, err);
     if (rc < 0)
         return rc;
-    rc = dlg_filelist_parse(out, text, len, src->name, err);
+    rc = dlg_filelist_is_lst(src->name) ? dlg_filelist_parse_lst(out, text, len, src->name, err)
+                                        : dlg_filelist_parse(out, text, len, src->name, err);
     free(text);
     return rc;
 }

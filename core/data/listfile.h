@@ -1,12 +1,14 @@
 /* Image lists for folder datasets:
  *  - convert_imageset's list file, "relative/path label" per line, split at
  *    the LAST space (paths may contain spaces);
+ *  - im2rec's .lst, "index<TAB>label(s)<TAB>path", its first label the class;
  *  - an ImageNet-style folder scan: one sub-folder per class, class names
  *    sorted (byte order) give labels 0..n-1, images found recursively below
  *    each class folder, sorted by path. */
 #ifndef DLG_LISTFILE_H
 #define DLG_LISTFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +34,17 @@ typedef struct dlg_filelist {
  * error naming name:line. */
 int dlg_filelist_parse(dlg_filelist *out, const char *text, size_t len, const char *name,
                        dlg_data_err *err);
+/* Parses im2rec .lst text ("index<TAB>label[<TAB>label...]<TAB>path", as
+ * dlg_lst_parse) into the same list: each line's first label, which must
+ * be an integer in int32 range ("3" or im2rec's "3.000000"), is its class.
+ * Errors name name:line. */
+int dlg_filelist_parse_lst(dlg_filelist *out, const char *text, size_t len, const char *name,
+                           dlg_data_err *err);
+/* Whether path names an im2rec .lst (by its suffix, any case, as the
+ * preprocess workload's input tells them apart). */
+bool dlg_filelist_is_lst(const char *path);
+/* A list file by src->name: im2rec's .lst when dlg_filelist_is_lst, else
+ * convert_imageset's list. */
 int dlg_filelist_load(dlg_filelist *out, const dlg_source *src, dlg_data_err *err);
 
 /* Scans root/<class>/... for images (.jpg .jpeg .png .ppm .pgm .bmp .tif

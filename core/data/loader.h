@@ -9,8 +9,10 @@
  *                     through its OWN mmap: this path never goes through
  *                     the job's storage backend.
  *   files:LIST|DIR    a convert_imageset list file ("relpath label", paths
- *                     relative to the list's folder) or an ImageNet-style
- *                     class-folder tree (labels = sorted class names)
+ *                     relative to the list's folder), an im2rec .lst (by
+ *                     its .lst suffix: index, label, path by tabs) or an
+ *                     ImageNet-style class-folder tree (labels = sorted
+ *                     class names)
  *   synthetic[:N]     no I/O and no decode: deterministic noise images,
  *                     N per epoch (default 1281167), labels i % 1000
  * Everything but lmdb and synthetic reads through host->file_open/file_read
@@ -180,7 +182,8 @@ void dlg_loader_close(dlg_loader *l);
  * The workload sets cfg.batch (its own `batch` key) and may override more. */
 #define DLG_LOADER_OPTIONS                                                                          \
     {"data", DLG_OPT_STRING, "synthetic", NULL, NULL, NULL,                                        \
-     "dataset: recordio:PATH | lmdb:PATH | files:LIST_OR_DIR | synthetic[:N]",                     \
+     "dataset: recordio:PATH | lmdb:PATH | files:LIST_OR_DIR (a list, an im2rec .lst, class folders) | " \
+     "synthetic[:N]",                                                                              \
      DLG_OPT_NOSWEEP | DLG_OPT_PATH_IN},                                                           \
     {"threads", DLG_OPT_INT, "0", "0", "1024", NULL,                                                \
      "loader worker threads (0 = the job's cpus)", 0},                                             \

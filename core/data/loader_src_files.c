@@ -1,6 +1,7 @@
-/* Folder-of-images source: a convert_imageset list file (paths relative to
- * the list's folder) or an ImageNet-style class-folder scan.  Each record is
- * one file, opened and read whole through the job's storage. */
+/* Folder-of-images source: a convert_imageset list file or an im2rec .lst
+ * (paths relative to the list's folder: im2rec's --root, where mkdata
+ * writes both), or an ImageNet-style class-folder scan.  Each record is one
+ * file, opened and read whole through the job's storage. */
 #include "listfile.h"
 #include "loader_src.h"
 

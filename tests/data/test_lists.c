@@ -14,6 +14,7 @@
 
 #include "listfile.h"
 #include "recordio.h"
+#include "tmpdir.h"
 
 static void test_im2rec_multi_label(void **state)
 {
@@ -129,7 +130,7 @@ static void test_convert_imageset_list(void **state)
         {"a.jpg x1\n", "list.txt:1: label 'x1' is not an integer"},
         {" 5\n", "list.txt:1: empty path"},
         {"a.jpg\t1\n", "list.txt:1: expected 'relative/path label' (no space found; tab-separated "
-                        "fields are im2rec's .lst format, not a convert_imageset list)"},
+                        "fields are im2rec's .lst format: name the file *.lst)"},
         {"a.jpg 99999999999\n", "list.txt:1: label '99999999999' is not an integer"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -174,6 +175,57 @@ static void test_list_quirks(void **state)
     assert_string_equal(x.entries[0].key, "0");
     assert_int_equal(x.entries[1].offset, 16);
     dlg_rec_idx_free(&x);
+}
+
+/* im2rec's .lst as a files: dataset's list: the first label is the class
+ * ("3.000000" as im2rec.py writes it), a malformed line names file:line,
+ * and a file named *.lst loads as one. */
+static void test_lst_as_filelist(void **state)
+{
+    const char *text = "0\t3.000000\ttrain/c3/a.jpg\n\n"
+                       "7\t1\t0.5\tb c.jpg\n";
+    dlg_filelist l;
+    dlg_data_err err;
+    assert_int_equal(dlg_filelist_parse_lst(&l, text, strlen(text), "t.lst", &err), 0);
+    assert_int_equal(l.n, 2);
+    assert_string_equal(l.entries[0].path, "train/c3/a.jpg");
+    assert_int_equal(l.entries[0].label, 3);
+    assert_string_equal(l.entries[1].path, "b c.jpg");
+    assert_int_equal(l.entries[1].label, 1);
+    assert_null(l.classes);
+    dlg_filelist_free(&l);
+
+    struct { const char *text, *msg; } bad[] = {
+        {"0\t1\ta.jpg\n\n1\t2.5\tb.jpg\n", "t.lst:3: label 2.5 is not a class index (an integer)"},
+        {"0\t1\ta.jpg\n1\t3e9\tb.jpg\n", "t.lst:2: label 3e+09 is not a class index (an integer)"},
+        {"0\t1\ta.jpg\nb.jpg 1\n", "t.lst:2: expected 'index<TAB>label<TAB>path' (at least 3 tab-separated fields)"},
+        {"0\tx\ta.jpg\n", "t.lst:1: label 1 'x' is not a number"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_int_equal(dlg_filelist_parse_lst(&l, bad[i].text, strlen(bad[i].text), "t.lst", &err),
+                         -DLG_ECORRUPT);
+        assert_string_equal(err.msg, bad[i].msg);
+    }
+
+    assert_true(dlg_filelist_is_lst("d/train.LST"));
+    assert_false(dlg_filelist_is_lst("d/train.txt"));
+    assert_false(dlg_filelist_is_lst("lst"));
+    char dir[32], path[64];
+    tmpdir_make(dir, "lstload");
+    snprintf(path, sizeof path, "%s/train.lst", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("5\t4\timg.jpg\n", f);
+    fclose(f);
+    dlg_source src;
+    assert_int_equal(dlg_source_open_path(&src, path, &err), 0);
+    assert_int_equal(dlg_filelist_load(&l, &src, &err), 0);
+    dlg_source_close_fd(&src);
+    assert_int_equal(l.n, 1);
+    assert_string_equal(l.entries[0].path, "img.jpg");
+    assert_int_equal(l.entries[0].label, 4);
+    dlg_filelist_free(&l);
+    tmpdir_rmrf(dir);
 }
 
 static void touch(const char *root, const char *rel)
@@ -244,6 +296,7 @@ int main(void)
         cmocka_unit_test(test_im2rec_multi_label), cmocka_unit_test(test_im2rec_single_label),
         cmocka_unit_test(test_lst),                cmocka_unit_test(test_convert_imageset_list),
         cmocka_unit_test(test_folder_scan),        cmocka_unit_test(test_list_quirks),
+        cmocka_unit_test(test_lst_as_filelist),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -88,12 +88,6 @@ static int from_lst(prep_input *in, const dlg_lst *l, const char *root, const ch
     return rc;
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && strcasecmp(s + a - b, suffix) == 0;
-}
-
 static int load_list(prep_input *in, const char *spec, const char *root, dlg_data_err *err)
 {
     dlg_source src;
@@ -102,7 +96,7 @@ static int load_list(prep_input *in, const char *spec, const char *root, dlg_dat
         return rc;
     char *copy = strdup(spec);
     const char *base = root ? root : copy ? dirname(copy) : ".";
-    if (ends_with(spec, ".lst")) {
+    if (dlg_filelist_is_lst(spec)) {
         dlg_lst l = {0};
         rc = dlg_lst_load(&l, &src, err);
         if (rc == 0)
