@@ -1,4 +1,5 @@
 #include "registry.h"
+#include "registry_elf.h"
 
 #include "metrics.h"
 #include "options.h"
@@ -8,6 +9,7 @@
 #include <dlfcn.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,8 +250,9 @@ static void set_error(dlg_plugin_file *f, const char *why)
 }
 
 /* dlerror() without the path it starts with (every message names the file
- * already), and the ldd call that shows the cause: plain ldd lists missing
- * libraries, only ldd -r the symbols that nothing loaded defines. */
+ * already), and what shows the cause: the file itself when it is no
+ * loadable shared object; else plain ldd, which lists missing libraries,
+ * or ldd -r for the symbols that nothing loaded defines. */
 static void dlopen_error(const char *path, const char *msg, char *why, size_t whylen)
 {
     if (!msg)
@@ -257,7 +260,13 @@ static void dlopen_error(const char *path, const char *msg, char *why, size_t wh
     size_t n = strlen(path);
     if (strncmp(msg, path, n) == 0 && strncmp(msg + n, ": ", 2) == 0)
         msg += n + 2;
-    if (strstr(msg, "undefined symbol"))
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        snprintf(why, whylen, "a folder, not a plugin file (a folder of plugins goes in --plugin-dir or "
+                 "DLGAUGE_PLUGIN_PATH)");
+    else if (dlg_plugin_not_loadable(path, msg, why, whylen))
+        return;
+    else if (strstr(msg, "undefined symbol"))
         snprintf(why, whylen, "%s (no library it links defines it; link it with -Wl,--no-undefined, as "
                  "dlg_add_plugin does, to see this at build time; list them with: ldd -r %s)", msg, path);
     else

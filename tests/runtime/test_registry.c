@@ -12,6 +12,9 @@
 #include <cmocka.h>
 
 #include "registry.h"
+#include "rt_util.h"
+
+#include <elf.h>
 
 static int w_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info *j, void **st)
 {
@@ -157,6 +160,59 @@ static void broken_files(void **state)
     dlg_registry_free(&r);
 }
 
+/* An ELF header of class cls, this build's byte order, machine em, type ET_DYN. */
+static void write_elf(const rt_dir *d, const char *name, unsigned char cls, uint16_t em, char *path, size_t len)
+{
+    unsigned char h[64] = {0x7f, 'E', 'L', 'F', cls, __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? 1 : 2, 1};
+    uint16_t type = ET_DYN;
+    memcpy(h + 16, &type, 2);
+    memcpy(h + 18, &em, 2);
+    snprintf(path, len, "%s/%s", d->path, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(h, 1, sizeof h, f), sizeof h);
+    fclose(f);
+}
+
+/* A file that is no shared object for this machine says so, not "check
+ * its dependencies with ldd" (which fits a missing library only). */
+static void not_shared_objects(void **state)
+{
+    const rt_dir *d = *state;
+    char paths[6][512];
+    rt_write(d, "passwd.so", "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n",
+             paths[0], sizeof paths[0]);
+    rt_write(d, "fake.so", "abc", paths[1], sizeof paths[1]);
+    write_elf(d, "elf32.so", sizeof(void *) == 8 ? ELFCLASS32 : ELFCLASS64, 0, paths[2], sizeof paths[2]);
+#if defined(__x86_64__)
+    write_elf(d, "other.so", sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32, EM_AARCH64, paths[3], sizeof paths[3]);
+#else
+    write_elf(d, "other.so", sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32, EM_X86_64, paths[3], sizeof paths[3]);
+#endif
+    snprintf(paths[4], sizeof paths[4], "%s", d->path);
+    static const char *const want[] = {
+        "not a shared object (ELF) file (invalid ELF header; it starts with \"root:x:0:0:root:/root:/b\")",
+        "not a shared object (ELF) file (file too short)",
+        "not a shared object (ELF) file for this machine: a ",
+        "not a shared object (ELF) file for this machine: built for ",
+        "a folder, not a plugin file",
+    };
+    dlg_registry r;
+    assert_int_equal(dlg_registry_init(&r, NULL), 0);
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        char err[2048] = "";
+        if (dlg_registry_load_file(&r, paths[i], err, sizeof err) >= 0)
+            fail_msg("%s loaded", paths[i]);
+        if (!strstr(err, want[i]) || strstr(err, "ldd") || strncmp(err, paths[i], strlen(paths[i])) != 0)
+            fail_msg("%s: '%s' lacks '%s' or names ldd", paths[i], err, want[i]);
+    }
+    /* a good ELF file that does not link keeps its hint */
+    char err[2048] = "";
+    assert_true(dlg_registry_load_file(&r, tp("undef_symbol.so", paths[5], sizeof paths[5]), err, sizeof err) < 0);
+    assert_non_null(strstr(err, "list them with: ldd -r "));
+    dlg_registry_free(&r);
+}
+
 static void search_path(void **state)
 {
     (void)state;
@@ -200,6 +256,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(descriptor_checks),
         cmocka_unit_test(broken_files),
+        cmocka_unit_test_setup_teardown(not_shared_objects, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test(search_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
