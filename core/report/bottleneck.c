@@ -9,8 +9,9 @@
  *            share one budget and the side using more of it is named;
  *            with write_budget = shared, read share + write share of
  *            their own limits is judged against one budget
- *   contended the cell's threads were runnable but waited for a CPU
- *            (cpu_wait_share) or the hypervisor stole it (cpu_steal_share),
+ *   contended the cell's threads were runnable but queued for a CPU for a
+ *            fifth of its CPU time (cpu_wait_share, cpu_user_share) or
+ *            the hypervisor stole it (cpu_steal_share),
  *            and no accelerator was kept fed: every figure below would
  *            understate the machine
  *   input    data wait high / AU low: decode if the CPUs are saturated;
@@ -184,12 +185,26 @@ static size_t below_profile(rep_cell *c, const rep_disk *d, size_t n)
                1e3 * c->read_io_s, 1e3 * allowed, beneath);
 }
 
-/* Waiting with its CPUs saturated, the cell ran more threads than it had
+/* The time the cell's threads were runnable but queued, as a share of the
+ * CPU time it could have had (cpu_user_share's capacity): from the share
+ * of runnable time queued, w, and the share of capacity on a CPU, u:
+ * u * w / (1 - w).  Measured against capacity, not runnable time: threads
+ * that run for microseconds between sleeps (a loader, a sleep) queue a
+ * large share of their short runnable time on wake-up alone, most of all
+ * on a VM's halted vCPUs, with the CPUs mostly idle. */
+static double queued_share(const rep_cell *c)
+{
+    if (isnan(c->cpu_wait) || isnan(c->cpu_share))
+        return NAN;
+    return c->cpu_wait >= 1 ? INFINITY : c->cpu_share * c->cpu_wait / (1 - c->cpu_wait);
+}
+
+/* Queued with its CPUs saturated, the cell ran more threads than it had
  * CPUs (its own loader and compute threads): busy, not held back by the
  * host.  Steal is always the host's. */
 static bool contended(const rep_cell *c)
 {
-    return (!isnan(c->cpu_wait) && c->cpu_wait >= REP_CPU_WAIT && !(c->cpu_share >= REP_CPU_BUSY)) ||
+    return (queued_share(c) >= REP_CPU_QUEUED && !(c->cpu_share >= REP_CPU_BUSY)) ||
            (!isnan(c->cpu_steal) && c->cpu_steal >= REP_CPU_STEAL);
 }
 
@@ -261,8 +276,9 @@ void rep_cell_classify(rep_cell *c, const rep_group *g, const rep_disks *disks)
          * what limits it: no other verdict holds (a fed accelerator was
          * not held back by it) */
         c->bn = REP_BN_CONTENDED;
-        if (!isnan(c->cpu_wait))
-            ADD("runnable but waiting for a CPU %.0f%% of the time; ", 100 * c->cpu_wait);
+        if (!isnan(queued_share(c)))
+            ADD("runnable but queued for a CPU %.0f%% of its runnable time (%.2f of its CPUs' time); ",
+                100 * c->cpu_wait, fmin(queued_share(c), 99));
         if (!isnan(c->cpu_steal))
             ADD("steal %.0f%%; ", 100 * c->cpu_steal);
         if (!isnan(c->cpu_share))

@@ -141,7 +141,7 @@ typedef struct rep_model {
 #define REP_REREAD 1.10      /* block-device reads / dataset size */
 #define REP_FAULT_RATE 100.0 /* major faults per second */
 #define REP_LIMIT_LOW 0.50   /* a storage verdict's rate below this share of the profile: not the profile's limit */
-#define REP_CPU_WAIT 0.20    /* cpu_wait_share at or above: runnable, waiting for a CPU (contended) */
+#define REP_CPU_QUEUED 0.20  /* runnable but queued for this share of the cell's CPU time: contended */
 #define REP_CPU_STEAL 0.10   /* cpu_steal_share at or above: the hypervisor took the CPUs (contended) */
 
 int rep_model_build(rep_model *m, const rep_rows *rs, const rep_disks *disks, double target, char *err,
