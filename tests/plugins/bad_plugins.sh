@@ -34,7 +34,8 @@ bad undef $'[job a]\nplugin = '"$T/undef_symbol.so"$'\nworkload = nope' \
 bad missing $'[job a]\nplugin = '"$T/no_such_plugin.so"$'\nworkload = x' \
     "^dlgauge: missing\.ini:2: .*plugin file '.*no_such_plugin\.so' does not exist"
 echo "plain text" >text.so
-bad text $'[job a]\nplugin = '"$WORK/text.so"$'\nworkload = x' "^dlgauge: text\.ini:2: .*text\.so: " "ldd"
+bad text $'[job a]\nplugin = '"$WORK/text.so"$'\nworkload = x' \
+    "^dlgauge: text\.ini:2: .*text\.so: not a shared object \(ELF\) file \(.*; it starts with \"plain text\"\)"
 # the right plugin, the wrong name: the error lists what that file has
 bad wrongname $'[job a]\nplugin = '"$T/testwl.so"$'\nworkload = cont' \
     "^dlgauge: wrongname\.ini:3: \[job a\] workload: unknown workload 'cont'" "did you mean 'count'" "available: needs fail_setup"
