@@ -153,16 +153,19 @@ static size_t storage_evidence(rep_cell *c, const rep_disk *d, size_t n)
 }
 
 /* A storage verdict far below the profile's limits: the profile's rates
- * did not hold the reads back.  Its per-I/O latency may (each loader
- * thread waits out one read at a time); else the disk beneath the
- * emulation did (the host's own disk, page-cache misses). */
+ * did not hold the reads back.  Reads at the profile's own pace were held
+ * back by taking them one at a time per loader thread (with its latency,
+ * if it has one); slower reads, by the disk beneath the emulation (the
+ * host's own disk, page-cache misses). */
 static size_t below_profile(rep_cell *c, const rep_disk *d, size_t n)
 {
     const rep_row *r = c->row;
     double rd = isnan(c->read_bps) ? 0 : c->read_bps / 1e6, ios = num_or_nan(r, "storage_ios");
     double io_bytes = ios > 0 ? num_or_nan(r, "storage_read_bytes") / ios : NAN;
-    /* what one read takes under the profile: its latency, then the transfer */
-    double allowed = d->latency + (d->bandwidth > 0 && io_bytes > 0 ? io_bytes / d->bandwidth : 0);
+    /* what one read takes under the profile: its latency, then the transfer
+     * or the IOPS bucket's spacing, whichever is slower */
+    double allowed = d->latency + fmax(d->bandwidth > 0 && io_bytes > 0 ? io_bytes / d->bandwidth : 0,
+                                       d->iops > 0 ? 1 / d->iops : 0);
     const char *cfg = rep_str(r, "storage_config");
     const char *beneath = cfg && strstr(cfg, "type=throttle") ? "the disk beneath the emulation (the host's own disk, "
                                                                 "page-cache misses)"
@@ -174,9 +177,14 @@ static size_t below_profile(rep_cell *c, const rep_disk *d, size_t n)
     n = add_limits(c, n, d->bandwidth, d->iops);
     if (isnan(c->read_io_s) || !(allowed > 0))
         return ADD("%s held the reads back, not the profile's rates; ", beneath);
-    if (d->latency > 0 && c->read_io_s <= 1.5 * allowed) {
+    if (c->read_io_s <= 1.5 * allowed) {
         double th = num_or_nan(r, "loader_threads");
-        ADD("%.2f ms per read, the profile's latency %.2f ms: that latency", 1e3 * c->read_io_s, 1e3 * d->latency);
+        if (d->latency > 0)
+            ADD("%.2f ms per read, the profile's latency %.2f ms: that latency", 1e3 * c->read_io_s,
+                1e3 * d->latency);
+        else /* no latency: the transfer alone, still one read after another */
+            ADD("%.2f ms per read, the profile's pace (%.2f ms): one read at a time", 1e3 * c->read_io_s,
+                1e3 * allowed);
         if (th > 0)
             ADD(" with %.0f loader thread%s", th, th == 1 ? "" : "s");
         return ADD(" held the reads back, not its rates; ");

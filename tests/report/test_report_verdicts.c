@@ -24,15 +24,18 @@
     "triad_bytes_per_s,array_bytes,threads,version\n"
 
 /* The quick start's two emulated disks (conf/disks/local-nvme.ini and
- * alibaba-ultra-2017.ini at 500 GiB: 80 MB/s, 3000 IOPS, 2 ms). */
+ * alibaba-ultra-2017.ini at 500 GiB: 80 MB/s, 3000 IOPS, 2 ms), and two
+ * without a latency: one with rates, one with IOPS only. */
 static void load_disks(rep_disks *d)
 {
     static const char *const prof[][2] = {
         {"local-nvme", "iops = 900000\nbandwidth = 6500MB\nlatency = 80us\n"},
         {"efficiency-disk", "capacity = 500GiB\niops_base = 1000\niops_per_gib = 6\niops_max = 3000\n"
                             "bandwidth_base = 50MB\nbandwidth_per_gib = 0.1MB\nbandwidth_max = 80MB\nlatency = 2ms\n"},
+        {"paced-disk", "iops = 3000\nbandwidth = 80MB\n"},
+        {"iops-disk", "iops = 400\n"},
     };
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < sizeof prof / sizeof *prof; i++) {
         char path[32], err[512];
         temp_file(path, prof[i][1]);
         int rc = rep_disks_load(d, path, prof[i][0], err, sizeof err);
@@ -193,6 +196,35 @@ static void test_storage_latency_bound(void **state)
     report_free(&r);
 }
 
+/* One loader thread reading at the pace of a profile without latency
+ * (1.40 ms per read where its 80 MB/s takes 1.38 ms for 110 kB; 2.60 ms
+ * where its 400 IOPS space reads 2.50 ms apart), half of its time
+ * decoding: taking one read at a time held the reads back, not the disk
+ * beneath the emulation, which kept the profile's pace. */
+static void test_storage_at_profile_pace(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_of(&r, "2026-12-01T10:00:01Z,vm,p,-,run1,ok,paced-disk,io-pipeline,357,0,0,images,1071,1,3,0.3,0.7,0.4,"
+                  "0.99,1.5,1.45,1,117810000,1071,,33072384," THROTTLE("paced") ",,,,,,0.1.0\n"
+                  "2026-12-01T10:00:02Z,vm,p,-,run1,ok,iops-disk,io-pipeline,192,0,0,images,673,1,3.5,0.3,0.7,0.4,"
+                  "0.99,1.75,1.7,1,74030000,673,,33072384," THROTTLE("iops") ",,,,,,0.1.0\n");
+    assert_int_equal(r.model.n, 1);
+    const char *want[] = {"1.40 ms per read, the profile's pace (1.38 ms): one read at a time with 1 loader "
+                          "thread held the reads back, not its rates",
+                          "2.60 ms per read, the profile's pace (2.50 ms): one read at a time with 1 loader "
+                          "thread held the reads back, not its rates"};
+    for (size_t i = 0; i < 2; i++) {
+        const rep_cell *c = &r.model.g[0].cells[i];
+        print_message("%s: %s\n", rep_bn_name(c->bn), c->evidence);
+        assert_int_equal(c->bn, REP_BN_STORAGE);
+        assert_non_null(strstr(c->evidence, "% of profile"));
+        assert_non_null(strstr(c->evidence, want[i]));
+        assert_null(strstr(c->evidence, "beneath"));
+    }
+    report_free(&r);
+}
+
 /* A STREAM cell (diag stream, measured on this host): memory bandwidth is
  * its work, so it is memory-bound, not compute-bound, with the kernel's rate. */
 static void test_stream_memory_bound(void **state)
@@ -270,6 +302,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_starved_accelerator),   cmocka_unit_test(test_fed_accelerator),
         cmocka_unit_test(test_storage_below_profile), cmocka_unit_test(test_storage_latency_bound),
+        cmocka_unit_test(test_storage_at_profile_pace),
         cmocka_unit_test(test_stream_memory_bound),   cmocka_unit_test(test_cpu_contended),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
