@@ -18,9 +18,11 @@ rm -f results/quickstart.csv results/quickstart.jsonl
 $dlg run conf/quickstart.ini "$@"
 $dlg report results/quickstart.csv --html results/quickstart.html
 # What the report is for: the cheapest instance whose vCPUs, memory and disks
-# keep a GPU fed, judged from the input-pipeline cells (the CNNs above ran
-# on this machine's CPUs, which says nothing about a GPU).
+# reach the input pipeline's best measured rate, judged from the
+# input-pipeline cells (the CNNs above ran on this machine's CPUs, which says
+# nothing about a GPU); whether that rate feeds the GPU is its AU (the
+# report says so when no cell does).
 echo
-echo "== cheapest AWS instance that keeps its GPU fed (input pipeline; conf/instances/aws.ini):"
+echo "== cheapest AWS instance reaching the input pipeline's best measured rate (conf/instances/aws.ini):"
 $dlg report results/quickstart.csv --workload io-pipeline --catalog conf/instances/aws.ini | sed -n '/^recommended/,$p'
 echo "quickstart: results/quickstart.csv, results/quickstart.jsonl, results/quickstart.html"

@@ -10,6 +10,8 @@ For README.md and every docs/*.md:
     code or a shell block) is one that command's usage names;
   - every row of a sink's option table in docs/sinks.md names an option
     of that sink with the default the code has;
+  - every `REP_*` threshold a doc names is a constant of core/report's
+    headers, with the value the doc puts beside it;
   - every dlg_*/DLG_* name docs/plugins.md uses is in a header (the SDK's,
     core's, a built-in plugin's) or cmake/, and every string in a C block
     of its example section is in examples/hello-workload/checksum.c;
@@ -17,7 +19,8 @@ For README.md and every docs/*.md:
     `dlgauge help COMMAND`, or says "every option in [DOC](DOC)" of a DOC
     that names them all;
   - README.md's quick-start paragraph gives the rate the quick start's
-    emulated GPU needs, from conf/quickstart.ini.
+    emulated GPU needs, from conf/quickstart.ini, and scripts/quickstart.sh's
+    recommendation heading, like README, names the best measured rate.
 For the same files: each relative link, and each `path` in
 inline code under a top-level folder of the repository, exists (a path
 with a capitalised placeholder such as conf/instances/X.ini is skipped).
@@ -208,6 +211,33 @@ def check_plugin_guide(src, doc, text, probs, counts):
                 probs.append(f"{doc}:{line0 + start}: \"{lit}\" is not in examples/hello-workload/checksum.c")
 
 
+def report_constants(src):
+    """REP_* names core/report's headers define, with their values."""
+    consts = {}
+    for path in glob.glob(os.path.join(src, "core/report/*.h")):
+        for m in re.finditer(r"^#define (REP_\w+)\s+([-\d.]+)", read(path), re.M):
+            consts[m.group(1)] = float(m.group(2))
+        for body in re.findall(r"enum\s*\w*\s*\{([^}]*)\}", read(path)):
+            consts.update((n, None) for n in re.findall(r"\b(REP_\w+)", body))
+    return consts
+
+
+def check_report_constants(src, doc, text, probs, counts):
+    """A threshold a doc names (`REP_AU_OK`) is one the report has, and the
+    figure beside it (`REP_CPU_STEAL` 0.10, 0.90 (`REP_AU_OK`) is its value:
+    a renamed or retuned threshold leaves no stale explanation."""
+    consts = report_constants(src)
+    for m in re.finditer(r"(?:([\d.]+)\s+\(\s*)?`(REP_\w+)`(?:\s+([\d.]+))?", text):
+        counts["names"] += 1
+        line, name = text.count("\n", 0, m.start()) + 1, m.group(2)
+        if name not in consts:
+            probs.append(f"{doc}:{line}: `{name}` is no constant of core/report (its headers)")
+            continue
+        for fig in (m.group(1), m.group(3)):
+            if fig and consts[name] is not None and abs(float(fig.rstrip(".")) - consts[name]) > 1e-9:
+                probs.append(f"{doc}:{line}: `{name}` is {consts[name]:g} in core/report, the doc says {fig}")
+
+
 def command_options(dlg, tmp, cmd, cache):
     """The --options `dlgauge help CMD` names (--help aside)."""
     return set(re.findall(r"--[a-z][a-z-]*", usage(dlg, tmp, cmd, cache))) - {"--help"}
@@ -256,6 +286,13 @@ def check_quickstart_rate(src, text, probs):
     if want not in " ".join(text.split()):
         probs.append(f"README.md: the quick start's paragraph should say a GPU that {want} "
                      f"(conf/quickstart.ini's input-pipeline job)")
+    # the script's closing heading names the instance as README and the
+    # report do: one reaching the best measured rate, fed GPU or not
+    script = read(os.path.join(src, "scripts/quickstart.sh"))
+    if "best measured rate" not in text or not re.search(r'^echo "== .*best measured rate', script, re.M):
+        probs.append("scripts/quickstart.sh: its recommendation's heading should say, as README.md does, "
+                     "that the instance reaches the input pipeline's best measured rate (not that it keeps "
+                     "the GPU fed: the report says when nothing measured does)")
 
 
 TOP_DIRS = ("core", "plugins", "sinks", "tests", "scripts", "conf", "examples", "include", "cmake",
@@ -300,6 +337,7 @@ def main():
                 if lang == "ini":
                     check_ini(dlg, tmp, doc, start, body, probs, counts)
             check_commands(dlg, tmp, doc, text, probs, cache, counts)
+            check_report_constants(src, doc, text, probs, counts)
             if doc == "docs/plugins.md":
                 check_plugin_guide(src, doc, text, probs, counts)
             if doc == "docs/sinks.md":
