@@ -131,13 +131,21 @@ void rep_out_markdown(FILE *f, const rep_report *r)
         rep_table_free(&t);
         rep_reco_basis(r, line, sizeof line);
         line[0] = (char)toupper((unsigned char)line[0]);
-        fprintf(f, "\n%s.  Prices: see each catalog's source and date.\n", line);
+        fputc('\n', f); /* these name instances and tags from the catalogs: text, not Markdown */
+        rep_md_text(f, line);
+        fprintf(f, ".  Prices: see each catalog's source and date.\n");
         rep_reco_caveat(r, line, sizeof line);
-        if (line[0])
-            fprintf(f, "\n**%s**\n", line);
+        if (line[0]) {
+            fputs("\n**", f);
+            rep_md_text(f, line);
+            fputs("**\n", f);
+        }
         rep_reco_caps_note(&r->reco, line, sizeof line);
-        if (line[0])
-            fprintf(f, "\n%s\n", line);
+        if (line[0]) {
+            fputc('\n', f);
+            rep_md_text(f, line);
+            fputc('\n', f);
+        }
         rep_reco_contended_note(r, line, sizeof line);
         if (line[0]) {
             fputc('\n', f);

@@ -106,6 +106,25 @@ static void test_no_cap_keeps_answer_and_notes_it(void **state)
     report_free(&r);
 }
 
+/* The note in the Markdown report names catalog instances as text: an
+ * instance "*small*" was printed raw there and rendered in italics. */
+static void test_caps_note_markdown_is_text(void **state)
+{
+    (void)state;
+    rep_report r;
+    storage_model(&r, BW_DISKS);
+    reco_from_text(&r, "[instance *small*]\nvcpus = 8\nmemory = 32GiB\ndisks = fast\nprice_per_hour = 1.0\n");
+    char *md = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&md, &len);
+    assert_non_null(f);
+    rep_out_markdown(f, &r);
+    assert_int_equal(fclose(f), 0);
+    assert_non_null(strstr(md, "note: no block-storage cap known for \\*small\\* (catalog keys"));
+    free(md);
+    report_free(&r);
+}
+
 /* The IOPS cap likewise: every disk moves 1 GB/s, mid needs 16000 IOPS;
  * small caps at 10000.  An instance-store disk (local_disks) is not behind
  * the cap: local meets with a cap far below. */
@@ -188,6 +207,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bandwidth_cap_fails_knee),
         cmocka_unit_test(test_no_cap_keeps_answer_and_notes_it),
+        cmocka_unit_test(test_caps_note_markdown_is_text),
         cmocka_unit_test(test_iops_cap_and_local_disks),
         cmocka_unit_test(test_catalog_cap_keys),
     };
