@@ -1,4 +1,5 @@
 /* Replacing a generated dataset safely (see synth_out.h). */
+#define _GNU_SOURCE /* memrchr */
 #include "synth_out.h"
 
 #include <dirent.h>
@@ -122,7 +123,8 @@ static bool generated_line(const char *s, size_t n, const char *split, bool lst)
 {
     const char *end = s + n;
     if (!lst) {
-        const char *sp = memchr(s, ' ', n);
+        /* the last space, as Caffe splits: --split may hold spaces */
+        const char *sp = memrchr(s, ' ', n);
         return sp && generated_path(s, sp, split) && digits_to(sp + 1, end);
     }
     const char *t1 = memchr(s, '\t', n), *t2 = t1 ? memchr(t1 + 1, '\t', (size_t)(end - t1 - 1)) : NULL;

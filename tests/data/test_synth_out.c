@@ -149,6 +149,30 @@ static void test_foreign_list_refused(void **st)
     }
 }
 
+/* A --split with a space (which mkdata accepts): its own lists, whose
+ * paths hold that space, are replaced on the next run like any other. */
+static void test_split_with_space_regenerates(void **st)
+{
+    (void)st;
+    char dir[64], p[256];
+    tmpdir_make(dir, "synth");
+    dlg_synth_images_cfg c = {dir, "my train", 2, 4, 1, 50, 2};
+    dlg_synth_images_result r;
+    assert_int_equal(dlg_synth_images_write(&c, &r, NULL), 0);
+    c.images = 6;
+    dlg_data_err err = {0};
+    int rc = dlg_synth_images_write(&c, &r, &err);
+    if (rc != 0)
+        fail_msg("%s", err.msg);
+    snprintf(p, sizeof p, "%s/my train.txt", dir);
+    size_t n;
+    char *b = slurp(p, &n);
+    static const char last[] = "my train/n00000001/n00000001_2.JPEG 1\n";
+    assert_true(n >= strlen(last) && !memcmp(b + n - strlen(last), last, strlen(last)));
+    free(b);
+    tmpdir_rmrf(dir);
+}
+
 /* What an interrupted run left in train.part is not carried over. */
 static void test_stale_part_cleared(void **st)
 {
@@ -234,6 +258,7 @@ int main(void)
         cmocka_unit_test(test_regenerate_replaces),   cmocka_unit_test(test_foreign_refused),
         cmocka_unit_test(test_stale_part_cleared),    cmocka_unit_test(test_text_failure_keeps_old),
         cmocka_unit_test(test_full_disk_named),       cmocka_unit_test(test_foreign_list_refused),
+        cmocka_unit_test(test_split_with_space_regenerates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
