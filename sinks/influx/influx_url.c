@@ -42,9 +42,13 @@ int influx_url_shown(const char *url, dlg_sbuf *out)
     sbuf_truncate(out, 0);
     int rc = sbuf_reserve(out, strlen(url) + 1);
     /* the authority ends at the path, query or fragment; the last '@' in
-     * it ends the user info, whose first ':' starts the password */
-    const char *scheme = strstr(url, "://"), *auth = scheme ? scheme + 3 : url, *at = NULL;
-    size_t alen = scheme ? strcspn(auth, "/?#") : 0;
+     * it ends the user info, whose first ':' starts the password.  Without
+     * a scheme (a url missing its http://, refused with this text) the
+     * authority starts the url, after any "//". */
+    size_t slen = strspn(url, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-.");
+    const char *auth = slen && strncmp(url + slen, "://", 3) == 0 ? url + slen + 3 : url + strspn(url, "/");
+    const char *at = NULL;
+    size_t alen = strcspn(auth, "/?#");
     for (size_t i = 0; i < alen; i++)
         if (auth[i] == '@')
             at = auth + i;

@@ -37,6 +37,9 @@ static void test_url_shown(void **unused)
     assert_shown("http://h/a@b:c/write?db=x", "http://h/a@b:c/write?db=x"); /* '@' in the path */
     assert_shown("ftp://u:pw@h/x", "ftp://u:***@h/x");
     assert_shown("not a url", "not a url");
+    /* no scheme (http:// forgotten), which build_url refuses with this text */
+    assert_shown("admin:s3cret@db.lan:8086/write?db=x", "admin:***@db.lan:8086/write?db=x");
+    assert_shown("//admin:s3cret@db.lan/write?db=x", "//admin:***@db.lan/write?db=x");
 }
 
 /* Every message the sink gave, joined. */
@@ -100,6 +103,8 @@ static void test_url_errors_hide_credentials(void **unused)
 {
     const char *ftp[] = {"url=ftp://admin:s3cret@127.0.0.1/x", NULL};
     check_error(ftp, "url = ftp://admin:***@127.0.0.1/x: not an http");
+    const char *noscheme[] = {"url=admin:s3cret@127.0.0.1:8086/write?db=x", NULL}; /* http:// forgotten */
+    check_error(noscheme, "url = admin:***@127.0.0.1:8086/write?db=x: not an http");
     const char *nodb[] = {"url=http://127.0.0.1:8086/write?u=admin&p=s3cret", NULL};
     check_error(nodb, "url = http://127.0.0.1:8086/write?u=admin&p=***: has no db=");
     const char *prec[] = {"url=http://a:s3cret@h/write?db=x&precision=s", NULL};
