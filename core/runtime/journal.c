@@ -112,6 +112,10 @@ static int lock_journal(dlg_journal *j, const char *what, char *err, size_t errl
 {
     if (flock(j->fd, LOCK_EX | LOCK_NB) == 0)
         return 0;
+    /* a file system without locks (Lustre mounted without -o flock, some
+     * FUSE and 9p mounts): the run goes on unguarded, as before the lock */
+    if (errno == ENOSYS || errno == ENOLCK || errno == EOPNOTSUPP)
+        return 0;
     if (errno == EWOULDBLOCK)
         snprintf(err, errlen, "%s: %s: another dlgauge run is using this journal (the same configuration is "
                  "running): wait for it to end, or give this run its own journal = PATH in [global]",

@@ -11,13 +11,29 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <errno.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "journal.h"
+
+/* While set, flock() fails with it, as a file system without locks
+ * answers (Lustre without -o flock: ENOSYS).  This definition interposes
+ * the one libdlgauge calls. */
+static int flock_errno;
+int flock(int fd, int op)
+{
+    if (flock_errno) {
+        errno = flock_errno;
+        return -1;
+    }
+    return (int)syscall(SYS_flock, fd, op);
+}
 
 static void journal_path(char *dir, size_t dlen, char *path, size_t plen)
 {
@@ -206,6 +222,31 @@ static void test_one_run_per_journal(void **unused)
     rmdir(dir);
 }
 
+/* A journal on a file system that cannot lock is used unlocked: a run
+ * there (a Lustre or FUSE results folder) used to be refused outright. */
+static void test_no_locks_here(void **unused)
+{
+    (void)unused;
+    static const int no_locks[] = {ENOSYS, ENOLCK, EOPNOTSUPP};
+    for (size_t i = 0; i < sizeof no_locks / sizeof *no_locks; i++) {
+        char dir[64], path[128], err[512] = "";
+        journal_path(dir, sizeof dir, path, sizeof path);
+        dlg_journal j;
+        flock_errno = no_locks[i];
+        int created = dlg_journal_create(&j, path, "r1", "abc", err, sizeof err);
+        int recorded = created == 0 ? dlg_journal_record(&j, "s", 0, "ok", err, sizeof err) : -1;
+        dlg_journal_close(&j);
+        int resumed = dlg_journal_resume(&j, path, "abc", err, sizeof err);
+        flock_errno = 0;
+        if (created != 0 || recorded != 0 || resumed != 0)
+            fail_msg("errno %d: %s", no_locks[i], err);
+        assert_int_equal(j.ndone, 1);
+        dlg_journal_close(&j);
+        unlink(path);
+        rmdir(dir);
+    }
+}
+
 /* The run's inventory point is recorded, so that --resume on the same
  * machine does not write a second dlgauge_host point with the run's id;
  * a journal without the record (older, or killed before it) writes it. */
@@ -246,6 +287,7 @@ int main(void)
         cmocka_unit_test(test_long_records),
         cmocka_unit_test(test_one_run_per_journal),
         cmocka_unit_test(test_inventory_once),
+        cmocka_unit_test(test_no_locks_here),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
