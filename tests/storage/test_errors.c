@@ -427,7 +427,7 @@ static void test_write_stopped_midway_names_offset(void **state)
         int rc = b.ops->write(f, buf, sizeof buf, 4096);
         assert_int_equal(setrlimit(RLIMIT_FSIZE, &was), 0);
         if (rc != -DLG_EIO || !strstr(m.last_error, path) ||
-            !strstr(m.last_error, "write of 8192 bytes at offset 4096: File too large at offset 10000"))
+            !strstr(m.last_error, "write of 8192 bytes at offset 4096 stopped at offset 10000: File too large"))
             fail_msg("%s: write gave %d: '%s'", names[i], rc, m.last_error);
         st_close(f);
         st_backend_destroy(&b);

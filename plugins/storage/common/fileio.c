@@ -52,9 +52,9 @@ int stg_write(const dlg_host *h, int fd, const char *path, const void *buf, size
         return 0;
     char where[48] = "";
     if (done > 0)
-        snprintf(where, sizeof where, " at offset %llu", (unsigned long long)(off + done));
-    return h->error(h, DLG_EIO, "%s: write of %zu bytes at offset %llu: %s%s", path, n,
-                    (unsigned long long)off, strerror(-rc), where);
+        snprintf(where, sizeof where, " stopped at offset %llu", (unsigned long long)(off + done));
+    return h->error(h, DLG_EIO, "%s: write of %zu bytes at offset %llu%s: %s", path, n, (unsigned long long)off,
+                    where, strerror(-rc));
 }
 
 int stg_fd_size(int fd, uint64_t *out)
