@@ -29,9 +29,10 @@ warmup   = 0
 EOT
 "$DLG" --plugin-dir "$PLUGDIR" -q run crash.ini >crash.out 2>crash.err &
 pid=$!
-# the reader runs once the first cell's row is written; then shrink its file
-for _ in $(seq 200); do [ -s crash.csv ] && [ "$(wc -l <crash.csv)" -ge 2 ] && break; sleep 0.05; done
-sleep 0.3
+# shrink the file once the reader has mapped it (in dlgauge's own process:
+# its maps list the file); shrunk before, the cell would fail to open it
+for _ in $(seq 400); do grep -q "$WORK/data.bin" /proc/$pid/maps 2>/dev/null && break; sleep 0.05; done
+grep -q "$WORK/data.bin" /proc/$pid/maps 2>/dev/null || fail "crash: the reader never mapped data.bin"
 truncate -s 0 data.bin
 wait $pid
 RC=$?
