@@ -259,8 +259,11 @@ static int mk_images(int argc, char **argv)
         return usage_error("--images %s is fewer than --classes %s: every class needs at least one image", o[2].value,
                            o[1].value);
     const char *split = o[6].value ? o[6].value : "train";
-    if (!dlg_synth_split_ok(split))
-        return usage_error("--split '%s': expected a plain name like train or val%s", split, "");
+    if (!dlg_synth_split_ok(split)) {
+        char most[24];
+        snprintf(most, sizeof most, "%d", DLG_SYNTH_SPLIT_MAX);
+        return usage_error("--split '%s': expected a plain name like train or val, at most %s bytes", split, most);
+    }
     dlg_synth_images_cfg cfg = {o[0].value, split, (int)classes, images, seed, (int)quality,
                                 (int)threads};
     mk_work w = {.run = write_images, .remove_parts = remove_image_parts, .images = &cfg};

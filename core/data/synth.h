@@ -61,7 +61,10 @@ typedef struct dlg_synth_images_result {
 } dlg_synth_images_result;
 
 /* A split name is one plain path component that the .lst's tab-separated
- * fields can hold: not empty, ".", ".." and without '/', tab or newline. */
+ * fields can hold: not empty, ".", ".." and without '/', tab or newline,
+ * at most DLG_SYNTH_SPLIT_MAX bytes (with ".part" and an image's path it
+ * stays within a file name's 255 bytes and the lists' 256-byte paths). */
+#define DLG_SYNTH_SPLIT_MAX 128
 bool dlg_synth_split_ok(const char *split);
 
 /* Writes out/split/nCCCCCCCC/nCCCCCCCC_I.JPEG for every image, then

@@ -258,7 +258,8 @@ static int render_all(const dlg_synth_images_cfg *c, tree_job *j, dlg_data_err *
 
 bool dlg_synth_split_ok(const char *split)
 {
-    return split[0] && strcmp(split, ".") && strcmp(split, "..") && !strpbrk(split, "/\t\r\n");
+    return split[0] && strlen(split) <= DLG_SYNTH_SPLIT_MAX && strcmp(split, ".") && strcmp(split, "..") &&
+           !strpbrk(split, "/\t\r\n");
 }
 
 int dlg_synth_images_write(const dlg_synth_images_cfg *c, dlg_synth_images_result *res,
