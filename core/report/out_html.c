@@ -133,6 +133,16 @@ static void group_html(FILE *f, const rep_report *r, const rep_group *g)
     fputs("</div>\n", f);
 }
 
+/* A note paragraph of text; nothing for an empty one. */
+static void note_para(FILE *f, const char *s)
+{
+    if (!s[0])
+        return;
+    fputs("<p class=\"note\">", f);
+    rep_xml_esc(f, s);
+    fputs("</p>\n", f);
+}
+
 static void sources_html(FILE *f, const rep_report *r)
 {
     fputs("<p class=\"note\">Prices from:</p>\n<ul class=\"note\">\n", f);
@@ -191,17 +201,9 @@ void rep_out_html(FILE *f, const rep_report *r)
             fputs("</strong></p>\n", f);
         }
         rep_reco_caps_note(&r->reco, line, sizeof line);
-        if (line[0]) {
-            fputs("<p class=\"note\">", f);
-            rep_xml_esc(f, line);
-            fputs("</p>\n", f);
-        }
+        note_para(f, line);
         rep_reco_contended_note(r, line, sizeof line);
-        if (line[0]) {
-            fputs("<p class=\"note\">", f);
-            rep_xml_esc(f, line);
-            fputs("</p>\n", f);
-        }
+        note_para(f, line);
         sources_html(f, r);
     }
     fputs("</body>\n</html>\n", f);

@@ -30,6 +30,16 @@ void rep_md_text(FILE *f, const char *s)
     }
 }
 
+/* A paragraph of text (bold when asked); nothing for an empty one. */
+static void md_para(FILE *f, const char *s, bool bold)
+{
+    if (!s[0])
+        return;
+    fputs(bold ? "\n**" : "\n", f);
+    rep_md_text(f, s);
+    fputs(bold ? "**\n" : "\n", f);
+}
+
 /* s as a code span: fenced by one more backtick than its longest run (a
  * label `q` must not end the span), padded where s starts or ends with
  * one; line breaks as spaces. */
@@ -99,11 +109,7 @@ void rep_out_markdown(FILE *f, const rep_report *r)
             fputc('\n', f);
         }
         rep_group_starved_text(g, line, sizeof line);
-        if (line[0]) {
-            fputs("\n**", f);
-            rep_md_text(f, line);
-            fputs("**\n", f);
-        }
+        md_para(f, line, true);
         fprintf(f, "\n**Bottlenecks:**\n\n");
         size_t *order = rep_group_cell_order(g); /* as the table lists them */
         for (size_t i = 0; i < g->ncells; i++) {
@@ -135,22 +141,10 @@ void rep_out_markdown(FILE *f, const rep_report *r)
         rep_md_text(f, line);
         fprintf(f, ".  Prices: see each catalog's source and date.\n");
         rep_reco_caveat(r, line, sizeof line);
-        if (line[0]) {
-            fputs("\n**", f);
-            rep_md_text(f, line);
-            fputs("**\n", f);
-        }
+        md_para(f, line, true);
         rep_reco_caps_note(&r->reco, line, sizeof line);
-        if (line[0]) {
-            fputc('\n', f);
-            rep_md_text(f, line);
-            fputc('\n', f);
-        }
+        md_para(f, line, false);
         rep_reco_contended_note(r, line, sizeof line);
-        if (line[0]) {
-            fputc('\n', f);
-            rep_md_text(f, line);
-            fputc('\n', f);
-        }
+        md_para(f, line, false);
     }
 }
