@@ -21,6 +21,8 @@
  *            verdict far below the profile's limits says what held the
  *            reads back instead: its latency, or the disk beneath
  *   memory   (bandwidth) a STREAM kernel's rates: memory traffic is the work
+ *   cache    ... unless the arrays a pass touches fit in the last-level
+ *            cache (llc_bytes): then the rate is the cache's
  *   waiting  no accelerator and the CPUs mostly idle: the step waits on
  *            something that is neither compute nor input
  *   compute  otherwise: the accelerator (or the CPU running the step) is
@@ -38,7 +40,7 @@ const char *rep_bn_name(rep_bn b)
 {
     static const char *const names[] = {"compute-bound", "input-bound: decode", "input-bound: storage",
                                         "memory-bound", "input-bound", "waiting", "failed",
-                                        "output-bound: storage writes", "CPU-contended"};
+                                        "output-bound: storage writes", "CPU-contended", "cache-bound"};
     return names[b];
 }
 
@@ -216,35 +218,58 @@ static bool contended(const rep_cell *c)
            (!isnan(c->cpu_steal) && c->cpu_steal >= REP_CPU_STEAL);
 }
 
-/* STREAM's kernels (diag stream): their rates are memory traffic. */
-static const char *const stream_kernels[] = {"copy", "scale", "add", "triad"};
+/* STREAM's kernels (diag stream): their rates are memory traffic, over
+ * the arrays each touches (copy and scale 2, add and triad 3). */
+static const struct {
+    const char *name;
+    int arrays;
+} stream_kernels[] = {{"copy", 2}, {"scale", 2}, {"add", 3}, {"triad", 3}};
+#define NKERNELS (sizeof stream_kernels / sizeof *stream_kernels)
 
 static bool stream_rate(const rep_row *r, size_t k, double *v)
 {
     char key[32];
-    snprintf(key, sizeof key, "%s_bytes_per_s", stream_kernels[k]);
+    snprintf(key, sizeof key, "%s_bytes_per_s", stream_kernels[k].name);
     return rep_num(r, key, v) && *v > 0;
 }
 
-static bool measures_bandwidth(const rep_cell *c)
+/* The most arrays one of the cell's kernels touches; 0: no STREAM rate. */
+static int stream_arrays(const rep_cell *c)
 {
     double v;
-    for (size_t k = 0; k < sizeof stream_kernels / sizeof *stream_kernels; k++)
-        if (stream_rate(c->row, k, &v))
-            return true;
-    return false;
+    int most = 0;
+    for (size_t k = 0; k < NKERNELS; k++)
+        if (stream_rate(c->row, k, &v) && stream_kernels[k].arrays > most)
+            most = stream_kernels[k].arrays;
+    return most;
 }
 
-/* "memory bandwidth: triad 11.2 GB/s, arrays of 64MiB, 2 threads; " */
-static size_t bandwidth_evidence(rep_cell *c, size_t n)
+/* What a STREAM cell's arrays were, next to the last-level cache its
+ * threads had (llc_bytes, absent: unknown). */
+typedef enum { STREAM_MEMORY, STREAM_PARTLY_CACHED, STREAM_CACHED } stream_fit;
+
+static stream_fit stream_fit_of(const rep_cell *c, double *array, double *llc)
+{
+    if (!rep_num(c->row, "array_bytes", array) || !(*array > 0) || !rep_num(c->row, "llc_bytes", llc) ||
+        !(*llc > 0))
+        return STREAM_MEMORY;
+    if (*array * stream_arrays(c) <= *llc)
+        return STREAM_CACHED; /* every pass after the first hits the cache */
+    return *array < REP_STREAM_LLC * *llc ? STREAM_PARTLY_CACHED : STREAM_MEMORY;
+}
+
+/* "memory bandwidth: triad 11.2 GB/s, arrays of 64MiB, 2 threads; ", and
+ * where the arrays fit in the last-level cache, or are under STREAM's
+ * rule, what the rate measured instead. */
+static size_t bandwidth_evidence(rep_cell *c, stream_fit fit, double array, double llc, size_t n)
 {
     double v;
-    char b[32];
-    ADD("memory bandwidth:");
-    for (size_t k = 0, named = 0; k < sizeof stream_kernels / sizeof *stream_kernels; k++)
+    char b[32], l[32];
+    ADD("%s bandwidth:", fit == STREAM_CACHED ? "cache" : "memory");
+    for (size_t k = 0, named = 0; k < NKERNELS; k++)
         if (stream_rate(c->row, k, &v)) {
             dlg_format_rate(v, "bytes", b, sizeof b);
-            ADD("%s %s %s", named++ ? "," : "", stream_kernels[k], b);
+            ADD("%s %s %s", named++ ? "," : "", stream_kernels[k].name, b);
         }
     if (rep_num(c->row, "array_bytes", &v) && v > 0) {
         dlg_format_size((int64_t)v, b, sizeof b);
@@ -253,6 +278,17 @@ static size_t bandwidth_evidence(rep_cell *c, size_t n)
     if (rep_num(c->row, "threads", &v) && v > 0)
         ADD(", %.0f thread%s", v, v == 1 ? "" : "s");
     ADD("; ");
+    if (fit != STREAM_MEMORY)
+        dlg_format_size((int64_t)llc, l, sizeof l);
+    if (fit == STREAM_CACHED) {
+        dlg_format_size((int64_t)(array * stream_arrays(c)), b, sizeof b);
+        ADD("the %d arrays a pass touches (%s) fit in the %s last-level cache: the rate is the cache's, "
+            "not memory's; ",
+            stream_arrays(c), b, l);
+    } else if (fit == STREAM_PARTLY_CACHED)
+        ADD("arrays under %.0fx the %s last-level cache (STREAM's rule): part of the traffic hits the cache, "
+            "overstating memory bandwidth; ",
+            REP_STREAM_LLC, l);
     if (!isnan(c->cpu_share))
         ADD("CPUs %.0f%% busy; ", 100 * c->cpu_share);
     return n;
@@ -326,9 +362,11 @@ void rep_cell_classify(rep_cell *c, const rep_group *g, const rep_disks *disks)
             ADD("CPUs %.0f%% busy; ", 100 * c->cpu_share);
         if (!isnan(c->limit_share))
             ADD("storage at %.0f%% of its limit; ", 100 * c->limit_share);
-    } else if (measures_bandwidth(c)) {
-        c->bn = REP_BN_MEMORY;
-        n = bandwidth_evidence(c, n);
+    } else if (stream_arrays(c) > 0) {
+        double array = 0, llc = 0;
+        stream_fit fit = stream_fit_of(c, &array, &llc);
+        c->bn = fit == STREAM_CACHED ? REP_BN_CACHE : REP_BN_MEMORY;
+        n = bandwidth_evidence(c, fit, array, llc, n);
     } else if (isnan(c->au) && !isnan(c->cpu_share) && c->cpu_share < REP_CPU_IDLE) {
         /* no accelerator, idle CPUs, no input wait: sleeps, locks, a remote
          * service; calling that compute-bound would send a reader to buy CPUs */

@@ -64,7 +64,8 @@ typedef enum {
     REP_BN_WAITING, /* neither compute nor input: CPUs idle, no accelerator */
     REP_BN_FAILED,
     REP_BN_STORAGE_WRITE, /* writes near the profile's write (or shared) limit */
-    REP_BN_CONTENDED      /* runnable but descheduled: other work or the hypervisor held the CPUs */
+    REP_BN_CONTENDED,     /* runnable but descheduled: other work or the hypervisor held the CPUs */
+    REP_BN_CACHE          /* a STREAM cell whose arrays fit in the last-level cache: cache bandwidth */
 } rep_bn;
 
 typedef struct rep_cell {
@@ -143,6 +144,7 @@ typedef struct rep_model {
 #define REP_LIMIT_LOW 0.50   /* a storage verdict's rate below this share of the profile: not the profile's limit */
 #define REP_CPU_QUEUED 0.20  /* runnable but queued for this share of the cell's CPU time: contended */
 #define REP_CPU_STEAL 0.10   /* cpu_steal_share at or above: the hypervisor took the CPUs (contended) */
+#define REP_STREAM_LLC 4.0   /* STREAM's rule: arrays under this many times llc_bytes are partly cache hits */
 
 int rep_model_build(rep_model *m, const rep_rows *rs, const rep_disks *disks, double target, char *err,
                     size_t errlen);

@@ -170,7 +170,9 @@ static void test_stream_each_kernel(void **st)
         }
         dlg_fields f;
         report(&fx, &f);
-        assert_int_equal(f.n, 3); /* this kernel's rate, array_bytes, threads */
+        double llc;
+        /* this kernel's rate, array_bytes, threads (and llc_bytes, if known) */
+        assert_int_equal(f.n, field(&f, "llc_bytes", &llc) ? 4 : 3);
         char key[64];
         snprintf(key, sizeof key, "%s_bytes_per_s", names[k]);
         assert_true(must_field(&f, key) > 0);
@@ -178,6 +180,60 @@ static void test_stream_each_kernel(void **st)
         assert_true(must_field(&f, "threads") == 4);
         fx.ops->teardown(fx.state);
     }
+}
+
+/* The last-level cache the threads' CPUs have (sysfs, as llc.c reads it),
+ * or 0 where this host does not say. */
+static double sysfs_llc(int nthreads)
+{
+    dlg_cpuset cpus;
+    double b = 0;
+    if (dlg_cpuset_init(&cpus, 0) == 0 && dlg_cpuset_get_affinity(&cpus) == 0)
+        b = llc_bytes_used("/sys/devices/system/cpu", &cpus, nthreads);
+    dlg_cpuset_fini(&cpus);
+    return b;
+}
+
+/* One short run of triad with arrays of `bytes`: its llc_bytes field (0
+ * when absent) and the warning setup gave ("" when none). */
+static double llc_run(long long bytes, char *warning, size_t len)
+{
+    char size[48];
+    snprintf(size, sizeof size, "array_size=%lld", bytes);
+    const char *o[] = {size, "threads=2", NULL};
+    fixture fx;
+    assert_int_equal(start(&fx, "stream", o, 2, 1), 0);
+    snprintf(warning, len, "%s", fx.m.warnings ? fx.m.last_log : "");
+    dlg_step s = {0};
+    assert_int_equal(fx.ops->step(fx.state, &s), 0);
+    dlg_fields f;
+    report(&fx, &f);
+    double llc = 0;
+    if (field(&f, "llc_bytes", &llc))
+        assert_true(llc > 0); /* absent, not 0, when unknown */
+    fx.ops->teardown(fx.state);
+    return llc;
+}
+
+/* The report tells cache from memory bandwidth by llc_bytes: the cache
+ * the run's 2 threads had, as sysfs gives it.  Setup's warning says
+ * whether the 3 arrays fit in it (cache bandwidth) or only break STREAM's
+ * 4x rule (memory, partly cached). */
+static void test_stream_llc_field(void **st)
+{
+    (void)st;
+    char warning[1024];
+    double want = sysfs_llc(2), llc = llc_run(65536, warning, sizeof warning);
+    print_message("llc_bytes %.0f (sysfs %.0f): %s\n", llc, want, warning);
+    if (want > 0)
+        assert_true(llc == want);
+    if (!(llc > 0))
+        skip(); /* this host does not say: nothing to warn by */
+    assert_non_null(strstr(warning, "the arrays fit in it, this measures cache, not memory, bandwidth"));
+    if (llc > 64.0 * 1048576)
+        return; /* half of it, 3 times over, is too much memory for a unit test */
+    (void)llc_run((long long)(llc / 2), warning, sizeof warning);
+    assert_non_null(strstr(warning, "part of the traffic hits the cache, overstating memory bandwidth"));
 }
 
 /* ---- the pool stream runs on ------------------------------------------ */
@@ -558,7 +614,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stream_tables),     cmocka_unit_test(test_stream_all),
-        cmocka_unit_test(test_stream_each_kernel),
+        cmocka_unit_test(test_stream_each_kernel), cmocka_unit_test(test_stream_llc_field),
         cmocka_unit_test(test_pool_pins_workers), cmocka_unit_test_teardown(test_pool_pins_on_big_kernel, real_kernel),
         cmocka_unit_test(test_pool_worker_fault_handled),
         cmocka_unit_test(test_llc_sums_caches), cmocka_unit_test(test_option_errors),

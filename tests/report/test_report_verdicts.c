@@ -2,7 +2,8 @@
  * an accelerator no configuration keeps fed (the group's text and the
  * recommendation say so), storage verdicts far below the emulated disk's
  * limits (the disk beneath, or the profile's latency, held the reads
- * back), a STREAM cell (memory bandwidth, not compute), and cells whose
+ * back), STREAM cells (memory bandwidth, not compute; cache bandwidth where
+ * the arrays fit in the last-level cache), and cells whose
  * threads waited for a CPU (CPU-contended, noted in the recommendation). */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -45,23 +46,26 @@ static void load_disks(rep_disks *d)
     }
 }
 
-/* The report of these rows (after HEAD), judged with the disks above. */
-static void report_of(rep_report *r, const char *rows)
+/* The report of these rows (after head), judged with the disks above. */
+static void report_with(rep_report *r, const char *head, const char *rows)
 {
     char path[32], err[512], text[8192];
     memset(r, 0, sizeof *r);
     r->target = 0.95;
-    snprintf(text, sizeof text, "%s%s", HEAD, rows);
+    snprintf(text, sizeof text, "%s%s", head, rows);
     temp_file(path, text);
     load_disks(&r->disks);
     int rc = rep_read_file(&r->rows, path, err, sizeof err);
     unlink(path);
     if (rc != 0)
         fail_msg("%s", err);
-    assert_int_equal(rep_rows_validate(&r->rows, err, sizeof err), 0);
+    if (rep_rows_validate(&r->rows, err, sizeof err) != 0)
+        fail_msg("%s", err);
     if (rep_model_build(&r->model, &r->rows, &r->disks, 0.95, err, sizeof err) != 0)
         fail_msg("%s", err);
 }
+
+static void report_of(rep_report *r, const char *rows) { report_with(r, HEAD, rows); }
 
 static const rep_cell *only_cell(const rep_report *r)
 {
@@ -240,6 +244,49 @@ static void test_stream_memory_bound(void **state)
     report_free(&r);
 }
 
+/* STREAM cells with the last-level cache their threads had (llc_bytes, 32
+ * MiB): triad's 3 arrays of 4 MiB, or copy's 2 of 12 MiB, fit in it and
+ * measured the cache (cache-bound, though the rate reads like memory's);
+ * 3 of 16 MiB do not fit but break STREAM's rule (arrays >= 4x the cache):
+ * memory-bound, inflated by cache hits; 256 MiB arrays measured memory. */
+#define STREAM_HEAD                                                                                          \
+    "time,host,job,mode,run_id,status,workload,throughput,throughput_ci95,throughput_stddev,unit,items,repeats," \
+    "wall_s,cpu_user_share,copy_bytes_per_s,triad_bytes_per_s,array_bytes,threads,llc_bytes,version\n"
+/* A 2-thread STREAM row on a host with 32 MiB of last-level cache. */
+#define STREAM_ROW(job, copy, triad, array)                                                                \
+    "2026-12-01T10:00:01Z,vm," job ",-,run1,ok,stream,1e9,0,0,bytes,1e9,1,1.0,0.5," copy "," triad "," array \
+    ",2,33554432,0.1.0\n"
+
+static void test_stream_cache_bound(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_with(&r, STREAM_HEAD,
+                STREAM_ROW("fits", "", "90e9", "4194304") STREAM_ROW("copy", "80e9", "", "12582912")
+                    STREAM_ROW("rule", "", "40e9", "16777216") STREAM_ROW("dram", "", "20e9", "268435456"));
+    assert_int_equal(r.model.n, 4);
+    const rep_cell *fits = &r.model.g[0].cells[0], *copy = &r.model.g[1].cells[0];
+    const rep_cell *rule = &r.model.g[2].cells[0], *dram = &r.model.g[3].cells[0];
+    for (size_t i = 0; i < 4; i++)
+        print_message("%s: %s\n", rep_bn_name(r.model.g[i].cells[0].bn), r.model.g[i].cells[0].evidence);
+    assert_string_equal(rep_bn_name(fits->bn), "cache-bound");
+    assert_string_equal(fits->evidence, "cache bandwidth: triad 90 GB/s, arrays of 4MiB, 2 threads; the 3 arrays a "
+                                        "pass touches (12MiB) fit in the 32MiB last-level cache: the rate is the "
+                                        "cache's, not memory's; CPUs 50% busy");
+    assert_string_equal(rep_bn_name(copy->bn), "cache-bound");
+    assert_non_null(strstr(copy->evidence, "the 2 arrays a pass touches (24MiB) fit in the 32MiB"));
+    assert_int_equal(rule->bn, REP_BN_MEMORY);
+    assert_non_null(strstr(rule->evidence, "memory bandwidth: triad 40 GB/s, arrays of 16MiB, 2 threads; arrays "
+                                           "under 4x the 32MiB last-level cache (STREAM's rule): part of the "
+                                           "traffic hits the cache, overstating memory bandwidth"));
+    assert_int_equal(dram->bn, REP_BN_MEMORY);
+    assert_null(strstr(dram->evidence, "cache"));
+    char *doc = render(&r, rep_out_markdown);
+    assert_non_null(strstr(doc, "**cache-bound**"));
+    free(doc);
+    report_free(&r);
+}
+
 /* Runnable but descheduled: the cell measured the other work on the host.
  * CPU-contended by cpu_wait_share (a cell that read "waiting" before, and
  * a STREAM cell), or by steal alone; below both thresholds, or with the
@@ -303,7 +350,8 @@ int main(void)
         cmocka_unit_test(test_starved_accelerator),   cmocka_unit_test(test_fed_accelerator),
         cmocka_unit_test(test_storage_below_profile), cmocka_unit_test(test_storage_latency_bound),
         cmocka_unit_test(test_storage_at_profile_pace),
-        cmocka_unit_test(test_stream_memory_bound),   cmocka_unit_test(test_cpu_contended),
+        cmocka_unit_test(test_stream_memory_bound),   cmocka_unit_test(test_stream_cache_bound),
+        cmocka_unit_test(test_cpu_contended),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
