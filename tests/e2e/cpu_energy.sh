@@ -28,11 +28,14 @@ advance() {
 advance &
 WRITER=$!
 
+# 40 steps: a timed window of 200-400 ms, so the writer (a shell loop,
+# slow on a loaded CI machine: 100 ms windows once saw no advance) moves
+# the counters within it
 ini e.ini <<'INI'
 [job a]
 workload = sleep
 sleep = 5ms, 10ms
-iterations = 10
+iterations = 40
 warmup = 0
 [sink csv]
 path = out.csv
