@@ -143,6 +143,7 @@ typedef struct rep_model {
 #define REP_FAULT_RATE 100.0 /* major faults per second */
 #define REP_LIMIT_LOW 0.50   /* a storage verdict's rate below this share of the profile: not the profile's limit */
 #define REP_CPU_QUEUED 0.20  /* runnable but queued for this share of the cell's CPU time: contended */
+#define REP_CPU_WAIT_RUN 0.5 /* ... and queued for this share of its runnable time (longer than it ran) */
 #define REP_CPU_STEAL 0.10   /* cpu_steal_share at or above: the hypervisor took the CPUs (contended) */
 #define REP_STREAM_LLC 4.0   /* STREAM's rule: arrays under this many times llc_bytes are partly cache hits */
 

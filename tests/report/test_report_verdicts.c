@@ -297,7 +297,7 @@ static void test_cpu_contended(void **state)
     rep_report r;
     report_of(&r, "2026-12-01T10:00:01Z,vm,a,-,run1,ok,,sleep,90,0,0,items,270,1,3,,,0.10,,,,,,,,,,0.75,0.02,,,,0.1.0\n"
                   "2026-12-01T10:00:02Z,vm,b,-,run1,ok,,stream,14080656176,0,0,bytes,14143193088,1,1.0,,0,0.38,"
-                  ",,,,,,,,,0.39,0.02,57948383531,16777216,2,0.1.0\n"
+                  ",,,,,,,,,0.60,0.02,57948383531,16777216,2,0.1.0\n"
                   "2026-12-01T10:00:03Z,vm,c,-,run1,ok,,resnet,50,0,0,images,150,1,3,,,0.25,,,,,,,,,,0.05,0.15,,,,0.1.0\n"
                   "2026-12-01T10:00:04Z,vm,d,-,run1,ok,,resnet2,50,0,0,images,150,1,3,,,0.95,,,,,,,,,,0.19,0.09,,,,"
                   "0.1.0\n"
@@ -305,8 +305,10 @@ static void test_cpu_contended(void **state)
                   ",,,0.1.0\n"
                   "2026-12-01T10:00:06Z,vm,f,-,run1,ok,,gemm,50,0,0,items,150,1,3,,,0.97,,,,,,,,,,0.45,0,,,,0.1.0\n"
                   "2026-12-01T10:00:07Z,vm,g,-,run1,ok,,preprocess,3294,0,0,images,300,1,3,,0.69,0.27,,,,,,,,,,0.27,0,,,,"
+                  "0.1.0\n"
+                  "2026-12-01T10:00:08Z,vm,h,-,run1,ok,,prep2,18210,0,0,images,300,1,3,,0.12,0.79,,,,,,,,,,0.30,0,,,,"
                   "0.1.0\n");
-    assert_int_equal(r.model.n, 7);
+    assert_int_equal(r.model.n, 8);
     const rep_cell *sleep = &r.model.g[0].cells[0], *stream = &r.model.g[1].cells[0];
     const rep_cell *steal = &r.model.g[2].cells[0], *calm = &r.model.g[3].cells[0];
     assert_int_equal(sleep->bn, REP_BN_CONTENDED);
@@ -314,7 +316,7 @@ static void test_cpu_contended(void **state)
     assert_non_null(strstr(sleep->evidence, "runnable but queued for a CPU 75% of its runnable time (0.30 of its "
                                             "CPUs' time); steal 2%; CPUs 10% busy"));
     assert_int_equal(stream->bn, REP_BN_CONTENDED);
-    assert_non_null(strstr(stream->evidence, "queued for a CPU 39% of its runnable time (0.24 of its CPUs' time)"));
+    assert_non_null(strstr(stream->evidence, "queued for a CPU 60% of its runnable time (0.57 of its CPUs' time)"));
     assert_int_equal(steal->bn, REP_BN_CONTENDED);
     assert_non_null(strstr(steal->evidence, "steal 15%"));
     assert_int_equal(calm->bn, REP_BN_COMPUTE);
@@ -326,6 +328,9 @@ static void test_cpu_contended(void **state)
     /* the quick start's preprocess on an idle VM: 27% of a short runnable
      * time queued on wake-up is 0.10 of its CPUs' time, no contention */
     assert_int_not_equal(r.model.g[6].cells[0].bn, REP_BN_CONTENDED);
+    /* the quick start's preprocess with a warm cache on the idle VM: its
+     * threads queued 0.34 of its CPU time, less than they ran (CPUs 79% busy) */
+    assert_int_not_equal(r.model.g[7].cells[0].bn, REP_BN_CONTENDED);
     reco_from_text(&r, "[instance box]\ngpus = 0\ngpu = none\nvcpus = 8\nmemory = 32GiB\nprice_per_hour = 1\n");
     char line[2048];
     rep_reco_contended_note(&r, line, sizeof line);
