@@ -5,15 +5,14 @@
 #define _GNU_SOURCE
 #include <curl/curl.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "influx.h"
+#include "sinkfs.h"
 
 /* A CA file larger than this is no CA file (the system's bundle of all
  * public CAs is about 200 KiB). */
@@ -34,35 +33,18 @@ static bool has_pem_cert(const char *text)
 
 /* The whole of a regular file of at most CA_FILE_MAX bytes into *out
  * (NUL-ended; caller frees), else an errno value (EISDIR: not a regular
- * file, EFBIG: too large). */
+ * file, EFBIG: too large).  Judged by stat first: a FIFO is not opened. */
 static int read_ca(const char *path, char **out)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return errno;
     struct stat st;
-    int e = fstat(fd, &st) != 0 ? errno : !S_ISREG(st.st_mode) ? EISDIR : st.st_size > CA_FILE_MAX ? EFBIG : 0;
-    char *buf = e ? NULL : malloc((size_t)st.st_size + 1);
-    if (!e && !buf)
-        e = ENOMEM;
-    size_t n = 0, size = e ? 0 : (size_t)st.st_size;
-    while (!e && n < size) {
-        ssize_t r = read(fd, buf + n, size - n);
-        if (r < 0 && errno != EINTR)
-            e = errno;
-        else if (r == 0)
-            break; /* it shrank: what is there is checked */
-        else if (r > 0)
-            n += (size_t)r;
-    }
-    close(fd);
-    if (e) {
-        free(buf);
-        return e;
-    }
-    buf[n] = '\0';
-    *out = buf;
-    return 0;
+    if (stat(path, &st) != 0)
+        return errno;
+    if (!S_ISREG(st.st_mode))
+        return EISDIR;
+    if (st.st_size > CA_FILE_MAX)
+        return EFBIG;
+    size_t len;
+    return sink_read_file(path, out, &len);
 }
 
 /* ca_cert must be a readable regular file holding a PEM certificate. */
