@@ -27,6 +27,10 @@ typedef enum influx_send {
  * minute: uncapped, retries = 20 from 500 ms would wait out 6 days. */
 #define INFLUX_BACKOFF_MAX_NS (60ull * 1000000000ull)
 
+/* Longest wait a Retry-After may impose: on one retry, and on the resend
+ * of the spool while degraded. */
+#define INFLUX_RETRY_AFTER_MAX_NS (300ull * 1000000000ull)
+
 /* *rc keeps the first error (a negative r) of several steps. */
 static inline void influx_keep_first(int *rc, int r)
 {
@@ -162,6 +166,12 @@ const char *influx_udp_target(const influx_udp *u);
 void influx_udp_send(influx_udp *u, const char *body, size_t len);
 void influx_udp_close(influx_udp *u);
 
+/* ---- spool file names (influx_spool_name.c) ---- */
+/* Sets s->spool_dir (dir made absolute), s->spool_path and
+ * s->rejected_path, and points out a spool an older dlgauge left under
+ * the sink's former file name.  0 or -DLG_ENOMEM after h->error(). */
+int influx_spool_paths(influx_sink *s, const char *dir);
+
 /* ---- spool (influx_spool.c) ---- */
 /* Appends whole lines to <spool_dir>/<name>.lp (fsynced; a failed append
  * is undone), under the spool's lock, waited for until
@@ -192,6 +202,10 @@ int influx_spool_reject(influx_sink *s, const char *body, size_t len);
  * by the bytes InfluxDB answered for (taken or rejected).  Returns 0, or
  * -code (lines were rejected, or the spool could not be rewritten). */
 int influx_spool_replay(influx_sink *s, bool retry, uint64_t deadline_ns, bool *kept, size_t *sent);
+/* Warns when `legacy`, the spool an older dlgauge named the sink's, is
+ * not the sink's spool and holds points: they are not sent (that file may
+ * be another sink's), so the user is told how to send them. */
+void influx_spool_legacy_note(const influx_sink *s, const char *legacy);
 /* How many points (lines) the spool holds now, not counting a sent prefix. */
 size_t influx_spool_points(const influx_sink *s);
 

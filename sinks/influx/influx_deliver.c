@@ -37,16 +37,13 @@ size_t influx_count_lines(const char *p, size_t len)
     return n;
 }
 
-/* Longest wait a Retry-After may impose on one retry. */
-#define RETRY_AFTER_MAX_NS (300ull * 1000000000ull)
-
 /* The wait before the next try: the backoff, or longer if InfluxDB asked
  * for it with Retry-After (429, 503). */
 static uint64_t next_wait(const influx_sink *s, uint64_t backoff)
 {
     uint64_t ra = influx_http_retry_after_ns(s->http);
-    if (ra > RETRY_AFTER_MAX_NS)
-        ra = RETRY_AFTER_MAX_NS;
+    if (ra > INFLUX_RETRY_AFTER_MAX_NS)
+        ra = INFLUX_RETRY_AFTER_MAX_NS;
     return ra > backoff ? ra : backoff;
 }
 

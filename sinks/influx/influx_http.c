@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "influx.h"
 
@@ -52,16 +53,22 @@ static const char *header_value(const char *p, size_t len, const char *name, siz
     return v;
 }
 
-/* Retry-After in delay-seconds (the HTTP-date form is not used by InfluxDB). */
+/* Retry-After (RFC 9110): delay-seconds, or an HTTP-date (a proxy or load
+ * balancer in front of InfluxDB may send one), as a wait from now; 0 when
+ * unreadable or past.  Capped by whoever waits (INFLUX_RETRY_AFTER_MAX_NS). */
 static uint64_t parse_retry_after(const char *v, size_t vlen)
 {
-    uint64_t sec = 0;
-    for (size_t i = 0; i < vlen; i++) {
-        if (v[i] < '0' || v[i] > '9' || sec > 86400)
-            return 0;
-        sec = sec * 10 + (uint64_t)(v[i] - '0');
+    char text[64];
+    if (vlen == 0 || vlen >= sizeof text)
+        return 0;
+    memcpy(text, v, vlen);
+    text[vlen] = '\0';
+    if (strspn(text, "0123456789") == vlen) {
+        unsigned long long sec = vlen > 9 ? 999999999ull : strtoull(text, NULL, 10);
+        return (uint64_t)sec * 1000000000u;
     }
-    return sec * 1000000000u;
+    time_t at = curl_getdate(text, NULL), now = time(NULL);
+    return at == (time_t)-1 || at <= now ? 0 : (uint64_t)(at - now) * 1000000000u;
 }
 
 static size_t on_header(char *p, size_t size, size_t n, void *ud)

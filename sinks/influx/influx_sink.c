@@ -42,7 +42,9 @@ static const dlg_option influx_options[] = {
      "retries of a batch after a connection error, a timeout, 5xx, 429 or 408", 0},
     {"backoff", DLG_OPT_DURATION, "500ms", "0", "1m", NULL, "wait before the first retry; doubles each retry, up to 1m", 0},
     {"spool_dir", DLG_OPT_STRING, "results/spool", NULL, NULL, NULL,
-     "where undeliverable points wait (NAME.lp) and rejected ones are kept (NAME.rejected.lp)", NS},
+     "where undeliverable points wait (NAME.lp; '/', ' ' and '%' in NAME percent-encoded) and rejected ones are "
+     "kept (NAME.rejected.lp); a relative one is taken from the directory dlgauge runs in (run `dlgauge flush` "
+     "there too), and messages name it absolute", NS},
     {"progress", DLG_OPT_BOOL, "true", NULL, NULL, NULL, "also send the per-second dlgauge_progress points", 0},
     {"udp_payload", DLG_OPT_SIZE, "512", "64", "65507", NULL, "largest UDP datagram; lines are never split", 0},
     {"ca_cert", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
@@ -77,6 +79,15 @@ static const char *failing(const influx_sink *s, char *buf, size_t n)
     return buf;
 }
 
+/* When to resend the spool: in 10 s, or later when InfluxDB's last answer
+ * asked for that with Retry-After (at most 5 min). */
+static uint64_t resend_at(const influx_sink *s)
+{
+    uint64_t ra = s->http ? influx_http_retry_after_ns(s->http) : 0;
+    ra = ra < INFLUX_RETRY_AFTER_MAX_NS ? ra : INFLUX_RETRY_AFTER_MAX_NS;
+    return now_ns(s) + (ra > RESEND_EVERY_NS ? ra : RESEND_EVERY_NS);
+}
+
 /* Later batches go to the spool, not through retries.  spooled: the
  * points are in the spool, which is worth a warning once per kind of
  * failure (unreachable, denied); where they could not be spooled, the
@@ -84,13 +95,14 @@ static const char *failing(const influx_sink *s, char *buf, size_t n)
 static void enter_degraded(influx_sink *s, bool spooled)
 {
     s->degraded = true;
-    s->next_resend_ns = now_ns(s) + RESEND_EVERY_NS;
+    s->next_resend_ns = resend_at(s);
     if (!spooled || (s->warned_spool && s->warned_denied == (s->denied != NULL)))
         return;
     s->warned_spool = true;
     s->warned_denied = s->denied != NULL;
     char how[1024];
-    s->h->log(s->h, DLG_LOG_WARN, "InfluxDB at %s %s; points are spooled to %s and resent every 10 s and at flush",
+    s->h->log(s->h, DLG_LOG_WARN, "InfluxDB at %s %s; points are spooled to %s and resent every 10 s (or after its "
+              "Retry-After) and at flush",
               s->target, failing(s, how, sizeof how), s->spool_path);
 }
 
@@ -213,8 +225,9 @@ static int still_spooled(influx_sink *s)
     size_t n = influx_spool_points(s);
     char how[1024];
     return s->h->error(s->h, s->denied ? DLG_EINVAL : DLG_EAGAIN, "InfluxDB at %s %s; %zu point%s stay%s spooled "
-                       "in %s until `dlgauge flush` (or the next run) sends them", s->target,
-                       failing(s, how, sizeof how), n, n == 1 ? "" : "s", n == 1 ? "s" : "", s->spool_path);
+                       "in %s until `dlgauge flush` (or the next run) sends %s", s->target,
+                       failing(s, how, sizeof how), n, n == 1 ? "" : "s", n == 1 ? "s" : "", s->spool_path,
+                       n == 1 ? "it" : "them");
 }
 
 /* Points InfluxDB rejected while open replayed the spool: they were saved
@@ -283,21 +296,6 @@ static void influx_close(void *state)
     free(s);
 }
 
-/* <spool_dir>/<name><suffix>, the name made safe as a file name. */
-static char *spool_file(const char *dir, const char *name, const char *suffix)
-{
-    size_t n = strlen(dir) + strlen(name) + strlen(suffix) + 2;
-    char *p = malloc(n);
-    if (!p)
-        return NULL;
-    snprintf(p, n, "%s/", dir);
-    char *q = p + strlen(p);
-    for (const char *c = name; *c; c++)
-        *q++ = (*c == '/' || *c == ' ') ? '_' : *c;
-    strcpy(q, suffix);
-    return p;
-}
-
 static influx_http_conf http_conf(const dlg_value *o, uint64_t timeout_ns)
 {
     return (influx_http_conf){opt_str(&o[OPT_URL]), opt_str(&o[OPT_ORG]), opt_str(&o[OPT_BUCKET]),
@@ -315,10 +313,9 @@ static int open_http(influx_sink *s, const dlg_value *o)
     s->v2 = v2;
     s->lp_flags = v2 ? LP_UNSIGNED : 0;
     s->target = influx_http_url(s->http);
-    const char *dir = opt_str(&o[OPT_SPOOL_DIR]) ? opt_str(&o[OPT_SPOOL_DIR]) : "results/spool";
-    if (!(s->spool_dir = strdup(dir)) || !(s->spool_path = spool_file(dir, s->name, ".lp")) ||
-        !(s->rejected_path = spool_file(dir, s->name, ".rejected.lp")))
-        return s->h->error(s->h, DLG_ENOMEM, "out of memory");
+    rc = influx_spool_paths(s, opt_str(&o[OPT_SPOOL_DIR]) ? opt_str(&o[OPT_SPOOL_DIR]) : "results/spool");
+    if (rc != 0)
+        return rc;
     /* What a previous run could not send goes first; where it cannot,
      * enter_degraded warns and new points are spooled after it. */
     rc = try_resend(s, true, sequence_deadline(s));

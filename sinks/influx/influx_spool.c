@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -98,6 +99,16 @@ static void save_fragment(influx_sink *s, const char *frag, size_t n)
     close(fd);
 }
 
+/* Sets the bytes [end, size) of fd aside: a line cut short (save_fragment). */
+static void set_aside(influx_sink *s, int fd, off_t end, off_t size)
+{
+    size_t n = (size_t)(size - end);
+    char *frag = malloc(n);
+    if (frag && pread(fd, frag, n, end) == (ssize_t)n)
+        save_fragment(s, frag, n);
+    free(frag);
+}
+
 /* Cuts a spool's unterminated last line, so new lines do not glue onto it. */
 static int cut_fragment(influx_sink *s, int fd, off_t *size)
 {
@@ -105,11 +116,7 @@ static int cut_fragment(influx_sink *s, int fd, off_t *size)
     int e = last_line_end(fd, *size, &end);
     if (e || end == *size)
         return e;
-    size_t n = (size_t)(*size - end);
-    char *frag = malloc(n);
-    if (frag && pread(fd, frag, n, end) == (ssize_t)n)
-        save_fragment(s, frag, n);
-    free(frag);
+    set_aside(s, fd, end, *size);
     if (ftruncate(fd, end) != 0)
         return errno;
     *size = end;
@@ -174,9 +181,11 @@ static void sent_path(const influx_sink *s, char *out, size_t n)
     snprintf(out, n, "%s.sent", s->spool_path);
 }
 
-static size_t read_sent_offset(const influx_sink *s, const char *data, size_t len)
+/* The offset a crashed replay got to, if it is a line start within the
+ * len bytes of whole lines of spool fd; else 0. */
+static off_t read_sent_offset(const influx_sink *s, int spool, off_t len)
 {
-    char path[4096], text[32] = {0};
+    char path[4096], text[32] = {0}, before = '\n';
     sent_path(s, path, sizeof path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -186,25 +195,100 @@ static size_t read_sent_offset(const influx_sink *s, const char *data, size_t le
     unsigned long long off = r > 0 ? strtoull(text, NULL, 10) : 0;
     /* an offset past the end, or not at a line start, is not ours: ignore it
      * (resending a batch is harmless, sending half a line is not) */
-    return off <= len && (off == 0 || data[off - 1] == '\n') ? (size_t)off : 0;
+    if (off == 0 || off > (unsigned long long)len || pread(spool, &before, 1, (off_t)off - 1) != 1 || before != '\n')
+        return 0;
+    return (off_t)off;
 }
 
-static void write_sent_offset(const influx_sink *s, size_t off)
+static void write_sent_offset(const influx_sink *s, off_t off)
 {
     char path[4096], text[32];
     sent_path(s, path, sizeof path);
     int fd = sink_open_durable(path, O_WRONLY | O_TRUNC);
     if (fd < 0)
         return; /* without it a crash can only cause a resend */
-    int n = snprintf(text, sizeof text, "%zu\n", off);
+    int n = snprintf(text, sizeof text, "%lld\n", (long long)off);
     if (sink_write_all(fd, text, (size_t)n) == 0)
         fsync(fd); /* after a crash the replay resumes here, not from the start */
     close(fd);
 }
 
-/* The spool becomes keep, then data[off..len). */
-static int rewrite_tail(influx_sink *s, const dlg_sbuf *keep, const char *data, size_t off, size_t len,
-                        bool changed)
+/* A window on the spool's whole lines, so that a replay holds a bounded
+ * part of the spool in memory (a spool grows through a long outage). */
+typedef struct spool_reader {
+    int fd;
+    off_t len;    /* the whole lines end here */
+    off_t base;   /* file offset of buf[0] */
+    char *buf;
+    size_t n, cap;
+} spool_reader;
+
+/* Bytes read at a time: the window's size, unless one line is longer. */
+#define SPOOL_WINDOW ((size_t)4 << 20)
+
+/* Reads n bytes at file offset off into p.  0 or an errno value. */
+static int read_at(int fd, char *p, size_t n, off_t off)
+{
+    while (n > 0) {
+        ssize_t r = pread(fd, p, n, off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return r < 0 ? errno : EIO; /* shorter than its size: not ours to guess */
+        p += r;
+        n -= (size_t)r;
+        off += r;
+    }
+    return 0;
+}
+
+/* Moves the window to start at off (<= len) and fills it: at least one
+ * whole line unless at the end.  0 or an errno value. */
+static int reader_fill(spool_reader *r, off_t off)
+{
+    size_t drop = (size_t)(off - r->base);
+    if (drop >= r->n) {
+        r->n = 0;
+    } else if (drop > 0) {
+        memmove(r->buf, r->buf + drop, r->n - drop);
+        r->n -= drop;
+    }
+    r->base = off;
+    for (;;) {
+        size_t room = r->cap - r->n, rest = (size_t)(r->len - r->base) - r->n;
+        size_t want = room < rest ? room : rest;
+        int e = read_at(r->fd, r->buf + r->n, want, r->base + (off_t)r->n);
+        if (e)
+            return e;
+        r->n += want;
+        if (r->base + (off_t)r->n == r->len || memchr(r->buf, '\n', r->n))
+            return 0;
+        char *p = realloc(r->buf, r->cap * 2); /* a line longer than the window */
+        if (!p)
+            return ENOMEM;
+        r->buf = p;
+        r->cap *= 2;
+    }
+}
+
+/* Copies the spool's bytes [from, r->len) to fd out through the window. */
+static int copy_rest(spool_reader *r, off_t from, int out)
+{
+    for (off_t off = from; off < r->len;) {
+        size_t n = (size_t)(r->len - off) < r->cap ? (size_t)(r->len - off) : r->cap;
+        int e = read_at(r->fd, r->buf, n, off);
+        if (!e)
+            e = sink_write_all(out, r->buf, n);
+        if (e)
+            return e;
+        off += (off_t)n;
+    }
+    r->n = 0; /* the window no longer holds what base says */
+    return 0;
+}
+
+/* The spool becomes keep, then its bytes [off, r->len). */
+static int rewrite_tail(influx_sink *s, const dlg_sbuf *keep, spool_reader *r, off_t off, bool changed)
 {
     char path[4096];
     sent_path(s, path, sizeof path);
@@ -213,7 +297,7 @@ static int rewrite_tail(influx_sink *s, const dlg_sbuf *keep, const char *data, 
         sink_fsync_dir(path);
     if (off == 0 && !changed && keep->len == 0)
         return 0;
-    if (off == len && keep->len == 0) {
+    if (off == r->len && keep->len == 0) {
         /* Not fsynced: should a crash bring the old length back, the spool
          * is resent, which stores nothing twice (same series and times),
          * and the next append's fsync makes the truncation durable anyway. */
@@ -227,7 +311,7 @@ static int rewrite_tail(influx_sink *s, const dlg_sbuf *keep, const char *data, 
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     int e = fd < 0 ? errno : sink_write_all(fd, keep->p ? keep->p : "", keep->len);
     if (!e)
-        e = sink_write_all(fd, data + off, len - off);
+        e = copy_rest(r, off, fd);
     if (fd >= 0 && !e && fsync(fd) != 0)
         e = errno;
     if (fd >= 0)
@@ -239,7 +323,8 @@ static int rewrite_tail(influx_sink *s, const dlg_sbuf *keep, const char *data, 
     if (e) {
         unlink(tmp);
         return s->h->error(s->h, DLG_EIO, "%s: cannot rewrite the spool after a partial replay "
-                           "(%zu bytes were sent, they may be sent again): %s", s->spool_path, off, strerror(e));
+                           "(%lld bytes were sent, they may be sent again): %s", s->spool_path, (long long)off,
+                           strerror(e));
     }
     return 0;
 }
@@ -264,59 +349,103 @@ static size_t whole_lines(const char *data, size_t len)
     return len;
 }
 
+/* Opens the spool for reading: r->len is where its whole lines end, *size
+ * its size.  0, ENOENT, or another errno value. */
+static int reader_open(const influx_sink *s, spool_reader *r, off_t *size)
+{
+    *r = (spool_reader){.fd = open(s->spool_path, O_RDONLY | O_CLOEXEC)};
+    struct stat st = {0};
+    if (r->fd < 0)
+        return errno;
+    int e = fstat(r->fd, &st) != 0 ? errno : last_line_end(r->fd, st.st_size, &r->len);
+    *size = st.st_size;
+    r->cap = r->len < (off_t)SPOOL_WINDOW ? (size_t)r->len + 1 : SPOOL_WINDOW;
+    if (!e && !(r->buf = malloc(r->cap)))
+        e = ENOMEM;
+    return e;
+}
+
+static void reader_close(spool_reader *r)
+{
+    if (r->fd >= 0)
+        close(r->fd);
+    free(r->buf);
+}
+
 size_t influx_spool_points(const influx_sink *s)
 {
-    char *data = NULL;
-    size_t len = 0;
-    if (sink_read_file(s->spool_path, &data, &len) != 0)
-        return 0;
-    len = whole_lines(data, len);
-    size_t off = read_sent_offset(s, data, len), n = 0;
-    for (const char *p = data + off, *e = data + len; p < e; n++) {
-        const char *nl = memchr(p, '\n', (size_t)(e - p));
-        p = nl ? nl + 1 : e;
-    }
-    free(data);
+    spool_reader r;
+    off_t size;
+    size_t n = 0;
+    if (reader_open(s, &r, &size) == 0)
+        for (off_t off = read_sent_offset(s, r.fd, r.len); off < r.len && reader_fill(&r, off) == 0;) {
+            n += influx_count_lines(r.buf, r.n);
+            off = r.base + (off_t)r.n;
+        }
+    reader_close(&r);
     return n;
+}
+
+/* Sends the spool from off on, a window at a time, in batches of whole
+ * lines; *off ends past what was dealt with, left holds what was not sent. */
+static int send_from(influx_sink *s, spool_reader *r, bool retry, uint64_t deadline_ns, off_t *off,
+                     influx_left *left)
+{
+    int rc = 0;
+    while (*off < r->len) {
+        int e = reader_fill(r, *off);
+        if (e)
+            return s->h->error(s->h, DLG_EIO, "%s: cannot read the spool: %s", s->spool_path, strerror(e));
+        size_t have = whole_lines(r->buf, r->n), end = chunk_end(r->buf, 0, have, s->batch);
+        /* rejected lines are saved to .rejected.lp and reported: go on */
+        influx_keep_first(&rc, influx_deliver(s, r->buf, end, retry, deadline_ns, left));
+        *off += (off_t)left->done;
+        if (left->why != INFLUX_SENT)
+            break;
+        if (*off < r->len)
+            write_sent_offset(s, *off);
+    }
+    return rc;
 }
 
 /* Replays the spool under its lock (see the top). */
 static int replay_locked(influx_sink *s, bool retry, uint64_t deadline_ns, bool *kept, size_t *sent)
 {
-    char *data = NULL;
-    size_t len = 0;
-    int e = sink_read_file(s->spool_path, &data, &len);
-    if (e == ENOENT)
-        return 0;
-    if (e)
-        return s->h->error(s->h, DLG_EIO, "%s: cannot read the spool: %s", s->spool_path, strerror(e));
-    size_t whole = whole_lines(data, len);
-    if (whole < len)
-        save_fragment(s, data + whole, len - whole);
-    size_t off = read_sent_offset(s, data, whole), start = off;
-    bool cut = whole < len;
-    len = whole;
-    int rc = 0;
-    influx_left left = {0}; /* keep stays empty until the last batch */
-    while (off < len) {
-        size_t end = chunk_end(data, off, len, s->batch);
-        /* rejected lines are saved to .rejected.lp and reported: go on */
-        influx_keep_first(&rc, influx_deliver(s, data + off, end - off, retry, deadline_ns, &left));
-        off += left.done;
-        if (left.why != INFLUX_SENT)
-            break;
-        if (off < len)
-            write_sent_offset(s, off);
+    spool_reader r;
+    off_t size;
+    int e = reader_open(s, &r, &size);
+    if (e) {
+        reader_close(&r);
+        return e == ENOENT ? 0 : s->h->error(s->h, DLG_EIO, "%s: cannot read the spool: %s", s->spool_path,
+                                             strerror(e));
     }
+    bool cut = r.len < size;
+    if (cut)
+        set_aside(s, r.fd, r.len, size);
+    off_t start = read_sent_offset(s, r.fd, r.len), off = start;
+    influx_left left = {0}; /* keep stays empty until the last batch */
+    int rc = send_from(s, &r, retry, deadline_ns, &off, &left);
     *kept = left.why != INFLUX_SENT;
-    *sent += off - left.keep.len - start;
-    if (off - left.keep.len > start)
-        s->h->log(s->h, DLG_LOG_INFO, "%s: resent %zu bytes of spooled points to %s", s->spool_path,
-                  off - left.keep.len - start, s->target);
-    int wrc = rewrite_tail(s, &left.keep, data, off, len, cut);
+    size_t done = (size_t)(off - start) - left.keep.len;
+    *sent += done;
+    if (done > 0)
+        s->h->log(s->h, DLG_LOG_INFO, "%s: resent %zu bytes of spooled points to %s", s->spool_path, done,
+                  s->target);
+    int wrc = rewrite_tail(s, &left.keep, &r, off, cut);
     sbuf_free(&left.keep);
-    free(data);
+    reader_close(&r);
     return wrc != 0 ? wrc : rc;
+}
+
+void influx_spool_legacy_note(const influx_sink *s, const char *legacy)
+{
+    struct stat st;
+    if (strcmp(legacy, s->spool_path) == 0 || stat(legacy, &st) != 0 || st.st_size == 0)
+        return;
+    s->h->log(s->h, DLG_LOG_WARN, "%s: spooled by a dlgauge older than 2026-12, which gave sinks whose names "
+              "differ only in '/', ' ' or '_' this one spool; this sink's spool is now %s, so those points are "
+              "not sent: if they are this sink's, append them to it (cat OLD >> NEW; rm OLD) and run `dlgauge "
+              "flush`", legacy, s->spool_path);
 }
 
 int influx_spool_replay(influx_sink *s, bool retry, uint64_t deadline_ns, bool *kept, size_t *sent)

@@ -1,7 +1,14 @@
 /* The InfluxDB URL as messages show it.  Warnings and errors name the URL
  * and go to terminals, CI logs and issue reports, so the credentials a URL
  * may carry (http://user:PASSWORD@host/, or 1.x's ?u=user&p=PASSWORD) are
- * shown as "***". */
+ * shown as "***".
+ *
+ * libcurl parses the URL, as it does to send: the password is what curl
+ * would send as one.  A URL curl cannot parse (a password with an
+ * unescaped '/', '?', '#' or '@' ends the authority early, which then
+ * holds no valid host or port) is cut by hand, hiding everything from the
+ * first ':' to the last '@': more than the password, never less. */
+#include <curl/curl.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -37,27 +44,25 @@ static int add_query(dlg_sbuf *out, const char *q, size_t n)
     return rc;
 }
 
-int influx_url_shown(const char *url, dlg_sbuf *out)
+/* Where url's authority starts: after "scheme://", else after any "//"
+ * (a url missing its http://, refused with this text). */
+static const char *authority(const char *url)
 {
-    sbuf_truncate(out, 0);
-    int rc = sbuf_reserve(out, strlen(url) + 1);
-    /* the authority ends at the path, query or fragment; the last '@' in
-     * it ends the user info, whose first ':' starts the password.  Without
-     * a scheme (a url missing its http://, refused with this text) the
-     * authority starts the url, after any "//". */
     size_t slen = strspn(url, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-.");
-    const char *auth = slen && strncmp(url + slen, "://", 3) == 0 ? url + slen + 3 : url + strspn(url, "/");
-    const char *at = NULL;
-    size_t alen = strcspn(auth, "/?#");
-    for (size_t i = 0; i < alen; i++)
-        if (auth[i] == '@')
-            at = auth + i;
+    return slen && strncmp(url + slen, "://", 3) == 0 ? url + slen + 3 : url + strspn(url, "/");
+}
+
+/* url cut by hand (see the top): user info up to the last '@'. */
+static int shown_by_hand(const char *url, dlg_sbuf *out)
+{
+    const char *auth = authority(url), *at = strrchr(auth, '@');
     const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL, *p = url;
-    if (colon && rc == 0) {
+    int rc = 0;
+    if (colon) {
         rc = sbuf_printf(out, "%.*s***", (int)(colon + 1 - url), url);
         p = at;
     }
-    const char *query = auth + alen + strcspn(auth + alen, "?#");
+    const char *query = p + strcspn(p, "?#");
     if (rc == 0)
         rc = sbuf_add(out, p, (size_t)(query - p));
     p = query;
@@ -69,4 +74,57 @@ int influx_url_shown(const char *url, dlg_sbuf *out)
         p += 1 + qlen;
     }
     return rc ? rc : sbuf_adds(out, p);
+}
+
+/* A URL curl reads as host:PORT/path with an '@' in the path may be a
+ * password of digits followed by '/' (http://user:12/34@host/): cut by
+ * hand, so that it does not show. */
+static bool ambiguous(CURLU *u, const char *url)
+{
+    char *user = NULL, *port = NULL;
+    bool has_user = curl_url_get(u, CURLUPART_USER, &user, 0) == CURLUE_OK;
+    bool has_port = curl_url_get(u, CURLUPART_PORT, &port, 0) == CURLUE_OK;
+    curl_free(user);
+    curl_free(port);
+    const char *auth = authority(url), *rest = auth + strcspn(auth, "/?#");
+    return !has_user && has_port && memchr(rest, '@', strcspn(rest, "?#")) != NULL;
+}
+
+/* The URL curl parsed into u, password and secret parameters hidden. */
+static int shown_parsed(CURLU *u, dlg_sbuf *out)
+{
+    char *pw = NULL, *query = NULL, *full = NULL;
+    dlg_sbuf q = {0};
+    int rc = 0;
+    if (curl_url_get(u, CURLUPART_PASSWORD, &pw, 0) == CURLUE_OK &&
+        curl_url_set(u, CURLUPART_PASSWORD, "***", 0) != CURLUE_OK)
+        rc = -DLG_ENOMEM;
+    if (rc == 0 && curl_url_get(u, CURLUPART_QUERY, &query, 0) == CURLUE_OK) {
+        rc = add_query(&q, query, strlen(query));
+        if (rc == 0 && curl_url_set(u, CURLUPART_QUERY, q.p ? q.p : "", 0) != CURLUE_OK)
+            rc = -DLG_ENOMEM;
+    }
+    if (rc == 0)
+        rc = curl_url_get(u, CURLUPART_URL, &full, 0) == CURLUE_OK ? sbuf_adds(out, full) : -DLG_ENOMEM;
+    curl_free(pw);
+    curl_free(query);
+    curl_free(full);
+    sbuf_free(&q);
+    return rc;
+}
+
+int influx_url_shown(const char *url, dlg_sbuf *out)
+{
+    sbuf_truncate(out, 0);
+    int rc = sbuf_reserve(out, strlen(url) + 1);
+    CURLU *u = rc == 0 ? curl_url() : NULL;
+    if (!u)
+        return -DLG_ENOMEM;
+    if (curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME | CURLU_PATH_AS_IS) == CURLUE_OK &&
+        !ambiguous(u, url))
+        rc = shown_parsed(u, out);
+    else
+        rc = shown_by_hand(url, out);
+    curl_url_cleanup(u);
+    return rc;
 }

@@ -5,6 +5,8 @@ the requests a 2.x client sends.
 
   fake_influx.py DIR STATUS[:RETRY_AFTER[:MESSAGE]][@DELAY]...
 
+RETRY_AFTER is seconds, or date+N: the HTTP-date N seconds from now.
+
 Answers the n-th request with the n-th status (then 204), DELAY seconds
 after logging it when given (a request in flight), with MESSAGE as
 2.x words it ({"code": ..., "message": MESSAGE}) when given, writes the port
@@ -12,7 +14,7 @@ to DIR/port and one JSON line per request to DIR/requests.jsonl (arrival
 time, path, headers, body).  Bound to 127.0.0.1; stopped by PID.  With
 FAKE_INFLUX_CERT (a PEM file: the certificate chain, then its key) set in
 the environment it speaks HTTPS; a failed handshake is no request."""
-import http.server, json, os, ssl, sys, time
+import email.utils, http.server, json, os, ssl, sys, time
 
 out, script = sys.argv[1], sys.argv[2:]
 
@@ -29,6 +31,8 @@ class H(http.server.BaseHTTPRequestHandler):
         status, _, rest = step.partition(":")
         retry_after, _, message = rest.partition(":")
         self.send_response(int(status))
+        if retry_after.startswith("date+"):
+            retry_after = email.utils.formatdate(time.time() + float(retry_after[5:]), usegmt=True)
         if retry_after:
             self.send_header("Retry-After", retry_after)
         code = {"401": "unauthorized", "404": "not found"}.get(status, "invalid")

@@ -42,6 +42,22 @@ static void test_url_shown(void **unused)
     assert_shown("//admin:s3cret@db.lan/write?db=x", "//admin:***@db.lan/write?db=x");
 }
 
+/* A password with an unescaped '/', '?', '#' or '@' ends the authority
+ * early for a URL parser: none of it may show.  Percent-encoded, it is one
+ * password, hidden whole. */
+static void test_url_shown_delimiters_in_password(void **unused)
+{
+    assert_shown("http://user:p/ss?w#rd@db.lan:8086/write?db=x", "http://user:***@db.lan:8086/write?db=x");
+    assert_shown("http://user:p?ss@db.lan/write?db=x", "http://user:***@db.lan/write?db=x");
+    assert_shown("http://user:p#ss@db.lan/write?db=x&p=s", "http://user:***@db.lan/write?db=x&p=***");
+    assert_shown("http://user:p/s@s@db.lan/write?db=x", "http://user:***@db.lan/write?db=x");
+    /* digits, then '/': a URL parser reads host "user", port 12 */
+    assert_shown("http://user:12/ss@db.lan/write?db=x", "http://user:***@db.lan/write?db=x");
+    assert_shown("http://user:p%2Fss%3Fw%23rd%40@db.lan/write?db=x", "http://user:***@db.lan/write?db=x");
+    assert_shown("https://us%40er:p%3As@db.lan:8086/write?db=x", "https://us%40er:***@db.lan:8086/write?db=x");
+    assert_shown("http://[::1]:8086/write?db=x&u=a&p=s%26t", "http://[::1]:8086/write?db=x&u=a&p=***");
+}
+
 /* Every message the sink gave, joined. */
 typedef struct said {
     char text[8192];
@@ -111,12 +127,16 @@ static void test_url_errors_hide_credentials(void **unused)
     check_error(prec, "url = http://a:***@h/write?db=x&precision=s: dlgauge sends nanosecond");
     const char *both[] = {"path=/tmp/x.lp", "url=http://a:s3cret@h/write?db=x", NULL};
     check_error(both, "url = http://a:***@h/write?db=x: set exactly one");
+    /* a '/', '?' and '#' in the password, s3cret behind them */
+    const char *delim[] = {"url=http://admin:pw/s3cret?x#y@127.0.0.1:8086/write?db=x", NULL};
+    check_error(delim, "url = http://admin:***@127.0.0.1:8086/write?db=x: not an http");
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_url_shown),
+        cmocka_unit_test(test_url_shown_delimiters_in_password),
         cmocka_unit_test(test_unreachable_messages_hide_credentials),
         cmocka_unit_test(test_url_errors_hide_credentials),
     };

@@ -1,0 +1,270 @@
+/* The spool of influx.so: a Retry-After (seconds or HTTP-date) delays the
+ * resend while degraded; sinks whose names differ only in '/', ' ' or '_'
+ * spool to files of their own, named absolute in messages; an older
+ * dlgauge's spool is pointed out; and a spool larger than the replay's
+ * window is sent whole with bounded memory.  fake_influx.py on 127.0.0.1
+ * (python3) answers; port 1 refuses connections. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <json-c/json.h>
+
+#include "sink_test_util.h"
+
+#define UNREACHABLE "url=http://127.0.0.1:1/write?db=x"
+
+/* A mock host whose clock the test moves forward. */
+typedef struct skewed {
+    mock_host m; /* first: the sink's host is &m.host */
+    uint64_t skew_ns;
+} skewed;
+
+static uint64_t skewed_now(const dlg_host *h)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + ((const skewed *)(const void *)h)->skew_ns;
+}
+
+static void write_one(const dlg_sink_ops *ops, void *st, int64_t t)
+{
+    dlg_field f = {"v", DLG_FIELD_INT, {.i = t}};
+    dlg_point p = {"m", NULL, 0, &f, 1, t};
+    ops->write(st, &p, 1);
+}
+
+/* Opens an influx sink called `name` with "key=value" overrides. */
+static int open_named(mock_host *m, const char *name, const char *const *ov, const dlg_sink_ops **ops,
+                      void **st)
+{
+    const dlg_plugin_desc *d = mock_load_plugin("influx.so", DLG_KIND_SINK, "influx");
+    dlg_value vals[64];
+    if (!d || mock_options(d->options, vals, ov) != 0)
+        return -1;
+    *ops = d->ops;
+    return (*ops)->open(&m->host, vals, name, st);
+}
+
+/* Requests the fake got; *lines: the lines of their bodies, but for
+ * request `skip` (-1: none). */
+static size_t fake_requests(const st_fake *fk, int skip, size_t *lines)
+{
+    char *path = st_join(fk->dir, "requests.jsonl"), *text = st_slurp(path, NULL);
+    size_t n = 0;
+    *lines = 0;
+    for (char *line = text ? strtok(text, "\n") : NULL; line; line = strtok(NULL, "\n"), n++) {
+        json_object *o = json_tokener_parse(line);
+        if ((int)n != skip)
+            *lines += st_count_lines(json_object_get_string(json_object_object_get(o, "body")));
+        json_object_put(o);
+    }
+    free(text);
+    free(path);
+    return n;
+}
+
+/* InfluxDB answers 429 with Retry-After (30 s, as `ra` says it): the
+ * resend while degraded waits that long, not the usual 10 s. */
+static void retry_after_delays_resend(const char *ra)
+{
+    char *dir = st_tempdir(), url[128], sd[4200], step[32];
+    snprintf(step, sizeof step, "429:%s", ra);
+    const char *steps[] = {step, NULL};
+    st_fake fk;
+    assert_int_equal(st_fake_start(&fk, dir, "fake", steps), 0);
+    snprintf(url, sizeof url, "url=http://127.0.0.1:%d/write?db=x", fk.port);
+    snprintf(sd, sizeof sd, "spool_dir=%s/spool", dir);
+    const char *ov[] = {url, sd, "batch=1", "retries=0", "timeout=2s", NULL};
+    skewed k = {.skew_ns = 0};
+    mock_host_init(&k.m);
+    k.m.host.now_ns = skewed_now;
+    const dlg_sink_ops *ops;
+    void *st = NULL;
+    assert_int_equal(st_open_sink(&k.m, "influx.so", "influx", ov, &ops, &st), 0);
+    size_t lines;
+    write_one(ops, st, 1); /* 429: spooled */
+    assert_int_equal(fake_requests(&fk, -1, &lines), 1);
+    assert_non_null(strstr(k.m.last_log, "HTTP 429"));
+    k.skew_ns += 11000000000u;
+    write_one(ops, st, 2); /* past the 10 s, not past the Retry-After */
+    assert_int_equal(fake_requests(&fk, -1, &lines), 1);
+    k.skew_ns += 20000000000u;
+    write_one(ops, st, 3); /* past it: the spool goes, a line per request */
+    assert_int_equal(fake_requests(&fk, -1, &lines), 4);
+    assert_int_equal(ops->flush(st, 5000000000u), 0);
+    ops->close(st);
+    st_fake_stop(&fk);
+    st_rmtree(dir);
+    free(dir);
+}
+
+static void test_retry_after_seconds_delays_resend(void **unused) { retry_after_delays_resend("30"); }
+
+static void test_retry_after_date_delays_resend(void **unused) { retry_after_delays_resend("date+30"); }
+
+/* Opens sink `name` (spool_dir = spool, relative to the current
+ * directory), writes one point to an unreachable InfluxDB, flushes: the
+ * error names the spool absolute. */
+static void spool_one(const char *name, const char *abs_spool)
+{
+    const char *ov[] = {UNREACHABLE, "spool_dir=spool", "batch=1", "retries=0", "timeout=1s", NULL};
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    void *st = NULL;
+    assert_int_equal(open_named(&m, name, ov, &ops, &st), 0);
+    write_one(ops, st, 1);
+    assert_int_equal(ops->flush(st, 2000000000u), -DLG_EAGAIN);
+    char want[4400];
+    snprintf(want, sizeof want, "1 point stays spooled in %s until `dlgauge flush` (or the next run) sends it",
+             abs_spool);
+    assert_non_null(strstr(m.last_error, want));
+    ops->close(st);
+}
+
+static void assert_lines(const char *dir, const char *file, size_t want)
+{
+    char *path = st_join(dir, file), *text = st_slurp(path, NULL);
+    assert_non_null(text);
+    assert_int_equal(st_count_lines(text), want);
+    free(text);
+    free(path);
+}
+
+/* "a b", "a/b" and "a_b" once all spooled to a_b.lp, mixing their points. */
+static void test_spool_names_distinct_and_absolute(void **unused)
+{
+    char *dir = st_tempdir(), cwd[4096], *spool = st_join(dir, "spool");
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(dir), 0);
+    static const char *const names[] = {"a b", "a/b", "a_b", "a%20b"};
+    static const char *const files[] = {"a%20b.lp", "a%2Fb.lp", "a_b.lp", "a%2520b.lp"};
+    for (size_t i = 0; i < 4; i++) {
+        char *abs = st_join(spool, files[i]);
+        spool_one(names[i], abs);
+        free(abs);
+    }
+    for (size_t i = 0; i < 4; i++)
+        assert_lines(spool, files[i], 1);
+    assert_int_equal(chdir(cwd), 0);
+    st_rmtree(dir);
+    free(spool);
+    free(dir);
+}
+
+/* A spool an older dlgauge wrote under the '_' name is pointed out, once. */
+static void test_legacy_spool_pointed_out(void **unused)
+{
+    char *dir = st_tempdir(), sd[4200], *legacy = st_join(dir, "a_b.lp");
+    FILE *f = fopen(legacy, "w");
+    assert_non_null(f);
+    fputs("m v=1i 1\n", f);
+    fclose(f);
+    snprintf(sd, sizeof sd, "spool_dir=%s", dir);
+    const char *ov[] = {UNREACHABLE, sd, "retries=0", "timeout=1s", NULL};
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    void *st = NULL;
+    assert_int_equal(open_named(&m, "a b", ov, &ops, &st), 0);
+    assert_int_equal(m.warnings, 1);
+    assert_non_null(strstr(m.last_log, legacy));
+    assert_non_null(strstr(m.last_log, "a%20b.lp"));
+    assert_int_equal(ops->flush(st, 1000000000u), 0);
+    ops->close(st);
+    assert_lines(dir, "a_b.lp", 1); /* left as it was */
+    st_rmtree(dir);
+    free(legacy);
+    free(dir);
+}
+
+/* Peak resident memory (VmHWM) in bytes; reset_peak() starts it again. */
+static long long peak_rss(void)
+{
+    char *text = st_slurp("/proc/self/status", NULL), *p = text ? strstr(text, "VmHWM:") : NULL;
+    long long kb = p ? atoll(p + 6) : -1;
+    free(text);
+    return kb * 1024;
+}
+
+static void reset_peak(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    assert_non_null(f);
+    fputs("5", f);
+    fclose(f);
+}
+
+/* A 24 MiB spool (six replay windows) replayed at open: the first window
+ * is taken, the second meets a 503, so the rest is copied into the new
+ * spool; the flush sends that.  Every line arrives once, and the process
+ * grows by far less than the spool. */
+static void test_large_spool_streams(void **unused)
+{
+    char *dir = st_tempdir(), url[128], sd[4200], *sdir = st_join(dir, "spool");
+    const char *steps[] = {"204", "503", NULL};
+    st_fake fk;
+    assert_int_equal(st_fake_start(&fk, dir, "fake", steps), 0);
+    assert_int_equal(mkdir(sdir, 0777), 0);
+    char *spool = st_join(sdir, "influx.lp");
+    FILE *f = fopen(spool, "w");
+    assert_non_null(f);
+    char pad[201];
+    memset(pad, 'x', 200);
+    pad[200] = '\0';
+    size_t n = 0;
+    for (long long bytes = 0; bytes < (24ll << 20); n++)
+        bytes += fprintf(f, "big,t=x s=\"%s\",v=%zui %zu\n", pad, n, n + 1);
+    fclose(f);
+    snprintf(url, sizeof url, "url=http://127.0.0.1:%d/write?db=x", fk.port);
+    snprintf(sd, sizeof sd, "spool_dir=%s", sdir);
+    const char *ov[] = {url, sd, "batch=1000000", "retries=0", "timeout=30s", NULL};
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    void *st = NULL;
+    reset_peak();
+    long long before = peak_rss();
+    assert_int_equal(st_open_sink(&m, "influx.so", "influx", ov, &ops, &st), 0);
+    long long grown = peak_rss() - before;
+    size_t taken, reqs = fake_requests(&fk, 1, &taken); /* the second met a 503 */
+    assert_int_equal(reqs, 2);
+    assert_true(taken > 0 && taken < n);
+    assert_lines(sdir, "influx.lp", n - taken);
+    assert_int_equal(ops->flush(st, 10000000000u), 0);
+    ops->close(st);
+    assert_int_equal(m.errors, 0);
+    print_message("peak memory grew by %lld KiB replaying a %zu-line spool\n", grown >> 10, n);
+    assert_true(grown < (12ll << 20));
+    reqs = fake_requests(&fk, 1, &taken);
+    assert_true(reqs >= 7);
+    assert_int_equal(taken, n); /* each once */
+    assert_lines(sdir, "influx.lp", 0);
+    st_fake_stop(&fk);
+    st_rmtree(dir);
+    free(sdir);
+    free(spool);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_retry_after_seconds_delays_resend),
+        cmocka_unit_test(test_retry_after_date_delays_resend),
+        cmocka_unit_test(test_spool_names_distinct_and_absolute),
+        cmocka_unit_test(test_legacy_spool_pointed_out),
+        cmocka_unit_test(test_large_spool_streams),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
