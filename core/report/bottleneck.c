@@ -10,10 +10,13 @@
  *            with write_budget = shared, read share + write share of
  *            their own limits is judged against one budget
  *   contended the cell's threads were runnable but queued for a CPU for a
- *            fifth of its CPU time (cpu_wait_share, cpu_user_share) or
+ *            fifth of its CPU time (cpu_wait_share, cpu_user_share) while
+ *            other processes used a fifth of its CPUs (cpu_other_share;
+ *            in older results, inferred: queued longer than they ran), or
  *            the hypervisor stole it (cpu_steal_share),
  *            and no accelerator was kept fed: every figure below would
- *            understate the machine
+ *            understate the machine.  Queued with the others measured
+ *            idle: behind its own threads or quota, said, no verdict
  *   input    data wait high / AU low: decode if the CPUs are saturated;
  *            if the loader's threads are (fewer threads than CPUs),
  *            decode or storage by what fills their time; storage if cold
@@ -32,6 +35,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cpuset.h"
 #include "disk_use.h"
 #include "model.h"
 #include "units.h"
@@ -72,6 +76,7 @@ static void gather(rep_cell *c, const rep_group *g, const rep_disks *disks, cons
     c->read_io_s = lr > 0 && ios > 0 ? lr / ios : NAN;
     c->cpu_wait = num_or_nan(r, "cpu_wait_share");
     c->cpu_steal = num_or_nan(r, "cpu_steal_share");
+    c->cpu_other = num_or_nan(r, "cpu_other_share");
     double sread = num_or_nan(r, "storage_read_bytes"), bread = num_or_nan(r, "read_bytes");
     c->read_bps = sread > 0 && wall > 0 ? sread / wall : NAN;
     if (isnan(c->read_bps) && !isnan(num_or_nan(r, "mb_per_s")))
@@ -210,15 +215,75 @@ static double queued_share(const rep_cell *c)
 }
 
 /* Held back by other work on its CPUs: queued for a fifth of its CPU time
- * and for longer than it ran (w >= 0.5).  A cell with a few more threads
- * than CPUs of its own queues too, for less than it runs (3 busy threads
- * on 2 CPUs: w = 1/3; the quick start's preprocess: 0.30, CPUs 79% busy),
- * and with its CPUs saturated it is busy, not held back.  Steal is always
- * the host's. */
+ * while other processes used a fifth of its CPUs.  Results without that
+ * measure infer it: queued for longer than it ran (w >= 0.5), since a
+ * cell with a few more threads than CPUs of its own queues too, for less
+ * than it runs (3 busy threads on 2 CPUs: w = 1/3; the quick start's
+ * preprocess: 0.30, CPUs 79% busy).  With its CPUs saturated it is busy,
+ * not held back.  Steal is always the host's. */
 static bool contended(const rep_cell *c)
 {
-    return (queued_share(c) >= REP_CPU_QUEUED && c->cpu_wait >= REP_CPU_WAIT_RUN && !(c->cpu_share >= REP_CPU_BUSY)) ||
-           (!isnan(c->cpu_steal) && c->cpu_steal >= REP_CPU_STEAL);
+    if (!isnan(c->cpu_steal) && c->cpu_steal >= REP_CPU_STEAL)
+        return true;
+    if (!(queued_share(c) >= REP_CPU_QUEUED) || c->cpu_share >= REP_CPU_BUSY)
+        return false;
+    return !isnan(c->cpu_other) ? c->cpu_other >= REP_CPU_OTHER : c->cpu_wait >= REP_CPU_WAIT_RUN;
+}
+
+/* Queued for a fifth of its CPU time with other processes measured (near)
+ * idle on its CPUs: behind its own threads (more than its CPUs) or its CPU
+ * quota (throttled time counts as run delay). */
+static bool oversubscribed(const rep_cell *c)
+{
+    return !isnan(c->cpu_other) && c->cpu_other < REP_CPU_OTHER && queued_share(c) >= REP_CPU_QUEUED;
+}
+
+/* "the cell's 2 CPUs": those cpu_other_share is over, cpu_list's (the
+ * cell's affinity, which it was measured on), else cpus_used. */
+static const char *other_cpus(const rep_cell *c, char *buf, size_t len)
+{
+    const char *list = rep_str(c->row, "cpu_list");
+    dlg_cpuset s;
+    int n = -1;
+    if (list && dlg_cpuset_init(&s, 0) == 0) {
+        n = dlg_cpuset_parse_list(list, &s);
+        dlg_cpuset_fini(&s);
+    }
+    double used;
+    if (n <= 0 && rep_num(c->row, "cpus_used", &used) && used >= 1)
+        n = (int)used;
+    if (n > 0)
+        snprintf(buf, len, "the cell's %d CPU%s", n, n == 1 ? "" : "s");
+    else
+        snprintf(buf, len, "the cell's CPUs");
+    return buf;
+}
+
+/* "other processes used 35% of the cell's 2 CPUs; runnable but queued
+ * ...; steal 2%; CPUs 10% busy; " */
+static size_t contended_evidence(rep_cell *c, size_t n)
+{
+    char cpus[48];
+    if (!isnan(c->cpu_other))
+        ADD("other processes used %.0f%% of %s; ", 100 * c->cpu_other, other_cpus(c, cpus, sizeof cpus));
+    if (!isnan(queued_share(c)))
+        ADD("runnable but queued for a CPU %.0f%% of its runnable time (%.2f of its CPUs' time); ",
+            100 * c->cpu_wait, fmin(queued_share(c), 99));
+    if (!isnan(c->cpu_steal))
+        ADD("steal %.0f%%; ", 100 * c->cpu_steal);
+    if (!isnan(c->cpu_share))
+        ADD("CPUs %.0f%% busy; ", 100 * c->cpu_share);
+    return n;
+}
+
+/* "queued for a CPU 75% of its runnable time behind its own threads or
+ * CPU quota (other processes used 2% of the cell's 2 CPUs); " */
+static size_t oversubscribed_evidence(rep_cell *c, size_t n)
+{
+    char cpus[48];
+    return ADD("queued for a CPU %.0f%% of its runnable time behind its own threads or CPU quota (other processes "
+               "used %.0f%% of %s); ",
+               100 * c->cpu_wait, 100 * c->cpu_other, other_cpus(c, cpus, sizeof cpus));
 }
 
 /* STREAM's kernels (diag stream): their rates are memory traffic, over
@@ -323,13 +388,7 @@ void rep_cell_classify(rep_cell *c, const rep_group *g, const rep_disks *disks)
          * what limits it: no other verdict holds (a fed accelerator was
          * not held back by it) */
         c->bn = REP_BN_CONTENDED;
-        if (!isnan(queued_share(c)))
-            ADD("runnable but queued for a CPU %.0f%% of its runnable time (%.2f of its CPUs' time); ",
-                100 * c->cpu_wait, fmin(queued_share(c), 99));
-        if (!isnan(c->cpu_steal))
-            ADD("steal %.0f%%; ", 100 * c->cpu_steal);
-        if (!isnan(c->cpu_share))
-            ADD("CPUs %.0f%% busy; ", 100 * c->cpu_share);
+        n = contended_evidence(c, n);
     } else if (input_limited && !isnan(c->cpu_share) && c->cpu_share >= REP_CPU_BUSY) {
         c->bn = REP_BN_DECODE;
         ADD("CPUs %.0f%% busy; ", 100 * c->cpu_share);
@@ -380,6 +439,8 @@ void rep_cell_classify(rep_cell *c, const rep_group *g, const rep_disks *disks)
         if (!isnan(c->cpu_share) && isnan(c->au))
             ADD("CPUs %.0f%% busy; ", 100 * c->cpu_share);
     }
+    if (c->bn != REP_BN_CONTENDED && oversubscribed(c))
+        n = oversubscribed_evidence(c, n);
     if (!isnan(c->au))
         ADD("AU %.2f; ", c->au);
     if (!isnan(c->data_wait))

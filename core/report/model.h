@@ -90,6 +90,7 @@ typedef struct rep_cell {
     double loader_busy, loader_read_share; /* io-pipeline's workers: busy share, reading's part of it */
     double read_io_s;          /* the loader's reading time per storage I/O (loader_read_s / storage_ios) */
     double cpu_wait, cpu_steal; /* cpu_wait_share, cpu_steal_share: CPU time the cell was denied */
+    double cpu_other;           /* cpu_other_share: the share of its CPUs other processes used */
     rep_bn bn;
     char evidence[512];
 } rep_cell;
@@ -145,6 +146,7 @@ typedef struct rep_model {
 #define REP_CPU_QUEUED 0.20  /* runnable but queued for this share of the cell's CPU time: contended */
 #define REP_CPU_WAIT_RUN 0.5 /* ... and queued for this share of its runnable time (longer than it ran) */
 #define REP_CPU_STEAL 0.10   /* cpu_steal_share at or above: the hypervisor took the CPUs (contended) */
+#define REP_CPU_OTHER 0.20   /* cpu_other_share at or above, the cell queued: other processes held its CPUs */
 #define REP_STREAM_LLC 4.0   /* STREAM's rule: arrays under this many times llc_bytes are partly cache hits */
 
 int rep_model_build(rep_model *m, const rep_rows *rs, const rep_disks *disks, double target, char *err,

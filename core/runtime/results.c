@@ -128,11 +128,13 @@ static void cpu_energy_fields(builder *b, const dlg_cpu_energy *e, uint64_t item
 /* Whether the cell waited for CPUs it was ready to run on (sched_stat.h). */
 static void sched_fields(builder *b, const dlg_sched_totals *t)
 {
-    double wait = dlg_sched_wait_share(t), steal = dlg_sched_steal_share(t);
+    double wait = dlg_sched_wait_share(t), steal = dlg_sched_steal_share(t), other = dlg_sched_other_share(t);
     if (wait >= 0)
         fd_(b, "cpu_wait_share", wait);
     if (steal >= 0)
         fd_(b, "cpu_steal_share", steal);
+    if (other >= 0)
+        fd_(b, "cpu_other_share", other);
 }
 
 static void append_kv(char *buf, size_t len, size_t *o, const char *key, const char *val)

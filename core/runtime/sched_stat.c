@@ -19,6 +19,12 @@ static bool read_schedstat(const char *path, uint64_t *oncpu, uint64_t *delay)
     return ok;
 }
 
+static int tid_cmp(const void *a, const void *b)
+{
+    pid_t x = ((const dlg_sched_thread *)a)->tid, y = ((const dlg_sched_thread *)b)->tid;
+    return (x > y) - (x < y);
+}
+
 static void take_threads(dlg_sched_snap *s, const char *proc)
 {
     char path[512];
@@ -50,39 +56,76 @@ static void take_threads(dlg_sched_snap *s, const char *proc)
     closedir(d);
     /* no memory: a partial list would miscount; none of it is used */
     s->have_threads = ok && s->nthreads > 0;
+    /* by tid, for dlg_sched_add's merge of two readings */
+    if (s->have_threads)
+        qsort(s->threads, s->nthreads, sizeof *s->threads, tid_cmp);
 }
 
 /* /proc/stat's cpuN lines for the CPUs in cpus: user nice system idle
  * iowait irq softirq steal [guest guest_nice], guest already in user. */
-static void take_steal(dlg_sched_snap *s, const char *proc, const dlg_cpuset *cpus)
+static void take_cpus(dlg_sched_snap *s, const char *proc, const dlg_cpuset *cpus)
 {
     char path[512], line[512];
     snprintf(path, sizeof path, "%s/stat", proc);
     FILE *f = fopen(path, "r");
     if (!f)
         return;
-    int seen = 0;
-    bool ok = true;
+    bool steal_ok = true, busy_ok = true;
     while (fgets(line, sizeof line, f)) {
         int id;
-        unsigned long long v[8];
+        unsigned long long v[8] = {0};
         /* "cpu  ..." is all CPUs: its first number is no CPU id */
         if (strncmp(line, "cpu", 3) != 0 || line[3] < '0' || line[3] > '9' || sscanf(line + 3, "%d", &id) != 1 ||
             !dlg_cpuset_has(cpus, id))
             continue;
-        seen++;
+        s->ncpus++;
         int n = sscanf(line + 3, "%*d %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
                        &v[5], &v[6], &v[7]);
-        if (n < 8) {
-            ok = false; /* no steal column (or a line cut short) */
-            continue;
-        }
+        steal_ok = steal_ok && n == 8; /* no steal column (before 2.6.11) */
+        busy_ok = busy_ok && n >= 7;   /* a line cut short */
         for (int i = 0; i < 8; i++)
             s->ticks += v[i];
         s->steal += v[7];
+        s->busy += v[0] + v[1] + v[2] + v[5] + v[6];
     }
     fclose(f);
-    s->have_steal = ok && seen > 0;
+    s->have_steal = steal_ok && s->ncpus > 0;
+    s->have_busy = busy_ok && s->ncpus > 0;
+}
+
+/* /proc/self/stat's utime stime cutime cstime (fields 14-17, in the ticks
+ * of /proc/stat): every thread's, ended ones too, and the children the
+ * process reaped. */
+static void take_own(dlg_sched_snap *s, const char *proc)
+{
+    char path[512], buf[1024];
+    snprintf(path, sizeof path, "%s/self/stat", proc);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* the command's name, in parentheses, may hold spaces and ')' */
+    const char *p = strrchr(buf, ')');
+    long long v[4];
+    if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lld %lld %lld %lld", &v[0], &v[1], &v[2],
+                     &v[3]) != 4)
+        return;
+    for (int i = 0; i < 4; i++) {
+        if (v[i] < 0)
+            return;
+        s->own += (uint64_t)v[i];
+    }
+    s->have_own = true;
+}
+
+/* The CPUs' lines and the process's own time, one right after the other:
+ * their difference is what other processes ran. */
+static void take_cpu_time(dlg_sched_snap *s, const char *proc, const dlg_cpuset *cpus)
+{
+    take_cpus(s, proc, cpus);
+    take_own(s, proc);
 }
 
 void dlg_sched_snap_take(dlg_sched_snap *s, const char *proc, const dlg_cpuset *cpus)
@@ -92,10 +135,10 @@ void dlg_sched_snap_take(dlg_sched_snap *s, const char *proc, const dlg_cpuset *
     dlg_cpuset mine;
     if (!cpus && dlg_cpuset_init(&mine, 0) == 0) {
         if (dlg_cpuset_get_affinity(&mine) == 0)
-            take_steal(s, proc, &mine);
+            take_cpu_time(s, proc, &mine);
         dlg_cpuset_fini(&mine);
     } else if (cpus) {
-        take_steal(s, proc, cpus);
+        take_cpu_time(s, proc, cpus);
     }
 }
 
@@ -105,26 +148,43 @@ void dlg_sched_snap_free(dlg_sched_snap *s)
     memset(s, 0, sizeof *s);
 }
 
-static const dlg_sched_thread *find_thread(const dlg_sched_snap *s, pid_t tid)
+/* Adds the run delay of b's threads since a: both by tid, one merge. */
+static void add_threads(dlg_sched_totals *t, const dlg_sched_snap *a, const dlg_sched_snap *b)
 {
-    for (size_t i = 0; i < s->nthreads; i++)
-        if (s->threads[i].tid == tid)
-            return &s->threads[i];
-    return NULL;
+    size_t j = 0;
+    for (size_t i = 0; i < b->nthreads; i++) {
+        const dlg_sched_thread *now = &b->threads[i], *was = NULL;
+        while (j < a->nthreads && a->threads[j].tid < now->tid)
+            j++; /* ended before b */
+        if (j < a->nthreads && a->threads[j].tid == now->tid)
+            was = &a->threads[j];
+        /* counters that went back belong to a new thread of a reused id */
+        if (was && (was->oncpu_ns > now->oncpu_ns || was->delay_ns > now->delay_ns))
+            was = NULL;
+        t->oncpu_ns += now->oncpu_ns - (was ? was->oncpu_ns : 0);
+        t->delay_ns += now->delay_ns - (was ? was->delay_ns : 0);
+    }
+}
+
+/* The CPUs' busy ticks and the process's own, over the same CPUs at both
+ * ends (the cell's affinity), counters that only grow. */
+static void add_other(dlg_sched_totals *t, const dlg_sched_snap *a, const dlg_sched_snap *b)
+{
+    if (!(a->have_busy && b->have_busy && a->have_own && b->have_own) || a->ncpus != b->ncpus ||
+        b->busy < a->busy || b->own < a->own || b->ticks < a->ticks)
+        return;
+    t->have_other = true;
+    t->ncpus = b->ncpus;
+    t->busy += b->busy - a->busy;
+    t->own += b->own - a->own;
+    t->span += b->ticks - a->ticks;
 }
 
 void dlg_sched_add(dlg_sched_totals *t, const dlg_sched_snap *a, const dlg_sched_snap *b)
 {
     if (a->have_threads && b->have_threads) {
         t->have_wait = true;
-        for (size_t i = 0; i < b->nthreads; i++) {
-            const dlg_sched_thread *now = &b->threads[i], *was = find_thread(a, now->tid);
-            /* counters that went back belong to a new thread of a reused id */
-            if (was && (was->oncpu_ns > now->oncpu_ns || was->delay_ns > now->delay_ns))
-                was = NULL;
-            t->oncpu_ns += now->oncpu_ns - (was ? was->oncpu_ns : 0);
-            t->delay_ns += now->delay_ns - (was ? was->delay_ns : 0);
-        }
+        add_threads(t, a, b);
     }
     /* the same CPUs at both ends (the cell's affinity), counters that only grow */
     if (a->have_steal && b->have_steal && b->ticks >= a->ticks && b->steal >= a->steal) {
@@ -132,6 +192,7 @@ void dlg_sched_add(dlg_sched_totals *t, const dlg_sched_snap *a, const dlg_sched
         t->ticks += b->ticks - a->ticks;
         t->steal += b->steal - a->steal;
     }
+    add_other(t, a, b);
 }
 
 double dlg_sched_wait_share(const dlg_sched_totals *t)
@@ -143,4 +204,14 @@ double dlg_sched_wait_share(const dlg_sched_totals *t)
 double dlg_sched_steal_share(const dlg_sched_totals *t)
 {
     return t->have_steal && t->ticks ? (double)t->steal / (double)t->ticks : -1;
+}
+
+double dlg_sched_other_share(const dlg_sched_totals *t)
+{
+    if (!t->have_other || t->ncpus <= 0 || t->span < (uint64_t)t->ncpus * DLG_SCHED_OTHER_MIN_TICKS)
+        return -1;
+    /* own time spent on CPUs outside the set, or cut to ticks differently,
+     * can exceed the CPUs' busy ticks */
+    double v = ((double)t->busy - (double)t->own) / (double)t->span;
+    return v < 0 ? 0 : v > 1 ? 1 : v;
 }

@@ -4,7 +4,9 @@
  * limits (the disk beneath, or the profile's latency, held the reads
  * back), STREAM cells (memory bandwidth, not compute; cache bandwidth where
  * the arrays fit in the last-level cache), and cells whose
- * threads waited for a CPU (CPU-contended, noted in the recommendation). */
+ * threads waited for a CPU (CPU-contended, noted in the recommendation;
+ * by the other processes measured on its CPUs where the results have
+ * them, not by its own threads). */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -349,6 +351,55 @@ static void test_cpu_contended(void **state)
     report_free(&r);
 }
 
+/* Results that measured other processes on the cell's CPUs
+ * (cpu_other_share): the verdict rests on that figure and names it. */
+#define HEAD_OTHER                                                                                                  \
+    "time,host,job,mode,run_id,status,workload,throughput,throughput_ci95,throughput_stddev,unit,items,repeats,"   \
+    "wall_s,au,cpu_user_share,"                                                                                     \
+    "cpu_wait_share,cpu_steal_share,cpu_other_share,cpus_used,cpu_list,version\n"
+
+static void test_cpu_other_measured(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_with(&r, HEAD_OTHER,
+                /* 3 busy processes on its one CPU */
+                "2026-12-01T10:00:01Z,box,a,-,run1,ok,hogged,90,0,0,items,270,1,3,,0.25,0.75,0,0.75,1,3,0.1.0\n"
+                /* 8 threads on 2 CPUs, the host idle: queued as long as
+                 * hogged, by its own threads, which the inference alone
+                 * (w >= 0.5) called contended */
+                "2026-12-01T10:00:02Z,box,b,-,run1,ok,crowded,90,0,0,items,270,1,3,,0.60,0.75,0,0.02,2,0-1,0.1.0\n"
+                /* others on 40% of 8 CPUs, the cell's one thread not queued */
+                "2026-12-01T10:00:03Z,box,c,-,run1,ok,roomy,90,0,0,items,270,1,3,,0.10,0.05,0,0.40,8,0-7,0.1.0\n"
+                /* others on 30% of 4 CPUs, queued less than it ran: the
+                 * inference missed it */
+                "2026-12-01T10:00:04Z,box,d,-,run1,ok,shared,90,0,0,items,270,1,3,,0.50,0.40,0,0.30,4,0-3,0.1.0\n"
+                /* no cpu_list: cpus_used's count */
+                "2026-12-01T10:00:05Z,box,e,-,run1,ok,unlisted,90,0,0,items,270,1,3,,0.30,0.70,0,0.55,2,,0.1.0\n"
+                /* the others measured, the run delay unknown: not judged */
+                "2026-12-01T10:00:06Z,box,f,-,run1,ok,nowait,90,0,0,items,270,1,3,,0.30,,0,0.60,2,0-1,0.1.0\n");
+    assert_int_equal(r.model.n, 6);
+    const rep_cell *c[6];
+    for (size_t i = 0; i < 6; i++) {
+        c[i] = &r.model.g[i].cells[0];
+        print_message("%s: %s: %s\n", r.model.g[i].workload, rep_bn_name(c[i]->bn), c[i]->evidence);
+    }
+    assert_int_equal(c[0]->bn, REP_BN_CONTENDED);
+    assert_string_equal(c[0]->evidence, "other processes used 75% of the cell's 1 CPU; runnable but queued for a CPU "
+                                        "75% of its runnable time (0.75 of its CPUs' time); steal 0%; CPUs 25% busy");
+    assert_int_not_equal(c[1]->bn, REP_BN_CONTENDED);
+    assert_non_null(strstr(c[1]->evidence, "queued for a CPU 75% of its runnable time behind its own threads or "
+                                           "CPU quota (other processes used 2% of the cell's 2 CPUs)"));
+    assert_int_not_equal(c[2]->bn, REP_BN_CONTENDED);
+    assert_null(strstr(c[2]->evidence, "other processes"));
+    assert_int_equal(c[3]->bn, REP_BN_CONTENDED);
+    assert_non_null(strstr(c[3]->evidence, "other processes used 30% of the cell's 4 CPUs; "));
+    assert_int_equal(c[4]->bn, REP_BN_CONTENDED);
+    assert_non_null(strstr(c[4]->evidence, "other processes used 55% of the cell's 2 CPUs; "));
+    assert_int_not_equal(c[5]->bn, REP_BN_CONTENDED);
+    report_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -356,7 +407,7 @@ int main(void)
         cmocka_unit_test(test_storage_below_profile), cmocka_unit_test(test_storage_latency_bound),
         cmocka_unit_test(test_storage_at_profile_pace),
         cmocka_unit_test(test_stream_memory_bound),   cmocka_unit_test(test_stream_cache_bound),
-        cmocka_unit_test(test_cpu_contended),
+        cmocka_unit_test(test_cpu_contended),         cmocka_unit_test(test_cpu_other_measured),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

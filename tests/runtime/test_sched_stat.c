@@ -1,7 +1,8 @@
-/* cpu_wait_share and cpu_steal_share: the readings of a fake /proc (threads
- * that persist, start and end in the window; steal over the cell's CPUs
- * only; kernels without a steal column), then a real cell pinned to one
- * CPU that busy processes share with it. */
+/* cpu_wait_share, cpu_steal_share and cpu_other_share: the readings of a
+ * fake /proc (threads that persist, start and end in the window; steal
+ * and busy ticks over the cell's CPUs only; kernels without a steal
+ * column; the process's own CPU time), threads matched in one merge, then
+ * a real cell pinned to one CPU that busy processes share with it. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <signal.h>
@@ -9,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -51,13 +53,19 @@ static const char *const stat1 =
     "cpu3 140 0 25 250 0 0 0 90 0 0\n"
     "intr 1 2 3\n";
 
+/* The fake cell's CPUs: 1 and 3. */
+static void cell_cpus(dlg_cpuset *cpus)
+{
+    assert_int_equal(dlg_cpuset_init(cpus, 0), 0);
+    assert_int_equal(dlg_cpuset_add(cpus, 1), 0);
+    assert_int_equal(dlg_cpuset_add(cpus, 3), 0);
+}
+
 static void test_fake_proc(void **state)
 {
     rt_dir *d = *state;
     dlg_cpuset cpus;
-    assert_int_equal(dlg_cpuset_init(&cpus, 0), 0);
-    assert_int_equal(dlg_cpuset_add(&cpus, 1), 0);
-    assert_int_equal(dlg_cpuset_add(&cpus, 3), 0);
+    cell_cpus(&cpus);
     assert_int_equal(dlg_cpuset_add(&cpus, 400), 0); /* not the "cpu  400 ..." all-CPUs line */
     /* 10 persists; 12 ends in the window; 11 starts in it; 13's id is
      * reused by a new thread (its counters went back) */
@@ -75,6 +83,8 @@ static void test_fake_proc(void **state)
     assert_int_equal(t.ticks, 200);
     assert_int_equal(t.steal, 80);
     assert_true(dlg_sched_steal_share(&t) == 0.4);
+    assert_false(t.have_other); /* no self/stat: the process's own time unknown */
+    assert_true(dlg_sched_other_share(&t) < 0);
     /* a second window adds up */
     dlg_sched_add(&t, &a, &b);
     assert_true(dlg_sched_steal_share(&t) == 0.4);
@@ -104,13 +114,132 @@ static void test_fake_proc(void **state)
     dlg_cpuset_fini(&cpus);
 }
 
+/* The CPUs' busy ticks less the process's own CPU time, over the cell's
+ * CPUs (1 and 3) only. */
+static const char *const busy0 =
+    "cpu  900 10 200 3000 5 2 3 0 7 0\n"
+    "cpu0 500 0 50 1500 0 0 0 0 0 0\n"
+    "cpu1 100 10 50 1000 5 2 3 0 7 0\n"
+    "cpu3 200 0 100 500 0 0 0 0 0 0\n";
+/* cpu1: +100 ticks: user 60 (50 of them guest, already in user), system
+ * 10, irq 1, softirq 1 busy; idle 20, iowait 5, steal 3 not.  cpu3: +100,
+ * user 30.  cpu0 (not the cell's) fully busy, which must not count. */
+static const char *const busy1 =
+    "cpu  1160 10 260 3090 10 3 4 3 57 0\n"
+    "cpu0 600 0 50 1500 0 0 0 0 0 0\n"
+    "cpu1 160 10 60 1020 10 3 4 3 57 0\n"
+    "cpu3 230 0 100 570 0 0 0 0 0 0\n";
+
+static void take_with_self(rt_dir *d, const char *root, const char *stat, const char *self, const dlg_cpuset *cpus,
+                           dlg_sched_snap *s)
+{
+    char path[512], name[128];
+    snprintf(name, sizeof name, "%s/self/stat", root);
+    rt_write(d, name, self, path, sizeof path);
+    const char *tasks[][2] = {{"10", "1000 500 7\n"}, {NULL, NULL}};
+    take(d, root, tasks, stat, cpus, s);
+}
+
+static void test_other_share(void **state)
+{
+    rt_dir *d = *state;
+    dlg_cpuset cpus;
+    cell_cpus(&cpus);
+    /* a name with ") " in it; utime stime cutime cstime 40 10 0 0, then
+     * 62 16 2 0: 30 ticks of its own */
+    dlg_sched_snap a, b;
+    take_with_self(d, "o1", busy0, "4242 (x) y (z) R 1 2 3 4 5 6 7 8 9 10 40 10 0 0 20 0 3 0 99\n", &cpus, &a);
+    take_with_self(d, "o2", busy1, "4242 (x) y (z) R 1 2 3 4 5 6 7 8 9 10 62 16 2 0 20 0 3 0 99\n", &cpus, &b);
+    assert_true(a.have_busy && a.have_own && b.have_busy && b.have_own);
+    assert_int_equal(a.ncpus, 2);
+    dlg_sched_totals t = {0};
+    dlg_sched_add(&t, &a, &b);
+    assert_int_equal(t.busy, 102);
+    assert_int_equal(t.own, 30);
+    assert_int_equal(t.span, 200);
+    /* (102 - 30) / 200 */
+    assert_true(dlg_sched_other_share(&t) > 0.36 - 1e-12 && dlg_sched_other_share(&t) < 0.36 + 1e-12);
+    /* the same process reading again over another window adds up */
+    dlg_sched_add(&t, &a, &b);
+    assert_true(dlg_sched_other_share(&t) > 0.36 - 1e-12 && dlg_sched_other_share(&t) < 0.36 + 1e-12);
+    dlg_sched_snap_free(&a);
+    dlg_sched_snap_free(&b);
+
+    /* an unreadable self/stat (cut short): not measured */
+    take_with_self(d, "o3", busy0, "4242 (x) R 1 2\n", &cpus, &a);
+    take_with_self(d, "o4", busy1, "4242 (x) R 1 2 3 4 5 6 7 8 9 10 62 16 2 0 20 0 3 0 99\n", &cpus, &b);
+    assert_false(a.have_own);
+    dlg_sched_totals none = {0};
+    dlg_sched_add(&none, &a, &b);
+    assert_true(dlg_sched_other_share(&none) < 0);
+    dlg_sched_snap_free(&a);
+    dlg_sched_snap_free(&b);
+    dlg_cpuset_fini(&cpus);
+
+    /* under 50 ticks per CPU: a tick's cut at each end is too much */
+    dlg_sched_totals s = {.have_other = true, .ncpus = 2, .busy = 60, .own = 10, .span = 99};
+    assert_true(dlg_sched_other_share(&s) < 0);
+    s.span = 100;
+    assert_true(dlg_sched_other_share(&s) == 0.5);
+    /* its own threads on CPUs outside the set: never below 0 */
+    s.own = 80;
+    assert_true(dlg_sched_other_share(&s) == 0);
+}
+
+/* A reading's threads are in tid order whatever the directory's, and two
+ * readings of many threads match in one pass: persisting, ended and new
+ * threads each count as they should. */
+static void test_many_threads(void **state)
+{
+    rt_dir *d = *state;
+    const char *tasks[41][2];
+    char names[40][16];
+    for (int i = 0; i < 40; i++) {
+        snprintf(names[i], sizeof names[i], "%d", 1000 + (i * 17) % 40); /* not in order */
+        tasks[i][0] = names[i];
+        tasks[i][1] = "5 5 1\n";
+    }
+    tasks[40][0] = tasks[40][1] = NULL;
+    dlg_sched_snap s;
+    take(d, "m1", tasks, "cpu0 1 2 3 4 5 6 7 8\n", NULL, &s);
+    assert_int_equal(s.nthreads, 40);
+    for (size_t i = 0; i < s.nthreads; i++)
+        assert_int_equal(s.threads[i].tid, 1000 + (pid_t)i);
+    dlg_sched_snap_free(&s);
+
+    /* a: tids 0, 2, 4, ...; b: 3n/2 of them on, every third of a's ended,
+     * the odd ones new: 200000 threads a side */
+    enum { N = 200000 };
+    dlg_sched_snap a = {.have_threads = true, .nthreads = N}, b = {.have_threads = true};
+    a.threads = calloc(N, sizeof *a.threads);
+    b.threads = calloc(N, sizeof *b.threads);
+    assert_non_null(a.threads);
+    assert_non_null(b.threads);
+    uint64_t oncpu = 0;
+    for (size_t i = 0; i < N; i++)
+        a.threads[i] = (dlg_sched_thread){.tid = (pid_t)(2 * i), .oncpu_ns = 10, .delay_ns = 1};
+    for (pid_t tid = 0; b.nthreads < N; tid++) {
+        bool was = tid % 2 == 0 && (size_t)tid / 2 < N;
+        if (was && tid % 3 == 0)
+            continue; /* ended */
+        b.threads[b.nthreads++] = (dlg_sched_thread){.tid = tid, .oncpu_ns = 15, .delay_ns = 3};
+        oncpu += was ? 5 : 15;
+    }
+    dlg_sched_totals t = {0};
+    dlg_sched_add(&t, &a, &b);
+    assert_int_equal(t.oncpu_ns, oncpu);
+    free(a.threads);
+    free(b.threads);
+}
+
 /* A cell of busy steps, pinned to one CPU, with `hogs` busy processes on
- * that CPU: its cpu_wait_share. */
-static double wait_share(rt_dir *d, int hogs)
+ * that CPU: its cpu_wait_share, and its cpu_other_share into *other. */
+static double wait_share(rt_dir *d, int hogs, double *other)
 {
     char ini[512], text[512];
+    /* 60 ticks: cpu_other_share needs 50 */
     snprintf(text, sizeof text,
-             "[job w]\nplugin = %s/testwl.so\nworkload = count\ncpus = 1\nwarmup = 0\nduration = 400ms\n",
+             "[job w]\nplugin = %s/testwl.so\nworkload = count\ncpus = 1\nwarmup = 0\nduration = 600ms\n",
              DLG_TEST_PLUGIN_DIR);
     rt_write(d, "wait.ini", text, ini, sizeof ini);
     pid_t pids[8];
@@ -130,8 +259,10 @@ static double wait_share(rt_dir *d, int hogs)
     }
     assert_string_equal(c.res.status, "ok");
     double share = rt_cell_double(&c, "cpu_wait_share");
-    double steal = rt_cell_double(&c, "cpu_steal_share"); /* 40 ticks passed on the CPU */
+    double steal = rt_cell_double(&c, "cpu_steal_share"); /* 60 ticks passed on the CPU */
     assert_true(steal >= 0 && steal <= 1);
+    *other = rt_cell_double(&c, "cpu_other_share");
+    assert_true(*other >= 0 && *other <= 1);
     rt_cell_done(&c);
     return share;
 }
@@ -148,9 +279,11 @@ static void test_contended_cell(void **state)
         cpu++;
     assert_int_equal(dlg_cpuset_add(&one, cpu), 0);
     assert_int_equal(dlg_cpuset_set_affinity(&one), 0);
-    double alone = wait_share(*state, 0), shared = wait_share(*state, 3);
+    double other_alone, other_shared;
+    double alone = wait_share(*state, 0, &other_alone), shared = wait_share(*state, 3, &other_shared);
     dlg_cpuset_set_affinity(&saved);
-    print_message("cpu_wait_share on CPU %d: alone %.3f, with 3 busy processes %.3f\n", cpu, alone, shared);
+    print_message("cpu_wait_share on CPU %d: alone %.3f, with 3 busy processes %.3f; cpu_other_share %.3f, %.3f\n",
+                  cpu, alone, shared, other_alone, other_shared);
     /* 3 others on the CPU: it waits about 3/4 of its runnable time; alone
      * only for what else this (shared) machine runs there.  As odds, the
      * wait per ns on the CPU is about one per competitor: 3 more, where a
@@ -158,6 +291,10 @@ static void test_contended_cell(void **state)
     assert_true(shared > 0.5);
     double odds_alone = alone / (1 - alone + 1e-9), odds_shared = shared / (1 - shared + 1e-9);
     assert_true(odds_shared > odds_alone + 1);
+    /* the 3 busy processes took about 3/4 of the CPU (whatever else the
+     * machine runs there only adds to it); alone, nothing is certain on a
+     * shared machine */
+    assert_true(other_shared > 0.5);
     dlg_cpuset_fini(&saved);
     dlg_cpuset_fini(&one);
 }
@@ -166,6 +303,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_fake_proc, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(test_other_share, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(test_many_threads, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(test_contended_cell, rt_dir_setup, rt_dir_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
