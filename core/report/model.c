@@ -2,6 +2,8 @@
  * -> best cell and knees; each cell is then classified (bottleneck.c). */
 #define _GNU_SOURCE
 #include "model.h"
+#include "model_rank.h"
+#include "model_rows.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -482,6 +484,15 @@ static long slice_cell(const rep_group *g, size_t a, size_t v, size_t *coord)
     return rep_group_find(g, coord);
 }
 
+/* Whether cell c is ranked against the best: a cache-bound STREAM cell
+ * measured the cache, not the memory its group sizes, so it is no best nor
+ * knee beside memory-bound cells; among cache-bound cells only (no array
+ * left the cache) they rank each other. */
+bool rep_cell_ranked(const rep_group *g, const rep_cell *c)
+{
+    return c->ok && (c->bn != REP_BN_CACHE || !g->has_best || g->cells[g->best].bn == REP_BN_CACHE);
+}
+
 /* Knee of axis a: on the slice through the best cell, the smallest value
  * reaching target x best. */
 static void find_knee(rep_group *g, size_t a, double target, size_t *coord)
@@ -510,6 +521,8 @@ static void find_knee(rep_group *g, size_t a, double target, size_t *coord)
         if (c < 0)
             continue;
         const rep_cell *cell = &g->cells[c];
+        if (cell->ok && !rep_cell_ranked(g, cell))
+            continue; /* neither the knee nor the value below it */
         if (cell->ok && cell->thr >= target * best->thr) {
             k->val = v;
             k->cell = (size_t)c;
@@ -526,6 +539,150 @@ static void find_knee(rep_group *g, size_t a, double target, size_t *coord)
     }
 }
 
+/* The best cell: the fastest ok one that is not cache-bound, else (every
+ * ok cell is) the fastest cache-bound one. */
+static void pick_best(rep_group *g)
+{
+    for (size_t c = 0; c < g->ncells; c++) {
+        const rep_cell *cell = &g->cells[c], *best = g->has_best ? &g->cells[g->best] : NULL;
+        if (!cell->ok)
+            continue;
+        bool cached = cell->bn == REP_BN_CACHE;
+        bool better = !best || (cached == (best->bn == REP_BN_CACHE) ? cell->thr > best->thr
+                                                                     : best->bn == REP_BN_CACHE);
+        if (better) {
+            g->best = c;
+            g->has_best = true;
+        }
+    }
+}
+
+size_t rep_group_unranked(const rep_group *g)
+{
+    size_t n = 0;
+    for (size_t c = 0; g->has_best && c < g->ncells; c++)
+        n += g->cells[c].ok && !rep_cell_ranked(g, &g->cells[c]);
+    return n;
+}
+
+bool rep_knee_below_unranked(const rep_group *g, size_t a)
+{
+    if (!g->has_best || a >= g->naxes)
+        return false;
+    size_t *coord = malloc((g->naxes + 1) * sizeof *coord);
+    bool found = false;
+    for (size_t v = 0; coord && v < g->knees[a].val && !found; v++) {
+        long c = slice_cell(g, a, v, coord);
+        found = c >= 0 && g->cells[c].ok && !rep_cell_ranked(g, &g->cells[c]);
+    }
+    free(coord);
+    return found;
+}
+
+void rep_group_rank_note(const rep_group *g, char *buf, size_t len)
+{
+    size_t left = rep_group_unranked(g), ok = 0;
+    buf[0] = 0;
+    for (size_t c = 0; c < g->ncells; c++)
+        ok += g->cells[c].ok;
+    if (left)
+        snprintf(buf, len,
+                 "cache-bound: %zu of %zu measured cells kept their arrays in the last-level cache and measured "
+                 "the cache, not memory: left out of the best and the knees",
+                 left, ok);
+    else if (g->has_best && g->cells[g->best].bn == REP_BN_CACHE)
+        snprintf(buf, len,
+                 "cache-bound: every measured cell kept its arrays in the last-level cache: the best and the knees "
+                 "are the cache's bandwidth, not memory's (arrays of 4x the cache or more measure memory)");
+}
+
+/* Row r's cell: its group in *gi and the cell's index, or -1 (coord:
+ * scratch of the most axes a group has). */
+static long cell_of_row(const rep_model *m, const rep_row *r, size_t *gi, size_t *coord)
+{
+    long g = find_group(m, r);
+    if (g < 0)
+        return -1;
+    const rep_group *grp = &m->g[g];
+    for (size_t a = 0; a < grp->naxes; a++) {
+        long v = axis_val(&grp->axes[a], or_dash(rep_tag(r, grp->axes[a].key)));
+        if (v < 0)
+            return -1;
+        coord[a] = (size_t)v;
+    }
+    *gi = (size_t)g;
+    return rep_group_find(grp, coord);
+}
+
+/* The steps-weighted mean of field over a cell's rows (indices into rs),
+ * each measurement once; NaN where none has it. */
+static double cell_field_mean(const rep_rows *rs, const size_t *rows, size_t nrows, const char *field)
+{
+    double sum = 0, wsum = 0, v, w;
+    for (size_t k = 0; k < nrows; k++) {
+        const rep_row *r = &rs->v[rows[k]];
+        if (!rep_row_measured(r) || repeated(rs, rows, k) || !rep_num(r, field, &v) || !isfinite(v))
+            continue;
+        if (!rep_num(r, "steps", &w) || !(w > 0))
+            w = 1;
+        sum += w * v;
+        wsum += w;
+    }
+    return wsum > 0 ? sum / wsum : NAN;
+}
+
+void rep_model_cell_field_free(const rep_model *m, double **v)
+{
+    for (size_t gi = 0; v && gi < m->n; gi++)
+        free(v[gi]);
+    free(v);
+}
+
+int rep_model_cell_field(const rep_model *m, const rep_rows *rs, const char *field, double ***out)
+{
+    size_t *first = calloc(m->n + 1, sizeof *first), ncells = 0, naxes = 0; /* each group's first global cell */
+    double **v = calloc(m->n + 1, sizeof *v);
+    int rc = first && v ? 0 : -1;
+    for (size_t gi = 0; gi < m->n && !rc; gi++) {
+        first[gi] = ncells;
+        ncells += m->g[gi].ncells;
+        naxes = m->g[gi].naxes > naxes ? m->g[gi].naxes : naxes;
+        rc = (v[gi] = malloc((m->g[gi].ncells + 1) * sizeof **v)) ? 0 : -1;
+    }
+    /* rows bucketed by global cell, as pool_cells buckets them */
+    size_t *start = calloc(ncells + 2, sizeof *start), *fill = calloc(ncells + 2, sizeof *fill);
+    size_t *rows = malloc((rs->n + 1) * sizeof *rows), *coord = malloc((naxes + 1) * sizeof *coord);
+    long *cell = malloc((rs->n + 1) * sizeof *cell);
+    rc = rc || !start || !fill || !rows || !coord || !cell ? -1 : 0;
+    for (size_t i = 0; i < rs->n && !rc; i++) {
+        size_t gi = 0;
+        long c = cell_of_row(m, &rs->v[i], &gi, coord);
+        cell[i] = c < 0 ? -1 : (long)(first[gi] + (size_t)c);
+        if (cell[i] >= 0)
+            start[cell[i] + 1]++;
+    }
+    for (size_t c = 0; c < ncells && !rc; c++)
+        fill[c + 1] = start[c + 1] += start[c];
+    for (size_t i = 0; i < rs->n && !rc; i++)
+        if (cell[i] >= 0)
+            rows[fill[cell[i]]++] = i;
+    for (size_t gi = 0; gi < m->n && !rc; gi++)
+        for (size_t c = 0; c < m->g[gi].ncells; c++) {
+            size_t gc = first[gi] + c;
+            v[gi][c] = cell_field_mean(rs, rows + start[gc], start[gc + 1] - start[gc], field);
+        }
+    free(first);
+    free(start);
+    free(fill);
+    free(rows);
+    free(coord);
+    free(cell);
+    if (rc)
+        rep_model_cell_field_free(m, v);
+    *out = rc ? NULL : v;
+    return rc;
+}
+
 static bool fed_an_accelerator(const rep_row *r)
 {
     const char *be = rep_str(r, "backend"), *gpu = rep_str(r, "gpu_name");
@@ -538,12 +695,12 @@ static int build_group(rep_model *m, size_t gi, const rep_rows *rs, const long *
     rep_group *g = &m->g[gi];
     if (build_axes(m, gi, rs, gid, disks) != 0 || build_cells(m, gi, rs, gid) != 0)
         return -1;
+    /* classified first: the best and the knees leave cache-bound cells out */
+    for (size_t c = 0; c < g->ncells; c++)
+        rep_cell_classify(&g->cells[c], g, disks);
+    pick_best(g);
     for (size_t c = 0; c < g->ncells; c++) {
         const rep_cell *cell = &g->cells[c];
-        if (cell->ok && (!g->has_best || cell->thr > g->cells[g->best].thr)) {
-            g->best = c;
-            g->has_best = true;
-        }
         g->per_gpu = g->per_gpu || fed_an_accelerator(cell->row);
         const char *u = rep_str(cell->row, "unit");
         if (!g->unit && u && (g->unit = strdup(u)) == NULL)
@@ -557,8 +714,6 @@ static int build_group(rep_model *m, size_t gi, const rep_rows *rs, const long *
     for (size_t a = 0; a < g->naxes && g->has_best; a++)
         find_knee(g, a, m->target, coord);
     free(coord);
-    for (size_t c = 0; c < g->ncells; c++)
-        rep_cell_classify(&g->cells[c], g, disks);
     return 0;
 }
 

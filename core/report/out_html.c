@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model_rank.h"
 #include "report.h"
 #include "svg.h"
 
@@ -35,6 +36,16 @@ static void img_svg(FILE *f, const char *svg, size_t len, const char *alt)
         fputc(i + 2 < len ? b64[v & 63] : '=', f);
     }
     fputs("\"/>\n", f);
+}
+
+/* A note paragraph of text; nothing for an empty one. */
+static void note_para(FILE *f, const char *s)
+{
+    if (!s[0])
+        return;
+    fputs("<p class=\"note\">", f);
+    rep_xml_esc(f, s);
+    fputs("</p>\n", f);
 }
 
 #define CHART(f, alt, call)                                                                                            \
@@ -107,6 +118,8 @@ static void group_html(FILE *f, const rep_report *r, const rep_group *g)
         rep_xml_esc(f, line);
         fputs("</strong></p>\n", f);
     }
+    rep_group_rank_note(g, line, sizeof line);
+    note_para(f, line);
     fputs("<h3>Bottlenecks</h3>\n<ul>\n", f);
     size_t *order = rep_group_cell_order(g); /* as the table lists them */
     for (size_t i = 0; i < g->ncells; i++) {
@@ -131,16 +144,6 @@ static void group_html(FILE *f, const rep_report *r, const rep_group *g)
     fputs("<div>\n", f);
     CHART(f, what, rep_svg_stack(m_, g));
     fputs("</div>\n", f);
-}
-
-/* A note paragraph of text; nothing for an empty one. */
-static void note_para(FILE *f, const char *s)
-{
-    if (!s[0])
-        return;
-    fputs("<p class=\"note\">", f);
-    rep_xml_esc(f, s);
-    fputs("</p>\n", f);
 }
 
 static void sources_html(FILE *f, const rep_report *r)

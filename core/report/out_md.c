@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model_rank.h"
 #include "report.h"
 
 /* An '_' between two letters or digits emphasises nothing (CommonMark),
@@ -110,6 +111,8 @@ void rep_out_markdown(FILE *f, const rep_report *r)
         }
         rep_group_starved_text(g, line, sizeof line);
         md_para(f, line, true);
+        rep_group_rank_note(g, line, sizeof line);
+        md_para(f, line, false);
         fprintf(f, "\n**Bottlenecks:**\n\n");
         size_t *order = rep_group_cell_order(g); /* as the table lists them */
         for (size_t i = 0; i < g->ncells; i++) {

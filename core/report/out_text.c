@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model_rank.h"
 #include "report.h"
 
 static const char *style_on(int st, bool colour)
@@ -104,6 +105,9 @@ void rep_out_text(FILE *f, const rep_report *r, bool colour)
             put_line(f, "    ", line, "");
         }
         rep_group_starved_text(g, line, sizeof line);
+        if (line[0])
+            put_line(f, "  ", line, "");
+        rep_group_rank_note(g, line, sizeof line);
         if (line[0])
             put_line(f, "  ", line, "");
         fprintf(f, "  bottlenecks:\n");

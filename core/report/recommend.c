@@ -16,6 +16,7 @@
 #include <dlgauge/plugin.h>
 
 #include "disk_use.h"
+#include "model_rank.h"
 #include "recommend.h"
 #include "units.h"
 
@@ -106,7 +107,7 @@ static long best_supplied(const rep_group *g, const rep_instance *in, const rep_
     long pick = -1;
     for (size_t c = 0; c < g->ncells; c++) {
         const rep_cell *cell = &g->cells[c];
-        bool ok = cell->ok;
+        bool ok = cell->ok && rep_cell_ranked(g, cell); /* a cache figure sizes no memory */
         for (size_t a = 0; a < g->naxes && ok; a++) {
             const rep_axis *ax = &g->axes[a];
             ok = is_resource(ax) ? supplies(g, in, ax, cell->coord[a], disks) : cell->coord[a] == best->coord[a];

@@ -1,6 +1,7 @@
 /* SVG charts.  Plain shapes and text only, so that any browser (and
  * headless Chromium in the tests) renders them offline. */
 #define _GNU_SOURCE
+#include "model_rank.h"
 #include "svg.h"
 
 #include "units.h"
@@ -74,17 +75,18 @@ static void open_svg(FILE *f, const char *title, const char *title2)
     fputs("</text>\n", f);
 }
 
-/* A "nice" axis top: 1, 2 or 5 times a power of ten at or above v. */
+/* A "nice" axis top at or above v whose fifths (the ticks) are round:
+ * 1, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten.  With 1, 2 and 5
+ * alone a curve topping out just above 100 drew on half the chart (200). */
 static double nice_top(double v)
 {
+    static const double steps[] = {1, 1.5, 2, 2.5, 3, 4, 5, 6, 8};
     if (!(v > 0))
         return 1;
     double p = pow(10, floor(log10(v)));
-    for (int i = 0; i < 3; i++) {
-        double m = (double[]){1, 2, 5}[i] * p;
-        if (m >= v)
-            return m;
-    }
+    for (size_t i = 0; i < sizeof steps / sizeof *steps; i++)
+        if (steps[i] * p >= v)
+            return steps[i] * p;
     return 10 * p;
 }
 
@@ -99,6 +101,8 @@ static void y_axis(FILE *f, double top, const char *unit, bool fraction)
         char lab[64];
         if (fraction)
             snprintf(lab, sizeof lab, "%.0f%%", 100 * v);
+        else if (i == 0) /* "0 MB/s" under "20 GB/s" read as another scale */
+            snprintf(lab, sizeof lab, "0");
         else
             dlg_format_rate(v, unit, lab, sizeof lab);
         fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", x0, y, W - MR, y);
@@ -192,6 +196,13 @@ void rep_svg_curve(FILE *f, const rep_report *r, const rep_group *g, size_t a)
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n", x - 5, ylo, x + 5, ylo);
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n", x - 5, yhi, x + 5, yhi);
         bool knee = (size_t)c == g->knees[a].cell && !g->knees[a].unordered;
+        if (!rep_cell_ranked(g, cell)) { /* measured the cache: hollow, named, not the curve's best */
+            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"none\" stroke=\"#7f8c8d\" "
+                       "stroke-width=\"2\"/>\n<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#7f8c8d\" "
+                       "text-anchor=\"middle\">cache</text>\n",
+                    x, y, x, yhi - 8);
+            continue;
+        }
         fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\"/>\n", x, y, knee ? 7 : 4,
                 knee ? "#e67e22" : "#2c6fbb");
         if (knee)

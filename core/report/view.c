@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model_rank.h"
 #include "report.h"
 #include "units.h"
 
@@ -259,7 +260,8 @@ void rep_knee_text(const rep_report *r, const rep_group *g, size_t a, char *buf,
                       : once         ? "measured once: no CIs to judge it by (repeat = 3 gives them)"
                       : k->significant ? "the shortfall from the best is significant (beyond the 95% CIs)"
                                        : "not significantly below the best (within the 95% CIs)";
-    const char *below = !bc             ? "; it is the smallest value measured"
+    const char *below = !bc ? (rep_knee_below_unranked(g, a) ? "; the smaller values measured the cache (cache-bound), not ranked"
+                                                             : "; it is the smallest value measured")
                         : once && is_best ? "; measured once: no CIs (repeat = 3 gives them)"
                         : once          ? ""
                         : bc->ok && bc->repeats < 2
