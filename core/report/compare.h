@@ -37,7 +37,13 @@ typedef struct rep_cmp_cell {
     double ratio, delta;        /* new/base and (new-base)/base; NaN unless both ran */
     rep_welch w;
     rep_cmp_verdict verdict;
-    bool regression;            /* fails the gate (--fail-below): slower, newly failing, or missing from new */
+    bool regression;            /* fails a gate: slower (--fail-below), latency beyond --fail-above-latency,
+                                 * newly failing, or missing from new */
+    /* the step latency compared (--latency), in us, and (new-base)/base;
+     * NaN where a side did not measure it */
+    double lat_base, lat_new, lat_delta;
+    bool lat_regression;        /* its rise fails --fail-above-latency */
+    bool thr_regression;        /* the throughput's part: slower beyond --fail-below, or newly failing */
 } rep_cmp_cell;
 
 typedef struct rep_cmp_group {
@@ -51,12 +57,15 @@ typedef struct rep_cmp_group {
     bool unit_differs;           /* the sides count different units: not compared */
     double geomean;              /* of new/base over cells where both ran; NaN: none */
     size_t ngeo;
+    const char *latency;         /* the latency statistic compared ("p99"), NULL: none */
+    double latency_limit;        /* --fail-above-latency as a fraction; NaN: no latency gate */
 } rep_cmp_group;
 
 /* One side: its files' rows and model. */
 typedef struct rep_cmp_side {
     rep_rows rows;
     rep_model model;
+    double **lat; /* per group, per cell: the latency compared (us), NaN: not measured; NULL: none compared */
 } rep_cmp_side;
 
 typedef struct rep_compare {
@@ -65,12 +74,22 @@ typedef struct rep_compare {
     double fail_below; /* gate: a significant delta below this fails (e.g. -0.05) */
     bool gate;         /* --fail-below given */
     bool allow_missing; /* --allow-missing: a cell of base that new lacks does not fail the gate */
+    /* --latency: the step latency statistic compared beside throughput
+     * (p50, p90, p99, p999, mean, max; lower is better); NULL: none */
+    const char *latency;
+    double fail_above_latency; /* gate: a latency rise beyond this fails (e.g. 0.10) */
+    bool latency_gate;         /* --fail-above-latency given */
+    size_t nlat_missing;       /* matched cells that ran on both sides, the latency missing on one */
     rep_cmp_group *g;
     size_t n;
     double geomean; /* over every group's matched cells; NaN: none */
     size_t ngeo;
     size_t nregressions;
 } rep_compare;
+
+/* The result field of a --latency statistic ("p99" -> latency_p99_us),
+ * or NULL for a name that is none. */
+const char *rep_cmp_latency_field(const char *stat);
 
 /* Matches the two built models and judges every matched cell; 0 or
  * -DLG_ENOMEM with a message in err. */

@@ -15,8 +15,9 @@
 static void usage(FILE *f)
 {
     fputs("usage: dlgauge compare BASE.csv|.jsonl... -- NEW.csv|.jsonl... [--alpha 0.05] [--fail-below PCT]\n"
-          "                       [--allow-missing] [--markdown OUT.md|-] [--color auto|always|never]\n"
-          "       (or --base FILE... --new FILE...)\n"
+          "                       [--latency p99] [--fail-above-latency PCT] [--allow-missing]\n"
+          "                       [--markdown OUT.md|-] [--color auto|always|never]\n"
+          "       (or --base FILE... --new FILE...; '-' on one side: standard input)\n"
           "  new against base, cell by cell: throughput +-CI95 of each side, new/base, delta and Welch's\n"
           "  t-test (\"~\": not significant; one repeat on a side: no CI, no verdict); geometric means\n"
           "  --alpha A         significance level of the two-sided test (default 0.05)\n"
@@ -24,6 +25,10 @@ static void usage(FILE *f)
           "                    (e.g. -5%), ran in base and fails in new, or is in base and missing\n"
           "                    from new; each named on stderr\n"
           "  --allow-missing   a cell missing from new does not fail the gate (a sweep changed on purpose)\n"
+          "  --latency STAT    also compare this step latency per cell: p50, p90, p99, p999, mean or max\n"
+          "                    (lower is better; no test: a percentile is one figure per cell)\n"
+          "  --fail-above-latency PCT  exit 1 if a cell's step latency (--latency, default p99) rose by\n"
+          "                    more than PCT (e.g. 10%), or a cell newly fails or is missing from new\n"
           "  exit codes: 0 compared (gate passed), 1 the gate failed, 2 bad input or unwritable output\n",
           f);
 }
@@ -31,20 +36,22 @@ static void usage(FILE *f)
 typedef struct opts {
     const char **files[2]; /* base, new */
     size_t nfiles[2];
-    const char *markdown, *color;
-    double alpha, fail_below;
-    bool gate, allow_missing;
+    const char *markdown, *color, *latency;
+    double alpha, fail_below, fail_above_latency;
+    bool gate, allow_missing, latency_gate;
+    int stdin_side; /* the side that reads "-", -1: none */
 } opts;
 
-/* "-5%", "-5", "-2.5%": a slowdown limit in percent, as a fraction. */
-static int parse_pct(const char *s, double *out)
+/* "-5%", "-5", "-2.5%" (a slowdown, rise false) or "10%", "+10" (a
+ * latency rise): a limit in percent, as a fraction. */
+static int parse_pct(const char *s, bool rise, double *out)
 {
     char *end;
     errno = 0;
     double v = strtod(s, &end);
     if (*end == '%')
         end++;
-    if (end == s || *end || errno || !(v <= 0 && v > -100))
+    if (end == s || *end || errno || !(rise ? v >= 0 && v < 1e6 : v <= 0 && v > -100))
         return -1;
     *out = v / 100;
     return 0;
@@ -64,13 +71,21 @@ static int parse_valued(opts *o, const char *a, const char *val)
             fprintf(stderr, "dlgauge compare: --alpha '%s': a significance level in (0, 0.5], e.g. 0.05\n", val);
             return 2;
         }
-    } else if (strcmp(a, "--fail-below") == 0) {
-        if (parse_pct(val, &o->fail_below) != 0) {
-            fprintf(stderr, "dlgauge compare: --fail-below '%s': a slowdown in percent, zero or negative, "
-                    "e.g. -5%%\n", val);
+    } else if (strcmp(a, "--fail-below") == 0 || strcmp(a, "--fail-above-latency") == 0) {
+        bool rise = strcmp(a, "--fail-below") != 0; /* a latency's rise, not a throughput's fall */
+        if (parse_pct(val, rise, rise ? &o->fail_above_latency : &o->fail_below) != 0) {
+            fprintf(stderr, "dlgauge compare: %s '%s': %s\n", a, val,
+                    rise ? "a latency rise in percent, zero or positive, e.g. 10%"
+                         : "a slowdown in percent, zero or negative, e.g. -5%");
             return 2;
         }
-        o->gate = true;
+        *(rise ? &o->latency_gate : &o->gate) = true;
+    } else if (strcmp(a, "--latency") == 0) {
+        if (!rep_cmp_latency_field(val)) {
+            fprintf(stderr, "dlgauge compare: --latency '%s': p50, p90, p99, p999, mean or max\n", val);
+            return 2;
+        }
+        o->latency = val;
     } else {
         fprintf(stderr, "dlgauge compare: unknown option '%s' (dlgauge compare --help)\n", a);
         return 2;
@@ -83,6 +98,7 @@ static int parse_args(opts *o, int argc, char **argv)
 {
     o->alpha = 0.05;
     o->color = "auto";
+    o->stdin_side = -1;
     for (int s = 0; s < 2; s++)
         if (!(o->files[s] = calloc((size_t)argc, sizeof *o->files[s]))) /* at most every argument a file */
             return 2;
@@ -98,6 +114,12 @@ static int parse_args(opts *o, int argc, char **argv)
             continue;
         }
         if (a[0] != '-' || strcmp(a, "-") == 0) {
+            if (strcmp(a, "-") == 0 && o->stdin_side >= 0) { /* read once, it would be empty the second time */
+                fprintf(stderr, "dlgauge compare: '-' (standard input) given twice: one side may read it\n");
+                return 2;
+            }
+            if (strcmp(a, "-") == 0)
+                o->stdin_side = side;
             o->files[side][o->nfiles[side]++] = a;
             continue;
         }
@@ -117,6 +139,8 @@ static int parse_args(opts *o, int argc, char **argv)
         fprintf(stderr, "dlgauge compare: --color '%s': auto, always or never\n", o->color);
         return 2;
     }
+    if (o->latency_gate && !o->latency)
+        o->latency = "p99"; /* the tail a latency gate is usually about */
     if (o->nfiles[0] == 0 || o->nfiles[1] == 0) {
         fprintf(stderr, "dlgauge compare: no %s results file given (BASE... -- NEW...)\n", o->nfiles[0] ? "new" : "base");
         return 2;
@@ -191,7 +215,13 @@ int rep_compare_main(int argc, char **argv)
         free(o.files[1]);
         return prc == 1 ? 0 : 2;
     }
-    rep_compare c = {.alpha = o.alpha, .fail_below = o.fail_below, .gate = o.gate, .allow_missing = o.allow_missing};
+    rep_compare c = {.alpha = o.alpha,
+                     .fail_below = o.fail_below,
+                     .gate = o.gate,
+                     .allow_missing = o.allow_missing,
+                     .latency = o.latency,
+                     .fail_above_latency = o.fail_above_latency,
+                     .latency_gate = o.latency_gate};
     char err[2048] = "";
     int rc = load_side(&c.base, "base", o.files[0], o.nfiles[0], err, sizeof err);
     if (!rc)

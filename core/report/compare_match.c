@@ -11,6 +11,7 @@
 
 #include <dlgauge/plugin.h>
 
+#include "model_rows.h"
 #include "report.h"
 #include "stats.h"
 
@@ -103,6 +104,45 @@ static double cell_sd(const rep_cell *c)
     return c->ci * sqrt(c->repeats) / dlg_t_quantile_975((size_t)c->repeats - 1);
 }
 
+/* Any gate given: a cell newly failing, or missing from new, fails it. */
+static bool any_gate(const rep_compare *c)
+{
+    return c->gate || c->latency_gate;
+}
+
+static const char *const latency_stats[] = {"p50", "p90", "p99", "p999", "mean", "max"};
+static const char *const latency_fields[] = {"latency_p50_us",  "latency_p90_us",  "latency_p99_us",
+                                             "latency_p999_us", "latency_mean_us", "latency_max_us"};
+
+const char *rep_cmp_latency_field(const char *stat)
+{
+    for (size_t i = 0; stat && i < sizeof latency_stats / sizeof *latency_stats; i++)
+        if (same(stat, latency_stats[i]))
+            return latency_fields[i];
+    return NULL;
+}
+
+/* The compared latency of a matched cell where both sides ran; its rise
+ * beyond the limit fails the latency gate.  A percentile is one figure
+ * over every timed step of a cell, with no spread to test it by. */
+static void judge_latency(rep_cmp_cell *cc, const rep_cmp_group *cg, rep_compare *c)
+{
+    cc->lat_base = cc->lat_new = cc->lat_delta = NAN;
+    if (!c->latency || !cc->base->ok || !cc->new->ok)
+        return;
+    size_t gb = (size_t)(cg->base - c->base.model.g), gn = (size_t)(cg->new - c->new.model.g);
+    cc->lat_base = c->base.lat[gb][cc->base - cg->base->cells];
+    cc->lat_new = c->new.lat[gn][cc->new - cg->new->cells];
+    if (isnan(cc->lat_base) || isnan(cc->lat_new)) {
+        c->nlat_missing++;
+        return;
+    }
+    if (cc->lat_base > 0)
+        cc->lat_delta = cc->lat_new / cc->lat_base - 1;
+    cc->lat_regression = c->latency_gate && cc->lat_delta > c->fail_above_latency;
+    cc->regression |= cc->lat_regression;
+}
+
 static void judge(rep_cmp_cell *cc, const rep_compare *c)
 {
     const rep_cell *b = cc->base, *n = cc->new;
@@ -110,7 +150,7 @@ static void judge(rep_cmp_cell *cc, const rep_compare *c)
     cc->w = (rep_welch){NAN, NAN, NAN};
     if (!b->ok || !n->ok) {
         cc->verdict = !b->ok && !n->ok ? REP_CMP_BOTH_FAIL : b->ok ? REP_CMP_NEW_FAIL : REP_CMP_FIXED;
-        cc->regression = c->gate && cc->verdict == REP_CMP_NEW_FAIL; /* whatever the statistics */
+        cc->regression = cc->thr_regression = any_gate(c) && cc->verdict == REP_CMP_NEW_FAIL; /* whatever the statistics */
         return;
     }
     if (b->thr > 0) {
@@ -124,7 +164,7 @@ static void judge(rep_cmp_cell *cc, const rep_compare *c)
         cc->verdict = n->thr < b->thr ? REP_CMP_SLOWER : REP_CMP_FASTER;
     else
         cc->verdict = REP_CMP_SAME;
-    cc->regression = c->gate && cc->verdict == REP_CMP_SLOWER && cc->delta < c->fail_below;
+    cc->regression = cc->thr_regression = c->gate && cc->verdict == REP_CMP_SLOWER && cc->delta < c->fail_below;
 }
 
 static rep_cmp_cell *new_cell(rep_cmp_group *cg)
@@ -201,12 +241,13 @@ static void judge_group(rep_cmp_group *cg, rep_compare *c, double *logsum)
         rep_cmp_cell *cc = &cg->cells[i];
         if (cc->base && !cc->new) {
             /* a benchmark that vanished from new is no pass for a CI gate */
-            cc->regression = c->gate && !c->allow_missing;
+            cc->regression = any_gate(c) && !c->allow_missing;
             c->nregressions += cc->regression;
         }
         if (!cc->base || !cc->new)
             continue;
         judge(cc, c);
+        judge_latency(cc, cg, c);
         c->nregressions += cc->regression;
         if (cc->ratio > 0 && isfinite(cc->ratio)) {
             sum += log(cc->ratio);
@@ -229,6 +270,8 @@ static rep_cmp_group *add_group(rep_compare *c, const rep_group *base, const rep
     cg->base = base;
     cg->new = new;
     cg->geomean = NAN;
+    cg->latency = c->latency;
+    cg->latency_limit = c->latency_gate ? c->fail_above_latency : NAN;
     char title[512];
     rep_group_title(base ? base : new, title, sizeof title);
     return (cg->name = strdup(title)) ? cg : NULL;
@@ -270,6 +313,16 @@ static int match_groups(rep_compare *c)
 int rep_compare_build(rep_compare *c, char *err, size_t errlen)
 {
     c->geomean = NAN;
+    const char *lf = rep_cmp_latency_field(c->latency);
+    if (c->latency && !lf) {
+        snprintf(err, errlen, "--latency '%s': p50, p90, p99, p999, mean or max", c->latency);
+        return -DLG_EINVAL;
+    }
+    if (lf && (rep_model_cell_field(&c->base.model, &c->base.rows, lf, &c->base.lat) != 0 ||
+               rep_model_cell_field(&c->new.model, &c->new.rows, lf, &c->new.lat) != 0)) {
+        snprintf(err, errlen, "out of memory gathering step latencies");
+        return -DLG_ENOMEM;
+    }
     if (match_groups(c) != 0) {
         snprintf(err, errlen, "out of memory matching the two sides");
         return -DLG_ENOMEM;
@@ -298,6 +351,9 @@ void rep_compare_free(rep_compare *c)
         free(cg->name);
     }
     free(c->g);
+    rep_model_cell_field_free(&c->base.model, c->base.lat);
+    rep_model_cell_field_free(&c->new.model, c->new.lat);
+    c->base.lat = c->new.lat = NULL;
     rep_model_free(&c->base.model);
     rep_model_free(&c->new.model);
     rep_rows_free(&c->base.rows);

@@ -58,9 +58,16 @@ static void header(const out_form *o, const rep_compare *c)
     else
         fprintf(o->f, "dlgauge compare: ");
     fprintf(o->f, "new against base, cell by cell; Welch's t-test, two-sided, alpha %g", c->alpha);
+    if (c->latency)
+        fprintf(o->f, "; %s step latency beside throughput (lower is better, no test)", c->latency);
+    if (c->gate || c->latency_gate)
+        fprintf(o->f, "; gate: ");
     if (c->gate)
-        fprintf(o->f, "; gate: a significant slowdown beyond %.1f%%%s fails", 100 * c->fail_below,
-                c->allow_missing ? " or a new failure" : ", a new failure or a cell missing from new");
+        fprintf(o->f, "a significant slowdown beyond %.1f%%, ", 100 * c->fail_below);
+    if (c->latency_gate)
+        fprintf(o->f, "a %s step latency rise beyond +%.1f%%, ", c->latency, 100 * c->fail_above_latency);
+    if (c->gate || c->latency_gate)
+        fprintf(o->f, "%s fails", c->allow_missing ? "a new failure" : "a new failure or a cell missing from new");
     fprintf(o->f, "%s", o->md ? ".\n\n" : "\n");
     rep_cmp_side_text(&c->base, buf, sizeof buf);
     line(o, "base", buf);
@@ -104,7 +111,11 @@ static void footer(const out_form *o, const rep_compare *c)
     char buf[256];
     rep_cmp_geomean_text(c->geomean, c->ngeo, buf, sizeof buf);
     fprintf(o->f, "\n%sgeomean new/base over all groups: %s%s\n", o->md ? "**" : "", buf, o->md ? "**" : "");
-    if (c->gate)
+    if (c->nlat_missing)
+        fprintf(o->f, "%s%zu cell%s without %s on a side: latency not compared there%s\n", o->md ? "\n" : "",
+                c->nlat_missing, c->nlat_missing == 1 ? "" : "s", rep_cmp_latency_field(c->latency),
+                c->latency_gate ? " (nor gated)" : "");
+    if (c->gate || c->latency_gate)
         fprintf(o->f, "%s%zu cell%s fail%s the gate\n", o->md ? "\n" : "", c->nregressions,
                 c->nregressions == 1 ? "" : "s", c->nregressions == 1 ? "s" : "");
 }

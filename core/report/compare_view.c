@@ -52,7 +52,18 @@ void rep_cmp_regression_text(const rep_cmp_group *g, const rep_cmp_cell *cc, cha
         return;
     }
     dlg_format_rate(cc->new->thr, g->new->unit, n, sizeof n);
-    snprintf(buf, len, "%s%s%s: %s -> %s (%+.1f%%, p=%.2g)", g->name, sep, label, b, n, 100 * cc->delta, cc->w.p);
+    int k = 0;
+    if (cc->thr_regression)
+        k = snprintf(buf, len, "%s%s%s: %s -> %s (%+.1f%%, p=%.2g)", g->name, sep, label, b, n, 100 * cc->delta,
+                     cc->w.p);
+    if (!cc->lat_regression || k < 0 || (size_t)k >= len)
+        return;
+    dlg_format_latency_us(cc->lat_base, b, sizeof b);
+    dlg_format_latency_us(cc->lat_new, n, sizeof n);
+    k = k ? k + snprintf(buf + k, len - (size_t)k, "; ") : snprintf(buf, len, "%s%s%s: ", g->name, sep, label);
+    if (k >= 0 && (size_t)k < len)
+        snprintf(buf + k, len - (size_t)k, "%s step latency %s -> %s (%+.1f%%, limit +%.1f%%)", g->latency, b, n,
+                 100 * cc->lat_delta, 100 * g->latency_limit);
 }
 
 static int style_of(rep_cmp_verdict v)
@@ -83,7 +94,8 @@ static int put_side(rep_table *t, size_t row, size_t col, const rep_cell *c, con
     return rc | rep_table_put(t, row, col + 1, REP_ST_PLAIN, "%s", b);
 }
 
-static int put_judgement(rep_table *t, size_t row, size_t col, const rep_cmp_cell *cc)
+/* new/base, delta, p and n from col on; the verdict in column verdict. */
+static int put_judgement(rep_table *t, size_t row, size_t col, const rep_cmp_cell *cc, size_t verdict)
 {
     int rc = 0;
     bool ran = !isnan(cc->ratio);
@@ -92,13 +104,31 @@ static int put_judgement(rep_table *t, size_t row, size_t col, const rep_cmp_cel
     rc |= rep_table_put(t, row, col + 2, REP_ST_PLAIN, isnan(cc->w.p) ? "-" : "%.2g", cc->w.p);
     rc |= rep_table_put(t, row, col + 3, REP_ST_PLAIN, "%.0f+%.0f", cc->base->ok ? cc->base->repeats : 0,
                         cc->new->ok ? cc->new->repeats : 0);
-    rc |= rep_table_put(t, row, col + 4, cc->regression ? REP_ST_BAD : style_of(cc->verdict), "%s%s",
-                        rep_cmp_verdict_name(cc->verdict), cc->regression ? " (gate)" : "");
+    bool slow = cc->thr_regression; /* a latency failure is marked in its own column */
+    rc |= rep_table_put(t, row, verdict, slow ? REP_ST_BAD : style_of(cc->verdict), "%s%s",
+                        rep_cmp_verdict_name(cc->verdict), slow ? " (gate)" : "");
     return rc;
 }
 
 static const char *const heads[] = {"base", "+-CI95", "new", "+-CI95", "new/base", "delta", "p", "n", "verdict"};
 enum { NHEADS = sizeof heads / sizeof *heads, H_VERDICT = NHEADS - 1 };
+/* With --latency, after the throughput's columns: "base p99", "new p99", "p99 delta". */
+static const char *const lat_heads[] = {"base %s", "new %s", "%s delta"};
+enum { NLAT = sizeof lat_heads / sizeof *lat_heads };
+
+/* The latency columns of a matched cell: both figures, the rise (red and
+ * "(gate)" where it fails --fail-above-latency). */
+static int put_latency(rep_table *t, size_t row, size_t col, const rep_cmp_cell *cc)
+{
+    char b[64], n[64];
+    dlg_format_latency_us(cc->lat_base, b, sizeof b);
+    dlg_format_latency_us(cc->lat_new, n, sizeof n);
+    int rc = rep_table_put(t, row, col, REP_ST_PLAIN, "%s", b) | rep_table_put(t, row, col + 1, REP_ST_PLAIN, "%s", n);
+    if (isnan(cc->lat_delta))
+        return rc | rep_table_put(t, row, col + 2, REP_ST_PLAIN, "-");
+    return rc | rep_table_put(t, row, col + 2, cc->lat_regression ? REP_ST_BAD : REP_ST_PLAIN, "%+.1f%%%s",
+                              100 * cc->lat_delta, cc->lat_regression ? " (gate)" : "");
+}
 
 size_t rep_cmp_matched(const rep_cmp_group *g)
 {
@@ -110,16 +140,22 @@ size_t rep_cmp_matched(const rep_cmp_group *g)
 
 int rep_cmp_table(rep_table *t, const rep_cmp_group *g)
 {
-    size_t nc = g->nkeys + NHEADS;
+    size_t nlat = g->latency ? NLAT : 0, nc = g->nkeys + NHEADS + nlat;
+    size_t verdict = g->nkeys + H_VERDICT + nlat; /* the last column */
     if (rep_table_init(t, rep_cmp_matched(g) + 1, nc) != 0)
         return -1;
     int rc = 0;
     for (size_t k = 0; k < g->nkeys; k++)
         rc |= rep_table_put(t, 0, k, REP_ST_STRONG, "%s", g->keys[k]);
-    for (size_t h = 0; h < NHEADS; h++) {
-        t->right[g->nkeys + h] = h < H_VERDICT;
+    for (size_t h = 0; h < H_VERDICT; h++) {
+        t->right[g->nkeys + h] = true;
         rc |= rep_table_put(t, 0, g->nkeys + h, REP_ST_STRONG, "%s", heads[h]);
     }
+    for (size_t h = 0; h < nlat; h++) {
+        t->right[g->nkeys + H_VERDICT + h] = true;
+        rc |= rep_table_put(t, 0, g->nkeys + H_VERDICT + h, REP_ST_STRONG, lat_heads[h], g->latency);
+    }
+    rc |= rep_table_put(t, 0, verdict, REP_ST_STRONG, "%s", heads[H_VERDICT]);
     char buf[256];
     for (size_t i = 0, row = 1; i < g->ncells; i++) {
         const rep_cmp_cell *cc = &g->cells[i];
@@ -136,7 +172,9 @@ int rep_cmp_table(rep_table *t, const rep_cmp_group *g)
         }
         rc |= put_side(t, row, g->nkeys, cc->base, g->base->unit);
         rc |= put_side(t, row, g->nkeys + 2, cc->new, g->new->unit);
-        rc |= put_judgement(t, row, g->nkeys + 4, cc);
+        rc |= put_judgement(t, row, g->nkeys + 4, cc, verdict);
+        if (nlat)
+            rc |= put_latency(t, row, g->nkeys + H_VERDICT, cc);
         row++;
     }
     return rc ? -1 : 0;

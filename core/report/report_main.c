@@ -13,7 +13,7 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: dlgauge report RESULTS.csv|.jsonl... [--catalog conf/instances/X.ini]... [--target 0.95]\n"
+    fputs("usage: dlgauge report RESULTS.csv|.jsonl|-... [--catalog conf/instances/X.ini]... [--target 0.95]\n"
           "                      [--html OUT.html] [--markdown OUT.md|-] [--disks DIR]... [--disk NAME=PROFILE.ini]...\n"
           "                      [--workload NAME[/MODE]]... [--weight NAME[/MODE]=AMOUNT]... [--gpu MODEL]\n"
           "                      [--color auto|always|never]\n"
@@ -27,6 +27,7 @@ typedef struct opts {
     size_t nresults, ncatalogs, ndiskdirs, ndisks, nworkloads, nweights;
     const char *html, *markdown, *gpu, *color;
     double target;
+    int nstdin; /* "-" given (standard input) */
 } opts;
 
 static int push(const char ***arr, size_t *n, const char *v)
@@ -63,6 +64,10 @@ static int parse_args(opts *o, int argc, char **argv)
             return 1;
         }
         if (a[0] != '-' || strcmp(a, "-") == 0) {
+            if (strcmp(a, "-") == 0 && ++o->nstdin > 1) { /* read once, it would be empty the second time */
+                fprintf(stderr, "dlgauge report: '-' (standard input) given twice\n");
+                return 2;
+            }
             rc = push(&o->results, &o->nresults, a);
             if (rc)
                 return 2;

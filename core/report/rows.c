@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <dlgauge/plugin.h>
 
@@ -281,11 +282,13 @@ static int expand_config(rep_row *r)
     return 0;
 }
 
-int rep_read_file(rep_rows *rs, const char *path, char *err, size_t errlen)
+/* Reads the file at path, named name in rows and messages (the readers
+ * name it by path in some). */
+static int read_named(rep_rows *rs, const char *path, const char *name, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        snprintf(err, errlen, "%s: cannot open: %s", name, strerror(errno));
         return -DLG_EIO;
     }
     int c;
@@ -293,21 +296,86 @@ int rep_read_file(rep_rows *rs, const char *path, char *err, size_t errlen)
         c = fgetc(f);
     while (c != EOF && isspace(c));
     fclose(f);
-    const char *src = rep_rows_add_file(rs, path);
+    const char *src = rep_rows_add_file(rs, name);
     if (!src) {
-        snprintf(err, errlen, "%s: out of memory", path);
+        snprintf(err, errlen, "%s: out of memory", name);
         return -DLG_ENOMEM;
     }
     if (c == EOF) {
-        snprintf(err, errlen, "%s: empty file (no header, no rows)", path);
+        snprintf(err, errlen, "%s: empty file (no header, no rows)", name);
         return -DLG_EINVAL;
     }
     size_t first = rs->n;
     int rc = c == '{' ? rep_read_jsonl(rs, path, src, err, errlen) : rep_read_csv(rs, path, src, err, errlen);
     for (size_t i = first; rc == 0 && i < rs->n; i++)
         if (expand_config(&rs->v[i]) != 0) {
-            snprintf(err, errlen, "%s: out of memory", path);
+            snprintf(err, errlen, "%s: out of memory", name);
             rc = -DLG_ENOMEM;
         }
+    return rc;
+}
+
+/* Standard input copied to an unlinked temporary file, whose name under
+ * /proc/self/fd goes to path: the kind is sniffed before the reader reads
+ * it again, which a pipe would not allow.  NULL after saying why. */
+static FILE *spool_stdin(char *path, size_t plen, char *err, size_t errlen)
+{
+    if (isatty(STDIN_FILENO)) { /* waiting for typed results helps nobody */
+        snprintf(err, errlen, "%s: a terminal: pipe or redirect the results in ('-' < FILE)", REP_STDIN_NAME);
+        return NULL;
+    }
+    FILE *t = tmpfile();
+    if (!t) {
+        snprintf(err, errlen, "%s: cannot make a temporary copy: %s", REP_STDIN_NAME, strerror(errno));
+        return NULL;
+    }
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, stdin)) > 0 && fwrite(buf, 1, n, t) == n)
+        ;
+    if (ferror(stdin) || ferror(t) || fflush(t) != 0) {
+        snprintf(err, errlen, "%s: %s: %s", REP_STDIN_NAME, ferror(stdin) ? "read error" : "copy failed",
+                 strerror(errno));
+        fclose(t);
+        return NULL;
+    }
+    snprintf(path, plen, "/proc/self/fd/%d", fileno(t));
+    return t;
+}
+
+/* s, a heap string or buffer of cap bytes, with its leading from renamed to
+ * to; a heap string is reallocated (cap 0), a buffer cut at cap. */
+static void rename_lead(char **s, size_t cap, const char *from, const char *to)
+{
+    size_t lf = strlen(from);
+    if (!*s || strncmp(*s, from, lf) != 0)
+        return;
+    char *out = NULL;
+    if (asprintf(&out, "%s%s", to, *s + lf) < 0)
+        return;
+    if (cap) {
+        snprintf(*s, cap, "%s", out);
+        free(out);
+    } else {
+        free(*s);
+        *s = out;
+    }
+}
+
+int rep_read_file(rep_rows *rs, const char *path, char *err, size_t errlen)
+{
+    if (strcmp(path, "-") != 0)
+        return read_named(rs, path, path, err, errlen);
+    char fdpath[64];
+    FILE *t = spool_stdin(fdpath, sizeof fdpath, err, errlen);
+    if (!t)
+        return -DLG_EIO;
+    size_t w0 = rs->nwarnings;
+    int rc = read_named(rs, fdpath, REP_STDIN_NAME, err, errlen);
+    fclose(t);
+    if (rc)
+        rename_lead(&err, errlen, fdpath, REP_STDIN_NAME);
+    for (size_t i = w0; i < rs->nwarnings; i++)
+        rename_lead(&rs->warnings[i], 0, fdpath, REP_STDIN_NAME);
     return rc;
 }

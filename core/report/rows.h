@@ -39,8 +39,11 @@ typedef struct rep_rows {
     size_t nwarnings;
 } rep_rows;
 
-/* Reads one results file (CSV or JSONL, by content) and appends its
- * dlgauge_result rows.  Returns 0 or a negative DLG_E* code with a one-line
+/* How rows and messages name results read from standard input ("-"). */
+#define REP_STDIN_NAME "standard input"
+
+/* Reads one results file (CSV or JSONL, by content; "-": standard input,
+ * once per process) and appends its dlgauge_result rows.  Returns 0 or a negative DLG_E* code with a one-line
  * message ("FILE:LINE: ...") in err.  A row cut short by a crash is
  * skipped with a line in rs->warnings; a file left with no row is an error. */
 int rep_read_file(rep_rows *rs, const char *path, char *err, size_t errlen);

@@ -371,6 +371,122 @@ static void text_output_has_no_control_characters(void **state)
     rep_compare_free(&c);
 }
 
+/* ---- step latency (--latency, --fail-above-latency) and "-" ----------------- */
+
+#define HEADL "time,cpus,job,status,workload,throughput,throughput_ci95,throughput_stddev,unit,repeats,version,steps," \
+              "latency_p50_us,latency_p99_us\n"
+/* A cell of workload sim at cpus with throughput 100 (sd 1, 5 repeats) and its step latencies. */
+#define ROWL(cpus, steps, p50, p99) "2026-12-01T10:00:00Z," cpus ",j,ok,sim,100,1,1,images,5,0.1.0," steps "," p50 "," p99 "\n"
+
+/* p99 1 ms -> 1.25 ms at unchanged throughput: beyond a 10% limit the
+ * gate fails, named on stderr and marked in the latency column; a 30%
+ * limit passes; without a gate the columns are shown, exit 0. */
+static void latency_rise_fails_its_gate(void **state)
+{
+    (void)state;
+    static const char base[] = HEADL ROWL("2", "400", "900", "1000") ROWL("4", "400", "900", "1000");
+    static const char new[] = HEADL ROWL("2", "400", "900", "1250") ROWL("4", "400", "900", "1050");
+    ran r;
+    compare_files(&r, base, new, "--fail-above-latency", "10%");
+    assert_int_equal(r.rc, 1);
+    assert_int_equal(r.err_lines, 1);
+    assert_string_equal(r.err, "dlgauge compare: regression: sim (job j), mode -, precision -: cpus=2: p99 step latency "
+                               "1 ms -> 1.25 ms (+25.0%, limit +10.0%)\n");
+    assert_non_null(strstr(r.out, "gate: a p99 step latency rise beyond +10.0%, a new failure or a cell missing from new fails"));
+    assert_non_null(strstr(r.out, "base p99  new p99  p99 delta"));
+    assert_non_null(strstr(r.out, "+25.0% (gate)  ~\n"));
+    assert_non_null(strstr(r.out, "+5.0%  ~\n"));
+    assert_non_null(strstr(r.out, "1 cell fails the gate"));
+    compare_files(&r, base, new, "--fail-above-latency", "+30");
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.err, "");
+    compare_files(&r, base, new, "--latency", "p50");
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "base p50  new p50  p50 delta"));
+    assert_non_null(strstr(r.out, "+0.0%  ~\n"));
+    /* with the throughput gate too: each fails on its own figure */
+    compare_files2(&r, base, new, "--fail-below", "-5", "--fail-above-latency", "20");
+    assert_int_equal(r.rc, 1);
+    assert_int_equal(r.err_lines, 1);
+    /* bad values: one line, exit 2 */
+    compare_files(&r, base, new, "--latency", "p95");
+    assert_int_equal(r.rc, 2);
+    assert_string_equal(r.err, "dlgauge compare: --latency 'p95': p50, p90, p99, p999, mean or max\n");
+    compare_files(&r, base, new, "--fail-above-latency", "-10%");
+    assert_int_equal(r.rc, 2);
+    assert_int_equal(r.err_lines, 1);
+}
+
+/* A cell run twice on a side (two files merged): its latency is the mean
+ * of the runs' weighted by their timed steps; a side without the field
+ * is counted, not gated. */
+static void latency_pooled_over_runs(void **state)
+{
+    (void)state;
+    rep_compare c;
+    memset(&c, 0, sizeof c);
+    c.alpha = 0.05;
+    c.latency = "p99";
+    c.latency_gate = true;
+    c.fail_above_latency = 0.1;
+    model_from_csv(HEADL ROWL("2", "100", "1", "1000") ROWL("2", "300", "1", "2000") ROWL("4", "100", "1", "1000"),
+                   &c.base.rows, &c.base.model);
+    model_from_csv(HEADL ROWL("2", "100", "1", "1750") ROWL("4", "100", "1", ""), &c.new.rows, &c.new.model);
+    char err[256];
+    assert_int_equal(rep_compare_build(&c, err, sizeof err), 0);
+    const rep_cmp_cell *two = cell(&c.g[0], "cpus=2"), *four = cell(&c.g[0], "cpus=4");
+    assert_near(two->lat_base, 1750, 1e-9);
+    assert_near(two->lat_delta, 0, 1e-12);
+    assert_false(two->regression);
+    assert_true(isnan(four->lat_new));
+    assert_false(four->regression);
+    assert_int_equal(c.nlat_missing, 1);
+    assert_int_equal(c.nregressions, 0);
+    rep_compare_free(&c);
+}
+
+/* Runs compare with standard input reading the file holding text. */
+static void run_with_stdin(ran *r, const char *text, const char *const *args)
+{
+    char path[32];
+    temp_file(path, text);
+    int fd = open(path, O_RDONLY), saved = dup(0);
+    assert_true(fd >= 0 && saved >= 0);
+    dup2(fd, 0);
+    close(fd);
+    clearerr(stdin);
+    run_compare(r, args);
+    dup2(saved, 0);
+    close(saved);
+    clearerr(stdin);
+    unlink(path);
+}
+
+/* "-": one side from standard input, named so in the header and in
+ * errors; given twice, refused. */
+static void one_side_from_stdin(void **state)
+{
+    (void)state;
+    char pn[32];
+    temp_file(pn, slow_new);
+    ran r;
+    const char *base_stdin[] = {"-", "--", pn, "--fail-below", "-5", "--color", "never", NULL};
+    run_with_stdin(&r, slow_base, base_stdin);
+    assert_int_equal(r.rc, 1);
+    assert_non_null(strstr(r.out, "  base: standard input (2 rows)"));
+    assert_non_null(strstr(r.err, "cpus=2: 100 images/s -> 90 images/s (-10.0%"));
+    const char *new_stdin[] = {pn, "--", "-", NULL};
+    run_with_stdin(&r, "time,job,status,workload,version\n2026-12-01T10:00:00Z,j,ok,sim,0.1.0\n", new_stdin);
+    assert_int_equal(r.rc, 2);
+    assert_string_equal(r.err, "dlgauge compare: new: standard input:1: missing column 'throughput' (needed for the "
+                               "scaling curves)\n");
+    const char *twice[] = {"-", "--", "-", NULL};
+    run_with_stdin(&r, slow_base, twice);
+    assert_int_equal(r.rc, 2);
+    assert_string_equal(r.err, "dlgauge compare: '-' (standard input) given twice: one side may read it\n");
+    unlink(pn);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -385,6 +501,9 @@ int main(void)
         cmocka_unit_test(missing_cell_fails_the_gate),
         cmocka_unit_test(one_repeat_gives_no_verdict),
         cmocka_unit_test(bad_input_is_one_line_and_exit_2),
+        cmocka_unit_test(latency_rise_fails_its_gate),
+        cmocka_unit_test(latency_pooled_over_runs),
+        cmocka_unit_test(one_side_from_stdin),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
