@@ -430,6 +430,7 @@ int dlg_cmd_run(const dlg_cli *cli, int argc, char **argv)
         snprintf(run.host, sizeof run.host, "unknown");
     if (open_journal(&a, &cfg, &run, &jn, err, sizeof err) != 0)
         goto fail;
+    dlg_journal_print_notes(&jn, stderr); /* even with -q: a cron job's overlap goes unguarded */
     dlg_signals_install();
     dlg_sinkset ss;
     if (dlg_sinkset_open(&ss, &plan, true, cli->verbosity, err, sizeof err) != 0) {

@@ -114,8 +114,10 @@ static int lock_journal(dlg_journal *j, const char *what, char *err, size_t errl
         return 0;
     /* a file system without locks (Lustre mounted without -o flock, some
      * FUSE and 9p mounts): the run goes on unguarded, as before the lock */
-    if (errno == ENOSYS || errno == ENOLCK || errno == EOPNOTSUPP)
+    if (errno == ENOSYS || errno == ENOLCK || errno == EOPNOTSUPP) {
+        j->unlocked = errno; /* said once, by dlg_journal_print_notes */
         return 0;
+    }
     if (errno == EWOULDBLOCK)
         snprintf(err, errlen, "%s: %s: another dlgauge run is using this journal (the same configuration is "
                  "running): wait for it to end, or give this run its own journal = PATH in [global]",
@@ -163,25 +165,98 @@ static int add_done(dlg_journal *j, const char *job, size_t cell)
     return 0;
 }
 
-/* One "done JOB CELL STATUS" or "inventory ID" record into j; -1 with err[] naming the line. */
-static int read_record(dlg_journal *j, const char *line, int lineno, char *err, size_t errlen)
+/* The next space-separated field of *p, NUL-terminated in place; NULL
+ * when there is none. */
+static char *next_field(char **p)
 {
-    char *job = NULL, status[32];
-    size_t cell;
-    int rc = 0;
-    if (sscanf(line, "inventory %23s", j->inventory) == 1)
-        return 0;
-    if (sscanf(line, "done %ms %zu %31s", &job, &cell, status) != 3) {
-        snprintf(err, errlen, "%s:%d: malformed journal line", j->path, lineno);
-        rc = -1;
-    } else if (add_done(j, job, cell) != 0) {
-        snprintf(err, errlen, "%s:%d: out of memory", j->path, lineno);
-        rc = -1;
-    } else if (strcmp(status, "ok") != 0) {
-        j->nfailed++;
+    char *f = *p + strspn(*p, " ");
+    if (!*f)
+        return NULL;
+    char *e = f + strcspn(f, " ");
+    *p = *e ? e + 1 : e;
+    *e = '\0';
+    return f;
+}
+
+/* "done JOB CELL STATUS [fields of a newer version]"; -1 malformed. */
+static int read_done(dlg_journal *j, char *rest, int lineno, char *err, size_t errlen)
+{
+    char *job = next_field(&rest), *cell = next_field(&rest), *status = next_field(&rest);
+    bool digits = cell && cell[strspn(cell, "0123456789")] == '\0';
+    errno = 0;
+    unsigned long long k = digits ? strtoull(cell, NULL, 10) : 0;
+    if (!status || !digits || errno || k > SIZE_MAX) {
+        snprintf(err, errlen, "%s:%d: malformed journal line (done JOB CELL STATUS)", j->path, lineno);
+        return -1;
     }
-    free(job);
-    return rc;
+    if (add_done(j, job, (size_t)k) != 0) {
+        snprintf(err, errlen, "%s:%d: out of memory", j->path, lineno);
+        return -1;
+    }
+    if (strcmp(status, "ok") != 0)
+        j->nfailed++;
+    return 0;
+}
+
+/* "inventory ID [fields of a newer version]"; -1 malformed. */
+static int read_inventory(dlg_journal *j, char *rest, int lineno, char *err, size_t errlen)
+{
+    char *id = next_field(&rest);
+    if (!id || strlen(id) >= sizeof j->inventory) {
+        snprintf(err, errlen, "%s:%d: malformed journal line (inventory ID)", j->path, lineno);
+        return -1;
+    }
+    snprintf(j->inventory, sizeof j->inventory, "%s", id);
+    return 0;
+}
+
+/* A record of a kind this version does not know: skipped (journal.h). */
+static void skip_unknown(dlg_journal *j, const char *kind, int lineno)
+{
+    if (j->nunknown++ == 0) {
+        j->unknown_line = lineno;
+        snprintf(j->unknown_kind, sizeof j->unknown_kind, "%s", kind);
+    }
+}
+
+/* One record (its line, without the newline) into j; -1 with err[] naming
+ * the line.  Its kind is its first word, a lowercase name. */
+static int read_record(dlg_journal *j, char *line, int lineno, char *err, size_t errlen)
+{
+    size_t n = line[0] >= 'a' && line[0] <= 'z' ? strspn(line, "abcdefghijklmnopqrstuvwxyz0123456789_") : 0;
+    if (n == 0 || n >= sizeof j->unknown_kind || (line[n] != ' ' && line[n] != '\0')) {
+        snprintf(err, errlen, "%s:%d: malformed journal line (not a record)", j->path, lineno);
+        return -1;
+    }
+    char *rest = line[n] ? line + n + 1 : line + n;
+    line[n] = '\0';
+    if (strcmp(line, "done") == 0)
+        return read_done(j, rest, lineno, err, errlen);
+    if (strcmp(line, "inventory") == 0)
+        return read_inventory(j, rest, lineno, err, errlen);
+    skip_unknown(j, line, lineno);
+    return 0;
+}
+
+/* "dlgauge-journal FORMAT RUN_ID HASH": a newer format is refused by name.
+ * The hash is the last word: a run_id of [global] may hold spaces. */
+static int read_header(dlg_journal *j, const char *line, char *jhash, char *err, size_t errlen)
+{
+    int format, at = 0;
+    const char *hash = strrchr(line, ' ');
+    if (sscanf(line, "dlgauge-journal %d %n", &format, &at) != 1 || at == 0 || !hash || hash < line + at ||
+        format < 1 || strlen(hash + 1) >= 32 || !hash[1]) {
+        snprintf(err, errlen, "%s:1: not a dlgauge run journal", j->path);
+        return -1;
+    }
+    snprintf(j->run_id, sizeof j->run_id, "%.*s", (int)(hash - (line + at)), line + at);
+    snprintf(jhash, 32, "%s", hash + 1);
+    if (format > 1) {
+        snprintf(err, errlen, "%s:1: journal format %d, written by a newer dlgauge (this one reads format 1): "
+                 "resume with that dlgauge, or run without --resume to start over", j->path, format);
+        return -1;
+    }
+    return 0;
 }
 
 int dlg_journal_resume(dlg_journal *j, const char *path, const char *hash, char *err, size_t errlen)
@@ -218,12 +293,8 @@ int dlg_journal_resume(dlg_journal *j, const char *path, const char *hash, char 
             break;
         }
         whole = ftell(f);
-        if (lineno > 1) {
-            rc = read_record(j, line, lineno, err, errlen);
-        } else if (sscanf(line, "dlgauge-journal 1 %63s %31s", j->run_id, jhash) != 2) {
-            snprintf(err, errlen, "%s:1: not a dlgauge run journal", path);
-            rc = -1;
-        }
+        line[n - 1] = '\0';
+        rc = lineno > 1 ? read_record(j, line, lineno, err, errlen) : read_header(j, line, jhash, err, errlen);
     }
     if (rc == 0 && !torn && errno) { /* not the end: a read error, or no memory for a line */
         snprintf(err, errlen, "%s:%d: cannot read the journal: %s", path, lineno + 1, strerror(errno));
@@ -288,6 +359,17 @@ int dlg_journal_record_inventory(dlg_journal *j, const char *id, char *err, size
 bool dlg_journal_has_inventory(const dlg_journal *j, const char *id)
 {
     return j->inventory[0] && strcmp(j->inventory, id) == 0;
+}
+
+void dlg_journal_print_notes(const dlg_journal *j, FILE *out)
+{
+    if (j->unlocked)
+        fprintf(out, "dlgauge: note: %s: used unlocked, as its file system has no locks (flock: %s): a second "
+                "run of this journal at the same time would not be refused\n", j->path, strerror(j->unlocked));
+    if (j->nunknown)
+        fprintf(out, "dlgauge: note: %s:%d: skipped %zu journal line%s of a kind this dlgauge does not know "
+                "(the first: %s), written by a newer dlgauge; resuming from the records it knows\n",
+                j->path, j->unknown_line, j->nunknown, j->nunknown == 1 ? "" : "s", j->unknown_kind);
 }
 
 void dlg_journal_close(dlg_journal *j)

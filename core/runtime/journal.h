@@ -6,6 +6,14 @@
  *   done JOB CELL STATUS            (one line per delivered cell)
  *   inventory ID                    (the dlgauge_host point was delivered)
  *
+ * Forward compatibility: a record's kind is its first word.  A line of a
+ * kind this version does not know (a newer dlgauge's) is skipped, with one
+ * note; fields past the ones a known kind has are ignored.  A newer kind
+ * must therefore be safe to ignore (at worst a cell measured again); a
+ * change that is not bumps the header's format number, which this version
+ * refuses by name.  A known kind that cannot be read is an error at its
+ * file:line, as is a first word that is no lowercase name (a damaged file).
+ *
  * A cell is recorded after its result went to every sink; a crash in
  * between (microseconds) re-runs that one cell on resume.  A record is
  * appended whole or not at all (a full disk), so the file stays readable.
@@ -17,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 typedef struct dlg_journal_entry {
     char *job;
@@ -34,6 +43,10 @@ typedef struct dlg_journal {
     uint64_t end; /* bytes of whole lines in the file */
     bool torn;    /* a failed append left a fragment past end */
     char inventory[24]; /* id of the last inventory delivered, "" none */
+    int unlocked;       /* flock's errno where the file system has no locks, else 0 */
+    int unknown_line;   /* first line of a kind this version does not know, 0 none */
+    char unknown_kind[32];
+    size_t nunknown;    /* lines skipped as such */
 } dlg_journal;
 
 struct dlg_config;
@@ -65,6 +78,9 @@ int dlg_journal_record(dlg_journal *j, const char *job, size_t cell, const char 
  * resumed run on the same machine, unchanged, does not write it again. */
 int dlg_journal_record_inventory(dlg_journal *j, const char *id, char *err, size_t errlen);
 bool dlg_journal_has_inventory(const dlg_journal *j, const char *id);
+/* Once per run, after create or resume: a "dlgauge: note: " line to out for
+ * a journal used unlocked, and one for the lines that resume skipped. */
+void dlg_journal_print_notes(const dlg_journal *j, FILE *out);
 void dlg_journal_close(dlg_journal *j);
 
 #endif

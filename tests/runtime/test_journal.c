@@ -222,6 +222,26 @@ static void test_one_run_per_journal(void **unused)
     rmdir(dir);
 }
 
+/* What dlg_journal_print_notes says of j (free it). */
+static char *print_notes(const dlg_journal *j)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    dlg_journal_print_notes(j, f);
+    assert_int_equal(fclose(f), 0);
+    return text;
+}
+
+static int count_lines(const char *text)
+{
+    int n = 0;
+    for (; *text; text++)
+        n += *text == '\n';
+    return n;
+}
+
 /* A journal on a file system that cannot lock is used unlocked: a run
  * there (a Lustre or FUSE results folder) used to be refused outright. */
 static void test_no_locks_here(void **unused)
@@ -241,6 +261,14 @@ static void test_no_locks_here(void **unused)
         if (created != 0 || recorded != 0 || resumed != 0)
             fail_msg("errno %d: %s", no_locks[i], err);
         assert_int_equal(j.ndone, 1);
+        /* said once per run, naming the journal and why (it used to go on silently) */
+        char *notes = print_notes(&j);
+        char want[256];
+        snprintf(want, sizeof want, "dlgauge: note: %s: used unlocked, as its file system has no locks (flock: %s)",
+                 path, strerror(no_locks[i]));
+        assert_ptr_equal(strstr(notes, want), notes);
+        assert_int_equal(count_lines(notes), 1);
+        free(notes);
         dlg_journal_close(&j);
         unlink(path);
         rmdir(dir);
@@ -278,6 +306,134 @@ static void test_inventory_once(void **unused)
     rmdir(dir);
 }
 
+/* A closed journal of run r1 (configuration "abc"): its header, and a
+ * record of job a's cell 0 on line 2. */
+static void journal_with_cell_0(char *dir, size_t dlen, char *path, size_t plen)
+{
+    char err[512];
+    journal_path(dir, dlen, path, plen);
+    dlg_journal j;
+    assert_int_equal(dlg_journal_create(&j, path, "r1", "abc", err, sizeof err), 0);
+    assert_int_equal(dlg_journal_record(&j, "a", 0, "ok", err, sizeof err), 0);
+    dlg_journal_close(&j);
+}
+
+/* A journal with records of a kind this version does not know (as the
+ * inventory line was to the version before it): skipped with one note
+ * naming the first one's line and kind, the records known read as ever,
+ * fields added past a known record's ignored.  --resume used to refuse
+ * the whole journal as malformed. */
+static void test_newer_records_skipped(void **unused)
+{
+    (void)unused;
+    char dir[64], path[128], err[512] = "";
+    journal_with_cell_0(dir, sizeof dir, path, sizeof path);
+    dlg_journal j;
+    append_text(path, "gpu_clock2 0 1410MHz\ndone a 1 error 12.5s more\ngpu_clock2 1 1395MHz\n");
+    off_t size = file_size(path);
+
+    if (dlg_journal_resume(&j, path, "abc", err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_true(dlg_journal_is_done(&j, "a", 0));
+    assert_true(dlg_journal_is_done(&j, "a", 1));
+    assert_int_equal(j.ndone, 2);
+    assert_int_equal(j.nfailed, 1);
+    char *notes = print_notes(&j);
+    char want[256];
+    snprintf(want, sizeof want, "dlgauge: note: %s:3: skipped 2 journal lines of a kind this dlgauge does not "
+             "know (the first: gpu_clock2), written by a newer dlgauge", path);
+    assert_ptr_equal(strstr(notes, want), notes);
+    assert_int_equal(count_lines(notes), 1);
+    free(notes);
+    assert_int_equal(dlg_journal_record(&j, "a", 2, "ok", err, sizeof err), 0);
+    dlg_journal_close(&j);
+    assert_true(file_size(path) > size); /* the skipped lines stay, the next record follows them */
+
+    assert_int_equal(dlg_journal_resume(&j, path, "abc", err, sizeof err), 0);
+    assert_int_equal(j.ndone, 3);
+    notes = print_notes(&j);
+    assert_non_null(strstr(notes, ":3: skipped 2 journal lines"));
+    free(notes);
+    dlg_journal_close(&j);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* A record of a known kind that cannot be read, or a line that is no
+ * record at all (a damaged file), stays an error at its file:line: read
+ * past, a cell would be taken for done, or its failure not counted.  The
+ * cell number "1x" used to read as cell 1 with the status "x". */
+static void test_malformed_known_kind(void **unused)
+{
+    (void)unused;
+    static const struct {
+        const char *line, *why;
+    } bad[] = {
+        {"done a 1x ok\n", "malformed journal line (done JOB CELL STATUS)"},
+        {"done a -1 ok\n", "malformed journal line (done JOB CELL STATUS)"},
+        {"done a 1\n", "malformed journal line (done JOB CELL STATUS)"},
+        {"done a 99999999999999999999999 ok\n", "malformed journal line (done JOB CELL STATUS)"},
+        {"inventory\n", "malformed journal line (inventory ID)"},
+        {"inventory 0123456789abcdef0123456789\n", "malformed journal line (inventory ID)"},
+        {"Done a 1 ok\n", "malformed journal line (not a record)"},
+        {"\n", "malformed journal line (not a record)"},
+        {"\xff\xfe garbage\n", "malformed journal line (not a record)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char dir[64], path[128], err[512] = "";
+        journal_with_cell_0(dir, sizeof dir, path, sizeof path);
+        dlg_journal j;
+        append_text(path, bad[i].line);
+        char want[256];
+        snprintf(want, sizeof want, "%s:3: %s", path, bad[i].why);
+        if (dlg_journal_resume(&j, path, "abc", err, sizeof err) == 0 || strcmp(err, want) != 0)
+            fail_msg("'%s' gave '%s', expected '%s'", bad[i].line, err, want);
+        assert_int_equal(j.fd, -1); /* refused: the lock is not kept */
+        dlg_journal_close(&j);
+        unlink(path);
+        rmdir(dir);
+    }
+}
+
+/* A journal whose format a newer dlgauge changed incompatibly is refused
+ * by name, not as "not a dlgauge run journal". */
+static void test_newer_format_refused(void **unused)
+{
+    (void)unused;
+    char dir[64], path[128], err[512] = "";
+    journal_path(dir, sizeof dir, path, sizeof path);
+    append_text(path, "dlgauge-journal 2 r1 abc\ndone a 0 ok\n");
+    dlg_journal j;
+    assert_int_not_equal(dlg_journal_resume(&j, path, "abc", err, sizeof err), 0);
+    char want[256];
+    snprintf(want, sizeof want, "%s:1: journal format 2, written by a newer dlgauge (this one reads format 1)",
+             path);
+    if (strstr(err, want) != err)
+        fail_msg("%s", err);
+    dlg_journal_close(&j);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* A run_id of [global] may hold spaces: resumed as it was.  Its second
+ * word used to be read as the configuration hash, so --resume said the
+ * configuration had changed. */
+static void test_run_id_with_spaces(void **unused)
+{
+    (void)unused;
+    char dir[64], path[128], err[512] = "";
+    journal_path(dir, sizeof dir, path, sizeof path);
+    dlg_journal j;
+    assert_int_equal(dlg_journal_create(&j, path, "nightly run 7", "abc", err, sizeof err), 0);
+    dlg_journal_close(&j);
+    if (dlg_journal_resume(&j, path, "abc", err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_string_equal(j.run_id, "nightly run 7");
+    dlg_journal_close(&j);
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -288,6 +444,10 @@ int main(void)
         cmocka_unit_test(test_one_run_per_journal),
         cmocka_unit_test(test_inventory_once),
         cmocka_unit_test(test_no_locks_here),
+        cmocka_unit_test(test_newer_records_skipped),
+        cmocka_unit_test(test_malformed_known_kind),
+        cmocka_unit_test(test_newer_format_refused),
+        cmocka_unit_test(test_run_id_with_spaces),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
