@@ -123,7 +123,9 @@ static double num(const dlg_wire_point *wp, const char *key)
     return f->type == DLG_FIELD_DOUBLE ? f->v.d : f->type == DLG_FIELD_UINT ? (double)f->v.u : (double)f->v.i;
 }
 
-static void rate_line(const char *status, const dlg_wire_point *wp)
+/* repeat: the cell's configured repetitions (0 unknown); a cell that
+ * ended early says how many were complete, the ones its rate is over. */
+static void rate_line(const char *status, const dlg_wire_point *wp, long long repeat)
 {
     const dlg_field *unit = dlg_wire_field(wp, "unit");
     char rate[64];
@@ -141,7 +143,10 @@ static void rate_line(const char *status, const dlg_wire_point *wp)
         dlg_format_latency_us(num(wp, "latency_p99_us"), p99, sizeof p99);
         printf("  p50 %s  p99 %s", p50, p99);
     }
-    printf("  (%.0f steps)\n", num(wp, "steps"));
+    printf("  (%.0f steps", num(wp, "steps"));
+    if (strcmp(status, "ok") != 0 && repeat > 0)
+        printf(", %.0f of %lld repetitions complete", num(wp, "repeats"), repeat);
+    printf(")\n");
 }
 
 /* A cell without a rate: its status, not a rate of 0 from the steps of a
@@ -160,14 +165,17 @@ static void summary_line(const dlg_run *run, const dlg_job *job, size_t k, const
     printf("[%zu/%zu] %-16s", run->cell_no, run->plan->total_cells, job->name);
     dlg_cell cell;
     char err[256];
-    if (dlg_plan_cell(run->plan, job, k, &cell, err, sizeof err) == 0)
+    long long repeat = 0;
+    if (dlg_plan_cell(run->plan, job, k, &cell, err, sizeof err) == 0) {
         for (size_t i = 0; i < cell.ntags; i++)
             printf(" %s=%s", cell.tags[i].key, cell.tags[i].value);
+        repeat = (long long)cell.core[DLG_K_REPEAT].i;
+    }
     dlg_cell_free(&cell);
     if (!dlg_wire_field(wp, "throughput")) /* no repetition was measured */
         no_rate(status, wp);
     else
-        rate_line(status, wp);
+        rate_line(status, wp, repeat);
     fflush(stdout);
 }
 

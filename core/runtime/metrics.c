@@ -5,13 +5,13 @@
 const char *const dlg_core_tags[] = {"run_id", "job", "workload", "host", "status", NULL};
 
 const dlg_metric dlg_core_metrics[] = {
-    {"throughput", DLG_FIELD_DOUBLE, "items/s", "mean over repetitions of each one's items / its timed wall time (gaps between steps included, warm-up not): not items / wall_s. Absent (an empty CSV cell, no JSON key, no line protocol field) where no repetition was measured, as in a cell that failed in its setup or first repetition: never 0 for a failure"},
-    {"throughput_ci95", DLG_FIELD_DOUBLE, "items/s", "half-width of the 95% confidence interval of throughput over repetitions (Student t; 0 for one repetition; absent with throughput)"},
-    {"throughput_stddev", DLG_FIELD_DOUBLE, "items/s", "sample standard deviation of throughput over repetitions (0 for one; absent with throughput)"},
+    {"throughput", DLG_FIELD_DOUBLE, "items/s", "mean over the complete repetitions (repeats) of each one's items / its timed wall time (gaps between steps included, warm-up not): not items / wall_s. Absent (an empty CSV cell, no JSON key, no line protocol field) where no repetition was measured, as in a cell that failed in its setup or first repetition: never 0 for a failure"},
+    {"throughput_ci95", DLG_FIELD_DOUBLE, "items/s", "half-width of the 95% confidence interval of throughput over the complete repetitions (Student t; 0 for one repetition; absent with throughput)"},
+    {"throughput_stddev", DLG_FIELD_DOUBLE, "items/s", "sample standard deviation of throughput over the complete repetitions (0 for one; absent with throughput)"},
     {"unit", DLG_FIELD_STRING, "", "what an item is: images, tokens, bytes, steps"},
     {"items", DLG_FIELD_UINT, "items", "items processed in timed steps, all repetitions"},
     {"steps", DLG_FIELD_UINT, "steps", "timed steps, all repetitions"},
-    {"repeats", DLG_FIELD_INT, "", "repetitions measured"},
+    {"repeats", DLG_FIELD_INT, "", "repetitions measured in full: those throughput and its CI are over. A repetition cut by the timeout or a stop (status timeout or partial) is left out of them (its steps stay in steps, items and the latencies); where none was complete, throughput is the cut one's rate and repeats is 0"},
     {"warmup_steps", DLG_FIELD_INT, "steps", "untimed warm-up steps run after each repetition's setup; of the other fields only rss_peak_bytes, memory_peak_bytes, host_iowait_fraction and cell_wall_s include them"},
     {"wall_s", DLG_FIELD_DOUBLE, "s", "timed wall time, all repetitions (warm-up excluded)"},
     {"latency_min_us", DLG_FIELD_DOUBLE, "us", "fastest timed step (exact)"},

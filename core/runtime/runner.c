@@ -416,20 +416,39 @@ static bool send_result(dlg_run *run, const dlg_cell *cell, const dlg_cell_resul
     return true;
 }
 
+/* The repetitions' rates: full[0..res->reps) of the complete ones, and
+ * that of one cut short by a stop or a timeout, which ran for less time,
+ * under other conditions (a tail, no report): it would weigh as much as a
+ * complete one in the mean and widen the CI, so it counts only where no
+ * repetition is complete. */
+typedef struct rep_rates {
+    double full[MAX_REPS];
+    double cut;
+    bool have_cut;
+} rep_rates;
+
+static void summarize_rates(dlg_cell_result *res, const rep_rates *r)
+{
+    if (res->reps > 0 || !r->have_cut)
+        dlg_summarize(r->full, (size_t)res->reps, &res->throughput);
+    else
+        dlg_summarize(&r->cut, 1, &res->throughput);
+}
+
 /* What the repetitions so far measured, sent before a teardown, which may
  * crash the process (or a later setup may): the parent keeps it then,
  * marked with how the process ended, rather than lose finished work. */
-static void checkpoint(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res, const double *thr)
+static void checkpoint(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res, const rep_rates *rates)
 {
     if (run->wire_fd < 0)
         return;
-    dlg_summarize(thr, (size_t)res->reps, &res->throughput);
+    summarize_rates(res, rates);
     res->rss_peak = proc_hwm_bytes();
     send_result(run, cell, res);
 }
 
 static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_services *svc, dlg_host_impl *host,
-                          dlg_nvml *nv, int gpu, dlg_rapl *rapl, dlg_cell_result *res, double *thr)
+                          dlg_nvml *nv, int gpu, dlg_rapl *rapl, dlg_cell_result *res, rep_rates *rates)
 {
     const dlg_workload_ops *ops = cell->job->workload->ops;
     dlg_job_info info = dlg_cell_job_info(run->plan, cell, res->cpus_used, rep);
@@ -441,12 +460,19 @@ static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_servi
         return -1;
     }
     uint64_t steps0 = res->steps;
-    rc = measure_repetition(run, cell, rep, svc, host, nv, gpu, rapl, state, res, &thr[res->reps]);
+    double rate = 0;
+    rc = measure_repetition(run, cell, rep, svc, host, nv, gpu, rapl, state, res, &rate);
+    bool cut = rc == 0 && strcmp(res->status, "partial") == 0; /* by a stop or the timeout */
     /* stopped before its first timed step, a repetition measured nothing:
-     * its throughput of 0 would drag the mean down */
-    if (rc == 0 && res->steps > steps0)
-        res->reps++;
-    checkpoint(run, cell, res, thr);
+     * its throughput of 0 would drag the mean down.  repeats counts the
+     * complete ones. */
+    if (rc == 0 && res->steps > steps0 && !cut)
+        rates->full[res->reps++] = rate;
+    else if (cut && res->steps > steps0) {
+        rates->cut = rate;
+        rates->have_cut = true;
+    }
+    checkpoint(run, cell, res, rates);
     ops->teardown(state);
     return rc;
 }
@@ -521,7 +547,7 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
         check_threads(run, cell, res);
         reset_hwm();
         int reps = (int)cell->core[DLG_K_REPEAT].i;
-        double thr[MAX_REPS];
+        rep_rates rates = {.have_cut = false};
         uint64_t busy0, iowait0, busy1, iowait1;
         host_cpu_times(&busy0, &iowait0);
         dlg_nvml *nv = NULL;
@@ -533,13 +559,13 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
             dlg_nvml_name(nv, gpu, res->gpu_name, sizeof res->gpu_name);
         dlg_rapl *rapl = open_rapl();
         for (int r = 0; r < reps && r < MAX_REPS; r++)
-            if (one_repetition(run, cell, r, &svc, host, nv, gpu, rapl, res, thr) != 0 ||
+            if (one_repetition(run, cell, r, &svc, host, nv, gpu, rapl, res, &rates) != 0 ||
                 strcmp(res->status, "partial") == 0)
                 break;
         host_cpu_times(&busy1, &iowait1);
         if (busy1 > busy0)
             res->iowait_fraction = (double)(iowait1 - iowait0) / (double)(busy1 - busy0);
-        dlg_summarize(thr, (size_t)res->reps, &res->throughput);
+        summarize_rates(res, &rates);
         if (nv)
             dlg_nvml_close(nv);
         free(rapl);

@@ -22,7 +22,10 @@ typedef struct dlg_cell_result {
     const char *unit;
     dlg_summary throughput;
     uint64_t items, steps;
-    int reps, warmup;
+    int reps;              /* complete repetitions: those throughput is over
+                            * (one cut by a stop or timeout only counts in it
+                            * where none is complete) */
+    int warmup;
     double wall_s;
     dlg_histogram *latency;
     uint64_t wait_ns, busy_ns;
