@@ -24,7 +24,15 @@ int dlg_stop_signal(void);
  * is armed, such a signal writes one line naming the cell and the cause to
  * stderr, then ends the process with that signal as before (its exit
  * status stays a signal death).  The lines are formatted when the guard is
- * armed: a handler may only write(2). */
+ * armed: a handler may only write(2).
+ *
+ * A limit: the alternate signal stack, which lets the line out of a stack
+ * overflow, is per thread and set on the arming thread only.  A stack
+ * overflow in a thread the workload started (its own pool, OpenMP,
+ * oneDNN; pthread_create called from the plugin, which the runtime cannot
+ * reach without interposing libc) ends the process of SIGSEGV without the
+ * line; any other fault in such a thread gets it.  isolation = process
+ * (the default) names the crash from the parent in every case. */
 #define DLG_CRASH_NSIG 4
 #define DLG_CRASH_LINE_MAX 1024
 typedef struct dlg_crash_guard {

@@ -6,6 +6,7 @@
 #include "affinity.h"
 #include "cell_exec.h"
 #include "cgroup.h"
+#include "cpuset.h"
 #include "rt_util.h"
 
 #include <setjmp.h>
@@ -234,21 +235,24 @@ static int run_sh(const char *script, const dlg_cgroup *cg, int threads, dlg_cel
 static void test_cell_threads_follow_affinity(void **state)
 {
     const rt_dir *d = *state;
-    cpu_set_t old, one;
-    assert_int_equal(sched_getaffinity(0, sizeof old, &old), 0);
-    CPU_ZERO(&one);
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, &old)) {
-            CPU_SET(c, &one);
+    dlg_cpuset old, one; /* of any size: a machine of more than 1024 CPUs too */
+    assert_int_equal(dlg_cpuset_init(&old, 0), 0);
+    assert_int_equal(dlg_cpuset_init(&one, 0), 0);
+    assert_int_equal(dlg_cpuset_get_affinity(&old), 0);
+    for (int c = 0; c < old.nbits; c++)
+        if (dlg_cpuset_has(&old, c)) {
+            assert_int_equal(dlg_cpuset_add(&one, c), 0);
             break;
         }
-    assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+    assert_int_equal(dlg_cpuset_set_affinity(&one), 0);
     setenv("OMP_NUM_THREADS", "8", 1);
     char script[600], buf[64];
     snprintf(script, sizeof script, "printf %%s \"$OMP_NUM_THREADS $OPENBLAS_NUM_THREADS\" > %s/env.txt", d->path);
     dlg_cell_outcome oc;
     assert_int_equal(run_sh(script, NULL, 0, &oc), 0);
-    sched_setaffinity(0, sizeof old, &old);
+    dlg_cpuset_set_affinity(&old);
+    dlg_cpuset_fini(&old);
+    dlg_cpuset_fini(&one);
     unsetenv("OMP_NUM_THREADS");
     assert_int_equal(oc.exit_code, 0);
     read_back(d, "env.txt", buf, sizeof buf);
