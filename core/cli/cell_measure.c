@@ -166,9 +166,12 @@ static char **child_argv(const dlg_run *run, const dlg_cli *cli, const dlg_run_a
     return v;
 }
 
+/* The status of a cell's process that ended as oc says, why in why, and in
+ * *key the setting to blame (DLG_K_*, or -1). */
 static const char *classify(const dlg_cell_outcome *oc, int64_t oom_kills, const dlg_cell *cell, char *why,
-                            size_t len)
+                            size_t len, int *key)
 {
+    *key = -1;
     int stop = dlg_stop_signal();
     if (stop && (oc->term_signal == SIGINT || oc->term_signal == SIGTERM || oc->term_signal == SIGHUP)) {
         /* the user's stop reached the cell before it could say what it measured */
@@ -178,10 +181,12 @@ static const char *classify(const dlg_cell_outcome *oc, int64_t oom_kills, const
     if (oom_kills > 0) {
         snprintf(why, len, "killed by the kernel's OOM killer: the cell needs more than memory = %s",
                  cell->core[DLG_K_MEMORY].text);
+        *key = DLG_K_MEMORY;
         return "oom";
     }
     if (oc->timed_out) {
         snprintf(why, len, "stopped after timeout = %s", cell->core[DLG_K_TIMEOUT].text);
+        *key = DLG_K_TIMEOUT;
         return "timeout";
     }
     if (oc->term_signal == SIGKILL && oc->system_oom_kills > 0) {
@@ -217,15 +222,26 @@ static bool point_status_is(const dlg_wire_point *wp, const char *st)
     return false;
 }
 
+/* "FILE:LINE: [job NAME] what", a row's error naming the line of key, the
+ * setting that stopped the cell (timeout, or memory for its cgroup's OOM
+ * killer; where it is set), else the job's section (-1: no key to blame,
+ * as for a crash). */
+static void job_line(const dlg_cell *cell, int key, const char *what, char *buf, size_t len)
+{
+    char where[600];
+    dlg_plan_where(key >= 0 ? cell->job->core_src[key] : NULL, cell->job->sec, where, sizeof where);
+    snprintf(buf, len, "%s[job %s] %s", where, cell->job->name, what);
+}
+
 /* The cell's process sent what it had measured, then ended as `what` says
  * (the watchdog's SIGTERM, its cgroup's OOM killer, a crash in a teardown
  * or a later repetition's setup): keep those steps, under status. */
-static void keep_sent(dlg_wire_point *out, const dlg_cell *cell, const char *status, const char *what)
+static void keep_sent(dlg_wire_point *out, const dlg_cell *cell, const char *status, int key, const char *what)
 {
     const dlg_field *steps = dlg_wire_field(out, "steps");
-    char why[1200];
-    snprintf(why, sizeof why, "%s:%d: [job %s] %s; the %llu timed steps before it are kept", cell->job->sec->file,
-             cell->job->sec->line, cell->job->name, what,
+    char line[1200], why[1400];
+    job_line(cell, key, what, line, sizeof line);
+    snprintf(why, sizeof why, "%s; the %llu timed steps before it are kept", line,
              steps ? (unsigned long long)(steps->type == DLG_FIELD_UINT ? steps->v.u : (uint64_t)steps->v.i) : 0ull);
     dlg_wire_set_tag(out, "status", status);
     field_s(out, "error", why);
@@ -238,12 +254,6 @@ static bool ended_badly(const dlg_cell_outcome *oc, int64_t ooms, const dlg_wire
     return oc->timed_out || ooms > 0 || ((oc->term_signal || oc->exit_code != 0) && point_status_is(res, "ok"));
 }
 
-/* "FILE:LINE: [job NAME] what", a row's error naming the job's section. */
-static void job_line(const dlg_cell *cell, const char *what, char *buf, size_t len)
-{
-    snprintf(buf, len, "%s:%d: [job %s] %s", cell->job->sec->file, cell->job->sec->line, cell->job->name, what);
-}
-
 /* A partial result while dlgauge itself was not asked to stop: a signal
  * reached the cell's process alone (a kill by hand, a low-memory daemon
  * such as earlyoom).  Said so, in the row and on stderr (cmd_run.c); not
@@ -254,7 +264,7 @@ static void stopped_alone(dlg_wire_point *out, const dlg_cell *cell)
     char what[600], line[1400];
     snprintf(what, sizeof what, "%s: a signal sent to the cell's process alone, not to dlgauge; --resume measures "
              "it again", e && e->type == DLG_FIELD_STRING ? e->v.s : "stopped by a signal");
-    job_line(cell, what, line, sizeof line);
+    job_line(cell, -1, what, line, sizeof line);
     field_s(out, "error", line);
 }
 
@@ -302,23 +312,25 @@ static const char *in_child(dlg_run *run, const dlg_cli *cli, const dlg_run_args
     const char *status = "ok";
     if (!argv || dlg_cell_exec(&sp, progress_to_sinks, run, &oc, why, sizeof why) != 0) {
         char line[1600];
-        job_line(cell, argv ? why : "out of memory", line, sizeof line);
+        job_line(cell, -1, argv ? why : "out of memory", line, sizeof line);
         synth_result(run, cell, "error", line, start_ns, out);
         status = "error";
     } else {
         int64_t ooms = dlg_cgroup_oom_kills(&cg);
         char what[512];
+        int key;
         if (oc.have_result) {
             dlg_wire_point_move(out, &oc.result);
             oc.have_result = false;
-            if (ended_badly(&oc, ooms, out))
-                keep_sent(out, cell, classify(&oc, ooms, cell, what, sizeof what), what);
-            else if (point_status_is(out, "partial") && !dlg_stop_signal())
+            if (ended_badly(&oc, ooms, out)) {
+                const char *st = classify(&oc, ooms, cell, what, sizeof what, &key);
+                keep_sent(out, cell, st, key, what);
+            } else if (point_status_is(out, "partial") && !dlg_stop_signal())
                 stopped_alone(out, cell);
         } else {
             char line[1600];
-            status = classify(&oc, ooms, cell, what, sizeof what);
-            job_line(cell, what, line, sizeof line);
+            status = classify(&oc, ooms, cell, what, sizeof what, &key);
+            job_line(cell, key, what, line, sizeof line);
             synth_result(run, cell, status, line, start_ns, out);
         }
         field_d(out, "cell_wall_s", oc.wall_s);

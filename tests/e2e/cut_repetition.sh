@@ -46,6 +46,8 @@ grep -Eq "^\[1/1\] cut +timeout .*\([0-9]+ steps, 3 of 4 repetitions complete\)$
     fail "cut: run line '$(cat cut.out)'"
 # steps: the cut one's are kept; the rate not pulled towards 10/s, nor its CI widened
 row_check cut 'assert r["repeats"] == "3" and steps > 90 and thr > 100 and ci < thr / 2'
+# the error names the timeout key's line (12), not the section's (3)
+row_check cut 'assert r["error"].startswith("cut.ini:12: [job cut] stopped after timeout = 1500ms"), r["error"]'
 
 # a cut first repetition is all there is: its rate stands, 0 complete
 run_slowrep first 0 100 2 700ms
