@@ -35,7 +35,7 @@ typedef struct dlg_journal_entry {
 typedef struct dlg_journal {
     int fd;
     char path[1024];
-    char run_id[64];
+    char run_id[64]; /* DLG_RUN_ID_MAX (plan.h) + 1 */
     char hash[32];
     dlg_journal_entry *done;
     size_t ndone;

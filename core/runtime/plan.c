@@ -740,6 +740,13 @@ static int build_jobs(dlg_plan *p, dlg_config *cfg, dlg_registry *reg, const cha
     const dlg_section *global = dlg_config_find(cfg, DLG_SEC_GLOBAL, "");
     const dlg_entry *rid = dlg_section_get(global, "run_id");
     p->run_id = rid ? rid->value : NULL;
+    if (rid && strlen(rid->value) > DLG_RUN_ID_MAX) {
+        char w[512];
+        dlg_entry_where(rid, w, sizeof w);
+        snprintf(err, errlen, "%s[global] run_id: %zu bytes long; at most %d (it is kept whole in every result and "
+                 "the journal)", w, strlen(rid->value), DLG_RUN_ID_MAX);
+        return -1;
+    }
     if (check_selected_jobs(cfg, only_jobs, nonly, err, errlen) != 0)
         return -1;
     for (size_t i = 0; i < cfg->n; i++) {

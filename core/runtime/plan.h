@@ -78,6 +78,8 @@ typedef struct dlg_cell {
  * cells of a second each take 12 days; more is a sweep written by mistake,
  * refused at plan time rather than wrapping the count around. */
 #define DLG_PLAN_MAX_CELLS 1000000
+/* The longest run_id: results, the journal and the run keep it in fixed buffers. */
+#define DLG_RUN_ID_MAX 63
 
 typedef struct dlg_plan {
     dlg_config *cfg;
@@ -89,7 +91,7 @@ typedef struct dlg_plan {
     dlg_instance_spec *sinks;    /* active sinks, in [global] sinks order */
     size_t nsinks;
     size_t total_cells;
-    const char *run_id;          /* from [global] run_id, or NULL */
+    const char *run_id;          /* from [global] run_id (at most DLG_RUN_ID_MAX bytes), or NULL */
     /* result schema: every tag key and field of this run */
     const char **tag_keys;
     size_t ntag_keys;

@@ -17,7 +17,7 @@ struct dlg_run {
     struct dlg_sinkset *sinks;
     dlg_emit_fn emit;
     int wire_fd;        /* a cell child's pipe to its parent, else -1 */
-    char run_id[64];
+    char run_id[DLG_RUN_ID_MAX + 1];
     char host[256];
     int verbosity;
     bool tty;           /* stderr is a terminal: draw a progress line */

@@ -270,6 +270,9 @@ static const bad_case bad_cases[] = {
      {"[global] unknown key 'btach'", "not a global key, a core job key, or an option of any job's workload"}},
     {"[global]\nsleeep = 4ms\n[job a]\nworkload = sleep\n", 2, {"[global] unknown key 'sleeep'", "(did you mean 'sleep'?)"}},
     {"[global]\nsinks = nope\n[job a]\nworkload = sleep\n", 2, {"[global] sinks: there is no [sink nope] section"}},
+    /* a longer run_id was cut to 63 bytes in results and the journal */
+    {"[global]\nrun_id = nightly-resnet50-sweep-on-the-large-memory-instance-shape-2026-12-01T21h\n[job a]\n"
+     "workload = sleep\n", 2, {"[global] run_id: 72 bytes long; at most 63"}},
     /* a sink listed twice got every result twice (duplicate rows in one file) */
     {"[global]\nsinks = out, x, out\n[sink out]\ntype = csv\npath = r.csv\n[sink x]\ntype = csv\npath = s.csv\n"
      "[job a]\nworkload = sleep\n", 2, {"[global] sinks: 'out' is listed twice in 'out, x, out'"}},
