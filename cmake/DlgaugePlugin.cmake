@@ -4,7 +4,8 @@
 function(dlg_add_plugin target)
   cmake_parse_arguments(P "" "" "SOURCES;LIBS" ${ARGN})
   add_library(${target} MODULE ${P_SOURCES})
-  set_target_properties(${target} PROPERTIES PREFIX "" C_VISIBILITY_PRESET hidden)
+  set_target_properties(${target} PROPERTIES PREFIX "" C_VISIBILITY_PRESET hidden
+                        CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
   if(DLG_PLUGIN_OUTPUT_DIR) # in dlgauge's own tree: beside the other plugins
     set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${DLG_PLUGIN_OUTPUT_DIR})
   endif()

@@ -183,6 +183,21 @@ static int check_ops(const dlg_plugin_desc *d, char *why, size_t whylen)
     return 0;
 }
 
+/* Two descriptors of one kind and name in one file: the second could never
+ * be used (not even with plugin = FILE), and list would call it shadowed
+ * by its own file. */
+static int check_unique(const dlg_plugin_info *info, size_t i, char *why, size_t whylen)
+{
+    const dlg_plugin_desc *d = info->items[i];
+    for (size_t j = 0; j < i; j++)
+        if (info->items[j]->kind == d->kind && strcmp(info->items[j]->name, d->name) == 0) {
+            snprintf(why, whylen, "%s '%s' is declared twice (descriptors #%zu and #%zu): rename one",
+                     dlg_kind_name(d->kind), d->name, j, i);
+            return -1;
+        }
+    return 0;
+}
+
 int dlg_plugin_info_check(const dlg_plugin_info *info, char *why, size_t whylen)
 {
     if (info->abi_major != DLG_ABI_MAJOR) {
@@ -218,8 +233,8 @@ int dlg_plugin_info_check(const dlg_plugin_info *info, char *why, size_t whylen)
             snprintf(why, whylen, "%s '%s': malformed option table: %s", dlg_kind_name(d->kind), d->name, sub);
             return -1;
         }
-        if (check_metrics(d->metrics, d->name, why, whylen) != 0 || check_reserved(d, why, whylen) != 0 ||
-            check_ops(d, why, whylen) != 0)
+        if (check_unique(info, i, why, whylen) != 0 || check_metrics(d->metrics, d->name, why, whylen) != 0 ||
+            check_reserved(d, why, whylen) != 0 || check_ops(d, why, whylen) != 0)
             return -1;
     }
     return 0;
@@ -273,6 +288,27 @@ static void dlopen_error(const char *path, const char *msg, char *why, size_t wh
         snprintf(why, whylen, "%s (check its dependencies with: ldd %s)", msg, path);
 }
 
+/* dlgauge_plugin_entry as a C++ compiler names it (Itanium ABI): a C++
+ * plugin whose DLG_PLUGIN expanded without extern "C" (older plugin.h). */
+#define CXX_ENTRY_SYMBOL "_Z20dlgauge_plugin_entryv"
+
+/* The plugin's info from its entry, or NULL with why. */
+static const dlg_plugin_info *plugin_info(void *dl, char *why, size_t whylen)
+{
+    dlg_plugin_entry_fn entry = (dlg_plugin_entry_fn)dlsym(dl, DLG_PLUGIN_ENTRY_SYMBOL);
+    const dlg_plugin_info *info = entry ? entry() : NULL;
+    if (!entry && dlsym(dl, CXX_ENTRY_SYMBOL))
+        snprintf(why, whylen, "not a dlgauge plugin: its entry has a C++ name (%s), not %s: rebuild it "
+                 "against this dlgauge's plugin.h, whose DLG_PLUGIN declares it extern \"C\"",
+                 CXX_ENTRY_SYMBOL, DLG_PLUGIN_ENTRY_SYMBOL);
+    else if (!info)
+        snprintf(why, whylen, entry ? "not a dlgauge plugin (its %s returned NULL)"
+                                    : "not a dlgauge plugin (no %s symbol)", DLG_PLUGIN_ENTRY_SYMBOL);
+    else if (dlg_plugin_info_check(info, why, whylen) != 0)
+        return NULL;
+    return info;
+}
+
 /* Loads f->path; on failure records why in f->error. */
 static void load(dlg_plugin_file *f)
 {
@@ -283,23 +319,11 @@ static void load(dlg_plugin_file *f)
         set_error(f, why);
         return;
     }
-    dlg_plugin_entry_fn entry = (dlg_plugin_entry_fn)dlsym(f->dl, DLG_PLUGIN_ENTRY_SYMBOL);
-    const dlg_plugin_info *info = entry ? entry() : NULL;
-    if (!info) {
-        snprintf(why, sizeof why, entry ? "not a dlgauge plugin (its %s returned NULL)"
-                                        : "not a dlgauge plugin (no %s symbol)", DLG_PLUGIN_ENTRY_SYMBOL);
+    if (!(f->info = plugin_info(f->dl, why, sizeof why))) {
         set_error(f, why);
         dlclose(f->dl);
         f->dl = NULL;
-        return;
     }
-    if (dlg_plugin_info_check(info, why, sizeof why) != 0) {
-        set_error(f, why);
-        dlclose(f->dl);
-        f->dl = NULL;
-        return;
-    }
-    f->info = info;
 }
 
 static int by_name(const void *a, const void *b)

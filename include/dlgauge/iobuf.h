@@ -10,7 +10,7 @@
  * loader's O_DIRECT reads of ~109 KB RecordIO records 1.5x (370 against
  * 249 MB/s).  The price is up to 2 MiB of memory per buffer.  Smaller
  * buffers, and every buffer under AddressSanitizer (which checks heap
- * blocks only), come from aligned_alloc.
+ * blocks only), come from posix_memalign.
  *
  * Header-only: core/data, the storage backends and the workloads share it
  * without a library.  Free with dlg_iobuf_free(p, bytes), the same bytes.
@@ -22,6 +22,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+
+/* MAP_ANONYMOUS, madvise and posix_memalign are extensions that the C
+ * library declares only with _GNU_SOURCE or _DEFAULT_SOURCE (implied by
+ * gcc's default -std=gnu11 and by C++, not by -std=c11). */
+#if !defined(MAP_ANONYMOUS) || !defined(MADV_HUGEPAGE)
+#error "dlgauge/iobuf.h needs MAP_ANONYMOUS and madvise: #define _GNU_SOURCE (or _DEFAULT_SOURCE) before the first #include, or build with -std=gnu11"
+#else /* the rest would only add errors after that one */
 
 #define DLG_IOBUF_HUGE ((size_t)2 << 20)
 #ifndef DLG_IOBUF_HUGE_MIN
@@ -57,8 +64,10 @@ static inline void *dlg_iobuf_alloc(size_t bytes, size_t align)
     /* a size that rounding up would wrap to a small one: NULL, as malloc */
     if (a > SIZE_MAX / 4 || bytes > SIZE_MAX - 2 * a)
         return NULL;
-    if (!dlg_iobuf_is_mapped(bytes))
-        return aligned_alloc(align, dlg_iobuf_round(bytes ? bytes : 1, align));
+    if (!dlg_iobuf_is_mapped(bytes)) { /* posix_memalign: C99 too, where aligned_alloc is missing */
+        void *b = NULL;
+        return posix_memalign(&b, align, dlg_iobuf_round(bytes ? bytes : 1, align)) == 0 ? b : NULL;
+    }
     size_t len = dlg_iobuf_round(bytes, DLG_IOBUF_HUGE);
     char *m = (char *)mmap(NULL, len + a, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                            -1, 0);
@@ -85,4 +94,5 @@ static inline void dlg_iobuf_free(void *p, size_t bytes)
         free(p);
 }
 
+#endif /* MAP_ANONYMOUS */
 #endif

@@ -32,6 +32,14 @@ extern "C" {
 
 #define DLG_PLUGIN_ENTRY_SYMBOL "dlgauge_plugin_entry"
 
+/* The entry keeps its C name in a C++ plugin too (DLG_PLUGIN expands
+ * outside this header's extern "C"). */
+#ifdef __cplusplus
+#define DLG_EXTERN_C extern "C"
+#else
+#define DLG_EXTERN_C
+#endif
+
 #if defined(__GNUC__)
 #define DLG_EXPORT __attribute__((visibility("default")))
 #define DLG_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -350,6 +358,10 @@ enum dlg_storage_caps {
 
 enum dlg_open_flags { DLG_OPEN_READ = 0, DLG_OPEN_WRITE = 1 };
 
+/* The core allocates ops->file_size bytes per open file (zeroed), sets the
+ * three members below before open(), and frees the memory after close()
+ * (after a failed open() without close()).  One thread at a time uses a
+ * dlg_file. */
 struct dlg_file {
     const struct dlg_storage_ops *ops; /* set by the core */
     void *inst;                        /* the backend instance */
@@ -361,9 +373,13 @@ typedef struct dlg_storage_ops {
     uint32_t version;   /* 1; 2 adds depth and register (the host reads no member past its version's) */
     uint32_t caps;
     size_t file_size;   /* bytes the core allocates for a dlg_file subclass */
+    /* The instance is shared by every file of a cell, opened and read by
+     * several threads at once: read-only after create(), or locked. */
     int (*create)(const dlg_host *h, const dlg_value *opts, void **inst);
     void (*destroy)(void *inst);
-    /* flags: DLG_OPEN_READ or DLG_OPEN_WRITE (create/truncate). */
+    /* flags: DLG_OPEN_READ or DLG_OPEN_WRITE (create/truncate).  Keep h
+     * in the file for the host->error() lines of the ops below, which get
+     * no host. */
     int (*open)(void *inst, const dlg_host *h, const char *path, int flags, dlg_file *f);
     int (*close)(dlg_file *f);
     int (*size)(dlg_file *f, uint64_t *out);
@@ -391,19 +407,23 @@ static inline bool dlg_storage_async_v2(const dlg_storage_ops *o)
 }
 
 /* ---- sinks -------------------------------------------------------------------- */
+/* The host calls a sink's ops one at a time. */
 typedef struct dlg_sink_ops {
     uint32_t version; /* 1; 2 adds check (the host reads no member past its version's) */
     /* Open; also replays anything a previous run spooled. */
     int (*open)(const dlg_host *h, const dlg_value *opts, const char *name, void **state);
-    /* Optional: the columns of this run, before the first write. */
+    /* Optional: the columns of this run, before the first write; the
+     * schema and its names stay valid until close(). */
     int (*begin)(void *state, const dlg_schema *schema);
-    /* Hand over points; the sink copies what it keeps.  A sink that cannot
+    /* Hand over points; they and their strings are the host's during the
+     * call only, so the sink copies what it keeps.  A sink that cannot
      * deliver now spools and returns 0; it fails only if it would lose data. */
     int (*write)(void *state, const dlg_point *pts, size_t n);
     /* -DLG_EAGAIN (after host->error() saying how many points wait where):
      * nothing is lost, but some points could not be delivered now and wait
      * for a later flush (a spool).  A run goes on and exits 0 for it;
-     * `dlgauge flush` exits 1. */
+     * `dlgauge flush` exits 1.  Optional: NULL when writes leave nothing
+     * to flush. */
     int (*flush)(void *state, uint64_t timeout_ns);
     void (*close)(void *state);
     /* ABI 1.1, version 2, optional: find what open() would refuse in opts
@@ -444,7 +464,7 @@ typedef const dlg_plugin_info *(*dlg_plugin_entry_fn)(void);
 /* Define the entry of a plugin:
  *   DLG_PLUGIN("diag", &stream_desc, &sleep_desc)                          */
 #define DLG_PLUGIN(plugin_name, ...)                                            \
-    DLG_EXPORT const dlg_plugin_info *dlgauge_plugin_entry(void);               \
+    DLG_EXTERN_C DLG_EXPORT const dlg_plugin_info *dlgauge_plugin_entry(void);  \
     DLG_EXPORT const dlg_plugin_info *dlgauge_plugin_entry(void)                \
     {                                                                           \
         static const dlg_plugin_desc *const items[] = {__VA_ARGS__, NULL};      \
