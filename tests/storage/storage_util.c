@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 int st_backend_create(st_backend *b, mock_host *m, const char *name, const char *const *overrides)
 {
@@ -43,6 +44,16 @@ int st_open(st_backend *b, mock_host *m, const char *path, int flags, dlg_file *
     return 0;
 }
 
+const char *const st_backends[ST_NBACKENDS] = {"posix", "direct", "mmap", "uring", "throttle"};
+
+int st_open_fresh(mock_host *m, st_backend *b, const char *name, const char *const *overrides, const char *path,
+                  int flags, dlg_file **out)
+{
+    mock_host_init(m);
+    int rc = st_backend_create(b, m, name, overrides);
+    return rc < 0 ? rc : st_open(b, m, path, flags, out);
+}
+
 void st_close(dlg_file *f)
 {
     if (!f)
@@ -58,6 +69,17 @@ void st_tmpdir(char *out, const char *tag)
         perror(out);
         out[0] = 0;
     }
+}
+
+int st_tmpfile(char *dir, char *path, const char *tag, const char *name, size_t bytes)
+{
+    st_tmpdir(dir, tag);
+    snprintf(path, 600, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    int rc = ftruncate(fileno(f), (off_t)bytes);
+    return fclose(f) == 0 && rc == 0 ? 0 : -1;
 }
 
 uint64_t st_rand(uint64_t *s)

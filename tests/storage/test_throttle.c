@@ -320,6 +320,45 @@ static void test_read_at_eof(void **state)
     h->file_close(h, f);
 }
 
+/* A fetch of nothing at the end of the file (a reader asking for the rest
+ * of a file it has all of) moves no data: like a read there, it is no I/O
+ * and waits out no latency, whether throttle lends its own copy (inner
+ * posix) or the inner backend's pages (inner mmap). */
+static void fetch_at_eof(fixture *fx, const char *inner)
+{
+    const char *const o[] = {"latency=20ms", inner, NULL};
+    make_throttle(fx, o);
+    dlg_file *f = open_disk(fx);
+    const dlg_host *h = &fx->m.host;
+    const void *p = NULL;
+    double t0 = st_now();
+    assert_int_equal(h->file_fetch(h, f, DATA_BYTES, 0, &p), 0);
+    double at_eof = st_now() - t0;
+    h->file_unfetch(h, f, p, 0);
+    t0 = st_now();
+    assert_int_equal(h->file_fetch(h, f, DATA_BYTES - 4096, 4096, &p), 0);
+    double last = st_now() - t0;
+    h->file_unfetch(h, f, p, 4096);
+    print_message("%s, latency 20ms: fetch at EOF %.2f ms, of the last 4 KiB %.2f ms\n", inner, at_eof * 1e3,
+                  last * 1e3);
+    assert_true(at_eof < 10e-3);
+    assert_true(last >= 20e-3);
+    h->file_close(h, f);
+}
+
+static void test_fetch_at_eof_emulated(void **state) { fetch_at_eof(*state, "inner=posix"); }
+
+static void test_fetch_at_eof_zero_copy(void **state)
+{
+    fixture *fx = *state;
+    st_backend mm;
+    assert_int_equal(st_backend_create(&mm, &fx->m, "mmap", NULL), 0);
+    assert_int_equal(mock_add_storage(&fx->m, "mapped", mm.ops, mm.inst), 0);
+    fetch_at_eof(fx, "inner=mapped");
+    st_backend_destroy(&fx->thr);
+    st_backend_destroy(&mm);
+}
+
 /* Keeps qd reads of `block` bytes in flight for `seconds`, at random
  * offsets or sequentially (wrapping); returns reads/s. */
 /* Enough reads in flight to queue over 10 ms of admissions: a reader away
@@ -557,6 +596,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_exponential_latency, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_qd1_short_latency, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_read_at_eof, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_fetch_at_eof_emulated, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_fetch_at_eof_zero_copy, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_async_iops_uring, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_async_iops_emulated, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_gp3_merges_sequential, fx_setup, fx_teardown),

@@ -127,16 +127,22 @@ static int thr_open(void *inst, const dlg_host *h, const char *path, int flags, 
     thr_file *tf = (thr_file *)f;
     memset((char *)tf + sizeof(dlg_file), 0, sizeof *tf - sizeof(dlg_file));
     dlg_file *in = calloc(1, ti->inner_ops->file_size);
-    if (!in)
+    char *name = strdup(path);
+    if (!in || !name) {
+        free(in);
+        free(name);
         return h->error(h, DLG_ENOMEM, "%s: out of memory", path);
+    }
     in->ops = ti->inner_ops;
     in->inst = ti->inner_inst;
     int rc = ti->inner_ops->open(ti->inner_inst, h, path, flags, in);
     if (rc < 0) {
         free(in);
+        free(name);
         return rc;
     }
     tf->h = h;
+    tf->path = name;
     tf->ti = ti;
     tf->inner = in;
     tf->inner_caps = ti->inner_ops->caps;
@@ -159,6 +165,8 @@ static int thr_close(dlg_file *f)
     free(tf->fbufs);
     tf->fbufs = NULL;
     tf->nfbufs = 0;
+    free(tf->path);
+    tf->path = NULL;
     return rc;
 }
 
@@ -181,7 +189,7 @@ static int thr_write(dlg_file *f, const void *buf, size_t n, uint64_t off)
 {
     thr_file *tf = (thr_file *)f;
     if (tf->inner->ops->version < 1 || !tf->inner->ops->write)
-        return tf->h->error(tf->h, DLG_ENOTSUP, "inner = %s cannot write", tf->ti->inner_name);
+        return tf->h->error(tf->h, DLG_ENOTSUP, "%s: inner = %s cannot write", tf->path, tf->ti->inner_name);
     uint64_t deadline = thr_reserve(tf, off, n, true);
     int rc = tf->inner->ops->write(tf->inner, buf, n, off);
     int rs = thr_sleep_until(&tf->ti->shaper, tf->h, deadline);
@@ -217,18 +225,21 @@ static thr_fbuf *lend_buffer(thr_file *tf, size_t n)
 static int thr_fetch(dlg_file *f, uint64_t off, size_t n, const void **ptr)
 {
     thr_file *tf = (thr_file *)f;
-    uint64_t deadline = thr_reserve(tf, off, n, false);
+    /* as a read: nothing to fetch at the end of the file is no I/O */
+    uint64_t deadline = thr_reserve_read(tf, off, n);
     int rc;
     if ((tf->inner_caps & DLG_CAP_ZERO_COPY) && tf->inner->ops->fetch) {
         rc = tf->inner->ops->fetch(tf->inner, off, n, ptr);
     } else {
         thr_fbuf *b = lend_buffer(tf, n ? n : 1);
         if (!b)
-            return tf->h->error(tf->h, DLG_ENOMEM, "fetch: no memory for %zu bytes", n);
+            return tf->h->error(tf->h, DLG_ENOMEM, "%s: fetch: no memory for %zu bytes", tf->path, n);
         int64_t r = tf->inner->ops->read(tf->inner, b->p, n, off);
         if (r >= 0 && (size_t)r < n)
-            r = tf->h->error(tf->h, DLG_EINVAL, "fetch of [%llu, %llu) is past the end of the file",
-                             (unsigned long long)off, (unsigned long long)(off + n));
+            r = tf->h->error(tf->h, DLG_EINVAL,
+                             "%s: fetch of [%llu, %llu) is past the end of the file (%llu bytes)", tf->path,
+                             (unsigned long long)off, (unsigned long long)(off + n),
+                             (unsigned long long)tf->size);
         rc = r < 0 ? (int)r : 0;
         if (rc == 0) {
             b->busy = true;

@@ -60,7 +60,7 @@ int thr_submit(dlg_file *f, const dlg_io *ios, size_t n)
 {
     thr_file *tf = (thr_file *)f;
     if (reserve_room(tf, n) != 0)
-        return tf->h->error(tf->h, DLG_ENOMEM, "submit: out of memory for %zu reads", n);
+        return tf->h->error(tf->h, DLG_ENOMEM, "%s: submit: out of memory for %zu reads", tf->path, n);
     bool async = inner_async(tf);
     size_t next = 0;
     for (size_t i = 0; i < n; i++) {

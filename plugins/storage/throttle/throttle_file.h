@@ -37,6 +37,7 @@ typedef struct thr_file {
     const dlg_host *h;
     thr_inst *ti;
     dlg_file *inner;
+    char *path; /* for messages the inner backend does not give */
     uint32_t inner_caps;
     uint64_t size; /* at open, for reads: a read past EOF is charged what it got */
     thr_run run;   /* this file's contiguous stream, for iops_merge */
