@@ -86,17 +86,18 @@ static int uring_create(const dlg_host *h, const dlg_value *opts, void **inst)
 
 static void uring_destroy(void *inst) { free(inst); }
 
-static void release(uring_file *uf)
+/* Frees the file's ring and buffers and closes it; close's errno, or 0. */
+static int release(uring_file *uf)
 {
     if (uf->ring_up)
         uq_fini(&uf->q);
     uf->ring_up = false;
-    if (uf->fd >= 0)
-        close(uf->fd);
+    int err = uf->fd >= 0 && close(uf->fd) != 0 ? errno : 0;
     uf->fd = -1;
     stg_bounce_free(&uf->bounce);
     free(uf->path);
     uf->path = NULL;
+    return err;
 }
 
 static int uring_open(void *inst, const dlg_host *h, const char *path, int flags, dlg_file *f)
@@ -131,8 +132,15 @@ static int uring_open(void *inst, const dlg_host *h, const char *path, int flags
 
 static int uring_close(dlg_file *f)
 {
-    release((uring_file *)f);
-    return 0;
+    uring_file *uf = (uring_file *)f;
+    const dlg_host *h = uf->h;
+    char *path = uf->path;
+    uf->path = NULL; /* kept for the message */
+    /* a network filesystem may report a failed write only here */
+    int err = release(uf);
+    int rc = err ? h->error(h, DLG_EIO, "%s: close: %s", path, strerror(err)) : 0;
+    free(path);
+    return rc;
 }
 
 static int uring_size(dlg_file *f, uint64_t *out)
