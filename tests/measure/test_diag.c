@@ -437,6 +437,50 @@ static void test_llc_sums_caches(void **st)
     assert_int_equal(system(cmd), 0);
 }
 
+/* The cache comes from sysfs alone ($DLG_SYSFS_ROOT, here a fake tree):
+ * where sysfs does not give it, llc_bytes is absent and setup says so,
+ * rather than take glibc's sysconf guess (320 MiB of L3 on a 32 MiB EPYC
+ * VM, which would call memory-bound arrays cache-bound). */
+static char fake_sysfs[64];
+
+static int drop_fake_sysfs(void **st)
+{
+    (void)st;
+    unsetenv("DLG_SYSFS_ROOT");
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", fake_sysfs);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_stream_llc_sysfs_only(void **st)
+{
+    (void)st;
+    snprintf(fake_sysfs, sizeof fake_sysfs, "/tmp/test_diag_sysfs_%d", (int)getpid());
+    char cpu_dir[128], cmd[200], warning[1024];
+    snprintf(cpu_dir, sizeof cpu_dir, "%s/devices/system/cpu", fake_sysfs);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", cpu_dir);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(setenv("DLG_SYSFS_ROOT", fake_sysfs, 1), 0);
+    double llc = llc_run(65536, warning, sizeof warning);
+    print_message("no cache in sysfs: llc_bytes %.0f: %s\n", llc, warning);
+    assert_true(llc == 0);
+    assert_non_null(strstr(warning, "last-level cache size is unknown"));
+    assert_non_null(strstr(warning, cpu_dir));
+    /* one 6 MiB L3 shared by every CPU the run may use */
+    dlg_cpuset cpus;
+    assert_int_equal(dlg_cpuset_init(&cpus, 0), 0);
+    assert_int_equal(dlg_cpuset_get_affinity(&cpus), 0);
+    for (int cpu = 0; cpu < cpus.nbits; cpu++)
+        if (dlg_cpuset_has(&cpus, cpu)) {
+            put_attr(cpu_dir, cpu, 0, "level", "3"), put_attr(cpu_dir, cpu, 0, "type", "Unified");
+            put_attr(cpu_dir, cpu, 0, "size", "6144K"), put_attr(cpu_dir, cpu, 0, "shared_cpu_list", "all");
+        }
+    dlg_cpuset_fini(&cpus);
+    llc = llc_run(65536, warning, sizeof warning);
+    assert_true(llc == 6 * 1048576.0);
+    assert_non_null(strstr(warning, "the arrays fit in it"));
+}
+
 static void expect_setup_error(const char *name, const char *opt, const char *needle)
 {
     const char *o[] = {opt, NULL};
@@ -618,6 +662,7 @@ int main(void)
         cmocka_unit_test(test_pool_pins_workers), cmocka_unit_test_teardown(test_pool_pins_on_big_kernel, real_kernel),
         cmocka_unit_test(test_pool_worker_fault_handled),
         cmocka_unit_test(test_llc_sums_caches), cmocka_unit_test(test_option_errors),
+        cmocka_unit_test_teardown(test_stream_llc_sysfs_only, drop_fake_sysfs),
         cmocka_unit_test(test_stream_validation), cmocka_unit_test(test_sleep_accuracy),
         cmocka_unit_test(test_sleep_jitter_seeded), cmocka_unit_test(test_sleep_eintr),
         cmocka_unit_test(test_sleep_stopping),

@@ -76,3 +76,15 @@ double llc_bytes_used(const char *root, const dlg_cpuset *cpus, int n)
     free(seen);
     return total;
 }
+
+double llc_bytes_run(int n, char *dir, size_t len)
+{
+    const char *sysfs = getenv("DLG_SYSFS_ROOT");
+    snprintf(dir, len, "%s/devices/system/cpu", sysfs && *sysfs ? sysfs : "/sys");
+    dlg_cpuset cpus;
+    double b = 0;
+    if (dlg_cpuset_init(&cpus, 0) == 0 && dlg_cpuset_get_affinity(&cpus) == 0)
+        b = llc_bytes_used(dir, &cpus, n);
+    dlg_cpuset_fini(&cpus);
+    return b;
+}

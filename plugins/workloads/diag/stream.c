@@ -38,9 +38,10 @@ static const dlg_metric stream_metrics[] = {
     {"array_bytes", DLG_FIELD_INT, "bytes", "bytes per array"},
     {"threads", DLG_FIELD_INT, "", "worker threads"},
     {"llc_bytes", DLG_FIELD_INT, "bytes",
-     "last-level cache of the worker threads' CPUs, summed over distinct caches (sysfs, else sysconf); "
-     "absent when unknown. The report calls a cell cache-bound where the arrays a kernel touches fit in it, "
-     "and notes partial cache hits where arrays are under 4x it"},
+     "last-level cache of the worker threads' CPUs, summed over distinct caches, from sysfs; absent "
+     "when sysfs does not give it (setup then warns; sysconf's CPUID figure is not trusted). The report "
+     "calls a cell cache-bound where the arrays a kernel touches fit in it, and notes partial cache hits "
+     "where arrays are under 4x it"},
     {NULL, 0, NULL, NULL}};
 
 /* One worker's validation result; padded to a cache line. */
@@ -126,23 +127,19 @@ static void reset_best(struct stream *s)
     }
 }
 
-/* Last-level cache the run's threads can hold data in: the sum over the
- * distinct caches of their CPUs, from sysfs as lscpu reads it (glibc's
- * sysconf misreports some CPUs, e.g. 256 MiB L3 on a 32 MiB EPYC VM, and
- * gives one cache, not the sum over sockets); 0 if unknown. */
-static double llc_bytes(int nthreads)
+/* Last-level cache the run's threads can hold data in (llc_bytes_run), or
+ * 0 after saying that it is unknown and what that leaves out. */
+static double llc_bytes(const dlg_host *h, int nthreads)
 {
-    dlg_cpuset cpus;
-    double b = 0;
-    if (dlg_cpuset_init(&cpus, 0) == 0 && dlg_cpuset_get_affinity(&cpus) == 0)
-        b = llc_bytes_used("/sys/devices/system/cpu", &cpus, nthreads);
-    dlg_cpuset_fini(&cpus);
-    if (b > 0)
-        return b;
-    long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    if (llc <= 0)
-        llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    return llc > 0 ? (double)llc : 0.0;
+    char dir[512];
+    double b = llc_bytes_run(nthreads, dir, sizeof dir);
+    if (!(b > 0))
+        h->log(h, DLG_LOG_WARN,
+               "stream: the last-level cache size is unknown (%s/cpuN/cache does not give it; sysconf's "
+               "CPUID figure is not trusted): llc_bytes is left out, and neither STREAM's 4x rule nor the "
+               "report's cache-bound note can be applied",
+               dir);
+    return b;
 }
 
 /* Arrays the kernel(s) a step runs touch: 2 for copy and scale, 3 for
@@ -160,13 +157,14 @@ static void warn_if_cached(const dlg_host *h, size_t bytes, int nthreads, int ke
 {
     if (!(llc > 0) || (double)bytes >= 4.0 * llc)
         return;
-    char have[32], want[32];
+    char have[32], cache[32], want[32];
     fmt_bytes(have, sizeof have, (double)bytes);
+    fmt_bytes(cache, sizeof cache, llc);
     fmt_bytes(want, sizeof want, 4.0 * llc);
     int arrays = arrays_touched(kernel);
     h->log(h, DLG_LOG_WARN,
-           "stream: array_size %s is below 4x the last-level cache of the %d threads' CPUs (%s): %s", have,
-           nthreads, want,
+           "stream: array_size %s is below 4x the %s last-level cache (%s) of the %d thread%s CPUs: %s", have,
+           cache, want, nthreads, nthreads == 1 ? "'s" : "s'",
            (double)bytes * arrays <= llc ? "the arrays fit in it, this measures cache, not memory, bandwidth"
                                          : "part of the traffic hits the cache, overstating memory bandwidth");
 }
@@ -227,7 +225,7 @@ static int stream_setup(const dlg_host *h, const dlg_value *opts, const dlg_job_
     int rc = check_options(h, opts, job, &n, &nthreads);
     if (rc < 0)
         return rc;
-    double llc = llc_bytes(nthreads);
+    double llc = llc_bytes(h, nthreads);
     warn_if_cached(h, n * sizeof(double), nthreads, (int)opts[OPT_KERNEL].i, llc);
 
     struct stream *s = calloc(1, sizeof *s);
