@@ -141,6 +141,15 @@ typedef struct dlg_backend {
      * writes the gradients through download/upload. */
     int (*grad_sumsq)(void *ctx, const float *const *p, const int64_t *c, int n, double *out);
     int (*grad_scale)(void *ctx, float *const *p, const int64_t *c, int n, float f);
+    /* Optional: clipping without waiting for the device (dlg_net_clip_grads,
+     * nn.h): the sum of squares as grad_sumsq, the norm divided by any
+     * loss scale, and with max_norm > 0 and norm > max_norm every p[i]
+     * scaled by max_norm / (norm + 1e-6), all decided on the device and
+     * only enqueued (no host wait: a step may be captured with it).
+     * clip_stats waits and reads the last such norm and how many calls
+     * scaled, since open. */
+    int (*grad_clip)(void *ctx, float *const *p, const int64_t *c, int n, double max_norm);
+    int (*clip_stats)(void *ctx, double *last_norm, int64_t *clipped);
     /* Optional: the input path (input.c).  host_alloc/host_free: host
      * memory the device copies from fastest (cuda: pinned), 64-byte
      * aligned; NULL: aligned malloc.  The rest, all or none (NULL:

@@ -1,7 +1,8 @@
 /* Global gradient norm and scaling, for gradient clipping, and the loss
  * scale of backends that scale the loss (the norm divides it out).  Host-memory
  * backends (ref, and cpu which shares ref's memory) are read in place;
- * backends with clip hooks (cuda) do both on the device; others go
+ * backends with clip hooks (cuda) do both on the device, and
+ * dlg_net_clip_grads decides there too, without a wait; others go
  * through download/upload in fixed-size chunks, so nothing is allocated
  * either way (but a list of the gradients for a net of over 256 params). */
 #include "net.h"
@@ -65,6 +66,17 @@ static int device_sumsq(dlg_net *net, double *total)
     return rc;
 }
 
+/* The whole clip through the backend's hook, enqueued. */
+static int device_clip(dlg_net *net, double max_norm)
+{
+    grad_list g;
+    int rc = list_grads(net, &g);
+    if (!rc && (rc = net->bk->grad_clip(net->ctx, g.p, g.c, g.n, max_norm)) < 0)
+        rc = dlg_net_fail(net, -rc, "nn: backend %s: gradient clipping failed", net->bk->name);
+    list_free(&g);
+    return rc;
+}
+
 static int device_scale(dlg_net *net, float factor)
 {
     grad_list g;
@@ -76,6 +88,7 @@ static int device_scale(dlg_net *net, float factor)
     return rc;
 }
 
+/* A net planned for training, and this thread bound to its device. */
 static int ready(dlg_net *net)
 {
     if (net->err)
@@ -83,6 +96,9 @@ static int ready(dlg_net *net)
     if (!net->planned || !net->train)
         return dlg_net_fail(net, DLG_EINVAL, "nn: net '%s' is not planned for training",
                             net->name);
+    int rc = net->bk->bind ? net->bk->bind(net->ctx) : 0;
+    if (rc < 0)
+        return dlg_net_fail(net, -rc, "nn: backend %s: cannot bind this thread", net->bk->name);
     return 0;
 }
 
@@ -147,8 +163,6 @@ int dlg_net_grad_norm(dlg_net *net, double *norm)
     int rc = ready(net);
     if (rc)
         return rc;
-    if (net->bk->bind && (rc = net->bk->bind(net->ctx)) < 0)
-        return dlg_net_fail(net, -rc, "nn: backend %s: cannot bind this thread", net->bk->name);
     double total = 0;
     if (net->bk->grad_sumsq && (rc = device_sumsq(net, &total)) < 0)
         return rc;
@@ -191,8 +205,6 @@ int dlg_net_scale_grads(dlg_net *net, float factor)
     int rc = ready(net);
     if (rc)
         return rc;
-    if (net->bk->bind && (rc = net->bk->bind(net->ctx)) < 0)
-        return dlg_net_fail(net, -rc, "nn: backend %s: cannot bind this thread", net->bk->name);
     if (net->bk->grad_scale)
         return device_scale(net, factor);
     for (int b = 0; b < net->nblobs; b++) {
@@ -210,5 +222,40 @@ int dlg_net_scale_grads(dlg_net *net, float factor)
             return dlg_net_fail(net, -rc, "nn: scaling the gradient of '%s' failed", bl->name);
         }
     }
+    return 0;
+}
+
+int dlg_net_clip_grads(dlg_net *net, double max_norm, dlg_clip_stats *st, float *lr_factor)
+{
+    int rc = ready(net);
+    if (lr_factor)
+        *lr_factor = 1;
+    if (rc)
+        return rc;
+    if (net->bk->grad_clip && net->bk->clip_stats)
+        return device_clip(net, max_norm);
+    double norm = 0;
+    if ((rc = dlg_net_grad_norm(net, &norm)) < 0)
+        return rc;
+    st->norm = norm;
+    if (!(max_norm > 0 && norm > max_norm))
+        return 0;
+    st->clipped++;
+    float f = (float)(max_norm / (norm + 1e-6));
+    if (lr_factor) {
+        *lr_factor = f;
+        return 0;
+    }
+    return dlg_net_scale_grads(net, f);
+}
+
+int dlg_net_clip_read(dlg_net *net, dlg_clip_stats *st)
+{
+    int rc = ready(net);
+    if (rc || !net->bk->grad_clip || !net->bk->clip_stats)
+        return rc;
+    if ((rc = net->bk->clip_stats(net->ctx, &st->norm, &st->clipped)) < 0)
+        return dlg_net_fail(net, -rc, "nn: backend %s: reading the gradient norm failed",
+                            net->bk->name);
     return 0;
 }

@@ -157,6 +157,26 @@ int dlg_net_set_param_mult(dlg_net *net, int param_blob, float lr_mult, float de
  * skips); scaling the stored gradients by a factor is the same either way. */
 int dlg_net_grad_norm(dlg_net *net, double *norm);
 int dlg_net_scale_grads(dlg_net *net, float factor);
+/* What dlg_net_clip_grads saw, for the report; zero it once per net. */
+typedef struct dlg_clip_stats {
+    double norm;     /* the last call's global gradient norm, before clipping */
+    int64_t clipped; /* calls whose gradients were scaled */
+} dlg_clip_stats;
+/* torch.nn.utils.clip_grad_norm_ after dlg_net_backward: with max_norm > 0
+ * and the global gradient norm (dlg_net_grad_norm's) above it, every
+ * param gradient times max_norm / (norm + 1e-6); max_norm <= 0 measures
+ * only.  On a backend that clips on the device (cuda) the norm, the
+ * decision and the scaling stay there: nothing waits and the step can be
+ * captured; st is then filled by dlg_net_clip_read, which waits (call it
+ * when reporting).  Elsewhere st is updated at once, and where lr_factor
+ * is not NULL the gradients are left as they are and *lr_factor gets the
+ * factor (1 if none) for the caller's SGD step: with weight decay 0,
+ * scaling the step is scaling the gradients, without a pass over them.
+ * On the device path *lr_factor is 1. */
+int dlg_net_clip_grads(dlg_net *net, double max_norm, dlg_clip_stats *st, float *lr_factor);
+/* st from the device where dlg_net_clip_grads left it there (waits for
+ * the device); a no-op elsewhere. */
+int dlg_net_clip_read(dlg_net *net, dlg_clip_stats *st);
 /* Dynamic loss scaling (cuda fp16; see core/nn/cuda/README.md): the
  * current loss scale and the SGD steps skipped so far because a gradient
  * was inf or NaN.  Returns 1 if the backend scales the loss, 0 if not

@@ -400,6 +400,22 @@ static int compare_params(pair *p, dlg_which w, double tol, double *worst)
     return fails;
 }
 
+/* Every param diff of both nets, after the operation `after` names. */
+static int compare_param_diffs(pair *p, const char *after, double tol, double *worst)
+{
+    int fails = 0;
+    for (int i = 0; i < dlg_net_layer_count(p->ref); i++) {
+        dlg_layer_info li;
+        dlg_net_layer_info(p->ref, i, &li);
+        for (int k = 0, bl; (bl = dlg_net_param(p->ref, li.name, k)) >= 0; k++) {
+            char what[160];
+            snprintf(what, sizeof what, "%s param%d diff %s", li.name, k, after);
+            fails += compare_blob(p, bl, DLG_DIFF, what, tol, worst) < 0;
+        }
+    }
+    return fails;
+}
+
 /* dlg_net_grad_norm on both nets (the backend's clipping hook), then
  * dlg_net_scale_grads(0.5) on both and every param diff compared again.
  * fp16: the norm is divided by the loss scale, which only a loss net's
@@ -424,16 +440,44 @@ static int compare_norms(pair *p, double tol, double *worst)
         printf("    scale grads: %s %s\n", dlg_net_error(p->ref), dlg_net_error(p->dev));
         return fails + 1;
     }
-    for (int i = 0; i < dlg_net_layer_count(p->ref); i++) {
-        dlg_layer_info li;
-        dlg_net_layer_info(p->ref, i, &li);
-        for (int k = 0, bl; (bl = dlg_net_param(p->ref, li.name, k)) >= 0; k++) {
-            char what[160];
-            snprintf(what, sizeof what, "%s param%d diff x 0.5", li.name, k);
-            fails += compare_blob(p, bl, DLG_DIFF, what, tol, worst) < 0;
-        }
+    return fails + compare_param_diffs(p, "x 0.5", tol, worst);
+}
+
+/* dlg_net_clip_grads on both nets to half the current norm: the device
+ * decides and scales without the host (cuda's grad_clip), ref on the
+ * host; the norms it keeps and every param diff compared.  Skipped for a
+ * net without gradients and for an fp16 net without a loss (its gradients
+ * carry no loss scale, which the device divides out). */
+static int compare_clip(pair *p, double tol, double *worst)
+{
+    double norm = 0;
+    float s = 1.f;
+    int64_t skipped = 0;
+    dlg_clip_stats a = {0}, b = {0};
+    if (dlg_net_loss_scale(p->dev, &s, &skipped) < 0) {
+        printf("    loss scale: %s\n", dlg_net_error(p->dev));
+        return 1;
     }
-    return fails;
+    if (s != p->diff_div)
+        return 0;
+    if (dlg_net_grad_norm(p->ref, &norm) < 0) {
+        printf("    grad norm: %s\n", dlg_net_error(p->ref));
+        return 1;
+    }
+    if (!(norm > 0)) /* no params, or no gradient to clip */
+        return 0;
+    if (dlg_net_clip_grads(p->ref, norm / 2, &b, NULL) < 0 ||
+        dlg_net_clip_grads(p->dev, norm / 2, &a, NULL) < 0 || dlg_net_clip_read(p->dev, &a) < 0) {
+        printf("    clip: %s %s\n", dlg_net_error(p->ref), dlg_net_error(p->dev));
+        return 1;
+    }
+    double e = fabs(a.norm - b.norm) / fmax(fabs(b.norm), 1e-12);
+    *worst = fmax(*worst, e);
+    int fails = !(e <= tol) || a.clipped != 1 || b.clipped != 1;
+    if (fails)
+        printf("    clip: norm %.6g vs %.6g, clipped %lld vs %lld\n", a.norm, b.norm,
+               (long long)a.clipped, (long long)b.clipped);
+    return fails + compare_param_diffs(p, "clipped", tol, worst);
 }
 
 /* "NAME/nchw": backend NAME with half activations in NCHW order */
@@ -585,6 +629,7 @@ static int run_case(const lcase *c, const char *backend_arg, double tol, uint64_
             }
         }
         fails += compare_norms(&p, tol, &worst);
+        fails += compare_clip(&p, tol, &worst);
     }
     printf("  %-16s %s  max rel err %.2e (tol %.0e)\n", c->name, fails ? "FAIL" : "ok  ", worst, tol);
 out:

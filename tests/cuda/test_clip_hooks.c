@@ -26,9 +26,10 @@
 
 typedef struct calls {
     const dlg_net *net;
-    int sumsq, scale, arrays;
+    int sumsq, scale, arrays, clip, stats;
     int64_t floats;
     float factor;
+    double max_norm;
 } calls;
 
 /* Is p the gradient of a param of the net, with c floats? */
@@ -70,6 +71,27 @@ static int fake_scale(void *ctx, float *const *p, const int64_t *c, int n, float
         for (int64_t k = 0; k < c[i]; k++)
             p[i][k] *= f;
     }
+    return 0;
+}
+
+/* grad_clip's stand-in: records what clip.c hands it, scales nothing */
+static int fake_clip(void *ctx, float *const *p, const int64_t *c, int n, double max_norm)
+{
+    calls *seen = ctx;
+    seen->clip++;
+    seen->arrays = n;
+    seen->max_norm = max_norm;
+    for (int i = 0; i < n; i++)
+        assert_true(is_param_grad(seen->net, p[i], c[i]));
+    return 0;
+}
+
+static int fake_stats(void *ctx, double *last_norm, int64_t *clipped)
+{
+    calls *seen = ctx;
+    seen->stats++;
+    *last_norm = 2.5;
+    *clipped = 7;
     return 0;
 }
 
@@ -137,10 +159,94 @@ static void test_hooks_see_every_gradient(void **st)
     dlg_net_destroy(net);
 }
 
+/* Every param gradient of the net, concatenated (ref: host memory). */
+static int64_t grads(const dlg_net *net, float *out)
+{
+    int64_t k = 0;
+    for (int b = 0; b < net->nblobs; b++) {
+        const dlg_blob *bl = &net->blobs[b];
+        for (int64_t i = 0; dlg_blob_trained(bl) && i < dlg_tensor_elems(&bl->t); i++)
+            out[k++] = ((const float *)bl->t.diff)[i];
+    }
+    return k;
+}
+
+/* dlg_net_clip_grads where the backend has no grad_clip (ref): the norm
+ * and the decision on the host, clip_grad_norm_'s factor; known answers. */
+static void test_clip_grads_host(void **st)
+{
+    dlg_net *net = trained_net();
+    enum { N = LAYERS * 12 };
+    static float before[N], after[N];
+    double norm = 0, again = 0;
+    assert_int_equal(dlg_net_grad_norm(net, &norm), 0);
+    assert_int_equal(grads(net, before), N);
+    dlg_clip_stats cs = {0};
+    assert_int_equal(dlg_net_clip_grads(net, norm / 4, &cs, NULL), 0);
+    assert_true(cs.norm == norm && cs.clipped == 1);
+    grads(net, after);
+    float f = (float)(norm / 4 / (norm + 1e-6));
+    for (int i = 0; i < N; i++)
+        assert_true(after[i] == before[i] * f);
+    /* now below max_norm: kept; max_norm 0 measures only */
+    assert_int_equal(dlg_net_clip_grads(net, norm, &cs, NULL), 0);
+    assert_int_equal(dlg_net_grad_norm(net, &again), 0);
+    assert_true(cs.norm == again && cs.clipped == 1);
+    assert_int_equal(dlg_net_clip_grads(net, 0, &cs, NULL), 0);
+    assert_true(cs.clipped == 1);
+    grads(net, before);
+    assert_memory_equal(before, after, sizeof after);
+    assert_int_equal(dlg_net_clip_read(net, &cs), 0); /* host stats: unchanged */
+    assert_true(cs.norm == again && cs.clipped == 1);
+    /* with lr_factor: the factor for the SGD step, the gradients kept */
+    float lf = 0;
+    assert_int_equal(dlg_net_clip_grads(net, again / 2, &cs, &lf), 0);
+    assert_true(cs.clipped == 2 && lf == (float)(again / 2 / (again + 1e-6)));
+    grads(net, before);
+    assert_memory_equal(before, after, sizeof after);
+    assert_int_equal(dlg_net_clip_grads(net, again * 2, &cs, &lf), 0);
+    assert_true(cs.clipped == 2 && lf == 1);
+    dlg_net_destroy(net);
+}
+
+/* With grad_clip: one call with every gradient and max_norm, and no
+ * grad_sumsq (which waits for the device); the stats come from
+ * clip_stats only when read. */
+static void test_clip_grads_hook(void **st)
+{
+    dlg_net *net = trained_net();
+    calls c = {.net = net};
+    const dlg_backend *ref = net->bk;
+    dlg_backend fake = *ref;
+    fake.grad_sumsq = fake_sumsq;
+    fake.grad_scale = fake_scale;
+    fake.grad_clip = fake_clip;
+    fake.clip_stats = fake_stats;
+    net->bk = &fake;
+    net->ctx = &c;
+    dlg_clip_stats cs = {0};
+    float lf = 0;
+    assert_int_equal(dlg_net_clip_grads(net, 0.25, &cs, &lf), 0);
+    assert_true(lf == 1); /* scaled on the device */
+    assert_int_equal(c.clip, 1);
+    assert_int_equal(c.arrays, 2 * LAYERS);
+    assert_true(c.max_norm == 0.25);
+    assert_int_equal(c.sumsq + c.scale + c.stats, 0);
+    assert_true(cs.norm == 0 && cs.clipped == 0);
+    assert_int_equal(dlg_net_clip_read(net, &cs), 0);
+    assert_int_equal(c.stats, 1);
+    assert_true(cs.norm == 2.5 && cs.clipped == 7);
+    net->bk = ref;
+    net->ctx = NULL;
+    dlg_net_destroy(net);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hooks_see_every_gradient),
+        cmocka_unit_test(test_clip_grads_host),
+        cmocka_unit_test(test_clip_grads_hook),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -837,6 +837,49 @@ static void test_lstm_pack_h(void **state)
     lstm_pack_h_for(DLG_CUK_BF16);
 }
 
+/* Grid y capped below the tiles' count (1 and 2 of 3 along rows, of 2
+ * along h): each block loops over the tiles the grid does not hold, as it
+ * must past the hardware's 65535 (2 M rows or h).  Before, a grid y short
+ * of the tiles left the rest of the gates (pack) or of w (unpack) unwritten. */
+static void test_lstm_pack_grid(void **state)
+{
+    (void)state;
+    const int64_t rows = LSTM_ROWS, h = LSTM_H, n = rows * 4 * h;
+    float *w = xcalloc(n, 4), *back = xcalloc(n, 4), *g[4], *want[4];
+    uint16_t *hg[4], *hwant[4];
+    dlg_cuk_gates gates, hgates, gw, hgw;
+    for (int i = 0; i < 4; i++) {
+        g[i] = xcalloc(h * rows, 4), want[i] = xcalloc(h * rows, 4);
+        hg[i] = xcalloc(h * rows, 2), hwant[i] = xcalloc(h * rows, 2);
+        gates.p[i] = g[i], gw.p[i] = want[i], hgates.p[i] = hg[i], hgw.p[i] = hwant[i];
+    }
+    fill(w, n);
+    assert_int_equal(dlg_cuk_lstm_pack(NULL, w, rows, h, gw), 0);
+    assert_int_equal(dlg_cuk_lstm_pack_h(NULL, DLG_CUK_FP16, w, rows, h, hgw), 0);
+    for (int64_t cap = 1; cap <= 2; cap++) {
+        for (int i = 0; i < 4; i++) {
+            memset(g[i], 0xff, (size_t)(h * rows) * 4);
+            memset(hg[i], 0xff, (size_t)(h * rows) * 2);
+        }
+        assert_int_equal(dlg_cuk_lstm_pack_grid(NULL, 0, DLG_CUK_BF16, w, rows, h, gates, cap), 0);
+        assert_int_equal(dlg_cuk_lstm_pack_grid(NULL, 1, DLG_CUK_FP16, w, rows, h, hgates, cap), 0);
+        for (int i = 0; i < 4; i++) {
+            assert_memory_equal(g[i], want[i], (size_t)(h * rows) * 4);
+            assert_memory_equal(hg[i], hwant[i], (size_t)(h * rows) * 2);
+        }
+        /* unpack's grid y runs along h (2 tiles) */
+        memset(back, 0xff, (size_t)n * 4);
+        assert_int_equal(dlg_cuk_lstm_unpack_grid(NULL, 0, DLG_CUK_BF16, gates, rows, h, back, cap),
+                         0);
+        assert_memory_equal(back, w, (size_t)n * 4);
+    }
+    /* a cap below 1 is refused, not a launch of nothing */
+    assert_int_not_equal(dlg_cuk_lstm_pack_grid(NULL, 0, DLG_CUK_BF16, w, rows, h, gates, 0), 0);
+    for (int i = 0; i < 4; i++)
+        free(g[i]), free(want[i]), free(hg[i]), free(hwant[i]);
+    free(w), free(back);
+}
+
 /* ---- gradient clipping sums ------------------------------------------------- */
 
 static void test_sumsq(void **state)
@@ -864,6 +907,49 @@ static void test_sumsq(void **state)
     assert_int_equal(dlg_cuk_scale(NULL, g2, n2, f), 0);
     near("scale", g2, w, n2, 0.0f);
     free(g1), free(g2), free(slots), free(w);
+}
+
+/* Clipping's factor on the device (torch.nn.utils.clip_grad_norm_'s
+ * rule, the host's in clip.c) and the scaling that reads it: known
+ * answers, and the norm and count of clipped steps it keeps. */
+static void test_clip_coef(void **state)
+{
+    (void)state;
+    dlg_cuk_clip *st = xcalloc(1, sizeof *st);
+    st->total = 25.0; /* norm 5 */
+    assert_int_equal(dlg_cuk_clip_coef(NULL, st, NULL, 2.0), 0);
+    assert_true(st->norm == 5.0);
+    assert_true(st->coef == (float)(2.0 / (5.0 + 1e-6)));
+    assert_true(st->clipped == 1);
+    assert_int_equal(dlg_cuk_clip_coef(NULL, st, NULL, 5.0), 0); /* not above: kept */
+    assert_true(st->coef == 1.f && st->clipped == 1);
+    assert_int_equal(dlg_cuk_clip_coef(NULL, st, NULL, 0.0), 0); /* measure only */
+    assert_true(st->coef == 1.f && st->clipped == 1 && st->norm == 5.0);
+    /* gradients carrying a loss scale: the norm is the true gradient's */
+    float scale = 1024.f;
+    st->total = 25.0 * 1024.0 * 1024.0;
+    assert_int_equal(dlg_cuk_clip_coef(NULL, st, &scale, 4.0), 0);
+    assert_true(st->norm == 5.0 && st->clipped == 2);
+    assert_true(st->coef == (float)(4.0 / (5.0 + 1e-6)));
+    /* an overflowed step: factor 0, so its gradients stay non-finite */
+    st->total = INFINITY;
+    assert_int_equal(dlg_cuk_clip_coef(NULL, st, NULL, 1.0), 0);
+    assert_true(isinf(st->norm) && st->coef == 0.f && st->clipped == 3);
+
+    const int64_t n = 1000;
+    float *g = xcalloc(n, 4), *want = xcalloc(n, 4);
+    fill(g, n);
+    st->total = 100.0;
+    assert_int_equal(dlg_cuk_clip_coef(NULL, st, NULL, 2.5), 0);
+    for (int64_t i = 0; i < n; i++)
+        want[i] = g[i] * (float)(2.5 / (10.0 + 1e-6));
+    assert_int_equal(dlg_cuk_scale_by(NULL, g, n, &st->coef), 0);
+    assert_memory_equal(g, want, (size_t)n * 4);
+    st->total = 1.0; /* norm 1 <= 2.5: the gradients keep their bits */
+    assert_int_equal(dlg_cuk_clip_coef(NULL, st, NULL, 2.5), 0);
+    assert_int_equal(dlg_cuk_scale_by(NULL, g, n, &st->coef), 0);
+    assert_memory_equal(g, want, (size_t)n * 4);
+    free(st), free(g), free(want);
 }
 
 /* ---- the emulator itself: it must be able to fail ------------------------- */
@@ -919,7 +1005,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_pool),             cmocka_unit_test(test_bias),
         cmocka_unit_test(test_elementwise),      cmocka_unit_test(test_loss),
         cmocka_unit_test(test_sgd_scaled),       cmocka_unit_test(test_embed),
-        cmocka_unit_test(test_lstm_pack), cmocka_unit_test(test_lstm_pack_h),        cmocka_unit_test(test_sumsq),
+        cmocka_unit_test(test_lstm_pack), cmocka_unit_test(test_lstm_pack_h),
+        cmocka_unit_test(test_lstm_pack_grid), cmocka_unit_test(test_clip_coef),        cmocka_unit_test(test_sumsq),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -60,8 +60,10 @@ typedef struct dlg_cuda_ctx {
     const void *sgd_key;
     unsigned noted; /* DLG_CUDA_NOTE_* bits already printed */
     /* gradient clipping (cuda_clip.c): DLG_CUK_SUMSQ_SLOTS partial sums
-     * and the total on the device, the total's pinned host copy */
+     * and the total on the device, the total's pinned host copy; the
+     * device-side clip's state (dlg_cuk_clip) and its pinned host copy */
     double *norm_dev, *norm_host;
+    struct dlg_cuk_clip *clip_dev, *clip_host;
     /* fp16 only: dynamic loss scaling state in device memory (cuda_scaler.h) */
     dlg_scaler *scaler;
     /* the input path (cuda_input.c): copy stream and wait events, made on

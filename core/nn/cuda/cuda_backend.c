@@ -432,6 +432,7 @@ DLG_CUDA_OPENS(7)
         .loss_scale = dlg_cuda_loss_scale,                                                     \
         .timer_begin = dlg_cuda_timer_begin, .timer_end = dlg_cuda_timer_end,                  \
         .grad_sumsq = dlg_cuda_sumsq, .grad_scale = dlg_cuda_scale,                            \
+        .grad_clip = dlg_cuda_clip, .clip_stats = dlg_cuda_clip_stats,                         \
         .host_alloc = dlg_cuda_host_alloc, .host_free = dlg_cuda_host_free,                \
         .in_slot_open = dlg_cuda_in_slot_open, .in_slot_close = dlg_cuda_in_slot_close,    \
         .in_copy = dlg_cuda_in_copy, .in_take = dlg_cuda_in_take, .in_mark = dlg_cuda_in_mark, \
@@ -468,6 +469,7 @@ DLG_CUDA_OPENS(7)
         .timer_begin = dlg_cuda_timer_begin,                                                   \
         .timer_end = dlg_cuda_timer_end,                                                       \
         .grad_sumsq = dlg_cuda_sumsq, .grad_scale = dlg_cuda_scale,                            \
+        .grad_clip = dlg_cuda_clip, .clip_stats = dlg_cuda_clip_stats,                         \
         .write_opaque = dlg_cuda_half_write,                                                     \
         .host_alloc = dlg_cuda_host_alloc, .host_free = dlg_cuda_host_free,                \
         .in_slot_open = dlg_cuda_in_slot_open, .in_slot_close = dlg_cuda_in_slot_close,    \

@@ -7,6 +7,7 @@ namespace {
 
 constexpr int kTile = 32;          // transpose tile (kTile x kTile, 32 x 8 threads)
 constexpr int kTileRows = 8;
+constexpr int64_t kGridYMax = 65535; // grid y's hardware limit
 
 // The id a float holds, or -1 if it is not an integer in [0, vocab): the
 // reference kernel's rule (ref_lstm.c), with the range checked before the
@@ -99,23 +100,29 @@ __global__ void k_embed_bwd_atomic(const float *ids, const float *dy, float *dt,
 // w: rows x 4h (row stride 4h).  gate g: h x rows, of type T (float, or
 // a half type: st rounds to nearest even, ld widens).  Tiled
 // through shared memory (fp32) so both the reads and the writes are
-// coalesced.
+// coalesced.  Grid x walks the tiles along the contiguous side, grid y
+// the other side's, looping where there are more than grid y holds
+// (65535: 2 M rows); z is the gate.  A block's loop count is the same
+// for all its threads, so the barriers stay uniform.
 template <class T> __global__ void k_lstm_pack(const float *w, int64_t rows, int64_t h, dlg_cuk_gates gate)
 {
     __shared__ float tile[kTile][kTile + 1];
     const int g = blockIdx.z;
-    const int64_t r0 = (int64_t)blockIdx.y * kTile, c0 = (int64_t)blockIdx.x * kTile;
-    for (int j = threadIdx.y; j < kTile; j += blockDim.y) {
-        int64_t r = r0 + j, c = c0 + threadIdx.x;
-        if (r < rows && c < h)
-            tile[j][threadIdx.x] = w[r * 4 * h + g * h + c];
-    }
-    __syncthreads();
+    const int64_t c0 = (int64_t)blockIdx.x * kTile;
     T *dst = (T *)gate.p[g];
-    for (int j = threadIdx.y; j < kTile; j += blockDim.y) {
-        int64_t c = c0 + j, r = r0 + threadIdx.x;
-        if (c < h && r < rows)
-            st(dst, c * rows + r, tile[threadIdx.x][j]);
+    for (int64_t r0 = (int64_t)blockIdx.y * kTile; r0 < rows; r0 += (int64_t)gridDim.y * kTile) {
+        for (int j = threadIdx.y; j < kTile; j += blockDim.y) {
+            int64_t r = r0 + j, c = c0 + threadIdx.x;
+            if (r < rows && c < h)
+                tile[j][threadIdx.x] = w[r * 4 * h + g * h + c];
+        }
+        __syncthreads();
+        for (int j = threadIdx.y; j < kTile; j += blockDim.y) {
+            int64_t c = c0 + j, r = r0 + threadIdx.x;
+            if (c < h && r < rows)
+                st(dst, c * rows + r, tile[threadIdx.x][j]);
+        }
+        __syncthreads(); // the next pass refills the tile
     }
 }
 
@@ -123,18 +130,21 @@ template <class T> __global__ void k_lstm_unpack(dlg_cuk_gates gate, int64_t row
 {
     __shared__ float tile[kTile][kTile + 1];
     const int g = blockIdx.z;
-    const int64_t c0 = (int64_t)blockIdx.y * kTile, r0 = (int64_t)blockIdx.x * kTile;
+    const int64_t r0 = (int64_t)blockIdx.x * kTile;
     const T *src = (const T *)gate.p[g];
-    for (int j = threadIdx.y; j < kTile; j += blockDim.y) {
-        int64_t c = c0 + j, r = r0 + threadIdx.x;
-        if (c < h && r < rows)
-            tile[j][threadIdx.x] = ld(src, c * rows + r);
-    }
-    __syncthreads();
-    for (int j = threadIdx.y; j < kTile; j += blockDim.y) {
-        int64_t r = r0 + j, c = c0 + threadIdx.x;
-        if (r < rows && c < h)
-            w[r * 4 * h + g * h + c] = tile[threadIdx.x][j];
+    for (int64_t c0 = (int64_t)blockIdx.y * kTile; c0 < h; c0 += (int64_t)gridDim.y * kTile) {
+        for (int j = threadIdx.y; j < kTile; j += blockDim.y) {
+            int64_t c = c0 + j, r = r0 + threadIdx.x;
+            if (c < h && r < rows)
+                tile[j][threadIdx.x] = ld(src, c * rows + r);
+        }
+        __syncthreads();
+        for (int j = threadIdx.y; j < kTile; j += blockDim.y) {
+            int64_t r = r0 + j, c = c0 + threadIdx.x;
+            if (r < rows && c < h)
+                w[r * 4 * h + g * h + c] = tile[threadIdx.x][j];
+        }
+        __syncthreads();
     }
 }
 
@@ -191,9 +201,35 @@ __global__ void k_scale(float *g, int64_t n, float f)
     GRID_LOOP(i, n) { g[i] *= f; }
 }
 
-dim3 tiles(int64_t cols, int64_t rows)
+// the same rule as the host's (torch.nn.utils.clip_grad_norm_), in double
+__global__ void k_clip_coef(dlg_cuk_clip *st, const float *loss_scale, double max_norm)
 {
-    return dim3((unsigned)((cols + kTile - 1) / kTile), (unsigned)((rows + kTile - 1) / kTile), 4);
+    double norm = sqrt(st->total) / (loss_scale ? (double)*loss_scale : 1.0);
+    bool clip = max_norm > 0 && norm > max_norm;
+    st->norm = norm;
+    st->coef = clip ? (float)(max_norm / (norm + 1e-6)) : 1.f;
+    st->clipped += clip;
+}
+
+__global__ void k_scale_by(float *g, int64_t n, const float *coef)
+{
+    const float f = *coef;
+    if (f == 1.f)
+        return; // the common unclipped step reads and writes nothing
+    GRID_LOOP(i, n) { g[i] *= f; }
+}
+
+// x: the tiles along cols; y: those along rows, at most max_gy (the
+// kernels loop over the rest); z: the four gates.  false if x does not
+// fit (cols above 2^36: more than any device holds) or max_gy < 1.
+bool tiles(int64_t cols, int64_t rows, int64_t max_gy, dim3 *grid)
+{
+    int64_t gx = (cols + kTile - 1) / kTile, gy = (rows + kTile - 1) / kTile;
+    if (gx > 2147483647 || max_gy < 1)
+        return false;
+    *grid = dim3((unsigned)(gx > 0 ? gx : 1), (unsigned)(gy < max_gy ? (gy > 0 ? gy : 1) : max_gy),
+                 4);
+    return true;
 }
 
 } // namespace
@@ -222,17 +258,41 @@ int dlg_cuk_embed_bwd(dlg_cu_stream s, const float *ids, const float *dy, float 
     return launched();
 }
 
+int dlg_cuk_lstm_pack_grid(dlg_cu_stream s, int hspace, dlg_cuk_htype ht, const float *w,
+                           int64_t rows, int64_t h, dlg_cuk_gates gate, int64_t max_gy)
+{
+    dim3 grid;
+    if (!tiles(h, rows, max_gy, &grid))
+        return (int)cudaErrorInvalidConfiguration;
+    if (hspace)
+        HALF_CASE(ht, k_lstm_pack<T><<<grid, dim3(kTile, kTileRows), 0, s>>>(w, rows, h, gate));
+    else
+        k_lstm_pack<float><<<grid, dim3(kTile, kTileRows), 0, s>>>(w, rows, h, gate);
+    return launched();
+}
+
+int dlg_cuk_lstm_unpack_grid(dlg_cu_stream s, int hspace, dlg_cuk_htype ht, dlg_cuk_gates gate,
+                             int64_t rows, int64_t h, float *w, int64_t max_gy)
+{
+    dim3 grid;
+    if (!tiles(rows, h, max_gy, &grid))
+        return (int)cudaErrorInvalidConfiguration;
+    if (hspace)
+        HALF_CASE(ht, k_lstm_unpack<T><<<grid, dim3(kTile, kTileRows), 0, s>>>(gate, rows, h, w));
+    else
+        k_lstm_unpack<float><<<grid, dim3(kTile, kTileRows), 0, s>>>(gate, rows, h, w);
+    return launched();
+}
+
 int dlg_cuk_lstm_pack(dlg_cu_stream s, const float *w, int64_t rows, int64_t h,
                       dlg_cuk_gates gate)
 {
-    k_lstm_pack<float><<<tiles(h, rows), dim3(kTile, kTileRows), 0, s>>>(w, rows, h, gate);
-    return launched();
+    return dlg_cuk_lstm_pack_grid(s, 0, DLG_CUK_BF16, w, rows, h, gate, kGridYMax);
 }
 
 int dlg_cuk_lstm_unpack(dlg_cu_stream s, dlg_cuk_gates gate, int64_t rows, int64_t h, float *w)
 {
-    k_lstm_unpack<float><<<tiles(rows, h), dim3(kTile, kTileRows), 0, s>>>(gate, rows, h, w);
-    return launched();
+    return dlg_cuk_lstm_unpack_grid(s, 0, DLG_CUK_BF16, gate, rows, h, w, kGridYMax);
 }
 
 int dlg_cuk_lstm_pack_bias(dlg_cu_stream s, const float *b, int64_t h, dlg_cuk_gates gate)
@@ -250,17 +310,13 @@ int dlg_cuk_lstm_unpack_bias(dlg_cu_stream s, dlg_cuk_gates gate, int64_t h, flo
 int dlg_cuk_lstm_pack_h(dlg_cu_stream s, dlg_cuk_htype ht, const float *w, int64_t rows,
                         int64_t h, dlg_cuk_gates gate)
 {
-    HALF_CASE(ht, k_lstm_pack<T><<<tiles(h, rows), dim3(kTile, kTileRows), 0, s>>>(w, rows, h,
-                                                                                    gate));
-    return launched();
+    return dlg_cuk_lstm_pack_grid(s, 1, ht, w, rows, h, gate, kGridYMax);
 }
 
 int dlg_cuk_lstm_unpack_h(dlg_cu_stream s, dlg_cuk_htype ht, dlg_cuk_gates gate, int64_t rows,
                           int64_t h, float *w)
 {
-    HALF_CASE(ht, k_lstm_unpack<T><<<tiles(rows, h), dim3(kTile, kTileRows), 0, s>>>(gate, rows,
-                                                                                      h, w));
-    return launched();
+    return dlg_cuk_lstm_unpack_grid(s, 1, ht, gate, rows, h, w, kGridYMax);
 }
 
 int dlg_cuk_lstm_pack_bias_h(dlg_cu_stream s, dlg_cuk_htype ht, const float *b, int64_t h,
@@ -292,6 +348,19 @@ int dlg_cuk_sumsq_total(dlg_cu_stream s, const double *slots, double *out)
 int dlg_cuk_scale(dlg_cu_stream s, float *g, int64_t n, float f)
 {
     k_scale<<<blocks_for(n), kThreads, 0, s>>>(g, n, f);
+    return launched();
+}
+
+int dlg_cuk_clip_coef(dlg_cu_stream s, dlg_cuk_clip *st, const float *loss_scale,
+                      double max_norm)
+{
+    k_clip_coef<<<1, 1, 0, s>>>(st, loss_scale, max_norm);
+    return launched();
+}
+
+int dlg_cuk_scale_by(dlg_cu_stream s, float *g, int64_t n, const float *coef)
+{
+    k_scale_by<<<blocks_for(n), kThreads, 0, s>>>(g, n, coef);
     return launched();
 }
 

@@ -36,13 +36,22 @@ int dlg_cuk_embed_bwd(dlg_cu_stream s, const float *ids, const float *dy, float 
  * cuDNN keeps one H x rows matrix per gate (row-major, its "linear layer"
  * matrices), wherever cudnnGetRNNWeightParams says they are, in the RNN's
  * data type.  pack: gate[g][h * rows + r] = w[r * 4H + g * H + h]; unpack
- * is the inverse.  The engine's side is always fp32 (master weights). */
+ * is the inverse.  The engine's side is always fp32 (master weights).
+ * Any size: grid y loops past 65535 tiles (rows or H above 2 M). */
 typedef struct dlg_cuk_gates {
     void *p[4]; /* float, or half of the call's dlg_cuk_htype */
 } dlg_cuk_gates;
 int dlg_cuk_lstm_pack(dlg_cu_stream s, const float *w, int64_t rows, int64_t h,
                       dlg_cuk_gates gate);
 int dlg_cuk_lstm_unpack(dlg_cu_stream s, dlg_cuk_gates gate, int64_t rows, int64_t h, float *w);
+/* pack / unpack (hspace = 0) or their _h forms (hspace = 1, type ht) with
+ * grid y capped at max_gy (>= 1) instead of the hardware's 65535, so that
+ * the kernel tests take the loop over grid y (rows or h above 2 M) with a
+ * matrix small enough for the emulator. */
+int dlg_cuk_lstm_pack_grid(dlg_cu_stream s, int hspace, dlg_cuk_htype ht, const float *w,
+                           int64_t rows, int64_t h, dlg_cuk_gates gate, int64_t max_gy);
+int dlg_cuk_lstm_unpack_grid(dlg_cu_stream s, int hspace, dlg_cuk_htype ht, dlg_cuk_gates gate,
+                             int64_t rows, int64_t h, float *w, int64_t max_gy);
 /* Bias (4H, gates side by side) to and from cuDNN's four H-vectors. */
 int dlg_cuk_lstm_pack_bias(dlg_cu_stream s, const float *b, int64_t h, dlg_cuk_gates gate);
 int dlg_cuk_lstm_unpack_bias(dlg_cu_stream s, dlg_cuk_gates gate, int64_t h, float *b);
@@ -70,6 +79,25 @@ int dlg_cuk_sumsq(dlg_cu_stream s, const float *g, int64_t n, double *slots, int
 int dlg_cuk_sumsq_total(dlg_cu_stream s, const double *slots, double *out);
 /* g[0..n) *= f */
 int dlg_cuk_scale(dlg_cu_stream s, float *g, int64_t n, float f);
+/* Clipping without the host (torch.nn.utils.clip_grad_norm_): what one
+ * thread derives from the sum of squares, in device memory, for the
+ * dlg_cuk_scale_by launches after it. */
+typedef struct dlg_cuk_clip {
+    double total;                /* sum of squares (dlg_cuk_sumsq_total's out) */
+    double norm;                 /* sqrt(total) / the loss scale: the last step's */
+    unsigned long long clipped;  /* steps whose gradients were scaled, since open */
+    float coef;                  /* this step's factor: 1, or max_norm / (norm + 1e-6) */
+    float pad;
+} dlg_cuk_clip;
+/* st->norm = sqrt(st->total) / (loss_scale ? *loss_scale : 1); with
+ * max_norm > 0 and norm > max_norm, coef = max_norm / (norm + 1e-6) and
+ * clipped++, else coef = 1 (max_norm <= 0 measures only).  An inf norm
+ * (an fp16 step that overflowed) gives coef 0, and the gradients stay
+ * non-finite, so the loss scaler still skips that step. */
+int dlg_cuk_clip_coef(dlg_cu_stream s, dlg_cuk_clip *st, const float *loss_scale,
+                      double max_norm);
+/* g[0..n) *= *coef, read on the device (nothing written when it is 1) */
+int dlg_cuk_scale_by(dlg_cu_stream s, float *g, int64_t n, const float *coef);
 
 #ifdef __cplusplus
 }

@@ -49,8 +49,9 @@ typedef struct lm {
     dlg_peak peak;
     /* since setup, but timed_*: the steps in gflops and the profile (from
      * begin_timed; never the first step after setup) */
-    uint64_t steps, timed_steps, timed_items, timed_ns, clipped;
-    double loss_sum, last_loss, grad_norm; /* loss_sum: over loss_tokens tokens */
+    uint64_t steps, timed_steps, timed_items, timed_ns;
+    double loss_sum, last_loss; /* loss_sum: over loss_tokens tokens */
+    dlg_clip_stats clipst;      /* the last gradient norm, clipped steps */
     uint64_t loss_tokens;
 } lm;
 
@@ -404,20 +405,17 @@ static int feed(lm *s)
 
 static int train_update(lm *s)
 {
-    double norm = 0;
+    /* clipping as torch.nn.utils.clip_grad_norm_, decided and applied on
+     * the device where the backend can (no wait per step; the norm and the
+     * count of clipped steps are read when reported); on the host it
+     * scales the step instead, the same with no weight decay, without a
+     * pass over the gradients */
+    float f = 1;
     int rc = dlg_net_backward(s->net);
     if (!rc)
-        rc = dlg_net_grad_norm(s->net, &norm);
+        rc = dlg_net_clip_grads(s->net, s->clip, &s->clipst, &f);
     if (rc)
         return rc;
-    s->grad_norm = norm;
-    /* clipping as torch.nn.utils.clip_grad_norm_; with no weight decay,
-     * scaling the step equals scaling the gradient */
-    float f = 1;
-    if (s->clip > 0 && norm > s->clip) {
-        f = (float)(s->clip / (norm + 1e-6));
-        s->clipped++;
-    }
     dlg_sgd sgd = {s->lr * f, s->momentum, 0};
     return dlg_net_sgd_step(s->net, &sgd);
 }
@@ -476,7 +474,7 @@ int lm_step(void *state, dlg_step *out)
     if (!rc)
         rc = feed(s);
     /* forward alone may be a graph replay; the training update stays eager
-     * (clipping reads the gradient norm back before SGD) */
+     * (clipping is not part of dlg_net_train_step) */
     if (!rc)
         rc = dlg_net_infer_step(s->net);
     if (!rc && s->train)
@@ -535,9 +533,12 @@ int lm_report(void *state, const dlg_report_api *api, dlg_fields *f)
     api->add_int(f, "segments", s->segments);
     api->add_int(f, "epochs", (int64_t)s->epochs);
     if (s->train) {
-        api->add_double(f, "grad_norm", s->grad_norm);
+        int rc = dlg_net_clip_read(s->net, &s->clipst); /* waits: once per report */
+        if (rc < 0)
+            return s->h->error(s->h, -rc, "%s", dlg_net_error(s->net));
+        api->add_double(f, "grad_norm", s->clipst.norm);
         api->add_double(f, "clipped_pct",
-                        s->steps ? 100.0 * (double)s->clipped / (double)s->steps : 0);
+                        s->steps ? 100.0 * (double)s->clipst.clipped / (double)s->steps : 0);
     }
     api->add_int(f, "plan_bytes", (int64_t)s->plan_bytes);
     api->add_string(f, "backend", s->backend);

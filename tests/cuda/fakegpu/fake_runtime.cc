@@ -125,6 +125,7 @@ int g_shuffle = -1; // FAKEGPU_ORDER=shuffle: some work runs as other work is is
 std::set<CUstream_st *> g_streams;
 std::set<CUevent_st *> g_events;
 int g_event_fail_in; // fakegpu_fail_event_create: creations until one fails (0: none)
+uint64_t g_host_waits; // fakegpu_host_waits: calls that wait for the device
 std::set<CUgraph_st *> g_graphs;
 std::set<CUgraphExec_st *> g_execs;
 std::map<uint64_t, capture> g_captures; // open capture sequences
@@ -565,6 +566,7 @@ cudaError_t event_wait(cudaEvent_t e, bool block)
     uint64_t n;
     {
         std::lock_guard<std::mutex> lock(g_mu);
+        g_host_waits += block;
         if (cudaError_t r = event_ok(e))
             return r;
         if (unsafe_during_capture())
@@ -851,6 +853,7 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpy
     {
         // synchronous: waits for the device, which a capture forbids
         std::lock_guard<std::mutex> lock(g_mu);
+        g_host_waits++;
         if (unsafe_during_capture())
             return fail(cudaErrorStreamCaptureUnsupported);
     }
@@ -935,6 +938,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream)
     CUstream_st *st;
     {
         std::lock_guard<std::mutex> lock(g_mu);
+        g_host_waits++;
         st = stream_of(stream);
         if (!st) {
             complain("cudaStreamSynchronize: unknown or destroyed stream %p", (void *)stream);
@@ -1136,6 +1140,12 @@ size_t fakegpu_live_events(void)
 {
     std::lock_guard<std::mutex> lock(g_mu);
     return g_events.size();
+}
+
+uint64_t fakegpu_host_waits(void)
+{
+    std::lock_guard<std::mutex> lock(g_mu);
+    return g_host_waits;
 }
 
 cudaError_t cudaEventDestroy(cudaEvent_t event)

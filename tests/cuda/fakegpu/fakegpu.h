@@ -74,6 +74,9 @@ void blend(void *p, cudnnDataType_t t, size_t i, float alpha, float beta, float 
  * from now fails with cudaErrorMemoryAllocation (0: none); live events. */
 extern "C" void fakegpu_fail_event_create(int nth);
 extern "C" size_t fakegpu_live_events(void);
+/* Calls so far that wait for the device on the host (cudaStreamSynchronize,
+ * cudaEventSynchronize, cudaMemcpy), refused ones included. */
+extern "C" uint64_t fakegpu_host_waits(void);
 
 /* ---- cuDNN's opaque types ------------------------------------------------ */
 struct cudnnContext {
