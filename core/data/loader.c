@@ -214,13 +214,15 @@ static int validate(const dlg_loader_config *c, const dlg_host *h)
                         "loader: batch %d, crop %d, threads %d, prefetch %d out of range "
                         "(batch >= 1, crop 8..4096, threads 1..1024, prefetch 2..64)",
                         c->batch, c->crop, c->threads, c->prefetch);
-    if ((c->pixel_range != 1 && c->pixel_range != 255) || (c->order != DLG_RGB && c->order != DLG_BGR))
-        return h->error(h, DLG_EINVAL, "loader: pixel_range %d, channel_order %d out of range "
-                                       "(1 or 255; rgb or bgr)", c->pixel_range, (int)c->order);
+    if ((c->pixel_range != 1 && c->pixel_range != 255) || (c->order != DLG_RGB && c->order != DLG_BGR) ||
+        c->transform < DLG_TRANSFORM_AUTO || c->transform > DLG_TRANSFORM_CAFFE)
+        return h->error(h, DLG_EINVAL, "loader: pixel_range %d, channel_order %d, transform %d out "
+                                       "of range (1 or 255; rgb or bgr; auto, torchvision or caffe)",
+                        c->pixel_range, (int)c->order, (int)c->transform);
     int r = c->resize > 0 ? c->resize : c->crop * 256 / 224;
     if (!c->train && r < c->crop)
         return h->error(h, DLG_EINVAL, "resize %d is smaller than crop %d", r, c->crop);
-    return dlg_ld_mean_cfg_check(c, h);
+    return dlg_ld_geom_check(c, h);
 }
 
 /* synthetic[:N]: noise images in every slot once; batches cost nothing. */

@@ -55,14 +55,23 @@
  * Caffe (transform_param mean_value 104,117,123, scale s): bgr,
  * pixel_range 255, mean 104,117,123, std 1/s for each channel (s = 1: 1,1,1),
  * so out = v - mean exactly.
+ * Transform (cfg.transform): torchvision is the geometry above; caffe is
+ * Caffe's DataTransformer (and MXNet ImageRecordIter's crop without
+ * `resize`): no resize, a crop x crop window copied from the image as
+ * stored at offset (x0, y0) -- train: y0 = U{0..H-crop}, x0 = U{0..W-crop},
+ * mirror with probability 1/2 when cfg.mirror; infer: x0 = (W-crop)/2,
+ * y0 = (H-crop)/2 in integers -- then out = (v - mean) / std as above
+ * (Caffe: (v - mean_value) * scale).  An image smaller than the crop is an
+ * error naming the record, as Caffe's CHECK_GE refuses it.  auto is caffe
+ * with a mean_file or with Caffe's normalisation (bgr, pixel_range 255: a
+ * mean_value), else torchvision.  cfg.mirror = false never mirrors (either
+ * transform; infer never does).
  * Caffe mean_file (a BlobProto mean image, 3 x H x W in the Datum's BGR
- * order, at the stored image size): as DataTransformer, no resize; the crop
- * is crop x crop at offset (x0, y0) of the image as stored -- train: x0 =
- * U{0..W-crop}, y0 = U{0..H-crop}, 50% mirror; infer: x0 = (W-crop)/2,
- * y0 = (H-crop)/2 -- and out = (v - mean[c][y0+y][x0+x]) / std[c] (Caffe:
- * (v - mean) * scale), mirrored at the output position only.  Every image
- * must be stored at the mean's size (else an error naming the record, as
- * Caffe refuses it); pixel_range must be 255, and `mean` stays unset.
+ * order, at the stored image size) needs the caffe transform: out =
+ * (v - mean[c][y0+y][x0+x]) / std[c], mirrored at the output position
+ * only.  Every image must be stored at the mean's size (else an error
+ * naming the record, as Caffe refuses it); pixel_range must be 255, and
+ * `mean` stays unset.
  *
  * Steady state allocates nothing: batch buffers are allocated (and touched)
  * at open; per-worker decode buffers grow only when a larger image than any
@@ -81,6 +90,12 @@
 typedef enum dlg_layout { DLG_LAYOUT_NCHW = 0, DLG_LAYOUT_NHWC = 1 } dlg_layout;
 typedef enum dlg_channel_order { DLG_RGB = 0, DLG_BGR = 1 } dlg_channel_order;
 typedef enum dlg_loader_dtype { DLG_LOADER_FP32 = 0, DLG_LOADER_FP16 = 1 } dlg_loader_dtype;
+/* Crop geometry (see above); auto resolves by dlg_ld_caffe(). */
+typedef enum dlg_transform {
+    DLG_TRANSFORM_AUTO = 0,
+    DLG_TRANSFORM_TORCHVISION = 1,
+    DLG_TRANSFORM_CAFFE = 2
+} dlg_transform;
 typedef enum dlg_cache_mode {
     DLG_CACHE_NONE = 0, /* leave the page cache alone */
     DLG_CACHE_COLD = 1, /* evict every dataset file before the first batch */
@@ -100,7 +115,9 @@ typedef struct dlg_loader_config {
     int batch;            /* images per batch, >= 1 */
     int crop;             /* output height = width, e.g. 224 227 299 */
     int resize;           /* infer: shorter side before the center crop; 0 = crop*256/224 */
-    bool train;           /* true: random resized crop + mirror; false: resize + center crop */
+    bool train;           /* true: random crop + mirror; false: center crop (see transform) */
+    dlg_transform transform; /* torchvision, caffe, or auto (see above) */
+    bool mirror;          /* train: mirror half the images (Caffe's transform_param mirror) */
     float mean[3];        /* in `order`, pixel_range units (ImageNet: .485 .456 .406 for rgb, 1) */
     float std[3];         /* in `order`, pixel_range units (ImageNet: .229 .224 .225 for rgb, 1) */
     const char *mean_file; /* Caffe .binaryproto mean image, or NULL; replaces mean[] (see above) */
@@ -118,8 +135,8 @@ typedef struct dlg_loader_config {
     const dlg_loader_alloc *alloc; /* NULL: aligned malloc */
 } dlg_loader_config;
 
-/* Defaults: batch 32, crop 224, train, ImageNet mean/std, rgb, pixel_range 1, NCHW fp32,
- * 1 thread, prefetch 4, shuffle, decode, cache none, data NULL. */
+/* Defaults: batch 32, crop 224, train, transform auto, mirror, ImageNet mean/std, rgb,
+ * pixel_range 1, NCHW fp32, 1 thread, prefetch 4, shuffle, decode, cache none, data NULL. */
 void dlg_loader_config_defaults(dlg_loader_config *cfg);
 
 typedef struct dlg_batch {
@@ -192,19 +209,31 @@ void dlg_loader_close(dlg_loader *l);
     {"resize", DLG_OPT_INT, "0", "0", "8192", NULL,                                                 \
      "infer: shorter side before the center crop (0 = crop*256/224)", 0},                          \
     {"augment", DLG_OPT_ENUM, "auto", NULL, NULL, "auto|random|center",                             \
-     "random resized crop + mirror, or resize + center crop (auto: by mode)", 0},                  \
+     "random crop + mirror, or center crop, as transform takes them (auto: random in train, "      \
+     "center in infer)", 0},                                                                       \
+    {"transform", DLG_OPT_ENUM, "auto", NULL, NULL, "auto|torchvision|caffe",                       \
+     "crop geometry: torchvision (train: RandomResizedCrop(crop); infer: resize shorter side to "  \
+     "resize, center crop) or caffe (Caffe's DataTransformer, MXNet ImageRecordIter's crop: a "    \
+     "crop x crop window of the image as stored, no resample; train: uniform offset, infer: "      \
+     "((W-crop)/2, (H-crop)/2); every image must be at least crop x crop). auto: caffe with "      \
+     "mean_file or with channel_order = bgr and pixel_range = 255 (Caffe's mean_value), else "     \
+     "torchvision", 0},                                                                            \
+    {"mirror", DLG_OPT_BOOL, "true", NULL, NULL, NULL,                                              \
+     "train: mirror each image with probability 1/2 (Caffe's transform_param mirror, MXNet's "     \
+     "rand_mirror; Caffe's default is false, BVLC's train_val sets true); infer never mirrors", 0}, \
     {"layout", DLG_OPT_ENUM, "nchw", NULL, NULL, "nchw|nhwc", "batch memory layout", 0},            \
     {"input_dtype", DLG_OPT_ENUM, "fp32", NULL, NULL, "fp32|fp16", "batch element type", 0},        \
     /* no table default, so that a mean written beside mean_file is seen */                      \
     {"mean", DLG_OPT_STRING, NULL, NULL, NULL, NULL,                                                \
      "per-channel mean in channel_order and pixel_range units, or imagenet (0.485,0.456,0.406 "    \
-     "in RGB x pixel_range; unset: imagenet, or none with mean_file); Caffe: 104,117,123 with "    \
-     "bgr and pixel_range = 255", DLG_OPT_NOSWEEP},                                                \
+     "in RGB x pixel_range; unset: imagenet, or none with mean_file); Caffe's mean_value: "       \
+     "104,117,123 with bgr and pixel_range = 255 (transform auto then takes caffe)",               \
+     DLG_OPT_NOSWEEP},                                                                             \
     {"mean_file", DLG_OPT_STRING, NULL, NULL, NULL, NULL,                                           \
      "Caffe mean image (.binaryproto, as compute_image_mean writes): "                           \
-     "subtracted per pixel at the crop offset as Caffe's transform_param mean_file; implies "     \
-     "Caffe's crop (no resize: random offset in train, center in infer), images stored at the "   \
-     "mean's size, pixel_range = 255, and no mean", DLG_OPT_NOSWEEP | DLG_OPT_PATH_IN},            \
+     "subtracted per pixel at the crop offset as Caffe's transform_param mean_file; needs "        \
+     "transform caffe (auto picks it), images stored at the mean's size, pixel_range = 255, and "  \
+     "no mean", DLG_OPT_NOSWEEP | DLG_OPT_PATH_IN},                                                \
     {"std", DLG_OPT_STRING, "imagenet", NULL, NULL, NULL,                                           \
      "per-channel std, same order and units, or imagenet (0.229,0.224,0.225 in RGB x "             \
      "pixel_range); Caffe's scale s is std 1/s (scale 1: 1,1,1)", DLG_OPT_NOSWEEP},                \
@@ -236,6 +265,8 @@ enum dlg_loader_opt {
     DLG_LOPT_CROP,
     DLG_LOPT_RESIZE,
     DLG_LOPT_AUGMENT,
+    DLG_LOPT_TRANSFORM,
+    DLG_LOPT_MIRROR,
     DLG_LOPT_LAYOUT,
     DLG_LOPT_INPUT_DTYPE,
     DLG_LOPT_MEAN,
@@ -252,7 +283,8 @@ enum dlg_loader_opt {
 
 /* Fills cfg (after dlg_loader_config_defaults) from the fragment's values:
  * threads 0 -> job->cpus (at least 1), seed = job->seed, augment auto ->
- * train_mode.  job may be NULL (1 thread, seed 0).  cfg.data points into
+ * train_mode, transform auto resolved (dlg_ld_caffe) with its rules
+ * checked.  job may be NULL (1 thread, seed 0).  cfg.data points into
  * vals.  Bad mean/std text (not three numbers in 0..pixel_range, std > 0,
  * nor imagenet) is reported through h->error(). */
 int dlg_loader_config_from_opts(dlg_loader_config *cfg, const dlg_value *vals,

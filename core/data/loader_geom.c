@@ -115,29 +115,67 @@ static void caffe_window(const dlg_loader_config *cfg, uint64_t key, int W, int 
 {
     int c = cfg->crop;
     win->w = win->h = c;
-    if (cfg->train) {
+    if (cfg->train) { /* Caffe draws h_off, then w_off */
         win->y = floor(dlg_ld_uniform(key, 0) * (H - c + 1));
         win->x = floor(dlg_ld_uniform(key, 1) * (W - c + 1));
-        win->mirror = dlg_ld_uniform(key, 1000) < 0.5;
     } else {
         win->y = (H - c) / 2;
         win->x = (W - c) / 2;
     }
 }
 
+bool dlg_ld_caffe(const dlg_loader_config *cfg)
+{
+    if (cfg->transform != DLG_TRANSFORM_AUTO)
+        return cfg->transform == DLG_TRANSFORM_CAFFE;
+    return cfg->mean_file || (cfg->order == DLG_BGR && cfg->pixel_range == 255);
+}
+
+/* Why caffe was chosen, for errors: auto's reason, or nothing. */
+static const char *caffe_why(const dlg_loader_config *cfg)
+{
+    if (cfg->transform == DLG_TRANSFORM_CAFFE)
+        return "";
+    return cfg->mean_file ? " (auto: mean_file is set)"
+                          : " (auto: channel_order = bgr with pixel_range = 255 is Caffe's)";
+}
+
+int dlg_ld_geom_check(const dlg_loader_config *cfg, const dlg_host *h)
+{
+    if (cfg->mean_file && !dlg_ld_caffe(cfg))
+        return h->error(h, DLG_EINVAL, "mean_file = %s with transform = torchvision: Caffe's "
+                        "mean image lines up only with the image as stored; use transform = "
+                        "caffe (or auto)", cfg->mean_file);
+    int rc = dlg_ld_mean_cfg_check(cfg, h);
+    if (rc < 0 || !dlg_ld_caffe(cfg) || cfg->resize == 0)
+        return rc;
+    return h->error(h, DLG_EINVAL, "resize = %d with transform = caffe%s: Caffe crops the image "
+                    "as stored, without a resize; unset resize, or set transform = torchvision",
+                    cfg->resize, caffe_why(cfg));
+}
+
+int dlg_ld_caffe_fits(int W, int H, int crop, const char *what, dlg_data_err *err)
+{
+    if (W >= crop && H >= crop)
+        return 0;
+    return dlg_data_fail(err, DLG_EINVAL, "%s: image is %dx%d, smaller than the %dx%d crop of "
+                         "transform = caffe (Caffe refuses it too): store the images at least "
+                         "that large (convert_imageset --resize_width/--resize_height), lower "
+                         "crop, or set transform = torchvision", what, W, H, crop, crop);
+}
+
 void dlg_ld_window(const dlg_loader_config *cfg, uint64_t epoch, uint64_t pos, int W, int H,
                    dlg_crop_window *win)
 {
     win->mirror = false;
-    if (cfg->mean_file) {
-        caffe_window(cfg, dlg_ld_hash(cfg->seed, epoch, pos, 0x63726f70ULL), W, H, win);
-        return;
-    }
-    if (!cfg->train) {
-        center_window(cfg, W, H, win);
-        return;
-    }
     uint64_t key = dlg_ld_hash(cfg->seed, epoch, pos, 0x63726f70ULL);
-    random_window(key, W, H, win);
-    win->mirror = dlg_ld_uniform(key, 1000) < 0.5;
+    if (dlg_ld_caffe(cfg))
+        caffe_window(cfg, key, W, H, win);
+    else if (cfg->train)
+        random_window(key, W, H, win);
+    else
+        center_window(cfg, W, H, win);
+    /* the same draw under either transform, so mirror = false changes
+     * nothing else */
+    win->mirror = cfg->train && cfg->mirror && dlg_ld_uniform(key, 1000) < 0.5;
 }

@@ -1,6 +1,6 @@
 /* The loader's per-image arithmetic, exposed so tests can check it against
  * an independent reference: counter-based randomness, the per-epoch
- * permutation, crop windows (torchvision semantics), the PIL-style bilinear
+ * permutation, crop windows (torchvision or Caffe), the PIL-style bilinear
  * resample and the normalise/store step.  See loader.h for the definitions. */
 #ifndef DLG_LOADER_IMAGE_H
 #define DLG_LOADER_IMAGE_H
@@ -27,9 +27,20 @@ typedef struct dlg_crop_window {
     bool mirror;
 } dlg_crop_window;
 
-/* The window for stream item (epoch, pos) of a W x H source image. */
+/* Whether cfg takes Caffe's crop: transform caffe, or auto with a
+ * mean_file or Caffe's normalisation (bgr, pixel_range 255). */
+bool dlg_ld_caffe(const dlg_loader_config *cfg);
+/* The transform's rules on cfg (mean_file's included), reported through
+ * h->error: mean_file needs caffe, caffe takes no resize. */
+int dlg_ld_geom_check(const dlg_loader_config *cfg, const dlg_host *h);
+
+/* The window for stream item (epoch, pos) of a W x H source image; under
+ * caffe, W and H must be at least cfg->crop (dlg_ld_caffe_fits). */
 void dlg_ld_window(const dlg_loader_config *cfg, uint64_t epoch, uint64_t pos, int W, int H,
                    dlg_crop_window *win);
+/* A W x H image (what names the record) takes a Caffe crop of crop x crop:
+ * else an error, as Caffe's CHECK_GE(datum_height, crop_size). */
+int dlg_ld_caffe_fits(int W, int H, int crop, const char *what, dlg_data_err *err);
 
 /* ---- resample ------------------------------------------------------------ */
 typedef struct dlg_taps {

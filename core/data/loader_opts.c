@@ -19,6 +19,8 @@ void dlg_loader_config_defaults(dlg_loader_config *cfg)
         .crop = 224,
         .resize = 0,
         .train = true,
+        .transform = DLG_TRANSFORM_AUTO,
+        .mirror = true,
         .order = DLG_RGB,
         .pixel_range = 1,
         .layout = DLG_LAYOUT_NCHW,
@@ -119,14 +121,13 @@ static int refuse_mean_with_file(const dlg_value *v, const dlg_host *h)
                     "mean_value with mean_file)", mean_text(v), mf->text);
 }
 
-static int parse_mean_file(dlg_loader_config *cfg, const dlg_value *v, const dlg_host *h)
+/* mean_file replaces the per-channel mean (its rules: dlg_ld_geom_check). */
+static void parse_mean_file(dlg_loader_config *cfg, const dlg_value *v)
 {
     const dlg_value *mf = &v[DLG_LOPT_MEAN_FILE];
     cfg->mean_file = mf->set && mf->text ? mf->text : NULL;
-    if (!cfg->mean_file)
-        return 0;
-    memset(cfg->mean, 0, sizeof cfg->mean);
-    return dlg_ld_mean_cfg_check(cfg, h);
+    if (cfg->mean_file)
+        memset(cfg->mean, 0, sizeof cfg->mean);
 }
 
 int dlg_loader_config_from_opts(dlg_loader_config *cfg, const dlg_value *v,
@@ -140,6 +141,8 @@ int dlg_loader_config_from_opts(dlg_loader_config *cfg, const dlg_value *v,
     cfg->resize = (int)v[DLG_LOPT_RESIZE].i;
     int64_t aug = v[DLG_LOPT_AUGMENT].i; /* auto|random|center */
     cfg->train = aug == 0 ? train_mode : aug == 1;
+    cfg->transform = (dlg_transform)v[DLG_LOPT_TRANSFORM].i; /* auto|torchvision|caffe */
+    cfg->mirror = v[DLG_LOPT_MIRROR].i != 0;
     cfg->layout = v[DLG_LOPT_LAYOUT].i == 1 ? DLG_LAYOUT_NHWC : DLG_LAYOUT_NCHW;
     cfg->dtype = v[DLG_LOPT_INPUT_DTYPE].i == 1 ? DLG_LOADER_FP16 : DLG_LOADER_FP32;
     cfg->order = v[DLG_LOPT_CHANNEL_ORDER].i == 1 ? DLG_BGR : DLG_RGB;
@@ -147,10 +150,14 @@ int dlg_loader_config_from_opts(dlg_loader_config *cfg, const dlg_value *v,
     int rc = refuse_mean_with_file(v, h);
     if (rc == 0)
         rc = parse_norm(cfg, v, h);
-    if (rc == 0)
-        rc = parse_mean_file(cfg, v, h);
+    if (rc == 0) {
+        parse_mean_file(cfg, v);
+        rc = dlg_ld_geom_check(cfg, h);
+    }
     if (rc < 0)
         return rc;
+    if (cfg->transform == DLG_TRANSFORM_AUTO) /* what auto chose, for whoever reads cfg */
+        cfg->transform = dlg_ld_caffe(cfg) ? DLG_TRANSFORM_CAFFE : DLG_TRANSFORM_TORCHVISION;
     cfg->shuffle = v[DLG_LOPT_SHUFFLE].i != 0;
     cfg->skip_corrupt = v[DLG_LOPT_SKIP_CORRUPT].i != 0;
     cfg->cache = dlg_cache_mode_of(v[DLG_LOPT_CACHE].i, job);

@@ -72,32 +72,29 @@ typedef struct src_img {
     double f;
 } src_img;
 
-/* Decodes (or converts) the source at the scale the window allows. */
-static int source_rgb(const dlg_loader_config *cfg, const dlg_mean_image *mean,
-                      dlg_ld_scratch *sc, const dlg_ld_item *it, uint64_t epoch, uint64_t pos,
-                      dlg_crop_window *win, src_img *im, dlg_data_err *err)
+/* The stored size's rules: the mean image's size (mean_file), else at
+ * least the crop under caffe; torchvision takes any size. */
+static int check_size(const dlg_loader_config *cfg, const dlg_mean_image *mean, int W, int H,
+                      int channels, const char *what, dlg_data_err *err)
 {
-    im->f = 1.0;
-    if (it->pixels) { /* raw Datum; an empty encoded record has bytes NULL, not this */
-        im->W = im->sw = it->w;
-        im->H = im->sh = it->h;
-        int rc = mean ? dlg_ld_mean_check(mean, im->W, im->H, it->channels, it->what, err) : 0;
-        if (rc < 0)
-            return rc;
-        dlg_ld_window(cfg, epoch, pos, im->W, im->H, win);
-        rc = grow((void **)&sc->rgb, &sc->rgb_cap, (size_t)im->W * im->H * 3, 1, err);
-        if (rc < 0)
-            return rc;
-        raw_to_rgb(it, sc->rgb);
-        return 0;
-    }
+    if (mean)
+        return dlg_ld_mean_check(mean, W, H, channels, what, err);
+    return dlg_ld_caffe(cfg) ? dlg_ld_caffe_fits(W, H, cfg->crop, what, err) : 0;
+}
+
+/* Decodes an encoded record at the scale its window allows (caffe: a
+ * window of crop x crop, so scale 1). */
+static int jpeg_source(const dlg_loader_config *cfg, const dlg_mean_image *mean,
+                       dlg_ld_scratch *sc, const dlg_ld_item *it, uint64_t epoch, uint64_t pos,
+                       dlg_crop_window *win, src_img *im, dlg_data_err *err)
+{
     dlg_jpeg_info info;
     int rc = dlg_jpeg_header(sc->jpeg, it->bytes, it->len, it->what, &info, err);
     if (rc < 0)
         return rc;
     im->W = info.width;
     im->H = info.height;
-    if (mean && (rc = dlg_ld_mean_check(mean, im->W, im->H, 0, it->what, err)) < 0)
+    if ((rc = check_size(cfg, mean, im->W, im->H, 0, it->what, err)) < 0)
         return rc;
     dlg_ld_window(cfg, epoch, pos, im->W, im->H, win);
     dlg_jpeg_scale s = dlg_jpeg_pick_scale(win->w, win->h, cfg->crop, cfg->crop);
@@ -107,6 +104,75 @@ static int source_rgb(const dlg_loader_config *cfg, const dlg_mean_image *mean,
     im->f = (double)s.num / s.denom;
     return dlg_jpeg_decode(sc->jpeg, it->bytes, it->len, it->what, s, sc->rgb, sc->rgb_cap,
                            &im->sw, &im->sh, err);
+}
+
+/* Decodes (or converts) the source at the scale the window allows. */
+static int source_rgb(const dlg_loader_config *cfg, dlg_ld_scratch *sc, const dlg_ld_item *it,
+                      uint64_t epoch, uint64_t pos, dlg_crop_window *win, src_img *im,
+                      dlg_data_err *err)
+{
+    im->f = 1.0;
+    if (!it->pixels) /* an empty encoded record has bytes NULL, not pixels */
+        return jpeg_source(cfg, NULL, sc, it, epoch, pos, win, im, err);
+    im->W = im->sw = it->w;
+    im->H = im->sh = it->h;
+    dlg_ld_window(cfg, epoch, pos, im->W, im->H, win);
+    int rc = grow((void **)&sc->rgb, &sc->rgb_cap, (size_t)im->W * im->H * 3, 1, err);
+    if (rc < 0)
+        return rc;
+    raw_to_rgb(it, sc->rgb);
+    return 0;
+}
+
+/* Copies the s x s window at (x0, y0) of 8-bit channels ch[0..2] (R, G, B;
+ * px bytes from pixel to pixel, row bytes from row to row) into hwc. */
+static void crop_copy(const uint8_t *const ch[3], size_t px, size_t row, int x0, int y0, int s,
+                      float *hwc)
+{
+    for (int y = 0; y < s; y++) {
+        size_t at = (size_t)(y0 + y) * row + (size_t)x0 * px;
+        float *o = hwc + (size_t)y * s * 3;
+        for (int x = 0; x < s; x++, at += px, o += 3) {
+            o[0] = ch[0][at];
+            o[1] = ch[1][at];
+            o[2] = ch[2][at];
+        }
+    }
+}
+
+/* Caffe's DataTransformer: the window of the image as stored, copied
+ * without a resample (a raw Datum straight from its planes), the mean
+ * image subtracted at the source pixel, then normalise and mirror. */
+static int process_caffe(const dlg_loader_config *cfg, const dlg_mean_image *mean,
+                         dlg_ld_scratch *sc, const dlg_ld_item *it, uint64_t epoch, uint64_t pos,
+                         void *batch, int index, dlg_data_err *err)
+{
+    dlg_crop_window win;
+    const uint8_t *ch[3];
+    size_t px = 1, row;
+    int rc;
+    if (it->pixels) {
+        size_t plane = (size_t)it->w * it->h;
+        if ((rc = check_size(cfg, mean, it->w, it->h, it->channels, it->what, err)) < 0)
+            return rc;
+        dlg_ld_window(cfg, epoch, pos, it->w, it->h, &win);
+        for (int c = 0; c < 3; c++) /* the Datum's planes are B, G, R (or one gray) */
+            ch[c] = it->pixels + (it->channels == 1 ? 0 : (size_t)(2 - c) * plane);
+        row = (size_t)it->w;
+    } else {
+        src_img im;
+        if ((rc = jpeg_source(cfg, mean, sc, it, epoch, pos, &win, &im, err)) < 0)
+            return rc;
+        for (int c = 0; c < 3; c++)
+            ch[c] = sc->rgb + c;
+        px = 3;
+        row = (size_t)im.sw * 3;
+    }
+    crop_copy(ch, px, row, (int)win.x, (int)win.y, cfg->crop, sc->hwc);
+    if (mean)
+        dlg_ld_sub_mean(mean, sc->hwc, cfg->crop, (int)win.x, (int)win.y);
+    dlg_ld_store(cfg, sc->hwc, cfg->crop, win.mirror, batch, index);
+    return 0;
 }
 
 /* The pixels of an axis of `size` (scaled) pixels that taps may use: all of
@@ -130,10 +196,12 @@ int dlg_ld_process(const dlg_loader_config *cfg, const dlg_mean_image *mean, dlg
                    const dlg_ld_item *it, uint64_t epoch, uint64_t pos, void *batch, int index,
                    dlg_data_err *err)
 {
+    if (dlg_ld_caffe(cfg))
+        return process_caffe(cfg, mean, sc, it, epoch, pos, batch, index, err);
     dlg_crop_window win;
     src_img im;
     int n = cfg->crop;
-    int rc = source_rgb(cfg, mean, sc, it, epoch, pos, &win, &im, err);
+    int rc = source_rgb(cfg, sc, it, epoch, pos, &win, &im, err);
     if (rc < 0)
         return rc;
     /* Scaled pixel i covers source pixels [i/f, (i+1)/f): the map is x*f.
@@ -154,8 +222,6 @@ int dlg_ld_process(const dlg_loader_config *cfg, const dlg_mean_image *mean, dlg
     if ((rc = grow((void **)&sc->tmp, &sc->tmp_cap, rows * n * 3, sizeof(float), err)) < 0)
         return rc;
     dlg_resample_rgb(sc->rgb, (size_t)im.sw * 3, &tx, &ty, sc->tmp, sc->hwc);
-    if (mean) /* a Caffe window is whole pixels at scale 1: the resample copied it */
-        dlg_ld_sub_mean(mean, sc->hwc, n, (int)win.x, (int)win.y);
     dlg_ld_store(cfg, sc->hwc, n, win.mirror, batch, index);
     return 0;
 }

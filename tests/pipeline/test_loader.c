@@ -136,9 +136,10 @@ static void test_train_matches_reference(void **st)
     mock_host_fini(&m);
 }
 
-/* Caffe's preprocessing (BGR, 0..255 means, scale 1/58) with random crops
- * and mirrors, in both store paths (NCHW fp32, and NHWC), against the
- * reference computed in the same channel order and units. */
+/* Caffe's preprocessing (BGR, 0..255 means, scale 1/58) with torchvision's
+ * random crops and mirrors (auto would take Caffe's crop for bgr 0..255),
+ * in both store paths (NCHW fp32, and NHWC), against the reference computed
+ * in the same channel order and units. */
 static void test_bgr_255_matches_reference(void **st)
 {
     (void)st;
@@ -153,6 +154,7 @@ static void test_bgr_255_matches_reference(void **st)
         cfg_small(&cfg, spec, 4, true);
         cfg.order = DLG_BGR;
         cfg.pixel_range = 255;
+        cfg.transform = DLG_TRANSFORM_TORCHVISION;
         const float mean[3] = {104, 117, 123}, std[3] = {58, 58, 58};
         memcpy(cfg.mean, mean, sizeof mean);
         memcpy(cfg.std, std, sizeof std);

@@ -75,7 +75,7 @@ static void test_caffe_known_answer(void **st)
     const char *layouts[][2] = {{"layout=nchw", "input_dtype=fp32"},
                                 {"layout=nhwc", "input_dtype=fp16"}};
     for (size_t k = 0; k < 2; k++) {
-        const char *caffe[] = {data, "crop=20", "resize=20", "channel_order=bgr",
+        const char *caffe[] = {data, "crop=20", "channel_order=bgr", /* Caffe's crop */
                                "pixel_range=255", "mean=104,117,123", "std=1,1,1",
                                layouts[k][0], layouts[k][1], NULL};
         dlg_loader_config cfg;
@@ -96,8 +96,7 @@ static void test_caffe_known_answer(void **st)
     assert_float_equal(px[0], (R_VAL / 255.0 - 0.485) / 0.229, 1e-4);
     assert_float_equal(px[2], (B_VAL / 255.0 - 0.406) / 0.225, 1e-4);
     /* imagenet in 0..255 units and BGR order is the same normalisation */
-    const char *bgr255[] = {data, "crop=20", "resize=20", "channel_order=bgr", "pixel_range=255",
-                            NULL};
+    const char *bgr255[] = {data, "crop=20", "channel_order=bgr", "pixel_range=255", NULL};
     assert_int_equal(config_of(&m, bgr255, &cfg), 0);
     float q[3];
     first_pixel(&m, &cfg, q);
