@@ -13,7 +13,9 @@
 #include "registry.h"
 #include "sinkset.h"
 
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 /* The exit an open failure calls for, from its DLG_E* code (the one the
  * sink gave host->error(), else the one it returned): what may pass by
@@ -58,18 +60,43 @@ static int flush_one(const dlg_cli *cli, const dlg_plan *plan, size_t i)
     return ss.failures || ss.kept ? DLG_EXIT_FAILED : DLG_EXIT_OK;
 }
 
+/* The one FILE.ini, or NULL after saying (in one line) what is wrong: an
+ * option flush does not have was opened as a file called "--dry-run". */
+static const char *config_arg(int argc, char **argv)
+{
+    const char *file = NULL;
+    bool options = true;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *why = NULL;
+        if (options && strcmp(a, "--") == 0)
+            options = false;
+        else if (options && a[0] == '-' && a[1])
+            why = "unknown option";
+        else if (file)
+            why = "a second FILE.ini";
+        else
+            file = a;
+        if (why) {
+            fprintf(stderr, "dlgauge flush: %s '%s' (usage: dlgauge flush FILE.ini)\n", why, a);
+            return NULL;
+        }
+    }
+    if (!file)
+        fprintf(stderr, "dlgauge flush: no FILE.ini given (usage: dlgauge flush FILE.ini)\n");
+    return file;
+}
+
 int dlg_cmd_flush(const dlg_cli *cli, int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: dlgauge flush FILE.ini\n");
+    const char *file = config_arg(argc, argv);
+    if (!file)
         return DLG_EXIT_USAGE;
-    }
     char err[4096];
     dlg_config cfg;
     dlg_registry reg = {0};
     dlg_plan plan = {0};
     int rc = DLG_EXIT_USAGE;
-    if (dlg_config_load(&cfg, argv[1], err, sizeof err) != 0)
+    if (dlg_config_load(&cfg, file, err, sizeof err) != 0)
         goto fail;
     if (dlg_registry_init(&reg, cli->plugin_dir) != 0) {
         snprintf(err, sizeof err, "out of memory"); /* err held nothing to say */

@@ -29,6 +29,25 @@ static void list_line(const dlg_registry *reg, const dlg_plugin_desc *d, const c
            by ? "(shadowed by " : "", by ? by : "", by ? ", not used) " : "", d->summary);
 }
 
+/* Each plugin file that failed to load, on stderr; returns how many. */
+static int load_failures(const dlg_registry *reg)
+{
+    int bad = 0;
+    for (size_t i = 0; i < reg->nfiles; i++)
+        if (reg->files[i].error) {
+            fprintf(stderr, "dlgauge: %s: %s\n", reg->files[i].path, reg->files[i].error);
+            bad++;
+        }
+    return bad;
+}
+
+/* " DIR DIR ...": where plugins were looked for. */
+static void searched(const dlg_registry *reg)
+{
+    for (size_t i = 0; i < reg->ndirs; i++)
+        fprintf(stderr, " %s", reg->dirs[i]);
+}
+
 int dlg_cmd_list(const dlg_cli *cli, int argc, char **argv)
 {
     (void)argc;
@@ -42,22 +61,17 @@ int dlg_cmd_list(const dlg_cli *cli, int argc, char **argv)
         if (reg.files[i].info && (int)strlen(reg.files[i].path) > wfile)
             wfile = (int)strlen(reg.files[i].path);
     printf("%-9s %-16s %-8s %-*s  %s\n", "KIND", "NAME", "VERSION", wfile, "FILE", "SUMMARY");
-    int bad = 0;
     for (dlg_kind k = DLG_KIND_WORKLOAD; k <= DLG_KIND_SINK; k++)
         for (size_t i = 0; i < reg.nfiles; i++)
             for (const dlg_plugin_desc *const *d = reg.files[i].info ? reg.files[i].info->items : NULL; d && *d; d++)
                 if ((*d)->kind == k)
                     list_line(&reg, *d, reg.files[i].path, wfile);
-    for (size_t i = 0; i < reg.nfiles; i++)
-        if (reg.files[i].error) {
-            fprintf(stderr, "dlgauge: %s: %s\n", reg.files[i].path, reg.files[i].error);
-            bad++;
-        }
-    if (!reg.nfiles) {
+    int bad = load_failures(&reg);
+    if (!reg.nfiles) { /* an install without its plugins: no health check may pass it */
         fprintf(stderr, "dlgauge: no plugins found; searched:");
-        for (size_t i = 0; i < reg.ndirs; i++)
-            fprintf(stderr, " %s", reg.dirs[i]);
+        searched(&reg);
         fprintf(stderr, "\n");
+        bad = 1;
     }
     dlg_registry_free(&reg);
     return bad ? DLG_EXIT_FAILED : DLG_EXIT_OK;
@@ -247,7 +261,8 @@ static int print_plugins(const dlg_registry *reg, const char *name, bool md)
     return found;
 }
 
-/* NAME is nothing help knows: one line, with the closest name it does know. */
+/* NAME is nothing help knows: one line, with the closest name it does
+ * know and the plugin files that failed to load (NAME may be in one). */
 static void unknown_name(const dlg_registry *reg, const char *name)
 {
     const char *names[512] = {"job", "global", "metrics", "all"};
@@ -260,7 +275,15 @@ static void unknown_name(const dlg_registry *reg, const char *name)
     char msg[512];
     snprintf(msg, sizeof msg, "no command, workload, storage or sink is called '%s'", name);
     dlg_append_suggestion(msg, sizeof msg, dlg_suggest(name, names, n));
-    fprintf(stderr, "dlgauge: %s; dlgauge list shows the plugins, dlgauge --help the commands\n", msg);
+    fprintf(stderr, "dlgauge: %s; dlgauge list shows the plugins, dlgauge --help the commands", msg);
+    for (size_t i = 0; i < reg->nfiles; i++)
+        if (reg->files[i].error)
+            fprintf(stderr, "; %s failed to load: %s", reg->files[i].path, reg->files[i].error);
+    if (!reg->nfiles) {
+        fprintf(stderr, "; no plugins found, searched:");
+        searched(reg);
+    }
+    fputc('\n', stderr);
 }
 
 /* One NAME: a command's usage, a core topic, or the plugins of that name. */
@@ -277,6 +300,10 @@ static int help_one(const dlg_cli *cli, const dlg_registry *reg, const char *nam
         unknown_name(reg, name);
         return DLG_EXIT_USAGE;
     }
+    /* a reference (docs/config.md) without a plugin that failed to load is
+     * incomplete: say which, and fail it as list does */
+    if (strcmp(name, "all") == 0 && load_failures(reg))
+        return DLG_EXIT_FAILED;
     return DLG_EXIT_OK;
 }
 
@@ -293,6 +320,10 @@ int dlg_cmd_help(const dlg_cli *cli, int argc, char **argv)
             return DLG_EXIT_USAGE;
         } else
             nnames++;
+    }
+    if (!nnames && md) { /* it printed the plain usage, as if --markdown were not there */
+        fprintf(stderr, "dlgauge: help: --markdown needs a NAME (dlgauge help --markdown all, or metrics)\n");
+        return DLG_EXIT_USAGE;
     }
     if (!nnames) { /* `dlgauge help` alone: what there is to ask about */
         dlg_usage(stdout);

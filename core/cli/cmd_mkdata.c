@@ -6,6 +6,7 @@
 #include "synth.h"
 #include "synth_out.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -52,6 +53,19 @@ void dlg_mkdata_usage(FILE *out) { fputs(mk_usage, out); }
 
 static bool is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
 
+/* The option "--name" or "--name=value" names; NULL if none. */
+static mk_opt *find_opt(mk_opt *opts, const char *a)
+{
+    if (strncmp(a, "--", 2) != 0)
+        return NULL;
+    const char *eq = strchr(a + 2, '=');
+    size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+    for (mk_opt *p = opts; p->name; p++)
+        if (strlen(p->name) == len && strncmp(p->name, a + 2, len) == 0)
+            return p;
+    return NULL;
+}
+
 /* --name value | --name=value | --flag; unknown or repeated names are errors.
  * -1 after printing the usage for --help. */
 static int parse_args(int argc, char **argv, mk_opt *opts)
@@ -65,11 +79,7 @@ static int parse_args(int argc, char **argv, mk_opt *opts)
         if (strncmp(a, "--", 2) != 0)
             return usage_error("unexpected argument '%s'%s", a, "");
         const char *eq = strchr(a + 2, '=');
-        size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-        mk_opt *o = NULL;
-        for (mk_opt *p = opts; p->name; p++)
-            if (strlen(p->name) == len && strncmp(p->name, a + 2, len) == 0)
-                o = p;
+        mk_opt *o = find_opt(opts, a);
         if (!o)
             return usage_error("unknown option '%s' for %s", a, argv[1]);
         if (o->value)
@@ -80,7 +90,8 @@ static int parse_args(int argc, char **argv, mk_opt *opts)
             o->value = "1";
         } else if (eq) {
             o->value = eq + 1;
-        } else if (i + 1 < argc) {
+        } else if (i + 1 < argc && !find_opt(opts, argv[i + 1])) {
+            /* "--out --classes 2" made a folder "--classes" of --out */
             o->value = argv[++i];
         } else {
             return usage_error("option '%s' needs a value%s", a, "");
@@ -99,7 +110,8 @@ static int get_u64(const mk_opt *o, uint64_t def, uint64_t min, uint64_t max, ui
     char *end;
     errno = 0;
     unsigned long long v = strtoull(o->value, &end, 10);
-    if (end == o->value || *end || errno || o->value[0] == '-' || v < min || v > max) {
+    /* digits only: strtoull takes " -1" as 2^64 - 1 */
+    if (!isdigit((unsigned char)o->value[0]) || *end || errno || v < min || v > max) {
         fprintf(stderr, "dlgauge mkdata: --%s '%s': expected a whole number from %llu to %llu\n",
                 o->name, o->value, (unsigned long long)min, (unsigned long long)max);
         return DLG_EXIT_USAGE;
@@ -314,6 +326,9 @@ static int mk_text(int argc, char **argv)
 int dlg_cmd_mkdata(const dlg_cli *cli, int argc, char **argv)
 {
     (void)cli;
+    /* the product is the files: a reader gone from stdout (| head) must not
+     * kill the finished work at its summary line, called "stopped" */
+    signal(SIGPIPE, SIG_IGN);
     if (argc >= 2 && is_help(argv[1])) {
         fputs(mk_usage, stdout);
         return DLG_EXIT_OK;

@@ -42,8 +42,9 @@ static const struct dlg_command {
      "                   BASENAME.journal, or [global] journal): same run id, recorded cells skipped\n",
      false},
     {"list", dlg_cmd_list, NULL, "the plugins found: kind, name, version, file", false,
-     "  a plugin file that cannot be loaded is named on stderr with the reason, and list exits 1\n", true},
-    {"help", dlg_cmd_help, "NAME...", "options of a workload, storage or sink, or a command's usage;\n"
+     "  a plugin file that cannot be loaded is named on stderr with the reason, and list exits 1;\n"
+     "  so it does when it finds no plugin at all (saying where it looked)\n", true},
+    {"help", dlg_cmd_help, "[--markdown] NAME...", "options of a workload, storage or sink, or a command's usage;\n"
      "also: job, global, metrics, all (add --markdown for the reference docs)", false,
      NULL, true},
     {"sysinfo", dlg_cmd_sysinfo, NULL, "CPU (topology, caches), memory, GPUs, disks, kernel and library versions",
@@ -164,9 +165,19 @@ int dlg_stdout_written(int rc)
     return rc == DLG_EXIT_OK ? DLG_EXIT_FAILED : rc;
 }
 
+/* -h or --help anywhere before "--": `dlgauge run x.ini --help` was an
+ * unknown option, `flush x.ini -h` a second file. */
+static bool wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (is_help(argv[i]))
+            return true;
+    return false;
+}
+
 static int run_command(const dlg_cli *cli, const struct dlg_command *c, int argc, char **argv)
 {
-    if (argc > 1 && is_help(argv[1]) && c->what)
+    if (c->what && wants_help(argc, argv))
         return dlg_stdout_written(dlg_command_help(cli, c->name));
     if (!c->args && argc > 1) { /* a stray word would otherwise be ignored */
         /* argv[0] as typed: the version command is also --version */

@@ -213,4 +213,78 @@ wait $pid
 RC=$?
 expect_rc reinst 0
 [ "$(grep -Ec '^\[[1-3]/3\] a +sleep=15[0-2]ms +ok ' reinst.out)" = 3 ] || fail "reinstalled mid-run: $(cat reinst.out)"
+# one_line NAME RC PATTERN: exit status RC and exactly one stderr line matching
+# PATTERN (for messages that start "dlgauge CMD: ")
+one_line() {
+    expect_rc "$1" "$2"
+    [ "$(wc -l <"$1.err")" = 1 ] && grep -Eq -- "$3" "$1.err" || fail "$1: stderr: $(cat "$1.err")"
+}
+
+# flush: an option it does not have was opened as a file ("dlgauge: --dry-run:
+# cannot open"), and a second file got a bare usage line that named nothing
+printf '[sink csv]\npath = flushed.csv\n' >flush.ini
+run_cli flopt flush --dry-run flush.ini
+one_line flopt 2 "^dlgauge flush: unknown option '--dry-run' \(usage: dlgauge flush FILE\.ini\)$"
+run_cli fltwo flush flush.ini extra.ini
+one_line fltwo 2 "^dlgauge flush: a second FILE\.ini 'extra\.ini' \(usage: dlgauge flush FILE\.ini\)$"
+run_cli flnone flush
+one_line flnone 2 "^dlgauge flush: no FILE\.ini given"
+run_cli fldash flush -- flush.ini
+expect_rc fldash 0
+
+# mkdata whose reader has gone (| head): the data is whole, so exit 0 and no
+# word (SIGPIPE at its summary line was "stopped by signal 13 ... removed", 141)
+"$PY" - "$DLG" "$PLUGDIR" >pipe.rc 2>pipe.err <<'EOT'
+import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+p = subprocess.run([sys.argv[1], "--plugin-dir", sys.argv[2], "mkdata", "text", "--out", "piped.txt",
+                    "--words", "500"], stdout=w, stderr=subprocess.PIPE)
+sys.stderr.write(p.stderr.decode())
+print(p.returncode)
+EOT
+[ "$(cat pipe.rc)" = 0 ] && [ ! -s pipe.err ] && [ -s piped.txt ] ||
+    fail "mkdata to a closed pipe: exit $(cat pipe.rc), stderr: $(cat pipe.err), file: $(ls piped.txt* 2>&1)"
+# a number with a blank or sign before it (strtoull read ' -1' as 2^64 - 1)
+run_cli mkseed mkdata text --out seed.txt --words 100 --seed ' -1'
+one_line mkseed 2 "^dlgauge mkdata: --seed ' -1': expected a whole number from 0 to "
+[ ! -e seed.txt ] || fail "mkdata --seed ' -1' wrote seed.txt"
+# an option with its value left out took the next option as it ("--out
+# --classes 2" then called '2' an unexpected argument)
+run_cli mknoval mkdata images --out --classes 2 --images 2
+one_line mknoval 2 "^dlgauge mkdata: option '--out' needs a value$"
+[ ! -e --classes ] || fail "mkdata --out --classes made a folder '--classes'"
+
+# help and a plugin file that fails to load: help NAME said only "no ... is
+# called NAME", and help all (docs/config.md) left the plugin out with exit 0
+mkdir -p broken && echo junk >broken/mywl.so
+run_cli brokenname --plugin-dir "$WORK/broken" help mywl
+expect_one_error brokenname 2 "called 'mywl'" "; $WORK/broken/mywl\.so failed to load: not a shared object"
+run_cli brokenall --plugin-dir "$WORK/broken" help --markdown all
+expect_one_error brokenall 1 "^dlgauge: $WORK/broken/mywl\.so: not a shared object"
+grep -q '^### workload `stream`' brokenall.out || fail "help all with a broken plugin: $(head -3 brokenall.out)"
+# dlgauge copied away from its plugins: list found none and exited 0 (a
+# health check passed it); help NAME did not say why it knows no NAME
+mkdir -p reloc/bin && cp "$DLG" reloc/bin/dlgauge
+reloc/bin/dlgauge list >noplug.out 2>noplug.err
+RC=$?
+if grep -q 'no plugins found' noplug.err; then # else an installed dlgauge's plugins were found
+    expect_one_error noplug 1 "^dlgauge: no plugins found; searched: "
+    reloc/bin/dlgauge help stream >noplughelp.out 2>noplughelp.err
+    RC=$?
+    expect_one_error noplughelp 2 "called 'stream'" "; no plugins found, searched: "
+fi
+# --markdown alone printed the plain usage; -h after a name was an unknown option
+run_cli mdalone help --markdown
+expect_one_error mdalone 2 "^dlgauge: help: --markdown needs a NAME"
+# -h or --help after other arguments is the command's usage too (run's was an
+# unknown option, flush's a second file, help's an unknown option)
+for c in "run dry.ini --help" "flush flush.ini -h" "help stream -h"; do
+    n=late${c%% *}
+    # shellcheck disable=SC2086
+    run_cli "$n" $c
+    expect_rc "$n" 0
+    cmp -s "$n.out" "h${c%% *}.out" || fail "$c: $(head -2 "$n.out" "$n.err")"
+done
+grep -q '^usage: dlgauge help \[--markdown\] NAME' hhelp.out || fail "help's usage lacks --markdown: $(head -1 hhelp.out)"
 finish
