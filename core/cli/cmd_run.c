@@ -371,8 +371,7 @@ static int check_storages(dlg_plan *plan, int verbosity, char *err, size_t errle
         dlg_services_init(&svc, plan, NULL, verbosity);
         int rc = dlg_services_storage_check(&svc, spec->name);
         if (rc < 0)
-            snprintf(err, errlen, "%s:%d: %s", spec->sec->file, spec->sec->line,
-                     dlg_services_error(&svc)[0] ? dlg_services_error(&svc) : "cannot create this storage");
+            snprintf(err, errlen, "%s", dlg_services_error(&svc)); /* at the key's or section's line */
         dlg_services_fini(&svc);
         if (rc < 0)
             return rc;

@@ -21,8 +21,47 @@ static void set_error(dlg_services *s, int code, const char *context, const char
         snprintf(s->error, sizeof s->error, "%s: %s", context, msg);
     else
         snprintf(s->error, sizeof s->error, "%s", msg);
+    s->error_head = context ? strnlen(context, sizeof s->error - 1) : 0;
     s->error_code = code;
     pthread_mutex_unlock(&s->lock);
+}
+
+/* The error slot, kept across a call that must leave it as it was. */
+typedef struct error_slot {
+    char text[sizeof(((dlg_services *)0)->error)];
+    size_t head;
+    int code;
+} error_slot;
+
+static void error_save(dlg_services *s, error_slot *e)
+{
+    pthread_mutex_lock(&s->lock);
+    snprintf(e->text, sizeof e->text, "%s", s->error);
+    e->head = s->error_head;
+    e->code = s->error_code;
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void error_load(dlg_services *s, const error_slot *e)
+{
+    pthread_mutex_lock(&s->lock);
+    snprintf(s->error, sizeof s->error, "%s", e->text);
+    s->error_head = e->head;
+    s->error_code = e->code;
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* "dlgauge: CONTEXT LEVEL: MSG" (context: its first ctx_len bytes), unless
+ * it repeats hi's last line (each repetition's setup, say): noise. */
+static void emit(dlg_host_impl *hi, const char *ctx, size_t ctx_len, const char *level, const char *msg)
+{
+    pthread_mutex_lock(&hi->svc->lock);
+    bool repeat = strcmp(msg, hi->last_log) == 0;
+    if (!repeat)
+        snprintf(hi->last_log, sizeof hi->last_log, "%s", msg);
+    pthread_mutex_unlock(&hi->svc->lock);
+    if (!repeat)
+        fprintf(stderr, "dlgauge: %.*s%s%s: %s\n", (int)ctx_len, ctx, ctx_len ? " " : "", level, msg);
 }
 
 static void h_log(const dlg_host *h, dlg_log_level lvl, const char *fmt, ...)
@@ -36,15 +75,16 @@ static void h_log(const dlg_host *h, dlg_log_level lvl, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    /* the same line again (each repetition's setup, say) is noise */
-    pthread_mutex_lock(&hi->svc->lock);
-    bool repeat = strcmp(msg, hi->last_log) == 0;
-    if (!repeat)
-        snprintf(hi->last_log, sizeof hi->last_log, "%s", msg);
-    pthread_mutex_unlock(&hi->svc->lock);
-    if (!repeat)
-        fprintf(stderr, "dlgauge: %s%s%s: %s\n", hi->context, *hi->context ? " " : "",
-                names[lvl <= DLG_LOG_DEBUG ? lvl : DLG_LOG_DEBUG], msg);
+    emit(hi, hi->context, strlen(hi->context), names[lvl <= DLG_LOG_DEBUG ? lvl : DLG_LOG_DEBUG], msg);
+}
+
+/* An error as a warning line, at the context of the host that raised it. */
+static void warn_error(dlg_host_impl *hi, const error_slot *e, const char *why)
+{
+    size_t head = e->head && e->text[e->head] == ':' ? e->head : 0;
+    char msg[sizeof e->text + 64];
+    snprintf(msg, sizeof msg, "%s%s", e->text + (head ? head + 2 : 0), why);
+    emit(hi, e->text, head, "warning", msg);
 }
 
 static int h_error(const dlg_host *h, int code, const char *fmt, ...)
@@ -141,9 +181,9 @@ static dlg_storage_live *live_storage(dlg_services *s, const char *name)
     l = &s->storages[idx];
     l->creating = false;
     if (rc < 0) {
-        if (!dlg_services_error(s)[0])
-            dlg_services_fail(s, -rc, "%s%s[storage %s]: create failed (code %d)", s->context, sep(s), spec->name,
-                              rc);
+        if (!dlg_services_error(s)[0]) /* as the runner says a silent workload's */
+            dlg_services_fail(s, -rc, "%s%s[storage %s] %s: create failed (code %d) without saying why", s->context,
+                              sep(s), spec->name, spec->desc->name, rc);
         return NULL;
     }
     l->inst = inst;
@@ -183,6 +223,7 @@ static int h_storage_lookup(const dlg_host *h, const char *name, const dlg_stora
  * about it) before the backend's dlg_file and state. */
 typedef struct host_file {
     char *path;
+    int flags; /* DLG_OPEN_* */
     _Alignas(max_align_t) dlg_file f;
 } host_file;
 
@@ -203,6 +244,7 @@ static int open_file(const dlg_host *h, const char *storage, const char *path, i
     }
     if (!hf)
         return h->error(h, DLG_ENOMEM, "%s: out of memory opening file", path);
+    hf->flags = flags;
     dlg_file *f = &hf->f;
     f->ops = ops;
     f->inst = inst;
@@ -219,14 +261,31 @@ static int open_file(const dlg_host *h, const char *storage, const char *path, i
     return 0;
 }
 
+/* Whether the backend's own line for a failure names the file. */
+static bool backend_named(const dlg_host *h, const char *path)
+{
+    return strstr(dlg_services_error(impl(h)->svc), path) != NULL;
+}
+
+/* The DLG_E* code of a backend's -code result. */
+static int code_of(int64_t rc) { return rc >= -DLG_EINTERNAL ? (int)-rc : DLG_EIO; }
+
 /* A failed read or write of the backend (rc < 0): its own line names the
  * file; one that does not gets ours, with the offset. */
 static int io_failed(const dlg_host *h, const char *path, const char *what, size_t n, uint64_t off, int64_t rc)
 {
-    if (strstr(dlg_services_error(impl(h)->svc), path))
+    if (backend_named(h, path))
         return (int)rc;
-    return h->error(h, rc >= -DLG_EINTERNAL ? (int)-rc : DLG_EIO, "%s: %s of %zu bytes at offset %llu failed (code %lld)",
-                    path, what, n, (unsigned long long)off, (long long)rc);
+    return h->error(h, code_of(rc), "%s: %s of %zu bytes at offset %llu failed (code %lld)", path, what, n,
+                    (unsigned long long)off, (long long)rc);
+}
+
+/* A failed size() or close() of the backend, as io_failed. */
+static int op_failed(const dlg_host *h, const char *path, const char *what, int rc)
+{
+    if (backend_named(h, path))
+        return rc;
+    return h->error(h, code_of(rc), "%s: %s failed (code %d)", path, what, rc);
 }
 
 static int h_file_open(const dlg_host *h, const char *storage, const char *path, dlg_file **out)
@@ -258,25 +317,49 @@ static int64_t h_file_read(const dlg_host *h, dlg_file *f, void *buf, size_t n, 
     if (r > 0) {
         __atomic_add_fetch(&impl(h)->svc->bytes_read, (uint64_t)r, __ATOMIC_RELAXED);
         __atomic_add_fetch(&impl(h)->svc->ios, 1, __ATOMIC_RELAXED);
+    } else if (r < 0) {
+        /* else the workload's "failed without saying why" blames itself */
+        return io_failed(h, host_file_of(f)->path, "read", n, off, r);
     }
     return r;
 }
 
 static int h_file_size(const dlg_host *h, dlg_file *f, uint64_t *size)
 {
-    (void)h;
-    return f->ops->size(f, size);
+    int rc = f->ops->size(f, size);
+    return rc < 0 ? op_failed(h, host_file_of(f)->path, "size", rc) : rc;
 }
 
-static void h_file_close(const dlg_host *h, dlg_file *f)
+/* Closes f and frees the host's part: 0, or the backend's -code with the
+ * error naming the file (a deferred write error: NFS's EIO, ENOSPC). */
+static int close_file(const dlg_host *h, dlg_file *f)
 {
-    (void)h;
-    if (!f)
-        return;
-    f->ops->close(f);
     host_file *hf = host_file_of(f);
+    int rc = f->ops->close(f);
+    if (rc < 0)
+        rc = op_failed(h, hf->path, "close", rc);
     free(hf->path);
     free(hf);
+    return rc;
+}
+
+int dlg_host_file_close_written(const dlg_host *h, dlg_file *f) { return f ? close_file(h, f) : 0; }
+
+/* The ABI's close returns nothing: a failure is a warning, and the error
+ * slot is left as it was, so that a later failure is not blamed on it. */
+static void h_file_close(const dlg_host *h, dlg_file *f)
+{
+    if (!f)
+        return;
+    dlg_services *s = impl(h)->svc;
+    bool written = host_file_of(f)->flags & DLG_OPEN_WRITE;
+    error_slot before, failed;
+    error_save(s, &before);
+    if (close_file(h, f) < 0) {
+        error_save(s, &failed);
+        error_load(s, &before);
+        warn_error(impl(h), &failed, written ? " (what was written there may be lost)" : "");
+    }
 }
 
 static uint32_t h_file_caps(const dlg_host *h, dlg_file *f, uint32_t *align)
@@ -304,7 +387,7 @@ static int h_file_fetch(const dlg_host *h, dlg_file *f, uint64_t off, size_t n, 
 {
     if (f->ops->caps & DLG_CAP_ZERO_COPY) {
         int rc = f->ops->fetch(f, off, n, ptr);
-        if (rc >= 0) {
+        if (rc >= 0 && n > 0) {
             __atomic_add_fetch(&impl(h)->svc->bytes_read, n, __ATOMIC_RELAXED);
             __atomic_add_fetch(&impl(h)->svc->ios, 1, __ATOMIC_RELAXED);
         }
@@ -349,12 +432,62 @@ static int h_file_reap(const dlg_host *h, dlg_file *f, dlg_io_done *done, size_t
     if (!(f->ops->caps & DLG_CAP_ASYNC))
         return h->error(h, DLG_ENOTSUP, "this storage backend has no asynchronous reads (use uring)");
     int n = f->ops->reap(f, done, max, min_done);
+    /* as h_file_read: reads at EOF (0) and failed ones (< 0) are no I/O */
+    uint64_t bytes = 0, ios = 0;
     for (int i = 0; i < n; i++)
-        if (done[i].result > 0)
-            __atomic_add_fetch(&impl(h)->svc->bytes_read, (uint64_t)done[i].result, __ATOMIC_RELAXED);
-    if (n > 0)
-        __atomic_add_fetch(&impl(h)->svc->ios, (uint64_t)n, __ATOMIC_RELAXED);
+        if (done[i].result > 0) {
+            bytes += (uint64_t)done[i].result;
+            ios++;
+        }
+    if (ios) {
+        __atomic_add_fetch(&impl(h)->svc->bytes_read, bytes, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&impl(h)->svc->ios, ios, __ATOMIC_RELAXED);
+    }
     return n;
+}
+
+const dlg_entry *dlg_msg_entry(const dlg_section *sec, const char *msg)
+{
+    size_t n = dlg_msg_key_len(msg);
+    for (size_t i = 0; n && sec && i < sec->n; i++) {
+        const dlg_entry *e = &sec->entries[i];
+        if (strlen(e->key) == n && strncmp(e->key, msg, n) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+/* The storage whose host said err (a shim's inner, say), else NULL; *msg:
+ * err past that host's context. */
+static const dlg_storage_live *storage_that_said(const dlg_services *s, const char *err, const char **msg)
+{
+    for (size_t i = 0; i < s->nstorages; i++) {
+        const dlg_host_impl *h = s->storages[i].host;
+        size_t n = h ? strlen(h->context) : 0;
+        if (n && strncmp(err, h->context, n) == 0 && strncmp(err + n, ": ", 2) == 0) {
+            *msg = err + n + 2;
+            return &s->storages[i];
+        }
+    }
+    return NULL;
+}
+
+/* Puts "file:line: " before the error of storage top's creation: the line
+ * of the key the message starts with ("inner = x: ..."), as workloads' and
+ * sinks' messages get, else of the section of the storage that said it
+ * (top's for a bare type's). */
+static void place_storage_error(dlg_services *s, const dlg_instance_spec *top)
+{
+    char err[sizeof s->error], where[600];
+    snprintf(err, sizeof err, "%s", dlg_services_error(s));
+    const char *msg = NULL;
+    const dlg_storage_live *l = storage_that_said(s, err, &msg);
+    const dlg_section *sec = l && l->spec->sec ? l->spec->sec : top->sec;
+    dlg_plan_where(l && l->spec->sec ? dlg_msg_entry(sec, msg) : NULL, sec, where, sizeof where);
+    pthread_mutex_lock(&s->lock);
+    snprintf(s->error, sizeof s->error, "%s%s", where, err[0] ? err : "cannot create this storage");
+    s->error_head = 0;
+    pthread_mutex_unlock(&s->lock);
 }
 
 int dlg_services_storage_check(dlg_services *s, const char *name)
@@ -362,7 +495,11 @@ int dlg_services_storage_check(dlg_services *s, const char *name)
     const dlg_storage_ops *ops;
     void *inst;
     dlg_host_impl *h;
-    return live_storage_locked(s, name, &ops, &inst, &h);
+    int rc = live_storage_locked(s, name, &ops, &inst, &h);
+    const dlg_instance_spec *top = rc < 0 ? dlg_plan_storage(s->plan, name) : NULL;
+    if (top)
+        place_storage_error(s, top);
+    return rc;
 }
 
 void dlg_services_init(dlg_services *s, dlg_plan *plan, const char *default_storage, int verbosity)

@@ -31,6 +31,7 @@ typedef struct dlg_services {
      * loader threads may open their first files at the same time. */
     pthread_mutex_t storage_lock;
     char error[2048];   /* the latest error, with its context */
+    size_t error_head;  /* the length of that context ("" for the core's own) */
     int error_code;
     char context[512];  /* "file:line: [job x]" of the cell, before storage errors; "" outside a cell */
 } dlg_services;
@@ -49,8 +50,13 @@ void dlg_services_set_context(dlg_services *s, const char *fmt, ...) DLG_PRINTF(
 /* Creates storage `name` (and any storage it wraps) as a cell would, so
  * that a bad [storage] section (a missing profile, an inner that does not
  * exist) fails before the first cell: 0, or a negative DLG_E* code with the
- * message in dlg_services_error(s). */
+ * message in dlg_services_error(s), starting "file:line: " of the key it
+ * names ("inner = x: ...") or else of the section. */
 int dlg_services_storage_check(dlg_services *s, const char *name);
+
+/* The entry of section sec that a plugin's message starts with naming
+ * ("KEY = ...", see dlg_msg_key_len), or NULL: where the message belongs. */
+const dlg_entry *dlg_msg_entry(const dlg_section *sec, const char *msg);
 /* Destroys the storage instances, newest first (shims before their inner). */
 void dlg_services_fini(dlg_services *s);
 
@@ -65,6 +71,11 @@ void dlg_host_free(dlg_host_impl *h);
  * the file and offset.  Close with h->file_close. */
 int dlg_host_file_create(const dlg_host *h, const char *storage, const char *path, dlg_file **out);
 int dlg_host_file_write(const dlg_host *h, dlg_file *f, const void *buf, size_t n, uint64_t off);
+/* Closes a file opened with dlg_host_file_create (NULL: nothing): 0, or
+ * -code with the error naming the file when the backend's close() fails (a
+ * write the file system deferred: NFS's EIO, ENOSPC, EDQUOT), which the
+ * ABI's file_close can only warn about. */
+int dlg_host_file_close_written(const dlg_host *h, dlg_file *f);
 
 /* The last error raised through any host of s (empty if none). */
 const char *dlg_services_error(dlg_services *s);

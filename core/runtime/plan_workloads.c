@@ -29,13 +29,19 @@ static void cell_values(const dlg_cell *c, char *buf, size_t len)
         at += (size_t)snprintf(buf + at, len - at, "%s%s = %s", t ? ", " : "", c->tags[t].key, c->tags[t].value);
 }
 
-static void note_failure(const dlg_job *j, const dlg_cell *c, const dlg_host_impl *h, const char *error, verdict *v)
+/* rc: what check returned, said when it gave no message (as the runner
+ * says a silent setup's). */
+static void note_failure(const dlg_job *j, const dlg_cell *c, const dlg_host_impl *h, const char *error, int rc,
+                         verdict *v)
 {
     char vals[300];
     cell_values(c, vals, sizeof vals);
     if (!v->nbad++) {
         const char *msg = dlg_job_msg_where(j, h->context, error, v->where, sizeof v->where);
-        snprintf(v->msg, sizeof v->msg, "%s", *msg ? msg : "check failed");
+        if (*msg)
+            snprintf(v->msg, sizeof v->msg, "%s", msg);
+        else
+            snprintf(v->msg, sizeof v->msg, "check failed (code %d) without saying why", rc);
     }
     size_t at = strlen(v->cells);
     if (at + strlen(vals) + 8 < sizeof v->cells)
@@ -63,12 +69,13 @@ static uint64_t cell_key(const dlg_job *j, const dlg_cell *c, const dlg_job_info
     return h ? h : 1;
 }
 
-/* The keys of cells asked, with their verdicts: open addressing, 0 empty,
- * cap a power of 2 above twice the job's cells.  Failures are kept too: a
- * sweep of core keys over a refused value asks once, not once a cell. */
+/* The keys of cells asked, with their verdicts (what check returned):
+ * open addressing, 0 empty, cap a power of 2 above twice the job's cells.
+ * Failures are kept too: a sweep of core keys over a refused value asks
+ * once, not once a cell. */
 typedef struct asked_set {
     uint64_t *slot;
-    bool *bad;
+    int *rc;
     size_t cap;
 } asked_set;
 
@@ -90,9 +97,9 @@ static int ask_cells(dlg_plan *p, const dlg_job *j, dlg_services *svc, dlg_host_
     while (seen.cap < 2 * j->ncells)
         seen.cap *= 2;
     seen.slot = calloc(seen.cap, sizeof *seen.slot);
-    seen.bad = calloc(seen.cap, sizeof *seen.bad);
+    seen.rc = calloc(seen.cap, sizeof *seen.rc);
     int rc = 0;
-    if (!seen.slot || !seen.bad) {
+    if (!seen.slot || !seen.rc) {
         snprintf(err, errlen, "out of memory");
         rc = -1;
     }
@@ -108,16 +115,17 @@ static int ask_cells(dlg_plan *p, const dlg_job *j, dlg_services *svc, dlg_host_
         size_t i = asked_slot(&seen, key);
         if (!seen.slot[i]) {
             seen.slot[i] = key;
-            seen.bad[i] = ops->check(&h->pub, c.wl, &info) < 0;
+            int said = ops->check(&h->pub, c.wl, &info);
+            seen.rc[i] = said < 0 ? said : 0;
         }
         /* a repeated failure is never the first: its message is noted */
-        if (seen.bad[i])
-            note_failure(j, &c, h, dlg_services_error(svc), v);
+        if (seen.rc[i])
+            note_failure(j, &c, h, dlg_services_error(svc), seen.rc[i], v);
         dlg_services_clear_error(svc);
         dlg_cell_free(&c);
     }
     free(seen.slot);
-    free(seen.bad);
+    free(seen.rc);
     return rc ? -1 : 0;
 }
 

@@ -331,24 +331,41 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void scan_dir(dlg_registry *r, const char *dir)
+/* The *.so names of dir, sorted (NULL, *n = 0 when none or out of memory). */
+static char **so_names(const char *dir, size_t *n)
 {
+    *n = 0;
     DIR *d = opendir(dir);
     if (!d)
-        return;
-    char *names[512];
-    size_t n = 0;
+        return NULL;
+    char **names = NULL;
+    size_t cap = 0;
     struct dirent *e;
-    while ((e = readdir(d)) && n < 512) {
+    while ((e = readdir(d))) {
         size_t len = strlen(e->d_name);
-        if (len > 3 && strcmp(e->d_name + len - 3, ".so") == 0)
-            names[n++] = strdup(e->d_name);
+        if (len <= 3 || strcmp(e->d_name + len - 3, ".so") != 0)
+            continue;
+        if (*n == cap) { /* no fixed cap: a plugin past it would be missing without a word */
+            char **more = realloc(names, (cap = cap ? 2 * cap : 64) * sizeof *names);
+            if (!more)
+                break;
+            names = more;
+        }
+        if (!(names[*n] = strdup(e->d_name)))
+            break;
+        ++*n;
     }
     closedir(d);
-    qsort(names, n, sizeof *names, by_name);
+    if (*n)
+        qsort(names, *n, sizeof *names, by_name);
+    return names;
+}
+
+static void scan_dir(dlg_registry *r, const char *dir)
+{
+    size_t n;
+    char **names = so_names(dir, &n);
     for (size_t i = 0; i < n; i++) {
-        if (!names[i])
-            continue;
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         free(names[i]);
@@ -356,6 +373,7 @@ static void scan_dir(dlg_registry *r, const char *dir)
         if (f)
             load(f);
     }
+    free(names);
 }
 
 void dlg_registry_scan(dlg_registry *r)
@@ -364,18 +382,33 @@ void dlg_registry_scan(dlg_registry *r)
         scan_dir(r, r->dirs[i]);
 }
 
+/* The index of the file st describes among r's, or -1. */
+static int file_index(const dlg_registry *r, const struct stat *st)
+{
+    for (size_t i = 0; i < r->nfiles; i++) {
+        struct stat fs;
+        if (stat(r->files[i].path, &fs) == 0 && fs.st_dev == st->st_dev && fs.st_ino == st->st_ino)
+            return (int)i;
+    }
+    return -1;
+}
+
 int dlg_registry_load_file(dlg_registry *r, const char *path, char *err, size_t errlen)
 {
     char real[PATH_MAX];
     const char *p = realpath(path, real) ? real : path;
-    for (size_t i = 0; i < r->nfiles; i++)
-        if (strcmp(r->files[i].path, p) == 0 && r->files[i].info)
-            return (int)i;
     struct stat st;
     if (stat(p, &st) != 0) {
         snprintf(err, errlen, "plugin file '%s' does not exist", path);
         return -1;
     }
+    /* a file the scan (or an earlier key) loaded, however spelled: its
+     * failure once, not once more for a second try */
+    int known = file_index(r, &st);
+    if (known >= 0 && !r->files[known].info)
+        snprintf(err, errlen, "%s: %s", path, r->files[known].error ? r->files[known].error : "cannot be loaded");
+    if (known >= 0)
+        return r->files[known].info ? known : -1;
     dlg_plugin_file *f = new_file(r, p);
     if (!f) {
         snprintf(err, errlen, "out of memory");

@@ -17,21 +17,6 @@ static void sink_where(const dlg_plan *plan, const dlg_instance_spec *spec, cons
     snprintf(buf, len, "%s[sink %s]", at, spec->name);
 }
 
-/* A sink's message names the key it is about by starting "KEY = " (the
- * influx `url = ...: not an http:// URL`): that key's entry, else NULL. */
-static const dlg_entry *key_of(const dlg_instance_spec *spec, const char *text)
-{
-    size_t n = dlg_msg_key_len(text);
-    if (n == 0)
-        return NULL;
-    for (size_t i = 0; spec->sec && i < spec->sec->n; i++) {
-        const dlg_entry *e = &spec->sec->entries[i];
-        if (strlen(e->key) == n && strncmp(e->key, text, n) == 0)
-            return e;
-    }
-    return NULL;
-}
-
 /* The last error raised through sink s's host into out ("" when none):
  * one about a key names that key's file:line instead of the section's. */
 static void sink_message(dlg_services *svc, const dlg_host_impl *h, const dlg_instance_spec *spec, char *out,
@@ -41,7 +26,7 @@ static void sink_message(dlg_services *svc, const dlg_host_impl *h, const dlg_in
     size_t clen = strlen(h->context);
     const dlg_entry *e = NULL;
     if (strncmp(msg, h->context, clen) == 0 && strncmp(msg + clen, ": ", 2) == 0)
-        e = key_of(spec, msg + clen + 2);
+        e = dlg_msg_entry(spec->sec, msg + clen + 2); /* the influx `url = ...: not an http:// URL` */
     if (!e) {
         snprintf(out, len, "%s", msg);
         return;
@@ -51,12 +36,20 @@ static void sink_message(dlg_services *svc, const dlg_host_impl *h, const dlg_in
     snprintf(out, len, "%s: %s", where, msg + clen + 2);
 }
 
+/* The sink's own message, else "FILE:LINE: [sink NAME]: WHAT failed (code
+ * N) without saying why": one form, as a workload's that says nothing. */
+static void sink_error(dlg_services *svc, const dlg_host_impl *h, const dlg_instance_spec *spec, const char *what,
+                       int rc, char *err, size_t errlen)
+{
+    sink_message(svc, h, spec, err, errlen);
+    if (!err[0])
+        snprintf(err, errlen, "%s: %s failed (code %d) without saying why", h->context, what, rc);
+}
+
 static void report(dlg_sinkset *ss, dlg_sink_live *s, const char *what, int rc)
 {
     char line[2048];
-    sink_message(&ss->svc, s->host, s->spec, line, sizeof line);
-    if (!line[0])
-        snprintf(line, sizeof line, "%s %s failed (code %d)", s->host->context, what, rc);
+    sink_error(&ss->svc, s->host, s->spec, what, rc, line, sizeof line);
     s->failures++;
     ss->failures++;
     /* the same complaint once, not once per point */
@@ -65,16 +58,6 @@ static void report(dlg_sinkset *ss, dlg_sink_live *s, const char *what, int rc)
         snprintf(s->last_error, sizeof s->last_error, "%s", line);
     }
     dlg_services_clear_error(&ss->svc);
-}
-
-
-/* The sink's own message, else "FILE:LINE: [sink NAME] WHAT (code N)". */
-static void sink_error(dlg_services *svc, const dlg_host_impl *h, const dlg_instance_spec *spec, const char *what,
-                       int rc, char *err, size_t errlen)
-{
-    sink_message(svc, h, spec, err, errlen);
-    if (!err[0])
-        snprintf(err, errlen, "%s %s (code %d)", h->context, what, rc);
 }
 
 static dlg_host_impl *sink_host(dlg_services *svc, const dlg_plan *plan, const dlg_instance_spec *spec)
@@ -97,7 +80,7 @@ static int check_one(dlg_services *svc, dlg_plan *plan, const dlg_instance_spec 
     }
     int rc = ops->check(&h->pub, spec->vals, spec->name);
     if (rc < 0)
-        sink_error(svc, h, spec, "check failed", rc, err, errlen);
+        sink_error(svc, h, spec, "check", rc, err, errlen);
     dlg_host_free(h);
     return rc < 0 ? -1 : 0;
 }
@@ -142,7 +125,7 @@ int dlg_sinkset_open(dlg_sinkset *ss, dlg_plan *plan, bool begin_run, int verbos
         if (rc < 0) {
             /* what host->error() said it was, else what open returned */
             ss->open_error = ss->svc.error_code ? ss->svc.error_code : -rc;
-            sink_error(&ss->svc, s->host, s->spec, "cannot open", rc, err, errlen);
+            sink_error(&ss->svc, s->host, s->spec, "open", rc, err, errlen);
             if (s->state)
                 ops->close(s->state);
             s->state = NULL;
@@ -175,7 +158,7 @@ static void note_kept(dlg_sinkset *ss, dlg_sink_live *s)
     if (msg[0])
         fprintf(stderr, "dlgauge: %s\n", msg);
     else
-        fprintf(stderr, "dlgauge: %s some points could not be delivered and were kept for later\n",
+        fprintf(stderr, "dlgauge: %s: some points could not be delivered and were kept for later\n",
                 s->host->context);
     ss->kept++;
     dlg_services_clear_error(&ss->svc);

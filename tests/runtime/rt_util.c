@@ -76,3 +76,20 @@ void rt_assert_error_at(const char *err, const char *file, int line, ...)
         }
     va_end(ap);
 }
+
+void rt_capture_stderr(void (*fn)(void *), void *arg, char *text, size_t len)
+{
+    FILE *err = tmpfile();
+    assert_non_null(err);
+    fflush(stderr);
+    int saved = dup(2);
+    assert_true(saved >= 0 && dup2(fileno(err), 2) == 2);
+    fn(arg);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(err);
+    size_t n = fread(text, 1, len - 1, err);
+    text[n] = '\0';
+    fclose(err);
+}

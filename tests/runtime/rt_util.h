@@ -20,4 +20,7 @@ void rt_write(const rt_dir *d, const char *name, const char *text, char *path, s
  * and contains every NULL-terminated substring. */
 void rt_assert_error_at(const char *err, const char *file, int line, ...);
 
+/* Runs fn(arg) with fd 2 sent to a file; text[] gets what it wrote there. */
+void rt_capture_stderr(void (*fn)(void *), void *arg, char *text, size_t len);
+
 #endif

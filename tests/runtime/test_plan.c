@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "affinity.h"
+#include "host.h"
 #include "plan.h"
 #include "rt_util.h"
 
@@ -485,6 +486,34 @@ static void storage_profile_input(void **state)
     done(&f);
 }
 
+/* A storage's create() message about one of its keys (the throttle's
+ * "inner = x: ...") is said at that key's line, not at its section's;
+ * any other (a bad profile file's) at the section's. */
+static void storage_create_at_key(void **state)
+{
+    char prof[512], text[1024];
+    rt_write(*state, "disk.ini", "no_such_key = 1\n", prof, sizeof prof);
+    static const char *const fmt[] = {
+        "[job a]\nworkload = sleep\nstorage = slow\n[storage slow]\ntype = throttle\nbandwidth = 1MiB\n"
+        "inner = nosuch\n%s",
+        "[job a]\nworkload = sleep\nstorage = slow\n[storage slow]\ntype = throttle\nprofile = %s\n",
+    };
+    static const char *const said[] = {"[storage slow] throttle: inner = nosuch: no [storage nosuch] section",
+                                       "[storage slow] throttle: "};
+    for (int i = 0; i < 2; i++) {
+        fixture f;
+        snprintf(text, sizeof text, fmt[i], i ? prof : "");
+        if (build(state, &f, text, NULL) != 0)
+            fail_msg("%s", f.err);
+        dlg_services svc;
+        dlg_services_init(&svc, &f.plan, NULL, 0);
+        assert_true(dlg_services_storage_check(&svc, "slow") < 0);
+        rt_assert_error_at(dlg_services_error(&svc), f.path, i ? 4 : 7, said[i], i ? "no_such_key" : "", END);
+        dlg_services_fini(&svc);
+        done(&f);
+    }
+}
+
 /* Checks that conv writes out (a preprocess output) and read then reads
  * data (an io-pipeline data value): 0, or -1 with the error in f->err. */
 static int written_then_read(void **state, fixture *f, const char *out, const char *data)
@@ -726,6 +755,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(data_inputs, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(output_matches_data, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(storage_profile_input, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(storage_create_at_key, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(prep_input, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(mean_file_inputs, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(unflagged_plugin, rt_dir_setup, rt_dir_teardown),

@@ -251,6 +251,41 @@ static void search_path(void **state)
     setenv("DLGAUGE_PLUGIN_PATH", plugdir, 1);
 }
 
+/* A folder of 600 *.so files: the scan registers every one (it stopped at
+ * 512 without a word); `plugin = FILE` naming one that failed in the scan,
+ * however spelled, gives its failure without loading it a second time
+ * (which listed it twice among the files that failed). */
+static void scan_many_failed_once(void **state)
+{
+    const rt_dir *d = *state;
+    char path[512], err[2048];
+    for (int i = 0; i < 600; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "p%03d.so", i);
+        rt_write(d, name, "abc", path, sizeof path);
+    }
+    dlg_registry r;
+    assert_int_equal(dlg_registry_init(&r, d->path), 0);
+    dlg_registry_scan(&r);
+    size_t mine = 0, n = r.nfiles;
+    for (size_t i = 0; i < r.nfiles; i++)
+        mine += strncmp(r.files[i].path, d->path, strlen(d->path)) == 0;
+    assert_int_equal(mine, 600);
+    snprintf(path, sizeof path, "%s/./p599.so", d->path);
+    assert_true(dlg_registry_load_file(&r, path, err, sizeof err) < 0);
+    assert_non_null(strstr(err, "p599.so: not a shared object (ELF) file"));
+    assert_int_equal(r.nfiles, n);
+    /* a good one the scan loaded is the same entry */
+    const char *plugdir = getenv("DLGAUGE_PLUGIN_PATH");
+    assert_non_null(plugdir);
+    snprintf(path, sizeof path, "%s//posix.so", plugdir);
+    int a = dlg_registry_load_file(&r, path, err, sizeof err);
+    assert_true(a >= 0);
+    assert_true(r.files[a].info);
+    assert_int_equal(r.nfiles, n);
+    dlg_registry_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -258,6 +293,7 @@ int main(void)
         cmocka_unit_test(broken_files),
         cmocka_unit_test_setup_teardown(not_shared_objects, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test(search_path),
+        cmocka_unit_test_setup_teardown(scan_many_failed_once, rt_dir_setup, rt_dir_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,11 +31,11 @@ typedef struct fixture {
 
 /* Plans `body` (after the job's header and plugin line: line 3 is its
  * first) and checks it; the warnings land in f->warn. */
-static int check(void **state, fixture *f, const char *body)
+static int check_plugin(void **state, fixture *f, const char *plugin, const char *body)
 {
     memset(f, 0, sizeof *f);
     char text[1024];
-    snprintf(text, sizeof text, "[job a]\nplugin = %s/timedwl.so\n%s", DLG_TEST_PLUGIN_DIR, body);
+    snprintf(text, sizeof text, "[job a]\nplugin = %s\n%s", plugin, body);
     rt_write(*state, "check.ini", text, f->path, sizeof f->path);
     if (dlg_config_load(&f->cfg, f->path, f->err, sizeof f->err) != 0)
         fail_msg("config did not load: %s", f->err);
@@ -48,6 +48,11 @@ static int check(void **state, fixture *f, const char *body)
     int rc = dlg_plan_check_workloads(&f->plan, 0, warn, f->err, sizeof f->err);
     fclose(warn);
     return rc;
+}
+
+static int check(void **state, fixture *f, const char *body)
+{
+    return check_plugin(state, f, DLG_TEST_PLUGIN_DIR "/timedwl.so", body);
 }
 
 static void done(fixture *f)
@@ -64,6 +69,15 @@ static void conflict_at_key_line(void **state)
     assert_int_equal(check(state, &f, "workload = checked\nhi = 1\nlo = 5\n"), -1);
     rt_assert_error_at(f.err, f.path, 5, "[job a] checked: lo = 5: above hi = 1", NULL);
     assert_string_equal(f.warn, "");
+    done(&f);
+}
+
+/* A check that fails without a message: its code, as a silent setup's. */
+static void silent_check_says_code(void **state)
+{
+    fixture f;
+    assert_int_equal(check_plugin(state, &f, DLG_TEST_RT_PLUGIN_DIR "/readwl.so", "workload = silent_check\npath = x\n"), -1);
+    rt_assert_error_at(f.err, f.path, 1, "[job a] silent_check: check failed (code -2) without saying why", NULL);
     done(&f);
 }
 
@@ -244,6 +258,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(conflict_at_key_line, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(default_key_at_section, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(silent_check_says_code, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(sweep_some_cells_warns, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(sweep_every_cell_fails, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(same_values_checked_once, rt_dir_setup, rt_dir_teardown),

@@ -1,0 +1,350 @@
+/* The host's storage path between a workload and its backend: a backend's
+ * failure that comes without a line of its own is named by the file (and
+ * offset), not blamed on the workload; a failed close of a written file is
+ * an error (dlg_host_file_close_written) or, through the ABI's void
+ * file_close, one warning that leaves the error slot as it was; and
+ * storage_ios/storage_read_bytes count only reads that returned bytes (a
+ * zero-length fetch, a read at EOF or a failed one is no I/O). */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host.h"
+#include "rt_util.h"
+
+#define FILE_BYTES 100
+#define PATH "/data/train/shard-0007.bin"
+#define OUT "/results/out.rec"
+
+/* The backend of one test: what fails, and the completions reap returns. */
+typedef struct fake_inst {
+    const dlg_host *h;   /* the storage's host, for its own lines */
+    bool size_fails, close_fails, says_why;
+    dlg_io_done done[4];
+    int ndone;
+} fake_inst;
+
+typedef struct fake_file {
+    dlg_file base;
+    const dlg_host *h;
+    char path[64];
+} fake_file;
+
+static int fake_open(void *inst, const dlg_host *h, const char *path, int flags, dlg_file *f)
+{
+    (void)inst, (void)flags;
+    fake_file *ff = (fake_file *)f;
+    ff->h = h;
+    snprintf(ff->path, sizeof ff->path, "%s", path);
+    return 0;
+}
+
+/* A failure, with the backend's own line naming the file when it says why. */
+static int fake_fail(dlg_file *f, const char *what)
+{
+    fake_file *ff = (fake_file *)f;
+    const fake_inst *fi = f->inst;
+    return fi->says_why ? ff->h->error(ff->h, DLG_EIO, "%s: %s: Input/output error", ff->path, what) : -DLG_EIO;
+}
+
+static int fake_close(dlg_file *f)
+{
+    return ((const fake_inst *)f->inst)->close_fails ? fake_fail(f, "close") : 0;
+}
+
+static int fake_size(dlg_file *f, uint64_t *out)
+{
+    if (((const fake_inst *)f->inst)->size_fails)
+        return fake_fail(f, "fstat");
+    *out = FILE_BYTES;
+    return 0;
+}
+
+/* 100 bytes of 'x'; reads at offset 200 fail. */
+static int64_t fake_read(dlg_file *f, void *buf, size_t n, uint64_t off)
+{
+    if (off == 200)
+        return fake_fail(f, "pread");
+    size_t k = off >= FILE_BYTES ? 0 : FILE_BYTES - off < n ? FILE_BYTES - off : n;
+    memset(buf, 'x', k);
+    return (int64_t)k;
+}
+
+static int fake_fetch(dlg_file *f, uint64_t off, size_t n, const void **ptr)
+{
+    (void)f, (void)off, (void)n;
+    static const char bytes[FILE_BYTES];
+    *ptr = bytes;
+    return 0;
+}
+
+static void fake_unfetch(dlg_file *f, const void *ptr, size_t n) { (void)f, (void)ptr, (void)n; }
+
+static int fake_submit(dlg_file *f, const dlg_io *ios, size_t n)
+{
+    (void)f, (void)ios;
+    return (int)n;
+}
+
+static int fake_reap(dlg_file *f, dlg_io_done *done, size_t max, size_t min_done)
+{
+    (void)min_done;
+    const fake_inst *fi = f->inst;
+    size_t n = (size_t)fi->ndone < max ? (size_t)fi->ndone : max;
+    memcpy(done, fi->done, n * sizeof *done);
+    return (int)n;
+}
+
+static int fake_write(dlg_file *f, const void *buf, size_t n, uint64_t off)
+{
+    (void)f, (void)buf, (void)n, (void)off;
+    return 0;
+}
+
+static int fake_create(const dlg_host *h, const dlg_value *opts, void **inst)
+{
+    (void)h, (void)opts, (void)inst;
+    return 0;
+}
+
+static void fake_destroy(void *inst) { (void)inst; }
+
+static const dlg_storage_ops fake_ops = {
+    .version = 1,
+    .caps = DLG_CAP_ZERO_COPY | DLG_CAP_ASYNC,
+    .file_size = sizeof(fake_file),
+    .create = fake_create,
+    .destroy = fake_destroy,
+    .open = fake_open,
+    .close = fake_close,
+    .size = fake_size,
+    .read = fake_read,
+    .fetch = fake_fetch,
+    .unfetch = fake_unfetch,
+    .submit = fake_submit,
+    .reap = fake_reap,
+    .write = fake_write,
+};
+
+static const dlg_plugin_desc fake_desc = {
+    .struct_size = sizeof(dlg_plugin_desc),
+    .kind = DLG_KIND_STORAGE,
+    .name = "fake",
+    .ops = &fake_ops,
+};
+
+typedef struct fixture {
+    dlg_services svc;
+    dlg_instance_spec spec;
+    dlg_host_impl *wl; /* the workload's host */
+    const dlg_host *h;
+    fake_inst inst;
+    dlg_file *f;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *fx = calloc(1, sizeof *fx);
+    assert_non_null(fx);
+    dlg_services_init(&fx->svc, NULL, "fake", 0);
+    dlg_services_set_context(&fx->svc, "st.ini:8: [job checksum]");
+    /* the storage as a cell would have created it */
+    fx->spec = (dlg_instance_spec){.name = "fake", .desc = &fake_desc};
+    fx->svc.storages = calloc(1, sizeof *fx->svc.storages);
+    assert_non_null(fx->svc.storages);
+    fx->svc.nstorages = 1;
+    dlg_host_impl *sh = dlg_host_new(&fx->svc, "st.ini:8: [job checksum] [storage fake] fake");
+    assert_non_null(sh);
+    fx->inst.h = &sh->pub;
+    fx->svc.storages[0] = (dlg_storage_live){&fx->spec, sh, &fx->inst, false};
+    fx->wl = dlg_host_new(&fx->svc, "st.ini:8: [job checksum] checksum");
+    assert_non_null(fx->wl);
+    fx->h = &fx->wl->pub;
+    assert_int_equal(fx->h->file_open(fx->h, NULL, PATH, &fx->f), 0);
+    *state = fx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *fx = *state;
+    fx->inst.close_fails = false;
+    fx->h->file_close(fx->h, fx->f);
+    dlg_host_free(fx->wl);
+    dlg_services_fini(&fx->svc);
+    free(fx);
+    return 0;
+}
+
+/* A read failing without a word: the file and offset, not "the workload's
+ * step failed without saying why". */
+static void read_failure_names_file_and_offset(void **state)
+{
+    fixture *fx = *state;
+    char buf[8];
+    assert_int_equal(fx->h->file_read(fx->h, fx->f, buf, sizeof buf, 200), -DLG_EIO);
+    assert_string_equal(dlg_services_error(&fx->svc), "st.ini:8: [job checksum] checksum: " PATH
+                                                      ": read of 8 bytes at offset 200 failed (code -2)");
+    assert_int_equal(fx->svc.error_code, DLG_EIO);
+    assert_int_equal(fx->svc.ios, 0);
+}
+
+/* The backend's own line naming the file stands (one line, not two). */
+static void backend_line_stands(void **state)
+{
+    fixture *fx = *state;
+    fx->inst.says_why = true;
+    char buf[8];
+    assert_int_equal(fx->h->file_read(fx->h, fx->f, buf, sizeof buf, 200), -DLG_EIO);
+    assert_string_equal(dlg_services_error(&fx->svc),
+                        "st.ini:8: [job checksum] [storage fake] fake: " PATH ": pread: Input/output error");
+}
+
+/* The copying fetch's failed read: one line, from the read. */
+static void fetch_fallback_one_line(void **state)
+{
+    fixture *fx = *state;
+    dlg_storage_ops ops = fake_ops;
+    ops.caps = 0;
+    const dlg_storage_ops *real = fx->f->ops;
+    fx->f->ops = &ops;
+    const void *p = NULL;
+    assert_int_equal(fx->h->file_fetch(fx->h, fx->f, 200, 8, &p), -DLG_EIO);
+    fx->f->ops = real;
+    const char *err = dlg_services_error(&fx->svc);
+    assert_non_null(strstr(err, PATH ": read of 8 bytes at offset 200 failed"));
+    assert_null(strstr(strstr(err, PATH) + 1, PATH));
+}
+
+static void size_failure_names_file(void **state)
+{
+    fixture *fx = *state;
+    fx->inst.size_fails = true;
+    uint64_t size = 0;
+    assert_int_equal(fx->h->file_size(fx->h, fx->f, &size), -DLG_EIO);
+    assert_string_equal(dlg_services_error(&fx->svc),
+                        "st.ini:8: [job checksum] checksum: " PATH ": size failed (code -2)");
+}
+
+/* Written output whose close fails (NFS's deferred EIO): an error naming it. */
+static void failed_close_of_written_file_is_an_error(void **state)
+{
+    fixture *fx = *state;
+    for (int says_why = 0; says_why < 2; says_why++) {
+        dlg_services_clear_error(&fx->svc);
+        fx->inst.says_why = says_why;
+        dlg_file *out = NULL;
+        assert_int_equal(dlg_host_file_create(fx->h, NULL, OUT, &out), 0);
+        assert_int_equal(dlg_host_file_write(fx->h, out, "abc", 3, 0), 0);
+        fx->inst.close_fails = true;
+        assert_int_equal(dlg_host_file_close_written(fx->h, out), -DLG_EIO);
+        fx->inst.close_fails = false;
+        assert_string_equal(dlg_services_error(&fx->svc),
+                            says_why ? "st.ini:8: [job checksum] [storage fake] fake: " OUT ": close: Input/output error"
+                                     : "st.ini:8: [job checksum] checksum: " OUT ": close failed (code -2)");
+    }
+    assert_int_equal(dlg_host_file_close_written(fx->h, NULL), 0);
+}
+
+static void close_failing_output(void *arg)
+{
+    fixture *fx = arg;
+    dlg_file *out = NULL;
+    assert_int_equal(fx->h->file_create(fx->h, NULL, OUT, &out), 0);
+    fx->inst.close_fails = true;
+    fx->h->file_close(fx->h, out);
+    fx->inst.close_fails = false;
+}
+
+/* The ABI's void close: one warning line naming the file and the error,
+ * and an earlier error is still the one a failed step reports. */
+static void failed_close_through_abi_warns(void **state)
+{
+    fixture *fx = *state;
+    fx->inst.says_why = true;
+    dlg_services_fail(&fx->svc, DLG_EINVAL, "the step's own failure");
+    char text[4096];
+    rt_capture_stderr(close_failing_output, fx, text, sizeof text);
+    assert_string_equal(text, "dlgauge: st.ini:8: [job checksum] [storage fake] fake warning: " OUT
+                              ": close: Input/output error (what was written there may be lost)\n");
+    assert_string_equal(dlg_services_error(&fx->svc), "the step's own failure");
+    assert_int_equal(fx->svc.error_code, DLG_EINVAL);
+    /* without the backend's line: ours, at the workload's context */
+    fx->inst.says_why = false;
+    dlg_services_clear_error(&fx->svc);
+    rt_capture_stderr(close_failing_output, fx, text, sizeof text);
+    assert_string_equal(text, "dlgauge: st.ini:8: [job checksum] checksum warning: " OUT
+                              ": close failed (code -2) (what was written there may be lost)\n");
+    assert_string_equal(dlg_services_error(&fx->svc), "");
+}
+
+/* Only reads that returned bytes are I/Os: fetches of 0 bytes, reads at
+ * EOF and failed completions are not. */
+static void counts_match_io_done(void **state)
+{
+    fixture *fx = *state;
+    const dlg_host *h = fx->h;
+    char buf[64];
+    const void *p = NULL;
+    assert_int_equal(h->file_read(h, fx->f, buf, 64, 60), 40);   /* 1 I/O, 40 bytes */
+    assert_int_equal(h->file_read(h, fx->f, buf, 64, 100), 0);   /* EOF */
+    assert_int_equal(h->file_fetch(h, fx->f, 0, 16, &p), 0);     /* 1 I/O, 16 bytes */
+    h->file_unfetch(h, fx->f, p, 16);
+    assert_int_equal(h->file_fetch(h, fx->f, 100, 0, &p), 0);    /* nothing */
+    h->file_unfetch(h, fx->f, p, 0);
+    fx->inst.done[0] = (dlg_io_done){1, 32};
+    fx->inst.done[1] = (dlg_io_done){2, 0};
+    fx->inst.done[2] = (dlg_io_done){3, -DLG_EIO};
+    fx->inst.done[3] = (dlg_io_done){4, 8};
+    fx->inst.ndone = 4;
+    dlg_io_done done[4];
+    assert_int_equal(h->file_reap(h, fx->f, done, 4, 1), 4);       /* 2 I/Os, 40 bytes */
+    assert_int_equal(fx->svc.ios, 4);
+    assert_int_equal(fx->svc.bytes_read, 96);
+}
+
+static int mute_create(const dlg_host *h, const dlg_value *opts, void **inst)
+{
+    (void)h, (void)opts, (void)inst;
+    return -DLG_EIO;
+}
+
+/* A storage whose create() fails without a message: its code, in the form
+ * a silent workload's setup gets, at the storage's own context. */
+static void silent_create_says_code(void **state)
+{
+    fixture *fx = *state;
+    dlg_storage_ops ops = fake_ops;
+    ops.create = mute_create;
+    const dlg_plugin_desc desc = {.struct_size = sizeof desc, .kind = DLG_KIND_STORAGE, .name = "mute", .ops = &ops};
+    dlg_instance_spec spec = {.name = "quiet", .desc = &desc};
+    dlg_plan plan = {.storages = &spec, .nstorages = 1};
+    fx->svc.plan = &plan;
+    dlg_file *f = NULL;
+    assert_true(fx->h->file_open(fx->h, "quiet", PATH, &f) < 0);
+    assert_string_equal(dlg_services_error(&fx->svc),
+                        "st.ini:8: [job checksum] [storage quiet] mute: create failed (code -2) without saying why");
+    fx->svc.plan = NULL;
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(read_failure_names_file_and_offset),
+        T(backend_line_stands),
+        T(fetch_fallback_one_line),
+        T(size_failure_names_file),
+        T(failed_close_of_written_file_is_an_error),
+        T(failed_close_through_abi_warns),
+        T(counts_match_io_done),
+        T(silent_create_says_code),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,77 @@
+/* A sink's failure is said in one form, "FILE:LINE: [sink NAME]: TEXT",
+ * whether the sink said why (its message) or not ("write failed (code N)
+ * without saying why", as a silent workload's): it was "[sink s]: ..."
+ * for one and "[sink s] write failed (code -2)" for the other. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "plan.h"
+#include "rt_util.h"
+#include "sinkset.h"
+
+typedef struct fixture {
+    dlg_config cfg;
+    dlg_registry reg;
+    dlg_plan plan;
+    dlg_sinkset ss;
+    char path[512];
+} fixture;
+
+static void write_one(void *arg)
+{
+    fixture *f = arg;
+    const dlg_point p = {.measurement = "dlgauge_result"};
+    dlg_sinkset_write(&f->ss, &p, 1);
+}
+
+/* What writing a point to a failing sink (fail = how) prints. */
+static void written(void **state, const char *how, char *text, size_t len, fixture *f)
+{
+    char ini[1024], err[4096];
+    snprintf(ini, sizeof ini, "[sink s]\nplugin = %s/failsink.so\ntype = failing\nfail = %s\n", DLG_TEST_RT_PLUGIN_DIR,
+             how);
+    rt_write(*state, "sinks.ini", ini, f->path, sizeof f->path);
+    if (dlg_config_load(&f->cfg, f->path, err, sizeof err) != 0)
+        fail_msg("config did not load: %s", err);
+    assert_int_equal(dlg_registry_init(&f->reg, NULL), 0);
+    dlg_registry_scan(&f->reg);
+    if (dlg_plan_build_sinks(&f->plan, &f->cfg, &f->reg, err, sizeof err) != 0)
+        fail_msg("sinks did not plan: %s", err);
+    if (dlg_sinkset_open(&f->ss, &f->plan, false, 0, err, sizeof err) != 0)
+        fail_msg("sinks did not open: %s", err);
+    rt_capture_stderr(write_one, f, text, len);
+    assert_int_equal(f->ss.failures, 1);
+    dlg_sinkset_close(&f->ss, 0);
+    dlg_plan_free(&f->plan);
+    dlg_registry_free(&f->reg);
+    dlg_config_free(&f->cfg);
+}
+
+static void one_form_said_or_not(void **state)
+{
+    fixture f;
+    char text[2048], want[2048];
+    memset(&f, 0, sizeof f);
+    written(state, "said", text, sizeof text, &f);
+    snprintf(want, sizeof want, "dlgauge: %s:1: [sink s]: results/out.x: injected write error\n", f.path);
+    assert_string_equal(text, want);
+    memset(&f, 0, sizeof f);
+    written(state, "silent", text, sizeof text, &f);
+    snprintf(want, sizeof want, "dlgauge: %s:1: [sink s]: write failed (code -2) without saying why\n", f.path);
+    assert_string_equal(text, want);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(one_form_said_or_not, rt_dir_setup, rt_dir_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
