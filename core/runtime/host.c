@@ -574,6 +574,7 @@ dlg_host_impl *dlg_host_new(dlg_services *s, const char *context_fmt, ...)
     p->file_register = h_file_register;
     p->file_create = dlg_host_file_create;
     p->file_write = dlg_host_file_write;
+    p->file_close_written = dlg_host_file_close_written;
     return h;
 }
 

@@ -248,6 +248,12 @@ typedef struct dlg_host {
     int (*file_create)(const struct dlg_host *h, const char *storage_name, const char *path,
                        dlg_file **out);
     int (*file_write)(const struct dlg_host *h, dlg_file *f, const void *buf, size_t n, uint64_t off);
+    /* Added within ABI 1.1 (check DLG_HOST_HAS(h, file_close_written)):
+     * closes a file of file_create as file_close does, and returns what
+     * the backend's close said: 0, or -code with the error naming the file
+     * (a write the file system deferred to close: NFS's EIO, a quota's
+     * EDQUOT).  file_close can only warn of it. */
+    int (*file_close_written)(const struct dlg_host *h, dlg_file *f);
 } dlg_host;
 
 /* Whether the host has `member` (struct_size says how far it filled

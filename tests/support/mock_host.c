@@ -169,6 +169,18 @@ static void m_close(const dlg_host *h, dlg_file *f)
     free(f);
 }
 
+/* As the real host's: the backend's close result, said. */
+static int m_close_written(const dlg_host *h, dlg_file *f)
+{
+    int rc = f && f->ops ? f->ops->close(f) : 0;
+    if (f && !f->ops && close(((struct dlg_file_plain *)f)->fd) != 0)
+        rc = h->error(h, DLG_EIO, "close: %s", strerror(errno));
+    else if (rc < 0)
+        rc = h->error(h, -rc, "close failed (code %d)", rc);
+    free(f);
+    return rc;
+}
+
 static uint32_t m_caps(const dlg_host *h, dlg_file *f, uint32_t *align)
 {
     uint32_t caps = f->ops ? f->ops->caps : 0;
@@ -315,6 +327,7 @@ void mock_host_init(mock_host *m)
     m->host.file_register = m_register;
     m->host.file_create = m_create;
     m->host.file_write = m_write;
+    m->host.file_close_written = m_close_written;
 }
 
 const dlg_plugin_desc *mock_load_plugin(const char *so_name, dlg_kind kind, const char *name)

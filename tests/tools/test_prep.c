@@ -252,6 +252,47 @@ static void test_output_full_disk(void **st)
     assert_int_equal(r.bytes_written, 0);
 }
 
+/* A network file system that takes the writes and reports their failure
+ * at close (NFS's deferred EIO), without a message of its own. */
+static int nfs_write(dlg_file *f, const void *buf, size_t n, uint64_t off)
+{
+    return pwrite(((full_file *)f)->fd, buf, n, (off_t)off) == (ssize_t)n ? 0 : -DLG_EIO;
+}
+static int nfs_close(dlg_file *f)
+{
+    close(((full_file *)f)->fd);
+    return -DLG_EIO;
+}
+static const dlg_storage_ops nfs_ops = {.version = 1, .file_size = sizeof(full_file), .create = full_create,
+                                        .destroy = full_destroy, .open = full_open, .close = nfs_close,
+                                        .size = full_size, .read = full_read, .write = nfs_write};
+
+static void add_nfs(mock_host *m, void *arg)
+{
+    (void)arg;
+    mock_add_storage(m, "nfs", &nfs_ops, NULL);
+}
+
+/* A close that fails fails the pass, and the output is not renamed into
+ * place as if it were whole (before, the step succeeded). */
+static void test_output_failed_close(void **st)
+{
+    fx *f = *st;
+    kv k = {0};
+    kv_add(&k, "input=%s", f->images);
+    kv_add(&k, "output=recordio:%s/nfs.rec", f->dir);
+    kv_add(&k, "threads=1");
+    wr_result r;
+    wr_run_with("tools.so", "preprocess", k.ptr, N, &r, add_nfs, NULL);
+    assert_int_equal(r.setup_rc, 0);
+    printf("  %s\n", r.error);
+    assert_true(r.step_rc < 0);
+    assert_non_null(strstr(r.error, "close failed"));
+    char rec[700];
+    snprintf(rec, sizeof rec, "%s/nfs.rec", f->dir);
+    assert_int_not_equal(access(rec, F_OK), 0);
+}
+
 static void test_lmdb_passthrough(void **st)
 {
     fx *f = *st;
@@ -534,6 +575,7 @@ int main(void)
         cmocka_unit_test(test_recordio_passthrough),
         cmocka_unit_test(test_lmdb_passthrough),
         cmocka_unit_test(test_output_full_disk),
+        cmocka_unit_test(test_output_failed_close),
         cmocka_unit_test(test_resize),
         cmocka_unit_test(test_list_inputs),
         cmocka_unit_test(test_int32_labels),

@@ -152,7 +152,16 @@ static int host_out_close(host_out *w, bool flush)
     if (!w->f)
         return 0;
     int rc = flush ? host_out_flush(w) : 0;
-    w->h->file_close(w->h, w->f);
+    /* a write the file system deferred to close fails the output too */
+    int r = 0;
+    if (DLG_HOST_HAS(w->h, file_close_written))
+        r = w->h->file_close_written(w->h, w->f);
+    else
+        w->h->file_close(w->h, w->f);
+    if (r < 0 && rc == 0) {
+        *w->failed = true;
+        rc = r;
+    }
     w->f = NULL;
     w->used = 0;
     return rc;
