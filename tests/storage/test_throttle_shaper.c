@@ -245,8 +245,8 @@ static void reserve_all(const thr_limits *lim, int n, size_t bytes, const bool *
 static bool near_ms(uint64_t ns, double ms) { return fabs((double)ns / 1e6 - ms) < 0.5; }
 
 /* GCP style: reads at 1 MB/s and 100 IOPS, writes at 0.5 MB/s and 50 IOPS,
- * each in its own buckets: 10 kB reads start 10 ms apart, 10 kB writes 20
- * ms apart, and neither waits for the other. */
+ * each in its own buckets: 10 kB reads take 10 ms each, one after another,
+ * 10 kB writes 20 ms, and neither waits for the other. */
 static void test_write_limits_separate(void **state)
 {
     (void)state;
@@ -258,8 +258,8 @@ static void test_write_limits_separate(void **state)
     reserve_all(&lim, 8, 10000, w, d);
     for (int k = 0; k < 4; k++) {
         print_message("read %d at %.2f ms, write %d at %.2f ms\n", k, d[2 * k] / 1e6, k, d[2 * k + 1] / 1e6);
-        assert_true(near_ms(d[2 * k], 10.0 * k));
-        assert_true(near_ms(d[2 * k + 1], 20.0 * k));
+        assert_true(near_ms(d[2 * k], 10.0 * (k + 1)));
+        assert_true(near_ms(d[2 * k + 1], 20.0 * (k + 1)));
     }
     /* IOPS alone: 1-byte writes at 50 IOPS are 20 ms apart, reads 10 ms */
     const char *const io[] = {"iops=100", "write_iops_base=20", "write_iops_per_gib=30", "capacity=1GiB", NULL};
@@ -281,14 +281,15 @@ static void test_no_write_keys_shared(void **state)
     uint64_t d[6];
     reserve_all(&lim, 6, 10000, w, d);
     for (int k = 0; k < 6; k++)
-        assert_true(near_ms(d[k], 10.0 * k));
+        assert_true(near_ms(d[k], 10.0 * (k + 1)));
 }
 
 /* write_budget = shared (GCP Standard PD): reads at 1 MB/s and 100 IOPS,
  * writes at 0.5 MB/s and 50 IOPS, in one budget: a 10 kB read takes 10 ms
  * of the device, a write 20 ms, so reads and writes alternating start at 0,
- * 10, 30, 40, 60 ... ms: 4 reads + 4 writes take 4 x 10 + 4 x 20 = 120 ms,
- * not the 80 ms of the writes alone (own buckets). */
+ * 10, 30, 40, 60 ... ms (and end 10 and 20 ms later): 4 reads + 4 writes
+ * take 4 x 10 + 4 x 20 = 120 ms, not the 80 ms of the writes alone (own
+ * buckets). */
 static void test_shared_budget_mix(void **state)
 {
     (void)state;
@@ -300,16 +301,16 @@ static void test_shared_budget_mix(void **state)
     uint64_t d[9];
     reserve_all(&lim, 9, 10000, w, d);
     for (int k = 0; k < 9; k++) {
-        double want = 30.0 * (k / 2) + (k % 2 ? 10 : 0);
+        double want = 30.0 * (k / 2) + (k % 2 ? 30 : 10);
         print_message("%s %d at %.2f ms (want %.0f)\n", w[k] ? "write" : "read", k, d[k] / 1e6, want);
         assert_true(near_ms(d[k], want));
     }
     /* alone, each side gets its full limit */
     bool r[4] = {false, false, false, false}, wo[4] = {true, true, true, true};
     reserve_all(&lim, 4, 10000, r, d);
-    assert_true(near_ms(d[1], 10) && near_ms(d[3], 30));
+    assert_true(near_ms(d[1], 20) && near_ms(d[3], 40));
     reserve_all(&lim, 4, 10000, wo, d);
-    assert_true(near_ms(d[1], 20) && near_ms(d[3], 60));
+    assert_true(near_ms(d[1], 40) && near_ms(d[3], 80));
 }
 
 /* The shared budget in IOPS alone, with EBS-style counting: a 1 MiB write
@@ -368,12 +369,13 @@ static void test_shared_budget_writes_unlimited(void **state)
     reserve_all(&lim, 5, 10000, w, d);
     print_message("reads at %.2f %.2f, writes at %.2f %.2f, read at %.2f ms\n", d[0] / 1e6, d[1] / 1e6, d[2] / 1e6,
                   d[3] / 1e6, d[4] / 1e6);
-    assert_true(near_ms(d[0], 0) && near_ms(d[1], 10) && near_ms(d[2], 0) && near_ms(d[3], 0) && near_ms(d[4], 20));
+    assert_true(near_ms(d[0], 10) && near_ms(d[1], 20) && near_ms(d[2], 0) && near_ms(d[3], 0) && near_ms(d[4], 30));
 }
 
-/* After an idle disk, I/Os issued at once start 1/rate apart: the default
- * bucket banked 10 ms of I/O and let it through at once, which gp3 (no
- * burst credits) and PD do not.  An explicit burst still does. */
+/* After an idle disk, I/Os issued at once start 1/rate apart (and each
+ * ends 1 ms after it starts): the default bucket banked 10 ms of I/O and
+ * let it through at once, which gp3 (no burst credits) and PD do not.  An
+ * explicit burst still does. */
 static void test_no_burst_by_default(void **state)
 {
     (void)state;
@@ -382,13 +384,85 @@ static void test_no_burst_by_default(void **state)
     bool w[5] = {false};
     uint64_t d[5];
     reserve_all(&lim, 5, 10000, w, d); /* 1 ms each */
-    print_message("10 kB reads after idle start at %.2f %.2f %.2f ms\n", d[0] / 1e6, d[1] / 1e6, d[2] / 1e6);
+    print_message("10 kB reads after idle end at %.2f %.2f %.2f ms\n", d[0] / 1e6, d[1] / 1e6, d[2] / 1e6);
     for (int k = 0; k < 5; k++)
-        assert_true(near_ms(d[k], k));
+        assert_true(near_ms(d[k], k + 1));
     const char *const b[] = {"bandwidth=10MB", "burst=20kB", NULL};
     lim = resolved(b);
     reserve_all(&lim, 5, 10000, w, d);
     assert_true(near_ms(d[1], 0) && near_ms(d[2], 1) && near_ms(d[3], 2)); /* 2 x 10 kB at once */
+}
+
+/* How long after its issue an I/O of n bytes completes, bracketed: the
+ * shaper takes "now" between t0 and t1, so the deadline less t1 is at most,
+ * less t0 at least, the time it charged, however late this thread ran. */
+typedef struct took_ms {
+    double lo, hi;
+} took_ms;
+
+static took_ms reserve_timed(thr_shaper *s, size_t n)
+{
+    uint64_t t0 = thr_now_ns(), d = thr_shaper_reserve(s, n, 1, false), t1 = thr_now_ns();
+    return (took_ms){((double)d - (double)t1) / 1e6, ((double)d - (double)t0) / 1e6};
+}
+
+static bool took_about(took_ms t, double ms) { return t.lo <= ms + 1e-3 && t.hi >= ms - 1e-3; }
+
+/* A read's bytes take their time at the bandwidth even after a pause: a
+ * 10 kB read on an idle 1 MB/s disk without burst completes 10 ms after
+ * it starts (it completed at once, the next read paying its debt, so a
+ * reader pausing 10 ms between reads saw an unlimited disk); with burst,
+ * the burst goes at once and only the rest takes time. */
+static void test_isolated_read_takes_transfer_time(void **state)
+{
+    (void)state;
+    const char *const kv[] = {"bandwidth=1MB", NULL};
+    thr_limits lim = resolved(kv);
+    thr_shaper s;
+    thr_shaper_init(&s, &lim);
+    took_ms took[3];
+    for (int i = 0; i < 3; i++) {
+        took[i] = reserve_timed(&s, 10000);
+        struct timespec pause = {0, 30 * 1000000L}; /* longer than a read's 10 ms */
+        nanosleep(&pause, NULL);
+    }
+    thr_shaper_fini(&s);
+    for (int i = 0; i < 3; i++) {
+        print_message("10 kB read %d after 30 ms idle at 1 MB/s: %.3f-%.3f ms\n", i, took[i].lo, took[i].hi);
+        assert_true(took_about(took[i], 10));
+    }
+    const char *const b[] = {"bandwidth=1MB", "burst=4kB", NULL};
+    lim = resolved(b);
+    thr_shaper_init(&s, &lim);
+    took_ms t = reserve_timed(&s, 10000);
+    took_ms none = reserve_timed(&s, 0); /* no bytes: not behind the 6 ms of the read's */
+    thr_shaper_fini(&s);
+    assert_true(took_about(t, 6)); /* 4 kB at once, 6 kB at 1 MB/s */
+    assert_true(took_about(none, 0));
+}
+
+/* gp3: sequential 32 KiB reads merge 8 to one I/O (one IOPS unit, 333 us
+ * at 3000 IOPS), and go at the bandwidth, 250 us each at 125 MiB/s: the
+ * 7 merged reads, costing no IOPS, still waited for the unit's 333 us
+ * (3840 reads/s, 120 MiB/s, instead of 4000). */
+static void test_merged_reads_not_held_by_iops(void **state)
+{
+    (void)state;
+    const char *const kv[] = {"bandwidth=125MiB", "iops=3000", "iops_unit=256KiB", "iops_merge=32KiB", NULL};
+    thr_limits lim = resolved(kv);
+    thr_shaper s;
+    thr_shaper_init(&s, &lim);
+    thr_run run = {0};
+    enum { N = 64, SIZE = 32768 };
+    uint64_t first = 0, last = 0;
+    for (int i = 0; i < N; i++) {
+        last = thr_shaper_reserve(&s, SIZE, thr_io_units(&lim, &run, (uint64_t)i * SIZE, SIZE), false);
+        first = i ? first : last;
+    }
+    thr_shaper_fini(&s);
+    double span = (double)(last - first) / 1e6, want = (N - 1) * 0.25; /* 15.75 ms; it was 16.33 */
+    print_message("%d sequential 32 KiB reads on gp3 end %.3f ms apart (want %.2f)\n", N, span, want);
+    assert_true(span >= want - 1e-3 && span < want + 0.3);
 }
 
 int main(void)
@@ -404,6 +478,8 @@ int main(void)
         cmocka_unit_test(test_write_limits_separate),
         cmocka_unit_test(test_no_write_keys_shared),
         cmocka_unit_test(test_no_burst_by_default),
+        cmocka_unit_test(test_isolated_read_takes_transfer_time),
+        cmocka_unit_test(test_merged_reads_not_held_by_iops),
         cmocka_unit_test(test_shared_budget_mix),
         cmocka_unit_test(test_shared_budget_units_and_burst),
         cmocka_unit_test(test_shared_budget_reads_unlimited),

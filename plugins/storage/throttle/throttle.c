@@ -222,30 +222,34 @@ static thr_fbuf *lend_buffer(thr_file *tf, size_t n)
     return best;
 }
 
+/* The inner backend's read into lent buffer b, lent to the caller at *ptr
+ * once it holds all n bytes. */
+static int fetch_copy(thr_file *tf, thr_fbuf *b, uint64_t off, size_t n, const void **ptr)
+{
+    int64_t r = tf->inner->ops->read(tf->inner, b->p, n, off);
+    if (r >= 0 && (size_t)r < n)
+        r = tf->h->error(tf->h, DLG_EINVAL, "%s: fetch of [%llu, %llu) is past the end of the file (%llu bytes)",
+                         tf->path, (unsigned long long)off, (unsigned long long)(off + n),
+                         (unsigned long long)tf->size);
+    if (r < 0)
+        return (int)r;
+    b->busy = true;
+    *ptr = b->p;
+    return 0;
+}
+
 static int thr_fetch(dlg_file *f, uint64_t off, size_t n, const void **ptr)
 {
     thr_file *tf = (thr_file *)f;
+    bool lends = (tf->inner_caps & DLG_CAP_ZERO_COPY) && tf->inner->ops->fetch;
+    thr_fbuf *b = NULL;
+    /* The buffer before the disk: a fetch that gets none does no I/O, and
+     * charged, its time fell on the reads after it. */
+    if (!lends && !(b = lend_buffer(tf, n ? n : 1)))
+        return tf->h->error(tf->h, DLG_ENOMEM, "%s: fetch: no memory for %zu bytes", tf->path, n);
     /* as a read: nothing to fetch at the end of the file is no I/O */
     uint64_t deadline = thr_reserve_read(tf, off, n);
-    int rc;
-    if ((tf->inner_caps & DLG_CAP_ZERO_COPY) && tf->inner->ops->fetch) {
-        rc = tf->inner->ops->fetch(tf->inner, off, n, ptr);
-    } else {
-        thr_fbuf *b = lend_buffer(tf, n ? n : 1);
-        if (!b)
-            return tf->h->error(tf->h, DLG_ENOMEM, "%s: fetch: no memory for %zu bytes", tf->path, n);
-        int64_t r = tf->inner->ops->read(tf->inner, b->p, n, off);
-        if (r >= 0 && (size_t)r < n)
-            r = tf->h->error(tf->h, DLG_EINVAL,
-                             "%s: fetch of [%llu, %llu) is past the end of the file (%llu bytes)", tf->path,
-                             (unsigned long long)off, (unsigned long long)(off + n),
-                             (unsigned long long)tf->size);
-        rc = r < 0 ? (int)r : 0;
-        if (rc == 0) {
-            b->busy = true;
-            *ptr = b->p;
-        }
-    }
+    int rc = lends ? tf->inner->ops->fetch(tf->inner, off, n, ptr) : fetch_copy(tf, b, off, n, ptr);
     int rs = thr_sleep_until(&tf->ti->shaper, tf->h, deadline);
     return rc < 0 ? rc : rs;
 }

@@ -56,39 +56,62 @@ int thr_register(dlg_file *f, void *buf, size_t len)
                                                                      : -DLG_ENOTSUP;
 }
 
+/* The first free slot at or after `from`, claimed for `user` (reserve_room
+ * made room). */
+static size_t claim_slot(thr_file *tf, size_t from, uint64_t user)
+{
+    while (tf->slots[from].state != THR_SLOT_FREE)
+        from++;
+    tf->slots[from] = (thr_slot){.user = user, .state = THR_SLOT_INFLIGHT};
+    return from;
+}
+
+/* An inner backend without submit: each read done now, completed at its
+ * deadline. */
+static int submit_sync(thr_file *tf, const dlg_io *ios, size_t n)
+{
+    size_t next = 0;
+    for (size_t i = 0; i < n; i++) {
+        thr_slot *s = &tf->slots[next = claim_slot(tf, next, ios[i].user)];
+        s->deadline = thr_reserve_read(tf, ios[i].off, ios[i].len);
+        s->result = tf->inner->ops->read(tf->inner, ios[i].buf, ios[i].len, ios[i].off);
+        s->state = THR_SLOT_DONE;
+    }
+    tf->pending += n;
+    return (int)n;
+}
+
+/* The disk is charged only for what the inner backend took: reads it
+ * refused never reach the emulated disk either, and charged, their time
+ * fell on the reads after them. */
+static int submit_async(thr_file *tf, const dlg_io *ios, size_t n)
+{
+    size_t next = 0;
+    for (size_t i = 0; i < n; i++) {
+        next = claim_slot(tf, next, ios[i].user);
+        tf->scratch[i] = ios[i];
+        tf->scratch[i].user = next;
+    }
+    int rc = tf->inner->ops->submit(tf->inner, tf->scratch, n);
+    size_t took = rc < 0 ? 0 : (size_t)rc < n ? (size_t)rc : n;
+    for (size_t i = 0; i < n; i++) {
+        thr_slot *s = &tf->slots[tf->scratch[i].user];
+        if (i < took)
+            s->deadline = thr_reserve_read(tf, ios[i].off, ios[i].len);
+        else
+            s->state = THR_SLOT_FREE;
+    }
+    tf->inflight += took;
+    tf->pending += took;
+    return rc < 0 ? rc : (int)took;
+}
+
 int thr_submit(dlg_file *f, const dlg_io *ios, size_t n)
 {
     thr_file *tf = (thr_file *)f;
     if (reserve_room(tf, n) != 0)
         return tf->h->error(tf->h, DLG_ENOMEM, "%s: submit: out of memory for %zu reads", tf->path, n);
-    bool async = inner_async(tf);
-    size_t next = 0;
-    for (size_t i = 0; i < n; i++) {
-        while (tf->slots[next].state != THR_SLOT_FREE)
-            next++;
-        thr_slot *s = &tf->slots[next];
-        s->user = ios[i].user;
-        s->deadline = thr_reserve_read(tf, ios[i].off, ios[i].len);
-        s->state = THR_SLOT_INFLIGHT;
-        if (async) {
-            tf->scratch[i] = ios[i];
-            tf->scratch[i].user = next;
-        } else {
-            s->result = tf->inner->ops->read(tf->inner, ios[i].buf, ios[i].len, ios[i].off);
-            s->state = THR_SLOT_DONE;
-        }
-    }
-    if (async) {
-        int rc = tf->inner->ops->submit(tf->inner, tf->scratch, n);
-        if (rc < 0) {
-            for (size_t i = 0; i < n; i++)
-                tf->slots[tf->scratch[i].user].state = THR_SLOT_FREE;
-            return rc;
-        }
-        tf->inflight += n;
-    }
-    tf->pending += n;
-    return (int)n;
+    return inner_async(tf) ? submit_async(tf, ios, n) : submit_sync(tf, ios, n);
 }
 
 /* Collects what the inner backend finished (waiting for at least min). */

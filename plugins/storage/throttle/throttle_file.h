@@ -39,7 +39,7 @@ typedef struct thr_file {
     dlg_file *inner;
     char *path; /* for messages the inner backend does not give */
     uint32_t inner_caps;
-    uint64_t size; /* at open, for reads: a read past EOF is charged what it got */
+    uint64_t size; /* last seen, for reads: a read past EOF is charged what it got */
     thr_run run;   /* this file's contiguous stream, for iops_merge */
     /* async */
     thr_slot *slots;
@@ -64,9 +64,15 @@ int thr_register(dlg_file *f, void *buf, size_t len);
 void thr_async_free(thr_file *tf);
 
 /* Bytes a read of n at off really transfers (the disk is not charged for
- * what lies past the end of the file). */
-static inline size_t thr_charge(const thr_file *tf, uint64_t off, size_t n)
+ * what lies past the end of the file).  A read past the size last seen
+ * asks the inner backend again: the file may have grown since (a log, a
+ * shard being written), and its new bytes cost disk time like any. */
+static inline size_t thr_charge(thr_file *tf, uint64_t off, size_t n)
 {
+    uint64_t now;
+    if (tf->size != UINT64_MAX && (off >= tf->size || tf->size - off < n) &&
+        tf->inner->ops->size(tf->inner, &now) == 0)
+        tf->size = now;
     return off >= tf->size ? 0 : tf->size - off < n ? (size_t)(tf->size - off) : n;
 }
 

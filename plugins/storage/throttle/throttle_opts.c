@@ -13,7 +13,8 @@ const dlg_option thr_options[THR_OPT_COUNT + 1] = {
     [THR_CAPACITY] = {"capacity", DLG_OPT_SIZE, NULL, "1GiB", NULL, NULL,
                       "emulated disk size; the *_per_gib formulas use it", 0},
     [THR_BANDWIDTH] = {"bandwidth", DLG_OPT_SIZE, NULL, "0", NULL, NULL,
-                       "throughput cap per second, e.g. 150MB (default: formula, else unlimited)", 0},
+                       "throughput cap per second, e.g. 150MB: each I/O takes size / bandwidth, after "
+                       "those queued before it (default: formula, else unlimited)", 0},
     [THR_BANDWIDTH_BASE] = {"bandwidth_base", DLG_OPT_SIZE, NULL, "0", NULL, NULL,
                             "formula: bandwidth = min(base + per_gib * capacity_GiB, max)", 0},
     [THR_BANDWIDTH_PER_GIB] = {"bandwidth_per_gib", DLG_OPT_SIZE, NULL, "0", NULL, NULL,
@@ -60,7 +61,7 @@ const dlg_option thr_options[THR_OPT_COUNT + 1] = {
     [THR_BURST_IOPS] = {"burst_iops", DLG_OPT_INT, NULL, "0", "100000000", NULL,
                         "I/Os a bucket lets through at once after idle (default 0: none)", 0},
     [THR_LATENCY] = {"latency", DLG_OPT_DURATION, NULL, "0", "10s", NULL,
-                     "mean added latency per I/O (default 0)", 0},
+                     "mean added latency per I/O, after its transfer time (default 0)", 0},
     [THR_LATENCY_DIST] = {"latency_dist", DLG_OPT_ENUM, NULL, NULL, NULL,
                           "fixed|uniform|exponential|normal",
                           "latency distribution (default fixed); mean is always `latency`", 0},

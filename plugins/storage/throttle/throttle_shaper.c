@@ -47,10 +47,13 @@ static void bucket_init(thr_bucket *b, double per_s, double depth)
 }
 
 /* GCRA: the earliest time at which `cost` tokens are available (a request
- * bigger than the bucket waits for a full bucket and goes into debt). */
+ * bigger than the bucket waits for a full bucket and goes into debt).  One
+ * that costs nothing (a read merged into an I/O already counted) does not
+ * wait: it waited for the debt before it, and sequential 32 KiB reads on
+ * gp3 got 120 MiB/s of the 125. */
 static double bucket_ready(const thr_bucket *b, double cost, double now)
 {
-    if (b->rate <= 0)
+    if (b->rate <= 0 || cost <= 0)
         return now;
     double need = cost < b->depth ? cost : b->depth;
     return fmax(now, b->tat - (b->depth - need) / b->rate);
@@ -63,6 +66,16 @@ static void bucket_charge(thr_bucket *b, double cost, double t)
 {
     if (b->rate > 0)
         b->tat = fmax(b->tat, t) + cost / b->rate;
+}
+
+/* When the last of the `cost` tokens charged at t passes the bucket: an
+ * I/O's bytes flow at the rate, less what the bucket's depth (burst) lets
+ * through at once.  Done at t instead, an I/O after a pause cost nothing:
+ * its debt fell on the next one, and a reader that paused between reads
+ * (compute) longer than a read's transfer saw an unlimited disk. */
+static double bucket_done(const thr_bucket *b, double cost, double t)
+{
+    return b->rate > 0 && cost > 0 ? fmax(t, b->tat - b->depth / b->rate) : t;
 }
 
 /* A symmetric sample clamped to [0, 2 mean]: cutting both tails alike
@@ -127,9 +140,10 @@ uint64_t thr_shaper_reserve(thr_shaper *s, size_t n, double ios, bool write)
     double t = fmax(bucket_ready(bb, bytes, now), bucket_ready(ib, units, now));
     bucket_charge(bb, bytes, t);
     bucket_charge(ib, units, t);
+    double done = bucket_done(bb, bytes, t); /* an IOPS limit admits an I/O: no transfer time */
     double lat = s->lim.latency ? sample_latency(s) : 0;
     pthread_mutex_unlock(&s->mu);
-    return (uint64_t)(t + lat);
+    return (uint64_t)(done + lat);
 }
 
 /* Tracks a low quantile of how late sleeps wake: down fast, up slowly, so

@@ -1,7 +1,12 @@
 /* The emulated disk's timing: token buckets for bandwidth and IOPS and a
  * seeded per-I/O latency, shared (under a mutex) by every file of one
  * throttle instance, since the emulated disk is one device.  Each I/O gets a
- * completion deadline at issue; the caller does the real I/O, then waits. */
+ * completion deadline at issue; the caller does the real I/O, then waits.
+ * Bytes flow through one pipe at the bandwidth: an I/O completes when its
+ * last byte is through (after the I/Os queued before it), plus latency, so
+ * it takes its transfer time even on an idle disk, and one reader at QD1
+ * gets bandwidth / (1 + latency x bandwidth / size), as on a real volume.
+ * The IOPS limit only spaces I/Os' starts. */
 #ifndef DLG_THROTTLE_SHAPER_H
 #define DLG_THROTTLE_SHAPER_H
 
@@ -41,7 +46,8 @@ void thr_shaper_fini(thr_shaper *s);
 
 /* Reserves an I/O of n bytes issued now that the disk counts as `ios`
  * I/Os (thr_io_units), a write if `write`; returns its completion
- * deadline (CLOCK_MONOTONIC ns). */
+ * deadline (CLOCK_MONOTONIC ns): when both buckets admit it, plus the
+ * time its bytes take at the bandwidth beyond the burst, plus latency. */
 uint64_t thr_shaper_reserve(thr_shaper *s, size_t n, double ios, bool write);
 
 uint64_t thr_now_ns(void);
