@@ -159,6 +159,15 @@ static size_t storage_evidence(rep_cell *c, const rep_disk *d, size_t n)
     return add_limits(c, n, d->bandwidth, d->iops);
 }
 
+/* Whether below_profile can say what held a storage verdict's reads back:
+ * far below the profile's limits, or short of them (50-85%: one reader at
+ * QD1 gets bandwidth / (1 + latency x bandwidth / size) of the emulated
+ * disk) with the time per read to show it. */
+static bool explains_below(const rep_cell *c)
+{
+    return c->limit_share < REP_LIMIT_LOW || (c->limit_share < REP_NEAR_LIMIT && !isnan(c->read_io_s));
+}
+
 /* A storage verdict far below the profile's limits: the profile's rates
  * did not hold the reads back.  Reads at the profile's own pace were held
  * back by taking them one at a time per loader thread (with its latency,
@@ -180,7 +189,8 @@ static size_t below_profile(rep_cell *c, const rep_disk *d, size_t n)
     if (c->limit_share < 0.01)
         ADD("reads %.1f MB/s = under 1%% of profile %s's limit ", rd, d->name);
     else
-        ADD("reads %.1f MB/s = only %.0f%% of profile %s's limit ", rd, 100 * c->limit_share, d->name);
+        ADD("reads %.1f MB/s = %s%.0f%% of profile %s's limit ", rd, c->limit_share < REP_LIMIT_LOW ? "only " : "",
+            100 * c->limit_share, d->name);
     n = add_limits(c, n, d->bandwidth, d->iops);
     if (isnan(c->read_io_s) || !(allowed > 0))
         return ADD("%s held the reads back, not the profile's rates; ", beneath);
@@ -407,7 +417,7 @@ void rep_cell_classify(rep_cell *c, const rep_group *g, const rep_disks *disks)
         ADD("; ");
         if (!isnan(c->cpu_share))
             ADD("CPUs %.0f%% busy; ", 100 * c->cpu_share);
-        if (reading && prof && c->limit_share < REP_LIMIT_LOW)
+        if (reading && prof && explains_below(c))
             n = below_profile(c, prof, n);
     } else if (input_limited && ((!isnan(c->cold_share) && c->cold_share >= REP_COLD_SHARE) ||
                                  (!isnan(c->iowait) && c->iowait >= 0.2))) {
@@ -416,7 +426,7 @@ void rep_cell_classify(rep_cell *c, const rep_group *g, const rep_disks *disks)
             ADD("cold block-device reads %.0f%% of storage reads; ", 100 * c->cold_share);
         if (!isnan(c->iowait))
             ADD("iowait %.2f; ", c->iowait);
-        if (prof && c->limit_share < REP_LIMIT_LOW)
+        if (prof && explains_below(c))
             n = below_profile(c, prof, n);
     } else if (input_limited) {
         c->bn = REP_BN_INPUT;

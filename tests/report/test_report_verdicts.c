@@ -202,6 +202,24 @@ static void test_storage_latency_bound(void **state)
     report_free(&r);
 }
 
+/* One loader thread of 256 KiB reads at 62% of the profile's 80 MB/s:
+ * at QD1 each read takes its 2 ms latency and its 3.3 ms transfer, so the
+ * latency held the reads back, said although the share is above half. */
+static void test_storage_latency_short_of_limit(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_of(&r, "2026-12-01T10:00:01Z,vm,p,-,run1,ok,efficiency-disk,io-pipeline,189,0,0,images,567,1,3,0.3,0.7,"
+                  "0.2,0.99,2.9,0.1,1,148635648,567,,33072384," THROTTLE("alibaba-ultra-2017") ",,,,,,0.1.0\n");
+    const rep_cell *c = only_cell(&r);
+    print_message("%s: %s\n", rep_bn_name(c->bn), c->evidence);
+    assert_int_equal(c->bn, REP_BN_STORAGE);
+    assert_non_null(strstr(c->evidence, "reads 49.5 MB/s = 62% of profile efficiency-disk's limit"));
+    assert_non_null(strstr(c->evidence, "5.11 ms per read, the profile's latency 2.00 ms: that latency with 1 "
+                                        "loader thread held the reads back, not its rates"));
+    report_free(&r);
+}
+
 /* One loader thread reading at the pace of a profile without latency
  * (1.40 ms per read where its 80 MB/s takes 1.38 ms for 110 kB; 2.60 ms
  * where its 400 IOPS space reads 2.50 ms apart), half of its time
@@ -405,6 +423,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_starved_accelerator),   cmocka_unit_test(test_fed_accelerator),
         cmocka_unit_test(test_storage_below_profile), cmocka_unit_test(test_storage_latency_bound),
+        cmocka_unit_test(test_storage_latency_short_of_limit),
         cmocka_unit_test(test_storage_at_profile_pace),
         cmocka_unit_test(test_stream_memory_bound),   cmocka_unit_test(test_stream_cache_bound),
         cmocka_unit_test(test_cpu_contended),         cmocka_unit_test(test_cpu_other_measured),
