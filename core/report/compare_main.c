@@ -9,6 +9,7 @@
 
 #include <dlgauge/plugin.h>
 
+#include "cmd_files.h"
 #include "compare.h"
 #include "report.h"
 
@@ -29,7 +30,8 @@ static void usage(FILE *f)
           "                    (lower is better; no test: a percentile is one figure per cell)\n"
           "  --fail-above-latency PCT  exit 1 if a cell's step latency (--latency, default p99) rose by\n"
           "                    more than PCT (e.g. 10%), or a cell newly fails or is missing from new\n"
-          "  exit codes: 0 compared (gate passed), 1 the gate failed, 2 bad input or unwritable output\n",
+          "  exit codes: 0 compared (gate passed), 1 the gate failed, 2 bad input or unwritable output,\n"
+          "  130/143/129 stopped by SIGINT/SIGTERM/SIGHUP while --markdown's file was written (left as it was)\n",
           f);
 }
 
@@ -57,9 +59,28 @@ static int parse_pct(const char *s, bool rise, double *out)
     return 0;
 }
 
-/* One option with its value at argv[*i + 1]; 0, or 2 after saying why. */
+/* The options that take a value, then those that do not. */
+static const char *const options[] = {"--markdown", "--color", "--colour", "--alpha", "--fail-below",
+                                      "--fail-above-latency", "--latency", "--allow-missing", "--base", "--new",
+                                      "--"};
+enum { NVALUED = 7, NOPTIONS = sizeof options / sizeof *options };
+
+/* a is one of the first n options */
+static bool listed(const char *a, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(a, options[i]) == 0)
+            return true;
+    return false;
+}
+
+/* One option (of the first NVALUED) with its value; 0, or 2 after saying why. */
 static int parse_valued(opts *o, const char *a, const char *val)
 {
+    if (!val[0]) { /* every value names something */
+        fprintf(stderr, "dlgauge compare: %s '': an empty value\n", a);
+        return 2;
+    }
     if (strcmp(a, "--markdown") == 0)
         o->markdown = val;
     else if (strcmp(a, "--color") == 0 || strcmp(a, "--colour") == 0)
@@ -80,15 +101,12 @@ static int parse_valued(opts *o, const char *a, const char *val)
             return 2;
         }
         *(rise ? &o->latency_gate : &o->gate) = true;
-    } else if (strcmp(a, "--latency") == 0) {
+    } else { /* --latency */
         if (!rep_cmp_latency_field(val)) {
             fprintf(stderr, "dlgauge compare: --latency '%s': p50, p90, p99, p999, mean or max\n", val);
             return 2;
         }
         o->latency = val;
-    } else {
-        fprintf(stderr, "dlgauge compare: unknown option '%s' (dlgauge compare --help)\n", a);
-        return 2;
     }
     return 0;
 }
@@ -127,7 +145,11 @@ static int parse_args(opts *o, int argc, char **argv)
             o->allow_missing = true;
             continue;
         }
-        if (i + 1 >= argc) {
+        if (!listed(a, NVALUED)) {
+            fprintf(stderr, "dlgauge compare: unknown option '%s' (dlgauge compare --help)\n", a);
+            return 2;
+        }
+        if (i + 1 >= argc || listed(argv[i + 1], NOPTIONS)) { /* "--markdown --alpha 0.1": no file "--alpha" */
             fprintf(stderr, "dlgauge compare: %s needs a value\n", a);
             return 2;
         }
@@ -154,7 +176,8 @@ static int load_side(rep_cmp_side *s, const char *name, const char **files, size
     char why[1024] = "";
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++)
-        rc = rep_read_file(&s->rows, files[i], why, sizeof why);
+        if (strcmp(files[i], "-") == 0 || (rc = rep_input_check(files[i], "results file", why, sizeof why)) == 0)
+            rc = rep_read_file(&s->rows, files[i], why, sizeof why);
     for (size_t i = 0; i < s->rows.nwarnings; i++) /* what was skipped, before any error */
         fprintf(stderr, "dlgauge compare: %s: %s\n", name, s->rows.warnings[i]);
     if (!rc)
@@ -167,29 +190,21 @@ static int load_side(rep_cmp_side *s, const char *name, const char **files, size
     return rc;
 }
 
+static void md_writer(FILE *f, const void *c) { rep_cmp_out_markdown(f, c); }
+
+/* 0, -DLG_EIO, or the stop signal that came while a file was written. */
 static int write_outputs(const rep_compare *c, const opts *o, char *err, size_t errlen)
 {
     bool md_out = o->markdown && strcmp(o->markdown, "-") == 0;
     bool tty = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
     if (!md_out)
         rep_cmp_out_text(stdout, c, strcmp(o->color, "always") == 0 || (strcmp(o->color, "auto") == 0 && tty));
-    if (o->markdown) {
-        FILE *f = md_out ? stdout : fopen(o->markdown, "w");
-        if (!f) {
-            snprintf(err, errlen, "%s: cannot write: %s", o->markdown, strerror(errno));
-            return -DLG_EIO;
-        }
-        rep_cmp_out_markdown(f, c);
-        if (ferror(f) | (!md_out && fclose(f) != 0)) {
-            snprintf(err, errlen, "%s: write failed: %s", o->markdown, strerror(errno));
-            return -DLG_EIO;
-        }
-    }
-    if (fflush(stdout) != 0) {
+    int rc = o->markdown ? rep_output_write(o->markdown, md_writer, c, err, errlen) : 0;
+    if (rc == 0 && fflush(stdout) != 0) {
         snprintf(err, errlen, "standard output: %s", strerror(errno));
         return -DLG_EIO;
     }
-    return 0;
+    return rc;
 }
 
 /* One stderr line per cell that fails the gate. */
@@ -235,7 +250,7 @@ int rep_compare_main(int argc, char **argv)
         fprintf(stderr, "dlgauge compare: %s\n", err[0] ? err : "out of memory");
     if (built) /* an output that could not be written hides no regression */
         say_regressions(&c);
-    int exit_code = rc ? 2 : c.nregressions ? 1 : 0;
+    int exit_code = rc > 0 ? 128 + rc : rc ? 2 : c.nregressions ? 1 : 0; /* rc > 0: stopped by that signal */
     rep_compare_free(&c);
     free(o.files[0]);
     free(o.files[1]);

@@ -1,13 +1,18 @@
 /* dlgauge report RESULTS... [options]: reads, models, writes. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <dlgauge/plugin.h>
 
+#include "cmd_files.h"
 #include "report.h"
 #include "units.h"
 
@@ -18,7 +23,8 @@ static void usage(FILE *f)
           "                      [--workload NAME[/MODE]]... [--weight NAME[/MODE]=AMOUNT]... [--gpu MODEL]\n"
           "                      [--color auto|always|never]\n"
           "  knees, bottlenecks and the cheapest instance meeting every knee; storage values are judged\n"
-          "  against disk profiles found by name in conf/disks, --disks DIRs or given by --disk\n",
+          "  against disk profiles found by name in conf/disks, --disks DIRs or given by --disk;\n"
+          "  '--' ends the options.  --html and --markdown files are replaced only when complete\n",
           f);
 }
 
@@ -50,74 +56,106 @@ static void free_opts(opts *o)
     free(o->weights);
 }
 
-/* Returns 0, or DLG_EXIT_USAGE-style 2 after printing why. */
+/* The options; each takes a value. */
+static const char *const valued[] = {"--catalog", "--disks", "--disk", "--workload", "--weight", "--html",
+                                     "--markdown", "--gpu", "--color", "--colour", "--target"};
+
+static bool is_option(const char *a)
+{
+    for (size_t i = 0; i < sizeof valued / sizeof *valued; i++)
+        if (strcmp(a, valued[i]) == 0)
+            return true;
+    return false;
+}
+
+/* One option (is_option) and its value; 0, or 2 after saying why. */
+static int set_option(opts *o, const char *a, const char *val)
+{
+    int rc = 0;
+    if (!val[0]) { /* every value names something */
+        fprintf(stderr, "dlgauge report: %s '': an empty value\n", a);
+        return 2;
+    }
+    if (strcmp(a, "--catalog") == 0)
+        rc = push(&o->catalogs, &o->ncatalogs, val);
+    else if (strcmp(a, "--disks") == 0)
+        rc = push(&o->diskdirs, &o->ndiskdirs, val);
+    else if (strcmp(a, "--disk") == 0)
+        rc = push(&o->disks, &o->ndisks, val);
+    else if (strcmp(a, "--workload") == 0)
+        rc = push(&o->workloads, &o->nworkloads, val);
+    else if (strcmp(a, "--weight") == 0)
+        rc = push(&o->weights, &o->nweights, val);
+    else if (strcmp(a, "--html") == 0)
+        o->html = val;
+    else if (strcmp(a, "--markdown") == 0)
+        o->markdown = val;
+    else if (strcmp(a, "--gpu") == 0)
+        o->gpu = val;
+    else if (strcmp(a, "--color") == 0 || strcmp(a, "--colour") == 0)
+        o->color = val;
+    else { /* --target */
+        char *end;
+        o->target = strtod(val, &end);
+        if (*end || end == val || !(o->target > 0 && o->target <= 1)) {
+            fprintf(stderr, "dlgauge report: --target '%s': a fraction in (0, 1], e.g. 0.95\n", val);
+            return 2;
+        }
+    }
+    if (rc)
+        fprintf(stderr, "dlgauge report: out of memory\n");
+    return rc ? 2 : 0;
+}
+
+/* A results file; 0, or 2 after saying why. */
+static int add_result(opts *o, const char *a)
+{
+    if (strcmp(a, "-") == 0 && ++o->nstdin > 1) { /* read once, it would be empty the second time */
+        fprintf(stderr, "dlgauge report: '-' (standard input) given twice\n");
+        return 2;
+    }
+    if (push(&o->results, &o->nresults, a) == 0)
+        return 0;
+    fprintf(stderr, "dlgauge report: out of memory\n");
+    return 2;
+}
+
+/* Returns 0, 1 (--help shown), or 2 after one line saying why; "--" ends
+ * the options (a results file may then start with '-'). */
 static int parse_args(opts *o, int argc, char **argv)
 {
     o->target = 0.95;
     o->color = "auto";
+    bool files_only = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         int rc = 0;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        if (!files_only && (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)) {
             usage(stdout);
             return 1;
         }
-        if (a[0] != '-' || strcmp(a, "-") == 0) {
-            if (strcmp(a, "-") == 0 && ++o->nstdin > 1) { /* read once, it would be empty the second time */
-                fprintf(stderr, "dlgauge report: '-' (standard input) given twice\n");
-                return 2;
-            }
-            rc = push(&o->results, &o->nresults, a);
-            if (rc)
-                return 2;
-            continue;
-        }
-        if (!val) {
+        if (!files_only && strcmp(a, "--") == 0)
+            files_only = true;
+        else if (files_only || a[0] != '-' || strcmp(a, "-") == 0)
+            rc = add_result(o, a);
+        else if (!is_option(a)) {
+            fprintf(stderr, "dlgauge report: unknown option '%s' (dlgauge report --help lists them)\n", a);
+            return 2;
+        } else if (i + 1 >= argc || is_option(argv[i + 1])) { /* "--html --markdown x.md": no file "--markdown" */
             fprintf(stderr, "dlgauge report: %s needs a value\n", a);
             return 2;
-        }
-        i++;
-        if (strcmp(a, "--catalog") == 0)
-            rc = push(&o->catalogs, &o->ncatalogs, val);
-        else if (strcmp(a, "--disks") == 0)
-            rc = push(&o->diskdirs, &o->ndiskdirs, val);
-        else if (strcmp(a, "--disk") == 0)
-            rc = push(&o->disks, &o->ndisks, val);
-        else if (strcmp(a, "--workload") == 0)
-            rc = push(&o->workloads, &o->nworkloads, val);
-        else if (strcmp(a, "--weight") == 0)
-            rc = push(&o->weights, &o->nweights, val);
-        else if (strcmp(a, "--html") == 0)
-            o->html = val;
-        else if (strcmp(a, "--markdown") == 0)
-            o->markdown = val;
-        else if (strcmp(a, "--gpu") == 0)
-            o->gpu = val;
-        else if (strcmp(a, "--color") == 0 || strcmp(a, "--colour") == 0)
-            o->color = val;
-        else if (strcmp(a, "--target") == 0) {
-            char *end;
-            o->target = strtod(val, &end);
-            if (*end || end == val || !(o->target > 0 && o->target <= 1)) {
-                fprintf(stderr, "dlgauge report: --target '%s': a fraction in (0, 1], e.g. 0.95\n", val);
-                return 2;
-            }
-        } else {
-            fprintf(stderr, "dlgauge report: unknown option '%s'\n", a);
-            usage(stderr);
-            return 2;
-        }
+        } else
+            rc = set_option(o, a, argv[++i]);
         if (rc)
-            return 2;
+            return rc;
     }
     if (strcmp(o->color, "auto") && strcmp(o->color, "always") && strcmp(o->color, "never")) {
         fprintf(stderr, "dlgauge report: --color '%s': auto, always or never\n", o->color);
         return 2;
     }
     if (o->nresults == 0) {
-        fprintf(stderr, "dlgauge report: no results file given\n");
-        usage(stderr);
+        fprintf(stderr, "dlgauge report: no results file given (dlgauge report RESULTS.csv|.jsonl|- [options]; "
+                        "--help lists them)\n");
         return 2;
     }
     return 0;
@@ -150,7 +188,9 @@ static int load_named_disks(rep_report *r, const opts *o, char *err, size_t errl
         char *name = strndup(o->disks[i], (size_t)(eq - o->disks[i]));
         if (!name)
             return -DLG_ENOMEM;
-        rc = rep_disks_load(&r->disks, eq + 1, name, err, errlen);
+        rc = rep_input_check(eq + 1, "disk profile", err, errlen);
+        if (!rc)
+            rc = rep_disks_load(&r->disks, eq + 1, name, err, errlen);
         free(name);
     }
     return rc;
@@ -223,27 +263,8 @@ static int select_groups(rep_report *r, const opts *o, char *err, size_t errlen)
     return 0;
 }
 
-static int write_file(const char *path, void (*fn)(FILE *, const rep_report *), const rep_report *r, char *err,
-                      size_t errlen)
-{
-    bool out = strcmp(path, "-") == 0;
-    FILE *f = out ? stdout : fopen(path, "w");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-        return -DLG_EIO;
-    }
-    fn(f, r);
-    int bad = ferror(f);
-    if (!out)
-        bad |= fclose(f) != 0;
-    else
-        bad |= fflush(f) != 0;
-    if (bad) {
-        snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
-        return -DLG_EIO;
-    }
-    return 0;
-}
+static void md_writer(FILE *f, const void *r) { rep_out_markdown(f, r); }
+static void html_writer(FILE *f, const void *r) { rep_out_html(f, r); }
 
 /* conf/instances/X.ini -> conf/disks: the profiles its disks name. */
 static int catalog_disks(rep_report *r, const char *catalog, char *err, size_t errlen)
@@ -276,9 +297,22 @@ static void warn_unknown_disks(const rep_report *r)
     }
 }
 
-static int run(rep_report *r, const opts *o, bool *write_failed, char *err, size_t errlen)
+/* Every results file and catalog named: a typo or a folder is said with
+ * its reason before any work. */
+static int check_inputs(const opts *o, char *err, size_t errlen)
 {
     int rc = 0;
+    for (size_t i = 0; i < o->nresults && !rc; i++)
+        if (strcmp(o->results[i], "-") != 0)
+            rc = rep_input_check(o->results[i], "results file", err, errlen);
+    for (size_t i = 0; i < o->ncatalogs && !rc; i++)
+        rc = rep_input_check(o->catalogs[i], "instance catalog", err, errlen);
+    return rc;
+}
+
+static int run(rep_report *r, const opts *o, bool *write_failed, char *err, size_t errlen)
+{
+    int rc = check_inputs(o, err, errlen);
     for (size_t i = 0; i < o->ncatalogs && !rc; i++)
         rc = catalog_disks(r, o->catalogs[i], err, errlen);
     if (!rc)
@@ -311,9 +345,9 @@ static int run(rep_report *r, const opts *o, bool *write_failed, char *err, size
     if (!(o->markdown && strcmp(o->markdown, "-") == 0))
         rep_out_text(stdout, r, colour);
     *write_failed = true;
-    if (o->markdown && (rc = write_file(o->markdown, rep_out_markdown, r, err, errlen)) != 0)
+    if (o->markdown && (rc = rep_output_write(o->markdown, md_writer, r, err, errlen)) != 0)
         return rc;
-    if (o->html && (rc = write_file(o->html, rep_out_html, r, err, errlen)) != 0)
+    if (o->html && (rc = rep_output_write(o->html, html_writer, r, err, errlen)) != 0)
         return rc;
     if (fflush(stdout) != 0) {
         snprintf(err, errlen, "standard output: %s", strerror(errno));
@@ -347,5 +381,7 @@ int rep_main(int argc, char **argv)
     free(r.selected);
     free(r.weights);
     free_opts(&o);
+    if (rc > 0) /* stopped by this signal while writing a file */
+        return 128 + rc;
     return rc == 0 ? 0 : write_failed ? 1 : 2; /* 2: bad input, 1: an output could not be written */
 }
