@@ -24,21 +24,10 @@
 #include <time.h>
 #include <unistd.h>
 
-/* dlgauge's own options go before the command: say so rather than only
- * that run does not know them. */
+/* (dlgauge's own options, -v and the like, are caught in main.c.) */
 static void unknown_option(const char *opt)
 {
-    static const char *const global[] = {"-v", "-q", "--plugin-dir", "--version"};
     static const char *const valued[] = {"--job", "--set"};
-    for (size_t i = 0; i < sizeof global / sizeof *global; i++) {
-        size_t n = strlen(global[i]);
-        if (strncmp(opt, global[i], n) == 0 && (opt[n] == '\0' || opt[n] == '=')) {
-            fprintf(stderr, "dlgauge run: '%s' is an option of dlgauge itself: put it before the command, "
-                            "as in dlgauge %s run FILE.ini\n", opt,
-                    i == 2 ? "--plugin-dir DIR" : global[i]);
-            return;
-        }
-    }
     for (size_t i = 0; i < sizeof valued / sizeof *valued; i++)
         if (strcmp(opt, valued[i]) == 0) {
             fprintf(stderr, "dlgauge run: %s needs a value (%s)\n", opt,
@@ -51,8 +40,17 @@ static void unknown_option(const char *opt)
 static int parse_args(int argc, char **argv, dlg_run_args *a)
 {
     memset(a, 0, sizeof *a);
+    bool file_only = false; /* after "--": FILE, even one that starts with '-' */
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--dry-run") == 0)
+        if (!file_only && strcmp(argv[i], "--") == 0)
+            file_only = true;
+        else if (file_only || argv[i][0] != '-') {
+            if (a->file) {
+                fprintf(stderr, "dlgauge run: unexpected argument '%s' (one FILE.ini)\n", argv[i]);
+                return -1;
+            }
+            a->file = argv[i];
+        } else if (strcmp(argv[i], "--dry-run") == 0)
             a->dry_run = true;
         else if (strcmp(argv[i], "--resume") == 0)
             a->resume = true;
@@ -68,13 +66,8 @@ static int parse_args(int argc, char **argv, dlg_run_args *a)
                 return -1;
             }
             a->sets[a->nsets++] = argv[++i];
-        } else if (argv[i][0] == '-') {
+        } else {
             unknown_option(argv[i]);
-            return -1;
-        } else if (!a->file)
-            a->file = argv[i];
-        else {
-            fprintf(stderr, "dlgauge run: unexpected argument '%s'\n", argv[i]);
             return -1;
         }
     }

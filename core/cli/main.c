@@ -175,10 +175,38 @@ static bool wants_help(int argc, char **argv)
     return false;
 }
 
+/* dlgauge's own option given after the command (`dlgauge list -v`):
+ * says where it goes, rather than that the command does not know it, and
+ * returns true.  Before "--", as for -h. */
+static bool misplaced_own_option(const struct dlg_command *c, int argc, char **argv)
+{
+    static const char *const own[] = {"-v", "-q", "--plugin-dir", "--version"};
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        for (size_t k = 0; k < sizeof own / sizeof *own; k++) {
+            size_t n = strlen(own[k]);
+            if (strncmp(argv[i], own[k], n) != 0 || (argv[i][n] != '\0' && argv[i][n] != '='))
+                continue;
+            if (k == 3) {
+                fprintf(stderr, "dlgauge %s: '%s' is an option of dlgauge itself: dlgauge --version\n", c->name,
+                        argv[i]);
+                return true;
+            }
+            /* the command's first argument as its usage names it: run FILE.ini */
+            size_t w = c->args && c->args[0] != '[' ? strcspn(c->args, " ") : 0;
+            fprintf(stderr, "dlgauge %s: '%s' is an option of dlgauge itself: put it before the command, as in "
+                            "dlgauge %s %s%s%.*s\n", c->name, argv[i], k == 2 ? "--plugin-dir DIR" : own[k], c->name,
+                    w ? " " : "", (int)w, w ? c->args : "");
+            return true;
+        }
+    return false;
+}
+
 static int run_command(const dlg_cli *cli, const struct dlg_command *c, int argc, char **argv)
 {
     if (c->what && wants_help(argc, argv))
         return dlg_stdout_written(dlg_command_help(cli, c->name));
+    if (c->what && misplaced_own_option(c, argc, argv))
+        return DLG_EXIT_USAGE;
     if (!c->args && argc > 1) { /* a stray word would otherwise be ignored */
         /* argv[0] as typed: the version command is also --version */
         fprintf(stderr, "dlgauge: %s takes no arguments, not '%s' (usage: dlgauge %s)\n", argv[0], argv[1],

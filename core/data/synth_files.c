@@ -31,7 +31,7 @@ static int mkdir_p1(const char *path, dlg_data_err *err)
     return dlg_data_fail(err, DLG_EIO, "%s: cannot create folder: %s", path, strerror(errno));
 }
 
-/* mkdir -p for the output root. */
+/* mkdir -p for the output root (images) or the output's folder (text). */
 static int mkdir_p(const char *path, dlg_data_err *err)
 {
     char buf[4096];
@@ -314,10 +314,11 @@ static int64_t file_write(void *ctx, const void *buf, size_t n)
     return fwrite(buf, 1, n, ctx) == n ? (int64_t)n : -DLG_EIO;
 }
 
-/* Writes n tokens to name (a .part file). */
-static int text_file(dlg_synth_text *t, const char *name, uint64_t n, dlg_data_err *err)
+/* Writes n tokens to part (name's .part file, or name itself); errors
+ * name `name`, the file the user asked for. */
+static int text_file(dlg_synth_text *t, const char *name, const char *part, uint64_t n, dlg_data_err *err)
 {
-    FILE *f = fopen(name, "w");
+    FILE *f = fopen(part, "w");
     if (!f)
         return dlg_data_fail(err, DLG_EIO, "%s: cannot create: %s", name, strerror(errno));
     dlg_output o = {file_write, f, name};
@@ -326,13 +327,27 @@ static int text_file(dlg_synth_text *t, const char *name, uint64_t n, dlg_data_e
     return got < 0 ? (int)got : rc;
 }
 
+/* The folder the text files go to, made as mkdata images makes its DIR. */
+static int make_parent(const char *path, dlg_data_err *err)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir) /* the current folder, or / */
+        return 0;
+    *slash = '\0';
+    return mkdir_p(dir, err);
+}
+
 int dlg_synth_text_files(const char *path, uint64_t words, int vocab, uint64_t seed, int splits,
                          dlg_data_err *err)
 {
     static const char *const names[3] = {"train", "valid", "test"};
     static const double share[3] = {0.856, 0.068, 0.076};
     dlg_synth_text *t;
-    int rc = dlg_synth_text_new(&t, vocab, seed, err);
+    int rc = make_parent(path, err);
+    if (rc == 0)
+        rc = dlg_synth_text_new(&t, vocab, seed, err);
     if (rc < 0)
         return rc;
     int files = splits ? 3 : 1;
@@ -350,7 +365,7 @@ int dlg_synth_text_files(const char *path, uint64_t words, int vocab, uint64_t s
         bool in_place = lstat(name[k], &st) == 0 && !S_ISREG(st.st_mode);
         snprintf(part[k], sizeof part[k], "%s%s", name[k], in_place ? "" : DLG_SYNTH_PART);
         if (rc == 0)
-            rc = text_file(t, part[k], n, err);
+            rc = text_file(t, name[k], part[k], n, err);
     }
     dlg_synth_text_free(t);
     /* only a complete corpus replaces the old files */

@@ -220,6 +220,40 @@ static void test_text_failure_keeps_old(void **st)
     tmpdir_rmrf(dir);
 }
 
+/* --out in folders that do not exist yet: made, as mkdata images makes its
+ * DIR (text failed with "newdir/t.txt.part: cannot create"). */
+static void test_text_folder_made(void **st)
+{
+    (void)st;
+    char dir[64], out[160];
+    tmpdir_make(dir, "synth");
+    snprintf(out, sizeof out, "%s/new/sub/ptb", dir);
+    assert_int_equal(dlg_synth_text_files(out, 500, 100, 1, 1, NULL), 0);
+    snprintf(out, sizeof out, "%s/new/sub/ptb.test.txt", dir);
+    assert_true(exists(out));
+    snprintf(out, sizeof out, "%s/new2/t.txt", dir);
+    assert_int_equal(dlg_synth_text_files(out, 500, 100, 1, 0, NULL), 0);
+    assert_true(exists(out));
+    tmpdir_rmrf(dir);
+}
+
+/* Errors name the file the user asked for, never its .part. */
+static void test_text_errors_name_out(void **st)
+{
+    (void)st;
+    char dir[64], file[96], out[160];
+    tmpdir_make(dir, "synth");
+    snprintf(file, sizeof file, "%s/afile", dir);
+    touch(file);
+    snprintf(out, sizeof out, "%s/t.txt", file); /* under a file: cannot be created */
+    dlg_data_err err = {0};
+    assert_true(dlg_synth_text_files(out, 500, 100, 1, 0, &err) < 0);
+    char want[300];
+    snprintf(want, sizeof want, "%s: cannot create: Not a directory", out);
+    assert_string_equal(err.msg, want);
+    tmpdir_rmrf(dir);
+}
+
 /* A full disk says so (text, RecordIO, .idx); /dev/full stays a device. */
 static void test_full_disk_named(void **st)
 {
@@ -259,6 +293,7 @@ int main(void)
         cmocka_unit_test(test_stale_part_cleared),    cmocka_unit_test(test_text_failure_keeps_old),
         cmocka_unit_test(test_full_disk_named),       cmocka_unit_test(test_foreign_list_refused),
         cmocka_unit_test(test_split_with_space_regenerates),
+        cmocka_unit_test(test_text_folder_made),      cmocka_unit_test(test_text_errors_name_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -287,4 +287,25 @@ for c in "run dry.ini --help" "flush flush.ini -h" "help stream -h"; do
     cmp -s "$n.out" "h${c%% *}.out" || fail "$c: $(head -2 "$n.out" "$n.err")"
 done
 grep -q '^usage: dlgauge help \[--markdown\] NAME' hhelp.out || fail "help's usage lacks --markdown: $(head -1 hhelp.out)"
+# "--" ends run's options: FILE may then start with '-' ("unknown option '--'")
+printf '[job a]\nworkload = noop\niterations = 1\n' >./-dash.ini
+run_cli rundash run --dry-run -- -dash.ini
+expect_rc rundash 0
+grep -q '^1 cell in 1 job$' rundash.out || fail "run --dry-run -- -dash.ini: $(cat rundash.out rundash.err)"
+run_cli runtwo run dry.ini -- other.ini
+one_line runtwo 2 "^dlgauge run: unexpected argument 'other\.ini' \(one FILE\.ini\)$"
+# dlgauge's own options after any command say where they go (list said only
+# "takes no arguments", report and mkdata "unknown option")
+run_cli listv list -v
+one_line listv 2 "^dlgauge list: '-v' is an option of dlgauge itself: put it before the command, as in dlgauge -v list$"
+run_cli reportq report r.csv -q
+one_line reportq 2 "^dlgauge report: '-q' is an option of dlgauge itself: put it before the command, as in dlgauge -q report RESULTS\.\.\.$"
+# mkdata text makes --out's folder, as mkdata images does (it failed naming
+# a .part the user never typed)
+run_cli mknewdir mkdata text --out newdir/sub/t.txt --words 100
+expect_rc mknewdir 0
+[ -s newdir/sub/t.txt ] || fail "mkdata text --out newdir/sub/t.txt: $(cat mknewdir.err)"
+: >afile
+run_cli mkunder mkdata text --out afile/t.txt --words 100
+one_line mkunder 1 "^dlgauge mkdata: afile/t\.txt: cannot create: Not a directory$"
 finish

@@ -90,7 +90,7 @@ done
 (exec 2>fsize_text.err && ulimit -f 64 && exec "$DLG" mkdata text --out "$WORK/big.txt" --words 100000 >/dev/null)
 RC=$?
 expect_rc fsize_text 1
-[ "$(cat fsize_text.err)" = "dlgauge mkdata: $WORK/big.txt.part: write failed: File too large" ] ||
+[ "$(cat fsize_text.err)" = "dlgauge mkdata: $WORK/big.txt: write failed: File too large" ] ||
     fail "fsize_text: stderr is not the one line for the limit: $(cat fsize_text.err)"
 [ ! -e big.txt.part ] || fail "fsize_text: big.txt.part left behind"
 ini fsize.ini <<EOT
