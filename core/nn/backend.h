@@ -34,6 +34,10 @@ typedef struct dlg_step_fn {
     /* NULL, or the first layer whose kernels cannot be captured (they
      * sync with the host, allocate, or run on the fallback backend) */
     const char *blocker;
+    /* dlg_net_clip_grads(max_norm) between backward and SGD (part of the
+     * graph key: a captured graph holds max_norm) */
+    bool clip;
+    double max_norm;
     /* where launch() and run_step describe a failure of the step */
     char *err;
     size_t errlen;
@@ -173,6 +177,18 @@ typedef struct dlg_backend {
     int (*in_mark)(void *ctx);
     int (*in_wait)(void *ctx);
     int (*in_stall)(void *ctx, uint64_t *ns);
+    /* Optional: dlg_net_copy_blob without the host: bytes from device src
+     * to device dst, enqueued after the work so far (no host wait, may be
+     * captured).  NULL: host memory is copied in place, else through the
+     * host. */
+    int (*copy)(void *ctx, void *dst, const void *src, size_t bytes);
+    /* Optional, both or none: dlg_net_read_async/_wait.  read_async
+     * enqueues device src -> host dst after the work so far and returns a
+     * ticket > 0; read_wait(ticket) returns once that copy and every
+     * earlier one landed, waiting only if they have not; -DLG_EINVAL when a
+     * step before the copy saw a bad input.  NULL: plain reads. */
+    int (*read_async)(void *ctx, void *dst, const void *src, size_t bytes, uint64_t *ticket);
+    int (*read_wait)(void *ctx, uint64_t ticket);
 } dlg_backend;
 
 /* Registered backends, by name; NULL if unknown or not built. */

@@ -9,11 +9,12 @@
 #include "ref/ref.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #define CHUNK 4096
 
-static bool host_memory(const dlg_backend *bk)
+bool dlg_bk_host_memory(const dlg_backend *bk)
 {
     return bk == &dlg_backend_ref || bk->fallback == &dlg_backend_ref;
 }
@@ -66,13 +67,14 @@ static int device_sumsq(dlg_net *net, double *total)
     return rc;
 }
 
-/* The whole clip through the backend's hook, enqueued. */
-static int device_clip(dlg_net *net, double max_norm)
+/* The whole clip through the backend's hook, enqueued; a failure is
+ * described in err, not made sticky (a step may run inside a capture). */
+static int device_clip(dlg_net *net, double max_norm, char *err, size_t errlen)
 {
     grad_list g;
     int rc = list_grads(net, &g);
     if (!rc && (rc = net->bk->grad_clip(net->ctx, g.p, g.c, g.n, max_norm)) < 0)
-        rc = dlg_net_fail(net, -rc, "nn: backend %s: gradient clipping failed", net->bk->name);
+        snprintf(err, errlen, "nn: backend %s: gradient clipping failed", net->bk->name);
     list_free(&g);
     return rc;
 }
@@ -173,7 +175,7 @@ int dlg_net_grad_norm(dlg_net *net, double *norm)
         if (!dlg_blob_trained(bl))
             continue;
         double s = 0;
-        if (host_memory(net->bk))
+        if (dlg_bk_host_memory(net->bk))
             s = sumsq_host(bl->t.diff, dlg_tensor_elems(&bl->t));
         else if ((rc = sumsq_chunked(net, bl->t.diff, dlg_tensor_elems(&bl->t), &s)) < 0)
             return dlg_net_fail(net, -rc, "nn: reading the gradient of '%s' failed", bl->name);
@@ -212,7 +214,7 @@ int dlg_net_scale_grads(dlg_net *net, float factor)
         if (!dlg_blob_trained(bl))
             continue;
         float *g = bl->t.diff;
-        if (host_memory(net->bk)) {
+        if (dlg_bk_host_memory(net->bk)) {
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static)
 #endif
@@ -225,17 +227,21 @@ int dlg_net_scale_grads(dlg_net *net, float factor)
     return 0;
 }
 
-int dlg_net_clip_grads(dlg_net *net, double max_norm, dlg_clip_stats *st, float *lr_factor)
+bool dlg_net_clips_on_device(const dlg_net *net)
 {
-    int rc = ready(net);
+    return net->bk->grad_clip && net->bk->clip_stats;
+}
+
+int dlg_net_run_clip(dlg_net *net, double max_norm, dlg_clip_stats *st, float *lr_factor,
+                     char *err, size_t errlen)
+{
     if (lr_factor)
         *lr_factor = 1;
-    if (rc)
-        return rc;
-    if (net->bk->grad_clip && net->bk->clip_stats)
-        return device_clip(net, max_norm);
+    if (dlg_net_clips_on_device(net))
+        return device_clip(net, max_norm, err, errlen);
     double norm = 0;
-    if ((rc = dlg_net_grad_norm(net, &norm)) < 0)
+    int rc = dlg_net_grad_norm(net, &norm);
+    if (rc < 0)
         return rc;
     st->norm = norm;
     if (!(max_norm > 0 && norm > max_norm))
@@ -249,10 +255,23 @@ int dlg_net_clip_grads(dlg_net *net, double max_norm, dlg_clip_stats *st, float 
     return dlg_net_scale_grads(net, f);
 }
 
+int dlg_net_clip_grads(dlg_net *net, double max_norm, dlg_clip_stats *st, float *lr_factor)
+{
+    int rc = ready(net);
+    if (lr_factor)
+        *lr_factor = 1;
+    if (rc)
+        return rc;
+    char err[256] = "";
+    if ((rc = dlg_net_run_clip(net, max_norm, st, lr_factor, err, sizeof err)) < 0 && err[0])
+        return dlg_net_fail(net, -rc, "%s", err);
+    return rc;
+}
+
 int dlg_net_clip_read(dlg_net *net, dlg_clip_stats *st)
 {
     int rc = ready(net);
-    if (rc || !net->bk->grad_clip || !net->bk->clip_stats)
+    if (rc || !dlg_net_clips_on_device(net))
         return rc;
     if ((rc = net->bk->clip_stats(net->ctx, &st->norm, &st->clipped)) < 0)
         return dlg_net_fail(net, -rc, "nn: backend %s: reading the gradient norm failed",

@@ -74,6 +74,7 @@ struct dlg_net {
     size_t arena_bytes[2];
     size_t own_bytes;      /* blobs, gradients and momentum outside the arenas */
     uint64_t steps;        /* dlg_net_train_step/infer_step calls that worked */
+    uint64_t read_ticket; /* the last dlg_net_read_async ticket given (blob_ops.c) */
     struct dlg_input *input; /* asynchronous input writes (input.c); NULL: none yet */
 };
 
@@ -119,6 +120,17 @@ int dlg_net_host_io(dlg_net *net, int blob, dlg_which which, size_t count, void 
 int dlg_net_run_forward(dlg_net *net, char *err, size_t errlen);
 int dlg_net_run_backward(dlg_net *net, char *err, size_t errlen);
 int dlg_net_run_sgd(dlg_net *net, const dlg_sgd *sgd, char *err, size_t errlen);
+/* Whether the backend's memory is host memory (ref, and cpu which shares
+ * it): read and written in place (clip.c). */
+bool dlg_bk_host_memory(const dlg_backend *bk);
+/* Whether the backend clips on the device (hooks grad_clip and
+ * clip_stats): nothing decided on the host, so a step may be captured. */
+bool dlg_net_clips_on_device(const dlg_net *net);
+/* dlg_net_clip_grads inside a step (clip.c): the device hook where the
+ * backend has it (enqueued, capturable), else the host norm; *lr_factor as
+ * dlg_net_clip_grads's (NULL: the gradients are scaled).  Binds nothing. */
+int dlg_net_run_clip(dlg_net *net, double max_norm, dlg_clip_stats *st, float *lr_factor,
+                     char *err, size_t errlen);
 
 /* Shapes and parameters of embedding and LSTM nodes (seq.c). */
 int dlg_layer_infer_seq(dlg_net *net, dlg_node *n);

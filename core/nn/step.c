@@ -8,7 +8,24 @@
 typedef struct step_arg {
     dlg_net *net;
     const dlg_sgd *sgd;
+    dlg_clip_stats *clip; /* NULL: no clipping */
+    double max_norm;
 } step_arg;
+
+/* The clip between backward and SGD, then the SGD step: on the host the
+ * clip factor scales the step's lr where that equals scaling the
+ * gradients (no weight decay); on the device it is 1. */
+static int clip_and_sgd(step_arg *a, char *err, size_t errlen)
+{
+    float f = 1;
+    bool by_lr = a->sgd->weight_decay == 0;
+    int rc = dlg_net_run_clip(a->net, a->max_norm, a->clip, by_lr ? &f : NULL, err, errlen);
+    if (rc)
+        return rc;
+    dlg_sgd sgd = *a->sgd;
+    sgd.lr = a->sgd->lr * f;
+    return dlg_net_run_sgd(a->net, &sgd, err, errlen);
+}
 
 /* The eager step that run_step launches, possibly inside a capture. */
 static int launch(void *varg, char *err, size_t errlen)
@@ -17,6 +34,8 @@ static int launch(void *varg, char *err, size_t errlen)
     int rc = dlg_net_run_forward(a->net, err, errlen);
     if (!rc && a->sgd)
         rc = dlg_net_run_backward(a->net, err, errlen);
+    if (!rc && a->sgd && a->clip)
+        return clip_and_sgd(a, err, errlen);
     if (!rc && a->sgd)
         rc = dlg_net_run_sgd(a->net, a->sgd, err, errlen);
     return rc;
@@ -36,26 +55,40 @@ static const char *blocker(const dlg_net *net)
     return NULL;
 }
 
-static int run_step(dlg_net *net, const dlg_sgd *sgd)
+/* Whether the backend may capture this step: a clip it does on the host
+ * decides on the host (a captured graph would keep one step's factor). */
+static bool use_run_step(const dlg_net *net, const step_arg *a)
 {
+    return net->bk->run_step && (!a->clip || dlg_net_clips_on_device(net));
+}
+
+static int run_step(dlg_net *net, step_arg *a)
+{
+    const dlg_sgd *sgd = a->sgd;
     int rc = dlg_net_ready_bound(net);
     if (rc)
         return rc;
     if (sgd && !net->train)
         return dlg_net_fail(net, DLG_EINVAL, "nn: net '%s' was planned without train", net->name);
-    step_arg a = {net, sgd};
     char err[256] = "";
     bool took = false;
     /* inputs written asynchronously: waited for and copied in on the
      * device before the step, outside any capture (input.h) */
     if ((rc = dlg_input_take(net, &took, err, sizeof err)) < 0)
         return dlg_net_fail(net, -rc, "%s", err);
-    if (net->bk->run_step) {
-        dlg_step_fn f = {launch, &a, sgd, net->nnodes > 0 && net->nodes[0].l.train,
-                         blocker(net), err, sizeof err};
+    if (use_run_step(net, a)) {
+        dlg_step_fn f = {.launch = launch,
+                         .arg = a,
+                         .sgd = sgd,
+                         .train = net->nnodes > 0 && net->nodes[0].l.train,
+                         .blocker = blocker(net),
+                         .clip = a->clip != NULL,
+                         .max_norm = a->clip ? a->max_norm : 0,
+                         .err = err,
+                         .errlen = sizeof err};
         rc = net->bk->run_step(net->ctx, &f);
     } else
-        rc = launch(&a, err, sizeof err);
+        rc = launch(a, err, sizeof err);
     if (rc < 0)
         return dlg_net_fail(net, -rc, "%s", err[0] ? err
                                                    : "nn: a step failed (see the backend's note)");
@@ -79,10 +112,25 @@ int dlg_net_train_step(dlg_net *net, const dlg_sgd *sgd)
 {
     if (!sgd)
         return dlg_net_fail(net, DLG_EINVAL, "nn: dlg_net_train_step without SGD parameters");
-    return run_step(net, sgd);
+    step_arg a = {net, sgd, NULL, 0};
+    return run_step(net, &a);
 }
 
-int dlg_net_infer_step(dlg_net *net) { return run_step(net, NULL); }
+int dlg_net_train_step_clip(dlg_net *net, const dlg_sgd *sgd, double max_norm,
+                            dlg_clip_stats *st)
+{
+    if (!sgd || !st)
+        return dlg_net_fail(net, DLG_EINVAL,
+                            "nn: dlg_net_train_step_clip without SGD parameters or clip stats");
+    step_arg a = {net, sgd, st, max_norm};
+    return run_step(net, &a);
+}
+
+int dlg_net_infer_step(dlg_net *net)
+{
+    step_arg a = {net, NULL, NULL, 0};
+    return run_step(net, &a);
+}
 
 int dlg_net_timer_begin(dlg_net *net)
 {

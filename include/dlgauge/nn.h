@@ -301,6 +301,17 @@ int dlg_net_sgd_step(dlg_net *net, const dlg_sgd *sgd);
  * call are what the step reads.  Changing sgd between steps is allowed
  * (the backend re-captures, or runs eagerly if it changes every step). */
 int dlg_net_train_step(dlg_net *net, const dlg_sgd *sgd);
+/* The same with dlg_net_clip_grads(net, max_norm, st, ...) between
+ * backward and the SGD step (torch.nn.utils.clip_grad_norm_; max_norm <= 0
+ * measures the norm only).  On cuda the clip is decided and applied on the
+ * device, so forward, backward, clip and SGD are one graph replay (max_norm
+ * is part of what a captured graph holds) and st is filled by
+ * dlg_net_clip_read.  On the host (cpu, ref) st is updated at once and,
+ * with weight_decay 0, the clip factor scales the SGD step's lr instead of
+ * the gradients (no pass over them); with weight decay the gradients are
+ * scaled. */
+int dlg_net_train_step_clip(dlg_net *net, const dlg_sgd *sgd, double max_norm,
+                            dlg_clip_stats *st);
 /* One forward pass (inference, or a training net's forward alone), which a
  * backend may capture and replay in the same way. */
 int dlg_net_infer_step(dlg_net *net);
@@ -325,6 +336,28 @@ typedef enum dlg_which { DLG_DATA = 0, DLG_DIFF = 1 } dlg_which;
  * not sticky. */
 int dlg_net_write(dlg_net *net, int blob, dlg_which which, const float *src, size_t count);
 int dlg_net_read(dlg_net *net, int blob, dlg_which which, float *dst, size_t count);
+/* Blob src's data copied into blob dst's (the same number of floats), e.g.
+ * an LSTM's hT into the next segment's h0 (truncated BPTT): on the device,
+ * after the work launched so far, without waiting (cuda: an asynchronous
+ * copy on the net's stream); blobs in different backend layouts go through
+ * the host.  Like dlg_net_write, it replaces a pending dlg_net_write_async
+ * of dst. */
+int dlg_net_copy_blob(dlg_net *net, int src, int dst);
+/* dst's data set to zeros, in the same way (an LSTM state at an epoch
+ * start). */
+int dlg_net_zero_blob(dlg_net *net, int blob);
+/* dlg_net_read(net, blob, DLG_DATA, dst, count) that may return before the
+ * copy is done: it is enqueued after the work launched so far (cuda: on the
+ * net's stream, into dst from dlg_net_host_alloc, which must stay until the
+ * wait).  *ticket names it for dlg_net_read_wait.  A blob in a backend
+ * layout, and cpu and ref: a plain dlg_net_read, done at return (ticket 0). */
+int dlg_net_read_async(dlg_net *net, int blob, float *dst, size_t count, uint64_t *ticket);
+/* Returns once the read with that ticket (and every earlier one) has
+ * landed; it waits for the device only if it has not yet (after
+ * dlg_net_timer_end of the step that read, it has).  -DLG_EINVAL if a step
+ * before the read saw a bad input (the values are meaningless), as
+ * dlg_net_read. */
+int dlg_net_read_wait(dlg_net *net, uint64_t ticket);
 
 /* ---- the input path (see core/nn/README.md, "Input path") ----------------
  * Host memory that the backend copies from fastest: pinned (page-locked)

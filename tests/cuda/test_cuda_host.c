@@ -348,7 +348,7 @@ static dlg_graph_action sm_step(dlg_graph_sm *sm, const dlg_graph_key *k, bool o
 static void test_graph_sm_warmup_capture_replay(void **st)
 {
     dlg_graph_sm sm;
-    dlg_graph_key k = {true, true, 0.1f, 0.9f, 5e-4f};
+    dlg_graph_key k = {true, true, 0.1f, 0.9f, 5e-4f, false, 0};
     dlg_graph_sm_init(&sm, true);
     for (int i = 0; i < DLG_GRAPH_WARMUP; i++)
         assert_int_equal(sm_step(&sm, &k, true), DLG_GRAPH_EAGER);
@@ -380,7 +380,7 @@ static void test_graph_sm_warmup_capture_replay(void **st)
 static void test_graph_sm_hyperparams(void **st)
 {
     dlg_graph_sm sm;
-    dlg_graph_key k = {true, true, 0.1f, 0.9f, 5e-4f};
+    dlg_graph_key k = {true, true, 0.1f, 0.9f, 5e-4f, false, 0};
     dlg_graph_sm_init(&sm, true);
     while (dlg_graph_sm_next(&sm, &k) == DLG_GRAPH_EAGER)
         sm_step(&sm, &k, true);
@@ -399,6 +399,14 @@ static void test_graph_sm_hyperparams(void **st)
     k.decay = 0;
     assert_int_equal(sm_step(&sm, &k, true), DLG_GRAPH_CAPTURE);
     assert_int_equal(sm_step(&sm, &k, true), DLG_GRAPH_REPLAY); /* ends the run of changes */
+    /* clipping holds other kernels, and its threshold is a kernel argument */
+    k.clip = true, k.max_norm = 0.25;
+    assert_int_equal(sm_step(&sm, &k, true), DLG_GRAPH_CAPTURE);
+    assert_int_equal(sm_step(&sm, &k, true), DLG_GRAPH_REPLAY);
+    k.max_norm = 0.5;
+    assert_int_equal(sm_step(&sm, &k, true), DLG_GRAPH_CAPTURE);
+    assert_true(sm.key.clip && sm.key.max_norm == 0.5);
+    assert_int_equal(sm_step(&sm, &k, true), DLG_GRAPH_REPLAY);
 
     /* churn: a new lr on every step */
     bool turned_off = false;
@@ -414,7 +422,7 @@ static void test_graph_sm_hyperparams(void **st)
     assert_int_equal(sm_step(&sm, &k, true), DLG_GRAPH_EAGER);
 
     /* keys compare bitwise: a NaN lr is the same key, not a new one */
-    dlg_graph_key n = {true, true, NAN, 0.9f, 0};
+    dlg_graph_key n = {true, true, NAN, 0.9f, 0, false, 0};
     dlg_graph_sm_init(&sm, true);
     while (dlg_graph_sm_next(&sm, &n) == DLG_GRAPH_EAGER)
         sm_step(&sm, &n, true);
@@ -427,7 +435,7 @@ static void test_graph_sm_hyperparams(void **st)
 static void test_graph_sm_phase_and_failure(void **st)
 {
     dlg_graph_sm sm;
-    dlg_graph_key tr = {true, false, 0, 0, 0}, te = {false, false, 0, 0, 0};
+    dlg_graph_key tr = {true, false, 0, 0, 0, false, 0}, te = {false, false, 0, 0, 0, false, 0};
     dlg_graph_sm_init(&sm, true);
     while (dlg_graph_sm_next(&sm, &tr) == DLG_GRAPH_EAGER)
         sm_step(&sm, &tr, true);
@@ -466,6 +474,15 @@ static int tiny_net(dlg_net **net, const dlg_plan_opts *o, int *x, int *y, int *
     return dlg_net_plan(*net, o) < 0 ? -1 : loss;
 }
 
+/* n inputs in [-range, range), on a 1000-step grid, from an LCG */
+static void random_inputs(float *in, size_t n, uint64_t *seed, float range)
+{
+    for (size_t i = 0; i < n; i++) {
+        *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+        in[i] = (float)((*seed >> 40) % 1000) / (500.0f / range) - range;
+    }
+}
+
 static void test_train_step_host(void **st)
 {
     dlg_plan_opts o = {.backend = "ref", .train = true, .seed = 3, .algo_cache = "/nonexistent/x",
@@ -477,10 +494,7 @@ static void test_train_step_host(void **st)
     float in[4 * 3 * 6 * 6], lab[4], ra[3], rb[3], wa[4 * 3 * 9], wb[4 * 3 * 9];
     uint64_t seed = 11;
     for (int step = 0; step < 4; step++) {
-        for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) {
-            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-            in[i] = (float)((seed >> 40) % 1000) / 500.0f - 1.0f;
-        }
+        random_inputs(in, sizeof in / sizeof in[0], &seed, 1.0f);
         for (int i = 0; i < 4; i++)
             lab[i] = (float)((step + i) % 5);
         for (int k = 0; k < 2; k++) {
@@ -513,6 +527,58 @@ static void test_train_step_host(void **st)
     dlg_net_destroy(b);
 }
 
+/* dlg_net_train_step_clip on a host backend: exactly forward + backward +
+ * dlg_net_clip_grads + SGD as callers ran them before (no weight decay: the
+ * clip factor scales the lr; with weight decay: the gradients), the same
+ * clip statistics, and a max_norm that never clips changes nothing. */
+static void train_clip_pair(float decay, double max_norm)
+{
+    dlg_plan_opts o = {.backend = "ref", .train = true, .seed = 3};
+    dlg_net *a, *b;
+    int x, y, w, la = tiny_net(&a, &o, &x, &y, &w), lb = tiny_net(&b, &o, &x, &y, &w);
+    assert_true(la >= 0 && lb >= 0);
+    dlg_sgd sgd = {0.05f, 0.9f, decay};
+    dlg_clip_stats sa = {0, 0}, sb = {0, 0};
+    float in[4 * 3 * 6 * 6], lab[4], ra[3], rb[3], wa[4 * 3 * 9], wb[4 * 3 * 9];
+    uint64_t seed = 5;
+    for (int step = 0; step < 3; step++) {
+        random_inputs(in, sizeof in / sizeof in[0], &seed, 5.0f);
+        for (int i = 0; i < 4; i++)
+            lab[i] = (float)((step + 2 * i) % 5);
+        for (int k = 0; k < 2; k++) {
+            dlg_net *n = k ? b : a;
+            assert_int_equal(dlg_net_write(n, x, DLG_DATA, in, sizeof in / sizeof in[0]), 0);
+            assert_int_equal(dlg_net_write(n, y, DLG_DATA, lab, 4), 0);
+        }
+        float f = 1;
+        assert_int_equal(dlg_net_forward(a), 0);
+        assert_int_equal(dlg_net_backward(a), 0);
+        assert_int_equal(dlg_net_clip_grads(a, max_norm, &sa, decay == 0 ? &f : NULL), 0);
+        dlg_sgd sa_sgd = {sgd.lr * f, sgd.momentum, sgd.weight_decay};
+        assert_int_equal(dlg_net_sgd_step(a, &sa_sgd), 0);
+        assert_int_equal(dlg_net_train_step_clip(b, &sgd, max_norm, &sb), 0);
+        assert_int_equal(dlg_net_read(a, la, DLG_DATA, ra, 3), 0);
+        assert_int_equal(dlg_net_read(b, lb, DLG_DATA, rb, 3), 0);
+        assert_memory_equal(ra, rb, sizeof ra);
+        assert_true(sa.norm == sb.norm && sa.clipped == sb.clipped);
+    }
+    assert_int_equal(dlg_net_read(a, w, DLG_DATA, wa, 4 * 3 * 9), 0);
+    assert_int_equal(dlg_net_read(b, w, DLG_DATA, wb, 4 * 3 * 9), 0);
+    assert_memory_equal(wa, wb, sizeof wa);
+    assert_int_equal(sb.clipped, max_norm < 1e9 ? 3 : 0);
+    assert_int_equal(dlg_net_train_step_clip(b, NULL, 1, &sb), -DLG_EINVAL);
+    dlg_net_destroy(a);
+    dlg_net_destroy(b);
+}
+
+static void test_train_step_clip_host(void **st)
+{
+    (void)st;
+    train_clip_pair(0, 1e-3);    /* clipped: the lr scaled */
+    train_clip_pair(1e-2f, 1e-3); /* clipped with weight decay: the gradients scaled */
+    train_clip_pair(0, 1e10);    /* never clipped */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -522,7 +588,7 @@ int main(void)
         cmocka_unit_test(test_nvml_fake_sampler),
         cmocka_unit_test(test_graph_eligible), cmocka_unit_test(test_graph_sm_warmup_capture_replay),
         cmocka_unit_test(test_graph_sm_hyperparams), cmocka_unit_test(test_graph_sm_phase_and_failure),
-        cmocka_unit_test(test_train_step_host),
+        cmocka_unit_test(test_train_step_host), cmocka_unit_test(test_train_step_clip_host),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -80,6 +80,8 @@ typedef struct dlg_cuda_ctx {
     cudaEvent_t timer[2][2];
     int timer_cur;
     bool timer_open;
+    /* dlg_net_read_async's event ring (cuda_read.c), made on the first read */
+    struct dlg_cuda_reads *reads;
     void *blas_ws; /* cuBLAS workspace: set once, so capture allocates nothing */
     /* half maths: 4-d activations stored channels-last (cuda_nhwc.h);
      * off for fp32/tf32 and with dlg_plan_opts.half_nchw */
@@ -107,6 +109,13 @@ int dlg_cuda_timer_begin(void *ctx);
 int dlg_cuda_timer_end(void *ctx, uint64_t *elapsed_ns);
 void dlg_cuda_step_stats(void *ctx, dlg_step_stats *out);
 void dlg_cuda_step_free(dlg_cuda_ctx *c);
+
+/* Device copies and reads without a host wait (cuda_read.c; the backend's
+ * copy, read_async and read_wait hooks) and what close() frees of them. */
+int dlg_cuda_copy_d2d(void *ctx, void *dst, const void *src, size_t bytes);
+int dlg_cuda_read_async(void *ctx, void *dst, const void *src, size_t bytes, uint64_t *ticket);
+int dlg_cuda_read_wait(void *ctx, uint64_t ticket);
+void dlg_cuda_reads_close(dlg_cuda_ctx *c);
 
 /* The input path (cuda_input.c; the backend's host_alloc .. in_stall
  * hooks, see backend.h) and what close() frees of it. */

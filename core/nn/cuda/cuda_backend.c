@@ -109,6 +109,7 @@ static void cuda_close(void *vctx)
     if (c->stream) /* nothing may still write into what is freed below */
         cudaStreamSynchronize(c->stream);
     dlg_cuda_step_free(c);
+    dlg_cuda_reads_close(c);
     dlg_cuda_input_close(c);
     dlg_cuda_clip_close(c);
     dlg_cuda_scaler_close(c);
@@ -437,6 +438,8 @@ DLG_CUDA_OPENS(7)
         .in_slot_open = dlg_cuda_in_slot_open, .in_slot_close = dlg_cuda_in_slot_close,    \
         .in_copy = dlg_cuda_in_copy, .in_take = dlg_cuda_in_take, .in_mark = dlg_cuda_in_mark, \
         .in_wait = dlg_cuda_in_wait, .in_stall = dlg_cuda_in_stall,                        \
+        .copy = dlg_cuda_copy_d2d, .read_async = dlg_cuda_read_async,                          \
+        .read_wait = dlg_cuda_read_wait,                                                       \
         .kernels =                                                                             \
             {                                                                                  \
                 [DLG_L_CONV] = &dlg_cuda_conv,                                                 \
@@ -475,6 +478,8 @@ DLG_CUDA_OPENS(7)
         .in_slot_open = dlg_cuda_in_slot_open, .in_slot_close = dlg_cuda_in_slot_close,    \
         .in_copy = dlg_cuda_in_copy, .in_take = dlg_cuda_in_take, .in_mark = dlg_cuda_in_mark, \
         .in_wait = dlg_cuda_in_wait, .in_stall = dlg_cuda_in_stall,                        \
+        .copy = dlg_cuda_copy_d2d, .read_async = dlg_cuda_read_async,                          \
+        .read_wait = dlg_cuda_read_wait,                                                       \
         .kernels =                                                                             \
             {                                                                                  \
                 [DLG_L_CONV] = &dlg_cuda_conv_h,                                              \

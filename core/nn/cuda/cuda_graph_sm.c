@@ -38,7 +38,8 @@ static bool same_key(const dlg_graph_key *a, const dlg_graph_key *b)
     return a->train == b->train && a->update == b->update &&
            memcmp(&a->lr, &b->lr, sizeof a->lr) == 0 &&
            memcmp(&a->momentum, &b->momentum, sizeof a->momentum) == 0 &&
-           memcmp(&a->decay, &b->decay, sizeof a->decay) == 0;
+           memcmp(&a->decay, &b->decay, sizeof a->decay) == 0 && a->clip == b->clip &&
+           memcmp(&a->max_norm, &b->max_norm, sizeof a->max_norm) == 0;
 }
 
 static bool same_mode(const dlg_graph_sm *sm, const dlg_graph_key *k)

@@ -4,11 +4,12 @@
  *
  * A graph bakes in every kernel argument, so what changes per step must
  * live in device memory (inputs, the loss scale, dropout's step counter)
- * or be part of the key: the net's phase, whether the step trains, and
- * the SGD hyper-parameters.  A key that differs from the captured one
- * forces a re-capture; a key that keeps changing (lr scaled every step by
- * gradient clipping, say) turns graphs off for the run, since capturing
- * every step costs more than it saves.  A capture or a replay that fails
+ * or be part of the key: the net's phase, whether the step trains, the
+ * SGD hyper-parameters, and whether and at what norm it clips (the clip
+ * factor itself lives on the device).  A key that differs from the
+ * captured one forces a re-capture; a key that keeps changing (an lr
+ * scaled every step by a clip decided on the host, say) turns graphs off
+ * for the run, since capturing every step costs more than it saves.  A capture or a replay that fails
  * turns graphs off too (the step itself then runs eagerly). */
 #ifndef DLG_NN_CUDA_GRAPH_SM_H
 #define DLG_NN_CUDA_GRAPH_SM_H
@@ -34,6 +35,8 @@ typedef struct dlg_graph_key {
     bool train;    /* the net's phase */
     bool update;   /* backward + SGD after forward */
     float lr, momentum, decay;
+    bool clip;       /* gradient clipping between backward and SGD */
+    double max_norm; /* its threshold (a kernel argument in the graph) */
 } dlg_graph_key;
 
 typedef enum dlg_graph_action {

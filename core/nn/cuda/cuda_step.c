@@ -13,9 +13,10 @@
  * What keeps a replay equal to the eager step: memory is planned once
  * (stable pointers); inputs are copied by dlg_net_write on the same
  * stream before the launch (outside the graph); per-step values live on
- * the device (dropout's step counter, the loss scale) or in the key (phase,
- * SGD hyper-parameters); the bad-label read-back, an event query, is never
- * made while capturing (dlg_cuda_flag_poll) but after each launch. */
+ * the device (dropout's step counter, the loss scale, the clip factor) or
+ * in the key (phase, SGD hyper-parameters, the clip threshold); the
+ * bad-label read-back, an event query, is never made while capturing
+ * (dlg_cuda_flag_poll) but after each launch. */
 #include "cuda.h"
 
 #include <stdio.h>
@@ -97,8 +98,13 @@ int dlg_cuda_run_step(void *vctx, const dlg_step_fn *f)
     dlg_cuda_graph *g = &c->graph[f->sgd ? 0 : 1];
     if (!g->ready)
         graph_init(c, g, f);
-    dlg_graph_key k = {f->train, f->sgd != NULL, f->sgd ? f->sgd->lr : 0,
-                       f->sgd ? f->sgd->momentum : 0, f->sgd ? f->sgd->weight_decay : 0};
+    dlg_graph_key k = {f->train,
+                       f->sgd != NULL,
+                       f->sgd ? f->sgd->lr : 0,
+                       f->sgd ? f->sgd->momentum : 0,
+                       f->sgd ? f->sgd->weight_decay : 0,
+                       f->clip,
+                       f->clip ? f->max_norm : 0};
     dlg_graph_action a = dlg_graph_sm_next(&g->sm, &k);
     char why[256] = "";
     int rc;

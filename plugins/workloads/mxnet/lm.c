@@ -40,8 +40,10 @@ typedef struct lm {
     uint64_t epochs;
     int ids_blob, target_blob, loss_blob, logits_blob;
     int h0[MAX_LAYERS], c0[MAX_LAYERS], hT[MAX_LAYERS], cT[MAX_LAYERS];
-    float *ids, *target, *state; /* host staging, allocated in setup */
-    float *logits;                /* infer with a short last segment: its scores */
+    /* host staging from dlg_net_host_alloc (pinned on cuda: the writes and
+     * the loss read are asynchronous), allocated in setup */
+    float *ids, *target, *loss_out;
+    float *logits; /* infer with a short last segment: its scores */
     float lr, momentum;
     double clip;
     double flops_per_item;
@@ -336,17 +338,20 @@ static int setup_all(lm *s, const dlg_value *o, const dlg_job_info *job)
     if ((rc = batchify(s)) < 0)
         return rc;
     size_t rows = (size_t)s->T * (size_t)s->B;
-    s->ids = calloc(rows, sizeof(float));
-    s->target = calloc(rows, sizeof(float));
-    s->state = calloc((size_t)s->B * (size_t)s->H, sizeof(float));
     if (s->tail < s->T)
         s->logits = malloc(rows * (size_t)s->V * sizeof(float));
-    if (!s->ids || !s->target || !s->state || (s->tail < s->T && !s->logits) ||
-        dlg_net_create(&s->net, "lstm-ptb") < 0)
+    if ((s->tail < s->T && !s->logits) || dlg_net_create(&s->net, "lstm-ptb") < 0)
         return h->error(h, DLG_ENOMEM, "out of memory");
-    if ((rc = build(s, o[L_TIED].i != 0)) < 0)
+    if ((rc = build(s, o[L_TIED].i != 0)) < 0 || (rc = plan(s, o, job)) < 0)
         return rc;
-    return plan(s, o, job);
+    s->ids = dlg_net_host_alloc(s->net, rows * sizeof(float));
+    s->target = dlg_net_host_alloc(s->net, rows * sizeof(float));
+    s->loss_out = dlg_net_host_alloc(s->net, 3 * sizeof(float));
+    if (!s->ids || !s->target || !s->loss_out)
+        return h->error(h, DLG_ENOMEM,
+                        "out of memory for %zu bytes of host staging (pinned on cuda)",
+                        (2 * rows + 3) * sizeof(float));
+    return 0;
 }
 
 int lm_setup(const dlg_host *h, const dlg_value *opts, const dlg_job_info *job, void **state)
@@ -365,20 +370,15 @@ int lm_setup(const dlg_host *h, const dlg_value *opts, const dlg_job_info *job, 
     return 0;
 }
 
-/* hT -> h0 (carry), or zeros at an epoch start. */
+/* hT -> h0 (carry), or zeros at an epoch start: on the device, without a
+ * wait (dlg_net_copy_blob, dlg_net_zero_blob). */
 static int carry_state(lm *s, bool reset)
 {
-    size_t n = (size_t)s->B * (size_t)s->H;
     int rc = 0;
-    if (reset)
-        memset(s->state, 0, n * sizeof(float));
     for (int l = 0; l < s->L && !rc; l++)
         for (int k = 0; k < 2 && !rc; k++) {
             int from = k ? s->cT[l] : s->hT[l], to = k ? s->c0[l] : s->h0[l];
-            if (!reset)
-                rc = dlg_net_read(s->net, from, DLG_DATA, s->state, n);
-            if (!rc)
-                rc = dlg_net_write(s->net, to, DLG_DATA, s->state, n);
+            rc = reset ? dlg_net_zero_blob(s->net, to) : dlg_net_copy_blob(s->net, from, to);
         }
     return rc;
 }
@@ -387,9 +387,14 @@ static int carry_state(lm *s, bool reset)
 static int seg_steps(const lm *s) { return s->seg == s->segments - 1 ? s->tail : s->T; }
 
 /* The segment's ids and next-token targets; a short segment's rows past
- * its end get id 0 (the LSTM is causal: they do not change earlier rows). */
-static int feed(lm *s)
+ * its end get id 0 (the LSTM is causal: they do not change earlier rows).
+ * Written asynchronously: the previous step's copies have been read once
+ * its dlg_net_timer_end returned (synced), or dlg_net_write_wait says so. */
+static int feed(lm *s, bool timed)
 {
+    int rc = timed ? 0 : dlg_net_write_wait(s->net);
+    if (rc)
+        return rc;
     int64_t base = s->seg * s->T;
     int steps = seg_steps(s);
     for (int t = 0; t < s->T; t++)
@@ -399,25 +404,22 @@ static int feed(lm *s)
             s->target[t * s->B + b] = t < steps ? (float)col[1] : 0;
         }
     size_t rows = (size_t)s->T * (size_t)s->B;
-    int rc = dlg_net_write(s->net, s->ids_blob, DLG_DATA, s->ids, rows);
-    return rc ? rc : dlg_net_write(s->net, s->target_blob, DLG_DATA, s->target, rows);
+    rc = dlg_net_write_async(s->net, s->ids_blob, s->ids, rows);
+    return rc ? rc : dlg_net_write_async(s->net, s->target_blob, s->target, rows);
 }
 
-static int train_update(lm *s)
+/* One whole step: forward (infer), or forward, backward, clipping as
+ * torch.nn.utils.clip_grad_norm_ and SGD (train), which a backend may
+ * capture and replay as one graph.  On cuda the clip is decided and applied
+ * on the device (the norm and the count of clipped steps are read when
+ * reported); on the host it scales the step's lr instead, the same with no
+ * weight decay, without a pass over the gradients. */
+static int run_step(lm *s)
 {
-    /* clipping as torch.nn.utils.clip_grad_norm_, decided and applied on
-     * the device where the backend can (no wait per step; the norm and the
-     * count of clipped steps are read when reported); on the host it
-     * scales the step instead, the same with no weight decay, without a
-     * pass over the gradients */
-    float f = 1;
-    int rc = dlg_net_backward(s->net);
-    if (!rc)
-        rc = dlg_net_clip_grads(s->net, s->clip, &s->clipst, &f);
-    if (rc)
-        return rc;
-    dlg_sgd sgd = {s->lr * f, s->momentum, 0};
-    return dlg_net_sgd_step(s->net, &sgd);
+    if (!s->train)
+        return dlg_net_infer_step(s->net);
+    dlg_sgd sgd = {s->lr, s->momentum, 0};
+    return dlg_net_train_step_clip(s->net, &sgd, s->clip, &s->clipst);
 }
 
 /* Mean cross-entropy of the first `rows` rows of the kept decoder scores
@@ -469,23 +471,24 @@ int lm_step(void *state, dlg_step *out)
     bool reset = s->steps == 0 || s->seg == s->segments;
     if (s->seg == s->segments)
         s->seg = 0;
-    float res[3];
+    uint64_t ticket = 0;
     int rc = carry_state(s, reset);
     if (!rc)
-        rc = feed(s);
-    /* forward alone may be a graph replay; the training update stays eager
-     * (clipping is not part of dlg_net_train_step) */
+        rc = feed(s, trc == 0);
     if (!rc)
-        rc = dlg_net_infer_step(s->net);
-    if (!rc && s->train)
-        rc = train_update(s);
+        rc = run_step(s);
+    /* the loss copied to pinned memory behind the step; the timer's end
+     * waits for the step (the one host wait per step: the runner's step
+     * time), so the read has landed by then and costs no second wait */
+    if (!rc)
+        rc = dlg_net_read_async(s->net, s->loss_blob, s->loss_out, 3, &ticket);
     if (!rc && trc == 0)
         rc = dlg_net_timer_end(s->net, &out->elapsed_ns);
     if (!rc)
-        rc = dlg_net_read(s->net, s->loss_blob, DLG_DATA, res, 3);
+        rc = dlg_net_read_wait(s->net, ticket);
     int steps = seg_steps(s);
     uint64_t items = (uint64_t)steps * (uint64_t)s->B;
-    double loss = res[0];
+    double loss = rc ? NAN : s->loss_out[0];
     if (!rc && steps < s->T)
         rc = rows_loss(s, (int64_t)items, &loss);
     if (rc < 0)
@@ -564,11 +567,11 @@ void lm_teardown(void *state)
     lm *s = state;
     if (!s)
         return;
+    dlg_net_host_free(s->net, s->ids);
+    dlg_net_host_free(s->net, s->target);
+    dlg_net_host_free(s->net, s->loss_out);
     dlg_net_destroy(s->net);
     lm_corpus_free(&s->corpus);
-    free(s->ids);
-    free(s->target);
-    free(s->state);
     free(s->logits);
     free(s);
 }
