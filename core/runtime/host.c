@@ -213,10 +213,26 @@ static int live_storage_locked(dlg_services *s, const char *name, const dlg_stor
     return l ? 0 : -DLG_EINVAL;
 }
 
+/* The backend of storage `name` if it was ever made or tried (its failure
+ * then has the host's line), else NULL; under the storage lock. */
+static const dlg_storage_ops *tried_storage(dlg_services *s, const char *name)
+{
+    const dlg_storage_ops *ops = NULL;
+    pthread_mutex_lock(&s->storage_lock);
+    for (size_t i = 0; i < s->nstorages && !ops; i++)
+        if (strcmp(s->storages[i].spec->name, name) == 0)
+            ops = s->storages[i].spec->desc->ops;
+    pthread_mutex_unlock(&s->storage_lock);
+    return ops;
+}
+
 static int h_storage_lookup(const dlg_host *h, const char *name, const dlg_storage_ops **ops, void **inst)
 {
     dlg_host_impl *sh;
-    return live_storage_locked(impl(h)->svc, name, ops, inst, &sh);
+    int rc = live_storage_locked(impl(h)->svc, name, ops, inst, &sh);
+    if (rc < 0) /* a known storage that failed: *ops tells the caller our line says why */
+        *ops = tried_storage(impl(h)->svc, name);
+    return rc;
 }
 
 /* A file opened through the host: its path (for the host's own messages

@@ -224,7 +224,11 @@ typedef struct dlg_host {
     /* Storage lookup for shims (throttle wraps `inner`): resolves name as a
      * [storage NAME] section, else as a backend type with default options,
      * and returns its ops and a live instance that the host owns and
-     * destroys after the plugin's own destroy(). */
+     * destroys after the plugin's own destroy().  On failure *ops is left
+     * NULL when NAME is neither (the caller says so, naming its key), and
+     * set when NAME is a storage that could not be made (its create()
+     * failed, or it wraps the caller): the host's error line says why;
+     * return the -code and keep that line. */
     int (*storage_lookup)(const struct dlg_host *h, const char *name,
                           const struct dlg_storage_ops **ops, void **inst);
 

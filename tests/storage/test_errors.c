@@ -216,6 +216,44 @@ static void test_out_of_range_options(void **state)
     expect_create_error("throttle", mg, "iops_merge", "iops_unit");
 }
 
+/* A host's lookup of `inner`: "fast" is a storage whose creation fails
+ * (the host's line says why, and *ops names its backend); any other name
+ * is unknown, and this host, as the mock's, says nothing of it. */
+static const dlg_storage_ops failing_ops = {.version = 1};
+static int lookup_failing(const dlg_host *h, const char *name, const dlg_storage_ops **ops, void **inst)
+{
+    (void)inst;
+    if (strcmp(name, "fast") != 0)
+        return -DLG_EINVAL;
+    *ops = &failing_ops;
+    return h->error(h, DLG_EINVAL, "[storage fast] throttle: inner = gone: the real cause");
+}
+
+/* A throttle whose inner storage exists but fails to create keeps the
+ * host's line about why: it was replaced by "no [storage fast] section and
+ * no storage backend type 'fast'", which is false.  An unknown name still
+ * gets that line, at the key. */
+static void test_inner_create_failure_kept(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"fast", "nosuch"};
+    static const char *const said[] = {"inner = gone: the real cause",
+                                       "inner = nosuch: no [storage nosuch] section and no storage backend type"};
+    for (int i = 0; i < 2; i++) {
+        mock_host m;
+        mock_host_init(&m);
+        m.host.storage_lookup = lookup_failing;
+        char opt[64];
+        snprintf(opt, sizeof opt, "inner=%s", names[i]);
+        const char *const o[] = {opt, NULL};
+        st_backend b;
+        int rc = st_backend_create(&b, &m, "throttle", o);
+        if (rc != -DLG_EINVAL || !strstr(m.last_error, said[i]) || (i == 0 && strstr(m.last_error, "no [storage")))
+            fail_msg("inner = %s: create gave %d: '%s'", names[i], rc, m.last_error);
+        mock_host_fini(&m);
+    }
+}
+
 /* Writes a profile and expects the error to name the file and the line. */
 static void expect_profile_error(const char *text, const char *line_tag, const char *want)
 {
@@ -427,6 +465,39 @@ static void test_write_stopped_midway_names_offset(void **state)
     rmdir(dir);
 }
 
+/* A write to a file opened for reading says so, naming the file, on every
+ * backend (and an empty file through mmap, which maps nothing): posix,
+ * uring and throttle over them said "Bad file descriptor". */
+static void test_write_to_read_file_every_backend(void **state)
+{
+    (void)state;
+    char dir[512], path[600], empty[640];
+    assert_int_equal(st_tmpfile(dir, path, "wread", "r.bin", 4096), 0);
+    snprintf(empty, sizeof empty, "%s/empty.bin", dir);
+    fclose(fopen(empty, "w"));
+    const char *const over_uring[] = {"inner=uring", NULL};
+    static char buf[4096] __attribute__((aligned(4096)));
+    for (int i = 0; i < ST_NBACKENDS + 2; i++) {
+        const char *name = i < ST_NBACKENDS ? st_backends[i] : i == ST_NBACKENDS ? "throttle" : "mmap";
+        const char *file = i == ST_NBACKENDS + 1 ? empty : path;
+        mock_host m;
+        st_backend b;
+        dlg_file *f = NULL;
+        assert_int_equal(
+            st_open_fresh(&m, &b, name, i == ST_NBACKENDS ? over_uring : NULL, file, DLG_OPEN_READ, &f), 0);
+        int rc = b.ops->write(f, buf, sizeof buf, 0);
+        if (rc != -DLG_EINVAL || !strstr(m.last_error, file) ||
+            !strstr(m.last_error, "opened for reading, cannot write"))
+            fail_msg("%s %d: write gave %d: '%s'", name, i, rc, m.last_error);
+        st_close(f);
+        st_backend_destroy(&b);
+        mock_host_fini(&m);
+    }
+    unlink(empty);
+    unlink(path);
+    rmdir(dir);
+}
+
 /* A fetch that runs past the end of the file names the file and its size,
  * whichever backend lends the bytes: throttle's own copy (inner posix)
  * said only "fetch of [a, b) is past the end of the file", not which. */
@@ -503,6 +574,8 @@ int main(void)
         cmocka_unit_test(test_fetch_past_eof_names_file),
         cmocka_unit_test(test_uring_refused_by_seccomp),
         cmocka_unit_test(test_write_stopped_midway_names_offset),
+        cmocka_unit_test(test_write_to_read_file_every_backend),
+        cmocka_unit_test(test_inner_create_failure_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

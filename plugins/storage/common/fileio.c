@@ -2,6 +2,7 @@
 #include "fileio.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <linux/fs.h>
@@ -50,6 +51,10 @@ int stg_write(const dlg_host *h, int fd, const char *path, const void *buf, size
     int rc = stg_pwrite_full(fd, buf, n, off, &done);
     if (rc == 0)
         return 0;
+    /* pwrite's EBADF ("Bad file descriptor") hides the caller's mistake */
+    int mode = rc == -EBADF ? fcntl(fd, F_GETFL) : -1;
+    if (mode >= 0 && (mode & O_ACCMODE) == O_RDONLY)
+        return h->error(h, DLG_EINVAL, "%s: opened for reading, cannot write", path);
     char where[48] = "";
     if (done > 0)
         snprintf(where, sizeof where, " stopped at offset %llu", (unsigned long long)(off + done));

@@ -16,7 +16,8 @@ int stg_pwrite_full(int fd, const void *buf, size_t n, uint64_t off, size_t *don
 
 /* A backend's write(): stg_pwrite_full, and on failure one error line with
  * the file, the write, and the offset where it stopped when part of it went
- * through (a disk that fills mid-write).  0 or -DLG_EIO after h->error(). */
+ * through (a disk that fills mid-write).  0 or -DLG_EIO after h->error();
+ * -DLG_EINVAL for a file opened for reading. */
 int stg_write(const dlg_host *h, int fd, const char *path, const void *buf, size_t n, uint64_t off);
 
 /* Size of an open file (regular file or block device).  0 or -errno. */

@@ -43,7 +43,9 @@ static int resolve_inner(const dlg_host *h, thr_inst *ti, const char *name)
     const dlg_storage_ops *ops = NULL;
     void *inst = NULL;
     int rc = h->storage_lookup(h, name, &ops, &inst);
-    if (rc < 0) /* the host may not say why: name the key and both meanings */
+    if (rc < 0 && ops) /* it exists but could not be made: the host's line says why */
+        return rc;
+    if (rc < 0) /* no such storage (the host may not say so): name the key and both meanings */
         return h->error(h, rc < -DLG_EINTERNAL ? DLG_EINVAL : -rc,
                         "inner = %s: no [storage %s] section and no storage backend type '%s' "
                         "(try inner = posix)",
