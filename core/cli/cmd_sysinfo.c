@@ -8,13 +8,12 @@
 #include "cuda/cuda_module.h"
 #include "git_rev.h"
 #include "gpu_nvml.h"
+#include "inventory.h"
 #include "topology.h"
 
-#include <dirent.h>
 #include <stdbool.h>
 #include <dlfcn.h>
 #include <gnu/libc-version.h>
-#include <mntent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -249,53 +248,42 @@ static void gpu_info(void)
         printf("cuda:       no backend (%s)\n", why);
 }
 
+/* Whether sysinfo lists a mount: a disk's filesystem, a network or
+ * cluster one, overlay (containers), and tmpfs only at /tmp or /dev/shm
+ * (where benchmark data may sit in memory). */
+static bool listed_fs(const dlg_mount *m)
+{
+    static const char *const real_fs[] = {"ext4", "xfs", "btrfs", "zfs", "ext3", "f2fs", "nfs", "nfs4",
+                                          "overlay", "lustre", "gpfs", "beegfs", "fuse.sshfs"};
+    if (!strcmp(m->type, "tmpfs"))
+        return !strcmp(m->dir, "/tmp") || !strcmp(m->dir, "/dev/shm");
+    for (size_t i = 0; i < sizeof real_fs / sizeof *real_fs; i++)
+        if (!strcmp(m->type, real_fs[i]))
+            return true;
+    return false;
+}
+
 static void disk_info(void)
 {
-    DIR *d = opendir("/sys/block");
+    dlg_disk *d;
+    int n = dlg_disks_read("/sys", &d);
     printf("disks:\n");
-    for (struct dirent *e; d && (e = readdir(d));) {
-        if (e->d_name[0] == '.' || !strncmp(e->d_name, "loop", 4) || !strncmp(e->d_name, "ram", 3))
-            continue;
-        char path[512], rot[16], model[128], size[32];
-        snprintf(path, sizeof path, "/sys/block/%s/queue/rotational", e->d_name);
-        read_sys(path, rot, sizeof rot);
-        snprintf(path, sizeof path, "/sys/block/%s/device/model", e->d_name);
-        read_sys(path, model, sizeof model);
-        snprintf(path, sizeof path, "/sys/block/%s/size", e->d_name);
-        read_sys(path, size, sizeof size);
-        const char *kind = !strncmp(e->d_name, "nvme", 4) ? "nvme" : !strcmp(rot, "1") ? "rotational" : "ssd/virtual";
-        printf("  %-10s %-12s %8.1f GiB  %s\n", e->d_name, kind, strtod(size, NULL) * 512.0 / (1u << 30), model);
-    }
-    if (d)
-        closedir(d);
-    FILE *m = setmntent("/proc/mounts", "r");
+    for (int i = 0; i < n; i++)
+        printf("  %-10s %-12s %8.1f GiB  %s\n", d[i].name, strcmp(d[i].kind, "ssd") ? d[i].kind : "ssd/virtual",
+               d[i].gib, d[i].model);
+    free(d);
+    dlg_mount *m;
+    n = dlg_mounts_read("/proc/self/mounts", &m);
     printf("filesystems:\n");
-    static const char *const real_fs[] = {"ext4", "xfs", "btrfs", "zfs", "ext3", "f2fs", "nfs", "nfs4",
-                                          "overlay", "tmpfs", "lustre", "gpfs", "beegfs", "fuse.sshfs"};
-    char seen[64][128];
-    size_t nseen = 0;
-    for (struct mntent *me; m && (me = getmntent(m));) {
-        bool show = false;
-        for (size_t i = 0; i < nseen; i++)
-            if (strcmp(seen[i], me->mnt_dir) == 0)
-                show = true; /* mounted twice: listed once */
-        if (show)
-            continue;
-        if (nseen < 64)
-            snprintf(seen[nseen++], sizeof seen[0], "%s", me->mnt_dir);
-        for (size_t i = 0; i < sizeof real_fs / sizeof *real_fs; i++)
-            show |= strcmp(me->mnt_type, real_fs[i]) == 0;
-        if (!show || (!strcmp(me->mnt_type, "tmpfs") && strcmp(me->mnt_dir, "/tmp") && strcmp(me->mnt_dir, "/dev/shm")))
-            continue;
+    for (int i = 0; i < n; i++) {
         struct statvfs sv;
-        if (statvfs(me->mnt_dir, &sv) != 0)
+        if (!listed_fs(&m[i]) || statvfs(m[i].dir, &sv) != 0)
             continue;
-        printf("  %-24s %-8s %8.1f GiB, %8.1f GiB free  (%s)\n", me->mnt_dir, me->mnt_type,
+        printf("  %-24s %-8s %8.1f GiB, %8.1f GiB free  (%s)\n", m[i].dir, m[i].type,
                (double)sv.f_blocks * sv.f_frsize / (1u << 30), (double)sv.f_bavail * sv.f_frsize / (1u << 30),
-               me->mnt_fsname);
+               m[i].source);
     }
-    if (m)
-        endmntent(m);
+    dlg_mounts_free(m, n);
 }
 
 int dlg_cmd_sysinfo(const dlg_cli *cli, int argc, char **argv)

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,9 +160,34 @@ static int fill_item(dlg_loader *l, worker *w, slot *sl, uint64_t s, dlg_data_er
     }
 }
 
-static void *worker_main(void *arg)
+/* An alternate signal stack for a worker, so that a stack overflow in it
+ * (a deep decode) still lets the crash guard's handler write its line
+ * (core/runtime/signals.h: the stack is per thread).  A stack already set
+ * (a sanitizer's) serves; without memory only that line is lost. */
+#define WORKER_SIGSTACK_BYTES (64 * 1024)
+
+static void *worker_sigstack(void)
 {
-    worker *w = arg;
+    stack_t old, st = {.ss_size = WORKER_SIGSTACK_BYTES};
+    if (sigaltstack(NULL, &old) != 0 || !(old.ss_flags & SS_DISABLE))
+        return NULL;
+    if ((st.ss_sp = malloc(WORKER_SIGSTACK_BYTES)) && sigaltstack(&st, NULL) == 0)
+        return st.ss_sp;
+    free(st.ss_sp);
+    return NULL;
+}
+
+static void worker_sigstack_free(void *sp)
+{
+    if (!sp)
+        return;
+    stack_t off = {.ss_flags = SS_DISABLE};
+    sigaltstack(&off, NULL);
+    free(sp);
+}
+
+static void worker_loop(worker *w)
+{
     dlg_loader *l = w->l;
     const uint64_t B = (uint64_t)l->cfg.batch;
     dlg_data_err err = {0};
@@ -188,6 +214,13 @@ static void *worker_main(void *arg)
             pthread_mutex_unlock(&l->mu);
         }
     }
+}
+
+static void *worker_main(void *arg)
+{
+    void *sigstack = worker_sigstack();
+    worker_loop(arg);
+    worker_sigstack_free(sigstack);
     return NULL;
 }
 

@@ -7,6 +7,8 @@
 
 #include <dirent.h>
 #include <gnu/libc-version.h>
+#include <mntent.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,28 +74,153 @@ static void isa_list(char *out, size_t len)
     free(flags);
 }
 
-/* "vda:hdd:256GiB nvme0n1:nvme:1.7TiB" from /sys/block. */
-static void disk_list(char *out, size_t len)
+static bool is_disk(const char *name)
 {
-    DIR *d = opendir("/sys/block");
-    size_t o = 0;
-    out[0] = '\0';
+    return name[0] != '.' && strncmp(name, "loop", 4) != 0 && strncmp(name, "ram", 3) != 0 &&
+           strncmp(name, "zram", 4) != 0;
+}
+
+static void read_disk(const char *sys_root, const char *name, dlg_disk *d)
+{
+    char path[4096], rot[8], size[32];
+    snprintf(d->name, sizeof d->name, "%s", name);
+    snprintf(path, sizeof path, "%s/block/%s/queue/rotational", sys_root, name);
+    read_line(path, rot, sizeof rot);
+    snprintf(path, sizeof path, "%s/block/%s/size", sys_root, name);
+    read_line(path, size, sizeof size);
+    snprintf(path, sizeof path, "%s/block/%s/device/model", sys_root, name);
+    read_line(path, d->model, sizeof d->model);
+    d->kind = !strncmp(name, "nvme", 4) ? "nvme" : !strcmp(rot, "1") ? "rotational" : "ssd";
+    d->gib = strtod(size, NULL) * 512.0 / (1u << 30); /* sysfs counts 512-byte sectors */
+}
+
+static int disk_cmp(const void *a, const void *b)
+{
+    return strcmp(((const dlg_disk *)a)->name, ((const dlg_disk *)b)->name);
+}
+
+int dlg_disks_read(const char *sys_root, dlg_disk **out)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/block", sys_root);
+    DIR *d = opendir(path);
+    dlg_disk *v = NULL;
+    int n = 0, cap = 0;
     for (struct dirent *e; d && (e = readdir(d));) {
-        if (e->d_name[0] == '.' || !strncmp(e->d_name, "loop", 4) || !strncmp(e->d_name, "ram", 3) ||
-            !strncmp(e->d_name, "zram", 4))
+        if (!is_disk(e->d_name))
             continue;
-        char path[512], rot[8], size[32];
-        snprintf(path, sizeof path, "/sys/block/%s/queue/rotational", e->d_name);
-        read_line(path, rot, sizeof rot);
-        snprintf(path, sizeof path, "/sys/block/%s/size", e->d_name);
-        read_line(path, size, sizeof size);
-        const char *kind = !strncmp(e->d_name, "nvme", 4) ? "nvme" : !strcmp(rot, "1") ? "rotational" : "ssd";
-        if (o < len)
-            o += (size_t)snprintf(out + o, len - o, "%s%s:%s:%.0fGiB", o ? " " : "", e->d_name, kind,
-                                  strtod(size, NULL) * 512.0 / (1u << 30));
+        if (n == cap) {
+            dlg_disk *nv = realloc(v, (size_t)(cap = cap ? 2 * cap : 16) * sizeof *v);
+            if (!nv) {
+                n = -1;
+                break;
+            }
+            v = nv;
+        }
+        read_disk(sys_root, e->d_name, &v[n++]);
     }
     if (d)
         closedir(d);
+    if (n < 0) {
+        free(v);
+        v = NULL;
+    } else if (n > 1) {
+        qsort(v, (size_t)n, sizeof *v, disk_cmp);
+    }
+    *out = v;
+    return n;
+}
+
+/* "vda:hdd:256GiB nvme0n1:nvme:1.7TiB" from /sys/block. */
+static void disk_list(char *out, size_t len)
+{
+    dlg_disk *v;
+    int n = dlg_disks_read("/sys", &v);
+    size_t o = 0;
+    out[0] = '\0';
+    for (int i = 0; i < n && o < len; i++)
+        o += (size_t)snprintf(out + o, len - o, "%s%s:%s:%.0fGiB", o ? " " : "", v[i].name, v[i].kind, v[i].gib);
+    free(v);
+}
+
+/* Index order of mounts by folder, then by table order. */
+typedef struct mount_key {
+    const char *dir;
+    int idx;
+} mount_key;
+
+static int mount_key_cmp(const void *a, const void *b)
+{
+    const mount_key *x = a, *y = b;
+    int c = strcmp(x->dir, y->dir);
+    return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static void mount_clear(dlg_mount *m)
+{
+    free(m->dir);
+    free(m->type);
+    free(m->source);
+    *m = (dlg_mount){0};
+}
+
+void dlg_mounts_free(dlg_mount *m, int n)
+{
+    for (int i = 0; m && i < n; i++)
+        mount_clear(&m[i]);
+    free(m);
+}
+
+/* Drops from m every mount that a later one at the same folder covers
+ * (the table lists mounts in the order they were made); returns the count
+ * left, or -1 if there is no memory. */
+static int keep_top_mounts(dlg_mount *m, int n)
+{
+    mount_key *k = malloc((size_t)n * sizeof *k);
+    if (!k)
+        return -1;
+    for (int i = 0; i < n; i++)
+        k[i] = (mount_key){m[i].dir, i};
+    qsort(k, (size_t)n, sizeof *k, mount_key_cmp);
+    for (int i = 0; i + 1 < n; i++)
+        if (strcmp(k[i].dir, k[i + 1].dir) == 0)
+            mount_clear(&m[k[i].idx]); /* k[i].dir is not read again */
+    free(k);
+    int o = 0;
+    for (int i = 0; i < n; i++)
+        if (m[i].dir)
+            m[o++] = m[i];
+    return o;
+}
+
+int dlg_mounts_read(const char *mounts, dlg_mount **out)
+{
+    *out = NULL;
+    FILE *f = setmntent(mounts, "r");
+    if (!f)
+        return -1;
+    dlg_mount *v = NULL;
+    int n = 0, cap = 0;
+    bool oom = false;
+    for (struct mntent *me; !oom && (me = getmntent(f));) {
+        if (n == cap) {
+            dlg_mount *nv = realloc(v, (size_t)(cap = cap ? 2 * cap : 32) * sizeof *v);
+            if (!(oom = !nv))
+                v = nv;
+        }
+        if (oom)
+            break;
+        dlg_mount *m = &v[n++];
+        *m = (dlg_mount){strdup(me->mnt_dir), strdup(me->mnt_type), strdup(me->mnt_fsname)};
+        oom = !m->dir || !m->type || !m->source;
+    }
+    endmntent(f);
+    int kept = oom ? -1 : n > 0 ? keep_top_mounts(v, n) : 0;
+    if (kept < 0)
+        dlg_mounts_free(v, n);
+    else
+        *out = v;
+    return kept;
 }
 
 static void add_s(dlg_wire_point *wp, const char *k, const char *v)

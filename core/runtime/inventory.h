@@ -16,4 +16,29 @@ int dlg_inventory_point(dlg_wire_point *wp, const char *run_id, const char *host
  * differs (another host, a new kernel), each point then true of its rows. */
 void dlg_inventory_id(const dlg_wire_point *wp, char *out, size_t len);
 
+/* A block device that is a disk: loop, ram and zram devices are memory
+ * or files, not storage, and are never listed. */
+typedef struct dlg_disk {
+    char name[256];
+    const char *kind; /* "nvme", "rotational" or "ssd" (also a virtual disk) */
+    double gib;
+    char model[128];
+} dlg_disk;
+
+/* The disks of SYS_ROOT/block ("/sys"), sorted by name, in *out (the
+ * caller frees it): their count, or -1 if there is no memory. */
+int dlg_disks_read(const char *sys_root, dlg_disk **out);
+
+/* A mounted filesystem as the path shows it: of a folder mounted on more
+ * than once, only the top mount, whose type, source and sizes are seen. */
+typedef struct dlg_mount {
+    char *dir, *type, *source;
+} dlg_mount;
+
+/* The visible mounts of a mounts table (MOUNTS: "/proc/self/mounts"), in
+ * its order, in *out (free with dlg_mounts_free): their count, or -1 if
+ * the table cannot be read or there is no memory. */
+int dlg_mounts_read(const char *mounts, dlg_mount **out);
+void dlg_mounts_free(dlg_mount *m, int n);
+
 #endif

@@ -26,13 +26,15 @@ int dlg_stop_signal(void);
  * status stays a signal death).  The lines are formatted when the guard is
  * armed: a handler may only write(2).
  *
- * A limit: the alternate signal stack, which lets the line out of a stack
- * overflow, is per thread and set on the arming thread only.  A stack
- * overflow in a thread the workload started (its own pool, OpenMP,
- * oneDNN; pthread_create called from the plugin, which the runtime cannot
- * reach without interposing libc) ends the process of SIGSEGV without the
- * line; any other fault in such a thread gets it.  isolation = process
- * (the default) names the crash from the parent in every case. */
+ * The alternate signal stack, which lets the line out of a stack
+ * overflow, is per thread: the arming thread gets one here, and each data
+ * loader worker (core/data/loader.c) gives itself one at its start.  A
+ * limit: a stack overflow in a thread the workload started itself (its own
+ * pool, OpenMP, oneDNN; pthread_create called from the plugin, which the
+ * runtime cannot reach without interposing libc) ends the process of
+ * SIGSEGV without the line; any other fault in such a thread gets it.
+ * isolation = process (the default) names the crash from the parent in
+ * every case. */
 #define DLG_CRASH_NSIG 4
 #define DLG_CRASH_LINE_MAX 1024
 typedef struct dlg_crash_guard {
