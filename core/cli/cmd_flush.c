@@ -1,9 +1,10 @@
 /* dlgauge flush: open the sinks of a configuration (which replays whatever
  * they spooled while their database was unreachable), flush, close.
  *
- * Exit codes (README): 2 when a sink's configuration must be fixed, 1 when
- * points could not be delivered now but stay where they were (a script
- * retries on 1 and alerts on 2), 0 when everything was delivered.  Each
+ * Exit codes (README): 2 when a sink's configuration must be fixed (or the
+ * file has no sink at all), 1 when points could not be delivered now but
+ * stay where they were (a script retries on 1 and alerts on 2), 0 when
+ * everything was delivered.  Each
  * sink is flushed on its own, so that one that cannot open does not keep
  * the others' spools from being sent; the worst outcome is the exit code. */
 #include "cli.h"
@@ -105,6 +106,11 @@ int dlg_cmd_flush(const dlg_cli *cli, int argc, char **argv)
     dlg_registry_scan(&reg);
     if (dlg_plan_build_sinks(&plan, &cfg, &reg, err, sizeof err) != 0)
         goto fail;
+    if (plan.nsinks == 0) { /* "flushed 0 sinks", exit 0, told a user who gave the wrong file nothing */
+        snprintf(err, sizeof err, "%s has no [sink] section: nothing to flush (pass the configuration the run used)",
+                 file);
+        goto fail;
+    }
     rc = DLG_EXIT_OK;
     for (size_t i = 0; i < plan.nsinks; i++) {
         int r = flush_one(cli, &plan, i);

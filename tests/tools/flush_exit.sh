@@ -8,7 +8,8 @@
 #    exits 1 too (it used to exit 2: only host->error's code counted), and
 #    another code it returns so exits 2;
 #  - one sink failing does not keep the others from being flushed, and the
-#    worst outcome is the exit code (2 over 1).
+#    worst outcome is the exit code (2 over 1);
+#  - a file with no [sink] section exits 2 with one line saying so.
 #   bash flush_exit.sh DLGAUGE PLUGIN_DIR TEST_PLUGIN_DIR WORK_DIR
 . "$(dirname "$0")/../e2e/lib.sh"
 
@@ -76,6 +77,12 @@ flush mixed
 expect mixed 2 "set exactly one of path (a file), url (HTTP) or udp (HOST:PORT); none is set"
 grep -qF "2 points stay spooled in $WORK/other/second.lp" mixed.err || fail "mixed: the good sink was not flushed: $(cat mixed.err)"
 cmp -s other/second.lp other.before || fail "mixed: the spool changed"
+
+# 4b. a file with no [sink] section (the wrong file): one line, exit 2; it
+#     said "flushed 0 sinks" and exited 0
+printf '[job a]\nworkload = sleep\n' > nosink.ini
+run_cli nosink -v flush nosink.ini
+expect_one_error nosink 2 '^dlgauge: nosink\.ini has no \[sink\] section: nothing to flush'
 
 # 5. everything delivered (a line protocol file): exit 0
 printf '[sink lp]\ntype = influx\npath = out/run.lp\n' > ok.ini
