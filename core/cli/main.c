@@ -52,7 +52,8 @@ static const struct dlg_command {
     {"flush", dlg_cmd_flush, "FILE.ini", "send what the sinks of FILE.ini spooled earlier", false,
      "  exits 1, saying how many points stay spooled and where, if a sink still cannot deliver\n"
      "  (unreachable, or a spool it cannot read or rewrite: retry later); 2 if a sink's\n"
-     "  configuration is wrong (fix it; 2 wins when both happen)\n", false},
+     "  configuration is wrong or FILE.ini has no [sink] section (fix it; 2 wins when both happen)\n",
+     false},
     {"mkdata", dlg_cmd_mkdata, "images|text", "generate a photo-like JPEG tree or a PTB-like corpus", true, NULL,
      false},
     {"report", dlg_cmd_report, "RESULTS...", "knees, bottlenecks and the cheapest instance (docs/report.md)", true,
