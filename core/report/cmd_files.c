@@ -95,16 +95,21 @@ static int part_close(void *c)
 }
 
 /* ctx through fn into part, then part renamed to final; the part is gone
- * on any failure.  0, -DLG_EIO or a stop signal, as rep_output_write. */
-static int write_part(const char *shown, const char *final, const char *part, rep_writer *fn, const void *ctx,
-                      const sigset_t *stops, char *err, size_t errlen)
+ * on any failure.  old: final's stat, NULL for a new file.  0, -DLG_EIO or
+ * a stop signal, as rep_output_write. */
+static int write_part(const char *shown, const char *final, const char *part, const struct stat *old, rep_writer *fn,
+                      const void *ctx, const sigset_t *stops, char *err, size_t errlen)
 {
     unlink(part); /* an interrupted run's; O_EXCL: never through a link someone put there */
-    part_out o = {.fd = open(part, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666), .stops = stops};
+    part_out o = {.fd = open(part, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, old ? 0600 : 0666), .stops = stops};
     if (o.fd < 0) {
         snprintf(err, errlen, "%s: cannot write: %s", shown, strerror(errno));
         return -DLG_EIO;
     }
+    /* the file replaced keeps its permissions (a private report stays
+     * private); should that fail, the part stays owner-only */
+    if (old)
+        (void)fchmod(o.fd, old->st_mode & 07777);
     FILE *f = fopencookie(&o, "w", (cookie_io_functions_t){.write = part_write, .close = part_close});
     if (!f) {
         snprintf(err, errlen, "%s: cannot write: %s", shown, strerror(errno));
@@ -181,7 +186,7 @@ int rep_output_write(const char *path, rep_writer *fn, const void *ctx, char *er
     sprintf(part, "%s.part", final);
     sigset_t stops, old;
     block_stops(&stops, &old);
-    int rc = write_part(path, final, part, fn, ctx, &stops, err, errlen);
+    int rc = write_part(path, final, part, exists ? &st : NULL, fn, ctx, &stops, err, errlen);
     if (rc > 0) { /* taken here: it is answered by the exit status */
         sigset_t one;
         sigemptyset(&one);

@@ -110,16 +110,29 @@ static bool any_gate(const rep_compare *c)
     return c->gate || c->latency_gate;
 }
 
-static const char *const latency_stats[] = {"p50", "p90", "p99", "p999", "mean", "max"};
-static const char *const latency_fields[] = {"latency_p50_us",  "latency_p90_us",  "latency_p99_us",
-                                             "latency_p999_us", "latency_mean_us", "latency_max_us"};
+/* The --latency statistics: their result fields, and how a cell's runs'
+ * figures pool (its maxima to the largest, the others to a mean). */
+static const struct latency_stat {
+    const char *stat, *field;
+    rep_pool how;
+} latency_stats[] = {
+    {"p50", "latency_p50_us", REP_POOL_MEAN},   {"p90", "latency_p90_us", REP_POOL_MEAN},
+    {"p99", "latency_p99_us", REP_POOL_MEAN},   {"p999", "latency_p999_us", REP_POOL_MEAN},
+    {"mean", "latency_mean_us", REP_POOL_MEAN}, {"max", "latency_max_us", REP_POOL_MAX},
+};
+
+static const struct latency_stat *latency_stat(const char *stat)
+{
+    for (size_t i = 0; stat && i < sizeof latency_stats / sizeof *latency_stats; i++)
+        if (same(stat, latency_stats[i].stat))
+            return &latency_stats[i];
+    return NULL;
+}
 
 const char *rep_cmp_latency_field(const char *stat)
 {
-    for (size_t i = 0; stat && i < sizeof latency_stats / sizeof *latency_stats; i++)
-        if (same(stat, latency_stats[i]))
-            return latency_fields[i];
-    return NULL;
+    const struct latency_stat *l = latency_stat(stat);
+    return l ? l->field : NULL;
 }
 
 /* The compared latency of a matched cell where both sides ran; its rise
@@ -313,13 +326,13 @@ static int match_groups(rep_compare *c)
 int rep_compare_build(rep_compare *c, char *err, size_t errlen)
 {
     c->geomean = NAN;
-    const char *lf = rep_cmp_latency_field(c->latency);
-    if (c->latency && !lf) {
+    const struct latency_stat *l = latency_stat(c->latency);
+    if (c->latency && !l) {
         snprintf(err, errlen, "--latency '%s': p50, p90, p99, p999, mean or max", c->latency);
         return -DLG_EINVAL;
     }
-    if (lf && (rep_model_cell_field(&c->base.model, &c->base.rows, lf, &c->base.lat) != 0 ||
-               rep_model_cell_field(&c->new.model, &c->new.rows, lf, &c->new.lat) != 0)) {
+    if (l && (rep_model_cell_field(&c->base.model, &c->base.rows, l->field, l->how, &c->base.lat) != 0 ||
+              rep_model_cell_field(&c->new.model, &c->new.rows, l->field, l->how, &c->new.lat) != 0)) {
         snprintf(err, errlen, "out of memory gathering step latencies");
         return -DLG_ENOMEM;
     }

@@ -614,11 +614,13 @@ static long cell_of_row(const rep_model *m, const rep_row *r, size_t *gi, size_t
     return rep_group_find(grp, coord);
 }
 
-/* The steps-weighted mean of field over a cell's rows (indices into rs),
- * each measurement once; NaN where none has it. */
-static double cell_field_mean(const rep_rows *rs, const size_t *rows, size_t nrows, const char *field)
+/* Field over a cell's rows (indices into rs), each measurement once: the
+ * steps-weighted mean, or the largest (how, model_rows.h); NaN where none
+ * has it. */
+static double cell_field_pool(const rep_rows *rs, const size_t *rows, size_t nrows, const char *field,
+                              rep_pool how)
 {
-    double sum = 0, wsum = 0, v, w;
+    double sum = 0, wsum = 0, top = -INFINITY, v, w;
     for (size_t k = 0; k < nrows; k++) {
         const rep_row *r = &rs->v[rows[k]];
         if (!rep_row_measured(r) || repeated(rs, rows, k) || !rep_num(r, field, &v) || !isfinite(v))
@@ -627,8 +629,11 @@ static double cell_field_mean(const rep_rows *rs, const size_t *rows, size_t nro
             w = 1;
         sum += w * v;
         wsum += w;
+        top = v > top ? v : top;
     }
-    return wsum > 0 ? sum / wsum : NAN;
+    if (!(wsum > 0))
+        return NAN;
+    return how == REP_POOL_MAX ? top : sum / wsum;
 }
 
 void rep_model_cell_field_free(const rep_model *m, double **v)
@@ -638,7 +643,7 @@ void rep_model_cell_field_free(const rep_model *m, double **v)
     free(v);
 }
 
-int rep_model_cell_field(const rep_model *m, const rep_rows *rs, const char *field, double ***out)
+int rep_model_cell_field(const rep_model *m, const rep_rows *rs, const char *field, rep_pool how, double ***out)
 {
     size_t *first = calloc(m->n + 1, sizeof *first), ncells = 0, naxes = 0; /* each group's first global cell */
     double **v = calloc(m->n + 1, sizeof *v);
@@ -669,7 +674,7 @@ int rep_model_cell_field(const rep_model *m, const rep_rows *rs, const char *fie
     for (size_t gi = 0; gi < m->n && !rc; gi++)
         for (size_t c = 0; c < m->g[gi].ncells; c++) {
             size_t gc = first[gi] + c;
-            v[gi][c] = cell_field_mean(rs, rows + start[gc], start[gc + 1] - start[gc], field);
+            v[gi][c] = cell_field_pool(rs, rows + start[gc], start[gc + 1] - start[gc], field, how);
         }
     free(first);
     free(start);

@@ -1,13 +1,9 @@
 /* dlgauge report RESULTS... [options]: reads, models, writes. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <dlgauge/plugin.h>

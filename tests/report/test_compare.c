@@ -417,6 +417,20 @@ static void latency_rise_fails_its_gate(void **state)
     assert_int_equal(r.err_lines, 1);
 }
 
+/* c built from the two sides' CSV with --latency stat and a 10% latency gate. */
+static void latency_gated(rep_compare *c, const char *stat, const char *base, const char *new)
+{
+    memset(c, 0, sizeof *c);
+    c->alpha = 0.05;
+    c->latency = stat;
+    c->latency_gate = true;
+    c->fail_above_latency = 0.1;
+    model_from_csv(base, &c->base.rows, &c->base.model);
+    model_from_csv(new, &c->new.rows, &c->new.model);
+    char err[256];
+    assert_int_equal(rep_compare_build(c, err, sizeof err), 0);
+}
+
 /* A cell run twice on a side (two files merged): its latency is the mean
  * of the runs' weighted by their timed steps; a side without the field
  * is counted, not gated. */
@@ -424,16 +438,9 @@ static void latency_pooled_over_runs(void **state)
 {
     (void)state;
     rep_compare c;
-    memset(&c, 0, sizeof c);
-    c.alpha = 0.05;
-    c.latency = "p99";
-    c.latency_gate = true;
-    c.fail_above_latency = 0.1;
-    model_from_csv(HEADL ROWL("2", "100", "1", "1000") ROWL("2", "300", "1", "2000") ROWL("4", "100", "1", "1000"),
-                   &c.base.rows, &c.base.model);
-    model_from_csv(HEADL ROWL("2", "100", "1", "1750") ROWL("4", "100", "1", ""), &c.new.rows, &c.new.model);
-    char err[256];
-    assert_int_equal(rep_compare_build(&c, err, sizeof err), 0);
+    latency_gated(&c, "p99",
+                  HEADL ROWL("2", "100", "1", "1000") ROWL("2", "300", "1", "2000") ROWL("4", "100", "1", "1000"),
+                  HEADL ROWL("2", "100", "1", "1750") ROWL("4", "100", "1", ""));
     const rep_cmp_cell *two = cell(&c.g[0], "cpus=2"), *four = cell(&c.g[0], "cpus=4");
     assert_near(two->lat_base, 1750, 1e-9);
     assert_near(two->lat_delta, 0, 1e-12);
@@ -441,6 +448,27 @@ static void latency_pooled_over_runs(void **state)
     assert_true(isnan(four->lat_new));
     assert_false(four->regression);
     assert_int_equal(c.nlat_missing, 1);
+    assert_int_equal(c.nregressions, 0);
+    rep_compare_free(&c);
+}
+
+/* --latency max over a cell run twice on a side is the larger of the
+ * runs' maxima, not their mean: the slowest step the cell took.  The mean
+ * (1750 us here) made an unchanged 4 ms worst step read as a +129% rise. */
+static void latency_max_pooled_is_the_max(void **state)
+{
+    (void)state;
+#define HEADM "time,cpus,job,status,workload,throughput,throughput_ci95,throughput_stddev,unit,repeats,version,steps," \
+              "latency_max_us\n"
+#define ROWM(steps, max) "2026-12-01T10:00:00Z,2,j,ok,sim,100,1,1,images,5,0.1.0," steps "," max "\n"
+    rep_compare c;
+    latency_gated(&c, "max", HEADM ROWM("300", "1000") ROWM("100", "4000"), HEADM ROWM("400", "4000"));
+#undef HEADM
+#undef ROWM
+    const rep_cmp_cell *two = cell(&c.g[0], "cpus=2");
+    assert_near(two->lat_base, 4000, 1e-9);
+    assert_near(two->lat_delta, 0, 1e-12);
+    assert_false(two->regression);
     assert_int_equal(c.nregressions, 0);
     rep_compare_free(&c);
 }
@@ -503,6 +531,7 @@ int main(void)
         cmocka_unit_test(bad_input_is_one_line_and_exit_2),
         cmocka_unit_test(latency_rise_fails_its_gate),
         cmocka_unit_test(latency_pooled_over_runs),
+        cmocka_unit_test(latency_max_pooled_is_the_max),
         cmocka_unit_test(one_side_from_stdin),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -161,6 +161,25 @@ static void test_link_kept(void **state)
     assert_string_equal(slurp("out.md"), "new\n");
 }
 
+/* The replaced file keeps its permissions: a report kept private (0600)
+ * became world-readable (0666 less the umask) once renamed over. */
+static void test_mode_kept(void **state)
+{
+    (void)state;
+    char err[512] = "";
+    put("out.md", "old\n");
+    assert_int_equal(chmod("out.md", 0600), 0);
+    mode_t mask = umask(022);
+    fake_out c = {"new\n", -1, 1};
+    int rc = rep_output_write("out.md", writer, &c, err, sizeof err);
+    umask(mask);
+    assert_int_equal(rc, 0);
+    struct stat st;
+    assert_int_equal(stat("out.md", &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0600);
+    assert_string_equal(slurp("out.md"), "new\n");
+}
+
 static void test_device_and_folder(void **state)
 {
     (void)state;
@@ -183,6 +202,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_failed_write_keeps_old, in_tmp, out_tmp),
         cmocka_unit_test_setup_teardown(test_stale_part_link, in_tmp, out_tmp),
         cmocka_unit_test_setup_teardown(test_link_kept, in_tmp, out_tmp),
+        cmocka_unit_test_setup_teardown(test_mode_kept, in_tmp, out_tmp),
         cmocka_unit_test_setup_teardown(test_device_and_folder, in_tmp, out_tmp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
