@@ -210,12 +210,16 @@ static int read_inventory(dlg_journal *j, char *rest, int lineno, char *err, siz
     return 0;
 }
 
-/* A record of a kind this version does not know: skipped (journal.h). */
+/* A record of a kind this version does not know: skipped (journal.h).  A
+ * kind too long for the note is shortened there, with "...". */
 static void skip_unknown(dlg_journal *j, const char *kind, int lineno)
 {
     if (j->nunknown++ == 0) {
         j->unknown_line = lineno;
-        snprintf(j->unknown_kind, sizeof j->unknown_kind, "%s", kind);
+        if (strlen(kind) < sizeof j->unknown_kind)
+            snprintf(j->unknown_kind, sizeof j->unknown_kind, "%s", kind);
+        else
+            snprintf(j->unknown_kind, sizeof j->unknown_kind, "%.*s...", (int)sizeof j->unknown_kind - 4, kind);
     }
 }
 
@@ -224,7 +228,7 @@ static void skip_unknown(dlg_journal *j, const char *kind, int lineno)
 static int read_record(dlg_journal *j, char *line, int lineno, char *err, size_t errlen)
 {
     size_t n = line[0] >= 'a' && line[0] <= 'z' ? strspn(line, "abcdefghijklmnopqrstuvwxyz0123456789_") : 0;
-    if (n == 0 || n >= sizeof j->unknown_kind || (line[n] != ' ' && line[n] != '\0')) {
+    if (n == 0 || (line[n] != ' ' && line[n] != '\0')) {
         snprintf(err, errlen, "%s:%d: malformed journal line (not a record)", j->path, lineno);
         return -1;
     }

@@ -45,7 +45,7 @@ typedef struct dlg_journal {
     char inventory[24]; /* id of the last inventory delivered, "" none */
     int unlocked;       /* flock's errno where the file system has no locks, else 0 */
     int unknown_line;   /* first line of a kind this version does not know, 0 none */
-    char unknown_kind[32];
+    char unknown_kind[32]; /* its kind, shortened with "..." past 31 bytes */
     size_t nunknown;    /* lines skipped as such */
 } dlg_journal;
 

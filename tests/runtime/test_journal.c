@@ -359,6 +359,31 @@ static void test_newer_records_skipped(void **unused)
     rmdir(dir);
 }
 
+/* A newer record kind with a long name (32 bytes or more) is a kind like
+ * any other: skipped with the note, its name shortened there.  It used to
+ * be refused as "not a record", failing --resume on a newer journal. */
+static void test_long_newer_kind_skipped(void **unused)
+{
+    (void)unused;
+    char dir[64], path[128], err[512] = "";
+    journal_with_cell_0(dir, sizeof dir, path, sizeof path);
+    append_text(path, "accelerator_clock_and_power_state_sample 0 1410MHz 300W\n");
+    dlg_journal j;
+    if (dlg_journal_resume(&j, path, "abc", err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_true(dlg_journal_is_done(&j, "a", 0));
+    char *notes = print_notes(&j);
+    char want[256];
+    snprintf(want, sizeof want, "dlgauge: note: %s:3: skipped 1 journal line of a kind this dlgauge does not "
+             "know (the first: accelerator_clock_and_power_...)", path);
+    if (strstr(notes, want) != notes)
+        fail_msg("%s", notes);
+    free(notes);
+    dlg_journal_close(&j);
+    unlink(path);
+    rmdir(dir);
+}
+
 /* A record of a known kind that cannot be read, or a line that is no
  * record at all (a damaged file), stays an error at its file:line: read
  * past, a cell would be taken for done, or its failure not counted.  The
@@ -446,6 +471,7 @@ int main(void)
         cmocka_unit_test(test_no_locks_here),
         cmocka_unit_test(test_newer_records_skipped),
         cmocka_unit_test(test_malformed_known_kind),
+        cmocka_unit_test(test_long_newer_kind_skipped),
         cmocka_unit_test(test_newer_format_refused),
         cmocka_unit_test(test_run_id_with_spaces),
     };
