@@ -55,8 +55,8 @@ static int tsv_open(const dlg_host *h, const dlg_value *opts, const char *name, 
     return 0;
 }
 
-/* The schema lives only during the call: keep the names, not the pointer
- * (the names themselves stay valid for the run). */
+/* The header, and the columns' order for write() (the schema's names
+ * stay valid until close(): plugin.h). */
 static int tsv_begin(void *state, const dlg_schema *s)
 {
     tsv *t = state;

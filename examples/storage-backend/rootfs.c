@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,14 +62,34 @@ static void rootfs_destroy(void *inst)
     free(r);
 }
 
+/* Whether path's ".." components climb above where it starts (openat
+ * would follow them out of root).  A symlink inside root can still point
+ * out: Linux's openat2(RESOLVE_BENEATH) refuses that too. */
+static bool climbs_out(const char *path)
+{
+    int depth = 0;
+    for (const char *c = path; *c;) {
+        size_t len = strcspn(c, "/");
+        if (len == 2 && c[0] == '.' && c[1] == '.') {
+            if (--depth < 0)
+                return true;
+        } else if (len > 0 && !(len == 1 && c[0] == '.'))
+            depth++;
+        c += len + (c[len] == '/');
+    }
+    return false;
+}
+
 static int rootfs_open(void *inst, const dlg_host *h, const char *path, int flags, dlg_file *f)
 {
     rootfs *r = inst;
     rootfs_file *rf = (rootfs_file *)f;
     rf->h = h;
-    snprintf(rf->path, sizeof rf->path, "%s/%s", r->root, path);
     while (*path == '/') /* below root, whatever the job wrote */
         path++;
+    snprintf(rf->path, sizeof rf->path, "%s/%s", r->root, path);
+    if (climbs_out(path))
+        return h->error(h, DLG_EINVAL, "%s: climbs out of root = %s", path, r->root);
     int how = flags == DLG_OPEN_WRITE ? O_WRONLY | O_CREAT | O_TRUNC : O_RDONLY;
     rf->fd = openat(r->dirfd, path, how | O_CLOEXEC, 0644);
     if (rf->fd < 0)

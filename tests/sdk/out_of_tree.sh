@@ -98,6 +98,14 @@ if "$work/prefix/bin/dlgauge" --plugin-dir "$work/kinds" run "$work/kinds.ini" -
 fi
 grep -qF "[storage below] rootfs: root = /nonexistent: No such file or directory" "$work/kinds.err" ||
   { echo "FAIL: missing root: $(cat "$work/kinds.err")"; exit 1; }
+# A path whose ".." climbs above root is refused, not read from beside it
+# (sub/../.. is $work itself, where data.bin lies).
+if "$work/prefix/bin/dlgauge" --plugin-dir "$work/kinds" run "$work/kinds.ini" --set sum.path=sub/../../data.bin \
+     --set sum.block=4KiB >/dev/null 2>"$work/kinds.err"; then
+  echo "FAIL: rootfs reads sub/../../data.bin outside root"; exit 1
+fi
+grep -qF "sub/../../data.bin: climbs out of root = $work/root" "$work/kinds.err" ||
+  { echo "FAIL: path out of root: $(cat "$work/kinds.err")"; exit 1; }
 if "$work/prefix/bin/dlgauge" --plugin-dir "$work/kinds" run "$work/kinds.ini" --dry-run \
      --set tsv.path=results/ >/dev/null 2>"$work/kinds.err"; then
   echo "FAIL: --dry-run accepts a sink path naming a folder"; exit 1
