@@ -125,8 +125,7 @@ int dlg_net_read_wait(dlg_net *net, uint64_t ticket)
     rc = net->bk->read_wait(net->ctx, ticket);
     if (rc == -DLG_EINVAL)
         return dlg_net_fail(net, DLG_EINVAL,
-                            "nn: a step saw a bad input (e.g. a label outside 0..K-1): the "
-                            "values read are meaningless");
+                            "%s: the values read are meaningless", DLG_NN_BAD_INPUT);
     if (rc < 0)
         return dlg_net_fail(net, -rc, "nn: backend %s: waiting for a read failed", net->bk->name);
     return 0;

@@ -273,7 +273,10 @@ int dlg_net_clip_read(dlg_net *net, dlg_clip_stats *st)
     int rc = ready(net);
     if (rc || !dlg_net_clips_on_device(net))
         return rc;
-    if ((rc = net->bk->clip_stats(net->ctx, &st->norm, &st->clipped)) < 0)
+    rc = net->bk->clip_stats(net->ctx, &st->norm, &st->clipped);
+    if (rc == -DLG_EINVAL) /* the device's flag: the norm of a bad step */
+        return dlg_net_fail(net, DLG_EINVAL, "%s: the gradient norm is meaningless", DLG_NN_BAD_INPUT);
+    if (rc < 0)
         return dlg_net_fail(net, -rc, "nn: backend %s: reading the gradient norm failed",
                             net->bk->name);
     return 0;

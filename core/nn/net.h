@@ -138,6 +138,8 @@ int dlg_layer_infer_seq(dlg_net *net, dlg_node *n);
 /* Elements one blob may hold (2^48 floats, 1 PiB): a blob's padded bytes
  * then never overflow, and the builder refuses larger shapes up front. */
 #define DLG_NN_MAX_COUNT ((int64_t)1 << 48)
+/* What a backend's sticky bad-input flag (-DLG_EINVAL from a read) means. */
+#define DLG_NN_BAD_INPUT "nn: a step saw a bad input (e.g. a label outside 0..K-1)"
 
 /* *out = a * b, false if that overflows int64 (a, b >= 0). */
 static inline bool dlg_mul_ok(int64_t a, int64_t b, int64_t *out)

@@ -27,6 +27,7 @@
 typedef struct calls {
     const dlg_net *net;
     int sumsq, scale, arrays, clip, stats;
+    bool bad_input;
     int64_t floats;
     float factor;
     double max_norm;
@@ -89,6 +90,8 @@ static int fake_clip(void *ctx, float *const *p, const int64_t *c, int n, double
 static int fake_stats(void *ctx, double *last_norm, int64_t *clipped)
 {
     calls *seen = ctx;
+    if (seen->bad_input) /* the device's sticky flag: a label out of range */
+        return -DLG_EINVAL;
     seen->stats++;
     *last_norm = 2.5;
     *clipped = 7;
@@ -236,6 +239,10 @@ static void test_clip_grads_hook(void **st)
     assert_int_equal(dlg_net_clip_read(net, &cs), 0);
     assert_int_equal(c.stats, 1);
     assert_true(cs.norm == 2.5 && cs.clipped == 7);
+    /* a step that saw a bad label: said so, not "reading the norm failed" */
+    c.bad_input = true;
+    assert_int_equal(dlg_net_clip_read(net, &cs), -DLG_EINVAL);
+    assert_non_null(strstr(dlg_net_error(net), "a step saw a bad input"));
     net->bk = ref;
     net->ctx = NULL;
     dlg_net_destroy(net);
