@@ -1,7 +1,10 @@
 /* The report's and compare's output files (rep_output_write): written
  * whole or not at all.  A stop signal or a failed write mid-file leaves the
  * earlier file as it was and no .part beside it; a link keeps pointing at
- * the new file; a device is written in place. */
+ * the new file; a device is written in place.  A file rewritten keeps its
+ * owner and hard links, one its user may not write is refused, and one in
+ * a folder that takes no new file is written in place (these as the
+ * unprivileged user 65534, in a child, when the test runs as root). */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,11 +12,14 @@
 #include <cmocka.h>
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <dlgauge/plugin.h>
@@ -73,6 +79,10 @@ static int out_tmp(void **state)
     unlink("out.md");
     unlink("out.md.part");
     unlink("link.md");
+    unlink("twin.md");
+    unlink("d/out.md");
+    unlink("d/out.md.part");
+    rmdir("d");
     assert_int_equal(chdir("/"), 0);
     rmdir(*state);
     return 0;
@@ -106,13 +116,10 @@ static void test_sigint_keeps_old(void **state)
     assert_false(sigismember(&p, SIGINT));
 }
 
-/* A write that fails (here past a file size limit: EFBIG) names the file
- * the user gave, not the .part. */
-static void test_failed_write_keeps_old(void **state)
+/* rep_output_write("out.md") of 16 KiB past a 4 KiB file size limit:
+ * the write fails (EFBIG), as on a full disk. */
+static int write_past_limit(char *err, size_t errlen)
 {
-    (void)state;
-    char err[512] = "";
-    put("out.md", "old\n");
     struct rlimit old, lim;
     getrlimit(RLIMIT_FSIZE, &old);
     lim = old;
@@ -122,9 +129,19 @@ static void test_failed_write_keeps_old(void **state)
     static char big[8192];
     memset(big, 'x', sizeof big - 1);
     fake_out c = {big, -1, 2};
-    int rc = rep_output_write("out.md", writer, &c, err, sizeof err);
+    int rc = rep_output_write("out.md", writer, &c, err, errlen);
     setrlimit(RLIMIT_FSIZE, &old);
-    assert_int_equal(rc, -DLG_EIO);
+    return rc;
+}
+
+/* A write that fails (here past a file size limit: EFBIG) names the file
+ * the user gave, not the .part. */
+static void test_failed_write_keeps_old(void **state)
+{
+    (void)state;
+    char err[512] = "";
+    put("out.md", "old\n");
+    assert_int_equal(write_past_limit(err, sizeof err), -DLG_EIO);
     assert_string_equal(slurp("out.md"), "old\n");
     assert_int_equal(access("out.md.part", F_OK), -1);
     assert_non_null(strstr(err, "out.md: write failed: File too large"));
@@ -194,6 +211,159 @@ static void test_device_and_folder(void **state)
     assert_string_equal(err, "nodir/out.md: cannot write: No such file or directory");
 }
 
+enum { NOBODY = 65534 };
+
+static void need_root(void)
+{
+    if (geteuid() != 0)
+        skip(); /* owners and other users' files: only root can set them up */
+}
+
+/* Root rewriting a user's report: the file stays the user's (it became
+ * root's, 0640 root:root, which its owner could no longer read). */
+static void test_owner_kept(void **state)
+{
+    (void)state;
+    need_root();
+    char err[512] = "";
+    put("out.md", "old\n");
+    assert_int_equal(chown("out.md", NOBODY, NOBODY), 0);
+    assert_int_equal(chmod("out.md", 0640), 0);
+    fake_out c = {"new\n", -1, 1};
+    assert_int_equal(rep_output_write("out.md", writer, &c, err, sizeof err), 0);
+    struct stat st;
+    assert_int_equal(stat("out.md", &st), 0);
+    assert_int_equal(st.st_uid, NOBODY);
+    assert_int_equal(st.st_gid, NOBODY);
+    assert_int_equal(st.st_mode & 07777, 0640);
+    assert_string_equal(slurp("out.md"), "new\n");
+}
+
+/* A report with a second hard link: both names show the new report (the
+ * rename left the other name on the old one). */
+static void test_hard_link_kept(void **state)
+{
+    (void)state;
+    char err[512] = "";
+    put("out.md", "old, longer than the new one\n");
+    assert_int_equal(link("out.md", "twin.md"), 0);
+    struct stat before, after;
+    assert_int_equal(stat("out.md", &before), 0);
+    fake_out c = {"new\n", -1, 2};
+    assert_int_equal(rep_output_write("out.md", writer, &c, err, sizeof err), 0);
+    assert_string_equal(slurp("twin.md"), "new\nnew\n");
+    assert_string_equal(slurp("out.md"), "new\nnew\n");
+    assert_int_equal(stat("out.md", &after), 0);
+    assert_int_equal(after.st_ino, before.st_ino);
+    assert_int_equal(access("out.md.part", F_OK), -1);
+}
+
+/* Written in place, a report too large for the space left (here a file
+ * size limit) or stopped by a signal leaves the old one whole. */
+static void test_in_place_failures_keep_old(void **state)
+{
+    (void)state;
+    char err[512] = "";
+    put("out.md", "old\n");
+    assert_int_equal(link("out.md", "twin.md"), 0);
+    assert_int_equal(write_past_limit(err, sizeof err), -DLG_EIO);
+    assert_string_equal(err, "out.md: write failed: File too large; out.md is left as it was");
+    assert_string_equal(slurp("twin.md"), "old\n");
+    fake_out stop = {"new line\n", 1, 3};
+    assert_int_equal(rep_output_write("out.md", writer, &stop, err, sizeof err), SIGINT);
+    assert_non_null(strstr(err, "out.md: stopped by signal 2"));
+    assert_string_equal(slurp("twin.md"), "old\n");
+}
+
+typedef struct nobody_run {
+    int rc;
+    char err[512];
+} nobody_run;
+
+/* rep_output_write("d/out.md") in a child run as user and group 65534 */
+static nobody_run as_nobody(const char *text)
+{
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        nobody_run r = {0};
+        close(p[0]);
+        if (setgroups(0, NULL) != 0 || setgid(NOBODY) != 0 || setuid(NOBODY) != 0)
+            _exit(3);
+        fake_out c = {text, -1, 1};
+        r.rc = rep_output_write("d/out.md", writer, &c, r.err, sizeof r.err);
+        _exit(write(p[1], &r, sizeof r) == (ssize_t)sizeof r ? 0 : 4);
+    }
+    close(p[1]);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid); /* r fits the pipe's buffer */
+    nobody_run r = {0};
+    bool dropped = !WIFEXITED(status) || WEXITSTATUS(status) != 3;
+    if (dropped)
+        assert_int_equal(read(p[0], &r, sizeof r), (ssize_t)sizeof r);
+    close(p[0]);
+    if (!dropped)
+        skip(); /* a root without CAP_SETUID (some containers) */
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    return r;
+}
+
+/* d/out.md with mode, owned by uid; d with dmode, owned by duid */
+static void nobody_setup(mode_t mode, uid_t uid, mode_t dmode, uid_t duid)
+{
+    assert_int_equal(chmod(".", 0755), 0);
+    assert_int_equal(mkdir("d", 0755), 0);
+    put("d/out.md", "old\n");
+    assert_int_equal(chown("d/out.md", uid, uid), 0);
+    assert_int_equal(chmod("d/out.md", mode), 0);
+    assert_int_equal(chown("d", duid, duid), 0);
+    assert_int_equal(chmod("d", dmode), 0);
+}
+
+/* A read-only report in the user's own folder is refused, as writing it
+ * always was: the rename replaced it. */
+static void test_read_only_refused(void **state)
+{
+    (void)state;
+    need_root();
+    nobody_setup(0444, NOBODY, 0755, NOBODY);
+    nobody_run r = as_nobody("new\n");
+    assert_int_equal(r.rc, -DLG_EIO);
+    assert_string_equal(r.err, "d/out.md: cannot write: Permission denied");
+    assert_string_equal(slurp("d/out.md"), "old\n");
+}
+
+/* A report the user may write in a folder where they may not create a
+ * file is written in place: the .part could not be created, so it failed. */
+static void test_locked_folder_in_place(void **state)
+{
+    (void)state;
+    need_root();
+    nobody_setup(0644, NOBODY, 0755, 0);
+    nobody_run r = as_nobody("new\n");
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(slurp("d/out.md"), "new\n");
+    assert_int_equal(access("d/out.md.part", F_OK), -1);
+}
+
+/* A shared report another user owns (0666 in a folder anyone may write):
+ * written in place, so it stays theirs; renamed, it became the writer's. */
+static void test_others_file_stays_theirs(void **state)
+{
+    (void)state;
+    need_root();
+    nobody_setup(0666, 0, 0777, 0);
+    nobody_run r = as_nobody("new\n");
+    assert_int_equal(r.rc, 0);
+    struct stat st;
+    assert_int_equal(stat("d/out.md", &st), 0);
+    assert_int_equal(st.st_uid, 0);
+    assert_int_equal(st.st_mode & 07777, 0666);
+    assert_string_equal(slurp("d/out.md"), "new\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -204,6 +374,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_link_kept, in_tmp, out_tmp),
         cmocka_unit_test_setup_teardown(test_mode_kept, in_tmp, out_tmp),
         cmocka_unit_test_setup_teardown(test_device_and_folder, in_tmp, out_tmp),
+        cmocka_unit_test_setup_teardown(test_owner_kept, in_tmp, out_tmp),
+        cmocka_unit_test_setup_teardown(test_hard_link_kept, in_tmp, out_tmp),
+        cmocka_unit_test_setup_teardown(test_in_place_failures_keep_old, in_tmp, out_tmp),
+        cmocka_unit_test_setup_teardown(test_read_only_refused, in_tmp, out_tmp),
+        cmocka_unit_test_setup_teardown(test_locked_folder_in_place, in_tmp, out_tmp),
+        cmocka_unit_test_setup_teardown(test_others_file_stays_theirs, in_tmp, out_tmp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
