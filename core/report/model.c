@@ -225,8 +225,10 @@ static int build_axes(rep_model *m, size_t gi, const rep_rows *rs, const long *g
                     return -1;
                 a = (long)g->naxes++;
             }
-            if (axis_val(&g->axes[a], r->tags[t].str) < 0 &&
-                push_str(&g->axes[a].vals, &g->axes[a].n, r->tags[t].str) != 0)
+            /* an empty tag (JSONL's "a": "") sits at "-", where the
+             * cells look for it, as a CSV's empty cell does */
+            const char *v = or_dash(r->tags[t].str);
+            if (axis_val(&g->axes[a], v) < 0 && push_str(&g->axes[a].vals, &g->axes[a].n, v) != 0)
                 return -1;
         }
     }
@@ -415,30 +417,71 @@ static long cell_at(rep_group *g, size_t *cap, const size_t *coord)
     return rep_group_index_last(g) == 0 ? (long)g->ncells - 1 : -1;
 }
 
-/* Pools each cell over its own rows, listed once in file order (bucketed
- * by cell_of, -1 = another group's row): scanning every row per cell made
- * a large grid quadratic. */
+/* Rows bucketed by cell, each cell's in file order: cell c's are
+ * rows[start[c]] .. rows[start[c + 1] - 1].  One pass over the rows (a
+ * counting sort): scanning every row per cell made a large grid
+ * quadratic. */
+typedef struct row_buckets {
+    size_t *rows, *start;
+} row_buckets;
+
+static void buckets_free(row_buckets *b)
+{
+    free(b->rows);
+    free(b->start);
+}
+
+/* Buckets the n rows by cell_of (row i's cell in [0, ncells), or -1: none
+ * of these cells').  0, or -1 out of memory (b then empty). */
+static int bucket_rows(row_buckets *b, const long *cell_of, size_t n, size_t ncells)
+{
+    size_t *fill = calloc(ncells + 1, sizeof *fill);
+    b->start = calloc(ncells + 1, sizeof *b->start);
+    b->rows = malloc((n + 1) * sizeof *b->rows);
+    if (!fill || !b->start || !b->rows) {
+        free(fill);
+        buckets_free(b);
+        *b = (row_buckets){0};
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (cell_of[i] >= 0)
+            b->start[cell_of[i] + 1]++;
+    for (size_t c = 0; c < ncells; c++)
+        fill[c + 1] = b->start[c + 1] += b->start[c];
+    for (size_t i = 0; i < n; i++)
+        if (cell_of[i] >= 0)
+            b->rows[fill[cell_of[i]]++] = i;
+    free(fill);
+    return 0;
+}
+
+/* Pools each cell over its own rows (cell_of: row i's cell, -1 = another
+ * group's row). */
 static int pool_cells(rep_group *g, const rep_rows *rs, const long *cell_of)
 {
-    size_t *start = calloc(g->ncells + 1, sizeof *start), *fill = calloc(g->ncells + 1, sizeof *fill);
-    size_t *rows = malloc((rs->n + 1) * sizeof *rows);
-    int rc = start && fill && rows ? 0 : -1;
-    for (size_t i = 0; i < rs->n && !rc; i++)
-        if (cell_of[i] >= 0)
-            start[cell_of[i] + 1]++;
-    for (size_t c = 0; c < g->ncells && !rc; c++)
-        fill[c + 1] = start[c + 1] += start[c];
-    for (size_t i = 0; i < rs->n && !rc; i++)
-        if (cell_of[i] >= 0)
-            rows[fill[cell_of[i]]++] = i;
-    for (size_t c = 0; c < g->ncells && !rc; c++) {
-        pool_cell(&g->cells[c], rs, rows + start[c], start[c + 1] - start[c]);
-        count_failed(&g->cells[c], rs, rows + start[c], start[c + 1] - start[c]);
+    row_buckets b;
+    if (bucket_rows(&b, cell_of, rs->n, g->ncells) != 0)
+        return -1;
+    for (size_t c = 0; c < g->ncells; c++) {
+        pool_cell(&g->cells[c], rs, b.rows + b.start[c], b.start[c + 1] - b.start[c]);
+        count_failed(&g->cells[c], rs, b.rows + b.start[c], b.start[c + 1] - b.start[c]);
     }
-    free(start);
-    free(fill);
-    free(rows);
-    return rc;
+    buckets_free(&b);
+    return 0;
+}
+
+/* Row r's place in g: each axis's value index in coord; false where a
+ * value is not on its axis. */
+static bool row_coord(const rep_group *g, const rep_row *r, size_t *coord)
+{
+    for (size_t a = 0; a < g->naxes; a++) {
+        long v = axis_val(&g->axes[a], or_dash(rep_tag(r, g->axes[a].key)));
+        if (v < 0)
+            return false;
+        coord[a] = (size_t)v;
+    }
+    return true;
 }
 
 static int build_cells(rep_model *m, size_t gi, const rep_rows *rs, const long *gid)
@@ -453,9 +496,7 @@ static int build_cells(rep_model *m, size_t gi, const rep_rows *rs, const long *
         cell_of[i] = -1;
         if (gid[i] != (long)gi)
             continue;
-        for (size_t a = 0; a < g->naxes; a++)
-            coord[a] = (size_t)axis_val(&g->axes[a], or_dash(rep_tag(r, g->axes[a].key)));
-        long c = cell_at(g, &cap, coord);
+        long c = row_coord(g, r, coord) ? cell_at(g, &cap, coord) : -1; /* the axes hold every row's values */
         if (c < 0) {
             rc = -1;
             break;
@@ -603,15 +644,10 @@ static long cell_of_row(const rep_model *m, const rep_row *r, size_t *gi, size_t
     long g = find_group(m, r);
     if (g < 0)
         return -1;
-    const rep_group *grp = &m->g[g];
-    for (size_t a = 0; a < grp->naxes; a++) {
-        long v = axis_val(&grp->axes[a], or_dash(rep_tag(r, grp->axes[a].key)));
-        if (v < 0)
-            return -1;
-        coord[a] = (size_t)v;
-    }
+    if (!row_coord(&m->g[g], r, coord))
+        return -1;
     *gi = (size_t)g;
-    return rep_group_find(grp, coord);
+    return rep_group_find(&m->g[g], coord);
 }
 
 /* Field over a cell's rows (indices into rs), each measurement once: the
@@ -654,32 +690,23 @@ int rep_model_cell_field(const rep_model *m, const rep_rows *rs, const char *fie
         naxes = m->g[gi].naxes > naxes ? m->g[gi].naxes : naxes;
         rc = (v[gi] = malloc((m->g[gi].ncells + 1) * sizeof **v)) ? 0 : -1;
     }
-    /* rows bucketed by global cell, as pool_cells buckets them */
-    size_t *start = calloc(ncells + 2, sizeof *start), *fill = calloc(ncells + 2, sizeof *fill);
-    size_t *rows = malloc((rs->n + 1) * sizeof *rows), *coord = malloc((naxes + 1) * sizeof *coord);
-    long *cell = malloc((rs->n + 1) * sizeof *cell);
-    rc = rc || !start || !fill || !rows || !coord || !cell ? -1 : 0;
+    size_t *coord = malloc((naxes + 1) * sizeof *coord);
+    long *cell = malloc((rs->n + 1) * sizeof *cell); /* each row's global cell */
+    rc = rc || !coord || !cell ? -1 : 0;
     for (size_t i = 0; i < rs->n && !rc; i++) {
         size_t gi = 0;
         long c = cell_of_row(m, &rs->v[i], &gi, coord);
         cell[i] = c < 0 ? -1 : (long)(first[gi] + (size_t)c);
-        if (cell[i] >= 0)
-            start[cell[i] + 1]++;
     }
-    for (size_t c = 0; c < ncells && !rc; c++)
-        fill[c + 1] = start[c + 1] += start[c];
-    for (size_t i = 0; i < rs->n && !rc; i++)
-        if (cell[i] >= 0)
-            rows[fill[cell[i]]++] = i;
+    row_buckets b = {0};
+    rc = rc || bucket_rows(&b, cell, rs->n, ncells) != 0 ? -1 : 0;
     for (size_t gi = 0; gi < m->n && !rc; gi++)
         for (size_t c = 0; c < m->g[gi].ncells; c++) {
             size_t gc = first[gi] + c;
-            v[gi][c] = cell_field_pool(rs, rows + start[gc], start[gc + 1] - start[gc], field, how);
+            v[gi][c] = cell_field_pool(rs, b.rows + b.start[gc], b.start[gc + 1] - b.start[gc], field, how);
         }
+    buckets_free(&b);
     free(first);
-    free(start);
-    free(fill);
-    free(rows);
     free(coord);
     free(cell);
     if (rc)

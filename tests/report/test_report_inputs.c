@@ -176,6 +176,35 @@ static void test_jsonl_nonfinite_is_no_number(void **state)
     }
 }
 
+/* A JSONL tag that is empty ("a": "") sits at "-" on its axis, as a
+ * CSV's empty cell does: its cell looked for "-", which the axis lacked,
+ * and indexed the axis at -1 (the report crashed). */
+static void test_jsonl_empty_tag_is_dash(void **state)
+{
+    (void)state;
+    rep_rows rows;
+    rep_model m;
+    model_from_csv("{\"measurement\":\"dlgauge_result\",\"tags\":{\"workload\":\"w\",\"status\":\"ok\",\"job\":\"j\","
+                   "\"a\":\"1\"},\"fields\":{\"throughput\":10.0,\"throughput_ci95\":1.0,\"repeats\":3,"
+                   "\"version\":\"0.1.0\"}}\n"
+                   "{\"measurement\":\"dlgauge_result\",\"tags\":{\"workload\":\"w\",\"status\":\"ok\",\"job\":\"j\","
+                   "\"a\":\"\"},\"fields\":{\"throughput\":20.0,\"throughput_ci95\":1.0,\"repeats\":3,"
+                   "\"version\":\"0.1.0\"}}\n",
+                   &rows, &m);
+    assert_int_equal(m.n, 1);
+    const rep_group *g = &m.g[0];
+    assert_int_equal(g->naxes, 1);
+    assert_int_equal(g->axes[0].n, 2);
+    assert_int_equal(g->ncells, 2);
+    for (size_t c = 0; c < g->ncells; c++) {
+        assert_true(g->cells[c].coord[0] < g->axes[0].n);
+        const char *v = g->axes[0].vals[g->cells[c].coord[0]];
+        assert_true(g->cells[c].thr == (strcmp(v, "-") == 0 ? 20.0 : 10.0));
+    }
+    rep_model_free(&m);
+    rep_rows_free(&rows);
+}
+
 /* A spreadsheet's "CSV UTF-8" (byte-order mark, CRLF) reads as written;
  * the mark had made the header "not a dlgauge results file". */
 static void test_csv_byte_order_mark(void **state)
@@ -398,6 +427,7 @@ int main(void)
         cmocka_unit_test(test_knee_below_measured_once),
         cmocka_unit_test(test_knee_nothing_below_on_slice),
         cmocka_unit_test(test_jsonl_nonfinite_is_no_number),
+        cmocka_unit_test(test_jsonl_empty_tag_is_dash),
         cmocka_unit_test(test_markdown_labels_stay_text),
         cmocka_unit_test(test_markdown_labels_do_not_format),
         cmocka_unit_test(test_text_no_control_characters),
