@@ -30,6 +30,7 @@ static const struct dlg_command {
     bool own_help;     /* prints its own, longer usage for --help */
     const char *more;  /* what only the command's own help adds */
     bool prints;       /* stdout is its product: a write that failed there fails it */
+    bool dash_parts;   /* its "--" parts its arguments (base from new), options go on after it */
 } commands[] = {
     {"run", dlg_cmd_run, "FILE.ini [--job NAME]... [--set SECTION.key=value]... [--dry-run] [--resume]",
      "run the jobs of FILE.ini and write results to its sinks", false,
@@ -40,29 +41,29 @@ static const struct dlg_command {
      "                   measured, created or sent\n"
      "  --resume         go on with an interrupted run from its journal (results/journal/\n"
      "                   BASENAME.journal, or [global] journal): same run id, recorded cells skipped\n",
-     false},
+     false, false},
     {"list", dlg_cmd_list, NULL, "the plugins found: kind, name, version, file", false,
      "  a plugin file that cannot be loaded is named on stderr with the reason, and list exits 1;\n"
-     "  so it does when it finds no plugin at all (saying where it looked)\n", true},
+     "  so it does when it finds no plugin at all (saying where it looked)\n", true, false},
     {"help", dlg_cmd_help, "[--markdown] NAME...", "options of a workload, storage or sink, or a command's usage;\n"
      "also: job, global, metrics, all (add --markdown for the reference docs)", false,
-     NULL, true},
+     NULL, true, false},
     {"sysinfo", dlg_cmd_sysinfo, NULL, "CPU (topology, caches), memory, GPUs, disks, kernel and library versions",
-     false, NULL, true},
+     false, NULL, true, false},
     {"flush", dlg_cmd_flush, "FILE.ini", "send what the sinks of FILE.ini spooled earlier", false,
      "  exits 1, saying how many points stay spooled and where, if a sink still cannot deliver\n"
      "  (unreachable, or a spool it cannot read or rewrite: retry later); 2 if a sink's\n"
      "  configuration is wrong or FILE.ini has no [sink] section (fix it; 2 wins when both happen)\n",
-     false},
+     false, false},
     {"mkdata", dlg_cmd_mkdata, "images|text", "generate a photo-like JPEG tree or a PTB-like corpus", true, NULL,
-     false},
+     false, false},
     {"report", dlg_cmd_report, "RESULTS...", "knees, bottlenecks and the cheapest instance (docs/report.md)", true,
-     NULL, false},
+     NULL, false, false},
     {"compare", dlg_cmd_compare, "BASE... -- NEW...",
      "new results against base, cell by cell: significance, geomean,\na regression gate (docs/compare.md)", true, NULL,
-     false},
-    {"version", cmd_version, NULL, NULL, false, NULL, true},
-    {"__cell", dlg_cmd_cell, "", NULL, false, NULL, false},
+     false, true},
+    {"version", cmd_version, NULL, NULL, false, NULL, true, false},
+    {"__cell", dlg_cmd_cell, "", NULL, false, NULL, false, false},
 };
 enum { NCOMMANDS = sizeof commands / sizeof *commands, WHAT_COLUMN = 21 };
 
@@ -166,11 +167,21 @@ int dlg_stdout_written(int rc)
     return rc == DLG_EXIT_OK ? DLG_EXIT_FAILED : rc;
 }
 
-/* -h or --help anywhere before "--": `dlgauge run x.ini --help` was an
- * unknown option, `flush x.ini -h` a second file. */
-static bool wants_help(int argc, char **argv)
+/* Where c's options end: at its first "--", unless that only parts its
+ * arguments (compare's base from new, with options after it too). */
+static int options_end(const struct dlg_command *c, int argc, char **argv)
 {
-    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+    int i = 1;
+    while (i < argc && (c->dash_parts || strcmp(argv[i], "--") != 0))
+        i++;
+    return i;
+}
+
+/* -h or --help anywhere among the options: `dlgauge run x.ini --help` was
+ * an unknown option, `flush x.ini -h` a second file. */
+static bool wants_help(const struct dlg_command *c, int argc, char **argv)
+{
+    for (int i = 1, end = options_end(c, argc, argv); i < end; i++)
         if (is_help(argv[i]))
             return true;
     return false;
@@ -178,11 +189,11 @@ static bool wants_help(int argc, char **argv)
 
 /* dlgauge's own option given after the command (`dlgauge list -v`):
  * says where it goes, rather than that the command does not know it, and
- * returns true.  Before "--", as for -h. */
+ * returns true.  Among the options, as for -h. */
 static bool misplaced_own_option(const struct dlg_command *c, int argc, char **argv)
 {
     static const char *const own[] = {"-v", "-q", "--plugin-dir", "--version"};
-    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+    for (int i = 1, end = options_end(c, argc, argv); i < end; i++)
         for (size_t k = 0; k < sizeof own / sizeof *own; k++) {
             size_t n = strlen(own[k]);
             if (strncmp(argv[i], own[k], n) != 0 || (argv[i][n] != '\0' && argv[i][n] != '='))
@@ -204,7 +215,7 @@ static bool misplaced_own_option(const struct dlg_command *c, int argc, char **a
 
 static int run_command(const dlg_cli *cli, const struct dlg_command *c, int argc, char **argv)
 {
-    if (c->what && wants_help(argc, argv))
+    if (c->what && wants_help(c, argc, argv))
         return dlg_stdout_written(dlg_command_help(cli, c->name));
     if (c->what && misplaced_own_option(c, argc, argv))
         return DLG_EXIT_USAGE;

@@ -300,6 +300,13 @@ run_cli listv list -v
 one_line listv 2 "^dlgauge list: '-v' is an option of dlgauge itself: put it before the command, as in dlgauge -v list$"
 run_cli reportq report r.csv -q
 one_line reportq 2 "^dlgauge report: '-q' is an option of dlgauge itself: put it before the command, as in dlgauge -q report RESULTS\.\.\.$"
+# compare's "--" only parts base from new, its options go on after it: so
+# does the hint (it said "unknown option '-v'"), and -h is its usage
+run_cli comparev compare r.csv -- r.csv -v
+one_line comparev 2 "^dlgauge compare: '-v' is an option of dlgauge itself: put it before the command, as in dlgauge -v compare BASE\.\.\.$"
+run_cli compareh compare r.csv -- r.csv -h
+expect_rc compareh 0
+grep -q '^usage: dlgauge compare ' compareh.out || fail "compare ... -- ... -h: $(head -2 compareh.out compareh.err)"
 # mkdata text makes --out's folder, as mkdata images does (it failed naming
 # a .part the user never typed)
 run_cli mknewdir mkdata text --out newdir/sub/t.txt --words 100
