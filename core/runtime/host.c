@@ -12,43 +12,99 @@
 
 static dlg_host_impl *impl(const dlg_host *h) { return (dlg_host_impl *)h; }
 
+/* A thread's errors kept out of the shared slot while it runs a call
+ * whose failure is only a warning (the ABI's void file_close): another
+ * thread's error raised meanwhile stays in the slot, untouched. */
+typedef struct dlg_error_capture {
+    dlg_error said;
+    struct dlg_error_capture *next;
+} dlg_error_capture;
+
+/* The calling thread's innermost capture, or NULL; under s->lock. */
+static dlg_error_capture *own_capture(const dlg_services *s)
+{
+    for (dlg_error_capture *c = s->captures; c; c = c->next)
+        if (pthread_equal(c->said.thread, pthread_self()))
+            return c;
+    return NULL;
+}
+
+static void capture_begin(dlg_services *s, dlg_error_capture *c)
+{
+    memset(c, 0, sizeof *c);
+    c->said.thread = pthread_self();
+    pthread_mutex_lock(&s->lock);
+    c->next = s->captures;
+    s->captures = c;
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void capture_end(dlg_services *s, dlg_error_capture *c)
+{
+    pthread_mutex_lock(&s->lock);
+    dlg_error_capture **p = &s->captures;
+    while (*p != c)
+        p = &(*p)->next;
+    *p = c->next;
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Records e (its text, head and code) as the latest error, numbered; in
+ * the calling thread's capture if it has one. */
+static void raise_error(dlg_services *s, const dlg_error *e)
+{
+    pthread_mutex_lock(&s->lock);
+    dlg_error_capture *c = own_capture(s);
+    dlg_error *to = c ? &c->said : &s->error;
+    snprintf(to->text, sizeof to->text, "%s", e->text);
+    to->head = e->head;
+    to->code = e->code;
+    to->thread = pthread_self();
+    to->gen = s->errors + 1;
+    __atomic_store_n(&s->errors, to->gen, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&s->lock);
+}
+
 static void set_error(dlg_services *s, int code, const char *context, const char *fmt, va_list ap)
 {
     char msg[1536];
     vsnprintf(msg, sizeof msg, fmt, ap);
-    pthread_mutex_lock(&s->lock);
+    dlg_error e;
     if (context && *context)
-        snprintf(s->error, sizeof s->error, "%s: %s", context, msg);
+        snprintf(e.text, sizeof e.text, "%s: %s", context, msg);
     else
-        snprintf(s->error, sizeof s->error, "%s", msg);
-    s->error_head = context ? strnlen(context, sizeof s->error - 1) : 0;
-    s->error_code = code;
-    pthread_mutex_unlock(&s->lock);
+        snprintf(e.text, sizeof e.text, "%s", msg);
+    e.head = context ? strnlen(context, sizeof e.text - 1) : 0;
+    e.code = code;
+    raise_error(s, &e);
 }
 
-/* The error slot, kept across a call that must leave it as it was. */
-typedef struct error_slot {
-    char text[sizeof(((dlg_services *)0)->error)];
-    size_t head;
-    int code;
-} error_slot;
+uint64_t dlg_services_mark(dlg_services *s) { return __atomic_load_n(&s->errors, __ATOMIC_ACQUIRE); }
 
-static void error_save(dlg_services *s, error_slot *e)
+int dlg_services_said(dlg_services *s, uint64_t since, uint64_t mark, char *buf, size_t len)
 {
     pthread_mutex_lock(&s->lock);
-    snprintf(e->text, sizeof e->text, "%s", s->error);
-    e->head = s->error_head;
-    e->code = s->error_code;
+    const dlg_error *e = &s->error;
+    bool said = e->gen > mark || (e->gen > since && !pthread_equal(e->thread, pthread_self()));
+    snprintf(buf, len, "%s", said ? e->text : "");
+    int code = said ? e->code : 0;
     pthread_mutex_unlock(&s->lock);
+    return code;
 }
 
-static void error_load(dlg_services *s, const error_slot *e)
+/* Whether the calling thread raised an error since mark (into its capture,
+ * if it has one), copied to *out (NULL: not wanted): what a backend said
+ * during a call this thread made, not another loader worker's. */
+static bool said_here(dlg_services *s, uint64_t mark, dlg_error *out)
 {
     pthread_mutex_lock(&s->lock);
-    snprintf(s->error, sizeof s->error, "%s", e->text);
-    s->error_head = e->head;
-    s->error_code = e->code;
+    dlg_error_capture *c = own_capture(s);
+    const dlg_error *e = c ? &c->said : &s->error;
+    bool said = e->gen > mark && pthread_equal(e->thread, pthread_self());
+    if (said && out)
+        *out = *e;
     pthread_mutex_unlock(&s->lock);
+    return said;
 }
 
 /* "dlgauge: CONTEXT LEVEL: MSG" (context: its first ctx_len bytes), unless
@@ -79,7 +135,7 @@ static void h_log(const dlg_host *h, dlg_log_level lvl, const char *fmt, ...)
 }
 
 /* An error as a warning line, at the context of the host that raised it. */
-static void warn_error(dlg_host_impl *hi, const error_slot *e, const char *why)
+static void warn_error(dlg_host_impl *hi, const dlg_error *e, const char *why)
 {
     size_t head = e->head && e->text[e->head] == ':' ? e->head : 0;
     char msg[sizeof e->text + 64];
@@ -147,6 +203,16 @@ static const dlg_instance_spec *find_spec(dlg_services *s, const char *name)
     return &s->extra_specs[s->nextra++];
 }
 
+/* Keeps what this thread said since mark (create()'s failure) as why
+ * storage l failed. */
+static void keep_why(dlg_services *s, uint64_t mark, dlg_storage_live *l)
+{
+    dlg_error why;
+    if (!l->host || !said_here(s, mark, &why) || !(l->host->failed = malloc(sizeof why)))
+        return;
+    *l->host->failed = why;
+}
+
 /* Creates (once) and returns the live instance of storage `name`. */
 static dlg_storage_live *live_storage(dlg_services *s, const char *name)
 {
@@ -159,6 +225,8 @@ static dlg_storage_live *live_storage(dlg_services *s, const char *name)
                               sep(s), name);
             return NULL;
         }
+        if (!l->inst && l->host && l->host->failed) /* each caller that needs it hears why */
+            raise_error(s, l->host->failed);
         return l->inst ? l : NULL;
     }
     const dlg_instance_spec *spec = find_spec(s, name);
@@ -176,14 +244,16 @@ static dlg_storage_live *live_storage(dlg_services *s, const char *name)
     l->creating = true;
     const dlg_storage_ops *ops = spec->desc->ops;
     void *inst = NULL;
+    uint64_t mark = dlg_services_mark(s);
     int rc = l->host ? ops->create(&l->host->pub, spec->vals, &inst) : -DLG_ENOMEM;
     /* create() may have added storages (a shim's inner): re-find our slot */
     l = &s->storages[idx];
     l->creating = false;
     if (rc < 0) {
-        if (!dlg_services_error(s)[0]) /* as the runner says a silent workload's */
+        if (!said_here(s, mark, NULL)) /* as the runner says a silent workload's */
             dlg_services_fail(s, -rc, "%s%s[storage %s] %s: create failed (code %d) without saying why", s->context,
                               sep(s), spec->name, spec->desc->name, rc);
+        keep_why(s, mark, l);
         return NULL;
     }
     l->inst = inst;
@@ -265,11 +335,12 @@ static int open_file(const dlg_host *h, const char *storage, const char *path, i
     f->ops = ops;
     f->inst = inst;
     f->align = 1;
+    uint64_t mark = dlg_services_mark(s);
     int rc = ops->open(inst, &sh->pub, path, flags, f);
     if (rc < 0) {
         free(hf->path);
         free(hf);
-        if (!dlg_services_error(s)[0])
+        if (!said_here(s, mark, NULL))
             return h->error(h, -rc, "%s: open failed (code %d)", path, rc);
         return rc;
     }
@@ -277,10 +348,12 @@ static int open_file(const dlg_host *h, const char *storage, const char *path, i
     return 0;
 }
 
-/* Whether the backend's own line for a failure names the file. */
-static bool backend_named(const dlg_host *h, const char *path)
+/* Whether the backend's own line for a failure of a call made since mark
+ * (on this thread) names the file. */
+static bool backend_named(const dlg_host *h, uint64_t mark, const char *path)
 {
-    return strstr(dlg_services_error(impl(h)->svc), path) != NULL;
+    dlg_error e;
+    return said_here(impl(h)->svc, mark, &e) && strstr(e.text, path);
 }
 
 /* The DLG_E* code of a backend's -code result. */
@@ -288,18 +361,19 @@ static int code_of(int64_t rc) { return rc >= -DLG_EINTERNAL ? (int)-rc : DLG_EI
 
 /* A failed read or write of the backend (rc < 0): its own line names the
  * file; one that does not gets ours, with the offset. */
-static int io_failed(const dlg_host *h, const char *path, const char *what, size_t n, uint64_t off, int64_t rc)
+static int io_failed(const dlg_host *h, uint64_t mark, const char *path, const char *what, size_t n, uint64_t off,
+                     int64_t rc)
 {
-    if (backend_named(h, path))
+    if (backend_named(h, mark, path))
         return (int)rc;
     return h->error(h, code_of(rc), "%s: %s of %zu bytes at offset %llu failed (code %lld)", path, what, n,
                     (unsigned long long)off, (long long)rc);
 }
 
 /* A failed size() or close() of the backend, as io_failed. */
-static int op_failed(const dlg_host *h, const char *path, const char *what, int rc)
+static int op_failed(const dlg_host *h, uint64_t mark, const char *path, const char *what, int rc)
 {
-    if (backend_named(h, path))
+    if (backend_named(h, mark, path))
         return rc;
     return h->error(h, code_of(rc), "%s: %s failed (code %d)", path, what, rc);
 }
@@ -319,9 +393,10 @@ int dlg_host_file_write(const dlg_host *h, dlg_file *f, const void *buf, size_t 
     const char *path = host_file_of(f)->path;
     if (f->ops->version < 1 || !f->ops->write)
         return h->error(h, DLG_ENOTSUP, "%s: this storage backend cannot write", path);
+    uint64_t mark = dlg_services_mark(impl(h)->svc);
     int rc = f->ops->write(f, buf, n, off);
     if (rc < 0)
-        return io_failed(h, path, "write", n, off, rc);
+        return io_failed(h, mark, path, "write", n, off, rc);
     __atomic_add_fetch(&impl(h)->svc->bytes_written, (uint64_t)n, __ATOMIC_RELAXED);
     __atomic_add_fetch(&impl(h)->svc->write_ios, 1, __ATOMIC_RELAXED);
     return 0;
@@ -329,21 +404,23 @@ int dlg_host_file_write(const dlg_host *h, dlg_file *f, const void *buf, size_t 
 
 static int64_t h_file_read(const dlg_host *h, dlg_file *f, void *buf, size_t n, uint64_t off)
 {
+    uint64_t mark = dlg_services_mark(impl(h)->svc);
     int64_t r = f->ops->read(f, buf, n, off);
     if (r > 0) {
         __atomic_add_fetch(&impl(h)->svc->bytes_read, (uint64_t)r, __ATOMIC_RELAXED);
         __atomic_add_fetch(&impl(h)->svc->ios, 1, __ATOMIC_RELAXED);
     } else if (r < 0) {
         /* else the workload's "failed without saying why" blames itself */
-        return io_failed(h, host_file_of(f)->path, "read", n, off, r);
+        return io_failed(h, mark, host_file_of(f)->path, "read", n, off, r);
     }
     return r;
 }
 
 static int h_file_size(const dlg_host *h, dlg_file *f, uint64_t *size)
 {
+    uint64_t mark = dlg_services_mark(impl(h)->svc);
     int rc = f->ops->size(f, size);
-    return rc < 0 ? op_failed(h, host_file_of(f)->path, "size", rc) : rc;
+    return rc < 0 ? op_failed(h, mark, host_file_of(f)->path, "size", rc) : rc;
 }
 
 /* Closes f and frees the host's part: 0, or the backend's -code with the
@@ -351,9 +428,10 @@ static int h_file_size(const dlg_host *h, dlg_file *f, uint64_t *size)
 static int close_file(const dlg_host *h, dlg_file *f)
 {
     host_file *hf = host_file_of(f);
+    uint64_t mark = dlg_services_mark(impl(h)->svc);
     int rc = f->ops->close(f);
     if (rc < 0)
-        rc = op_failed(h, hf->path, "close", rc);
+        rc = op_failed(h, mark, hf->path, "close", rc);
     free(hf->path);
     free(hf);
     return rc;
@@ -361,21 +439,21 @@ static int close_file(const dlg_host *h, dlg_file *f)
 
 int dlg_host_file_close_written(const dlg_host *h, dlg_file *f) { return f ? close_file(h, f) : 0; }
 
-/* The ABI's close returns nothing: a failure is a warning, and the error
- * slot is left as it was, so that a later failure is not blamed on it. */
+/* The ABI's close returns nothing: a failure is a warning, and what it
+ * raised is kept out of the error slot (a capture), so that a later
+ * failure is not blamed on it and other threads' errors stand. */
 static void h_file_close(const dlg_host *h, dlg_file *f)
 {
     if (!f)
         return;
     dlg_services *s = impl(h)->svc;
     bool written = host_file_of(f)->flags & DLG_OPEN_WRITE;
-    error_slot before, failed;
-    error_save(s, &before);
-    if (close_file(h, f) < 0) {
-        error_save(s, &failed);
-        error_load(s, &before);
-        warn_error(impl(h), &failed, written ? " (what was written there may be lost)" : "");
-    }
+    dlg_error_capture c;
+    capture_begin(s, &c);
+    int rc = close_file(h, f);
+    capture_end(s, &c);
+    if (rc < 0)
+        warn_error(impl(h), &c.said, written ? " (what was written there may be lost)" : "");
 }
 
 static uint32_t h_file_caps(const dlg_host *h, dlg_file *f, uint32_t *align)
@@ -411,6 +489,7 @@ static int h_file_fetch(const dlg_host *h, dlg_file *f, uint64_t off, size_t n, 
     }
     /* No zero-copy: lend a private copy (the fallback, not a fast path). */
     const char *path = host_file_of(f)->path;
+    uint64_t mark = dlg_services_mark(impl(h)->svc);
     void *buf = malloc(n ? n : 1);
     if (!buf)
         return h->error(h, DLG_ENOMEM, "%s: out of memory fetching %zu bytes at offset %llu", path, n,
@@ -424,7 +503,7 @@ static int h_file_fetch(const dlg_host *h, dlg_file *f, uint64_t off, size_t n, 
     if (r >= 0)
         return h->error(h, DLG_EIO, "%s: fetch of %zu bytes at offset %llu passes the end of the file "
                         "(only %lld bytes there)", path, n, (unsigned long long)off, (long long)r);
-    return io_failed(h, path, "fetch", n, off, r);
+    return io_failed(h, mark, path, "fetch", n, off, r);
 }
 
 static void h_file_unfetch(const dlg_host *h, dlg_file *f, const void *ptr, size_t n)
@@ -492,18 +571,17 @@ static const dlg_storage_live *storage_that_said(const dlg_services *s, const ch
  * of the key the message starts with ("inner = x: ..."), as workloads' and
  * sinks' messages get, else of the section of the storage that said it
  * (top's for a bare type's). */
-static void place_storage_error(dlg_services *s, const dlg_instance_spec *top)
+static void place_storage_error(dlg_services *s, uint64_t mark, const dlg_instance_spec *top)
 {
-    char err[sizeof s->error], where[600];
-    snprintf(err, sizeof err, "%s", dlg_services_error(s));
+    char err[sizeof s->error.text], where[600];
+    int code = dlg_services_said(s, mark, mark, err, sizeof err);
     const char *msg = NULL;
     const dlg_storage_live *l = storage_that_said(s, err, &msg);
     const dlg_section *sec = l && l->spec->sec ? l->spec->sec : top->sec;
     dlg_plan_where(l && l->spec->sec ? dlg_msg_entry(sec, msg) : NULL, sec, where, sizeof where);
-    pthread_mutex_lock(&s->lock);
-    snprintf(s->error, sizeof s->error, "%s%s", where, err[0] ? err : "cannot create this storage");
-    s->error_head = 0;
-    pthread_mutex_unlock(&s->lock);
+    dlg_error e = {.head = 0, .code = code ? code : DLG_EINVAL};
+    snprintf(e.text, sizeof e.text, "%s%s", where, err[0] ? err : "cannot create this storage");
+    raise_error(s, &e);
 }
 
 int dlg_services_storage_check(dlg_services *s, const char *name)
@@ -511,10 +589,11 @@ int dlg_services_storage_check(dlg_services *s, const char *name)
     const dlg_storage_ops *ops;
     void *inst;
     dlg_host_impl *h;
+    uint64_t mark = dlg_services_mark(s);
     int rc = live_storage_locked(s, name, &ops, &inst, &h);
     const dlg_instance_spec *top = rc < 0 ? dlg_plan_storage(s->plan, name) : NULL;
     if (top)
-        place_storage_error(s, top);
+        place_storage_error(s, mark, top);
     return rc;
 }
 
@@ -594,14 +673,20 @@ dlg_host_impl *dlg_host_new(dlg_services *s, const char *context_fmt, ...)
     return h;
 }
 
-void dlg_host_free(dlg_host_impl *h) { free(h); }
+void dlg_host_free(dlg_host_impl *h)
+{
+    if (h)
+        free(h->failed);
+    free(h);
+}
 
-const char *dlg_services_error(dlg_services *s) { return s->error; }
+const char *dlg_services_error(dlg_services *s) { return s->error.text; }
 
 void dlg_services_clear_error(dlg_services *s)
 {
     pthread_mutex_lock(&s->lock);
-    s->error[0] = '\0';
-    s->error_code = 0;
+    s->error.text[0] = '\0';
+    s->error.code = 0;
+    s->error.gen = 0;
     pthread_mutex_unlock(&s->lock);
 }

@@ -7,12 +7,23 @@
 
 #include <pthread.h>
 
+/* One error as raised through a host. */
+typedef struct dlg_error {
+    char text[2048];  /* "CONTEXT: MSG" */
+    size_t head;      /* the length of CONTEXT ("" for the core's own) */
+    int code;         /* DLG_E* */
+    uint64_t gen;     /* its number in dlg_services.errors; 0: none */
+    pthread_t thread; /* who raised it */
+} dlg_error;
+
 typedef struct dlg_storage_live {
     const dlg_instance_spec *spec;
     struct dlg_host_impl *host;
     void *inst;
     bool creating; /* to catch a shim that wraps itself */
 } dlg_storage_live;
+
+struct dlg_error_capture;
 
 /* Shared by every host of one cell (or of the sink set). */
 typedef struct dlg_services {
@@ -30,9 +41,9 @@ typedef struct dlg_services {
     /* Creating storages: recursive, as a shim's create() looks up its inner;
      * loader threads may open their first files at the same time. */
     pthread_mutex_t storage_lock;
-    char error[2048];   /* the latest error, with its context */
-    size_t error_head;  /* the length of that context ("" for the core's own) */
-    int error_code;
+    dlg_error error;    /* the latest error (under lock) */
+    uint64_t errors;    /* how many were ever raised (atomic; written under lock) */
+    struct dlg_error_capture *captures; /* threads whose errors are kept out of `error` */
     char context[512];  /* "file:line: [job x]" of the cell, before storage errors; "" outside a cell */
 } dlg_services;
 
@@ -41,6 +52,7 @@ typedef struct dlg_host_impl {
     dlg_services *svc;
     char context[512];
     char last_log[512];
+    dlg_error *failed; /* a storage's: why its create() failed, said again at each later lookup */
 } dlg_host_impl;
 
 void dlg_services_init(dlg_services *s, dlg_plan *plan, const char *default_storage, int verbosity);
@@ -80,6 +92,20 @@ int dlg_host_file_close_written(const dlg_host *h, dlg_file *f);
 /* The last error raised through any host of s (empty if none). */
 const char *dlg_services_error(dlg_services *s);
 void dlg_services_clear_error(dlg_services *s);
+
+/* Whether a call said why it failed: the slot is shared by every host of
+ * s and by every thread (loader workers), so text in it may be older than
+ * the call, or another thread's.  Take a mark before the call; after it,
+ * dlg_services_said copies into buf the latest error raised through s
+ * since that mark (by any thread: a step speaks through its workers too)
+ * and returns its DLG_E* code, or 0 with buf "" when nothing was said.
+ * An error another thread raised since `since` (an earlier mark) counts
+ * too: a prefetching worker's failed read surfaces at a later call (the
+ * step that takes its batch), whereas what the calling thread itself said
+ * during an earlier call that went well was got over.  since == mark: only
+ * the call's. */
+uint64_t dlg_services_mark(dlg_services *s);
+int dlg_services_said(dlg_services *s, uint64_t since, uint64_t mark, char *buf, size_t len);
 
 /* Records an error raised by the core itself in the same slot. */
 int dlg_services_fail(dlg_services *s, int code, const char *fmt, ...) DLG_PRINTF(3, 4);

@@ -113,15 +113,18 @@ static int ask_cells(dlg_plan *p, const dlg_job *j, dlg_services *svc, dlg_host_
         dlg_job_info info = dlg_cell_job_info(p, &c, (int)c.core[DLG_K_CPUS].i, 0);
         uint64_t key = cell_key(j, &c, &info);
         size_t i = asked_slot(&seen, key);
+        uint64_t mark = dlg_services_mark(svc);
         if (!seen.slot[i]) {
             seen.slot[i] = key;
             int said = ops->check(&h->pub, c.wl, &info);
             seen.rc[i] = said < 0 ? said : 0;
         }
         /* a repeated failure is never the first: its message is noted */
-        if (seen.rc[i])
-            note_failure(j, &c, h, dlg_services_error(svc), seen.rc[i], v);
-        dlg_services_clear_error(svc);
+        if (seen.rc[i]) {
+            char msg[sizeof svc->error.text];
+            dlg_services_said(svc, mark, mark, msg, sizeof msg);
+            note_failure(j, &c, h, msg, seen.rc[i], v);
+        }
         dlg_cell_free(&c);
     }
     free(seen.slot);

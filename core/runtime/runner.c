@@ -213,13 +213,13 @@ typedef struct rep_totals {
     bool stopped;
 } rep_totals;
 
-/* ctx ("file:line: [job x] workload") names the cell when the plugin did not. */
-static int fail(dlg_cell_result *res, dlg_services *svc, const char *ctx, const char *what, int rc)
+/* The failure of a call made since mark: what was said during it (or by a
+ * worker thread since the repetition began, rep_mark), else ctx ("file:line:
+ * [job x] workload") names the cell. */
+static int fail(dlg_cell_result *res, dlg_services *svc, uint64_t rep_mark, uint64_t mark, const char *ctx,
+                const char *what, int rc)
 {
-    const char *msg = dlg_services_error(svc);
-    if (msg[0])
-        snprintf(res->error, sizeof res->error, "%s", msg);
-    else
+    if (!dlg_services_said(svc, rep_mark, mark, res->error, sizeof res->error))
         snprintf(res->error, sizeof res->error, "%s: %s failed (code %d) without saying why", ctx, what, rc);
     res->status = "error";
     return -1;
@@ -238,7 +238,8 @@ static void error_at_key(const dlg_job *j, const char *ctx, char *error, size_t 
 }
 
 static int timed_steps(dlg_run *run, const dlg_cell *cell, const dlg_workload_ops *ops, void *state,
-                       int rep, dlg_cell_result *res, dlg_services *svc, const char *ctx, rep_totals *t)
+                       int rep, dlg_cell_result *res, dlg_services *svc, uint64_t rep_mark, const char *ctx,
+                       rep_totals *t)
 {
     uint64_t iterations = (uint64_t)cell->core[DLG_K_ITERATIONS].i;
     uint64_t duration = (uint64_t)cell->core[DLG_K_DURATION].i;
@@ -254,6 +255,7 @@ static int timed_steps(dlg_run *run, const dlg_cell *cell, const dlg_workload_op
             break;
         }
         dlg_step s = {0};
+        uint64_t mark = dlg_services_mark(svc);
         uint64_t t0 = mono_ns();
         int rc = ops->step(state, &s);
         now = mono_ns();
@@ -264,7 +266,7 @@ static int timed_steps(dlg_run *run, const dlg_cell *cell, const dlg_workload_op
         if (rc < 0) {
             dlg_progress_end(&prog);
             t->wall_ns = now - start;
-            return fail(res, svc, ctx, "step", rc);
+            return fail(res, svc, rep_mark, mark, ctx, "step", rc);
         }
         uint64_t lat = s.elapsed_ns ? s.elapsed_ns : now - t0;
         dlg_hist_record(res->latency, lat);
@@ -329,7 +331,8 @@ static void storage_io_add(dlg_cell_result *res, dlg_services *svc, storage_io t
 
 /* Warm-up, timed steps and the workload's report of one repetition whose
  * setup went well; its teardown is the caller's. */
-static int measure_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_services *svc, dlg_host_impl *host,
+static int measure_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_services *svc, uint64_t rep_mark,
+                              dlg_host_impl *host,
                               dlg_nvml *nv, int gpu, dlg_rapl *rapl, void *state, dlg_cell_result *res,
                               double *throughput)
 {
@@ -338,12 +341,14 @@ static int measure_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_s
     int64_t warmup = cell->core[DLG_K_WARMUP].i;
     for (int64_t i = 0; i < warmup && !dlg_stop_signal(); i++) {
         dlg_step s = {0};
+        uint64_t mark = dlg_services_mark(svc);
         if ((rc = ops->step(state, &s)) < 0 && !(rc == -DLG_ESTOP && dlg_stop_signal()))
-            return fail(res, svc, host->context, "warm-up step", rc);
+            return fail(res, svc, rep_mark, mark, host->context, "warm-up step", rc);
     }
     /* the workload's own fields start here, as the runner's do */
+    uint64_t mark = dlg_services_mark(svc);
     if (dlg_workload_has_begin_timed(ops) && (rc = ops->begin_timed(state)) < 0)
-        return fail(res, svc, host->context, "begin_timed", rc);
+        return fail(res, svc, rep_mark, mark, host->context, "begin_timed", rc);
     /* read outside the CPU window below: a process of many threads takes
      * a while to read */
     dlg_sched_snap sch0, sch1;
@@ -359,7 +364,7 @@ static int measure_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_s
         gs = NULL;
     if (rapl)
         dlg_rapl_begin(rapl);
-    rc = timed_steps(run, cell, ops, state, rep, res, svc, host->context, &t);
+    rc = timed_steps(run, cell, ops, state, rep, res, svc, rep_mark, host->context, &t);
     if (rapl)
         dlg_rapl_end(rapl, &res->cpu_energy);
     dlg_gpu_stats gst;
@@ -391,9 +396,10 @@ static int measure_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_s
     *throughput = t.wall_ns ? (double)t.items / ((double)t.wall_ns / 1e9) : 0;
     if (rc == 0 && ops->report && !t.stopped) {
         field_sink fs = {res, cell->job->workload->metrics, host};
+        mark = dlg_services_mark(svc);
         int rrc = ops->report(state, &report_api, (dlg_fields *)&fs);
         if (rrc < 0)
-            rc = fail(res, svc, host->context, "report", rrc);
+            rc = fail(res, svc, rep_mark, mark, host->context, "report", rrc);
     }
     if (rc == 0 && t.stopped) {
         res->status = "partial";
@@ -453,15 +459,16 @@ static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_servi
     const dlg_workload_ops *ops = cell->job->workload->ops;
     dlg_job_info info = dlg_cell_job_info(run->plan, cell, res->cpus_used, rep);
     void *state = NULL;
+    uint64_t rep_mark = dlg_services_mark(svc);
     int rc = ops->setup(&host->pub, cell->wl, &info, &state);
     if (rc < 0) {
-        fail(res, svc, host->context, "setup", rc);
+        fail(res, svc, rep_mark, rep_mark, host->context, "setup", rc);
         error_at_key(cell->job, host->context, res->error, sizeof res->error);
         return -1;
     }
     uint64_t steps0 = res->steps;
     double rate = 0;
-    rc = measure_repetition(run, cell, rep, svc, host, nv, gpu, rapl, state, res, &rate);
+    rc = measure_repetition(run, cell, rep, svc, rep_mark, host, nv, gpu, rapl, state, res, &rate);
     bool cut = rc == 0 && strcmp(res->status, "partial") == 0; /* by a stop or the timeout */
     /* stopped before its first timed step, a repetition measured nothing:
      * its throughput of 0 would drag the mean down.  repeats counts the

@@ -17,39 +17,43 @@ static void sink_where(const dlg_plan *plan, const dlg_instance_spec *spec, cons
     snprintf(buf, len, "%s[sink %s]", at, spec->name);
 }
 
-/* The last error raised through sink s's host into out ("" when none):
- * one about a key names that key's file:line instead of the section's. */
-static void sink_message(dlg_services *svc, const dlg_host_impl *h, const dlg_instance_spec *spec, char *out,
-                         size_t len)
+/* The error raised through sink s's host since mark (its call) into out
+ * ("" when none): one about a key names that key's file:line instead of
+ * the section's.  Its DLG_E* code, 0 for none. */
+static int sink_message(dlg_services *svc, uint64_t mark, const dlg_host_impl *h, const dlg_instance_spec *spec,
+                        char *out, size_t len)
 {
-    const char *msg = dlg_services_error(svc);
+    char msg[sizeof svc->error.text];
+    int code = dlg_services_said(svc, mark, mark, msg, sizeof msg);
     size_t clen = strlen(h->context);
     const dlg_entry *e = NULL;
     if (strncmp(msg, h->context, clen) == 0 && strncmp(msg + clen, ": ", 2) == 0)
         e = dlg_msg_entry(spec->sec, msg + clen + 2); /* the influx `url = ...: not an http:// URL` */
     if (!e) {
         snprintf(out, len, "%s", msg);
-        return;
+        return code;
     }
     char where[1200];
     sink_where(svc->plan, spec, e, where, sizeof where);
     snprintf(out, len, "%s: %s", where, msg + clen + 2);
+    return code;
 }
 
 /* The sink's own message, else "FILE:LINE: [sink NAME]: WHAT failed (code
  * N) without saying why": one form, as a workload's that says nothing. */
-static void sink_error(dlg_services *svc, const dlg_host_impl *h, const dlg_instance_spec *spec, const char *what,
-                       int rc, char *err, size_t errlen)
+static int sink_error(dlg_services *svc, uint64_t mark, const dlg_host_impl *h, const dlg_instance_spec *spec,
+                      const char *what, int rc, char *err, size_t errlen)
 {
-    sink_message(svc, h, spec, err, errlen);
+    int code = sink_message(svc, mark, h, spec, err, errlen);
     if (!err[0])
         snprintf(err, errlen, "%s: %s failed (code %d) without saying why", h->context, what, rc);
+    return code;
 }
 
-static void report(dlg_sinkset *ss, dlg_sink_live *s, const char *what, int rc)
+static void report(dlg_sinkset *ss, uint64_t mark, dlg_sink_live *s, const char *what, int rc)
 {
     char line[2048];
-    sink_error(&ss->svc, s->host, s->spec, what, rc, line, sizeof line);
+    sink_error(&ss->svc, mark, s->host, s->spec, what, rc, line, sizeof line);
     s->failures++;
     ss->failures++;
     /* the same complaint once, not once per point */
@@ -57,7 +61,6 @@ static void report(dlg_sinkset *ss, dlg_sink_live *s, const char *what, int rc)
         fprintf(stderr, "dlgauge: %s\n", line);
         snprintf(s->last_error, sizeof s->last_error, "%s", line);
     }
-    dlg_services_clear_error(&ss->svc);
 }
 
 static dlg_host_impl *sink_host(dlg_services *svc, const dlg_plan *plan, const dlg_instance_spec *spec)
@@ -78,9 +81,10 @@ static int check_one(dlg_services *svc, dlg_plan *plan, const dlg_instance_spec 
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    uint64_t mark = dlg_services_mark(svc);
     int rc = ops->check(&h->pub, spec->vals, spec->name);
     if (rc < 0)
-        sink_error(svc, h, spec, "check", rc, err, errlen);
+        sink_error(svc, mark, h, spec, "check", rc, err, errlen);
     dlg_host_free(h);
     return rc < 0 ? -1 : 0;
 }
@@ -119,21 +123,19 @@ int dlg_sinkset_open(dlg_sinkset *ss, dlg_plan *plan, bool begin_run, int verbos
             return -1;
         }
         ss->n = i + 1; /* so that close() cleans up whatever opened */
+        uint64_t mark = dlg_services_mark(&ss->svc);
         int rc = ops->open(&s->host->pub, s->spec->vals, s->spec->name, &s->state);
         if (rc >= 0 && begin_run && ops->begin)
             rc = ops->begin(s->state, &schema);
         if (rc < 0) {
             /* what host->error() said it was, else what open returned */
-            ss->open_error = ss->svc.error_code ? ss->svc.error_code : -rc;
-            sink_error(&ss->svc, s->host, s->spec, "open", rc, err, errlen);
+            int said = sink_error(&ss->svc, mark, s->host, s->spec, "open", rc, err, errlen);
+            ss->open_error = said ? said : -rc;
             if (s->state)
                 ops->close(s->state);
             s->state = NULL;
             return -1;
         }
-        /* a sink that opened after all (influx: a spool line refused, kept
-         * for the end) leaves no text for a later failure to borrow */
-        dlg_services_clear_error(&ss->svc);
     }
     return 0;
 }
@@ -144,24 +146,24 @@ void dlg_sinkset_write(dlg_sinkset *ss, const dlg_point *pts, size_t n)
         dlg_sink_live *s = &ss->sinks[i];
         if (!s->state)
             continue;
+        uint64_t mark = dlg_services_mark(&ss->svc);
         int rc = ((const dlg_sink_ops *)s->spec->desc->ops)->write(s->state, pts, n);
         if (rc < 0)
-            report(ss, s, "write", rc);
+            report(ss, mark, s, "write", rc);
     }
 }
 
 /* A flush that could not deliver everything but lost nothing. */
-static void note_kept(dlg_sinkset *ss, dlg_sink_live *s)
+static void note_kept(dlg_sinkset *ss, uint64_t mark, dlg_sink_live *s)
 {
     char msg[2048];
-    sink_message(&ss->svc, s->host, s->spec, msg, sizeof msg);
+    sink_message(&ss->svc, mark, s->host, s->spec, msg, sizeof msg);
     if (msg[0])
         fprintf(stderr, "dlgauge: %s\n", msg);
     else
         fprintf(stderr, "dlgauge: %s: some points could not be delivered and were kept for later\n",
                 s->host->context);
     ss->kept++;
-    dlg_services_clear_error(&ss->svc);
 }
 
 void dlg_sinkset_close(dlg_sinkset *ss, uint64_t timeout_ns)
@@ -170,11 +172,12 @@ void dlg_sinkset_close(dlg_sinkset *ss, uint64_t timeout_ns)
         dlg_sink_live *s = &ss->sinks[i];
         const dlg_sink_ops *ops = s->spec->desc->ops;
         if (s->state && ops->flush) {
+            uint64_t mark = dlg_services_mark(&ss->svc);
             int rc = ops->flush(s->state, timeout_ns);
             if (rc == -DLG_EAGAIN)
-                note_kept(ss, s);
+                note_kept(ss, mark, s);
             else if (rc < 0)
-                report(ss, s, "flush", rc);
+                report(ss, mark, s, "flush", rc);
         }
         if (s->state)
             ops->close(s->state);

@@ -4,13 +4,17 @@
  * an error (dlg_host_file_close_written) or, through the ABI's void
  * file_close, one warning that leaves the error slot as it was; and
  * storage_ios/storage_read_bytes count only reads that returned bytes (a
- * zero-length fetch, a read at EOF or a failed one is no I/O). */
+ * zero-length fetch, a read at EOF or a failed one is no I/O).  The error
+ * slot is shared by every host and thread of a cell: whether a backend
+ * "said why" is what it said during the call, on the caller's thread, not
+ * any text in the slot (an old error, another loader worker's). */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,13 +26,34 @@
 #define PATH "/data/train/shard-0007.bin"
 #define OUT "/results/out.rec"
 
-/* The backend of one test: what fails, and the completions reap returns. */
+/* The backend of one test: what fails, and the completions reap returns;
+ * `meanwhile`: an error another thread raises while a failing call runs
+ * (through host `other`), before the call fails. */
 typedef struct fake_inst {
     const dlg_host *h;   /* the storage's host, for its own lines */
-    bool size_fails, close_fails, says_why;
+    bool size_fails, close_fails, open_fails, says_why;
     dlg_io_done done[4];
     int ndone;
+    const dlg_host *other;
+    const char *meanwhile;
 } fake_inst;
+
+static void *raise_meanwhile(void *arg)
+{
+    const fake_inst *fi = arg;
+    fi->other->error(fi->other, DLG_EIO, "%s", fi->meanwhile);
+    return NULL;
+}
+
+/* Another thread's error, raised (and done) while the caller's call runs. */
+static void other_thread_speaks(const fake_inst *fi)
+{
+    if (!fi->meanwhile)
+        return;
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, raise_meanwhile, (void *)fi), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+}
 
 typedef struct fake_file {
     dlg_file base;
@@ -38,7 +63,9 @@ typedef struct fake_file {
 
 static int fake_open(void *inst, const dlg_host *h, const char *path, int flags, dlg_file *f)
 {
-    (void)inst, (void)flags;
+    (void)flags;
+    if (((const fake_inst *)inst)->open_fails)
+        return -DLG_EIO;
     fake_file *ff = (fake_file *)f;
     ff->h = h;
     snprintf(ff->path, sizeof ff->path, "%s", path);
@@ -50,6 +77,7 @@ static int fake_fail(dlg_file *f, const char *what)
 {
     fake_file *ff = (fake_file *)f;
     const fake_inst *fi = f->inst;
+    other_thread_speaks(fi);
     return fi->says_why ? ff->h->error(ff->h, DLG_EIO, "%s: %s: Input/output error", ff->path, what) : -DLG_EIO;
 }
 
@@ -191,7 +219,7 @@ static void read_failure_names_file_and_offset(void **state)
     assert_int_equal(fx->h->file_read(fx->h, fx->f, buf, sizeof buf, 200), -DLG_EIO);
     assert_string_equal(dlg_services_error(&fx->svc), "st.ini:8: [job checksum] checksum: " PATH
                                                       ": read of 8 bytes at offset 200 failed (code -2)");
-    assert_int_equal(fx->svc.error_code, DLG_EIO);
+    assert_int_equal(fx->svc.error.code, DLG_EIO);
     assert_int_equal(fx->svc.ios, 0);
 }
 
@@ -274,7 +302,7 @@ static void failed_close_through_abi_warns(void **state)
     assert_string_equal(text, "dlgauge: st.ini:8: [job checksum] [storage fake] fake warning: " OUT
                               ": close: Input/output error (what was written there may be lost)\n");
     assert_string_equal(dlg_services_error(&fx->svc), "the step's own failure");
-    assert_int_equal(fx->svc.error_code, DLG_EINVAL);
+    assert_int_equal(fx->svc.error.code, DLG_EINVAL);
     /* without the backend's line: ours, at the workload's context */
     fx->inst.says_why = false;
     dlg_services_clear_error(&fx->svc);
@@ -282,6 +310,78 @@ static void failed_close_through_abi_warns(void **state)
     assert_string_equal(text, "dlgauge: st.ini:8: [job checksum] checksum warning: " OUT
                               ": close failed (code -2) (what was written there may be lost)\n");
     assert_string_equal(dlg_services_error(&fx->svc), "");
+}
+
+/* A loader worker's error raised while this thread's close fails: it
+ * stands in the slot (the close's is only a warning), whether the
+ * backend said why or not.  It was erased: the worker's failure then
+ * read "without saying why". */
+static void close_keeps_other_threads_error(void **state)
+{
+    fixture *fx = *state;
+    static const char *const warned[] = {
+        "dlgauge: st.ini:8: [job checksum] checksum warning: " OUT
+        ": close failed (code -2) (what was written there may be lost)\n",
+        "dlgauge: st.ini:8: [job checksum] [storage fake] fake warning: " OUT
+        ": close: Input/output error (what was written there may be lost)\n",
+    };
+    for (int says_why = 0; says_why < 2; says_why++) {
+        dlg_services_clear_error(&fx->svc);
+        fx->inst.says_why = says_why;
+        fx->inst.other = fx->h;
+        fx->inst.meanwhile = "loader: shard-0003.bin: checksum mismatch";
+        char text[4096];
+        rt_capture_stderr(close_failing_output, fx, text, sizeof text);
+        fx->inst.meanwhile = NULL;
+        assert_string_equal(text, warned[says_why]);
+        assert_string_equal(dlg_services_error(&fx->svc),
+                            "st.ini:8: [job checksum] checksum: loader: shard-0003.bin: checksum mismatch");
+    }
+}
+
+/* An old line of the backend naming the file (a failed fstat) is not what
+ * a later silent read failure says: that one gets its offset.  It was
+ * taken as "the backend named the file": the old line stood. */
+static void old_line_naming_file_not_taken(void **state)
+{
+    fixture *fx = *state;
+    fx->inst.size_fails = fx->inst.says_why = true;
+    uint64_t size;
+    assert_int_equal(fx->h->file_size(fx->h, fx->f, &size), -DLG_EIO);
+    assert_non_null(strstr(dlg_services_error(&fx->svc), PATH ": fstat: Input/output error"));
+    fx->inst.says_why = false;
+    char buf[8];
+    assert_int_equal(fx->h->file_read(fx->h, fx->f, buf, sizeof buf, 200), -DLG_EIO);
+    assert_string_equal(dlg_services_error(&fx->svc), "st.ini:8: [job checksum] checksum: " PATH
+                                                      ": read of 8 bytes at offset 200 failed (code -2)");
+}
+
+/* Another worker's line naming the same file, raised during this thread's
+ * silent read failure, is not this read's: ours, with its offset. */
+static void other_threads_line_naming_file_not_taken(void **state)
+{
+    fixture *fx = *state;
+    fx->inst.other = fx->inst.h;
+    fx->inst.meanwhile = PATH ": pread of 4096 bytes at offset 8192: Input/output error";
+    char buf[8];
+    assert_int_equal(fx->h->file_read(fx->h, fx->f, buf, sizeof buf, 200), -DLG_EIO);
+    fx->inst.meanwhile = NULL;
+    assert_string_equal(dlg_services_error(&fx->svc), "st.ini:8: [job checksum] checksum: " PATH
+                                                      ": read of 8 bytes at offset 200 failed (code -2)");
+}
+
+/* A silent open failure after an unrelated error: its own line.  It had
+ * none (the slot was not empty), and the setup failed with the old text. */
+static void silent_open_after_old_error(void **state)
+{
+    fixture *fx = *state;
+    dlg_services_fail(&fx->svc, DLG_EINVAL, "an earlier, recovered failure");
+    fx->inst.open_fails = true;
+    dlg_file *f = NULL;
+    assert_int_equal(fx->h->file_open(fx->h, NULL, PATH, &f), -DLG_EIO);
+    fx->inst.open_fails = false;
+    assert_string_equal(dlg_services_error(&fx->svc),
+                        "st.ini:8: [job checksum] checksum: " PATH ": open failed (code -2)");
 }
 
 /* Only reads that returned bytes are I/Os: fetches of 0 bytes, reads at
@@ -327,9 +427,14 @@ static void silent_create_says_code(void **state)
     dlg_plan plan = {.storages = &spec, .nstorages = 1};
     fx->svc.plan = &plan;
     dlg_file *f = NULL;
+    static const char why[] =
+        "st.ini:8: [job checksum] [storage quiet] mute: create failed (code -2) without saying why";
     assert_true(fx->h->file_open(fx->h, "quiet", PATH, &f) < 0);
-    assert_string_equal(dlg_services_error(&fx->svc),
-                        "st.ini:8: [job checksum] [storage quiet] mute: create failed (code -2) without saying why");
+    assert_string_equal(dlg_services_error(&fx->svc), why);
+    /* each later open hears why again, not what was said since */
+    dlg_services_fail(&fx->svc, DLG_EINVAL, "an unrelated failure");
+    assert_true(fx->h->file_open(fx->h, "quiet", PATH, &f) < 0);
+    assert_string_equal(dlg_services_error(&fx->svc), why);
     fx->svc.plan = NULL;
 }
 
@@ -343,6 +448,10 @@ int main(void)
         T(size_failure_names_file),
         T(failed_close_of_written_file_is_an_error),
         T(failed_close_through_abi_warns),
+        T(close_keeps_other_threads_error),
+        T(old_line_naming_file_not_taken),
+        T(other_threads_line_naming_file_not_taken),
+        T(silent_open_after_old_error),
         T(counts_match_io_done),
         T(silent_create_says_code),
     };

@@ -1,7 +1,8 @@
 /* A sink's failure is said in one form, "FILE:LINE: [sink NAME]: TEXT",
  * whether the sink said why (its message) or not ("write failed (code N)
  * without saying why", as a silent workload's): it was "[sink s]: ..."
- * for one and "[sink s] write failed (code -2)" for the other. */
+ * for one and "[sink s] write failed (code -2)" for the other.  What one
+ * sink said before another's silent failure is not that failure's. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,12 +32,15 @@ static void write_one(void *arg)
     dlg_sinkset_write(&f->ss, &p, 1);
 }
 
-/* What writing a point to a failing sink (fail = how) prints. */
-static void written(void **state, const char *how, char *text, size_t len, fixture *f)
+/* What writing a point to failing sinks (fail = how, for each of the
+ * space-separated hows: sinks s, t, ...) prints. */
+static void written(void **state, const char *hows, char *text, size_t len, fixture *f)
 {
-    char ini[1024], err[4096];
-    snprintf(ini, sizeof ini, "[sink s]\nplugin = %s/failsink.so\ntype = failing\nfail = %s\n", DLG_TEST_RT_PLUGIN_DIR,
-             how);
+    char ini[1024], err[4096], how[32], name = 's';
+    size_t at = 0;
+    for (int n = 0; sscanf(hows, "%31s%n", how, &n) == 1; hows += n, name++)
+        at += (size_t)snprintf(ini + at, sizeof ini - at, "[sink %c]\nplugin = %s/failsink.so\ntype = failing\n"
+                               "fail = %s\n", name, DLG_TEST_RT_PLUGIN_DIR, how);
     rt_write(*state, "sinks.ini", ini, f->path, sizeof f->path);
     if (dlg_config_load(&f->cfg, f->path, err, sizeof err) != 0)
         fail_msg("config did not load: %s", err);
@@ -54,24 +58,37 @@ static void written(void **state, const char *how, char *text, size_t len, fixtu
     dlg_config_free(&f->cfg);
 }
 
-static void one_form_said_or_not(void **state)
+/* Fails unless writing to sinks `hows` (see written) prints one line,
+ * "dlgauge: INI:LINE: [sink NAME]: " then tail. */
+static void assert_printed(void **state, const char *hows, int line, char name, const char *tail)
 {
     fixture f;
     char text[2048], want[2048];
     memset(&f, 0, sizeof f);
-    written(state, "said", text, sizeof text, &f);
-    snprintf(want, sizeof want, "dlgauge: %s:1: [sink s]: results/out.x: injected write error\n", f.path);
+    written(state, hows, text, sizeof text, &f);
+    snprintf(want, sizeof want, "dlgauge: %s:%d: [sink %c]: %s\n", f.path, line, name, tail);
     assert_string_equal(text, want);
-    memset(&f, 0, sizeof f);
-    written(state, "silent", text, sizeof text, &f);
-    snprintf(want, sizeof want, "dlgauge: %s:1: [sink s]: write failed (code -2) without saying why\n", f.path);
-    assert_string_equal(text, want);
+}
+
+static void one_form_said_or_not(void **state)
+{
+    assert_printed(state, "said", 1, 's', "results/out.x: injected write error");
+    assert_printed(state, "silent", 1, 's', "write failed (code -2) without saying why");
+}
+
+/* Sink s raised an error and got by (its write returned 0); sink t's
+ * silent failure is t's, "without saying why".  It was printed as s's
+ * text (the slot still held it). */
+static void said_before_is_not_why(void **state)
+{
+    assert_printed(state, "recovers silent", 5, 't', "write failed (code -2) without saying why");
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(one_form_said_or_not, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(said_before_is_not_why, rt_dir_setup, rt_dir_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
