@@ -4,7 +4,8 @@
  * backends with clip hooks (cuda) do both on the device, and
  * dlg_net_clip_grads decides there too, without a wait; others go
  * through download/upload in fixed-size chunks, so nothing is allocated
- * either way (but a list of the gradients for a net of over 256 params). */
+ * either way (the hooks' list of the gradients is the net's, made at plan
+ * time). */
 #include "net.h"
 #include "ref/ref.h"
 
@@ -19,51 +20,61 @@ bool dlg_bk_host_memory(const dlg_backend *bk)
     return bk == &dlg_backend_ref || bk->fallback == &dlg_backend_ref;
 }
 
-/* The params' gradients as (pointer, floats) lists for a backend's clip
- * hooks: on the stack unless the net has very many params. */
-#define LIST_STACK 256
-typedef struct grad_list {
-    float *p_st[LIST_STACK], **p;
-    int64_t c_st[LIST_STACK], *c;
-    int n;
-} grad_list;
-
-static int list_grads(dlg_net *net, grad_list *g)
+static int trained_params(const dlg_net *net)
 {
-    g->n = 0;
+    int n = 0;
     for (int b = 0; b < net->nblobs; b++)
-        g->n += dlg_blob_trained(&net->blobs[b]);
-    g->p = g->n > LIST_STACK ? malloc((size_t)g->n * sizeof *g->p) : g->p_st;
-    g->c = g->n > LIST_STACK ? malloc((size_t)g->n * sizeof *g->c) : g->c_st;
-    if (!g->p || !g->c)
+        n += dlg_blob_trained(&net->blobs[b]);
+    return n;
+}
+
+int dlg_net_plan_grad_list(dlg_net *net)
+{
+    int n = trained_params(net);
+    if (!net->train || n == 0)
+        return 0;
+    net->grad_p = malloc((size_t)n * sizeof *net->grad_p);
+    net->grad_c = malloc((size_t)n * sizeof *net->grad_c);
+    if (!net->grad_p || !net->grad_c)
         return dlg_net_fail(net, DLG_ENOMEM, "nn: out of memory for the gradient list");
-    for (int b = 0, k = 0; b < net->nblobs; b++) {
-        const dlg_blob *bl = &net->blobs[b];
-        if (!dlg_blob_trained(bl))
-            continue;
-        g->p[k] = bl->t.diff;
-        g->c[k++] = dlg_tensor_elems(&bl->t);
-    }
+    net->grad_cap = n;
     return 0;
 }
 
-static void list_free(grad_list *g)
+void dlg_net_free_grad_list(dlg_net *net)
 {
-    if (g->p != g->p_st)
-        free(g->p);
-    if (g->c != g->c_st)
-        free(g->c);
+    free(net->grad_p);
+    free(net->grad_c);
+    net->grad_p = NULL;
+    net->grad_c = NULL;
+    net->grad_cap = 0;
+}
+
+/* The params' gradients as (pointer, floats) lists for a backend's clip
+ * hooks, in the net's plan-time arrays (refilled each call: cheap, and
+ * always the blobs' current memory). */
+static int list_grads(dlg_net *net, int *n)
+{
+    *n = 0;
+    for (int b = 0; b < net->nblobs; b++) {
+        const dlg_blob *bl = &net->blobs[b];
+        if (!dlg_blob_trained(bl))
+            continue;
+        if (*n == net->grad_cap) /* not planned for training: nothing to grow in a step */
+            return dlg_net_fail(net, DLG_EINTERNAL, "nn: the gradient list was not planned");
+        net->grad_p[*n] = bl->t.diff;
+        net->grad_c[(*n)++] = dlg_tensor_elems(&bl->t);
+    }
+    return 0;
 }
 
 /* Sum of squares / scaling of every gradient through the backend's hooks. */
 static int device_sumsq(dlg_net *net, double *total)
 {
-    grad_list g;
-    int rc = list_grads(net, &g);
-    if (!rc && (rc = net->bk->grad_sumsq(net->ctx, (const float *const *)g.p, g.c, g.n,
-                                         total)) < 0)
+    int n, rc = list_grads(net, &n);
+    if (!rc && (rc = net->bk->grad_sumsq(net->ctx, (const float *const *)net->grad_p, net->grad_c,
+                                         n, total)) < 0)
         rc = dlg_net_fail(net, -rc, "nn: backend %s: gradient norm failed", net->bk->name);
-    list_free(&g);
     return rc;
 }
 
@@ -71,22 +82,18 @@ static int device_sumsq(dlg_net *net, double *total)
  * described in err, not made sticky (a step may run inside a capture). */
 static int device_clip(dlg_net *net, double max_norm, char *err, size_t errlen)
 {
-    grad_list g;
-    int rc = list_grads(net, &g);
-    if (!rc && (rc = net->bk->grad_clip(net->ctx, g.p, g.c, g.n, max_norm)) < 0)
+    int n, rc = list_grads(net, &n);
+    if (!rc && (rc = net->bk->grad_clip(net->ctx, net->grad_p, net->grad_c, n, max_norm)) < 0)
         snprintf(err, errlen, "nn: backend %s: gradient clipping failed", net->bk->name);
-    list_free(&g);
     return rc;
 }
 
 static int device_scale(dlg_net *net, float factor)
 {
-    grad_list g;
-    int rc = list_grads(net, &g);
-    if (!rc && (rc = net->bk->grad_scale(net->ctx, g.p, g.c, g.n, factor)) < 0)
+    int n, rc = list_grads(net, &n);
+    if (!rc && (rc = net->bk->grad_scale(net->ctx, net->grad_p, net->grad_c, n, factor)) < 0)
         rc = dlg_net_fail(net, -rc, "nn: backend %s: scaling the gradients failed",
                           net->bk->name);
-    list_free(&g);
     return rc;
 }
 
@@ -248,6 +255,8 @@ int dlg_net_run_clip(dlg_net *net, double max_norm, dlg_clip_stats *st, float *l
         return 0;
     st->clipped++;
     float f = (float)(max_norm / (norm + 1e-6));
+    /* exact only for Caffe's momentum (h = m*h + lr*g, nn.h's dlg_sgd):
+     * the factor enters the history once, as scaled gradients would */
     if (lr_factor) {
         *lr_factor = f;
         return 0;

@@ -76,6 +76,12 @@ struct dlg_net {
     uint64_t steps;        /* dlg_net_train_step/infer_step calls that worked */
     uint64_t read_ticket; /* the last dlg_net_read_async ticket given (blob_ops.c) */
     struct dlg_input *input; /* asynchronous input writes (input.c); NULL: none yet */
+    /* the trained params' gradients as (pointer, floats) lists for a
+     * backend's clip hooks (clip.c): sized at plan time, so a clip inside a
+     * timed or captured step allocates nothing */
+    float **grad_p;
+    int64_t *grad_c;
+    int grad_cap;
 };
 
 int dlg_net_fail(dlg_net *net, int code, const char *fmt, ...) DLG_PRINTF(3, 4);
@@ -131,6 +137,10 @@ bool dlg_net_clips_on_device(const dlg_net *net);
  * dlg_net_clip_grads's (NULL: the gradients are scaled).  Binds nothing. */
 int dlg_net_run_clip(dlg_net *net, double max_norm, dlg_clip_stats *st, float *lr_factor,
                      char *err, size_t errlen);
+/* The gradient lists of the clip hooks (clip.c), for a training plan;
+ * freed by dlg_net_free_grad_list (from dlg_net_free_memory). */
+int dlg_net_plan_grad_list(dlg_net *net);
+void dlg_net_free_grad_list(dlg_net *net);
 
 /* Shapes and parameters of embedding and LSTM nodes (seq.c). */
 int dlg_layer_infer_seq(dlg_net *net, dlg_node *n);

@@ -299,6 +299,8 @@ int dlg_net_plan_memory(dlg_net *net)
     }
     if (!rc)
         rc = dlg_net_init_params(net);
+    if (!rc)
+        rc = dlg_net_plan_grad_list(net);
     return rc;
 }
 
@@ -318,6 +320,7 @@ void dlg_net_free_memory(dlg_net *net)
         n->l.prop_down = NULL;
     }
     dlg_input_free(net);
+    dlg_net_free_grad_list(net);
     dlg_net_free_blobs(net);
     net->bk->free(net->ctx, net->ws);
     net->ws = NULL;

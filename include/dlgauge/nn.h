@@ -172,6 +172,9 @@ typedef struct dlg_clip_stats {
  * is not NULL the gradients are left as they are and *lr_factor gets the
  * factor (1 if none) for the caller's SGD step: with weight decay 0,
  * scaling the step is scaling the gradients, without a pass over them.
+ * That holds for this engine's Caffe momentum (dlg_sgd: h = m*h + lr*g,
+ * the lr applied before the history), not for PyTorch's (h = m*h + g;
+ * w -= lr*h), where a scaled lr would also scale the history.
  * On the device path *lr_factor is 1. */
 int dlg_net_clip_grads(dlg_net *net, double max_norm, dlg_clip_stats *st, float *lr_factor);
 /* st from the device where dlg_net_clip_grads left it there (waits for

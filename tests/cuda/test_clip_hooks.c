@@ -5,8 +5,8 @@
  * with its size; the factor) and what it makes of their answers is checked
  * against ref's own path.  ref's context is NULL and unused, so while the
  * stand-ins are installed the net's context points at what they record.
- * 160 inner products make 320 params, more than clip.c's on-stack list
- * holds. */
+ * 160 inner products make 320 params, a list the net keeps from its plan
+ * (more than 256: what once was allocated per call). */
 #include "net.h"
 
 #include <dlgauge/nn.h>
@@ -142,7 +142,7 @@ static void test_hooks_see_every_gradient(void **st)
     net->ctx = &c;
     assert_int_equal(dlg_net_grad_norm(net, &got), 0);
     assert_int_equal(c.sumsq, 1);
-    assert_int_equal(c.arrays, 2 * LAYERS); /* weights and biases: the heap list */
+    assert_int_equal(c.arrays, 2 * LAYERS); /* weights and biases */
     assert_int_equal(c.floats, LAYERS * (9 + 3));
     assert_true(fabs(got - want) <= 1e-12 * want);
 

@@ -527,26 +527,56 @@ static void test_train_step_host(void **st)
     dlg_net_destroy(b);
 }
 
+/* The clip as its definition says, without the lr shortcut: the
+ * gradients times max_norm / (norm + 1e-6) when the norm is above
+ * max_norm, then SGD with the plain lr. */
+static void clip_by_definition(dlg_net *net, double max_norm, const dlg_sgd *sgd)
+{
+    double norm = 0;
+    assert_int_equal(dlg_net_grad_norm(net, &norm), 0);
+    if (norm > max_norm)
+        assert_int_equal(dlg_net_scale_grads(net, (float)(max_norm / (norm + 1e-6))), 0);
+    assert_int_equal(dlg_net_sgd_step(net, sgd), 0);
+}
+
+/* How far two weight updates (from w0) differ, relative to the larger. */
+static double update_gap(const float *w0, const float *wa, const float *wb, size_t n)
+{
+    double gap = 0, big = 0;
+    for (size_t i = 0; i < n; i++) {
+        double da = (double)wa[i] - w0[i], db = (double)wb[i] - w0[i];
+        gap = fmax(gap, fabs(da - db));
+        big = fmax(big, fmax(fabs(da), fabs(db)));
+    }
+    return big > 0 ? gap / big : gap;
+}
+
 /* dlg_net_train_step_clip on a host backend: exactly forward + backward +
  * dlg_net_clip_grads + SGD as callers ran them before (no weight decay: the
  * clip factor scales the lr; with weight decay: the gradients), the same
- * clip statistics, and a max_norm that never clips changes nothing. */
+ * clip statistics, and a max_norm that never clips changes nothing.  And
+ * the known answer: a third net clipped by definition (scaled gradients,
+ * the plain lr) over the same steps with momentum ends with the same
+ * weights (to float rounding) -- the lr shortcut holds only because the
+ * momentum is Caffe's (h = m*h + lr*g), which a PyTorch-style
+ * h = m*h + g; w -= lr*h would break from the second step on. */
 static void train_clip_pair(float decay, double max_norm)
 {
     dlg_plan_opts o = {.backend = "ref", .train = true, .seed = 3};
-    dlg_net *a, *b;
+    dlg_net *a, *b, *c;
     int x, y, w, la = tiny_net(&a, &o, &x, &y, &w), lb = tiny_net(&b, &o, &x, &y, &w);
-    assert_true(la >= 0 && lb >= 0);
+    assert_true(la >= 0 && lb >= 0 && tiny_net(&c, &o, &x, &y, &w) >= 0);
     dlg_sgd sgd = {0.05f, 0.9f, decay};
     dlg_clip_stats sa = {0, 0}, sb = {0, 0};
-    float in[4 * 3 * 6 * 6], lab[4], ra[3], rb[3], wa[4 * 3 * 9], wb[4 * 3 * 9];
+    float in[4 * 3 * 6 * 6], lab[4], ra[3], rb[3], wa[4 * 3 * 9], wb[4 * 3 * 9], w0[4 * 3 * 9];
+    assert_int_equal(dlg_net_read(c, w, DLG_DATA, w0, 4 * 3 * 9), 0);
     uint64_t seed = 5;
-    for (int step = 0; step < 3; step++) {
+    for (int step = 0; step < 4; step++) {
         random_inputs(in, sizeof in / sizeof in[0], &seed, 5.0f);
         for (int i = 0; i < 4; i++)
             lab[i] = (float)((step + 2 * i) % 5);
-        for (int k = 0; k < 2; k++) {
-            dlg_net *n = k ? b : a;
+        for (int k = 0; k < 3; k++) {
+            dlg_net *n = k == 2 ? c : k ? b : a;
             assert_int_equal(dlg_net_write(n, x, DLG_DATA, in, sizeof in / sizeof in[0]), 0);
             assert_int_equal(dlg_net_write(n, y, DLG_DATA, lab, 4), 0);
         }
@@ -557,6 +587,9 @@ static void train_clip_pair(float decay, double max_norm)
         dlg_sgd sa_sgd = {sgd.lr * f, sgd.momentum, sgd.weight_decay};
         assert_int_equal(dlg_net_sgd_step(a, &sa_sgd), 0);
         assert_int_equal(dlg_net_train_step_clip(b, &sgd, max_norm, &sb), 0);
+        assert_int_equal(dlg_net_forward(c), 0);
+        assert_int_equal(dlg_net_backward(c), 0);
+        clip_by_definition(c, max_norm, &sgd);
         assert_int_equal(dlg_net_read(a, la, DLG_DATA, ra, 3), 0);
         assert_int_equal(dlg_net_read(b, lb, DLG_DATA, rb, 3), 0);
         assert_memory_equal(ra, rb, sizeof ra);
@@ -565,10 +598,15 @@ static void train_clip_pair(float decay, double max_norm)
     assert_int_equal(dlg_net_read(a, w, DLG_DATA, wa, 4 * 3 * 9), 0);
     assert_int_equal(dlg_net_read(b, w, DLG_DATA, wb, 4 * 3 * 9), 0);
     assert_memory_equal(wa, wb, sizeof wa);
-    assert_int_equal(sb.clipped, max_norm < 1e9 ? 3 : 0);
+    assert_int_equal(sb.clipped, max_norm < 1e9 ? 4 : 0);
+    assert_int_equal(dlg_net_read(c, w, DLG_DATA, wa, 4 * 3 * 9), 0);
+    double gap = update_gap(w0, wa, wb, 4 * 3 * 9);
+    if (gap > 1e-5)
+        fail_msg("train_step_clip's weights are %g (relative) from clipping by definition", gap);
     assert_int_equal(dlg_net_train_step_clip(b, NULL, 1, &sb), -DLG_EINVAL);
     dlg_net_destroy(a);
     dlg_net_destroy(b);
+    dlg_net_destroy(c);
 }
 
 static void test_train_step_clip_host(void **st)
