@@ -1,4 +1,4 @@
-/* Which cells the best and the knees are chosen among (model.c): a
+/* Which cells the best and the knees are chosen among (model_rank.c): a
  * cache-bound STREAM cell measured the cache, not memory, and is left out
  * beside memory-bound ones. */
 #ifndef DLG_REPORT_MODEL_RANK_H

@@ -1,5 +1,5 @@
 /* Result fields the model does not pool, per cell, from the rows pooled
- * into it (model.c): dlgauge compare's step latencies. */
+ * into it (model_pool.c): dlgauge compare's step latencies. */
 #ifndef DLG_REPORT_MODEL_ROWS_H
 #define DLG_REPORT_MODEL_ROWS_H
 

@@ -1,48 +1,14 @@
-/* oneDNN convolution (groups, dilation) and inner product.  Activations
- * stay in the layout oneDNN picks when the net allows (see dlg_tensor);
- * ungrouped weights take the layout the forward primitive prefers (SGD is
+/* oneDNN convolution (groups, dilation) and inner product: their passes
+ * (a convolution's setup is cpu_conv_setup.c).  Activations stay in the
+ * layout oneDNN picks when the net allows (see dlg_tensor); ungrouped
+ * weights take the layout the forward primitive prefers (SGD is
  * element-wise), so no call reorders them. */
-#include "cpu.h"
-#include "cpu_conv_algo.h"
-#include "cpu_gemm_conv.h"
-#include "cpu_wino1d.h"
-#include "cpu_winograd.h"
+#include "cpu_conv.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct conv_state {
-    cpu_prim fwd, bwd_data, bwd_weights;
-    dnnl_alg_kind_t alg[3]; /* theirs: direct, or Winograd (cpu_conv_algo.h) */
-    /* the residual add (+ ReLU) as its own primitive after fwd, where the
-     * fused one would fall back to oneDNN's gemm kernel (unfused_residual):
-     * fwd writes the first tmp_bytes of the workspace (the top may share
-     * the residual's memory), add sums that and the residual into the top */
-    cpu_prim add;
-    size_t tmp_bytes;
-    /* the top is the residual's memory (in_place_ok): fwd's sum post-op
-     * adds the convolution into it (accumulate_in_place) */
-    bool in_place;
-    char impl[96]; /* fwd's implementation, ", added in place" */
-    dnnl_memory_desc_t top_md; /* the top's layout when it is not plain */
-    dnnl_memory_desc_t w_md;   /* the weights' layout when it is not plain */
-    cpu_fold fold;             /* a batch norm folded into the weights */
-    cpu_wcopy wq;              /* cpu-bf16 without a fold: the bf16 weights */
-    /* who runs it: oneDNN, cpu_winograd.c, cpu_wino1d.c, or oneDNN but
-     * cpu_gemm_conv.c for the weights' gradient */
-    enum { BY_PRIMS, BY_WINO, BY_WINO1D, BY_GEMM } by;
-    wino_shape shape;
-    wino1d_shape shape1d;
-    gemm_conv_shape gshape;
-    /* BY_WINO in an inference plan with few tiles (wino_keeps_filter):
-     * transformed once, again only when the weights (or the folded batch
-     * norm) move */
-    float *u;
-    uint64_t u_seen[6];
-} conv_state;
-
-static void conv_destroy(void *ctx, void *state)
+void cpu_conv_destroy(void *ctx, void *state)
 {
     conv_state *s = state;
     cpu_prim_destroy(&s->fwd);
@@ -55,413 +21,11 @@ static void conv_destroy(void *ctx, void *state)
     free(s);
 }
 
-/* The rest of a folded epilogue (dlg_conv_param; the batch norm is in the
- * weights, cpu_conv_fold.c) as post-ops: the residual as a full-tensor add
- * of bottom[1], then the ReLU; both cost next to nothing in oneDNN's
- * kernels, unlike per-channel multiply/add post-ops. */
-static int epilogue_post_ops(const dlg_layer *l, dnnl_post_ops_t *po)
-{
-    const dlg_conv_param *p = &l->p.conv;
-    dnnl_memory_desc_t res = p->residual ? cpu_tensor_md(l->bottom[1]) : (dnnl_memory_desc_t){0};
-    dnnl_status_t st = dnnl_post_ops_create(po);
-    if (st == dnnl_success && p->residual)
-        st = dnnl_post_ops_append_binary(*po, dnnl_binary_add, &res);
-    if (st == dnnl_success && p->relu)
-        st = dnnl_post_ops_append_eltwise(*po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
-    return st == dnnl_success ? 0 : -DLG_ENOMEM;
-}
-
-/* Layouts the Winograd kernels read: nChw8c activations (the residual
- * too), 8i8o-blocked weights of kh x kw. */
-static bool wino_layouts(const dlg_layer *l, int kh, int kw)
-{
-    const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
-    int64_t wd[4] = {y->d[1], x->d[1], kh, kw};
-    dnnl_memory_desc_t xb = cpu_md(4, x->d, dnnl_aBcd8b), yb = cpu_md(4, y->d, dnnl_aBcd8b);
-    dnnl_memory_desc_t wb = cpu_md(4, wd, dnnl_ABcd8b8a);
-    dnnl_memory_desc_t xm = cpu_tensor_md(l->bottom[0]), ym = cpu_tensor_md(l->top[0]);
-    dnnl_memory_desc_t wm = cpu_tensor_md(l->param[0]);
-    dnnl_memory_desc_t rm = l->p.conv.residual ? cpu_tensor_md(l->bottom[1]) : yb;
-    return dnnl_memory_desc_equal(&xm, &xb) && dnnl_memory_desc_equal(&ym, &yb) &&
-           dnnl_memory_desc_equal(&wm, &wb) && dnnl_memory_desc_equal(&rm, &yb);
-}
-
-/* The Winograd kernels take 3x3 stride-1 ungrouped layers padded alike on
- * every side (0-2: Inception's stem has pad 0), with enough tiles to pay
- * (wino_pays), whose tensors are all in the AVX2 layouts oneDNN chose here
- * (nChw8c activations, 8i8o-blocked weights), so no call reorders
- * anything; the primitives stay as the layout authority. */
-static bool wino_fits(const dlg_layer *l, wino_shape *ws)
-{
-    const dlg_conv_param *p = &l->p.conv;
-    const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
-    if (p->groups != 1 || p->kh != 3 || p->kw != 3 || p->sh != 1 || p->sw != 1 || p->dh != 1 ||
-        p->dw != 1 || p->ph != p->pw || p->ph > 2 || y->d[2] != x->d[2] + 2 * p->ph - 2 ||
-        y->d[3] != x->d[3] + 2 * p->pw - 2)
-        return false;
-    *ws = (wino_shape){.n = x->d[0], .c = x->d[1], .k = y->d[1], .h = x->d[2], .w = x->d[3],
-                       .pad = p->ph};
-    bool pays = wino_pays(ws) || (!l->backward && wino_cached_pays(ws));
-    return wino_supported(ws) && pays && wino_layouts(l, 3, 3);
-}
-
-/* The one-dimensional kernels take 1 x r and r x 1 (r = 3, 7) stride-1
- * ungrouped layers padded only along the filter, where they pay
- * (wino1d_pays), in the same layouts. */
-static bool wino1d_fits(const dlg_layer *l, wino1d_shape *ws)
-{
-    const dlg_conv_param *p = &l->p.conv;
-    const dlg_shape *x = &l->bottom[0]->shape;
-    bool along_w = p->kh == 1 && p->ph == 0, along_h = p->kw == 1 && p->pw == 0;
-    if (p->groups != 1 || p->sh != 1 || p->sw != 1 || p->dh != 1 || p->dw != 1 ||
-        along_w == along_h)
-        return false;
-    *ws = (wino1d_shape){.n = x->d[0], .c = x->d[1], .k = l->top[0]->shape.d[1], .h = x->d[2],
-                         .w = x->d[3], .axis = along_w, .r = along_w ? p->kw : p->kh,
-                         .pad = along_w ? p->pw : p->ph};
-    return wino1d_supported(ws) && wino1d_pays(ws) && wino_layouts(l, p->kh, p->kw);
-}
-
-/* Strided layers whose weights' gradient im2col and sgemm compute faster
- * (cpu_gemm_conv.h), ungrouped and undilated, padded alike both ways, in
- * the same layouts; only where that gradient is wanted (an inference plan
- * would reserve the scratch for nothing). */
-static bool gemm_fits(const dlg_layer *l, gemm_conv_shape *gs)
-{
-    const dlg_conv_param *p = &l->p.conv;
-    const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
-    if (!l->backward || !l->param_grad || p->groups != 1 || p->dh != 1 || p->dw != 1 ||
-        p->sh != p->sw || p->ph != p->pw)
-        return false;
-    *gs = (gemm_conv_shape){.n = x->d[0], .c = x->d[1], .k = y->d[1], .h = x->d[2], .w = x->d[3],
-                            .kh = p->kh, .kw = p->kw, .stride = p->sh, .pad = p->ph};
-    return gemm_conv_supported(gs) && gemm_conv_pays(gs) && wino_layouts(l, p->kh, p->kw);
-}
-
-static size_t max_ws(const conv_state *s)
+size_t cpu_conv_ws(const conv_state *s)
 {
     size_t w = s->fwd.ws > s->add.ws ? s->fwd.ws : s->add.ws;
     w = s->bwd_data.ws > w ? s->bwd_data.ws : w;
     return s->tmp_bytes + (s->bwd_weights.ws > w ? s->bwd_weights.ws : w);
-}
-
-typedef struct conv_mds {
-    dnnl_memory_desc_t w, b;                    /* user (plain) weights, bias */
-    dnnl_memory_desc_t src_any, w_any, dst_any; /* chosen by oneDNN */
-    /* the weights' gradient: fp32 even where w_any is bf16 (the gradient
-     * of the fp32 master weights, which SGD updates in fp32) */
-    dnnl_memory_desc_t dw_any;
-    dnnl_dims_t strides, dil, pad_l, pad_r;
-} conv_mds;
-
-/* dt: the type of the activations and weights the kernel computes on */
-static void conv_describe(const dlg_layer *l, dnnl_data_type_t dt, conv_mds *m)
-{
-    const dlg_conv_param *p = &l->p.conv;
-    const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
-    int g = p->groups;
-    int64_t wd5[5] = {g, y->d[1] / g, x->d[1] / g, p->kh, p->kw};
-    int64_t ob[1] = {y->d[1]};
-    m->w = g > 1 ? cpu_md(5, wd5, dnnl_goihw) : cpu_md(4, wd5 + 1, dnnl_oihw);
-    m->b = cpu_md(1, ob, dnnl_x);
-    m->src_any = cpu_md_dt(4, x->d, dnnl_format_tag_any, dt);
-    m->dst_any = cpu_md_dt(4, y->d, dnnl_format_tag_any, dt);
-    m->w_any = g > 1 ? cpu_md_dt(5, wd5, dnnl_format_tag_any, dt) : cpu_md_dt(4, wd5 + 1, dnnl_format_tag_any, dt);
-    m->dw_any = m->w_any;
-    m->dw_any.data_type = dnnl_f32;
-    m->strides[0] = p->sh;
-    m->strides[1] = p->sw;
-    m->dil[0] = p->dh - 1; /* oneDNN counts dilation from 0 */
-    m->dil[1] = p->dw - 1;
-    /* Caffe's floor output size: the same right padding satisfies it */
-    m->pad_l[0] = m->pad_r[0] = p->ph;
-    m->pad_l[1] = m->pad_r[1] = p->pw;
-}
-
-/* A 1x1 stride-1 ungrouped convolution: its backward data is the forward
- * convolution of dy by the transposed weights. */
-static bool pointwise(const dlg_conv_param *p)
-{
-    return p->groups == 1 && p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 &&
-           p->ph == 0 && p->pw == 0;
-}
-
-/* oneDNN 2.6's AVX2 1x1 kernels reach 80-84% of peak forward but 61-75%
- * backward data on ResNet-50's shapes (docs/benchmarks.md), so a pointwise
- * layer's dx = conv(dy, w^T) runs as a forward primitive; w^T is w's
- * layout with the first two axes swapped, reordered into the layout that
- * primitive wants on every call (at most 4 MiB).  fp32 plans only: its
- * descriptors are the tensors' own (plain fp32 where not published). */
-static int bwd_data_by_forward(cpu_ctx *c, const dlg_layer *l, conv_state *s, const conv_mds *m,
-                               const dnnl_memory_desc_t *src, const dnnl_memory_desc_t *dst,
-                               char *err, size_t errlen)
-{
-    const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
-    int64_t wt[4] = {x->d[1], y->d[1], 1, 1};
-    int perm[4] = {1, 0, 2, 3};
-    dnnl_memory_desc_t wt_any = cpu_md(4, wt, dnnl_format_tag_any), wt_user;
-    dnnl_convolution_desc_t d;
-    dnnl_status_t st = dnnl_memory_desc_permute_axes(&wt_user, &m->w, perm);
-    if (st == dnnl_success)
-        st = dnnl_dilated_convolution_forward_desc_init(&d, dnnl_forward_inference,
-                                                        dnnl_convolution_direct, dst, &wt_any,
-                                                        NULL, src, m->strides, m->dil, m->pad_l,
-                                                        m->pad_r);
-    int rc = st != dnnl_success ? cpu_fail(st, "transposed convolution desc", err, errlen)
-                                : cpu_prim_create(c, &s->bwd_data, &d, NULL, err, errlen);
-    if (!rc)
-        rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_SRC, dst, false, err, errlen);
-    if (!rc)
-        rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_WEIGHTS, &wt_user, false, err, errlen);
-    if (!rc)
-        rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_DST, src, true, err, errlen);
-    return rc;
-}
-
-/* The forward primitive with the epilogue as post-ops, or with none (the
- * residual add and the ReLU after it left to the add primitive). */
-static int create_forward(cpu_ctx *c, const dlg_layer *l, conv_state *s, conv_mds *m, bool epilogue, char *err,
-                          size_t errlen)
-{
-    bool bias = l->p.conv.bias || l->p.conv.bn;
-    dnnl_convolution_desc_t d;
-    dnnl_post_ops_t po = NULL;
-    bool any = epilogue && (l->p.conv.residual || l->p.conv.relu);
-    int rc = any ? epilogue_post_ops(l, &po) : 0;
-    dnnl_status_t st = dnnl_dilated_convolution_forward_desc_init(
-        &d, cpu_conv_prop(l, s->alg[0]), s->alg[0], &m->src_any, &m->w_any, bias ? &m->b : NULL, &m->dst_any,
-        m->strides, m->dil, m->pad_l, m->pad_r);
-    if (!rc && st != dnnl_success)
-        rc = cpu_fail(st, "convolution forward desc", err, errlen);
-    if (!rc)
-        rc = cpu_prim_create_po(c, &s->fwd, &d, NULL, po, err, errlen);
-    if (s->alg[0] == dnnl_convolution_winograd && (rc || !cpu_conv_is_winograd(s->fwd.pd))) {
-        s->alg[0] = dnnl_convolution_direct;
-        cpu_prim_destroy(&s->fwd);
-        if (po)
-            dnnl_post_ops_destroy(po);
-        return create_forward(c, l, s, m, epilogue, err, errlen);
-    }
-    if (po)
-        dnnl_post_ops_destroy(po);
-    return rc;
-}
-
-/* oneDNN 2.6's AVX-512 kernels (brgconv) take no full-tensor binary add:
- * with the residual fused it falls back to its gemm kernel in plain
- * layouts, 4x slower over ResNet-50 inference than brgconv plus a
- * separate add (docs/benchmarks.md).  AVX2's jit kernels take it. */
-static bool unfused_residual(const conv_state *s) { return strstr(cpu_impl_name(s->fwd.pd), "gemm") != NULL; }
-
-/* top = relu(tmp + bottom[1]), tmp in the convolution's own layout. */
-static int create_add(cpu_ctx *c, const dlg_layer *l, conv_state *s, const dnnl_memory_desc_t *tmp,
-                      const dnnl_memory_desc_t *dst, char *err, size_t errlen)
-{
-    dnnl_memory_desc_t res = cpu_tensor_md(l->bottom[1]);
-    dnnl_binary_desc_t d;
-    dnnl_post_ops_t po = NULL;
-    dnnl_status_t st = dnnl_binary_desc_init(&d, dnnl_binary_add, tmp, &res, dst);
-    if (st == dnnl_success && l->p.conv.relu && (st = dnnl_post_ops_create(&po)) == dnnl_success)
-        st = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
-    int rc = st != dnnl_success ? cpu_fail(st, "residual add desc", err, errlen)
-                                : cpu_prim_create_po(c, &s->add, &d, NULL, po, err, errlen);
-    if (po)
-        dnnl_post_ops_destroy(po);
-    if (!rc)
-        rc = cpu_prim_arg(c, &s->add, DNNL_ARG_SRC_0, tmp, false, err, errlen);
-    if (!rc)
-        rc = cpu_prim_arg(c, &s->add, DNNL_ARG_SRC_1, &res, false, err, errlen);
-    if (!rc)
-        rc = cpu_prim_arg(c, &s->add, DNNL_ARG_DST, dst, true, err, errlen);
-    return rc;
-}
-
-/* Where the planner offers the residual's memory (in_place_ok) and the top
- * has the residual's layout, the forward primitive adds the convolution
- * into it with a sum post-op (+ ReLU): one pass over the top instead of the
- * binary add's or post-op's read of a second tensor, and brgconv takes a
- * sum post-op where it takes no full-tensor add.  Layouts exactly as
- * published, so nothing is reordered.  Keeps the primitives it has
- * (returns false) wherever oneDNN would not do it without gemm. */
-static bool accumulate_in_place(cpu_ctx *c, const dlg_layer *l, conv_state *s, const conv_mds *m,
-                                const dnnl_memory_desc_t *src, const dnnl_memory_desc_t *w, bool bias)
-{
-    dnnl_memory_desc_t res = cpu_tensor_md(l->bottom[1]), top = cpu_tensor_md(l->top[0]);
-    if (!l->p.conv.in_place_ok || l->backward || !dnnl_memory_desc_equal(&res, &top))
-        return false;
-    dnnl_convolution_desc_t d;
-    dnnl_post_ops_t po = NULL;
-    dnnl_status_t st = dnnl_post_ops_create(&po);
-    if (st == dnnl_success)
-        st = dnnl_post_ops_append_sum(po, 1.0f);
-    if (st == dnnl_success && l->p.conv.relu)
-        st = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
-    if (st == dnnl_success)
-        st = dnnl_dilated_convolution_forward_desc_init(&d, cpu_conv_prop(l, s->alg[0]), s->alg[0], src, w,
-                                                        bias ? &m->b : NULL, &res, m->strides, m->dil, m->pad_l,
-                                                        m->pad_r);
-    char why[256] = "";
-    cpu_prim p = {0};
-    int rc = st != dnnl_success ? -1 : cpu_prim_create_po(c, &p, &d, NULL, po, why, sizeof why);
-    if (po)
-        dnnl_post_ops_destroy(po);
-    const char *impl = rc ? "" : cpu_impl_name(p.pd);
-    if (!rc && (!*impl || strstr(impl, "gemm") || strstr(impl, "ref")))
-        rc = -1;
-    if (!rc)
-        rc = cpu_prim_arg(c, &p, DNNL_ARG_SRC, src, false, why, sizeof why);
-    if (!rc)
-        rc = cpu_prim_arg(c, &p, DNNL_ARG_WEIGHTS, w, false, why, sizeof why);
-    if (!rc && bias)
-        rc = cpu_prim_arg(c, &p, DNNL_ARG_BIAS, &m->b, false, why, sizeof why);
-    if (!rc)
-        rc = cpu_prim_arg(c, &p, DNNL_ARG_DST, &res, true, why, sizeof why);
-    for (int i = 0; i < p.n && !rc; i++) /* a reordered top would not hold the residual */
-        rc = p.a[i].reorder ? -1 : 0;
-    if (rc) {
-        cpu_prim_destroy(&p);
-        return false;
-    }
-    cpu_prim_destroy(&s->fwd);
-    cpu_prim_destroy(&s->add);
-    s->fwd = p;
-    s->tmp_bytes = 0;
-    s->in_place = true;
-    snprintf(s->impl, sizeof s->impl, "%s, added in place", impl);
-    return true;
-}
-
-/* The backward data or (weights) backward weights primitive, by the pass's
- * algorithm, or direct where oneDNN has no Winograd kernel for it. */
-static int create_backward(cpu_ctx *c, const dlg_layer *l, conv_state *s, const conv_mds *m, bool weights,
-                           char *err, size_t errlen)
-{
-    dnnl_alg_kind_t *alg = &s->alg[weights ? 2 : 1];
-    cpu_prim *p = weights ? &s->bwd_weights : &s->bwd_data;
-    bool bias = l->p.conv.bias || l->p.conv.bn;
-    dnnl_convolution_desc_t d;
-    dnnl_status_t st =
-        weights ? dnnl_dilated_convolution_backward_weights_desc_init(&d, *alg, &m->src_any, &m->dw_any,
-                                                                      bias ? &m->b : NULL, &m->dst_any, m->strides,
-                                                                      m->dil, m->pad_l, m->pad_r)
-                : dnnl_dilated_convolution_backward_data_desc_init(&d, *alg, &m->src_any, &m->w_any, &m->dst_any,
-                                                                   m->strides, m->dil, m->pad_l, m->pad_r);
-    int rc = st != dnnl_success
-                 ? cpu_fail(st, weights ? "convolution backward weights desc" : "convolution backward data desc",
-                            err, errlen)
-                 : cpu_prim_create(c, p, &d, s->fwd.pd, err, errlen);
-    if (*alg == dnnl_convolution_winograd && (rc || !cpu_conv_is_winograd(p->pd))) {
-        cpu_prim_destroy(p);
-        *alg = dnnl_convolution_direct;
-        return create_backward(c, l, s, m, weights, err, errlen);
-    }
-    return rc;
-}
-
-static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
-                      size_t errlen)
-{
-    cpu_ctx *c = ctx;
-    /* a folded batch norm always brings a bias */
-    bool bias = l->p.conv.bias || l->p.conv.bn;
-    conv_mds m;
-    conv_describe(l, cpu_act_dt(c), &m);
-    conv_state *s = calloc(1, sizeof *s);
-    if (!s)
-        return -DLG_ENOMEM;
-    dnnl_memory_desc_t src = cpu_tensor_md(l->bottom[0]), dst;
-    cpu_conv_pick_algos(c, l, s->alg);
-    bool fused = l->p.conv.residual;
-    int rc = create_forward(c, l, s, &m, true, err, errlen);
-    if (!rc && fused && !l->backward && unfused_residual(s)) {
-        cpu_prim_destroy(&s->fwd);
-        memset(&s->fwd, 0, sizeof s->fwd);
-        fused = false;
-        rc = create_forward(c, l, s, &m, false, err, errlen);
-    }
-    if (!rc) {
-        dst = cpu_publish(l->top[0], &s->top_md,
-                          dnnl_primitive_desc_query_md(s->fwd.pd, dnnl_query_dst_md, 0));
-        rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_SRC, &src, false, err, errlen);
-    }
-    /* the weights' memory: bf16 copies (fold or wq) in the kernel's layout
-     * under cpu-bf16, else the param itself, in that layout where it can */
-    dnnl_memory_desc_t kw = rc ? m.w : *dnnl_primitive_desc_query_md(s->fwd.pd, dnnl_query_weights_md, 0);
-    if (!rc && !c->bf16 && l->p.conv.groups == 1) /* 5-d grouped weights would not match the 4-d blob */
-        m.w = cpu_publish(l->param[0], &s->w_md, &kw);
-    if (!rc)
-        rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_WEIGHTS, c->bf16 ? &kw : &m.w, false, err, errlen);
-    if (!rc && c->bf16 && !l->p.conv.bn)
-        rc = cpu_wcopy_init(&s->wq, &m.w, &kw);
-    if (!rc && bias)
-        rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_BIAS, &m.b, false, err, errlen);
-    dnnl_memory_desc_t tmp = *dnnl_primitive_desc_query_md(s->fwd.pd, dnnl_query_dst_md, 0);
-    bool by_add = !rc && l->p.conv.residual && !fused;
-    if (by_add)
-        s->tmp_bytes = CPU_ALIGN(dnnl_memory_desc_get_size(&tmp));
-    if (!rc)
-        rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_DST, by_add ? &tmp : &dst, true, err, errlen);
-    if (!rc && fused) { /* post-op 0: the residual add */
-        dnnl_memory_desc_t res = cpu_tensor_md(l->bottom[1]);
-        rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, &res,
-                          false, err, errlen);
-    } else if (!rc && l->p.conv.residual) {
-        rc = create_add(c, l, s, &tmp, &dst, err, errlen);
-    }
-    if (!rc && l->p.conv.bn)
-        rc = cpu_fold_init(&s->fold, l, &m.w, c->bf16 ? &kw : &m.w);
-    if (!rc && l->backward && l->prop_down[0] && pointwise(&l->p.conv) && !c->bf16)
-        rc = bwd_data_by_forward(c, l, s, &m, &src, &dst, err, errlen);
-    else if (!rc && l->backward && l->prop_down[0]) {
-        rc = create_backward(c, l, s, &m, false, err, errlen);
-        if (!rc)
-            rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_DIFF_DST, &dst, false, err, errlen);
-        /* cpu-bf16: from the forward's bf16 copy, half the bytes to read */
-        if (!rc)
-            rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_WEIGHTS, c->bf16 ? &kw : &m.w, false, err, errlen);
-        if (!rc)
-            rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_DIFF_SRC, &src, true, err, errlen);
-    }
-    if (!rc && l->backward && l->param_grad) {
-        rc = create_backward(c, l, s, &m, true, err, errlen);
-        if (!rc)
-            rc = cpu_prim_arg(c, &s->bwd_weights, DNNL_ARG_SRC, &src, false, err, errlen);
-        if (!rc)
-            rc = cpu_prim_arg(c, &s->bwd_weights, DNNL_ARG_DIFF_DST, &dst, false, err, errlen);
-        if (!rc)
-            rc = cpu_prim_arg(c, &s->bwd_weights, DNNL_ARG_DIFF_WEIGHTS, &m.w, true, err, errlen);
-        if (!rc && bias)
-            rc = cpu_prim_arg(c, &s->bwd_weights, DNNL_ARG_DIFF_BIAS, &m.b, true, err, errlen);
-    }
-    if (rc) {
-        l->top[0]->layout = NULL;
-        l->param[0]->layout = NULL;
-        l->param[0]->alloc_count = l->param[0]->count;
-        conv_destroy(ctx, s);
-        return rc;
-    }
-    s->by = !c->winograd                      ? BY_PRIMS
-            : wino_fits(l, &s->shape)          ? BY_WINO
-            : wino1d_fits(l, &s->shape1d)      ? BY_WINO1D
-            : gemm_fits(l, &s->gshape)         ? BY_GEMM
-                                               : BY_PRIMS;
-    if (s->by == BY_WINO && !l->backward && wino_keeps_filter(&s->shape) &&
-        posix_memalign((void **)&s->u, 64, wino_filter_bytes(&s->shape)) != 0) {
-        s->u = NULL;
-        conv_destroy(ctx, s);
-        return -DLG_ENOMEM;
-    }
-    if (s->by == BY_PRIMS && l->p.conv.residual)
-        accumulate_in_place(c, l, s, &m, &src, c->bf16 ? &kw : &m.w, bias);
-    *state = s;
-    *ws = max_ws(s);
-    size_t wb = s->by == BY_WINO     ? wino_ws_bytes(&s->shape)
-                : s->by == BY_WINO1D ? wino1d_ws_bytes(&s->shape1d)
-                : s->by == BY_GEMM   ? gemm_conv_ws_bytes(&s->gshape)
-                                     : 0;
-    if (wb > *ws)
-        *ws = wb;
-    return 0;
 }
 
 /* The transformed filter of an inference layer, rebuilt when what it
@@ -612,12 +176,12 @@ static const char *conv_impl(const void *state)
 
 static bool conv_in_place(const void *state) { return ((const conv_state *)state)->in_place; }
 
-const dlg_kernels dlg_cpu_conv = {.setup = conv_setup,
+const dlg_kernels dlg_cpu_conv = {.setup = cpu_conv_setup,
                                   .impl = conv_impl,
                                   .in_place = conv_in_place,
                                   .forward = conv_forward,
                                   .backward = conv_backward,
-                                  .destroy = conv_destroy,
+                                  .destroy = cpu_conv_destroy,
                                   .any_layout = true,
                                   .bwd_no_top_data = true,
                                   .fuses_epilogue = true};
@@ -684,11 +248,11 @@ static int fc_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
             rc = cpu_prim_arg(c, &s->bwd_weights, wa[i], wm[i], i >= 2, err, errlen);
     }
     if (rc) {
-        conv_destroy(ctx, s);
+        cpu_conv_destroy(ctx, s);
         return rc;
     }
     *state = s;
-    *ws = max_ws(s);
+    *ws = cpu_conv_ws(s);
     return 0;
 }
 
@@ -722,5 +286,5 @@ static int fc_backward(void *ctx, dlg_layer *l, void *state)
 const dlg_kernels dlg_cpu_fc = {.setup = fc_setup,
                                 .forward = fc_forward,
                                 .backward = fc_backward,
-                                .destroy = conv_destroy,
+                                .destroy = cpu_conv_destroy,
                                 .bwd_no_top_data = true};

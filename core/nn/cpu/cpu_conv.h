@@ -1,0 +1,48 @@
+/* The state of a oneDNN convolution or inner product layer, shared by its
+ * setup (cpu_conv_setup.c) and its passes (cpu_conv.c). */
+#ifndef DLG_NN_CPU_CONV_H
+#define DLG_NN_CPU_CONV_H
+
+#include "cpu.h"
+#include "cpu_gemm_conv.h"
+#include "cpu_wino1d.h"
+#include "cpu_winograd.h"
+
+typedef struct conv_state {
+    cpu_prim fwd, bwd_data, bwd_weights;
+    dnnl_alg_kind_t alg[3]; /* theirs: direct, or Winograd (cpu_conv_algo.h) */
+    /* the residual add (+ ReLU) as its own primitive after fwd, where the
+     * fused one would fall back to oneDNN's gemm kernel (unfused_residual):
+     * fwd writes the first tmp_bytes of the workspace (the top may share
+     * the residual's memory), add sums that and the residual into the top */
+    cpu_prim add;
+    size_t tmp_bytes;
+    /* the top is the residual's memory (in_place_ok): fwd's sum post-op
+     * adds the convolution into it (accumulate_in_place) */
+    bool in_place;
+    char impl[96]; /* fwd's implementation, ", added in place" */
+    dnnl_memory_desc_t top_md; /* the top's layout when it is not plain */
+    dnnl_memory_desc_t w_md;   /* the weights' layout when it is not plain */
+    cpu_fold fold;             /* a batch norm folded into the weights */
+    cpu_wcopy wq;              /* cpu-bf16 without a fold: the bf16 weights */
+    /* who runs it: oneDNN, cpu_winograd.c, cpu_wino1d.c, or oneDNN but
+     * cpu_gemm_conv.c for the weights' gradient */
+    enum { BY_PRIMS, BY_WINO, BY_WINO1D, BY_GEMM } by;
+    wino_shape shape;
+    wino1d_shape shape1d;
+    gemm_conv_shape gshape;
+    /* BY_WINO in an inference plan with few tiles (wino_keeps_filter):
+     * transformed once, again only when the weights (or the folded batch
+     * norm) move */
+    float *u;
+    uint64_t u_seen[6];
+} conv_state;
+
+/* dlg_kernels.destroy of both layers: every primitive, copy and buffer. */
+void cpu_conv_destroy(void *ctx, void *state);
+/* The scratch the layer's primitives need, the temporary top included. */
+size_t cpu_conv_ws(const conv_state *s);
+/* dlg_kernels.setup of a convolution (cpu_conv_setup.c). */
+int cpu_conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err, size_t errlen);
+
+#endif

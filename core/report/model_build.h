@@ -1,0 +1,25 @@
+/* The steps of rep_model_build (model.c) that live in the model's other
+ * files, and the lookup those files need from model.c. */
+#ifndef DLG_REPORT_MODEL_BUILD_H
+#define DLG_REPORT_MODEL_BUILD_H
+
+#include <stddef.h>
+
+#include "model.h"
+
+/* model_pool.c: pools each cell of g over its own rows (cell_of: row i's
+ * cell, -1 = another group's row).  0, or -1 out of memory. */
+int rep_group_pool_cells(rep_group *g, const rep_rows *rs, const long *cell_of);
+
+/* model_rank.c: g's best cell (has_best, best), its cells classified. */
+void rep_group_pick_best(rep_group *g);
+/* model_rank.c: the knee of axis a (g->knees[a]) on the slice through the
+ * best cell: the smallest value reaching target x best (coord: scratch of
+ * naxes entries). */
+void rep_group_find_knee(rep_group *g, size_t a, double target, size_t *coord);
+
+/* model.c: row r's cell: its group in *gi and the cell's index, or -1
+ * (coord: scratch of the most axes a group has). */
+long rep_model_cell_of_row(const rep_model *m, const rep_row *r, size_t *gi, size_t *coord);
+
+#endif

@@ -1,0 +1,132 @@
+/* The best cell of a group and the knee of each axis, and which cells
+ * they are chosen among (model_rank.h). */
+#include "model.h"
+#include "model_build.h"
+#include "model_rank.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The cell at the best cell's coordinates but value v on axis a, or -1.
+ * coord is scratch of naxes entries (never the best cell's own: moving
+ * those would make it match every probe). */
+static long slice_cell(const rep_group *g, size_t a, size_t v, size_t *coord)
+{
+    memcpy(coord, g->cells[g->best].coord, g->naxes * sizeof *coord);
+    coord[a] = v;
+    return rep_group_find(g, coord);
+}
+
+/* Whether cell c is ranked against the best: a cache-bound STREAM cell
+ * measured the cache, not the memory its group sizes, so it is no best nor
+ * knee beside memory-bound cells; among cache-bound cells only (no array
+ * left the cache) they rank each other. */
+bool rep_cell_ranked(const rep_group *g, const rep_cell *c)
+{
+    return c->ok && (c->bn != REP_BN_CACHE || !g->has_best || g->cells[g->best].bn == REP_BN_CACHE);
+}
+
+/* Knee of axis a: on the slice through the best cell, the smallest value
+ * reaching target x best. */
+void rep_group_find_knee(rep_group *g, size_t a, double target, size_t *coord)
+{
+    rep_knee *k = &g->knees[a];
+    const rep_cell *best = &g->cells[g->best];
+    k->unordered = true;
+    k->val = best->coord[a];
+    k->cell = g->best;
+    k->ratio = 1;
+    k->below = -1;
+    k->below_clear = true;
+    for (size_t v = 0; v < g->axes[a].n; v++) {
+        k->npoints += slice_cell(g, a, v, coord) >= 0;
+        k->unordered &= isnan(g->axes[a].order[v]) != 0;
+    }
+    /* "smallest value" means nothing without an order (unknown disks sort
+     * last: unlimited), nor on a duration: the shortest sleep or step
+     * reaching the target is no resource to buy */
+    k->unordered |= g->axes[a].kind == REP_AX_DURATION;
+    if (k->unordered)
+        return;
+    long prev = -1;
+    for (size_t v = 0; v < g->axes[a].n; v++) {
+        long c = slice_cell(g, a, v, coord);
+        if (c < 0)
+            continue;
+        const rep_cell *cell = &g->cells[c];
+        if (cell->ok && !rep_cell_ranked(g, cell))
+            continue; /* neither the knee nor the value below it */
+        if (cell->ok && cell->thr >= target * best->thr) {
+            k->val = v;
+            k->cell = (size_t)c;
+            k->ratio = best->thr > 0 ? cell->thr / best->thr : 1;
+            k->significant = best->thr - cell->thr > sqrt(best->ci * best->ci + cell->ci * cell->ci);
+            if (prev >= 0) { /* one repetition has no CI: nothing shows it clear */
+                const rep_cell *pc = &g->cells[prev];
+                k->below = prev;
+                k->below_clear = !pc->ok || (pc->repeats >= 2 && target * best->thr - pc->thr > pc->ci);
+            }
+            break;
+        }
+        prev = c;
+    }
+}
+
+/* The best cell: the fastest ok one that is not cache-bound, else (every
+ * ok cell is) the fastest cache-bound one. */
+void rep_group_pick_best(rep_group *g)
+{
+    for (size_t c = 0; c < g->ncells; c++) {
+        const rep_cell *cell = &g->cells[c], *best = g->has_best ? &g->cells[g->best] : NULL;
+        if (!cell->ok)
+            continue;
+        bool cached = cell->bn == REP_BN_CACHE;
+        bool better = !best || (cached == (best->bn == REP_BN_CACHE) ? cell->thr > best->thr
+                                                                     : best->bn == REP_BN_CACHE);
+        if (better) {
+            g->best = c;
+            g->has_best = true;
+        }
+    }
+}
+
+size_t rep_group_unranked(const rep_group *g)
+{
+    size_t n = 0;
+    for (size_t c = 0; g->has_best && c < g->ncells; c++)
+        n += g->cells[c].ok && !rep_cell_ranked(g, &g->cells[c]);
+    return n;
+}
+
+bool rep_knee_below_unranked(const rep_group *g, size_t a)
+{
+    if (!g->has_best || a >= g->naxes)
+        return false;
+    size_t *coord = malloc((g->naxes + 1) * sizeof *coord);
+    bool found = false;
+    for (size_t v = 0; coord && v < g->knees[a].val && !found; v++) {
+        long c = slice_cell(g, a, v, coord);
+        found = c >= 0 && g->cells[c].ok && !rep_cell_ranked(g, &g->cells[c]);
+    }
+    free(coord);
+    return found;
+}
+
+void rep_group_rank_note(const rep_group *g, char *buf, size_t len)
+{
+    size_t left = rep_group_unranked(g), ok = 0;
+    buf[0] = 0;
+    for (size_t c = 0; c < g->ncells; c++)
+        ok += g->cells[c].ok;
+    if (left)
+        snprintf(buf, len,
+                 "cache-bound: %zu of %zu measured cells kept their arrays in the last-level cache and measured "
+                 "the cache, not memory: left out of the best and the knees",
+                 left, ok);
+    else if (g->has_best && g->cells[g->best].bn == REP_BN_CACHE)
+        snprintf(buf, len,
+                 "cache-bound: every measured cell kept its arrays in the last-level cache: the best and the knees "
+                 "are the cache's bandwidth, not memory's (arrays of 4x the cache or more measure memory)");
+}
