@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "host.h"
 
+#include "host_error.h"
 #include "signals.h"
 
 #include <stddef.h>
@@ -11,101 +12,6 @@
 #include <unistd.h>
 
 static dlg_host_impl *impl(const dlg_host *h) { return (dlg_host_impl *)h; }
-
-/* A thread's errors kept out of the shared slot while it runs a call
- * whose failure is only a warning (the ABI's void file_close): another
- * thread's error raised meanwhile stays in the slot, untouched. */
-typedef struct dlg_error_capture {
-    dlg_error said;
-    struct dlg_error_capture *next;
-} dlg_error_capture;
-
-/* The calling thread's innermost capture, or NULL; under s->lock. */
-static dlg_error_capture *own_capture(const dlg_services *s)
-{
-    for (dlg_error_capture *c = s->captures; c; c = c->next)
-        if (pthread_equal(c->said.thread, pthread_self()))
-            return c;
-    return NULL;
-}
-
-static void capture_begin(dlg_services *s, dlg_error_capture *c)
-{
-    memset(c, 0, sizeof *c);
-    c->said.thread = pthread_self();
-    pthread_mutex_lock(&s->lock);
-    c->next = s->captures;
-    s->captures = c;
-    pthread_mutex_unlock(&s->lock);
-}
-
-static void capture_end(dlg_services *s, dlg_error_capture *c)
-{
-    pthread_mutex_lock(&s->lock);
-    dlg_error_capture **p = &s->captures;
-    while (*p != c)
-        p = &(*p)->next;
-    *p = c->next;
-    pthread_mutex_unlock(&s->lock);
-}
-
-/* Records e (its text, head and code) as the latest error, numbered; in
- * the calling thread's capture if it has one. */
-static void raise_error(dlg_services *s, const dlg_error *e)
-{
-    pthread_mutex_lock(&s->lock);
-    dlg_error_capture *c = own_capture(s);
-    dlg_error *to = c ? &c->said : &s->error;
-    snprintf(to->text, sizeof to->text, "%s", e->text);
-    to->head = e->head;
-    to->code = e->code;
-    to->thread = pthread_self();
-    to->gen = s->errors + 1;
-    __atomic_store_n(&s->errors, to->gen, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&s->lock);
-}
-
-static void set_error(dlg_services *s, int code, const char *context, const char *fmt, va_list ap)
-{
-    char msg[1536];
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    dlg_error e;
-    if (context && *context)
-        snprintf(e.text, sizeof e.text, "%s: %s", context, msg);
-    else
-        snprintf(e.text, sizeof e.text, "%s", msg);
-    e.head = context ? strnlen(context, sizeof e.text - 1) : 0;
-    e.code = code;
-    raise_error(s, &e);
-}
-
-uint64_t dlg_services_mark(dlg_services *s) { return __atomic_load_n(&s->errors, __ATOMIC_ACQUIRE); }
-
-int dlg_services_said(dlg_services *s, uint64_t since, uint64_t mark, char *buf, size_t len)
-{
-    pthread_mutex_lock(&s->lock);
-    const dlg_error *e = &s->error;
-    bool said = e->gen > mark || (e->gen > since && !pthread_equal(e->thread, pthread_self()));
-    snprintf(buf, len, "%s", said ? e->text : "");
-    int code = said ? e->code : 0;
-    pthread_mutex_unlock(&s->lock);
-    return code;
-}
-
-/* Whether the calling thread raised an error since mark (into its capture,
- * if it has one), copied to *out (NULL: not wanted): what a backend said
- * during a call this thread made, not another loader worker's. */
-static bool said_here(dlg_services *s, uint64_t mark, dlg_error *out)
-{
-    pthread_mutex_lock(&s->lock);
-    dlg_error_capture *c = own_capture(s);
-    const dlg_error *e = c ? &c->said : &s->error;
-    bool said = e->gen > mark && pthread_equal(e->thread, pthread_self());
-    if (said && out)
-        *out = *e;
-    pthread_mutex_unlock(&s->lock);
-    return said;
-}
 
 /* "dlgauge: CONTEXT LEVEL: MSG" (context: its first ctx_len bytes), unless
  * it repeats hi's last line (each repetition's setup, say): noise. */
@@ -147,18 +53,9 @@ static int h_error(const dlg_host *h, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    set_error(impl(h)->svc, code, impl(h)->context, fmt, ap);
+    dlg_services_vraise(impl(h)->svc, code, impl(h)->context, fmt, ap);
     va_end(ap);
     return -(code > 0 ? code : DLG_EINTERNAL);
-}
-
-int dlg_services_fail(dlg_services *s, int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    set_error(s, code, NULL, fmt, ap);
-    va_end(ap);
-    return -code;
 }
 
 static uint64_t h_now(const dlg_host *h)
@@ -208,7 +105,7 @@ static const dlg_instance_spec *find_spec(dlg_services *s, const char *name)
 static void keep_why(dlg_services *s, uint64_t mark, dlg_storage_live *l)
 {
     dlg_error why;
-    if (!l->host || !said_here(s, mark, &why) || !(l->host->failed = malloc(sizeof why)))
+    if (!l->host || !dlg_services_said_here(s, mark, &why) || !(l->host->failed = malloc(sizeof why)))
         return;
     *l->host->failed = why;
 }
@@ -226,7 +123,7 @@ static dlg_storage_live *live_storage(dlg_services *s, const char *name)
             return NULL;
         }
         if (!l->inst && l->host && l->host->failed) /* each caller that needs it hears why */
-            raise_error(s, l->host->failed);
+            dlg_services_raise(s, l->host->failed);
         return l->inst ? l : NULL;
     }
     const dlg_instance_spec *spec = find_spec(s, name);
@@ -250,7 +147,7 @@ static dlg_storage_live *live_storage(dlg_services *s, const char *name)
     l = &s->storages[idx];
     l->creating = false;
     if (rc < 0) {
-        if (!said_here(s, mark, NULL)) /* as the runner says a silent workload's */
+        if (!dlg_services_said_here(s, mark, NULL)) /* as the runner says a silent workload's */
             dlg_services_fail(s, -rc, "%s%s[storage %s] %s: create failed (code %d) without saying why", s->context,
                               sep(s), spec->name, spec->desc->name, rc);
         keep_why(s, mark, l);
@@ -340,7 +237,7 @@ static int open_file(const dlg_host *h, const char *storage, const char *path, i
     if (rc < 0) {
         free(hf->path);
         free(hf);
-        if (!said_here(s, mark, NULL))
+        if (!dlg_services_said_here(s, mark, NULL))
             return h->error(h, -rc, "%s: open failed (code %d)", path, rc);
         return rc;
     }
@@ -353,7 +250,7 @@ static int open_file(const dlg_host *h, const char *storage, const char *path, i
 static bool backend_named(const dlg_host *h, uint64_t mark, const char *path)
 {
     dlg_error e;
-    return said_here(impl(h)->svc, mark, &e) && strstr(e.text, path);
+    return dlg_services_said_here(impl(h)->svc, mark, &e) && strstr(e.text, path);
 }
 
 /* The DLG_E* code of a backend's -code result. */
@@ -449,9 +346,9 @@ static void h_file_close(const dlg_host *h, dlg_file *f)
     dlg_services *s = impl(h)->svc;
     bool written = host_file_of(f)->flags & DLG_OPEN_WRITE;
     dlg_error_capture c;
-    capture_begin(s, &c);
+    dlg_services_capture_begin(s, &c);
     int rc = close_file(h, f);
-    capture_end(s, &c);
+    dlg_services_capture_end(s, &c);
     if (rc < 0)
         warn_error(impl(h), &c.said, written ? " (what was written there may be lost)" : "");
 }
@@ -581,7 +478,7 @@ static void place_storage_error(dlg_services *s, uint64_t mark, const dlg_instan
     dlg_plan_where(l && l->spec->sec ? dlg_msg_entry(sec, msg) : NULL, sec, where, sizeof where);
     dlg_error e = {.head = 0, .code = code ? code : DLG_EINVAL};
     snprintf(e.text, sizeof e.text, "%s%s", where, err[0] ? err : "cannot create this storage");
-    raise_error(s, &e);
+    dlg_services_raise(s, &e);
 }
 
 int dlg_services_storage_check(dlg_services *s, const char *name)
@@ -631,6 +528,7 @@ void dlg_services_fini(dlg_services *s)
     for (size_t i = 0; i < s->nextra; i++)
         free(s->extra_specs[i].vals);
     free(s->extra_specs);
+    dlg_services_errors_fini(s);
     pthread_mutex_destroy(&s->lock);
     pthread_mutex_destroy(&s->storage_lock);
     s->storages = NULL;
@@ -678,15 +576,4 @@ void dlg_host_free(dlg_host_impl *h)
     if (h)
         free(h->failed);
     free(h);
-}
-
-const char *dlg_services_error(dlg_services *s) { return s->error.text; }
-
-void dlg_services_clear_error(dlg_services *s)
-{
-    pthread_mutex_lock(&s->lock);
-    s->error.text[0] = '\0';
-    s->error.code = 0;
-    s->error.gen = 0;
-    pthread_mutex_unlock(&s->lock);
 }

@@ -24,6 +24,7 @@ typedef struct dlg_storage_live {
 } dlg_storage_live;
 
 struct dlg_error_capture;
+struct dlg_thread_error;
 
 /* Shared by every host of one cell (or of the sink set). */
 typedef struct dlg_services {
@@ -44,6 +45,7 @@ typedef struct dlg_services {
     dlg_error error;    /* the latest error (under lock) */
     uint64_t errors;    /* how many were ever raised (atomic; written under lock) */
     struct dlg_error_capture *captures; /* threads whose errors are kept out of `error` */
+    struct dlg_thread_error *thread_errors; /* each thread's latest error (under lock) */
     char context[512];  /* "file:line: [job x]" of the cell, before storage errors; "" outside a cell */
 } dlg_services;
 
@@ -62,8 +64,9 @@ void dlg_services_set_context(dlg_services *s, const char *fmt, ...) DLG_PRINTF(
 /* Creates storage `name` (and any storage it wraps) as a cell would, so
  * that a bad [storage] section (a missing profile, an inner that does not
  * exist) fails before the first cell: 0, or a negative DLG_E* code with the
- * message in dlg_services_error(s), starting "file:line: " of the key it
- * names ("inner = x: ...") or else of the section. */
+ * message in the error slot (dlg_services_error_copy), starting
+ * "file:line: " of the key it names ("inner = x: ...") or else of the
+ * section. */
 int dlg_services_storage_check(dlg_services *s, const char *name);
 
 /* The entry of section sec that a plugin's message starts with naming
@@ -89,7 +92,12 @@ int dlg_host_file_write(const dlg_host *h, dlg_file *f, const void *buf, size_t 
  * ABI's file_close can only warn about. */
 int dlg_host_file_close_written(const dlg_host *h, dlg_file *f);
 
-/* The last error raised through any host of s (empty if none). */
+/* Copies the last error raised through any host of s ("" if none) into
+ * buf, under the lock: another thread (a loader worker) may be raising
+ * one.  Returns its DLG_E* code, 0 when there is none. */
+int dlg_services_error_copy(dlg_services *s, char *buf, size_t len);
+/* The slot's text itself, read without the lock: only where no other
+ * thread can raise (a test, once the cell's threads are joined). */
 const char *dlg_services_error(dlg_services *s);
 void dlg_services_clear_error(dlg_services *s);
 

@@ -1,5 +1,7 @@
 #include "signals.h"
 
+#include "thread_sigstack.h"
+
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -97,9 +99,6 @@ static const struct {
                        "-march=native on another machine?)"},
 };
 
-/* An alternate stack lets the line out of a stack overflow too. */
-#define CRASH_STACK_BYTES (64 * 1024)
-
 static void on_crash(int sig)
 {
     const dlg_crash_guard *g = atomic_load(&crash_guard);
@@ -111,18 +110,6 @@ static void on_crash(int sig)
     /* SA_RESETHAND made the action the default one: the process ends of
      * sig as it would have without us (a fault re-runs and faults again) */
     raise(sig);
-}
-
-static void own_stack(dlg_crash_guard *g)
-{
-    g->stack = NULL;
-    if (sigaltstack(NULL, &g->old_stack) != 0 || !(g->old_stack.ss_flags & SS_DISABLE))
-        return; /* one is set already (a sanitizer's): it serves */
-    stack_t st = {.ss_sp = malloc(CRASH_STACK_BYTES), .ss_size = CRASH_STACK_BYTES, .ss_flags = 0};
-    if (st.ss_sp && sigaltstack(&st, NULL) == 0)
-        g->stack = st.ss_sp;
-    else
-        free(st.ss_sp); /* best effort: the line is lost only for a stack overflow */
 }
 
 void dlg_crash_guard_arm(dlg_crash_guard *g, const char *who)
@@ -137,7 +124,7 @@ void dlg_crash_guard_arm(dlg_crash_guard *g, const char *who)
         if ((size_t)n >= sizeof g->line[i])
             g->line[i][g->len[i] - 1] = '\n'; /* cut short, still one line */
     }
-    own_stack(g);
+    g->stack = dlg_sigstack_on(); /* lets the line out of a stack overflow too */
     atomic_store(&crash_guard, g);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -153,9 +140,6 @@ void dlg_crash_guard_disarm(dlg_crash_guard *g)
     for (int i = 0; i < DLG_CRASH_NSIG; i++)
         sigaction(crash_signals[i].sig, &g->old[i], NULL);
     atomic_store(&crash_guard, NULL);
-    if (g->stack) {
-        sigaltstack(&g->old_stack, NULL);
-        free(g->stack);
-        g->stack = NULL;
-    }
+    dlg_sigstack_off(g->stack);
+    g->stack = NULL;
 }

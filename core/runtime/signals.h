@@ -27,8 +27,11 @@ int dlg_stop_signal(void);
  * armed: a handler may only write(2).
  *
  * The alternate signal stack, which lets the line out of a stack
- * overflow, is per thread: the arming thread gets one here, and each data
- * loader worker (core/data/loader.c) gives itself one at its start.  A
+ * overflow, is per thread (thread_sigstack.h): the arming thread gets one
+ * here, and the core's own threads give themselves one at their start
+ * (each data loader worker, core/data/loader.c; the ticker, ticker.c).  A
+ * thread that blocks these signals dies of the first fault without the
+ * line (the kernel forces the default action), so none of ours does.  A
  * limit: a stack overflow in a thread the workload started itself (its own
  * pool, OpenMP, oneDNN; pthread_create called from the plugin, which the
  * runtime cannot reach without interposing libc) ends the process of
@@ -41,7 +44,6 @@ typedef struct dlg_crash_guard {
     char line[DLG_CRASH_NSIG][DLG_CRASH_LINE_MAX];
     size_t len[DLG_CRASH_NSIG];
     struct sigaction old[DLG_CRASH_NSIG];
-    stack_t old_stack;
     void *stack; /* an alternate signal stack of ours, or NULL */
 } dlg_crash_guard;
 

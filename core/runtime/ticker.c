@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include "ticker.h"
 
+#include "thread_sigstack.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -20,9 +22,8 @@ struct dlg_ticker {
     void *arg;
 };
 
-static void *loop(void *arg)
+static void ticks(dlg_ticker *t)
 {
-    dlg_ticker *t = arg;
     pthread_mutex_lock(&t->mu);
     while (!t->stop) {
         struct timespec until;
@@ -39,7 +40,24 @@ static void *loop(void *arg)
         pthread_mutex_lock(&t->mu);
     }
     pthread_mutex_unlock(&t->mu);
+}
+
+static void *loop(void *arg)
+{
+    void *sigstack = dlg_sigstack_on(); /* fn's overflow still gets the crash line */
+    ticks(arg);
+    dlg_sigstack_off(sigstack);
     return NULL;
+}
+
+/* Every signal but the faults of fn's own code: blocked, a fault would be
+ * the default action's, past the crash guard's line (signals.h). */
+static void all_but_faults(sigset_t *set)
+{
+    static const int faults[] = {SIGBUS, SIGSEGV, SIGFPE, SIGILL};
+    sigfillset(set);
+    for (size_t i = 0; i < sizeof faults / sizeof *faults; i++)
+        sigdelset(set, faults[i]);
 }
 
 int dlg_ticker_start(dlg_ticker **out, int period_ms, dlg_tick_fn fn, void *arg)
@@ -59,9 +77,9 @@ int dlg_ticker_start(dlg_ticker **out, int period_ms, dlg_tick_fn fn, void *arg)
     pthread_condattr_destroy(&ca);
     /* signals (a stop request, the watchdog's SIGTERM) go to the cell's
      * own threads, whose blocking calls they must interrupt, not to this
-     * one: it starts with all blocked */
+     * one: it starts with them blocked */
     sigset_t all, old;
-    sigfillset(&all);
+    all_but_faults(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = pthread_create(&t->thread, NULL, loop, t);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
