@@ -30,6 +30,7 @@
 #include "cuda_check_scale.h"
 #include "cuda_check_graphs.h"
 #include "cuda_check_input.h"
+#include "cuda_check_net.h"
 #include "cuda/cuda_device.h"
 #include "cuda/cuda_module.h"
 #include "gpu_nvml.h"
@@ -257,16 +258,6 @@ static const lcase cases[] = {
 };
 
 /* ---- comparing ------------------------------------------------------------ */
-static size_t count_of(dlg_net *n, int blob)
-{
-    dlg_shape s;
-    dlg_net_shape(n, blob, &s);
-    size_t c = 1;
-    for (int i = 0; i < s.ndim; i++)
-        c *= (size_t)s.d[i];
-    return c;
-}
-
 /* max |a-b| / max |b|, NaN-aware (any NaN in a = infinite error) */
 static double rel_err(const float *a, const float *b, size_t n)
 {
@@ -306,7 +297,7 @@ typedef struct pair {
 static int compare_blob(pair *p, int blob, dlg_which w, const char *what, double tol,
                         double *worst)
 {
-    size_t n = count_of(p->ref, blob);
+    size_t n = cc_count(p->ref, blob);
     float *a = malloc(n * sizeof(float)), *b = malloc(n * sizeof(float));
     int rc = 0, rd = 0;
     if (!a || !b)
@@ -361,7 +352,7 @@ static int compare_loss(pair *p, int blob, size_t n, double tol, double *worst)
 
 static int poison(dlg_net *n, int blob, dlg_which w)
 {
-    size_t c = count_of(n, blob);
+    size_t c = cc_count(n, blob);
     float *v = malloc(c * sizeof(float));
     if (!v)
         return -1;
@@ -498,7 +489,7 @@ static int rand_params(pair *p)
         dlg_layer_info li;
         dlg_net_layer_info(p->ref, i, &li);
         for (int k = 0, b; (b = dlg_net_param(p->ref, li.name, k)) >= 0; k++) {
-            size_t n = count_of(p->ref, b);
+            size_t n = cc_count(p->ref, b);
             float *v = malloc(n * sizeof(float));
             for (size_t j = 0; v && j < n; j++)
                 v[j] = (float)(0.5 + urand());
@@ -547,7 +538,7 @@ static int run_case(const lcase *c, const char *backend_arg, double tol, uint64_
     if (c->rand_params)
         fails += rand_params(&p);
     for (int i = 0; i < io_r.nin; i++) {
-        size_t n = count_of(p.ref, io_r.in[i]);
+        size_t n = cc_count(p.ref, io_r.in[i]);
         float *v = malloc(n * sizeof(float));
         fill_rand(v, n, 2.0);
         to_grid(v, n, g);
@@ -555,14 +546,14 @@ static int run_case(const lcase *c, const char *backend_arg, double tol, uint64_
         free(v);
     }
     if (io_r.label >= 0) {
-        size_t n = count_of(p.ref, io_r.label);
+        size_t n = cc_count(p.ref, io_r.label);
         float v[64];
         for (size_t i = 0; i < n; i++)
             v[i] = (float)(int)(urand() * 12);
         fails += write_same(&p, io_r.label, DLG_DATA, v, n) < 0;
     }
     if (io_r.vocab > 0) { /* token ids, with repeats */
-        size_t n = count_of(p.ref, io_r.ids);
+        size_t n = cc_count(p.ref, io_r.ids);
         float *v = malloc(n * sizeof(float));
         for (size_t i = 0; i < n; i++)
             v[i] = (float)(int)(urand() * io_r.vocab);
@@ -578,7 +569,7 @@ static int run_case(const lcase *c, const char *backend_arg, double tol, uint64_
         goto out;
     }
     if (io_r.loss)
-        fails += compare_loss(&p, io_r.out, count_of(p.ref, io_r.label), tol, &worst) < 0;
+        fails += compare_loss(&p, io_r.out, cc_count(p.ref, io_r.label), tol, &worst) < 0;
     else
         fails += compare_blob(&p, io_r.out, DLG_DATA, "output", tol, &worst) < 0;
     for (int i = 0; i < io_r.nextra; i++)
@@ -586,7 +577,7 @@ static int run_case(const lcase *c, const char *backend_arg, double tol, uint64_
     fails += compare_params(&p, DLG_DATA, tol, &worst);
     if (!c->test_mode) {
         if (!io_r.loss) {
-            size_t n = count_of(p.ref, io_r.out);
+            size_t n = cc_count(p.ref, io_r.out);
             float *v = malloc(n * sizeof(float));
             fill_rand(v, n, 1.0);
             to_grid(v, n, g);
@@ -596,7 +587,7 @@ static int run_case(const lcase *c, const char *backend_arg, double tol, uint64_
         /* fp32 on every backend; a loss net keeps them zero (fp16 would
          * scale the loss's share of the gradient, not these) */
         for (int i = 0; i < io_r.nextra && !io_r.loss; i++) {
-            size_t n = count_of(p.ref, io_r.extra[i]);
+            size_t n = cc_count(p.ref, io_r.extra[i]);
             float *v = malloc(n * sizeof(float));
             fill_rand(v, n, 1.0);
             fails += write_same(&p, io_r.extra[i], DLG_DIFF, v, n) < 0;
@@ -797,7 +788,7 @@ static int cmd_bench(int argc, char **argv)
     }
     double plan_s = now_s() - t0;
     int x = dlg_net_blob(net, "data"), y = dlg_net_blob(net, "label");
-    size_t nx = count_of(net, x);
+    size_t nx = cc_count(net, x);
     float *v = malloc(nx * sizeof(float));
     rng_state = 7;
     fill_rand(v, nx, 1.0);

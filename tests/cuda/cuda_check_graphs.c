@@ -15,6 +15,7 @@
  * captured and replayed (dlg_net_step_stats), and its device timer must
  * give plausible step times: non-zero, no longer than the host saw. */
 #include "cuda_check_graphs.h"
+#include "cuda_check_net.h"
 
 #include <dlgauge/nn.h>
 
@@ -44,74 +45,12 @@ static uint64_t host_ns(void)
     return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-static int build(dlg_net *n, int *x, int *y)
-{
-    *x = dlg_input(n, "x", NB, 3, 16, 16);
-    *y = dlg_labels(n, "y", NB);
-    int h = dlg_conv(n, "conv", *x, 8, 3, 1, 1, 1);
-    h = dlg_batchnorm(n, "bn", h, 1e-5f);
-    h = dlg_relu(n, "relu", h);
-    h = dlg_max_pool(n, "pool", h, 2, 2, 0);
-    h = dlg_dropout(n, "drop", h, 0.3f);
-    h = dlg_fc(n, "fc", h, 10);
-    return dlg_softmax_loss(n, "loss", h, *y);
-}
-
-static size_t count_of(const dlg_net *n, int blob)
-{
-    dlg_shape s;
-    dlg_net_shape(n, blob, &s);
-    size_t c = 1;
-    for (int i = 0; i < s.ndim; i++)
-        c *= (size_t)s.d[i];
-    return c;
-}
-
-/* all params of the net, in layer order, into r->params */
-static int read_params(dlg_net *n, run *r)
-{
-    size_t total = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        size_t off = 0;
-        for (int i = 0; i < dlg_net_layer_count(n); i++) {
-            dlg_layer_info li;
-            dlg_net_layer_info(n, i, &li);
-            for (int k = 0;; k++) {
-                int b = dlg_net_param(n, li.name, k);
-                if (b < 0)
-                    break;
-                size_t c = count_of(n, b);
-                if (pass && dlg_net_read(n, b, DLG_DATA, r->params + off, c) < 0)
-                    return -1;
-                off += c;
-            }
-        }
-        total = off;
-        if (!pass && !(r->params = malloc(total * sizeof(float))))
-            return -1;
-    }
-    r->nparams = total;
-    return 0;
-}
-
-/* max |a - b| / max |b|, 0 when bitwise equal */
-static double rel_diff(const float *a, const float *b, size_t n)
-{
-    double d = 0, m = 1e-30;
-    for (size_t i = 0; i < n; i++) {
-        if (memcmp(&a[i], &b[i], sizeof(float)) != 0)
-            d = fmax(d, isfinite(a[i]) && isfinite(b[i]) ? fabs((double)a[i] - b[i]) : INFINITY);
-        m = fmax(m, fabs((double)b[i]));
-    }
-    return d / m;
-}
-
 static int train(const char *backend, dlg_graphs graphs, const char *cache, run *r)
 {
     dlg_net *n;
     int x, y, fails = 0;
     dlg_net_create(&n, "graphs");
-    int loss = build(n, &x, &y);
+    int loss = cc_small_net(n, NB, true, &x, &y);
     dlg_plan_opts o = {.backend = backend, .train = true, .seed = 5, .algo_cache = cache,
                        .deterministic = true, .graphs = graphs};
     if (loss < 0 || dlg_net_plan(n, &o) < 0) {
@@ -151,7 +90,7 @@ static int train(const char *backend, dlg_graphs graphs, const char *cache, run 
         }
         r->loss[s] = res[0];
     }
-    if (!fails && read_params(n, r) < 0) {
+    if (!fails && !(r->params = cc_read_params(n, &r->nparams))) {
         printf("  %-16s FAIL reading params: %s\n", "graphs", dlg_net_error(n));
         fails++;
     }
@@ -174,11 +113,11 @@ int check_graphs(const char *backend)
     if (fails)
         goto out;
     for (int s = 0; s < STEPS; s++)
-        if ((dl = fmax(dl, rel_diff(&g.loss[s], &e.loss[s], 1))) > tol) {
+        if ((dl = fmax(dl, cc_rel_diff(&g.loss[s], &e.loss[s], 1))) > tol) {
             printf("    step %d loss eager %.9g graphs %.9g\n", s, e.loss[s], g.loss[s]);
             fails++;
         }
-    if (e.nparams != g.nparams || (dp = rel_diff(g.params, e.params, e.nparams)) > tol) {
+    if (e.nparams != g.nparams || (dp = cc_rel_diff(g.params, e.params, e.nparams)) > tol) {
         printf("    params differ: rel %.3g > %.0g\n", dp, tol);
         fails++;
     }

@@ -17,6 +17,7 @@
  * the same way without waiting for the device between steps (the loss read
  * only after the last): its parameters must agree too. */
 #include "cuda_check_input.h"
+#include "cuda_check_net.h"
 
 #include <dlgauge/nn.h>
 
@@ -39,66 +40,6 @@ typedef struct run {
     int waits; /* steps with a data wait figure */
     dlg_step_stats st;
 } run;
-
-static int build(dlg_net *n, int *x, int *y)
-{
-    *x = dlg_input(n, "x", NB, 3, 16, 16);
-    *y = dlg_labels(n, "y", NB);
-    int h = dlg_conv(n, "conv", *x, 8, 3, 1, 1, 1);
-    h = dlg_batchnorm(n, "bn", h, 1e-5f);
-    h = dlg_relu(n, "relu", h);
-    h = dlg_max_pool(n, "pool", h, 2, 2, 0);
-    h = dlg_fc(n, "fc", h, 10);
-    return dlg_softmax_loss(n, "loss", h, *y);
-}
-
-static size_t count_of(const dlg_net *n, int blob)
-{
-    dlg_shape s;
-    dlg_net_shape(n, blob, &s);
-    size_t c = 1;
-    for (int i = 0; i < s.ndim; i++)
-        c *= (size_t)s.d[i];
-    return c;
-}
-
-static int read_params(dlg_net *n, run *r)
-{
-    size_t off = 0, cap = 0;
-    for (int i = 0; i < dlg_net_layer_count(n); i++) {
-        dlg_layer_info li;
-        dlg_net_layer_info(n, i, &li);
-        for (int k = 0;; k++) {
-            int b = dlg_net_param(n, li.name, k);
-            if (b < 0)
-                break;
-            size_t c = count_of(n, b);
-            if (off + c > cap) {
-                cap = 2 * (off + c);
-                float *p = realloc(r->params, cap * sizeof(float));
-                if (!p)
-                    return -1;
-                r->params = p;
-            }
-            if (dlg_net_read(n, b, DLG_DATA, r->params + off, c) < 0)
-                return -1;
-            off += c;
-        }
-    }
-    r->nparams = off;
-    return 0;
-}
-
-static double rel_diff(const float *a, const float *b, size_t n)
-{
-    double d = 0, m = 1e-30;
-    for (size_t i = 0; i < n; i++) {
-        if (memcmp(&a[i], &b[i], sizeof(float)) != 0)
-            d = fmax(d, isfinite(a[i]) && isfinite(b[i]) ? fabs((double)a[i] - b[i]) : INFINITY);
-        m = fmax(m, fabs((double)b[i]));
-    }
-    return d / m;
-}
 
 /* batch s: a pure function of s */
 static void make_batch(int s, float *xs, float *ys)
@@ -179,12 +120,12 @@ static int train(const char *backend, bool async, bool per_step, const char *cac
     dlg_net *n;
     int x, y;
     dlg_net_create(&n, "input");
-    int loss = build(n, &x, &y);
+    int loss = cc_small_net(n, NB, false, &x, &y);
     dlg_plan_opts o = {.backend = backend, .train = true, .seed = 5, .algo_cache = cache,
                        .deterministic = true, .graphs = DLG_GRAPHS_ON};
     int rc = loss < 0 || dlg_net_plan(n, &o) < 0 ? -1 : steps(n, x, y, loss, async, per_step, r);
-    if (!rc)
-        rc = read_params(n, r);
+    if (!rc && !(r->params = cc_read_params(n, &r->nparams)))
+        rc = -1;
     if (rc)
         printf("  %-16s FAIL %s run: %s\n", "input", async ? "async" : "sync", dlg_net_error(n));
     dlg_net_step_stats(n, &r->st);
@@ -209,7 +150,7 @@ int check_input_async(const char *backend)
     if (fails)
         goto out;
     for (int s = 0; s < STEPS; s++) {
-        if ((dl = fmax(dl, rel_diff(&b.loss[s], &a.loss[s], 1))) > tol) {
+        if ((dl = fmax(dl, cc_rel_diff(&b.loss[s], &a.loss[s], 1))) > tol) {
             printf("    step %d loss sync %.9g async %.9g\n", s, a.loss[s], b.loss[s]);
             fails++;
         }
@@ -220,13 +161,13 @@ int check_input_async(const char *backend)
         }
         wait += b.wait_ns[s];
     }
-    if (a.nparams != b.nparams || (dp = rel_diff(b.params, a.params, a.nparams)) > tol) {
+    if (a.nparams != b.nparams || (dp = cc_rel_diff(b.params, a.params, a.nparams)) > tol) {
         printf("    params differ: rel %.3g > %.0g\n", dp, tol);
         fails++;
     }
     /* the host ahead of the device: the same steps */
-    double dc = a.nparams == c.nparams ? rel_diff(c.params, a.params, a.nparams) : INFINITY;
-    dc = fmax(dc, rel_diff(&c.loss[STEPS - 1], &a.loss[STEPS - 1], 1));
+    double dc = a.nparams == c.nparams ? cc_rel_diff(c.params, a.params, a.nparams) : INFINITY;
+    dc = fmax(dc, cc_rel_diff(&c.loss[STEPS - 1], &a.loss[STEPS - 1], 1));
     if (dc > tol) {
         printf("    unsynchronised async run: loss/params rel %.3g > %.0g\n", dc, tol);
         fails++;
@@ -278,7 +219,7 @@ int bench_input_async(int argc, char **argv)
         return 1;
     }
     int x = dlg_net_blob(n, "data"), y = dlg_net_blob(n, "label");
-    size_t nx = count_of(n, x);
+    size_t nx = cc_count(n, x);
     /* two pinned batches, as the loader's ring would hold them, written
      * alternately right after each step's launch */
     float *xs[2], *ys[2];

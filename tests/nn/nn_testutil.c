@@ -5,6 +5,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+/* DLG_NN_HAVE_DNNL: set on this library where oneDNN is built */
+#ifdef DLG_NN_HAVE_DNNL
+const char *const tu_backends[] = {"ref", "cpu"};
+#else
+const char *const tu_backends[] = {"ref"};
+#endif
+const int tu_nbackends = (int)(sizeof tu_backends / sizeof tu_backends[0]);
+
+void tu_on_cpu(void (*check)(const char *backend))
+{
+#ifdef DLG_NN_HAVE_DNNL
+    check("cpu");
+#else
+    (void)check;
+    skip();
+#endif
+}
+
 uint64_t tu_next(uint64_t *s)
 {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ull);

@@ -11,6 +11,13 @@ typedef enum fill_mode {
     FILL_DISTINCT = 1 /* distinct values >= 0.02 apart and from 0: no kinks */
 } fill_mode;
 
+/* The host backends of this build: "ref", and "cpu" where oneDNN is built. */
+extern const char *const tu_backends[];
+extern const int tu_nbackends;
+
+/* check("cpu") where oneDNN is built; else the calling test is skipped. */
+void tu_on_cpu(void (*check)(const char *backend));
+
 /* The next value of a splitmix64 sequence in *s (reproducible draws). */
 uint64_t tu_next(uint64_t *s);
 

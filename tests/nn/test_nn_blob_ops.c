@@ -7,6 +7,7 @@
  * staging and copy hooks, where the write really waits for the next step.
  * (The device path: tests/cuda/test_fakegpu_step.c.) */
 #include "net.h"
+#include "nn_testutil.h"
 
 #include <dlgauge/nn.h>
 #include <dlgauge/plugin.h>
@@ -71,11 +72,7 @@ static void test_blob_ops_ref(void **st)
 static void test_blob_ops_cpu(void **st)
 {
     (void)st;
-#ifdef DLG_TEST_HAVE_CPU_BACKEND
-    check_backend("cpu");
-#else
-    skip();
-#endif
+    tu_on_cpu(check_backend);
 }
 
 /* A device's input path and copy on host memory: an asynchronous write

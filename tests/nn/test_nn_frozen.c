@@ -123,11 +123,7 @@ static void test_frozen_ref(void **st)
 static void test_frozen_cpu(void **st)
 {
     (void)st;
-#ifdef DLG_TEST_HAVE_CPU_BACKEND
-    check_backend("cpu");
-#else
-    skip();
-#endif
+    tu_on_cpu(check_backend);
 }
 
 static void test_state_has_no_multiplier(void **st)

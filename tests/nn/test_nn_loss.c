@@ -15,13 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef DLG_NN_HAVE_DNNL
-static const char *const backends[] = {"ref", "cpu"};
-#else
-static const char *const backends[] = {"ref"};
-#endif
-#define NBACKENDS (int)(sizeof backends / sizeof backends[0])
-
 /* x -> conv "trunk" -> fc "main" -> loss "main/loss" (weight 1)
  *               \\-> fc "aux" -> loss "aux/loss" (weight w) */
 static dlg_net *make(const char *backend, float w)
@@ -99,8 +92,8 @@ static void weighted(const char *backend)
 
 static void test_weighted_losses(void **st)
 {
-    for (int b = 0; b < NBACKENDS; b++)
-        weighted(backends[b]);
+    for (int b = 0; b < tu_nbackends; b++)
+        weighted(tu_backends[b]);
 }
 
 static void test_bad_weight(void **st)
@@ -222,12 +215,12 @@ static void test_cpu_loss_bad_label(void **st)
 static void test_certain_class_loss_not_negative(void **st)
 {
     enum { CN = 64, CK = 10 };
-    for (int b = 0; b < NBACKENDS; b++) {
+    for (int b = 0; b < tu_nbackends; b++) {
         dlg_net *net;
         assert_int_equal(dlg_net_create(&net, "certain"), 0);
         int x = dlg_input(net, "x", CN, CK, 1, 1), y = dlg_labels(net, "y", CN);
         int loss = dlg_softmax_loss(net, "loss", x, y);
-        dlg_plan_opts o = {.backend = backends[b], .threads = 2, .train = false, .seed = 5};
+        dlg_plan_opts o = {.backend = tu_backends[b], .threads = 2, .train = false, .seed = 5};
         if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0)
             fail_msg("%s", dlg_net_error(net));
         float logits[CN * CK], lab[CN], out[3];
@@ -241,7 +234,7 @@ static void test_certain_class_loss_not_negative(void **st)
         assert_int_equal(dlg_net_forward(net), 0);
         assert_int_equal(dlg_net_read(net, loss, DLG_DATA, out, 3), 0);
         if (!(out[0] >= 0 && out[0] < 1e-6f))
-            fail_msg("%s: loss %g, expected in [0, 1e-6)", backends[b], (double)out[0]);
+            fail_msg("%s: loss %g, expected in [0, 1e-6)", tu_backends[b], (double)out[0]);
         assert_float_equal(out[1], 1.0f, 0);
         dlg_net_destroy(net);
     }
@@ -254,12 +247,12 @@ static void test_certain_class_loss_not_negative(void **st)
 static void test_nan_scores(void **st)
 {
     enum { NN = 3, NK = 10 }; /* 10 classes: the cpu ranking's vector and tail loops */
-    for (int b = 0; b < NBACKENDS; b++) {
+    for (int b = 0; b < tu_nbackends; b++) {
         dlg_net *net;
         assert_int_equal(dlg_net_create(&net, "nan"), 0);
         int x = dlg_input(net, "x", NN, NK, 1, 1), y = dlg_labels(net, "y", NN);
         int loss = dlg_softmax_loss(net, "loss", x, y);
-        dlg_plan_opts o = {.backend = backends[b], .threads = 2, .train = false, .seed = 5};
+        dlg_plan_opts o = {.backend = tu_backends[b], .threads = 2, .train = false, .seed = 5};
         if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0)
             fail_msg("%s", dlg_net_error(net));
         float logits[NN * NK] = {0}, lab[NN] = {1, 2, 3}, out[3];
@@ -273,7 +266,7 @@ static void test_nan_scores(void **st)
         assert_int_equal(dlg_net_forward(net), 0);
         assert_int_equal(dlg_net_read(net, loss, DLG_DATA, out, 3), 0);
         if (!isnan(out[0]) || out[1] != 0 || fabsf(out[2] - 2.0f / 3) > 1e-6f)
-            fail_msg("%s: loss %g top-1 %g top-5 %g, expected nan 0 0.667", backends[b],
+            fail_msg("%s: loss %g top-1 %g top-5 %g, expected nan 0 0.667", tu_backends[b],
                      (double)out[0], (double)out[1], (double)out[2]);
         dlg_net_destroy(net);
     }

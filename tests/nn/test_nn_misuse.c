@@ -17,13 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef DLG_NN_HAVE_DNNL
-static const char *const backends[] = {"ref", "cpu"};
-#else
-static const char *const backends[] = {"ref"};
-#endif
-#define NBACKENDS (int)(sizeof backends / sizeof backends[0])
-
 static void plan(dlg_net *net, const char *backend, bool train)
 {
     dlg_plan_opts o = {.backend = backend, .threads = 1, .train = train, .seed = 3,
@@ -67,12 +60,12 @@ static int64_t pool_once(const char *backend, bool avg, int h, int k, int s, flo
 static void test_pool_stride_above_kernel(void **st)
 {
     static const int cfg[][3] = {{4, 1, 2}, {6, 2, 3}, {5, 1, 3}};
-    for (int b = 0; b < NBACKENDS; b++)
+    for (int b = 0; b < tu_nbackends; b++)
         for (int c = 0; c < 3; c++)
             for (int avg = 0; avg < 2; avg++) {
                 int h = cfg[c][0], k = cfg[c][1], s = cfg[c][2];
                 float out[64], dx[64];
-                int64_t n = pool_once(backends[b], avg, h, k, s, out, dx);
+                int64_t n = pool_once(tu_backends[b], avg, h, k, s, out, dx);
                 assert_int_equal(n, 4);
                 double gsum = 0;
                 for (int i = 0; i < h * h; i++)
@@ -84,7 +77,7 @@ static void test_pool_stride_above_kernel(void **st)
                         double want = avg ? (oy * s + y1) / 2.0 * h + (ox * s + x1) / 2.0
                                           : (double)(y1 * h + x1);
                         if (fabs(out[oy * 2 + ox] - want) > 1e-5)
-                            fail_msg("%s %s %dx%d k%d s%d: out[%d] = %g, want %g", backends[b],
+                            fail_msg("%s %s %dx%d k%d s%d: out[%d] = %g, want %g", tu_backends[b],
                                      avg ? "avg" : "max", h, h, k, s, oy * 2 + ox,
                                      (double)out[oy * 2 + ox], want);
                     }
@@ -221,14 +214,14 @@ static dlg_net *small(const char *backend, bool train)
 static void test_sgd_misuse(void **st)
 {
     dlg_sgd sgd = {0.1f, 0.9f, 0};
-    for (int b = 0; b < NBACKENDS; b++) {
-        dlg_net *net = small(backends[b], false);
+    for (int b = 0; b < tu_nbackends; b++) {
+        dlg_net *net = small(tu_backends[b], false);
         assert_int_equal(dlg_net_forward(net), 0);
         assert_int_equal(dlg_net_sgd_step(net, &sgd), -DLG_EINVAL);
         assert_non_null(strstr(dlg_net_error(net), "without train"));
         dlg_net_destroy(net);
 
-        net = small(backends[b], true);
+        net = small(tu_backends[b], true);
         assert_int_equal(dlg_net_train_step(net, &sgd), 0);
         assert_int_equal(dlg_net_sgd_step(net, NULL), -DLG_EINVAL);
         assert_non_null(strstr(dlg_net_error(net), "SGD parameters"));
@@ -242,12 +235,12 @@ static void test_sgd_misuse(void **st)
 static void test_backward_in_test_mode(void **st)
 {
     dlg_sgd sgd = {0.1f, 0, 0};
-    for (int b = 0; b < NBACKENDS; b++) {
-        dlg_net *net = small(backends[b], true);
+    for (int b = 0; b < tu_nbackends; b++) {
+        dlg_net *net = small(tu_backends[b], true);
         assert_int_equal(dlg_net_train_step(net, &sgd), 0);
         assert_int_equal(dlg_net_set_train(net, false), 0);
         int rc = dlg_net_train_step(net, &sgd);
-        if (strcmp(backends[b], "ref") == 0)
+        if (strcmp(tu_backends[b], "ref") == 0)
             assert_int_equal(rc, 0);
         else {
             assert_int_equal(rc, -DLG_ENOTSUP);

@@ -15,18 +15,10 @@
 
 #include <dlgauge/plugin.h>
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#ifdef DLG_NN_HAVE_DNNL
-static const char *const backends[] = {"ref", "cpu"};
-#else
-static const char *const backends[] = {"ref"};
-#endif
-#define NBACKENDS (int)(sizeof backends / sizeof backends[0])
 
 /* A new net: Xavier weights, biases 0.1. */
 static dlg_net *created(const char *name)
@@ -84,20 +76,9 @@ static void set_input(dlg_net *net, uint64_t seed)
 /* Max relative difference of a blob between two nets (both must read). */
 static double diff(dlg_net *a, dlg_net *b, int blob, dlg_which w)
 {
-    int64_t n = tu_count(a, blob);
-    float *x = malloc((size_t)n * sizeof(float)), *y = malloc((size_t)n * sizeof(float));
-    assert_non_null(x);
-    assert_non_null(y);
-    assert_int_equal(dlg_net_read(a, blob, w, x, (size_t)n), 0);
-    assert_int_equal(dlg_net_read(b, blob, w, y, (size_t)n), 0);
-    double d = 0, m = 1e-6;
-    for (int64_t i = 0; i < n; i++) {
-        d = fmax(d, fabs((double)x[i] - y[i]));
-        m = fmax(m, fabs((double)y[i]));
-    }
-    free(x);
-    free(y);
-    return d / m;
+    double d = tu_blob_err(a, b, blob, w);
+    assert_true(d >= 0);
+    return d;
 }
 
 /* Two forwards of both nets on the same new inputs: the same loss, and
@@ -196,9 +177,9 @@ static dlg_net *make_blocks(const char *backend, bool keep_all, bool train)
 
 static void test_inference_folds_residual_blocks(void **st)
 {
-    for (int b = 0; b < NBACKENDS; b++) {
-        dlg_net *all = make_blocks(backends[b], true, false);
-        dlg_net *sh = make_blocks(backends[b], false, false);
+    for (int b = 0; b < tu_nbackends; b++) {
+        dlg_net *all = make_blocks(tu_backends[b], true, false);
+        dlg_net *sh = make_blocks(tu_backends[b], false, false);
         forwards_agree(all, sh, 300, 1e-5);
         /* params written after a forward reach the folded weights */
         float gamma[16], w[16 * 16 * 3 * 3];
@@ -235,9 +216,9 @@ static void test_inference_folds_residual_blocks(void **st)
  * gradients as the unfused net, over SGD steps. */
 static void test_training_folds_add_relu(void **st)
 {
-    for (int b = 0; b < NBACKENDS; b++) {
-        dlg_net *all = make_blocks(backends[b], true, true);
-        dlg_net *sh = make_blocks(backends[b], false, true);
+    for (int b = 0; b < tu_nbackends; b++) {
+        dlg_net *all = make_blocks(tu_backends[b], true, true);
+        dlg_net *sh = make_blocks(tu_backends[b], false, true);
         dlg_net *nets[2] = {all, sh};
         dlg_sgd sgd = {0.05f, 0.9f, 1e-4f};
         const char *layers[] = {"a", "c", "p", "d", "fc"};
@@ -303,8 +284,8 @@ static dlg_net *make_mixed(const char *backend, bool keep_all)
 
 static void test_training_folds_split_into_add(void **st)
 {
-    for (int b = 0; b < NBACKENDS; b++) {
-        dlg_net *all = make_mixed(backends[b], true), *sh = make_mixed(backends[b], false);
+    for (int b = 0; b < tu_nbackends; b++) {
+        dlg_net *all = make_mixed(tu_backends[b], true), *sh = make_mixed(tu_backends[b], false);
         dlg_net *nets[2] = {all, sh};
         for (uint64_t step = 0; step < 2; step++) {
             for (int k = 0; k < 2; k++) {
@@ -318,7 +299,7 @@ static void test_training_folds_split_into_add(void **st)
                 for (int p = 0; p < 2; p++)
                     assert_true(diff(all, sh, dlg_net_param(all, layers[l], p), DLG_DIFF) < 1e-5);
         }
-        if (!strcmp(backends[b], "cpu")) {
+        if (!strcmp(tu_backends[b], "cpu")) {
             printf("  cpu add 'sum': %s\n", impl_of(sh, "sum"));
             assert_non_null(strstr(impl_of(sh, "sum"), "by oneDNN"));
             dlg_net *blocks = make_blocks("cpu", false, true);
@@ -356,8 +337,8 @@ static dlg_net *make_tail(const char *backend, bool keep_all)
 
 static void test_training_keeps_fused_add_output(void **st)
 {
-    for (int b = 0; b < NBACKENDS; b++) {
-        dlg_net *all = make_tail(backends[b], true), *sh = make_tail(backends[b], false);
+    for (int b = 0; b < tu_nbackends; b++) {
+        dlg_net *all = make_tail(tu_backends[b], true), *sh = make_tail(tu_backends[b], false);
         set_input(all, 500);
         set_input(sh, 500);
         dlg_net *nets[2] = {all, sh};
@@ -374,8 +355,8 @@ static void test_training_keeps_fused_add_output(void **st)
 
 static void test_inference_shares_activations(void **st)
 {
-    for (int b = 0; b < NBACKENDS; b++)
-        inference(backends[b]);
+    for (int b = 0; b < tu_nbackends; b++)
+        inference(tu_backends[b]);
 }
 
 static void training(const char *backend)
@@ -426,8 +407,8 @@ static void training(const char *backend)
 
 static void test_training_shares_gradients(void **st)
 {
-    for (int b = 0; b < NBACKENDS; b++)
-        training(backends[b]);
+    for (int b = 0; b < tu_nbackends; b++)
+        training(tu_backends[b]);
 }
 
 /* Resident set size in bytes, from /proc/self/statm. */
@@ -501,8 +482,8 @@ static dlg_net *make_dropouts(const char *backend, bool keep_all)
  * when the dropout alone reads that blob; the same outputs as keep_all. */
 static void test_inference_folds_dropouts(void **st)
 {
-    for (int b = 0; b < NBACKENDS; b++) {
-        dlg_net *all = make_dropouts(backends[b], true), *sh = make_dropouts(backends[b], false);
+    for (int b = 0; b < tu_nbackends; b++) {
+        dlg_net *all = make_dropouts(tu_backends[b], true), *sh = make_dropouts(tu_backends[b], false);
         forwards_agree(all, sh, 500, 1e-6);
         assert_string_equal(impl_of(sh, "a/drop"), "fused");
         assert_string_not_equal(impl_of(sh, "f/drop"), "fused");
@@ -545,8 +526,8 @@ static dlg_net *make_lm(const char *backend, bool keep_all)
 
 static void test_inference_folds_lm_dropouts(void **st)
 {
-    for (int b = 0; b < NBACKENDS; b++) {
-        dlg_net *all = make_lm(backends[b], true), *sh = make_lm(backends[b], false);
+    for (int b = 0; b < tu_nbackends; b++) {
+        dlg_net *all = make_lm(tu_backends[b], true), *sh = make_lm(tu_backends[b], false);
         assert_int_equal(dlg_net_forward(all), 0);
         assert_int_equal(dlg_net_forward(sh), 0);
         assert_string_equal(impl_of(sh, "drop_in"), "fused");

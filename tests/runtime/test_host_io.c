@@ -14,210 +14,21 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "host.h"
+#include "host_fixture.h"
 #include "rt_util.h"
 
-#define FILE_BYTES 100
-#define PATH "/data/train/shard-0007.bin"
 #define OUT "/results/out.rec"
-
-/* The backend of one test: what fails, and the completions reap returns;
- * `meanwhile`: an error another thread raises while a failing call runs
- * (through host `other`), before the call fails. */
-typedef struct fake_inst {
-    const dlg_host *h;   /* the storage's host, for its own lines */
-    bool size_fails, close_fails, open_fails, says_why;
-    dlg_io_done done[4];
-    int ndone;
-    const dlg_host *other;
-    const char *meanwhile;
-} fake_inst;
-
-static void *raise_meanwhile(void *arg)
-{
-    const fake_inst *fi = arg;
-    fi->other->error(fi->other, DLG_EIO, "%s", fi->meanwhile);
-    return NULL;
-}
-
-/* Another thread's error, raised (and done) while the caller's call runs. */
-static void other_thread_speaks(const fake_inst *fi)
-{
-    if (!fi->meanwhile)
-        return;
-    pthread_t t;
-    assert_int_equal(pthread_create(&t, NULL, raise_meanwhile, (void *)fi), 0);
-    assert_int_equal(pthread_join(t, NULL), 0);
-}
-
-typedef struct fake_file {
-    dlg_file base;
-    const dlg_host *h;
-    char path[64];
-} fake_file;
-
-static int fake_open(void *inst, const dlg_host *h, const char *path, int flags, dlg_file *f)
-{
-    (void)flags;
-    if (((const fake_inst *)inst)->open_fails)
-        return -DLG_EIO;
-    fake_file *ff = (fake_file *)f;
-    ff->h = h;
-    snprintf(ff->path, sizeof ff->path, "%s", path);
-    return 0;
-}
-
-/* A failure, with the backend's own line naming the file when it says why. */
-static int fake_fail(dlg_file *f, const char *what)
-{
-    fake_file *ff = (fake_file *)f;
-    const fake_inst *fi = f->inst;
-    other_thread_speaks(fi);
-    return fi->says_why ? ff->h->error(ff->h, DLG_EIO, "%s: %s: Input/output error", ff->path, what) : -DLG_EIO;
-}
-
-static int fake_close(dlg_file *f)
-{
-    return ((const fake_inst *)f->inst)->close_fails ? fake_fail(f, "close") : 0;
-}
-
-static int fake_size(dlg_file *f, uint64_t *out)
-{
-    if (((const fake_inst *)f->inst)->size_fails)
-        return fake_fail(f, "fstat");
-    *out = FILE_BYTES;
-    return 0;
-}
-
-/* 100 bytes of 'x'; reads at offset 200 fail. */
-static int64_t fake_read(dlg_file *f, void *buf, size_t n, uint64_t off)
-{
-    if (off == 200)
-        return fake_fail(f, "pread");
-    size_t k = off >= FILE_BYTES ? 0 : FILE_BYTES - off < n ? FILE_BYTES - off : n;
-    memset(buf, 'x', k);
-    return (int64_t)k;
-}
-
-static int fake_fetch(dlg_file *f, uint64_t off, size_t n, const void **ptr)
-{
-    (void)f, (void)off, (void)n;
-    static const char bytes[FILE_BYTES];
-    *ptr = bytes;
-    return 0;
-}
-
-static void fake_unfetch(dlg_file *f, const void *ptr, size_t n) { (void)f, (void)ptr, (void)n; }
-
-static int fake_submit(dlg_file *f, const dlg_io *ios, size_t n)
-{
-    (void)f, (void)ios;
-    return (int)n;
-}
-
-static int fake_reap(dlg_file *f, dlg_io_done *done, size_t max, size_t min_done)
-{
-    (void)min_done;
-    const fake_inst *fi = f->inst;
-    size_t n = (size_t)fi->ndone < max ? (size_t)fi->ndone : max;
-    memcpy(done, fi->done, n * sizeof *done);
-    return (int)n;
-}
-
-static int fake_write(dlg_file *f, const void *buf, size_t n, uint64_t off)
-{
-    (void)f, (void)buf, (void)n, (void)off;
-    return 0;
-}
-
-static int fake_create(const dlg_host *h, const dlg_value *opts, void **inst)
-{
-    (void)h, (void)opts, (void)inst;
-    return 0;
-}
-
-static void fake_destroy(void *inst) { (void)inst; }
-
-static const dlg_storage_ops fake_ops = {
-    .version = 1,
-    .caps = DLG_CAP_ZERO_COPY | DLG_CAP_ASYNC,
-    .file_size = sizeof(fake_file),
-    .create = fake_create,
-    .destroy = fake_destroy,
-    .open = fake_open,
-    .close = fake_close,
-    .size = fake_size,
-    .read = fake_read,
-    .fetch = fake_fetch,
-    .unfetch = fake_unfetch,
-    .submit = fake_submit,
-    .reap = fake_reap,
-    .write = fake_write,
-};
-
-static const dlg_plugin_desc fake_desc = {
-    .struct_size = sizeof(dlg_plugin_desc),
-    .kind = DLG_KIND_STORAGE,
-    .name = "fake",
-    .ops = &fake_ops,
-};
-
-typedef struct fixture {
-    dlg_services svc;
-    dlg_instance_spec spec;
-    dlg_host_impl *wl; /* the workload's host */
-    const dlg_host *h;
-    fake_inst inst;
-    dlg_file *f;
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *fx = calloc(1, sizeof *fx);
-    assert_non_null(fx);
-    dlg_services_init(&fx->svc, NULL, "fake", 0);
-    dlg_services_set_context(&fx->svc, "st.ini:8: [job checksum]");
-    /* the storage as a cell would have created it */
-    fx->spec = (dlg_instance_spec){.name = "fake", .desc = &fake_desc};
-    fx->svc.storages = calloc(1, sizeof *fx->svc.storages);
-    assert_non_null(fx->svc.storages);
-    fx->svc.nstorages = 1;
-    dlg_host_impl *sh = dlg_host_new(&fx->svc, "st.ini:8: [job checksum] [storage fake] fake");
-    assert_non_null(sh);
-    fx->inst.h = &sh->pub;
-    fx->svc.storages[0] = (dlg_storage_live){&fx->spec, sh, &fx->inst, false};
-    fx->wl = dlg_host_new(&fx->svc, "st.ini:8: [job checksum] checksum");
-    assert_non_null(fx->wl);
-    fx->h = &fx->wl->pub;
-    assert_int_equal(fx->h->file_open(fx->h, NULL, PATH, &fx->f), 0);
-    *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *fx = *state;
-    fx->inst.close_fails = false;
-    fx->h->file_close(fx->h, fx->f);
-    dlg_host_free(fx->wl);
-    dlg_services_fini(&fx->svc);
-    free(fx);
-    return 0;
-}
 
 /* A read failing without a word: the file and offset, not "the workload's
  * step failed without saying why". */
 static void read_failure_names_file_and_offset(void **state)
 {
-    fixture *fx = *state;
+    hfx_fixture *fx = *state;
     char buf[8];
     assert_int_equal(fx->h->file_read(fx->h, fx->f, buf, sizeof buf, 200), -DLG_EIO);
-    assert_string_equal(dlg_services_error(&fx->svc), "st.ini:8: [job checksum] checksum: " PATH
+    assert_string_equal(dlg_services_error(&fx->svc), "st.ini:8: [job checksum] checksum: " HFX_PATH
                                                       ": read of 8 bytes at offset 200 failed (code -2)");
     assert_int_equal(fx->svc.error.code, DLG_EIO);
     assert_int_equal(fx->svc.ios, 0);
@@ -226,19 +37,19 @@ static void read_failure_names_file_and_offset(void **state)
 /* The backend's own line naming the file stands (one line, not two). */
 static void backend_line_stands(void **state)
 {
-    fixture *fx = *state;
+    hfx_fixture *fx = *state;
     fx->inst.says_why = true;
     char buf[8];
     assert_int_equal(fx->h->file_read(fx->h, fx->f, buf, sizeof buf, 200), -DLG_EIO);
     assert_string_equal(dlg_services_error(&fx->svc),
-                        "st.ini:8: [job checksum] [storage fake] fake: " PATH ": pread: Input/output error");
+                        "st.ini:8: [job checksum] [storage fake] fake: " HFX_PATH ": pread: Input/output error");
 }
 
 /* The copying fetch's failed read: one line, from the read. */
 static void fetch_fallback_one_line(void **state)
 {
-    fixture *fx = *state;
-    dlg_storage_ops ops = fake_ops;
+    hfx_fixture *fx = *state;
+    dlg_storage_ops ops = hfx_ops;
     ops.caps = 0;
     const dlg_storage_ops *real = fx->f->ops;
     fx->f->ops = &ops;
@@ -246,24 +57,24 @@ static void fetch_fallback_one_line(void **state)
     assert_int_equal(fx->h->file_fetch(fx->h, fx->f, 200, 8, &p), -DLG_EIO);
     fx->f->ops = real;
     const char *err = dlg_services_error(&fx->svc);
-    assert_non_null(strstr(err, PATH ": read of 8 bytes at offset 200 failed"));
-    assert_null(strstr(strstr(err, PATH) + 1, PATH));
+    assert_non_null(strstr(err, HFX_PATH ": read of 8 bytes at offset 200 failed"));
+    assert_null(strstr(strstr(err, HFX_PATH) + 1, HFX_PATH));
 }
 
 static void size_failure_names_file(void **state)
 {
-    fixture *fx = *state;
+    hfx_fixture *fx = *state;
     fx->inst.size_fails = true;
     uint64_t size = 0;
     assert_int_equal(fx->h->file_size(fx->h, fx->f, &size), -DLG_EIO);
     assert_string_equal(dlg_services_error(&fx->svc),
-                        "st.ini:8: [job checksum] checksum: " PATH ": size failed (code -2)");
+                        "st.ini:8: [job checksum] checksum: " HFX_PATH ": size failed (code -2)");
 }
 
 /* Written output whose close fails (NFS's deferred EIO): an error naming it. */
 static void failed_close_of_written_file_is_an_error(void **state)
 {
-    fixture *fx = *state;
+    hfx_fixture *fx = *state;
     for (int says_why = 0; says_why < 2; says_why++) {
         dlg_services_clear_error(&fx->svc);
         fx->inst.says_why = says_why;
@@ -282,7 +93,7 @@ static void failed_close_of_written_file_is_an_error(void **state)
 
 static void close_failing_output(void *arg)
 {
-    fixture *fx = arg;
+    hfx_fixture *fx = arg;
     dlg_file *out = NULL;
     assert_int_equal(fx->h->file_create(fx->h, NULL, OUT, &out), 0);
     fx->inst.close_fails = true;
@@ -294,7 +105,7 @@ static void close_failing_output(void *arg)
  * and an earlier error is still the one a failed step reports. */
 static void failed_close_through_abi_warns(void **state)
 {
-    fixture *fx = *state;
+    hfx_fixture *fx = *state;
     fx->inst.says_why = true;
     dlg_services_fail(&fx->svc, DLG_EINVAL, "the step's own failure");
     char text[4096];
@@ -318,7 +129,7 @@ static void failed_close_through_abi_warns(void **state)
  * read "without saying why". */
 static void close_keeps_other_threads_error(void **state)
 {
-    fixture *fx = *state;
+    hfx_fixture *fx = *state;
     static const char *const warned[] = {
         "dlgauge: st.ini:8: [job checksum] checksum warning: " OUT
         ": close failed (code -2) (what was written there may be lost)\n",
@@ -344,15 +155,15 @@ static void close_keeps_other_threads_error(void **state)
  * taken as "the backend named the file": the old line stood. */
 static void old_line_naming_file_not_taken(void **state)
 {
-    fixture *fx = *state;
+    hfx_fixture *fx = *state;
     fx->inst.size_fails = fx->inst.says_why = true;
     uint64_t size;
     assert_int_equal(fx->h->file_size(fx->h, fx->f, &size), -DLG_EIO);
-    assert_non_null(strstr(dlg_services_error(&fx->svc), PATH ": fstat: Input/output error"));
+    assert_non_null(strstr(dlg_services_error(&fx->svc), HFX_PATH ": fstat: Input/output error"));
     fx->inst.says_why = false;
     char buf[8];
     assert_int_equal(fx->h->file_read(fx->h, fx->f, buf, sizeof buf, 200), -DLG_EIO);
-    assert_string_equal(dlg_services_error(&fx->svc), "st.ini:8: [job checksum] checksum: " PATH
+    assert_string_equal(dlg_services_error(&fx->svc), "st.ini:8: [job checksum] checksum: " HFX_PATH
                                                       ": read of 8 bytes at offset 200 failed (code -2)");
 }
 
@@ -360,13 +171,13 @@ static void old_line_naming_file_not_taken(void **state)
  * silent read failure, is not this read's: ours, with its offset. */
 static void other_threads_line_naming_file_not_taken(void **state)
 {
-    fixture *fx = *state;
+    hfx_fixture *fx = *state;
     fx->inst.other = fx->inst.h;
-    fx->inst.meanwhile = PATH ": pread of 4096 bytes at offset 8192: Input/output error";
+    fx->inst.meanwhile = HFX_PATH ": pread of 4096 bytes at offset 8192: Input/output error";
     char buf[8];
     assert_int_equal(fx->h->file_read(fx->h, fx->f, buf, sizeof buf, 200), -DLG_EIO);
     fx->inst.meanwhile = NULL;
-    assert_string_equal(dlg_services_error(&fx->svc), "st.ini:8: [job checksum] checksum: " PATH
+    assert_string_equal(dlg_services_error(&fx->svc), "st.ini:8: [job checksum] checksum: " HFX_PATH
                                                       ": read of 8 bytes at offset 200 failed (code -2)");
 }
 
@@ -374,21 +185,21 @@ static void other_threads_line_naming_file_not_taken(void **state)
  * none (the slot was not empty), and the setup failed with the old text. */
 static void silent_open_after_old_error(void **state)
 {
-    fixture *fx = *state;
+    hfx_fixture *fx = *state;
     dlg_services_fail(&fx->svc, DLG_EINVAL, "an earlier, recovered failure");
     fx->inst.open_fails = true;
     dlg_file *f = NULL;
-    assert_int_equal(fx->h->file_open(fx->h, NULL, PATH, &f), -DLG_EIO);
+    assert_int_equal(fx->h->file_open(fx->h, NULL, HFX_PATH, &f), -DLG_EIO);
     fx->inst.open_fails = false;
     assert_string_equal(dlg_services_error(&fx->svc),
-                        "st.ini:8: [job checksum] checksum: " PATH ": open failed (code -2)");
+                        "st.ini:8: [job checksum] checksum: " HFX_PATH ": open failed (code -2)");
 }
 
 /* Only reads that returned bytes are I/Os: fetches of 0 bytes, reads at
  * EOF and failed completions are not. */
 static void counts_match_io_done(void **state)
 {
-    fixture *fx = *state;
+    hfx_fixture *fx = *state;
     const dlg_host *h = fx->h;
     char buf[64];
     const void *p = NULL;
@@ -419,8 +230,8 @@ static int mute_create(const dlg_host *h, const dlg_value *opts, void **inst)
  * a silent workload's setup gets, at the storage's own context. */
 static void silent_create_says_code(void **state)
 {
-    fixture *fx = *state;
-    dlg_storage_ops ops = fake_ops;
+    hfx_fixture *fx = *state;
+    dlg_storage_ops ops = hfx_ops;
     ops.create = mute_create;
     const dlg_plugin_desc desc = {.struct_size = sizeof desc, .kind = DLG_KIND_STORAGE, .name = "mute", .ops = &ops};
     dlg_instance_spec spec = {.name = "quiet", .desc = &desc};
@@ -429,18 +240,18 @@ static void silent_create_says_code(void **state)
     dlg_file *f = NULL;
     static const char why[] =
         "st.ini:8: [job checksum] [storage quiet] mute: create failed (code -2) without saying why";
-    assert_true(fx->h->file_open(fx->h, "quiet", PATH, &f) < 0);
+    assert_true(fx->h->file_open(fx->h, "quiet", HFX_PATH, &f) < 0);
     assert_string_equal(dlg_services_error(&fx->svc), why);
     /* each later open hears why again, not what was said since */
     dlg_services_fail(&fx->svc, DLG_EINVAL, "an unrelated failure");
-    assert_true(fx->h->file_open(fx->h, "quiet", PATH, &f) < 0);
+    assert_true(fx->h->file_open(fx->h, "quiet", HFX_PATH, &f) < 0);
     assert_string_equal(dlg_services_error(&fx->svc), why);
     fx->svc.plan = NULL;
 }
 
 int main(void)
 {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, hfx_setup, hfx_teardown)
     const struct CMUnitTest tests[] = {
         T(read_failure_names_file_and_offset),
         T(backend_line_stands),

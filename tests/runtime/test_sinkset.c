@@ -13,16 +13,12 @@
 
 #include <cmocka.h>
 
-#include "plan.h"
-#include "rt_util.h"
+#include "rt_plan.h"
 #include "sinkset.h"
 
 typedef struct fixture {
-    dlg_config cfg;
-    dlg_registry reg;
-    dlg_plan plan;
+    rt_plan p;
     dlg_sinkset ss;
-    char path[512];
 } fixture;
 
 static void write_one(void *arg)
@@ -41,21 +37,15 @@ static void written(void **state, const char *hows, char *text, size_t len, fixt
     for (int n = 0; sscanf(hows, "%31s%n", how, &n) == 1; hows += n, name++)
         at += (size_t)snprintf(ini + at, sizeof ini - at, "[sink %c]\nplugin = %s/failsink.so\ntype = failing\n"
                                "fail = %s\n", name, DLG_TEST_RT_PLUGIN_DIR, how);
-    rt_write(*state, "sinks.ini", ini, f->path, sizeof f->path);
-    if (dlg_config_load(&f->cfg, f->path, err, sizeof err) != 0)
-        fail_msg("config did not load: %s", err);
-    assert_int_equal(dlg_registry_init(&f->reg, NULL), 0);
-    dlg_registry_scan(&f->reg);
-    if (dlg_plan_build_sinks(&f->plan, &f->cfg, &f->reg, err, sizeof err) != 0)
+    rt_plan_load(*state, "sinks.ini", ini, &f->p);
+    if (dlg_plan_build_sinks(&f->p.plan, &f->p.cfg, &f->p.reg, err, sizeof err) != 0)
         fail_msg("sinks did not plan: %s", err);
-    if (dlg_sinkset_open(&f->ss, &f->plan, false, 0, err, sizeof err) != 0)
+    if (dlg_sinkset_open(&f->ss, &f->p.plan, false, 0, err, sizeof err) != 0)
         fail_msg("sinks did not open: %s", err);
     rt_capture_stderr(write_one, f, text, len);
     assert_int_equal(f->ss.failures, 1);
     dlg_sinkset_close(&f->ss, 0);
-    dlg_plan_free(&f->plan);
-    dlg_registry_free(&f->reg);
-    dlg_config_free(&f->cfg);
+    rt_plan_done(&f->p);
 }
 
 /* Fails unless writing to sinks `hows` (see written) prints one line,
@@ -66,7 +56,7 @@ static void assert_printed(void **state, const char *hows, int line, char name, 
     char text[2048], want[2048];
     memset(&f, 0, sizeof f);
     written(state, hows, text, sizeof text, &f);
-    snprintf(want, sizeof want, "dlgauge: %s:%d: [sink %c]: %s\n", f.path, line, name, tail);
+    snprintf(want, sizeof want, "dlgauge: %s:%d: [sink %c]: %s\n", f.p.path, line, name, tail);
     assert_string_equal(text, want);
 }
 

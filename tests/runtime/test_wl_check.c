@@ -15,15 +15,11 @@
 
 #include <cmocka.h>
 
-#include "plan.h"
-#include "rt_util.h"
+#include "rt_plan.h"
 #include "runner.h"
 
 typedef struct fixture {
-    dlg_config cfg;
-    dlg_registry reg;
-    dlg_plan plan;
-    char path[512];
+    rt_plan p;
     char err[4096];
     char *warn;
     size_t warnlen;
@@ -36,16 +32,12 @@ static int check_plugin(void **state, fixture *f, const char *plugin, const char
     memset(f, 0, sizeof *f);
     char text[1024];
     snprintf(text, sizeof text, "[job a]\nplugin = %s\n%s", plugin, body);
-    rt_write(*state, "check.ini", text, f->path, sizeof f->path);
-    if (dlg_config_load(&f->cfg, f->path, f->err, sizeof f->err) != 0)
-        fail_msg("config did not load: %s", f->err);
-    assert_int_equal(dlg_registry_init(&f->reg, NULL), 0);
-    dlg_registry_scan(&f->reg);
-    if (dlg_plan_build(&f->plan, &f->cfg, &f->reg, NULL, f->err, sizeof f->err) != 0)
+    rt_plan_load(*state, "check.ini", text, &f->p);
+    if (dlg_plan_build(&f->p.plan, &f->p.cfg, &f->p.reg, NULL, f->err, sizeof f->err) != 0)
         fail_msg("plan: %s", f->err);
     FILE *warn = open_memstream(&f->warn, &f->warnlen);
     assert_non_null(warn);
-    int rc = dlg_plan_check_workloads(&f->plan, 0, warn, f->err, sizeof f->err);
+    int rc = dlg_plan_check_workloads(&f->p.plan, 0, warn, f->err, sizeof f->err);
     fclose(warn);
     return rc;
 }
@@ -58,16 +50,14 @@ static int check(void **state, fixture *f, const char *body)
 static void done(fixture *f)
 {
     free(f->warn);
-    dlg_plan_free(&f->plan);
-    dlg_registry_free(&f->reg);
-    dlg_config_free(&f->cfg);
+    rt_plan_done(&f->p);
 }
 
 static void conflict_at_key_line(void **state)
 {
     fixture f;
     assert_int_equal(check(state, &f, "workload = checked\nhi = 1\nlo = 5\n"), -1);
-    rt_assert_error_at(f.err, f.path, 5, "[job a] checked: lo = 5: above hi = 1", NULL);
+    rt_assert_error_at(f.err, f.p.path, 5, "[job a] checked: lo = 5: above hi = 1", NULL);
     assert_string_equal(f.warn, "");
     done(&f);
 }
@@ -77,7 +67,7 @@ static void silent_check_says_code(void **state)
 {
     fixture f;
     assert_int_equal(check_plugin(state, &f, DLG_TEST_RT_PLUGIN_DIR "/readwl.so", "workload = silent_check\npath = x\n"), -1);
-    rt_assert_error_at(f.err, f.path, 1, "[job a] silent_check: check failed (code -2) without saying why", NULL);
+    rt_assert_error_at(f.err, f.p.path, 1, "[job a] silent_check: check failed (code -2) without saying why", NULL);
     done(&f);
 }
 
@@ -87,7 +77,7 @@ static void default_key_at_section(void **state)
 {
     fixture f;
     assert_int_equal(check(state, &f, "workload = checked\nhi = 0\n"), -1);
-    rt_assert_error_at(f.err, f.path, 1, "[job a] checked: lo = 1: above hi = 0", NULL);
+    rt_assert_error_at(f.err, f.p.path, 1, "[job a] checked: lo = 1: above hi = 0", NULL);
     done(&f);
 }
 
@@ -97,7 +87,7 @@ static void assert_warns(void **state, const char *body, const char *want_fmt)
     fixture f;
     assert_int_equal(check(state, &f, body), 0);
     char want[1024];
-    snprintf(want, sizeof want, want_fmt, f.path);
+    snprintf(want, sizeof want, want_fmt, f.p.path);
     assert_string_equal(f.warn, want);
     done(&f);
 }
@@ -113,7 +103,7 @@ static void sweep_every_cell_fails(void **state)
 {
     fixture f;
     assert_int_equal(check(state, &f, "workload = checked\nhi = 3\nlo = 5, 7\n"), -1);
-    rt_assert_error_at(f.err, f.path, 5, "[job a] checked: lo = 5: above hi = 3",
+    rt_assert_error_at(f.err, f.p.path, 5, "[job a] checked: lo = 5: above hi = 3",
                        "(every cell fails: lo = 5; lo = 7)", NULL);
     done(&f);
 }
@@ -127,7 +117,7 @@ static void same_values_checked_once(void **state)
     snprintf(calls, sizeof calls, "%s/calls", ((const rt_dir *)*state)->path);
     snprintf(body, sizeof body, "workload = checked\ncalls = %s\niterations = 1, 2, 3, 4\nlo = 1, 2\nhi = 3\n", calls);
     assert_int_equal(check(state, &f, body), 0);
-    assert_int_equal(f.plan.jobs[0].ncells, 8);
+    assert_int_equal(f.p.plan.jobs[0].ncells, 8);
     FILE *c = fopen(calls, "r");
     assert_non_null(c);
     fseek(c, 0, SEEK_END);
@@ -145,7 +135,7 @@ static void refused_values_checked_once(void **state)
     snprintf(calls, sizeof calls, "%s/calls", ((const rt_dir *)*state)->path);
     snprintf(body, sizeof body, "workload = checked\ncalls = %s\niterations = 1, 2, 3\nlo = 5\nhi = 3\n", calls);
     assert_int_equal(check(state, &f, body), -1);
-    rt_assert_error_at(f.err, f.path, 6, "[job a] checked: lo = 5: above hi = 3",
+    rt_assert_error_at(f.err, f.p.path, 6, "[job a] checked: lo = 5: above hi = 3",
                        "(every cell fails: iterations = 1; iterations = 2; iterations = 3)", NULL);
     FILE *c = fopen(calls, "r");
     assert_non_null(c);
@@ -161,9 +151,9 @@ static void no_emit(dlg_run *run, const dlg_point *p) { (void)run, (void)p; }
 static void run_first_cell(fixture *f, dlg_cell_result *res)
 {
     dlg_cell cell;
-    assert_int_equal(dlg_plan_cell(&f->plan, &f->plan.jobs[0], 0, &cell, f->err, sizeof f->err), 0);
+    assert_int_equal(dlg_plan_cell(&f->p.plan, &f->p.plan.jobs[0], 0, &cell, f->err, sizeof f->err), 0);
     assert_int_equal(dlg_cell_result_init(res), 0);
-    dlg_run run = {.plan = &f->plan, .emit = no_emit, .wire_fd = -1, .cell_no = 1};
+    dlg_run run = {.plan = &f->p.plan, .emit = no_emit, .wire_fd = -1, .cell_no = 1};
     dlg_run_cell(&run, &cell, res);
     dlg_cell_free(&cell);
 }
@@ -179,7 +169,7 @@ static void storage_caps_in_check(void **state)
         fail_msg("mmap's caps: %s", f.err);
     done(&f);
     assert_int_equal(check(state, &f, "workload = checked\ncaps = 1\n"), -1);
-    rt_assert_error_at(f.err, f.path, 4, "[job a] checked: caps = 1: the job's storage has caps 0", NULL);
+    rt_assert_error_at(f.err, f.p.path, 4, "[job a] checked: caps = 1: the job's storage has caps 0", NULL);
     done(&f);
     /* a [storage] section: its type's caps */
     if (check(state, &f, "workload = checked\nstorage = fast\ncaps = 1\n[storage fast]\ntype = mmap\n") != 0)
@@ -219,14 +209,14 @@ static void setup_error_at_key_line(void **state)
     run_first_cell(&f, &res);
     assert_string_equal(res.status, "error");
     char want[1024];
-    snprintf(want, sizeof want, "%s:5: [job a] checked: lo = 5: above hi = 1", f.path);
+    snprintf(want, sizeof want, "%s:5: [job a] checked: lo = 5: above hi = 1", f.p.path);
     assert_string_equal(res.error, want);
     dlg_cell_result_fini(&res);
     done(&f);
     /* an option left at its default: the job's section */
     check(state, &f, "workload = checked\nhi = 0\n");
     run_first_cell(&f, &res);
-    snprintf(want, sizeof want, "%s:1: [job a] checked: lo = 1: above hi = 0", f.path);
+    snprintf(want, sizeof want, "%s:1: [job a] checked: lo = 1: above hi = 0", f.p.path);
     assert_string_equal(res.error, want);
     dlg_cell_result_fini(&res);
     done(&f);
@@ -239,17 +229,12 @@ static void version2_untouched(void **state)
     fixture f;
     if (check(state, &f, "workload = check_v2\niterations = 2\nwarmup = 0\n") != 0)
         fail_msg("a version-2 workload was checked: %s", f.err);
-    dlg_cell cell;
     dlg_cell_result res;
-    assert_int_equal(dlg_plan_cell(&f.plan, &f.plan.jobs[0], 0, &cell, f.err, sizeof f.err), 0);
-    assert_int_equal(dlg_cell_result_init(&res), 0);
-    dlg_run run = {.plan = &f.plan, .emit = no_emit, .wire_fd = -1, .cell_no = 1};
-    dlg_run_cell(&run, &cell, &res);
+    run_first_cell(&f, &res);
     if (strcmp(res.status, "ok") != 0)
         fail_msg("version-2 workload: %s: %s", res.status, res.error);
     assert_int_equal(res.steps, 2);
     dlg_cell_result_fini(&res);
-    dlg_cell_free(&cell);
     done(&f);
 }
 

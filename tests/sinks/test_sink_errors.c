@@ -14,15 +14,11 @@
 
 #include <cmocka.h>
 
-#include "plan.h"
-#include "rt_util.h"
+#include "rt_plan.h"
 #include "sinkset.h"
 
 typedef struct fixture {
-    dlg_config cfg;
-    dlg_registry reg;
-    dlg_plan plan;
-    char path[512];
+    rt_plan p;
     char check[4096]; /* what the check op (--dry-run) said */
     char open[4096];  /* what opening said */
     int open_error;
@@ -33,12 +29,8 @@ static void plan(void **state, fixture *f, const char *text)
 {
     memset(f, 0, sizeof *f);
     char err[4096];
-    rt_write(*state, "plan.ini", text, f->path, sizeof f->path);
-    if (dlg_config_load(&f->cfg, f->path, err, sizeof err) != 0)
-        fail_msg("config did not load: %s", err);
-    assert_int_equal(dlg_registry_init(&f->reg, NULL), 0);
-    dlg_registry_scan(&f->reg);
-    if (dlg_plan_build_sinks(&f->plan, &f->cfg, &f->reg, err, sizeof err) != 0)
+    rt_plan_load(*state, "plan.ini", text, &f->p);
+    if (dlg_plan_build_sinks(&f->p.plan, &f->p.cfg, &f->p.reg, err, sizeof err) != 0)
         fail_msg("sinks did not plan: %s", err);
 }
 
@@ -46,25 +38,18 @@ static void plan(void **state, fixture *f, const char *text)
 static void refuse(void **state, fixture *f, const char *text)
 {
     plan(state, f, text);
-    assert_int_equal(dlg_sinkset_check(&f->plan, 0, f->check, sizeof f->check), -1);
+    assert_int_equal(dlg_sinkset_check(&f->p.plan, 0, f->check, sizeof f->check), -1);
     dlg_sinkset ss;
-    assert_int_equal(dlg_sinkset_open(&ss, &f->plan, false, 0, f->open, sizeof f->open), -1);
+    assert_int_equal(dlg_sinkset_open(&ss, &f->p.plan, false, 0, f->open, sizeof f->open), -1);
     f->open_error = ss.open_error;
     dlg_sinkset_close(&ss, 0);
-}
-
-static void done(fixture *f)
-{
-    dlg_plan_free(&f->plan);
-    dlg_registry_free(&f->reg);
-    dlg_config_free(&f->cfg);
 }
 
 /* err is exactly "PATH:LINE: [sink NAME]: TEXT". */
 static void assert_says(const fixture *f, const char *err, int line, const char *name, const char *text)
 {
     char want[2048];
-    snprintf(want, sizeof want, "%s:%d: [sink %s]: %s", f->path, line, name, text);
+    snprintf(want, sizeof want, "%s:%d: [sink %s]: %s", f->p.path, line, name, text);
     assert_string_equal(err, want);
 }
 
@@ -76,7 +61,7 @@ static void test_url_names_its_line(void **state)
     assert_says(&f, f.check, 3, "influx", text);
     assert_says(&f, f.open, 3, "influx", text);
     assert_int_equal(f.open_error, DLG_EINVAL);
-    done(&f);
+    rt_plan_done(&f.p);
 }
 
 /* Two ways to send: the later key of path, url, udp, with the other named,
@@ -90,11 +75,11 @@ static void test_conflict_names_one_key_and_the_sink_once(void **state)
              "(HOST:PORT); more than one is set (path too)");
     assert_says(&f, f.check, 4, "both", text);
     assert_says(&f, f.open, 4, "both", text);
-    done(&f);
+    rt_plan_done(&f.p);
     /* none given: about the section, so its line */
     refuse(state, &f, "[sink none]\ntype = influx\nretries = 0\n");
     assert_says(&f, f.open, 1, "none", "set exactly one of path (a file), url (HTTP) or udp (HOST:PORT); none is set");
-    done(&f);
+    rt_plan_done(&f.p);
 }
 
 /* InfluxDB 2.x keys: the first one given, its value never a token. */
@@ -103,14 +88,14 @@ static void test_v2_keys_name_the_first_given(void **state)
     fixture f;
     refuse(state, &f, "[sink lp]\ntype = influx\npath = x.lp\n\nbucket = b\n");
     assert_says(&f, f.open, 5, "lp", "bucket = b: org, bucket and token need url = http://HOST:8086");
-    done(&f);
+    rt_plan_done(&f.p);
     refuse(state, &f, "[sink lp]\ntype = influx\npath = x.lp\ntoken = s3cret\n");
     assert_says(&f, f.check, 4, "lp", "token = (hidden): org, bucket and token need url = http://HOST:8086");
-    done(&f);
+    rt_plan_done(&f.p);
     refuse(state, &f, "[sink v2]\ntype = influx\nurl = http://127.0.0.1:9\norg = o\ntoken = s3cret\n");
     assert_says(&f, f.check, 4, "v2", "org = o: InfluxDB 2.x needs all of org, bucket and token (missing bucket)");
     assert_null(strstr(f.check, "s3cret"));
-    done(&f);
+    rt_plan_done(&f.p);
 }
 
 /* A path that cannot be created: the path key's line, for csv, json and
@@ -131,7 +116,7 @@ static void test_path_names_its_line(void **state)
         snprintf(text, sizeof text, "path = %s/x/out: cannot create its directory: Not a directory", afile);
         assert_says(&f, f.open, 4, "out", text);
         assert_int_equal(f.open_error, DLG_EIO);
-        done(&f);
+        rt_plan_done(&f.p);
     }
 }
 
@@ -144,12 +129,12 @@ static void test_silent_open_keeps_its_code(void **state)
     snprintf(ini, sizeof ini, "[sink s]\nplugin = %s/silent_sink.so\ntype = silent\n", DLG_TEST_PLUGIN_DIR);
     plan(state, &f, ini);
     dlg_sinkset ss;
-    assert_int_equal(dlg_sinkset_open(&ss, &f.plan, false, 0, f.open, sizeof f.open), -1);
+    assert_int_equal(dlg_sinkset_open(&ss, &f.p.plan, false, 0, f.open, sizeof f.open), -1);
     assert_int_equal(ss.open_error, DLG_EIO);
     dlg_sinkset_close(&ss, 0);
-    snprintf(want, sizeof want, "%s:1: [sink s]: open failed (code %d) without saying why", f.path, -DLG_EIO);
+    snprintf(want, sizeof want, "%s:1: [sink s]: open failed (code %d) without saying why", f.p.path, -DLG_EIO);
     assert_string_equal(f.open, want);
-    done(&f);
+    rt_plan_done(&f.p);
 }
 
 int main(void)

@@ -1,0 +1,51 @@
+/* The fixture of the tests of the host's storage path (runtime/test_host_io.c,
+ * storage/test_host_fetch.c): a workload's host over one fake storage
+ * backend, both as a cell would have created them, with HFX_PATH open.
+ * The backend's file is HFX_FILE_BYTES bytes of 'x'; reads at offset 200
+ * fail. */
+#ifndef DLG_HOST_FIXTURE_H
+#define DLG_HOST_FIXTURE_H
+
+#include "host.h"
+
+#include <stdbool.h>
+
+#define HFX_FILE_BYTES 100
+#define HFX_PATH "/data/train/shard-0007.bin"
+
+/* The backend of one test: what fails, and the completions reap returns;
+ * `meanwhile`: an error another thread raises while a failing call runs
+ * (through host `other`), before the call fails. */
+typedef struct hfx_backend {
+    const dlg_host *h; /* the storage's host, for its own lines */
+    bool size_fails, close_fails, open_fails, says_why;
+    dlg_io_done done[4];
+    int ndone;
+    const dlg_host *other;
+    const char *meanwhile;
+} hfx_backend;
+
+typedef struct hfx_fixture {
+    dlg_services svc;
+    dlg_storage_ops ops; /* hfx_ops, with the setup's caps */
+    dlg_plugin_desc desc;
+    dlg_instance_spec spec;
+    dlg_host_impl *wl; /* the workload's host */
+    const dlg_host *h;
+    hfx_backend inst;
+    dlg_file *f;
+} hfx_fixture;
+
+/* The backend's table: zero-copy and asynchronous I/O. */
+extern const dlg_storage_ops hfx_ops;
+
+/* cmocka setup/teardown: *state becomes an hfx_fixture.  The contexts are
+ * "st.ini:8: [job checksum] checksum" (the workload's host) and
+ * "st.ini:8: [job checksum] [storage fake] fake" (the backend's). */
+int hfx_setup(void **state);
+/* The same backend without zero-copy or asynchronous I/O: the host lends
+ * copies from its reads. */
+int hfx_setup_copying(void **state);
+int hfx_teardown(void **state);
+
+#endif
