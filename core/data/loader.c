@@ -11,6 +11,8 @@
 #include "loader_src.h"
 #include "loader_work.h"
 
+#include "../runtime/thread_sigstack.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -160,32 +162,6 @@ static int fill_item(dlg_loader *l, worker *w, slot *sl, uint64_t s, dlg_data_er
     }
 }
 
-/* An alternate signal stack for a worker, so that a stack overflow in it
- * (a deep decode) still lets the crash guard's handler write its line
- * (core/runtime/signals.h: the stack is per thread).  A stack already set
- * (a sanitizer's) serves; without memory only that line is lost. */
-#define WORKER_SIGSTACK_BYTES (64 * 1024)
-
-static void *worker_sigstack(void)
-{
-    stack_t old, st = {.ss_size = WORKER_SIGSTACK_BYTES};
-    if (sigaltstack(NULL, &old) != 0 || !(old.ss_flags & SS_DISABLE))
-        return NULL;
-    if ((st.ss_sp = malloc(WORKER_SIGSTACK_BYTES)) && sigaltstack(&st, NULL) == 0)
-        return st.ss_sp;
-    free(st.ss_sp);
-    return NULL;
-}
-
-static void worker_sigstack_free(void *sp)
-{
-    if (!sp)
-        return;
-    stack_t off = {.ss_flags = SS_DISABLE};
-    sigaltstack(&off, NULL);
-    free(sp);
-}
-
 static void worker_loop(worker *w)
 {
     dlg_loader *l = w->l;
@@ -218,9 +194,9 @@ static void worker_loop(worker *w)
 
 static void *worker_main(void *arg)
 {
-    void *sigstack = worker_sigstack();
+    void *sigstack = dlg_sigstack_on(); /* a deep decode's overflow still gets the crash line */
     worker_loop(arg);
-    worker_sigstack_free(sigstack);
+    dlg_sigstack_off(sigstack);
     return NULL;
 }
 
@@ -241,19 +217,21 @@ static int validate(const dlg_loader_config *c, const dlg_host *h)
     if (!c->data || !c->data[0])
         return h->error(h, DLG_EINVAL, "data: no dataset given (recordio:PATH, lmdb:PATH, "
                                        "files:LIST_OR_DIR or synthetic)");
-    if (c->batch < 1 || c->crop < 8 || c->crop > 4096 || c->threads < 1 || c->threads > 1024 ||
-        c->prefetch < 2 || c->prefetch > 64)
+    if (c->batch < 1 || (c->crop < 8 && c->crop != 0) || c->crop > 4096 || c->threads < 1 ||
+        c->threads > 1024 || c->prefetch < 2 || c->prefetch > 64)
         return h->error(h, DLG_EINVAL,
                         "loader: batch %d, crop %d, threads %d, prefetch %d out of range "
-                        "(batch >= 1, crop 8..4096, threads 1..1024, prefetch 2..64)",
+                        "(batch >= 1, crop 8..4096 or 0, threads 1..1024, prefetch 2..64)",
                         c->batch, c->crop, c->threads, c->prefetch);
     if ((c->pixel_range != 1 && c->pixel_range != 255) || (c->order != DLG_RGB && c->order != DLG_BGR) ||
-        c->transform < DLG_TRANSFORM_AUTO || c->transform > DLG_TRANSFORM_CAFFE)
+        c->transform < DLG_TRANSFORM_AUTO || c->transform > DLG_TRANSFORM_MXNET)
         return h->error(h, DLG_EINVAL, "loader: pixel_range %d, channel_order %d, transform %d out "
-                                       "of range (1 or 255; rgb or bgr; auto, torchvision or caffe)",
+                                       "of range (1 or 255; rgb or bgr; auto, torchvision, caffe "
+                                       "or mxnet)",
                         c->pixel_range, (int)c->order, (int)c->transform);
     int r = c->resize > 0 ? c->resize : c->crop * 256 / 224;
-    if (!c->train && r < c->crop)
+    /* mxnet: resize is MXNet's, and pad may make up the difference */
+    if (!c->train && r < c->crop && c->transform != DLG_TRANSFORM_MXNET)
         return h->error(h, DLG_EINVAL, "resize %d is smaller than crop %d", r, c->crop);
     return dlg_ld_geom_check(c, h);
 }
@@ -288,30 +266,19 @@ static int open_synthetic(dlg_loader *l, const char *arg)
     return 0;
 }
 
+/* Opens the dataset; with crop = 0 its first record's size becomes the
+ * crop before the cache mode touches the files. */
 static int open_source(dlg_loader *l)
 {
     const char *spec = l->data, *colon = strchr(spec, ':');
-    size_t kind = colon ? (size_t)(colon - spec) : strlen(spec);
-    const char *arg = colon ? colon + 1 : NULL;
-    if (kind == 9 && !strncmp(spec, "synthetic", 9))
-        return open_synthetic(l, arg);
+    if (!strncmp(spec, "synthetic", 9) && (spec[9] == '\0' || spec[9] == ':'))
+        return open_synthetic(l, colon ? colon + 1 : NULL);
     dlg_data_err err = {0};
-    int rc;
-    if (!arg || !*arg)
-        return l->h->error(l->h, DLG_EINVAL,
-                           "data = '%s': expected recordio:PATH, lmdb:PATH, files:LIST_OR_DIR or "
-                           "synthetic[:N]",
-                           spec);
-    if (kind == 8 && !strncmp(spec, "recordio", 8))
-        rc = dlg_ld_src_recordio(&l->src, arg, l->h, &err);
-    else if (kind == 4 && !strncmp(spec, "lmdb", 4))
-        rc = dlg_ld_src_lmdb(&l->src, arg, l->h, &err);
-    else if (kind == 5 && !strncmp(spec, "files", 5))
-        rc = dlg_ld_src_files(&l->src, arg, l->h, &err);
-    else
-        return l->h->error(l->h, DLG_EINVAL,
-                           "data = '%s': unknown kind '%.*s' (recordio, lmdb, files, synthetic)",
-                           spec, (int)kind, spec);
+    int rc = dlg_ld_src_open(&l->src, spec, l->h, &err);
+    if (rc == 0 && l->cfg.crop == 0 && (rc = dlg_ld_whole_size(l->src, &l->cfg.crop, &err)) == 0) {
+        l->cfg.whole = true;
+        l->batch_bytes = dlg_loader_batch_bytes(&l->cfg);
+    }
     if (rc == 0)
         rc = dlg_ld_cache(l->src, l->cfg.cache, &l->st.cache_method, &err);
     if (rc < 0)
@@ -431,12 +398,14 @@ int dlg_loader_open(dlg_loader **out, const dlg_loader_config *cfg, const dlg_ho
                  (cfg->data[9] == '\0' || cfg->data[9] == ':');
     if (synth && !cfg->decode)
         rc = h->error(h, DLG_EINVAL, "data = synthetic has no records to read with decode = false");
-    else if (alloc_slots(l) < 0)
+    else if (cfg->crop == 0) /* the batch size comes from the first record */
+        rc = open_source(l);
+    if (rc == 0 && alloc_slots(l) < 0)
         rc = h->error(h, DLG_ENOMEM, "loader: out of memory for %d batches of %zu bytes",
                       cfg->prefetch, l->batch_bytes);
     if (rc == 0 && cfg->mean_file)
         rc = open_mean(l);
-    if (rc == 0)
+    if (rc == 0 && cfg->crop != 0)
         rc = open_source(l);
     if (rc == 0 && l->src)
         rc = start_workers(l);
@@ -553,7 +522,11 @@ void dlg_loader_release(dlg_loader *l, dlg_batch *b)
     pthread_mutex_unlock(&l->mu);
 }
 
-void dlg_loader_stats_get(const dlg_loader *l, dlg_loader_stats *s) { *s = l->st; }
+void dlg_loader_stats_get(const dlg_loader *l, dlg_loader_stats *s)
+{
+    *s = l->st;
+    s->crop = l->cfg.crop;
+}
 
 void dlg_loader_close(dlg_loader *l)
 {

@@ -65,7 +65,25 @@
  * error naming the record, as Caffe's CHECK_GE refuses it.  auto is caffe
  * with a mean_file or with Caffe's normalisation (bgr, pixel_range 255: a
  * mean_value), else torchvision.  cfg.mirror = false never mirrors (either
- * transform; infer never does).
+ * transform; infer never does).  auto never picks mxnet.
+ * crop = 0 (caffe only: Caffe's crop_size 0): no crop; the first record's
+ * size (dataset order; it must be square) becomes the crop at open
+ * (dlg_loader_input_size tells it before), and every image must be that
+ * size as stored (else an error naming the record, as Caffe's CHECK_EQ).
+ * mxnet is MXNet ImageRecordIter's default augmenter (image_aug_default.cc,
+ * cfg.mx by MXNet's names; loader_mxnet.c): full-size decode; resize
+ * (shorter side to `resize`, cv::resize bilinear); train only: one affine
+ * warp of the whole image (angle a whole degree in [-max_rotate_angle,
+ * max_rotate_angle] or `rotate`, shear in [-max_shear_ratio, ...], scale
+ * in [min_random_scale, max_random_scale], aspect in [1 - max_aspect_ratio,
+ * 1 + ...] -- MXNet's matrix, output (int)(scale W) x (int)(scale H),
+ * bilinear at 1/32 pixel, fill_value border); pad (fill_value); the crop:
+ * random_resized_crop's window (train) resized to crop x crop, else a
+ * crop x crop window at a uniform offset (train) or the centre rounded
+ * down; train only: HLS jitter (random_h/s/l, OpenCV's 8-bit units, clamped
+ * not wrapped); then mirror and normalise as above.  An image smaller than
+ * the crop at that point is an error naming the record.  Its draws are
+ * listed in loader_image.h (dlg_mx_draw).
  * Caffe mean_file (a BlobProto mean image, 3 x H x W in the Datum's BGR
  * order, at the stored image size) needs the caffe transform: out =
  * (v - mean[c][y0+y][x0+x]) / std[c], mirrored at the output position
@@ -94,8 +112,28 @@ typedef enum dlg_loader_dtype { DLG_LOADER_FP32 = 0, DLG_LOADER_FP16 = 1 } dlg_l
 typedef enum dlg_transform {
     DLG_TRANSFORM_AUTO = 0,
     DLG_TRANSFORM_TORCHVISION = 1,
-    DLG_TRANSFORM_CAFFE = 2
+    DLG_TRANSFORM_CAFFE = 2,
+    DLG_TRANSFORM_MXNET = 3
 } dlg_transform;
+
+/* MXNet ImageRecordIter's default augmenter (transform = mxnet), its
+ * parameters by their MXNet names (src/io/image_aug_default.cc).  Every
+ * random one acts only in train (augment random), as MXNet's validation
+ * iterator sets none of them; `resize` and `pad` act in both. */
+typedef struct dlg_mxnet_aug {
+    int max_rotate_angle;          /* angle: a whole number of degrees in [-v, v] */
+    int rotate;                    /* > 0: this angle instead (MXNet's rotate), else -1 */
+    float max_shear_ratio;         /* shear m in [-v, v]: (x, y) -> (x + m y, y) */
+    float min_random_scale, max_random_scale; /* scale s: output s*W x s*H */
+    float max_aspect_ratio;        /* ratio in [1 - v, 1 + v] (or [min, v]) */
+    float min_aspect_ratio;        /* <= 0: unset (1 - max_aspect_ratio) */
+    bool random_resized_crop;      /* MXNet 1.3's random area + ratio crop, resized */
+    float min_random_area, max_random_area; /* its area share range */
+    int random_h, random_s, random_l; /* HLS jitter, OpenCV 8-bit units (H 0..180) */
+    int fill_value;                /* border of the warp and of pad, 0..255 */
+    int pad;                       /* border added on every side before the crop */
+    int inter_method;              /* 0 nearest, 1 bilinear (MXNet's default) */
+} dlg_mxnet_aug;
 typedef enum dlg_cache_mode {
     DLG_CACHE_NONE = 0, /* leave the page cache alone */
     DLG_CACHE_COLD = 1, /* evict every dataset file before the first batch */
@@ -113,10 +151,13 @@ typedef struct dlg_loader_alloc {
 typedef struct dlg_loader_config {
     const char *data;     /* data spec (see above); required */
     int batch;            /* images per batch, >= 1 */
-    int crop;             /* output height = width, e.g. 224 227 299 */
+    int crop;             /* output height = width, e.g. 224 227 299; 0: whole (see above) */
+    bool whole;           /* crop was 0: set in the loader's own copy, whose crop is then the
+                           * first record's size (dlg_loader_stats.crop) */
     int resize;           /* infer: shorter side before the center crop; 0 = crop*256/224 */
     bool train;           /* true: random crop + mirror; false: center crop (see transform) */
-    dlg_transform transform; /* torchvision, caffe, or auto (see above) */
+    dlg_transform transform; /* torchvision, caffe, mxnet, or auto (see above) */
+    dlg_mxnet_aug mx;     /* transform = mxnet's augmenter (see above) */
     bool mirror;          /* train: mirror half the images (Caffe's transform_param mirror) */
     float mean[3];        /* in `order`, pixel_range units (ImageNet: .485 .456 .406 for rgb, 1) */
     float std[3];         /* in `order`, pixel_range units (ImageNet: .229 .224 .225 for rgb, 1) */
@@ -166,6 +207,7 @@ typedef struct dlg_loader_stats {
     uint64_t dataset_bytes;    /* total size of the dataset files */
     uint32_t epoch;            /* epoch of the last batch handed out */
     int nclasses;              /* folder scan: class count; else max label + 1 if known, else 0 */
+    int crop;                  /* the batch's image size (crop = 0: the first record's) */
     const char *cache_method;  /* "none", "fadvise", "fadvise+drop_caches", "read", "n/a (lmdb)"... */
     const char *source;        /* "recordio", "lmdb", "files", "synthetic" */
 } dlg_loader_stats;
@@ -205,19 +247,25 @@ void dlg_loader_close(dlg_loader *l);
     {"threads", DLG_OPT_INT, "0", "0", "1024", NULL,                                                \
      "loader worker threads (0 = the job's cpus)", 0},                                             \
     {"prefetch", DLG_OPT_INT, "4", "2", "64", NULL, "batch buffers in the loader's ring", 0},       \
-    {"crop", DLG_OPT_INT, "224", "8", "4096", NULL, "network input size (224, 227, 299)", 0},       \
+    {"crop", DLG_OPT_INT, "224", "0", "4096", NULL,                                                 \
+     "network input size (224, 227, 299), at least 8; 0 (transform caffe, Caffe's crop_size 0): "  \
+     "no crop, every image is used whole at its stored size, which must be square and the same "   \
+     "for all (the first record's: the network's input size)", 0},                                 \
     {"resize", DLG_OPT_INT, "0", "0", "8192", NULL,                                                 \
-     "infer: shorter side before the center crop (0 = crop*256/224)", 0},                          \
+     "torchvision, infer: shorter side before the center crop (0 = crop*256/224); mxnet: "         \
+     "MXNet's resize, the shorter side to this before every other augmentation (0: none)", 0},     \
     {"augment", DLG_OPT_ENUM, "auto", NULL, NULL, "auto|random|center",                             \
      "random crop + mirror, or center crop, as transform takes them (auto: random in train, "      \
      "center in infer)", 0},                                                                       \
-    {"transform", DLG_OPT_ENUM, "auto", NULL, NULL, "auto|torchvision|caffe",                       \
+    {"transform", DLG_OPT_ENUM, "auto", NULL, NULL, "auto|torchvision|caffe|mxnet",                 \
      "crop geometry: torchvision (train: RandomResizedCrop(crop); infer: resize shorter side to "  \
-     "resize, center crop) or caffe (Caffe's DataTransformer, MXNet ImageRecordIter's crop: a "    \
+     "resize, center crop), caffe (Caffe's DataTransformer, MXNet ImageRecordIter's crop: a "      \
      "crop x crop window of the image as stored, no resample; train: uniform offset, infer: "      \
-     "((W-crop)/2, (H-crop)/2); every image must be at least crop x crop). auto: caffe with "      \
-     "mean_file or with channel_order = bgr and pixel_range = 255 (Caffe's mean_value), else "     \
-     "torchvision", 0},                                                                            \
+     "((W-crop)/2, (H-crop)/2); every image must be at least crop x crop) or mxnet (MXNet "        \
+     "ImageRecordIter's default augmenter: resize, one affine warp (max_rotate_angle, "            \
+     "max_shear_ratio, min/max_random_scale, max_aspect_ratio), pad, crop (or "                    \
+     "random_resized_crop), HLS jitter (random_h/s/l), mirror). auto: caffe with mean_file or "    \
+     "with channel_order = bgr and pixel_range = 255 (Caffe's mean_value), else torchvision", 0},  \
     {"mirror", DLG_OPT_BOOL, "true", NULL, NULL, NULL,                                              \
      "train: mirror each image with probability 1/2 (Caffe's transform_param mirror, MXNet's "     \
      "rand_mirror; Caffe's default is false, BVLC's train_val sets true); infer never mirrors", 0}, \
@@ -247,7 +295,49 @@ void dlg_loader_close(dlg_loader *l);
     {"cache", DLG_OPT_ENUM, "auto", NULL, NULL, "none|cold|warm|auto",                              \
      "page cache before the cell: leave, evict the dataset, or pre-read it (auto: cold when the "  \
      "job sets memory, which pages cached before the cell would escape, else none)", 0},          \
-    {"decode", DLG_OPT_BOOL, "true", NULL, NULL, NULL, "decode images (false: read bytes only)", 0}
+    {"decode", DLG_OPT_BOOL, "true", NULL, NULL, NULL, "decode images (false: read bytes only)", 0}, \
+    DLG_LOADER_MXNET_OPTIONS
+
+/* transform = mxnet's augmenter, by MXNet's names (train only but pad). */
+#define DLG_LOADER_MXNET_OPTIONS                                                                    \
+    {"max_rotate_angle", DLG_OPT_INT, "0", "0", "360", NULL,                                        \
+     "mxnet, train: rotate by a whole number of degrees drawn in [-v, v]", 0},                     \
+    {"rotate", DLG_OPT_INT, "-1", "-1", "360", NULL,                                                \
+     "mxnet, train: rotate by this angle (> 0) instead of max_rotate_angle's draw", 0},            \
+    {"max_shear_ratio", DLG_OPT_DOUBLE, "0", "0", "10", NULL,                                       \
+     "mxnet, train: shear (x, y) -> (x + m y, y), m drawn in [-v, v]", 0},                         \
+    {"min_random_scale", DLG_OPT_DOUBLE, "1", "0.01", "100", NULL,                                  \
+     "mxnet, train: scale the image by s drawn in [min_random_scale, max_random_scale] (the "      \
+     "warp's output is s*W x s*H)", 0},                                                            \
+    {"max_random_scale", DLG_OPT_DOUBLE, "1", "0.01", "100", NULL,                                  \
+     "mxnet, train: see min_random_scale", 0},                                                     \
+    {"max_aspect_ratio", DLG_OPT_DOUBLE, "0", "0", "100", NULL,                                     \
+     "mxnet, train: aspect ratio drawn in [1 - v, 1 + v] (v < 1), or in [min_aspect_ratio, v] "    \
+     "when that is set", 0},                                                                       \
+    {"min_aspect_ratio", DLG_OPT_DOUBLE, NULL, "0.01", "100", NULL,                                 \
+     "mxnet, train: the aspect ratio's lower bound (unset: 1 - max_aspect_ratio)", 0},             \
+    {"random_resized_crop", DLG_OPT_BOOL, "false", NULL, NULL, NULL,                                \
+     "mxnet, train: crop a window of area share in [min_random_area, max_random_area] and ratio "  \
+     "in the aspect range (sides swapped half the time; 10 tries, else the center crop), resized " \
+     "to crop x crop (MXNet 1.3's; aspect then shapes this crop, not the warp)", 0},               \
+    {"min_random_area", DLG_OPT_DOUBLE, "1", "0.01", "1", NULL,                                     \
+     "mxnet, train: random_resized_crop's smallest area share", 0},                                \
+    {"max_random_area", DLG_OPT_DOUBLE, "1", "0.01", "1", NULL,                                     \
+     "mxnet, train: random_resized_crop's largest area share", 0},                                 \
+    {"random_h", DLG_OPT_INT, "0", "0", "180", NULL,                                                \
+     "mxnet, train: add a value drawn in [-v, v] to every pixel's hue (HLS, OpenCV's 0..180)", 0}, \
+    {"random_s", DLG_OPT_INT, "0", "0", "255", NULL,                                                \
+     "mxnet, train: the same for saturation (0..255)", 0},                                         \
+    {"random_l", DLG_OPT_INT, "0", "0", "255", NULL,                                                \
+     "mxnet, train: the same for lightness (0..255)", 0},                                          \
+    {"fill_value", DLG_OPT_INT, "255", "0", "255", NULL,                                            \
+     "mxnet: the value of pixels the warp or pad brings in from outside the image (MXNet's "       \
+     "default 255; example/image-classification passes 127)", 0},                                  \
+    {"pad", DLG_OPT_INT, "0", "0", "1024", NULL,                                                    \
+     "mxnet: add this many fill_value pixels on every side before the crop", 0},                   \
+    {"inter_method", DLG_OPT_INT, "1", "0", "10", NULL,                                             \
+     "mxnet: interpolation of the warp and resizes: 0 nearest, 1 bilinear (MXNet's default); "     \
+     "MXNet's 2 (cubic), 3 (area), 4 (lanczos), 9 (auto), 10 (random) are not implemented", 0}
 
 /* The cache option's value (none|cold|warm|auto) as a mode: auto is cold
  * under a memory limit, since pages cached before the cell are not charged
@@ -278,6 +368,22 @@ enum dlg_loader_opt {
     DLG_LOPT_SKIP_CORRUPT,
     DLG_LOPT_CACHE,
     DLG_LOPT_DECODE,
+    DLG_LOPT_MAX_ROTATE_ANGLE,
+    DLG_LOPT_ROTATE,
+    DLG_LOPT_MAX_SHEAR_RATIO,
+    DLG_LOPT_MIN_RANDOM_SCALE,
+    DLG_LOPT_MAX_RANDOM_SCALE,
+    DLG_LOPT_MAX_ASPECT_RATIO,
+    DLG_LOPT_MIN_ASPECT_RATIO,
+    DLG_LOPT_RANDOM_RESIZED_CROP,
+    DLG_LOPT_MIN_RANDOM_AREA,
+    DLG_LOPT_MAX_RANDOM_AREA,
+    DLG_LOPT_RANDOM_H,
+    DLG_LOPT_RANDOM_S,
+    DLG_LOPT_RANDOM_L,
+    DLG_LOPT_FILL_VALUE,
+    DLG_LOPT_PAD,
+    DLG_LOPT_INTER_METHOD,
     DLG_LOPT_COUNT
 };
 
@@ -289,6 +395,13 @@ enum dlg_loader_opt {
  * nor imagenet) is reported through h->error(). */
 int dlg_loader_config_from_opts(dlg_loader_config *cfg, const dlg_value *vals,
                                 const dlg_job_info *job, bool train_mode, const dlg_host *h);
+
+/* The batch's image size: cfg->crop, or with crop = 0 (Caffe's crop_size
+ * 0) the size of the dataset's first record (dataset order), which must be
+ * square -- the network's input size, which every image must then have.
+ * It reads that record through h (errors through h->error), as
+ * dlg_loader_open does. */
+int dlg_loader_input_size(const dlg_loader_config *cfg, const dlg_host *h, int *size);
 
 /* Bytes of one batch's image data for cfg. */
 size_t dlg_loader_batch_bytes(const dlg_loader_config *cfg);

@@ -4,6 +4,7 @@
 #include "loader_image.h"
 
 #include <math.h>
+#include <string.h>
 
 static uint64_t mix64(uint64_t x)
 {
@@ -140,13 +141,37 @@ static const char *caffe_why(const dlg_loader_config *cfg)
                           : " (auto: channel_order = bgr with pixel_range = 255 is Caffe's)";
 }
 
+/* crop = 0 is Caffe's crop_size 0: only the caffe transform has it, and
+ * it takes its size from the records. */
+static int whole_check(const dlg_loader_config *cfg, const dlg_host *h)
+{
+    if (cfg->crop >= 8)
+        return 0;
+    if (cfg->crop != 0)
+        return h->error(h, DLG_EINVAL, "crop = %d: at least 8 (or 0: no crop, Caffe's crop_size "
+                        "0, with transform = caffe)", cfg->crop);
+    if (!dlg_ld_caffe(cfg))
+        return h->error(h, DLG_EINVAL, "crop = 0 (no crop, Caffe's crop_size 0) needs transform = "
+                        "caffe (transform is %s): the other transforms resample to crop x crop",
+                        cfg->transform == DLG_TRANSFORM_MXNET ? "mxnet" : "torchvision");
+    if (cfg->data && !strncmp(cfg->data, "synthetic", 9))
+        return h->error(h, DLG_EINVAL, "crop = 0 takes the input size from the records as "
+                        "stored; data = %s has none: set crop", cfg->data);
+    return 0;
+}
+
 int dlg_ld_geom_check(const dlg_loader_config *cfg, const dlg_host *h)
 {
+    int rc = dlg_ld_mx_check(cfg, h);
+    if (rc == 0)
+        rc = whole_check(cfg, h);
+    if (rc < 0)
+        return rc;
     if (cfg->mean_file && !dlg_ld_caffe(cfg))
         return h->error(h, DLG_EINVAL, "mean_file = %s with transform = torchvision: Caffe's "
                         "mean image lines up only with the image as stored; use transform = "
                         "caffe (or auto)", cfg->mean_file);
-    int rc = dlg_ld_mean_cfg_check(cfg, h);
+    rc = dlg_ld_mean_cfg_check(cfg, h);
     if (rc < 0 || !dlg_ld_caffe(cfg) || cfg->resize == 0)
         return rc;
     return h->error(h, DLG_EINVAL, "resize = %d with transform = caffe%s: Caffe crops the image "
@@ -154,8 +179,14 @@ int dlg_ld_geom_check(const dlg_loader_config *cfg, const dlg_host *h)
                     cfg->resize, caffe_why(cfg));
 }
 
-int dlg_ld_caffe_fits(int W, int H, int crop, const char *what, dlg_data_err *err)
+int dlg_ld_caffe_fits(int W, int H, int crop, bool whole, const char *what, dlg_data_err *err)
 {
+    if (whole && (W != crop || H != crop))
+        return dlg_data_fail(err, DLG_EINVAL, "%s: image is %dx%d but crop = 0 (Caffe's "
+                             "crop_size 0: no crop) takes every image whole at the network's "
+                             "input size, %dx%d (the first record's): store every image at that "
+                             "size (convert_imageset --resize_width/--resize_height), or set crop",
+                             what, W, H, crop, crop);
     if (W >= crop && H >= crop)
         return 0;
     return dlg_data_fail(err, DLG_EINVAL, "%s: image is %dx%d, smaller than the %dx%d crop of "
@@ -164,11 +195,16 @@ int dlg_ld_caffe_fits(int W, int H, int crop, const char *what, dlg_data_err *er
                          "crop, or set transform = torchvision", what, W, H, crop, crop);
 }
 
+uint64_t dlg_ld_item_key(const dlg_loader_config *cfg, uint64_t epoch, uint64_t pos)
+{
+    return dlg_ld_hash(cfg->seed, epoch, pos, 0x63726f70ULL);
+}
+
 void dlg_ld_window(const dlg_loader_config *cfg, uint64_t epoch, uint64_t pos, int W, int H,
                    dlg_crop_window *win)
 {
     win->mirror = false;
-    uint64_t key = dlg_ld_hash(cfg->seed, epoch, pos, 0x63726f70ULL);
+    uint64_t key = dlg_ld_item_key(cfg, epoch, pos);
     if (dlg_ld_caffe(cfg))
         caffe_window(cfg, key, W, H, win);
     else if (cfg->train)

@@ -27,6 +27,9 @@ typedef struct dlg_crop_window {
     bool mirror;
 } dlg_crop_window;
 
+/* The key of stream item (epoch, pos)'s draws under every transform. */
+uint64_t dlg_ld_item_key(const dlg_loader_config *cfg, uint64_t epoch, uint64_t pos);
+
 /* Whether cfg takes Caffe's crop: transform caffe, or auto with a
  * mean_file or Caffe's normalisation (bgr, pixel_range 255). */
 bool dlg_ld_caffe(const dlg_loader_config *cfg);
@@ -39,8 +42,40 @@ int dlg_ld_geom_check(const dlg_loader_config *cfg, const dlg_host *h);
 void dlg_ld_window(const dlg_loader_config *cfg, uint64_t epoch, uint64_t pos, int W, int H,
                    dlg_crop_window *win);
 /* A W x H image (what names the record) takes a Caffe crop of crop x crop:
- * else an error, as Caffe's CHECK_GE(datum_height, crop_size). */
-int dlg_ld_caffe_fits(int W, int H, int crop, const char *what, dlg_data_err *err);
+ * else an error, as Caffe's CHECK_GE(datum_height, crop_size).  whole
+ * (crop = 0, Caffe's crop_size 0): it must be exactly crop x crop, the
+ * size of the first record, as Caffe's CHECK_EQ against the blob's shape. */
+int dlg_ld_caffe_fits(int W, int H, int crop, bool whole, const char *what, dlg_data_err *err);
+
+/* ---- transform = mxnet (loader_mxnet_opts.c, loader_mxnet.c) ------------ */
+/* Which draw k of an item's stream (dlg_ld_uniform(dlg_ld_item_key(..),
+ * k)) each of MXNet's random choices takes; the mirror is draw 1000 under
+ * every transform.  random_resized_crop's try t takes DLG_MXD_AREA + 5t ..
+ * + 5t + 4: area share, ratio, swap, y, x. */
+enum dlg_mx_draw {
+    DLG_MXD_SHEAR = 0,
+    DLG_MXD_ANGLE,
+    DLG_MXD_SCALE,
+    DLG_MXD_RATIO,
+    DLG_MXD_CROP_Y,
+    DLG_MXD_CROP_X,
+    DLG_MXD_H,
+    DLG_MXD_S,
+    DLG_MXD_L,
+    DLG_MXD_AREA = 16
+};
+
+void dlg_ld_mx_defaults(dlg_mxnet_aug *mx);
+/* The fragment's mxnet options into mx (v: the fragment's values). */
+void dlg_ld_mx_from_opts(dlg_mxnet_aug *mx, const dlg_value *v);
+/* cfg->mx's rules: only under transform = mxnet, ranges that are ranges,
+ * the interpolations implemented, MXNet's CHECKs; one line through h. */
+int dlg_ld_mx_check(const dlg_loader_config *cfg, const dlg_host *h);
+/* The aspect ratio's range: [min, max] when min_aspect_ratio is set, else
+ * [1 - max, 1 + max]. */
+void dlg_ld_mx_aspect(const dlg_mxnet_aug *mx, float *lo, float *hi);
+/* Whether MXNet would warp (rotate, shear, scale or aspect asked for). */
+bool dlg_ld_mx_warps(const dlg_mxnet_aug *mx);
 
 /* ---- resample ------------------------------------------------------------ */
 typedef struct dlg_taps {

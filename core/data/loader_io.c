@@ -225,3 +225,21 @@ int dlg_cache_file(const char *path, dlg_cache_mode mode, const char **method, d
 {
     return cache_files(1, one_path, path, mode, method, err);
 }
+
+int dlg_ld_src_open(dlg_ld_src **out, const char *spec, const dlg_host *h, dlg_data_err *err)
+{
+    const char *colon = strchr(spec, ':');
+    size_t kind = colon ? (size_t)(colon - spec) : strlen(spec);
+    const char *arg = colon ? colon + 1 : NULL;
+    if (!arg || !*arg)
+        return dlg_data_fail(err, DLG_EINVAL, "data = '%s': expected recordio:PATH, lmdb:PATH, "
+                             "files:LIST_OR_DIR or synthetic[:N]", spec);
+    if (kind == 8 && !strncmp(spec, "recordio", 8))
+        return dlg_ld_src_recordio(out, arg, h, err);
+    if (kind == 4 && !strncmp(spec, "lmdb", 4))
+        return dlg_ld_src_lmdb(out, arg, h, err);
+    if (kind == 5 && !strncmp(spec, "files", 5))
+        return dlg_ld_src_files(out, arg, h, err);
+    return dlg_data_fail(err, DLG_EINVAL, "data = '%s': unknown kind '%.*s' (recordio, lmdb, "
+                         "files, synthetic)", spec, (int)kind, spec);
+}

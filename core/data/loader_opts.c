@@ -36,6 +36,7 @@ void dlg_loader_config_defaults(dlg_loader_config *cfg)
     };
     memcpy(cfg->mean, imagenet_mean, sizeof cfg->mean);
     memcpy(cfg->std, imagenet_std, sizeof cfg->std);
+    dlg_ld_mx_defaults(&cfg->mx);
 }
 
 /* "a,b,c" -> three floats in [0, range] (positive: in (0, range]), or
@@ -141,7 +142,8 @@ int dlg_loader_config_from_opts(dlg_loader_config *cfg, const dlg_value *v,
     cfg->resize = (int)v[DLG_LOPT_RESIZE].i;
     int64_t aug = v[DLG_LOPT_AUGMENT].i; /* auto|random|center */
     cfg->train = aug == 0 ? train_mode : aug == 1;
-    cfg->transform = (dlg_transform)v[DLG_LOPT_TRANSFORM].i; /* auto|torchvision|caffe */
+    cfg->transform = (dlg_transform)v[DLG_LOPT_TRANSFORM].i; /* auto|torchvision|caffe|mxnet */
+    dlg_ld_mx_from_opts(&cfg->mx, v);
     cfg->mirror = v[DLG_LOPT_MIRROR].i != 0;
     cfg->layout = v[DLG_LOPT_LAYOUT].i == 1 ? DLG_LAYOUT_NHWC : DLG_LAYOUT_NCHW;
     cfg->dtype = v[DLG_LOPT_INPUT_DTYPE].i == 1 ? DLG_LOADER_FP16 : DLG_LOADER_FP32;

@@ -48,6 +48,12 @@ struct dlg_ld_src {
 int dlg_ld_src_recordio(dlg_ld_src **out, const char *path, const dlg_host *h, dlg_data_err *err);
 int dlg_ld_src_files(dlg_ld_src **out, const char *path, const dlg_host *h, dlg_data_err *err);
 int dlg_ld_src_lmdb(dlg_ld_src **out, const char *path, const dlg_host *h, dlg_data_err *err);
+/* The source a data spec names (recordio:, lmdb:, files:; not synthetic). */
+int dlg_ld_src_open(dlg_ld_src **out, const char *spec, const dlg_host *h, dlg_data_err *err);
+
+/* crop = 0 (loader_whole.c): the size of the source's first record, which
+ * must be square; errors name the record. */
+int dlg_ld_whole_size(dlg_ld_src *src, int *size, dlg_data_err *err);
 
 /* ---- shared helpers (loader_io.c) --------------------------------------- */
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem, dlg_data_err *err)
+int dlg_ld_grow(void **p, size_t *cap, size_t need, size_t elem, dlg_data_err *err)
 {
     if (need <= *cap)
         return 0;
@@ -47,6 +47,8 @@ void dlg_ld_scratch_free(dlg_ld_scratch *sc)
     free(sc->first);
     free(sc->count);
     free(sc->w);
+    for (int i = 0; i < 4; i++)
+        free(sc->aug[i]);
     memset(sc, 0, sizeof *sc);
 }
 
@@ -65,6 +67,28 @@ static void raw_to_rgb(const dlg_ld_item *it, uint8_t *rgb)
     }
 }
 
+int dlg_ld_decode_full(dlg_ld_scratch *sc, const dlg_ld_item *it, int *w, int *h,
+                       dlg_data_err *err)
+{
+    int rc;
+    if (it->pixels) {
+        *w = it->w;
+        *h = it->h;
+        if ((rc = dlg_ld_grow((void **)&sc->rgb, &sc->rgb_cap, (size_t)*w * *h * 3, 1, err)) < 0)
+            return rc;
+        raw_to_rgb(it, sc->rgb);
+        return 0;
+    }
+    dlg_jpeg_info info;
+    if ((rc = dlg_jpeg_header(sc->jpeg, it->bytes, it->len, it->what, &info, err)) < 0)
+        return rc;
+    size_t need = (size_t)info.width * info.height * 3;
+    if ((rc = dlg_ld_grow((void **)&sc->rgb, &sc->rgb_cap, need, 1, err)) < 0)
+        return rc;
+    return dlg_jpeg_decode(sc->jpeg, it->bytes, it->len, it->what, (dlg_jpeg_scale){1, 1}, sc->rgb,
+                           sc->rgb_cap, w, h, err);
+}
+
 /* The image a worker resamples from: full-resolution size W x H, decoded
  * size sw x sh at DCT scale f. */
 typedef struct src_img {
@@ -73,13 +97,15 @@ typedef struct src_img {
 } src_img;
 
 /* The stored size's rules: the mean image's size (mean_file), else at
- * least the crop under caffe; torchvision takes any size. */
+ * least the crop under caffe (exactly it with crop = 0); torchvision takes
+ * any size. */
 static int check_size(const dlg_loader_config *cfg, const dlg_mean_image *mean, int W, int H,
                       int channels, const char *what, dlg_data_err *err)
 {
-    if (mean)
-        return dlg_ld_mean_check(mean, W, H, channels, what, err);
-    return dlg_ld_caffe(cfg) ? dlg_ld_caffe_fits(W, H, cfg->crop, what, err) : 0;
+    int rc = mean ? dlg_ld_mean_check(mean, W, H, channels, what, err) : 0;
+    if (rc == 0 && dlg_ld_caffe(cfg) && (!mean || cfg->whole))
+        rc = dlg_ld_caffe_fits(W, H, cfg->crop, cfg->whole, what, err);
+    return rc;
 }
 
 /* Decodes an encoded record at the scale its window allows (caffe: a
@@ -99,7 +125,7 @@ static int jpeg_source(const dlg_loader_config *cfg, const dlg_mean_image *mean,
     dlg_ld_window(cfg, epoch, pos, im->W, im->H, win);
     dlg_jpeg_scale s = dlg_jpeg_pick_scale(win->w, win->h, cfg->crop, cfg->crop);
     size_t need = (size_t)dlg_jpeg_scaled(im->W, s) * dlg_jpeg_scaled(im->H, s) * 3;
-    if ((rc = grow((void **)&sc->rgb, &sc->rgb_cap, need, 1, err)) < 0)
+    if ((rc = dlg_ld_grow((void **)&sc->rgb, &sc->rgb_cap, need, 1, err)) < 0)
         return rc;
     im->f = (double)s.num / s.denom;
     return dlg_jpeg_decode(sc->jpeg, it->bytes, it->len, it->what, s, sc->rgb, sc->rgb_cap,
@@ -117,7 +143,7 @@ static int source_rgb(const dlg_loader_config *cfg, dlg_ld_scratch *sc, const dl
     im->W = im->sw = it->w;
     im->H = im->sh = it->h;
     dlg_ld_window(cfg, epoch, pos, im->W, im->H, win);
-    int rc = grow((void **)&sc->rgb, &sc->rgb_cap, (size_t)im->W * im->H * 3, 1, err);
+    int rc = dlg_ld_grow((void **)&sc->rgb, &sc->rgb_cap, (size_t)im->W * im->H * 3, 1, err);
     if (rc < 0)
         return rc;
     raw_to_rgb(it, sc->rgb);
@@ -196,6 +222,8 @@ int dlg_ld_process(const dlg_loader_config *cfg, const dlg_mean_image *mean, dlg
                    const dlg_ld_item *it, uint64_t epoch, uint64_t pos, void *batch, int index,
                    dlg_data_err *err)
 {
+    if (cfg->transform == DLG_TRANSFORM_MXNET)
+        return dlg_ld_process_mxnet(cfg, sc, it, epoch, pos, batch, index, err);
     if (dlg_ld_caffe(cfg))
         return process_caffe(cfg, mean, sc, it, epoch, pos, batch, index, err);
     dlg_crop_window win;
@@ -209,7 +237,8 @@ int dlg_ld_process(const dlg_loader_config *cfg, const dlg_mean_image *mean, dlg
      * shift the far side of the window by up to 7 source pixels. */
     double spanx = win.w * im.f, spany = win.h * im.f;
     int kx = dlg_taps_max(spanx, n), ky = dlg_taps_max(spany, n);
-    if ((rc = grow((void **)&sc->w, &sc->w_cap, (size_t)n * (kx + ky), sizeof(float), err)) < 0)
+    size_t taps = (size_t)n * (kx + ky);
+    if ((rc = dlg_ld_grow((void **)&sc->w, &sc->w_cap, taps, sizeof(float), err)) < 0)
         return rc;
     dlg_taps tx = {n, kx, sc->first, sc->count, sc->w};
     dlg_taps ty = {n, ky, sc->first + n, sc->count + n, sc->w + (size_t)n * kx};
@@ -219,7 +248,7 @@ int dlg_ld_process(const dlg_loader_config *cfg, const dlg_mean_image *mean, dlg
     dlg_taps_fill_within(&tx, win.x * im.f, spanx, n, bx0, bx1);
     dlg_taps_fill_within(&ty, win.y * im.f, spany, n, by0, by1);
     size_t rows = (size_t)dlg_taps_rows(&ty);
-    if ((rc = grow((void **)&sc->tmp, &sc->tmp_cap, rows * n * 3, sizeof(float), err)) < 0)
+    if ((rc = dlg_ld_grow((void **)&sc->tmp, &sc->tmp_cap, rows * n * 3, sizeof(float), err)) < 0)
         return rc;
     dlg_resample_rgb(sc->rgb, (size_t)im.sw * 3, &tx, &ty, sc->tmp, sc->hwc);
     dlg_ld_store(cfg, sc->hwc, n, win.mirror, batch, index);

@@ -17,7 +17,21 @@ typedef struct dlg_ld_scratch {
     int *first, *count; /* 2 * crop each: x taps then y taps */
     float *w;      /* taps weights, x then y */
     size_t w_cap;
+    uint8_t *aug[4]; /* transform = mxnet: resized, warped, padded, resized crop */
+    size_t aug_cap[4];
 } dlg_ld_scratch;
+
+/* Grows *p to hold need elements of elem bytes (contents not kept). */
+int dlg_ld_grow(void **p, size_t *cap, size_t need, size_t elem, dlg_data_err *err);
+
+/* Decodes (or converts) the whole record at full size into sc->rgb, packed
+ * RGB of *w x *h. */
+int dlg_ld_decode_full(dlg_ld_scratch *sc, const dlg_ld_item *it, int *w, int *h,
+                       dlg_data_err *err);
+
+/* transform = mxnet (loader_mxnet.c): MXNet's default augmenter. */
+int dlg_ld_process_mxnet(const dlg_loader_config *cfg, dlg_ld_scratch *sc, const dlg_ld_item *it,
+                         uint64_t epoch, uint64_t pos, void *batch, int index, dlg_data_err *err);
 
 int dlg_ld_scratch_init(dlg_ld_scratch *sc, int crop, dlg_data_err *err);
 void dlg_ld_scratch_free(dlg_ld_scratch *sc);

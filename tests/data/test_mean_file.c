@@ -68,7 +68,7 @@ static void make(fixture *fx)
 
 static int config_of(mock_host *m, const char *const *over, bool train, dlg_loader_config *cfg)
 {
-    dlg_value v[32];
+    dlg_value v[64];
     assert_int_equal(mock_options(table, v, over), 0);
     dlg_loader_config_defaults(cfg);
     int rc = dlg_loader_config_from_opts(cfg, v + 1, NULL, train, &m->host);

@@ -2,6 +2,10 @@
  *   pipe_bench decode LIST REPS   per-core JPEG decode rate, full and 1/2
  *   pipe_bench loader SPEC THREADS BATCHES BATCH CROP
  *                                 loader images/s (train augmentation)
+ *   pipe_bench aug SPEC ITEMS [key=value...]
+ *                                 one worker's decode + augment time per
+ *                                 image, the options as a job gives them
+ *                                 (transform = torchvision|caffe|mxnet...)
  * Prints one "key value" per line. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -102,12 +106,61 @@ static int bench_loader(const char *spec, int threads, int batches, int batch, i
     return 0;
 }
 
+static const dlg_option aug_table[] = {DLG_LOADER_OPTIONS,
+                                       {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0}};
+
+/* Batches of 16 from one worker thread; the loader's own decode_ns (decode,
+ * augment, normalise: not the reads) per image, after a warm-up batch. */
+static int bench_aug(const char *spec, int items, int nover, char **over)
+{
+    mock_host m;
+    mock_host_init(&m);
+    char data[1024];
+    snprintf(data, sizeof data, "data=%s", spec);
+    const char *ov[64] = {data, "threads=1"};
+    for (int i = 0; i < nover && i < 60; i++)
+        ov[i + 2] = over[i];
+    dlg_value v[DLG_LOPT_COUNT];
+    dlg_loader_config cfg;
+    dlg_loader_config_defaults(&cfg);
+    if (mock_options(aug_table, v, ov) != 0 ||
+        dlg_loader_config_from_opts(&cfg, v, NULL, true, &m.host) != 0)
+        return fprintf(stderr, "options: %s\n", m.last_error), 1;
+    cfg.batch = 16;
+    dlg_loader *l;
+    if (dlg_loader_open(&l, &cfg, &m.host) < 0)
+        return fprintf(stderr, "%s\n", m.last_error), 1;
+    dlg_batch *b;
+    uint64_t ns = 0;
+    int n = 0;
+    for (int k = 0; n < items; k++) {
+        if (dlg_loader_next(l, &b) < 0) {
+            fprintf(stderr, "%s\n", m.last_error);
+            dlg_loader_close(l);
+            mock_host_fini(&m);
+            return 1;
+        }
+        if (k > 0) {
+            ns += b->decode_ns;
+            n += b->n;
+        }
+        dlg_loader_release(l, b);
+    }
+    printf("us_per_image %.1f\nimages %d\n", ns / 1e3 / n, n);
+    dlg_loader_close(l);
+    mock_host_fini(&m);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 4 && !strcmp(argv[1], "aug"))
+        return bench_aug(argv[2], atoi(argv[3]), argc - 4, argv + 4);
     if (argc == 4 && !strcmp(argv[1], "decode"))
         return bench_decode(argv[2], atoi(argv[3]));
     if (argc == 7 && !strcmp(argv[1], "loader"))
         return bench_loader(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoi(argv[6]));
-    fprintf(stderr, "usage: pipe_bench decode LIST REPS | loader SPEC THREADS BATCHES BATCH CROP\n");
+    fprintf(stderr, "usage: pipe_bench decode LIST REPS | loader SPEC THREADS BATCHES BATCH CROP | "
+                    "aug SPEC ITEMS [key=value...]\n");
     return 2;
 }

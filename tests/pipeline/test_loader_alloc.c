@@ -57,8 +57,10 @@ void *__wrap_mmap(void *a, size_t n, int prot, int flags, int fd, off_t off)
     return __real_mmap(a, n, prot, flags, fd, off);
 }
 
-/* Allocations during `nb` batches after `warm` batches. */
-static long steady(const char *spec, bool decode, bool train, int warm, int nb)
+/* Allocations during `nb` batches after `warm` batches (mx: transform =
+ * mxnet with these augmentations). */
+static long steady_mx(const char *spec, bool decode, bool train, int warm, int nb,
+                      const dlg_mxnet_aug *mx)
 {
     mock_host m;
     mock_host_init(&m);
@@ -70,6 +72,10 @@ static long steady(const char *spec, bool decode, bool train, int warm, int nb)
     cfg.threads = 1; /* one worker sees every record in the warm-up */
     cfg.decode = decode;
     cfg.train = train;
+    if (mx) {
+        cfg.transform = DLG_TRANSFORM_MXNET;
+        cfg.mx = *mx;
+    }
     dlg_loader *l;
     assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
     long a0 = 0;
@@ -86,6 +92,11 @@ static long steady(const char *spec, bool decode, bool train, int warm, int nb)
     return n;
 }
 
+static long steady(const char *spec, bool decode, bool train, int warm, int nb)
+{
+    return steady_mx(spec, decode, train, warm, nb, NULL);
+}
+
 static void test_steady_state(void **st)
 {
     (void)st;
@@ -98,6 +109,14 @@ static void test_steady_state(void **st)
     assert_int_equal(steady(spec, true, true, 6, 12), 0);
     assert_int_equal(steady(spec, true, false, 6, 12), 0);
     assert_int_equal(steady(spec, false, true, 6, 12), 0);
+    /* transform = mxnet, train_imagenet.py's level 3 with a pad: the warp,
+     * pad and HLS buffers are the worker's, grown in the warm-up */
+    dlg_mxnet_aug mx = {.max_rotate_angle = 10, .rotate = -1, .max_shear_ratio = 0.1f,
+                        .min_random_scale = 1, .max_random_scale = 1, .max_aspect_ratio = 0.25f,
+                        .min_random_area = 1, .max_random_area = 1, .random_h = 36,
+                        .random_s = 50, .random_l = 50, .fill_value = 127, .pad = 2,
+                        .inter_method = 1};
+    assert_int_equal(steady_mx(spec, true, true, 6, 12, &mx), 0);
 }
 
 int main(void)

@@ -61,7 +61,7 @@ static void make_db(char *spec, size_t cap, const char *tag, int extra, int ew, 
 /* The loader config the options give (defaults: mode train). */
 static int config_of(mock_host *m, const char *const *over, bool train, dlg_loader_config *cfg)
 {
-    dlg_value v[40];
+    dlg_value v[64];
     if (mock_options(table, v, over) != 0)
         fail_msg("options refused (unknown key?): %s", m->last_error);
     dlg_loader_config_defaults(cfg);

@@ -464,7 +464,7 @@ static void test_option_fragment(void **st)
     const dlg_option table[] = {{"batch", DLG_OPT_INT, "32", "1", NULL, NULL, "b", 0},
                                 DLG_LOADER_OPTIONS,
                                 {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0}};
-    dlg_value v[32];
+    dlg_value v[64];
     const char *over[] = {"data=files:/x/list.txt", "layout=nhwc", "input_dtype=fp16",
                           "augment=center", "mean=0.5,0.5,0.5", "cache=cold", NULL};
     assert_int_equal(mock_options(table, v, over), 0);

@@ -43,7 +43,7 @@ static void make_flat_db(char *spec, size_t cap)
 /* The config the options give, as a workload gets it. */
 static int config_of(mock_host *m, const char *const *over, dlg_loader_config *cfg)
 {
-    dlg_value v[32];
+    dlg_value v[64];
     assert_int_equal(mock_options(table, v, over), 0);
     dlg_loader_config_defaults(cfg);
     int rc = dlg_loader_config_from_opts(cfg, v + 1, NULL, false, &m->host);

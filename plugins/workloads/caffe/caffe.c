@@ -39,8 +39,10 @@ static const dlg_option opts_googlenet[] = {
 #pragma GCC diagnostic ignored "-Woverride-init"
 static const dlg_option opts227[] = {
     CNN_OPTIONS,
-    [O_LOADER + DLG_LOPT_CROP] = {"crop", DLG_OPT_INT, "227", "8", "4096", NULL,
-                                  "network input size (BVLC AlexNet: 227)", 0},
+    [O_LOADER + DLG_LOPT_CROP] = {"crop", DLG_OPT_INT, "227", "0", "4096", NULL,
+                                  "network input size (BVLC AlexNet: 227), at least 8; 0 "
+                                  "(transform caffe, Caffe's crop_size 0): no crop, the images "
+                                  "whole at their stored size (the first record's)", 0},
     [O_COUNT] = {0}};
 #pragma GCC diagnostic pop
 

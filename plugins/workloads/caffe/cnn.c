@@ -156,9 +156,15 @@ static int choose_backend(const dlg_host *h, const dlg_value *o, const char **ba
 /* The model's layers at the options' batch, classes and crop into a new
  * *net (shapes only: nothing is planned or allocated for data): the
  * engine refuses a crop its layers cannot take.  Returns the loss blob. */
-static int build_net(const dlg_host *h, const char *model, const dlg_value *o, dlg_net **net)
+static int build_net(const dlg_host *h, const char *model, const dlg_value *o, dlg_net **net,
+                     int *in_size)
 {
-    int crop = (int)o[O_LOADER + DLG_LOPT_CROP].i, classes = (int)o[O_CLASSES].i;
+    int crop, classes = (int)o[O_CLASSES].i;
+    *net = NULL;
+    int rc = cnn_data_input_size(h, &o[O_LOADER], &crop); /* crop = 0: the records' size */
+    if (rc < 0)
+        return rc;
+    *in_size = crop;
     if (dlg_net_create(net, model) < 0) {
         *net = NULL;
         return h->error(h, DLG_ENOMEM, "out of memory");
@@ -173,8 +179,8 @@ static int build_net(const dlg_host *h, const char *model, const dlg_value *o, d
 static int build(cnn *s, const char *model, const dlg_value *o)
 {
     const dlg_host *h = s->h;
-    int crop = (int)o[O_LOADER + DLG_LOPT_CROP].i;
-    if ((s->loss_blob = build_net(h, model, o, &s->net)) < 0)
+    int crop;
+    if ((s->loss_blob = build_net(h, model, o, &s->net, &crop)) < 0)
         return s->loss_blob;
     s->in_blob = dlg_net_blob(s->net, "data");
     s->label_blob = dlg_net_blob(s->net, "label");
@@ -191,7 +197,8 @@ int cnn_check(const char *model, const dlg_host *h, const dlg_value *o, const dl
     if (rc == 0 && o[O_PROFILE].i && backend[0])
         rc = nn_profile_check(h, backend);
     dlg_net *net = NULL;
-    if (rc == 0 && (rc = build_net(h, model, o, &net)) > 0)
+    int crop;
+    if (rc == 0 && (rc = build_net(h, model, o, &net, &crop)) > 0)
         rc = 0;
     dlg_net_destroy(net);
     if (rc < 0)

@@ -70,6 +70,17 @@ int cnn_data_check(const dlg_host *h, const cnn_data_cfg *cfg, dlg_loader_config
     return 0;
 }
 
+int cnn_data_input_size(const dlg_host *h, const dlg_value *v, int *size)
+{
+    *size = (int)v[DLG_LOPT_CROP].i;
+    if (*size != 0)
+        return 0;
+    dlg_loader_config lc;
+    dlg_loader_config_defaults(&lc);
+    int rc = dlg_loader_config_from_opts(&lc, v, NULL, true, h);
+    return rc < 0 ? rc : dlg_loader_input_size(&lc, h, size);
+}
+
 static int open_loader(cnn_data *d, const cnn_data_cfg *cfg, const dlg_loader_config *lc_checked)
 {
     const dlg_host *h = d->h;
@@ -81,6 +92,9 @@ static int open_loader(cnn_data *d, const cnn_data_cfg *cfg, const dlg_loader_co
         d->loader = NULL;
         return rc;
     }
+    dlg_loader_stats st;
+    dlg_loader_stats_get(d->loader, &st);
+    lc.crop = st.crop; /* crop = 0: the records' size */
     d->bytes = (size_t)lc.prefetch * dlg_loader_batch_bytes(&lc);
     return check_classes(d, lc.data);
 }

@@ -31,6 +31,9 @@ typedef struct cnn_data_cfg {
  * must be nchw fp32 and decoded): lc gets the loader's configuration.
  * The workloads' check applies it, and cnn_data_open does first. */
 int cnn_data_check(const dlg_host *h, const cnn_data_cfg *cfg, dlg_loader_config *lc);
+/* The network's input size: crop, or with crop = 0 (Caffe's crop_size 0)
+ * the size of the dataset's first record (dlg_loader_input_size). */
+int cnn_data_input_size(const dlg_host *h, const dlg_value *loader_opts, int *size);
 /* Validates the data options; opens the loader unless data = synthetic. */
 int cnn_data_open(cnn_data **out, const dlg_host *h, const cnn_data_cfg *cfg);
 /* true: the batch never changes (write it into the net once). */

@@ -63,6 +63,17 @@ static int inception_check(const dlg_host *h, const dlg_value *o, const dlg_job_
     return rc < 0 ? rc : cnn_check(aux ? "inception-v3-aux" : "inception-v3", h, o, job);
 }
 
+/* Whether an image stored smaller than the crop can never fit it: not
+ * when transform = mxnet may resize, enlarge, pad or resample a window
+ * first (the loader then names any image that still ends up too small). */
+static bool stored_size_decides(const dlg_value *lo)
+{
+    if (lo[DLG_LOPT_TRANSFORM].i != DLG_TRANSFORM_MXNET)
+        return true;
+    return lo[DLG_LOPT_RESIZE].i == 0 && lo[DLG_LOPT_PAD].i == 0 &&
+           lo[DLG_LOPT_MAX_RANDOM_SCALE].d <= 1 && !lo[DLG_LOPT_RANDOM_RESIZED_CROP].i;
+}
+
 static int inception_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info *job,
                            void **state)
 {
@@ -71,7 +82,9 @@ static int inception_setup(const dlg_host *h, const dlg_value *o, const dlg_job_
     int rc = check_aux(h, o, &aux);
     if (rc < 0)
         return rc;
-    rc = img_check_recordio(h, o[O_LOADER + DLG_LOPT_DATA].text, (int)o[O_LOADER + DLG_LOPT_CROP].i, 16);
+    if (stored_size_decides(&o[O_LOADER]))
+        rc = img_check_recordio(h, o[O_LOADER + DLG_LOPT_DATA].text,
+                                (int)o[O_LOADER + DLG_LOPT_CROP].i, 16);
     if (rc < 0)
         return rc;
     return cnn_setup(aux ? "inception-v3-aux" : "inception-v3", h, o, job, state);

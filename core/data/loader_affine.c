@@ -1,0 +1,243 @@
+/* The affine warp (see loader_affine.h).  Source coordinates are fixed
+ * point, as OpenCV's: 1/2^bits of a pixel, weights the products of the
+ * two fractions, so a value is sum(p w) / 2^(2 bits) rounded, in integers.
+ * Each output row is split into the run whose taps all lie inside the
+ * source (a loop without bounds checks) and the edges, where every tap is
+ * checked. */
+#include "loader_affine.h"
+
+#include <math.h>
+
+/* Coordinates are kept within +-LIMIT pixels (further out is all border)
+ * and offset by OFFSET pixels, so that shifts and masks floor them.  They
+ * step along a row in integers with EXTRA more fraction bits than the
+ * sampling's, so that both paths below compute the very same taps. */
+#define LIMIT 524288.0 /* 2^19 */
+#define OFFSET 2097152 /* 2^21 */
+#define EXTRA 16
+
+typedef struct row_map {
+    double x0, dx, y0, dy; /* source coordinate of output x: (x0 + dx x, y0 + dy x) */
+    int64_t bx, sx, by, sy; /* the same in fixed point: (bx + sx x) >> EXTRA */
+    int bits;               /* DLG_WARP_NEAREST (0) or the fraction bits */
+} row_map;
+
+static double clampd(double v, double lim) { return v < -lim ? -lim : v > lim ? lim : v; }
+
+/* v + OFFSET pixels, in 1/2^(bits + EXTRA), plus half a sampling unit:
+ * the shift by EXTRA then rounds to the nearest 1/2^bits. */
+static int64_t start_of(double v, int bits)
+{
+    return (int64_t)llround((clampd(v, LIMIT) + OFFSET) * ldexp(1, bits + EXTRA)) +
+           ((int64_t)1 << (EXTRA - 1));
+}
+
+static row_map map_row(const dlg_affine *inv, int y, int bits)
+{
+    const double *m = inv->m;
+    row_map r = {m[1] * y + m[2], clampd(m[0], 1024), m[4] * y + m[5], clampd(m[3], 1024), 0, 0,
+                 0, 0, bits};
+    r.bx = start_of(r.x0, bits);
+    r.by = start_of(r.y0, bits);
+    r.sx = (int64_t)llround(r.dx * ldexp(1, bits + EXTRA));
+    r.sy = (int64_t)llround(r.dy * ldexp(1, bits + EXTRA));
+    return r;
+}
+
+typedef struct tap_pos {
+    int ix, iy, fx, fy; /* the top-left tap, the fractions in 1/2^bits */
+} tap_pos;
+
+static inline tap_pos position(const row_map *r, int x)
+{
+    int64_t X = (r->bx + r->sx * x) >> EXTRA, Y = (r->by + r->sy * x) >> EXTRA;
+    int64_t mask = ((int64_t)1 << r->bits) - 1;
+    return (tap_pos){(int)((X >> r->bits) - OFFSET), (int)((Y >> r->bits) - OFFSET),
+                     (int)(X & mask), (int)(Y & mask)};
+}
+
+/* Whether every tap of output x lies inside the source: bilinear reads
+ * (ix, iy) to (ix + 1, iy + 1), nearest (ix, iy) alone. */
+static bool inside(const row_map *r, int x, int w, int h)
+{
+    tap_pos t = position(r, x);
+    int reach = r->bits ? 1 : 0;
+    return t.ix >= 0 && t.iy >= 0 && t.ix + reach < w && t.iy + reach < h;
+}
+
+/* [*lo, *hi) narrowed to about the xs where lo_v <= v0 + dv x <= hi_v
+ * (fast_run settles the ends with inside()). */
+static void clip_run(double v0, double dv, double lo_v, double hi_v, double *lo, double *hi)
+{
+    if (dv == 0) {
+        if (v0 < lo_v || v0 > hi_v)
+            *hi = *lo;
+        return;
+    }
+    double a = (lo_v - v0) / dv, b = (hi_v - v0) / dv;
+    if (a > b) {
+        double t = a;
+        a = b;
+        b = t;
+    }
+    if (a > *lo)
+        *lo = a;
+    if (b + 1 < *hi)
+        *hi = b + 1;
+}
+
+/* The run [*xa, *xb) of outputs whose taps are all inside.  The set is an
+ * interval (each coordinate is monotonic in x), so once both ends are
+ * inside, everything between is. */
+static void fast_run(const row_map *r, int n, int w, int h, int *xa, int *xb)
+{
+    double lo = 0, hi = n, reach = r->bits ? 1 : 0;
+    clip_run(r->x0, r->dx, 0, w - 1 - reach, &lo, &hi);
+    clip_run(r->y0, r->dy, 0, h - 1 - reach, &lo, &hi);
+    int a = lo > n ? n : (int)ceil(lo), b = hi > lo ? (hi > n ? n : (int)floor(hi)) : a;
+    a = a < 0 ? 0 : a;
+    b = b < a ? a : b;
+    while (a > 0 && inside(r, a - 1, w, h)) /* the estimate may be a pixel short */
+        a--;
+    while (b < n && inside(r, b, w, h))
+        b++;
+    while (a < b && !inside(r, a, w, h))
+        a++;
+    while (b > a && !inside(r, b - 1, w, h))
+        b--;
+    *xa = a;
+    *xb = b;
+}
+
+static inline int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* One channel of the bilinear blend: the weights sum to 2^(2 bits). */
+static inline __attribute__((always_inline)) uint8_t blend(const uint8_t *p, const uint8_t *q,
+                                                           const int32_t w[4], int bits)
+{
+    return (uint8_t)((p[0] * w[0] + p[3] * w[1] + q[0] * w[2] + q[3] * w[3] +
+                      (1 << (2 * bits - 1))) >> (2 * bits));
+}
+
+/* bits is a constant in each caller, so the shifts are too. */
+static inline __attribute__((always_inline)) void bilinear_bits(const dlg_rgb8 *src,
+                                                                const row_map *r, uint8_t *out,
+                                                                int xa, int xb, int bits)
+{
+    const int32_t one = 1 << bits;
+    for (int x = xa; x < xb; x++) {
+        tap_pos t = position(r, x); /* inside: fast_run checked its ends */
+        const uint8_t *p = src->px + (size_t)t.iy * src->stride + (size_t)t.ix * 3;
+        const uint8_t *q = p + src->stride;
+        const int32_t w[4] = {(one - t.fx) * (one - t.fy), t.fx * (one - t.fy),
+                              (one - t.fx) * t.fy, t.fx * t.fy};
+        out[3 * x] = blend(p, q, w, bits);
+        out[3 * x + 1] = blend(p + 1, q + 1, w, bits);
+        out[3 * x + 2] = blend(p + 2, q + 2, w, bits);
+    }
+}
+
+static void bilinear_run(const dlg_rgb8 *src, const row_map *r, uint8_t *out, int xa, int xb)
+{
+    if (r->bits == DLG_WARP_AFFINE_BITS)
+        bilinear_bits(src, r, out, xa, xb, DLG_WARP_AFFINE_BITS);
+    else if (r->bits == DLG_WARP_RESIZE_BITS)
+        bilinear_bits(src, r, out, xa, xb, DLG_WARP_RESIZE_BITS);
+    else
+        bilinear_bits(src, r, out, xa, xb, r->bits);
+}
+
+static void nearest_run(const dlg_rgb8 *src, const row_map *r, uint8_t *out, int xa, int xb)
+{
+    for (int x = xa; x < xb; x++) {
+        tap_pos t = position(r, x);
+        const uint8_t *p = src->px + (size_t)t.iy * src->stride + (size_t)t.ix * 3;
+        out[3 * x] = p[0];
+        out[3 * x + 1] = p[1];
+        out[3 * x + 2] = p[2];
+    }
+}
+
+/* Channel c of source pixel (ix, iy), the border rule outside. */
+static int32_t tap(const dlg_rgb8 *src, int ix, int iy, int c, int fill)
+{
+    if (ix < 0 || iy < 0 || ix >= src->w || iy >= src->h) {
+        if (fill >= 0)
+            return fill;
+        ix = clampi(ix, 0, src->w - 1);
+        iy = clampi(iy, 0, src->h - 1);
+    }
+    return src->px[(size_t)iy * src->stride + (size_t)ix * 3 + (size_t)c];
+}
+
+/* Outputs [xa, xb) with every tap checked (the row's edges). */
+static void checked_run(const dlg_rgb8 *src, const row_map *r, uint8_t *out, int xa, int xb,
+                        int fill)
+{
+    const int32_t one = 1 << r->bits, sh = 2 * r->bits, half = sh ? 1 << (sh - 1) : 0;
+    for (int x = xa; x < xb; x++) {
+        tap_pos t = position(r, x);
+        int32_t w00 = (one - t.fx) * (one - t.fy), w01 = t.fx * (one - t.fy);
+        int32_t w10 = (one - t.fx) * t.fy, w11 = t.fx * t.fy;
+        for (int c = 0; c < 3; c++) {
+            int32_t v = tap(src, t.ix, t.iy, c, fill) * w00;
+            if (r->bits) /* nearest: the one tap, weight 1 */
+                v += tap(src, t.ix + 1, t.iy, c, fill) * w01 +
+                     tap(src, t.ix, t.iy + 1, c, fill) * w10 +
+                     tap(src, t.ix + 1, t.iy + 1, c, fill) * w11;
+            out[3 * x + c] = (uint8_t)((v + half) >> sh);
+        }
+    }
+}
+
+void dlg_warp_rgb(const dlg_rgb8 *src, const dlg_rgb8 *dst, const dlg_affine *inv, int fill,
+                  int interp)
+{
+    for (int y = 0; y < dst->h; y++) {
+        uint8_t *out = dst->px + (size_t)y * dst->stride;
+        row_map r = map_row(inv, y, interp);
+        int xa, xb;
+        fast_run(&r, dst->w, src->w, src->h, &xa, &xb);
+        checked_run(src, &r, out, 0, xa, fill);
+        if (interp == DLG_WARP_NEAREST)
+            nearest_run(src, &r, out, xa, xb);
+        else
+            bilinear_run(src, &r, out, xa, xb);
+        checked_run(src, &r, out, xb, dst->w, fill);
+    }
+}
+
+void dlg_affine_invert(const dlg_affine *fwd, dlg_affine *inv)
+{
+    const double *m = fwd->m;
+    double d = m[0] * m[4] - m[1] * m[3];
+    d = d != 0 ? 1.0 / d : 0.0;
+    double a11 = m[4] * d, a22 = m[0] * d, a12 = -m[1] * d, a21 = -m[3] * d;
+    inv->m[0] = a11;
+    inv->m[1] = a12;
+    inv->m[2] = -a11 * m[2] - a12 * m[5];
+    inv->m[3] = a21;
+    inv->m[4] = a22;
+    inv->m[5] = -a21 * m[2] - a22 * m[5];
+}
+
+void dlg_affine_resize(int w, int h, int nw, int nh, dlg_affine *inv)
+{
+    double sx = (double)w / nw, sy = (double)h / nh;
+    *inv = (dlg_affine){{sx, 0, 0.5 * sx - 0.5, 0, sy, 0.5 * sy - 0.5}};
+}
+
+void dlg_mx_affine(float shear, int angle, float scale, float ratio, int w, int h,
+                   dlg_affine *fwd, int *nw, int *nh)
+{
+    /* MXNet computes these in float (a CV_32F matrix); so do we */
+    float a = (float)cos(angle / 180.0 * M_PI), b = (float)sin(angle / 180.0 * M_PI);
+    float hs = 2 * scale / (1 + ratio), ws = ratio * hs;
+    float new_w = scale * (float)w, new_h = scale * (float)h;
+    float m00 = hs * a - shear * b * ws, m01 = hs * b + shear * a * ws;
+    float m10 = -b * ws, m11 = a * ws;
+    float cw = m00 * (float)w + m01 * (float)h, ch = m10 * (float)w + m11 * (float)h;
+    *fwd = (dlg_affine){{m00, m01, (new_w - cw) / 2, m10, m11, (new_h - ch) / 2}};
+    *nw = (int)new_w; /* cv::Size(float, float) truncates */
+    *nh = (int)new_h;
+}
