@@ -34,6 +34,11 @@ int dlg_cmd_list(const dlg_cli *cli, int argc, char **argv);
 int dlg_cmd_help(const dlg_cli *cli, int argc, char **argv);
 int dlg_cmd_sysinfo(const dlg_cli *cli, int argc, char **argv);
 int dlg_cmd_flush(const dlg_cli *cli, int argc, char **argv);
+/* One line naming, made absolute, the files that the plan's sinks write
+ * under relative paths ("dlgauge: results in /cwd/results.csv, ..."); none
+ * when there are none (core/cli/sink_files.c). */
+struct dlg_plan;
+void dlg_say_sink_files(const struct dlg_plan *plan, FILE *out);
 /* dlgauge mkdata images|text ...: generated datasets (core/cli/cmd_mkdata.c) */
 int dlg_cmd_mkdata(const dlg_cli *cli, int argc, char **argv);
 /* mkdata's usage text (also `dlgauge help mkdata`). */

@@ -41,6 +41,9 @@ static int open_failure_exit(int code)
  * configuration error whatever code it carries. */
 static int flush_one(const dlg_cli *cli, const dlg_plan *plan, size_t i)
 {
+    /* What the sinks send, or that they found nothing to send and where
+     * they looked, is what a flush is for: their info lines show unless -q. */
+    int verbosity = cli->verbosity > 0 && cli->verbosity < DLG_LOG_INFO ? DLG_LOG_INFO : cli->verbosity;
     dlg_plan one = *plan;
     one.sinks = &plan->sinks[i];
     one.nsinks = 1;
@@ -50,7 +53,7 @@ static int flush_one(const dlg_cli *cli, const dlg_plan *plan, size_t i)
         return DLG_EXIT_USAGE;
     }
     dlg_sinkset ss;
-    if (dlg_sinkset_open(&ss, &one, false, cli->verbosity, err, sizeof err) != 0) {
+    if (dlg_sinkset_open(&ss, &one, false, verbosity, err, sizeof err) != 0) {
         int rc = open_failure_exit(ss.open_error);
         dlg_sinkset_close(&ss, 0);
         fprintf(stderr, "dlgauge: %s\n", err);

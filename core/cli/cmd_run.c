@@ -364,7 +364,7 @@ static int check_storages(dlg_plan *plan, int verbosity, char *err, size_t errle
         dlg_services_init(&svc, plan, NULL, verbosity);
         int rc = dlg_services_storage_check(&svc, spec->name);
         if (rc < 0)
-            snprintf(err, errlen, "%s", dlg_services_error(&svc)); /* at the key's or section's line */
+            dlg_services_error_copy(&svc, err, errlen); /* at the key's or section's line */
         dlg_services_fini(&svc);
         if (rc < 0)
             return rc;
@@ -453,6 +453,8 @@ int dlg_cmd_run(const dlg_cli *cli, int argc, char **argv)
         failed += (int)jn.nfailed;
     }
     dlg_sinkset_close(&ss, 10ull * 1000000000ull);
+    if (cli->verbosity > 0)
+        dlg_say_sink_files(&plan, stderr);
     rc = exit_code(failed, &ss);
     if (dlg_stop_signal())
         fprintf(stderr, "dlgauge: interrupted: results so far were written (the last marked partial); "

@@ -31,6 +31,9 @@ static const struct dlg_command {
     const char *more;  /* what only the command's own help adds */
     bool prints;       /* stdout is its product: a write that failed there fails it */
     bool dash_parts;   /* its "--" parts its arguments (base from new), options go on after it */
+    const char *valued; /* its options that take the next argument as their value, space-separated
+                         * (as its own parser has them: core/report/report_main.c, compare_main.c,
+                         * cmd_mkdata.c, cmd_run.c) */
 } commands[] = {
     {"run", dlg_cmd_run, "FILE.ini [--job NAME]... [--set SECTION.key=value]... [--dry-run] [--resume]",
      "run the jobs of FILE.ini and write results to its sinks", false,
@@ -41,29 +44,30 @@ static const struct dlg_command {
      "                   measured, created or sent\n"
      "  --resume         go on with an interrupted run from its journal (results/journal/\n"
      "                   BASENAME.journal, or [global] journal): same run id, recorded cells skipped\n",
-     false, false},
+     false, false, "--job --set"},
     {"list", dlg_cmd_list, NULL, "the plugins found: kind, name, version, file", false,
      "  a plugin file that cannot be loaded is named on stderr with the reason, and list exits 1;\n"
-     "  so it does when it finds no plugin at all (saying where it looked)\n", true, false},
+     "  so it does when it finds no plugin at all (saying where it looked)\n", true, false, NULL},
     {"help", dlg_cmd_help, "[--markdown] NAME...", "options of a workload, storage or sink, or a command's usage;\n"
      "also: job, global, metrics, all (add --markdown for the reference docs)", false,
-     NULL, true, false},
+     NULL, true, false, NULL},
     {"sysinfo", dlg_cmd_sysinfo, NULL, "CPU (topology, caches), memory, GPUs, disks, kernel and library versions",
-     false, NULL, true, false},
+     false, NULL, true, false, NULL},
     {"flush", dlg_cmd_flush, "FILE.ini", "send what the sinks of FILE.ini spooled earlier", false,
      "  exits 1, saying how many points stay spooled and where, if a sink still cannot deliver\n"
      "  (unreachable, or a spool it cannot read or rewrite: retry later); 2 if a sink's\n"
      "  configuration is wrong or FILE.ini has no [sink] section (fix it; 2 wins when both happen)\n",
-     false, false},
+     false, false, NULL},
     {"mkdata", dlg_cmd_mkdata, "images|text", "generate a photo-like JPEG tree or a PTB-like corpus", true, NULL,
-     false, false},
+     false, false, "--out --classes --images --seed --quality --threads --split --words --vocab"},
     {"report", dlg_cmd_report, "RESULTS...", "knees, bottlenecks and the cheapest instance (docs/report.md)", true,
-     NULL, false, false},
+     NULL, false, false,
+     "--catalog --disks --disk --workload --weight --html --markdown --gpu --color --colour --target"},
     {"compare", dlg_cmd_compare, "BASE... -- NEW...",
      "new results against base, cell by cell: significance, geomean,\na regression gate (docs/compare.md)", true, NULL,
-     false, true},
-    {"version", cmd_version, NULL, NULL, false, NULL, true, false},
-    {"__cell", dlg_cmd_cell, "", NULL, false, NULL, false, false},
+     false, true, "--markdown --color --colour --alpha --fail-below --fail-above-latency --latency"},
+    {"version", cmd_version, NULL, NULL, false, NULL, true, false, NULL},
+    {"__cell", dlg_cmd_cell, "", NULL, false, NULL, false, false, NULL},
 };
 enum { NCOMMANDS = sizeof commands / sizeof *commands, WHAT_COLUMN = 21 };
 
@@ -187,29 +191,64 @@ static bool wants_help(const struct dlg_command *c, int argc, char **argv)
     return false;
 }
 
+/* Whether a is one of c's options that take a value. */
+static bool takes_value(const struct dlg_command *c, const char *a)
+{
+    size_t n = strlen(a);
+    for (const char *v = c->valued; v && *v; v += strspn(v, " ")) {
+        size_t w = strcspn(v, " ");
+        if (w == n && strncmp(v, a, n) == 0)
+            return true;
+        v += w;
+    }
+    return false;
+}
+
+/* Which of dlgauge's own options a is (an index into own[]), or -1. */
+static const char *const own[] = {"-v", "-q", "--plugin-dir", "--version"};
+static int own_option(const char *a)
+{
+    for (size_t k = 0; k < sizeof own / sizeof *own; k++) {
+        size_t n = strlen(own[k]);
+        if (strncmp(a, own[k], n) == 0 && (a[n] == '\0' || a[n] == '='))
+            return (int)k;
+    }
+    return -1;
+}
+
+/* Says where dlgauge's own option a (own[k]) goes, after command c. */
+static void say_own_option(const struct dlg_command *c, const char *a, int k)
+{
+    if (k == 3) {
+        fprintf(stderr, "dlgauge %s: '%s' is an option of dlgauge itself: dlgauge --version\n", c->name, a);
+        return;
+    }
+    /* the command's first argument as its usage names it: run FILE.ini */
+    size_t w = c->args && c->args[0] != '[' ? strcspn(c->args, " ") : 0;
+    fprintf(stderr, "dlgauge %s: '%s' is an option of dlgauge itself: put it before the command, as in "
+                    "dlgauge %s %s%s%.*s\n", c->name, a, k == 2 ? "--plugin-dir DIR" : own[k], c->name,
+            w ? " " : "", (int)w, w ? c->args : "");
+}
+
 /* dlgauge's own option given after the command (`dlgauge list -v`):
  * says where it goes, rather than that the command does not know it, and
- * returns true.  Among the options, as for -h. */
+ * returns true.  Among the options, as for -h, but not as the value of
+ * one (`report r.csv --markdown -q` writes to a file "-q", as getopt would
+ * have it), unless that value is another of its options (the command then
+ * says the first needs a value). */
 static bool misplaced_own_option(const struct dlg_command *c, int argc, char **argv)
 {
-    static const char *const own[] = {"-v", "-q", "--plugin-dir", "--version"};
-    for (int i = 1, end = options_end(c, argc, argv); i < end; i++)
-        for (size_t k = 0; k < sizeof own / sizeof *own; k++) {
-            size_t n = strlen(own[k]);
-            if (strncmp(argv[i], own[k], n) != 0 || (argv[i][n] != '\0' && argv[i][n] != '='))
-                continue;
-            if (k == 3) {
-                fprintf(stderr, "dlgauge %s: '%s' is an option of dlgauge itself: dlgauge --version\n", c->name,
-                        argv[i]);
-                return true;
-            }
-            /* the command's first argument as its usage names it: run FILE.ini */
-            size_t w = c->args && c->args[0] != '[' ? strcspn(c->args, " ") : 0;
-            fprintf(stderr, "dlgauge %s: '%s' is an option of dlgauge itself: put it before the command, as in "
-                            "dlgauge %s %s%s%.*s\n", c->name, argv[i], k == 2 ? "--plugin-dir DIR" : own[k], c->name,
-                    w ? " " : "", (int)w, w ? c->args : "");
+    for (int i = 1, end = options_end(c, argc, argv); i < end; i++) {
+        if (takes_value(c, argv[i]) && i + 1 < end && !takes_value(c, argv[i + 1])) {
+            i++; /* its value */
+            continue;
+        }
+        int k = own_option(argv[i]);
+        if (k >= 0) {
+            say_own_option(c, argv[i], k);
             return true;
         }
+    }
     return false;
 }
 

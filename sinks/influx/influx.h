@@ -168,8 +168,9 @@ void influx_udp_close(influx_udp *u);
 
 /* ---- spool file names (influx_spool_name.c) ---- */
 /* Sets s->spool_dir (dir made absolute), s->spool_path and
- * s->rejected_path, and points out a spool an older dlgauge left under
- * the sink's former file name.  0 or -DLG_ENOMEM after h->error(). */
+ * s->rejected_path, points out a spool an older dlgauge left under the
+ * sink's former file name, and says (info) where it looked when there is
+ * nothing spooled.  0 or -DLG_ENOMEM after h->error(). */
 int influx_spool_paths(influx_sink *s, const char *dir);
 
 /* ---- spool (influx_spool.c) ---- */
@@ -204,7 +205,9 @@ int influx_spool_reject(influx_sink *s, const char *body, size_t len);
 int influx_spool_replay(influx_sink *s, bool retry, uint64_t deadline_ns, bool *kept, size_t *sent);
 /* Warns when `legacy`, the spool an older dlgauge named the sink's, is
  * not the sink's spool and holds points: they are not sent (that file may
- * be another sink's), so the user is told how to send them. */
+ * be another sink's), so the user is told how to send them.  Not when its
+ * lock names a sink: each spool lock holds its sink's name, so that is
+ * the live spool of another sink ("a_b" for "a b"), not an old one. */
 void influx_spool_legacy_note(const influx_sink *s, const char *legacy);
 /* How many points (lines) the spool holds now, not counting a sent prefix. */
 size_t influx_spool_points(const influx_sink *s);

@@ -24,7 +24,8 @@ enum {
 
 #define NS DLG_OPT_NOSWEEP
 static const dlg_option influx_options[] = {
-    {"path", DLG_OPT_STRING, NULL, NULL, NULL, NULL, "write line protocol to this file (one of path, url, udp)", NS},
+    {"path", DLG_OPT_STRING, NULL, NULL, NULL, NULL, "write line protocol to this file (one of path, url, udp)",
+     NS | DLG_OPT_PATH_OUT},
     {"url", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
      "1.x: http://HOST:8086/write?db=NAME; 2.x: http://HOST:8086 with org, bucket, token", NS},
     {"udp", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
@@ -305,17 +306,19 @@ static influx_http_conf http_conf(const dlg_value *o, uint64_t timeout_ns)
 
 static int open_http(influx_sink *s, const dlg_value *o)
 {
+    /* first: what it says of the spool comes before the connection's
+     * words (tls_verify = false's warning) */
+    int rc = influx_spool_paths(s, opt_str(&o[OPT_SPOOL_DIR]) ? opt_str(&o[OPT_SPOOL_DIR]) : "results/spool");
+    if (rc != 0)
+        return rc;
     influx_http_conf conf = http_conf(o, s->timeout_ns);
     bool v2 = false;
-    int rc = influx_http_open(s->h, &conf, &v2, &s->http);
+    rc = influx_http_open(s->h, &conf, &v2, &s->http);
     if (rc != 0)
         return rc;
     s->v2 = v2;
     s->lp_flags = v2 ? LP_UNSIGNED : 0;
     s->target = influx_http_url(s->http);
-    rc = influx_spool_paths(s, opt_str(&o[OPT_SPOOL_DIR]) ? opt_str(&o[OPT_SPOOL_DIR]) : "results/spool");
-    if (rc != 0)
-        return rc;
     /* What a previous run could not send goes first; where it cannot,
      * enter_degraded warns and new points are spooled after it. */
     rc = try_resend(s, true, sequence_deadline(s));

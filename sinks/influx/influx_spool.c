@@ -11,7 +11,8 @@
  *
  * One process at a time: a replay (a run's, or `dlgauge flush` from cron
  * while a run spools) holds <name>.lp.lock from reading the spool to
- * rewriting it, and an append takes that lock too.  Otherwise the rewrite
+ * rewriting it, and an append takes that lock too (the lock file holds
+ * the sink's name: influx_spool_legacy_note).  Otherwise the rewrite
  * would drop what another process appended meanwhile, and a second replay
  * would send the same points again and write offsets of a spool that is
  * gone.  An append that finds the lock taken does not wait (the run must
@@ -31,6 +32,16 @@
 #include "influx.h"
 #include "sinkfs.h"
 
+/* Writes the sink's name into its empty lock file (best effort): the lock
+ * of a spool named one-to-one tells it from one an older dlgauge shared
+ * between sinks (influx_spool_legacy_note), with no file more. */
+static void sign_lock(const influx_sink *s, int fd)
+{
+    struct stat st;
+    if (s->name && fstat(fd, &st) == 0 && st.st_size == 0)
+        (void)!pwrite(fd, s->name, strlen(s->name), 0);
+}
+
 /* The spool's lock (see the top), taken by the returned fd; waits for
  * another process to release it until wait_until_ns (0: not at all).
  * Returns the fd, or -1 with errno (EWOULDBLOCK: still taken). */
@@ -47,7 +58,7 @@ static int spool_lock(influx_sink *s, uint64_t wait_until_ns)
     while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
         e = errno;
         if (e != EWOULDBLOCK && e != EINTR)
-            return fd; /* a filesystem without flock: unlocked, as sink_lock goes on */
+            break; /* a filesystem without flock: unlocked, as sink_lock goes on */
         if (s->h->now_ns(s->h) >= wait_until_ns || s->h->stopping(s->h)) {
             close(fd);
             errno = EWOULDBLOCK;
@@ -55,6 +66,7 @@ static int spool_lock(influx_sink *s, uint64_t wait_until_ns)
         }
         nanosleep(&(struct timespec){0, 20000000}, NULL);
     }
+    sign_lock(s, fd);
     return fd;
 }
 
@@ -223,8 +235,11 @@ typedef struct spool_reader {
     size_t n, cap;
 } spool_reader;
 
-/* Bytes read at a time: the window's size, unless one line is longer. */
+/* Bytes read at a time: the window's size, unless one line is longer.
+ * (The fuzz target builds with a small one, to move it often.) */
+#ifndef SPOOL_WINDOW
 #define SPOOL_WINDOW ((size_t)4 << 20)
+#endif
 
 /* Reads n bytes at file offset off into p.  0 or an errno value. */
 static int read_at(int fd, char *p, size_t n, off_t off)
@@ -437,10 +452,22 @@ static int replay_locked(influx_sink *s, bool retry, uint64_t deadline_ns, bool 
     return wrc != 0 ? wrc : rc;
 }
 
+/* Whether the lock of spool file `path` names a sink (sign_lock): then a
+ * dlgauge that names spools one-to-one wrote it, for that sink. */
+static bool lock_signed(const char *path)
+{
+    char lock[4096];
+    struct stat st;
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    return stat(lock, &st) == 0 && st.st_size > 0;
+}
+
 void influx_spool_legacy_note(const influx_sink *s, const char *legacy)
 {
     struct stat st;
     if (strcmp(legacy, s->spool_path) == 0 || stat(legacy, &st) != 0 || st.st_size == 0)
+        return;
+    if (lock_signed(legacy)) /* the spool of the sink it names ("a_b" where this is "a b") */
         return;
     s->h->log(s->h, DLG_LOG_WARN, "%s: spooled by a dlgauge older than 2026-12, which gave sinks whose names "
               "differ only in '/', ' ' or '_' this one spool; this sink's spool is now %s, so those points are "

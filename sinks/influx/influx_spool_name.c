@@ -1,10 +1,11 @@
 /* The file names of the InfluxDB sink's spool: <spool_dir>/<NAME>.lp and
  * <NAME>.rejected.lp, spool_dir made absolute and NAME encoded so that no
- * two sinks share a file. */
+ * two sinks share a file; and what is said of them at open. */
 #define _GNU_SOURCE
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "influx.h"
@@ -56,6 +57,19 @@ static char *absolute_dir(const char *dir)
     return b.p;
 }
 
+/* Says where the spool was looked for when it holds nothing: `dlgauge
+ * flush` shows it (a flush run from another directory than the run's
+ * looks at another spool: that is the one thing a user must see). */
+static void note_empty(const influx_sink *s, const char *dir)
+{
+    struct stat st;
+    if (stat(s->spool_path, &st) == 0 && st.st_size > 0)
+        return;
+    s->h->log(s->h, DLG_LOG_INFO, "nothing spooled in %s%s%s%s", s->spool_path,
+              dir[0] == '/' ? "" : " (spool_dir = ", dir[0] == '/' ? "" : dir,
+              dir[0] == '/' ? "" : " is taken from the directory dlgauge runs in)");
+}
+
 int influx_spool_paths(influx_sink *s, const char *dir)
 {
     char *legacy = NULL;
@@ -64,6 +78,7 @@ int influx_spool_paths(influx_sink *s, const char *dir)
         !(s->rejected_path = spool_file(s->spool_dir, s->name, ".rejected.lp", false)) ||
         !(legacy = spool_file(s->spool_dir, s->name, ".lp", true)))
         return s->h->error(s->h, DLG_ENOMEM, "out of memory");
+    note_empty(s, dir);
     influx_spool_legacy_note(s, legacy);
     free(legacy);
     return 0;

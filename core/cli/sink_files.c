@@ -1,0 +1,39 @@
+/* Where a run's sinks wrote, said at its end: a relative `path` is taken
+ * from the directory dlgauge runs in (as fio and most tools take theirs),
+ * which a user who runs a suite from elsewhere may not expect. */
+#include "cli.h"
+
+#include "plan.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Prints each relative file that spec writes (its options flagged
+ * DLG_OPT_PATH_OUT) as cwd/path, after "dlgauge: results in " the first
+ * time; returns how many files have been printed so far. */
+static size_t say_files(const dlg_instance_spec *spec, const char *cwd, size_t said, FILE *out)
+{
+    const dlg_option *o = spec->desc->options;
+    for (size_t k = 0; o && o[k].name; k++) {
+        const dlg_value *v = &spec->vals[k];
+        if (!(o[k].flags & DLG_OPT_PATH_OUT) || o[k].type != DLG_OPT_STRING || !v->set || !v->text ||
+            !v->text[0] || v->text[0] == '/')
+            continue;
+        const char *p = strncmp(v->text, "./", 2) == 0 ? v->text + 2 : v->text;
+        fprintf(out, "%s%s%s%s", said++ ? ", " : "dlgauge: results in ", cwd, strcmp(cwd, "/") ? "/" : "", p);
+    }
+    return said;
+}
+
+void dlg_say_sink_files(const dlg_plan *plan, FILE *out)
+{
+    char cwd[4096];
+    if (!getcwd(cwd, sizeof cwd))
+        return; /* nothing better to say than the paths as written */
+    size_t said = 0;
+    for (size_t i = 0; i < plan->nsinks; i++)
+        said = say_files(&plan->sinks[i], cwd, said, out);
+    if (said)
+        fputc('\n', out);
+}

@@ -1,0 +1,75 @@
+#!/bin/bash
+# Relative sink paths are taken from the directory dlgauge runs in (as fio
+# takes its files): a run says where they went, made absolute, and a flush
+# run from another directory says which spool it found empty instead of
+# exiting 0 in silence ("flushed 1 sink").
+source "$(dirname "$0")/lib.sh"
+
+# a port nothing listens on: InfluxDB unreachable, the points spooled
+port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+mkdir -p here elsewhere abs
+here=$WORK/here elsewhere=$WORK/elsewhere
+cat >here/conf.ini <<INI
+[sink influx]
+url      = http://127.0.0.1:$port/write?db=x
+retries  = 0
+timeout  = 1s
+progress = false
+[sink csv]
+path = results/r.csv
+[sink json]
+path = ./out/r.jsonl
+[sink abs]
+type = csv
+path = $WORK/abs/r.csv
+[job j]
+workload   = noop
+iterations = 3
+INI
+
+cd "$here" || exit 1
+run_cli run run conf.ini
+expect_rc run 0
+# the relative outputs, absolute (not the absolute one: the file says it)
+grep -qx "dlgauge: results in $here/results/r.csv, $here/out/r.jsonl" run.err ||
+    fail "run did not say where its relative outputs went: $(cat run.err)"
+[ "$(wc -l <results/r.csv)" -eq 2 ] && [ -s out/r.jsonl ] && [ -s "$WORK/abs/r.csv" ] ||
+    fail "run wrote: $(ls -R)"
+spooled=$(wc -l <results/spool/influx.lp)
+[ "$spooled" -ge 1 ] || fail "nothing was spooled: $(cat run.err)"
+run_cli quiet -q run conf.ini
+expect_rc quiet 0
+if grep -q 'results in' quiet.err; then fail "-q run said where results went: $(cat quiet.err)"; fi
+spooled=$(wc -l <results/spool/influx.lp)
+
+# from another directory: another spool, named, with what makes it another
+cd "$elsewhere" || exit 1
+run_cli away flush ../here/conf.ini
+expect_rc away 0
+grep -qx "dlgauge: \.\./here/conf\.ini:1: \[sink influx\] info: nothing spooled in $elsewhere/results/spool/influx\.lp (spool_dir = results/spool is taken from the directory dlgauge runs in)" away.err ||
+    fail "flush from elsewhere did not name the spool it found empty: $(cat away.err)"
+[ "$(wc -l <"$here/results/spool/influx.lp")" -eq "$spooled" ] || fail "flush from elsewhere changed the run's spool"
+run_cli awayq -q flush ../here/conf.ini
+expect_rc awayq 0
+[ ! -s awayq.err ] || fail "-q flush wrote: $(cat awayq.err)"
+
+# from the run's directory: the run's spool, still undeliverable
+cd "$here" || exit 1
+run_cli back flush conf.ini
+expect_rc back 1
+grep -q "$spooled points stay spooled in $here/results/spool/influx\.lp" back.err ||
+    fail "flush from the run's directory: $(cat back.err)"
+if grep -q 'nothing spooled' back.err; then fail "flush of a full spool said nothing was spooled: $(cat back.err)"; fi
+
+# an absolute spool_dir: named as it is, no word about the directory
+cat >"$elsewhere/abs.ini" <<INI
+[sink influx]
+url       = http://127.0.0.1:$port/write?db=x
+spool_dir = $WORK/abs/spool
+INI
+cd "$elsewhere" || exit 1
+run_cli absflush flush abs.ini
+expect_rc absflush 0
+grep -q "info: nothing spooled in $WORK/abs/spool/influx\.lp$" absflush.err ||
+    fail "flush with an absolute spool_dir: $(cat absflush.err)"
+finish
