@@ -5,11 +5,22 @@
 
 #include "plan.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-/* Prints each relative file that spec writes (its options flagged
+/* Whether path names a file the run left there: not a directory (the
+ * influx sink's spool_dir, which holds only what could not be sent), nor
+ * a file a failing sink never made. */
+static bool is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Prints each relative file that spec wrote (its options flagged
  * DLG_OPT_PATH_OUT) as cwd/path, after "dlgauge: results in " the first
  * time; returns how many files have been printed so far. */
 static size_t say_files(const dlg_instance_spec *spec, const char *cwd, size_t said, FILE *out)
@@ -18,7 +29,7 @@ static size_t say_files(const dlg_instance_spec *spec, const char *cwd, size_t s
     for (size_t k = 0; o && o[k].name; k++) {
         const dlg_value *v = &spec->vals[k];
         if (!(o[k].flags & DLG_OPT_PATH_OUT) || o[k].type != DLG_OPT_STRING || !v->set || !v->text ||
-            !v->text[0] || v->text[0] == '/')
+            !v->text[0] || v->text[0] == '/' || !is_file(v->text))
             continue;
         const char *p = strncmp(v->text, "./", 2) == 0 ? v->text + 2 : v->text;
         fprintf(out, "%s%s%s%s", said++ ? ", " : "dlgauge: results in ", cwd, strcmp(cwd, "/") ? "/" : "", p);

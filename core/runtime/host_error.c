@@ -8,9 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The latest error one thread raised through s (into the slot or into a
- * capture).  Two workers failing at once each find their own backend's
- * line here; the slot holds only the later one. */
+/* The latest error one thread raised through s into the slot (not into
+ * a capture: that one is the capture's).  Two workers failing at once
+ * each find their own backend's line here; the slot holds only the later
+ * one. */
 typedef struct dlg_thread_error {
     dlg_error said;
     struct dlg_thread_error *next;
@@ -78,7 +79,9 @@ void dlg_services_raise(dlg_services *s, const dlg_error *e)
     to->thread = pthread_self();
     to->gen = s->errors + 1;
     __atomic_store_n(&s->errors, to->gen, __ATOMIC_RELEASE);
-    dlg_thread_error *t = new_record(s);
+    /* a captured error is the capture's alone: once its call is over, it
+     * was warned about and is no reason for a later failure of this thread */
+    dlg_thread_error *t = c ? NULL : new_record(s);
     if (t)
         t->said = *to;
     pthread_mutex_unlock(&s->lock);
@@ -101,10 +104,11 @@ void dlg_services_vraise(dlg_services *s, int code, const char *context, const c
 bool dlg_services_said_here(dlg_services *s, uint64_t mark, dlg_error *out)
 {
     pthread_mutex_lock(&s->lock);
-    const dlg_thread_error *t = own_record(s);
-    const dlg_error_capture *c = t ? NULL : own_capture(s);
-    /* no record (no memory for one): the capture or the slot, if still ours */
-    const dlg_error *e = t ? &t->said : c ? &c->said : &s->error;
+    /* inside a capture, what was raised into it; else the thread's record
+     * (none, out of memory for one: the slot, if still ours) */
+    const dlg_error_capture *c = own_capture(s);
+    const dlg_thread_error *t = c ? NULL : own_record(s);
+    const dlg_error *e = c ? &c->said : t ? &t->said : &s->error;
     bool said = e->gen > mark && pthread_equal(e->thread, pthread_self());
     if (said && out)
         *out = *e;

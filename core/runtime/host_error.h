@@ -29,7 +29,9 @@ void dlg_services_vraise(dlg_services *s, int code, const char *context, const c
 
 /* Whether the calling thread raised an error since mark, copied to *out
  * (NULL: not wanted): what a backend said during a call this thread made,
- * not another loader worker's, even one raised after it. */
+ * not another loader worker's, even one raised after it.  Inside a
+ * capture, into that capture; outside, out of any: what a capture held
+ * was only warned about, no reason for a later failure. */
 bool dlg_services_said_here(dlg_services *s, uint64_t mark, dlg_error *out);
 
 /* Frees what the slot keeps per thread (dlg_services_fini). */
