@@ -96,8 +96,10 @@ static void out_text_plain(FILE *f, const rep_report *r)
 }
 
 #define THROTTLE(p) "type=throttle inner=posix profile=conf/disks/" p ".ini"
-/* The quick start's io-pipeline cells, cold cache: 8.7 and 9.2 MB/s, AU
- * 0.08 and 0.09, loader threads 98% busy, 63% of it reading. */
+/* Two io-pipeline cells, cold cache, far below their disks' limits: 8.7
+ * and 9.2 MB/s, AU 0.08 and 0.09, loader threads 98% busy, 63% of it
+ * reading (the quick start's cells under an older emulated disk model;
+ * fixed input here, not what the quick start measures now). */
 #define QUICKSTART_ROWS                                                                                              \
     "2026-12-01T10:00:01Z,vm,input-pipeline,-,run1,ok,local-nvme,io-pipeline,76,0,0,images,228,1,3,0.08,0.92,0.40," \
     "0.98,3.70,2.17,2,26100000,237,26100000,33072384," THROTTLE("local-nvme") ",,,,,,0.1.0\n"                        \

@@ -18,95 +18,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "host.h"
+#include "host_fixture.h"
 
 #define NTHREADS 2
 static const char *const paths[NTHREADS] = {"/data/train/shard-0001.bin", "/data/train/shard-0002.bin"};
 
-typedef struct race_inst {
-    const dlg_host *h; /* the storage's host, for its own lines */
-    pthread_barrier_t both_said;
-} race_inst;
-
-typedef struct race_file {
-    dlg_file base;
-    char path[64];
-} race_file;
-
-static int race_open(void *inst, const dlg_host *h, const char *path, int flags, dlg_file *f)
-{
-    (void)inst, (void)h, (void)flags;
-    snprintf(((race_file *)f)->path, sizeof ((race_file *)f)->path, "%s", path);
-    return 0;
-}
-
-/* The backend's line, then the other thread's, then the failure. */
-static int race_fail(dlg_file *f, const char *what)
-{
-    race_inst *ri = f->inst;
-    int rc = ri->h->error(ri->h, DLG_EIO, "%s: %s: disk on fire", ((race_file *)f)->path, what);
-    pthread_barrier_wait(&ri->both_said);
-    return rc;
-}
-
-static int race_close(dlg_file *f)
-{
-    (void)f;
-    return 0;
-}
-
-static int race_size(dlg_file *f, uint64_t *out)
-{
-    (void)out;
-    return race_fail(f, "fstat");
-}
-
-static int64_t race_read(dlg_file *f, void *buf, size_t n, uint64_t off)
-{
-    (void)buf, (void)n, (void)off;
-    return race_fail(f, "pread");
-}
-
-static int race_write(dlg_file *f, const void *buf, size_t n, uint64_t off)
-{
-    (void)buf, (void)n, (void)off;
-    return race_fail(f, "pwrite");
-}
-
-static int race_create(const dlg_host *h, const dlg_value *opts, void **inst)
-{
-    (void)h, (void)opts, (void)inst;
-    return 0;
-}
-
-static void race_destroy(void *inst) { (void)inst; }
-
-static const dlg_storage_ops race_ops = {
-    .version = 1,
-    .file_size = sizeof(race_file),
-    .create = race_create,
-    .destroy = race_destroy,
-    .open = race_open,
-    .close = race_close,
-    .size = race_size,
-    .read = race_read,
-    .write = race_write,
-};
-
-static const dlg_plugin_desc race_desc = {
-    .struct_size = sizeof(dlg_plugin_desc),
-    .kind = DLG_KIND_STORAGE,
-    .name = "race",
-    .ops = &race_ops,
-};
-
 typedef enum { OP_READ, OP_WRITE, OP_SIZE } op_kind;
 
+/* host_fixture's host and backend, whose failing calls wait at both_said. */
 typedef struct fixture {
-    dlg_services svc;
-    dlg_instance_spec spec;
-    dlg_host_impl *wl; /* the workload's host, shared by its threads */
-    race_inst inst;
+    hfx_fixture *hfx;
+    pthread_barrier_t both_said;
 } fixture;
 
 /* One worker: its own file, one failing call of the kind under test. */
@@ -118,24 +40,19 @@ typedef struct worker {
     int64_t rc;
 } worker;
 
+/* The backend says why its reads, writes and sizes fail, then waits for
+ * the other thread to have said so too before failing. */
 static int setup(void **state)
 {
     fixture *fx = calloc(1, sizeof *fx);
     assert_non_null(fx);
-    dlg_services_init(&fx->svc, NULL, "race", 0);
-    dlg_services_set_context(&fx->svc, "st.ini:8: [job checksum]");
-    /* the storage as a cell would have created it */
-    fx->spec = (dlg_instance_spec){.name = "race", .desc = &race_desc};
-    fx->svc.storages = calloc(1, sizeof *fx->svc.storages);
-    assert_non_null(fx->svc.storages);
-    fx->svc.nstorages = 1;
-    dlg_host_impl *sh = dlg_host_new(&fx->svc, "st.ini:8: [job checksum] [storage race] race");
-    assert_non_null(sh);
-    fx->inst.h = &sh->pub;
-    assert_int_equal(pthread_barrier_init(&fx->inst.both_said, NULL, NTHREADS), 0);
-    fx->svc.storages[0] = (dlg_storage_live){&fx->spec, sh, &fx->inst, false};
-    fx->wl = dlg_host_new(&fx->svc, "st.ini:8: [job checksum] checksum");
-    assert_non_null(fx->wl);
+    void *hfx;
+    assert_int_equal(hfx_setup(&hfx), 0);
+    fx->hfx = hfx;
+    assert_int_equal(pthread_barrier_init(&fx->both_said, NULL, NTHREADS), 0);
+    hfx_backend *be = &fx->hfx->inst;
+    be->says_why = be->size_fails = be->write_fails = true;
+    be->said_wait = &fx->both_said;
     *state = fx;
     return 0;
 }
@@ -143,9 +60,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *fx = *state;
-    pthread_barrier_destroy(&fx->inst.both_said);
-    dlg_host_free(fx->wl);
-    dlg_services_fini(&fx->svc);
+    void *hfx = fx->hfx;
+    hfx_teardown(&hfx);
+    pthread_barrier_destroy(&fx->both_said);
     free(fx);
     return 0;
 }
@@ -153,12 +70,12 @@ static int teardown(void **state)
 static void *work(void *arg)
 {
     worker *w = arg;
-    const dlg_host *h = &w->fx->wl->pub;
+    const dlg_host *h = w->fx->hfx->h;
     char buf[16] = "";
     uint64_t size;
     switch (w->op) {
     case OP_READ:
-        w->rc = h->file_read(h, w->f, buf, sizeof buf, 4096);
+        w->rc = h->file_read(h, w->f, buf, sizeof buf, 200); /* the fixture's failing offset */
         break;
     case OP_WRITE:
         w->rc = dlg_host_file_write(h, w->f, buf, sizeof buf, 4096);
@@ -173,7 +90,8 @@ static void *work(void *arg)
 /* Both threads fail at once: two errors raised, both the backends'. */
 static void both_fail(fixture *fx, op_kind op)
 {
-    const dlg_host *h = &fx->wl->pub;
+    dlg_services *svc = &fx->hfx->svc;
+    const dlg_host *h = fx->hfx->h;
     worker w[NTHREADS];
     pthread_t t[NTHREADS];
     for (int i = 0; i < NTHREADS; i++) {
@@ -182,7 +100,7 @@ static void both_fail(fixture *fx, op_kind op)
                                 : h->file_open(h, NULL, paths[i], &w[i].f);
         assert_int_equal(rc, 0);
     }
-    uint64_t before = dlg_services_mark(&fx->svc);
+    uint64_t before = dlg_services_mark(svc);
     for (int i = 0; i < NTHREADS; i++)
         assert_int_equal(pthread_create(&t[i], NULL, work, &w[i]), 0);
     for (int i = 0; i < NTHREADS; i++)
@@ -192,15 +110,15 @@ static void both_fail(fixture *fx, op_kind op)
         h->file_close(h, w[i].f);
     }
     char err[2048], want[2][256];
-    int code = dlg_services_error_copy(&fx->svc, err, sizeof err);
+    int code = dlg_services_error_copy(svc, err, sizeof err);
     const char *what = op == OP_READ ? "pread" : op == OP_WRITE ? "pwrite" : "fstat";
     for (int i = 0; i < NTHREADS; i++)
-        snprintf(want[i], sizeof want[i], "st.ini:8: [job checksum] [storage race] race: %s: %s: disk on fire",
+        snprintf(want[i], sizeof want[i], "st.ini:8: [job checksum] [storage fake] fake: %s: %s: Input/output error",
                  paths[i], what);
-    if (dlg_services_mark(&fx->svc) - before != NTHREADS || code != DLG_EIO ||
+    if (dlg_services_mark(svc) - before != NTHREADS || code != DLG_EIO ||
         (strcmp(err, want[0]) != 0 && strcmp(err, want[1]) != 0))
         fail_msg("%llu errors raised, the last (code %d): \"%s\"; expected the 2 backends' lines only",
-                 (unsigned long long)(dlg_services_mark(&fx->svc) - before), code, err);
+                 (unsigned long long)(dlg_services_mark(svc) - before), code, err);
 }
 
 static void reads_fail_at_once(void **state) { both_fail(*state, OP_READ); }
@@ -210,15 +128,15 @@ static void sizes_fail_at_once(void **state) { both_fail(*state, OP_SIZE); }
 /* The copy-out of the slot: truncated to the buffer, "" and 0 when clear. */
 static void error_copy_is_bounded(void **state)
 {
-    fixture *fx = *state;
+    dlg_services *svc = &((fixture *)*state)->hfx->svc;
     char small[8], buf[64];
-    assert_int_equal(dlg_services_error_copy(&fx->svc, buf, sizeof buf), 0);
+    assert_int_equal(dlg_services_error_copy(svc, buf, sizeof buf), 0);
     assert_string_equal(buf, "");
-    assert_int_equal(dlg_services_fail(&fx->svc, DLG_ENOMEM, "%s: out of memory", paths[0]), -DLG_ENOMEM);
-    assert_int_equal(dlg_services_error_copy(&fx->svc, small, sizeof small), DLG_ENOMEM);
+    assert_int_equal(dlg_services_fail(svc, DLG_ENOMEM, "%s: out of memory", paths[0]), -DLG_ENOMEM);
+    assert_int_equal(dlg_services_error_copy(svc, small, sizeof small), DLG_ENOMEM);
     assert_string_equal(small, "/data/t");
-    dlg_services_clear_error(&fx->svc);
-    assert_int_equal(dlg_services_error_copy(&fx->svc, buf, sizeof buf), 0);
+    dlg_services_clear_error(svc);
+    assert_int_equal(dlg_services_error_copy(svc, buf, sizeof buf), 0);
     assert_string_equal(buf, "");
 }
 

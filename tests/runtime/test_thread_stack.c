@@ -6,7 +6,6 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -14,15 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "loader.h"
 #include "mock_host.h"
-#include "rt_util.h"
-#include "signals.h"
+#include "rt_crash.h"
 
 static const char who[] = "t.ini:3: [job train] workload mxnet";
 
@@ -56,20 +53,10 @@ static int deep_size(dlg_file *f, uint64_t *out)
     return 0;
 }
 
-/* Deeper than any thread's stack (2 KiB a frame, depth up to 2^30). */
-__attribute__((noinline)) static int64_t recurse(volatile char *up, long depth)
-{
-    volatile char frame[2048];
-    frame[0] = up ? up[0] : 1;
-    if (depth >= 1L << 30)
-        return frame[0];
-    return recurse(frame, depth + 1) + frame[1]; /* not a tail call */
-}
-
 static int64_t deep_read(dlg_file *f, void *buf, size_t n, uint64_t off)
 {
     if (((deep_file *)f)->image)
-        return recurse(NULL, 0);
+        return rt_recurse(NULL, 0);
     ssize_t k = pread(((deep_file *)f)->fd, buf, n, (off_t)off);
     return k < 0 ? -DLG_EIO : (int64_t)k;
 }
@@ -77,9 +64,10 @@ static int64_t deep_read(dlg_file *f, void *buf, size_t n, uint64_t off)
 static const dlg_storage_ops deep_ops = {.version = 1, .file_size = sizeof(deep_file), .open = deep_open,
                                          .close = deep_close, .size = deep_size, .read = deep_read};
 
-/* In a child with the guard armed: a loader whose worker overflows. */
-static void overflow_in_worker(const char *dir)
+/* In the child: a loader whose worker overflows. */
+static void overflow_in_worker(void *arg)
 {
+    const char *dir = ((const rt_dir *)arg)->path;
     char list[600], img[600], spec[700];
     snprintf(list, sizeof list, "%s/list.txt", dir);
     snprintf(img, sizeof img, "%s/a.jpg", dir);
@@ -108,31 +96,7 @@ static void overflow_in_worker(const char *dir)
 
 static void worker_overflow_says_which_cell(void **state)
 {
-    const rt_dir *d = *state;
-    char errpath[600], err[4096] = "";
-    snprintf(errpath, sizeof errpath, "%s/stderr.txt", d->path);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd < 0 || dup2(fd, STDERR_FILENO) < 0)
-            _exit(2);
-        dlg_crash_guard g;
-        dlg_crash_guard_arm(&g, who);
-        overflow_in_worker(d->path);
-    }
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    FILE *f = fopen(errpath, "r");
-    assert_non_null(f);
-    err[fread(err, 1, sizeof err - 1, f)] = '\0';
-    fclose(f);
-    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGSEGV)
-        fail_msg("child: status %#x, expected death by SIGSEGV; stderr: %s", status, err);
-    char want[256];
-    snprintf(want, sizeof want, "dlgauge: %s: killed by SIGSEGV", who);
-    if (strncmp(err, want, strlen(want)) != 0 || !strchr(err, '\n') || strchr(err, '\n')[1])
-        fail_msg("stderr \"%s\" is not the one line \"%s...\"", err, want);
+    rt_dies_with_line(*state, who, overflow_in_worker, *state);
 }
 
 int main(void)

@@ -109,7 +109,13 @@ double st_mono_s(void)
 int st_open_sink(mock_host *m, const char *so_name, const char *name, const char *const *overrides,
                  const dlg_sink_ops **ops, void **state)
 {
-    const dlg_plugin_desc *d = mock_load_plugin(so_name, DLG_KIND_SINK, name);
+    return st_open_named(m, so_name, name, name, overrides, ops, state);
+}
+
+int st_open_named(mock_host *m, const char *so_name, const char *type, const char *name,
+                  const char *const *overrides, const dlg_sink_ops **ops, void **state)
+{
+    const dlg_plugin_desc *d = mock_load_plugin(so_name, DLG_KIND_SINK, type);
     if (!d)
         return -1;
     size_t n = 0;

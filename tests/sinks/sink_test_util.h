@@ -30,6 +30,9 @@ double st_mono_s(void);
 /* Opens sink `name` of plugin file so_name with "key=value" overrides. */
 int st_open_sink(mock_host *m, const char *so_name, const char *name, const char *const *overrides,
                  const dlg_sink_ops **ops, void **state);
+/* The same for a sink of plugin `type` called `name` (its spool's name, say). */
+int st_open_named(mock_host *m, const char *so_name, const char *type, const char *name,
+                  const char *const *overrides, const dlg_sink_ops **ops, void **state);
 
 /* tests/sinks/fake_influx.py answering with script_steps (NULL-ended, 12
  * at most) in a new directory base/name, where it logs the requests. */

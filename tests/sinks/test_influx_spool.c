@@ -19,9 +19,7 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "sink_test_util.h"
-
-#define UNREACHABLE "url=http://127.0.0.1:1/write?db=x"
+#include "spool_sink.h"
 
 /* A mock host whose clock the test moves forward. */
 typedef struct skewed {
@@ -34,25 +32,6 @@ static uint64_t skewed_now(const dlg_host *h)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + ((const skewed *)(const void *)h)->skew_ns;
-}
-
-static void write_one(const dlg_sink_ops *ops, void *st, int64_t t)
-{
-    dlg_field f = {"v", DLG_FIELD_INT, {.i = t}};
-    dlg_point p = {"m", NULL, 0, &f, 1, t};
-    ops->write(st, &p, 1);
-}
-
-/* Opens an influx sink called `name` with "key=value" overrides. */
-static int open_named(mock_host *m, const char *name, const char *const *ov, const dlg_sink_ops **ops,
-                      void **st)
-{
-    const dlg_plugin_desc *d = mock_load_plugin("influx.so", DLG_KIND_SINK, "influx");
-    dlg_value vals[64];
-    if (!d || mock_options(d->options, vals, ov) != 0)
-        return -1;
-    *ops = d->ops;
-    return (*ops)->open(&m->host, vals, name, st);
 }
 
 /* Requests the fake got; *lines: the lines of their bodies, but for
@@ -92,14 +71,14 @@ static void retry_after_delays_resend(const char *ra)
     void *st = NULL;
     assert_int_equal(st_open_sink(&k.m, "influx.so", "influx", ov, &ops, &st), 0);
     size_t lines;
-    write_one(ops, st, 1); /* 429: spooled */
+    spool_write_one(ops, st, 1); /* 429: spooled */
     assert_int_equal(fake_requests(&fk, -1, &lines), 1);
     assert_non_null(strstr(k.m.last_log, "HTTP 429"));
     k.skew_ns += 11000000000u;
-    write_one(ops, st, 2); /* past the 10 s, not past the Retry-After */
+    spool_write_one(ops, st, 2); /* past the 10 s, not past the Retry-After */
     assert_int_equal(fake_requests(&fk, -1, &lines), 1);
     k.skew_ns += 20000000000u;
-    write_one(ops, st, 3); /* past it: the spool goes, a line per request */
+    spool_write_one(ops, st, 3); /* past it: the spool goes, a line per request */
     assert_int_equal(fake_requests(&fk, -1, &lines), 4);
     assert_int_equal(ops->flush(st, 5000000000u), 0);
     ops->close(st);
@@ -117,19 +96,15 @@ static void test_retry_after_date_delays_resend(void **unused) { retry_after_del
  * error names the spool absolute. */
 static void spool_one(const char *name, const char *abs_spool)
 {
-    const char *ov[] = {UNREACHABLE, "spool_dir=spool", "batch=1", "retries=0", "timeout=1s", NULL};
-    mock_host m;
-    mock_host_init(&m);
-    const dlg_sink_ops *ops;
-    void *st = NULL;
-    assert_int_equal(open_named(&m, name, ov, &ops, &st), 0);
-    write_one(ops, st, 1);
-    assert_int_equal(ops->flush(st, 2000000000u), -DLG_EAGAIN);
+    spool_sink s;
+    spool_sink_open(&s, name, "spool", true);
+    spool_write_one(s.ops, s.st, 1);
+    assert_int_equal(s.ops->flush(s.st, 2000000000u), -DLG_EAGAIN);
     char want[4400];
     snprintf(want, sizeof want, "1 point stays spooled in %s until `dlgauge flush` (or the next run) sends it",
              abs_spool);
-    assert_non_null(strstr(m.last_error, want));
-    ops->close(st);
+    assert_non_null(strstr(s.m.last_error, want));
+    s.ops->close(s.st);
 }
 
 static void assert_lines(const char *dir, const char *file, size_t want)
@@ -165,23 +140,18 @@ static void test_spool_names_distinct_and_absolute(void **unused)
 /* A spool an older dlgauge wrote under the '_' name is pointed out, once. */
 static void test_legacy_spool_pointed_out(void **unused)
 {
-    char *dir = st_tempdir(), sd[4200], *legacy = st_join(dir, "a_b.lp");
+    char *dir = st_tempdir(), *legacy = st_join(dir, "a_b.lp");
     FILE *f = fopen(legacy, "w");
     assert_non_null(f);
     fputs("m v=1i 1\n", f);
     fclose(f);
-    snprintf(sd, sizeof sd, "spool_dir=%s", dir);
-    const char *ov[] = {UNREACHABLE, sd, "retries=0", "timeout=1s", NULL};
-    mock_host m;
-    mock_host_init(&m);
-    const dlg_sink_ops *ops;
-    void *st = NULL;
-    assert_int_equal(open_named(&m, "a b", ov, &ops, &st), 0);
-    assert_int_equal(m.warnings, 1);
-    assert_non_null(strstr(m.last_log, legacy));
-    assert_non_null(strstr(m.last_log, "a%20b.lp"));
-    assert_int_equal(ops->flush(st, 1000000000u), 0);
-    ops->close(st);
+    spool_sink s;
+    spool_sink_open(&s, "a b", dir, false);
+    assert_int_equal(s.m.warnings, 1);
+    assert_non_null(strstr(s.m.last_log, legacy));
+    assert_non_null(strstr(s.m.last_log, "a%20b.lp"));
+    assert_int_equal(s.ops->flush(s.st, 1000000000u), 0);
+    s.ops->close(s.st);
     assert_lines(dir, "a_b.lp", 1); /* left as it was */
     st_rmtree(dir);
     free(legacy);

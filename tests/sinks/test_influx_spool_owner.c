@@ -15,55 +15,27 @@
 
 #include <cmocka.h>
 
-#include "sink_test_util.h"
-
-#define UNREACHABLE "url=http://127.0.0.1:1/write?db=x"
-
-/* Opens an influx sink called `name` with "key=value" overrides. */
-static int open_named(mock_host *m, const char *name, const char *const *ov, const dlg_sink_ops **ops,
-                      void **st)
-{
-    const dlg_plugin_desc *d = mock_load_plugin("influx.so", DLG_KIND_SINK, "influx");
-    dlg_value vals[64];
-    if (!d || mock_options(d->options, vals, ov) != 0)
-        return -1;
-    *ops = d->ops;
-    return (*ops)->open(&m->host, vals, name, st);
-}
+#include "spool_sink.h"
 
 /* Sink `name` spools one point into dir and closes. */
 static void spool_one(const char *name, const char *dir)
 {
-    char sd[4200];
-    snprintf(sd, sizeof sd, "spool_dir=%s", dir);
-    const char *ov[] = {UNREACHABLE, sd, "retries=0", "timeout=1s", "batch=1", NULL};
-    mock_host m;
-    mock_host_init(&m);
-    const dlg_sink_ops *ops;
-    void *st = NULL;
-    assert_int_equal(open_named(&m, name, ov, &ops, &st), 0);
-    dlg_field f = {"v", DLG_FIELD_INT, {.i = 1}};
-    dlg_point p = {"m", NULL, 0, &f, 1, 1};
-    ops->write(st, &p, 1);
-    assert_int_equal(ops->flush(st, 1000000000u), -DLG_EAGAIN); /* kept in the spool */
-    ops->close(st);
+    spool_sink s;
+    spool_sink_open(&s, name, dir, true);
+    spool_write_one(s.ops, s.st, 1);
+    assert_int_equal(s.ops->flush(s.st, 1000000000u), -DLG_EAGAIN); /* kept in the spool */
+    s.ops->close(s.st);
 }
 
 /* Opens and closes sink `name` on dir's spools; its warnings. */
 static int open_warnings(const char *name, const char *dir, char *last, size_t len)
 {
-    char sd[4200];
-    snprintf(sd, sizeof sd, "spool_dir=%s", dir);
-    const char *ov[] = {UNREACHABLE, sd, "retries=0", "timeout=1s", NULL};
-    mock_host m;
-    mock_host_init(&m);
-    const dlg_sink_ops *ops;
-    void *st = NULL;
-    assert_int_equal(open_named(&m, name, ov, &ops, &st), 0);
-    snprintf(last, len, "%s", m.last_log);
-    int warnings = m.warnings;
-    ops->flush(st, 1000000000u);
-    ops->close(st);
+    spool_sink s;
+    spool_sink_open(&s, name, dir, false);
+    snprintf(last, len, "%s", s.m.last_log);
+    int warnings = s.m.warnings;
+    s.ops->flush(s.st, 1000000000u);
+    s.ops->close(s.st);
     return warnings;
 }
 

@@ -52,7 +52,10 @@ static int fake_fail(dlg_file *f, const char *what)
     fake_file *ff = (fake_file *)f;
     const hfx_backend *fi = f->inst;
     other_thread_speaks(fi);
-    return fi->says_why ? ff->h->error(ff->h, DLG_EIO, "%s: %s: Input/output error", ff->path, what) : -DLG_EIO;
+    int rc = fi->says_why ? ff->h->error(ff->h, DLG_EIO, "%s: %s: Input/output error", ff->path, what) : -DLG_EIO;
+    if (fi->said_wait)
+        pthread_barrier_wait(fi->said_wait);
+    return rc;
 }
 
 static int fake_close(dlg_file *f)
@@ -105,8 +108,8 @@ static int fake_reap(dlg_file *f, dlg_io_done *done, size_t max, size_t min_done
 
 static int fake_write(dlg_file *f, const void *buf, size_t n, uint64_t off)
 {
-    (void)f, (void)buf, (void)n, (void)off;
-    return 0;
+    (void)buf, (void)n, (void)off;
+    return ((const hfx_backend *)f->inst)->write_fails ? fake_fail(f, "pwrite") : 0;
 }
 
 static int fake_create(const dlg_host *h, const dlg_value *opts, void **inst)

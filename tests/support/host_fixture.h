@@ -1,13 +1,14 @@
 /* The fixture of the tests of the host's storage path (runtime/test_host_io.c,
  * storage/test_host_fetch.c): a workload's host over one fake storage
- * backend, both as a cell would have created them, with HFX_PATH open.
- * The backend's file is HFX_FILE_BYTES bytes of 'x'; reads at offset 200
- * fail. */
+ * backend, both as a cell would have created them, with HFX_PATH open;
+ * runtime/test_host_race.c's two threads failing at once.  The backend's
+ * file is HFX_FILE_BYTES bytes of 'x'; reads at offset 200 fail. */
 #ifndef DLG_HOST_FIXTURE_H
 #define DLG_HOST_FIXTURE_H
 
 #include "host.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 
 #define HFX_FILE_BYTES 100
@@ -15,14 +16,16 @@
 
 /* The backend of one test: what fails, and the completions reap returns;
  * `meanwhile`: an error another thread raises while a failing call runs
- * (through host `other`), before the call fails. */
+ * (through host `other`), before the call fails; `said_wait` (when set):
+ * where a failing call waits, after its own line, before it fails. */
 typedef struct hfx_backend {
     const dlg_host *h; /* the storage's host, for its own lines */
-    bool size_fails, close_fails, open_fails, says_why;
+    bool size_fails, close_fails, open_fails, write_fails, says_why;
     dlg_io_done done[4];
     int ndone;
     const dlg_host *other;
     const char *meanwhile;
+    pthread_barrier_t *said_wait;
 } hfx_backend;
 
 typedef struct hfx_fixture {
