@@ -1,10 +1,12 @@
-/* dlgauge flush: open the sinks of a configuration (which replays whatever
- * they spooled while their database was unreachable), flush, close.
+/* dlgauge flush: open the sinks of a configuration that may hold points
+ * back (which replays whatever they spooled while their database was
+ * unreachable), flush, close.  The others (csv, json) are not opened: that
+ * would only create their files, in the directory flush runs in.
  *
  * Exit codes (README): 2 when a sink's configuration must be fixed (or the
  * file has no sink at all), 1 when points could not be delivered now but
  * stay where they were (a script retries on 1 and alerts on 2), 0 when
- * everything was delivered.  Each
+ * everything was delivered, or when no sink holds points back (said).  Each
  * sink is flushed on its own, so that one that cannot open does not keep
  * the others' spools from being sent; the worst outcome is the exit code. */
 #include "cli.h"
@@ -90,6 +92,21 @@ static const char *config_arg(int argc, char **argv)
     return file;
 }
 
+/* A configuration whose sinks all deliver at write has nothing held back:
+ * not an error (exit 0), but said, so that a flush of the wrong file does
+ * not pass unnoticed. */
+static void say_none_spools(const char *file, const dlg_plan *plan)
+{
+    char names[512] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < plan->nsinks && len < sizeof names; i++) {
+        int n = snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", plan->sinks[i].name);
+        len += n > 0 ? (size_t)n : 0;
+    }
+    fprintf(stderr, "dlgauge: %s: nothing to flush: its sinks (%s) deliver as they write and spool nothing\n",
+            file, names);
+}
+
 int dlg_cmd_flush(const dlg_cli *cli, int argc, char **argv)
 {
     const char *file = config_arg(argc, argv);
@@ -115,12 +132,18 @@ int dlg_cmd_flush(const dlg_cli *cli, int argc, char **argv)
         goto fail;
     }
     rc = DLG_EXIT_OK;
+    size_t flushed = 0;
     for (size_t i = 0; i < plan.nsinks; i++) {
+        if (!dlg_sink_may_spool(plan.sinks[i].desc->ops, plan.sinks[i].vals))
+            continue;
         int r = flush_one(cli, &plan, i);
         rc = r > rc ? r : rc; /* 2 (fix the configuration) over 1 (retry) over 0 */
+        flushed++;
     }
-    if (rc == DLG_EXIT_OK && cli->verbosity > 0)
-        fprintf(stderr, "dlgauge: flushed %zu sink%s\n", plan.nsinks, plan.nsinks == 1 ? "" : "s");
+    if (flushed == 0 && cli->verbosity > 0)
+        say_none_spools(file, &plan);
+    else if (rc == DLG_EXIT_OK && cli->verbosity > 0)
+        fprintf(stderr, "dlgauge: flushed %zu sink%s\n", flushed, flushed == 1 ? "" : "s");
     goto done;
 fail:
     fprintf(stderr, "dlgauge: %s\n", err);

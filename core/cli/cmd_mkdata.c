@@ -170,6 +170,25 @@ static int wait_child(pid_t pid, const sigset_t *stops, int *status)
     }
 }
 
+/* The generator's process ended by signal sig, which mkdata itself did
+ * not get: a crash of its own, or a signal sent to it alone (the OOM
+ * killer's SIGKILL).  Nobody asked mkdata to stop, so it failed (exit 1,
+ * as a cell killed alone does) rather than "stopped by signal". */
+static int died_alone(int sig)
+{
+    static const int crashes[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS, SIGTRAP};
+    bool crashed = false;
+    for (size_t i = 0; i < sizeof crashes / sizeof *crashes; i++)
+        crashed |= sig == crashes[i];
+    if (crashed)
+        fprintf(stderr, "dlgauge mkdata: the generator crashed (signal %d, %s): its unfinished .part output was "
+                        "removed\n", sig, strsignal(sig));
+    else
+        fprintf(stderr, "dlgauge mkdata: the generator was killed by signal %d (%s), sent to its process alone: "
+                        "its unfinished .part output was removed\n", sig, strsignal(sig));
+    return DLG_EXIT_FAILED;
+}
+
 static int stoppable(const mk_work *w)
 {
     sigset_t stops, old;
@@ -187,11 +206,12 @@ static int stoppable(const mk_work *w)
         return w->run(w);
     if (WIFEXITED(status))
         return WEXITSTATUS(status); /* done, even if a stop came as it finished */
-    int sig = stop ? stop : WTERMSIG(status);
     w->remove_parts(w);
-    fprintf(stderr, "dlgauge mkdata: stopped by signal %d (%s): its unfinished .part output was removed\n", sig,
-            strsignal(sig));
-    return sig == SIGINT ? DLG_EXIT_SIGINT : sig == SIGTERM ? DLG_EXIT_SIGTERM : 128 + sig;
+    if (!stop)
+        return died_alone(WTERMSIG(status));
+    fprintf(stderr, "dlgauge mkdata: stopped by signal %d (%s): its unfinished .part output was removed\n", stop,
+            strsignal(stop));
+    return stop == SIGINT ? DLG_EXIT_SIGINT : stop == SIGTERM ? DLG_EXIT_SIGTERM : 128 + stop;
 }
 
 /* A .part file mkdata would have made (a regular file, never a device). */

@@ -56,7 +56,9 @@ static const struct dlg_command {
     {"flush", dlg_cmd_flush, "FILE.ini", "send what the sinks of FILE.ini spooled earlier", false,
      "  exits 1, saying how many points stay spooled and where, if a sink still cannot deliver\n"
      "  (unreachable, or a spool it cannot read or rewrite: retry later); 2 if a sink's\n"
-     "  configuration is wrong or FILE.ini has no [sink] section (fix it; 2 wins when both happen)\n",
+     "  configuration is wrong or FILE.ini has no [sink] section (fix it; 2 wins when both happen);\n"
+     "  only sinks that spool are opened (influx over HTTP; csv and json files are not created):\n"
+     "  with none, it says so and exits 0\n",
      false, false, NULL},
     {"mkdata", dlg_cmd_mkdata, "images|text", "generate a photo-like JPEG tree or a PTB-like corpus", true, NULL,
      false, false, "--out --classes --images --seed --quality --threads --split --words --vocab"},
@@ -181,16 +183,6 @@ static int options_end(const struct dlg_command *c, int argc, char **argv)
     return i;
 }
 
-/* -h or --help anywhere among the options: `dlgauge run x.ini --help` was
- * an unknown option, `flush x.ini -h` a second file. */
-static bool wants_help(const struct dlg_command *c, int argc, char **argv)
-{
-    for (int i = 1, end = options_end(c, argc, argv); i < end; i++)
-        if (is_help(argv[i]))
-            return true;
-    return false;
-}
-
 /* Whether a is one of c's options that take a value. */
 static bool takes_value(const struct dlg_command *c, const char *a)
 {
@@ -201,6 +193,27 @@ static bool takes_value(const struct dlg_command *c, const char *a)
             return true;
         v += w;
     }
+    return false;
+}
+
+/* Where argv[i] (before end) is one of c's valued options, the index of
+ * its value, else i: getopt's rule, the next argument is the value whatever
+ * it looks like (`report r.csv --html -h` writes to a file "-h"), unless it
+ * is another of c's valued options (the command then says the first needs
+ * a value). */
+static int value_of(const struct dlg_command *c, int i, int end, char **argv)
+{
+    return takes_value(c, argv[i]) && i + 1 < end && !takes_value(c, argv[i + 1]) ? i + 1 : i;
+}
+
+/* -h or --help anywhere among the options, but not as the value of one:
+ * `dlgauge run x.ini --help` was an unknown option, `flush x.ini -h` a
+ * second file. */
+static bool wants_help(const struct dlg_command *c, int argc, char **argv)
+{
+    for (int i = 1, end = options_end(c, argc, argv); i < end; i = value_of(c, i, end, argv) + 1)
+        if (is_help(argv[i]))
+            return true;
     return false;
 }
 
@@ -238,11 +251,7 @@ static void say_own_option(const struct dlg_command *c, const char *a, int k)
  * says the first needs a value). */
 static bool misplaced_own_option(const struct dlg_command *c, int argc, char **argv)
 {
-    for (int i = 1, end = options_end(c, argc, argv); i < end; i++) {
-        if (takes_value(c, argv[i]) && i + 1 < end && !takes_value(c, argv[i + 1])) {
-            i++; /* its value */
-            continue;
-        }
+    for (int i = 1, end = options_end(c, argc, argv); i < end; i = value_of(c, i, end, argv) + 1) {
         int k = own_option(argv[i]);
         if (k >= 0) {
             say_own_option(c, argv[i], k);

@@ -419,7 +419,7 @@ static inline bool dlg_storage_async_v2(const dlg_storage_ops *o)
 /* ---- sinks -------------------------------------------------------------------- */
 /* The host calls a sink's ops one at a time. */
 typedef struct dlg_sink_ops {
-    uint32_t version; /* 1; 2 adds check (the host reads no member past its version's) */
+    uint32_t version; /* 1; 2 adds check; 3 adds spools (the host reads no member past its version's) */
     /* Open; also replays anything a previous run spooled. */
     int (*open)(const dlg_host *h, const dlg_value *opts, const char *name, void **state);
     /* Optional: the columns of this run, before the first write; the
@@ -441,7 +441,20 @@ typedef struct dlg_sink_ops {
      * without creating or writing any file and without network traffic;
      * `dlgauge run --dry-run` calls it.  0, or -code after host->error(). */
     int (*check)(const dlg_host *h, const dlg_value *opts, const char *name);
+    /* ABI 1.1, version 3, optional: whether open() with these options may
+     * find points that an earlier run could not deliver (a spool) and send
+     * them.  `dlgauge flush` opens only such sinks: NULL (a file sink, which
+     * delivers at write) says never, so flush does not create its file.
+     * Decided from opts alone: no files, no network. */
+    bool (*spools)(const dlg_value *opts);
 } dlg_sink_ops;
+
+/* Whether `dlgauge flush` opens a sink of these options: one whose spools
+ * op says so, and any sink of version 1 or 2, which cannot say. */
+static inline bool dlg_sink_may_spool(const dlg_sink_ops *o, const dlg_value *opts)
+{
+    return o && (o->version < 3 || (o->spools && o->spools(opts)));
+}
 
 /* ---- descriptors ----------------------------------------------------------- */
 typedef enum dlg_kind {

@@ -401,13 +401,14 @@ static int csv_check(const dlg_host *h, const dlg_value *opts, const char *name)
 }
 
 static const dlg_sink_ops csv_ops = {
-    .version = 2,
+    .version = 3,
     .open = csv_open,
     .begin = csv_begin,
     .write = csv_write,
     .flush = csv_flush,
     .close = csv_close,
     .check = csv_check,
+    .spools = NULL, /* a write delivers: nothing for `dlgauge flush` to send */
 };
 
 static const dlg_plugin_desc csv_desc = {

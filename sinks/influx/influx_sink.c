@@ -447,14 +447,23 @@ static int influx_open(const dlg_host *h, const dlg_value *o, const char *name, 
     return 0;
 }
 
+/* Only HTTP spools (a file or UDP delivers at write, or never knows), so
+ * `dlgauge flush` leaves those alone; options with none of the three are
+ * opened, so that flush says what open() refuses in them. */
+static bool influx_spools(const dlg_value *o)
+{
+    return opt_str(&o[OPT_URL]) || !(opt_str(&o[OPT_PATH]) || opt_str(&o[OPT_UDP]));
+}
+
 static const dlg_sink_ops influx_ops = {
-    .version = 2,
+    .version = 3,
     .open = influx_open,
     .begin = NULL,
     .write = influx_write,
     .flush = influx_flush,
     .close = influx_close,
     .check = influx_check,
+    .spools = influx_spools,
 };
 
 static const dlg_plugin_desc influx_desc = {

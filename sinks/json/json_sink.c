@@ -117,13 +117,14 @@ static int json_check(const dlg_host *h, const dlg_value *opts, const char *name
 }
 
 static const dlg_sink_ops json_ops = {
-    .version = 2,
+    .version = 3,
     .open = json_open,
     .begin = NULL,
     .write = json_write,
     .flush = json_flush,
     .close = json_close,
     .check = json_check,
+    .spools = NULL, /* a write delivers: nothing for `dlgauge flush` to send */
 };
 
 static const dlg_plugin_desc json_desc = {

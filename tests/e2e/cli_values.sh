@@ -1,6 +1,6 @@
 #!/bin/bash
-# dlgauge's own options (-v, -q) given as the value of a command's option
-# are that value, as getopt has it (the hint "is an option of dlgauge
+# dlgauge's own options (-v, -q), and -h, given as the value of a command's
+# option are that value, as getopt has it (the hint "is an option of dlgauge
 # itself" took them for misplaced options); given as an option they still
 # get the hint.
 source "$(dirname "$0")/lib.sh"
@@ -31,6 +31,23 @@ grep -q -- "--latency '-v': p50" latv.err || fail "compare --latency -v: $(cat l
 run_cli outq mkdata text --out -q.txt --words 50
 expect_rc outq 0
 hinted outq && fail "mkdata --out -q.txt: $(cat outq.err)"
+
+# -h as a value is that value too (it showed the command's help instead)
+run_cli htmlh report r.csv --html -h
+expect_rc htmlh 0
+grep -q '^usage:' htmlh.out && fail "report --html -h showed help: $(head -2 htmlh.out)"
+grep -q '^<!DOCTYPE html>' ./-h || fail "report --html -h wrote no HTML to ./-h: $(ls)"
+run_cli outh mkdata text --out -h --words 50
+expect_rc outh 0
+[ "$(wc -w <./-h)" -ge 50 ] || fail "mkdata text --out -h wrote no corpus to ./-h: $(cat outh.err)"
+run_cli jobh run r.ini --job -h
+expect_rc jobh 2
+grep -q "no \[job -h\]" jobh.err || fail "run --job -h: $(cat jobh.err)"
+# ... and help where it is no value
+run_cli helpafter report r.csv --html h.html -h
+expect_rc helpafter 0
+grep -q '^usage: dlgauge report' helpafter.out || fail "report --html h.html -h: $(head -2 helpafter.out helpafter.err)"
+[ ! -e h.html ] || fail "report --html h.html -h wrote h.html"
 
 # still hinted: after a flag, after a value, and where the next argument
 # is another option (the command says the first needs a value)

@@ -2,7 +2,8 @@
 # Relative sink paths are taken from the directory dlgauge runs in (as fio
 # takes its files): a run says where they went, made absolute, and a flush
 # run from another directory says which spool it found empty instead of
-# exiting 0 in silence ("flushed 1 sink").
+# exiting 0 in silence.  A flush opens only the sinks that spool: the csv
+# and json sinks made their files where it ran, and counted as flushed.
 source "$(dirname "$0")/lib.sh"
 
 # a port nothing listens on: InfluxDB unreachable, the points spooled
@@ -49,9 +50,21 @@ expect_rc away 0
 grep -qx "dlgauge: \.\./here/conf\.ini:1: \[sink influx\] info: nothing spooled in $elsewhere/results/spool/influx\.lp (spool_dir = results/spool is taken from the directory dlgauge runs in)" away.err ||
     fail "flush from elsewhere did not name the spool it found empty: $(cat away.err)"
 [ "$(wc -l <"$here/results/spool/influx.lp")" -eq "$spooled" ] || fail "flush from elsewhere changed the run's spool"
+grep -qx 'dlgauge: flushed 1 sink' away.err || fail "flush did not count the influx sink alone: $(cat away.err)"
 run_cli awayq -q flush ../here/conf.ini
 expect_rc awayq 0
 [ ! -s awayq.err ] || fail "-q flush wrote: $(cat awayq.err)"
+[ "$(ls -A | sort | tr '\n' ' ')" = "away.err away.out awayq.err awayq.out " ] ||
+    fail "flush created files where it ran: $(ls -AR)"
+
+# no sink that spools (an influx sink writing a file does not): said, exit 0, nothing created
+mkdir "$WORK/none" && cd "$WORK/none" || exit 1
+printf '[sink csv]\npath = r.csv\n[sink lp]\ntype = influx\npath = r.lp\n[sink json]\npath = r.jsonl\n' >"$WORK/none.ini"
+run_cli none flush ../none.ini
+expect_rc none 0
+[ "$(cat none.err)" = "dlgauge: ../none.ini: nothing to flush: its sinks (csv, lp, json) deliver as they write and spool nothing" ] ||
+    fail "flush of sinks that spool nothing: $(cat none.err)"
+[ "$(ls -A | sort | tr '\n' ' ')" = "none.err none.out " ] || fail "flush created files where it ran: $(ls -AR)"
 
 # from the run's directory: the run's spool, still undeliverable
 cd "$here" || exit 1
