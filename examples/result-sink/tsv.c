@@ -139,8 +139,10 @@ static int tsv_check(const dlg_host *h, const dlg_value *opts, const char *name)
     return 0;
 }
 
+/* version 3 with no spools op: it delivers as it writes, so `dlgauge
+ * flush` leaves it closed (and creates no file). */
 static const dlg_sink_ops tsv_ops = {
-    .version = 2,
+    .version = 3,
     .open = tsv_open,
     .begin = tsv_begin,
     .write = tsv_write,

@@ -80,8 +80,8 @@ int influx_udp_check(const dlg_host *h, const char *hostport)
 }
 
 /* The DLG_E* code of a getaddrinfo failure: a name server that does not
- * answer now (or no memory, or a system error) may pass by itself, so
- * `dlgauge flush` retries; a name or port that does not resolve needs a
+ * answer now (or no memory, or a system error) may pass by itself (the
+ * next run retries); a name or port that does not resolve needs a
  * person. */
 static int gai_code(int gai)
 {
