@@ -24,7 +24,6 @@
 #include <time.h>
 
 #define SYNTH_DEFAULT_N 1281167ULL /* ImageNet-1k training images */
-#define SKIP_TRIES 64              /* records tried in place of a corrupt one */
 
 typedef struct slot {
     dlg_batch b;
@@ -111,11 +110,6 @@ static int keep_raw(slot *sl, int i, const dlg_ld_item *it, dlg_data_err *err)
     return 0;
 }
 
-static bool skippable(int code)
-{
-    return code != DLG_ENOMEM && code != DLG_ESTOP && code != DLG_EINTERNAL;
-}
-
 /* skip_corrupt found nothing readable: the message keeps the last record's
  * reason (copied first: err->msg is both the source and the destination). */
 static int give_up(dlg_data_err *err, int tried)
@@ -151,9 +145,9 @@ static int fill_item(dlg_loader *l, worker *w, slot *sl, uint64_t s, dlg_data_er
             sl->b.labels[i] = it.label;
             return 0;
         }
-        if (!cfg->skip_corrupt || !skippable(-rc))
+        if (!cfg->skip_corrupt || !dlg_ld_skippable(-rc))
             return rc;
-        if (tries + 1 >= SKIP_TRIES || (uint64_t)tries + 1 >= l->n)
+        if (tries + 1 >= DLG_LD_SKIP_TRIES || (uint64_t)tries + 1 >= l->n)
             return give_up(err, tries + 1);
         atomic_fetch_add(&sl->skipped, 1);
         if (!atomic_exchange(&l->warned_skip, true))
@@ -266,21 +260,17 @@ static int open_synthetic(dlg_loader *l, const char *arg)
     return 0;
 }
 
-/* Opens the dataset; with crop = 0 its first record's size becomes the
- * crop before the cache mode touches the files. */
+/* Opens the dataset (not synthetic); with crop = 0 its first record's
+ * size becomes the crop, and so the batch's size. */
 static int open_source(dlg_loader *l)
 {
-    const char *spec = l->data, *colon = strchr(spec, ':');
-    if (!strncmp(spec, "synthetic", 9) && (spec[9] == '\0' || spec[9] == ':'))
-        return open_synthetic(l, colon ? colon + 1 : NULL);
     dlg_data_err err = {0};
-    int rc = dlg_ld_src_open(&l->src, spec, l->h, &err);
-    if (rc == 0 && l->cfg.crop == 0 && (rc = dlg_ld_whole_size(l->src, &l->cfg.crop, &err)) == 0) {
+    int rc = dlg_ld_src_open(&l->src, l->data, l->h, &err);
+    if (rc == 0 && l->cfg.crop == 0 &&
+        (rc = dlg_ld_whole_size(l->src, l->cfg.skip_corrupt, &l->cfg.crop, &err)) == 0) {
         l->cfg.whole = true;
         l->batch_bytes = dlg_loader_batch_bytes(&l->cfg);
     }
-    if (rc == 0)
-        rc = dlg_ld_cache(l->src, l->cfg.cache, &l->st.cache_method, &err);
     if (rc < 0)
         return l->h->error(l->h, -rc, "%s", err.msg);
     l->n = l->src->n;
@@ -288,6 +278,15 @@ static int open_source(dlg_loader *l)
     l->st.dataset_bytes = l->src->bytes;
     l->st.nclasses = l->src->nclasses;
     return 0;
+}
+
+/* The cache mode, last before the workers start: pages pre-read (warm)
+ * are not pushed out again by the batch buffers' allocation. */
+static int cache_source(dlg_loader *l)
+{
+    dlg_data_err err = {0};
+    int rc = dlg_ld_cache(l->src, l->cfg.cache, &l->st.cache_method, &err);
+    return rc < 0 ? l->h->error(l->h, -rc, "%s", err.msg) : 0;
 }
 
 /* Caffe's mean image replaces the per-channel mean (loader.h). */
@@ -396,6 +395,7 @@ int dlg_loader_open(dlg_loader **out, const dlg_loader_config *cfg, const dlg_ho
     l->st.cache_method = "none";
     bool synth = !strncmp(cfg->data, "synthetic", 9) &&
                  (cfg->data[9] == '\0' || cfg->data[9] == ':');
+    const char *colon = strchr(cfg->data, ':');
     if (synth && !cfg->decode)
         rc = h->error(h, DLG_EINVAL, "data = synthetic has no records to read with decode = false");
     else if (cfg->crop == 0) /* the batch size comes from the first record */
@@ -405,8 +405,12 @@ int dlg_loader_open(dlg_loader **out, const dlg_loader_config *cfg, const dlg_ho
                       cfg->prefetch, l->batch_bytes);
     if (rc == 0 && cfg->mean_file)
         rc = open_mean(l);
-    if (rc == 0 && cfg->crop != 0)
+    if (rc == 0 && synth)
+        rc = open_synthetic(l, colon ? colon + 1 : NULL);
+    else if (rc == 0 && cfg->crop != 0)
         rc = open_source(l);
+    if (rc == 0 && l->src)
+        rc = cache_source(l);
     if (rc == 0 && l->src)
         rc = start_workers(l);
     if (rc < 0) {

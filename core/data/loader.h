@@ -67,7 +67,8 @@
  * mean_value), else torchvision.  cfg.mirror = false never mirrors (either
  * transform; infer never does).  auto never picks mxnet.
  * crop = 0 (caffe only: Caffe's crop_size 0): no crop; the first record's
- * size (dataset order; it must be square) becomes the crop at open
+ * size (dataset order; skip_corrupt: the first readable record's; it must
+ * be square) becomes the crop at open
  * (dlg_loader_input_size tells it before), and every image must be that
  * size as stored (else an error naming the record, as Caffe's CHECK_EQ).
  * mxnet is MXNet ImageRecordIter's default augmenter (image_aug_default.cc,

@@ -51,9 +51,18 @@ int dlg_ld_src_lmdb(dlg_ld_src **out, const char *path, const dlg_host *h, dlg_d
 /* The source a data spec names (recordio:, lmdb:, files:; not synthetic). */
 int dlg_ld_src_open(dlg_ld_src **out, const char *spec, const dlg_host *h, dlg_data_err *err);
 
-/* crop = 0 (loader_whole.c): the size of the source's first record, which
- * must be square; errors name the record. */
-int dlg_ld_whole_size(dlg_ld_src *src, int *size, dlg_data_err *err);
+/* skip_corrupt: how many records stand in for a corrupt one, and which
+ * failures it skips (not running out of memory, a stop, or a bug). */
+#define DLG_LD_SKIP_TRIES 64
+static inline bool dlg_ld_skippable(int code)
+{
+    return code != DLG_ENOMEM && code != DLG_ESTOP && code != DLG_EINTERNAL;
+}
+
+/* crop = 0 (loader_whole.c): the size of the source's first record (with
+ * skip_corrupt, of the first readable one, as the stream skips to it),
+ * which must be square; errors name the record. */
+int dlg_ld_whole_size(dlg_ld_src *src, bool skip_corrupt, int *size, dlg_data_err *err);
 
 /* ---- shared helpers (loader_io.c) --------------------------------------- */
 

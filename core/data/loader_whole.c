@@ -8,12 +8,12 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The first record's size: a raw Datum's, or its JPEG header's. */
-static int first_size(dlg_ld_src *src, void *ctx, int *w, int *h, char *what, size_t cap,
-                      dlg_data_err *err)
+/* Record i's size: a raw Datum's, or its JPEG header's. */
+static int record_size(dlg_ld_src *src, void *ctx, uint64_t i, int *w, int *h, char *what,
+                       size_t cap, dlg_data_err *err)
 {
     dlg_ld_item it;
-    int rc = src->ops->read(src, ctx, 0, &it, err);
+    int rc = src->ops->read(src, ctx, i, &it, err);
     if (rc < 0)
         return rc;
     snprintf(what, cap, "%s", it.what);
@@ -33,16 +33,37 @@ static int first_size(dlg_ld_src *src, void *ctx, int *w, int *h, char *what, si
     return rc;
 }
 
-int dlg_ld_whole_size(dlg_ld_src *src, int *size, dlg_data_err *err)
+/* The first readable record's size: record 0's, or with skip_corrupt the
+ * first of up to DLG_LD_SKIP_TRIES that reads (the stream's own rule). */
+static int first_size(dlg_ld_src *src, bool skip_corrupt, int *w, int *h, char *what,
+                      size_t cap, dlg_data_err *err)
 {
     void *ctx = NULL;
-    int w = 0, h = 0;
-    char what[320] = "";
     int rc = src->ops->worker_open(src, &ctx, err);
     if (rc < 0)
         return rc;
-    rc = first_size(src, ctx, &w, &h, what, sizeof what, err);
+    uint64_t tries = skip_corrupt ? (src->n < DLG_LD_SKIP_TRIES ? src->n : DLG_LD_SKIP_TRIES) : 1;
+    for (uint64_t i = 0; i < tries; i++)
+        if ((rc = record_size(src, ctx, i, w, h, what, cap, err)) == 0 || !dlg_ld_skippable(-rc))
+            break;
     src->ops->worker_close(src, ctx);
+    if (rc == 0 || !dlg_ld_skippable(-rc))
+        return rc;
+    char last[sizeof err->msg]; /* err->msg is both the source and the destination */
+    snprintf(last, sizeof last, "%s", err->msg);
+    if (!skip_corrupt)
+        return dlg_data_fail(err, -rc, "crop = 0 takes the input size from the first "
+                             "record, which could not be read: %s", last);
+    return dlg_data_fail(err, -rc, "crop = 0 takes the input size from the first readable "
+                         "record; skip_corrupt: the first %llu could not be read; last: %s",
+                         (unsigned long long)tries, last);
+}
+
+int dlg_ld_whole_size(dlg_ld_src *src, bool skip_corrupt, int *size, dlg_data_err *err)
+{
+    int w = 0, h = 0;
+    char what[320] = "";
+    int rc = first_size(src, skip_corrupt, &w, &h, what, sizeof what, err);
     if (rc < 0)
         return rc;
     if (w != h || w < 8 || w > 4096)
@@ -67,7 +88,7 @@ int dlg_loader_input_size(const dlg_loader_config *cfg, const dlg_host *h, int *
     dlg_ld_src *src;
     int rc = dlg_ld_src_open(&src, cfg->data, h, &err);
     if (rc == 0) {
-        rc = dlg_ld_whole_size(src, size, &err);
+        rc = dlg_ld_whole_size(src, cfg->skip_corrupt, size, &err);
         src->ops->close(src);
     }
     return rc < 0 ? h->error(h, -rc, "%s", err.msg) : 0;

@@ -31,7 +31,8 @@ static const dlg_option table[] = {{"batch", DLG_OPT_INT, "1", "1", NULL, NULL, 
 static int pix(int r, int p, int y, int x) { return (y * S + x + 37 * p + 5 * r) % 256; }
 
 /* NREC raw BGR Datums of S x S, then one of ew x eh when ew > 0; or,
- * with first_w > 0, a first record of first_w x S. */
+ * with first_w > 0, a first record of first_w x S; first_w < 0: a first
+ * record whose pixels are cut short (corrupt). */
 static void make_db(char *spec, size_t cap, const char *tag, int ew, int eh, int first_w)
 {
     char dir[512];
@@ -40,7 +41,7 @@ static void make_db(char *spec, size_t cap, const char *tag, int ew, int eh, int
     dlg_lmdb_writer *w;
     assert_int_equal(dlg_lmdb_writer_open(&w, spec + 10, NULL), 0);
     for (int r = 0; r < NREC + (ew > 0); r++) {
-        int rw = r < NREC ? (r == 0 && first_w ? first_w : S) : ew, rh = r < NREC ? S : eh;
+        int rw = r < NREC ? (r == 0 && first_w > 0 ? first_w : S) : ew, rh = r < NREC ? S : eh;
         uint8_t chw[3 * 64 * 64];
         for (int p = 0; p < 3; p++)
             for (int y = 0; y < rh; y++)
@@ -48,7 +49,8 @@ static void make_db(char *spec, size_t cap, const char *tag, int ew, int eh, int
                     chw[(p * rh + y) * rw + x] = (uint8_t)pix(r, p, y, x);
         dlg_datum dt;
         dlg_datum_init(&dt);
-        dlg_datum_set_raw(&dt, 3, rh, rw, chw, (size_t)3 * rw * rh, r);
+        size_t len = r == 0 && first_w < 0 ? 10 : (size_t)3 * rw * rh;
+        dlg_datum_set_raw(&dt, 3, rh, rw, chw, len, r);
         char key[32];
         snprintf(key, sizeof key, r < NREC ? "img%d.png" : "odd.png", r);
         assert_int_equal(dlg_lmdb_writer_put(w, r, key, &dt, NULL), 0);
@@ -192,6 +194,53 @@ static void test_other_size_is_an_error(void **st)
     mock_host_fini(&m);
 }
 
+/* A corrupt first record: without skip_corrupt one line naming it (no
+ * size to take); with skip_corrupt the size is the first readable
+ * record's, as the stream skips to that record, and batches flow. */
+static void test_corrupt_first_record(void **st)
+{
+    (void)st;
+    char data[600];
+    make_db(data, sizeof data, "wholecorrupt", 0, 0, -1);
+    for (int skip = 0; skip < 2; skip++) {
+        const char *over[] = {data, "crop=0", "transform=caffe", CAFFE, "shuffle=false",
+                              skip ? "skip_corrupt=true" : "skip_corrupt=false", NULL};
+        mock_host m;
+        mock_host_init(&m);
+        dlg_loader_config cfg;
+        assert_int_equal(config_of(&m, over, false, &cfg), 0);
+        int size = -1;
+        dlg_loader *l = NULL;
+        if (!skip) {
+            assert_true(dlg_loader_input_size(&cfg, &m.host, &size) < 0);
+            assert_true(dlg_loader_open(&l, &cfg, &m.host) < 0);
+            if (!strstr(m.last_error, "img0.png") || !strstr(m.last_error, "could not be read") ||
+                m.errors != 2 || strchr(m.last_error, '\n'))
+                fail_msg("%d error(s), last: %s", m.errors, m.last_error);
+            mock_host_fini(&m);
+            continue;
+        }
+        if (dlg_loader_input_size(&cfg, &m.host, &size) != 0)
+            fail_msg("input size: %s", m.last_error);
+        assert_int_equal(size, S);
+        if (dlg_loader_open(&l, &cfg, &m.host) != 0)
+            fail_msg("open: %s", m.last_error);
+        for (int k = 0; k < 2 * NREC; k++) {
+            dlg_batch *b;
+            assert_int_equal(dlg_loader_next(l, &b), 0);
+            assert_int_equal(b->labels[0], k % NREC == 0 ? 1 : k % NREC); /* 0 -> 1 */
+            check_whole(&cfg, b->data, b->labels[0]);
+            dlg_loader_release(l, b);
+        }
+        dlg_loader_stats ls;
+        dlg_loader_stats_get(l, &ls);
+        assert_int_equal(ls.crop, S);
+        assert_int_equal(ls.skipped, 2);
+        dlg_loader_close(l);
+        mock_host_fini(&m);
+    }
+}
+
 /* Refusals, each one line: a non-square first record (at open and in
  * dlg_loader_input_size), the other transforms, crop 1..7, synthetic. */
 static void test_refusals(void **st)
@@ -240,6 +289,7 @@ int main(void)
         cmocka_unit_test(test_whole_images),
         cmocka_unit_test(test_whole_jpeg),
         cmocka_unit_test(test_other_size_is_an_error),
+        cmocka_unit_test(test_corrupt_first_record),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -171,7 +171,9 @@ static int build_net(const dlg_host *h, const char *model, const dlg_value *o, d
     }
     int loss = dlg_model_build_crop(*net, model, (int)o[O_BATCH].i, classes, crop);
     if (loss < 0 || dlg_net_status(*net) < 0)
-        return h->error(h, DLG_EINVAL, "%s at crop = %d: %s", model, crop,
+        return h->error(h, DLG_EINVAL, "%s at crop = %d%s: %s", model, crop,
+                        o[O_LOADER + DLG_LOPT_CROP].i == 0 ? " (crop = 0: the first record's size)"
+                                                          : "",
                         *dlg_net_error(*net) ? dlg_net_error(*net) : "unknown model");
     return loss;
 }
@@ -198,7 +200,11 @@ int cnn_check(const char *model, const dlg_host *h, const dlg_value *o, const dl
         rc = nn_profile_check(h, backend);
     dlg_net *net = NULL;
     int crop;
-    if (rc == 0 && (rc = build_net(h, model, o, &net, &crop)) > 0)
+    /* crop = 0 sizes the net from the first record, which setup reads: a
+     * check reads no data (an earlier job may write it; a bad record fails
+     * the cell that meets it, not the run: docs/architecture.md) */
+    bool whole = o[O_LOADER + DLG_LOPT_CROP].i == 0;
+    if (rc == 0 && !whole && (rc = build_net(h, model, o, &net, &crop)) > 0)
         rc = 0;
     dlg_net_destroy(net);
     if (rc < 0)
