@@ -61,6 +61,7 @@ typedef struct cnn {
     bool train;
     int batch;
     size_t in_count;
+    int in_size; /* the net's input height = width (crop = 0: the first record's) */
     float *labels; /* synthetic data: labels as floats for the net */
     /* loader path: each step launches its batch (written during the step
      * before, by dlg_net_write_async: on a GPU that copy overlapped the
@@ -186,6 +187,7 @@ static int build(cnn *s, const char *model, const dlg_value *o)
         return s->loss_blob;
     s->in_blob = dlg_net_blob(s->net, "data");
     s->label_blob = dlg_net_blob(s->net, "label");
+    s->in_size = crop;
     s->in_count = (size_t)s->batch * 3 * (size_t)crop * (size_t)crop;
     double fwd = 2.0 * (double)dlg_net_macs_total(s->net);
     s->flops_per_item = s->train ? 3.0 * fwd : fwd;
@@ -210,7 +212,7 @@ int cnn_check(const char *model, const dlg_host *h, const dlg_value *o, const dl
     if (rc < 0)
         return rc;
     dlg_loader_config lc;
-    cnn_data_cfg dc = {&o[O_LOADER], job, o[O_MODE].i == 0, (int)o[O_BATCH].i, (int)o[O_CLASSES].i, NULL};
+    cnn_data_cfg dc = {&o[O_LOADER], job, o[O_MODE].i == 0, (int)o[O_BATCH].i, (int)o[O_CLASSES].i, NULL, 0};
     return cnn_data_check(h, &dc, &lc);
 }
 
@@ -286,7 +288,8 @@ static int setup_all(cnn *s, const char *model, const dlg_value *o, const dlg_jo
     if ((rc = check_memory(s, model, o, s->plan_bytes + data_bytes, false)) < 0)
         return rc;
     s->alloc = (dlg_loader_alloc){host_alloc, host_free, s->net};
-    cnn_data_cfg dc = {&o[O_LOADER], job, s->train, s->batch, (int)o[O_CLASSES].i, &s->alloc};
+    cnn_data_cfg dc = {&o[O_LOADER], job, s->train, s->batch, (int)o[O_CLASSES].i, &s->alloc,
+                       s->in_size};
     if ((rc = cnn_data_open(&s->data, h, &dc)) < 0)
         return rc;
     for (int i = 0; !cnn_data_is_static(s->data) && i < 2; i++)

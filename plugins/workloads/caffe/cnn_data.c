@@ -95,6 +95,10 @@ static int open_loader(cnn_data *d, const cnn_data_cfg *cfg, const dlg_loader_co
     dlg_loader_stats st;
     dlg_loader_stats_get(d->loader, &st);
     lc.crop = st.crop; /* crop = 0: the records' size */
+    if (cfg->input_size > 0 && st.crop != cfg->input_size)
+        return h->error(h, DLG_EINVAL, "%s: the first record is now %dx%d, was %dx%d when the net "
+                        "was sized (crop = 0): was the dataset rewritten meanwhile?", lc.data,
+                        st.crop, st.crop, cfg->input_size, cfg->input_size);
     d->bytes = (size_t)lc.prefetch * dlg_loader_batch_bytes(&lc);
     return check_classes(d, lc.data);
 }

@@ -24,6 +24,9 @@ typedef struct cnn_data_cfg {
      * that batches are decoded straight into what the GPU copies from);
      * NULL: aligned malloc */
     const dlg_loader_alloc *alloc;
+    /* the net's input size, which the loader's batches must have (crop = 0
+     * reads the first record twice: for the net, then at open); 0: unchecked */
+    int input_size;
 } cnn_data_cfg;
 
 /* The data options' rules without opening anything (mean/std text, mean
