@@ -190,9 +190,117 @@ static void checked_run(const dlg_rgb8 *src, const row_map *r, uint8_t *out, int
     }
 }
 
+/* cv::warpAffine's own fixed point (imgwarp.cpp), for bilinear at 1/32:
+ * source coordinates in 1/1024 pixel, the x term rounded once per column
+ * (adelta, bdelta) and the row term once per row, their sum shifted to
+ * 1/32.  This is OpenCV's rounding, not the exact map's, so the taps and
+ * the bytes are cv::warpAffine's.  Columns go in strips of STRIP so that
+ * the per-column terms live on the stack and are computed once per strip,
+ * not once per pixel. */
+#define AB_BITS 10
+#define STRIP 256
+
+typedef struct cv_strip {
+    int32_t a[STRIP], b[STRIP]; /* cvRound(m0 x 1024), cvRound(m3 x 1024) */
+} cv_strip;
+
+static int32_t sat_round(double v)
+{
+    v = v < -2147483648.0 ? -2147483648.0 : v > 2147483647.0 ? 2147483647.0 : v;
+    return (int32_t)lrint(v); /* cvRound: to nearest, ties to even */
+}
+
+/* One output's source coordinate in 1/32 pixel. */
+static inline int32_t cv_at(int32_t r, int32_t d)
+{
+    return (r + d) >> (AB_BITS - DLG_WARP_AFFINE_BITS);
+}
+
+static inline bool cv_inside(const dlg_rgb8 *src, const cv_strip *st, int32_t xr, int32_t yr,
+                             int x)
+{
+    int32_t ix = cv_at(xr, st->a[x]) >> DLG_WARP_AFFINE_BITS;
+    int32_t iy = cv_at(yr, st->b[x]) >> DLG_WARP_AFFINE_BITS;
+    return ix >= 0 && iy >= 0 && ix < src->w - 1 && iy < src->h - 1;
+}
+
+/* Outputs [xa, xb) of the strip's row, every tap inside: no checks. */
+static void cv_fast(const dlg_rgb8 *src, const cv_strip *st, int32_t xr, int32_t yr, uint8_t *out,
+                    int xa, int xb)
+{
+    const int bits = DLG_WARP_AFFINE_BITS, one = 1 << bits, mask = one - 1;
+    const size_t stride = src->stride;
+    for (int x = xa; x < xb; x++) {
+        int32_t X = cv_at(xr, st->a[x]), Y = cv_at(yr, st->b[x]);
+        int32_t fx = X & mask, fy = Y & mask;
+        const uint8_t *p = src->px + (size_t)(Y >> bits) * stride + (size_t)(X >> bits) * 3;
+        const uint8_t *q = p + stride;
+        const int32_t w[4] = {(one - fx) * (one - fy), fx * (one - fy), (one - fx) * fy, fx * fy};
+        out[3 * x] = blend(p, q, w, bits);
+        out[3 * x + 1] = blend(p + 1, q + 1, w, bits);
+        out[3 * x + 2] = blend(p + 2, q + 2, w, bits);
+    }
+}
+
+/* Outputs [xa, xb) with every tap checked (the border). */
+static void cv_checked(const dlg_rgb8 *src, const cv_strip *st, int32_t xr, int32_t yr,
+                       uint8_t *out, int xa, int xb, int fill)
+{
+    const int bits = DLG_WARP_AFFINE_BITS, one = 1 << bits, mask = one - 1;
+    for (int x = xa; x < xb; x++) {
+        int32_t X = cv_at(xr, st->a[x]), Y = cv_at(yr, st->b[x]);
+        int ix = X >> bits, iy = Y >> bits, fx = X & mask, fy = Y & mask;
+        const int32_t w[4] = {(one - fx) * (one - fy), fx * (one - fy), (one - fx) * fy, fx * fy};
+        for (int c = 0; c < 3; c++) {
+            int32_t v = tap(src, ix, iy, c, fill) * w[0] + tap(src, ix + 1, iy, c, fill) * w[1] +
+                        tap(src, ix, iy + 1, c, fill) * w[2] +
+                        tap(src, ix + 1, iy + 1, c, fill) * w[3];
+            out[3 * x + c] = (uint8_t)((v + (1 << (2 * bits - 1))) >> (2 * bits));
+        }
+    }
+}
+
+/* One row of the strip: X and Y are monotonic in x, so the outputs with
+ * every tap inside are one run; the border on either side is checked. */
+static void cv_row(const dlg_rgb8 *src, const cv_strip *st, int32_t xr, int32_t yr, uint8_t *out,
+                   int n, int fill)
+{
+    int xa = 0, xb = n;
+    while (xa < n && !cv_inside(src, st, xr, yr, xa))
+        xa++;
+    while (xb > xa && !cv_inside(src, st, xr, yr, xb - 1))
+        xb--;
+    cv_checked(src, st, xr, yr, out, 0, xa, fill);
+    cv_fast(src, st, xr, yr, out, xa, xb);
+    cv_checked(src, st, xr, yr, out, xb, n, fill);
+}
+
+static void warp_cv(const dlg_rgb8 *src, const dlg_rgb8 *dst, const dlg_affine *inv, int fill)
+{
+    const double *m = inv->m, scale = 1 << AB_BITS;
+    const int32_t round = (1 << AB_BITS) >> (DLG_WARP_AFFINE_BITS + 1); /* half a 1/32 */
+    cv_strip st;
+    for (int x0 = 0; x0 < dst->w; x0 += STRIP) {
+        int n = dst->w - x0 < STRIP ? dst->w - x0 : STRIP;
+        for (int x = 0; x < n; x++) {
+            st.a[x] = sat_round(m[0] * (x0 + x) * scale);
+            st.b[x] = sat_round(m[3] * (x0 + x) * scale);
+        }
+        for (int y = 0; y < dst->h; y++) {
+            int32_t xr = sat_round((m[1] * y + m[2]) * scale) + round;
+            int32_t yr = sat_round((m[4] * y + m[5]) * scale) + round;
+            cv_row(src, &st, xr, yr, dst->px + (size_t)y * dst->stride + (size_t)x0 * 3, n, fill);
+        }
+    }
+}
+
 void dlg_warp_rgb(const dlg_rgb8 *src, const dlg_rgb8 *dst, const dlg_affine *inv, int fill,
                   int interp)
 {
+    if (interp == DLG_WARP_AFFINE_BITS && fill >= 0) {
+        warp_cv(src, dst, inv, fill);
+        return;
+    }
     for (int y = 0; y < dst->h; y++) {
         uint8_t *out = dst->px + (size_t)y * dst->stride;
         row_map r = map_row(inv, y, interp);
@@ -206,6 +314,8 @@ void dlg_warp_rgb(const dlg_rgb8 *src, const dlg_rgb8 *dst, const dlg_affine *in
         checked_run(src, &r, out, xb, dst->w, fill);
     }
 }
+
+const char *dlg_warp_isa(void) { return "scalar C (x86-64 baseline)"; }
 
 void dlg_affine_invert(const dlg_affine *fwd, dlg_affine *inv)
 {

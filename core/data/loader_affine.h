@@ -33,9 +33,15 @@ enum { DLG_WARP_NEAREST = 0, DLG_WARP_AFFINE_BITS = 5, DLG_WARP_RESIZE_BITS = 11
  * 0: cv::BORDER_CONSTANT, warpAffine's border) or the nearest edge pixel
  * (fill < 0: BORDER_REPLICATE, which is what cv::resize's clamping gives).
  * interp: DLG_WARP_NEAREST or the bilinear coordinate bits (above); the
- * result is rounded to the nearest level.  Every output pixel is computed. */
+ * result is rounded to the nearest level.  Every output pixel is computed.
+ * Bilinear at 1/32 with a constant border is cv::warpAffine's own fixed
+ * point (coordinates rounded to 1/1024 pixel per column and per row,
+ * then to 1/32): its bytes are OpenCV's. */
 void dlg_warp_rgb(const dlg_rgb8 *src, const dlg_rgb8 *dst, const dlg_affine *inv, int fill,
                   int interp);
+
+/* What the warp's loops run with (for benchmarks). */
+const char *dlg_warp_isa(void);
 
 /* The inverse map, as cv::invertAffineTransform (a singular map gives 0s). */
 void dlg_affine_invert(const dlg_affine *fwd, dlg_affine *inv);

@@ -17,6 +17,7 @@
 #include <turbojpeg.h>
 
 #include "loader_image.h"
+#include "loader_hls.h"
 #include "pipe_util.h"
 
 static const dlg_option table[] = {{"batch", DLG_OPT_INT, "1", "1", NULL, NULL, "b", 0},
@@ -86,14 +87,12 @@ static int px(const img *im, int x, int y, int c) { return im->px[((size_t)y * i
 
 /* ---- the reference ------------------------------------------------------ */
 
-/* OpenCV's bilinear sample with a constant border, in double, at the
- * coordinate rounded to 1/32 pixel as warpAffine does. */
-static double sample(const img *im, double sx, double sy, int c, int fill)
+/* OpenCV's bilinear sample with a constant border, in double, at source
+ * (X, Y) in 1/32 pixel. */
+static double sample(const img *im, long X, long Y, int c, int fill)
 {
-    sx = floor(sx * 32 + 0.5) / 32;
-    sy = floor(sy * 32 + 0.5) / 32;
-    int x0 = (int)floor(sx), y0 = (int)floor(sy);
-    double fx = sx - x0, fy = sy - y0, v[2][2];
+    int x0 = (int)(X >> 5), y0 = (int)(Y >> 5);
+    double fx = (X & 31) / 32.0, fy = (Y & 31) / 32.0, v[2][2];
     for (int j = 0; j < 2; j++)
         for (int i = 0; i < 2; i++) {
             int x = x0 + i, y = y0 + j;
@@ -102,42 +101,31 @@ static double sample(const img *im, double sx, double sy, int c, int fill)
     return (v[0][0] * (1 - fx) + v[0][1] * fx) * (1 - fy) + (v[1][0] * (1 - fx) + v[1][1] * fx) * fy;
 }
 
-/* OpenCV's RGB2HLS / HLS2RGB for 8-bit images (H in 0..180), in double,
- * with its sector table. */
-static void ref_to_hls(const double rgb[3], double hls[3])
+/* cv::warpAffine's source coordinate of output (x, y) for the inverse map
+ * sx = a x + b y + c, in 1/32 pixel: the column term and the row term each
+ * rounded to 1/1024 pixel (imgwarp.cpp), their sum shifted down. */
+static long cv_coord(double a, double b, double c, int x, int y)
 {
-    double r = rgb[0] / 255, g = rgb[1] / 255, b = rgb[2] / 255;
-    double mx = fmax(r, fmax(g, b)), mn = fmin(r, fmin(g, b)), d = mx - mn, l = (mx + mn) / 2;
-    double h = 0, s = 0;
-    if (d > 1e-9) {
-        s = l < 0.5 ? d / (mx + mn) : d / (2 - mx - mn);
-        h = mx == r ? (g - b) * 60 / d : mx == g ? (b - r) * 60 / d + 120 : (r - g) * 60 / d + 240;
-        if (h < 0)
-            h += 360;
-    }
-    hls[0] = h / 2;
-    hls[1] = l * 255;
-    hls[2] = s * 255;
+    return (lrint(a * x * 1024) + lrint((b * y + c) * 1024) + 16) >> 5;
 }
 
-static void ref_to_rgb(const double hls[3], double rgb[3])
+/* The colour step: OpenCV's RGB2HLS, MXNet's shift and clamp on the bytes,
+ * HLS2RGB, by dlgauge's byte conversions -- test_mxnet_aug pins those to
+ * cv2's bytes (and they matched cv2 on all 2^24 colours in a one-off
+ * check).  In double they cannot be followed: L = (max + min) / 2 is often
+ * a tie, which OpenCV's float arithmetic rounds either way, moving a
+ * colour by several levels after the shift. */
+static void ref_jitter(double rgb[3], int dh, int dl, int ds)
 {
-    static const int sector[6][3] = {{1, 3, 0}, {1, 0, 2}, {3, 0, 1}, {0, 2, 1}, {0, 1, 3}, {2, 1, 0}};
-    double h = hls[0] * 6 / 180, l = hls[1] / 255, s = hls[2] / 255;
-    if (s == 0) {
-        rgb[0] = rgb[1] = rgb[2] = l * 255;
-        return;
-    }
-    double p2 = l <= 0.5 ? l * (1 + s) : l + s - l * s, p1 = 2 * l - p2;
-    while (h >= 6)
-        h -= 6;
-    int k = (int)floor(h);
-    h -= k;
-    double tab[4] = {p2, p1, p1 + (p2 - p1) * (1 - h), p1 + (p2 - p1) * h};
-    /* the table gives B, G, R */
-    rgb[2] = tab[sector[k][0]] * 255;
-    rgb[1] = tab[sector[k][1]] * 255;
-    rgb[0] = tab[sector[k][2]] * 255;
+    uint8_t in[3] = {(uint8_t)rgb[0], (uint8_t)rgb[1], (uint8_t)rgb[2]}, hls[3], out[3];
+    dlg_rgb_to_hls8(in, 1, hls);
+    int h = hls[0] + dh, l = hls[1] + dl, s = hls[2] + ds;
+    hls[0] = (uint8_t)(h < 0 ? 0 : h > 180 ? 180 : h);
+    hls[1] = (uint8_t)(l < 0 ? 0 : l > 255 ? 255 : l);
+    hls[2] = (uint8_t)(s < 0 ? 0 : s > 255 ? 255 : s);
+    dlg_hls8_to_rgb(hls, 1, out);
+    for (int k = 0; k < 3; k++)
+        rgb[k] = out[k];
 }
 
 typedef struct ref_aug {
@@ -169,15 +157,12 @@ static void reference(const dlg_loader_config *cfg, const ref_aug *a, const img 
     bool mirror = dlg_ld_uniform(key, 1000) < 0.5;
     for (int y = 0; y < c; y++)
         for (int x = 0; x < c; x++) {
-            double u = ox + x - tx, v = oy + y - ty, rgb[3], hls[3];
-            double sx = (m11 * u - m01 * v) / det, sy = (-m10 * u + m00 * v) / det;
+            double rgb[3]; /* M (sx, sy) + t = (ox + x, oy + y), solved */
+            long X = cv_coord(m11 / det, -m01 / det, (-m11 * tx + m01 * ty) / det, ox + x, oy + y);
+            long Y = cv_coord(-m10 / det, m00 / det, (m10 * tx - m00 * ty) / det, ox + x, oy + y);
             for (int k = 0; k < 3; k++) /* the warp's result is bytes */
-                rgb[k] = floor(sample(src, sx, sy, k, a->fill) + 0.5);
-            ref_to_hls(rgb, hls);
-            hls[0] = fmin(180, fmax(0, hls[0] + dh));
-            hls[1] = fmin(255, fmax(0, hls[1] + dl));
-            hls[2] = fmin(255, fmax(0, hls[2] + ds));
-            ref_to_rgb(hls, rgb);
+                rgb[k] = floor(sample(src, X, Y, k, a->fill) + 0.5);
+            ref_jitter(rgb, dh, dl, ds);
             int at = mirror ? c - 1 - x : x;
             for (int k = 0; k < 3; k++)
                 out[((size_t)y * c + at) * 3 + k] = rgb[k];

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Side-by-side cost of the two stages of MXNet's default augmenter that
+# OpenCV runs for it, one thread each, on the same bytes: dlgauge's
+# transform = mxnet code (core/data/loader_affine.c, loader_hls.c, through
+# aug_bench built in tests/pipeline) against cv2 (python3-opencv).
+#   warp: the affine warp of the whole image (shorter side SIDE, shear 0.1,
+#         10 degrees: cv2.warpAffine, INTER_LINEAR, BORDER_CONSTANT)
+#   hls:  the HLS jitter round trip of the centre CROP x CROP (cv2.cvtColor
+#         RGB2HLS then HLS2RGB, uint8; dlgauge's time also holds MXNet's
+#         shift and clamp and the bytes-to-float store, OpenCV's does not)
+# Each side takes the median over REPS runs per image; the table shows the
+# median of those over IMAGES images and ROUNDS interleaved rounds, and the
+# ratio OpenCV time / dlgauge time (above 1: dlgauge is faster).  It also
+# prints which ISA each side ran and whether dlgauge's bytes are OpenCV's.
+#
+#   scripts/bench/augment-vs-opencv.sh [BUILD_DIR]
+#   env: IMAGES (4), REPS (30), ROUNDS (3), SIDE (342), CROP (299),
+#        DATA (folder made by dlgauge mkdata), PEER_PYTHON (/usr/bin/python3)
+set -euo pipefail
+
+BUILD=${1:-build-pipe}
+BENCH=$BUILD/bin/aug_bench
+DLG=$BUILD/bin/dlgauge
+IMAGES=${IMAGES:-4}
+REPS=${REPS:-30}
+ROUNDS=${ROUNDS:-3}
+SIDE=${SIDE:-342}
+CROP=${CROP:-299}
+DATA=${DATA:-$BUILD/bench/augment-data}
+here=$(cd "$(dirname "$0")" && pwd)
+
+. "$here/bench_lib.sh"
+"$PEER_PYTHON" -c "import cv2, numpy" 2>/dev/null ||
+  { echo "peer missing: $PEER_PYTHON cannot import cv2 (Debian: apt-get install python3-opencv); nothing measured" >&2; exit 2; }
+for v in IMAGES REPS ROUNDS SIDE CROP; do
+  [[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "$v: '${!v}' is no positive whole number; nothing measured" >&2; exit 2; }
+done
+[ "$CROP" -le "$SIDE" ] || { echo "CROP ($CROP) is larger than SIDE ($SIDE); nothing measured" >&2; exit 2; }
+[ -x "$BENCH" ] || { echo "$BENCH not built: cmake --build $BUILD --target aug_bench" >&2; exit 1; }
+if [ ! -f "$DATA/train.txt" ]; then
+  "$DLG" mkdata images --out "$DATA" --classes 1 --images "$IMAGES" --seed 1 >/dev/null
+fi
+mapfile -t files < <(head -n "$IMAGES" "$DATA/train.txt" | sed 's/ [0-9]*$//')
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+peer=("$PEER_PYTHON" "$here/augment_peer.py")
+
+echo "images: ${#files[@]} from $DATA, shorter side $SIDE, crop $CROP, $REPS runs each, $ROUNDS rounds, 1 thread"
+"${peer[@]}" --about
+declare -a dw dh pw ph ps
+diffs=""
+for r in $(seq "$ROUNDS"); do
+  for f in "${files[@]}"; do
+    out=$("$BENCH" "$DATA/$f" "$work" "$REPS" "$SIDE" "$CROP")
+    [ "$r" = 1 ] && [ "$f" = "${files[0]}" ] &&
+      echo "dlgauge: hls $(awk '/^isa_hls/{$1=""; print}' <<<"$out"), warp $(awk '/^isa_warp/{$1=""; print}' <<<"$out"); CPU $(awk '/^isa_cpu/{print $2}' <<<"$out")"
+    dw+=("$(awk '/^warp_us/{print $2}' <<<"$out")")
+    dh+=("$(awk '/^hls_us/{print $2}' <<<"$out")")
+    out=$("${peer[@]}" "$work" "$REPS")
+    pw+=("$(awk '/^warp_us/{print $2}' <<<"$out")")
+    ph+=("$(awk '/^hls_us/{print $2}' <<<"$out")")
+    ps+=("$(awk '/^shift_us/{print $2}' <<<"$out")")
+    [ "$r" = 1 ] && diffs+="$f: $(awk '/_diff/{printf "%s max %s (%s values)  ", $1, $2, $3}' <<<"$out")"$'\n'
+  done
+done
+med() { printf '%s\n' "$@" | median; }
+row() { # NAME DLGAUGE_US OPENCV_US
+  printf '%-6s %12.1f %12.1f %8.2fx\n' "$1" "$2" "$3" "$(awk -v d="$2" -v p="$3" 'BEGIN{print p/d}')"
+}
+printf '%-6s %12s %12s %9s\n' stage "dlgauge us" "opencv us" ratio
+row warp "$(med "${dw[@]}")" "$(med "${pw[@]}")"
+row hls "$(med "${dh[@]}")" "$(med "${ph[@]}")"
+echo "(ratio: OpenCV time / dlgauge time, medians; OpenCV's shift-and-clamp LUT, not in its hls: $(med "${ps[@]}") us)"
+echo "outputs, dlgauge vs OpenCV (0 0: the same bytes):"
+printf '%s' "$diffs"
