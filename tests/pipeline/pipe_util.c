@@ -249,3 +249,29 @@ float pu_at(const dlg_loader_config *cfg, const void *data, int i, int c, int y,
     double v = e == 0 ? ldexp(m, -24) : ldexp(m + 1024, e - 25);
     return (float)(hbits & 0x8000 ? -v : v);
 }
+
+static const dlg_option loader_table[] = {{"batch", DLG_OPT_INT, "1", "1", NULL, NULL, "b", 0},
+                                          DLG_LOADER_OPTIONS,
+                                          {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0}};
+
+int pu_loader_config(mock_host *m, const char *const *over, bool train, dlg_loader_config *cfg)
+{
+    dlg_value v[64];
+    if (mock_options(loader_table, v, over) != 0)
+        fail_msg("options refused (unknown key?): %s", m->last_error);
+    dlg_loader_config_defaults(cfg);
+    int rc = dlg_loader_config_from_opts(cfg, v + 1, NULL, train, &m->host);
+    cfg->batch = 1;
+    return rc;
+}
+
+dlg_loader *pu_loader_open(mock_host *m, const char *const *over, bool train,
+                           dlg_loader_config *cfg)
+{
+    if (pu_loader_config(m, over, train, cfg) != 0)
+        fail_msg("config: %s", m->last_error);
+    dlg_loader *l;
+    if (dlg_loader_open(&l, cfg, &m->host) != 0)
+        fail_msg("open: %s", m->last_error);
+    return l;
+}

@@ -49,6 +49,14 @@ void pu_reference(const dlg_loader_config *cfg, const uint8_t *jpeg, size_t len,
 /* torchvision's Resize(R) + CenterCrop(crop) window, computed here again. */
 void pu_center_window(int W, int H, int R, int crop, double *x, double *y, double *w, double *h);
 
+/* The loader config of a {batch, DLG_LOADER_OPTIONS} table with the
+ * overrides applied ("key=value", NULL-terminated), batch 1: what
+ * dlg_loader_config_from_opts returns (a refused option fails the test). */
+int pu_loader_config(mock_host *m, const char *const *over, bool train, dlg_loader_config *cfg);
+/* ... and the loader opened on it; a refusal fails the test with m's line. */
+dlg_loader *pu_loader_open(mock_host *m, const char *const *over, bool train,
+                           dlg_loader_config *cfg);
+
 /* Value of image i, channel c, row y, column x of a batch buffer. */
 float pu_at(const dlg_loader_config *cfg, const void *data, int i, int c, int y, int x);
 

@@ -24,10 +24,6 @@ enum { W = 13, H = 11, CROP = 8, NREC = 3 };
 /* Caffe's ImageNet mean_value, B, G, R */
 static const float mean_bgr[3] = {104, 117, 123};
 
-static const dlg_option table[] = {{"batch", DLG_OPT_INT, "1", "1", NULL, NULL, "b", 0},
-                                   DLG_LOADER_OPTIONS,
-                                   {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0}};
-
 /* Stored value of record r, Datum plane p (0 B, 1 G, 2 R), row y, column
  * x: y*W + x < 143 tells the position, p and r shift it apart. */
 static int pix(int r, int p, int y, int x) { return y * W + x + 37 * p + 3 * r; }
@@ -56,29 +52,6 @@ static void make_db(char *spec, size_t cap, const char *tag, int extra, int ew, 
         assert_int_equal(dlg_lmdb_writer_put(w, r, key, &dt, NULL), 0);
     }
     assert_int_equal(dlg_lmdb_writer_close(w, NULL), 0);
-}
-
-/* The loader config the options give (defaults: mode train). */
-static int config_of(mock_host *m, const char *const *over, bool train, dlg_loader_config *cfg)
-{
-    dlg_value v[64];
-    if (mock_options(table, v, over) != 0)
-        fail_msg("options refused (unknown key?): %s", m->last_error);
-    dlg_loader_config_defaults(cfg);
-    int rc = dlg_loader_config_from_opts(cfg, v + 1, NULL, train, &m->host);
-    cfg->batch = 1;
-    return rc;
-}
-
-static dlg_loader *open_ok(mock_host *m, const char *const *over, bool train,
-                           dlg_loader_config *cfg)
-{
-    if (config_of(m, over, train, cfg) != 0)
-        fail_msg("config: %s", m->last_error);
-    dlg_loader *l;
-    if (dlg_loader_open(&l, cfg, &m->host) != 0)
-        fail_msg("open: %s", m->last_error);
-    return l;
 }
 
 typedef struct seen_crop {
@@ -127,7 +100,7 @@ static void test_infer_center_window(void **st)
     const char *over[] = {data, "crop=8", "channel_order=bgr", "pixel_range=255",
                           "mean=104,117,123", "std=1,1,1", "shuffle=false", NULL};
     dlg_loader_config cfg;
-    dlg_loader *l = open_ok(&m, over, false, &cfg);
+    dlg_loader *l = pu_loader_open(&m, over, false, &cfg);
     for (int k = 0; k < 2 * NREC; k++) {
         dlg_batch *b;
         assert_int_equal(dlg_loader_next(l, &b), 0);
@@ -147,7 +120,7 @@ static int train_draws(const char *const *over, int draws, int counts[H - CROP +
     mock_host m;
     mock_host_init(&m);
     dlg_loader_config cfg;
-    dlg_loader *l = open_ok(&m, over, true, &cfg);
+    dlg_loader *l = pu_loader_open(&m, over, true, &cfg);
     int mirrored = 0;
     for (int k = 0; k < draws; k++) {
         dlg_batch *b;
@@ -220,7 +193,7 @@ static void test_jpeg_crop_is_exact(void **st)
     const char *over[] = {spec, "crop=227", "channel_order=bgr", "pixel_range=255",
                           "mean=104,117,123", "std=1,1,1", NULL};
     dlg_loader_config cfg;
-    dlg_loader *l = open_ok(&m, over, false, &cfg);
+    dlg_loader *l = pu_loader_open(&m, over, false, &cfg);
     dlg_batch *b;
     assert_int_equal(dlg_loader_next(l, &b), 0);
     int off = (S - C) / 2, bad = 0;
@@ -249,7 +222,7 @@ static void test_small_image_names_record(void **st)
     const char *over[] = {data, "crop=8", "channel_order=bgr", "pixel_range=255",
                           "shuffle=false", NULL};
     dlg_loader_config cfg;
-    dlg_loader *l = open_ok(&m, over, false, &cfg);
+    dlg_loader *l = pu_loader_open(&m, over, false, &cfg);
     dlg_batch *b;
     for (int k = 0; k < NREC; k++) { /* the records before it still come */
         assert_int_equal(dlg_loader_next(l, &b), 0);
@@ -263,7 +236,7 @@ static void test_small_image_names_record(void **st)
     dlg_loader_close(l);
     const char *skip[] = {data, "crop=8", "transform=caffe", "skip_corrupt=true",
                           "shuffle=false", NULL};
-    l = open_ok(&m, skip, false, &cfg);
+    l = pu_loader_open(&m, skip, false, &cfg);
     for (int k = 0; k < NREC + 1; k++) {
         assert_int_equal(dlg_loader_next(l, &b), 0);
         assert_int_equal(b->labels[0], k % (NREC + 1) == NREC ? 0 : k % (NREC + 1));
@@ -291,31 +264,31 @@ static void test_transform_rules(void **st)
     mock_host_init(&m);
     dlg_loader_config cfg;
     const char *auto_resize[] = {"channel_order=bgr", "pixel_range=255", "resize=256", NULL};
-    assert_int_equal(config_of(&m, auto_resize, false, &cfg), -DLG_EINVAL);
+    assert_int_equal(pu_loader_config(&m, auto_resize, false, &cfg), -DLG_EINVAL);
     assert_non_null(strstr(m.last_error, "resize = 256 with transform = caffe (auto: "
                                          "channel_order = bgr with pixel_range = 255"));
     assert_non_null(strstr(m.last_error, "transform = torchvision"));
     const char *tv[] = {"channel_order=bgr", "pixel_range=255", "resize=256",
                         "transform=torchvision", NULL};
-    assert_int_equal(config_of(&m, tv, false, &cfg), 0);
+    assert_int_equal(pu_loader_config(&m, tv, false, &cfg), 0);
     assert_false(caffe_window_of(&cfg));
     const char *cf[] = {"transform=caffe", NULL}; /* torchvision's normalisation, Caffe's crop */
-    assert_int_equal(config_of(&m, cf, false, &cfg), 0);
+    assert_int_equal(pu_loader_config(&m, cf, false, &cfg), 0);
     assert_true(caffe_window_of(&cfg));
     const char *mf[] = {"mean_file=/nonexistent.binaryproto", "pixel_range=255",
                         "transform=torchvision", NULL};
-    assert_int_equal(config_of(&m, mf, false, &cfg), -DLG_EINVAL);
+    assert_int_equal(pu_loader_config(&m, mf, false, &cfg), -DLG_EINVAL);
     assert_non_null(strstr(m.last_error, "mean_file = /nonexistent.binaryproto with transform = "
                                          "torchvision"));
     /* auto: the defaults (rgb, 0..1) and MXNet's rgb 0..255 stay torchvision */
     const char *deflt[] = {NULL};
-    assert_int_equal(config_of(&m, deflt, false, &cfg), 0);
+    assert_int_equal(pu_loader_config(&m, deflt, false, &cfg), 0);
     assert_false(caffe_window_of(&cfg));
     const char *mx[] = {"pixel_range=255", "mean=123.68,116.78,103.94", "std=1,1,1", NULL};
-    assert_int_equal(config_of(&m, mx, false, &cfg), 0);
+    assert_int_equal(pu_loader_config(&m, mx, false, &cfg), 0);
     assert_false(caffe_window_of(&cfg));
     const char *bgr[] = {"channel_order=bgr", "pixel_range=255", NULL};
-    assert_int_equal(config_of(&m, bgr, false, &cfg), 0);
+    assert_int_equal(pu_loader_config(&m, bgr, false, &cfg), 0);
     assert_true(caffe_window_of(&cfg));
     mock_host_fini(&m);
 }

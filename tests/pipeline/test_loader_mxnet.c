@@ -20,10 +20,6 @@
 #include "loader_hls.h"
 #include "pipe_util.h"
 
-static const dlg_option table[] = {{"batch", DLG_OPT_INT, "1", "1", NULL, NULL, "b", 0},
-                                   DLG_LOADER_OPTIONS,
-                                   {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0}};
-
 /* The common part of every configuration here: the batch is the pixels. */
 #define RAW "transform=mxnet", "pixel_range=255", "mean=0,0,0", "std=1,1,1"
 
@@ -31,28 +27,6 @@ typedef struct img {
     uint8_t *px; /* packed RGB */
     int w, h;
 } img;
-
-static int config_of(mock_host *m, const char *const *over, bool train, dlg_loader_config *cfg)
-{
-    dlg_value v[64];
-    if (mock_options(table, v, over) != 0)
-        fail_msg("options refused (unknown key?): %s", m->last_error);
-    dlg_loader_config_defaults(cfg);
-    int rc = dlg_loader_config_from_opts(cfg, v + 1, NULL, train, &m->host);
-    cfg->batch = 1;
-    return rc;
-}
-
-static dlg_loader *open_ok(mock_host *m, const char *const *over, bool train,
-                           dlg_loader_config *cfg)
-{
-    if (config_of(m, over, train, cfg) != 0)
-        fail_msg("config: %s", m->last_error);
-    dlg_loader *l;
-    if (dlg_loader_open(&l, cfg, &m->host) != 0)
-        fail_msg("open: %s", m->last_error);
-    return l;
-}
 
 /* n images of about w x h (image 0 exactly), labels 0..n-1, as RecordIO;
  * the decoded pixels of each in dec[]. */
@@ -191,7 +165,7 @@ static void test_level3_against_reference(void **st)
     mock_host m;
     mock_host_init(&m);
     dlg_loader_config cfg;
-    dlg_loader *l = open_ok(&m, over, true, &cfg);
+    dlg_loader *l = pu_loader_open(&m, over, true, &cfg);
     double *want = malloc(sizeof(double) * C * C * 3);
     int mirrored = 0;
     for (uint64_t e = 0; e < ITEMS; e++) {
@@ -239,7 +213,7 @@ static void test_plain_crop_is_exact(void **st)
         mock_host m;
         mock_host_init(&m);
         dlg_loader_config cfg;
-        dlg_loader *l = open_ok(&m, train ? plain : over, train, &cfg);
+        dlg_loader *l = pu_loader_open(&m, train ? plain : over, train, &cfg);
         int seen[16] = {0}, distinct = 0;
         for (int k = 0; k < 4 * N; k++) {
             dlg_batch *b;
@@ -296,7 +270,7 @@ static void test_rotate_resize_pad(void **st)
         mock_host m;
         mock_host_init(&m);
         dlg_loader_config cfg;
-        dlg_loader *l = open_ok(&m, pass ? rp : rot, pass == 0, &cfg);
+        dlg_loader *l = pu_loader_open(&m, pass ? rp : rot, pass == 0, &cfg);
         dlg_batch *b;
         assert_int_equal(dlg_loader_next(l, &b), 0);
         for (int y = 0; y < cfg.crop; y++)
@@ -344,7 +318,7 @@ static void test_random_resized_crop(void **st)
     mock_host m;
     mock_host_init(&m);
     dlg_loader_config cfg;
-    dlg_loader *l = open_ok(&m, over, true, &cfg);
+    dlg_loader *l = pu_loader_open(&m, over, true, &cfg);
     int first = -1;
     bool moved = false;
     for (int k = 0; k < 6; k++) {
@@ -394,7 +368,7 @@ static void test_threads_agree(void **st)
         mock_host m;
         mock_host_init(&m);
         dlg_loader_config cfg;
-        dlg_loader *l = open_ok(&m, over, true, &cfg);
+        dlg_loader *l = pu_loader_open(&m, over, true, &cfg);
         size_t per = dlg_loader_batch_bytes(&cfg);
         if (!first)
             first = malloc(per * BATCHES);
@@ -443,7 +417,7 @@ static void test_option_errors(void **st)
         mock_host m;
         mock_host_init(&m);
         dlg_loader_config cfg;
-        assert_int_not_equal(config_of(&m, over, true, &cfg), 0);
+        assert_int_not_equal(pu_loader_config(&m, over, true, &cfg), 0);
         if (!strstr(m.last_error, k[i].want) || m.errors != 1 || strchr(m.last_error, '\n'))
             fail_msg("case %zu: got %d error(s), last '%s'; want one line with '%s'", i, m.errors,
                      m.last_error, k[i].want);
@@ -465,7 +439,7 @@ static void test_too_small_after_warp(void **st)
     mock_host m;
     mock_host_init(&m);
     dlg_loader_config cfg;
-    dlg_loader *l = open_ok(&m, over, true, &cfg);
+    dlg_loader *l = pu_loader_open(&m, over, true, &cfg);
     dlg_batch *b;
     assert_true(dlg_loader_next(l, &b) < 0);
     if (!strstr(m.last_error, "data.rec") || !strstr(m.last_error, "is 20x18 after") ||

@@ -21,10 +21,6 @@
 enum { S = 16, NREC = 3 };
 static const float mean_bgr[3] = {104, 117, 123};
 
-static const dlg_option table[] = {{"batch", DLG_OPT_INT, "1", "1", NULL, NULL, "b", 0},
-                                   DLG_LOADER_OPTIONS,
-                                   {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0}};
-
 #define CAFFE "channel_order=bgr", "pixel_range=255", "mean=104,117,123", "std=1,1,1"
 
 /* Stored value of record r, Datum plane p, row y, column x: unique. */
@@ -58,17 +54,6 @@ static void make_db(char *spec, size_t cap, const char *tag, int ew, int eh, int
     assert_int_equal(dlg_lmdb_writer_close(w, NULL), 0);
 }
 
-static int config_of(mock_host *m, const char *const *over, bool train, dlg_loader_config *cfg)
-{
-    dlg_value v[64];
-    if (mock_options(table, v, over) != 0)
-        fail_msg("options refused (unknown key?): %s", m->last_error);
-    dlg_loader_config_defaults(cfg);
-    int rc = dlg_loader_config_from_opts(cfg, v + 1, NULL, train, &m->host);
-    cfg->batch = 1;
-    return rc;
-}
-
 /* The batch (bgr planes, S x S) is record r as stored minus the mean,
  * exactly; returns whether it is mirrored as a whole. */
 static bool check_whole(const dlg_loader_config *opened, const void *data, int r)
@@ -99,7 +84,7 @@ static void test_whole_images(void **st)
         mock_host m;
         mock_host_init(&m);
         dlg_loader_config cfg;
-        if (config_of(&m, over, pass != 1, &cfg) != 0)
+        if (pu_loader_config(&m, over, pass != 1, &cfg) != 0)
             fail_msg("config: %s", m.last_error);
         int size = 0;
         assert_int_equal(dlg_loader_input_size(&cfg, &m.host, &size), 0);
@@ -141,7 +126,7 @@ static void test_whole_jpeg(void **st)
     mock_host m;
     mock_host_init(&m);
     dlg_loader_config cfg;
-    assert_int_equal(config_of(&m, over, true, &cfg), 0);
+    assert_int_equal(pu_loader_config(&m, over, true, &cfg), 0);
     dlg_loader *l;
     if (dlg_loader_open(&l, &cfg, &m.host) != 0)
         fail_msg("open: %s", m.last_error);
@@ -175,7 +160,7 @@ static void test_other_size_is_an_error(void **st)
     mock_host m;
     mock_host_init(&m);
     dlg_loader_config cfg;
-    assert_int_equal(config_of(&m, over, false, &cfg), 0);
+    assert_int_equal(pu_loader_config(&m, over, false, &cfg), 0);
     dlg_loader *l;
     if (dlg_loader_open(&l, &cfg, &m.host) != 0)
         fail_msg("open: %s", m.last_error);
@@ -208,7 +193,7 @@ static void test_corrupt_first_record(void **st)
         mock_host m;
         mock_host_init(&m);
         dlg_loader_config cfg;
-        assert_int_equal(config_of(&m, over, false, &cfg), 0);
+        assert_int_equal(pu_loader_config(&m, over, false, &cfg), 0);
         int size = -1;
         dlg_loader *l = NULL;
         if (!skip) {
@@ -252,7 +237,7 @@ static void test_refusals(void **st)
     mock_host m;
     mock_host_init(&m);
     dlg_loader_config cfg;
-    assert_int_equal(config_of(&m, rect, true, &cfg), 0);
+    assert_int_equal(pu_loader_config(&m, rect, true, &cfg), 0);
     int size = -1;
     assert_true(dlg_loader_input_size(&cfg, &m.host, &size) < 0);
     assert_non_null(strstr(m.last_error, "which is 12x16"));
@@ -276,7 +261,7 @@ static void test_refusals(void **st)
         for (int j = 0; j < 3 && k[i].over[j]; j++)
             over[j + 1] = k[i].over[j];
         mock_host_init(&m);
-        assert_int_not_equal(config_of(&m, over, true, &cfg), 0);
+        assert_int_not_equal(pu_loader_config(&m, over, true, &cfg), 0);
         if (!strstr(m.last_error, k[i].want) || m.errors != 1)
             fail_msg("case %zu: '%s', want '%s'", i, m.last_error, k[i].want);
         mock_host_fini(&m);
