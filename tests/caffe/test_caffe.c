@@ -144,18 +144,9 @@ static void test_bad_input(void **st)
  * line it raised in err[]. */
 static int check_only(const char *model, const char *const *ov, char *err, size_t len)
 {
-    const dlg_plugin_desc *d = mock_load_plugin("caffe.so", DLG_KIND_WORKLOAD, model);
-    assert_non_null(d);
-    assert_true(dlg_workload_has_check(d->ops));
-    dlg_value vals[64];
-    memset(vals, 0, sizeof vals);
-    assert_int_equal(mock_options(d->options, vals, ov), 0);
-    mock_host m;
-    mock_host_init(&m);
-    dlg_job_info job = {.struct_size = sizeof job, .job = "t", .cpus = 2, .seed = 7};
-    int rc = ((const dlg_workload_ops *)d->ops)->check(&m.host, vals, &job);
-    snprintf(err, len, "%s", m.last_error);
-    mock_host_fini(&m);
+    int rc = 0;
+    if (!wr_check("caffe.so", model, ov, &rc, err, len))
+        fail_msg("%s", err);
     return rc;
 }
 

@@ -39,6 +39,26 @@ void wr_run(const char *so, const char *name, const char *const *overrides, int 
     wr_run_with(so, name, overrides, steps, r, NULL, NULL);
 }
 
+bool wr_check(const char *so, const char *name, const char *const *overrides, int *rc, char *err,
+              size_t len)
+{
+    const dlg_plugin_desc *d = mock_load_plugin(so, DLG_KIND_WORKLOAD, name);
+    dlg_value vals[64];
+    memset(vals, 0, sizeof vals);
+    if (!d || !dlg_workload_has_check(d->ops) || mock_options(d->options, vals, overrides) != 0) {
+        snprintf(err, len, "%s %s: %s", so, name,
+                 !d ? "not loaded" : !dlg_workload_has_check(d->ops) ? "no check op" : "overrides refused");
+        return false;
+    }
+    mock_host m;
+    mock_host_init(&m);
+    dlg_job_info job = {.struct_size = sizeof job, .job = "t", .cpus = 2, .seed = 7};
+    *rc = ((const dlg_workload_ops *)d->ops)->check(&m.host, vals, &job);
+    snprintf(err, len, "%s", m.last_error);
+    mock_host_fini(&m);
+    return true;
+}
+
 void wr_run_with(const char *so, const char *name, const char *const *overrides, int steps, wr_result *r,
                  void (*hook)(mock_host *m, void *arg), void *arg)
 {

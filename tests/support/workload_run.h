@@ -30,6 +30,12 @@ void wr_run(const char *so, const char *name, const char *const *overrides, int 
  * register storage backends: mock_add_storage). */
 void wr_run_with(const char *so, const char *name, const char *const *overrides, int steps, wr_result *r,
                  void (*hook)(mock_host *m, void *arg), void *arg);
+/* Runs only the workload's check op (ops version 3) with the overrides, as
+ * the planner asks it about a cell: *rc is its return, err its error line
+ * ("" if none).  False when the plugin, its check op or the overrides
+ * could not be had (err says which): the caller's test has failed. */
+bool wr_check(const char *so, const char *name, const char *const *overrides, int *rc, char *err,
+              size_t len);
 const char *wr_field(const wr_result *r, const char *key);
 /* Whether /proc/cpuinfo's flags list `flag` (e.g. "avx512f"): what a
  * workload may refuse without. */
