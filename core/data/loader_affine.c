@@ -5,6 +5,7 @@
  * source (a loop without bounds checks) and the edges, where every tap is
  * checked. */
 #include "loader_affine.h"
+#include "loader_warp_simd.h"
 
 #include <math.h>
 
@@ -196,7 +197,9 @@ static void checked_run(const dlg_rgb8 *src, const row_map *r, uint8_t *out, int
  * 1/32.  This is OpenCV's rounding, not the exact map's, so the taps and
  * the bytes are cv::warpAffine's.  Columns go in strips of STRIP so that
  * the per-column terms live on the stack and are computed once per strip,
- * not once per pixel. */
+ * not once per pixel.  Each row's inside run goes through the AVX2 kernel
+ * (loader_warp_avx2.c, the same integers 8 outputs at a time) where the
+ * CPU has it, through cv_fast otherwise. */
 #define AB_BITS 10
 #define STRIP 256
 
@@ -242,7 +245,9 @@ static void cv_fast(const dlg_rgb8 *src, const cv_strip *st, int32_t xr, int32_t
     }
 }
 
-/* Outputs [xa, xb) with every tap checked (the border). */
+/* Outputs [xa, xb) with every tap checked (the border).  Constant border:
+ * an output whose four taps all lie outside is fill itself (the weights
+ * sum to one). */
 static void cv_checked(const dlg_rgb8 *src, const cv_strip *st, int32_t xr, int32_t yr,
                        uint8_t *out, int xa, int xb, int fill)
 {
@@ -250,6 +255,10 @@ static void cv_checked(const dlg_rgb8 *src, const cv_strip *st, int32_t xr, int3
     for (int x = xa; x < xb; x++) {
         int32_t X = cv_at(xr, st->a[x]), Y = cv_at(yr, st->b[x]);
         int ix = X >> bits, iy = Y >> bits, fx = X & mask, fy = Y & mask;
+        if (ix < -1 || iy < -1 || ix >= src->w || iy >= src->h) {
+            out[3 * x] = out[3 * x + 1] = out[3 * x + 2] = (uint8_t)fill;
+            continue;
+        }
         const int32_t w[4] = {(one - fx) * (one - fy), fx * (one - fy), (one - fx) * fy, fx * fy};
         for (int c = 0; c < 3; c++) {
             int32_t v = tap(src, ix, iy, c, fill) * w[0] + tap(src, ix + 1, iy, c, fill) * w[1] +
@@ -261,9 +270,10 @@ static void cv_checked(const dlg_rgb8 *src, const cv_strip *st, int32_t xr, int3
 }
 
 /* One row of the strip: X and Y are monotonic in x, so the outputs with
- * every tap inside are one run; the border on either side is checked. */
+ * every tap inside are one run; the border on either side is checked.
+ * simd: the run goes through the AVX2 kernel, its last few through C. */
 static void cv_row(const dlg_rgb8 *src, const cv_strip *st, int32_t xr, int32_t yr, uint8_t *out,
-                   int n, int fill)
+                   int n, int fill, bool simd)
 {
     int xa = 0, xb = n;
     while (xa < n && !cv_inside(src, st, xr, yr, xa))
@@ -271,14 +281,28 @@ static void cv_row(const dlg_rgb8 *src, const cv_strip *st, int32_t xr, int32_t 
     while (xb > xa && !cv_inside(src, st, xr, yr, xb - 1))
         xb--;
     cv_checked(src, st, xr, yr, out, 0, xa, fill);
-    cv_fast(src, st, xr, yr, out, xa, xb);
+    int x = xa;
+    if (simd) {
+        dlg_warp_row r = {src->px, (int32_t)src->stride, st->a, st->b, xr, yr};
+        x = dlg_warp_run_avx2(&r, out, xa, xb);
+    }
+    cv_fast(src, st, xr, yr, out, x, xb);
     cv_checked(src, st, xr, yr, out, xb, n, fill);
+}
+
+/* Whether the AVX2 kernel may run on src: the CPU has it, and every tap's
+ * byte offset fits its 32-bit gather indices. */
+static bool use_simd(const dlg_rgb8 *src)
+{
+    return src->w >= 2 && src->h >= 2 && (uint64_t)src->h * src->stride <= INT32_MAX &&
+           dlg_warp_have_avx2();
 }
 
 static void warp_cv(const dlg_rgb8 *src, const dlg_rgb8 *dst, const dlg_affine *inv, int fill)
 {
     const double *m = inv->m, scale = 1 << AB_BITS;
     const int32_t round = (1 << AB_BITS) >> (DLG_WARP_AFFINE_BITS + 1); /* half a 1/32 */
+    const bool simd = use_simd(src);
     cv_strip st;
     for (int x0 = 0; x0 < dst->w; x0 += STRIP) {
         int n = dst->w - x0 < STRIP ? dst->w - x0 : STRIP;
@@ -289,7 +313,8 @@ static void warp_cv(const dlg_rgb8 *src, const dlg_rgb8 *dst, const dlg_affine *
         for (int y = 0; y < dst->h; y++) {
             int32_t xr = sat_round((m[1] * y + m[2]) * scale) + round;
             int32_t yr = sat_round((m[4] * y + m[5]) * scale) + round;
-            cv_row(src, &st, xr, yr, dst->px + (size_t)y * dst->stride + (size_t)x0 * 3, n, fill);
+            cv_row(src, &st, xr, yr, dst->px + (size_t)y * dst->stride + (size_t)x0 * 3, n, fill,
+                   simd);
         }
     }
 }
@@ -315,7 +340,10 @@ void dlg_warp_rgb(const dlg_rgb8 *src, const dlg_rgb8 *dst, const dlg_affine *in
     }
 }
 
-const char *dlg_warp_isa(void) { return "scalar C (x86-64 baseline)"; }
+const char *dlg_warp_isa(void)
+{
+    return dlg_warp_have_avx2() ? "avx2 (dispatched)" : "scalar C (x86-64 baseline)";
+}
 
 void dlg_affine_invert(const dlg_affine *fwd, dlg_affine *inv)
 {
@@ -335,6 +363,48 @@ void dlg_affine_resize(int w, int h, int nw, int nh, dlg_affine *inv)
 {
     double sx = (double)w / nw, sy = (double)h / nh;
     *inv = (dlg_affine){{sx, 0, 0.5 * sx - 0.5, 0, sy, 0.5 * sy - 0.5}};
+}
+
+/* resizeNN's source index of output i: floor(i * (1 / (n_out / n_in))) in
+ * double, as OpenCV computes it (not i * n_in / n_out: the reciprocal's
+ * rounding moves some exact quotients down one), the last pixel at most. */
+static int nn_index(int i, double inv_scale, int n_in)
+{
+    int s = (int)floor(i * inv_scale);
+    return s < n_in - 1 ? s : n_in - 1;
+}
+
+/* cv::resize INTER_NEAREST: columns in strips, their byte offsets on the
+ * stack. */
+static void resize_nearest(const dlg_rgb8 *src, const dlg_rgb8 *dst)
+{
+    const double ifx = 1.0 / ((double)dst->w / src->w), ify = 1.0 / ((double)dst->h / src->h);
+    int32_t ofs[STRIP];
+    for (int x0 = 0; x0 < dst->w; x0 += STRIP) {
+        int n = dst->w - x0 < STRIP ? dst->w - x0 : STRIP;
+        for (int x = 0; x < n; x++)
+            ofs[x] = 3 * nn_index(x0 + x, ifx, src->w);
+        for (int y = 0; y < dst->h; y++) {
+            const uint8_t *row = src->px + (size_t)nn_index(y, ify, src->h) * src->stride;
+            uint8_t *out = dst->px + (size_t)y * dst->stride + (size_t)x0 * 3;
+            for (int x = 0; x < n; x++) {
+                out[3 * x] = row[ofs[x]];
+                out[3 * x + 1] = row[ofs[x] + 1];
+                out[3 * x + 2] = row[ofs[x] + 2];
+            }
+        }
+    }
+}
+
+void dlg_resize_rgb(const dlg_rgb8 *src, const dlg_rgb8 *dst, int interp)
+{
+    if (interp == DLG_WARP_NEAREST) {
+        resize_nearest(src, dst);
+        return;
+    }
+    dlg_affine inv;
+    dlg_affine_resize(src->w, src->h, dst->w, dst->h, &inv);
+    dlg_warp_rgb(src, dst, &inv, -1, interp);
 }
 
 void dlg_mx_affine(float shear, int angle, float scale, float ratio, int w, int h,

@@ -40,15 +40,23 @@ enum { DLG_WARP_NEAREST = 0, DLG_WARP_AFFINE_BITS = 5, DLG_WARP_RESIZE_BITS = 11
 void dlg_warp_rgb(const dlg_rgb8 *src, const dlg_rgb8 *dst, const dlg_affine *inv, int fill,
                   int interp);
 
-/* What the warp's loops run with (for benchmarks). */
+/* What the warp's loops run with (for benchmarks): the bilinear 1/32
+ * constant-border warp's inside runs go through AVX2 where the CPU has it
+ * ("avx2 (dispatched)"), everything else is scalar C. */
 const char *dlg_warp_isa(void);
 
 /* The inverse map, as cv::invertAffineTransform (a singular map gives 0s). */
 void dlg_affine_invert(const dlg_affine *fwd, dlg_affine *inv);
 
-/* cv::resize's map from an nw x nh output to a w x h source:
+/* cv::resize's bilinear map from an nw x nh output to a w x h source:
  * sx = (x + 0.5) w / nw - 0.5 (the same in y). */
 void dlg_affine_resize(int w, int h, int nw, int nh, dlg_affine *inv);
+
+/* cv::resize of src to dst's size.  interp DLG_WARP_NEAREST: INTER_NEAREST,
+ * which takes source column floor(x * (1 / (nw / w))) in double (resizeNN;
+ * no pixel centres), row likewise, each at most the last; else bilinear
+ * through dlg_affine_resize's map with the edges replicated. */
+void dlg_resize_rgb(const dlg_rgb8 *src, const dlg_rgb8 *dst, int interp);
 
 /* MXNet's augmenter matrix (image_aug_default.cc, in its float arithmetic)
  * for shear s, a whole angle in degrees, scale and aspect ratio on a w x h

@@ -88,9 +88,7 @@ static int mx_resize(const dlg_loader_config *cfg, dlg_ld_scratch *sc, dlg_rgb8 
     int rc = stage_buf(sc, 0, nw, nh, what, &out, err);
     if (rc < 0)
         return rc;
-    dlg_affine inv;
-    dlg_affine_resize(img->w, img->h, nw, nh, &inv);
-    dlg_warp_rgb(img, &out, &inv, -1, resize_interp(&cfg->mx));
+    dlg_resize_rgb(img, &out, resize_interp(&cfg->mx));
     *img = out;
     return 0;
 }
@@ -179,9 +177,7 @@ static int area_crop(const dlg_loader_config *cfg, dlg_ld_scratch *sc, uint64_t 
         int rc = stage_buf(sc, 3, cfg->crop, cfg->crop, what, out, err);
         if (rc < 0)
             return rc;
-        dlg_affine inv;
-        dlg_affine_resize(xa, ya, cfg->crop, cfg->crop, &inv);
-        dlg_warp_rgb(&roi, out, &inv, -1, resize_interp(mx));
+        dlg_resize_rgb(&roi, out, resize_interp(mx));
         return 1;
     }
     return 0;

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "loader_affine.h"
 #include "loader_hls.h"
@@ -141,11 +143,17 @@ static void test_rotate_90(void **st)
  * sampling at x = x' - m y' + m H / 2, y = y'.  And a rotation with shear,
  * scale and aspect at once against the reference inverse of MXNet's
  * matrix, built here in double from its formula. */
-static void check_against_reference(float shear, int angle, float scale, float ratio)
+static void check_against_reference(float shear, int angle, float scale, float ratio, int SW,
+                                    int SH, int pad)
 {
-    enum { SW = 23, SH = 17 };
-    uint8_t a[SW * SH * 3];
-    pattern(a, SW, SH);
+    /* a view into a wider buffer when pad > 0: the pad bytes are never read */
+    size_t row = (size_t)SW * 3 + (size_t)pad;
+    uint8_t *a = malloc(row * SH), *t = malloc((size_t)SW * SH * 3);
+    pattern(t, SW, SH);
+    memset(a, 0xee, row * SH);
+    for (int y = 0; y < SH; y++)
+        memcpy(a + row * y, t + (size_t)SW * 3 * y, (size_t)SW * 3);
+    free(t);
     dlg_affine fwd, inv;
     int nw, nh;
     dlg_mx_affine(shear, angle, scale, ratio, SW, SH, &fwd, &nw, &nh);
@@ -158,7 +166,7 @@ static void check_against_reference(float shear, int angle, float scale, float r
     assert_int_equal(nh, (int)(scale * SH));
     dlg_affine_invert(&fwd, &inv);
     uint8_t *b = malloc((size_t)nw * nh * 3);
-    dlg_rgb8 src = {a, SW, SH, SW * 3}, dst = {b, nw, nh, (size_t)nw * 3};
+    dlg_rgb8 src = {a, SW, SH, row}, dst = {b, nw, nh, (size_t)nw * 3};
     dlg_warp_rgb(&src, &dst, &inv, FILL, DLG_WARP_AFFINE_BITS);
     double det = m00 * m11 - m01 * m10;
     int off = 0;
@@ -178,15 +186,91 @@ static void check_against_reference(float shear, int angle, float scale, float r
         }
     assert_int_equal(off, 0);
     free(b);
+    free(a);
 }
 
 static void test_shear_and_mixed(void **st)
 {
     (void)st;
-    check_against_reference(0.3f, 0, 1, 1);
-    check_against_reference(-0.1f, 0, 1, 1);
-    check_against_reference(0.1f, 10, 1, 1.25f);
-    check_against_reference(0.05f, -7, 0.8f, 0.75f);
+    check_against_reference(0.3f, 0, 1, 1, 23, 17, 0);
+    check_against_reference(-0.1f, 0, 1, 1, 23, 17, 0);
+    check_against_reference(0.1f, 10, 1, 1.25f, 23, 17, 0);
+    check_against_reference(0.05f, -7, 0.8f, 0.75f, 23, 17, 0);
+    /* rows long enough for the vector kernel (8 outputs a step) and its
+     * leftovers, in a view of a wider buffer */
+    check_against_reference(0.1f, 10, 1, 1, 157, 101, 0);
+    check_against_reference(-0.2f, -33, 1.3f, 0.8f, 90, 61, 7);
+    check_against_reference(0, 180, 0.7f, 1, 71, 45, 3);
+}
+
+/* A source that fills whole pages, with unmapped pages on both sides: a
+ * warp whose taps reach the first and the last pixel (x and y scaled by
+ * 62.5 / 63, a small turn) reads no byte outside the image (a read
+ * past it faults) and gives the reference's bytes. */
+static void test_warp_reads_only_the_image(void **st)
+{
+    (void)st;
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const int w = 64, h = (int)(page / 64); /* w h 3 = 3 pages */
+    const size_t len = (size_t)w * h * 3;
+    uint8_t *map = mmap(NULL, len + 2 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(map != MAP_FAILED);
+    uint8_t *a = map + page;
+    assert_int_equal(mprotect(a, len, PROT_READ | PROT_WRITE), 0);
+    pattern(a, w, h);
+    const double k = 62.5 / 63, s = 0.002; /* the turn: a few 1/32 across the image */
+    dlg_affine inv = {{k, s, 0, -s, k * (h - 1.5) / (h - 1), s * (w - 1)}};
+    uint8_t *b = malloc(len);
+    dlg_rgb8 src = {a, w, h, (size_t)w * 3}, dst = {b, w, h, (size_t)w * 3};
+    dlg_warp_rgb(&src, &dst, &inv, FILL, DLG_WARP_AFFINE_BITS);
+    int inside = 0;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            long X = cv_coord(inv.m[0], inv.m[1], inv.m[2], x, y);
+            long Y = cv_coord(inv.m[3], inv.m[4], inv.m[5], x, y);
+            inside += X >= 0 && Y >= 0 && (X >> 5) < w - 1 && (Y >> 5) < h - 1;
+            for (int c = 0; c < 3; c++) {
+                int want = (int)floor(ref_sample(&src, X, Y, c, FILL) + 0.5);
+                if (at(&dst, x, y, c) != want)
+                    fail_msg("(%d,%d,%d) = %d, reference %d", x, y, c, at(&dst, x, y, c), want);
+            }
+        }
+    assert_true(inside > w * h / 2);
+    /* the taps did reach both corners */
+    assert_true(cv_coord(inv.m[0], inv.m[1], inv.m[2], 0, 0) >> 5 == 0);
+    assert_true(cv_coord(inv.m[0], inv.m[1], inv.m[2], w - 1, h - 1) >> 5 == w - 2);
+    assert_true(cv_coord(inv.m[3], inv.m[4], inv.m[5], w - 1, h - 1) >> 5 == h - 2);
+    free(b);
+    munmap(map, len + 2 * page);
+}
+
+/* cv::resize INTER_NEAREST (cv2 4.6 on these bytes): source column
+ * floor(x * (1 / (nw / w))), no pixel centres, so 7 -> 3 takes columns
+ * 0, 2, 4 (centres would give 1, 3, 5); and 14 -> 18 takes column 6 for
+ * x = 9, where 9 x 14 / 18 is 7 exactly but OpenCV's reciprocal rounds
+ * it down. */
+static void test_resize_nearest(void **st)
+{
+    (void)st;
+    static const struct {
+        int w, h, nw, nh;
+        int xs[18], ys[9];
+    } k[] = {{14, 5, 18, 3, {0, 0, 1, 2, 3, 3, 4, 5, 6, 6, 7, 8, 9, 10, 10, 11, 12, 13}, {0, 1, 3}},
+             {7, 5, 3, 9, {0, 2, 4}, {0, 0, 1, 1, 2, 2, 3, 3, 4}}};
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        uint8_t a[14 * 5 * 3], b[18 * 9 * 3];
+        pattern(a, k[i].w, k[i].h);
+        dlg_rgb8 src = {a, k[i].w, k[i].h, (size_t)k[i].w * 3};
+        dlg_rgb8 dst = {b, k[i].nw, k[i].nh, (size_t)k[i].nw * 3};
+        dlg_resize_rgb(&src, &dst, DLG_WARP_NEAREST);
+        for (int y = 0; y < k[i].nh; y++)
+            for (int x = 0; x < k[i].nw; x++)
+                for (int c = 0; c < 3; c++)
+                    if (at(&dst, x, y, c) != at(&src, k[i].xs[x], k[i].ys[y], c))
+                        fail_msg("%dx%d -> %dx%d: (%d,%d,%d) = %d, cv2 takes (%d,%d): %d",
+                                 k[i].w, k[i].h, k[i].nw, k[i].nh, x, y, c, at(&dst, x, y, c),
+                                 k[i].xs[x], k[i].ys[y], at(&src, k[i].xs[x], k[i].ys[y], c));
+    }
 }
 
 /* cv::resize's map: 4x4 -> 2x2 averages each 2x2 block; 2x2 -> 4x4 keeps
@@ -346,7 +430,8 @@ int main(void)
         cmocka_unit_test(test_rotate_90),          cmocka_unit_test(test_shear_and_mixed),
         cmocka_unit_test(test_resize_map),         cmocka_unit_test(test_hls_round_trip),
         cmocka_unit_test(test_hls_known_colours),  cmocka_unit_test(test_hls_jitter),
-        cmocka_unit_test(test_hls_long_row),
+        cmocka_unit_test(test_hls_long_row),       cmocka_unit_test(test_warp_reads_only_the_image),
+        cmocka_unit_test(test_resize_nearest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
