@@ -30,6 +30,12 @@ size_t dlg_command_names(const char **names, size_t max);
  * and exit 0).  Said on stderr, once. */
 int dlg_stdout_written(int rc);
 int dlg_cmd_run(const dlg_cli *cli, int argc, char **argv);
+/* The options of run (cmd_run.c) and of mkdata (cmd_mkdata.c, either kind)
+ * that take the next argument as their value, NULL-terminated: their
+ * parsers go by these, and main.c reads them to tell such a value ("-h")
+ * from an option. */
+extern const char *const dlg_run_valued[];
+extern const char *const dlg_mkdata_valued[];
 int dlg_cmd_list(const dlg_cli *cli, int argc, char **argv);
 int dlg_cmd_help(const dlg_cli *cli, int argc, char **argv);
 int dlg_cmd_sysinfo(const dlg_cli *cli, int argc, char **argv);

@@ -35,10 +35,14 @@ static const char mk_usage[] =
     "An existing DIR/SPLIT, DIR/SPLIT.txt or DIR/SPLIT.lst is replaced only if mkdata\n"
     "made it (else mkdata refuses, before any work); existing text files are replaced.\n";
 
+/* The options of either kind that take a value (cli.h: main.c reads this
+ * list too); a kind's other options are flags. */
+const char *const dlg_mkdata_valued[] = {"--out",     "--classes", "--images", "--seed",  "--quality",
+                                         "--threads", "--split",   "--words",  "--vocab", NULL};
+
 typedef struct mk_opt {
-    const char *name;
+    const char *name;  /* without the "--" */
     const char *value; /* NULL until given; "1" for flags */
-    bool flag;
 } mk_opt;
 
 static int usage_error(const char *fmt, const char *a, const char *b)
@@ -52,6 +56,22 @@ static int usage_error(const char *fmt, const char *a, const char *b)
 void dlg_mkdata_usage(FILE *out) { fputs(mk_usage, out); }
 
 static bool is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
+
+/* The first len bytes of name (no "--") name a dlg_mkdata_valued option. */
+static bool takes_value(const char *name, size_t len)
+{
+    for (const char *const *v = dlg_mkdata_valued; *v; v++)
+        if (strlen(*v + 2) == len && strncmp(*v + 2, name, len) == 0)
+            return true;
+    return false;
+}
+
+/* a is exactly one of dlg_mkdata_valued: "--out --classes 2" gives --out
+ * no value, whichever kind has --classes (main.c's rule for -h too). */
+static bool is_valued(const char *a)
+{
+    return strncmp(a, "--", 2) == 0 && takes_value(a + 2, strlen(a + 2));
+}
 
 /* The option "--name" or "--name=value" names; NULL if none. */
 static mk_opt *find_opt(mk_opt *opts, const char *a)
@@ -84,13 +104,13 @@ static int parse_args(int argc, char **argv, mk_opt *opts)
             return usage_error("unknown option '%s' for %s", a, argv[1]);
         if (o->value)
             return usage_error("option '%s' given twice%s", a, "");
-        if (o->flag) {
+        if (!takes_value(o->name, strlen(o->name))) {
             if (eq)
                 return usage_error("option '--%s' takes no value%s", o->name, "");
             o->value = "1";
         } else if (eq) {
             o->value = eq + 1;
-        } else if (i + 1 < argc && !find_opt(opts, argv[i + 1])) {
+        } else if (i + 1 < argc && !find_opt(opts, argv[i + 1]) && !is_valued(argv[i + 1])) {
             /* "--out --classes 2" made a folder "--classes" of --out */
             o->value = argv[++i];
         } else {
@@ -265,9 +285,8 @@ static int write_images(const mk_work *w)
 
 static int mk_images(int argc, char **argv)
 {
-    mk_opt o[] = {{"out", NULL, false},     {"classes", NULL, false}, {"images", NULL, false},
-                  {"seed", NULL, false},    {"quality", NULL, false}, {"threads", NULL, false},
-                  {"split", NULL, false},   {NULL, NULL, false}};
+    mk_opt o[] = {{"out", NULL},     {"classes", NULL}, {"images", NULL}, {"seed", NULL},
+                  {"quality", NULL}, {"threads", NULL}, {"split", NULL},  {NULL, NULL}};
     uint64_t classes, images, seed, quality, threads;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int rc = parse_args(argc, argv, o);
@@ -322,8 +341,8 @@ static int write_text(const mk_work *w)
 
 static int mk_text(int argc, char **argv)
 {
-    mk_opt o[] = {{"out", NULL, false},  {"words", NULL, false},  {"vocab", NULL, false},
-                  {"seed", NULL, false}, {"splits", NULL, true},  {NULL, NULL, false}};
+    mk_opt o[] = {{"out", NULL},  {"words", NULL},  {"vocab", NULL},
+                  {"seed", NULL}, {"splits", NULL}, {NULL, NULL}};
     uint64_t words, vocab, seed;
     int rc = parse_args(argc, argv, o);
     if (rc < 0)

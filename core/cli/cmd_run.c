@@ -24,17 +24,40 @@
 #include <time.h>
 #include <unistd.h>
 
+/* run's options that take a value (cli.h: main.c reads this list too). */
+const char *const dlg_run_valued[] = {"--job", "--set", NULL};
+
+static bool takes_value(const char *opt)
+{
+    for (const char *const *v = dlg_run_valued; *v; v++)
+        if (strcmp(opt, *v) == 0)
+            return true;
+    return false;
+}
+
 /* (dlgauge's own options, -v and the like, are caught in main.c.) */
 static void unknown_option(const char *opt)
 {
-    static const char *const valued[] = {"--job", "--set"};
-    for (size_t i = 0; i < sizeof valued / sizeof *valued; i++)
-        if (strcmp(opt, valued[i]) == 0) {
-            fprintf(stderr, "dlgauge run: %s needs a value (%s)\n", opt,
-                    i == 0 ? "--job NAME" : "--set SECTION.key=value");
-            return;
-        }
-    fprintf(stderr, "dlgauge run: unknown option '%s' (dlgauge help run lists them)\n", opt);
+    if (takes_value(opt))
+        fprintf(stderr, "dlgauge run: %s needs a value (%s)\n", opt,
+                strcmp(opt, "--job") == 0 ? "--job NAME" : "--set SECTION.key=value");
+    else
+        fprintf(stderr, "dlgauge run: unknown option '%s' (dlgauge help run lists them)\n", opt);
+}
+
+/* One of dlg_run_valued with its value; 0, or -1 after saying why. */
+static int set_valued(dlg_run_args *a, const char *opt, const char *val)
+{
+    bool job = strcmp(opt, "--job") == 0;
+    const char **list = job ? a->jobs : a->sets;
+    size_t *n = job ? &a->njobs : &a->nsets;
+    size_t max = job ? sizeof a->jobs / sizeof *a->jobs : sizeof a->sets / sizeof *a->sets;
+    if (*n == max) {
+        fprintf(stderr, "dlgauge run: too many %s options\n", opt);
+        return -1;
+    }
+    list[(*n)++] = val;
+    return 0;
 }
 
 static int parse_args(int argc, char **argv, dlg_run_args *a)
@@ -54,18 +77,11 @@ static int parse_args(int argc, char **argv, dlg_run_args *a)
             a->dry_run = true;
         else if (strcmp(argv[i], "--resume") == 0)
             a->resume = true;
-        else if (strcmp(argv[i], "--job") == 0 && i + 1 < argc) {
-            if (a->njobs == sizeof a->jobs / sizeof *a->jobs) {
-                fprintf(stderr, "dlgauge run: too many --job options\n");
+        /* "--job --set x": --job needs a value, as main.c has it (no job "--set") */
+        else if (takes_value(argv[i]) && i + 1 < argc && !takes_value(argv[i + 1])) {
+            if (set_valued(a, argv[i], argv[i + 1]) != 0)
                 return -1;
-            }
-            a->jobs[a->njobs++] = argv[++i];
-        } else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc) {
-            if (a->nsets == sizeof a->sets / sizeof *a->sets) {
-                fprintf(stderr, "dlgauge run: too many --set options\n");
-                return -1;
-            }
-            a->sets[a->nsets++] = argv[++i];
+            i++;
         } else {
             unknown_option(argv[i]);
             return -1;

@@ -1,8 +1,10 @@
 /* dlgauge: benchmark deep-learning workloads and find the machine shape
  * that runs them at full speed for the least money. */
 #include "cli.h"
+#include "compare.h"
 #include "git_rev.h"
 #include "options.h"
+#include "report.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -31,9 +33,8 @@ static const struct dlg_command {
     const char *more;  /* what only the command's own help adds */
     bool prints;       /* stdout is its product: a write that failed there fails it */
     bool dash_parts;   /* its "--" parts its arguments (base from new), options go on after it */
-    const char *valued; /* its options that take the next argument as their value, space-separated
-                         * (as its own parser has them: core/report/report_main.c, compare_main.c,
-                         * cmd_mkdata.c, cmd_run.c) */
+    const char *const *valued; /* its options that take the next argument as their value, NULL-terminated:
+                                * the list its own parser goes by (cli.h, report.h, compare.h) */
 } commands[] = {
     {"run", dlg_cmd_run, "FILE.ini [--job NAME]... [--set SECTION.key=value]... [--dry-run] [--resume]",
      "run the jobs of FILE.ini and write results to its sinks", false,
@@ -44,7 +45,7 @@ static const struct dlg_command {
      "                   measured, created or sent\n"
      "  --resume         go on with an interrupted run from its journal (results/journal/\n"
      "                   BASENAME.journal, or [global] journal): same run id, recorded cells skipped\n",
-     false, false, "--job --set"},
+     false, false, dlg_run_valued},
     {"list", dlg_cmd_list, NULL, "the plugins found: kind, name, version, file", false,
      "  a plugin file that cannot be loaded is named on stderr with the reason, and list exits 1;\n"
      "  so it does when it finds no plugin at all (saying where it looked)\n", true, false, NULL},
@@ -61,13 +62,12 @@ static const struct dlg_command {
      "  with none, it says so and exits 0\n",
      false, false, NULL},
     {"mkdata", dlg_cmd_mkdata, "images|text", "generate a photo-like JPEG tree or a PTB-like corpus", true, NULL,
-     false, false, "--out --classes --images --seed --quality --threads --split --words --vocab"},
+     false, false, dlg_mkdata_valued},
     {"report", dlg_cmd_report, "RESULTS...", "knees, bottlenecks and the cheapest instance (docs/report.md)", true,
-     NULL, false, false,
-     "--catalog --disks --disk --workload --weight --html --markdown --gpu --color --colour --target"},
+     NULL, false, false, rep_report_valued},
     {"compare", dlg_cmd_compare, "BASE... -- NEW...",
      "new results against base, cell by cell: significance, geomean,\na regression gate (docs/compare.md)", true, NULL,
-     false, true, "--markdown --color --colour --alpha --fail-below --fail-above-latency --latency"},
+     false, true, rep_compare_valued},
     {"version", cmd_version, NULL, NULL, false, NULL, true, false, NULL},
     {"__cell", dlg_cmd_cell, "", NULL, false, NULL, false, false, NULL},
 };
@@ -186,13 +186,9 @@ static int options_end(const struct dlg_command *c, int argc, char **argv)
 /* Whether a is one of c's options that take a value. */
 static bool takes_value(const struct dlg_command *c, const char *a)
 {
-    size_t n = strlen(a);
-    for (const char *v = c->valued; v && *v; v += strspn(v, " ")) {
-        size_t w = strcspn(v, " ");
-        if (w == n && strncmp(v, a, n) == 0)
+    for (const char *const *v = c->valued; v && *v; v++)
+        if (strcmp(*v, a) == 0)
             return true;
-        v += w;
-    }
     return false;
 }
 

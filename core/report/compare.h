@@ -108,5 +108,8 @@ void rep_cmp_out_markdown(FILE *f, const rep_compare *c);
 /* The whole command for the CLI: argv after "compare".  0, 1 (the gate
  * failed) or 2 (bad input, or an output could not be written). */
 int rep_compare_main(int argc, char **argv);
+/* Its options that take the next argument as their value; NULL-terminated.
+ * main.c reads it to tell such a value ("-h") from an option. */
+extern const char *const rep_compare_valued[];
 
 #endif

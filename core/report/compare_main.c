@@ -59,22 +59,22 @@ static int parse_pct(const char *s, bool rise, double *out)
     return 0;
 }
 
-/* The options that take a value, then those that do not. */
-static const char *const options[] = {"--markdown", "--color", "--colour", "--alpha", "--fail-below",
-                                      "--fail-above-latency", "--latency", "--allow-missing", "--base", "--new",
-                                      "--"};
-enum { NVALUED = 7, NOPTIONS = sizeof options / sizeof *options };
+/* The options that take a value (compare.h: main.c reads this list too),
+ * then those that do not. */
+const char *const rep_compare_valued[] = {"--markdown", "--color", "--colour", "--alpha", "--fail-below",
+                                          "--fail-above-latency", "--latency", NULL};
+static const char *const unvalued[] = {"--allow-missing", "--base", "--new", "--", NULL};
 
-/* a is one of the first n options */
-static bool listed(const char *a, size_t n)
+/* a is in the NULL-terminated list */
+static bool listed(const char *const *list, const char *a)
 {
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(a, options[i]) == 0)
+    for (; *list; list++)
+        if (strcmp(a, *list) == 0)
             return true;
     return false;
 }
 
-/* One option (of the first NVALUED) with its value; 0, or 2 after saying why. */
+/* One option (of rep_compare_valued) with its value; 0, or 2 after saying why. */
 static int parse_valued(opts *o, const char *a, const char *val)
 {
     if (!val[0]) { /* every value names something */
@@ -145,11 +145,12 @@ static int parse_args(opts *o, int argc, char **argv)
             o->allow_missing = true;
             continue;
         }
-        if (!listed(a, NVALUED)) {
+        if (!listed(rep_compare_valued, a)) {
             fprintf(stderr, "dlgauge compare: unknown option '%s' (dlgauge compare --help)\n", a);
             return 2;
         }
-        if (i + 1 >= argc || listed(argv[i + 1], NOPTIONS)) { /* "--markdown --alpha 0.1": no file "--alpha" */
+        /* "--markdown --alpha 0.1": no file "--alpha" */
+        if (i + 1 >= argc || listed(rep_compare_valued, argv[i + 1]) || listed(unvalued, argv[i + 1])) {
             fprintf(stderr, "dlgauge compare: %s needs a value\n", a);
             return 2;
         }

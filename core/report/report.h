@@ -101,5 +101,9 @@ void rep_out_html(FILE *f, const rep_report *r);
 
 /* The whole pipeline for the CLI: argv after "report". */
 int rep_main(int argc, char **argv);
+/* Its options, every one of which takes the next argument as its value;
+ * NULL-terminated.  main.c reads it to tell such a value ("-h") from an
+ * option. */
+extern const char *const rep_report_valued[];
 
 #endif

@@ -52,14 +52,14 @@ static void free_opts(opts *o)
     free(o->weights);
 }
 
-/* The options; each takes a value. */
-static const char *const valued[] = {"--catalog", "--disks", "--disk", "--workload", "--weight", "--html",
-                                     "--markdown", "--gpu", "--color", "--colour", "--target"};
+/* The options; each takes a value (report.h: main.c reads this list too). */
+const char *const rep_report_valued[] = {"--catalog", "--disks", "--disk", "--workload", "--weight", "--html",
+                                         "--markdown", "--gpu", "--color", "--colour", "--target", NULL};
 
 static bool is_option(const char *a)
 {
-    for (size_t i = 0; i < sizeof valued / sizeof *valued; i++)
-        if (strcmp(a, valued[i]) == 0)
+    for (const char *const *v = rep_report_valued; *v; v++)
+        if (strcmp(a, *v) == 0)
             return true;
     return false;
 }

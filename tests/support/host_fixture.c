@@ -38,7 +38,12 @@ typedef struct fake_file {
 static int fake_open(void *inst, const dlg_host *h, const char *path, int flags, dlg_file *f)
 {
     (void)flags;
-    if (((const hfx_backend *)inst)->open_fails)
+    hfx_backend *fi = inst;
+    if (fi->close_first) { /* its failure, if any, is a warning: no reason for this open's */
+        h->file_close(h, fi->close_first);
+        fi->close_first = NULL;
+    }
+    if (fi->open_fails)
         return -DLG_EIO;
     fake_file *ff = (fake_file *)f;
     ff->h = h;

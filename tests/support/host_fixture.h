@@ -1,8 +1,8 @@
 /* The fixture of the tests of the host's storage path (runtime/test_host_io.c,
- * storage/test_host_fetch.c): a workload's host over one fake storage
- * backend, both as a cell would have created them, with HFX_PATH open;
- * runtime/test_host_race.c's two threads failing at once.  The backend's
- * file is HFX_FILE_BYTES bytes of 'x'; reads at offset 200 fail. */
+ * storage/test_host_fetch.c, runtime/test_host_capture.c): a workload's host
+ * over one fake storage backend, both as a cell would have created them, with
+ * HFX_PATH open; runtime/test_host_race.c's two threads failing at once.  The
+ * backend's file is HFX_FILE_BYTES bytes of 'x'; reads at offset 200 fail. */
 #ifndef DLG_HOST_FIXTURE_H
 #define DLG_HOST_FIXTURE_H
 
@@ -17,10 +17,14 @@
 /* The backend of one test: what fails, and the completions reap returns;
  * `meanwhile`: an error another thread raises while a failing call runs
  * (through host `other`), before the call fails; `said_wait` (when set):
- * where a failing call waits, after its own line, before it fails. */
+ * where a failing call waits, after its own line, before it fails;
+ * `close_first` (when set): a file the next open closes (through the host
+ * it is given) before it goes on or fails, as a backend that keeps few
+ * files open would. */
 typedef struct hfx_backend {
     const dlg_host *h; /* the storage's host, for its own lines */
     bool size_fails, close_fails, open_fails, write_fails, says_why;
+    dlg_file *close_first;
     dlg_io_done done[4];
     int ndone;
     const dlg_host *other;
