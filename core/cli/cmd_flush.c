@@ -38,22 +38,34 @@ static int open_failure_exit(int code)
     }
 }
 
-/* Flushes sink i of plan alone (a plan of that one sink): its check first,
- * as `run --dry-run` does, so that what the sink's own check refuses is a
- * configuration error whatever code it carries. */
+/* Sink i of plan alone (a plan of that one sink) through its check, as
+ * `run --dry-run` does: what the sink's own check refuses is a
+ * configuration error whatever code it carries.  Every sink is checked,
+ * those flush does not open too (they create nothing when checked), so a
+ * broken configuration still exits 2.  0 or DLG_EXIT_USAGE. */
+static int check_one(const dlg_cli *cli, const dlg_plan *plan, size_t i, dlg_plan *one)
+{
+    *one = *plan;
+    one->sinks = &plan->sinks[i];
+    one->nsinks = 1;
+    char err[4096];
+    if (dlg_sinkset_check(one, cli->verbosity, err, sizeof err) != 0) {
+        fprintf(stderr, "dlgauge: %s\n", err);
+        return DLG_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* Flushes sink i of plan alone, after check_one. */
 static int flush_one(const dlg_cli *cli, const dlg_plan *plan, size_t i)
 {
     /* What the sinks send, or that they found nothing to send and where
      * they looked, is what a flush is for: their info lines show unless -q. */
     int verbosity = cli->verbosity > 0 && cli->verbosity < DLG_LOG_INFO ? DLG_LOG_INFO : cli->verbosity;
-    dlg_plan one = *plan;
-    one.sinks = &plan->sinks[i];
-    one.nsinks = 1;
-    char err[4096];
-    if (dlg_sinkset_check(&one, cli->verbosity, err, sizeof err) != 0) {
-        fprintf(stderr, "dlgauge: %s\n", err);
+    dlg_plan one;
+    if (check_one(cli, plan, i, &one) != 0)
         return DLG_EXIT_USAGE;
-    }
+    char err[4096];
     dlg_sinkset ss;
     if (dlg_sinkset_open(&ss, &one, false, verbosity, err, sizeof err) != 0) {
         int rc = open_failure_exit(ss.open_error);
@@ -134,13 +146,16 @@ int dlg_cmd_flush(const dlg_cli *cli, int argc, char **argv)
     rc = DLG_EXIT_OK;
     size_t flushed = 0;
     for (size_t i = 0; i < plan.nsinks; i++) {
-        if (!dlg_sink_may_spool(plan.sinks[i].desc->ops, plan.sinks[i].vals))
+        if (!dlg_sink_may_spool(plan.sinks[i].desc->ops, plan.sinks[i].vals)) {
+            dlg_plan one;
+            rc = check_one(cli, &plan, i, &one) != 0 ? DLG_EXIT_USAGE : rc;
             continue;
+        }
         int r = flush_one(cli, &plan, i);
         rc = r > rc ? r : rc; /* 2 (fix the configuration) over 1 (retry) over 0 */
         flushed++;
     }
-    if (flushed == 0 && cli->verbosity > 0)
+    if (flushed == 0 && rc == DLG_EXIT_OK && cli->verbosity > 0)
         say_none_spools(file, &plan);
     else if (rc == DLG_EXIT_OK && cli->verbosity > 0)
         fprintf(stderr, "dlgauge: flushed %zu sink%s\n", flushed, flushed == 1 ? "" : "s");

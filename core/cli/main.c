@@ -58,8 +58,8 @@ static const struct dlg_command {
      "  exits 1, saying how many points stay spooled and where, if a sink still cannot deliver\n"
      "  (unreachable, or a spool it cannot read or rewrite: retry later); 2 if a sink's\n"
      "  configuration is wrong or FILE.ini has no [sink] section (fix it; 2 wins when both happen);\n"
-     "  only sinks that spool are opened (influx over HTTP; csv and json files are not created):\n"
-     "  with none, it says so and exits 0\n",
+     "  every sink's configuration is checked, but only sinks that spool are opened (influx over\n"
+     "  HTTP; csv and json files are not created): with none, it says so and exits 0\n",
      false, false, NULL},
     {"mkdata", dlg_cmd_mkdata, "images|text", "generate a photo-like JPEG tree or a PTB-like corpus", true, NULL,
      false, false, dlg_mkdata_valued},
