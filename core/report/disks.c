@@ -60,11 +60,17 @@ static int size_key(prof *p, const char *v, double *out)
     return units_key(p, v, dlg_parse_size, 1, out);
 }
 
+/* An I/O rate: >= 0, as the throttle takes it (a negative one made
+ * negative limits). */
 static int num_key(prof *p, const char *v, double *out)
 {
     char why[96];
     if (dlg_parse_double(v, out, why, sizeof why) != 0) {
         snprintf(p->why, sizeof p->why, "'%s': %s", v, why);
+        return 0;
+    }
+    if (*out < 0) {
+        snprintf(p->why, sizeof p->why, "'%s' is negative: an I/O rate is a number >= 0", v);
         return 0;
     }
     return 1;

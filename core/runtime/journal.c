@@ -243,12 +243,15 @@ static int read_record(dlg_journal *j, char *line, int lineno, char *err, size_t
 }
 
 /* "dlgauge-journal FORMAT RUN_ID HASH": a newer format is refused by name.
- * The hash is the last word: a run_id of [global] may hold spaces. */
+ * The hash is the last word: a run_id of [global] may hold spaces.  FORMAT
+ * has at most 4 digits: %d of a number past INT_MAX is undefined (glibc
+ * read 4294967297 as format 1). */
 static int read_header(dlg_journal *j, const char *line, char *jhash, char *err, size_t errlen)
 {
-    int format, at = 0;
+    int format, end = 0, at = 0;
     const char *hash = strrchr(line, ' ');
-    if (sscanf(line, "dlgauge-journal %d %n", &format, &at) != 1 || at == 0 || !hash || hash < line + at ||
+    if (sscanf(line, "dlgauge-journal %4d%n %n", &format, &end, &at) != 1 || line[end] != ' ' || at == 0 ||
+        !hash || hash < line + at ||
         format < 1 || strlen(hash + 1) >= 32 || !hash[1]) {
         snprintf(err, errlen, "%s:1: not a dlgauge run journal", j->path);
         return -1;

@@ -124,16 +124,27 @@ static int reject(influx_sink *s, const char *body, size_t len, const char *why,
 }
 
 /* Whether InfluxDB's error text names line[0..n) as unparseable (1.x and
- * 2.x both write "unable to parse '<line>': <reason>"). */
+ * 2.x both write "unable to parse '<line>': <reason>").  A line with a NUL
+ * byte (a spool a crash left zeros in) cannot be named: strncmp stopped at
+ * it, and p + n read past the end of the text. */
 static bool named_unparseable(const char *err, const char *line, size_t n)
 {
     static const char lead[] = "unable to parse '";
     for (const char *p = err; (p = strstr(p, lead)); ) {
         p += sizeof lead - 1;
-        if (strncmp(p, line, n) == 0 && strncmp(p + n, "': ", 3) == 0)
+        if (strnlen(p, n) == n && strncmp(p, line, n) == 0 && strncmp(p + n, "': ", 3) == 0)
             return true;
     }
     return false;
+}
+
+/* Whether InfluxDB says it stored the other points ("partial write", 1.x;
+ * "...: partial write: ..." in 2.x): said ahead of the lines it quotes,
+ * whose own text may hold those words. */
+static bool says_partial(const char *err)
+{
+    const char *p = strstr(err, "partial write"), *quote = strstr(err, "unable to parse '");
+    return p && (!quote || p < quote);
 }
 
 /* Sorts the lines of part into those InfluxDB named as unparseable and
@@ -178,13 +189,13 @@ static int reject_part(influx_sink *s, const char *part, size_t n, const char *w
     dlg_sbuf bad = {0}, good = {0};
     int rc = split_named(err, part, n, &bad, &good);
     if (rc != 0 || bad.len == 0 || good.len == 0) {
-        bool partial = bad.len == 0 && strstr(err, "partial write"); /* e.g. a type conflict */
+        bool partial = bad.len == 0 && says_partial(err); /* e.g. a type conflict */
         sbuf_free(&bad);
         sbuf_free(&good);
         return rc != 0 ? s->h->error(s->h, DLG_ENOMEM, "out of memory")
                        : reject(s, part, n, why, partial);
     }
-    bool stored = strstr(err, "partial write") != NULL;
+    bool stored = says_partial(err);
     rc = reject(s, bad.p, bad.len, why, false);
     if (!stored)
         influx_keep_first(&rc, resend_good(s, &good, retry, deadline_ns, left));

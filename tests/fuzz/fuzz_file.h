@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,6 +41,20 @@ static inline long fuzz_count_lines(const uint8_t *data, size_t size)
     for (size_t i = 0; i < size; i++)
         n += data[i] == '\n';
     return n + (size && data[size - 1] != '\n');
+}
+
+/* For an error "PATH:LINE: ...": LINE; 0 for "PATH: ..."; -1 for an
+ * error that does not start with PATH. */
+static inline long fuzz_err_line(const char *err, const char *path)
+{
+    size_t n = strlen(path);
+    if (strncmp(err, path, n) != 0 || err[n] != ':')
+        return -1;
+    if (err[n + 1] < '0' || err[n + 1] > '9')
+        return 0;
+    char *end;
+    long line = strtol(err + n + 1, &end, 10);
+    return *end == ':' ? line : -1;
 }
 
 #endif

@@ -1,6 +1,8 @@
 #!/bin/sh
-# Builds the libFuzzer targets (core/data formats and JPEG, config values and
-# the INI loader, disk profiles, results files) with clang and runs each one.
+# Builds the libFuzzer targets (core/data formats, JPEG and mean files,
+# config values and the INI loader, the run journal, disk profiles, results
+# files, instance catalogs, the LM corpus, the InfluxDB spool) with clang
+# and runs each one.
 #   run-fuzzers.sh [seconds-per-target] [work-dir] [target...]
 # Seeds come from tests/fuzz/corpus/<target>/ and tests/fuzz/crashes/<target>/;
 # new inputs go to <work-dir>/corpus-<target>/, crashes to
@@ -11,13 +13,15 @@ root=$(cd "$here/../.." && pwd)
 secs=${1:-5}
 work=${2:-$root/build-fuzz}
 shift $(( $# > 2 ? 2 : $# ))
-targets=${*:-recordio idx datum listfile units jpeg throttle_profile config report}
+targets=${*:-recordio idx datum listfile units jpeg throttle_profile config report binaryproto journal
+             catalog disks lm_corpus influx_spool}
 cc=${CLANG:-/usr/bin/clang}
 data=$root/core/data
 rt=$root/core/runtime
 # LMDB code is not fuzzed here (its input is a database, not bytes).
 srcs="data_error.c data_source.c recordio_writer.c recordio_reader.c recordio_idx.c
-      im2rec.c im2rec_lst.c datum.c pbwire.c listfile.c listfile_scan.c jpeg.c"
+      im2rec.c im2rec_lst.c datum.c pbwire.c binaryproto.c listfile.c listfile_scan.c jpeg.c
+      synth_text.c synth_out.c"
 flags="-g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 mkdir -p "$work/obj"
 objs=
@@ -30,7 +34,8 @@ done
 rt_objs=
 inih_def=  # as core/runtime/CMakeLists.txt: Debian's inih has run-time line limits
 grep -q ini_initial_alloc /usr/include/ini.h 2>/dev/null && inih_def=-DDLG_HAVE_INIH_RUNTIME_LIMITS
-for s in units.c options.c config_env.c config_line.c config_open.c config.c; do
+# config*.c: every part of the INI loader, however it is split into files
+for s in units.c options.c $(cd "$rt" && echo config*.c) journal.c fd_write.c; do
     o="$work/obj/rt_${s%.c}.o"
     "$cc" $flags $inih_def -c -I"$rt" -I"$root/include" "$rt/$s" -o "$o"
     rt_objs="$rt_objs $o"
@@ -38,7 +43,7 @@ done
 status=0
 for t in $targets; do
     case $t in
-    units|config)
+    units|config|journal)
         "$cc" $flags -I"$rt" -I"$root/include" "$here/fuzz_$t.c" $rt_objs -linih -lm -o "$work/fuzz_$t" ;;
     throttle_profile) # the plugin's parser, compiled in
         thr=$root/plugins/storage/throttle
@@ -48,6 +53,20 @@ for t in $targets; do
         rep=$root/core/report
         "$cc" $flags -I"$rep" -I"$rt" -I"$root/include" "$here/fuzz_$t.c" "$rep/rows.c" "$rep/read_csv.c" \
             "$rep/read_jsonl.c" "$rt/config_line.c" -lcsv -ljson-c -o "$work/fuzz_$t" ;;
+    catalog|disks) # the report's instance catalogs and disk profiles
+        rep=$root/core/report
+        "$cc" $flags -I"$rep" -I"$rt" -I"$root/include" "$here/fuzz_$t.c" "$rep/catalog.c" "$rep/disks.c" \
+            "$rep/ini_lines.c" "$rep/rows.c" "$rep/read_csv.c" "$rep/read_jsonl.c" "$rt/units.c" \
+            "$rt/config_line.c" -linih -lcsv -ljson-c -lm -o "$work/fuzz_$t" ;;
+    lm_corpus) # the mxnet workload's corpus reader, compiled in
+        mx=$root/plugins/workloads/mxnet
+        "$cc" $flags -I"$mx" -I"$data" -I"$root/include" "$here/fuzz_$t.c" "$mx/lm_corpus.c" "$mx/lm_vocab.c" \
+            $objs -lturbojpeg -lm -o "$work/fuzz_$t" ;;
+    influx_spool) # the spool replay with a stand-in for HTTP and a 64-byte window
+        ifx=$root/sinks/influx
+        "$cc" $flags -DSPOOL_WINDOW=64 -I"$ifx" -I"$root/sinks/common" -I"$root/include" "$here/fuzz_$t.c" \
+            "$ifx/influx_spool.c" "$ifx/influx_deliver.c" "$ifx/influx_hold.c" "$root/sinks/common/sbuf.c" \
+            "$root/sinks/common/sinkfs.c" -o "$work/fuzz_$t" ;;
     *)
         "$cc" $flags -I"$data" -I"$root/include" "$here/fuzz_$t.c" $objs -lturbojpeg -o "$work/fuzz_$t" ;;
     esac
