@@ -32,12 +32,13 @@ int dlg_stop_signal(void);
  * (each data loader worker, core/data/loader.c; the ticker, ticker.c).  A
  * thread that blocks these signals dies of the first fault without the
  * line (the kernel forces the default action), so none of ours does.  A
- * limit: a stack overflow in a thread the workload started itself (its own
- * pool, OpenMP, oneDNN; pthread_create called from the plugin, which the
- * runtime cannot reach without interposing libc) ends the process of
- * SIGSEGV without the line; any other fault in such a thread gets it.
- * isolation = process (the default) names the crash from the parent in
- * every case. */
+ * thread the workload starts itself gets no stack from the runtime (which
+ * cannot reach pthread_create without interposing libc): it gives itself
+ * one with the SDK's <dlgauge/sigstack.h>, as diag's pool and preprocess's
+ * workers do.  A limit: a stack overflow in one that does not (a library's
+ * pool: OpenMP, oneDNN) ends the process of SIGSEGV without the line; any
+ * other fault in such a thread gets it.  isolation = process (the
+ * default) names the crash from the parent in every case. */
 #define DLG_CRASH_NSIG 4
 #define DLG_CRASH_LINE_MAX 1024
 typedef struct dlg_crash_guard {

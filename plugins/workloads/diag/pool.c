@@ -10,6 +10,8 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <dlgauge/sigstack.h>
+
 #define CMD_QUIT (-1)
 
 struct worker {
@@ -60,9 +62,8 @@ static void pin(diag_pool *p, int tid)
         p->caller_pinned = rc == 0;
 }
 
-static void *worker_main(void *p_)
+static void work(struct worker *w)
 {
-    struct worker *w = p_;
     diag_pool *p = w->pool;
     pthread_mutex_lock(&p->lock);
     while (p->go == 0)
@@ -70,16 +71,26 @@ static void *worker_main(void *p_)
     int go = p->go;
     pthread_mutex_unlock(&p->lock);
     if (go < 0)
-        return NULL;
+        return;
     pin(p, w->tid);
     for (;;) {
         pthread_barrier_wait(&p->barrier); /* also orders the read of cmd */
         int cmd = p->cmd;
         if (cmd == CMD_QUIT)
-            return NULL;
+            return;
         p->fn(p->arg, w->tid, p->nthreads, cmd);
         pthread_barrier_wait(&p->barrier);
     }
+}
+
+/* A stack of its own for signals: a kernel that overflows this thread's
+ * stack in-process still gets the crash guard's line (sigstack.h). */
+static void *worker_main(void *w)
+{
+    void *ss = dlg_sigstack_on();
+    work(w);
+    dlg_sigstack_off(ss);
+    return NULL;
 }
 
 static void open_gate(diag_pool *p, int go)

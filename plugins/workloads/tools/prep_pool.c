@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dlgauge/sigstack.h>
+
 enum { SLOT_FREE, SLOT_BUSY, SLOT_READY };
 #define SLOTS_PER_THREAD 4
 #define BUF_ALIGN 4096
@@ -120,9 +122,8 @@ static void process(worker *wk, prep_slot *s)
         s->rc = prep_worker_sum_last(wk->w, (unsigned)((s->seq / wk->pool->in->n) & 1), &s->err);
 }
 
-static void *worker_main(void *arg)
+static void work(worker *wk)
 {
-    worker *wk = arg;
     prep_pool *p = wk->pool;
     pthread_mutex_lock(&p->mu);
     for (;;) {
@@ -142,6 +143,15 @@ static void *worker_main(void *arg)
         pthread_cond_broadcast(&p->ready);
     }
     pthread_mutex_unlock(&p->mu);
+}
+
+/* A stack of its own for signals: a decoder that overflows this thread's
+ * stack in-process still gets the crash guard's line (sigstack.h). */
+static void *worker_main(void *wk)
+{
+    void *ss = dlg_sigstack_on();
+    work(wk);
+    dlg_sigstack_off(ss);
     return NULL;
 }
 
