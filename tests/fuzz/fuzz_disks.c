@@ -1,6 +1,6 @@
 /* Fuzzes the report's disk profile reader (core/report/disks.c,
  * conf/disks/NAME.ini, `dlgauge report --disk`): a profile it accepts
- * gives limits that are numbers >= 0 (0: none); anything else is one
+ * gives limits that are finite numbers >= 0 (0: none); anything else is one
  * error naming the file (and a line of it). */
 #include <math.h>
 #include <stdlib.h>
@@ -10,7 +10,7 @@
 #include "fuzz_target.h"
 #include "model.h"
 
-static int limit(double v) { return v >= 0 && !isnan(v); }
+static int limit(double v) { return v >= 0 && isfinite(v); }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -53,11 +53,13 @@ for t in $targets; do
         rep=$root/core/report
         "$cc" $flags -I"$rep" -I"$rt" -I"$root/include" "$here/fuzz_$t.c" "$rep/rows.c" "$rep/read_csv.c" \
             "$rep/read_jsonl.c" "$rt/config_line.c" -lcsv -ljson-c -o "$work/fuzz_$t" ;;
-    catalog|disks) # the report's instance catalogs and disk profiles
+    catalog|disks) # the report's instance catalogs and disk profiles (read by the throttle's rules)
         rep=$root/core/report
-        "$cc" $flags -I"$rep" -I"$rt" -I"$root/include" "$here/fuzz_$t.c" "$rep/catalog.c" "$rep/disks.c" \
-            "$rep/ini_lines.c" "$rep/rows.c" "$rep/read_csv.c" "$rep/read_jsonl.c" "$rt/units.c" \
-            "$rt/config_line.c" -linih -lcsv -ljson-c -lm -o "$work/fuzz_$t" ;;
+        thr=$root/plugins/storage/throttle
+        "$cc" $flags -I"$rep" -I"$rt" -I"$thr" -I"$root/include" "$here/fuzz_$t.c" "$rep/catalog.c" \
+            "$rep/disks.c" "$rep/ini_lines.c" "$rep/rows.c" "$rep/read_csv.c" "$rep/read_jsonl.c" \
+            "$rt/units.c" "$rt/config_line.c" "$thr/throttle_profile.c" "$thr/throttle_units.c" \
+            "$thr/throttle_opts.c" -linih -lcsv -ljson-c -lm -o "$work/fuzz_$t" ;;
     lm_corpus) # the mxnet workload's corpus reader, compiled in
         mx=$root/plugins/workloads/mxnet
         "$cc" $flags -I"$mx" -I"$data" -I"$root/include" "$here/fuzz_$t.c" "$mx/lm_corpus.c" "$mx/lm_vocab.c" \

@@ -67,35 +67,41 @@ static char *read_line(char *str, int num, void *stream)
 
 static const char *const info_keys[] = {"name", "vendor", "source", "date", "description", NULL};
 
-static int on_key(void *user, const char *section, const char *name, const char *value)
+int thr_profile_key(thr_profile *p, const char *section, const char *name, const char *value,
+                    char *why, size_t whylen)
 {
-    load_ctx *c = user;
-    char msg[256];
     if (section[0] && strcmp(section, "disk") != 0) {
-        snprintf(msg, sizeof msg, "section [%s] is not allowed (keys go at the top or in [disk])",
+        snprintf(why, whylen, "section [%s] is not allowed (keys go at the top or in [disk])",
                  section);
-        return fail(c, msg);
+        return -1;
     }
     for (const char *const *k = info_keys; *k; k++)
         if (strcmp(*k, name) == 0)
-            return 1;
+            return 0;
     for (int i = THR_CAPACITY; i < THR_OPT_COUNT; i++) {
         if (strcmp(thr_options[i].name, name) != 0)
             continue;
         if (strlen(value) >= THR_TEXT_MAX) {
-            snprintf(msg, sizeof msg, "%s: value is too long", name);
-            return fail(c, msg);
+            snprintf(why, whylen, "%s: value is too long", name);
+            return -1;
         }
-        snprintf(c->p->text[i], THR_TEXT_MAX, "%s", value);
-        if (thr_parse_value(&thr_options[i], c->p->text[i], &c->p->v[i], msg, sizeof msg) != 0)
-            return fail(c, msg);
-        return 1;
+        snprintf(p->text[i], THR_TEXT_MAX, "%s", value);
+        return thr_parse_value(&thr_options[i], p->text[i], &p->v[i], why, whylen);
     }
-    snprintf(msg, sizeof msg, "unknown key '%s'%s", name,
+    snprintf(why, whylen, "unknown key '%s'%s", name,
              !strcmp(name, "inner") || !strcmp(name, "profile")
                  ? " (inner and profile belong in the [storage] section)"
                  : "");
-    return fail(c, msg);
+    return -1;
+}
+
+static int on_key(void *user, const char *section, const char *name, const char *value)
+{
+    load_ctx *c = user;
+    char msg[256];
+    if (thr_profile_key(c->p, section, name, value, msg, sizeof msg) != 0)
+        return fail(c, msg);
+    return 1;
 }
 
 int thr_profile_load(const dlg_host *h, const char *path, thr_profile *p)

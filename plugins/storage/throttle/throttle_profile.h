@@ -13,6 +13,13 @@ typedef struct thr_profile {
     char text[THR_OPT_COUNT][THR_TEXT_MAX]; /* v[i].text points here */
 } thr_profile;
 
+/* One key of a profile (section "" or "disk"): its value parsed into p by
+ * the option table's type and bounds, or a descriptive key skipped.  The
+ * report reads profiles through this too, so that both take the same
+ * keys and values.  -1 with a one-line reason naming the key. */
+int thr_profile_key(thr_profile *p, const char *section, const char *name, const char *value,
+                    char *why, size_t whylen);
+
 /* Reads path into p; an error names the file, the line and the key. */
 int thr_profile_load(const dlg_host *h, const char *path, thr_profile *p);
 
