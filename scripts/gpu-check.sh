@@ -198,7 +198,7 @@ build() {
   for f in "$ROOT"/core/nn/*.c "$ROOT"/core/nn/ref/*.c "$ROOT"/core/nn/models/*.c \
            "$ROOT"/core/nn/cuda/*.c "$ROOT/core/runtime/gpu_nvml.c" "$ROOT/tests/cuda/cuda_check.c" "$ROOT/tests/cuda/cuda_check_seq.c" \
            "$ROOT/tests/cuda/cuda_check_scale.c" "$ROOT/tests/cuda/cuda_check_graphs.c" \
-           "$ROOT/tests/cuda/cuda_check_input.c" "$ROOT/core/runtime/gpu_peak.c"; do
+           "$ROOT/tests/cuda/cuda_check_input.c" "$ROOT/tests/cuda/cuda_check_net.c" "$ROOT/core/runtime/gpu_peak.c"; do
     o=$BUILD/$(echo "${f#$ROOT/}" | tr / _).o
     gcc $CFLAGS -fPIC -fvisibility=hidden -c "$f" -o "$o" &
     case "${f#$ROOT/core/nn/cuda/}" in
