@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -58,3 +59,43 @@ void rt_dies_with_line(const rt_dir *d, const char *who, void (*fn)(void *), voi
     if (strncmp(err, want, strlen(want)) != 0 || !strchr(err, '\n') || strchr(err, '\n')[1])
         fail_msg("stderr \"%s\" is not the one line \"%s...\"", err, want);
 }
+
+/* rt_deep_ops (rt_crash.h): only images recurse. */
+typedef struct deep_file {
+    dlg_file f;
+    int fd;
+    int image;
+} deep_file;
+
+static int deep_open(void *inst, const dlg_host *h, const char *path, int flags, dlg_file *f)
+{
+    (void)inst;
+    (void)flags;
+    deep_file *df = (deep_file *)f;
+    size_t n = strlen(path);
+    df->image = n > 4 && strcmp(path + n - 4, ".jpg") == 0;
+    df->fd = open(path, O_RDONLY | O_CLOEXEC);
+    return df->fd < 0 ? h->error(h, DLG_EIO, "%s: cannot open", path) : 0;
+}
+
+static int deep_close(dlg_file *f) { return close(((deep_file *)f)->fd); }
+
+static int deep_size(dlg_file *f, uint64_t *out)
+{
+    struct stat st;
+    if (fstat(((deep_file *)f)->fd, &st) != 0)
+        return -DLG_EIO;
+    *out = (uint64_t)st.st_size;
+    return 0;
+}
+
+static int64_t deep_read(dlg_file *f, void *buf, size_t n, uint64_t off)
+{
+    if (((deep_file *)f)->image)
+        return rt_recurse(NULL, 0);
+    ssize_t k = pread(((deep_file *)f)->fd, buf, n, (off_t)off);
+    return k < 0 ? -DLG_EIO : (int64_t)k;
+}
+
+const dlg_storage_ops rt_deep_ops = {.version = 1, .file_size = sizeof(deep_file), .open = deep_open,
+                                         .close = deep_close, .size = deep_size, .read = deep_read};

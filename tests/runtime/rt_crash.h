@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include <dlgauge/plugin.h>
+
 #include "rt_util.h"
 
 /* Forks a child whose stderr goes to d/stderr.txt and whose crash guard is
@@ -17,5 +19,10 @@ void rt_dies_with_line(const rt_dir *d, const char *who, void (*fn)(void *), voi
 /* Recurses deeper than any thread's stack (2 KiB a frame, depth up to
  * 2^30): call it with (NULL, 0) to overflow the calling thread's stack. */
 int64_t rt_recurse(volatile char *up, long depth);
+
+/* A storage whose reads of *.jpg files recurse without end (a decoder gone
+ * wrong) and whose other files read plainly (a list file): register it on
+ * a mock host so that the thread that reads an image overflows. */
+extern const dlg_storage_ops rt_deep_ops;
 
 #endif

@@ -50,43 +50,6 @@ static void diag_pool_overflow_says_which_cell(void **state)
 }
 
 /* ---- preprocess's pool: the read of an image recurses without end -------- */
-typedef struct deep_file {
-    dlg_file f;
-    int fd;
-} deep_file;
-
-static int deep_open(void *inst, const dlg_host *h, const char *path, int flags, dlg_file *f)
-{
-    (void)inst;
-    (void)flags;
-    deep_file *df = (deep_file *)f;
-    df->fd = open(path, O_RDONLY | O_CLOEXEC);
-    return df->fd < 0 ? h->error(h, DLG_EIO, "%s: cannot open", path) : 0;
-}
-
-static int deep_close(dlg_file *f) { return close(((deep_file *)f)->fd); }
-
-static int deep_size(dlg_file *f, uint64_t *out)
-{
-    struct stat st;
-    if (fstat(((deep_file *)f)->fd, &st) != 0)
-        return -DLG_EIO;
-    *out = (uint64_t)st.st_size;
-    return 0;
-}
-
-static int64_t deep_read(dlg_file *f, void *buf, size_t n, uint64_t off)
-{
-    (void)f;
-    (void)buf;
-    (void)n;
-    (void)off;
-    return rt_recurse(NULL, 0);
-}
-
-static const dlg_storage_ops deep_ops = {.version = 1, .file_size = sizeof(deep_file), .open = deep_open,
-                                         .close = deep_close, .size = deep_size, .read = deep_read};
-
 static void overflow_in_prep_pool(void *arg)
 {
     char img[600];
@@ -96,7 +59,7 @@ static void overflow_in_prep_pool(void *arg)
         _exit(2);
     mock_host m;
     mock_host_init(&m);
-    if (mock_add_storage(&m, "deep", &deep_ops, NULL) != 0)
+    if (mock_add_storage(&m, "deep", &rt_deep_ops, NULL) != 0)
         _exit(2);
     prep_item item = {.rel = "a.jpg", .path = img};
     prep_input in = {.items = &item, .n = 1};

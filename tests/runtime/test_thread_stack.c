@@ -23,47 +23,6 @@
 
 static const char who[] = "t.ini:3: [job train] workload mxnet";
 
-/* A storage whose image reads recurse without end (a decoder gone wrong):
- * only images, which the workers read; the list opens plainly. */
-typedef struct deep_file {
-    dlg_file f;
-    int fd;
-    int image;
-} deep_file;
-
-static int deep_open(void *inst, const dlg_host *h, const char *path, int flags, dlg_file *f)
-{
-    (void)inst;
-    (void)flags;
-    deep_file *df = (deep_file *)f;
-    size_t n = strlen(path);
-    df->image = n > 4 && strcmp(path + n - 4, ".jpg") == 0;
-    df->fd = open(path, O_RDONLY | O_CLOEXEC);
-    return df->fd < 0 ? h->error(h, DLG_EIO, "%s: cannot open", path) : 0;
-}
-
-static int deep_close(dlg_file *f) { return close(((deep_file *)f)->fd); }
-
-static int deep_size(dlg_file *f, uint64_t *out)
-{
-    struct stat st;
-    if (fstat(((deep_file *)f)->fd, &st) != 0)
-        return -DLG_EIO;
-    *out = (uint64_t)st.st_size;
-    return 0;
-}
-
-static int64_t deep_read(dlg_file *f, void *buf, size_t n, uint64_t off)
-{
-    if (((deep_file *)f)->image)
-        return rt_recurse(NULL, 0);
-    ssize_t k = pread(((deep_file *)f)->fd, buf, n, (off_t)off);
-    return k < 0 ? -DLG_EIO : (int64_t)k;
-}
-
-static const dlg_storage_ops deep_ops = {.version = 1, .file_size = sizeof(deep_file), .open = deep_open,
-                                         .close = deep_close, .size = deep_size, .read = deep_read};
-
 /* In the child: a loader whose worker overflows. */
 static void overflow_in_worker(void *arg)
 {
@@ -77,7 +36,7 @@ static void overflow_in_worker(void *arg)
         _exit(2);
     mock_host m;
     mock_host_init(&m);
-    if (mock_add_storage(&m, "deep", &deep_ops, NULL) != 0)
+    if (mock_add_storage(&m, "deep", &rt_deep_ops, NULL) != 0)
         _exit(2);
     dlg_loader_config cfg;
     dlg_loader_config_defaults(&cfg);
