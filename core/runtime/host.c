@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "host.h"
+#include "host_comm.h"
 
 #include "host_error.h"
 #include "signals.h"
@@ -568,6 +569,7 @@ dlg_host_impl *dlg_host_new(dlg_services *s, const char *context_fmt, ...)
     p->file_create = dlg_host_file_create;
     p->file_write = dlg_host_file_write;
     p->file_close_written = dlg_host_file_close_written;
+    dlg_host_comm_fill(p);
     return h;
 }
 

@@ -186,6 +186,24 @@ typedef struct dlg_io_done {
     int64_t result; /* bytes read (< len only at EOF) or -code */
 } dlg_io_done;
 
+/* The run's ranks (DESIGN.md "Beyond one machine"): mpirun or srun starts
+ * one dlgauge per rank, every rank runs the same cells in the same order,
+ * and rank 0 writes the results.  Element types of the collectives: */
+typedef enum dlg_comm_type {
+    DLG_COMM_F32 = 0,
+    DLG_COMM_F64 = 1,
+    DLG_COMM_I64 = 2
+} dlg_comm_type;
+
+/* Who this process is among the ranks (host->comm_info). */
+typedef struct dlg_rank_info {
+    uint32_t struct_size;
+    int rank;            /* 0 .. size-1 */
+    int size;            /* 1 when alone: no launcher, or a build without MPI */
+    const char *engine;  /* "mpi", or "self" when alone */
+    const char *library; /* the engine's own version line ("Open MPI v4.1.4 ..."; "" for self) */
+} dlg_rank_info;
+
 typedef struct dlg_host {
     uint32_t struct_size; /* sizeof(dlg_host) as the host compiled it */
     uint32_t abi_minor;
@@ -258,6 +276,24 @@ typedef struct dlg_host {
      * (a write the file system deferred to close: NFS's EIO, a quota's
      * EDQUOT).  file_close can only warn of it. */
     int (*file_close_written)(const struct dlg_host *h, dlg_file *f);
+
+    /* Added within ABI 1.1 (check DLG_HOST_HAS(h, comm_info) once; the
+     * four collectives come with it): the run's ranks.  The runner sums
+     * the items of every rank's steps, so a collective counts its bytes
+     * on rank 0 only.  Collectives block; every rank calls the same ones
+     * in the same order, from the thread that runs setup/begin_timed/
+     * step.  Alone (size 1) they copy send to recv.  Each returns 0 or
+     * -code after one error line. */
+    void (*comm_info)(const struct dlg_host *h, dlg_rank_info *out);
+    /* recv = the element-wise sum over ranks of send (count elements of
+     * t); send == recv sums in place. */
+    int (*comm_allreduce)(const struct dlg_host *h, const void *send, void *recv, size_t count, dlg_comm_type t);
+    /* root's bytes of buf to every rank's buf. */
+    int (*comm_bcast)(const struct dlg_host *h, void *buf, size_t bytes, int root);
+    /* Sends bytes of sbuf to rank `to` while receiving as many into rbuf
+     * from rank `from` (one step of a ring; to == from == rank copies). */
+    int (*comm_sendrecv)(const struct dlg_host *h, const void *sbuf, int to, void *rbuf, int from, size_t bytes);
+    int (*comm_barrier)(const struct dlg_host *h);
 } dlg_host;
 
 /* Whether the host has `member` (struct_size says how far it filled
