@@ -6,7 +6,9 @@
 #include "git_rev.h"
 #include "metrics.h"
 #include "results.h"
+#include "comm.h"
 #include "runner.h"
+#include "runner_ranks.h"
 #include "signals.h"
 #include "sinkset.h"
 
@@ -72,6 +74,8 @@ static void synth_result(const dlg_run *run, const dlg_cell *cell, const char *s
     field_s(out, "unit", ((const dlg_workload_ops *)cell->job->workload->ops)->unit);
     field_u(out, "items", 0);
     field_u(out, "steps", 0);
+    dlg_field ranks = {.key = "ranks", .type = DLG_FIELD_INT, .v.i = 1}; /* a cell's process is no rank */
+    dlg_wire_add_field(out, &ranks);
     char when[40];
     dlg_format_rfc3339(start_ns, when, sizeof when);
     field_s(out, "start_time", when);
@@ -359,6 +363,12 @@ const char *dlg_measure_cell(dlg_run *run, const dlg_cli *cli, const dlg_run_arg
         dlg_cell_free(&cell);
         dlg_wire_point_init(out, DLG_MEASUREMENT_RESULT, 0);
         fprintf(stderr, "dlgauge: %s\n", err);
+        if (dlg_comm_size(run->comm) > 1) { /* the other ranks wait for its first setup */
+            dlg_cell_result r;
+            memset(&r, 0, sizeof r);
+            snprintf(r.error, sizeof r.error, "%s", err);
+            dlg_ranks_all_set_up(run, false, &r);
+        }
         return "error";
     }
     const char *status = cell.core[DLG_K_ISOLATION].i == DLG_ISOLATE_NONE ? in_process(run, &cell, out)

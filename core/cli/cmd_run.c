@@ -11,6 +11,7 @@
 #include "journal.h"
 #include "registry.h"
 #include "results.h"
+#include "run_ranks.h"
 #include "runner.h"
 #include "signals.h"
 #include "sinkset.h"
@@ -271,26 +272,49 @@ static void note_no_cpu_energy(void)
     free(r);
 }
 
-/* Runs every cell not yet in the journal; returns how many failed. */
+/* Rank 0's word on cell k of job (every rank's under several): run it,
+ * skip it (done in the journal) or stop the run (a stop asked for, or the
+ * file edited since the run began: *failed counts that). */
+static int cell_action(dlg_run *run, const dlg_run_args *a, dlg_journal *jn, const dlg_job *job, size_t k,
+                       int *failed)
+{
+    int action = DLG_CELL_RUN; /* the other ranks' until rank 0's word comes */
+    char note[1600];
+    if (dlg_comm_rank(run->comm) == 0) {
+        if (dlg_stop_signal())
+            action = DLG_CELL_STOP;
+        else if (dlg_journal_is_done(jn, job->name, k))
+            action = DLG_CELL_SKIP;
+        else if (config_edited(run, a, note, sizeof note)) {
+            fprintf(stderr, "dlgauge: %s\n", note);
+            (*failed)++;
+            action = DLG_CELL_STOP;
+        }
+    }
+    return dlg_ranks_cell_action(run->comm, action);
+}
+
+/* Runs every cell not yet in the journal; returns how many failed.  Under
+ * several ranks each runs every cell, and rank 0 alone keeps its results. */
 static int run_cells(dlg_run *run, const dlg_cli *cli, const dlg_run_args *a, dlg_journal *jn)
 {
-    int failed = 0;
-    bool edited = false;
+    int failed = 0, action = DLG_CELL_RUN;
+    bool lead = dlg_comm_rank(run->comm) == 0;
     char jlast[1200] = "";
-    for (size_t j = 0; j < run->plan->njobs && !dlg_stop_signal() && !edited; j++) {
+    for (size_t j = 0; j < run->plan->njobs && action != DLG_CELL_STOP; j++) {
         const dlg_job *job = &run->plan->jobs[j];
-        for (size_t k = 0; k < job->ncells && !dlg_stop_signal(); k++) {
+        for (size_t k = 0; k < job->ncells; k++) {
             run->cell_no++;
-            if (dlg_journal_is_done(jn, job->name, k))
-                continue;
-            char note[1600];
-            if ((edited = config_edited(run, a, note, sizeof note))) {
-                fprintf(stderr, "dlgauge: %s\n", note);
-                failed++;
+            if ((action = cell_action(run, a, jn, job, k, &failed)) == DLG_CELL_STOP)
                 break;
-            }
+            if (action == DLG_CELL_SKIP)
+                continue;
             dlg_wire_point wp;
             const char *status = dlg_measure_cell(run, cli, a, job, k, &wp);
+            if (!lead) { /* its failure is in rank 0's row, said there */
+                dlg_wire_point_free(&wp);
+                continue;
+            }
             dlg_result_tag_columns(run->plan, &wp);
             char st[32];
             snprintf(st, sizeof st, "%s", status);
@@ -405,83 +429,134 @@ static int check_rereadable(const dlg_plan *plan, const char *file, char *err, s
     return 0;
 }
 
-int dlg_cmd_run(const dlg_cli *cli, int argc, char **argv)
+/* Where the plan's warnings go: rank 0's stderr; the other ranks would
+ * say the same again.  NULL: none could be opened, so stderr. */
+static FILE *notes_stream(bool lead)
 {
-    dlg_run_args a;
-    if (parse_args(argc, argv, &a) != 0)
-        return DLG_EXIT_USAGE;
+    FILE *f = lead ? stderr : fopen("/dev/null", "w");
+    return f ? f : stderr;
+}
+
+/* The run of a.file on this rank (alone: the whole run). */
+static int run_file(const dlg_cli *cli, const dlg_run_args *a, dlg_comm *comm)
+{
     char err[4096];
     dlg_config cfg;
     dlg_registry reg = {0};
     dlg_plan plan = {0};
     dlg_journal jn = {.fd = -1};
+    dlg_sinkset ss = {0};
+    bool lead = dlg_comm_rank(comm) == 0, sinks_open = false;
+    FILE *notes = notes_stream(lead);
     int rc = DLG_EXIT_USAGE;
-    if (dlg_config_load(&cfg, a.file, err, sizeof err) != 0)
+    if (dlg_config_load(&cfg, a->file, err, sizeof err) != 0)
         goto fail;
-    for (size_t i = 0; i < a.nsets; i++)
-        if (dlg_config_set(&cfg, a.sets[i], err, sizeof err) != 0)
+    for (size_t i = 0; i < a->nsets; i++)
+        if (dlg_config_set(&cfg, a->sets[i], err, sizeof err) != 0)
             goto fail;
     if (dlg_registry_init(&reg, cli->plugin_dir) != 0) {
         snprintf(err, sizeof err, "out of memory");
         goto fail;
     }
     dlg_registry_scan(&reg);
-    if (dlg_plan_build_jobs(&plan, &cfg, &reg, a.jobs, a.njobs, err, sizeof err) != 0 ||
-        dlg_plan_check_inputs(&plan, stderr, err, sizeof err) != 0 ||
-        dlg_plan_check_workloads(&plan, cli->verbosity, stderr, err, sizeof err) != 0 ||
-        check_storages(&plan, cli->verbosity, err, sizeof err) != 0)
+    if (dlg_plan_build_jobs(&plan, &cfg, &reg, a->jobs, a->njobs, err, sizeof err) != 0 ||
+        dlg_plan_check_inputs(&plan, notes, err, sizeof err) != 0 ||
+        dlg_plan_check_workloads(&plan, lead ? cli->verbosity : 0, notes, err, sizeof err) != 0 ||
+        check_storages(&plan, cli->verbosity, err, sizeof err) != 0 ||
+        dlg_ranks_check_isolation(&plan, dlg_comm_size(comm), err, sizeof err) != 0)
         goto fail;
-    if (a.dry_run) {
+    if (a->dry_run) {
         if (dlg_sinkset_check(&plan, cli->verbosity, err, sizeof err) != 0)
             goto fail;
-        print_cells(&plan);
+        if (!dlg_ranks_ready(comm, true, "", &plan))
+            goto done;
+        if (lead)
+            print_cells(&plan);
         rc = dlg_stdout_written(DLG_EXIT_OK); /* the cells are its product */
         goto done;
     }
-    if (check_rereadable(&plan, a.file, err, sizeof err) != 0)
+    if (check_rereadable(&plan, a->file, err, sizeof err) != 0)
         goto fail;
-    dlg_run run = {.plan = &plan, .wire_fd = -1, .verbosity = cli->verbosity, .tty = isatty(2) != 0};
+    /* a rank other than 0 keeps no journal, writes no sink and draws no
+     * progress: its results go to rank 0 */
+    dlg_run run = {.plan = &plan, .wire_fd = -1, .verbosity = lead ? cli->verbosity : 0, .tty = lead && isatty(2) != 0,
+                   .comm = comm};
     dlg_journal_config_id(&cfg, run.config_id, sizeof run.config_id);
     if (gethostname(run.host, sizeof run.host) != 0 || !run.host[0])
         snprintf(run.host, sizeof run.host, "unknown");
-    if (open_journal(&a, &cfg, &run, &jn, err, sizeof err) != 0)
-        goto fail;
-    dlg_journal_print_notes(&jn, stderr); /* even with -q: a cron job's overlap goes unguarded */
-    dlg_signals_install();
-    dlg_sinkset ss;
-    if (dlg_sinkset_open(&ss, &plan, true, cli->verbosity, err, sizeof err) != 0) {
-        dlg_sinkset_close(&ss, 0);
-        goto fail;
+    if (lead) {
+        if (open_journal(a, &cfg, &run, &jn, err, sizeof err) != 0)
+            goto fail;
+        dlg_journal_print_notes(&jn, stderr); /* even with -q: a cron job's overlap goes unguarded */
     }
-    run.sinks = &ss;
-    write_inventory(&run, &jn);
-    if (cli->verbosity > 0 && !a.resume)
-        fprintf(stderr, "dlgauge: run %s: %zu cell%s\n", run.run_id, plan.total_cells, plan.total_cells == 1 ? "" : "s");
-    if (cli->verbosity > 0)
+    dlg_signals_install();
+    if (lead) {
+        sinks_open = true;
+        if (dlg_sinkset_open(&ss, &plan, true, cli->verbosity, err, sizeof err) != 0)
+            goto fail;
+        run.sinks = &ss;
+    }
+    if (!dlg_ranks_ready(comm, true, "", &plan))
+        goto done;
+    if (lead)
+        write_inventory(&run, &jn);
+    if (lead && cli->verbosity > 0 && !a->resume)
+        fprintf(stderr, "dlgauge: run %s: %zu cell%s\n", run.run_id, plan.total_cells,
+                plan.total_cells == 1 ? "" : "s");
+    if (lead && cli->verbosity > 0)
         note_no_cpu_energy();
-    if (cli->verbosity > 0 && plan.nsinks == 0)
+    if (lead && cli->verbosity > 0 && plan.nsinks == 0)
         fprintf(stderr, "dlgauge: %s has no [sink]: results are only printed here (add [sink csv] with "
-                        "path = results.csv to keep them)\n", a.file);
-    int failed = run_cells(&run, cli, &a, &jn);
+                        "path = results.csv to keep them)\n", a->file);
+    int failed = run_cells(&run, cli, a, &jn);
     if (jn.nfailed) { /* the exit code is the whole run's, not this part's */
         fprintf(stderr, "dlgauge: %zu cell%s failed before the run was interrupted (see %s and their rows)\n",
                 jn.nfailed, jn.nfailed == 1 ? "" : "s", jn.path);
         failed += (int)jn.nfailed;
     }
-    dlg_sinkset_close(&ss, 10ull * 1000000000ull);
-    if (cli->verbosity > 0)
+    if (lead) {
+        dlg_sinkset_close(&ss, 10ull * 1000000000ull);
+        sinks_open = false;
+    }
+    if (lead && cli->verbosity > 0)
         dlg_say_sink_files(&plan, stderr);
     rc = exit_code(failed, &ss);
-    if (dlg_stop_signal())
+    if (lead && dlg_stop_signal())
         fprintf(stderr, "dlgauge: interrupted: results so far were written (the last marked partial); "
                         "dlgauge run --resume continues\n");
+    rc = dlg_ranks_exit_status(comm, rc);
     goto done;
 fail:
-    fprintf(stderr, "dlgauge: %s\n", err);
+    dlg_ranks_ready(comm, false, err, NULL);
 done:
+    if (sinks_open)
+        dlg_sinkset_close(&ss, 0);
+    if (notes != stderr)
+        fclose(notes);
     dlg_journal_close(&jn);
     dlg_plan_free(&plan);
     dlg_registry_free(&reg);
     dlg_config_free(&cfg);
+    return rc;
+}
+
+int dlg_cmd_run(const dlg_cli *cli, int argc, char **argv)
+{
+    dlg_run_args a;
+    if (parse_args(argc, argv, &a) != 0)
+        return DLG_EXIT_USAGE;
+    /* the ranks, when a launcher started this process: every rank then
+     * runs the same cells in step, and rank 0 writes the results */
+    dlg_comm *comm;
+    char err[1024];
+    if (dlg_comm_open(&comm, err, sizeof err) != 0) {
+        fprintf(stderr, "dlgauge: %s\n", err);
+        return DLG_EXIT_USAGE;
+    }
+    dlg_rank_stderr rs;
+    dlg_rank_stderr_begin(&rs, dlg_comm_rank(comm));
+    int rc = run_file(cli, &a, comm);
+    dlg_rank_stderr_end(&rs);
+    dlg_comm_close(comm);
     return rc;
 }

@@ -4,6 +4,7 @@
 
 #include "affinity.h"
 #include "cgroup.h"
+#include "comm.h"
 #include "cpu_energy.h"
 #include "cuda/cuda_module.h"
 #include "git_rev.h"
@@ -286,6 +287,21 @@ static void disk_info(void)
     dlg_mounts_free(m, n);
 }
 
+/* The run's ranks as `dlgauge run` would open them, without opening them
+ * (MPI_Init is not cheap): the launcher's variable says this is one. */
+static void ranks_info(void)
+{
+    char lib[256], var[128];
+    dlg_comm_library(lib, sizeof lib);
+    if (dlg_comm_launched(var, sizeof var))
+        printf("ranks:      launched (%s): `dlgauge run` opens the ranks with %s\n", var,
+               lib[0] ? lib : "no MPI (built without it: run refuses to start)");
+    else if (lib[0])
+        printf("ranks:      1 (no launcher); mpirun -np N starts N with %s\n", lib);
+    else
+        printf("ranks:      1 (built without MPI)\n");
+}
+
 int dlg_cmd_sysinfo(const dlg_cli *cli, int argc, char **argv)
 {
     (void)cli;
@@ -305,6 +321,7 @@ int dlg_cmd_sysinfo(const dlg_cli *cli, int argc, char **argv)
     cpu_energy_info();
     gpu_info();
     disk_info();
+    ranks_info();
     printf("software:   dlgauge %s (git %s), glibc %s\n", DLG_VERSION, dlg_git_rev(), gnu_get_libc_version());
     printf("built with: %s\n", DLG_LIBS_BUILT_WITH);
     return DLG_EXIT_OK;

@@ -25,6 +25,7 @@ typedef struct dlg_storage_live {
 
 struct dlg_error_capture;
 struct dlg_thread_error;
+struct dlg_comm;
 
 /* Shared by every host of one cell (or of the sink set). */
 typedef struct dlg_services {
@@ -47,6 +48,7 @@ typedef struct dlg_services {
     struct dlg_error_capture *captures; /* threads whose errors are kept out of `error` */
     struct dlg_thread_error *thread_errors; /* each thread's latest error (under lock) */
     char context[512];  /* "file:line: [job x]" of the cell, before storage errors; "" outside a cell */
+    struct dlg_comm *comm; /* the run's ranks for host->comm_* (comm.h); NULL: alone */
 } dlg_services;
 
 typedef struct dlg_host_impl {

@@ -14,6 +14,7 @@ const dlg_metric dlg_core_metrics[] = {
     {"repeats", DLG_FIELD_INT, "", "repetitions measured in full: those throughput and its CI are over. A repetition cut by the timeout or a stop (status timeout or partial) is left out of them (its steps stay in steps, items and the latencies); where none was complete, throughput is the cut one's rate and repeats is 0"},
     {"warmup_steps", DLG_FIELD_INT, "steps", "untimed warm-up steps run after each repetition's setup; of the other fields only rss_peak_bytes, memory_peak_bytes, host_iowait_fraction and cell_wall_s include them"},
     {"wall_s", DLG_FIELD_DOUBLE, "s", "timed wall time, all repetitions (warm-up excluded)"},
+    {"ranks", DLG_FIELD_INT, "", "the run's ranks (mpirun -np N; 1 alone), every one running the cell: items sums theirs and each repetition's rate is that sum over the slowest rank's timed wall time (wall_s); the other fields are rank 0's own"},
     {"latency_min_us", DLG_FIELD_DOUBLE, "us", "fastest timed step (exact)"},
     {"latency_p50_us", DLG_FIELD_DOUBLE, "us", "timed step of nearest rank ceil(0.5 n) of all n (the lower middle for even n): the midpoint of its log-linear histogram bucket, clamped to [min, max]; exact below 256 ns, else within 1/256 (0.39%)"},
     {"latency_p90_us", DLG_FIELD_DOUBLE, "us", "timed step of nearest rank ceil(0.9 n), as latency_p50_us"},

@@ -248,6 +248,7 @@ void dlg_result_point(const dlg_run *run, const dlg_cell *cell, const dlg_cell_r
     fi_(&b, "repeats", res->reps);
     fi_(&b, "warmup_steps", res->warmup);
     fd_(&b, "wall_s", res->wall_s);
+    fi_(&b, "ranks", res->ranks > 0 ? res->ranks : 1);
     latency_fields(&b, res->latency);
     if (res->busy_ns)
         fd_(&b, "data_wait_fraction", (double)res->wait_ns / (double)res->busy_ns);

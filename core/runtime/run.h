@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 struct dlg_sinkset;
+struct dlg_comm;
 
 typedef struct dlg_run dlg_run;
 /* Where a cell's points go: the sinks (in-process) or the parent (child). */
@@ -24,6 +25,7 @@ struct dlg_run {
     size_t cell_no;     /* 1-based number of the cell running, over the run */
     bool warned_limits; /* "limits not enforced" is said once per run */
     char config_id[20]; /* dlg_journal_config_id of the planned configuration */
+    struct dlg_comm *comm; /* the run's ranks (comm.h); NULL: this process alone */
 };
 
 #endif

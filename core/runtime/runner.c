@@ -2,6 +2,7 @@
 #include "runner.h"
 
 #include "affinity.h"
+#include "comm.h"
 #include "cpu_energy.h"
 #include "gpu_nvml.h"
 #include "gpu_sampler.h"
@@ -11,6 +12,7 @@
 #include "proc_limits.h"
 #include "progress.h"
 #include "results.h"
+#include "runner_ranks.h"
 #include "signals.h"
 
 #include <fcntl.h>
@@ -246,12 +248,19 @@ static int timed_steps(dlg_run *run, const dlg_cell *cell, const dlg_workload_op
     uint64_t min_steps = (uint64_t)cell->core[DLG_K_MIN_STEPS].i;
     dlg_progress prog;
     uint64_t start = mono_ns(), now = start;
+    /* bound by time under several ranks, the ranks end together */
+    bool agree = !iterations && dlg_comm_size(run->comm) > 1;
+    bool step_stopped = false;
     dlg_progress_begin(&prog, run, cell, rep, (int)cell->core[DLG_K_REPEAT].i, start, iterations, duration);
     for (;;) {
-        if (iterations ? t->steps >= iterations : (t->steps >= min_steps && now - start >= duration))
-            break;
-        if (dlg_stop_signal()) {
-            t->stopped = true;
+        /* 0 go on, 1 done, 2 stopped */
+        int end = step_stopped ? 2
+                  : (iterations ? t->steps >= iterations : (t->steps >= min_steps && now - start >= duration)) ? 1
+                  : dlg_stop_signal() ? 2 : 0;
+        if (agree)
+            end = dlg_ranks_end_agreed(run, end);
+        if (end) {
+            t->stopped = end == 2;
             break;
         }
         dlg_step s = {0};
@@ -260,8 +269,8 @@ static int timed_steps(dlg_run *run, const dlg_cell *cell, const dlg_workload_op
         int rc = ops->step(state, &s);
         now = mono_ns();
         if (rc == -DLG_ESTOP && dlg_stop_signal()) {
-            t->stopped = true; /* the step noticed the stop request itself */
-            break;
+            step_stopped = true; /* the step noticed the stop request itself */
+            continue;
         }
         if (rc < 0) {
             dlg_progress_end(&prog);
@@ -365,6 +374,8 @@ static int measure_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_s
     if (rapl)
         dlg_rapl_begin(rapl);
     rc = timed_steps(run, cell, ops, state, rep, res, svc, rep_mark, host->context, &t);
+    if (rc == 0) /* the ranks' items, by the slowest rank's time */
+        dlg_ranks_rep_totals(run, &t.items, &t.wall_ns, &t.stopped);
     if (rapl)
         dlg_rapl_end(rapl, &res->cpu_energy);
     dlg_gpu_stats gst;
@@ -464,11 +475,17 @@ static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_servi
     if (rc < 0) {
         fail(res, svc, rep_mark, rep_mark, host->context, "setup", rc);
         error_at_key(cell->job, host->context, res->error, sizeof res->error);
+    }
+    if (!dlg_ranks_all_set_up(run, rc >= 0, res)) {
+        if (rc >= 0)
+            ops->teardown(state);
         return -1;
     }
     uint64_t steps0 = res->steps;
     double rate = 0;
     rc = measure_repetition(run, cell, rep, svc, rep_mark, host, nv, gpu, rapl, state, res, &rate);
+    if (rc != 0 && dlg_comm_size(run->comm) > 1)
+        dlg_ranks_abort(run, res->error); /* the others may wait for this rank in a collective */
     bool cut = rc == 0 && strcmp(res->status, "partial") == 0; /* by a stop or the timeout */
     /* stopped before its first timed step, a repetition measured nothing:
      * its throughput of 0 would drag the mean down.  repeats counts the
@@ -526,6 +543,8 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
     dlg_services svc;
     dlg_services_init(&svc, run->plan, cell->core[DLG_K_STORAGE].text, run->verbosity);
     dlg_services_set_context(&svc, "%s:%d: [job %s]", cell->job->sec->file, cell->job->sec->line, cell->job->name);
+    svc.comm = run->comm;
+    res->ranks = dlg_comm_size(run->comm);
     dlg_host_impl *host = dlg_host_new(&svc, "%s:%d: [job %s] %s", cell->job->sec->file, cell->job->sec->line,
                                        cell->job->name, cell->job->workload->name);
     dlg_cpuset saved;
@@ -546,6 +565,9 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
         dlg_plan_where(cell->job->core_src[DLG_K_CPUS], cell->job->sec, where, sizeof where);
         snprintf(res->error, sizeof res->error, "%s[job %s] %s", where, cell->job->name, why);
         res->status = "error";
+    }
+    if (!host || pinned < 0) {
+        dlg_ranks_all_set_up(run, false, res); /* the others set up its first repetition */
     } else {
         double cq = cell->core[DLG_K_CPU_QUOTA].d;
         res->cpus_used = dlg_cpus_granted((int)cell->core[DLG_K_CPUS].i, pinned, cq, env.cpu_quota);

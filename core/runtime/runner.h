@@ -37,6 +37,7 @@ typedef struct dlg_cell_result {
     uint64_t disk_read_bytes; /* the machine's disks, all processes */
     uint64_t storage_write_bytes, storage_write_ios; /* written through the host */
     int cpus_used;
+    int ranks;                /* the run's ranks, whose items the cell sums */
     double cpu_capacity;      /* CPUs' worth of time the cell could use: its
                                * pinned CPUs, or less under a CPU quota */
     char cpu_list[256];       /* the CPUs the cell ran on, e.g. "0,2,4-5" */

@@ -1,0 +1,42 @@
+/* `dlgauge run` under several ranks (core/runtime/comm.h): what the ranks
+ * agree on around the cells, and whose output goes where.  Rank 0 plans,
+ * measures and writes results as a run alone does; the others plan and
+ * measure the same cells in step with it and print only their errors. */
+#ifndef DLG_RUN_RANKS_H
+#define DLG_RUN_RANKS_H
+
+#include "comm.h"
+#include "plan.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* A rank > 0's stderr: each line it writes through stdio starts "rank N: ".
+ * Nothing to do for rank 0. */
+typedef struct dlg_rank_stderr {
+    FILE *saved;  /* stderr before; NULL: unchanged */
+    void *cookie; /* the prefixer */
+} dlg_rank_stderr;
+void dlg_rank_stderr_begin(dlg_rank_stderr *rs, int rank);
+void dlg_rank_stderr_end(dlg_rank_stderr *rs);
+
+/* Whether every rank is ready for the first cell (ok: this one is, else
+ * err says why) with the same plan (NULL: none yet) as rank 0's: the same
+ * jobs, with as many cells each, or the ranks would fall out of step.  A
+ * failing rank prints its line, except one that says what rank 0's said
+ * already (the same file read by every rank). */
+bool dlg_ranks_ready(dlg_comm *c, bool ok, const char *err, const dlg_plan *plan);
+
+/* Under several ranks a cell runs in dlgauge's own process, which is the
+ * rank: isolation = process would run it in a child that is none.  0, or
+ * -1 with err naming the job and its isolation line. */
+int dlg_ranks_check_isolation(const dlg_plan *plan, int ranks, char *err, size_t errlen);
+
+/* What rank 0 decided for the next cell (DLG_CELL_*), for every rank. */
+enum { DLG_CELL_RUN = 0, DLG_CELL_SKIP = 1, DLG_CELL_STOP = 2 };
+int dlg_ranks_cell_action(dlg_comm *c, int action);
+
+/* The run's exit status: rank 0's, on every rank. */
+int dlg_ranks_exit_status(dlg_comm *c, int status);
+
+#endif

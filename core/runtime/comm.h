@@ -1,0 +1,54 @@
+/* The run's ranks (DESIGN.md "Beyond one machine"): MPI when a launcher
+ * (mpirun, srun) started this process, else this process alone ("self").
+ * A NULL dlg_comm is the process alone: every call below takes it. */
+#ifndef DLG_COMM_H
+#define DLG_COMM_H
+
+#include <dlgauge/plugin.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct dlg_comm dlg_comm;
+
+typedef enum dlg_comm_op { DLG_COMM_SUM, DLG_COMM_MAX, DLG_COMM_MIN } dlg_comm_op;
+
+/* Whose collectives: the workloads' (host->comm_*) or the runner's own,
+ * kept apart so that one never matches the other's messages. */
+typedef enum dlg_comm_chan { DLG_COMM_WORK, DLG_COMM_CTL } dlg_comm_chan;
+
+/* dlg_comm_open's -1: launched, but this dlgauge was built without MPI. */
+#define DLG_COMM_NOT_BUILT (-2)
+
+/* Whether a launcher started this process as one of its ranks; var gets
+ * the variable that says so ("OMPI_COMM_WORLD_SIZE=2"). */
+bool dlg_comm_launched(char *var, size_t len);
+
+/* Opens the ranks: *out = NULL and 0 without a launcher (nothing is
+ * initialised); MPI under one.  -1 (or DLG_COMM_NOT_BUILT) with why. */
+int dlg_comm_open(dlg_comm **out, char *why, size_t len);
+/* MPI_Finalize; NULL is fine.  Every rank calls it. */
+void dlg_comm_close(dlg_comm *c);
+/* Ends every rank at once (MPI_Abort), after stdout and stderr are out. */
+_Noreturn void dlg_comm_abort(dlg_comm *c, int code);
+
+int dlg_comm_rank(const dlg_comm *c);
+int dlg_comm_size(const dlg_comm *c);
+void dlg_comm_info(const dlg_comm *c, dlg_rank_info *out);
+/* The engine's version line ("Open MPI v4.1.4, ..."), "" without MPI;
+ * needs no open comm. */
+void dlg_comm_library(char *buf, size_t len);
+const char *dlg_comm_type_name(dlg_comm_type t);
+size_t dlg_comm_type_size(dlg_comm_type t);
+
+/* Each returns 0, or with why: -DLG_EINTERNAL for arguments no call may
+ * have (a rank not in the run, an unknown type), -1 for the engine's
+ * failure ("MPI_Allreduce: <MPI's error text>"). */
+int dlg_comm_allreduce(dlg_comm *c, dlg_comm_chan ch, const void *send, void *recv, size_t count, dlg_comm_type t,
+                       dlg_comm_op op, char *why, size_t len);
+int dlg_comm_bcast(dlg_comm *c, dlg_comm_chan ch, void *buf, size_t bytes, int root, char *why, size_t len);
+int dlg_comm_sendrecv(dlg_comm *c, const void *sbuf, int to, void *rbuf, int from, size_t bytes, char *why,
+                      size_t len);
+int dlg_comm_barrier(dlg_comm *c, char *why, size_t len);
+
+#endif

@@ -1,0 +1,162 @@
+/* The comm engine on MPI: opened only under a launcher (comm.c), errors
+ * come back as codes (MPI_ERRORS_RETURN) said with MPI_Error_string. */
+#include "comm_engine.h"
+
+#include <limits.h>
+#include <mpi.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct dlg_comm {
+    MPI_Comm work, ctl; /* the workloads', the runner's: duplicates of the world */
+    int rank, size;
+    char library[256];
+};
+
+/* MPI counts are int: longer buffers go in pieces of this many elements */
+#define CHUNK ((size_t)1 << 30)
+
+/* "what: MPI's text for rc" into why; returns -1 */
+static int mpi_fail(int rc, char *why, size_t len, const char *fmt, ...) DLG_PRINTF(4, 5);
+static int mpi_fail(int rc, char *why, size_t len, const char *fmt, ...)
+{
+    char what[512], text[MPI_MAX_ERROR_STRING];
+    int n = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (MPI_Error_string(rc, text, &n) != MPI_SUCCESS)
+        snprintf(text, sizeof text, "MPI error %d", rc);
+    snprintf(why, len, "%s: %s", what, text);
+    return -1;
+}
+
+static MPI_Comm chan(const dlg_comm *c, dlg_comm_chan ch) { return ch == DLG_COMM_CTL ? c->ctl : c->work; }
+
+void dlg_engine_library(char *buf, size_t len)
+{
+    char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    int n = 0;
+    if (MPI_Get_library_version(v, &n) != MPI_SUCCESS) /* callable before MPI_Init */
+        n = 0;
+    v[n > 0 && n < (int)sizeof v ? n : 0] = '\0';
+    v[strcspn(v, "\n")] = '\0'; /* its first line */
+    for (size_t k = strlen(v); k > 0 && (v[k - 1] == ' ' || v[k - 1] == ','); k--)
+        v[k - 1] = '\0';
+    snprintf(buf, len, "%s", v);
+}
+
+int dlg_engine_open(dlg_comm **out, const char *launcher, char *why, size_t len)
+{
+    int provided = 0;
+    /* FUNNELED: the cell runs in dlgauge's own main thread (isolation =
+     * none, the only one under several ranks), and the host's collectives
+     * come from the thread that runs setup and step */
+    int rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+    if (rc != MPI_SUCCESS)
+        return mpi_fail(rc, why, len, "%s: MPI_Init_thread", launcher);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    dlg_comm *c = calloc(1, sizeof *c);
+    if (provided < MPI_THREAD_FUNNELED || !c) {
+        if (c)
+            snprintf(why, len, "%s: MPI_Init_thread gave thread level %d, less than MPI_THREAD_FUNNELED (%d)",
+                     launcher, provided, MPI_THREAD_FUNNELED);
+        else
+            snprintf(why, len, "out of memory");
+        free(c);
+        MPI_Finalize();
+        return -1;
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &c->size);
+    if ((rc = MPI_Comm_dup(MPI_COMM_WORLD, &c->work)) != MPI_SUCCESS ||
+        (rc = MPI_Comm_dup(MPI_COMM_WORLD, &c->ctl)) != MPI_SUCCESS) {
+        mpi_fail(rc, why, len, "%s: MPI_Comm_dup", launcher);
+        free(c);
+        MPI_Finalize();
+        return -1;
+    }
+    dlg_engine_library(c->library, sizeof c->library);
+    *out = c;
+    return 0;
+}
+
+void dlg_engine_close(dlg_comm *c)
+{
+    MPI_Comm_free(&c->work);
+    MPI_Comm_free(&c->ctl);
+    free(c);
+    MPI_Finalize();
+}
+
+_Noreturn void dlg_engine_abort(dlg_comm *c, int code)
+{
+    MPI_Abort(c->ctl, code);
+    exit(code); /* MPI_Abort returns only where it could not abort */
+}
+
+void dlg_engine_info(const dlg_comm *c, dlg_rank_info *out)
+{
+    *out = (dlg_rank_info){sizeof *out, c->rank, c->size, "mpi", c->library};
+}
+
+static MPI_Datatype mpi_type(dlg_comm_type t)
+{
+    return t == DLG_COMM_F32 ? MPI_FLOAT : t == DLG_COMM_F64 ? MPI_DOUBLE : MPI_INT64_T;
+}
+
+static MPI_Op mpi_op(dlg_comm_op op) { return op == DLG_COMM_MAX ? MPI_MAX : op == DLG_COMM_MIN ? MPI_MIN : MPI_SUM; }
+
+int dlg_engine_allreduce(dlg_comm *c, dlg_comm_chan ch, const void *send, void *recv, size_t count,
+                         dlg_comm_type t, dlg_comm_op op, char *why, size_t len)
+{
+    size_t esz = dlg_comm_type_size(t);
+    for (size_t done = 0; done < count;) {
+        size_t n = count - done < CHUNK ? count - done : CHUNK;
+        char *r = (char *)recv + done * esz;
+        const void *s = send == recv ? MPI_IN_PLACE : (const char *)send + done * esz;
+        int rc = MPI_Allreduce(s, r, (int)n, mpi_type(t), mpi_op(op), chan(c, ch));
+        if (rc != MPI_SUCCESS)
+            return mpi_fail(rc, why, len, "MPI_Allreduce");
+        done += n;
+    }
+    return 0;
+}
+
+int dlg_engine_bcast(dlg_comm *c, dlg_comm_chan ch, void *buf, size_t bytes, int root, char *why, size_t len)
+{
+    for (size_t done = 0; done < bytes;) {
+        size_t n = bytes - done < CHUNK ? bytes - done : CHUNK;
+        int rc = MPI_Bcast((char *)buf + done, (int)n, MPI_BYTE, root, chan(c, ch));
+        if (rc != MPI_SUCCESS)
+            return mpi_fail(rc, why, len, "MPI_Bcast");
+        done += n;
+    }
+    return 0;
+}
+
+int dlg_engine_sendrecv(dlg_comm *c, const void *sbuf, int to, void *rbuf, int from, size_t bytes, char *why,
+                        size_t len)
+{
+    for (size_t done = 0; done < bytes;) {
+        size_t n = bytes - done < CHUNK ? bytes - done : CHUNK;
+        char *r = (char *)rbuf + done;
+        int rc = sbuf == rbuf ? MPI_Sendrecv_replace(r, (int)n, MPI_BYTE, to, 0, from, 0, c->work, MPI_STATUS_IGNORE)
+                              : MPI_Sendrecv((const char *)sbuf + done, (int)n, MPI_BYTE, to, 0, r, (int)n, MPI_BYTE,
+                                             from, 0, c->work, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+            return mpi_fail(rc, why, len, sbuf == rbuf ? "MPI_Sendrecv_replace" : "MPI_Sendrecv");
+        done += n;
+    }
+    return 0;
+}
+
+int dlg_engine_barrier(dlg_comm *c, char *why, size_t len)
+{
+    int rc = MPI_Barrier(c->work);
+    return rc == MPI_SUCCESS ? 0 : mpi_fail(rc, why, len, "MPI_Barrier");
+}

@@ -1,0 +1,159 @@
+#!/bin/bash
+# A run under mpirun: each rank runs every cell, rank 0 writes one row per
+# cell with ranks = N, items summed over the ranks and each repetition's
+# rate over the slowest rank's time; isolation = process is refused (a
+# cell's child is no rank); a rank that fails its setup is named in rank
+# 0's row and the run goes on; one that fails in a step while the other
+# waits for it in an allreduce ends every rank (MPI_Abort), the rows of
+# the cells before kept, and nothing hangs.  Alone, ranks = 1.
+# TEST_PLUGIN_DIR is this folder of the build tree (ranks_wl.so); the
+# fifth argument is mpiexec.
+source "$(dirname "$0")/lib.sh"
+MPIEXEC=$5
+# Open MPI refuses root without these; loopback only, no daemon elsewhere
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# the ASan build: Open MPI's own allocations at exit, nothing of dlgauge's;
+# its libraries have no frame pointers, so only the slow unwinder finds them
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$E2E/mpi.supp"
+export ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0"
+
+# run_mpi NAME MPIEXEC_ARGS...: on loopback, 60 s at most (a hang fails)
+run_mpi() {
+    local name=$1
+    shift
+    local t0=$SECONDS
+    timeout -k 5 60 "$MPIEXEC" --oversubscribe --mca btl self,vader --mca oob_tcp_if_include lo \
+        --mca btl_tcp_if_include lo "$@" >"$name.out" 2>"$name.err"
+    RC=$?
+    echo "$name: exit $RC after $((SECONDS - t0)) s"
+    [ "$RC" != 124 ] && [ "$RC" != 137 ] || fail "$name: still running after 60 s (a rank hung)"
+}
+
+# run_np NAME ARGS...: dlgauge ARGS on 2 ranks
+run_np() {
+    local name=$1
+    shift
+    run_mpi "$name" -np 2 "$DLG" --plugin-dir "$PLUGDIR" "$@"
+}
+
+# rows NAME PYTHON: PYTHON's asserts on rows, the rows of NAME.csv
+rows() {
+    "$PY" - "$WORK/$1.csv" "$2" <<'PY' || fail "$1: rows above"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+for r in rows:
+    print({k: r.get(k) for k in ("job", "status", "ranks", "items", "steps", "repeats", "error")})
+exec(sys.argv[2])
+PY
+}
+
+job() { # job NAME KEY=VALUE...: a [job] of ranked
+    local name=$1
+    shift
+    printf '[job %s]\nplugin = %s\nworkload = ranked\nwarmup = 1\n' "$name" "$TPLUG/ranks_wl.so"
+    printf '%s\n' "$@"
+}
+
+# 1. alone: ranks = 1
+{ printf '[sink csv]\npath = %s\n[global]\nisolation = none\n' "$WORK/alone.csv"; job one iterations=10; } >alone.ini
+run_cli alone -q run alone.ini
+expect_rc alone 0
+rows alone 'assert len(rows) == 1 and rows[0]["ranks"] == "1" and rows[0]["items"] == "10", "alone"'
+run_cli sysinfo sysinfo
+grep -Eq '^ranks: +1 \(no launcher\); mpirun -np N starts N with .*MPI' sysinfo.out || fail "sysinfo: $(grep ranks sysinfo.out)"
+run_cli metrics help metrics
+grep -q '^ *ranks ' metrics.out || fail "help metrics has no ranks: $(head -5 metrics.out)"
+
+# 2. two ranks: noop (1 item a step) and ranked (rank + 1 a step), by
+# iterations and by duration (where the ranks agree each step when to end)
+{
+    printf '[sink csv]\npath = %s\n[global]\nisolation = none\n' "$WORK/two.csv"
+    printf '[job noop]\nworkload = noop\niterations = 50\nrepeat = 2\n'
+    job iter iterations=20 allreduce=true
+    job dur duration=200ms allreduce=true
+} >two.ini
+run_np two -q run two.ini
+expect_rc two 0
+rows two '
+assert len(rows) == 3, "one row per cell"
+noop, it, dur = rows
+assert all(r["status"] == "ok" and r["ranks"] == "2" for r in rows), "ranks = 2"
+assert noop["items"] == "200" and noop["steps"] == "100", "noop: 2 ranks x 2 x 50 items, rank 0 steps"
+assert it["items"] == "60" and it["steps"] == "20", "ranked: (1 + 2) x 20"
+assert int(dur["steps"]) > 0 and int(dur["items"]) == 3 * int(dur["steps"]), "duration: the ranks end together"
+'
+# (an ASan build's LeakSanitizer adds its "Suppressions used" table)
+grep -Eq '^(rank [0-9]+: |dlgauge: )' two.err && fail "two: a rank said something: $(cat two.err)"
+grep -c '^\[1/3\]' two.out | grep -qx 1 || fail "two: rank 0 alone prints the summary: $(cat two.out)"
+
+# 3. isolation = process: refused at its line, and the default said
+{ printf '[job p]\nworkload = noop\niterations = 5\nisolation = process\n'; } >proc.ini
+run_np proc run proc.ini
+[ "$RC" = 2 ] || fail "proc: exit $RC, expected 2"
+[ "$(grep -c '^dlgauge:' proc.err)" = 1 ] || fail "proc: not one line: $(cat proc.err)"
+grep -q '^dlgauge: proc.ini:4: \[job p\] isolation = process: .*set isolation = none' proc.err ||
+    fail "proc: $(cat proc.err)"
+grep -q '^rank 1:' proc.err && fail "proc: rank 1 said rank 0's line again: $(cat proc.err)"
+{ printf '[job d]\nworkload = noop\niterations = 5\n'; } >dflt.ini
+run_np dflt run dflt.ini
+[ "$RC" = 2 ] || fail "dflt: exit $RC, expected 2"
+grep -q '^dlgauge: dflt.ini:1: \[job d\] runs under 2 MPI ranks.*set isolation = none' dflt.err ||
+    fail "dflt: $(cat dflt.err)"
+
+# 3b. ranks whose plans differ (another file on rank 1) would fall out of
+# step: refused before any cell, rank 1 saying why
+printf '[global]\nisolation = none\n[job a]\nworkload = noop\niterations = 5\n' >shape0.ini
+{ cat shape0.ini; printf '[job b]\nworkload = noop\niterations = 5\n'; } >shape1.ini
+run_mpi shape -np 1 "$DLG" --plugin-dir "$PLUGDIR" -q run shape0.ini : -np 1 "$DLG" --plugin-dir "$PLUGDIR" -q run shape1.ini
+[ "$RC" = 2 ] || fail "shape: exit $RC, expected 2"
+grep -q '^rank 1: dlgauge: this rank planned 2 cells in 2 jobs (shape [0-9a-f]*), rank 0 1 cell in 1 job' shape.err ||
+    fail "shape: $(cat shape.err)"
+grep -q '^dlgauge: another rank could not start the run' shape.err || fail "shape: rank 0: $(cat shape.err)"
+
+# 4. rank 1 fails its setup: rank 0's row and line name it, the next cell runs
+{
+    printf '[sink csv]\npath = %s\n[global]\nisolation = none\n' "$WORK/setup.csv"
+    job bad iterations=5 fail_setup_rank=1
+    job good iterations=5
+} >setup.ini
+run_np setup -q run setup.ini
+[ "$RC" = 1 ] || fail "setup: exit $RC, expected 1"
+rows setup '
+assert [r["status"] for r in rows] == ["error", "ok"], "status"
+assert rows[0]["error"].startswith("rank 1: setup.ini:10: [job bad] ranked: fail_setup_rank = 1: this rank"), "error"
+assert rows[1]["items"] == "15", "the next cell"
+'
+grep -q '^dlgauge: rank 1: setup.ini:10: \[job bad\] ranked: fail_setup_rank = 1' setup.err || fail "setup: $(cat setup.err)"
+
+# 5. rank 1 fails a step while rank 0 waits in the allreduce: both end,
+# the first cell's row kept
+{
+    printf '[sink csv]\npath = %s\n[global]\nisolation = none\n' "$WORK/step.csv"
+    job first iterations=5
+    job boom iterations=50 allreduce=true fail_step_rank=1
+} >step.ini
+run_np step -q run step.ini
+[ "$RC" != 0 ] || fail "step: exit 0"
+grep -q '^rank 1: dlgauge: step.ini:[0-9]*: \[job boom\] ranked: fail_step_rank = 1: .*MPI_Abort' step.err ||
+    fail "step: $(cat step.err)"
+rows step 'assert len(rows) == 1 and rows[0]["job"] == "first" and rows[0]["status"] == "ok", "the finished cell"'
+
+# 6. the comm plugin's allreduce and p2p (plugins/workloads/comm) on 2
+# ranks: checked sums, and bytes counted on rank 0 only (plugin.h)
+if [ -f "$PLUGDIR/comm.so" ]; then
+    {
+        printf '[sink csv]\npath = %s\n[global]\nisolation = none\nbytes = 4KiB\niterations = 20\n' "$WORK/comm.csv"
+        printf '[job ar]\nworkload = allreduce\nrepeat = 2\n[job ring]\nworkload = p2p\n'
+    } >comm.ini
+    run_np comm -q run comm.ini
+    expect_rc comm 0
+    rows comm '
+assert [r["status"] for r in rows] == ["ok", "ok"] and all(r["ranks"] == "2" for r in rows), "ok on 2 ranks"
+assert rows[0]["items"] == str(4096 * 20 * 2) and rows[1]["items"] == str(4096 * 20), "rank 0 counts the bytes"
+assert float(rows[0]["busbw_factor"]) == 1.0, "2(n-1)/n"
+'
+else
+    echo "comm.so not built: its case is left out"
+fi
+
+finish

@@ -1,0 +1,170 @@
+/* The run's ranks through the host's comm_* calls (core/runtime/comm.h).
+ * Alone: who launched us is read from the launcher's variables only, the
+ * calls copy, and a rank or type no call may name is an error naming the
+ * call, its size and why.  Under mpiexec -np 2 (test_rt_comm_np2) the same
+ * binary checks MPI's answers: sums, maxima and minima over the ranks, a
+ * bcast from rank 1, a ring step, in place and not. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm.h"
+#include "host.h"
+
+static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK", NULL};
+
+typedef struct fixture {
+    dlg_services svc;
+    dlg_host_impl *hi;
+    const dlg_host *h;
+    dlg_comm *comm;
+} fixture;
+
+static int fx_setup(void **state)
+{
+    fixture *fx = calloc(1, sizeof *fx);
+    char why[1024] = "";
+    if (!fx || dlg_comm_open(&fx->comm, why, sizeof why) != 0) {
+        print_error("dlg_comm_open: %s\n", why);
+        free(fx);
+        return -1;
+    }
+    dlg_services_init(&fx->svc, NULL, NULL, 0);
+    dlg_services_set_context(&fx->svc, "c.ini:1: [job j]");
+    fx->svc.comm = fx->comm;
+    fx->hi = dlg_host_new(&fx->svc, "c.ini:1: [job j] w");
+    fx->h = &fx->hi->pub;
+    *state = fx;
+    return 0;
+}
+
+static int fx_teardown(void **state)
+{
+    fixture *fx = *state;
+    dlg_host_free(fx->hi);
+    dlg_services_fini(&fx->svc);
+    dlg_comm_close(fx->comm);
+    free(fx);
+    return 0;
+}
+
+/* Only a launcher's own variables say so; SLURM_PROCID is in a batch
+ * script too, outside any MPI job. */
+static void launched_by_its_variables(void **state)
+{
+    (void)state;
+    char saved[4][64], var[128];
+    for (int i = 0; vars[i]; i++) {
+        const char *v = getenv(vars[i]);
+        snprintf(saved[i], sizeof saved[i], "%s", v ? v : "");
+        unsetenv(vars[i]);
+    }
+    setenv("SLURM_PROCID", "0", 1);
+    assert_false(dlg_comm_launched(var, sizeof var));
+    setenv("PMI_RANK", "3", 1);
+    assert_true(dlg_comm_launched(var, sizeof var));
+    assert_string_equal(var, "PMI_RANK=3");
+    unsetenv("PMI_RANK");
+    setenv("PMIX_RANK", "1", 1);
+    assert_true(dlg_comm_launched(var, sizeof var));
+    assert_string_equal(var, "PMIX_RANK=1");
+    unsetenv("PMIX_RANK");
+    unsetenv("SLURM_PROCID");
+    for (int i = 0; vars[i]; i++)
+        if (saved[i][0])
+            setenv(vars[i], saved[i], 1);
+}
+
+static void alone(void **state)
+{
+    fixture *fx = *state;
+    if (fx->comm)
+        skip();
+    const dlg_host *h = fx->h;
+    dlg_rank_info ri;
+    h->comm_info(h, &ri);
+    assert_int_equal(ri.rank, 0);
+    assert_int_equal(ri.size, 1);
+    assert_string_equal(ri.engine, "self");
+    double s[3] = {1, 2, 3}, r[3] = {0};
+    assert_int_equal(h->comm_allreduce(h, s, r, 3, DLG_COMM_F64), 0);
+    assert_memory_equal(s, r, sizeof s);
+    assert_int_equal(h->comm_bcast(h, s, sizeof s, 0), 0);
+    assert_int_equal(h->comm_sendrecv(h, s, 0, r, 0, sizeof s), 0);
+    assert_int_equal(h->comm_barrier(h), 0);
+
+    assert_int_equal(h->comm_bcast(h, s, 8, 1), -DLG_EINTERNAL);
+    assert_string_equal(dlg_services_error(&fx->svc),
+                        "c.ini:1: [job j] w: bcast of 8 bytes from rank 1: root rank 1 is not one of the run's 1 rank");
+    assert_int_equal(h->comm_sendrecv(h, s, 1, r, 0, 4), -DLG_EINTERNAL);
+    assert_string_equal(dlg_services_error(&fx->svc), "c.ini:1: [job j] w: sendrecv of 4 bytes to rank 1 from rank 0: "
+                                                      "destination rank 1 is not one of the run's 1 rank");
+    assert_int_equal(h->comm_allreduce(h, s, r, 2, (dlg_comm_type)7), -DLG_EINTERNAL);
+    assert_string_equal(dlg_services_error(&fx->svc), "c.ini:1: [job j] w: allreduce of 2 (unknown type) elements: "
+                                                      "element type 7 is not one of dlg_comm_type's");
+}
+
+/* Two ranks: the engine's answers. */
+static void two_ranks(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->comm)
+        skip();
+    const dlg_host *h = fx->h;
+    dlg_rank_info ri;
+    h->comm_info(h, &ri);
+    assert_int_equal(ri.size, 2);
+    assert_string_equal(ri.engine, "mpi");
+    assert_non_null(strstr(ri.library, "MPI"));
+    int me = ri.rank, peer = 1 - me;
+
+    float f[5] = {1, 2, 3, 4, (float)me};
+    assert_int_equal(h->comm_allreduce(h, f, f, 5, DLG_COMM_F32), 0); /* in place */
+    float fw[5] = {2, 4, 6, 8, 1};
+    assert_memory_equal(f, fw, sizeof f);
+    int64_t i[2] = {me + 1, INT64_C(1) << 40}, io[2];
+    assert_int_equal(h->comm_allreduce(h, i, io, 2, DLG_COMM_I64), 0);
+    assert_true(io[0] == 3 && io[1] == INT64_C(1) << 41);
+
+    char why[256];
+    int64_t m = me * 10 + 5;
+    assert_int_equal(
+        dlg_comm_allreduce(fx->comm, DLG_COMM_CTL, &m, &m, 1, DLG_COMM_I64, DLG_COMM_MAX, why, sizeof why), 0);
+    assert_true(m == 15);
+    m = me * 10 + 5;
+    assert_int_equal(
+        dlg_comm_allreduce(fx->comm, DLG_COMM_CTL, &m, &m, 1, DLG_COMM_I64, DLG_COMM_MIN, why, sizeof why), 0);
+    assert_true(m == 5);
+
+    char text[16];
+    snprintf(text, sizeof text, "from rank %d", me);
+    assert_int_equal(h->comm_bcast(h, text, sizeof text, 1), 0);
+    assert_string_equal(text, "from rank 1");
+
+    double out[2] = {me, me + 0.5}, in[2] = {-1, -1};
+    assert_int_equal(h->comm_sendrecv(h, out, peer, in, peer, sizeof out), 0);
+    assert_true(in[0] == peer && in[1] == peer + 0.5);
+    assert_int_equal(h->comm_sendrecv(h, out, peer, out, peer, sizeof out), 0); /* in place */
+    assert_true(out[0] == peer);
+    assert_int_equal(h->comm_barrier(h), 0);
+
+    assert_int_equal(h->comm_bcast(h, text, 4, 2), -DLG_EINTERNAL);
+    assert_string_equal(dlg_services_error(&fx->svc), "c.ini:1: [job j] w: bcast of 4 bytes from rank 2: "
+                                                      "root rank 2 is not one of the run's 2 ranks");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(launched_by_its_variables),
+        cmocka_unit_test(alone),
+        cmocka_unit_test(two_ranks),
+    };
+    return cmocka_run_group_tests(tests, fx_setup, fx_teardown);
+}
