@@ -1,0 +1,86 @@
+/* What allreduce and p2p share: one op per step on buffers set up once,
+ * the op checked before and after the timed steps, nccl-tests' fields. */
+#include "comm.h"
+
+#include <stdlib.h>
+
+struct comm_wl {
+    const dlg_host *h;
+    const comm_kind *kind;
+    comm_bufs b;
+    comm_clock clock;
+};
+
+int comm_wl_check(const comm_kind *k, const dlg_host *h, const dlg_value *opts)
+{
+    size_t count;
+    dlg_comm_type type;
+    return comm_check_options(h, opts, k->name, &count, &type);
+}
+
+void comm_wl_teardown(void *state)
+{
+    comm_wl *s = state;
+    if (!s)
+        return;
+    comm_bufs_free(&s->b);
+    free(s);
+}
+
+int comm_wl_setup(const comm_kind *k, const dlg_host *h, const dlg_value *opts, void **state)
+{
+    *state = NULL;
+    comm_wl *s = calloc(1, sizeof *s);
+    if (!s)
+        return h->error(h, DLG_ENOMEM, "%s: out of memory", k->name);
+    int rc = comm_bufs_init(h, opts, k->name, &s->b);
+    if (rc < 0) {
+        free(s);
+        return rc;
+    }
+    s->h = h;
+    s->kind = k;
+    *state = s;
+    return 0;
+}
+
+int comm_wl_step(void *state, dlg_step *out)
+{
+    comm_wl *s = state;
+    uint64_t t0 = s->h->now_ns(s->h);
+    int rc = s->kind->op(s->h, &s->b);
+    if (rc < 0)
+        return rc;
+    comm_clock_add(&s->clock, s->h->now_ns(s->h) - t0);
+    out->items = s->b.rank == 0 ? s->b.count * s->b.elem : 0; /* the runner sums the ranks' */
+    return 0;
+}
+
+/* One op on a poisoned recv, checked and untimed: a wrong result stops
+ * the cell before its timed steps. */
+int comm_wl_begin_timed(void *state)
+{
+    comm_wl *s = state;
+    comm_bufs_poison(&s->b);
+    int rc = s->kind->op(s->h, &s->b);
+    if (rc == 0)
+        rc = comm_bufs_check(s->h, &s->b, s->kind->expect, s->kind->name, "after the warm-up");
+    comm_clock_reset(&s->clock);
+    return rc;
+}
+
+/* recv still holds the last timed op's result: checked, then the times.
+ * The ranks agree on both, so one rank's wrong result fails them all. */
+int comm_wl_report(void *state, const dlg_report_api *api, dlg_fields *f)
+{
+    comm_wl *s = state;
+    int rc = comm_bufs_check(s->h, &s->b, s->kind->expect, s->kind->name, "after the timed steps");
+    double mean = 0, median = 0;
+    if (rc == 0)
+        rc = comm_clock_agree(s->h, &s->clock, s->b.size, &mean, &median);
+    comm_clock_reset(&s->clock);
+    if (rc < 0)
+        return rc;
+    comm_report_fields(api, f, &s->b, s->kind->busbw_factor(s->b.size), mean, median);
+    return 0;
+}
