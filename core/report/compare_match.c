@@ -20,10 +20,12 @@ static bool same(const char *a, const char *b)
     return strcmp(a, b) == 0;
 }
 
+/* Rows of different `ranks` are different cells: their rates sum
+ * different numbers of ranks (a file without the field reads as 1). */
 static bool same_identity(const rep_group *a, const rep_group *b)
 {
-    return same(a->workload, b->workload) && same(a->mode, b->mode) && same(a->precision, b->precision) &&
-           same(a->device, b->device) && same(a->job, b->job);
+    return a->ranks == b->ranks && same(a->workload, b->workload) && same(a->mode, b->mode) &&
+           same(a->precision, b->precision) && same(a->device, b->device) && same(a->job, b->job);
 }
 
 static int add_key(rep_cmp_group *cg, const char *key)

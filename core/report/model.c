@@ -35,12 +35,19 @@ static bool same(const char *a, const char *b)
     return strcmp(a, b) == 0;
 }
 
+long rep_row_ranks(const rep_row *r)
+{
+    double v;
+    return rep_num(r, "ranks", &v) && v >= 1 && v <= 1e9 ? (long)v : 1; /* rep_rows_validate refused the rest */
+}
+
 static long find_group(const rep_model *m, const rep_row *r)
 {
+    long ranks = rep_row_ranks(r);
     for (size_t i = 0; i < m->n; i++) {
         const rep_group *g = &m->g[i];
-        if (same(g->job, or_dash(rep_tag(r, "job"))) && same(g->workload, or_dash(rep_tag(r, "workload"))) &&
-            same(g->mode, or_dash(rep_str(r, "mode"))) &&
+        if (g->ranks == ranks && same(g->job, or_dash(rep_tag(r, "job"))) &&
+            same(g->workload, or_dash(rep_tag(r, "workload"))) && same(g->mode, or_dash(rep_str(r, "mode"))) &&
             same(g->precision, or_dash(rep_str(r, "precision"))) && same(g->device, or_dash(rep_str(r, "device"))))
             return (long)i;
     }
@@ -55,6 +62,9 @@ void rep_group_tag(const rep_model *m, size_t gi, char *buf, size_t len)
         const rep_group *o = &m->g[i];
         if (i == gi || !same(o->workload, g->workload) || !same(o->mode, g->mode))
             continue;
+        if (o->ranks != g->ranks && same(o->job, g->job) && same(o->precision, g->precision) &&
+            same(o->device, g->device))
+            continue; /* the same runs at another rank count: "(N ranks)" tells them apart */
         same_wl = true;
         same_job = same_job || same(o->job, g->job);
     }
@@ -62,7 +72,9 @@ void rep_group_tag(const rep_model *m, size_t gi, char *buf, size_t len)
     if (same_wl && n >= 0 && (size_t)n < len)
         n += snprintf(buf + n, len - (size_t)n, " (job %s)", g->job);
     if (same_job && n >= 0 && (size_t)n < len)
-        snprintf(buf + n, len - (size_t)n, " %s %s", g->precision, g->device);
+        n += snprintf(buf + n, len - (size_t)n, " %s %s", g->precision, g->device);
+    if (g->ranks > 1 && n >= 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, " (%ld ranks)", g->ranks);
 }
 
 long rep_group_axis(const rep_group *g, const char *key)
@@ -378,6 +390,7 @@ static int add_group(rep_model *m, const rep_row *r)
     g->precision = strdup(or_dash(rep_str(r, "precision")));
     g->device = strdup(or_dash(rep_str(r, "device")));
     g->job = strdup(or_dash(rep_tag(r, "job")));
+    g->ranks = rep_row_ranks(r);
     return g->workload && g->mode && g->precision && g->device && g->job ? 0 : -1;
 }
 

@@ -111,6 +111,10 @@ typedef struct rep_knee {
 typedef struct rep_group {
     char *job; /* jobs of one workload differ in more than their axes */
     char *workload, *mode, *precision, *device, *unit;
+    /* The rows' `ranks` (mpirun -np N; 1 where the field is absent): part
+     * of the group's identity, as a rate summed over N ranks is no
+     * repetition of one rank's cell, nor one GPU's share (scaling.c). */
+    long ranks;
     rep_axis *axes;
     size_t naxes;
     rep_cell *cells;
@@ -149,12 +153,16 @@ typedef struct rep_model {
 #define REP_CPU_OTHER 0.20   /* cpu_other_share at or above, the cell queued: other processes held its CPUs */
 #define REP_STREAM_LLC 4.0   /* STREAM's rule: arrays under this many times llc_bytes are partly cache hits */
 
+/* Row r's `ranks`: 1 where absent (results written before it existed). */
+long rep_row_ranks(const rep_row *r);
+
 int rep_model_build(rep_model *m, const rep_rows *rs, const rep_disks *disks, double target, char *err,
                     size_t errlen);
 void rep_model_free(rep_model *m);
 
 /* A short name for group gi in lists and reasons: workload[/mode], plus
- * the job (and precision, device) where another group shares the rest. */
+ * the job (and precision, device) where another group shares the rest,
+ * and "(N ranks)" for ranks > 1. */
 void rep_group_tag(const rep_model *m, size_t gi, char *buf, size_t len);
 
 /* Cell with these coordinates, or -1 (cell_index.c). */

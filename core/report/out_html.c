@@ -9,6 +9,7 @@
 
 #include "model_rank.h"
 #include "report.h"
+#include "scaling.h"
 #include "svg.h"
 
 static const char css[] =
@@ -119,6 +120,8 @@ static void group_html(FILE *f, const rep_report *r, const rep_group *g)
         fputs("</strong></p>\n", f);
     }
     rep_group_rank_note(g, line, sizeof line);
+    note_para(f, line);
+    rep_scaling_text(&r->model, (size_t)(g - r->model.g), line, sizeof line);
     note_para(f, line);
     fputs("<h3>Bottlenecks</h3>\n<ul>\n", f);
     size_t *order = rep_group_cell_order(g); /* as the table lists them */

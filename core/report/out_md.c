@@ -7,6 +7,7 @@
 
 #include "model_rank.h"
 #include "report.h"
+#include "scaling.h"
 
 /* An '_' between two letters or digits emphasises nothing (CommonMark),
  * so "io_uring" stays as written; elsewhere it may. */
@@ -112,6 +113,8 @@ void rep_out_markdown(FILE *f, const rep_report *r)
         rep_group_starved_text(g, line, sizeof line);
         md_para(f, line, true);
         rep_group_rank_note(g, line, sizeof line);
+        md_para(f, line, false);
+        rep_scaling_text(&r->model, gi, line, sizeof line);
         md_para(f, line, false);
         fprintf(f, "\n**Bottlenecks:**\n\n");
         size_t *order = rep_group_cell_order(g); /* as the table lists them */

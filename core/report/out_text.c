@@ -6,6 +6,7 @@
 
 #include "model_rank.h"
 #include "report.h"
+#include "scaling.h"
 
 static const char *style_on(int st, bool colour)
 {
@@ -108,6 +109,9 @@ void rep_out_text(FILE *f, const rep_report *r, bool colour)
         if (line[0])
             put_line(f, "  ", line, "");
         rep_group_rank_note(g, line, sizeof line);
+        if (line[0])
+            put_line(f, "  ", line, "");
+        rep_scaling_text(&r->model, gi, line, sizeof line);
         if (line[0])
             put_line(f, "  ", line, "");
         fprintf(f, "  bottlenecks:\n");

@@ -2,7 +2,8 @@
  * attachable disk must reach every knee of every selected group.  Its
  * expected throughput is the best measured cell within the instance's own
  * resources (other axes at their best) times its GPU count: data-parallel
- * scaling, an upper bound.  A host
+ * scaling, an upper bound, unless the same runs were measured at several
+ * ranks (scaling.c): then times the efficiency measured.  A host
  * workload (no GPU fed, rep_group.per_gpu false) takes the whole instance
  * and is not multiplied: its GPUs do not run it.  Storage: the knee's
  * disk profile (when swept), and the I/O the credited cell measured, per
@@ -18,6 +19,7 @@
 #include "disk_use.h"
 #include "model_rank.h"
 #include "recommend.h"
+#include "scaling.h"
 #include "units.h"
 
 static bool is_memory(const rep_axis *ax)
@@ -330,6 +332,20 @@ static bool cap_matters(const rep_instance *in, const rep_axis *ax, size_t v, co
     return network;
 }
 
+/* The factor on cell c's rate x GPUs: the efficiency measured at the
+ * most ranks up to the instance's GPUs, else 1 (the upper bound, marked
+ * where the runs were measured at other rank counts only). */
+static double measured_scaling(rep_fit *f, const rep_model *m, size_t gi, size_t c, const rep_instance *in)
+{
+    if (!m->g[gi].per_gpu || in->gpus < 2 || !rep_group_scaled(m, gi))
+        return 1;
+    rep_scaling s = rep_scaling_for(m, gi, c, in->gpus);
+    f->scale_ranks = s.n;
+    f->scale_eff = s.eff;
+    f->scale_upper = s.n == 0;
+    return s.n ? s.eff : 1;
+}
+
 static void fit_group(rep_fit *f, const rep_model *m, size_t gi, const rep_instance *in, const rep_disks *disks)
 {
     const rep_group *g = &m->g[gi];
@@ -341,6 +357,7 @@ static void fit_group(rep_fit *f, const rep_model *m, size_t gi, const rep_insta
     f->energy_cpu = false;
     f->thr = NAN;
     f->cost = INFINITY;
+    f->scale_eff = NAN;
     if (g->per_gpu && in->gpus == 0) { /* the group fed a GPU: an instance without one cannot run it */
         f->meets = false;
         snprintf(f->why, sizeof f->why, "%s needs a GPU, the instance has none", tag);
@@ -364,7 +381,7 @@ static void fit_group(rep_fit *f, const rep_model *m, size_t gi, const rep_insta
     check_unswept(f, g, &g->cells[c >= 0 ? (size_t)c : g->best], in, ncopies, tag);
     check_io(f, g, &g->cells[c >= 0 ? (size_t)c : g->best], in, ncopies, disks, tag);
     if (c >= 0) {
-        f->thr = g->cells[c].thr * ncopies;
+        f->thr = g->cells[c].thr * ncopies * measured_scaling(f, m, gi, (size_t)c, in);
         f->energy_item = g->cells[c].energy_item;
         f->energy_cpu = g->cells[c].energy_cpu;
     } else if (f->meets) {
@@ -375,17 +392,17 @@ static void fit_group(rep_fit *f, const rep_model *m, size_t gi, const rep_insta
         for (size_t a = 0; a < g->naxes; a++)
             if (is_resource(&g->axes[a]) && g->cells[g->knees[a].cell].thr < lo)
                 lo = g->cells[g->knees[a].cell].thr;
-        f->thr = lo * ncopies;
+        f->thr = lo * ncopies * measured_scaling(f, m, gi, g->best, in);
         f->estimated = true;
     } /* else: less than any cell measured; a knee's figure would flatter it, so none */
     if (f->thr > 0)
         f->cost = in->price / (f->thr * 3600.0) * rep_cost_quantum(g->unit);
 }
 
-/* A group the recommendation counts: selected and measured. */
+/* A group the recommendation counts: selected and measured, at 1 rank. */
 static bool counted(const rep_model *m, const bool *selected, size_t gi)
 {
-    return (!selected || selected[gi]) && m->g[gi].has_best;
+    return (!selected || selected[gi]) && m->g[gi].has_best && m->g[gi].ranks == 1;
 }
 
 bool rep_unit_is_bytes(const char *unit)

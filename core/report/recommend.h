@@ -51,6 +51,14 @@ typedef struct rep_fit {
     double thr;        /* expected items/s for the whole instance; NaN = not measured */
     bool estimated;    /* no measured cell matches the instance: the smallest knee throughput */
     bool extrapolated; /* cpus not swept, and the instance has fewer per copy than the cell ran with */
+    /* A per-GPU group on several GPUs whose runs were also measured at
+     * more ranks (scaling.h): thr = the 1-rank cell x GPUs x scale_eff, the
+     * efficiency measured at scale_ranks (the most ranks up to the GPUs);
+     * scale_ranks 0 and scale_upper: none measured up to its GPUs, the
+     * plain upper bound.  Both unset where no group measured other ranks. */
+    long scale_ranks;
+    double scale_eff;
+    bool scale_upper;
     double cost;        /* price per rep_cost_quantum of the group's unit; INFINITY when thr is not measured */
     double energy_item; /* J/item measured at the matching cell, NaN if not measured */
     bool energy_cpu;    /* energy_item is the CPU packages' (RAPL), that cell had no GPU energy */
@@ -77,7 +85,9 @@ typedef struct rep_reco {
     bool weighted;    /* --weight: score is the cost of the mix, sum of weight x cost, whatever the units */
 } rep_reco;
 
-/* selected[g] chooses the groups (NULL: all that have a best cell);
+/* selected[g] chooses the groups (NULL: all that have a best cell; a
+ * group measured at several ranks is never priced itself: its efficiency
+ * scales its 1-rank group's cells);
  * weights[g], when given, is how much of each group's work the mix holds,
  * in its cost quanta (millions of items, TB).  An instance's GPU must
  * contain gpu_filter (case-insensitive) when given. */

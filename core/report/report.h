@@ -77,8 +77,20 @@ void rep_reco_text(const rep_report *r, char *buf, size_t len);
 void rep_reco_basis(const rep_report *r, char *buf, size_t len);
 void rep_reco_caveat(const rep_report *r, char *buf, size_t len);
 
-/* A group the recommendation judges: selected (--workload) and measured. */
+/* A group the recommendation judges: selected (--workload) and measured,
+ * at 1 rank (a group of several ranks enters through its efficiency). */
 bool rep_reco_selected(const rep_report *r, size_t gi);
+/* Measured scaling in the outputs (view_scaling.c).  " (measured at 2
+ * ranks: 0.87)", " (not measured: upper bound)" or "": how a fit's
+ * expected throughput scaled over the instance's gpus. */
+const char *rep_fit_scaling_text(const rep_fit *f, int gpus, char *buf, size_t len);
+/* Appends to the recommendation line at buf[*n]: how the recommended
+ * instance's expected throughput scaled, where measured scaling applies. */
+void rep_reco_scaling_text(const rep_report *r, char *buf, size_t len, size_t *n);
+/* Appends to the footnote under the instance table at buf[*n]: what the
+ * scaling marks mean, and the groups of several ranks not priced
+ * themselves; nothing where every row ran alone. */
+void rep_reco_scaling_basis(const rep_report *r, char *buf, size_t len, size_t *n);
 /* Verdicts about whole groups (verdict_notes.c). */
 /* The ok cell with the highest AU; -1 when no cell measured AU. */
 long rep_group_max_au(const rep_group *g);

@@ -160,6 +160,18 @@ bool rep_row_measured(const rep_row *r)
     return st && (strcmp(st, "ok") == 0 || (strcmp(st, "partial") == 0 && rep_num(r, "throughput", &v)));
 }
 
+/* `ranks`, where the row has it (rows written before it read as 1), is a
+ * whole number of processes: anything else is no row of dlgauge's. */
+static bool bad_ranks(const rep_row *r, char *err, size_t errlen)
+{
+    const rep_kv *kv = find(r->fields, r->nfields, "ranks");
+    if (!kv || (kv->is_num && kv->num >= 1 && kv->num <= 1e9 && kv->num == (double)(long)kv->num))
+        return false;
+    snprintf(err, errlen, "%s:%ld: column 'ranks' is '%s': the run's ranks are a whole number >= 1", r->src, r->line,
+             kv->str ? kv->str : "");
+    return true;
+}
+
 int rep_rows_validate(const rep_rows *rs, char *err, size_t errlen)
 {
     if (rs->n == 0) {
@@ -185,6 +197,8 @@ int rep_rows_validate(const rep_rows *rs, char *err, size_t errlen)
                     return -DLG_EINVAL;
                 }
             }
+        if (bad_ranks(r, err, errlen))
+            return -DLG_EINVAL;
         const char *ver = rep_str(r, "version");
         if (!ver || !*ver) {
             snprintf(err, errlen, "%s:%ld: missing column 'version' (which dlgauge wrote the row)", r->src, r->line);

@@ -13,8 +13,10 @@
 
 void rep_group_title(const rep_group *g, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s (job %s), mode %s, precision %s%s%s", g->workload, g->job, g->mode, g->precision,
-             strcmp(g->device, "-") ? ", device " : "", strcmp(g->device, "-") ? g->device : "");
+    int n = snprintf(buf, len, "%s (job %s), mode %s, precision %s%s%s", g->workload, g->job, g->mode,
+                     g->precision, strcmp(g->device, "-") ? ", device " : "", strcmp(g->device, "-") ? g->device : "");
+    if (g->ranks > 1 && n >= 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, ", %ld ranks", g->ranks);
 }
 
 const char *rep_axis_text(const rep_axis *ax, size_t v, char *buf, size_t len)
@@ -281,7 +283,7 @@ static void fmt_gib(double b, char *buf, size_t len)
 
 bool rep_reco_selected(const rep_report *r, size_t gi)
 {
-    return (!r->selected || r->selected[gi]) && r->model.g[gi].has_best;
+    return (!r->selected || r->selected[gi]) && r->model.g[gi].has_best && r->model.g[gi].ranks == 1;
 }
 
 static size_t ncounted(const rep_report *r)
@@ -346,7 +348,7 @@ int rep_table_reco(rep_table *t, const rep_report *r)
         const rep_choice *ch = &r->reco.v[i];
         const rep_instance *in = ch->inst;
         size_t row = i + 1, col = 0;
-        char buf[256], b2[64];
+        char buf[512], b2[64];
         rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%zu", i + 1);
         rc |= rep_table_put(t, row, col++, i < r->reco.nmeet && i < 2 ? REP_ST_STRONG : REP_ST_PLAIN, "%s%s", in->name,
                   in->price_verified ? "" : " (price unverified)");
@@ -368,8 +370,10 @@ int rep_table_reco(rep_table *t, const rep_report *r)
                 snprintf(b2, sizeof b2, "not measured");
             else
                 dlg_format_rate(f->thr, r->model.g[gi].unit, b2, sizeof b2);
-            n += snprintf(buf + n, n < sizeof buf ? sizeof buf - n : 0, "%s%s%s%s", n ? " / " : "", b2,
-                          f->estimated ? " (est.)" : "", f->extrapolated ? " (ext.)" : "");
+            char how[96];
+            n += snprintf(buf + n, n < sizeof buf ? sizeof buf - n : 0, "%s%s%s%s%s", n ? " / " : "", b2,
+                          f->estimated ? " (est.)" : "", f->extrapolated ? " (ext.)" : "",
+                          rep_fit_scaling_text(f, in->gpus, how, sizeof how));
             cost_text(r, &r->model.g[gi], f->cost, b2, sizeof b2);
             n2 += snprintf(cost + n2, n2 < sizeof cost ? sizeof cost - n2 : 0, "%s%s", n2 ? " / " : "", b2);
             n3 += snprintf(energy + n3, n3 < sizeof energy ? sizeof energy - n3 : 0, "%s%s", n3 ? " / " : "",
@@ -422,6 +426,7 @@ void rep_reco_text(const rep_report *r, char *buf, size_t len)
     } else if (n < len) {
         n += (size_t)snprintf(buf + n, len - n, "; no runner-up meets every knee");
     }
+    rep_reco_scaling_text(r, buf, len, &n);
     rep_reco_starved_text(r, buf, len, &n);
 }
 
@@ -476,6 +481,7 @@ void rep_reco_basis(const rep_report *r, char *buf, size_t len)
                               "were not swept and the instance has fewer vCPUs (per GPU) than the cell ran with: not "
                               "measured there; not measured = the instance has less than any measured cell, or no GPU "
                               "to feed");
+    rep_reco_scaling_basis(r, buf, len, &n);
     if (nper + nhost > 1)
         append_tags(r, false, "; a value per group in the columns: ", " / ", buf, len, &n);
     char per[64], per_long[64];
