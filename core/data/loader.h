@@ -71,20 +71,27 @@
  * be square) becomes the crop at open
  * (dlg_loader_input_size tells it before), and every image must be that
  * size as stored (else an error naming the record, as Caffe's CHECK_EQ).
- * mxnet is MXNet ImageRecordIter's default augmenter (image_aug_default.cc,
- * cfg.mx by MXNet's names; loader_mxnet.c): full-size decode; resize
+ * mxnet is MXNet ImageRecordIter's default augmenter as MXNet 1.3+ has it
+ * (image_aug_default.cc, cfg.mx by MXNet's names; loader_mxnet.c):
+ * full-size decode; resize
  * (shorter side to `resize`, cv::resize bilinear); train only: one affine
  * warp of the whole image (angle a whole degree in [-max_rotate_angle,
  * max_rotate_angle] or `rotate`, shear in [-max_shear_ratio, ...], scale
  * in [min_random_scale, max_random_scale], aspect in [1 - max_aspect_ratio,
  * 1 + ...] -- MXNet's matrix, output (int)(scale W) x (int)(scale H),
- * bilinear at 1/32 pixel, fill_value border); pad (fill_value); the crop:
- * random_resized_crop's window (train) resized to crop x crop, else a
+ * bilinear at 1/32 pixel, fill_value border; min/max_img_size bound the
+ * output's sides); pad (fill_value); the crop: random_resized_crop's or
+ * min/max_crop_size's window (train) resized to crop x crop, else a
  * crop x crop window at a uniform offset (train) or the centre rounded
- * down; train only: HLS jitter (random_h/s/l, OpenCV's 8-bit units, clamped
- * not wrapped); then mirror and normalise as above.  An image smaller than
- * the crop at that point is an error naming the record.  Its draws are
- * listed in loader_image.h (dlg_mx_draw).
+ * down, of the image enlarged first if smaller than the crop (cv::resize
+ * of the height to crop, width in proportion, then the width likewise);
+ * train only: colour jitter (brightness, contrast, saturation in a
+ * random order, on bytes: loader_color.h), HLS jitter (random_h/s/l,
+ * OpenCV's 8-bit units, clamped not wrapped), PCA lighting (pca_noise);
+ * then mirror and normalise as above.  An image smaller than
+ * max_crop_size for min/max_crop_size's window is an error naming the
+ * record, as MXNet's CHECK.  Its draws are keyed, not MXNet's one stream,
+ * and listed in loader_image.h (dlg_mx_draw).
  * Caffe mean_file (a BlobProto mean image, 3 x H x W in the Datum's BGR
  * order, at the stored image size) needs the caffe transform: out =
  * (v - mean[c][y0+y][x0+x]) / std[c], mirrored at the output position
@@ -128,12 +135,16 @@ typedef struct dlg_mxnet_aug {
     float min_random_scale, max_random_scale; /* scale s: output s*W x s*H */
     float max_aspect_ratio;        /* ratio in [1 - v, 1 + v] (or [min, v]) */
     float min_aspect_ratio;        /* <= 0: unset (1 - max_aspect_ratio) */
-    bool random_resized_crop;      /* MXNet 1.3's random area + ratio crop, resized */
+    bool random_resized_crop;      /* MXNet 1.3+'s random area + ratio crop, resized */
     float min_random_area, max_random_area; /* its area share range */
     int random_h, random_s, random_l; /* HLS jitter, OpenCV 8-bit units (H 0..180) */
     int fill_value;                /* border of the warp and of pad, 0..255 */
     int pad;                       /* border added on every side before the crop */
-    int inter_method;              /* 0 nearest, 1 bilinear (MXNet's default) */
+    int min_crop_size, max_crop_size; /* > 0: a square window of side U{min..max}, resized */
+    float min_img_size, max_img_size; /* the warp's output sides, clamped (0 and 1e10: off) */
+    float brightness, contrast, saturation; /* colour jitter factors 1 + U(-v, v) */
+    float pca_noise;               /* AlexNet's PCA lighting, alpha ~ N(0, v) */
+    int inter_method;              /* OpenCV's 0..4, or MXNet's 9 auto, 10 random */
 } dlg_mxnet_aug;
 typedef enum dlg_cache_mode {
     DLG_CACHE_NONE = 0, /* leave the page cache alone */
@@ -264,8 +275,11 @@ void dlg_loader_close(dlg_loader *l);
      "crop x crop window of the image as stored, no resample; train: uniform offset, infer: "      \
      "((W-crop)/2, (H-crop)/2); every image must be at least crop x crop) or mxnet (MXNet "        \
      "ImageRecordIter's default augmenter: resize, one affine warp (max_rotate_angle, "            \
-     "max_shear_ratio, min/max_random_scale, max_aspect_ratio), pad, crop (or "                    \
-     "random_resized_crop), HLS jitter (random_h/s/l), mirror). auto: caffe with mean_file or "    \
+     "max_shear_ratio, min/max_random_scale, max_aspect_ratio), pad, crop (of the image "          \
+     "enlarged to the crop if smaller, as MXNet 1.3+; or random_resized_crop or "                  \
+     "min/max_crop_size), colour jitter (brightness, contrast, "                                   \
+     "saturation), HLS jitter (random_h/s/l), PCA noise (pca_noise), mirror). auto: caffe "        \
+     "with mean_file or "                                                                          \
      "with channel_order = bgr and pixel_range = 255 (Caffe's mean_value), else torchvision", 0},  \
     {"mirror", DLG_OPT_BOOL, "true", NULL, NULL, NULL,                                              \
      "train: mirror each image with probability 1/2 (Caffe's transform_param mirror, MXNet's "     \
@@ -320,13 +334,14 @@ void dlg_loader_close(dlg_loader *l);
     {"random_resized_crop", DLG_OPT_BOOL, "false", NULL, NULL, NULL,                                \
      "mxnet, train: crop a window of area share in [min_random_area, max_random_area] and ratio "  \
      "in the aspect range (sides swapped half the time; 10 tries, else the center crop), resized " \
-     "to crop x crop (MXNet 1.3's; aspect then shapes this crop, not the warp)", 0},               \
+     "to crop x crop (MXNet 1.3+'s; aspect then shapes this crop, not the warp)", 0},              \
     {"min_random_area", DLG_OPT_DOUBLE, "1", "0.01", "1", NULL,                                     \
      "mxnet, train: random_resized_crop's smallest area share", 0},                                \
     {"max_random_area", DLG_OPT_DOUBLE, "1", "0.01", "1", NULL,                                     \
      "mxnet, train: random_resized_crop's largest area share", 0},                                 \
     {"random_h", DLG_OPT_INT, "0", "0", "180", NULL,                                                \
-     "mxnet, train: add a value drawn in [-v, v] to every pixel's hue (HLS, OpenCV's 0..180)", 0}, \
+     "mxnet, train: add int(2 u v - v) to every pixel's hue (HLS, OpenCV's 0..180), u = (u1 + "    \
+     "4 u2) / 5 of two uniform draws (MXNet 1.3+'s, so 0 is likelier than +-v)", 0},               \
     {"random_s", DLG_OPT_INT, "0", "0", "255", NULL,                                                \
      "mxnet, train: the same for saturation (0..255)", 0},                                         \
     {"random_l", DLG_OPT_INT, "0", "0", "255", NULL,                                                \
@@ -336,9 +351,39 @@ void dlg_loader_close(dlg_loader *l);
      "default 255; example/image-classification passes 127)", 0},                                  \
     {"pad", DLG_OPT_INT, "0", "0", "1024", NULL,                                                    \
      "mxnet: add this many fill_value pixels on every side before the crop", 0},                   \
+    {"min_crop_size", DLG_OPT_INT, "-1", "-1", "8192", NULL,                                       \
+     "mxnet, train: crop a square window of side drawn in [min_crop_size, max_crop_size] (both "   \
+     "set, -1: off) at a uniform offset and resize it to crop x crop (MXNet's, not with "          \
+     "random_resized_crop; every image must be at least max_crop_size on both sides)", 0},        \
+    {"max_crop_size", DLG_OPT_INT, "-1", "-1", "8192", NULL,                                       \
+     "mxnet, train: see min_crop_size", 0},                                                        \
+    {"min_img_size", DLG_OPT_DOUBLE, "0", "0", "65536", NULL,                                       \
+     "mxnet, train: the warp's output sides are at least this (MXNet's: the canvas grows around "  \
+     "the centred image, filled with fill_value, and is not rescaled; setting it turns the warp " \
+     "on)", 0},                                                                                    \
+    {"max_img_size", DLG_OPT_DOUBLE, "1e10", "0", "1e10", NULL,                                     \
+     "mxnet, train: the warp's output sides are at most this (MXNet's: the canvas is cut around "  \
+     "the centre, not rescaled; 1e10: off)", 0},                                                   \
+    {"brightness", DLG_OPT_DOUBLE, "0", "0", "1", NULL,                                             \
+     "mxnet, train: multiply every byte by 1 + b, b drawn in [-v, v] (MXNet 1.3+'s jitter, "       \
+     "after the crop: brightness, contrast and saturation in a random order, each rounded and "   \
+     "clamped to a byte as OpenCV's convertTo/addWeighted)", 0},                                   \
+    {"contrast", DLG_OPT_DOUBLE, "0", "0", "1", NULL,                                               \
+     "mxnet, train: v -> a v + (1 - a) m, a = 1 + U(-v, v), m the crop's mean grey (MXNet's grey " \
+     "is OpenCV's RGB2GRAY on its BGR bytes: 0.114 R + 0.587 G + 0.299 B)", 0},                    \
+    {"saturation", DLG_OPT_DOUBLE, "0", "0", "1", NULL,                                             \
+     "mxnet, train: v -> a v + (1 - a) g, g the pixel's grey (as contrast's), a = 1 + U(-v, v)",   \
+     0},                                                                                           \
+    {"pca_noise", DLG_OPT_DOUBLE, "0", "0", "10", NULL,                                             \
+     "mxnet, train: AlexNet's PCA lighting (MXNet 1.3+, last, after random_h/s/l): a_i drawn "     \
+     "from N(0, v), every pixel's channel c gets sum_i a_i l_i e_ci added (ImageNet's "            \
+     "eigenvalues l = 55.46, 4.794, 1.148 and eigenvectors, 0..255 units; l_i e_ci rounded to "    \
+     "float as in the later 1.x), truncated toward 0 and clamped", 0},                             \
     {"inter_method", DLG_OPT_INT, "1", "0", "10", NULL,                                             \
-     "mxnet: interpolation of the warp and resizes: 0 nearest, 1 bilinear (MXNet's default); "     \
-     "MXNet's 2 (cubic), 3 (area), 4 (lanczos), 9 (auto), 10 (random) are not implemented", 0}
+     "mxnet: interpolation of the warp and resizes, as OpenCV's: 0 nearest, 1 bilinear (MXNet's "  \
+     "default), 2 cubic, 3 area (the warp: bilinear), 4 lanczos4; 9 auto (per resize or warp: "    \
+     "cubic if both sides grow, area if both shrink, else bilinear), 10 random (one of 0..4 "      \
+     "each time)", 0}
 
 /* The cache option's value (none|cold|warm|auto) as a mode: auto is cold
  * under a memory limit, since pages cached before the cell are not charged
@@ -384,6 +429,14 @@ enum dlg_loader_opt {
     DLG_LOPT_RANDOM_L,
     DLG_LOPT_FILL_VALUE,
     DLG_LOPT_PAD,
+    DLG_LOPT_MIN_CROP_SIZE,
+    DLG_LOPT_MAX_CROP_SIZE,
+    DLG_LOPT_MIN_IMG_SIZE,
+    DLG_LOPT_MAX_IMG_SIZE,
+    DLG_LOPT_BRIGHTNESS,
+    DLG_LOPT_CONTRAST,
+    DLG_LOPT_SATURATION,
+    DLG_LOPT_PCA_NOISE,
     DLG_LOPT_INTER_METHOD,
     DLG_LOPT_COUNT
 };

@@ -5,6 +5,7 @@
  * source (a loop without bounds checks) and the edges, where every tap is
  * checked. */
 #include "loader_affine.h"
+#include "loader_interp.h"
 #include "loader_warp_simd.h"
 
 #include <math.h>
@@ -216,7 +217,7 @@ static int32_t sat_round(double v)
 /* One output's source coordinate in 1/32 pixel. */
 static inline int32_t cv_at(int32_t r, int32_t d)
 {
-    return (r + d) >> (AB_BITS - DLG_WARP_AFFINE_BITS);
+    return dlg_wrap_add(r, d) >> (AB_BITS - DLG_WARP_AFFINE_BITS);
 }
 
 static inline bool cv_inside(const dlg_rgb8 *src, const cv_strip *st, int32_t xr, int32_t yr,
@@ -311,10 +312,46 @@ static void warp_cv(const dlg_rgb8 *src, const dlg_rgb8 *dst, const dlg_affine *
             st.b[x] = sat_round(m[3] * (x0 + x) * scale);
         }
         for (int y = 0; y < dst->h; y++) {
-            int32_t xr = sat_round((m[1] * y + m[2]) * scale) + round;
-            int32_t yr = sat_round((m[4] * y + m[5]) * scale) + round;
+            int32_t xr = dlg_wrap_add(sat_round((m[1] * y + m[2]) * scale), round);
+            int32_t yr = dlg_wrap_add(sat_round((m[4] * y + m[5]) * scale), round);
             cv_row(src, &st, xr, yr, dst->px + (size_t)y * dst->stride + (size_t)x0 * 3, n, fill,
                    simd);
+        }
+    }
+}
+
+/* cv::warpAffine's nearest: the same 1/1024 terms, their sum rounded to
+ * the nearest pixel (half a pixel added, then shifted), kept to 16 bits
+ * as OpenCV's map is; outside src, fill. */
+static void warp_cv_nearest(const dlg_rgb8 *src, const dlg_rgb8 *dst, const dlg_affine *inv,
+                            int fill)
+{
+    const double *m = inv->m, scale = 1 << AB_BITS;
+    const int32_t round = (1 << AB_BITS) / 2;
+    cv_strip st;
+    for (int x0 = 0; x0 < dst->w; x0 += STRIP) {
+        int n = dst->w - x0 < STRIP ? dst->w - x0 : STRIP;
+        for (int x = 0; x < n; x++) {
+            st.a[x] = sat_round(m[0] * (x0 + x) * scale);
+            st.b[x] = sat_round(m[3] * (x0 + x) * scale);
+        }
+        for (int y = 0; y < dst->h; y++) {
+            int32_t xr = dlg_wrap_add(sat_round((m[1] * y + m[2]) * scale), round);
+            int32_t yr = dlg_wrap_add(sat_round((m[4] * y + m[5]) * scale), round);
+            uint8_t *out = dst->px + (size_t)y * dst->stride + (size_t)x0 * 3;
+            for (int x = 0; x < n; x++) {
+                int ix = clampi(dlg_wrap_add(xr, st.a[x]) >> AB_BITS, -32768, 32767);
+                int iy = clampi(dlg_wrap_add(yr, st.b[x]) >> AB_BITS, -32768, 32767);
+                uint8_t *o = out + 3 * x;
+                if ((unsigned)ix < (unsigned)src->w && (unsigned)iy < (unsigned)src->h) {
+                    const uint8_t *p = src->px + (size_t)iy * src->stride + (size_t)ix * 3;
+                    o[0] = p[0];
+                    o[1] = p[1];
+                    o[2] = p[2];
+                } else {
+                    o[0] = o[1] = o[2] = (uint8_t)fill;
+                }
+            }
         }
     }
 }
@@ -322,6 +359,16 @@ static void warp_cv(const dlg_rgb8 *src, const dlg_rgb8 *dst, const dlg_affine *
 void dlg_warp_rgb(const dlg_rgb8 *src, const dlg_rgb8 *dst, const dlg_affine *inv, int fill,
                   int interp)
 {
+    if (interp == DLG_WARP_NEAREST && fill >= 0) {
+        warp_cv_nearest(src, dst, inv, fill);
+        return;
+    }
+    if (interp == DLG_WARP_CUBIC || interp == DLG_WARP_LANCZOS4) {
+        dlg_warp_taps(src, dst, inv, fill, interp == DLG_WARP_CUBIC ? 4 : 8);
+        return;
+    }
+    if (interp == DLG_WARP_AREA) /* cv::warpAffine's INTER_AREA is INTER_LINEAR */
+        interp = DLG_WARP_AFFINE_BITS;
     if (interp == DLG_WARP_AFFINE_BITS && fill >= 0) {
         warp_cv(src, dst, inv, fill);
         return;
@@ -402,6 +449,18 @@ void dlg_resize_rgb(const dlg_rgb8 *src, const dlg_rgb8 *dst, int interp)
         resize_nearest(src, dst);
         return;
     }
+    if (interp == DLG_WARP_CUBIC || interp == DLG_WARP_LANCZOS4) {
+        dlg_resize_taps(src, dst, interp == DLG_WARP_CUBIC ? 4 : 8);
+        return;
+    }
+    if (interp == DLG_WARP_AREA) {
+        dlg_resize_area(src, dst);
+        return;
+    }
+    if (interp == DLG_WARP_RESIZE_BITS) {
+        dlg_resize_linear(src, dst, false);
+        return;
+    }
     dlg_affine inv;
     dlg_affine_resize(src->w, src->h, dst->w, dst->h, &inv);
     dlg_warp_rgb(src, dst, &inv, -1, interp);
@@ -410,10 +469,24 @@ void dlg_resize_rgb(const dlg_rgb8 *src, const dlg_rgb8 *dst, int interp)
 void dlg_mx_affine(float shear, int angle, float scale, float ratio, int w, int h,
                    dlg_affine *fwd, int *nw, int *nh)
 {
+    dlg_mx_affine_sized(shear, angle, scale, ratio, w, h, 0, 1e10f, fwd, nw, nh);
+}
+
+/* MXNet's min/max_img_size clamp of a side, in float (std::max/std::min). */
+static float clamp_side(float v, float lo, float hi)
+{
+    v = hi < v ? hi : v;
+    return v < lo ? lo : v;
+}
+
+void dlg_mx_affine_sized(float shear, int angle, float scale, float ratio, int w, int h,
+                         float min_size, float max_size, dlg_affine *fwd, int *nw, int *nh)
+{
     /* MXNet computes these in float (a CV_32F matrix); so do we */
     float a = (float)cos(angle / 180.0 * M_PI), b = (float)sin(angle / 180.0 * M_PI);
     float hs = 2 * scale / (1 + ratio), ws = ratio * hs;
-    float new_w = scale * (float)w, new_h = scale * (float)h;
+    float new_w = clamp_side(scale * (float)w, min_size, max_size);
+    float new_h = clamp_side(scale * (float)h, min_size, max_size);
     float m00 = hs * a - shear * b * ws, m01 = hs * b + shear * a * ws;
     float m10 = -b * ws, m11 = a * ws;
     float cw = m00 * (float)w + m01 * (float)h, ch = m10 * (float)w + m11 * (float)h;

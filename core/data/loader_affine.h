@@ -28,15 +28,23 @@ typedef struct dlg_rgb8 {
  * (INTER_RESIZE_COEF_BITS 11). */
 enum { DLG_WARP_NEAREST = 0, DLG_WARP_AFFINE_BITS = 5, DLG_WARP_RESIZE_BITS = 11 };
 
+/* OpenCV's other interpolations, in its fixed point (loader_interp.h):
+ * INTER_CUBIC (a = -0.75, 4 x 4 taps), INTER_LANCZOS4 (8 x 8) and
+ * INTER_AREA, which warpAffine treats as bilinear. */
+enum { DLG_WARP_CUBIC = 100, DLG_WARP_LANCZOS4 = 101, DLG_WARP_AREA = 102 };
+
 /* dst(x, y) = src(inv(x, y)) for every pixel of dst: inv maps output pixel
  * centres to source coordinates.  A tap outside src takes `fill` (fill >=
  * 0: cv::BORDER_CONSTANT, warpAffine's border) or the nearest edge pixel
  * (fill < 0: BORDER_REPLICATE, which is what cv::resize's clamping gives).
- * interp: DLG_WARP_NEAREST or the bilinear coordinate bits (above); the
- * result is rounded to the nearest level.  Every output pixel is computed.
- * Bilinear at 1/32 with a constant border is cv::warpAffine's own fixed
- * point (coordinates rounded to 1/1024 pixel per column and per row,
- * then to 1/32): its bytes are OpenCV's. */
+ * interp: DLG_WARP_NEAREST, the bilinear coordinate bits (above) or one
+ * of OpenCV's other methods (their coordinate is warpAffine's, in 1/32);
+ * the result is rounded to the nearest level.  Every output pixel is
+ * computed.
+ * With a constant border, every method is cv::warpAffine's own fixed
+ * point (coordinates rounded to 1/1024 pixel per column and per row, then
+ * to 1/32, or to the nearest pixel for DLG_WARP_NEAREST): its bytes are
+ * OpenCV's. */
 void dlg_warp_rgb(const dlg_rgb8 *src, const dlg_rgb8 *dst, const dlg_affine *inv, int fill,
                   int interp);
 
@@ -52,10 +60,11 @@ void dlg_affine_invert(const dlg_affine *fwd, dlg_affine *inv);
  * sx = (x + 0.5) w / nw - 0.5 (the same in y). */
 void dlg_affine_resize(int w, int h, int nw, int nh, dlg_affine *inv);
 
-/* cv::resize of src to dst's size.  interp DLG_WARP_NEAREST: INTER_NEAREST,
- * which takes source column floor(x * (1 / (nw / w))) in double (resizeNN;
- * no pixel centres), row likewise, each at most the last; else bilinear
- * through dlg_affine_resize's map with the edges replicated. */
+/* cv::resize of src to dst's size, its bytes.  interp DLG_WARP_NEAREST:
+ * INTER_NEAREST, which takes source column floor(x * (1 / (nw / w))) in
+ * double (resizeNN; no pixel centres), row likewise, each at most the
+ * last; DLG_WARP_RESIZE_BITS (INTER_LINEAR), DLG_WARP_CUBIC, _LANCZOS4,
+ * _AREA: cv::resize's own fixed point (loader_interp.h). */
 void dlg_resize_rgb(const dlg_rgb8 *src, const dlg_rgb8 *dst, int interp);
 
 /* MXNet's augmenter matrix (image_aug_default.cc, in its float arithmetic)
@@ -65,5 +74,11 @@ void dlg_resize_rgb(const dlg_rgb8 *src, const dlg_rgb8 *dst, int interp);
  * output's. */
 void dlg_mx_affine(float shear, int angle, float scale, float ratio, int w, int h,
                    dlg_affine *fwd, int *nw, int *nh);
+/* The same with MXNet's min_img_size / max_img_size: each output side is
+ * max(min_size, min(max_size, scale * side)) before the truncation, and
+ * the centre goes to that canvas's centre (no rescale: dlg_mx_affine is
+ * min_size 0, max_size 1e10, MXNet's defaults). */
+void dlg_mx_affine_sized(float shear, int angle, float scale, float ratio, int w, int h,
+                         float min_size, float max_size, dlg_affine *fwd, int *nw, int *nh);
 
 #endif

@@ -2,12 +2,20 @@
  * apart into float planes of CHUNK, converted by loops of selects the
  * compiler vectorises (no branches, no calls), and put back together.
  * Every operation is a correctly rounded IEEE one in OpenCV's order, so the
- * bytes are OpenCV's.  One exception, which is OpenCV's own: its RGB2HLS
- * hue is a multiply-add (v_muladd), fused on CPUs with FMA, where it
- * rounds once instead of twice and so moves some hue ties by a unit.  The
- * loops are built twice on x86-64 -- for the baseline (SSE2, unfused) and
- * for AVX2 with FMA (fused) -- and the CPU picks, as OpenCV's dispatch
- * does.  The file is built with -ffp-contract=off: nothing else fuses. */
+ * bytes are OpenCV's, including two of its own quirks:
+ * - its RGB2HLS hue is a multiply-add (v_muladd), fused on CPUs with FMA,
+ *   where it rounds once instead of twice and so moves some hue ties by a
+ *   unit;
+ * - its RGB2HLS_b works in blocks of 256 pixels of a row, and the last
+ *   (block % vector width) pixels of each block take its scalar loop, whose
+ *   S divides by (2 - max) - min, not 2 - (max + min), and whose hue for a
+ *   red maximum is never fused (the compiler fuses the green and blue ones
+ *   in the FMA build): a level of S or H apart on a few colours.  Its
+ *   HLS2RGB scalar loop gives the vector loop's bytes on all 2^24 inputs.
+ * The loops are built twice on x86-64 -- for the baseline (SSE2, unfused,
+ * OpenCV's 4 lanes) and for AVX2 with FMA (fused, 8 lanes) -- and the CPU
+ * picks, as OpenCV's dispatch does.  The file is built with
+ * -ffp-contract=off: nothing else fuses. */
 #include "loader_hls.h"
 
 #include <float.h>
@@ -18,7 +26,7 @@
 #define DLG_HLS_AVX2 1
 #endif
 
-#define CHUNK 128
+#define CHUNK 256 /* OpenCV's BLOCK_SIZE: the scalar tails fall where its do */
 
 /* Round half to even, as cvRound and the vector paths' v_round (the
  * current rounding mode), for |x| < 2^22: adding 1.5 * 2^23 leaves no
@@ -32,12 +40,13 @@ static inline float sat8(float x)
     return x > 255 ? 255 : x;
 }
 
-/* RGB2HLS_f::process (the vector path) and RGB2HLS_b's rounding: r, g, b
- * are bytes, the results whole bytes in floats.  Selects are one level
- * deep each: GCC does not if-convert deeper nests, and the loop would
- * stay scalar. */
+/* RGB2HLS_f: process (the vector path) or, tail, its scalar loop; then
+ * RGB2HLS_b's rounding.  r, g, b are bytes, the results whole bytes in
+ * floats.  Selects are one level deep each: GCC does not if-convert deeper
+ * nests, and the loop would stay scalar. */
 static inline __attribute__((always_inline)) void to_hls(float r, float g, float b, float *ph,
-                                                         float *pl, float *ps, bool fused)
+                                                         float *pl, float *ps, bool fused,
+                                                         bool tail)
 {
     r *= 1.f / 255.f;
     g *= 1.f / 255.f;
@@ -48,7 +57,8 @@ static inline __attribute__((always_inline)) void to_hls(float r, float g, float
     float diff = vmax - vmin, msum = vmax + vmin, l = msum * 0.5f;
     int hue = diff > FLT_EPSILON; /* else grey: H and S are 0 */
     /* grey lanes divide by 1, not by 0: their results are dropped anyway */
-    float den = l < 0.5f ? msum : 2.0f - msum, dd = hue ? diff : 1.0f;
+    float den = l < 0.5f ? msum : tail ? (2.0f - vmax) - vmin : 2.0f - msum;
+    float dd = hue ? diff : 1.0f;
     den = hue ? den : 1.0f;
     float s = diff / den;
     /* the largest channel's sector: red, else green, else blue */
@@ -58,7 +68,12 @@ static inline __attribute__((always_inline)) void to_hls(float r, float g, float
     num = vmax == r ? g - b : num;
     part = vmax == r ? red_part : part;
     float inv = 60.f / dd;
-    float h = (fused ? __builtin_fmaf(num, inv, part) : num * inv + part) * 0.5f; /* 180/360 */
+    float hu = num * inv + part, h = hu;
+    if (fused) { /* the scalar loop's red hue: a product, then + 360 apart */
+        float hf = __builtin_fmaf(num, inv, part);
+        h = tail && vmax == r ? hu : hf;
+    }
+    h *= 0.5f; /* 180/360 */
     float hh = sat8(h), ss = sat8(s * 255.f);
     *ph = hue ? hh : 0;
     *pl = sat8(l * 255.f);
@@ -123,12 +138,17 @@ static void join(const planes *p, int n, uint8_t *px)
     }
 }
 
-/* The per-plane loops, n <= CHUNK pixels in place; fused: see the top. */
+/* The per-plane loops, n <= CHUNK pixels (one block of a row) in place;
+ * fused: see the top.  RGB2HLS: whole vectors of OpenCV's lanes, then its
+ * scalar tail. */
 static inline __attribute__((always_inline)) void hls_loop(planes *p, int n, bool fused)
 {
     float *restrict r = p->a, *restrict g = p->b, *restrict b = p->c;
-    for (int i = 0; i < n; i++)
-        to_hls(r[i], g[i], b[i], &r[i], &g[i], &b[i], fused);
+    int lanes = fused ? 8 : 4, nv = n - n % lanes;
+    for (int i = 0; i < nv; i++)
+        to_hls(r[i], g[i], b[i], &r[i], &g[i], &b[i], fused, false);
+    for (int i = nv; i < n; i++)
+        to_hls(r[i], g[i], b[i], &r[i], &g[i], &b[i], fused, true);
 }
 
 static inline __attribute__((always_inline)) void rgb_loop(planes *p, int n)

@@ -51,7 +51,10 @@ int dlg_ld_caffe_fits(int W, int H, int crop, bool whole, const char *what, dlg_
 /* Which draw k of an item's stream (dlg_ld_uniform(dlg_ld_item_key(..),
  * k)) each of MXNet's random choices takes; the mirror is draw 1000 under
  * every transform.  random_resized_crop's try t takes DLG_MXD_AREA + 5t ..
- * + 5t + 4: area share, ratio, swap, y, x. */
+ * + 5t + 4: area share, ratio, swap, y, x.  The colour jitter's order is
+ * one of the 6 orders, floor(6 u); pca_noise's three normals are
+ * Box-Muller pairs from DLG_MXD_PCA .. + 3 (a_r and a_g from the first
+ * pair, a_b the cosine of the second). */
 enum dlg_mx_draw {
     DLG_MXD_SHEAR = 0,
     DLG_MXD_ANGLE,
@@ -62,7 +65,16 @@ enum dlg_mx_draw {
     DLG_MXD_H,
     DLG_MXD_S,
     DLG_MXD_L,
-    DLG_MXD_AREA = 16
+    DLG_MXD_CROP_SIZE,  /* min/max_crop_size's side */
+    DLG_MXD_BRIGHTNESS,
+    DLG_MXD_CONTRAST,
+    DLG_MXD_SATURATION,
+    DLG_MXD_ORDER,      /* the order of those three */
+    DLG_MXD_AREA = 16,
+    DLG_MXD_PCA = 66,   /* after the area tries' 16 .. 65 */
+    DLG_MXD_INTER = 70, /* inter_method = 10's picks: + 0 resize, + 1 warp, + 2 crop's resize,
+                           + 3 the enlargement of an image smaller than the crop */
+    DLG_MXD_HLS2 = 74   /* the HLS shift's second uniforms: + 0 H, + 1 S, + 2 L */
 };
 
 void dlg_ld_mx_defaults(dlg_mxnet_aug *mx);
@@ -76,6 +88,16 @@ int dlg_ld_mx_check(const dlg_loader_config *cfg, const dlg_host *h);
 void dlg_ld_mx_aspect(const dlg_mxnet_aug *mx, float *lo, float *hi);
 /* Whether MXNet would warp (rotate, shear, scale or aspect asked for). */
 bool dlg_ld_mx_warps(const dlg_mxnet_aug *mx);
+/* MXNet 1.3+'s HLS shift for key (H, L, S, in its units): per channel
+ * u = (u1 + 4 u2) / 5 in float, then int(u * 2 v - v), v = random_h,
+ * random_l, random_s. */
+void dlg_ld_mx_hls_shift(const dlg_mxnet_aug *mx, uint64_t key, int shift[3]);
+/* OpenCV's method (0 nearest .. 4 lanczos4) for a resize or warp from
+ * ow x oh to nw x nh, as MXNet's GetInterMethod picks it: inter_method 9
+ * cubic when both sides grow, area when both shrink, else bilinear; 10
+ * one of 0..4 uniformly by draw k of key; else inter_method itself. */
+int dlg_ld_mx_inter(const dlg_mxnet_aug *mx, uint64_t key, uint32_t k, int ow, int oh, int nw,
+                    int nh);
 
 /* ---- resample ------------------------------------------------------------ */
 typedef struct dlg_taps {

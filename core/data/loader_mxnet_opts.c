@@ -13,7 +13,10 @@ void dlg_ld_mx_defaults(dlg_mxnet_aug *mx)
                           .min_random_area = 1,
                           .max_random_area = 1,
                           .fill_value = 255,
-                          .inter_method = 1};
+                          .inter_method = 1,
+                          .min_crop_size = -1,
+                          .max_crop_size = -1,
+                          .max_img_size = 1e10f};
 }
 
 void dlg_ld_mx_from_opts(dlg_mxnet_aug *mx, const dlg_value *v)
@@ -35,6 +38,14 @@ void dlg_ld_mx_from_opts(dlg_mxnet_aug *mx, const dlg_value *v)
     mx->random_l = (int)v[DLG_LOPT_RANDOM_L].i;
     mx->fill_value = (int)v[DLG_LOPT_FILL_VALUE].i;
     mx->pad = (int)v[DLG_LOPT_PAD].i;
+    mx->min_crop_size = (int)v[DLG_LOPT_MIN_CROP_SIZE].i;
+    mx->max_crop_size = (int)v[DLG_LOPT_MAX_CROP_SIZE].i;
+    mx->min_img_size = (float)v[DLG_LOPT_MIN_IMG_SIZE].d;
+    mx->max_img_size = (float)v[DLG_LOPT_MAX_IMG_SIZE].d;
+    mx->brightness = (float)v[DLG_LOPT_BRIGHTNESS].d;
+    mx->contrast = (float)v[DLG_LOPT_CONTRAST].d;
+    mx->saturation = (float)v[DLG_LOPT_SATURATION].d;
+    mx->pca_noise = (float)v[DLG_LOPT_PCA_NOISE].d;
     mx->inter_method = (int)v[DLG_LOPT_INTER_METHOD].i;
 }
 
@@ -55,6 +66,8 @@ static void first_set(const dlg_mxnet_aug *mx, char *buf, size_t cap)
     MX_FLT(max_random_scale) MX_FLT(max_aspect_ratio) MX_FLT(min_aspect_ratio)
     MX_INT(random_resized_crop) MX_FLT(min_random_area) MX_FLT(max_random_area)
     MX_INT(random_h) MX_INT(random_s) MX_INT(random_l) MX_INT(fill_value) MX_INT(pad)
+    MX_INT(min_crop_size) MX_INT(max_crop_size) MX_FLT(min_img_size) MX_FLT(max_img_size)
+    MX_FLT(brightness) MX_FLT(contrast) MX_FLT(saturation) MX_FLT(pca_noise)
     MX_INT(inter_method)
 #undef MX_INT
 #undef MX_FLT
@@ -62,15 +75,10 @@ static void first_set(const dlg_mxnet_aug *mx, char *buf, size_t cap)
 
 static int check_inter(int m, const dlg_host *h)
 {
-    static const char *const names[] = {"nearest", "bilinear", "cubic", "area", "lanczos4"};
-    if (m == 0 || m == 1)
+    if ((m >= 0 && m <= 4) || m == 9 || m == 10)
         return 0;
-    if ((m >= 2 && m <= 4) || m == 9 || m == 10)
-        return h->error(h, DLG_EINVAL, "inter_method = %d (%s) is not implemented: use 0 "
-                        "(nearest) or 1 (bilinear, MXNet's default)",
-                        m, m <= 4 ? names[m] : m == 9 ? "auto" : "random");
-    return h->error(h, DLG_EINVAL, "inter_method = %d: MXNet's are 0..4, 9 and 10, and 0 "
-                    "(nearest) and 1 (bilinear) are implemented here", m);
+    return h->error(h, DLG_EINVAL, "inter_method = %d: MXNet's are 0 (nearest), 1 (bilinear), "
+                    "2 (cubic), 3 (area), 4 (lanczos4), 9 (auto) and 10 (random)", m);
 }
 
 /* The ranges MXNet draws from must be ranges (it CHECKs some, and draws
@@ -97,7 +105,7 @@ static int check_ranges(const dlg_mxnet_aug *mx, const dlg_host *h)
     return 0;
 }
 
-/* random_resized_crop's partners, as MXNet 1.3 CHECKs them (and what it
+/* random_resized_crop's partners, as MXNet 1.3+ CHECKs them (and what it
  * would silently ignore). */
 static int check_area_crop(const dlg_mxnet_aug *mx, const dlg_host *h)
 {
@@ -109,6 +117,26 @@ static int check_area_crop(const dlg_mxnet_aug *mx, const dlg_host *h)
         return h->error(h, DLG_EINVAL, "min_random_area = %g, max_random_area = %g act only with "
                         "random_resized_crop = true (MXNet ignores them without it)",
                         (double)mx->min_random_area, (double)mx->max_random_area);
+    return 0;
+}
+
+/* min/max_crop_size: both set or neither (MXNet would draw a side of -1
+ * or 0 from the other), a range, and not with random_resized_crop (MXNet
+ * CHECKs that); min/max_img_size: a range. */
+static int check_sizes(const dlg_mxnet_aug *mx, const dlg_host *h)
+{
+    int lo = mx->min_crop_size, hi = mx->max_crop_size;
+    if ((lo != -1 || hi != -1) && (lo < 1 || hi < 1))
+        return h->error(h, DLG_EINVAL, "min_crop_size = %d, max_crop_size = %d: set both to a "
+                        "side of at least 1 pixel (or both to -1: off)", lo, hi);
+    if (lo > hi)
+        return h->error(h, DLG_EINVAL, "min_crop_size = %d is above max_crop_size = %d", lo, hi);
+    if (lo > 0 && mx->random_resized_crop)
+        return h->error(h, DLG_EINVAL, "random_resized_crop = true with min_crop_size = %d, "
+                        "max_crop_size = %d: MXNet refuses the two together", lo, hi);
+    if (mx->min_img_size > mx->max_img_size)
+        return h->error(h, DLG_EINVAL, "min_img_size = %g is above max_img_size = %g",
+                        (double)mx->min_img_size, (double)mx->max_img_size);
     return 0;
 }
 
@@ -135,5 +163,7 @@ int dlg_ld_mx_check(const dlg_loader_config *cfg, const dlg_host *h)
         rc = check_ranges(mx, h);
     if (rc == 0)
         rc = check_area_crop(mx, h);
+    if (rc == 0)
+        rc = check_sizes(mx, h);
     return rc;
 }

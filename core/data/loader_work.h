@@ -4,6 +4,7 @@
 #define DLG_LOADER_WORK_H
 
 #include "jpeg.h"
+#include "loader_affine.h"
 #include "loader_image.h"
 #include "loader_src.h"
 
@@ -32,6 +33,11 @@ int dlg_ld_decode_full(dlg_ld_scratch *sc, const dlg_ld_item *it, int *w, int *h
 /* transform = mxnet (loader_mxnet.c): MXNet's default augmenter. */
 int dlg_ld_process_mxnet(const dlg_loader_config *cfg, dlg_ld_scratch *sc, const dlg_ld_item *it,
                          uint64_t epoch, uint64_t pos, void *batch, int index, dlg_data_err *err);
+/* MXNet 1.3+'s enlargement of an image smaller than the crop (its
+ * !is_cropped path): *img resized until both sides reach cfg->crop, into
+ * sc's stage buffers. */
+int dlg_ld_mx_enlarge(const dlg_loader_config *cfg, dlg_ld_scratch *sc, uint64_t key,
+                      dlg_rgb8 *img, const char *what, dlg_data_err *err);
 
 int dlg_ld_scratch_init(dlg_ld_scratch *sc, int crop, dlg_data_err *err);
 void dlg_ld_scratch_free(dlg_ld_scratch *sc);

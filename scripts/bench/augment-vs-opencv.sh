@@ -8,6 +8,12 @@
 #   hls:  the HLS jitter round trip of the centre CROP x CROP (cv2.cvtColor
 #         RGB2HLS then HLS2RGB, uint8; dlgauge's time also holds MXNet's
 #         shift and clamp and the bytes-to-float store, OpenCV's does not)
+#   color: the colour jitter of that crop (contrast 0.7, saturation 1.35,
+#         brightness 1.3: convertTo, cvtColor RGB2GRAY + mean, addWeighted,
+#         as MXNet's brightness/contrast/saturation call them)
+#   interp: inter_method 0..4 (nearest, bilinear, cubic, area, lanczos4):
+#         cv2.resize of the decoded image to shorter side SIDE, and
+#         cv2.warpAffine of the resized image (the warp's matrix), per method
 # Each side takes the median over REPS runs per image; the table shows the
 # median of those over IMAGES images and ROUNDS interleaved rounds, and the
 # ratio OpenCV time / dlgauge time (above 1: dlgauge is faster).  It also
@@ -47,19 +53,30 @@ peer=("$PEER_PYTHON" "$here/augment_peer.py")
 
 echo "images: ${#files[@]} from $DATA, shorter side $SIDE, crop $CROP, $REPS runs each, $ROUNDS rounds, 1 thread"
 "${peer[@]}" --about
-declare -a dw dh pw ph ps
+declare -a dw dh dc pw ph pc ps
+declare -A di pi # interp: "r<method>" resize, "w<method>" warp -> times
 diffs=""
 for r in $(seq "$ROUNDS"); do
   for f in "${files[@]}"; do
     out=$("$BENCH" "$DATA/$f" "$work" "$REPS" "$SIDE" "$CROP")
     [ "$r" = 1 ] && [ "$f" = "${files[0]}" ] &&
-      echo "dlgauge: hls $(awk '/^isa_hls/{$1=""; print}' <<<"$out"), warp $(awk '/^isa_warp/{$1=""; print}' <<<"$out"); CPU $(awk '/^isa_cpu/{print $2}' <<<"$out")"
+      echo "dlgauge: hls $(awk '/^isa_hls/{$1=""; print}' <<<"$out"), warp $(awk '/^isa_warp/{$1=""; print}' <<<"$out"), color $(awk '/^isa_color/{$1=""; print}' <<<"$out"); CPU $(awk '/^isa_cpu/{print $2}' <<<"$out")"
     dw+=("$(awk '/^warp_us/{print $2}' <<<"$out")")
     dh+=("$(awk '/^hls_us/{print $2}' <<<"$out")")
+    dc+=("$(awk '/^color_us/{print $2}' <<<"$out")")
+    for k in 0 1 2 3 4; do
+      di[r$k]+=" $(awk -v k="resize_us_$k" '$1 == k {print $2}' <<<"$out")"
+      di[w$k]+=" $(awk -v k="warp_us_$k" '$1 == k {print $2}' <<<"$out")"
+    done
     out=$("${peer[@]}" "$work" "$REPS")
     pw+=("$(awk '/^warp_us/{print $2}' <<<"$out")")
     ph+=("$(awk '/^hls_us/{print $2}' <<<"$out")")
+    pc+=("$(awk '/^color_us/{print $2}' <<<"$out")")
     ps+=("$(awk '/^shift_us/{print $2}' <<<"$out")")
+    for k in 0 1 2 3 4; do
+      pi[r$k]+=" $(awk -v k="resize_us_$k" '$1 == k {print $2}' <<<"$out")"
+      pi[w$k]+=" $(awk -v k="warp_us_$k" '$1 == k {print $2}' <<<"$out")"
+    done
     [ "$r" = 1 ] && diffs+="$f: $(awk '/_diff/{printf "%s max %s (%s values)  ", $1, $2, $3}' <<<"$out")"$'\n'
   done
 done
@@ -70,6 +87,17 @@ row() { # NAME DLGAUGE_US OPENCV_US
 printf '%-6s %12s %12s %9s\n' stage "dlgauge us" "opencv us" ratio
 row warp "$(med "${dw[@]}")" "$(med "${pw[@]}")"
 row hls "$(med "${dh[@]}")" "$(med "${ph[@]}")"
+row color "$(med "${dc[@]}")" "$(med "${pc[@]}")"
+names=(nearest bilinear cubic area lanczos4)
+for k in 0 1 2 3 4; do
+  # shellcheck disable=SC2086 # the lists split on purpose
+  row "rs-$k" "$(med ${di[r$k]})" "$(med ${pi[r$k]})"
+done
+for k in 0 1 2 3 4; do
+  # shellcheck disable=SC2086
+  row "wp-$k" "$(med ${di[w$k]})" "$(med ${pi[w$k]})"
+done
+echo "(rs-M / wp-M: cv2.resize / cv2.warpAffine with inter_method M: $(for k in 0 1 2 3 4; do printf '%s %s ' "$k" "${names[$k]}"; done))"
 echo "(ratio: OpenCV time / dlgauge time, medians; OpenCV's shift-and-clamp LUT, not in its hls: $(med "${ps[@]}") us)"
 echo "outputs, dlgauge vs OpenCV (0 0: the same bytes):"
 printf '%s' "$diffs"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""OpenCV's side of augment-vs-opencv.sh: the two OpenCV stages of MXNet's
+"""OpenCV's side of augment-vs-opencv.sh: the OpenCV stages of MXNet's
 default augmenter on the image aug_bench wrote, one thread, timed REPS times
 each (medians), and dlgauge's outputs compared with OpenCV's byte for byte.
 
@@ -49,6 +49,55 @@ def diff(a, b):
     return int(d.max()), int((d > 0).sum())
 
 
+def colour(crop, spec, reps):
+    """MXNet's colour jitter (image_aug_default.cc) on its BGR bytes: the
+    OpenCV calls MXNet makes, in the order aug_bench used.  cv2 has no
+    Mat::convertTo; contrast's convertTo(a, beta) is done as addWeighted(img,
+    a, img, 0, beta), the same multiply-add per byte (v * a + (v * 0 + beta)),
+    and brightness's (beta 0, a > 0) as convertScaleAbs.  Returns the time
+    and the result as RGB."""
+    a = [np.float32(v) for v in spec[:3]]
+    order = [int(v) for v in spec[3:6]]
+    bgr = np.ascontiguousarray(crop[..., ::-1])
+    res = bgr.copy()
+    grey = np.empty(bgr.shape[:2], np.uint8)
+    grey3 = np.empty_like(bgr)
+
+    def run():
+        np.copyto(res, bgr)
+        for k in order:
+            if k == 0:
+                cv2.convertScaleAbs(res, dst=res, alpha=float(a[0]), beta=0.0)
+            elif k == 1:
+                cv2.cvtColor(res, cv2.COLOR_RGB2GRAY, dst=grey)  # MXNet's RGB2GRAY on BGR
+                beta = np.float32((np.float32(1) - a[1]) * np.float32(cv2.mean(grey)[0]))
+                cv2.addWeighted(res, float(a[1]), res, 0.0, float(beta), dst=res)
+            else:
+                cv2.cvtColor(res, cv2.COLOR_RGB2GRAY, dst=grey)
+                cv2.cvtColor(grey, cv2.COLOR_GRAY2BGR, dst=grey3)
+                cv2.addWeighted(res, float(a[2]), grey3, float(np.float32(1) - a[2]), 0.0, dst=res)
+    t = median_us(run, reps)
+    run()
+    return t, res[..., ::-1]
+
+
+def interp(out, img, m, nw, nh, fill, reps):
+    """inter_method 0..4: cv2.resize of full.ppm to in.ppm's size and
+    cv2.warpAffine of in.ppm, each method timed and compared with
+    dlgauge's resize_M.ppm and warp_M.ppm."""
+    full = read_ppm(f"{out}/full.ppm")
+    rs = np.empty_like(img)
+    wp = np.empty((nh, nw, 3), np.uint8)
+    for k in range(5):
+        resize = lambda: cv2.resize(full, (img.shape[1], img.shape[0]), dst=rs, interpolation=k)
+        warp = lambda: cv2.warpAffine(img, m, (nw, nh), dst=wp, flags=k,
+                                      borderMode=cv2.BORDER_CONSTANT, borderValue=(fill,) * 3)
+        print(f"resize_us_{k} {median_us(resize, reps):.1f}")
+        print(f"warp_us_{k} {median_us(warp, reps):.1f}")
+        print("resize_%d_diff %d %d" % ((k,) + diff(rs, read_ppm(f"{out}/resize_{k}.ppm"))))
+        print("warp_%d_diff %d %d" % ((k,) + diff(wp, read_ppm(f"{out}/warp_{k}.ppm"))))
+
+
 def main():
     cv2.setNumThreads(1)
     if sys.argv[1:] == ["--about"]:
@@ -80,8 +129,12 @@ def main():
     print(f"shift_us {median_us(lambda: cv2.LUT(hls, lut, dst=shifted), reps):.1f}")
     cv2.cvtColor(shifted, cv2.COLOR_HLS2RGB, dst=back)
     warp()
+    color_us, color_out = colour(crop, p["color"], reps)
+    print(f"color_us {color_us:.1f}")
     print("warp_diff %d %d" % diff(warped, read_ppm(f"{out}/warp.ppm")))
+    print("color_diff %d %d" % diff(color_out, read_ppm(f"{out}/color.ppm")))
     print("hls_diff %d %d" % diff(back, read_ppm(f"{out}/hls.ppm")))
+    interp(out, img, m, nw, nh, fill, reps)
 
 
 if __name__ == "__main__":

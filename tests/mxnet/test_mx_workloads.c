@@ -389,11 +389,20 @@ static void test_inception_recordio(void **st)
     snprintf(spec, sizeof spec, "data=recordio:%s", rec);
     const char *bad[] = {spec, "batch=2", NULL};
     expect_error("inception-v3", bad, "smaller than the 299x299 crop");
+    /* transform = mxnet enlarges them (MXNet 1.3+): no error at setup; a
+     * max_crop_size window larger than them it refuses, as MXNet does */
+    const char *win[] = {spec, "batch=2", "crop=75", "transform=mxnet", "min_crop_size=60",
+                         "max_crop_size=70", NULL};
+    expect_error("inception-v3", win, "is 64x48, smaller than max_crop_size = 70");
+    const char *mx[] = {spec, "batch=2", "crop=75", "classes=3", "transform=mxnet", NULL};
+    wr_result r;
+    wr_run("mxnet.so", "inception-v3", mx, 1, &r);
+    if (r.setup_rc || r.step_rc)
+        fail_msg("inception-v3, transform = mxnet, 64x48 images, crop 75: %s", r.error);
     snprintf(rec, sizeof rec, "%s/ok.rec", dir);
     write_rec(rec, 4, 96, 80);
     snprintf(spec, sizeof spec, "data=recordio:%s", rec);
     const char *ok[] = {spec, "batch=2", "crop=75", "classes=3", NULL};
-    wr_result r;
     wr_run("mxnet.so", "inception-v3", ok, 2, &r);
     if (r.setup_rc || r.step_rc)
         fail_msg("inception-v3 on RecordIO: %s", r.error);

@@ -3,10 +3,13 @@
  * decodes JPEG, resizes its shorter side to SIDE (342) as transform = mxnet
  * does, then times, REPS times each, the two stages of MXNet's augmenter
  * that OpenCV runs for it: the affine warp of the whole image (bilinear,
- * constant border) and the HLS jitter round trip of the centre CROP (299).
+ * constant border), the HLS jitter round trip of the centre CROP (299) and
+ * the colour jitter (contrast, saturation, brightness) of that crop;
+ * then, for each of OpenCV's interpolations (inter_method 0..4), the
+ * resize of the decoded image and the warp of the resized one.
  * Writes what the peer needs to repeat the work and compare results:
  * OUTDIR/in.ppm (the resized image), OUTDIR/params.txt (matrix, shift,
- * crop), OUTDIR/warp.ppm and OUTDIR/hls.ppm (dlgauge's outputs).  Prints
+ * crop, color), OUTDIR/warp.ppm, hls.ppm and color.ppm (dlgauge's outputs).  Prints
  * one "key value" per line: per-stage medians in microseconds and the ISA
  * the vectorised loops run with. */
 #include <stdio.h>
@@ -16,11 +19,15 @@
 
 #include "jpeg.h"
 #include "loader_affine.h"
+#include "loader_color.h"
 #include "loader_hls.h"
 #include "pipe_util.h"
 
 enum { FILL = 0 };
 static const int SHIFT[3] = {7, -12, 25}; /* H, L, S: within MXNet's usual 36/50/50 */
+/* brightness, contrast, saturation factors (gluon-cv's 0.4 jitter) and an order */
+static const float ALPHA[3] = {1.3f, 0.7f, 1.35f};
+static const int ORDER[3] = {DLG_MX_CONTRAST, DLG_MX_SATURATION, DLG_MX_BRIGHTNESS};
 
 static double now_us(void)
 {
@@ -54,6 +61,22 @@ static int write_ppm(const char *dir, const char *name, const dlg_rgb8 *im)
     return fclose(f) != 0;
 }
 
+/* The colour jitter of a packed copy of crop (in cpx), REPS times, each
+ * from the crop's bytes (the copy is not timed); prints color_us. */
+static void color(const dlg_rgb8 *crop, uint8_t *cpx, double *t, int reps)
+{
+    dlg_rgb8 c = {cpx, crop->w, crop->h, (size_t)crop->w * 3};
+    for (int r = -1; r < reps; r++) { /* r = -1: warm-up */
+        for (int y = 0; y < crop->h; y++)
+            memcpy(cpx + (size_t)y * c.stride, crop->px + (size_t)y * crop->stride, c.stride);
+        double t0 = now_us();
+        dlg_mx_color_jitter(&c, ALPHA, ORDER);
+        if (r >= 0)
+            t[r] = now_us() - t0;
+    }
+    printf("color_us %.1f\n", median(t, reps));
+}
+
 /* The HLS jitter of every row of crop into hwc (floats), as the loader. */
 static void jitter(const dlg_rgb8 *crop, float *hwc)
 {
@@ -68,7 +91,8 @@ static void print_isa(void)
     __builtin_cpu_init();
     printf("isa_cpu %s\n", __builtin_cpu_supports("avx2") ? "avx2" : "sse2");
 #endif
-    printf("isa_hls %s\nisa_warp %s\n", dlg_hls_isa(), dlg_warp_isa());
+    printf("isa_hls %s\nisa_warp %s\nisa_color %s\n", dlg_hls_isa(), dlg_warp_isa(),
+           dlg_mx_color_isa());
 }
 
 static int run(dlg_rgb8 *img, const char *dir, int reps, int crop_side)
@@ -81,6 +105,7 @@ static int run(dlg_rgb8 *img, const char *dir, int reps, int crop_side)
     float *hwc = malloc((size_t)crop_side * crop_side * 3 * sizeof *hwc);
     double *t = malloc((size_t)reps * sizeof *t);
     uint8_t *hpx = malloc((size_t)crop_side * crop_side * 3);
+    uint8_t *cpx = malloc((size_t)crop_side * crop_side * 3);
     dlg_rgb8 warped = {wpx, nw, nh, (size_t)nw * 3};
     int cx = (img->w - crop_side) / 2, cy = (img->h - crop_side) / 2;
     dlg_rgb8 crop = {img->px + (size_t)cy * img->stride + (size_t)cx * 3, crop_side, crop_side,
@@ -103,6 +128,8 @@ static int run(dlg_rgb8 *img, const char *dir, int reps, int crop_side)
     for (size_t i = 0; i < (size_t)crop_side * crop_side * 3; i++)
         hpx[i] = (uint8_t)hwc[i]; /* whole levels already */
     dlg_rgb8 hout = {hpx, crop_side, crop_side, (size_t)crop_side * 3};
+    color(&crop, cpx, t, reps);
+    dlg_rgb8 cout = {cpx, crop_side, crop_side, (size_t)crop_side * 3};
     char path[1024];
     snprintf(path, sizeof path, "%s/params.txt", dir);
     FILE *f = fopen(path, "w");
@@ -113,14 +140,60 @@ static int run(dlg_rgb8 *img, const char *dir, int reps, int crop_side)
             fprintf(f, " %.9g", fwd.m[i]);
         fprintf(f, "\nshift %d %d %d\ncrop %d %d %d\n", SHIFT[0], SHIFT[1], SHIFT[2], cx, cy,
                 crop_side);
+        fprintf(f, "color %.9g %.9g %.9g %d %d %d\n", (double)ALPHA[0], (double)ALPHA[1],
+                (double)ALPHA[2], ORDER[0], ORDER[1], ORDER[2]);
         rc = fclose(f) != 0;
     }
     rc = rc || write_ppm(dir, "in.ppm", img) || write_ppm(dir, "warp.ppm", &warped) ||
-         write_ppm(dir, "hls.ppm", &hout);
+         write_ppm(dir, "hls.ppm", &hout) || write_ppm(dir, "color.ppm", &cout);
     free(wpx);
     free(hwc);
     free(t);
     free(hpx);
+    free(cpx);
+    return rc;
+}
+
+/* inter_method's cost and bytes: cv::resize of the decoded image to the
+ * resized size and cv::warpAffine of the resized image (run's matrix), by
+ * each of OpenCV's methods m (0 nearest .. 4 lanczos4): prints resize_us_m
+ * and warp_us_m, writes full.ppm, resize_m.ppm, warp_m.ppm. */
+static int interp(const dlg_rgb8 *full, const dlg_rgb8 *img, const char *dir, int reps)
+{
+    static const int code[5] = {DLG_WARP_NEAREST, DLG_WARP_RESIZE_BITS, DLG_WARP_CUBIC,
+                                DLG_WARP_AREA, DLG_WARP_LANCZOS4};
+    dlg_affine fwd, inv;
+    int nw, nh, rc = write_ppm(dir, "full.ppm", full);
+    dlg_mx_affine(0.1f, 10, 1, 1, img->w, img->h, &fwd, &nw, &nh);
+    dlg_affine_invert(&fwd, &inv);
+    uint8_t *rpx = malloc((size_t)img->w * img->h * 3), *wpx = malloc((size_t)nw * nh * 3);
+    double *t = malloc((size_t)reps * sizeof *t);
+    dlg_rgb8 rs = {rpx, img->w, img->h, (size_t)img->w * 3}, wp = {wpx, nw, nh, (size_t)nw * 3};
+    for (int m = 0; m < 5 && !rc; m++) {
+        int wcode = m == 1 ? DLG_WARP_AFFINE_BITS : code[m];
+        for (int r = -1; r < reps; r++) { /* r = -1: warm-up */
+            double t0 = now_us();
+            dlg_resize_rgb(full, &rs, code[m]);
+            if (r >= 0)
+                t[r] = now_us() - t0;
+        }
+        printf("resize_us_%d %.1f\n", m, median(t, reps));
+        for (int r = -1; r < reps; r++) {
+            double t0 = now_us();
+            dlg_warp_rgb(img, &wp, &inv, FILL, wcode);
+            if (r >= 0)
+                t[r] = now_us() - t0;
+        }
+        printf("warp_us_%d %.1f\n", m, median(t, reps));
+        char name[32];
+        snprintf(name, sizeof name, "resize_%d.ppm", m);
+        rc = write_ppm(dir, name, &rs);
+        snprintf(name, sizeof name, "warp_%d.ppm", m);
+        rc = rc || write_ppm(dir, name, &wp);
+    }
+    free(rpx);
+    free(wpx);
+    free(t);
     return rc;
 }
 
@@ -148,11 +221,9 @@ int main(int argc, char **argv)
     int nh = w < h ? (int)((long long)side * h / w) : side;
     uint8_t *px = malloc((size_t)nw * nh * 3);
     dlg_rgb8 src = {full, w, h, (size_t)w * 3}, img = {px, nw, nh, (size_t)nw * 3};
-    dlg_affine inv;
-    dlg_affine_resize(w, h, nw, nh, &inv);
-    dlg_warp_rgb(&src, &img, &inv, -1, DLG_WARP_RESIZE_BITS);
+    dlg_resize_rgb(&src, &img, DLG_WARP_RESIZE_BITS);
     print_isa();
-    int rc = run(&img, argv[2], reps, crop);
+    int rc = run(&img, argv[2], reps, crop) || interp(&src, &img, argv[2], reps);
     free(px);
     free(full);
     free(jpg);

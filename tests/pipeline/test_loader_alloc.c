@@ -115,7 +115,14 @@ static void test_steady_state(void **st)
                         .min_random_scale = 1, .max_random_scale = 1, .max_aspect_ratio = 0.25f,
                         .min_random_area = 1, .max_random_area = 1, .random_h = 36,
                         .random_s = 50, .random_l = 50, .fill_value = 127, .pad = 2,
-                        .inter_method = 1};
+                        .inter_method = 1, .min_crop_size = -1, .max_crop_size = -1,
+                        .max_img_size = 1e10f};
+    assert_int_equal(steady_mx(spec, true, true, 6, 12, &mx), 0);
+    /* and gluon-cv's ImageRecordIter colour options on a crop-size crop */
+    mx.min_crop_size = 28;
+    mx.max_crop_size = 40;
+    mx.brightness = mx.contrast = mx.saturation = 0.4f;
+    mx.pca_noise = 0.1f;
     assert_int_equal(steady_mx(spec, true, true, 6, 12, &mx), 0);
 }
 

@@ -18,7 +18,7 @@ static int64_t host_pread(void *ctx, void *buf, size_t n, uint64_t off)
 }
 
 static int check_records(const dlg_host *h, dlg_rec_reader *r, dlg_jpeg *j, const char *path,
-                         int crop, int records)
+                         int side, const char *name, int records)
 {
     dlg_data_err err = {0};
     for (int i = 0; i < records; i++) {
@@ -34,18 +34,26 @@ static int check_records(const dlg_host *h, dlg_rec_reader *r, dlg_jpeg *j, cons
             continue; /* PNG and others: the loader reports them */
         if (dlg_jpeg_header(j, v.image, v.image_len, path, &info, &err) < 0)
             return h->error(h, err.code ? err.code : DLG_ECORRUPT, "%s", err.msg);
-        if (info.width < crop || info.height < crop)
+        if ((info.width < side || info.height < side) && strcmp(name, "crop") == 0)
             return h->error(h, DLG_EINVAL,
                             "data = recordio:%s: the image at byte offset %llu is %dx%d, smaller "
                             "than the %dx%d crop (pack larger images, e.g. im2rec --resize %d, "
                             "or lower crop)",
-                            path, (unsigned long long)rec.offset, info.width, info.height, crop,
-                            crop, crop * 8 / 7);
+                            path, (unsigned long long)rec.offset, info.width, info.height, side,
+                            side, side * 8 / 7);
+        if (info.width < side || info.height < side)
+            return h->error(h, DLG_EINVAL,
+                            "data = recordio:%s: the image at byte offset %llu is %dx%d, smaller "
+                            "than %s = %d, which MXNet refuses too (input image size smaller "
+                            "than max_crop_size): pack larger images or lower %s",
+                            path, (unsigned long long)rec.offset, info.width, info.height, name,
+                            side, name);
     }
     return 0;
 }
 
-int img_check_recordio(const dlg_host *h, const char *data, int crop, int records)
+int img_check_recordio(const dlg_host *h, const char *data, int side, const char *name,
+                       int records)
 {
     if (strncmp(data, "recordio:", 9) != 0)
         return 0;
@@ -64,7 +72,7 @@ int img_check_recordio(const dlg_host *h, const char *data, int crop, int record
     if (dlg_rec_reader_open(&r, &src, 0, &err) < 0 || dlg_jpeg_new(&j, &err) < 0)
         rc = h->error(h, err.code ? err.code : DLG_ENOMEM, "%s", err.msg);
     else
-        rc = check_records(h, r, j, path, crop, records);
+        rc = check_records(h, r, j, path, side, name, records);
     dlg_jpeg_free(j);
     if (r)
         dlg_rec_reader_close(r);

@@ -63,15 +63,25 @@ static int inception_check(const dlg_host *h, const dlg_value *o, const dlg_job_
     return rc < 0 ? rc : cnn_check(aux ? "inception-v3-aux" : "inception-v3", h, o, job);
 }
 
-/* Whether an image stored smaller than the crop can never fit it: not
- * when transform = mxnet may resize, enlarge, pad or resample a window
- * first (the loader then names any image that still ends up too small). */
-static bool stored_size_decides(const dlg_value *lo)
+/* The side below which a stored image can never be used, 0 when the
+ * stored size does not decide: the crop, except under transform = mxnet,
+ * which enlarges an image smaller than the crop (MXNet 1.3+) and refuses
+ * only one smaller than min/max_crop_size's window (train) when nothing
+ * resizes, pads or enlarges it first (the loader names any image that
+ * still ends up too small). */
+static int stored_min_side(const dlg_value *o, const char **name)
 {
+    const dlg_value *lo = &o[O_LOADER];
+    *name = "crop";
     if (lo[DLG_LOPT_TRANSFORM].i != DLG_TRANSFORM_MXNET)
-        return true;
-    return lo[DLG_LOPT_RESIZE].i == 0 && lo[DLG_LOPT_PAD].i == 0 &&
-           lo[DLG_LOPT_MAX_RANDOM_SCALE].d <= 1 && !lo[DLG_LOPT_RANDOM_RESIZED_CROP].i;
+        return (int)lo[DLG_LOPT_CROP].i;
+    *name = "max_crop_size";
+    bool fixed = lo[DLG_LOPT_RESIZE].i == 0 && lo[DLG_LOPT_PAD].i == 0 &&
+                 lo[DLG_LOPT_MAX_RANDOM_SCALE].d <= 1 && !lo[DLG_LOPT_RANDOM_RESIZED_CROP].i &&
+                 lo[DLG_LOPT_MIN_IMG_SIZE].d == 0;
+    return fixed && o[O_MODE].i == 0 && lo[DLG_LOPT_MAX_CROP_SIZE].i > 0
+               ? (int)lo[DLG_LOPT_MAX_CROP_SIZE].i
+               : 0;
 }
 
 static int inception_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info *job,
@@ -82,9 +92,10 @@ static int inception_setup(const dlg_host *h, const dlg_value *o, const dlg_job_
     int rc = check_aux(h, o, &aux);
     if (rc < 0)
         return rc;
-    if (stored_size_decides(&o[O_LOADER]))
-        rc = img_check_recordio(h, o[O_LOADER + DLG_LOPT_DATA].text,
-                                (int)o[O_LOADER + DLG_LOPT_CROP].i, 16);
+    const char *name;
+    int side = stored_min_side(o, &name);
+    if (side > 0)
+        rc = img_check_recordio(h, o[O_LOADER + DLG_LOPT_DATA].text, side, name, 16);
     if (rc < 0)
         return rc;
     return cnn_setup(aux ? "inception-v3-aux" : "inception-v3", h, o, job, state);
