@@ -76,6 +76,13 @@ static uint64_t now_ns(void)
     return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
+/* The run's stream item of this part's item s: the parts share one
+ * stream, part p taking items p, p + parts, ... (loader.h). */
+static uint64_t run_item(const dlg_loader_config *c, uint64_t s)
+{
+    return c->parts > 1 ? s * (uint64_t)c->parts + (uint64_t)c->part : s;
+}
+
 /* Keeps the failure of the earliest stream item: the consumer reports it
  * when it reaches that item's batch, after every batch before it. */
 static void fail(dlg_loader *l, uint64_t s, const dlg_data_err *err)
@@ -125,7 +132,7 @@ static int give_up(dlg_data_err *err, int tried)
 static int fill_item(dlg_loader *l, worker *w, slot *sl, uint64_t s, dlg_data_err *err)
 {
     const dlg_loader_config *cfg = &l->cfg;
-    uint64_t epoch = s / l->n, pos = s % l->n;
+    uint64_t g = run_item(cfg, s), epoch = g / l->n, pos = g % l->n;
     uint64_t rec = dlg_ld_permute(pos, l->n, cfg->seed, epoch, cfg->shuffle);
     int i = (int)(s % (uint64_t)cfg->batch);
     dlg_ld_item it;
@@ -208,6 +215,9 @@ static void *batch_alloc(const dlg_loader_config *cfg, size_t bytes)
 
 static int validate(const dlg_loader_config *c, const dlg_host *h)
 {
+    if (c->parts < 0 || c->part < 0 || (c->part > 0 && c->part >= c->parts))
+        return h->error(h, DLG_EINVAL, "loader: part %d of %d parts (0 <= part < parts)", c->part,
+                        c->parts);
     if (!c->data || !c->data[0])
         return h->error(h, DLG_EINVAL, "data: no dataset given (recordio:PATH, lmdb:PATH, "
                                        "files:LIST_OR_DIR or synthetic)");
@@ -244,10 +254,11 @@ static int open_synthetic(dlg_loader *l, const char *arg)
     }
     size_t per = l->batch_bytes / (size_t)l->cfg.batch;
     size_t elems = per / (l->cfg.dtype == DLG_LOADER_FP16 ? 2 : 4);
+    uint64_t seed = l->cfg.seed + (uint64_t)l->cfg.part; /* each part its own noise */
     for (int k = 0; k < l->nslots; k++)
         for (int i = 0; i < l->cfg.batch; i++)
             for (size_t e = 0; e < elems; e++) {
-                float v = (float)(dlg_ld_uniform(dlg_ld_hash(l->cfg.seed, (uint64_t)k,
+                float v = (float)(dlg_ld_uniform(dlg_ld_hash(seed, (uint64_t)k,
                                                              (uint64_t)i, 0x73796eULL),
                                                  (uint32_t)e) * 4.0 - 2.0);
                 if (l->cfg.dtype == DLG_LOADER_FP16)
@@ -426,7 +437,7 @@ static void account(dlg_loader *l, slot *sl, uint64_t wait)
 {
     dlg_batch *b = &sl->b;
     b->seq = l->next_seq;
-    b->epoch = (uint32_t)(l->next_seq * (uint64_t)l->cfg.batch / l->n);
+    b->epoch = (uint32_t)(run_item(&l->cfg, l->next_seq * (uint64_t)l->cfg.batch) / l->n);
     b->wait_ns = wait;
     b->read_ns = atomic_load(&sl->read_ns);
     b->decode_ns = atomic_load(&sl->decode_ns);
@@ -469,7 +480,8 @@ int dlg_loader_next(dlg_loader *l, dlg_batch **out)
     uint64_t t0 = now_ns();
     if (!l->src) { /* synthetic */
         for (int i = 0; i < l->cfg.batch; i++)
-            sl->b.labels[i] = (int32_t)((l->next_seq * (uint64_t)l->cfg.batch + (uint64_t)i) %
+            sl->b.labels[i] = (int32_t)(run_item(&l->cfg, l->next_seq * (uint64_t)l->cfg.batch +
+                                                              (uint64_t)i) %
                                         l->n % 1000);
         account(l, sl, now_ns() - t0);
         *out = &sl->b;

@@ -25,6 +25,9 @@
  * (crop window, mirror) is a pure function of (seed, epoch, position), so
  * the batches are identical for any thread count and storage backend.
  *
+ * With parts > 1 (cfg.part, cfg.parts: a run's ranks) the stream is the
+ * run's and this loader's item k is its item k * parts + part.
+ *
  * Geometry (train = RandomResizedCrop(crop, scale=(0.08,1), ratio=(3/4,4/3))
  * + 50% horizontal mirror; infer = resize shorter side to `resize`, then
  * center crop `crop`), exactly as torchvision computes the windows:
@@ -182,6 +185,13 @@ typedef struct dlg_loader_config {
     int prefetch;         /* K: batch buffers in the ring, >= 2 */
     uint64_t seed;        /* shuffle and augmentation seed (the job's seed) */
     bool shuffle;         /* new permutation every epoch */
+    /* Data-parallel shards (a run's ranks): the parts share the one stream
+     * above (same seed, same permutations) and part p reads its items p,
+     * p + parts, p + 2 parts, ...; each item keeps its random choices and
+     * its epoch, so the parts together read every record once per epoch,
+     * as PyTorch's DistributedSampler (a strided slice of one shuffled
+     * order).  parts 0 or 1: the whole stream. */
+    int part, parts;
     bool skip_corrupt;    /* count and skip bad records instead of failing */
     bool decode;          /* false: only read record bytes (I/O benchmarks) */
     dlg_cache_mode cache;

@@ -138,7 +138,8 @@ static int sumsq_chunked(dlg_net *net, const float *g, int64_t n, double *out)
     return 0;
 }
 
-/* The factor the stored gradients carry (the loss scale), 1 without. */
+/* The factor the stored gradients carry (the loss scale, and the ranks
+ * they were summed over: grad_reduce.c), 1 without. */
 static int grad_factor(dlg_net *net, double *f)
 {
     float scale = 1.f;
@@ -147,7 +148,7 @@ static int grad_factor(dlg_net *net, double *f)
     if (rc < 0)
         return dlg_net_fail(net, -rc, "nn: backend %s: reading the loss scale failed",
                             net->bk->name);
-    *f = rc > 0 ? (double)scale : 1.0;
+    *f = (rc > 0 ? (double)scale : 1.0) * (net->grad_sum > 1 ? net->grad_sum : 1);
     return 0;
 }
 

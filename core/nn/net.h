@@ -82,6 +82,16 @@ struct dlg_net {
     float **grad_p;
     int64_t *grad_c;
     int grad_cap;
+    /* data-parallel training (grad_reduce.c, dlg_net_set_grad_reduce):
+     * reduce_fn NULL: none; the bucket is allocated when it is set */
+    dlg_grad_reduce_fn reduce_fn;
+    void *reduce_ctx;
+    int reduce_ranks;
+    float *reduce_buf;
+    size_t reduce_cap; /* floats in reduce_buf */
+    /* > 1: the stored gradients are the sum over this many ranks (set by
+     * the reduce, cleared by backward); clip and update divide by it */
+    int grad_sum;
 };
 
 int dlg_net_fail(dlg_net *net, int code, const char *fmt, ...) DLG_PRINTF(3, 4);
@@ -137,6 +147,14 @@ bool dlg_net_clips_on_device(const dlg_net *net);
  * dlg_net_clip_grads's (NULL: the gradients are scaled).  Binds nothing. */
 int dlg_net_run_clip(dlg_net *net, double max_norm, dlg_clip_stats *st, float *lr_factor,
                      char *err, size_t errlen);
+/* The gradients summed across ranks through the net's reduce callback
+ * (grad_reduce.c; grad_sum says so after); 0 at once without one.  Between
+ * backward and the clip/update of a train step; errors in err, not sticky. */
+int dlg_net_run_reduce(dlg_net *net, char *err, size_t errlen);
+/* sgd for gradients that hold a sum over grad_sum ranks: the update of
+ * their mean (lr / N, weight decay x N); sgd itself otherwise. */
+dlg_sgd dlg_net_reduced_sgd(const dlg_net *net, const dlg_sgd *sgd);
+void dlg_net_free_reduce(dlg_net *net);
 /* The gradient lists of the clip hooks (clip.c), for a training plan;
  * freed by dlg_net_free_grad_list (from dlg_net_free_memory). */
 int dlg_net_plan_grad_list(dlg_net *net);

@@ -321,6 +321,7 @@ void dlg_net_free_memory(dlg_net *net)
     }
     dlg_input_free(net);
     dlg_net_free_grad_list(net);
+    dlg_net_free_reduce(net);
     dlg_net_free_blobs(net);
     net->bk->free(net->ctx, net->ws);
     net->ws = NULL;

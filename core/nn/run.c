@@ -139,6 +139,7 @@ static const char *backward_hint(const dlg_node *n, int rc)
 
 int dlg_net_run_backward(dlg_net *net, char *err, size_t errlen)
 {
+    net->grad_sum = 1; /* fresh gradients: this rank's own */
     for (int i = net->nnodes - 1; i >= 0; i--) {
         dlg_node *n = &net->nodes[i];
         if (!n->need_backward || n->fused || n->bwd_into >= 0)

@@ -22,8 +22,8 @@ static int clip_and_sgd(step_arg *a, char *err, size_t errlen)
     int rc = dlg_net_run_clip(a->net, a->max_norm, a->clip, by_lr ? &f : NULL, err, errlen);
     if (rc)
         return rc;
-    dlg_sgd sgd = *a->sgd;
-    sgd.lr = a->sgd->lr * f;
+    dlg_sgd sgd = dlg_net_reduced_sgd(a->net, a->sgd);
+    sgd.lr *= f;
     return dlg_net_run_sgd(a->net, &sgd, err, errlen);
 }
 
@@ -34,10 +34,14 @@ static int launch(void *varg, char *err, size_t errlen)
     int rc = dlg_net_run_forward(a->net, err, errlen);
     if (!rc && a->sgd)
         rc = dlg_net_run_backward(a->net, err, errlen);
+    if (!rc && a->sgd) /* across ranks: the clip and update see the mean gradient */
+        rc = dlg_net_run_reduce(a->net, err, errlen);
     if (!rc && a->sgd && a->clip)
         return clip_and_sgd(a, err, errlen);
-    if (!rc && a->sgd)
-        rc = dlg_net_run_sgd(a->net, a->sgd, err, errlen);
+    if (!rc && a->sgd) {
+        dlg_sgd sgd = dlg_net_reduced_sgd(a->net, a->sgd); /* a sum over ranks: their mean */
+        rc = dlg_net_run_sgd(a->net, &sgd, err, errlen);
+    }
     return rc;
 }
 
@@ -56,9 +60,12 @@ static const char *blocker(const dlg_net *net)
 }
 
 /* Whether the backend may capture this step: a clip it does on the host
- * decides on the host (a captured graph would keep one step's factor). */
+ * decides on the host (a captured graph would keep one step's factor), and
+ * a gradient reduce across ranks runs there. */
 static bool use_run_step(const dlg_net *net, const step_arg *a)
 {
+    if (a->sgd && net->reduce_fn) /* the reduce calls the host */
+        return false;
     return net->bk->run_step && (!a->clip || dlg_net_clips_on_device(net));
 }
 

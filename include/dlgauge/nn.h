@@ -315,6 +315,37 @@ int dlg_net_train_step(dlg_net *net, const dlg_sgd *sgd);
  * scaled. */
 int dlg_net_train_step_clip(dlg_net *net, const dlg_sgd *sgd, double max_norm,
                             dlg_clip_stats *st);
+/* ---- data-parallel training across ranks (core/nn/grad_reduce.c) ----------
+ * Every rank trains the same net on its own shard of the data; fn sums n
+ * floats of buf in place across the ranks (an allreduce: every rank gets
+ * the sum) and returns 0 or a negative DLG_E* code.  Installed on a net
+ * planned for training, dlg_net_train_step and _clip call it between
+ * backward and the update on every trained parameter's gradient (batch-norm
+ * scale and shift included): a large one where it lies, the small ones
+ * packed into a buffer of at most DLG_NN_REDUCE_BUCKET floats allocated
+ * here (at most that many floats a call; nothing allocated per step).  Each
+ * rank then updates with the mean gradient of the ranks' batches, as Caffe's
+ * multi-GPU P2PSync, Horovod and PyTorch's DDP do, so the ranks' weights
+ * stay identical: the gradients keep the sum and the update divides by the
+ * ranks (lr / ranks and weight decay x ranks: the same SGD step, without a
+ * pass that scales the gradients), as dlg_net_grad_norm and the clip of
+ * _clip do: the clip sees the reduced gradient's global norm.
+ * Batch-norm running statistics are not reduced: each rank keeps its own
+ * (DDP without SyncBatchNorm, Caffe multi-GPU), and frozen parameters
+ * (lr_mult 0) are left out.  dlg_net_backward + dlg_net_sgd_step called
+ * apart do not reduce.  The ranks must plan the same net on the same
+ * backend and CPU (a blocked layout's padding is part of the buffer).
+ * fn NULL removes it, and so does planning again.  Host-memory backends
+ * (cpu, cpu-bf16, ref) only: elsewhere -DLG_ENOTSUP with the reason in
+ * dlg_net_error (not sticky). */
+#define DLG_NN_REDUCE_BUCKET ((size_t)1 << 22) /* 16 MiB of floats */
+typedef int (*dlg_grad_reduce_fn)(void *ctx, float *buf, size_t n);
+int dlg_net_set_grad_reduce(dlg_net *net, dlg_grad_reduce_fn fn, void *ctx, int ranks);
+/* A 62-bit hash of a training plan's trained parameters as stored (the
+ * ones the reduce keeps identical across ranks; running statistics left
+ * out), for checking that the ranks' weights agree: equal weights in equal
+ * layouts, equal hashes. */
+int dlg_net_param_hash(dlg_net *net, uint64_t *hash);
 /* One forward pass (inference, or a training net's forward alone), which a
  * backend may capture and replay in the same way. */
 int dlg_net_infer_step(dlg_net *net);

@@ -54,6 +54,14 @@ int __wrap_posix_memalign(void **p, size_t a, size_t n)
     return __real_posix_memalign(p, a, n);
 }
 
+/* A reduce over one rank: the sum is the buffer itself; counts calls. */
+static int count_reduce(void *ctx, float *buf, size_t n)
+{
+    (void)buf, (void)n;
+    ++*(int *)ctx;
+    return 0;
+}
+
 static void steps_on(const char *backend)
 {
     dlg_net *net;
@@ -85,6 +93,17 @@ static void steps_on(const char *backend)
     }
     counting = false;
     assert_int_equal(calls, 0);
+    /* whole steps with a gradient reduce across "ranks" (one here) and a
+     * clip: the bucket was allocated when the reduce was set */
+    int reduced = 0;
+    assert_int_equal(dlg_net_set_grad_reduce(net, count_reduce, &reduced, 1), 0);
+    dlg_clip_stats cs = {0};
+    counting = true;
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(dlg_net_train_step_clip(net, &sgd, 0.5, &cs), 0);
+    counting = false;
+    assert_int_equal(calls, 0);
+    assert_int_equal(reduced, 3);
     /* the wrappers do see the engine's allocations */
     counting = true;
     dlg_net_destroy(net);

@@ -16,6 +16,7 @@
 #include "cnn_data.h"
 #include "cnn_mem.h"
 #include "nn_profile.h"
+#include "nn_ranks.h"
 #include "peak.h"
 #include "backend.h"
 #include "cuda/cuda_device.h"
@@ -80,6 +81,7 @@ typedef struct cnn {
     uint64_t steps, timed_steps, timed_ns; /* items: timed_steps x batch */
     bool profile; /* the net times its layers (dlg_plan_opts.profile) */
     float last[3]; /* loss, top1, top5 */
+    nn_ranks ranks; /* data-parallel training across the run's ranks */
 } cnn;
 
 static uint64_t now_ns(void)
@@ -212,7 +214,7 @@ int cnn_check(const char *model, const dlg_host *h, const dlg_value *o, const dl
     if (rc < 0)
         return rc;
     dlg_loader_config lc;
-    cnn_data_cfg dc = {&o[O_LOADER], job, o[O_MODE].i == 0, (int)o[O_BATCH].i, (int)o[O_CLASSES].i, NULL, 0};
+    cnn_data_cfg dc = {&o[O_LOADER], job, o[O_MODE].i == 0, (int)o[O_BATCH].i, (int)o[O_CLASSES].i, NULL, 0, 0, 0};
     return cnn_data_check(h, &dc, &lc);
 }
 
@@ -287,9 +289,11 @@ static int setup_all(cnn *s, const char *model, const dlg_value *o, const dlg_jo
     s->plan_bytes = dlg_net_memory_bytes(s->net);
     if ((rc = check_memory(s, model, o, s->plan_bytes + data_bytes, false)) < 0)
         return rc;
+    if (s->train && (rc = nn_ranks_attach(&s->ranks, s->net)) < 0)
+        return rc;
     s->alloc = (dlg_loader_alloc){host_alloc, host_free, s->net};
     cnn_data_cfg dc = {&o[O_LOADER], job, s->train, s->batch, (int)o[O_CLASSES].i, &s->alloc,
-                       s->in_size};
+                       s->in_size, s->ranks.rank, s->ranks.size};
     if ((rc = cnn_data_open(&s->data, h, &dc)) < 0)
         return rc;
     for (int i = 0; !cnn_data_is_static(s->data) && i < 2; i++)
@@ -314,6 +318,7 @@ int cnn_setup(const char *model, const dlg_host *h, const dlg_value *opts, const
     if (!s)
         return h->error(h, DLG_ENOMEM, "out of memory");
     s->h = h;
+    nn_ranks_init(&s->ranks, h);
     int rc = setup_all(s, model, opts, job);
     if (rc < 0) {
         cnn_teardown(s);
@@ -457,6 +462,9 @@ static int64_t winograd_layers(const dlg_net *net)
 int cnn_report(void *state, const dlg_report_api *api, dlg_fields *f)
 {
     cnn *s = state;
+    int rc = s->train ? nn_ranks_check(&s->ranks, s->net, s->steps) : 0; /* untimed */
+    if (rc < 0)
+        return rc;
     api->add_double(f, "loss", s->last[0]);
     api->add_double(f, "top1", s->last[1]);
     api->add_double(f, "top5", s->last[2]);
@@ -486,6 +494,7 @@ void cnn_teardown(void *state)
         if (s->net)
             dlg_net_host_free(s->net, s->lab_async[i]);
     dlg_net_destroy(s->net);
+    nn_ranks_free(&s->ranks);
     free(s->labels);
     free(s);
 }

@@ -88,6 +88,8 @@ static int open_loader(cnn_data *d, const cnn_data_cfg *cfg, const dlg_loader_co
     int rc;
     lc.batch = d->batch;
     lc.alloc = cfg->alloc;
+    lc.part = cfg->part;
+    lc.parts = cfg->parts;
     if ((rc = dlg_loader_open(&d->loader, &lc, h)) < 0) {
         d->loader = NULL;
         return rc;
@@ -121,7 +123,8 @@ int cnn_data_open(cnn_data **out, const dlg_host *h, const cnn_data_cfg *cfg)
     }
     if (strcmp(v[DLG_LOPT_DATA].text, "synthetic") == 0)
         rc = make_synthetic(d, (size_t)cfg->batch * 3 * (size_t)crop * (size_t)crop,
-                            cfg->job ? cfg->job->seed : 0);
+                            (cfg->job ? cfg->job->seed : 0) +
+                                0x9e3779b97f4a7c15ull * (uint64_t)cfg->part); /* a rank's own */
     else
         rc = open_loader(d, cfg, &lc);
     if (rc < 0) {

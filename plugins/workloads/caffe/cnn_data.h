@@ -27,6 +27,9 @@ typedef struct cnn_data_cfg {
     /* the net's input size, which the loader's batches must have (crop = 0
      * reads the first record twice: for the net, then at open); 0: unchecked */
     int input_size;
+    /* the run's ranks: this rank reads its shard (the loader's part of
+     * parts) and makes synthetic data of its own; 0, 0: alone */
+    int part, parts;
 } cnn_data_cfg;
 
 /* The data options' rules without opening anything (mean/std text, mean

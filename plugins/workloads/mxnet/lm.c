@@ -20,6 +20,7 @@
 #include "lm_corpus.h"
 #include "nn_opts.h"
 #include "nn_profile.h"
+#include "nn_ranks.h"
 #include "peak.h"
 
 #define MAX_LAYERS 16
@@ -55,6 +56,7 @@ typedef struct lm {
     double loss_sum, last_loss; /* loss_sum: over loss_tokens tokens */
     dlg_clip_stats clipst;      /* the last gradient norm, clipped steps */
     uint64_t loss_tokens;
+    nn_ranks ranks; /* data-parallel training across the run's ranks */
 } lm;
 
 /* Zaremba et al. (2014) small / medium / large: hidden units, unrolled
@@ -238,6 +240,11 @@ static int batchify(lm *s)
     const lm_corpus *c = &s->corpus;
     s->tokens = s->train ? c->train : c->valid;
     int64_t n = s->train ? c->ntrain : c->nvalid;
+    /* across ranks each takes its own contiguous slice first (equal ones,
+     * so every rank has the same segments and epochs: the remainder is
+     * dropped), then cuts it into streams as above */
+    n /= s->ranks.size;
+    s->tokens += n * s->ranks.rank;
     s->per_stream = n / s->B;
     int64_t predicted = s->per_stream > 0 ? s->per_stream - 1 : 0;
     int64_t rest = s->train ? 0 : predicted % s->T;
@@ -245,11 +252,12 @@ static int batchify(lm *s)
     s->tail = rest > 0 ? (int)rest : s->T;
     if (s->segments < 1)
         return s->h->error(s->h, DLG_EINVAL,
-                           "data: the %s split (%s) has %lld tokens, %lld per stream at batch = "
-                           "%d; bptt = %d needs at least %d per stream",
+                           "data: the %s split (%s) has %lld tokens%s, %lld per stream at batch "
+                           "= %d; bptt = %d needs at least %d per stream",
                            s->train ? "training" : "held-out",
                            s->train ? c->train_name : c->valid_name, (long long)n,
-                           (long long)s->per_stream, s->B, s->T, s->train ? s->T + 1 : 2);
+                           s->ranks.size > 1 ? " per rank" : "", (long long)s->per_stream, s->B,
+                           s->T, s->train ? s->T + 1 : 2);
     return 0;
 }
 
@@ -344,6 +352,8 @@ static int setup_all(lm *s, const dlg_value *o, const dlg_job_info *job)
         return h->error(h, DLG_ENOMEM, "out of memory");
     if ((rc = build(s, o[L_TIED].i != 0)) < 0 || (rc = plan(s, o, job)) < 0)
         return rc;
+    if (s->train && (rc = nn_ranks_attach(&s->ranks, s->net)) < 0)
+        return rc;
     s->ids = dlg_net_host_alloc(s->net, rows * sizeof(float));
     s->target = dlg_net_host_alloc(s->net, rows * sizeof(float));
     s->loss_out = dlg_net_host_alloc(s->net, 3 * sizeof(float));
@@ -361,6 +371,7 @@ int lm_setup(const dlg_host *h, const dlg_value *opts, const dlg_job_info *job, 
     if (!s)
         return h->error(h, DLG_ENOMEM, "out of memory");
     s->h = h;
+    nn_ranks_init(&s->ranks, h);
     int rc = setup_all(s, opts, job);
     if (rc < 0) {
         lm_teardown(s);
@@ -518,6 +529,9 @@ int lm_step(void *state, dlg_step *out)
 int lm_report(void *state, const dlg_report_api *api, dlg_fields *f)
 {
     lm *s = state;
+    int rrc = s->train ? nn_ranks_check(&s->ranks, s->net, s->steps) : 0; /* untimed */
+    if (rrc < 0)
+        return rrc;
     double mean = s->loss_tokens ? s->loss_sum / (double)s->loss_tokens : 0;
     api->add_double(f, "loss", mean);
     api->add_double(f, "perplexity", exp(mean));
@@ -572,6 +586,7 @@ void lm_teardown(void *state)
     dlg_net_host_free(s->net, s->loss_out);
     dlg_net_destroy(s->net);
     lm_corpus_free(&s->corpus);
+    nn_ranks_free(&s->ranks);
     free(s->logits);
     free(s);
 }

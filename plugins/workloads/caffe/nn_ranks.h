@@ -1,0 +1,41 @@
+/* Data-parallel training across the run's ranks for the nn workloads
+ * (DESIGN.md "Beyond one machine"; shared by the CNNs, cnn.c, and
+ * lstm-ptb): with host->comm_info saying size > 1, a training net sums
+ * its gradients over the ranks through host->comm_allreduce after each
+ * backward (dlg_net_set_grad_reduce: mean gradient, identical weights),
+ * every rank reading its own shard of the data; at the end of a
+ * repetition one allreduce of the ranks' weight hashes says whether the
+ * weights are still identical.  Alone (size 1, or a host without the
+ * ranks ABI) nothing is installed and nothing changes. */
+#ifndef DLG_NN_RANKS_H
+#define DLG_NN_RANKS_H
+
+#include <dlgauge/nn.h>
+#include <dlgauge/plugin.h>
+
+#include <stdint.h>
+
+typedef struct nn_ranks {
+    const dlg_host *h;
+    int rank, size;  /* 0 and 1 when alone */
+    int64_t *hashes; /* size entries: the weight check's allreduce */
+} nn_ranks;
+
+/* This process's rank and the run's size from the host. */
+void nn_ranks_init(nn_ranks *r, const dlg_host *h);
+/* A seed of this rank's own (synthetic data that differs per rank); the
+ * seed itself alone or on rank 0. */
+uint64_t nn_ranks_seed(const nn_ranks *r, uint64_t seed);
+/* After planning a training net: the gradient reduce when size > 1 (r
+ * must stay where it is while the net lives), after checking as below that
+ * the ranks start from the same weights in the same layouts.  0 or -code
+ * after an error line (the cuda backend refuses it). */
+int nn_ranks_attach(nn_ranks *r, dlg_net *net);
+/* Untimed, at the end of a repetition, on every rank alike: whether the
+ * ranks' trained weights are identical after `steps` steps; else one error
+ * line ("ranks' weights diverged after step S: ...") and -DLG_EINVAL.  0 at
+ * once when alone. */
+int nn_ranks_check(nn_ranks *r, dlg_net *net, uint64_t steps);
+void nn_ranks_free(nn_ranks *r);
+
+#endif
