@@ -272,18 +272,16 @@ static void note_no_cpu_energy(void)
     free(r);
 }
 
-/* Rank 0's word on cell k of job (every rank's under several): run it,
- * skip it (done in the journal) or stop the run (a stop asked for, or the
- * file edited since the run began: *failed counts that). */
+/* The word on cell k of job (every rank's under several): run it, skip
+ * it (done in rank 0's journal) or stop the run (a stop asked for on any
+ * rank, or the file edited since the run began: *failed counts that). */
 static int cell_action(dlg_run *run, const dlg_run_args *a, dlg_journal *jn, const dlg_job *job, size_t k,
                        int *failed)
 {
-    int action = DLG_CELL_RUN; /* the other ranks' until rank 0's word comes */
+    int action = dlg_stop_signal() ? DLG_CELL_STOP : DLG_CELL_RUN;
     char note[1600];
-    if (dlg_comm_rank(run->comm) == 0) {
-        if (dlg_stop_signal())
-            action = DLG_CELL_STOP;
-        else if (dlg_journal_is_done(jn, job->name, k))
+    if (dlg_comm_rank(run->comm) == 0 && action != DLG_CELL_STOP) {
+        if (dlg_journal_is_done(jn, job->name, k))
             action = DLG_CELL_SKIP;
         else if (config_edited(run, a, note, sizeof note)) {
             fprintf(stderr, "dlgauge: %s\n", note);

@@ -1,6 +1,7 @@
 /* dlgauge: benchmark deep-learning workloads and find the machine shape
  * that runs them at full speed for the least money. */
 #include "cli.h"
+#include "comm.h"
 #include "compare.h"
 #include "git_rev.h"
 #include "options.h"
@@ -259,6 +260,11 @@ static bool misplaced_own_option(const struct dlg_command *c, int argc, char **a
 
 static int run_command(const dlg_cli *cli, const struct dlg_command *c, int argc, char **argv)
 {
+    /* under mpirun every rank starts the command: `run` is the ranks' one
+     * run; any other (mkdata writing the same files, flush sending the
+     * same spool, a report printed N times) is rank 0's alone */
+    if (c->fn != dlg_cmd_run && c->fn != dlg_cmd_cell && dlg_comm_launched_rank() > 0)
+        return DLG_EXIT_OK;
     if (c->what && wants_help(c, argc, argv))
         return dlg_stdout_written(dlg_command_help(cli, c->name));
     if (c->what && misplaced_own_option(c, argc, argv))

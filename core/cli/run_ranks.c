@@ -3,6 +3,8 @@
 #include "run_ranks.h"
 
 #include "journal.h"
+#include "runner_ranks.h"
+#include "signals.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -99,6 +101,9 @@ void dlg_rank_stderr_end(dlg_rank_stderr *rs)
 }
 
 /* ---- agreements ---------------------------------------------------------- */
+/* What sets how many steps and repetitions a cell's ranks take part in. */
+static const int steps_keys[] = {DLG_K_ITERATIONS, DLG_K_WARMUP, DLG_K_REPEAT};
+
 /* A collective of the CLI's that failed: nothing sensible is left to do
  * together, so every rank ends. */
 static void or_abort(dlg_comm *c, int rc, const char *why)
@@ -109,14 +114,25 @@ static void or_abort(dlg_comm *c, int rc, const char *why)
     dlg_comm_abort(c, 2);
 }
 
-/* "N cells in J jobs (plan HASH)": what the ranks must agree on.  Not the
+/* "N cells in J jobs (plan HASH)": what the ranks must agree on, the jobs
+ * and each cell's count of steps and repetitions (ranks that differ there
+ * would wait for each other in different collectives).  Not the other
  * values: a path may name each rank's own shard (${OMPI_COMM_WORLD_RANK}). */
 static void plan_shape(const dlg_plan *p, char *buf, size_t len)
 {
     uint64_t h = 0;
     for (size_t j = 0; j < p->njobs; j++) {
-        dlg_journal_hash(p->jobs[j].name, strlen(p->jobs[j].name) + 1, &h);
-        dlg_journal_hash(&p->jobs[j].ncells, sizeof p->jobs[j].ncells, &h);
+        const dlg_job *job = &p->jobs[j];
+        dlg_journal_hash(job->name, strlen(job->name) + 1, &h);
+        dlg_journal_hash(&job->ncells, sizeof job->ncells, &h);
+        for (size_t k = 0; k < job->ncells; k++) {
+            dlg_cell cell;
+            char err[256];
+            if (dlg_plan_cell(p, job, k, &cell, err, sizeof err) == 0) /* else its row says why */
+                for (size_t i = 0; i < sizeof steps_keys / sizeof *steps_keys; i++)
+                    dlg_journal_hash(&cell.core[steps_keys[i]].i, sizeof cell.core[steps_keys[i]].i, &h);
+            dlg_cell_free(&cell);
+        }
     }
     snprintf(buf, len, "%zu cell%s in %zu job%s (shape %016llx)", p->total_cells, p->total_cells == 1 ? "" : "s",
              p->njobs, p->njobs == 1 ? "" : "s", (unsigned long long)h);
@@ -143,7 +159,7 @@ bool dlg_ranks_ready(dlg_comm *c, bool ok, const char *err, const dlg_plan *plan
     lead.err[sizeof lead.err - 1] = lead.shape[sizeof lead.shape - 1] = '\0';
     if (ok && me != 0 && lead.shape[0] && strcmp(shape, lead.shape) != 0) {
         snprintf(mine, sizeof mine, "this rank planned %s, rank 0 %s: every rank must run the same file with the "
-                 "same --job and --set", shape, lead.shape);
+                 "same --job and --set, and the same iterations, warmup and repeat in each cell", shape, lead.shape);
         err = mine;
         ok = false;
     }
@@ -184,13 +200,16 @@ int dlg_ranks_cell_action(dlg_comm *c, int action)
 {
     if (dlg_comm_size(c) <= 1)
         return action;
-    int64_t v = action;
+    /* the highest: a stop on any rank stops them all, and its signal
+     * becomes every rank's (their exit status and lines say it) */
+    int64_t v[2] = {action, dlg_stop_signal()};
     char why[768];
-    if (dlg_comm_bcast(c, DLG_COMM_CTL, &v, sizeof v, 0, why, sizeof why) != 0) {
+    if (dlg_comm_allreduce(c, DLG_COMM_CTL, v, v, 2, DLG_COMM_I64, DLG_COMM_MAX, why, sizeof why) != 0) {
         fprintf(stderr, "dlgauge: the agreement between ranks on the next cell failed: %s\n", why);
         dlg_comm_abort(c, 1);
     }
-    return (int)v;
+    dlg_ranks_share_stop((int)v[1]);
+    return (int)v[0];
 }
 
 int dlg_ranks_exit_status(dlg_comm *c, int status)

@@ -32,7 +32,8 @@ bool dlg_ranks_ready(dlg_comm *c, bool ok, const char *err, const dlg_plan *plan
  * -1 with err naming the job and its isolation line. */
 int dlg_ranks_check_isolation(const dlg_plan *plan, int ranks, char *err, size_t errlen);
 
-/* What rank 0 decided for the next cell (DLG_CELL_*), for every rank. */
+/* What the ranks decided for the next cell (DLG_CELL_*): rank 0's word
+ * (run or skip, as its journal says), or stop where any rank says so. */
 enum { DLG_CELL_RUN = 0, DLG_CELL_SKIP = 1, DLG_CELL_STOP = 2 };
 int dlg_ranks_cell_action(dlg_comm *c, int action);
 

@@ -27,6 +27,21 @@ bool dlg_comm_launched(char *var, size_t len)
     return false;
 }
 
+/* The rank variables of launcher_vars' launchers, in the same order. */
+static const char *const rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", NULL};
+
+int dlg_comm_launched_rank(void)
+{
+    for (const char *const *v = rank_vars; *v; v++) {
+        const char *val = getenv(*v);
+        if (val && *val) {
+            int r = atoi(val);
+            return r > 0 ? r : 0;
+        }
+    }
+    return 0;
+}
+
 int dlg_comm_open(dlg_comm **out, char *why, size_t len)
 {
     char var[128];

@@ -24,6 +24,10 @@ typedef enum dlg_comm_chan { DLG_COMM_WORK, DLG_COMM_CTL } dlg_comm_chan;
  * the variable that says so ("OMPI_COMM_WORLD_SIZE=2"). */
 bool dlg_comm_launched(char *var, size_t len);
 
+/* This process's rank as its launcher's environment says it (read
+ * without opening MPI), 0 without a launcher. */
+int dlg_comm_launched_rank(void);
+
 /* Opens the ranks: *out = NULL and 0 without a launcher (nothing is
  * initialised); MPI under one.  -1 (or DLG_COMM_NOT_BUILT) with why. */
 int dlg_comm_open(dlg_comm **out, char *why, size_t len);
@@ -42,8 +46,9 @@ const char *dlg_comm_type_name(dlg_comm_type t);
 size_t dlg_comm_type_size(dlg_comm_type t);
 
 /* Each returns 0, or with why: -DLG_EINTERNAL for arguments no call may
- * have (a rank not in the run, an unknown type), -1 for the engine's
- * failure ("MPI_Allreduce: <MPI's error text>"). */
+ * have (a rank not in the run, an unknown type) or a call from a thread
+ * other than the one that opened MPI, -1 for the engine's failure
+ * ("MPI_Allreduce: <MPI's error text>"). */
 int dlg_comm_allreduce(dlg_comm *c, dlg_comm_chan ch, const void *send, void *recv, size_t count, dlg_comm_type t,
                        dlg_comm_op op, char *why, size_t len);
 int dlg_comm_bcast(dlg_comm *c, dlg_comm_chan ch, void *buf, size_t bytes, int root, char *why, size_t len);

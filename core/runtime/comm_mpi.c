@@ -4,6 +4,7 @@
 
 #include <limits.h>
 #include <mpi.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 struct dlg_comm {
     MPI_Comm work, ctl; /* the workloads', the runner's: duplicates of the world */
     int rank, size;
+    pthread_t owner; /* opened MPI: MPI_THREAD_FUNNELED lets it alone call */
     char library[256];
 };
 
@@ -71,6 +73,7 @@ int dlg_engine_open(dlg_comm **out, const char *launcher, char *why, size_t len)
         MPI_Finalize();
         return -1;
     }
+    c->owner = pthread_self();
     MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &c->size);
     if ((rc = MPI_Comm_dup(MPI_COMM_WORLD, &c->work)) != MPI_SUCCESS ||
@@ -104,6 +107,18 @@ void dlg_engine_info(const dlg_comm *c, dlg_rank_info *out)
     *out = (dlg_rank_info){sizeof *out, c->rank, c->size, "mpi", c->library};
 }
 
+/* A collective from another thread (a workload's pool, a loader's
+ * worker) is outside the thread level MPI was given: refused, not
+ * undefined behaviour inside MPI. */
+static int own_thread(const dlg_comm *c, char *why, size_t len)
+{
+    if (pthread_equal(pthread_self(), c->owner))
+        return 0;
+    snprintf(why, len, "called from a thread other than the one that opened MPI (MPI_THREAD_FUNNELED): call the "
+             "collectives from the thread that runs setup and step");
+    return -DLG_EINTERNAL;
+}
+
 static MPI_Datatype mpi_type(dlg_comm_type t)
 {
     return t == DLG_COMM_F32 ? MPI_FLOAT : t == DLG_COMM_F64 ? MPI_DOUBLE : MPI_INT64_T;
@@ -114,6 +129,8 @@ static MPI_Op mpi_op(dlg_comm_op op) { return op == DLG_COMM_MAX ? MPI_MAX : op 
 int dlg_engine_allreduce(dlg_comm *c, dlg_comm_chan ch, const void *send, void *recv, size_t count,
                          dlg_comm_type t, dlg_comm_op op, char *why, size_t len)
 {
+    if (own_thread(c, why, len) != 0)
+        return -DLG_EINTERNAL;
     size_t esz = dlg_comm_type_size(t);
     for (size_t done = 0; done < count;) {
         size_t n = count - done < CHUNK ? count - done : CHUNK;
@@ -129,6 +146,8 @@ int dlg_engine_allreduce(dlg_comm *c, dlg_comm_chan ch, const void *send, void *
 
 int dlg_engine_bcast(dlg_comm *c, dlg_comm_chan ch, void *buf, size_t bytes, int root, char *why, size_t len)
 {
+    if (own_thread(c, why, len) != 0)
+        return -DLG_EINTERNAL;
     for (size_t done = 0; done < bytes;) {
         size_t n = bytes - done < CHUNK ? bytes - done : CHUNK;
         int rc = MPI_Bcast((char *)buf + done, (int)n, MPI_BYTE, root, chan(c, ch));
@@ -142,6 +161,8 @@ int dlg_engine_bcast(dlg_comm *c, dlg_comm_chan ch, void *buf, size_t bytes, int
 int dlg_engine_sendrecv(dlg_comm *c, const void *sbuf, int to, void *rbuf, int from, size_t bytes, char *why,
                         size_t len)
 {
+    if (own_thread(c, why, len) != 0)
+        return -DLG_EINTERNAL;
     for (size_t done = 0; done < bytes;) {
         size_t n = bytes - done < CHUNK ? bytes - done : CHUNK;
         char *r = (char *)rbuf + done;
@@ -157,6 +178,8 @@ int dlg_engine_sendrecv(dlg_comm *c, const void *sbuf, int to, void *rbuf, int f
 
 int dlg_engine_barrier(dlg_comm *c, char *why, size_t len)
 {
+    if (own_thread(c, why, len) != 0)
+        return -DLG_EINTERNAL;
     int rc = MPI_Barrier(c->work);
     return rc == MPI_SUCCESS ? 0 : mpi_fail(rc, why, len, "MPI_Barrier");
 }

@@ -24,6 +24,10 @@
 #include <unistd.h>
 
 #define MAX_REPS 1000
+/* Under several ranks, the time between their agreements to end a loop of
+ * steps: a stop (mpirun kills the ranks a second after it forwards one)
+ * ends the loop well within that. */
+#define RANKS_GATE_NS 20000000ull
 
 /* CPU time of every thread of this process, in ns (rusage has us). */
 static uint64_t process_cpu_ns(void)
@@ -248,17 +252,21 @@ static int timed_steps(dlg_run *run, const dlg_cell *cell, const dlg_workload_op
     uint64_t min_steps = (uint64_t)cell->core[DLG_K_MIN_STEPS].i;
     dlg_progress prog;
     uint64_t start = mono_ns(), now = start;
-    /* bound by time under several ranks, the ranks end together */
-    bool agree = !iterations && dlg_comm_size(run->comm) > 1;
     bool step_stopped = false;
+    uint64_t calls = 0; /* of step, counted or not: the gate's steps */
+    /* under several ranks they end together (a duration's end and a stop
+     * are agreed at the gate's steps, 1% of a duration apart at most) */
+    dlg_ranks_gate gate;
+    dlg_ranks_gate_init(&gate, !iterations && duration / 100 < RANKS_GATE_NS ? duration / 100 : RANKS_GATE_NS);
     dlg_progress_begin(&prog, run, cell, rep, (int)cell->core[DLG_K_REPEAT].i, start, iterations, duration);
     for (;;) {
-        /* 0 go on, 1 done, 2 stopped */
-        int end = step_stopped ? 2
-                  : (iterations ? t->steps >= iterations : (t->steps >= min_steps && now - start >= duration)) ? 1
-                  : dlg_stop_signal() ? 2 : 0;
-        if (agree)
-            end = dlg_ranks_end_agreed(run, end);
+        /* 0 go on, 1 done, 2 stopped; iterations end alike on every rank */
+        int end = iterations && t->steps >= iterations ? 1 : 0;
+        if (!end)
+            end = dlg_ranks_gate_end(run, &gate, calls, now,
+                                     step_stopped ? 2
+                                     : !iterations && t->steps >= min_steps && now - start >= duration ? 1
+                                     : dlg_stop_signal() ? 2 : 0);
         if (end) {
             t->stopped = end == 2;
             break;
@@ -268,6 +276,7 @@ static int timed_steps(dlg_run *run, const dlg_cell *cell, const dlg_workload_op
         uint64_t t0 = mono_ns();
         int rc = ops->step(state, &s);
         now = mono_ns();
+        calls++;
         if (rc == -DLG_ESTOP && dlg_stop_signal()) {
             step_stopped = true; /* the step noticed the stop request itself */
             continue;
@@ -348,7 +357,11 @@ static int measure_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_s
     const dlg_workload_ops *ops = cell->job->workload->ops;
     int rc;
     int64_t warmup = cell->core[DLG_K_WARMUP].i;
-    for (int64_t i = 0; i < warmup && !dlg_stop_signal(); i++) {
+    dlg_ranks_gate gate; /* under several ranks, a stop ends every rank's warm-up at one step */
+    dlg_ranks_gate_init(&gate, RANKS_GATE_NS);
+    for (int64_t i = 0; i < warmup; i++) {
+        if (dlg_ranks_gate_end(run, &gate, (uint64_t)i, mono_ns(), dlg_stop_signal() ? 2 : 0))
+            break;
         dlg_step s = {0};
         uint64_t mark = dlg_services_mark(svc);
         if ((rc = ops->step(state, &s)) < 0 && !(rc == -DLG_ESTOP && dlg_stop_signal()))

@@ -2,13 +2,18 @@
 #include "runner_ranks.h"
 
 #include "comm.h"
+#include "signals.h"
+#include "sinkset.h"
 
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 /* 1: dlgauge's exit status for a failed measurement (DLG_EXIT_FAILED) */
 #define ABORT_STATUS 1
+/* as long as a run's end gives its sinks (cmd_run.c) */
+#define SINK_CLOSE_NS (10ull * 1000000000ull)
 
 static bool alone(const dlg_run *run) { return dlg_comm_size(run->comm) <= 1; }
 
@@ -51,13 +56,50 @@ bool dlg_ranks_all_set_up(dlg_run *run, bool ok, dlg_cell_result *res)
     return false;
 }
 
-int dlg_ranks_end_agreed(dlg_run *run, int end)
+void dlg_ranks_gate_init(dlg_ranks_gate *g, uint64_t target_ns)
+{
+    *g = (dlg_ranks_gate){.at = 0, .every = 1, .target_ns = target_ns ? target_ns : 1};
+}
+
+/* The steps this rank would have between two agreements: as many as fit
+ * in target_ns at its pace since the last one, at most twice the last
+ * count (a fast start does not stretch the next wait). */
+static uint64_t gate_proposal(const dlg_ranks_gate *g, uint64_t steps, uint64_t now_ns)
+{
+    uint64_t most = g->every < (UINT64_C(1) << 40) ? 2 * g->every : g->every;
+    if (steps <= g->last_steps || now_ns <= g->last_ns)
+        return most;
+    double per_step = (double)(now_ns - g->last_ns) / (double)(steps - g->last_steps);
+    double fit = (double)g->target_ns / per_step;
+    return fit < 1 ? 1 : fit < (double)most ? (uint64_t)fit : most;
+}
+
+int dlg_ranks_gate_end(dlg_run *run, dlg_ranks_gate *g, uint64_t steps, uint64_t now_ns, int wish)
 {
     if (alone(run))
-        return end;
-    int64_t v = end;
-    ctl_allreduce(run, &v, 1, DLG_COMM_MAX);
-    return (int)v;
+        return wish;
+    if (steps < g->at)
+        return 0;
+    /* the highest wish and signal, and the fewest steps to the next */
+    int64_t v[3] = {wish, dlg_stop_signal(), -(int64_t)gate_proposal(g, steps, now_ns)};
+    ctl_allreduce(run, v, 3, DLG_COMM_MAX);
+    dlg_ranks_share_stop((int)v[1]);
+    g->every = (uint64_t)-v[2];
+    g->at = steps + g->every;
+    g->last_steps = steps;
+    g->last_ns = now_ns;
+    return (int)v[0];
+}
+
+void dlg_ranks_share_stop(int sig)
+{
+    struct sigaction sa;
+    if (sig <= 0 || dlg_stop_signal() || sigaction(sig, NULL, &sa) != 0)
+        return;
+    /* through the run's own handler (signals.c), which only notes it; not
+     * where none is installed, which would end the process */
+    if ((sa.sa_flags & SA_SIGINFO) || (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN))
+        raise(sig);
 }
 
 void dlg_ranks_rep_totals(dlg_run *run, uint64_t *items, uint64_t *wall_ns, bool *stopped)
@@ -76,5 +118,9 @@ _Noreturn void dlg_ranks_abort(dlg_run *run, const char *line)
 {
     fprintf(stderr, "dlgauge: %s; every rank stops here (MPI_Abort): the rows of the cells before are kept, "
             "dlgauge run --resume measures this one again\n", line);
+    /* rank 0's sinks: what a sink holds back (influx's batch) is sent or
+     * spooled before MPI_Abort ends this process */
+    if (run->sinks)
+        dlg_sinkset_close(run->sinks, SINK_CLOSE_NS);
     dlg_comm_abort(run->comm, ABORT_STATUS);
 }

@@ -14,10 +14,28 @@
  * line>" (the lowest such K) with status error, and the cell ends there. */
 bool dlg_ranks_all_set_up(dlg_run *run, bool ok, dlg_cell_result *res);
 
-/* A duration-bound repetition's ranks end at the same step, or one would
- * wait in a workload's collective for a peer that stopped: end is this
- * rank's wish (0 go on, 1 done, 2 stop), the highest one wins. */
-int dlg_ranks_end_agreed(dlg_run *run, int end);
+/* A loop of steps (warm-up, timed) ends at the same step on every rank,
+ * or one would wait in a workload's collective for a peer that left: the
+ * ranks agree whether to end at the gate's steps only, every `every`
+ * steps, which they also agree on (about target_ns of steps apart, at the
+ * slowest rank's pace), so that the agreement costs next to nothing in
+ * the timed loop however short a step is. */
+typedef struct dlg_ranks_gate {
+    uint64_t at;        /* the step count of the next agreement */
+    uint64_t every;     /* steps between two agreements, alike on every rank */
+    uint64_t last_steps, last_ns; /* at the last agreement */
+    uint64_t target_ns; /* time wanted between two agreements */
+} dlg_ranks_gate;
+void dlg_ranks_gate_init(dlg_ranks_gate *g, uint64_t target_ns);
+/* wish: this rank's 0 go on, 1 done (its duration is over), 2 stop (a
+ * signal).  Alone, wish as it is; under several ranks 0 between the
+ * gate's steps, and at one the highest wish of any rank.  A stop agreed
+ * there is this rank's own from then on: a rank that got no signal
+ * raises the one another rank got, so that every rank's row, line and
+ * exit status say the run was stopped. */
+int dlg_ranks_gate_end(dlg_run *run, dlg_ranks_gate *g, uint64_t steps, uint64_t now_ns, int wish);
+/* The stop signal another rank got (sig), made this rank's own. */
+void dlg_ranks_share_stop(int sig);
 
 /* A repetition's totals over the ranks: items summed, the slowest rank's
  * timed wall time, stopped when any rank was. */

@@ -5,7 +5,9 @@
 # cell's child is no rank); a rank that fails its setup is named in rank
 # 0's row and the run goes on; one that fails in a step while the other
 # waits for it in an allreduce ends every rank (MPI_Abort), the rows of
-# the cells before kept, and nothing hangs.  Alone, ranks = 1.
+# the cells before kept, and nothing hangs; a stop that reaches one rank
+# stops every rank at one step, with the partial row kept; any command but
+# run is rank 0's alone.  Alone, ranks = 1.
 # TEST_PLUGIN_DIR is this folder of the build tree (ranks_wl.so); the
 # fifth argument is mpiexec.
 source "$(dirname "$0")/lib.sh"
@@ -100,8 +102,8 @@ run_np dflt run dflt.ini
 grep -q '^dlgauge: dflt.ini:1: \[job d\] runs under 2 MPI ranks.*set isolation = none' dflt.err ||
     fail "dflt: $(cat dflt.err)"
 
-# 3b. ranks whose plans differ (another file on rank 1) would fall out of
-# step: refused before any cell, rank 1 saying why
+# 3b. ranks whose plans differ (another file on rank 1, or another count
+# of steps) would fall out of step: refused before any cell, rank 1 saying why
 printf '[global]\nisolation = none\n[job a]\nworkload = noop\niterations = 5\n' >shape0.ini
 { cat shape0.ini; printf '[job b]\nworkload = noop\niterations = 5\n'; } >shape1.ini
 run_mpi shape -np 1 "$DLG" --plugin-dir "$PLUGDIR" -q run shape0.ini : -np 1 "$DLG" --plugin-dir "$PLUGDIR" -q run shape1.ini
@@ -109,6 +111,13 @@ run_mpi shape -np 1 "$DLG" --plugin-dir "$PLUGDIR" -q run shape0.ini : -np 1 "$D
 grep -q '^rank 1: dlgauge: this rank planned 2 cells in 2 jobs (shape [0-9a-f]*), rank 0 1 cell in 1 job' shape.err ||
     fail "shape: $(cat shape.err)"
 grep -q '^dlgauge: another rank could not start the run' shape.err || fail "shape: rank 0: $(cat shape.err)"
+# the same jobs, but iterations from each rank's environment: one rank would
+# leave its steps' allreduce while the other still waits in it
+{ printf '[global]\nisolation = none\n'; job envit 'iterations = 1${OMPI_COMM_WORLD_RANK}000' allreduce=true; } >envit.ini
+run_np envit -q run envit.ini
+[ "$RC" = 2 ] || fail "envit: exit $RC, expected 2"
+grep -q '^rank 1: dlgauge: this rank planned 1 cell in 1 job (shape [0-9a-f]*), rank 0 1 cell in 1 job .*the same iterations, warmup and repeat' envit.err ||
+    fail "envit: $(cat envit.err)"
 
 # 4. rank 1 fails its setup: rank 0's row and line name it, the next cell runs
 {
@@ -138,6 +147,57 @@ grep -q '^rank 1: dlgauge: step.ini:[0-9]*: \[job boom\] ranked: fail_step_rank 
     fail "step: $(cat step.err)"
 rows step 'assert len(rows) == 1 and rows[0]["job"] == "first" and rows[0]["status"] == "ok", "the finished cell"'
 
+# 5a. rank 0 itself fails a step: before MPI_Abort its sinks let go of
+# what they held back (influx batches its points: here they are spooled,
+# as nothing listens on port 1)
+if [ -f "$PLUGDIR/influx.so" ]; then
+    {
+        printf '[sink influx]\nurl = http://127.0.0.1:1/write?db=x\nspool_dir = %s\nretries = 0\n' "$WORK/spool0"
+        printf '[global]\nisolation = none\n'
+        job first iterations=5
+        job boom iterations=50 allreduce=true fail_step_rank=0
+    } >step0.ini
+    rm -rf "$WORK/spool0"
+    run_np step0 -q run step0.ini
+    [ "$RC" != 0 ] || fail "step0: exit 0"
+    grep -q '^dlgauge: step0.ini:[0-9]*: \[job boom\] ranked: fail_step_rank = 0: .*MPI_Abort' step0.err ||
+        fail "step0: $(cat step0.err)"
+    grep -q '^dlgauge_result,.*job=first' "$WORK/spool0/influx.lp" ||
+        fail "step0: the first cell's point was lost: $(cat "$WORK/spool0/influx.lp" 2>&1)"
+fi
+
+# 5b. a stop that reaches one rank alone (rank 1 sends itself SIGTERM in
+# an iterations-bound cell whose steps allreduce, then in a warm-up): the
+# ranks agree to stop at one step, rank 0 writes the partial row (CSV and
+# JSONL) and says so, and every rank exits 143; nothing hangs
+{
+    printf '[sink csv]\npath = %s\n[sink json]\npath = %s\n' "$WORK/stop.csv" "$WORK/stop.jsonl"
+    printf '[global]\nisolation = none\n'
+    job first iterations=5
+    job long iterations=10000000 allreduce=true stop_step_rank=1
+    job after iterations=5
+} >stop.ini
+run_np stop -q run stop.ini
+[ "$RC" = 143 ] || fail "stop: exit $RC, expected 143: $(cat stop.err)"
+rows stop '
+assert [(r["job"], r["status"], r["ranks"]) for r in rows] == [("first", "ok", "2"), ("long", "partial", "2")], "rows"
+assert int(rows[1]["steps"]) >= 2 and int(rows[1]["items"]) == 3 * int(rows[1]["steps"]), "one step count"
+'
+"$PY" - "$WORK/stop.jsonl" <<'PY' || fail "stop: JSONL above"
+import json, sys
+res = [p for p in map(json.loads, open(sys.argv[1])) if p["measurement"] == "dlgauge_result"]
+print([(p["tags"]["job"], p["tags"]["status"]) for p in res])
+assert [(p["tags"]["job"], p["tags"]["status"]) for p in res] == [("first", "ok"), ("long", "partial")]
+PY
+grep -q '^dlgauge: interrupted: results so far were written' stop.err || fail "stop: rank 0's line: $(cat stop.err)"
+{
+    printf '[sink csv]\npath = %s\n[global]\nisolation = none\n' "$WORK/stopwu.csv"
+    job wu iterations=100 allreduce=true stop_step_rank=1 | sed 's/^warmup = 1$/warmup = 5/'
+} >stopwu.ini
+run_np stopwu -q run stopwu.ini
+[ "$RC" = 143 ] || fail "stopwu: exit $RC, expected 143: $(cat stopwu.err)"
+rows stopwu 'assert [(r["status"], r["steps"]) for r in rows] == [("partial", "0")], "stopped in its warm-up"'
+
 # 6. the comm plugin's allreduce and p2p (plugins/workloads/comm) on 2
 # ranks: checked sums, and bytes counted on rank 0 only (plugin.h)
 if [ -f "$PLUGDIR/comm.so" ]; then
@@ -155,5 +215,14 @@ assert float(rows[0]["busbw_factor"]) == 1.0, "2(n-1)/n"
 else
     echo "comm.so not built: its case is left out"
 fi
+
+# 7. any other command under mpirun is rank 0's alone: one mkdata writes
+# the corpus (two would write the same files), one list prints
+run_np mkdata mkdata text --out "$WORK/corpus.txt" --words 20000
+expect_rc mkdata 0
+[ "$(grep -c '^wrote about 20000 words' mkdata.out)" = 1 ] || fail "mkdata: not rank 0 alone: $(cat mkdata.out mkdata.err)"
+run_np list list
+expect_rc list 0
+[ "$(grep -c '^workload *noop ' list.out)" = 1 ] || fail "list: printed $(grep -c '^workload *noop ' list.out) times"
 
 finish

@@ -3,15 +3,18 @@
  * allreduce = true sums that through host->comm_allreduce each step,
  * checking the answer (every rank's rank + 1).  fail_setup_rank and
  * fail_step_rank make one rank fail its setup, or its third step while
- * the others wait for it in the allreduce. */
+ * the others wait for it in the allreduce; stop_step_rank makes one rank
+ * send itself SIGTERM in its third step, as a signal to it alone would. */
 #include <dlgauge/plugin.h>
 
+#include <signal.h>
 #include <stdlib.h>
 
 static const dlg_option ranked_options[] = {
     {"allreduce", DLG_OPT_BOOL, "false", NULL, NULL, NULL, "sum the ranks' items through comm_allreduce each step", 0},
     {"fail_setup_rank", DLG_OPT_INT, "-1", "-1", NULL, NULL, "this rank's setup fails", 0},
     {"fail_step_rank", DLG_OPT_INT, "-1", "-1", NULL, NULL, "this rank's third step fails", 0},
+    {"stop_step_rank", DLG_OPT_INT, "-1", "-1", NULL, NULL, "this rank sends itself SIGTERM in its third step", 0},
     {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
 };
 
@@ -19,7 +22,7 @@ typedef struct ranked {
     const dlg_host *h;
     dlg_rank_info ri;
     bool allreduce;
-    int fail_step;
+    int fail_step, stop_step;
     uint64_t steps;
     double buf[4];
 } ranked;
@@ -40,6 +43,7 @@ static int ranked_setup(const dlg_host *h, const dlg_value *o, const dlg_job_inf
     }
     r->allreduce = o[0].i != 0;
     r->fail_step = (int)o[2].i;
+    r->stop_step = (int)o[3].i;
     *st = r;
     return 0;
 }
@@ -50,6 +54,8 @@ static int ranked_step(void *st, dlg_step *out)
     const dlg_host *h = r->h;
     if (r->fail_step == r->ri.rank && r->steps == 2)
         return h->error(h, DLG_EIO, "fail_step_rank = %d: this rank's third step fails", r->fail_step);
+    if (r->stop_step == r->ri.rank && r->steps == 2)
+        raise(SIGTERM);
     r->steps++;
     if (r->allreduce) {
         for (int i = 0; i < 4; i++)

@@ -3,13 +3,15 @@
  * calls copy, and a rank or type no call may name is an error naming the
  * call, its size and why.  Under mpiexec -np 2 (test_rt_comm_np2) the same
  * binary checks MPI's answers: sums, maxima and minima over the ranks, a
- * bcast from rank 1, a ring step, in place and not. */
+ * bcast from rank 1, a ring step, in place and not; a collective from
+ * another thread than the one that opened MPI is refused in one line. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,17 +67,25 @@ static void launched_by_its_variables(void **state)
         snprintf(saved[i], sizeof saved[i], "%s", v ? v : "");
         unsetenv(vars[i]);
     }
+    const char *orank = getenv("OMPI_COMM_WORLD_RANK");
+    char saved_rank[16];
+    snprintf(saved_rank, sizeof saved_rank, "%s", orank ? orank : "");
+    unsetenv("OMPI_COMM_WORLD_RANK");
     setenv("SLURM_PROCID", "0", 1);
     assert_false(dlg_comm_launched(var, sizeof var));
+    assert_int_equal(dlg_comm_launched_rank(), 0);
     setenv("PMI_RANK", "3", 1);
     assert_true(dlg_comm_launched(var, sizeof var));
     assert_string_equal(var, "PMI_RANK=3");
+    assert_int_equal(dlg_comm_launched_rank(), 3);
     unsetenv("PMI_RANK");
     setenv("PMIX_RANK", "1", 1);
     assert_true(dlg_comm_launched(var, sizeof var));
     assert_string_equal(var, "PMIX_RANK=1");
     unsetenv("PMIX_RANK");
     unsetenv("SLURM_PROCID");
+    if (saved_rank[0])
+        setenv("OMPI_COMM_WORLD_RANK", saved_rank, 1);
     for (int i = 0; vars[i]; i++)
         if (saved[i][0])
             setenv(vars[i], saved[i], 1);
@@ -159,12 +169,47 @@ static void two_ranks(void **state)
                                                       "root rank 2 is not one of the run's 2 ranks");
 }
 
+typedef struct thread_call {
+    const dlg_host *h;
+    int rc;
+} thread_call;
+
+static void *allreduce_in_thread(void *arg)
+{
+    thread_call *tc = arg;
+    double v[4] = {1, 2, 3, 4};
+    tc->rc = tc->h->comm_allreduce(tc->h, v, v, 4, DLG_COMM_F64);
+    return NULL;
+}
+
+/* MPI was given MPI_THREAD_FUNNELED: a worker thread's collective is the
+ * plugin's bug, said as such (every rank refuses alike, none waits). */
+static void another_thread(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->comm)
+        skip();
+    thread_call tc = {fx->h, 1};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, allreduce_in_thread, &tc), 0);
+    pthread_join(t, NULL);
+    assert_int_equal(tc.rc, -DLG_EINTERNAL);
+    assert_string_equal(dlg_services_error(&fx->svc),
+                        "c.ini:1: [job j] w: allreduce of 4 f64 elements: called from a thread other than the one "
+                        "that opened MPI (MPI_THREAD_FUNNELED): call the collectives from the thread that runs "
+                        "setup and step");
+    double v = 1; /* the ranks are still in step */
+    assert_int_equal(fx->h->comm_allreduce(fx->h, &v, &v, 1, DLG_COMM_F64), 0);
+    assert_true(v == 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(launched_by_its_variables),
         cmocka_unit_test(alone),
         cmocka_unit_test(two_ranks),
+        cmocka_unit_test(another_thread),
     };
     return cmocka_run_group_tests(tests, fx_setup, fx_teardown);
 }
