@@ -207,8 +207,10 @@ static void test_profile(void **st)
     const char *p = wr_field(&r, "layer_profile");
     assert_non_null(p);
     printf("  layer_profile: %.200s\n", p);
-    /* ResNet-50's heaviest kind is a convolution; shares fall */
-    assert_true(strncmp(p, "conv ", 5) == 0);
+    /* ResNet-50's kinds include its convolutions; shares fall.  Which kind
+     * is heaviest is timing, not asserted: on a loaded runner a preempted
+     * batch-norm pass has come first (CI at 421253e). */
+    assert_true(strncmp(p, "conv ", 5) == 0 || strstr(p, "| conv ") != NULL);
     double prev = 101, share;
     int kinds = 0;
     for (const char *q = p; (q = strstr(q, ": ")) && sscanf(q + 2, "%lf%%", &share) == 1; q += 2) {
