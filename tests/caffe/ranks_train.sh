@@ -12,7 +12,12 @@ dlg=$build/bin/dlgauge
 plugins=$build/lib/dlgauge
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+source "$(dirname "$0")/../support/mpi_env.sh" "$mpiexec"
+# the ASan build: LeakSanitizer's tracer itself crashes (signal 11) at the
+# exit of a rank that ran oneDNN's threads beside Open MPI's, 2 runs in 3
+# here; memory errors are still caught, and the same training code's leaks
+# are checked by test_nn_dp and test_nn_ranks (two ranks in one process)
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 unset DLGAUGE_PLUGIN_PATH
 "$dlg" --plugin-dir "$plugins" mkdata images --out "$work/d" --classes 3 --images 12 >/dev/null
 cat >"$work/j.ini" <<EOF2
@@ -32,8 +37,7 @@ warmup = 1
 iterations = 3
 repeat = 2
 EOF2
-if ! (cd "$work" && timeout 240 "$mpiexec" -np 2 --oversubscribe --mca btl self,vader \
-        --mca oob_tcp_if_include lo --mca btl_tcp_if_include lo \
+if ! (cd "$work" && timeout 240 "${MPIRUN[@]}" -np 2 \
         "$dlg" -v --plugin-dir "$plugins" run "$work/j.ini" >"$work/log" 2>&1); then
   echo "FAIL: the 2-rank run failed:"; cat "$work/log"; exit 1
 fi

@@ -11,14 +11,12 @@ if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=python3; fi
 unset DLGAUGE_PLUGIN_PATH
 MPIEXEC=${4:-mpirun}
 command -v "$MPIEXEC" >/dev/null || { echo "SKIP: no $MPIEXEC (scripts/deps/mpi.txt)"; exit 77; }
+source "$(dirname "$0")/../support/mpi_env.sh" "$MPIEXEC"
 rm -rf "$WORK"
 mkdir -p "$WORK"
 cd "$WORK" || exit 1
 FAILS=0
 fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
-# root may run mpirun here; every byte stays on loopback
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-MPIRUN=("$MPIEXEC" --oversubscribe --mca btl self,vader --mca oob_tcp_if_include lo --mca btl_tcp_if_include lo)
 
 # isolation = none: a cell's own process would not be a rank
 cat > comm.ini <<INI

@@ -11,21 +11,14 @@
 # TEST_PLUGIN_DIR is this folder of the build tree (ranks_wl.so); the
 # fifth argument is mpiexec.
 source "$(dirname "$0")/lib.sh"
-MPIEXEC=$5
-# Open MPI refuses root without these; loopback only, no daemon elsewhere
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# the ASan build: Open MPI's own allocations at exit, nothing of dlgauge's;
-# its libraries have no frame pointers, so only the slow unwinder finds them
-export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$E2E/mpi.supp"
-export ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0"
+source "$(dirname "$0")/../support/mpi_env.sh" "$5"
 
 # run_mpi NAME MPIEXEC_ARGS...: on loopback, 60 s at most (a hang fails)
 run_mpi() {
     local name=$1
     shift
     local t0=$SECONDS
-    timeout -k 5 60 "$MPIEXEC" --oversubscribe --mca btl self,vader --mca oob_tcp_if_include lo \
-        --mca btl_tcp_if_include lo "$@" >"$name.out" 2>"$name.err"
+    timeout -k 5 60 "${MPIRUN[@]}" "$@" >"$name.out" 2>"$name.err"
     RC=$?
     echo "$name: exit $RC after $((SECONDS - t0)) s"
     [ "$RC" != 124 ] && [ "$RC" != 137 ] || fail "$name: still running after 60 s (a rank hung)"

@@ -1,0 +1,12 @@
+# Sourced by the tests that run mpirun (e2e/ranks.sh, caffe/ranks_train.sh,
+# comm/comm_mpi.sh): Open MPI's settings for this machine in one place.
+#   source mpi_env.sh MPIEXEC;  "${MPIRUN[@]}" -np N CMD...
+_dlg_mpi_support=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# Open MPI refuses root without these
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# the ASan build: Open MPI's own allocations at exit, nothing of dlgauge's;
+# its libraries have no frame pointers, so only the slow unwinder finds them
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$_dlg_mpi_support/mpi.supp"
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
+# every byte on loopback, no daemon elsewhere; more ranks than cores
+MPIRUN=("$1" --oversubscribe --mca btl self,vader --mca oob_tcp_if_include lo --mca btl_tcp_if_include lo)
