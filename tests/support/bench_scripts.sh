@@ -45,9 +45,13 @@ mb=(100 400 200); bw=\$(( mb[\$(bash "$t/count" "$t/n.bench") % 3] * 1000000 ))
 echo "{\"bw_bytes\": \$bw, \"iops\": \$((bw / 4096))}"
 EOF
 # dlgauge: copies each job file aside; for io jobs it writes the JSON sink
-# line, for the others a CSV row per job (p50 100 ms: 10 items/s at batch 1)
+# line, for the others a CSV row per job (p50 100 ms: 10 items/s at batch 1;
+# throughput 10 items/s alone, 18 as 2 ranks; busbw 2 GB/s, op time 10 us
+# mean, 9 us median; ranks: as many as the fake mpirun started, or
+# FAKE_RANKS)
 cat >"$t/build/bin/dlgauge" <<EOF
 #!/usr/bin/env bash
+[ "\$1" = sysinfo ] && { echo "ranks:      1 (no launcher); mpirun -np N starts N with Fake MPI 9.9"; exit 0; }
 ini=\${@: -1}
 cat "\$ini" >>"$t/dlg.ini"
 out=\$(sed -n 's/^path = //p' "\$ini" | head -1)
@@ -55,9 +59,33 @@ if grep -q '^workload = io' "\$ini"; then
   bw=200000000
   echo "{\"measurement\": \"dlgauge_result\", \"fields\": {\"throughput\": \$bw, \"iops\": \$((bw / 4096)), \"io_lat_p50_us\": 3}}" >"\$out"
 else
-  echo "job,status,latency_p50_us,rss_peak_bytes,peak_source,pct_peak,gflops,dnnl_isa" >"\$out"
-  sed -n 's/^\[job \(.*\)\]$/\1,ok,100000,1048576,fake peak,1,1,fake/p' "\$ini" >>"\$out"
+  echo "job,status,latency_p50_us,rss_peak_bytes,peak_source,pct_peak,gflops,dnnl_isa,ranks,throughput,busbw_bytes_per_s,op_time_us,op_median_us,error" >"\$out"
+  awk -v np="\${FAKE_RANKS:-\${FAKE_NP:-1}}" -v rate="\$((\${FAKE_NP:-1} == 2 ? 18 : 10))" '/^\[job .*\]\$/ {
+    print substr(\$0, 6, length(\$0) - 6) ",ok,100000,1048576,fake peak,1,1,fake," np "," rate ",2e9,10,9,"}' "\$ini" >>"\$out"
 fi
+EOF
+# mpirun: records its line, then starts the command once, as rank 0 of
+# -np N would be (FAKE_NP=N); mpicc "builds" a peer that records its work
+# and prints busbw 1 GB/s, mean op time 20 us, median 18 us
+cat >"$t/bin/mpirun" <<EOF
+#!/usr/bin/env bash
+echo "\$*" >>"$t/mpirun.args"
+np=1
+while [ \$# -gt 0 ]; do
+  case \$1 in -np) np=\$2; shift 2 ;; --mca) shift 3 ;; --bind-to | --map-by) shift 2 ;; -*) shift ;; *) break ;; esac
+done
+FAKE_NP=\$np exec "\$@"
+EOF
+cat >"$t/bin/mpicc" <<EOF
+#!/usr/bin/env bash
+while [ "\$1" != -o ]; do shift; done
+cat >"\$2" <<'PEER'
+#!/usr/bin/env bash
+[ "\$1" = --version ] && { echo "Fake MPI 9.9"; exit 0; }
+echo "\$*" >>"$t/mpipeer.args"
+echo "1e9 5e8 20.0 18.0"
+PEER
+chmod +x "\$2"
 EOF
 # a peer python: imports work; the peer scripts print a median of 0.2 s a
 # step (5 items/s at batch 1), or fail when FAKE_PEER_FAIL is set
@@ -209,3 +237,84 @@ read -r img dir reps side crop <"$t/aug.args"
   fail "augment-vs-opencv: aug_bench got $(cat "$t/aug.args")"
 grep -qx -- "$dir 7" "$t/augpeer.args" || fail "augment-vs-opencv: the peer did not get aug_bench's folder and reps: $(cat "$t/augpeer.args")"
 echo "ok: augment-vs-opencv.sh"
+
+# allreduce-vs-mpi.sh: dlgauge and the bare MPI loop get the same bytes, op
+# count and warm-up, both under mpirun on loopback; the busbw ratio is
+# dlgauge's over the peer's (2 / 1 GB/s), the p50 ratio the peer's median
+# op time over dlgauge's (18 / 9 us); a row from fewer ranks than asked
+# for stops it.
+rm -f "$t/dlg.ini" "$t/mpirun.args"
+run "allreduce-vs-mpi, fakes" 0 env SIZES=4KiB NP=2 bash "$bench/allreduce-vs-mpi.sh" "$t/build"
+[ "$(row allreduce 5)" = 2.00 ] || fail "allreduce-vs-mpi: busbw ratio $(row allreduce 5), want 2.00"
+[ "$(row p2p 10)" = 2.00 ] || fail "allreduce-vs-mpi: p50 ratio $(row p2p 10), want 2.00"
+for op in allreduce sendrecv; do
+  grep -qx "$op 4096 float32 2000 200" "$t/mpipeer.args" || fail "allreduce-vs-mpi: no $op peer run at 4096 B, 2000 ops, 200 warm-up: $(cat "$t/mpipeer.args")"
+done
+for job in allreduce_4KiB p2p_4KiB; do
+  python3 - "$t/dlg.ini" "$job" <<'PY' || fail "allreduce-vs-mpi: dlgauge's $job is not the peer's work"
+import re, sys
+job = re.search(r"\[job %s\]\n(.*?)(?=\n\[|\Z)" % sys.argv[2], open(sys.argv[1]).read(), re.S).group(1)
+for want in ("bytes = 4096", "iterations = 2000", "warmup = 200", "type = float32"):
+    if want not in job.splitlines():
+        sys.exit(f"{sys.argv[2]}: no '{want}'")
+PY
+done
+grep -q 'isolation = none' "$t/dlg.ini" || fail "allreduce-vs-mpi: dlgauge's ranks in child processes"
+[ "$(grep -c . "$t/mpirun.args")" -ge 4 ] || fail "allreduce-vs-mpi: dlgauge or the peer not under mpirun"
+! grep -v -e '--mca oob_tcp_if_include lo --mca btl_tcp_if_include lo' "$t/mpirun.args" ||
+  fail "allreduce-vs-mpi: an mpirun line off loopback"
+grep -q '^MPI: Fake MPI 9.9' "$t/out" || fail "allreduce-vs-mpi: the MPI library is not printed"
+run "allreduce-vs-mpi, too few ranks" 1 env SIZES=4KiB NP=2 FAKE_RANKS=1 bash "$bench/allreduce-vs-mpi.sh" "$t/build"
+grep -q '1 ranks (want 2)' "$t/out" || fail "allreduce-vs-mpi: a 1-rank row taken for 2 ranks"
+echo "ok: allreduce-vs-mpi.sh"
+
+# dp-vs-pytorch.sh: no PyTorch, or no gloo in it, stops it before anything
+# runs; with fakes, dlgauge (10 img/s alone, 18 as 2 ranks) and PyTorch
+# (nchw 5 and 7 img/s, channels_last 4 and 8) train the same model at the
+# same per-rank batch, one bound core a rank; the best format counts per
+# rank count: ratios 10/5 and 18/8, efficiencies 18/20 and 8/10.
+cat >"$t/bin/dp-peer-python" <<EOF
+#!/usr/bin/env bash
+[ "\$1" = -c ] && exit 0
+echo "\${*:2}" >>"$t/dppeer.args"
+[ -n "\${FAKE_PEER_FAIL:-}" ] && exit 1
+case "\$4 \$6" in "1 nchw") r=5 ;; "1 cl") r=4 ;; "2 nchw") r=7 ;; "2 cl") r=8 ;; *) exit 1 ;; esac
+echo "{\"images_per_s\": \$r, \"openblas_core\": \"fake\"}"
+EOF
+printf '#!/bin/sh\n[ "$1" = -c ] && case "$2" in *gloo*) exit 1 ;; esac\nexit 0\n' >"$t/bin/no-gloo-python"
+chmod +x "$t/bin/dp-peer-python" "$t/bin/no-gloo-python"
+rm -f "$t/dlg.ini" "$t/mpirun.args"
+run "dp-vs-pytorch, no PyTorch" 2 env PEER_PYTHON="$t/bin/no-python" bash "$bench/dp-vs-pytorch.sh" "$t/build"
+grep -q 'peer missing' "$t/out" || fail "dp-vs-pytorch: no PyTorch, and it does not say so"
+run "dp-vs-pytorch, no gloo" 2 env PEER_PYTHON="$t/bin/no-gloo-python" bash "$bench/dp-vs-pytorch.sh" "$t/build"
+grep -q 'no gloo' "$t/out" || fail "dp-vs-pytorch: no gloo, and it does not say so"
+[ ! -f "$t/dlg.ini" ] || fail "dp-vs-pytorch: measured dlgauge with no peer to compare"
+run "dp-vs-pytorch, unknown case" 2 env PEER_PYTHON="$t/bin/dp-peer-python" CASES=alexnet-b9 \
+  bash "$bench/dp-vs-pytorch.sh" "$t/build"
+grep -q "no case 'alexnet-b9'" "$t/out" || fail "dp-vs-pytorch: an unknown case is not named"
+run "dp-vs-pytorch, fakes" 0 env PEER_PYTHON="$t/bin/dp-peer-python" CASES=alexnet-b8 STEPS=3 \
+  bash "$bench/dp-vs-pytorch.sh" "$t/build"
+got=$(awk '$1 == "alexnet-b8" && $2 ~ /^[0-9]/ {print $2, $3, $4, $5, $6, $7, $8, $9, $10}' "$t/out")
+[ "$got" = "10.00 18.00 5.00 8.00 2.00 2.25 0.90 0.80 nchw/cl" ] ||
+  fail "dp-vs-pytorch: row '$got', want '10.00 18.00 5.00 8.00 2.00 2.25 0.90 0.80 nchw/cl'"
+for np in 1 2; do
+  grep -q -- "--bind-to core .*--mca oob_tcp_if_include lo --mca btl_tcp_if_include lo -np $np .*dlgauge -q run" "$t/mpirun.args" ||
+    fail "dp-vs-pytorch: dlgauge not at $np rank(s) bound to cores on loopback: $(cat "$t/mpirun.args")"
+  for f in nchw cl; do
+    grep -qx "alexnet 8 $np 3 $f" "$t/dppeer.args" || fail "dp-vs-pytorch: no PyTorch $f run of alexnet at batch 8, $np process(es): $(cat "$t/dppeer.args")"
+  done
+done
+for want in "isolation = none" "workload = alexnet" "mode = train" "batch = 8" "cpus = 1" "iterations = 3"; do
+  grep -qx "$want" "$t/dlg.ini" || fail "dp-vs-pytorch: dlgauge's job has no '$want'"
+done
+grep -q '^MPI: Fake MPI 9.9' "$t/out" || fail "dp-vs-pytorch: the MPI library is not printed"
+grep -q '^PyTorch BLAS kernel: fake' "$t/out" || fail "dp-vs-pytorch: PyTorch's BLAS kernel is not printed"
+# a peer failing everywhere leaves no ratio and a non-zero exit; a dlgauge
+# row from fewer ranks than asked for stops it
+run "dp-vs-pytorch, failing peer" 1 env PEER_PYTHON="$t/bin/dp-peer-python" FAKE_PEER_FAIL=1 \
+  CASES=alexnet-b8 bash "$bench/dp-vs-pytorch.sh" "$t/build"
+grep -q 'no PyTorch figure .*alexnet-b8' "$t/out" || fail "dp-vs-pytorch: a case without a PyTorch figure is not named"
+run "dp-vs-pytorch, too few ranks" 1 env PEER_PYTHON="$t/bin/dp-peer-python" FAKE_RANKS=1 \
+  CASES=alexnet-b8 bash "$bench/dp-vs-pytorch.sh" "$t/build"
+grep -q '1 ranks (want 2)' "$t/out" || fail "dp-vs-pytorch: a 1-rank row taken for 2 ranks"
+echo "ok: dp-vs-pytorch.sh"
