@@ -281,11 +281,13 @@ typedef struct dlg_host {
      * four collectives come with it): the run's ranks.  The runner sums
      * the items of every rank's steps, so a collective counts its bytes
      * on rank 0 only.  Collectives block; every rank calls the same ones
-     * in the same order, from the thread that runs setup/begin_timed/
-     * step/report.  A cell runs only when every rank's setup succeeded
-     * (the host agrees on it and reports the failing rank's line), so a
-     * workload needs no agreement of its own there.  Alone (size 1) they
-     * copy send to recv.  Each returns 0 or -code after one error line. */
+     * in the same order, from the thread that runs begin_timed/step/
+     * report, never in setup: a rank whose setup fails first never
+     * reaches it and the others would wait forever.  The host agrees after
+     * setup whether every rank set up (and reports the failing rank's
+     * line), so a workload needs no agreement of its own.  Alone (size 1)
+     * they copy send to recv.  Each returns 0 or -code after one error
+     * line. */
     void (*comm_info)(const struct dlg_host *h, dlg_rank_info *out);
     /* recv = the element-wise sum over ranks of send (count elements of
      * t); send == recv sums in place. */

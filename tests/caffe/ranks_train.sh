@@ -57,3 +57,19 @@ assert r["ranks"] == "2", r["ranks"]
 assert int(r["items"]) == 2 * 3 * 2 * 2, r["items"]
 print("ok: 2 ranks, items", r["items"], "loss", r["loss"])
 EOF2
+
+# One rank's setup fails before the gradient reduce is in place (its
+# device, through the environment of its part of an MPMD launch: cuda:0,
+# which this machine lacks or whose backend refuses the reduce) while the
+# other's succeeds: the cell ends with rank 1's line and nothing waits in
+# a collective (the start check once ran in setup, where rank 0 waited for
+# rank 1 forever).
+sed 's/^mode = train$/&\ndevice = ${DLG_T_DEVICE}/' "$work/j.ini" >"$work/apart.ini"
+rc=0
+(cd "$work" && timeout 120 "${MPIRUN[@]}" -np 1 -x DLG_T_DEVICE=cpu "$dlg" --plugin-dir "$plugins" run "$work/apart.ini" \
+   : -np 1 -x DLG_T_DEVICE=cuda:0 "$dlg" --plugin-dir "$plugins" run "$work/apart.ini" >"$work/apart.log" 2>&1) || rc=$?
+[ "$rc" != 124 ] && [ "$rc" != 137 ] || { echo "FAIL: a rank hung after the other's setup failed"; cat "$work/apart.log"; exit 1; }
+[ "$rc" != 0 ] || { echo "FAIL: exit 0 with a rank that could not set up"; cat "$work/apart.log"; exit 1; }
+grep -q "rank 1: .*cuda" "$work/apart.log" ||
+  { echo "FAIL: rank 1's setup line is not said:"; cat "$work/apart.log"; exit 1; }
+echo "ok: one rank's failed setup ends the cell (exit $rc)"

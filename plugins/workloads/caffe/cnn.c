@@ -395,6 +395,8 @@ int cnn_step(void *state, dlg_step *out)
     if (trc < 0 && trc != -DLG_ENOTSUP)
         return s->h->error(s->h, -trc, "%s", dlg_net_error(s->net));
     int rc;
+    if (s->train && (rc = nn_ranks_start(&s->ranks, s->net)) < 0) /* the first step: untimed by default (warmup) */
+        return rc;
     if (loader && !s->primed && (rc = write_next(s, out)) < 0) /* the first step */
         return rc;
     rc = s->train ? dlg_net_train_step(s->net, &s->sgd) : dlg_net_infer_step(s->net);

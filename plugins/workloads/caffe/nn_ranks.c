@@ -76,14 +76,20 @@ int nn_ranks_attach(nn_ranks *r, dlg_net *net)
     int rc = dlg_net_set_grad_reduce(net, allreduce, r, r->size);
     if (rc < 0)
         return r->h->error(r->h, -rc, "%s", dlg_net_error(net));
-    /* the same start (seed, model, layouts): else summing the gradients
-     * would add unrelated numbers without a word */
-    if ((rc = compare(r, net, "before the first step")) < 0)
-        return rc;
     r->h->log(r->h, DLG_LOG_INFO,
               "data-parallel training: rank %d of %d, gradients averaged over the ranks each step",
               r->rank, r->size);
     return 0;
+}
+
+/* The same start (seed, model, layouts): else summing the gradients
+ * would add unrelated numbers without a word. */
+int nn_ranks_start(nn_ranks *r, dlg_net *net)
+{
+    if (r->size < 2 || !r->hashes || r->started)
+        return 0;
+    r->started = true;
+    return compare(r, net, "before the first step");
 }
 
 int nn_ranks_check(nn_ranks *r, dlg_net *net, uint64_t steps)

@@ -13,11 +13,13 @@
 #include <dlgauge/nn.h>
 #include <dlgauge/plugin.h>
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct nn_ranks {
     const dlg_host *h;
     int rank, size;  /* 0 and 1 when alone */
+    bool started;    /* nn_ranks_start's check done */
     int64_t *hashes; /* size entries: the weight check's allreduce */
 } nn_ranks;
 
@@ -27,10 +29,15 @@ void nn_ranks_init(nn_ranks *r, const dlg_host *h);
  * seed itself alone or on rank 0. */
 uint64_t nn_ranks_seed(const nn_ranks *r, uint64_t seed);
 /* After planning a training net: the gradient reduce when size > 1 (r
- * must stay where it is while the net lives), after checking as below that
- * the ranks start from the same weights in the same layouts.  0 or -code
- * after an error line (the cuda backend refuses it). */
+ * must stay where it is while the net lives).  No collective: a rank's
+ * setup may fail before another's reaches one, and the runner agrees on
+ * setup only after it.  0 or -code after an error line (the cuda backend
+ * refuses it). */
 int nn_ranks_attach(nn_ranks *r, dlg_net *net);
+/* At the top of the first step (after the ranks agreed they all set up,
+ * before any gradient is summed): whether the ranks start from the same
+ * weights in the same layouts, as nn_ranks_check; 0 at once after that. */
+int nn_ranks_start(nn_ranks *r, dlg_net *net);
 /* Untimed, at the end of a repetition, on every rank alike: whether the
  * ranks' trained weights are identical after `steps` steps; else one error
  * line ("ranks' weights diverged after step S: ...") and -DLG_EINVAL.  0 at

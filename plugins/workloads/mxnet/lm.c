@@ -473,6 +473,9 @@ static int nonfinite(const lm *s, double loss)
 int lm_step(void *state, dlg_step *out)
 {
     lm *s = state;
+    int src = s->train ? nn_ranks_start(&s->ranks, s->net) : 0; /* the first step: untimed by default (warmup) */
+    if (src < 0)
+        return src;
     uint64_t t0 = now_ns();
     /* device timing from here, state carry and input included (ENOTSUP on
      * the cpu: the runner's host clock times the step) */
