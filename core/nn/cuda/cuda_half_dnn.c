@@ -47,7 +47,13 @@ static int staged_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws,
     s->sh.top = &s->pt;
     s->sh.nbottom = s->sh.ntop = 1;
     size_t iws = 0;
-    int rc = dlg_half_io_setup(ctx, l, &s->io, 0, true, err, errlen);
+    /* the fp32 layer takes cuDNN descriptors: refuse a tensor past them
+     * before its half staging buffers are allocated (GiBs for such tensors) */
+    int rc = dlg_cuda_desc_fits(&l->bottom[0]->shape, err, errlen);
+    if (!rc)
+        rc = dlg_cuda_desc_fits(&l->top[0]->shape, err, errlen);
+    if (!rc)
+        rc = dlg_half_io_setup(ctx, l, &s->io, 0, true, err, errlen);
     if (!rc)
         rc = s->inner->setup(ctx, &s->sh, &s->inner_state, &iws, err, errlen);
     if (rc < 0) {
