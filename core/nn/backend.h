@@ -189,7 +189,28 @@ typedef struct dlg_backend {
      * step before the copy saw a bad input.  NULL: plain reads. */
     int (*read_async)(void *ctx, void *dst, const void *src, size_t bytes, uint64_t *ticket);
     int (*read_wait)(void *ctx, uint64_t ticket);
+    /* Optional, all or none: collectives among ranks on the device (cuda:
+     * NCCL, dlopened when first asked; dlg_net_set_device_reduce and
+     * dlg_dev_* in nn.h).  coll_id: a new communicator id into id (at most
+     * DLG_COLL_ID_BYTES), on rank 0; coll_open: join it as rank of ranks,
+     * collective (every rank together), one communicator per ctx, closed
+     * by close(); coll_allreduce: sum count elements of type t (dlg_dev_type)
+     * from send into recv (equal: in place), enqueued on the compute stream
+     * after the work so far (may be captured); coll_sendrecv: send to rank
+     * `to` and receive from rank `from` in one group, likewise.  Errors:
+     * -DLG_E* with a line in err (coll_id: -DLG_ENOTSUP when no collective
+     * library can be loaded, saying which was looked for). */
+    int (*coll_id)(void *ctx, void *id, size_t *len, char *err, size_t errlen);
+    int (*coll_open)(void *ctx, int ranks, int rank, const void *id, size_t len, char *err,
+                     size_t errlen);
+    int (*coll_allreduce)(void *ctx, const void *send, void *recv, size_t count, int t,
+                          char *err, size_t errlen);
+    int (*coll_sendrecv)(void *ctx, const void *send, int to, void *recv, int from, size_t count,
+                         int t, char *err, size_t errlen);
 } dlg_backend;
+
+/* Bytes of a collective communicator's id (NCCL_UNIQUE_ID_BYTES). */
+#define DLG_COLL_ID_BYTES 128
 
 /* Registered backends, by name; NULL if unknown or not built. */
 const dlg_backend *dlg_backend_find(const char *name);

@@ -341,6 +341,62 @@ int dlg_net_train_step_clip(dlg_net *net, const dlg_sgd *sgd, double max_norm,
 #define DLG_NN_REDUCE_BUCKET ((size_t)1 << 22) /* 16 MiB of floats */
 typedef int (*dlg_grad_reduce_fn)(void *ctx, float *buf, size_t n);
 int dlg_net_set_grad_reduce(dlg_net *net, dlg_grad_reduce_fn fn, void *ctx, int ranks);
+/* ---- data-parallel training on a device (cuda: NCCL; core/nn/dev_reduce.c) ---
+ * The same contract as dlg_net_set_grad_reduce, for a net whose gradients
+ * live in device memory: after backward every trained gradient is summed
+ * over the ranks in place by the backend's own collective library (NCCL,
+ * on the compute stream: no host copy, no host wait), and the update
+ * divides by the ranks.  The ranks' host transport carries only the
+ * communicator's id: bcast(ctx, buf, bytes) must give every rank rank 0's
+ * bytes (the host's comm_bcast).  Nothing collective happens here: the
+ * communicator is created at the first training step after this call
+ * (every rank reaches it together), so this may be called in setup.
+ * rank in 0 .. ranks-1.  -DLG_ENOTSUP with the reason in dlg_net_error
+ * (not sticky) on a host-memory backend (use dlg_net_set_grad_reduce) or
+ * where the backend has no collectives (no NCCL found).  ranks 0 or bcast
+ * NULL removes it, and so does planning again. */
+typedef int (*dlg_id_bcast_fn)(void *ctx, void *buf, size_t bytes);
+int dlg_net_set_device_reduce(dlg_net *net, int ranks, int rank, dlg_id_bcast_fn bcast,
+                              void *ctx);
+/* Whether the net's planned backend keeps its memory on the host (cpu,
+ * cpu-bf16, ref: dlg_net_set_grad_reduce) or on a device (cuda:
+ * dlg_net_set_device_reduce). */
+bool dlg_net_host_memory(const dlg_net *net);
+
+/* ---- device buffers and collectives outside a net (core/nn/dev_coll.c) ----
+ * For collective benchmarks (the allreduce and p2p workloads on a GPU):
+ * a backend opened by name ("cuda:1"; a host backend works too and its
+ * collectives copy on one rank only), its memory, and NCCL's
+ * collectives on its stream.  Every call but dlg_dev_coll_open and
+ * dlg_dev_sync only enqueues work; errors are negative DLG_E* codes with
+ * the line in dlg_dev_error. */
+typedef struct dlg_dev dlg_dev;
+typedef enum dlg_dev_type { DLG_DEV_F32 = 0, DLG_DEV_F64 = 1, DLG_DEV_I64 = 2 } dlg_dev_type;
+int dlg_dev_open(const char *backend, dlg_dev **out, char *err, size_t errlen);
+void dlg_dev_close(dlg_dev *d);
+const char *dlg_dev_error(const dlg_dev *d);
+/* zeroed device memory, freed by dlg_dev_close; NULL when out of memory */
+void *dlg_dev_alloc(dlg_dev *d, size_t bytes);
+int dlg_dev_upload(dlg_dev *d, void *dst, const void *host, size_t bytes);
+int dlg_dev_download(dlg_dev *d, void *host, const void *src, size_t bytes);
+/* the host waits for everything enqueued so far (and reports a failed
+ * collective) */
+int dlg_dev_sync(dlg_dev *d);
+/* Join the ranks' device communicator: collective, every rank together
+ * (never in a workload's setup); the id travels through bcast as above. */
+int dlg_dev_coll_open(dlg_dev *d, int ranks, int rank, dlg_id_bcast_fn bcast, void *ctx);
+/* out-of-place (send != recv) or in-place sum of count elements over the
+ * ranks (ncclAllReduce) */
+int dlg_dev_allreduce(dlg_dev *d, const void *send, void *recv, size_t count, dlg_dev_type t);
+/* count elements to rank `to` and from rank `from` at once (ncclSend and
+ * ncclRecv in one group) */
+int dlg_dev_sendrecv(dlg_dev *d, const void *send, int to, void *recv, int from, size_t count,
+                     dlg_dev_type t);
+/* Time on the device's own clock between two calls (events on the stream);
+ * end waits. */
+int dlg_dev_timer_begin(dlg_dev *d);
+int dlg_dev_timer_end(dlg_dev *d, uint64_t *elapsed_ns);
+
 /* A 62-bit hash of a training plan's trained parameters as stored (the
  * ones the reduce keeps identical across ranks; running statistics left
  * out), for checking that the ranks' weights agree: equal weights in equal
