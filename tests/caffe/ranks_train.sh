@@ -13,11 +13,6 @@ plugins=$build/lib/dlgauge
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 source "$(dirname "$0")/../support/mpi_env.sh" "$mpiexec"
-# the ASan build: LeakSanitizer's tracer itself crashes (signal 11) at the
-# exit of a rank that ran oneDNN's threads beside Open MPI's, 2 runs in 3
-# here; memory errors are still caught, and the same training code's leaks
-# are checked by test_nn_dp and test_nn_ranks (two ranks in one process)
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 unset DLGAUGE_PLUGIN_PATH
 "$dlg" --plugin-dir "$plugins" mkdata images --out "$work/d" --classes 3 --images 12 >/dev/null
 cat >"$work/j.ini" <<EOF2
