@@ -199,7 +199,9 @@ typedef struct dlg_backend {
      * after the work so far (may be captured); coll_sendrecv: send to rank
      * `to` and receive from rank `from` in one group, likewise.  Errors:
      * -DLG_E* with a line in err (coll_id: -DLG_ENOTSUP when no collective
-     * library can be loaded, saying which was looked for). */
+     * library can be loaded, saying which was looked for; with id NULL it
+     * only loads the library, a probe for the ranks other than 0: making
+     * an id may start a listener, as NCCL's does). */
     int (*coll_id)(void *ctx, void *id, size_t *len, char *err, size_t errlen);
     int (*coll_open)(void *ctx, int ranks, int rank, const void *id, size_t len, char *err,
                      size_t errlen);

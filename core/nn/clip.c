@@ -284,6 +284,8 @@ int dlg_net_clip_read(dlg_net *net, dlg_clip_stats *st)
     if (rc || !dlg_net_clips_on_device(net))
         return rc;
     rc = net->bk->clip_stats(net->ctx, &st->norm, &st->clipped);
+    if (rc >= 0 && net->grad_sum > 1) /* measured on the sum over the ranks (step.c) */
+        st->norm /= net->grad_sum;
     if (rc == -DLG_EINVAL) /* the device's flag: the norm of a bad step */
         return dlg_net_fail(net, DLG_EINVAL, "%s: the gradient norm is meaningless", DLG_NN_BAD_INPUT);
     if (rc < 0)

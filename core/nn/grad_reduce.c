@@ -16,7 +16,9 @@
  * small tensors (ResNet's batch norms) makes few calls.  A step allocates
  * nothing.  Host-memory backends only (cpu, ref): the gradients are read
  * and written in place.  (Packing AlexNet's 61 M floats and unpacking them
- * scaled cost ~45 ms a step on one thread, a fifth of its batch-8 step.) */
+ * scaled cost ~45 ms a step on one thread, a fifth of its batch-8 step.)
+ * Device memory (cuda) sums with the backend's collectives instead:
+ * dev_reduce.c. */
 #include "net.h"
 
 #include <stdio.h>
@@ -43,7 +45,7 @@ static int64_t packed_floats(const dlg_net *net)
     return n;
 }
 
-void dlg_net_free_reduce(dlg_net *net)
+static void free_host_reduce(dlg_net *net)
 {
     free(net->reduce_buf);
     net->reduce_buf = NULL;
@@ -53,12 +55,21 @@ void dlg_net_free_reduce(dlg_net *net)
     net->reduce_ranks = 0;
 }
 
+void dlg_net_free_reduce(dlg_net *net)
+{
+    free_host_reduce(net);
+    dlg_net_clear_dev_reduce(net);
+    /* the ctx closes with the memory, its communicator and graphs too */
+    net->comm_ranks = net->comm_rank = 0;
+    net->trained = net->dev_eager = false;
+}
+
 int dlg_net_set_grad_reduce(dlg_net *net, dlg_grad_reduce_fn fn, void *ctx, int ranks)
 {
     if (net->err)
         return net->err;
     if (!fn) {
-        dlg_net_free_reduce(net);
+        free_host_reduce(net);
         return 0;
     }
     if (!net->planned || !net->train)
@@ -70,9 +81,10 @@ int dlg_net_set_grad_reduce(dlg_net *net, dlg_grad_reduce_fn fn, void *ctx, int 
                                 net->name, ranks);
     if (!dlg_bk_host_memory(net->bk))
         return dlg_net_complain(net, DLG_ENOTSUP,
-                                "data-parallel training across ranks runs on the cpu backend here; "
-                                "the CUDA backend's NCCL path is not built (backend %s)",
-                                net->bk->name);
+                                "nn: net '%s': backend %s keeps its gradients in device memory: "
+                                "its ranks sum them there with dlg_net_set_device_reduce (NCCL), "
+                                "not through a host callback",
+                                net->name, net->bk->name);
     int64_t total = packed_floats(net);
     size_t cap = total < (int64_t)DLG_NN_REDUCE_BUCKET ? (size_t)total : DLG_NN_REDUCE_BUCKET;
     if (cap == 0)

@@ -89,6 +89,20 @@ struct dlg_net {
     int reduce_ranks;
     float *reduce_buf;
     size_t reduce_cap; /* floats in reduce_buf */
+    /* data-parallel training on a device (dev_reduce.c,
+     * dlg_net_set_device_reduce): dev_ranks 0: none.  The ctx's
+     * communicator is opened at the first step that reduces; comm_ranks/
+     * comm_rank say for what (0: not yet), as it lives until close() */
+    int dev_ranks, dev_rank;
+    dlg_id_bcast_fn dev_bcast;
+    void *dev_bcast_ctx;
+    unsigned char dev_id[DLG_COLL_ID_BYTES]; /* rank 0's, made when set */
+    size_t dev_id_len;
+    int comm_ranks, comm_rank;
+    /* a train step ran on this ctx; the device reduce was set or removed
+     * after one: a captured step would replay the old one, so train steps
+     * run eagerly from then (step.c) */
+    bool trained, dev_eager;
     /* > 1: the stored gradients are the sum over this many ranks (set by
      * the reduce, cleared by backward); clip and update divide by it */
     int grad_sum;
@@ -154,7 +168,17 @@ int dlg_net_run_reduce(dlg_net *net, char *err, size_t errlen);
 /* sgd for gradients that hold a sum over grad_sum ranks: the update of
  * their mean (lr / N, weight decay x N); sgd itself otherwise. */
 dlg_sgd dlg_net_reduced_sgd(const dlg_net *net, const dlg_sgd *sgd);
+/* Both reduces removed (planning again: the ctx, and its communicator,
+ * closes with the memory). */
 void dlg_net_free_reduce(dlg_net *net);
+/* The device reduce (dev_reduce.c): dlg_net_dev_reduce_open joins the
+ * ranks' communicator at the first step that reduces (collective, outside
+ * any capture; errors sticky); dlg_net_run_dev_reduce sums the trained
+ * gradients in place on the compute stream (enqueued, capturable; errors
+ * in err, not sticky), 0 at once without one. */
+int dlg_net_dev_reduce_open(dlg_net *net);
+int dlg_net_run_dev_reduce(dlg_net *net, char *err, size_t errlen);
+void dlg_net_clear_dev_reduce(dlg_net *net);
 /* The gradient lists of the clip hooks (clip.c), for a training plan;
  * freed by dlg_net_free_grad_list (from dlg_net_free_memory). */
 int dlg_net_plan_grad_list(dlg_net *net);

@@ -19,7 +19,13 @@ static int clip_and_sgd(step_arg *a, char *err, size_t errlen)
 {
     float f = 1;
     bool by_lr = a->sgd->weight_decay == 0;
-    int rc = dlg_net_run_clip(a->net, a->max_norm, a->clip, by_lr ? &f : NULL, err, errlen);
+    /* a device clip measures the stored gradients: summed over N ranks,
+     * their norm is N times the mean's (dlg_net_clip_read divides it out;
+     * the factor's 1e-6 guard becomes 1e-6 / N) */
+    double max_norm = a->max_norm;
+    if (dlg_net_clips_on_device(a->net) && a->net->grad_sum > 1)
+        max_norm *= a->net->grad_sum;
+    int rc = dlg_net_run_clip(a->net, max_norm, a->clip, by_lr ? &f : NULL, err, errlen);
     if (rc)
         return rc;
     dlg_sgd sgd = dlg_net_reduced_sgd(a->net, a->sgd);
@@ -36,6 +42,8 @@ static int launch(void *varg, char *err, size_t errlen)
         rc = dlg_net_run_backward(a->net, err, errlen);
     if (!rc && a->sgd) /* across ranks: the clip and update see the mean gradient */
         rc = dlg_net_run_reduce(a->net, err, errlen);
+    if (!rc && a->sgd) /* the same on a device: enqueued, no host wait */
+        rc = dlg_net_run_dev_reduce(a->net, err, errlen);
     if (!rc && a->sgd && a->clip)
         return clip_and_sgd(a, err, errlen);
     if (!rc && a->sgd) {
@@ -61,10 +69,16 @@ static const char *blocker(const dlg_net *net)
 
 /* Whether the backend may capture this step: a clip it does on the host
  * decides on the host (a captured graph would keep one step's factor), and
- * a gradient reduce across ranks runs there. */
+ * a host gradient reduce calls the host.  A device reduce stays in the
+ * capture: NCCL's collectives are enqueued on the stream and may be
+ * captured (NCCL >= 2.9), every rank's step issues the same allreduces in
+ * the same order whether it replays or runs eagerly, and the communicator
+ * is opened before the backend's run_step, never while capturing.  Only a
+ * device reduce set or removed after a train step ran makes the train
+ * steps eager: a graph captured before would replay the old one. */
 static bool use_run_step(const dlg_net *net, const step_arg *a)
 {
-    if (a->sgd && net->reduce_fn) /* the reduce calls the host */
+    if (a->sgd && (net->reduce_fn || net->dev_eager))
         return false;
     return net->bk->run_step && (!a->clip || dlg_net_clips_on_device(net));
 }
@@ -77,6 +91,10 @@ static int run_step(dlg_net *net, step_arg *a)
         return rc;
     if (sgd && !net->train)
         return dlg_net_fail(net, DLG_EINVAL, "nn: net '%s' was planned without train", net->name);
+    /* the first step that reduces on a device joins the ranks (collective) */
+    if (sgd && (rc = dlg_net_dev_reduce_open(net)) < 0)
+        return rc;
+    net->trained |= sgd != NULL; /* a graph may hold this step's reduce (or none) */
     char err[256] = "";
     bool took = false;
     /* inputs written asynchronously: waited for and copied in on the

@@ -86,6 +86,9 @@ typedef struct dlg_cuda_ctx {
     /* half maths: 4-d activations stored channels-last (cuda_nhwc.h);
      * off for fp32/tf32 and with dlg_plan_opts.half_nchw */
     bool nhwc;
+    /* collectives (cuda_coll.c): NCCL and the communicator, loaded at the
+     * first coll_id/coll_open; NULL until then */
+    struct dlg_cuda_coll *coll;
 } dlg_cuda_ctx;
 
 extern const dlg_kernels dlg_cuda_conv, dlg_cuda_fc, dlg_cuda_pool, dlg_cuda_lrn, dlg_cuda_bn,
@@ -116,6 +119,35 @@ int dlg_cuda_copy_d2d(void *ctx, void *dst, const void *src, size_t bytes);
 int dlg_cuda_read_async(void *ctx, void *dst, const void *src, size_t bytes, uint64_t *ticket);
 int dlg_cuda_read_wait(void *ctx, uint64_t ticket);
 void dlg_cuda_reads_close(dlg_cuda_ctx *c);
+
+/* Collectives among ranks through NCCL (cuda_coll.c; the backend's coll_*
+ * hooks, see backend.h) where nccl.h was there to build with: CMake says
+ * so in DLG_CUDA_HAVE_NCCL (1 or 0), other builds look for the header.
+ * dlg_cuda_coll_check: 0, or the error of a failed asynchronous collective
+ * with its line; dlg_cuda_coll_close: what close() frees of them. */
+#ifndef DLG_CUDA_HAVE_NCCL
+#if defined(__has_include)
+#if __has_include(<nccl.h>)
+#define DLG_CUDA_HAVE_NCCL 1
+#endif
+#endif
+#endif
+#if DLG_CUDA_HAVE_NCCL
+int dlg_cuda_coll_id(void *ctx, void *id, size_t *len, char *err, size_t errlen);
+int dlg_cuda_coll_open(void *ctx, int ranks, int rank, const void *id, size_t len, char *err,
+                       size_t errlen);
+int dlg_cuda_coll_allreduce(void *ctx, const void *send, void *recv, size_t count, int t,
+                            char *err, size_t errlen);
+int dlg_cuda_coll_sendrecv(void *ctx, const void *send, int to, void *recv, int from,
+                           size_t count, int t, char *err, size_t errlen);
+#define DLG_CUDA_COLL_ENTRIES                                                                  \
+    .coll_id = dlg_cuda_coll_id, .coll_open = dlg_cuda_coll_open,                              \
+    .coll_allreduce = dlg_cuda_coll_allreduce, .coll_sendrecv = dlg_cuda_coll_sendrecv,
+#else
+#define DLG_CUDA_COLL_ENTRIES
+#endif
+int dlg_cuda_coll_check(dlg_cuda_ctx *c, char *err, size_t errlen);
+void dlg_cuda_coll_close(dlg_cuda_ctx *c);
 
 /* The input path (cuda_input.c; the backend's host_alloc .. in_stall
  * hooks, see backend.h) and what close() frees of it. */

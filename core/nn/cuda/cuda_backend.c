@@ -108,6 +108,7 @@ static void cuda_close(void *vctx)
     dlg_algo_cache_free(&c->cache);
     if (c->stream) /* nothing may still write into what is freed below */
         cudaStreamSynchronize(c->stream);
+    dlg_cuda_coll_close(c); /* before the stream its work ran on */
     dlg_cuda_step_free(c);
     dlg_cuda_reads_close(c);
     dlg_cuda_input_close(c);
@@ -320,6 +321,9 @@ static int cuda_sync(void *vctx)
 {
     dlg_cuda_ctx *c = vctx;
     int rc = dlg_cuda_ok(cudaStreamSynchronize(c->stream));
+    char why[256]; /* the line comes from coll_allreduce with count 0 (cuda_coll.c) */
+    if (!rc)
+        rc = dlg_cuda_coll_check(c, why, sizeof why);
     return rc ? rc : dlg_cuda_flag_check_synced(c);
 }
 
@@ -439,7 +443,7 @@ DLG_CUDA_OPENS(7)
         .in_copy = dlg_cuda_in_copy, .in_take = dlg_cuda_in_take, .in_mark = dlg_cuda_in_mark, \
         .in_wait = dlg_cuda_in_wait, .in_stall = dlg_cuda_in_stall,                        \
         .copy = dlg_cuda_copy_d2d, .read_async = dlg_cuda_read_async,                          \
-        .read_wait = dlg_cuda_read_wait,                                                       \
+        .read_wait = dlg_cuda_read_wait, DLG_CUDA_COLL_ENTRIES                                 \
         .kernels =                                                                             \
             {                                                                                  \
                 [DLG_L_CONV] = &dlg_cuda_conv,                                                 \
@@ -479,7 +483,7 @@ DLG_CUDA_OPENS(7)
         .in_copy = dlg_cuda_in_copy, .in_take = dlg_cuda_in_take, .in_mark = dlg_cuda_in_mark, \
         .in_wait = dlg_cuda_in_wait, .in_stall = dlg_cuda_in_stall,                        \
         .copy = dlg_cuda_copy_d2d, .read_async = dlg_cuda_read_async,                          \
-        .read_wait = dlg_cuda_read_wait,                                                       \
+        .read_wait = dlg_cuda_read_wait, DLG_CUDA_COLL_ENTRIES                                 \
         .kernels =                                                                             \
             {                                                                                  \
                 [DLG_L_CONV] = &dlg_cuda_conv_h,                                              \

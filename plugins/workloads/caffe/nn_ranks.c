@@ -30,6 +30,23 @@ static int allreduce(void *ctx, float *buf, size_t n)
     return r->h->comm_allreduce(r->h, buf, buf, n, DLG_COMM_F32);
 }
 
+/* The device reduce's id callback: rank 0's bytes to every rank. */
+static int bcast(void *ctx, void *buf, size_t bytes)
+{
+    const nn_ranks *r = ctx;
+    return r->h->comm_bcast(r->h, buf, bytes, 0);
+}
+
+/* Bit 62 of a rank's entry (the hashes have 62 bits): it sums on the
+ * device.  A host reduce (MPI allreduces) beside a device one (a bcast,
+ * then NCCL) would wait in unmatched collectives. */
+#define ON_DEVICE ((int64_t)1 << 62)
+
+static const char *kind(int64_t entry)
+{
+    return entry & ON_DEVICE ? "on a GPU (NCCL)" : "in host memory (MPI)";
+}
+
 /* "rank 0 0x..., rank 1 0x..." for the first ranks. */
 static void list_hashes(const nn_ranks *r, char *out, size_t len)
 {
@@ -37,13 +54,13 @@ static void list_hashes(const nn_ranks *r, char *out, size_t len)
     out[0] = '\0';
     for (int i = 0; i < r->size && i < 8 && at < len; i++)
         at += (size_t)snprintf(out + at, len - at, "%srank %d %016llx", i ? ", " : "", i,
-                               (unsigned long long)r->hashes[i]);
+                               (unsigned long long)(r->hashes[i] & ~ON_DEVICE));
     if (r->size > 8 && at < len)
         snprintf(out + at, len - at, ", ...");
 }
 
-/* One allreduce gathers every rank's weight hash; "when" says at which
- * point, for the error line. */
+/* One allreduce gathers every rank's weight hash and kind of reduce;
+ * "when" says at which point, for the error line. */
 static int compare(nn_ranks *r, dlg_net *net, const char *when)
 {
     uint64_t mine;
@@ -52,9 +69,16 @@ static int compare(nn_ranks *r, dlg_net *net, const char *when)
         return r->h->error(r->h, -rc, "%s", dlg_net_error(net));
     /* each rank's hash (62 bits) in its own slot: the sum gathers them */
     memset(r->hashes, 0, (size_t)r->size * sizeof *r->hashes);
-    r->hashes[r->rank] = (int64_t)mine;
+    r->hashes[r->rank] = (int64_t)mine | (r->device ? ON_DEVICE : 0);
     if ((rc = r->h->comm_allreduce(r->h, r->hashes, r->hashes, (size_t)r->size, DLG_COMM_I64)) < 0)
         return rc;
+    for (int i = 1; i < r->size; i++)
+        if ((r->hashes[i] ^ r->hashes[0]) & ON_DEVICE)
+            return r->h->error(r->h, DLG_EINVAL,
+                               "ranks sum their gradients in different places: rank 0 %s, rank "
+                               "%d %s; every rank must train on the same kind of device (all cpu "
+                               "or all cuda)",
+                               kind(r->hashes[0]), i, kind(r->hashes[i]));
     for (int i = 1; i < r->size; i++)
         if (r->hashes[i] != r->hashes[0]) {
             char list[400];
@@ -73,17 +97,23 @@ int nn_ranks_attach(nn_ranks *r, dlg_net *net)
         return 0;
     if (!(r->hashes = calloc((size_t)r->size, sizeof *r->hashes)))
         return r->h->error(r->h, DLG_ENOMEM, "out of memory");
-    int rc = dlg_net_set_grad_reduce(net, allreduce, r, r->size);
+    r->device = !dlg_net_host_memory(net);
+    if (r->device && !r->h->comm_bcast)
+        return r->h->error(r->h, DLG_ENOTSUP, "data-parallel training on a GPU needs the host's "
+                                              "comm_bcast (for NCCL's communicator id)");
+    int rc = r->device ? dlg_net_set_device_reduce(net, r->size, r->rank, bcast, r)
+                       : dlg_net_set_grad_reduce(net, allreduce, r, r->size);
     if (rc < 0)
         return r->h->error(r->h, -rc, "%s", dlg_net_error(net));
     r->h->log(r->h, DLG_LOG_INFO,
-              "data-parallel training: rank %d of %d, gradients averaged over the ranks each step",
-              r->rank, r->size);
+              "data-parallel training: rank %d of %d, gradients averaged over the ranks each step "
+              "(%s)",
+              r->rank, r->size, r->device ? "NCCL on the device" : "MPI on the host");
     return 0;
 }
 
-/* The same start (seed, model, layouts): else summing the gradients
- * would add unrelated numbers without a word. */
+/* The same start (seed, model, layouts, kind of backend): else summing the
+ * gradients would add unrelated numbers without a word. */
 int nn_ranks_start(nn_ranks *r, dlg_net *net)
 {
     if (r->size < 2 || !r->hashes || r->started)

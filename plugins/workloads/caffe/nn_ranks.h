@@ -1,9 +1,12 @@
 /* Data-parallel training across the run's ranks for the nn workloads
  * (DESIGN.md "Beyond one machine"; shared by the CNNs, cnn.c, and
  * lstm-ptb): with host->comm_info saying size > 1, a training net sums
- * its gradients over the ranks through host->comm_allreduce after each
- * backward (dlg_net_set_grad_reduce: mean gradient, identical weights),
- * every rank reading its own shard of the data; at the end of a
+ * its gradients over the ranks after each backward (mean gradient,
+ * identical weights): on a host-memory backend through
+ * host->comm_allreduce (dlg_net_set_grad_reduce, MPI), on a GPU by NCCL on
+ * the device (dlg_net_set_device_reduce; host->comm_bcast carries only
+ * rank 0's communicator id, at the first step), every rank reading its own
+ * shard of the data; at the end of a
  * repetition one allreduce of the ranks' weight hashes says whether the
  * weights are still identical.  Alone (size 1, or a host without the
  * ranks ABI) nothing is installed and nothing changes. */
@@ -20,6 +23,7 @@ typedef struct nn_ranks {
     const dlg_host *h;
     int rank, size;  /* 0 and 1 when alone */
     bool started;    /* nn_ranks_start's check done */
+    bool device;     /* the net's gradients are summed on the device (NCCL) */
     int64_t *hashes; /* size entries: the weight check's allreduce */
 } nn_ranks;
 
@@ -31,12 +35,13 @@ uint64_t nn_ranks_seed(const nn_ranks *r, uint64_t seed);
 /* After planning a training net: the gradient reduce when size > 1 (r
  * must stay where it is while the net lives).  No collective: a rank's
  * setup may fail before another's reaches one, and the runner agrees on
- * setup only after it.  0 or -code after an error line (the cuda backend
- * refuses it). */
+ * setup only after it (the device reduce opens its communicator at the
+ * first step).  0 or -code after an error line (e.g. a GPU without NCCL). */
 int nn_ranks_attach(nn_ranks *r, dlg_net *net);
 /* At the top of the first step (after the ranks agreed they all set up,
- * before any gradient is summed): whether the ranks start from the same
- * weights in the same layouts, as nn_ranks_check; 0 at once after that. */
+ * before any gradient is summed): whether the ranks all sum on the host or
+ * all on a device, and start from the same weights in the same layouts,
+ * as nn_ranks_check; 0 at once after that. */
 int nn_ranks_start(nn_ranks *r, dlg_net *net);
 /* Untimed, at the end of a repetition, on every rank alike: whether the
  * ranks' trained weights are identical after `steps` steps; else one error

@@ -49,6 +49,7 @@ enum op_kind { OP_WORK, OP_COPY, OP_SET, OP_EVENT };
 struct op {
     op_kind kind;
     std::function<void()> run;
+    bool blocking; // fakegpu_submit_blocking's: waits for other threads' work
 };
 using op_list = std::vector<op>;
 
@@ -82,6 +83,11 @@ struct after {
 struct pending {
     std::function<void()> run; // empty: only a wait
     std::vector<after> deps;
+    // a piece that blocks until other threads' pieces ran (another rank's
+    // collective) runs on the thread that issued it only, as a GPU runs each
+    // rank's on its own: on another thread it could wait for work that thread
+    // has yet to issue.  Default: any thread.
+    std::thread::id owner;
 };
 } // namespace
 
@@ -90,6 +96,7 @@ struct CUstream_st {
     uint64_t capture; // the capture sequence the stream is part of; 0: none
     std::deque<pending> queue; // issued, not yet run
     uint64_t issued = 0, ran = 0;
+    bool busy = false; // its first piece is running (on some thread)
 };
 
 struct CUevent_st {
@@ -118,8 +125,11 @@ constexpr size_t kAlign = 256;
 std::mutex g_mu;
 CUstream_st g_legacy{0, 0, {}, 0, 0};     // stream 0 and cudaStreamLegacy
 CUstream_st g_per_thread{0, 0, {}, 0, 0}; // cudaStreamPerThread (one for all threads)
-// one piece of work runs at a time (the emulated kernels share globals)
+// one piece of work runs at a time (the emulated kernels share globals),
+// but a piece that blocks on another thread's work (fake_nccl.cc: a rank's
+// collective waits for the other ranks' on their streams) lets go of it
 std::mutex g_exec;
+thread_local std::unique_lock<std::mutex> *t_exec; // held by this thread's run_one
 uint64_t g_rng; // the order queued work runs in (FAKEGPU_SEED)
 int g_shuffle = -1; // FAKEGPU_ORDER=shuffle: some work runs as other work is issued
 std::set<CUstream_st *> g_streams;
@@ -259,9 +269,10 @@ uint64_t next_rand()
 // what the legacy stream's implicit synchronisation orders it after: the
 // legacy stream's work waits for every blocking stream's earlier work, and
 // a blocking stream's work for the legacy stream's.  g_mu held.
-void queue_work(CUstream_st *st, std::function<void()> fn, const CUevent_st *e)
+void queue_work(CUstream_st *st, std::function<void()> fn, const CUevent_st *e,
+                std::thread::id owner = {})
 {
-    pending p{std::move(fn), {}};
+    pending p{std::move(fn), {}, owner};
     if (e && e->records)
         p.deps.push_back({nullptr, e, e->records});
     if (st == &g_legacy) {
@@ -291,19 +302,25 @@ bool ready(const pending &p)
     return true;
 }
 
+bool mine(const pending &p)
+{
+    return p.owner == std::thread::id() || p.owner == std::this_thread::get_id();
+}
+
 // Runs one piece of queued work: the first piece of `want` if it may run,
 // else one picked at random among the streams whose first piece may run;
 // false when none may.  g_mu not held.
 bool run_one(const CUstream_st *want = nullptr)
 {
-    std::lock_guard<std::mutex> exec(g_exec);
+    std::unique_lock<std::mutex> exec(g_exec);
     CUstream_st *st = nullptr;
     std::function<void()> fn;
     {
         std::lock_guard<std::mutex> lock(g_mu);
         std::vector<CUstream_st *> can;
         each_stream([&](CUstream_st *o) {
-            if (!o->queue.empty() && ready(o->queue.front()))
+            if (!o->busy && !o->queue.empty() && ready(o->queue.front()) &&
+                mine(o->queue.front()))
                 can.push_back(o);
         });
         if (can.empty())
@@ -313,13 +330,29 @@ bool run_one(const CUstream_st *want = nullptr)
             if (o == want) // what the host waits for first: the rest stays late
                 st = o;
         fn = std::move(st->queue.front().run);
+        st->busy = true;
     }
+    std::unique_lock<std::mutex> *outer = t_exec;
+    t_exec = &exec;
     if (fn)
         fn();
+    t_exec = outer;
     std::lock_guard<std::mutex> lock(g_mu);
+    st->busy = false;
     st->queue.pop_front();
     st->ran++;
     return true;
+}
+
+// Whether another thread runs a piece, or must run one (g_mu held): then a
+// wait ends when it has, not never.
+bool others_run()
+{
+    bool busy = false;
+    each_stream([&](CUstream_st *o) {
+        busy = busy || o->busy || (!o->queue.empty() && !mine(o->queue.front()));
+    });
+    return busy;
 }
 
 // Runs queued work until done() (evaluated with g_mu held) holds, the
@@ -333,18 +366,33 @@ template <class F> void drain_until(F done, const CUstream_st *want = nullptr)
                 return;
         }
         if (!run_one(want)) {
+            bool wait;
+            {
+                std::lock_guard<std::mutex> lock(g_mu);
+                wait = !done() && others_run(); // (done: a piece ran meanwhile)
+                if (done())
+                    return;
+            }
+            if (wait) { // another thread's piece: it ends, or times out
+                std::this_thread::sleep_for(std::chrono::microseconds(200));
+                continue;
+            }
             complain("queued work waits on something that never runs");
             return;
         }
     }
 }
 
-// Everything issued so far has run (the device is idle).
+// Everything issued so far has run (the device is idle), but a stream held
+// up by another thread's blocking piece: that is another rank's GPU, which
+// this thread's cudaFree or cudaDeviceSynchronize would not wait for.
 void drain_all()
 {
     drain_until([]() {
         bool idle = true;
-        each_stream([&](CUstream_st *o) { idle = idle && o->queue.empty(); });
+        each_stream([&](CUstream_st *o) {
+            idle = idle && (o->queue.empty() || !mine(o->queue.front()));
+        });
         return idle;
     });
 }
@@ -361,7 +409,8 @@ void drain_stream(CUstream_st *st)
 }
 
 // Runs fn later on s (see queue_work), or records it into the capture of s.
-cudaError_t enqueue(cudaStream_t s, op_kind kind, std::function<void()> fn, const char *api)
+cudaError_t enqueue(cudaStream_t s, op_kind kind, std::function<void()> fn, const char *api,
+                    bool blocking = false)
 {
     bool go;
     {
@@ -374,12 +423,13 @@ cudaError_t enqueue(cudaStream_t s, op_kind kind, std::function<void()> fn, cons
         if (capture *c = capture_of(st)) {
             if (c->invalid)
                 return fail(cudaErrorStreamCaptureInvalidated);
-            c->ops.push_back(op{kind, std::move(fn)});
+            c->ops.push_back(op{kind, std::move(fn), blocking});
             return cudaSuccess;
         }
         if (legacy_breaks_capture(s))
             return fail(cudaErrorStreamCaptureImplicit);
-        queue_work(st, std::move(fn), nullptr);
+        queue_work(st, std::move(fn), nullptr,
+                   blocking ? std::this_thread::get_id() : std::thread::id());
         if (g_shuffle < 0) {
             const char *order = getenv("FAKEGPU_ORDER");
             g_shuffle = order && strcmp(order, "shuffle") == 0;
@@ -680,6 +730,30 @@ bool device_range_ok(const void *p, size_t bytes, const char *what)
 }
 
 } // namespace fakegpu
+
+/* For fake_nccl.cc (a library of its own that finds these with dlsym): run
+ * op on s in stream order like fakegpu::submit, where op may block until
+ * other threads' pieces ran (another rank's collective): while it runs, the
+ * other streams' work may run on other threads.  cudaErrorInvalidResourceHandle,
+ * silently, when s is not a stream of this runtime (a second copy of it,
+ * e.g. in cuda-probe.so, is asked next). */
+extern "C" __attribute__((visibility("default"))) cudaError_t
+fakegpu_submit_blocking(cudaStream_t s, std::function<void()> *op)
+{
+    {
+        std::lock_guard<std::mutex> lock(g_mu);
+        if (!stream_of(s))
+            return cudaErrorInvalidResourceHandle;
+    }
+    return enqueue(s, OP_WORK, [fn = std::move(*op)]() {
+        std::unique_lock<std::mutex> *exec = t_exec;
+        if (exec)
+            exec->unlock();
+        fn();
+        if (exec)
+            exec->lock();
+    }, "fakegpu_submit_blocking", true);
+}
 
 extern "C" {
 
@@ -1098,10 +1172,13 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
         if (legacy_breaks_capture(stream))
             return fail(cudaErrorStreamCaptureImplicit);
         // a copy: the exec may be updated or destroyed meanwhile
+        bool blocking = false;
+        for (const op &o : graphExec->ops)
+            blocking = blocking || o.blocking;
         queue_work(st, [ops = graphExec->ops]() {
             for (const op &o : ops)
                 o.run();
-        }, nullptr);
+        }, nullptr, blocking ? std::this_thread::get_id() : std::thread::id());
     }
     return cudaSuccess;
 }
