@@ -43,6 +43,11 @@
 # nn.LSTM, run before the CNN rows (estimated 30 s in all: the fp32 pairs
 # at batches 20 and 64 took about 30 s; the fp16 ones, not yet timed,
 # should take less).
+# After the layer checks, the comm workloads (allreduce, p2p) on cuda:0
+# with one rank at 64 MiB: NCCL's path (the module dlopens libnccl.so.2:
+# PyTorch's site-packages/nvidia/nccl/lib, else the toolkit's or the
+# system's, put on LD_LIBRARY_PATH), every element checked (extras.txt,
+# lines "comm ...": a file of its own would be one more than come back).
 # Everything also goes to $OUT.
 #
 # Each benchmark case runs dlgauge's row, then at once PyTorch's (one
@@ -141,6 +146,7 @@ if [ $DRY = 1 ]; then
   [ $LM = 1 ] && for p in $LM_PRECS; do for b in $LM_BATCHES; do
     echo "  case lstm-ptb train $p batch $b dlgauge backend $(backend_of $p) (tokens/s)"
   done; done
+  echo "  comm allreduce and p2p on cuda:0, 1 rank, 64 MiB float32 (NCCL; extras.txt)"
   [ $EXTRAS = 1 ] && [ $RN50 = 1 ] && echo "  input=async resnet50 train ${G:-fp32} batch $BATCH (extras.txt)"
   for m in $CNNS; do for mode in train infer; do for p in $PRECS; do
     echo "  case $m $mode $p batch $BATCH dlgauge backend $(backend_of $p) layout $(layout_of $p)"
@@ -181,6 +187,34 @@ CFLAGS="-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-p
  -I$ROOT/core/runtime -I$CUDNN_INC -I$CUDA/include -DDLG_NN_HAVE_CUDA=1 \
  -DDLG_NN_MODULE_BUILD_DIR=\"$BUILD/backends\" -DDLG_NN_MODULE_INSTALL_DIR=\"$BUILD/backends\" \
  -DDLG_NN_MODULE_REL_DIR=\"lib/dlgauge/backends\""
+# NCCL for the comm step: nccl.h to build the module's collectives with
+# (core/nn/cuda/cuda.h looks for it), libnccl.so.2 for the module to dlopen
+# at run time; PyTorch's wheel first, as cuDNN
+NCCL_INC= NCCL_DIR=
+for d in "${SP:+$SP/nvidia/nccl/include:$SP/nvidia/nccl/lib}" "$CUDA/include:$CUDA/lib64" \
+         /usr/include:/usr/lib/x86_64-linux-gnu; do
+  [ -n "$d" ] && [ -f "${d%%:*}/nccl.h" ] && [ -e "${d#*:}/libnccl.so.2" ] || continue
+  NCCL_INC=${d%%:*} NCCL_DIR=${d#*:}
+  break
+done
+[ -n "$NCCL_INC" ] && CFLAGS="$CFLAGS -I$NCCL_INC"
+# comm.so (plugins/workloads/comm) on the engine's objects (args: the
+# objects, tests' drivers left out) and its one-rank driver
+# tests/comm/comm_gpu_run.c on the mock host, for the comm step
+build_comm() {
+  local f o comm=() driver=() fail=0
+  mkdir -p "$BUILD/plugins"
+  for f in "$ROOT"/plugins/workloads/comm/*.c "$ROOT/tests/comm/comm_gpu_run.c" \
+           "$ROOT/tests/support/mock_host.c" "$ROOT/tests/support/workload_run.c"; do
+    o=$BUILD/$(echo "${f#$ROOT/}" | tr / _).o
+    gcc $CFLAGS -I"$ROOT/tests/support" -fPIC -fvisibility=hidden -c "$f" -o "$o" || fail=1
+    case "$f" in */plugins/*) comm+=("$o") ;; *) driver+=("$o") ;; esac
+  done
+  [ $fail = 0 ] || return 1
+  for o in "$@"; do case "$o" in */tests_*) ;; *) comm+=("$o") ;; esac; done
+  gcc -shared -o "$BUILD/plugins/comm.so" "${comm[@]}" -lm -ldl -lpthread || return 1
+  gcc -o "$BUILD/comm_gpu_run" "${driver[@]}" -lm -ldl
+}
 # set -e does not work under `if`, so every step is checked by hand.
 # As in the CMake build: cuda_check links the engine (no CUDA library), and
 # the engine dlopens $BUILD/backends/cuda-probe.so (cudart) and cuda.so
@@ -217,7 +251,8 @@ build() {
     "$CUDNN_LIB" -Wl,-rpath,$CUDNN_DIR:$CUDA/lib64 -lm || return 1
   gcc -shared -o "$BUILD/backends/cuda-probe.so" "${probe[@]}" -L$CUDA/lib64 -lcudart \
     -Wl,-rpath,$CUDA/lib64 || return 1
-  gcc -o "$BUILD/cuda_check" "${engine[@]}" "${shared[@]}" -lm -ldl -lpthread
+  gcc -o "$BUILD/cuda_check" "${engine[@]}" "${shared[@]}" -lm -ldl -lpthread || return 1
+  build_comm "${engine[@]}" "${shared[@]}"
 }
 if [ $NO_BUILD = 1 ]; then
   [ -x "$BUILD/cuda_check" ] || { log "gpu-check: --no-build: no $BUILD/cuda_check"; exit 1; }
@@ -308,6 +343,23 @@ for bk in cuda:0 cuda-tf32:0 cuda-bf16:0 cuda-fp16:0 cuda-bf16:0/nchw; do
   rc=${PIPESTATUS[0]}
   [ "$rc" = 0 ] || { FAIL=1; log "gpu-check: LAYER CHECKS FAILED on $bk: $(ended "$rc" "$t")"; }
 done
+
+# ---- 1b. the comm workloads on cuda:0 through NCCL, one rank, 64 MiB ----------------
+# (a copy on one rank, nccl-tests' np 1; busbw 0 for allreduce): that
+# NCCL loads, its communicator opens, the ops run, every element checks
+if [ ! -x "$BUILD/comm_gpu_run" ]; then
+  log "gpu-check: comm: no $BUILD/comm_gpu_run (--no-build of a build without it): not run"
+elif [ -z "$NCCL_DIR" ]; then
+  log "gpu-check: comm: no NCCL (nccl.h + libnccl.so.2 in PyTorch's site-packages/nvidia/nccl, $CUDA, /usr)"
+else
+  for w in allreduce p2p; do
+    t=$(cap 45)
+    LD_LIBRARY_PATH=$NCCL_DIR:$DLG_LD DLGAUGE_PLUGIN_PATH=$BUILD/plugins timeout "$t" "$BUILD/comm_gpu_run" \
+      $w 50 device=cuda:0 bytes=64MiB type=float32 2>&1 | tee -a "$OUT/extras.txt"
+    rc=${PIPESTATUS[0]}
+    [ "$rc" = 0 ] || { FAIL=1; log "gpu-check: COMM $w on cuda:0 $(ended "$rc" "$t") (NCCL from $NCCL_DIR)"; }
+  done
+fi
 
 # ---- 2. benchmarks: each case on dlgauge, then on PyTorch -----------------------------
 : > "$OUT/dlgauge.txt"

@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "comm_drive.h"
@@ -38,6 +39,7 @@ static void one_rank(void **state, const char *name, const char *type, long long
     assert_true(alg > 0 && us > 0 && wr_double(&r.fields, "op_median_us") > 0);
     assert_true(fabs(alg - (double)bytes / (us / 1e6)) <= 1e-9 * alg);
     assert_true(wr_double(&r.fields, "busbw_bytes_per_s") == alg * factor);
+    assert_string_equal(wr_field(&r.fields, "device"), "cpu"); /* the default: host buffers */
 }
 
 /* 2(n-1)/n is 0 on one rank: nothing crosses a link. */
@@ -78,6 +80,56 @@ static void test_check_refuses(void **state)
     const char *one[] = {"bytes=4", "type=float32", NULL};
     assert_true(cd_check(fx->h, "allreduce", one, &rc));
     assert_int_equal(rc, 0);
+}
+
+/* device: cpu, cuda or cuda:N, refused otherwise in one line naming it
+ * (check() reads no hardware, so cuda:0 passes it here). */
+static void test_device_refused(void **state)
+{
+    hfx_fixture *fx = *state;
+    static const char *const bad[] = {"gpu", "cuda:8", "cuda:1x", "cuda:", "cuda-tf32:0", "auto"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char dev[32], want[64];
+        snprintf(dev, sizeof dev, "device=%s", bad[i]);
+        snprintf(want, sizeof want, "device = %s: expected cpu, cuda or cuda:N (N in 0..7)", bad[i]);
+        const char *ov[] = {"bytes=4KiB", dev, NULL};
+        int rc = 0;
+        dlg_services_clear_error(&fx->svc);
+        assert_true(cd_check(fx->h, i % 2 ? "p2p" : "allreduce", ov, &rc));
+        assert_int_equal(rc, -DLG_EINVAL);
+        if (!strstr(dlg_services_error(&fx->svc), want))
+            fail_msg("%s: '%s' lacks '%s'", dev, dlg_services_error(&fx->svc), want);
+    }
+    static const char *const good[] = {"device=cpu", "device=cuda", "device=cuda:0", "device=cuda:7"};
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        const char *ov[] = {"bytes=4KiB", good[i], NULL};
+        int rc = -1;
+        assert_true(cd_check(fx->h, "allreduce", ov, &rc));
+        assert_int_equal(rc, 0);
+    }
+}
+
+/* No CUDA device (no CUDA module found: DLGAUGE_NN_MODULE_DIR names an
+ * empty place): setup refuses with the nn workloads' line, nothing run. */
+static void no_device(hfx_fixture *fx, const char *name, const char *dev, const char *want)
+{
+    const char *ov[] = {"bytes=4KiB", dev, NULL};
+    cd_result r;
+    dlg_services_clear_error(&fx->svc);
+    assert_true(cd_run(fx->h, name, ov, 1, &r));
+    assert_int_equal(r.check_rc, 0);
+    assert_int_equal(r.setup_rc, -DLG_ENOTSUP);
+    if (!strstr(dlg_services_error(&fx->svc), want))
+        fail_msg("%s %s: '%s' lacks '%s'", name, dev, dlg_services_error(&fx->svc), want);
+}
+
+static void test_no_device(void **state)
+{
+    hfx_fixture *fx = *state;
+    setenv("DLGAUGE_NN_MODULE_DIR", "/nonexistent/dlgauge-no-modules", 1);
+    no_device(fx, "allreduce", "device=cuda:0", "device = cuda:0: no CUDA backend can run here: no CUDA device (");
+    no_device(fx, "p2p", "device=cuda", "device = cuda: no CUDA device (");
+    unsetenv("DLGAUGE_NN_MODULE_DIR");
 }
 
 /* A host older than the collectives: refused in one line, no crash. */
@@ -131,6 +183,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_p2p_f32, hfx_setup, hfx_teardown),
         cmocka_unit_test_setup_teardown(test_p2p_i64, hfx_setup, hfx_teardown),
         cmocka_unit_test_setup_teardown(test_check_refuses, hfx_setup, hfx_teardown),
+        cmocka_unit_test_setup_teardown(test_device_refused, hfx_setup, hfx_teardown),
+        cmocka_unit_test_setup_teardown(test_no_device, hfx_setup, hfx_teardown),
         cmocka_unit_test(test_host_without_comm),
         cmocka_unit_test(test_float32_rank_limit),
     };

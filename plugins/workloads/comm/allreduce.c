@@ -47,7 +47,7 @@ const dlg_plugin_desc allreduce_desc = {
     .name = "allreduce",
     .version = "1.0",
     .summary = "out-of-place sum of `bytes` over the run's ranks each step, checked; algbw and busbw as "
-               "nccl-tests",
+               "nccl-tests; host memory and MPI, or a GPU's and NCCL (device = cuda:N)",
     .options = allreduce_options,
     .metrics = allreduce_metrics,
     .ops = &allreduce_ops,

@@ -12,13 +12,19 @@ extern const dlg_plugin_desc allreduce_desc; /* out-of-place sum, every step */
 extern const dlg_plugin_desc p2p_desc;       /* ring sendrecv, every step */
 
 /* The options both workloads take, in this order. */
-enum { COMM_OPT_BYTES, COMM_OPT_TYPE };
+enum { COMM_OPT_BYTES, COMM_OPT_TYPE, COMM_OPT_DEVICE };
 #define COMM_OPTIONS                                                                                          \
     {"bytes", DLG_OPT_SIZE, "32MiB", NULL, NULL, NULL,                                                         \
      "bytes each rank sends per op: a whole number of elements, at most 1GiB (each rank holds two buffers of " \
      "it)", 0},                                                                                                \
     {"type", DLG_OPT_ENUM, "float32", NULL, NULL, "float32|float64|int64",                                    \
      "element type of the buffers", 0},                                                                        \
+    {"device", DLG_OPT_STRING, "cpu", NULL, NULL, NULL,                                                        \
+     "cpu: the buffers in host memory, the host's collectives (MPI); cuda:N: in GPU N's memory, NCCL's "      \
+     "collectives (filled and checked through host copies, untimed); cuda: each rank on GPU (local rank mod " \
+     "the GPUs), the local rank as the launcher tells it (Open MPI, MPICH, Slurm, torchrun), as nccl-tests "  \
+     "and PyTorch place ranks",                                                                               \
+     0},                                                                                                       \
     {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0}
 
 /* The fields both report (p2p's busbw_factor is 1). */
@@ -28,10 +34,28 @@ enum { COMM_OPT_BYTES, COMM_OPT_TYPE };
     {"busbw_bytes_per_s", DLG_FIELD_DOUBLE, "bytes/s", "algbw_bytes_per_s x busbw_factor (nccl-tests' busbw)"}, \
     {"busbw_factor", DLG_FIELD_DOUBLE, "", factor_help},                                                      \
     {"op_time_us", DLG_FIELD_DOUBLE, "us",                                                                    \
-     "mean time of one op over the timed steps, averaged over the ranks (as nccl-tests)"},                    \
+     "mean time of one op over the timed steps, averaged over the ranks (as nccl-tests); on a GPU the op's "  \
+     "time on the device's own clock (events on its stream around each op, the host waiting for the end), "  \
+     "where nccl-tests takes a loop of ops on the host clock and divides: the same for large messages, "      \
+     "without the launch cost for small ones"},                                                                \
     {"op_median_us", DLG_FIELD_DOUBLE, "us", "median time of one op over the timed steps, averaged over the ranks"}, \
     {"message_bytes", DLG_FIELD_INT, "bytes", "bytes each rank sends per op"},                                \
+    {"device", DLG_FIELD_STRING, "", "where rank 0's buffers lived: cpu, or cuda:N"},                        \
     {NULL, 0, NULL, NULL}
+
+/* device = cpu | cuda | cuda:N (comm_devsel.c) */
+#define COMM_DEV_CPU (-1)
+#define COMM_DEV_ANY (-2)    /* "cuda": the rank's local rank mod the GPUs */
+#define COMM_MAX_GPUS 8      /* core/nn's DLG_CUDA_MAX_DEVICES */
+/* text -> *index (COMM_DEV_CPU, COMM_DEV_ANY or N); -DLG_EINVAL with the
+ * line in err. */
+int comm_device_parse(const char *text, int *index, char *err, size_t errlen);
+/* This process's rank on its node from the launcher's variables, else
+ * rank (one node); *from names where it came from. */
+int comm_local_rank(int rank, const char **from);
+/* The GPU a rank takes: index itself, or for COMM_DEV_ANY local_rank mod
+ * ngpus (nccl-tests and PyTorch: one rank per GPU of its node). */
+int comm_device_pick(int index, int local_rank, int ngpus);
 
 /* The pattern's period: element i of rank r's send is (i + r) % it. */
 #define COMM_PERIOD 61
@@ -63,6 +87,8 @@ typedef enum comm_expect { COMM_SUM, COMM_FROM_LEFT } comm_expect;
  * one line starting with the option's name.  *count, *type out. */
 int comm_check_options(const dlg_host *h, const dlg_value *opts, const char *who, size_t *count,
                        dlg_comm_type *type);
+/* Whether device is a GPU's (comm_dev.c) rather than the host's (cpu). */
+bool comm_on_device(const dlg_value *opts);
 /* Setup's part: allocates and first-touches both buffers, fills send with
  * the rank's pattern and recv with a value no op leaves.  On failure b is
  * freed.  It calls no collective: a rank that fails here (out of memory)
@@ -76,6 +102,26 @@ void comm_bufs_poison(comm_bufs *b);
  * line naming the first failing rank, element, got and want; `when`
  * says which op ("after the warm-up"). */
 int comm_bufs_check(const dlg_host *h, comm_bufs *b, comm_expect e, const char *who, const char *when);
+
+/* A rank's buffers in GPU memory and NCCL's ops on them (comm_dev.c,
+ * through nn.h's dlg_dev_*).  Every call returns 0 or -code after one
+ * error line naming the device. */
+typedef struct comm_dev comm_dev;
+/* Setup's part: the device `device` names for b's rank (a bare "cuda":
+ * comm_device_pick), its two buffers, send uploaded from b->send and recv
+ * from b->recv (poisoned).  Nothing collective. */
+int comm_dev_open(const dlg_host *h, const char *device, const comm_bufs *b, const char *who, comm_dev **out);
+void comm_dev_close(comm_dev *d);
+const char *comm_dev_name(const comm_dev *d); /* "cuda:1" */
+/* The ranks' communicator, once (collective: the first step or
+ * begin_timed, every rank together). */
+int comm_dev_join(comm_dev *d);
+/* One op of kind e, timed on the device's clock (the host waits). */
+int comm_dev_op(comm_dev *d, comm_expect e, uint64_t *ns);
+/* recv poisoned on the device (from b's host copy, poisoned here). */
+int comm_dev_poison(comm_dev *d, comm_bufs *b);
+/* The device's recv into b->recv, waited for (for comm_bufs_check). */
+int comm_dev_fetch(comm_dev *d, comm_bufs *b);
 
 /* What sets allreduce and p2p apart: the op, what its recv holds, and
  * busbw's factor for n ranks. */

@@ -37,6 +37,11 @@ int comm_check_options(const dlg_host *h, const dlg_value *opts, const char *who
     if (!DLG_HOST_HAS(h, comm_info))
         return h->error(h, DLG_ENOTSUP, "%s: this dlgauge has no collectives (dlg_host.comm_info): it is older "
                         "than the plugin", who);
+    char err[160];
+    int dev;
+    int rc = comm_device_parse(opts[COMM_OPT_DEVICE].text, &dev, err, sizeof err);
+    if (rc < 0)
+        return h->error(h, -rc, "%s", err);
     int64_t t = opts[COMM_OPT_TYPE].i;
     if (t < 0 || t > 2)
         return h->error(h, DLG_EINVAL, "type = %s: must be one of float32|float64|int64", txt(&opts[COMM_OPT_TYPE]));

@@ -1,5 +1,6 @@
-/* What allreduce and p2p share: one op per step on buffers set up once,
- * the op checked before and after the timed steps, nccl-tests' fields. */
+/* What allreduce and p2p share: one op per step on buffers set up once
+ * (host memory, or a GPU's: comm_dev.c), the op checked before and after
+ * the timed steps, nccl-tests' fields. */
 #include "comm.h"
 
 #include <stdlib.h>
@@ -8,6 +9,7 @@ struct comm_wl {
     const dlg_host *h;
     const comm_kind *kind;
     comm_bufs b;
+    comm_dev *dev; /* NULL: device = cpu, the host's collectives */
     comm_clock clock;
 };
 
@@ -23,6 +25,7 @@ void comm_wl_teardown(void *state)
     comm_wl *s = state;
     if (!s)
         return;
+    comm_dev_close(s->dev);
     comm_bufs_free(&s->b);
     free(s);
 }
@@ -33,25 +36,44 @@ int comm_wl_setup(const comm_kind *k, const dlg_host *h, const dlg_value *opts, 
     comm_wl *s = calloc(1, sizeof *s);
     if (!s)
         return h->error(h, DLG_ENOMEM, "%s: out of memory", k->name);
-    int rc = comm_bufs_init(h, opts, k->name, &s->b);
-    if (rc < 0) {
-        free(s);
-        return rc;
-    }
     s->h = h;
     s->kind = k;
+    int rc = comm_bufs_init(h, opts, k->name, &s->b);
+    if (rc == 0 && comm_on_device(opts))
+        rc = comm_dev_open(h, opts[COMM_OPT_DEVICE].text, &s->b, k->name, &s->dev);
+    if (rc < 0) {
+        comm_wl_teardown(s);
+        return rc;
+    }
     *state = s;
     return 0;
+}
+
+/* One op on the device: the communicator joined at the first (every rank
+ * reaches it together), then the op on the device's clock. */
+static int dev_step(comm_wl *s, uint64_t *ns)
+{
+    int rc = comm_dev_join(s->dev);
+    return rc < 0 ? rc : comm_dev_op(s->dev, s->kind->expect, ns);
 }
 
 int comm_wl_step(void *state, dlg_step *out)
 {
     comm_wl *s = state;
-    uint64_t t0 = s->h->now_ns(s->h);
-    int rc = s->kind->op(s->h, &s->b);
-    if (rc < 0)
-        return rc;
-    comm_clock_add(&s->clock, s->h->now_ns(s->h) - t0);
+    if (s->dev) {
+        uint64_t ns = 0;
+        int rc = dev_step(s, &ns);
+        if (rc < 0)
+            return rc;
+        comm_clock_add(&s->clock, ns);
+        out->elapsed_ns = ns;
+    } else {
+        uint64_t t0 = s->h->now_ns(s->h);
+        int rc = s->kind->op(s->h, &s->b);
+        if (rc < 0)
+            return rc;
+        comm_clock_add(&s->clock, s->h->now_ns(s->h) - t0);
+    }
     out->items = s->b.rank == 0 ? s->b.count * s->b.elem : 0; /* the runner sums the ranks' */
     return 0;
 }
@@ -61,8 +83,16 @@ int comm_wl_step(void *state, dlg_step *out)
 int comm_wl_begin_timed(void *state)
 {
     comm_wl *s = state;
-    comm_bufs_poison(&s->b);
-    int rc = s->kind->op(s->h, &s->b);
+    int rc;
+    if (s->dev) {
+        uint64_t ns;
+        if ((rc = comm_dev_join(s->dev)) == 0 && (rc = comm_dev_poison(s->dev, &s->b)) == 0 &&
+            (rc = comm_dev_op(s->dev, s->kind->expect, &ns)) == 0)
+            rc = comm_dev_fetch(s->dev, &s->b);
+    } else {
+        comm_bufs_poison(&s->b);
+        rc = s->kind->op(s->h, &s->b);
+    }
     if (rc == 0)
         rc = comm_bufs_check(s->h, &s->b, s->kind->expect, s->kind->name, "after the warm-up");
     comm_clock_reset(&s->clock);
@@ -74,7 +104,9 @@ int comm_wl_begin_timed(void *state)
 int comm_wl_report(void *state, const dlg_report_api *api, dlg_fields *f)
 {
     comm_wl *s = state;
-    int rc = comm_bufs_check(s->h, &s->b, s->kind->expect, s->kind->name, "after the timed steps");
+    int rc = s->dev ? comm_dev_fetch(s->dev, &s->b) : 0;
+    if (rc == 0)
+        rc = comm_bufs_check(s->h, &s->b, s->kind->expect, s->kind->name, "after the timed steps");
     double mean = 0, median = 0;
     if (rc == 0)
         rc = comm_clock_agree(s->h, &s->clock, s->b.size, &mean, &median);
@@ -82,5 +114,6 @@ int comm_wl_report(void *state, const dlg_report_api *api, dlg_fields *f)
     if (rc < 0)
         return rc;
     comm_report_fields(api, f, &s->b, s->kind->busbw_factor(s->b.size), mean, median);
+    api->add_string(f, "device", s->dev ? comm_dev_name(s->dev) : "cpu");
     return 0;
 }

@@ -52,7 +52,7 @@ const dlg_plugin_desc p2p_desc = {
     .name = "p2p",
     .version = "1.0",
     .summary = "ring sendrecv of `bytes` (to rank+1, from rank-1) each step, checked; algbw and busbw as "
-               "nccl-tests",
+               "nccl-tests; host memory and MPI, or a GPU's and NCCL (device = cuda:N)",
     .options = p2p_options,
     .metrics = p2p_metrics,
     .ops = &p2p_ops,

@@ -1,0 +1,94 @@
+/* The comm workloads' device choice (comm_devsel.c, compiled in): the
+ * option read, the node-local rank from the launcher's variables, and a
+ * bare "cuda" placing rank r on GPU (local rank mod GPUs). */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm.h"
+
+static const char *const vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "LOCAL_RANK"};
+
+static int clear_env(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
+        unsetenv(vars[i]);
+    return 0;
+}
+
+static void test_parse(void **state)
+{
+    (void)state;
+    char err[160];
+    int idx = 99;
+    assert_int_equal(comm_device_parse("cpu", &idx, err, sizeof err), 0);
+    assert_int_equal(idx, COMM_DEV_CPU);
+    assert_int_equal(comm_device_parse("cuda", &idx, err, sizeof err), 0);
+    assert_int_equal(idx, COMM_DEV_ANY);
+    assert_int_equal(comm_device_parse("cuda:3", &idx, err, sizeof err), 0);
+    assert_int_equal(idx, 3);
+    static const char *const bad[] = {"", "cuda:", "cuda:8", "cuda:-1", "cuda:1 ", "cuda0", "CPU"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_int_equal(comm_device_parse(bad[i], &idx, err, sizeof err), -DLG_EINVAL);
+        assert_non_null(strstr(err, "expected cpu, cuda or cuda:N"));
+    }
+    assert_int_equal(comm_device_parse(NULL, &idx, err, sizeof err), -DLG_EINVAL);
+}
+
+/* Rank 5 of 4 ranks a node is the second node's local rank 1 (Open MPI
+ * says so): on 3 GPUs a node it takes GPU 1, where its global rank would
+ * give 5 % 3 = 2. */
+static void test_local_rank_from_launcher(void **state)
+{
+    (void)state;
+    const char *from = NULL;
+    setenv("OMPI_COMM_WORLD_LOCAL_RANK", "1", 1);
+    int local = comm_local_rank(5, &from);
+    assert_int_equal(local, 1);
+    assert_string_equal(from, "OMPI_COMM_WORLD_LOCAL_RANK");
+    assert_int_equal(comm_device_pick(COMM_DEV_ANY, local, 3), 1);
+    /* Open MPI's wins over a stale torchrun variable */
+    setenv("LOCAL_RANK", "2", 1);
+    assert_int_equal(comm_local_rank(5, &from), 1);
+    /* a malformed one is passed over for the next */
+    setenv("OMPI_COMM_WORLD_LOCAL_RANK", "1x", 1);
+    setenv("SLURM_LOCALID", "3", 1);
+    assert_int_equal(comm_local_rank(5, &from), 3);
+    assert_string_equal(from, "SLURM_LOCALID");
+    unsetenv("SLURM_LOCALID");
+    assert_int_equal(comm_local_rank(5, &from), 2);
+    assert_string_equal(from, "LOCAL_RANK");
+    setenv("MPI_LOCALRANKID", "0", 1);
+    assert_int_equal(comm_local_rank(5, &from), 0);
+    assert_string_equal(from, "MPI_LOCALRANKID");
+}
+
+/* No launcher variable: one node assumed, the global rank. */
+static void test_local_rank_fallback(void **state)
+{
+    (void)state;
+    const char *from = NULL;
+    assert_int_equal(comm_local_rank(6, &from), 6);
+    assert_non_null(strstr(from, "no launcher"));
+    assert_int_equal(comm_device_pick(COMM_DEV_ANY, 6, 4), 2);
+    assert_int_equal(comm_device_pick(COMM_DEV_ANY, 0, 1), 0);
+    /* an explicit index is kept, whatever the rank */
+    assert_int_equal(comm_device_pick(5, 6, 4), 5);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse),
+        cmocka_unit_test_setup_teardown(test_local_rank_from_launcher, clear_env, clear_env),
+        cmocka_unit_test_setup_teardown(test_local_rank_fallback, clear_env, clear_env),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
