@@ -51,9 +51,9 @@ void dlg_net_free_grad_list(dlg_net *net)
 }
 
 /* The params' gradients as (pointer, floats) lists for a backend's clip
- * hooks, in the net's plan-time arrays (refilled each call: cheap, and
- * always the blobs' current memory). */
-static int list_grads(dlg_net *net, int *n)
+ * and collective hooks, in the net's plan-time arrays (refilled each call:
+ * cheap, and always the blobs' current memory). */
+int dlg_net_list_grads(dlg_net *net, int *n)
 {
     *n = 0;
     for (int b = 0; b < net->nblobs; b++) {
@@ -71,7 +71,7 @@ static int list_grads(dlg_net *net, int *n)
 /* Sum of squares / scaling of every gradient through the backend's hooks. */
 static int device_sumsq(dlg_net *net, double *total)
 {
-    int n, rc = list_grads(net, &n);
+    int n, rc = dlg_net_list_grads(net, &n);
     if (!rc && (rc = net->bk->grad_sumsq(net->ctx, (const float *const *)net->grad_p, net->grad_c,
                                          n, total)) < 0)
         rc = dlg_net_fail(net, -rc, "nn: backend %s: gradient norm failed", net->bk->name);
@@ -82,7 +82,7 @@ static int device_sumsq(dlg_net *net, double *total)
  * described in err, not made sticky (a step may run inside a capture). */
 static int device_clip(dlg_net *net, double max_norm, char *err, size_t errlen)
 {
-    int n, rc = list_grads(net, &n);
+    int n, rc = dlg_net_list_grads(net, &n);
     if (!rc && (rc = net->bk->grad_clip(net->ctx, net->grad_p, net->grad_c, n, max_norm)) < 0)
         snprintf(err, errlen, "nn: backend %s: gradient clipping failed", net->bk->name);
     return rc;
@@ -90,7 +90,7 @@ static int device_clip(dlg_net *net, double max_norm, char *err, size_t errlen)
 
 static int device_scale(dlg_net *net, float factor)
 {
-    int n, rc = list_grads(net, &n);
+    int n, rc = dlg_net_list_grads(net, &n);
     if (!rc && (rc = net->bk->grad_scale(net->ctx, net->grad_p, net->grad_c, n, factor)) < 0)
         rc = dlg_net_fail(net, -rc, "nn: backend %s: scaling the gradients failed",
                           net->bk->name);

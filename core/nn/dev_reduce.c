@@ -7,10 +7,11 @@
  * threshold).
  *
  * One allreduce per trained gradient, in blob order, the same sequence on
- * every rank (the ranks plan the same net): each gradient is an allocation
- * of its own, so there is no contiguous run to sum at once, and the
- * backend table has no group call (NCCL would fuse a group's calls into
- * one launch; without, each call is one launch, ~161 for ResNet-50).
+ * every rank (the ranks plan the same net), all in one group where the
+ * backend offers it (coll_allreduce_n: NCCL fuses a group's collectives
+ * into few launches, where ResNet-50's 161 gradients would be 161); each
+ * gradient is an allocation of its own, so there is no contiguous run to
+ * sum at once, and packing them would cost a copy each way.
  *
  * Precision: the half backends (cuda-bf16, cuda-fp16) keep fp32 params
  * and gradients (master weights, core/nn/cuda/README.md), so the sum is
@@ -141,6 +142,27 @@ int dlg_net_dev_reduce_open(dlg_net *net)
     return 0;
 }
 
+/* Every trained gradient summed in one group (the plan-time lists). */
+static int run_grouped(dlg_net *net, char *err, size_t errlen)
+{
+    int n, rc = dlg_net_list_grads(net, &n);
+    if (rc < 0) {
+        snprintf(err, errlen, "%s", dlg_net_error(net));
+        return rc;
+    }
+    char why[256] = "";
+    if ((rc = net->bk->coll_allreduce_n(net->ctx, net->grad_p, net->grad_c, n, why,
+                                        sizeof why)) < 0) {
+        snprintf(err, errlen,
+                 "nn: net '%s': summing the %d gradients across %d ranks on the device failed: "
+                 "%s",
+                 net->name, n, net->dev_ranks, why[0] ? why : "(no reason given)");
+        return rc;
+    }
+    net->grad_sum = net->dev_ranks;
+    return 0;
+}
+
 int dlg_net_run_dev_reduce(dlg_net *net, char *err, size_t errlen)
 {
     if (!net->dev_ranks)
@@ -149,6 +171,8 @@ int dlg_net_run_dev_reduce(dlg_net *net, char *err, size_t errlen)
         snprintf(err, errlen, "nn: net '%s': the device communicator is not open", net->name);
         return -DLG_EINTERNAL;
     }
+    if (net->bk->coll_allreduce_n)
+        return run_grouped(net, err, errlen);
     for (int b = 0; b < net->nblobs; b++) {
         const dlg_blob *bl = &net->blobs[b];
         if (!dlg_blob_trained(bl))

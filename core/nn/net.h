@@ -182,6 +182,9 @@ void dlg_net_clear_dev_reduce(dlg_net *net);
 /* The gradient lists of the clip hooks (clip.c), for a training plan;
  * freed by dlg_net_free_grad_list (from dlg_net_free_memory). */
 int dlg_net_plan_grad_list(dlg_net *net);
+/* Those lists filled with the trained gradients (their memory now), n of
+ * them. */
+int dlg_net_list_grads(dlg_net *net, int *n);
 void dlg_net_free_grad_list(dlg_net *net);
 
 /* Shapes and parameters of embedding and LSTM nodes (seq.c). */

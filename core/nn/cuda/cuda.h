@@ -140,9 +140,12 @@ int dlg_cuda_coll_allreduce(void *ctx, const void *send, void *recv, size_t coun
                             char *err, size_t errlen);
 int dlg_cuda_coll_sendrecv(void *ctx, const void *send, int to, void *recv, int from,
                            size_t count, int t, char *err, size_t errlen);
+int dlg_cuda_coll_allreduce_n(void *ctx, float *const *p, const int64_t *c, int n, char *err,
+                              size_t errlen);
 #define DLG_CUDA_COLL_ENTRIES                                                                  \
     .coll_id = dlg_cuda_coll_id, .coll_open = dlg_cuda_coll_open,                              \
-    .coll_allreduce = dlg_cuda_coll_allreduce, .coll_sendrecv = dlg_cuda_coll_sendrecv,
+    .coll_allreduce = dlg_cuda_coll_allreduce, .coll_sendrecv = dlg_cuda_coll_sendrecv,        \
+    .coll_allreduce_n = dlg_cuda_coll_allreduce_n,
 #else
 #define DLG_CUDA_COLL_ENTRIES
 #endif

@@ -291,6 +291,30 @@ int dlg_cuda_coll_sendrecv(void *vctx, const void *send, int to, void *recv, int
     return re;
 }
 
+int dlg_cuda_coll_allreduce_n(void *vctx, float *const *p, const int64_t *c, int n, char *err,
+                              size_t errlen)
+{
+    dlg_cuda_ctx *ctx = vctx;
+    ncclDataType_t nt;
+    int rc = coll_ready(ctx, DLG_DEV_F32, &nt, "ncclAllReduce", err, errlen);
+    if (rc || n <= 0)
+        return rc;
+    dlg_cuda_coll *co = ctx->coll;
+    if ((rc = nccl_err(co, co->group_start(), "ncclGroupStart", err, errlen)))
+        return rc;
+    /* after ncclGroupStart, ncclGroupEnd always (it reports the group's errors) */
+    for (int i = 0; i < n && !rc; i++)
+        if (c[i] > 0)
+            rc = nccl_err(co, co->all_reduce(p[i], p[i], (size_t)c[i], nt, ncclSum, co->comm,
+                                             ctx->stream),
+                          "ncclAllReduce", err, errlen);
+    char end[256];
+    int re = nccl_err(co, co->group_end(), "ncclGroupEnd", end, sizeof end);
+    if (!rc && re)
+        snprintf(err, errlen, "%s", end);
+    return rc ? rc : re;
+}
+
 #else /* no nccl.h at build time: the backend has no collectives */
 
 void dlg_cuda_coll_close(dlg_cuda_ctx *c) { (void)c; }
