@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-int dlg_device_backend(const char *device, const char *precision, const char *cpu_backend,
+int dlg_device_backend(const char *device, const char *precision, int local_rank, const char *cpu_backend,
                        const char **backend, char *note, size_t notelen, char *err,
                        size_t errlen)
 {
@@ -19,7 +19,7 @@ int dlg_device_backend(const char *device, const char *precision, const char *cp
     note[0] = '\0';
     if (strcmp(dev, "cpu") != 0)
         dlg_cuda_device_count(&ndev, why, sizeof why);
-    int rc = dlg_device_select(dev, precision, ndev, cpu_backend, &c, msg, sizeof msg);
+    int rc = dlg_device_select(dev, precision, ndev, local_rank, cpu_backend, &c, msg, sizeof msg);
     if (rc < 0) {
         if (ndev == 0 && strncmp(dev, "cuda", 4) == 0)
             snprintf(err, errlen, "%s (%s)", msg, why);

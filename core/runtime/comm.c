@@ -4,6 +4,8 @@
 
 #include "comm_engine.h"
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,24 +68,34 @@ _Noreturn void dlg_comm_abort(dlg_comm *c, int code)
     _exit(code);
 }
 
+/* What the first ABI 1.1 hosts filled: a caller that left struct_size 0
+ * (or less) predates the rule that it says its size, and gets that. */
+#define RANK_INFO_FIRST offsetof(dlg_rank_info, local_rank)
+
 void dlg_comm_info(const dlg_comm *c, dlg_rank_info *out)
 {
+    dlg_rank_info all;
     if (c)
-        dlg_engine_info(c, out);
+        dlg_engine_info(c, &all);
     else
-        *out = (dlg_rank_info){sizeof *out, 0, 1, "self", ""};
+        all = (dlg_rank_info){sizeof all, 0, 1, "self", "", .local_rank = 0, .local_size = 1};
+    size_t n = out->struct_size < RANK_INFO_FIRST ? RANK_INFO_FIRST : out->struct_size;
+    if (n > sizeof all)
+        n = sizeof all;
+    all.struct_size = (uint32_t)n;
+    memcpy(out, &all, n); /* never past the caller's struct */
 }
 
 int dlg_comm_rank(const dlg_comm *c)
 {
-    dlg_rank_info ri;
+    dlg_rank_info ri = {.struct_size = sizeof ri};
     dlg_comm_info(c, &ri);
     return ri.rank;
 }
 
 int dlg_comm_size(const dlg_comm *c)
 {
-    dlg_rank_info ri;
+    dlg_rank_info ri = {.struct_size = sizeof ri};
     dlg_comm_info(c, &ri);
     return ri.size;
 }

@@ -14,6 +14,7 @@
 struct dlg_comm {
     MPI_Comm work, ctl; /* the workloads', the runner's: duplicates of the world */
     int rank, size;
+    int local_rank, local_size; /* on this node (MPI_COMM_TYPE_SHARED), found once at open */
     pthread_t owner; /* opened MPI: MPI_THREAD_FUNNELED lets it alone call */
     char library[256];
 };
@@ -52,6 +53,20 @@ void dlg_engine_library(char *buf, size_t len)
     snprintf(buf, len, "%s", v);
 }
 
+/* This rank's place among the ranks sharing its node's memory, and their
+ * number: the split is collective, so it happens once here, where every
+ * rank is, and is freed at once (nothing else uses it). */
+static int node_place(dlg_comm *c)
+{
+    MPI_Comm node;
+    int rc = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &node);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    MPI_Comm_rank(node, &c->local_rank);
+    MPI_Comm_size(node, &c->local_size);
+    return MPI_Comm_free(&node);
+}
+
 int dlg_engine_open(dlg_comm **out, const char *launcher, char *why, size_t len)
 {
     int provided = 0;
@@ -83,6 +98,14 @@ int dlg_engine_open(dlg_comm **out, const char *launcher, char *why, size_t len)
         MPI_Finalize();
         return -1;
     }
+    if ((rc = node_place(c)) != MPI_SUCCESS) {
+        mpi_fail(rc, why, len, "%s: MPI_Comm_split_type (the ranks on this node)", launcher);
+        MPI_Comm_free(&c->work);
+        MPI_Comm_free(&c->ctl);
+        free(c);
+        MPI_Finalize();
+        return -1;
+    }
     dlg_engine_library(c->library, sizeof c->library);
     *out = c;
     return 0;
@@ -104,7 +127,7 @@ _Noreturn void dlg_engine_abort(dlg_comm *c, int code)
 
 void dlg_engine_info(const dlg_comm *c, dlg_rank_info *out)
 {
-    *out = (dlg_rank_info){sizeof *out, c->rank, c->size, "mpi", c->library};
+    *out = (dlg_rank_info){sizeof *out, c->rank, c->size, "mpi", c->library, c->local_rank, c->local_size};
 }
 
 /* A collective from another thread (a workload's pool, a loader's

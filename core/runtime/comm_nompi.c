@@ -27,7 +27,7 @@ _Noreturn void dlg_engine_abort(dlg_comm *c, int code)
 void dlg_engine_info(const dlg_comm *c, dlg_rank_info *out)
 {
     (void)c;
-    *out = (dlg_rank_info){sizeof *out, 0, 1, "self", ""};
+    *out = (dlg_rank_info){sizeof *out, 0, 1, "self", "", .local_rank = 0, .local_size = 1};
 }
 
 void dlg_engine_library(char *buf, size_t len)

@@ -2,6 +2,7 @@
 #include "runner.h"
 
 #include "affinity.h"
+#include "cell_gpu.h"
 #include "comm.h"
 #include "cpu_energy.h"
 #include "gpu_nvml.h"
@@ -299,19 +300,6 @@ static int timed_steps(dlg_run *run, const dlg_cell *cell, const dlg_workload_op
     return 0;
 }
 
-/* The GPU a cell runs on, from its workload's `device` option: cuda:N, or
- * auto when a GPU is present; -1 for none. */
-static int cell_gpu(const dlg_cell *cell, dlg_nvml *nv)
-{
-    size_t idx;
-    if (!nv || !dlg_opt_find(cell->job->workload->options, "device", &idx) || !cell->wl[idx].set)
-        return -1;
-    const char *d = cell->wl[idx].text;
-    if (strncmp(d, "cuda:", 5) == 0)
-        return atoi(d + 5) < dlg_nvml_count(nv) ? atoi(d + 5) : -1;
-    return strcmp(d, "auto") == 0 && dlg_nvml_count(nv) > 0 ? 0 : -1;
-}
-
 static void add_gpu_stats(dlg_cell_result *res, const dlg_gpu_stats *g)
 {
     if (g->samples <= 0)
@@ -596,7 +584,7 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
         char nvwhy[256];
         if (dlg_nvml_open(&nv, NULL, nvwhy, sizeof nvwhy) != 0)
             nv = NULL; /* no driver: no GPU metrics, nothing to say */
-        int gpu = cell_gpu(cell, nv);
+        int gpu = dlg_cell_gpu(cell, run->comm, nv); /* the one its workload runs on */
         if (gpu >= 0)
             dlg_nvml_name(nv, gpu, res->gpu_name, sizeof res->gpu_name);
         dlg_rapl *rapl = open_rapl();

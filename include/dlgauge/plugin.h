@@ -195,14 +195,26 @@ typedef enum dlg_comm_type {
     DLG_COMM_I64 = 2
 } dlg_comm_type;
 
-/* Who this process is among the ranks (host->comm_info). */
+/* Who this process is among the ranks (host->comm_info).  The caller
+ * sets struct_size = sizeof(dlg_rank_info) before the call; the host
+ * fills no more than that, and sets struct_size to what it filled. */
 typedef struct dlg_rank_info {
     uint32_t struct_size;
     int rank;            /* 0 .. size-1 */
     int size;            /* 1 when alone: no launcher, or a build without MPI */
     const char *engine;  /* "mpi", or "self" when alone */
     const char *library; /* the engine's own version line ("Open MPI v4.1.4 ..."; "" for self) */
+    /* Added within ABI 1.1 (DLG_RANK_HAS(ri, local_rank)): this process's
+     * place among the ranks on its node, and how many run there (0 and 1
+     * when alone).  A GPU workload takes GPU local_rank mod its GPUs. */
+    int local_rank;
+    int local_size;
 } dlg_rank_info;
+
+/* Whether the host filled `field` of a dlg_rank_info (its struct_size
+ * after comm_info): an older host fills less. */
+#define DLG_RANK_HAS(ri, field) \
+    ((ri)->struct_size >= offsetof(dlg_rank_info, field) + sizeof((ri)->field))
 
 typedef struct dlg_host {
     uint32_t struct_size; /* sizeof(dlg_host) as the host compiled it */

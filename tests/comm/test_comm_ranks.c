@@ -49,7 +49,8 @@ static size_t tsize(dlg_comm_type t) { return t == DLG_COMM_F32 ? 4 : 8; }
 
 static void c_info(const dlg_host *h, dlg_rank_info *out)
 {
-    *out = (dlg_rank_info){sizeof *out, rh(h)->rank, rh(h)->w->n, "threads", "test_comm_ranks"};
+    *out = (dlg_rank_info){sizeof *out, rh(h)->rank, rh(h)->w->n, "threads", "test_comm_ranks",
+                           rh(h)->rank, rh(h)->w->n};
 }
 
 static void add_one(void *buf, size_t i, dlg_comm_type t)

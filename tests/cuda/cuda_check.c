@@ -856,12 +856,12 @@ static int cmd_nodevice(void)
         return 77;
     }
     dlg_device_choice ch;
-    if (dlg_device_select("auto", "fp32", n, "cpu", &ch, err, sizeof err) != 0 || ch.cuda ||
+    if (dlg_device_select("auto", "fp32", n, 0, "cpu", &ch, err, sizeof err) != 0 || ch.cuda ||
         !ch.note[0]) {
         printf("auto did not fall back to the CPU\n");
         fails++;
     }
-    if (dlg_device_select("cuda:0", "fp32", n, "cpu", &ch, err, sizeof err) >= 0) {
+    if (dlg_device_select("cuda:0", "fp32", n, 0, "cpu", &ch, err, sizeof err) >= 0) {
         printf("cuda:0 was accepted without a device\n");
         fails++;
     }

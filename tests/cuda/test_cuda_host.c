@@ -198,56 +198,97 @@ static void test_device_select(void **st)
     dlg_device_choice c;
     char err[200];
     /* auto: CPU with a one-line note when there is no device */
-    assert_int_equal(dlg_device_select("auto", NULL, 0, "cpu", &c, err, sizeof err), 0);
+    assert_int_equal(dlg_device_select("auto", NULL, 0, 0, "cpu", &c, err, sizeof err), 0);
     assert_false(c.cuda);
     assert_string_equal(c.backend, "cpu");
     assert_non_null(strstr(c.note, "no CUDA device"));
-    assert_int_equal(dlg_device_select("auto", "fp32", 2, "cpu", &c, err, sizeof err), 0);
+    assert_int_equal(dlg_device_select("auto", "fp32", 2, 0, "cpu", &c, err, sizeof err), 0);
     assert_true(c.cuda);
     assert_string_equal(c.backend, "cuda:0");
-    assert_string_equal(c.note, "");
-    assert_int_equal(dlg_device_select("auto", "tf32", 1, "cpu", &c, err, sizeof err), 0);
+    assert_string_equal(c.note, "device = auto: rank 0 on its node: cuda:0 (local rank mod 2 GPUs)");
+    assert_int_equal(dlg_device_select("auto", "tf32", 1, 0, "cpu", &c, err, sizeof err), 0);
     assert_string_equal(c.backend, "cuda-tf32:0");
-    assert_int_equal(dlg_device_select("cuda:1", "fp32", 2, "ref", &c, err, sizeof err), 0);
+    assert_int_equal(dlg_device_select("cuda:1", "fp32", 2, 0, "ref", &c, err, sizeof err), 0);
     assert_string_equal(c.backend, "cuda:1");
-    assert_int_equal(dlg_device_select("cpu", "fp32", 2, "ref", &c, err, sizeof err), 0);
+    assert_int_equal(dlg_device_select("cpu", "fp32", 2, 0, "ref", &c, err, sizeof err), 0);
     assert_string_equal(c.backend, "ref");
     /* errors, each with a message */
-    assert_int_equal(dlg_device_select("cuda:0", "fp32", 0, "cpu", &c, err, sizeof err),
+    assert_int_equal(dlg_device_select("cuda:0", "fp32", 0, 0, "cpu", &c, err, sizeof err),
                      -DLG_ENOTSUP);
     assert_non_null(strstr(err, "no CUDA device"));
-    assert_int_equal(dlg_device_select("cuda:2", "fp32", 2, "cpu", &c, err, sizeof err),
+    assert_int_equal(dlg_device_select("cuda:2", "fp32", 2, 0, "cpu", &c, err, sizeof err),
                      -DLG_ENOTSUP);
     assert_non_null(strstr(err, "0..1"));
-    assert_int_equal(dlg_device_select("gpu", "fp32", 1, "cpu", &c, err, sizeof err), -DLG_EINVAL);
-    assert_int_equal(dlg_device_select("auto", "fp64", 1, "cpu", &c, err, sizeof err), -DLG_EINVAL);
+    assert_int_equal(dlg_device_select("gpu", "fp32", 1, 0, "cpu", &c, err, sizeof err), -DLG_EINVAL);
+    assert_int_equal(dlg_device_select("auto", "fp64", 1, 0, "cpu", &c, err, sizeof err), -DLG_EINVAL);
     /* bf16 on the CPU: oneDNN's bf16 backend; the reference backend has none */
-    assert_int_equal(dlg_device_select("cpu", "bf16", 1, "cpu", &c, err, sizeof err), 0);
+    assert_int_equal(dlg_device_select("cpu", "bf16", 1, 0, "cpu", &c, err, sizeof err), 0);
     assert_false(c.cuda);
     assert_string_equal(c.backend, "cpu-bf16");
-    assert_int_equal(dlg_device_select("auto", "bf16", 0, "cpu", &c, err, sizeof err), 0);
+    assert_int_equal(dlg_device_select("auto", "bf16", 0, 0, "cpu", &c, err, sizeof err), 0);
     assert_string_equal(c.backend, "cpu-bf16");
-    assert_int_equal(dlg_device_select("cpu", "bf16", 0, "ref", &c, err, sizeof err), -DLG_ENOTSUP);
+    assert_int_equal(dlg_device_select("cpu", "bf16", 0, 0, "ref", &c, err, sizeof err), -DLG_ENOTSUP);
     assert_non_null(strstr(err, "ref backend runs fp32 only"));
     assert_null(strstr(err, "needs a CUDA device")); /* backend = cpu runs it */
     assert_non_null(strstr(err, "backend = cpu runs bf16"));
-    assert_int_equal(dlg_device_select("auto", "tf32", 0, "cpu", &c, err, sizeof err),
+    assert_int_equal(dlg_device_select("auto", "tf32", 0, 0, "cpu", &c, err, sizeof err),
                      -DLG_ENOTSUP);
     /* bf16 and fp16 have their backends; fp16 on the CPU is an error, not fp32 */
-    assert_int_equal(dlg_device_select("cuda:1", "bf16", 2, "cpu", &c, err, sizeof err), 0);
+    assert_int_equal(dlg_device_select("cuda:1", "bf16", 2, 0, "cpu", &c, err, sizeof err), 0);
     assert_string_equal(c.backend, "cuda-bf16:1");
-    assert_int_equal(dlg_device_select("cuda:1", "fp16", 2, "cpu", &c, err, sizeof err), 0);
+    assert_int_equal(dlg_device_select("cuda:1", "fp16", 2, 0, "cpu", &c, err, sizeof err), 0);
     assert_string_equal(c.backend, "cuda-fp16:1");
     assert_true(c.cuda);
-    assert_int_equal(dlg_device_select("auto", "fp16", 1, "cpu", &c, err, sizeof err), 0);
+    assert_int_equal(dlg_device_select("auto", "fp16", 1, 0, "cpu", &c, err, sizeof err), 0);
     assert_string_equal(c.backend, "cuda-fp16:0");
     err[0] = '\0';
-    assert_int_equal(dlg_device_select("cpu", "fp16", 1, "cpu", &c, err, sizeof err),
+    assert_int_equal(dlg_device_select("cpu", "fp16", 1, 0, "cpu", &c, err, sizeof err),
                      -DLG_ENOTSUP);
     assert_non_null(strstr(err, "'fp16' needs a CUDA device"));
-    assert_int_equal(dlg_device_select("auto", "fp16", 0, "cpu", &c, err, sizeof err),
+    assert_int_equal(dlg_device_select("auto", "fp16", 0, 0, "cpu", &c, err, sizeof err),
                      -DLG_ENOTSUP);
     assert_non_null(strstr(err, "'fp16' needs a CUDA device"));
+}
+
+/* One GPU per rank of a node: auto and a bare cuda take cuda:(local rank
+ * mod the GPUs), local ranks 0..3 over 1, 2 and 3 GPUs; cuda:N stays N. */
+static void test_device_select_local_rank(void **st)
+{
+    (void)st;
+    dlg_device_choice c;
+    char err[200], want[32], why[160];
+    static const char *const asks[] = {"auto", "cuda"};
+    for (int ndev = 1; ndev <= 3; ndev++)
+        for (int lr = 0; lr < 4; lr++)
+            for (int a = 0; a < 2; a++) {
+                const char *dev = asks[a];
+                assert_int_equal(dlg_device_select(dev, "fp32", ndev, lr, "cpu", &c, err, sizeof err), 0);
+                assert_true(c.cuda);
+                snprintf(want, sizeof want, "cuda:%d", lr % ndev);
+                assert_string_equal(c.backend, want);
+                snprintf(why, sizeof why, "device = %s: rank %d on its node: cuda:%d (local rank mod %d GPU%s)",
+                         dev, lr, lr % ndev, ndev, ndev == 1 ? "" : "s");
+                assert_string_equal(c.note, why);
+                /* the precision keeps its backend, on the same GPU */
+                assert_int_equal(dlg_device_select(dev, "tf32", ndev, lr, "cpu", &c, err, sizeof err), 0);
+                snprintf(want, sizeof want, "cuda-tf32:%d", lr % ndev);
+                assert_string_equal(c.backend, want);
+                /* an index written is the one taken, whatever the rank */
+                assert_int_equal(dlg_device_select("cuda:0", "fp32", ndev, lr, "cpu", &c, err, sizeof err), 0);
+                assert_string_equal(c.backend, "cuda:0");
+                assert_string_equal(c.note, "");
+            }
+    assert_int_equal(dlg_device_select("cuda:1", "fp16", 2, 2, "cpu", &c, err, sizeof err), 0);
+    assert_string_equal(c.backend, "cuda-fp16:1");
+    /* no GPU: auto runs on the CPU whatever the rank, a bare cuda is refused */
+    assert_int_equal(dlg_device_select("auto", "fp32", 0, 3, "cpu", &c, err, sizeof err), 0);
+    assert_false(c.cuda);
+    assert_string_equal(c.backend, "cpu");
+    assert_int_equal(dlg_device_select("cuda", "fp32", 0, 1, "cpu", &c, err, sizeof err), -DLG_ENOTSUP);
+    assert_non_null(strstr(err, "device = cuda: no CUDA backend can run here"));
+    /* a host that could not say (a negative rank) counts as local rank 0 */
+    assert_int_equal(dlg_device_select("auto", "fp32", 3, -1, "cpu", &c, err, sizeof err), 0);
+    assert_string_equal(c.backend, "cuda:0");
 }
 
 static void test_peak_table(void **st)
@@ -622,6 +663,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cache_round_trip), cmocka_unit_test(test_cache_corrupt),
         cmocka_unit_test(test_parse_backend), cmocka_unit_test(test_bf16_convert),    cmocka_unit_test(test_device_select),
+        cmocka_unit_test(test_device_select_local_rank),
         cmocka_unit_test(test_peak_table),       cmocka_unit_test(test_nvml_absent),
         cmocka_unit_test(test_nvml_fake_sampler),
         cmocka_unit_test(test_graph_eligible), cmocka_unit_test(test_graph_sm_warmup_capture_replay),

@@ -61,29 +61,43 @@ static void test_device_backend(void **st)
     const char *bk = NULL;
     char note[160], err[768];
     use_dir("good");
-    assert_int_equal(dlg_device_backend("cuda:1", "fp32", "cpu", &bk, note, sizeof note, err,
+    assert_int_equal(dlg_device_backend("cuda:1", "fp32", 0, "cpu", &bk, note, sizeof note, err,
                                         sizeof err), 0);
     assert_string_equal(bk, "cuda:1");
     assert_string_equal(note, "");
     /* auto with devices picks cuda:0 at the precision asked for */
-    assert_int_equal(dlg_device_backend("auto", "bf16", "cpu", &bk, note, sizeof note, err,
+    assert_int_equal(dlg_device_backend("auto", "bf16", 0, "cpu", &bk, note, sizeof note, err,
                                         sizeof err), -DLG_ENOTSUP);
     assert_non_null(strstr(err, "device = auto: cuda.so has no backend 'cuda-bf16:0'"));
-    assert_int_equal(dlg_device_backend("cuda:3", "fp32", "cpu", &bk, note, sizeof note, err,
+    assert_int_equal(dlg_device_backend("cuda:3", "fp32", 0, "cpu", &bk, note, sizeof note, err,
                                         sizeof err), -DLG_ENOTSUP);
     assert_non_null(strstr(err, "CUDA devices 0..2"));
+    /* one GPU per rank: local rank 4 of the node on its 3 GPUs is cuda:1,
+     * for auto and a bare cuda, and the note says why */
+    static const char *const anyone[] = {"auto", "cuda"};
+    for (int a = 0; a < 2; a++) {
+        bk = NULL;
+        assert_int_equal(dlg_device_backend(anyone[a], "fp32", 4, "cpu", &bk, note, sizeof note, err, sizeof err),
+                         0);
+        assert_string_equal(bk, "cuda:1");
+        assert_non_null(strstr(note, "rank 4 on its node: cuda:1 (local rank mod 3 GPUs)"));
+        /* local rank 2 asks for cuda:2, which the stand-in has no backend for */
+        assert_int_equal(dlg_device_backend(anyone[a], "fp32", 2, "cpu", &bk, note, sizeof note, err, sizeof err),
+                         -DLG_ENOTSUP);
+        assert_non_null(strstr(err, "has no backend 'cuda:2'"));
+    }
     /* no module: auto runs on the CPU with a note, cuda:0 says why not */
     use_dir("nonexistent");
     bk = NULL;
-    assert_int_equal(dlg_device_backend("auto", NULL, "ref", &bk, note, sizeof note, err,
+    assert_int_equal(dlg_device_backend("auto", NULL, 0, "ref", &bk, note, sizeof note, err,
                                         sizeof err), 0);
     assert_string_equal(bk, "ref");
     assert_non_null(strstr(note, "no CUDA device found"));
-    assert_int_equal(dlg_device_backend("cuda:0", "fp32", "cpu", &bk, note, sizeof note, err,
+    assert_int_equal(dlg_device_backend("cuda:0", "fp32", 0, "cpu", &bk, note, sizeof note, err,
                                         sizeof err), -DLG_ENOTSUP);
     assert_non_null(strstr(err, "no CUDA device (the CUDA module cuda-probe.so is in none of"));
     /* cpu never asks for devices */
-    assert_int_equal(dlg_device_backend("cpu", "fp32", "cpu", &bk, note, sizeof note, err,
+    assert_int_equal(dlg_device_backend("cpu", "fp32", 0, "cpu", &bk, note, sizeof note, err,
                                         sizeof err), 0);
     assert_string_equal(bk, "cpu");
 }

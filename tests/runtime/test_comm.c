@@ -97,11 +97,27 @@ static void alone(void **state)
     if (fx->comm)
         skip();
     const dlg_host *h = fx->h;
-    dlg_rank_info ri;
+    dlg_rank_info ri = {.struct_size = sizeof ri};
     h->comm_info(h, &ri);
     assert_int_equal(ri.rank, 0);
     assert_int_equal(ri.size, 1);
     assert_string_equal(ri.engine, "self");
+    assert_int_equal(ri.struct_size, sizeof ri);
+    assert_true(DLG_RANK_HAS(&ri, local_size));
+    assert_int_equal(ri.local_rank, 0);
+    assert_int_equal(ri.local_size, 1);
+    /* a plugin built before local_rank says a smaller size (or none):
+     * the host writes nothing past it */
+    static const uint32_t older[] = {offsetof(dlg_rank_info, local_rank), 0};
+    for (size_t k = 0; k < 2; k++) {
+        ri = (dlg_rank_info){.struct_size = older[k], .local_rank = -7, .local_size = -7};
+        h->comm_info(h, &ri);
+        assert_int_equal(ri.struct_size, offsetof(dlg_rank_info, local_rank));
+        assert_false(DLG_RANK_HAS(&ri, local_rank));
+        assert_int_equal(ri.size, 1);
+        assert_int_equal(ri.local_rank, -7);
+        assert_int_equal(ri.local_size, -7);
+    }
     double s[3] = {1, 2, 3}, r[3] = {0};
     assert_int_equal(h->comm_allreduce(h, s, r, 3, DLG_COMM_F64), 0);
     assert_memory_equal(s, r, sizeof s);
@@ -127,12 +143,17 @@ static void two_ranks(void **state)
     if (!fx->comm)
         skip();
     const dlg_host *h = fx->h;
-    dlg_rank_info ri;
+    dlg_rank_info ri = {.struct_size = sizeof ri};
     h->comm_info(h, &ri);
     assert_int_equal(ri.size, 2);
     assert_string_equal(ri.engine, "mpi");
     assert_non_null(strstr(ri.library, "MPI"));
     int me = ri.rank, peer = 1 - me;
+    /* both on this one node: local ranks 0 and 1 (MPI_COMM_TYPE_SHARED
+     * keeps the world's order), and found at open: no collective here */
+    assert_int_equal(ri.struct_size, sizeof ri);
+    assert_int_equal(ri.local_size, 2);
+    assert_int_equal(ri.local_rank, me);
 
     float f[5] = {1, 2, 3, 4, (float)me};
     assert_int_equal(h->comm_allreduce(h, f, f, 5, DLG_COMM_F32), 0); /* in place */

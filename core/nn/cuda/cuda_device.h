@@ -19,23 +19,28 @@ int dlg_cuda_parse_backend(const char *name, int *device, int *tf32);
 typedef struct dlg_device_choice {
     char backend[32]; /* for dlg_plan_opts.backend */
     bool cuda;
-    char note[160];   /* one line when auto fell back to the CPU, else "" */
+    char note[160];   /* one line when auto fell back to the CPU or the local
+                       * rank chose the GPU, else "" */
 } dlg_device_choice;
 
 /* device: auto | cpu | cuda | cuda:N; precision: fp32 | tf32 | fp16 | bf16
  * (NULL = fp32); ndev: CUDA devices present (from dlg_cuda_device_count);
- * cpu_backend: the CPU backend's name ("cpu" or "ref").  auto picks
- * cuda:0 when ndev > 0, else the CPU with a note.  Errors (negative
- * DLG_E*, message in err): unknown device or precision, cuda:N with no
- * such device, a precision the chosen backend does not run. */
-int dlg_device_select(const char *device, const char *precision, int ndev,
+ * local_rank: this process's place among the ranks on its node (0 alone;
+ * dlg_rank_info.local_rank); cpu_backend: the CPU backend's name ("cpu" or
+ * "ref").  auto and a bare cuda pick cuda:(local_rank mod ndev) when
+ * ndev > 0, one GPU per rank, with a note that says so; auto with no GPU
+ * the CPU with a note; cuda:N is N whatever the rank.  Errors (negative
+ * DLG_E*, message in err): unknown device or precision, cuda or cuda:N
+ * with no such device, a precision the chosen backend does not run. */
+int dlg_device_select(const char *device, const char *precision, int ndev, int local_rank,
                       const char *cpu_backend, dlg_device_choice *out, char *err, size_t errlen);
 
-/* device and precision as above, the devices counted here: the backend
- * name to plan with (cpu_backend, or the CUDA backend's static name) and
- * a note for the log when auto fell back to the CPU ("" otherwise), or a
- * negative DLG_E* with one error line in err (core/nn/device.c). */
-int dlg_device_backend(const char *device, const char *precision, const char *cpu_backend,
+/* device, precision and local_rank as above, the devices counted here:
+ * the backend name to plan with (cpu_backend, or the CUDA backend's
+ * static name) and a note for the log when auto fell back to the CPU or
+ * the local rank chose the GPU ("" otherwise), or a negative DLG_E* with
+ * one error line in err (core/nn/device.c). */
+int dlg_device_backend(const char *device, const char *precision, int local_rank, const char *cpu_backend,
                        const char **backend, char *note, size_t notelen, char *err,
                        size_t errlen);
 

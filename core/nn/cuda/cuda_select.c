@@ -46,7 +46,18 @@ int dlg_cuda_parse_backend(const char *name, int *device, int *tf32)
     return -DLG_EINVAL;
 }
 
-int dlg_device_select(const char *device, const char *precision, int ndev,
+/* device = auto with GPUs, or a bare "cuda": one GPU per rank of the node
+ * (PyTorch's and Horovod's convention), said in the note. */
+static int by_local_rank(const char *dev, int local_rank, int ndev, dlg_device_choice *out)
+{
+    int lr = local_rank > 0 ? local_rank : 0;
+    int idx = lr % ndev;
+    snprintf(out->note, sizeof out->note, "device = %s: rank %d on its node: cuda:%d (local rank mod %d GPU%s)",
+             dev, lr, idx, ndev, ndev == 1 ? "" : "s");
+    return idx;
+}
+
+int dlg_device_select(const char *device, const char *precision, int ndev, int local_rank,
                       const char *cpu_backend, dlg_device_choice *out, char *err, size_t errlen)
 {
     const char *prec = precision && *precision ? precision : "fp32";
@@ -60,9 +71,14 @@ int dlg_device_select(const char *device, const char *precision, int ndev,
     }
     if (strcmp(dev, "auto") == 0) {
         out->cuda = ndev > 0;
-        if (!out->cuda)
+        if (out->cuda)
+            idx = by_local_rank(dev, local_rank, ndev, out);
+        else
             snprintf(out->note, sizeof out->note,
                      "device = auto: no CUDA device found, running on the CPU (%s)", cpu_backend);
+    } else if (strcmp(dev, "cuda") == 0 && ndev > 0) {
+        out->cuda = true;
+        idx = by_local_rank(dev, local_rank, ndev, out);
     } else if (strcmp(dev, "cpu") == 0) {
         out->cuda = false;
     } else if (strncmp(dev, "cuda", 4) == 0 && dlg_cuda_parse_backend(dev, &idx, &tf32) == 0 &&
@@ -77,7 +93,7 @@ int dlg_device_select(const char *device, const char *precision, int ndev,
         }
         out->cuda = true;
     } else {
-        snprintf(err, errlen, "device = '%s': expected auto, cpu or cuda:N", dev);
+        snprintf(err, errlen, "device = '%s': expected auto, cpu, cuda or cuda:N", dev);
         return -DLG_EINVAL;
     }
     if (!out->cuda) {

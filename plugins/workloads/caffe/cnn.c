@@ -117,7 +117,7 @@ static int check_cpu_bf16(const char *device, const char *precision, const char 
     if (any)
         dlg_cuda_device_count(&ndev, NULL, 0);
     if (ndev > 0) {
-        int rc = dlg_device_select(device, precision, ndev, cpu_name, c, err, errlen);
+        int rc = dlg_device_select(device, precision, ndev, 0, cpu_name, c, err, errlen);
         return rc < 0 ? rc : 1;
     }
     if (any) {
@@ -133,7 +133,8 @@ int nn_check_device(const dlg_host *h, const char *device, const char *precision
     dlg_device_choice c;
     char err[320];
     bool any = !device || !*device || strcmp(device, "auto") == 0, asked = false;
-    int rc = dlg_device_select(device, precision, DLG_CUDA_MAX_DEVICES, cpu_name, &c, err, sizeof err);
+    /* local rank 0: the check judges the kind of backend, not which GPU */
+    int rc = dlg_device_select(device, precision, DLG_CUDA_MAX_DEVICES, 0, cpu_name, &c, err, sizeof err);
     if (rc == 0 && (rc = check_cpu_bf16(device, precision, cpu_name, any, &c, err, sizeof err)) > 0)
         asked = true, rc = 0;
     if (rc < 0)
@@ -142,13 +143,23 @@ int nn_check_device(const dlg_host *h, const char *device, const char *precision
     return 0;
 }
 
+int nn_local_rank(const dlg_host *h)
+{
+    if (!DLG_HOST_HAS(h, comm_info))
+        return 0;
+    dlg_rank_info ri = {.struct_size = sizeof ri};
+    h->comm_info(h, &ri);
+    return DLG_RANK_HAS(&ri, local_rank) && ri.local_rank > 0 ? ri.local_rank : 0;
+}
+
 /* device = auto | cpu | cuda[:N] and precision -> the engine backend
- * (core/nn/device.c decides; auto without a GPU says so once). */
+ * (core/nn/device.c decides; auto without a GPU says so once, and auto or
+ * cuda on GPUs which one this rank took). */
 static int choose_backend(const dlg_host *h, const dlg_value *o, const char **backend)
 {
     char note[160], err[768];
-    int rc = dlg_device_backend(o[O_DEVICE].text, o[O_PRECISION].text, cpu_backend(o), backend, note,
-                                sizeof note, err, sizeof err);
+    int rc = dlg_device_backend(o[O_DEVICE].text, o[O_PRECISION].text, nn_local_rank(h), cpu_backend(o), backend,
+                                note, sizeof note, err, sizeof err);
     if (rc < 0)
         return h->error(h, -rc, "%s", err);
     if (note[0])

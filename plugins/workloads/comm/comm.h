@@ -22,8 +22,8 @@ enum { COMM_OPT_BYTES, COMM_OPT_TYPE, COMM_OPT_DEVICE };
     {"device", DLG_OPT_STRING, "cpu", NULL, NULL, NULL,                                                        \
      "cpu: the buffers in host memory, the host's collectives (MPI); cuda:N: in GPU N's memory, NCCL's "      \
      "collectives (filled and checked through host copies, untimed); cuda: each rank on GPU (local rank mod " \
-     "the GPUs), the local rank as the launcher tells it (Open MPI, MPICH, Slurm, torchrun), as nccl-tests "  \
-     "and PyTorch place ranks",                                                                               \
+     "the GPUs), the local rank as MPI finds it (from an older dlgauge, the launcher's: Open MPI, MPICH, "   \
+     "Slurm, torchrun), as nccl-tests and PyTorch place ranks",                                              \
      0},                                                                                                       \
     {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0}
 
@@ -50,9 +50,10 @@ enum { COMM_OPT_BYTES, COMM_OPT_TYPE, COMM_OPT_DEVICE };
 /* text -> *index (COMM_DEV_CPU, COMM_DEV_ANY or N); -DLG_EINVAL with the
  * line in err. */
 int comm_device_parse(const char *text, int *index, char *err, size_t errlen);
-/* This process's rank on its node from the launcher's variables, else
- * rank (one node); *from names where it came from. */
-int comm_local_rank(int rank, const char **from);
+/* This process's rank on its node: the host's (comm_info's local_rank),
+ * or from a host older than that the launcher's variables, else rank
+ * (one node); *from names where it came from.  h may be NULL. */
+int comm_local_rank(const dlg_host *h, int rank, const char **from);
 /* The GPU a rank takes: index itself, or for COMM_DEV_ANY local_rank mod
  * ngpus (nccl-tests and PyTorch: one rank per GPU of its node). */
 int comm_device_pick(int index, int local_rank, int ngpus);

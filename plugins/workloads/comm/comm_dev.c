@@ -46,10 +46,10 @@ static int pick_any(const dlg_host *h, int rank, int *index)
     if (ngpus <= 0)
         return h->error(h, DLG_ENOTSUP, "device = cuda: no CUDA device (%s)", why);
     const char *from;
-    int local = comm_local_rank(rank, &from);
+    int local = comm_local_rank(h, rank, &from);
     *index = comm_device_pick(COMM_DEV_ANY, local, ngpus);
-    h->log(h, DLG_LOG_INFO, "device = cuda: rank %d is local rank %d (%s): cuda:%d of %d GPUs", rank, local,
-           from, *index, ngpus);
+    h->log(h, DLG_LOG_INFO, "device = cuda: rank %d on its node: cuda:%d (local rank mod %d GPU%s; rank %d, local "
+           "rank from %s)", local, *index, ngpus, ngpus == 1 ? "" : "s", rank, from);
     return 0;
 }
 
@@ -67,7 +67,7 @@ static int open_device(comm_dev *d, const char *device)
     snprintf(d->name, sizeof d->name, "cuda:%d", index);
     const char *backend;
     char note[160];
-    rc = dlg_device_backend(d->name, NULL, "cpu", &backend, note, sizeof note, err, sizeof err);
+    rc = dlg_device_backend(d->name, NULL, 0, "cpu", &backend, note, sizeof note, err, sizeof err); /* cuda:N */
     if (rc < 0)
         return h->error(h, -rc, "%s", err);
     if ((rc = dlg_dev_open(backend, &d->dev, err, sizeof err)) < 0) {

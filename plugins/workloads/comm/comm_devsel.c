@@ -1,6 +1,7 @@
 /* Which device a rank's buffers live on: the `device` option read, and
- * for a bare "cuda" the rank's place on its node, as launchers tell it.
- * No device calls here (comm_dev.c counts the GPUs). */
+ * for a bare "cuda" the rank's place on its node, as the host tells it
+ * (or, from an older host, the launcher).  No device calls here
+ * (comm_dev.c counts the GPUs). */
 #include "comm.h"
 
 #include <errno.h>
@@ -47,8 +48,23 @@ static int env_index(const char *name)
 static const char *const local_rank_vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
                                               "LOCAL_RANK"};
 
-int comm_local_rank(int rank, const char **from)
+/* The host's local rank (dlg_rank_info.local_rank), else -1. */
+static int host_local_rank(const dlg_host *h)
 {
+    if (!DLG_HOST_HAS(h, comm_info))
+        return -1;
+    dlg_rank_info ri = {.struct_size = sizeof ri};
+    h->comm_info(h, &ri);
+    return DLG_RANK_HAS(&ri, local_rank) && ri.local_rank >= 0 ? ri.local_rank : -1;
+}
+
+int comm_local_rank(const dlg_host *h, int rank, const char **from)
+{
+    int local = host_local_rank(h);
+    if (local >= 0) {
+        *from = "the host: MPI's ranks on this node";
+        return local;
+    }
     for (size_t i = 0; i < sizeof local_rank_vars / sizeof *local_rank_vars; i++) {
         int v = env_index(local_rank_vars[i]);
         if (v >= 0) {

@@ -97,7 +97,8 @@ const dlg_option lm_options[] = {
     [L_BACKEND] = {"backend", DLG_OPT_ENUM, "cpu", NULL, NULL, "cpu|ref",
                    "cpu: oneDNN; ref: plain-C reference kernels (slow, for checking)", 0},
     [L_DEVICE] = {"device", DLG_OPT_STRING, "auto", NULL, NULL, NULL,
-                  "auto | cpu | cuda[:N] (auto: a CUDA device if there is one, else the CPU)", 0},
+                  "auto | cpu | cuda | cuda:N (auto: a CUDA device if there is one, else the CPU; "
+                  "auto and cuda take GPU (local rank mod the GPUs): one GPU per rank of the node)", 0},
     [L_PRECISION] = {"precision", DLG_OPT_ENUM, "fp32", NULL, NULL, "fp32|bf16|tf32|fp16",
                      "bf16 (cpu, AVX-512): the LSTM and decoder on oneDNN's bf16 kernels with fp32 "
                      "master weights, weight gradients, cell state and loss (autocast's recipe); "
@@ -215,10 +216,11 @@ static int options(lm *s, const dlg_value *o)
     int rc = check_shape(h, o, s->T, s->B);
     if (rc < 0)
         return rc;
-    /* auto: the GPU when there is one, else the CPU with a note */
+    /* auto or cuda: GPU (local rank mod the GPUs) when there is one, auto
+     * else the CPU, with a note either way */
     char note[160], err[768];
-    rc = dlg_device_backend(o[L_DEVICE].text, o[L_PRECISION].text, cpu_backend(o), &s->backend, note, sizeof note,
-                            err, sizeof err);
+    rc = dlg_device_backend(o[L_DEVICE].text, o[L_PRECISION].text, nn_local_rank(h), cpu_backend(o), &s->backend,
+                            note, sizeof note, err, sizeof err);
     if (rc < 0)
         return h->error(h, -rc, "%s", err);
     if ((rc = check_backend(h, o, s->backend)) < 0)

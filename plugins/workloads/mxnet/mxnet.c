@@ -27,7 +27,8 @@ static const dlg_option inception_options[] = {
     [O_BACKEND] = {"backend", DLG_OPT_ENUM, "cpu", NULL, NULL, "cpu|ref",
                    "cpu: oneDNN; ref: plain-C reference kernels (slow, for checking)", 0},
     [O_DEVICE] = {"device", DLG_OPT_STRING, "auto", NULL, NULL, NULL,
-                  "auto | cpu | cuda:N (auto: a CUDA device if there is one, else the CPU)", 0},
+                  "auto | cpu | cuda | cuda:N (auto: a CUDA device if there is one, else the CPU; "
+                  "auto and cuda take GPU (local rank mod the GPUs): one GPU per rank of the node)", 0},
     [O_PRECISION] = {"precision", DLG_OPT_ENUM, "fp32", NULL, NULL, "fp32|tf32|fp16|bf16",
                      "arithmetic precision (cpu: fp32, or bf16 on AVX-512; ref: fp32)", 0},
     CNN_CUDA_OPTION(O_ALGO_CACHE, O_WORKSPACE, O_DETERMINISTIC, O_GRAPHS),
