@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp_testutil.h"
 #include "nn_testutil.h"
 
 #define B 2      /* each rank's batch; the single net's is 2B */
@@ -49,15 +50,11 @@ typedef struct ranks2 {
     int bcasts;
 } ranks2;
 
-typedef struct rank_arg {
-    ranks2 *r;
-    int rank;
-} rank_arg;
-
+/* ctx: the rank's dp_rank, its shared the ranks2 */
 static int bcast2(void *ctx, void *buf, size_t bytes)
 {
-    rank_arg *a = ctx;
-    ranks2 *r = a->r;
+    dp_rank *a = ctx;
+    ranks2 *r = a->shared;
     if (bytes > sizeof r->id)
         return -DLG_EINVAL;
     if (a->rank == 0)
@@ -79,68 +76,21 @@ static dlg_net *build(kind k, const char *backend, int n)
     dlg_net *net;
     if (dlg_net_create(&net, "dp") < 0)
         return NULL;
-    if (k == LSTM) {
-        int ids = dlg_labels(net, "ids", T * n), y = dlg_labels(net, "y", T * n);
-        int h0 = dlg_input(net, "h0", n, H, 1, 1), c0 = dlg_input(net, "c0", n, H, 1, 1);
-        int e = dlg_embedding(net, "emb", ids, V, H);
-        int o = dlg_lstm(net, "lstm", e, h0, c0, H, T, NULL, NULL);
-        dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_GAUSSIAN, 0.3f},
-                            (dlg_filler){DLG_FILL_GAUSSIAN, 0.3f});
-        dlg_softmax_loss(net, "loss", dlg_fc(net, "dec", o, V), y);
-    } else {
-        int x = dlg_input(net, "data", n, 3, IMG, IMG), y = dlg_labels(net, "label", n);
-        dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_XAVIER, 0},
-                            (dlg_filler){DLG_FILL_GAUSSIAN, 0.1f});
-        x = dlg_conv(net, "conv1", x, 8, 3, 1, 1, 1);
-        x = dlg_relu(net, "relu1", x);
-        x = dlg_max_pool(net, "pool1", x, 2, 2, 0);
-        x = dlg_conv(net, "conv2", x, 8, 3, 1, 1, 1);
-        x = dlg_relu(net, "relu2", x);
-        dlg_softmax_loss(net, "loss", dlg_fc(net, "fc", x, 10), y);
-    }
+    if (k == LSTM)
+        tu_lstm_lm_layers(net, T, n, V, H, false);
+    else
+        dp_conv_layers(net, n, IMG, 8, false);
     dlg_plan_opts po = {.backend = backend, .train = true, .seed = 7, .deterministic = true};
-    if (dlg_net_status(net) < 0 || dlg_net_plan(net, &po) < 0) {
-        fprintf(stderr, "dp net on %s: %s\n", backend, dlg_net_error(net));
-        dlg_net_destroy(net);
-        return NULL;
-    }
-    return net;
+    return dp_plan(net, &po);
 }
 
 /* Step s's data for all 2B samples; rank r takes samples [r*B, (r+1)*B).
  * bad >= 0: that sample's first pixel is 1e30 at step 1 (an inf in fp16). */
 static int feed(kind k, dlg_net *net, int s, int first, int n, int bad)
 {
-    int rc = 0;
-    if (k == LSTM) {
-        float ids[T * 2 * B], y[T * 2 * B], st[2 * B * H];
-        for (int t = 0; t < T; t++)
-            for (int b = 0; b < n; b++) {
-                int g = t * 2 * B + first + b;
-                ids[t * n + b] = (float)((g * 5 + 3 * s + 1) % V);
-                y[t * n + b] = (float)((g * 7 + s + 2) % V);
-            }
-        rc |= dlg_net_write(net, dlg_net_blob(net, "ids"), DLG_DATA, ids, (size_t)(T * n));
-        rc |= dlg_net_write(net, dlg_net_blob(net, "y"), DLG_DATA, y, (size_t)(T * n));
-        const char *state[2] = {"h0", "c0"};
-        for (int i = 0; i < 2; i++) {
-            tu_fill(st, 2 * B * H, FILL_GAUSS, 100u + (uint64_t)(s * 2 + i));
-            rc |= dlg_net_write(net, dlg_net_blob(net, state[i]), DLG_DATA, st + first * H,
-                                (size_t)(n * H));
-        }
-        return rc;
-    }
-    const size_t per = 3 * IMG * IMG;
-    float img[2 * B * 3 * IMG * IMG], lab[2 * B];
-    tu_fill(img, (int64_t)(2 * B * per), FILL_GAUSS, 200u + (uint64_t)s);
-    if (bad >= 0 && s == 1)
-        img[(size_t)bad * per] = 1e30f;
-    for (int i = 0; i < 2 * B; i++)
-        lab[i] = (float)((i * 3 + s) % 10);
-    rc |= dlg_net_write(net, dlg_net_blob(net, "data"), DLG_DATA, img + first * per,
-                        (size_t)n * per);
-    rc |= dlg_net_write(net, dlg_net_blob(net, "label"), DLG_DATA, lab + first, (size_t)n);
-    return rc;
+    if (k == LSTM)
+        return dp_feed_lm(net, s, first, n, 2 * B, T, V, H);
+    return dp_feed_images(net, s, first, n, 2 * B, 3 * IMG * IMG, 0, bad);
 }
 
 typedef struct run_cfg {
@@ -159,59 +109,15 @@ static int step(dlg_net *net, const run_cfg *c, dlg_clip_stats *st)
     return rc < 0 || c->max_norm <= 0 ? rc : dlg_net_clip_read(net, st);
 }
 
-typedef struct rank_job {
-    const run_cfg *c;
-    dlg_net *net;
-    rank_arg a;
-    dlg_clip_stats st;
-    uint64_t hash;
-    int rc;
-} rank_job;
-
-static void *rank_main(void *arg)
+static int rank_step(dp_rank *r, int s)
 {
-    rank_job *j = arg;
-    for (int s = 0; s < STEPS && !j->rc; s++) {
-        if (s == j->c->remove_at && s > 0)
-            j->rc = dlg_net_set_device_reduce(j->net, 0, 0, NULL, NULL);
-        if (!j->rc)
-            j->rc = feed(j->c->k, j->net, s, j->a.rank * B, B, j->c->bad);
-        if (!j->rc)
-            j->rc = step(j->net, j->c, &j->st);
-    }
-    /* each rank waits for its own device here (hash: a sync): a rank's
-     * queued allreduce runs on the thread that waits for it */
-    if (!j->rc)
-        j->rc = dlg_net_param_hash(j->net, &j->hash);
-    if (j->rc)
-        fprintf(stderr, "rank %d: %s\n", j->a.rank, dlg_net_error(j->net));
-    return NULL;
-}
-
-/* The largest |a - b| over the trained params, relative to the largest |b|. */
-static double weight_off(dlg_net *a, dlg_net *b)
-{
-    double off = 0, big = 0;
-    for (int i = 0; i < dlg_net_layer_count(b); i++) {
-        dlg_layer_info li;
-        assert_int_equal(dlg_net_layer_info(b, i, &li), 0);
-        for (int p = 0; p < 4; p++) {
-            int pb = dlg_net_param(b, li.name, p);
-            if (pb < 0)
-                continue;
-            int64_t n = tu_count(b, pb);
-            float *wa = tu_read_copy(a, pb), *wb = tu_read_copy(b, pb);
-            assert_non_null(wa);
-            assert_non_null(wb);
-            for (int64_t e = 0; e < n; e++) {
-                off = fmax(off, fabs((double)wa[e] - wb[e]));
-                big = fmax(big, fabs((double)wb[e]));
-            }
-            free(wa);
-            free(wb);
-        }
-    }
-    return off / big;
+    const run_cfg *c = r->cfg;
+    int rc = 0;
+    if (s == c->remove_at && s > 0)
+        rc = dlg_net_set_device_reduce(r->net, 0, 0, NULL, NULL);
+    if (!rc)
+        rc = feed(c->k, r->net, s, r->rank * B, B, c->bad);
+    return rc ? rc : step(r->net, c, &r->st);
 }
 
 typedef struct pair_out {
@@ -239,19 +145,13 @@ static void train_pair(const run_cfg *c, bool reduce, pair_out *o)
     }
     ranks2 rr = {0};
     pthread_barrier_init(&rr.bar, NULL, 2);
-    rank_job j[2];
-    pthread_t tid[2];
+    dp_rank j[2];
     for (int i = 0; i < 2; i++) {
-        j[i] = (rank_job){.c = c, .net = r[i], .a = {&rr, i}};
-        if (reduce && dlg_net_set_device_reduce(r[i], 2, i, bcast2, &j[i].a) != 0)
+        j[i] = (dp_rank){.net = r[i], .rank = i, .shared = &rr, .cfg = c};
+        if (reduce && dlg_net_set_device_reduce(r[i], 2, i, bcast2, &j[i]) != 0)
             fail_msg("rank %d: %s", i, dlg_net_error(r[i]));
     }
-    for (int i = 0; i < 2; i++)
-        assert_int_equal(pthread_create(&tid[i], NULL, rank_main, &j[i]), 0);
-    for (int i = 0; i < 2; i++)
-        pthread_join(tid[i], NULL);
-    assert_int_equal(j[0].rc, 0);
-    assert_int_equal(j[1].rc, 0);
+    dp_run_ranks(j, STEPS, rank_step); /* each rank waits for its device */
     o->same = j[0].hash == j[1].hash;
     o->bcasts = rr.bcasts;
     dlg_net *all[3] = {one, r[0], r[1]};
@@ -261,7 +161,7 @@ static void train_pair(const run_cfg *c, bool reduce, pair_out *o)
         o->st[1 + i] = j[i].st;
         assert_int_equal(dlg_net_step_stats(r[i], &o->steps[i]), 0);
     }
-    o->off = fmax(weight_off(r[0], one), weight_off(r[1], one));
+    o->off = fmax(dp_weight_off(r[0], one, true), dp_weight_off(r[1], one, true));
     for (int i = 0; i < 2; i++)
         dlg_net_destroy(r[i]);
     pthread_barrier_destroy(&rr.bar);
@@ -383,7 +283,7 @@ static void test_misuse(void **st)
 {
     (void)st;
     ranks2 rr = {0};
-    rank_arg a = {&rr, 0};
+    dp_rank a = {.rank = 0, .shared = &rr};
     dlg_net *ref = build(CONV, "ref", B);
     assert_non_null(ref);
     assert_true(dlg_net_host_memory(ref));
@@ -424,12 +324,7 @@ static void test_misuse(void **st)
     pthread_barrier_destroy(&rr.bar);
     dlg_net_destroy(cu);
 
-    dlg_net *inf;
-    assert_int_equal(dlg_net_create(&inf, "inf"), 0);
-    int x = dlg_input(inf, "data", 2, 3, IMG, IMG), y = dlg_labels(inf, "label", 2);
-    dlg_softmax_loss(inf, "loss", dlg_fc(inf, "fc", x, 4), y);
-    dlg_plan_opts po = {.backend = "cuda:0", .train = false, .seed = 1};
-    assert_int_equal(dlg_net_plan(inf, &po), 0);
+    dlg_net *inf = dp_inference_net("cuda:0", IMG);
     expect_line(dlg_net_set_device_reduce(inf, 2, 0, bcast2, &a), DLG_EINVAL, inf,
                 "planned for training");
     dlg_net_destroy(inf);

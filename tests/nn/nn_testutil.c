@@ -236,11 +236,8 @@ static int lm_inputs(dlg_net *net, int64_t n, int vocab)
     return rc;
 }
 
-dlg_net *tu_lstm_lm(const char *backend, int steps, int batch, int vocab, int dim, bool tied)
+void tu_lstm_lm_layers(dlg_net *net, int steps, int batch, int vocab, int dim, bool tied)
 {
-    dlg_net *net;
-    if (dlg_net_create(&net, "lm") < 0)
-        return NULL;
     int ids = dlg_labels(net, "ids", steps * batch), y = dlg_labels(net, "y", steps * batch);
     int h0 = dlg_input(net, "h0", batch, dim, 1, 1), c0 = dlg_input(net, "c0", batch, dim, 1, 1);
     int e = dlg_embedding(net, "emb", ids, vocab, dim);
@@ -251,6 +248,14 @@ dlg_net *tu_lstm_lm(const char *backend, int steps, int batch, int vocab, int di
     if (tied)
         dlg_net_tie(net, "dec", "emb");
     dlg_softmax_loss(net, "loss", logits, y);
+}
+
+dlg_net *tu_lstm_lm(const char *backend, int steps, int batch, int vocab, int dim, bool tied)
+{
+    dlg_net *net;
+    if (dlg_net_create(&net, "lm") < 0)
+        return NULL;
+    tu_lstm_lm_layers(net, steps, batch, vocab, dim, tied);
     dlg_plan_opts po = {.backend = backend, .threads = 2, .train = true, .seed = 5};
     if (dlg_net_status(net) < 0 || dlg_net_plan(net, &po) < 0 ||
         lm_inputs(net, (int64_t)steps * batch, vocab) < 0) {

@@ -53,6 +53,10 @@ int tu_step_off(dlg_net *ref, dlg_net *net, int blob, const float *before, doubl
  * it cannot be built or planned. */
 dlg_net *tu_lstm_lm(const char *backend, int steps, int batch, int vocab, int dim, bool tied);
 
+/* tu_lstm_lm's layers and fillers alone, added to net (unplanned, no
+ * inputs written); an error stays in dlg_net_status. */
+void tu_lstm_lm_layers(dlg_net *net, int steps, int batch, int vocab, int dim, bool tied);
+
 /* Central finite-difference check of a planned (train, input_grads) net.
  * Objective: the loss (loss_blob >= 0) or sum(out * R) for a fixed random R.
  * Checks up to max_per_blob elements of each blob in `check` against the

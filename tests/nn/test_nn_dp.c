@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp_testutil.h"
 #include "nn_testutil.h"
 
 #define B 4      /* each rank's batch; the single net's is 2B */
@@ -37,15 +38,11 @@ typedef struct ranks2 {
     int calls;
 } ranks2;
 
-typedef struct rank_arg {
-    ranks2 *r;
-    int rank;
-} rank_arg;
-
+/* ctx: the rank's dp_rank, its shared the ranks2 */
 static int sum2(void *ctx, float *buf, size_t n)
 {
-    rank_arg *a = ctx;
-    ranks2 *r = a->r;
+    dp_rank *a = ctx;
+    ranks2 *r = a->shared;
     if (n > r->cap)
         return -DLG_EINVAL;
     r->buf[a->rank] = buf;
@@ -79,13 +76,7 @@ static dlg_net *build(kind k, const char *backend, int n)
     if (dlg_net_create(&net, "dp") < 0)
         return NULL;
     if (k == LSTM) {
-        int ids = dlg_labels(net, "ids", T * n), y = dlg_labels(net, "y", T * n);
-        int h0 = dlg_input(net, "h0", n, H, 1, 1), c0 = dlg_input(net, "c0", n, H, 1, 1);
-        int e = dlg_embedding(net, "emb", ids, V, H);
-        int o = dlg_lstm(net, "lstm", e, h0, c0, H, T, NULL, NULL);
-        dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_GAUSSIAN, 0.3f},
-                            (dlg_filler){DLG_FILL_GAUSSIAN, 0.3f});
-        dlg_softmax_loss(net, "loss", dlg_fc(net, "dec", o, V), y);
+        tu_lstm_lm_layers(net, T, n, V, H, false);
     } else if (k == MANY) {
         int x = dlg_input(net, "data", n, MANY_IN, 1, 1), y = dlg_labels(net, "label", n);
         for (int i = 0; i < 9; i++) {
@@ -98,59 +89,20 @@ static dlg_net *build(kind k, const char *backend, int n)
         int x = dlg_input(net, "data", n, WIDE_IN, 1, 1), y = dlg_labels(net, "label", n);
         dlg_softmax_loss(net, "loss", dlg_fc(net, "fc", x, WIDE_OUT), y);
     } else {
-        int x = dlg_input(net, "data", n, 3, IMG, IMG), y = dlg_labels(net, "label", n);
-        dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_XAVIER, 0},
-                            (dlg_filler){DLG_FILL_GAUSSIAN, 0.1f});
-        x = dlg_conv(net, "conv1", x, 8, 3, 1, 1, 1);
-        if (k == CONV_BN)
-            x = dlg_batchnorm(net, "bn1", x, 1e-5f);
-        x = dlg_relu(net, "relu1", x);
-        x = dlg_max_pool(net, "pool1", x, 2, 2, 0);
-        x = dlg_conv(net, "conv2", x, 16, 3, 1, 1, 1);
-        x = dlg_relu(net, "relu2", x);
-        dlg_softmax_loss(net, "loss", dlg_fc(net, "fc", x, 10), y);
+        dp_conv_layers(net, n, IMG, 16, k == CONV_BN);
     }
     dlg_plan_opts po = {.backend = backend, .threads = 1, .train = true, .seed = 7};
-    if (dlg_net_status(net) < 0 || dlg_net_plan(net, &po) < 0) {
-        fprintf(stderr, "dp net on %s: %s\n", backend, dlg_net_error(net));
-        dlg_net_destroy(net);
-        return NULL;
-    }
-    return net;
+    return dp_plan(net, &po);
 }
 
 /* Step s's data for all 2B samples (the single net's batch); rank r takes
  * samples [r*B, (r+1)*B): images by sample, sequences by stream. */
 static int feed(kind k, dlg_net *net, int s, int first, int n)
 {
-    int rc = 0;
-    if (k == LSTM) {
-        float ids[T * 2 * B], y[T * 2 * B], st[2 * B * H];
-        for (int t = 0; t < T; t++)
-            for (int b = 0; b < n; b++) {
-                int g = t * 2 * B + first + b; /* the token's row in the 2B-stream batch */
-                ids[t * n + b] = (float)((g * 5 + 3 * s + 1) % V);
-                y[t * n + b] = (float)((g * 7 + s + 2) % V);
-            }
-        rc |= dlg_net_write(net, dlg_net_blob(net, "ids"), DLG_DATA, ids, (size_t)(T * n));
-        rc |= dlg_net_write(net, dlg_net_blob(net, "y"), DLG_DATA, y, (size_t)(T * n));
-        const char *state[2] = {"h0", "c0"};
-        for (int i = 0; i < 2; i++) {
-            tu_fill(st, 2 * B * H, FILL_GAUSS, 100u + (uint64_t)(s * 2 + i));
-            rc |= dlg_net_write(net, dlg_net_blob(net, state[i]), DLG_DATA, st + first * H,
-                                (size_t)(n * H));
-        }
-        return rc;
-    }
+    if (k == LSTM)
+        return dp_feed_lm(net, s, first, n, 2 * B, T, V, H);
     const size_t per = k == WIDE ? WIDE_IN : k == MANY ? MANY_IN : 3 * IMG * IMG;
-    float img[2 * B * WIDE_IN]; /* per thread; WIDE_IN > 3 * IMG * IMG */
-    float lab[2 * B];
-    tu_fill(img, (int64_t)(2 * B * per), FILL_GAUSS, 200u + (uint64_t)s);
-    for (int i = 0; i < 2 * B; i++)
-        lab[i] = (float)((i * 3 + s) % 10 + (k == WIDE ? 2000 : 0));
-    rc |= dlg_net_write(net, dlg_net_blob(net, "data"), DLG_DATA, img + first * per, (size_t)n * per);
-    rc |= dlg_net_write(net, dlg_net_blob(net, "label"), DLG_DATA, lab + first, (size_t)n);
-    return rc;
+    return dp_feed_images(net, s, first, n, 2 * B, per, k == WIDE ? 2000 : 0, -1);
 }
 
 typedef struct run_cfg {
@@ -165,51 +117,11 @@ static int step(dlg_net *net, const run_cfg *c, dlg_clip_stats *st)
                            : dlg_net_train_step(net, &c->sgd);
 }
 
-typedef struct rank_job {
-    const run_cfg *c;
-    dlg_net *net;
-    rank_arg a;
-    dlg_clip_stats st;
-    int rc;
-} rank_job;
-
-static void *rank_main(void *arg)
+static int rank_step(dp_rank *r, int s)
 {
-    rank_job *j = arg;
-    for (int s = 0; s < STEPS && !j->rc; s++) {
-        j->rc = feed(j->c->k, j->net, s, j->a.rank * B, B);
-        if (!j->rc)
-            j->rc = step(j->net, j->c, &j->st);
-    }
-    return NULL;
-}
-
-/* The largest |a - b| over the trained params' weights, relative to the
- * largest |b|, read in plain layout. */
-static double weight_off(dlg_net *a, dlg_net *b)
-{
-    double off = 0, big = 0;
-    for (int i = 0; i < dlg_net_layer_count(b); i++) {
-        dlg_layer_info li;
-        assert_int_equal(dlg_net_layer_info(b, i, &li), 0);
-        bool bn = strcmp(li.type, "batchnorm") == 0;
-        for (int p = 0; p < (bn ? 2 : 4); p++) { /* not a batch norm's running statistics */
-            int pb = dlg_net_param(b, li.name, p);
-            if (pb < 0)
-                continue;
-            int64_t n = tu_count(b, pb);
-            float *wa = tu_read_copy(a, pb), *wb = tu_read_copy(b, pb);
-            assert_non_null(wa);
-            assert_non_null(wb);
-            for (int64_t e = 0; e < n; e++) {
-                off = fmax(off, fabs((double)wa[e] - wb[e]));
-                big = fmax(big, fabs((double)wb[e]));
-            }
-            free(wa);
-            free(wb);
-        }
-    }
-    return off / big;
+    const run_cfg *c = r->cfg;
+    int rc = feed(c->k, r->net, s, r->rank * B, B);
+    return rc ? rc : step(r->net, c, &r->st);
 }
 
 /* Trains the single net and the two ranks (reduced or not); returns the
@@ -229,29 +141,21 @@ static double train_pair(const char *backend, const run_cfg *c, bool reduce, boo
     }
     ranks2 rr = {.cap = DLG_NN_REDUCE_BUCKET};
     pthread_barrier_init(&rr.bar, NULL, 2);
-    rank_job j[2];
-    pthread_t tid[2];
+    dp_rank j[2];
     for (int i = 0; i < 2; i++) {
-        j[i] = (rank_job){.c = c, .net = r[i], .a = {&rr, i}};
+        j[i] = (dp_rank){.net = r[i], .rank = i, .shared = &rr, .cfg = c};
         rr.tmp[i] = calloc(rr.cap, sizeof(float));
         assert_non_null(rr.tmp[i]);
         if (reduce)
-            assert_int_equal(dlg_net_set_grad_reduce(r[i], sum2, &j[i].a, 2), 0);
+            assert_int_equal(dlg_net_set_grad_reduce(r[i], sum2, &j[i], 2), 0);
     }
-    for (int i = 0; i < 2; i++)
-        assert_int_equal(pthread_create(&tid[i], NULL, rank_main, &j[i]), 0);
-    for (int i = 0; i < 2; i++)
-        pthread_join(tid[i], NULL);
-    assert_int_equal(j[0].rc, 0);
-    assert_int_equal(j[1].rc, 0);
+    dp_run_ranks(j, STEPS, rank_step); /* each rank's weights hashed */
     if (reduce) /* one call per bucket, packed or in place */
         assert_int_equal(rr.calls, (c->k == WIDE ? 3 : c->k == MANY ? 2 : 1) * STEPS);
-    uint64_t h[2];
-    assert_int_equal(dlg_net_param_hash(r[0], &h[0]), 0);
-    assert_int_equal(dlg_net_param_hash(r[1], &h[1]), 0);
-    *same = h[0] == h[1];
+    *same = j[0].hash == j[1].hash;
     *rank_st = j[0].st;
-    double off = fmax(weight_off(r[0], one), weight_off(r[1], one));
+    /* not the batch norm's running statistics: they stay per rank */
+    double off = fmax(dp_weight_off(r[0], one, false), dp_weight_off(r[1], one, false));
     if (c->k == CONV_BN) { /* the ranks' running means (bn1's param 2) */
         int m = dlg_net_param(r[0], "bn1", 2);
         float *m0 = tu_read_copy(r[0], m), *m1 = tu_read_copy(r[1], m);
@@ -353,13 +257,8 @@ static void test_lstm_clip(void **st)
 static void test_misuse(void **st)
 {
     (void)st;
-    dlg_net *net;
-    assert_int_equal(dlg_net_create(&net, "inf"), 0);
-    int x = dlg_input(net, "data", 2, 3, IMG, IMG), y = dlg_labels(net, "label", 2);
-    dlg_softmax_loss(net, "loss", dlg_fc(net, "fc", x, 4), y);
-    dlg_plan_opts po = {.backend = "ref", .train = false, .seed = 1};
-    assert_int_equal(dlg_net_plan(net, &po), 0);
-    rank_arg a = {0};
+    dlg_net *net = dp_inference_net("ref", IMG);
+    dp_rank a = {0};
     assert_int_equal(dlg_net_set_grad_reduce(net, sum2, &a, 2), -DLG_EINVAL);
     assert_non_null(strstr(dlg_net_error(net), "planned for training"));
     assert_int_equal(dlg_net_status(net), 0); /* not sticky */
