@@ -254,7 +254,10 @@ static const lcase cases[] = {
     {"lstm", seq_case_lstm, false, false, false, 0},
     {"lstm_4d", seq_case_lstm_4d, false, false, false, 0},
     {"lstm2", seq_case_lstm2, false, false, false, 0},
-    {"lstm_lm", seq_case_lstm_lm, false, false, false, 0},
+    /* lstm0's gradients lie two LSTM layers under a half decoder and
+     * embedding: 3e-3..1e-2 over 30 seeds in bf16, but 2.6e-2 at seed
+     * 2824845307 (a 32-float bias gradient, max-norm error) */
+    {"lstm_lm", seq_case_lstm_lm, false, false, false, 5e-2},
 };
 
 /* ---- comparing ------------------------------------------------------------ */
@@ -695,8 +698,11 @@ static int cmd_layers(int argc, char **argv)
                               "cuda-bf16:0/nchw"};
     const char **bks = argc > 0 ? (const char **)argv : defaults;
     int nb = argc > 0 ? argc : 5, fails = 0;
-    rng_state = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 20);
-    printf("layers: seed %llu\n", (unsigned long long)rng_state);
+    /* a new seed each run, printed; CUDA_CHECK_SEED=N runs one again */
+    const char *seed = getenv("CUDA_CHECK_SEED");
+    rng_state = seed && *seed ? strtoull(seed, NULL, 10)
+                              : (uint64_t)time(NULL) ^ ((uint64_t)clock() << 20);
+    printf("layers: seed %llu (CUDA_CHECK_SEED)\n", (unsigned long long)rng_state);
     for (int b = 0; b < nb; b++) {
         double tol = strstr(bks[b], "bf16") || strstr(bks[b], "fp16") ? 2e-2
                      : strstr(bks[b], "tf32")                         ? 5e-3
