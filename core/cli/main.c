@@ -11,7 +11,9 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 static int cmd_version(const dlg_cli *cli, int argc, char **argv)
@@ -275,6 +277,13 @@ static int run_command(const dlg_cli *cli, const struct dlg_command *c, int argc
                 argv[0]);
         return DLG_EXIT_USAGE;
     }
+    /* a product goes out in one write at the end where it fits: a write
+     * that fails mid-way (a full disk) leaves errno to calls after it, so
+     * the last flush, finding nothing left, could not say why (list at 4 KiB
+     * + 21 bytes said "a write failed") */
+    char *product = c->prints && !isatty(STDOUT_FILENO) ? malloc((size_t)1 << 20) : NULL;
+    if (product) /* (glibc ignores the size without a buffer); stdout's until exit */
+        setvbuf(stdout, product, _IOFBF, (size_t)1 << 20);
     int rc = c->fn(cli, argc, argv);
     return c->prints ? dlg_stdout_written(rc) : rc;
 }
