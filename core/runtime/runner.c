@@ -582,7 +582,7 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
         host_cpu_times(&busy0, &iowait0);
         dlg_nvml *nv = NULL;
         char nvwhy[256];
-        if (dlg_nvml_open(&nv, NULL, nvwhy, sizeof nvwhy) != 0)
+        if (dlg_nvml_open(&nv, getenv("DLGAUGE_NVML_LIB"), nvwhy, sizeof nvwhy) != 0)
             nv = NULL; /* no driver: no GPU metrics, nothing to say */
         int gpu = dlg_cell_gpu(cell, run->comm, nv); /* the one its workload runs on */
         if (gpu >= 0)

@@ -2,9 +2,13 @@
  * constant 250 W at 80% utilisation, 1 GiB + (ms % 1000) MiB of memory
  * used, and an energy counter that follows the monotonic clock at 250 W;
  * driver 580.65.06 for CUDA 13.0, PCIe gen 5 x16 (running at gen 4 x16),
- * 18 NVLink links of which 16 are active. */
+ * 18 NVLink links of which 16 are active.  FAKEGPU_DEVICES=N (as the
+ * fake cudart's, tests/cuda/fakegpu) makes it N GPUs, GPU i > 0 named
+ * "NVIDIA H200 (fake GPU i)" and 10 points less busy per index, so a test
+ * sees which GPU a row's stats came from. */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -32,28 +36,42 @@ int nvmlDeviceGetMaxPcieLinkGeneration(void *d, unsigned *v);
 int nvmlDeviceGetMaxPcieLinkWidth(void *d, unsigned *v);
 int nvmlDeviceGetNvLinkState(void *d, unsigned link, int *active);
 
-static int dev_token;
+#define FAKE_MAX_GPUS 16
+static const char dev_token[FAKE_MAX_GPUS]; /* a handle is &dev_token[index] */
+
+static unsigned gpu_count(void)
+{
+    const char *v = getenv("FAKEGPU_DEVICES");
+    long n = v ? strtol(v, NULL, 10) : 1;
+    return n >= 1 && n <= FAKE_MAX_GPUS ? (unsigned)n : 1;
+}
+
+static unsigned index_of(const void *d) { return (unsigned)((const char *)d - dev_token); }
 
 int nvmlInit_v2(void) { return 0; }
 int nvmlShutdown(void) { return 0; }
 
 int nvmlDeviceGetCount_v2(unsigned *n)
 {
-    *n = 1;
+    *n = gpu_count();
     return 0;
 }
 
 int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **d)
 {
-    if (i != 0)
+    if (i >= gpu_count())
         return 2; /* NVML_ERROR_INVALID_ARGUMENT */
-    *d = &dev_token;
+    *d = (void *)&dev_token[i];
     return 0;
 }
 
 int nvmlDeviceGetName(void *d, char *buf, unsigned len)
 {
-    snprintf(buf, len, "NVIDIA H200 (fake)");
+    unsigned i = index_of(d);
+    if (i == 0)
+        snprintf(buf, len, "NVIDIA H200 (fake)");
+    else
+        snprintf(buf, len, "NVIDIA H200 (fake GPU %u)", i);
     return 0;
 }
 
@@ -74,7 +92,7 @@ int nvmlDeviceGetPowerUsage(void *d, unsigned *mw)
 
 int nvmlDeviceGetUtilizationRates(void *d, fake_util *u)
 {
-    u->gpu = 80;
+    u->gpu = 80 - 10 * index_of(d);
     u->memory = 40;
     return 0;
 }

@@ -16,7 +16,6 @@ dlg=$1 plugins=$2 fake=$3 nccl=$4 mpiexec=$5 work=$6
 rm -rf "$work"
 mkdir -p "$work"
 source "$(dirname "$0")/../support/mpi_env.sh" "$mpiexec"
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" # as caffe/ranks_train.sh
 unset DLGAUGE_PLUGIN_PATH
 export DLGAUGE_NN_MODULE_DIR=$fake DLGAUGE_NCCL_LIB=$nccl
 cd "$work"

@@ -14,6 +14,15 @@
 // copy reading it ran, then gives wrong data, as it may on a GPU.
 // FAKEGPU_SEED picks the order (default 1).
 //
+// FAKEGPU_DEVICES=N (1..16, default 1) makes it N such GPUs: a current
+// device per thread (cudaSetDevice), each device's allocations counted
+// apart (cudaMemGetInfo, the 16 GiB limit), but all of it the one host
+// memory (peer access is free, and a stream serves any device).  FAKEGPU_TRACE_DEVICE=FILE
+// appends "RANK PID WHAT DEVICE" the first time the process sets (set),
+// allocates on (malloc) or makes a stream on (stream) a device, RANK from
+// the launcher's environment ("-" without one), so a test sees which GPU
+// each rank of a job used.
+//
 // It is stricter than it needs to be for the maths, on purpose: device
 // memory starts as 0xFF bytes (NaN in float and half), copies and memsets
 // check their operands against the live allocations, and the calls the
@@ -22,6 +31,7 @@
 // call sets the last error, as the real runtime does.
 #include "fakegpu.h"
 
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +44,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -64,6 +75,7 @@ struct capture {
 struct block {
     size_t size;
     bool device; // cudaMalloc; else cudaHostAlloc (pinned, device-accessible)
+    int dev;     // the current device when it was made
 };
 
 using clock_type = std::chrono::steady_clock;
@@ -118,7 +130,8 @@ struct CUgraphExec_st {
 
 namespace {
 
-constexpr size_t kTotalMem = (size_t)16 << 30;
+constexpr size_t kTotalMem = (size_t)16 << 30; // per device
+constexpr int kMaxDevices = 16;
 constexpr size_t kAlign = 256;
 
 // g_mu guards all the state below; it is never held while work runs.
@@ -141,7 +154,8 @@ std::set<CUgraphExec_st *> g_execs;
 std::map<uint64_t, capture> g_captures; // open capture sequences
 uint64_t g_next_id = 1;                 // capture ids and event serials
 std::map<uintptr_t, block> g_blocks;    // live allocations by address
-size_t g_device_bytes;                  // live cudaMalloc bytes
+size_t g_device_bytes[kMaxDevices];     // live cudaMalloc bytes, by device
+std::set<std::pair<std::string, int>> g_traced; // (what, device) lines written (FAKEGPU_TRACE_DEVICE)
 
 // At exit, device and pinned memory nobody freed: a leak in the backend
 // (every net it planned was destroyed by then).  With FAKEGPU_LEAKS=fail
@@ -165,6 +179,7 @@ struct leak_report {
 
 // per thread, like the real runtime's
 thread_local cudaError_t t_error = cudaSuccess;
+thread_local int t_device = 0; // cudaSetDevice's; 0 until a thread sets one, as in cudart
 
 cudaError_t fail(cudaError_t e)
 {
@@ -181,6 +196,47 @@ __attribute__((format(printf, 1, 2))) void complain(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
+}
+
+// FAKEGPU_DEVICES, read once: the GPUs there are.
+int device_count()
+{
+    static const int n = []() {
+        const char *v = getenv("FAKEGPU_DEVICES");
+        if (!v)
+            return 1;
+        char *end;
+        long d = strtol(v, &end, 10);
+        if (end == v || *end || d < 1 || d > kMaxDevices) {
+            complain("FAKEGPU_DEVICES=%s: expected 1..%d; one device", v, kMaxDevices);
+            return 1;
+        }
+        return (int)d;
+    }();
+    return n;
+}
+
+// The first time this process does what on device, one line in
+// FAKEGPU_TRACE_DEVICE's file (one write of O_APPEND: ranks' lines do not
+// mix).  Called with g_mu held.
+void trace_device(const char *what, int device)
+{
+    const char *path = getenv("FAKEGPU_TRACE_DEVICE");
+    if (!path || !*path || !g_traced.insert({what, device}).second)
+        return;
+    const char *rank = getenv("OMPI_COMM_WORLD_RANK");
+    if (!rank)
+        rank = getenv("PMI_RANK");
+    if (!rank)
+        rank = getenv("SLURM_PROCID");
+    char line[96];
+    int n = snprintf(line, sizeof line, "%s %ld %s %d\n", rank ? rank : "-", (long)getpid(), what,
+                     device);
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0 || write(fd, line, (size_t)n) != n)
+        complain("FAKEGPU_TRACE_DEVICE=%s: cannot append to it", path);
+    if (fd >= 0)
+        close(fd);
 }
 
 bool is_legacy(cudaStream_t s) { return s == nullptr || s == cudaStreamLegacy; }
@@ -645,7 +701,7 @@ cudaError_t alloc(void **p, size_t size, bool device)
         return fail(cudaErrorStreamCaptureUnsupported);
     if (!size)
         return cudaSuccess; // as cudart: success, and a null pointer
-    if (device && size > kTotalMem - g_device_bytes)
+    if (device && size > kTotalMem - g_device_bytes[t_device])
         return fail(cudaErrorMemoryAllocation);
     // exactly size bytes (not rounded up), so ASan sees an overrun
     void *q = nullptr;
@@ -653,9 +709,11 @@ cudaError_t alloc(void **p, size_t size, bool device)
         return fail(cudaErrorMemoryAllocation);
     // real device memory is uninitialised: NaN in float and half catches reads
     memset(q, 0xFF, size);
-    g_blocks[(uintptr_t)q] = block{size, device};
-    if (device)
-        g_device_bytes += size;
+    g_blocks[(uintptr_t)q] = block{size, device, t_device};
+    if (device) {
+        g_device_bytes[t_device] += size;
+        trace_device("malloc", t_device);
+    }
     *p = q;
     return cudaSuccess;
 }
@@ -677,7 +735,7 @@ cudaError_t release(void *p, bool device, const char *api)
     }
     memset(p, 0xFF, it->second.size); // stale reads through a graph see NaN
     if (device)
-        g_device_bytes -= it->second.size;
+        g_device_bytes[it->second.dev] -= it->second.size;
     g_blocks.erase(it);
     free(p);
     return cudaSuccess;
@@ -778,24 +836,38 @@ cudaError_t cudaGetDeviceCount(int *count)
 {
     if (!count)
         return fail(cudaErrorInvalidValue);
-    *count = 1;
+    *count = device_count();
     return cudaSuccess;
 }
 
 cudaError_t cudaSetDevice(int device)
 {
-    return device == 0 ? cudaSuccess : fail(cudaErrorInvalidDevice);
+    if (device < 0 || device >= device_count())
+        return fail(cudaErrorInvalidDevice);
+    t_device = device;
+    std::lock_guard<std::mutex> lock(g_mu);
+    trace_device("set", device);
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetDevice(int *device)
+{
+    if (!device)
+        return fail(cudaErrorInvalidValue);
+    *device = t_device;
+    return cudaSuccess;
 }
 
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 {
     if (!prop)
         return fail(cudaErrorInvalidValue);
-    if (device != 0)
+    if (device < 0 || device >= device_count())
         return fail(cudaErrorInvalidDevice);
     // CUDA 13's struct has no clock-rate fields any more
     memset(prop, 0, sizeof *prop);
     snprintf(prop->name, sizeof prop->name, "NVIDIA H200 (fakegpu)");
+    prop->pciBusID = 0x18 + device; // same-model GPUs differ in where they sit
     prop->totalGlobalMem = kTotalMem;
     prop->sharedMemPerBlock = 48 << 10;
     prop->sharedMemPerBlockOptin = 227 << 10;
@@ -912,7 +984,7 @@ cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
         return fail(cudaErrorInvalidValue);
     std::lock_guard<std::mutex> lock(g_mu);
     *total = kTotalMem;
-    *free = kTotalMem - g_device_bytes;
+    *free = kTotalMem - g_device_bytes[t_device];
     return cudaSuccess;
 }
 
@@ -978,6 +1050,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)
         return fail(cudaErrorInvalidValue);
     CUstream_st *st = new CUstream_st{flags, 0, {}, 0, 0};
     std::lock_guard<std::mutex> lock(g_mu);
+    trace_device("stream", t_device);
     g_streams.insert(st);
     *pStream = st;
     return cudaSuccess;
