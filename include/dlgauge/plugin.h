@@ -317,6 +317,18 @@ typedef struct dlg_host {
 #define DLG_HOST_HAS(h, member)                                                                    \
     ((h) && (h)->struct_size >= offsetof(dlg_host, member) + sizeof((h)->member) && (h)->member)
 
+/* This process's place among the ranks on its node (dlg_rank_info's
+ * local_rank), or -1 from a host that does not say (no comm_info, or one
+ * older than the field): a GPU workload takes GPU local rank mod GPUs. */
+static inline int dlg_host_local_rank(const dlg_host *h)
+{
+    if (!DLG_HOST_HAS(h, comm_info))
+        return -1;
+    dlg_rank_info ri = {.struct_size = sizeof ri};
+    h->comm_info(h, &ri);
+    return DLG_RANK_HAS(&ri, local_rank) && ri.local_rank >= 0 ? ri.local_rank : -1;
+}
+
 /* ---- workloads ------------------------------------------------------------ */
 
 /* What the runner tells a workload about the cell it runs in. */

@@ -1,7 +1,7 @@
 /* The comm workloads' device choice (comm_devsel.c, compiled in): the
- * option read, the node-local rank from the host (else the launcher's
- * variables), and a bare "cuda" placing rank r on GPU (local rank mod
- * GPUs). */
+ * option read and the node-local rank from the host (else the launcher's
+ * variables), which core/nn's dlg_device_backend turns into a GPU
+ * (test_cuda_host; end to end: ranks_gpus_fakegpu). */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -45,8 +45,7 @@ static void test_parse(void **state)
 }
 
 /* Rank 5 of 4 ranks a node is the second node's local rank 1 (Open MPI
- * says so): on 3 GPUs a node it takes GPU 1, where its global rank would
- * give 5 % 3 = 2. */
+ * says so), not 5 (core/nn's choice then takes GPU 1 of 3, not 2). */
 static void test_local_rank_from_launcher(void **state)
 {
     (void)state;
@@ -55,7 +54,6 @@ static void test_local_rank_from_launcher(void **state)
     int local = comm_local_rank(NULL, 5, &from);
     assert_int_equal(local, 1);
     assert_string_equal(from, "OMPI_COMM_WORLD_LOCAL_RANK");
-    assert_int_equal(comm_device_pick(COMM_DEV_ANY, local, 3), 1);
     /* Open MPI's wins over a stale torchrun variable */
     setenv("LOCAL_RANK", "2", 1);
     assert_int_equal(comm_local_rank(NULL, 5, &from), 1);
@@ -79,10 +77,6 @@ static void test_local_rank_fallback(void **state)
     const char *from = NULL;
     assert_int_equal(comm_local_rank(NULL, 6, &from), 6);
     assert_non_null(strstr(from, "no launcher"));
-    assert_int_equal(comm_device_pick(COMM_DEV_ANY, 6, 4), 2);
-    assert_int_equal(comm_device_pick(COMM_DEV_ANY, 0, 1), 0);
-    /* an explicit index is kept, whatever the rank */
-    assert_int_equal(comm_device_pick(5, 6, 4), 5);
 }
 
 /* A host that says its ranks: local rank 2 of 4 on this node, as MPI
@@ -114,8 +108,6 @@ static void test_local_rank_from_host(void **state)
     int local = comm_local_rank(&ih.host, 6, &from);
     assert_int_equal(local, 2);
     assert_non_null(strstr(from, "the host"));
-    assert_int_equal(comm_device_pick(COMM_DEV_ANY, local, 3), 2);
-    assert_int_equal(comm_device_pick(COMM_DEV_ANY, local, 2), 0);
     ih.older = true;
     assert_int_equal(comm_local_rank(&ih.host, 6, &from), 1);
     assert_string_equal(from, "OMPI_COMM_WORLD_LOCAL_RANK");

@@ -128,7 +128,7 @@ static void test_no_device(void **state)
     hfx_fixture *fx = *state;
     setenv("DLGAUGE_NN_MODULE_DIR", "/nonexistent/dlgauge-no-modules", 1);
     no_device(fx, "allreduce", "device=cuda:0", "device = cuda:0: no CUDA backend can run here: no CUDA device (");
-    no_device(fx, "p2p", "device=cuda", "device = cuda: no CUDA device (");
+    no_device(fx, "p2p", "device=cuda", "device = cuda: no CUDA backend can run here: no CUDA device (");
     unsetenv("DLGAUGE_NN_MODULE_DIR");
 }
 

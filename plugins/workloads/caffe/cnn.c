@@ -143,22 +143,13 @@ int nn_check_device(const dlg_host *h, const char *device, const char *precision
     return 0;
 }
 
-int nn_local_rank(const dlg_host *h)
-{
-    if (!DLG_HOST_HAS(h, comm_info))
-        return 0;
-    dlg_rank_info ri = {.struct_size = sizeof ri};
-    h->comm_info(h, &ri);
-    return DLG_RANK_HAS(&ri, local_rank) && ri.local_rank > 0 ? ri.local_rank : 0;
-}
-
 /* device = auto | cpu | cuda[:N] and precision -> the engine backend
  * (core/nn/device.c decides; auto without a GPU says so once, and auto or
  * cuda on GPUs which one this rank took). */
 static int choose_backend(const dlg_host *h, const dlg_value *o, const char **backend)
 {
     char note[160], err[768];
-    int rc = dlg_device_backend(o[O_DEVICE].text, o[O_PRECISION].text, nn_local_rank(h), cpu_backend(o), backend,
+    int rc = dlg_device_backend(o[O_DEVICE].text, o[O_PRECISION].text, dlg_host_local_rank(h), cpu_backend(o), backend,
                                 note, sizeof note, err, sizeof err);
     if (rc < 0)
         return h->error(h, -rc, "%s", err);

@@ -41,10 +41,6 @@ bool cnn_use_aux(const dlg_host *h, const dlg_value *opts);
 /* Setup for model `model` ("alexnet", ...). */
 int cnn_setup(const char *model, const dlg_host *h, const dlg_value *opts, const dlg_job_info *job,
               void **state);
-/* This process's rank on its node (host->comm_info's local_rank), 0 when
- * alone or when the host is older than local_rank: device = auto or cuda
- * takes GPU (it mod the GPUs). */
-int nn_local_rank(const dlg_host *h);
 /* device and precision judged as dlg_device_backend judges them at setup
  * (by dlg_device_select), for a check (ops version 3): cuda:N is taken to
  * exist, and device = auto to find one, without counting devices, except

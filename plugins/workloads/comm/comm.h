@@ -54,9 +54,6 @@ int comm_device_parse(const char *text, int *index, char *err, size_t errlen);
  * or from a host older than that the launcher's variables, else rank
  * (one node); *from names where it came from.  h may be NULL. */
 int comm_local_rank(const dlg_host *h, int rank, const char **from);
-/* The GPU a rank takes: index itself, or for COMM_DEV_ANY local_rank mod
- * ngpus (nccl-tests and PyTorch: one rank per GPU of its node). */
-int comm_device_pick(int index, int local_rank, int ngpus);
 
 /* The pattern's period: element i of rank r's send is (i + r) % it. */
 #define COMM_PERIOD 61
@@ -109,7 +106,7 @@ int comm_bufs_check(const dlg_host *h, comm_bufs *b, comm_expect e, const char *
  * error line naming the device. */
 typedef struct comm_dev comm_dev;
 /* Setup's part: the device `device` names for b's rank (a bare "cuda":
- * comm_device_pick), its two buffers, send uploaded from b->send and recv
+ * GPU local rank mod the GPUs, as core/nn chooses), its two buffers, send uploaded from b->send and recv
  * from b->recv (poisoned).  Nothing collective. */
 int comm_dev_open(const dlg_host *h, const char *device, const comm_bufs *b, const char *who, comm_dev **out);
 void comm_dev_close(comm_dev *d);

@@ -37,23 +37,9 @@ static int fail(comm_dev *d, const char *what, int rc)
     return d->h->error(d->h, -rc, "%s on %s: %s", what, d->name, why);
 }
 
-/* A bare "cuda": GPU (local rank mod the GPUs), as nccl-tests and PyTorch. */
-static int pick_any(const dlg_host *h, int rank, int *index)
-{
-    int ngpus = 0;
-    char why[200] = "";
-    dlg_cuda_device_count(&ngpus, why, sizeof why);
-    if (ngpus <= 0)
-        return h->error(h, DLG_ENOTSUP, "device = cuda: no CUDA device (%s)", why);
-    const char *from;
-    int local = comm_local_rank(h, rank, &from);
-    *index = comm_device_pick(COMM_DEV_ANY, local, ngpus);
-    h->log(h, DLG_LOG_INFO, "device = cuda: rank %d on its node: cuda:%d (local rank mod %d GPU%s; rank %d, local "
-           "rank from %s)", local, *index, ngpus, ngpus == 1 ? "" : "s", rank, from);
-    return 0;
-}
-
-/* The device named, checked as the nn workloads check theirs, opened. */
+/* The device named, chosen and checked as the nn workloads choose theirs
+ * (a bare "cuda": GPU local rank mod the GPUs, as nccl-tests and
+ * PyTorch), opened. */
 static int open_device(comm_dev *d, const char *device)
 {
     const dlg_host *h = d->h;
@@ -62,14 +48,15 @@ static int open_device(comm_dev *d, const char *device)
     int rc = comm_device_parse(device, &index, err, sizeof err);
     if (rc < 0)
         return h->error(h, -rc, "%s", err);
-    if (index == COMM_DEV_ANY && (rc = pick_any(h, d->rank, &index)) < 0)
-        return rc;
-    snprintf(d->name, sizeof d->name, "cuda:%d", index);
-    const char *backend;
+    const char *from, *backend;
+    int local = comm_local_rank(h, d->rank, &from);
     char note[160];
-    rc = dlg_device_backend(d->name, NULL, 0, "cpu", &backend, note, sizeof note, err, sizeof err); /* cuda:N */
+    rc = dlg_device_backend(device, NULL, local, "cpu", &backend, note, sizeof note, err, sizeof err);
     if (rc < 0)
         return h->error(h, -rc, "%s", err);
+    snprintf(d->name, sizeof d->name, "%s", backend); /* "cuda:N": precision fp32 */
+    if (note[0])
+        h->log(h, DLG_LOG_INFO, "%s (local rank from %s)", note, from);
     if ((rc = dlg_dev_open(backend, &d->dev, err, sizeof err)) < 0) {
         d->dev = NULL;
         return h->error(h, -rc, "device = %s: %s", d->name, err);

@@ -48,19 +48,9 @@ static int env_index(const char *name)
 static const char *const local_rank_vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
                                               "LOCAL_RANK"};
 
-/* The host's local rank (dlg_rank_info.local_rank), else -1. */
-static int host_local_rank(const dlg_host *h)
-{
-    if (!DLG_HOST_HAS(h, comm_info))
-        return -1;
-    dlg_rank_info ri = {.struct_size = sizeof ri};
-    h->comm_info(h, &ri);
-    return DLG_RANK_HAS(&ri, local_rank) && ri.local_rank >= 0 ? ri.local_rank : -1;
-}
-
 int comm_local_rank(const dlg_host *h, int rank, const char **from)
 {
-    int local = host_local_rank(h);
+    int local = dlg_host_local_rank(h);
     if (local >= 0) {
         *from = "the host: MPI's ranks on this node";
         return local;
@@ -74,13 +64,6 @@ int comm_local_rank(const dlg_host *h, int rank, const char **from)
     }
     *from = "the rank: no launcher said the local rank";
     return rank > 0 ? rank : 0;
-}
-
-int comm_device_pick(int index, int local_rank, int ngpus)
-{
-    if (index != COMM_DEV_ANY)
-        return index;
-    return ngpus > 0 ? local_rank % ngpus : 0;
 }
 
 bool comm_on_device(const dlg_value *opts)

@@ -219,7 +219,7 @@ static int options(lm *s, const dlg_value *o)
     /* auto or cuda: GPU (local rank mod the GPUs) when there is one, auto
      * else the CPU, with a note either way */
     char note[160], err[768];
-    rc = dlg_device_backend(o[L_DEVICE].text, o[L_PRECISION].text, nn_local_rank(h), cpu_backend(o), &s->backend,
+    rc = dlg_device_backend(o[L_DEVICE].text, o[L_PRECISION].text, dlg_host_local_rank(h), cpu_backend(o), &s->backend,
                             note, sizeof note, err, sizeof err);
     if (rc < 0)
         return h->error(h, -rc, "%s", err);
