@@ -209,9 +209,9 @@ typedef struct dlg_backend {
                           char *err, size_t errlen);
     int (*coll_sendrecv)(void *ctx, const void *send, int to, void *recv, int from, size_t count,
                          int t, char *err, size_t errlen);
-    /* Optional with them: n in-place float sums (p[i] holds c[i] floats) as
-     * one group, which NCCL runs as few fused launches instead of n (a
-     * net's gradients: ~160 for ResNet-50).  NULL: coll_allreduce each. */
+    /* With them: n in-place float sums (p[i] holds c[i] floats) as one
+     * group, which NCCL runs as few fused launches instead of n (a net's
+     * gradients, dlg_net_set_device_reduce: ~160 for ResNet-50). */
     int (*coll_allreduce_n)(void *ctx, float *const *p, const int64_t *c, int n, char *err,
                             size_t errlen);
 } dlg_backend;

@@ -7,9 +7,9 @@
  * threshold).
  *
  * One allreduce per trained gradient, in blob order, the same sequence on
- * every rank (the ranks plan the same net), all in one group where the
- * backend offers it (coll_allreduce_n: NCCL fuses a group's collectives
- * into few launches, where ResNet-50's 161 gradients would be 161); each
+ * every rank (the ranks plan the same net), all in one group
+ * (coll_allreduce_n: NCCL fuses a group's collectives into few launches,
+ * where ResNet-50's 161 gradients would be 161); each
  * gradient is an allocation of its own, so there is no contiguous run to
  * sum at once, and packing them would cost a copy each way.
  *
@@ -29,9 +29,10 @@
 #include <stdio.h>
 #include <string.h>
 
+/* what the device reduce calls: an id, the communicator, the grouped sum */
 static bool has_coll(const dlg_backend *bk)
 {
-    return bk->coll_id && bk->coll_open && bk->coll_allreduce;
+    return bk->coll_id && bk->coll_open && bk->coll_allreduce_n;
 }
 
 void dlg_net_clear_dev_reduce(dlg_net *net)
@@ -142,9 +143,15 @@ int dlg_net_dev_reduce_open(dlg_net *net)
     return 0;
 }
 
-/* Every trained gradient summed in one group (the plan-time lists). */
-static int run_grouped(dlg_net *net, char *err, size_t errlen)
+int dlg_net_run_dev_reduce(dlg_net *net, char *err, size_t errlen)
 {
+    if (!net->dev_ranks)
+        return 0;
+    if (!net->comm_ranks) {
+        snprintf(err, errlen, "nn: net '%s': the device communicator is not open", net->name);
+        return -DLG_EINTERNAL;
+    }
+    /* every trained gradient in one group, from the plan-time lists */
     int n, rc = dlg_net_list_grads(net, &n);
     if (rc < 0) {
         snprintf(err, errlen, "%s", dlg_net_error(net));
@@ -158,36 +165,6 @@ static int run_grouped(dlg_net *net, char *err, size_t errlen)
                  "%s",
                  net->name, n, net->dev_ranks, why[0] ? why : "(no reason given)");
         return rc;
-    }
-    net->grad_sum = net->dev_ranks;
-    return 0;
-}
-
-int dlg_net_run_dev_reduce(dlg_net *net, char *err, size_t errlen)
-{
-    if (!net->dev_ranks)
-        return 0;
-    if (!net->comm_ranks) {
-        snprintf(err, errlen, "nn: net '%s': the device communicator is not open", net->name);
-        return -DLG_EINTERNAL;
-    }
-    if (net->bk->coll_allreduce_n)
-        return run_grouped(net, err, errlen);
-    for (int b = 0; b < net->nblobs; b++) {
-        const dlg_blob *bl = &net->blobs[b];
-        if (!dlg_blob_trained(bl))
-            continue;
-        char why[256] = "";
-        int rc = net->bk->coll_allreduce(net->ctx, bl->t.diff, bl->t.diff,
-                                         (size_t)dlg_tensor_elems(&bl->t), DLG_DEV_F32, why,
-                                         sizeof why);
-        if (rc < 0) {
-            snprintf(err, errlen,
-                     "nn: net '%s': summing the gradient of '%s' across %d ranks on the device "
-                     "failed: %s",
-                     net->name, bl->name, net->dev_ranks, why[0] ? why : "(no reason given)");
-            return rc;
-        }
     }
     net->grad_sum = net->dev_ranks;
     return 0;
