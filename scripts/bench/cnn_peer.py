@@ -26,11 +26,9 @@ import sys
 import time
 
 import torch
-import torchvision
 
 from blas_info import blas_info
-from bvlc_alexnet import bvlc_alexnet
-from bvlc_googlenet import bvlc_googlenet
+from peer_models import peer_model
 
 
 def main():
@@ -45,12 +43,7 @@ def main():
     batch, threads, steps = int(batch), int(threads), int(steps)
     torch.set_num_threads(threads)
     torch.manual_seed(1)
-    if model_name == "googlenet":
-        model = bvlc_googlenet(1000)
-    elif model_name == "alexnet":
-        model = bvlc_alexnet(1000)
-    else:
-        model = getattr(torchvision.models, model_name)(num_classes=1000)
+    model = peer_model(model_name)
     x = torch.randn(batch, 3, 224, 224)
     y = torch.randint(0, 1000, (batch,))
     if bf16 and not amp:

@@ -27,21 +27,14 @@ import time
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-import torchvision
 
 from blas_info import blas_info
-from bvlc_alexnet import bvlc_alexnet
-from bvlc_googlenet import bvlc_googlenet
+from peer_models import peer_model
 
 
 def build(model_name, fmt):
     torch.manual_seed(1)
-    if model_name == "googlenet":
-        model = bvlc_googlenet(1000)
-    elif model_name == "alexnet":
-        model = bvlc_alexnet(1000)
-    else:
-        model = getattr(torchvision.models, model_name)(num_classes=1000)
+    model = peer_model(model_name)
     if fmt == "cl":
         model = model.to(memory_format=torch.channels_last)
     return model.train()
