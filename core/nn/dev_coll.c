@@ -316,28 +316,30 @@ int dlg_dev_sendrecv(dlg_dev *d, const void *send, int to, void *recv, int from,
     return rc < 0 ? fail(d, -rc, "dlg_dev_sendrecv on %s: %s", d->b->name, line) : 0;
 }
 
-int dlg_dev_timer_begin(dlg_dev *d)
+/* A device timeline to time on, else the (not sticky) refusal. */
+static int timeline(dlg_dev *d, const char *what)
 {
     if (d->err)
         return d->err;
-    if (!d->b->timer_begin)
+    if (!d->b->timer_begin || !d->b->timer_end)
         return refuse(d, DLG_ENOTSUP,
-                      "dlg_dev_timer_begin: backend %s has no device timeline (time with a "
-                      "host clock)",
+                      "%s: backend %s has no device timeline (time with a host clock)", what,
                       d->b->name);
-    int rc = d->b->timer_begin(d->ctx);
-    return rc < 0 ? fail(d, -rc, "dlg_dev_timer_begin on %s failed", d->b->name) : 0;
+    return 0;
+}
+
+int dlg_dev_timer_begin(dlg_dev *d)
+{
+    int rc = timeline(d, "dlg_dev_timer_begin");
+    if (rc == 0 && (rc = d->b->timer_begin(d->ctx)) < 0)
+        return fail(d, -rc, "dlg_dev_timer_begin on %s failed", d->b->name);
+    return rc;
 }
 
 int dlg_dev_timer_end(dlg_dev *d, uint64_t *elapsed_ns)
 {
-    if (d->err)
-        return d->err;
-    if (!d->b->timer_end)
-        return refuse(d, DLG_ENOTSUP,
-                      "dlg_dev_timer_end: backend %s has no device timeline (time with a host "
-                      "clock)",
-                      d->b->name);
-    int rc = d->b->timer_end(d->ctx, elapsed_ns);
-    return rc < 0 ? coll_failure(d, rc, "dlg_dev_timer_end") : 0;
+    int rc = timeline(d, "dlg_dev_timer_end");
+    if (rc == 0 && (rc = d->b->timer_end(d->ctx, elapsed_ns)) < 0)
+        return coll_failure(d, rc, "dlg_dev_timer_end");
+    return rc;
 }
