@@ -324,8 +324,9 @@ static inline int dlg_host_local_rank(const dlg_host *h)
 {
     if (!DLG_HOST_HAS(h, comm_info))
         return -1;
-    dlg_rank_info ri = {.struct_size = sizeof ri};
-    h->comm_info(h, &ri);
+    dlg_rank_info ri; /* (no designated initializer: C++ includes this too) */
+    ri.struct_size = (uint32_t)sizeof ri;
+    h->comm_info(h, &ri); /* fills what struct_size then says */
     return DLG_RANK_HAS(&ri, local_rank) && ri.local_rank >= 0 ? ri.local_rank : -1;
 }
 
