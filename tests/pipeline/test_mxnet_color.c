@@ -4,11 +4,14 @@
  * computed once in numpy float32 -- fused and unfused multiply-adds agree
  * on these inputs -- and kept here as bytes.  Then properties: factors of
  * 1 leave any image unchanged in every order, results are clamped bytes,
- * and the order of the steps matters. */
+ * and the order of the steps matters.  Last, a wider image against the
+ * formulas applied a step at a time, so the vector loops' whole blocks
+ * and their tails are checked too. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -212,6 +215,72 @@ static void test_pca(void **st)
     assert_true(off[0] == 0 && off[1] == 0 && off[2] == 0);
 }
 
+/* The formulas of loader_color.h, one step at a time over the whole
+ * image: fused multiply-adds where the loops run fused (OpenCV's AVX2
+ * kernels), else a product rounded before the add. */
+static uint8_t ref_byte(float v, float a, float b, bool fused)
+{
+    volatile float prod = v * a; /* rounded: no contraction into an fma */
+    float x = rintf(fused ? fmaf(v, a, b) : prod + b);
+    return (uint8_t)(x < 0 ? 0 : x > 255 ? 255 : x);
+}
+
+static void ref_jitter(uint8_t *px, int w, int h, int stride, const float alpha[3],
+                       const int order[3], bool fused)
+{
+    for (int k = 0; k < 3; k++) {
+        float a = alpha[order[k]], b = 0;
+        if (order[k] == DLG_MX_CONTRAST) {
+            long long sum = 0;
+            for (int y = 0; y < h; y++)
+                for (int x = 0; x < w; x++)
+                    sum += dlg_mx_gray(px + y * stride + 3 * x);
+            b = (1.0f - a) * (float)((double)sum * (1.0 / ((double)w * h)));
+        }
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++) {
+                uint8_t *p = px + y * stride + 3 * x;
+                float g = (float)dlg_mx_gray(p) * (1.0f - a);
+                for (int c = 0; c < 3; c++)
+                    p[c] = ref_byte(p[c], a, order[k] == DLG_MX_SATURATION ? g : b, fused);
+            }
+    }
+}
+
+/* 71 pixels a row (two blocks of 32 and a tail of 7; 213 bytes: six blocks
+ * of 32 and 21), a gap after each row that must stay, pseudo-random bytes;
+ * several factor sets (one at 1, some past 0..2) in all six orders. */
+static void test_wide(void **st)
+{
+    (void)st;
+    enum { W = 71, H = 9, STRIDE = W * 3 + 7 };
+    static uint8_t src[H * STRIDE], got[H * STRIDE], want[H * STRIDE];
+    uint32_t r = 12345;
+    for (int i = 0; i < H * STRIDE; i++) {
+        r = r * 1103515245u + 12345u;
+        src[i] = (uint8_t)(r >> 16);
+    }
+    static const float sets[5][3] = {{1.3f, 0.7f, 1.35f},  {0.45f, 1.8f, 0.2f},
+                                     {2.5f, -0.3f, 1.0f},  {1.0f, 1.6f, 0.6f},
+                                     {0.83f, 0.61f, 1.27f}};
+    bool fused = strstr(dlg_mx_color_isa(), "fma") != NULL;
+    for (int f = 0; f < 5; f++)
+        for (int i = 0; i < 6; i++) {
+            int o[3];
+            dlg_mx_color_order(i, o);
+            memcpy(got, src, sizeof src);
+            memcpy(want, src, sizeof src);
+            dlg_rgb8 img = {got, W, H, STRIDE};
+            dlg_mx_color_jitter(&img, sets[f], o);
+            ref_jitter(want, W, H, STRIDE, sets[f], o, fused);
+            for (int k = 0; k < H * STRIDE; k++)
+                if (got[k] != want[k])
+                    fail_msg("factors %g %g %g, order %d %d %d: row %d byte %d is %d, want %d",
+                             (double)sets[f][0], (double)sets[f][1], (double)sets[f][2], o[0],
+                             o[1], o[2], k / STRIDE, k % STRIDE, got[k], want[k]);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -219,7 +288,7 @@ int main(void)
         cmocka_unit_test(test_contrast),      cmocka_unit_test(test_saturation),
         cmocka_unit_test(test_order),         cmocka_unit_test(test_orders_table),
         cmocka_unit_test(test_identity),      cmocka_unit_test(test_clamped),
-        cmocka_unit_test(test_pca),
+        cmocka_unit_test(test_pca),           cmocka_unit_test(test_wide),
     };
     printf("colour jitter loops: %s\n", dlg_mx_color_isa());
     return cmocka_run_group_tests(tests, NULL, NULL);
