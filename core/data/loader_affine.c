@@ -320,14 +320,32 @@ static void warp_cv(const dlg_rgb8 *src, const dlg_rgb8 *dst, const dlg_affine *
     }
 }
 
+/* One output of cv::warpAffine's nearest: src's pixel or fill. */
+static inline void nearest_px(const dlg_rgb8 *src, const dlg_warp_row *r, int x, int fill,
+                              uint8_t *o)
+{
+    int ix = clampi(dlg_wrap_add(r->xr, r->a[x]) >> AB_BITS, -32768, 32767);
+    int iy = clampi(dlg_wrap_add(r->yr, r->b[x]) >> AB_BITS, -32768, 32767);
+    if ((unsigned)ix < (unsigned)src->w && (unsigned)iy < (unsigned)src->h) {
+        const uint8_t *p = src->px + (size_t)iy * src->stride + (size_t)ix * 3;
+        o[0] = p[0];
+        o[1] = p[1];
+        o[2] = p[2];
+    } else {
+        o[0] = o[1] = o[2] = (uint8_t)fill;
+    }
+}
+
 /* cv::warpAffine's nearest: the same 1/1024 terms, their sum rounded to
  * the nearest pixel (half a pixel added, then shifted), kept to 16 bits
- * as OpenCV's map is; outside src, fill. */
+ * as OpenCV's map is; outside src, fill.  Blocks of 8 wholly inside go
+ * through AVX2 where the CPU has it (a gather a block). */
 static void warp_cv_nearest(const dlg_rgb8 *src, const dlg_rgb8 *dst, const dlg_affine *inv,
                             int fill)
 {
     const double *m = inv->m, scale = 1 << AB_BITS;
     const int32_t round = (1 << AB_BITS) / 2;
+    const bool simd = use_simd(src);
     cv_strip st;
     for (int x0 = 0; x0 < dst->w; x0 += STRIP) {
         int n = dst->w - x0 < STRIP ? dst->w - x0 : STRIP;
@@ -339,18 +357,12 @@ static void warp_cv_nearest(const dlg_rgb8 *src, const dlg_rgb8 *dst, const dlg_
             int32_t xr = dlg_wrap_add(sat_round((m[1] * y + m[2]) * scale), round);
             int32_t yr = dlg_wrap_add(sat_round((m[4] * y + m[5]) * scale), round);
             uint8_t *out = dst->px + (size_t)y * dst->stride + (size_t)x0 * 3;
-            for (int x = 0; x < n; x++) {
-                int ix = clampi(dlg_wrap_add(xr, st.a[x]) >> AB_BITS, -32768, 32767);
-                int iy = clampi(dlg_wrap_add(yr, st.b[x]) >> AB_BITS, -32768, 32767);
-                uint8_t *o = out + 3 * x;
-                if ((unsigned)ix < (unsigned)src->w && (unsigned)iy < (unsigned)src->h) {
-                    const uint8_t *p = src->px + (size_t)iy * src->stride + (size_t)ix * 3;
-                    o[0] = p[0];
-                    o[1] = p[1];
-                    o[2] = p[2];
-                } else {
-                    o[0] = o[1] = o[2] = (uint8_t)fill;
-                }
+            dlg_warp_row r = {src->px, (int32_t)src->stride, st.a, st.b, xr, yr};
+            for (int x = 0; x < n;) {
+                if (simd) /* whole blocks inside; the next 8 (or the rest) in C */
+                    x = dlg_warp_nearest_avx2(&r, src->w, src->h, out, x, n);
+                for (int stop = simd && n - x > 8 ? x + 8 : n; x < stop; x++)
+                    nearest_px(src, &r, x, fill, out + 3 * x);
             }
         }
     }

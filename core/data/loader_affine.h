@@ -48,9 +48,10 @@ enum { DLG_WARP_CUBIC = 100, DLG_WARP_LANCZOS4 = 101, DLG_WARP_AREA = 102 };
 void dlg_warp_rgb(const dlg_rgb8 *src, const dlg_rgb8 *dst, const dlg_affine *inv, int fill,
                   int interp);
 
-/* What the warp's loops run with (for benchmarks): the bilinear 1/32
- * constant-border warp's inside runs go through AVX2 where the CPU has it
- * ("avx2 (dispatched)"), everything else is scalar C. */
+/* What the warp's loops run with (for benchmarks): the constant-border
+ * warp's inside runs (bilinear 1/32 and nearest) and lanczos4's inside
+ * pixels go through AVX2 where the CPU has it ("avx2 (dispatched)"),
+ * cubic's through SSE2, everything else is scalar C. */
 const char *dlg_warp_isa(void);
 
 /* The inverse map, as cv::invertAffineTransform (a singular map gives 0s). */

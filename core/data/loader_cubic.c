@@ -4,8 +4,12 @@
  * fractions, each entry the product of the 1-D weights rounded to 1/32768
  * and nudged to sum to one; resize rounds the 1-D weights to 1/2048, sums
  * the rows in integers and, for cubic, combines them in float (its vector
- * loop) except for the row's last few values (its scalar loop). */
+ * loop) except for the row's last few values (its scalar loop).  The
+ * warp's pixels with every tap inside take pmaddwd kernels: cubic's SSE2
+ * one below, lanczos4's AVX2 one in loader_warp_avx2.c where the CPU has
+ * it (integer sums, so the bytes are the scalar loop's). */
 #include "loader_interp.h"
+#include "loader_warp_simd.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -221,7 +225,8 @@ typedef struct warp_line {
  * loops unroll. */
 static inline __attribute__((always_inline)) void warp_row(const dlg_rgb8 *src,
                                                            const warp_line *l, const int16_t *tab,
-                                                           int fill, uint8_t *out, int k)
+                                                           int fill, uint8_t *out, int k,
+                                                           bool avx2)
 {
     const int back = k / 2 - 1;
     for (int x = 0; x < l->n; x++) {
@@ -241,6 +246,14 @@ static inline __attribute__((always_inline)) void warp_row(const dlg_rgb8 *src,
             continue;
         }
 #endif
+        if (k == 8 && avx2) {
+            int32_t sum[3];
+            dlg_lanczos4_avx2(src->px + (size_t)sy * src->stride + (size_t)sx * 3, src->stride, w,
+                              sum);
+            for (int c = 0; c < 3; c++)
+                out[3 * x + c] = remap_out(sum[c]);
+            continue;
+        }
         int32_t r = 0, g = 0, bl = 0;
         for (int i = 0; i < k; i++) {
             const uint8_t *p = src->px + (size_t)(sy + i) * src->stride + (size_t)sx * 3;
@@ -263,6 +276,7 @@ void dlg_warp_taps(const dlg_rgb8 *src, const dlg_rgb8 *dst, const dlg_affine *i
     const int16_t *tab = ksize == 4 ? cubic_tab[0] : lanczos_tab[0];
     const double *m = inv->m, scale = 1 << AB_BITS;
     const int32_t round = (1 << AB_BITS) >> 6;
+    const bool avx2 = dlg_warp_have_avx2(); /* lanczos4's inside pixels */
     int32_t a[STRIP], b[STRIP];
     for (int x0 = 0; x0 < dst->w; x0 += STRIP) {
         warp_line l = {a, b, 0, 0, dst->w - x0 < STRIP ? dst->w - x0 : STRIP};
@@ -275,9 +289,9 @@ void dlg_warp_taps(const dlg_rgb8 *src, const dlg_rgb8 *dst, const dlg_affine *i
             l.yr = dlg_wrap_add(sat_round((m[4] * y + m[5]) * scale), round);
             uint8_t *out = dst->px + (size_t)y * dst->stride + (size_t)x0 * 3;
             if (ksize == 4)
-                warp_row(src, &l, tab, fill, out, 4);
+                warp_row(src, &l, tab, fill, out, 4, false);
             else
-                warp_row(src, &l, tab, fill, out, 8);
+                warp_row(src, &l, tab, fill, out, 8, avx2);
         }
     }
 }

@@ -1,6 +1,7 @@
-/* The warp's inside run in AVX2, 8 outputs at a time (loader_warp_simd.h).
- * The arithmetic is the scalar loop's, in integers, so the bytes are the
- * same: with fx, fy in 1/32, sum(p w) over the four taps equals
+/* The warp's inside run in AVX2, 8 outputs at a time (loader_warp_simd.h),
+ * bilinear and nearest, and lanczos4's taps of one pixel (below).
+ * Bilinear's arithmetic is the scalar loop's, in integers, so the bytes are
+ * the same: with fx, fy in 1/32, sum(p w) over the four taps equals
  * (top (32 - fy) + bottom fy) with top = p00 (32 - fx) + p01 fx (at most
  * 255 x 32, a 16-bit pmaddubsw) and likewise bottom; the second step is a
  * 32-bit pmaddwd, then (+ 512) >> 10.  Taps are gathered 4 bytes at a time
@@ -52,6 +53,17 @@ static inline AVX2 __m256i col_blend(__m256i top, __m256i bot, __m256i wy, bool 
     return _mm256_srli_epi32(_mm256_add_epi32(s, _mm256_set1_epi32(512)), 10);
 }
 
+/* 8 pixels' 24 bytes, 12 in each lane's low bytes, to o (no byte past). */
+static inline AVX2 void store24(uint8_t *o, __m256i b)
+{
+    /* 16 bytes, the last 4 of them rewritten by the second store */
+    _mm_storeu_si128((__m128i *)(void *)o, _mm256_castsi256_si128(b));
+    __m128i hi = _mm256_extracti128_si256(b, 1);
+    _mm_storel_epi64((__m128i *)(void *)(o + 12), hi);
+    int32_t last = _mm_cvtsi128_si32(_mm_srli_si128(hi, 8));
+    memcpy(o + 20, &last, 4);
+}
+
 AVX2 int dlg_warp_run_avx2(const dlg_warp_row *r, uint8_t *out, int xa, int xb)
 {
     const __m256i xr = _mm256_set1_epi32(r->xr), yr = _mm256_set1_epi32(r->yr);
@@ -85,15 +97,80 @@ AVX2 int dlg_warp_run_avx2(const dlg_warp_row *r, uint8_t *out, int xa, int xb)
         __m256i s3 = col_blend(th, bh, _mm256_shuffle_epi32(wy, 0xff), false); /* 3 | 7 */
         __m256i b = _mm256_packus_epi16(_mm256_packs_epi32(s0, s1), _mm256_packs_epi32(s2, s3));
         b = _mm256_shuffle_epi8(b, pack3); /* lane 0: pixels 0-3, lane 1: 4-7, 12 bytes each */
-        uint8_t *o = out + (size_t)x * 3;
-        /* 16 bytes, the last 4 of them rewritten by the second store */
-        _mm_storeu_si128((__m128i *)(void *)o, _mm256_castsi256_si128(b));
-        __m128i hi = _mm256_extracti128_si256(b, 1);
-        _mm_storel_epi64((__m128i *)(void *)(o + 12), hi);
-        int32_t last = _mm_cvtsi128_si32(_mm_srli_si128(hi, 8));
-        memcpy(o + 20, &last, 4);
+        store24(out + (size_t)x * 3, b);
     }
     return x;
+}
+
+/* Nearest: a block of 8 outputs goes through here when every tap lies
+ * inside src, its 16-bit clamped index as cv::warpAffine's map keeps it,
+ * and is not src's very last pixel (the gather reads 4 bytes a tap). */
+AVX2 int dlg_warp_nearest_avx2(const dlg_warp_row *r, int32_t w, int32_t h, uint8_t *out, int x,
+                               int n)
+{
+    const __m256i xr = _mm256_set1_epi32(r->xr), yr = _mm256_set1_epi32(r->yr);
+    const __m256i lo = _mm256_set1_epi32(-32768), hi = _mm256_set1_epi32(32767);
+    const __m256i wv = _mm256_set1_epi32(w), hv = _mm256_set1_epi32(h), none = _mm256_set1_epi32(-1);
+    const __m256i stride = _mm256_set1_epi32(r->stride);
+    const __m256i last = _mm256_set1_epi32((h - 1) * r->stride + 3 * (w - 1));
+    const __m256i pack3 = _mm256_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1,
+                                           0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1);
+    for (; x + 8 <= n; x += 8) {
+        __m256i ix = _mm256_loadu_si256((const __m256i *)(const void *)(r->a + x));
+        __m256i iy = _mm256_loadu_si256((const __m256i *)(const void *)(r->b + x));
+        ix = _mm256_min_epi32(_mm256_max_epi32(_mm256_srai_epi32(_mm256_add_epi32(xr, ix), 10), lo), hi);
+        iy = _mm256_min_epi32(_mm256_max_epi32(_mm256_srai_epi32(_mm256_add_epi32(yr, iy), 10), lo), hi);
+        __m256i off = _mm256_add_epi32(_mm256_mullo_epi32(iy, stride),
+                                       _mm256_add_epi32(ix, _mm256_add_epi32(ix, ix)));
+        __m256i in = _mm256_and_si256(_mm256_cmpgt_epi32(ix, none), _mm256_cmpgt_epi32(wv, ix));
+        in = _mm256_and_si256(in, _mm256_and_si256(_mm256_cmpgt_epi32(iy, none),
+                                                   _mm256_cmpgt_epi32(hv, iy)));
+        in = _mm256_and_si256(in, _mm256_cmpgt_epi32(last, off));
+        if (_mm256_movemask_epi8(in) != -1)
+            break;
+        __m256i b = _mm256_i32gather_epi32((const int *)(const void *)r->px, off, 1);
+        b = _mm256_shuffle_epi8(b, pack3); /* lane 0: pixels 0-3, lane 1: 4-7, 12 bytes each */
+        store24(out + (size_t)x * 3, b);
+    }
+    return x;
+}
+
+/* Lanczos4: the 8 x 8 taps of one pixel, rows in pairs.  A row's 24 bytes
+ * widen to words and pair with the next row's, byte q with byte q; the
+ * weight pair (w[2r][q / 3], w[2r + 1][q / 3]) of each is spread from the
+ * 8 of the row pair by vpermd; pmaddwd sums each pair.  Integer sums, so
+ * any order gives the scalar loop's. */
+AVX2 void dlg_lanczos4_avx2(const uint8_t *p, size_t stride, const int16_t *w, int32_t sum[3])
+{
+    const __m256i g0 = _mm256_setr_epi32(0, 0, 0, 1, 2, 3, 3, 3); /* bytes 0-3 | 8-11 */
+    const __m256i g1 = _mm256_setr_epi32(1, 1, 2, 2, 4, 4, 4, 5); /* bytes 4-7 | 12-15 */
+    const __m256i g2 = _mm256_setr_epi32(5, 5, 6, 6, 6, 7, 7, 7); /* bytes 16-19 | 20-23 */
+    __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0;
+    for (int r = 0; r < 4; r++, p += 2 * stride, w += 16) {
+        const uint8_t *q = p + stride;
+        __m256i a = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)p));
+        __m256i b = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)q));
+        __m128i a2 = _mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)(const void *)(p + 16)));
+        __m128i b2 = _mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)(const void *)(q + 16)));
+        __m256i ab2 = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi16(a2, b2)),
+                                              _mm_unpackhi_epi16(a2, b2), 1);
+        __m128i wa = _mm_loadu_si128((const __m128i *)(const void *)w);
+        __m128i wb = _mm_loadu_si128((const __m128i *)(const void *)(w + 8));
+        __m256i t = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi16(wa, wb)),
+                                            _mm_unpackhi_epi16(wa, wb), 1);
+        s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b),
+                                                    _mm256_permutevar8x32_epi32(t, g0)));
+        s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b),
+                                                    _mm256_permutevar8x32_epi32(t, g1)));
+        s2 = _mm256_add_epi32(s2, _mm256_madd_epi16(ab2, _mm256_permutevar8x32_epi32(t, g2)));
+    }
+    int32_t v[24]; /* bytes 0-3, 8-11, 4-7, 12-15, 16-23 */
+    _mm256_storeu_si256((__m256i *)(void *)v, s0);
+    _mm256_storeu_si256((__m256i *)(void *)(v + 8), s1);
+    _mm256_storeu_si256((__m256i *)(void *)(v + 16), s2);
+    sum[0] = v[0] + v[3] + v[5] + v[10] + v[12] + v[15] + v[18] + v[21];
+    sum[1] = v[1] + v[6] + v[8] + v[11] + v[13] + v[16] + v[19] + v[22];
+    sum[2] = v[2] + v[4] + v[7] + v[9] + v[14] + v[17] + v[20] + v[23];
 }
 
 #else
@@ -104,6 +181,17 @@ int dlg_warp_run_avx2(const dlg_warp_row *r, uint8_t *out, int xa, int xb)
 {
     (void)r, (void)out, (void)xb;
     return xa;
+}
+
+int dlg_warp_nearest_avx2(const dlg_warp_row *r, int32_t w, int32_t h, uint8_t *out, int x, int n)
+{
+    (void)r, (void)w, (void)h, (void)out, (void)n;
+    return x;
+}
+
+void dlg_lanczos4_avx2(const uint8_t *p, size_t stride, const int16_t *w, int32_t sum[3])
+{
+    (void)p, (void)stride, (void)w, (void)sum;
 }
 
 #endif
