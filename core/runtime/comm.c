@@ -86,6 +86,16 @@ void dlg_comm_info(const dlg_comm *c, dlg_rank_info *out)
     memcpy(out, &all, n); /* never past the caller's struct */
 }
 
+void dlg_comm_node(const dlg_comm *c, int *node, int *nodes)
+{
+    if (c) {
+        dlg_engine_node(c, node, nodes);
+        return;
+    }
+    *node = 0;
+    *nodes = 1;
+}
+
 int dlg_comm_rank(const dlg_comm *c)
 {
     dlg_rank_info ri = {.struct_size = sizeof ri};

@@ -39,6 +39,11 @@ _Noreturn void dlg_comm_abort(dlg_comm *c, int code);
 int dlg_comm_rank(const dlg_comm *c);
 int dlg_comm_size(const dlg_comm *c);
 void dlg_comm_info(const dlg_comm *c, dlg_rank_info *out);
+/* This rank's node (the ranks that share its memory, as local_rank counts
+ * them): its index, 0 for rank 0's and numbered in the order of each
+ * node's lowest rank, and how many nodes the run's ranks are on; 0 and 1
+ * alone. */
+void dlg_comm_node(const dlg_comm *c, int *node, int *nodes);
 /* The engine's version line ("Open MPI v4.1.4, ..."), "" without MPI;
  * needs no open comm. */
 void dlg_comm_library(char *buf, size_t len);

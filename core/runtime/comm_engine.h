@@ -11,6 +11,7 @@ int dlg_engine_open(dlg_comm **out, const char *launcher, char *why, size_t len)
 void dlg_engine_close(dlg_comm *c);
 _Noreturn void dlg_engine_abort(dlg_comm *c, int code);
 void dlg_engine_info(const dlg_comm *c, dlg_rank_info *out);
+void dlg_engine_node(const dlg_comm *c, int *node, int *nodes);
 void dlg_engine_library(char *buf, size_t len);
 int dlg_engine_allreduce(dlg_comm *c, dlg_comm_chan ch, const void *send, void *recv, size_t count,
                          dlg_comm_type t, dlg_comm_op op, char *why, size_t len);

@@ -15,6 +15,7 @@ struct dlg_comm {
     MPI_Comm work, ctl; /* the workloads', the runner's: duplicates of the world */
     int rank, size;
     int local_rank, local_size; /* on this node (MPI_COMM_TYPE_SHARED), found once at open */
+    int node, nodes;            /* this node's index (rank 0's is 0) and the nodes' count */
     pthread_t owner; /* opened MPI: MPI_THREAD_FUNNELED lets it alone call */
     char library[256];
 };
@@ -53,9 +54,32 @@ void dlg_engine_library(char *buf, size_t len)
     snprintf(buf, len, "%s", v);
 }
 
-/* This rank's place among the ranks sharing its node's memory, and their
- * number: the split is collective, so it happens once here, where every
- * rank is, and is freed at once (nothing else uses it). */
+/* The nodes: their ranks of lowest local rank (a node's leaders), split
+ * apart in world rank order, number the nodes from rank 0's; each leader
+ * tells its node's other ranks. */
+static int node_index(dlg_comm *c, MPI_Comm node)
+{
+    MPI_Comm leaders;
+    int rc = MPI_Comm_split(MPI_COMM_WORLD, c->local_rank == 0 ? 0 : MPI_UNDEFINED, c->rank, &leaders);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int v[2] = {0, 1};
+    if (leaders != MPI_COMM_NULL) {
+        MPI_Comm_rank(leaders, &v[0]);
+        MPI_Comm_size(leaders, &v[1]);
+        MPI_Comm_free(&leaders);
+    }
+    if ((rc = MPI_Bcast(v, 2, MPI_INT, 0, node)) != MPI_SUCCESS)
+        return rc;
+    c->node = v[0];
+    c->nodes = v[1];
+    return MPI_SUCCESS;
+}
+
+/* This rank's place among the ranks sharing its node's memory, their
+ * number, and the node's index among the run's nodes: the splits are
+ * collective, so they happen once here, where every rank is, and are
+ * freed at once (nothing else uses them). */
 static int node_place(dlg_comm *c)
 {
     MPI_Comm node;
@@ -64,7 +88,9 @@ static int node_place(dlg_comm *c)
         return rc;
     MPI_Comm_rank(node, &c->local_rank);
     MPI_Comm_size(node, &c->local_size);
-    return MPI_Comm_free(&node);
+    rc = node_index(c, node);
+    int frc = MPI_Comm_free(&node);
+    return rc != MPI_SUCCESS ? rc : frc;
 }
 
 int dlg_engine_open(dlg_comm **out, const char *launcher, char *why, size_t len)
@@ -123,6 +149,12 @@ _Noreturn void dlg_engine_abort(dlg_comm *c, int code)
 {
     MPI_Abort(c->ctl, code);
     exit(code); /* MPI_Abort returns only where it could not abort */
+}
+
+void dlg_engine_node(const dlg_comm *c, int *node, int *nodes)
+{
+    *node = c->node;
+    *nodes = c->nodes;
 }
 
 void dlg_engine_info(const dlg_comm *c, dlg_rank_info *out)

@@ -30,6 +30,13 @@ void dlg_engine_info(const dlg_comm *c, dlg_rank_info *out)
     *out = (dlg_rank_info){sizeof *out, 0, 1, "self", "", .local_rank = 0, .local_size = 1};
 }
 
+void dlg_engine_node(const dlg_comm *c, int *node, int *nodes)
+{
+    (void)c;
+    *node = 0;
+    *nodes = 1;
+}
+
 void dlg_engine_library(char *buf, size_t len)
 {
     if (len)

@@ -249,6 +249,7 @@ void dlg_result_point(const dlg_run *run, const dlg_cell *cell, const dlg_cell_r
     fi_(&b, "warmup_steps", res->warmup);
     fd_(&b, "wall_s", res->wall_s);
     fi_(&b, "ranks", res->ranks > 0 ? res->ranks : 1);
+    fi_(&b, "nodes", res->nodes > 0 ? res->nodes : 1);
     latency_fields(&b, res->latency);
     if (res->busy_ns)
         fd_(&b, "data_wait_fraction", (double)res->wait_ns / (double)res->busy_ns);
@@ -268,13 +269,16 @@ void dlg_result_point(const dlg_run *run, const dlg_cell *cell, const dlg_cell_r
     fu_(&b, "ctx_switches_involuntary", res->ctx_involuntary);
     fd_(&b, "host_iowait_fraction", res->iowait_fraction);
     /* by the time the CPUs could give (a quota of 0.5 busy is 1), not by
-     * the thread count, which a fractional quota rounds */
+     * the thread count, which a fractional quota rounds; under several
+     * ranks each rank's window x its own capacity, summed (a result that
+     * has no such sum: the window x the cell's capacity) */
     double cap = res->cpu_capacity > 0 ? res->cpu_capacity : res->cpus_used;
+    double cap_s = res->cpu_window_cap_s > 0 ? res->cpu_window_cap_s : res->cpu_window_s * cap;
     /* the CPU time over the window it was read in, not over the timed
      * steps' wall alone, which excludes the readings (a cell of a few
      * microseconds had shares of 25) */
-    if (res->cpu_window_s > 0 && cap > 0)
-        fd_(&b, "cpu_user_share", res->cpu_window_cpu_s / (res->cpu_window_s * cap));
+    if (res->cpu_window_s > 0 && cap_s > 0)
+        fd_(&b, "cpu_user_share", res->cpu_window_cpu_s / cap_s);
     sched_fields(&b, &res->sched);
     dlg_format_rfc3339(res->start_realtime_ns, out->start_time, sizeof out->start_time);
     fs_(&b, "start_time", out->start_time);
@@ -282,6 +286,7 @@ void dlg_result_point(const dlg_run *run, const dlg_cell *cell, const dlg_cell_r
     fs_(&b, "git_rev", dlg_git_rev());
     if (res->gpu_samples > 0 && res->gpu_seconds > 0) {
         fs_(&b, "gpu_name", res->gpu_name);
+        fi_(&b, "gpus", res->gpus > 0 ? res->gpus : 1);
         fd_(&b, "gpu_util", res->gpu_util_sum_s / res->gpu_seconds);
         fu_(&b, "gpu_mem_peak_bytes", res->gpu_mem_peak);
         fd_(&b, "power_avg_w", res->gpu_power_sum_s / res->gpu_seconds);

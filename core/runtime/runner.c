@@ -11,12 +11,15 @@
 #include "host.h"
 #include "options.h"
 #include "proc_limits.h"
+#include "proc_counters.h"
 #include "progress.h"
+#include "rank_totals.h"
+#include "report_api.h"
 #include "results.h"
 #include "runner_ranks.h"
 #include "signals.h"
 
-#include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,14 +32,6 @@
  * steps: a stop (mpirun kills the ranks a second after it forwards one)
  * ends the loop well within that. */
 #define RANKS_GATE_NS 20000000ull
-
-/* CPU time of every thread of this process, in ns (rusage has us). */
-static uint64_t process_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t mono_ns(void)
 {
@@ -54,87 +49,6 @@ static int64_t real_ns(void)
 
 static double tv_s(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec / 1e6; }
 
-/* /proc/self/io read_bytes: what the process made block devices read. */
-static uint64_t proc_read_bytes(void)
-{
-    FILE *f = fopen("/proc/self/io", "r");
-    if (!f)
-        return 0;
-    char line[128];
-    unsigned long long v = 0;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "read_bytes: %llu", &v) == 1)
-            break;
-    fclose(f);
-    return v;
-}
-
-/* Peak RSS since the last reset (VmHWM), so each cell gets its own peak. */
-static uint64_t proc_hwm_bytes(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    if (!f)
-        return 0;
-    char line[128];
-    unsigned long long kb = 0;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "VmHWM: %llu kB", &kb) == 1)
-            break;
-    fclose(f);
-    return kb * 1024;
-}
-
-static void reset_hwm(void)
-{
-    int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        if (write(fd, "5", 1) < 0) { /* older kernels: peak stays process-wide */ }
-        close(fd);
-    }
-}
-
-/* All CPUs' jiffies and their iowait part (/proc/stat), for the share of
- * time the machine waited on I/O while the cell ran. */
-static void host_cpu_times(uint64_t *total, uint64_t *iowait)
-{
-    unsigned long long v[8] = {0};
-    *total = *iowait = 0;
-    FILE *f = fopen("/proc/stat", "r");
-    if (!f)
-        return;
-    if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-               &v[6], &v[7]) == 8) {
-        for (int i = 0; i < 8; i++)
-            *total += v[i];
-        *iowait = v[4];
-    }
-    fclose(f);
-}
-
-/* Bytes read by the machine's disks (/proc/diskstats sectors x 512, whole
- * disks only, as listed in /sys/block), for what the cell cost the disk. */
-static uint64_t disk_read_bytes(void)
-{
-    FILE *f = fopen("/proc/diskstats", "r");
-    if (!f)
-        return 0;
-    char line[512], name[64];
-    unsigned long long sectors, total = 0;
-    unsigned maj, min_;
-    while (fgets(line, sizeof line, f)) {
-        if (sscanf(line, "%u %u %63s %*u %*u %llu", &maj, &min_, name, &sectors) != 4)
-            continue;
-        char path[128];
-        snprintf(path, sizeof path, "/sys/block/%s", name);
-        if (strncmp(name, "loop", 4) == 0 || strncmp(name, "ram", 3) == 0 || strncmp(name, "zram", 4) == 0 ||
-            access(path, F_OK) != 0)
-            continue;
-        total += sectors * 512ull;
-    }
-    fclose(f);
-    return total;
-}
-
 int dlg_cell_result_init(dlg_cell_result *r)
 {
     memset(r, 0, sizeof *r);
@@ -151,68 +65,6 @@ void dlg_cell_result_fini(dlg_cell_result *r)
     free(r->wf);
     memset(r, 0, sizeof *r);
 }
-
-/* ---- the report API given to workloads ------------------------------- */
-typedef struct field_sink {
-    dlg_cell_result *res;
-    const dlg_metric *metrics;
-    dlg_host_impl *host;
-} field_sink;
-
-static dlg_wfield *wfield(dlg_fields *f, const char *key, dlg_field_type want)
-{
-    field_sink *fs = (field_sink *)f;
-    const dlg_metric *m = fs->metrics;
-    while (m && m->name && strcmp(m->name, key) != 0)
-        m++;
-    if (!m || !m->name) {
-        fs->host->pub.log(&fs->host->pub, DLG_LOG_WARN, "reported field '%s' is not declared in its metrics; dropped", key);
-        return NULL;
-    }
-    /* a string where a number was declared (or the reverse) would be
-     * written as 0, or overwrite the repetitions' sum */
-    if ((want == DLG_FIELD_STRING) != (m->type == DLG_FIELD_STRING)) {
-        fs->host->pub.log(&fs->host->pub, DLG_LOG_WARN, "reported field '%s' is declared %s but reported with %s; dropped",
-                          key, m->type == DLG_FIELD_STRING ? "a string" : "a number",
-                          want == DLG_FIELD_STRING ? "add_string" : "add_int/add_double");
-        return NULL;
-    }
-    for (size_t i = 0; i < fs->res->nwf; i++)
-        if (fs->res->wf[i].key == m->name)
-            return &fs->res->wf[i];
-    dlg_wfield *arr = realloc(fs->res->wf, (fs->res->nwf + 1) * sizeof *arr);
-    if (!arr)
-        return NULL;
-    fs->res->wf = arr;
-    dlg_wfield *w = &arr[fs->res->nwf++];
-    memset(w, 0, sizeof *w);
-    w->key = m->name;
-    w->type = m->type;
-    return w;
-}
-
-static void add_double(dlg_fields *f, const char *key, double v)
-{
-    dlg_wfield *w = wfield(f, key, DLG_FIELD_DOUBLE);
-    if (w) {
-        w->sum += v;
-        w->count++;
-    }
-}
-
-static void add_int(dlg_fields *f, const char *key, int64_t v) { add_double(f, key, (double)v); }
-
-static void add_string(dlg_fields *f, const char *key, const char *v)
-{
-    dlg_wfield *w = wfield(f, key, DLG_FIELD_STRING);
-    if (w) {
-        free(w->text);
-        w->text = strdup(v ? v : "");
-        w->count = 1;
-    }
-}
-
-static const dlg_report_api report_api = {add_double, add_int, add_string};
 
 /* ---- one repetition ---------------------------------------------------- */
 typedef struct rep_totals {
@@ -300,18 +152,20 @@ static int timed_steps(dlg_run *run, const dlg_cell *cell, const dlg_workload_op
     return 0;
 }
 
-static void add_gpu_stats(dlg_cell_result *res, const dlg_gpu_stats *g)
-{
-    if (g->samples <= 0)
-        return;
-    res->gpu_samples += g->samples;
-    res->gpu_util_sum_s += g->gpu_util * g->seconds;
-    res->gpu_power_sum_s += g->power_avg_w * g->seconds;
-    res->gpu_seconds += g->seconds;
-    res->gpu_energy_j += g->energy_j;
-    if (g->gpu_mem_peak > res->gpu_mem_peak)
-        res->gpu_mem_peak = g->gpu_mem_peak;
-}
+/* What every repetition of a cell shares. */
+typedef struct cell_ctx {
+    dlg_run *run;
+    const dlg_cell *cell;
+    dlg_services *svc;
+    dlg_host_impl *host;
+    dlg_nvml *nv;
+    int gpu;                 /* the NVML index of the cell's GPU, -1 none */
+    dlg_rapl *rapl;          /* NULL: no counters */
+    int cpus;                /* the vCPUs this rank's cell was granted */
+    double capacity;         /* the CPU time they can give (cpu_quota) */
+    int node;                /* this rank's node (dlg_comm_node) */
+    uint64_t busy0, iowait0; /* the machine's CPU jiffies at the cell's start */
+} cell_ctx;
 
 /* The services' storage counters: bytes and I/Os read and written. */
 typedef struct storage_io {
@@ -325,23 +179,112 @@ static storage_io storage_io_now(dlg_services *svc)
                         __atomic_load_n(&svc->write_ios, __ATOMIC_RELAXED)};
 }
 
-/* Adds what went through storage since t0 (the timed steps) to the cell. */
-static void storage_io_add(dlg_cell_result *res, dlg_services *svc, storage_io t0)
+/* The readings that open a repetition's timed steps; rep_end closes them. */
+typedef struct rep_window {
+    dlg_sched_snap sch;
+    struct rusage ru;
+    uint64_t mono, cpu, io, disk;
+    storage_io st;
+    dlg_gpu_sampler *gs;
+} rep_window;
+
+static void rep_begin(const cell_ctx *cx, rep_window *w)
 {
-    storage_io t1 = storage_io_now(svc);
-    res->storage_bytes += t1.rb - t0.rb;
-    res->storage_ios += t1.ri - t0.ri;
-    res->storage_write_bytes += t1.wb - t0.wb;
-    res->storage_write_ios += t1.wi - t0.wi;
+    /* read outside the CPU window below: a process of many threads takes
+     * a while to read */
+    dlg_sched_snap_take(&w->sch, "/proc", NULL);
+    getrusage(RUSAGE_SELF, &w->ru);
+    w->mono = mono_ns();
+    w->cpu = dlg_proc_cpu_ns();
+    w->io = dlg_proc_read_bytes();
+    w->disk = dlg_disk_read_bytes();
+    w->st = storage_io_now(cx->svc);
+    w->gs = NULL;
+    if (cx->gpu >= 0 && dlg_gpu_sampler_start(&w->gs, cx->nv, cx->gpu, 100) != 0)
+        w->gs = NULL;
+    if (cx->rapl)
+        dlg_rapl_begin(cx->rapl);
+}
+
+static void gpu_figs(dlg_gpu_sampler *gs, dlg_rank_figs *f)
+{
+    dlg_gpu_stats g;
+    if (!gs || dlg_gpu_sampler_stop(gs, &g) != 0 || g.samples <= 0)
+        return;
+    f->gpu_samples = g.samples;
+    f->gpu_util = g.gpu_util;
+    f->gpu_power_w = g.power_avg_w;
+    f->gpu_energy_j = g.energy_j;
+    f->gpu_mem_peak = (double)g.gpu_mem_peak;
+    f->gpu_seconds = g.seconds;
+}
+
+static void rapl_figs(dlg_rapl *rapl, dlg_rank_figs *f)
+{
+    dlg_cpu_energy e = {.have = false};
+    if (!rapl)
+        return;
+    dlg_rapl_end(rapl, &e);
+    f->rapl_have = e.have;
+    f->rapl_have_dram = e.have_dram;
+    f->rapl_pkg_lost = e.pkg_lost;
+    f->rapl_dram_lost = e.dram_lost;
+    f->rapl_pkg_j = e.pkg_j;
+    f->rapl_dram_j = e.dram_j;
+    f->rapl_s = e.seconds;
+}
+
+/* This rank's figures of the timed steps begun at w (the scheduler's are
+ * rank 0's own, straight into res). */
+static void rep_end(const cell_ctx *cx, rep_window *w, dlg_cell_result *res, dlg_rank_figs *f)
+{
+    rapl_figs(cx->rapl, f);
+    gpu_figs(w->gs, f);
+    struct rusage ru1;
+    getrusage(RUSAGE_SELF, &ru1);
+    /* the CPU time's own window: the timed steps plus the readings and
+     * samplers around them, which a cell of a few microseconds is all;
+     * rusage's microseconds would be too coarse for its share */
+    double win_s = (double)(mono_ns() - w->mono) / 1e9;
+    f->cpu_window_cpu_s = (double)(dlg_proc_cpu_ns() - w->cpu) / 1e9;
+    f->cpu_window_cap_s = win_s * (cx->capacity > 0 ? cx->capacity : cx->cpus);
+    res->cpu_window_s += win_s;
+    f->cpu_user_s = tv_s(ru1.ru_utime) - tv_s(w->ru.ru_utime);
+    f->cpu_sys_s = tv_s(ru1.ru_stime) - tv_s(w->ru.ru_stime);
+    dlg_sched_snap sch1;
+    dlg_sched_snap_take(&sch1, "/proc", NULL);
+    dlg_sched_add(&res->sched, &w->sch, &sch1);
+    dlg_sched_snap_free(&w->sch);
+    dlg_sched_snap_free(&sch1);
+    f->major_faults = (double)(ru1.ru_majflt - w->ru.ru_majflt);
+    f->ctx_voluntary = (double)(ru1.ru_nvcsw - w->ru.ru_nvcsw);
+    f->ctx_involuntary = (double)(ru1.ru_nivcsw - w->ru.ru_nivcsw);
+    f->read_bytes = (double)(dlg_proc_read_bytes() - w->io);
+    f->disk_read_bytes = (double)(dlg_disk_read_bytes() - w->disk);
+    storage_io st = storage_io_now(cx->svc);
+    f->storage_bytes = (double)(st.rb - w->st.rb);
+    f->storage_ios = (double)(st.ri - w->st.ri);
+    f->storage_write_bytes = (double)(st.wb - w->st.wb);
+    f->storage_write_ios = (double)(st.wi - w->st.wi);
+    uint64_t busy, iowait;
+    dlg_host_cpu_times(&busy, &iowait);
+    f->iowait_fraction = busy > cx->busy0 ? (double)(iowait - cx->iowait0) / (double)(busy - cx->busy0) : -1;
+    f->rss_peak = (double)dlg_proc_hwm_bytes();
+    f->cpus_used = cx->cpus;
+    f->cpu_capacity = cx->capacity;
+    f->node = cx->node;
+    f->gpu = cx->gpu;
 }
 
 /* Warm-up, timed steps and the workload's report of one repetition whose
  * setup went well; its teardown is the caller's. */
-static int measure_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_services *svc, uint64_t rep_mark,
-                              dlg_host_impl *host,
-                              dlg_nvml *nv, int gpu, dlg_rapl *rapl, void *state, dlg_cell_result *res,
+static int measure_repetition(const cell_ctx *cx, int rep, uint64_t rep_mark, void *state, dlg_cell_result *res,
                               double *throughput)
 {
+    dlg_run *run = cx->run;
+    const dlg_cell *cell = cx->cell;
+    dlg_services *svc = cx->svc;
+    dlg_host_impl *host = cx->host;
     const dlg_workload_ops *ops = cell->job->workload->ops;
     int rc;
     int64_t warmup = cell->core[DLG_K_WARMUP].i;
@@ -359,47 +302,20 @@ static int measure_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_s
     uint64_t mark = dlg_services_mark(svc);
     if (dlg_workload_has_begin_timed(ops) && (rc = ops->begin_timed(state)) < 0)
         return fail(res, svc, rep_mark, mark, host->context, "begin_timed", rc);
-    /* read outside the CPU window below: a process of many threads takes
-     * a while to read */
-    dlg_sched_snap sch0, sch1;
-    dlg_sched_snap_take(&sch0, "/proc", NULL);
-    struct rusage ru0, ru1;
-    getrusage(RUSAGE_SELF, &ru0);
-    uint64_t ru0_ns = mono_ns(), cpu0_ns = process_cpu_ns();
-    uint64_t io0 = proc_read_bytes(), disk0 = disk_read_bytes();
-    storage_io io_t0 = storage_io_now(svc);
+    rep_window w;
+    rep_begin(cx, &w);
     rep_totals t = {0};
-    dlg_gpu_sampler *gs = NULL;
-    if (gpu >= 0 && dlg_gpu_sampler_start(&gs, nv, gpu, 100) != 0)
-        gs = NULL;
-    if (rapl)
-        dlg_rapl_begin(rapl);
     rc = timed_steps(run, cell, ops, state, rep, res, svc, rep_mark, host->context, &t);
     if (rc == 0) /* the ranks' items, by the slowest rank's time */
         dlg_ranks_rep_totals(run, &t.items, &t.wall_ns, &t.stopped);
-    if (rapl)
-        dlg_rapl_end(rapl, &res->cpu_energy);
-    dlg_gpu_stats gst;
-    if (gs && dlg_gpu_sampler_stop(gs, &gst) == 0)
-        add_gpu_stats(res, &gst);
-    getrusage(RUSAGE_SELF, &ru1);
-    /* the CPU time's own window: the timed steps plus the readings and
-     * samplers around them, which a cell of a few microseconds is all;
-     * rusage's microseconds would be too coarse for its share */
-    res->cpu_window_cpu_s += (double)(process_cpu_ns() - cpu0_ns) / 1e9;
-    res->cpu_window_s += (double)(mono_ns() - ru0_ns) / 1e9;
-    res->cpu_user_s += tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime);
-    res->cpu_sys_s += tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
-    dlg_sched_snap_take(&sch1, "/proc", NULL);
-    dlg_sched_add(&res->sched, &sch0, &sch1);
-    dlg_sched_snap_free(&sch0);
-    dlg_sched_snap_free(&sch1);
-    res->major_faults += (uint64_t)(ru1.ru_majflt - ru0.ru_majflt);
-    res->ctx_voluntary += (uint64_t)(ru1.ru_nvcsw - ru0.ru_nvcsw);
-    res->ctx_involuntary += (uint64_t)(ru1.ru_nivcsw - ru0.ru_nivcsw);
-    res->read_bytes += proc_read_bytes() - io0;
-    res->disk_read_bytes += disk_read_bytes() - disk0;
-    storage_io_add(res, svc, io_t0);
+    dlg_rank_figs own = {.gpu = -1};
+    rep_end(cx, &w, res, &own);
+    dlg_rep_figs job;
+    if (rc == 0) /* the job's: every rank gets here (a failed one ends them all) */
+        dlg_ranks_rep_figs(run, &own, &job);
+    else
+        dlg_rank_figs_total(&own, 1, &job);
+    dlg_rep_figs_add(res, &job);
     res->items += t.items;
     res->steps += t.steps;
     res->wait_ns += t.wait_ns;
@@ -407,9 +323,9 @@ static int measure_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_s
     res->wall_s += (double)t.wall_ns / 1e9;
     *throughput = t.wall_ns ? (double)t.items / ((double)t.wall_ns / 1e9) : 0;
     if (rc == 0 && ops->report && !t.stopped) {
-        field_sink fs = {res, cell->job->workload->metrics, host};
+        dlg_field_sink fs = {res, cell->job->workload->metrics, host};
         mark = dlg_services_mark(svc);
-        int rrc = ops->report(state, &report_api, (dlg_fields *)&fs);
+        int rrc = ops->report(state, &dlg_field_report_api, (dlg_fields *)&fs);
         if (rrc < 0)
             rc = fail(res, svc, rep_mark, mark, host->context, "report", rrc);
     }
@@ -453,6 +369,15 @@ static void summarize_rates(dlg_cell_result *res, const rep_rates *r)
         dlg_summarize(&r->cut, 1, &res->throughput);
 }
 
+/* The peak RSS of the cell's process so far, where the ranks' sum on a
+ * node (rank_totals.h) was not already more. */
+static void note_rss(dlg_cell_result *res)
+{
+    uint64_t hwm = dlg_proc_hwm_bytes();
+    if (hwm > res->rss_peak)
+        res->rss_peak = hwm;
+}
+
 /* What the repetitions so far measured, sent before a teardown, which may
  * crash the process (or a later setup may): the parent keeps it then,
  * marked with how the process ended, rather than lose finished work. */
@@ -461,15 +386,19 @@ static void checkpoint(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res,
     if (run->wire_fd < 0)
         return;
     summarize_rates(res, rates);
-    res->rss_peak = proc_hwm_bytes();
+    note_rss(res);
     send_result(run, cell, res);
 }
 
-static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_services *svc, dlg_host_impl *host,
-                          dlg_nvml *nv, int gpu, dlg_rapl *rapl, dlg_cell_result *res, rep_rates *rates)
+static int one_repetition(const cell_ctx *cx, int rep, dlg_cell_result *res, rep_rates *rates)
 {
+    dlg_run *run = cx->run;
+    const dlg_cell *cell = cx->cell;
+    dlg_services *svc = cx->svc;
+    dlg_host_impl *host = cx->host;
     const dlg_workload_ops *ops = cell->job->workload->ops;
-    dlg_job_info info = dlg_cell_job_info(run->plan, cell, res->cpus_used, rep);
+    /* this rank's CPUs: res->cpus_used is the job's once a repetition ran */
+    dlg_job_info info = dlg_cell_job_info(run->plan, cell, cx->cpus, rep);
     void *state = NULL;
     uint64_t rep_mark = dlg_services_mark(svc);
     int rc = ops->setup(&host->pub, cell->wl, &info, &state);
@@ -484,7 +413,7 @@ static int one_repetition(dlg_run *run, const dlg_cell *cell, int rep, dlg_servi
     }
     uint64_t steps0 = res->steps;
     double rate = 0;
-    rc = measure_repetition(run, cell, rep, svc, rep_mark, host, nv, gpu, rapl, state, res, &rate);
+    rc = measure_repetition(cx, rep, rep_mark, state, res, &rate);
     if (rc != 0 && dlg_comm_size(run->comm) > 1)
         dlg_ranks_abort(run, res->error); /* the others may wait for this rank in a collective */
     bool cut = rc == 0 && strcmp(res->status, "partial") == 0; /* by a stop or the timeout */
@@ -536,6 +465,42 @@ static void check_threads(dlg_run *run, const dlg_cell *cell, dlg_cell_result *r
     res->error[0] = '\0';
 }
 
+/* The cell's repetitions, once it is pinned to its CPUs (pinned of them). */
+static void run_reps(cell_ctx *cx, int pinned, const dlg_cgroup_limits *env, dlg_cell_result *res)
+{
+    const dlg_cell *cell = cx->cell;
+    double cq = cell->core[DLG_K_CPU_QUOTA].d;
+    res->cpus_used = cx->cpus = dlg_cpus_granted((int)cell->core[DLG_K_CPUS].i, pinned, cq, env->cpu_quota);
+    double q = cq > 0 && (env->cpu_quota <= 0 || cq < env->cpu_quota) ? cq : env->cpu_quota;
+    res->cpu_capacity = cx->capacity = q > 0 && q < pinned ? q : pinned;
+    check_threads(cx->run, cell, res);
+    dlg_proc_reset_hwm();
+    rep_rates rates = {.have_cut = false};
+    dlg_host_cpu_times(&cx->busy0, &cx->iowait0);
+    char nvwhy[256];
+    if (dlg_nvml_open(&cx->nv, getenv("DLGAUGE_NVML_LIB"), nvwhy, sizeof nvwhy) != 0)
+        cx->nv = NULL; /* no driver: no GPU metrics, nothing to say */
+    cx->gpu = dlg_cell_gpu(cell, cx->run->comm, cx->nv); /* the one its workload runs on */
+    if (cx->gpu >= 0)
+        dlg_nvml_name(cx->nv, cx->gpu, res->gpu_name, sizeof res->gpu_name);
+    cx->rapl = open_rapl();
+    if (res->ranks > 1) /* the nodes' mean, from the repetitions' figures */
+        res->iowait_fraction = NAN;
+    int reps = (int)cell->core[DLG_K_REPEAT].i;
+    for (int r = 0; r < reps && r < MAX_REPS; r++)
+        if (one_repetition(cx, r, res, &rates) != 0 || strcmp(res->status, "partial") == 0)
+            break;
+    uint64_t busy1, iowait1;
+    dlg_host_cpu_times(&busy1, &iowait1);
+    if (res->ranks <= 1 && busy1 > cx->busy0)
+        res->iowait_fraction = (double)(iowait1 - cx->iowait0) / (double)(busy1 - cx->busy0);
+    summarize_rates(res, &rates);
+    if (cx->nv)
+        dlg_nvml_close(cx->nv);
+    free(cx->rapl);
+    note_rss(res);
+}
+
 void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
 {
     res->start_realtime_ns = real_ns();
@@ -546,6 +511,8 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
     dlg_services_set_context(&svc, "%s:%d: [job %s]", cell->job->sec->file, cell->job->sec->line, cell->job->name);
     svc.comm = run->comm;
     res->ranks = dlg_comm_size(run->comm);
+    int node;
+    dlg_comm_node(run->comm, &node, &res->nodes);
     dlg_host_impl *host = dlg_host_new(&svc, "%s:%d: [job %s] %s", cell->job->sec->file, cell->job->sec->line,
                                        cell->job->name, cell->job->workload->name);
     dlg_cpuset saved;
@@ -570,36 +537,8 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
     if (!host || pinned < 0) {
         dlg_ranks_all_set_up(run, false, res); /* the others set up its first repetition */
     } else {
-        double cq = cell->core[DLG_K_CPU_QUOTA].d;
-        res->cpus_used = dlg_cpus_granted((int)cell->core[DLG_K_CPUS].i, pinned, cq, env.cpu_quota);
-        double q = cq > 0 && (env.cpu_quota <= 0 || cq < env.cpu_quota) ? cq : env.cpu_quota;
-        res->cpu_capacity = q > 0 && q < pinned ? q : pinned;
-        check_threads(run, cell, res);
-        reset_hwm();
-        int reps = (int)cell->core[DLG_K_REPEAT].i;
-        rep_rates rates = {.have_cut = false};
-        uint64_t busy0, iowait0, busy1, iowait1;
-        host_cpu_times(&busy0, &iowait0);
-        dlg_nvml *nv = NULL;
-        char nvwhy[256];
-        if (dlg_nvml_open(&nv, getenv("DLGAUGE_NVML_LIB"), nvwhy, sizeof nvwhy) != 0)
-            nv = NULL; /* no driver: no GPU metrics, nothing to say */
-        int gpu = dlg_cell_gpu(cell, run->comm, nv); /* the one its workload runs on */
-        if (gpu >= 0)
-            dlg_nvml_name(nv, gpu, res->gpu_name, sizeof res->gpu_name);
-        dlg_rapl *rapl = open_rapl();
-        for (int r = 0; r < reps && r < MAX_REPS; r++)
-            if (one_repetition(run, cell, r, &svc, host, nv, gpu, rapl, res, &rates) != 0 ||
-                strcmp(res->status, "partial") == 0)
-                break;
-        host_cpu_times(&busy1, &iowait1);
-        if (busy1 > busy0)
-            res->iowait_fraction = (double)(iowait1 - iowait0) / (double)(busy1 - busy0);
-        summarize_rates(res, &rates);
-        if (nv)
-            dlg_nvml_close(nv);
-        free(rapl);
-        res->rss_peak = proc_hwm_bytes();
+        cell_ctx cx = {.run = run, .cell = cell, .svc = &svc, .host = host, .gpu = -1, .node = node};
+        run_reps(&cx, pinned, &env, res);
         dlg_unpin_cpus(&saved);
     }
     dlg_cpuset_fini(&saved);

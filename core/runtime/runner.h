@@ -31,18 +31,21 @@ typedef struct dlg_cell_result {
     uint64_t wait_ns, busy_ns;
     double cpu_user_s, cpu_sys_s;
     /* the process's CPU time (ns clock) over the wall time of the window
-     * in which cpu_user_s/cpu_sys_s were read: cpu_user_share's terms */
-    double cpu_window_s, cpu_window_cpu_s;
+     * in which cpu_user_s/cpu_sys_s were read: cpu_user_share's terms;
+     * cap_s: the window x the CPUs' capacity, summed over the ranks */
+    double cpu_window_s, cpu_window_cpu_s, cpu_window_cap_s;
     uint64_t rss_peak, read_bytes, storage_bytes, storage_ios;
     uint64_t disk_read_bytes; /* the machine's disks, all processes */
     uint64_t storage_write_bytes, storage_write_ios; /* written through the host */
     int cpus_used;
     int ranks;                /* the run's ranks, whose items the cell sums */
+    int nodes;                /* the machines they are on (rank_totals.h) */
     double cpu_capacity;      /* CPUs' worth of time the cell could use: its
                                * pinned CPUs, or less under a CPU quota */
     char cpu_list[256];       /* the CPUs the cell ran on, e.g. "0,2,4-5" */
     /* GPU (NVML) during timed steps, when the cell runs on one */
     char gpu_name[96];
+    int gpus;                 /* distinct GPUs the stats below cover */
     int gpu_samples;
     double gpu_util_sum_s, gpu_power_sum_s, gpu_seconds, gpu_energy_j;
     uint64_t gpu_mem_peak;

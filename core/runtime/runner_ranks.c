@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* 1: dlgauge's exit status for a failed measurement (DLG_EXIT_FAILED) */
@@ -19,13 +20,18 @@ static bool alone(const dlg_run *run) { return dlg_comm_size(run->comm) <= 1; }
 
 /* The runner's own collectives cannot be left half done: a rank that could
  * not take part would leave the others waiting. */
-static void ctl_allreduce(dlg_run *run, int64_t *v, size_t n, dlg_comm_op op)
+static void ctl_reduce(dlg_run *run, void *v, size_t n, dlg_comm_type t, dlg_comm_op op)
 {
     char why[768], line[1024];
-    if (dlg_comm_allreduce(run->comm, DLG_COMM_CTL, v, v, n, DLG_COMM_I64, op, why, sizeof why) == 0)
+    if (dlg_comm_allreduce(run->comm, DLG_COMM_CTL, v, v, n, t, op, why, sizeof why) == 0)
         return;
     snprintf(line, sizeof line, "the runner's agreement between ranks failed: %s", why);
     dlg_ranks_abort(run, line);
+}
+
+static void ctl_allreduce(dlg_run *run, int64_t *v, size_t n, dlg_comm_op op)
+{
+    ctl_reduce(run, v, n, DLG_COMM_I64, op);
 }
 
 bool dlg_ranks_all_set_up(dlg_run *run, bool ok, dlg_cell_result *res)
@@ -112,6 +118,22 @@ void dlg_ranks_rep_totals(dlg_run *run, uint64_t *items, uint64_t *wall_ns, bool
     *items = (uint64_t)sum;
     *wall_ns = (uint64_t)max[0];
     *stopped = max[1] != 0;
+}
+
+void dlg_ranks_rep_figs(dlg_run *run, const dlg_rank_figs *own, dlg_rep_figs *out)
+{
+    if (alone(run)) {
+        dlg_rank_figs_total(own, 1, out);
+        return;
+    }
+    size_t me = (size_t)dlg_comm_rank(run->comm), n = (size_t)dlg_comm_size(run->comm);
+    dlg_rank_figs *all = calloc(n, sizeof *all);
+    if (!all) /* the others wait for this rank's figures */
+        dlg_ranks_abort(run, "out of memory for the ranks' figures of a repetition");
+    all[me] = *own; /* every other slot 0: the sum is every rank's own */
+    ctl_reduce(run, all, n * DLG_RANK_FIGS_DOUBLES, DLG_COMM_F64, DLG_COMM_SUM);
+    dlg_rank_figs_total(all, n, out);
+    free(all);
 }
 
 _Noreturn void dlg_ranks_abort(dlg_run *run, const char *line)

@@ -4,6 +4,7 @@
 #ifndef DLG_RUNNER_RANKS_H
 #define DLG_RUNNER_RANKS_H
 
+#include "rank_totals.h"
 #include "runner.h"
 
 #include <stdbool.h>
@@ -40,6 +41,12 @@ void dlg_ranks_share_stop(int sig);
 /* A repetition's totals over the ranks: items summed, the slowest rank's
  * timed wall time, stopped when any rank was. */
 void dlg_ranks_rep_totals(dlg_run *run, uint64_t *items, uint64_t *wall_ns, bool *stopped);
+
+/* A repetition's figures for the job (rank_totals.h): every rank's own
+ * exchanged (one allreduce of a vector of the ranks' figures), then
+ * totalled; alone, this rank's own.  Only where every rank arrives: after
+ * timed steps that went well on every rank. */
+void dlg_ranks_rep_figs(dlg_run *run, const dlg_rank_figs *own, dlg_rep_figs *out);
 
 /* A rank failed after the ranks agreed to run (in a step, where the others
  * may be waiting for it in a collective): its line, then every rank ends

@@ -5,8 +5,10 @@
 # auto, and of the allreduce workload with device = cuda.  Rank 0 must
 # work on GPU 0 and rank 1 on GPU 1 (local rank mod GPUs), read from the
 # fake cudart's FAKEGPU_TRACE_DEVICE lines (the devices each rank set,
-# allocated on and made streams on); the rows ok with ranks = 2, and the
-# training row's GPU stats from rank 0's GPU (the fake NVML's GPU 0).
+# allocated on and made streams on); the rows ok with ranks = 2.  The
+# training row's GPU stats are the job's: both GPUs' (gpus = 2, energy
+# summed, utilisation and power the mean per GPU), its gpu_name rank 0's;
+# on a stand-in with one GPU (both ranks on GPU 0) that GPU once.
 # usage: ranks_gpus_fakegpu.sh DLGAUGE PLUGIN_DIR FAKE_MODULE_DIR FAKE_NCCL FAKE_NVML MPIEXEC WORK_DIR
 set -euo pipefail
 dlg=$1 plugins=$2 fake=$3 nccl=$4 nvml=$5 mpiexec=$6 work=$7
@@ -57,6 +59,9 @@ run() {
 }
 run train
 run ar
+# both ranks on the one GPU of a stand-in with one (device = auto)
+sed 's/^path = train.csv$/path = train1.csv/' train.ini >train1.ini
+FAKEGPU_DEVICES=1 run train1
 
 python3 - <<'EOF2'
 import csv, sys
@@ -89,6 +94,32 @@ def check(name, row_checks):
 # GPU 1 has another name and 70% utilisation)
 check("train", [("backend", "cuda:0"), ("gpu_name", "NVIDIA H200 (fake)")])
 check("ar", [("device", "cuda:0")])
+# The job's GPU stats: the fake NVML's GPU i draws 250 W at 80 - 10 i %,
+# its energy counter 250 J a second; each rank samples its GPU over its
+# timed steps and the readings around them, which the slowest rank's
+# timed wall (wall_s) is about: energy ~ gpus x 250 W x wall_s.
+def gpu_stats(name, gpus, util_lo, util_hi):
+    r = list(csv.DictReader(open(name + ".csv")))[0]
+    print(name, {k: r.get(k) for k in ("ranks", "nodes", "gpus", "gpu_util", "power_avg_w", "energy_j", "wall_s")})
+    if r.get("gpus") != str(gpus) or r.get("nodes") != "1":
+        bad.append(f"{name}: gpus {r.get('gpus')!r}, nodes {r.get('nodes')!r}, want {gpus} and 1")
+        return
+    util, power = float(r["gpu_util"]), float(r["power_avg_w"])
+    if not util_lo <= util <= util_hi:
+        bad.append(f"{name}: gpu_util {util}, want {util_lo}..{util_hi}")
+    if abs(power - 250) > 0.5:
+        bad.append(f"{name}: power_avg_w {power}, want 250 (the mean per GPU)")
+    ratio = float(r["energy_j"]) / (gpus * 250 * float(r["wall_s"]))
+    if not 0.85 <= ratio <= 1.25:
+        bad.append(f"{name}: energy_j {r['energy_j']} is {ratio:.3f} x {gpus} x 250 W x wall_s {r['wall_s']}")
+    per_item = float(r["energy_j"]) / int(r["items"])
+    if abs(float(r["energy_per_item_j"]) - per_item) > 1e-6 * per_item:
+        bad.append(f"{name}: energy_per_item_j {r['energy_per_item_j']}, want energy_j / items {per_item}")
+gpu_stats("train", 2, 70.5, 79.5)  # GPU 0 at 80 and GPU 1 at 70
+gpu_stats("train1", 1, 79.99, 80.01)  # both ranks on GPU 0: counted once
+rows1 = list(csv.DictReader(open("train1.csv")))
+if [r["status"] for r in rows1] != ["ok"]:
+    bad.append(f"train1: {[(r['status'], r['error']) for r in rows1]}")
 for b in bad:
     print("FAIL: " + b)
 sys.exit(1 if bad else 0)
@@ -96,4 +127,4 @@ EOF2
 # rank 0's note (rank 1's notes are not printed): the two GPUs were seen
 grep -q "device = auto: rank 0 on its node: cuda:0 (local rank mod 2 GPUs)" train.log ||
   { echo "FAIL: no note of 2 GPUs:"; cat train.log; exit 1; }
-echo "ok: 2 ranks on 2 GPUs: rank 0 on GPU 0, rank 1 on GPU 1 (alexnet, device = auto; allreduce, device = cuda)"
+echo "ok: 2 ranks on 2 GPUs: rank 0 on GPU 0, rank 1 on GPU 1 (alexnet, device = auto; allreduce, device = cuda); the row's GPU stats both GPUs', or the one GPU's once"

@@ -7,7 +7,8 @@
 # waits for it in an allreduce ends every rank (MPI_Abort), the rows of
 # the cells before kept, and nothing hangs; a stop that reaches one rank
 # stops every rank at one step, with the partial row kept; any command but
-# run is rank 0's alone.  Alone, ranks = 1.
+# run is rank 0's alone.  Alone, ranks = 1.  The row describes the job:
+# CPU time summed over the ranks, memory and CPUs over a node's ranks.
 # TEST_PLUGIN_DIR is this folder of the build tree (ranks_wl.so); the
 # fifth argument is mpiexec.
 source "$(dirname "$0")/lib.sh"
@@ -53,7 +54,7 @@ job() { # job NAME KEY=VALUE...: a [job] of ranked
 { printf '[sink csv]\npath = %s\n[global]\nisolation = none\n' "$WORK/alone.csv"; job one iterations=10; } >alone.ini
 run_cli alone -q run alone.ini
 expect_rc alone 0
-rows alone 'assert len(rows) == 1 and rows[0]["ranks"] == "1" and rows[0]["items"] == "10", "alone"'
+rows alone 'assert len(rows) == 1 and rows[0]["ranks"] == "1" and rows[0]["nodes"] == "1" and rows[0]["items"] == "10", "alone"'
 run_cli sysinfo sysinfo
 grep -Eq '^ranks: +1 \(no launcher\); mpirun -np N starts N with .*MPI' sysinfo.out || fail "sysinfo: $(grep ranks sysinfo.out)"
 run_cli metrics help metrics
@@ -80,6 +81,27 @@ assert int(dur["steps"]) > 0 and int(dur["items"]) == 3 * int(dur["steps"]), "du
 # (an ASan build's LeakSanitizer adds its "Suppressions used" table)
 grep -Eq '^(rank [0-9]+: |dlgauge: )' two.err && fail "two: a rank said something: $(cat two.err)"
 grep -c '^\[1/3\]' two.out | grep -qx 1 || fail "two: rank 0 alone prints the summary: $(cat two.out)"
+
+# 2b. the row is the job's, not rank 0's: rank r spins (r + 1) x 4 ms of
+# its CPU time a step and holds (r + 1) x 64 MiB, on one CPU each.  The
+# row's CPU time is rank 0's (rank_cpu_s, its own report: a window around
+# the row's) and rank 1's 2 x 25 x 4 ms at least; rss_peak_bytes and
+# cpus_used the node's two ranks summed
+{
+    printf '[sink csv]\npath = %s\n[global]\nisolation = none\n' "$WORK/job.csv"
+    job hold iterations=25 cpus=1 spin_us=4000 hold_mib=64
+} >job.ini
+run_np job -q run job.ini
+expect_rc job 0
+rows job '
+r = rows[0]
+print({k: r[k] for k in ("nodes", "cpu_user_s", "cpu_sys_s", "rank_cpu_s", "rss_peak_bytes", "cpus_used")})
+assert r["status"] == "ok" and r["ranks"] == "2" and r["nodes"] == "1", "2 ranks on 1 node"
+cpu, rank0 = float(r["cpu_user_s"]) + float(r["cpu_sys_s"]), float(r["rank_cpu_s"])
+assert cpu >= rank0 + 0.5 * 2 * 25 * 0.004, f"CPU time {cpu} s is not rank 0 ({rank0} s) and rank 1 (0.2 s at least)"
+assert int(r["rss_peak_bytes"]) >= (1 + 2) * 64 << 20, "rss_peak_bytes is not the two ranks together"
+assert r["cpus_used"] == "2", "cpus_used: 1 each"
+'
 
 # 3. isolation = process: refused at its line, and the default said
 { printf '[job p]\nworkload = noop\niterations = 5\nisolation = process\n'; } >proc.ini

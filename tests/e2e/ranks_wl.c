@@ -4,17 +4,25 @@
  * checking the answer (every rank's rank + 1).  fail_setup_rank and
  * fail_step_rank make one rank fail its setup, or its third step while
  * the others wait for it in the allreduce; stop_step_rank makes one rank
- * send itself SIGTERM in its third step, as a signal to it alone would. */
+ * send itself SIGTERM in its third step, as a signal to it alone would.
+ * spin_us and hold_mib give each rank its own known CPU time per step and
+ * memory, (rank + 1) x theirs, and rank_cpu_s reports the process's CPU
+ * time from begin_timed on (the row's is rank 0's), so that a row tells
+ * the job's sum from rank 0's own. */
 #include <dlgauge/plugin.h>
 
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 static const dlg_option ranked_options[] = {
     {"allreduce", DLG_OPT_BOOL, "false", NULL, NULL, NULL, "sum the ranks' items through comm_allreduce each step", 0},
     {"fail_setup_rank", DLG_OPT_INT, "-1", "-1", NULL, NULL, "this rank's setup fails", 0},
     {"fail_step_rank", DLG_OPT_INT, "-1", "-1", NULL, NULL, "this rank's third step fails", 0},
     {"stop_step_rank", DLG_OPT_INT, "-1", "-1", NULL, NULL, "this rank sends itself SIGTERM in its third step", 0},
+    {"spin_us", DLG_OPT_INT, "0", "0", NULL, NULL, "each step spins (rank + 1) x this many us of its thread's CPU time", 0},
+    {"hold_mib", DLG_OPT_INT, "0", "0", "4096", NULL, "setup allocates and touches (rank + 1) x this many MiB", 0},
     {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
 };
 
@@ -24,8 +32,24 @@ typedef struct ranked {
     bool allreduce;
     int fail_step, stop_step;
     uint64_t steps;
+    uint64_t spin_ns, cpu0_ns;
+    char *held;
     double buf[4];
 } ranked;
+
+static uint64_t cpu_ns(clockid_t clock)
+{
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t thread_cpu_ns(void) { return cpu_ns(CLOCK_THREAD_CPUTIME_ID); }
+
+static const dlg_metric ranked_metrics[] = {
+    {"rank_cpu_s", DLG_FIELD_DOUBLE, "s", "the process's CPU time from begin_timed to report (rank 0's in the row)"},
+    {NULL, 0, NULL, NULL},
+};
 
 static int ranked_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info *j, void **st)
 {
@@ -44,6 +68,14 @@ static int ranked_setup(const dlg_host *h, const dlg_value *o, const dlg_job_inf
     r->allreduce = o[0].i != 0;
     r->fail_step = (int)o[2].i;
     r->stop_step = (int)o[3].i;
+    r->spin_ns = (uint64_t)o[4].i * 1000u * (uint64_t)(r->ri.rank + 1);
+    size_t held = (size_t)o[5].i * (size_t)(r->ri.rank + 1) << 20;
+    if (held && !(r->held = malloc(held))) {
+        free(r);
+        return h->error(h, DLG_ENOMEM, "hold_mib: out of memory");
+    }
+    if (held)
+        memset(r->held, 1, held); /* resident, not only reserved */
     *st = r;
     return 0;
 }
@@ -57,6 +89,8 @@ static int ranked_step(void *st, dlg_step *out)
     if (r->stop_step == r->ri.rank && r->steps == 2)
         raise(SIGTERM);
     r->steps++;
+    for (uint64_t t0 = thread_cpu_ns(); r->spin_ns && thread_cpu_ns() - t0 < r->spin_ns;) {
+    }
     if (r->allreduce) {
         for (int i = 0; i < 4; i++)
             r->buf[i] = r->ri.rank + 1;
@@ -72,12 +106,30 @@ static int ranked_step(void *st, dlg_step *out)
     return 0;
 }
 
-static void ranked_teardown(void *st) { free(st); }
+static int ranked_begin_timed(void *st)
+{
+    ((ranked *)st)->cpu0_ns = cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
+    return 0;
+}
 
-static const dlg_workload_ops ranked_ops = {.version = 1, .unit = "items", .setup = ranked_setup,
-                                            .step = ranked_step, .teardown = ranked_teardown};
+static int ranked_report(void *st, const dlg_report_api *api, dlg_fields *f)
+{
+    api->add_double(f, "rank_cpu_s", (double)(cpu_ns(CLOCK_PROCESS_CPUTIME_ID) - ((ranked *)st)->cpu0_ns) / 1e9);
+    return 0;
+}
+
+static void ranked_teardown(void *st)
+{
+    ranked *r = st;
+    free(r->held);
+    free(r);
+}
+
+static const dlg_workload_ops ranked_ops = {.version = 2, .unit = "items", .setup = ranked_setup,
+                                            .step = ranked_step, .report = ranked_report,
+                                            .teardown = ranked_teardown, .begin_timed = ranked_begin_timed};
 static const dlg_plugin_desc ranked_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, "ranked", "1.0",
-                                            "rank + 1 items per step, optionally allreduced", ranked_options, NULL,
-                                            &ranked_ops};
+                                            "rank + 1 items per step, optionally allreduced", ranked_options,
+                                            ranked_metrics, &ranked_ops};
 
 DLG_PLUGIN("ranks_wl", &ranked_desc)

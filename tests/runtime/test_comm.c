@@ -118,6 +118,9 @@ static void alone(void **state)
         assert_int_equal(ri.local_rank, -7);
         assert_int_equal(ri.local_size, -7);
     }
+    int node = -1, nodes = -1;
+    dlg_comm_node(fx->comm, &node, &nodes);
+    assert_true(node == 0 && nodes == 1);
     double s[3] = {1, 2, 3}, r[3] = {0};
     assert_int_equal(h->comm_allreduce(h, s, r, 3, DLG_COMM_F64), 0);
     assert_memory_equal(s, r, sizeof s);
@@ -154,6 +157,9 @@ static void two_ranks(void **state)
     assert_int_equal(ri.struct_size, sizeof ri);
     assert_int_equal(ri.local_size, 2);
     assert_int_equal(ri.local_rank, me);
+    int node = -1, nodes = -1; /* one node, rank 0's: index 0 on both */
+    dlg_comm_node(fx->comm, &node, &nodes);
+    assert_true(node == 0 && nodes == 1);
 
     float f[5] = {1, 2, 3, 4, (float)me};
     assert_int_equal(h->comm_allreduce(h, f, f, 5, DLG_COMM_F32), 0); /* in place */

@@ -51,6 +51,53 @@ static void test_failed_cell_has_no_rate(void **state)
     rt_cell_done(&c);
 }
 
+static int64_t int_field(const rt_cell *c, const char *key)
+{
+    const dlg_field *f = rt_cell_field(c, key);
+    if (!f || f->type != DLG_FIELD_INT)
+        fail_msg("the row has no integer %s", key);
+    return f->v.i;
+}
+
+/* Alone, nodes = 1 and no gpus without GPU stats; a job's row (as the
+ * ranks' figures leave it, rank_totals.h) says its nodes and GPUs, and its
+ * cpu_user_share is the ranks' CPU time over what their CPUs could give
+ * (each rank's window x capacity, summed), not over rank 0's window. */
+static void test_job_row(void **state)
+{
+    rt_cell c;
+    run(*state, &c, "workload = count\nwarmup = 0\niterations = 4\n");
+    assert_string_equal(c.res.status, "ok");
+    assert_int_equal(int_field(&c, "nodes"), 1);
+    assert_int_equal(int_field(&c, "ranks"), 1);
+    assert_false(has_field(&c, "gpus"));
+
+    dlg_cell_result *r = &c.res;
+    r->ranks = 4;
+    r->nodes = 2;
+    r->cpu_capacity = 1;      /* rank 0's own */
+    r->cpu_window_s = 2;      /* rank 0's window */
+    r->cpu_window_cpu_s = 6;  /* four ranks' CPU time */
+    r->cpu_window_cap_s = 8;  /* four ranks x 2 s x 1 CPU */
+    r->items = 100;
+    r->gpus = 2;
+    r->gpu_samples = 40;
+    r->gpu_seconds = 4;
+    r->gpu_util_sum_s = 300;
+    r->gpu_power_sum_s = 1000;
+    r->gpu_energy_j = 1000;
+    dlg_run run = {.plan = &c.plan, .wire_fd = -1};
+    dlg_result_point(&run, &c.cell, r, &c.row);
+    assert_int_equal(int_field(&c, "nodes"), 2);
+    assert_int_equal(int_field(&c, "ranks"), 4);
+    assert_int_equal(int_field(&c, "gpus"), 2);
+    assert_true(rt_cell_double(&c, "cpu_user_share") == 0.75);
+    assert_true(rt_cell_double(&c, "gpu_util") == 75);
+    assert_true(rt_cell_double(&c, "power_avg_w") == 250);
+    assert_true(rt_cell_double(&c, "energy_per_item_j") == 10);
+    rt_cell_done(&c);
+}
+
 static void test_ci_text(void **unused)
 {
     (void)unused;
@@ -70,6 +117,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_failed_cell_has_no_rate, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(test_job_row, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test(test_ci_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
