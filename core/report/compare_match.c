@@ -21,10 +21,12 @@ static bool same(const char *a, const char *b)
 }
 
 /* Rows of different `ranks` are different cells: their rates sum
- * different numbers of ranks (a file without the field reads as 1). */
+ * different numbers of ranks (a file without the field reads as 1); so
+ * are rows of different `nodes`: ranks over several machines measured
+ * the network between them too. */
 static bool same_identity(const rep_group *a, const rep_group *b)
 {
-    return a->ranks == b->ranks && same(a->workload, b->workload) && same(a->mode, b->mode) &&
+    return a->ranks == b->ranks && a->nodes == b->nodes && same(a->workload, b->workload) && same(a->mode, b->mode) &&
            same(a->precision, b->precision) && same(a->device, b->device) && same(a->job, b->job);
 }
 

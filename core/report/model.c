@@ -41,12 +41,26 @@ long rep_row_ranks(const rep_row *r)
     return rep_num(r, "ranks", &v) && v >= 1 && v <= 1e9 ? (long)v : 1; /* rep_rows_validate refused the rest */
 }
 
+long rep_row_nodes(const rep_row *r)
+{
+    double v;
+    return rep_num(r, "nodes", &v) && v >= 1 && v <= 1e9 ? (long)v : 1; /* as ranks */
+}
+
+void rep_group_ranks_text(const rep_group *g, char *buf, size_t len)
+{
+    if (g->nodes > 1)
+        snprintf(buf, len, "%ld ranks on %ld nodes", g->ranks, g->nodes);
+    else
+        snprintf(buf, len, "%ld ranks", g->ranks);
+}
+
 static long find_group(const rep_model *m, const rep_row *r)
 {
-    long ranks = rep_row_ranks(r);
+    long ranks = rep_row_ranks(r), nodes = rep_row_nodes(r);
     for (size_t i = 0; i < m->n; i++) {
         const rep_group *g = &m->g[i];
-        if (g->ranks == ranks && same(g->job, or_dash(rep_tag(r, "job"))) &&
+        if (g->ranks == ranks && g->nodes == nodes && same(g->job, or_dash(rep_tag(r, "job"))) &&
             same(g->workload, or_dash(rep_tag(r, "workload"))) && same(g->mode, or_dash(rep_str(r, "mode"))) &&
             same(g->precision, or_dash(rep_str(r, "precision"))) && same(g->device, or_dash(rep_str(r, "device"))))
             return (long)i;
@@ -62,9 +76,9 @@ void rep_group_tag(const rep_model *m, size_t gi, char *buf, size_t len)
         const rep_group *o = &m->g[i];
         if (i == gi || !same(o->workload, g->workload) || !same(o->mode, g->mode))
             continue;
-        if (o->ranks != g->ranks && same(o->job, g->job) && same(o->precision, g->precision) &&
-            same(o->device, g->device))
-            continue; /* the same runs at another rank count: "(N ranks)" tells them apart */
+        bool other_count = o->ranks != g->ranks || o->nodes != g->nodes;
+        if (other_count && same(o->job, g->job) && same(o->precision, g->precision) && same(o->device, g->device))
+            continue; /* the same runs at another rank or node count: "(N ranks)" tells them apart */
         same_wl = true;
         same_job = same_job || same(o->job, g->job);
     }
@@ -73,8 +87,10 @@ void rep_group_tag(const rep_model *m, size_t gi, char *buf, size_t len)
         n += snprintf(buf + n, len - (size_t)n, " (job %s)", g->job);
     if (same_job && n >= 0 && (size_t)n < len)
         n += snprintf(buf + n, len - (size_t)n, " %s %s", g->precision, g->device);
+    char rk[64];
+    rep_group_ranks_text(g, rk, sizeof rk);
     if (g->ranks > 1 && n >= 0 && (size_t)n < len)
-        snprintf(buf + n, len - (size_t)n, " (%ld ranks)", g->ranks);
+        snprintf(buf + n, len - (size_t)n, " (%s)", rk);
 }
 
 long rep_group_axis(const rep_group *g, const char *key)
@@ -391,6 +407,7 @@ static int add_group(rep_model *m, const rep_row *r)
     g->device = strdup(or_dash(rep_str(r, "device")));
     g->job = strdup(or_dash(rep_tag(r, "job")));
     g->ranks = rep_row_ranks(r);
+    g->nodes = rep_row_nodes(r);
     return g->workload && g->mode && g->precision && g->device && g->job ? 0 : -1;
 }
 

@@ -115,6 +115,10 @@ typedef struct rep_group {
      * of the group's identity, as a rate summed over N ranks is no
      * repetition of one rank's cell, nor one GPU's share (scaling.c). */
     long ranks;
+    /* The machines those ranks were on (`nodes`; 1 where absent): part of
+     * the identity too, as N ranks over several machines measured their
+     * network as well; one instance is one machine (recommend.c). */
+    long nodes;
     rep_axis *axes;
     size_t naxes;
     rep_cell *cells;
@@ -155,6 +159,10 @@ typedef struct rep_model {
 
 /* Row r's `ranks`: 1 where absent (results written before it existed). */
 long rep_row_ranks(const rep_row *r);
+/* Row r's `nodes`: 1 where absent. */
+long rep_row_nodes(const rep_row *r);
+/* "4 ranks", or "4 ranks on 2 nodes" where the group spans machines. */
+void rep_group_ranks_text(const rep_group *g, char *buf, size_t len);
 
 int rep_model_build(rep_model *m, const rep_rows *rs, const rep_disks *disks, double target, char *err,
                     size_t errlen);
@@ -162,7 +170,7 @@ void rep_model_free(rep_model *m);
 
 /* A short name for group gi in lists and reasons: workload[/mode], plus
  * the job (and precision, device) where another group shares the rest,
- * and "(N ranks)" for ranks > 1. */
+ * and "(N ranks)" for ranks > 1 ("(N ranks on M nodes)" for nodes > 1). */
 void rep_group_tag(const rep_model *m, size_t gi, char *buf, size_t len);
 
 /* Cell with these coordinates, or -1 (cell_index.c). */

@@ -332,9 +332,10 @@ static bool cap_matters(const rep_instance *in, const rep_axis *ax, size_t v, co
     return network;
 }
 
-/* The factor on cell c's rate x GPUs: the efficiency measured at the
- * most ranks up to the instance's GPUs, else 1 (the upper bound, marked
- * where the runs were measured at other rank counts only). */
+/* The factor on cell c's rate x GPUs: the efficiency measured on one
+ * node at the most ranks up to the instance's GPUs, else 1 (the upper
+ * bound, marked where the runs were measured at other rank counts, or
+ * across nodes, only). */
 static double measured_scaling(rep_fit *f, const rep_model *m, size_t gi, size_t c, const rep_instance *in)
 {
     if (!m->g[gi].per_gpu || in->gpus < 2 || !rep_group_scaled(m, gi))
@@ -343,6 +344,9 @@ static double measured_scaling(rep_fit *f, const rep_model *m, size_t gi, size_t
     f->scale_ranks = s.n;
     f->scale_eff = s.eff;
     f->scale_upper = s.n == 0;
+    long span = s.n ? -1 : rep_scaling_other_nodes(m, gi, in->gpus);
+    f->span_ranks = span >= 0 ? m->g[span].ranks : 0;
+    f->span_nodes = span >= 0 ? m->g[span].nodes : 0;
     return s.n ? s.eff : 1;
 }
 

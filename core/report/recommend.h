@@ -59,6 +59,10 @@ typedef struct rep_fit {
     long scale_ranks;
     double scale_eff;
     bool scale_upper;
+    /* scale_upper as the runs were measured at 2..GPUs ranks only across
+     * several nodes (an instance is one machine): the most such ranks, and
+     * their nodes; 0: not so. */
+    long span_ranks, span_nodes;
     double cost;        /* price per rep_cost_quantum of the group's unit; INFINITY when thr is not measured */
     double energy_item; /* J/item measured at the matching cell, NaN if not measured */
     bool energy_cpu;    /* energy_item is the CPU packages' (RAPL), that cell had no GPU energy */

@@ -81,7 +81,8 @@ void rep_reco_caveat(const rep_report *r, char *buf, size_t len);
  * at 1 rank (a group of several ranks enters through its efficiency). */
 bool rep_reco_selected(const rep_report *r, size_t gi);
 /* Measured scaling in the outputs (view_scaling.c).  " (measured at 2
- * ranks: 0.87)", " (not measured: upper bound)" or "": how a fit's
+ * ranks: 0.87)", " (not measured: upper bound)", " (not measured on one
+ * node, only at 4 ranks on 2 nodes: upper bound)" or "": how a fit's
  * expected throughput scaled over the instance's gpus. */
 const char *rep_fit_scaling_text(const rep_fit *f, int gpus, char *buf, size_t len);
 /* Appends to the recommendation line at buf[*n]: how the recommended

@@ -160,15 +160,37 @@ bool rep_row_measured(const rep_row *r)
     return st && (strcmp(st, "ok") == 0 || (strcmp(st, "partial") == 0 && rep_num(r, "throughput", &v)));
 }
 
+/* The column holds a whole number from 1 to max. */
+static bool whole_in(const rep_kv *kv, double max)
+{
+    return kv->is_num && kv->num >= 1 && kv->num <= max && kv->num == (double)(long)kv->num;
+}
+
 /* `ranks`, where the row has it (rows written before it read as 1), is a
  * whole number of processes: anything else is no row of dlgauge's. */
 static bool bad_ranks(const rep_row *r, char *err, size_t errlen)
 {
     const rep_kv *kv = find(r->fields, r->nfields, "ranks");
-    if (!kv || (kv->is_num && kv->num >= 1 && kv->num <= 1e9 && kv->num == (double)(long)kv->num))
+    if (!kv || whole_in(kv, 1e9))
         return false;
     snprintf(err, errlen, "%s:%ld: column 'ranks' is '%s': the run's ranks are a whole number >= 1", r->src, r->line,
              kv->str ? kv->str : "");
+    return true;
+}
+
+/* `nodes` (the machines the ranks were on; absent: 1) is a whole number
+ * no larger than the ranks: each node ran at least one of them.  Called
+ * once `ranks` passed. */
+static bool bad_nodes(const rep_row *r, char *err, size_t errlen)
+{
+    const rep_kv *kv = find(r->fields, r->nfields, "nodes"), *rk = find(r->fields, r->nfields, "ranks");
+    double ranks = rk ? rk->num : 1;
+    if (!kv || whole_in(kv, ranks))
+        return false;
+    snprintf(err, errlen,
+             "%s:%ld: column 'nodes' is '%s': the machines the run's ranks were on are a whole number >= 1 and "
+             "at most its ranks (%.0f)",
+             r->src, r->line, kv->str ? kv->str : "", ranks);
     return true;
 }
 
@@ -197,7 +219,7 @@ int rep_rows_validate(const rep_rows *rs, char *err, size_t errlen)
                     return -DLG_EINVAL;
                 }
             }
-        if (bad_ranks(r, err, errlen))
+        if (bad_ranks(r, err, errlen) || bad_nodes(r, err, errlen))
             return -DLG_EINVAL;
         const char *ver = rep_str(r, "version");
         if (!ver || !*ver) {

@@ -1,6 +1,6 @@
 /* Measured scaling over ranks (scaling.h).  Groups differ by `ranks`
- * (model.c), so a rate summed over N ranks is never pooled with one
- * rank's; here the two are set side by side, cell by cell. */
+ * and `nodes` (model.c), so a rate summed over N ranks is never pooled
+ * with one rank's; here the two are set side by side, cell by cell. */
 #define _GNU_SOURCE
 #include "scaling.h"
 
@@ -110,7 +110,8 @@ rep_scaling rep_scaling_for(const rep_model *m, size_t g1, size_t c, long gpus)
     long pick = -1;
     for (size_t i = 0; i < m->n; i++) {
         const rep_group *g = &m->g[i];
-        if (g->ranks > 1 && g->ranks <= gpus && same_runs(g, &m->g[g1]) && rep_group_scaling(m, i).n &&
+        bool one_node = g->ranks > 1 && g->ranks <= gpus && g->nodes == 1; /* an instance is one machine */
+        if (one_node && same_runs(g, &m->g[g1]) && rep_group_scaling(m, i).n &&
             (pick < 0 || g->ranks > m->g[pick].ranks))
             pick = (long)i;
     }
@@ -122,6 +123,21 @@ rep_scaling rep_scaling_for(const rep_model *m, size_t g1, size_t c, long gpus)
     return s.n ? s : rep_group_scaling(m, (size_t)pick);
 }
 
+long rep_scaling_other_nodes(const rep_model *m, size_t g1, long gpus)
+{
+    long pick = -1;
+    for (size_t i = 0; i < m->n; i++) {
+        const rep_group *g = &m->g[i];
+        if (g->ranks < 2 || g->ranks > gpus || !g->has_best || !same_runs(g, &m->g[g1]))
+            continue;
+        if (g->nodes == 1)
+            return -1; /* measured on one machine: the efficiency's own case */
+        if (pick < 0 || g->ranks > m->g[pick].ranks)
+            pick = (long)i;
+    }
+    return pick;
+}
+
 void rep_scaling_text(const rep_model *m, size_t gi, char *buf, size_t len)
 {
     const rep_group *g = &m->g[gi];
@@ -130,20 +146,25 @@ void rep_scaling_text(const rep_model *m, size_t gi, char *buf, size_t len)
         return;
     long g1 = rep_group_one_rank(m, gi);
     rep_scaling s = rep_group_scaling(m, gi);
+    char rk[64];
+    rep_group_ranks_text(g, rk, sizeof rk);
     if (g1 < 0) {
-        snprintf(buf, len, "scaling: not measured: no run of this job at 1 rank to compare the %ld ranks with "
-                 "(run it without mpirun too)", g->ranks);
+        snprintf(buf, len, "scaling: not measured: no run of this job at 1 rank to compare the %s with "
+                 "(run it without mpirun too)", rk);
         return;
     }
     if (s.n == 0) {
-        snprintf(buf, len, "scaling: not measured: no cell was measured at 1 rank and at %ld ranks with the same "
-                 "values", g->ranks);
+        snprintf(buf, len, "scaling: not measured: no cell was measured at 1 rank and at %s with the same "
+                 "values", rk);
         return;
     }
-    char lab[256], rn[64], r1[64];
+    char lab[256], rn[64], r1[64], span[160] = "";
     rep_cell_label(g, &g->cells[s.cell_n], lab, sizeof lab);
     dlg_format_rate(g->cells[s.cell_n].thr, g->unit, rn, sizeof rn);
     dlg_format_rate(m->g[g1].cells[s.cell_1].thr, m->g[g1].unit, r1, sizeof r1);
-    snprintf(buf, len, "scaling: efficiency %.2f at %ld ranks = %s / (%ld x %s at 1 rank), %s%s", s.eff, s.n, rn,
-             s.n, r1, lab, s.cell_n == (long)g->best ? " (the best)" : "");
+    if (g->nodes > 1) /* one instance is one machine: recommend.c takes 1-node groups only */
+        snprintf(span, sizeof span, "; it spans %ld nodes (the network between them included): no instance's "
+                 "efficiency", g->nodes);
+    snprintf(buf, len, "scaling: efficiency %.2f at %s = %s / (%ld x %s at 1 rank), %s%s%s", s.eff, rk, rn, s.n,
+             r1, lab, s.cell_n == (long)g->best ? " (the best)" : "", span);
 }

@@ -31,10 +31,15 @@ rep_scaling rep_group_scaling(const rep_model *m, size_t gi);
 bool rep_group_scaled(const rep_model *m, size_t g1);
 
 /* For cell c of the 1-rank group g1 on an instance of gpus GPUs: the
- * measurement at the most ranks N with 2 <= N <= gpus, at c's values
+ * measurement on one node (an instance is one machine) at the most ranks
+ * N with 2 <= N <= gpus, at c's values
  * where that group measured them, else its group figure
  * (rep_group_scaling).  n = 0: none. */
 rep_scaling rep_scaling_for(const rep_model *m, size_t g1, size_t c, long gpus);
+
+/* Where g1's runs were measured at 2 <= N <= gpus ranks only across
+ * several nodes (none on one): that group at the most ranks; else -1. */
+long rep_scaling_other_nodes(const rep_model *m, size_t g1, long gpus);
 
 /* "" for a 1-rank group; else one line: the group's efficiency and the
  * cells it is from, or why there is none. */

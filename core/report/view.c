@@ -15,8 +15,10 @@ void rep_group_title(const rep_group *g, char *buf, size_t len)
 {
     int n = snprintf(buf, len, "%s (job %s), mode %s, precision %s%s%s", g->workload, g->job, g->mode,
                      g->precision, strcmp(g->device, "-") ? ", device " : "", strcmp(g->device, "-") ? g->device : "");
+    char rk[64];
+    rep_group_ranks_text(g, rk, sizeof rk);
     if (g->ranks > 1 && n >= 0 && (size_t)n < len)
-        snprintf(buf + n, len - (size_t)n, ", %ld ranks", g->ranks);
+        snprintf(buf + n, len - (size_t)n, ", %s", rk);
 }
 
 const char *rep_axis_text(const rep_axis *ax, size_t v, char *buf, size_t len)
