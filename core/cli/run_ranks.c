@@ -70,7 +70,6 @@ static ssize_t prefix_write(void *cookie, const char *buf, size_t n)
 void dlg_rank_stderr_begin(dlg_rank_stderr *rs, int rank)
 {
     rs->saved = NULL;
-    rs->cookie = NULL;
     if (rank <= 0)
         return;
     prefixer *pf = calloc(1, sizeof *pf);
@@ -84,7 +83,6 @@ void dlg_rank_stderr_begin(dlg_rank_stderr *rs, int rank)
     setvbuf(f, NULL, _IOLBF, 0); /* whole lines, each out as it ends */
     fflush(stderr);
     rs->saved = stderr;
-    rs->cookie = pf;
     stderr = f;
 }
 
@@ -92,12 +90,11 @@ void dlg_rank_stderr_end(dlg_rank_stderr *rs)
 {
     if (!rs->saved)
         return;
-    FILE *f = stderr;
+    /* not closed (run_ranks.h): glibc's list of open FILEs keeps it and
+     * its prefixer reachable, and flushes it at exit */
+    fflush(stderr);
     stderr = rs->saved;
-    fclose(f);
-    free(rs->cookie);
     rs->saved = NULL;
-    rs->cookie = NULL;
 }
 
 /* ---- agreements ---------------------------------------------------------- */

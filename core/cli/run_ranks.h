@@ -12,10 +12,12 @@
 #include <stdio.h>
 
 /* A rank > 0's stderr: each line it writes through stdio starts "rank N: ".
- * Nothing to do for rank 0. */
+ * Nothing to do for rank 0.  _end gives stdio back its stderr but keeps
+ * the prefixing FILE open until the process ends: a library loaded
+ * meanwhile may hold it (libstdc++'s std::cerr takes the stderr of the
+ * moment it is loaded, by a plugin, and flushes it at exit). */
 typedef struct dlg_rank_stderr {
-    FILE *saved;  /* stderr before; NULL: unchanged */
-    void *cookie; /* the prefixer */
+    FILE *saved; /* stderr before; NULL: unchanged */
 } dlg_rank_stderr;
 void dlg_rank_stderr_begin(dlg_rank_stderr *rs, int rank);
 void dlg_rank_stderr_end(dlg_rank_stderr *rs);
