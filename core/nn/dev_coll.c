@@ -7,7 +7,9 @@
  * The communicator id is made on rank 0 (coll_id) and reaches the others
  * through the caller's bcast (the host's MPI); a rank 0 that cannot make
  * one sends zeros, so the others fail at once with a line rather than wait
- * in the library for it.  A host-memory backend (cpu, ref) has no device
+ * in the library for it.  dlg_dev_coll_probe loads the library earlier,
+ * in a caller's setup, so a rank without it is refused before any join.
+ * A host-memory backend (cpu, ref) has no device
  * collectives: on one rank its allreduce and sendrecv are plain copies,
  * with more it refuses (the host's MPI collectives do that job).
  *
@@ -192,6 +194,22 @@ static bool has_coll(const dlg_backend *b)
     return b->coll_id && b->coll_open && b->coll_allreduce && b->coll_sendrecv;
 }
 
+int dlg_bk_coll_id(const dlg_backend *b, void *ctx, void *id, size_t *len, char *err,
+                   size_t errlen)
+{
+    size_t room = *len;
+    err[0] = '\0';
+    int rc = b->coll_id(ctx, id, len, err, errlen);
+    if (rc == 0 && id && *len > room) {
+        snprintf(err, errlen, "backend %s: a communicator id of %zu bytes (at most %zu)", b->name,
+                 *len, room);
+        rc = -DLG_EINTERNAL;
+    }
+    if (rc < 0 && !err[0])
+        snprintf(err, errlen, "no communicator id");
+    return rc;
+}
+
 /* Rank 0's id to every rank (one rank: no broadcast); zeros when rank 0
  * has none, so the others fail at once. */
 static int share_id(dlg_dev *d, int ranks, int rank, dlg_id_bcast_fn bcast, void *ctx,
@@ -202,16 +220,12 @@ static int share_id(dlg_dev *d, int ranks, int rank, dlg_id_bcast_fn bcast, void
     memset(id, 0, DLG_COLL_ID_BYTES);
     if (rank == 0) {
         size_t len = DLG_COLL_ID_BYTES;
-        made = d->b->coll_id(d->ctx, id, &len, line, sizeof line);
-        if (!made && len > DLG_COLL_ID_BYTES)
-            made = -DLG_EINTERNAL;
-        if (made)
+        if ((made = dlg_bk_coll_id(d->b, d->ctx, id, &len, line, sizeof line)) < 0)
             memset(id, 0, DLG_COLL_ID_BYTES);
     }
     int rc = ranks > 1 ? bcast(ctx, id, DLG_COLL_ID_BYTES) : 0;
     if (made < 0)
-        return fail(d, -made, "dlg_dev_coll_open on %s: %s", d->b->name,
-                    line[0] ? line : "no communicator id");
+        return fail(d, -made, "dlg_dev_coll_open on %s: %s", d->b->name, line);
     if (rc < 0)
         return fail(d, -rc, "dlg_dev_coll_open on %s: the id's broadcast failed", d->b->name);
     for (int i = 0; i < DLG_COLL_ID_BYTES; i++)
@@ -221,6 +235,28 @@ static int share_id(dlg_dev *d, int ranks, int rank, dlg_id_bcast_fn bcast, void
                 "dlg_dev_coll_open on %s: rank 0 could not create the communicator (its error "
                 "says why)",
                 d->b->name);
+}
+
+/* A backend that keeps its memory on the host has nothing to load (and
+ * dlg_dev_coll_open refuses it across ranks). */
+int dlg_dev_coll_probe(dlg_dev *d)
+{
+    if (d->err)
+        return d->err;
+    if (dlg_bk_host_memory(d->b))
+        return 0;
+    if (!has_coll(d->b))
+        return refuse(d, DLG_ENOTSUP,
+                      "dlg_dev_coll_probe: backend %s has no collectives (built without NCCL's "
+                      "header)",
+                      d->b->name);
+    if (d->b->bind && d->b->bind(d->ctx) < 0)
+        return fail(d, DLG_ENOTSUP, "dlg_dev_coll_probe on %s: cannot bind this thread",
+                    d->b->name);
+    char line[256];
+    size_t len = 0;
+    int rc = dlg_bk_coll_id(d->b, d->ctx, NULL, &len, line, sizeof line);
+    return rc < 0 ? fail(d, -rc, "dlg_dev_coll_probe on %s: %s", d->b->name, line) : 0;
 }
 
 int dlg_dev_coll_open(dlg_dev *d, int ranks, int rank, dlg_id_bcast_fn bcast, void *ctx)

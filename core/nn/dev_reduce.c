@@ -97,18 +97,13 @@ int dlg_net_set_device_reduce(dlg_net *net, int ranks, int rank, dlg_id_bcast_fn
         if (net->bk->bind && (rc = net->bk->bind(net->ctx)) < 0)
             return dlg_net_fail(net, -rc, "nn: backend %s: cannot bind this thread",
                                 net->bk->name);
-        char err[256] = "";
+        char err[256];
         size_t len = sizeof net->dev_id;
         memset(net->dev_id, 0, sizeof net->dev_id);
         void *id = rank == 0 ? net->dev_id : NULL; /* elsewhere a probe: loads NCCL */
-        if ((rc = net->bk->coll_id(net->ctx, id, &len, err, sizeof err)) < 0)
+        if ((rc = dlg_bk_coll_id(net->bk, net->ctx, id, &len, err, sizeof err)) < 0)
             return dlg_net_complain(net, -rc, "nn: net '%s': data-parallel training on %s: %s",
-                                    net->name, net->bk->name,
-                                    err[0] ? err : "no communicator id");
-        if (len > sizeof net->dev_id)
-            return dlg_net_complain(net, DLG_EINTERNAL,
-                                    "nn: backend %s: a communicator id of %zu bytes (at most %d)",
-                                    net->bk->name, len, DLG_COLL_ID_BYTES);
+                                    net->name, net->bk->name, err);
         net->dev_id_len = len;
     }
     net->dev_eager |= net->trained && net->dev_ranks != ranks;

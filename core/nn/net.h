@@ -153,6 +153,13 @@ int dlg_net_run_sgd(dlg_net *net, const dlg_sgd *sgd, char *err, size_t errlen);
 /* Whether the backend's memory is host memory (ref, and cpu which shares
  * it): read and written in place (clip.c). */
 bool dlg_bk_host_memory(const dlg_backend *bk);
+/* The backend's coll_id (dev_coll.c), for dlg_net_set_device_reduce and
+ * dlg_dev_*: with id, rank 0's new communicator id (*len: id's room in,
+ * its bytes out); with id NULL a probe that only loads the library (NCCL),
+ * so a rank without it is refused in setup, not in the first step's join.
+ * -DLG_E* with one line in err.  The caller binds the thread. */
+int dlg_bk_coll_id(const dlg_backend *b, void *ctx, void *id, size_t *len, char *err,
+                   size_t errlen);
 /* Whether the backend clips on the device (hooks grad_clip and
  * clip_stats): nothing decided on the host, so a step may be captured. */
 bool dlg_net_clips_on_device(const dlg_net *net);

@@ -382,6 +382,11 @@ int dlg_dev_download(dlg_dev *d, void *host, const void *src, size_t bytes);
 /* the host waits for everything enqueued so far (and reports a failed
  * collective) */
 int dlg_dev_sync(dlg_dev *d);
+/* Whether this rank could join a device communicator of several: the
+ * collective library (NCCL) loads, nothing collective (a workload's setup,
+ * on every rank, so a rank without it is refused there); 0 at once on a
+ * host-memory backend, which dlg_dev_coll_open refuses across ranks. */
+int dlg_dev_coll_probe(dlg_dev *d);
 /* Join the ranks' device communicator: collective, every rank together
  * (never in a workload's setup); the id travels through bcast as above. */
 int dlg_dev_coll_open(dlg_dev *d, int ranks, int rank, dlg_id_bcast_fn bcast, void *ctx);

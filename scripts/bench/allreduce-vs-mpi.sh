@@ -2,17 +2,20 @@
 # dlgauge's allreduce and p2p (comm.so, through the host's collectives)
 # versus a bare C loop of MPI_Allreduce / MPI_Sendrecv (mpi_allreduce_peer.c)
 # under the same mpirun line: same sizes, same float32 buffers first-touched
-# with the same pattern, same warm-up and op count, timed as nccl-tests
-# times (mean per op, averaged over the ranks).  Prints, per size, the
-# medians over ROUNDS rounds of both sides' busbw, mean and median op
-# time, and the busbw ratio dlgauge / peer (1.00: no overhead), then the
-# MPI library.
-# usage: allreduce-vs-mpi.sh [BUILD]    env: NP (2), ROUNDS (5),
+# with the same pattern, same warm-up and op count, OPS ops back to back
+# per timing window on both sides (dlgauge's ops_per_step; nccl-tests
+# times a loop of 20), timed as nccl-tests times (a window's time / OPS,
+# the mean over the windows, averaged over the ranks).  Prints, per size,
+# the medians over ROUNDS rounds of both sides' busbw, mean and median op
+# time, and the busbw ratio dlgauge / peer (1.00: no overhead), then OPS
+# and the MPI library.
+# usage: allreduce-vs-mpi.sh [BUILD]    env: NP (2), ROUNDS (5), OPS (1),
 #        SIZES ("4KiB 1MiB 32MiB"), CASES ("allreduce p2p")
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$top/build}
-np=${NP:-2} rounds=${ROUNDS:-5}
+np=${NP:-2} rounds=${ROUNDS:-5} ops=${OPS:-1}
+[[ $ops =~ ^[1-9][0-9]*$ ]] && ((ops <= 10000)) || { echo "OPS=$ops: want 1 to 10000 ops per window" >&2; exit 2; }
 sizes=${SIZES:-4KiB 1MiB 32MiB}
 . "$top/scripts/bench/bench_lib.sh"
 CASES=${CASES:-allreduce p2p}
@@ -31,16 +34,21 @@ bytes_of() { # 4KiB -> 4096
   local n=${1%[KMG]iB} u=${1#"${1%[KMG]iB}"}
   case $u in KiB) echo $((n << 10)) ;; MiB) echo $((n << 20)) ;; GiB) echo $((n << 30)) ;; *) echo "$1" ;; esac
 }
-# ops per size: ~256 MiB moved, between 20 and 2000; a tenth as warm-up
-iters_of() { local i=$((268435456 / $1)); ((i > 2000)) && i=2000; ((i < 20)) && i=20; echo $i; }
+# ops per size: ~256 MiB moved, between 20 and 2000, in windows of OPS
+# ops (at least 10 windows); a tenth of the windows (at least 2) as warm-up
+iters_of() {
+  local i=$((268435456 / $1)); ((i > 2000)) && i=2000; ((i < 20)) && i=20
+  i=$((i / ops)); ((i < 10)) && i=10; echo $i
+}
+warm_of() { echo $(($1 / 10 > 2 ? $1 / 10 : 2)); }
 
 # isolation = none: a cell's own process would not be a rank
 printf '[global]\nisolation = none\n[sink csv]\npath = %s\n' "$work/dlg.csv" >"$work/comm.ini"
 for op in $CASES; do
   for s in $sizes; do
     b=$(bytes_of "$s") i=$(iters_of "$(bytes_of "$s")")
-    printf '[job %s_%s]\nworkload = %s\nbytes = %s\ntype = float32\niterations = %s\nwarmup = %s\n' \
-      "$op" "$s" "$op" "$b" "$i" $((i / 10 > 2 ? i / 10 : 2)) >>"$work/comm.ini"
+    printf '[job %s_%s]\nworkload = %s\nbytes = %s\ntype = float32\nops_per_step = %s\niterations = %s\nwarmup = %s\n' \
+      "$op" "$s" "$op" "$b" "$ops" "$i" "$(warm_of "$i")" >>"$work/comm.ini"
   done
 done
 
@@ -65,7 +73,7 @@ peer_round() {
     for s in $sizes; do
       b=$(bytes_of "$s") i=$(iters_of "$(bytes_of "$s")")
       [ "$op" = p2p ] && pop=sendrecv || pop=allreduce
-      "${mpi[@]}" "$work/peer" "$pop" "$b" float32 "$i" $((i / 10 > 2 ? i / 10 : 2)) |
+      "${mpi[@]}" "$work/peer" "$pop" "$b" float32 "$i" "$(warm_of "$i")" "$ops" |
         awk '{print $1, $3, $4}' >>"$work/peer.${op}_$s" || { echo "peer failed (round $1)" >&2; exit 1; }
     done
   done
@@ -88,5 +96,6 @@ print(f"{o:<10} {s:<6} {d/1e9:12.3f} {p/1e9:12.3f} {d/p if p else 0:6.2f} {float
 done
 echo "busbw (nccl-tests): allreduce algbw x 2(n-1)/n, p2p algbw, algbw = bytes / mean op time;"
 echo "ratio = dlgauge busbw / MPI busbw; p50 = median op time, p50 ratio = MPI's / dlgauge's (1.00: no"
-echo "overhead); medians of $rounds rounds, $np ranks, float32"
+echo "overhead); medians of $rounds rounds, $np ranks, float32, $ops op(s) per timing window on both sides"
+echo "(dlgauge's ops_per_step, the peer's loop; nccl-tests times 20)"
 echo "MPI: $("${mpi[@]:0:2}" 1 "${mpi[@]:3}" "$work/peer" --version)"

@@ -1,11 +1,14 @@
 /* The MPI peer of allreduce-vs-mpi.sh: a bare loop of MPI_Allreduce (or
  * MPI_Sendrecv round a ring) on the buffers dlgauge's comm.so uses (same
  * size, 4 KiB aligned, first-touched, the same pattern), the same warm-up,
- * then each op timed as comm.so times its steps: the mean per op (nccl-tests'
+ * then ITERS windows of OPS ops back to back, each window timed as comm.so
+ * times a step of ops_per_step ops (and nccl-tests its loop of `iters`):
+ * the mean per op (a window's time / OPS, over the windows: nccl-tests'
  * time, which busbw is from) and the median, averaged over the ranks.
  * Rank 0 prints one line:
  *   busbw_bytes_per_s algbw_bytes_per_s op_time_us op_median_us
- * usage: mpirun -np N mpi_allreduce_peer allreduce|sendrecv BYTES float32|float64|int64 ITERS WARMUP
+ * usage: mpirun -np N mpi_allreduce_peer allreduce|sendrecv BYTES float32|float64|int64 ITERS WARMUP [OPS]
+ *        (WARMUP in windows; OPS 1 by default)
  *        mpi_allreduce_peer --version   (the MPI library's version line) */
 #include <mpi.h>
 #include <stdint.h>
@@ -65,9 +68,10 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 0;
     }
-    if (argc != 6 || atol(argv[4]) < 1) {
+    if ((argc != 6 && argc != 7) || atol(argv[4]) < 1 || (argc == 7 && atol(argv[6]) < 1)) {
         if (rank == 0)
-            fprintf(stderr, "usage: %s allreduce|sendrecv BYTES float32|float64|int64 ITERS WARMUP\n", argv[0]);
+            fprintf(stderr, "usage: %s allreduce|sendrecv BYTES float32|float64|int64 ITERS WARMUP [OPS]\n",
+                    argv[0]);
         MPI_Finalize();
         return 2;
     }
@@ -75,7 +79,7 @@ int main(int argc, char **argv)
     size_t bytes = strtoull(argv[2], NULL, 10);
     MPI_Datatype t = !strcmp(argv[3], "float32") ? MPI_FLOAT : !strcmp(argv[3], "float64") ? MPI_DOUBLE : MPI_INT64_T;
     size_t elem = t == MPI_FLOAT ? 4 : 8, count = bytes / elem;
-    long iters = atol(argv[4]), warmup = atol(argv[5]);
+    long iters = atol(argv[4]), warmup = atol(argv[5]), ops = argc == 7 ? atol(argv[6]) : 1;
     void *send = NULL, *recv = NULL;
     if (posix_memalign(&send, 4096, bytes) || posix_memalign(&recv, 4096, bytes)) {
         fprintf(stderr, "rank %d: cannot allocate 2 x %zu bytes\n", rank, bytes);
@@ -84,7 +88,7 @@ int main(int argc, char **argv)
     fill(send, count, t, rank, 0);
     fill(recv, count, t, rank, -1);
     int to = (rank + 1) % n, from = (rank - 1 + n) % n;
-    for (long i = 0; i < warmup; i++)
+    for (long i = 0; i < warmup * ops; i++)
         op(ar, send, recv, count, bytes, t, to, from);
     double *dt = malloc((size_t)iters * sizeof *dt); /* per op, as comm.so times each step's */
     if (!dt)
@@ -92,8 +96,9 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD); /* start together, as nccl-tests */
     for (long i = 0; i < iters; i++) {
         double t0 = now_s();
-        op(ar, send, recv, count, bytes, t, to, from);
-        dt[i] = now_s() - t0;
+        for (long k = 0; k < ops; k++)
+            op(ar, send, recv, count, bytes, t, to, from);
+        dt[i] = (now_s() - t0) / (double)ops;
     }
     double v[2] = {0, 0}; /* mean and median per op, then averaged over the ranks */
     for (long i = 0; i < iters; i++)

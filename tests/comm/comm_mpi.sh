@@ -2,6 +2,9 @@
 # the real CLI: rank 0 writes one row per cell, and the row reads back as
 # nccl-tests defines it: ranks, busbw = algbw x 2(n-1)/n (p2p: x 1), items
 # = the bytes of rank 0's ops, a plausible rate, the check passed (ok).
+# With ops_per_step = 8 a step is 8 ops timed together: items 8 messages
+# a step, op_time_us an eighth of a step (the runner's step latency).  A
+# bad ops_per_step ends the run in one line naming the key.
 #   bash comm_mpi.sh DLGAUGE PLUGIN_DIR WORK_DIR [MPIRUN]
 set -u
 DLG=$(realpath "$1")
@@ -36,6 +39,20 @@ bytes = 1MiB
 type = float64
 iterations = 30
 warmup = 3
+[job ops]
+workload = allreduce
+bytes = 256KiB
+type = float64
+ops_per_step = 8
+iterations = 40
+warmup = 3
+[job pops]
+workload = p2p
+bytes = 256KiB
+type = int64
+ops_per_step = 8
+iterations = 40
+warmup = 3
 INI
 
 for n in 2 3; do
@@ -50,8 +67,9 @@ bad = []
 def want(c, what):
     if not c:
         bad.append(what)
-if len(rows) != 5:  # 4 allreduce cells, 1 p2p: once each, from rank 0
-    sys.exit(f"{len(rows)} rows, want 5 (one per cell, rank 0's)")
+if len(rows) != 7:  # 5 allreduce cells, 2 p2p: once each, from rank 0
+    sys.exit(f"{len(rows)} rows, want 7 (one per cell, rank 0's)")
+OPS = {"ops": 8, "pops": 8}  # ops_per_step by job (a fixed option is no column)
 for r in rows:
     who = f"{r['job']} bytes={r['message_bytes']} ({r['status']} {r['error'][:200]})"
     want(r["status"] == "ok", f"{who}: status")
@@ -63,15 +81,41 @@ for r in rows:
     want(float(r["busbw_factor"]) == factor, f"{who}: busbw_factor {r['busbw_factor']}, want {factor}")
     want(abs(bus - alg * factor) <= 1e-12 * bus, f"{who}: busbw {bus} != algbw {alg} x {factor}")
     want(1e5 < alg < 1e12, f"{who}: algbw {alg} bytes/s is implausible")
-    # the runner sums the ranks' items; only rank 0 counts its bytes
-    want(int(r["items"]) == int(r["message_bytes"]) * int(r["steps"]),
-         f"{who}: items {r['items']}, want {r['message_bytes']} x {r['steps']} steps")
+    # the runner sums the ranks' items; only rank 0 counts its bytes, of
+    # every op
+    ops = OPS.get(r["job"], 1)
+    want(int(r["items"]) == ops * int(r["message_bytes"]) * int(r["steps"]),
+         f"{who}: items {r['items']}, want {ops} x {r['message_bytes']} x {r['steps']} steps")
     us = float(r["op_time_us"])
     want(abs(alg - int(r["message_bytes"]) / (us / 1e6)) <= 1e-9 * alg, f"{who}: algbw != bytes / op_time_us")
+    # a step's time / its ops, averaged over the ranks, which wait for each
+    # other every op: within a loose band round rank 0's mean step latency
+    # (which adds the runner's own time) / ops
+    lat = float(r["latency_mean_us"])
+    if ops > 1:
+        want(0.3 * lat / ops <= us <= 1.5 * lat / ops,
+             f"{who}: op_time_us {us}, a step's mean {lat} us / {ops} ops is {lat / ops}")
 for b in bad:
     print(b)
 sys.exit(1 if bad else 0)
 PY
+done
+# a bad ops_per_step: one line naming the file, line and key, nothing run
+for v in 0 -1 x 10001; do
+    printf '[global]\nisolation = none\n[sink csv]\npath = %s\n[job bad]\nworkload = p2p\nops_per_step = %s\n' \
+        "$WORK/bad.csv" "$v" > bad.ini
+    rm -f bad.csv
+    "$DLG" -q --plugin-dir "$PLUGDIR" run bad.ini >bad.out 2>bad.err
+    rc=$?
+    case $v in
+    x) why="'x' is not an integer" ;;
+    10001) why="10001 is above the maximum 10000" ;;
+    *) why="$v is below the minimum 1" ;;
+    esac
+    [ $rc -ne 0 ] || fail "ops_per_step = $v: exit 0"
+    [ "$(wc -l <bad.err)" = 1 ] && grep -qF "bad.ini:7: [job bad] ops_per_step: $why" bad.err ||
+        fail "ops_per_step = $v: not one line naming it: $(head -c 400 bad.err)"
+    [ ! -s bad.csv ] || fail "ops_per_step = $v: a row was written"
 done
 [ $FAILS -eq 0 ] && echo "comm_mpi: all passed"
 exit $((FAILS > 0))

@@ -82,6 +82,49 @@ static void test_check_refuses(void **state)
     assert_int_equal(rc, 0);
 }
 
+/* ops_per_step = 8 through the real host: every step's 8 ops leave the
+ * right recv (checked before and after the timed steps), rank 0 counts
+ * 8 messages a step. */
+static void test_ops_per_step(void **state)
+{
+    hfx_fixture *fx = *state;
+    static const char *const names[] = {"allreduce", "p2p"};
+    for (int i = 0; i < 2; i++) {
+        const char *ov[] = {"bytes=8008", "type=float64", "ops_per_step=8", NULL};
+        cd_result r;
+        assert_true(cd_run(fx->h, names[i], ov, STEPS, &r));
+        if (r.check_rc || r.setup_rc || r.begin_rc || r.step_rc || r.report_rc)
+            fail_msg("%s: %d %d %d %d %d: %s", names[i], r.check_rc, r.setup_rc, r.begin_rc, r.step_rc,
+                     r.report_rc, dlg_services_error(&fx->svc));
+        assert_int_equal(r.items, 8 * 8008 * STEPS);
+        double alg = wr_double(&r.fields, "algbw_bytes_per_s"), us = wr_double(&r.fields, "op_time_us");
+        assert_true(us > 0 && fabs(alg - 8008 / (us / 1e6)) <= 1e-9 * alg);
+    }
+}
+
+/* ops_per_step out of 1..10000: check() and setup() refuse it in one line
+ * naming the key (the real host's config refuses it first; a bare driver
+ * may not). */
+static void test_ops_refused(void **state)
+{
+    hfx_fixture *fx = *state;
+    static const char *const bad[] = {"ops_per_step=0", "ops_per_step=-1", "ops_per_step=10001"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        const char *ov[] = {"bytes=4KiB", bad[i], NULL};
+        int rc = 0;
+        dlg_services_clear_error(&fx->svc);
+        assert_true(cd_check(fx->h, i % 2 ? "p2p" : "allreduce", ov, &rc));
+        assert_int_equal(rc, -DLG_EINVAL);
+        char want[64];
+        snprintf(want, sizeof want, "ops_per_step = %s: must be 1 to 10000", strchr(bad[i], '=') + 1);
+        if (!strstr(dlg_services_error(&fx->svc), want))
+            fail_msg("%s: '%s' lacks '%s'", bad[i], dlg_services_error(&fx->svc), want);
+        cd_result r;
+        assert_true(cd_run(fx->h, "allreduce", ov, 1, &r));
+        assert_int_equal(r.setup_rc, -DLG_EINVAL);
+    }
+}
+
 /* device: cpu, cuda or cuda:N, refused otherwise in one line naming it
  * (check() reads no hardware, so cuda:0 passes it here). */
 static void test_device_refused(void **state)
@@ -184,6 +227,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_p2p_i64, hfx_setup, hfx_teardown),
         cmocka_unit_test_setup_teardown(test_check_refuses, hfx_setup, hfx_teardown),
         cmocka_unit_test_setup_teardown(test_device_refused, hfx_setup, hfx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_per_step, hfx_setup, hfx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_refused, hfx_setup, hfx_teardown),
         cmocka_unit_test_setup_teardown(test_no_device, hfx_setup, hfx_teardown),
         cmocka_unit_test(test_host_without_comm),
         cmocka_unit_test(test_float32_rank_limit),

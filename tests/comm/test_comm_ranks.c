@@ -2,13 +2,16 @@
  * with its own mock host whose comm_* calls meet the others' at a
  * barrier.  Known answers (every element, every type), nccl-tests'
  * factors, items on rank 0 only, and a wrong element on one rank failing
- * every rank with the one line that names it. */
+ * every rank with the one line that names it.  Each rank's clock is its
+ * own and moves only in its data ops (rank k's take (k + 1) us each), so
+ * the op times are known answers. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +40,7 @@ typedef struct rank_host {
     mock_host m; /* first: the mock's ctx is its address */
     world *w;
     int rank, data_ops;
+    uint64_t clock_ns; /* now_ns: (rank + 1) us per data op */
     const char *name;
     const char *const *overrides;
     cd_result r;
@@ -63,10 +67,15 @@ static void add_one(void *buf, size_t i, dlg_comm_type t)
         ((int64_t *)buf)[i] += 1;
 }
 
+static uint64_t c_now(const dlg_host *h) { return rh(h)->clock_ns; }
+
 /* Out-of-place calls are the workload's ops; in place, its agreements. */
-static void maybe_corrupt(rank_host *r, bool data, void *recv)
+static void data_op(rank_host *r, bool data, void *recv)
 {
-    if (data && ++r->data_ops == r->w->bad_op && r->rank == r->w->bad_rank)
+    if (!data)
+        return;
+    r->clock_ns += 1000 * (uint64_t)(r->rank + 1);
+    if (++r->data_ops == r->w->bad_op && r->rank == r->w->bad_rank)
         add_one(recv, r->w->bad_elem, r->w->bad_type);
 }
 
@@ -90,7 +99,7 @@ static int c_allreduce(const dlg_host *h, const void *send, void *recv, size_t c
     pthread_barrier_wait(&w->bar); /* all have read every send */
     memcpy(recv, sum, count * tsize(t));
     free(sum);
-    maybe_corrupt(r, send != recv, recv);
+    data_op(r, send != recv, recv);
     return 0;
 }
 
@@ -109,7 +118,7 @@ static int c_sendrecv(const dlg_host *h, const void *sbuf, int to, void *rbuf, i
     else
         memcpy(rbuf, w->send[from], bytes);
     pthread_barrier_wait(&w->bar);
-    maybe_corrupt(r, true, rbuf);
+    data_op(r, true, rbuf);
     return rc;
 }
 
@@ -147,6 +156,7 @@ static void run_world(world *w, rank_host *ranks, int n, const char *name, const
         r->m.host.comm_bcast = c_bcast;
         r->m.host.comm_sendrecv = c_sendrecv;
         r->m.host.comm_barrier = c_barrier;
+        r->m.host.now_ns = c_now;
         r->w = w;
         r->rank = k;
         r->name = name;
@@ -188,6 +198,40 @@ static void all_ok(const char *name, int n, const char *type, long long bytes, d
     }
     free(ranks);
 }
+
+/* ops_per_step = 4: each step (and begin_timed's checked one) runs 4 ops
+ * on the same buffers, every element still right after them; rank 0
+ * counts 4 messages a step; a step's time / 4 is an op's, (k + 1) us on
+ * rank k, averaged over the n ranks: (n + 1) / 2 us. */
+static void ops_per_step(const char *name, int n, const char *type, long long bytes)
+{
+    char b[64], t[64];
+    snprintf(b, sizeof b, "bytes=%lld", bytes);
+    snprintf(t, sizeof t, "type=%s", type);
+    const char *ov[] = {b, t, "ops_per_step=4", NULL};
+    world w = {0};
+    rank_host *ranks = calloc(MAX_RANKS, sizeof *ranks);
+    assert_non_null(ranks);
+    run_world(&w, ranks, n, name, ov);
+    for (int k = 0; k < n; k++) {
+        cd_result *r = &ranks[k].r;
+        if (r->setup_rc || r->begin_rc || r->step_rc || r->report_rc)
+            fail_msg("%s %s, rank %d of %d: %d %d %d %d: %s", name, type, k, n, r->setup_rc, r->begin_rc,
+                     r->step_rc, r->report_rc, ranks[k].m.last_error);
+        assert_int_equal(ranks[k].data_ops, 4 * (STEPS + 1));
+        assert_int_equal(r->items, k == 0 ? 4 * (uint64_t)bytes * STEPS : 0);
+        double want = (n + 1) / 2.0;
+        double us = wr_double(&r->fields, "op_time_us"), p50 = wr_double(&r->fields, "op_median_us");
+        if (fabs(us - want) > 1e-9 || fabs(p50 - want) > 1e-9)
+            fail_msg("%s, rank %d of %d: op_time_us %.12g, op_median_us %.12g, want %g", name, k, n, us, p50, want);
+        assert_true(fabs(wr_double(&r->fields, "algbw_bytes_per_s") - (double)bytes / (want / 1e6)) <=
+                    1e-9 * (double)bytes / (want / 1e6));
+    }
+    free(ranks);
+}
+
+static void test_ops_allreduce_3_f64(void **s) { (void)s, ops_per_step("allreduce", 3, "float64", 8 * 777); }
+static void test_ops_p2p_2_i64(void **s) { (void)s, ops_per_step("p2p", 2, "int64", 8 * 64); }
 
 static void test_allreduce_3_f32(void **s) { (void)s, all_ok("allreduce", 3, "float32", 4 * 1000, 4.0 / 3); }
 static void test_allreduce_3_f64(void **s) { (void)s, all_ok("allreduce", 3, "float64", 8 * 777, 4.0 / 3); }
@@ -259,7 +303,8 @@ int main(void)
         cmocka_unit_test(test_allreduce_2_i64),    cmocka_unit_test(test_allreduce_63_f32),
         cmocka_unit_test(test_p2p_3_f32),          cmocka_unit_test(test_p2p_2_i64),
         cmocka_unit_test(test_allreduce_wrong_before), cmocka_unit_test(test_allreduce_wrong_after),
-        cmocka_unit_test(test_p2p_wrong),
+        cmocka_unit_test(test_p2p_wrong),          cmocka_unit_test(test_ops_allreduce_3_f64),
+        cmocka_unit_test(test_ops_p2p_2_i64),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
-/* allreduce: one out-of-place sum over the ranks per step (nccl-tests'
- * all_reduce_perf). */
+/* allreduce: out-of-place sums over the ranks, ops_per_step a step
+ * (nccl-tests' all_reduce_perf). */
 #include "comm.h"
 
 static int allreduce_op(const dlg_host *h, comm_bufs *b)
@@ -46,8 +46,8 @@ const dlg_plugin_desc allreduce_desc = {
     .kind = DLG_KIND_WORKLOAD,
     .name = "allreduce",
     .version = "1.0",
-    .summary = "out-of-place sum of `bytes` over the run's ranks each step, checked; algbw and busbw as "
-               "nccl-tests; host memory and MPI, or a GPU's and NCCL (device = cuda:N)",
+    .summary = "out-of-place sum of `bytes` over the run's ranks, ops_per_step times a step, checked; algbw "
+               "and busbw as nccl-tests; host memory and MPI, or a GPU's and NCCL (device = cuda:N)",
     .options = allreduce_options,
     .metrics = allreduce_metrics,
     .ops = &allreduce_ops,

@@ -55,6 +55,10 @@ int comm_check_options(const dlg_host *h, const dlg_value *opts, const char *who
                         txt(&opts[COMM_OPT_BYTES]), type_names[t], elem);
     if (bytes > MAX_BYTES)
         return h->error(h, DLG_EINVAL, "bytes = %s: at most 1GiB", txt(&opts[COMM_OPT_BYTES]));
+    int64_t ops = opts[COMM_OPT_OPS].i; /* the host checks the table's bounds; a bare driver may not */
+    if (ops < 1 || ops > COMM_MAX_OPS)
+        return h->error(h, DLG_EINVAL, "ops_per_step = %s: must be 1 to %d", txt(&opts[COMM_OPT_OPS]),
+                        COMM_MAX_OPS);
     dlg_rank_info ri = {.struct_size = sizeof ri};
     h->comm_info(h, &ri);
     if (t == 0 && (double)ri.size * (PERIOD - 1) >= (double)(1 << 24)) /* sums would round: no check */
@@ -74,6 +78,8 @@ int comm_check_options(const dlg_host *h, const dlg_value *opts, const char *who
     *type = types[t];
     return 0;
 }
+
+int comm_ops_per_step(const dlg_value *opts) { return (int)opts[COMM_OPT_OPS].i; }
 
 /* What every rank's element i sums to: full periods of ranks add every
  * residue once (0 + 1 + .. + 60 = 1830), the rest what sums[i % 61] says. */

@@ -1,8 +1,8 @@
 /* The comm workloads on a GPU: the buffers in device memory, NCCL's
- * allreduce and send/recv on them through the nn library's dlg_dev_*,
- * each op timed between events on the device's stream.  The pattern goes
- * up and the result comes down through the host buffers of comm_buf.c,
- * untimed, so the check is the host path's. */
+ * allreduce and send/recv on them through the nn library's dlg_dev_*, a
+ * step's ops timed together between two events on the device's stream.
+ * The pattern goes up and the result comes down through the host buffers
+ * of comm_buf.c, untimed, so the check is the host path's. */
 #include "comm.h"
 
 #include <dlgauge/nn.h>
@@ -87,6 +87,11 @@ int comm_dev_open(const dlg_host *h, const char *device, const comm_bufs *b, con
                     (rc = dlg_dev_upload(d->dev, d->recv, b->recv, d->bytes)) < 0 ||
                     (rc = dlg_dev_sync(d->dev)) < 0))
         rc = fail(d, "filling the buffers", rc);
+    /* across ranks the runner's agreement after setup names a rank whose
+     * NCCL does not load, where the first step's join would leave the
+     * others waiting in NCCL's init */
+    if (rc == 0 && d->size > 1 && (rc = dlg_dev_coll_probe(d->dev)) < 0)
+        rc = fail(d, "loading NCCL for the ranks' communicator", rc);
     if (rc < 0) {
         comm_dev_close(d);
         return rc;
@@ -129,10 +134,10 @@ static int enqueue(comm_dev *d, comm_expect e)
     return dlg_dev_sendrecv(d->dev, d->send, to, d->recv, from, d->count, d->type);
 }
 
-int comm_dev_op(comm_dev *d, comm_expect e, uint64_t *ns)
+int comm_dev_ops(comm_dev *d, comm_expect e, int n, uint64_t *ns)
 {
     int rc = dlg_dev_timer_begin(d->dev);
-    if (rc == 0)
+    for (int i = 0; i < n && rc == 0; i++)
         rc = enqueue(d, e);
     if (rc == 0)
         rc = dlg_dev_timer_end(d->dev, ns);

@@ -1,20 +1,23 @@
-/* The time of one op, as nccl-tests takes it (the mean over the timed
- * ops, averaged over the ranks), its median beside it, and the fields. */
+/* The time of one op, as nccl-tests takes it (a loop of ops timed
+ * together and divided: the mean over the timed steps of a step's time /
+ * its ops, averaged over the ranks), its median beside it, and the
+ * fields. */
 #include "comm.h"
 
 #include <stdlib.h>
 
-void comm_clock_reset(comm_clock *c)
+void comm_clock_reset(comm_clock *c, int per_step)
 {
     c->sum_ns = 0;
-    c->ops = 0;
+    c->steps = 0;
+    c->per_step = per_step > 0 ? per_step : 1;
 }
 
 void comm_clock_add(comm_clock *c, uint64_t ns)
 {
-    c->samples[c->ops % COMM_SAMPLES] = ns;
+    c->samples[c->steps % COMM_SAMPLES] = ns;
     c->sum_ns += ns;
-    c->ops++;
+    c->steps++;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -23,11 +26,11 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The median of the kept samples (they are sorted in place: report()
+/* The median of the kept step times (they are sorted in place: report()
  * resets the clock after). */
 static double median_ns(comm_clock *c)
 {
-    size_t n = c->ops < COMM_SAMPLES ? (size_t)c->ops : COMM_SAMPLES;
+    size_t n = c->steps < COMM_SAMPLES ? (size_t)c->steps : COMM_SAMPLES;
     if (n == 0)
         return 0;
     qsort(c->samples, n, sizeof c->samples[0], cmp_u64);
@@ -36,7 +39,8 @@ static double median_ns(comm_clock *c)
 
 int comm_clock_agree(const dlg_host *h, comm_clock *c, int size, double *mean_s, double *median_s)
 {
-    double v[2] = {c->ops ? (double)c->sum_ns / (double)c->ops / 1e9 : 0, median_ns(c) / 1e9};
+    double ops = (double)c->steps * c->per_step;
+    double v[2] = {ops > 0 ? (double)c->sum_ns / ops / 1e9 : 0, median_ns(c) / c->per_step / 1e9};
     int rc = h->comm_allreduce(h, v, v, 2, DLG_COMM_F64);
     if (rc < 0)
         return rc;

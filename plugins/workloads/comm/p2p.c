@@ -1,5 +1,5 @@
-/* p2p: each step one ring sendrecv, `bytes` to rank+1 while receiving
- * from rank-1 (nccl-tests' sendrecv_perf); a copy on one rank. */
+/* p2p: each step ops_per_step ring sendrecvs, `bytes` to rank+1 while
+ * receiving from rank-1 (nccl-tests' sendrecv_perf); a copy on one rank. */
 #include "comm.h"
 
 static int p2p_op(const dlg_host *h, comm_bufs *b)
@@ -51,8 +51,8 @@ const dlg_plugin_desc p2p_desc = {
     .kind = DLG_KIND_WORKLOAD,
     .name = "p2p",
     .version = "1.0",
-    .summary = "ring sendrecv of `bytes` (to rank+1, from rank-1) each step, checked; algbw and busbw as "
-               "nccl-tests; host memory and MPI, or a GPU's and NCCL (device = cuda:N)",
+    .summary = "ring sendrecv of `bytes` (to rank+1, from rank-1), ops_per_step times a step, checked; algbw "
+               "and busbw as nccl-tests; host memory and MPI, or a GPU's and NCCL (device = cuda:N)",
     .options = p2p_options,
     .metrics = p2p_metrics,
     .ops = &p2p_ops,
