@@ -346,18 +346,22 @@ done
 
 # ---- 1b. the comm workloads on cuda:0 through NCCL, one rank, 64 MiB ----------------
 # (a copy on one rank, nccl-tests' np 1; busbw 0 for allreduce): that
-# NCCL loads, its communicator opens, the ops run, every element checks
+# NCCL loads, its communicator opens, the ops run, every element checks;
+# then 4 KiB one op a step and 20 a step (nccl-tests' loop), whose ratio
+# is the launch and wait a lone small op pays
 if [ ! -x "$BUILD/comm_gpu_run" ]; then
   log "gpu-check: comm: no $BUILD/comm_gpu_run (--no-build of a build without it): not run"
 elif [ -z "$NCCL_DIR" ]; then
   log "gpu-check: comm: no NCCL (nccl.h + libnccl.so.2 in PyTorch's site-packages/nvidia/nccl, $CUDA, /usr)"
 else
-  for w in allreduce p2p; do
+  for spec in "allreduce bytes=64MiB" "p2p bytes=64MiB" "allreduce bytes=4KiB" \
+              "allreduce bytes=4KiB ops_per_step=20"; do
     t=$(cap 45)
+    read -r -a words <<<"$spec" # the workload, then key=value words
     LD_LIBRARY_PATH=$NCCL_DIR:$DLG_LD DLGAUGE_PLUGIN_PATH=$BUILD/plugins timeout "$t" "$BUILD/comm_gpu_run" \
-      $w 50 device=cuda:0 bytes=64MiB type=float32 2>&1 | tee -a "$OUT/extras.txt"
+      "${words[0]}" 50 device=cuda:0 type=float32 "${words[@]:1}" 2>&1 | tee -a "$OUT/extras.txt"
     rc=${PIPESTATUS[0]}
-    [ "$rc" = 0 ] || { FAIL=1; log "gpu-check: COMM $w on cuda:0 $(ended "$rc" "$t") (NCCL from $NCCL_DIR)"; }
+    [ "$rc" = 0 ] || { FAIL=1; log "gpu-check: COMM $spec on cuda:0 $(ended "$rc" "$t") (NCCL from $NCCL_DIR)"; }
   done
 fi
 
