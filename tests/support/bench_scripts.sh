@@ -239,31 +239,43 @@ grep -qx -- "$dir 7" "$t/augpeer.args" || fail "augment-vs-opencv: the peer did 
 echo "ok: augment-vs-opencv.sh"
 
 # allreduce-vs-mpi.sh: dlgauge and the bare MPI loop get the same bytes, op
-# count and warm-up, both under mpirun on loopback; the busbw ratio is
-# dlgauge's over the peer's (2 / 1 GB/s), the p50 ratio the peer's median
-# op time over dlgauge's (18 / 9 us); a row from fewer ranks than asked
-# for stops it.
-rm -f "$t/dlg.ini" "$t/mpirun.args"
-run "allreduce-vs-mpi, fakes" 0 env SIZES=4KiB NP=2 bash "$bench/allreduce-vs-mpi.sh" "$t/build"
-[ "$(row allreduce 5)" = 2.00 ] || fail "allreduce-vs-mpi: busbw ratio $(row allreduce 5), want 2.00"
-[ "$(row p2p 10)" = 2.00 ] || fail "allreduce-vs-mpi: p50 ratio $(row p2p 10), want 2.00"
-for op in allreduce sendrecv; do
-  grep -qx "$op 4096 float32 2000 200" "$t/mpipeer.args" || fail "allreduce-vs-mpi: no $op peer run at 4096 B, 2000 ops, 200 warm-up: $(cat "$t/mpipeer.args")"
-done
-for job in allreduce_4KiB p2p_4KiB; do
-  python3 - "$t/dlg.ini" "$job" <<'PY' || fail "allreduce-vs-mpi: dlgauge's $job is not the peer's work"
+# count, ops per timing window (OPS) and warm-up, both under mpirun on
+# loopback; the busbw ratio is dlgauge's over the peer's (2 / 1 GB/s), the
+# p50 ratio the peer's median op time over dlgauge's (18 / 9 us); a row
+# from fewer ranks than asked for stops it; a bad OPS is refused.
+# same_work OPS WINDOWS WARMUP: both sides' runs of 4 KiB in the last run
+same_work() {
+  for op in allreduce sendrecv; do
+    grep -qx "$op 4096 float32 $2 $3 $1" "$t/mpipeer.args" ||
+      fail "allreduce-vs-mpi: no $op peer run at 4096 B, $2 windows of $1 ops, $3 warm-up: $(cat "$t/mpipeer.args")"
+  done
+  for job in allreduce_4KiB p2p_4KiB; do
+    python3 - "$t/dlg.ini" "$job" "$@" <<'PY' || fail "allreduce-vs-mpi: dlgauge's $job is not the peer's work"
 import re, sys
+ops, windows, warm = sys.argv[3:6]
 job = re.search(r"\[job %s\]\n(.*?)(?=\n\[|\Z)" % sys.argv[2], open(sys.argv[1]).read(), re.S).group(1)
-for want in ("bytes = 4096", "iterations = 2000", "warmup = 200", "type = float32"):
+for want in ("bytes = 4096", f"iterations = {windows}", f"warmup = {warm}", "type = float32", f"ops_per_step = {ops}"):
     if want not in job.splitlines():
         sys.exit(f"{sys.argv[2]}: no '{want}'")
 PY
-done
+  done
+}
+rm -f "$t/dlg.ini" "$t/mpirun.args" "$t/mpipeer.args"
+run "allreduce-vs-mpi, fakes" 0 env SIZES=4KiB NP=2 bash "$bench/allreduce-vs-mpi.sh" "$t/build"
+[ "$(row allreduce 5)" = 2.00 ] || fail "allreduce-vs-mpi: busbw ratio $(row allreduce 5), want 2.00"
+[ "$(row p2p 10)" = 2.00 ] || fail "allreduce-vs-mpi: p50 ratio $(row p2p 10), want 2.00"
+same_work 1 2000 200
+grep -q '1 op(s) per timing window on both sides' "$t/out" || fail "allreduce-vs-mpi: OPS not printed"
 grep -q 'isolation = none' "$t/dlg.ini" || fail "allreduce-vs-mpi: dlgauge's ranks in child processes"
 [ "$(grep -c . "$t/mpirun.args")" -ge 4 ] || fail "allreduce-vs-mpi: dlgauge or the peer not under mpirun"
 ! grep -v -e '--mca oob_tcp_if_include lo --mca btl_tcp_if_include lo' "$t/mpirun.args" ||
   fail "allreduce-vs-mpi: an mpirun line off loopback"
 grep -q '^MPI: Fake MPI 9.9' "$t/out" || fail "allreduce-vs-mpi: the MPI library is not printed"
+rm -f "$t/dlg.ini" "$t/mpipeer.args"
+run "allreduce-vs-mpi, OPS=20" 0 env SIZES=4KiB NP=2 OPS=20 bash "$bench/allreduce-vs-mpi.sh" "$t/build"
+same_work 20 100 10
+grep -q '20 op(s) per timing window on both sides' "$t/out" || fail "allreduce-vs-mpi: OPS=20 not printed"
+run "allreduce-vs-mpi, OPS=0" 2 env SIZES=4KiB NP=2 OPS=0 bash "$bench/allreduce-vs-mpi.sh" "$t/build"
 run "allreduce-vs-mpi, too few ranks" 1 env SIZES=4KiB NP=2 FAKE_RANKS=1 bash "$bench/allreduce-vs-mpi.sh" "$t/build"
 grep -q '1 ranks (want 2)' "$t/out" || fail "allreduce-vs-mpi: a 1-rank row taken for 2 ranks"
 echo "ok: allreduce-vs-mpi.sh"
