@@ -15,34 +15,26 @@ uint64_t dlg_proc_cpu_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t dlg_proc_read_bytes(void)
+/* The number on the first line of path that fmt ("key: %llu...") reads;
+ * 0 when the file or the key is missing. */
+static unsigned long long proc_value(const char *path, const char *fmt)
 {
-    FILE *f = fopen("/proc/self/io", "r");
+    FILE *f = fopen(path, "r");
     if (!f)
         return 0;
     char line[128];
     unsigned long long v = 0;
     while (fgets(line, sizeof line, f))
-        if (sscanf(line, "read_bytes: %llu", &v) == 1)
+        if (sscanf(line, fmt, &v) == 1)
             break;
     fclose(f);
     return v;
 }
 
+uint64_t dlg_proc_read_bytes(void) { return proc_value("/proc/self/io", "read_bytes: %llu"); }
+
 /* each cell gets its own peak: the runner resets it as the cell starts */
-uint64_t dlg_proc_hwm_bytes(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    if (!f)
-        return 0;
-    char line[128];
-    unsigned long long kb = 0;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "VmHWM: %llu kB", &kb) == 1)
-            break;
-    fclose(f);
-    return kb * 1024;
-}
+uint64_t dlg_proc_hwm_bytes(void) { return proc_value("/proc/self/status", "VmHWM: %llu kB") * 1024; }
 
 void dlg_proc_reset_hwm(void)
 {
