@@ -18,24 +18,7 @@
 #include "loader_image.h"
 #include "mock_host.h"
 #include "pipe_util.h"
-
-/* The source pattern the constants were made from. */
-static void pattern(uint8_t *px, int w, int h)
-{
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++)
-            for (int c = 0; c < 3; c++)
-                px[((size_t)y * w + x) * 3 + c] = (uint8_t)((x * 67 + y * 131 + c * 29 +
-                                                             x * y * 13) % 256);
-}
-
-/* OpenCV's method m (cv::INTER_*) as the warp's interp code. */
-static int code(int m, bool warp)
-{
-    static const int c[5] = {DLG_WARP_NEAREST, DLG_WARP_RESIZE_BITS, DLG_WARP_CUBIC,
-                             DLG_WARP_AREA, DLG_WARP_LANCZOS4};
-    return warp && m == 1 ? DLG_WARP_AFFINE_BITS : c[m];
-}
+#include "cv_pattern.h"
 
 /* ---- cv2's bytes ------------------------------------------------------------ */
 /* cv2.resize(pattern 7x5, (3, 4), interpolation=m), pattern 4x3 to (9, 7),
@@ -183,10 +166,10 @@ static void same_bytes(const uint8_t *got, const uint8_t *want, size_t n, const 
 static void resize_case(int w, int h, int nw, int nh, const uint8_t *want, const char *what, int m)
 {
     uint8_t in[7 * 5 * 3], out[9 * 7 * 3];
-    pattern(in, w, h);
+    cv_pattern(in, w, h);
     memset(out, 0xee, sizeof out);
     dlg_rgb8 src = {in, w, h, (size_t)w * 3}, dst = {out, nw, nh, (size_t)nw * 3};
-    dlg_resize_rgb(&src, &dst, code(m, false));
+    dlg_resize_rgb(&src, &dst, cv_interp_code(m, false));
     same_bytes(out, want, (size_t)nw * nh * 3, what, m);
 }
 
@@ -206,11 +189,11 @@ static void test_warp_known_answers(void **st)
     dlg_affine inv;
     dlg_affine_invert(&fwd, &inv);
     uint8_t in[6 * 5 * 3], out[6 * 5 * 3];
-    pattern(in, 6, 5);
+    cv_pattern(in, 6, 5);
     dlg_rgb8 src = {in, 6, 5, 18}, dst = {out, 6, 5, 18};
     for (int m = 0; m < 5; m++) {
         memset(out, 0xee, sizeof out);
-        dlg_warp_rgb(&src, &dst, &inv, 40, code(m, true));
+        dlg_warp_rgb(&src, &dst, &inv, 40, cv_interp_code(m, true));
         same_bytes(out, rot[m], sizeof out, "rotation by 30 degrees", m);
     }
 }
@@ -234,9 +217,9 @@ static void test_constant_stays_constant(void **st)
                 dlg_rgb8 dst = {out, sizes[s][0], sizes[s][1], (size_t)sizes[s][0] * 3};
                 memset(out, 0, sizeof out);
                 if (warp)
-                    dlg_warp_rgb(&src, &dst, &inv, 201, code(m, true));
+                    dlg_warp_rgb(&src, &dst, &inv, 201, cv_interp_code(m, true));
                 else
-                    dlg_resize_rgb(&src, &dst, code(m, false));
+                    dlg_resize_rgb(&src, &dst, cv_interp_code(m, false));
                 for (size_t i = 0; i < (size_t)dst.w * dst.h * 3; i++)
                     if (out[i] != 201) {
                         print_error("%s %s to %dx%d: byte %zu is %d\n", warp ? "warp" : "resize",

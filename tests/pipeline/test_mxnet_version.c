@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "loader_work.h"
+#include "cv_pattern.h"
 
 /* keys 1 and 42 with random_h 36, random_l 50, random_s 50: u1 and u2 are
  * the keyed uniforms DLG_MXD_H/L/S and DLG_MXD_HLS2 + 0/2/1; the old single
@@ -54,16 +55,6 @@ static void test_hls_shift_known(void **st)
         zero += s[0] == 0;
     }
     assert_true(zero > n / 2);
-}
-
-/* The pattern test_mxnet_interp.c's constants were made from. */
-static void pattern(uint8_t *px, int w, int h)
-{
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++)
-            for (int c = 0; c < 3; c++)
-                px[((size_t)y * w + x) * 3 + c] = (uint8_t)((x * 67 + y * 131 + c * 29 +
-                                                             x * y * 13) % 256);
 }
 
 /* cv2.resize(pattern 7x5, (12, 9), INTER_LINEAR): crop 9, inter_method 1;
@@ -126,7 +117,7 @@ static void check_enlarge(int w, int h, int method, const uint8_t *want, int ww,
     dlg_data_err err = {0};
     assert_int_equal(dlg_ld_scratch_init(&sc, cfg.crop, &err), 0);
     uint8_t src[7 * 6 * 3];
-    pattern(src, w, h);
+    cv_pattern(src, w, h);
     dlg_rgb8 img = {src, w, h, (size_t)w * 3};
     assert_int_equal(dlg_ld_mx_enlarge(&cfg, &sc, 7, &img, "test", &err), 0);
     assert_int_equal(img.w, ww);

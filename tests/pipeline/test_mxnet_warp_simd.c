@@ -13,24 +13,7 @@
 #include <unistd.h>
 
 #include "loader_affine.h"
-
-/* test_mxnet_interp.c's source pattern. */
-static void pattern(uint8_t *px, int w, int h)
-{
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++)
-            for (int c = 0; c < 3; c++)
-                px[((size_t)y * w + x) * 3 + c] = (uint8_t)((x * 67 + y * 131 + c * 29 +
-                                                             x * y * 13) % 256);
-}
-
-/* OpenCV's method m (cv::INTER_*) as the warp's interp code. */
-static int code(int m, bool warp)
-{
-    static const int c[5] = {DLG_WARP_NEAREST, DLG_WARP_RESIZE_BITS, DLG_WARP_CUBIC,
-                             DLG_WARP_AREA, DLG_WARP_LANCZOS4};
-    return warp && m == 1 ? DLG_WARP_AFFINE_BITS : c[m];
-}
+#include "cv_pattern.h"
 
 static const char *const names[5] = {"nearest", "bilinear", "cubic", "area", "lanczos4"};
 
@@ -145,7 +128,7 @@ static void test_warp_wide_known_answers(void **st)
     dlg_affine inv;
     dlg_affine_invert(&fwd, &inv);
     uint8_t in[W * H * 3], out[W * H * 3], want[W * H * 3];
-    pattern(in, W, H);
+    cv_pattern(in, W, H);
     dlg_rgb8 src = {in, W, H, W * 3}, dst = {out, W, H, W * 3};
     for (int i = 0; i < 4; i++) {
         assert_int_equal(strlen(hex[i]), 2 * sizeof want);
@@ -155,7 +138,7 @@ static void test_warp_wide_known_answers(void **st)
             want[k] = (uint8_t)v;
         }
         memset(out, 0xee, sizeof out);
-        dlg_warp_rgb(&src, &dst, &inv, 40, code(methods[i], true));
+        dlg_warp_rgb(&src, &dst, &inv, 40, cv_interp_code(methods[i], true));
         same_bytes(out, want, sizeof out, "20x12 rotation by 20 degrees, scale 0.9", methods[i]);
     }
 }
@@ -182,17 +165,17 @@ static void test_reads_stay_in_src(void **st)
     static uint8_t out[(W + 3) * (H + 2) * 3];
     uint8_t *const at[2] = {map + 2 * page - N, map + page};
     for (int e = 0; e < 2; e++) {
-        pattern(at[e], W, H);
+        cv_pattern(at[e], W, H);
         dlg_rgb8 src = {at[e], W, H, W * 3}, same = {out, W, H, W * 3};
         dlg_rgb8 big = {out, W + 3, H + 2, (W + 3) * 3}, small = {out, W - 3, H - 2, (W - 3) * 3};
         for (int m = 0; m < 5; m++) {
-            dlg_warp_rgb(&src, &same, &id, 40, code(m, true));
+            dlg_warp_rgb(&src, &same, &id, 40, cv_interp_code(m, true));
             if (m == 0)
                 assert_memory_equal(out, at[e], N);
-            dlg_warp_rgb(&src, &same, &id, -1, code(m, true));
-            dlg_warp_rgb(&src, &same, &turn, 40, code(m, true));
-            dlg_resize_rgb(&src, &big, code(m, false));
-            dlg_resize_rgb(&src, &small, code(m, false));
+            dlg_warp_rgb(&src, &same, &id, -1, cv_interp_code(m, true));
+            dlg_warp_rgb(&src, &same, &turn, 40, cv_interp_code(m, true));
+            dlg_resize_rgb(&src, &big, cv_interp_code(m, false));
+            dlg_resize_rgb(&src, &small, cv_interp_code(m, false));
         }
     }
     assert_int_equal(munmap(map, 3 * page), 0);
