@@ -172,22 +172,33 @@ static void run_world(world *w, rank_host *ranks, int n, const char *name, const
     }
 }
 
-/* Every rank checked every element and agreed; the fields as nccl-tests. */
-static void all_ok(const char *name, int n, const char *type, long long bytes, double factor)
+/* n ranks of name on bytes of type (and one more option, or NULL), every
+ * call of every rank passed; the caller frees the ranks. */
+static rank_host *run_passed(const char *name, int n, const char *type, long long bytes, const char *more)
 {
     char b[64], t[64];
     snprintf(b, sizeof b, "bytes=%lld", bytes);
     snprintf(t, sizeof t, "type=%s", type);
-    const char *ov[] = {b, t, NULL};
+    const char *ov[] = {b, t, more, NULL};
     world w = {0};
     rank_host *ranks = calloc(MAX_RANKS, sizeof *ranks);
     assert_non_null(ranks);
     run_world(&w, ranks, n, name, ov);
     for (int k = 0; k < n; k++) {
-        cd_result *r = &ranks[k].r;
+        const cd_result *r = &ranks[k].r;
         if (r->setup_rc || r->begin_rc || r->step_rc || r->report_rc)
             fail_msg("%s %s, rank %d of %d: %d %d %d %d: %s", name, type, k, n, r->setup_rc, r->begin_rc,
                      r->step_rc, r->report_rc, ranks[k].m.last_error);
+    }
+    return ranks;
+}
+
+/* Every rank checked every element and agreed; the fields as nccl-tests. */
+static void all_ok(const char *name, int n, const char *type, long long bytes, double factor)
+{
+    rank_host *ranks = run_passed(name, n, type, bytes, NULL);
+    for (int k = 0; k < n; k++) {
+        cd_result *r = &ranks[k].r;
         assert_int_equal(r->items, k == 0 ? (uint64_t)bytes * STEPS : 0);
         assert_true(wr_double(&r->fields, "busbw_factor") == factor);
         double alg = wr_double(&r->fields, "algbw_bytes_per_s");
@@ -205,19 +216,9 @@ static void all_ok(const char *name, int n, const char *type, long long bytes, d
  * rank k, averaged over the n ranks: (n + 1) / 2 us. */
 static void ops_per_step(const char *name, int n, const char *type, long long bytes)
 {
-    char b[64], t[64];
-    snprintf(b, sizeof b, "bytes=%lld", bytes);
-    snprintf(t, sizeof t, "type=%s", type);
-    const char *ov[] = {b, t, "ops_per_step=4", NULL};
-    world w = {0};
-    rank_host *ranks = calloc(MAX_RANKS, sizeof *ranks);
-    assert_non_null(ranks);
-    run_world(&w, ranks, n, name, ov);
+    rank_host *ranks = run_passed(name, n, type, bytes, "ops_per_step=4");
     for (int k = 0; k < n; k++) {
         cd_result *r = &ranks[k].r;
-        if (r->setup_rc || r->begin_rc || r->step_rc || r->report_rc)
-            fail_msg("%s %s, rank %d of %d: %d %d %d %d: %s", name, type, k, n, r->setup_rc, r->begin_rc,
-                     r->step_rc, r->report_rc, ranks[k].m.last_error);
         assert_int_equal(ranks[k].data_ops, 4 * (STEPS + 1));
         assert_int_equal(r->items, k == 0 ? 4 * (uint64_t)bytes * STEPS : 0);
         double want = (n + 1) / 2.0;
