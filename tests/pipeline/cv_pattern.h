@@ -1,6 +1,6 @@
 /* What the resize/warp known answers share: the source pattern cv2's
- * bytes were made from, and OpenCV's method m (cv::INTER_*) as the warp's
- * interp code. */
+ * bytes were made from, OpenCV's method m (cv::INTER_*) as the warp's
+ * interp code and its name, and the byte check.  Include after cmocka.h. */
 #ifndef DLG_TEST_CV_PATTERN_H
 #define DLG_TEST_CV_PATTERN_H
 
@@ -23,6 +23,18 @@ static inline int cv_interp_code(int m, bool warp)
     static const int c[5] = {DLG_WARP_NEAREST, DLG_WARP_RESIZE_BITS, DLG_WARP_CUBIC, DLG_WARP_AREA,
                              DLG_WARP_LANCZOS4};
     return warp && m == 1 ? DLG_WARP_AFFINE_BITS : c[m];
+}
+
+static const char *const cv_method_names[5] = {"nearest", "bilinear", "cubic", "area", "lanczos4"};
+
+/* The first differing byte, reported with the method and case. */
+static inline void cv_same_bytes(const uint8_t *got, const uint8_t *want, size_t n, const char *what, int m)
+{
+    for (size_t i = 0; i < n; i++)
+        if (got[i] != want[i]) {
+            print_error("%s %s: byte %zu is %d, OpenCV's %d\n", what, cv_method_names[m], i, got[i], want[i]);
+            fail();
+        }
 }
 
 #endif

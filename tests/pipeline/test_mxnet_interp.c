@@ -150,18 +150,6 @@ static const uint8_t *const shrink[5] = {shrink_nearest, shrink_linear, shrink_c
 static const uint8_t *const grow[5] = {grow_nearest, grow_linear, grow_cubic, grow_area,
                                        grow_lanczos4};
 static const uint8_t *const rot[5] = {rot_nearest, rot_linear, rot_cubic, rot_area, rot_lanczos4};
-static const char *const names[5] = {"nearest", "bilinear", "cubic", "area", "lanczos4"};
-
-/* The first differing byte, reported with the method and case. */
-static void same_bytes(const uint8_t *got, const uint8_t *want, size_t n, const char *what, int m)
-{
-    for (size_t i = 0; i < n; i++)
-        if (got[i] != want[i]) {
-            print_error("%s %s: byte %zu is %d, OpenCV's %d\n", what, names[m], i, got[i],
-                        want[i]);
-            fail();
-        }
-}
 
 static void resize_case(int w, int h, int nw, int nh, const uint8_t *want, const char *what, int m)
 {
@@ -170,7 +158,7 @@ static void resize_case(int w, int h, int nw, int nh, const uint8_t *want, const
     memset(out, 0xee, sizeof out);
     dlg_rgb8 src = {in, w, h, (size_t)w * 3}, dst = {out, nw, nh, (size_t)nw * 3};
     dlg_resize_rgb(&src, &dst, cv_interp_code(m, false));
-    same_bytes(out, want, (size_t)nw * nh * 3, what, m);
+    cv_same_bytes(out, want, (size_t)nw * nh * 3, what, m);
 }
 
 static void test_resize_known_answers(void **st)
@@ -194,7 +182,7 @@ static void test_warp_known_answers(void **st)
     for (int m = 0; m < 5; m++) {
         memset(out, 0xee, sizeof out);
         dlg_warp_rgb(&src, &dst, &inv, 40, cv_interp_code(m, true));
-        same_bytes(out, rot[m], sizeof out, "rotation by 30 degrees", m);
+        cv_same_bytes(out, rot[m], sizeof out, "rotation by 30 degrees", m);
     }
 }
 
@@ -223,7 +211,7 @@ static void test_constant_stays_constant(void **st)
                 for (size_t i = 0; i < (size_t)dst.w * dst.h * 3; i++)
                     if (out[i] != 201) {
                         print_error("%s %s to %dx%d: byte %zu is %d\n", warp ? "warp" : "resize",
-                                    names[m], dst.w, dst.h, i, out[i]);
+                                    cv_method_names[m], dst.w, dst.h, i, out[i]);
                         fail();
                     }
             }

@@ -15,7 +15,6 @@
 #include "loader_affine.h"
 #include "cv_pattern.h"
 
-static const char *const names[5] = {"nearest", "bilinear", "cubic", "area", "lanczos4"};
 
 /* cv2.warpAffine(pattern 20x12, M, (20, 12), flags=m, BORDER_CONSTANT, 40)
  * with M = getRotationMatrix2D((9.5, 5.5), 20, 0.9) in float32, as hex:
@@ -106,17 +105,6 @@ static const char wide_lanczos4[] =
     "212f2d2b292a2f3233292a2b282a2b33302c2834488ecae70e192cb2d1e8236d8aff3857"
     "a8e0ff6076952f404e21262c17142a1a1712272727292c2d282829262828262525282828";
 
-/* The first differing byte, reported with the method and case. */
-static void same_bytes(const uint8_t *got, const uint8_t *want, size_t n, const char *what, int m)
-{
-    for (size_t i = 0; i < n; i++)
-        if (got[i] != want[i]) {
-            print_error("%s %s: byte %zu is %d, OpenCV's %d\n", what, names[m], i, got[i],
-                        want[i]);
-            fail();
-        }
-}
-
 static void test_warp_wide_known_answers(void **st)
 {
     (void)st;
@@ -139,7 +127,7 @@ static void test_warp_wide_known_answers(void **st)
         }
         memset(out, 0xee, sizeof out);
         dlg_warp_rgb(&src, &dst, &inv, 40, cv_interp_code(methods[i], true));
-        same_bytes(out, want, sizeof out, "20x12 rotation by 20 degrees, scale 0.9", methods[i]);
+        cv_same_bytes(out, want, sizeof out, "20x12 rotation by 20 degrees, scale 0.9", methods[i]);
     }
 }
 
