@@ -237,6 +237,18 @@ static int share_id(dlg_dev *d, int ranks, int rank, dlg_id_bcast_fn bcast, void
                 d->b->name);
 }
 
+/* A device backend with collectives, bound to this thread (who: the
+ * caller's name for the line). */
+static int coll_ready(dlg_dev *d, const char *who)
+{
+    if (!has_coll(d->b))
+        return refuse(d, DLG_ENOTSUP, "%s: backend %s has no collectives (built without NCCL's header)", who,
+                      d->b->name);
+    if (d->b->bind && d->b->bind(d->ctx) < 0)
+        return fail(d, DLG_ENOTSUP, "%s on %s: cannot bind this thread", who, d->b->name);
+    return 0;
+}
+
 /* A backend that keeps its memory on the host has nothing to load (and
  * dlg_dev_coll_open refuses it across ranks). */
 int dlg_dev_coll_probe(dlg_dev *d)
@@ -245,17 +257,12 @@ int dlg_dev_coll_probe(dlg_dev *d)
         return d->err;
     if (dlg_bk_host_memory(d->b))
         return 0;
-    if (!has_coll(d->b))
-        return refuse(d, DLG_ENOTSUP,
-                      "dlg_dev_coll_probe: backend %s has no collectives (built without NCCL's "
-                      "header)",
-                      d->b->name);
-    if (d->b->bind && d->b->bind(d->ctx) < 0)
-        return fail(d, DLG_ENOTSUP, "dlg_dev_coll_probe on %s: cannot bind this thread",
-                    d->b->name);
+    int rc = coll_ready(d, "dlg_dev_coll_probe");
+    if (rc)
+        return rc;
     char line[256];
     size_t len = 0;
-    int rc = dlg_bk_coll_id(d->b, d->ctx, NULL, &len, line, sizeof line);
+    rc = dlg_bk_coll_id(d->b, d->ctx, NULL, &len, line, sizeof line);
     return rc < 0 ? fail(d, -rc, "dlg_dev_coll_probe on %s: %s", d->b->name, line) : 0;
 }
 
@@ -278,16 +285,11 @@ int dlg_dev_coll_open(dlg_dev *d, int ranks, int rank, dlg_id_bcast_fn bcast, vo
     if (host) {
         d->host_copy = true;
     } else {
-        if (!has_coll(d->b))
-            return refuse(d, DLG_ENOTSUP,
-                          "dlg_dev_coll_open: backend %s has no collectives (built without "
-                          "NCCL's header)",
-                          d->b->name);
-        if (d->b->bind && d->b->bind(d->ctx) < 0)
-            return fail(d, DLG_ENOTSUP, "dlg_dev_coll_open on %s: cannot bind this thread",
-                        d->b->name);
+        int rc = coll_ready(d, "dlg_dev_coll_open");
+        if (rc)
+            return rc;
         unsigned char id[DLG_COLL_ID_BYTES];
-        int rc = share_id(d, ranks, rank, bcast, ctx, id);
+        rc = share_id(d, ranks, rank, bcast, ctx, id);
         if (rc)
             return rc;
         char line[256] = "";
