@@ -17,12 +17,12 @@
 
 #include <cmocka.h>
 
+#include "assert_more.h"
+
 #include "compare.h"
 #include "compare_view.h"
 #include "model_csv.h"
 #include "temp_file.h"
-
-#define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
 
 #define HEAD                                                                                                      \
     "time,batch,cpus,job,status,workload,throughput,throughput_ci95,throughput_stddev,unit,repeats,version,config\n"

@@ -9,10 +9,10 @@
 
 #include <cmocka.h>
 
+#include "assert_more.h"
+
 #include "compare.h"
 #include "stats.h"
-
-#define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
 
 static const struct {
     double m1, sd1, n1, m2, sd2, n2;

@@ -13,13 +13,13 @@
 
 #include <cmocka.h>
 
+#include "assert_more.h"
+
 #include <dlgauge/plugin.h>
 
 #include "reco_helpers.h"
 #include "report.h"
 #include "temp_file.h"
-
-#define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
 
 /* An io-pipeline that fed a GPU over three throttled disks (profiles from
  * the rows' storage_config): slow 100/s, mid 395/s, fast 400/s: knee mid. */

@@ -14,13 +14,13 @@
 
 #include <cmocka.h>
 
+#include "assert_more.h"
+
 #include <dlgauge/plugin.h>
 
 #include "reco_helpers.h"
 #include "report.h"
 #include "temp_file.h"
-
-#define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
 
 /* Disk profiles: gp (network, 1 GB/s, 16000 IOPS counted per 256 KiB),
  * slow (100 MB/s), nvme (6.5 GB/s); own (writes 60 MB/s of their own),

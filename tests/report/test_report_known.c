@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "assert_more.h"
+
 #include <dlgauge/plugin.h>
 
 #include "model_csv.h"
@@ -21,7 +23,6 @@
 #include "temp_file.h"
 
 /* cmocka 1.1.5 has no assert_double_equal */
-#define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
 
 static char path_buf[4096];
 
@@ -748,7 +749,6 @@ static void test_shipped_catalogs_load(void **state)
         rep_catalog_free(&c);
     }
 }
-
 
 /* Loads a catalog of this body after a fixed 5-line [catalog] section;
  * the file is gone after, path names it in err. */

@@ -17,19 +17,14 @@
 
 #include <cmocka.h>
 
+#include "assert_more.h"
+
 #include "compare.h"
 #include "model_csv.h"
 #include "reco_helpers.h"
 #include "render.h"
 #include "report.h"
 #include "temp_file.h"
-
-#define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
-#define assert_has(hay, needle)                                                                                   \
-    do {                                                                                                          \
-        if (!strstr((hay), (needle)))                                                                             \
-            fail_msg("missing \"%s\" in:\n%s", (needle), (hay));                                                  \
-    } while (0)
 
 #define HEAD                                                                                                      \
     "time,batch,job,status,workload,throughput,throughput_ci95,throughput_stddev,unit,repeats,au,ranks,version\n"

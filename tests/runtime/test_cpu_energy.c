@@ -26,7 +26,7 @@
 
 #include <cmocka.h>
 
-#define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
+#include "assert_more.h"
 
 /* dir/zone/file = value, replaced at once (as sysfs reads: never half
  * written, even while the sampling thread reads it). */
