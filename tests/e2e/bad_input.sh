@@ -33,6 +33,9 @@ case_ini listelem $'[job a]\nworkload = stream\nkernel = copy, trid' \
 # one value twice in a sweep would measure one cell twice under two names
 case_ini listdup $'[job a]\nworkload = stream\narray_size = 64KiB, 1MiB, 1024KiB' \
     "^dlgauge: listdup\.ini:3: \[job a\] array_size: '1MiB' and '1024KiB' are the same value: give each once"
+# arrays past physical memory: refused at setup, before overcommit kills us
+case_ini physmem $'[job a]\nworkload = stream\narray_size = 1000TiB' \
+    "^dlgauge: physmem\.ini:3: \[job a\] stream: array_size = 1000TiB: the 3 arrays need 3000\.0 TiB, the machine has [0-9.]+ [KMGT]iB$"
 unset DLG_E2E_UNSET_VAR
 case_ini env $'[job a]\nworkload = sleep\nsleep = ${DLG_E2E_UNSET_VAR}' \
     "^dlgauge: env\.ini:3: \[job a\] sleep: environment variable 'DLG_E2E_UNSET_VAR' is not set"

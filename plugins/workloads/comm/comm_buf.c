@@ -3,6 +3,7 @@
  * integers (exact in float32 too), and checked element by element. */
 #define _GNU_SOURCE
 #include "comm.h"
+#include "phys_fit.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,17 +20,6 @@ static const char *const type_names[] = {"float32", "float64", "int64"};
 static const dlg_comm_type types[] = {DLG_COMM_F32, DLG_COMM_F64, DLG_COMM_I64};
 
 static const char *txt(const dlg_value *v) { return v->text ? v->text : "(unset)"; }
-
-static void fmt_bytes(char *buf, size_t len, double bytes)
-{
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (bytes >= 1024.0 && u < 4) {
-        bytes /= 1024.0;
-        u++;
-    }
-    snprintf(buf, len, "%.1f %s", bytes, units[u]);
-}
 
 int comm_check_options(const dlg_host *h, const dlg_value *opts, const char *who, size_t *count,
                        dlg_comm_type *type)
@@ -64,16 +54,10 @@ int comm_check_options(const dlg_host *h, const dlg_value *opts, const char *who
     if (t == 0 && (double)ri.size * (PERIOD - 1) >= (double)(1 << 24)) /* sums would round: no check */
         return h->error(h, DLG_EINVAL, "type = float32: the sums of %d ranks are not exact in float32; use float64",
                         ri.size);
-    /* Overcommit would accept any size and kill us on first touch. */
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    double need = 2.0 * (double)bytes, phys = (double)pages * (double)page;
-    if (pages > 0 && page > 0 && need > phys) {
-        char a[32], b[32];
-        fmt_bytes(a, sizeof a, need);
-        fmt_bytes(b, sizeof b, phys);
+    char a[DLG_BYTES_TXT], b[DLG_BYTES_TXT];
+    if (!dlg_phys_fits(2.0 * (double)bytes, a, b))
         return h->error(h, DLG_EINVAL, "bytes = %s: the send and receive buffers need %s, the machine has %s",
                         txt(&opts[COMM_OPT_BYTES]), a, b);
-    }
     *count = (size_t)bytes / elem;
     *type = types[t];
     return 0;
@@ -139,7 +123,7 @@ int comm_bufs_init(const dlg_host *h, const dlg_value *opts, const char *who, co
     b->agree = calloc(4 * (size_t)b->size, sizeof *b->agree);
     if (!b->send || !b->recv || !b->agree) {
         char need[32];
-        fmt_bytes(need, sizeof need, 2.0 * (double)bytes);
+        dlg_bytes_txt(need, sizeof need, 2.0 * (double)bytes);
         comm_bufs_free(b);
         return h->error(h, DLG_ENOMEM, "%s: cannot allocate the send and receive buffers (%s)", who, need);
     }

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "diag.h"
 #include "llc.h"
+#include "phys_fit.h"
 #include "pool.h"
 #include "stream_kernels.h"
 
@@ -66,17 +67,6 @@ struct stream {
 };
 
 static const char *txt(const dlg_value *v) { return v->text ? v->text : "(unset)"; }
-
-static void fmt_bytes(char *buf, size_t len, double bytes)
-{
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (bytes >= 1024.0 && u < 4) {
-        bytes /= 1024.0;
-        u++;
-    }
-    snprintf(buf, len, "%.1f %s", bytes, units[u]);
-}
 
 /* Worker tid's slice, in whole cache lines so that no two workers write
  * the same line. */
@@ -158,9 +148,9 @@ static void warn_if_cached(const dlg_host *h, size_t bytes, int nthreads, int ke
     if (!(llc > 0) || (double)bytes >= 4.0 * llc)
         return;
     char have[32], cache[32], want[32];
-    fmt_bytes(have, sizeof have, (double)bytes);
-    fmt_bytes(cache, sizeof cache, llc);
-    fmt_bytes(want, sizeof want, 4.0 * llc);
+    dlg_bytes_txt(have, sizeof have, (double)bytes);
+    dlg_bytes_txt(cache, sizeof cache, llc);
+    dlg_bytes_txt(want, sizeof want, 4.0 * llc);
     int arrays = arrays_touched(kernel);
     h->log(h, DLG_LOG_WARN,
            "stream: array_size %s is below 4x the %s last-level cache (%s) of the %d thread%s CPUs: %s", have,
@@ -189,16 +179,10 @@ static int check_options(const dlg_host *h, const dlg_value *opts, const dlg_job
     *nthreads = threads > 0 ? (int)threads : cpus > 0 ? (cpus < MAX_THREADS ? cpus : MAX_THREADS) : 1;
     *n = (size_t)bytes / sizeof(double);
 
-    /* Overcommit would accept any size and then kill us on first touch. */
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    double need = 3.0 * (double)*n * sizeof(double), phys = (double)pages * (double)page;
-    if (pages > 0 && page > 0 && need > phys) {
-        char a[32], b[32];
-        fmt_bytes(a, sizeof a, need);
-        fmt_bytes(b, sizeof b, phys);
+    char a[DLG_BYTES_TXT], b[DLG_BYTES_TXT];
+    if (!dlg_phys_fits(3.0 * (double)*n * sizeof(double), a, b))
         return h->error(h, DLG_EINVAL, "array_size = %s: the 3 arrays need %s, the machine has %s",
                         txt(&opts[OPT_ARRAY_SIZE]), a, b);
-    }
     return 0;
 }
 
@@ -242,7 +226,7 @@ static int stream_setup(const dlg_host *h, const dlg_value *opts, const dlg_job_
     s->slots = calloc((size_t)nthreads, sizeof *s->slots);
     if (!s->a || !s->b || !s->c || !s->slots) {
         char need[32];
-        fmt_bytes(need, sizeof need, 3.0 * (double)n * sizeof(double));
+        dlg_bytes_txt(need, sizeof need, 3.0 * (double)n * sizeof(double));
         stream_teardown(s);
         return h->error(h, DLG_ENOMEM, "stream: cannot allocate 3 arrays (%s)", need);
     }
