@@ -305,18 +305,47 @@ int dlg_host_file_write(const dlg_host *h, dlg_file *f, const void *buf, size_t 
     return 0;
 }
 
+/* Does a read that ended at off stop short of the end of the file?  Asked
+ * only after a short read, so a file's end costs one size() call; a size
+ * that cannot be had counts as the end (the read stands as it came). */
+static bool before_end(dlg_file *f, uint64_t off)
+{
+    uint64_t size = 0;
+    return f->ops->size(f, &size) == 0 && off < size;
+}
+
+/* The backend's read, held to the storage contract: never more bytes than
+ * asked (more would have written past buf), short only at the end of the
+ * file.  A short read before the end is continued, as read(2) callers do
+ * (a network file system may return one), except on a DLG_CAP_DIRECT file
+ * at an offset its alignment forbids: there it is an error. */
 static int64_t h_file_read(const dlg_host *h, dlg_file *f, void *buf, size_t n, uint64_t off)
 {
+    const char *path = host_file_of(f)->path;
     uint64_t mark = dlg_services_mark(impl(h)->svc);
-    int64_t r = f->ops->read(f, buf, n, off);
-    if (r > 0) {
+    size_t got = 0;
+    while (got < n) {
+        int64_t r = f->ops->read(f, (char *)buf + got, n - got, off + got);
+        if (r < 0) /* else the workload's "failed without saying why" blames itself */
+            return io_failed(h, mark, path, "read", n - got, off + got, r);
+        if ((uint64_t)r > n - got)
+            return h->error(h, DLG_EIO, "%s: the storage backend returned %lld bytes for a read of %zu at offset %llu "
+                            "(more than asked: a broken backend)", path, (long long)r, n - got,
+                            (unsigned long long)(off + got));
+        if (r == 0)
+            break;
         __atomic_add_fetch(&impl(h)->svc->bytes_read, (uint64_t)r, __ATOMIC_RELAXED);
         __atomic_add_fetch(&impl(h)->svc->ios, 1, __ATOMIC_RELAXED);
-    } else if (r < 0) {
-        /* else the workload's "failed without saying why" blames itself */
-        return io_failed(h, mark, host_file_of(f)->path, "read", n, off, r);
+        got += (size_t)r;
+        if (got == n || !before_end(f, off + got))
+            break;
+        uint32_t align = (f->ops->caps & DLG_CAP_DIRECT) && f->align ? f->align : 1;
+        if ((off + got) % align != 0)
+            return h->error(h, DLG_EIO, "%s: the storage backend returned %zu of %zu bytes at offset %llu, short of the "
+                            "end of the file (a direct read cannot go on from there)", path, got, n,
+                            (unsigned long long)off);
     }
-    return r;
+    return (int64_t)got;
 }
 
 static int h_file_size(const dlg_host *h, dlg_file *f, uint64_t *size)

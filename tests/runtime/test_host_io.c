@@ -249,6 +249,62 @@ static void silent_create_says_code(void **state)
     fx->svc.plan = NULL;
 }
 
+/* A short read before the end of the file is continued until n bytes (each
+ * piece an I/O); at the end it stands; a size() that fails counts as the
+ * end. */
+static void short_read_continued(void **state)
+{
+    hfx_fixture *fx = *state;
+    const dlg_host *h = fx->h;
+    char buf[64], want[64];
+    memset(want, 'x', sizeof want);
+    fx->inst.short_reads = true;
+    memset(buf, 0, sizeof buf);
+    assert_int_equal(h->file_read(h, fx->f, buf, 64, 0), 64); /* 32 16 8 4 2 1 1 */
+    assert_memory_equal(buf, want, 64);
+    assert_int_equal(fx->inst.reads, 7);
+    assert_int_equal(fx->svc.ios, 7);
+    assert_int_equal(fx->svc.bytes_read, 64);
+    assert_int_equal(h->file_read(h, fx->f, buf, 64, 60), 40); /* to the end: 20 10 5 2 1 1 1 */
+    assert_int_equal(fx->svc.bytes_read, 104);
+    fx->inst.size_fails = true;
+    assert_int_equal(h->file_read(h, fx->f, buf, 64, 0), 32);
+}
+
+/* A read claiming more than asked wrote past the buffer: an error naming
+ * the file, the sizes and the offset, not bytes to count. */
+static void overlong_read_is_an_error(void **state)
+{
+    hfx_fixture *fx = *state;
+    char buf[64];
+    fx->inst.overrun = true;
+    assert_int_equal(fx->h->file_read(fx->h, fx->f, buf, sizeof buf, 8), -DLG_EIO);
+    assert_string_equal(dlg_services_error(&fx->svc),
+                        "st.ini:8: [job checksum] checksum: " HFX_PATH ": the storage backend returned 164 bytes "
+                        "for a read of 64 at offset 8 (more than asked: a broken backend)");
+    assert_int_equal(fx->svc.bytes_read, 0);
+}
+
+/* A direct read short of the end at an offset its alignment forbids cannot
+ * be continued: an error, not a silently short buffer. */
+static void short_direct_read_is_an_error(void **state)
+{
+    hfx_fixture *fx = *state;
+    dlg_storage_ops ops = hfx_ops;
+    ops.caps |= DLG_CAP_DIRECT;
+    const dlg_storage_ops *real = fx->f->ops;
+    fx->f->ops = &ops;
+    fx->f->align = 64;
+    fx->inst.short_reads = true;
+    char buf[64];
+    int64_t r = fx->h->file_read(fx->h, fx->f, buf, sizeof buf, 0);
+    fx->f->ops = real;
+    assert_int_equal(r, -DLG_EIO);
+    assert_string_equal(dlg_services_error(&fx->svc),
+                        "st.ini:8: [job checksum] checksum: " HFX_PATH ": the storage backend returned 32 of 64 "
+                        "bytes at offset 0, short of the end of the file (a direct read cannot go on from there)");
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, hfx_setup, hfx_teardown)
@@ -265,6 +321,9 @@ int main(void)
         T(silent_open_after_old_error),
         T(counts_match_io_done),
         T(silent_create_says_code),
+        T(short_read_continued),
+        T(overlong_read_is_an_error),
+        T(short_direct_read_is_an_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

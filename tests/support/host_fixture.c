@@ -79,11 +79,15 @@ static int fake_size(dlg_file *f, uint64_t *out)
 /* HFX_FILE_BYTES bytes of 'x'; reads at offset 200 fail. */
 static int64_t fake_read(dlg_file *f, void *buf, size_t n, uint64_t off)
 {
+    hfx_backend *fi = f->inst;
+    fi->reads++;
     if (off == 200)
         return fake_fail(f, "pread");
     size_t k = off >= HFX_FILE_BYTES ? 0 : HFX_FILE_BYTES - off < n ? HFX_FILE_BYTES - off : n;
+    if (fi->short_reads && k > 1)
+        k /= 2;
     memset(buf, 'x', k);
-    return (int64_t)k;
+    return fi->overrun ? (int64_t)n + 100 : (int64_t)k;
 }
 
 static int fake_fetch(dlg_file *f, uint64_t off, size_t n, const void **ptr)

@@ -20,10 +20,13 @@
  * where a failing call waits, after its own line, before it fails;
  * `close_first` (when set): a file the next open closes (through the host
  * it is given) before it goes on or fails, as a backend that keeps few
- * files open would. */
+ * files open would; `short_reads`: a read returns at most half of what it
+ * could (at least 1 byte), a contract breach; `overrun`: a read claims 100
+ * bytes more than asked (writing only what it may). */
 typedef struct hfx_backend {
     const dlg_host *h; /* the storage's host, for its own lines */
-    bool size_fails, close_fails, open_fails, write_fails, says_why;
+    bool size_fails, close_fails, open_fails, write_fails, says_why, short_reads, overrun;
+    int reads; /* read() calls so far */
     dlg_file *close_first;
     dlg_io_done done[4];
     int ndone;
