@@ -232,7 +232,9 @@ typedef struct dlg_host {
     bool (*stopping)(const struct dlg_host *h);
 
     /* Files through the job's storage backend (or a named [storage] when
-     * name != NULL).  read() returns bytes read, short only at EOF. */
+     * name != NULL).  read() returns n bytes, fewer only at the end of
+     * the file: the host continues a backend's short read and refuses one
+     * that claims more than n. */
     int (*file_open)(const struct dlg_host *h, const char *storage_name, const char *path,
                      dlg_file **out);
     int64_t (*file_read)(const struct dlg_host *h, dlg_file *f, void *buf, size_t n, uint64_t off);
@@ -458,7 +460,9 @@ typedef struct dlg_storage_ops {
     int (*open)(void *inst, const dlg_host *h, const char *path, int flags, dlg_file *f);
     int (*close)(dlg_file *f);
     int (*size)(dlg_file *f, uint64_t *out);
-    /* Reads n bytes at off; returns bytes read (< n only at EOF) or -code. */
+    /* Reads n bytes at off; returns bytes read (< n only at EOF) or -code.
+     * The host calls size() after a short read and reads on from there
+     * when it was not the end; more than n is an error. */
     int64_t (*read)(dlg_file *f, void *buf, size_t n, uint64_t off);
     /* Optional (NULL unless the matching capability is set). */
     int (*fetch)(dlg_file *f, uint64_t off, size_t n, const void **ptr);
