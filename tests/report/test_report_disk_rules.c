@@ -60,6 +60,8 @@ static const struct {
     {"name = x\niops_per_gib = 30\n", 0, "iops_per_gib needs capacity"},
     {"name = x\niops_base = 0\n", 0, "iops formula gives 0"},
     {"name = x\niops = 100\niops_merge = 32KiB\n", 0, "iops_merge needs iops_unit"},
+    /* the last value used to win without a word, as a job INI's does not */
+    {"name = x\niops = 3000\nlatency = 1ms\niops = 4000\n", 4, "key 'iops' is set twice in this profile (was '3000')"},
 };
 
 static void test_refused_by_both(void **state)

@@ -81,6 +81,10 @@ int thr_profile_key(thr_profile *p, const char *section, const char *name, const
     for (int i = THR_CAPACITY; i < THR_OPT_COUNT; i++) {
         if (strcmp(thr_options[i].name, name) != 0)
             continue;
+        if (p->v[i].text) { /* as a job's INI: which of the two was meant? */
+            snprintf(why, whylen, "key '%s' is set twice in this profile (was '%s')", name, p->text[i]);
+            return -1;
+        }
         if (strlen(value) >= THR_TEXT_MAX) {
             snprintf(why, whylen, "%s: value is too long", name);
             return -1;
