@@ -307,6 +307,33 @@ static int nearest_existing(const char *path, char *dir, size_t dirlen, struct s
     }
 }
 
+/* key = dir: a directory one can write in, or one that can be made under
+ * its nearest existing ancestor. */
+int sink_check_dir(const struct dlg_host *h, const char *key, const char *dir)
+{
+    struct stat st;
+    char up[4096];
+    if (strlen(dir) >= sizeof up - 2)
+        return h->error(h, DLG_EINVAL, "%s = %s: too long", key, dir);
+    if (stat(dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode))
+            return h->error(h, DLG_EIO, "%s = %s: not a directory", key, dir);
+        if (access(dir, W_OK | X_OK) != 0)
+            return h->error(h, DLG_EIO, "%s = %s: cannot write in it: %s", key, dir, strerror(errno));
+        return 0;
+    }
+    char inside[4096]; /* a name in dir: its nearest existing ancestor is dir's */
+    snprintf(inside, sizeof inside, "%s/x", dir);
+    int e = nearest_existing(inside, up, sizeof up, &st);
+    if (e)
+        return h->error(h, DLG_EIO, "%s = %s: cannot create it: %s", key, dir, strerror(e));
+    if (!S_ISDIR(st.st_mode))
+        return h->error(h, DLG_EIO, "%s = %s: cannot create it: %s is not a directory", key, dir, up);
+    if (access(up, W_OK | X_OK) != 0)
+        return h->error(h, DLG_EIO, "%s = %s: cannot create it in %s: %s", key, dir, up, strerror(errno));
+    return 0;
+}
+
 int sink_check_path(const struct dlg_host *h, const struct dlg_value *path_opt)
 {
     int rc = path_missing(h, path_opt);

@@ -81,4 +81,9 @@ int sink_set_aside_cut_line(const struct dlg_host *h, int fd, const char *path);
  * reporting through the host. */
 int sink_check_path(const struct dlg_host *h, const struct dlg_value *path_opt);
 
+/* The same for a directory a sink will write in (an option `key`, named in
+ * the message): an existing one must be a writable directory, else the
+ * nearest existing ancestor must be.  0, or -code after reporting. */
+int sink_check_dir(const struct dlg_host *h, const char *key, const char *dir);
+
 #endif

@@ -304,11 +304,18 @@ static influx_http_conf http_conf(const dlg_value *o, uint64_t timeout_ns)
                               timeout_ns, opt_str(&o[OPT_CA_CERT]), o[OPT_TLS_VERIFY].i != 0};
 }
 
+static const char *spool_dir(const dlg_value *o)
+{
+    return opt_str(&o[OPT_SPOOL_DIR]) ? opt_str(&o[OPT_SPOOL_DIR]) : "results/spool";
+}
+
 static int open_http(influx_sink *s, const dlg_value *o)
 {
     /* first: what it says of the spool comes before the connection's
      * words (tls_verify = false's warning) */
-    int rc = influx_spool_paths(s, opt_str(&o[OPT_SPOOL_DIR]) ? opt_str(&o[OPT_SPOOL_DIR]) : "results/spool");
+    int rc = sink_check_dir(s->h, "spool_dir", spool_dir(o));
+    if (rc == 0)
+        rc = influx_spool_paths(s, spool_dir(o));
     if (rc != 0)
         return rc;
     influx_http_conf conf = http_conf(o, s->timeout_ns);
@@ -416,6 +423,11 @@ static int influx_check(const dlg_host *h, const dlg_value *o, const char *name)
         return sink_check_path(h, &o[OPT_PATH]);
     if (opt_str(&o[OPT_UDP]))
         return influx_udp_check(h, o[OPT_UDP].text);
+    /* the spool is where undelivered points survive the run: one that
+     * cannot be written would lose them at its end */
+    rc = sink_check_dir(h, "spool_dir", spool_dir(o));
+    if (rc != 0)
+        return rc;
     influx_http_conf conf = http_conf(o, 0);
     return influx_http_check(h, &conf);
 }

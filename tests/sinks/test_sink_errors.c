@@ -120,6 +120,29 @@ static void test_path_names_its_line(void **state)
     }
 }
 
+/* A spool that cannot be written: refused by --dry-run and before the first
+ * cell, at its key's line (it used to pass both, and the points the run
+ * could not deliver were lost at its end); no connection is tried. */
+static void test_spool_dir_names_its_line(void **state)
+{
+    const rt_dir *d = *state;
+    char afile[512], ini[2048], text[2048];
+    rt_write(d, "afile", "not a directory\n", afile, sizeof afile);
+    fixture f;
+    snprintf(ini, sizeof ini, "[sink db]\ntype = influx\nurl = http://127.0.0.1:9\nspool_dir = %s/spool\n", afile);
+    refuse(state, &f, ini);
+    snprintf(text, sizeof text, "spool_dir = %s/spool: cannot create it: %s is not a directory", afile, afile);
+    assert_says(&f, f.check, 4, "db", text);
+    assert_says(&f, f.open, 4, "db", text);
+    assert_int_equal(f.open_error, DLG_EIO);
+    rt_plan_done(&f.p);
+    snprintf(ini, sizeof ini, "[sink db]\ntype = influx\nurl = http://127.0.0.1:9\nspool_dir = %s\n", afile);
+    refuse(state, &f, ini);
+    snprintf(text, sizeof text, "spool_dir = %s: not a directory", afile);
+    assert_says(&f, f.check, 4, "db", text);
+    rt_plan_done(&f.p);
+}
+
 /* A sink that fails without host->error(): its return code is kept (flush
  * tells DLG_EIO, worth a retry, from the rest), the line is the section's. */
 static void test_silent_open_keeps_its_code(void **state)
@@ -145,6 +168,7 @@ int main(void)
                                         rt_dir_teardown),
         cmocka_unit_test_setup_teardown(test_v2_keys_name_the_first_given, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(test_path_names_its_line, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(test_spool_dir_names_its_line, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(test_silent_open_keeps_its_code, rt_dir_setup, rt_dir_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
