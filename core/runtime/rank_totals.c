@@ -1,5 +1,6 @@
 /* The job's figures from its ranks' (rank_totals.h).  Quadratic in the
- * ranks, once per repetition: a thousand ranks cost about a millisecond. */
+ * ranks, and a node's CPU masks linear in its ranks x their chunks, once
+ * per repetition: a thousand ranks cost about a millisecond. */
 #include "rank_totals.h"
 
 #include <string.h>
@@ -59,9 +60,68 @@ static void gpu_sums(const dlg_rank_figs *a, dlg_rep_figs *o)
         o->gpu_mem_peak = u64(a->gpu_mem_peak);
 }
 
-/* What node i (its lowest rank) had to give: its ranks' sum; the
- * largest node's is kept. */
-static void node_holdings(const dlg_rank_figs *all, size_t n, size_t i, dlg_rep_figs *o)
+/* A node's CPU sets: the ranks' masks (rank_totals.h) of one node. */
+typedef struct node_sets {
+    int ranks;
+    int distinct;             /* CPUs in the union of the known sets */
+    int counted;              /* the known sets' sizes summed */
+    bool unknown;             /* a rank's set was not known */
+    bool same;                /* every known set is the lowest rank's */
+    double unknown_cpus, unknown_cap; /* those ranks' granted vCPUs, capacity */
+} node_sets;
+
+static int popcount(uint64_t m)
+{
+    int k = 0;
+    for (; m; m &= m - 1)
+        k++;
+    return k;
+}
+
+static uint64_t chunk(const double *masks, size_t chunks, size_t rank, size_t c)
+{
+    return u64(masks[rank * chunks + c]);
+}
+
+static bool set_known(const double *masks, size_t chunks, size_t rank)
+{
+    for (size_t c = 0; masks && c < chunks; c++)
+        if (chunk(masks, chunks, rank, c))
+            return true;
+    return false;
+}
+
+/* Node i's (its lowest rank's) sets; linear in its ranks x chunks. */
+static void node_sets_of(const dlg_rank_figs *all, size_t n, size_t i, const double *masks, size_t chunks,
+                         node_sets *ns)
+{
+    *ns = (node_sets){.same = true};
+    for (size_t j = i; j < n; j++)
+        if (all[j].node == all[i].node) {
+            ns->ranks++;
+            if (!set_known(masks, chunks, j)) {
+                ns->unknown = true;
+                ns->unknown_cpus += all[j].cpus_used;
+                ns->unknown_cap += all[j].cpu_capacity;
+            }
+        }
+    for (size_t c = 0; masks && c < chunks; c++) {
+        uint64_t acc = 0, first = chunk(masks, chunks, i, c);
+        for (size_t j = i; j < n; j++)
+            if (all[j].node == all[i].node) {
+                uint64_t m = chunk(masks, chunks, j, c);
+                acc |= m;
+                ns->counted += popcount(m);
+                ns->same &= m == first;
+            }
+        ns->distinct += popcount(acc);
+    }
+}
+
+/* What node i had to give: its ranks' memory summed; its CPUs the
+ * distinct ones of their sets, or their granted vCPUs summed where that
+ * is less (quotas); the largest node's is kept. */
+static void node_holdings(const dlg_rank_figs *all, size_t n, size_t i, const node_sets *ns, dlg_rep_figs *o)
 {
     double rss = 0, cpus = 0, cap = 0;
     for (size_t j = i; j < n; j++)
@@ -70,11 +130,75 @@ static void node_holdings(const dlg_rank_figs *all, size_t n, size_t i, dlg_rep_
             cpus += all[j].cpus_used;
             cap += all[j].cpu_capacity;
         }
+    double distinct = ns->distinct + ns->unknown_cpus, distinct_cap = ns->distinct + ns->unknown_cap;
+    if (distinct < cpus)
+        cpus = distinct;
+    if (distinct_cap < cap)
+        cap = distinct_cap;
     if (u64(rss) > o->rss_peak)
         o->rss_peak = u64(rss);
     if (cpus > o->cpus_used) {
         o->cpus_used = (int)cpus;
         o->cpu_capacity = cap;
+    }
+}
+
+/* The job's threads' run delay, and the steal of each rank's CPUs. */
+static void sched_sums(const dlg_rank_figs *a, dlg_sched_totals *t)
+{
+    if (a->sch_have_wait) {
+        t->have_wait = true;
+        t->oncpu_ns += u64(a->sch_oncpu_ns);
+        t->delay_ns += u64(a->sch_delay_ns);
+    }
+    if (a->sch_have_steal) {
+        t->have_steal = true;
+        t->steal += u64(a->sch_steal);
+        t->ticks += u64(a->sch_ticks);
+    }
+}
+
+/* Other processes on node i's CPUs: their busy ticks less every rank's
+ * own time (a rank's siblings are the job, not others).  Where the sets
+ * are the same, the CPUs were read by each rank: once, the lowest's;
+ * where disjoint, summed; partly overlapping sets cannot be told apart
+ * from a rank's sum over its CPUs, and the node is left out. */
+static void node_other(const dlg_rank_figs *all, size_t n, size_t i, const node_sets *ns, dlg_sched_totals *t)
+{
+    double busy = 0, own = 0, span = 0, ncpus = 0;
+    for (size_t j = i; j < n; j++)
+        if (all[j].node == all[i].node) {
+            if (!all[j].sch_have_other)
+                return;
+            busy += all[j].sch_busy;
+            own += all[j].sch_own;
+            span += all[j].sch_span;
+            ncpus += all[j].sch_ncpus;
+        }
+    if (ns->ranks > 1 && (ns->unknown || !(ns->same || ns->distinct == ns->counted)))
+        return;
+    if (ns->ranks > 1 && ns->same) {
+        busy = all[i].sch_busy;
+        span = all[i].sch_span;
+        ncpus = all[i].sch_ncpus;
+    }
+    t->have_other = true;
+    t->busy += u64(busy);
+    t->own += u64(own);
+    t->span += u64(span);
+    t->ncpus += (int)ncpus;
+}
+
+/* The input wait of the rank that waited the largest share of its steps
+ * (the lowest such): a starved rank holds the others up in their
+ * collectives, where theirs shows as compute, not as input wait. */
+static void data_wait(const dlg_rank_figs *a, dlg_rep_figs *o)
+{
+    if (a->busy_ns <= 0)
+        return;
+    if (o->busy_ns == 0 || a->wait_ns / a->busy_ns > (double)o->wait_ns / (double)o->busy_ns) {
+        o->wait_ns = u64(a->wait_ns);
+        o->busy_ns = u64(a->busy_ns);
     }
 }
 
@@ -111,7 +235,27 @@ static void rapl_close(dlg_cpu_energy *e, const rapl_nodes *rn)
     e->seconds /= rn->with; /* the nodes' mean window, for the mean power */
 }
 
-void dlg_rank_figs_total(const dlg_rank_figs *all, size_t n, dlg_rep_figs *out)
+size_t dlg_cpu_mask_chunks(const dlg_cpuset *s)
+{
+    for (int id = s->nbits - 1; id >= 0; id--)
+        if (dlg_cpuset_has(s, id))
+            return (size_t)id / DLG_CPU_MASK_BITS + 1;
+    return 0;
+}
+
+void dlg_cpu_mask_pack(const dlg_cpuset *s, double *mask, size_t chunks)
+{
+    for (size_t c = 0; c < chunks; c++) {
+        uint64_t bits = 0;
+        for (int b = 0; b < DLG_CPU_MASK_BITS; b++)
+            if (dlg_cpuset_has(s, (int)c * DLG_CPU_MASK_BITS + b))
+                bits |= UINT64_C(1) << b;
+        mask[c] = (double)bits;
+    }
+}
+
+void dlg_rank_figs_total(const dlg_rank_figs *all, size_t n, const double *masks, size_t chunks,
+                         dlg_rep_figs *out)
 {
     memset(out, 0, sizeof *out);
     rapl_nodes rn = {0, 0, 0};
@@ -120,6 +264,8 @@ void dlg_rank_figs_total(const dlg_rank_figs *all, size_t n, dlg_rep_figs *out)
     for (size_t i = 0; i < n; i++) {
         const dlg_rank_figs *a = &all[i];
         process_sums(a, out);
+        sched_sums(a, &out->sched);
+        data_wait(a, out);
         if (gpu_first(all, i))
             gpu_sums(a, out);
         if (!node_first(all, i))
@@ -131,7 +277,10 @@ void dlg_rank_figs_total(const dlg_rank_figs *all, size_t n, dlg_rep_figs *out)
             iowait_nodes++;
         }
         rapl_add(a, &out->cpu_energy, &rn);
-        node_holdings(all, n, i, out);
+        node_sets ns;
+        node_sets_of(all, n, i, masks, chunks, &ns);
+        node_holdings(all, n, i, &ns, out);
+        node_other(all, n, i, &ns, &out->sched);
     }
     out->iowait_fraction = iowait_nodes ? iowait / iowait_nodes : -1;
     rapl_close(&out->cpu_energy, &rn);
@@ -150,8 +299,28 @@ static void cpu_energy_add(dlg_cpu_energy *acc, const dlg_cpu_energy *e)
     acc->seconds += e->seconds;
 }
 
+static void sched_add(dlg_sched_totals *acc, const dlg_sched_totals *t)
+{
+    acc->have_wait |= t->have_wait;
+    acc->oncpu_ns += t->oncpu_ns;
+    acc->delay_ns += t->delay_ns;
+    acc->have_steal |= t->have_steal;
+    acc->steal += t->steal;
+    acc->ticks += t->ticks;
+    if (!t->have_other)
+        return;
+    acc->have_other = true;
+    acc->busy += t->busy;
+    acc->own += t->own;
+    acc->span += t->span;
+    acc->ncpus = t->ncpus;
+}
+
 void dlg_rep_figs_add(dlg_cell_result *res, const dlg_rep_figs *f)
 {
+    res->wait_ns += f->wait_ns;
+    res->busy_ns += f->busy_ns;
+    sched_add(&res->sched, &f->sched);
     res->cpu_user_s += f->cpu_user_s;
     res->cpu_sys_s += f->cpu_sys_s;
     res->cpu_window_cpu_s += f->cpu_window_cpu_s;

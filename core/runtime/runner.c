@@ -164,6 +164,8 @@ typedef struct cell_ctx {
     int cpus;                /* the vCPUs this rank's cell was granted */
     double capacity;         /* the CPU time they can give (cpu_quota) */
     int node;                /* this rank's node (dlg_comm_node) */
+    double *mask;            /* its CPU set as rank_totals.h sends it, NULL unknown */
+    size_t mask_chunks;
     uint64_t busy0, iowait0; /* the machine's CPU jiffies at the cell's start */
 } cell_ctx;
 
@@ -234,8 +236,25 @@ static void rapl_figs(dlg_rapl *rapl, dlg_rank_figs *f)
     f->rapl_s = e.seconds;
 }
 
-/* This rank's figures of the timed steps begun at w (the scheduler's are
- * rank 0's own, straight into res). */
+/* The scheduler's readings of the window from a to b, to be the job's. */
+static void sched_figs(const dlg_sched_snap *a, const dlg_sched_snap *b, dlg_rank_figs *f)
+{
+    dlg_sched_totals t = {.have_wait = false};
+    dlg_sched_add(&t, a, b);
+    f->sch_have_wait = t.have_wait;
+    f->sch_oncpu_ns = (double)t.oncpu_ns;
+    f->sch_delay_ns = (double)t.delay_ns;
+    f->sch_have_steal = t.have_steal;
+    f->sch_steal = (double)t.steal;
+    f->sch_ticks = (double)t.ticks;
+    f->sch_have_other = t.have_other;
+    f->sch_busy = (double)t.busy;
+    f->sch_own = (double)t.own;
+    f->sch_span = (double)t.span;
+    f->sch_ncpus = t.ncpus;
+}
+
+/* This rank's figures of the timed steps begun at w. */
 static void rep_end(const cell_ctx *cx, rep_window *w, dlg_cell_result *res, dlg_rank_figs *f)
 {
     rapl_figs(cx->rapl, f);
@@ -253,7 +272,7 @@ static void rep_end(const cell_ctx *cx, rep_window *w, dlg_cell_result *res, dlg
     f->cpu_sys_s = tv_s(ru1.ru_stime) - tv_s(w->ru.ru_stime);
     dlg_sched_snap sch1;
     dlg_sched_snap_take(&sch1, "/proc", NULL);
-    dlg_sched_add(&res->sched, &w->sch, &sch1);
+    sched_figs(&w->sch, &sch1, f);
     dlg_sched_snap_free(&w->sch);
     dlg_sched_snap_free(&sch1);
     f->major_faults = (double)(ru1.ru_majflt - w->ru.ru_majflt);
@@ -308,18 +327,16 @@ static int measure_repetition(const cell_ctx *cx, int rep, uint64_t rep_mark, vo
     rc = timed_steps(run, cell, ops, state, rep, res, svc, rep_mark, host->context, &t);
     if (rc == 0) /* the ranks' items, by the slowest rank's time */
         dlg_ranks_rep_totals(run, &t.items, &t.wall_ns, &t.stopped);
-    dlg_rank_figs own = {.gpu = -1};
+    dlg_rank_figs own = {.gpu = -1, .wait_ns = (double)t.wait_ns, .busy_ns = (double)t.busy_ns};
     rep_end(cx, &w, res, &own);
     dlg_rep_figs job;
     if (rc == 0) /* the job's: every rank gets here (a failed one ends them all) */
-        dlg_ranks_rep_figs(run, &own, &job);
+        dlg_ranks_rep_figs(run, &own, cx->mask, cx->mask_chunks, &job);
     else
-        dlg_rank_figs_total(&own, 1, &job);
+        dlg_rank_figs_total(&own, 1, NULL, 0, &job);
     dlg_rep_figs_add(res, &job);
     res->items += t.items;
     res->steps += t.steps;
-    res->wait_ns += t.wait_ns;
-    res->busy_ns += t.busy_ns;
     res->wall_s += (double)t.wall_ns / 1e9;
     *throughput = t.wall_ns ? (double)t.items / ((double)t.wall_ns / 1e9) : 0;
     if (rc == 0 && ops->report && !t.stopped) {
@@ -465,6 +482,23 @@ static void check_threads(dlg_run *run, const dlg_cell *cell, dlg_cell_result *r
     res->error[0] = '\0';
 }
 
+/* The CPUs this rank's cell is pinned to, as its figures send them: a
+ * node's ranks that share CPUs count them once (rank_totals.h).  Left
+ * unknown (their sum counts) where the set cannot be read. */
+static void cpu_mask(cell_ctx *cx)
+{
+    dlg_cpuset s;
+    if (dlg_cpuset_init(&s, 0) == 0 && dlg_cpuset_get_affinity(&s) == 0) {
+        size_t chunks = dlg_cpu_mask_chunks(&s);
+        cx->mask = chunks ? calloc(chunks, sizeof *cx->mask) : NULL;
+        if (cx->mask) {
+            dlg_cpu_mask_pack(&s, cx->mask, chunks);
+            cx->mask_chunks = chunks;
+        }
+    }
+    dlg_cpuset_fini(&s);
+}
+
 /* The cell's repetitions, once it is pinned to its CPUs (pinned of them). */
 static void run_reps(cell_ctx *cx, int pinned, const dlg_cgroup_limits *env, dlg_cell_result *res)
 {
@@ -474,6 +508,7 @@ static void run_reps(cell_ctx *cx, int pinned, const dlg_cgroup_limits *env, dlg
     double q = cq > 0 && (env->cpu_quota <= 0 || cq < env->cpu_quota) ? cq : env->cpu_quota;
     res->cpu_capacity = cx->capacity = q > 0 && q < pinned ? q : pinned;
     check_threads(cx->run, cell, res);
+    cpu_mask(cx);
     dlg_proc_reset_hwm();
     rep_rates rates = {.have_cut = false};
     dlg_host_cpu_times(&cx->busy0, &cx->iowait0);
@@ -498,6 +533,7 @@ static void run_reps(cell_ctx *cx, int pinned, const dlg_cgroup_limits *env, dlg
     if (cx->nv)
         dlg_nvml_close(cx->nv);
     free(cx->rapl);
+    free(cx->mask);
     note_rss(res);
 }
 

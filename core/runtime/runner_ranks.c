@@ -120,20 +120,29 @@ void dlg_ranks_rep_totals(dlg_run *run, uint64_t *items, uint64_t *wall_ns, bool
     *stopped = max[1] != 0;
 }
 
-void dlg_ranks_rep_figs(dlg_run *run, const dlg_rank_figs *own, dlg_rep_figs *out)
+void dlg_ranks_rep_figs(dlg_run *run, const dlg_rank_figs *own, const double *mask, size_t chunks,
+                        dlg_rep_figs *out)
 {
     if (alone(run)) {
-        dlg_rank_figs_total(own, 1, out);
+        dlg_rank_figs_total(own, 1, mask, chunks, out);
         return;
     }
-    size_t me = (size_t)dlg_comm_rank(run->comm), n = (size_t)dlg_comm_size(run->comm);
-    dlg_rank_figs *all = calloc(n, sizeof *all);
-    if (!all) /* the others wait for this rank's figures */
+    int64_t most = (int64_t)chunks; /* the mask's length, alike on every rank */
+    ctl_allreduce(run, &most, 1, DLG_COMM_MAX);
+    size_t me = (size_t)dlg_comm_rank(run->comm), n = (size_t)dlg_comm_size(run->comm), c = (size_t)most;
+    /* the ranks' figures, then their masks; every other rank's slot 0:
+     * the sum is every rank's own */
+    double *v = calloc(n * (DLG_RANK_FIGS_DOUBLES + c), sizeof *v);
+    if (!v) /* the others wait for this rank's figures */
         dlg_ranks_abort(run, "out of memory for the ranks' figures of a repetition");
-    all[me] = *own; /* every other slot 0: the sum is every rank's own */
-    ctl_reduce(run, all, n * DLG_RANK_FIGS_DOUBLES, DLG_COMM_F64, DLG_COMM_SUM);
-    dlg_rank_figs_total(all, n, out);
-    free(all);
+    dlg_rank_figs *all = (dlg_rank_figs *)v;
+    double *masks = v + n * DLG_RANK_FIGS_DOUBLES;
+    all[me] = *own;
+    if (chunks)
+        memcpy(masks + me * c, mask, chunks * sizeof *mask);
+    ctl_reduce(run, v, n * (DLG_RANK_FIGS_DOUBLES + c), DLG_COMM_F64, DLG_COMM_SUM);
+    dlg_rank_figs_total(all, n, masks, c, out);
+    free(v);
 }
 
 _Noreturn void dlg_ranks_abort(dlg_run *run, const char *line)

@@ -43,10 +43,13 @@ void dlg_ranks_share_stop(int sig);
 void dlg_ranks_rep_totals(dlg_run *run, uint64_t *items, uint64_t *wall_ns, bool *stopped);
 
 /* A repetition's figures for the job (rank_totals.h): every rank's own
- * exchanged (one allreduce of a vector of the ranks' figures), then
- * totalled; alone, this rank's own.  Only where every rank arrives: after
- * timed steps that went well on every rank. */
-void dlg_ranks_rep_figs(dlg_run *run, const dlg_rank_figs *own, dlg_rep_figs *out);
+ * and its CPU set (mask[0..chunks), dlg_cpu_mask_pack; chunks 0: not
+ * known) exchanged, then totalled; alone, this rank's own.  Two
+ * allreduces: the most chunks any rank's set needs, then a vector of the
+ * ranks' figures and masks.  Only where every rank arrives: after timed
+ * steps that went well on every rank. */
+void dlg_ranks_rep_figs(dlg_run *run, const dlg_rank_figs *own, const double *mask, size_t chunks,
+                        dlg_rep_figs *out);
 
 /* A rank failed after the ranks agreed to run (in a step, where the others
  * may be waiting for it in a collective): its line, then every rank ends

@@ -8,7 +8,8 @@
 # the cells before kept, and nothing hangs; a stop that reaches one rank
 # stops every rank at one step, with the partial row kept; any command but
 # run is rank 0's alone.  Alone, ranks = 1.  The row describes the job:
-# CPU time summed over the ranks, memory and CPUs over a node's ranks.
+# CPU time summed over the ranks, memory and CPUs over a node's ranks
+# (CPUs that unbound ranks share counted once).
 # TEST_PLUGIN_DIR is this folder of the build tree (ranks_wl.so); the
 # fifth argument is mpiexec.
 source "$(dirname "$0")/lib.sh"
@@ -101,6 +102,25 @@ cpu, rank0 = float(r["cpu_user_s"]) + float(r["cpu_sys_s"]), float(r["rank_cpu_s
 assert cpu >= rank0 + 0.5 * 2 * 25 * 0.004, f"CPU time {cpu} s is not rank 0 ({rank0} s) and rank 1 (0.2 s at least)"
 assert int(r["rss_peak_bytes"]) >= (1 + 2) * 64 << 20, "rss_peak_bytes is not the two ranks together"
 assert r["cpus_used"] == "2", "cpus_used: 1 each"
+'
+
+# 2c. two ranks that mpirun did not bind (--bind-to none), each on all of
+# this machine's CPUs: the node's cpus_used counts those CPUs once (the
+# union of the ranks' sets), not once per rank; dlgauge report sizes an
+# instance by it
+{
+    printf '[sink csv]\npath = %s\n[global]\nisolation = none\n' "$WORK/unbound.csv"
+    job shared iterations=20
+} >unbound.ini
+run_mpi unbound --bind-to none -np 2 "$DLG" --plugin-dir "$PLUGDIR" -q run unbound.ini
+expect_rc unbound 0
+rows unbound '
+import os
+r, ncpu = rows[0], len(os.sched_getaffinity(0))
+print({k: r[k] for k in ("nodes", "cpus_used", "cpu_list")}, "CPUs here:", ncpu)
+assert r["status"] == "ok" and r["ranks"] == "2" and r["nodes"] == "1", "2 ranks on 1 node"
+used = int(r["cpus_used"])
+assert 1 <= used <= ncpu, f"cpus_used {used} is more than the {ncpu} CPUs here: each rank counted them"
 '
 
 # 3. isolation = process: refused at its line, and the default said
