@@ -37,7 +37,6 @@ static void process_sums(const dlg_rank_figs *a, dlg_rep_figs *o)
     o->cpu_user_s += a->cpu_user_s;
     o->cpu_sys_s += a->cpu_sys_s;
     o->cpu_window_cpu_s += a->cpu_window_cpu_s;
-    o->cpu_window_cap_s += a->cpu_window_cap_s;
     o->read_bytes += u64(a->read_bytes);
     o->storage_bytes += u64(a->storage_bytes);
     o->storage_ios += u64(a->storage_ios);
@@ -120,21 +119,27 @@ static void node_sets_of(const dlg_rank_figs *all, size_t n, size_t i, const dou
 
 /* What node i had to give: its ranks' memory summed; its CPUs the
  * distinct ones of their sets, or their granted vCPUs summed where that
- * is less (quotas); the largest node's is kept. */
+ * is less (quotas); the largest node's is kept.  cpu_user_share's
+ * window x capacity is the node's, summed over nodes: ranks that share
+ * CPUs count them once there too (else unbound ranks read half busy). */
 static void node_holdings(const dlg_rank_figs *all, size_t n, size_t i, const node_sets *ns, dlg_rep_figs *o)
 {
-    double rss = 0, cpus = 0, cap = 0;
+    double rss = 0, cpus = 0, cap = 0, cap_s = 0;
     for (size_t j = i; j < n; j++)
         if (all[j].node == all[i].node) {
             rss += all[j].rss_peak;
             cpus += all[j].cpus_used;
             cap += all[j].cpu_capacity;
+            cap_s += all[j].cpu_window_cap_s;
         }
     double distinct = ns->distinct + ns->unknown_cpus, distinct_cap = ns->distinct + ns->unknown_cap;
     if (distinct < cpus)
         cpus = distinct;
-    if (distinct_cap < cap)
+    if (distinct_cap < cap) {
+        cap_s *= distinct_cap / cap;
         cap = distinct_cap;
+    }
+    o->cpu_window_cap_s += cap_s;
     if (u64(rss) > o->rss_peak)
         o->rss_peak = u64(rss);
     if (cpus > o->cpus_used) {

@@ -301,6 +301,7 @@ static void test_shared_cpus(void **unused)
     dlg_rank_figs r[2] = {on(0, -1), on(0, -1)};
     r[0].cpus_used = r[1].cpus_used = 2;
     r[0].cpu_capacity = r[1].cpu_capacity = 2;
+    r[0].cpu_window_cap_s = r[1].cpu_window_cap_s = 2; /* 1 s x 2 CPUs each */
     double m[2 * CHUNKS];
     mask_of(m, 0, (int[]){0, 1, -1});
     mask_of(m, 1, (int[]){0, 1, -1});
@@ -308,10 +309,12 @@ static void test_shared_cpus(void **unused)
     dlg_rank_figs_total(r, 2, m, CHUNKS, &t);
     assert_int_equal(t.cpus_used, 2);
     assert_true(t.cpu_capacity == 2);
+    assert_true(t.cpu_window_cap_s == 2); /* the 2 CPUs for 1 s: busy ranks read 100%, not 50% */
     mask_of(m, 1, (int[]){2, 3, -1});
     dlg_rank_figs_total(r, 2, m, CHUNKS, &t);
     assert_int_equal(t.cpus_used, 4);
     assert_true(t.cpu_capacity == 4);
+    assert_true(t.cpu_window_cap_s == 4);
     mask_of(m, 0, (int[]){50, 51, -1});
     mask_of(m, 1, (int[]){52, 53, -1});
     dlg_rank_figs_total(r, 2, m, CHUNKS, &t);
