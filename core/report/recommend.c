@@ -271,10 +271,32 @@ static int cmp_choice(const void *pa, const void *pb)
     return strcmp(a->inst->name, b->inst->name);
 }
 
+/* --gpu that no instance's GPU matches is a typo, not a verdict on the
+ * instances: say so, with the GPUs there are. */
+static bool gpu_known(const rep_catalog *cat, const char *gpu_filter, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < cat->n; i++)
+        if (strcasestr(cat->v[i].gpu, gpu_filter))
+            return true;
+    size_t n = (size_t)snprintf(err, errlen, "--gpu %s: no instance in the catalog has such a GPU; its GPUs:",
+                                gpu_filter);
+    for (size_t i = 0; i < cat->n && n < errlen; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = strcmp(cat->v[j].gpu, cat->v[i].gpu) == 0;
+        if (!seen)
+            n += (size_t)snprintf(err + n, errlen - n, "%s %s", n && err[n - 1] != ':' ? "," : "",
+                                  cat->v[i].gpu[0] ? cat->v[i].gpu : "(none)");
+    }
+    return false;
+}
+
 int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const double *weights,
                   const rep_catalog *cat, const rep_disks *disks, const char *gpu_filter, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
+    if (gpu_filter && !gpu_known(cat, gpu_filter, err, errlen))
+        return -DLG_EINVAL;
     out->weighted = weights != NULL;
     out->ngroups = m->n;
     if (!(out->v = calloc(cat->n + 1, sizeof *out->v)))

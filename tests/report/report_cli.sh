@@ -144,6 +144,9 @@ expect target "--target '1.5'" sweep.csv --target 1.5
 expect catalog "unknown section [global]" sweep.csv --catalog sweep.ini
 expect weight-amount "--weight 'io-pipeline=lots': expected NAME[/MODE]=AMOUNT" sweep.csv --weight io-pipeline=lots
 expect weight-name "--weight nosuch=2: no such workload in the results" sweep.csv --weight nosuch=2
+# a GPU no instance has is a typo, not "no instance meets every knee" (exit 0)
+expect gpu-typo "--gpu NOSUCH: no instance in the catalog has such a GPU; its GPUs: " sweep.csv \
+    --catalog "$SRC/conf/instances/aws.ini" --gpu NOSUCH
 
 # warns NAME WANT-IN-STDERR ARGS...: reported (exit 0) with one warning line
 warns() {
