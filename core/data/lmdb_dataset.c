@@ -3,11 +3,16 @@
 #include "lmdb_dataset.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <lmdb.h>
 #include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define CKPT_EVERY 256
 #define NONE UINT64_MAX
@@ -35,12 +40,101 @@ struct dlg_lmdb_cursor {
     dlg_datum datum;
 };
 
+/* liblmdb's MDB_page header and MDB_meta (data format version 1; mdb.c
+ * keeps them private): read by hand only for a file LMDB itself refuses. */
+typedef struct lmdb_meta_page {
+    size_t pgno;
+    uint16_t pad, flags, lower, upper;
+    uint32_t magic, version;
+    void *address;
+    size_t mapsize;
+    struct {
+        uint32_t pad; /* the page size, in the free-list db */
+        uint16_t flags, depth;
+        size_t branch, leaf, overflow, entries, root;
+    } dbs[2];
+    size_t last_pg, txnid;
+} lmdb_meta_page;
+
+#define LMDB_MAGIC 0xBEEFC0DEu
+
+/* The file LMDB maps: path itself for a single-file LMDB. */
+static void data_file(char *buf, size_t cap, const char *path, bool subdir)
+{
+    snprintf(buf, cap, subdir ? "%s/data.mdb" : "%s", path);
+}
+
+/* Pages 0..last (and at least the two meta pages) must be in the file: LMDB
+ * maps the file and trusts its meta page, so a page past the end would be a
+ * SIGBUS at the first read rather than an error. */
+static int need_pages(const char *file, uint64_t size, uint64_t last, uint64_t psize,
+                      dlg_data_err *err)
+{
+    uint64_t pages = last < 1 ? 2 : last + 1;
+    uint64_t need = pages > UINT64_MAX / psize ? UINT64_MAX : pages * psize;
+    if (size >= need)
+        return 0;
+    return dlg_data_fail(err, DLG_ECORRUPT,
+                         "%s: truncated at byte %llu (its LMDB needs %llu: last page %llu of size "
+                         "%llu)",
+                         file, (unsigned long long)size, (unsigned long long)need,
+                         (unsigned long long)(pages - 1), (unsigned long long)psize);
+}
+
+/* After a successful open: the newest meta page against the file size. */
+static int check_size(MDB_env *env, const char *file, dlg_data_err *err)
+{
+    MDB_envinfo info;
+    MDB_stat ms;
+    mdb_filehandle_t fd;
+    struct stat st;
+    int rc = mdb_env_info(env, &info);
+    if (rc == 0)
+        rc = mdb_env_stat(env, &ms);
+    if (rc == 0)
+        rc = mdb_env_get_fd(env, &fd);
+    if (rc == 0 && fstat(fd, &st) != 0)
+        rc = errno;
+    if (rc)
+        return dlg_data_fail(err, DLG_EIO, "%s: cannot read the LMDB's size: %s", file,
+                             mdb_strerror(rc));
+    return need_pages(file, (uint64_t)st.st_size, info.me_last_pgno, ms.ms_psize, err);
+}
+
+/* LMDB refuses a file cut inside its second meta page as "not an LMDB" (or,
+ * read-only, an empty one as EBADF): if the first meta page is intact, say
+ * it is truncated.  0 when there is nothing better to say. */
+static int check_short(const char *file, dlg_data_err *err)
+{
+    lmdb_meta_page m;
+    struct stat st;
+    int fd = open(file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t got = fstat(fd, &st) == 0 ? pread(fd, &m, sizeof m, 0) : -1;
+    close(fd);
+    if (got == 0)
+        return dlg_data_fail(err, DLG_ECORRUPT, "%s: not an LMDB: the file is empty", file);
+    if (got < (ssize_t)offsetof(lmdb_meta_page, address) || m.magic != LMDB_MAGIC ||
+        m.version != 1)
+        return 0;
+    if (got < (ssize_t)sizeof m)
+        return dlg_data_fail(err, DLG_ECORRUPT,
+                             "%s: truncated at byte %lld, inside its first LMDB meta page", file,
+                             (long long)got);
+    uint32_t psize = m.dbs[0].pad;
+    if (psize < 512 || (psize & (psize - 1)))
+        return 0;
+    return need_pages(file, (uint64_t)st.st_size, m.last_pg, psize, err);
+}
+
 static int open_env(dlg_lmdb *db, const char *path, dlg_data_err *err)
 {
     struct stat st;
     if (stat(path, &st) != 0)
         return dlg_data_fail(err, DLG_EINVAL, "%s: cannot open LMDB: %s", path, strerror(errno));
-    unsigned flags = MDB_RDONLY | MDB_NOTLS | (S_ISDIR(st.st_mode) ? 0 : MDB_NOSUBDIR);
+    bool subdir = S_ISDIR(st.st_mode);
+    unsigned flags = MDB_RDONLY | MDB_NOTLS | (subdir ? 0 : MDB_NOSUBDIR);
     int rc = mdb_env_create(&db->env);
     if (rc == 0)
         rc = mdb_env_set_maxreaders(db->env, 1024);
@@ -53,11 +147,16 @@ static int open_env(dlg_lmdb *db, const char *path, dlg_data_err *err)
         if (rc == 0)
             rc = mdb_env_open(db->env, path, flags | MDB_NOLOCK, 0664);
     }
+    char file[4200];
+    data_file(file, sizeof file, path, subdir);
     if (rc == 0)
-        return 0;
+        return check_size(db->env, file, err);
     if (rc == ENOENT)
         return dlg_data_fail(err, DLG_ECORRUPT, "%s: not an LMDB (no data.mdb in the directory)",
                              path);
+    int r = rc == MDB_INVALID || rc == EBADF ? check_short(file, err) : 0;
+    if (r < 0)
+        return r;
     if (rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH || rc == ENOTDIR || rc == EINVAL)
         return dlg_data_fail(err, DLG_ECORRUPT, "%s: not an LMDB: %s", path, mdb_strerror(rc));
     return dlg_data_fail(err, DLG_EIO, "%s: cannot open LMDB: %s", path, mdb_strerror(rc));

@@ -56,7 +56,9 @@ typedef struct dlg_lmdb_record {
 
 /* Opens read-only (a directory as Caffe makes, or a single LMDB file).  If the
  * lock file cannot be created (read-only media) it opens without locking.
- * Errors: not an LMDB, no such path, an empty database. */
+ * Errors: not an LMDB, no such path, an empty database, and a data file
+ * shorter than its meta page says (-DLG_ECORRUPT with the byte counts:
+ * LMDB maps the file, so reading a missing page would be a SIGBUS). */
 int dlg_lmdb_open(dlg_lmdb **out, const char *path, dlg_data_err *err);
 uint64_t dlg_lmdb_count(const dlg_lmdb *db);
 void dlg_lmdb_close(dlg_lmdb *db);

@@ -241,11 +241,133 @@ static void test_errors(void **state)
     tmpdir_rmrf(dir);
 }
 
+/* Copies the first n bytes of from into to (n past the end copies it all and
+ * pads with zeros: a file longer than its LMDB needs). */
+static void copy_prefix(const char *from, const char *to, long n)
+{
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+    assert_non_null(in);
+    assert_non_null(out);
+    for (long i = 0; i < n; i++) {
+        int ch = fgetc(in);
+        fputc(ch == EOF ? 0 : ch, out);
+    }
+    fclose(in);
+    assert_int_equal(fclose(out), 0);
+}
+
+/* Opens dir (or a single file) expecting the one error line want. */
+static void open_fails(const char *path, const char *want)
+{
+    dlg_lmdb *db = NULL;
+    dlg_data_err err;
+    dlg_data_err_clear(&err);
+    int rc = dlg_lmdb_open(&db, path, &err);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(rc, -DLG_ECORRUPT);
+    assert_null(db);
+}
+
+/* A truncated data.mdb: LMDB maps the whole file and trusts its meta page, so
+ * without a size check the first read of a missing page is a SIGBUS.  Every
+ * cut is refused at open with the byte counts; the whole file still reads. */
+static void test_truncated(void **state)
+{
+    char dir[64], src[80], file[100], cut[80], cutfile[100], want[400];
+    tmpdir_make(dir, "lmdb");
+    snprintf(src, sizeof src, "%s/src", dir);
+    snprintf(file, sizeof file, "%s/data.mdb", src);
+    snprintf(cut, sizeof cut, "%s/cut", dir);
+    snprintf(cutfile, sizeof cutfile, "%s/data.mdb", cut);
+    dlg_lmdb_writer *w;
+    dlg_data_err err;
+    assert_int_equal(dlg_lmdb_writer_open(&w, src, &err), 0);
+    uint8_t val[5000];
+    for (int i = 0; i < 260; i++) { /* 700-byte values fill leaf pages; 5000-byte */
+        size_t vlen = i < 200 ? 700 : sizeof val; /* ones take overflow pages */
+        char key[32];
+        int n = dlg_lmdb_key(key, sizeof key, i, "x.jpg");
+        size_t dlen = vlen - 5; /* an encoded Datum: data (2-byte length), encoded=true */
+        memset(val, i, vlen);
+        val[0] = 0x22;
+        val[1] = (uint8_t)((dlen & 0x7f) | 0x80);
+        val[2] = (uint8_t)(dlen >> 7);
+        val[vlen - 2] = 0x38;
+        val[vlen - 1] = 0x01;
+        assert_int_equal(dlg_lmdb_writer_put_raw(w, key, (size_t)n, val, vlen, &err), 0);
+    }
+    assert_int_equal(dlg_lmdb_writer_close(w, &err), 0);
+
+    /* The writer leaves the file exactly as long as its pages: that length
+     * and the OS page size are the expected numbers, not LMDB's own. */
+    struct stat st;
+    assert_int_equal(stat(file, &st), 0);
+    long ps = sysconf(_SC_PAGESIZE), full = (long)st.st_size;
+    if (ps > 32768)
+        ps = 32768; /* LMDB's largest page */
+    assert_int_equal(full % ps, 0);
+    long last = full / ps - 1;
+    assert_true(last > 100);
+
+    /* One page short, mid-page, one byte, just the meta pages, the audit's
+     * half + 123, and inside the second meta page past its header. */
+    const long cuts[] = {full - ps,      full - ps - ps / 2, full - 1,
+                         2 * ps,         full / 2 + 123,     ps + ps / 2};
+    assert_int_equal(mkdir(cut, 0755), 0);
+    for (size_t k = 0; k < sizeof cuts / sizeof *cuts; k++) {
+        copy_prefix(file, cutfile, cuts[k]);
+        snprintf(want, sizeof want,
+                 "%s: truncated at byte %ld (its LMDB needs %ld: last page %ld of size %ld)",
+                 cutfile, cuts[k], full, last, ps);
+        open_fails(cut, want);
+        /* A single-file LMDB (MDB_NOSUBDIR) names the file itself. */
+        open_fails(cutfile, want);
+    }
+    /* Inside the second meta page LMDB itself refuses the file; the first
+     * meta page (the writer's initial one: no data pages yet) still says
+     * it is an LMDB of two pages. */
+    copy_prefix(file, cutfile, ps + 100);
+    snprintf(want, sizeof want,
+             "%s: truncated at byte %ld (its LMDB needs %ld: last page 1 of size %ld)", cutfile,
+             ps + 100, 2 * ps, ps);
+    open_fails(cut, want);
+    copy_prefix(file, cutfile, 100);
+    snprintf(want, sizeof want, "%s: truncated at byte 100, inside its first LMDB meta page",
+             cutfile);
+    open_fails(cut, want);
+    copy_prefix(file, cutfile, 0);
+    snprintf(want, sizeof want, "%s: not an LMDB: the file is empty", cutfile);
+    open_fails(cut, want);
+
+    /* Whole, or longer than it needs (LMDB files only grow): every record reads. */
+    const long fine[] = {full, full + 3 * ps + 5};
+    for (size_t k = 0; k < sizeof fine / sizeof *fine; k++) {
+        copy_prefix(file, cutfile, fine[k]);
+        dlg_lmdb *db;
+        assert_int_equal(dlg_lmdb_open(&db, cut, &err), 0);
+        assert_int_equal(dlg_lmdb_count(db), 260);
+        dlg_lmdb_cursor *c;
+        dlg_lmdb_record rec;
+        assert_int_equal(dlg_lmdb_cursor_open(db, &c, &err), 0);
+        for (int i = 0; i < 260; i++) {
+            assert_int_equal(dlg_lmdb_next(c, &rec, &err), 1);
+            assert_true(rec.datum->encoded);
+            assert_int_equal(rec.datum->data_len, (i < 200 ? 700 : sizeof val) - 5);
+            assert_int_equal(rec.datum->data[rec.datum->data_len - 1], i & 0xff);
+        }
+        assert_int_equal(dlg_lmdb_next(c, &rec, &err), 0);
+        dlg_lmdb_cursor_close(c);
+        dlg_lmdb_close(db);
+    }
+    tmpdir_rmrf(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip), cmocka_unit_test(test_key_format),
         cmocka_unit_test(test_map_grows),  cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_truncated),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
