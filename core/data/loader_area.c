@@ -1,13 +1,16 @@
 /* cv::resize INTER_AREA (loader_interp.h), from OpenCV's documented
  * behaviour, not its code.  Three cases, as OpenCV picks them:
  *   - both sides shrink by whole factors: the block mean (2 x 2 rounds
- *     half up in integers, other blocks multiply by 1/area in float and
- *     round to nearest even);
+ *     half up in integers, in AVX2 where the CPU has it; other blocks
+ *     multiply by 1/area in float and round to nearest even, a pixel an
+ *     SSE2 vector);
  *   - both sides shrink (or keep): each source pixel's overlap with the
  *     output cell, as float weights summed in float;
  *   - a side grows: OpenCV's bilinear with its area-shaped fraction
  *     (dlg_resize_linear). */
 #include "loader_interp.h"
+#include "loader_area_simd.h"
+#include "loader_warp_simd.h"
 
 #include <float.h>
 #include <math.h>
@@ -19,14 +22,70 @@ static inline uint8_t sat8(long v) { return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 
 
 /* ---- whole factors -------------------------------------------------------- */
 
+/* OpenCV's own 2 x 2 loop, outputs [x, n) of a row: the block's four
+ * bytes summed, half up. */
+static void half_row(const uint8_t *r0, const uint8_t *r1, uint8_t *out, int x, int n)
+{
+    for (; x < n; x++)
+        for (int c = 0; c < 3; c++) {
+            const int i = 6 * x + c;
+            out[3 * x + c] = (uint8_t)((r0[i] + r0[i + 3] + r1[i] + r1[i + 3] + 2) >> 2);
+        }
+}
+
+static void area_half(const dlg_rgb8 *src, const dlg_rgb8 *dst)
+{
+    const bool avx2 = dlg_warp_have_avx2();
+    for (int y = 0; y < dst->h; y++) {
+        const uint8_t *r0 = src->px + (size_t)2 * y * src->stride, *r1 = r0 + src->stride;
+        uint8_t *out = dst->px + (size_t)y * dst->stride;
+        half_row(r0, r1, out, avx2 ? dlg_area_half_avx2(r0, r1, out, dst->w) : 0, dst->w);
+    }
+}
+
+/* Outputs [0, n) of a row from col (fx pixels' column sums each, one
+ * value of room past them): each channel's fx sums added, times 1/area in
+ * float, to nearest even.  SSE2: a pixel's 3 channels (and a junk 4th)
+ * in one vector, the same float steps. */
+static void block_means(const int32_t *col, int n, int fx, float inv, uint8_t *out)
+{
+    int x = 0;
+#if defined(__SSE2__)
+    const __m128 vinv = _mm_set1_ps(inv);
+    for (; x < n; x++) {
+        const int32_t *p = col + 3 * x * fx;
+        __m128i s = _mm_loadu_si128((const __m128i *)(const void *)p);
+        for (int i = 1; i < fx; i++)
+            s = _mm_add_epi32(s, _mm_loadu_si128((const __m128i *)(const void *)(p + 3 * i)));
+        __m128i v = _mm_cvtps_epi32(_mm_mul_ps(_mm_cvtepi32_ps(s), vinv));
+        v = _mm_packus_epi16(_mm_packs_epi32(v, v), v);
+        int32_t rgb = _mm_cvtsi128_si32(v);
+        memcpy(out + 3 * x, &rgb, 3);
+    }
+#endif
+    for (; x < n; x++) {
+        const int32_t *p = col + 3 * x * fx;
+        int32_t r = 0, g = 0, b = 0;
+        for (int i = 0; i < fx; i++, p += 3) {
+            r += p[0];
+            g += p[1];
+            b += p[2];
+        }
+        out[3 * x] = sat8(dlg_round_even((float)r * inv));
+        out[3 * x + 1] = sat8(dlg_round_even((float)g * inv));
+        out[3 * x + 2] = sat8(dlg_round_even((float)b * inv));
+    }
+}
+
 static void area_fast(const dlg_rgb8 *src, const dlg_rgb8 *dst, int fx, int fy)
 {
     enum { SUMS = 3 * 4096 };
     const int area = fx * fy, step = SUMS / (3 * fx) < STRIP ? SUMS / (3 * fx) : STRIP;
     const float inv = 1.f / (float)area;
-    int32_t col[SUMS]; /* per source value of the strip: its fy rows summed */
+    int32_t col[SUMS + 1]; /* per source value of the strip: its fy rows summed */
     for (int x0 = 0; x0 < dst->w; x0 += step) {
         int n = dst->w - x0 < step ? dst->w - x0 : step, span = 3 * n * fx;
+        col[span] = 0; /* the last pixel's junk lane */
         for (int y = 0; y < dst->h; y++) {
             const uint8_t *top = src->px + (size_t)y * fy * src->stride + (size_t)x0 * fx * 3;
             for (int i = 0; i < span; i++)
@@ -34,28 +93,7 @@ static void area_fast(const dlg_rgb8 *src, const dlg_rgb8 *dst, int fx, int fy)
             for (int j = 1; j < fy; j++)
                 for (int i = 0; i < span; i++)
                     col[i] += top[(size_t)j * src->stride + i];
-            uint8_t *out = dst->px + (size_t)y * dst->stride + (size_t)x0 * 3;
-            if (area == 4 && fx == 2) { /* OpenCV's own 2 x 2 loop: half up */
-                for (int x = 0; x < n; x++) {
-                    const int32_t *p = col + 6 * x;
-                    out[3 * x] = (uint8_t)((p[0] + p[3] + 2) >> 2);
-                    out[3 * x + 1] = (uint8_t)((p[1] + p[4] + 2) >> 2);
-                    out[3 * x + 2] = (uint8_t)((p[2] + p[5] + 2) >> 2);
-                }
-                continue;
-            }
-            for (int x = 0; x < n; x++) {
-                const int32_t *p = col + 3 * x * fx;
-                int32_t r = 0, g = 0, b = 0;
-                for (int i = 0; i < fx; i++, p += 3) {
-                    r += p[0];
-                    g += p[1];
-                    b += p[2];
-                }
-                out[3 * x] = sat8(dlg_round_even((float)r * inv));
-                out[3 * x + 1] = sat8(dlg_round_even((float)g * inv));
-                out[3 * x + 2] = sat8(dlg_round_even((float)b * inv));
-            }
+            block_means(col, n, fx, inv, dst->px + (size_t)y * dst->stride + (size_t)x0 * 3);
         }
     }
 }
@@ -239,7 +277,10 @@ void dlg_resize_area(const dlg_rgb8 *src, const dlg_rgb8 *dst)
         return;
     }
     double fx = rint(scale_x), fy = rint(scale_y);
-    if (fabs(scale_x - fx) < DBL_EPSILON && fabs(scale_y - fy) < DBL_EPSILON)
+    bool whole = fabs(scale_x - fx) < DBL_EPSILON && fabs(scale_y - fy) < DBL_EPSILON;
+    if (whole && fx == 2 && fy == 2)
+        area_half(src, dst);
+    else if (whole)
         area_fast(src, dst, (int)fx, (int)fy);
     else
         area_general(src, dst, scale_x, scale_y);

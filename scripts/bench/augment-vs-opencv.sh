@@ -14,6 +14,9 @@
 #   interp: inter_method 0..4 (nearest, bilinear, cubic, area, lanczos4):
 #         cv2.resize of the decoded image to shorter side SIDE, and
 #         cv2.warpAffine of the resized image (the warp's matrix), per method
+#   area2x: INTER_AREA's exact 2 x 2 shrink (OpenCV's half-up integer
+#         mean) to the resized size from twice it (684x912 -> 342x456 for
+#         a 4:3 image at SIDE 342)
 # Each side takes the median over REPS runs per image; the table shows the
 # median of those over IMAGES images and ROUNDS interleaved rounds, and the
 # ratio OpenCV time / dlgauge time (above 1: dlgauge is faster).  It also
@@ -53,7 +56,7 @@ peer=("$PEER_PYTHON" "$here/augment_peer.py")
 
 echo "images: ${#files[@]} from $DATA, shorter side $SIDE, crop $CROP, $REPS runs each, $ROUNDS rounds, 1 thread"
 "${peer[@]}" --about
-declare -a dw dh dc pw ph pc ps
+declare -a dw dh dc d2 pw ph pc ps p2
 declare -A di pi # interp: "r<method>" resize, "w<method>" warp -> times
 diffs=""
 for r in $(seq "$ROUNDS"); do
@@ -64,6 +67,7 @@ for r in $(seq "$ROUNDS"); do
     dw+=("$(awk '/^warp_us/{print $2}' <<<"$out")")
     dh+=("$(awk '/^hls_us/{print $2}' <<<"$out")")
     dc+=("$(awk '/^color_us/{print $2}' <<<"$out")")
+    d2+=("$(awk '/^half_us/{print $2}' <<<"$out")")
     for k in 0 1 2 3 4; do
       di[r$k]+=" $(awk -v k="resize_us_$k" '$1 == k {print $2}' <<<"$out")"
       di[w$k]+=" $(awk -v k="warp_us_$k" '$1 == k {print $2}' <<<"$out")"
@@ -72,6 +76,7 @@ for r in $(seq "$ROUNDS"); do
     pw+=("$(awk '/^warp_us/{print $2}' <<<"$out")")
     ph+=("$(awk '/^hls_us/{print $2}' <<<"$out")")
     pc+=("$(awk '/^color_us/{print $2}' <<<"$out")")
+    p2+=("$(awk '/^half_us/{print $2}' <<<"$out")")
     ps+=("$(awk '/^shift_us/{print $2}' <<<"$out")")
     for k in 0 1 2 3 4; do
       pi[r$k]+=" $(awk -v k="resize_us_$k" '$1 == k {print $2}' <<<"$out")"
@@ -97,6 +102,7 @@ for k in 0 1 2 3 4; do
   # shellcheck disable=SC2086
   row "wp-$k" "$(med ${di[w$k]})" "$(med ${pi[w$k]})"
 done
+row area2x "$(med "${d2[@]}")" "$(med "${p2[@]}")"
 echo "(rs-M / wp-M: cv2.resize / cv2.warpAffine with inter_method M: $(for k in 0 1 2 3 4; do printf '%s %s ' "$k" "${names[$k]}"; done))"
 echo "(ratio: OpenCV time / dlgauge time, medians; OpenCV's shift-and-clamp LUT, not in its hls: $(med "${ps[@]}") us)"
 echo "outputs, dlgauge vs OpenCV (0 0: the same bytes):"

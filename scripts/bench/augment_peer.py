@@ -98,6 +98,17 @@ def interp(out, img, m, nw, nh, fill, reps):
         print("warp_%d_diff %d %d" % ((k,) + diff(wp, read_ppm(f"{out}/warp_{k}.ppm"))))
 
 
+def half(out, img, reps):
+    """INTER_AREA's exact 2 x 2 shrink: cv2.resize of half_src.ppm (twice
+    in.ppm's size) to in.ppm's size, timed and compared with half.ppm."""
+    src = read_ppm(f"{out}/half_src.ppm")
+    dst = np.empty_like(img)
+    shrink = lambda: cv2.resize(src, (img.shape[1], img.shape[0]), dst=dst,
+                                interpolation=cv2.INTER_AREA)
+    print(f"half_us {median_us(shrink, reps):.1f}")
+    print("half_diff %d %d" % diff(dst, read_ppm(f"{out}/half.ppm")))
+
+
 def main():
     cv2.setNumThreads(1)
     if sys.argv[1:] == ["--about"]:
@@ -135,6 +146,7 @@ def main():
     print("color_diff %d %d" % diff(color_out, read_ppm(f"{out}/color.ppm")))
     print("hls_diff %d %d" % diff(back, read_ppm(f"{out}/hls.ppm")))
     interp(out, img, m, nw, nh, fill, reps)
+    half(out, img, reps)
 
 
 if __name__ == "__main__":

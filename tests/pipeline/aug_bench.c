@@ -6,7 +6,8 @@
  * constant border), the HLS jitter round trip of the centre CROP (299) and
  * the colour jitter (contrast, saturation, brightness) of that crop;
  * then, for each of OpenCV's interpolations (inter_method 0..4), the
- * resize of the decoded image and the warp of the resized one.
+ * resize of the decoded image and the warp of the resized one; and
+ * INTER_AREA's exact 2 x 2 shrink to the resized size from twice it.
  * Writes what the peer needs to repeat the work and compare results:
  * OUTDIR/in.ppm (the resized image), OUTDIR/params.txt (matrix, shift,
  * crop, color), OUTDIR/warp.ppm, hls.ppm and color.ppm (dlgauge's outputs).  Prints
@@ -197,6 +198,30 @@ static int interp(const dlg_rgb8 *full, const dlg_rgb8 *img, const char *dir, in
     return rc;
 }
 
+/* INTER_AREA's exact 2 x 2 shrink: from full resized (bilinear, not
+ * timed) to twice img's size, to img's size; prints half_us, writes
+ * half_src.ppm and half.ppm. */
+static int half(const dlg_rgb8 *full, const dlg_rgb8 *img, const char *dir, int reps)
+{
+    int w = img->w, h = img->h;
+    uint8_t *spx = malloc((size_t)w * h * 12), *dpx = malloc((size_t)w * h * 3);
+    double *t = malloc((size_t)reps * sizeof *t);
+    dlg_rgb8 src = {spx, 2 * w, 2 * h, (size_t)w * 6}, dst = {dpx, w, h, (size_t)w * 3};
+    dlg_resize_rgb(full, &src, DLG_WARP_RESIZE_BITS);
+    for (int r = -1; r < reps; r++) { /* r = -1: warm-up */
+        double t0 = now_us();
+        dlg_resize_rgb(&src, &dst, DLG_WARP_AREA);
+        if (r >= 0)
+            t[r] = now_us() - t0;
+    }
+    printf("half_us %.1f\nhalf_size %dx%d\n", median(t, reps), 2 * w, 2 * h);
+    int rc = write_ppm(dir, "half_src.ppm", &src) || write_ppm(dir, "half.ppm", &dst);
+    free(spx);
+    free(dpx);
+    free(t);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4 && argc != 6)
@@ -223,7 +248,8 @@ int main(int argc, char **argv)
     dlg_rgb8 src = {full, w, h, (size_t)w * 3}, img = {px, nw, nh, (size_t)nw * 3};
     dlg_resize_rgb(&src, &img, DLG_WARP_RESIZE_BITS);
     print_isa();
-    int rc = run(&img, argv[2], reps, crop) || interp(&src, &img, argv[2], reps);
+    int rc = run(&img, argv[2], reps, crop) || interp(&src, &img, argv[2], reps) ||
+             half(&src, &img, argv[2], reps);
     free(px);
     free(full);
     free(jpg);

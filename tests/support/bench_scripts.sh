@@ -206,14 +206,14 @@ echo "ok: pipeline-vs-torchvision.sh, lineproto-rate.sh"
 # augment-vs-opencv.sh: no cv2 stops it before anything runs; bad numbers
 # too; with fakes, dlgauge's aug_bench and the peer get the same image,
 # folder and reps, and the ratio is OpenCV's time over dlgauge's (warp
-# 200 / 100 us: 2.00x; hls 25 / 50 us: 0.50x).
+# 200 / 100 us: 2.00x; hls 25 / 50 us: 0.50x; area2x 90 / 30 us: 3.00x).
 run "augment-vs-opencv, no cv2" 2 env PEER_PYTHON="$t/bin/no-python" \
   bash "$bench/augment-vs-opencv.sh" "$t/build"
 grep -q 'python3-opencv' "$t/out" || fail "augment-vs-opencv: no cv2, and it does not say which package"
 cat >"$t/build/bin/aug_bench" <<EOF
 #!/usr/bin/env bash
 echo "\$*" >>"$t/aug.args"
-printf 'isa_cpu avx2\nisa_hls fake\nisa_warp fake\nwarp_us 100.0\nhls_us 50.0\n'
+printf 'isa_cpu avx2\nisa_hls fake\nisa_warp fake\nwarp_us 100.0\nhls_us 50.0\nhalf_us 30.0\n'
 EOF
 cat >"$t/bin/aug-peer-python" <<EOF
 #!/usr/bin/env bash
@@ -221,7 +221,7 @@ cat >"$t/bin/aug-peer-python" <<EOF
 echo "\${*:2}" >>"$t/augpeer.args"
 case " \$* " in
 *" --about "*) echo "opencv fake" ;;
-*) printf 'warp_us 200.0\nhls_us 25.0\nshift_us 1.0\nwarp_diff 0 0\nhls_diff 0 0\n' ;;
+*) printf 'warp_us 200.0\nhls_us 25.0\nshift_us 1.0\nwarp_diff 0 0\nhls_diff 0 0\nhalf_us 90.0\n' ;;
 esac
 EOF
 chmod +x "$t/build/bin/aug_bench" "$t/bin/aug-peer-python"
@@ -232,6 +232,7 @@ run "augment-vs-opencv, fake peer" 0 env PEER_PYTHON="$t/bin/aug-peer-python" DA
   IMAGES=1 REPS=7 ROUNDS=1 SIDE=300 CROP=200 bash "$bench/augment-vs-opencv.sh" "$t/build"
 [ "$(row warp 4)" = 2.00x ] || fail "augment-vs-opencv: warp ratio $(row warp 4), want 2.00x"
 [ "$(row hls 4)" = 0.50x ] || fail "augment-vs-opencv: hls ratio $(row hls 4), want 0.50x"
+[ "$(row area2x 4)" = 3.00x ] || fail "augment-vs-opencv: area2x ratio $(row area2x 4), want 3.00x"
 read -r img dir reps side crop <"$t/aug.args"
 [ "$img $reps $side $crop" = "$t/pdata/train/n0/a.JPEG 7 300 200" ] ||
   fail "augment-vs-opencv: aug_bench got $(cat "$t/aug.args")"
