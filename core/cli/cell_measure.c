@@ -131,14 +131,17 @@ static char **child_argv(const dlg_run *run, const dlg_cli *cli, const dlg_run_a
 {
     /* room for every -v too: any number of them may be given */
     size_t nv = cli->verbosity > 1 ? (size_t)cli->verbosity - 1 : 0;
-    char **v = calloc(40 + nv + 2 * a->nsets, sizeof *v);
+    size_t ndirs = 0;
+    while (cli->plugin_dirs && cli->plugin_dirs[ndirs])
+        ndirs++;
+    char **v = calloc(40 + nv + 2 * a->nsets + 2 * ndirs, sizeof *v);
     if (!v)
         return NULL;
     size_t n = 0, o = 0;
     v[n++] = "dlgauge";
-    if (cli->plugin_dir) {
+    for (size_t i = 0; i < ndirs; i++) { /* every one, in order: the child finds what the parent found */
         v[n++] = "--plugin-dir";
-        v[n++] = (char *)cli->plugin_dir;
+        v[n++] = (char *)cli->plugin_dirs[i];
     }
     for (size_t i = 0; i < nv; i++)
         v[n++] = "-v";

@@ -14,7 +14,9 @@ enum {
 };
 
 typedef struct dlg_cli {
-    const char *plugin_dir; /* --plugin-dir */
+    /* each --plugin-dir, in the order given (searched so: a name two
+     * folders provide is the first one's), NULL-terminated; NULL: none */
+    const char *const *plugin_dirs;
     int verbosity;          /* -v / -q */
 } dlg_cli;
 

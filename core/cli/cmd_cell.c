@@ -93,7 +93,7 @@ int dlg_cmd_cell(const dlg_cli *cli, int argc, char **argv)
             goto fail;
     if (same_config(&cfg, &a, err, sizeof err) != 0)
         goto fail;
-    if (dlg_registry_init(&reg, cli->plugin_dir) != 0)
+    if (dlg_registry_init(&reg, cli->plugin_dirs) != 0)
         goto fail;
     dlg_registry_scan(&reg);
     if (dlg_plan_build(&plan, &cfg, &reg, a.job, err, sizeof err) != 0 ||

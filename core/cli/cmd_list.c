@@ -13,11 +13,12 @@
 
 static int open_registry(const dlg_cli *cli, dlg_registry *reg)
 {
-    if (dlg_registry_init(reg, cli->plugin_dir) != 0) {
+    if (dlg_registry_init(reg, cli->plugin_dirs) != 0) {
         fprintf(stderr, "dlgauge: out of memory\n");
         return -1;
     }
     dlg_registry_scan(reg);
+    dlg_registry_notes(reg, stderr);
     return 0;
 }
 

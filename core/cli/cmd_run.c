@@ -452,11 +452,12 @@ static int run_file(const dlg_cli *cli, const dlg_run_args *a, dlg_comm *comm)
     for (size_t i = 0; i < a->nsets; i++)
         if (dlg_config_set(&cfg, a->sets[i], err, sizeof err) != 0)
             goto fail;
-    if (dlg_registry_init(&reg, cli->plugin_dir) != 0) {
+    if (dlg_registry_init(&reg, cli->plugin_dirs) != 0) {
         snprintf(err, sizeof err, "out of memory");
         goto fail;
     }
     dlg_registry_scan(&reg);
+    dlg_registry_notes(&reg, notes);
     if (dlg_plan_build_jobs(&plan, &cfg, &reg, a->jobs, a->njobs, err, sizeof err) != 0 ||
         dlg_plan_check_inputs(&plan, notes, err, sizeof err) != 0 ||
         dlg_plan_check_workloads(&plan, lead ? cli->verbosity : 0, notes, err, sizeof err) != 0 ||

@@ -109,11 +109,15 @@ static void command_line(FILE *out, const struct dlg_command *c)
 
 void dlg_usage(FILE *out)
 {
-    fprintf(out, "usage: dlgauge [--plugin-dir DIR] [-v|-q] COMMAND [ARGS]\n\ncommands:\n");
+    fprintf(out, "usage: dlgauge [--plugin-dir DIR]... [-v|-q] COMMAND [ARGS]\n\ncommands:\n");
     for (size_t c = 0; c < NCOMMANDS; c++)
         if (commands[c].what)
             command_line(out, &commands[c]);
     fprintf(out, "  --version          print the version\n"
+                 "\n"
+                 "--plugin-dir DIR looks for plugins (*.so) in DIR first; given more than once, every DIR is\n"
+                 "searched in the order given, then each folder of $DLGAUGE_PLUGIN_PATH, then the built-in\n"
+                 "plugins: where two provide one name, the first found is used (dlgauge list shows which).\n"
                  "\n"
                  "dlgauge help COMMAND (or dlgauge COMMAND --help) prints a command's usage.\n"
                  "exit codes: 0 ok, 1 a cell or sink failed, 2 bad input, 130/143/129 interrupted\n");
@@ -288,22 +292,21 @@ static int run_command(const dlg_cli *cli, const struct dlg_command *c, int argc
     return c->prints ? dlg_stdout_written(rc) : rc;
 }
 
-int main(int argc, char **argv)
+/* dlgauge's own options, then the command; dirs has room for every
+ * --plugin-dir (one per argument at most). */
+static int start(int argc, char **argv, const char **dirs)
 {
-    /* past a file size limit (ulimit -f, a batch system's) a write then
-     * fails with EFBIG, which the writer names, instead of SIGXFSZ killing
-     * dlgauge mid-row with no word */
-    signal(SIGXFSZ, SIG_IGN);
-    dlg_cli cli = {NULL, 1};
+    dlg_cli cli = {dirs, 1};
+    size_t ndirs = 0;
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
         if (strcmp(argv[i], "--plugin-dir") == 0 && i + 1 < argc)
-            cli.plugin_dir = argv[++i];
+            dirs[ndirs++] = argv[++i];
         else if (strcmp(argv[i], "--plugin-dir") == 0) {
             fprintf(stderr, "dlgauge: --plugin-dir needs a value (dlgauge --plugin-dir DIR COMMAND ...)\n");
             return DLG_EXIT_USAGE;
         } else if (strncmp(argv[i], "--plugin-dir=", 13) == 0)
-            cli.plugin_dir = argv[i] + 13;
+            dirs[ndirs++] = argv[i] + 13;
         else if (strcmp(argv[i], "-v") == 0)
             cli.verbosity++;
         else if (strcmp(argv[i], "-q") == 0)
@@ -323,8 +326,9 @@ int main(int argc, char **argv)
         dlg_usage(stderr);
         return DLG_EXIT_USAGE;
     }
-    if (cli.plugin_dir && check_plugin_dir(cli.plugin_dir) != 0)
-        return DLG_EXIT_USAGE;
+    for (size_t d = 0; d < ndirs; d++) /* each one: a typo in the first is as wrong as in the last */
+        if (check_plugin_dir(dirs[d]) != 0)
+            return DLG_EXIT_USAGE;
     const struct dlg_command *c = find_command(argv[i]);
     if (c)
         return run_command(&cli, c, argc - i, argv + i);
@@ -334,4 +338,20 @@ int main(int argc, char **argv)
     dlg_append_suggestion(msg, sizeof msg, dlg_suggest(argv[i], names, dlg_command_names(names, NCOMMANDS)));
     fprintf(stderr, "%s; dlgauge --help lists the commands\n", msg); /* one line, as for any bad input */
     return DLG_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    /* past a file size limit (ulimit -f, a batch system's) a write then
+     * fails with EFBIG, which the writer names, instead of SIGXFSZ killing
+     * dlgauge mid-row with no word */
+    signal(SIGXFSZ, SIG_IGN);
+    const char **dirs = calloc((size_t)argc + 1, sizeof *dirs); /* NULL-terminated */
+    if (!dirs) {
+        fprintf(stderr, "dlgauge: out of memory\n");
+        return DLG_EXIT_FAILED;
+    }
+    int rc = start(argc, argv, dirs);
+    free(dirs);
+    return rc;
 }

@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -51,23 +52,58 @@ static int add_dir(dlg_registry *r, const char *dir)
     return 0;
 }
 
-int dlg_registry_init(dlg_registry *r, const char *extra_dir)
+/* Why dir is no folder to scan (errno's text, or "not a directory"), or
+ * NULL when it is one. */
+static const char *not_a_folder(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return strerror(errno);
+    return S_ISDIR(st.st_mode) ? NULL : "not a directory";
+}
+
+static int add_note(dlg_registry *r, const char *dir, const char *why)
+{
+    char line[PATH_MAX + 128];
+    snprintf(line, sizeof line, "DLGAUGE_PLUGIN_PATH folder '%s': %s; skipped", dir, why);
+    char **n = realloc(r->notes, (r->nnotes + 1) * sizeof *n);
+    if (!n)
+        return -1;
+    r->notes = n;
+    if (!(r->notes[r->nnotes] = strdup(line)))
+        return -1;
+    r->nnotes++;
+    return 0;
+}
+
+/* Each entry of $DLGAUGE_PLUGIN_PATH, in order; one that is no folder is
+ * kept (its name shows where a plugin was looked for) and noted. */
+static int add_env_dirs(dlg_registry *r)
+{
+    const char *env = getenv("DLGAUGE_PLUGIN_PATH");
+    char *copy = env ? strdup(env) : NULL, *save = NULL;
+    if (env && !copy)
+        return -1;
+    int rc = 0;
+    for (char *tok = copy ? strtok_r(copy, ":", &save) : NULL; tok && rc == 0; tok = strtok_r(NULL, ":", &save)) {
+        size_t had = r->ndirs; /* a folder named twice: noted once */
+        rc = add_dir(r, tok);
+        const char *why = rc == 0 && r->ndirs > had ? not_a_folder(tok) : NULL;
+        if (why)
+            rc = add_note(r, tok, why);
+    }
+    free(copy);
+    return rc;
+}
+
+int dlg_registry_init(dlg_registry *r, const char *const *extra_dirs)
 {
     memset(r, 0, sizeof *r);
-    if (add_dir(r, extra_dir) != 0)
-        return -1;
-    const char *env = getenv("DLGAUGE_PLUGIN_PATH");
-    if (env) {
-        char *copy = strdup(env), *save = NULL;
-        if (!copy)
+    for (const char *const *d = extra_dirs; d && *d; d++)
+        if (add_dir(r, *d) != 0)
             return -1;
-        for (char *tok = strtok_r(copy, ":", &save); tok; tok = strtok_r(NULL, ":", &save))
-            if (add_dir(r, tok) != 0) {
-                free(copy);
-                return -1;
-            }
-        free(copy);
-    }
+    if (add_env_dirs(r) != 0)
+        return -1;
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n > 0) {
@@ -162,7 +198,13 @@ static int check_ops(const dlg_plugin_desc *d, char *why, size_t whylen)
     case DLG_KIND_STORAGE: {
         const dlg_storage_ops *o = d->ops;
         if (o->version < 1) missing = "version";
-        else if (o->file_size < sizeof(dlg_file)) missing = "file_size";
+        else if (!o->file_size) missing = "file_size";
+        else if (o->file_size < sizeof(dlg_file)) {
+            snprintf(why, whylen, "storage '%s': ops table's file_size %zu is smaller than a dlg_file (%zu bytes): "
+                     "set it to the size of the backend's file struct, which starts with a dlg_file",
+                     d->name, o->file_size, sizeof(dlg_file));
+            return -1;
+        }
         else if (!o->create || !o->destroy) missing = "create/destroy";
         else if (!o->open || !o->close || !o->size || !o->read) missing = "open/close/size/read";
         else if ((o->caps & DLG_CAP_ZERO_COPY) && (!o->fetch || !o->unfetch)) missing = "fetch/unfetch";
@@ -198,6 +240,32 @@ static int check_unique(const dlg_plugin_info *info, size_t i, char *why, size_t
     return 0;
 }
 
+/* A descriptor's size, kind, name, version, summary and ops: each one
+ * that is wrong named as such. */
+static int check_desc_head(const dlg_plugin_desc *d, size_t i, char *why, size_t whylen)
+{
+    if (d->struct_size < sizeof(dlg_plugin_desc)) {
+        snprintf(why, whylen, "descriptor #%zu: struct_size %u is smaller than %zu", i, d->struct_size,
+                 sizeof(dlg_plugin_desc));
+        return -1;
+    }
+    if (!d->name || !d->name[0]) {
+        snprintf(why, whylen, "descriptor #%zu: no name", i);
+        return -1;
+    }
+    if (d->kind < DLG_KIND_WORKLOAD || d->kind > DLG_KIND_SINK) {
+        snprintf(why, whylen, "descriptor #%zu '%s': unknown kind %d (DLG_KIND_WORKLOAD, DLG_KIND_STORAGE or "
+                 "DLG_KIND_SINK)", i, d->name, (int)d->kind);
+        return -1;
+    }
+    const char *missing = !d->version ? "version" : !d->summary ? "summary" : !d->ops ? "ops table" : NULL;
+    if (missing) {
+        snprintf(why, whylen, "%s '%s' (descriptor #%zu): no %s", dlg_kind_name(d->kind), d->name, i, missing);
+        return -1;
+    }
+    return 0;
+}
+
 int dlg_plugin_info_check(const dlg_plugin_info *info, char *why, size_t whylen)
 {
     if (info->abi_major != DLG_ABI_MAJOR) {
@@ -211,23 +279,20 @@ int dlg_plugin_info_check(const dlg_plugin_info *info, char *why, size_t whylen)
                  info->abi_major, info->abi_minor, DLG_ABI_MAJOR, DLG_ABI_MINOR);
         return -1;
     }
-    if (info->struct_size < sizeof(dlg_plugin_info) || !info->items || !info->name) {
+    if (info->struct_size < sizeof(dlg_plugin_info)) {
         snprintf(why, whylen, "malformed plugin info (struct_size %u, expected %zu)", info->struct_size,
                  sizeof(dlg_plugin_info));
         return -1;
     }
+    if (!info->name || !info->items) {
+        snprintf(why, whylen, "plugin info has no %s (DLG_PLUGIN(\"name\", &desc, ...) fills both)",
+                 info->name ? "descriptor list (items is NULL)" : "name (NULL)");
+        return -1;
+    }
     for (size_t i = 0; info->items[i]; i++) {
         const dlg_plugin_desc *d = info->items[i];
-        if (d->struct_size < sizeof(dlg_plugin_desc)) {
-            snprintf(why, whylen, "descriptor #%zu: struct_size %u is smaller than %zu", i, d->struct_size,
-                     sizeof(dlg_plugin_desc));
+        if (check_desc_head(d, i, why, whylen) != 0)
             return -1;
-        }
-        if (d->kind < DLG_KIND_WORKLOAD || d->kind > DLG_KIND_SINK || !d->name || !d->name[0] ||
-            !d->ops || !d->version || !d->summary) {
-            snprintf(why, whylen, "descriptor #%zu: missing kind, name, version, summary or ops", i);
-            return -1;
-        }
         char sub[384];
         if (dlg_opt_table_check(d->options, sub, sizeof sub) != 0) {
             snprintf(why, whylen, "%s '%s': malformed option table: %s", dlg_kind_name(d->kind), d->name, sub);
@@ -393,13 +458,25 @@ static int file_index(const dlg_registry *r, const struct stat *st)
     return -1;
 }
 
+/* A plugin file that is not there; a relative one with where it was
+ * looked for: from the current directory, not the INI file's. */
+static void missing_file(const char *path, char *err, size_t errlen)
+{
+    char cwd[PATH_MAX];
+    if (path[0] == '/' || !getcwd(cwd, sizeof cwd))
+        snprintf(err, errlen, "plugin file '%s' does not exist", path);
+    else
+        snprintf(err, errlen, "plugin file '%s' does not exist (looked for %s/%s: a relative path is from the "
+                 "current directory, not the INI file's)", path, strcmp(cwd, "/") ? cwd : "", path);
+}
+
 int dlg_registry_load_file(dlg_registry *r, const char *path, char *err, size_t errlen)
 {
     char real[PATH_MAX];
     const char *p = realpath(path, real) ? real : path;
     struct stat st;
     if (stat(p, &st) != 0) {
-        snprintf(err, errlen, "plugin file '%s' does not exist", path);
+        missing_file(path, err, errlen);
         return -1;
     }
     /* a file the scan (or an earlier key) loaded, however spelled: its
@@ -462,20 +539,26 @@ const dlg_plugin_desc *dlg_registry_find(const dlg_registry *r, dlg_kind kind, c
     int w = snprintf(err, errlen, "unknown %s '%s'", dlg_kind_name(kind), name);
     dlg_append_suggestion(err, errlen, dlg_suggest(name, avail, navail));
     w = (int)strlen(err);
-    w += snprintf(err + w, w < (int)errlen ? errlen - (size_t)w : 0, "; available:");
+    w += snprintf(err + w, w < (int)errlen ? errlen - (size_t)w : 0, "; available:%s", navail ? "" : " none");
     for (size_t i = 0; i < navail && w < (int)errlen; i++)
         w += snprintf(err + w, errlen - (size_t)w, " %s", avail[i]);
-    if (!navail && w < (int)errlen)
-        w += snprintf(err + w, errlen - (size_t)w, " none (searched:");
-    for (size_t i = 0; !navail && i < r->ndirs && w < (int)errlen; i++)
-        w += snprintf(err + w, errlen - (size_t)w, " %s", r->dirs[i]);
-    if (!navail && w < (int)errlen)
-        w += snprintf(err + w, errlen - (size_t)w, ")");
+    /* where it was looked for: a misspelt folder shows here (not with
+     * plugin = FILE, where that file alone was asked) */
+    if (only_file < 0 && w < (int)errlen)
+        w += snprintf(err + w, errlen - (size_t)w, "; searched:");
+    for (size_t i = 0; only_file < 0 && i < r->ndirs && w < (int)errlen; i++)
+        w += snprintf(err + w, errlen - (size_t)w, " %s%s", r->dirs[i], not_a_folder(r->dirs[i]) ? " (missing)" : "");
     for (size_t i = 0; i < r->nfiles && w < (int)errlen; i++)
         if (r->files[i].error)
             w += snprintf(err + w, errlen - (size_t)w, "; %s failed to load: %s", r->files[i].path,
                           r->files[i].error);
     return NULL;
+}
+
+void dlg_registry_notes(const dlg_registry *r, FILE *out)
+{
+    for (size_t i = 0; out && i < r->nnotes; i++)
+        fprintf(out, "dlgauge: note: %s\n", r->notes[i]);
 }
 
 void dlg_registry_free(dlg_registry *r)
@@ -488,7 +571,10 @@ void dlg_registry_free(dlg_registry *r)
     }
     for (size_t i = 0; i < r->ndirs; i++)
         free(r->dirs[i]);
+    for (size_t i = 0; i < r->nnotes; i++)
+        free(r->notes[i]);
     free(r->files);
     free(r->dirs);
+    free(r->notes);
     memset(r, 0, sizeof *r);
 }

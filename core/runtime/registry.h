@@ -5,6 +5,8 @@
 
 #include <dlgauge/plugin.h>
 
+#include <stdio.h>
+
 typedef struct dlg_plugin_file {
     char *path;
     void *dl;                     /* NULL if it failed to load */
@@ -15,14 +17,23 @@ typedef struct dlg_plugin_file {
 typedef struct dlg_registry {
     char **dirs;                  /* search path, in order */
     size_t ndirs;
+    /* DLGAUGE_PLUGIN_PATH's entries that are no readable folder, one line
+     * each ("DLGAUGE_PLUGIN_PATH: 'DIR': No such file or directory"): a
+     * misspelt folder must not vanish unsaid (dlg_registry_notes). */
+    char **notes;
+    size_t nnotes;
     dlg_plugin_file *files;
     size_t nfiles, cap;
 } dlg_registry;
 
-/* Search path: extra_dir (--plugin-dir, may be NULL), then each entry of
- * $DLGAUGE_PLUGIN_PATH, then <dir of executable>/../lib/dlgauge (the build
- * tree, or a relocated install), then the configured install prefix. */
-int dlg_registry_init(dlg_registry *r, const char *extra_dir);
+/* Search path: extra_dirs (each --plugin-dir in the order given; a
+ * NULL-terminated list, or NULL), then each entry of $DLGAUGE_PLUGIN_PATH,
+ * then <dir of executable>/../lib/dlgauge (the build tree, or a relocated
+ * install), then the configured install prefix.  A name two folders
+ * provide is the first folder's. */
+int dlg_registry_init(dlg_registry *r, const char *const *extra_dirs);
+/* r's notes, each as one line "dlgauge: note: ..." on out (NULL: none). */
+void dlg_registry_notes(const dlg_registry *r, FILE *out);
 /* Loads every *.so of the search path; failures are kept, not fatal. */
 void dlg_registry_scan(dlg_registry *r);
 /* Loads one explicit file; returns its index or -1 with err[] filled. */

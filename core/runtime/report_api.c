@@ -15,25 +15,32 @@ static dlg_wfield *wfield(dlg_fields *f, const char *key, dlg_field_type want)
         fs->host->pub.log(&fs->host->pub, DLG_LOG_WARN, "reported field '%s' is not declared in its metrics; dropped", key);
         return NULL;
     }
+    dlg_wfield *w = NULL;
+    for (size_t i = 0; i < fs->res->nwf && !w; i++)
+        if (fs->res->wf[i].key == m->name)
+            w = &fs->res->wf[i];
+    if (!w) { /* zeroed: emitted only once a right call sets it */
+        dlg_wfield *arr = realloc(fs->res->wf, (fs->res->nwf + 1) * sizeof *arr);
+        if (!arr)
+            return NULL;
+        fs->res->wf = arr;
+        w = &arr[fs->res->nwf++];
+        memset(w, 0, sizeof *w);
+        w->key = m->name;
+        w->type = m->type;
+    }
     /* a string where a number was declared (or the reverse) would be
-     * written as 0, or overwrite the repetitions' sum */
+     * written as 0, or overwrite the repetitions' sum; said once a cell,
+     * not once a repetition */
     if ((want == DLG_FIELD_STRING) != (m->type == DLG_FIELD_STRING)) {
-        fs->host->pub.log(&fs->host->pub, DLG_LOG_WARN, "reported field '%s' is declared %s but reported with %s; dropped",
-                          key, m->type == DLG_FIELD_STRING ? "a string" : "a number",
-                          want == DLG_FIELD_STRING ? "add_string" : "add_int/add_double");
+        if (!w->warned)
+            fs->host->pub.log(&fs->host->pub, DLG_LOG_WARN,
+                              "reported field '%s' is declared %s but reported with %s; dropped", key,
+                              m->type == DLG_FIELD_STRING ? "a string" : "a number",
+                              want == DLG_FIELD_STRING ? "add_string" : "add_int/add_double");
+        w->warned = true;
         return NULL;
     }
-    for (size_t i = 0; i < fs->res->nwf; i++)
-        if (fs->res->wf[i].key == m->name)
-            return &fs->res->wf[i];
-    dlg_wfield *arr = realloc(fs->res->wf, (fs->res->nwf + 1) * sizeof *arr);
-    if (!arr)
-        return NULL;
-    fs->res->wf = arr;
-    dlg_wfield *w = &arr[fs->res->nwf++];
-    memset(w, 0, sizeof *w);
-    w->key = m->name;
-    w->type = m->type;
     return w;
 }
 

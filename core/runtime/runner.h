@@ -8,12 +8,15 @@
 #include "run.h"
 #include "stats.h"
 
+#include <stdbool.h>
+
 typedef struct dlg_wfield {
     const char *key;   /* the workload's metric name */
     dlg_field_type type;
     double sum;        /* numeric fields: mean over repetitions */
     int count;
     char *text;        /* string fields: the last repetition's */
+    bool warned;       /* reported with the wrong call: said once a cell */
 } dlg_wfield;
 
 typedef struct dlg_cell_result {

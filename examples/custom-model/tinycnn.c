@@ -51,7 +51,7 @@ static int make_data(tiny *t, uint64_t seed)
     float *img = malloc(n * per * sizeof(float)), *lab = malloc(n * sizeof(float));
     int rc = 0;
     if (!img || !lab) {
-        rc = t->h->error(t->h, DLG_ENOMEM, "tinycnn: out of memory");
+        rc = t->h->error(t->h, DLG_ENOMEM, "out of memory");
         goto out;
     }
     for (size_t i = 0; i < n; i++) {
@@ -88,7 +88,7 @@ static int tiny_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info 
     tiny *t = calloc(1, sizeof *t);
     if (!t || dlg_net_create(&t->net, "tinycnn") < 0) {
         free(t);
-        return h->error(h, DLG_ENOMEM, "tinycnn: out of memory");
+        return h->error(h, DLG_ENOMEM, "out of memory");
     }
     t->h = h;
     t->batch = (int)o[O_BATCH].i;
@@ -100,7 +100,7 @@ static int tiny_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info 
                         .seed = job->seed};
     int rc = t->loss < 0 ? t->loss : dlg_net_plan(t->net, &po);
     if (rc < 0)
-        rc = h->error(h, -rc, "tinycnn: %s", dlg_net_error(t->net));
+        rc = h->error(h, -rc, "%s", dlg_net_error(t->net));
     if (!rc)
         rc = make_data(t, job->seed);
     if (rc < 0) {
@@ -122,7 +122,7 @@ static int tiny_step(void *state, dlg_step *out)
     if (!rc)
         rc = dlg_net_read(t->net, t->loss, DLG_DATA, t->out, 3);
     if (rc < 0)
-        return t->h->error(t->h, -rc, "tinycnn: %s", dlg_net_error(t->net));
+        return t->h->error(t->h, -rc, "%s", dlg_net_error(t->net));
     out->items = (uint64_t)t->batch;
     return 0;
 }

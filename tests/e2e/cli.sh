@@ -90,7 +90,9 @@ run_cli list2 --plugin-dir "$PLUGDIR/../dlgauge/" list
 # two files with the same names: list marks the copy that is not used (the
 # first in search order wins), and "available:" names each plugin once
 mkdir -p shadow && cp "$PLUGDIR/diag.so" shadow/
-run_cli shadow --plugin-dir "$WORK/shadow" list
+# alone: run_cli's own --plugin-dir would come first, and the first wins
+"$DLG" --plugin-dir "$WORK/shadow" list >shadow.out 2>shadow.err
+RC=$?
 expect_rc shadow 0
 grep -Eq "^workload +sleep +1\.0 +$WORK/shadow/diag\.so +sleeps " shadow.out || fail "shadow: the copy used: $(grep sleep shadow.out)"
 grep -Eq "^workload +sleep +1\.0 +/.*/diag\.so +\(shadowed by $WORK/shadow/diag\.so, not used\) sleeps " shadow.out ||

@@ -33,6 +33,20 @@ bad undef $'[job a]\nplugin = '"$T/undef_symbol.so"$'\nworkload = nope' \
     "^dlgauge: undef\.ini:2: .*undef_symbol\.so: .*undefined symbol: dlgt_symbol_nobody_defines" "ldd .*undef_symbol\.so"
 bad missing $'[job a]\nplugin = '"$T/no_such_plugin.so"$'\nworkload = x' \
     "^dlgauge: missing\.ini:2: .*plugin file '.*no_such_plugin\.so' does not exist"
+# a relative one is from the current directory, not the INI's: said, with
+# the absolute path looked for
+mkdir -p sub
+bad relmissing $'[job a]\nplugin = sub/rel.so\nworkload = x' \
+    "^dlgauge: relmissing\.ini:2: .*plugin file 'sub/rel\.so' does not exist \(looked for $WORK/sub/rel\.so: a relative path is from the current directory, not the INI file's\)$"
+# each says what is wrong: these said "malformed plugin info (struct_size
+# 32, expected 32)", "missing kind, name, version, summary or ops" and
+# "ops table lacks file_size" (it was set, to 4)
+bad nullitems $'[job a]\nplugin = '"$T/null_items.so"$'\nworkload = x' \
+    "^dlgauge: nullitems\.ini:2: .*null_items\.so: plugin info has no descriptor list \(items is NULL\)"
+bad badkind $'[job a]\nplugin = '"$T/bad_kind.so"$'\nworkload = kind9' \
+    "^dlgauge: badkind\.ini:2: .*bad_kind\.so: descriptor #0 'kind9': unknown kind 9 \(DLG_KIND_WORKLOAD, DLG_KIND_STORAGE or DLG_KIND_SINK\)"
+bad fsize $'[job a]\nworkload = sleep\nstorage = tiny\n[storage tiny]\nplugin = '"$T/small_file_size.so" \
+    "^dlgauge: fsize\.ini:5: \[storage tiny\] plugin: .*small_file_size\.so: storage 'tiny': ops table's file_size 4 is smaller than a dlg_file \([0-9]+ bytes\)"
 echo "plain text" >text.so
 bad text $'[job a]\nplugin = '"$WORK/text.so"$'\nworkload = x' \
     "^dlgauge: text\.ini:2: .*text\.so: not a shared object \(ELF\) file \(.*; it starts with \"plain text\"\)"
@@ -49,11 +63,27 @@ run_cli good run good.ini
 expect_rc good 0
 [ "$("$PY" "$E2E/e2e_check.py" get good.csv 0 items)" = 20480 ] || fail "good: items is not 5 x 4096"
 
+# A field reported with the wrong call: warned once a cell and field (it
+# was once a repetition: 6 lines for these 3), the right values stand.
+printf '[sink csv]\npath = %s/once.csv\n[job a]\nplugin = %s\nworkload = count\niterations = 2\nwarmup = 0\nrepeat = 3\nseed = 100\n' \
+    "$WORK" "$T/testwl.so" >once.ini
+run_cli once -q run once.ini
+expect_rc once 0
+[ "$(grep -c "reported field 'seed_seen' is declared a number but reported with add_string; dropped" once.err)" = 1 ] ||
+    fail "once: seed_seen's warning is not said once: $(cat once.err)"
+[ "$(grep -c "reported field 'flavour' is declared a string but reported with add_int/add_double; dropped" once.err)" = 1 ] ||
+    fail "once: flavour's warning is not said once: $(cat once.err)"
+[ "$(wc -l <once.err)" = 2 ] || fail "once: more than the two warnings: $(cat once.err)"
+{ read -r seed; read -r flavour; } < <("$PY" "$E2E/e2e_check.py" get once.csv 0 seed_seen flavour)
+[ "$seed" = 101 ] || fail "once: seed_seen $seed, expected 101 (the mean of 100, 101, 102)"
+[ "$flavour" = 'a "quoted", comma string' ] || fail "once: flavour '$flavour'"
+
 # Scanning a folder full of broken plugins: each is reported, the good one
 # is listed, nothing crashes, exit 1.
 run_cli scan --plugin-dir "$T" list
 expect_rc scan 1
-for f in abi_major2 abi_minor_newer not_a_plugin null_entry bad_options bad_default missing_ops undef_symbol; do
+for f in abi_major2 abi_minor_newer not_a_plugin null_entry bad_options bad_default missing_ops undef_symbol \
+         null_items bad_kind small_file_size; do
     [ "$(grep -c "^dlgauge: .*/$f\.so: " scan.err)" = 1 ] || fail "list: no single error line for $f.so: $(cat scan.err)"
 done
 grep -Eq "^workload +count .*testwl\.so" scan.out || fail "list: the good test plugin is missing"

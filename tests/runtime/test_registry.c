@@ -74,12 +74,18 @@ static void descriptor_checks(void **state)
     dlg_plugin_desc x = d;
     x.struct_size = 8;
     expect(&x, 1, 0, "descriptor #0: struct_size 8 is smaller than");
+    /* each names what is wrong (all said "missing kind, name, version,
+     * summary or ops", a kind of 9 too) */
     x = d, x.kind = (dlg_kind)9;
-    expect(&x, 1, 0, "missing kind, name, version, summary or ops");
+    expect(&x, 1, 0, "descriptor #0 'w': unknown kind 9 (DLG_KIND_WORKLOAD, DLG_KIND_STORAGE or DLG_KIND_SINK)");
     x = d, x.name = "";
-    expect(&x, 1, 0, "missing kind, name");
+    expect(&x, 1, 0, "descriptor #0: no name");
+    x = d, x.version = NULL;
+    expect(&x, 1, 0, "workload 'w' (descriptor #0): no version");
+    x = d, x.summary = NULL;
+    expect(&x, 1, 0, "workload 'w' (descriptor #0): no summary");
     x = d, x.ops = NULL;
-    expect(&x, 1, 0, "missing kind, name");
+    expect(&x, 1, 0, "workload 'w' (descriptor #0): no ops table");
     x = d, x.options = dup_opts;
     expect(&x, 1, 0, "workload 'w': malformed option table: option 'batch' is declared twice");
     x = d, x.metrics = dup_metrics;
@@ -97,6 +103,16 @@ static void descriptor_checks(void **state)
     expect(&s, 1, 0, "sink 's': ops table lacks open/write/close");
     dlg_plugin_desc st = {sizeof st, DLG_KIND_STORAGE, "st", "1.0", "a store", NULL, NULL, &stops_async};
     expect(&st, 1, 0, "storage 'st': ops table lacks create/destroy");
+    /* a file_size that is set but too small is not "lacking" */
+    dlg_storage_ops small = stops_async;
+    small.file_size = 4;
+    st.ops = &small;
+    char fs_want[160];
+    snprintf(fs_want, sizeof fs_want, "storage 'st': ops table's file_size 4 is smaller than a dlg_file (%zu bytes)",
+             sizeof(dlg_file));
+    expect(&st, 1, 0, fs_want);
+    small.file_size = 0;
+    expect(&st, 1, 0, "storage 'st': ops table lacks file_size");
 
     /* the plugin info itself */
     const dlg_plugin_desc *items[] = {&d, NULL};
@@ -105,8 +121,13 @@ static void descriptor_checks(void **state)
     assert_int_not_equal(dlg_plugin_info_check(&info, why, sizeof why), 0);
     assert_non_null(strstr(why, "malformed plugin info (struct_size 4"));
     info.struct_size = sizeof info;
-    info.items = NULL;
+    info.items = NULL; /* said "malformed plugin info (struct_size 32, expected 32)" */
     assert_int_not_equal(dlg_plugin_info_check(&info, why, sizeof why), 0);
+    assert_string_equal(why, "plugin info has no descriptor list (items is NULL) (DLG_PLUGIN(\"name\", &desc, ...) "
+                             "fills both)");
+    info.items = items, info.name = NULL;
+    assert_int_not_equal(dlg_plugin_info_check(&info, why, sizeof why), 0);
+    assert_non_null(strstr(why, "plugin info has no name (NULL)"));
 }
 
 static const char *tp(const char *name, char *buf, size_t len)
@@ -130,6 +151,9 @@ static void broken_files(void **state)
         {"missing_ops.so", "workload 'nostep': ops table lacks step"},
         {"undef_symbol.so", "undefined symbol: dlgt_symbol_nobody_defines"},
         {"no_such.so", "does not exist"},
+        {"null_items.so", "null_items.so: plugin info has no descriptor list (items is NULL)"},
+        {"bad_kind.so", "bad_kind.so: descriptor #0 'kind9': unknown kind 9"},
+        {"small_file_size.so", "small_file_size.so: storage 'tiny': ops table's file_size 4 is smaller than a dlg_file"},
     };
     dlg_registry r;
     assert_int_equal(dlg_registry_init(&r, NULL), 0);
@@ -225,7 +249,8 @@ static void search_path(void **state)
     dlg_registry r;
     char extra[1024];
     snprintf(extra, sizeof extra, "%s/.", plugdir);
-    assert_int_equal(dlg_registry_init(&r, extra), 0);
+    const char *extras[] = {extra, NULL};
+    assert_int_equal(dlg_registry_init(&r, extras), 0);
     assert_true(r.ndirs >= 3);
     assert_string_equal(r.dirs[0], plugdir);                    /* --plugin-dir first */
     assert_string_equal(r.dirs[1], DLG_TEST_PLUGIN_DIR);        /* then the environment */
@@ -234,7 +259,16 @@ static void search_path(void **state)
         assert_string_not_equal(r.dirs[i], plugdir);
         assert_string_not_equal(r.dirs[i], DLG_TEST_PLUGIN_DIR);
     }
+    /* the folder that is not there: one note (it was skipped unsaid) */
+    assert_int_equal(r.nnotes, 1);
+    assert_string_equal(r.notes[0], "DLGAUGE_PLUGIN_PATH folder '/nonexistent-dlg': No such file or directory; skipped");
     dlg_registry_scan(&r);
+    /* an unknown name says where it was looked for, the missing folder too */
+    char err[8192], want[2048];
+    assert_null(dlg_registry_find(&r, DLG_KIND_WORKLOAD, "mlp3", -1, NULL, err, sizeof err));
+    snprintf(want, sizeof want, "; searched: %s %s /nonexistent-dlg (missing) ", plugdir, DLG_TEST_PLUGIN_DIR);
+    if (!strstr(err, want))
+        fail_msg("'%s' lacks '%s'", err, want);
     size_t sleeps = 0, counts = 0, failed = 0;
     for (size_t i = 0; i < r.nfiles; i++) {
         if (r.files[i].error)
@@ -246,7 +280,7 @@ static void search_path(void **state)
     }
     assert_int_equal(sleeps, 1);
     assert_int_equal(counts, 1);
-    assert_int_equal(failed, 8); /* every broken test plugin, none of the good ones */
+    assert_int_equal(failed, 11); /* every broken test plugin, none of the good ones */
     dlg_registry_free(&r);
     setenv("DLGAUGE_PLUGIN_PATH", plugdir, 1);
 }
@@ -265,7 +299,8 @@ static void scan_many_failed_once(void **state)
         rt_write(d, name, "abc", path, sizeof path);
     }
     dlg_registry r;
-    assert_int_equal(dlg_registry_init(&r, d->path), 0);
+    const char *dirs[] = {d->path, NULL};
+    assert_int_equal(dlg_registry_init(&r, dirs), 0);
     dlg_registry_scan(&r);
     size_t mine = 0, n = r.nfiles;
     for (size_t i = 0; i < r.nfiles; i++)

@@ -37,6 +37,14 @@ for r in rows:
 print("ok: adler32", sys.argv[2], "through", ", ".join(r["storage"] for r in rows))
 PY
 
+# The author's own unit test of that plugin, through the mock host the
+# install ships (share/doc/dlgauge/testing): no dlgauge runtime involved.
+testing="$work/prefix/share/doc/dlgauge/testing"
+cc -std=c11 -Wall -Wextra -Werror -I"$work/prefix/include" -I"$testing" -o "$work/mock_unit" \
+  "$src/tests/sdk/mock_unit.c" "$testing/mock_host.c" -ldl
+DLGAUGE_PLUGIN_PATH="$(dirname "$so")" "$work/mock_unit" "$work/data.bin" "$expected" ||
+  { echo "FAIL: the unit test through the installed mock host"; exit 1; }
+
 # The other two kinds, as a team writes them: examples/storage-backend and
 # examples/result-sink built with find_package(dlgauge), then one run where
 # all three are out of tree: the workload reads through the backend and the

@@ -37,6 +37,7 @@ static int m_error(const dlg_host *h, int code, const char *fmt, ...)
 
 static uint64_t m_now(const dlg_host *h)
 {
+    (void)h;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
@@ -160,6 +161,7 @@ static int m_size(const dlg_host *h, dlg_file *f, uint64_t *size)
 
 static void m_close(const dlg_host *h, dlg_file *f)
 {
+    (void)h;
     if (!f)
         return;
     if (f->ops)
@@ -183,6 +185,7 @@ static int m_close_written(const dlg_host *h, dlg_file *f)
 
 static uint32_t m_caps(const dlg_host *h, dlg_file *f, uint32_t *align)
 {
+    (void)h;
     uint32_t caps = f->ops ? f->ops->caps : 0;
     if (align)
         *align = (caps & DLG_CAP_DIRECT) && f->align ? f->align : 1;
@@ -209,6 +212,7 @@ static int m_fetch(const dlg_host *h, dlg_file *f, uint64_t off, size_t n, const
 
 static void m_unfetch(const dlg_host *h, dlg_file *f, const void *ptr, size_t n)
 {
+    (void)h;
     if (f->ops && (f->ops->caps & DLG_CAP_ZERO_COPY))
         f->ops->unfetch(f, ptr, n);
     else
