@@ -2,6 +2,7 @@
 #ifndef DLG_CLI_H
 #define DLG_CLI_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 /* Exit codes (README.md, "Exit codes"). */
@@ -47,6 +48,10 @@ int dlg_cmd_flush(const dlg_cli *cli, int argc, char **argv);
  * when there are none (core/cli/sink_files.c). */
 struct dlg_plan;
 void dlg_say_sink_files(const struct dlg_plan *plan, FILE *out);
+/* The same, less the files of sink i where skip[i] (NULL: none skipped):
+ * a sink that lacks rows of the run (said on its own line) is no place
+ * where its results are. */
+void dlg_say_sink_files_but(const struct dlg_plan *plan, const bool *skip, FILE *out);
 /* dlgauge mkdata images|text ...: generated datasets (core/cli/cmd_mkdata.c) */
 int dlg_cmd_mkdata(const dlg_cli *cli, int argc, char **argv);
 /* mkdata's usage text (also `dlgauge help mkdata`). */

@@ -6,6 +6,7 @@
 #include "cell_measure.h"
 #include "config.h"
 #include "cpu_energy.h"
+#include "deliver.h"
 #include "host.h"
 #include "inventory.h"
 #include "journal.h"
@@ -231,17 +232,6 @@ static bool result_lost(const dlg_run *run, const dlg_job *job, const dlg_wire_p
     return true;
 }
 
-/* The cell is done; a journal that cannot be written (a full disk) is said
- * once, not once per cell. */
-static void record_cell(dlg_journal *jn, const dlg_job *job, size_t k, const char *st, char *last, size_t lastlen)
-{
-    char err[1200];
-    if (dlg_journal_record(jn, job->name, k, st, err, sizeof err) == 0 || strcmp(err, last) == 0)
-        return;
-    fprintf(stderr, "dlgauge: %s (--resume would measure the cells not recorded again)\n", err);
-    snprintf(last, lastlen, "%s", err);
-}
-
 /* The run's dlgauge_host point, once per run: a resumed run writes it
  * only where the machine it resumes on differs from what the journal says
  * went out.  A journal that cannot be written is said by the first cell. */
@@ -273,16 +263,21 @@ static void note_no_cpu_energy(void)
 }
 
 /* The word on cell k of job (every rank's under several): run it, skip
- * it (done in rank 0's journal) or stop the run (a stop asked for on any
- * rank, or the file edited since the run began: *failed counts that). */
-static int cell_action(dlg_run *run, const dlg_run_args *a, dlg_journal *jn, const dlg_job *job, size_t k,
-                       int *failed)
+ * it (done in rank 0's journal, or its row kept there: *kept holds that
+ * row then, for rank 0 to send to the sinks that lack it) or stop the run
+ * (a stop asked for on any rank, or the file edited since the run began:
+ * *failed counts that). */
+static int cell_action(dlg_run *run, const dlg_run_args *a, dlg_delivery *d, const dlg_job *job, size_t k,
+                       int *failed, dlg_wire_point *kept, char *st, size_t stlen)
 {
     int action = dlg_stop_signal() ? DLG_CELL_STOP : DLG_CELL_RUN;
     char note[1600];
+    st[0] = '\0';
     if (dlg_comm_rank(run->comm) == 0 && action != DLG_CELL_STOP) {
-        if (dlg_journal_is_done(jn, job->name, k))
+        if (dlg_journal_is_done(d->jn, job->name, k))
             action = DLG_CELL_SKIP;
+        else if (dlg_deliver_kept_row(d, job->name, k, kept, st, stlen) == 0)
+            action = DLG_CELL_SKIP; /* nothing to measure: its row is sent from here */
         else if (config_edited(run, a, note, sizeof note)) {
             fprintf(stderr, "dlgauge: %s\n", note);
             (*failed)++;
@@ -292,29 +287,63 @@ static int cell_action(dlg_run *run, const dlg_run_args *a, dlg_journal *jn, con
     return dlg_ranks_cell_action(run->comm, action);
 }
 
+/* A row kept by the interrupted run goes to the sinks that lack it, as
+ * the cell's result; returns whether it counts as a failure. */
+static bool send_kept(dlg_run *run, dlg_delivery *d, const dlg_job *job, size_t k, const char *st,
+                      dlg_wire_point *wp)
+{
+    size_t lack = dlg_deliver_row(d, job->name, k, st, &wp->point, DLG_ROW_KEPT);
+    summary_line(run, job, k, st, wp);
+    if (run->verbosity > 0)
+        fprintf(stderr, "dlgauge: note: [%zu/%zu] %s: not measured again: the row kept by the interrupted run %s\n",
+                run->cell_no, run->plan->total_cells, job->name,
+                lack ? "missed a sink again, and stays kept" : "went to the sinks that lacked it");
+    dlg_wire_point_free(wp);
+    return strcmp(st, "ok") != 0 || lack > 0;
+}
+
+/* Before measuring cell k again for --resume: some sinks have its row
+ * already (a sink killed dlgauge while it was sent).  Said, as the sinks
+ * will then hold two measurements of it, one each. */
+static void note_partly_sent(const dlg_run *run, const dlg_delivery *d, const dlg_job *job, size_t k)
+{
+    char lacking[1024];
+    if (run->verbosity > 0 && dlg_deliver_partly_sent(d, job->name, k, lacking, sizeof lacking))
+        fprintf(stderr, "dlgauge: note: [%zu/%zu] %s: measured again for the sinks that lack its row (%s); the "
+                "others keep the row of the interrupted run\n", run->cell_no, run->plan->total_cells, job->name,
+                lacking);
+}
+
 /* Runs every cell not yet in the journal; returns how many failed.  Under
  * several ranks each runs every cell, and rank 0 alone keeps its results. */
-static int run_cells(dlg_run *run, const dlg_cli *cli, const dlg_run_args *a, dlg_journal *jn)
+static int run_cells(dlg_run *run, const dlg_cli *cli, const dlg_run_args *a, dlg_delivery *d)
 {
     int failed = 0, action = DLG_CELL_RUN;
     bool lead = dlg_comm_rank(run->comm) == 0;
-    char jlast[1200] = "";
     for (size_t j = 0; j < run->plan->njobs && action != DLG_CELL_STOP; j++) {
         const dlg_job *job = &run->plan->jobs[j];
         for (size_t k = 0; k < job->ncells; k++) {
             run->cell_no++;
-            if ((action = cell_action(run, a, jn, job, k, &failed)) == DLG_CELL_STOP)
-                break;
-            if (action == DLG_CELL_SKIP)
-                continue;
             dlg_wire_point wp;
+            char st[32];
+            if ((action = cell_action(run, a, d, job, k, &failed, &wp, st, sizeof st)) == DLG_CELL_STOP) {
+                if (st[0]) /* another rank's stop: the kept row stays kept */
+                    dlg_wire_point_free(&wp);
+                break;
+            }
+            if (action == DLG_CELL_SKIP) {
+                if (lead && st[0])
+                    failed += send_kept(run, d, job, k, st, &wp);
+                continue;
+            }
+            if (lead)
+                note_partly_sent(run, d, job, k);
             const char *status = dlg_measure_cell(run, cli, a, job, k, &wp);
             if (!lead) { /* its failure is in rank 0's row, said there */
                 dlg_wire_point_free(&wp);
                 continue;
             }
             dlg_result_tag_columns(run->plan, &wp);
-            char st[32];
             snprintf(st, sizeof st, "%s", status);
             bool lost = result_lost(run, job, &wp, st, sizeof st);
             const dlg_field *why = dlg_wire_field(&wp, "error");
@@ -325,13 +354,13 @@ static int run_cells(dlg_run *run, const dlg_cli *cli, const dlg_run_args *a, dl
                 if (why)
                     fprintf(stderr, "dlgauge: %s\n", why->v.s);
             }
+            /* a cell stopped by the user, or lost, is not done: --resume
+             * runs it again (and a row that missed a sink is kept) */
             if (!lost)
-                dlg_sinkset_write(run->sinks, &wp.point, 1);
+                dlg_deliver_row(d, job->name, k, st, &wp.point,
+                                strcmp(st, "partial") != 0 ? DLG_ROW_MEASURED : DLG_ROW_PARTIAL);
             summary_line(run, job, k, st, &wp);
             dlg_wire_point_free(&wp);
-            /* a cell stopped by the user, or lost, is not done: --resume runs it again */
-            if (strcmp(st, "partial") != 0 && !lost)
-                record_cell(jn, job, k, st, jlast, sizeof jlast);
         }
     }
     return failed;
@@ -384,8 +413,13 @@ static int open_journal(const dlg_run_args *a, const dlg_config *cfg, dlg_run *r
     if (dlg_journal_resume(jn, path, hash, err, errlen) != 0)
         return -1;
     snprintf(run->run_id, sizeof run->run_id, "%s", jn->run_id);
+    char kept[128] = "";
+    if (dlg_journal_nkept(jn))
+        snprintf(kept, sizeof kept, ", %zu more with %s row kept for the sinks that lack it", dlg_journal_nkept(jn),
+                 dlg_journal_nkept(jn) == 1 ? "its" : "each");
     if (run->verbosity > 0)
-        fprintf(stderr, "dlgauge: resuming run %s: %zu cells already done\n", jn->run_id, jn->ndone);
+        fprintf(stderr, "dlgauge: resuming run %s: %zu cell%s already done%s\n", jn->run_id, jn->ndone,
+                jn->ndone == 1 ? "" : "s", kept);
     return 0;
 }
 
@@ -507,18 +541,23 @@ static int run_file(const dlg_cli *cli, const dlg_run_args *a, dlg_comm *comm)
     if (lead && cli->verbosity > 0 && plan.nsinks == 0)
         fprintf(stderr, "dlgauge: %s has no [sink]: results are only printed here (add [sink csv] with "
                         "path = results.csv to keep them)\n", a->file);
-    int failed = run_cells(&run, cli, a, &jn);
+    dlg_delivery delivery = {.ss = &ss, .jn = &jn};
+    int failed = run_cells(&run, cli, a, &delivery);
     if (jn.nfailed) { /* the exit code is the whole run's, not this part's */
         fprintf(stderr, "dlgauge: %zu cell%s failed before the run was interrupted (see %s and their rows)\n",
                 jn.nfailed, jn.nfailed == 1 ? "" : "s", jn.path);
         failed += (int)jn.nfailed;
     }
+    bool *incomplete = calloc(plan.nsinks + 1, sizeof *incomplete);
+    if (lead && incomplete) /* a sink that lacks rows is not where the results are */
+        dlg_deliver_say_missed(&delivery, incomplete, stderr);
     if (lead) {
         dlg_sinkset_close(&ss, 10ull * 1000000000ull);
         sinks_open = false;
     }
     if (lead && cli->verbosity > 0)
-        dlg_say_sink_files(&plan, stderr);
+        dlg_say_sink_files_but(&plan, incomplete, stderr);
+    free(incomplete);
     rc = exit_code(failed, &ss);
     if (lead && dlg_stop_signal())
         fprintf(stderr, "dlgauge: interrupted: results so far were written (the last marked partial); "

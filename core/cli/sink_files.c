@@ -37,14 +37,17 @@ static size_t say_files(const dlg_instance_spec *spec, const char *cwd, size_t s
     return said;
 }
 
-void dlg_say_sink_files(const dlg_plan *plan, FILE *out)
+void dlg_say_sink_files(const dlg_plan *plan, FILE *out) { dlg_say_sink_files_but(plan, NULL, out); }
+
+void dlg_say_sink_files_but(const dlg_plan *plan, const bool *skip, FILE *out)
 {
     char cwd[4096];
     if (!getcwd(cwd, sizeof cwd))
         return; /* nothing better to say than the paths as written */
     size_t said = 0;
     for (size_t i = 0; i < plan->nsinks; i++)
-        said = say_files(&plan->sinks[i], cwd, said, out);
+        if (!skip || !skip[i])
+            said = say_files(&plan->sinks[i], cwd, said, out);
     if (said)
         fputc('\n', out);
 }

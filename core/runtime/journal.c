@@ -3,6 +3,8 @@
 
 #include "config.h"
 #include "fd_write.h"
+#include "journal_pending.h"
+#include "journal_row.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -83,8 +85,10 @@ static int mkdirs(const char *path)
 
 /* A line is appended whole or not at all: a fragment left by a full disk
  * would glue the next record to it, and --resume could not read it.  One
- * that could not be cut at once is cut before the next line goes in. */
-static int append_line(dlg_journal *j, const char *line, char *err, size_t errlen)
+ * that could not be cut at once is cut before the next line goes in.
+ * Not synced (sync false), it survives dlgauge's own death, not a power
+ * cut: the next synced line takes it to the disk. */
+static int append_sync(dlg_journal *j, const char *line, bool sync, char *err, size_t errlen)
 {
     size_t n = strlen(line);
     int e = j->torn && ftruncate(j->fd, (off_t)j->end) != 0 ? errno : 0;
@@ -92,7 +96,7 @@ static int append_line(dlg_journal *j, const char *line, char *err, size_t errle
         j->torn = false;
         e = dlg_write_all(j->fd, line, n);
     }
-    if (e == 0 && fsync(j->fd) != 0)
+    if (e == 0 && sync && fsync(j->fd) != 0)
         e = errno;
     if (e == 0) {
         j->end += n;
@@ -101,6 +105,11 @@ static int append_line(dlg_journal *j, const char *line, char *err, size_t errle
     j->torn = j->torn || ftruncate(j->fd, (off_t)j->end) != 0;
     snprintf(err, errlen, "%s: cannot write the run journal: %s", j->path, strerror(e));
     return -1;
+}
+
+static int append_line(dlg_journal *j, const char *line, char *err, size_t errlen)
+{
+    return append_sync(j, line, true, err, errlen);
 }
 
 /* One run per journal: a second run of the same file (a cron job that
@@ -178,23 +187,67 @@ static char *next_field(char **p)
     return f;
 }
 
+/* A record's CELL field into *k: digits that fit a size_t. */
+static bool cell_number(const char *cell, size_t *k)
+{
+    bool digits = cell && cell[0] && cell[strspn(cell, "0123456789")] == '\0';
+    errno = 0;
+    unsigned long long v = digits ? strtoull(cell, NULL, 10) : 0;
+    if (!digits || errno || v > SIZE_MAX)
+        return false;
+    *k = (size_t)v;
+    return true;
+}
+
 /* "done JOB CELL STATUS [fields of a newer version]"; -1 malformed. */
 static int read_done(dlg_journal *j, char *rest, int lineno, char *err, size_t errlen)
 {
     char *job = next_field(&rest), *cell = next_field(&rest), *status = next_field(&rest);
-    bool digits = cell && cell[strspn(cell, "0123456789")] == '\0';
-    errno = 0;
-    unsigned long long k = digits ? strtoull(cell, NULL, 10) : 0;
-    if (!status || !digits || errno || k > SIZE_MAX) {
+    size_t k = 0;
+    if (!status || !cell_number(cell, &k)) {
         snprintf(err, errlen, "%s:%d: malformed journal line (done JOB CELL STATUS)", j->path, lineno);
         return -1;
     }
-    if (add_done(j, job, (size_t)k) != 0) {
+    if (add_done(j, job, k) != 0) {
         snprintf(err, errlen, "%s:%d: out of memory", j->path, lineno);
         return -1;
     }
+    dlg_journal_drop_pending(j, job, k);
     if (strcmp(status, "ok") != 0)
         j->nfailed++;
+    return 0;
+}
+
+/* "sent JOB CELL SINK [fields of a newer version]"; -1 malformed. */
+static int read_sent(dlg_journal *j, char *rest, int lineno, char *err, size_t errlen)
+{
+    char *job = next_field(&rest), *cell = next_field(&rest), *sink = next_field(&rest);
+    size_t k = 0;
+    if (!sink || strchr(sink, ',') || !cell_number(cell, &k)) {
+        snprintf(err, errlen, "%s:%d: malformed journal line (sent JOB CELL SINK)", j->path, lineno);
+        return -1;
+    }
+    if (dlg_journal_add_sent(j, job, k, sink) != 0) {
+        snprintf(err, errlen, "%s:%d: out of memory", j->path, lineno);
+        return -1;
+    }
+    return 0;
+}
+
+/* "kept JOB CELL STATUS ROW [fields of a newer version]"; -1 malformed. */
+static int read_kept(dlg_journal *j, char *rest, int lineno, char *err, size_t errlen)
+{
+    char *job = next_field(&rest), *cell = next_field(&rest), *status = next_field(&rest),
+         *row = next_field(&rest);
+    size_t k = 0;
+    if (!row || !dlg_journal_row_is_hex(row) || !cell_number(cell, &k)) {
+        snprintf(err, errlen, "%s:%d: malformed journal line (kept JOB CELL STATUS ROW)", j->path, lineno);
+        return -1;
+    }
+    if (dlg_journal_add_kept(j, job, k, status, row) != 0) {
+        snprintf(err, errlen, "%s:%d: out of memory", j->path, lineno);
+        return -1;
+    }
     return 0;
 }
 
@@ -238,6 +291,10 @@ static int read_record(dlg_journal *j, char *line, int lineno, char *err, size_t
         return read_done(j, rest, lineno, err, errlen);
     if (strcmp(line, "inventory") == 0)
         return read_inventory(j, rest, lineno, err, errlen);
+    if (strcmp(line, "sent") == 0)
+        return read_sent(j, rest, lineno, err, errlen);
+    if (strcmp(line, "kept") == 0)
+        return read_kept(j, rest, lineno, err, errlen);
     skip_unknown(j, line, lineno);
     return 0;
 }
@@ -350,6 +407,38 @@ int dlg_journal_record(dlg_journal *j, const char *job, size_t cell, const char 
     }
     int rc = append_line(j, line, err, errlen);
     free(line);
+    if (rc == 0)
+        dlg_journal_drop_pending(j, job, cell);
+    return rc;
+}
+
+int dlg_journal_record_sent(dlg_journal *j, const char *job, size_t cell, const char *sink, char *err,
+                            size_t errlen)
+{
+    char *line;
+    if (asprintf(&line, "sent %s %zu %s\n", job, cell, sink) < 0) {
+        snprintf(err, errlen, "%s: cannot write the run journal: out of memory", j->path);
+        return -1;
+    }
+    int rc = append_sync(j, line, false, err, errlen);
+    free(line);
+    if (rc == 0)
+        (void)dlg_journal_add_sent(j, job, cell, sink); /* the file has it, which is what counts */
+    return rc;
+}
+
+int dlg_journal_record_kept(dlg_journal *j, const char *job, size_t cell, const char *status, const char *row,
+                            char *err, size_t errlen)
+{
+    char *line;
+    if (asprintf(&line, "kept %s %zu %s %s\n", job, cell, status, row) < 0) {
+        snprintf(err, errlen, "%s: cannot write the run journal: out of memory", j->path);
+        return -1;
+    }
+    int rc = append_line(j, line, err, errlen);
+    free(line);
+    if (rc == 0)
+        (void)dlg_journal_add_kept(j, job, cell, status, row);
     return rc;
 }
 
@@ -386,6 +475,7 @@ void dlg_journal_close(dlg_journal *j)
     for (size_t i = 0; i < j->ndone; i++)
         free(j->done[i].job);
     free(j->done);
+    dlg_journal_pending_free_all(j);
     memset(j, 0, sizeof *j);
     j->fd = -1;
 }

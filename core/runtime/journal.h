@@ -5,6 +5,17 @@
  *   dlgauge-journal 1 RUN_ID CONFIG_HASH
  *   done JOB CELL STATUS            (one line per delivered cell)
  *   inventory ID                    (the dlgauge_host point was delivered)
+ *   sent JOB CELL SINK              (the cell's row reached that sink)
+ *   kept JOB CELL STATUS ROW        (its row, which missed a sink: journal_row.h)
+ *
+ * A cell is done once its result row reached every sink.  With two sinks
+ * or more, each one the row reached is recorded as it goes (`sent`, not
+ * fsynced: the `done` or `kept` after it is), so that a sink that kills
+ * dlgauge (a crash in its write) leaves a journal saying which sinks have
+ * the row: --resume measures the cell again for the others alone.  A row
+ * that some sink refused is kept whole (`kept`): --resume sends that very
+ * row to the sinks without a `sent` for it, and records it done once they
+ * all have it.  Either way no sink gets a cell's row twice, nor lacks it.
  *
  * Forward compatibility: a record's kind is its first word.  A line of a
  * kind this version does not know (a newer dlgauge's) is skipped, with one
@@ -32,6 +43,15 @@ typedef struct dlg_journal_entry {
     size_t cell;
 } dlg_journal_entry;
 
+/* A cell not done whose row reached some sinks, or was kept. */
+typedef struct dlg_journal_pending {
+    char *job;
+    size_t cell;
+    char *sinks;  /* ",a,b,": the sinks its row reached ("," none) */
+    char *status; /* of the kept row, else NULL */
+    char *row;    /* the kept row (journal_row.h), else NULL */
+} dlg_journal_pending;
+
 typedef struct dlg_journal {
     int fd;
     char path[1024];
@@ -47,6 +67,8 @@ typedef struct dlg_journal {
     int unknown_line;   /* first line of a kind this version does not know, 0 none */
     char unknown_kind[32]; /* its kind, shortened with "..." past 31 bytes */
     size_t nunknown;    /* lines skipped as such */
+    dlg_journal_pending *pending; /* cells with sent or kept records, not done */
+    size_t npending;
 } dlg_journal;
 
 struct dlg_config;
@@ -72,8 +94,22 @@ int dlg_journal_create(dlg_journal *j, const char *path, const char *run_id, con
  * configuration. */
 int dlg_journal_resume(dlg_journal *j, const char *path, const char *hash, char *err, size_t errlen);
 bool dlg_journal_is_done(const dlg_journal *j, const char *job, size_t cell);
+/* Records the cell done (fsynced); it is pending no more. */
 int dlg_journal_record(dlg_journal *j, const char *job, size_t cell, const char *status, char *err,
                        size_t errlen);
+/* The cell's row reached sink (appended, not fsynced: see above). */
+int dlg_journal_record_sent(dlg_journal *j, const char *job, size_t cell, const char *sink, char *err,
+                            size_t errlen);
+/* The cell's row, as hex (journal_row.h), missed a sink: kept (fsynced). */
+int dlg_journal_record_kept(dlg_journal *j, const char *job, size_t cell, const char *status, const char *row,
+                            char *err, size_t errlen);
+/* The cell's pending record (its row reached some sinks, or was kept), or
+ * NULL: a cell done, or not begun. */
+const dlg_journal_pending *dlg_journal_pending_of(const dlg_journal *j, const char *job, size_t cell);
+/* Whether p says its row reached sink. */
+bool dlg_journal_sent_to(const dlg_journal_pending *p, const char *sink);
+/* How many cells have a kept row (for the resume's first line). */
+size_t dlg_journal_nkept(const dlg_journal *j);
 /* The run's dlgauge_host point (inventory.h), of id, went to the sinks: a
  * resumed run on the same machine, unchanged, does not write it again. */
 int dlg_journal_record_inventory(dlg_journal *j, const char *id, char *err, size_t errlen);

@@ -112,20 +112,19 @@ static void on_crash(int sig)
     raise(sig);
 }
 
-void dlg_crash_guard_arm(dlg_crash_guard *g, const char *who)
+/* Line i of g is what was formatted into it, cut short as one line. */
+static void line_done(dlg_crash_guard *g, int i, int n)
 {
-    for (int i = 0; i < DLG_CRASH_NSIG; i++) {
-        int n = snprintf(g->line[i], sizeof g->line[i],
-                         "dlgauge: %s: killed by %s, %s; the cell ran inside dlgauge's process (isolation = none), "
-                         "so the run ends here, rows written so far are kept: use isolation = process to survive "
-                         "it and keep the run going\n",
-                         who, crash_signals[i].name, crash_signals[i].cause);
-        g->len[i] = n < 0 ? 0 : (size_t)n < sizeof g->line[i] ? (size_t)n : sizeof g->line[i] - 1;
-        if ((size_t)n >= sizeof g->line[i])
-            g->line[i][g->len[i] - 1] = '\n'; /* cut short, still one line */
-    }
+    g->len[i] = n < 0 ? 0 : (size_t)n < sizeof g->line[i] ? (size_t)n : sizeof g->line[i] - 1;
+    if ((size_t)n >= sizeof g->line[i])
+        g->line[i][g->len[i] - 1] = '\n'; /* cut short, still one line */
+}
+
+/* Makes g the armed guard, on its signal stack, keeping the one before. */
+static void install(dlg_crash_guard *g)
+{
     g->stack = dlg_sigstack_on(); /* lets the line out of a stack overflow too */
-    atomic_store(&crash_guard, g);
+    g->prev = atomic_exchange(&crash_guard, g);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_crash;
@@ -135,11 +134,34 @@ void dlg_crash_guard_arm(dlg_crash_guard *g, const char *who)
         sigaction(crash_signals[i].sig, &sa, &g->old[i]);
 }
 
+void dlg_crash_guard_arm(dlg_crash_guard *g, const char *who)
+{
+    for (int i = 0; i < DLG_CRASH_NSIG; i++)
+        line_done(g, i, snprintf(g->line[i], sizeof g->line[i],
+                                 "dlgauge: %s: killed by %s, %s; the cell ran inside dlgauge's process (isolation = "
+                                 "none), so the run ends here, rows written so far are kept: use isolation = process "
+                                 "to survive it and keep the run going\n",
+                                 who, crash_signals[i].name, crash_signals[i].cause));
+    install(g);
+}
+
+/* What each fatal signal is, in a few words, for code that is no cell. */
+static const char *const crash_what[DLG_CRASH_NSIG] = {"a bus error", "an invalid memory access",
+                                                       "an arithmetic fault", "an illegal instruction"};
+
+void dlg_crash_guard_arm_for(dlg_crash_guard *g, const char *who, const char *then)
+{
+    for (int i = 0; i < DLG_CRASH_NSIG; i++)
+        line_done(g, i, snprintf(g->line[i], sizeof g->line[i], "dlgauge: %s: killed by %s (%s)%s\n", who,
+                                 crash_signals[i].name, crash_what[i], then));
+    install(g);
+}
+
 void dlg_crash_guard_disarm(dlg_crash_guard *g)
 {
     for (int i = 0; i < DLG_CRASH_NSIG; i++)
         sigaction(crash_signals[i].sig, &g->old[i], NULL);
-    atomic_store(&crash_guard, NULL);
+    atomic_store(&crash_guard, g->prev);
     dlg_sigstack_off(g->stack);
     g->stack = NULL;
 }

@@ -46,12 +46,18 @@ typedef struct dlg_crash_guard {
     size_t len[DLG_CRASH_NSIG];
     struct sigaction old[DLG_CRASH_NSIG];
     void *stack; /* an alternate signal stack of ours, or NULL */
+    const struct dlg_crash_guard *prev; /* the guard armed before, put back at disarm */
 } dlg_crash_guard;
 
-/* who: the cell, e.g. "FILE:LINE: [job NAME] workload W".  One guard at a
- * time; g must stay in place until dlg_crash_guard_disarm(g), which puts
- * back the handlers (and signal stack) found at arming. */
+/* who: the cell, e.g. "FILE:LINE: [job NAME] workload W".  Guards nest
+ * (below); g must stay in place until dlg_crash_guard_disarm(g), which
+ * puts back the handlers (and signal stack) found at arming. */
 void dlg_crash_guard_arm(dlg_crash_guard *g, const char *who);
 void dlg_crash_guard_disarm(dlg_crash_guard *g);
+/* The same guard for code that is no cell (a sink's op): its line is
+ * "dlgauge: WHO: killed by SIGSEGV (an invalid memory access)THEN".
+ * Guards nest: one armed inside another (a sink written from an
+ * in-process cell's progress) puts the outer one back at its disarm. */
+void dlg_crash_guard_arm_for(dlg_crash_guard *g, const char *who, const char *then);
 
 #endif

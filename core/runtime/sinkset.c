@@ -1,5 +1,8 @@
 #include "sinkset.h"
 
+#include "signals.h"
+#include "thread_sigstack.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +73,18 @@ static dlg_host_impl *sink_host(dlg_services *svc, const dlg_plan *plan, const d
     return dlg_host_new(svc, "%s", where);
 }
 
+/* Arms g for sink s's op: a crash in it ends dlgauge (as one in an
+ * in-process cell does: nothing of the process can be trusted after it),
+ * with one line naming the sink, its section, the op and its plugin. */
+static void guard_on(dlg_crash_guard *g, const dlg_host_impl *h, const dlg_instance_spec *spec, const char *op)
+{
+    char then[1400];
+    snprintf(then, sizeof then, " in its %s op: a bug in the sink's plugin %s; dlgauge ends here, the rows written "
+             "so far are kept%s", op, spec->plugin_path ? spec->plugin_path : spec->desc->name,
+             strcmp(op, "write") == 0 ? ", and dlgauge run --resume gives each sink the result rows it lacks" : "");
+    dlg_crash_guard_arm_for(g, h->context, then);
+}
+
 /* One sink's check op, where its plugin has one (sink ops version 2). */
 static int check_one(dlg_services *svc, dlg_plan *plan, const dlg_instance_spec *spec, char *err, size_t errlen)
 {
@@ -82,7 +97,10 @@ static int check_one(dlg_services *svc, dlg_plan *plan, const dlg_instance_spec 
         return -1;
     }
     uint64_t mark = dlg_services_mark(svc);
+    dlg_crash_guard g;
+    guard_on(&g, h, spec, "check");
     int rc = ops->check(&h->pub, spec->vals, spec->name);
+    dlg_crash_guard_disarm(&g);
     if (rc < 0)
         sink_error(svc, mark, h, spec, "check", rc, err, errlen);
     dlg_host_free(h);
@@ -105,6 +123,8 @@ int dlg_sinkset_open(dlg_sinkset *ss, dlg_plan *plan, bool begin_run, int verbos
 {
     memset(ss, 0, sizeof *ss);
     dlg_services_init(&ss->svc, plan, NULL, verbosity);
+    /* one signal stack for every guard of the run: none allocated per point */
+    ss->sigstack = dlg_sigstack_on();
     ss->sinks = calloc(plan->nsinks + 1, sizeof *ss->sinks);
     if (!ss->sinks) {
         ss->open_error = DLG_ENOMEM;
@@ -124,15 +144,24 @@ int dlg_sinkset_open(dlg_sinkset *ss, dlg_plan *plan, bool begin_run, int verbos
         }
         ss->n = i + 1; /* so that close() cleans up whatever opened */
         uint64_t mark = dlg_services_mark(&ss->svc);
+        dlg_crash_guard g;
+        guard_on(&g, s->host, s->spec, "open");
         int rc = ops->open(&s->host->pub, s->spec->vals, s->spec->name, &s->state);
-        if (rc >= 0 && begin_run && ops->begin)
+        dlg_crash_guard_disarm(&g);
+        if (rc >= 0 && begin_run && ops->begin) {
+            guard_on(&g, s->host, s->spec, "begin");
             rc = ops->begin(s->state, &schema);
+            dlg_crash_guard_disarm(&g);
+        }
         if (rc < 0) {
             /* what host->error() said it was, else what open returned */
             int said = sink_error(&ss->svc, mark, s->host, s->spec, "open", rc, err, errlen);
             ss->open_error = said ? said : -rc;
-            if (s->state)
+            if (s->state) {
+                guard_on(&g, s->host, s->spec, "close");
                 ops->close(s->state);
+                dlg_crash_guard_disarm(&g);
+            }
             s->state = NULL;
             return -1;
         }
@@ -140,17 +169,30 @@ int dlg_sinkset_open(dlg_sinkset *ss, dlg_plan *plan, bool begin_run, int verbos
     return 0;
 }
 
-void dlg_sinkset_write(dlg_sinkset *ss, const dlg_point *pts, size_t n)
+int dlg_sinkset_write_one(dlg_sinkset *ss, size_t i, const dlg_point *pts, size_t n)
 {
-    for (size_t i = 0; ss && i < ss->n; i++) {
-        dlg_sink_live *s = &ss->sinks[i];
-        if (!s->state)
-            continue;
-        uint64_t mark = dlg_services_mark(&ss->svc);
-        int rc = ((const dlg_sink_ops *)s->spec->desc->ops)->write(s->state, pts, n);
-        if (rc < 0)
-            report(ss, mark, s, "write", rc);
+    dlg_sink_live *s = ss && i < ss->n ? &ss->sinks[i] : NULL;
+    if (!s || !s->state)
+        return -1;
+    uint64_t mark = dlg_services_mark(&ss->svc);
+    dlg_crash_guard g;
+    guard_on(&g, s->host, s->spec, "write");
+    int rc = ((const dlg_sink_ops *)s->spec->desc->ops)->write(s->state, pts, n);
+    dlg_crash_guard_disarm(&g);
+    if (rc < 0) {
+        report(ss, mark, s, "write", rc);
+        return -1;
     }
+    return 0;
+}
+
+int dlg_sinkset_write(dlg_sinkset *ss, const dlg_point *pts, size_t n)
+{
+    int failed = 0;
+    for (size_t i = 0; ss && i < ss->n; i++)
+        if (ss->sinks[i].state && dlg_sinkset_write_one(ss, i, pts, n) != 0)
+            failed++;
+    return failed;
 }
 
 /* A flush that could not deliver everything but lost nothing. */
@@ -171,20 +213,28 @@ void dlg_sinkset_close(dlg_sinkset *ss, uint64_t timeout_ns)
     for (size_t i = 0; i < ss->n; i++) {
         dlg_sink_live *s = &ss->sinks[i];
         const dlg_sink_ops *ops = s->spec->desc->ops;
+        dlg_crash_guard g;
         if (s->state && ops->flush) {
             uint64_t mark = dlg_services_mark(&ss->svc);
+            guard_on(&g, s->host, s->spec, "flush");
             int rc = ops->flush(s->state, timeout_ns);
+            dlg_crash_guard_disarm(&g);
             if (rc == -DLG_EAGAIN)
                 note_kept(ss, mark, s);
             else if (rc < 0)
                 report(ss, mark, s, "flush", rc);
         }
-        if (s->state)
+        if (s->state) {
+            guard_on(&g, s->host, s->spec, "close");
             ops->close(s->state);
+            dlg_crash_guard_disarm(&g);
+        }
         dlg_host_free(s->host);
     }
     free(ss->sinks);
     dlg_services_fini(&ss->svc);
+    dlg_sigstack_off(ss->sigstack);
+    ss->sigstack = NULL;
     ss->sinks = NULL;
     ss->n = 0;
 }

@@ -1,5 +1,10 @@
 /* The sinks of a run: opened once, every point fanned out to all of them.
- * A failing sink is reported once and never stops the run or the others. */
+ * A failing sink is reported once and never stops the run or the others;
+ * the caller learns which sinks a point missed (cmd_run.c journals a
+ * result row that did not reach every sink, for --resume to send again).
+ * Every call into a sink runs under a crash guard (signals.h): a sink
+ * that dies of SIGSEGV and the like ends dlgauge with one line naming
+ * the sink, its section and the op, as a cell run in-process does. */
 #ifndef DLG_SINKSET_H
 #define DLG_SINKSET_H
 
@@ -10,6 +15,7 @@ typedef struct dlg_sink_live {
     dlg_host_impl *host;
     void *state;
     int failures;
+    size_t missed; /* result rows that did not reach it (counted by the caller) */
     char last_error[2048];
 } dlg_sink_live;
 
@@ -21,6 +27,7 @@ typedef struct dlg_sinkset {
     int kept;      /* sinks whose flush kept points for later (-DLG_EAGAIN: spooled, not lost) */
     int open_error; /* the DLG_E* code of a failed open: the one its sink gave
                        host->error(), else its return value negated */
+    void *sigstack; /* the opening thread's alternate signal stack, for the guards */
 } dlg_sinkset;
 
 /* Opens every sink of the plan (replaying their spools) and, for a run,
@@ -36,7 +43,11 @@ int dlg_sinkset_open(dlg_sinkset *ss, dlg_plan *plan, bool begin_run, int verbos
  * a bad URL, a path that cannot be created), found without creating any
  * file or sending anything, for --dry-run.  0, or -1 with one line in err. */
 int dlg_sinkset_check(dlg_plan *plan, int verbosity, char *err, size_t errlen);
-void dlg_sinkset_write(dlg_sinkset *ss, const dlg_point *pts, size_t n);
+/* Writes pts to every sink; returns how many failed (each said once). */
+int dlg_sinkset_write(dlg_sinkset *ss, const dlg_point *pts, size_t n);
+/* Writes pts to sink i alone: 0, or -1 when it failed (said once) or is
+ * not open. */
+int dlg_sinkset_write_one(dlg_sinkset *ss, size_t i, const dlg_point *pts, size_t n);
 /* Flushes (bounded by timeout) and closes every sink.  A flush that
  * returns -DLG_EAGAIN kept its points for later (said on stderr, counted
  * in kept); any other error counts in failures. */
