@@ -19,6 +19,11 @@ typedef struct dlg_backend_opts {
     dlg_graphs graphs;
     bool half_nchw;
     bool direct_conv;
+    /* dlg_plan_opts.stop (NULL: none), for a kernel setup that takes long
+     * (cpu: a convolution timing its algorithms) to cut it short; the plan
+     * itself fails after that layer */
+    bool (*stop)(void *ctx);
+    void *stop_ctx;
 } dlg_backend_opts;
 
 /* One whole step for run_step: launch() enqueues it eagerly through the

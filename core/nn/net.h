@@ -70,6 +70,9 @@ struct dlg_net {
     void *ws;
     bool keep_all;         /* no memory sharing (dlg_plan_opts.keep_all) */
     bool profile;          /* time every layer call (dlg_plan_opts.profile) */
+    /* dlg_plan_opts.stop, while dlg_net_plan runs (NULL after) */
+    bool (*stop)(void *ctx);
+    void *stop_ctx;
     void *arena[2];        /* shared activations, shared gradients */
     size_t arena_bytes[2];
     size_t own_bytes;      /* blobs, gradients and momentum outside the arenas */
@@ -130,6 +133,9 @@ void dlg_net_offer_in_place(dlg_net *net);
 void dlg_net_take_in_place(dlg_net *net);
 void dlg_net_free_blobs(dlg_net *net);
 int dlg_net_init_params(dlg_net *net);
+/* Whether the plan's caller asks it to stop (dlg_plan_opts.stop): then
+ * the net fails with DLG_ESTOP and this returns true. */
+bool dlg_net_plan_stopped(dlg_net *net);
 
 /* For layer files beside layers.c (seq.c): append a node with a prototype
  * (as the builders do), add its first top, add a trained parameter. */

@@ -238,6 +238,14 @@ static int mark_opaque(dlg_net *net)
     return 0;
 }
 
+bool dlg_net_plan_stopped(dlg_net *net)
+{
+    if (!net->stop || !net->stop(net->stop_ctx))
+        return false;
+    dlg_net_fail(net, DLG_ESTOP, "nn: planning '%s' stopped, as asked", net->name);
+    return true;
+}
+
 static int setup_kernels(dlg_net *net)
 {
     size_t ws = 0;
@@ -245,6 +253,10 @@ static int setup_kernels(dlg_net *net)
         dlg_node *n = &net->nodes[i];
         char err[256] = "";
         n->ws = 0;
+        /* a layer's setup may take a second (a cpu convolution times its
+         * algorithms, cuda searches them): a stop is asked before each */
+        if (dlg_net_plan_stopped(net))
+            return net->err;
         if (n->fused)
             continue;
         int rc = n->k->setup(n->kctx, &n->l, &n->state, &n->ws, err, sizeof err);
@@ -332,25 +344,51 @@ void dlg_net_free_memory(dlg_net *net)
     net->ctx = net->fctx = NULL;
 }
 
-static void fill(const dlg_blob *b, float *buf, uint64_t seed)
+/* Values a fill draws and uploads between two stop requests: tens of
+ * milliseconds (VGG16's fc6 alone has 103 million, seconds of them). */
+#define FILL_CHUNK (1 << 20)
+
+/* Values [from, to) of blob b into buf, drawn from *s. */
+static void fill(const dlg_blob *b, float *buf, int64_t from, int64_t to, uint64_t *s)
 {
     double v = b->fill.value, fan = b->fan_in > 0 ? (double)b->fan_in : 1.0;
-    uint64_t s = seed;
-    for (int64_t i = 0; i < b->t.count; i++) {
+    for (int64_t i = from; i < to; i++) {
         switch (b->fill.type) {
         case DLG_FILL_GAUSSIAN:
-            buf[i] = (float)(v * dlg_rng_gauss(&s));
+            buf[i] = (float)(v * dlg_rng_gauss(s));
             break;
         case DLG_FILL_XAVIER:
-            buf[i] = (float)(sqrt(3.0 / fan) * (2.0 * dlg_rng_uniform(&s) - 1.0));
+            buf[i] = (float)(sqrt(3.0 / fan) * (2.0 * dlg_rng_uniform(s) - 1.0));
             break;
         case DLG_FILL_MSRA:
-            buf[i] = (float)(sqrt(2.0 / fan) * dlg_rng_gauss(&s));
+            buf[i] = (float)(sqrt(2.0 / fan) * dlg_rng_gauss(s));
             break;
         default:
             buf[i] = (float)v;
         }
     }
+}
+
+/* Blob b's initial values (the same whatever the chunks), drawn into buf
+ * and uploaded: a plain layout chunk by chunk as drawn, a backend's own
+ * whole (a convolution's weights, a few million at most).  A stop is
+ * asked before each chunk: 0, -DLG_ESTOP, or the upload's failure. */
+static int init_blob(dlg_net *net, dlg_blob *b, float *buf, uint64_t seed)
+{
+    uint64_t s = seed;
+    b->t.version++;
+    for (int64_t i = 0; i < b->t.count; i += FILL_CHUNK) {
+        if (dlg_net_plan_stopped(net))
+            return net->err;
+        int64_t end = b->t.count - i < FILL_CHUNK ? b->t.count : i + FILL_CHUNK;
+        fill(b, buf, i, end, &s);
+        int rc = b->t.layout ? 0
+                             : net->bk->upload(net->ctx, (char *)b->t.data + (size_t)i * sizeof(float), buf + i,
+                                               (size_t)(end - i) * sizeof(float));
+        if (rc < 0)
+            return rc;
+    }
+    return b->t.layout ? net->bk->write_opaque(net->ctx, &b->t, b->t.data, buf) : 0;
 }
 
 int dlg_net_init_params(dlg_net *net)
@@ -367,13 +405,7 @@ int dlg_net_init_params(dlg_net *net)
         dlg_blob *bl = &net->blobs[b];
         if (!bl->is_param)
             continue;
-        uint64_t seed = net->seed + 0x632be59bd9b4e019ull * (uint64_t)(b + 1);
-        fill(bl, buf, seed);
-        bl->t.version++;
-        if (bl->t.layout)
-            rc = net->bk->write_opaque(net->ctx, &bl->t, bl->t.data, buf);
-        else
-            rc = net->bk->upload(net->ctx, bl->t.data, buf, (size_t)bl->t.count * sizeof(float));
+        rc = init_blob(net, bl, buf, net->seed + 0x632be59bd9b4e019ull * (uint64_t)(b + 1));
     }
     free(buf);
     if (rc < 0)

@@ -24,7 +24,7 @@ int dlg_net_plan(dlg_net *net, const dlg_plan_opts *opts)
     if (opts)
         bo = (dlg_backend_opts){opts->threads, opts->algo_cache, opts->workspace_bytes,
                                 opts->deterministic, opts->graphs, opts->half_nchw,
-                                opts->direct_conv};
+                                opts->direct_conv, opts->stop, opts->stop_ctx};
     char err[256] = "";
     int rc = bk->open(&bo, &net->ctx, err, sizeof err);
     if (rc < 0)
@@ -38,7 +38,12 @@ int dlg_net_plan(dlg_net *net, const dlg_plan_opts *opts)
     net->keep_all = opts && opts->keep_all;
     net->profile = opts && opts->profile;
     net->planned = true;
-    return dlg_net_plan_memory(net);
+    net->stop = opts ? opts->stop : NULL;
+    net->stop_ctx = opts ? opts->stop_ctx : NULL;
+    rc = dlg_net_plan_memory(net);
+    net->stop = NULL; /* its ctx may not outlive the plan */
+    net->stop_ctx = NULL;
+    return rc;
 }
 
 int dlg_net_keep(dlg_net *net, int blob)

@@ -295,6 +295,14 @@ static void rep_end(const cell_ctx *cx, rep_window *w, dlg_cell_result *res, dlg
     f->gpu = cx->gpu;
 }
 
+/* A cell stopped by a signal: what its repetitions timed so far is kept. */
+static void mark_stopped(dlg_cell_result *res)
+{
+    res->status = "partial";
+    snprintf(res->error, sizeof res->error, "stopped by signal %d after %llu timed steps", dlg_stop_signal(),
+             (unsigned long long)res->steps);
+}
+
 /* Warm-up, timed steps and the workload's report of one repetition whose
  * setup went well; its teardown is the caller's. */
 static int measure_repetition(const cell_ctx *cx, int rep, uint64_t rep_mark, void *state, dlg_cell_result *res,
@@ -346,11 +354,8 @@ static int measure_repetition(const cell_ctx *cx, int rep, uint64_t rep_mark, vo
         if (rrc < 0)
             rc = fail(res, svc, rep_mark, mark, host->context, "report", rrc);
     }
-    if (rc == 0 && t.stopped) {
-        res->status = "partial";
-        snprintf(res->error, sizeof res->error, "stopped by signal %d after %llu timed steps",
-                 dlg_stop_signal(), (unsigned long long)res->steps);
-    }
+    if (rc == 0 && t.stopped)
+        mark_stopped(res);
     return rc;
 }
 
@@ -419,6 +424,12 @@ static int one_repetition(const cell_ctx *cx, int rep, dlg_cell_result *res, rep
     void *state = NULL;
     uint64_t rep_mark = dlg_services_mark(svc);
     int rc = ops->setup(&host->pub, cell->wl, &info, &state);
+    if (rc == -DLG_ESTOP && dlg_stop_signal() && dlg_comm_size(run->comm) <= 1) {
+        /* the setup noticed the stop request (host->stopping(), which says
+         * so to a rank alone only), as a step would: no failure */
+        mark_stopped(res);
+        return 0;
+    }
     if (rc < 0) {
         fail(res, svc, rep_mark, rep_mark, host->context, "setup", rc);
         error_at_key(cell->job, host->context, res->error, sizeof res->error);

@@ -1,5 +1,6 @@
 #include "signals.h"
 
+#include "comm.h"
 #include "thread_sigstack.h"
 
 #include <signal.h>
@@ -16,8 +17,24 @@ static volatile sig_atomic_t stop_signal;
  * a handler may read it. */
 static _Atomic(const dlg_crash_guard *) crash_guard;
 
+/* What the first stop request says at once on stderr (a large net's
+ * setup takes seconds before the cell stops).  stop_line: 0 nothing (said
+ * already, or not this process's to say: a rank > 0), 1 the note, 2 the
+ * note after clearing the terminal's progress line. */
+static atomic_int stop_line;
+#define CLEAR_LINE "\r\033[K"
+static const char stop_note[] = CLEAR_LINE
+    "dlgauge: stopping: the running cell ends after its current step (or its setup) and is written as partial; "
+    "a second signal (Ctrl-C again) stops at once and loses that cell's row\n";
+
 static void on_signal(int sig)
 {
+    int line = atomic_exchange(&stop_line, 0);
+    if (line) {
+        size_t skip = line == 2 ? 0 : sizeof CLEAR_LINE - 1;
+        ssize_t n = write(STDERR_FILENO, stop_note + skip, sizeof stop_note - 1 - skip);
+        (void)n; /* nothing more to do about stderr from here */
+    }
     stop_signal = sig;
     /* a second Ctrl-C gets the default action: the user really means it */
     signal(sig, SIG_DFL);
@@ -47,6 +64,8 @@ static void on_all(void (*handler)(int))
 
 void dlg_signals_install(void)
 {
+    /* under a launcher, rank 0 says it for all (the ranks' stderr convention) */
+    atomic_store(&stop_line, dlg_comm_launched_rank() > 0 ? 0 : isatty(STDERR_FILENO) ? 2 : 1);
     on_all(on_signal);
     /* started with SIGCHLD ignored, cells would be reaped before we read
      * how they ended */

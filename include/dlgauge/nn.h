@@ -274,6 +274,14 @@ typedef struct dlg_plan_opts {
      * host clock around each call, so on an asynchronous backend (cuda)
      * it measures launches, not the kernels */
     bool profile;
+    /* Asked between the layers' kernel setups (a cpu convolution times its
+     * algorithms there, cuda searches them) and every million parameter
+     * values initialised: true ends the plan at once with -DLG_ESTOP
+     * (sticky, as any failed plan: destroy the net).  A workload passes
+     * its host's stopping() (a Ctrl-C), so that a large net's setup ends
+     * in moments rather than seconds.  NULL: never asked. */
+    bool (*stop)(void *ctx);
+    void *stop_ctx;
 } dlg_plan_opts;
 int dlg_net_plan(dlg_net *net, const dlg_plan_opts *opts);
 /* Keep a blob's data and gradient readable after forward/backward (its own

@@ -228,7 +228,9 @@ typedef struct dlg_host {
      * `return h->error(h, DLG_EINVAL, "batch %d too large", b);` */
     int (*error)(const struct dlg_host *h, int code, const char *fmt, ...) DLG_PRINTF(3, 4);
     uint64_t (*now_ns)(const struct dlg_host *h); /* CLOCK_MONOTONIC */
-    /* true once the user asked to stop (SIGINT/SIGTERM): finish quickly */
+    /* true once the user asked to stop (SIGINT/SIGTERM): finish quickly.
+     * A step or a long setup that notices returns -DLG_ESTOP: the cell is
+     * written partial, with the steps timed before. */
     bool (*stopping)(const struct dlg_host *h);
 
     /* Files through the job's storage backend (or a named [storage] when

@@ -22,6 +22,9 @@ typedef struct cpu_ctx {
      * accumulation, biases, master weights and their gradients); see
      * cpu_bf16.c */
     bool bf16;
+    /* dlg_backend_opts.stop, asked between a convolution's timed passes */
+    bool (*stop)(void *ctx);
+    void *stop_ctx;
 } cpu_ctx;
 
 #define CPU_MAX_ARGS 24 /* LSTM backward has 18 arguments */

@@ -31,6 +31,8 @@ static int cpu_open(const dlg_backend_opts *o, void **ctx, char *err, size_t err
     }
     c->threads = o->threads;
     c->winograd = !o->direct_conv;
+    c->stop = o->stop;
+    c->stop_ctx = o->stop_ctx;
     *ctx = c;
     return 0;
 }

@@ -189,6 +189,10 @@ void cpu_conv_pick_algos(cpu_ctx *c, const dlg_layer *l, dnnl_alg_kind_t alg[3])
     for (int i = 0; buf && i < NPASS; i++) {
         if (!want[i] || !direct[i] || !wino[i])
             continue;
+        /* a layer's passes can take a second: a plan asked to stop fails
+         * after this layer, whatever it picked */
+        if (c->stop && c->stop(c->stop_ctx))
+            break;
         double td = time_pass(c, direct[i], buf), tw = time_pass(c, wino[i], buf);
         if (tw > 0 && td > 0 && tw < WINO_MARGIN * td)
             alg[i] = dnnl_convolution_winograd;

@@ -238,8 +238,9 @@ static int plan(cnn *s, const dlg_value *o, const dlg_job_info *job)
     nn_opts_apply(&po, o, O_ALGO_CACHE, O_WORKSPACE, O_DETERMINISTIC, O_GRAPHS);
     nn_opts_cpu(&po, o, O_WINOGRAD);
     po.profile = s->profile;
+    nn_opts_stop(&po, s->h);
     if (dlg_net_plan(s->net, &po) < 0)
-        return s->h->error(s->h, -dlg_net_status(s->net), "%s", dlg_net_error(s->net));
+        return nn_plan_failed(s->h, s->net);
     /* the device's own peak: a GPU's for the precision, else the cores' */
     dlg_peak_for_backend(&s->peak, s->backend, po.threads > 0 ? po.threads : 1);
     return 0;

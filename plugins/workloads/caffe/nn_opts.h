@@ -63,6 +63,29 @@ static inline void nn_opts_apply(dlg_plan_opts *po, const dlg_value *o, int algo
     po->graphs = !o[graphs].set ? DLG_GRAPHS_AUTO : o[graphs].i ? DLG_GRAPHS_ON : DLG_GRAPHS_OFF;
 }
 
+/* The host's stopping() as the plan's stop request (dlg_plan_opts.stop):
+ * a Ctrl-C during a large net's setup ends it in moments, not seconds. */
+static inline bool nn_host_stopping(void *ctx)
+{
+    const dlg_host *h = ctx;
+    return h->stopping && h->stopping(h);
+}
+
+static inline void nn_opts_stop(dlg_plan_opts *po, const dlg_host *h)
+{
+    po->stop = nn_host_stopping;
+    po->stop_ctx = (void *)h;
+}
+
+/* A failed dlg_net_plan as setup returns it: a stop, asked by the host,
+ * bare (no failure: the runner writes the cell as stopped), else the
+ * engine's line as the error. */
+static inline int nn_plan_failed(const dlg_host *h, const dlg_net *net)
+{
+    int code = -dlg_net_status(net);
+    return code == DLG_ESTOP ? -DLG_ESTOP : h->error(h, code, "%s", dlg_net_error(net));
+}
+
 /* Dynamic loss scaling's result fields (fp16 training: precision = fp16 on
  * cuda), as a workload's field table lists them. */
 #define NN_LOSS_SCALE_FIELDS                                                                       \

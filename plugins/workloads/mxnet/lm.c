@@ -324,8 +324,9 @@ static int plan(lm *s, const dlg_value *o, const dlg_job_info *job)
                         .seed = job ? job->seed : 1};
     nn_opts_apply(&po, o, L_ALGO_CACHE, L_WORKSPACE, L_DETERMINISTIC, L_GRAPHS);
     po.profile = s->profile;
+    nn_opts_stop(&po, s->h);
     if (dlg_net_plan(s->net, &po) < 0)
-        return s->h->error(s->h, -dlg_net_status(s->net), "%s", dlg_net_error(s->net));
+        return nn_plan_failed(s->h, s->net);
     /* planned but untouched: the exact figure, before any page is used */
     s->plan_bytes = dlg_net_memory_bytes(s->net);
     if ((rc = check_memory(s, s->plan_bytes, false)) < 0)
