@@ -377,8 +377,14 @@ static void config_hash(const dlg_config *cfg, const dlg_run_args *a, char *out,
     snprintf(out, len, "%016llx", (unsigned long long)h);
 }
 
-static void journal_path(const dlg_config *cfg, char *out, size_t len)
+/* The run journal: [global] journal, else results/journal/NAME-HASH.journal
+ * where HASH is of the INI's absolute path, so that two configurations of
+ * one name (d1/x.ini, d2/x.ini) neither block nor overwrite each other's.
+ * legacy: the name without HASH, as dlgauge gave it before (--resume of a
+ * run it interrupted); "" with [global] journal. */
+static void journal_path(const dlg_config *cfg, char *out, size_t len, char *legacy, size_t legacy_len)
 {
+    legacy[0] = '\0';
     const dlg_entry *e = dlg_section_get(dlg_config_find(cfg, DLG_SEC_GLOBAL, ""), "journal");
     if (e) {
         snprintf(out, len, "%s", e->value);
@@ -388,7 +394,13 @@ static void journal_path(const dlg_config *cfg, char *out, size_t len)
     size_t n = strlen(base);
     if (n > 4 && strcmp(base + n - 4, ".ini") == 0)
         n -= 4;
-    snprintf(out, len, "results/journal/%.*s.journal", (int)n, base);
+    char *real = realpath(cfg->path, NULL);
+    const char *where = real ? real : cfg->path;
+    uint64_t h = 0;
+    dlg_journal_hash(where, strlen(where), &h);
+    free(real);
+    snprintf(out, len, "results/journal/%.*s-%08llx.journal", (int)n, base, (unsigned long long)(h & 0xffffffffu));
+    snprintf(legacy, legacy_len, "results/journal/%.*s.journal", (int)n, base);
 }
 
 static int exit_code(int failed, const dlg_sinkset *ss)
@@ -403,13 +415,19 @@ static int exit_code(int failed, const dlg_sinkset *ss)
 static int open_journal(const dlg_run_args *a, const dlg_config *cfg, dlg_run *run, dlg_journal *jn, char *err,
                         size_t errlen)
 {
-    char path[1024], hash[32];
-    journal_path(cfg, path, sizeof path);
+    char path[1024], legacy[1024], hash[32];
+    journal_path(cfg, path, sizeof path, legacy, sizeof legacy);
     config_hash(cfg, a, hash, sizeof hash);
     if (!a->resume) {
         make_run_id(run->plan, run->run_id, sizeof run->run_id);
-        return dlg_journal_create(jn, path, run->run_id, hash, err, errlen);
+        if (dlg_journal_create(jn, path, run->run_id, hash, err, errlen) == 0)
+            return 0;
+        if (legacy[0]) /* the default place: say how to choose another */
+            snprintf(err + strlen(err), errlen - strlen(err), " (set [global] journal = PATH for another place)");
+        return -1;
     }
+    if (legacy[0] && access(path, F_OK) != 0 && access(legacy, F_OK) == 0)
+        snprintf(path, sizeof path, "%s", legacy); /* interrupted before journals were named by path */
     if (dlg_journal_resume(jn, path, hash, err, errlen) != 0)
         return -1;
     snprintf(run->run_id, sizeof run->run_id, "%s", jn->run_id);

@@ -55,7 +55,7 @@ const dlg_option dlg_global_options[] = {
     {"run_id", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
      "identifier of this run in every result (default: time and pid)", DLG_OPT_NOSWEEP},
     {"journal", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
-     "the run journal that --resume continues from (default: results/journal/<config name>.journal)",
+     "the run journal that --resume continues from (default: results/journal/<config name>-<hash of its absolute path>.journal, relative to the directory dlgauge runs in)",
      DLG_OPT_NOSWEEP},
     {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
 };
