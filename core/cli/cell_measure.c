@@ -208,7 +208,7 @@ static const char *classify(const dlg_cell_outcome *oc, int64_t oom_kills, const
     if (oc->term_signal) {
         /* SIGBUS from reading a mapping is a file that shrank under it */
         snprintf(why, len, "the cell's process died of signal %d (%s)%s", oc->term_signal, strsignal(oc->term_signal),
-                 oc->term_signal == SIGBUS ? "; with storage type = mmap: a data file shrank while it was mapped?" : "");
+                 oc->term_signal == SIGBUS ? "; a data file read through a mapping (an LMDB dataset, or storage type = mmap) shrank while it was read?" : "");
         return "crashed";
     }
     if (oc->exit_code == DLG_CELL_EXIT_CGROUP) {

@@ -110,8 +110,8 @@ static const struct {
     int sig;
     const char *name, *cause;
 } crash_signals[DLG_CRASH_NSIG] = {
-    {SIGBUS, "SIGBUS", "a bus error: a mapped file shrank while it was read (storage type = mmap: a data file "
-                       "truncated or rewritten during the run?)"},
+    {SIGBUS, "SIGBUS", "a bus error: a mapped file shrank while it was read (an LMDB dataset, which LMDB maps, or "
+                       "storage type = mmap: a data file truncated or rewritten during the run?)"},
     {SIGSEGV, "SIGSEGV", "an invalid memory access (a bug in the workload or a plugin it uses)"},
     {SIGFPE, "SIGFPE", "an arithmetic fault such as an integer division by zero (in the workload or a plugin)"},
     {SIGILL, "SIGILL", "an illegal instruction (code built for a newer CPU than this one, e.g. with "
