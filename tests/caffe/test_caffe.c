@@ -3,6 +3,7 @@
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +113,9 @@ static void test_loader_batches(void **st)
     assert_non_null(strstr(wr_field(&r, "peak_source"), "cores"));
 }
 
+/* AlexNet at its smallest crop, for refusals that do not depend on size */
+#define SMALL_ALEXNET "batch=1", "crop=67", "classes=10"
+
 static void bad(const char *model, const char *const *ov, const char *want)
 {
     wr_result r;
@@ -134,9 +138,11 @@ static void test_bad_input(void **st)
     bad("alexnet", small, "crop = 16");
     const char *huge[] = {"batch=65536", NULL};
     bad("vgg16", huge, "needs at least");
-    const char *mean[] = {"mean=104,117,123", NULL}; /* 0..255 units without pixel_range = 255 */
+    /* these two are refused after the net is built: a small one (the
+     * refusals do not depend on its size; the defaults took 4 s each) */
+    const char *mean[] = {"mean=104,117,123", SMALL_ALEXNET, NULL}; /* 0..255 units without pixel_range = 255 */
     bad("alexnet", mean, "mean");
-    const char *nhwc[] = {"data=synthetic:64", "layout=nhwc", NULL};
+    const char *nhwc[] = {"data=synthetic:64", "layout=nhwc", SMALL_ALEXNET, NULL};
     bad("alexnet", nhwc, "nchw fp32");
 }
 
@@ -166,9 +172,10 @@ static void check_agrees(const char *model, const char *const *ov, const char *w
 
 static void test_check(void **st)
 {
-    const char *mean[] = {"mean=1,2,3", "mean_file=/etc/os-release", NULL};
+    /* (setup's half builds the net first: small ones, as in test_bad_input) */
+    const char *mean[] = {"mean=1,2,3", "mean_file=/etc/os-release", SMALL_ALEXNET, NULL};
     check_agrees("alexnet", mean, "mean = '1,2,3' and mean_file = /etc/os-release: give one");
-    const char *mfrange[] = {"mean_file=/etc/os-release", NULL};
+    const char *mfrange[] = {"mean_file=/etc/os-release", SMALL_ALEXNET, NULL};
     check_agrees("alexnet", mfrange, "mean_file = /etc/os-release needs pixel_range = 255");
     const char *fp16[] = {"device=cpu", "precision=fp16", NULL};
     check_agrees("resnet50", fp16, "precision 'fp16' needs a CUDA device");
@@ -176,7 +183,7 @@ static void test_check(void **st)
     check_agrees("alexnet", refbf16, "the ref backend runs fp32 only");
     const char *small[] = {"crop=16", NULL};
     check_agrees("alexnet", small, "alexnet at crop = 16");
-    const char *nhwc[] = {"data=synthetic:64", "layout=nhwc", NULL};
+    const char *nhwc[] = {"data=synthetic:64", "layout=nhwc", "batch=1", "classes=10", NULL};
     check_agrees("googlenet", nhwc, "nchw fp32");
     char err[1024];
     /* profile on a CUDA device: known without one */
@@ -280,16 +287,35 @@ static void test_cpu_bf16(void **st)
     assert_true(wr_double(&r, "top1") >= 0.75);
 }
 
-int main(void)
+/* Three groups (sizes, learn, steps), one ctest entry each so that ctest
+ * -j runs them side by side; no argument runs all three. */
+int main(int argc, char **argv)
 {
-    const struct CMUnitTest tests[] = {
+    const struct CMUnitTest sizes[] = {
         cmocka_unit_test(test_params_alexnet), cmocka_unit_test(test_params_googlenet),
         cmocka_unit_test(test_winograd_layers),
         cmocka_unit_test(test_params_resnet50), cmocka_unit_test(test_params_vgg16),
-        cmocka_unit_test(test_flops),           cmocka_unit_test(test_learns_fixed_batch),
-        cmocka_unit_test(test_bad_input),       cmocka_unit_test(test_loader_batches),
-        cmocka_unit_test(test_profile),         cmocka_unit_test(test_googlenet_aux),
-        cmocka_unit_test(test_cpu_bf16),        cmocka_unit_test(test_check),
+        cmocka_unit_test(test_flops),           cmocka_unit_test(test_googlenet_aux),
+        cmocka_unit_test(test_bad_input),       cmocka_unit_test(test_check),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    const struct CMUnitTest learn[] = {
+        cmocka_unit_test(test_learns_fixed_batch), cmocka_unit_test(test_cpu_bf16),
+    };
+    const struct CMUnitTest steps[] = {
+        cmocka_unit_test(test_loader_batches), cmocka_unit_test(test_profile),
+    };
+    const char *g = argc > 1 ? argv[1] : "all";
+    bool all = strcmp(g, "all") == 0;
+    if (!all && strcmp(g, "sizes") && strcmp(g, "learn") && strcmp(g, "steps")) {
+        fprintf(stderr, "test_caffe: unknown group '%s' (sizes, learn, steps or all)\n", g);
+        return 2;
+    }
+    int failed = 0;
+    if (all || !strcmp(g, "sizes"))
+        failed += cmocka_run_group_tests_name("sizes", sizes, NULL, NULL);
+    if (all || !strcmp(g, "learn"))
+        failed += cmocka_run_group_tests_name("learn", learn, NULL, NULL);
+    if (all || !strcmp(g, "steps"))
+        failed += cmocka_run_group_tests_name("steps", steps, NULL, NULL);
+    return failed;
 }
