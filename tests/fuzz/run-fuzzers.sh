@@ -34,12 +34,20 @@ done
 rt_objs=
 inih_def=  # as core/runtime/CMakeLists.txt: Debian's inih has run-time line limits
 grep -q ini_initial_alloc /usr/include/ini.h 2>/dev/null && inih_def=-DDLG_HAVE_INIH_RUNTIME_LIMITS
-# config*.c: every part of the INI loader, however it is split into files
-for s in units.c options.c $(cd "$rt" && echo config*.c) journal.c fd_write.c; do
+# config*.c, journal*.c: every part of the INI loader and the journal, however
+# they are split into files (a kept row is a point_wire frame)
+for s in units.c options.c $(cd "$rt" && echo config*.c journal*.c) point_wire.c fd_write.c; do
     o="$work/obj/rt_${s%.c}.o"
     "$cc" $flags $inih_def -c -I"$rt" -I"$root/include" "$rt/$s" -o "$o"
     rt_objs="$rt_objs $o"
 done
+# Every seed ran before fuzzing began, however short the run: libFuzzer's
+# INITED line counts the inputs it executed (the seeds and one empty input).
+seeds_replayed() { # LOG
+    awk '/seed corpus: files: / { for (i = 1; i < NF; i++) if ($i == "files:") n = $(i + 1) }
+         /^#[0-9]+[ \t]+INITED/ { m = substr($1, 2) + 0 }
+         END { exit !(n != "" && m != "" && m >= n) }' "$1"
+}
 status=0
 for t in $targets; do
     case $t in
@@ -81,6 +89,10 @@ for t in $targets; do
             -artifact_prefix="$work/crash-$t-" -print_final_stats=0 \
             "$work/corpus-$t" "$here/corpus/$t" "$crashes" 2>"$work/fuzz_$t.log"; then
         tail -n 40 "$work/fuzz_$t.log"
+        status=1
+    elif ! seeds_replayed "$work/fuzz_$t.log"; then
+        echo "fuzz_$t: the seed corpus was not replayed in full:"
+        grep -E 'seed corpus|INITED' "$work/fuzz_$t.log" || tail -n 20 "$work/fuzz_$t.log"
         status=1
     else
         grep -E '^#[0-9]+.*DONE|Done [0-9]+ runs' "$work/fuzz_$t.log" | tail -n 1 || true
