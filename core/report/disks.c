@@ -149,8 +149,9 @@ static bool prof_from_config(prof *p, const char *cfg, thr_limits *lim)
     }
     for (const char *s = cfg; throttle && rep_config_next(&s, key, sizeof key, val, sizeof val);)
         if (strcmp(key, "type") != 0 && strcmp(key, "profile") != 0 && strcmp(key, "name") != 0 &&
-            strcmp(key, "inner") != 0)
-            on_kv(p, "", key, val);
+            strcmp(key, "inner") != 0 && !p->why[0] &&
+            thr_profile_override(&p->tp, key, val, p->why, sizeof p->why) != 0)
+            return false;
     return throttle && !p->why[0] && resolve(p, lim);
 }
 

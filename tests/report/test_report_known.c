@@ -241,10 +241,13 @@ static void test_recommendation(void **state)
     assert_string_equal(r->reco.v[0].inst->name, "big");
     assert_near(r->reco.v[0].score, 2.6e6 / (800.0 * 3600) + 2.6e6 / (2000.0 * 3600), 1e-12);
     assert_near(r->reco.v[0].fits[ig].thr, 2000, 1e-9);
-    /* a GPU filter that matches nothing: nothing to recommend */
+    /* a GPU filter that no instance's GPU matches: a typo, said with the
+     * GPUs there are (it used to be an empty recommendation) */
     rep_reco_free(&r->reco);
     assert_int_equal(
-        rep_recommend(&r->reco, &r->model, NULL, NULL, &r->cat, &r->disks, "H100", w->err, sizeof w->err), 0);
+        rep_recommend(&r->reco, &r->model, NULL, NULL, &r->cat, &r->disks, "H100", w->err, sizeof w->err),
+        -DLG_EINVAL);
+    assert_has(w->err, "--gpu H100: no instance in the catalog has such a GPU; its GPUs: ");
     assert_int_equal(r->reco.n, 0);
 }
 

@@ -99,6 +99,16 @@ int thr_profile_key(thr_profile *p, const char *section, const char *name, const
     return -1;
 }
 
+int thr_profile_override(thr_profile *p, const char *name, const char *value, char *why, size_t whylen)
+{
+    for (int i = THR_CAPACITY; i < THR_OPT_COUNT; i++)
+        if (strcmp(thr_options[i].name, name) == 0) {
+            memset(&p->v[i], 0, sizeof p->v[i]);
+            p->text[i][0] = '\0';
+        }
+    return thr_profile_key(p, "", name, value, why, whylen);
+}
+
 static int on_key(void *user, const char *section, const char *name, const char *value)
 {
     load_ctx *c = user;

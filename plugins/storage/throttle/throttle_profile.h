@@ -21,6 +21,10 @@ int thr_profile_key(thr_profile *p, const char *section, const char *name, const
                     char *why, size_t whylen);
 
 /* Reads path into p; an error names the file, the line and the key. */
+/* A [storage] section's own key over its profile's (explicit keys win):
+ * thr_profile_key, the key's earlier value dropped first. */
+int thr_profile_override(thr_profile *p, const char *name, const char *value, char *why, size_t whylen);
+
 int thr_profile_load(const dlg_host *h, const char *path, thr_profile *p);
 
 #endif
