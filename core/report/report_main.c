@@ -200,7 +200,12 @@ static bool names(const char *name, size_t n, const char *s)
 
 /* Selects (and weighs, weight > 0) the groups the first n bytes of name
  * name: NAME or NAME/MODE.  False when none. */
-static bool select_named(rep_report *r, const char *name, size_t n, double weight)
+/* Selects the groups NAME or NAME/MODE names (name[0..n)); with weight >
+ * 0 gives them that weight, where weighted_by[g] (the --weight that gave
+ * group g one, or NULL) says none did yet: else *twice is that group and
+ * *prev the --weight before. */
+static bool select_named(rep_report *r, const char *name, size_t n, double weight, const char **weighted_by,
+                         const char *arg, long *twice, const char **prev)
 {
     bool any = false;
     for (size_t g = 0; g < r->model.n; g++) {
@@ -210,14 +215,21 @@ static bool select_named(rep_report *r, const char *name, size_t n, double weigh
         if (!names(name, n, gr->workload) && !names(name, n, both))
             continue;
         any = r->selected[g] = true;
-        if (weight > 0)
+        if (weight > 0 && weighted_by[g] && *twice < 0) {
+            *twice = (long)g;
+            *prev = weighted_by[g];
+        }
+        if (weight > 0) {
             r->weights[g] = weight;
+            weighted_by[g] = arg;
+        }
     }
     return any;
 }
 
-/* --weight NAME[/MODE]=AMOUNT: the amount of that work in the mix. */
-static int select_weighted(rep_report *r, const char *arg, char *err, size_t errlen)
+/* --weight NAME[/MODE]=AMOUNT: the amount of that work in the mix; a
+ * group weighed twice (sim=1 and sim/train=2) is refused, not overwritten. */
+static int select_weighted(rep_report *r, const char *arg, const char **weighted_by, char *err, size_t errlen)
 {
     const char *eq = strrchr(arg, '=');
     char why[96];
@@ -227,8 +239,17 @@ static int select_weighted(rep_report *r, const char *arg, char *err, size_t err
                  "(millions of items, TB for bytes) > 0, e.g. sim/train=50", arg);
         return -DLG_EINVAL;
     }
-    if (!select_named(r, arg, (size_t)(eq - arg), w)) {
+    long twice = -1;
+    const char *prev = NULL;
+    if (!select_named(r, arg, (size_t)(eq - arg), w, weighted_by, arg, &twice, &prev)) {
         snprintf(err, errlen, "--weight %s: no such workload in the results", arg);
+        return -DLG_EINVAL;
+    }
+    if (twice >= 0) {
+        const rep_group *gr = &r->model.g[twice];
+        bool mode = gr->mode && gr->mode[0] && strcmp(gr->mode, "-") != 0;
+        snprintf(err, errlen, "--weight %s: %s%s%s already has a weight (--weight %s): give each workload one", arg,
+                 gr->workload, mode ? "/" : "", mode ? gr->mode : "", prev);
         return -DLG_EINVAL;
     }
     return 0;
@@ -248,15 +269,20 @@ static int select_groups(rep_report *r, const opts *o, char *err, size_t errlen)
         if (r->weights)
             r->weights[g] = 1;
     }
-    for (size_t w = 0; w < o->nworkloads; w++)
-        if (!select_named(r, o->workloads[w], strlen(o->workloads[w]), 0)) {
+    const char **weighted_by = calloc(r->model.n + 1, sizeof *weighted_by);
+    if (!weighted_by)
+        return -DLG_ENOMEM;
+    long none = -1;
+    int rc = 0;
+    for (size_t w = 0; w < o->nworkloads && rc == 0; w++)
+        if (!select_named(r, o->workloads[w], strlen(o->workloads[w]), 0, weighted_by, NULL, &none, NULL)) {
             snprintf(err, errlen, "--workload %s: no such workload in the results", o->workloads[w]);
-            return -DLG_EINVAL;
+            rc = -DLG_EINVAL;
         }
-    for (size_t w = 0; w < o->nweights; w++)
-        if (select_weighted(r, o->weights[w], err, errlen) != 0)
-            return -DLG_EINVAL;
-    return 0;
+    for (size_t w = 0; w < o->nweights && rc == 0; w++)
+        rc = select_weighted(r, o->weights[w], weighted_by, err, errlen);
+    free(weighted_by);
+    return rc;
 }
 
 static void md_writer(FILE *f, const void *r) { rep_out_markdown(f, r); }

@@ -144,6 +144,8 @@ expect target "--target '1.5'" sweep.csv --target 1.5
 expect catalog "unknown section [global]" sweep.csv --catalog sweep.ini
 expect weight-amount "--weight 'io-pipeline=lots': expected NAME[/MODE]=AMOUNT" sweep.csv --weight io-pipeline=lots
 expect weight-name "--weight nosuch=2: no such workload in the results" sweep.csv --weight nosuch=2
+# one workload weighed twice: refused (the last used to win silently)
+expect weight-twice "--weight io-pipeline=3: io-pipeline already has a weight (--weight io-pipeline=2)" sweep.csv --weight io-pipeline=2 --weight io-pipeline=3
 # a GPU no instance has is a typo, not "no instance meets every knee" (exit 0)
 expect gpu-typo "--gpu NOSUCH: no instance in the catalog has such a GPU; its GPUs: " sweep.csv \
     --catalog "$SRC/conf/instances/aws.ini" --gpu NOSUCH
