@@ -63,9 +63,9 @@ static void header(const out_form *o, const rep_compare *c)
     if (c->gate || c->latency_gate)
         fprintf(o->f, "; gate: ");
     if (c->gate)
-        fprintf(o->f, "a significant slowdown beyond %.1f%%, ", 100 * c->fail_below);
+        fprintf(o->f, "a significant slowdown beyond %.6g%%, ", 100 * c->fail_below); /* as given: -9.99, not -10.0 */
     if (c->latency_gate)
-        fprintf(o->f, "a %s step latency rise beyond +%.1f%%, ", c->latency, 100 * c->fail_above_latency);
+        fprintf(o->f, "a %s step latency rise beyond +%.6g%%, ", c->latency, 100 * c->fail_above_latency);
     if (c->gate || c->latency_gate)
         fprintf(o->f, "%s fails", c->allow_missing ? "a new failure" : "a new failure or a cell missing from new");
     fprintf(o->f, "%s", o->md ? ".\n\n" : "\n");

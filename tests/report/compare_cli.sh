@@ -60,6 +60,9 @@ grep -q '^  base: base.csv (3 rows): dlgauge .* (git ' plain.txt || fail "no hea
 "$DLG" compare --base base.jsonl --new new.jsonl --fail-below -5% >gate.txt 2>gate.err
 rc=$?
 [ $rc = 1 ] || fail "compare --fail-below -5%: exit $rc, not 1: $(cat gate.err)"
+# the limit as given, not rounded to one decimal (-9.99 read as -10.0)
+"$DLG" compare --base base.jsonl --new new.jsonl --fail-below -9.99% >gate999.txt 2>/dev/null
+grep -q 'slowdown beyond -9.99%,' gate999.txt || fail "gate header: $(grep -o 'gate: [^,]*' gate999.txt)"
 grep -q '^dlgauge compare: regression: sleep (job gate), mode -, precision -: .* steps/s -> .* steps/s (-[2-9][0-9]\.[0-9]%, p=' gate.err ||
     fail "the gate does not name job gate: $(cat gate.err)"
 grep -vq '^dlgauge compare: regression: ' gate.err && fail "stderr has more than regression lines: $(cat gate.err)"

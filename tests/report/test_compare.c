@@ -392,7 +392,7 @@ static void latency_rise_fails_its_gate(void **state)
     assert_int_equal(r.err_lines, 1);
     assert_string_equal(r.err, "dlgauge compare: regression: sim (job j), mode -, precision -: cpus=2: p99 step latency "
                                "1 ms -> 1.25 ms (+25.0%, limit +10.0%)\n");
-    assert_non_null(strstr(r.out, "gate: a p99 step latency rise beyond +10.0%, a new failure or a cell missing from new fails"));
+    assert_non_null(strstr(r.out, "gate: a p99 step latency rise beyond +10%, a new failure or a cell missing from new fails"));
     assert_non_null(strstr(r.out, "base p99  new p99  p99 delta"));
     assert_non_null(strstr(r.out, "+25.0% (gate)  ~\n"));
     assert_non_null(strstr(r.out, "+5.0%  ~\n"));
