@@ -403,6 +403,16 @@ int rep_table_reco(rep_table *t, const rep_report *r)
     return rc ? -1 : 0;
 }
 
+/* Whether a counted group's figure for this choice is an estimate (no cell
+ * with all of its knees was measured): the headline says so, as the table. */
+static bool estimated(const rep_report *r, const rep_choice *ch)
+{
+    for (size_t gi = 0; gi < r->model.n; gi++)
+        if (rep_reco_selected(r, gi) && ch->fits[gi].estimated)
+            return true;
+    return false;
+}
+
 void rep_reco_text(const rep_report *r, char *buf, size_t len)
 {
     const rep_reco *re = &r->reco;
@@ -417,14 +427,21 @@ void rep_reco_text(const rep_report *r, char *buf, size_t len)
     }
     char score[160];
     const rep_choice *a = &re->v[0];
+    if (!isfinite(a->score)) { /* sorted by cost: none of them has one */
+        snprintf(buf, len, "no recommendation: %zu instance%s meet%s every knee, but no measured throughput prices "
+                 "%s (a throughput of 0, or less than any measured cell: see the table)", re->nmeet,
+                 re->nmeet == 1 ? "" : "s", re->nmeet == 1 ? "s" : "", re->nmeet == 1 ? "it" : "them");
+        return;
+    }
     rep_score_text(r, a, score, sizeof score);
-    size_t n = (size_t)snprintf(buf, len, "recommended: %s (%s, %.4g %s/h), %s", a->inst->name, a->inst->provider,
-                                a->inst->price, a->inst->currency, score);
+    size_t n = (size_t)snprintf(buf, len, "recommended: %s (%s, %.4g %s/h), %s%s", a->inst->name, a->inst->provider,
+                                a->inst->price, a->inst->currency, score, estimated(r, a) ? " (est.)" : "");
     if (re->nmeet > 1 && n < len) {
         const rep_choice *b = &re->v[1];
         rep_score_text(r, b, score, sizeof score);
-        n += (size_t)snprintf(buf + n, len - n, "; runner-up: %s (%s, %.4g %s/h), %s", b->inst->name,
-                              b->inst->provider, b->inst->price, b->inst->currency, score);
+        n += (size_t)snprintf(buf + n, len - n, "; runner-up: %s (%s, %.4g %s/h), %s%s", b->inst->name,
+                              b->inst->provider, b->inst->price, b->inst->currency, score,
+                              isfinite(b->score) && estimated(r, b) ? " (est.)" : "");
     } else if (n < len) {
         n += (size_t)snprintf(buf + n, len - n, "; no runner-up meets every knee");
     }

@@ -144,6 +144,39 @@ expect target "--target '1.5'" sweep.csv --target 1.5
 expect catalog "unknown section [global]" sweep.csv --catalog sweep.ini
 expect weight-amount "--weight 'io-pipeline=lots': expected NAME[/MODE]=AMOUNT" sweep.csv --weight io-pipeline=lots
 expect weight-name "--weight nosuch=2: no such workload in the results" sweep.csv --weight nosuch=2
+# the headline says what the table says: an estimated figure is marked, and
+# instances that no measured throughput prices get no recommendation
+cat >cat1.ini <<'EOF'
+[catalog]
+provider = T
+region = r
+currency = USD
+source = x
+retrieved = 2026-12-01
+[instance a8m1]
+gpus = 1
+gpu = G1
+vcpus = 8
+memory = 1GiB
+price_per_hour = 1.0
+[instance a8m2]
+gpus = 1
+gpu = G1
+vcpus = 8
+memory = 2GiB
+price_per_hour = 1.1
+EOF
+{ echo "time,cpus,job,memory,mode,status,workload,throughput,repeats,throughput_ci95,throughput_stddev,unit,version"
+  echo "2026-11-29T10:00:01Z,8,j,2G,train,ok,sim,390,3,1,0.4,images,0.1.0"
+  echo "2026-11-29T10:00:02Z,16,j,1G,train,ok,sim,390,3,1,0.4,images,0.1.0"
+  echo "2026-11-29T10:00:03Z,16,j,2G,train,ok,sim,400,3,1,0.4,images,0.1.0"; } >est.csv
+"$DLG" report est.csv --catalog cat1.ini >est.txt 2>est.err || fail "est: $(cat est.err)"
+grep -q '^recommended: a8m1 .* USD per million images (est\.); runner-up: a8m2 ' est.txt ||
+    fail "est: the headline does not mark the estimate: $(grep recommended est.txt)"
+sed 's/,39[0-9],3,1,0.4,/,0,3,0,0,/; s/,400,3,1,0.4,/,0,3,0,0,/' est.csv >zero.csv
+"$DLG" report zero.csv --catalog cat1.ini >zero.txt 2>zero.err || fail "zero: $(cat zero.err)"
+grep -Eq '^no recommendation: [0-9]+ instances? meets? every knee, but no measured throughput prices' zero.txt ||
+    fail "zero: $(grep -E '^(recommended|no )' zero.txt)"
 # one workload weighed twice: refused (the last used to win silently)
 expect weight-twice "--weight io-pipeline=3: io-pipeline already has a weight (--weight io-pipeline=2)" sweep.csv --weight io-pipeline=2 --weight io-pipeline=3
 # a GPU no instance has is a typo, not "no instance meets every knee" (exit 0)
