@@ -66,6 +66,7 @@ struct dlg_loader {
     uint64_t next_seq; /* consumer side */
     int held;
     dlg_loader_stats st;
+    dlg_cache_result cache; /* st.cache_method points into it */
     atomic_bool warned_skip; /* workers race to log the first skip once */
 };
 
@@ -296,8 +297,14 @@ static int open_source(dlg_loader *l)
 static int cache_source(dlg_loader *l)
 {
     dlg_data_err err = {0};
-    int rc = dlg_ld_cache(l->src, l->cfg.cache, &l->st.cache_method, &err);
-    return rc < 0 ? l->h->error(l->h, -rc, "%s", err.msg) : 0;
+    int rc = dlg_ld_cache(l->src, l->cfg.cache, &l->cache, &err);
+    if (rc < 0)
+        return l->h->error(l->h, -rc, "%s", err.msg);
+    l->st.cache_method = l->cache.method;
+    char warn[512];
+    if (dlg_cache_warning(&l->cache, l->data, warn, sizeof warn))
+        l->h->log(l->h, DLG_LOG_WARN, "%s", warn);
+    return 0;
 }
 
 /* Caffe's mean image replaces the per-channel mean (loader.h). */

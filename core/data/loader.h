@@ -400,8 +400,36 @@ void dlg_loader_close(dlg_loader *l);
  * to it and would be read at memory speed whatever the limit, else none. */
 dlg_cache_mode dlg_cache_mode_of(int64_t value, const dlg_job_info *job);
 
-/* Applies a cache mode to one file (the io workload's); *method says how. */
-int dlg_cache_file(const char *path, dlg_cache_mode mode, const char **method, dlg_data_err *err);
+/* What a cache mode did.  cold: posix_fadvise(DONTNEED) after fdatasync
+ * (the kernel keeps dirty pages), plus drop_caches as root, then mincore()
+ * says how much stayed cached anyway (tmpfs, pages locked or mapped
+ * elsewhere): method says so ("fadvise (37% stayed cached)"), so that a
+ * row never claims a cold read that was a RAM read; "(unverified)" where
+ * mincore could not tell (a file the user neither owns nor may write). */
+typedef struct dlg_cache_result {
+    char method[48];   /* "none", "read", "fadvise", "fadvise+drop_caches", "... (N% stayed cached)" */
+    uint64_t bytes;    /* cold: the files' size */
+    uint64_t resident; /* cold: bytes still in the page cache after the eviction */
+    uint64_t unknown;  /* cold: bytes of files whose residency mincore would not tell */
+} dlg_cache_result;
+
+/* Applies a cache mode to one file (the io workload's). */
+int dlg_cache_file(const char *path, dlg_cache_mode mode, dlg_cache_result *out, dlg_data_err *err);
+
+/* The warning to give when cold left pages cached (what: the file or
+ * dataset): false, buf untouched, when it left none. */
+bool dlg_cache_warning(const dlg_cache_result *r, const char *what, char *buf, size_t len);
+
+/* Bytes of fd's first size bytes that are in the page cache (mincore over a
+ * read-only mapping, a window at a time); -1 when it cannot say (no
+ * mapping, or a file that mincore tells only its owner or writers of). */
+int64_t dlg_cache_resident(int fd, uint64_t size);
+
+/* lmdb: reads its file through LMDB's own mmap, past the job's storage:
+ * with a storage other than the default (posix) the row would report that
+ * storage while measuring the page cache.  0, or -DLG_EINVAL after one
+ * host->error() line starting "storage = " (said at that key's line). */
+int dlg_loader_storage_check(const dlg_host *h, const char *data, const dlg_job_info *job);
 
 /* Indices within the fragment. */
 enum dlg_loader_opt {

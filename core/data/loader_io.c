@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -131,17 +132,68 @@ void dlg_ld_source_host_close(dlg_ld_hostfile *hf)
     dlg_ld_buf_free(&hf->buf);
 }
 
-static int evict(const char *path, dlg_data_err *err)
+/* Since Linux 5.0 mincore() tells the page cache of a file only to its
+ * owner, root or a user who may write it: to others it says every page is
+ * resident (CVE-2019-5489), which would read as a failed eviction. */
+static bool mincore_tells(int fd)
+{
+    struct stat st;
+    char self[64];
+    uid_t me = geteuid();
+    snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+    return me == 0 || (fstat(fd, &st) == 0 && st.st_uid == me) || faccessat(AT_FDCWD, self, W_OK, AT_EACCESS) == 0;
+}
+
+int64_t dlg_cache_resident(int fd, uint64_t size)
+{
+    enum { WINDOW_PAGES = 16384 }; /* 64 MiB of 4 KiB pages a mapping: a small vector */
+    unsigned char vec[WINDOW_PAGES];
+    long psz = sysconf(_SC_PAGESIZE);
+    if (psz <= 0 || !mincore_tells(fd))
+        return -1;
+    uint64_t page = (uint64_t)psz, window = page * WINDOW_PAGES, resident = 0;
+    for (uint64_t off = 0; off < size; off += window) {
+        size_t len = (size_t)(size - off < window ? size - off : window);
+        void *p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)off);
+        if (p == MAP_FAILED)
+            return -1;
+        int rc = mincore(p, len, vec);
+        munmap(p, len);
+        if (rc != 0)
+            return -1;
+        size_t pages = (len + page - 1) / page;
+        for (size_t i = 0; i < pages; i++)
+            if (vec[i] & 1)
+                resident += i + 1 < pages ? page : len - i * page; /* the last page: the file's part */
+    }
+    return (int64_t)resident;
+}
+
+/* fdatasync first: DONTNEED skips dirty pages, so a file just written
+ * (a dataset a job made moments ago) would stay cached.  Adds the file's
+ * size to r->bytes, and when resident, what stayed cached to r->resident. */
+static int evict(const char *path, dlg_cache_result *r, dlg_data_err *err)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return dlg_data_fail(err, DLG_EIO, "%s: cannot open to evict it from the page cache: %s",
                              path, strerror(errno));
-    int rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    struct stat st;
+    int rc = fstat(fd, &st) == 0 ? 0 : errno;
+    if (rc == 0 && fdatasync(fd) != 0 && errno != EINVAL && errno != EROFS) /* EINVAL: cannot sync (a pipe) */
+        rc = errno;
+    if (rc == 0)
+        rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    int64_t cached = rc == 0 ? dlg_cache_resident(fd, (uint64_t)st.st_size) : 0;
     close(fd);
     if (rc != 0)
-        return dlg_data_fail(err, DLG_EIO, "%s: posix_fadvise(DONTNEED) failed: %s", path,
+        return dlg_data_fail(err, DLG_EIO, "%s: fdatasync or posix_fadvise(DONTNEED) failed: %s", path,
                              strerror(rc));
+    r->bytes += (uint64_t)st.st_size;
+    if (cached >= 0)
+        r->resident += (uint64_t)cached;
+    else
+        r->unknown += (uint64_t)st.st_size;
     return 0;
 }
 
@@ -177,31 +229,74 @@ static bool drop_caches(void)
     return ok;
 }
 
-/* Applies mode to n files, path_of(ctx, i, buf) naming file i. */
-static int cache_files(size_t n, const char *(*path_of)(const void *, size_t, char *, size_t), const void *ctx,
-                       dlg_cache_mode mode, const char **method, dlg_data_err *err)
+typedef const char *(*path_fn)(const void *, size_t, char *, size_t);
+
+/* Evicts n files, counting what stays cached (again after drop_caches). */
+static int evict_files(size_t n, path_fn path_of, const void *ctx, dlg_cache_result *r, dlg_data_err *err)
 {
-    *method = "none";
+    char path[4096];
+    r->bytes = r->resident = r->unknown = 0;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = evict(path_of(ctx, i, path, sizeof path), r, err);
+    return rc;
+}
+
+static int cold(size_t n, path_fn path_of, const void *ctx, dlg_cache_result *r, dlg_data_err *err)
+{
+    int rc = evict_files(n, path_of, ctx, r, err);
+    if (rc < 0)
+        return rc;
+    bool dropped = drop_caches();
+    if (dropped && r->resident > 0 && (rc = evict_files(n, path_of, ctx, r, err)) < 0)
+        return rc;
+    const char *how = dropped ? "fadvise+drop_caches" : "fadvise";
+    if (!r->resident && r->unknown)
+        snprintf(r->method, sizeof r->method, "%s (unverified)", how);
+    else if (!r->resident)
+        snprintf(r->method, sizeof r->method, "%s", how);
+    else if (r->resident * 100 < r->bytes)
+        snprintf(r->method, sizeof r->method, "%s (<1%% stayed cached)", how);
+    else
+        snprintf(r->method, sizeof r->method, "%s (%d%% stayed cached)", how,
+                 (int)(r->resident * 100 / r->bytes));
+    return 0;
+}
+
+/* Applies mode to n files, path_of(ctx, i, buf) naming file i. */
+static int cache_files(size_t n, path_fn path_of, const void *ctx, dlg_cache_mode mode, dlg_cache_result *r,
+                       dlg_data_err *err)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->method, sizeof r->method, "none");
     if (mode == DLG_CACHE_NONE)
         return 0;
+    if (mode == DLG_CACHE_COLD)
+        return cold(n, path_of, ctx, r, err);
     char path[4096];
     size_t cap = 1u << 20;
-    char *chunk = mode == DLG_CACHE_WARM ? malloc(cap) : NULL;
-    if (mode == DLG_CACHE_WARM && !chunk)
+    char *chunk = malloc(cap);
+    if (!chunk)
         return dlg_data_fail(err, DLG_ENOMEM, "loader: out of memory");
     int rc = 0;
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        const char *p = path_of(ctx, i, path, sizeof path);
-        rc = mode == DLG_CACHE_COLD ? evict(p, err) : warm(p, chunk, cap, err);
-    }
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = warm(path_of(ctx, i, path, sizeof path), chunk, cap, err);
     free(chunk);
     if (rc < 0)
         return rc;
-    if (mode == DLG_CACHE_WARM)
-        *method = "read";
-    else
-        *method = drop_caches() ? "fadvise+drop_caches" : "fadvise";
+    snprintf(r->method, sizeof r->method, "read");
     return 0;
+}
+
+bool dlg_cache_warning(const dlg_cache_result *r, const char *what, char *buf, size_t len)
+{
+    if (!r->resident)
+        return false;
+    snprintf(buf, len, "cache = cold: %.1f MB of %s's %.1f MB stayed in the page cache after eviction "
+             "(a tmpfs, pages locked or mapped by another process): reads of them come from memory, "
+             "not the disk (cache_method = %s)",
+             (double)r->resident / 1e6, what, (double)r->bytes / 1e6, r->method);
+    return true;
 }
 
 static const char *src_path(const void *ctx, size_t i, char *buf, size_t len)
@@ -210,9 +305,9 @@ static const char *src_path(const void *ctx, size_t i, char *buf, size_t len)
     return s->ops->file_path(s, i, buf, len);
 }
 
-int dlg_ld_cache(const dlg_ld_src *s, dlg_cache_mode mode, const char **method, dlg_data_err *err)
+int dlg_ld_cache(const dlg_ld_src *s, dlg_cache_mode mode, dlg_cache_result *out, dlg_data_err *err)
 {
-    return cache_files(s->nfiles, src_path, s, mode, method, err);
+    return cache_files(s->nfiles, src_path, s, mode, out, err);
 }
 
 static const char *one_path(const void *ctx, size_t i, char *buf, size_t len)
@@ -221,9 +316,9 @@ static const char *one_path(const void *ctx, size_t i, char *buf, size_t len)
     return ctx;
 }
 
-int dlg_cache_file(const char *path, dlg_cache_mode mode, const char **method, dlg_data_err *err)
+int dlg_cache_file(const char *path, dlg_cache_mode mode, dlg_cache_result *out, dlg_data_err *err)
 {
-    return cache_files(1, one_path, path, mode, method, err);
+    return cache_files(1, one_path, path, mode, out, err);
 }
 
 int dlg_ld_src_open(dlg_ld_src **out, const char *spec, const dlg_host *h, dlg_data_err *err)

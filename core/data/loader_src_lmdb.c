@@ -1,6 +1,7 @@
 /* Caffe LMDB source.  LMDB reads through its own mmap, so this source never
- * goes through the job's storage backend; bytes_read counts the Datum
- * values touched.  One cursor per worker. */
+ * goes through the job's storage backend (a job that names one is refused:
+ * dlg_loader_storage_check); bytes_read counts the Datum values touched.
+ * One cursor per worker. */
 #include "lmdb_dataset.h"
 #include "loader_src.h"
 
@@ -129,4 +130,17 @@ int dlg_ld_src_lmdb(dlg_ld_src **out, const char *path, const dlg_host *h, dlg_d
         s->base.bytes = (uint64_t)st.st_size;
     *out = &s->base;
     return 0;
+}
+
+int dlg_loader_storage_check(const dlg_host *h, const char *data, const dlg_job_info *job)
+{
+    if (!data || strncmp(data, "lmdb:", 5) != 0 || !DLG_JOB_HAS(job, storage) || !job->storage ||
+        strcmp(job->storage, "posix") == 0)
+        return 0;
+    return h->error(h, DLG_EINVAL,
+                    "storage = %s: data = %s is read by LMDB through its own mmap, which no storage "
+                    "backend sees (its limits and counters would not apply: the row would measure the "
+                    "page cache); read a recordio: or files: dataset through this storage instead "
+                    "(dlgauge mkdata, or a preprocess job, converts), or leave storage unset",
+                    job->storage, data);
 }

@@ -16,8 +16,9 @@ size_t dlg_msg_key_len(const char *msg)
     return strncmp(q, " = ", 3) == 0 || strncmp(q, " '", 2) == 0 || strncmp(q, ": ", 2) == 0 ? n : 0;
 }
 
-/* The entry of the workload option that msg starts with (NULL: none, or
- * the table's default, which the job's section stands for). */
+/* The entry of the workload option, or else the core job key (storage),
+ * that msg starts with (NULL: none, or the table's default, which the
+ * job's section stands for). */
 static const dlg_entry *key_entry(const dlg_job *j, const char *msg)
 {
     size_t n = dlg_msg_key_len(msg);
@@ -25,6 +26,11 @@ static const dlg_entry *key_entry(const dlg_job *j, const char *msg)
         const char *name = j->workload->options[k].name;
         if (strlen(name) == n && strncmp(name, msg, n) == 0)
             return j->wl_src[k];
+    }
+    for (size_t k = 0; n && k < DLG_K_COUNT; k++) {
+        const char *name = dlg_core_job_options[k].name;
+        if (strlen(name) == n && strncmp(name, msg, n) == 0)
+            return j->core_src[k];
     }
     return NULL;
 }
@@ -50,6 +56,7 @@ dlg_job_info dlg_cell_job_info(const dlg_plan *p, const dlg_cell *c, int cpus, i
         .repetition = rep,
         .memory_limit = c->core[DLG_K_MEMORY].set ? (uint64_t)c->core[DLG_K_MEMORY].i : 0,
         .storage_caps = sops ? sops->caps : 0,
+        .storage = c->core[DLG_K_STORAGE].set ? storage : NULL,
     };
     return info;
 }

@@ -51,8 +51,8 @@ static void note_failure(const dlg_job *j, const dlg_cell *c, const dlg_host_imp
 }
 
 /* FNV-1a of what check sees of a cell (its option values and job info):
- * cells that differ only in keys the workload never sees (cpu quota, a
- * storage of the same caps) are asked once, not once each (a CNN's check
+ * cells that differ only in keys the workload never sees (cpu quota)
+ * are asked once, not once each (a CNN's check
  * builds its model). */
 static uint64_t cell_key(const dlg_job *j, const dlg_cell *c, const dlg_job_info *info)
 {
@@ -66,6 +66,8 @@ static uint64_t cell_key(const dlg_job *j, const dlg_cell *c, const dlg_job_info
     const uint64_t more[] = {(uint64_t)info->cpus, info->seed, info->memory_limit, info->storage_caps};
     for (size_t i = 0; i < sizeof more / sizeof *more; i++)
         h = (h ^ more[i]) * 1099511628211ull;
+    for (const char *t = info->storage ? info->storage : ""; *t; t++) /* check may judge its name */
+        h = (h ^ (unsigned char)*t) * 1099511628211ull;
     return h ? h : 1;
 }
 

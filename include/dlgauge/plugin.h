@@ -353,6 +353,11 @@ typedef struct dlg_job_info {
      * before any storage exists, so check() can judge options against
      * them (io's depth > 1 needs DLG_CAP_ASYNC) */
     uint32_t storage_caps;
+    /* added within ABI 1.1 (DLG_JOB_HAS(job, storage)): the cell's
+     * `storage` as the job names it (a [storage NAME] or a backend type),
+     * NULL where the job leaves it at the default (posix); a check() line
+     * starting "storage = " is said at that key's line */
+    const char *storage;
 } dlg_job_info;
 
 /* Whether the host's dlg_job_info has `field` (struct_size says what it filled). */

@@ -58,8 +58,11 @@ int cnn_data_check(const dlg_host *h, const cnn_data_cfg *cfg, dlg_loader_config
 {
     const dlg_value *v = cfg->loader_opts;
     dlg_loader_config_defaults(lc);
+    int rc = dlg_loader_storage_check(h, v[DLG_LOPT_DATA].text, cfg->job);
+    if (rc < 0)
+        return rc;
     /* synthetic data is not normalised, but a bad mean/std is still an error */
-    int rc = dlg_loader_config_from_opts(lc, v, cfg->job, cfg->train, h);
+    rc = dlg_loader_config_from_opts(lc, v, cfg->job, cfg->train, h);
     if (rc < 0 || strcmp(v[DLG_LOPT_DATA].text, "synthetic") == 0)
         return rc;
     if (lc->layout != DLG_LAYOUT_NCHW || lc->dtype != DLG_LOADER_FP32)

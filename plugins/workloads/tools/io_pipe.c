@@ -1,6 +1,7 @@
 /* io-pipeline: a DLIO / MLPerf Storage style benchmark of the input
  * pipeline.  A step takes the next batch from the loader (recordio, lmdb,
- * files or synthetic data, read through the job's storage backend), then
+ * files or synthetic data, read through the job's storage backend; lmdb
+ * through LMDB's own mmap, so only with the default storage), then
  * "computes" for an emulated time; the batch is released after the compute,
  * as an accelerator reading pinned memory would.  Reports samples/s,
  * MB/s, the data-wait fraction and accelerator utilisation
@@ -49,7 +50,10 @@ static const dlg_metric iopipe_metrics[] = {
     {"loader_busy", DLG_FIELD_DOUBLE, "",
      "share of the workers' time spent reading or decoding the timed steps' batches (1: every worker always "
      "busy, so more threads, faster decode or faster storage would help)"},
-    {"cache_method", DLG_FIELD_STRING, "", "how cache = cold|warm was applied"},
+    {"cache_method", DLG_FIELD_STRING, "",
+     "how cache = cold|warm was applied (none, read, fadvise, fadvise+drop_caches; \"(N% stayed cached)\" "
+     "added when cold left pages in the page cache, which a warning then names, \"(unverified)\" when "
+     "mincore could not tell: a file the user neither owns nor may write)"},
     {NULL, 0, NULL, NULL}};
 
 typedef struct iopipe {
@@ -151,8 +155,11 @@ static int iopipe_opts_check(const dlg_host *h, const dlg_value *opts, const dlg
     if (tools_after_prefix(data, "raw"))
         return h->error(h, DLG_EINVAL, "data = %s: raw files are read by workload = io; io-pipeline "
                         "reads recordio:, lmdb:, files: or synthetic datasets", data);
+    int rc = dlg_loader_storage_check(h, data, job);
+    if (rc < 0)
+        return rc;
     dlg_loader_config_defaults(cfg);
-    int rc = dlg_loader_config_from_opts(cfg, &opts[OPT_LOADER], job, true, h);
+    rc = dlg_loader_config_from_opts(cfg, &opts[OPT_LOADER], job, true, h);
     if (rc < 0)
         return rc;
     if (opts[OPT_BATCH].i < 1 || opts[OPT_BATCH].i > 65536)

@@ -39,8 +39,8 @@ static const dlg_option io_options[] = {
     [OPT_BLOCK] = {"block", DLG_OPT_SIZE, "1MiB", "1", "1GiB", NULL,
                    "bytes per read; random offsets are multiples of it", 0},
     [OPT_DEPTH] = {"depth", DLG_OPT_INT, NULL, "1", "4096", NULL,
-                   "reads in flight: async backends (uring) default 32, at most their own depth; "
-                   "sync backends only 1",
+                   "reads in flight: async backends default 32 (uring; throttle over any inner "
+                   "backend, posix too), at most their own depth; sync backends (posix) only 1",
                    0},
     [OPT_SPAN] = {"span", DLG_OPT_SIZE, NULL, "1", NULL, NULL,
                   "bytes of the file used from its start (default: the whole file)", 0},
@@ -72,7 +72,10 @@ static const dlg_metric io_metrics[] = {
     {"buffer_align", DLG_FIELD_INT, "bytes", "alignment the backend asked for (1 = none)"},
     {"buffer_registered", DLG_FIELD_INT, "", "1: the backend registered the read buffers once (io_uring fixed buffers); 0: not"},
     {"checksum", DLG_FIELD_STRING, "", "checksum = true: sum of CRC-32 of the timed steps' reads, mod 2^64, hex"},
-    {"cache_method", DLG_FIELD_STRING, "", "how cache = cold|warm was applied (none, fadvise, ...)"},
+    {"cache_method", DLG_FIELD_STRING, "",
+     "how cache = cold|warm was applied (none, read, fadvise, fadvise+drop_caches; \"(N% stayed cached)\" "
+     "added when cold left pages in the page cache, which a warning then names, \"(unverified)\" when "
+     "mincore could not tell: a file the user neither owns nor may write)"},
     {NULL, 0, NULL, NULL}};
 
 typedef struct io_raw {
@@ -80,7 +83,7 @@ typedef struct io_raw {
     dlg_file *f;
     char *path;
     bool async, rand, checksum, registered;
-    const char *cache_method;
+    dlg_cache_result cache; /* cache_method: its method */
     uint32_t align;
     size_t block;
     uint64_t span;        /* bytes used */
@@ -257,7 +260,7 @@ static int io_report(void *state, const dlg_report_api *api, dlg_fields *f)
     api->add_int(f, "span_bytes", (int64_t)s->span);
     api->add_int(f, "buffer_align", (int64_t)s->align);
     api->add_int(f, "buffer_registered", s->registered);
-    api->add_string(f, "cache_method", s->cache_method);
+    api->add_string(f, "cache_method", s->cache.method);
     if (s->checksum) {
         char hex[20];
         snprintf(hex, sizeof hex, "%016llx", (unsigned long long)s->sum);
@@ -449,9 +452,12 @@ static int io_open(io_raw *s, const dlg_value *opts, const dlg_job_info *job)
     s->checksum = opts[OPT_CHECKSUM].i != 0;
     s->rng = DLG_JOB_HAS(job, seed) ? job->seed : 0;
     dlg_data_err err = {0};
-    rc = dlg_cache_file(s->path, dlg_cache_mode_of(opts[OPT_CACHE].i, job), &s->cache_method, &err);
+    rc = dlg_cache_file(s->path, dlg_cache_mode_of(opts[OPT_CACHE].i, job), &s->cache, &err);
     if (rc < 0)
         return h->error(h, err.code, "%s", err.msg);
+    char warn[512];
+    if (dlg_cache_warning(&s->cache, s->path, warn, sizeof warn))
+        h->log(h, DLG_LOG_WARN, "%s", warn);
     rc = h->file_open(h, NULL, s->path, &s->f);
     if (rc < 0) {
         s->f = NULL;

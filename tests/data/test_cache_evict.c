@@ -1,0 +1,191 @@
+/* cache = cold on files just written: their pages are dirty, which
+ * posix_fadvise(DONTNEED) skips, so the eviction syncs them first (else a
+ * "cold" read came from memory, 5x too fast, with cache_method = fadvise);
+ * and what stays cached whatever it does (tmpfs, here) is said in
+ * cache_method and a warning, counted with mincore.  Run unprivileged
+ * where it can (seteuid nobody): root's drop_caches would hide the bug. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "loader.h"
+#include "tmpdir.h"
+
+#define TMPFS_MAGIC_ 0x01021994
+
+/* Writes size bytes of a pattern to path (mode 0644), leaving them dirty. */
+static void write_file(const char *path, size_t size)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(fd >= 0);
+    char buf[65536];
+    for (size_t i = 0; i < sizeof buf; i++)
+        buf[i] = (char)(i * 31 + 7);
+    for (size_t at = 0; at < size;) {
+        size_t n = size - at < sizeof buf ? size - at : sizeof buf;
+        assert_int_equal(write(fd, buf, n), (ssize_t)n);
+        at += n;
+    }
+    assert_int_equal(close(fd), 0);
+}
+
+/* Pages of path in the page cache, by the test's own mincore. */
+static size_t resident_pages(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    assert_true(p != MAP_FAILED);
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), pages = ((size_t)st.st_size + page - 1) / page, in = 0;
+    unsigned char *vec = malloc(pages);
+    assert_non_null(vec);
+    assert_int_equal(mincore(p, (size_t)st.st_size, vec), 0);
+    for (size_t i = 0; i < pages; i++)
+        in += vec[i] & 1;
+    free(vec);
+    munmap(p, (size_t)st.st_size);
+    close(fd);
+    return in;
+}
+
+static void dirty_file_is_evicted(void **state)
+{
+    (void)state;
+    char dir[32], path[64];
+    tmpdir_make(dir, "evict");
+    struct statfs fs;
+    assert_int_equal(statfs(dir, &fs), 0);
+    if (fs.f_type == TMPFS_MAGIC_) {
+        tmpdir_rmrf(dir);
+        skip(); /* tmpfs cannot evict: nothing to test here */
+    }
+    assert_int_equal(chmod(dir, 0755), 0);
+    snprintf(path, sizeof path, "%s/data", dir);
+    const size_t size = 8u << 20;
+    write_file(path, size);
+    assert_true(resident_pages(path) > 0); /* the dirty pages the bug left */
+    if (geteuid() == 0) /* nobody's own file, which mincore tells nobody of */
+        assert_int_equal(chown(path, 65534, 65534), 0);
+    bool root = geteuid() == 0, dropped = root && seteuid(65534) == 0;
+    dlg_cache_result r;
+    dlg_data_err err = {0};
+    int rc = dlg_cache_file(path, DLG_CACHE_COLD, &r, &err);
+    if (dropped)
+        assert_int_equal(seteuid(0), 0);
+    assert_int_equal(rc, 0);
+    print_message("cold on a file just written: %s, %zu pages stayed\n", r.method, resident_pages(path));
+    assert_int_equal(resident_pages(path), 0);
+    assert_int_equal(r.bytes, size);
+    assert_int_equal(r.resident, 0);
+    assert_string_equal(r.method, root && !dropped ? "fadvise+drop_caches" : "fadvise");
+    char warn[512];
+    assert_false(dlg_cache_warning(&r, path, warn, sizeof warn));
+    tmpdir_rmrf(dir);
+}
+
+/* mincore tells a user who neither owns nor may write a file that all of
+ * it is cached: that is no failed eviction, only an unverified one. */
+static void unreadable_residency_is_unverified(void **state)
+{
+    (void)state;
+    if (geteuid() != 0)
+        skip(); /* needs a file of another user */
+    char dir[32], path[64];
+    tmpdir_make(dir, "unver");
+    assert_int_equal(chmod(dir, 0755), 0);
+    snprintf(path, sizeof path, "%s/data", dir);
+    write_file(path, 1u << 20); /* root's, 0644 */
+    if (seteuid(65534) != 0) {
+        tmpdir_rmrf(dir);
+        skip();
+    }
+    dlg_cache_result r;
+    dlg_data_err err = {0};
+    int rc = dlg_cache_file(path, DLG_CACHE_COLD, &r, &err);
+    int fd = open(path, O_RDONLY);
+    int64_t said = fd >= 0 ? dlg_cache_resident(fd, 1u << 20) : 0;
+    if (fd >= 0)
+        close(fd);
+    assert_int_equal(seteuid(0), 0);
+    assert_int_equal(rc, 0);
+    assert_int_equal(said, -1);
+    assert_string_equal(r.method, "fadvise (unverified)");
+    assert_int_equal(r.resident, 0);
+    assert_int_equal(r.unknown, 1u << 20);
+    char warn[512];
+    assert_false(dlg_cache_warning(&r, path, warn, sizeof warn));
+    tmpdir_rmrf(dir);
+}
+
+/* A tmpfs file cannot leave memory: cache_method and the warning say how
+ * much stayed (all of it), rather than "fadvise" alone. */
+static void resident_file_is_said(void **state)
+{
+    (void)state;
+    const char *path = "/dev/shm/dlg_cache_evict_test";
+    struct statfs fs;
+    if (statfs("/dev/shm", &fs) != 0 || fs.f_type != TMPFS_MAGIC_)
+        skip();
+    write_file(path, 1000000);
+    dlg_cache_result r;
+    dlg_data_err err = {0};
+    assert_int_equal(dlg_cache_file(path, DLG_CACHE_COLD, &r, &err), 0);
+    assert_int_equal(r.bytes, 1000000);
+    assert_int_equal(r.resident, 1000000);
+    const char *how = strstr(r.method, " (100% stayed cached)");
+    assert_non_null(how);
+    assert_int_equal(how[strlen(how) - 1], ')');
+    assert_true(!strncmp(r.method, "fadvise (", 9) || !strncmp(r.method, "fadvise+drop_caches (", 21));
+    char warn[512];
+    assert_true(dlg_cache_warning(&r, path, warn, sizeof warn));
+    char want[200];
+    snprintf(want, sizeof want, "cache = cold: 1.0 MB of %s's 1.0 MB stayed in the page cache", path);
+    assert_non_null(strstr(warn, want));
+    assert_non_null(strstr(warn, r.method));
+    unlink(path);
+}
+
+/* The residency count maps a window at a time: a file past one window,
+ * with a part page at its end, counts to its exact size. */
+static void residency_counts_past_a_window(void **state)
+{
+    (void)state;
+    const char *path = "/dev/shm/dlg_cache_evict_big";
+    struct statfs fs;
+    if (statfs("/dev/shm", &fs) != 0 || fs.f_type != TMPFS_MAGIC_)
+        skip();
+    const size_t size = (64u << 20) * 2 + 5000;
+    write_file(path, size);
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(dlg_cache_resident(fd, size), (int64_t)size);
+    assert_int_equal(dlg_cache_resident(fd, 0), 0);
+    close(fd);
+    unlink(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(dirty_file_is_evicted),
+        cmocka_unit_test(unreadable_residency_is_unverified),
+        cmocka_unit_test(resident_file_is_said),
+        cmocka_unit_test(residency_counts_past_a_window),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
