@@ -55,8 +55,8 @@ for t in $targets; do
         "$cc" $flags -I"$rt" -I"$root/include" "$here/fuzz_$t.c" $rt_objs -linih -lm -o "$work/fuzz_$t" ;;
     throttle_profile) # the plugin's parser, compiled in
         thr=$root/plugins/storage/throttle
-        "$cc" $flags -I"$thr" -I"$root/include" "$here/fuzz_$t.c" "$thr/throttle_profile.c" \
-            "$thr/throttle_units.c" "$thr/throttle_opts.c" -linih -lm -o "$work/fuzz_$t" ;;
+        "$cc" $flags -I"$thr" -I"$rt" -I"$root/include" "$here/fuzz_$t.c" "$thr/throttle_profile.c" \
+            "$thr/throttle_units.c" "$thr/throttle_opts.c" "$rt/units.c" -linih -lm -o "$work/fuzz_$t" ;;
     report) # the results readers of dlgauge report
         rep=$root/core/report
         "$cc" $flags -I"$rep" -I"$rt" -I"$root/include" "$here/fuzz_$t.c" "$rep/rows.c" "$rep/read_csv.c" \

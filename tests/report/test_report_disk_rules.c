@@ -60,6 +60,12 @@ static const struct {
     {"name = x\niops_per_gib = 30\n", 0, "iops_per_gib needs capacity"},
     {"name = x\niops_base = 0\n", 0, "iops formula gives 0"},
     {"name = x\niops = 100\niops_merge = 32KiB\n", 0, "iops_merge needs iops_unit"},
+    /* read as a [storage] section reads it: no hex (0x10 was 16 here) */
+    {"name = x\niops = 0x10\n", 2, "iops: '0x10' is not an integer"},
+    {"name = x\nbandwidth = 0x10MB\n", 2, "bandwidth: '0x10MB' is not a size"},
+    /* the clamp to [0, 2 x latency] would cut this stddev to ~1 ms */
+    {"name = x\nlatency = 1ms\nlatency_dist = normal\nlatency_jitter = 10ms\n", 0,
+     "latency_jitter = 10ms is over what latency_dist = normal honours"},
     /* the last value used to win without a word, as a job INI's does not */
     {"name = x\niops = 3000\nlatency = 1ms\niops = 4000\n", 4, "key 'iops' is set twice in this profile (was '3000')"},
 };

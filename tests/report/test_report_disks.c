@@ -122,7 +122,7 @@ static void test_write_budget(void **state)
     char path[64], err[512], want[160];
     temp_file(path, "name = x\niops = 100\nwrite_iops = 200\nwrite_budget = half\n");
     assert_int_not_equal(rep_disks_load(&disks, path, NULL, err, sizeof err), 0);
-    snprintf(want, sizeof want, "%s:4: bad disk profile line: write_budget = 'half' is not own|shared", path);
+    snprintf(want, sizeof want, "%s:4: bad disk profile line: write_budget: 'half' is not one of own|shared", path);
     print_message("%s\n", err);
     assert_string_equal(err, want);
     unlink(path);

@@ -216,6 +216,101 @@ static void test_out_of_range_options(void **state)
     expect_create_error("throttle", mg, "iops_merge", "iops_unit");
 }
 
+/* The create's whole error line, exactly; NULL: created. */
+static void expect_create_line(const char *backend, const char *const *o, const char *want)
+{
+    mock_host m;
+    mock_host_init(&m);
+    st_backend b;
+    int rc = st_backend_create(&b, &m, backend, o);
+    print_message("%s %s...: %s\n", backend, o[0], rc < 0 ? m.last_error : "created");
+    if (!want) {
+        if (rc < 0)
+            fail_msg("%s with %s: '%s', expected to be created", backend, o[0], m.last_error);
+        st_backend_destroy(&b);
+    } else {
+        assert_int_equal(rc, -DLG_EINVAL);
+        assert_string_equal(m.last_error, want);
+    }
+    mock_host_fini(&m);
+}
+
+/* Uniform and normal latencies are clamped to [0, 2 x latency] to keep the
+ * mean: a jitter that the clamp would cut materially is refused (10 ms of
+ * normal stddev over 1 ms ran as ~1 ms), one that it leaves alone runs. */
+static void test_jitter_past_clamp_refused(void **state)
+{
+    (void)state;
+    const char *const n10[] = {"latency=1ms", "latency_dist=normal", "latency_jitter=10ms", NULL};
+    expect_create_line("throttle", n10,
+                       "latency_jitter = 10ms is over what latency_dist = normal honours with latency = 1ms: "
+                       "samples are clamped to [0, 2 x latency] to keep the mean, which would cut the stddev; "
+                       "the largest latency_jitter honoured is 500us (= latency / 2)");
+    const char *const u5[] = {"latency=1ms", "latency_dist=uniform", "latency_jitter=5ms", NULL};
+    expect_create_line("throttle", u5,
+                       "latency_jitter = 5ms is over what latency_dist = uniform honours with latency = 1ms: "
+                       "samples are clamped to [0, 2 x latency] to keep the mean, which would cut the "
+                       "half-width; the largest latency_jitter honoured is 1ms (= latency)");
+    /* the old default for normal (jitter = latency) is past the bound too */
+    const char *const n1[] = {"latency=1ms", "latency_dist=normal", "latency_jitter=1ms", NULL};
+    expect_create_line("throttle", n1,
+                       "latency_jitter = 1ms is over what latency_dist = normal honours with latency = 1ms: "
+                       "samples are clamped to [0, 2 x latency] to keep the mean, which would cut the stddev; "
+                       "the largest latency_jitter honoured is 500us (= latency / 2)");
+    const char *const nok[] = {"latency=1ms", "latency_dist=normal", "latency_jitter=500us", NULL};
+    expect_create_line("throttle", nok, NULL);
+    const char *const ndef[] = {"latency=1ms", "latency_dist=normal", NULL};
+    expect_create_line("throttle", ndef, NULL);
+    const char *const uok[] = {"latency=1ms", "latency_dist=uniform", "latency_jitter=1ms", NULL};
+    expect_create_line("throttle", uok, NULL);
+}
+
+/* The same refusal from a profile names it. */
+static void test_jitter_past_clamp_in_profile(void **state)
+{
+    (void)state;
+    char dir[512], path[600], opt[700], want[1200];
+    st_tmpdir(dir, "jitter");
+    snprintf(path, sizeof path, "%s/jitter.ini", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("latency = 2ms\nlatency_dist = uniform\nlatency_jitter = 2.5ms\n", f);
+    fclose(f);
+    snprintf(opt, sizeof opt, "profile=%s", path);
+    const char *const o[] = {opt, NULL};
+    snprintf(want, sizeof want,
+             "profile %s: latency_jitter = 2500us is over what latency_dist = uniform honours with "
+             "latency = 2ms: samples are clamped to [0, 2 x latency] to keep the mean, which would cut "
+             "the half-width; the largest latency_jitter honoured is 2ms (= latency)",
+             path);
+    expect_create_line("throttle", o, want);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* submit_batch over depth never fills: said once at create, not refused
+ * (a sweep over depth keeps its cells). */
+static void test_uring_batch_over_depth_said(void **state)
+{
+    (void)state;
+    mock_host m;
+    mock_host_init(&m);
+    st_backend b;
+    const char *const o[] = {"depth=4", "submit_batch=16", NULL};
+    assert_int_equal(st_backend_create(&b, &m, "uring", o), 0);
+    assert_int_equal(m.warnings, 1);
+    assert_string_equal(m.last_log, "uring: submit_batch = 16 is over depth = 4: at most depth reads wait at "
+                                     "once, so they go to the kernel 4 at a time (set submit_batch <= depth)");
+    st_backend_destroy(&b);
+    mock_host_fini(&m);
+    mock_host_init(&m);
+    const char *const d[] = {"depth=2", NULL}; /* the default batch, 4: acts as depth, as its help says */
+    assert_int_equal(st_backend_create(&b, &m, "uring", d), 0);
+    assert_int_equal(m.warnings, 0);
+    st_backend_destroy(&b);
+    mock_host_fini(&m);
+}
+
 /* A host's lookup of `inner`: "fast" is a storage whose creation fails
  * (the host's line says why, and *ops names its backend); any other name
  * is unknown, and this host, as the mock's, says nothing of it. */
@@ -568,6 +663,9 @@ int main(void)
         cmocka_unit_test(test_mmap_unmappable_file),
         cmocka_unit_test(test_out_of_range_options),
         cmocka_unit_test(test_bad_profiles),
+        cmocka_unit_test(test_jitter_past_clamp_refused),
+        cmocka_unit_test(test_jitter_past_clamp_in_profile),
+        cmocka_unit_test(test_uring_batch_over_depth_said),
         cmocka_unit_test(test_direct_on_tmpfs),
         cmocka_unit_test(test_direct_refused_under_throttle),
         cmocka_unit_test(test_uring_depth_overflow),

@@ -333,6 +333,35 @@ static void test_read_at_eof(void **state)
     h->file_close(h, f);
 }
 
+/* bandwidth = 1 is 1 B/s: a 64 KiB read would take 18 hours in silence.
+ * The first read whose transfer alone passes 10 s says so, once; a stop
+ * ends the wait (the mock's stopping() answers true). */
+static void test_slow_read_said(void **state)
+{
+    fixture *fx = *state;
+    const char *const o[] = {"bandwidth=1000", NULL};
+    make_throttle(fx, o);
+    dlg_file *f = open_disk(fx);
+    const dlg_host *h = &fx->m.host;
+    static char buf[65536];
+    fx->m.stop = true;
+    assert_int_equal(fx->m.warnings, 0);
+    assert_int_equal(h->file_read(h, f, buf, 8192, 0), -DLG_ESTOP); /* 8.2 s: not said */
+    assert_int_equal(fx->m.warnings, 0);
+    assert_int_equal(h->file_read(h, f, buf, sizeof buf, 0), -DLG_ESTOP);
+    assert_int_equal(h->file_read(h, f, buf, sizeof buf, 0), -DLG_ESTOP);
+    print_message("%s\n", fx->m.last_log);
+    assert_int_equal(fx->m.warnings, 1);
+    char want[1024];
+    snprintf(want, sizeof want,
+             "throttle: one 65536-byte read of %s takes 66 s at bandwidth = 1000 B/s (over 10 s per I/O: "
+             "bandwidth is bytes per second, e.g. 150MB; 0 = unlimited)",
+             fx->data);
+    assert_string_equal(fx->m.last_log, want);
+    fx->m.stop = false;
+    h->file_close(h, f);
+}
+
 /* A fetch of nothing at the end of the file (a reader asking for the rest
  * of a file it has all of) moves no data: like a read there, it is no I/O
  * and waits out no latency, whether throttle lends its own copy (inner
@@ -671,12 +700,12 @@ static void test_write_keys(void **state)
 {
     fixture *fx = *state;
     expect_profile_error(fx, "iops = 100\nwrite_iops = 50\nwrite_bandwidth = fast\n",
-                         "3: write_bandwidth = 'fast' is not");
+                         "3: write_bandwidth: 'fast' is not a size");
     expect_limits_log(fx, "capacity = 10GiB\nwrite_iops_per_gib = 3\nwrite_iops_max = 20\nwrite_bandwidth = 1MB\n",
                       NULL, "; writes 1000000 B/s, 20 IOPS");
     expect_limits_log(fx, "bandwidth = 50MB\niops = 100\n", NULL, "; writes shared B/s, shared IOPS");
     expect_profile_error(fx, "iops = 100\nwrite_iops = 200\nwrite_budget = sometimes\n",
-                         "3: write_budget = 'sometimes' is not own|shared");
+                         "3: write_budget: 'sometimes' is not one of own|shared");
     const char *budget = "iops = 100\nwrite_iops = 200\nwrite_budget = shared\n";
     expect_limits_log(fx, budget, NULL, "; writes shared B/s, 200 IOPS, one budget with reads");
     expect_limits_log(fx, budget, "write_budget=own", "; writes shared B/s, 200 IOPS");
@@ -760,6 +789,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_exponential_latency, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_qd1_short_latency, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_read_at_eof, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_slow_read_said, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_fetch_at_eof_emulated, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_fetch_at_eof_zero_copy, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_async_iops_uring, fx_setup, fx_teardown),

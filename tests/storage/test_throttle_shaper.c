@@ -58,7 +58,9 @@ static void expect_mean(const char *what, double got, double want)
         fail_msg("%s: mean latency %.1f us, want %.1f us +-2%%", what, got / 1e3, want / 1e3);
 }
 
-/* jitter = latency (the default): clamping at 0 alone made the mean 8% high */
+/* jitter = latency (the default until normal's became latency / 2; the
+ * option now refuses it, the shaper still keeps the mean): clamping at 0
+ * alone made the mean 8% high */
 static void test_normal_mean(void **state)
 {
     (void)state;
@@ -465,12 +467,56 @@ static void test_merged_reads_not_held_by_iops(void **state)
     assert_true(span >= want - 1e-3 && span < want + 0.3);
 }
 
+/* Stddev in ns of the added latency over SAMPLES reservations. */
+static double stddev_latency(int dist, uint64_t latency, uint64_t jitter)
+{
+    thr_limits lim = no_limits();
+    lim.latency = latency;
+    lim.jitter = jitter;
+    lim.dist = dist;
+    lim.seed = 7;
+    thr_shaper s;
+    thr_shaper_init(&s, &lim);
+    double sum = 0, sq = 0;
+    for (int i = 0; i < SAMPLES; i++) {
+        uint64_t t0 = thr_now_ns();
+        double x = (double)(thr_shaper_reserve(&s, 4096, 1, false) - t0);
+        sum += x;
+        sq += x * x;
+    }
+    thr_shaper_fini(&s);
+    double m = sum / SAMPLES;
+    return sqrt(sq / SAMPLES - m * m);
+}
+
+/* Normal's default stddev is latency / 2, the largest the option takes:
+ * the [0, 2 x latency] clamp then cuts 2.3% of samples at each end and
+ * leaves 0.959 of the stddev (a clamped standard normal at +-2); uniform's
+ * default half-width is latency, which the clamp does not touch. */
+static void test_default_jitter_honoured(void **state)
+{
+    (void)state;
+    const char *const n[] = {"latency=1ms", "latency_dist=normal", NULL};
+    thr_limits lim = resolved(n);
+    assert_int_equal(lim.jitter, 500000);
+    const char *const u[] = {"latency=1ms", "latency_dist=uniform", NULL};
+    assert_int_equal(resolved(u).jitter, 1000000);
+    double sd = stddev_latency(THR_DIST_NORMAL, 1000000, lim.jitter);
+    print_message("normal, 1 ms, stddev 500 us: sampled stddev %.1f us (want 0.959 x 500)\n", sd / 1e3);
+    assert_true(sd > 0.945 * 500e3 && sd < 0.973 * 500e3);
+    /* uniform half-width h has stddev h / sqrt(3) */
+    sd = stddev_latency(THR_DIST_UNIFORM, 1000000, 1000000);
+    print_message("uniform, 1 ms, half-width 1 ms: sampled stddev %.1f us (want %.1f)\n", sd / 1e3, 1e3 / sqrt(3));
+    assert_true(fabs(sd - 1e6 / sqrt(3)) < 0.01 * 1e6 / sqrt(3));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_normal_mean),
         cmocka_unit_test(test_uniform_mean),
         cmocka_unit_test(test_exponential_and_fixed_mean),
+        cmocka_unit_test(test_default_jitter_honoured),
         cmocka_unit_test(test_sleep_lands_on_deadline),
         cmocka_unit_test(test_buckets_charge_at_start),
         cmocka_unit_test(test_io_units_as_ebs_counts),

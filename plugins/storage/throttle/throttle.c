@@ -34,6 +34,17 @@ static int merge_options(const dlg_host *h, const dlg_value *opts, thr_profile *
     return 0;
 }
 
+void thr_warn_slow(thr_file *tf, size_t n, bool write, double bandwidth)
+{
+    if (atomic_exchange(&tf->ti->slow_said, true))
+        return;
+    tf->h->log(tf->h, DLG_LOG_WARN,
+               "throttle: one %zu-byte %s of %s takes %.0f s at %sbandwidth = %.0f B/s (over %.0f s "
+               "per I/O: bandwidth is bytes per second, e.g. 150MB; 0 = unlimited)",
+               n, write ? "write" : "read", tf->path ? tf->path : "?", (double)n / bandwidth,
+               write && tf->ti->shaper.lim.write_own_bw ? "write_" : "", bandwidth, THR_SLOW_S);
+}
+
 static int resolve_inner(const dlg_host *h, thr_inst *ti, const char *name)
 {
     if (h->struct_size < offsetof(dlg_host, storage_lookup) + sizeof h->storage_lookup ||
@@ -102,6 +113,7 @@ static int thr_create(const dlg_host *h, const dlg_value *opts, void **inst)
         return rc;
     }
     ti->h = h;
+    atomic_init(&ti->slow_said, false);
     thr_shaper_init(&ti->shaper, &lim);
     char writes[128];
     describe_writes(&lim, writes, sizeof writes);

@@ -12,6 +12,7 @@ typedef struct thr_inst {
     void *inner_inst; /* owned by the host */
     char *inner_name;
     thr_shaper shaper;
+    _Atomic bool slow_said; /* thr_warn_slow spoke */
 } thr_inst;
 
 enum thr_slot_state { THR_SLOT_FREE, THR_SLOT_INFLIGHT, THR_SLOT_DONE };
@@ -76,10 +77,21 @@ static inline size_t thr_charge(thr_file *tf, uint64_t off, size_t n)
     return off >= tf->size ? 0 : tf->size - off < n ? (size_t)(tf->size - off) : n;
 }
 
+/* Says once per instance that an I/O's transfer alone takes over
+ * THR_SLOW_S (bandwidth = 1 is 1 B/s: a 64 KiB read took 18 hours without
+ * a word).  The create cannot know the job's block; the first such I/O
+ * is slow anyway, so one log line costs it nothing. */
+#define THR_SLOW_S 10.0
+void thr_warn_slow(thr_file *tf, size_t n, bool write, double bandwidth);
+
 /* The completion deadline of an I/O of n bytes at off (a write if write:
  * it is charged to the write limits where the disk has its own). */
 static inline uint64_t thr_reserve(thr_file *tf, uint64_t off, size_t n, bool write)
 {
+    const thr_limits *lim = &tf->ti->shaper.lim;
+    double bw = write && lim->write_own_bw ? lim->write_bandwidth : lim->bandwidth;
+    if (bw > 0 && (double)n > THR_SLOW_S * bw)
+        thr_warn_slow(tf, n, write, bw);
     return thr_shaper_reserve(&tf->ti->shaper, n, thr_io_units(&tf->ti->shaper.lim, &tf->run, off, n),
                               write);
 }

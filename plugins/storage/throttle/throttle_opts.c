@@ -2,11 +2,15 @@
 
 #include <math.h>
 
+#include "units.h"
+
 /* Keys a profile may set have no table default, so that `set` tells an
  * explicit value from an absent one; the defaults are in the help text. */
 const dlg_option thr_options[THR_OPT_COUNT + 1] = {
     [THR_INNER] = {"inner", DLG_OPT_STRING, "posix", NULL, NULL, NULL,
-                   "backend doing the real I/O: a [storage NAME] or a backend type", 0},
+                   "backend doing the real I/O: a [storage NAME] or a backend type.  The throttle "
+                   "takes queued reads over any of them (posix too), so io's depth defaults to "
+                   "32 here, where over posix itself it is 1", 0},
     [THR_PROFILE] = {"profile", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
                      "disk profile INI (conf/disks/X.ini) giving the keys below; explicit keys win",
                      DLG_OPT_NOSWEEP | DLG_OPT_PATH_IN},
@@ -14,7 +18,7 @@ const dlg_option thr_options[THR_OPT_COUNT + 1] = {
                       "emulated disk size; the *_per_gib formulas use it", 0},
     [THR_BANDWIDTH] = {"bandwidth", DLG_OPT_SIZE, NULL, "0", NULL, NULL,
                        "throughput cap per second, e.g. 150MB: each I/O takes size / bandwidth, after "
-                       "those queued before it (default: formula, else unlimited)", 0},
+                       "those queued before it; 0 = unlimited (default: formula, else unlimited)", 0},
     [THR_BANDWIDTH_BASE] = {"bandwidth_base", DLG_OPT_SIZE, NULL, "0", NULL, NULL,
                             "formula: bandwidth = min(base + per_gib * capacity_GiB, max)", 0},
     [THR_BANDWIDTH_PER_GIB] = {"bandwidth_per_gib", DLG_OPT_SIZE, NULL, "0", NULL, NULL,
@@ -22,7 +26,7 @@ const dlg_option thr_options[THR_OPT_COUNT + 1] = {
     [THR_BANDWIDTH_MAX] = {"bandwidth_max", DLG_OPT_SIZE, NULL, "0", NULL, NULL,
                            "formula: upper bound (default none)", 0},
     [THR_IOPS] = {"iops", DLG_OPT_INT, NULL, "0", "100000000", NULL,
-                  "I/O operations per second cap (default: formula, else unlimited)", 0},
+                  "I/O operations per second cap; 0 = unlimited (default: formula, else unlimited)", 0},
     [THR_IOPS_BASE] = {"iops_base", DLG_OPT_INT, NULL, "0", "100000000", NULL,
                        "formula: iops = min(base + per_gib * capacity_GiB, max)", 0},
     [THR_IOPS_PER_GIB] = {"iops_per_gib", DLG_OPT_DOUBLE, NULL, "0", "1000000", NULL,
@@ -30,7 +34,7 @@ const dlg_option thr_options[THR_OPT_COUNT + 1] = {
     [THR_IOPS_MAX] = {"iops_max", DLG_OPT_INT, NULL, "0", "100000000", NULL,
                       "formula: upper bound (default none)", 0},
     [THR_WRITE_BANDWIDTH] = {"write_bandwidth", DLG_OPT_SIZE, NULL, "0", NULL, NULL,
-                             "write throughput cap per second; with any write_* key writes have "
+                             "write throughput cap per second, 0 = unlimited; with any write_* key writes have "
                              "their own limits (GCP), else they share the read ones (AWS)", 0},
     [THR_WRITE_BANDWIDTH_BASE] = {"write_bandwidth_base", DLG_OPT_SIZE, NULL, "0", NULL, NULL,
                                   "formula: write_bandwidth = min(base + per_gib * capacity_GiB, max)", 0},
@@ -39,7 +43,7 @@ const dlg_option thr_options[THR_OPT_COUNT + 1] = {
     [THR_WRITE_BANDWIDTH_MAX] = {"write_bandwidth_max", DLG_OPT_SIZE, NULL, "0", NULL, NULL,
                                  "formula: upper bound of write_bandwidth (default none)", 0},
     [THR_WRITE_IOPS] = {"write_iops", DLG_OPT_INT, NULL, "0", "100000000", NULL,
-                        "write I/O operations per second cap; absent: writes share iops", 0},
+                        "write I/O operations per second cap, 0 = unlimited; absent: writes share iops", 0},
     [THR_WRITE_IOPS_BASE] = {"write_iops_base", DLG_OPT_INT, NULL, "0", "100000000", NULL,
                              "formula: write_iops = min(base + per_gib * capacity_GiB, max)", 0},
     [THR_WRITE_IOPS_PER_GIB] = {"write_iops_per_gib", DLG_OPT_DOUBLE, NULL, "0", "1000000", NULL,
@@ -66,8 +70,9 @@ const dlg_option thr_options[THR_OPT_COUNT + 1] = {
                           "fixed|uniform|exponential|normal",
                           "latency distribution (default fixed); mean is always `latency`", 0},
     [THR_LATENCY_JITTER] = {"latency_jitter", DLG_OPT_DURATION, NULL, "0", "10s", NULL,
-                            "uniform: half-width; normal: stddev; exponential: tail mean "
-                            "(default = latency)", 0},
+                            "uniform: half-width (at most latency); normal: stddev (at most latency / 2); "
+                            "exponential: tail mean (at most latency); default = latency, normal: "
+                            "latency / 2", 0},
     [THR_SEED] = {"seed", DLG_OPT_INT, NULL, "0", NULL, NULL,
                   "seed of the latency random stream (default 1)", 0},
     [THR_OPT_COUNT] = {0},
@@ -107,6 +112,31 @@ static bool any_set(const dlg_value *v, int first)
     return v[first].set || v[first + 1].set || v[first + 2].set || v[first + 3].set;
 }
 
+/* The shaper clamps uniform and normal samples to [0, 2 x latency], so
+ * that the mean stays `latency`.  Refused where that would cut the spread
+ * asked for: a uniform half-width over latency, and a normal stddev over
+ * latency / 2.  At 2 stddevs the clamp moves 2.3% of samples at each end,
+ * the stddev stays within 4% of the one asked for; at 1 stddev (jitter =
+ * latency) it was 28% short, and at 10 (10 ms over 1 ms) 90%: ~1 ms. */
+static int check_symmetric(const dlg_host *h, const thr_limits *lim, const char *origin)
+{
+    bool uniform = lim->dist == THR_DIST_UNIFORM, normal = lim->dist == THR_DIST_NORMAL;
+    uint64_t honoured = uniform ? lim->latency : lim->latency / 2;
+    if (!(uniform || normal) || lim->jitter <= honoured)
+        return 0;
+    char j[32], l[32], most[32];
+    dlg_format_duration((int64_t)lim->jitter, j, sizeof j);
+    dlg_format_duration((int64_t)lim->latency, l, sizeof l);
+    dlg_format_duration((int64_t)honoured, most, sizeof most);
+    h->error(h, DLG_EINVAL,
+             "%slatency_jitter = %s is over what latency_dist = %s honours with latency = %s: "
+             "samples are clamped to [0, 2 x latency] to keep the mean, which would cut the %s; "
+             "the largest latency_jitter honoured is %s (%s)",
+             origin, j, uniform ? "uniform" : "normal", l, uniform ? "half-width" : "stddev", most,
+             uniform ? "= latency" : "= latency / 2");
+    return -1;
+}
+
 int thr_resolve(const dlg_host *h, const dlg_value *v, const char *origin, thr_limits *out)
 {
     int rc = formula(h, v, THR_BANDWIDTH, THR_BANDWIDTH_BASE, THR_BANDWIDTH_PER_GIB,
@@ -135,12 +165,16 @@ int thr_resolve(const dlg_host *h, const dlg_value *v, const char *origin, thr_l
     out->burst_iops = v[THR_BURST_IOPS].set ? (double)v[THR_BURST_IOPS].i : 0;
     out->latency = v[THR_LATENCY].set ? (uint64_t)v[THR_LATENCY].i : 0;
     out->dist = v[THR_LATENCY_DIST].set ? (int)v[THR_LATENCY_DIST].i : THR_DIST_FIXED;
-    out->jitter = v[THR_LATENCY_JITTER].set ? (uint64_t)v[THR_LATENCY_JITTER].i : out->latency;
+    out->jitter = v[THR_LATENCY_JITTER].set ? (uint64_t)v[THR_LATENCY_JITTER].i
+                  : out->dist == THR_DIST_NORMAL ? out->latency / 2
+                                                 : out->latency;
     out->seed = v[THR_SEED].set ? (uint64_t)v[THR_SEED].i : 1;
     if (out->iops_merge > 0 && !(out->iops_unit > 0))
         return h->error(h, DLG_EINVAL,
                         "%siops_merge needs iops_unit (the I/O size merged I/Os fill, e.g. 256KiB)",
                         origin);
+    if (check_symmetric(h, out, origin) != 0)
+        return -DLG_EINVAL;
     if (out->dist == THR_DIST_EXPONENTIAL && out->jitter > out->latency)
         return h->error(h, DLG_EINVAL,
                         "%slatency_jitter (%.3f ms) exceeds latency (%.3f ms): an exponential "

@@ -79,8 +79,9 @@ static double bucket_done(const thr_bucket *b, double cost, double t)
 }
 
 /* A symmetric sample clamped to [0, 2 mean]: cutting both tails alike
- * keeps the mean (clamping at 0 alone raised a normal's with the default
- * jitter = mean by 8%). */
+ * keeps the mean (clamping at 0 alone raised a normal's with jitter = mean
+ * by 8%).  thr_resolve refuses a jitter this would cut materially (uniform
+ * half-width > mean, normal stddev > mean / 2): here it trims rare tails. */
 static double clamp_symmetric(double x, double mean) { return fmin(2 * mean, fmax(0, x)); }
 
 static double sample_latency(thr_shaper *s)

@@ -1,5 +1,6 @@
-/* Parses one option value as plugin.h defines the units (the core does this
- * for [storage] sections; profile files are read by the plugin itself). */
+/* Parses one option value of a disk profile with the core's parsers
+ * (core/runtime/units.c, compiled in), so that a profile and a [storage]
+ * section read the same text as the same value. */
 #ifndef DLG_THROTTLE_UNITS_H
 #define DLG_THROTTLE_UNITS_H
 

@@ -28,7 +28,7 @@ static const dlg_option uring_options[] = {
      * a time (docs/benchmarks.md), since the device then works while the
      * rest are queued. */
     [OPT_BATCH] = {"submit_batch", DLG_OPT_INT, "4", "1", "4096", NULL,
-                   "most reads handed to the kernel per io_uring_enter", 0},
+                   "most reads handed to the kernel per io_uring_enter (over depth it acts as depth)", 0},
     [OPT_DIRECT] = {"direct", DLG_OPT_BOOL, "false", NULL, NULL, NULL,
                     "open with O_DIRECT (async reads must then be aligned to the file's align)", 0},
     [OPT_FIXED] = {"fixed_files", DLG_OPT_BOOL, "true", NULL, NULL, NULL,
@@ -72,6 +72,14 @@ static int uring_create(const dlg_host *h, const dlg_value *opts, void **inst)
     if (batch < 1 || batch > 4096)
         return h->error(h, DLG_EINVAL, "submit_batch: %s is out of range [1, 4096]",
                         opts[OPT_BATCH].text ? opts[OPT_BATCH].text : "?");
+    /* At most depth reads are queued at once: a bigger batch never fills.
+     * The default (4) over a small depth is what the help promises
+     * (default values read as set: the value tells them apart). */
+    if (batch > depth && batch != 4)
+        h->log(h, DLG_LOG_WARN,
+               "uring: submit_batch = %lld is over depth = %lld: at most depth reads wait at once, "
+               "so they go to the kernel %lld at a time (set submit_batch <= depth)",
+               (long long)batch, (long long)depth, (long long)depth);
     uring_inst *u = calloc(1, sizeof *u);
     if (!u)
         return h->error(h, DLG_ENOMEM, "uring: out of memory");
