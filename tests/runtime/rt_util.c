@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <cmocka.h>
 #include <ftw.h>
@@ -92,4 +93,28 @@ void rt_capture_stderr(void (*fn)(void *), void *arg, char *text, size_t len)
     size_t n = fread(text, 1, len - 1, err);
     text[n] = '\0';
     fclose(err);
+}
+
+int rt_child_stderr(void (*fn)(void *), void *arg, char *text, size_t len)
+{
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(fds[1], STDERR_FILENO);
+        close(fds[0]);
+        fn(arg);
+        _exit(4);
+    }
+    close(fds[1]);
+    size_t got = 0;
+    ssize_t n;
+    while (got + 1 < len && (n = read(fds[0], text + got, len - 1 - got)) > 0)
+        got += (size_t)n;
+    text[got] = '\0';
+    close(fds[0]);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 }

@@ -23,4 +23,8 @@ void rt_assert_error_at(const char *err, const char *file, int line, ...);
 /* Runs fn(arg) with fd 2 sent to a file; text[] gets what it wrote there. */
 void rt_capture_stderr(void (*fn)(void *), void *arg, char *text, size_t len);
 
+/* Runs fn(arg) in a forked child (which exits 4 if fn returns) with its
+ * fd 2 into text[]; returns the signal the child died of, 0 if it exited. */
+int rt_child_stderr(void (*fn)(void *), void *arg, char *text, size_t len);
+
 #endif

@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "rt_util.h"
 #include "signals.h"
 
 static const char cell[] = "t.ini:7: [job j] workload w";
@@ -30,36 +31,22 @@ static void segv(void)
     *(volatile int *)nowhere = 1;
 }
 
-/* A child that arms the cell's guard, then the sink's (disarmed again
- * unless crash_in_sink), and crashes; its stderr into err[], the signal
- * it died of returned (0: it exited). */
+/* In a child: arms the cell's guard, then the sink's (disarmed again
+ * unless *crash_in_sink), and crashes. */
+static void nested(void *crash_in_sink)
+{
+    dlg_crash_guard outer, inner;
+    dlg_crash_guard_arm(&outer, cell);
+    dlg_crash_guard_arm_for(&inner, sink, " in its write op");
+    if (!*(bool *)crash_in_sink)
+        dlg_crash_guard_disarm(&inner);
+    segv();
+}
+
+/* The signal the child died of (0: it exited), its stderr in err[]. */
 static int nested_crash(bool crash_in_sink, char *err, size_t len)
 {
-    int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        dup2(fds[1], STDERR_FILENO);
-        close(fds[0]);
-        dlg_crash_guard outer, inner;
-        dlg_crash_guard_arm(&outer, cell);
-        dlg_crash_guard_arm_for(&inner, sink, " in its write op");
-        if (!crash_in_sink)
-            dlg_crash_guard_disarm(&inner);
-        segv();
-        _exit(4);
-    }
-    close(fds[1]);
-    size_t got = 0;
-    ssize_t n;
-    while (got + 1 < len && (n = read(fds[0], err + got, len - 1 - got)) > 0)
-        got += (size_t)n;
-    err[got] = '\0';
-    close(fds[0]);
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    return rt_child_stderr(nested, &crash_in_sink, err, len);
 }
 
 static void test_outer_guard_back(void **unused)

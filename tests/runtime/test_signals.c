@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "rt_util.h"
 #include "signals.h"
 
 static const char who[] = "t.ini:7: [job reader] workload io";
@@ -38,32 +39,23 @@ static void read_shrunk_mapping(void)
     _exit(3); /* not reached: the read must fault */
 }
 
-/* A child that arms a guard and dies as crash() makes it; returns the
- * signal it died of (0: it exited) and its stderr in err[]. */
+typedef struct crash_fn {
+    void (*crash)(void);
+} crash_fn;
+
+/* In a child: arms a guard and dies as crash() makes it. */
+static void guarded(void *arg)
+{
+    dlg_crash_guard g;
+    dlg_crash_guard_arm(&g, who);
+    ((crash_fn *)arg)->crash();
+}
+
+/* The signal the guarded child died of (0: it exited), its stderr in err[]. */
 static int crash_in_child(void (*crash)(void), char *err, size_t len)
 {
-    int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        dup2(fds[1], STDERR_FILENO);
-        close(fds[0]);
-        dlg_crash_guard g;
-        dlg_crash_guard_arm(&g, who);
-        crash();
-        _exit(4);
-    }
-    close(fds[1]);
-    size_t got = 0;
-    ssize_t n;
-    while (got + 1 < len && (n = read(fds[0], err + got, len - 1 - got)) > 0)
-        got += (size_t)n;
-    err[got] = '\0';
-    close(fds[0]);
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    crash_fn f = {crash};
+    return rt_child_stderr(guarded, &f, err, len);
 }
 
 static void assert_one_line(const char *err, const char *signame)
