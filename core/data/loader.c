@@ -294,10 +294,19 @@ static int open_source(dlg_loader *l)
 
 /* The cache mode, last before the workers start: pages pre-read (warm)
  * are not pushed out again by the batch buffers' allocation. */
+static bool host_stopping(void *ctx)
+{
+    const dlg_host *h = ctx;
+    return h->stopping && h->stopping(h);
+}
+
 static int cache_source(dlg_loader *l)
 {
     dlg_data_err err = {0};
-    int rc = dlg_ld_cache(l->src, l->cfg.cache, &l->cache, &err);
+    dlg_stop_ask ask = {host_stopping, (void *)l->h};
+    int rc = dlg_ld_cache(l->src, l->cfg.cache, &ask, &l->cache, &err);
+    if (rc == -DLG_ESTOP) /* bare: the runner writes the cell as stopped */
+        return rc;
     if (rc < 0)
         return l->h->error(l->h, -rc, "%s", err.msg);
     l->st.cache_method = l->cache.method;

@@ -413,8 +413,17 @@ typedef struct dlg_cache_result {
     uint64_t unknown;  /* cold: bytes of files whose residency mincore would not tell */
 } dlg_cache_result;
 
-/* Applies a cache mode to one file (the io workload's). */
-int dlg_cache_file(const char *path, dlg_cache_mode mode, dlg_cache_result *out, dlg_data_err *err);
+/* A stop request a long setup step asks between pieces of its work (the
+ * host's stopping(): a Ctrl-C); stop NULL: never asked. */
+typedef struct dlg_stop_ask {
+    bool (*stop)(void *ctx);
+    void *ctx;
+} dlg_stop_ask;
+
+/* Applies a cache mode to one file (the io workload's).  warm asks ask
+ * (NULL: never) every 64 MiB pre-read: -DLG_ESTOP when it says stop. */
+int dlg_cache_file(const char *path, dlg_cache_mode mode, const dlg_stop_ask *ask, dlg_cache_result *out,
+                   dlg_data_err *err);
 
 /* The warning to give when cold left pages cached (what: the file or
  * dataset): false, buf untouched, when it left none. */

@@ -197,19 +197,27 @@ static int evict(const char *path, dlg_cache_result *r, dlg_data_err *err)
     return 0;
 }
 
-static int warm(const char *path, char *chunk, size_t cap, dlg_data_err *err)
+static bool asked_to_stop(const dlg_stop_ask *ask) { return ask && ask->stop && ask->stop(ask->ctx); }
+
+/* Reads path through, cap bytes at a time; a dataset of many GB takes
+ * minutes, so a stop is asked every 64 chunks. */
+static int warm(const char *path, char *chunk, size_t cap, const dlg_stop_ask *ask, dlg_data_err *err)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return dlg_data_fail(err, DLG_EIO, "%s: cannot open to pre-read it: %s", path,
                              strerror(errno));
     ssize_t got;
+    unsigned chunks = 0;
     while ((got = read(fd, chunk, cap)) > 0)
-        ;
+        if (++chunks % 64 == 0 && asked_to_stop(ask))
+            break;
     int e = errno;
     close(fd);
     if (got < 0)
         return dlg_data_fail(err, DLG_EIO, "%s: pre-read failed: %s", path, strerror(e));
+    if (got > 0)
+        return dlg_data_fail(err, DLG_ESTOP, "cache = warm: stopped while pre-reading %s, as asked", path);
     return 0;
 }
 
@@ -264,8 +272,8 @@ static int cold(size_t n, path_fn path_of, const void *ctx, dlg_cache_result *r,
 }
 
 /* Applies mode to n files, path_of(ctx, i, buf) naming file i. */
-static int cache_files(size_t n, path_fn path_of, const void *ctx, dlg_cache_mode mode, dlg_cache_result *r,
-                       dlg_data_err *err)
+static int cache_files(size_t n, path_fn path_of, const void *ctx, dlg_cache_mode mode, const dlg_stop_ask *ask,
+                       dlg_cache_result *r, dlg_data_err *err)
 {
     memset(r, 0, sizeof *r);
     snprintf(r->method, sizeof r->method, "none");
@@ -280,7 +288,8 @@ static int cache_files(size_t n, path_fn path_of, const void *ctx, dlg_cache_mod
         return dlg_data_fail(err, DLG_ENOMEM, "loader: out of memory");
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++)
-        rc = warm(path_of(ctx, i, path, sizeof path), chunk, cap, err);
+        rc = asked_to_stop(ask) ? dlg_data_fail(err, DLG_ESTOP, "cache = warm: stopped while pre-reading, as asked")
+                                : warm(path_of(ctx, i, path, sizeof path), chunk, cap, ask, err);
     free(chunk);
     if (rc < 0)
         return rc;
@@ -305,9 +314,10 @@ static const char *src_path(const void *ctx, size_t i, char *buf, size_t len)
     return s->ops->file_path(s, i, buf, len);
 }
 
-int dlg_ld_cache(const dlg_ld_src *s, dlg_cache_mode mode, dlg_cache_result *out, dlg_data_err *err)
+int dlg_ld_cache(const dlg_ld_src *s, dlg_cache_mode mode, const dlg_stop_ask *ask, dlg_cache_result *out,
+                 dlg_data_err *err)
 {
-    return cache_files(s->nfiles, src_path, s, mode, out, err);
+    return cache_files(s->nfiles, src_path, s, mode, ask, out, err);
 }
 
 static const char *one_path(const void *ctx, size_t i, char *buf, size_t len)
@@ -316,9 +326,10 @@ static const char *one_path(const void *ctx, size_t i, char *buf, size_t len)
     return ctx;
 }
 
-int dlg_cache_file(const char *path, dlg_cache_mode mode, dlg_cache_result *out, dlg_data_err *err)
+int dlg_cache_file(const char *path, dlg_cache_mode mode, const dlg_stop_ask *ask, dlg_cache_result *out,
+                   dlg_data_err *err)
 {
-    return cache_files(1, one_path, path, mode, out, err);
+    return cache_files(1, one_path, path, mode, ask, out, err);
 }
 
 int dlg_ld_src_open(dlg_ld_src **out, const char *spec, const dlg_host *h, dlg_data_err *err)

@@ -100,6 +100,7 @@ int dlg_ld_source_host(dlg_source *s, dlg_ld_hostfile *hf, const dlg_host *h, co
 void dlg_ld_source_host_close(dlg_ld_hostfile *hf);
 
 /* Applies cache mode to every dataset file; out says what was done. */
-int dlg_ld_cache(const dlg_ld_src *s, dlg_cache_mode mode, dlg_cache_result *out, dlg_data_err *err);
+int dlg_ld_cache(const dlg_ld_src *s, dlg_cache_mode mode, const dlg_stop_ask *ask, dlg_cache_result *out,
+                 dlg_data_err *err);
 
 #endif

@@ -84,7 +84,7 @@ static void dirty_file_is_evicted(void **state)
     bool root = geteuid() == 0, dropped = root && seteuid(65534) == 0;
     dlg_cache_result r;
     dlg_data_err err = {0};
-    int rc = dlg_cache_file(path, DLG_CACHE_COLD, &r, &err);
+    int rc = dlg_cache_file(path, DLG_CACHE_COLD, NULL, &r, &err);
     if (dropped)
         assert_int_equal(seteuid(0), 0);
     assert_int_equal(rc, 0);
@@ -116,7 +116,7 @@ static void unreadable_residency_is_unverified(void **state)
     }
     dlg_cache_result r;
     dlg_data_err err = {0};
-    int rc = dlg_cache_file(path, DLG_CACHE_COLD, &r, &err);
+    int rc = dlg_cache_file(path, DLG_CACHE_COLD, NULL, &r, &err);
     int fd = open(path, O_RDONLY);
     int64_t said = fd >= 0 ? dlg_cache_resident(fd, 1u << 20) : 0;
     if (fd >= 0)
@@ -144,7 +144,7 @@ static void resident_file_is_said(void **state)
     write_file(path, 1000000);
     dlg_cache_result r;
     dlg_data_err err = {0};
-    assert_int_equal(dlg_cache_file(path, DLG_CACHE_COLD, &r, &err), 0);
+    assert_int_equal(dlg_cache_file(path, DLG_CACHE_COLD, NULL, &r, &err), 0);
     assert_int_equal(r.bytes, 1000000);
     assert_int_equal(r.resident, 1000000);
     const char *how = strstr(r.method, " (100% stayed cached)");
@@ -179,6 +179,42 @@ static void residency_counts_past_a_window(void **state)
     unlink(path);
 }
 
+/* A stop request counted in pieces: stop once asked `after` times. */
+typedef struct counted_stop {
+    int asked, after;
+} counted_stop;
+
+static bool stop_after(void *ctx)
+{
+    counted_stop *c = ctx;
+    return ++c->asked > c->after;
+}
+
+/* cache = warm reads a whole dataset before the first step (minutes for
+ * many GB): it asks the stop request every 64 MiB and between files, and
+ * ends with -DLG_ESTOP when told (it read on to the end, past a Ctrl-C). */
+static void warm_asks_to_stop(void **state)
+{
+    (void)state;
+    char dir[32], path[64];
+    tmpdir_make(dir, "warm");
+    snprintf(path, sizeof path, "%s/data", dir);
+    write_file(path, (64u << 20) * 3 + 100);
+    dlg_cache_result r;
+    dlg_data_err err = {0};
+    counted_stop never = {0, 1000};
+    dlg_stop_ask ask = {stop_after, &never};
+    assert_int_equal(dlg_cache_file(path, DLG_CACHE_WARM, &ask, &r, &err), 0);
+    assert_string_equal(r.method, "read");
+    assert_int_equal(never.asked, 1 + 3); /* before the file, then each 64 MiB */
+    counted_stop second = {0, 1};
+    ask.ctx = &second;
+    assert_int_equal(dlg_cache_file(path, DLG_CACHE_WARM, &ask, &r, &err), -DLG_ESTOP);
+    assert_int_equal(second.asked, 2);
+    assert_non_null(strstr(err.msg, "cache = warm: stopped while pre-reading"));
+    tmpdir_rmrf(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -186,6 +222,7 @@ int main(void)
         cmocka_unit_test(unreadable_residency_is_unverified),
         cmocka_unit_test(resident_file_is_said),
         cmocka_unit_test(residency_counts_past_a_window),
+        cmocka_unit_test(warm_asks_to_stop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
