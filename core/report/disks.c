@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,20 +53,22 @@ static bool resolve(prof *p, thr_limits *lim)
     return thr_resolve(&h, p->tp.v, "", lim) == 0;
 }
 
-static int add_prof(rep_disks *d, const thr_limits *lim, const char *name, const char *what, char *err,
-                    size_t errlen)
+static int add_prof(rep_disks *d, const thr_limits *lim, const char *name, const char *path, const char *what,
+                    char *err, size_t errlen)
 {
     rep_disk *nv = realloc(d->v, (d->n + 1) * sizeof *nv);
-    char *copy = nv ? strdup(name) : NULL;
+    char *copy = nv ? strdup(name) : NULL, *pcopy = copy && path ? strdup(path) : NULL;
     if (nv)
         d->v = nv;
-    if (!copy) {
+    if (!copy || (path && !pcopy)) {
+        free(copy);
         snprintf(err, errlen, "%s: out of memory", what);
         return -DLG_ENOMEM;
     }
     rep_disk *k = &nv[d->n++];
     memset(k, 0, sizeof *k);
     k->name = copy;
+    k->path = pcopy;
     k->bandwidth = lim->bandwidth;
     k->iops = lim->iops;
     k->iops_unit = lim->iops_unit;
@@ -112,66 +115,241 @@ int rep_disks_load(rep_disks *d, const char *path, const char *name, char *err, 
         }
         name = p.name;
     }
-    return add_prof(d, &lim, name, path, err, errlen);
+    return add_prof(d, &lim, name, path, path, err, errlen);
 }
 
-/* The profile a throttle named: its path as the run wrote it, else a
- * profile of that base name in conf/disks (results read elsewhere). */
-static bool read_named_profile(prof *p, const char *path)
+/* Strings already handled (storage names found, profiles not found). */
+typedef struct strs {
+    const char **v;
+    size_t n;
+} strs;
+
+static bool strs_has(const strs *s, const char *x)
+{
+    for (size_t k = 0; k < s->n; k++)
+        if (strcmp(s->v[k], x) == 0)
+            return true;
+    return false;
+}
+
+/* Adds x (not copied: it outlives s); 0 or -1 out of memory. */
+static int strs_add(strs *s, const char *x)
+{
+    const char **nv = realloc(s->v, (s->n + 1) * sizeof *nv);
+    if (!nv)
+        return -1;
+    s->v = nv;
+    nv[s->n++] = x;
+    return 0;
+}
+
+/* The search for the profile one throttle named: where it looked, and
+ * why it stopped short. */
+typedef struct lookup {
+    const rep_row *row;   /* the row whose storage_config named it */
+    const rep_disks *d;   /* the profiles loaded by name before (--disks, catalogs, ./conf/disks) */
+    const strs *failed;   /* profiles not found or refused for an earlier row (and said) */
+    char profile[4096];   /* the path as the run wrote it */
+    char tried[2048];     /* the paths that held no file */
+    size_t ntried;        /* its length */
+    char why[1024];       /* a file found but refused, or "" */
+} lookup;
+
+static void note_tried(lookup *lk, const char *path)
+{
+    if (lk->ntried + 1 >= sizeof lk->tried)
+        return; /* a long list is cut: the first paths say enough */
+    int n = snprintf(lk->tried + lk->ntried, sizeof lk->tried - lk->ntried, "%s%s", lk->ntried ? ", " : "", path);
+    lk->ntried = n < 0 ? lk->ntried : lk->ntried + (size_t)n;
+    if (lk->ntried >= sizeof lk->tried)
+        lk->ntried = sizeof lk->tried - 1;
+}
+
+/* The profile at path into p: 1 read, 0 no file there (noted), -1 a file
+ * that is no profile (lk->why says why). */
+static int try_file(prof *p, lookup *lk, const char *path)
 {
     rep_ini ini;
-    if (rep_ini_parse(&ini, path, on_kv, p) == 0)
-        return true;
     memset(p, 0, sizeof *p);
-    const char *b = strrchr(path, '/');
-    char alt[4096];
-    snprintf(alt, sizeof alt, "conf/disks/%s", b ? b + 1 : path);
-    if (rep_ini_parse(&ini, alt, on_kv, p) == 0)
-        return true;
-    memset(p, 0, sizeof *p);
-    return false;
+    int line = rep_ini_parse(&ini, path, on_kv, p);
+    if (line == 0)
+        return 1;
+    if (line == -1) {
+        note_tried(lk, path);
+        return 0;
+    }
+    if (line == -2)
+        snprintf(lk->why, sizeof lk->why, "%s: out of memory", path);
+    else
+        snprintf(lk->why, sizeof lk->why, "%s:%d: bad disk profile line%s%s", path, line,
+                 ini.bad[0] || p->why[0] ? ": " : "", ini.bad[0] ? ini.bad : p->why);
+    return -1;
+}
+
+/* A relative path from the results file's folder and each folder above
+ * it: a run names profiles relative to where it ran, most often the
+ * parent of its results folder (results/x.csv, conf/disks/y.ini). */
+static int near_results(prof *p, lookup *lk)
+{
+    const char *src = lk->row->src;
+    char dir[PATH_MAX], cand[PATH_MAX + 4096];
+    if (!src || strcmp(src, REP_STDIN_NAME) == 0)
+        return 0;
+    const char *slash = strrchr(src, '/');
+    snprintf(cand, sizeof cand, "%.*s", slash ? (int)(slash - src) + 1 : 1, slash ? src : ".");
+    if (!realpath(cand, dir))
+        return 0;
+    for (size_t len = strlen(dir);;) {
+        snprintf(cand, sizeof cand, "%.*s/%s", (int)len, dir, lk->profile);
+        int rc = try_file(p, lk, cand);
+        if (rc || len == 0)
+            return rc;
+        while (len > 0 && dir[--len] != '/')
+            ; /* the folder above: "/a/b" -> "/a" -> "" (the root) */
+    }
+}
+
+/* A profile of the same file name: the shipped ones (the source tree's
+ * conf/disks), then those loaded by name, the latest first (--disks DIRs,
+ * ./conf/disks, the catalogs' disks folders). */
+static int by_base_name(prof *p, lookup *lk)
+{
+    const char *b = strrchr(lk->profile, '/');
+    b = b ? b + 1 : lk->profile;
+    int rc = 0;
+#ifdef DLG_SOURCE_CONF_DIR
+    char cand[4096 + sizeof DLG_SOURCE_CONF_DIR];
+    snprintf(cand, sizeof cand, "%s/disks/%s", DLG_SOURCE_CONF_DIR, b);
+    rc = try_file(p, lk, cand);
+#endif
+    for (size_t i = lk->d->n; rc == 0 && i-- > 0;) {
+        const char *path = lk->d->v[i].path, *pb = path ? strrchr(path, '/') : NULL;
+        if (path && strcmp(pb ? pb + 1 : path, b) == 0)
+            rc = try_file(p, lk, path);
+    }
+    return rc;
+}
+
+/* The profile a throttle named, wherever the report is run from: the path
+ * as written if absolute; else from the results' folder up; a profile of
+ * its file name; last, as written from the current folder (as before). */
+static int find_profile(prof *p, lookup *lk)
+{
+    int rc = 0;
+    if (lk->profile[0] == '/')
+        rc = try_file(p, lk, lk->profile);
+    else
+        rc = near_results(p, lk);
+    if (rc == 0)
+        rc = by_base_name(p, lk);
+    if (rc == 0 && lk->profile[0] != '/')
+        rc = try_file(p, lk, lk->profile);
+    return rc;
 }
 
 /* One throttle's limits from its storage_config: the profile it named,
  * then its own keys on top (explicit keys win, as in the throttle), and
- * the limits they resolve to.  False when the storage is no throttle or
- * its profile cannot be read. */
-static bool prof_from_config(prof *p, const char *cfg, thr_limits *lim)
+ * the limits they resolve to.  1 with *lim; 0 the storage is no
+ * throttle; -1 its profile was not found or is refused (lk says why); -2
+ * it was so for an earlier row. */
+static int prof_from_config(prof *p, lookup *lk, const char *cfg, thr_limits *lim)
 {
     char key[64], val[4096];
     bool throttle = false;
     memset(p, 0, sizeof *p);
-    for (const char *s = cfg; rep_config_next(&s, key, sizeof key, val, sizeof val);) {
-        if (strcmp(key, "type") == 0)
-            throttle = strcmp(val, "throttle") == 0;
-        else if (strcmp(key, "profile") == 0 && !read_named_profile(p, val))
-            return false;
-    }
+    for (const char *s = cfg; rep_config_next(&s, key, sizeof key, val, sizeof val);)
+        throttle |= strcmp(key, "type") == 0 && strcmp(val, "throttle") == 0;
+    for (const char *s = cfg; throttle && rep_config_next(&s, key, sizeof key, val, sizeof val);)
+        if (strcmp(key, "profile") == 0) {
+            snprintf(lk->profile, sizeof lk->profile, "%s", val);
+            if (strs_has(lk->failed, lk->profile))
+                return -2; /* looked for in vain already, and said */
+            if (find_profile(p, lk) <= 0)
+                return -1;
+        }
     for (const char *s = cfg; throttle && rep_config_next(&s, key, sizeof key, val, sizeof val);)
         if (strcmp(key, "type") != 0 && strcmp(key, "profile") != 0 && strcmp(key, "name") != 0 &&
             strcmp(key, "inner") != 0 && !p->why[0] &&
             thr_profile_override(&p->tp, key, val, p->why, sizeof p->why) != 0)
-            return false;
-    return throttle && !p->why[0] && resolve(p, lim);
+            break;
+    if (throttle && !p->why[0] && resolve(p, lim))
+        return 1;
+    if (throttle)
+        snprintf(lk->why, sizeof lk->why, "%s", p->why);
+    return throttle ? -1 : 0;
+}
+
+/* Says that a throttle's profile could not be used: its storage is then
+ * judged with no limits, which nothing else would show. */
+static int warn_unused(rep_disks *d, const lookup *lk, const char *name)
+{
+    char line[8192];
+    const rep_row *r = lk->row;
+    if (lk->why[0])
+        snprintf(line, sizeof line, "%s:%ld: storage %s: its throttle's profile %s: %s: its cells are judged without "
+                 "the profile's limits (--disk %s=PROFILE.ini supplies one)",
+                 r->src, r->line, name, lk->profile[0] ? lk->profile : "(none)", lk->why, name);
+    else
+        snprintf(line, sizeof line, "%s:%ld: storage %s: its throttle's profile %s was not found (tried %s): its cells "
+                 "are judged without the profile's limits; --disks DIR (a folder holding it) or --disk %s=PROFILE.ini "
+                 "supplies it", r->src, r->line, name, lk->profile, lk->tried, name);
+    char **nw = realloc(d->warnings, (d->nwarnings + 1) * sizeof *nw);
+    if (!nw)
+        return -1;
+    d->warnings = nw;
+    if (!(nw[d->nwarnings] = strdup(line)))
+        return -1;
+    d->nwarnings++;
+    fprintf(stderr, "dlgauge report: warning: %s\n", line);
+    return 0;
+}
+
+/* A row's storage: its throttle's limits added under its name, or one
+ * warning per profile that could not be used (failed: those warned of). */
+static int storage_of_row(rep_disks *d, const rep_row *r, const char *name, const char *cfg, lookup *lk,
+                          strs *failed, char *err, size_t errlen)
+{
+    memset(lk, 0, sizeof *lk);
+    lk->row = r;
+    lk->d = d;
+    lk->failed = failed;
+    prof p;
+    thr_limits lim;
+    int found = prof_from_config(&p, lk, cfg, &lim);
+    if (found > 0)
+        return add_prof(d, &lim, name, NULL, r->src, err, errlen);
+    const char *key = lk->profile[0] ? lk->profile : name; /* its profile, else its own keys were refused */
+    if (found != -1 || strs_has(failed, key))
+        return 0; /* the first storage naming a missing profile speaks for the others */
+    char *copy = strdup(key);
+    if (!copy || strs_add(failed, copy) != 0) {
+        free(copy);
+        return -DLG_ENOMEM;
+    }
+    return warn_unused(d, lk, name) != 0 ? -DLG_ENOMEM : 0;
 }
 
 int rep_disks_from_rows(rep_disks *d, const rep_rows *rs, char *err, size_t errlen)
 {
+    strs failed = {0};
     size_t first = d->n;
-    for (size_t i = 0; i < rs->n; i++) {
+    lookup *lk = malloc(sizeof *lk);
+    int rc = lk ? 0 : -DLG_ENOMEM;
+    for (size_t i = 0; i < rs->n && !rc; i++) {
         const char *name = rep_str(&rs->v[i], "storage"), *cfg = rep_str(&rs->v[i], "storage_config");
         bool seen = false;
         for (size_t k = first; name && k < d->n && !seen; k++)
-            seen = strcmp(d->v[k].name, name) == 0; /* the first row with a name speaks for it */
-        prof p;
-        thr_limits lim;
-        if (!name || !cfg || seen || !prof_from_config(&p, cfg, &lim))
-            continue;
-        int rc = add_prof(d, &lim, name, rs->v[i].src, err, errlen);
-        if (rc < 0)
-            return rc;
+            seen = strcmp(d->v[k].name, name) == 0; /* the first row with a name found speaks for it */
+        if (name && cfg && !seen)
+            rc = storage_of_row(d, &rs->v[i], name, cfg, lk, &failed, err, errlen);
     }
-    return 0;
+    if (rc == -DLG_ENOMEM)
+        snprintf(err, errlen, "out of memory reading the throttles' disk profiles");
+    for (size_t k = 0; k < failed.n; k++)
+        free((char *)failed.v[k]);
+    free(failed.v);
+    free(lk);
+    return rc;
 }
 
 static int by_name(const void *a, const void *b)
@@ -224,9 +402,13 @@ const rep_disk *rep_disks_find(const rep_disks *d, const char *name)
 
 void rep_disks_free(rep_disks *d)
 {
-    for (size_t i = 0; i < d->n; i++)
+    for (size_t i = 0; i < d->n; i++) {
         free(d->v[i].name);
+        free(d->v[i].path);
+    }
     free(d->v);
-    d->v = NULL;
-    d->n = 0;
+    for (size_t i = 0; i < d->nwarnings; i++)
+        free(d->warnings[i]);
+    free(d->warnings);
+    memset(d, 0, sizeof *d);
 }

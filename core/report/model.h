@@ -12,6 +12,7 @@
 /* A disk profile (conf/disks/NAME.ini): what the storage axis is judged by. */
 typedef struct rep_disk {
     char *name;
+    char *path; /* the file it was read from; NULL: a throttle's limits from result rows */
     double bandwidth; /* bytes/s; 0 = unknown/unlimited */
     double iops;      /* 0 = unknown/unlimited */
     double iops_unit; /* bytes one I/O may carry before it counts as several (AWS: 256 KiB); 0 = any size is one */
@@ -29,6 +30,10 @@ typedef struct rep_disk {
 typedef struct rep_disks {
     rep_disk *v;
     size_t n;
+    /* rep_disks_from_rows: throttles' profiles not found or refused, one
+     * line each (also written to stderr), once per profile */
+    char **warnings;
+    size_t nwarnings;
 } rep_disks;
 
 /* Loads every .ini file in dir (a missing dir is not an error). */
@@ -37,7 +42,12 @@ int rep_disks_load_dir(rep_disks *d, const char *dir, char *err, size_t errlen);
 int rep_disks_load(rep_disks *d, const char *path, const char *name, char *err, size_t errlen);
 /* Adds the storage values of result rows whose storage_config is a
  * throttle (its profile and keys), named as the rows name them; these win
- * over profiles loaded before.  Rows that are no throttle are skipped. */
+ * over profiles loaded before.  Rows that are no throttle are skipped.
+ * A profile the run named relative to its own folder is looked for: as
+ * written if absolute, else from the results file's folder up; then by
+ * its file name in the source tree's conf/disks and among the profiles
+ * loaded before; last, as written from the current folder.  One not found
+ * (or refused) is said once, in d->warnings and on stderr. */
 int rep_disks_from_rows(rep_disks *d, const rep_rows *rs, char *err, size_t errlen);
 const rep_disk *rep_disks_find(const rep_disks *d, const char *name);
 void rep_disks_free(rep_disks *d);

@@ -12,28 +12,69 @@
 
 #include "stats.h"
 
-/* Both sinks of one run (CSV and JSONL) hold the same measurement: count it once. */
-static bool same_measurement(const rep_row *a, const rep_row *b)
+/* What names one measurement: both sinks of one run (CSV and JSONL) hold
+ * the same, and a run appended twice repeats it.  k: the row's place
+ * among its cell's rows. */
+typedef struct meas_key {
+    const char *run_id, *job, *start_time;
+    bool ok; /* an ok row and a failed one of one run are not repeats */
+    size_t k;
+} meas_key;
+
+static int key_cmp(const meas_key *x, const meas_key *y)
 {
-    const char *k[] = {"run_id", "job", "start_time"};
-    for (size_t i = 0; i < 3; i++) {
-        const char *x = rep_str(a, k[i]), *y = rep_str(b, k[i]);
-        if (!x || !y || strcmp(x, y) != 0)
-            return false;
-    }
-    return true;
+    int d = (int)x->ok - (int)y->ok;
+    if (!d)
+        d = strcmp(x->run_id, y->run_id);
+    if (!d)
+        d = strcmp(x->job, y->job);
+    return d ? d : strcmp(x->start_time, y->start_time);
 }
 
-/* Row k of a cell's rows repeats an earlier row of it of the same kind,
- * ok or failed (the same run appended twice, or read from both of its
- * sinks). */
-static bool repeated(const rep_rows *rs, const size_t *rows, size_t k)
+static int key_then_place(const void *a, const void *b)
 {
-    bool ok = rep_row_measured(&rs->v[rows[k]]);
-    for (size_t j = 0; j < k; j++)
-        if (rep_row_measured(&rs->v[rows[j]]) == ok && same_measurement(&rs->v[rows[j]], &rs->v[rows[k]]))
-            return true;
-    return false;
+    const meas_key *x = a, *y = b;
+    int d = key_cmp(x, y);
+    return d ? d : (x->k > y->k) - (x->k < y->k);
+}
+
+/* dup[k]: the cell's row k repeats an earlier row of it of the same kind
+ * (ok or failed), as run_id, job and start_time say (a row without one
+ * of them repeats nothing).  One sort by that key (keys: scratch of nrows
+ * entries): scanning the earlier rows for each row made a cell of many
+ * runs quadratic (100k rows in 5 cells took minutes). */
+static void mark_repeats(const rep_rows *rs, const size_t *rows, size_t nrows, meas_key *keys, bool *dup)
+{
+    size_t m = 0;
+    for (size_t k = 0; k < nrows; k++) {
+        const rep_row *r = &rs->v[rows[k]];
+        meas_key e = {rep_str(r, "run_id"), rep_str(r, "job"), rep_str(r, "start_time"), rep_row_measured(r), k};
+        dup[k] = false;
+        if (e.run_id && e.job && e.start_time)
+            keys[m++] = e;
+    }
+    qsort(keys, m, sizeof *keys, key_then_place);
+    for (size_t i = 1; i < m; i++)
+        dup[keys[i].k] = key_cmp(&keys[i - 1], &keys[i]) == 0;
+}
+
+/* Scratch for mark_repeats over cells of up to n rows. */
+typedef struct repeats_scratch {
+    meas_key *keys;
+    bool *dup;
+} repeats_scratch;
+
+static int scratch_alloc(repeats_scratch *s, size_t n)
+{
+    s->keys = malloc((n + 1) * sizeof *s->keys);
+    s->dup = malloc((n + 1) * sizeof *s->dup);
+    return s->keys && s->dup ? 0 : -1;
+}
+
+static void scratch_free(repeats_scratch *s)
+{
+    free(s->keys);
+    free(s->dup);
 }
 
 /* Adds status st to the cell's distinct failed statuses. */
@@ -53,13 +94,13 @@ static void add_failed_status(rep_cell *c, const char *st)
 /* The cell's failed rows, each measurement once, and their statuses:
  * merged runs where a cell failed in one and ran in another would
  * otherwise show only the good figures. */
-static void count_failed(rep_cell *c, const rep_rows *rs, const size_t *rows, size_t nrows)
+static void count_failed(rep_cell *c, const rep_rows *rs, const size_t *rows, size_t nrows, const bool *dup)
 {
     c->nfailed = 0;
     c->nfailed_status = 0;
     c->failed_status_more = false;
     for (size_t k = 0; k < nrows; k++)
-        if (!rep_row_measured(&rs->v[rows[k]]) && !repeated(rs, rows, k)) {
+        if (!rep_row_measured(&rs->v[rows[k]]) && !dup[k]) {
             c->nfailed++;
             add_failed_status(c, rep_tag(&rs->v[rows[k]], "status"));
         }
@@ -102,11 +143,25 @@ static void cell_energy(rep_cell *c, const energy_sum *gpu, const energy_sum *cp
     c->energy_item = e->items > 0 ? e->j / e->items : NAN;
 }
 
+/* A row's standard deviation over its n repetitions: its own, else from
+ * its CI95 (half-width = t(n-1) x sd / sqrt n; a row may carry only the
+ * CI), else 0.  A row without one pooled as 0 hid its spread from the
+ * cell's interval and from compare's test. */
+static double row_sd(const rep_row *r, double n)
+{
+    double sd, ci;
+    if (rep_num(r, "throughput_stddev", &sd))
+        return sd;
+    if (n >= 2 && rep_num(r, "throughput_ci95", &ci) && ci > 0)
+        return ci * sqrt(n) / dlg_t_quantile_975(n < 1e9 ? (size_t)n - 1 : (size_t)1e9); /* t is z long before */
+    return 0;
+}
+
 /* Pools the repetitions of every row of a cell: weighted mean, pooled
  * variance (within and between rows), Student-t half-width; J/item as
  * all their energy over all their items.  One row keeps its own figures
  * exactly. */
-static void pool_cell(rep_cell *c, const rep_rows *rs, const size_t *rows, size_t nrows)
+static void pool_cell(rep_cell *c, const rep_rows *rs, const size_t *rows, size_t nrows, const bool *dup)
 {
     double n_sum = 0, mean = 0, ss = 0;
     energy_sum egpu = {0, 0}, ecpu = {0, 0};
@@ -117,11 +172,10 @@ static void pool_cell(rep_cell *c, const rep_rows *rs, const size_t *rows, size_
     for (int pass = 0; pass < 2; pass++) {
         for (size_t k = 0; k < nrows; k++) {
             const rep_row *r = &rs->v[rows[k]];
-            if (!rep_row_measured(r) || repeated(rs, rows, k))
+            if (!rep_row_measured(r) || dup[k])
                 continue;
-            double t = 0, sd = 0, n = 1;
+            double t = 0, n = 1;
             rep_num(r, "throughput", &t);
-            rep_num(r, "throughput_stddev", &sd);
             rep_num(r, "repeats", &n);
             if (n < 1)
                 n = 1;
@@ -133,6 +187,7 @@ static void pool_cell(rep_cell *c, const rep_rows *rs, const size_t *rows, size_
                 energy_add(&egpu, r, "energy_j", "energy_per_item_j");
                 energy_add(&ecpu, r, "cpu_energy_j", "cpu_energy_per_item_j");
             } else {
+                double sd = row_sd(r, n);
                 ss += (n - 1) * sd * sd + n * (t - mean) * (t - mean);
             }
         }
@@ -148,7 +203,7 @@ static void pool_cell(rep_cell *c, const rep_rows *rs, const size_t *rows, size_
     cell_energy(c, &egpu, &ecpu);
     if (nok == 1) {
         rep_num(only, "throughput_ci95", &c->ci);
-        rep_num(only, "throughput_stddev", &c->sd);
+        c->sd = row_sd(only, n_sum);
         return;
     }
     c->sd = n_sum > 1 ? sqrt(ss / (n_sum - 1)) : 0;
@@ -201,24 +256,29 @@ int rep_group_pool_cells(rep_group *g, const rep_rows *rs, const long *cell_of)
     row_buckets b;
     if (bucket_rows(&b, cell_of, rs->n, g->ncells) != 0)
         return -1;
-    for (size_t c = 0; c < g->ncells; c++) {
-        pool_cell(&g->cells[c], rs, b.rows + b.start[c], b.start[c + 1] - b.start[c]);
-        count_failed(&g->cells[c], rs, b.rows + b.start[c], b.start[c + 1] - b.start[c]);
+    repeats_scratch s;
+    int rc = scratch_alloc(&s, b.start[g->ncells]);
+    for (size_t c = 0; c < g->ncells && !rc; c++) {
+        const size_t *rows = b.rows + b.start[c], n = b.start[c + 1] - b.start[c];
+        mark_repeats(rs, rows, n, s.keys, s.dup);
+        pool_cell(&g->cells[c], rs, rows, n, s.dup);
+        count_failed(&g->cells[c], rs, rows, n, s.dup);
     }
+    scratch_free(&s);
     buckets_free(&b);
-    return 0;
+    return rc;
 }
 
 /* Field over a cell's rows (indices into rs), each measurement once: the
  * steps-weighted mean, or the largest (how, model_rows.h); NaN where none
  * has it. */
-static double cell_field_pool(const rep_rows *rs, const size_t *rows, size_t nrows, const char *field,
-                              rep_pool how)
+static double cell_field_pool(const rep_rows *rs, const size_t *rows, size_t nrows, const bool *dup,
+                              const char *field, rep_pool how)
 {
     double sum = 0, wsum = 0, top = -INFINITY, v, w;
     for (size_t k = 0; k < nrows; k++) {
         const rep_row *r = &rs->v[rows[k]];
-        if (!rep_row_measured(r) || repeated(rs, rows, k) || !rep_num(r, field, &v) || !isfinite(v))
+        if (!rep_row_measured(r) || dup[k] || !rep_num(r, field, &v) || !isfinite(v))
             continue;
         if (!rep_num(r, "steps", &w) || !(w > 0))
             w = 1;
@@ -258,12 +318,15 @@ int rep_model_cell_field(const rep_model *m, const rep_rows *rs, const char *fie
         cell[i] = c < 0 ? -1 : (long)(first[gi] + (size_t)c);
     }
     row_buckets b = {0};
-    rc = rc || bucket_rows(&b, cell, rs->n, ncells) != 0 ? -1 : 0;
+    repeats_scratch s = {0};
+    rc = rc || bucket_rows(&b, cell, rs->n, ncells) != 0 || scratch_alloc(&s, rs->n) != 0 ? -1 : 0;
     for (size_t gi = 0; gi < m->n && !rc; gi++)
         for (size_t c = 0; c < m->g[gi].ncells; c++) {
-            size_t gc = first[gi] + c;
-            v[gi][c] = cell_field_pool(rs, b.rows + b.start[gc], b.start[gc + 1] - b.start[gc], field, how);
+            size_t gc = first[gi] + c, n = b.start[gc + 1] - b.start[gc];
+            mark_repeats(rs, b.rows + b.start[gc], n, s.keys, s.dup);
+            v[gi][c] = cell_field_pool(rs, b.rows + b.start[gc], n, s.dup, field, how);
         }
+    scratch_free(&s);
     buckets_free(&b);
     free(first);
     free(coord);

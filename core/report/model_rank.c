@@ -28,6 +28,46 @@ bool rep_cell_ranked(const rep_group *g, const rep_cell *c)
     return c->ok && (c->bn != REP_BN_CACHE || !g->has_best || g->cells[g->best].bn == REP_BN_CACHE);
 }
 
+/* Value x against value y of axis ax (<0, 0, >0): known orders ascending,
+ * equal ones and those of no order (text, "-", a disk without a profile)
+ * by their text, after the known: the same whatever order the rows came
+ * in (an axis keeps values of no order as first seen). */
+static int value_cmp(const rep_axis *ax, size_t x, size_t y)
+{
+    double ox = ax->order[x], oy = ax->order[y];
+    if (isnan(ox) != isnan(oy))
+        return isnan(ox) ? 1 : -1;
+    if (!isnan(ox) && ox != oy)
+        return ox < oy ? -1 : 1;
+    return strcmp(ax->vals[x], ax->vals[y]);
+}
+
+/* Where the knee search visits value x against value y: the ordered
+ * values as the axis sorts them (equal ones, as disks of one bandwidth
+ * and different IOPS, as they were found); then those of no order by
+ * their text, not as first seen. */
+static int visit_cmp(const rep_axis *ax, size_t x, size_t y)
+{
+    bool nx = isnan(ax->order[x]) != 0, ny = isnan(ax->order[y]) != 0;
+    if (nx && ny)
+        return strcmp(ax->vals[x], ax->vals[y]);
+    return nx != ny ? (nx ? 1 : -1) : (x > y) - (x < y);
+}
+
+/* Axis a's value indices in visit_cmp's order (the axis holds them so but
+ * for the values of no order: nearly in place); NULL out of memory. */
+static size_t *values_in_order(const rep_axis *ax)
+{
+    size_t *idx = malloc((ax->n + 1) * sizeof *idx);
+    for (size_t i = 0; idx && i < ax->n; i++) {
+        size_t j = i;
+        for (; j > 0 && visit_cmp(ax, idx[j - 1], i) > 0; j--)
+            idx[j] = idx[j - 1];
+        idx[j] = i;
+    }
+    return idx;
+}
+
 /* Knee of axis a: on the slice through the best cell, the smallest value
  * reaching target x best. */
 void rep_group_find_knee(rep_group *g, size_t a, double target, size_t *coord)
@@ -50,8 +90,10 @@ void rep_group_find_knee(rep_group *g, size_t a, double target, size_t *coord)
     k->unordered |= g->axes[a].kind == REP_AX_DURATION;
     if (k->unordered)
         return;
+    size_t *order = values_in_order(&g->axes[a]);
     long prev = -1;
-    for (size_t v = 0; v < g->axes[a].n; v++) {
+    for (size_t i = 0; i < g->axes[a].n; i++) {
+        size_t v = order ? order[i] : i;
         long c = slice_cell(g, a, v, coord);
         if (c < 0)
             continue;
@@ -72,19 +114,61 @@ void rep_group_find_knee(rep_group *g, size_t a, double target, size_t *coord)
         }
         prev = c;
     }
+    free(order);
+}
+
+/* The axes a tie is broken on, first: the resources an instance sells. */
+static const char *const tie_keys[] = {"cpus", "memory", "storage"};
+
+static bool is_tie_key(const char *key)
+{
+    for (size_t i = 0; i < sizeof tie_keys / sizeof *tie_keys; i++)
+        if (strcmp(key, tie_keys[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Between two cells of equal throughput, x has the smaller resources:
+ * the first axis where they differ, of cpus, memory, storage and then the
+ * others by name, has x's value first (value_cmp).  Any row order then
+ * picks the same best, and the same knees through it. */
+static bool fewer_resources(const rep_group *g, const rep_cell *x, const rep_cell *y)
+{
+    for (size_t i = 0; i < sizeof tie_keys / sizeof *tie_keys; i++) {
+        long a = rep_group_axis(g, tie_keys[i]);
+        int d = a < 0 ? 0 : value_cmp(&g->axes[a], x->coord[a], y->coord[a]);
+        if (d)
+            return d < 0;
+    }
+    for (const char *prev = NULL;;) { /* the other axes, by name */
+        long next = -1;
+        for (size_t a = 0; a < g->naxes; a++) {
+            const char *key = g->axes[a].key;
+            if (!is_tie_key(key) && (!prev || strcmp(key, prev) > 0) &&
+                (next < 0 || strcmp(key, g->axes[next].key) < 0))
+                next = (long)a;
+        }
+        if (next < 0)
+            return false;
+        int d = value_cmp(&g->axes[next], x->coord[next], y->coord[next]);
+        if (d)
+            return d < 0;
+        prev = g->axes[next].key;
+    }
 }
 
 /* The best cell: the fastest ok one that is not cache-bound, else (every
- * ok cell is) the fastest cache-bound one. */
+ * ok cell is) the fastest cache-bound one; of equal throughput, the one of
+ * smaller resources. */
 void rep_group_pick_best(rep_group *g)
 {
     for (size_t c = 0; c < g->ncells; c++) {
         const rep_cell *cell = &g->cells[c], *best = g->has_best ? &g->cells[g->best] : NULL;
         if (!cell->ok)
             continue;
-        bool cached = cell->bn == REP_BN_CACHE;
-        bool better = !best || (cached == (best->bn == REP_BN_CACHE) ? cell->thr > best->thr
-                                                                     : best->bn == REP_BN_CACHE);
+        bool cached = cell->bn == REP_BN_CACHE, faster = best && cell->thr > best->thr;
+        bool tie = best && cell->thr == best->thr && fewer_resources(g, cell, best);
+        bool better = !best || (cached == (best->bn == REP_BN_CACHE) ? faster || tie : best->bn == REP_BN_CACHE);
         if (better) {
             g->best = c;
             g->has_best = true;

@@ -194,6 +194,103 @@ static bool bad_nodes(const rep_row *r, char *err, size_t errlen)
     return true;
 }
 
+/* A rate or its spread below zero is no measurement: a sign lost or
+ * flipped by an edit would otherwise rank and pool as one. */
+static bool bad_negative(const rep_row *r, char *err, size_t errlen)
+{
+    static const char *const keys[] = {"throughput", "throughput_ci95", "throughput_stddev"};
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+        const rep_kv *kv = find(r->fields, r->nfields, keys[k]);
+        if (kv && kv->is_num && kv->num < 0) {
+            snprintf(err, errlen, "%s:%ld: column '%s' is '%s': a measured rate and its spread are never negative",
+                     r->src, r->line, keys[k], kv->str);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A row's group identity, as the model groups rows (model.c find_group:
+ * workload, job, mode, precision, device, ranks, nodes), its unit and its
+ * place, for finding a group whose rows count different units. */
+typedef struct unit_key {
+    const char *id[5];
+    double ranks, nodes;
+    const char *unit;
+    size_t i;
+} unit_key;
+
+static int cmp_str(const char *a, const char *b)
+{
+    return strcmp(a ? a : "-", b ? b : "-");
+}
+
+static int group_cmp(const unit_key *x, const unit_key *y)
+{
+    for (size_t k = 0; k < 5; k++) {
+        int d = cmp_str(x->id[k], y->id[k]);
+        if (d)
+            return d;
+    }
+    if (x->ranks != y->ranks)
+        return x->ranks < y->ranks ? -1 : 1;
+    return x->nodes != y->nodes ? (x->nodes < y->nodes ? -1 : 1) : 0;
+}
+
+static int group_then_place(const void *a, const void *b)
+{
+    const unit_key *x = a, *y = b;
+    int d = group_cmp(x, y);
+    return d ? d : (x->i > y->i) - (x->i < y->i);
+}
+
+static double num_or_one(const rep_row *r, const char *key)
+{
+    double v;
+    return rep_num(r, key, &v) ? v : 1;
+}
+
+/* Rows of one group counting different units (images and bytes) would
+ * pool into one curve whose best compares bytes with images: refused,
+ * naming the first such row (in file order) and the group's first unit.
+ * One sort by group: scanning the groups per row is quadratic in them.
+ * 0, 1 (err says why) or -1 out of memory. */
+static int mixed_units(const rep_rows *rs, char *err, size_t errlen)
+{
+    unit_key *v = malloc((rs->n + 1) * sizeof *v);
+    if (!v)
+        return -1;
+    size_t m = 0;
+    for (size_t i = 0; i < rs->n; i++) {
+        const rep_row *r = &rs->v[i];
+        const char *u = rep_str(r, "unit");
+        if (u && *u)
+            v[m++] = (unit_key){{rep_tag(r, "workload"), rep_tag(r, "job"), rep_str(r, "mode"), rep_str(r, "precision"),
+                                 rep_str(r, "device")},
+                                num_or_one(r, "ranks"), num_or_one(r, "nodes"), u, i};
+    }
+    qsort(v, m, sizeof *v, group_then_place);
+    size_t bad = rs->n, first = 0, ref = 0; /* the earliest offending row, and its group's first */
+    for (size_t j = 1; j < m; j++) {
+        if (group_cmp(&v[j], &v[first]) != 0)
+            first = j;
+        else if (strcmp(v[j].unit, v[first].unit) != 0 && v[j].i < bad) {
+            bad = v[j].i;
+            ref = v[first].i;
+        }
+    }
+    free(v);
+    if (bad == rs->n)
+        return 0;
+    const rep_row *r = &rs->v[bad], *f = &rs->v[ref];
+    snprintf(err, errlen,
+             "%s:%ld: unit '%s', but %s:%ld of the same workload %s (job %s) counts '%s': one curve cannot rank "
+             "%s against %s; report them separately",
+             r->src, r->line, rep_str(r, "unit"), f->src, f->line, rep_tag(r, "workload"),
+             rep_tag(r, "job") ? rep_tag(r, "job") : "-", rep_str(f, "unit"), rep_str(r, "unit"), rep_str(f, "unit"));
+    return 1;
+}
+
 int rep_rows_validate(const rep_rows *rs, char *err, size_t errlen)
 {
     if (rs->n == 0) {
@@ -219,7 +316,8 @@ int rep_rows_validate(const rep_rows *rs, char *err, size_t errlen)
                     return -DLG_EINVAL;
                 }
             }
-        if (bad_ranks(r, err, errlen) || bad_nodes(r, err, errlen))
+        if (bad_ranks(r, err, errlen) || bad_nodes(r, err, errlen) ||
+            (rep_row_measured(r) && bad_negative(r, err, errlen)))
             return -DLG_EINVAL;
         const char *ver = rep_str(r, "version");
         if (!ver || !*ver) {
@@ -236,7 +334,10 @@ int rep_rows_validate(const rep_rows *rs, char *err, size_t errlen)
             return -DLG_EINVAL;
         }
     }
-    return 0;
+    int mixed = mixed_units(rs, err, errlen);
+    if (mixed < 0)
+        snprintf(err, errlen, "out of memory checking the rows' units");
+    return mixed < 0 ? -DLG_ENOMEM : mixed ? -DLG_EINVAL : 0;
 }
 
 static void free_kvs(rep_kv *a, size_t n)

@@ -90,6 +90,34 @@ sed 's/^vcpus = 2$/vcpus = 2\ndisks = aws-gp4/; s/^vcpus = 4$/vcpus = 4\ndisks =
 grep -q 'typo.ini: \[instance tiny\] disks = aws-gp4' typo.err || fail "typo: warning lacks catalog/instance: $(cat typo.err)"
 grep -q 'aws-gp3: no disk' typo.err && fail "typo: aws-gp3 has a profile: $(cat typo.err)"
 
+# the throttles' profiles (profile=disks/slow.ini, relative to where the run
+# ran) found from any current folder: from the results' folder up.  The
+# report opened them from its own folder: from elsewhere slow and mid had
+# no limits, and nothing said so.
+mkdir -p moved/results
+cp sweep.csv moved/results/ && cp -r disks moved/
+(cd / && "$DLG" report "$WORK/moved/results/sweep.csv" --markdown "$WORK/cwd.md" >"$WORK/cwd-root.txt" 2>"$WORK/cwd.err") ||
+    fail "cwd: $(cat cwd.err)"
+grep -q '^- `storage=slow`: \*\*input-bound: storage\*\* (reads .* of profile slow.s limit' cwd.md ||
+    fail "cwd: slow is not judged by its profile from another folder: $(grep storage=slow cwd.md)"
+[ -s cwd.err ] && fail "cwd: warned: $(cat cwd.err)"
+"$DLG" report "$WORK/moved/results/sweep.csv" >cwd-work.txt 2>&1
+cmp -s cwd-root.txt cwd-work.txt || fail "cwd: another answer from another folder: $(diff cwd-root.txt cwd-work.txt)"
+# a profile found nowhere is said once (two storages name it), with the paths
+# tried; a folder of profiles (--disks) supplies it by its file name
+mkdir -p lone gone-dir
+sed 's#profile=disks/[a-z]*[.]ini#profile=disks/gone.ini#' sweep.csv >lone/gone.csv
+"$DLG" report lone/gone.csv >/dev/null 2>gone.err || fail "gone: $(cat gone.err)"
+[ "$(grep -c 'warning: ' gone.err)" = 1 ] || fail "gone: expected one warning: $(cat gone.err)"
+grep -qF "storage slow: its throttle's profile disks/gone.ini was not found (tried $WORK/lone/disks/gone.ini, $WORK/disks/gone.ini, " \
+    gone.err || fail "gone: the warning lacks the storage or the paths tried: $(cat gone.err)"
+grep -qF -- '--disks DIR' gone.err || fail "gone: the warning does not say what supplies it: $(cat gone.err)"
+cp disks/slow.ini gone-dir/gone.ini
+"$DLG" report lone/gone.csv --disks gone-dir --markdown gone.md >/dev/null 2>gone2.err || fail "gone2: $(cat gone2.err)"
+[ -s gone2.err ] && fail "gone2: warned with --disks: $(cat gone2.err)"
+grep -q '^- `storage=slow`: \*\*input-bound: storage\*\* (reads .* of profile slow.s limit' gone.md ||
+    fail "gone2: slow is not judged by the profile --disks gave: $(grep storage=slow gone.md)"
+
 # ---- (d) bad input: one clear line, exit 2 -----------------------------------
 # expect NAME WANT-IN-STDERR ARGS...
 expect() {

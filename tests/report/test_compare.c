@@ -306,6 +306,33 @@ static void missing_cell_fails_the_gate(void **state)
     assert_string_equal(r.err, "");
 }
 
+/* Rows that carry only a CI (no throughput_stddev), two runs a cell:
+ * each row's s from its CI and n before pooling.  base: s = 2 per row (CI
+ * 2.48331 over 5, t(4) = 2.776), pooled s^2 = 4 x 4 x 2 / 9; new: s = 3
+ * (CI 4.77367 over 4), s^2 = 3 x 9 x 2 / 7.  Welch (mpmath): t = -2.6113,
+ * df 11.860, p 0.02293.  Pooled as s = 0, the cell's CI was 0 and p 0. */
+static void ci_only_rows_keep_their_spread(void **state)
+{
+    (void)state;
+#define CI_HEAD "time,cpus,job,mode,run_id,status,workload,throughput,repeats,throughput_ci95,unit,version\n"
+#define CI_ROW(run, thr, n, ci) "2026-11-29T10:00:00Z,1,j,train," run ",ok,sim," thr "," n "," ci ",images,0.1.0\n"
+    rep_compare c;
+    compare_csv(&c, CI_HEAD CI_ROW("a", "100", "5", "2.48331") CI_ROW("b", "100", "5", "2.48331"),
+                CI_HEAD CI_ROW("a", "97", "4", "4.77367") CI_ROW("b", "97", "4", "4.77367"));
+    const rep_cmp_cell *cc = cell(&c.g[0], "cpus=1");
+    assert_near(cc->base->repeats, 10, 0);
+    assert_near(cc->base->sd, sqrt(32.0 / 9), 1e-4);
+    assert_near(cc->new->sd, sqrt(54.0 / 7), 1e-4);
+    assert_near(cc->base->ci, 2.262157 * sqrt(32.0 / 9) / sqrt(10), 1e-4); /* t(9) */
+    assert_near(cc->w.t, -2.6113, 1e-3);
+    assert_near(cc->w.df, 11.860, 1e-2);
+    assert_near(cc->w.p, 0.02293, 2e-4);
+    assert_int_equal(cc->verdict, REP_CMP_SLOWER);
+    rep_compare_free(&c);
+#undef CI_HEAD
+#undef CI_ROW
+}
+
 /* One repeat a side: no evidence, never a regression, however far apart. */
 static void one_repeat_gives_no_verdict(void **state)
 {
@@ -528,6 +555,7 @@ int main(void)
         cmocka_unit_test(new_failure_fails_the_gate),
         cmocka_unit_test(missing_cell_fails_the_gate),
         cmocka_unit_test(one_repeat_gives_no_verdict),
+        cmocka_unit_test(ci_only_rows_keep_their_spread),
         cmocka_unit_test(bad_input_is_one_line_and_exit_2),
         cmocka_unit_test(latency_rise_fails_its_gate),
         cmocka_unit_test(latency_pooled_over_runs),

@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include <dlgauge/plugin.h>
+
 #include "model_csv.h"
 #include "report.h"
 #include "svg.h"
@@ -174,6 +176,79 @@ static void test_jsonl_nonfinite_is_no_number(void **state)
         rep_rows_free(&rows);
         unlink(path);
     }
+}
+
+/* err of rep_rows_validate over this CSV text (which must fail); path:
+ * the temporary file it was read from (removed). */
+static void validate_fails(const char *text, char *path, char *err, size_t errlen)
+{
+    temp_file(path, text);
+    rep_rows rows = {0};
+    assert_int_equal(rep_read_file(&rows, path, err, errlen), 0);
+    assert_int_equal(rep_rows_validate(&rows, err, errlen), -DLG_EINVAL);
+    assert_null(strchr(err, '\n'));
+    rep_rows_free(&rows);
+    unlink(path);
+}
+
+/* One group's rows counting different units (a bytes row among images)
+ * are refused, naming both rows and units: pooled, "5 G images/s" became
+ * the best.  Other groups may count what they like. */
+static void test_mixed_units_in_a_group_refused(void **state)
+{
+    (void)state;
+    static const char h[] = "time,cpus,job,mode,status,workload,throughput,repeats,throughput_ci95,"
+                            "throughput_stddev,unit,version\n";
+    char csv[1024], path[32], err[512], want[256];
+    snprintf(csv, sizeof csv,
+             "%s2026-11-29T10:00:00Z,1,j,train,ok,sim,100,3,2.5,1,images,0.1.0\n"
+             "2026-11-29T10:00:01Z,1,k,train,ok,other,7e9,3,2.5,1,bytes,0.1.0\n"
+             "2026-11-29T10:00:02Z,2,j,train,ok,sim,5000000000.0,3,2.5,1,bytes,0.1.0\n"
+             "2026-11-29T10:00:03Z,4,j,train,ok,sim,200,3,2.5,1,images,0.1.0\n",
+             h);
+    validate_fails(csv, path, err, sizeof err);
+    snprintf(want, sizeof want, "%s:4: unit 'bytes', but %s:2 of the same workload sim (job j) counts 'images'", path,
+             path);
+    assert_non_null(strstr(err, want));
+    /* the same rows with the bytes row in a job of its own: two groups, accepted */
+    snprintf(csv, sizeof csv,
+             "%s2026-11-29T10:00:00Z,1,j,train,ok,sim,100,3,2.5,1,images,0.1.0\n"
+             "2026-11-29T10:00:02Z,2,b,train,ok,sim,5000000000.0,3,2.5,1,bytes,0.1.0\n",
+             h);
+    rep_rows rows;
+    rep_model m;
+    model_from_csv(csv, &rows, &m);
+    assert_int_equal(m.n, 2);
+    rep_model_free(&m);
+    rep_rows_free(&rows);
+}
+
+/* A negative throughput, CI or sd on a measured row is refused, naming
+ * the row; a failed row's figures are not read. */
+static void test_negative_rate_refused(void **state)
+{
+    (void)state;
+    static const char *const col[] = {"throughput", "throughput_ci95", "throughput_stddev"};
+    static const char *const row[] = {"-5,3,0.1,0.05", "5,3,-0.1,0.05", "5,3,0.1,-0.05"};
+    for (size_t i = 0; i < 3; i++) {
+        char csv[1024], path[32], err[512], want[160];
+        snprintf(csv, sizeof csv,
+                 "time,cpus,job,status,workload,throughput,repeats,throughput_ci95,throughput_stddev,unit,version\n"
+                 "2026-11-29T10:00:00Z,2,j,ok,sim,1,3,0.02,0.01,images,0.1.0\n"
+                 "2026-11-29T10:00:01Z,1,j,ok,sim,%s,images,0.1.0\n",
+                 row[i]);
+        validate_fails(csv, path, err, sizeof err);
+        snprintf(want, sizeof want, "%s:3: column '%s' is '-", path, col[i]);
+        assert_non_null(strstr(err, want));
+    }
+    rep_rows rows;
+    rep_model m;
+    model_from_csv("time,cpus,job,status,workload,throughput,repeats,throughput_ci95,throughput_stddev,unit,version\n"
+                   "2026-11-29T10:00:00Z,2,j,ok,sim,1,3,0.02,0.01,images,0.1.0\n"
+                   "2026-11-29T10:00:01Z,1,j,crashed,sim,-1,0,-1,-1,images,0.1.0\n",
+                   &rows, &m);
+    rep_model_free(&m);
+    rep_rows_free(&rows);
 }
 
 /* A JSONL tag that is empty ("a": "") sits at "-" on its axis, as a
@@ -427,6 +502,8 @@ int main(void)
         cmocka_unit_test(test_knee_below_measured_once),
         cmocka_unit_test(test_knee_nothing_below_on_slice),
         cmocka_unit_test(test_jsonl_nonfinite_is_no_number),
+        cmocka_unit_test(test_mixed_units_in_a_group_refused),
+        cmocka_unit_test(test_negative_rate_refused),
         cmocka_unit_test(test_jsonl_empty_tag_is_dash),
         cmocka_unit_test(test_markdown_labels_stay_text),
         cmocka_unit_test(test_markdown_labels_do_not_format),

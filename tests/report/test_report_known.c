@@ -360,6 +360,103 @@ static void test_knee_best_row_first(void **state)
     rep_rows_free(&rows);
 }
 
+/* The model of head + rows[0..n) in that order, or reversed. */
+static void model_in_order(const char *head, const char *const *rows, size_t n, bool reversed, rep_rows *rs,
+                           rep_model *m)
+{
+    char csv[2048];
+    size_t len = (size_t)snprintf(csv, sizeof csv, "%s", head);
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(csv + len, sizeof csv - len, "%s", rows[reversed ? n - 1 - i : i]);
+    assert_true(len < sizeof csv);
+    model_from_csv(csv, rs, m);
+}
+
+static const char *best_value(const rep_group *g, const char *axis)
+{
+    long a = rep_group_axis(g, axis);
+    assert_true(a >= 0 && g->has_best);
+    return g->axes[a].vals[g->cells[g->best].coord[a]];
+}
+
+/* A storage axis of one throttle (10 MB/s, ordered) and two disks of no
+ * profile (ordered after it): the knee search visits those two by their
+ * text, not as first seen.  best p 100, n 99 >= 95: knee n whichever row
+ * came first (first seen, reversed rows made it p). */
+static void storage_knee_in_order(bool reversed)
+{
+    static const char head[] = "time,job,mode,status,storage,workload,throughput,repeats,throughput_ci95,"
+                               "throughput_stddev,unit,storage_config,version\n";
+    static const char *const rows[] = {
+        "2026-11-29T10:00:00Z,j,io,ok,t,sim,50,3,1,0.4,images,type=throttle bandwidth=10MB,0.1.0\n",
+        "2026-11-29T10:00:01Z,j,io,ok,p,sim,100,3,1,0.4,images,type=posix,0.1.0\n",
+        "2026-11-29T10:00:02Z,j,io,ok,n,sim,99,3,1,0.4,images,type=posix,0.1.0\n",
+    };
+    char csv[1024], path[32], err[512];
+    size_t len = (size_t)snprintf(csv, sizeof csv, "%s", head);
+    for (size_t i = 0; i < 3; i++)
+        len += (size_t)snprintf(csv + len, sizeof csv - len, "%s", rows[reversed ? 2 - i : i]);
+    temp_file(path, csv);
+    rep_rows rs = {0};
+    rep_disks disks = {0};
+    rep_model m;
+    assert_int_equal(rep_read_file(&rs, path, err, sizeof err), 0);
+    unlink(path);
+    assert_int_equal(rep_rows_validate(&rs, err, sizeof err), 0);
+    assert_int_equal(rep_disks_from_rows(&disks, &rs, err, sizeof err), 0);
+    assert_int_equal(rep_model_build(&m, &rs, &disks, 0.95, err, sizeof err), 0);
+    const rep_group *g = group(&m, "io");
+    assert_string_equal(best_value(g, "storage"), "p");
+    assert_string_equal(knee_value(g, "storage"), "n");
+    rep_model_free(&m);
+    rep_disks_free(&disks);
+    rep_rows_free(&rs);
+}
+
+/* An exact tie for the best: the cell of fewer cpus, then less memory,
+ * then (axes of no order) the value first by its text, whatever order the
+ * rows came in; the knees run through it (and visit values of no order by
+ * their text).  The first of the tied cells
+ * was the best: reversed rows made cpus = 16 the best and memory's knee
+ * 2G (16 cpus at 1G reach 75%), and the recommendation followed. */
+static void test_tied_best_any_row_order(void **state)
+{
+    (void)state;
+    static const char head[] =
+        "time,cpus,job,memory,mode,status,workload,throughput,repeats,throughput_ci95,throughput_stddev,unit,version\n";
+    static const char *const rows[] = {
+        "2026-11-29T10:00:00Z,8,j,1G,train,ok,sim,390,3,1,0.4,images,0.1.0\n",
+        "2026-11-29T10:00:01Z,8,j,2G,train,ok,sim,400,3,1,0.4,images,0.1.0\n",
+        "2026-11-29T10:00:02Z,16,j,1G,train,ok,sim,300,3,1,0.4,images,0.1.0\n",
+        "2026-11-29T10:00:03Z,16,j,2G,train,ok,sim,400,3,1,0.4,images,0.1.0\n",
+    };
+    static const char text_head[] =
+        "time,fmt,job,mode,status,workload,throughput,repeats,throughput_ci95,throughput_stddev,unit,version\n";
+    static const char *const text_rows[] = {
+        "2026-11-29T10:00:00Z,png,j,infer,ok,sim,100,3,1,0.4,images,0.1.0\n",
+        "2026-11-29T10:00:01Z,jpeg,j,infer,ok,sim,100,3,1,0.4,images,0.1.0\n",
+        "2026-11-29T10:00:02Z,raw,j,infer,ok,sim,50,3,1,0.4,images,0.1.0\n",
+    };
+    for (int reversed = 0; reversed < 2; reversed++) {
+        rep_rows rs;
+        rep_model m;
+        model_in_order(head, rows, 4, reversed, &rs, &m);
+        const rep_group *g = group(&m, "train");
+        assert_string_equal(best_value(g, "cpus"), "8");
+        assert_string_equal(best_value(g, "memory"), "2G");
+        assert_string_equal(knee_value(g, "cpus"), "8");
+        assert_string_equal(knee_value(g, "memory"), "1G");
+        rep_model_free(&m);
+        rep_rows_free(&rs);
+        model_in_order(text_head, text_rows, 3, reversed, &rs, &m);
+        g = group(&m, "infer");
+        assert_string_equal(best_value(g, "fmt"), "jpeg");
+        rep_model_free(&m);
+        rep_rows_free(&rs);
+        storage_knee_in_order(reversed);
+    }
+}
+
 /* cpus = 0 means all: the report says how many that was. */
 static void test_axis_text(void **state)
 {
@@ -1187,6 +1284,7 @@ int main(void)
         cmocka_unit_test(test_shipped_catalogs_load),
         cmocka_unit_test(test_storage_profiles_from_rows),
         cmocka_unit_test(test_knee_best_row_first),
+        cmocka_unit_test(test_tied_best_any_row_order),
         cmocka_unit_test(test_axis_text),
         cmocka_unit_test(test_rereads_per_repetition),
         cmocka_unit_test(test_energy_per_item_pooled),
