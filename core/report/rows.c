@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -86,7 +87,9 @@ static bool parse_number(const char *s, double *out)
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (*end || errno == ERANGE || !isfinite(v))
+    /* ERANGE: an overflow (inf) is no number; an underflow (1e-310) is a
+     * tiny one, its nearest double */
+    if (*end || (errno == ERANGE && fabs(v) >= DBL_MIN) || !isfinite(v))
         return false;
     *out = v;
     return true;

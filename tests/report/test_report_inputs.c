@@ -178,6 +178,24 @@ static void test_jsonl_nonfinite_is_no_number(void **state)
     }
 }
 
+/* A value that underflows (1e-310, a subnormal) is a tiny number, not
+ * "non-numeric" (strtod's ERANGE); one that overflows (1e999) stays none. */
+static void test_underflow_is_a_number(void **state)
+{
+    (void)state;
+    char path[32], err[512];
+    temp_file(path, "time,workload,status,throughput,repeats,version,au,lat\n"
+                    "2026-11-29T10:00:00Z,w,ok,10,3,0.1.0,1e-310,1e999\n");
+    rep_rows rows = {0};
+    assert_int_equal(rep_read_file(&rows, path, err, sizeof err), 0);
+    double v = -1;
+    assert_true(rep_num(&rows.v[0], "au", &v));
+    assert_true(v > 0 && v < 1e-300);
+    assert_false(rep_num(&rows.v[0], "lat", &v));
+    rep_rows_free(&rows);
+    unlink(path);
+}
+
 /* err of rep_rows_validate over this CSV text (which must fail); path:
  * the temporary file it was read from (removed). */
 static void validate_fails(const char *text, char *path, char *err, size_t errlen)
@@ -502,6 +520,7 @@ int main(void)
         cmocka_unit_test(test_knee_below_measured_once),
         cmocka_unit_test(test_knee_nothing_below_on_slice),
         cmocka_unit_test(test_jsonl_nonfinite_is_no_number),
+        cmocka_unit_test(test_underflow_is_a_number),
         cmocka_unit_test(test_mixed_units_in_a_group_refused),
         cmocka_unit_test(test_negative_rate_refused),
         cmocka_unit_test(test_jsonl_empty_tag_is_dash),
