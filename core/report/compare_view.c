@@ -89,7 +89,9 @@ static int put_side(rep_table *t, size_t row, size_t col, const rep_cell *c, con
         return rep_table_put(t, row, col, REP_ST_BAD, "%s", status_of(c)) |
                rep_table_put(t, row, col + 1, REP_ST_PLAIN, "-");
     dlg_format_rate(c->thr, unit, b, sizeof b);
-    int rc = rep_table_put(t, row, col, REP_ST_PLAIN, "%s", b);
+    /* a run stopped by a signal: its steps, not a whole measurement */
+    bool partial = c->status && strcmp(c->status, "partial") == 0;
+    int rc = rep_table_put(t, row, col, REP_ST_PLAIN, "%s%s", b, partial ? " (partial)" : "");
     dlg_format_rate(c->repeats >= 2 ? c->ci : NAN, unit, b, sizeof b);
     return rc | rep_table_put(t, row, col + 1, REP_ST_PLAIN, "%s", b);
 }

@@ -245,6 +245,20 @@ static void significant_slowdown_fails_the_gate(void **state)
     assert_non_null(strstr(r.err, "regression: sim (job j), mode -, precision -: cpus=2: 100 images/s -> 90"));
 }
 
+/* A side whose row was stopped by a signal (status partial) is compared,
+ * and says so: its figure is the steps it ran, not a whole measurement. */
+static void partial_side_is_marked(void **state)
+{
+    (void)state;
+    static const char base[] = HEAD ROW("", "2", "ok", "100", "1", "5");
+    static const char new[] = HEAD ROW("", "2", "partial", "90", "1", "5");
+    ran r;
+    compare_files(&r, base, new, "--alpha", "0.05");
+    assert_int_equal(r.rc, 0);
+    assert_has(r.out, "90 images/s (partial)");
+    assert_null(strstr(r.out, "100 images/s (partial)"));
+}
+
 /* 100 -> 90 with sd 30 over 3 repeats: within the noise, "~". */
 static void insignificant_slowdown_passes(void **state)
 {
@@ -552,6 +566,7 @@ int main(void)
         cmocka_unit_test(long_only_in_list_says_how_many_more),
         cmocka_unit_test(significant_slowdown_fails_the_gate),
         cmocka_unit_test(insignificant_slowdown_passes),
+        cmocka_unit_test(partial_side_is_marked),
         cmocka_unit_test(new_failure_fails_the_gate),
         cmocka_unit_test(missing_cell_fails_the_gate),
         cmocka_unit_test(one_repeat_gives_no_verdict),
