@@ -40,6 +40,10 @@ EOT
 interrupt int INT 10ms
 expect_rc int 130
 [ "$STEPS" -ge 20 ] || fail "int: only $STEPS steps of 10 ms in 1.5 s"
+# the workload's own fields are kept for a stopped cell with no complete
+# repetition (they were empty: a stopped preprocess lost its images_written)
+[ "$("$PY" "$E2E/e2e_check.py" get int.csv 0 sleep_ns)" = 10000000 ] ||
+    fail "int: the workload's fields of the stopped repetition are missing: $(head -c 600 int.csv)"
 
 interrupt term TERM 10ms
 expect_rc term 143
