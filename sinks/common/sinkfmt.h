@@ -13,4 +13,10 @@ void sink_fmt_double(double v, char out[32]);
  * out needs 40 bytes. */
 void sink_fmt_rfc3339(int64_t time_ns, char out[40]);
 
+/* Length of the well-formed UTF-8 sequence at s (Unicode 3-7: no overlong
+ * forms, surrogates or code points past U+10FFFF), 0 when there is none:
+ * the sinks write U+FFFD for such a byte (JSON and line protocol are
+ * UTF-8; strict readers refuse, InfluxDB 1.x has failed on them). */
+size_t sink_utf8_len(const unsigned char *s);
+
 #endif

@@ -17,11 +17,23 @@ static const char ESC_STRING[] = "\"\\";
  * space (escaped too when a space is special). */
 static int add_escaped(dlg_sbuf *b, const char *s, size_t n, const char *special)
 {
-    if (sbuf_reserve(b, 2 * n) != 0)
+    if (sbuf_reserve(b, 3 * n) != 0) /* a byte escaped: 2; one not UTF-8: U+FFFD, 3 */
         return -DLG_ENOMEM;
     char *o = b->p + b->len;
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
+        if ((unsigned char)c >= 0x80) { /* line protocol is UTF-8: a stray byte becomes U+FFFD */
+            size_t k = sink_utf8_len((const unsigned char *)s + i);
+            if (k == 0 || i + k > n) {
+                memcpy(o, "\xef\xbf\xbd", 3);
+                o += 3;
+            } else {
+                memcpy(o, s + i, k);
+                o += k;
+                i += k - 1;
+            }
+            continue;
+        }
         if (c == '\n' || c == '\r')
             c = ' ';
         if (strchr(special, c) && c != '\0')

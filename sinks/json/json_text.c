@@ -6,39 +6,12 @@
 
 #include "sinkfmt.h"
 
-/* Length of the well-formed UTF-8 sequence at s (Unicode 3-7: no overlong
- * forms, surrogates or code points past U+10FFFF), 0 when there is none. */
-static size_t utf8_len(const unsigned char *s)
-{
-    unsigned char lo = 0x80, hi = 0xbf;
-    size_t n;
-    if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-        n = 2;
-    } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-        n = 3;
-        lo = s[0] == 0xe0 ? 0xa0 : lo;
-        hi = s[0] == 0xed ? 0x9f : hi;
-    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-        n = 4;
-        lo = s[0] == 0xf0 ? 0x90 : lo;
-        hi = s[0] == 0xf4 ? 0x8f : hi;
-    } else {
-        return 0;
-    }
-    if (s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < n; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    return n;
-}
-
 /* JSON text is UTF-8 (RFC 8259 8.1): strict readers (Python's json, jq,
  * pandas) refuse a line holding any other byte, so such a byte (a Latin-1
  * file name in an error message, say) becomes U+FFFD. */
 static int add_utf8(dlg_sbuf *b, const char **s)
 {
-    size_t n = utf8_len((const unsigned char *)*s);
+    size_t n = sink_utf8_len((const unsigned char *)*s);
     if (n == 0)
         return sbuf_adds(b, "\xef\xbf\xbd");
     int rc = sbuf_add(b, *s, n);

@@ -190,6 +190,19 @@ static void test_newlines_cannot_split_a_line(void **unused)
     check(&p, 0, "m,k=a\\ b s=\"x  y\" 0\n");
 }
 
+/* Line protocol is UTF-8: a byte that starts no well-formed sequence
+ * (a Latin-1 path in an error message) becomes U+FFFD, as the json sink
+ * writes it; well-formed multi-byte characters stay (InfluxDB 1.x has
+ * failed to open shards holding such bytes). */
+static void test_invalid_utf8_replaced(void **unused)
+{
+    dlg_tag t[] = {{"job", "caf\xe9"}};
+    dlg_field f[] = {fs("error", "key '\xff\x01' in caf\xc3\xa9 \xed\xa0\x80")};
+    dlg_point p = {"m", t, 1, f, 1, 0};
+    check(&p, 0, "m,job=caf\xef\xbf\xbd error=\"key '\xef\xbf\xbd\x01' in caf\xc3\xa9 "
+                 "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\" 0\n");
+}
+
 static void test_long_string_truncated(void **unused)
 {
     size_t n = 70000;
@@ -238,6 +251,7 @@ int main(void)
         cmocka_unit_test(test_many_tags_sorted),
         cmocka_unit_test(test_invalid_keys_dropped),
         cmocka_unit_test(test_newlines_cannot_split_a_line),
+        cmocka_unit_test(test_invalid_utf8_replaced),
         cmocka_unit_test(test_long_string_truncated),
         cmocka_unit_test(test_appends_to_buffer),
     };
