@@ -260,9 +260,10 @@ static int fetch(dlg_lmdb_cursor *c, MDB_cursor_op op, MDB_val *k, uint64_t inde
         return 1;
     dlg_data_err local;
     rc = dlg_datum_decode(&c->datum, v.mv_data, v.mv_size, "value", &local);
+    char key[204];
     if (rc < 0)
-        return dlg_data_fail(err, local.code, "%s: key '%.*s' (record %llu): %s", c->db->path,
-                             (int)(k->mv_size > 200 ? 200 : k->mv_size), (const char *)k->mv_data,
+        return dlg_data_fail(err, local.code, "%s: key '%s' (record %llu): %s", c->db->path,
+                             dlg_data_printable(key, sizeof key, k->mv_data, k->mv_size),
                              (unsigned long long)index, local.msg);
     rec->index = index;
     rec->key = k->mv_data;

@@ -72,8 +72,9 @@ static int lmdb_read(dlg_ld_src *base, void *w, uint64_t index, dlg_ld_item *it,
     if (rc < 0)
         return rc;
     const dlg_datum *d = rec.datum;
-    snprintf(it->what, sizeof it->what, "%s: key '%.*s'", s->path,
-             (int)(rec.key_len > 200 ? 200 : rec.key_len), rec.key);
+    char key[204];
+    snprintf(it->what, sizeof it->what, "%s: key '%s'", s->path,
+             dlg_data_printable(key, sizeof key, rec.key, rec.key_len));
     it->bytes_read = rec.value_len;
     it->label = d->label;
     if (d->encoded && !(d->has & DLG_DATUM_HAS_DATA))

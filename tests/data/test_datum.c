@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "data_error.h"
 #include "datum.h"
 
 static void check_encode(const dlg_datum *d, const uint8_t *want, size_t n)
@@ -206,12 +207,28 @@ static void test_empty_and_encoded_shape(void **state)
     dlg_datum_free(&e);
 }
 
+/* A key read from a dataset goes into error lines escaped: a newline or a
+ * byte that is no ASCII in it split the line and put raw bytes into the
+ * sinks' error field. */
+static void test_key_printable(void **unused)
+{
+    (void)unused;
+    char buf[64];
+    static const char key[] = "00000007_a\nb\r\x01\xff\\c.jpg";
+    assert_string_equal(dlg_data_printable(buf, sizeof buf, key, sizeof key - 1),
+                        "00000007_a\\x0ab\\x0d\\x01\\xff\\x5cc.jpg");
+    char small[16];
+    assert_string_equal(dlg_data_printable(small, sizeof small, "abcdefghijklmnopqrstuvwxyz", 26), "abcdefghijkl...");
+    assert_string_equal(dlg_data_printable(small, sizeof small, "", 0), "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_raw_known_answer),      cmocka_unit_test(test_encoded_known_answer),
         cmocka_unit_test(test_float_data),            cmocka_unit_test(test_unknown_fields_skipped),
         cmocka_unit_test(test_malformed),             cmocka_unit_test(test_empty_and_encoded_shape),
+        cmocka_unit_test(test_key_printable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
