@@ -149,6 +149,10 @@ static int fill_item(dlg_loader *l, worker *w, slot *sl, uint64_t s, dlg_data_er
                              : keep_raw(sl, i, &it, err);
             atomic_fetch_add(&sl->decode_ns, now_ns() - t1);
         }
+        if (rc == 0 && cfg->classes > 0 && (it.label < 0 || it.label >= cfg->classes))
+            /* here the record is known: a batch position leads nowhere once shuffled */
+            rc = dlg_data_fail(err, DLG_EINVAL, "%s: label %d is outside 0..%d (classes = %d)", it.what,
+                               (int)it.label, cfg->classes - 1, cfg->classes);
         if (rc == 0) {
             sl->b.labels[i] = it.label;
             return 0;

@@ -192,6 +192,7 @@ typedef struct dlg_loader_config {
      * as PyTorch's DistributedSampler (a strided slice of one shuffled
      * order).  parts 0 or 1: the whole stream. */
     int part, parts;
+    int classes;          /* > 0: a label outside 0..classes-1 is an error naming its record */
     bool skip_corrupt;    /* count and skip bad records instead of failing */
     bool decode;          /* false: only read record bytes (I/O benchmarks) */
     dlg_cache_mode cache;

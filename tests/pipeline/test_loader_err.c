@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
+
+#include "assert_more.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +118,41 @@ static void test_corrupt_record(void **st)
     snprintf(want, sizeof want, "byte %llu", off);
     assert_non_null(strstr(m.last_error, "data.rec"));
     assert_non_null(strstr(m.last_error, want));
+    dlg_loader_close(l);
+    mock_host_fini(&m);
+}
+
+/* A label past the net's classes is named by its record (the file and
+ * the record's byte), not by a batch position that shuffling hides. */
+static void test_label_past_classes(void **st)
+{
+    (void)st;
+    pu_dataset d;
+    pu_make_images(&d, "labels", 6, 2, 60, 50, 33);
+    pu_make_rec(&d);
+    char spec[700];
+    snprintf(spec, sizeof spec, "recordio:%s", d.rec);
+    mock_host m;
+    mock_host_init(&m);
+    dlg_loader_config cfg;
+    cfg_for(&cfg, spec, false);
+    cfg.classes = 1;
+    dlg_loader *l;
+    assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
+    dlg_batch *b;
+    int rc = 0;
+    for (int i = 0; i < 2 && rc == 0; i++)
+        if ((rc = dlg_loader_next(l, &b)) == 0)
+            dlg_loader_release(l, b);
+    assert_int_equal(rc, -DLG_EINVAL);
+    assert_has(m.last_error, "data.rec");
+    assert_has(m.last_error, "byte ");
+    assert_has(m.last_error, ": label 1 is outside 0..0 (classes = 1)");
+    dlg_loader_close(l);
+    cfg.classes = 2; /* every label in range: no error */
+    assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
+    assert_int_equal(dlg_loader_next(l, &b), 0);
+    dlg_loader_release(l, b);
     dlg_loader_close(l);
     mock_host_fini(&m);
 }
@@ -607,6 +644,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_corrupt_file),
         cmocka_unit_test(test_corrupt_record),
+        cmocka_unit_test(test_label_past_classes),
         cmocka_unit_test(test_empty_and_bad_specs),
         cmocka_unit_test(test_empty_images),
         cmocka_unit_test(test_skip_all_corrupt),

@@ -93,6 +93,7 @@ static int open_loader(cnn_data *d, const cnn_data_cfg *cfg, const dlg_loader_co
     lc.alloc = cfg->alloc;
     lc.part = cfg->part;
     lc.parts = cfg->parts;
+    lc.classes = d->classes;
     if ((rc = dlg_loader_open(&d->loader, &lc, h)) < 0) {
         d->loader = NULL;
         return rc;
