@@ -24,8 +24,8 @@ static const dlg_option prep_options[] = {
                   "folder the list's paths are relative to (default: the list's folder)",
                   DLG_OPT_NOSWEEP | DLG_OPT_PATH_IN},
     [OPT_OUTPUT] = {"output", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
-                    "recordio:PATH (PATH + .idx, im2rec layout; written through the job's storage, "
-                    "which a throttle shapes by its write limits) or lmdb:PATH (encoded Datums, "
+                    "recordio:PATH (and its index: PATH with .rec replaced by .idx, else PATH.idx; im2rec "
+                    "layout; written through the job's storage, which a throttle shapes by its write limits) or lmdb:PATH (encoded Datums, "
                     "convert_imageset keys; liblmdb writes it itself); replaced when a pass completes",
                     DLG_OPT_REQUIRED | DLG_OPT_NOSWEEP | DLG_OPT_PATH_OUT},
     [OPT_RESIZE] = {"resize", DLG_OPT_INT, "0", "0", "16384", NULL,
