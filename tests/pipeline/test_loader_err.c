@@ -42,6 +42,18 @@ static void cfg_for(dlg_loader_config *cfg, const char *spec, bool skip)
     cfg->skip_corrupt = skip;
 }
 
+/* A RecordIO dataset of n w x h images in nclass classes, and the config
+ * of a loader reading it (spec: its data spec, 700 bytes) on mock host m. */
+static void rec_setup(pu_dataset *d, const char *tag, int n, int nclass, int w, int h, unsigned seed, char *spec,
+                      mock_host *m, dlg_loader_config *cfg)
+{
+    pu_make_images(d, tag, n, nclass, w, h, seed);
+    pu_make_rec(d);
+    snprintf(spec, 700, "recordio:%s", d->rec);
+    mock_host_init(m);
+    cfg_for(cfg, spec, false);
+}
+
 static void test_corrupt_file(void **st)
 {
     (void)st;
@@ -87,8 +99,10 @@ static void test_corrupt_record(void **st)
 {
     (void)st;
     pu_dataset d;
-    pu_make_images(&d, "badrec", 6, 2, 60, 50, 32);
-    pu_make_rec(&d);
+    char spec[700];
+    mock_host m;
+    dlg_loader_config cfg;
+    rec_setup(&d, "badrec", 6, 2, 60, 50, 32, spec, &m, &cfg);
     /* smash the magic of record 3 */
     char idx[700];
     snprintf(idx, sizeof idx, "%s/data.idx", d.dir);
@@ -104,12 +118,6 @@ static void test_corrupt_record(void **st)
     fseek(f, (long)off, SEEK_SET);
     fwrite("XXXX", 1, 4, f);
     fclose(f);
-    char spec[700];
-    snprintf(spec, sizeof spec, "recordio:%s", d.rec);
-    mock_host m;
-    mock_host_init(&m);
-    dlg_loader_config cfg;
-    cfg_for(&cfg, spec, false);
     dlg_loader *l;
     assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
     dlg_batch *b;
@@ -128,14 +136,10 @@ static void test_label_past_classes(void **st)
 {
     (void)st;
     pu_dataset d;
-    pu_make_images(&d, "labels", 6, 2, 60, 50, 33);
-    pu_make_rec(&d);
     char spec[700];
-    snprintf(spec, sizeof spec, "recordio:%s", d.rec);
     mock_host m;
-    mock_host_init(&m);
     dlg_loader_config cfg;
-    cfg_for(&cfg, spec, false);
+    rec_setup(&d, "labels", 6, 2, 60, 50, 33, spec, &m, &cfg);
     cfg.classes = 1;
     dlg_loader *l;
     assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
@@ -613,14 +617,10 @@ static void test_cache_residency(void **st)
 {
     (void)st;
     pu_dataset d;
-    pu_make_images(&d, "resid", 64, 4, 400, 350, 35);
-    pu_make_rec(&d);
     char spec[700];
-    snprintf(spec, sizeof spec, "recordio:%s", d.rec);
     mock_host m;
-    mock_host_init(&m);
     dlg_loader_config cfg;
-    cfg_for(&cfg, spec, false);
+    rec_setup(&d, "resid", 64, 4, 400, 350, 35, spec, &m, &cfg);
     cfg.threads = 1;
     cfg.batch = 1;
     cfg.prefetch = 2;
