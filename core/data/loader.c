@@ -298,16 +298,10 @@ static int open_source(dlg_loader *l)
 
 /* The cache mode, last before the workers start: pages pre-read (warm)
  * are not pushed out again by the batch buffers' allocation. */
-static bool host_stopping(void *ctx)
-{
-    const dlg_host *h = ctx;
-    return h->stopping && h->stopping(h);
-}
-
 static int cache_source(dlg_loader *l)
 {
     dlg_data_err err = {0};
-    dlg_stop_ask ask = {host_stopping, (void *)l->h};
+    dlg_stop_ask ask = {dlg_host_stop_asked, (void *)l->h};
     int rc = dlg_ld_cache(l->src, l->cfg.cache, &ask, &l->cache, &err);
     if (rc == -DLG_ESTOP) /* bare: the runner writes the cell as stopped */
         return rc;

@@ -421,6 +421,10 @@ typedef struct dlg_stop_ask {
     void *ctx;
 } dlg_stop_ask;
 
+/* The host's stopping() as such a request (ctx: the dlg_host), for the
+ * pre-read here and the engine's plan (dlg_plan_opts.stop) alike. */
+bool dlg_host_stop_asked(void *host);
+
 /* Applies a cache mode to one file (the io workload's).  warm asks ask
  * (NULL: never) every 64 MiB pre-read: -DLG_ESTOP when it says stop. */
 int dlg_cache_file(const char *path, dlg_cache_mode mode, const dlg_stop_ask *ask, dlg_cache_result *out,

@@ -197,6 +197,12 @@ static int evict(const char *path, dlg_cache_result *r, dlg_data_err *err)
     return 0;
 }
 
+bool dlg_host_stop_asked(void *host)
+{
+    const dlg_host *h = host;
+    return h->stopping && h->stopping(h);
+}
+
 static bool asked_to_stop(const dlg_stop_ask *ask) { return ask && ask->stop && ask->stop(ask->ctx); }
 
 /* Reads path through, cap bytes at a time; a dataset of many GB takes

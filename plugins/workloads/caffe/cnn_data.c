@@ -156,12 +156,7 @@ int cnn_data_next(cnn_data *d, const float **images, const int32_t **labels, uin
         d->held = NULL;
         return rc;
     }
-    for (int i = 0; i < d->held->n; i++)
-        if (d->held->labels[i] < 0 || d->held->labels[i] >= d->classes)
-            return d->h->error(d->h, DLG_EINVAL,
-                               "batch %llu, item %d: label %d is outside 0..%d (classes = %d)",
-                               (unsigned long long)d->held->seq, i, (int)d->held->labels[i],
-                               d->classes - 1, d->classes);
+    /* labels were checked against classes by the loader (lc.classes), record by record */
     *images = d->held->data;
     *labels = d->held->labels;
     *wait_ns = d->held->wait_ns;

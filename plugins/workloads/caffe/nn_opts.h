@@ -7,6 +7,8 @@
 #include <dlgauge/nn.h>
 #include <dlgauge/plugin.h>
 
+#include "loader.h" /* dlg_host_stop_asked */
+
 /* A CPU cell ignores them without an error: a sweep
  * over device = cpu, cuda:0 gives both cells the same options, and none
  * changes a CPU result (no algorithm search, no workspace limit, already
@@ -65,15 +67,9 @@ static inline void nn_opts_apply(dlg_plan_opts *po, const dlg_value *o, int algo
 
 /* The host's stopping() as the plan's stop request (dlg_plan_opts.stop):
  * a Ctrl-C during a large net's setup ends it in moments, not seconds. */
-static inline bool nn_host_stopping(void *ctx)
-{
-    const dlg_host *h = ctx;
-    return h->stopping && h->stopping(h);
-}
-
 static inline void nn_opts_stop(dlg_plan_opts *po, const dlg_host *h)
 {
-    po->stop = nn_host_stopping;
+    po->stop = dlg_host_stop_asked;
     po->stop_ctx = (void *)h;
 }
 

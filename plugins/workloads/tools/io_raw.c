@@ -438,13 +438,6 @@ static int io_check(const dlg_host *h, const dlg_value *opts, const dlg_job_info
     return rc;
 }
 
-/* The host's stopping() as the cache pre-read's stop request. */
-static bool host_stopping(void *ctx)
-{
-    const dlg_host *h = ctx;
-    return h->stopping && h->stopping(h);
-}
-
 static int io_open(io_raw *s, const dlg_value *opts, const dlg_job_info *job)
 {
     const dlg_host *h = s->h;
@@ -459,7 +452,7 @@ static int io_open(io_raw *s, const dlg_value *opts, const dlg_job_info *job)
     s->checksum = opts[OPT_CHECKSUM].i != 0;
     s->rng = DLG_JOB_HAS(job, seed) ? job->seed : 0;
     dlg_data_err err = {0};
-    dlg_stop_ask ask = {host_stopping, (void *)h};
+    dlg_stop_ask ask = {dlg_host_stop_asked, (void *)h};
     rc = dlg_cache_file(s->path, dlg_cache_mode_of(opts[OPT_CACHE].i, job), &ask, &s->cache, &err);
     if (rc == -DLG_ESTOP) /* bare: the runner writes the cell as stopped */
         return rc;
