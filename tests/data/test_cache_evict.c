@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "loader.h"
+#include "page_cache.h"
 #include "tmpdir.h"
 
 #define TMPFS_MAGIC_ 0x01021994
@@ -42,27 +43,6 @@ static void write_file(const char *path, size_t size)
     assert_int_equal(close(fd), 0);
 }
 
-/* Pages of path in the page cache, by the test's own mincore. */
-static size_t resident_pages(const char *path)
-{
-    int fd = open(path, O_RDONLY);
-    assert_true(fd >= 0);
-    struct stat st;
-    assert_int_equal(fstat(fd, &st), 0);
-    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
-    assert_true(p != MAP_FAILED);
-    size_t page = (size_t)sysconf(_SC_PAGESIZE), pages = ((size_t)st.st_size + page - 1) / page, in = 0;
-    unsigned char *vec = malloc(pages);
-    assert_non_null(vec);
-    assert_int_equal(mincore(p, (size_t)st.st_size, vec), 0);
-    for (size_t i = 0; i < pages; i++)
-        in += vec[i] & 1;
-    free(vec);
-    munmap(p, (size_t)st.st_size);
-    close(fd);
-    return in;
-}
-
 static void dirty_file_is_evicted(void **state)
 {
     (void)state;
@@ -78,7 +58,7 @@ static void dirty_file_is_evicted(void **state)
     snprintf(path, sizeof path, "%s/data", dir);
     const size_t size = 8u << 20;
     write_file(path, size);
-    assert_true(resident_pages(path) > 0); /* the dirty pages the bug left */
+    assert_true(tc_resident_pages(path, NULL) > 0); /* the dirty pages the bug left */
     if (geteuid() == 0) /* nobody's own file, which mincore tells nobody of */
         assert_int_equal(chown(path, 65534, 65534), 0);
     bool root = geteuid() == 0, dropped = root && seteuid(65534) == 0;
@@ -88,8 +68,8 @@ static void dirty_file_is_evicted(void **state)
     if (dropped)
         assert_int_equal(seteuid(0), 0);
     assert_int_equal(rc, 0);
-    print_message("cold on a file just written: %s, %zu pages stayed\n", r.method, resident_pages(path));
-    assert_int_equal(resident_pages(path), 0);
+    print_message("cold on a file just written: %s, %zu pages stayed\n", r.method, tc_resident_pages(path, NULL));
+    assert_int_equal(tc_resident_pages(path, NULL), 0);
     assert_int_equal(r.bytes, size);
     assert_int_equal(r.resident, 0);
     assert_string_equal(r.method, root && !dropped ? "fadvise+drop_caches" : "fadvise");

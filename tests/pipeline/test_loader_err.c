@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include "assert_more.h"
+#include "page_cache.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -591,22 +592,8 @@ static void test_cache_modes(void **st)
 /* Share of a file's pages in the page cache (mincore). */
 static double resident_fraction(const char *path)
 {
-    int fd = open(path, O_RDONLY);
-    assert_true(fd >= 0);
-    struct stat st;
-    assert_int_equal(fstat(fd, &st), 0);
-    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
-    assert_true(p != MAP_FAILED);
-    long page = sysconf(_SC_PAGESIZE);
-    size_t pages = ((size_t)st.st_size + (size_t)page - 1) / (size_t)page, in = 0;
-    unsigned char *vec = malloc(pages);
-    assert_non_null(vec);
-    assert_int_equal(mincore(p, (size_t)st.st_size, vec), 0);
-    for (size_t i = 0; i < pages; i++)
-        in += vec[i] & 1;
-    free(vec);
-    munmap(p, (size_t)st.st_size);
-    close(fd);
+    size_t pages;
+    size_t in = tc_resident_pages(path, &pages);
     return (double)in / (double)pages;
 }
 
