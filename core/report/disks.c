@@ -300,7 +300,6 @@ static int warn_unused(rep_disks *d, const lookup *lk, const char *name)
     if (!(nw[d->nwarnings] = strdup(line)))
         return -1;
     d->nwarnings++;
-    fprintf(stderr, "dlgauge report: warning: %s\n", line);
     return 0;
 }
 

@@ -347,6 +347,8 @@ static int run(rep_report *r, const opts *o, bool *write_failed, char *err, size
         rc = rep_rows_validate(&r->rows, err, errlen);
     if (!rc) /* what the throttles ran with beats a profile that merely shares the name */
         rc = rep_disks_from_rows(&r->disks, &r->rows, err, errlen);
+    for (size_t i = 0; i < r->disks.nwarnings; i++) /* profiles named in rows and not found */
+        fprintf(stderr, "dlgauge report: warning: %s\n", r->disks.warnings[i]);
     if (!rc)
         rc = load_named_disks(r, o, err, errlen);
     if (!rc)
