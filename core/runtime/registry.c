@@ -378,6 +378,10 @@ static const dlg_plugin_info *plugin_info(void *dl, char *why, size_t whylen)
 static void load(dlg_plugin_file *f)
 {
     char why[768];
+    if (dlg_plugin_truncated(f->path, why, sizeof why)) {
+        set_error(f, why);
+        return;
+    }
     f->dl = dlopen(f->path, RTLD_NOW | RTLD_LOCAL);
     if (!f->dl) {
         dlopen_error(f->path, dlerror(), why, sizeof why);

@@ -4,9 +4,13 @@
 #include "registry_elf.h"
 
 #include <elf.h>
+#include <fcntl.h>
+#include <link.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* This build's ELF identity: a plugin must match it to load at all. */
 #if defined(__x86_64__)
@@ -98,4 +102,41 @@ bool dlg_plugin_not_loadable(const char *path, const char *msg, char *why, size_
         return true;
     }
     return false;
+}
+
+/* The bytes of [off, off + len) of fd read fully; false when short. */
+static bool read_at(int fd, void *buf, size_t len, uint64_t off)
+{
+    return pread(fd, buf, len, (off_t)off) == (ssize_t)len;
+}
+
+/* dlopen maps each PT_LOAD segment and touches its bytes: a segment
+ * reaching past the end of a truncated file (an interrupted copy or
+ * install) is a SIGBUS in glibc, before any error can be returned. */
+bool dlg_plugin_truncated(const char *path, char *why, size_t whylen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    struct stat st;
+    ElfW(Ehdr) eh;
+    bool cut = false;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read_at(fd, &eh, sizeof eh, 0) &&
+        memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == NATIVE_CLASS &&
+        eh.e_ident[EI_DATA] == NATIVE_DATA && eh.e_phentsize == sizeof(ElfW(Phdr))) {
+        uint64_t size = (uint64_t)st.st_size, need = eh.e_phoff + (uint64_t)eh.e_phnum * sizeof(ElfW(Phdr));
+        for (unsigned i = 0; need <= size && i < eh.e_phnum; i++) {
+            ElfW(Phdr) ph;
+            if (!read_at(fd, &ph, sizeof ph, eh.e_phoff + (uint64_t)i * sizeof ph))
+                break;
+            if (ph.p_type == PT_LOAD && ph.p_offset + ph.p_filesz > need)
+                need = ph.p_offset + ph.p_filesz;
+        }
+        if ((cut = need > size))
+            snprintf(why, whylen, "truncated shared object: its loadable segments need %llu bytes, the file has "
+                     "%llu (an interrupted copy or install, or a link still being written? rebuild or "
+                     "reinstall it)", (unsigned long long)need, (unsigned long long)size);
+    }
+    close(fd);
+    return cut;
 }

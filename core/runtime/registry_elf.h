@@ -12,4 +12,9 @@
  * symbol).  msg: dlerror()'s text without the path. */
 bool dlg_plugin_not_loadable(const char *path, const char *msg, char *why, size_t whylen);
 
+/* Writes why and returns true when path is an ELF file of this machine's
+ * class whose loadable segments reach past its end: dlopen would fault
+ * (SIGBUS) on it rather than fail. */
+bool dlg_plugin_truncated(const char *path, char *why, size_t whylen);
+
 #endif

@@ -198,6 +198,22 @@ static void write_elf(const rt_dir *d, const char *name, unsigned char cls, uint
     fclose(f);
 }
 
+/* The first half of the file at src, as d/name. */
+static void write_cut(const char *src, const rt_dir *d, const char *name, char *path, size_t len)
+{
+    static char buf[1 << 20];
+    FILE *in = fopen(src, "rb");
+    assert_non_null(in);
+    size_t n = fread(buf, 1, sizeof buf, in);
+    fclose(in);
+    assert_true(n > 4096);
+    snprintf(path, len, "%s/%s", d->path, name);
+    FILE *out = fopen(path, "wb");
+    assert_non_null(out);
+    assert_int_equal(fwrite(buf, 1, n / 2, out), n / 2);
+    fclose(out);
+}
+
 /* A file that is no shared object for this machine says so, not "check
  * its dependencies with ldd" (which fits a missing library only). */
 static void not_shared_objects(void **state)
@@ -234,6 +250,13 @@ static void not_shared_objects(void **state)
     char err[2048] = "";
     assert_true(dlg_registry_load_file(&r, tp("undef_symbol.so", paths[5], sizeof paths[5]), err, sizeof err) < 0);
     assert_non_null(strstr(err, "list them with: ldd -r "));
+    /* cut short (an interrupted copy): glibc's dlopen would SIGBUS on it */
+    char cut[512];
+    write_cut(paths[5], d, "cut.so", cut, sizeof cut);
+    err[0] = '\0';
+    assert_true(dlg_registry_load_file(&r, cut, err, sizeof err) < 0);
+    if (!strstr(err, "cut.so: truncated shared object: its loadable segments need "))
+        fail_msg("'%s'", err);
     dlg_registry_free(&r);
 }
 
