@@ -6,6 +6,7 @@
 #include "cgroup.h"
 #include "comm.h"
 #include "cpu_energy.h"
+#include "cpuset.h"
 #include "cuda/cuda_module.h"
 #include "git_rev.h"
 #include "gpu_nvml.h"
@@ -110,7 +111,26 @@ static void topology_info(void)
            t.threads > t.cores ? "SMT on" : "no SMT", nodes, nodes == 1 ? "" : "s");
 }
 
-/* cpu0's caches from sysfs (lscpu's source): "L1d 32 KiB, L1i 32 KiB, L2 1 MiB". */
+/* " per CPU", " per 2 CPUs": how many CPUs share cache index i of cpu0
+ * (sysfs sizes are one cache's; lscpu prints the sum over instances). */
+static void cache_sharing(int i, char *out, size_t len)
+{
+    char path[96], list[256];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/shared_cpu_list", i);
+    read_sys(path, list, sizeof list);
+    dlg_cpuset set;
+    int n = dlg_cpuset_init(&set, 0) == 0 ? dlg_cpuset_parse_list(list, &set) : -1;
+    dlg_cpuset_fini(&set);
+    if (n == 1)
+        snprintf(out, len, " per CPU");
+    else if (n > 1)
+        snprintf(out, len, " per %d CPUs", n);
+    else
+        out[0] = '\0';
+}
+
+/* cpu0's caches from sysfs (lscpu's source): "L1d 32 KiB per CPU, ...,
+ * L3 32 MiB per 16 CPUs". */
 static void cache_info(void)
 {
     printf("caches:    ");
@@ -119,20 +139,21 @@ static void cache_info(void)
         int level = sys_int("/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
         if (level < 0)
             break;
-        char path[96], type[32], size[32];
+        char path[96], type[32], size[32], per[32];
         snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
         read_sys(path, type, sizeof type);
         snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
         read_sys(path, size, sizeof size);
+        cache_sharing(i, per, sizeof per);
         const char *t = !strcmp(type, "Data") ? "d" : !strcmp(type, "Instruction") ? "i" : "";
         char *unit;
         long kib = strtol(size, &unit, 10);
         if (unit == size || strcmp(unit, "K") != 0) /* not "NNNK": as sysfs wrote it */
-            printf("%s L%d%s %s", shown++ ? "," : "", level, t, size[0] ? size : "?");
+            printf("%s L%d%s %s%s", shown++ ? "," : "", level, t, size[0] ? size : "?", per);
         else if (kib % 1024 == 0)
-            printf("%s L%d%s %ld MiB", shown++ ? "," : "", level, t, kib / 1024);
+            printf("%s L%d%s %ld MiB%s", shown++ ? "," : "", level, t, kib / 1024, per);
         else
-            printf("%s L%d%s %ld KiB", shown++ ? "," : "", level, t, kib);
+            printf("%s L%d%s %ld KiB%s", shown++ ? "," : "", level, t, kib, per);
     }
     printf("%s\n", shown ? "" : " unknown (no sysfs cache information)");
 }

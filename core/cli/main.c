@@ -71,7 +71,8 @@ static const struct dlg_command {
     {"compare", dlg_cmd_compare, "BASE... -- NEW...",
      "new results against base, cell by cell: significance, geomean,\na regression gate (docs/compare.md)", true, NULL,
      false, true, rep_compare_valued},
-    {"version", cmd_version, NULL, NULL, false, NULL, true, false, NULL},
+    {"version", cmd_version, NULL, "dlgauge's version and git revision (also --version)", false, NULL, true, false,
+     NULL},
     {"__cell", dlg_cmd_cell, "", NULL, false, NULL, false, false, NULL},
 };
 enum { NCOMMANDS = sizeof commands / sizeof *commands, WHAT_COLUMN = 21 };
@@ -113,8 +114,7 @@ void dlg_usage(FILE *out)
     for (size_t c = 0; c < NCOMMANDS; c++)
         if (commands[c].what)
             command_line(out, &commands[c]);
-    fprintf(out, "  --version          print the version\n"
-                 "\n"
+    fprintf(out, "\n"
                  "--plugin-dir DIR looks for plugins (*.so) in DIR first; given more than once, every DIR is\n"
                  "searched in the order given, then each folder of $DLGAUGE_PLUGIN_PATH, then the built-in\n"
                  "plugins: where two provide one name, the first found is used (dlgauge list shows which).\n"

@@ -35,8 +35,8 @@ grep -Eq '^  run FILE\.ini \[--job NAME\]\.\.\. .*\[--dry-run\] \[--resume\]' us
 
 # a command's usage: `help COMMAND` and `COMMAND --help` print it and exit 0
 # (run --help was "unknown option", flush --help opened a file '--help',
-# list and sysinfo ignored it, help run found no plugin 'run')
-for c in run flush list sysinfo help; do
+# list and sysinfo ignored it, help run found no plugin 'run', help version no plugin 'version')
+for c in run flush list sysinfo help version; do
     run_cli "h$c" help $c
     expect_rc "h$c" 0
     grep -Eq "^usage: dlgauge $c( |\$)" "h$c.out" || fail "help $c: $(head -2 "h$c.out" "h$c.err")"
@@ -142,7 +142,7 @@ elif [ -r /sys/devices/system/cpu/cpu0/topology/core_id ] || ! [[ $topo =~ ^topo
     fail "sysinfo topology line: '$topo'"
 fi
 if [ -r /sys/devices/system/cpu/cpu0/cache/index0/size ]; then
-    grep -Eq '^caches: +L1[di]? [0-9]+ (KiB|MiB)(, L[1-9][di]? [0-9]+ (KiB|MiB))*$' sysinfo.out ||
+    grep -Eq '^caches: +L1[di]? [0-9]+ (KiB|MiB) per ([0-9]+ )?CPUs?(, L[1-9][di]? [0-9]+ (KiB|MiB) per ([0-9]+ )?CPUs?)*$' sysinfo.out ||
         fail "sysinfo caches line: '$(grep '^caches' sysinfo.out)'"
 fi
 
