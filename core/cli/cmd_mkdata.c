@@ -329,12 +329,12 @@ static int write_text(const mk_work *w)
         return DLG_EXIT_FAILED;
     }
     if (w->text_splits)
-        printf("wrote about %llu words (vocabulary %llu) to %s.train.txt, %s.valid.txt, "
+        printf("wrote about %llu words (vocabulary of at most %llu) to %s.train.txt, %s.valid.txt, "
                "%s.test.txt\n",
                (unsigned long long)w->words, (unsigned long long)w->vocab, w->text_out, w->text_out,
                w->text_out);
     else
-        printf("wrote about %llu words (vocabulary %llu) to %s\n", (unsigned long long)w->words,
+        printf("wrote about %llu words (vocabulary of at most %llu) to %s\n", (unsigned long long)w->words,
                (unsigned long long)w->vocab, w->text_out);
     return DLG_EXIT_OK;
 }
