@@ -13,7 +13,8 @@
  *            fifth of its CPU time (cpu_wait_share, cpu_user_share) while
  *            other processes used a fifth of its CPUs (cpu_other_share;
  *            in older results, inferred: queued longer than they ran), or
- *            the hypervisor stole it (cpu_steal_share),
+ *            the hypervisor stole it (cpu_steal_share) from a cell that
+ *            kept them a fifth busy,
  *            and no accelerator was kept fed: every figure below would
  *            understate the machine.  Queued with the others measured
  *            idle: behind its own threads or quota, said, no verdict
@@ -224,16 +225,26 @@ static double queued_share(const rep_cell *c)
     return c->cpu_wait >= 1 ? INFINITY : c->cpu_share * c->cpu_wait / (1 - c->cpu_wait);
 }
 
+/* Steal takes a vCPU from whatever would run on it: it slows a cell that
+ * kept its CPUs busy, not one that left them idle (a sleep, 1% busy), so
+ * it counts from REP_STEAL_BUSY of cpu_user_share (the share below which
+ * an idle cell is `waiting`); without that field, as before, always. */
+static bool steal_felt(const rep_cell *c)
+{
+    return !(c->cpu_share < REP_STEAL_BUSY);
+}
+
 /* Held back by other work on its CPUs: queued for a fifth of its CPU time
  * while other processes used a fifth of its CPUs.  Results without that
  * measure infer it: queued for longer than it ran (w >= 0.5), since a
  * cell with a few more threads than CPUs of its own queues too, for less
  * than it runs (3 busy threads on 2 CPUs: w = 1/3; the quick start's
  * preprocess: 0.30, CPUs 79% busy).  With its CPUs saturated it is busy,
- * not held back.  Steal is always the host's. */
+ * not held back.  Steal is always the host's, and held back a cell that
+ * used its CPUs (steal_felt). */
 static bool contended(const rep_cell *c)
 {
-    if (!isnan(c->cpu_steal) && c->cpu_steal >= REP_CPU_STEAL)
+    if (!isnan(c->cpu_steal) && c->cpu_steal >= REP_CPU_STEAL && steal_felt(c))
         return true;
     if (!(queued_share(c) >= REP_CPU_QUEUED) || c->cpu_share >= REP_CPU_BUSY)
         return false;
@@ -444,6 +455,8 @@ void rep_cell_classify(rep_cell *c, const rep_group *g, const rep_disks *disks)
          * service; calling that compute-bound would send a reader to buy CPUs */
         c->bn = REP_BN_WAITING;
         ADD("CPUs %.0f%% busy, no accelerator; ", 100 * c->cpu_share);
+        if (!isnan(c->cpu_steal) && c->cpu_steal >= REP_CPU_STEAL) /* said, as it was not counted */
+            ADD("steal %.0f%%, which holds back no cell that leaves its CPUs idle; ", 100 * c->cpu_steal);
     } else {
         c->bn = REP_BN_COMPUTE;
         if (!isnan(c->cpu_share) && isnan(c->au))

@@ -186,6 +186,8 @@ static int load_side(rep_cmp_side *s, const char *name, const char **files, size
     rep_disks none = {0};
     if (!rc)
         rc = rep_model_build(&s->model, &s->rows, &none, 0.95, why, sizeof why);
+    for (size_t i = 0; !rc && i < s->model.nwarnings; i++) /* rows of one job not pooled: other settings */
+        fprintf(stderr, "dlgauge compare: %s: warning: %s\n", name, s->model.warnings[i]);
     if (rc)
         snprintf(err, errlen, "%s: %s", name, why[0] ? why : "out of memory");
     return rc;

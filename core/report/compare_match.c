@@ -20,14 +20,19 @@ static bool same(const char *a, const char *b)
     return strcmp(a, b) == 0;
 }
 
-/* Rows of different `ranks` are different cells: their rates sum
- * different numbers of ranks (a file without the field reads as 1); so
- * are rows of different `nodes`: ranks over several machines measured
- * the network between them too. */
-static bool same_identity(const rep_group *a, const rep_group *b)
+/* Groups of one identity match (rep_group_same_identity: rows of
+ * different `ranks` or `nodes` are different cells).  Where a side holds
+ * several groups of one identity (its rows ran with other settings or on
+ * other hosts), each is matched first with the other side's of the same
+ * settings on the same host (level 2), then of the same settings (1);
+ * what is left, by identity alone (0), in order: the sides may differ on
+ * purpose (another instance, another storage), which is what is compared. */
+static bool matches(const rep_group *a, const rep_group *b, int level)
 {
-    return a->ranks == b->ranks && a->nodes == b->nodes && same(a->workload, b->workload) && same(a->mode, b->mode) &&
-           same(a->precision, b->precision) && same(a->device, b->device) && same(a->job, b->job);
+    if (!rep_group_same_identity(a, b))
+        return false;
+    bool hosts = a->host && b->host && same(a->host, b->host);
+    return level == 0 || (rep_group_same_settings(a, b) && (level == 1 || hosts));
 }
 
 static int add_key(rep_cmp_group *cg, const char *key)
@@ -299,21 +304,37 @@ static bool units_differ(const rep_group *a, const rep_group *b)
     return a->unit && b->unit && !same(a->unit, b->unit);
 }
 
+/* pair[i]: the group of new matched with base's group i, or -1. */
+static void pair_groups(const rep_model *bm, const rep_model *nm, long *pair, bool *taken)
+{
+    for (size_t i = 0; i < bm->n; i++)
+        pair[i] = -1;
+    for (int level = 2; level >= 0; level--)
+        for (size_t i = 0; i < bm->n; i++)
+            for (size_t j = 0; pair[i] < 0 && j < nm->n; j++)
+                if (!taken[j] && matches(&bm->g[i], &nm->g[j], level)) {
+                    taken[j] = true;
+                    pair[i] = (long)j;
+                }
+}
+
 /* Groups in base order, then those only in new. */
 static int match_groups(rep_compare *c)
 {
     const rep_model *bm = &c->base.model, *nm = &c->new.model;
     bool *taken = calloc(nm->n + 1, sizeof *taken);
-    if (!taken)
+    long *pair = malloc((bm->n + 1) * sizeof *pair);
+    if (!taken || !pair) {
+        free(taken);
+        free(pair);
         return -1;
+    }
+    pair_groups(bm, nm, pair, taken);
     int rc = 0;
     for (size_t i = 0; i < bm->n + nm->n && !rc; i++) {
         const rep_group *b = i < bm->n ? &bm->g[i] : NULL, *n = i < bm->n ? NULL : &nm->g[i - bm->n];
-        for (size_t j = 0; b && j < nm->n && !n; j++)
-            if (!taken[j] && same_identity(b, &nm->g[j])) {
-                taken[j] = true;
-                n = &nm->g[j];
-            }
+        if (b && pair[i] >= 0)
+            n = &nm->g[pair[i]];
         if (!b && taken[i - bm->n])
             continue;
         rep_cmp_group *cg = add_group(c, b, n);
@@ -324,6 +345,7 @@ static int match_groups(rep_compare *c)
             rc = union_keys(cg) != 0 || match_cells(cg) != 0 ? -1 : 0;
     }
     free(taken);
+    free(pair);
     return rc;
 }
 

@@ -55,16 +55,28 @@ void rep_group_ranks_text(const rep_group *g, char *buf, size_t len)
         snprintf(buf, len, "%ld ranks", g->ranks);
 }
 
-static long find_group(const rep_model *m, const rep_row *r)
+/* Row r is of g's identity: job, workload, mode, precision, device,
+ * ranks and nodes. */
+static bool of_identity(const rep_group *g, const rep_row *r)
 {
-    long ranks = rep_row_ranks(r), nodes = rep_row_nodes(r);
-    for (size_t i = 0; i < m->n; i++) {
-        const rep_group *g = &m->g[i];
-        if (g->ranks == ranks && g->nodes == nodes && same(g->job, or_dash(rep_tag(r, "job"))) &&
-            same(g->workload, or_dash(rep_tag(r, "workload"))) && same(g->mode, or_dash(rep_str(r, "mode"))) &&
-            same(g->precision, or_dash(rep_str(r, "precision"))) && same(g->device, or_dash(rep_str(r, "device"))))
+    return g->ranks == rep_row_ranks(r) && g->nodes == rep_row_nodes(r) && same(g->job, or_dash(rep_tag(r, "job"))) &&
+           same(g->workload, or_dash(rep_tag(r, "workload"))) && same(g->mode, or_dash(rep_str(r, "mode"))) &&
+           same(g->precision, or_dash(rep_str(r, "precision"))) && same(g->device, or_dash(rep_str(r, "device")));
+}
+
+/* Both NULL, or both the same text. */
+static bool same_or_null(const char *a, const char *b)
+{
+    return a && b ? same(a, b) : a == b;
+}
+
+/* The group of r's identity that ran on host with settings (NULL: not
+ * recorded), or -1. */
+static long find_group(const rep_model *m, const rep_row *r, const char *host, const char *settings)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (of_identity(&m->g[i], r) && same_or_null(m->g[i].host, host) && same_or_null(m->g[i].settings, settings))
             return (long)i;
-    }
     return -1;
 }
 
@@ -76,9 +88,11 @@ void rep_group_tag(const rep_model *m, size_t gi, char *buf, size_t len)
         const rep_group *o = &m->g[i];
         if (i == gi || !same(o->workload, g->workload) || !same(o->mode, g->mode))
             continue;
-        bool other_count = o->ranks != g->ranks || o->nodes != g->nodes;
-        if (other_count && same(o->job, g->job) && same(o->precision, g->precision) && same(o->device, g->device))
-            continue; /* the same runs at another rank or node count: "(N ranks)" tells them apart */
+        bool other_count = o->ranks != g->ranks || o->nodes != g->nodes, split = g->split && o->split;
+        if ((other_count || split) && same(o->job, g->job) && same(o->precision, g->precision) &&
+            same(o->device, g->device))
+            continue; /* the same job at another rank or node count, or with other settings: "(N ranks)" and
+                       * "[sleep=10ms]" tell them apart */
         same_wl = true;
         same_job = same_job || same(o->job, g->job);
     }
@@ -90,7 +104,9 @@ void rep_group_tag(const rep_model *m, size_t gi, char *buf, size_t len)
     char rk[64];
     rep_group_ranks_text(g, rk, sizeof rk);
     if (g->ranks > 1 && n >= 0 && (size_t)n < len)
-        snprintf(buf + n, len - (size_t)n, " (%s)", rk);
+        n += snprintf(buf + n, len - (size_t)n, " (%s)", rk);
+    if (g->split && n >= 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, " [%s]", g->split);
 }
 
 long rep_group_axis(const rep_group *g, const char *key)
@@ -231,6 +247,23 @@ static void axis_orders(rep_axis *ax, const rep_rows *rs, const long *gid, size_
         }
 }
 
+/* g's axis of key, added (with no values) where g has none: its index,
+ * or -1 out of memory. */
+static long axis_of_key(rep_group *g, const char *key)
+{
+    long a = rep_group_axis(g, key);
+    if (a >= 0)
+        return a;
+    rep_axis *na = realloc(g->axes, (g->naxes + 1) * sizeof *na);
+    if (!na)
+        return -1;
+    g->axes = na;
+    memset(&na[g->naxes], 0, sizeof *na);
+    if (!(na[g->naxes].key = strdup(key)))
+        return -1;
+    return (long)g->naxes++;
+}
+
 static int build_axes(rep_model *m, size_t gi, const rep_rows *rs, const long *gid, const rep_disks *disks)
 {
     rep_group *g = &m->g[gi];
@@ -241,17 +274,9 @@ static int build_axes(rep_model *m, size_t gi, const rep_rows *rs, const long *g
         for (size_t t = 0; t < r->ntags; t++) {
             if (is_ident(r->tags[t].key))
                 continue;
-            long a = rep_group_axis(g, r->tags[t].key);
-            if (a < 0) {
-                rep_axis *na = realloc(g->axes, (g->naxes + 1) * sizeof *na);
-                if (!na)
-                    return -1;
-                g->axes = na;
-                memset(&na[g->naxes], 0, sizeof *na);
-                if (!(na[g->naxes].key = strdup(r->tags[t].key)))
-                    return -1;
-                a = (long)g->naxes++;
-            }
+            long a = axis_of_key(g, r->tags[t].key);
+            if (a < 0)
+                return -1;
             /* an empty tag (JSONL's "a": "") sits at "-", where the
              * cells look for it, as a CSV's empty cell does */
             const char *v = or_dash(r->tags[t].str);
@@ -345,11 +370,48 @@ static int build_cells(rep_model *m, size_t gi, const rep_rows *rs, const long *
     return rc;
 }
 
+/* Some group of row r's identity sweeps key (rep_swept_fn). */
+typedef struct sweep_ctx {
+    const rep_model *m;
+    const rep_row *r;
+} sweep_ctx;
+
+static bool identity_sweeps(const void *ctx, const char *key)
+{
+    const sweep_ctx *c = ctx;
+    for (size_t i = 0; i < c->m->n; i++)
+        if (of_identity(&c->m->g[i], c->r) && rep_group_axis(&c->m->g[i], key) >= 0)
+            return true;
+    return false;
+}
+
+/* Row r's group: that of its identity, host and settings; a row that
+ * recorded none joins the only group of its identity (rep_model_build
+ * put it there), else the group of those that recorded none. */
+static long group_of_row(const rep_model *m, const rep_row *r)
+{
+    sweep_ctx ctx = {m, r};
+    char *settings;
+    if (rep_row_settings(r, identity_sweeps, &ctx, &settings) != 0)
+        return -1;
+    bool recorded = settings != NULL;
+    long g = find_group(m, r, recorded ? or_dash(rep_tag(r, "host")) : NULL, settings);
+    free(settings);
+    if (g < 0 && !recorded) {
+        size_t n = 0;
+        for (size_t i = 0; i < m->n; i++)
+            if (of_identity(&m->g[i], r) && ++n)
+                g = (long)i;
+        g = n == 1 ? g : -1;
+    }
+    return g;
+}
+
 /* Row r's cell: its group in *gi and the cell's index, or -1 (coord:
  * scratch of the most axes a group has). */
 long rep_model_cell_of_row(const rep_model *m, const rep_row *r, size_t *gi, size_t *coord)
 {
-    long g = find_group(m, r);
+    long g = group_of_row(m, r);
     if (g < 0)
         return -1;
     if (!row_coord(&m->g[g], r, coord))
@@ -411,23 +473,77 @@ static int add_group(rep_model *m, const rep_row *r)
     return g->workload && g->mode && g->precision && g->device && g->job ? 0 : -1;
 }
 
+static bool group_sweeps(const void *ctx, const char *key)
+{
+    return rep_group_axis(ctx, key) >= 0;
+}
+
+/* Each row's identity in bid (groups of base, with the keys each sweeps
+ * as axes of no values), its settings in set and its host in host (NULL
+ * where it recorded no settings).  0, or -1 out of memory. */
+static int identities(rep_model *base, const rep_rows *rs, long *bid, char **set, const char **host)
+{
+    for (size_t i = 0; i < rs->n; i++) {
+        const rep_row *r = &rs->v[i];
+        if ((bid[i] = find_group(base, r, NULL, NULL)) < 0 && add_group(base, r) != 0)
+            return -1;
+        if (bid[i] < 0)
+            bid[i] = (long)base->n - 1;
+        for (size_t t = 0; t < r->ntags; t++)
+            if (!is_ident(r->tags[t].key) && axis_of_key(&base->g[bid[i]], r->tags[t].key) < 0)
+                return -1;
+    }
+    for (size_t i = 0; i < rs->n; i++) {
+        if (rep_row_settings(&rs->v[i], group_sweeps, &base->g[bid[i]], &set[i]) != 0)
+            return -1;
+        host[i] = set[i] ? or_dash(rep_tag(&rs->v[i], "host")) : NULL;
+    }
+    return 0;
+}
+
+/* Each row's group in gid: its identity, host and settings. */
+static int assign_groups(rep_model *m, const rep_rows *rs, long *gid)
+{
+    rep_model base = {0};
+    long *bid = malloc((rs->n + 1) * sizeof *bid);
+    char **set = calloc(rs->n + 1, sizeof *set);
+    const char **host = calloc(rs->n + 1, sizeof *host);
+    int rc = bid && set && host ? 0 : -1;
+    if (!rc)
+        rc = identities(&base, rs, bid, set, host);
+    if (!rc)
+        rc = rep_adopt_settings(base.n, rs, bid, set, host);
+    for (size_t i = 0; i < rs->n && !rc; i++) {
+        if ((gid[i] = find_group(m, &rs->v[i], host[i], set[i])) >= 0)
+            continue;
+        rc = add_group(m, &rs->v[i]);
+        rep_group *g = rc ? NULL : &m->g[m->n - 1];
+        if (g && set[i] && (!(g->host = strdup(host[i])) || !(g->settings = strdup(set[i]))))
+            rc = -1;
+        gid[i] = (long)m->n - 1;
+    }
+    for (size_t i = 0; set && i < rs->n; i++)
+        free(set[i]);
+    free(set);
+    free(host);
+    free(bid);
+    rep_model_free(&base);
+    return rc;
+}
+
 int rep_model_build(rep_model *m, const rep_rows *rs, const rep_disks *disks, double target, char *err,
                     size_t errlen)
 {
     memset(m, 0, sizeof *m);
     m->target = target;
     long *gid = malloc((rs->n + 1) * sizeof *gid); /* each row's group, looked up once */
-    if (!gid)
+    if (!gid || assign_groups(m, rs, gid) != 0)
         goto oom;
-    for (size_t i = 0; i < rs->n; i++) {
-        if ((gid[i] = find_group(m, &rs->v[i])) < 0 && add_group(m, &rs->v[i]) != 0)
-            goto oom;
-        if (gid[i] < 0)
-            gid[i] = (long)m->n - 1;
-    }
     for (size_t gi = 0; gi < m->n; gi++)
         if (build_group(m, gi, rs, gid, disks) != 0)
             goto oom;
+    if (rep_model_label_splits(m) != 0)
+        goto oom;
     free(gid);
     return 0;
 oom:
@@ -459,7 +575,13 @@ void rep_model_free(rep_model *m)
         free(g->precision);
         free(g->device);
         free(g->unit);
+        free(g->host);
+        free(g->settings);
+        free(g->split);
     }
+    for (size_t i = 0; i < m->nwarnings; i++)
+        free(m->warnings[i]);
+    free(m->warnings);
     free(m->g);
     memset(m, 0, sizeof *m);
 }

@@ -129,6 +129,16 @@ typedef struct rep_group {
      * the identity too, as N ranks over several machines measured their
      * network as well; one instance is one machine (recommend.c). */
     long nodes;
+    /* What the rows ran with beyond the identity and the axes
+     * (model_split.c): the machine (`host`) and the settings, "k=v" of
+     * each `config` key not swept and not measurement-only, sorted and
+     * joined by '\x1f'.  Rows of one cell pool only where both are equal.
+     * NULL settings (and host): the rows carry no `config`, and pool as
+     * before it existed. */
+    char *host, *settings;
+    /* Rows of this identity ran with several settings and were split:
+     * what tells this group apart ("sleep=10ms", "host=b"); else NULL. */
+    char *split;
     rep_axis *axes;
     size_t naxes;
     rep_cell *cells;
@@ -149,6 +159,10 @@ typedef struct rep_model {
     rep_group *g;
     size_t n;
     double target;
+    /* One line per identity whose rows were split by their settings
+     * (model_split.c); the caller prints them. */
+    char **warnings;
+    size_t nwarnings;
 } rep_model;
 
 /* Thresholds of the bottleneck rules (docs/report.md). */
@@ -164,6 +178,7 @@ typedef struct rep_model {
 #define REP_CPU_QUEUED 0.20  /* runnable but queued for this share of the cell's CPU time: contended */
 #define REP_CPU_WAIT_RUN 0.5 /* ... and queued for this share of its runnable time (longer than it ran) */
 #define REP_CPU_STEAL 0.10   /* cpu_steal_share at or above: the hypervisor took the CPUs (contended) */
+#define REP_STEAL_BUSY 0.20  /* ... where the cell kept its CPUs this busy (cpu_user_share; REP_CPU_IDLE) */
 #define REP_CPU_OTHER 0.20   /* cpu_other_share at or above, the cell queued: other processes held its CPUs */
 #define REP_STREAM_LLC 4.0   /* STREAM's rule: arrays under this many times llc_bytes are partly cache hits */
 
@@ -173,6 +188,14 @@ long rep_row_ranks(const rep_row *r);
 long rep_row_nodes(const rep_row *r);
 /* "4 ranks", or "4 ranks on 2 nodes" where the group spans machines. */
 void rep_group_ranks_text(const rep_group *g, char *buf, size_t len);
+
+/* a and b group rows of the same workload, mode, precision, device,
+ * job, ranks and nodes (model_split.c). */
+bool rep_group_same_identity(const rep_group *a, const rep_group *b);
+/* a and b ran with the same settings, the keys either one sweeps aside;
+ * true where either did not record them (model_split.c).  Hosts are not
+ * compared. */
+bool rep_group_same_settings(const rep_group *a, const rep_group *b);
 
 int rep_model_build(rep_model *m, const rep_rows *rs, const rep_disks *disks, double target, char *err,
                     size_t errlen);

@@ -3,6 +3,7 @@
 #ifndef DLG_REPORT_MODEL_BUILD_H
 #define DLG_REPORT_MODEL_BUILD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "model.h"
@@ -21,5 +22,19 @@ void rep_group_find_knee(rep_group *g, size_t a, double target, size_t *coord);
 /* model.c: row r's cell: its group in *gi and the cell's index, or -1
  * (coord: scratch of the most axes a group has). */
 long rep_model_cell_of_row(const rep_model *m, const rep_row *r, size_t *gi, size_t *coord);
+
+/* model_split.c: whether key is swept (an axis) among the rows of the
+ * identity of the row asked about. */
+typedef bool (*rep_swept_fn)(const void *ctx, const char *key);
+/* model_split.c: row r's settings (rep_group.settings) in *out, malloc'd;
+ * NULL where it has no `config`.  0, or -1 out of memory. */
+int rep_row_settings(const rep_row *r, rep_swept_fn swept, const void *ctx, char **out);
+/* model_split.c: rows that recorded no settings (set[i] NULL) take
+ * those of the other rows of their identity (bid[i], of nbase) where
+ * these all ran one on one host; else they stay NULL.  0, or -1. */
+int rep_adopt_settings(size_t nbase, const rep_rows *rs, const long *bid, char **set, const char **host);
+/* model_split.c: labels the groups of each identity split by settings
+ * (rep_group.split) and adds one warning per identity.  0, or -1. */
+int rep_model_label_splits(rep_model *m);
 
 #endif

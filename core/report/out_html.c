@@ -151,25 +151,14 @@ static void group_html(FILE *f, const rep_report *r, const rep_group *g)
 
 static void sources_html(FILE *f, const rep_report *r)
 {
+    char line[2048];
     fputs("<p class=\"note\">Prices from:</p>\n<ul class=\"note\">\n", f);
     for (size_t i = 0; i < r->cat.n; i++) {
-        const rep_instance *in = &r->cat.v[i];
-        bool seen = false;
-        for (size_t j = 0; j < i && !seen; j++)
-            seen = strcmp(r->cat.v[j].catalog, in->catalog) == 0;
-        if (seen)
+        if (!rep_price_source(r, i, line, sizeof line))
             continue;
         fputs("<li>", f);
-        rep_xml_esc(f, in->catalog);
-        fputs(": ", f);
-        rep_xml_esc(f, in->provider);
-        fputs(", ", f);
-        rep_xml_esc(f, in->region);
-        fputs(", ", f);
-        rep_xml_esc(f, in->source);
-        fputs(" (retrieved ", f);
-        rep_xml_esc(f, in->retrieved);
-        fputs(")</li>\n", f);
+        rep_xml_esc(f, line);
+        fputs("</li>\n", f);
     }
     fputs("</ul>\n", f);
 }

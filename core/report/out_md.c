@@ -145,12 +145,19 @@ void rep_out_markdown(FILE *f, const rep_report *r)
         line[0] = (char)toupper((unsigned char)line[0]);
         fputc('\n', f); /* these name instances and tags from the catalogs: text, not Markdown */
         rep_md_text(f, line);
-        fprintf(f, ".  Prices: see each catalog's source and date.\n");
+        fprintf(f, ".\n");
         rep_reco_caveat(r, line, sizeof line);
         md_para(f, line, true);
         rep_reco_caps_note(&r->reco, line, sizeof line);
         md_para(f, line, false);
         rep_reco_contended_note(r, line, sizeof line);
         md_para(f, line, false);
+        fputs("\nPrices from:\n\n", f); /* as the HTML lists them */
+        for (size_t i = 0; i < r->cat.n; i++)
+            if (rep_price_source(r, i, line, sizeof line)) {
+                fputs("- ", f);
+                rep_md_text(f, line);
+                fputc('\n', f);
+            }
     }
 }

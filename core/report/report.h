@@ -76,6 +76,10 @@ void rep_reco_text(const rep_report *r, char *buf, size_t len);
  * derived, naming host workloads (not scaled by GPUs) when selected. */
 void rep_reco_basis(const rep_report *r, char *buf, size_t len);
 void rep_reco_caveat(const rep_report *r, char *buf, size_t len);
+/* Where catalog instance i's prices come from, "conf/instances/aws.ini:
+ * AWS, us-east-1, https://... (retrieved 2026-11-29)", once per catalog:
+ * false (buf untouched) for an instance of a catalog listed before. */
+bool rep_price_source(const rep_report *r, size_t i, char *buf, size_t len);
 
 /* A group the recommendation judges: selected (--workload) and measured,
  * at 1 rank (a group of several ranks enters through its efficiency). */

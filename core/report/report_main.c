@@ -353,6 +353,8 @@ static int run(rep_report *r, const opts *o, bool *write_failed, char *err, size
         rc = load_named_disks(r, o, err, errlen);
     if (!rc)
         rc = rep_model_build(&r->model, &r->rows, &r->disks, o->target, err, errlen);
+    for (size_t i = 0; !rc && i < r->model.nwarnings; i++) /* rows of one job not pooled: other settings */
+        fprintf(stderr, "dlgauge report: warning: %s\n", r->model.warnings[i]);
     if (!rc)
         rc = select_groups(r, o, err, errlen);
     for (size_t i = 0; i < o->ncatalogs && !rc; i++)

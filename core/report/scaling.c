@@ -17,19 +17,30 @@ static bool same(const char *a, const char *b)
     return strcmp(a, b) == 0;
 }
 
-/* The same runs, whatever their ranks. */
+/* The same runs, whatever their ranks: the same job with the same
+ * settings (a job re-run with another sleep is no scaling of it). */
 static bool same_runs(const rep_group *a, const rep_group *b)
 {
     return same(a->job, b->job) && same(a->workload, b->workload) && same(a->mode, b->mode) &&
-           same(a->precision, b->precision) && same(a->device, b->device);
+           same(a->precision, b->precision) && same(a->device, b->device) && rep_group_same_settings(a, b);
+}
+
+/* Both on one host (a host named in both and equal). */
+static bool same_host(const rep_group *a, const rep_group *b)
+{
+    return a->host && b->host && same(a->host, b->host);
 }
 
 long rep_group_one_rank(const rep_model *m, size_t gi)
 {
-    for (size_t i = 0; i < m->n; i++)
-        if (m->g[i].ranks == 1 && same_runs(&m->g[i], &m->g[gi]))
-            return (long)i;
-    return -1;
+    long any = -1;
+    for (size_t i = 0; i < m->n; i++) /* the rows of one host first, where its job ran on several */
+        if (m->g[i].ranks == 1 && same_runs(&m->g[i], &m->g[gi])) {
+            if (same_host(&m->g[i], &m->g[gi]))
+                return (long)i;
+            any = any < 0 ? (long)i : any;
+        }
+    return any;
 }
 
 /* Cell cg of group g's value of key: "-" where g did not sweep it. */

@@ -18,7 +18,8 @@ typedef struct rep_scaling {
 } rep_scaling;
 
 /* The 1-rank group of group gi's runs (the same job, workload, mode,
- * precision and device), or -1. */
+ * precision, device and settings: rep_group_same_settings; on gi's host
+ * first), or -1. */
 long rep_group_one_rank(const rep_model *m, size_t gi);
 
 /* Group gi (ranks > 1) against its 1-rank group: at gi's best cell where

@@ -18,7 +18,9 @@ void rep_group_title(const rep_group *g, char *buf, size_t len)
     char rk[64];
     rep_group_ranks_text(g, rk, sizeof rk);
     if (g->ranks > 1 && n >= 0 && (size_t)n < len)
-        snprintf(buf + n, len - (size_t)n, ", %s", rk);
+        n += snprintf(buf + n, len - (size_t)n, ", %s", rk);
+    if (g->split && n >= 0 && (size_t)n < len) /* rows of this job with other settings are another group */
+        snprintf(buf + n, len - (size_t)n, ", %s", g->split);
 }
 
 const char *rep_axis_text(const rep_axis *ax, size_t v, char *buf, size_t len)
@@ -524,6 +526,17 @@ static bool has_pipeline(const rep_model *m)
         if (m->g[gi].has_best && strcmp(m->g[gi].workload, "io-pipeline") == 0)
             return true;
     return false;
+}
+
+bool rep_price_source(const rep_report *r, size_t i, char *buf, size_t len)
+{
+    const rep_instance *in = &r->cat.v[i];
+    for (size_t j = 0; j < i; j++)
+        if (strcmp(r->cat.v[j].catalog, in->catalog) == 0)
+            return false; /* listed at its first instance */
+    snprintf(buf, len, "%s: %s, %s, %s (retrieved %s)", in->catalog, in->provider, in->region, in->source,
+             in->retrieved);
+    return true;
 }
 
 void rep_reco_caveat(const rep_report *r, char *buf, size_t len)

@@ -125,6 +125,32 @@ static void test_caps_note_markdown_is_text(void **state)
     report_free(&r);
 }
 
+/* The Markdown report lists where the prices come from, as the HTML
+ * does: each catalog once, with its provider, region, source and date
+ * (it said "see each catalog's source and date" and listed neither). */
+static void test_markdown_lists_price_sources(void **state)
+{
+    (void)state;
+    rep_report r;
+    storage_model(&r, BW_DISKS);
+    reco_from_text(&r, "[instance small]\nvcpus = 8\nmemory = 32GiB\ndisks = fast\nprice_per_hour = 1.0\n"
+                       "[instance big]\nvcpus = 16\nmemory = 64GiB\ndisks = fast\nprice_per_hour = 2.0\n");
+    char *md = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&md, &len);
+    assert_non_null(f);
+    rep_out_markdown(f, &r);
+    assert_int_equal(fclose(f), 0);
+    char want[256];
+    snprintf(want, sizeof want, "\nPrices from:\n\n- %s: Test, -, invented (retrieved 2026-12-01)\n",
+             r.cat.v[0].catalog);
+    assert_non_null(strstr(md, want));
+    assert_null(strstr(strstr(md, want) + strlen(want), "invented")); /* once per catalog, not per instance */
+    assert_null(strstr(md, "see each catalog"));
+    free(md);
+    report_free(&r);
+}
+
 /* The IOPS cap likewise: every disk moves 1 GB/s, mid needs 16000 IOPS;
  * small caps at 10000.  An instance-store disk (local_disks) is not behind
  * the cap: local meets with a cap far below. */
@@ -208,6 +234,7 @@ int main(void)
         cmocka_unit_test(test_bandwidth_cap_fails_knee),
         cmocka_unit_test(test_no_cap_keeps_answer_and_notes_it),
         cmocka_unit_test(test_caps_note_markdown_is_text),
+        cmocka_unit_test(test_markdown_lists_price_sources),
         cmocka_unit_test(test_iops_cap_and_local_disks),
         cmocka_unit_test(test_catalog_cap_keys),
     };

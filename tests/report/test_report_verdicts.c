@@ -371,6 +371,28 @@ static void test_cpu_contended(void **state)
     report_free(&r);
 }
 
+/* Steal slows a cell that wants its CPUs: a sleep cell 1% busy with 17%
+ * steal is waiting (its evidence names the steal), not CPU-contended (it
+ * was); from 20% busy (REP_STEAL_BUSY) steal counts, and where
+ * cpu_user_share is absent it counts as before. */
+static void test_steal_needs_busy_cpus(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_of(&r, "2026-12-01T10:00:01Z,vm,a,-,run1,ok,,sleep,90,0,0,items,270,1,3,,,0.01,,,,,,,,,,0.05,0.17,,,,0.1.0\n"
+                  "2026-12-01T10:00:02Z,vm,b,-,run1,ok,,gemm,90,0,0,items,270,1,3,,,0.20,,,,,,,,,,0.05,0.17,,,,0.1.0\n"
+                  "2026-12-01T10:00:03Z,vm,c,-,run1,ok,,old,90,0,0,items,270,1,3,,,,,,,,,,,,,0.05,0.17,,,,0.1.0\n");
+    assert_int_equal(r.model.n, 3);
+    const rep_cell *idle = &r.model.g[0].cells[0];
+    assert_int_equal(idle->bn, REP_BN_WAITING);
+    assert_string_equal(idle->evidence, "CPUs 1% busy, no accelerator; steal 17%, which holds back no cell that "
+                                        "leaves its CPUs idle");
+    assert_int_equal(r.model.g[1].cells[0].bn, REP_BN_CONTENDED);
+    assert_non_null(strstr(r.model.g[1].cells[0].evidence, "steal 17%; CPUs 20% busy"));
+    assert_int_equal(r.model.g[2].cells[0].bn, REP_BN_CONTENDED);
+    report_free(&r);
+}
+
 /* Results that measured other processes on the cell's CPUs
  * (cpu_other_share): the verdict rests on that figure and names it. */
 #define HEAD_OTHER                                                                                                  \
@@ -428,7 +450,8 @@ int main(void)
         cmocka_unit_test(test_storage_latency_short_of_limit),
         cmocka_unit_test(test_storage_at_profile_pace),
         cmocka_unit_test(test_stream_memory_bound),   cmocka_unit_test(test_stream_cache_bound),
-        cmocka_unit_test(test_cpu_contended),         cmocka_unit_test(test_cpu_other_measured),
+        cmocka_unit_test(test_cpu_contended),
+        cmocka_unit_test(test_steal_needs_busy_cpus),         cmocka_unit_test(test_cpu_other_measured),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
