@@ -3,29 +3,66 @@
 #   bash scripts/study.sh [--dry-run] [SUITE...]   (default: every conf/study suite)
 # Generates the datasets once (data/study/), caps the vCPU axis at this
 # machine, runs each suite, then writes one report over all results.
-# --dry-run: generate the data, then only check each suite's plan
-# (`dlgauge run --dry-run`: options, data paths, sinks); exit 1 if one fails.
+# --dry-run (anywhere among the arguments): generate the data, then only
+# check each suite's plan (`dlgauge run --dry-run`: options, data paths,
+# sinks); exit 1 if one fails.  An unknown option or suite is refused
+# (exit 2) before anything is built or generated.
 # Sizes: DLG_STUDY_IMAGES (default 20000 training images, 100 classes),
-# DLG_STUDY_WORDS (default 1000000, PTB's size).  DLG_STUDY_WORKDIR (default
-# the repository) holds data/ and results/; conf/ is linked there.
+# DLG_STUDY_WORDS (default 1000000, PTB's size).  DLG_STUDY_WORKDIR holds
+# data/ and results/ (default: the repository, or the current folder for
+# an installed copy); conf/ is linked there.  Installed, as
+# PREFIX/share/dlgauge/scripts/study.sh, it runs PREFIX/bin/dlgauge (else
+# the dlgauge on PATH) on the install's conf/ (PREFIX/share/dlgauge/conf).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+usage="usage: study.sh [--dry-run] [SUITE...]"
 dry=0
-if [ "${1:-}" = --dry-run ]; then dry=1; shift; fi
-dlg=${DLGAUGE:-$top/build/bin/dlgauge}
-[ -x "$dlg" ] || bash "$top/scripts/build.sh" "$top/build"
-work=${DLG_STUDY_WORKDIR:-$top}
-mkdir -p "$work"
-[ -e "$work/conf" ] || ln -s "$top/conf" "$work/conf"
-cd "$work"
-words=${DLG_STUDY_WORDS:-1000000}
+suites=()
+for a in "$@"; do
+  case $a in
+    --dry-run) dry=1 ;;
+    -h | --help) echo "$usage"; exit 0 ;;
+    -*) echo "study: unknown option '$a' ($usage)" >&2; exit 2 ;;
+    *) suites+=("$a") ;;
+  esac
+done
+# a checkout (scripts/ beside CMakeLists.txt) or an install (share/dlgauge)
+checkout=0
+[ -f "$top/CMakeLists.txt" ] && checkout=1
+if [ $checkout = 1 ]; then work=${DLG_STUDY_WORKDIR:-$top}; else work=${DLG_STUDY_WORKDIR:-$PWD}; fi
+conf=$top/conf
+[ -d "$work/conf" ] && conf=$work/conf # the one the suites will run from
+
+# ---- the suites asked for exist (common.ini is included by the others, not a suite)
+known=()
+for f in "$conf"/study/*.ini; do
+  s=$(basename "$f" .ini)
+  [ "$s" = common ] || known+=("$s")
+done
+for s in "${suites[@]}"; do
+  [[ $s != common && " ${known[*]} " == *" $s "* ]] ||
+    { echo "study: unknown suite '$s' (suites in $conf/study: ${known[*]})" >&2; exit 2; }
+done
 images=${DLG_STUDY_IMAGES:-20000}
-export DLG_STUDY_IMAGES=$images
 # the suites' nets have classes = 100: every split needs every class
 if ! [ "$images" -ge 100 ] 2>/dev/null; then
   echo "study: DLG_STUDY_IMAGES=$images: need at least 100 (one image per class)" >&2
   exit 2
 fi
+
+if [ $checkout = 1 ]; then
+  dlg=${DLGAUGE:-$top/build/bin/dlgauge}
+  [ -x "$dlg" ] || bash "$top/scripts/build.sh" "$top/build"
+else
+  dlg=${DLGAUGE:-$top/../../bin/dlgauge}
+  [ -x "$dlg" ] || dlg=$(command -v dlgauge) ||
+    { echo "study: no dlgauge in $top/../../bin nor on PATH: set DLGAUGE=PATH" >&2; exit 2; }
+fi
+mkdir -p "$work"
+[ -e "$work/conf" ] || ln -s "$top/conf" "$work/conf"
+cd "$work"
+words=${DLG_STUDY_WORDS:-1000000}
+export DLG_STUDY_IMAGES=$images
 val_images=$((images / 10 > 100 ? images / 10 : 100))
 
 # ---- data, generated once
@@ -96,14 +133,13 @@ for m in 8 16 30; do [ "$m" -lt "$mem_gib" ] && mem="${mem:+$mem, }${m}G"; done
 export DLG_STUDY_MEMORY=${DLG_STUDY_MEMORY:-${mem:-4G}}
 echo "study: cpus = $DLG_STUDY_CPUS; memory = $DLG_STUDY_MEMORY; $images training images"
 
-suites=("$@")
 if [ ${#suites[@]} -eq 0 ]; then
-  # these first, in this order; then any other suite in conf/study (common.ini
-  # is included by the others, not a suite)
-  suites=(preprocess caffe-train caffe-infer caffe-disk mxnet)
-  for f in conf/study/*.ini; do
-    s=$(basename "$f" .ini)
-    [[ $s == common || " ${suites[*]} " == *" $s "* ]] || suites+=("$s")
+  # these first, in this order; then any other suite in conf/study
+  for s in preprocess caffe-train caffe-infer caffe-disk mxnet; do
+    if [[ " ${known[*]} " == *" $s "* ]]; then suites+=("$s"); fi
+  done
+  for s in "${known[@]}"; do
+    [[ " ${suites[*]} " == *" $s "* ]] || suites+=("$s")
   done
 fi
 if [ $dry = 1 ]; then

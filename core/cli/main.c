@@ -16,6 +16,14 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+/* where `cmake --install` puts the docs and conf/ (core/report/CMakeLists.txt) */
+#ifndef DLG_DOCS_INSTALLED
+#define DLG_DOCS_INSTALLED "PREFIX/share/doc/dlgauge/docs"
+#endif
+#ifndef DLG_CONF_INSTALLED
+#define DLG_CONF_INSTALLED "PREFIX/share/dlgauge/conf"
+#endif
+
 static int cmd_version(const dlg_cli *cli, int argc, char **argv)
 {
     (void)cli;
@@ -120,6 +128,8 @@ void dlg_usage(FILE *out)
                  "plugins: where two provide one name, the first found is used (dlgauge list shows which).\n"
                  "\n"
                  "dlgauge help COMMAND (or dlgauge COMMAND --help) prints a command's usage.\n"
+                 "docs/NAME.md: in the source tree, and in " DLG_DOCS_INSTALLED " once installed;\n"
+                 "the shipped quickstart.ini, study/, disks/ and instances/: conf/ and " DLG_CONF_INSTALLED ".\n"
                  "exit codes: 0 ok, 1 a cell or sink failed, 2 bad input, 130/143/129 interrupted\n");
 }
 

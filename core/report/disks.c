@@ -15,6 +15,7 @@
 #include <dlgauge/plugin.h>
 #include "ini_lines.h"
 #include "model.h"
+#include "shipped_conf.h"
 #include "throttle_profile.h"
 
 typedef struct prof {
@@ -209,19 +210,20 @@ static int near_results(prof *p, lookup *lk)
     }
 }
 
-/* A profile of the same file name: the shipped ones (the source tree's
- * conf/disks), then those loaded by name, the latest first (--disks DIRs,
- * ./conf/disks, the catalogs' disks folders). */
+/* A profile of the same file name: the shipped ones (conf/disks beside
+ * this executable: the install's share/dlgauge/conf, a build tree's link
+ * to the source conf/), then those loaded by name, the latest first
+ * (--disks DIRs, ./conf/disks, the catalogs' disks folders). */
 static int by_base_name(prof *p, lookup *lk)
 {
     const char *b = strrchr(lk->profile, '/');
     b = b ? b + 1 : lk->profile;
     int rc = 0;
-#ifdef DLG_SOURCE_CONF_DIR
-    char cand[4096 + sizeof DLG_SOURCE_CONF_DIR];
-    snprintf(cand, sizeof cand, "%s/disks/%s", DLG_SOURCE_CONF_DIR, b);
-    rc = try_file(p, lk, cand);
-#endif
+    char conf[PATH_MAX], cand[PATH_MAX + 4096];
+    if (rep_shipped_conf(conf, sizeof conf) == 0) {
+        snprintf(cand, sizeof cand, "%s/disks/%s", conf, b);
+        rc = try_file(p, lk, cand);
+    }
     for (size_t i = lk->d->n; rc == 0 && i-- > 0;) {
         const char *path = lk->d->v[i].path, *pb = path ? strrchr(path, '/') : NULL;
         if (path && strcmp(pb ? pb + 1 : path, b) == 0)

@@ -45,9 +45,10 @@ int rep_disks_load(rep_disks *d, const char *path, const char *name, char *err, 
  * over profiles loaded before.  Rows that are no throttle are skipped.
  * A profile the run named relative to its own folder is looked for: as
  * written if absolute, else from the results file's folder up; then by
- * its file name in the source tree's conf/disks and among the profiles
- * loaded before; last, as written from the current folder.  One not found
- * (or refused) is said once, in d->warnings (the caller prints them). */
+ * its file name in the shipped conf/disks (found from the executable:
+ * rep_shipped_conf) and among the profiles loaded before; last, as
+ * written from the current folder.  One not found (or refused) is said
+ * once, in d->warnings (the caller prints them). */
 int rep_disks_from_rows(rep_disks *d, const rep_rows *rs, char *err, size_t errlen);
 const rep_disk *rep_disks_find(const rep_disks *d, const char *name);
 void rep_disks_free(rep_disks *d);
