@@ -20,6 +20,9 @@
 #ifndef DLG_INSTALL_PLUGIN_DIR
 #define DLG_INSTALL_PLUGIN_DIR "/usr/local/lib/dlgauge"
 #endif
+#ifndef DLG_PLUGINS_FROM_BIN
+#define DLG_PLUGINS_FROM_BIN "../lib/dlgauge"
+#endif
 
 const char *dlg_kind_name(dlg_kind k)
 {
@@ -104,12 +107,17 @@ int dlg_registry_init(dlg_registry *r, const char *const *extra_dirs)
             return -1;
     if (add_env_dirs(r) != 0)
         return -1;
+    /* beside the executable: where an install puts them (LIBDIR), then
+     * the build tree's lib/dlgauge (the same folder under a lib/ prefix) */
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
+    static const char *const from_bin[] = {DLG_PLUGINS_FROM_BIN, "../lib/dlgauge"};
+    if (n > 0)
         exe[n] = '\0';
-        char dir[PATH_MAX + 32];
-        snprintf(dir, sizeof dir, "%s/../lib/dlgauge", dirname(exe));
+    for (size_t i = 0; n > 0 && i < sizeof from_bin / sizeof *from_bin; i++) {
+        char bin[PATH_MAX], dir[PATH_MAX + 64];
+        snprintf(bin, sizeof bin, "%s", exe); /* dirname writes into its argument */
+        snprintf(dir, sizeof dir, "%s/%s", dirname(bin), from_bin[i]);
         char real[PATH_MAX];
         if (realpath(dir, real) && add_dir(r, real) != 0)
             return -1;
