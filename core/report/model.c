@@ -439,6 +439,8 @@ static int build_group(rep_model *m, size_t gi, const rep_rows *rs, const long *
     for (size_t c = 0; c < g->ncells; c++) {
         const rep_cell *cell = &g->cells[c];
         g->per_gpu = g->per_gpu || fed_an_accelerator(cell->row);
+        double factor;
+        g->collective = g->collective || rep_num(cell->row, "busbw_factor", &factor);
         const char *u = rep_str(cell->row, "unit");
         if (!g->unit && u && (g->unit = strdup(u)) == NULL)
             return -1;

@@ -154,6 +154,10 @@ typedef struct rep_group {
      * GPUs.  Otherwise a host workload (preprocess, io, stream...): judged
      * against the whole instance, one copy. */
     bool per_gpu;
+    /* The rows carry `busbw_factor` (allreduce, p2p: nccl-tests' fields):
+     * they time the link between ranks, not work that ranks share, so the
+     * group has no scaling efficiency and no price per byte moved. */
+    bool collective;
 } rep_group;
 
 typedef struct rep_model {
@@ -197,6 +201,10 @@ bool rep_group_same_identity(const rep_group *a, const rep_group *b);
  * true where either did not record them (model_split.c).  Hosts are not
  * compared. */
 bool rep_group_same_settings(const rep_group *a, const rep_group *b);
+
+/* Group gi counts in the recommendation: selected (NULL: all), measured,
+ * at 1 rank, and work rather than a link's rate (recommend.c). */
+bool rep_group_counted(const rep_model *m, const bool *selected, size_t gi);
 
 int rep_model_build(rep_model *m, const rep_rows *rs, const rep_disks *disks, double target, char *err,
                     size_t errlen);

@@ -180,10 +180,9 @@ static void fit_group(rep_fit *f, const rep_model *m, size_t gi, const rep_insta
         f->cost = in->price / (f->thr * 3600.0) * rep_cost_quantum(g->unit);
 }
 
-/* A group the recommendation counts: selected and measured, at 1 rank. */
-static bool counted(const rep_model *m, const bool *selected, size_t gi)
+bool rep_group_counted(const rep_model *m, const bool *selected, size_t gi)
 {
-    return (!selected || selected[gi]) && m->g[gi].has_best && m->g[gi].ranks == 1;
+    return (!selected || selected[gi]) && m->g[gi].has_best && m->g[gi].ranks == 1 && !m->g[gi].collective;
 }
 
 bool rep_unit_is_bytes(const char *unit)
@@ -215,7 +214,7 @@ static const char *common_unit(const rep_model *m, const bool *selected)
 {
     const char *u = NULL;
     for (size_t gi = 0; gi < m->n; gi++) {
-        if (!counted(m, selected, gi))
+        if (!rep_group_counted(m, selected, gi))
             continue;
         if (u && strcmp(u, unit_of(&m->g[gi])) != 0)
             return NULL;
@@ -233,7 +232,7 @@ static void relative_scores(rep_reco *out, const rep_model *m, const bool *selec
     for (size_t i = 0; i < out->n; i++)
         out->v[i].score = 0;
     for (size_t gi = 0; gi < m->n; gi++) {
-        if (!counted(m, selected, gi))
+        if (!rep_group_counted(m, selected, gi))
             continue;
         double lo = INFINITY;
         for (size_t i = 0; i < out->n; i++)
@@ -318,7 +317,7 @@ int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const
         if (!(ch->fits = calloc(m->n + 1, sizeof *ch->fits)))
             goto oom;
         for (size_t gi = 0; gi < m->n; gi++) {
-            if (!counted(m, selected, gi)) {
+            if (!rep_group_counted(m, selected, gi)) {
                 ch->fits[gi].meets = true;
                 continue;
             }

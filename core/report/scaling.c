@@ -97,7 +97,7 @@ rep_scaling rep_group_scaling(const rep_model *m, size_t gi)
 {
     const rep_group *g = &m->g[gi];
     long g1 = rep_group_one_rank(m, gi);
-    if (g->ranks <= 1 || g1 < 0 || !g->has_best)
+    if (g->ranks <= 1 || g1 < 0 || !g->has_best || g->collective)
         return none();
     rep_scaling s = pair(m, gi, g->best, (size_t)g1);
     for (size_t c = 0; c < g->ncells && s.n == 0; c++) {
@@ -155,6 +155,11 @@ void rep_scaling_text(const rep_model *m, size_t gi, char *buf, size_t len)
     buf[0] = '\0';
     if (g->ranks <= 1 || !g->has_best)
         return;
+    if (g->collective) { /* 1 rank's "allreduce" is a local copy: no baseline */
+        snprintf(buf, len, "scaling: none for a link's rate (busbw_factor): compare busbw_bytes_per_s across "
+                 "rank counts instead");
+        return;
+    }
     long g1 = rep_group_one_rank(m, gi);
     rep_scaling s = rep_group_scaling(m, gi);
     char rk[64];

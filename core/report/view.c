@@ -287,7 +287,7 @@ static void fmt_gib(double b, char *buf, size_t len)
 
 bool rep_reco_selected(const rep_report *r, size_t gi)
 {
-    return (!r->selected || r->selected[gi]) && r->model.g[gi].has_best && r->model.g[gi].ranks == 1;
+    return rep_group_counted(&r->model, r->selected, gi);
 }
 
 static size_t ncounted(const rep_report *r)

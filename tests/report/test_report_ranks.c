@@ -24,6 +24,7 @@
 #include "reco_helpers.h"
 #include "render.h"
 #include "report.h"
+#include "scaling.h"
 #include "temp_file.h"
 
 #define HEAD                                                                                                      \
@@ -256,6 +257,47 @@ static void compare_matches_one_rank_count(void **state)
 }
 
 /* A `ranks` that is no whole number >= 1: one line naming file, line, column. */
+/* allreduce/p2p rows (busbw_factor): a link's rate, not work the ranks
+ * share.  1 rank's "allreduce" is a local copy, so no efficiency against
+ * it (it read 0.00 at 2 ranks), and no price per TB moved; the sim group
+ * beside them is still priced and scaled. */
+#define HEAD_COMM                                                                                                 \
+    "time,batch,job,status,workload,throughput,throughput_ci95,throughput_stddev,unit,repeats,au,ranks,"        \
+    "busbw_factor,version\n"
+#define COMM_ROW(thr, ranks, factor)                                                                              \
+    "2026-12-01T10:00:00Z,-,ar,ok,allreduce," thr ",0,0,bytes,3,," ranks "," factor ",0.1.0\n"
+#define SIM_ROW(batch, thr, ranks) "2026-12-01T10:00:00Z," batch ",train,ok,sim," thr ",20,8,images,3,0.95," ranks ",,0.1.0\n"
+static void collectives_are_not_scaled_or_priced(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_of(&r, HEAD_COMM COMM_ROW("41700000000", "1", "0") COMM_ROW("341600000", "2", "1")
+                      SIM_ROW("32", "1000", "1") SIM_ROW("32", "1800", "2"));
+    size_t ar1 = r.model.n, ar2 = r.model.n, sim1 = r.model.n;
+    for (size_t i = 0; i < r.model.n; i++) {
+        const rep_group *g = &r.model.g[i];
+        if (strcmp(g->workload, "allreduce") == 0)
+            *(g->ranks == 1 ? &ar1 : &ar2) = i;
+        else if (g->ranks == 1)
+            sim1 = i;
+    }
+    assert_true(ar1 < r.model.n && ar2 < r.model.n && sim1 < r.model.n);
+    assert_true(r.model.g[ar2].collective && !r.model.g[sim1].collective);
+    assert_int_equal(rep_group_scaling(&r.model, ar2).n, 0);
+    assert_false(rep_group_counted(&r.model, NULL, ar1));
+    assert_true(rep_group_counted(&r.model, NULL, sim1));
+    reco_from_text(&r, CATALOG);
+    assert_true(choice(&r.reco, "one")->fits[ar1].cost == 0);
+    assert_true(choice(&r.reco, "one")->fits[sim1].cost > 0);
+    char *s = render_report(&r, out_text_plain);
+    assert_has(s, "scaling: none for a link's rate (busbw_factor)");
+    assert_has(s, "scaling: efficiency 0.90 at 2 ranks = ");
+    if (strstr(s, "USD per TB") || strstr(s, "efficiency 0.00"))
+        fail_msg("%s", s);
+    free(s);
+    report_free(&r);
+}
+
 static void bad_ranks_is_an_error(void **state)
 {
     (void)state;
@@ -285,6 +327,7 @@ int main(void)
         cmocka_unit_test(upper_bound_where_not_measured),
         cmocka_unit_test(no_column_reads_as_one_rank),
         cmocka_unit_test(compare_matches_one_rank_count),
+        cmocka_unit_test(collectives_are_not_scaled_or_priced),
         cmocka_unit_test(bad_ranks_is_an_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
