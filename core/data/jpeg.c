@@ -4,7 +4,7 @@
 
 #include <math.h>
 #include <stdbool.h>
-
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <turbojpeg.h>
@@ -16,6 +16,8 @@ struct dlg_jpeg {
     unsigned long out_cap;
     uint8_t *cmyk;      /* CMYK/YCCK sources decode here first (grown on demand) */
     size_t cmyk_cap;
+    uint64_t warnings;  /* decodes kept despite a libjpeg warning */
+    char warning[320];  /* the last one: "what: message" */
 };
 
 int dlg_jpeg_new(dlg_jpeg **out, dlg_data_err *err)
@@ -208,20 +210,50 @@ int dlg_jpeg_has_eoi(const void *buf, size_t len)
     return 0;
 }
 
-/* tjDecompress2 into dst (pixel format pf, pixel size ps), tolerating only
- * warnings on a stream that still ends with EOI. */
+/* libjpeg warnings (jerror.h's JWRN_*) after which part of the image was
+ * not decoded from the file: libjpeg fills it in (grey) and goes on, as
+ * OpenCV does; PIL raises "broken data stream" on a premature end of data
+ * segment.  The other warnings leave the pixels as stored. */
+static bool lost_data(const char *msg)
+{
+    static const char *const lost[] = {
+        "premature end of data segment", /* JWRN_HIT_MARKER */
+        "bad Huffman code",              /* JWRN_HUFF_BAD_CODE */
+        "bad arithmetic code",           /* JWRN_ARITH_BAD_CODE */
+        "instead of RST",                /* JWRN_MUST_RESYNC */
+        "Premature end of JPEG file",    /* JWRN_JPEG_EOF */
+    };
+    for (size_t i = 0; i < sizeof lost / sizeof *lost; i++)
+        if (strstr(msg, lost[i]))
+            return true;
+    return false;
+}
+
+/* tjDecompress2 into dst (pixel format pf, pixel size ps).  A warning is
+ * tolerated, and counted, when no data was lost and the stream ends with
+ * EOI; libjpeg's message is read only after a failure (it is a per-thread
+ * buffer that a success leaves as it was). */
 static int decompress(dlg_jpeg *j, const void *buf, size_t len, const char *what, uint8_t *dst,
                       int sw, int sh, int pf, int ps, dlg_data_err *err)
 {
     if (tjDecompress2(j->dec, buf, (unsigned long)len, dst, sw, sw * ps, sh, pf, 0) == 0)
         return 0;
-    if (tjGetErrorCode(j->dec) == TJERR_WARNING && dlg_jpeg_has_eoi(buf, len))
+    bool warning = tjGetErrorCode(j->dec) == TJERR_WARNING;
+    const char *msg = tjGetErrorStr2(j->dec);
+    if (warning && !lost_data(msg) && dlg_jpeg_has_eoi(buf, len)) {
+        j->warnings++;
+        snprintf(j->warning, sizeof j->warning, "%s: %s", what, msg);
         return 0;
-    int rc = dlg_data_fail(err, DLG_ECORRUPT, "%s: corrupt JPEG (%zu bytes): %s", what, len,
-                           tjGetErrorStr2(j->dec));
+    }
+    int rc = dlg_data_fail(err, DLG_ECORRUPT, "%s: corrupt JPEG (%zu bytes): %s%s", what, len, msg,
+                           warning ? " (part of the image is missing)" : "");
     reset_dec(j);
     return rc;
 }
+
+uint64_t dlg_jpeg_warnings(const dlg_jpeg *j) { return j->warnings; }
+
+const char *dlg_jpeg_last_warning(const dlg_jpeg *j) { return j->warning; }
 
 /* TurboJPEG cannot turn CMYK into RGB (ImageNet has a few Photoshop CMYK
  * files).  Adobe stores CMYK inverted (255 = no ink); like OpenCV and
@@ -285,6 +317,9 @@ int dlg_jpeg_encode(dlg_jpeg *j, const uint8_t *rgb, int w, int h, int quality,
     if (w <= 0 || h <= 0 || quality < 1 || quality > 100)
         return dlg_data_fail(err, DLG_EINVAL, "jpeg: cannot encode %dx%d at quality %d", w, h,
                              quality);
+    if (w > DLG_JPEG_MAX_SIDE || h > DLG_JPEG_MAX_SIDE)
+        return dlg_data_fail(err, DLG_EINVAL, "jpeg: cannot encode %dx%d: a JPEG side is at most "
+                             "%d pixels", w, h, DLG_JPEG_MAX_SIDE);
     if (!j->enc && !(j->enc = tjInitCompress()))
         return dlg_data_fail(err, DLG_ENOMEM, "jpeg: cannot create a compressor: %s",
                              tjGetErrorStr2(NULL));

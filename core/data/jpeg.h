@@ -3,9 +3,17 @@
  * A dlg_jpeg holds one decompressor and (created on first use) one
  * compressor: make one per thread, once, and reuse it; it is not
  * thread-safe.  Corrupt or truncated data is an error naming `what` (a file
- * or record), never a crash.  libjpeg warnings are tolerated only when the
- * stream still ends with its EOI marker (ImageNet has a few files with
- * harmless "extraneous bytes" warnings); a stream cut short is an error. */
+ * or record), never a crash.  A libjpeg warning that says entropy-coded
+ * data was lost (premature end of data segment, bad Huffman or arithmetic
+ * code, a missing RST marker, premature end of file: libjpeg makes the
+ * rest up, where PIL raises "broken data stream"), or any warning from a
+ * stream without its EOI marker, is a corrupt-image error.  Any other
+ * warning (ImageNet's "extraneous bytes before marker", an unknown JFIF
+ * revision...) keeps the image and is counted (dlg_jpeg_warnings).  Limits
+ * of what libjpeg tells: TurboJPEG shows an image's first warning only, so
+ * a loss after a harmless warning is counted, not refused; and scan bytes
+ * overwritten in place may decode to garbage with no more than an
+ * "extraneous bytes" warning, counted and named, not refused. */
 #ifndef DLG_JPEG_H
 #define DLG_JPEG_H
 
@@ -18,6 +26,8 @@ typedef struct dlg_jpeg dlg_jpeg;
 
 /* Images larger than this (pixels) are refused as corrupt/hostile. */
 #define DLG_JPEG_MAX_PIXELS (1ull << 28)
+/* The longest side libjpeg can encode (its JPEG_MAX_DIMENSION). */
+#define DLG_JPEG_MAX_SIDE 65500
 /* A progressive JPEG is decoded from whole-image coefficient buffers (2
  * bytes a coefficient, every component: a 16384x16384 4:2:0 image needs
  * 768 MiB whatever the DCT scaling), a baseline one streams; one needing
@@ -68,7 +78,14 @@ int dlg_jpeg_decode(dlg_jpeg *j, const void *buf, size_t len, const char *what,
                     dlg_jpeg_scale s, uint8_t *rgb, size_t cap, int *w, int *h,
                     dlg_data_err *err);
 
-/* Encodes packed RGB at quality 1..100 with 4:2:0 subsampling.  *out points
+/* Decodes that succeeded with a tolerated libjpeg warning since
+ * dlg_jpeg_new, and the last one's "what: libjpeg's message" ("" when
+ * none yet). */
+uint64_t dlg_jpeg_warnings(const dlg_jpeg *j);
+const char *dlg_jpeg_last_warning(const dlg_jpeg *j);
+
+/* Encodes packed RGB at quality 1..100 with 4:2:0 subsampling (sides of
+ * at most DLG_JPEG_MAX_SIDE).  *out points
  * into a buffer the dlg_jpeg owns (reused; valid until the next encode). */
 int dlg_jpeg_encode(dlg_jpeg *j, const uint8_t *rgb, int w, int h, int quality,
                     const uint8_t **out, size_t *len, dlg_data_err *err);

@@ -14,17 +14,23 @@
 
 #define LIST_MAX_BYTES (1u << 30)
 
-static bool parse_i32(const char *s, int32_t *out)
+/* A label: 0, or NOT_INT / RANGE, so that 99999999999 is called out of
+ * range rather than not an integer. */
+enum { LABEL_OK, LABEL_NOT_INT, LABEL_RANGE };
+
+static int parse_i32(const char *s, int32_t *out)
 {
     char *end;
     if (!*s || *s == ' ' || *s == '\t')
-        return false;
+        return LABEL_NOT_INT;
     errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || *end || v < INT32_MIN || v > INT32_MAX)
-        return false;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end)
+        return LABEL_NOT_INT;
+    if (errno == ERANGE || v < INT32_MIN || v > INT32_MAX)
+        return LABEL_RANGE;
     *out = (int32_t)v;
-    return true;
+    return LABEL_OK;
 }
 
 /* Drops trailing blanks: "path 3 " would otherwise split at the last blank
@@ -50,9 +56,13 @@ static int parse_line(dlg_filelist *l, size_t *cap, char *line, const char *name
                                                 : "");
     *sp = '\0';
     int32_t label;
-    if (!parse_i32(sp + 1, &label))
+    int why = parse_i32(sp + 1, &label);
+    if (why == LABEL_NOT_INT)
         return dlg_data_fail(err, DLG_ECORRUPT, "%s:%zu: label '%.40s' is not an integer", name,
                              lineno, sp + 1);
+    if (why == LABEL_RANGE)
+        return dlg_data_fail(err, DLG_ECORRUPT, "%s:%zu: label '%.40s' is out of range (a label is "
+                             "an int32: %d..%d)", name, lineno, sp + 1, INT32_MIN, INT32_MAX);
     if (sp == line)
         return dlg_data_fail(err, DLG_ECORRUPT, "%s:%zu: empty path", name, lineno);
     if (l->n == *cap) {

@@ -31,7 +31,7 @@ typedef struct slot {
     atomic_int remaining;
     bool ready;           /* under mu */
     bool held;            /* handed to the consumer, not yet released (consumer side) */
-    _Atomic uint64_t read_ns, decode_ns, bytes, skipped;
+    _Atomic uint64_t read_ns, decode_ns, bytes, skipped, warned;
     uint8_t **raw;        /* decode == false: per-item record bytes */
     size_t *raw_len, *raw_cap;
 } slot;
@@ -68,6 +68,8 @@ struct dlg_loader {
     dlg_loader_stats st;
     dlg_cache_result cache; /* st.cache_method points into it */
     atomic_bool warned_skip; /* workers race to log the first skip once */
+    atomic_bool warned_jpeg; /* and the first JPEG kept despite a warning, */
+    char first_warning[320]; /* whose message the winner keeps for close */
 };
 
 static uint64_t now_ns(void)
@@ -128,6 +130,18 @@ static int give_up(dlg_data_err *err, int tried)
                          "read; last: %s", tried, tried == 1 ? "" : "s", last);
 }
 
+/* An image kept despite a libjpeg warning: counted, the first one logged
+ * (jpeg.h says which warnings keep an image). */
+static void count_warning(dlg_loader *l, slot *sl, const char *msg)
+{
+    atomic_fetch_add(&sl->warned, 1);
+    if (atomic_exchange(&l->warned_jpeg, true))
+        return;
+    snprintf(l->first_warning, sizeof l->first_warning, "%s", msg);
+    l->h->log(l->h, DLG_LOG_WARN, "%s (a libjpeg warning that is no loss of image data: the image "
+              "is kept; the count comes at the end)", msg);
+}
+
 /* Reads and processes stream item s into its slot; a corrupt record is
  * replaced by the next readable one in dataset order when skipping. */
 static int fill_item(dlg_loader *l, worker *w, slot *sl, uint64_t s, dlg_data_err *err)
@@ -138,6 +152,7 @@ static int fill_item(dlg_loader *l, worker *w, slot *sl, uint64_t s, dlg_data_er
     int i = (int)(s % (uint64_t)cfg->batch);
     dlg_ld_item it;
     for (int tries = 0;; tries++) {
+        uint64_t warned0 = w->sc.jpeg ? dlg_jpeg_warnings(w->sc.jpeg) : 0;
         uint64_t t0 = now_ns();
         int rc = l->src->ops->read(l->src, w->src_ctx, rec, &it, err);
         uint64_t t1 = now_ns();
@@ -155,6 +170,8 @@ static int fill_item(dlg_loader *l, worker *w, slot *sl, uint64_t s, dlg_data_er
                                (int)it.label, cfg->classes - 1, cfg->classes);
         if (rc == 0) {
             sl->b.labels[i] = it.label;
+            if (w->sc.jpeg && dlg_jpeg_warnings(w->sc.jpeg) != warned0)
+                count_warning(l, sl, dlg_jpeg_last_warning(w->sc.jpeg));
             return 0;
         }
         if (!cfg->skip_corrupt || !dlg_ld_skippable(-rc))
@@ -457,6 +474,7 @@ static void account(dlg_loader *l, slot *sl, uint64_t wait)
     b->decode_ns = atomic_load(&sl->decode_ns);
     b->bytes_read = atomic_load(&sl->bytes);
     b->skipped = (uint32_t)atomic_load(&sl->skipped);
+    b->jpeg_warnings = (uint32_t)atomic_load(&sl->warned);
     dlg_loader_stats *st = &l->st;
     st->batches++;
     st->items += (uint64_t)b->n;
@@ -465,6 +483,7 @@ static void account(dlg_loader *l, slot *sl, uint64_t wait)
     st->read_ns += b->read_ns;
     st->decode_ns += b->decode_ns;
     st->skipped += b->skipped;
+    st->jpeg_warnings += b->jpeg_warnings;
     st->epoch = b->epoch;
     l->next_seq++;
     l->held++;
@@ -546,6 +565,7 @@ void dlg_loader_release(dlg_loader *l, dlg_batch *b)
     atomic_store(&sl->decode_ns, 0);
     atomic_store(&sl->bytes, 0);
     atomic_store(&sl->skipped, 0);
+    atomic_store(&sl->warned, 0);
     atomic_store(&sl->remaining, l->cfg.batch);
     atomic_store(&sl->seq, atomic_load(&sl->seq) + (uint64_t)l->nslots);
     pthread_cond_broadcast(&l->cv_free);
@@ -576,6 +596,10 @@ void dlg_loader_close(dlg_loader *l)
             dlg_ld_scratch_free(&w->sc);
     }
     free(l->workers);
+    if (l->st.jpeg_warnings > 0) /* the count at the end, after the first one's line */
+        l->h->log(l->h, DLG_LOG_WARN, "loader: %llu image%s kept despite a libjpeg warning (the "
+                  "first: %s)", (unsigned long long)l->st.jpeg_warnings,
+                  l->st.jpeg_warnings == 1 ? "" : "s", l->first_warning);
     for (int k = 0; l->slots && k < l->nslots; k++) {
         slot *sl = &l->slots[k];
         if (sl->b.data) {

@@ -219,6 +219,7 @@ typedef struct dlg_batch {
     uint64_t decode_ns;    /* worker time in decode + resize + normalise */
     uint64_t bytes_read;   /* record bytes read for it */
     uint32_t skipped;      /* corrupt records skipped while filling it */
+    uint32_t jpeg_warnings; /* images in it kept despite a libjpeg warning (jpeg.h) */
 } dlg_batch;
 
 typedef struct dlg_loader_stats {
@@ -226,6 +227,7 @@ typedef struct dlg_loader_stats {
     uint64_t bytes_read;
     uint64_t wait_ns, read_ns, decode_ns; /* sums over batches */
     uint64_t skipped;          /* corrupt records skipped (skip_corrupt) */
+    uint64_t jpeg_warnings;    /* images kept despite a libjpeg warning (jpeg.h) */
     uint64_t dataset_items;    /* records per epoch */
     uint64_t dataset_bytes;    /* total size of the dataset files */
     uint32_t epoch;            /* epoch of the last batch handed out */
@@ -317,7 +319,11 @@ void dlg_loader_close(dlg_loader *l);
      "pixel values and mean/std are in 0..1 units (torchvision) or 0..255 (Caffe, MXNet)", 0},     \
     {"shuffle", DLG_OPT_BOOL, "true", NULL, NULL, NULL, "new seeded permutation every epoch", 0},   \
     {"skip_corrupt", DLG_OPT_BOOL, "false", NULL, NULL, NULL,                                       \
-     "count and skip corrupt records instead of failing", 0},                                      \
+     "count and skip corrupt records instead of failing.  A JPEG is corrupt when it cannot be "     \
+     "decoded, is cut short, or libjpeg says part of its data was lost (premature end of data "    \
+     "segment, bad Huffman code...: part of the image would be made up); one with another "        \
+     "libjpeg warning (extraneous bytes before a marker, as a few ImageNet files have) is kept "   \
+     "and counted, the first named in a warning (io-pipeline: jpeg_warnings)", 0},                 \
     {"cache", DLG_OPT_ENUM, "auto", NULL, NULL, "none|cold|warm|auto",                              \
      "page cache before the cell: leave, evict the dataset, or pre-read it (auto: cold when the "  \
      "job sets memory, which pages cached before the cell would escape, else none)", 0},          \

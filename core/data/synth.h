@@ -48,7 +48,7 @@ typedef struct dlg_synth_images_cfg {
     const char *split; /* sub-folder and list name: "train" */
     int classes;       /* >= 1 */
     uint64_t images;   /* >= 1; image i has class i % classes */
-    uint64_t seed;
+    uint64_t seed;     /* with the split's name (dlg_synth_split_seed) */
     int quality;       /* JPEG quality 1..100 */
     int threads;       /* >= 1 */
 } dlg_synth_images_cfg;
@@ -67,15 +67,35 @@ typedef struct dlg_synth_images_result {
 #define DLG_SYNTH_SPLIT_MAX 128
 bool dlg_synth_split_ok(const char *split);
 
-/* Writes out/split/nCCCCCCCC/nCCCCCCCC_I.JPEG for every image, then
+/* The seed a split's images are drawn with: train's is the seed itself
+ * (the images mkdata always made), any other split's mixes in its name, so
+ * that val is not a copy of train. */
+uint64_t dlg_synth_split_seed(uint64_t seed, const char *split);
+
+/* Writes out/split/nCCCCCCCC/nCCCCCCCC_Q.JPEG for every image i (class
+ * C = i % classes, Q = i / classes: the class's Q-th image), then
  * out/split.txt (convert_imageset: "split/... label") and out/split.lst
  * (im2rec: "index<TAB>label<TAB>split/..."), paths relative to out.  The
- * bytes depend on the seed only, never on the thread count. */
+ * bytes depend on the seed and split only, never on the thread count. */
 int dlg_synth_images_write(const dlg_synth_images_cfg *cfg, dlg_synth_images_result *res,
                            dlg_data_err *err);
 
-/* Writes `words` tokens to path, or with splits to path.train.txt,
- * path.valid.txt and path.test.txt in PTB's proportions (85.6/6.8/7.6 %). */
+/* What dlg_synth_text_files_res wrote: per file (train, valid, test; or
+ * the one file in [0]) its tokens and bytes, and the distinct tokens of
+ * [0] (train). */
+typedef struct dlg_synth_text_result {
+    uint64_t words[3], bytes[3];
+    uint64_t vocab_used;
+} dlg_synth_text_result;
+
+/* Writes at least `words` tokens (whole sentences) to path, or with splits
+ * to path.train.txt, path.valid.txt and path.test.txt in PTB's proportions
+ * (85.6/6.8/7.6 %), each at least one sentence.  As in PTB, valid and test
+ * use only words train holds (any other is written <unk>), and train goes
+ * on until it holds <unk>.  res may be NULL. */
+int dlg_synth_text_files_res(const char *path, uint64_t words, int vocab, uint64_t seed,
+                             int splits, dlg_synth_text_result *res, dlg_data_err *err);
+/* The same without the result. */
 int dlg_synth_text_files(const char *path, uint64_t words, int vocab, uint64_t seed, int splits,
                          dlg_data_err *err);
 #endif

@@ -3,6 +3,7 @@
 #include "jpeg.h"
 #include "synth.h"
 #include "synth_out.h"
+#include "synth_vocab.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,7 @@
 
 typedef struct tree_job {
     const dlg_synth_images_cfg *cfg;
+    uint64_t seed; /* the split's (dlg_synth_split_seed) */
     _Atomic uint64_t next;
     _Atomic uint64_t bytes, sum_w, sum_h, min_b, max_b;
     atomic_int failed;
@@ -93,12 +95,25 @@ static void atomic_max(_Atomic uint64_t *a, uint64_t v)
         ;
 }
 
+uint64_t dlg_synth_split_seed(uint64_t seed, const char *split)
+{
+    if (strcmp(split, "train") == 0) /* the images train has always had */
+        return seed;
+    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a of the name, then mixed */
+    for (const unsigned char *p = (const unsigned char *)split; *p; p++)
+        h = (h ^ *p) * 0x100000001b3ULL;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    return seed ^ (h ^ (h >> 33));
+}
+
 static int one_image(tree_job *j, dlg_jpeg *jp, uint8_t *rgb, uint64_t i, dlg_data_err *err)
 {
     const dlg_synth_images_cfg *c = j->cfg;
+    uint64_t seed = j->seed;
     int w, h;
-    dlg_synth_image_size(c->seed, i, &w, &h);
-    dlg_synth_image_render(c->seed, i, (int)(i % (uint64_t)c->classes), w, h, rgb);
+    dlg_synth_image_size(seed, i, &w, &h);
+    dlg_synth_image_render(seed, i, (int)(i % (uint64_t)c->classes), w, h, rgb);
     const uint8_t *jpg;
     size_t len;
     int rc = dlg_jpeg_encode(jp, rgb, w, h, c->quality, &jpg, &len, err);
@@ -286,7 +301,7 @@ int dlg_synth_images_write(const dlg_synth_images_cfg *c, dlg_synth_images_resul
         rc = dlg_synth_tree_remove(part, err);
     if (rc < 0)
         return rc;
-    tree_job j = {.cfg = c};
+    tree_job j = {.cfg = c, .seed = dlg_synth_split_seed(c->seed, c->split)};
     rc = make_part_tree(c, part, err);
     if (rc == 0)
         rc = render_all(c, &j, err);
@@ -309,21 +324,62 @@ int dlg_synth_images_write(const dlg_synth_images_cfg *c, dlg_synth_images_resul
     return 0;
 }
 
-static int64_t file_write(void *ctx, const void *buf, size_t n)
+/* A text file being written: counts what goes out and, through the
+ * vocabulary index, marks train's words or keeps valid/test to them. */
+typedef struct text_sink {
+    FILE *f;
+    dlg_synth_vocab *v; /* train's words (the one file's without splits) */
+    bool train;         /* mark the words; else write unseen ones as <unk> */
+    bool need_unk;      /* train of splits: on until it holds <unk> */
+    uint64_t words, bytes;
+    char line[4096];    /* a rewritten sentence (<= 120 words of <= 24 bytes) */
+} text_sink;
+
+/* One call per whole sentence (" w1 w2 ... wn \n", dlg_synth_text_write). */
+static int64_t sink_write(void *ctx, const void *buf, size_t n)
 {
-    return fwrite(buf, 1, n, ctx) == n ? (int64_t)n : -DLG_EIO;
+    text_sink *k = ctx; /* v is always set; train marks, valid/test check */
+    const char *p = buf, *end = p + n;
+    size_t out = 0;
+    while (p < end) {
+        const char *w = p;
+        while (p < end && *p != ' ' && *p != '\n')
+            p++;
+        if (p > w) {
+            int r = dlg_synth_vocab_rank(k->v, w, (size_t)(p - w));
+            if (k->train && r >= 0)
+                dlg_synth_vocab_mark(k->v, r);
+            bool unk = !k->train && (r < 0 || !dlg_synth_vocab_seen(k->v, r));
+            const char *tok = unk ? "<unk>" : w;
+            size_t len = unk ? 5 : (size_t)(p - w);
+            if (out + len + 1 >= sizeof k->line)
+                return -DLG_EINTERNAL; /* longer than any sentence the generator makes */
+            memcpy(k->line + out, tok, len);
+            out += len;
+            k->words++;
+        }
+        if (p < end)
+            k->line[out++] = *p++;
+    }
+    if (fwrite(k->line, 1, out, k->f) != out)
+        return -DLG_EIO;
+    k->bytes += out;
+    return (int64_t)n;
 }
 
-/* Writes n tokens to part (name's .part file, or name itself); errors
- * name `name`, the file the user asked for. */
-static int text_file(dlg_synth_text *t, const char *name, const char *part, uint64_t n, dlg_data_err *err)
+/* Writes n tokens to part (name's .part file, or name itself), and a
+ * train file on until it holds <unk> (valid and test write what train
+ * lacks as <unk>); errors name `name`, the file the user asked for. */
+static int text_file(dlg_synth_text *t, const char *name, const char *part, uint64_t n,
+                     text_sink *k, dlg_data_err *err)
 {
-    FILE *f = fopen(part, "w");
-    if (!f)
+    if (!(k->f = fopen(part, "w")))
         return dlg_data_fail(err, DLG_EIO, "%s: cannot create: %s", name, strerror(errno));
-    dlg_output o = {file_write, f, name};
-    int64_t got = n ? dlg_synth_text_write(t, n, &o, err) : 0;
-    int rc = close_checked(f, name, got < 0 ? NULL : err);
+    dlg_output o = {sink_write, k, name};
+    int64_t got = dlg_synth_text_write(t, n, &o, err);
+    while (got >= 0 && k->need_unk && !dlg_synth_vocab_seen(k->v, 1))
+        got = dlg_synth_text_write(t, 1, &o, err); /* rank 1 is <unk> */
+    int rc = close_checked(k->f, name, got < 0 ? NULL : err);
     return got < 0 ? (int)got : rc;
 }
 
@@ -339,34 +395,69 @@ static int make_parent(const char *path, dlg_data_err *err)
     return mkdir_p(dir, err);
 }
 
-int dlg_synth_text_files(const char *path, uint64_t words, int vocab, uint64_t seed, int splits,
-                         dlg_data_err *err)
+/* Tokens of split k of `words` (PTB's shares), at least one sentence's. */
+static uint64_t split_words(uint64_t words, int k, uint64_t left)
+{
+    static const double share[3] = {0.856, 0.068, 0.076};
+    uint64_t n = k == 2 ? left : (uint64_t)((double)words * share[k]);
+    return n > 0 ? n : 1;
+}
+
+/* Writes the files as .part (or in place: a device, pipe or link such as
+ * /dev/stdout), filling res; part[k] gets each file's written name. */
+static int write_texts(dlg_synth_text *t, dlg_synth_vocab *v, const char *path, uint64_t words,
+                       int splits, char name[][4096], char part[][4096 + sizeof DLG_SYNTH_PART],
+                       dlg_synth_text_result *res, dlg_data_err *err)
 {
     static const char *const names[3] = {"train", "valid", "test"};
-    static const double share[3] = {0.856, 0.068, 0.076};
-    dlg_synth_text *t;
+    text_sink *k = malloc(sizeof *k);
+    if (!k)
+        return dlg_data_fail(err, DLG_ENOMEM, "text: out of memory");
+    int rc = 0;
+    uint64_t left = words;
+    for (int i = 0; i < (splits ? 3 : 1); i++) {
+        uint64_t n = splits ? split_words(words, i, left) : words;
+        left -= n < left ? n : left;
+        if (splits)
+            snprintf(name[i], 4096, "%s.%s.txt", path, names[i]);
+        else
+            snprintf(name[i], 4096, "%s", path);
+        struct stat st;
+        bool in_place = lstat(name[i], &st) == 0 && !S_ISREG(st.st_mode);
+        snprintf(part[i], 4096 + sizeof DLG_SYNTH_PART, "%s%s", name[i], in_place ? "" : DLG_SYNTH_PART);
+        if (rc < 0)
+            continue; /* names only, for the clean-up */
+        *k = (text_sink){.v = v, .train = i == 0, .need_unk = splits && i == 0};
+        rc = text_file(t, name[i], part[i], n, k, err);
+        res->words[i] = k->words;
+        res->bytes[i] = k->bytes;
+    }
+    free(k);
+    return rc;
+}
+
+int dlg_synth_text_files_res(const char *path, uint64_t words, int vocab, uint64_t seed,
+                             int splits, dlg_synth_text_result *res, dlg_data_err *err)
+{
+    dlg_synth_text_result local;
+    res = res ? res : &local;
+    memset(res, 0, sizeof *res);
+    dlg_synth_text *t = NULL;
+    dlg_synth_vocab *v = NULL;
     int rc = make_parent(path, err);
     if (rc == 0)
         rc = dlg_synth_text_new(&t, vocab, seed, err);
-    if (rc < 0)
+    if (rc == 0)
+        rc = dlg_synth_vocab_new(&v, t, vocab, err);
+    if (rc < 0) {
+        dlg_synth_text_free(t);
         return rc;
+    }
     int files = splits ? 3 : 1;
     char name[3][4096], part[3][4096 + sizeof DLG_SYNTH_PART];
-    uint64_t left = words;
-    for (int k = 0; k < files; k++) {
-        uint64_t n = !splits ? words : k == 2 ? left : (uint64_t)(words * share[k]);
-        left -= n < left ? n : left;
-        if (splits)
-            snprintf(name[k], sizeof name[k], "%s.%s.txt", path, names[k]);
-        else
-            snprintf(name[k], sizeof name[k], "%s", path);
-        /* a device, pipe or link (/dev/stdout) is written in place */
-        struct stat st;
-        bool in_place = lstat(name[k], &st) == 0 && !S_ISREG(st.st_mode);
-        snprintf(part[k], sizeof part[k], "%s%s", name[k], in_place ? "" : DLG_SYNTH_PART);
-        if (rc == 0)
-            rc = text_file(t, name[k], part[k], n, err);
-    }
+    rc = write_texts(t, v, path, words, splits, name, part, res, err);
+    res->vocab_used = dlg_synth_vocab_count(v);
+    dlg_synth_vocab_free(v);
     dlg_synth_text_free(t);
     /* only a complete corpus replaces the old files */
     for (int k = 0; k < files && rc == 0; k++)
@@ -377,4 +468,10 @@ int dlg_synth_text_files(const char *path, uint64_t words, int vocab, uint64_t s
             if (strcmp(part[k], name[k]) != 0)
                 unlink(part[k]);
     return rc;
+}
+
+int dlg_synth_text_files(const char *path, uint64_t words, int vocab, uint64_t seed, int splits,
+                         dlg_data_err *err)
+{
+    return dlg_synth_text_files_res(path, words, vocab, seed, splits, NULL, err);
 }

@@ -131,7 +131,13 @@ static void test_convert_imageset_list(void **state)
         {" 5\n", "list.txt:1: empty path"},
         {"a.jpg\t1\n", "list.txt:1: expected 'relative/path label' (no space found; tab-separated "
                         "fields are im2rec's .lst format: name the file *.lst)"},
-        {"a.jpg 99999999999\n", "list.txt:1: label '99999999999' is not an integer"},
+        {"a.jpg 99999999999\n", "list.txt:1: label '99999999999' is out of range (a label is an "
+                                 "int32: -2147483648..2147483647)"},
+        {"a.jpg -2147483649\n", "list.txt:1: label '-2147483649' is out of range (a label is an "
+                                 "int32: -2147483648..2147483647)"},
+        {"a.jpg 99999999999999999999999\n", "list.txt:1: label '99999999999999999999999' is out of "
+                                            "range (a label is an int32: -2147483648..2147483647)"},
+        {"a.jpg 1e3\n", "list.txt:1: label '1e3' is not an integer"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         assert_int_equal(dlg_filelist_parse(&l, bad[i].text, strlen(bad[i].text), "list.txt", &err),

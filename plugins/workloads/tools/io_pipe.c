@@ -46,6 +46,9 @@ static const dlg_metric iopipe_metrics[] = {
     {"dataset_bytes", DLG_FIELD_INT, "bytes", "size of the dataset files"},
     {"epochs", DLG_FIELD_INT, "", "epoch of the last batch (0-based)"},
     {"skipped", DLG_FIELD_INT, "", "corrupt records skipped since setup, warm-up included (skip_corrupt = true)"},
+    {"jpeg_warnings", DLG_FIELD_INT, "",
+     "JPEG images decoded and kept despite a libjpeg warning (extraneous bytes before a marker...) since "
+     "setup, warm-up included; the first is named in a warning (skip_corrupt says what a corrupt one is)"},
     {"loader_threads", DLG_FIELD_INT, "", "loader worker threads"},
     {"loader_busy", DLG_FIELD_DOUBLE, "",
      "share of the workers' time spent reading or decoding the timed steps' batches (1: every worker always "
@@ -116,6 +119,7 @@ static int iopipe_report(void *state, const dlg_report_api *api, dlg_fields *f)
         api->add_int(f, "dataset_bytes", (int64_t)st.dataset_bytes);
     api->add_int(f, "epochs", (int64_t)st.epoch);
     api->add_int(f, "skipped", (int64_t)st.skipped);
+    api->add_int(f, "jpeg_warnings", (int64_t)st.jpeg_warnings);
     api->add_int(f, "loader_threads", s->threads);
     if (wall > 0 && s->threads > 0) { /* prefetch before the first batch can push it past 1 */
         double busy = (double)(s->read_ns + s->decode_ns) / 1e9 / (wall * s->threads);

@@ -173,6 +173,10 @@ static int transcode(prep_worker *w, const prep_item *it, const uint8_t *file, s
         return rc;
     int ow, oh;
     target_size(info.width, info.height, &w->p, &ow, &oh);
+    if (ow > DLG_JPEG_MAX_SIDE || oh > DLG_JPEG_MAX_SIDE) /* a thin image's long side */
+        return dlg_data_fail(err, DLG_EINVAL, "%s: resizing %dx%d to %dx%d: a JPEG side is at most "
+                             "%d pixels (a smaller resize, or width and height, would fit)", it->path,
+                             info.width, info.height, ow, oh, DLG_JPEG_MAX_SIDE);
     if ((uint64_t)ow * (uint64_t)oh > DLG_JPEG_MAX_PIXELS)
         return dlg_data_fail(err, DLG_EINVAL, "%s: resizing %dx%d to %dx%d is too large", it->path,
                              info.width, info.height, ow, oh);
