@@ -22,18 +22,26 @@ static const char mk_usage[] =
     "                             [--threads T] [--split train]\n"
     "       dlgauge mkdata text --out FILE --words N [--vocab 10000] [--seed S] [--splits]\n"
     "\n"
-    "images: a photo-like JPEG tree DIR/SPLIT/nCCCCCCCC/nCCCCCCCC_I.JPEG (image I has\n"
-    "  class I % C) with lists DIR/SPLIT.txt (convert_imageset) and DIR/SPLIT.lst (im2rec).\n"
+    "images: a photo-like JPEG tree DIR/SPLIT/nCCCCCCCC/nCCCCCCCC_Q.JPEG (image I is\n"
+    "  number Q = I / C of class I % C) with lists DIR/SPLIT.txt (convert_imageset) and\n"
+    "  DIR/SPLIT.lst (im2rec).\n"
+    "  Each split has its own images (its name mixes into the seed; train's are as before).\n"
     "text: a PTB-like corpus of at least N tokens in whole sentences; --splits writes\n"
-    "  FILE.train.txt, FILE.valid.txt and FILE.test.txt (85.6/6.8/7.6 %).\n"
+    "  FILE.train.txt, FILE.valid.txt and FILE.test.txt (85.6/6.8/7.6 %, at least a\n"
+    "  sentence each); as in PTB, a valid/test word that train lacks is written <unk>.\n"
     "\n"
     "The same arguments and seed give the same bytes on any machine and thread count.\n"
     "Output is written under .part names and renamed into place when complete, so an\n"
     "interrupted run leaves nothing that looks whole.  A run stopped by SIGINT (Ctrl-C),\n"
     "SIGTERM or SIGHUP removes its .part output and exits 130, 143 or 129; one killed\n"
     "outright leaves it to the next mkdata of the same output, which replaces it.\n"
-    "An existing DIR/SPLIT, DIR/SPLIT.txt or DIR/SPLIT.lst is replaced only if mkdata\n"
-    "made it (else mkdata refuses, before any work); existing text files are replaced.\n";
+    "An existing DIR/SPLIT is replaced only if mkdata made it: it holds\n"
+    "DIR/SPLIT/" DLG_SYNTH_MARKER " (written first, saying what mkdata made) and nothing\n"
+    "but those images; a tree an older mkdata made has no such file: remove it\n"
+    "yourself.  An existing DIR/SPLIT.txt or DIR/SPLIT.lst is replaced only if it is\n"
+    "exactly a list mkdata writes.  Else mkdata refuses before any work, naming the\n"
+    "first entry or line it did not write.  Existing text files are replaced.\n"
+    "Exit status: 0 done, 2 bad arguments or an output refused, 1 a write failed.\n";
 
 /* The options of either kind that take a value (cli.h: main.c reads this
  * list too); a kind's other options are flags. */
@@ -271,12 +279,14 @@ static int write_images(const mk_work *w)
     dlg_data_err err = {0};
     if (dlg_synth_images_write(cfg, &res, &err) < 0) {
         fprintf(stderr, "dlgauge mkdata: %s\n", err.msg);
-        return DLG_EXIT_FAILED;
+        /* a refused --out/--split is bad input, as `dlgauge help` says 2 is */
+        return err.code == DLG_EINVAL ? DLG_EXIT_USAGE : DLG_EXIT_FAILED;
     }
-    printf("wrote %llu images in %llu classes to %s/%s (%.1f MB, mean %.1f KB, %llu..%llu "
+    bool mb = res.bytes >= 1000000; /* 48 KB is not "0.0 MB" */
+    printf("wrote %llu images in %llu classes to %s/%s (%.1f %s, mean %.1f KB, %llu..%llu "
            "bytes, mean %.0fx%.0f) in %.2f s (%.0f images/s); lists %s/%s.txt and %s/%s.lst\n",
            (unsigned long long)res.images, (unsigned long long)cfg->classes, cfg->out, cfg->split,
-           res.bytes / 1e6, res.bytes / 1e3 / (double)res.images,
+           res.bytes / (mb ? 1e6 : 1e3), mb ? "MB" : "KB", res.bytes / 1e3 / (double)res.images,
            (unsigned long long)res.min_bytes, (unsigned long long)res.max_bytes, res.mean_w,
            res.mean_h, res.seconds, res.images / (res.seconds > 0 ? res.seconds : 1e-9), cfg->out,
            cfg->split, cfg->out, cfg->split);
@@ -324,17 +334,21 @@ static int mk_images(int argc, char **argv)
 static int write_text(const mk_work *w)
 {
     dlg_data_err err = {0};
-    if (dlg_synth_text_files(w->text_out, w->words, (int)w->vocab, w->seed, w->text_splits, &err) < 0) {
+    dlg_synth_text_result r;
+    if (dlg_synth_text_files_res(w->text_out, w->words, (int)w->vocab, w->seed, w->text_splits, &r,
+                                 &err) < 0) {
         fprintf(stderr, "dlgauge mkdata: %s\n", err.msg);
         return DLG_EXIT_FAILED;
     }
     if (w->text_splits)
-        printf("wrote about %llu words (vocabulary of at most %llu) to %s.train.txt, %s.valid.txt, "
-               "%s.test.txt\n",
-               (unsigned long long)w->words, (unsigned long long)w->vocab, w->text_out, w->text_out,
-               w->text_out);
+        printf("wrote %llu + %llu + %llu words (%llu distinct in train, of a vocabulary of %llu) to "
+               "%s.train.txt, %s.valid.txt, %s.test.txt\n",
+               (unsigned long long)r.words[0], (unsigned long long)r.words[1],
+               (unsigned long long)r.words[2], (unsigned long long)r.vocab_used,
+               (unsigned long long)w->vocab, w->text_out, w->text_out, w->text_out);
     else
-        printf("wrote about %llu words (vocabulary of at most %llu) to %s\n", (unsigned long long)w->words,
+        printf("wrote %llu words (%llu distinct, of a vocabulary of %llu) to %s\n",
+               (unsigned long long)r.words[0], (unsigned long long)r.vocab_used,
                (unsigned long long)w->vocab, w->text_out);
     return DLG_EXIT_OK;
 }

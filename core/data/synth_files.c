@@ -240,6 +240,8 @@ static int commit_images(const dlg_synth_images_cfg *c, const char *final, const
 static int make_part_tree(const dlg_synth_images_cfg *c, const char *part, dlg_data_err *err)
 {
     int rc = mkdir_p1(part, err);
+    if (rc == 0) /* first: what it makes is known to be mkdata's from the start */
+        rc = dlg_synth_marker_write(part, c->classes, c->images, err);
     for (int k = 0; rc == 0 && k < c->classes; k++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/n%08d", part, k);

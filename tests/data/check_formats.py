@@ -38,11 +38,17 @@ def images(root, split, n, classes):
     n, classes = int(n), int(classes)
     txt = open(os.path.join(root, split + ".txt")).read().splitlines()
     lst = open(os.path.join(root, split + ".lst")).read().splitlines()
-    files = sorted(os.path.join(d, f) for d, _, fs in os.walk(os.path.join(root, split)) for f in fs)
+    tree = os.path.join(root, split)
+    # the marker that makes the tree mkdata's to replace, saying what it made
+    marker = os.path.join(tree, ".dlgauge-mkdata")
+    want = "dlgauge mkdata images: classes %d, images %d\n" % (classes, n)
+    if not os.path.isfile(marker) or open(marker).read() != want:
+        fail("%s: missing, or not '%s'" % (marker, want.strip()))
+    files = sorted(os.path.join(d, f) for d, _, fs in os.walk(tree) for f in fs if os.path.join(d, f) != marker)
     if not len(txt) == len(lst) == len(files) == n:
         fail("%d list lines, %d .lst lines, %d files; expected %d" % (len(txt), len(lst), len(files), n))
-    if len(os.listdir(os.path.join(root, split))) != classes:
-        fail("expected %d class folders" % classes)
+    if len(os.listdir(tree)) != classes + 1:
+        fail("expected %d class folders and the marker" % classes)
     for i, (t, l) in enumerate(zip(txt, lst)):
         rel, label = t.rsplit(" ", 1)
         if l != "%d\t%s\t%s" % (i, label, rel) or int(label) != i % classes:

@@ -1,5 +1,7 @@
 /* mkdata's outputs on disk: a regenerated image tree holds exactly the new
- * dataset, a folder or list mkdata did not make is refused, an interrupted run's
+ * dataset, a folder or list mkdata did not make is refused (an ImageNet
+ * tree, a tree without mkdata's marker or with entries past what the marker
+ * says, a list that is not exactly mkdata's), an interrupted run's
  * .part is cleared, a failed text run keeps the old corpus, and a full disk
  * is named as such (also by the RecordIO and .idx writers). */
 #include <setjmp.h>
@@ -18,6 +20,7 @@
 
 #include "recordio.h"
 #include "synth.h"
+#include "synth_out.h"
 #include "tmpdir.h"
 
 static bool exists(const char *p)
@@ -34,7 +37,8 @@ static void touch(const char *p)
     fclose(f);
 }
 
-/* Entries of dir (no . and ..); with files, the files of every entry. */
+/* Entries of dir (no . and .., nor mkdata's marker); with files, the files
+ * of every entry. */
 static size_t count(const char *dir, bool files)
 {
     DIR *d = opendir(dir);
@@ -43,7 +47,7 @@ static size_t count(const char *dir, bool files)
     struct dirent *e;
     char sub[1024];
     while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, DLG_SYNTH_MARKER)) {
             snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
             n += files ? count(sub, false) : 1;
         }
@@ -173,14 +177,18 @@ static void test_split_with_space_regenerates(void **st)
     tmpdir_rmrf(dir);
 }
 
-/* What an interrupted run left in train.part is not carried over. */
+/* What an interrupted run left in train.part (its marker and some of its
+ * images) is not carried over; an empty train folder is replaced too. */
 static void test_stale_part_cleared(void **st)
 {
     (void)st;
     char dir[64], p[256];
     tmpdir_make(dir, "synth");
+    snprintf(p, sizeof p, "%s/train", dir);
+    assert_int_equal(mkdir(p, 0755), 0);
     snprintf(p, sizeof p, "%s/train.part", dir);
     assert_int_equal(mkdir(p, 0755), 0);
+    assert_int_equal(dlg_synth_marker_write(p, 8, 16, NULL), 0);
     snprintf(p, sizeof p, "%s/train.part/n00000007", dir);
     assert_int_equal(mkdir(p, 0755), 0);
     snprintf(p, sizeof p, "%s/train.part/n00000007/n00000007_0.JPEG", dir);
@@ -191,6 +199,144 @@ static void test_stale_part_cleared(void **st)
     snprintf(p, sizeof p, "%s/train", dir);
     assert_int_equal(count(p, false), 2);
     tmpdir_rmrf(dir);
+}
+
+static void write_text(const char *p, const char *text)
+{
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static bool holds(const char *p, const char *text)
+{
+    size_t n;
+    char *b = slurp(p, &n);
+    bool same = n == strlen(text) && memcmp(b, text, n) == 0;
+    free(b);
+    return same;
+}
+
+/* A real ImageNet-layout train folder (WordNet ids, n..._<digits>.JPEG)
+ * is the user's: refused before any work, naming an entry, every file kept
+ * (mkdata took any nDDDDDDDD folder of nDDDDDDDD_N.JPEG as its own and
+ * deleted it). */
+static void test_imagenet_tree_refused(void **st)
+{
+    (void)st;
+    static const char *const files[2] = {"n01440764/n01440764_10026.JPEG", "n01443537/n01443537_2.JPEG"};
+    char dir[64], p[256];
+    tmpdir_make(dir, "synth");
+    snprintf(p, sizeof p, "%s/train", dir);
+    assert_int_equal(mkdir(p, 0755), 0);
+    for (int k = 0; k < 2; k++) {
+        snprintf(p, sizeof p, "%s/train/%.9s", dir, files[k]);
+        assert_int_equal(mkdir(p, 0755), 0);
+        snprintf(p, sizeof p, "%s/train/%s", dir, files[k]);
+        write_text(p, "precious\n");
+    }
+    dlg_data_err err = {0};
+    assert_int_equal(images(dir, 2, 4, &err), -DLG_EINVAL);
+    printf("  %s\n", err.msg);
+    assert_non_null(strstr(err.msg, "/train/n0144"));
+    assert_non_null(strstr(err.msg, DLG_SYNTH_MARKER));
+    for (int k = 0; k < 2; k++) {
+        snprintf(p, sizeof p, "%s/train/%s", dir, files[k]);
+        assert_true(holds(p, "precious\n"));
+    }
+    snprintf(p, sizeof p, "%s/train.part", dir);
+    assert_false(exists(p)); /* refused before any work */
+    snprintf(p, sizeof p, "%s/train.txt", dir);
+    assert_false(exists(p));
+    /* nor is it removed as a stale .part */
+    char part[256];
+    snprintf(p, sizeof p, "%s/train", dir);
+    snprintf(part, sizeof part, "%s/train.part", dir);
+    assert_int_equal(rename(p, part), 0);
+    assert_int_equal(images(dir, 2, 4, &err), -DLG_EINVAL);
+    snprintf(p, sizeof p, "%s/train.part/%s", dir, files[1]);
+    assert_true(holds(p, "precious\n"));
+    tmpdir_rmrf(dir);
+}
+
+/* A tree of mkdata's names without its marker (as an older mkdata made)
+ * is refused with a line that says to remove it by hand. */
+static void test_tree_without_marker_refused(void **st)
+{
+    (void)st;
+    char dir[64], p[256];
+    tmpdir_make(dir, "synth");
+    snprintf(p, sizeof p, "%s/train", dir);
+    assert_int_equal(mkdir(p, 0755), 0);
+    for (int i = 0; i < 4; i++) { /* images 0..3 of 2 classes */
+        snprintf(p, sizeof p, "%s/train/n%08d", dir, i % 2);
+        mkdir(p, 0755);
+        snprintf(p, sizeof p, "%s/train/n%08d/n%08d_%d.JPEG", dir, i % 2, i % 2, i / 2);
+        touch(p);
+    }
+    dlg_data_err err = {0};
+    assert_int_equal(images(dir, 2, 4, &err), -DLG_EINVAL);
+    assert_non_null(strstr(err.msg, "remove it yourself"));
+    snprintf(p, sizeof p, "%s/train", dir);
+    assert_int_equal(count(p, true), 4); /* kept */
+    tmpdir_rmrf(dir);
+}
+
+/* With the marker, only what it says mkdata made may be there: an image
+ * past its count, a class past its classes, a name mkdata never writes
+ * (leading zero), or a marker that is not mkdata's line: refused, named. */
+static void test_beyond_marker_refused(void **st)
+{
+    (void)st;
+    static const char *const extra[] = {"n00000001/n00000001_2.JPEG", "n00000002/n00000002_0.JPEG",
+                                        "n00000000/n00000000_01.JPEG", "n00000000/n00000000_0.jpeg"};
+    for (size_t k = 0; k <= sizeof extra / sizeof *extra; k++) {
+        char dir[64], p[256];
+        tmpdir_make(dir, "synth");
+        assert_int_equal(images(dir, 2, 4, NULL), 0);
+        if (k < sizeof extra / sizeof *extra) {
+            snprintf(p, sizeof p, "%s/train/%.9s", dir, extra[k]);
+            mkdir(p, 0755);
+            snprintf(p, sizeof p, "%s/train/%s", dir, extra[k]);
+            write_text(p, "mine\n");
+        } else { /* the marker of a larger tree, hand-made */
+            snprintf(p, sizeof p, "%s/train/%s", dir, DLG_SYNTH_MARKER);
+            write_text(p, "dlgauge mkdata images: classes 2, images 4 \n");
+        }
+        dlg_data_err err = {0};
+        assert_int_equal(images(dir, 2, 6, &err), -DLG_EINVAL);
+        char named[256]; /* the entry: the class folder past the marker's, else the file */
+        snprintf(named, sizeof named, "%s/train/%s", dir, k == 1 ? "n00000002" : k < 4 ? extra[k] : DLG_SYNTH_MARKER);
+        assert_non_null(strstr(err.msg, named));
+        assert_true(exists(p));
+        tmpdir_rmrf(dir);
+    }
+}
+
+/* A list with mkdata's path shapes that mkdata did not write (ImageNet
+ * ids under the split, labels or order not mkdata's): refused and kept. */
+static void test_list_not_exact_refused(void **st)
+{
+    (void)st;
+    static const char *const lists[][2] = {
+        {"train.txt", "train/n01440764/n01440764_10026.JPEG 0\n"},
+        {"train.lst", "0\t0\ttrain/n01440764/n01440764_10026.JPEG\n"},
+        {"train.txt", "train/n00000000/n00000000_0.JPEG 0\ntrain/n00000001/n00000001_0.JPEG 0\n"},
+        {"train.lst", "0\t0\ttrain/n00000000/n00000000_0.JPEG\n0\t1\ttrain/n00000001/n00000001_0.JPEG\n"},
+        {"train.txt", "train/n00000000/n00000000_0.JPEG 0\ntrain/n00000001/n00000001_0.JPEG 1\n"
+                      "train/n00000000/n00000000_1.JPEG 0\ntrain/n00000000/n00000000_2.JPEG 0\n"}};
+    for (size_t k = 0; k < sizeof lists / sizeof *lists; k++) {
+        char dir[64], p[256];
+        tmpdir_make(dir, "synth");
+        snprintf(p, sizeof p, "%s/%s", dir, lists[k][0]);
+        write_text(p, lists[k][1]);
+        dlg_data_err err = {0};
+        assert_int_equal(images(dir, 2, 4, &err), -DLG_EINVAL);
+        assert_non_null(strstr(err.msg, p));
+        assert_true(holds(p, lists[k][1]));
+        tmpdir_rmrf(dir);
+    }
 }
 
 /* A corpus run that fails on its second file keeps the first file's old
@@ -294,6 +440,8 @@ int main(void)
         cmocka_unit_test(test_full_disk_named),       cmocka_unit_test(test_foreign_list_refused),
         cmocka_unit_test(test_split_with_space_regenerates),
         cmocka_unit_test(test_text_folder_made),      cmocka_unit_test(test_text_errors_name_out),
+        cmocka_unit_test(test_imagenet_tree_refused), cmocka_unit_test(test_tree_without_marker_refused),
+        cmocka_unit_test(test_beyond_marker_refused), cmocka_unit_test(test_list_not_exact_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

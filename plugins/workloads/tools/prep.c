@@ -2,7 +2,7 @@
  * do it: an image folder or list -> RecordIO or LMDB.  A step writes the
  * next `chunk` images in list order (threads read and transform ahead). */
 #define _GNU_SOURCE
-#include "prep.h"
+#include "prep_output.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +26,9 @@ static const dlg_option prep_options[] = {
     [OPT_OUTPUT] = {"output", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
                     "recordio:PATH (and its index: PATH with .rec replaced by .idx, else PATH.idx; im2rec "
                     "layout; written through the job's storage, which a throttle shapes by its write limits) or lmdb:PATH (encoded Datums, "
-                    "convert_imageset keys; liblmdb writes it itself); replaced when a pass completes",
+                    "convert_imageset keys; liblmdb writes it itself); replaced when a pass completes.  An existing PATH "
+                    "(or .idx) must be what preprocess writes: a RecordIO file (an .idx), or a folder holding only "
+                    "data.mdb and lock.mdb, and not the input; else the job is refused before any work",
                     DLG_OPT_REQUIRED | DLG_OPT_NOSWEEP | DLG_OPT_PATH_OUT},
     [OPT_RESIZE] = {"resize", DLG_OPT_INT, "0", "0", "16384", NULL,
                     "shorter side after resizing (JPEG re-encoded); 0 = store the file bytes as "
@@ -60,9 +62,13 @@ static const dlg_metric prep_metrics[] = {
     {"pass_s", DLG_FIELD_DOUBLE, "s", "seconds the last complete pass took (total time)"},
     {"images_per_pass", DLG_FIELD_INT, "", "images in the list"},
     {"input_bytes", DLG_FIELD_INT, "bytes", "image bytes read in the timed steps"},
-    {"output_bytes", DLG_FIELD_INT, "bytes", "bytes written in the timed steps (records, index, keys)"},
+    {"output_bytes", DLG_FIELD_INT, "bytes",
+     "bytes the timed steps wrote (records, index, keys) for passes that were complete, and so replaced the "
+     "output, by the report; a pass still open then is not counted (0 when none completed)"},
     {"read_mb_per_s", DLG_FIELD_DOUBLE, "MB/s", "image bytes read per second, timed steps (MB = 10^6 bytes)"},
-    {"write_mb_per_s", DLG_FIELD_DOUBLE, "MB/s", "bytes written per second, timed steps"},
+    {"write_mb_per_s", DLG_FIELD_DOUBLE, "MB/s",
+     "output_bytes per second, from the first timed step to the end of the last pass they completed (0 when "
+     "none)"},
     {"threads", DLG_FIELD_INT, "", "worker threads"},
     /* the io-pipeline loader's names: the report's saturated-worker rule
      * reads them from any workload */
@@ -81,6 +87,7 @@ typedef struct prep {
     int threads, chunk;
     bool skip_corrupt;
     bool failed; /* a step failed: its error says why there is no output */
+    bool idle;   /* a rank other than 0: rank 0 alone writes (prep_setup) */
     char *mean_path;       /* mean_output, or NULL */
     uint64_t *mean_sum;    /* 3 x height x width, the pass's */
     int mean_w, mean_h;
@@ -93,7 +100,8 @@ typedef struct prep {
     uint64_t skipped, passes, last_pass_ns;
     /* since begin_timed (or setup) */
     uint64_t images, in_bytes, t_first, t_last;
-    uint64_t out0;               /* output bytes at begin_timed */
+    uint64_t t_commit;           /* when the last pass completed (0: none since) */
+    uint64_t out0;               /* output bytes put by begin_timed */
     uint64_t read0_ns, work0_ns; /* worker times at the first such step (prefetch excluded) */
 } prep;
 
@@ -153,7 +161,8 @@ static int take_one(prep *p, uint64_t *written, uint64_t *wait)
         if ((rc = prep_output_commit(p->out, &err)) < 0 || (rc = write_mean(p, &err)) < 0)
             return fail(p->h, &err, rc);
         p->passes++;
-        p->last_pass_ns = tools_now_ns() - p->pass_t0;
+        p->t_commit = tools_now_ns();
+        p->last_pass_ns = p->t_commit - p->pass_t0;
     }
     return 0;
 }
@@ -161,6 +170,10 @@ static int take_one(prep *p, uint64_t *written, uint64_t *wait)
 static int prep_step(void *state, dlg_step *out)
 {
     prep *p = state;
+    if (p->idle) { /* in step with rank 0, which does the work */
+        out->items = 0;
+        return 0;
+    }
     uint64_t t0 = tools_now_ns(), written = 0, wait = 0, in0 = p->in_bytes;
     if (!p->t_first) {
         p->t_first = t0;
@@ -180,8 +193,13 @@ static int prep_step(void *state, dlg_step *out)
 static int prep_report(void *state, const dlg_report_api *api, dlg_fields *f)
 {
     prep *p = state;
+    if (p->idle) /* the row is rank 0's */
+        return 0;
     double secs = p->t_last > p->t_first ? (double)(p->t_last - p->t_first) / 1e9 : 0;
-    uint64_t outb = prep_output_bytes(p->out) - p->out0;
+    /* only what complete passes wrote (an open pass's .part is dropped), at
+     * the rate it was written: up to the last pass's end */
+    uint64_t done = prep_output_committed_bytes(p->out), outb = done > p->out0 ? done - p->out0 : 0;
+    double wsecs = p->t_first && p->t_commit > p->t_first ? (double)(p->t_commit - p->t_first) / 1e9 : 0;
     api->add_int(f, "images_written", (int64_t)p->images);
     api->add_int(f, "skipped", (int64_t)p->skipped);
     api->add_int(f, "passes", (int64_t)p->passes);
@@ -192,7 +210,7 @@ static int prep_report(void *state, const dlg_report_api *api, dlg_fields *f)
     api->add_int(f, "output_bytes", (int64_t)outb);
     if (secs > 0) {
         api->add_double(f, "read_mb_per_s", (double)p->in_bytes / secs / 1e6);
-        api->add_double(f, "write_mb_per_s", (double)outb / secs / 1e6);
+        api->add_double(f, "write_mb_per_s", wsecs > 0 ? (double)outb / wsecs / 1e6 : 0.0);
     }
     api->add_int(f, "threads", p->threads);
     uint64_t read_ns, work_ns;
@@ -211,7 +229,9 @@ static int prep_report(void *state, const dlg_report_api *api, dlg_fields *f)
 static int prep_begin_timed(void *state)
 {
     prep *p = state;
-    p->images = p->in_bytes = p->t_first = p->t_last = 0; /* the next step takes the worker times */
+    if (p->idle)
+        return 0;
+    p->images = p->in_bytes = p->t_first = p->t_last = p->t_commit = 0; /* the next step takes the worker times */
     p->out0 = prep_output_bytes(p->out);
     return 0;
 }
@@ -316,12 +336,23 @@ static int prep_params_check(const dlg_host *h, const dlg_value *opts, prep_para
     return 0;
 }
 
+/* What exists at the output's names is preprocess's to replace, and not
+ * the input: before any cell (check) and again at setup. */
+static int targets_check(const dlg_host *h, const dlg_value *opts, prep_format fmt, const char *path)
+{
+    dlg_data_err err;
+    dlg_data_err_clear(&err);
+    int rc = prep_output_check_targets(fmt, path, opts[OPT_INPUT].text, &err);
+    return rc < 0 ? fail(h, &err, rc) : 0;
+}
+
 static int prep_check(const dlg_host *h, const dlg_value *opts, const dlg_job_info *job)
 {
     prep_params par;
     prep_format fmt;
     const char *path;
-    return prep_params_check(h, opts, &par, &fmt, &path);
+    int rc = prep_params_check(h, opts, &par, &fmt, &path);
+    return rc < 0 ? rc : targets_check(h, opts, fmt, path);
 }
 
 static int prep_open(prep *p, const dlg_value *opts, const dlg_job_info *job)
@@ -333,6 +364,8 @@ static int prep_open(prep *p, const dlg_value *opts, const dlg_job_info *job)
     const char *path;
     prep_params par;
     int rc = prep_params_check(h, opts, &par, &fmt, &path);
+    if (rc == 0)
+        rc = targets_check(h, opts, fmt, path);
     if (rc < 0)
         return rc;
     if ((rc = mean_params(p, opts, &par)) < 0)
@@ -364,7 +397,24 @@ static int prep_setup(const dlg_host *h, const dlg_value *opts, const dlg_job_in
     if (!p)
         return h->error(h, DLG_ENOMEM, "preprocess: out of memory");
     p->h = h;
-    int rc = prep_open(p, opts, job);
+    /* Under several ranks rank 0 alone writes output (one node, or a file
+     * system the nodes share): each rank would write the same PATH.part and
+     * rename it, the second rename failing and ending the run.  The others
+     * check the options alike, then take part in the steps doing nothing. */
+    int size, rc;
+    if (tools_rank(h, &size) > 0) {
+        prep_params par;
+        prep_format fmt;
+        const char *path;
+        if ((rc = prep_params_check(h, opts, &par, &fmt, &path)) < 0) {
+            prep_teardown(p);
+            return rc;
+        }
+        p->idle = true;
+        *state = p;
+        return 0;
+    }
+    rc = prep_open(p, opts, job);
     if (rc < 0) {
         prep_teardown(p);
         return rc;
@@ -390,7 +440,7 @@ const dlg_plugin_desc preprocess_desc = {
     .name = "preprocess",
     .version = "1.0",
     .summary = "image folder/list -> RecordIO (im2rec) or LMDB (convert_imageset), optional resize "
-               "and mean image (compute_image_mean)",
+               "and mean image (compute_image_mean); under mpirun rank 0 alone writes",
     .options = prep_options,
     .metrics = prep_metrics,
     .ops = &prep_ops,

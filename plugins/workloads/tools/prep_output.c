@@ -6,7 +6,7 @@
  * and the row counts it.  liblmdb does its own I/O, so LMDB output is
  * neither shaped nor counted there (the report reads write_mb_per_s). */
 #define _GNU_SOURCE
-#include "prep.h"
+#include "prep_output.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -37,8 +37,7 @@ typedef struct host_out {
 
 struct prep_output {
     prep_format fmt;
-    char *path, *part;         /* .rec or LMDB dir, and its .part */
-    char *idx, *idx_part;      /* recordio */
+    prep_names n;              /* .rec or LMDB dir, its .part, .idx ... */
     const dlg_host *h;
     host_out rec_out, idx_file;
     bool host_failed;
@@ -47,7 +46,8 @@ struct prep_output {
     dlg_lmdb_writer *db;
     uint8_t *scratch;          /* one packed record */
     size_t scratch_cap;
-    uint64_t bytes;
+    uint64_t bytes;            /* put, the open pass's included */
+    uint64_t committed;        /* of those, the passes renamed into place */
     bool open;
 };
 
@@ -66,42 +66,6 @@ static char *concat(const char *a, const char *b)
 {
     char *s = NULL;
     return asprintf(&s, "%s%s", a, b) < 0 ? NULL : s;
-}
-
-/* The .idx beside a .rec, as im2rec names it: train.rec -> train.idx. */
-static char *idx_name(const char *rec)
-{
-    size_t n = strlen(rec);
-    if (n > 4 && strcmp(rec + n - 4, ".rec") == 0) {
-        char *s = strdup(rec);
-        if (s)
-            memcpy(s + n - 4, ".idx", 4);
-        return s;
-    }
-    return concat(rec, ".idx");
-}
-
-/* Removes an LMDB directory we may replace: nothing in it but data.mdb and
- * lock.mdb.  Returns 0 when it is gone (or never was). */
-static int remove_lmdb_dir(const char *dir, dlg_data_err *err)
-{
-    struct stat st;
-    if (lstat(dir, &st) != 0)
-        return 0;
-    if (!S_ISDIR(st.st_mode))
-        return dlg_data_fail(err, DLG_EINVAL, "output = lmdb:%s: exists and is not a directory", dir);
-    char *data = concat(dir, "/data.mdb"), *lock = concat(dir, "/lock.mdb");
-    if (data)
-        unlink(data);
-    if (lock)
-        unlink(lock);
-    free(data);
-    free(lock);
-    if (rmdir(dir) != 0)
-        return dlg_data_fail(err, DLG_EINVAL,
-                             "output = lmdb:%s: cannot replace it (%s): it holds more than an LMDB",
-                             dir, strerror(errno));
-    return 0;
 }
 
 static int host_out_flush(host_out *w)
@@ -175,26 +139,17 @@ int prep_output_new(prep_output **out, const dlg_host *h, prep_format fmt, const
         return dlg_data_fail(err, DLG_ENOMEM, "%s: out of memory", path);
     o->fmt = fmt;
     o->h = h;
-    o->path = strdup(path);
-    o->part = concat(path, ".part");
-    bool bufs = true;
+    bool bufs = prep_names_make(&o->n, fmt, path) == 0;
     if (fmt == PREP_RECORDIO) {
-        o->idx = idx_name(path);
-        o->idx_part = o->idx ? concat(o->idx, ".part") : NULL;
         host_out *w[2] = {&o->rec_out, &o->idx_file};
         for (int i = 0; i < 2; i++) {
             *w[i] = (host_out){.h = h, .failed = &o->host_failed, .buf = malloc(HOST_OUT_BUF)};
             bufs = bufs && w[i]->buf;
         }
     }
-    if (!o->path || !o->part || !bufs || (fmt == PREP_RECORDIO && (!o->idx || !o->idx_part))) {
+    if (!bufs) {
         prep_output_free(o);
         return dlg_data_fail(err, DLG_ENOMEM, "%s: out of memory", path);
-    }
-    struct stat st;
-    if (fmt == PREP_RECORDIO && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        prep_output_free(o);
-        return dlg_data_fail(err, DLG_EINVAL, "output = recordio:%s: is a directory", path);
     }
     *out = o;
     return 0;
@@ -211,26 +166,26 @@ int prep_output_check_labels(const prep_output *o, const prep_input *in, dlg_dat
             return dlg_data_fail(err, DLG_EINVAL,
                                  "output = lmdb:%s: %s has %u labels, a Caffe Datum holds one "
                                  "(write recordio: for a multi-label list)",
-                                 o->path, it->rel, it->nlabels);
+                                 o->n.path, it->rel, it->nlabels);
         if (!it->int_label &&
             (!(l >= -2147483648.0f && l < 2147483648.0f) || l != (float)(int32_t)l))
             return dlg_data_fail(err, DLG_EINVAL,
                                  "output = lmdb:%s: %s has label %g, a Caffe Datum label is a "
                                  "whole number (int32)",
-                                 o->path, it->rel, (double)l);
+                                 o->n.path, it->rel, (double)l);
     }
     return 0;
 }
 
 static int begin_recordio(prep_output *o, dlg_data_err *err)
 {
-    int rc = host_out_create(&o->rec_out, o->part, err);
+    int rc = host_out_create(&o->rec_out, o->n.part, err);
     if (rc == 0)
-        rc = host_out_create(&o->idx_file, o->idx_part, err);
+        rc = host_out_create(&o->idx_file, o->n.idx_part, err);
     if (rc < 0)
         return rc;
-    o->idx_out = (dlg_output){host_out_write, &o->idx_file, o->idx_part};
-    dlg_output rec = {host_out_write, &o->rec_out, o->part};
+    o->idx_out = (dlg_output){host_out_write, &o->idx_file, o->n.idx_part};
+    dlg_output rec = {host_out_write, &o->rec_out, o->n.part};
     return dlg_rec_writer_open(&o->rec, &rec, 0, err);
 }
 
@@ -249,8 +204,8 @@ int prep_output_begin(prep_output *o, dlg_data_err *err)
     o->host_failed = false;
     if (o->fmt == PREP_RECORDIO)
         return host_said(o, err, begin_recordio(o, err));
-    int rc = remove_lmdb_dir(o->part, err); /* left by a crashed run */
-    return rc < 0 ? rc : dlg_lmdb_writer_open(&o->db, o->part, err);
+    int rc = prep_lmdb_dir_remove(o->n.path, o->n.part, err); /* left by a crashed run */
+    return rc < 0 ? rc : dlg_lmdb_writer_open(&o->db, o->n.part, err);
 }
 
 /* Length of the .idx line dlg_rec_idx_append writes for key at off. */
@@ -338,33 +293,85 @@ static int rename_over(const char *from, const char *to, dlg_data_err *err)
 static void drop_part(prep_output *o)
 {
     if (o->fmt == PREP_RECORDIO) {
-        unlink(o->part);
-        unlink(o->idx_part);
+        unlink(o->n.part);
+        unlink(o->n.idx_part);
     } else {
-        remove_lmdb_dir(o->part, NULL);
+        prep_lmdb_dir_remove(o->n.path, o->n.part, NULL);
     }
+}
+
+/* The new .rec and .idx replace the old.  The old .idx waits aside (at
+ * old) until the .rec is in place, and comes back if it cannot be: a crash
+ * in between leaves a .rec without an index (readers scan it), never one
+ * beside another .rec's, and nothing is deleted before its replacement is
+ * in place. */
+static int commit_recordio(prep_output *o, dlg_data_err *err)
+{
+    bool aside = rename(o->n.idx, o->n.old) == 0;
+    if (!aside && errno != ENOENT)
+        return dlg_data_fail(err, DLG_EIO, "output = recordio:%s: cannot move %s aside to %s: %s", o->n.path,
+                             o->n.idx, o->n.old, strerror(errno));
+    int rc = rename_over(o->n.part, o->n.path, err);
+    if (rc < 0) {
+        if (aside)
+            rename(o->n.old, o->n.idx);
+        return rc;
+    }
+    unlink(o->n.old); /* the old .rec's index, of no use now */
+    if (rename(o->n.idx_part, o->n.idx) != 0)
+        return dlg_data_fail(err, DLG_EIO, "output = recordio:%s: the new .rec is in place, but its index is "
+                             "not: rename %s -> %s: %s", o->n.path, o->n.idx_part, o->n.idx, strerror(errno));
+    return 0;
+}
+
+/* The new LMDB folder replaces the old, which waits aside (at old) until
+ * then and is removed after. */
+static int commit_lmdb(prep_output *o, dlg_data_err *err)
+{
+    int rc = prep_lmdb_dir_remove(o->n.path, o->n.old, err); /* a crashed commit's */
+    if (rc < 0)
+        return rc;
+    bool aside = rename(o->n.path, o->n.old) == 0;
+    if (!aside && errno != ENOENT)
+        return dlg_data_fail(err, DLG_EIO, "output = lmdb:%s: cannot move it aside to %s: %s", o->n.path,
+                             o->n.old, strerror(errno));
+    rc = rename_over(o->n.part, o->n.path, err);
+    if (rc < 0 && aside)
+        rename(o->n.old, o->n.path);
+    if (rc == 0 && aside)
+        prep_lmdb_dir_remove(o->n.path, o->n.old, NULL);
+    return rc;
+}
+
+/* A failed commit drops the pass's output and says so after its error
+ * (unless the host said it, in its own words). */
+static int dropped(prep_output *o, dlg_data_err *err, int rc)
+{
+    drop_part(o);
+    size_t n = err ? strlen(err->msg) : 0;
+    if (n && n < sizeof err->msg)
+        snprintf(err->msg + n, sizeof err->msg - n, "; the pass's output %s was dropped", o->n.part);
+    return rc;
 }
 
 int prep_output_commit(prep_output *o, dlg_data_err *err)
 {
     int rc = host_said(o, err, close_pass(o, err));
-    if (rc < 0) {
-        drop_part(o); /* e.g. the last LMDB commit hit a full disk */
-        return rc;
-    }
-    if (o->fmt == PREP_RECORDIO) {
-        /* the old .idx goes first: a crash between the renames then leaves
-         * a new .rec without one (readers scan it), never beside the old */
-        if (unlink(o->idx) != 0 && errno != ENOENT)
-            return dlg_data_fail(err, DLG_EIO, "remove %s: %s", o->idx, strerror(errno));
-        rc = rename_over(o->part, o->path, err);
-        return rc < 0 ? rc : rename_over(o->idx_part, o->idx, err);
-    }
-    rc = remove_lmdb_dir(o->path, err);
-    return rc < 0 ? rc : rename_over(o->part, o->path, err);
+    if (rc < 0)
+        return dropped(o, err, rc); /* e.g. the last LMDB commit hit a full disk */
+    /* what stands there now, the pass having taken its time, is still ours to replace */
+    if ((rc = prep_names_check_replace(&o->n, o->fmt, err)) < 0)
+        return dropped(o, err, rc);
+    rc = o->fmt == PREP_RECORDIO ? commit_recordio(o, err) : commit_lmdb(o, err);
+    if (rc < 0)
+        return dropped(o, err, rc);
+    o->committed = o->bytes;
+    return 0;
 }
 
 uint64_t prep_output_bytes(const prep_output *o) { return o->bytes; }
+
+uint64_t prep_output_committed_bytes(const prep_output *o) { return o->committed; }
 
 void prep_output_free(prep_output *o)
 {
@@ -377,10 +384,7 @@ void prep_output_free(prep_output *o)
     free(o->scratch);
     free(o->rec_out.buf);
     free(o->idx_file.buf);
-    free(o->path);
-    free(o->part);
-    free(o->idx);
-    free(o->idx_part);
+    prep_names_free(&o->n);
     free(o);
 }
 
