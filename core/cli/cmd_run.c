@@ -416,19 +416,22 @@ static int open_journal(const dlg_run_args *a, const dlg_config *cfg, dlg_run *r
                         size_t errlen)
 {
     char path[1024], legacy[1024], hash[32];
+    int ranks = dlg_comm_size(run->comm), node, nodes;
+    dlg_comm_node(run->comm, &node, &nodes);
     journal_path(cfg, path, sizeof path, legacy, sizeof legacy);
     config_hash(cfg, a, hash, sizeof hash);
     if (!a->resume) {
         make_run_id(run->plan, run->run_id, sizeof run->run_id);
         if (dlg_journal_create(jn, path, run->run_id, hash, err, errlen) == 0)
-            return 0;
+            return dlg_journal_record_ranks(jn, ranks, nodes, err, errlen);
         if (legacy[0]) /* the default place: say how to choose another */
             snprintf(err + strlen(err), errlen - strlen(err), " (set [global] journal = PATH for another place)");
         return -1;
     }
     if (legacy[0] && access(path, F_OK) != 0 && access(legacy, F_OK) == 0)
         snprintf(path, sizeof path, "%s", legacy); /* interrupted before journals were named by path */
-    if (dlg_journal_resume(jn, path, hash, err, errlen) != 0)
+    if (dlg_journal_resume(jn, path, hash, err, errlen) != 0 ||
+        dlg_journal_check_ranks(jn, ranks, nodes, err, errlen) != 0)
         return -1;
     snprintf(run->run_id, sizeof run->run_id, "%s", jn->run_id);
     char kept[128] = "";

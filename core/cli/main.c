@@ -278,8 +278,11 @@ static int run_command(const dlg_cli *cli, const struct dlg_command *c, int argc
 {
     /* under mpirun every rank starts the command: `run` is the ranks' one
      * run; any other (mkdata writing the same files, flush sending the
-     * same spool, a report printed N times) is rank 0's alone */
-    if (c->fn != dlg_cmd_run && c->fn != dlg_cmd_cell && dlg_comm_launched_rank() > 0)
+     * same spool) is rank 0's alone.  Not report and compare: they only
+     * read results, no documented flow runs them under mpirun, and a rank
+     * variable left in a job script's environment made them do nothing */
+    if (c->fn != dlg_cmd_run && c->fn != dlg_cmd_cell && c->fn != dlg_cmd_report && c->fn != dlg_cmd_compare &&
+        dlg_comm_launched_rank() > 0)
         return DLG_EXIT_OK;
     if (c->what && wants_help(c, argc, argv))
         return dlg_stdout_written(dlg_command_help(cli, c->name));

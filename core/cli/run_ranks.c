@@ -107,9 +107,6 @@ void dlg_rank_stderr_end(dlg_rank_stderr *rs)
 }
 
 /* ---- agreements ---------------------------------------------------------- */
-/* What sets how many steps and repetitions a cell's ranks take part in. */
-static const int steps_keys[] = {DLG_K_ITERATIONS, DLG_K_WARMUP, DLG_K_REPEAT};
-
 /* A collective of the CLI's that failed: nothing sensible is left to do
  * together, so every rank ends. */
 static void or_abort(dlg_comm *c, int rc, const char *why)
@@ -120,28 +117,158 @@ static void or_abort(dlg_comm *c, int rc, const char *why)
     dlg_comm_abort(c, 2);
 }
 
-/* "N cells in J jobs (plan HASH)": what the ranks must agree on, the jobs
- * and each cell's count of steps and repetitions (ranks that differ there
- * would wait for each other in different collectives).  Not the other
- * values: a path may name each rank's own shard (${OMPI_COMM_WORLD_RANK}). */
-static void plan_shape(const dlg_plan *p, char *buf, size_t len)
+/* Whether the ranks must agree on a value of key: every value of every
+ * cell (one row says the job's config, so a batch of 4 on rank 0 and 64 on
+ * rank 1 would be reported as 4), but cpus (a CPU range per rank keeps a
+ * node's ranks apart) and paths: plugin, and the options read or written
+ * (each rank's own shard or scratch file, ${OMPI_COMM_WORLD_RANK} in the
+ * name). */
+static bool shared_key(const dlg_option *o)
 {
-    uint64_t h = 0;
+    return o != &dlg_core_job_options[DLG_K_CPUS] && o != &dlg_core_job_options[DLG_K_PLUGIN] &&
+           !(o->flags & (DLG_OPT_PATH_IN | DLG_OPT_PATH_OUT));
+}
+
+/* The values the ranks share, one line each, "JOB \x1f CELL \x1f KEY \x1f
+ * VALUE\n", to fn; cells that cannot be built are skipped (their rows say
+ * why).  Jobs and cell counts go to fn as lines of their own. */
+typedef void (*value_fn)(void *ctx, const char *line, size_t len);
+/* line, of snprintf's n, to fn: cut short as snprintf cut it */
+static void emit(value_fn fn, void *ctx, const char *line, int n, size_t cap)
+{
+    fn(ctx, line, n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1);
+}
+
+static void each_value(const dlg_plan *p, value_fn fn, void *ctx)
+{
+    char line[2048];
     for (size_t j = 0; j < p->njobs; j++) {
         const dlg_job *job = &p->jobs[j];
-        dlg_journal_hash(job->name, strlen(job->name) + 1, &h);
-        dlg_journal_hash(&job->ncells, sizeof job->ncells, &h);
+        emit(fn, ctx, line, snprintf(line, sizeof line, "%s\x1f%zu cells\n", job->name, job->ncells), sizeof line);
         for (size_t k = 0; k < job->ncells; k++) {
             dlg_cell cell;
             char err[256];
-            if (dlg_plan_cell(p, job, k, &cell, err, sizeof err) == 0) /* else its row says why */
-                for (size_t i = 0; i < sizeof steps_keys / sizeof *steps_keys; i++)
-                    dlg_journal_hash(&cell.core[steps_keys[i]].i, sizeof cell.core[steps_keys[i]].i, &h);
+            if (dlg_plan_cell(p, job, k, &cell, err, sizeof err) != 0) {
+                dlg_cell_free(&cell);
+                continue;
+            }
+            for (size_t i = 0; i < DLG_K_COUNT + job->nwl; i++) {
+                const dlg_option *o = i < DLG_K_COUNT ? &dlg_core_job_options[i]
+                                                      : &job->workload->options[i - DLG_K_COUNT];
+                const dlg_value *v = i < DLG_K_COUNT ? &cell.core[i] : &cell.wl[i - DLG_K_COUNT];
+                if (!shared_key(o))
+                    continue;
+                emit(fn, ctx, line,
+                     snprintf(line, sizeof line, "%s\x1f%zu\x1f%s\x1f%s\n", job->name, k, o->name,
+                              v->set && v->text ? v->text : "(unset)"),
+                     sizeof line);
+            }
             dlg_cell_free(&cell);
         }
     }
+}
+
+static void hash_line(void *ctx, const char *line, size_t len) { dlg_journal_hash(line, len, ctx); }
+
+/* "N cells in J jobs (shape HASH)": what the ranks must agree on, the jobs
+ * and each cell's shared values (shared_key). */
+static void plan_shape(const dlg_plan *p, char *buf, size_t len)
+{
+    uint64_t h = 0;
+    each_value(p, hash_line, &h);
     snprintf(buf, len, "%zu cell%s in %zu job%s (shape %016llx)", p->total_cells, p->total_cells == 1 ? "" : "s",
              p->njobs, p->njobs == 1 ? "" : "s", (unsigned long long)h);
+}
+
+/* The lines of each_value in one buffer, at most VALUES_MAX bytes (a sweep
+ * of a million cells is not sent whole: its first difference is named
+ * where it falls in the first MiB). */
+#define VALUES_MAX ((size_t)1 << 20)
+typedef struct values_buf {
+    char *p;
+    size_t n, cap;
+} values_buf;
+
+static void keep_line(void *ctx, const char *line, size_t len)
+{
+    values_buf *b = ctx;
+    if (b->n + len + 1 > VALUES_MAX)
+        return;
+    if (b->n + len + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 4096;
+        while (cap < b->n + len + 1)
+            cap *= 2;
+        char *q = realloc(b->p, cap < VALUES_MAX ? cap : VALUES_MAX);
+        if (!q)
+            return; /* no memory: the difference goes unnamed */
+        b->p = q;
+        b->cap = cap < VALUES_MAX ? cap : VALUES_MAX;
+    }
+    memcpy(b->p + b->n, line, len);
+    b->n += len;
+    b->p[b->n] = '\0';
+}
+
+/* Says in out the first value where mine (this rank's lines) and lead's
+ * (rank 0's) differ: "[job J] cell K: key = A here, B on rank 0". */
+static void first_difference(const char *mine, const char *lead, char *out, size_t len)
+{
+    out[0] = '\0';
+    while (*mine && *lead) {
+        size_t a = strcspn(mine, "\n"), b = strcspn(lead, "\n");
+        if (a != b || memcmp(mine, lead, a) != 0) {
+            const char *f[4], *g[4];
+            int nf = 0, ng = 0;
+            for (const char *q = mine; nf < 4 && q < mine + a; q += strcspn(q, "\x1f\n") + 1)
+                f[nf++] = q;
+            for (const char *q = lead; ng < 4 && q < lead + b; q += strcspn(q, "\x1f\n") + 1)
+                g[ng++] = q;
+            size_t fl[4], gl[4];
+            for (int i = 0; i < nf; i++)
+                fl[i] = strcspn(f[i], "\x1f\n");
+            for (int i = 0; i < ng; i++)
+                gl[i] = strcspn(g[i], "\x1f\n");
+            bool same_key = nf == 4 && ng == 4 && fl[0] == gl[0] && fl[1] == gl[1] && fl[2] == gl[2] &&
+                            memcmp(f[0], g[0], (size_t)(g[3] - g[0])) == 0;
+            if (same_key)
+                snprintf(out, len, "[job %.*s] cell %.*s: %.*s = %.*s here, %.*s on rank 0", (int)fl[0], f[0],
+                         (int)fl[1], f[1], (int)fl[2], f[2], (int)fl[3], f[3], (int)gl[3], g[3]);
+            return;
+        }
+        mine += a + (mine[a] != '\0');
+        lead += b + (lead[b] != '\0');
+    }
+}
+
+/* Once any rank's plan differs from rank 0's: rank 0 sends its values, in
+ * pieces (a rank without memory for them takes part all the same), and a
+ * rank whose plan differs names in why[] the first value that does ("" if
+ * none can be named).  Every rank takes part. */
+static void name_difference(dlg_comm *c, const dlg_plan *plan, bool differs, char *why, size_t len)
+{
+    values_buf lead = {0}, mine = {0};
+    char e[768], piece[16384];
+    int me = dlg_comm_rank(c);
+    if (me == 0 && plan)
+        each_value(plan, keep_line, &lead);
+    int64_t n = (int64_t)lead.n;
+    or_abort(c, dlg_comm_bcast(c, DLG_COMM_CTL, &n, sizeof n, 0, e, sizeof e), e);
+    for (int64_t at = 0; at < n; at += (int64_t)sizeof piece) {
+        size_t k = n - at < (int64_t)sizeof piece ? (size_t)(n - at) : sizeof piece;
+        if (me == 0)
+            memcpy(piece, lead.p + at, k);
+        or_abort(c, dlg_comm_bcast(c, DLG_COMM_CTL, piece, k, 0, e, sizeof e), e);
+        if (me != 0 && differs)
+            keep_line(&lead, piece, k);
+    }
+    why[0] = '\0';
+    if (differs && plan && lead.p) {
+        each_value(plan, keep_line, &mine);
+        if (mine.p)
+            first_difference(mine.p, lead.p, why, len);
+    }
+    free(lead.p);
+    free(mine.p);
 }
 
 bool dlg_ranks_ready(dlg_comm *c, bool ok, const char *err, const dlg_plan *plan)
@@ -156,26 +283,30 @@ bool dlg_ranks_ready(dlg_comm *c, bool ok, const char *err, const dlg_plan *plan
         char err[4096];
         char shape[128];
     } lead;
-    char why[768], shape[128] = "", mine[4400];
+    char why[768], shape[128] = "", mine[4400], which[1024];
     if (ok && plan)
         plan_shape(plan, shape, sizeof shape);
     snprintf(lead.err, sizeof lead.err, "%s", me == 0 && !ok ? err : "");
     snprintf(lead.shape, sizeof lead.shape, "%s", shape);
     or_abort(c, dlg_comm_bcast(c, DLG_COMM_CTL, &lead, sizeof lead, 0, why, sizeof why), why);
     lead.err[sizeof lead.err - 1] = lead.shape[sizeof lead.shape - 1] = '\0';
-    if (ok && me != 0 && lead.shape[0] && strcmp(shape, lead.shape) != 0) {
-        snprintf(mine, sizeof mine, "this rank planned %s, rank 0 %s: every rank must run the same file with the "
-                 "same --job and --set, and the same iterations, warmup and repeat in each cell", shape, lead.shape);
+    bool differs = ok && me != 0 && lead.shape[0] && strcmp(shape, lead.shape) != 0;
+    int64_t bad[2] = {ok && !differs ? 0 : 1, differs};
+    or_abort(c, dlg_comm_allreduce(c, DLG_COMM_CTL, bad, bad, 2, DLG_COMM_I64, DLG_COMM_MAX, why, sizeof why), why);
+    if (bad[1]) /* a plan differs: which value, said by that rank */
+        name_difference(c, plan, differs, which, sizeof which);
+    if (differs) {
+        snprintf(mine, sizeof mine, "this rank planned %s, rank 0 %s%s%s: every rank must run the same file with "
+                 "the same --job and --set, and the same values in each cell (cpus and paths read or written "
+                 "may differ)", shape, lead.shape, which[0] ? ": " : "", which);
         err = mine;
         ok = false;
     }
-    int64_t bad = ok ? 0 : 1;
-    or_abort(c, dlg_comm_allreduce(c, DLG_COMM_CTL, &bad, &bad, 1, DLG_COMM_I64, DLG_COMM_MAX, why, sizeof why), why);
     if (!ok && (me == 0 || strcmp(lead.err, err) != 0))
         fprintf(stderr, "dlgauge: %s\n", err);
-    else if (bad && me == 0)
+    else if (bad[0] && me == 0)
         fprintf(stderr, "dlgauge: another rank could not start the run (its line says why): no cell was measured\n");
-    return bad == 0;
+    return bad[0] == 0;
 }
 
 int dlg_ranks_check_isolation(const dlg_plan *plan, int ranks, char *err, size_t errlen)

@@ -24,7 +24,9 @@ void dlg_rank_stderr_end(dlg_rank_stderr *rs);
 
 /* Whether every rank is ready for the first cell (ok: this one is, else
  * err says why) with the same plan (NULL: none yet) as rank 0's: the same
- * jobs, with as many cells each, or the ranks would fall out of step.  A
+ * jobs, with as many cells each, each with the same values but cpus and
+ * paths, or the ranks would fall out of step, or rank 0's row would say
+ * values another rank did not run (a rank that differs names the first).  A
  * failing rank prints its line, except one that says what rank 0's said
  * already (the same file read by every rank). */
 bool dlg_ranks_ready(dlg_comm *c, bool ok, const char *err, const dlg_plan *plan);

@@ -263,6 +263,21 @@ static int read_inventory(dlg_journal *j, char *rest, int lineno, char *err, siz
     return 0;
 }
 
+/* "ranks RANKS NODES [fields of a newer version]"; -1 malformed. */
+static int read_ranks(dlg_journal *j, char *rest, int lineno, char *err, size_t errlen)
+{
+    char *r = next_field(&rest), *n = next_field(&rest);
+    size_t ranks = 0, nodes = 0;
+    if (!cell_number(r, &ranks) || !cell_number(n, &nodes) || ranks < 1 || nodes < 1 || nodes > ranks ||
+        ranks > 1u << 24) {
+        snprintf(err, errlen, "%s:%d: malformed journal line (ranks RANKS NODES)", j->path, lineno);
+        return -1;
+    }
+    j->ranks = (int)ranks;
+    j->nodes = (int)nodes;
+    return 0;
+}
+
 /* A record of a kind this version does not know: skipped (journal.h).  A
  * kind too long for the note is shortened there, with "...". */
 static void skip_unknown(dlg_journal *j, const char *kind, int lineno)
@@ -295,6 +310,8 @@ static int read_record(dlg_journal *j, char *line, int lineno, char *err, size_t
         return read_sent(j, rest, lineno, err, errlen);
     if (strcmp(line, "kept") == 0)
         return read_kept(j, rest, lineno, err, errlen);
+    if (strcmp(line, "ranks") == 0)
+        return read_ranks(j, rest, lineno, err, errlen);
     skip_unknown(j, line, lineno);
     return 0;
 }
@@ -387,6 +404,34 @@ int dlg_journal_resume(dlg_journal *j, const char *path, const char *hash, char 
     }
     j->end = (uint64_t)whole;
     return rc;
+}
+
+int dlg_journal_record_ranks(dlg_journal *j, int ranks, int nodes, char *err, size_t errlen)
+{
+    char line[64];
+    snprintf(line, sizeof line, "ranks %d %d\n", ranks, nodes);
+    if (append_line(j, line, err, errlen) != 0)
+        return -1;
+    j->ranks = ranks;
+    j->nodes = nodes;
+    return 0;
+}
+
+static void say_ranks(char *buf, size_t len, int ranks, int nodes)
+{
+    snprintf(buf, len, "%d rank%s on %d node%s", ranks, ranks == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s");
+}
+
+int dlg_journal_check_ranks(const dlg_journal *j, int ranks, int nodes, char *err, size_t errlen)
+{
+    if (j->ranks == 0 || (j->ranks == ranks && j->nodes == nodes))
+        return 0;
+    char was[64], now[64];
+    say_ranks(was, sizeof was, j->ranks, j->nodes);
+    say_ranks(now, sizeof now, ranks, nodes);
+    snprintf(err, errlen, "%s: run %s ran on %s, this one on %s: resume it with %s (mpirun -np %d), or run "
+             "without --resume to start a new run", j->path, j->run_id, was, now, was, j->ranks);
+    return -1;
 }
 
 bool dlg_journal_is_done(const dlg_journal *j, const char *job, size_t cell)

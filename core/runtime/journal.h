@@ -3,6 +3,7 @@
  * already delivered to the sinks and keeps the run's identity.
  *
  *   dlgauge-journal 1 RUN_ID CONFIG_HASH
+ *   ranks RANKS NODES               (the MPI ranks and nodes it ran on)
  *   done JOB CELL STATUS            (one line per delivered cell)
  *   inventory ID                    (the dlgauge_host point was delivered)
  *   sent JOB CELL SINK              (the cell's row reached that sink)
@@ -24,6 +25,12 @@
  * change that is not bumps the header's format number, which this version
  * refuses by name.  A known kind that cannot be read is an error at its
  * file:line, as is a first word that is no lowercase name (a damaged file).
+ *
+ * The ranks record follows the header: a run is one count of ranks and
+ * nodes, and its rows say it, so --resume under another count is refused
+ * (a row of 2 ranks and one of 1 under one run_id measure different
+ * things).  A journal without it (written before it existed) is resumed
+ * under any count; an older dlgauge skips it, as any unknown kind.
  *
  * A cell is recorded after its result went to every sink; a crash in
  * between (microseconds) re-runs that one cell on resume.  A record is
@@ -69,6 +76,7 @@ typedef struct dlg_journal {
     size_t nunknown;    /* lines skipped as such */
     dlg_journal_pending *pending; /* cells with sent or kept records, not done */
     size_t npending;
+    int ranks, nodes; /* of its ranks record; 0 none (an older journal) */
 } dlg_journal;
 
 struct dlg_config;
@@ -93,6 +101,11 @@ int dlg_journal_create(dlg_journal *j, const char *path, const char *run_id, con
 /* Reopens an interrupted run's journal; refuses one made for another
  * configuration. */
 int dlg_journal_resume(dlg_journal *j, const char *path, const char *hash, char *err, size_t errlen);
+/* After create: the run's count of ranks and nodes (fsynced). */
+int dlg_journal_record_ranks(dlg_journal *j, int ranks, int nodes, char *err, size_t errlen);
+/* After resume: 0 when the journal's run had ranks and nodes (or says
+ * nothing of them); else -1, err[] naming both counts. */
+int dlg_journal_check_ranks(const dlg_journal *j, int ranks, int nodes, char *err, size_t errlen);
 bool dlg_journal_is_done(const dlg_journal *j, const char *job, size_t cell);
 /* Records the cell done (fsynced); it is pending no more. */
 int dlg_journal_record(dlg_journal *j, const char *job, size_t cell, const char *status, char *err,

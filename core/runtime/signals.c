@@ -20,19 +20,30 @@ static _Atomic(const dlg_crash_guard *) crash_guard;
 /* What the first stop request says at once on stderr (a large net's
  * setup takes seconds before the cell stops).  stop_line: 0 nothing (said
  * already, or not this process's to say: a rank > 0), 1 the note, 2 the
- * note after clearing the terminal's progress line. */
+ * note after clearing the terminal's progress line; 3 and 4 the same with
+ * the note of rank 0 under a launcher. */
 static atomic_int stop_line;
 #define CLEAR_LINE "\r\033[K"
 static const char stop_note[] = CLEAR_LINE
     "dlgauge: stopping: the running cell ends after its current step (or its setup) and is written as partial; "
     "a second signal (Ctrl-C again) stops at once and loses that cell's row\n";
+/* Under mpirun the partial row needs every rank at the step's agreement:
+ * a signal that comes because a rank died (mpirun ends the job then) is
+ * followed by mpirun's kill, and rank 0 cannot tell the two apart, nor
+ * leave a collective the dead rank never joins (MPI has no way out). */
+static const char stop_note_ranks[] = CLEAR_LINE
+    "dlgauge: stopping: the ranks end the running cell together after its current step (or setup) and it is "
+    "written as partial; if a rank died (mpirun's message names it), mpirun ends every rank and that cell's "
+    "row is lost; a second signal stops at once and loses it too\n";
 
 static void on_signal(int sig)
 {
     int line = atomic_exchange(&stop_line, 0);
     if (line) {
-        size_t skip = line == 2 ? 0 : sizeof CLEAR_LINE - 1;
-        ssize_t n = write(STDERR_FILENO, stop_note + skip, sizeof stop_note - 1 - skip);
+        const char *note = line > 2 ? stop_note_ranks : stop_note;
+        size_t len = line > 2 ? sizeof stop_note_ranks - 1 : sizeof stop_note - 1;
+        size_t skip = line == 2 || line == 4 ? 0 : sizeof CLEAR_LINE - 1;
+        ssize_t n = write(STDERR_FILENO, note + skip, len - skip);
         (void)n; /* nothing more to do about stderr from here */
     }
     stop_signal = sig;
@@ -65,7 +76,9 @@ static void on_all(void (*handler)(int))
 void dlg_signals_install(void)
 {
     /* under a launcher, rank 0 says it for all (the ranks' stderr convention) */
-    atomic_store(&stop_line, dlg_comm_launched_rank() > 0 ? 0 : isatty(STDERR_FILENO) ? 2 : 1);
+    char var[128];
+    int tty = isatty(STDERR_FILENO) ? 2 : 1;
+    atomic_store(&stop_line, dlg_comm_launched_rank() > 0 ? 0 : dlg_comm_launched(var, sizeof var) ? tty + 2 : tty);
     on_all(on_signal);
     /* started with SIGCHLD ignored, cells would be reaped before we read
      * how they ended */

@@ -80,6 +80,20 @@ static int r_allreduce(const dlg_host *h, const void *send, void *recv, size_t c
     return 0;
 }
 
+/* root's bytes to every rank: the root posts, the others copy. */
+static int r_bcast(const dlg_host *h, void *buf, size_t bytes, int root)
+{
+    rank_host *rh = (rank_host *)h;
+    if (rh->sh->size == 1)
+        return 0;
+    rh->sh->posted[rh->rank] = buf;
+    pthread_barrier_wait(&rh->sh->bar);
+    if (rh->rank != root)
+        memcpy(buf, rh->sh->posted[root], bytes);
+    pthread_barrier_wait(&rh->sh->bar);
+    return 0;
+}
+
 static int r_barrier(const dlg_host *h)
 {
     const rank_host *rh = (const rank_host *)h;
@@ -135,6 +149,7 @@ static void run_ranks(rank_host *rh, int size, const char *so, const char *name,
         x->m.host.comm_info = r_info;
         x->m.host.comm_allreduce = r_allreduce;
         x->m.host.comm_barrier = r_barrier;
+        x->m.host.comm_bcast = r_bcast;
         x->sh = &sh;
         x->rank = i;
         x->tmp = malloc(MAX_BYTES);
@@ -273,11 +288,48 @@ static void test_lm_two_ranks(void **st)
     assert_int_equal(system(cmd), 0);
     ok(rh, 2);
     assert_int_equal(rh[0].f32_calls, 4);
-    assert_int_equal(rh[0].i64_calls, 2);
+    assert_int_equal(rh[0].i64_calls, 3); /* the vocabularies, the weights at the start and at the end */
     double l0 = wr_double(&rh[0].r, "loss"), l1 = wr_double(&rh[1].r, "loss");
     printf("  lstm-ptb, 2 ranks: mean losses %.6f and %.6f\n", l0, l1);
     assert_true(l0 != l1);
     assert_int_equal(rh[0].r.items, 4 * 8 * 2);
+}
+
+/* lstm-ptb, a text file per rank: each rank numbers its own words, so
+ * the first step fails on both, naming both files and the first word id
+ * that differs.  Both used to train, summing gradients of unrelated words. */
+static void test_lm_vocab_differs(void **st)
+{
+    (void)st;
+    char dir[] = "/tmp/dlg_ranks_XXXXXX", path[2][300], spec[2][400], cmd[300];
+    assert_non_null(mkdtemp(dir));
+    for (int i = 0; i < 2; i++) {
+        char base[300];
+        snprintf(base, sizeof base, "%s/c%d", dir, i);
+        dlg_data_err err = {0};
+        if (dlg_synth_text_files(base, 3000, 40, (uint64_t)i + 1, 1, &err) < 0)
+            fail_msg("corpus: %s", err.msg);
+        snprintf(path[i], sizeof path[i], "%s.train.txt", base);
+        snprintf(spec[i], sizeof spec[i], "data=text:%s", path[i]);
+    }
+    const char *const o0[] = {spec[0], "hidden=8", "layers=1", "bptt=4", "batch=2", NULL};
+    const char *const o1[] = {spec[1], "hidden=8", "layers=1", "bptt=4", "batch=2", NULL};
+    rank_host rh[2];
+    const char *const *over[2] = {o0, o1};
+    run_ranks(rh, 2, "mxnet.so", "lstm-ptb", over, 2);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    char want[1000];
+    snprintf(want, sizeof want, "rank 1's vocabulary (from %s) numbers words unlike rank 0's (from %s): word id ",
+             path[1], path[0]);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(rh[i].r.setup_rc, 0);
+        assert_int_equal(rh[i].r.step_rc, -DLG_EINVAL);
+        assert_int_equal(rh[i].r.steps_done, 0);
+        if (!strstr(rh[i].r.error, want))
+            fail_msg("rank %d: '%s' lacks '%s'", i, rh[i].r.error, want);
+    }
+    assert_string_equal(rh[0].r.error, rh[1].r.error);
 }
 
 int main(void)
@@ -286,6 +338,7 @@ int main(void)
      * rank give the same losses bit for bit */
     setenv("DLG_NN_CONV_ALGO", "direct", 1);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_lm_vocab_differs),
         cmocka_unit_test(test_cnn_two_ranks),
         cmocka_unit_test(test_cnn_divergence_caught),
         cmocka_unit_test(test_cnn_start_differs),

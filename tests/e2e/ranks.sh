@@ -7,7 +7,8 @@
 # waits for it in an allreduce ends every rank (MPI_Abort), the rows of
 # the cells before kept, and nothing hangs; a stop that reaches one rank
 # stops every rank at one step, with the partial row kept; any command but
-# run is rank 0's alone.  Alone, ranks = 1.  The row describes the job:
+# run (report and compare aside: tests/e2e/ranks_refuse.sh) is rank 0's alone.
+# Alone, ranks = 1.  The row describes the job:
 # CPU time summed over the ranks, memory and CPUs over a node's ranks
 # (CPUs that unbound ranks share counted once).
 # TEST_PLUGIN_DIR is this folder of the build tree (ranks_wl.so); the
@@ -151,7 +152,7 @@ grep -q '^dlgauge: another rank could not start the run' shape.err || fail "shap
 { printf '[global]\nisolation = none\n'; job envit 'iterations = 1${OMPI_COMM_WORLD_RANK}000' allreduce=true; } >envit.ini
 run_np envit -q run envit.ini
 [ "$RC" = 2 ] || fail "envit: exit $RC, expected 2"
-grep -q '^rank 1: dlgauge: this rank planned 1 cell in 1 job (shape [0-9a-f]*), rank 0 1 cell in 1 job .*the same iterations, warmup and repeat' envit.err ||
+grep -q '^rank 1: dlgauge: this rank planned 1 cell in 1 job (shape [0-9a-f]*), rank 0 1 cell in 1 job (shape [0-9a-f]*): \[job envit\] cell 0: iterations = 11000 here, 10000 on rank 0: every rank must run' envit.err ||
     fail "envit: $(cat envit.err)"
 
 # 4. rank 1 fails its setup: rank 0's row and line name it, the next cell runs

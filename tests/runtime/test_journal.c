@@ -459,6 +459,50 @@ static void test_run_id_with_spaces(void **unused)
     rmdir(dir);
 }
 
+/* The run's ranks and nodes read back; --resume under other counts is
+ * refused naming both, and a journal without the record (an older
+ * dlgauge's) resumed under any.  A 2-rank run's journal used to be
+ * resumed by one rank alone, its rows mixed under one run_id. */
+static void test_ranks_recorded(void **unused)
+{
+    (void)unused;
+    char dir[64], path[128], err[512] = "";
+    journal_path(dir, sizeof dir, path, sizeof path);
+    dlg_journal j;
+    assert_int_equal(dlg_journal_create(&j, path, "r1", "abc", err, sizeof err), 0);
+    assert_int_equal(dlg_journal_record_ranks(&j, 2, 1, err, sizeof err), 0);
+    assert_int_equal(dlg_journal_record(&j, "a", 0, "partial", err, sizeof err), 0);
+    dlg_journal_close(&j);
+    assert_int_equal(dlg_journal_resume(&j, path, "abc", err, sizeof err), 0);
+    assert_int_equal(j.ranks, 2);
+    assert_int_equal(j.nodes, 1);
+    assert_int_equal(dlg_journal_check_ranks(&j, 2, 1, err, sizeof err), 0);
+    assert_int_equal(dlg_journal_check_ranks(&j, 1, 1, err, sizeof err), -1);
+    char want[400];
+    snprintf(want, sizeof want, "%s: run r1 ran on 2 ranks on 1 node, this one on 1 rank on 1 node: resume it "
+             "with 2 ranks on 1 node (mpirun -np 2), or run without --resume to start a new run", path);
+    assert_string_equal(err, want);
+    assert_int_equal(dlg_journal_check_ranks(&j, 2, 2, err, sizeof err), -1); /* the nodes count too */
+    assert_non_null(strstr(err, "ran on 2 ranks on 1 node, this one on 2 ranks on 2 nodes"));
+    dlg_journal_close(&j);
+
+    append_text(path, "ranks 2\n"); /* cut short: an error at its line */
+    assert_int_equal(dlg_journal_resume(&j, path, "abc", err, sizeof err), -1);
+    snprintf(want, sizeof want, "%s:4: malformed journal line (ranks RANKS NODES)", path);
+    assert_string_equal(err, want);
+    dlg_journal_close(&j);
+
+    unlink(path);
+    rmdir(dir);
+    journal_with_cell_0(dir, sizeof dir, path, sizeof path); /* no ranks record */
+    assert_int_equal(dlg_journal_resume(&j, path, "abc", err, sizeof err), 0);
+    assert_int_equal(j.ranks, 0);
+    assert_int_equal(dlg_journal_check_ranks(&j, 4, 2, err, sizeof err), 0);
+    dlg_journal_close(&j);
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -474,6 +518,7 @@ int main(void)
         cmocka_unit_test(test_long_newer_kind_skipped),
         cmocka_unit_test(test_newer_format_refused),
         cmocka_unit_test(test_run_id_with_spaces),
+        cmocka_unit_test(test_ranks_recorded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,6 +17,7 @@
 #include "cnn.h"
 #include "cnn_mem.h"
 #include "cuda/cuda_device.h"
+#include "lm_vocab.h"
 #include "lm_corpus.h"
 #include "nn_opts.h"
 #include "nn_profile.h"
@@ -476,7 +477,14 @@ static int nonfinite(const lm *s, double loss)
 int lm_step(void *state, dlg_step *out)
 {
     lm *s = state;
-    int src = s->train ? nn_ranks_start(&s->ranks, s->net) : 0; /* the first step: untimed by default (warmup) */
+    /* the first step: untimed by default (warmup); the same words first,
+     * as a file per rank numbers them its own way */
+    int src = s->train && !s->ranks.started ? lm_vocab_agree(s->h, s->ranks.rank, s->ranks.size, s->ranks.hashes,
+                                                             s->corpus.words, s->corpus.words_len,
+                                                             s->corpus.train_name)
+                                            : 0;
+    if (src == 0 && s->train)
+        src = nn_ranks_start(&s->ranks, s->net);
     if (src < 0)
         return src;
     uint64_t t0 = now_ns();

@@ -242,6 +242,39 @@ static int load_texts(lm_corpus *c, const dlg_host *h, const char *data, int cap
     return rc;
 }
 
+/* The words of ids 0..vocab-1 in order, one a line ("<unk>" for the id
+ * that the cap's rarer words share): what the ranks compare. */
+static int id_words(lm_corpus *c, const lm_vocab *v, const lm_vocab_map *m)
+{
+    int64_t *of = malloc((size_t)(m->vocab ? m->vocab : 1) * sizeof *of);
+    size_t len = 0;
+    if (!of)
+        return -DLG_ENOMEM;
+    for (int i = 0; i < m->vocab; i++)
+        of[i] = -1;
+    for (int64_t i = 0; i < v->n; i++) {
+        int32_t id = m->id[i];
+        bool unk = v->len[i] == 5 && memcmp(v->word[i], "<unk>", 5) == 0;
+        if (id >= 0 && id < m->vocab && (of[id] < 0 || unk))
+            of[id] = i;
+    }
+    for (int i = 0; i < m->vocab; i++)
+        len += (of[i] < 0 ? 0 : v->len[of[i]]) + 1;
+    if (!(c->words = malloc(len ? len : 1))) {
+        free(of);
+        return -DLG_ENOMEM;
+    }
+    for (int i = 0; i < m->vocab; i++) {
+        size_t n = of[i] < 0 ? 0 : v->len[of[i]];
+        if (n)
+            memcpy(c->words + c->words_len, v->word[of[i]], n);
+        c->words_len += n;
+        c->words[c->words_len++] = '\n';
+    }
+    free(of);
+    return 0;
+}
+
 static int build(lm_corpus *c, const dlg_host *h, int cap, text *tr, text *va)
 {
     lm_vocab v = {0};
@@ -256,7 +289,7 @@ static int build(lm_corpus *c, const dlg_host *h, int cap, text *tr, text *va)
                       "words separated by spaces, one sentence per line",
                       c->train_name, tr->len, (long long)kt.lines);
     c->distinct = v.n;
-    if (!rc && (rc = lm_vocab_cap(&v, cap, &m)) < 0)
+    if (!rc && ((rc = lm_vocab_cap(&v, cap, &m)) < 0 || (rc = id_words(c, &v, &m)) < 0))
         h->error(h, DLG_ENOMEM, "out of memory building the vocabulary");
     if (!rc) {
         for (int64_t i = 0; i < kt.n; i++)
@@ -314,5 +347,8 @@ void lm_corpus_free(lm_corpus *c)
 {
     free(c->train);
     free(c->valid);
+    free(c->words);
     c->train = c->valid = NULL;
+    c->words = NULL;
+    c->words_len = 0;
 }

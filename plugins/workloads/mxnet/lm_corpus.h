@@ -19,6 +19,8 @@ typedef struct lm_corpus {
     int64_t unk_tokens;     /* their tokens in both splits */
     double unigram_ppl;     /* perplexity of the training split's unigram model */
     char train_name[512], valid_name[512]; /* where each split came from */
+    char *words;            /* the vocabulary in id order, each word and '\n' */
+    size_t words_len;       /* its bytes (ranks compare it: lm_vocab_agree) */
 } lm_corpus;
 
 /* data:

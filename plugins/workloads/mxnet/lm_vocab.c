@@ -4,6 +4,8 @@
 
 #include <dlgauge/plugin.h>
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,4 +134,85 @@ int lm_vocab_cap(lm_vocab *v, int cap, lm_vocab_map *m)
     m->vocab = next;
     free(order);
     return 0;
+}
+
+/* The first id where mine and lead's words differ, said in out. */
+static void first_word(const char *mine, size_t mlen, const char *lead, size_t llen, char *out, size_t olen)
+{
+    int64_t mn = 0, ln = 0;
+    for (size_t i = 0; i < mlen; i++)
+        mn += mine[i] == '\n';
+    for (size_t i = 0; i < llen; i++)
+        ln += lead[i] == '\n';
+    size_t a = 0, b = 0;
+    for (int64_t k = 0;; k++) { /* lines walked together: a vocabulary is read once */
+        const char *ea = a < mlen ? memchr(mine + a, '\n', mlen - a) : NULL;
+        const char *eb = b < llen ? memchr(lead + b, '\n', llen - b) : NULL;
+        if (!ea || !eb)
+            break;
+        size_t na = (size_t)(ea - (mine + a)), nb = (size_t)(eb - (lead + b));
+        if (na != nb || memcmp(mine + a, lead + b, na) != 0) {
+            snprintf(out, olen, "word id %lld is '%.*s' there, '%.*s' on rank 0 (%lld and %lld words)",
+                     (long long)k, (int)(na < 40 ? na : 40), mine + a, (int)(nb < 40 ? nb : 40), lead + b,
+                     (long long)mn, (long long)ln);
+            return;
+        }
+        a += na + 1;
+        b += nb + 1;
+    }
+    snprintf(out, olen, "%lld and %lld words", (long long)mn, (long long)ln);
+}
+
+int lm_vocab_agree(const dlg_host *h, int rank, int size, int64_t *slots, const char *words, size_t len,
+                   const char *name)
+{
+    if (size < 2 || !slots)
+        return 0;
+    /* each rank's hash (62 bits) in its own slot: the sum gathers them */
+    memset(slots, 0, (size_t)size * sizeof *slots);
+    slots[rank] = (int64_t)(hash(words, len) >> 2);
+    int rc = h->comm_allreduce(h, slots, slots, (size_t)size, DLG_COMM_I64);
+    if (rc < 0)
+        return rc;
+    int first = 1;
+    while (first < size && slots[first] == slots[0])
+        first++;
+    if (first == size)
+        return 0;
+    if (!DLG_HOST_HAS(h, comm_bcast)) /* (comes with comm_info: a host's bug) */
+        return h->error(h, DLG_EINVAL, "rank %d numbers words unlike rank 0 (data = %s here): every rank must "
+                        "number the words alike", first, name);
+    /* rank 0's data and words to every rank (in pieces: a rank without
+     * memory for them takes part all the same), rank first's line back */
+    struct {
+        int64_t len;
+        char name[512];
+    } head = {(int64_t)len, ""};
+    snprintf(head.name, sizeof head.name, "%s", name);
+    if ((rc = h->comm_bcast(h, &head, sizeof head, 0)) < 0)
+        return rc;
+    head.name[sizeof head.name - 1] = '\0';
+    size_t llen = head.len > 0 ? (size_t)head.len : 0;
+    char *lead = rank == first ? malloc(llen ? llen : 1) : NULL, piece[16384];
+    for (size_t at = 0; at < llen && rc == 0; at += sizeof piece) {
+        size_t k = llen - at < sizeof piece ? llen - at : sizeof piece;
+        if (rank == 0)
+            memcpy(piece, words + at, k);
+        rc = h->comm_bcast(h, piece, k, 0);
+        if (lead)
+            memcpy(lead + at, piece, k);
+    }
+    char which[200] = "the words differ", line[1400];
+    if (rc == 0 && lead)
+        first_word(words, len, lead, llen, which, sizeof which);
+    free(lead);
+    if (rc < 0)
+        return rc;
+    snprintf(line, sizeof line, "rank %d's vocabulary (from %s) numbers words unlike rank 0's (from %s): "
+             "%s; every rank must number the words alike: give every rank the whole corpus (each "
+             "trains on its own slice of it), not a file of its own", first, name, head.name, which);
+    if ((rc = h->comm_bcast(h, line, sizeof line, first)) < 0)
+        return rc;
+    line[sizeof line - 1] = '\0';
+    return h->error(h, DLG_EINVAL, "%s", line);
 }

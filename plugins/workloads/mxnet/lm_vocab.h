@@ -5,6 +5,7 @@
 #define DLG_MXNET_LM_VOCAB_H
 
 #include <stddef.h>
+#include <dlgauge/plugin.h>
 #include <stdint.h>
 
 typedef struct lm_vocab {
@@ -32,5 +33,18 @@ typedef struct lm_vocab_map {
  * every other word maps to "<unk>" (added if the text has none).  Returns 0
  * or -DLG_ENOMEM. */
 int lm_vocab_cap(lm_vocab *v, int cap, lm_vocab_map *m);
+
+/* Under size ranks (at the first training step, on every rank alike):
+ * whether they all number the same words alike; words (len bytes) is this
+ * rank's vocabulary in id order, one word a line, name its data, slots
+ * size entries for the gather (nn_ranks' hashes).  Each rank builds its
+ * vocabulary from its own text, so shards of one corpus in files of their
+ * own number words differently, and the summed gradients would mix
+ * unrelated words.  0, else on every rank one error line naming the first
+ * rank that differs from rank 0, both data and the first word that
+ * differs, and -DLG_EINVAL.  Collectives: 1 allreduce, then only where
+ * they differ 3 bcasts or more. */
+int lm_vocab_agree(const dlg_host *h, int rank, int size, int64_t *slots, const char *words, size_t len,
+                   const char *name);
 
 #endif

@@ -181,6 +181,18 @@ static int iopipe_check(const dlg_host *h, const dlg_value *opts, const dlg_job_
     return iopipe_opts_check(h, opts, job, &cfg);
 }
 
+/* Under several ranks each reads its shard of the one stream (loader.h's
+ * part of parts), as the CNNs' loaders do: together they read every record
+ * once an epoch, not each the whole data set.  Alone: the whole. */
+static void iopipe_shard(const dlg_host *h, dlg_loader_config *cfg)
+{
+    int size, rank = tools_rank(h, &size);
+    if (size > 1) {
+        cfg->part = rank;
+        cfg->parts = size;
+    }
+}
+
 static int iopipe_open(iopipe *s, const dlg_value *opts, const dlg_job_info *job)
 {
     const char *data = opts[DLG_LOPT_DATA].text;
@@ -193,6 +205,7 @@ static int iopipe_open(iopipe *s, const dlg_value *opts, const dlg_job_info *job
     s->model = (compute_model){(uint64_t)opts[OPT_COMPUTE].i, (uint64_t)opts[OPT_JITTER].i,
                                (compute_dist)opts[OPT_DIST].i, opts[OPT_MODE].i == 1,
                                DLG_JOB_HAS(job, seed) ? job->seed ^ 0xc0ffee : 0xc0ffee};
+    iopipe_shard(s->h, &cfg);
     return dlg_loader_open(&s->loader, &cfg, s->h);
 }
 

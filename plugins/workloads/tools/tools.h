@@ -26,4 +26,8 @@ double tools_rand_unit(uint64_t *state);
 /* If text starts with "prefix:", returns what follows (may be ""), else NULL. */
 const char *tools_after_prefix(const char *text, const char *prefix);
 
+/* This process's rank among the run's ranks, their count in *size: 0 and
+ * 1 alone, or from a host without the ranks ABI. */
+int tools_rank(const dlg_host *h, int *size);
+
 #endif

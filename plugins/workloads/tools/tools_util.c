@@ -36,3 +36,16 @@ const char *tools_after_prefix(const char *text, const char *prefix)
     return text + n + 1;
 }
 
+
+int tools_rank(const dlg_host *h, int *size)
+{
+    *size = 1;
+    if (!DLG_HOST_HAS(h, comm_info))
+        return 0;
+    dlg_rank_info ri = {.struct_size = sizeof ri};
+    h->comm_info(h, &ri);
+    if (ri.size <= 1 || ri.rank < 0 || ri.rank >= ri.size)
+        return 0;
+    *size = ri.size;
+    return ri.rank;
+}
