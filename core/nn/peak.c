@@ -2,15 +2,18 @@
 #define _GNU_SOURCE
 #include "peak.h"
 
+#include "tune.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-/* The value of the first line "key<spaces/tabs>: value" in text, copied
- * (the key whole: "model" does not match "model name"). */
-static bool field(const char *text, const char *key, char *out, size_t n)
+/* The tuning record's key of the measured clock (GHz). */
+#define TUNE_CLOCK "clock_ghz"
+
+bool dlg_cpuinfo_field(const char *text, const char *key, char *out, size_t n)
 {
     size_t kl = strlen(key);
     for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
@@ -65,7 +68,14 @@ static int flops_per_cycle(const char *flags, bool amd, int family, int model, c
             *why = "AVX-512 on Zen 4's two 256-bit FMA pipes";
             return 32;
         }
-        *why = "AVX-512 FMA, 2 units assumed (1-unit Xeons reach half)";
+        if (amd && family == 26) { /* Zen 5: 512-bit pipes, but not in the mobile parts */
+            bool mobile = (model >= 0x20 && model < 0x30) || (model >= 0x60 && model < 0x70);
+            *why = mobile ? "AVX-512 on mobile Zen 5's two 256-bit FMA pipes (Strix/Krackan Point)"
+                          : "AVX-512 on Zen 5's two 512-bit FMA pipes";
+            return mobile ? 32 : 64;
+        }
+        *why = amd ? "AVX-512 FMA on an AMD CPU after Zen 5, 2 units assumed"
+                   : "AVX-512 FMA, 2 units assumed (1-unit Xeons reach half)";
         return 64;
     }
     if (has_flag(flags, "avx2") && has_flag(flags, "fma")) {
@@ -96,7 +106,7 @@ static int flops_per_cycle(const char *flags, bool amd, int family, int model, c
  * AMX tiles where the CPU has them (oneDNN 2.6 uses them), else
  * AVX512_BF16's dot products (two bf16 multiply-adds per 32-bit lane:
  * twice the FMA rate), else bf16 emulated with fp32 FMAs. */
-static int bf16_flops_per_cycle(const char *flags, int fp32, bool zen4, const char **isa, const char **why)
+static int bf16_flops_per_cycle(const char *flags, int fp32, int amd_family, const char **isa, const char **why)
 {
     if (has_flag(flags, "amx_bf16")) {
         *isa = "amx-bf16";
@@ -105,8 +115,9 @@ static int bf16_flops_per_cycle(const char *flags, int fp32, bool zen4, const ch
     }
     if (has_flag(flags, "avx512_bf16") && fp32 > 0) {
         *isa = "avx512-bf16";
-        *why = zen4 ? "AVX512_BF16 dot products on Zen 4's two 256-bit pipes: 2x the FMA rate"
-                    : "AVX512_BF16 dot products, 2 units assumed: 2x the FMA rate";
+        *why = amd_family == 25   ? "AVX512_BF16 dot products on Zen 4's two 256-bit pipes: 2x the FMA rate"
+               : amd_family == 26 ? "AVX512_BF16 dot products on Zen 5's FMA pipes: 2x the FMA rate"
+                                  : "AVX512_BF16 dot products, 2 units assumed: 2x the FMA rate";
         return 2 * fp32;
     }
     if (fp32 > 0)
@@ -138,15 +149,15 @@ void dlg_peak_from_text_prec(dlg_peak *p, const char *cpuinfo, const char *max_k
     memset(p, 0, sizeof *p);
     p->cores = cores > 0 ? cores : 1;
     cpuinfo = cpuinfo ? cpuinfo : "";
-    field(cpuinfo, "flags", flags, sizeof flags);
-    field(cpuinfo, "vendor_id", vendor, sizeof vendor);
-    field(cpuinfo, "cpu family", fam, sizeof fam);
-    field(cpuinfo, "model", model, sizeof model);
+    dlg_cpuinfo_field(cpuinfo, "flags", flags, sizeof flags);
+    dlg_cpuinfo_field(cpuinfo, "vendor_id", vendor, sizeof vendor);
+    dlg_cpuinfo_field(cpuinfo, "cpu family", fam, sizeof fam);
+    dlg_cpuinfo_field(cpuinfo, "model", model, sizeof model);
     bool amd = strcmp(vendor, "AuthenticAMD") == 0;
     p->flops_per_cycle = flops_per_cycle(flags, amd, atoi(fam), atoi(model), &p->isa, &p->fpc_why);
     if (bf16)
         p->flops_per_cycle =
-            bf16_flops_per_cycle(flags, p->flops_per_cycle, amd && atoi(fam) == 25, &p->isa, &p->fpc_why);
+            bf16_flops_per_cycle(flags, p->flops_per_cycle, amd ? atoi(fam) : 0, &p->isa, &p->fpc_why);
     double khz = max_khz && *max_khz ? strtod(max_khz, NULL) : 0;
     const char *clock_src = "cpufreq cpuinfo_max_freq";
     if (khz <= 0) {
@@ -180,11 +191,11 @@ static double now_s(void)
  * the nominal one): a chain of dependent integer adds retires one add per
  * cycle on every x86 core since the P6, so adds / seconds = Hz.  Best of
  * several short windows, so a preemption in one does not count. */
-static double measured_ghz(void)
+static double measured_ghz(int tries)
 {
-    enum { ADDS_PER_ITER = 32, ITERS = 100000, TRIES = 7 };
+    enum { ADDS_PER_ITER = 32, ITERS = 100000 };
     double best = 0;
-    for (int t = 0; t < TRIES; t++) {
+    for (int t = 0; t < tries; t++) {
         unsigned long x = 0;
         double t0 = now_s();
         for (int i = 0; i < ITERS; i++)
@@ -196,8 +207,61 @@ static double measured_ghz(void)
     return best;
 }
 #else
-static double measured_ghz(void) { return 0; }
+static double measured_ghz(int tries)
+{
+    (void)tries;
+    return 0;
+}
 #endif
+
+/* A measurement beside the nominal figure: trusted unless absurd (an
+ * emulator, a core stolen for the whole window). */
+static bool plausible(const dlg_peak *p, double ghz) { return ghz > 0.5 * p->ghz && ghz > 0.2 && ghz < 10; }
+
+/* The clock the host's tuning record holds (0: none, or not plausible). */
+static double recorded_ghz(const dlg_peak *p, const char *path)
+{
+    char val[DLG_TUNE_VAL_MAX], *end;
+    if (!dlg_tune_get(path, TUNE_CLOCK, val, sizeof val))
+        return 0;
+    double ghz = strtod(val, &end);
+    if (*end == '\0' && plausible(p, ghz))
+        return ghz;
+    fprintf(stderr, "dlgauge: tuning record %s: %s '%s' is no clock of this CPU; measured again\n", path,
+            TUNE_CLOCK, val);
+    return 0;
+}
+
+/* The measured clock in place of the nominal one: once per host, kept in
+ * its tuning record (tune.h) so that every cell and run divides by the
+ * same peak, however loaded the machine is when it asks; measured over
+ * more windows then, since it stands for every later run. */
+static void set_measured_clock(dlg_peak *p)
+{
+    enum { TRIES_KEPT = 31, TRIES_ONCE = 7 };
+    char path[DLG_TUNE_PATH_MAX], src[DLG_TUNE_PATH_MAX + 96];
+    if (!dlg_tune_path(path, sizeof path)) {
+        double ghz = measured_ghz(TRIES_ONCE);
+        if (plausible(p, ghz))
+            set_clock(p, ghz, "measured now: dependent integer adds, best of 7 windows; no tuning record");
+        return;
+    }
+    int lock = dlg_tune_lock(path); /* ranks starting together measure once */
+    double ghz = recorded_ghz(p, path);
+    if (ghz > 0) {
+        snprintf(src, sizeof src, "measured once on this host by dependent integer adds: tuning record %s", path);
+    } else {
+        ghz = measured_ghz(TRIES_KEPT);
+        char val[32];
+        snprintf(val, sizeof val, "%.4f", ghz);
+        bool kept = plausible(p, ghz) && dlg_tune_put(path, TUNE_CLOCK, val) == 0;
+        snprintf(src, sizeof src, "measured now: dependent integer adds, best of 31 windows; %s tuning record %s",
+                 kept ? "stored in" : "not stored in", path);
+    }
+    dlg_tune_unlock(lock);
+    if (plausible(p, ghz))
+        set_clock(p, ghz, src);
+}
 
 void dlg_peak_detect(dlg_peak *p, int cores) { dlg_peak_detect_prec(p, cores, false); }
 
@@ -213,11 +277,8 @@ void dlg_peak_detect_prec(dlg_peak *p, int cores, bool bf16)
         khz[0] = '\0';
     dlg_peak_from_text_prec(p, info ? info : "", khz, cores, bf16);
     free(info);
-    double ghz = measured_ghz();
-    /* a measurement beside the nominal figure: trust it unless it is absurd
-     * (an emulator, a core stolen for the whole window) */
-    if (p->flops_per_cycle > 0 && ghz > 0.5 * p->ghz && ghz > 0.2 && ghz < 10)
-        set_clock(p, ghz, "measured: dependent integer adds, best of 7 windows");
+    if (p->flops_per_cycle > 0)
+        set_measured_clock(p);
 }
 
 void dlg_peak_report(const dlg_peak *p, double flops_per_item, uint64_t timed_items, uint64_t timed_ns,

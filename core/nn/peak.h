@@ -18,7 +18,7 @@ typedef struct dlg_peak {
     int flops_per_cycle; /* per core */
     const char *isa;     /* "avx512", "avx2+fma", "avx", "sse2", "unknown" */
     const char *fpc_why; /* why flops_per_cycle is what it is */
-    char source[256];    /* how it was derived, one line */
+    char source[768];    /* how it was derived, one line (a record's path included) */
 } dlg_peak;
 
 /* From the text of /proc/cpuinfo and, optionally, cpufreq's
@@ -28,10 +28,17 @@ void dlg_peak_from_text(dlg_peak *p, const char *cpuinfo, const char *max_khz, i
  * AVX512_BF16 at twice the FMA rate, or emulated at the fp32 rate). */
 void dlg_peak_from_text_prec(dlg_peak *p, const char *cpuinfo, const char *max_khz, int cores, bool bf16);
 
+/* The value of the first line "key<spaces/tabs>: value" of /proc/cpuinfo
+ * text, copied (the key whole: "model" does not match "model name"). */
+bool dlg_cpuinfo_field(const char *text, const char *key, char *out, size_t n);
+
 /* Reads /proc/cpuinfo and /sys/devices/system/cpu/cpu0/cpufreq, then (on
- * x86) measures the clock with a dependent-add chain (~25 ms) and uses it
- * instead: a VM's cpuinfo shows the nominal clock, not the turbo one its
- * cores run at (2.445 vs ~3.15 GHz on the development VM). */
+ * x86) uses the measured clock instead (a dependent-add chain): a VM's
+ * cpuinfo shows the nominal clock, not the turbo one its cores run at
+ * (2.445 vs ~3.15 GHz on the development VM).  Measured once per host
+ * (~30 ms) and kept in its tuning record (tune.h), which later calls,
+ * cells and runs read: the peak does not move with the load a cell meets
+ * (peak_source says which).  With $DLGAUGE_TUNE=off, measured every call. */
 void dlg_peak_detect(dlg_peak *p, int cores);
 void dlg_peak_detect_prec(dlg_peak *p, int cores, bool bf16);
 

@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "peak.h"
@@ -44,6 +45,18 @@ static void test_flops_per_cycle_from_flags(void **st)
     dlg_peak_from_text(&p, "vendor_id : GenuineIntel\ncpu family : 6\nflags : avx2 fma avx512f\n",
                        "2000000", 1);
     assert_int_equal(p.flops_per_cycle, 64);
+    /* Zen 5 (family 26): 512-bit FMA pipes in EPYC Turin (model 2) and the
+     * desktop parts, 256-bit ones in the mobile Strix Point (model 0x24),
+     * and the source names the CPU, not a Xeon */
+    dlg_peak_from_text(&p, "vendor_id : AuthenticAMD\ncpu family : 26\nmodel : 2\nflags : avx2 fma avx512f\n",
+                       "2000000", 1);
+    assert_int_equal(p.flops_per_cycle, 64);
+    assert_non_null(strstr(p.source, "Zen 5's two 512-bit FMA pipes"));
+    assert_null(strstr(p.source, "Xeon"));
+    dlg_peak_from_text(&p, "vendor_id : AuthenticAMD\ncpu family : 26\nmodel : 36\nflags : avx2 fma avx512f\n",
+                       "2000000", 1);
+    assert_int_equal(p.flops_per_cycle, 32);
+    assert_non_null(strstr(p.source, "mobile Zen 5"));
     /* nothing known: no peak rather than a made-up one */
     dlg_peak_from_text(&p, "flags : \n", NULL, 1);
     assert_true(p.flops == 0);
@@ -154,6 +167,7 @@ static void test_speed_fields(void **st)
 
 int main(void)
 {
+    setenv("DLGAUGE_TUNE", "off", 1); /* measured every call: no record of this host touched */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flops_per_cycle_from_flags),
         cmocka_unit_test(test_bf16_rate), cmocka_unit_test(test_detect_measures_the_clock),

@@ -1,10 +1,17 @@
 /* oneDNN's own Winograd convolution (jit_wino_4x3, F(4x4,3x3); oneDNN 2.6
  * has it on AVX-512 only) against its direct kernels, per pass, timed at
- * plan time.  On a loaded Zen 4 EPYC it ran ResNet-50's and VGG16's 3x3
+ * plan time once per host and layer shape, then kept in the host's tuning
+ * record.  On a loaded Zen 4 EPYC it ran ResNet-50's and VGG16's 3x3
  * layers 1.1-3.8x faster than brgconv (one thread), and lost 4x on a
- * 3-channel input: a machine decides for itself instead of a table. */
+ * 3-channel input: a machine decides for itself instead of a table.  But
+ * timed in every plan, a close layer flipped with the load (ResNet-50
+ * inference, three runs: 3, 9 and 6 Winograd layers, and its loss and
+ * plan bytes with them): the record makes the first timing stand. */
 #include "cpu_conv_algo.h"
 
+#include "../tune.h"
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -153,27 +160,54 @@ dnnl_prop_kind_t cpu_conv_prop(const dlg_layer *l, dnnl_alg_kind_t alg)
     return l->backward || alg == dnnl_convolution_winograd ? dnnl_forward_training : dnnl_forward_inference;
 }
 
-void cpu_conv_pick_algos(cpu_ctx *c, const dlg_layer *l, dnnl_alg_kind_t alg[3])
+/* The tuning record's key of a layer's pass (tune.h): everything that
+ * can change which kernel is faster.  The CPU is the record's own. */
+static void tune_key(const cpu_ctx *c, const dlg_layer *l, int pass, char *key, size_t n)
 {
-    /* tests and diagnosis: "winograd" wherever oneDNN has it, "direct" never */
-    const char *force = getenv("DLG_NN_CONV_ALGO");
-    for (int i = 0; i < NPASS; i++)
-        alg[i] = dnnl_convolution_direct;
-    if (!c->winograd || !candidate(l) || (force && strcmp(force, "direct") == 0))
-        return;
-    bool want[NPASS] = {true, l->backward && l->prop_down[0], l->backward && l->param_grad};
-    dnnl_primitive_desc_t direct[NPASS], wino[NPASS];
-    describe(c, l, dnnl_convolution_winograd, want, wino);
-    if (!wino[PASS_FWD])
-        return; /* no Winograd on this ISA (AVX2: cpu_winograd.c's instead) */
-    if (force && strcmp(force, "winograd") == 0) {
-        for (int i = 0; i < NPASS; i++) {
-            alg[i] = wino[i] ? dnnl_convolution_winograd : dnnl_convolution_direct;
-            if (wino[i])
-                dnnl_primitive_desc_destroy(wino[i]);
-        }
-        return;
+    static const char *const names[NPASS] = {"fwd", "bwdd", "bwdw"};
+    const dlg_conv_param *p = &l->p.conv;
+    const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
+    const dnnl_version_t *v = dnnl_version();
+    snprintf(key, n, "conv:dnnl%d.%d.%d:t%d:%s:%s:n%lldc%lldh%lldw%lld:o%lld:p%dx%d:%s:%s", v->major, v->minor,
+             v->patch, c->threads, c->bf16 ? "bf16" : "f32", l->backward ? "train" : "infer", (long long)x->d[0],
+             (long long)x->d[1], (long long)x->d[2], (long long)x->d[3], (long long)y->d[1], (int)p->ph,
+             (int)p->pw, p->bias || p->bn ? "bias" : "nobias", names[pass]);
+}
+
+/* The record's choice for key: true with *alg set where it holds one. */
+static bool recorded(const char *path, const char *key, dnnl_alg_kind_t *alg)
+{
+    char val[DLG_TUNE_VAL_MAX];
+    if (!dlg_tune_get(path, key, val, sizeof val))
+        return false;
+    if (strcmp(val, "winograd") == 0 || strcmp(val, "direct") == 0) {
+        *alg = val[0] == 'w' ? dnnl_convolution_winograd : dnnl_convolution_direct;
+        return true;
     }
+    fprintf(stderr, "dlgauge: tuning record %s: %s '%s' is neither winograd nor direct; timed again\n", path,
+            key, val);
+    return false;
+}
+
+/* Test hook: DLG_NN_CONV_TIMES="<direct s>,<winograd s>" stands for every
+ * timing (tests of the record, whatever the machine's own speeds). */
+static bool fake_times(double *td, double *tw)
+{
+    const char *env = getenv("DLG_NN_CONV_TIMES");
+    return env && sscanf(env, "%lf,%lf", td, tw) == 2;
+}
+
+/* Times direct against Winograd for the passes in todo[] (the rest keep
+ * alg[]), each 10% faster to win. */
+static void time_passes(cpu_ctx *c, const dlg_layer *l, const bool todo[NPASS], dnnl_primitive_desc_t wino[NPASS],
+                        dnnl_alg_kind_t alg[NPASS], double td[NPASS], double tw[NPASS])
+{
+    bool want[NPASS];
+    for (int i = 0; i < NPASS; i++) {
+        want[i] = i == PASS_FWD || todo[i];
+        td[i] = tw[i] = -1;
+    }
+    dnnl_primitive_desc_t direct[NPASS];
     describe(c, l, dnnl_convolution_direct, want, direct);
     size_t bytes = 0;
     for (int i = 0; i < NPASS; i++) {
@@ -187,21 +221,85 @@ void cpu_conv_pick_algos(cpu_ctx *c, const dlg_layer *l, dnnl_alg_kind_t alg[3])
     else
         memset(buf, 0, bytes);
     for (int i = 0; buf && i < NPASS; i++) {
-        if (!want[i] || !direct[i] || !wino[i])
+        if (!todo[i] || !direct[i])
             continue;
         /* a layer's passes can take a second: a plan asked to stop fails
          * after this layer, whatever it picked */
         if (c->stop && c->stop(c->stop_ctx))
             break;
-        double td = time_pass(c, direct[i], buf), tw = time_pass(c, wino[i], buf);
-        if (tw > 0 && td > 0 && tw < WINO_MARGIN * td)
+        if (!fake_times(&td[i], &tw[i])) {
+            td[i] = time_pass(c, direct[i], buf);
+            tw[i] = time_pass(c, wino[i], buf);
+        }
+        if (tw[i] > 0 && td[i] > 0 && tw[i] < WINO_MARGIN * td[i])
             alg[i] = dnnl_convolution_winograd;
     }
     free(buf);
-    for (int i = 0; i < NPASS; i++) {
+    for (int i = 0; i < NPASS; i++)
         if (direct[i])
             dnnl_primitive_desc_destroy(direct[i]);
+}
+
+/* Keeps the passes just timed in the record, and says so once a layer. */
+static void store(const cpu_ctx *c, const dlg_layer *l, const char *path, const bool todo[NPASS],
+                  const dnnl_alg_kind_t alg[NPASS], const double td[NPASS], const double tw[NPASS])
+{
+    static const char *const names[NPASS] = {"forward", "backward data", "backward weights"};
+    char line[512] = "", key[DLG_TUNE_KEY_MAX];
+    size_t len = 0;
+    for (int i = 0; i < NPASS; i++) {
+        if (!todo[i] || td[i] <= 0 || tw[i] <= 0)
+            continue; /* cut short, or a pass that cannot run: not a choice */
+        const char *pick = alg[i] == dnnl_convolution_winograd ? "winograd" : "direct";
+        tune_key(c, l, i, key, sizeof key);
+        if (dlg_tune_put(path, key, pick) < 0)
+            return;
+        int w = snprintf(line + len, sizeof line - len, "%s %s %s (direct %.3g ms, winograd %.3g ms)",
+                         len ? ";" : "", names[i], pick, td[i] * 1e3, tw[i] * 1e3);
+        len = w > 0 && (size_t)w < sizeof line - len ? len + (size_t)w : len;
+    }
+    if (len)
+        fprintf(stderr, "dlgauge: cpu: %s timed direct vs oneDNN winograd:%s; kept in tuning record %s\n", l->name,
+                line, path);
+}
+
+void cpu_conv_pick_algos(cpu_ctx *c, const dlg_layer *l, dnnl_alg_kind_t alg[3])
+{
+    /* tests and diagnosis: "winograd" wherever oneDNN has it, "direct" never */
+    const char *force = getenv("DLG_NN_CONV_ALGO");
+    for (int i = 0; i < NPASS; i++)
+        alg[i] = dnnl_convolution_direct;
+    if (!c->winograd || !candidate(l) || (force && strcmp(force, "direct") == 0))
+        return;
+    bool want[NPASS] = {true, l->backward && l->prop_down[0], l->backward && l->param_grad};
+    dnnl_primitive_desc_t wino[NPASS];
+    describe(c, l, dnnl_convolution_winograd, want, wino);
+    if (!wino[PASS_FWD])
+        return; /* no Winograd on this ISA (AVX2: cpu_winograd.c's instead) */
+    if (force && strcmp(force, "winograd") == 0) {
+        for (int i = 0; i < NPASS; i++)
+            alg[i] = wino[i] ? dnnl_convolution_winograd : dnnl_convolution_direct;
+    } else {
+        /* Once per host: timing again in every cell would flip layers with
+         * the load it meets, and with them results and memory (tune.h). */
+        char path[DLG_TUNE_PATH_MAX], key[DLG_TUNE_KEY_MAX];
+        bool rec = dlg_tune_path(path, sizeof path), todo[NPASS], any = false;
+        int lock = rec ? dlg_tune_lock(path) : -1; /* ranks of a host time one at a time */
+        for (int i = 0; i < NPASS; i++) {
+            if (rec && wino[i])
+                tune_key(c, l, i, key, sizeof key);
+            todo[i] = wino[i] && !(rec && recorded(path, key, &alg[i]));
+            any |= todo[i];
+        }
+        double td[NPASS], tw[NPASS];
+        if (any) {
+            time_passes(c, l, todo, wino, alg, td, tw);
+            if (rec)
+                store(c, l, path, todo, alg, td, tw);
+        }
+        dlg_tune_unlock(lock);
+    }
+    for (int i = 0; i < NPASS; i++)
         if (wino[i])
             dnnl_primitive_desc_destroy(wino[i]);
-    }
 }

@@ -11,8 +11,9 @@
 
 /* A CPU cell ignores them without an error: a sweep
  * over device = cpu, cuda:0 gives both cells the same options, and none
- * changes a CPU result (no algorithm search, no workspace limit, already
- * deterministic for a given thread count, no graphs). */
+ * changes a CPU result (no algorithm search, no workspace limit, no
+ * graphs; repeatable for a given thread count, its one timed choice being
+ * kept in the host's tuning record, core/nn/tune.h). */
 #define CNN_CUDA_OPTION(ALGO, WS, DET, GRAPHS)                                                     \
     [ALGO] = {"algo_cache", DLG_OPT_STRING, NULL, NULL, NULL, NULL,                                \
               "cuda: file keeping the measured convolution algorithms between runs (read at "      \
@@ -24,7 +25,10 @@
             0},                                                                                    \
     [DET] = {"deterministic", DLG_OPT_BOOL, "false", NULL, NULL, NULL,                             \
              "cuda: only deterministic convolution algorithms (run-to-run identical, maybe "       \
-             "slower); the cpu backends are deterministic already",                                \
+             "slower); ignored on the cpu, whose results repeat for the same threads and kernels " \
+             "(oneDNN's are run-to-run identical there, and each 3x3 layer's Winograd or direct "  \
+             "kernel, timed once per host, is kept in its tuning record, $DLGAUGE_TUNE; "          \
+             "DLGAUGE_TUNE=off times it in every cell, and then kernels may differ)",             \
              0},                                                                                   \
     [GRAPHS] = {"graphs", DLG_OPT_BOOL, NULL, NULL, NULL, NULL,                                    \
                 "cuda: capture a step as a CUDA graph after 2 eager steps and replay it (unset: "  \
@@ -38,8 +42,9 @@
               "cpu: stride-1 3x3 convolutions by Winograd F(4x4,3x3), 1x7/7x1 by F(3,7), "          \
               "1x3/3x1 by F(4,3), and stride-2 3x3 filter gradients by im2col + sgemm, on AVX2 "    \
               "(the engine's kernels where they beat oneDNN's); on AVX-512 3x3 layers by "          \
-              "oneDNN's Winograd where it timed faster at plan time (false: oneDNN's direct "       \
-              "kernels for all, for comparison)",                                                   \
+              "oneDNN's Winograd where it timed faster, once per host, thread count and layer "    \
+              "shape (kept in the host's tuning record, $DLGAUGE_TUNE; delete it to time again) "   \
+              "(false: oneDNN's direct kernels for all, for comparison)",                           \
               0}
 
 /* Per-layer times (dlg_plan_opts.profile), for the backends that run

@@ -1,0 +1,47 @@
+/* The host's tuning record ("wisdom", as FFTW calls it): choices that a
+ * plan makes by timing (a 3x3 layer's Winograd or direct kernel per pass,
+ * cpu_conv_algo.c) and the measured clock behind % of peak (peak.c), kept
+ * in a file so that later cells and runs of the same configuration take
+ * the same kernels and the same peak instead of timing again under
+ * whatever load they meet.  A text file, one entry a line:
+ *     dlgauge-tune 1
+ *     host <this host: hostname, CPU model, family/model, flags hash>
+ *     <key> <value>                 neither has spaces
+ * Where: $DLGAUGE_TUNE (a file; "off": no record, every plan times), else
+ * $XDG_CACHE_HOME/dlgauge/tune-<host hash>.txt, else the same under
+ * ~/.cache.  Delete the file to time again.  A corrupt file, or one of
+ * another host, is ignored with a warning on stderr and rewritten by the
+ * next entry stored.  Processes racing on it lock <file>.lock around
+ * read-time-store (tune_lock), and each store rewrites a temporary file
+ * renamed over the record, so a reader never sees half a file. */
+#ifndef DLG_NN_TUNE_H
+#define DLG_NN_TUNE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define DLG_TUNE_PATH_MAX 512
+#define DLG_TUNE_KEY_MAX 200
+#define DLG_TUNE_VAL_MAX 64
+
+/* The record's path into out; false when turned off ($DLGAUGE_TUNE=off)
+ * or there is no home to keep it in. */
+bool dlg_tune_path(char *out, size_t n);
+/* This host as the record's "host" line names it. */
+void dlg_tune_host(char *out, size_t n);
+
+/* An exclusive lock on the record against other processes (flock of
+ * <path>.lock): the fd, or -1 where it cannot be taken (work goes on
+ * unlocked: the worst is a choice timed twice). */
+int dlg_tune_lock(const char *path);
+void dlg_tune_unlock(int fd);
+
+/* key's value into val: true when the record holds it.  A missing record
+ * is empty; a corrupt or foreign one too, with a warning naming the file
+ * (and line) on stderr. */
+bool dlg_tune_get(const char *path, const char *key, char *val, size_t n);
+/* Stores key = val (replacing its old value), keeping the record's other
+ * entries: 0, or -1 with a warning on stderr (nothing stored). */
+int dlg_tune_put(const char *path, const char *key, const char *val);
+
+#endif

@@ -1,0 +1,143 @@
+/* A 3x3 layer's Winograd/direct choice (oneDNN's Winograd, AVX-512) is
+ * timed once per host and kept in its tuning record (core/nn/tune.h):
+ * a later plan of the same layer takes the recorded kernels even when
+ * its own timing would pick the others, so the same configuration runs
+ * the same kernels run after run.  The timings are injected
+ * (DLG_NN_CONV_TIMES="<direct s>,<winograd s>", cpu_conv_algo.c's test
+ * hook), so the test does not depend on this machine's speeds. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dlgauge/nn.h>
+
+#include "tune_testutil.h"
+
+#define WINO_FASTER "2e-3,1e-3"
+#define DIRECT_FASTER "1e-3,2e-3"
+
+/* 8 -> 64 channels by a 1x1, then the 3x3 layer "L" (64 -> 64). */
+static int wino_net(dlg_net *net)
+{
+    int x = dlg_relu(net, "r0", dlg_conv(net, "c0", dlg_input(net, "x", 2, 8, 20, 15), 64, 1, 1, 0, 1));
+    return dlg_relu(net, "r1", dlg_conv(net, "L", x, 64, 3, 1, 1, 1));
+}
+
+/* Whether L's kernel (its forward primitive) is oneDNN's Winograd (jit_wino_4x3) in a
+ * cpu plan, one thread, with the given injected timings. */
+static bool plans_winograd(bool train, const char *times)
+{
+    dlg_net *net;
+    assert_int_equal(setenv("DLG_NN_CONV_TIMES", times, 1), 0);
+    assert_int_equal(dlg_net_create(&net, "tune"), 0);
+    wino_net(net);
+    dlg_plan_opts o = {.backend = "cpu", .threads = 1, .train = train};
+    if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0)
+        fail_msg("%s", dlg_net_error(net));
+    const char *impl = NULL;
+    for (int i = 0; i < dlg_net_layer_count(net); i++) {
+        dlg_layer_info li;
+        assert_int_equal(dlg_net_layer_info(net, i, &li), 0);
+        if (!strcmp(li.name, "L"))
+            impl = dlg_net_layer_impl(net, i);
+    }
+    assert_non_null(impl);
+    bool wino = strstr(impl, "wino_4x3") != NULL; /* oneDNN's (AVX2: the engine's own, untimed) */
+    printf("  L (%s, times %s): %s\n", train ? "train" : "infer", times, impl);
+    dlg_net_destroy(net);
+    unsetenv("DLG_NN_CONV_TIMES");
+    return wino;
+}
+
+/* Skips where oneDNN has no Winograd kernel (below AVX-512). */
+static void need_onednn_winograd(void)
+{
+    setenv("DLGAUGE_TUNE", "off", 1);
+    setenv("DLG_NN_CONV_ALGO", "winograd", 1);
+    bool has = plans_winograd(true, DIRECT_FASTER);
+    unsetenv("DLG_NN_CONV_ALGO");
+    if (!has) {
+        printf("  oneDNN has no Winograd kernel on this CPU\n");
+        skip();
+    }
+}
+
+static void test_choice_kept(void **st)
+{
+    (void)st;
+    need_onednn_winograd();
+    /* without a record every plan times again, and follows its timings */
+    assert_true(plans_winograd(true, WINO_FASTER));
+    assert_false(plans_winograd(true, DIRECT_FASTER));
+    char rec[64];
+    tt_fresh_record(rec);
+    assert_true(plans_winograd(true, WINO_FASTER));
+    char *text = tt_read(rec);
+    assert_non_null(text);
+    assert_non_null(strstr(text, ":t1:f32:train:n2c64h20w15:o64:p1x1:bias:fwd winograd\n"));
+    assert_non_null(strstr(text, ":bwdd winograd\n"));
+    assert_non_null(strstr(text, ":bwdw winograd\n"));
+    free(text);
+    /* the same layer again, timed the other way: the record's kernels */
+    assert_true(plans_winograd(true, DIRECT_FASTER));
+    assert_true(plans_winograd(true, DIRECT_FASTER));
+    /* inference is another key; its first choice holds too */
+    assert_false(plans_winograd(false, DIRECT_FASTER));
+    assert_false(plans_winograd(false, WINO_FASTER));
+    text = tt_read(rec);
+    assert_non_null(strstr(text, ":infer:n2c64h20w15:o64:p1x1:bias:fwd direct\n"));
+    free(text);
+    tt_remove_record(rec);
+}
+
+/* An entry that is no choice is not trusted: timed again (with a
+ * warning) and replaced; a record of another host is ignored whole. */
+static void test_bad_entries_retimed(void **st)
+{
+    (void)st;
+    need_onednn_winograd();
+    char rec[64];
+    tt_fresh_record(rec);
+    assert_true(plans_winograd(true, WINO_FASTER));
+    char *text = tt_read(rec);
+    assert_non_null(text);
+    char *at = strstr(text, ":fwd winograd\n");
+    assert_non_null(at);
+    memcpy(at + 5, "maybesoo", 8);
+    tt_write(rec, text, strlen(text));
+    tt_stderr cap;
+    tt_capture(&cap);
+    bool wino = plans_winograd(true, DIRECT_FASTER);
+    char *err = tt_captured(&cap);
+    assert_false(wino);
+    assert_non_null(strstr(err, "'maybesoo' is neither winograd nor direct"));
+    free(err);
+    free(text);
+    text = tt_read(rec);
+    assert_non_null(strstr(text, ":fwd direct\n"));
+    assert_null(strstr(text, "maybesoo"));
+    /* another host's record: its choices are not this one's */
+    char *host = strstr(text, "\nhost ");
+    assert_non_null(host);
+    memcpy(host + 6, "XX", 2);
+    tt_write(rec, text, strlen(text));
+    tt_capture(&cap);
+    wino = plans_winograd(true, WINO_FASTER);
+    err = tt_captured(&cap);
+    assert_true(wino);
+    assert_non_null(strstr(err, "another host"));
+    free(err);
+    free(text);
+    tt_remove_record(rec);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_choice_kept),
+        cmocka_unit_test(test_bad_entries_retimed),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
