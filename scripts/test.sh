@@ -8,9 +8,11 @@ bash scripts/setup.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 # the tests' own tuning record (core/nn/tune.h), new each run: none of the
 # user's ~/.cache/dlgauge choices leaks into them, nor theirs into it
-export DLGAUGE_TUNE="${DLGAUGE_TUNE:-$top/build/tests-tune.txt}"
-mkdir -p "$(dirname "$DLGAUGE_TUNE")"
-rm -f "$DLGAUGE_TUNE"
+if [ -z "${DLGAUGE_TUNE:-}" ]; then
+  export DLGAUGE_TUNE="$top/build/tests-tune.txt"
+  mkdir -p build
+  rm -f "$DLGAUGE_TUNE"
+fi
 
 echo "== build (warnings are errors) and test"
 bash scripts/build.sh build -DDLG_WERROR=ON
