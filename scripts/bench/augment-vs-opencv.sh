@@ -10,7 +10,8 @@
 #         shift and clamp and the bytes-to-float store, OpenCV's does not)
 #   color: the colour jitter of that crop (contrast 0.7, saturation 1.35,
 #         brightness 1.3: convertTo, cvtColor RGB2GRAY + mean, addWeighted,
-#         as MXNet's brightness/contrast/saturation call them)
+#         as MXNet's brightness/contrast/saturation call them), in place on
+#         a fresh copy of the crop that neither side times
 #   interp: inter_method 0..4 (nearest, bilinear, cubic, area, lanczos4):
 #         cv2.resize of the decoded image to shorter side SIDE, and
 #         cv2.warpAffine of the resized image (the warp's matrix), per method
@@ -20,11 +21,14 @@
 # Each side takes the median over REPS runs per image; the table shows the
 # median of those over IMAGES images and ROUNDS interleaved rounds, and the
 # ratio OpenCV time / dlgauge time (above 1: dlgauge is faster).  It also
-# prints which ISA each side ran and whether dlgauge's bytes are OpenCV's.
+# prints which ISA each side ran (dlgauge: per stage, area2x's kernel too)
+# and whether dlgauge's bytes are OpenCV's.
 #
 #   scripts/bench/augment-vs-opencv.sh [BUILD_DIR]
 #   env: IMAGES (4), REPS (30), ROUNDS (3), SIDE (342), CROP (299),
-#        DATA (folder made by dlgauge mkdata), PEER_PYTHON (/usr/bin/python3)
+#        DATA (folder made by dlgauge mkdata), PEER_PYTHON (/usr/bin/python3),
+#        AUG_BENCH_SCALAR (1: dlgauge's warp and area kernels run their
+#        scalar loops, as on a CPU without AVX2; aug_bench.c)
 set -euo pipefail
 
 BUILD=${1:-build-pipe}
@@ -54,7 +58,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 peer=("$PEER_PYTHON" "$here/augment_peer.py")
 
-echo "images: ${#files[@]} from $DATA, shorter side $SIDE, crop $CROP, $REPS runs each, $ROUNDS rounds, 1 thread"
+echo "images: ${#files[@]} from $DATA, shorter side $SIDE, crop $CROP, $REPS runs each, $ROUNDS rounds, 1 thread; load average $(loadavg)"
 "${peer[@]}" --about
 declare -a dw dh dc d2 pw ph pc ps p2
 declare -A di pi # interp: "r<method>" resize, "w<method>" warp -> times
@@ -63,7 +67,7 @@ for r in $(seq "$ROUNDS"); do
   for f in "${files[@]}"; do
     out=$("$BENCH" "$DATA/$f" "$work" "$REPS" "$SIDE" "$CROP")
     [ "$r" = 1 ] && [ "$f" = "${files[0]}" ] &&
-      echo "dlgauge: hls $(awk '/^isa_hls/{$1=""; print}' <<<"$out"), warp $(awk '/^isa_warp/{$1=""; print}' <<<"$out"), color $(awk '/^isa_color/{$1=""; print}' <<<"$out"); CPU $(awk '/^isa_cpu/{print $2}' <<<"$out")"
+      echo "dlgauge: hls $(awk '/^isa_hls/{$1=""; print}' <<<"$out"), warp $(awk '/^isa_warp/{$1=""; print}' <<<"$out"), color $(awk '/^isa_color/{$1=""; print}' <<<"$out"), area2x $(awk '/^isa_area/{$1=""; print}' <<<"$out"); CPU $(awk '/^isa_cpu/{print $2}' <<<"$out")${AUG_BENCH_SCALAR:+ (AUG_BENCH_SCALAR=$AUG_BENCH_SCALAR)}"
     dw+=("$(awk '/^warp_us/{print $2}' <<<"$out")")
     dh+=("$(awk '/^hls_us/{print $2}' <<<"$out")")
     dc+=("$(awk '/^color_us/{print $2}' <<<"$out")")
@@ -107,3 +111,4 @@ echo "(rs-M / wp-M: cv2.resize / cv2.warpAffine with inter_method M: $(for k in 
 echo "(ratio: OpenCV time / dlgauge time, medians; OpenCV's shift-and-clamp LUT, not in its hls: $(med "${ps[@]}") us)"
 echo "outputs, dlgauge vs OpenCV (0 0: the same bytes):"
 printf '%s' "$diffs"
+echo "load average at the end: $(loadavg)"

@@ -34,13 +34,17 @@ def read_ppm(path):
     return np.frombuffer(data, np.uint8, w * h * 3, m.end()).reshape(h, w, 3)
 
 
-def median_us(fn, reps):
-    fn()  # warm-up: buffers, dispatch
+def median_us(fn, reps, setup=None):
+    """Median time of fn over REPS calls after a warm-up; setup (untimed)
+    runs before each call."""
     ts = []
-    for _ in range(reps):
+    for r in range(-1, reps):  # r = -1: warm-up (buffers, dispatch)
+        if setup:
+            setup()
         t0 = time.perf_counter()
         fn()
-        ts.append(time.perf_counter() - t0)
+        if r >= 0:
+            ts.append(time.perf_counter() - t0)
     return float(np.median(ts)) * 1e6
 
 
@@ -54,8 +58,10 @@ def colour(crop, spec, reps):
     OpenCV calls MXNet makes, in the order aug_bench used.  cv2 has no
     Mat::convertTo; contrast's convertTo(a, beta) is done as addWeighted(img,
     a, img, 0, beta), the same multiply-add per byte (v * a + (v * 0 + beta)),
-    and brightness's (beta 0, a > 0) as convertScaleAbs.  Returns the time
-    and the result as RGB."""
+    and brightness's (beta 0, a > 0) as convertScaleAbs.  MXNet jitters its
+    image in place: each run starts from a fresh copy of the crop, made
+    outside the timed call, as aug_bench does.  Returns the time and the
+    result as RGB."""
     a = [np.float32(v) for v in spec[:3]]
     order = [int(v) for v in spec[3:6]]
     bgr = np.ascontiguousarray(crop[..., ::-1])
@@ -63,8 +69,10 @@ def colour(crop, spec, reps):
     grey = np.empty(bgr.shape[:2], np.uint8)
     grey3 = np.empty_like(bgr)
 
-    def run():
+    def fresh():
         np.copyto(res, bgr)
+
+    def run():
         for k in order:
             if k == 0:
                 cv2.convertScaleAbs(res, dst=res, alpha=float(a[0]), beta=0.0)
@@ -76,7 +84,8 @@ def colour(crop, spec, reps):
                 cv2.cvtColor(res, cv2.COLOR_RGB2GRAY, dst=grey)
                 cv2.cvtColor(grey, cv2.COLOR_GRAY2BGR, dst=grey3)
                 cv2.addWeighted(res, float(a[2]), grey3, float(np.float32(1) - a[2]), 0.0, dst=res)
-    t = median_us(run, reps)
+    t = median_us(run, reps, fresh)
+    fresh()
     run()
     return t, res[..., ::-1]
 

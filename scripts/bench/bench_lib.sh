@@ -33,3 +33,32 @@ check_cases() {
 median() {
   sort -g | awk '{a[NR] = $1} END {if (!NR) exit 1; print NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'
 }
+
+# The OpenMP wait policies both sides of the PyTorch scripts run under
+# (env WAIT_POLICIES, "default PASSIVE"); each side's best by median counts,
+# as PyTorch's best memory format does.  Both sides' OpenMP is libgomp
+# (Debian's oneDNN and PyTorch): its default lets an idle team spin before
+# it sleeps, which wins on an idle machine and loses several times over on
+# a loaded one, where a spinning thread holds a CPU another thread of the
+# team needs.  "default" unsets OMP_WAIT_POLICY (libgomp's own choice).
+wait_policies() {
+  local p
+  for p in ${WAIT_POLICIES:-default PASSIVE}; do
+    case $p in
+    default | PASSIVE | ACTIVE) ;;
+    *) echo "WAIT_POLICIES: '$p' is none of default, PASSIVE, ACTIVE; nothing measured" >&2; exit 2 ;;
+    esac
+  done
+  echo "${WAIT_POLICIES:-default PASSIVE}"
+}
+
+# with_wait POLICY CMD...: runs CMD under that OpenMP wait policy.
+with_wait() {
+  local p=$1
+  shift
+  if [ "$p" = default ]; then env -u OMP_WAIT_POLICY "$@"; else env OMP_WAIT_POLICY="$p" "$@"; fi
+}
+
+# loadavg: the 1, 5 and 15 minute load averages (what else ran shapes
+# every figure on a shared machine).
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }

@@ -15,14 +15,24 @@
 # PyTorch's model and input in bf16 as nchw, channels_last or frozen, or
 # autocast on the fp32 model, "amp" (channels_last) or "ampn" (nchw);
 # training only as autocast, fp32 master weights on both sides); they
-# need AVX-512.
+# need AVX-512.  Both sides run under each OpenMP wait policy of
+# WAIT_POLICIES (bench_lib.sh: libgomp's default spin, PASSIVE) and each
+# side's best by median counts; the table names the policy that won per
+# side, and the load average is printed before, between and after the
+# cases.  GFLOP/s, %peak, isa and winograd_layers (convolutions on a
+# Winograd kernel, the engine's or oneDNN's: rows that differ in it ran
+# different kernels) are those of dlgauge's median round under its best
+# policy, the run its img/s comes from.
 #
 # usage: scripts/bench/cnn-vs-pytorch.sh [BUILD_DIR] [THREADS]
 #   env STEPS_TRAIN (5), STEPS_INFER (10), STEPS_B1 (30), ROUNDS (3),
 #   CASES (names to run, e.g. "resnet50-infer-b1 alexnet-train-b16"; all),
+#   WAIT_POLICIES (OMP_WAIT_POLICY values each side runs under: "default
+#   PASSIVE"; default = unset),
 #   PEER_PYTHON (the python3 with torch and torchvision; /usr/bin/python3)
-# Exits 2 before measuring when PyTorch cannot be imported or CASES names
-# no case, and 1 after the table when a case has no PyTorch figure.
+# Exits 2 before measuring when PyTorch cannot be imported or CASES or
+# WAIT_POLICIES names no case or policy, and 1 after the table when a
+# case has no PyTorch figure.
 # Note: AlexNet and GoogLeNet are BVLC's on both sides at crop 224
 # (bvlc_alexnet.py, bvlc_googlenet.py: torchvision's AlexNet has no LRN or
 # groups, its GoogLeNet batch norm and 3x3 "5x5" branches; the AlexNet rows
@@ -69,8 +79,9 @@ cases=( # name model mode batch steps [precision]
 )
 
 check_cases $(printf '%s\n' "${cases[@]}" | cut -d' ' -f1)
+policies=$(wait_policies)
 
-echo "== machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $threads threads"
+echo "== machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $threads threads, load average $(loadavg)"
 echo "== oneDNN (ONEDNN_VERBOSE=1, first lines of a dlgauge run):"
 cat >"$work/isa.ini" <<EOF2
 [sink csv]
@@ -89,36 +100,42 @@ EOF2
 
 # Interleaved per case and round, so that a machine whose load changes
 # during the script treats both sides alike; each side's figure is the
-# median over ROUNDS runs of its per-run median step time.
-echo "== runs: $rounds round(s) of dlgauge, then PyTorch nchw, channels_last (and frozen for inference), per case"
+# median over ROUNDS runs of its per-run median step time, per wait policy.
+echo "== runs: $rounds round(s) of dlgauge, then PyTorch nchw, channels_last (and frozen for inference), per case, each under OMP_WAIT_POLICY $policies"
 for c in "${cases[@]}"; do
   read -r name model mode batch steps prec <<<"$c"
   prec=${prec:-fp32}
   case " ${CASES:-$name} " in *" $name "*) ;; *) continue ;; esac
   for r in $(seq 1 "$rounds"); do
-    printf '[sink csv]\npath = %s\n[job %s]\nworkload = %s\nmode = %s\nbatch = %s\ncrop = 224\ncpus = %s\nwarmup = 2\niterations = %s\nprecision = %s\n' \
-      "$work/dlg-$name-$r.csv" "$name" "$model" "$mode" "$batch" "$threads" "$steps" "$prec" >"$work/$name.ini"
-    (cd "$work" && "$dlg" run "$work/$name.ini" >"$work/dlg.log" 2>&1) || { cat "$work/dlg.log"; exit 1; }
-    fmts="nchw cl"
-    [ "$mode" = infer ] && fmts="nchw cl frozen"
-    [ "$prec" = bf16 ] && fmts="nchw cl frozen amp"
-    [ "$prec" = bf16 ] && [ "$mode" = train ] && fmts="amp ampn"
-    for fmt in $fmts; do
-      "${torch_env[@]}" "$PEER_PYTHON" "$src/scripts/bench/cnn_peer.py" \
-        "$model" "$mode" "$batch" "$threads" "$steps" "$fmt" "$prec" >"$work/torch-$name-$fmt-$r.json" ||
-        { echo "   PyTorch $fmt failed for $name; left out" >&2; rm -f "$work/torch-$name-$fmt-$r.json"; }
+    for pol in $policies; do
+      printf '[sink csv]\npath = %s\n[job %s]\nworkload = %s\nmode = %s\nbatch = %s\ncrop = 224\ncpus = %s\nwarmup = 2\niterations = %s\nprecision = %s\n' \
+        "$work/dlg-$name-$pol-$r.csv" "$name" "$model" "$mode" "$batch" "$threads" "$steps" "$prec" >"$work/$name.ini"
+      (cd "$work" && with_wait "$pol" "$dlg" run "$work/$name.ini" >"$work/dlg.log" 2>&1) || { cat "$work/dlg.log"; exit 1; }
+      fmts="nchw cl"
+      [ "$mode" = infer ] && fmts="nchw cl frozen"
+      [ "$prec" = bf16 ] && fmts="nchw cl frozen amp"
+      [ "$prec" = bf16 ] && [ "$mode" = train ] && fmts="amp ampn"
+      for fmt in $fmts; do
+        with_wait "$pol" "${torch_env[@]}" "$PEER_PYTHON" "$src/scripts/bench/cnn_peer.py" \
+          "$model" "$mode" "$batch" "$threads" "$steps" "$fmt" "$prec" >"$work/torch-$name-$fmt-$pol-$r.json" ||
+          { echo "   PyTorch $fmt ($pol) failed for $name; left out" >&2; rm -f "$work/torch-$name-$fmt-$pol-$r.json"; }
+      done
     done
   done
-  echo "   $name done"
+  echo "   done: $name (load average $(loadavg))"
 done
 # the isa line is oneDNN's third info line: -m2 stopped before it
 "${torch_env[@]}" ONEDNN_VERBOSE=1 "$PEER_PYTHON" "$src/scripts/bench/cnn_peer.py" \
   alexnet infer 1 "$threads" 1 nchw 2>&1 | grep -m3 '^onednn_verbose,info' | sed 's/^/PyTorch /' || true
 
-python3 - "$work" "$rounds" "${cases[@]}" <<'PY'
+rc=0
+python3 - "$src/scripts/bench" "$work" "$rounds" "$policies" "${cases[@]}" <<'PY' || rc=$?
 import csv, glob, json, re, statistics, sys
-work, rounds, cases = sys.argv[1], int(sys.argv[2]), [c.split() for c in sys.argv[3:]]
-cases = [c for c in cases if glob.glob(f"{work}/dlg-{c[0]}-[0-9]*.csv")]
+bench, work, rounds, policies = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4].split()
+cases = [c.split() for c in sys.argv[5:]]
+sys.path.insert(0, bench)
+from rounds import median_round
+cases = [c for c in cases if glob.glob(f"{work}/dlg-{c[0]}-*-[0-9]*.csv")]
 
 
 def by_round(pattern):
@@ -126,53 +143,66 @@ def by_round(pattern):
     return {int(re.search(r"-(\d+)\.\w+$", f).group(1)): f for f in glob.glob(pattern)}
 
 
-print(f"medians over {rounds} round(s); ratio = dlgauge img/s / PyTorch's best format img/s; "
-      "ratio range: per round, dlgauge / that format in the same round")
+print(f"medians over {rounds} round(s); ratio = dlgauge img/s / PyTorch's best format img/s, each side "
+      f"under its best OMP_WAIT_POLICY of: {' '.join(policies)}; ratio range: per round, dlgauge / that "
+      "format in the same round")
 print(f"{'case':20} {'dlgauge img/s':>13} {'torch img/s':>11} {'fmt':>6} {'ratio':>6} "
-      f"{'dlg p50 ms':>10} {'torch ms':>9} {'dlg RSS MiB':>11} {'torch RSS MiB':>13} {'dlg %peak':>9}")
-last, blas, peaks, missing = None, "none", [], []
+      f"{'dlg p50 ms':>10} {'torch ms':>9} {'dlg RSS MiB':>11} {'torch RSS MiB':>13} {'dlg %peak':>9} "
+      f"{'dlg wait':>8} {'torch wait':>10}")
+blas, peaks, missing = "none", [], []
 for name, model, mode, batch, steps, *prec in cases:
-    dfiles = by_round(f"{work}/dlg-{name}-[0-9]*.csv")
-    runs = {r: next(csv.DictReader(open(f))) for r, f in sorted(dfiles.items())}
-    bad = [x for x in runs.values() if x["status"] != "ok"]
+    dlg = {}  # policy: {round: row}
+    for pol in policies:
+        rs = {r: next(csv.DictReader(open(f))) for r, f in sorted(by_round(f"{work}/dlg-{name}-{pol}-[0-9]*.csv").items())}
+        if rs:
+            dlg[pol] = rs
+    bad = [x for rs in dlg.values() for x in rs.values() if x["status"] != "ok"]
     if bad:
         print(f"{name:20} dlgauge failed: {bad[0].get('error', '')}")
         missing.append(name)
         continue
-    last = runs[max(runs)]
-    if last["peak_source"] not in peaks:  # fp32 and bf16 cases have different peaks
-        peaks.append(last["peak_source"])
-    p50r = {r: float(x["latency_p50_us"]) / 1e6 for r, x in runs.items()}
+    p50s = {pol: {r: float(x["latency_p50_us"]) / 1e6 for r, x in rs.items()} for pol, rs in dlg.items()}
+    dpol = min(p50s, key=lambda pol: statistics.median(p50s[pol].values()))
+    runs, p50r = dlg[dpol], p50s[dpol]
     p50 = statistics.median(p50r.values())
+    mid = runs[median_round(p50r)]  # GFLOP/s, %peak, isa: the run the median is from
+    if mid["peak_source"] not in peaks:  # fp32 and bf16 cases have different peaks
+        peaks.append(mid["peak_source"])
     dips = int(batch) / p50
     t = {}
     for f in ("nchw", "cl", "frozen", "amp", "ampn"):
-        js = {r: json.load(open(x)) for r, x in sorted(by_round(f"{work}/torch-{name}-{f}-*.json").items())}
-        if js:
-            t[f] = {"median_s": statistics.median(j["median_s"] for j in js.values()),
-                    "rss_peak_bytes": max(j["rss_peak_bytes"] for j in js.values()),
-                    "last": js[max(js)], "round_s": {r: j["median_s"] for r, j in js.items()}}
-            t[f]["images_per_s"] = int(batch) / t[f]["median_s"]
+        for pol in policies:
+            js = {r: json.load(open(x)) for r, x in sorted(by_round(f"{work}/torch-{name}-{f}-{pol}-*.json").items())}
+            if js:
+                med = statistics.median(j["median_s"] for j in js.values())
+                t[f, pol] = {"median_s": med, "images_per_s": int(batch) / med,
+                             "rss_peak_bytes": max(j["rss_peak_bytes"] for j in js.values()),
+                             "mid": js[median_round({r: j["median_s"] for r, j in js.items()})],
+                             "round_s": {r: j["median_s"] for r, j in js.items()}}
     if not t:
         print(f"{name:20} PyTorch failed in every format: no ratio")
         missing.append(name)
         continue
-    best = max(t, key=lambda f: t[f]["images_per_s"])
+    best = max(t, key=lambda k: t[k]["images_per_s"])
     tb = t[best]
-    blas = tb["last"].get("openblas_core") or ",".join(tb["last"].get("blas_libs", [])) or "none"
+    blas = tb["mid"].get("openblas_core") or ",".join(tb["mid"].get("blas_libs", [])) or "none"
     # pair each dlgauge round with the same round's PyTorch run (interleaved)
     ratios = [tb["round_s"][r] / p50r[r] for r in sorted(p50r) if r in tb["round_s"]] or [float("nan")]
-    print(f"{name:20} {dips:13.2f} {tb['images_per_s']:11.2f} {best:>6} {dips / tb['images_per_s']:6.2f} "
+    print(f"{name:20} {dips:13.2f} {tb['images_per_s']:11.2f} {best[0]:>6} {dips / tb['images_per_s']:6.2f} "
           f"{p50 * 1e3:10.1f} {tb['median_s'] * 1e3:9.1f} "
           f"{max(int(x['rss_peak_bytes']) for x in runs.values()) / 2**20:11.0f} "
-          f"{tb['rss_peak_bytes'] / 2**20:13.0f} {float(last.get('pct_peak') or 0):9.1f}")
-    others = ", ".join(f"{f} {t[f]['images_per_s']:.2f}" for f in t)
-    print(f"{'':20} (torch {others} img/s; dlgauge per round "
-          f"{', '.join(f'{int(batch) / p50r[r]:.2f}' for r in sorted(p50r))} img/s, ratio range "
-          f"{min(ratios):.2f}-{max(ratios):.2f}; {float(last['gflops']):.1f} GFLOP/s, isa {last['dnnl_isa']})")
+          f"{tb['rss_peak_bytes'] / 2**20:13.0f} {float(mid.get('pct_peak') or 0):9.1f} {dpol:>8} {best[1]:>10}")
+    others = ", ".join(f"{f}/{pol} {v['images_per_s']:.2f}" for (f, pol), v in t.items())
+    dothers = ", ".join(f"{pol} {int(batch) / statistics.median(v.values()):.2f}" for pol, v in p50s.items())
+    print(f"{'':20} (torch {others} img/s; dlgauge {dothers} img/s, per round under {dpol} "
+          f"{', '.join(f'{int(batch) / p50r[r]:.2f}' for r in sorted(p50r))}, ratio range "
+          f"{min(ratios):.2f}-{max(ratios):.2f}; median round: {float(mid['gflops']):.1f} GFLOP/s, "
+          f"isa {mid['dnnl_isa']}, winograd_layers {mid.get('winograd_layers') or '-'})")
 for p in peaks:
     print(f"peak: {p}")
 print(f"PyTorch BLAS kernel: {blas}")
 if missing:
     sys.exit(f"no ratio for {', '.join(missing)}")
 PY
+echo "== load average at the end: $(loadavg)"
+exit "$rc"

@@ -8,7 +8,12 @@
 #
 #   scripts/bench/decode-vs-tjbench.sh [BUILD_DIR]
 #   env: IMAGES (files to use, default 24), REPEATS (3), BENCHTIME (0.2 s
-#        per image per tjbench run), DATA (folder made by dlgauge mkdata)
+#        per image per tjbench run), DATA (folder made by dlgauge mkdata:
+#        IMAGES images in up to 8 classes)
+# SIMD: libjpeg-turbo reports no choice of its own (neither its API nor
+# tjbench's output); it takes the best its CPUID check allows unless a
+# JSIMD_FORCE* variable narrows it, so the script prints the variables set,
+# the ones the library reads (its strings) and the CPU's flags, as such.
 set -euo pipefail
 
 BUILD=${1:-build-pipe}
@@ -22,8 +27,10 @@ DATA=${DATA:-$BUILD/bench/decode-data}
 command -v tjbench >/dev/null || { echo "tjbench not found: apt-get install libjpeg-turbo-progs" >&2; exit 1; }
 . "$(dirname "$0")/bench_lib.sh"
 [ -x "$BENCH" ] || { echo "$BENCH not built: ninja -C $BUILD pipe_bench" >&2; exit 1; }
+[[ $IMAGES =~ ^[1-9][0-9]*$ ]] || { echo "IMAGES: '$IMAGES' is no positive whole number; nothing measured" >&2; exit 2; }
 if [ ! -f "$DATA/train.txt" ]; then
-    "$DLG" mkdata images --out "$DATA" --classes 8 --images "$IMAGES" --seed 1 >/dev/null
+    # mkdata wants an image a class at least
+    "$DLG" mkdata images --out "$DATA" --classes $((IMAGES < 8 ? IMAGES : 8)) --images "$IMAGES" --seed 1 >/dev/null
 fi
 mapfile -t files < <(head -n "$IMAGES" "$DATA/train.txt" | sed 's/ [0-9]*$//')
 list=$DATA/bench-list.txt
@@ -48,10 +55,14 @@ echo "images: ${#files[@]} from $DATA (mean $(du -cb $(sed "s|^|$DATA/|" <<<"$(p
 # Which decoder runs: both sides call TurboJPEG with the same flags (accurate
 # DCT, fancy upsampling: tjbench's -fastdct/-fastupsample would be other
 # work); libjpeg-turbo picks its SIMD at run time from the CPU unless a
-# JSIMD_FORCE* variable says otherwise.
+# JSIMD_FORCE* variable says otherwise, and tells nobody which it took.
+tjlib=$(ldd "$(command -v tjbench)" 2>/dev/null | awk '/libturbojpeg/{print $3}') || true
 jsimd=$(env | { grep '^JSIMD_' || true; } | tr '\n' ' ')
-simd=$(grep -m1 -o -w -E 'avx2' /proc/cpuinfo || echo sse2)
-echo "libjpeg-turbo: dlgauge $(ldd "$BENCH" | awk '/libturbojpeg/{print $3}'), tjbench $(ldd "$(command -v tjbench)" | awk '/libturbojpeg/{print $3}') ($(dpkg-query -W -f='${Version}' libturbojpeg0 2>/dev/null || echo 'version ?')); SIMD: ${jsimd:-$simd (auto, no JSIMD_* set)}"
+reads=$( { grep -a -o -E 'JSIMD_[A-Z0-9]+' "$tjlib" 2>/dev/null || true; } | sort -u | tr '\n' ' ')
+flags=$( { grep -m1 '^flags' /proc/cpuinfo || true; } | grep -o -w -E 'sse2|avx2' | sort -u | tr '\n' ' ')
+echo "libjpeg-turbo: dlgauge $(ldd "$BENCH" | awk '/libturbojpeg/{print $3}'), tjbench $tjlib ($(dpkg-query -W -f='${Version}' libturbojpeg0 2>/dev/null || echo 'version ?'))"
+echo "SIMD: not reported by libjpeg-turbo (it picks from CPUID); JSIMD_* set: ${jsimd:-none}; the library reads: ${reads:-none found}; CPU flags: ${flags:-none of sse2 avx2}"
+echo "load average: $(loadavg)"
 declare -a tj_full tj_half d_full d_half d_hi d_fi
 for r in $(seq "$REPEATS"); do
     read -r mp ips < <(tj_round ""); tj_full+=("$mp")
@@ -71,3 +82,4 @@ printf '%-34s %10.2f %10.2f %7.2fx\n' "full size, Mpixels/s (median)" "$df" "$tj
 printf '%-34s %10.1f %10s\n' "full size, images/s" "$dfi" "-"
 printf '%-34s %10.1f %10.1f %7.2fx\n' "1/2 DCT-scaled, images/s" "$dhi" "$tjh" "$(awk -v a="$dhi" -v b="$tjh" 'BEGIN{print a/b}')"
 printf 'gain from 1/2 scaled decoding (dlgauge): %.2fx images/s\n' "$(awk -v a="$dhi" -v b="$dfi" 'BEGIN{print a/b}')"
+echo "load average at the end: $(loadavg)"

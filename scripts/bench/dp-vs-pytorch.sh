@@ -16,7 +16,10 @@
 # Prints per case the medians over ROUNDS rounds: images/s of each side at
 # 1 and 2 ranks, the ratio dlgauge / PyTorch at each, and each side's
 # scaling efficiency rate(2) / (2 x rate(1)); then the MPI library, the
-# isa and the BLAS kernel.
+# isa and the BLAS kernel.  No OpenMP wait-policy search (cnn-vs-pytorch.sh
+# has one): each rank runs one OpenMP thread on both sides (cpus = 1,
+# OMP_NUM_THREADS=1), so no team waits at a barrier and the policy does
+# not enter; the load average is printed before, between and after.
 #
 # usage: scripts/bench/dp-vs-pytorch.sh [BUILD_DIR]
 #   env ROUNDS (3), STEPS (5), CASES (names; "alexnet-b8 resnet50-b4"),
@@ -82,7 +85,8 @@ peer_run() {
   done
 }
 
-echo "== machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) CPUs, load average $(loadavg)"
+echo "== OMP_WAIT_POLICY: ${OMP_WAIT_POLICY:-unset} on both sides, not searched: one OpenMP thread a rank"
 echo "== runs: $rounds round(s) of dlgauge and PyTorch ($formats) at 1 and 2 ranks, $steps timed steps"
 for c in "${cases[@]}"; do
   read -r name model batch <<<"$c"
@@ -96,7 +100,7 @@ for c in "${cases[@]}"; do
       fi
     done
   done
-  echo "   $name done (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+  echo "   done: $name (load average $(loadavg))"
 done
 
 rc=0
@@ -168,5 +172,5 @@ echo "MPI: $("$dlg" sysinfo 2>/dev/null | sed -n 's/^ranks:.* with //p')"
 # PyTorch's oneDNN isa: its third info line (one nchw AlexNet step at 1 process)
 "${torch_env[@]}" ONEDNN_VERBOSE=1 "$PEER_PYTHON" "$src/scripts/bench/dp_peer.py" alexnet 1 1 1 nchw 2>&1 |
   grep -m3 '^onednn_verbose,info' | sed 's/^/PyTorch /' || true
-echo "== load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== load average at the end: $(loadavg)"
 exit "$rc"

@@ -2,9 +2,15 @@
 # dlgauge's Winograd convolutions (F(4x4,3x3); F(3,7), F(4,3) along one
 # axis) against oneDNN's direct kernels
 # (the peer: what dlgauge runs with `winograd = false`, and what PyTorch
-# runs on this CPU), one layer at a time through the `conv` workload, in
-# the layouts both use between layers (nChw8c activations, 8i8o-blocked
-# weights).  The shapes are ResNet-50's 3x3 stride-1 layers and
+# runs on this CPU), one layer at a time through the `conv` workload.  The
+# Winograd side runs in nChw8c activations and 8i8o-blocked weights; the
+# direct side in the layouts oneDNN picks for the shape, which on AVX2
+# are the same.  On AVX-512 oneDNN keeps other layouts (nChw16c, NHWC for
+# brgconv), so a plan never hands a layer to these kernels (they need
+# nChw8c) and the ratio is against a kernel they do not replace there:
+# each row prints the oneDNN implementation and layout that ran on the
+# direct side (one untimed ONEDNN_VERBOSE step), marks such rows with *
+# and says so under the table.  The shapes are ResNet-50's 3x3 stride-1 layers and
 # Inception-v3's unpadded stem layers (2a, 4a) and factorised 1x7, 7x1,
 # 1x3, 3x1 layers, each pass (fwd, bwd_data, bwd_filter), at batch 16 and
 # at a batch small enough to show where the
@@ -46,6 +52,8 @@ for sh in "${shapes[@]}"; do
     r=${pad%x*} s=${pad#*x} ph=$(((r - 1) / 2)) pw=$(((s - 1) / 2)) pad=0 ;;
   esac
   for pass in $passes; do
+    conv_impl "n${n}-c${ch}-k${k}-${hw}-p${tag}-${pass}-direct" n="$n" c="$ch" k="$k" h="$hw" w="$hw" r="$r" \
+      s="$s" pad="$pad" pad_h="$ph" pad_w="$pw" pass="$pass" algo=direct
     for round in $(seq 1 "$rounds"); do
       for algo in direct winograd; do
         name="n${n}-c${ch}-k${k}-${hw}-p${tag}-${pass}-${algo}"
@@ -64,12 +72,13 @@ import math, statistics, sys
 bench, work, rounds, passes, shapes = (sys.argv[1], sys.argv[2], int(sys.argv[3]),
                                        sys.argv[4].split(), sys.argv[5:])
 sys.path.insert(0, bench)
-from conv_medians import med_ms
-print(f"medians over {rounds} round(s); ratio = direct ms / winograd ms (> 1: Winograd faster)")
+from conv_medians import engine_note, impl, med_ms
+print(f"medians over {rounds} round(s); ratio = direct ms / winograd ms (> 1: Winograd faster); "
+      "direct impl: oneDNN's kernel and layout on the direct side")
 print("tiles: 4x4 output tiles (3x3), or output strips of 3 (r = 7) / 4 (r = 3) along the filter")
 print(f"{'batch':>5} {'ch':>4} {'k':>4} {'size':>4} {'pad':>3} {'tiles':>5} {'pass':>10} "
-      f"{'direct ms':>9} {'wino ms':>8} {'ratio':>6} {'per round':>16}")
-ratios = []
+      f"{'direct ms':>9} {'wino ms':>8} {'ratio':>6} {'per round':>16}  direct impl")
+ratios, layouts = [], []
 for sh in shapes:
     f = sh.split(":")
     n, ch, hw = (int(x) for x in f[:3])
@@ -86,11 +95,18 @@ for sh in shapes:
         per = [a / b for a, b in zip(d, w)]
         r = statistics.median(d) / statistics.median(w)
         ratios.append((tiles, r))
+        kern, lay = impl(work, f"n{n}-c{ch}-k{k}-{hw}-p{tag}-{p}-direct")
+        layouts.append(lay)
+        mark = "*" if lay != "aBcd8b" else " "
         print(f"{n:>5} {ch:>4} {k:>4} {hw:>4} {tag:>3} {tiles:>5} {p:>10} {statistics.median(d):>9.2f} "
-              f"{statistics.median(w):>8.2f} {r:>6.2f} {min(per):>7.2f}-{max(per):<7.2f}")
+              f"{statistics.median(w):>8.2f} {r:>6.2f} {min(per):>7.2f}-{max(per):<7.2f}{mark} {kern} {lay}")
 for lo, hi in ((0, 31), (32, 63), (64, 1 << 30)):
     rs = [r for t, r in ratios if lo <= t <= hi]
     if rs:
         print(f"tiles {lo}-{hi if hi < 1 << 30 else 'up'}: median ratio {statistics.median(rs):.2f} "
               f"over {len(rs)} case(s)")
+for line in engine_note("the engine's Winograd", layouts,
+                        " (on AVX-512 also oneDNN's own Winograd where it times faster: cpu_conv_algo.c, "
+                        "counted in the caffe rows' winograd_layers)"):
+    print(line)
 PY

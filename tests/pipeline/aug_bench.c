@@ -12,7 +12,11 @@
  * OUTDIR/in.ppm (the resized image), OUTDIR/params.txt (matrix, shift,
  * crop, color), OUTDIR/warp.ppm, hls.ppm and color.ppm (dlgauge's outputs).  Prints
  * one "key value" per line: per-stage medians in microseconds and the ISA
- * the vectorised loops run with. */
+ * the vectorised loops run with.
+ * env AUG_BENCH_SCALAR=1: the warp and INTER_AREA kernels' AVX2 check
+ * (dlg_warp_have_avx2, wrapped at link time as test_pipe_area_simd does)
+ * answers no, so they run the scalar loops of a CPU without AVX2; the HLS
+ * and colour loops keep their own dispatch (isa_* say what ran). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,11 +28,24 @@
 #include "loader_hls.h"
 #include "pipe_util.h"
 
+#include <stdbool.h>
+
 enum { FILL = 0 };
 static const int SHIFT[3] = {7, -12, 25}; /* H, L, S: within MXNet's usual 36/50/50 */
 /* brightness, contrast, saturation factors (gluon-cv's 0.4 jitter) and an order */
 static const float ALPHA[3] = {1.3f, 0.7f, 1.35f};
 static const int ORDER[3] = {DLG_MX_CONTRAST, DLG_MX_SATURATION, DLG_MX_BRIGHTNESS};
+
+bool __real_dlg_warp_have_avx2(void);
+bool __wrap_dlg_warp_have_avx2(void);
+
+/* Every call from core/data's warp and area kernels lands here (the link
+ * option --wrap): AUG_BENCH_SCALAR=1 turns their AVX2 paths off. */
+bool __wrap_dlg_warp_have_avx2(void)
+{
+    const char *e = getenv("AUG_BENCH_SCALAR");
+    return !(e && strcmp(e, "1") == 0) && __real_dlg_warp_have_avx2();
+}
 
 static double now_us(void)
 {
@@ -63,7 +80,8 @@ static int write_ppm(const char *dir, const char *name, const dlg_rgb8 *im)
 }
 
 /* The colour jitter of a packed copy of crop (in cpx), REPS times, each
- * from the crop's bytes (the copy is not timed); prints color_us. */
+ * from the crop's bytes; prints color_us.  The copy is not timed, as MXNet
+ * jitters its image in place (augment_peer.py leaves its copy out too). */
 static void color(const dlg_rgb8 *crop, uint8_t *cpx, double *t, int reps)
 {
     dlg_rgb8 c = {cpx, crop->w, crop->h, (size_t)crop->w * 3};
@@ -94,6 +112,10 @@ static void print_isa(void)
 #endif
     printf("isa_hls %s\nisa_warp %s\nisa_color %s\n", dlg_hls_isa(), dlg_warp_isa(),
            dlg_mx_color_isa());
+    /* loader_area.c's 2 x 2 shrink: loader_area_avx2.c where the warp's
+     * check says AVX2, else its scalar loop; other whole factors SSE2 */
+    printf("isa_area %s\n", __wrap_dlg_warp_have_avx2() ? "avx2 (dispatched, loader_area_avx2.c)"
+                                                        : "scalar C (2x2 loop; 3x, 4x SSE2)");
 }
 
 static int run(dlg_rgb8 *img, const char *dir, int reps, int crop_side)

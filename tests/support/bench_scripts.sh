@@ -45,23 +45,40 @@ mb=(100 400 200); bw=\$(( mb[\$(bash "$t/count" "$t/n.bench") % 3] * 1000000 ))
 echo "{\"bw_bytes\": \$bw, \"iops\": \$((bw / 4096))}"
 EOF
 # dlgauge: copies each job file aside; for io jobs it writes the JSON sink
-# line, for the others a CSV row per job (p50 100 ms: 10 items/s at batch 1;
-# throughput 10 items/s alone, 18 as 2 ranks; busbw 2 GB/s, op time 10 us
-# mean, 9 us median; ranks: as many as the fake mpirun started, or
-# FAKE_RANKS)
+# line, for the others a CSV row per job (p50 100 ms: 10 items/s at batch 1,
+# or FAKE_PASSIVE_P50 us under OMP_WAIT_POLICY=PASSIVE, or the n-th of
+# FAKE_P50S on the n-th call; GFLOP/s = p50 / 1000 and winograd_layers = n,
+# so that a row's figures tell which run they are from; throughput 10
+# items/s alone, 18 as 2 ranks; busbw 2 GB/s, op time 10 us mean, 9 us
+# median; ranks: as many as the fake mpirun started, or FAKE_RANKS)
 cat >"$t/build/bin/dlgauge" <<EOF
 #!/usr/bin/env bash
 [ "\$1" = sysinfo ] && { echo "ranks:      1 (no launcher); mpirun -np N starts N with Fake MPI 9.9"; exit 0; }
+# mkdata images: as the real one, refuses fewer images than classes
+if [ "\$1" = mkdata ]; then
+  echo "\$*" >>"$t/mkdata.args"
+  while [ \$# -gt 0 ]; do case \$1 in --out) o=\$2 ;; --classes) c=\$2 ;; --images) n=\$2 ;; esac; shift; done
+  [ "\$n" -ge "\$c" ] || { echo "--images \$n is fewer than --classes \$c" >&2; exit 2; }
+  mkdir -p "\$o"; for i in \$(seq "\$n"); do : >"\$o/\$i.jpg"; echo "\$i.jpg 0" >>"\$o/train.txt"; done
+  exit 0
+fi
 ini=\${@: -1}
 cat "\$ini" >>"$t/dlg.ini"
+# under ONEDNN_VERBOSE=1, a primitive's exec line: FAKE_IMPL in FAKE_LAYOUT
+[ "\${ONEDNN_VERBOSE:-}" = 1 ] &&
+  echo "onednn_verbose,exec,cpu,convolution,\${FAKE_IMPL:-jit:avx2},forward_training,src_f32::blocked:\${FAKE_LAYOUT:-aBcd8b}:f0 wei_f32::blocked:ABcd8b8a:f0 dst_f32::blocked:\${FAKE_LAYOUT:-aBcd8b}:f0,,alg:convolution_direct,mb1,0.5"
 out=\$(sed -n 's/^path = //p' "\$ini" | head -1)
 if grep -q '^workload = io' "\$ini"; then
   bw=200000000
   echo "{\"measurement\": \"dlgauge_result\", \"fields\": {\"throughput\": \$bw, \"iops\": \$((bw / 4096)), \"io_lat_p50_us\": 3}}" >"\$out"
 else
-  echo "job,status,latency_p50_us,rss_peak_bytes,peak_source,pct_peak,gflops,dnnl_isa,ranks,throughput,busbw_bytes_per_s,op_time_us,op_median_us,error" >"\$out"
-  awk -v np="\${FAKE_RANKS:-\${FAKE_NP:-1}}" -v rate="\$((\${FAKE_NP:-1} == 2 ? 18 : 10))" '/^\[job .*\]\$/ {
-    print substr(\$0, 6, length(\$0) - 6) ",ok,100000,1048576,fake peak,1,1,fake," np "," rate ",2e9,10,9,"}' "\$ini" >>"\$out"
+  n=\$(bash "$t/count" "$t/n.dlg")
+  p50=100000
+  [ -n "\${FAKE_P50S:-}" ] && { read -ra l <<<"\$FAKE_P50S"; p50=\${l[n % \${#l[@]}]}; }
+  [ "\${OMP_WAIT_POLICY:-}" = PASSIVE ] && [ -n "\${FAKE_PASSIVE_P50:-}" ] && p50=\$FAKE_PASSIVE_P50
+  echo "job,status,latency_p50_us,rss_peak_bytes,peak_source,pct_peak,gflops,dnnl_isa,winograd_layers,ranks,throughput,busbw_bytes_per_s,op_time_us,op_median_us,error" >"\$out"
+  awk -v np="\${FAKE_RANKS:-\${FAKE_NP:-1}}" -v rate="\$((\${FAKE_NP:-1} == 2 ? 18 : 10))" -v p50="\$p50" -v n="\$n" '/^\[job .*\]\$/ {
+    print substr(\$0, 6, length(\$0) - 6) ",ok," p50 ",1048576,fake peak,1," p50 / 1000 ",fake," n "," np "," rate ",2e9,10,9,"}' "\$ini" >>"\$out"
 fi
 EOF
 # mpirun: records its line, then starts the command once, as rank 0 of
@@ -88,12 +105,15 @@ PEER
 chmod +x "\$2"
 EOF
 # a peer python: imports work; the peer scripts print a median of 0.2 s a
-# step (5 items/s at batch 1), or fail when FAKE_PEER_FAIL is set
+# step (5 items/s at batch 1), or FAKE_PEER_PASSIVE_S under
+# OMP_WAIT_POLICY=PASSIVE, or fail when FAKE_PEER_FAIL is set
 cat >"$t/bin/peer-python" <<'EOF'
 #!/usr/bin/env bash
 [ "$1" = -c ] && exit 0
 [ -n "${FAKE_PEER_FAIL:-}" ] && exit 1
-echo '{"median_s": 0.2, "rss_peak_bytes": 1048576, "torch": "fake", "openblas_core": "fake"}'
+s=0.2
+[ "${OMP_WAIT_POLICY:-}" = PASSIVE ] && s=${FAKE_PEER_PASSIVE_S:-0.2}
+echo "{\"median_s\": $s, \"rss_peak_bytes\": 1048576, \"torch\": \"fake\", \"openblas_core\": \"fake\"}"
 EOF
 printf '#!/bin/sh\nexit 1\n' >"$t/bin/no-python"
 printf '#!/bin/sh\n' >"$t/bin/sync" # the drop before each run: nothing to flush here
@@ -145,6 +165,30 @@ run "cnn-vs-pytorch, fake peer" 0 env PEER_PYTHON="$t/bin/peer-python" CASES=ale
 run "mxnet-vs-pytorch, fake peer" 0 env PEER_PYTHON="$t/bin/peer-python" CASES=inception-infer-b1 \
   BATCH_IMG=1 bash "$bench/mxnet-vs-pytorch.sh" "$t/build" 2
 [ "$(row inception-infer-b1 5)" = 2.00 ] || fail "mxnet-vs-pytorch: ratio $(row inception-infer-b1 5), want 2.00"
+# ... each side runs at its best OpenMP wait policy (PyTorch 10 img/s
+# under PASSIVE, 5 under libgomp's default; dlgauge 10 under the default,
+# 5 under PASSIVE: 1.00, not 2.00 nor 0.50), which the table names, with
+# the load average ...
+for s in cnn-vs-pytorch:alexnet-infer-b1 mxnet-vs-pytorch:inception-infer-b1; do
+  run "${s%:*}, wait policies" 0 env PEER_PYTHON="$t/bin/peer-python" CASES="${s#*:}" BATCH_IMG=1 \
+    FAKE_PEER_PASSIVE_S=0.1 FAKE_PASSIVE_P50=200000 OMP_WAIT_POLICY=ACTIVE bash "$bench/${s%:*}.sh" "$t/build" 2
+  [ "$(row "${s#*:}" 5)" = 1.00 ] || fail "${s%:*}: ratio $(row "${s#*:}" 5) across wait policies, want 1.00"
+  won=$(awk -v c="${s#*:}" '$1 == c && NF > 3 {print $(NF - 1), $NF; exit}' "$t/out")
+  [ "$won" = "default PASSIVE" ] || fail "${s%:*}: winning policies (dlgauge, PyTorch) '$won', want 'default PASSIVE'"
+  [ "$(grep -c 'load average' "$t/out")" -ge 3 ] || fail "${s%:*}: load average not printed before, during and after"
+done
+run "cnn-vs-pytorch, bad WAIT_POLICIES" 2 env PEER_PYTHON="$t/bin/peer-python" WAIT_POLICIES=spin \
+  bash "$bench/cnn-vs-pytorch.sh" "$t/build" 2
+grep -q "WAIT_POLICIES: 'spin'" "$t/out" || fail "cnn-vs-pytorch: a bad wait policy is not named"
+# ... and GFLOP/s and winograd_layers come from the median round (p50 200
+# ms of 100, 200, 300: the second run), not the last
+for s in cnn-vs-pytorch:alexnet-infer-b1 mxnet-vs-pytorch:inception-infer-b1; do
+  rm -f "$t/n.dlg"
+  run "${s%:*}, median round" 0 env PEER_PYTHON="$t/bin/peer-python" CASES="${s#*:}" BATCH_IMG=1 ROUNDS=3 \
+    WAIT_POLICIES=default FAKE_P50S="100000 200000 300000" bash "$bench/${s%:*}.sh" "$t/build" 2
+  case ${s%:*} in cnn-vs-pytorch) want="200.0 GFLOP/s, isa fake, winograd_layers 1" ;; *) want="isa fake, winograd_layers 1" ;; esac
+  grep -q "median round: $want" "$t/out" || fail "${s%:*}: the median round's figures are not printed ('$want')"
+done
 # ... and a peer failing in every format leaves no ratio and a non-zero exit
 run "cnn-vs-pytorch, failing peer" 1 env PEER_PYTHON="$t/bin/peer-python" FAKE_PEER_FAIL=1 \
   CASES=alexnet-infer-b1 bash "$bench/cnn-vs-pytorch.sh" "$t/build" 2
@@ -201,7 +245,50 @@ run "pipeline-vs-torchvision, bad PEER_DECODE" 2 env PEER_PYTHON="$t/bin/pipe-pe
 [ ! -e "$t/pipe.args" ] || fail "pipeline-vs-torchvision: a bad PEER_DECODE measured dlgauge first"
 run "lineproto-rate, no influxdb" 2 env PEER_PYTHON="$t/bin/no-python" bash "$bench/lineproto-rate.sh"
 grep -q 'peer missing' "$t/out" || fail "lineproto-rate: no influxdb, and it does not say so"
-echo "ok: pipeline-vs-torchvision.sh, lineproto-rate.sh"
+# lineproto-rate.sh measures the formatter the build ships: the driver
+# linked against the build's libdlg_lineproto.a and libdlg_sinkutil.a by
+# the build's compiler with the target's flags (a fake cc "builds" a driver
+# formatting 2000 points/s; the peer 1000: 2.0x); no library, no figure.
+mkdir -p "$t/lpbuild/sinks/influx/CMakeFiles/dlg_lineproto.dir" "$t/lpbuild/sinks/common"
+printf '#!/usr/bin/env bash\n[ "$1" = -c ] && exit 0\necho "1000 1.0"\n' >"$t/bin/lp-peer-python"
+cat >"$t/bin/fake-cc" <<EOF
+#!/usr/bin/env bash
+echo "\$*" >"$t/cc.args"
+while [ "\$1" != -o ]; do shift; done
+printf '#!/bin/sh\\necho "2000 2.0"\\n' >"\$2"
+chmod +x "\$2"
+EOF
+chmod +x "$t/bin/lp-peer-python" "$t/bin/fake-cc"
+echo "CMAKE_C_COMPILER:FILEPATH=$t/bin/fake-cc" >"$t/lpbuild/CMakeCache.txt"
+printf 'C_DEFINES = -DFAKE_DEF\n\nC_FLAGS = -O2 -fake-flag\n' >"$t/lpbuild/sinks/influx/CMakeFiles/dlg_lineproto.dir/flags.make"
+run "lineproto-rate, no library" 1 env PEER_PYTHON="$t/bin/lp-peer-python" bash "$bench/lineproto-rate.sh" "$t/lpbuild"
+grep -q 'libdlg_lineproto.a' "$t/out" || fail "lineproto-rate: a build without the formatter's library is not named"
+touch "$t/lpbuild/sinks/influx/libdlg_lineproto.a" "$t/lpbuild/sinks/common/libdlg_sinkutil.a"
+run "lineproto-rate, fake build" 0 env PEER_PYTHON="$t/bin/lp-peer-python" bash "$bench/lineproto-rate.sh" "$t/lpbuild"
+for want in "-DFAKE_DEF -O2 -fake-flag " "$t/lpbuild/sinks/influx/libdlg_lineproto.a $t/lpbuild/sinks/common/libdlg_sinkutil.a"; do
+  grep -q -- "$want" "$t/cc.args" || fail "lineproto-rate: the driver is not built with '$want': $(cat "$t/cc.args")"
+done
+grep -q -- 'with: -DFAKE_DEF -O2 -fake-flag' "$t/out" || fail "lineproto-rate: the build's flags are not printed"
+grep -q 'ratio dlgauge/python *2.0x' "$t/out" || fail "lineproto-rate: ratio not 2000 / 1000"
+# decode-vs-tjbench.sh: 6 images make a data set (fewer classes than the
+# default 8), and the SIMD line says what it is from: libjpeg-turbo reports
+# none, so the variables set and the CPU's flags, named as such
+cat >"$t/bin/tjbench" <<'EOF'
+#!/bin/sh
+echo "RGB  (TD)  YCbCr  4:2:0    100    100     N/A     N/A     10.00"
+EOF
+cat >"$t/build/bin/pipe_bench" <<'EOF'
+#!/bin/sh
+printf 'full_mpix_per_s 20.0\nfull_images_per_s 2000.0\nhalf_images_per_s 3000.0\n'
+EOF
+chmod +x "$t/bin/tjbench" "$t/build/bin/pipe_bench"
+run "decode-vs-tjbench, 6 images" 0 env IMAGES=6 DATA="$t/ddata" BENCHTIME=0.01 REPEATS=1 \
+  bash "$bench/decode-vs-tjbench.sh" "$t/build"
+[ "$(grep -c . "$t/ddata/train.txt")" = 6 ] || fail "decode-vs-tjbench: no 6-image data set: $(cat "$t/mkdata.args")"
+grep -q '^full size, Mpixels/s (median) *20.00 *10.00 *2.00x' "$t/out" || fail "decode-vs-tjbench: ratio not 20 / 10"
+grep -q '^SIMD: not reported by libjpeg-turbo.*JSIMD_\* set: none.*CPU flags' "$t/out" ||
+  fail "decode-vs-tjbench: the SIMD line does not say where it is from"
+echo "ok: pipeline-vs-torchvision.sh, lineproto-rate.sh, decode-vs-tjbench.sh"
 
 # augment-vs-opencv.sh: no cv2 stops it before anything runs; bad numbers
 # too; with fakes, dlgauge's aug_bench and the peer get the same image,
@@ -213,7 +300,7 @@ grep -q 'python3-opencv' "$t/out" || fail "augment-vs-opencv: no cv2, and it doe
 cat >"$t/build/bin/aug_bench" <<EOF
 #!/usr/bin/env bash
 echo "\$*" >>"$t/aug.args"
-printf 'isa_cpu avx2\nisa_hls fake\nisa_warp fake\nwarp_us 100.0\nhls_us 50.0\nhalf_us 30.0\n'
+printf 'isa_cpu avx2\nisa_hls fake\nisa_warp fake\nisa_area fake-area\nwarp_us 100.0\nhls_us 50.0\nhalf_us 30.0\n'
 EOF
 cat >"$t/bin/aug-peer-python" <<EOF
 #!/usr/bin/env bash
@@ -237,6 +324,40 @@ read -r img dir reps side crop <"$t/aug.args"
 [ "$img $reps $side $crop" = "$t/pdata/train/n0/a.JPEG 7 300 200" ] ||
   fail "augment-vs-opencv: aug_bench got $(cat "$t/aug.args")"
 grep -qx -- "$dir 7" "$t/augpeer.args" || fail "augment-vs-opencv: the peer did not get aug_bench's folder and reps: $(cat "$t/augpeer.args")"
+grep -q '^dlgauge: .*area2x *fake-area' "$t/out" || fail "augment-vs-opencv: area2x's kernel is not printed"
+# The peer's colour jitter times what aug_bench times: the jitter, not the
+# copy of the crop before it (here a copy takes 50 ms, the jitter nothing;
+# cv2 stubbed out; numpy needed, in the peers' python, bench_lib.sh's)
+peerpy=$(unset PEER_PYTHON; . "$bench/bench_lib.sh"; echo "$PEER_PYTHON")
+if "$peerpy" -c 'import numpy' 2>/dev/null; then
+  "$peerpy" - "$bench" <<'PY' || fail "augment-vs-opencv: the peer's colour time holds the copy of the crop"
+import sys, time, types
+import numpy as np
+sys.modules["cv2"] = cv2 = types.ModuleType("cv2")
+for f in ("convertScaleAbs", "cvtColor", "addWeighted"):
+    setattr(cv2, f, lambda *a, **k: None)
+cv2.mean, cv2.COLOR_RGB2GRAY, cv2.COLOR_GRAY2BGR = (lambda *a: (0.0,)), 0, 0
+sys.path.insert(0, sys.argv[1])
+import augment_peer
+
+
+class SlowCopy:
+    def __getattr__(self, k):
+        return getattr(np, k)
+
+    @staticmethod
+    def copyto(*a, **k):
+        time.sleep(0.05)
+        return np.copyto(*a, **k)
+
+
+augment_peer.np = SlowCopy()
+us, _ = augment_peer.colour(np.zeros((4, 4, 3), np.uint8), ["1.3", "0.7", "1.35", "0", "1", "2"], 3)
+sys.exit(f"colour_us {us:.0f} holds the 50 ms copy" if us > 25000 else 0)
+PY
+else
+  echo "skip: the peer's colour timing (no numpy)"
+fi
 echo "ok: augment-vs-opencv.sh"
 
 # allreduce-vs-mpi.sh: dlgauge and the bare MPI loop get the same bytes, op
@@ -331,3 +452,18 @@ run "dp-vs-pytorch, too few ranks" 1 env PEER_PYTHON="$t/bin/dp-peer-python" FAK
   CASES=alexnet-b8 bash "$bench/dp-vs-pytorch.sh" "$t/build"
 grep -q '1 ranks (want 2)' "$t/out" || fail "dp-vs-pytorch: a 1-rank row taken for 2 ranks"
 echo "ok: dp-vs-pytorch.sh"
+
+# winograd-vs-onednn.sh, strided-vs-onednn.sh: each row names the oneDNN
+# kernel and layout its direct side ran; where oneDNN keeps another layout
+# than the engine kernels' nChw8c (AVX-512), the row is marked and a note
+# says that a plan never runs the engine's kernel there
+for s in winograd-vs-onednn:2:64:14 strided-vs-onednn:2:64:14:64:1; do
+  run "${s%%:*}, AVX2 layouts" 0 env SHAPES="${s#*:}" STEPS=1 bash "$bench/${s%%:*}.sh" "$t/build" 2
+  grep -q '^ *2 .* jit:avx2 aBcd8b$' "$t/out" || fail "${s%%:*}: the direct side's kernel and layout are not printed"
+  if grep -q '^NOTE' "$t/out"; then fail "${s%%:*}: a note on nChw8c layouts"; fi
+  run "${s%%:*}, AVX-512 layouts" 0 env SHAPES="${s#*:}" STEPS=1 FAKE_IMPL=brgconv:avx512_core FAKE_LAYOUT=acdb \
+    bash "$bench/${s%%:*}.sh" "$t/build" 2
+  grep -q '^ *2 .*\* brgconv:avx512_core acdb$' "$t/out" || fail "${s%%:*}: an acdb row is not marked"
+  grep -q '^NOTE: .*keep acdb, not nChw8c' "$t/out" || fail "${s%%:*}: no note that the engine kernel does not run here"
+done
+echo "ok: winograd-vs-onednn.sh, strided-vs-onednn.sh"
