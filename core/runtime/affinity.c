@@ -52,8 +52,69 @@ int dlg_cpus_granted(int count, int available, double cell_quota, double env_quo
     return fit > 0 ? fit : 1;
 }
 
-int dlg_pin_cpus(const char *cpus, const dlg_cgroup_limits *env, dlg_cpuset *saved, char *list, size_t listlen,
-                 char *why, size_t whylen)
+/* The CPUs each of share.count ranks on one set of avail takes: cpus = N,
+ * or an even part of them for cpus = 0; 0 for a range (as given). */
+static int slice_size(const char *cpus, int avail, dlg_cpu_share share)
+{
+    int count, first, last;
+    char why[64];
+    if (share.count <= 1 || dlg_cpus_parse(cpus, &count, &first, &last, why, sizeof why) != 0 || first >= 0)
+        return 0;
+    if (count > 0)
+        return count;
+    return avail / share.count > 0 ? avail / share.count : 1;
+}
+
+int dlg_cpus_slice(const char *cpus, const dlg_cpuset *allowed, dlg_cpu_share share, dlg_cpuset *out, char *why,
+                   size_t whylen)
+{
+    int avail = dlg_cpuset_count(allowed), per = slice_size(cpus, avail, share);
+    if (per <= 0 || per > avail) /* alone, a range, or more than there are (its error) */
+        return dlg_cpus_choose(cpus, allowed, out, why, whylen);
+    int slot = share.index % (avail / per);
+    char n[16];
+    snprintf(n, sizeof n, "%d", per);
+    dlg_cpuset left;
+    if (dlg_cpuset_init(&left, allowed->nbits) != 0 || dlg_cpuset_copy(&left, allowed) != 0) {
+        dlg_cpuset_fini(&left);
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
+    int got = -1;
+    for (int k = 0; k <= slot; k++) {
+        if ((got = dlg_cpus_choose(n, &left, out, why, whylen)) < 0)
+            break;
+        for (int c = 0; c < out->nbits; c++)
+            if (dlg_cpuset_has(out, c))
+                CPU_CLR_S((size_t)c, left.size, left.bits);
+    }
+    dlg_cpuset_fini(&left);
+    return got;
+}
+
+bool dlg_cpus_slices_overlap(const char *cpus, int avail, dlg_cpu_share share, char *warn, size_t warnlen)
+{
+    if (share.count <= 1)
+        return false;
+    int per = slice_size(cpus, avail, share);
+    if (per <= 0) {
+        snprintf(warn, warnlen,
+                 "the %d ranks on this node that mpirun did not bind all run on cpus = %s, the same CPUs", share.count,
+                 cpus);
+        return true;
+    }
+    if (per > avail || (long long)per * share.count <= avail)
+        return false; /* too many for one rank is its own error */
+    snprintf(warn, warnlen,
+             "%d ranks on this node share its %d CPUs (mpirun did not bind them): %d x %d CPU%s do not fit, so ranks "
+             "share CPUs and each one's figures are not those of %d CPU%s of its own; bind the ranks (mpirun "
+             "--bind-to core) or run fewer, or lower cpus",
+             share.count, avail, share.count, per, per == 1 ? "" : "s", per, per == 1 ? "" : "s");
+    return true;
+}
+
+int dlg_pin_cpus(const char *cpus, const dlg_cgroup_limits *env, dlg_cpu_share share, dlg_cpuset *saved, char *list,
+                 size_t listlen, char *why, size_t whylen)
 {
     if (dlg_cpuset_get_affinity(saved) != 0) {
         snprintf(why, whylen, "sched_getaffinity: %s", strerror(errno));
@@ -64,7 +125,7 @@ int dlg_pin_cpus(const char *cpus, const dlg_cgroup_limits *env, dlg_cpuset *sav
         snprintf(why, whylen, "out of memory");
         return -1;
     }
-    int n = dlg_cpus_choose(cpus, saved, &want, why, whylen);
+    int n = dlg_cpus_slice(cpus, saved, share, &want, why, whylen);
     if (n >= 0 && dlg_cpus_check_limits(cpus, n, env, why, whylen) != 0)
         n = -1;
     if (n >= 0 && dlg_cpuset_set_affinity(&want) != 0) {

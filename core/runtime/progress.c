@@ -1,6 +1,8 @@
 #include "progress.h"
 
+#include "comm.h"
 #include "metrics.h"
+#include "runner_ranks.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +21,18 @@ void dlg_progress_begin(dlg_progress *p, dlg_run *run, const dlg_cell *cell, int
     p->start_ns = p->last_ns = start_ns;
     p->iterations = iterations;
     p->duration_ns = duration_ns;
+    p->items_scale = 1;
+}
+
+double dlg_progress_items_scale(dlg_run *run, uint64_t own_items)
+{
+    int ranks = dlg_comm_size(run->comm);
+    if (ranks <= 1)
+        return 1;
+    uint64_t job = own_items, wall_ns = 0;
+    bool stopped = false;
+    dlg_ranks_rep_totals(run, &job, &wall_ns, &stopped); /* items summed */
+    return own_items > 0 && job > 0 ? (double)job / (double)own_items : ranks;
 }
 
 static void emit_point(dlg_progress *p, double rate, double item_rate, uint64_t steps, double elapsed)
@@ -68,7 +82,7 @@ void dlg_progress_tick(dlg_progress *p, uint64_t now_ns, uint64_t steps, uint64_
         return;
     double dt = (double)(now_ns - p->last_ns) / 1e9;
     double rate = (double)(steps - p->last_steps) / dt;
-    double item_rate = (double)(items - p->last_items) / dt;
+    double item_rate = (double)(items - p->last_items) / dt * p->items_scale;
     double elapsed = (double)(now_ns - p->start_ns) / 1e9;
     emit_point(p, rate, item_rate, steps, elapsed);
     if (p->run->tty)

@@ -5,6 +5,7 @@
 #include "cell_gpu.h"
 #include "comm.h"
 #include "cpu_energy.h"
+#include "cpu_share.h"
 #include "gpu_nvml.h"
 #include "gpu_sampler.h"
 #include "topology.h"
@@ -70,6 +71,7 @@ void dlg_cell_result_fini(dlg_cell_result *r)
 typedef struct rep_totals {
     uint64_t items, steps, wait_ns, busy_ns, wall_ns;
     bool stopped;
+    double items_scale; /* in: the job's items per item of this rank's (progress.h) */
 } rep_totals;
 
 /* The failure of a call made since mark: what was said during it (or by a
@@ -112,6 +114,7 @@ static int timed_steps(dlg_run *run, const dlg_cell *cell, const dlg_workload_op
     dlg_ranks_gate gate;
     dlg_ranks_gate_init(&gate, !iterations && duration / 100 < RANKS_GATE_NS ? duration / 100 : RANKS_GATE_NS);
     dlg_progress_begin(&prog, run, cell, rep, (int)cell->core[DLG_K_REPEAT].i, start, iterations, duration);
+    prog.items_scale = t->items_scale;
     for (;;) {
         /* 0 go on, 1 done, 2 stopped; iterations end alike on every rank */
         int end = iterations && t->steps >= iterations ? 1 : 0;
@@ -317,6 +320,7 @@ static int measure_repetition(const cell_ctx *cx, int rep, uint64_t rep_mark, vo
     int64_t warmup = cell->core[DLG_K_WARMUP].i;
     dlg_ranks_gate gate; /* under several ranks, a stop ends every rank's warm-up at one step */
     dlg_ranks_gate_init(&gate, RANKS_GATE_NS);
+    uint64_t warm_items = 0;
     for (int64_t i = 0; i < warmup; i++) {
         if (dlg_ranks_gate_end(run, &gate, (uint64_t)i, mono_ns(), dlg_stop_signal() ? 2 : 0))
             break;
@@ -324,14 +328,15 @@ static int measure_repetition(const cell_ctx *cx, int rep, uint64_t rep_mark, vo
         uint64_t mark = dlg_services_mark(svc);
         if ((rc = ops->step(state, &s)) < 0 && !(rc == -DLG_ESTOP && dlg_stop_signal()))
             return fail(res, svc, rep_mark, mark, host->context, "warm-up step", rc);
+        warm_items += s.items;
     }
+    rep_totals t = {.items_scale = dlg_progress_items_scale(run, warm_items)};
     /* the workload's own fields start here, as the runner's do */
     uint64_t mark = dlg_services_mark(svc);
     if (dlg_workload_has_begin_timed(ops) && (rc = ops->begin_timed(state)) < 0)
         return fail(res, svc, rep_mark, mark, host->context, "begin_timed", rc);
     rep_window w;
     rep_begin(cx, &w);
-    rep_totals t = {0};
     rc = timed_steps(run, cell, ops, state, rep, res, svc, rep_mark, host->context, &t);
     if (rc == 0) /* the ranks' items, by the slowest rank's time */
         dlg_ranks_rep_totals(run, &t.items, &t.wall_ns, &t.stopped);
@@ -569,11 +574,14 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
     dlg_cgroup_limits env;
     dlg_cgroup_env_limits(NULL, &env);
     int pinned = -1;
+    dlg_cpu_share share = dlg_cpu_share_exchange(run, node); /* every rank, before any can fail */
     if (dlg_cpuset_init(&saved, 0) != 0)
         snprintf(why, sizeof why, "out of memory");
     else
-        pinned = dlg_pin_cpus(cell->core[DLG_K_CPUS].text, &env, &saved, res->cpu_list, sizeof res->cpu_list, why,
-                              sizeof why);
+        pinned = dlg_pin_cpus(cell->core[DLG_K_CPUS].text, &env, share, &saved, res->cpu_list, sizeof res->cpu_list,
+                              why, sizeof why);
+    if (pinned >= 0)
+        dlg_cpu_share_warn(cell, share, dlg_cpuset_count(&saved));
     if (!host) {
         snprintf(res->error, sizeof res->error, "out of memory");
         res->status = "error";

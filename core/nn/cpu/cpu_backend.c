@@ -3,7 +3,11 @@
  * Threads: Debian's libdnnl2 (oneDNN 2.6) is built with the OpenMP
  * runtime (DNNL_CPU_RUNTIME_OMP, libgomp), so primitives use the calling
  * thread's OpenMP team size.  bind() sets it with omp_set_num_threads on
- * the thread that runs the net, since that setting is per thread. */
+ * the thread that runs the net, since that setting is per thread, and
+ * open() on the thread that plans it: a primitive splits its work by the
+ * team size when it is made (jit kernels keep that count), so one made
+ * under libgomp's default (every CPU the process had when libgomp was
+ * loaded) would start that many threads on a cell's fewer CPUs. */
 #include "cpu.h"
 #include "../ref/ref.h"
 
@@ -13,6 +17,8 @@
 #ifdef DLG_NN_HAVE_OMP
 #include <omp.h>
 #endif
+
+static int cpu_bind(void *ctx);
 
 static int cpu_open(const dlg_backend_opts *o, void **ctx, char *err, size_t errlen)
 {
@@ -34,7 +40,7 @@ static int cpu_open(const dlg_backend_opts *o, void **ctx, char *err, size_t err
     c->stop = o->stop;
     c->stop_ctx = o->stop_ctx;
     *ctx = c;
-    return 0;
+    return cpu_bind(c); /* before the plan makes its primitives */
 }
 
 /* oneDNN 2.6 has bf16 kernels on AVX-512 only (natively with AVX512_BF16,
