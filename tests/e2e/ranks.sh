@@ -105,10 +105,10 @@ assert int(r["rss_peak_bytes"]) >= (1 + 2) * 64 << 20, "rss_peak_bytes is not th
 assert r["cpus_used"] == "2", "cpus_used: 1 each"
 '
 
-# 2c. two ranks that mpirun did not bind (--bind-to none), each on all of
-# this machine's CPUs: the node's cpus_used counts those CPUs once (the
-# union of the ranks' sets), not once per rank; dlgauge report sizes an
-# instance by it
+# 2c. two ranks that mpirun did not bind (--bind-to none), sharing all of
+# this machine's CPUs (each takes a slice: cpu_share.c): the node's
+# cpus_used counts CPUs once (the union of the ranks' sets), never more
+# than the machine has; dlgauge report sizes an instance by it
 {
     printf '[sink csv]\npath = %s\n[global]\nisolation = none\n' "$WORK/unbound.csv"
     job shared iterations=20
@@ -256,7 +256,7 @@ fi
 # the corpus (two would write the same files), one list prints
 run_np mkdata mkdata text --out "$WORK/corpus.txt" --words 20000
 expect_rc mkdata 0
-[ "$(grep -c '^wrote about 20000 words' mkdata.out)" = 1 ] || fail "mkdata: not rank 0 alone: $(cat mkdata.out mkdata.err)"
+[ "$(grep -Ec '^wrote [0-9]+ words' mkdata.out)" = 1 ] || fail "mkdata: not rank 0 alone: $(cat mkdata.out mkdata.err)"
 run_np list list
 expect_rc list 0
 [ "$(grep -c '^workload *noop ' list.out)" = 1 ] || fail "list: printed $(grep -c '^workload *noop ' list.out) times"
