@@ -119,14 +119,16 @@ static void or_abort(dlg_comm *c, int rc, const char *why)
 
 /* Whether the ranks must agree on a value of key: every value of every
  * cell (one row says the job's config, so a batch of 4 on rank 0 and 64 on
- * rank 1 would be reported as 4), but cpus (a CPU range per rank keeps a
- * node's ranks apart) and paths: plugin, and the options read or written
- * (each rank's own shard or scratch file, ${OMPI_COMM_WORLD_RANK} in the
- * name). */
+ * rank 1 would be reported as 4), but placements: cpus (a CPU range per
+ * rank keeps a node's ranks apart) and a workload's device (cuda:N per
+ * rank, ${OMPI_COMM_WORLD_LOCAL_RANK} in it; a mix of host and GPU is
+ * refused where the ranks first sum gradients, naming both), and paths:
+ * plugin, and the options read or written (each rank's own shard or
+ * scratch file, ${OMPI_COMM_WORLD_RANK} in the name). */
 static bool shared_key(const dlg_option *o)
 {
     return o != &dlg_core_job_options[DLG_K_CPUS] && o != &dlg_core_job_options[DLG_K_PLUGIN] &&
-           !(o->flags & (DLG_OPT_PATH_IN | DLG_OPT_PATH_OUT));
+           strcmp(o->name, "device") != 0 && !(o->flags & (DLG_OPT_PATH_IN | DLG_OPT_PATH_OUT));
 }
 
 /* The values the ranks share, one line each, "JOB \x1f CELL \x1f KEY \x1f
@@ -297,8 +299,8 @@ bool dlg_ranks_ready(dlg_comm *c, bool ok, const char *err, const dlg_plan *plan
         name_difference(c, plan, differs, which, sizeof which);
     if (differs) {
         snprintf(mine, sizeof mine, "this rank planned %s, rank 0 %s%s%s: every rank must run the same file with "
-                 "the same --job and --set, and the same values in each cell (cpus and paths read or written "
-                 "may differ)", shape, lead.shape, which[0] ? ": " : "", which);
+                 "the same --job and --set, and the same values in each cell (cpus, device and paths read or "
+                 "written may differ)", shape, lead.shape, which[0] ? ": " : "", which);
         err = mine;
         ok = false;
     }
