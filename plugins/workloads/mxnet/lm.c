@@ -82,7 +82,7 @@ const dlg_option lm_options[] = {
     [L_BPTT] = {"bptt", DLG_OPT_INT, NULL, "1", "100000", NULL,
                 "truncated BPTT length (time steps per segment; unset: from size)", 0},
     [L_BATCH] = {"batch", DLG_OPT_INT, "20", "1", "65536", NULL,
-                 "parallel streams (tokens per step = batch x bptt)", 0},
+                 "parallel streams (tokens per step = batch x bptt; per rank: ranks x batch in all)", 0},
     [L_VOCAB] = {"vocab", DLG_OPT_INT, "10000", "2", "10000000", NULL,
                  "vocabulary cap: rarer words map to <unk> (logged)", 0},
     [L_DROPOUT] = {"dropout", DLG_OPT_DOUBLE, NULL, "0", "0.99", NULL,

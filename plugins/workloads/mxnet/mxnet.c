@@ -17,7 +17,8 @@
 static const dlg_option inception_options[] = {
     [O_MODE] = {"mode", DLG_OPT_ENUM, "train", NULL, NULL, "train|infer",
                 "train: forward + backward + SGD per batch; infer: forward", 0},
-    [O_BATCH] = {"batch", DLG_OPT_INT, "32", "1", "65536", NULL, "images per step", 0},
+    [O_BATCH] = {"batch", DLG_OPT_INT, "32", "1", "65536", NULL, "images per step (per rank: ranks x batch in all)",
+                 0},
     [O_CLASSES] = {"classes", DLG_OPT_INT, "1000", "2", "1000000", NULL,
                    "outputs of the classifier (must match the dataset's labels)", 0},
     [O_LR] = {"lr", DLG_OPT_DOUBLE, "0.1", "0", "100", NULL, "SGD learning rate", 0},

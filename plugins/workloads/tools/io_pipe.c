@@ -20,7 +20,8 @@ enum { OPT_LOADER = 0, OPT_BATCH = DLG_LOPT_COUNT, OPT_COMPUTE, OPT_DIST, OPT_JI
 
 static const dlg_option iopipe_options[] = {
     DLG_LOADER_OPTIONS,
-    [OPT_BATCH] = {"batch", DLG_OPT_INT, "32", "1", "65536", NULL, "samples per batch (per step)", 0},
+    [OPT_BATCH] = {"batch", DLG_OPT_INT, "32", "1", "65536", NULL,
+                   "samples per batch (per step; per rank: ranks x batch in all)", 0},
     [OPT_COMPUTE] = {"compute", DLG_OPT_DURATION, "50ms", "0", "1h", NULL,
                      "emulated accelerator time per batch (mean)", 0},
     [OPT_DIST] = {"compute_dist", DLG_OPT_ENUM, "fixed", NULL, NULL, "fixed|uniform|normal",

@@ -31,8 +31,10 @@ static const dlg_option prep_options[] = {
                     "data.mdb and lock.mdb, and not the input; else the job is refused before any work",
                     DLG_OPT_REQUIRED | DLG_OPT_NOSWEEP | DLG_OPT_PATH_OUT},
     [OPT_RESIZE] = {"resize", DLG_OPT_INT, "0", "0", "16384", NULL,
-                    "shorter side after resizing (JPEG re-encoded); 0 = store the file bytes as "
-                    "they are (im2rec --pass-through) unless resize_width/resize_height",
+                    "shorter side after resizing (JPEG re-encoded; decoded at the smallest DCT scale "
+                    "not below the size, then bilinear, antialiased when shrinking: im2rec's cv2 "
+                    "INTER_LINEAR is not antialiased); 0 = store the file bytes as they are (im2rec "
+                    "--pass-through) unless resize_width/resize_height",
                     0},
     [OPT_RESIZE_W] = {"resize_width", DLG_OPT_INT, "0", "0", "16384", NULL,
                       "with resize_height: store every image at exactly this width, aspect not kept "
