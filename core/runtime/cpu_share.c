@@ -36,11 +36,7 @@ dlg_cpu_share dlg_cpu_share_find(const double *rows, size_t n, size_t chunks, si
 
 static void exchange(dlg_run *run, void *v, size_t n, dlg_comm_type t, dlg_comm_op op)
 {
-    char why[768], line[1024];
-    if (dlg_comm_allreduce(run->comm, DLG_COMM_CTL, v, v, n, t, op, why, sizeof why) == 0)
-        return;
-    snprintf(line, sizeof line, "the ranks' exchange of their CPU sets failed: %s", why);
-    dlg_ranks_abort(run, line);
+    dlg_ranks_ctl_reduce(run, v, n, t, op, "the ranks' exchange of their CPU sets");
 }
 
 dlg_cpu_share dlg_cpu_share_exchange(dlg_run *run, int node)

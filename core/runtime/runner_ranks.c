@@ -20,13 +20,18 @@ static bool alone(const dlg_run *run) { return dlg_comm_size(run->comm) <= 1; }
 
 /* The runner's own collectives cannot be left half done: a rank that could
  * not take part would leave the others waiting. */
-static void ctl_reduce(dlg_run *run, void *v, size_t n, dlg_comm_type t, dlg_comm_op op)
+void dlg_ranks_ctl_reduce(dlg_run *run, void *v, size_t n, dlg_comm_type t, dlg_comm_op op, const char *what)
 {
     char why[768], line[1024];
     if (dlg_comm_allreduce(run->comm, DLG_COMM_CTL, v, v, n, t, op, why, sizeof why) == 0)
         return;
-    snprintf(line, sizeof line, "the runner's agreement between ranks failed: %s", why);
+    snprintf(line, sizeof line, "%s failed: %s", what, why);
     dlg_ranks_abort(run, line);
+}
+
+static void ctl_reduce(dlg_run *run, void *v, size_t n, dlg_comm_type t, dlg_comm_op op)
+{
+    dlg_ranks_ctl_reduce(run, v, n, t, op, "the runner's agreement between ranks");
 }
 
 static void ctl_allreduce(dlg_run *run, int64_t *v, size_t n, dlg_comm_op op)

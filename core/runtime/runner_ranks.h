@@ -4,6 +4,7 @@
 #ifndef DLG_RUNNER_RANKS_H
 #define DLG_RUNNER_RANKS_H
 
+#include "comm.h"
 #include "rank_totals.h"
 #include "runner.h"
 
@@ -55,5 +56,9 @@ void dlg_ranks_rep_figs(dlg_run *run, const dlg_rank_figs *own, const double *ma
  * may be waiting for it in a collective): its line, then every rank ends
  * (MPI_Abort).  The cells before are in rank 0's sinks already. */
 _Noreturn void dlg_ranks_abort(dlg_run *run, const char *line);
+/* An allreduce of the runner's own (DLG_COMM_CTL) in place, or abort every
+ * rank with "WHAT failed: why": one left out would leave the others
+ * waiting. */
+void dlg_ranks_ctl_reduce(dlg_run *run, void *v, size_t n, dlg_comm_type t, dlg_comm_op op, const char *what);
 
 #endif
