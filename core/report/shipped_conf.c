@@ -1,5 +1,5 @@
 /* The shipped conf/ found from the executable, as its plugins are
- * (<exe>/../lib/dlgauge): no path of the machine that built it is
+ * (beside the executable: exe_dir.h): no path of the machine that built it is
  * compiled in, so an installed or copied dlgauge reads its own files,
  * never a checkout that happens to be where it was built. */
 #define _GNU_SOURCE
@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "exe_dir.h"
 #include "shipped_conf.h"
 
 #ifndef DLG_CONF_FROM_BIN
@@ -18,14 +19,8 @@
 int rep_shipped_conf(char *dir, size_t len)
 {
     char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
+    if (dlg_exe_dir(exe, sizeof exe) != 0)
         return -1;
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (!slash)
-        return -1;
-    *slash = '\0';
     char cand[PATH_MAX + sizeof DLG_CONF_FROM_BIN + 1], real[PATH_MAX];
     snprintf(cand, sizeof cand, "%s/%s", exe, DLG_CONF_FROM_BIN);
     const char *path = realpath(cand, real) ? real : cand;

@@ -1,5 +1,6 @@
 #include "registry.h"
 #include "registry_elf.h"
+#include "exe_dir.h"
 
 #include "metrics.h"
 #include "options.h"
@@ -8,7 +9,6 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -109,15 +109,12 @@ int dlg_registry_init(dlg_registry *r, const char *const *extra_dirs)
         return -1;
     /* beside the executable: where an install puts them (LIBDIR), then
      * the build tree's lib/dlgauge (the same folder under a lib/ prefix) */
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char bin[PATH_MAX];
     static const char *const from_bin[] = {DLG_PLUGINS_FROM_BIN, "../lib/dlgauge"};
-    if (n > 0)
-        exe[n] = '\0';
-    for (size_t i = 0; n > 0 && i < sizeof from_bin / sizeof *from_bin; i++) {
-        char bin[PATH_MAX], dir[PATH_MAX + 64];
-        snprintf(bin, sizeof bin, "%s", exe); /* dirname writes into its argument */
-        snprintf(dir, sizeof dir, "%s/%s", dirname(bin), from_bin[i]);
+    bool known = dlg_exe_dir(bin, sizeof bin) == 0;
+    for (size_t i = 0; known && i < sizeof from_bin / sizeof *from_bin; i++) {
+        char dir[PATH_MAX + 64];
+        snprintf(dir, sizeof dir, "%s/%s", bin, from_bin[i]);
         char real[PATH_MAX];
         if (realpath(dir, real) && add_dir(r, real) != 0)
             return -1;

@@ -65,7 +65,8 @@ for t in $targets; do
         rep=$root/core/report
         thr=$root/plugins/storage/throttle
         "$cc" $flags -I"$rep" -I"$rt" -I"$thr" -I"$root/include" "$here/fuzz_$t.c" "$rep/catalog.c" \
-            "$rep/disks.c" "$rep/shipped_conf.c" "$rep/ini_lines.c" "$rep/rows.c" "$rep/read_csv.c" "$rep/read_jsonl.c" \
+            "$rep/disks.c" "$rep/shipped_conf.c" "$rt/exe_dir.c" "$rep/ini_lines.c" "$rep/rows.c" \
+            "$rep/read_csv.c" "$rep/read_jsonl.c" \
             "$rt/units.c" "$rt/config_line.c" "$thr/throttle_profile.c" "$thr/throttle_units.c" \
             "$thr/throttle_opts.c" -linih -lcsv -ljson-c -lm -o "$work/fuzz_$t" ;;
     lm_corpus) # the mxnet workload's corpus reader, compiled in
