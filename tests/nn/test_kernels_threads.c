@@ -11,25 +11,13 @@
 #include <cmocka.h>
 
 #include "workload_run.h"
+#include "omp_team.h"
 
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#define DEFAULT_TEAM "4"
-
-static int task_count(void)
-{
-    DIR *d = opendir("/proc/self/task");
-    assert_non_null(d);
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
 
 static void test_direct_conv_team_is_cpus(void **st)
 {
@@ -47,14 +35,8 @@ static void test_direct_conv_team_is_cpus(void **st)
 
 int main(int argc, char **argv)
 {
-    /* libgomp reads its default team when loaded: set it, then start again */
-    const char *t = getenv("OMP_NUM_THREADS");
-    if (!t || strcmp(t, DEFAULT_TEAM) != 0) {
-        setenv("OMP_NUM_THREADS", DEFAULT_TEAM, 1);
-        execv("/proc/self/exe", argv);
-        perror("execv /proc/self/exe");
+    if (with_default_team(argv) != 0)
         return 1;
-    }
     (void)argc;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_direct_conv_team_is_cpus),

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "nn_testutil.h"
+#include "omp_team.h"
 
 #include <dirent.h>
 #include <omp.h>
@@ -19,19 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#define DEFAULT_TEAM "4"
-
-static int task_count(void)
-{
-    DIR *d = opendir("/proc/self/task");
-    assert_non_null(d);
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
 
 /* ids/y: valid ids; h0/c0: N(0, 1) */
 static void lm_inputs(dlg_net *net, int n, int vocab)
@@ -119,14 +107,8 @@ static void test_three_threads_start_two(void **st)
 
 int main(int argc, char **argv)
 {
-    /* libgomp reads its default team when loaded: set it, then start again */
-    const char *t = getenv("OMP_NUM_THREADS");
-    if (!t || strcmp(t, DEFAULT_TEAM) != 0) {
-        setenv("OMP_NUM_THREADS", DEFAULT_TEAM, 1);
-        execv("/proc/self/exe", argv);
-        perror("execv /proc/self/exe");
+    if (with_default_team(argv) != 0)
         return 1;
-    }
     (void)argc;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_thread_starts_none),
