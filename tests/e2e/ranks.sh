@@ -13,44 +13,10 @@
 # (CPUs that unbound ranks share counted once).
 # TEST_PLUGIN_DIR is this folder of the build tree (ranks_wl.so); the
 # fifth argument is mpiexec.
-source "$(dirname "$0")/lib.sh"
-source "$(dirname "$0")/../support/mpi_env.sh" "$5"
-
-# run_mpi NAME MPIEXEC_ARGS...: on loopback, 60 s at most (a hang fails)
-run_mpi() {
-    local name=$1
-    shift
-    local t0=$SECONDS
-    timeout -k 5 60 "${MPIRUN[@]}" "$@" >"$name.out" 2>"$name.err"
-    RC=$?
-    echo "$name: exit $RC after $((SECONDS - t0)) s"
-    [ "$RC" != 124 ] && [ "$RC" != 137 ] || fail "$name: still running after 60 s (a rank hung)"
-}
-
-# run_np NAME ARGS...: dlgauge ARGS on 2 ranks
-run_np() {
-    local name=$1
-    shift
-    run_mpi "$name" -np 2 "$DLG" --plugin-dir "$PLUGDIR" "$@"
-}
+source "$(dirname "$0")/ranks_lib.sh"
 
 # rows NAME PYTHON: PYTHON's asserts on rows, the rows of NAME.csv
-rows() {
-    "$PY" - "$WORK/$1.csv" "$2" <<'PY' || fail "$1: rows above"
-import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-for r in rows:
-    print({k: r.get(k) for k in ("job", "status", "ranks", "items", "steps", "repeats", "error")})
-exec(sys.argv[2])
-PY
-}
-
-job() { # job NAME KEY=VALUE...: a [job] of ranked
-    local name=$1
-    shift
-    printf '[job %s]\nplugin = %s\nworkload = ranked\nwarmup = 1\n' "$name" "$TPLUG/ranks_wl.so"
-    printf '%s\n' "$@"
-}
+rows() { rows_csv "$WORK/$1.csv" "$2" "job status ranks items steps repeats error"; }
 
 # 1. alone: ranks = 1
 { printf '[sink csv]\npath = %s\n[global]\nisolation = none\n' "$WORK/alone.csv"; job one iterations=10; } >alone.ini

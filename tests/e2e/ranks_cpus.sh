@@ -9,16 +9,7 @@
 # 3 per step, 3 x rank 0's step_rate (its warm-up's items tell the share;
 # without warm-up the ranks count stands for it: 2 x).
 # Arguments as ranks.sh: DLGAUGE PLUGIN_DIR TEST_PLUGIN_DIR WORK MPIEXEC.
-source "$(dirname "$0")/lib.sh"
-source "$(dirname "$0")/../support/mpi_env.sh" "$5"
-
-run_mpi() { # NAME MPIEXEC_ARGS...: 60 s at most
-    local name=$1
-    shift
-    timeout -k 5 60 "${MPIRUN[@]}" "$@" >"$name.out" 2>"$name.err"
-    RC=$?
-    [ "$RC" != 124 ] && [ "$RC" != 137 ] || fail "$name: still running after 60 s (a rank hung)"
-}
+source "$(dirname "$0")/ranks_lib.sh"
 
 ini() { # NAME CPUS KEY=VALUE...: a ranked job (line 6: cpus) with a csv and an influx file sink
     local name=$1 cpus=$2

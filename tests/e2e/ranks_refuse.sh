@@ -16,37 +16,11 @@
 #  7. preprocess under 2 ranks: rank 0 alone writes (both wrote one .part,
 #     the second rename failed and MPI_Abort lost the later cells).
 # Arguments as ranks.sh: DLGAUGE PLUGIN_DIR TEST_PLUGIN_DIR WORK MPIEXEC.
-source "$(dirname "$0")/lib.sh"
-source "$(dirname "$0")/../support/mpi_env.sh" "$5"
+source "$(dirname "$0")/ranks_lib.sh"
 
-# run_mpi NAME MPIEXEC_ARGS...: on loopback, 60 s at most (a hang fails)
-run_mpi() {
-    local name=$1
-    shift
-    timeout -k 5 60 "${MPIRUN[@]}" "$@" >"$name.out" 2>"$name.err"
-    RC=$?
-    [ "$RC" != 124 ] && [ "$RC" != 137 ] || fail "$name: still running after 60 s (a rank hung)"
-}
-run_np() { # run_np NAME ARGS...: dlgauge ARGS on 2 ranks
-    local name=$1
-    shift
-    run_mpi "$name" -np 2 "$DLG" --plugin-dir "$PLUGDIR" "$@"
-}
-rows() { # rows CSV PYTHON: PYTHON's asserts on rows, the rows of CSV
-    "$PY" - "$1" "$2" <<'PY' || fail "$1: rows above"
-import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-for r in rows:
-    print({k: r.get(k) for k in ("job", "status", "ranks", "items", "epochs", "images_written", "error")})
-exec(sys.argv[2])
-PY
-}
-job() { # job NAME KEY=VALUE...: a [job] of ranked
-    local name=$1
-    shift
-    printf '[job %s]\nplugin = %s\nworkload = ranked\nwarmup = 1\n' "$name" "$TPLUG/ranks_wl.so"
-    printf '%s\n' "$@"
-}
+# rows CSV PYTHON: PYTHON's asserts on rows, the rows of CSV
+rows() { rows_csv "$1" "$2" "job status ranks items epochs images_written error"; }
+
 HEAD='[global]\nisolation = none\n'
 
 # 1. a 2-rank run stopped in its second cell, resumed by one process alone
