@@ -40,8 +40,11 @@ static const char mk_usage[] =
     "but those images; a tree an older mkdata made has no such file: remove it\n"
     "yourself.  An existing DIR/SPLIT.txt or DIR/SPLIT.lst is replaced only if it is\n"
     "exactly a list mkdata writes.  Else mkdata refuses before any work, naming the\n"
-    "first entry or line it did not write.  Existing text files are replaced.\n"
-    "Exit status: 0 done, 2 bad arguments or an output refused, 1 a write failed.\n";
+    "first entry or line it did not write; all of them are checked again before\n"
+    "anything is replaced, and what appeared during the run is refused and kept.\n"
+    "Existing text files are replaced, whatever they hold.\n"
+    "Exit status: 0 done, 2 bad arguments or an output refused, 1 any other failure\n"
+    "(a write failed).\n";
 
 /* The options of either kind that take a value (cli.h: main.c reads this
  * list too); a kind's other options are flags. */
@@ -279,8 +282,9 @@ static int write_images(const mk_work *w)
     dlg_data_err err = {0};
     if (dlg_synth_images_write(cfg, &res, &err) < 0) {
         fprintf(stderr, "dlgauge mkdata: %s\n", err.msg);
-        /* a refused --out/--split is bad input, as `dlgauge help` says 2 is */
-        return err.code == DLG_EINVAL ? DLG_EXIT_USAGE : DLG_EXIT_FAILED;
+        /* a refused --out/--split is bad input, as `dlgauge help` says 2 is;
+         * any other failure (a write, an internal limit) is 1 */
+        return res.refused ? DLG_EXIT_USAGE : DLG_EXIT_FAILED;
     }
     bool mb = res.bytes >= 1000000; /* 48 KB is not "0.0 MB" */
     printf("wrote %llu images in %llu classes to %s/%s (%.1f %s, mean %.1f KB, %llu..%llu "

@@ -58,6 +58,10 @@ typedef struct dlg_synth_images_result {
     uint64_t min_bytes, max_bytes;
     double mean_w, mean_h;
     double seconds;
+    /* set on failure: the output was refused (a folder or list there that
+     * mkdata did not make, found before the work or at its commit): bad
+     * input, not a failed write or an internal error */
+    bool refused;
 } dlg_synth_images_result;
 
 /* A split name is one plain path component that the .lst's tab-separated
@@ -76,7 +80,10 @@ uint64_t dlg_synth_split_seed(uint64_t seed, const char *split);
  * C = i % classes, Q = i / classes: the class's Q-th image), then
  * out/split.txt (convert_imageset: "split/... label") and out/split.lst
  * (im2rec: "index<TAB>label<TAB>split/..."), paths relative to out.  The
- * bytes depend on the seed and split only, never on the thread count. */
+ * bytes depend on the seed and split only, never on the thread count.
+ * What stands at out/split and the lists is checked before any work and
+ * again, all of it, before anything is replaced (synth_out.h); a refusal
+ * sets res->refused and leaves them as they were. */
 int dlg_synth_images_write(const dlg_synth_images_cfg *cfg, dlg_synth_images_result *res,
                            dlg_data_err *err);
 

@@ -213,19 +213,37 @@ static void remove_parts(const dlg_synth_images_cfg *c, const char *part)
     }
 }
 
-/* The complete .part tree and lists replace the old ones.  The old lists go
+/* What stands at the tree and the lists is mkdata's to replace (or is
+ * not there): 0, or -DLG_EINVAL (a refusal) naming the first foreign entry
+ * or line, or -DLG_EIO. */
+static int check_targets(const dlg_synth_images_cfg *c, const char *final, dlg_data_err *err)
+{
+    int rc = dlg_synth_tree_check(final, err);
+    for (int k = 0; k < 2 && rc == 0; k++) {
+        char list[4096];
+        list_path(list, sizeof list, c, k, "");
+        rc = dlg_synth_list_check(list, c->split, k == 1, err);
+    }
+    return rc;
+}
+
+/* The complete .part tree and lists replace the old ones, once all of
+ * those are checked again (the render took its time: what appeared there
+ * meanwhile is the user's, and nothing is removed then).  The old lists go
  * first and the new ones come last, so a crash in between leaves no list
  * that names a tree which is not there or not whole. */
-static int commit_images(const dlg_synth_images_cfg *c, const char *final, const char *part,
+static int commit_images(const dlg_synth_images_cfg *c, const char *final, const char *part, bool *refused,
                          dlg_data_err *err)
 {
     char from[4096], to[4096];
-    for (int k = 0; k < 2; k++) {
+    int rc = check_targets(c, final, err);
+    for (int k = 0; k < 2 && rc == 0; k++) {
         list_path(to, sizeof to, c, k, "");
         if (unlink(to) != 0 && errno != ENOENT)
-            return dlg_data_fail(err, DLG_EIO, "%s: cannot replace: %s", to, strerror(errno));
+            rc = dlg_data_fail(err, DLG_EIO, "%s: cannot replace: %s", to, strerror(errno));
     }
-    int rc = dlg_synth_tree_remove(final, err);
+    if (rc == 0)
+        rc = dlg_synth_tree_remove(final, err);
     if (rc == 0)
         rc = dlg_synth_rename(part, final, err);
     for (int k = 0; k < 2 && rc == 0; k++) {
@@ -233,6 +251,7 @@ static int commit_images(const dlg_synth_images_cfg *c, const char *final, const
         list_path(to, sizeof to, c, k, "");
         rc = dlg_synth_rename(from, to, err);
     }
+    *refused = rc == -DLG_EINVAL; /* only the checks say that */
     return rc;
 }
 
@@ -282,9 +301,10 @@ bool dlg_synth_split_ok(const char *split)
 int dlg_synth_images_write(const dlg_synth_images_cfg *c, dlg_synth_images_result *res,
                            dlg_data_err *err)
 {
+    *res = (dlg_synth_images_result){.refused = false};
     if (c->classes < 1 || c->images < 1 || c->quality < 1 || c->quality > 100 || c->threads < 1 ||
         !dlg_synth_split_ok(c->split))
-        return dlg_data_fail(err, DLG_EINVAL, "mkdata images: bad arguments");
+        return dlg_data_fail(err, DLG_EINVAL, "mkdata images: bad arguments"); /* the caller's checks missed it */
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     char final[4096], part[4096 + sizeof DLG_SYNTH_PART];
@@ -293,16 +313,13 @@ int dlg_synth_images_write(const dlg_synth_images_cfg *c, dlg_synth_images_resul
     /* refuse a foreign folder or list before any work; a .part is an interrupted run's */
     int rc = mkdir_p(c->out, err);
     if (rc == 0)
-        rc = dlg_synth_tree_check(final, err);
-    for (int k = 0; k < 2 && rc == 0; k++) { /* and a list of that name the user wrote */
-        char list[4096];
-        list_path(list, sizeof list, c, k, "");
-        rc = dlg_synth_list_check(list, c->split, k == 1, err);
-    }
+        rc = check_targets(c, final, err);
     if (rc == 0)
         rc = dlg_synth_tree_remove(part, err);
-    if (rc < 0)
+    if (rc < 0) {
+        res->refused = rc == -DLG_EINVAL; /* only the checks say that */
         return rc;
+    }
     tree_job j = {.cfg = c, .seed = dlg_synth_split_seed(c->seed, c->split)};
     rc = make_part_tree(c, part, err);
     if (rc == 0)
@@ -310,7 +327,7 @@ int dlg_synth_images_write(const dlg_synth_images_cfg *c, dlg_synth_images_resul
     if (rc == 0)
         rc = write_lists(c, err);
     if (rc == 0)
-        rc = commit_images(c, final, part, err);
+        rc = commit_images(c, final, part, &res->refused, err);
     if (rc < 0) {
         remove_parts(c, part);
         return rc;

@@ -3,7 +3,9 @@
  * tree, a tree without mkdata's marker or with entries past what the marker
  * says, a list that is not exactly mkdata's), an interrupted run's
  * .part is cleared, a failed text run keeps the old corpus, and a full disk
- * is named as such (also by the RecordIO and .idx writers). */
+ * is named as such (also by the RecordIO and .idx writers).  What appears
+ * at the tree or a list during a run is refused at its commit and kept,
+ * the old lists too; only a refusal is reported as one (res.refused). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +14,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -432,6 +435,124 @@ static void test_full_disk_named(void **st)
     close(fd);
 }
 
+/* A run on its own thread (200 images on one thread: long enough to act
+ * while it renders). */
+typedef struct bg_run {
+    dlg_synth_images_cfg c;
+    dlg_synth_images_result r;
+    dlg_data_err err;
+    int rc;
+    pthread_t t;
+} bg_run;
+
+static void *bg_main(void *arg)
+{
+    bg_run *b = arg;
+    b->rc = dlg_synth_images_write(&b->c, &b->r, &b->err);
+    return NULL;
+}
+
+/* Starts a run of dir and returns once it renders (its train.part holds
+ * its marker). */
+static void bg_start(bg_run *b, const char *dir)
+{
+    *b = (bg_run){.c = {dir, "train", 2, 200, 7, 50, 1}};
+    assert_int_equal(pthread_create(&b->t, NULL, bg_main, b), 0);
+    char marker[256];
+    snprintf(marker, sizeof marker, "%s/train.part/%s", dir, DLG_SYNTH_MARKER);
+    for (int i = 0; i < 20000 && !exists(marker); i++)
+        usleep(500);
+    assert_true(exists(marker));
+}
+
+/* Something of the user's put in the old tree during the run: the commit
+ * refuses it, and the old tree and both old lists are kept as they were
+ * (the commit deleted the lists, then refused the tree). */
+static void test_tree_changed_during_run(void **st)
+{
+    (void)st;
+    char dir[64], p[256], txt[256], lst[256];
+    tmpdir_make(dir, "synth");
+    assert_int_equal(images(dir, 2, 4, NULL), 0);
+    snprintf(txt, sizeof txt, "%s/train.txt", dir);
+    snprintf(lst, sizeof lst, "%s/train.lst", dir);
+    size_t nt, nl;
+    char *t0 = slurp(txt, &nt), *l0 = slurp(lst, &nl);
+    bg_run b;
+    bg_start(&b, dir);
+    snprintf(p, sizeof p, "%s/train/n00000001/notes.txt", dir);
+    write_text(p, "mine\n");
+    pthread_join(b.t, NULL);
+    assert_int_equal(b.rc, -DLG_EINVAL);
+    assert_true(b.r.refused);
+    assert_non_null(strstr(b.err.msg, "notes.txt"));
+    assert_true(holds(p, "mine\n"));
+    t0[nt] = l0[nl] = '\0';
+    assert_true(holds(txt, t0)); /* the 4-image lists, kept */
+    assert_true(holds(lst, l0));
+    snprintf(p, sizeof p, "%s/train", dir);
+    assert_int_equal(count(p, true), 5); /* 4 images and the notes */
+    snprintf(p, sizeof p, "%s/train.part", dir);
+    assert_false(exists(p));
+    snprintf(p, sizeof p, "%s/train.txt.part", dir);
+    assert_false(exists(p));
+    free(t0);
+    free(l0);
+    tmpdir_rmrf(dir);
+}
+
+/* A list the user wrote during the run (none was there before): refused
+ * at the commit and kept; no tree is put in place. */
+static void test_list_written_during_run(void **st)
+{
+    (void)st;
+    static const char mine[] = "n01440764/n01440764_10026.JPEG 0\n";
+    char dir[64], p[256], txt[256];
+    tmpdir_make(dir, "synth");
+    snprintf(txt, sizeof txt, "%s/train.txt", dir);
+    bg_run b;
+    bg_start(&b, dir);
+    write_text(txt, mine);
+    pthread_join(b.t, NULL);
+    assert_int_equal(b.rc, -DLG_EINVAL);
+    assert_true(b.r.refused);
+    assert_non_null(strstr(b.err.msg, txt));
+    assert_true(holds(txt, mine));
+    snprintf(p, sizeof p, "%s/train", dir);
+    assert_false(exists(p));
+    snprintf(p, sizeof p, "%s/train.lst", dir);
+    assert_false(exists(p));
+    tmpdir_rmrf(dir);
+}
+
+/* res.refused says "bad input" (mkdata's exit 2) for a refusal only: not
+ * for an internal DLG_EINVAL (arguments the CLI should have caught) nor
+ * for a write that failed. */
+static void test_refused_flag(void **st)
+{
+    (void)st;
+    char dir[64], p[256], file[256];
+    tmpdir_make(dir, "synth");
+    dlg_synth_images_result r;
+    dlg_data_err err = {0};
+    snprintf(p, sizeof p, "%s/train.lst", dir);
+    write_text(p, "0\t0\tmine/cat.jpg\n");
+    dlg_synth_images_cfg c = {dir, "train", 2, 4, 1, 50, 1};
+    r.refused = false; /* each call must set it, either way */
+    assert_int_equal(dlg_synth_images_write(&c, &r, &err), -DLG_EINVAL);
+    assert_true(r.refused);
+    c.threads = 0; /* internal: not the user's output */
+    assert_int_equal(dlg_synth_images_write(&c, &r, &err), -DLG_EINVAL);
+    assert_false(r.refused);
+    snprintf(file, sizeof file, "%s/afile", dir);
+    touch(file);
+    c = (dlg_synth_images_cfg){file, "train", 2, 4, 1, 50, 1}; /* --out is a file: cannot be made */
+    r.refused = true;
+    assert_true(dlg_synth_images_write(&c, &r, &err) < 0);
+    assert_false(r.refused);
+    tmpdir_rmrf(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -442,6 +563,8 @@ int main(void)
         cmocka_unit_test(test_text_folder_made),      cmocka_unit_test(test_text_errors_name_out),
         cmocka_unit_test(test_imagenet_tree_refused), cmocka_unit_test(test_tree_without_marker_refused),
         cmocka_unit_test(test_beyond_marker_refused), cmocka_unit_test(test_list_not_exact_refused),
+        cmocka_unit_test(test_tree_changed_during_run), cmocka_unit_test(test_list_written_during_run),
+        cmocka_unit_test(test_refused_flag),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

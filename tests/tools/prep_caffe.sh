@@ -5,31 +5,13 @@
 # covers the loader's refusal of other sizes).
 #   bash prep_caffe.sh DLGAUGE PLUGIN_DIR TEST_PLUGIN_DIR WORK_DIR
 . "$(dirname "$0")/../e2e/lib.sh"
-
-# field JOB KEY: a result field of job JOB in run.jsonl
-field() {
-    $PY -c 'import json, sys
-for line in open("run.jsonl"):
-    j = json.loads(line)
-    if j["measurement"] == "dlgauge_result" and j["tags"]["job"] == sys.argv[1]:
-        print(j["fields"].get(sys.argv[2], "")); break' "$1" "$2"
-}
+. "$E2E/prep_run.sh"
 
 S=72 # AlexNet needs a crop of 67 at least
 run_cli mkdata mkdata images --out data --classes 2 --images 8 --seed 3 --threads 1
 expect_rc mkdata 0
 
-ini run.ini <<EOT
-[global]
-sinks = j
-repeat = 1
-[sink j]
-type = json
-path = run.jsonl
-[job exact]
-workload = preprocess
-input = data/train.txt
-output = lmdb:db
+prep_ini run.ini exact <<EOT
 resize_width = $S
 resize_height = $S
 mean_output = mean.binaryproto

@@ -4,13 +4,16 @@
  * independent computation: the stored Datums read back with the core/data
  * LMDB reader, decoded with TurboJPEG straight to BGR and summed in float
  * in LMDB order exactly as compute_image_mean does, then divided by the
- * count.  The mean must not depend on the thread count or the pass. */
+ * count.  The mean must not depend on the thread count or the pass.
+ * mean_output replaces only an empty file or a BlobProto, never the input,
+ * one of output's names or a file beside it that preprocess did not make. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,6 +277,123 @@ static void test_refused(void **st)
     refused(f, dir, "is a directory");
 }
 
+/* A run at W x H of the list, one pass, into output with mean_output. */
+static void mean_run(fx *f, const char *output, const char *mean, wr_result *r)
+{
+    kv k = {0};
+    kv_add(&k, "input=%s", f->list);
+    kv_add(&k, "output=%s", output);
+    kv_add(&k, "resize_width=%d", W);
+    kv_add(&k, "resize_height=%d", H);
+    kv_add(&k, "mean_output=%s", mean);
+    kv_add(&k, "threads=1");
+    kv_add(&k, "skip_corrupt=true");
+    wr_run("tools.so", "preprocess", k.ptr, NIMG, r);
+}
+
+static bool holds(const char *path, const char *text)
+{
+    size_t n;
+    uint8_t *b = fx_slurp(path, &n);
+    bool same = b && n == strlen(text) && memcmp(b, text, n) == 0;
+    free(b);
+    return same;
+}
+
+/* mean_output on the input, on a name of the output or in its LMDB
+ * folder, or on a file that is not a BlobProto: one line at setup (and at
+ * the check before any cell), nothing written, every file kept (the mean
+ * was renamed over whatever stood there). */
+static void test_mean_target_refused(void **st)
+{
+    fx *f = *st;
+    size_t n0;
+    uint8_t *list0 = fx_slurp(f->list, &n0);
+    char out[4][720], mean[4][720], notes[720];
+    snprintf(notes, sizeof notes, "%s/notes.txt", f->dir);
+    assert_int_equal(fx_write(notes, "my notes\n", 9), 0);
+    snprintf(out[0], 720, "lmdb:%s/t0", f->dir);
+    snprintf(mean[0], 720, "%s", f->list);
+    snprintf(out[1], 720, "recordio:%s/t1.rec", f->dir);
+    snprintf(mean[1], 720, "%s/t1.idx", f->dir);
+    snprintf(out[2], 720, "lmdb:%s/t2", f->dir);
+    snprintf(mean[2], 720, "%s/t2/mean.binaryproto", f->dir);
+    snprintf(out[3], 720, "lmdb:%s/t3", f->dir);
+    snprintf(mean[3], 720, "%s", notes);
+    wr_result r0; /* an LMDB t2 to put the mean in */
+    char m0[720];
+    snprintf(m0, sizeof m0, "%s/t2.binaryproto", f->dir);
+    mean_run(f, out[2], m0, &r0);
+    assert_int_equal(r0.setup_rc + r0.step_rc, 0);
+    static const char *const want[4] = {"is the input", "a name written by output", "is in ",
+                                        "exists and is not a BlobProto"};
+    for (int i = 0; i < 4; i++) {
+        wr_result r;
+        mean_run(f, out[i], mean[i], &r);
+        assert_int_equal(r.setup_rc, -DLG_EINVAL);
+        assert_int_equal(r.errors, 1);
+        if (!strstr(r.error, want[i]) || !strstr(r.error, "mean_output = "))
+            fail_msg("case %d: error '%s' lacks '%s'", i, r.error, want[i]);
+        const char *ov[] = {NULL, NULL, "resize_width=16", "resize_height=12", NULL, NULL};
+        char in[720], o[740], m[740];
+        snprintf(in, sizeof in, "input=%s", f->list);
+        snprintf(o, sizeof o, "output=%s", out[i]);
+        snprintf(m, sizeof m, "mean_output=%s", mean[i]);
+        ov[0] = in;
+        ov[1] = o;
+        ov[4] = m;
+        int rc = 0;
+        char err[512];
+        assert_true(wr_check("tools.so", "preprocess", ov, &rc, err, sizeof err));
+        if (rc != -DLG_EINVAL || !strstr(err, want[i]))
+            fail_msg("case %d: check %d '%s'", i, rc, err);
+    }
+    size_t n1;
+    uint8_t *list1 = fx_slurp(f->list, &n1);
+    assert_true(n0 == n1 && memcmp(list0, list1, n0) == 0);
+    free(list0);
+    free(list1);
+    assert_true(holds(notes, "my notes\n"));
+    char p[740];
+    snprintf(p, sizeof p, "%s/t1.rec", f->dir);
+    assert_int_not_equal(access(p, F_OK), 0);
+    snprintf(p, sizeof p, "%s/t2/mean.binaryproto", f->dir);
+    assert_int_not_equal(access(p, F_OK), 0);
+}
+
+/* Files named *.part beside the mean that preprocess did not make are
+ * kept (the probe unlinked PATH.part, the write overwrote it), and none of
+ * its own is left; an empty file and a BlobProto at PATH are replaced. */
+static void test_mean_beside_kept(void **st)
+{
+    fx *f = *st;
+    char mean[700], part[720], out[720];
+    snprintf(mean, sizeof mean, "%s/m5.binaryproto", f->dir);
+    snprintf(part, sizeof part, "%s.part", mean);
+    snprintf(out, sizeof out, "lmdb:%s/db5", f->dir);
+    assert_int_equal(fx_write(part, "mine\n", 5), 0);
+    assert_int_equal(fx_write(mean, "", 0), 0);
+    for (int run = 0; run < 2; run++) { /* over the empty file, then over its own mean */
+        wr_result r;
+        mean_run(f, out, mean, &r);
+        assert_int_equal(r.setup_rc, 0);
+        if (r.step_rc != 0)
+            fail_msg("%s", r.error);
+        dlg_blobproto b;
+        read_mean(mean, &b);
+        dlg_blobproto_free(&b);
+        assert_true(holds(part, "mine\n"));
+    }
+    DIR *d = opendir(f->dir);
+    assert_non_null(d);
+    struct dirent *e;
+    int parts = 0;
+    while ((e = readdir(d)))
+        parts += strncmp(e->d_name, "m5.binaryproto.", 15) == 0;
+    closedir(d);
+    assert_int_equal(parts, 1); /* the user's m5.binaryproto.part alone */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -281,6 +401,8 @@ int main(void)
         cmocka_unit_test(test_mean_threads_passes),
         cmocka_unit_test(test_exact_resize),
         cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_mean_target_refused),
+        cmocka_unit_test(test_mean_beside_kept),
     };
     return cmocka_run_group_tests(tests, setup_fx, teardown_fx);
 }

@@ -26,9 +26,12 @@ static const dlg_option prep_options[] = {
     [OPT_OUTPUT] = {"output", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
                     "recordio:PATH (and its index: PATH with .rec replaced by .idx, else PATH.idx; im2rec "
                     "layout; written through the job's storage, which a throttle shapes by its write limits) or lmdb:PATH (encoded Datums, "
-                    "convert_imageset keys; liblmdb writes it itself); replaced when a pass completes.  An existing PATH "
-                    "(or .idx) must be what preprocess writes: a RecordIO file (an .idx), or a folder holding only "
-                    "data.mdb and lock.mdb, and not the input; else the job is refused before any work",
+                    "convert_imageset keys; liblmdb writes it itself); replaced when a pass completes.  What exists "
+                    "there is checked by its format only, not for who wrote it: a file starting with RecordIO's "
+                    "magic (an im2rec .rec too), an .idx of KEY<TAB>OFFSET lines, an empty file, or a folder "
+                    "holding nothing but data.mdb and lock.mdb (any LMDB, or an empty folder) is replaced; "
+                    "anything else, a link, or the input is refused before any work (and checked again when a "
+                    "pass completes)",
                     DLG_OPT_REQUIRED | DLG_OPT_NOSWEEP | DLG_OPT_PATH_OUT},
     [OPT_RESIZE] = {"resize", DLG_OPT_INT, "0", "0", "16384", NULL,
                     "shorter side after resizing (JPEG re-encoded; decoded at the smallest DCT scale "
@@ -46,7 +49,10 @@ static const dlg_option prep_options[] = {
     [OPT_MEAN_OUTPUT] = {"mean_output", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
                          "PATH: each complete pass also writes the mean of the images as stored "
                          "(decoded back, BGR) as compute_image_mean's .binaryproto, for a reader's "
-                         "mean_file; needs resize_width and resize_height",
+                         "mean_file; needs resize_width and resize_height.  An existing PATH is replaced "
+                         "only if it is empty or a BlobProto (any mean image: a format check, before any "
+                         "work and again before each write); anything else, a link, the input, one of "
+                         "output's names or a path in its LMDB folder is refused",
                          DLG_OPT_NOSWEEP | DLG_OPT_PATH_OUT},
     [OPT_QUALITY] = {"quality", DLG_OPT_INT, "95", "1", "100", NULL, "JPEG quality when re-encoding", 0},
     [OPT_THREADS] = {"threads", DLG_OPT_INT, "0", "0", "1024", NULL,
@@ -338,13 +344,17 @@ static int prep_params_check(const dlg_host *h, const dlg_value *opts, prep_para
     return 0;
 }
 
-/* What exists at the output's names is preprocess's to replace, and not
- * the input: before any cell (check) and again at setup. */
+/* What exists at the output's names and mean_output is preprocess's to
+ * replace, and not the input (nor, for the mean, the output): before any
+ * cell (check) and again at setup. */
 static int targets_check(const dlg_host *h, const dlg_value *opts, prep_format fmt, const char *path)
 {
     dlg_data_err err;
     dlg_data_err_clear(&err);
+    const dlg_value *mo = &opts[OPT_MEAN_OUTPUT];
     int rc = prep_output_check_targets(fmt, path, opts[OPT_INPUT].text, &err);
+    if (rc == 0 && mo->set && mo->text && *mo->text)
+        rc = prep_mean_check_target(mo->text, fmt, path, opts[OPT_INPUT].text, &err);
     return rc < 0 ? fail(h, &err, rc) : 0;
 }
 

@@ -70,11 +70,14 @@ uint64_t prep_output_bytes(const prep_output *o);
 void prep_output_free(prep_output *o);
 
 /* ---- the mean image (mean_output) ---------------------------------------------- */
-/* Checks at setup that PATH.part can be created (then removes it): a long
- * pass must not end in an unwritable mean. */
+/* Checks at setup that a file can be created beside PATH (a new, unique
+ * name, created exclusively and removed again): a long pass must not end
+ * in an unwritable mean.  Nothing else is touched. */
 int prep_mean_probe(const char *path, dlg_data_err *err);
 /* Writes compute_image_mean's BlobProto: 1 x 3 x h x w, sum / count in
- * float, from the BGR CHW sums, to PATH.part, then renames it over PATH. */
+ * float, from the BGR CHW sums, to a new unique PATH.XXXXXX.part, then,
+ * PATH being still absent, empty or a BlobProto (prep_mean_check_file),
+ * renames it over PATH. */
 int prep_mean_write(const char *path, const uint64_t *sum, uint64_t count, int w, int h,
                     dlg_data_err *err);
 

@@ -62,12 +62,6 @@ int prep_output_parse(const char *spec, prep_format *fmt, const char **path)
     return **path ? 0 : -DLG_EINVAL;
 }
 
-static char *concat(const char *a, const char *b)
-{
-    char *s = NULL;
-    return asprintf(&s, "%s%s", a, b) < 0 ? NULL : s;
-}
-
 static int host_out_flush(host_out *w)
 {
     if (w->used == 0)
@@ -388,22 +382,34 @@ void prep_output_free(prep_output *o)
     free(o);
 }
 
+/* A new file beside path (path.XXXXXX.part), created exclusively: what it
+ * names is this process's alone.  Its fd, or -1 (errno set); *tmp gets the
+ * malloc'd name (NULL when out of memory). */
+static int mean_tmp(const char *path, char **tmp)
+{
+    *tmp = tools_concat(path, ".XXXXXX.part");
+    if (!*tmp) {
+        errno = ENOMEM;
+        return -1;
+    }
+    int fd = mkostemps(*tmp, 5, O_CLOEXEC);
+    if (fd >= 0)
+        fchmod(fd, 0644); /* as compute_image_mean's, not mkstemp's 0600 */
+    return fd;
+}
+
 int prep_mean_probe(const char *path, dlg_data_err *err)
 {
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return dlg_data_fail(err, DLG_EINVAL, "mean_output = %s: is a directory", path);
-    char *part = concat(path, ".part");
-    if (!part)
-        return dlg_data_fail(err, DLG_ENOMEM, "mean_output = %s: out of memory", path);
-    int fd = open(part, O_WRONLY | O_CREAT | O_CLOEXEC, 0644), rc = 0;
+    char *tmp;
+    int fd = mean_tmp(path, &tmp), rc = 0;
     if (fd < 0)
-        rc = dlg_data_fail(err, DLG_EINVAL, "mean_output = %s: cannot create %s: %s", path, part,
-                           strerror(errno));
-    else
+        rc = dlg_data_fail(err, DLG_EINVAL, "mean_output = %s: cannot create a file beside it (%s): %s", path,
+                           tmp ? tmp : "", strerror(errno));
+    else {
         close(fd);
-    unlink(part);
-    free(part);
+        unlink(tmp); /* created by us, O_EXCL */
+    }
+    free(tmp);
     return rc;
 }
 
@@ -415,18 +421,27 @@ int prep_mean_write(const char *path, const uint64_t *sum, uint64_t count, int w
                              "(all skipped): no mean to write", path);
     size_t n = (size_t)w * (size_t)h * 3;
     float *mean = malloc(n * sizeof *mean);
-    char *part = concat(path, ".part");
-    int rc = mean && part ? 0 : dlg_data_fail(err, DLG_ENOMEM, "mean_output = %s: out of memory", path);
+    char *part = NULL;
+    int fd = mean ? mean_tmp(path, &part) : -1;
+    int rc = 0;
+    if (!mean || (fd < 0 && !part))
+        rc = dlg_data_fail(err, DLG_ENOMEM, "mean_output = %s: out of memory", path);
+    else if (fd < 0)
+        rc = dlg_data_fail(err, DLG_EIO, "mean_output = %s: cannot create %s: %s", path, part, strerror(errno));
+    else
+        close(fd);
     /* compute_image_mean sums in float and divides by the count; exact
      * integer sums give its result bit for bit while its float sums are
      * exact (below 2^24: 65793 images), the true mean rounded beyond */
     for (size_t i = 0; rc == 0 && i < n; i++)
         mean[i] = (float)((double)sum[i] / (double)count);
     if (rc == 0)
-        rc = dlg_blobproto_write(part, 3, h, w, mean, err);
+        rc = dlg_blobproto_write(part, 3, h, w, mean, err); /* our own file */
+    if (rc == 0) /* what stands there now, the pass having taken its time, is still ours to replace */
+        rc = prep_mean_check_file(path, err);
     if (rc == 0)
         rc = rename_over(part, path, err);
-    if (rc < 0 && part)
+    if (rc < 0 && fd >= 0)
         unlink(part);
     free(mean);
     free(part);

@@ -1,9 +1,10 @@
 /* preprocess output: the names a pass writes and what may stand there
  * before (prep_target.c), and what prep.h's output functions leave out.
- * An output replaces only what preprocess itself writes: a RecordIO file
- * and its .idx, or an LMDB folder of data.mdb and lock.mdb, never the
- * input, a user's other file or folder, and nothing is deleted before its
- * replacement is in place. */
+ * An output replaces only what has preprocess's format: a RecordIO file
+ * and its .idx, an LMDB folder of data.mdb and lock.mdb, a BlobProto mean
+ * (whoever wrote it: a format check, not proof), never the input, a user's
+ * other file or folder, and nothing is deleted before its replacement is
+ * in place. */
 #ifndef DLG_TOOLS_PREP_OUTPUT_H
 #define DLG_TOOLS_PREP_OUTPUT_H
 
@@ -35,6 +36,18 @@ int prep_output_check_targets(prep_format fmt, const char *path, const char *inp
  * again at commit: what the pass took long to write must not land on what
  * someone put there meanwhile. */
 int prep_names_check_replace(const prep_names *n, prep_format fmt, dlg_data_err *err);
+
+/* mean_output (mean) is not the input, not one of the output's names
+ * (fmt, path) nor in its LMDB folders, and what exists there is a BlobProto
+ * (a mean image, whoever wrote it) or empty; else -DLG_EINVAL with one line
+ * starting "mean_output = ".  With prep_output_check_targets, before any
+ * work. */
+int prep_mean_check_target(const char *mean, prep_format fmt, const char *path, const char *input,
+                           dlg_data_err *err);
+/* The last part of that, checked again before the mean replaces mean: a
+ * directory, a link or a file other than a BlobProto or an empty one is
+ * refused. */
+int prep_mean_check_file(const char *mean, dlg_data_err *err);
 
 /* Removes an LMDB folder that holds only data.mdb and lock.mdb (checked
  * first: nothing is removed otherwise); 0 when it is gone or never was. */

@@ -1,6 +1,7 @@
 /* What a preprocess output may replace (prep_output.h): its names, and a
  * check that each holds only what preprocess writes, run before any work
- * (check, setup) and again before a commit renames anything. */
+ * (check, setup) and again before a commit renames anything; the same for
+ * mean_output's file. */
 #define _GNU_SOURCE
 #include "prep_output.h"
 
@@ -10,21 +11,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "binaryproto.h"
 #include "recordio.h"
 
 /* What may stand at a name before preprocess writes it. */
 typedef enum kind { KIND_REC, KIND_IDX, KIND_LMDB } kind;
 
 #define IDX_PEEK 65536 /* bytes of an .idx read to tell it from another file */
-
-static char *concat(const char *a, const char *b)
-{
-    char *s = NULL;
-    return asprintf(&s, "%s%s", a, b) < 0 ? NULL : s;
-}
 
 /* The .idx beside a .rec, as im2rec names it: train.rec -> train.idx. */
 static char *idx_name(const char *rec)
@@ -36,7 +33,7 @@ static char *idx_name(const char *rec)
             memcpy(s + n - 4, ".idx", 4);
         return s;
     }
-    return concat(rec, ".idx");
+    return tools_concat(rec, ".idx");
 }
 
 void prep_names_free(prep_names *n)
@@ -51,15 +48,15 @@ void prep_names_free(prep_names *n)
 
 int prep_names_make(prep_names *n, prep_format fmt, const char *path)
 {
-    *n = (prep_names){.path = strdup(path), .part = concat(path, ".part")};
+    *n = (prep_names){.path = strdup(path), .part = tools_concat(path, ".part")};
     bool ok = n->path && n->part;
     if (fmt == PREP_RECORDIO) {
         n->idx = idx_name(path);
-        n->idx_part = n->idx ? concat(n->idx, ".part") : NULL;
-        n->old = n->idx ? concat(n->idx, ".old.part") : NULL;
+        n->idx_part = n->idx ? tools_concat(n->idx, ".part") : NULL;
+        n->old = n->idx ? tools_concat(n->idx, ".old.part") : NULL;
         ok = ok && n->idx_part && n->old;
     } else {
-        n->old = concat(path, ".old.part");
+        n->old = tools_concat(path, ".old.part");
         ok = ok && n->old;
     }
     if (!ok) {
@@ -255,7 +252,7 @@ int prep_lmdb_dir_remove(const char *spec_path, const char *dir, dlg_data_err *e
     int rc = check_kind(PREP_LMDB, spec_path, dir, KIND_LMDB, err);
     if (rc < 0)
         return rc;
-    char *data = concat(dir, "/data.mdb"), *lock = concat(dir, "/lock.mdb");
+    char *data = tools_concat(dir, "/data.mdb"), *lock = tools_concat(dir, "/lock.mdb");
     if (data)
         unlink(data);
     if (lock)
@@ -266,4 +263,123 @@ int prep_lmdb_dir_remove(const char *spec_path, const char *dir, dlg_data_err *e
         return dlg_data_fail(err, DLG_EIO, "output = lmdb:%s: cannot remove %s: %s", spec_path, dir,
                              strerror(errno));
     return 0;
+}
+
+/* ---- mean_output ------------------------------------------------------------ */
+
+static int mean_refuse(const char *mean, const char *what, dlg_data_err *err)
+{
+    return dlg_data_fail(err, DLG_EINVAL,
+                         "mean_output = %s: exists and %s; refusing to replace it (remove it yourself, or "
+                         "choose another mean_output)",
+                         mean, what);
+}
+
+/* A BlobProto (mapped, not read: a user's large file costs no memory, and
+ * a foreign one fails at its first bytes). */
+static int check_blobproto(const char *mean, int fd, size_t size, dlg_data_err *err)
+{
+    void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED)
+        return dlg_data_fail(err, DLG_EINVAL, "mean_output = %s: cannot read it to see what it is: %s", mean,
+                             strerror(errno));
+    dlg_blobproto b;
+    dlg_data_err why;
+    dlg_data_err_clear(&why);
+    memset(&b, 0, sizeof b);
+    int rc = dlg_blobproto_decode(&b, p, size, mean, &why);
+    dlg_blobproto_free(&b);
+    munmap(p, size);
+    if (rc == -DLG_ENOMEM)
+        return dlg_data_fail(err, DLG_ENOMEM, "mean_output = %s: out of memory reading it", mean);
+    return rc < 0 ? mean_refuse(mean, "is not a BlobProto (a mean image preprocess writes)", err) : 0;
+}
+
+int prep_mean_check_file(const char *mean, dlg_data_err *err)
+{
+    struct stat st;
+    if (lstat(mean, &st) != 0)
+        return errno == ENOENT ? 0 : dlg_data_fail(err, DLG_EINVAL, "mean_output = %s: %s", mean, strerror(errno));
+    if (S_ISDIR(st.st_mode)) /* the user's folder, or a typo for a file in it */
+        return dlg_data_fail(err, DLG_EINVAL, "mean_output = %s: is a directory", mean);
+    if (S_ISLNK(st.st_mode))
+        return mean_refuse(mean, "is a symbolic link", err);
+    if (!S_ISREG(st.st_mode))
+        return mean_refuse(mean, "is not a regular file", err);
+    if (st.st_size == 0)
+        return 0;
+    int fd = open(mean, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return dlg_data_fail(err, DLG_EINVAL, "mean_output = %s: cannot read it to see what it is: %s", mean,
+                             strerror(errno));
+    int rc = check_blobproto(mean, fd, (size_t)st.st_size, err);
+    close(fd);
+    return rc;
+}
+
+/* realpath of p's folder and p's last component, malloc'd (p as given
+ * when its folder does not resolve): two spellings of one name compare
+ * equal before either exists. */
+static char *canon(const char *p)
+{
+    const char *slash = strrchr(p, '/');
+    char *dir = slash ? strndup(p, slash == p ? 1 : (size_t)(slash - p)) : strdup(".");
+    char *real = dir ? realpath(dir, NULL) : NULL, *s = NULL;
+    if (real && asprintf(&s, "%s/%s", strcmp(real, "/") ? real : "", slash ? slash + 1 : p) < 0)
+        s = NULL;
+    free(dir);
+    free(real);
+    return s ? s : strdup(p);
+}
+
+/* a and b are one name: the same string once canonical, or the same file. */
+static bool same_name(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char *ca = canon(a), *cb = canon(b);
+    bool same = ca && cb && strcmp(ca, cb) == 0;
+    free(ca);
+    free(cb);
+    return same;
+}
+
+/* mean is none of the output's names, nor (LMDB) in one of its folders,
+ * which preprocess replaces whole. */
+static int mean_not_output(const char *mean, prep_format fmt, const char *path, dlg_data_err *err)
+{
+    prep_names n;
+    if (prep_names_make(&n, fmt, path) < 0)
+        return dlg_data_fail(err, DLG_ENOMEM, "mean_output = %s: out of memory", mean);
+    named t = names_kinds(&n, fmt, true);
+    const char *slash = strrchr(mean, '/');
+    char *parent = slash ? strndup(mean, slash == mean ? 1 : (size_t)(slash - mean)) : strdup(".");
+    int rc = parent ? 0 : dlg_data_fail(err, DLG_ENOMEM, "mean_output = %s: out of memory", mean);
+    for (size_t i = 0; i < t.n && rc == 0; i++) {
+        bool inside = t.kind[i] == KIND_LMDB && same_name(parent, t.name[i]);
+        if (inside || same_name(mean, t.name[i]))
+            rc = dlg_data_fail(err, DLG_EINVAL,
+                               "mean_output = %s: is %s%s, %s output = %s:%s; refusing to write the mean there "
+                               "(choose another mean_output)",
+                               mean, inside ? "in " : "", t.name[i],
+                               inside ? "a folder replaced whole by" : "a name written by", fmt_name(fmt), path);
+    }
+    free(parent);
+    prep_names_free(&n);
+    return rc;
+}
+
+int prep_mean_check_target(const char *mean, prep_format fmt, const char *path, const char *input,
+                           dlg_data_err *err)
+{
+    struct stat in, st;
+    if (input && stat(input, &in) == 0 && stat(mean, &st) == 0 && st.st_dev == in.st_dev &&
+        st.st_ino == in.st_ino)
+        return dlg_data_fail(err, DLG_EINVAL,
+                             "mean_output = %s: is the input (input = %s); refusing to overwrite it (choose "
+                             "another mean_output)",
+                             mean, input);
+    int rc = mean_not_output(mean, fmt, path, err);
+    return rc < 0 ? rc : prep_mean_check_file(mean, err);
 }

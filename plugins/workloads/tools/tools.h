@@ -26,6 +26,9 @@ double tools_rand_unit(uint64_t *state);
 /* If text starts with "prefix:", returns what follows (may be ""), else NULL. */
 const char *tools_after_prefix(const char *text, const char *prefix);
 
+/* a followed by b, malloc'd; NULL when out of memory. */
+char *tools_concat(const char *a, const char *b);
+
 /* This process's rank among the run's ranks, their count in *size: 0 and
  * 1 alone, or from a host without the ranks ABI. */
 int tools_rank(const dlg_host *h, int *size);

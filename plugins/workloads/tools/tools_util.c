@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "tools.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -36,6 +37,11 @@ const char *tools_after_prefix(const char *text, const char *prefix)
     return text + n + 1;
 }
 
+char *tools_concat(const char *a, const char *b)
+{
+    char *s = NULL;
+    return asprintf(&s, "%s%s", a, b) < 0 ? NULL : s;
+}
 
 int tools_rank(const dlg_host *h, int *size)
 {
