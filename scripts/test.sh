@@ -6,13 +6,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 bash scripts/setup.sh
 jobs=$(nproc 2>/dev/null || echo 2)
-# the tests' own tuning record (core/nn/tune.h), new each run: none of the
-# user's ~/.cache/dlgauge choices leaks into them, nor theirs into it
-if [ -z "${DLGAUGE_TUNE:-}" ]; then
-  export DLGAUGE_TUNE="$top/build/tests-tune.txt"
-  mkdir -p build
-  rm -f "$DLGAUGE_TUNE"
-fi
+# (ctest gives the tests a tuning record of the build's own, new each run:
+# tests/CMakeLists.txt)
 
 echo "== build (warnings are errors) and test"
 bash scripts/build.sh build -DDLG_WERROR=ON

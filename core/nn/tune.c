@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +16,9 @@
 #include <unistd.h>
 
 #define MAGIC "dlgauge-tune 1"
-/* far more than every layer shape of every model at a few thread counts */
-#define MAX_BYTES (1 << 20)
+#define MAX_BYTES DLG_TUNE_MAX_BYTES
+/* the informational line of the host that last wrote it (not checked) */
+#define WRITER "written_by_host"
 
 static uint64_t fnv1a(const char *s)
 {
@@ -29,7 +31,7 @@ static uint64_t fnv1a(const char *s)
 void dlg_tune_host(char *out, size_t n)
 {
     enum { INFO = 1 << 16 };
-    char name[256] = "", vendor[64] = "", fam[16] = "", model[16] = "", host[256] = "";
+    char name[256] = "", vendor[64] = "", fam[16] = "", model[16] = "";
     char *info = calloc(1, INFO), *flags = calloc(1, INFO);
     FILE *f = info && flags ? fopen("/proc/cpuinfo", "r") : NULL;
     if (f) {
@@ -46,9 +48,9 @@ void dlg_tune_host(char *out, size_t n)
         dlg_cpuinfo_field(info, "cpu family", fam, sizeof fam);
         dlg_cpuinfo_field(info, "model", model, sizeof model);
     }
-    if (gethostname(host, sizeof host - 1) != 0)
-        snprintf(host, sizeof host, "?");
-    snprintf(out, n, "%s | %s | %s family %s model %s | flags %016llx", host, name, vendor, fam, model,
+    /* no hostname: containers get a new one every run (it is written as
+     * information only, WRITER) */
+    snprintf(out, n, "%s | %s family %s model %s | flags %016llx", name, vendor, fam, model,
              (unsigned long long)fnv1a(flags ? flags : ""));
     free(info);
     free(flags);
@@ -142,28 +144,57 @@ static const char *bad_entry(const char *line, size_t len)
     return NULL;
 }
 
-static void warn(bool on, const char *path, int line, const char *why)
+/* What this process has said about its record, so that a record it
+ * cannot use costs one line, not one per look-up, pass, layer and plan:
+ * the plans that look it up share no context (peak.c, cpu_conv_algo.c,
+ * any thread), so this is the one mutable state of the file.  It is about
+ * one path (reset when $DLGAUGE_TUNE points elsewhere, as tests do). */
+enum {
+    SAID_BAD = 1,    /* corrupt or foreign, warned: cleared once rewritten */
+    NO_READ = 2,     /* unreadable or too large: neither read nor rewritten */
+    NO_WRITE = 4,    /* a store failed: no more tries */
+    SAID_FULL = 8,   /* full: new entries dropped */
+};
+static struct {
+    pthread_mutex_t mu;
+    char path[DLG_TUNE_PATH_MAX];
+    unsigned bits;
+} said = {PTHREAD_MUTEX_INITIALIZER, "", 0};
+
+/* Sets `set` and clears `clear` for path: the bits of `set` it lacked
+ * before (those worth a line now). */
+static unsigned said_update(const char *path, unsigned set, unsigned clear)
 {
-    if (!on)
-        return;
-    if (line > 0)
-        fprintf(stderr, "dlgauge: tuning record %s line %d: %s; ignored (measured again and rewritten)\n", path,
-                line, why);
-    else
-        fprintf(stderr, "dlgauge: tuning record %s: %s; ignored (measured again and rewritten)\n", path, why);
+    pthread_mutex_lock(&said.mu);
+    if (strncmp(said.path, path, sizeof said.path) != 0) {
+        snprintf(said.path, sizeof said.path, "%s", path);
+        said.bits = 0;
+    }
+    unsigned news = set & ~said.bits;
+    said.bits = (said.bits | set) & ~clear;
+    pthread_mutex_unlock(&said.mu);
+    return news;
 }
 
-/* Why the text (got bytes read, at most MAX_BYTES + 1) is not a record
- * of this host, with the line it fails at; NULL if it is.  *body: its
- * entries, after the two header lines. */
-static const char *bad_record(const char *text, size_t got, int *line, const char **body)
+static bool said_has(const char *path, unsigned bit)
+{
+    pthread_mutex_lock(&said.mu);
+    bool has = strncmp(said.path, path, sizeof said.path) == 0 && (said.bits & bit);
+    pthread_mutex_unlock(&said.mu);
+    return has;
+}
+
+typedef enum { REC_OK, REC_MISSING, REC_BAD, REC_UNUSABLE } rec_state;
+
+/* Why the text (len bytes) is not a record of this CPU, with the line it
+ * fails at; NULL if it is.  *body: its entries, after the two header
+ * lines. */
+static const char *bad_record(const char *text, size_t len, int *line, const char **body)
 {
     char host[512], want[520];
     size_t ml = strlen(MAGIC);
     *line = 0;
-    if (got > MAX_BYTES)
-        return "larger than 1 MiB";
-    if (strlen(text) != got)
+    if (strlen(text) != len)
         return "a NUL byte";
     *line = 1;
     if (strncmp(text, MAGIC, ml) != 0 || text[ml] != '\n')
@@ -175,12 +206,12 @@ static const char *bad_record(const char *text, size_t got, int *line, const cha
     if (strncmp(*body, "host ", 5) != 0)
         return "no 'host' line";
     if (strncmp(*body, want, strlen(want)) != 0)
-        return "another host's (or CPU's) record";
+        return "another CPU's record (another host's, or this one's before a CPU or flags change)";
     *body += strlen(want);
     for (const char *l = *body; *l;) {
         const char *e = strchr(l, '\n');
-        size_t len = e ? (size_t)(e - l) : strlen(l);
-        const char *bad = bad_entry(l, len);
+        size_t n = e ? (size_t)(e - l) : strlen(l);
+        const char *bad = bad_entry(l, n);
         ++*line;
         if (bad || !e)
             return bad ? bad : "cut short (no newline)";
@@ -189,47 +220,103 @@ static const char *bad_record(const char *text, size_t got, int *line, const cha
     return NULL;
 }
 
-/* The record's entries, malloc'ed; NULL when missing, unreadable,
- * corrupt or another host's (the last three warned of when `loud`). */
-static char *load(const char *path, bool loud)
+/* The whole file into *text (malloc'ed, NUL-terminated): REC_MISSING,
+ * REC_UNUSABLE with why[] (unreadable, or larger than the limit), or
+ * REC_OK. */
+static rec_state slurp_record(const char *path, char **text, size_t *len, char *why, size_t wn)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        if (errno != ENOENT)
-            warn(loud, path, 0, strerror(errno));
-        return NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    *text = NULL;
+    if (fd < 0 && errno == ENOENT)
+        return REC_MISSING;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(why, wn, "cannot be read (%s)", strerror(errno));
+    } else if (!S_ISREG(st.st_mode)) {
+        snprintf(why, wn, "not a regular file");
+    } else if (st.st_size > MAX_BYTES) {
+        snprintf(why, wn, "larger than the %s a record grows to (not dlgauge's)", DLG_TUNE_MAX_TEXT);
+    } else {
+        size_t want = (size_t)st.st_size, got = 0;
+        char *buf = malloc(want + 1);
+        ssize_t r = 1;
+        while (buf && got < want && (r = read(fd, buf + got, want - got)) != 0) {
+            if (r < 0 && errno != EINTR)
+                break;
+            got += r > 0 ? (size_t)r : 0;
+        }
+        if (buf && r >= 0) {
+            close(fd);
+            buf[got] = '\0';
+            *text = buf;
+            *len = got;
+            return REC_OK;
+        }
+        snprintf(why, wn, "cannot be read (%s)", strerror(buf ? errno : ENOMEM));
+        free(buf);
     }
-    char *text = malloc(MAX_BYTES + 2);
-    size_t got = text ? fread(text, 1, MAX_BYTES + 1, f) : 0;
-    fclose(f);
-    if (!text)
-        return NULL;
-    text[got] = '\0';
-    int line;
-    const char *body = NULL, *why = bad_record(text, got, &line, &body);
+    if (fd >= 0)
+        close(fd);
+    return REC_UNUSABLE;
+}
+
+/* The record's entries into *body (malloc'ed): REC_OK; REC_MISSING; REC_BAD
+ * (corrupt or another CPU's: timed again and rewritten) or REC_UNUSABLE
+ * (left alone), each warned of once. */
+static rec_state load(const char *path, char **body)
+{
+    char *text, what[160];
+    size_t len = 0;
+    int line = 0;
+    *body = NULL;
+    rec_state st = slurp_record(path, &text, &len, what, sizeof what);
+    if (st == REC_UNUSABLE) {
+        if (said_update(path, NO_READ | NO_WRITE, 0) & NO_READ)
+            fprintf(stderr, "dlgauge: tuning record %s: %s; not used: kernels and clock are timed in each plan "
+                            "(delete it, or set DLGAUGE_TUNE to another file or to off)\n",
+                    path, what);
+        return st;
+    }
+    if (st != REC_OK)
+        return st;
+    const char *entries = NULL, *why = bad_record(text, len, &line, &entries);
     if (why) {
-        warn(loud, path, line, why);
+        char at[32] = "";
+        if (line > 0)
+            snprintf(at, sizeof at, " line %d", line);
+        if (said_update(path, SAID_BAD, 0) & SAID_BAD)
+            fprintf(stderr, "dlgauge: tuning record %s%s: %s; ignored (measured again and rewritten)\n", path, at,
+                    why);
         free(text);
-        return NULL;
+        return REC_BAD;
     }
-    memmove(text, body, strlen(body) + 1);
-    return text;
+    memmove(text, entries, strlen(entries) + 1);
+    *body = text;
+    return REC_OK;
+}
+
+/* Whether line l (of body) holds key. */
+static bool holds(const char *l, const char *key)
+{
+    size_t kl = strlen(key);
+    return strncmp(l, key, kl) == 0 && l[kl] == ' ';
 }
 
 /* The line of body holding key, or NULL. */
 static const char *find(const char *body, const char *key)
 {
-    size_t kl = strlen(key);
     for (const char *l = body; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
-        if (strncmp(l, key, kl) == 0 && l[kl] == ' ')
+        if (holds(l, key))
             return l;
     return NULL;
 }
 
 bool dlg_tune_get(const char *path, const char *key, char *val, size_t n)
 {
-    char *body = load(path, true);
-    const char *l = body ? find(body, key) : NULL;
+    char *body;
+    if (said_has(path, NO_READ) || load(path, &body) != REC_OK)
+        return false;
+    const char *l = find(body, key);
     if (l) {
         const char *v = l + strlen(key) + 1;
         size_t len = (size_t)(strchr(v, '\n') - v);
@@ -239,21 +326,90 @@ bool dlg_tune_get(const char *path, const char *key, char *val, size_t n)
     return l != NULL;
 }
 
-/* The record as it will be: header, the old entries but key's, key's new. */
-static int write_record(FILE *f, const char *body, const char *key, const char *val)
+/* This host's name as a value (information: the record is the CPU's). */
+static void writer_name(char out[DLG_TUNE_VAL_MAX])
 {
-    char host[512];
+    char name[256] = "";
+    if (gethostname(name, sizeof name - 1) != 0 || !name[0])
+        snprintf(name, sizeof name, "?");
+    snprintf(out, DLG_TUNE_VAL_MAX, "%.*s", DLG_TUNE_VAL_MAX - 1, name);
+    for (char *c = out; *c; c++)
+        if (*c <= ' ' || *c > '~')
+            *c = '_';
+}
+
+/* The record as it will be (malloc'ed, *len bytes): header, the writer,
+ * the old entries but key's, key's new; NULL without memory. */
+static char *compose(const char *body, const char *key, const char *val, size_t *len)
+{
+    char host[512], name[DLG_TUNE_VAL_MAX];
     dlg_tune_host(host, sizeof host);
-    fprintf(f, MAGIC "\nhost %s\n", host);
-    size_t kl = strlen(key);
+    writer_name(name);
+    char *text = NULL;
+    FILE *f = open_memstream(&text, len);
+    if (!f)
+        return NULL;
+    fprintf(f, MAGIC "\nhost %s\n" WRITER " %s\n", host, name);
     for (const char *l = body; l && *l;) {
         const char *e = strchr(l, '\n');
-        if (!(strncmp(l, key, kl) == 0 && l[kl] == ' '))
+        if (!holds(l, key) && !holds(l, WRITER))
             fwrite(l, 1, (size_t)(e - l) + 1, f);
         l = e + 1;
     }
     fprintf(f, "%s %s\n", key, val);
-    return ferror(f) ? -1 : 0;
+    if (ferror(f) | fclose(f)) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* Makes what fd holds durable, then the directory entry that names it. */
+static int sync_dir_of(const char *path)
+{
+    char dir[DLG_TUNE_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash[slash == dir] = '\0';
+    int fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return 0; /* the rename is done; only its durability is unknown */
+    fsync(fd);
+    close(fd);
+    return 0;
+}
+
+/* text written whole to a temporary file of its own (threads of a process
+ * that could not lock share the pid), synced and renamed over path. */
+static int replace_file(const char *path, const char *text, size_t len)
+{
+    char tmp[DLG_TUNE_PATH_MAX + 16];
+    snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return -1;
+    size_t done = 0;
+    int rc = fchmod(fd, 0644);
+    while (rc == 0 && done < len) {
+        ssize_t w = write(fd, text + done, len - done);
+        if (w < 0 && errno != EINTR)
+            rc = -1;
+        done += w > 0 ? (size_t)w : 0;
+    }
+    if (rc == 0)
+        rc = fsync(fd); /* else a crash after the rename can leave it empty */
+    int err = errno;
+    if (close(fd) != 0 && rc == 0)
+        rc = -1, err = errno;
+    if (rc == 0 && rename(tmp, path) != 0)
+        rc = -1, err = errno;
+    if (rc != 0) {
+        unlink(tmp);
+        errno = err;
+        return -1;
+    }
+    return sync_dir_of(path);
 }
 
 int dlg_tune_put(const char *path, const char *key, const char *val)
@@ -263,23 +419,31 @@ int dlg_tune_put(const char *path, const char *key, const char *val)
                 val);
         return -1;
     }
-    char tmp[DLG_TUNE_PATH_MAX + 32];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    char *body = load(path, false); /* a bad record was warned of when read */
-    FILE *f = fopen(tmp, "w");
-    int rc = f ? write_record(f, body, key, val) : -1;
-    int err = errno;
+    char *body;
+    if (said_has(path, NO_WRITE) || load(path, &body) == REC_UNUSABLE)
+        return -1; /* said once */
+    size_t len = 0;
+    char *text = compose(body, key, val, &len);
     free(body);
-    if (f && fclose(f) != 0 && rc == 0)
-        rc = -1, err = errno;
-    if (rc == 0 && rename(tmp, path) != 0)
-        rc = -1, err = errno;
-    if (rc != 0) {
-        if (f)
-            unlink(tmp);
-        fprintf(stderr, "dlgauge: tuning record %s not written: %s (set DLGAUGE_TUNE to a writable file, "
-                        "or to off)\n",
-                path, strerror(err));
+    if (text && len > MAX_BYTES) {
+        /* keep what it holds (a sweep's entries accumulate): new ones are timed */
+        if (said_update(path, SAID_FULL, 0))
+            fprintf(stderr, "dlgauge: tuning record %s is full (" DLG_TUNE_MAX_TEXT "): it keeps its entries, new "
+                            "layers are timed in each plan (delete it to start afresh)\n",
+                    path);
+        free(text);
+        return -1;
     }
-    return rc;
+    int rc = text ? replace_file(path, text, len) : -1;
+    int err = text ? errno : ENOMEM;
+    free(text);
+    if (rc != 0) {
+        if (said_update(path, NO_WRITE, 0))
+            fprintf(stderr, "dlgauge: tuning record %s not written: %s; kernels and clock are timed in each plan "
+                            "(set DLGAUGE_TUNE to a writable file, or to off)\n",
+                    path, strerror(err));
+        return -1;
+    }
+    said_update(path, 0, SAID_BAD); /* sound again: a later fault is news */
+    return 0;
 }

@@ -5,15 +5,21 @@
  * the same kernels and the same peak instead of timing again under
  * whatever load they meet.  A text file, one entry a line:
  *     dlgauge-tune 1
- *     host <this host: hostname, CPU model, family/model, flags hash>
+ *     host <this CPU: model, vendor family/model, flags hash>
  *     <key> <value>                 neither has spaces
- * Where: $DLGAUGE_TUNE (a file; "off": no record, every plan times), else
- * $XDG_CACHE_HOME/dlgauge/tune-<host hash>.txt, else the same under
- * ~/.cache.  Delete the file to time again.  A corrupt file, or one of
- * another host, is ignored with a warning on stderr and rewritten by the
- * next entry stored.  Processes racing on it lock <file>.lock around
- * read-time-store (tune_lock), and each store rewrites a temporary file
- * renamed over the record, so a reader never sees half a file. */
+ * It is the CPU's, not the hostname's (a container gets a new hostname
+ * every run): the host that last wrote it is an entry, written_by_host,
+ * for information only.  Where: $DLGAUGE_TUNE (a file; "off": no record,
+ * every plan times), else $XDG_CACHE_HOME/dlgauge/tune-<CPU hash>.txt,
+ * else the same under ~/.cache.  Delete the file to time again.  A
+ * corrupt file, or one of another CPU, is ignored with one warning line
+ * and rewritten by the next entry stored; one that cannot be read or
+ * written is not used, with one line for the process, and every plan
+ * times as without a record.  Full (DLG_TUNE_MAX_BYTES) it keeps its
+ * entries and takes no new ones.  Processes racing on it lock <file>.lock
+ * around read-time-store (tune_lock), and each store writes a temporary
+ * file of its own, synced and renamed over the record, so a reader never
+ * sees half a file, nor does a crash leave one. */
 #ifndef DLG_NN_TUNE_H
 #define DLG_NN_TUNE_H
 
@@ -23,6 +29,11 @@
 #define DLG_TUNE_PATH_MAX 512
 #define DLG_TUNE_KEY_MAX 200
 #define DLG_TUNE_VAL_MAX 64
+/* The most a record grows to: ~80,000 entries of ~100 bytes, every 3x3
+ * layer of every model at many batches and thread counts.  Full, it keeps
+ * its entries and takes no new ones (one warning line). */
+#define DLG_TUNE_MAX_BYTES (8 << 20)
+#define DLG_TUNE_MAX_TEXT "8 MiB"
 
 /* The record's path into out; false when turned off ($DLGAUGE_TUNE=off)
  * or there is no home to keep it in. */
@@ -37,11 +48,12 @@ int dlg_tune_lock(const char *path);
 void dlg_tune_unlock(int fd);
 
 /* key's value into val: true when the record holds it.  A missing record
- * is empty; a corrupt or foreign one too, with a warning naming the file
- * (and line) on stderr. */
+ * is empty; a corrupt, foreign or unreadable one too, with a warning
+ * naming the file (and line) on stderr, once. */
 bool dlg_tune_get(const char *path, const char *key, char *val, size_t n);
 /* Stores key = val (replacing its old value), keeping the record's other
- * entries: 0, or -1 with a warning on stderr (nothing stored). */
+ * entries: 0, or -1 (nothing stored) with a warning on stderr the first
+ * time the record cannot be written, or is full. */
 int dlg_tune_put(const char *path, const char *key, const char *val);
 
 #endif

@@ -13,6 +13,8 @@ DLG=$1 PLUG=$2 FAKE=$3 NVML=$4 WORK=$5
 rm -rf "$WORK"
 mkdir -p "$WORK"
 cd "$WORK"
+# ctest's tuning record (the build's), else the script's own, never ~/.cache's
+export DLGAUGE_TUNE="${DLGAUGE_TUNE:-$WORK/tune.txt}"
 ln -s "$NVML" libnvidia-ml.so.1
 "$DLG" mkdata text --out corpus.txt --words 20000 >/dev/null
 cat > fake.ini <<'INI'

@@ -18,6 +18,9 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}intercept_tls_get_addr=0"
 rm -rf "$WORK"
 mkdir -p "$WORK"
 cd "$WORK" || exit 1
+# the tuning record (core/nn/tune.h): ctest's (the build's), else the
+# script's own; never the user's ~/.cache/dlgauge one
+export DLGAUGE_TUNE="${DLGAUGE_TUNE:-$WORK/tune.txt}"
 FAILS=0
 
 fail() {

@@ -174,8 +174,10 @@ static void test_record_off(void **st)
     dlg_peak p;
     setenv("DLGAUGE_TUNE", "off", 1);
     dlg_peak_detect(&p, 1);
-    if (p.flops_per_cycle > 0 && strstr(p.source, "measured"))
-        assert_non_null(strstr(p.source, "no tuning record"));
+    printf("  off: %s\n", p.source);
+    if (p.flops_per_cycle == 0 || !strstr(p.source, "measured"))
+        skip(); /* no clock measured here (no x86, no known FLOPs per cycle) */
+    assert_non_null(strstr(p.source, "no tuning record"));
 }
 
 int main(void)

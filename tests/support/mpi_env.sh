@@ -13,3 +13,6 @@ export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$_dlg_mpi_suppo
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0:intercept_tls_get_addr=0"
 # every byte on loopback, no daemon elsewhere; more ranks than cores
 MPIRUN=("$1" --oversubscribe --mca btl self,vader --mca oob_tcp_if_include lo --mca btl_tcp_if_include lo)
+# the tuning record (core/nn/tune.h): ctest's (the build's), which ranks of
+# one host share; run by hand, none rather than the user's ~/.cache one
+export DLGAUGE_TUNE="${DLGAUGE_TUNE:-off}"
