@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <dlgauge/fnv1a.h>
 
 typedef struct tree_job {
     const dlg_synth_images_cfg *cfg;
@@ -99,9 +100,7 @@ uint64_t dlg_synth_split_seed(uint64_t seed, const char *split)
 {
     if (strcmp(split, "train") == 0) /* the images train has always had */
         return seed;
-    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a of the name, then mixed */
-    for (const unsigned char *p = (const unsigned char *)split; *p; p++)
-        h = (h ^ *p) * 0x100000001b3ULL;
+    uint64_t h = dlg_fnv1a_str(DLG_FNV1A_INIT, split); /* then mixed */
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdULL;
     return seed ^ (h ^ (h >> 33));

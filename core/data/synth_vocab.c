@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <dlgauge/fnv1a.h>
 
 struct dlg_synth_vocab {
     const dlg_synth_text *t;
@@ -15,9 +16,7 @@ struct dlg_synth_vocab {
 
 static uint64_t hash(const char *w, size_t len)
 {
-    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)w[i]) * 0x100000001b3ULL;
+    uint64_t h = dlg_fnv1a(DLG_FNV1A_INIT, w, len);
     return h ^ (h >> 29);
 }
 

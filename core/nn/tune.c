@@ -14,19 +14,14 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <dlgauge/fnv1a.h>
 
 #define MAGIC "dlgauge-tune 1"
 #define MAX_BYTES DLG_TUNE_MAX_BYTES
 /* the informational line of the host that last wrote it (not checked) */
 #define WRITER "written_by_host"
 
-static uint64_t fnv1a(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
+static uint64_t fnv1a(const char *s) { return dlg_fnv1a_str(DLG_FNV1A_INIT, s); }
 
 void dlg_tune_host(char *out, size_t n)
 {

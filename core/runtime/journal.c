@@ -15,16 +15,11 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <dlgauge/fnv1a.h>
 
 void dlg_journal_hash(const void *data, size_t len, uint64_t *h)
 {
-    const unsigned char *p = data;
-    if (*h == 0)
-        *h = 1469598103934665603ull;
-    for (size_t i = 0; i < len; i++) {
-        *h ^= p[i];
-        *h *= 1099511628211ull;
-    }
+    *h = dlg_fnv1a(*h ? *h : DLG_FNV1A_INIT, data, len);
 }
 
 void dlg_journal_hash_config(const dlg_config *cfg, uint64_t *h)

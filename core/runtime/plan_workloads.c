@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dlgauge/fnv1a.h>
 
 /* What a job's cells said: how many fail, the first one's line, and which
  * cells fail (their sweep values), as far as cells[] holds them. */
@@ -56,18 +57,15 @@ static void note_failure(const dlg_job *j, const dlg_cell *c, const dlg_host_imp
  * builds its model). */
 static uint64_t cell_key(const dlg_job *j, const dlg_cell *c, const dlg_job_info *info)
 {
-    uint64_t h = 1469598103934665603ull;
+    uint64_t h = DLG_FNV1A_INIT;
     for (size_t k = 0; k < j->nwl; k++) {
-        const char *t = c->wl[k].text ? c->wl[k].text : "";
-        for (; *t; t++)
-            h = (h ^ (unsigned char)*t) * 1099511628211ull;
-        h = (h ^ (c->wl[k].text ? 0x100u : 0x200u) ^ (c->wl[k].set ? 0x400u : 0)) * 1099511628211ull;
+        h = dlg_fnv1a_str(h, c->wl[k].text ? c->wl[k].text : "");
+        h = (h ^ (c->wl[k].text ? 0x100u : 0x200u) ^ (c->wl[k].set ? 0x400u : 0)) * DLG_FNV1A_PRIME;
     }
     const uint64_t more[] = {(uint64_t)info->cpus, info->seed, info->memory_limit, info->storage_caps};
     for (size_t i = 0; i < sizeof more / sizeof *more; i++)
-        h = (h ^ more[i]) * 1099511628211ull;
-    for (const char *t = info->storage ? info->storage : ""; *t; t++) /* check may judge its name */
-        h = (h ^ (unsigned char)*t) * 1099511628211ull;
+        h = (h ^ more[i]) * DLG_FNV1A_PRIME;
+    h = dlg_fnv1a_str(h, info->storage ? info->storage : ""); /* check may judge its name */
     return h ? h : 1;
 }
 

@@ -8,14 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dlgauge/fnv1a.h>
 
-static uint64_t hash(const char *w, size_t len)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)w[i]) * 1099511628211ull;
-    return h;
-}
+static uint64_t hash(const char *w, size_t len) { return dlg_fnv1a(DLG_FNV1A_INIT, w, len); }
 
 static int64_t find_slot(const lm_vocab *v, const char *w, size_t len)
 {
