@@ -53,24 +53,29 @@
 # Each benchmark case runs dlgauge's row, then at once PyTorch's (one
 # Python process, started before the layer checks, answers case by case:
 # gpu-bench-torch.py --serve), so whatever --budget cuts, it cuts whole
-# pairs: no dlgauge row is left without its PyTorch figure.
+# pairs: no dlgauge row is left without its PyTorch figure.  Each figure is
+# one window of --iters timed steps on each side (the table's first line
+# says so): repeats would cost rows that were never measured.  The last
+# line names every step that failed (layer checks per backend, comm).
 #
 # Usage: bash scripts/gpu-check.sh [--dry-run] [--build-only] [--no-build] [--budget S]
-#          [--batch N] [--models "a b"] [--iters N] [--precisions "fp32 bf16 fp16"]
+#          [--batch N] [--models "a b"] [--iters N] [--precisions "bf16 fp16 fp32"]
 #          [--lm-batches "20"] [--lm-precisions "fp32 fp16"] [--no-extras]
 #   --dry-run     print the plan and render the table from canned input
 #                 (CI runs this; no GPU, no compiler needed)
 #   --build-only  build and run the no-GPU checks, then stop
 #   --no-build    use the build already in $BUILD (a rerun on the same machine)
 #   --budget S    seconds for the run (default 360): a benchmark pair starts
-#                 only with 30 s left, extras only after the last pair; every
-#                 step's time limit is cut so the run ends by S + 30 s, its
-#                 table included (give the device call S + 90 s)
+#                 only with 30 s left (the algorithm-cache extra 100 s, the
+#                 deterministic one 60 s); every step's time limit is cut
+#                 so the run ends by S + 30 s, its table included (give the
+#                 device call S + 90 s)
 #   --no-extras   skip the input-path row (run before the pairs) and the
 #                 algorithm-cache and deterministic-mode reruns
-#   --precisions  benchmark rows, in this order (fp32 tf32 bf16 fp16);
-#                 default "fp32 bf16 fp16": three, as before fp16 existed,
-#                 so the default run still fits --budget (tf32 is still
+#   --precisions  benchmark rows (fp32 tf32 bf16 fp16), in this order but
+#                 fp32 last, after the extras (--dry-run prints the order);
+#                 default "bf16 fp16 fp32": what was never timed on a GPU
+#                 first, since --budget cuts the end (tf32 is still
 #                 layer-checked; add it to benchmark it)
 #   --lm-batches, --lm-precisions  the lstm-ptb rows (tokens/s); leave
 #                 lstm-ptb out of --models to skip them
@@ -78,10 +83,10 @@ set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$ROOT/build-gpucheck/out}
 BUILD=${BUILD:-$ROOT/build-gpucheck}
-DRY=0 BUILD_ONLY=0 NO_BUILD=0 EXTRAS=1 BUDGET=360 BATCH=64 ITERS=20 WARMUP=5
+DRY=0 BUILD_ONLY=0 NO_BUILD=0 COMM_BUILT=1 EXTRAS=1 BUDGET=360 BATCH=64 ITERS=20 WARMUP=5
 MODELS="resnet50 alexnet vgg16 googlenet inception-v3 lstm-ptb"
 LM_BATCHES="20" LM_PRECS="fp32 fp16"
-PRECS="fp32 bf16 fp16"
+PRECS="bf16 fp16 fp32"
 while [ $# -gt 0 ]; do
   case "$1" in
     --dry-run) DRY=1 ;;
@@ -141,19 +146,44 @@ G=$(for p in $PRECS; do case $p in bf16|fp32) echo $p ;; esac; done | head -1)
 RN50=0
 case " $CNNS " in *" resnet50 "*) RN50=1 ;; esac
 
+# The benchmark steps in the order they run, one a line ("lm PREC BATCH",
+# "async PREC", "pair MODEL MODE PREC", "graphs-off PREC", "algo-cache",
+# "deterministic"): the dry run prints this list and the run runs it, so
+# the two cannot differ.  What has never been timed on a GPU first, as a
+# budget cut drops the end: lstm-ptb, the input path, the pairs of every
+# precision but fp32 (--precisions order), the extras, then the fp32
+# pairs (timed on a GPU twice already, 2026-11-29).
+plan() {
+  local p b
+  [ $LM = 1 ] && for p in $LM_PRECS; do for b in $LM_BATCHES; do echo "lm $p $b"; done; done
+  [ $EXTRAS = 1 ] && [ $RN50 = 1 ] && echo "async ${G:-fp32}"
+  for p in $PRECS; do [ "$p" = fp32 ] || plan_pairs "$p"; done
+  [ $RN50 = 1 ] && [ -n "$G" ] && echo "graphs-off $G"
+  [ $EXTRAS = 1 ] && echo algo-cache && echo deterministic
+  for p in $PRECS; do [ "$p" = fp32 ] && plan_pairs "$p"; done
+  return 0
+}
+plan_pairs() { local m mode; for m in $CNNS; do for mode in train infer; do echo "pair $m $mode $1"; done; done; }
+# a plan step as the dry run says it
+describe() { # KIND ARGS...
+  case $1 in
+    lm) echo "case lstm-ptb train $2 batch $3 dlgauge backend $(backend_of $2) (tokens/s)" ;;
+    async) echo "input=async resnet50 train $2 batch $BATCH (extras.txt)" ;;
+    pair) echo "case $2 $3 $4 batch $BATCH dlgauge backend $(backend_of $4) layout $(layout_of $4)" ;;
+    graphs-off) echo "case resnet50 train $2 batch $BATCH graphs=off" ;;
+    algo-cache) echo "algo-cache: resnet50 train fp32 planned twice through one on-disk cache (extras.txt)" ;;
+    deterministic) echo "deterministic: layer checks on cuda:0, deterministic algorithms only (extras.txt)" ;;
+  esac
+}
+
 if [ $DRY = 1 ]; then
   echo "gpu-check (dry run): models [$MODELS] precisions [$PRECS] batch $BATCH iters $ITERS budget ${BUDGET}s"
-  [ $LM = 1 ] && for p in $LM_PRECS; do for b in $LM_BATCHES; do
-    echo "  case lstm-ptb train $p batch $b dlgauge backend $(backend_of $p) (tokens/s)"
-  done; done
+  echo "  layer checks on cuda:0 cuda-tf32:0 cuda-bf16:0 cuda-fp16:0 cuda-bf16:0/nchw"
   echo "  comm allreduce and p2p on cuda:0, 1 rank, 64 MiB float32 (NCCL; extras.txt)"
-  [ $EXTRAS = 1 ] && [ $RN50 = 1 ] && echo "  input=async resnet50 train ${G:-fp32} batch $BATCH (extras.txt)"
-  for m in $CNNS; do for mode in train infer; do for p in $PRECS; do
-    echo "  case $m $mode $p batch $BATCH dlgauge backend $(backend_of $p) layout $(layout_of $p)"
-  done; done; done
-  [ $RN50 = 1 ] && [ -n "$G" ] && echo "  case resnet50 train $G batch $BATCH graphs=off"
+  echo "  then, in this order, while --budget lasts:"
+  plan | while read -r -a w; do echo "  $(describe "${w[@]}")"; done
   exec $PY "$ROOT/scripts/gpu_table.py" --dlgauge "$ROOT/tests/cuda/canned/dlgauge.txt" \
-    --torch "$ROOT/tests/cuda/canned/torch.txt" --gpu "NVIDIA H200"
+    --torch "$ROOT/tests/cuda/canned/torch.txt" --gpu "NVIDIA H200" --warmup $WARMUP --iters $ITERS
 fi
 
 # ---- build ------------------------------------------------------------------
@@ -198,21 +228,36 @@ for d in "${SP:+$SP/nvidia/nccl/include:$SP/nvidia/nccl/lib}" "$CUDA/include:$CU
   break
 done
 [ -n "$NCCL_INC" ] && CFLAGS="$CFLAGS -I$NCCL_INC"
+# comm.so's sources as plugins/workloads/comm/CMakeLists.txt lists them
+# (dlg_add_plugin(comm SOURCES ... LIBS ...)): a file added there is built
+# here too (06789ed added core/runtime/phys_fit.c there only, and every GPU
+# run's comm step failed to load comm.so)
+comm_sources() {
+  local d=$ROOT/plugins/workloads/comm
+  awk '/dlg_add_plugin\(comm/ { on = 1 } on' "$d/CMakeLists.txt" | tr -s ' \t()' '\n\n\n\n' |
+    awk '$0 == "SOURCES" { on = 1; next } on && /^[A-Z_]+$/ { exit } on && NF' |
+    sed "s|^\${CMAKE_SOURCE_DIR}/|$ROOT/|; s|^\${CMAKE_CURRENT_SOURCE_DIR}/|$d/|; \|^/|! s|^|$d/|"
+}
 # comm.so (plugins/workloads/comm) on the engine's objects (args: the
 # objects, tests' drivers left out) and its one-rank driver
-# tests/comm/comm_gpu_run.c on the mock host, for the comm step
+# tests/comm/comm_gpu_run.c on the mock host, for the comm step.  Every
+# shared object links with --no-undefined, as CMake links plugins: a
+# missing source fails here, not at the dlopen on the GPU machine.
 build_comm() {
-  local f o comm=() driver=() fail=0
+  local f o comm=() driver=() fail=0 srcs
   mkdir -p "$BUILD/plugins"
-  for f in "$ROOT"/plugins/workloads/comm/*.c "$ROOT/tests/comm/comm_gpu_run.c" \
+  srcs=$(comm_sources)
+  [ -n "$srcs" ] || { echo "gpu-check: no SOURCES in plugins/workloads/comm/CMakeLists.txt"; return 1; }
+  for f in $srcs "$ROOT/tests/comm/comm_gpu_run.c" \
            "$ROOT/tests/support/mock_host.c" "$ROOT/tests/support/workload_run.c"; do
+    [ -f "$f" ] || { echo "gpu-check: comm source $f (plugins/workloads/comm/CMakeLists.txt) not found"; return 1; }
     o=$BUILD/$(echo "${f#$ROOT/}" | tr / _).o
     gcc $CFLAGS -I"$ROOT/tests/support" -fPIC -fvisibility=hidden -c "$f" -o "$o" || fail=1
-    case "$f" in */plugins/*) comm+=("$o") ;; *) driver+=("$o") ;; esac
+    case "$f" in "$ROOT"/tests/*) driver+=("$o") ;; *) comm+=("$o") ;; esac
   done
   [ $fail = 0 ] || return 1
   for o in "$@"; do case "$o" in */tests_*) ;; *) comm+=("$o") ;; esac; done
-  gcc -shared -o "$BUILD/plugins/comm.so" "${comm[@]}" -lm -ldl -lpthread || return 1
+  gcc -shared -Wl,--no-undefined -o "$BUILD/plugins/comm.so" "${comm[@]}" -lm -ldl -lpthread || return 1
   gcc -o "$BUILD/comm_gpu_run" "${driver[@]}" -lm -ldl
 }
 # set -e does not work under `if`, so every step is checked by hand.
@@ -247,12 +292,16 @@ build() {
   for f in $(jobs -p); do wait "$f" || fail=1; done
   [ $fail = 0 ] || return 1
   rm -f "$BUILD/cuda_check" "$BUILD/backends/cuda.so" "$BUILD/backends/cuda-probe.so"
-  gcc -shared -o "$BUILD/backends/cuda.so" "${module[@]}" "${shared[@]}" -L$CUDA/lib64 -lcudart -lcublas \
+  gcc -shared -Wl,--no-undefined -o "$BUILD/backends/cuda.so" "${module[@]}" "${shared[@]}" -L$CUDA/lib64 -lcudart -lcublas \
     "$CUDNN_LIB" -Wl,-rpath,$CUDNN_DIR:$CUDA/lib64 -lm || return 1
-  gcc -shared -o "$BUILD/backends/cuda-probe.so" "${probe[@]}" -L$CUDA/lib64 -lcudart \
+  gcc -shared -Wl,--no-undefined -o "$BUILD/backends/cuda-probe.so" "${probe[@]}" -L$CUDA/lib64 -lcudart \
     -Wl,-rpath,$CUDA/lib64 || return 1
   gcc -o "$BUILD/cuda_check" "${engine[@]}" "${shared[@]}" -lm -ldl -lpthread || return 1
-  build_comm "${engine[@]}" "${shared[@]}"
+  # comm's failure costs the comm step (reported as failed), not the run
+  rm -f "$BUILD/comm_gpu_run" "$BUILD/plugins/comm.so"
+  build_comm "${engine[@]}" "${shared[@]}" ||
+    { rm -f "$BUILD/comm_gpu_run" "$BUILD/plugins/comm.so"; echo "gpu-check: COMM NOT BUILT"; }
+  return 0
 }
 if [ $NO_BUILD = 1 ]; then
   [ -x "$BUILD/cuda_check" ] || { log "gpu-check: --no-build: no $BUILD/cuda_check"; exit 1; }
@@ -261,10 +310,13 @@ elif ! (build) > "$OUT/build.log" 2>&1; then
   log "gpu-check: BUILD FAILED"; tail -40 "$OUT/build.log"; exit 1
 else
   log "gpu-check: built $BUILD/cuda_check in $(( $(date +%s) - T0 )) s"
+  [ -x "$BUILD/comm_gpu_run" ] || { COMM_BUILT=0
+    log "gpu-check: COMM NOT BUILT (see $OUT/build.log): the comm step fails, the rest runs"; }
 fi
 if [ $BUILD_ONLY = 1 ]; then
   check nodevice; rc=$?
   [ $rc = 77 ] && rc=0
+  [ $COMM_BUILT = 0 ] && rc=1
   exit $rc
 fi
 
@@ -282,10 +334,12 @@ else
   TORCH_OK=0
   log "gpu-check: PyTorch ($PY) did not start: dlgauge rows only"
 fi
-# PyTorch's lines into torch.txt up to its '# done'; 1 if it fell silent
+# PyTorch's lines into torch.txt up to its '# done', within $1 seconds in
+# all (one deadline for the case, not a limit per line: a PyTorch that
+# prints and then hangs must not hold the run past its budget); 1 if not
 torch_read() {
-  local line
-  while IFS= read -r -t "$1" -u "$TORCH_OUT" line; do
+  local line t end=$(($(date +%s) + $1))
+  while t=$((end - $(date +%s))); [ "$t" -gt 0 ] && IFS= read -r -t "$t" -u "$TORCH_OUT" line; do
     [ "$line" = "# done" ] && return 0
     echo "$line" | tee -a "$OUT/torch.txt"
   done
@@ -318,7 +372,7 @@ torch_case() {
 torch_stop() { kill "$TORCH_PY" 2>/dev/null; }
 
 # ---- 1. layer checks ------------------------------------------------------------
-FAIL=0
+FAILED=() # the steps that failed, for the last line
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$OUT/gpu.txt" 2>&1
 GPU=$(head -1 "$OUT/gpu.txt" | cut -d, -f1)
 case "$GPU" in *NVIDIA*|*Tesla*|*GeForce*|*RTX*) ;; *) GPU=$($PY -c 'import torch; print(torch.cuda.get_device_name(0))' 2>/dev/null) ;; esac
@@ -341,7 +395,7 @@ for bk in cuda:0 cuda-tf32:0 cuda-bf16:0 cuda-fp16:0 cuda-bf16:0/nchw; do
   [ "$t" -gt "$rest" ] && t=$(( rest < 2 ? 2 : rest ))
   timeout "$t" env LD_LIBRARY_PATH=$DLG_LD "$BUILD/cuda_check" layers "$bk" 2>&1 | tee -a "$OUT/layers.txt"
   rc=${PIPESTATUS[0]}
-  [ "$rc" = 0 ] || { FAIL=1; log "gpu-check: LAYER CHECKS FAILED on $bk: $(ended "$rc" "$t")"; }
+  [ "$rc" = 0 ] || { FAILED+=("layer checks on $bk"); log "gpu-check: LAYER CHECKS FAILED on $bk: $(ended "$rc" "$t")"; }
 done
 
 # ---- 1b. the comm workloads on cuda:0 through NCCL, one rank, 64 MiB ----------------
@@ -349,9 +403,14 @@ done
 # NCCL loads, its communicator opens, the ops run, every element checks;
 # then 4 KiB one op a step and 20 a step (nccl-tests' loop), whose ratio
 # is the launch and wait a lone small op pays
-if [ ! -x "$BUILD/comm_gpu_run" ]; then
+COMM=passed
+if [ $COMM_BUILT = 0 ]; then
+  FAILED+=("comm (not built)")
+elif [ ! -x "$BUILD/comm_gpu_run" ]; then
+  COMM="not run"
   log "gpu-check: comm: no $BUILD/comm_gpu_run (--no-build of a build without it): not run"
 elif [ -z "$NCCL_DIR" ]; then
+  COMM="not run"
   log "gpu-check: comm: no NCCL (nccl.h + libnccl.so.2 in PyTorch's site-packages/nvidia/nccl, $CUDA, /usr)"
 else
   for spec in "allreduce bytes=64MiB" "p2p bytes=64MiB" "allreduce bytes=4KiB" \
@@ -361,7 +420,7 @@ else
     LD_LIBRARY_PATH=$NCCL_DIR:$DLG_LD DLGAUGE_PLUGIN_PATH=$BUILD/plugins timeout "$t" "$BUILD/comm_gpu_run" \
       "${words[0]}" 50 device=cuda:0 type=float32 "${words[@]:1}" 2>&1 | tee -a "$OUT/extras.txt"
     rc=${PIPESTATUS[0]}
-    [ "$rc" = 0 ] || { FAIL=1; log "gpu-check: COMM $spec on cuda:0 $(ended "$rc" "$t") (NCCL from $NCCL_DIR)"; }
+    [ "$rc" = 0 ] || { FAILED+=("comm $spec"); log "gpu-check: COMM $spec on cuda:0 $(ended "$rc" "$t") (NCCL from $NCCL_DIR)"; }
   done
 fi
 
@@ -371,7 +430,7 @@ fi
 # outside (the device call's timeout) still leaves it in $OUT
 table() {
   $PY "$ROOT/scripts/gpu_table.py" --dlgauge "$OUT/dlgauge.txt" --torch "$OUT/torch.txt" \
-    --gpu "$GPU" > "$OUT/table.txt"
+    --gpu "$GPU" --warmup $WARMUP --iters $ITERS > "$OUT/table.txt"
 }
 # dlgauge's row (bench args after MODEL MODE: BACKEND BATCH ...), its lines
 # prefixed with the precision
@@ -385,57 +444,71 @@ dlg_row() {
   local rc=${PIPESTATUS[0]}
   [ "$rc" = 0 ] || [ "$rc" = 1 ] || log "gpu-check: dlgauge $m $mode $p $(ended "$rc" "$t")"
 }
-# lstm-ptb first: a few short runs
-[ $LM = 1 ] && for p in $LM_PRECS; do for b in $LM_BATCHES; do
-  bk=$(backend_of $p)
-  [ "$bk" = - ] && continue
-  if [ "$(left)" -lt $PAIR_MIN ]; then log "gpu-check: budget: skipping lstm-ptb train $p batch $b"; continue; fi
-  dlg_row lstm-ptb train "$p" 60 "$bk" "$b" $WARMUP $ITERS
-  torch_case "lstm-ptb:train:$p:$b"
+# the rows and extras in the order plan() gives
+run_lm() { # PREC BATCH
+  dlg_row lstm-ptb train "$1" 60 "$(backend_of $1)" "$2" $WARMUP $ITERS
+  torch_case "lstm-ptb:train:$1:$2"
   table
-done; done
-# the input path, never run on a GPU, before the pairs: as an extra after
-# them a default run never had the 60 s it needs left.  Inputs as the caffe
-# workload feeds a loader's batches: pinned, copied on a second stream while
-# the previous step runs (img/s should match ResNet-50 training's row;
-# data_wait_ms: the compute stream's wait per step for the copy)
-if [ $EXTRAS = 1 ] && [ $RN50 = 1 ] && [ "$(left)" -gt $((PAIR_MIN + 30)) ]; then
+}
+# the input path: inputs as the caffe workload feeds a loader's batches:
+# pinned, copied on a second stream while the previous step runs (img/s
+# should match ResNet-50 training's row; data_wait_ms: the compute stream's
+# wait per step for the copy)
+run_async() { # PREC
+  local t rc
   t=$(cap 60)
-  LD_LIBRARY_PATH=$DLG_LD timeout "$t" "$BUILD/cuda_check" bench resnet50 train $(backend_of ${G:-fp32}) \
+  LD_LIBRARY_PATH=$DLG_LD timeout "$t" "$BUILD/cuda_check" bench resnet50 train $(backend_of $1) \
     $BATCH $WARMUP $ITERS input=async 2>&1 | sed "s/^/input-async: /" | tee -a "$OUT/extras.txt"
   rc=${PIPESTATUS[0]}
   [ "$rc" = 0 ] || log "gpu-check: input=async row $(ended "$rc" "$t")"
-fi
-for p in $PRECS; do for m in $CNNS; do for mode in train infer; do
-  bk=$(backend_of $p)
-  [ "$bk" = - ] && continue
-  if [ "$(left)" -lt $PAIR_MIN ]; then log "gpu-check: budget: skipping $m $mode $p"; continue; fi
-  dlg_row "$m" "$mode" "$p" 90 "$bk" $BATCH $WARMUP $ITERS
-  torch_case "$m:$mode:$p"
+}
+run_pair() { # MODEL MODE PREC
+  dlg_row "$1" "$2" "$3" 90 "$(backend_of $3)" $BATCH $WARMUP $ITERS
+  torch_case "$1:$2:$3"
   table
-done; done; done
-[ $TORCH_OK = 1 ] && torch_stop
-# the same step without CUDA graphs (every row above replays a captured step
-# after 2 eager warm-up steps): ResNet-50 training at the first of bf16, fp32
-if [ $RN50 = 1 ] && [ -n "$G" ] && [ "$(left)" -gt $PAIR_MIN ]; then
-  dlg_row resnet50 train "$G" 90 $(backend_of $G) $BATCH $WARMUP $ITERS graphs=off
-fi
-# ---- extras while time is left: on-disk algorithm cache, deterministic mode
-if [ $EXTRAS = 1 ] && [ "$(left)" -gt 100 ]; then
+}
+# the on-disk algorithm cache: the second plan reads what the first wrote
+run_algo_cache() {
+  local i
   rm -f "$BUILD/algo.cache"
   for i in 1 2; do
-    LD_LIBRARY_PATH=$DLG_LD timeout 40 "$BUILD/cuda_check" bench resnet50 train cuda:0 $BATCH 1 3 \
+    LD_LIBRARY_PATH=$DLG_LD timeout "$(cap 40)" "$BUILD/cuda_check" bench resnet50 train cuda:0 $BATCH 1 3 \
       algo_cache=$BUILD/algo.cache 2>&1 | sed "s/^/algo-cache run $i: /" | tee -a "$OUT/extras.txt"
   done
   [ -f "$BUILD/algo.cache" ] && echo "algo-cache entries: $(($(wc -l < "$BUILD/algo.cache") - 1))" | tee -a "$OUT/extras.txt"
-fi
-if [ $EXTRAS = 1 ] && [ "$(left)" -gt 60 ]; then
-  LD_LIBRARY_PATH=$DLG_LD timeout 50 "$BUILD/cuda_check" layers --deterministic cuda:0 2>&1 \
+}
+run_deterministic() {
+  LD_LIBRARY_PATH=$DLG_LD timeout "$(cap 50)" "$BUILD/cuda_check" layers --deterministic cuda:0 2>&1 \
     | sed "s/^/deterministic: /" | tee -a "$OUT/extras.txt"
-fi
+}
+# one step of the plan, if the budget leaves it the time it needs
+run_step() { # KIND ARGS...
+  local need=$PAIR_MIN
+  case $1 in async) need=$((PAIR_MIN + 30)) ;; algo-cache) need=100 ;; deterministic) need=60 ;; esac
+  if [ "$(left)" -lt "$need" ]; then log "gpu-check: budget: skipping $*"; return; fi
+  case $1 in
+    lm) run_lm "$2" "$3" ;;
+    async) run_async "$2" ;;
+    pair) run_pair "$2" "$3" "$4" ;;
+    graphs-off) dlg_row resnet50 train "$2" 90 "$(backend_of $2)" $BATCH $WARMUP $ITERS graphs=off; table ;;
+    algo-cache) run_algo_cache ;;
+    deterministic) run_deterministic ;;
+  esac
+}
+mapfile -t STEPS < <(plan)
+for st in "${STEPS[@]}"; do
+  read -r -a words <<<"$st"
+  run_step "${words[@]}"
+done
+[ $TORCH_OK = 1 ] && torch_stop
 
 # ---- 3. the table ------------------------------------------------------------------
 table
 cat "$OUT/table.txt"
-log "gpu-check: done in $(( $(date +%s) - T0 )) s, layer checks $([ $FAIL = 0 ] && echo passed || echo FAILED)"
-exit $FAIL
+# which steps failed, by name (a comm failure is not a layer check's)
+if [ ${#FAILED[@]} = 0 ]; then
+  log "gpu-check: done in $(( $(date +%s) - T0 )) s, layer checks passed, comm $COMM"
+  exit 0
+fi
+log "gpu-check: done in $(( $(date +%s) - T0 )) s, FAILED: $(printf '%s; ' "${FAILED[@]}" | sed 's/; $//')"
+exit 1

@@ -10,7 +10,9 @@ A bench line with graphs=off (steps run eagerly, not replayed as CUDA
 graphs) gets a row of its own, marked so, beside the same PyTorch figure.
 Rates are items/s and energies J/item; the unit column says what an item
 is: img/s, or tok/s for lstm-ptb (its bench line says unit=tok; its MACs
-are per token).  Other lines are ignored.  % of peak = items/s x 2 x
+are per token).  Other lines are ignored.  With --warmup and --iters, a first line says that
+each figure is one timed window of --iters steps on each side (no median of
+repeats: the budget of a GPU run goes to rows never measured instead).  % of peak = items/s x 2 x
 MACs/item (x3 for training: forward + two backward GEMMs) / the GPU's peak
 for the precision.
 """
@@ -76,7 +78,10 @@ def fmt_j(v):
     return fmt(v, "%.4f" if v is None or v == 0 or v >= 0.01 else "%.3e")
 
 
-def render(rows, macs, units, gpu, out):
+def render(rows, macs, units, gpu, out, window=None):
+    if window:  # how much each figure rests on: one window, not a median
+        out.write("each figure: one window of %d timed steps after %d warm-up steps, both sides"
+                  " (no repeats)\n" % (window[1], window[0]))
     hdr = "%-10s %-5s %-4s %5s %12s %12s %6s %7s %10s %10s %s" % (
         "model", "mode", "prec", "batch", "dlgauge/s", "pytorch/s", "ratio", "%peak",
         "J/item dlg", "J/item pt", "unit")
@@ -102,13 +107,16 @@ def main():
     ap.add_argument("--dlgauge", required=True)
     ap.add_argument("--torch", required=True)
     ap.add_argument("--gpu", default="")
+    ap.add_argument("--warmup", type=int, help="warm-up steps before each timed window")
+    ap.add_argument("--iters", type=int, help="timed steps: each figure is one such window")
     a = ap.parse_args()
     try:
         rows, macs, units = parse(a.dlgauge, a.torch)
     except OSError as e:
         sys.stderr.write("gpu_table: %s\n" % e)
         return 1
-    render(rows, macs, units, a.gpu, sys.stdout)
+    window = (a.warmup, a.iters) if a.warmup is not None and a.iters is not None else None
+    render(rows, macs, units, a.gpu, sys.stdout, window)
     return 0
 
 

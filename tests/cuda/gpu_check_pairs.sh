@@ -10,11 +10,12 @@ ROOT=$1 W=$2 STUB=$ROOT/tests/cuda/gpucheck_stub
 rm -rf "$W" && mkdir -p "$W/build" || exit 1
 cp "$STUB/cuda_check" "$W/build/cuda_check" || exit 1
 fails=0
-# run NAME BUDGET [ENV=VAL ...]: the script's output in $W/NAME.log
+# run NAME BUDGET [ENV=VAL ...]: the script's output in $W/NAME.log (a
+# script that hangs is stopped after 120 s: exit 124)
 run() {
   local name=$1 budget=$2
   shift 2
-  env "$@" BUILD="$W/build" OUT="$W/$name" GPU_CHECK_PY="$STUB/python" PATH="$STUB:$PATH" \
+  timeout 120 env "$@" BUILD="$W/build" OUT="$W/$name" GPU_CHECK_PY="$STUB/python" PATH="$STUB:$PATH" \
     bash "$ROOT/scripts/gpu-check.sh" --no-build --no-extras --budget "$budget" \
     --models "resnet50 alexnet lstm-ptb" --precisions "fp32 bf16" --lm-batches 20 --lm-precisions fp32 \
     > "$W/$name.log" 2>&1
@@ -41,7 +42,7 @@ grep -q 'budget: skipping' "$W/cut.log" && [ "$(rows cut)" -ge 1 ] ||
   { echo "FAIL cut: nothing skipped, or nothing run"; fails=$((fails + 1)); }
 # PyTorch exits at its third case: dlgauge rows go on, without a PyTorch column
 rc=$(run died 300 STUB_TORCH_DIE=3)
-if [ "$rc" != 0 ] || ! grep -q 'PyTorch stopped answering at resnet50:infer:fp32' "$W/died.log" ||
+if [ "$rc" != 0 ] || ! grep -q 'PyTorch stopped answering at resnet50:infer:bf16' "$W/died.log" ||
    [ "$(awk '$2 ~ /^(train|infer)$/ && $5 != "-"' "$W/died/table.txt" | wc -l)" != 9 ]; then
   echo "FAIL died: rc $rc"; cat "$W/died.log"; fails=$((fails + 1))
 else
@@ -57,7 +58,8 @@ rc=$(run crash 300 STUB_LAYERS_CRASH=cuda-tf32:0)
 if [ "$rc" != 1 ] || ! grep -q '^backend cuda-fp16:0' "$W/crash/layers.txt" ||
    ! grep -q '^backend cuda-bf16:0/nchw' "$W/crash/layers.txt" ||
    ! grep -q 'LAYER CHECKS FAILED on cuda-tf32:0: exit 139, signal 11' "$W/crash.log" ||
-   grep -q 'LAYER CHECKS FAILED on cuda:0' "$W/crash.log" || [ "$(rows crash)" != 9 ]; then
+   grep -q 'LAYER CHECKS FAILED on cuda:0' "$W/crash.log" || [ "$(rows crash)" != 9 ] ||
+   ! tail -1 "$W/crash.log" | grep -q 'FAILED: layer checks on cuda-tf32:0$'; then
   echo "FAIL crash: rc $rc"; cat "$W/crash.log"; fails=$((fails + 1))
 else
   echo "ok   crash: the other backends' layer checks ran, 9 rows"
@@ -68,10 +70,78 @@ fi
 t0=$(date +%s)
 rc=$(run hang 2 GPU_CHECK_PAIR_MIN=1 STUB_DLG_HANG=resnet50)
 dt=$(($(date +%s) - t0))
-if [ "$rc" != 0 ] || [ "$dt" -gt 10 ] || ! grep -q 'dlgauge resnet50 train fp32 stopped by its' "$W/hang.log" ||
+if [ "$rc" != 0 ] || [ "$dt" -gt 10 ] || ! grep -q 'dlgauge resnet50 train bf16 stopped by its' "$W/hang.log" ||
    ! grep -q '^lstm-ptb   train fp32' "$W/hang/table.txt"; then
   echo "FAIL hang: rc $rc after $dt s"; cat "$W/hang.log"; fails=$((fails + 1))
 else
   echo "ok   hang: stopped after $dt s, the table written"
+fi
+# PyTorch prints a line every 0.3 s but never finishes its case: the case's
+# deadline (not a limit per line, which each line would reset) stops it,
+# and the run still ends by BUDGET + PAIR_MIN with its table
+t0=$(date +%s)
+rc=$(run trickle 2 GPU_CHECK_PAIR_MIN=1 STUB_TORCH_TRICKLE=1)
+dt=$(($(date +%s) - t0))
+if [ "$rc" != 0 ] || [ "$dt" -gt 15 ] ||
+   ! grep -q 'PyTorch stopped answering at lstm-ptb:train:fp32:20' "$W/trickle.log" ||
+   ! grep -q '^lstm-ptb   train fp32' "$W/trickle/table.txt"; then
+  echo "FAIL trickle: rc $rc after $dt s"; tail -5 "$W/trickle.log"; fails=$((fails + 1))
+else
+  echo "ok   trickle: PyTorch stopped after $dt s, the table written"
+fi
+# the comm step fails (comm.so does not load): the last line names comm,
+# not the layer checks, which passed; exit 1, and the rows still come.
+# (a CUDA_HOME with NCCL's two files, so that the step runs)
+mkdir -p "$W/cuda/include" "$W/cuda/lib64" && : > "$W/cuda/include/nccl.h" &&
+  : > "$W/cuda/lib64/libnccl.so.2" && cp "$STUB/comm_gpu_run" "$W/build/comm_gpu_run" || exit 1
+rc=$(run comm 300 CUDA_HOME="$W/cuda" STUB_COMM_FAIL=allreduce)
+last=$(tail -1 "$W/comm.log")
+if [ "$rc" != 1 ] || [ "$(rows comm)" != 9 ] || echo "$last" | grep -qi 'layer' ||
+   ! echo "$last" | grep -q 'FAILED: comm allreduce bytes=64MiB; comm allreduce bytes=4KiB;' ||
+   echo "$last" | grep -q 'p2p' || ! grep -q '^comm p2p 50 .*checked' "$W/comm/extras.txt"; then
+  echo "FAIL comm: rc $rc, last line: $last"; cat "$W/comm.log"; fails=$((fails + 1))
+else
+  echo "ok   comm: $last"
+fi
+rm -f "$W/build/comm_gpu_run"
+# the default order: what was never timed on a GPU first (lstm-ptb, the
+# input path, bf16 and fp16 pairs, the graphs=off row, the algorithm-cache
+# and deterministic extras), the fp32 pairs last; and the dry run prints
+# the order the run takes, call for call
+args=(--models "resnet50 alexnet lstm-ptb" --lm-batches 20 --lm-precisions fp32)
+dry=$(bash "$ROOT/scripts/gpu-check.sh" --dry-run "${args[@]}")
+line() { echo "$dry" | grep -n -- "$1" | head -1 | cut -d: -f1; }
+first32=$(line 'case alexnet train fp32'); last16=$(line 'case alexnet infer fp16')
+if ! [ "$(line 'case resnet50 train bf16')" -lt "$(line 'case resnet50 train fp16')" ] ||
+   ! [ "$last16" -lt "$(line 'graphs=off')" ] || ! [ "$(line 'graphs=off')" -lt "$(line 'algo-cache')" ] ||
+   ! [ "$(line 'algo-cache')" -lt "$(line '^  deterministic')" ] ||
+   ! [ "$(line '^  deterministic')" -lt "$(line 'case resnet50 train fp32')" ] ||
+   ! [ "$(line 'case resnet50 train fp32')" -lt "$first32" ] ||
+   ! [ "$(line 'input=async')" -lt "$(line 'case resnet50 train bf16')" ]; then
+  echo "FAIL order: the dry run's plan:"; echo "$dry"; fails=$((fails + 1))
+fi
+: > "$W/order.calls"
+rc=$(STUB_LOG="$W/order.calls" timeout 120 env BUILD="$W/build" OUT="$W/order" GPU_CHECK_PY="$STUB/python" \
+  PATH="$STUB:$PATH" bash "$ROOT/scripts/gpu-check.sh" --no-build --budget 300 "${args[@]}" > "$W/order.log" 2>&1; echo $?)
+# both as "MODEL MODE BACKEND [what]" lines, in order
+want=$(echo "$dry" | awk '
+  function bk(p) { return p == "fp32" ? "cuda:0" : p == "tf32" ? "cuda-tf32:0" : "cuda-" p ":0" }
+  $1 == "case" && $NF == "graphs=off" { print $2, $3, bk($4), "graphs=off"; next }
+  $1 == "case" { print $2, $3, bk($4); next }
+  $1 == "input=async" { print $2, $3, bk($4), "input=async"; next }
+  $1 == "algo-cache:" { for (i = 0; i < 2; i++) print "resnet50 train cuda:0 algo_cache"; next }
+  $1 == "deterministic:" { print "deterministic" }')
+got=$(awk '
+  $1 == "bench" { x = $2 " " $3 " " $4
+    for (i = 5; i <= NF; i++)
+      if ($i == "graphs=off" || $i == "input=async") x = x " " $i
+      else if ($i ~ /^algo_cache=/) x = x " algo_cache"
+    print x }
+  $1 == "layers" && $2 == "--deterministic" { print "deterministic" }' "$W/order.calls")
+if [ "$rc" != 0 ] || [ "$want" != "$got" ] || [ "$(echo "$got" | wc -l)" != 18 ]; then
+  echo "FAIL order: rc $rc; the dry run's plan against the run's calls:"
+  diff <(echo "$want") <(echo "$got"); fails=$((fails + 1))
+else
+  echo "ok   order: the run took the dry run's 18 calls in order, fp32 last"
 fi
 exit $((fails > 0))

@@ -1,5 +1,6 @@
 """Runs scripts/gpu-bench-torch.py (argv[1]) with stub torch modules whose
-cases print a made-up line (see python beside this file)."""
+cases print a made-up line (see python beside this file); at the
+STUB_TORCH_TRICKLE'th case it prints a line every 0.3 s and never ends."""
 import importlib.util
 import os
 import sys
@@ -27,10 +28,22 @@ spec.loader.exec_module(gbt)
 seen = [0]
 
 
+def trickle():
+    """A PyTorch that keeps printing but never finishes its case."""
+    try:
+        while True:
+            print("# still warming up", flush=True)
+            time.sleep(0.3)
+    except BrokenPipeError:  # gpu-check.sh is gone
+        os._exit(1)
+
+
 def case(name, mode, prec, batch, *rest):
     seen[0] += 1
     if seen[0] == int(os.environ.get("STUB_TORCH_DIE", "0")):
         os._exit(1)
+    if seen[0] == int(os.environ.get("STUB_TORCH_TRICKLE", "0")):
+        trickle()
     time.sleep(float(os.environ.get("STUB_TORCH_S", "0")))
     print("torch %s %s %s NCHW %d 90.0 1.000 -" % (prec, name, mode, batch), flush=True)
 
