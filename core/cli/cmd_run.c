@@ -244,10 +244,10 @@ static void write_inventory(const dlg_run *run, dlg_journal *jn)
         return;
     char id[24], err[1200];
     dlg_inventory_id(&inv, id, sizeof id);
-    if (!dlg_journal_has_inventory(jn, id)) {
-        dlg_sinkset_write(run->sinks, &inv.point, 1);
+    /* recorded once every sink took it (a sink returns from write with it
+     * delivered or on disk): else --resume writes it again */
+    if (!dlg_journal_has_inventory(jn, id) && dlg_sinkset_write(run->sinks, &inv.point, 1) == 0)
         dlg_journal_record_inventory(jn, id, err, sizeof err);
-    }
     dlg_wire_point_free(&inv);
 }
 

@@ -503,7 +503,10 @@ typedef struct dlg_sink_ops {
     int (*begin)(void *state, const dlg_schema *schema);
     /* Hand over points; they and their strings are the host's during the
      * call only, so the sink copies what it keeps.  A sink that cannot
-     * deliver now spools and returns 0; it fails only if it would lose data. */
+     * deliver now spools and returns 0; it fails only if it would lose data.
+     * A returned 0 says the points are delivered or on disk (the host
+     * journals a result row as sent then, and --resume never sends it
+     * again): only dlgauge_progress points may wait in memory for later. */
     int (*write)(void *state, const dlg_point *pts, size_t n);
     /* -DLG_EAGAIN (after host->error() saying how many points wait where):
      * nothing is lost, but some points could not be delivered now and wait

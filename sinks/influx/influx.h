@@ -99,7 +99,9 @@ typedef struct influx_sink {
     bool spool_busy;    /* the last replay found the spool locked by another process */
     uint64_t lock_wait_until_ns; /* how long a spool append waits for its lock (0: not at all) */
     size_t rejected;      /* points InfluxDB rejected so far (saved to rejected_path) */
+    size_t rejected_partial; /* of them, in requests InfluxDB stored in part, not saying which */
     size_t open_rejected; /* of them, while open replayed the spool: the flush reports them */
+    size_t open_partial;  /* of those, stored in part */
     char open_why[512];   /* InfluxDB's words then */
     dlg_sbuf held; /* lines the spool could not take (a full disk): they wait here, behind the spool */
     int held_errno; /* why the spool could not take them */

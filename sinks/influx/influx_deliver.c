@@ -111,6 +111,7 @@ static int reject(influx_sink *s, const char *body, size_t len, const char *why,
         return rc;
     size_t n = influx_count_lines(body, len);
     s->rejected += n;
+    s->rejected_partial += partial ? n : 0;
     if (strcmp(why, s->last_reject) == 0)
         return s->h->error(s->h, DLG_EINVAL, "InfluxDB at %s rejected %s%zu more points (same error); saved to %s",
                            s->target, partial ? "some of " : "", n, s->rejected_path);

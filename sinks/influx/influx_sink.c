@@ -1,6 +1,7 @@
 /* InfluxDB sink: points as line protocol to a file, over HTTP (1.x and
- * 2.x write APIs) or UDP.  Over HTTP, points are batched (by count or
- * flush_interval, checked on each write), retried with backoff, spooled to
+ * 2.x write APIs) or UDP.  Over HTTP, progress points are batched (by count
+ * or flush_interval, checked on each write) and the others sent as they
+ * come, with the batch ahead of them; retried with backoff, spooled to
  * disk when InfluxDB is unreachable and replayed later (influx_spool.c). */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -37,7 +38,8 @@ static const dlg_option influx_options[] = {
     {"password", DLG_OPT_STRING, NULL, NULL, NULL, NULL, "InfluxDB 1.x password", NS},
     {"batch", DLG_OPT_INT, "5000", "1", "1000000", NULL, "send when this many points are waiting", 0},
     {"flush_interval", DLG_OPT_DURATION, "1s", "0", "1h", NULL,
-     "send waiting points once the oldest has waited this long (checked on each write)", 0},
+     "send waiting progress points once the oldest has waited this long (checked as each point arrives; "
+     "result rows are sent at once)", 0},
     {"timeout", DLG_OPT_DURATION, "10s", "1ms", "10m", NULL, "limit for one HTTP request, connecting included", 0},
     {"retries", DLG_OPT_INT, "3", "0", "20", NULL,
      "retries of a batch after a connection error, a timeout, 5xx, 429 or 408", 0},
@@ -102,8 +104,9 @@ static void enter_degraded(influx_sink *s, bool spooled)
     s->warned_spool = true;
     s->warned_denied = s->denied != NULL;
     char how[1024];
-    s->h->log(s->h, DLG_LOG_WARN, "InfluxDB at %s %s; points are spooled to %s and resent every 10 s (or after its "
-              "Retry-After) and at flush",
+    /* also said by `dlgauge flush`, whose open and flush are its only tries */
+    s->h->log(s->h, DLG_LOG_WARN, "InfluxDB at %s %s; points stay spooled in %s: tried again every 10 s (or after "
+              "its Retry-After) while a run measures, and when the sink flushes",
               s->target, failing(s, how, sizeof how), s->spool_path);
 }
 
@@ -190,14 +193,25 @@ static void log_dropped(influx_sink *s, const dlg_point *p)
               p->measurement ? p->measurement : "?", (long long)p->time_ns);
 }
 
+static bool is_progress(const dlg_point *p)
+{
+    return p->measurement && strcmp(p->measurement, "dlgauge_progress") == 0;
+}
+
+/* Only progress points wait in the batch: a result row or the run's
+ * dlgauge_host point is delivered or spooled (fsynced) before write
+ * returns, because the host journals it as sent then, and --resume never
+ * sends it again (a kill -9 would lose a batched one for good). */
 static int influx_write(void *state, const dlg_point *pts, size_t n)
 {
     influx_sink *s = state;
     int rc = 0;
+    bool durable = false;
     for (size_t i = 0; i < n; i++) {
         const dlg_point *p = &pts[i];
-        if (!s->progress && p->measurement && strcmp(p->measurement, "dlgauge_progress") == 0)
+        if (!s->progress && is_progress(p))
             continue;
+        durable = durable || !is_progress(p);
         int r = lp_format_point(&s->pending, p, s->lp_flags, &s->stats);
         if (r < 0)
             return s->h->error(s->h, DLG_ENOMEM, "out of memory");
@@ -211,7 +225,7 @@ static int influx_write(void *state, const dlg_point *pts, size_t n)
             influx_keep_first(&rc, send_pending(s, sequence_deadline(s)));
     }
     /* A file or a datagram costs nothing to send: write through. */
-    if (!s->http || (s->npending && now_ns(s) - s->pending_since_ns >= s->flush_interval_ns))
+    if (!s->http || durable || (s->npending && now_ns(s) - s->pending_since_ns >= s->flush_interval_ns))
         influx_keep_first(&rc, send_pending(s, sequence_deadline(s)));
     if (s->degraded && now_ns(s) >= s->next_resend_ns)
         influx_keep_first(&rc, try_resend(s, false, UINT64_MAX));
@@ -231,6 +245,28 @@ static int still_spooled(influx_sink *s)
                        n == 1 ? "it" : "them");
 }
 
+/* What InfluxDB did with the n spooled points it did not take whole
+ * while open replayed the spool, of which `part` were in requests it
+ * stored in part ("partial write": a point past the retention policy),
+ * not saying which points: as the live path says it (reject()). */
+static const char *open_rejection(const influx_sink *s, size_t n, size_t part, const char *when, char *buf,
+                                  size_t len)
+{
+    const char *pl = n == 1 ? "" : "s";
+    if (part == n)
+        snprintf(buf, len, "stored only part of %zu point%s of the spool %s%s: %s; it does not say which, so all "
+                 "%zu were saved to %s (sending them again is harmless: a point is stored once per series and "
+                 "time)", n, pl, s->spool_path, when, s->open_why, n, s->rejected_path);
+    else if (part > 0)
+        snprintf(buf, len, "rejected %zu point%s of the spool %s%s: %s; %zu of them in requests it stored in part, "
+                 "not saying which; all %zu were saved to %s", n, pl, s->spool_path, when, s->open_why, part, n,
+                 s->rejected_path);
+    else
+        snprintf(buf, len, "rejected %zu point%s of the spool %s%s: %s; %s saved to %s", n, pl, s->spool_path,
+                 when, s->open_why, n == 1 ? "it was" : "they were", s->rejected_path);
+    return buf;
+}
+
 /* Points InfluxDB rejected while open replayed the spool: they were saved
  * then, and the run went on; its end says so, so that it exits non-zero. */
 static int rejected_at_open(influx_sink *s)
@@ -239,9 +275,9 @@ static int rejected_at_open(influx_sink *s)
     if (n == 0)
         return 0;
     s->open_rejected = 0;
-    return s->h->error(s->h, DLG_EINVAL, "InfluxDB at %s rejected %zu point%s of the spool %s when the sink "
-                       "opened: %s; they were saved to %s", s->target, n, n == 1 ? "" : "s", s->spool_path,
-                       s->open_why, s->rejected_path);
+    char what[2048];
+    return s->h->error(s->h, DLG_EINVAL, "InfluxDB at %s %s", s->target,
+                       open_rejection(s, n, s->open_partial, " when the sink opened", what, sizeof what));
 }
 
 static int influx_flush(void *state, uint64_t timeout_ns)
@@ -333,9 +369,11 @@ static int open_http(influx_sink *s, const dlg_value *o)
         /* saved to the rejected file: no reason to measure nothing; the
          * flush at the end reports them */
         s->open_rejected = s->rejected;
+        s->open_partial = s->rejected_partial;
         snprintf(s->open_why, sizeof s->open_why, "%s", s->last_reject);
-        s->h->log(s->h, DLG_LOG_WARN, "InfluxDB at %s rejected %zu spooled points: %s; they were saved to %s "
-                  "(the run goes on and exits non-zero)", s->target, s->rejected, s->last_reject, s->rejected_path);
+        char what[2048];
+        s->h->log(s->h, DLG_LOG_WARN, "InfluxDB at %s %s (the run goes on and exits non-zero)", s->target,
+                  open_rejection(s, s->open_rejected, s->open_partial, "", what, sizeof what));
         rc = 0;
     }
     return rc;

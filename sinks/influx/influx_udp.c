@@ -252,9 +252,14 @@ void influx_udp_send(influx_udp *u, const char *body, size_t len)
         }
         if (line > u->payload) {
             /* one line alone exceeds udp_payload: send it by itself if UDP can carry it */
-            if (!u->warned_long)
-                u->h->log(u->h, DLG_LOG_WARN, "udp %s: a line of %zu bytes exceeds udp_payload = %zu%s",
-                          u->target, line, u->payload, line > UDP_MAX ? "; dropped" : "; sent alone");
+            /* once per run; a result row (over 1 KB) exceeds the default
+             * 512, so sending it alone is expected: info, not a warning */
+            if (!u->warned_long && line <= UDP_MAX)
+                u->h->log(u->h, DLG_LOG_INFO, "udp %s: lines longer than udp_payload = %zu (the first: %zu bytes) "
+                          "are sent alone, one datagram each", u->target, u->payload, line);
+            else if (!u->warned_long)
+                u->h->log(u->h, DLG_LOG_WARN, "udp %s: a line of %zu bytes exceeds the %d bytes a datagram can "
+                          "carry; it is dropped (so is any other such line)", u->target, line, UDP_MAX);
             u->warned_long = true;
             if (line <= UDP_MAX)
                 send_one(u, p, line);

@@ -390,8 +390,9 @@ static void test_rejections_reported_once_not_retried(void **state)
     dlg_point p1 = {"conflict", NULL, 0, &f1, 1, 1}, p2 = {"conflict", NULL, 0, &f2, 1, 2};
     assert_int_equal(ops->write(st, &p1, 1), 0);
     assert_int_equal(ops->flush(st, 5000000000u), 0);
-    assert_int_equal(ops->write(st, &p2, 1), 0);
-    assert_int_equal(ops->flush(st, 5000000000u), -DLG_EINVAL);
+    /* not a progress point: sent (and refused) in the write */
+    assert_int_equal(ops->write(st, &p2, 1), -DLG_EINVAL);
+    assert_int_equal(ops->flush(st, 5000000000u), 0);
     ops->close(st);
     assert_int_equal(httpd_stat(s, "writeReq") - w0, 2); /* not retried */
     assert_int_equal(m.errors, 1);
@@ -475,8 +476,8 @@ static void test_413_splits_batch(void **state)
     huge[sizeof huge - 1] = '\0';
     dlg_field f[2] = {{"v", DLG_FIELD_INT, {.i = 40}}, {"s", DLG_FIELD_STRING, {.s = huge}}};
     dlg_point p[2] = {{"split", NULL, 0, &f[0], 1, 1040}, {"split", NULL, 0, &f[1], 1, 1041}};
-    assert_int_equal(ops->write(st, p, 2), 0);
-    assert_int_equal(ops->flush(st, 5000000000u), -DLG_EINVAL);
+    assert_int_equal(ops->write(st, p, 2), -DLG_EINVAL); /* not progress points: sent in the write */
+    assert_int_equal(ops->flush(st, 5000000000u), 0);
     ops->close(st);
     assert_int_equal(m.errors, 1);
     assert_non_null(strstr(m.last_error, "HTTP 413"));
@@ -758,6 +759,10 @@ static void test_v2_401_kept_for_flush(void **state)
     const dlg_sink_ops *ops;
     void *st = open_v2(&fk, &m, &ops, 0);
     write_seq(ops, st, "tok", 0, 1);
+    /* true in `dlgauge flush` too, where a flush is one more try: no
+     * promise of a resend every 10 s */
+    assert_non_null(strstr(m.last_log, "points stay spooled in"));
+    assert_non_null(strstr(m.last_log, "while a run measures, and when the sink flushes"));
     assert_int_equal(ops->flush(st, 5000000000u), -DLG_EINVAL);
     ops->close(st);
     assert_int_equal(m.errors, 1);
@@ -794,9 +799,13 @@ static void test_v2_partial_then_503_keeps_good(void **state)
     mock_host_init(&m);
     const dlg_sink_ops *ops;
     void *st = open_v2(&fk, &m, &ops, 0);
-    write_seq(ops, st, "half", 0, 3);
-    /* the batch (400), the good lines (503), the spool at flush (204) */
-    assert_int_equal(ops->flush(st, 5000000000u), -DLG_EINVAL);
+    dlg_field f[3] = {{"v", DLG_FIELD_INT, {.i = 0}}, {"v", DLG_FIELD_INT, {.i = 1}}, {"v", DLG_FIELD_INT, {.i = 2}}};
+    dlg_point p[3] = {{"half", NULL, 0, &f[0], 1, 1000}, {"half", NULL, 0, &f[1], 1, 1001},
+                      {"half", NULL, 0, &f[2], 1, 1002}};
+    /* in the write (no progress points): the batch (400), the good lines
+     * (503, spooled); the spool at flush (204) */
+    assert_int_equal(ops->write(st, p, 3), -DLG_EINVAL);
+    assert_int_equal(ops->flush(st, 5000000000u), 0);
     char *spool = st_join(fk.dir, "spool/influx.lp"), *rej = st_join(fk.dir, "spool/influx.rejected.lp");
     assert_emptied(spool);
     ops->close(st);
@@ -950,7 +959,10 @@ static void test_request_capped_by_flush_deadline(void **state)
     static const char *const opts[] = {"retries=2", "backoff=10ms", "timeout=10s", "batch=100",
                                        "flush_interval=1h", NULL};
     void *st = open_fake_with(&fk, &m, &ops, opts);
-    assert_int_equal(write_full(ops, st, 0), 0);
+    /* a progress point: the only kind a write leaves batched */
+    dlg_field fl = {"v", DLG_FIELD_INT, {.i = 0}};
+    dlg_point pp = {"dlgauge_progress", NULL, 0, &fl, 1, 1000};
+    assert_int_equal(ops->write(st, &pp, 1), 0);
     double t0 = st_mono_s();
     int rc = ops->flush(st, 1000000000u);
     double took = st_mono_s() - t0;
@@ -959,7 +971,7 @@ static void test_request_capped_by_flush_deadline(void **state)
     assert_int_equal(rc, -DLG_EAGAIN);
     ops->close(st);
     char *spool = st_join(fk.dir, "spool/influx.lp");
-    assert_file(spool, "full v=0i 1000\n");
+    assert_file(spool, "dlgauge_progress v=0i 1000\n");
     free(spool);
     fake_stop(&fk);
 }
@@ -1067,6 +1079,46 @@ static void test_400_rejects_only_bad_lines(void **state)
     json_object_put(root);
 }
 
+/* A spool replayed into a database WITH DURATION 1h: one line dated 2001
+ * (beyond the retention policy) and one dated now.  InfluxDB stores the new
+ * one and answers 400 "partial write: ... dropped=1" without naming the
+ * line: both are saved as rejected, and the words say that InfluxDB
+ * stored part of them (they used to say both were rejected). */
+static void test_replay_partial_retention(void **state)
+{
+    server *s = *state;
+    influxql(s, "CREATE DATABASE shortret WITH DURATION 1h");
+    char *dir = st_join(s->dir, "spoolret"), *spool = st_join(dir, "influx.lp");
+    mkdir(dir, 0777);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    FILE *f = fopen(spool, "w");
+    fprintf(f, "ret v=1i 978307200000000000\nret v=2i %lld\n",
+            (long long)now.tv_sec * 1000000000ll + now.tv_nsec);
+    fclose(f);
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    void *st = open_sink(s, &m, "shortret", "spoolret", NULL, NULL, &ops, 0);
+    assert_non_null(st);
+    assert_int_equal(m.warnings, 1);
+    assert_non_null(strstr(m.last_log, "stored only part of 2 points of the spool"));
+    assert_int_equal(ops->flush(st, 2000000000u), -DLG_EINVAL);
+    ops->close(st);
+    assert_non_null(strstr(m.last_error, "stored only part of 2 points of the spool"));
+    assert_non_null(strstr(m.last_error, "when the sink opened: HTTP 400: partial write"));
+    assert_non_null(strstr(m.last_error, "it does not say which, so all 2 were saved to"));
+    assert_null(strstr(m.last_error, "rejected 2"));
+    json_object *cols = NULL, *root = NULL;
+    json_object *rows = select_rows(s, "shortret", "SELECT v FROM ret", &cols, &root);
+    assert_non_null(rows);
+    assert_int_equal(json_object_array_length(rows), 1);
+    assert_int_equal(json_object_get_int64(cell(cols, json_object_array_get_idx(rows, 0), "v")), 2);
+    json_object_put(root);
+    free(dir);
+    free(spool);
+}
+
 int main(void)
 {
     char cmd[4200];
@@ -1092,6 +1144,7 @@ int main(void)
         cmocka_unit_test(test_long_retry_after_spools_during_run),
         cmocka_unit_test(test_v2_request),
         cmocka_unit_test(test_400_rejects_only_bad_lines),
+        cmocka_unit_test(test_replay_partial_retention),
         cmocka_unit_test(test_v2_401_kept_for_flush),
         cmocka_unit_test(test_v2_partial_then_503_keeps_good),
         cmocka_unit_test_teardown(test_spool_failure_no_retry_per_batch, unlimit),
