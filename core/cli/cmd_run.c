@@ -287,6 +287,20 @@ static int cell_action(dlg_run *run, const dlg_run_args *a, dlg_delivery *d, con
     return dlg_ranks_cell_action(run->comm, action);
 }
 
+/* A cell's process that failed because the file was edited between the
+ * check before it and its own reading of the file (it refuses to measure
+ * other settings than the plan's): no measurement, so no row and not
+ * done; the run stops there as it would have a moment earlier.  Alone
+ * only: under ranks cells run in-process and never read the file again. */
+static bool edited_under_cell(const dlg_run *run, const dlg_run_args *a, const char *status)
+{
+    char note[1600];
+    if (strcmp(status, "error") != 0 || dlg_comm_size(run->comm) > 1 || !config_edited(run, a, note, sizeof note))
+        return false;
+    fprintf(stderr, "dlgauge: %s\n", note);
+    return true;
+}
+
 /* A row kept by the interrupted run goes to the sinks that lack it, as
  * the cell's result; returns whether it counts as a failure. */
 static bool send_kept(dlg_run *run, dlg_delivery *d, const dlg_job *job, size_t k, const char *st,
@@ -342,6 +356,12 @@ static int run_cells(dlg_run *run, const dlg_cli *cli, const dlg_run_args *a, dl
             if (!lead) { /* its failure is in rank 0's row, said there */
                 dlg_wire_point_free(&wp);
                 continue;
+            }
+            if (edited_under_cell(run, a, status)) { /* not done: --resume measures it */
+                dlg_wire_point_free(&wp);
+                failed++;
+                action = DLG_CELL_STOP;
+                break;
             }
             dlg_result_tag_columns(run->plan, &wp);
             snprintf(st, sizeof st, "%s", status);
