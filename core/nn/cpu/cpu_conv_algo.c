@@ -197,14 +197,14 @@ static bool fake_times(double *td, double *tw)
     return env && sscanf(env, "%lf,%lf", td, tw) == 2;
 }
 
-/* Times direct against Winograd for the passes in todo[] (the rest keep
+/* Times direct against Winograd for the passes in untimed[] (the rest keep
  * alg[]), each 10% faster to win. */
-static void time_passes(cpu_ctx *c, const dlg_layer *l, const bool todo[NPASS], dnnl_primitive_desc_t wino[NPASS],
+static void time_passes(cpu_ctx *c, const dlg_layer *l, const bool untimed[NPASS], dnnl_primitive_desc_t wino[NPASS],
                         dnnl_alg_kind_t alg[NPASS], double td[NPASS], double tw[NPASS])
 {
     bool want[NPASS];
     for (int i = 0; i < NPASS; i++) {
-        want[i] = i == PASS_FWD || todo[i];
+        want[i] = i == PASS_FWD || untimed[i];
         td[i] = tw[i] = -1;
     }
     dnnl_primitive_desc_t direct[NPASS];
@@ -221,7 +221,7 @@ static void time_passes(cpu_ctx *c, const dlg_layer *l, const bool todo[NPASS], 
     else
         memset(buf, 0, bytes);
     for (int i = 0; buf && i < NPASS; i++) {
-        if (!todo[i] || !direct[i])
+        if (!untimed[i] || !direct[i])
             continue;
         /* a layer's passes can take a second: a plan asked to stop fails
          * after this layer, whatever it picked */
@@ -241,14 +241,14 @@ static void time_passes(cpu_ctx *c, const dlg_layer *l, const bool todo[NPASS], 
 }
 
 /* Keeps the passes just timed in the record, and says so once a layer. */
-static void store(const cpu_ctx *c, const dlg_layer *l, const char *path, const bool todo[NPASS],
+static void store(const cpu_ctx *c, const dlg_layer *l, const char *path, const bool untimed[NPASS],
                   const dnnl_alg_kind_t alg[NPASS], const double td[NPASS], const double tw[NPASS])
 {
     static const char *const names[NPASS] = {"forward", "backward data", "backward weights"};
     char line[512] = "", key[DLG_TUNE_KEY_MAX];
     size_t len = 0;
     for (int i = 0; i < NPASS; i++) {
-        if (!todo[i] || td[i] <= 0 || tw[i] <= 0)
+        if (!untimed[i] || td[i] <= 0 || tw[i] <= 0)
             continue; /* cut short, or a pass that cannot run: not a choice */
         const char *pick = alg[i] == dnnl_convolution_winograd ? "winograd" : "direct";
         tune_key(c, l, i, key, sizeof key);
@@ -283,19 +283,19 @@ void cpu_conv_pick_algos(cpu_ctx *c, const dlg_layer *l, dnnl_alg_kind_t alg[3])
         /* Once per host: timing again in every cell would flip layers with
          * the load it meets, and with them results and memory (tune.h). */
         char path[DLG_TUNE_PATH_MAX], key[DLG_TUNE_KEY_MAX];
-        bool rec = dlg_tune_path(path, sizeof path), todo[NPASS], any = false;
+        bool rec = dlg_tune_path(path, sizeof path), untimed[NPASS], any = false;
         int lock = rec ? dlg_tune_lock(path) : -1; /* ranks of a host time one at a time */
         for (int i = 0; i < NPASS; i++) {
             if (rec && wino[i])
                 tune_key(c, l, i, key, sizeof key);
-            todo[i] = wino[i] && !(rec && recorded(path, key, &alg[i]));
-            any |= todo[i];
+            untimed[i] = wino[i] && !(rec && recorded(path, key, &alg[i]));
+            any |= untimed[i];
         }
         double td[NPASS], tw[NPASS];
         if (any) {
-            time_passes(c, l, todo, wino, alg, td, tw);
+            time_passes(c, l, untimed, wino, alg, td, tw);
             if (rec)
-                store(c, l, path, todo, alg, td, tw);
+                store(c, l, path, untimed, alg, td, tw);
         }
         dlg_tune_unlock(lock);
     }
