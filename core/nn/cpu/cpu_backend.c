@@ -10,6 +10,7 @@
  * loaded) would start that many threads on a cell's fewer CPUs. */
 #include "cpu.h"
 #include "../ref/ref.h"
+#include "omp_team.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +18,6 @@
 #ifdef DLG_NN_HAVE_OMP
 #include <omp.h>
 #endif
-
-static int cpu_bind(void *ctx);
 
 static int cpu_open(const dlg_backend_opts *o, void **ctx, char *err, size_t errlen)
 {
@@ -40,7 +39,10 @@ static int cpu_open(const dlg_backend_opts *o, void **ctx, char *err, size_t err
     c->stop = o->stop;
     c->stop_ctx = o->stop_ctx;
     *ctx = c;
-    return cpu_bind(c); /* before the plan makes its primitives */
+    /* before the plan makes its primitives; also moves pool threads an
+     * earlier in-process cell left on other CPUs */
+    dlg_omp_team(c->threads);
+    return 0;
 }
 
 /* oneDNN 2.6 has bf16 kernels on AVX-512 only (natively with AVX512_BF16,

@@ -10,6 +10,7 @@
 #include "cpu/cpu_gemm_conv.h"
 #include "cpu/cpu_wino1d.h"
 #include "cpu/cpu_winograd.h"
+#include "cpu/omp_team.h"
 
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
@@ -360,8 +361,9 @@ static int conv_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info 
         return h->error(h, DLG_ENOMEM, "out of memory");
     c->h = h;
     c->threads = job && job->cpus > 0 ? job->cpus : 1;
-    /* oneDNN splits a primitive's work by the team size when it is made */
-    omp_set_num_threads(c->threads);
+    /* oneDNN splits a primitive's work by the team size when it is made;
+     * the team's pool threads are moved onto this cell's CPUs */
+    dlg_omp_team(c->threads);
     int rc = conv_opts_check(h, o);
     if (!rc && (dnnl_engine_create(&c->eng, dnnl_cpu, 0) != dnnl_success ||
                 dnnl_stream_create(&c->stream, c->eng, dnnl_stream_default_flags) != dnnl_success))

@@ -4,6 +4,7 @@
 #include "kernels.h"
 
 #include "gemm_check.h"
+#include "cpu/omp_team.h"
 
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
@@ -84,6 +85,7 @@ static int gemm_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info 
     g->ta = o[G_TA].i ? 'T' : 'N';
     g->tb = o[G_TB].i ? 'T' : 'N';
     g->threads = job && job->cpus > 0 ? job->cpus : 1;
+    dlg_omp_team(g->threads); /* pool threads onto this cell's CPUs */
     double bytes = 4.0 * ((double)g->m * g->k + (double)g->k * g->n + (double)g->m * g->n);
     int rc = gemm_opts_check(h, o);
     if (rc < 0) {
