@@ -9,6 +9,8 @@
 #include <string.h>
 #include <turbojpeg.h>
 
+#include "jpeg_scan.h"
+
 struct dlg_jpeg {
     tjhandle dec;
     tjhandle enc;       /* created on the first encode */
@@ -16,6 +18,7 @@ struct dlg_jpeg {
     unsigned long out_cap;
     uint8_t *cmyk;      /* CMYK/YCCK sources decode here first (grown on demand) */
     size_t cmyk_cap;
+    dlg_jpeg_scan *scan; /* classifies warned decodes (created on the first) */
     uint64_t warnings;  /* decodes kept despite a libjpeg warning */
     char warning[320];  /* the last one: "what: message" */
 };
@@ -44,6 +47,7 @@ void dlg_jpeg_free(dlg_jpeg *j)
         tjDestroy(j->enc);
     tjFree(j->out);
     free(j->cmyk);
+    dlg_jpeg_scan_free(j->scan);
     free(j);
 }
 
@@ -122,6 +126,15 @@ static double coef_bytes(const dlg_jpeg_info *info)
     return luma * (1 + (comps - 1) * chroma);
 }
 
+/* TurboJPEG 2.1 fails a header read that warned (stray bytes before a
+ * marker, an unknown JFIF revision) once it has read it all: the decode
+ * classifies that warning as it does any other.  Its own checks after
+ * reading (a sampling or colour space it has no name for) still refuse. */
+static bool header_warned(dlg_jpeg *j, int w, int h, int ss, int cs)
+{
+    return tjGetErrorCode(j->dec) == TJERR_WARNING && w > 0 && h > 0 && ss >= 0 && cs >= 0;
+}
+
 int dlg_jpeg_header(dlg_jpeg *j, const void *buf, size_t len, const char *what,
                     dlg_jpeg_info *info, dlg_data_err *err)
 {
@@ -130,7 +143,8 @@ int dlg_jpeg_header(dlg_jpeg *j, const void *buf, size_t len, const char *what,
     if (len > (size_t)0xFFFFFFFFu)
         return dlg_data_fail(err, DLG_ECORRUPT, "%s: JPEG of %zu bytes is too large", what, len);
     int w = 0, h = 0, ss = 0, cs = 0;
-    if (tjDecompressHeader3(j->dec, buf, (unsigned long)len, &w, &h, &ss, &cs) != 0) {
+    if (tjDecompressHeader3(j->dec, buf, (unsigned long)len, &w, &h, &ss, &cs) != 0 &&
+        !header_warned(j, w, h, ss, cs)) {
         int rc = dlg_data_fail(err, DLG_ECORRUPT, "%s: bad JPEG header: %s", what,
                                tjGetErrorStr2(j->dec));
         reset_dec(j);
@@ -210,29 +224,36 @@ int dlg_jpeg_has_eoi(const void *buf, size_t len)
     return 0;
 }
 
-/* libjpeg warnings (jerror.h's JWRN_*) after which part of the image was
- * not decoded from the file: libjpeg fills it in (grey) and goes on, as
- * OpenCV does; PIL raises "broken data stream" on a premature end of data
- * segment.  The other warnings leave the pixels as stored. */
-static bool lost_data(const char *msg)
+/* After a decode that warned: the image is kept, and counted, when the
+ * stream ends with EOI and no warning of a second libjpeg pass (every
+ * one, not only the first that TurboJPEG keeps) says data was lost.  msg
+ * is TurboJPEG's (its first warning), read only after the failure. */
+static int classify(dlg_jpeg *j, const void *buf, size_t len, const char *what, const char *msg,
+                    dlg_data_err *err)
 {
-    static const char *const lost[] = {
-        "premature end of data segment", /* JWRN_HIT_MARKER */
-        "bad Huffman code",              /* JWRN_HUFF_BAD_CODE */
-        "bad arithmetic code",           /* JWRN_ARITH_BAD_CODE */
-        "instead of RST",                /* JWRN_MUST_RESYNC */
-        "Premature end of JPEG file",    /* JWRN_JPEG_EOF */
-    };
-    for (size_t i = 0; i < sizeof lost / sizeof *lost; i++)
-        if (strstr(msg, lost[i]))
-            return true;
-    return false;
+    dlg_jpeg_verdict v = {.lost = !dlg_jpeg_has_eoi(buf, len)};
+    if (!v.lost) {
+        int rc = j->scan ? 0 : dlg_jpeg_scan_new(&j->scan, err);
+        if (rc == 0)
+            rc = dlg_jpeg_scan_run(j->scan, buf, len, what, &v, err);
+        if (rc < 0)
+            return rc;
+    }
+    if (!v.lost) {
+        j->warnings++;
+        snprintf(j->warning, sizeof j->warning, "%s: %s", what, msg);
+        return 0;
+    }
+    if (v.msg[0] && strcmp(v.msg, msg) != 0) /* a loss after a harmless first warning */
+        return dlg_data_fail(err, DLG_ECORRUPT, "%s: corrupt JPEG (%zu bytes): %s (part of the "
+                             "image is missing; libjpeg warned %u times, first: %s)", what, len,
+                             v.msg, v.warnings, msg);
+    return dlg_data_fail(err, DLG_ECORRUPT, "%s: corrupt JPEG (%zu bytes): %s (part of the image is "
+                         "missing)", what, len, msg);
 }
 
-/* tjDecompress2 into dst (pixel format pf, pixel size ps).  A warning is
- * tolerated, and counted, when no data was lost and the stream ends with
- * EOI; libjpeg's message is read only after a failure (it is a per-thread
- * buffer that a success leaves as it was). */
+/* tjDecompress2 into dst (pixel format pf, pixel size ps); a warning is
+ * classified (kept or corrupt). */
 static int decompress(dlg_jpeg *j, const void *buf, size_t len, const char *what, uint8_t *dst,
                       int sw, int sh, int pf, int ps, dlg_data_err *err)
 {
@@ -240,13 +261,9 @@ static int decompress(dlg_jpeg *j, const void *buf, size_t len, const char *what
         return 0;
     bool warning = tjGetErrorCode(j->dec) == TJERR_WARNING;
     const char *msg = tjGetErrorStr2(j->dec);
-    if (warning && !lost_data(msg) && dlg_jpeg_has_eoi(buf, len)) {
-        j->warnings++;
-        snprintf(j->warning, sizeof j->warning, "%s: %s", what, msg);
-        return 0;
-    }
-    int rc = dlg_data_fail(err, DLG_ECORRUPT, "%s: corrupt JPEG (%zu bytes): %s%s", what, len, msg,
-                           warning ? " (part of the image is missing)" : "");
+    if (warning)
+        return classify(j, buf, len, what, msg, err);
+    int rc = dlg_data_fail(err, DLG_ECORRUPT, "%s: corrupt JPEG (%zu bytes): %s", what, len, msg);
     reset_dec(j);
     return rc;
 }

@@ -9,9 +9,11 @@
  * rest up, where PIL raises "broken data stream"), or any warning from a
  * stream without its EOI marker, is a corrupt-image error.  Any other
  * warning (ImageNet's "extraneous bytes before marker", an unknown JFIF
- * revision...) keeps the image and is counted (dlg_jpeg_warnings).  Limits
- * of what libjpeg tells: TurboJPEG shows an image's first warning only, so
- * a loss after a harmless warning is counted, not refused; and scan bytes
+ * revision...), in the headers or after them, keeps the image and is
+ * counted (dlg_jpeg_warnings).  TurboJPEG shows an image's first warning
+ * only: a decode that warned is decoded again through the libjpeg API
+ * (jpeg_scan.h), which sees every warning, so a loss after a harmless
+ * warning is refused too.  A limit of what libjpeg tells: scan bytes
  * overwritten in place may decode to garbage with no more than an
  * "extraneous bytes" warning, counted and named, not refused. */
 #ifndef DLG_JPEG_H
@@ -59,6 +61,8 @@ int dlg_jpeg_is_jpeg(const void *buf, size_t len);
  * must not make a truncated file look complete. */
 int dlg_jpeg_has_eoi(const void *buf, size_t len);
 
+/* A header libjpeg warned about (stray bytes before a marker...) is
+ * read: the decode decides whether the image is kept. */
 int dlg_jpeg_header(dlg_jpeg *j, const void *buf, size_t len, const char *what,
                     dlg_jpeg_info *info, dlg_data_err *err);
 
@@ -79,8 +83,8 @@ int dlg_jpeg_decode(dlg_jpeg *j, const void *buf, size_t len, const char *what,
                     dlg_data_err *err);
 
 /* Decodes that succeeded with a tolerated libjpeg warning since
- * dlg_jpeg_new, and the last one's "what: libjpeg's message" ("" when
- * none yet). */
+ * dlg_jpeg_new (an image, however many warnings it had), and the last
+ * one's "what: libjpeg's first message" ("" when none yet). */
 uint64_t dlg_jpeg_warnings(const dlg_jpeg *j);
 const char *dlg_jpeg_last_warning(const dlg_jpeg *j);
 

@@ -2,7 +2,9 @@
  * data segment) is corrupt, one with a harmless warning (extraneous bytes
  * before EOI) is kept and counted, by the codec and by the loader (one
  * warning naming the first such file, the count at close, skip_corrupt
- * skipping only the corrupt one); and the encoder refuses a side over
+ * skipping only the corrupt one); a harmless first warning (in the
+ * headers, or between progressive scans) does not hide a later loss,
+ * which TurboJPEG alone does not show; and the encoder refuses a side over
  * 65500 pixels before TurboJPEG does. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <turbojpeg.h>
 
 #include "jpeg.h"
 #include "loader.h"
@@ -64,6 +68,151 @@ static void add_extraneous(uint8_t *p, size_t *len)
     p[*len - 2 + EXTRA] = 0xFF;
     p[*len - 1 + EXTRA] = 0xD9;
     *len += EXTRA;
+}
+
+/* JUNK stray bytes before the SOS marker: libjpeg warns "4 extraneous
+ * bytes before marker 0xda" and decodes every pixel as stored.  len grows
+ * by JUNK (room made by the caller). */
+enum { JUNK = 4 };
+static void add_junk_before_sos(uint8_t *p, size_t *len)
+{
+    size_t at = first_sos(p, *len);
+    memmove(p + at + JUNK, p + at, *len - at);
+    memcpy(p + at, "\x12\x34\x56\x78", JUNK);
+    *len += JUNK;
+}
+
+/* TurboJPEG keeps an image's first warning only: a harmless one in the
+ * headers must not hide the loss of scan data after it. */
+static void test_codec_two_warnings(void **st)
+{
+    (void)st;
+    dlg_jpeg *j;
+    assert_int_equal(dlg_jpeg_new(&j, NULL), 0);
+    size_t len, jlen;
+    uint8_t *good = make_jpeg(j, &len, 0), *junk = make_jpeg(j, &jlen, JUNK), out[W * H * 3],
+            ref[W * H * 3];
+    dlg_jpeg_scale one = {1, 1};
+    int w, h;
+    dlg_data_err err = {0};
+    assert_int_equal(dlg_jpeg_decode(j, good, len, "good.jpg", one, ref, sizeof ref, &w, &h, NULL), 0);
+
+    /* the harmless warning alone: kept, counted, the pixels as stored */
+    add_junk_before_sos(junk, &jlen);
+    if (dlg_jpeg_decode(j, junk, jlen, "junk.jpg", one, out, sizeof out, &w, &h, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(dlg_jpeg_warnings(j), 1);
+    assert_non_null(strstr(dlg_jpeg_last_warning(j), "junk.jpg: "));
+    assert_non_null(strstr(dlg_jpeg_last_warning(j), "4 extraneous bytes before marker 0xda"));
+    assert_memory_equal(out, ref, sizeof ref);
+
+    /* then a premature end of the scan: corrupt, at any scale */
+    cut_scan(junk, jlen);
+    dlg_jpeg_scale scales[] = {{1, 1}, {1, 2}, {1, 8}};
+    for (int i = 0; i < 3; i++) {
+        dlg_data_err_clear(&err);
+        assert_int_equal(dlg_jpeg_decode(j, junk, jlen, "both.jpg", scales[i], out, sizeof out, &w, &h,
+                                         &err), -DLG_ECORRUPT);
+        assert_non_null(strstr(err.msg, "both.jpg: corrupt JPEG"));
+        assert_non_null(strstr(err.msg, "premature end of data segment"));
+    }
+    assert_int_equal(dlg_jpeg_warnings(j), 1);
+    /* the decoder is whole after that: a clean image decodes as before */
+    assert_int_equal(dlg_jpeg_decode(j, good, len, "good.jpg", one, out, sizeof out, &w, &h, NULL), 0);
+    assert_memory_equal(out, ref, sizeof ref);
+
+    /* two harmless warnings (before SOS and before EOI): kept, one image counted */
+    size_t tlen;
+    uint8_t *two = make_jpeg(j, &tlen, JUNK + EXTRA);
+    add_junk_before_sos(two, &tlen);
+    add_extraneous(two, &tlen);
+    assert_int_equal(dlg_jpeg_decode(j, two, tlen, "two.jpg", one, out, sizeof out, &w, &h, &err), 0);
+    assert_int_equal(dlg_jpeg_warnings(j), 2);
+    assert_memory_equal(out, ref, sizeof ref);
+    free(good);
+    free(junk);
+    free(two);
+    dlg_jpeg_free(j);
+}
+
+/* A progressive W x H JPEG of make_jpeg's pixels (malloc'd, with room for
+ * `extra` more bytes): its scans come after the headers TurboJPEG reads
+ * apart, so a warning between them reaches the decode. */
+static uint8_t *make_progressive(size_t *len, size_t extra)
+{
+    uint8_t rgb[W * H * 3];
+    for (int i = 0; i < W * H * 3; i++)
+        rgb[i] = (uint8_t)(i * 7 ^ (i / (W * 3)) * 13);
+    tjhandle tj = tjInitCompress();
+    unsigned char *p = NULL;
+    unsigned long n = 0;
+    assert_int_equal(tjCompress2(tj, rgb, W, W * 3, H, TJPF_RGB, &p, &n, TJSAMP_420, 90,
+                                 TJFLAG_PROGRESSIVE), 0);
+    uint8_t *copy = malloc(n + extra);
+    memcpy(copy, p, n);
+    *len = n;
+    tjFree(p);
+    tjDestroy(tj);
+    return copy;
+}
+
+/* Offset of the marker after the scan whose SOS is at sos (entropy data
+ * holds FF only as FF 00 or an RST marker). */
+static size_t scan_end(const uint8_t *p, size_t len, size_t sos)
+{
+    for (size_t i = sos + 2 + ((size_t)p[sos + 2] << 8 | p[sos + 3]); i + 1 < len; i++)
+        if (p[i] == 0xFF && p[i + 1] != 0 && (p[i + 1] < 0xD0 || p[i + 1] > 0xD7))
+            return i;
+    fail_msg("scan at %zu has no end", sos);
+    return 0;
+}
+
+/* Progressive: stray bytes before the marker after the first scan
+ * (harmless: "3 extraneous bytes before marker 0xc4", the entropy
+ * decoder's read-ahead taking one), then an EOI in the
+ * middle of the longest later scan ("premature end of data segment"). */
+static void test_codec_progressive_two_warnings(void **st)
+{
+    (void)st;
+    dlg_jpeg *j;
+    assert_int_equal(dlg_jpeg_new(&j, NULL), 0);
+    size_t len;
+    uint8_t *p = make_progressive(&len, JUNK), out[W * H * 3];
+    size_t at = scan_end(p, len, first_sos(p, len));
+    memmove(p + at + JUNK, p + at, len - at);
+    memcpy(p + at, "\x12\x34\x56\x78", JUNK);
+    len += JUNK;
+    dlg_jpeg_scale one = {1, 1};
+    int w, h;
+    dlg_data_err err = {0};
+    if (dlg_jpeg_decode(j, p, len, "junk.jpg", one, out, sizeof out, &w, &h, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(dlg_jpeg_warnings(j), 1);
+    if (!strstr(dlg_jpeg_last_warning(j), "extraneous bytes before marker"))
+        fail_msg("%s", dlg_jpeg_last_warning(j));
+
+    size_t best = 0, best_n = 0; /* the longest scan after the junk */
+    for (size_t i = at + JUNK; i + 3 < len; i++)
+        if (p[i] == 0xFF && p[i + 1] == 0xDA) {
+            size_t e = scan_end(p, len, i);
+            if (e - i > best_n) {
+                best = i;
+                best_n = e - i;
+            }
+            i = e - 1;
+        }
+    assert_true(best_n > 40);
+    p[best + best_n / 2] = 0xFF;
+    p[best + best_n / 2 + 1] = 0xD9;
+    assert_int_equal(dlg_jpeg_decode(j, p, len, "both.jpg", one, out, sizeof out, &w, &h, &err),
+                     -DLG_ECORRUPT);
+    assert_non_null(strstr(err.msg, "both.jpg: corrupt JPEG"));
+    assert_non_null(strstr(err.msg, ": Corrupt JPEG data: premature end of data segment (part of the "
+                                    "image is missing; libjpeg warned 2 times, first: "));
+    assert_non_null(strstr(err.msg, "extraneous bytes before marker"));
+    assert_int_equal(dlg_jpeg_warnings(j), 1);
+    free(p);
+    dlg_jpeg_free(j);
 }
 
 static void test_codec(void **st)
@@ -207,6 +356,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_codec),
+        cmocka_unit_test(test_codec_two_warnings),
+        cmocka_unit_test(test_codec_progressive_two_warnings),
         cmocka_unit_test(test_loader),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

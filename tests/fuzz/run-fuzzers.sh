@@ -20,7 +20,7 @@ data=$root/core/data
 rt=$root/core/runtime
 # LMDB code is not fuzzed here (its input is a database, not bytes).
 srcs="data_error.c data_source.c recordio_writer.c recordio_reader.c recordio_idx.c
-      im2rec.c im2rec_lst.c datum.c pbwire.c binaryproto.c listfile.c listfile_scan.c jpeg.c
+      im2rec.c im2rec_lst.c datum.c pbwire.c binaryproto.c listfile.c listfile_scan.c jpeg.c jpeg_scan.c
       synth_text.c synth_out.c"
 flags="-g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 mkdir -p "$work/obj"
@@ -72,14 +72,14 @@ for t in $targets; do
     lm_corpus) # the mxnet workload's corpus reader, compiled in
         mx=$root/plugins/workloads/mxnet
         "$cc" $flags -I"$mx" -I"$data" -I"$root/include" "$here/fuzz_$t.c" "$mx/lm_corpus.c" "$mx/lm_vocab.c" \
-            $objs -lturbojpeg -lm -o "$work/fuzz_$t" ;;
+            $objs -lturbojpeg -ljpeg -lm -o "$work/fuzz_$t" ;;
     influx_spool) # the spool replay with a stand-in for HTTP and a 64-byte window
         ifx=$root/sinks/influx
         "$cc" $flags -DSPOOL_WINDOW=64 -I"$ifx" -I"$root/sinks/common" -I"$root/include" "$here/fuzz_$t.c" \
             "$ifx/influx_spool.c" "$ifx/influx_deliver.c" "$ifx/influx_hold.c" "$root/sinks/common/sbuf.c" \
             "$root/sinks/common/sinkfs.c" -o "$work/fuzz_$t" ;;
     *)
-        "$cc" $flags -I"$data" -I"$root/include" "$here/fuzz_$t.c" $objs -lturbojpeg -o "$work/fuzz_$t" ;;
+        "$cc" $flags -I"$data" -I"$root/include" "$here/fuzz_$t.c" $objs -lturbojpeg -ljpeg -o "$work/fuzz_$t" ;;
     esac
     mkdir -p "$work/corpus-$t"
     # git keeps no empty crashes/<t>: an empty folder of the work dir then

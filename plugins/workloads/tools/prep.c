@@ -59,13 +59,22 @@ static const dlg_option prep_options[] = {
                      "threads reading and transforming (0 = the job's cpus); output stays in order", 0},
     [OPT_CHUNK] = {"chunk", DLG_OPT_INT, "1", "1", "65536", NULL, "images written per step", 0},
     [OPT_SKIP_CORRUPT] = {"skip_corrupt", DLG_OPT_BOOL, "false", NULL, NULL, NULL,
-                          "count and skip corrupt images instead of failing", 0},
+                          "count and skip corrupt images instead of failing.  A .jpg/.jpeg is corrupt "
+                          "when it is not a JPEG or is cut short (no EOI marker) or, when decoded (resize, "
+                          "resize_width), cannot be decoded or libjpeg says part of its data was lost "
+                          "(premature end of data segment, bad Huffman code...: part of the image would be "
+                          "made up); one with another libjpeg warning is kept and counted (jpeg_warnings)",
+                          0},
     [OPT_COUNT] = {0},
 };
 
 static const dlg_metric prep_metrics[] = {
     {"images_written", DLG_FIELD_INT, "", "images stored in the repetition's timed steps"},
     {"skipped", DLG_FIELD_INT, "", "corrupt images skipped since setup, warm-up included (skip_corrupt = true)"},
+    {"jpeg_warnings", DLG_FIELD_INT, "",
+     "JPEG images decoded (resize, resize_width) and stored despite a libjpeg warning (extraneous bytes "
+     "before a marker...) since setup, warm-up included; the first is named in a warning (skip_corrupt says "
+     "what a corrupt one is; a pass-through decodes nothing)"},
     {"passes", DLG_FIELD_INT, "", "complete conversions of the whole list since setup"},
     {"pass_s", DLG_FIELD_DOUBLE, "s", "seconds the last complete pass took (total time)"},
     {"images_per_pass", DLG_FIELD_INT, "", "images in the list"},
@@ -106,6 +115,8 @@ typedef struct prep {
     uint64_t pass_t0;
     /* since setup */
     uint64_t skipped, passes, last_pass_ns;
+    uint64_t jpeg_warnings;  /* images stored despite a libjpeg warning */
+    char first_warning[320]; /* the first one's, for the count at teardown */
     /* since begin_timed (or setup) */
     uint64_t images, in_bytes, t_first, t_last;
     uint64_t t_commit;           /* when the last pass completed (0: none since) */
@@ -128,6 +139,17 @@ static int write_mean(prep *p, dlg_data_err *err)
     memset(p->mean_sum, 0, (size_t)p->mean_w * (size_t)p->mean_h * 3 * sizeof *p->mean_sum);
     prep_pool_take_sum(p->pool, p->mean_sum);
     return prep_mean_write(p->mean_path, p->mean_sum, p->pass_stored, p->mean_w, p->mean_h, err);
+}
+
+/* An image stored despite a libjpeg warning: counted, the first logged,
+ * as the loaders do (jpeg.h says which warnings keep an image). */
+static void count_warning(prep *p, const char *msg)
+{
+    if (p->jpeg_warnings++ > 0)
+        return;
+    snprintf(p->first_warning, sizeof p->first_warning, "%s", msg);
+    p->h->log(p->h, DLG_LOG_WARN, "%s (a libjpeg warning that is no loss of image data: the image "
+              "is stored; the count comes at the end)", msg);
 }
 
 /* One image back from the workers, in order. */
@@ -156,6 +178,8 @@ static int take_one(prep *p, uint64_t *written, uint64_t *wait)
     } else if ((rc = prep_output_put(p->out, it, s->data, s->len, &err)) < 0) {
         rc = fail(p->h, &err, rc);
     } else {
+        if (s->jpeg_warning[0])
+            count_warning(p, s->jpeg_warning);
         p->images++;
         p->pass_stored++;
         (*written)++;
@@ -210,6 +234,7 @@ static int prep_report(void *state, const dlg_report_api *api, dlg_fields *f)
     double wsecs = p->t_first && p->t_commit > p->t_first ? (double)(p->t_commit - p->t_first) / 1e9 : 0;
     api->add_int(f, "images_written", (int64_t)p->images);
     api->add_int(f, "skipped", (int64_t)p->skipped);
+    api->add_int(f, "jpeg_warnings", (int64_t)p->jpeg_warnings);
     api->add_int(f, "passes", (int64_t)p->passes);
     if (p->passes)
         api->add_double(f, "pass_s", (double)p->last_pass_ns / 1e9);
@@ -250,6 +275,10 @@ static void prep_teardown(void *state)
     if (!p)
         return;
     prep_pool_stop(p->pool);
+    if (p->jpeg_warnings > 0 && p->h) /* the count at the end, after the first one's line */
+        p->h->log(p->h, DLG_LOG_WARN, "preprocess: %llu image%s stored despite a libjpeg warning (the "
+                  "first: %s)", (unsigned long long)p->jpeg_warnings, p->jpeg_warnings == 1 ? "" : "s",
+                  p->first_warning);
     if (p->passes == 0 && p->h && p->pass_open && !p->failed) /* images taken, none kept */
         p->h->log(p->h, DLG_LOG_WARN, "no complete pass (%zu images each): output not written; "
                                      "run more steps", p->in.n);

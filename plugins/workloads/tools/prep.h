@@ -98,6 +98,10 @@ void prep_worker_free(prep_worker *w);
  * *out stays valid until the next call.  Bad image data is -DLG_ECORRUPT. */
 int prep_worker_run(prep_worker *w, const prep_item *it, const uint8_t *file, size_t len,
                     const uint8_t **out, size_t *out_len, dlg_data_err *err);
+/* The libjpeg warning ("path: message") the last prep_worker_run's image
+ * was decoded and kept despite, or NULL (jpeg.h says which warnings keep
+ * an image; a pass-through decodes nothing). */
+const char *prep_worker_warning(const prep_worker *w);
 /* mean: adds the pixels of the last image stored (decoded back from its
  * bytes, as Caffe decodes a Datum) to the worker's integer sum `which`
  * (0/1: a pass's parity), BGR CHW; 0 or -DLG_ENOMEM. */

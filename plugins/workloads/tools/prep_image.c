@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "prep.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -28,6 +29,7 @@ struct prep_worker {
     size_t rgb_cap, tmp_cap, hwc_cap, out8_cap, tap_i_cap, tap_w_cap;
     uint64_t *sum[2]; /* mean: 3 x height x width, BGR, per pass parity */
     bool stored;      /* mean: out8 holds the last stored image, decoded */
+    char warning[320]; /* the libjpeg warning the last image was kept despite, or "" */
 };
 
 int prep_worker_new(prep_worker **out, const prep_params *p, dlg_data_err *err)
@@ -185,7 +187,10 @@ static int transcode(prep_worker *w, const prep_item *it, const uint8_t *file, s
     if (grow(&w->rgb, &w->rgb_cap, (size_t)sw * (size_t)sh * 3, 1))
         return dlg_data_fail(err, DLG_ENOMEM, "%s: out of memory decoding %dx%d", it->path, sw, sh);
     int dw = 0, dh = 0;
+    uint64_t warned0 = dlg_jpeg_warnings(w->jpeg);
     rc = dlg_jpeg_decode(w->jpeg, file, len, it->path, s, w->rgb, w->rgb_cap, &dw, &dh, err);
+    if (rc == 0 && dlg_jpeg_warnings(w->jpeg) != warned0)
+        snprintf(w->warning, sizeof w->warning, "%s", dlg_jpeg_last_warning(w->jpeg));
     if (rc == 0)
         rc = resample(w, dw, dh, ow, oh, it->path, err);
     if (rc == 0)
@@ -199,6 +204,7 @@ int prep_worker_run(prep_worker *w, const prep_item *it, const uint8_t *file, si
                     const uint8_t **out, size_t *out_len, dlg_data_err *err)
 {
     w->stored = false;
+    w->warning[0] = '\0';
     if (w->p.resize <= 0 && w->p.width <= 0) {
         int rc = check_passthrough(w, it, file, len, err);
         *out = file;
@@ -207,6 +213,8 @@ int prep_worker_run(prep_worker *w, const prep_item *it, const uint8_t *file, si
     }
     return transcode(w, it, file, len, out, out_len, err);
 }
+
+const char *prep_worker_warning(const prep_worker *w) { return w->warning[0] ? w->warning : NULL; }
 
 int prep_worker_sum_last(prep_worker *w, unsigned which, dlg_data_err *err)
 {

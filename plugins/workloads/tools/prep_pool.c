@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,6 +89,7 @@ static void process(worker *wk, prep_slot *s)
     const prep_item *it = &wk->pool->in->items[s->seq % wk->pool->in->n];
     dlg_data_err_clear(&s->err);
     s->file_bytes = 0;
+    s->jpeg_warning[0] = '\0';
     uint64_t t0 = tools_now_ns();
     int64_t n = read_file(wk, it, &s->err);
     uint64_t t1 = tools_now_ns();
@@ -103,6 +105,9 @@ static void process(worker *wk, prep_slot *s)
     atomic_fetch_add_explicit(&wk->work_ns, tools_now_ns() - t1, memory_order_relaxed);
     if (s->rc < 0)
         return;
+    const char *warned = prep_worker_warning(wk->w);
+    if (warned)
+        snprintf(s->jpeg_warning, sizeof s->jpeg_warning, "%s", warned);
     if (out == wk->in) { /* pass-through: hand the buffer over, take the slot's */
         uint8_t *b = s->buf_;
         size_t c = s->cap_;

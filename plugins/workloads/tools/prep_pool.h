@@ -14,6 +14,7 @@ typedef struct prep_slot {
     uint8_t *data;       /* the bytes to store */
     size_t len;
     uint64_t file_bytes; /* bytes read from storage */
+    char jpeg_warning[320]; /* stored despite this libjpeg warning; "" if none */
     /* owned by the pool */
     int state_;
     uint8_t *buf_;
