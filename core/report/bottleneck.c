@@ -364,7 +364,9 @@ static size_t bandwidth_evidence(rep_cell *c, stream_fit fit, double array, doub
         dlg_format_size((int64_t)v, b, sizeof b);
         ADD(", arrays of %s", b);
     }
-    if (rep_num(c->row, "threads", &v) && v > 0)
+    /* a tag (the metric is named like stream's option), a field in older results */
+    const char *threads = rep_str(c->row, "threads");
+    if (threads && sscanf(threads, "%lf", &v) == 1 && v > 0)
         ADD(", %.0f thread%s", v, v == 1 ? "" : "s");
     ADD("; ");
     if (fit != STREAM_MEMORY)
@@ -388,8 +390,12 @@ void rep_cell_classify(rep_cell *c, const rep_group *g, const rep_disks *disks)
     size_t n = 0;
     if (!c->ok) {
         c->bn = REP_BN_FAILED;
-        const char *e = rep_str(c->row, "error");
-        ADD("status %s%s%s", c->status ? c->status : "?", e ? ": " : "", e ? e : "");
+        /* every failed repetition's status, and the first error: a later
+         * one is often a consequence (a full disk, then timeouts) */
+        char what[160];
+        const char *e = c->failed_error ? c->failed_error : rep_str(c->row, "error");
+        rep_cell_failures_text(c, what, sizeof what);
+        ADD("status %s%s%s", what, e ? (c->nfailed > 1 ? "; the first error: " : ": ") : "", e ? e : "");
         return;
     }
     const rep_disk *prof;

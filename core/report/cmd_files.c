@@ -158,12 +158,16 @@ static int not_written(const part_out *o, const char *shown, const char *left, c
     return -DLG_EIO;
 }
 
-/* "FINAL.part" (free it), or NULL after "SHOWN: out of memory" in err */
+/* "FINAL.part-PID" (free it), or NULL after "SHOWN: out of memory" in
+ * err.  One per process: several writers of one report at once (every
+ * rank of an mpirun, two scripts) each rename a whole file over FINAL,
+ * where one shared .part was unlinked and renamed under the others. */
 static char *part_name(const char *final, const char *shown, char *err, size_t errlen)
 {
-    char *part = malloc(strlen(final) + sizeof ".part");
+    size_t len = strlen(final) + sizeof ".part-" + 3 * sizeof(long);
+    char *part = malloc(len);
     if (part)
-        sprintf(part, "%s.part", final);
+        snprintf(part, len, "%s.part-%ld", final, (long)getpid());
     else
         snprintf(err, errlen, "%s: out of memory", shown);
     return part;
@@ -175,7 +179,7 @@ static char *part_name(const char *final, const char *shown, char *err, size_t e
  * cannot be given to it. */
 static int open_part(const char *part, const struct stat *old)
 {
-    unlink(part); /* an interrupted run's; O_EXCL: never through a link someone put there */
+    unlink(part); /* a killed run's of this PID; O_EXCL: never through a link someone put there */
     int fd = open(part, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, old ? 0600 : 0666);
     if (fd < 0 || !old)
         return fd;

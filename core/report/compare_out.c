@@ -6,6 +6,7 @@
 
 #include "compare.h"
 #include "compare_view.h"
+#include "utf8_out.h"
 #include "report.h"
 
 typedef struct out_form {
@@ -128,14 +129,28 @@ static void emit(const out_form *o, const rep_compare *c)
     footer(o, c);
 }
 
+/* out_form's f unset: the form, for rep_utf8_render. */
+typedef struct emit_ctx {
+    out_form o;
+    const rep_compare *c;
+} emit_ctx;
+
+static void emit_to(FILE *f, const void *ctx)
+{
+    const emit_ctx *e = ctx;
+    out_form o = e->o;
+    o.f = f;
+    emit(&o, e->c);
+}
+
 void rep_cmp_out_text(FILE *f, const rep_compare *c, bool colour)
 {
-    out_form o = {f, colour, false};
-    emit(&o, c);
+    emit_ctx e = {{NULL, colour, false}, c};
+    rep_utf8_render(f, emit_to, &e);
 }
 
 void rep_cmp_out_markdown(FILE *f, const rep_compare *c)
 {
-    out_form o = {f, false, true};
-    emit(&o, c);
+    emit_ctx e = {{NULL, false, true}, c};
+    rep_utf8_render(f, emit_to, &e);
 }

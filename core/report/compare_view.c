@@ -32,23 +32,25 @@ const char *rep_cmp_verdict_name(rep_cmp_verdict v)
     return "?";
 }
 
-static const char *status_of(const rep_cell *c)
+/* What failed in a cell that ran no repetition: "error x2, timeout x1". */
+static const char *status_of(const rep_cell *c, char *buf, size_t len)
 {
-    return c->status ? c->status : "?";
+    rep_cell_failures_text(c, buf, len);
+    return buf;
 }
 
 void rep_cmp_regression_text(const rep_cmp_group *g, const rep_cmp_cell *cc, char *buf, size_t len)
 {
-    char b[64], n[64];
+    char b[64], n[64], st[160];
     const char *sep = g->nkeys ? ": " : "", *label = g->nkeys ? cc->label : ""; /* one cell: the group says it */
     dlg_format_rate(cc->base->thr, g->base->unit, b, sizeof b);
     if (!cc->new) {
         snprintf(buf, len, "%s%s%s: missing from new; base %s %s", g->name, sep, label,
-                 cc->base->ok ? "ran at" : "failed:", cc->base->ok ? b : status_of(cc->base));
+                 cc->base->ok ? "ran at" : "failed:", cc->base->ok ? b : status_of(cc->base, st, sizeof st));
         return;
     }
     if (cc->verdict == REP_CMP_NEW_FAIL) {
-        snprintf(buf, len, "%s%s%s: newly failing (%s); base ran at %s", g->name, sep, label, status_of(cc->new), b);
+        snprintf(buf, len, "%s%s%s: newly failing (%s); base ran at %s", g->name, sep, label, status_of(cc->new, st, sizeof st), b);
         return;
     }
     dlg_format_rate(cc->new->thr, g->new->unit, n, sizeof n);
@@ -86,7 +88,7 @@ static int put_side(rep_table *t, size_t row, size_t col, const rep_cell *c, con
 {
     char b[64];
     if (!c->ok)
-        return rep_table_put(t, row, col, REP_ST_BAD, "%s", status_of(c)) |
+        return rep_table_put(t, row, col, REP_ST_BAD, "%s", status_of(c, b, sizeof b)) |
                rep_table_put(t, row, col + 1, REP_ST_PLAIN, "-");
     dlg_format_rate(c->thr, unit, b, sizeof b);
     /* a run stopped by a signal: its steps, not a whole measurement */

@@ -12,6 +12,7 @@
 
 #include <dlgauge/plugin.h>
 
+#include "settings_kind.h"
 #include "units.h"
 
 /* Tags that identify a row rather than place it on a resource axis. */
@@ -392,7 +393,7 @@ static long group_of_row(const rep_model *m, const rep_row *r)
 {
     sweep_ctx ctx = {m, r};
     char *settings;
-    if (rep_row_settings(r, identity_sweeps, &ctx, &settings) != 0)
+    if (rep_row_settings(r, m->kinds, identity_sweeps, &ctx, &settings) != 0)
         return -1;
     bool recorded = settings != NULL;
     long g = find_group(m, r, recorded ? or_dash(rep_tag(r, "host")) : NULL, settings);
@@ -483,7 +484,8 @@ static bool group_sweeps(const void *ctx, const char *key)
 /* Each row's identity in bid (groups of base, with the keys each sweeps
  * as axes of no values), its settings in set and its host in host (NULL
  * where it recorded no settings).  0, or -1 out of memory. */
-static int identities(rep_model *base, const rep_rows *rs, long *bid, char **set, const char **host)
+static int identities(rep_model *base, const rep_rows *rs, const rep_kinds *kinds, long *bid, char **set,
+                      const char **host)
 {
     for (size_t i = 0; i < rs->n; i++) {
         const rep_row *r = &rs->v[i];
@@ -496,7 +498,7 @@ static int identities(rep_model *base, const rep_rows *rs, long *bid, char **set
                 return -1;
     }
     for (size_t i = 0; i < rs->n; i++) {
-        if (rep_row_settings(&rs->v[i], group_sweeps, &base->g[bid[i]], &set[i]) != 0)
+        if (rep_row_settings(&rs->v[i], kinds, group_sweeps, &base->g[bid[i]], &set[i]) != 0)
             return -1;
         host[i] = set[i] ? or_dash(rep_tag(&rs->v[i], "host")) : NULL;
     }
@@ -512,7 +514,7 @@ static int assign_groups(rep_model *m, const rep_rows *rs, long *gid)
     const char **host = calloc(rs->n + 1, sizeof *host);
     int rc = bid && set && host ? 0 : -1;
     if (!rc)
-        rc = identities(&base, rs, bid, set, host);
+        rc = identities(&base, rs, m->kinds, bid, set, host);
     if (!rc)
         rc = rep_adopt_settings(base.n, rs, bid, set, host);
     for (size_t i = 0; i < rs->n && !rc; i++) {
@@ -539,7 +541,7 @@ int rep_model_build(rep_model *m, const rep_rows *rs, const rep_disks *disks, do
     memset(m, 0, sizeof *m);
     m->target = target;
     long *gid = malloc((rs->n + 1) * sizeof *gid); /* each row's group, looked up once */
-    if (!gid || assign_groups(m, rs, gid) != 0)
+    if (!gid || rep_kinds_build(rs, &m->kinds) != 0 || assign_groups(m, rs, gid) != 0)
         goto oom;
     for (size_t gi = 0; gi < m->n; gi++)
         if (build_group(m, gi, rs, gid, disks) != 0)
@@ -585,5 +587,6 @@ void rep_model_free(rep_model *m)
         free(m->warnings[i]);
     free(m->warnings);
     free(m->g);
+    rep_kinds_free(m->kinds);
     memset(m, 0, sizeof *m);
 }

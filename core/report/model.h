@@ -89,8 +89,10 @@ typedef struct rep_cell {
     /* the failed rows' distinct statuses, first seen first (a cell may have
      * been OOM-killed in one run and timed out in another) */
     const char *failed_status[3];
+    size_t failed_count[3];   /* the failed rows of each */
     size_t nfailed_status;    /* of them kept */
     bool failed_status_more;  /* and others not kept */
+    const char *failed_error; /* the first failed row's `error` (file order), NULL: none said */
     double thr, ci, sd, repeats; /* pooled over rows */
     /* evidence (NaN = not measured) */
     double au, data_wait, cpu_share, iowait, read_bps, limit_share, cold_share, reread, fault_rate, energy_item;
@@ -168,6 +170,9 @@ typedef struct rep_model {
      * (model_split.c); the caller prints them. */
     char **warnings;
     size_t nwarnings;
+    /* What each `config` key's values mean (settings_kind.h): rows'
+     * settings are compared by it. */
+    struct rep_kinds *kinds;
 } rep_model;
 
 /* Thresholds of the bottleneck rules (docs/report.md). */
@@ -220,6 +225,10 @@ long rep_group_find(const rep_group *g, const size_t *coord);
 /* Indexes the group's last cell, just added; -1: out of memory. */
 int rep_group_index_last(rep_group *g);
 long rep_group_axis(const rep_group *g, const char *key);
+
+/* What failed in cell c: "error", or with several failed rows each
+ * status and its count, "error x2, timeout x1" (model_pool.c). */
+void rep_cell_failures_text(const rep_cell *c, char *buf, size_t len);
 
 /* Classifies one cell, filling bn and evidence (bottleneck.c). */
 void rep_cell_classify(rep_cell *c, const rep_group *g, const rep_disks *disks);

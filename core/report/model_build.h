@@ -26,9 +26,11 @@ long rep_model_cell_of_row(const rep_model *m, const rep_row *r, size_t *gi, siz
 /* model_split.c: whether key is swept (an axis) among the rows of the
  * identity of the row asked about. */
 typedef bool (*rep_swept_fn)(const void *ctx, const char *key);
-/* model_split.c: row r's settings (rep_group.settings) in *out, malloc'd;
- * NULL where it has no `config`.  0, or -1 out of memory. */
-int rep_row_settings(const rep_row *r, rep_swept_fn swept, const void *ctx, char **out);
+/* model_split.c: row r's settings (rep_group.settings) in *out, malloc'd,
+ * each value by its meaning as kinds reads it (settings_kind.h); NULL
+ * where it has no `config`.  0, or -1 out of memory. */
+int rep_row_settings(const rep_row *r, const struct rep_kinds *kinds, rep_swept_fn swept, const void *ctx,
+                     char **out);
 /* model_split.c: rows that recorded no settings (set[i] NULL) take
  * those of the other rows of their identity (bid[i], of nbase) where
  * these all ran one on one host; else they stay NULL.  0, or -1. */

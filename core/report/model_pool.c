@@ -7,6 +7,7 @@
 #include "model_rows.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,18 +78,37 @@ static void scratch_free(repeats_scratch *s)
     free(s->dup);
 }
 
-/* Adds status st to the cell's distinct failed statuses. */
+/* Adds status st to the cell's distinct failed statuses, counted. */
 static void add_failed_status(rep_cell *c, const char *st)
 {
     const size_t cap = sizeof c->failed_status / sizeof *c->failed_status;
     st = st ? st : "?";
     for (size_t i = 0; i < c->nfailed_status; i++)
-        if (strcmp(c->failed_status[i], st) == 0)
+        if (strcmp(c->failed_status[i], st) == 0) {
+            c->failed_count[i]++;
             return;
-    if (c->nfailed_status < cap)
+        }
+    if (c->nfailed_status < cap) {
+        c->failed_count[c->nfailed_status] = 1;
         c->failed_status[c->nfailed_status++] = st;
-    else
+    } else
         c->failed_status_more = true;
+}
+
+void rep_cell_failures_text(const rep_cell *c, char *buf, size_t len)
+{
+    bool counted = c->nfailed > 1; /* one failed row: its status alone, as it always read */
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < c->nfailed_status && n < len; i++) {
+        int k = counted ? snprintf(buf + n, len - n, "%s%s x%zu", i ? ", " : "", c->failed_status[i], c->failed_count[i])
+                        : snprintf(buf + n, len - n, "%s%s", i ? ", " : "", c->failed_status[i]);
+        n += k > 0 ? (size_t)k : 0;
+    }
+    if (n < len && c->failed_status_more)
+        snprintf(buf + n, len - n, ", ...");
+    if (!buf[0] && len) /* no failed row (every one a repeat): the cell's own status */
+        snprintf(buf, len, "%s", c->status ? c->status : "?");
 }
 
 /* The cell's failed rows, each measurement once, and their statuses:
@@ -99,10 +119,14 @@ static void count_failed(rep_cell *c, const rep_rows *rs, const size_t *rows, si
     c->nfailed = 0;
     c->nfailed_status = 0;
     c->failed_status_more = false;
+    c->failed_error = NULL;
     for (size_t k = 0; k < nrows; k++)
         if (!rep_row_measured(&rs->v[rows[k]]) && !dup[k]) {
+            const char *e = rep_str(&rs->v[rows[k]], "error");
             c->nfailed++;
             add_failed_status(c, rep_tag(&rs->v[rows[k]], "status"));
+            if (!c->failed_error && e && *e)
+                c->failed_error = e;
         }
 }
 

@@ -1,5 +1,6 @@
 /* Rows are repeats of one cell only where they ran the same settings on
- * the same machine: a row's settings are its `config` keys less those
+ * the same machine (values by meaning: settings_kind.c): a row's settings
+ * are its `config` keys less those
  * its identity sweeps (axes), those of the identity itself and those that
  * only govern the measurement; rows of one identity with other settings
  * or another `host` form groups of their own, labelled by what differs. */
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "rows.h"
+#include "settings_kind.h"
 
 /* Keys that govern how a cell is measured, not what it runs: how long
  * and how often (warm-up, duration, min_steps, repeat; seed, since every
@@ -41,13 +43,14 @@ static int by_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int rep_row_settings(const rep_row *r, rep_swept_fn swept, const void *ctx, char **out)
+int rep_row_settings(const rep_row *r, const rep_kinds *kinds, rep_swept_fn swept, const void *ctx, char **out)
 {
     *out = NULL;
     const char *cfg = rep_str(r, "config");
     if (!cfg)
         return 0;
-    char **pairs = NULL, key[128], val[1024];
+    const char *wl = rep_str(r, "workload");
+    char **pairs = NULL, key[128], val[1024], canon[64];
     size_t n = 0, total = 1;
     int rc = 0;
     for (const char *p = cfg; !rc && rep_config_next(&p, key, sizeof key, val, sizeof val);) {
@@ -55,7 +58,9 @@ int rep_row_settings(const rep_row *r, rep_swept_fn swept, const void *ctx, char
             listed(key, ident_keys, sizeof ident_keys / sizeof *ident_keys) || swept(ctx, key))
             continue;
         char **np = realloc(pairs, (n + 1) * sizeof *np);
-        if (!np || asprintf(&np[n], "%s=%s", key, val) < 0)
+        /* by meaning: memory = 1G and 1024M are one setting */
+        if (!np || asprintf(&np[n], "%s=%s", key, rep_kinds_canon(kinds, wl && *wl ? wl : "-", key, val, canon,
+                                                                   sizeof canon)) < 0)
             rc = -1;
         if (np)
             pairs = np;

@@ -10,6 +10,7 @@
 #include "model_rank.h"
 #include "report.h"
 #include "scaling.h"
+#include "utf8_out.h"
 #include "svg.h"
 
 static const char css[] =
@@ -163,7 +164,7 @@ static void sources_html(FILE *f, const rep_report *r)
     fputs("</ul>\n", f);
 }
 
-void rep_out_html(FILE *f, const rep_report *r)
+static void html_body(FILE *f, const rep_report *r)
 {
     fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>dlgauge report</title>\n"
                "<style>%s</style>\n</head>\n<body>\n<h1>dlgauge report</h1>\n",
@@ -202,4 +203,11 @@ void rep_out_html(FILE *f, const rep_report *r)
         sources_html(f, r);
     }
     fputs("</body>\n</html>\n", f);
+}
+
+static void html_to(FILE *f, const void *r) { html_body(f, r); }
+
+void rep_out_html(FILE *f, const rep_report *r)
+{
+    rep_utf8_render(f, html_to, r);
 }

@@ -8,6 +8,7 @@
 #include "model_rank.h"
 #include "report.h"
 #include "scaling.h"
+#include "utf8_out.h"
 
 /* An '_' between two letters or digits emphasises nothing (CommonMark),
  * so "io_uring" stays as written; elsewhere it may. */
@@ -82,7 +83,7 @@ void rep_table_md(FILE *f, const rep_table *t)
     }
 }
 
-void rep_out_markdown(FILE *f, const rep_report *r)
+static void md_body(FILE *f, const rep_report *r)
 {
     fprintf(f, "# dlgauge report\n\n%zu result rows from %zu file(s); knee target: %.0f%% of the best.\n",
             r->rows.n, r->rows.nfiles, 100 * r->target);
@@ -160,4 +161,11 @@ void rep_out_markdown(FILE *f, const rep_report *r)
                 fputc('\n', f);
             }
     }
+}
+
+static void md_to(FILE *f, const void *r) { md_body(f, r); }
+
+void rep_out_markdown(FILE *f, const rep_report *r)
+{
+    rep_utf8_render(f, md_to, r);
 }

@@ -7,6 +7,7 @@
 #include "model_rank.h"
 #include "report.h"
 #include "scaling.h"
+#include "utf8_out.h"
 
 static const char *style_on(int st, bool colour)
 {
@@ -70,7 +71,7 @@ void rep_table_print(FILE *f, const rep_table *t, bool colour, const char *inden
     }
 }
 
-void rep_out_text(FILE *f, const rep_report *r, bool colour)
+static void text_body(FILE *f, const rep_report *r, bool colour)
 {
     const char *b = colour ? "\033[1m" : "", *e = colour ? "\033[0m" : "";
     fprintf(f, "dlgauge report: %zu rows from %zu file(s), %zu group(s); knee target %.0f%% of the best\n",
@@ -151,4 +152,21 @@ void rep_out_text(FILE *f, const rep_report *r, bool colour)
         if (line[0])
             put_line(f, "  ", line, "");
     }
+}
+
+typedef struct text_ctx {
+    const rep_report *r;
+    bool colour;
+} text_ctx;
+
+static void text_to(FILE *f, const void *ctx)
+{
+    const text_ctx *t = ctx;
+    text_body(f, t->r, t->colour);
+}
+
+void rep_out_text(FILE *f, const rep_report *r, bool colour)
+{
+    text_ctx t = {r, colour};
+    rep_utf8_render(f, text_to, &t);
 }

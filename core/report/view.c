@@ -206,7 +206,8 @@ int rep_table_cells(rep_table *t, const rep_report *r, const rep_group *g)
             rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%s", b1);
             rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%.0f", c->repeats);
         } else {
-            rc |= rep_table_put(t, row, col++, REP_ST_BAD, "%s", c->status ? c->status : "?");
+            rep_cell_failures_text(c, b1, sizeof b1); /* "error x2, timeout x1" */
+            rc |= rep_table_put(t, row, col++, REP_ST_BAD, "%s", b1);
             rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "-");
             rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "-");
         }

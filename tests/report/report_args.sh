@@ -59,7 +59,7 @@ rc=$?
 [ "$(cat fsize.err)" = "dlgauge report: out.html: write failed: File too large; any earlier out.html is left as it was" ] ||
     fail "fsize: stderr: $(cat fsize.err)"
 cmp -s out.html old.html || fail "fsize: the earlier out.html was damaged ($(wc -c <out.html) bytes, was $(wc -c <old.html))"
-[ ! -e out.html.part ] || fail "fsize: out.html.part left behind"
+! ls out.html.part* >/dev/null 2>&1 || fail "fsize: $(ls out.html.part*) left behind"
 one full 1 "dlgauge report: /dev/full: write failed: No space left on device" report "$K" --markdown /dev/full
 # a link to the report: the file it names is replaced, the link kept
 ln -s out.md link.md
@@ -81,7 +81,7 @@ rc=$?
 grep -qx 'dlgauge compare: cmp.md: write failed: File too large; any earlier cmp.md is left as it was' cfsize.err ||
     fail "cfsize: stderr: $(cat cfsize.err)"
 cmp -s cmp.md oldcmp.md || fail "cfsize: the earlier cmp.md was damaged"
-[ ! -e cmp.md.part ] || fail "cfsize: cmp.md.part left behind"
+! ls cmp.md.part* >/dev/null 2>&1 || fail "cfsize: $(ls cmp.md.part*) left behind"
 
 if [ "$FAILS" -gt 0 ]; then
     echo "$FAILS check(s) failed (outputs kept in $WORK)" >&2

@@ -1,6 +1,7 @@
 /* The report's and compare's output files (rep_output_write): written
  * whole or not at all.  A stop signal or a failed write mid-file leaves the
- * earlier file as it was and no .part beside it; a link keeps pointing at
+ * earlier file as it was and no .part beside it; several writers at once
+ * (every rank of an mpirun) each leave a whole file; a link keeps pointing at
  * the new file; a device is written in place.  A file rewritten keeps its
  * owner and hard links, one its user may not write is refused, and one in
  * a folder that takes no new file is written in place (these as the
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <grp.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -42,6 +44,33 @@ static void writer(FILE *f, const void *ctx)
         fputs(c->text, f);
         fflush(f);
     }
+}
+
+/* The .part this process writes beside path (cmd_files.c). */
+static const char *part_of(const char *path)
+{
+    static char buf[256];
+    snprintf(buf, sizeof buf, "%s.part-%ld", path, (long)getpid());
+    return buf;
+}
+
+/* Whether any writer's .part of path (dir/name) is still there. */
+static bool part_left(const char *path)
+{
+    char dir[256] = ".";
+    const char *name = strrchr(path, '/');
+    if (name)
+        snprintf(dir, sizeof dir, "%.*s", (int)(name - path), path);
+    name = name ? name + 1 : path;
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, "%s.part", name);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    bool found = false;
+    for (struct dirent *e; !found && (e = readdir(d));)
+        found = strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    closedir(d);
+    return found;
 }
 
 static char *slurp(const char *path)
@@ -77,11 +106,11 @@ static int in_tmp(void **state)
 static int out_tmp(void **state)
 {
     unlink("out.md");
-    unlink("out.md.part");
+    unlink(part_of("out.md"));
     unlink("link.md");
     unlink("twin.md");
     unlink("d/out.md");
-    unlink("d/out.md.part");
+    unlink(part_of("d/out.md"));
     rmdir("d");
     assert_int_equal(chdir("/"), 0);
     rmdir(*state);
@@ -96,7 +125,7 @@ static void test_whole_file_replaces(void **state)
     fake_out c = {"new line\n", -1, 3};
     assert_int_equal(rep_output_write("out.md", writer, &c, err, sizeof err), 0);
     assert_string_equal(slurp("out.md"), "new line\nnew line\nnew line\n");
-    assert_int_equal(access("out.md.part", F_OK), -1);
+    assert_false(part_left("out.md"));
 }
 
 /* Ctrl-C halfway: the old file stays, the part goes, the signal is
@@ -109,7 +138,7 @@ static void test_sigint_keeps_old(void **state)
     fake_out c = {"new line\n", 2, 5};
     assert_int_equal(rep_output_write("out.md", writer, &c, err, sizeof err), SIGINT);
     assert_string_equal(slurp("out.md"), "old\n");
-    assert_int_equal(access("out.md.part", F_OK), -1);
+    assert_false(part_left("out.md"));
     assert_non_null(strstr(err, "out.md: stopped by signal 2"));
     sigset_t p;
     sigpending(&p);
@@ -143,7 +172,7 @@ static void test_failed_write_keeps_old(void **state)
     put("out.md", "old\n");
     assert_int_equal(write_past_limit(err, sizeof err), -DLG_EIO);
     assert_string_equal(slurp("out.md"), "old\n");
-    assert_int_equal(access("out.md.part", F_OK), -1);
+    assert_false(part_left("out.md"));
     assert_non_null(strstr(err, "out.md: write failed: File too large"));
     assert_null(strstr(err, ".part"));
 }
@@ -155,7 +184,7 @@ static void test_stale_part_link(void **state)
     (void)state;
     char err[512] = "";
     put("victim", "keep\n");
-    assert_int_equal(symlink("victim", "out.md.part"), 0);
+    assert_int_equal(symlink("victim", part_of("out.md")), 0);
     fake_out c = {"new\n", -1, 1};
     assert_int_equal(rep_output_write("out.md", writer, &c, err, sizeof err), 0);
     assert_string_equal(slurp("victim"), "keep\n");
@@ -255,7 +284,7 @@ static void test_hard_link_kept(void **state)
     assert_string_equal(slurp("out.md"), "new\nnew\n");
     assert_int_equal(stat("out.md", &after), 0);
     assert_int_equal(after.st_ino, before.st_ino);
-    assert_int_equal(access("out.md.part", F_OK), -1);
+    assert_false(part_left("out.md"));
 }
 
 /* Written in place, a report too large for the space left (here a file
@@ -345,7 +374,7 @@ static void test_locked_folder_in_place(void **state)
     nobody_run r = as_nobody("new\n");
     assert_int_equal(r.rc, 0);
     assert_string_equal(slurp("d/out.md"), "new\n");
-    assert_int_equal(access("d/out.md.part", F_OK), -1);
+    assert_false(part_left("d/out.md"));
 }
 
 /* A shared report another user owns (0666 in a folder anyone may write):
@@ -364,6 +393,52 @@ static void test_others_file_stays_theirs(void **state)
     assert_string_equal(slurp("d/out.md"), "new\n");
 }
 
+/* Every rank of an mpirun writing one --markdown file at once: each
+ * writer's own .part, renamed whole.  With one shared .part the writers
+ * unlinked and renamed each other's: failed writes, a torn file. */
+static void test_writers_at_once(void **state)
+{
+    (void)state;
+    enum { WRITERS = 4, ROUNDS = 20, LINES = 32 }; /* 32 KiB: slurp reads 64 */
+    int go[2];
+    assert_int_equal(pipe(go), 0);
+    pid_t kids[WRITERS];
+    for (int w = 0; w < WRITERS; w++) {
+        kids[w] = fork();
+        assert_true(kids[w] >= 0);
+        if (kids[w] == 0) {
+            char line[1025], err[512] = "", c;
+            memset(line, 'a' + w, sizeof line - 2);
+            line[sizeof line - 2] = '\n';
+            line[sizeof line - 1] = '\0';
+            close(go[1]);
+            if (read(go[0], &c, 1) != 0) /* all start when the pipe closes */
+                _exit(3);
+            fake_out o = {line, -1, LINES};
+            for (int r = 0; r < ROUNDS; r++)
+                if (rep_output_write("out.md", writer, &o, err, sizeof err) != 0) {
+                    fprintf(stderr, "writer %d: %s\n", w, err);
+                    _exit(1);
+                }
+            _exit(0);
+        }
+    }
+    close(go[0]);
+    close(go[1]);
+    for (int w = 0; w < WRITERS; w++) {
+        int st = 0;
+        assert_int_equal(waitpid(kids[w], &st, 0), kids[w]);
+        assert_true(WIFEXITED(st));
+        assert_int_equal(WEXITSTATUS(st), 0);
+    }
+    const char *got = slurp("out.md");
+    assert_int_equal(strlen(got), (size_t)LINES * 1024);
+    for (size_t i = 0; got[i]; i++)
+        if (got[i] != '\n' && got[i] != got[0])
+            fail_msg("out.md mixes two writers' reports at byte %zu", i);
+    assert_false(part_left("out.md"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -371,6 +446,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sigint_keeps_old, in_tmp, out_tmp),
         cmocka_unit_test_setup_teardown(test_failed_write_keeps_old, in_tmp, out_tmp),
         cmocka_unit_test_setup_teardown(test_stale_part_link, in_tmp, out_tmp),
+        cmocka_unit_test_setup_teardown(test_writers_at_once, in_tmp, out_tmp),
         cmocka_unit_test_setup_teardown(test_link_kept, in_tmp, out_tmp),
         cmocka_unit_test_setup_teardown(test_mode_kept, in_tmp, out_tmp),
         cmocka_unit_test_setup_teardown(test_device_and_folder, in_tmp, out_tmp),

@@ -253,6 +253,96 @@ static void test_compare_matches_same_settings(void **state)
     rep_compare_free(&c);
 }
 
+/* One setting spelled otherwise is one setting: memory = 1G, 1024M and
+ * 1073741824 (a core key, by its declared type), sleep = 10ms, 0.01s and
+ * 10000us and jitter = 0 and 0s (a workload's option: durations, as its
+ * values say), spin = true, 1 and on (a boolean) pool as three repeats of
+ * one cell, with no warning. */
+#define SPELT_ROW(run, thr, mem, sleep, jitter, spin)                                                            \
+    SLEEP_ROW("vm", run, thr, "", "1",                                                                            \
+              "workload=sleep storage=posix cpus=0 iterations=20 memory=" mem " sleep=" sleep " jitter=" jitter \
+              " spin=" spin " tag=1.10")
+static void test_same_setting_spelt_otherwise(void **state)
+{
+    (void)state;
+    rep_rows rows;
+    rep_model m;
+    model_from_csv(HEAD SPELT_ROW("r1", "90", "1G", "10ms", "0", "true")
+                       SPELT_ROW("r2", "96", "1024M", "0.01s", "0s", "1")
+                       SPELT_ROW("r3", "93", "1073741824", "10000us", "0", "on"),
+                   &rows, &m);
+    assert_int_equal(m.n, 1);
+    assert_null(m.g[0].split);
+    assert_int_equal(m.nwarnings, 0);
+    assert_int_equal(m.g[0].cells[0].nrows, 3);
+    assert_float_equal(m.g[0].cells[0].repeats, 3, 0);
+    assert_float_equal(m.g[0].cells[0].thr, 93, 1e-9);
+    free_model(&rows, &m);
+}
+
+/* Values that differ stay apart, named by what they mean: 1G (GiB) and
+ * 1GB (10^9 bytes); 10ms and 10m; spin = true and 0; and a text option
+ * whose values merely read as equal numbers (1.10 and 1.1, versions). */
+static void test_different_values_stay_apart(void **state)
+{
+    (void)state;
+    rep_rows rows;
+    rep_model m;
+    model_from_csv(HEAD SPELT_ROW("r1", "90", "1G", "10ms", "0", "true")
+                       SPELT_ROW("r2", "80", "1GB", "10ms", "0", "true"),
+                   &rows, &m);
+    assert_int_equal(m.n, 2);
+    assert_int_equal(m.nwarnings, 1);
+    assert_string_equal(m.warnings[0], "sleep (job t): its rows ran with settings not swept that differ (memory): "
+                                       "2 groups, not pooled as repeats of one cell: memory=1GiB; memory=1GB");
+    free_model(&rows, &m);
+
+    model_from_csv(HEAD SPELT_ROW("r1", "90", "1G", "10ms", "0", "true")
+                       SPELT_ROW("r2", "80", "1G", "10m", "0", "true")
+                       SPELT_ROW("r3", "70", "1G", "10ms", "0", "0"),
+                   &rows, &m);
+    assert_int_equal(m.n, 3);
+    assert_float_equal(group_split(&m, "sleep=10ms spin=true")->cells[0].thr, 90, 0);
+    assert_float_equal(group_split(&m, "sleep=10m spin=true")->cells[0].thr, 80, 0);
+    assert_float_equal(group_split(&m, "sleep=10ms spin=false")->cells[0].thr, 70, 0);
+    free_model(&rows, &m);
+
+    model_from_csv(HEAD SPELT_ROW("r1", "90", "1G", "10ms", "0", "true")
+                       SLEEP_ROW("vm", "r2", "80", "", "1",
+                                 "workload=sleep storage=posix cpus=0 iterations=20 memory=1G sleep=10ms jitter=0 "
+                                 "spin=true tag=1.1"),
+                   &rows, &m);
+    assert_int_equal(m.n, 2);
+    assert_float_equal(group_split(&m, "tag=1.1")->cells[0].thr, 80, 0);
+    free_model(&rows, &m);
+}
+
+/* compare: base ran memory = 1G and 2G (two groups), new 1024M with
+ * sleep = 0.01s for base's 10ms: new is compared with base's 1G group,
+ * not left only in new beside two groups only in base. */
+static void test_compare_matches_spelt_otherwise(void **state)
+{
+    (void)state;
+    rep_compare c;
+    memset(&c, 0, sizeof c);
+    c.alpha = 0.05;
+    model_from_csv(HEAD SPELT_ROW("r1", "50", "2G", "10ms", "0", "true") SPELT_ROW("r2", "100", "1G", "10ms", "0", "true"),
+                   &c.base.rows, &c.base.model);
+    model_from_csv(HEAD SPELT_ROW("r3", "95", "1024M", "0.01s", "0s", "on"), &c.new.rows, &c.new.model);
+    char err[256];
+    assert_int_equal(rep_compare_build(&c, err, sizeof err), 0);
+    assert_int_equal(c.n, 2);
+    size_t both = 0;
+    for (size_t i = 0; i < c.n; i++)
+        if (c.g[i].base && c.g[i].new) {
+            both++;
+            assert_float_equal(c.g[i].cells[0].ratio, 0.95, 1e-12); /* against 1G's 100, not 2G's 50 */
+            assert_string_equal(c.g[i].base->split, "memory=1GiB");
+        }
+    assert_int_equal(both, 1);
+    rep_compare_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -262,6 +352,9 @@ int main(void)
         cmocka_unit_test(test_swept_key_stays_an_axis),
         cmocka_unit_test(test_scaling_pairs_same_settings),
         cmocka_unit_test(test_compare_matches_same_settings),
+        cmocka_unit_test(test_same_setting_spelt_otherwise),
+        cmocka_unit_test(test_different_values_stay_apart),
+        cmocka_unit_test(test_compare_matches_spelt_otherwise),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

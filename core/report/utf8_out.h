@@ -1,0 +1,19 @@
+/* The outputs of report and compare as valid UTF-8 (utf8_out.c). */
+#ifndef DLG_REPORT_UTF8_OUT_H
+#define DLG_REPORT_UTF8_OUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* Writes text[0..n) to f with each ill-formed UTF-8 sequence (a Latin-1
+ * byte, a cut character, an overlong form, a surrogate) as U+FFFD. */
+void rep_utf8_write(FILE *f, const char *text, size_t n);
+/* Whether text[0..n) is well-formed UTF-8. */
+bool rep_utf8_valid(const char *text, size_t n);
+
+typedef void (*rep_render_fn)(FILE *f, const void *ctx);
+/* fn's output to f, made valid UTF-8 (rendered in memory first). */
+void rep_utf8_render(FILE *f, rep_render_fn fn, const void *ctx);
+
+#endif
