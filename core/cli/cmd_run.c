@@ -233,8 +233,9 @@ static bool result_lost(const dlg_run *run, const dlg_job *job, const dlg_wire_p
 }
 
 /* The run's dlgauge_host point, once per run: a resumed run writes it
- * only where the machine it resumes on differs from what the journal says
- * went out.  A journal that cannot be written is said by the first cell. */
+ * only to sinks that lack it, or where the machine it resumes on differs
+ * from what the journal says went out.  A journal that cannot be written
+ * is said by the first cell. */
 static void write_inventory(const dlg_run *run, dlg_journal *jn)
 {
     dlg_wire_point inv;
@@ -242,12 +243,11 @@ static void write_inventory(const dlg_run *run, dlg_journal *jn)
     clock_gettime(CLOCK_REALTIME, &now);
     if (dlg_inventory_point(&inv, run->run_id, run->host, (int64_t)now.tv_sec * 1000000000ll + now.tv_nsec) != 0)
         return;
-    char id[24], err[1200];
+    char id[24];
     dlg_inventory_id(&inv, id, sizeof id);
-    /* recorded once every sink took it (a sink returns from write with it
-     * delivered or on disk): else --resume writes it again */
-    if (!dlg_journal_has_inventory(jn, id) && dlg_sinkset_write(run->sinks, &inv.point, 1) == 0)
-        dlg_journal_record_inventory(jn, id, err, sizeof err);
+    /* journaled for each sink that took it (a sink returns from write with
+     * it delivered or on disk): --resume writes it to the others alone */
+    (void)dlg_inventory_send(run->sinks, jn, &inv, id);
     dlg_wire_point_free(&inv);
 }
 

@@ -3,6 +3,7 @@
 
 #include "git_rev.h"
 #include "journal.h"
+#include "sinkset.h"
 #include "topology.h"
 
 #include <dirent.h>
@@ -285,4 +286,24 @@ void dlg_inventory_id(const dlg_wire_point *wp, char *out, size_t len)
             dlg_journal_hash(&f->v.i, sizeof f->v.i, &h); /* add_i's fields */
     }
     snprintf(out, len, "%016llx", (unsigned long long)h);
+}
+
+int dlg_inventory_send(dlg_sinkset *ss, dlg_journal *jn, const dlg_wire_point *wp, const char *id)
+{
+    char err[1200];
+    int failed = 0;
+    if (dlg_journal_has_inventory(jn, id))
+        return 0;
+    for (size_t i = 0; i < ss->n; i++) {
+        const char *name = ss->sinks[i].spec->name;
+        if (!ss->sinks[i].state || dlg_journal_inventory_sent_to(jn, id, name))
+            continue;
+        if (dlg_sinkset_write_one(ss, i, &wp->point, 1) != 0)
+            failed++;
+        else if (ss->n > 1) /* with one sink, `inventory` below says it */
+            (void)dlg_journal_record_inventory_sent(jn, id, name, err, sizeof err);
+    }
+    if (failed == 0)
+        (void)dlg_journal_record_inventory(jn, id, err, sizeof err);
+    return failed;
 }

@@ -16,6 +16,16 @@ int dlg_inventory_point(dlg_wire_point *wp, const char *run_id, const char *host
  * differs (another host, a new kernel), each point then true of its rows. */
 void dlg_inventory_id(const dlg_wire_point *wp, char *out, size_t len);
 
+/* Writes the run's inventory point wp, of id, to the sinks that lack it
+ * (all, unless the journal says otherwise: a resumed run) and journals
+ * which took it: `inventory` once all have it, else `inventory_sent` for
+ * each that took it, so that --resume gives it to the others alone and
+ * no sink gets it twice.  Returns how many sinks failed (each said once);
+ * a journal that cannot be written is said by the first cell. */
+struct dlg_sinkset;
+struct dlg_journal;
+int dlg_inventory_send(struct dlg_sinkset *ss, struct dlg_journal *jn, const dlg_wire_point *wp, const char *id);
+
 /* A block device that is a disk: loop, ram and zram devices are memory
  * or files, not storage, and are never listed. */
 typedef struct dlg_disk {

@@ -258,6 +258,39 @@ static int read_inventory(dlg_journal *j, char *rest, int lineno, char *err, siz
     return 0;
 }
 
+/* Adds sink to the sinks that took inventory id (a list of another id is
+ * dropped: that machine's point is not this one's).  0, or -1 out of
+ * memory. */
+static int add_inventory_sink(dlg_journal *j, const char *id, const char *sink)
+{
+    if (strcmp(j->inventory_sent_id, id) != 0) {
+        free(j->inventory_sinks);
+        j->inventory_sinks = NULL;
+        snprintf(j->inventory_sent_id, sizeof j->inventory_sent_id, "%s", id);
+    }
+    char *list;
+    if (asprintf(&list, "%s%s,", j->inventory_sinks ? j->inventory_sinks : ",", sink) < 0)
+        return -1;
+    free(j->inventory_sinks);
+    j->inventory_sinks = list;
+    return 0;
+}
+
+/* "inventory_sent ID SINK [fields of a newer version]"; -1 malformed. */
+static int read_inventory_sent(dlg_journal *j, char *rest, int lineno, char *err, size_t errlen)
+{
+    char *id = next_field(&rest), *sink = next_field(&rest);
+    if (!id || !sink || strlen(id) >= sizeof j->inventory_sent_id) {
+        snprintf(err, errlen, "%s:%d: malformed journal line (inventory_sent ID SINK)", j->path, lineno);
+        return -1;
+    }
+    if (add_inventory_sink(j, id, sink) != 0) {
+        snprintf(err, errlen, "%s:%d: out of memory", j->path, lineno);
+        return -1;
+    }
+    return 0;
+}
+
 /* "ranks RANKS NODES [fields of a newer version]"; -1 malformed. */
 static int read_ranks(dlg_journal *j, char *rest, int lineno, char *err, size_t errlen)
 {
@@ -307,6 +340,8 @@ static int read_record(dlg_journal *j, char *line, int lineno, char *err, size_t
         return read_kept(j, rest, lineno, err, errlen);
     if (strcmp(line, "ranks") == 0)
         return read_ranks(j, rest, lineno, err, errlen);
+    if (strcmp(line, "inventory_sent") == 0)
+        return read_inventory_sent(j, rest, lineno, err, errlen);
     skip_unknown(j, line, lineno);
     return 0;
 }
@@ -497,6 +532,34 @@ bool dlg_journal_has_inventory(const dlg_journal *j, const char *id)
     return j->inventory[0] && strcmp(j->inventory, id) == 0;
 }
 
+int dlg_journal_record_inventory_sent(dlg_journal *j, const char *id, const char *sink, char *err,
+                                      size_t errlen)
+{
+    char *line;
+    if (asprintf(&line, "inventory_sent %.23s %s\n", id, sink) < 0) {
+        snprintf(err, errlen, "%s: cannot write the run journal: out of memory", j->path);
+        return -1;
+    }
+    int rc = append_line(j, line, err, errlen);
+    free(line);
+    if (rc == 0)
+        (void)add_inventory_sink(j, id, sink); /* the file has it, which is what counts */
+    return rc;
+}
+
+bool dlg_journal_inventory_sent_to(const dlg_journal *j, const char *id, const char *sink)
+{
+    if (dlg_journal_has_inventory(j, id))
+        return true;
+    if (!j->inventory_sinks || strcmp(j->inventory_sent_id, id) != 0)
+        return false;
+    size_t n = strlen(sink);
+    for (const char *p = strstr(j->inventory_sinks, sink); p; p = strstr(p + 1, sink))
+        if (p > j->inventory_sinks && p[-1] == ',' && p[n] == ',')
+            return true;
+    return false;
+}
+
 void dlg_journal_print_notes(const dlg_journal *j, FILE *out)
 {
     if (j->unlocked)
@@ -516,6 +579,7 @@ void dlg_journal_close(dlg_journal *j)
         free(j->done[i].job);
     free(j->done);
     dlg_journal_pending_free_all(j);
+    free(j->inventory_sinks);
     memset(j, 0, sizeof *j);
     j->fd = -1;
 }

@@ -6,6 +6,7 @@
  *   ranks RANKS NODES               (the MPI ranks and nodes it ran on)
  *   done JOB CELL STATUS            (one line per delivered cell)
  *   inventory ID                    (the dlgauge_host point was delivered)
+ *   inventory_sent ID SINK          (it reached that sink, not yet all)
  *   sent JOB CELL SINK              (the cell's row reached that sink)
  *   kept JOB CELL STATUS ROW        (its row, which missed a sink: journal_row.h)
  *
@@ -17,6 +18,10 @@
  * that some sink refused is kept whole (`kept`): --resume sends that very
  * row to the sinks without a `sent` for it, and records it done once they
  * all have it.  Either way no sink gets a cell's row twice, nor lacks it.
+ * The dlgauge_host point goes the same way: `inventory` once every sink
+ * took it, before that an `inventory_sent` for each sink that did, so
+ * that --resume writes it to the others alone (an older dlgauge skips
+ * those records, and at worst writes the point twice to a sink).
  *
  * Forward compatibility: a record's kind is its first word.  A line of a
  * kind this version does not know (a newer dlgauge's) is skipped, with one
@@ -70,6 +75,8 @@ typedef struct dlg_journal {
     uint64_t end; /* bytes of whole lines in the file */
     bool torn;    /* a failed append left a fragment past end */
     char inventory[24]; /* id of the last inventory delivered, "" none */
+    char inventory_sent_id[24]; /* id of the last inventory_sent records, "" none */
+    char *inventory_sinks;      /* ",a,b,": the sinks those name, NULL none */
     int unlocked;       /* flock's errno where the file system has no locks, else 0 */
     int unknown_line;   /* first line of a kind this version does not know, 0 none */
     char unknown_kind[32]; /* its kind, shortened with "..." past 31 bytes */
@@ -127,6 +134,11 @@ size_t dlg_journal_nkept(const dlg_journal *j);
  * resumed run on the same machine, unchanged, does not write it again. */
 int dlg_journal_record_inventory(dlg_journal *j, const char *id, char *err, size_t errlen);
 bool dlg_journal_has_inventory(const dlg_journal *j, const char *id);
+/* The point of id reached sink, not yet every sink (fsynced); and whether
+ * the journal says so, or that every sink has it. */
+int dlg_journal_record_inventory_sent(dlg_journal *j, const char *id, const char *sink, char *err,
+                                      size_t errlen);
+bool dlg_journal_inventory_sent_to(const dlg_journal *j, const char *id, const char *sink);
 /* Once per run, after create or resume: a "dlgauge: note: " line to out for
  * a journal used unlocked, and one for the lines that resume skipped. */
 void dlg_journal_print_notes(const dlg_journal *j, FILE *out);

@@ -202,6 +202,24 @@ int sink_append(int fd, const void *buf, size_t n)
     return e;
 }
 
+int sink_append_durable(int fd, const void *buf, size_t n, int *sync_failed)
+{
+    *sync_failed = 0;
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return errno;
+    int e = sink_append(fd, buf, n);
+    if (e)
+        return e;
+    if (fdatasync(fd) == 0 || errno == EINVAL)
+        return 0;
+    e = errno;
+    *sync_failed = 1;
+    if (S_ISREG(st.st_mode)) /* not journaled: the row must not stay either */
+        (void)!ftruncate(fd, st.st_size);
+    return e;
+}
+
 int sink_last_line_start(int fd, off_t *start)
 {
     struct stat st;

@@ -58,6 +58,14 @@ void sink_unlock(int fd);
  * the next one would glue onto.  Hold sink_lock.  0 or an errno value. */
 int sink_append(int fd, const void *buf, size_t n);
 
+/* sink_append, then fdatasync: a result row is on stable storage when it
+ * returns 0 (plugin.h: the host journals it as written then).  A failed
+ * sync undoes the append too, so that --resume, which writes the row
+ * again, finds no copy of it.  Files that cannot sync (EINVAL: a pipe, a
+ * device) are fine.  Hold sink_lock.  0 or an errno value; *sync_failed tells
+ * whether it was the sync that failed. */
+int sink_append_durable(int fd, const void *buf, size_t n, int *sync_failed);
+
 /* Where a last line not ended by '\n' starts (the file size when there is
  * none) into *start.  0 or an errno value. */
 int sink_last_line_start(int fd, off_t *start);

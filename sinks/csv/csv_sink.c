@@ -2,8 +2,8 @@
  * run's schema, appending to an existing file only when its header holds
  * all of the run's columns (rows then follow its order); otherwise the
  * rows go to PATH.2.csv (.3, ...), never under another header.  Rows go straight
- * to the file descriptor (no stdio buffering), so every measured row is in
- * the file as soon as write() returns. */
+ * to the file descriptor (no stdio buffering) and are synced (fdatasync), so
+ * every measured row is on stable storage as soon as write() returns. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -84,13 +84,21 @@ static int csv_open(const dlg_host *h, const dlg_value *opts, const char *name, 
     return 0;
 }
 
-/* Appends s->row (hold the lock): whole, or not at all. */
-static int write_out(csv_sink *s, const char *what)
+/* Appends s->row (hold the lock): whole, or not at all.  A result row is
+ * also synced (fdatasync): the host journals it as written once write()
+ * returns, so it must survive a power loss from then on. */
+static int write_out(csv_sink *s, const char *what, bool durable)
 {
-    int e = sink_append(s->fd, s->row.p, s->row.len);
+    int sync_failed = 0;
+    int e = durable ? sink_append_durable(s->fd, s->row.p, s->row.len, &sync_failed)
+                    : sink_append(s->fd, s->row.p, s->row.len);
+    const char *how = sync_failed ? "syncing (fdatasync)" : "writing";
     if (e == ENOSPC)
-        return s->h->error(s->h, DLG_EIO, "%s: disk full (ENOSPC) writing the %s; %zu rows were written before",
-                           s->path, what, s->rows);
+        return s->h->error(s->h, DLG_EIO, "%s: disk full (ENOSPC) %s the %s; %zu rows were written before",
+                           s->path, how, what, s->rows);
+    if (e && sync_failed)
+        return s->h->error(s->h, DLG_EIO, "%s: cannot sync (fdatasync) the %s: %s; it was taken back, %zu rows "
+                           "were written before", s->path, what, strerror(e), s->rows);
     if (e)
         return s->h->error(s->h, DLG_EIO, "%s: cannot write the %s: %s", s->path, what, strerror(e));
     return 0;
@@ -212,7 +220,7 @@ static int start_locked(csv_sink *s)
     if (fstat(s->fd, &st) != 0)
         return s->h->error(s->h, DLG_EIO, "%s: %s", s->path, strerror(errno));
     if (st.st_size == 0)
-        return write_out(s, "header");
+        return write_out(s, "header", false);
     if ((rc = check_header(s)) != 0)
         return rc;
     return sink_set_aside(s->h, s->fd, s->path, cut);
@@ -378,7 +386,7 @@ static int csv_write(void *state, const dlg_point *pts, size_t n)
                         (const char *const *)s->cols + s->ntags, s->nfields) != 0)
             return s->h->error(s->h, DLG_ENOMEM, "%s: out of memory", s->path);
         sink_lock(s->fd);
-        rc = write_out(s, "row");
+        rc = write_out(s, "row", true);
         sink_unlock(s->fd);
         if (rc != 0)
             return rc;

@@ -1,6 +1,7 @@
 /* JSON Lines sink: one object per point, appended to a file.  Each write()
- * goes straight to the file descriptor, so what was measured is on disk
- * (in the page cache; fsync at flush) when write() returns. */
+ * goes straight to the file descriptor; one holding a result (or host)
+ * point is synced (fdatasync) before it returns, as the host journals it
+ * then.  Progress points, frequent, wait for the fsync at flush. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -71,9 +72,14 @@ static int json_open(const dlg_host *h, const dlg_value *opts, const char *name,
     return 0;
 }
 
+static bool is_progress(const dlg_point *p)
+{
+    return p->measurement && strcmp(p->measurement, "dlgauge_progress") == 0;
+}
+
 static bool wanted(const json_sink *s, const dlg_point *p)
 {
-    return s->progress || !p->measurement || strcmp(p->measurement, "dlgauge_progress") != 0;
+    return s->progress || !is_progress(p);
 }
 
 static int json_write(void *state, const dlg_point *pts, size_t n)
@@ -81,22 +87,28 @@ static int json_write(void *state, const dlg_point *pts, size_t n)
     json_sink *s = state;
     sbuf_truncate(&s->out, 0);
     size_t count = 0;
+    bool durable = false; /* a result or host point: synced before returning */
     for (size_t i = 0; i < n; i++) {
         if (!wanted(s, &pts[i]))
             continue;
         if (json_add_point(&s->out, &pts[i]) != 0)
             return s->h->error(s->h, DLG_ENOMEM, "%s: out of memory", s->path);
         count++;
+        durable = durable || !is_progress(&pts[i]);
     }
-    int e = 0;
+    int e = 0, sync_failed = 0;
     if (s->out.len) {
         sink_lock(s->fd);
-        e = sink_append(s->fd, s->out.p, s->out.len);
+        e = durable ? sink_append_durable(s->fd, s->out.p, s->out.len, &sync_failed)
+                    : sink_append(s->fd, s->out.p, s->out.len);
         sink_unlock(s->fd);
     }
     if (e == ENOSPC)
-        return s->h->error(s->h, DLG_EIO, "%s: disk full (ENOSPC); %zu points were written before",
-                           s->path, s->points);
+        return s->h->error(s->h, DLG_EIO, "%s: disk full (ENOSPC)%s; %zu points were written before",
+                           s->path, sync_failed ? " syncing (fdatasync)" : "", s->points);
+    if (e && sync_failed)
+        return s->h->error(s->h, DLG_EIO, "%s: cannot sync (fdatasync): %s; these points were taken back, %zu "
+                           "were written before", s->path, strerror(e), s->points);
     if (e)
         return s->h->error(s->h, DLG_EIO, "%s: cannot write: %s", s->path, strerror(e));
     s->points += count;

@@ -2,13 +2,17 @@
  * sinks create or rename are on disk too: fsync of a file does not write
  * its name into its directory.  This test's fsync stands in for libc's
  * (the executable exports it, so the sink plugins it loads call it) and
- * logs every directory it is asked to sync to $DLG_TEST_FSYNC_LOG. */
+ * logs every directory it is asked to sync to $DLG_TEST_FSYNC_LOG.  Its
+ * fdatasync logs "fdatasync FILE" there too (a result row is synced
+ * before the sink's write returns, plugin.h), and fails with errno
+ * $DLG_TEST_DATASYNC_FAIL where that is set, as a dying disk would. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -39,6 +43,24 @@ int fsync(int fd)
             close(out);
     }
     return (int)syscall(SYS_fsync, fd);
+}
+
+int fdatasync(int fd)
+{
+    const char *log = getenv("DLG_TEST_FSYNC_LOG"), *fail = getenv("DLG_TEST_DATASYNC_FAIL");
+    char link[64], file[PATH_MAX + 1];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, file, sizeof file - 1);
+    int out = log ? open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
+    if (n > 0 && out >= 0)
+        dprintf(out, "fdatasync %.*s\n", (int)n, file);
+    if (out >= 0)
+        close(out);
+    if (fail) {
+        errno = atoi(fail);
+        return -1;
+    }
+    return (int)syscall(SYS_fdatasync, fd);
 }
 
 typedef struct fixture {
@@ -89,6 +111,19 @@ static int synced(const fixture *f, const char *sub)
 }
 
 static void clear_log(const fixture *f) { unlink(f->log); }
+
+/* How often file dir/name was fdatasync'ed since the log was cleared. */
+static int datasynced(const fixture *f, const char *name)
+{
+    char want[PATH_MAX + 32];
+    snprintf(want, sizeof want, "fdatasync %s/%s\n", f->dir, name);
+    char *text = st_slurp(f->log, NULL);
+    int n = 0;
+    for (const char *p = text; p && (p = strstr(p, want)); p++)
+        n += p == text || p[-1] == '\n';
+    free(text);
+    return n;
+}
 
 static void write_result(const dlg_sink_ops *ops, void *st)
 {
@@ -151,6 +186,106 @@ static void test_cut_file_entry_synced(void **state)
     free(cut);
     free(path);
 }
+
+static int write_progress(const dlg_sink_ops *ops, void *st)
+{
+    dlg_field fields[] = {{"step_rate", DLG_FIELD_DOUBLE, {.d = 2.0}}};
+    dlg_point p = {"dlgauge_progress", NULL, 0, fields, 1, 5};
+    return ops->write(st, &p, 1);
+}
+
+static void *open_file_sink(fixture *f, const char *so, const char *type, const char *name, const char *extra,
+                            const dlg_sink_ops **ops)
+{
+    char opt[PATH_MAX + 16];
+    snprintf(opt, sizeof opt, "path=%s/%s", f->dir, name);
+    const char *ov[] = {opt, extra, NULL};
+    void *st = NULL;
+    assert_int_equal(st_open_sink(&f->m, so, type, ov, ops, &st), 0);
+    return st;
+}
+
+static size_t lines_of(const fixture *f, const char *name)
+{
+    char *path = st_join(f->dir, name), *text = st_slurp(path, NULL);
+    size_t n = text ? st_count_lines(text) : 0;
+    free(text);
+    free(path);
+    return n;
+}
+
+/* Each result row reaches stable storage before write returns (the host
+ * journals it then, and a power loss must not take it back): one
+ * fdatasync of the file per write holding one; progress points, frequent
+ * and not journaled, none.  The sinks used to sync only at flush. */
+static void test_csv_rows_synced(void **state)
+{
+    fixture *f = *state;
+    const dlg_sink_ops *ops;
+    void *st = open_file_sink(f, "csv.so", "csv", "r.csv", NULL, &ops);
+    clear_log(f);
+    write_result(ops, st);
+    assert_int_equal(datasynced(f, "r.csv"), 1);
+    assert_int_equal(write_progress(ops, st), 0);
+    assert_int_equal(datasynced(f, "r.csv"), 1);
+    write_result(ops, st);
+    assert_int_equal(datasynced(f, "r.csv"), 2);
+    ops->close(st);
+    assert_int_equal(lines_of(f, "r.csv"), 3); /* header, 2 rows */
+    assert_int_equal(f->m.errors, 0);
+}
+
+static void test_json_results_synced(void **state)
+{
+    fixture *f = *state;
+    const dlg_sink_ops *ops;
+    void *st = open_file_sink(f, "json.so", "json", "r.jsonl", "progress=true", &ops);
+    clear_log(f);
+    assert_int_equal(write_progress(ops, st), 0);
+    assert_int_equal(datasynced(f, "r.jsonl"), 0);
+    write_result(ops, st);
+    assert_int_equal(datasynced(f, "r.jsonl"), 1);
+    dlg_tag tags[] = {{"run_id", "r1"}, {"host", "h"}};
+    dlg_field fields[] = {{"cpus_online", DLG_FIELD_INT, {.i = 2}}};
+    dlg_point batch[] = {{"dlgauge_progress", NULL, 0, fields, 1, 6}, {"dlgauge_host", tags, 2, fields, 1, 7}};
+    assert_int_equal(ops->write(st, batch, 2), 0); /* the host point, with a progress point: one sync */
+    assert_int_equal(datasynced(f, "r.jsonl"), 2);
+    ops->close(st);
+    assert_int_equal(lines_of(f, "r.jsonl"), 4);
+    assert_int_equal(f->m.errors, 0);
+}
+
+/* A sync that fails (EIO): one error naming the file and the sync, and
+ * the row taken back out of the file, as write's failure means "not
+ * journaled": --resume writes it again, and must not find a copy. */
+static void check_sync_fails(fixture *f, const char *so, const char *type, const char *name, size_t lines_before)
+{
+    const dlg_sink_ops *ops;
+    void *st = open_file_sink(f, so, type, name, NULL, &ops);
+    char eio[16];
+    snprintf(eio, sizeof eio, "%d", EIO);
+    setenv("DLG_TEST_DATASYNC_FAIL", eio, 1);
+    dlg_tag tags[] = {{"job", "resnet50"}};
+    dlg_field fields[] = {{"throughput", DLG_FIELD_DOUBLE, {.d = 12.5}}};
+    dlg_point p = {"dlgauge_result", tags, 1, fields, 1, 1000};
+    int rc = ops->write(st, &p, 1);
+    unsetenv("DLG_TEST_DATASYNC_FAIL");
+    assert_int_equal(rc, -DLG_EIO);
+    assert_int_equal(f->m.errors, 1);
+    char *path = st_join(f->dir, name);
+    assert_non_null(strstr(f->m.last_error, path));
+    assert_non_null(strstr(f->m.last_error, "fdatasync"));
+    assert_non_null(strstr(f->m.last_error, strerror(EIO)));
+    assert_int_equal(lines_of(f, name), lines_before);
+    write_result(ops, st); /* the disk is back: the row goes in once */
+    ops->close(st);
+    assert_int_equal(lines_of(f, name), lines_before + 1);
+    free(path);
+}
+
+static void test_csv_sync_fails(void **state) { check_sync_fails(*state, "csv.so", "csv", "r.csv", 1); }
+
+static void test_json_sync_fails(void **state) { check_sync_fails(*state, "json.so", "json", "r.jsonl", 0); }
 
 /* A TCP port on 127.0.0.1 that refuses connections: bound, not listening. */
 static int refusing_port(int *sock)
@@ -232,6 +367,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_json_file_entry_synced, setup, teardown),
         cmocka_unit_test_setup_teardown(test_influx_file_entry_synced, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cut_file_entry_synced, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_csv_rows_synced, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_json_results_synced, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_csv_sync_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_json_sync_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spool_entry_synced, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partial_replay_entries_synced, setup, teardown),
     };

@@ -8,10 +8,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -275,21 +276,58 @@ static int mean_refuse(const char *mean, const char *what, dlg_data_err *err)
                          mean, what);
 }
 
-/* A BlobProto (mapped, not read: a user's large file costs no memory, and
- * a foreign one fails at its first bytes). */
+/* Caffe parses no protobuf message past INT_MAX bytes (its
+ * ReadProtoFromBinaryFile limit): a larger file is no mean image, and is
+ * refused unread. */
+#define BLOBPROTO_MAX ((size_t)INT_MAX)
+
+/* The file's first size bytes into buf, with pread: 0, or -1 with *got
+ * the bytes read (errno 0 where the file ended there: cut short). */
+static int read_whole(int fd, uint8_t *buf, size_t size, size_t *got)
+{
+    *got = 0;
+    while (*got < size) {
+        ssize_t r = pread(fd, buf + *got, size - *got, (off_t)*got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            if (r == 0)
+                errno = 0;
+            return -1;
+        }
+        *got += (size_t)r;
+    }
+    return 0;
+}
+
+/* A BlobProto?  Read, not mapped: a file cut short while it is looked at
+ * (another process truncating it) is then a short read, said with its
+ * offset, where a mapping raised SIGBUS and killed the run. */
 static int check_blobproto(const char *mean, int fd, size_t size, dlg_data_err *err)
 {
-    void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED)
-        return dlg_data_fail(err, DLG_EINVAL, "mean_output = %s: cannot read it to see what it is: %s", mean,
-                             strerror(errno));
+    if (size > BLOBPROTO_MAX)
+        return mean_refuse(mean, "is larger than a BlobProto can be (2 GiB)", err);
+    uint8_t *buf = malloc(size);
+    if (!buf)
+        return dlg_data_fail(err, DLG_ENOMEM, "mean_output = %s: out of memory reading it", mean);
+    size_t got;
+    if (read_whole(fd, buf, size, &got) != 0) {
+        int e = errno;
+        free(buf);
+        if (e)
+            return dlg_data_fail(err, DLG_EIO, "mean_output = %s: cannot read it to see what it is: at byte %zu: %s",
+                                 mean, got, strerror(e));
+        return dlg_data_fail(err, DLG_ECORRUPT,
+                             "mean_output = %s: corrupt: it ends at byte %zu of the %zu it had a moment before "
+                             "(truncated while it was read?); refusing to replace it", mean, got, size);
+    }
     dlg_blobproto b;
     dlg_data_err why;
     dlg_data_err_clear(&why);
     memset(&b, 0, sizeof b);
-    int rc = dlg_blobproto_decode(&b, p, size, mean, &why);
+    int rc = dlg_blobproto_decode(&b, buf, size, mean, &why);
     dlg_blobproto_free(&b);
-    munmap(p, size);
+    free(buf);
     if (rc == -DLG_ENOMEM)
         return dlg_data_fail(err, DLG_ENOMEM, "mean_output = %s: out of memory reading it", mean);
     return rc < 0 ? mean_refuse(mean, "is not a BlobProto (a mean image preprocess writes)", err) : 0;

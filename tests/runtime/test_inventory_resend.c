@@ -1,0 +1,123 @@
+/* The run's dlgauge_host point goes to each sink once.  With sinks j (a
+ * JSON Lines file) and f (failsink, tests/runtime/failsink.c) the point
+ * reaches j and is refused by f; --resume sends it to f alone, and once
+ * both have it, to none.  A resumed run used to write it to every sink
+ * again whenever one had refused it: j's file held two host points. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "inventory.h"
+#include "journal.h"
+#include "rt_plan.h"
+#include "sinkset.h"
+
+/* Lines of file path holding "dlgauge_host" (0 when it is missing). */
+static int host_points(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char line[8192];
+    int n = 0;
+    while (f && fgets(line, sizeof line, f))
+        n += strstr(line, "\"measurement\":\"dlgauge_host\"") != NULL;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* Opens sinks j and f (f's writes: `fail`, see failsink.c), sends the
+ * inventory point through jn, closes them: how many sinks failed. */
+static int send_once(void **state, const char *fail, dlg_journal *jn, const char *jsonl)
+{
+    char ini[2048], err[4096];
+    snprintf(ini, sizeof ini,
+             "[sink j]\ntype = json\npath = %s\n[sink f]\nplugin = %s/failsink.so\ntype = failing\n%s\n", jsonl,
+             DLG_TEST_RT_PLUGIN_DIR, fail);
+    rt_plan p;
+    rt_plan_load(*state, "sinks.ini", ini, &p);
+    if (dlg_plan_build_sinks(&p.plan, &p.cfg, &p.reg, err, sizeof err) != 0)
+        fail_msg("sinks did not plan: %s", err);
+    dlg_sinkset ss;
+    if (dlg_sinkset_open(&ss, &p.plan, false, 0, err, sizeof err) != 0)
+        fail_msg("sinks did not open: %s", err);
+    dlg_wire_point inv;
+    assert_int_equal(dlg_inventory_point(&inv, "r1", "h1", 1000), 0);
+    char id[24];
+    dlg_inventory_id(&inv, id, sizeof id);
+    int failed = dlg_inventory_send(&ss, jn, &inv, id);
+    dlg_wire_point_free(&inv);
+    dlg_sinkset_close(&ss, 0);
+    rt_plan_done(&p);
+    return failed;
+}
+
+static void test_resume_sends_host_point_to_sinks_lacking_it(void **state)
+{
+    const rt_dir *d = *state;
+    char jpath[512], jsonl[512], err[1024];
+    snprintf(jpath, sizeof jpath, "%s/run.journal", d->path);
+    snprintf(jsonl, sizeof jsonl, "%s/r.jsonl", d->path);
+    dlg_journal jn;
+    assert_int_equal(dlg_journal_create(&jn, jpath, "r1", "abc", err, sizeof err), 0);
+    assert_int_equal(send_once(state, "fail = said", &jn, jsonl), 1); /* f refuses every point */
+    dlg_journal_close(&jn);
+    assert_int_equal(host_points(jsonl), 1);
+
+    /* --resume: f takes points now (it refuses only its 5th result row) */
+    assert_int_equal(dlg_journal_resume(&jn, jpath, "abc", err, sizeof err), 0);
+    assert_int_equal(send_once(state, "at = 5", &jn, jsonl), 0);
+    dlg_journal_close(&jn);
+    assert_int_equal(host_points(jsonl), 1); /* j had it: not written again */
+
+    /* every sink has it: a further resume sends it to none */
+    assert_int_equal(dlg_journal_resume(&jn, jpath, "abc", err, sizeof err), 0);
+    dlg_wire_point inv;
+    assert_int_equal(dlg_inventory_point(&inv, "r1", "h1", 1000), 0);
+    char id[24];
+    dlg_inventory_id(&inv, id, sizeof id);
+    dlg_wire_point_free(&inv);
+    assert_true(dlg_journal_has_inventory(&jn, id));
+    assert_int_equal(send_once(state, "fail = said", &jn, jsonl), 0); /* f would refuse: not asked */
+    dlg_journal_close(&jn);
+    assert_int_equal(host_points(jsonl), 1);
+}
+
+/* The journal's inventory_sent records read back on resume: the sinks
+ * named for the point's id, and none for another id (another machine). */
+static void test_inventory_sent_read_back(void **state)
+{
+    const rt_dir *d = *state;
+    char jpath[512], err[1024];
+    snprintf(jpath, sizeof jpath, "%s/run.journal", d->path);
+    dlg_journal jn;
+    assert_int_equal(dlg_journal_create(&jn, jpath, "r1", "abc", err, sizeof err), 0);
+    assert_int_equal(dlg_journal_record_inventory_sent(&jn, "00000000000000aa", "json", err, sizeof err), 0);
+    assert_int_equal(dlg_journal_record_inventory_sent(&jn, "00000000000000aa", "csv", err, sizeof err), 0);
+    dlg_journal_close(&jn);
+    assert_int_equal(dlg_journal_resume(&jn, jpath, "abc", err, sizeof err), 0);
+    assert_true(dlg_journal_inventory_sent_to(&jn, "00000000000000aa", "json"));
+    assert_true(dlg_journal_inventory_sent_to(&jn, "00000000000000aa", "csv"));
+    assert_false(dlg_journal_inventory_sent_to(&jn, "00000000000000aa", "cs"));
+    assert_false(dlg_journal_inventory_sent_to(&jn, "00000000000000aa", "influx"));
+    assert_false(dlg_journal_inventory_sent_to(&jn, "00000000000000bb", "json"));
+    assert_false(dlg_journal_has_inventory(&jn, "00000000000000aa"));
+    assert_int_equal(jn.nunknown, 0); /* a record this version knows */
+    dlg_journal_close(&jn);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_resume_sends_host_point_to_sinks_lacking_it, rt_dir_setup,
+                                        rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(test_inventory_sent_read_back, rt_dir_setup, rt_dir_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
