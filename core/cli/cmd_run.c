@@ -284,7 +284,7 @@ static int cell_action(dlg_run *run, const dlg_run_args *a, dlg_delivery *d, con
             action = DLG_CELL_STOP;
         }
     }
-    return dlg_ranks_cell_action(run->comm, action);
+    return dlg_ranks_cell_action(run, action);
 }
 
 /* A cell's process that failed because the file was edited between the

@@ -3,6 +3,7 @@
 #include "run_ranks.h"
 
 #include "journal.h"
+#include "ranks_stop.h"
 #include "runner_ranks.h"
 #include "signals.h"
 
@@ -107,14 +108,33 @@ void dlg_rank_stderr_end(dlg_rank_stderr *rs)
 }
 
 /* ---- agreements ---------------------------------------------------------- */
+#define READY "the ranks' check that they planned the same cells"
+
 /* A collective of the CLI's that failed: nothing sensible is left to do
- * together, so every rank ends. */
+ * together, so every rank ends; one that rank 0 gave up on a stop request
+ * ends them with the stop's status (ranks_stop.h). */
 static void or_abort(dlg_comm *c, int rc, const char *why)
 {
     if (rc == 0)
         return;
+    if (rc == -DLG_ESTOP)
+        dlg_ranks_stop_abort(c, NULL, READY); /* before the first cell: no row yet */
     fprintf(stderr, "dlgauge: the agreement between ranks before the cells failed: %s\n", why);
     dlg_comm_abort(c, 2);
+}
+
+/* The agreements before the first cell, each waiting as ranks_stop.h says. */
+static int ready_bcast(dlg_comm *c, void *buf, size_t bytes, char *why, size_t len)
+{
+    dlg_ranks_wait w;
+    return dlg_comm_bcast_until(c, DLG_COMM_CTL, buf, bytes, 0, dlg_ranks_wait_init(&w, c), why, len);
+}
+
+static int ready_max(dlg_comm *c, int64_t *v, size_t n, char *why, size_t len)
+{
+    dlg_ranks_wait w;
+    return dlg_comm_allreduce_until(c, DLG_COMM_CTL, v, v, n, DLG_COMM_I64, DLG_COMM_MAX, dlg_ranks_wait_init(&w, c),
+                                    why, len);
 }
 
 /* Whether the ranks must agree on a value of key: every value of every
@@ -254,12 +274,12 @@ static void name_difference(dlg_comm *c, const dlg_plan *plan, bool differs, cha
     if (me == 0 && plan)
         each_value(plan, keep_line, &lead);
     int64_t n = (int64_t)lead.n;
-    or_abort(c, dlg_comm_bcast(c, DLG_COMM_CTL, &n, sizeof n, 0, e, sizeof e), e);
+    or_abort(c, ready_bcast(c, &n, sizeof n, e, sizeof e), e);
     for (int64_t at = 0; at < n; at += (int64_t)sizeof piece) {
         size_t k = n - at < (int64_t)sizeof piece ? (size_t)(n - at) : sizeof piece;
         if (me == 0)
             memcpy(piece, lead.p + at, k);
-        or_abort(c, dlg_comm_bcast(c, DLG_COMM_CTL, piece, k, 0, e, sizeof e), e);
+        or_abort(c, ready_bcast(c, piece, k, e, sizeof e), e);
         if (me != 0 && differs)
             keep_line(&lead, piece, k);
     }
@@ -290,11 +310,11 @@ bool dlg_ranks_ready(dlg_comm *c, bool ok, const char *err, const dlg_plan *plan
         plan_shape(plan, shape, sizeof shape);
     snprintf(lead.err, sizeof lead.err, "%s", me == 0 && !ok ? err : "");
     snprintf(lead.shape, sizeof lead.shape, "%s", shape);
-    or_abort(c, dlg_comm_bcast(c, DLG_COMM_CTL, &lead, sizeof lead, 0, why, sizeof why), why);
+    or_abort(c, ready_bcast(c, &lead, sizeof lead, why, sizeof why), why);
     lead.err[sizeof lead.err - 1] = lead.shape[sizeof lead.shape - 1] = '\0';
     bool differs = ok && me != 0 && lead.shape[0] && strcmp(shape, lead.shape) != 0;
     int64_t bad[2] = {ok && !differs ? 0 : 1, differs};
-    or_abort(c, dlg_comm_allreduce(c, DLG_COMM_CTL, bad, bad, 2, DLG_COMM_I64, DLG_COMM_MAX, why, sizeof why), why);
+    or_abort(c, ready_max(c, bad, 2, why, sizeof why), why);
     if (bad[1]) /* a plan differs: which value, said by that rank */
         name_difference(c, plan, differs, which, sizeof which);
     if (differs) {
@@ -335,15 +355,19 @@ int dlg_ranks_check_isolation(const dlg_plan *plan, int ranks, char *err, size_t
     return 0;
 }
 
-int dlg_ranks_cell_action(dlg_comm *c, int action)
+int dlg_ranks_cell_action(dlg_run *run, int action)
 {
+    dlg_comm *c = run->comm;
     if (dlg_comm_size(c) <= 1)
         return action;
     /* the highest: a stop on any rank stops them all, and its signal
      * becomes every rank's (their exit status and lines say it) */
     int64_t v[2] = {action, dlg_stop_signal()};
     char why[768];
-    if (dlg_comm_allreduce(c, DLG_COMM_CTL, v, v, 2, DLG_COMM_I64, DLG_COMM_MAX, why, sizeof why) != 0) {
+    int rc = ready_max(c, v, 2, why, sizeof why);
+    if (rc == -DLG_ESTOP) /* a peer still busy with the cell before */
+        dlg_ranks_stop_abort(c, run->sinks, "the ranks' agreement on the next cell");
+    if (rc != 0) {
         fprintf(stderr, "dlgauge: the agreement between ranks on the next cell failed: %s\n", why);
         dlg_comm_abort(c, 1);
     }

@@ -7,6 +7,7 @@
 
 #include "comm.h"
 #include "plan.h"
+#include "run.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -28,7 +29,9 @@ void dlg_rank_stderr_end(dlg_rank_stderr *rs);
  * paths, or the ranks would fall out of step, or rank 0's row would say
  * values another rank did not run (a rank that differs names the first).  A
  * failing rank prints its line, except one that says what rank 0's said
- * already (the same file read by every rank). */
+ * already (the same file read by every rank).  A stop request that rank 0
+ * waits through here for a peer still busy (its plan check) ends every
+ * rank (ranks_stop.h). */
 bool dlg_ranks_ready(dlg_comm *c, bool ok, const char *err, const dlg_plan *plan);
 
 /* Under several ranks a cell runs in dlgauge's own process, which is the
@@ -37,9 +40,11 @@ bool dlg_ranks_ready(dlg_comm *c, bool ok, const char *err, const dlg_plan *plan
 int dlg_ranks_check_isolation(const dlg_plan *plan, int ranks, char *err, size_t errlen);
 
 /* What the ranks decided for the next cell (DLG_CELL_*): rank 0's word
- * (run or skip, as its journal says), or stop where any rank says so. */
+ * (run or skip, as its journal says), or stop where any rank says so.  A
+ * stop that rank 0 waits through for a peer still busy ends every rank
+ * (ranks_stop.h), after rank 0's sinks are closed. */
 enum { DLG_CELL_RUN = 0, DLG_CELL_SKIP = 1, DLG_CELL_STOP = 2 };
-int dlg_ranks_cell_action(dlg_comm *c, int action);
+int dlg_ranks_cell_action(dlg_run *run, int action);
 
 /* The run's exit status: rank 0's, on every rank. */
 int dlg_ranks_exit_status(dlg_comm *c, int status);

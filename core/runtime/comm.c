@@ -135,12 +135,18 @@ static int rank_ok(const dlg_comm *c, int r, const char *what, char *why, size_t
 int dlg_comm_allreduce(dlg_comm *c, dlg_comm_chan ch, const void *send, void *recv, size_t count, dlg_comm_type t,
                        dlg_comm_op op, char *why, size_t len)
 {
+    return dlg_comm_allreduce_until(c, ch, send, recv, count, t, op, NULL, why, len);
+}
+
+int dlg_comm_allreduce_until(dlg_comm *c, dlg_comm_chan ch, const void *send, void *recv, size_t count,
+                             dlg_comm_type t, dlg_comm_op op, const dlg_comm_until *u, char *why, size_t len)
+{
     if (!dlg_comm_type_size(t)) {
         snprintf(why, len, "element type %d is not one of dlg_comm_type's", (int)t);
         return -DLG_EINTERNAL;
     }
     if (c)
-        return dlg_engine_allreduce(c, ch, send, recv, count, t, op, why, len);
+        return dlg_engine_allreduce(c, ch, send, recv, count, t, op, u, why, len);
     /* alone: the sum, maximum or minimum of one value is that value */
     if (send != recv && count)
         memmove(recv, send, count * dlg_comm_type_size(t));
@@ -149,10 +155,16 @@ int dlg_comm_allreduce(dlg_comm *c, dlg_comm_chan ch, const void *send, void *re
 
 int dlg_comm_bcast(dlg_comm *c, dlg_comm_chan ch, void *buf, size_t bytes, int root, char *why, size_t len)
 {
+    return dlg_comm_bcast_until(c, ch, buf, bytes, root, NULL, why, len);
+}
+
+int dlg_comm_bcast_until(dlg_comm *c, dlg_comm_chan ch, void *buf, size_t bytes, int root, const dlg_comm_until *u,
+                         char *why, size_t len)
+{
     int rc = rank_ok(c, root, "root", why, len);
     if (rc != 0)
         return rc;
-    return c ? dlg_engine_bcast(c, ch, buf, bytes, root, why, len) : 0;
+    return c ? dlg_engine_bcast(c, ch, buf, bytes, root, u, why, len) : 0;
 }
 
 int dlg_comm_sendrecv(dlg_comm *c, const void *sbuf, int to, void *rbuf, int from, size_t bytes, char *why,

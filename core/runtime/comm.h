@@ -50,6 +50,19 @@ void dlg_comm_library(char *buf, size_t len);
 const char *dlg_comm_type_name(dlg_comm_type t);
 size_t dlg_comm_type_size(dlg_comm_type t);
 
+/* How a collective waits for its peers: NULL blocks inside MPI until they
+ * come (no signal ends that wait); else the call asks give_up(ctx) every
+ * millisecond or so while it waits, and leaves with -DLG_ESTOP where it
+ * says true: the collective stays unfinished, so that rank can only end
+ * the ranks (dlg_comm_abort).  Every rank of one collective passes an
+ * until or none alike (MPI matches a nonblocking collective with
+ * nonblocking ones only); a rank that never gives up passes one whose
+ * give_up says false. */
+typedef struct dlg_comm_until {
+    bool (*give_up)(void *ctx);
+    void *ctx;
+} dlg_comm_until;
+
 /* Each returns 0, or with why: -DLG_EINTERNAL for arguments no call may
  * have (a rank not in the run, an unknown type) or a call from a thread
  * other than the one that opened MPI, -1 for the engine's failure
@@ -57,6 +70,11 @@ size_t dlg_comm_type_size(dlg_comm_type t);
 int dlg_comm_allreduce(dlg_comm *c, dlg_comm_chan ch, const void *send, void *recv, size_t count, dlg_comm_type t,
                        dlg_comm_op op, char *why, size_t len);
 int dlg_comm_bcast(dlg_comm *c, dlg_comm_chan ch, void *buf, size_t bytes, int root, char *why, size_t len);
+/* The same, waiting as u says (NULL: as the calls above). */
+int dlg_comm_allreduce_until(dlg_comm *c, dlg_comm_chan ch, const void *send, void *recv, size_t count,
+                             dlg_comm_type t, dlg_comm_op op, const dlg_comm_until *u, char *why, size_t len);
+int dlg_comm_bcast_until(dlg_comm *c, dlg_comm_chan ch, void *buf, size_t bytes, int root, const dlg_comm_until *u,
+                         char *why, size_t len);
 int dlg_comm_sendrecv(dlg_comm *c, const void *sbuf, int to, void *rbuf, int from, size_t bytes, char *why,
                       size_t len);
 int dlg_comm_barrier(dlg_comm *c, char *why, size_t len);

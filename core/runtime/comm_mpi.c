@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct dlg_comm {
     MPI_Comm work, ctl; /* the workloads', the runner's: duplicates of the world */
@@ -181,8 +182,60 @@ static MPI_Datatype mpi_type(dlg_comm_type t)
 
 static MPI_Op mpi_op(dlg_comm_op op) { return op == DLG_COMM_MAX ? MPI_MAX : op == DLG_COMM_MIN ? MPI_MIN : MPI_SUM; }
 
+/* Tests of a request before a wait (comm.h's until) starts to sleep
+ * between them: an agreement whose peers are there ends in microseconds. */
+#define UNTIL_SPINS 1000
+#define UNTIL_NAP_NS 1000000L
+
+/* The nonblocking collective rq to its end, asking u's give_up between
+ * naps; -DLG_ESTOP where it gives up (rq left in flight: the caller ends
+ * the ranks). */
+static int wait_until(MPI_Request *rq, const dlg_comm_until *u, const char *what, char *why, size_t len)
+{
+    for (unsigned k = 0;; k++) {
+        int done = 0;
+        int rc = MPI_Test(rq, &done, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+            return mpi_fail(rc, why, len, "%s", what);
+        if (done)
+            return 0;
+        if (k < UNTIL_SPINS)
+            continue;
+        if (u->give_up(u->ctx)) {
+            snprintf(why, len, "%s: gave up waiting for the other ranks", what);
+            return -DLG_ESTOP;
+        }
+        struct timespec nap = {0, UNTIL_NAP_NS};
+        nanosleep(&nap, NULL);
+    }
+}
+
+/* One piece of an allreduce: blocking, or as u waits. */
+static int allreduce_piece(const void *s, void *r, int n, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                           const dlg_comm_until *u, char *why, size_t len)
+{
+    if (!u) {
+        int rc = MPI_Allreduce(s, r, n, dt, op, comm);
+        return rc == MPI_SUCCESS ? 0 : mpi_fail(rc, why, len, "MPI_Allreduce");
+    }
+    MPI_Request rq;
+    int rc = MPI_Iallreduce(s, r, n, dt, op, comm, &rq);
+    return rc == MPI_SUCCESS ? wait_until(&rq, u, "MPI_Iallreduce", why, len) : mpi_fail(rc, why, len, "MPI_Iallreduce");
+}
+
+static int bcast_piece(void *buf, int n, int root, MPI_Comm comm, const dlg_comm_until *u, char *why, size_t len)
+{
+    if (!u) {
+        int rc = MPI_Bcast(buf, n, MPI_BYTE, root, comm);
+        return rc == MPI_SUCCESS ? 0 : mpi_fail(rc, why, len, "MPI_Bcast");
+    }
+    MPI_Request rq;
+    int rc = MPI_Ibcast(buf, n, MPI_BYTE, root, comm, &rq);
+    return rc == MPI_SUCCESS ? wait_until(&rq, u, "MPI_Ibcast", why, len) : mpi_fail(rc, why, len, "MPI_Ibcast");
+}
+
 int dlg_engine_allreduce(dlg_comm *c, dlg_comm_chan ch, const void *send, void *recv, size_t count,
-                         dlg_comm_type t, dlg_comm_op op, char *why, size_t len)
+                         dlg_comm_type t, dlg_comm_op op, const dlg_comm_until *u, char *why, size_t len)
 {
     if (own_thread(c, why, len) != 0)
         return -DLG_EINTERNAL;
@@ -191,23 +244,24 @@ int dlg_engine_allreduce(dlg_comm *c, dlg_comm_chan ch, const void *send, void *
         size_t n = count - done < CHUNK ? count - done : CHUNK;
         char *r = (char *)recv + done * esz;
         const void *s = send == recv ? MPI_IN_PLACE : (const char *)send + done * esz;
-        int rc = MPI_Allreduce(s, r, (int)n, mpi_type(t), mpi_op(op), chan(c, ch));
-        if (rc != MPI_SUCCESS)
-            return mpi_fail(rc, why, len, "MPI_Allreduce");
+        int rc = allreduce_piece(s, r, (int)n, mpi_type(t), mpi_op(op), chan(c, ch), u, why, len);
+        if (rc != 0)
+            return rc;
         done += n;
     }
     return 0;
 }
 
-int dlg_engine_bcast(dlg_comm *c, dlg_comm_chan ch, void *buf, size_t bytes, int root, char *why, size_t len)
+int dlg_engine_bcast(dlg_comm *c, dlg_comm_chan ch, void *buf, size_t bytes, int root, const dlg_comm_until *u,
+                     char *why, size_t len)
 {
     if (own_thread(c, why, len) != 0)
         return -DLG_EINTERNAL;
     for (size_t done = 0; done < bytes;) {
         size_t n = bytes - done < CHUNK ? bytes - done : CHUNK;
-        int rc = MPI_Bcast((char *)buf + done, (int)n, MPI_BYTE, root, chan(c, ch));
-        if (rc != MPI_SUCCESS)
-            return mpi_fail(rc, why, len, "MPI_Bcast");
+        int rc = bcast_piece((char *)buf + done, (int)n, root, chan(c, ch), u, why, len);
+        if (rc != 0)
+            return rc;
         done += n;
     }
     return 0;

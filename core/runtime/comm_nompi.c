@@ -50,15 +50,16 @@ static int none(char *why, size_t len)
 }
 
 int dlg_engine_allreduce(dlg_comm *c, dlg_comm_chan ch, const void *send, void *recv, size_t count,
-                         dlg_comm_type t, dlg_comm_op op, char *why, size_t len)
+                         dlg_comm_type t, dlg_comm_op op, const dlg_comm_until *u, char *why, size_t len)
 {
-    (void)c, (void)ch, (void)send, (void)recv, (void)count, (void)t, (void)op;
+    (void)c, (void)ch, (void)send, (void)recv, (void)count, (void)t, (void)op, (void)u;
     return none(why, len);
 }
 
-int dlg_engine_bcast(dlg_comm *c, dlg_comm_chan ch, void *buf, size_t bytes, int root, char *why, size_t len)
+int dlg_engine_bcast(dlg_comm *c, dlg_comm_chan ch, void *buf, size_t bytes, int root, const dlg_comm_until *u,
+                     char *why, size_t len)
 {
-    (void)c, (void)ch, (void)buf, (void)bytes, (void)root;
+    (void)c, (void)ch, (void)buf, (void)bytes, (void)root, (void)u;
     return none(why, len);
 }
 

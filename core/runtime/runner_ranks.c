@@ -2,6 +2,7 @@
 #include "runner_ranks.h"
 
 #include "comm.h"
+#include "ranks_stop.h"
 #include "signals.h"
 #include "sinkset.h"
 
@@ -19,19 +20,32 @@
 static bool alone(const dlg_run *run) { return dlg_comm_size(run->comm) <= 1; }
 
 /* The runner's own collectives cannot be left half done: a rank that could
- * not take part would leave the others waiting. */
-void dlg_ranks_ctl_reduce(dlg_run *run, void *v, size_t n, dlg_comm_type t, dlg_comm_op op, const char *what)
+ * not take part would leave the others waiting.  setup: one of the
+ * agreements around a cell's setup, which a stop request on rank 0 ends
+ * (ranks_stop.h); those of the steps block (a peer is a step away). */
+static void reduce_or_abort(dlg_run *run, void *v, size_t n, dlg_comm_type t, dlg_comm_op op, const char *what,
+                            bool setup)
 {
     char why[768], line[1024];
-    if (dlg_comm_allreduce(run->comm, DLG_COMM_CTL, v, v, n, t, op, why, sizeof why) == 0)
+    dlg_ranks_wait w;
+    const dlg_comm_until *u = setup ? dlg_ranks_wait_init(&w, run->comm) : NULL;
+    int rc = dlg_comm_allreduce_until(run->comm, DLG_COMM_CTL, v, v, n, t, op, u, why, sizeof why);
+    if (rc == 0)
         return;
+    if (rc == -DLG_ESTOP)
+        dlg_ranks_stop_abort(run->comm, run->sinks, what);
     snprintf(line, sizeof line, "%s failed: %s", what, why);
     dlg_ranks_abort(run, line);
 }
 
+void dlg_ranks_ctl_reduce(dlg_run *run, void *v, size_t n, dlg_comm_type t, dlg_comm_op op, const char *what)
+{
+    reduce_or_abort(run, v, n, t, op, what, true);
+}
+
 static void ctl_reduce(dlg_run *run, void *v, size_t n, dlg_comm_type t, dlg_comm_op op)
 {
-    dlg_ranks_ctl_reduce(run, v, n, t, op, "the runner's agreement between ranks");
+    reduce_or_abort(run, v, n, t, op, "the runner's agreement between ranks", false);
 }
 
 static void ctl_allreduce(dlg_run *run, int64_t *v, size_t n, dlg_comm_op op)
@@ -39,20 +53,27 @@ static void ctl_allreduce(dlg_run *run, int64_t *v, size_t n, dlg_comm_op op)
     ctl_reduce(run, v, n, DLG_COMM_I64, op);
 }
 
+#define SET_UP "the ranks' agreement that each set the cell up"
+
 bool dlg_ranks_all_set_up(dlg_run *run, bool ok, dlg_cell_result *res)
 {
     if (alone(run))
         return ok;
     int me = dlg_comm_rank(run->comm), size = dlg_comm_size(run->comm);
     int64_t first = ok ? size : me, failed = ok ? 0 : 1;
-    ctl_allreduce(run, &first, 1, DLG_COMM_MIN);
+    dlg_ranks_ctl_reduce(run, &first, 1, DLG_COMM_I64, DLG_COMM_MIN, SET_UP);
     if (first >= size)
         return true;
-    ctl_allreduce(run, &failed, 1, DLG_COMM_SUM);
+    dlg_ranks_ctl_reduce(run, &failed, 1, DLG_COMM_I64, DLG_COMM_SUM, SET_UP);
     /* rank `first`'s own line, as its row would have said it alone */
     char text[sizeof res->error], why[768];
     snprintf(text, sizeof text, "%s", me == first ? res->error : "");
-    if (dlg_comm_bcast(run->comm, DLG_COMM_CTL, text, sizeof text, (int)first, why, sizeof why) != 0) {
+    dlg_ranks_wait w;
+    int rc = dlg_comm_bcast_until(run->comm, DLG_COMM_CTL, text, sizeof text, (int)first,
+                                  dlg_ranks_wait_init(&w, run->comm), why, sizeof why);
+    if (rc == -DLG_ESTOP)
+        dlg_ranks_stop_abort(run->comm, run->sinks, SET_UP);
+    if (rc != 0) {
         char line[1024];
         snprintf(line, sizeof line, "the runner's agreement between ranks failed: %s", why);
         dlg_ranks_abort(run, line);

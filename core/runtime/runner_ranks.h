@@ -13,7 +13,9 @@
 
 /* After a repetition's setup (ok: this rank's went well): whether every
  * rank's did.  When one did not, every rank's res says "rank K: <K's
- * line>" (the lowest such K) with status error, and the cell ends there. */
+ * line>" (the lowest such K) with status error, and the cell ends there.
+ * A stop request that rank 0 waits through here ends every rank
+ * (ranks_stop.h). */
 bool dlg_ranks_all_set_up(dlg_run *run, bool ok, dlg_cell_result *res);
 
 /* A loop of steps (warm-up, timed) ends at the same step on every rank,
@@ -58,7 +60,8 @@ void dlg_ranks_rep_figs(dlg_run *run, const dlg_rank_figs *own, const double *ma
 _Noreturn void dlg_ranks_abort(dlg_run *run, const char *line);
 /* An allreduce of the runner's own (DLG_COMM_CTL) in place, or abort every
  * rank with "WHAT failed: why": one left out would leave the others
- * waiting. */
+ * waiting.  One of the agreements around a cell's setup: a stop request
+ * that rank 0 waits through ends every rank (ranks_stop.h). */
 void dlg_ranks_ctl_reduce(dlg_run *run, void *v, size_t n, dlg_comm_type t, dlg_comm_op op, const char *what);
 
 #endif

@@ -8,13 +8,19 @@
  * spin_us and hold_mib give each rank its own known CPU time per step and
  * memory, (rank + 1) x theirs, and rank_cpu_s reports the process's CPU
  * time from begin_timed on (the row's is rank 0's), so that a row tells
- * the job's sum from rank 0's own. */
+ * the job's sum from rank 0's own.  slow_rank makes one rank's check
+ * (slow_check_s) or setup (slow_setup_s) sleep, deaf to signals, while
+ * the others wait for it in the ranks' agreements; with it every rank's
+ * check and setup write its pid to rank<N>.pid in the working folder
+ * (ranks_stop.sh signals the ranks by it). */
 #include <dlgauge/plugin.h>
 
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static const dlg_option ranked_options[] = {
     {"allreduce", DLG_OPT_BOOL, "false", NULL, NULL, NULL, "sum the ranks' items through comm_allreduce each step", 0},
@@ -23,6 +29,9 @@ static const dlg_option ranked_options[] = {
     {"stop_step_rank", DLG_OPT_INT, "-1", "-1", NULL, NULL, "this rank sends itself SIGTERM in its third step", 0},
     {"spin_us", DLG_OPT_INT, "0", "0", NULL, NULL, "each step spins (rank + 1) x this many us of its thread's CPU time", 0},
     {"hold_mib", DLG_OPT_INT, "0", "0", "4096", NULL, "setup allocates and touches (rank + 1) x this many MiB", 0},
+    {"slow_rank", DLG_OPT_INT, "-1", "-1", NULL, NULL, "this rank's check and setup sleep as below; pid files", 0},
+    {"slow_check_s", DLG_OPT_INT, "0", "0", NULL, NULL, "slow_rank's check sleeps this long", 0},
+    {"slow_setup_s", DLG_OPT_INT, "0", "0", NULL, NULL, "slow_rank's setup sleeps this long", 0},
     {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
 };
 
@@ -51,6 +60,40 @@ static const dlg_metric ranked_metrics[] = {
     {NULL, 0, NULL, NULL},
 };
 
+/* s seconds, however many signals come meanwhile */
+static void sleep_deaf(int64_t s)
+{
+    struct timespec ts = {(time_t)s, 0};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+/* With slow_rank set: this rank's pid in rank<rank>.pid; slow_rank sleeps s. */
+static void slow_rank(const dlg_value *o, int rank, int64_t s)
+{
+    if (o[6].i < 0)
+        return;
+    char name[32];
+    snprintf(name, sizeof name, "rank%d.pid", rank);
+    FILE *f = fopen(name, "w");
+    if (f) {
+        fprintf(f, "%d\n", (int)getpid());
+        fclose(f);
+    }
+    if (o[6].i == rank)
+        sleep_deaf(s);
+}
+
+/* The plan's check, before the ranks' first agreement: the rank is the
+ * launcher's (no comm yet). */
+static int ranked_check(const dlg_host *h, const dlg_value *o, const dlg_job_info *j)
+{
+    (void)h, (void)j;
+    const char *r = getenv("OMPI_COMM_WORLD_RANK");
+    slow_rank(o, r ? atoi(r) : 0, o[7].i);
+    return 0;
+}
+
 static int ranked_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info *j, void **st)
 {
     (void)j;
@@ -61,6 +104,7 @@ static int ranked_setup(const dlg_host *h, const dlg_value *o, const dlg_job_inf
         return h->error(h, DLG_ENOMEM, "out of memory");
     r->h = h;
     h->comm_info(h, &r->ri);
+    slow_rank(o, r->ri.rank, o[8].i);
     if (o[1].i == r->ri.rank) {
         free(r);
         return h->error(h, DLG_EINVAL, "fail_setup_rank = %d: this rank was told to fail its setup", (int)o[1].i);
@@ -125,7 +169,7 @@ static void ranked_teardown(void *st)
     free(r);
 }
 
-static const dlg_workload_ops ranked_ops = {.version = 2, .unit = "items", .setup = ranked_setup,
+static const dlg_workload_ops ranked_ops = {.version = 3, .check = ranked_check, .unit = "items", .setup = ranked_setup,
                                             .step = ranked_step, .report = ranked_report,
                                             .teardown = ranked_teardown, .begin_timed = ranked_begin_timed};
 static const dlg_plugin_desc ranked_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, "ranked", "1.0",

@@ -12,6 +12,11 @@
 #include "synth.h"
 
 #define SYNTH_WORDS 929589 /* PTB's training split */
+/* How much text is read, generated or tokenised between two asks of
+ * host->stopping(): about 50 ms of tokenising a vocabulary of a million
+ * words (a cache miss a word), so that a Ctrl-C during a large corpus's
+ * load ends the cell at once; the ask itself costs next to nothing. */
+#define STOP_POLL_BYTES ((size_t)1 << 20)
 
 typedef struct text {
     char *data;
@@ -25,6 +30,25 @@ typedef struct tokens {
     int64_t lines;
     int64_t cut; /* token index where the held-out 10% of lines starts */
 } tokens;
+
+/* The file's len bytes into buf, in pieces between which a stop request
+ * ends the read (-DLG_ESTOP, bare: the runner writes the cell as stopped). */
+static int read_pieces(const dlg_host *h, dlg_file *f, const char *path, char *buf, size_t len)
+{
+    for (size_t at = 0; at < len; at += STOP_POLL_BYTES) {
+        if (h->stopping(h))
+            return -DLG_ESTOP;
+        size_t n = len - at < STOP_POLL_BYTES ? len - at : STOP_POLL_BYTES;
+        int64_t got = h->file_read(h, f, buf + at, n, at);
+        if (got == -DLG_ESTOP && h->stopping(h)) /* a storage's wait cut short (throttle) */
+            return -DLG_ESTOP;
+        if (got < 0 || (size_t)got != n)
+            return h->error(h, got < 0 ? (int)-got : DLG_EIO,
+                            "data = text:%s: read %lld of %zu bytes at offset %zu (the file shrank?)", path,
+                            (long long)got, n, at);
+    }
+    return 0;
+}
 
 static int read_text(const dlg_host *h, const char *path, text *t)
 {
@@ -43,11 +67,10 @@ static int read_text(const dlg_host *h, const char *path, text *t)
         return h->error(h, DLG_ENOMEM, "data = text:%s: out of memory for %zu bytes", path,
                         t->len);
     }
-    int64_t got = t->len ? h->file_read(h, f, t->data, t->len, 0) : 0;
+    rc = read_pieces(h, f, path, t->data, t->len);
     h->file_close(h, f);
-    if (got < 0 || (size_t)got != t->len)
-        return h->error(h, got < 0 ? (int)-got : DLG_EIO,
-                        "data = text:%s: read %lld of %zu bytes", path, (long long)got, t->len);
+    if (rc < 0)
+        return rc;
     t->data[t->len] = '\0';
     /* text has no NUL bytes; RecordIO, LMDB and JPEG files are full of
      * them, and tokenised they would "train" on random byte strings */
@@ -84,15 +107,22 @@ static int64_t count_lines(const text *t)
 
 static bool blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 
-/* Words of every line, then <eos> (PyTorch: line.split() + ['<eos>']). */
-static int tokenize(const text *t, lm_vocab *v, tokens *k)
+/* Words of every line, then <eos> (PyTorch: line.split() + ['<eos>']);
+ * -DLG_ESTOP where the host asked to stop, -DLG_ENOMEM. */
+static int tokenize(const dlg_host *h, const text *t, lm_vocab *v, tokens *k)
 {
     int64_t lines = count_lines(t), cut_line = lines - lines / 10, line = 0;
     int32_t eos = lm_vocab_intern(v, "<eos>", 5);
     if (eos < 0)
         return -DLG_ENOMEM;
     k->cut = -1;
+    size_t poll = 0; /* where the next line asks stopping() */
     for (size_t i = 0; i < t->len;) {
+        if (i >= poll) {
+            if (h->stopping(h))
+                return -DLG_ESTOP;
+            poll = i + STOP_POLL_BYTES;
+        }
         if (line == cut_line && k->cut < 0)
             k->cut = k->n;
         size_t e = i;
@@ -125,9 +155,22 @@ static int tokenize(const text *t, lm_vocab *v, tokens *k)
     return 0;
 }
 
+/* Generated text into memory, asking stopping() every STOP_POLL_BYTES. */
+typedef struct mem_out {
+    const dlg_host *h;
+    text *t;
+    size_t poll; /* the length at which the next write asks */
+} mem_out;
+
 static int64_t mem_write(void *ctx, const void *buf, size_t n)
 {
-    text *t = ctx;
+    mem_out *o = ctx;
+    text *t = o->t;
+    if (t->len >= o->poll) {
+        if (o->h->stopping(o->h))
+            return -DLG_ESTOP;
+        o->poll = t->len + STOP_POLL_BYTES;
+    }
     char *p = realloc(t->data, t->len + n + 1);
     if (!p)
         return -DLG_ENOMEM;
@@ -142,11 +185,14 @@ static int synth_text(const dlg_host *h, uint64_t words, int vocab, uint64_t see
 {
     dlg_synth_text *g = NULL;
     dlg_data_err err = {0};
-    dlg_output o = {mem_write, t, "memory"};
+    mem_out mo = {h, t, 0};
+    dlg_output o = {mem_write, &mo, "memory"};
     int rc = dlg_synth_text_new(&g, vocab < 3 ? 3 : vocab, seed, &err);
     if (rc == 0 && dlg_synth_text_write(g, words, &o, &err) < 0)
         rc = -err.code;
     dlg_synth_text_free(g);
+    if (rc == -DLG_ESTOP) /* bare: the runner writes the cell as stopped */
+        return rc;
     return rc < 0 ? h->error(h, -rc, "data = synthetic: %s", err.msg) : 0;
 }
 
@@ -280,9 +326,11 @@ static int build(lm_corpus *c, const dlg_host *h, int cap, text *tr, text *va)
     lm_vocab v = {0};
     tokens kt = {0}, kv = {0};
     lm_vocab_map m = {0};
-    int rc = tokenize(tr, &v, &kt);
+    int rc = tokenize(h, tr, &v, &kt);
     if (!rc && va->data)
-        rc = tokenize(va, &v, &kv);
+        rc = tokenize(h, va, &v, &kv);
+    if (rc == -DLG_ENOMEM)
+        h->error(h, DLG_ENOMEM, "out of memory tokenising %s", c->train_name);
     if (!rc && kt.words == 0)
         rc = h->error(h, DLG_EINVAL,
                       "data = text:%s: no words (%zu bytes, %lld lines); expected PTB-style text, "

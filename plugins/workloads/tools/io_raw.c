@@ -120,14 +120,30 @@ static uint64_t next_offset(io_raw *s)
     return b * s->block;
 }
 
-/* One completed read of r bytes from buf at off. */
+/* The bytes a read at off gets: a block, less only for a sequential
+ * pass's last block where the file ends inside it. */
+static uint64_t block_at(const io_raw *s, uint64_t off)
+{
+    return off < s->span && s->span - off < s->block ? s->span - off : s->block;
+}
+
+/* One completed read of r bytes from buf at off.  The host continues a
+ * backend's short read to the end of the file, and uring resubmits its
+ * own: fewer bytes than the block are a file that shrank or a backend's
+ * bug, never a whole read. */
 static int account(io_raw *s, const uint8_t *buf, int64_t r, uint64_t off, uint64_t lat)
 {
     if (r < 0)
         return (int)r; /* the backend has reported it through the host */
+    uint64_t want = block_at(s, off);
     if (r == 0)
         return s->h->error(s->h, DLG_EIO, "%s: read at offset %llu returned end of file (file shrank?)",
                            s->path, (unsigned long long)off);
+    if ((uint64_t)r < want)
+        return s->h->error(s->h, DLG_EIO,
+                           "%s: read at offset %llu asked for %llu bytes and got %lld (a short read inside "
+                           "the file: it shrank during the run, or the storage backend has a bug)",
+                           s->path, (unsigned long long)off, (unsigned long long)want, (long long)r);
     dlg_hist_record(s->lat, lat);
     s->nios++;
     s->bytes += (uint64_t)r;
