@@ -38,10 +38,17 @@ static inline void fuzz_host_log(const dlg_host *h, dlg_log_level lvl, const cha
     (void)fmt;
 }
 
+/* no stop is ever asked (readers poll it between pieces) */
+static inline bool fuzz_host_stopping(const dlg_host *h)
+{
+    (void)h;
+    return false;
+}
+
 static inline void fuzz_host_init(fuzz_host *f)
 {
     *f = (fuzz_host){.host = {.struct_size = sizeof(dlg_host), .error = fuzz_host_error,
-                              .log = fuzz_host_log}};
+                              .log = fuzz_host_log, .stopping = fuzz_host_stopping}};
     f->host.ctx = f;
 }
 
