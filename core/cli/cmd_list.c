@@ -232,7 +232,9 @@ static void print_core(const char *what, bool md)
         printf(md ? "## Result fields (`%s`)\n\nTags: " : "%s tags:", DLG_MEASUREMENT_RESULT);
         for (size_t i = 0; dlg_core_tags[i]; i++)
             printf(md ? "`%s`%s" : " %s%s", dlg_core_tags[i], dlg_core_tags[i + 1] ? (md ? ", " : "") : "");
-        printf(md ? ", and one tag per swept key.\n\n" : " + one per swept key\n");
+        printf(md ? ", one tag per swept key, and one per workload field named like a setting of its job (io's "
+                    "`depth`, stream's `threads`), swept or not.\n\n"
+                  : " + one per swept key and per workload field named like a job setting\n");
         print_metrics(dlg_core_metrics, md);
         printf(md ? "## Progress points (`%s`)\n\n" : "%s fields:\n", DLG_MEASUREMENT_PROGRESS);
         print_metrics(dlg_progress_metrics, md);

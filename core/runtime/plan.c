@@ -193,21 +193,37 @@ bool dlg_plan_is_tag(const dlg_plan *p, const char *key)
     return bsearch(&key, p->tag_keys, p->ntag_keys, sizeof *p->tag_keys, cmp_str) != NULL;
 }
 
+/* Whether a workload's metric names a setting of its job: a core job key
+ * or an option of the workload.  Such a metric reports that setting (io's
+ * depth, lstm-ptb's hidden, stream's threads), so it is a tag in every run,
+ * swept or not: a key that were a tag in one run and a field in another
+ * would be both in one InfluxDB measurement, and WHERE / GROUP BY on it
+ * would answer by which runs the time range holds. */
+static bool metric_is_setting(const dlg_plugin_desc *wl, const char *name)
+{
+    return dlg_opt_find(dlg_core_job_options, name, NULL) || dlg_opt_find(wl->options, name, NULL);
+}
+
 static int plan_schema(dlg_plan *p)
 {
     for (size_t i = 0; dlg_core_tags[i]; i++)
         if (add_tag_key(p, dlg_core_tags[i]) != 0)
             return -1;
-    for (size_t j = 0; j < p->njobs; j++)
+    for (size_t j = 0; j < p->njobs; j++) {
         for (size_t a = 0; a < p->jobs[j].naxes; a++)
             if (add_tag_key(p, p->jobs[j].axes[a].key) != 0)
                 return -1;
+        const dlg_plugin_desc *wl = p->jobs[j].workload;
+        for (const dlg_metric *m = wl->metrics; m && m->name; m++)
+            if (metric_is_setting(wl, m->name) && add_tag_key(p, m->name) != 0)
+                return -1;
+    }
     qsort(p->tag_keys, p->ntag_keys, sizeof *p->tag_keys, cmp_str);
     for (size_t i = 0; dlg_core_metrics[i].name; i++)
         if (add_field(p, &dlg_core_metrics[i]) != 0)
             return -1;
-    /* a metric named like a swept option (io's depth, lstm-ptb's hidden)
-     * shares the option's tag column: one column per name */
+    /* one column per name: a metric named like another job's swept option
+     * (no setting of its own workload) joins that tag in this run */
     for (size_t j = 0; j < p->njobs; j++)
         for (const dlg_metric *m = p->jobs[j].workload->metrics; m && m->name; m++)
             if (!dlg_plan_is_tag(p, m->name) && add_field(p, m) != 0)

@@ -22,10 +22,11 @@ typedef struct dlg_point_buf {
 void dlg_result_point(const dlg_run *run, const dlg_cell *cell, const dlg_cell_result *res,
                       dlg_point_buf *out);
 
-/* A result field named like a tag column of the run (a swept option of any
- * job: io's depth, lstm-ptb's hidden) moves into that column, so each name
- * is one column: it becomes the point's tag when it has none of that name,
- * else it is dropped (the swept value names the cell).  The parent applies
+/* A result field named like a tag column of the run (a metric named like a
+ * setting of its job, swept or not: io's depth, lstm-ptb's hidden; or a
+ * swept option of any job) moves into that column, so each name is one
+ * column: it becomes the point's tag when it has none of that name, else
+ * it is dropped (the swept value names the cell).  The parent applies
  * this with the whole plan; a cell's child plans only its own job. */
 void dlg_result_tag_columns(const dlg_plan *plan, dlg_wire_point *wp);
 

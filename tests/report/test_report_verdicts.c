@@ -266,6 +266,22 @@ static void test_stream_memory_bound(void **state)
     report_free(&r);
 }
 
+/* stream's threads as results now write it: a tag column (a metric named
+ * like its option is a tag, swept or not), before throughput in a CSV. */
+static void test_stream_threads_tag(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_with(&r,
+                "time,host,job,mode,run_id,status,threads,workload,throughput,throughput_ci95,throughput_stddev,"
+                "unit,items,repeats,wall_s,cpu_user_share,triad_bytes_per_s,array_bytes,version\n",
+                "2026-12-01T10:00:01Z,vm,mem,-,run1,ok,4,stream,1e9,0,0,bytes,1e9,1,1.0,0.5,20e9,268435456,0.1.0\n");
+    const rep_cell *c = only_cell(&r);
+    assert_int_equal(c->bn, REP_BN_MEMORY);
+    assert_non_null(strstr(c->evidence, "arrays of 256MiB, 4 threads;"));
+    report_free(&r);
+}
+
 /* STREAM cells with the last-level cache their threads had (llc_bytes, 32
  * MiB): triad's 3 arrays of 4 MiB, or copy's 2 of 12 MiB, fit in it and
  * measured the cache (cache-bound, though the rate reads like memory's);
@@ -450,6 +466,7 @@ int main(void)
         cmocka_unit_test(test_storage_latency_short_of_limit),
         cmocka_unit_test(test_storage_at_profile_pace),
         cmocka_unit_test(test_stream_memory_bound),   cmocka_unit_test(test_stream_cache_bound),
+        cmocka_unit_test(test_stream_threads_tag),
         cmocka_unit_test(test_cpu_contended),
         cmocka_unit_test(test_steal_needs_busy_cpus),         cmocka_unit_test(test_cpu_other_measured),
     };

@@ -134,11 +134,13 @@ static void sweep_cells(void **state)
         assert_string_equal(c.tags[0].key, "sleep");
         dlg_cell_free(&c);
     }
-    /* the result schema: core tags + every swept key, sorted; core + workload fields */
+    /* the result schema: core tags + every swept key + stream's threads (a
+     * metric named like its option: a tag, swept or not), sorted; core +
+     * workload fields */
     static const char *const tags[] = {"array_size", "cpus", "host", "job", "kernel", "run_id", "sleep", "status",
-                                       "workload"};
-    assert_int_equal(f.plan.ntag_keys, 9);
-    for (size_t i = 0; i < 9; i++)
+                                       "threads", "workload"};
+    assert_int_equal(f.plan.ntag_keys, 10);
+    for (size_t i = 0; i < 10; i++)
         assert_string_equal(f.plan.tag_keys[i], tags[i]);
     const char *fields[256];
     assert_true(f.plan.nfields < 256);

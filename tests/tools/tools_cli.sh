@@ -27,10 +27,11 @@ def result(path):
     for line in open(path):
         j = json.loads(line)
         if j["measurement"] == "dlgauge_result":
-            return j["fields"]
+            return {**j["fields"], **j["tags"]}
     return {}
 '
-# field NAME KEY: a result field of NAME.jsonl
+# field NAME KEY: a result field of NAME.jsonl, or its tag (io's depth: a
+# metric named like an option is a tag)
 field() { $PY -c "$RESULT"'
 print(result(sys.argv[1]).get(sys.argv[2], ""))' "$1.jsonl" "$2"; }
 header() { printf '[global]\nsinks = j\n[sink j]\ntype = json\npath = %s.jsonl\n' "$1"; }
@@ -69,7 +70,7 @@ for st in posix d m u ud t; do
         $n $st $depth $NBLK; } >$n.ini
     run $n
     [ $RC = 0 ] || { fail "$n: exit $RC: $(cat $n.err)"; continue; }
-    [ "$(field $n checksum)" = "$SEQSUM" ] || fail "$n: checksum $(field $n checksum), expected $SEQSUM"
+    [ "$(field $n crc_sum)" = "$SEQSUM" ] || fail "$n: checksum $(field $n crc_sum), expected $SEQSUM"
     [ "$(field $n items)" = "$(stat -c %s seq.bin)" ] || fail "$n: items $(field $n items), expected the file size"
     [ "$(field $n storage_read_bytes)" = "$(stat -c %s seq.bin)" ] || fail "$n: storage_read_bytes $(field $n storage_read_bytes)"
     [ "$(field $n ios)" = "$NBLK" ] || fail "$n: ios $(field $n ios), expected $NBLK"
@@ -88,7 +89,7 @@ for st in posix d u; do
     run $n
     [ $RC = 0 ] || { fail "$n: exit $RC: $(cat $n.err)"; continue; }
     want=$($PY -c "print('%016x' % (60 * $SAMECRC))")
-    [ "$(field $n checksum)" = "$want" ] || fail "$n: checksum $(field $n checksum), expected $want"
+    [ "$(field $n crc_sum)" = "$want" ] || fail "$n: checksum $(field $n crc_sum), expected $want"
     [ "$(field $n ios)" = 60 ] || fail "$n: ios $(field $n ios), expected 60"
 done
 
