@@ -118,6 +118,16 @@ long rep_group_axis(const rep_group *g, const char *key)
     return -1;
 }
 
+bool rep_axis_swept(const rep_group *g, size_t a) { return g->axes[a].n >= 2; }
+
+size_t rep_group_nswept(const rep_group *g)
+{
+    size_t n = 0;
+    for (size_t a = 0; a < g->naxes; a++)
+        n += rep_axis_swept(g, a);
+    return n;
+}
+
 static long axis_val(const rep_axis *ax, const char *v)
 {
     for (size_t i = 0; i < ax->n; i++)

@@ -225,6 +225,12 @@ long rep_group_find(const rep_group *g, const size_t *coord);
 /* Indexes the group's last cell, just added; -1: out of memory. */
 int rep_group_index_last(rep_group *g);
 long rep_group_axis(const rep_group *g, const char *key);
+/* Whether g's rows hold two values or more on axis a: a tag every row has
+ * alike (a metric named like its job's setting is a tag, swept or not:
+ * plan.c) places the cells but has no knee to tell. */
+bool rep_axis_swept(const rep_group *g, size_t a);
+/* How many of g's axes are swept so. */
+size_t rep_group_nswept(const rep_group *g);
 
 /* What failed in cell c: "error", or with several failed rows each
  * status and its count, "error x2, timeout x1" (model_pool.c). */

@@ -97,10 +97,12 @@ static void group_html(FILE *f, const rep_report *r, const rep_group *g)
         fputs("<p>No cell measured successfully: no knees.</p>\n", f);
         return;
     }
-    if (g->naxes) {
+    if (rep_group_nswept(g)) {
         fprintf(f, "<h3>Knees</h3>\n<p>Smallest value reaching %.0f%% of the best, the other axes at their best.</p>\n<ul>\n",
                 100 * r->target);
         for (size_t a = 0; a < g->naxes; a++) {
+            if (!rep_axis_swept(g, a))
+                continue;
             rep_knee_text(r, g, a, line, sizeof line);
             fputs("<li>", f);
             rep_xml_esc(f, line);
@@ -108,6 +110,8 @@ static void group_html(FILE *f, const rep_report *r, const rep_group *g)
         }
         fputs("</ul>\n<div>\n", f);
         for (size_t a = 0; a < g->naxes; a++) {
+            if (!rep_axis_swept(g, a))
+                continue;
             char alt[256];
             snprintf(alt, sizeof alt, "throughput of %s vs %s", g->workload, g->axes[a].key);
             CHART(f, alt, rep_svg_curve(m_, r, g, a));

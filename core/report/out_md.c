@@ -102,10 +102,12 @@ static void md_body(FILE *f, const rep_report *r)
             fprintf(f, "\nNo cell measured successfully: no knees.\n");
             continue;
         }
-        if (g->naxes)
+        if (rep_group_nswept(g))
             fprintf(f, "\n**Knees** (smallest value reaching %.0f%% of the best, other axes at their best):\n\n",
                     100 * r->target);
         for (size_t a = 0; a < g->naxes; a++) {
+            if (!rep_axis_swept(g, a))
+                continue;
             rep_knee_text(r, g, a, line, sizeof line);
             fprintf(f, "- ");
             rep_md_text(f, line);

@@ -99,10 +99,12 @@ static void text_body(FILE *f, const rep_report *r, bool colour)
             fprintf(f, "  no cell measured successfully: no knees\n");
             continue;
         }
-        if (g->naxes)
+        if (rep_group_nswept(g))
             fprintf(f, "  knees (smallest value reaching %.0f%% of the best, other axes at their best):\n",
                     100 * r->target);
         for (size_t a = 0; a < g->naxes; a++) {
+            if (!rep_axis_swept(g, a))
+                continue;
             rep_knee_text(r, g, a, line, sizeof line);
             put_line(f, "    ", line, "");
         }
