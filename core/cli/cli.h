@@ -44,14 +44,16 @@ int dlg_cmd_help(const dlg_cli *cli, int argc, char **argv);
 int dlg_cmd_sysinfo(const dlg_cli *cli, int argc, char **argv);
 int dlg_cmd_flush(const dlg_cli *cli, int argc, char **argv);
 /* One line naming, made absolute, the files that the plan's sinks write
- * under relative paths ("dlgauge: results in /cwd/results.csv, ..."); none
- * when there are none (core/cli/sink_files.c). */
+ * under relative paths and that changed since `since` (CLOCK_REALTIME_
+ * COARSE, the clock of file times): "dlgauge: results in /cwd/results.csv,
+ * ..."; none when there are none (core/cli/sink_files.c).  A path the run
+ * did not write (a csv sink that put its rows in PATH.2.csv, saying so)
+ * is not named.  Less the files of sink i where skip[i] (NULL: none
+ * skipped): a sink that lacks rows of the run (said on its own line) is
+ * no place where its results are. */
 struct dlg_plan;
-void dlg_say_sink_files(const struct dlg_plan *plan, FILE *out);
-/* The same, less the files of sink i where skip[i] (NULL: none skipped):
- * a sink that lacks rows of the run (said on its own line) is no place
- * where its results are. */
-void dlg_say_sink_files_but(const struct dlg_plan *plan, const bool *skip, FILE *out);
+struct timespec;
+void dlg_say_sink_files_but(const struct dlg_plan *plan, const bool *skip, struct timespec since, FILE *out);
 /* dlgauge mkdata images|text ...: generated datasets (core/cli/cmd_mkdata.c) */
 int dlg_cmd_mkdata(const dlg_cli *cli, int argc, char **argv);
 /* mkdata's usage text (also `dlgauge help mkdata`). */

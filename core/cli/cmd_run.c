@@ -564,6 +564,8 @@ static int run_file(const dlg_cli *cli, const dlg_run_args *a, dlg_comm *comm)
         dlg_journal_print_notes(&jn, stderr); /* even with -q: a cron job's overlap goes unguarded */
     }
     dlg_signals_install();
+    struct timespec opened; /* the files the run wrote are those changed since */
+    clock_gettime(CLOCK_REALTIME_COARSE, &opened);
     if (lead) {
         sinks_open = true;
         if (dlg_sinkset_open(&ss, &plan, true, cli->verbosity, err, sizeof err) != 0)
@@ -597,7 +599,7 @@ static int run_file(const dlg_cli *cli, const dlg_run_args *a, dlg_comm *comm)
         sinks_open = false;
     }
     if (lead && cli->verbosity > 0)
-        dlg_say_sink_files_but(&plan, incomplete, stderr);
+        dlg_say_sink_files_but(&plan, incomplete, opened, stderr);
     free(incomplete);
     rc = exit_code(failed, &ss);
     if (lead && dlg_stop_signal())

@@ -55,7 +55,7 @@ static const struct dlg_command {
      "  --dry-run        check the configuration (sinks too) and print the cells; nothing is\n"
      "                   measured, created or sent\n"
      "  --resume         go on with an interrupted run from its journal (results/journal/\n"
-     "                   BASENAME.journal, or [global] journal): same run id, recorded cells skipped\n",
+     "                   CONFIG-HASH.journal, or [global] journal): same run id, recorded cells skipped\n",
      false, false, dlg_run_valued},
     {"list", dlg_cmd_list, NULL, "the plugins found: kind, name, version, file", false,
      "  a plugin file that cannot be loaded is named on stderr with the reason, and list exits 1;\n"

@@ -9,27 +9,33 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
-/* Whether path names a file the run left there: not a directory (the
- * influx sink's spool_dir, which holds only what could not be sent), nor
- * a file a failing sink never made. */
-static bool is_file(const char *path)
+/* Whether path names a file the run wrote: not a directory (the influx
+ * sink's spool_dir, which holds only what could not be sent), nor a file a
+ * failing sink never made, nor one left unchanged since the run began
+ * (the rows went to another file). */
+static bool written_file(const char *path, struct timespec since)
 {
     struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return false;
+    return st.st_mtim.tv_sec > since.tv_sec ||
+           (st.st_mtim.tv_sec == since.tv_sec && st.st_mtim.tv_nsec >= since.tv_nsec);
 }
 
 /* Prints each relative file that spec wrote (its options flagged
  * DLG_OPT_PATH_OUT) as cwd/path, after "dlgauge: results in " the first
  * time; returns how many files have been printed so far. */
-static size_t say_files(const dlg_instance_spec *spec, const char *cwd, size_t said, FILE *out)
+static size_t say_files(const dlg_instance_spec *spec, const char *cwd, struct timespec since, size_t said,
+                        FILE *out)
 {
     const dlg_option *o = spec->desc->options;
     for (size_t k = 0; o && o[k].name; k++) {
         const dlg_value *v = &spec->vals[k];
         if (!(o[k].flags & DLG_OPT_PATH_OUT) || o[k].type != DLG_OPT_STRING || !v->set || !v->text ||
-            !v->text[0] || v->text[0] == '/' || !is_file(v->text))
+            !v->text[0] || v->text[0] == '/' || !written_file(v->text, since))
             continue;
         const char *p = strncmp(v->text, "./", 2) == 0 ? v->text + 2 : v->text;
         fprintf(out, "%s%s%s%s", said++ ? ", " : "dlgauge: results in ", cwd, strcmp(cwd, "/") ? "/" : "", p);
@@ -37,9 +43,7 @@ static size_t say_files(const dlg_instance_spec *spec, const char *cwd, size_t s
     return said;
 }
 
-void dlg_say_sink_files(const dlg_plan *plan, FILE *out) { dlg_say_sink_files_but(plan, NULL, out); }
-
-void dlg_say_sink_files_but(const dlg_plan *plan, const bool *skip, FILE *out)
+void dlg_say_sink_files_but(const dlg_plan *plan, const bool *skip, struct timespec since, FILE *out)
 {
     char cwd[4096];
     if (!getcwd(cwd, sizeof cwd))
@@ -47,7 +51,7 @@ void dlg_say_sink_files_but(const dlg_plan *plan, const bool *skip, FILE *out)
     size_t said = 0;
     for (size_t i = 0; i < plan->nsinks; i++)
         if (!skip || !skip[i])
-            said = say_files(&plan->sinks[i], cwd, said, out);
+            said = say_files(&plan->sinks[i], cwd, since, said, out);
     if (said)
         fputc('\n', out);
 }

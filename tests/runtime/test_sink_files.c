@@ -2,7 +2,8 @@
  * relative files the sinks wrote, made absolute.  Not a relative
  * directory an option flagged as written names (the influx sink's
  * spool_dir holds only what could not be sent), nor a file that is not
- * there (its sink failed before making it): the line used to name both
+ * there (its sink failed before making it), nor one the run did not change
+ * (a csv sink's rows went to PATH.2.csv): the line used to name them all
  * as where the results are. */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -14,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -57,8 +60,9 @@ static int teardown(void **state)
     return 0;
 }
 
-/* What dlg_say_sink_files prints for sinks whose options hold v[i][0..2]. */
-static char *said(dlg_value (*v)[3], size_t nsinks)
+/* What dlg_say_sink_files_but prints for sinks whose options hold
+ * v[i][0..2], of files changed since `since`. */
+static char *said_since(dlg_value (*v)[3], size_t nsinks, struct timespec since)
 {
     dlg_instance_spec specs[4];
     for (size_t i = 0; i < nsinks; i++)
@@ -68,10 +72,12 @@ static char *said(dlg_value (*v)[3], size_t nsinks)
     size_t len = 0;
     FILE *out = open_memstream(&buf, &len);
     assert_non_null(out);
-    dlg_say_sink_files(&plan, out);
+    dlg_say_sink_files_but(&plan, NULL, since, out);
     assert_int_equal(fclose(out), 0);
     return buf;
 }
+
+static char *said(dlg_value (*v)[3], size_t nsinks) { return said_since(v, nsinks, (struct timespec){0, 0}); }
 
 static void touch(const char *path)
 {
@@ -110,11 +116,31 @@ static void nothing_written_says_nothing(void **state)
     free(got);
 }
 
+/* A file the run did not change (its rows went elsewhere) is not named;
+ * one it wrote is. */
+static void unchanged_file_not_named(void **state)
+{
+    fixture *fx = *state;
+    touch("old.csv");
+    touch("new.csv");
+    struct timespec past[2] = {{.tv_sec = time(NULL) - 3600}, {.tv_sec = time(NULL) - 3600}};
+    assert_int_equal(utimensat(AT_FDCWD, "old.csv", past, 0), 0);
+    struct timespec since;
+    clock_gettime(CLOCK_REALTIME_COARSE, &since);
+    since.tv_sec -= 60; /* new.csv was written after, old.csv an hour before */
+    dlg_value v[2][3] = {{{.text = "old.csv", .set = true}, {0}, {0}}, {{.text = "new.csv", .set = true}, {0}, {0}}};
+    char *got = said_since(v, 2, since), want[256];
+    snprintf(want, sizeof want, "dlgauge: results in %s/new.csv\n", fx->dir);
+    assert_string_equal(got, want);
+    free(got);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(names_written_files_only, setup, teardown),
         cmocka_unit_test_setup_teardown(nothing_written_says_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(unchanged_file_not_named, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
