@@ -184,9 +184,29 @@ static double row_sd(const rep_row *r, double n)
 /* Pools the repetitions of every row of a cell: weighted mean, pooled
  * variance (within and between rows), Student-t half-width; J/item as
  * all their energy over all their items.  One row keeps its own figures
- * exactly. */
+ * exactly; partial rows count only in a cell with no complete one. */
+/* Whether the cell has a whole measurement (status ok): its partial rows
+ * (a repetition cut short, repeats 0, which --resume measures again) are
+ * then no repeats of it. */
+static bool has_complete(const rep_rows *rs, const size_t *rows, size_t nrows, const bool *dup)
+{
+    for (size_t k = 0; k < nrows; k++) {
+        const char *st = rep_tag(&rs->v[rows[k]], "status");
+        if (!dup[k] && st && strcmp(st, "ok") == 0)
+            return true;
+    }
+    return false;
+}
+
+static bool is_partial(const rep_row *r)
+{
+    const char *st = rep_tag(r, "status");
+    return st && strcmp(st, "partial") == 0;
+}
+
 static void pool_cell(rep_cell *c, const rep_rows *rs, const size_t *rows, size_t nrows, const bool *dup)
 {
+    bool skip_partial = has_complete(rs, rows, nrows, dup);
     double n_sum = 0, mean = 0, ss = 0;
     energy_sum egpu = {0, 0}, ecpu = {0, 0};
     size_t nok = 0;
@@ -196,7 +216,7 @@ static void pool_cell(rep_cell *c, const rep_rows *rs, const size_t *rows, size_
     for (int pass = 0; pass < 2; pass++) {
         for (size_t k = 0; k < nrows; k++) {
             const rep_row *r = &rs->v[rows[k]];
-            if (!rep_row_measured(r) || dup[k])
+            if (!rep_row_measured(r) || dup[k] || (skip_partial && is_partial(r)))
                 continue;
             double t = 0, n = 1;
             rep_num(r, "throughput", &t);

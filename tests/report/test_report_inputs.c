@@ -494,6 +494,23 @@ static void test_partial_row_without_rate(void **state)
     free(txt);
 }
 
+/* A repetition cut short (partial, repeats 0) and the whole one --resume
+ * measured after it: the cell is the whole one's, not a pool of both
+ * (98.61 and 96.95 had read "97.78 ... n 2"); alone, a partial row is the
+ * cell's figure. */
+static void test_partial_beside_complete(void **state)
+{
+    (void)state;
+    char *txt = report_of("t,1,1,j,r1,partial,w,96.95,1,1,items,0,s1,0.1.0\n"
+                          "t,1,1,j,r1,ok,w,98.61,1,1,items,1,s2,0.1.0\n"
+                          "t,2,1,j,r1,partial,w,50.5,1,1,items,0,s3,0.1.0\n",
+                          false);
+    assert_non_null(strstr(txt, "98.61"));
+    assert_null(strstr(txt, "97.78"));
+    assert_non_null(strstr(txt, "50.5"));
+    free(txt);
+}
+
 /* The bottleneck list follows the table (axis order), not the file's rows:
  * a=3 was written first and had been listed first. */
 static void test_bottlenecks_in_table_order(void **state)
@@ -533,6 +550,7 @@ int main(void)
         cmocka_unit_test(test_failed_run_of_ok_cell_noted),
         cmocka_unit_test(test_failed_runs_name_each_status),
         cmocka_unit_test(test_partial_row_without_rate),
+        cmocka_unit_test(test_partial_beside_complete),
         cmocka_unit_test(test_bottlenecks_in_table_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
