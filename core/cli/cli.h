@@ -46,7 +46,8 @@ int dlg_cmd_flush(const dlg_cli *cli, int argc, char **argv);
 /* One line naming, made absolute, the files that the plan's sinks write
  * under relative paths and that changed since `since` (CLOCK_REALTIME_
  * COARSE, the clock of file times): "dlgauge: results in /cwd/results.csv,
- * ..."; none when there are none (core/cli/sink_files.c).  A path the run
+ * ..." (a resumed run passes 0: its earlier part may be in a file this
+ * part leaves as it was); none when there are none (core/cli/sink_files.c).  A path the run
  * did not write (a csv sink that put its rows in PATH.2.csv, saying so)
  * is not named.  Less the files of sink i where skip[i] (NULL: none
  * skipped): a sink that lacks rows of the run (said on its own line) is

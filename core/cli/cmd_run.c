@@ -564,8 +564,11 @@ static int run_file(const dlg_cli *cli, const dlg_run_args *a, dlg_comm *comm)
         dlg_journal_print_notes(&jn, stderr); /* even with -q: a cron job's overlap goes unguarded */
     }
     dlg_signals_install();
-    struct timespec opened; /* the files the run wrote are those changed since */
-    clock_gettime(CLOCK_REALTIME_COARSE, &opened);
+    /* the files the run wrote are those changed since; a resumed run's
+     * earlier part may be in a file this part does not change */
+    struct timespec opened = {0, 0};
+    if (!a->resume)
+        clock_gettime(CLOCK_REALTIME_COARSE, &opened);
     if (lead) {
         sinks_open = true;
         if (dlg_sinkset_open(&ss, &plan, true, cli->verbosity, err, sizeof err) != 0)

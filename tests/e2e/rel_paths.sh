@@ -43,6 +43,22 @@ expect_rc quiet 0
 if grep -q 'results in' quiet.err; then fail "-q run said where results went: $(cat quiet.err)"; fi
 spooled=$(wc -l <results/spool/influx.lp)
 
+# a csv file whose header lacks this run's columns: the rows go to
+# results/r.2.csv (the sink says so) and results/r.csv, unchanged, is not
+# named as where the results are
+mkdir -p "$WORK/rot" && cd "$WORK/rot" || exit 1
+printf '[sink csv]\npath = results/r.csv\n[job j]\nworkload = noop\niterations = 3\n' >a.ini
+printf '[sink csv]\npath = results/r.csv\n[job j]\nworkload = sleep\nduration = 0.2s\nwarmup = 0\n' >b.ini
+run_cli rota run a.ini
+expect_rc rota 0
+run_cli rotb run b.ini
+expect_rc rotb 0
+[ -s results/r.2.csv ] || fail "rotb: no results/r.2.csv: $(ls -R)"
+if grep 'results in' rotb.err | grep -q 'results/r\.csv'; then
+    fail "rotb: names results/r.csv, which got no row: $(grep 'results in' rotb.err)"
+fi
+cd "$here" || exit 1
+
 # from another directory: another spool, named, with what makes it another
 cd "$elsewhere" || exit 1
 run_cli away flush ../here/conf.ini
