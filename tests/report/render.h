@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "compare.h"
 #include "report.h"
 #include "svg.h"
 
@@ -17,6 +18,21 @@ static inline char *render_report(const rep_report *r, void (*out)(FILE *, const
     FILE *f = open_memstream(&buf, &len);
     assert_non_null(f);
     out(f, r);
+    assert_int_equal(fclose(f), 0);
+    return buf;
+}
+
+/* compare's output: Markdown, else the terminal's (no colour). */
+static inline char *render_compare(const rep_compare *c, bool markdown)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    if (markdown)
+        rep_cmp_out_markdown(f, c);
+    else
+        rep_cmp_out_text(f, c, false);
     assert_int_equal(fclose(f), 0);
     return buf;
 }

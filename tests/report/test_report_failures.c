@@ -80,12 +80,7 @@ static void test_compare_shows_failures(void **state)
     model_from_csv(failed_csv, &c.new.rows, &c.new.model);
     char err[256];
     assert_int_equal(rep_compare_build(&c, err, sizeof err), 0);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    assert_non_null(f);
-    rep_cmp_out_markdown(f, &c);
-    assert_int_equal(fclose(f), 0);
+    char *text = render_compare(&c, true);
     assert_non_null(strstr(text, "error x2, timeout x1"));
     free(text);
     rep_compare_free(&c);

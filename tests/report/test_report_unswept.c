@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "model_csv.h"
+#include "render.h"
 #include "report.h"
 
 static const char csv[] = "time,job,run_id,status,workload,depth,sleep,throughput,throughput_ci95,throughput_stddev,"
@@ -21,21 +22,7 @@ static const char csv[] = "time,job,run_id,status,workload,depth,sleep,throughpu
                           "t,j,r1,ok,io,32,2ms,480,1,1,steps,3,s2,0.1.0\n"
                           "t,j,r2,ok,io,32,1ms,910,1,1,steps,3,s3,0.1.0\n";
 
-typedef void out_fn(FILE *f, const rep_report *r);
-
 static void as_text(FILE *f, const rep_report *r) { rep_out_text(f, r, false); }
-
-/* r rendered by out, in a heap string (free it). */
-static char *render(const rep_report *r, out_fn *out)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    assert_non_null(f);
-    out(f, r);
-    assert_int_equal(fclose(f), 0);
-    return text;
-}
 
 static void test_no_knee_for_one_value(void **state)
 {
@@ -45,9 +32,9 @@ static void test_no_knee_for_one_value(void **state)
     const rep_group *g = &r.model.g[0];
     assert_int_equal(g->naxes, 2);
     assert_int_equal(rep_group_nswept(g), 1);
-    out_fn *outs[] = {as_text, rep_out_markdown, rep_out_html};
+    void (*outs[])(FILE *, const rep_report *) = {as_text, rep_out_markdown, rep_out_html};
     for (size_t i = 0; i < 3; i++) {
-        char *text = render(&r, outs[i]);
+        char *text = render_report(&r, outs[i]);
         assert_non_null(strstr(text, "sleep = 1ms"));
         if (strstr(text, "depth = 32"))
             fail_msg("output %zu has a knee line for depth, a tag every row has alike:\n%s", i, text);

@@ -97,15 +97,7 @@ static void test_outputs_valid(void **state)
     char err[256];
     assert_int_equal(rep_compare_build(&c, err, sizeof err), 0);
     for (int md_form = 0; md_form < 2; md_form++) {
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&buf, &len);
-        assert_non_null(f);
-        if (md_form)
-            rep_cmp_out_markdown(f, &c);
-        else
-            rep_cmp_out_text(f, &c, false);
-        assert_int_equal(fclose(f), 0);
+        char *buf = render_compare(&c, md_form);
         check_output(buf, md_form ? "compare's Markdown" : "compare's terminal");
     }
     rep_compare_free(&c);
