@@ -8,14 +8,8 @@
 # (its first cell still running).
 set -euo pipefail
 dlgauge=$1 server=$2 dash=$3
-bash "$server" available || { echo "SKIP: influxd not installed"; exit 77; }
-work=$(mktemp -d)
-export DLG_WATCH_PID=$$
-cleanup() { bash "$server" stop "$work/influx" >/dev/null 2>&1 || true; rm -rf "$work"; }
-trap cleanup EXIT
-port=$(bash "$server" start "$work/influx")
-url="http://127.0.0.1:$port"
-curl -sf -XPOST "$url/query" --data-urlencode "q=CREATE DATABASE dash" >/dev/null
+source "$(dirname "$server")/influx_test_server.sh"
+influx_test_start "$server" dash
 cd "$work"
 cat > r1.ini <<INI
 [global]

@@ -6,16 +6,10 @@
 # kill lost it for good and --resume skipped its cell.
 set -euo pipefail
 dlgauge=$1 server=$2
-bash "$server" available || { echo "SKIP: influxd not installed"; exit 77; }
-work=$(mktemp -d)
-export DLG_WATCH_PID=$$
 pid=
-cleanup() { [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; bash "$server" stop "$work/influx" >/dev/null 2>&1 || true
-            rm -rf "$work"; }
-trap cleanup EXIT
-port=$(bash "$server" start "$work/influx")
-url="http://127.0.0.1:$port"
-curl -sf -XPOST "$url/query" --data-urlencode "q=CREATE DATABASE d4" >/dev/null
+influx_test_on_exit() { [ -z "$pid" ] || kill -9 "$pid" 2>/dev/null; }
+source "$(dirname "$server")/influx_test_server.sh"
+influx_test_start "$server" d4
 count() { curl -sf --get "$url/query" --data-urlencode "db=d4" --data-urlencode "q=$1" |
           python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; s=r.get("series")
 print(s[0]["values"][0][1] if s else 0)'; }

@@ -9,14 +9,8 @@
 # threads tag on every row of stream, never a field beside it.
 set -euo pipefail
 dlgauge=$1 server=$2
-bash "$server" available || { echo "SKIP: influxd not installed"; exit 77; }
-work=$(mktemp -d)
-export DLG_WATCH_PID=$$
-cleanup() { bash "$server" stop "$work/influx" >/dev/null 2>&1 || true; rm -rf "$work"; }
-trap cleanup EXIT
-port=$(bash "$server" start "$work/influx")
-url="http://127.0.0.1:$port"
-curl -sf -XPOST "$url/query" --data-urlencode "q=CREATE DATABASE ds" >/dev/null
+source "$(dirname "$server")/influx_test_server.sh"
+influx_test_start "$server" ds
 cd "$work"
 # run RUN_ID THREADS: one stream job, threads as given ("1, 2" sweeps it)
 run() {

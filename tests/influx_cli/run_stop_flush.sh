@@ -15,14 +15,8 @@
 #     the run before its first cell).
 set -euo pipefail
 dlgauge=$1 server=$2
-bash "$server" available || { echo "SKIP: influxd not installed"; exit 77; }
-work=$(mktemp -d)
-export DLG_WATCH_PID=$$
-cleanup() { bash "$server" stop "$work/influx" >/dev/null 2>&1 || true; rm -rf "$work"; }
-trap cleanup EXIT
-mkdir -p "$work/influx"
-port=$(bash "$server" start "$work/influx")
-url="http://127.0.0.1:$port"
+source "$(dirname "$server")/influx_test_server.sh"
+influx_test_start "$server"
 q() { curl -sf --get "$url/query" --data-urlencode "db=dlg" --data-urlencode "q=$1"; }
 written_ok() { curl -sf "$url/debug/vars" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(sum(v["values"].get("pointsWrittenOK",0) for k,v in d.items() if k.startswith("httpd")))'; }
 curl -sf -XPOST "$url/query" --data-urlencode "q=CREATE DATABASE dlg" >/dev/null
