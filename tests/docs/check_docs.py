@@ -252,8 +252,10 @@ def check_command_table(dlg, tmp, src, text, probs, cache, counts):
         row = re.match(r"^\| `dlgauge ([a-z]+)( [^`]*)?` \|(.*)\|\s*$", line)
         if row:
             first, shown, what = rows.get(row.group(1), (n, set(), ""))
-            rows[row.group(1)] = (first, shown | set(re.findall(r"--[a-z][a-z-]*", row.group(2) or "")),
-                                  what + row.group(3))
+            # options in the usage cell, and a form the text shows whole (`dlgauge --version`)
+            opts = re.findall(r"--[a-z][a-z-]*", row.group(2) or "")
+            opts += re.findall(r"`dlgauge (--[a-z][a-z-]*)`", row.group(3))
+            rows[row.group(1)] = (first, shown | set(opts), what + row.group(3))
             counts["rows"] += 1
     for cmd, (n, shown, what) in rows.items():
         missing = command_options(dlg, tmp, cmd, cache) - shown
