@@ -17,6 +17,7 @@ struct dlg_comm {
     int rank, size;
     int local_rank, local_size; /* on this node (MPI_COMM_TYPE_SHARED), found once at open */
     int node, nodes;            /* this node's index (rank 0's is 0) and the nodes' count */
+    uint64_t node_key;          /* dlg_rank_info's: the node's first local rank's */
     pthread_t owner; /* opened MPI: MPI_THREAD_FUNNELED lets it alone call */
     char library[256];
 };
@@ -64,16 +65,20 @@ static int node_index(dlg_comm *c, MPI_Comm node)
     int rc = MPI_Comm_split(MPI_COMM_WORLD, c->local_rank == 0 ? 0 : MPI_UNDEFINED, c->rank, &leaders);
     if (rc != MPI_SUCCESS)
         return rc;
-    int v[2] = {0, 1};
+    int64_t v[3] = {0, 1, (int64_t)dlg_engine_own_key()};
     if (leaders != MPI_COMM_NULL) {
-        MPI_Comm_rank(leaders, &v[0]);
-        MPI_Comm_size(leaders, &v[1]);
+        int i, n;
+        MPI_Comm_rank(leaders, &i);
+        MPI_Comm_size(leaders, &n);
+        v[0] = i;
+        v[1] = n;
         MPI_Comm_free(&leaders);
     }
-    if ((rc = MPI_Bcast(v, 2, MPI_INT, 0, node)) != MPI_SUCCESS)
+    if ((rc = MPI_Bcast(v, 3, MPI_INT64_T, 0, node)) != MPI_SUCCESS)
         return rc;
-    c->node = v[0];
-    c->nodes = v[1];
+    c->node = (int)v[0];
+    c->nodes = (int)v[1];
+    c->node_key = (uint64_t)v[2];
     return MPI_SUCCESS;
 }
 
@@ -160,7 +165,8 @@ void dlg_engine_node(const dlg_comm *c, int *node, int *nodes)
 
 void dlg_engine_info(const dlg_comm *c, dlg_rank_info *out)
 {
-    *out = (dlg_rank_info){sizeof *out, c->rank, c->size, "mpi", c->library, c->local_rank, c->local_size};
+    *out = (dlg_rank_info){sizeof *out, c->rank, c->size, "mpi", c->library, c->local_rank, c->local_size,
+                           c->node_key};
 }
 
 /* A collective from another thread (a workload's pool, a loader's

@@ -27,7 +27,8 @@ _Noreturn void dlg_engine_abort(dlg_comm *c, int code)
 void dlg_engine_info(const dlg_comm *c, dlg_rank_info *out)
 {
     (void)c;
-    *out = (dlg_rank_info){sizeof *out, 0, 1, "self", "", .local_rank = 0, .local_size = 1};
+    *out = (dlg_rank_info){sizeof *out, 0, 1, "self", "", .local_rank = 0, .local_size = 1,
+                           .node_key = dlg_engine_own_key()};
 }
 
 void dlg_engine_node(const dlg_comm *c, int *node, int *nodes)

@@ -209,6 +209,11 @@ typedef struct dlg_rank_info {
      * when alone).  A GPU workload takes GPU local_rank mod its GPUs. */
     int local_rank;
     int local_size;
+    /* Added within ABI 1.1 (DLG_RANK_HAS(ri, node_key)): a number that
+     * every rank of this run on this node has, and no other run on the
+     * node (its first local rank's pid and start time): names what the
+     * node's ranks share, as the throttle's one emulated disk. */
+    uint64_t node_key;
 } dlg_rank_info;
 
 /* Whether the host filled `field` of a dlg_rank_info (its struct_size

@@ -17,7 +17,7 @@
 static void one_rank(const dlg_host *h, dlg_rank_info *out)
 {
     (void)h;
-    *out = (dlg_rank_info){sizeof *out, 0, 1, "self", "", 0, 1};
+    *out = (dlg_rank_info){sizeof *out, 0, 1, "self", "", 0, 1, 1};
 }
 
 static size_t elem_size(dlg_comm_type t) { return t == DLG_COMM_F32 ? 4 : 8; }

@@ -197,7 +197,7 @@ static void test_host_without_comm(void **state)
 static void many_ranks(const dlg_host *h, dlg_rank_info *out)
 {
     (void)h;
-    *out = (dlg_rank_info){sizeof *out, 0, 300000, "fake", "", 0, 1};
+    *out = (dlg_rank_info){sizeof *out, 0, 300000, "fake", "", 0, 1, 1};
 }
 
 /* 300000 ranks' sums of values up to 60 pass 2^24: float32 could not

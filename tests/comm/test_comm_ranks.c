@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "comm_drive.h"
 
@@ -54,7 +55,7 @@ static size_t tsize(dlg_comm_type t) { return t == DLG_COMM_F32 ? 4 : 8; }
 static void c_info(const dlg_host *h, dlg_rank_info *out)
 {
     *out = (dlg_rank_info){sizeof *out, rh(h)->rank, rh(h)->w->n, "threads", "test_comm_ranks",
-                           rh(h)->rank, rh(h)->w->n};
+                           rh(h)->rank, rh(h)->w->n, (uint64_t)getpid()};
 }
 
 static void add_one(void *buf, size_t i, dlg_comm_type t)

@@ -106,6 +106,18 @@ static void alone(void **state)
     assert_true(DLG_RANK_HAS(&ri, local_size));
     assert_int_equal(ri.local_rank, 0);
     assert_int_equal(ri.local_size, 1);
+    /* a key of this process's, the same on each call */
+    uint64_t key = ri.node_key;
+    assert_true(DLG_RANK_HAS(&ri, node_key) && key != 0);
+    ri = (dlg_rank_info){.struct_size = sizeof ri};
+    h->comm_info(h, &ri);
+    assert_true(ri.node_key == key);
+    /* one built before node_key gets none */
+    ri = (dlg_rank_info){.struct_size = offsetof(dlg_rank_info, node_key), .node_key = 7};
+    h->comm_info(h, &ri);
+    assert_false(DLG_RANK_HAS(&ri, node_key));
+    assert_int_equal(ri.local_size, 1);
+    assert_true(ri.node_key == 7);
     /* a plugin built before local_rank says a smaller size (or none):
      * the host writes nothing past it */
     static const uint32_t older[] = {offsetof(dlg_rank_info, local_rank), 0};
@@ -157,6 +169,11 @@ static void two_ranks(void **state)
     assert_int_equal(ri.struct_size, sizeof ri);
     assert_int_equal(ri.local_size, 2);
     assert_int_equal(ri.local_rank, me);
+    /* one node key for both: each sends its own, the sum is twice it */
+    int64_t key[2] = {(int64_t)(ri.node_key >> 1), me ? 0 : (int64_t)(ri.node_key >> 1)};
+    assert_true(ri.node_key != 0);
+    assert_int_equal(h->comm_allreduce(h, key, key, 2, DLG_COMM_I64), 0);
+    assert_true((uint64_t)key[0] == 2 * (ri.node_key >> 1) && (uint64_t)key[1] == ri.node_key >> 1);
     int node = -1, nodes = -1; /* one node, rank 0's: index 0 on both */
     dlg_comm_node(fx->comm, &node, &nodes);
     assert_true(node == 0 && nodes == 1);
