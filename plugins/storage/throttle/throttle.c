@@ -42,7 +42,7 @@ void thr_warn_slow(thr_file *tf, size_t n, bool write, double bandwidth)
                "throttle: one %zu-byte %s of %s takes %.0f s at %sbandwidth = %.0f B/s (over %.0f s "
                "per I/O: bandwidth is bytes per second, e.g. 150MB; 0 = unlimited)",
                n, write ? "write" : "read", tf->path ? tf->path : "?", (double)n / bandwidth,
-               write && tf->ti->shaper.lim.write_own_bw ? "write_" : "", bandwidth, THR_SLOW_S);
+               write && tf->ti->shaper->lim.write_own_bw ? "write_" : "", bandwidth, THR_SLOW_S);
 }
 
 static int resolve_inner(const dlg_host *h, thr_inst *ti, const char *name)
@@ -83,6 +83,26 @@ static void describe_writes(const thr_limits *lim, char *buf, size_t len)
              lim->write_shared && (lim->write_own_bw || lim->write_own_iops) ? ", one budget with reads" : "");
 }
 
+/* The disk this instance's I/O goes through: its own, or, where several
+ * ranks of the run share this node, the one disk they all read. */
+static int use_disk(const dlg_host *h, thr_inst *ti, const thr_limits *lim)
+{
+    dlg_rank_info ri = {.struct_size = sizeof ri};
+    if (DLG_HOST_HAS(h, comm_info))
+        h->comm_info(h, &ri);
+    if (!DLG_HOST_HAS(h, comm_info) || !DLG_RANK_HAS(&ri, node_key) || ri.local_size < 2) {
+        thr_shaper_init(&ti->own, lim);
+        ti->shaper = &ti->own;
+        return 0;
+    }
+    char why[512];
+    if (thr_shm_attach(ri.node_key, ri.local_rank, lim, &ti->shm, &ti->shaper, why, sizeof why) != 0)
+        return h->error(h, DLG_EIO, "%s", why);
+    h->log(h, DLG_LOG_DEBUG, "throttle: local rank %d of %d shares emulated disk %d of %s", ri.local_rank,
+           ri.local_size, ti->shm.disk, ti->shm.name);
+    return 0;
+}
+
 static int thr_create(const dlg_host *h, const dlg_value *opts, void **inst)
 {
     thr_profile *prof = malloc(sizeof *prof);
@@ -114,7 +134,11 @@ static int thr_create(const dlg_host *h, const dlg_value *opts, void **inst)
     }
     ti->h = h;
     atomic_init(&ti->slow_said, false);
-    thr_shaper_init(&ti->shaper, &lim);
+    if ((rc = use_disk(h, ti, &lim)) < 0) {
+        free(ti->inner_name);
+        free(ti);
+        return rc;
+    }
     char writes[128];
     describe_writes(&lim, writes, sizeof writes);
     h->log(h, DLG_LOG_DEBUG,
@@ -130,7 +154,10 @@ static void thr_destroy(void *inst)
     thr_inst *ti = inst;
     if (!ti)
         return;
-    thr_shaper_fini(&ti->shaper);
+    if (ti->shm.seg)
+        thr_shm_detach(&ti->shm);
+    else
+        thr_shaper_fini(&ti->own);
     free(ti->inner_name);
     free(ti); /* the inner instance belongs to the host */
 }
@@ -195,7 +222,7 @@ static int64_t thr_read(dlg_file *f, void *buf, size_t n, uint64_t off)
     thr_file *tf = (thr_file *)f;
     uint64_t deadline = thr_reserve_read(tf, off, n);
     int64_t r = tf->inner->ops->read(tf->inner, buf, n, off);
-    int rc = thr_sleep_until(&tf->ti->shaper, tf->h, deadline);
+    int rc = thr_sleep_until(tf->ti->shaper, tf->h, deadline);
     return r < 0 ? r : rc < 0 ? rc : r;
 }
 
@@ -206,7 +233,7 @@ static int thr_write(dlg_file *f, const void *buf, size_t n, uint64_t off)
         return tf->h->error(tf->h, DLG_ENOTSUP, "%s: inner = %s cannot write", tf->path, tf->ti->inner_name);
     uint64_t deadline = thr_reserve(tf, off, n, true);
     int rc = tf->inner->ops->write(tf->inner, buf, n, off);
-    int rs = thr_sleep_until(&tf->ti->shaper, tf->h, deadline);
+    int rs = thr_sleep_until(tf->ti->shaper, tf->h, deadline);
     return rc < 0 ? rc : rs;
 }
 
@@ -264,7 +291,7 @@ static int thr_fetch(dlg_file *f, uint64_t off, size_t n, const void **ptr)
     /* as a read: nothing to fetch at the end of the file is no I/O */
     uint64_t deadline = thr_reserve_read(tf, off, n);
     int rc = lends ? tf->inner->ops->fetch(tf->inner, off, n, ptr) : fetch_copy(tf, b, off, n, ptr);
-    int rs = thr_sleep_until(&tf->ti->shaper, tf->h, deadline);
+    int rs = thr_sleep_until(tf->ti->shaper, tf->h, deadline);
     return rc < 0 ? rc : rs;
 }
 
@@ -310,7 +337,7 @@ static const dlg_plugin_desc thr_desc = {
     .kind = DLG_KIND_STORAGE,
     .name = "throttle",
     .version = "1.0",
-    .summary = "emulates a cloud disk (bandwidth, IOPS, latency) over another backend",
+    .summary = "emulates a cloud disk (bandwidth, IOPS, latency) over another backend; a node's ranks share one",
     .options = thr_options,
     .ops = &thr_ops,
 };

@@ -168,7 +168,7 @@ int thr_reap(dlg_file *f, dlg_io_done *done, size_t max, size_t min_done)
         if (count >= min_done || count == max)
             return (int)count;
         if (earliest != UINT64_MAX)
-            rc = thr_sleep_until(&tf->ti->shaper, tf->h, earliest);
+            rc = thr_sleep_until(tf->ti->shaper, tf->h, earliest);
         else if (tf->inflight > 0)
             rc = harvest(tf, 1);
         else

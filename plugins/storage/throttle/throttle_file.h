@@ -5,13 +5,16 @@
 
 #include "throttle_count.h"
 #include "throttle_shaper.h"
+#include "throttle_shm.h"
 
 typedef struct thr_inst {
     const dlg_host *h;
     const dlg_storage_ops *inner_ops;
     void *inner_inst; /* owned by the host */
     char *inner_name;
-    thr_shaper shaper;
+    thr_shaper *shaper; /* own, or the node's disk that every rank shares */
+    thr_shaper own;
+    thr_shm shm;        /* shm.seg != NULL: shaper is in it */
     _Atomic bool slow_said; /* thr_warn_slow spoke */
 } thr_inst;
 
@@ -88,12 +91,11 @@ void thr_warn_slow(thr_file *tf, size_t n, bool write, double bandwidth);
  * it is charged to the write limits where the disk has its own). */
 static inline uint64_t thr_reserve(thr_file *tf, uint64_t off, size_t n, bool write)
 {
-    const thr_limits *lim = &tf->ti->shaper.lim;
+    const thr_limits *lim = &tf->ti->shaper->lim;
     double bw = write && lim->write_own_bw ? lim->write_bandwidth : lim->bandwidth;
     if (bw > 0 && (double)n > THR_SLOW_S * bw)
         thr_warn_slow(tf, n, write, bw);
-    return thr_shaper_reserve(&tf->ti->shaper, n, thr_io_units(&tf->ti->shaper.lim, &tf->run, off, n),
-                              write);
+    return thr_shaper_reserve(tf->ti->shaper, n, thr_io_units(lim, &tf->run, off, n), write);
 }
 
 /* The completion deadline of a read of n at off.  One that transfers

@@ -111,10 +111,8 @@ static void route_writes(bool own, bool shared, double rrate, double wrate, bool
     *wcost = *wown || !own ? 1 : rrate / wrate;
 }
 
-void thr_shaper_init(thr_shaper *s, const thr_limits *lim)
+static void shaper_setup(thr_shaper *s, const thr_limits *lim)
 {
-    memset(s, 0, sizeof *s);
-    pthread_mutex_init(&s->mu, NULL);
     s->lim = *lim;
     bucket_init(&s->bytes, lim->bandwidth, lim->burst);
     bucket_init(&s->ios, lim->iops, lim->burst_iops);
@@ -129,6 +127,38 @@ void thr_shaper_init(thr_shaper *s, const thr_limits *lim)
         s->rng[i] = splitmix64(&x);
 }
 
+void thr_shaper_init(thr_shaper *s, const thr_limits *lim)
+{
+    memset(s, 0, sizeof *s);
+    pthread_mutex_init(&s->mu, NULL);
+    shaper_setup(s, lim);
+}
+
+int thr_shaper_init_pshared(thr_shaper *s, const thr_limits *lim)
+{
+    memset(s, 0, sizeof *s);
+    pthread_mutexattr_t a;
+    int rc = pthread_mutexattr_init(&a);
+    if (rc == 0)
+        rc = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+    if (rc == 0)
+        rc = pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+    if (rc == 0)
+        rc = pthread_mutex_init(&s->mu, &a);
+    pthread_mutexattr_destroy(&a);
+    if (rc == 0)
+        shaper_setup(s, lim);
+    return rc;
+}
+
+/* A process that died holding the lock left at worst one reservation half
+ * made (a few doubles): the disk's state stays usable, so go on with it. */
+static void shaper_lock(thr_shaper *s)
+{
+    if (pthread_mutex_lock(&s->mu) == EOWNERDEAD)
+        pthread_mutex_consistent(&s->mu);
+}
+
 void thr_shaper_fini(thr_shaper *s) { pthread_mutex_destroy(&s->mu); }
 
 uint64_t thr_shaper_reserve(thr_shaper *s, size_t n, double ios, bool write)
@@ -137,7 +167,7 @@ uint64_t thr_shaper_reserve(thr_shaper *s, size_t n, double ios, bool write)
     thr_bucket *ib = write && s->wown_io ? &s->wios : &s->ios;
     double bytes = (double)n * (write ? s->wcost_bw : 1), units = ios * (write ? s->wcost_io : 1);
     double now = (double)thr_now_ns();
-    pthread_mutex_lock(&s->mu);
+    shaper_lock(s);
     double t = fmax(bucket_ready(bb, bytes, now), bucket_ready(ib, units, now));
     bucket_charge(bb, bytes, t);
     bucket_charge(ib, units, t);

@@ -42,6 +42,10 @@ typedef struct thr_shaper {
 } thr_shaper;
 
 void thr_shaper_init(thr_shaper *s, const thr_limits *lim);
+/* The same in memory that several processes map (throttle_shm.c): a
+ * process-shared, robust mutex, so that a rank killed while holding it
+ * does not stop the others.  0, or an errno. */
+int thr_shaper_init_pshared(thr_shaper *s, const thr_limits *lim);
 void thr_shaper_fini(thr_shaper *s);
 
 /* Reserves an I/O of n bytes issued now that the disk counts as `ios`
