@@ -67,7 +67,7 @@ int64_t dlg_ld_read(const dlg_host *h, dlg_file *f, const char *name, dlg_ld_buf
 
 /* The storage reports only a code: say why when the file system knows,
  * by opening the file itself (a missing file, no free descriptor). */
-int dlg_ld_open_failed(const char *path, const char *what, const char *missing, int rc,
+int dlg_ld_open_failed(const dlg_host *h, const char *path, const char *what, const char *missing, int rc,
                        dlg_data_err *err)
 {
     struct stat st;
@@ -88,6 +88,9 @@ int dlg_ld_open_failed(const char *path, const char *what, const char *missing, 
     }
     if (e)
         return dlg_data_fail(err, -rc, "%s: cannot open: %s", what, strerror(e));
+    char said[400];
+    if (DLG_HOST_HAS(h, error_said) && h->error_said(h, said, sizeof said))
+        return dlg_data_fail(err, -rc, "%s: cannot open through the job's storage: %s", what, said);
     return dlg_data_fail(err, -rc, "%s: cannot open through the job's storage", what);
 }
 
@@ -110,7 +113,7 @@ int dlg_ld_source_host(dlg_source *s, dlg_ld_hostfile *hf, const dlg_host *h, co
     hf->name = path;
     int rc = h->file_open(h, NULL, path, &hf->f);
     if (rc < 0)
-        return dlg_ld_open_failed(path, path, "", rc, err);
+        return dlg_ld_open_failed(h, path, path, "", rc, err);
     uint64_t size = DLG_SIZE_UNKNOWN;
     rc = h->file_size(h, hf->f, &size);
     if (rc < 0) {

@@ -82,10 +82,11 @@ void dlg_ld_buf_free(dlg_ld_buf *b);
 int64_t dlg_ld_read(const dlg_host *h, dlg_file *f, const char *name, dlg_ld_buf *b, uint64_t off,
                     size_t n, const uint8_t **data, uint64_t *io, dlg_data_err *err);
 
-/* For a file the storage would not open (it reports only rc): one error
+/* For a file the storage would not open (h->file_open's rc): one error
  * line "WHAT: cannot open: REASON" with the file system's reason when it
- * has one (a missing file + `missing`, no free descriptor: the limit). */
-int dlg_ld_open_failed(const char *path, const char *what, const char *missing, int rc,
+ * has one (a missing file + `missing`, no free descriptor: the limit),
+ * else the storage's own (host->error_said: O_DIRECT on a tmpfs). */
+int dlg_ld_open_failed(const dlg_host *h, const char *path, const char *what, const char *missing, int rc,
                        dlg_data_err *err);
 
 /* A dlg_source reading through an open host file (for .idx/.lst parsers). */

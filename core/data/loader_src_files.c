@@ -78,7 +78,7 @@ static int files_read(dlg_ld_src *base, void *w, uint64_t index, dlg_ld_item *it
     dlg_file *f;
     int rc = h->file_open(h, NULL, k->path, &f);
     if (rc < 0)
-        return dlg_ld_open_failed(k->path, it->what, " (listed in the dataset)", rc, err);
+        return dlg_ld_open_failed(h, k->path, it->what, " (listed in the dataset)", rc, err);
     uint64_t size = 0;
     rc = h->file_size(h, f, &size);
     if (rc < 0) {

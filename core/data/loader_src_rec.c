@@ -137,7 +137,7 @@ static int rec_worker_open(dlg_ld_src *base, void **w, dlg_data_err *err)
     int rc = base->h->file_open(base->h, NULL, s->path, &k->f);
     if (rc < 0) {
         free(k);
-        return dlg_ld_open_failed(s->path, s->path, "", rc, err);
+        return dlg_ld_open_failed(base->h, s->path, s->path, "", rc, err);
     }
     *w = k;
     return 0;

@@ -281,6 +281,18 @@ static int op_failed(const dlg_host *h, uint64_t mark, const char *path, const c
     return h->error(h, code_of(rc), "%s: %s failed (code %d)", path, what, rc);
 }
 
+static bool h_error_said(const dlg_host *h, char *buf, size_t len)
+{
+    dlg_error e;
+    if (!len || !dlg_services_said_here(impl(h)->svc, 0, &e))
+        return false;
+    const char *msg = e.text + e.head;
+    if (e.head && msg[0] == ':' && msg[1] == ' ') /* "CONTEXT: MSG" */
+        msg += 2;
+    snprintf(buf, len, "%s", msg);
+    return true;
+}
+
 static int h_file_open(const dlg_host *h, const char *storage, const char *path, dlg_file **out)
 {
     return open_file(h, storage, path, DLG_OPEN_READ, out);
@@ -604,6 +616,7 @@ dlg_host_impl *dlg_host_new(dlg_services *s, const char *context_fmt, ...)
     p->file_write = dlg_host_file_write;
     p->file_close_written = dlg_host_file_close_written;
     dlg_host_comm_fill(p);
+    p->error_said = h_error_said;
     return h;
 }
 

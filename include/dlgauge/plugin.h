@@ -319,6 +319,15 @@ typedef struct dlg_host {
      * from rank `from` (one step of a ring; to == from == rank copies). */
     int (*comm_sendrecv)(const struct dlg_host *h, const void *sbuf, int to, void *rbuf, int from, size_t bytes);
     int (*comm_barrier)(const struct dlg_host *h);
+
+    /* Added within ABI 1.1 (check DLG_HOST_HAS(h, error_said)): the line
+     * recorded for this thread's last failed call (a storage backend's own
+     * reason why file_open failed: an io_uring the container forbids), as
+     * error()'s fmt made it, without the host's context; into buf
+     * (truncated to len); false when this thread has none.  For a plugin
+     * that reports a failure in words of its own, which would else lose
+     * the reason. */
+    bool (*error_said)(const struct dlg_host *h, char *buf, size_t len);
 } dlg_host;
 
 /* Whether the host has `member` (struct_size says how far it filled

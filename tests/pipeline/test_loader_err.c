@@ -263,6 +263,17 @@ static int fd_open(void *inst, const dlg_host *h, const char *path, int flags, d
 
 static int fd_close(dlg_file *f) { return close(((fd_file *)f)->fd); }
 
+/* One that says why it cannot open an image the file system opens. */
+static int said_open(void *inst, const dlg_host *h, const char *path, int flags, dlg_file *f)
+{
+    size_t n = strlen(path);
+    if (n > 4 && strcmp(path + n - 4, ".jpg") == 0)
+        return h->error(h, DLG_ENOTSUP, "%s: io_uring_queue_init: Operation not permitted", path);
+    (void)inst, (void)flags;
+    ((fd_file *)f)->fd = open(path, O_RDONLY | O_CLOEXEC);
+    return ((fd_file *)f)->fd < 0 ? h->error(h, DLG_EIO, "%s: cannot open", path) : 0;
+}
+
 static int fd_size(dlg_file *f, uint64_t *out)
 {
     struct stat st;
@@ -304,6 +315,33 @@ static void test_out_of_descriptors(void **st)
     assert_true(rc < 0);
     assert_non_null(strstr(m.last_error, "img00.jpg: cannot open: Too many open files (the open-file limit, "
                                          "ulimit -n, is"));
+    mock_host_fini(&m);
+}
+
+/* The storage's own reason reaches the loader's line (it once said only
+ * "cannot open through the job's storage"). */
+static void test_storage_says_why(void **st)
+{
+    (void)st;
+    pu_dataset d;
+    pu_make_images(&d, "said", 2, 1, 40, 30, 40);
+    char path[700], spec[800], text[200];
+    snprintf(path, sizeof path, "%s/said.txt", d.dir);
+    int n = snprintf(text, sizeof text, "img00.jpg 0\n");
+    write_file(path, text, (size_t)n);
+    snprintf(spec, sizeof spec, "files:%s", path);
+    static const dlg_storage_ops ops = {.version = 1, .file_size = sizeof(fd_file), .open = said_open,
+                                        .close = fd_close, .size = fd_size, .read = fd_read};
+    mock_host m;
+    mock_host_init(&m);
+    assert_int_equal(mock_add_storage(&m, "said", &ops, NULL), 0);
+    dlg_loader_config cfg;
+    cfg_for(&cfg, spec, false);
+    cfg.batch = 1;
+    cfg.threads = 1;
+    assert_true(first_batch(&m, &cfg) < 0);
+    assert_non_null(strstr(m.last_error, "img00.jpg: cannot open through the job's storage: "));
+    assert_non_null(strstr(m.last_error, "img00.jpg: io_uring_queue_init: Operation not permitted"));
     mock_host_fini(&m);
 }
 
@@ -637,6 +675,7 @@ int main(void)
         cmocka_unit_test(test_skip_all_corrupt),
         cmocka_unit_test(test_list_quirks),
         cmocka_unit_test(test_out_of_descriptors),
+        cmocka_unit_test(test_storage_says_why),
         cmocka_unit_test(test_rec_label_and_stale_idx),
         cmocka_unit_test(test_option_fragment),
         cmocka_unit_test(test_cache_modes),

@@ -193,6 +193,14 @@ static void silent_open_after_old_error(void **state)
     fx->inst.open_fails = false;
     assert_string_equal(dlg_services_error(&fx->svc),
                         "st.ini:8: [job checksum] checksum: " HFX_PATH ": open failed (code -2)");
+    /* error_said: that line, without the host's context (a loader puts it
+     * in its own) */
+    char said[256] = "", tiny[8] = "";
+    assert_true(DLG_HOST_HAS(fx->h, error_said));
+    assert_true(fx->h->error_said(fx->h, said, sizeof said));
+    assert_string_equal(said, HFX_PATH ": open failed (code -2)");
+    assert_true(fx->h->error_said(fx->h, tiny, sizeof tiny));
+    assert_int_equal(strlen(tiny), sizeof tiny - 1);
 }
 
 /* Only reads that returned bytes are I/Os: fetches of 0 bytes, reads at

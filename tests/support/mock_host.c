@@ -35,6 +35,16 @@ static int m_error(const dlg_host *h, int code, const char *fmt, ...)
     return -code;
 }
 
+/* The last error() of any thread: the mock keeps one (loader tests read
+ * it after the failure). */
+static bool m_error_said(const dlg_host *h, char *buf, size_t len)
+{
+    if (!from(h)->errors || !len)
+        return false;
+    snprintf(buf, len, "%s", from(h)->last_error);
+    return true;
+}
+
 static uint64_t m_now(const dlg_host *h)
 {
     (void)h;
@@ -332,6 +342,7 @@ void mock_host_init(mock_host *m)
     m->host.file_create = m_create;
     m->host.file_write = m_write;
     m->host.file_close_written = m_close_written;
+    m->host.error_said = m_error_said;
 }
 
 const dlg_plugin_desc *mock_load_plugin(const char *so_name, dlg_kind kind, const char *name)
