@@ -313,10 +313,33 @@ static int open_source(dlg_loader *l)
     return 0;
 }
 
+/* Whether the job's storage reads the dataset with O_DIRECT (an alignment
+ * asked for its first file): past the page cache, which a warm pre-read
+ * would then only fill, and cache_method "read" would claim it served. */
+static bool reads_direct(dlg_loader *l)
+{
+    char path[4096];
+    dlg_file *f = NULL;
+    const dlg_host *h = l->h;
+    if (!l->src->nfiles || h->file_open(h, NULL, l->src->ops->file_path(l->src, 0, path, sizeof path), &f) < 0)
+        return false; /* the workers will say why */
+    uint32_t align = 1;
+    bool direct = (h->file_caps(h, f, &align) & DLG_CAP_DIRECT) && align > 1;
+    h->file_close(h, f);
+    return direct;
+}
+
 /* The cache mode, last before the workers start: pages pre-read (warm)
  * are not pushed out again by the batch buffers' allocation. */
 static int cache_source(dlg_loader *l)
 {
+    if (l->cfg.cache == DLG_CACHE_WARM && reads_direct(l)) {
+        snprintf(l->cache.method, sizeof l->cache.method, "none (O_DIRECT)");
+        l->st.cache_method = l->cache.method;
+        l->h->log(l->h, DLG_LOG_WARN, "cache = warm: the storage reads %s with O_DIRECT, past the page cache: "
+                                      "nothing pre-read (cache_method = %s)", l->data, l->cache.method);
+        return 0;
+    }
     dlg_data_err err = {0};
     dlg_stop_ask ask = {dlg_host_stop_asked, (void *)l->h};
     int rc = dlg_ld_cache(l->src, l->cfg.cache, &ask, &l->cache, &err);

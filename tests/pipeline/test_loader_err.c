@@ -263,6 +263,15 @@ static int fd_open(void *inst, const dlg_host *h, const char *path, int flags, d
 
 static int fd_close(dlg_file *f) { return close(((fd_file *)f)->fd); }
 
+/* One that asks reads aligned to 4 KiB, as an O_DIRECT backend does. */
+static int aligned_open(void *inst, const dlg_host *h, const char *path, int flags, dlg_file *f)
+{
+    (void)inst, (void)flags;
+    f->align = 4096;
+    ((fd_file *)f)->fd = open(path, O_RDONLY | O_CLOEXEC);
+    return ((fd_file *)f)->fd < 0 ? h->error(h, DLG_EIO, "%s: cannot open", path) : 0;
+}
+
 /* One that says why it cannot open an image the file system opens. */
 static int said_open(void *inst, const dlg_host *h, const char *path, int flags, dlg_file *f)
 {
@@ -623,6 +632,22 @@ static void test_cache_modes(void **st)
     assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
     dlg_loader_stats_get(l, &s);
     assert_string_equal(s.cache_method, "read");
+    dlg_loader_close(l);
+    mock_host_fini(&m);
+    /* through a storage that reads with O_DIRECT: nothing pre-read, said */
+    static const dlg_storage_ops direct = {.version = 1, .caps = DLG_CAP_DIRECT, .file_size = sizeof(fd_file),
+                                           .open = aligned_open, .close = fd_close, .size = fd_size,
+                                           .read = fd_read};
+    mock_host_init(&m);
+    assert_int_equal(mock_add_storage(&m, "odirect", &direct, NULL), 0);
+    assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
+    dlg_loader_stats_get(l, &s);
+    assert_string_equal(s.cache_method, "none (O_DIRECT)");
+    assert_non_null(strstr(m.last_log, "cache = warm: the storage reads files:"));
+    assert_non_null(strstr(m.last_log, "with O_DIRECT, past the page cache: nothing pre-read"));
+    dlg_batch *b = NULL;
+    assert_int_equal(dlg_loader_next(l, &b), 0); /* and reads it */
+    dlg_loader_release(l, b);
     dlg_loader_close(l);
     mock_host_fini(&m);
 }

@@ -121,6 +121,25 @@ for mem in none 256MiB; do
     field $n cache_method | grep -Eq "$want" || fail "$n: cache_method '$(field $n cache_method)', expected /$want/"
 done
 
+# ---- cache = warm: pre-read for buffered reads (a throttle over posix
+# too), not for O_DIRECT ones, which pass the page cache by: no "read"
+# claimed there, and a warning says so -------------------------------------
+for st in posix d ud tud; do
+    n=warm-$st
+    { header $n; storages; printf '[storage tud]\ntype = throttle\ninner = ud\n'
+      printf '[job %s]\nworkload = io\ndata = raw:seq.bin\nblock = 64KiB\nstorage = %s\ncache = warm\niterations = 1\nwarmup = 0\n' $n $st; } >$n.ini
+    run $n
+    [ $RC = 0 ] || { fail "$n: exit $RC: $(cat $n.err)"; continue; }
+    case $st in posix) want='^read$' ;; *) want='^none \(O_DIRECT\)$' ;; esac
+    field $n cache_method | grep -Eq "$want" || fail "$n: cache_method '$(field $n cache_method)', expected /$want/"
+    if [ $st = posix ]; then
+        grep -q 'warning' $n.err && fail "$n: a warning: $(cat $n.err)"
+    else
+        grep -q 'cache = warm: the storage reads .*seq.bin with O_DIRECT, past the page cache: nothing pre-read' $n.err ||
+            fail "$n: no O_DIRECT warning: $(cat $n.err)"
+    fi
+done
+
 # ---- throttle: measured bandwidth within 5% of the limit (a file of whole
 # blocks: an even length keeps the emulated and the measured bytes equal) --
 n=throttle

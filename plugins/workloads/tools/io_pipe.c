@@ -55,8 +55,9 @@ static const dlg_metric iopipe_metrics[] = {
      "share of the workers' time spent reading or decoding the timed steps' batches (1: every worker always "
      "busy, so more threads, faster decode or faster storage would help)"},
     {"cache_method", DLG_FIELD_STRING, "",
-     "how cache = cold|warm was applied (none, read, fadvise, fadvise+drop_caches; \"(N% stayed cached)\" "
-     "added when cold left pages in the page cache, which a warning then names, \"(unverified)\" when "
+     "how cache = cold|warm was applied (none, read, fadvise, fadvise+drop_caches; \"none (O_DIRECT)\" "
+     "for warm on a storage that reads past the page cache; \"(N% stayed cached)\" added when cold "
+     "left pages in the page cache, which a warning then names, \"(unverified)\" when "
      "mincore could not tell: a file the user neither owns nor may write)"},
     {NULL, 0, NULL, NULL}};
 
