@@ -67,6 +67,7 @@ CASES=(
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"; fio_hugepages_restore' EXIT
+echo "io_uring submission: dlgauge submit_batch = 4 (uring's default), fio iodepth_batch_submit = 1 (fio's default; each tool's best measured here)"
 
 for c in "${CASES[@]}"; do
     IFS='|' read -r name dargs fargs buffered <<<"$c"
