@@ -205,13 +205,12 @@ static void test_stream_units_match(void **state)
     assert_true(thr_stream_units(&lim, 1000, 32768, true) == 125); /* 8 per 256 KiB unit */
 }
 
-/* Limits resolved as the plugin resolves them, from "key=value" options
- * (NULL-terminated); the host is never called for good input. */
-static thr_limits resolved(const char *const *kv)
+/* Option values (index: enum thr_opt) from "key=value" texts
+ * (NULL-terminated), parsed as the plugin parses them. */
+static void parse_options(const char *const *kv, dlg_value *v)
 {
     static char text[THR_OPT_COUNT][64];
-    dlg_value v[THR_OPT_COUNT];
-    memset(v, 0, sizeof v);
+    memset(v, 0, THR_OPT_COUNT * sizeof *v);
     for (; *kv; kv++) {
         const char *eq = strchr(*kv, '=');
         int i = 0;
@@ -224,6 +223,14 @@ static thr_limits resolved(const char *const *kv)
         if (thr_parse_value(&thr_options[i], text[i], &v[i], why, sizeof why) != 0)
             fail_msg("%s", why);
     }
+}
+
+/* Limits resolved as the plugin resolves them, from "key=value" options
+ * (NULL-terminated); the host is never called for good input. */
+static thr_limits resolved(const char *const *kv)
+{
+    dlg_value v[THR_OPT_COUNT];
+    parse_options(kv, v);
     dlg_host h;
     memset(&h, 0, sizeof h);
     thr_limits lim;
@@ -395,6 +402,74 @@ static void test_no_burst_by_default(void **state)
     assert_true(near_ms(d[1], 0) && near_ms(d[2], 1) && near_ms(d[3], 2)); /* 2 x 10 kB at once */
 }
 
+/* Credit bursting (gp2, Azure Premium SSD): banked I/Os go at the peak
+ * rate, not at once, until the credits are spent, then at the baseline.
+ * 100 IOPS with 10 credits and a 1000 IOPS peak: I/Os 1 ms apart while the
+ * bucket holds any (it drains at 900/s: 11 I/Os), then 10 ms apart.  Bytes
+ * alike: 1 MB/s with 20 kB banked and a 4 MB/s peak: 4 kB reads end 1 ms
+ * apart for 6 reads, then one per 4 ms. */
+static void test_credit_burst_at_peak(void **state)
+{
+    (void)state;
+    const char *const kv[] = {"iops=100", "burst_iops=10", "peak_iops=1000", NULL};
+    thr_limits lim = resolved(kv);
+    bool w[14] = {false};
+    uint64_t d[14];
+    reserve_all(&lim, 14, 1, w, d);
+    for (int k = 0; k <= 10; k++)
+        if (!near_ms(d[k], k))
+            fail_msg("I/O %d at %.2f ms, not %d (the peak)", k, d[k] / 1e6, k);
+    for (int k = 11; k < 14; k++)
+        if (!near_ms(d[k], 20 + 10 * (k - 11)))
+            fail_msg("I/O %d at %.2f ms, not %d (the baseline)", k, d[k] / 1e6, 20 + 10 * (k - 11));
+    const char *const b[] = {"bandwidth=1MB", "burst=20kB", "peak_bandwidth=4MB", NULL};
+    lim = resolved(b);
+    reserve_all(&lim, 9, 4000, w, d);
+    print_message("4 kB reads with credits end at %.2f %.2f ... %.2f %.2f %.2f ms\n", d[0] / 1e6, d[1] / 1e6,
+                  d[6] / 1e6, d[7] / 1e6, d[8] / 1e6);
+    for (int k = 0; k < 6; k++)
+        assert_true(near_ms(d[k], k + 1));
+    assert_true(near_ms(d[8] - d[7], 4) && d[6] > d[5] + 2000000);
+}
+
+/* A peak needs credits to spend and must be above the rate they come
+ * back at; each refusal names both keys. */
+static char refusal[512];
+static int keep_refusal(const dlg_host *h, int code, const char *fmt, ...)
+{
+    (void)h;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(refusal, sizeof refusal, fmt, ap);
+    va_end(ap);
+    return -code;
+}
+
+static void test_peak_refused(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *kv[4], *want;
+    } cases[] = {
+        {{"iops=100", "peak_iops=1000", NULL}, "peak_iops needs burst_iops"},
+        {{"bandwidth=1MB", "burst=1MB", "peak_bandwidth=1MB", NULL}, "peak_bandwidth = 1000000 must be above bandwidth"},
+        {{"burst_iops=5", "peak_iops=10", NULL}, "peak_iops = 10 must be above iops = 0"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        dlg_value v[THR_OPT_COUNT];
+        parse_options(cases[c].kv, v);
+        dlg_host h;
+        memset(&h, 0, sizeof h);
+        h.error = keep_refusal;
+        thr_limits lim;
+        memset(&lim, 0, sizeof lim);
+        refusal[0] = 0;
+        assert_int_equal(thr_resolve(&h, v, "", &lim), -DLG_EINVAL);
+        if (!strstr(refusal, cases[c].want))
+            fail_msg("case %zu: '%s', expected '%s'", c, refusal, cases[c].want);
+    }
+}
+
 /* How long after its issue an I/O of n bytes completes, bracketed: the
  * shaper takes "now" between t0 and t1, so the deadline less t1 is at most,
  * less t0 at least, the time it charged, however late this thread ran. */
@@ -524,6 +599,8 @@ int main(void)
         cmocka_unit_test(test_write_limits_separate),
         cmocka_unit_test(test_no_write_keys_shared),
         cmocka_unit_test(test_no_burst_by_default),
+        cmocka_unit_test(test_credit_burst_at_peak),
+        cmocka_unit_test(test_peak_refused),
         cmocka_unit_test(test_isolated_read_takes_transfer_time),
         cmocka_unit_test(test_merged_reads_not_held_by_iops),
         cmocka_unit_test(test_shared_budget_mix),

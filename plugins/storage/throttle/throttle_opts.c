@@ -64,6 +64,12 @@ const dlg_option thr_options[THR_OPT_COUNT + 1] = {
                    "gp3 and PD, which throttle at the ms scale)", 0},
     [THR_BURST_IOPS] = {"burst_iops", DLG_OPT_INT, NULL, "0", "100000000", NULL,
                         "I/Os a bucket lets through at once after idle (default 0: none)", 0},
+    [THR_PEAK_BANDWIDTH] = {"peak_bandwidth", DLG_OPT_SIZE, NULL, "0", NULL, NULL,
+                            "with burst: the rate the banked bytes flow at (credit bursting, Azure "
+                            "Premium SSD: 170MB), instead of at once; 0 = at once", 0},
+    [THR_PEAK_IOPS] = {"peak_iops", DLG_OPT_INT, NULL, "0", "100000000", NULL,
+                       "with burst_iops: the rate the banked I/Os go at (credit bursting, gp2: 3000 "
+                       "while its 5.4 million I/O credits last), instead of at once; 0 = at once", 0},
     [THR_LATENCY] = {"latency", DLG_OPT_DURATION, NULL, "0", "10s", NULL,
                      "mean added latency per I/O, after its transfer time (default 0)", 0},
     [THR_LATENCY_DIST] = {"latency_dist", DLG_OPT_ENUM, NULL, NULL, NULL,
@@ -137,6 +143,24 @@ static int check_symmetric(const dlg_host *h, const thr_limits *lim, const char 
     return -1;
 }
 
+/* A peak rate paces a burst: it needs a burst to pace, and a limit it is
+ * above (at or below it, the peak would be the limit). */
+static int check_peak(const dlg_host *h, const char *what, double peak, double rate, double burst,
+                      const char *burst_key, const char *origin)
+{
+    if (peak <= 0)
+        return 0;
+    if (!(burst > 0))
+        h->error(h, DLG_EINVAL, "%speak_%s needs %s (the credits the peak rate spends, e.g. gp2's "
+                 "burst_iops = 5400000)", origin, what, burst_key);
+    else if (!(rate > 0) || peak <= rate)
+        h->error(h, DLG_EINVAL, "%speak_%s = %.0f must be above %s = %.0f (the rate the credits "
+                 "come back at)", origin, what, peak, what, rate);
+    else
+        return 0;
+    return -1;
+}
+
 int thr_resolve(const dlg_host *h, const dlg_value *v, const char *origin, thr_limits *out)
 {
     int rc = formula(h, v, THR_BANDWIDTH, THR_BANDWIDTH_BASE, THR_BANDWIDTH_PER_GIB,
@@ -163,6 +187,11 @@ int thr_resolve(const dlg_host *h, const dlg_value *v, const char *origin, thr_l
      * PD do not: they throttle micro-bursts within the second. */
     out->burst = v[THR_BURST].set ? (double)v[THR_BURST].i : 0;
     out->burst_iops = v[THR_BURST_IOPS].set ? (double)v[THR_BURST_IOPS].i : 0;
+    out->peak_bandwidth = v[THR_PEAK_BANDWIDTH].set ? (double)v[THR_PEAK_BANDWIDTH].i : 0;
+    out->peak_iops = v[THR_PEAK_IOPS].set ? (double)v[THR_PEAK_IOPS].i : 0;
+    if (check_peak(h, "bandwidth", out->peak_bandwidth, out->bandwidth, out->burst, "burst", origin) != 0 ||
+        check_peak(h, "iops", out->peak_iops, out->iops, out->burst_iops, "burst_iops", origin) != 0)
+        return -DLG_EINVAL;
     out->latency = v[THR_LATENCY].set ? (uint64_t)v[THR_LATENCY].i : 0;
     out->dist = v[THR_LATENCY_DIST].set ? (int)v[THR_LATENCY_DIST].i : THR_DIST_FIXED;
     out->jitter = v[THR_LATENCY_JITTER].set ? (uint64_t)v[THR_LATENCY_JITTER].i

@@ -30,6 +30,8 @@ enum thr_opt {
     THR_IOPS_MERGE,
     THR_BURST,
     THR_BURST_IOPS,
+    THR_PEAK_BANDWIDTH,
+    THR_PEAK_IOPS,
     THR_LATENCY,
     THR_LATENCY_DIST,
     THR_LATENCY_JITTER,
@@ -60,6 +62,10 @@ typedef struct thr_limits {
     double iops_merge;  /* contiguous I/Os at least this big merge up to iops_unit; 0 = never */
     double burst;       /* bytes the bandwidth buckets hold (0 = no burst) */
     double burst_iops;  /* I/Os the IOPS buckets hold (0 = no burst) */
+    /* Credit bursting (gp2, Azure Premium SSD): while a bucket holds
+     * tokens, I/O flows at most at this rate, not at once (0 = at once). */
+    double peak_bandwidth;
+    double peak_iops;
     uint64_t latency;   /* ns, mean */
     uint64_t jitter;    /* ns */
     int dist;           /* enum thr_dist */

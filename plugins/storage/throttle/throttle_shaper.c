@@ -118,6 +118,8 @@ static void shaper_setup(thr_shaper *s, const thr_limits *lim)
     bucket_init(&s->ios, lim->iops, lim->burst_iops);
     bucket_init(&s->wbytes, lim->write_bandwidth, lim->burst);
     bucket_init(&s->wios, lim->write_iops, lim->burst_iops);
+    bucket_init(&s->peak_bytes, lim->peak_bandwidth, 0);
+    bucket_init(&s->peak_ios, lim->peak_iops, 0);
     route_writes(lim->write_own_bw, lim->write_shared, lim->bandwidth, lim->write_bandwidth, &s->wown_bw,
                  &s->wcost_bw);
     route_writes(lim->write_own_iops, lim->write_shared, lim->iops, lim->write_iops, &s->wown_io, &s->wcost_io);
@@ -168,10 +170,15 @@ uint64_t thr_shaper_reserve(thr_shaper *s, size_t n, double ios, bool write)
     double bytes = (double)n * (write ? s->wcost_bw : 1), units = ios * (write ? s->wcost_io : 1);
     double now = (double)thr_now_ns();
     shaper_lock(s);
-    double t = fmax(bucket_ready(bb, bytes, now), bucket_ready(ib, units, now));
+    double t = fmax(fmax(bucket_ready(bb, bytes, now), bucket_ready(ib, units, now)),
+                    fmax(bucket_ready(&s->peak_bytes, bytes, now), bucket_ready(&s->peak_ios, units, now)));
     bucket_charge(bb, bytes, t);
     bucket_charge(ib, units, t);
-    double done = bucket_done(bb, bytes, t); /* an IOPS limit admits an I/O: no transfer time */
+    bucket_charge(&s->peak_bytes, bytes, t);
+    bucket_charge(&s->peak_ios, units, t);
+    /* an IOPS limit admits an I/O: no transfer time; bytes flow at the
+     * bandwidth, or at the peak while the burst lasts */
+    double done = fmax(bucket_done(bb, bytes, t), bucket_done(&s->peak_bytes, bytes, t));
     double lat = s->lim.latency ? sample_latency(s) : 0;
     pthread_mutex_unlock(&s->mu);
     return (uint64_t)(done + lat);

@@ -28,6 +28,10 @@ typedef struct thr_shaper {
     thr_bucket ios;
     thr_bucket wbytes; /* writes with their own limits (write_own_*) */
     thr_bucket wios;
+    /* Credit bursting: the rate banked tokens flow at (depth 0), read and
+     * write alike, as the volume's one burst limit (gp2: 3000 IOPS). */
+    thr_bucket peak_bytes;
+    thr_bucket peak_ios;
     /* Per limit, where a write draws: its own bucket, or the read bucket
      * at wcost read tokens per write token (1: one combined limit;
      * read rate / write rate: write_budget = shared; unlimited writes keep

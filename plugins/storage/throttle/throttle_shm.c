@@ -86,7 +86,8 @@ static bool same_limits(const thr_limits *a, const thr_limits *b)
            a->write_own_iops == b->write_own_iops && a->write_bandwidth == b->write_bandwidth &&
            a->write_iops == b->write_iops && a->write_shared == b->write_shared &&
            a->iops_unit == b->iops_unit && a->iops_merge == b->iops_merge && a->burst == b->burst &&
-           a->burst_iops == b->burst_iops && a->latency == b->latency && a->jitter == b->jitter &&
+           a->burst_iops == b->burst_iops && a->peak_bandwidth == b->peak_bandwidth &&
+           a->peak_iops == b->peak_iops && a->latency == b->latency && a->jitter == b->jitter &&
            a->dist == b->dist && a->seed == b->seed;
 }
 
