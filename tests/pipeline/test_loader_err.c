@@ -298,28 +298,36 @@ static int64_t fd_read(dlg_file *f, void *buf, size_t n, uint64_t off)
     return k < 0 ? -DLG_EIO : (int64_t)k;
 }
 
-static void test_out_of_descriptors(void **st)
+/* The first batch of a files: dataset of one image (img00.jpg, listed in
+ * NAME.txt) read through storage NAME (ops, inst), a thread and an image
+ * at a time: the loader's rc; m holds its line. */
+static int first_image_through(mock_host *m, const char *name, const dlg_storage_ops *ops, void *inst)
 {
-    (void)st;
     pu_dataset d;
-    pu_make_images(&d, "nofd", 2, 1, 40, 30, 40);
-    char path[700], spec[800], text[200];
-    snprintf(path, sizeof path, "%s/nofd.txt", d.dir);
+    pu_make_images(&d, name, 2, 1, 40, 30, 40);
+    char path[700], spec[800], text[32];
+    snprintf(path, sizeof path, "%s/%s.txt", d.dir, name);
     int n = snprintf(text, sizeof text, "img00.jpg 0\n");
     write_file(path, text, (size_t)n);
     snprintf(spec, sizeof spec, "files:%s", path);
+    mock_host_init(m);
+    assert_int_equal(mock_add_storage(m, name, ops, inst), 0);
+    dlg_loader_config cfg;
+    cfg_for(&cfg, spec, false);
+    cfg.batch = 1;
+    cfg.threads = 1;
+    return first_batch(m, &cfg);
+}
+
+static void test_out_of_descriptors(void **st)
+{
+    (void)st;
     struct rlimit saved;
     assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
     static const dlg_storage_ops ops = {.version = 1, .file_size = sizeof(fd_file), .open = fd_open,
                                         .close = fd_close, .size = fd_size, .read = fd_read};
     mock_host m;
-    mock_host_init(&m);
-    assert_int_equal(mock_add_storage(&m, "nofd", &ops, &saved), 0);
-    dlg_loader_config cfg;
-    cfg_for(&cfg, spec, false);
-    cfg.batch = 1;
-    cfg.threads = 1;
-    int rc = first_batch(&m, &cfg);
+    int rc = first_image_through(&m, "nofd", &ops, &saved);
     setrlimit(RLIMIT_NOFILE, &saved);
     assert_true(rc < 0);
     assert_non_null(strstr(m.last_error, "img00.jpg: cannot open: Too many open files (the open-file limit, "
@@ -332,23 +340,10 @@ static void test_out_of_descriptors(void **st)
 static void test_storage_says_why(void **st)
 {
     (void)st;
-    pu_dataset d;
-    pu_make_images(&d, "said", 2, 1, 40, 30, 40);
-    char path[700], spec[800], text[200];
-    snprintf(path, sizeof path, "%s/said.txt", d.dir);
-    int n = snprintf(text, sizeof text, "img00.jpg 0\n");
-    write_file(path, text, (size_t)n);
-    snprintf(spec, sizeof spec, "files:%s", path);
     static const dlg_storage_ops ops = {.version = 1, .file_size = sizeof(fd_file), .open = said_open,
                                         .close = fd_close, .size = fd_size, .read = fd_read};
     mock_host m;
-    mock_host_init(&m);
-    assert_int_equal(mock_add_storage(&m, "said", &ops, NULL), 0);
-    dlg_loader_config cfg;
-    cfg_for(&cfg, spec, false);
-    cfg.batch = 1;
-    cfg.threads = 1;
-    assert_true(first_batch(&m, &cfg) < 0);
+    assert_true(first_image_through(&m, "said", &ops, NULL) < 0);
     assert_non_null(strstr(m.last_error, "img00.jpg: cannot open through the job's storage: "));
     assert_non_null(strstr(m.last_error, "img00.jpg: io_uring_queue_init: Operation not permitted"));
     mock_host_fini(&m);
