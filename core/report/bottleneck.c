@@ -131,6 +131,24 @@ static size_t add_limits(rep_cell *c, size_t n, double bw, double iops)
     return ADD("); ");
 }
 
+/* Reads above the sustained limit judged say why they could be: a profile
+ * with burst credits spent them (a new volume's, full at the start: the
+ * run ended before they did), else nothing held the reads to the profile. */
+static size_t above_profile(rep_cell *c, const rep_disk *d, size_t n)
+{
+    if (!(c->limit_share > REP_OVER_LIMIT))
+        return n;
+    if (d->peak_bandwidth > 0 || d->peak_iops > 0) {
+        ADD("above it on the profile's burst credits (peak ");
+        n = add_pair(c, n, d->peak_bandwidth, d->peak_iops);
+        return ADD("), a new volume's: a run longer than they last measures the limit; ");
+    }
+    const char *cfg = rep_str(c->row, "storage_config");
+    if (cfg && strstr(cfg, "type=throttle"))
+        return ADD("above it: reads queued before the timed steps ended inside them (a short run); ");
+    return ADD("above it: the storage is no throttle of that profile, so nothing held its reads to it; ");
+}
+
 /* The storage verdict's numbers: the side that binds, the limit it meets. */
 static size_t storage_evidence(rep_cell *c, const rep_disk *d, size_t n)
 {
@@ -157,7 +175,7 @@ static size_t storage_evidence(rep_cell *c, const rep_disk *d, size_t n)
         return isnan(c->read_bps) ? n : ADD("reads %.1f MB/s; ", rd);
     }
     ADD("reads %.1f MB/s = %.0f%% of profile %s's limit ", rd, 100 * c->limit_share, d->name);
-    return add_limits(c, n, d->bandwidth, d->iops);
+    return above_profile(c, d, add_limits(c, n, d->bandwidth, d->iops));
 }
 
 /* Whether below_profile can say what held a storage verdict's reads back:

@@ -80,6 +80,8 @@ static int add_prof(rep_disks *d, const thr_limits *lim, const char *name, const
     k->write_iops = lim->write_iops;
     k->write_shared = lim->write_shared;
     k->latency = (double)lim->latency * 1e-9;
+    k->peak_bandwidth = lim->peak_bandwidth;
+    k->peak_iops = lim->peak_iops;
     return 0;
 }
 

@@ -25,6 +25,9 @@ typedef struct rep_disk {
      * budget, reads/read limit + writes/write limit <= 1. */
     bool write_shared;
     double latency; /* seconds the throttle adds per I/O (`latency`); 0 = none */
+    /* Credit bursting (`peak_*`): the rates banked credits go at, above
+     * the sustained bandwidth and iops the rules judge by; 0 = none. */
+    double peak_bandwidth, peak_iops;
 } rep_disk;
 
 typedef struct rep_disks {
@@ -185,6 +188,7 @@ typedef struct rep_model {
 #define REP_REREAD 1.10      /* block-device reads / dataset size */
 #define REP_FAULT_RATE 100.0 /* major faults per second */
 #define REP_LIMIT_LOW 0.50   /* a storage verdict's rate below this share of the profile: not the profile's limit */
+#define REP_OVER_LIMIT 1.05  /* ... above this share: reads the sustained limit did not hold (credits, no throttle) */
 #define REP_CPU_QUEUED 0.20  /* runnable but queued for this share of the cell's CPU time: contended */
 #define REP_CPU_WAIT_RUN 0.5 /* ... and queued for this share of its runnable time (longer than it ran) */
 #define REP_CPU_STEAL 0.10   /* cpu_steal_share at or above: the hypervisor took the CPUs (contended) */

@@ -27,8 +27,9 @@
     "triad_bytes_per_s,array_bytes,threads,version\n"
 
 /* The quick start's two emulated disks (conf/disks/local-nvme.ini and
- * alibaba-ultra-2017.ini at 500 GiB: 80 MB/s, 3000 IOPS, 2 ms), and two
- * without a latency: one with rates, one with IOPS only. */
+ * alibaba-ultra-2017.ini at 500 GiB: 80 MB/s, 3000 IOPS, 2 ms), two
+ * without a latency: one with rates, one with IOPS only, and aws-gp2.ini's
+ * limits at 500 GiB (1500 IOPS sustained, credits spent at 3000). */
 static void load_disks(rep_disks *d)
 {
     static const char *const prof[][2] = {
@@ -37,6 +38,7 @@ static void load_disks(rep_disks *d)
                             "bandwidth_base = 50MB\nbandwidth_per_gib = 0.1MB\nbandwidth_max = 80MB\nlatency = 2ms\n"},
         {"paced-disk", "iops = 3000\nbandwidth = 80MB\n"},
         {"iops-disk", "iops = 400\n"},
+        {"gp2", "iops = 1500\nbandwidth = 250MiB\nburst_iops = 5400000\npeak_iops = 3000\n"},
     };
     for (size_t i = 0; i < sizeof prof / sizeof *prof; i++) {
         char path[32], err[512];
@@ -184,6 +186,44 @@ static void test_storage_below_profile(void **state)
     assert_non_null(strstr(slow->evidence, "reads 9.2 MB/s = only 12% of profile efficiency-disk's limit "
                                            "(80.0 MB/s, 3000 IOPS)"));
     assert_non_null(strstr(slow->evidence, "14.80 ms per read where the profile takes 3.38 ms"));
+    report_free(&r);
+}
+
+/* Reads above the sustained limit say why: 3000 IOPS of 4 KiB on aws-gp2
+ * (1500 IOPS sustained at 500 GiB) ran on its burst credits; 96 MB/s on
+ * an 80 MB/s profile through a storage that is no throttle of it was held
+ * by nothing; a cell at the limit says neither. */
+static void test_storage_above_profile(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_of(&r, "2026-12-01T10:00:01Z,vm,p,-,run1,ok,gp2,io-pipeline,3000,0,0,images,9000,1,3,0.3,0.7,"
+                  "0.2,0.99,2.9,0.1,4,36864000,9000,,33072384," THROTTLE("aws-gp2") ",,,,,,0.1.0\n"
+                  "2026-12-01T10:00:05Z,vm,p,-,run1,ok,paced-disk,io-pipeline,2000,0,0,images,6000,1,3,0.3,0.7,"
+                  "0.2,0.99,2.9,0.1,4,288000000,2400,,33072384,type=posix,,,,,,0.1.0\n"
+                  "2026-12-01T10:00:09Z,vm,p,-,run1,ok,efficiency-disk,io-pipeline,1600,0,0,images,4800,1,3,0.3,0.7,"
+                  "0.2,0.99,2.9,0.1,4,240000000,2400,,33072384," THROTTLE("alibaba-ultra-2017") ",,,,,,0.1.0\n");
+    const rep_cell *gp2 = NULL, *paced = NULL, *at = NULL;
+    for (size_t g = 0; g < r.model.n; g++)
+        for (size_t i = 0; i < r.model.g[g].ncells; i++) {
+            const rep_cell *c = &r.model.g[g].cells[i];
+            const char *s = rep_str(c->row, "storage");
+            print_message("%s: %s: %s\n", s, rep_bn_name(c->bn), c->evidence);
+            if (strcmp(s, "gp2") == 0)
+                gp2 = c;
+            else if (strcmp(s, "paced-disk") == 0)
+                paced = c;
+            else
+                at = c;
+        }
+    assert_true(gp2 && paced && at);
+    assert_non_null(strstr(gp2->evidence, "reads 12.3 MB/s = 200% of profile gp2's limit (262.1 MB/s, 1500 IOPS); "
+                                          "above it on the profile's burst credits (peak 3000 IOPS), a new "
+                                          "volume's: a run longer than they last measures the limit"));
+    assert_non_null(strstr(paced->evidence, "= 120% of profile paced-disk's limit (80.0 MB/s, 3000 IOPS); above it: "
+                                            "the storage is no throttle of that profile"));
+    assert_non_null(strstr(at->evidence, "= 100% of profile efficiency-disk's limit"));
+    assert_null(strstr(at->evidence, "above it"));
     report_free(&r);
 }
 
@@ -463,6 +503,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_starved_accelerator),   cmocka_unit_test(test_fed_accelerator),
         cmocka_unit_test(test_storage_below_profile), cmocka_unit_test(test_storage_latency_bound),
+        cmocka_unit_test(test_storage_above_profile),
         cmocka_unit_test(test_storage_latency_short_of_limit),
         cmocka_unit_test(test_storage_at_profile_pace),
         cmocka_unit_test(test_stream_memory_bound),   cmocka_unit_test(test_stream_cache_bound),
