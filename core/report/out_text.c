@@ -47,7 +47,7 @@ void rep_table_print(FILE *f, const rep_table *t, bool colour, const char *inden
     for (size_t r = 0; r < t->nrows; r++)
         for (size_t c = 0; c < nc; c++) {
             const char *s = t->cell[r * t->ncols + c];
-            size_t l = s ? strlen(s) : 0;
+            size_t l = rep_utf8_columns(s);
             if (l > w[c])
                 w[c] = l;
         }
@@ -58,7 +58,7 @@ void rep_table_print(FILE *f, const rep_table *t, bool colour, const char *inden
             s = s ? s : "";
             int st = t->style[r * t->ncols + c];
             const char *on = style_on(st, colour), *off = *on ? "\033[0m" : "";
-            int pad = (int)(w[c] - strlen(s));
+            int pad = (int)(w[c] - rep_utf8_columns(s));
             bool last = c + 1 == nc;
             bool right = t->right[c] && r > 0;
             fprintf(f, "%*s%s", right ? pad : 0, "", on);

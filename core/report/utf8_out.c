@@ -94,3 +94,11 @@ void rep_utf8_render(FILE *f, rep_render_fn fn, const void *ctx)
     rep_utf8_write(f, buf, len);
     free(buf);
 }
+
+size_t rep_utf8_columns(const char *s)
+{
+    size_t n = 0;
+    for (; s && *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80; /* continuation bytes add none */
+    return n;
+}

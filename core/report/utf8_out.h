@@ -9,6 +9,10 @@
 /* Writes text[0..n) to f with each ill-formed UTF-8 sequence (a Latin-1
  * byte, a cut character, an overlong form, a surrogate) as U+FFFD. */
 void rep_utf8_write(FILE *f, const char *text, size_t n);
+/* The terminal columns s takes: its characters (bytes that start one),
+ * not its bytes, so that "résumé" pads as 6.  Wide (CJK) characters
+ * count as one: a terminal's widths need its locale. */
+size_t rep_utf8_columns(const char *s);
 /* Whether text[0..n) is well-formed UTF-8. */
 bool rep_utf8_valid(const char *text, size_t n);
 

@@ -105,11 +105,38 @@ static void test_outputs_valid(void **state)
     rep_rows_free(&r.rows);
 }
 
+/* The terminal table pads by characters: a column after an accented
+ * name starts where it does after a plain one (it was 2 columns left of
+ * it: each é is 2 bytes). */
+static void test_table_columns(void **state)
+{
+    (void)state;
+    rep_table t;
+    assert_int_equal(rep_table_init(&t, 3, 2), 0);
+    assert_int_equal(rep_table_put(&t, 0, 0, 0, "job"), 0);
+    assert_int_equal(rep_table_put(&t, 0, 1, 0, "rate"), 0);
+    assert_int_equal(rep_table_put(&t, 1, 0, 0, "r\xc3\xa9sum\xc3\xa9"), 0);
+    assert_int_equal(rep_table_put(&t, 1, 1, 0, "1"), 0);
+    assert_int_equal(rep_table_put(&t, 2, 0, 0, "resume"), 0);
+    assert_int_equal(rep_table_put(&t, 2, 1, 0, "2"), 0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    rep_table_print(f, &t, false, "");
+    assert_int_equal(fclose(f), 0);
+    print_message("%s", buf);
+    assert_string_equal(buf, "job     rate\nr\xc3\xa9sum\xc3\xa9  1\nresume  2\n");
+    assert_int_equal(rep_utf8_columns("\xf0\x9f\x99\x82x"), 2); /* an emoji and a letter */
+    free(buf);
+    rep_table_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_replacements),
         cmocka_unit_test(test_outputs_valid),
+        cmocka_unit_test(test_table_columns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
