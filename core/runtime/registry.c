@@ -163,7 +163,8 @@ static bool core_metric_name(const char *name)
  * [global] key) would take the job's value for both, e.g. a plugin's
  * request `timeout` also killing the cell; a storage or sink option called
  * `type` or `plugin` never reaches the plugin; a metric called like a core
- * field or tag would give a result two columns of one name. */
+ * field or tag would give a result two columns of one name, and so would a
+ * workload option (each result carries its options' values as tags). */
 static int check_reserved(const dlg_plugin_desc *d, char *why, size_t whylen)
 {
     const char *who = dlg_kind_name(d->kind);
@@ -175,6 +176,12 @@ static int check_reserved(const dlg_plugin_desc *d, char *why, size_t whylen)
         if (core) {
             snprintf(why, whylen, "%s '%s': option '%s' is a core key of every %s (dlgauge help %s): rename it",
                      who, d->name, o->name, wl ? "[job]" : "[storage]/[sink]", wl ? "job" : "global");
+            return -1;
+        }
+        if (wl && core_metric_name(o->name)) {
+            snprintf(why, whylen, "%s '%s': option '%s' is named like a core result field or tag (dlgauge help "
+                     "metrics): each result carries its value as a tag, two columns of one name: rename it",
+                     who, d->name, o->name);
             return -1;
         }
     }

@@ -39,7 +39,7 @@ workload = silent
 [job last]
 plugin     = $TPLUG/testwl.so
 workload   = count
-items      = 7
+per_step   = 7
 iterations = 4
 repeat     = 3
 seed       = 100

@@ -50,7 +50,7 @@ ini run.ini <<EOT
 path = $WORK/run.csv
 [job a]
 workload = count
-items = 3
+per_step = 3
 iterations = 2
 warmup = 0
 EOT

@@ -91,10 +91,10 @@ static int silent_step(void *st, dlg_step *out)
     return -DLG_EIO;
 }
 
-/* count: `items` per step; reports the seed it got and a constant (and
+/* count: `per_step` items a step; reports the seed it got and a constant (and
  * tries each with the call of the other type) */
 static const dlg_option count_options[] = {
-    {"items", DLG_OPT_INT, "7", "0", "1000000", NULL, "items per step", 0},
+    {"per_step", DLG_OPT_INT, "7", "0", "1000000", NULL, "items per step", 0},
     {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
 };
 static const dlg_metric count_metrics[] = {

@@ -193,7 +193,8 @@ grep -qF "$work/broken/undef.so: undefined symbol: team_helper (" "$work/list.er
   { echo "FAIL: undefined symbol message: $(cat "$work/list.err")"; exit 1; }
 # Names the core owns, taken by the example: refused at load, naming them
 # (a workload option `timeout` would also set the cell's timeout; a metric
-# `host` would give results two columns called host).
+# `host`, or an option `throughput`, would give results two columns of one
+# name).
 mkdir -p "$work/reserved"
 reserved() { # SED-EXPRESSION EXPECTED-MESSAGE
   sed "$1" "$src/examples/hello-workload/checksum.c" > "$work/reserved/checksum.c"
@@ -207,4 +208,5 @@ reserved() { # SED-EXPRESSION EXPECTED-MESSAGE
 }
 reserved 's/"block"/"timeout"/' "workload 'checksum': option 'timeout' is a core key of every [job] (dlgauge help job)"
 reserved 's/"adler32"/"host"/g' "workload 'checksum': metric 'host' is a core result field or tag (dlgauge help metrics)"
+reserved 's/"block"/"throughput"/' "workload 'checksum': option 'throughput' is named like a core result field or tag (dlgauge help metrics)"
 echo "ok: pkg-config builds, shadowed copies in help, undefined symbols, reserved names"
