@@ -313,32 +313,33 @@ static int open_source(dlg_loader *l)
     return 0;
 }
 
-/* Whether the job's storage reads the dataset with O_DIRECT (an alignment
- * asked for its first file): past the page cache, which a warm pre-read
- * would then only fill, and cache_method "read" would claim it served. */
-static bool reads_direct(dlg_loader *l)
+/* The storage's caps and alignment for the dataset's first file (0 and 1
+ * when it has none or will not open it: the workers will say why). */
+static uint32_t first_file_caps(dlg_loader *l, uint32_t *align)
 {
     char path[4096];
     dlg_file *f = NULL;
     const dlg_host *h = l->h;
+    *align = 1;
     if (!l->src->nfiles || h->file_open(h, NULL, l->src->ops->file_path(l->src, 0, path, sizeof path), &f) < 0)
-        return false; /* the workers will say why */
-    uint32_t align = 1;
-    bool direct = (h->file_caps(h, f, &align) & DLG_CAP_DIRECT) && align > 1;
+        return 0;
+    uint32_t caps = h->file_caps(h, f, align);
     h->file_close(h, f);
-    return direct;
+    return caps;
 }
 
 /* The cache mode, last before the workers start: pages pre-read (warm)
  * are not pushed out again by the batch buffers' allocation. */
 static int cache_source(dlg_loader *l)
 {
-    if (l->cfg.cache == DLG_CACHE_WARM && reads_direct(l)) {
-        snprintf(l->cache.method, sizeof l->cache.method, "none (O_DIRECT)");
-        l->st.cache_method = l->cache.method;
-        l->h->log(l->h, DLG_LOG_WARN, "cache = warm: the storage reads %s with O_DIRECT, past the page cache: "
-                                      "nothing pre-read (cache_method = %s)", l->data, l->cache.method);
-        return 0;
+    char warn[512];
+    if (l->cfg.cache == DLG_CACHE_WARM) {
+        uint32_t align, caps = first_file_caps(l, &align);
+        if (dlg_cache_passed_by(l->cfg.cache, caps, align, l->data, &l->cache, warn, sizeof warn)) {
+            l->st.cache_method = l->cache.method;
+            l->h->log(l->h, DLG_LOG_WARN, "%s", warn);
+            return 0;
+        }
     }
     dlg_data_err err = {0};
     dlg_stop_ask ask = {dlg_host_stop_asked, (void *)l->h};
@@ -348,7 +349,6 @@ static int cache_source(dlg_loader *l)
     if (rc < 0)
         return l->h->error(l->h, -rc, "%s", err.msg);
     l->st.cache_method = l->cache.method;
-    char warn[512];
     if (dlg_cache_warning(&l->cache, l->data, warn, sizeof warn))
         l->h->log(l->h, DLG_LOG_WARN, "%s", warn);
     return 0;

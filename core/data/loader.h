@@ -436,6 +436,15 @@ bool dlg_host_stop_asked(void *host);
 int dlg_cache_file(const char *path, dlg_cache_mode mode, const dlg_stop_ask *ask, dlg_cache_result *out,
                    dlg_data_err *err);
 
+/* Whether cache = warm has nothing to do because the storage reads with
+ * O_DIRECT (caps has DLG_CAP_DIRECT and an alignment > 1 is asked: its
+ * reads pass the page cache by, which a pre-read would only fill, and
+ * cache_method "read" would claim served them).  Then *out says so
+ * ("none (O_DIRECT)") and buf holds the warning to give (what: the file
+ * or dataset); else false, both untouched. */
+bool dlg_cache_passed_by(dlg_cache_mode mode, uint32_t caps, uint32_t align, const char *what,
+                         dlg_cache_result *out, char *buf, size_t len);
+
 /* The warning to give when cold left pages cached (what: the file or
  * dataset): false, buf untouched, when it left none. */
 bool dlg_cache_warning(const dlg_cache_result *r, const char *what, char *buf, size_t len);

@@ -306,6 +306,18 @@ static int cache_files(size_t n, path_fn path_of, const void *ctx, dlg_cache_mod
     return 0;
 }
 
+bool dlg_cache_passed_by(dlg_cache_mode mode, uint32_t caps, uint32_t align, const char *what,
+                         dlg_cache_result *out, char *buf, size_t len)
+{
+    if (mode != DLG_CACHE_WARM || !(caps & DLG_CAP_DIRECT) || align <= 1)
+        return false;
+    memset(out, 0, sizeof *out);
+    snprintf(out->method, sizeof out->method, "none (O_DIRECT)");
+    snprintf(buf, len, "cache = warm: the storage reads %s with O_DIRECT, past the page cache: nothing pre-read "
+             "(cache_method = %s)", what, out->method);
+    return true;
+}
+
 bool dlg_cache_warning(const dlg_cache_result *r, const char *what, char *buf, size_t len)
 {
     if (!r->resident)

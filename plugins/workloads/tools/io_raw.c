@@ -458,17 +458,14 @@ static int io_check(const dlg_host *h, const dlg_value *opts, const dlg_job_info
 }
 
 /* The cache option on the open file (after open: pages a backend maps at
- * open, mmap's populate, then show as "stayed cached", not as evicted).
- * Reads with O_DIRECT (an alignment asked) pass the page cache by: a
- * pre-read would only fill memory, and cache_method "read" would claim
- * the reads came from it. */
+ * open, mmap's populate, then show as "stayed cached", not as evicted);
+ * warm does nothing for reads with O_DIRECT (dlg_cache_passed_by). */
 static int apply_cache(io_raw *s, dlg_cache_mode mode, uint32_t caps)
 {
     const dlg_host *h = s->h;
-    if (mode == DLG_CACHE_WARM && (caps & DLG_CAP_DIRECT) && s->align > 1) {
-        snprintf(s->cache.method, sizeof s->cache.method, "none (O_DIRECT)");
-        h->log(h, DLG_LOG_WARN, "cache = warm: the storage reads %s with O_DIRECT, past the page cache: "
-                                "nothing pre-read (cache_method = %s)", s->path, s->cache.method);
+    char warn[512];
+    if (dlg_cache_passed_by(mode, caps, s->align, s->path, &s->cache, warn, sizeof warn)) {
+        h->log(h, DLG_LOG_WARN, "%s", warn);
         return 0;
     }
     dlg_data_err err = {0};
@@ -478,7 +475,6 @@ static int apply_cache(io_raw *s, dlg_cache_mode mode, uint32_t caps)
         return rc;
     if (rc < 0)
         return h->error(h, err.code, "%s", err.msg);
-    char warn[512];
     if (dlg_cache_warning(&s->cache, s->path, warn, sizeof warn))
         h->log(h, DLG_LOG_WARN, "%s", warn);
     return 0;
