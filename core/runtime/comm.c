@@ -17,21 +17,6 @@
  * has it too, as one process outside any MPI job. */
 static const char *const launcher_vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK", NULL};
 
-uint64_t dlg_engine_own_key(void)
-{
-    unsigned long long start = 0; /* /proc/self/stat's 22nd field: start time in clock ticks */
-    FILE *f = fopen("/proc/self/stat", "r");
-    if (f) {
-        char line[1024];
-        const char *p = fgets(line, sizeof line, f) ? strrchr(line, ')') : NULL;
-        if (!p || sscanf(p, ") %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-                         &start) != 1)
-            start = 0;
-        fclose(f);
-    }
-    return (uint64_t)getpid() << 32 ^ (uint64_t)start;
-}
-
 bool dlg_comm_launched(char *var, size_t len)
 {
     for (const char *const *v = launcher_vars; *v; v++) {
@@ -94,7 +79,7 @@ void dlg_comm_info(const dlg_comm *c, dlg_rank_info *out)
         dlg_engine_info(c, &all);
     else
         all = (dlg_rank_info){sizeof all, 0, 1, "self", "", .local_rank = 0, .local_size = 1,
-                              .node_key = dlg_engine_own_key()};
+                              .node_key = (uint64_t)getpid()}; /* alone: nothing is shared */
     size_t n = out->struct_size < RANK_INFO_FIRST ? RANK_INFO_FIRST : out->struct_size;
     if (n > sizeof all)
         n = sizeof all;

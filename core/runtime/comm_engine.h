@@ -13,10 +13,6 @@ _Noreturn void dlg_engine_abort(dlg_comm *c, int code);
 void dlg_engine_info(const dlg_comm *c, dlg_rank_info *out);
 void dlg_engine_node(const dlg_comm *c, int *node, int *nodes);
 void dlg_engine_library(char *buf, size_t len);
-/* dlg_rank_info's node_key as this process would give it to its node:
- * its pid (unique among live processes) and its start time (unlike a
- * reused pid's).  The same on every call. */
-uint64_t dlg_engine_own_key(void);
 /* u: comm.h's dlg_comm_until, NULL to block */
 int dlg_engine_allreduce(dlg_comm *c, dlg_comm_chan ch, const void *send, void *recv, size_t count,
                          dlg_comm_type t, dlg_comm_op op, const dlg_comm_until *u, char *why, size_t len);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 struct dlg_comm {
     MPI_Comm work, ctl; /* the workloads', the runner's: duplicates of the world */
@@ -56,6 +57,23 @@ void dlg_engine_library(char *buf, size_t len)
     snprintf(buf, len, "%s", v);
 }
 
+/* The node key this rank would give its node's ranks: its pid (unique
+ * among live processes) and its start time (unlike a reused pid's). */
+static uint64_t own_key(void)
+{
+    unsigned long long start = 0; /* /proc/self/stat's 22nd field: start time in clock ticks */
+    FILE *f = fopen("/proc/self/stat", "r");
+    if (f) {
+        char line[1024];
+        const char *p = fgets(line, sizeof line, f) ? strrchr(line, ')') : NULL;
+        if (!p || sscanf(p, ") %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                         &start) != 1)
+            start = 0;
+        fclose(f);
+    }
+    return (uint64_t)getpid() << 32 ^ (uint64_t)start;
+}
+
 /* The nodes: their ranks of lowest local rank (a node's leaders), split
  * apart in world rank order, number the nodes from rank 0's; each leader
  * tells its node's other ranks. */
@@ -65,7 +83,7 @@ static int node_index(dlg_comm *c, MPI_Comm node)
     int rc = MPI_Comm_split(MPI_COMM_WORLD, c->local_rank == 0 ? 0 : MPI_UNDEFINED, c->rank, &leaders);
     if (rc != MPI_SUCCESS)
         return rc;
-    int64_t v[3] = {0, 1, (int64_t)dlg_engine_own_key()};
+    int64_t v[3] = {0, 1, (int64_t)own_key()};
     if (leaders != MPI_COMM_NULL) {
         int i, n;
         MPI_Comm_rank(leaders, &i);

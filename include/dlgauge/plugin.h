@@ -211,8 +211,9 @@ typedef struct dlg_rank_info {
     int local_size;
     /* Added within ABI 1.1 (DLG_RANK_HAS(ri, node_key)): a number that
      * every rank of this run on this node has, and no other run on the
-     * node (its first local rank's pid and start time): names what the
-     * node's ranks share, as the throttle's one emulated disk. */
+     * node (its first local rank's pid and start time; alone, its pid):
+     * names what the node's ranks share, as the throttle's one emulated
+     * disk. */
     uint64_t node_key;
 } dlg_rank_info;
 
