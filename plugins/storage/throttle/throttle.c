@@ -87,10 +87,10 @@ static void describe_writes(const thr_limits *lim, char *buf, size_t len)
  * ranks of the run share this node, the one disk they all read. */
 static int use_disk(const dlg_host *h, thr_inst *ti, const thr_limits *lim)
 {
-    dlg_rank_info ri = {.struct_size = sizeof ri};
+    dlg_rank_info ri = {.struct_size = sizeof ri}; /* local_size 0: a host that does not say */
     if (DLG_HOST_HAS(h, comm_info))
         h->comm_info(h, &ri);
-    if (!DLG_HOST_HAS(h, comm_info) || !DLG_RANK_HAS(&ri, node_key) || ri.local_size < 2) {
+    if (!DLG_RANK_HAS(&ri, node_key) || ri.local_size < 2) {
         thr_shaper_init(&ti->own, lim);
         ti->shaper = &ti->own;
         return 0;
