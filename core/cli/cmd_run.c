@@ -17,6 +17,7 @@
 #include "signals.h"
 #include "sinkset.h"
 #include "units.h"
+#include "utf8_out.h"
 
 #include <signal.h>
 #include <sys/stat.h>
@@ -173,7 +174,10 @@ static void no_rate(const char *status, const dlg_wire_point *wp)
 static void summary_line(const dlg_run *run, const dlg_job *job, size_t k, const char *status,
                          const dlg_wire_point *wp)
 {
-    printf("[%zu/%zu] %-16s", run->cell_no, run->plan->total_cells, job->name);
+    /* padded by characters, not bytes, so a job named "résumé" lines up */
+    size_t cols = rep_utf8_columns(job->name);
+    printf("[%zu/%zu] %s%*s", run->cell_no, run->plan->total_cells, job->name,
+           cols < 16 ? (int)(16 - cols) : 0, "");
     dlg_cell cell;
     char err[256];
     long long repeat = 0;

@@ -162,6 +162,14 @@ expect_rc nosink 0
 grep -q 'nosink.ini has no \[sink\]: results are only printed' nosink.err || fail "no-sink note missing: $(cat nosink.err)"
 grep -Eq '^dlgauge: run [0-9TZ-]+[0-9a-f-]*: 1 cell$' nosink.err || fail "run banner for one cell: $(head -2 nosink.err)"
 grep -Eq '^\[1/1\] a +ok .* p50 [0-9.]+ (ns|us)' nosink.out || fail "no-sink run printed: $(cat nosink.out)"
+# progress lines pad job names by characters: "résumé" (8 bytes) lines its
+# status up with "a" (it was padded by bytes, two columns short)
+printf '[job a]\nworkload = noop\niterations = 10\n[job r\xc3\xa9sum\xc3\xa9]\nworkload = noop\niterations = 10\n' >utf8job.ini
+run_cli utf8job run utf8job.ini
+expect_rc utf8job 0
+cols=$(grep -E '^\[[0-9]/2\]' utf8job.out | while IFS= read -r l; do
+    pre=${l%% ok *}; printf '%s;' "$(printf '%s' "$pre" | LC_ALL=C.UTF-8 wc -m)"; done)
+[ "$cols" = '23;23;' ] || fail "status columns by characters: $cols in $(cat utf8job.out)"
 # -v given many times: the cell's process gets as many (its argument array
 # had room for 16, and 200 corrupted the heap: malloc aborted the run)
 vs=$(printf -- '-v %.0s' $(seq 200))
