@@ -3,7 +3,7 @@
  * another process would): both ranks' k-th instances get one disk and
  * the ranks' I/O queue on it; other limits or a rank's second instance
  * get another; the last one out removes the name; a rank killed while
- * holding the disk's lock stops no one. */
+ * holding the disk's lock stops no one; a killed run's segment is swept. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -127,6 +127,71 @@ static void dead_holder_stops_no_one(void **state)
     shm_unlink(r0.name);
 }
 
+/* Attaches in a child process that then exits without detaching (a killed
+ * run), or, with `hold`, says so on hold[1] and waits for a byte on
+ * hold[0] (hold[2..3]: the parent's ends, closed here) to detach first. */
+static pid_t attach_in_child(uint64_t key, const int *hold)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        thr_limits lim = disk_limits(1e9);
+        thr_shm c;
+        thr_shaper *sc;
+        char why[512];
+        if (thr_shm_attach(key, 0, &lim, &c, &sc, why, sizeof why) != 0)
+            _exit(2);
+        char b;
+        if (hold)
+            close(hold[2]), close(hold[3]);
+        if (hold && write(hold[1], "a", 1) == 1 && read(hold[0], &b, 1) == 1)
+            thr_shm_detach(&c);
+        _exit(0);
+    }
+    return pid;
+}
+
+static void wait_ok(pid_t pid)
+{
+    int st = -1;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* A run killed whole leaves its segment: the next segment made sweeps it,
+ * and leaves one whose user is alive. */
+static void stale_segments_swept(void **state)
+{
+    (void)state;
+    uint64_t dead = test_key(), live = dead ^ 1, mine = dead ^ 2;
+    thr_shm probe;
+    thr_shaper *s;
+    char why[512];
+    thr_limits lim = disk_limits(1e9);
+    int up[2], down[2];
+    assert_int_equal(pipe(up), 0);
+    assert_int_equal(pipe(down), 0);
+    int child_end[4] = {down[0], up[1], down[1], up[0]};
+    pid_t holder = attach_in_child(live, child_end);
+    close(down[0]), close(up[1]);
+    char b;
+    assert_int_equal(read(up[0], &b, 1), 1); /* attached */
+    wait_ok(attach_in_child(dead, NULL)); /* after: the holder's attach sweeps too */
+    char dead_name[64], live_name[64];
+    snprintf(dead_name, sizeof dead_name, "/dlgauge-disk-%u-%016llx", (unsigned)getuid(), (unsigned long long)dead);
+    snprintf(live_name, sizeof live_name, "/dlgauge-disk-%u-%016llx", (unsigned)getuid(), (unsigned long long)live);
+    assert_true(name_exists(dead_name));
+    assert_true(name_exists(live_name));
+    assert_int_equal(thr_shm_attach(mine, 0, &lim, &probe, &s, why, sizeof why), 0);
+    assert_false(name_exists(dead_name));
+    assert_true(name_exists(live_name));
+    assert_int_equal(write(down[1], "x", 1), 1);
+    wait_ok(holder);
+    assert_false(name_exists(live_name)); /* its last user out removed it */
+    thr_shm_detach(&probe);
+    assert_false(name_exists(probe.name));
+    close(up[0]), close(down[1]);
+}
+
 /* A local rank past what a segment tells apart is refused with a reason. */
 static void too_many_ranks(void **state)
 {
@@ -144,6 +209,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ranks_share_one_disk),
         cmocka_unit_test(dead_holder_stops_no_one),
+        cmocka_unit_test(stale_segments_swept),
         cmocka_unit_test(too_many_ranks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "throttle_shm.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -22,8 +23,20 @@ typedef struct thr_shm_seg {
     thr_shm_disk disk[THR_SHM_DISKS];
 } thr_shm_seg;
 
-/* A segment laid out by another build of the plugin is not ours to use. */
-#define SEG_MAGIC (0x646c672d64736b00u ^ (uint64_t)sizeof(thr_shm_seg))
+/* A segment laid out by another build of the plugin is not ours to use.
+ * (The last byte went 0 -> 1 when users began to hold the liveness lock:
+ * the sweep below leaves older segments, whose users do not, alone.) */
+#define SEG_MAGIC (0x646c672d64736b01u ^ (uint64_t)sizeof(thr_shm_seg))
+
+/* Every attached user holds a read lock on the segment's first byte
+ * (an open-file-description lock: the kernel drops it when the process
+ * dies, however it dies), so a write lock granted on it means no user is
+ * left.  Independent of the flock that orders attach and detach. */
+static int liveness_lock(int fd, short type)
+{
+    struct flock fl = {.l_type = type, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+    return fcntl(fd, F_OFD_SETLK, &fl);
+}
 
 static int fail(char *why, size_t len, const char *name, const char *what)
 {
@@ -54,6 +67,42 @@ static int open_locked(const char *name, char *why, size_t len)
     return fail(why, len, name, "open");
 }
 
+/* Removes /dev/shm/NAME when it is one of our segments with no user
+ * left: a run whose ranks were all killed never detached.  A segment busy
+ * being attached (its flock held) is alive and skipped, not waited for. */
+static void remove_if_stale(const char *name)
+{
+    char path[300];
+    snprintf(path, sizeof path, "/%s", name);
+    int fd = shm_open(path, O_RDWR | O_CLOEXEC, 0);
+    if (fd < 0)
+        return;
+    uint64_t magic = 0;
+    struct stat st;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &st) == 0 && st.st_nlink > 0 &&
+        st.st_size == (off_t)sizeof(thr_shm_seg) && pread(fd, &magic, sizeof magic, 0) == sizeof magic &&
+        magic == SEG_MAGIC && liveness_lock(fd, F_WRLCK) == 0)
+        shm_unlink(path);
+    close(fd); /* drops both locks */
+}
+
+/* Sweeps this user's segments that no process uses any more, once per
+ * segment made: leftovers of crashed runs would otherwise pile up in
+ * /dev/shm (memory) until reboot. */
+static void sweep_stale(const char *own)
+{
+    char prefix[64];
+    int n = snprintf(prefix, sizeof prefix, "dlgauge-disk-%u-", (unsigned)getuid());
+    DIR *dir = opendir("/dev/shm");
+    if (!dir)
+        return;
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL)
+        if (strncmp(e->d_name, prefix, (size_t)n) == 0 && strcmp(e->d_name, own + 1) != 0)
+            remove_if_stale(e->d_name);
+    closedir(dir);
+}
+
 static thr_shm_seg *map_seg(int fd, const char *name, char *why, size_t len)
 {
     struct stat st;
@@ -78,6 +127,14 @@ static thr_shm_seg *map_seg(int fd, const char *name, char *why, size_t len)
         return NULL;
     }
     return seg;
+}
+
+static bool any_user(const thr_shm_seg *seg)
+{
+    for (int i = 0; i < THR_SHM_DISKS; i++)
+        if (seg->disk[i].users)
+            return true;
+    return false;
 }
 
 static bool same_limits(const thr_limits *a, const thr_limits *b)
@@ -123,6 +180,12 @@ int thr_shm_attach(uint64_t node_key, int local_rank, const thr_limits *lim, thr
     if (fd < 0)
         return -1;
     thr_shm_seg *seg = map_seg(fd, out->name, why, len);
+    if (seg && liveness_lock(fd, F_RDLCK) != 0) { /* dropped with fd on failure */
+        fail(why, len, out->name, "liveness lock");
+        munmap(seg, sizeof *seg);
+        seg = NULL;
+    }
+    bool made = seg && !any_user(seg);
     int disk = seg ? pick_disk(seg, local_rank, lim) : -1;
     if (seg && disk < 0)
         snprintf(why, len, "shared emulated disk %s: all %d disks in use (or its lock could not be made)",
@@ -142,6 +205,8 @@ int thr_shm_attach(uint64_t node_key, int local_rank, const thr_limits *lim, thr
     out->local_rank = local_rank;
     out->seg = seg;
     *shaper = &seg->disk[disk].shaper;
+    if (made)
+        sweep_stale(out->name);
     return 0;
 }
 
@@ -154,10 +219,7 @@ void thr_shm_detach(thr_shm *m)
     d->rank_on[m->local_rank] = 0;
     if (--d->users == 0)
         thr_shaper_fini(&d->shaper);
-    bool any = false;
-    for (int i = 0; i < THR_SHM_DISKS; i++)
-        any |= m->seg->disk[i].users != 0;
-    if (!any) /* an attach that opened the name before this sees it gone and makes anew */
+    if (!any_user(m->seg)) /* an attach that opened the name before this sees it gone and makes anew */
         shm_unlink(m->name);
     flock(m->fd, LOCK_UN);
     munmap(m->seg, sizeof *m->seg);
