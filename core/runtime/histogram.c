@@ -72,12 +72,17 @@ void dlg_hist_record(dlg_histogram *h, uint64_t value)
     h->m2 += delta * (x - h->mean);
 }
 
-void dlg_hist_merge(dlg_histogram *dst, const dlg_histogram *src)
+/* What a histogram knows besides its bucket counts. */
+typedef struct hist_stats {
+    uint64_t n, min, max;
+    unsigned __int128 sum;
+    double mean, m2;
+} hist_stats;
+
+static void add_stats(dlg_histogram *dst, const hist_stats *src)
 {
     if (src->n == 0)
         return;
-    for (unsigned i = 0; i < NBUCKETS; i++)
-        dst->counts[i] += src->counts[i];
     /* Chan et al.: combine two (n, mean, M2) triples. */
     double na = (double)dst->n, nb = (double)src->n, n = na + nb;
     double delta = src->mean - dst->mean;
@@ -89,6 +94,78 @@ void dlg_hist_merge(dlg_histogram *dst, const dlg_histogram *src)
         dst->min = src->min;
     if (src->max > dst->max)
         dst->max = src->max;
+}
+
+void dlg_hist_merge(dlg_histogram *dst, const dlg_histogram *src)
+{
+    if (src->n == 0)
+        return;
+    for (unsigned i = 0; i < NBUCKETS; i++)
+        dst->counts[i] += src->counts[i];
+    add_stats(dst, &(hist_stats){src->n, src->min, src->max, src->sum, src->mean, src->m2});
+}
+
+/* A part's slot: n, min, max, the sum's low and high 64 bits, mean and M2
+ * as their bits. */
+#define SLOT_WORDS 7u
+
+size_t dlg_hist_sum_words(size_t nparts) { return NBUCKETS + SLOT_WORDS * nparts; }
+
+static int64_t word_of_u64(uint64_t u)
+{
+    int64_t w;
+    memcpy(&w, &u, sizeof w);
+    return w;
+}
+
+static uint64_t u64_of_word(int64_t w)
+{
+    uint64_t u;
+    memcpy(&u, &w, sizeof u);
+    return u;
+}
+
+static int64_t word_of_double(double d)
+{
+    int64_t w;
+    memcpy(&w, &d, sizeof w);
+    return w;
+}
+
+static double double_of_word(int64_t w)
+{
+    double d;
+    memcpy(&d, &w, sizeof d);
+    return d;
+}
+
+void dlg_hist_to_sum(const dlg_histogram *h, size_t part, size_t nparts, int64_t *words)
+{
+    memset(words, 0, dlg_hist_sum_words(nparts) * sizeof *words);
+    for (unsigned i = 0; i < NBUCKETS; i++)
+        words[i] = (int64_t)h->counts[i];
+    int64_t *slot = words + NBUCKETS + SLOT_WORDS * part;
+    slot[0] = word_of_u64(h->n);
+    slot[1] = word_of_u64(h->min);
+    slot[2] = word_of_u64(h->max);
+    slot[3] = word_of_u64((uint64_t)h->sum);
+    slot[4] = word_of_u64((uint64_t)(h->sum >> 64));
+    slot[5] = word_of_double(h->mean);
+    slot[6] = word_of_double(h->m2);
+}
+
+void dlg_hist_from_sum(dlg_histogram *h, const int64_t *words, size_t nparts)
+{
+    dlg_hist_reset(h);
+    for (size_t k = 0; k < nparts; k++) {
+        const int64_t *slot = words + NBUCKETS + SLOT_WORDS * k;
+        hist_stats st = {u64_of_word(slot[0]), u64_of_word(slot[1]), u64_of_word(slot[2]),
+                         (unsigned __int128)u64_of_word(slot[4]) << 64 | u64_of_word(slot[3]),
+                         double_of_word(slot[5]), double_of_word(slot[6])};
+        add_stats(h, &st);
+    }
+    for (unsigned i = 0; i < NBUCKETS; i++)
+        h->counts[i] = u64_of_word(words[i]);
 }
 
 uint64_t dlg_hist_count(const dlg_histogram *h) { return h->n; }

@@ -25,6 +25,7 @@
 #ifndef DLG_RUNTIME_HISTOGRAM_H
 #define DLG_RUNTIME_HISTOGRAM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct dlg_histogram dlg_histogram;
@@ -41,5 +42,17 @@ double dlg_hist_mean(const dlg_histogram *h);   /* exact (running sums / Welford
 double dlg_hist_stddev(const dlg_histogram *h); /* exact, sample stddev (n-1) */
 double dlg_hist_percentile(const dlg_histogram *h, double p); /* p in [0,100] */
 double dlg_hist_relative_error(void); /* the bound on percentile relative error */
+
+/* Merging across processes (the ranks of a run) with nothing but an
+ * element-wise integer sum (an allreduce): each of nparts histograms
+ * writes dlg_hist_sum_words(nparts) words with dlg_hist_to_sum, as part
+ * `part`; the words summed over the parts give dlg_hist_from_sum the
+ * merge of them all, as dlg_hist_merge would.  The bucket counts sum as
+ * they are; what does not sum (n, min, max, the exact sum, mean, M2) each
+ * part writes into a slot of its own, zeros in the others.  Words are
+ * int64_t for an MPI_INT64_T sum: a sum of bits and zeros is exact. */
+size_t dlg_hist_sum_words(size_t nparts);
+void dlg_hist_to_sum(const dlg_histogram *h, size_t part, size_t nparts, int64_t *words);
+void dlg_hist_from_sum(dlg_histogram *h, const int64_t *words, size_t nparts);
 
 #endif

@@ -1,5 +1,5 @@
 /* Log-linear histogram: percentiles against exact nearest rank from a
- * sorted copy, exact moments, merge and reset. */
+ * sorted copy, exact moments, merge (also by an allreduce's sum) and reset. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -215,6 +215,50 @@ static void test_merge(void **st)
     dlg_hist_free(empty);
 }
 
+/* The sum form (an allreduce's merge): three parts, one empty, values
+ * near 2^63 so the exact sum needs its high word; the words summed as an
+ * allreduce would give what dlg_hist_merge gives, to the bit. */
+static void test_merge_by_sum(void **st)
+{
+    enum { PARTS = 3 };
+    dlg_histogram *part[PARTS], *merged = dlg_hist_new(), *from = dlg_hist_new();
+    size_t nw = dlg_hist_sum_words(PARTS);
+    int64_t *sum = calloc(nw, sizeof *sum), *w = malloc(nw * sizeof *w);
+    assert_non_null(sum);
+    assert_non_null(w);
+    uint64_t seed = 11;
+    for (int k = 0; k < PARTS; k++) {
+        part[k] = dlg_hist_new();
+        for (int i = 0; k != 1 && i < N / 4; i++) /* part 1 stays empty */
+            dlg_hist_record(part[k], k ? gen_huge(&seed) : gen_lognormal(&seed));
+        dlg_hist_merge(merged, part[k]);
+        dlg_hist_to_sum(part[k], (size_t)k, PARTS, w);
+        for (size_t j = 0; j < nw; j++)
+            sum[j] += w[j];
+    }
+    dlg_hist_from_sum(from, sum, PARTS);
+    assert_int_equal(dlg_hist_count(from), N / 2);
+    assert_true(dlg_hist_min(from) == dlg_hist_min(merged));
+    assert_true(dlg_hist_max(from) == dlg_hist_max(merged));
+    assert_true(dlg_hist_mean(from) == dlg_hist_mean(merged)); /* the 128-bit sum came through */
+    assert_true(dlg_hist_mean(from) > 1e18);
+    assert_true(dlg_hist_stddev(from) == dlg_hist_stddev(merged));
+    for (size_t i = 0; i < sizeof pcts / sizeof pcts[0]; i++)
+        assert_true(dlg_hist_percentile(from, pcts[i]) == dlg_hist_percentile(merged, pcts[i]));
+    /* nothing recorded anywhere: an empty histogram */
+    memset(sum, 0, nw * sizeof *sum);
+    dlg_hist_to_sum(part[1], 0, 1, sum);
+    dlg_hist_from_sum(from, sum, 1);
+    assert_int_equal(dlg_hist_count(from), 0);
+    assert_true(dlg_hist_max(from) == 0 && dlg_hist_percentile(from, 50) == 0);
+    for (int k = 0; k < PARTS; k++)
+        dlg_hist_free(part[k]);
+    dlg_hist_free(merged);
+    dlg_hist_free(from);
+    free(sum);
+    free(w);
+}
+
 static void test_reset(void **st)
 {
     dlg_histogram *h = dlg_hist_new();
@@ -243,7 +287,8 @@ int main(void)
         cmocka_unit_test(test_huge),         cmocka_unit_test(test_fullrange),
         cmocka_unit_test(test_bucket_edges), cmocka_unit_test(test_percentile_args),
         cmocka_unit_test(test_rank_decimal_percentiles),
-        cmocka_unit_test(test_merge),        cmocka_unit_test(test_reset),
+        cmocka_unit_test(test_merge),        cmocka_unit_test(test_merge_by_sum),
+        cmocka_unit_test(test_reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
