@@ -6,7 +6,9 @@
  * backends never need a bounce buffer.  Per-I/O latency goes into the
  * runtime's histogram (compiled in), so io_lat_p99_us is a nearest-rank
  * percentile within 0.4%, as the runner's latency_p99_us is.  A stop
- * request (Ctrl-C) ends a step early with the reads it completed. */
+ * request (Ctrl-C) ends a step early with the reads it completed.  Under
+ * several ranks each reads its own part and the row is the job's
+ * (io_ranks.h). */
 #define _GNU_SOURCE
 #include "tools.h"
 
@@ -17,6 +19,7 @@
 #include <zlib.h>
 
 #include "histogram.h"
+#include "io_ranks.h"
 #include "loader.h"
 
 enum { OPT_DATA, OPT_PATTERN, OPT_BLOCK, OPT_DEPTH, OPT_SPAN, OPT_STEP_IOS, OPT_CHECKSUM, OPT_CACHE, OPT_COUNT };
@@ -35,7 +38,9 @@ static const dlg_option io_options[] = {
                   "file to read: raw:PATH (a dataset? use workload = io-pipeline)",
                   DLG_OPT_REQUIRED | DLG_OPT_NOSWEEP | DLG_OPT_PATH_IN},
     [OPT_PATTERN] = {"pattern", DLG_OPT_ENUM, "seq", NULL, NULL, "seq|rand",
-                     "sequential blocks (wrapping at the end of span) or seeded random blocks", 0},
+                     "sequential blocks (wrapping at the end of span) or seeded random blocks; under "
+                     "several ranks, each rank's pass starts at its share of span and its random "
+                     "blocks draw from a seed of its own", 0},
     [OPT_BLOCK] = {"block", DLG_OPT_SIZE, "1MiB", "1", "1GiB", NULL,
                    "bytes per read; random offsets are multiples of it", 0},
     [OPT_DEPTH] = {"depth", DLG_OPT_INT, NULL, "1", "4096", NULL,
@@ -58,10 +63,10 @@ static const dlg_option io_options[] = {
 };
 
 static const dlg_metric io_metrics[] = {
-    {"iops", DLG_FIELD_DOUBLE, "ios/s", "reads completed per second over the repetition's timed steps"},
-    {"ios", DLG_FIELD_INT, "", "reads completed in the timed steps"},
-    {"io_bytes", DLG_FIELD_INT, "bytes", "bytes read in the timed steps"},
-    {"io_lat_mean_us", DLG_FIELD_DOUBLE, "us", "mean read latency (submit to completion), timed steps"},
+    {"iops", DLG_FIELD_DOUBLE, "ios/s", "reads completed per second over the repetition's timed steps; under several ranks, all ranks' reads over the slowest rank's window"},
+    {"ios", DLG_FIELD_INT, "", "reads completed in the timed steps; under several ranks, summed over them"},
+    {"io_bytes", DLG_FIELD_INT, "bytes", "bytes read in the timed steps; under several ranks, summed over them"},
+    {"io_lat_mean_us", DLG_FIELD_DOUBLE, "us", "mean read latency (submit to completion), timed steps; under several ranks, of every rank's reads (so are the percentiles and the max)"},
     {"io_lat_p50_us", DLG_FIELD_DOUBLE, "us", "median read latency"},
     {"io_lat_p99_us", DLG_FIELD_DOUBLE, "us", "99th percentile read latency"},
     {"io_lat_p999_us", DLG_FIELD_DOUBLE, "us", "99.9th percentile read latency"},
@@ -73,7 +78,7 @@ static const dlg_metric io_metrics[] = {
     {"buffer_registered", DLG_FIELD_INT, "", "1: the backend registered the read buffers once (io_uring fixed buffers); 0: not"},
     /* not "checksum": a metric named like an option is a tag (plan.c), and
      * a sum that differs per cell would make a series per value */
-    {"crc_sum", DLG_FIELD_STRING, "", "checksum = true: sum of CRC-32 of the timed steps' reads, mod 2^64, hex"},
+    {"crc_sum", DLG_FIELD_STRING, "", "checksum = true: sum of CRC-32 of the timed steps' reads, mod 2^64, hex (all ranks' reads under several)"},
     {"cache_method", DLG_FIELD_STRING, "",
      "how cache = cold|warm was applied (none, read, fadvise, fadvise+drop_caches; \"none (O_DIRECT)\" "
      "for warm on a storage that reads past the page cache; \"(N% stayed cached)\" added when cold "
@@ -109,6 +114,7 @@ typedef struct io_raw {
     uint64_t nios, bytes, sum;
     uint64_t t_first, t_last;
     uint64_t next_poll; /* when a step next asks stopping() */
+    io_ranks ranks;     /* under several ranks: each its part, the row the job's */
 } io_raw;
 
 static uint64_t next_offset(io_raw *s)
@@ -262,11 +268,14 @@ static int io_step(void *state, dlg_step *out)
 static int io_report(void *state, const dlg_report_api *api, dlg_fields *f)
 {
     io_raw *s = state;
-    double secs = s->t_last > s->t_first ? (double)(s->t_last - s->t_first) / 1e9 : 0;
-    if (secs > 0)
-        api->add_double(f, "iops", (double)s->nios / secs);
-    api->add_int(f, "ios", (int64_t)s->nios);
-    api->add_int(f, "io_bytes", (int64_t)s->bytes);
+    io_tally mine = {s->nios, s->bytes, s->sum, s->t_last > s->t_first ? s->t_last - s->t_first : 0}, job;
+    int rc = io_ranks_merge(&s->ranks, &mine, &job, s->lat); /* alone: job = mine */
+    if (rc < 0)
+        return rc;
+    if (job.window_ns > 0)
+        api->add_double(f, "iops", (double)job.ios / ((double)job.window_ns / 1e9));
+    api->add_int(f, "ios", (int64_t)job.ios);
+    api->add_int(f, "io_bytes", (int64_t)job.bytes);
     if (dlg_hist_count(s->lat)) {
         api->add_double(f, "io_lat_mean_us", dlg_hist_mean(s->lat) / 1e3);
         api->add_double(f, "io_lat_p50_us", dlg_hist_percentile(s->lat, 50) / 1e3);
@@ -282,7 +291,7 @@ static int io_report(void *state, const dlg_report_api *api, dlg_fields *f)
     api->add_string(f, "cache_method", s->cache.method);
     if (s->checksum) {
         char hex[20];
-        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)s->sum);
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)job.crc_sum);
         api->add_string(f, "crc_sum", hex);
     }
     return 0;
@@ -322,6 +331,7 @@ static void io_teardown(void *state)
     free(s->slot_off);
     free(s->path);
     dlg_hist_free(s->lat);
+    io_ranks_free(&s->ranks);
     free(s);
 }
 
@@ -492,7 +502,7 @@ static int io_open(io_raw *s, const dlg_value *opts, const dlg_job_info *job)
     s->block = (size_t)opts[OPT_BLOCK].i;
     s->rand = opts[OPT_PATTERN].i == PAT_RAND;
     s->checksum = opts[OPT_CHECKSUM].i != 0;
-    s->rng = DLG_JOB_HAS(job, seed) ? job->seed : 0;
+    s->rng = io_ranks_seed(&s->ranks, DLG_JOB_HAS(job, seed) ? job->seed : 0);
     rc = h->file_open(h, NULL, s->path, &s->f);
     if (rc < 0) {
         s->f = NULL;
@@ -508,6 +518,7 @@ static int io_open(io_raw *s, const dlg_value *opts, const dlg_job_info *job)
         return rc;
     if ((rc = check_geometry(s, opts, size)) < 0 || (rc = choose_depth(s, opts, caps)) < 0)
         return rc;
+    s->next = io_ranks_first_block(&s->ranks, s->nblocks);
     int64_t per = opts[OPT_STEP_IOS].i;
     s->step_ios = per ? (uint32_t)per : (uint32_t)(s->block >= AUTO_STEP_BYTES ? 1 : AUTO_STEP_BYTES / s->block);
     return alloc_buffers(s);
@@ -520,7 +531,9 @@ static int io_setup(const dlg_host *h, const dlg_value *opts, const dlg_job_info
     if (!s)
         return h->error(h, DLG_ENOMEM, "io: out of memory");
     s->h = h;
-    int rc = (s->lat = dlg_hist_new()) ? io_open(s, opts, job) : h->error(h, DLG_ENOMEM, "io: out of memory");
+    int rc = (s->lat = dlg_hist_new()) ? io_ranks_init(&s->ranks, h) : h->error(h, DLG_ENOMEM, "io: out of memory");
+    if (rc == 0)
+        rc = io_open(s, opts, job);
     if (rc < 0) {
         s->nfree = s->depth; /* nothing in flight */
         io_teardown(s);
