@@ -111,33 +111,16 @@ void dlg_hist_merge(dlg_histogram *dst, const dlg_histogram *src)
 
 size_t dlg_hist_sum_words(size_t nparts) { return NBUCKETS + SLOT_WORDS * nparts; }
 
-static int64_t word_of_u64(uint64_t u)
+/* A 64-bit value's bits as a word, and back (a double's bits too). */
+_Static_assert(sizeof(double) == sizeof(int64_t), "a double is 64 bits");
+static int64_t to_word(const void *v)
 {
     int64_t w;
-    memcpy(&w, &u, sizeof w);
+    memcpy(&w, v, sizeof w);
     return w;
 }
 
-static uint64_t u64_of_word(int64_t w)
-{
-    uint64_t u;
-    memcpy(&u, &w, sizeof u);
-    return u;
-}
-
-static int64_t word_of_double(double d)
-{
-    int64_t w;
-    memcpy(&w, &d, sizeof w);
-    return w;
-}
-
-static double double_of_word(int64_t w)
-{
-    double d;
-    memcpy(&d, &w, sizeof d);
-    return d;
-}
+static void from_word(int64_t w, void *v) { memcpy(v, &w, sizeof w); }
 
 void dlg_hist_to_sum(const dlg_histogram *h, size_t part, size_t nparts, int64_t *words)
 {
@@ -145,13 +128,10 @@ void dlg_hist_to_sum(const dlg_histogram *h, size_t part, size_t nparts, int64_t
     for (unsigned i = 0; i < NBUCKETS; i++)
         words[i] = (int64_t)h->counts[i];
     int64_t *slot = words + NBUCKETS + SLOT_WORDS * part;
-    slot[0] = word_of_u64(h->n);
-    slot[1] = word_of_u64(h->min);
-    slot[2] = word_of_u64(h->max);
-    slot[3] = word_of_u64((uint64_t)h->sum);
-    slot[4] = word_of_u64((uint64_t)(h->sum >> 64));
-    slot[5] = word_of_double(h->mean);
-    slot[6] = word_of_double(h->m2);
+    uint64_t lo = (uint64_t)h->sum, hi = (uint64_t)(h->sum >> 64);
+    const void *field[SLOT_WORDS] = {&h->n, &h->min, &h->max, &lo, &hi, &h->mean, &h->m2};
+    for (unsigned i = 0; i < SLOT_WORDS; i++)
+        slot[i] = to_word(field[i]);
 }
 
 void dlg_hist_from_sum(dlg_histogram *h, const int64_t *words, size_t nparts)
@@ -159,13 +139,16 @@ void dlg_hist_from_sum(dlg_histogram *h, const int64_t *words, size_t nparts)
     dlg_hist_reset(h);
     for (size_t k = 0; k < nparts; k++) {
         const int64_t *slot = words + NBUCKETS + SLOT_WORDS * k;
-        hist_stats st = {u64_of_word(slot[0]), u64_of_word(slot[1]), u64_of_word(slot[2]),
-                         (unsigned __int128)u64_of_word(slot[4]) << 64 | u64_of_word(slot[3]),
-                         double_of_word(slot[5]), double_of_word(slot[6])};
+        hist_stats st;
+        uint64_t lo, hi;
+        void *field[SLOT_WORDS] = {&st.n, &st.min, &st.max, &lo, &hi, &st.mean, &st.m2};
+        for (unsigned i = 0; i < SLOT_WORDS; i++)
+            from_word(slot[i], field[i]);
+        st.sum = (unsigned __int128)hi << 64 | lo;
         add_stats(h, &st);
     }
     for (unsigned i = 0; i < NBUCKETS; i++)
-        h->counts[i] = u64_of_word(words[i]);
+        from_word(words[i], &h->counts[i]);
 }
 
 uint64_t dlg_hist_count(const dlg_histogram *h) { return h->n; }
