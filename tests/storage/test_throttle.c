@@ -479,6 +479,42 @@ static void test_gp3_merges_sequential(void **state)
     fx->m.host.file_close(&fx->m.host, f);
 }
 
+/* The shipped HDD profiles charge each read of 1 MiB or less a 1 MiB
+ * credit, as AWS does: 4 KiB random reads go at the burst rate in 1-MiB
+ * I/Os while the bucket lasts (st1 500/s, sc1 160/s) and at the baseline
+ * once it is empty (80/s, 24/s: burst_iops = 0), as 1 MiB sequential
+ * reads do in MiB/s.  latency = 0 to see the rates alone. */
+static void hdd_rates(fixture *fx, const char *file, double peak, double base)
+{
+    char opt[4200];
+    snprintf(opt, sizeof opt, "profile=%s/conf/disks/%s", getenv("DLG_SOURCE_DIR") ? getenv("DLG_SOURCE_DIR") : ".",
+             file);
+    const char *const full[] = {opt, "latency=0", NULL}, *const drained[] = {opt, "latency=0", "burst_iops=0", NULL};
+    const char *const *cases[] = {full, drained};
+    double want[] = {peak, base};
+    for (int c = 0; c < 2; c++) {
+        st_backend_destroy(&fx->thr);
+        mock_host_fini(&fx->m);
+        mock_host_init(&fx->m);
+        make_throttle(fx, cases[c]);
+        dlg_file *f = open_disk(fx);
+        rate small = read_for(fx, f, 4096, 0.5, true);
+        rate big = read_for(fx, f, 1 << 20, 0.5, false);
+        print_message("%s%s: 4 KiB random %.0f reads/s (median %.0f), 1 MiB sequential %.1f MiB/s\n", file,
+                      c ? " drained" : "", small.ios_per_s, small.median_ios_per_s, big.bytes_per_s / 1048576);
+        assert_true(small.median_ios_per_s >= 0.9 * want[c] && small.median_ios_per_s <= 1.1 * want[c]);
+        assert_true(small.ios_per_s <= 1.1 * want[c]);
+        assert_true(big.median_ios_per_s >= 0.9 * want[c] && big.median_ios_per_s <= 1.1 * want[c]);
+        fx->m.host.file_close(&fx->m.host, f);
+    }
+}
+
+static void test_aws_hdd_profiles(void **state)
+{
+    hdd_rates(*state, "aws-st1.ini", 500, 80);
+    hdd_rates(*state, "aws-sc1.ini", 160, 24);
+}
+
 /* One read (sync read, fetch, or submit + reap of one) of n at off;
  * returns the seconds it took. */
 enum read_path { VIA_READ, VIA_FETCH, VIA_SUBMIT };
@@ -795,6 +831,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_async_iops_uring, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_async_iops_emulated, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_gp3_merges_sequential, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_aws_hdd_profiles, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_qd1_read, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_qd1_fetch, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_qd1_submit_emulated, fx_setup, fx_teardown),

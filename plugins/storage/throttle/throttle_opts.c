@@ -143,16 +143,17 @@ static int check_symmetric(const dlg_host *h, const thr_limits *lim, const char 
     return -1;
 }
 
-/* A peak rate paces a burst: it needs a burst to pace, and a limit it is
+/* A peak rate paces a burst: it needs credits named (0 is a volume
+ * drained of them, which then runs at its baseline), and a limit it is
  * above (at or below it, the peak would be the limit). */
-static int check_peak(const dlg_host *h, const char *what, double peak, double rate, double burst,
+static int check_peak(const dlg_host *h, const char *what, double peak, double rate, const dlg_value *burst,
                       const char *burst_key, const char *origin)
 {
     if (peak <= 0)
         return 0;
-    if (!(burst > 0))
+    if (!burst->set)
         h->error(h, DLG_EINVAL, "%speak_%s needs %s (the credits the peak rate spends, e.g. gp2's "
-                 "burst_iops = 5400000)", origin, what, burst_key);
+                 "burst_iops = 5400000; 0: a volume drained of them)", origin, what, burst_key);
     else if (!(rate > 0) || peak <= rate)
         h->error(h, DLG_EINVAL, "%speak_%s = %.0f must be above %s = %.0f (the rate the credits "
                  "come back at)", origin, what, peak, what, rate);
@@ -189,8 +190,8 @@ int thr_resolve(const dlg_host *h, const dlg_value *v, const char *origin, thr_l
     out->burst_iops = v[THR_BURST_IOPS].set ? (double)v[THR_BURST_IOPS].i : 0;
     out->peak_bandwidth = v[THR_PEAK_BANDWIDTH].set ? (double)v[THR_PEAK_BANDWIDTH].i : 0;
     out->peak_iops = v[THR_PEAK_IOPS].set ? (double)v[THR_PEAK_IOPS].i : 0;
-    if (check_peak(h, "bandwidth", out->peak_bandwidth, out->bandwidth, out->burst, "burst", origin) != 0 ||
-        check_peak(h, "iops", out->peak_iops, out->iops, out->burst_iops, "burst_iops", origin) != 0)
+    if (check_peak(h, "bandwidth", out->peak_bandwidth, out->bandwidth, &v[THR_BURST], "burst", origin) != 0 ||
+        check_peak(h, "iops", out->peak_iops, out->iops, &v[THR_BURST_IOPS], "burst_iops", origin) != 0)
         return -DLG_EINVAL;
     out->latency = v[THR_LATENCY].set ? (uint64_t)v[THR_LATENCY].i : 0;
     out->dist = v[THR_LATENCY_DIST].set ? (int)v[THR_LATENCY_DIST].i : THR_DIST_FIXED;
