@@ -72,6 +72,7 @@ typedef struct rep_totals {
     uint64_t items, steps, wait_ns, busy_ns, wall_ns;
     bool stopped;
     double items_scale; /* in: the job's items per item of this rank's (progress.h) */
+    dlg_histogram *lat; /* in: where the timed steps' latencies go */
 } rep_totals;
 
 /* The failure of a call made since mark: what was said during it (or by a
@@ -143,7 +144,7 @@ static int timed_steps(dlg_run *run, const dlg_cell *cell, const dlg_workload_op
             return fail(res, svc, rep_mark, mark, ctx, "step", rc);
         }
         uint64_t lat = s.elapsed_ns ? s.elapsed_ns : now - t0;
-        dlg_hist_record(res->latency, lat);
+        dlg_hist_record(t->lat, lat);
         t->items += s.items;
         t->wait_ns += s.wait_ns;
         t->busy_ns += lat;
@@ -170,6 +171,7 @@ typedef struct cell_ctx {
     double *mask;            /* its CPU set as rank_totals.h sends it, NULL unknown */
     size_t mask_chunks;
     uint64_t busy0, iowait0; /* the machine's CPU jiffies at the cell's start */
+    dlg_histogram *rep_lat;  /* under several ranks: this rank's repetition's step latencies */
 } cell_ctx;
 
 /* The services' storage counters: bytes and I/Os read and written. */
@@ -330,7 +332,8 @@ static int measure_repetition(const cell_ctx *cx, int rep, uint64_t rep_mark, vo
             return fail(res, svc, rep_mark, mark, host->context, "warm-up step", rc);
         warm_items += s.items;
     }
-    rep_totals t = {.items_scale = dlg_progress_items_scale(run, warm_items)};
+    rep_totals t = {.items_scale = dlg_progress_items_scale(run, warm_items),
+                    .lat = cx->rep_lat ? cx->rep_lat : res->latency};
     /* the workload's own fields start here, as the runner's do */
     uint64_t mark = dlg_services_mark(svc);
     if (dlg_workload_has_begin_timed(ops) && (rc = ops->begin_timed(state)) < 0)
@@ -343,10 +346,17 @@ static int measure_repetition(const cell_ctx *cx, int rep, uint64_t rep_mark, vo
     dlg_rank_figs own = {.gpu = -1, .wait_ns = (double)t.wait_ns, .busy_ns = (double)t.busy_ns};
     rep_end(cx, &w, res, &own);
     dlg_rep_figs job;
-    if (rc == 0) /* the job's: every rank gets here (a failed one ends them all) */
+    if (rc == 0) { /* the job's: every rank gets here (a failed one ends them all) */
         dlg_ranks_rep_figs(run, &own, cx->mask, cx->mask_chunks, &job);
-    else
+        if (cx->rep_lat)
+            dlg_ranks_rep_latency(run, cx->rep_lat, res->latency);
+    } else {
         dlg_rank_figs_total(&own, 1, NULL, 0, &job);
+        if (cx->rep_lat) { /* this rank's own, as alone */
+            dlg_hist_merge(res->latency, cx->rep_lat);
+            dlg_hist_reset(cx->rep_lat);
+        }
+    }
     dlg_rep_figs_add(res, &job);
     res->items += t.items;
     res->steps += t.steps;
@@ -537,6 +547,8 @@ static void run_reps(cell_ctx *cx, int pinned, const dlg_cgroup_limits *env, dlg
     if (cx->gpu >= 0)
         dlg_nvml_name(cx->nv, cx->gpu, res->gpu_name, sizeof res->gpu_name);
     cx->rapl = open_rapl();
+    if (res->ranks > 1 && !(cx->rep_lat = dlg_hist_new()))
+        dlg_ranks_abort(cx->run, "out of memory for a repetition's step latencies");
     if (res->ranks > 1) /* the nodes' mean, from the repetitions' figures */
         res->iowait_fraction = NAN;
     int reps = (int)cell->core[DLG_K_REPEAT].i;
@@ -552,6 +564,7 @@ static void run_reps(cell_ctx *cx, int pinned, const dlg_cgroup_limits *env, dlg
         dlg_nvml_close(cx->nv);
     free(cx->rapl);
     free(cx->mask);
+    dlg_hist_free(cx->rep_lat);
     note_rss(res);
 }
 

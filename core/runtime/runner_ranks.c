@@ -2,6 +2,7 @@
 #include "runner_ranks.h"
 
 #include "comm.h"
+#include "histogram.h"
 #include "ranks_stop.h"
 #include "signals.h"
 #include "sinkset.h"
@@ -169,6 +170,22 @@ void dlg_ranks_rep_figs(dlg_run *run, const dlg_rank_figs *own, const double *ma
     ctl_reduce(run, v, n * (DLG_RANK_FIGS_DOUBLES + c), DLG_COMM_F64, DLG_COMM_SUM);
     dlg_rank_figs_total(all, n, masks, c, out);
     free(v);
+}
+
+void dlg_ranks_rep_latency(dlg_run *run, dlg_histogram *rep, dlg_histogram *into)
+{
+    if (!alone(run)) {
+        size_t n = (size_t)dlg_comm_size(run->comm), nw = dlg_hist_sum_words(n);
+        int64_t *w = malloc(nw * sizeof *w);
+        if (!w) /* the others wait for this rank's latencies */
+            dlg_ranks_abort(run, "out of memory for the ranks' step latencies of a repetition");
+        dlg_hist_to_sum(rep, (size_t)dlg_comm_rank(run->comm), n, w);
+        ctl_allreduce(run, w, nw, DLG_COMM_SUM);
+        dlg_hist_from_sum(rep, w, n);
+        free(w);
+    }
+    dlg_hist_merge(into, rep);
+    dlg_hist_reset(rep);
 }
 
 _Noreturn void dlg_ranks_abort(dlg_run *run, const char *line)

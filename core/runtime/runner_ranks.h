@@ -54,6 +54,13 @@ void dlg_ranks_rep_totals(dlg_run *run, uint64_t *items, uint64_t *wall_ns, bool
 void dlg_ranks_rep_figs(dlg_run *run, const dlg_rank_figs *own, const double *mask, size_t chunks,
                         dlg_rep_figs *out);
 
+/* A repetition's step latencies (rep: this rank's, reset after) into the
+ * cell's (into): under several ranks every rank's, merged by one
+ * allreduce of the histograms' sum form (histogram.h), so that the row's
+ * percentiles are of all the job's steps; alone, rep's.  Only where every
+ * rank arrives, as dlg_ranks_rep_figs. */
+void dlg_ranks_rep_latency(dlg_run *run, dlg_histogram *rep, dlg_histogram *into);
+
 /* A rank failed after the ranks agreed to run (in a step, where the others
  * may be waiting for it in a collective): its line, then every rank ends
  * (MPI_Abort).  The cells before are in rank 0's sinks already. */

@@ -54,7 +54,9 @@ grep -c '^\[1/3\]' two.out | grep -qx 1 || fail "two: rank 0 alone prints the su
 # its CPU time a step and holds (r + 1) x 64 MiB, on one CPU each.  The
 # row's CPU time is rank 0's (rank_cpu_s, its own report: a window around
 # the row's) and rank 1's 2 x 25 x 4 ms at least; rss_peak_bytes and
-# cpus_used the node's two ranks summed
+# cpus_used the node's two ranks summed; the step latencies are both
+# ranks' steps (rank 1's 25 of at least 8 ms hold p90 = the 45th of 50
+# there: rank 0's own put it near 4 ms)
 {
     printf '[sink csv]\npath = %s\n[global]\nisolation = none\n' "$WORK/job.csv"
     job hold iterations=25 cpus=1 spin_us=4000 hold_mib=64
@@ -63,12 +65,15 @@ run_np job -q run job.ini
 expect_rc job 0
 rows job '
 r = rows[0]
-print({k: r[k] for k in ("nodes", "cpu_user_s", "cpu_sys_s", "rank_cpu_s", "rss_peak_bytes", "cpus_used")})
+print({k: r[k] for k in ("nodes", "cpu_user_s", "cpu_sys_s", "rank_cpu_s", "rss_peak_bytes", "cpus_used",
+                         "latency_min_us", "latency_p90_us")})
 assert r["status"] == "ok" and r["ranks"] == "2" and r["nodes"] == "1", "2 ranks on 1 node"
 cpu, rank0 = float(r["cpu_user_s"]) + float(r["cpu_sys_s"]), float(r["rank_cpu_s"])
 assert cpu >= rank0 + 0.5 * 2 * 25 * 0.004, f"CPU time {cpu} s is not rank 0 ({rank0} s) and rank 1 (0.2 s at least)"
 assert int(r["rss_peak_bytes"]) >= (1 + 2) * 64 << 20, "rss_peak_bytes is not the two ranks together"
 assert r["cpus_used"] == "2", "cpus_used: 1 each"
+lo, p90, hi = (float(r[k]) for k in ("latency_min_us", "latency_p90_us", "latency_max_us"))
+assert lo >= 3980 and p90 >= 7960 and hi >= p90, f"latencies {lo} {p90} {hi} us: not both ranks'"'"' steps"
 '
 
 # 2c. two ranks that mpirun did not bind (--bind-to none), sharing all of
