@@ -75,12 +75,21 @@ grep -q '^dlgauge compare: ' cmp.out || fail "compare under PMIX_RANK=1 printed 
 
 # 5. io-pipeline: 2 ranks x 4 steps x batch 2 of an 8-record set are one
 # epoch each alone, two together: rank 0's last batch is in epoch 1 when
-# the ranks share one stream, epoch 0 when each reads the whole
+# the ranks share one stream, epoch 0 when each reads the whole.  Its
+# fields are the job's: 2 x 4 computes of 20 ms (rank 0's own: 4), all
+# 16 samples over the slowest rank's window, AU at most 1
 if [ -f "$PLUGDIR/tools.so" ]; then
-    printf "[sink csv]\npath = %s\n$HEAD[job io]\nworkload = io-pipeline\ndata = synthetic:8\nbatch = 2\nwarmup = 0\niterations = 4\ncompute = 0\n" "$WORK/io.csv" >io.ini
+    printf "[sink csv]\npath = %s\n$HEAD[job io]\nworkload = io-pipeline\ndata = synthetic:8\nbatch = 2\nwarmup = 0\niterations = 4\ncompute = 20ms\n" "$WORK/io.csv" >io.ini
     run_np io -q run io.ini
     expect_rc io 0
-    rows "$WORK/io.csv" 'assert [(r["status"], r["ranks"], r["items"], r["epochs"]) for r in rows] == [("ok", "2", "16", "1")], "sharded"'
+    rows "$WORK/io.csv" '
+assert [(r["status"], r["ranks"], r["items"], r["epochs"]) for r in rows] == [("ok", "2", "16", "1")], "sharded"
+r = rows[0]
+c, sps, au, wall = float(r["compute_s"]), float(r["samples_per_s"]), float(r["au"]), float(r["wall_s"])
+print({k: r[k] for k in ("compute_s", "samples_per_s", "au", "wall_s", "loader_busy")})
+assert 0.16 <= c < 0.4, f"compute_s {c}: not both ranks'"'"' 8 x 20 ms"
+assert 0 < au <= 1 and sps * wall >= 16 * 0.9, f"samples_per_s {sps} x {wall} s: not the 16 of both ranks"
+'
 
     # 7. preprocess (3 passes of 8 images, a rename each) then a reader,
     # under 2 ranks: rank 0 writes, both rows ok

@@ -5,15 +5,18 @@
  * "computes" for an emulated time; the batch is released after the compute,
  * as an accelerator reading pinned memory would.  Reports samples/s,
  * MB/s, the data-wait fraction and accelerator utilisation
- * AU = compute time / wall time. */
+ * AU = compute time / wall time.  Under several ranks each reads its shard
+ * and the row is the job's (tools_ranks.h). */
 #define _GNU_SOURCE
 #include "tools.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compute.h"
 #include "loader.h"
+#include "tools_ranks.h"
 
 enum { OPT_LOADER = 0, OPT_BATCH = DLG_LOPT_COUNT, OPT_COMPUTE, OPT_DIST, OPT_JITTER, OPT_MODE,
        OPT_COUNT };
@@ -35,10 +38,11 @@ static const dlg_option iopipe_options[] = {
 
 static const dlg_metric iopipe_metrics[] = {
     {"au", DLG_FIELD_DOUBLE, "",
-     "accelerator utilisation: compute time / wall time of the repetition's timed steps (MLPerf Storage)"},
-    {"samples_per_s", DLG_FIELD_DOUBLE, "images/s", "samples per second over the timed steps"},
+     "accelerator utilisation: compute time / wall time of the repetition's timed steps (MLPerf Storage); "
+     "under several ranks, the lowest rank's (a data-parallel step waits for the starved one)"},
+    {"samples_per_s", DLG_FIELD_DOUBLE, "images/s", "samples per second over the timed steps; under several ranks, all ranks' over the slowest rank's window (as mb_per_s)"},
     {"mb_per_s", DLG_FIELD_DOUBLE, "MB/s", "dataset bytes read per second, timed steps (MB = 10^6 bytes)"},
-    {"compute_s", DLG_FIELD_DOUBLE, "s", "time spent in emulated compute in the timed steps"},
+    {"compute_s", DLG_FIELD_DOUBLE, "s", "time spent in emulated compute in the timed steps; under several ranks, summed over them (as the times, skipped and jpeg_warnings below)"},
     {"wait_s", DLG_FIELD_DOUBLE, "s", "time spent waiting for batches in the timed steps"},
     {"loader_read_s", DLG_FIELD_DOUBLE, "s",
      "worker time in file reads for the timed steps' batches (summed over workers)"},
@@ -53,7 +57,7 @@ static const dlg_metric iopipe_metrics[] = {
     {"loader_threads", DLG_FIELD_INT, "", "loader worker threads"},
     {"loader_busy", DLG_FIELD_DOUBLE, "",
      "share of the workers' time spent reading or decoding the timed steps' batches (1: every worker always "
-     "busy, so more threads, faster decode or faster storage would help)"},
+     "busy, so more threads, faster decode or faster storage would help); under several ranks, the busiest rank's"},
     {"cache_method", DLG_FIELD_STRING, "",
      "how cache = cold|warm was applied (none, read, fadvise, fadvise+drop_caches; \"none (O_DIRECT)\" "
      "for warm on a storage that reads past the page cache; \"(N% stayed cached)\" added when cold "
@@ -71,6 +75,7 @@ typedef struct iopipe {
     uint64_t t_first, t_last;
     uint64_t compute_ns, wait_ns, samples, bytes;
     uint64_t read_ns, decode_ns; /* the loader workers' time for these batches */
+    tools_ranks ranks;           /* under several ranks: the row the job's */
 } iopipe;
 
 static int iopipe_step(void *state, dlg_step *out)
@@ -99,34 +104,76 @@ static int iopipe_step(void *state, dlg_step *out)
     return 0;
 }
 
+/* A rank's counts in report's gather (tools_ranks.h). */
+enum { PIPE_WALL_NS, PIPE_COMPUTE_NS, PIPE_WAIT_NS, PIPE_READ_NS, PIPE_DECODE_NS, PIPE_SAMPLES, PIPE_BYTES,
+       PIPE_SKIPPED, PIPE_JPEG_WARNINGS, PIPE_COUNTS };
+
+/* The job's from every rank's counts: times, samples, bytes and loader
+ * counts summed, rates over the slowest rank's window; AU the starved
+ * rank's (the lowest: a data-parallel step waits for it) and loader_busy
+ * the busiest rank's. */
+typedef struct pipe_job {
+    uint64_t sum[PIPE_COUNTS]; /* [PIPE_WALL_NS]: the largest */
+    double au, busy;           /* NAN: no rank timed a window */
+} pipe_job;
+
+static pipe_job pipe_combine(const uint64_t *all, size_t n, int threads)
+{
+    pipe_job j = {.au = NAN, .busy = NAN};
+    for (size_t k = 0; k < n; k++, all += PIPE_COUNTS) {
+        for (int i = PIPE_COMPUTE_NS; i < PIPE_COUNTS; i++)
+            j.sum[i] += all[i];
+        double wall = (double)all[PIPE_WALL_NS];
+        if (all[PIPE_WALL_NS] > j.sum[PIPE_WALL_NS])
+            j.sum[PIPE_WALL_NS] = all[PIPE_WALL_NS];
+        if (wall <= 0)
+            continue;
+        double au = (double)all[PIPE_COMPUTE_NS] / wall;
+        j.au = isnan(j.au) || au < j.au ? au : j.au;
+        if (threads > 0) { /* prefetch before the first batch can push it past 1 */
+            double busy = (double)(all[PIPE_READ_NS] + all[PIPE_DECODE_NS]) / (wall * threads);
+            busy = busy < 1 ? busy : 1;
+            j.busy = isnan(j.busy) || busy > j.busy ? busy : j.busy;
+        }
+    }
+    return j;
+}
+
 static int iopipe_report(void *state, const dlg_report_api *api, dlg_fields *f)
 {
     iopipe *s = state;
-    double wall = s->t_last > s->t_first ? (double)(s->t_last - s->t_first) / 1e9 : 0;
-    if (wall > 0) {
-        api->add_double(f, "au", (double)s->compute_ns / 1e9 / wall);
-        api->add_double(f, "samples_per_s", (double)s->samples / wall);
-        api->add_double(f, "mb_per_s", (double)s->bytes / wall / 1e6);
-    }
-    api->add_double(f, "compute_s", (double)s->compute_ns / 1e9);
-    api->add_double(f, "wait_s", (double)s->wait_ns / 1e9);
     dlg_loader_stats st;
     dlg_loader_stats_get(s->loader, &st);
-    api->add_double(f, "loader_read_s", (double)s->read_ns / 1e9);
-    api->add_double(f, "loader_decode_s", (double)s->decode_ns / 1e9);
+    const uint64_t mine[PIPE_COUNTS] = {s->t_last > s->t_first ? s->t_last - s->t_first : 0,
+                                        s->compute_ns, s->wait_ns, s->read_ns, s->decode_ns, s->samples,
+                                        s->bytes, st.skipped, st.jpeg_warnings};
+    const uint64_t *all;
+    size_t n;
+    int rc = tools_ranks_gather(&s->ranks, mine, NULL, &all, &n); /* alone: mine */
+    if (rc < 0)
+        return rc;
+    pipe_job j = pipe_combine(all, n, s->threads);
+    double wall = (double)j.sum[PIPE_WALL_NS] / 1e9;
+    if (wall > 0) {
+        api->add_double(f, "au", j.au);
+        api->add_double(f, "samples_per_s", (double)j.sum[PIPE_SAMPLES] / wall);
+        api->add_double(f, "mb_per_s", (double)j.sum[PIPE_BYTES] / wall / 1e6);
+    }
+    api->add_double(f, "compute_s", (double)j.sum[PIPE_COMPUTE_NS] / 1e9);
+    api->add_double(f, "wait_s", (double)j.sum[PIPE_WAIT_NS] / 1e9);
+    api->add_double(f, "loader_read_s", (double)j.sum[PIPE_READ_NS] / 1e9);
+    api->add_double(f, "loader_decode_s", (double)j.sum[PIPE_DECODE_NS] / 1e9);
     api->add_int(f, "dataset_items", (int64_t)st.dataset_items);
     /* the files: source does not size its files (that would stat every
      * one); 0 would read as an empty dataset, so leave the field out */
     if (st.dataset_bytes > 0 || s->synthetic)
         api->add_int(f, "dataset_bytes", (int64_t)st.dataset_bytes);
     api->add_int(f, "epochs", (int64_t)st.epoch);
-    api->add_int(f, "skipped", (int64_t)st.skipped);
-    api->add_int(f, "jpeg_warnings", (int64_t)st.jpeg_warnings);
+    api->add_int(f, "skipped", (int64_t)j.sum[PIPE_SKIPPED]);
+    api->add_int(f, "jpeg_warnings", (int64_t)j.sum[PIPE_JPEG_WARNINGS]);
     api->add_int(f, "loader_threads", s->threads);
-    if (wall > 0 && s->threads > 0) { /* prefetch before the first batch can push it past 1 */
-        double busy = (double)(s->read_ns + s->decode_ns) / 1e9 / (wall * s->threads);
-        api->add_double(f, "loader_busy", busy < 1 ? busy : 1);
-    }
+    if (!isnan(j.busy))
+        api->add_double(f, "loader_busy", j.busy);
     if (st.cache_method)
         api->add_string(f, "cache_method", st.cache_method);
     return 0;
@@ -147,6 +194,7 @@ static void iopipe_teardown(void *state)
         return;
     if (s->loader)
         dlg_loader_close(s->loader);
+    tools_ranks_free(&s->ranks);
     free(s);
 }
 
@@ -186,12 +234,11 @@ static int iopipe_check(const dlg_host *h, const dlg_value *opts, const dlg_job_
 /* Under several ranks each reads its shard of the one stream (loader.h's
  * part of parts), as the CNNs' loaders do: together they read every record
  * once an epoch, not each the whole data set.  Alone: the whole. */
-static void iopipe_shard(const dlg_host *h, dlg_loader_config *cfg)
+static void iopipe_shard(const tools_ranks *r, dlg_loader_config *cfg)
 {
-    int size, rank = tools_rank(h, &size);
-    if (size > 1) {
-        cfg->part = rank;
-        cfg->parts = size;
+    if (r->size > 1) {
+        cfg->part = r->rank;
+        cfg->parts = r->size;
     }
 }
 
@@ -207,7 +254,7 @@ static int iopipe_open(iopipe *s, const dlg_value *opts, const dlg_job_info *job
     s->model = (compute_model){(uint64_t)opts[OPT_COMPUTE].i, (uint64_t)opts[OPT_JITTER].i,
                                (compute_dist)opts[OPT_DIST].i, opts[OPT_MODE].i == 1,
                                DLG_JOB_HAS(job, seed) ? job->seed ^ 0xc0ffee : 0xc0ffee};
-    iopipe_shard(s->h, &cfg);
+    iopipe_shard(&s->ranks, &cfg);
     return dlg_loader_open(&s->loader, &cfg, s->h);
 }
 
@@ -218,7 +265,9 @@ static int iopipe_setup(const dlg_host *h, const dlg_value *opts, const dlg_job_
     if (!s)
         return h->error(h, DLG_ENOMEM, "io-pipeline: out of memory");
     s->h = h;
-    int rc = iopipe_open(s, opts, job);
+    int rc = tools_ranks_init(&s->ranks, h, "io-pipeline", PIPE_COUNTS, false);
+    if (rc == 0)
+        rc = iopipe_open(s, opts, job);
     if (rc < 0) {
         s->loader = NULL;
         iopipe_teardown(s);

@@ -8,7 +8,7 @@
  * percentile within 0.4%, as the runner's latency_p99_us is.  A stop
  * request (Ctrl-C) ends a step early with the reads it completed.  Under
  * several ranks each reads its own part and the row is the job's
- * (io_ranks.h). */
+ * (tools_ranks.h). */
 #define _GNU_SOURCE
 #include "tools.h"
 
@@ -19,7 +19,7 @@
 #include <zlib.h>
 
 #include "histogram.h"
-#include "io_ranks.h"
+#include "tools_ranks.h"
 #include "loader.h"
 
 enum { OPT_DATA, OPT_PATTERN, OPT_BLOCK, OPT_DEPTH, OPT_SPAN, OPT_STEP_IOS, OPT_CHECKSUM, OPT_CACHE, OPT_COUNT };
@@ -114,7 +114,7 @@ typedef struct io_raw {
     uint64_t nios, bytes, sum;
     uint64_t t_first, t_last;
     uint64_t next_poll; /* when a step next asks stopping() */
-    io_ranks ranks;     /* under several ranks: each its part, the row the job's */
+    tools_ranks ranks;  /* under several ranks: each its part, the row the job's */
 } io_raw;
 
 static uint64_t next_offset(io_raw *s)
@@ -265,17 +265,30 @@ static int io_step(void *state, dlg_step *out)
     return rc;
 }
 
+/* A rank's counts in report's gather (tools_ranks.h). */
+enum { IO_IOS, IO_BYTES, IO_CRC_SUM, IO_WINDOW_NS, IO_COUNTS };
+
 static int io_report(void *state, const dlg_report_api *api, dlg_fields *f)
 {
     io_raw *s = state;
-    io_tally mine = {s->nios, s->bytes, s->sum, s->t_last > s->t_first ? s->t_last - s->t_first : 0}, job;
-    int rc = io_ranks_merge(&s->ranks, &mine, &job, s->lat); /* alone: job = mine */
+    const uint64_t mine[IO_COUNTS] = {s->nios, s->bytes, s->sum, s->t_last > s->t_first ? s->t_last - s->t_first : 0};
+    const uint64_t *all;
+    size_t n;
+    int rc = tools_ranks_gather(&s->ranks, mine, s->lat, &all, &n); /* alone: mine; lat the job's */
     if (rc < 0)
         return rc;
-    if (job.window_ns > 0)
-        api->add_double(f, "iops", (double)job.ios / ((double)job.window_ns / 1e9));
-    api->add_int(f, "ios", (int64_t)job.ios);
-    api->add_int(f, "io_bytes", (int64_t)job.bytes);
+    /* the job's: reads, bytes and CRCs summed (mod 2^64), over the slowest window */
+    uint64_t job[IO_COUNTS] = {0};
+    for (size_t k = 0; k < n; k++, all += IO_COUNTS) {
+        for (int i = IO_IOS; i < IO_WINDOW_NS; i++)
+            job[i] += all[i];
+        if (all[IO_WINDOW_NS] > job[IO_WINDOW_NS])
+            job[IO_WINDOW_NS] = all[IO_WINDOW_NS];
+    }
+    if (job[IO_WINDOW_NS] > 0)
+        api->add_double(f, "iops", (double)job[IO_IOS] / ((double)job[IO_WINDOW_NS] / 1e9));
+    api->add_int(f, "ios", (int64_t)job[IO_IOS]);
+    api->add_int(f, "io_bytes", (int64_t)job[IO_BYTES]);
     if (dlg_hist_count(s->lat)) {
         api->add_double(f, "io_lat_mean_us", dlg_hist_mean(s->lat) / 1e3);
         api->add_double(f, "io_lat_p50_us", dlg_hist_percentile(s->lat, 50) / 1e3);
@@ -291,7 +304,7 @@ static int io_report(void *state, const dlg_report_api *api, dlg_fields *f)
     api->add_string(f, "cache_method", s->cache.method);
     if (s->checksum) {
         char hex[20];
-        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)job.crc_sum);
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)job[IO_CRC_SUM]);
         api->add_string(f, "crc_sum", hex);
     }
     return 0;
@@ -331,7 +344,7 @@ static void io_teardown(void *state)
     free(s->slot_off);
     free(s->path);
     dlg_hist_free(s->lat);
-    io_ranks_free(&s->ranks);
+    tools_ranks_free(&s->ranks);
     free(s);
 }
 
@@ -502,7 +515,7 @@ static int io_open(io_raw *s, const dlg_value *opts, const dlg_job_info *job)
     s->block = (size_t)opts[OPT_BLOCK].i;
     s->rand = opts[OPT_PATTERN].i == PAT_RAND;
     s->checksum = opts[OPT_CHECKSUM].i != 0;
-    s->rng = io_ranks_seed(&s->ranks, DLG_JOB_HAS(job, seed) ? job->seed : 0);
+    s->rng = tools_ranks_seed(&s->ranks, DLG_JOB_HAS(job, seed) ? job->seed : 0);
     rc = h->file_open(h, NULL, s->path, &s->f);
     if (rc < 0) {
         s->f = NULL;
@@ -518,7 +531,7 @@ static int io_open(io_raw *s, const dlg_value *opts, const dlg_job_info *job)
         return rc;
     if ((rc = check_geometry(s, opts, size)) < 0 || (rc = choose_depth(s, opts, caps)) < 0)
         return rc;
-    s->next = io_ranks_first_block(&s->ranks, s->nblocks);
+    s->next = tools_ranks_share_start(&s->ranks, s->nblocks);
     int64_t per = opts[OPT_STEP_IOS].i;
     s->step_ios = per ? (uint32_t)per : (uint32_t)(s->block >= AUTO_STEP_BYTES ? 1 : AUTO_STEP_BYTES / s->block);
     return alloc_buffers(s);
@@ -531,7 +544,8 @@ static int io_setup(const dlg_host *h, const dlg_value *opts, const dlg_job_info
     if (!s)
         return h->error(h, DLG_ENOMEM, "io: out of memory");
     s->h = h;
-    int rc = (s->lat = dlg_hist_new()) ? io_ranks_init(&s->ranks, h) : h->error(h, DLG_ENOMEM, "io: out of memory");
+    int rc = (s->lat = dlg_hist_new()) ? tools_ranks_init(&s->ranks, h, "io", IO_COUNTS, true)
+                                       : h->error(h, DLG_ENOMEM, "io: out of memory");
     if (rc == 0)
         rc = io_open(s, opts, job);
     if (rc < 0) {
