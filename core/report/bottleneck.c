@@ -133,7 +133,8 @@ static size_t add_limits(rep_cell *c, size_t n, double bw, double iops)
 
 /* Reads above the sustained limit judged say why they could be: a profile
  * with burst credits spent them (a new volume's, full at the start: the
- * run ended before they did), else nothing held the reads to the profile. */
+ * run ended before they did), a throttle modelling the page cache served
+ * some from memory, else nothing held the reads to the profile. */
 static size_t above_profile(rep_cell *c, const rep_disk *d, size_t n)
 {
     if (!(c->limit_share > REP_OVER_LIMIT))
@@ -144,6 +145,8 @@ static size_t above_profile(rep_cell *c, const rep_disk *d, size_t n)
         return ADD("), a new volume's: a run longer than they last measures the limit; ");
     }
     const char *cfg = rep_str(c->row, "storage_config");
+    if (cfg && strstr(cfg, "type=throttle") && strstr(cfg, "page_cache=model"))
+        return ADD("above it: the reads the page cache served cost the disk nothing (page_cache = model); ");
     if (cfg && strstr(cfg, "type=throttle"))
         return ADD("above it: reads queued before the timed steps ended inside them (a short run); ");
     return ADD("above it: the storage is no throttle of that profile, so nothing held its reads to it; ");

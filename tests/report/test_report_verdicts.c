@@ -28,7 +28,8 @@
 
 /* The quick start's two emulated disks (conf/disks/local-nvme.ini and
  * alibaba-ultra-2017.ini at 500 GiB: 80 MB/s, 3000 IOPS, 2 ms), two
- * without a latency: one with rates, one with IOPS only, and aws-gp2.ini's
+ * without a latency: one with rates (and a copy of it read through
+ * page_cache = model), one with IOPS only, and aws-gp2.ini's
  * limits at 500 GiB (1500 IOPS sustained, credits spent at 3000). */
 static void load_disks(rep_disks *d)
 {
@@ -37,6 +38,7 @@ static void load_disks(rep_disks *d)
         {"efficiency-disk", "capacity = 500GiB\niops_base = 1000\niops_per_gib = 6\niops_max = 3000\n"
                             "bandwidth_base = 50MB\nbandwidth_per_gib = 0.1MB\nbandwidth_max = 80MB\nlatency = 2ms\n"},
         {"paced-disk", "iops = 3000\nbandwidth = 80MB\n"},
+        {"cached-disk", "iops = 3000\nbandwidth = 80MB\n"},
         {"iops-disk", "iops = 400\n"},
         {"gp2", "iops = 1500\nbandwidth = 250MiB\nburst_iops = 5400000\npeak_iops = 3000\n"},
     };
@@ -202,8 +204,11 @@ static void test_storage_above_profile(void **state)
                   "2026-12-01T10:00:05Z,vm,p,-,run1,ok,paced-disk,io-pipeline,2000,0,0,images,6000,1,3,0.3,0.7,"
                   "0.2,0.99,2.9,0.1,4,288000000,2400,,33072384,type=posix,,,,,,0.1.0\n"
                   "2026-12-01T10:00:09Z,vm,p,-,run1,ok,efficiency-disk,io-pipeline,1600,0,0,images,4800,1,3,0.3,0.7,"
-                  "0.2,0.99,2.9,0.1,4,240000000,2400,,33072384," THROTTLE("alibaba-ultra-2017") ",,,,,,0.1.0\n");
-    const rep_cell *gp2 = NULL, *paced = NULL, *at = NULL;
+                  "0.2,0.99,2.9,0.1,4,240000000,2400,,33072384," THROTTLE("alibaba-ultra-2017") ",,,,,,0.1.0\n"
+                  "2026-12-01T10:00:13Z,vm,p,-,run1,ok,cached-disk,io-pipeline,2000,0,0,images,6000,1,3,0.3,0.7,"
+                  "0.2,0.99,2.9,0.1,4,288000000,2400,,33072384," THROTTLE("cached-disk")
+                  " page_cache=model,,,,,,0.1.0\n");
+    const rep_cell *gp2 = NULL, *paced = NULL, *at = NULL, *cached = NULL;
     for (size_t g = 0; g < r.model.n; g++)
         for (size_t i = 0; i < r.model.g[g].ncells; i++) {
             const rep_cell *c = &r.model.g[g].cells[i];
@@ -213,10 +218,14 @@ static void test_storage_above_profile(void **state)
                 gp2 = c;
             else if (strcmp(s, "paced-disk") == 0)
                 paced = c;
+            else if (strcmp(s, "cached-disk") == 0)
+                cached = c;
             else
                 at = c;
         }
-    assert_true(gp2 && paced && at);
+    assert_true(gp2 && paced && at && cached);
+    assert_non_null(strstr(cached->evidence, "= 120% of profile cached-disk's limit (80.0 MB/s, 3000 IOPS); above it: "
+                                             "the reads the page cache served cost the disk nothing (page_cache = model)"));
     assert_non_null(strstr(gp2->evidence, "reads 12.3 MB/s = 200% of profile gp2's limit (262.1 MB/s, 1500 IOPS); "
                                           "above it on the profile's burst credits (peak 3000 IOPS), a new "
                                           "volume's: a run longer than they last measures the limit"));

@@ -13,6 +13,8 @@
 
 #include <errno.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -515,6 +517,121 @@ static void test_aws_hdd_profiles(void **state)
     hdd_rates(*state, "aws-sc1.ini", 160, 24);
 }
 
+/* Pages of path's first `bytes` in the page cache. */
+static size_t resident_pages(const char *path, size_t bytes)
+{
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    void *p = mmap(NULL, bytes, PROT_READ, MAP_SHARED, fd, 0);
+    assert_true(p != MAP_FAILED);
+    size_t pages = bytes / 4096, n = 0;
+    unsigned char *vec = malloc(pages);
+    assert_int_equal(mincore(p, bytes, vec), 0);
+    for (size_t i = 0; i < pages; i++)
+        n += vec[i] & 1;
+    free(vec);
+    munmap(p, bytes);
+    close(fd);
+    return n;
+}
+
+/* Drops path's pages from the page cache; whether they went. */
+static bool evict(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    fdatasync(fd);
+    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    close(fd);
+    return resident_pages(path, DATA_BYTES) == 0;
+}
+
+/* Seconds to read [0, bytes) in chunk-byte reads through the disk. */
+static double read_through(fixture *fx, dlg_file *f, size_t bytes, size_t chunk)
+{
+    uint8_t *buf = malloc(chunk);
+    double t0 = st_now();
+    for (size_t off = 0; off < bytes; off += chunk)
+        assert_int_equal(fx->m.host.file_read(&fx->m.host, f, buf, chunk, off), (int64_t)chunk);
+    free(buf);
+    return st_now() - t0;
+}
+
+/* page_cache = model at 40 MB/s and 2 ms: a cold pass of 4 MiB takes its
+ * transfer time, a second pass (the page cache's) none; 4 KiB reads,
+ * whose pages the kernel's readahead brings, pay their bytes as read but
+ * not a miss's latency each, so a cold pass takes the transfer time and
+ * far less than 1024 latencies; pages cached before the first read
+ * (cache = warm) are free; ignore (the default) charges the second pass. */
+static void test_page_cache_model(void **state)
+{
+    fixture *fx = *state;
+    if (!evict(fx->data)) {
+        print_message("page cache: POSIX_FADV_DONTNEED left pages cached here; nothing to measure\n");
+        skip();
+    }
+    const size_t part = (size_t)4 << 20;
+    const double xfer = (double)part / 40e6; /* 0.105 s */
+    const char *const model[] = {"bandwidth=40MB", "latency=2ms", "page_cache=model", NULL};
+    make_throttle(fx, model);
+    dlg_file *f = open_disk(fx);
+    double cold = read_through(fx, f, part, 65536), warm = read_through(fx, f, part, 65536);
+    fx->m.host.file_close(&fx->m.host, f);
+    assert_true(evict(fx->data));
+    f = open_disk(fx);
+    double small = read_through(fx, f, part, 4096);
+    fx->m.host.file_close(&fx->m.host, f);
+    print_message("page_cache = model, 4 MiB at 40 MB/s: cold %.3f s, cached %.3f s, cold in 4 KiB reads %.3f s\n",
+                  cold, warm, small);
+    /* each miss waits 2 ms, readahead's pages do not: 1024 misses would take 2 s */
+    assert_true(cold >= 0.9 * xfer && warm < 0.2 * xfer && small >= 0.9 * xfer && small < 1.0);
+    /* the whole file cached before it is opened: free from the first read */
+    read_through(fx, (f = open_disk(fx)), DATA_BYTES, 1 << 20);
+    fx->m.host.file_close(&fx->m.host, f);
+    st_backend_destroy(&fx->thr);
+    mock_host_fini(&fx->m);
+    mock_host_init(&fx->m);
+    make_throttle(fx, model);
+    f = open_disk(fx);
+    double prewarmed = read_through(fx, f, part, 65536);
+    fx->m.host.file_close(&fx->m.host, f);
+    /* ignore: the cached pass is charged as the cold one */
+    st_backend_destroy(&fx->thr);
+    mock_host_fini(&fx->m);
+    mock_host_init(&fx->m);
+    const char *const ignore[] = {"bandwidth=40MB", NULL};
+    make_throttle(fx, ignore);
+    f = open_disk(fx);
+    double charged = read_through(fx, f, part, 65536);
+    fx->m.host.file_close(&fx->m.host, f);
+    print_message("cached before the first read: %.3f s; page_cache = ignore, cached: %.3f s\n", prewarmed, charged);
+    assert_true(prewarmed < 0.2 * xfer && charged >= 0.9 * xfer);
+}
+
+/* page_cache = model over an O_DIRECT inner backend: its reads never
+ * touch the page cache, so every one is charged, and that is said once. */
+static void test_page_cache_model_direct(void **state)
+{
+    fixture *fx = *state;
+    const char *const o[] = {"inner=direct", "bandwidth=40MB", "page_cache=model", NULL};
+    make_throttle(fx, o);
+    dlg_file *f = NULL, *g = NULL;
+    if (fx->m.host.file_open(&fx->m.host, "disk", fx->data, &f) != 0) {
+        print_message("O_DIRECT refused here (%s): nothing to check\n", fx->m.last_error);
+        skip();
+    }
+    print_message("%s\n", fx->m.last_log);
+    assert_string_equal(fx->m.last_log,
+                        "throttle: page_cache = model: inner = direct reads past the page cache (O_DIRECT); "
+                        "every read is charged");
+    assert_int_equal(fx->m.host.file_open(&fx->m.host, "disk", fx->data, &g), 0);
+    assert_int_equal(fx->m.warnings, 1); /* once per storage */
+    double twice = read_through(fx, f, (size_t)2 << 20, 65536) + read_through(fx, f, (size_t)2 << 20, 65536);
+    assert_true(twice >= 0.9 * 2 * (double)(2 << 20) / 40e6);
+    fx->m.host.file_close(&fx->m.host, f);
+    fx->m.host.file_close(&fx->m.host, g);
+}
+
 /* One read (sync read, fetch, or submit + reap of one) of n at off;
  * returns the seconds it took. */
 enum read_path { VIA_READ, VIA_FETCH, VIA_SUBMIT };
@@ -832,6 +949,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_async_iops_emulated, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_gp3_merges_sequential, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_aws_hdd_profiles, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_page_cache_model, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_page_cache_model_direct, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_qd1_read, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_qd1_fetch, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_qd1_submit_emulated, fx_setup, fx_teardown),

@@ -134,6 +134,8 @@ static int thr_create(const dlg_host *h, const dlg_value *opts, void **inst)
     }
     ti->h = h;
     atomic_init(&ti->slow_said, false);
+    atomic_init(&ti->cache_said, false);
+    ti->model_cache = merged[THR_PAGE_CACHE].set && merged[THR_PAGE_CACHE].i == THR_CACHE_MODEL;
     if ((rc = use_disk(h, ti, &lim)) < 0) {
         free(ti->inner_name);
         free(ti);
@@ -160,6 +162,40 @@ static void thr_destroy(void *inst)
         thr_shaper_fini(&ti->own);
     free(ti->inner_name);
     free(ti); /* the inner instance belongs to the host */
+}
+
+/* page_cache = model on a file opened to read, where it can be: not over
+ * an O_DIRECT inner backend (its reads bypass the page cache: every one
+ * reaches the disk), and not where mincore cannot see the file's cache;
+ * there every read is charged, said once per storage. */
+static void model_cache(thr_file *tf)
+{
+    char why[600] = "";
+    bool blind = false;
+    if (tf->inner_caps & DLG_CAP_DIRECT)
+        snprintf(why, sizeof why, "inner = %s reads past the page cache (O_DIRECT)", tf->ti->inner_name);
+    else if (thr_cache_open(&tf->cache, tf->path, &blind, why, sizeof why) == 0 && blind) {
+        thr_cache_close(&tf->cache);
+        snprintf(why, sizeof why, "mincore cannot see the page cache of %s (neither owned nor writable by "
+                 "this user)", tf->path);
+    }
+    if (!tf->cache.live && !atomic_exchange(&tf->ti->cache_said, true))
+        tf->h->log(tf->h, DLG_LOG_WARN, "throttle: page_cache = model: %s; every read is charged", why);
+}
+
+uint64_t thr_reserve_cached(thr_file *tf, uint64_t off, size_t n)
+{
+    thr_cache_cost cost = thr_cache_account(&tf->cache, off, n);
+    uint64_t done = cost.miss ? thr_reserve(tf, off, cost.miss, false) : 0;
+    if (cost.ahead) {
+        /* readahead read these pages in large I/Os: iops_unit's, or the
+         * kernel's default 128 KiB window where any size is one I/O */
+        const thr_limits *lim = &tf->ti->shaper->lim;
+        double io = lim->iops_unit > 0 ? lim->iops_unit : 131072.0;
+        uint64_t t = thr_shaper_reserve_ahead(tf->ti->shaper, cost.ahead, (double)cost.ahead / io);
+        done = t > done ? t : done;
+    }
+    return done;
 }
 
 static int thr_open(void *inst, const dlg_host *h, const char *path, int flags, dlg_file *f)
@@ -191,6 +227,8 @@ static int thr_open(void *inst, const dlg_host *h, const char *path, int flags, 
     tf->size = UINT64_MAX;
     if (flags == DLG_OPEN_READ && ti->inner_ops->size(in, &tf->size) != 0)
         tf->size = UINT64_MAX;
+    if (flags == DLG_OPEN_READ && ti->model_cache)
+        model_cache(tf);
     return 0;
 }
 
@@ -206,6 +244,7 @@ static int thr_close(dlg_file *f)
     free(tf->fbufs);
     tf->fbufs = NULL;
     tf->nfbufs = 0;
+    thr_cache_close(&tf->cache);
     free(tf->path);
     tf->path = NULL;
     return rc;

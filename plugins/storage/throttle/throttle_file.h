@@ -3,6 +3,7 @@
 #ifndef DLG_THROTTLE_FILE_H
 #define DLG_THROTTLE_FILE_H
 
+#include "throttle_cache.h"
 #include "throttle_count.h"
 #include "throttle_shaper.h"
 #include "throttle_shm.h"
@@ -16,6 +17,8 @@ typedef struct thr_inst {
     thr_shaper own;
     thr_shm shm;        /* shm.seg != NULL: shaper is in it */
     _Atomic bool slow_said; /* thr_warn_slow spoke */
+    bool model_cache;       /* page_cache = model */
+    _Atomic bool cache_said; /* a file's cache could not be modelled: said once */
 } thr_inst;
 
 enum thr_slot_state { THR_SLOT_FREE, THR_SLOT_INFLIGHT, THR_SLOT_DONE };
@@ -56,6 +59,7 @@ typedef struct thr_file {
     /* emulated fetch */
     thr_fbuf *fbufs;
     size_t nfbufs;
+    thr_cache cache; /* page_cache = model, on a file opened to read (cache.live) */
 } thr_file;
 
 int thr_submit(dlg_file *f, const dlg_io *ios, size_t n);
@@ -101,10 +105,16 @@ static inline uint64_t thr_reserve(thr_file *tf, uint64_t off, size_t n, bool wr
 /* The completion deadline of a read of n at off.  One that transfers
  * nothing (at or past the end of the file) is answered by the kernel
  * without the disk: no I/O charged, no latency (0 = done already). */
+/* page_cache = model: the deadline of the part of a read the page cache
+ * does not serve (0: all of it does). */
+uint64_t thr_reserve_cached(thr_file *tf, uint64_t off, size_t n);
+
 static inline uint64_t thr_reserve_read(thr_file *tf, uint64_t off, size_t n)
 {
     size_t bytes = thr_charge(tf, off, n);
-    return bytes ? thr_reserve(tf, off, bytes, false) : 0;
+    if (!bytes)
+        return 0;
+    return tf->cache.live ? thr_reserve_cached(tf, off, bytes) : thr_reserve(tf, off, bytes, false);
 }
 
 #endif

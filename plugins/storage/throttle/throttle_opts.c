@@ -81,6 +81,11 @@ const dlg_option thr_options[THR_OPT_COUNT + 1] = {
                             "latency / 2", 0},
     [THR_SEED] = {"seed", DLG_OPT_INT, NULL, "0", NULL, NULL,
                   "seed of the latency random stream (default 1)", 0},
+    [THR_PAGE_CACHE] = {"page_cache", DLG_OPT_ENUM, NULL, NULL, NULL, "ignore|model",
+                        "ignore (default): every read is charged, as if the page cache missed; model: "
+                        "a read the page cache serves is free, a miss costs its pages and readahead's "
+                        "pages cost when read (mincore; set the job's memory to size the cache as the "
+                        "emulated machine's)", 0},
     [THR_OPT_COUNT] = {0},
 };
 

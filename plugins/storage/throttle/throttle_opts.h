@@ -36,6 +36,7 @@ enum thr_opt {
     THR_LATENCY_DIST,
     THR_LATENCY_JITTER,
     THR_SEED,
+    THR_PAGE_CACHE,
     THR_OPT_COUNT
 };
 
@@ -43,6 +44,9 @@ enum thr_dist { THR_DIST_FIXED, THR_DIST_UNIFORM, THR_DIST_EXPONENTIAL, THR_DIST
 
 /* write_budget: the order of its choices */
 enum thr_write_budget { THR_WRITES_OWN, THR_WRITES_SHARED };
+
+/* page_cache: the order of its choices */
+enum thr_page_cache { THR_CACHE_IGNORE, THR_CACHE_MODEL };
 
 extern const dlg_option thr_options[THR_OPT_COUNT + 1];
 

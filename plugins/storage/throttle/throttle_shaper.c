@@ -163,7 +163,7 @@ static void shaper_lock(thr_shaper *s)
 
 void thr_shaper_fini(thr_shaper *s) { pthread_mutex_destroy(&s->mu); }
 
-uint64_t thr_shaper_reserve(thr_shaper *s, size_t n, double ios, bool write)
+static uint64_t reserve(thr_shaper *s, size_t n, double ios, bool write, bool latency)
 {
     thr_bucket *bb = write && s->wown_bw ? &s->wbytes : &s->bytes;
     thr_bucket *ib = write && s->wown_io ? &s->wios : &s->ios;
@@ -179,10 +179,17 @@ uint64_t thr_shaper_reserve(thr_shaper *s, size_t n, double ios, bool write)
     /* an IOPS limit admits an I/O: no transfer time; bytes flow at the
      * bandwidth, or at the peak while the burst lasts */
     double done = fmax(bucket_done(bb, bytes, t), bucket_done(&s->peak_bytes, bytes, t));
-    double lat = s->lim.latency ? sample_latency(s) : 0;
+    double lat = latency && s->lim.latency ? sample_latency(s) : 0;
     pthread_mutex_unlock(&s->mu);
     return (uint64_t)(done + lat);
 }
+
+uint64_t thr_shaper_reserve(thr_shaper *s, size_t n, double ios, bool write)
+{
+    return reserve(s, n, ios, write, true);
+}
+
+uint64_t thr_shaper_reserve_ahead(thr_shaper *s, size_t n, double ios) { return reserve(s, n, ios, false, false); }
 
 /* Tracks a low quantile of how late sleeps wake: down fast, up slowly, so
  * that the poll after waking early stays short. */

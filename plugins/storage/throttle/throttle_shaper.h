@@ -57,6 +57,9 @@ void thr_shaper_fini(thr_shaper *s);
  * deadline (CLOCK_MONOTONIC ns): when both buckets admit it, plus the
  * time its bytes take at the bandwidth beyond the burst, plus latency. */
 uint64_t thr_shaper_reserve(thr_shaper *s, size_t n, double ios, bool write);
+/* The same without the latency: bytes readahead fetched ahead of their
+ * reader (page_cache = model), which waits for their transfer only. */
+uint64_t thr_shaper_reserve_ahead(thr_shaper *s, size_t n, double ios);
 
 uint64_t thr_now_ns(void);
 
