@@ -8,13 +8,38 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* Pages whose residency a chunk's first read takes at once. */
 #define CHUNK_PAGES 16384u
+/* The most pages ahead of a read looked at for evictions. */
+#define WINDOW_MAX 4096u
+/* A whole window is looked at again after a read that missed, one that
+ * went back, or after this share of a window of progress; in between only
+ * the pages new to it (a 4 KiB reader would else look at 4096 pages, some
+ * 100 us, for each of its reads). */
+#define RESCAN_SHARE 8u
 
 static bool bit(const uint64_t *b, uint64_t i) { return b[i / 64] >> (i % 64) & 1; }
 static void set_bit(uint64_t *b, uint64_t i) { b[i / 64] |= UINT64_C(1) << (i % 64); }
+static void clear_bit(uint64_t *b, uint64_t i) { b[i / 64] &= ~(UINT64_C(1) << (i % 64)); }
+
+/* The device's readahead (read_ahead_kb of its bdi), 128 KiB where it
+ * does not say: the kernel's default. */
+static uint64_t readahead_bytes(dev_t dev)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/sys/class/bdi/%u:%u/read_ahead_kb", major(dev), minor(dev));
+    FILE *f = fopen(path, "r");
+    unsigned long kb = 0;
+    if (f) {
+        if (fscanf(f, "%lu", &kb) != 1)
+            kb = 0;
+        fclose(f);
+    }
+    return (kb ? kb : 128) * 1024;
+}
 
 int thr_cache_open(thr_cache *c, const char *path, bool *blind, char *why, size_t len)
 {
@@ -32,6 +57,10 @@ int thr_cache_open(thr_cache *c, const char *path, bool *blind, char *why, size_
         return -1;
     }
     *blind = st.st_uid != geteuid() && geteuid() != 0 && access(path, W_OK) != 0;
+    /* a sync readahead window, then the async one after it (16 MiB at
+     * most: a device reading ahead 8 MiB) */
+    c->window = 2 * readahead_bytes(st.st_dev) / c->page;
+    c->window = c->window < WINDOW_MAX ? c->window : WINDOW_MAX;
     c->mapped = (uint64_t)st.st_size;
     uint64_t pages = (c->mapped + c->page - 1) / c->page, chunks = (pages + CHUNK_PAGES - 1) / CHUNK_PAGES;
     if (c->mapped > 0) {
@@ -88,6 +117,46 @@ static void account_pages(thr_cache *c, uint64_t p, uint64_t n, uint64_t *miss, 
     }
 }
 
+/* Pages [p, p + n) of one chunk, ahead of a read: those evicted are
+ * uncharged, so that readahead bringing them back is paid for. */
+static void look_ahead(thr_cache *c, uint64_t p, uint64_t n)
+{
+    if (!bit(c->seen, p / CHUNK_PAGES))
+        first_look(c, p / CHUNK_PAGES);
+    if (mincore((char *)c->map + p * c->page, n * c->page, c->vec) != 0)
+        return;
+    for (uint64_t i = 0; i < n; i++)
+        if (!(c->vec[i] & 1))
+            clear_bit(c->charged, p + i);
+}
+
+/* Calls fn on pages [p, last) a chunk at a time. */
+static void by_chunk(thr_cache *c, uint64_t p, uint64_t last, void (*fn)(thr_cache *, uint64_t, uint64_t, void *),
+                     void *arg)
+{
+    while (p < last) {
+        uint64_t chunk_end = (p / CHUNK_PAGES + 1) * CHUNK_PAGES, upto = last < chunk_end ? last : chunk_end;
+        fn(c, p, upto - p, arg);
+        p = upto;
+    }
+}
+
+typedef struct tally {
+    uint64_t miss, ahead;
+} tally;
+
+static void tally_pages(thr_cache *c, uint64_t p, uint64_t n, void *arg)
+{
+    tally *t = arg;
+    account_pages(c, p, n, &t->miss, &t->ahead);
+}
+
+static void ahead_pages(thr_cache *c, uint64_t p, uint64_t n, void *arg)
+{
+    (void)arg;
+    look_ahead(c, p, n);
+}
+
 thr_cache_cost thr_cache_account(thr_cache *c, uint64_t off, size_t n)
 {
     thr_cache_cost cost = {0, 0};
@@ -95,14 +164,24 @@ thr_cache_cost thr_cache_account(thr_cache *c, uint64_t off, size_t n)
         return cost;
     uint64_t end = off + n, in = end < c->mapped ? end : c->mapped;
     uint64_t beyond = end <= c->mapped ? 0 : off >= c->mapped ? n : end - c->mapped; /* grown since open */
-    uint64_t miss = 0, ahead = 0;
+    uint64_t pages = (c->mapped + c->page - 1) / c->page, first = off / c->page;
+    uint64_t last = off < in ? (in - 1) / c->page + 1 : first;
+    uint64_t ahead_end = last + c->window < pages ? last + c->window : pages;
+    tally t = {0, 0};
     pthread_mutex_lock(&c->mu);
-    for (uint64_t p = off / c->page, last = off < in ? (in - 1) / c->page + 1 : p; p < last;) {
-        uint64_t chunk_end = (p / CHUNK_PAGES + 1) * CHUNK_PAGES, upto = last < chunk_end ? last : chunk_end;
-        account_pages(c, p, upto - p, &miss, &ahead);
-        p = upto;
+    by_chunk(c, first, last, tally_pages, &t);
+    /* readahead runs where reads miss or consume its pages: a pass the
+     * cache serves whole starts none, and looks no further */
+    if (t.miss || t.ahead) {
+        bool whole = t.miss || last < c->scan_from || last >= c->scan_from + c->window / RESCAN_SHARE;
+        uint64_t from = whole || c->scan_to < last ? last : c->scan_to;
+        by_chunk(c, from, ahead_end, ahead_pages, NULL);
+        if (whole)
+            c->scan_from = last;
+        c->scan_to = ahead_end > c->scan_to || whole ? ahead_end : c->scan_to;
     }
     pthread_mutex_unlock(&c->mu);
+    uint64_t miss = t.miss, ahead = t.ahead;
     /* whole pages, never more than the read's bytes: misses first */
     uint64_t left = n, m = miss * c->page + beyond, a = ahead * c->page;
     cost.miss = (size_t)(m < left ? m : left);

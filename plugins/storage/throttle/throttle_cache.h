@@ -13,7 +13,12 @@
  *     ahead of the reader);
  *   - resident when its 64 MiB chunk was first read (cache = warm, or
  *     cached before the run): free.
- * A bit per page says "charged"; a page seen evicted is a miss again.
+ * A bit per page says "charged".  A page seen evicted is uncharged again:
+ * in the request (a miss), and in the window ahead of it that this read's
+ * readahead may fill (twice the device's read_ahead_kb, at most 16 MiB),
+ * looked at before a read that missed or took readahead's pages, so that
+ * a pass over a file larger than the cache pays again for the pages
+ * readahead brings back.
  * What the model does not see: readahead pages evicted unread (charged
  * never, though the disk read them), other processes' reads of the same
  * file (their pages are free here once resident), and a file the user
@@ -36,6 +41,8 @@ typedef struct thr_cache {
     uint64_t *seen;     /* a bit per chunk: its residency at first read taken */
     unsigned char *vec; /* mincore's answer for one chunk */
     size_t page;
+    uint64_t window;    /* pages ahead of a read its readahead may fill */
+    uint64_t scan_from, scan_to; /* the window last looked at whole, and how far since */
 } thr_cache;
 
 /* Maps path for mincore.  0; or -1 with why (the caller charges every
