@@ -172,7 +172,7 @@ static void model_cache(thr_file *tf)
 {
     char why[600] = "";
     bool blind = false;
-    if (tf->inner_caps & DLG_CAP_DIRECT)
+    if (tf->base.align > 1) /* the inner file is open O_DIRECT (a backend that may be, is) */
         snprintf(why, sizeof why, "inner = %s reads past the page cache (O_DIRECT)", tf->ti->inner_name);
     else if (thr_cache_open(&tf->cache, tf->path, &blind, why, sizeof why) == 0 && blind) {
         thr_cache_close(&tf->cache);
