@@ -614,6 +614,35 @@ static void test_page_cache_model(void **state)
     assert_true(prewarmed < 0.2 * xfer && charged >= 0.9 * xfer);
 }
 
+/* page_cache = model on queued reads over io_uring (buffered): cold at
+ * the disk's 20 MB/s, cached far above it. */
+static void test_page_cache_model_uring(void **state)
+{
+    fixture *fx = *state;
+    if (!evict(fx->data)) {
+        print_message("page cache: POSIX_FADV_DONTNEED left pages cached here; nothing to measure\n");
+        skip();
+    }
+    const char *const o[] = {"inner=uring", "bandwidth=20MB", "page_cache=model", NULL};
+    make_throttle(fx, o);
+    dlg_file *f = NULL;
+    if (fx->m.host.file_open(&fx->m.host, "disk", fx->data, &f) != 0) {
+        print_message("io_uring refused here (%s): nothing to check\n", fx->m.last_error);
+        skip();
+    }
+    double cold = async_rate(fx, f, 8, 32768, true, 0.2); /* 4 of the 8 MiB */
+    fx->m.host.file_close(&fx->m.host, f);
+    read_through(fx, (f = open_disk(fx)), DATA_BYTES, 1 << 20); /* the rest cached */
+    fx->m.host.file_close(&fx->m.host, f);
+    f = open_disk(fx);
+    double cached = async_rate(fx, f, 8, 32768, true, 0.2);
+    fx->m.host.file_close(&fx->m.host, f);
+    double disk = 20e6 / 32768;
+    print_message("page_cache = model over uring, QD8, 32 KiB: cold %.0f reads/s, cached %.0f (the disk: %.0f)\n",
+                  cold, cached, disk);
+    assert_true(cold <= 1.1 * disk && cold >= 0.8 * disk && cached >= 3 * disk);
+}
+
 /* page_cache = model over an O_DIRECT inner backend: its reads never
  * touch the page cache, so every one is charged, and that is said once. */
 static void test_page_cache_model_direct(void **state)
@@ -957,6 +986,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_aws_hdd_profiles, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_page_cache_model, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_page_cache_model_direct, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_page_cache_model_uring, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_qd1_read, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_qd1_fetch, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_qd1_submit_emulated, fx_setup, fx_teardown),
