@@ -96,38 +96,48 @@ static void first_look(thr_cache *c, uint64_t chunk)
     set_bit(c->seen, chunk);
 }
 
-/* Pages [p, p + n) of one chunk: those that missed and those readahead
- * brought, added to miss and ahead. */
-static void account_pages(thr_cache *c, uint64_t p, uint64_t n, uint64_t *miss, uint64_t *ahead)
+/* Residency of pages [p, p + n) of one chunk into c->vec (its first
+ * look taken first); false when mincore cannot tell. */
+static bool residency(thr_cache *c, uint64_t p, uint64_t n)
 {
     if (!bit(c->seen, p / CHUNK_PAGES))
         first_look(c, p / CHUNK_PAGES);
-    if (mincore((char *)c->map + p * c->page, n * c->page, c->vec) != 0) {
-        *miss += n; /* cannot tell: charged as misses */
+    return mincore((char *)c->map + p * c->page, n * c->page, c->vec) == 0;
+}
+
+typedef struct tally {
+    uint64_t miss, ahead; /* pages */
+} tally;
+
+/* Pages [p, p + n) of one chunk, read: those that missed and those
+ * readahead brought, added to the tally at arg. */
+static void account_pages(thr_cache *c, uint64_t p, uint64_t n, void *arg)
+{
+    tally *t = arg;
+    if (!residency(c, p, n)) {
+        t->miss += n; /* cannot tell: charged as misses */
         return;
     }
     for (uint64_t i = 0; i < n; i++) {
         if (bit(c->charged, p + i) && (c->vec[i] & 1))
             continue; /* a hit */
         if (c->vec[i] & 1)
-            *ahead += 1;
+            t->ahead++;
         else
-            *miss += 1;
+            t->miss++;
         set_bit(c->charged, p + i); /* a miss is resident once read; readahead now paid */
     }
 }
 
 /* Pages [p, p + n) of one chunk, ahead of a read: those evicted are
  * uncharged, so that readahead bringing them back is paid for. */
-static void look_ahead(thr_cache *c, uint64_t p, uint64_t n)
+static void look_ahead(thr_cache *c, uint64_t p, uint64_t n, void *arg)
 {
-    if (!bit(c->seen, p / CHUNK_PAGES))
-        first_look(c, p / CHUNK_PAGES);
-    if (mincore((char *)c->map + p * c->page, n * c->page, c->vec) != 0)
-        return;
-    for (uint64_t i = 0; i < n; i++)
-        if (!(c->vec[i] & 1))
-            clear_bit(c->charged, p + i);
+    (void)arg;
+    if (residency(c, p, n))
+        for (uint64_t i = 0; i < n; i++)
+            if (!(c->vec[i] & 1))
+                clear_bit(c->charged, p + i);
 }
 
 /* Calls fn on pages [p, last) a chunk at a time. */
@@ -139,22 +149,6 @@ static void by_chunk(thr_cache *c, uint64_t p, uint64_t last, void (*fn)(thr_cac
         fn(c, p, upto - p, arg);
         p = upto;
     }
-}
-
-typedef struct tally {
-    uint64_t miss, ahead;
-} tally;
-
-static void tally_pages(thr_cache *c, uint64_t p, uint64_t n, void *arg)
-{
-    tally *t = arg;
-    account_pages(c, p, n, &t->miss, &t->ahead);
-}
-
-static void ahead_pages(thr_cache *c, uint64_t p, uint64_t n, void *arg)
-{
-    (void)arg;
-    look_ahead(c, p, n);
 }
 
 thr_cache_cost thr_cache_account(thr_cache *c, uint64_t off, size_t n)
@@ -169,13 +163,13 @@ thr_cache_cost thr_cache_account(thr_cache *c, uint64_t off, size_t n)
     uint64_t ahead_end = last + c->window < pages ? last + c->window : pages;
     tally t = {0, 0};
     pthread_mutex_lock(&c->mu);
-    by_chunk(c, first, last, tally_pages, &t);
+    by_chunk(c, first, last, account_pages, &t);
     /* readahead runs where reads miss or consume its pages: a pass the
      * cache serves whole starts none, and looks no further */
     if (t.miss || t.ahead) {
         bool whole = t.miss || last < c->scan_from || last >= c->scan_from + c->window / RESCAN_SHARE;
         uint64_t from = whole || c->scan_to < last ? last : c->scan_to;
-        by_chunk(c, from, ahead_end, ahead_pages, NULL);
+        by_chunk(c, from, ahead_end, look_ahead, NULL);
         if (whole)
             c->scan_from = last;
         c->scan_to = ahead_end > c->scan_to || whole ? ahead_end : c->scan_to;

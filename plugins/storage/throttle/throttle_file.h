@@ -102,13 +102,13 @@ static inline uint64_t thr_reserve(thr_file *tf, uint64_t off, size_t n, bool wr
     return thr_shaper_reserve(tf->ti->shaper, n, thr_io_units(lim, &tf->run, off, n), write);
 }
 
-/* The completion deadline of a read of n at off.  One that transfers
- * nothing (at or past the end of the file) is answered by the kernel
- * without the disk: no I/O charged, no latency (0 = done already). */
 /* page_cache = model: the deadline of the part of a read the page cache
  * does not serve (0: all of it does). */
 uint64_t thr_reserve_cached(thr_file *tf, uint64_t off, size_t n);
 
+/* The completion deadline of a read of n at off.  One that transfers
+ * nothing (at or past the end of the file) is answered by the kernel
+ * without the disk: no I/O charged, no latency (0 = done already). */
 static inline uint64_t thr_reserve_read(thr_file *tf, uint64_t off, size_t n)
 {
     size_t bytes = thr_charge(tf, off, n);
