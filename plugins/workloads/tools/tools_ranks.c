@@ -1,5 +1,7 @@
 #include "tools_ranks.h"
 
+#include "tools.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,22 +9,16 @@ int tools_ranks_init(tools_ranks *r, const dlg_host *h, const char *who, size_t 
 {
     memset(r, 0, sizeof *r);
     r->h = h;
-    r->size = 1;
     r->slot_words = slot_words;
     r->hist = hist;
-    if (!DLG_HOST_HAS(h, comm_info))
+    r->rank = tools_rank(h, &r->size); /* 0 and 1 alone */
+    if (r->size < 2)
         return 0;
-    dlg_rank_info ri = {.struct_size = sizeof ri};
-    h->comm_info(h, &ri);
-    if (ri.size < 2)
-        return 0;
-    r->rank = ri.rank;
-    r->size = ri.size;
-    size_t n = (size_t)ri.size;
+    size_t n = (size_t)r->size;
     r->nwords = (hist ? dlg_hist_sum_words(n) : 0) + slot_words * n;
     r->words = malloc(r->nwords * sizeof *r->words);
     if (!r->words)
-        return h->error(h, DLG_ENOMEM, "%s: no memory for the %d ranks' counts (%zu bytes)", who, ri.size,
+        return h->error(h, DLG_ENOMEM, "%s: no memory for the %d ranks' counts (%zu bytes)", who, r->size,
                         r->nwords * sizeof *r->words);
     memset(r->words, 0, r->nwords * sizeof *r->words); /* first touch now, not in report */
     return 0;
