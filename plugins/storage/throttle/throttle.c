@@ -183,9 +183,8 @@ static void model_cache(thr_file *tf)
         tf->h->log(tf->h, DLG_LOG_WARN, "throttle: page_cache = model: %s; every read is charged", why);
 }
 
-uint64_t thr_reserve_cached(thr_file *tf, uint64_t off, size_t n)
+uint64_t thr_reserve_cost(thr_file *tf, uint64_t off, thr_cache_cost cost)
 {
-    thr_cache_cost cost = thr_cache_account(&tf->cache, off, n);
     uint64_t done = cost.miss ? thr_reserve(tf, off, cost.miss, false) : 0;
     if (cost.ahead) {
         /* readahead read these pages in large I/Os: iops_unit's, or the

@@ -83,12 +83,18 @@ static int submit_sync(thr_file *tf, const dlg_io *ios, size_t n)
 
 /* The disk is charged only for what the inner backend took: reads it
  * refused never reach the emulated disk either, and charged, their time
- * fell on the reads after them. */
+ * fell on the reads after them.  What each costs is looked at before the
+ * submit all the same: an inner read may fill the page cache before the
+ * submit returns (io_uring's own workers), and page_cache = model would
+ * then take the miss for a hit.  (A refused read's pages stay marked
+ * paid: charged again if still not cached when read, free if readahead
+ * brought them meanwhile.) */
 static int submit_async(thr_file *tf, const dlg_io *ios, size_t n)
 {
     size_t next = 0;
     for (size_t i = 0; i < n; i++) {
         next = claim_slot(tf, next, ios[i].user);
+        tf->slots[next].cost = thr_look_read(tf, ios[i].off, ios[i].len);
         tf->scratch[i] = ios[i];
         tf->scratch[i].user = next;
     }
@@ -97,7 +103,7 @@ static int submit_async(thr_file *tf, const dlg_io *ios, size_t n)
     for (size_t i = 0; i < n; i++) {
         thr_slot *s = &tf->slots[tf->scratch[i].user];
         if (i < took)
-            s->deadline = thr_reserve_read(tf, ios[i].off, ios[i].len);
+            s->deadline = thr_reserve_cost(tf, ios[i].off, s->cost);
         else
             s->state = THR_SLOT_FREE;
     }

@@ -27,6 +27,7 @@ enum thr_slot_state { THR_SLOT_FREE, THR_SLOT_INFLIGHT, THR_SLOT_DONE };
  * backend finished it, its result. */
 typedef struct thr_slot {
     uint64_t user;
+    thr_cache_cost cost; /* looked at before the inner backend took it */
     uint64_t deadline;
     int64_t result;
     int state;
@@ -102,19 +103,26 @@ static inline uint64_t thr_reserve(thr_file *tf, uint64_t off, size_t n, bool wr
     return thr_shaper_reserve(tf->ti->shaper, n, thr_io_units(lim, &tf->run, off, n), write);
 }
 
-/* page_cache = model: the deadline of the part of a read the page cache
- * does not serve (0: all of it does). */
-uint64_t thr_reserve_cached(thr_file *tf, uint64_t off, size_t n);
-
-/* The completion deadline of a read of n at off.  One that transfers
- * nothing (at or past the end of the file) is answered by the kernel
- * without the disk: no I/O charged, no latency (0 = done already). */
-static inline uint64_t thr_reserve_read(thr_file *tf, uint64_t off, size_t n)
+/* What a read of n at off costs the disk, looked at before the inner
+ * backend reads (its read fills the page cache).  Nothing for one that
+ * transfers nothing (at or past the end of the file: the kernel answers
+ * it without the disk); with page_cache = model what the page cache does
+ * not serve (thr_cache_account); else all of it, as a miss. */
+static inline thr_cache_cost thr_look_read(thr_file *tf, uint64_t off, size_t n)
 {
     size_t bytes = thr_charge(tf, off, n);
-    if (!bytes)
-        return 0;
-    return tf->cache.live ? thr_reserve_cached(tf, off, bytes) : thr_reserve(tf, off, bytes, false);
+    if (bytes && tf->cache.live)
+        return thr_cache_account(&tf->cache, off, bytes);
+    return (thr_cache_cost){bytes, 0};
+}
+
+/* The completion deadline of a read of that cost (0 = done already). */
+uint64_t thr_reserve_cost(thr_file *tf, uint64_t off, thr_cache_cost cost);
+
+/* The completion deadline of a read of n at off, looked at now. */
+static inline uint64_t thr_reserve_read(thr_file *tf, uint64_t off, size_t n)
+{
+    return thr_reserve_cost(tf, off, thr_look_read(tf, off, n));
 }
 
 #endif
