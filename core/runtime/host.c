@@ -293,6 +293,16 @@ static bool h_error_said(const dlg_host *h, char *buf, size_t len)
     return true;
 }
 
+static void h_disk_charged(const dlg_host *h, uint64_t bytes, double ios)
+{
+    dlg_services *s = impl(h)->svc;
+    __atomic_store_n(&s->disk_counted, true, __ATOMIC_RELAXED);
+    if (bytes)
+        __atomic_add_fetch(&s->disk_bytes, bytes, __ATOMIC_RELAXED);
+    if (ios > 0)
+        __atomic_add_fetch(&s->disk_ios_fx, (uint64_t)(ios * DLG_DISK_IOS_ONE + 0.5), __ATOMIC_RELAXED);
+}
+
 static int h_file_open(const dlg_host *h, const char *storage, const char *path, dlg_file **out)
 {
     return open_file(h, storage, path, DLG_OPEN_READ, out);
@@ -617,6 +627,7 @@ dlg_host_impl *dlg_host_new(dlg_services *s, const char *context_fmt, ...)
     p->file_close_written = dlg_host_file_close_written;
     dlg_host_comm_fill(p);
     p->error_said = h_error_said;
+    p->disk_charged = h_disk_charged;
     return h;
 }
 

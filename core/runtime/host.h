@@ -7,6 +7,9 @@
 
 #include <pthread.h>
 
+/* dlg_services.disk_ios_fx's unit: 1/65536 of an I/O. */
+#define DLG_DISK_IOS_ONE 65536.0
+
 /* One error as raised through a host. */
 typedef struct dlg_error {
     char text[2048];  /* "CONTEXT: MSG" */
@@ -38,6 +41,10 @@ typedef struct dlg_services {
     uint64_t bytes_read; /* atomics: loader threads read concurrently */
     uint64_t ios;
     uint64_t bytes_written, write_ios; /* atomics: writes through the host */
+    /* atomics: what an emulated disk charged (host->disk_charged); its
+     * I/Os in 1/DLG_DISK_IOS_ONE, as readahead pays shares of one */
+    uint64_t disk_bytes, disk_ios_fx;
+    bool disk_counted;
     int verbosity;      /* 0 quiet .. 3 debug */
     pthread_mutex_t lock;
     /* Creating storages: recursive, as a shim's create() looks up its inner;

@@ -45,6 +45,9 @@ static void process_sums(const dlg_rank_figs *a, dlg_rep_figs *o)
     o->major_faults += u64(a->major_faults);
     o->ctx_voluntary += u64(a->ctx_voluntary);
     o->ctx_involuntary += u64(a->ctx_involuntary);
+    o->disk_counted |= a->disk_counted > 0;
+    o->disk_charged_bytes += u64(a->disk_charged_bytes);
+    o->disk_charged_ios += a->disk_charged_ios;
 }
 
 static void gpu_sums(const dlg_rank_figs *a, dlg_rep_figs *o)
@@ -338,6 +341,9 @@ void dlg_rep_figs_add(dlg_cell_result *res, const dlg_rep_figs *f)
     res->major_faults += f->major_faults;
     res->ctx_voluntary += f->ctx_voluntary;
     res->ctx_involuntary += f->ctx_involuntary;
+    res->disk_counted |= f->disk_counted;
+    res->disk_charged_bytes += f->disk_charged_bytes;
+    res->disk_charged_ios += f->disk_charged_ios;
     res->disk_read_bytes += f->disk_read_bytes;
     if (f->iowait_fraction >= 0)
         res->iowait_fraction = f->iowait_fraction;

@@ -30,6 +30,8 @@ typedef struct dlg_rank_figs {
     double cpu_window_cap_s; /* that window's wall time x the rank's CPU capacity */
     double read_bytes, storage_bytes, storage_ios, storage_write_bytes, storage_write_ios;
     double major_faults, ctx_voluntary, ctx_involuntary;
+    /* what an emulated disk charged of its reads (disk_counted 0 or 1) */
+    double disk_counted, disk_charged_bytes, disk_charged_ios;
     /* what its machine counted, every process on it */
     double disk_read_bytes;
     double iowait_fraction; /* since the cell's first setup; < 0 unknown */
@@ -54,6 +56,9 @@ typedef struct dlg_rep_figs {
     double cpu_user_s, cpu_sys_s, cpu_window_cpu_s, cpu_window_cap_s;
     uint64_t read_bytes, storage_bytes, storage_ios, storage_write_bytes, storage_write_ios;
     uint64_t major_faults, ctx_voluntary, ctx_involuntary;
+    bool disk_counted;         /* some rank's emulated disk counted its reads */
+    uint64_t disk_charged_bytes;
+    double disk_charged_ios;
     uint64_t disk_read_bytes;
     double iowait_fraction;    /* mean over the nodes that read it; < 0 none did */
     dlg_cpu_energy cpu_energy; /* have false: no node read its counters */

@@ -262,6 +262,10 @@ void dlg_result_point(const dlg_run *run, const dlg_cell *cell, const dlg_cell_r
     fu_(&b, "storage_ios", res->storage_ios);
     fu_(&b, "storage_write_bytes", res->storage_write_bytes);
     fu_(&b, "storage_write_ios", res->storage_write_ios);
+    if (res->disk_counted) {
+        fu_(&b, "emulated_disk_read_bytes", res->disk_charged_bytes);
+        fd_(&b, "emulated_disk_read_ios", res->disk_charged_ios);
+    }
     fi_(&b, "cpus_used", res->cpus_used);
     fs_(&b, "cpu_list", res->cpu_list);
     fu_(&b, "major_faults", res->major_faults);

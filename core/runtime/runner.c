@@ -177,13 +177,16 @@ typedef struct cell_ctx {
 /* The services' storage counters: bytes and I/Os read and written. */
 typedef struct storage_io {
     uint64_t rb, ri, wb, wi;
+    uint64_t db, dfx; /* an emulated disk's charged reads (dlg_services) */
 } storage_io;
 
 static storage_io storage_io_now(dlg_services *svc)
 {
     return (storage_io){__atomic_load_n(&svc->bytes_read, __ATOMIC_RELAXED), __atomic_load_n(&svc->ios, __ATOMIC_RELAXED),
                         __atomic_load_n(&svc->bytes_written, __ATOMIC_RELAXED),
-                        __atomic_load_n(&svc->write_ios, __ATOMIC_RELAXED)};
+                        __atomic_load_n(&svc->write_ios, __ATOMIC_RELAXED),
+                        __atomic_load_n(&svc->disk_bytes, __ATOMIC_RELAXED),
+                        __atomic_load_n(&svc->disk_ios_fx, __ATOMIC_RELAXED)};
 }
 
 /* The readings that open a repetition's timed steps; rep_end closes them. */
@@ -290,6 +293,9 @@ static void rep_end(const cell_ctx *cx, rep_window *w, dlg_cell_result *res, dlg
     f->storage_ios = (double)(st.ri - w->st.ri);
     f->storage_write_bytes = (double)(st.wb - w->st.wb);
     f->storage_write_ios = (double)(st.wi - w->st.wi);
+    f->disk_counted = __atomic_load_n(&cx->svc->disk_counted, __ATOMIC_RELAXED);
+    f->disk_charged_bytes = (double)(st.db - w->st.db);
+    f->disk_charged_ios = (double)(st.dfx - w->st.dfx) / DLG_DISK_IOS_ONE;
     uint64_t busy, iowait;
     dlg_host_cpu_times(&busy, &iowait);
     f->iowait_fraction = busy > cx->busy0 ? (double)(iowait - cx->iowait0) / (double)(busy - cx->busy0) : -1;

@@ -40,6 +40,9 @@ typedef struct dlg_cell_result {
     uint64_t rss_peak, read_bytes, storage_bytes, storage_ios;
     uint64_t disk_read_bytes; /* the machine's disks, all processes */
     uint64_t storage_write_bytes, storage_write_ios; /* written through the host */
+    bool disk_counted;        /* an emulated disk said what of the reads reached it: */
+    uint64_t disk_charged_bytes;
+    double disk_charged_ios;
     int cpus_used;
     int ranks;                /* the run's ranks, whose items the cell sums */
     int nodes;                /* the machines they are on (rank_totals.h) */

@@ -329,6 +329,16 @@ typedef struct dlg_host {
      * that reports a failure in words of its own, which would else lose
      * the reason. */
     bool (*error_said)(const struct dlg_host *h, char *buf, size_t len);
+
+    /* Added within ABI 1.1 (check DLG_HOST_HAS(h, disk_charged)): a
+     * storage that emulates a disk (throttle) says what reached that disk:
+     * the bytes and I/Os of reads it charged, page-cache hits left out
+     * (ios may be fractional: a readahead page's share of one large I/O).
+     * The row then has emulated_disk_read_bytes/_ios beside
+     * storage_read_bytes, and a report sizes the disk by them.  Call it
+     * with 0, 0 when a file opens to read: a row of hits alone then says
+     * 0 bytes reached the disk, not "not counted".  Any thread. */
+    void (*disk_charged)(const struct dlg_host *h, uint64_t bytes, double ios);
 } dlg_host;
 
 /* Whether the host has `member` (struct_size says how far it filled

@@ -67,6 +67,18 @@ expect_one_error() {
 # ini FILE: writes stdin to FILE (for readability of the cases)
 ini() { cat >"$1"; }
 
+# rows_csv CSV PYTHON FIELDS: PYTHON's asserts on `rows`, the rows of CSV,
+# each printed first with FIELDS (space-separated)
+rows_csv() {
+    "$PY" - "$1" "$2" "$3" <<'PY' || fail "$1: rows above"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+for r in rows:
+    print({k: r.get(k) for k in sys.argv[3].split()})
+exec(sys.argv[2])
+PY
+}
+
 finish() {
     if [ "$FAILS" -gt 0 ]; then
         echo "$FAILS check(s) failed (outputs kept in $WORK)" >&2

@@ -3,7 +3,8 @@
 # together they get its bandwidth, not each all of it (the job's rate was
 # 2 x the emulated disk's before), and the shared segment's name is gone
 # once the run ends.  The io row is the job's: both ranks' reads and
-# bytes, each rank reading its own part of the file.
+# bytes (what reached the emulated disk too), each rank reading its own
+# part of the file.
 # Arguments as ranks.sh: DLGAUGE PLUGIN_DIR TEST_PLUGIN_DIR WORK MPIEXEC.
 source "$(dirname "$0")/ranks_lib.sh"
 
@@ -43,8 +44,11 @@ assert 8e6 < t < 23e6, "job rate %.1f MB/s, not the disk'"'"'s 20" % (t / 1e6)
 b, s = int(r["io_bytes"]), int(r["storage_read_bytes"])
 assert abs(b - s) <= 8 * 256 * 1024, "io_bytes %d, storage read %d" % (b, s)
 assert int(r["ios"]) * 256 * 1024 == b, "ios x block"
+# what reached the emulated disk: every read of both ranks, counted at
+# completion as storage_read_bytes is
+assert int(r["emulated_disk_read_bytes"]) == s, "the disk counted both ranks"
 assert abs(float(r["iops"]) * 256 * 1024 / t - 1) < 0.15, "iops x block against the job rate"
-' "status ranks throughput storage_read_bytes io_bytes ios iops io_lat_p50_us"
+' "status ranks throughput storage_read_bytes emulated_disk_read_bytes io_bytes ios iops io_lat_p50_us"
 
 # each rank reads its own part: 8 blocks of 4 KiB, each of its own bytes;
 # 2 steps of 1 read each: rank 0 reads blocks 0 and 1, rank 1 blocks 4

@@ -1,6 +1,6 @@
 # What the tests of runs under mpirun share (ranks.sh, ranks_refuse.sh,
-# ranks_cpus.sh): lib.sh, the loopback launcher, a ranked job, rows read
-# back.  $5 is mpiexec, as each of them is given it.
+# ranks_cpus.sh): lib.sh, the loopback launcher, a ranked job.  $5 is
+# mpiexec, as each of them is given it.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../support/mpi_env.sh" "$5"
 
@@ -20,18 +20,6 @@ run_np() {
     local name=$1
     shift
     run_mpi "$name" -np 2 "$DLG" --plugin-dir "$PLUGDIR" "$@"
-}
-
-# rows_csv CSV PYTHON FIELDS: PYTHON's asserts on `rows`, the rows of CSV,
-# each printed first with FIELDS (space-separated)
-rows_csv() {
-    "$PY" - "$1" "$2" "$3" <<'PY' || fail "$1: rows above"
-import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-for r in rows:
-    print({k: r.get(k) for k in sys.argv[3].split()})
-exec(sys.argv[2])
-PY
 }
 
 job() { # job NAME KEY=VALUE...: a [job] of ranked

@@ -558,13 +558,32 @@ static double read_through(fixture *fx, dlg_file *f, size_t bytes, size_t chunk)
     return st_now() - t0;
 }
 
+/* What the disk told the host it charged since *mark (bytes; its I/Os
+ * to *ios), and moves the mark. */
+typedef struct charged_mark {
+    uint64_t bytes;
+    double ios;
+} charged_mark;
+
+static uint64_t charged_since(fixture *fx, charged_mark *mark, double *ios)
+{
+    uint64_t b = fx->m.disk_bytes - mark->bytes;
+    *ios = fx->m.disk_ios - mark->ios;
+    *mark = (charged_mark){fx->m.disk_bytes, fx->m.disk_ios};
+    return b;
+}
+
 /* page_cache = model at 40 MB/s and 2 ms: a cold pass of 4 MiB takes its
  * transfer time, a second pass (the page cache's) none; 4 KiB reads,
  * whose pages the kernel's readahead brings, pay their bytes as read but
  * not a miss's latency each, so a cold pass takes the transfer time and
  * far less than 1024 latencies, also after the paid pages were evicted;
  * pages cached before the first read (cache = warm) are free; ignore (the
- * default) charges the second pass. */
+ * default) charges the second pass.  What the host is told (the row's
+ * emulated_disk_read_*) is what was charged: every byte of a cold pass,
+ * none of a cached one; a cold pass's I/Os between its 128 KiB readahead
+ * I/Os (32) and its reads (64 of 64 KiB), a 4 KiB pass's below what its
+ * time allows (1 s / 2 ms). */
 static void test_page_cache_model(void **state)
 {
     fixture *fx = *state;
@@ -576,22 +595,36 @@ static void test_page_cache_model(void **state)
     const double xfer = (double)part / 40e6; /* 0.105 s */
     const char *const model[] = {"bandwidth=40MB", "latency=2ms", "page_cache=model", NULL};
     make_throttle(fx, model);
+    charged_mark mark = {0, 0};
+    double cold_ios, warm_ios, again_ios, small_ios;
     dlg_file *f = open_disk(fx);
-    double cold = read_through(fx, f, part, 65536), warm = read_through(fx, f, part, 65536);
+    assert_true(fx->m.disk_calls == 1 && fx->m.disk_bytes == 0); /* counted from the open */
+    double cold = read_through(fx, f, part, 65536);
+    uint64_t cold_b = charged_since(fx, &mark, &cold_ios);
+    double warm = read_through(fx, f, part, 65536);
+    uint64_t warm_b = charged_since(fx, &mark, &warm_ios);
     /* evicted after it was paid for (a cache smaller than the file): the
      * pages readahead brings back are paid for again */
     assert_true(evict(fx->data));
     double again = read_through(fx, f, part, 4096);
+    uint64_t again_b = charged_since(fx, &mark, &again_ios);
     fx->m.host.file_close(&fx->m.host, f);
     assert_true(evict(fx->data));
     f = open_disk(fx);
     double small = read_through(fx, f, part, 4096);
+    uint64_t small_b = charged_since(fx, &mark, &small_ios);
     fx->m.host.file_close(&fx->m.host, f);
     print_message("page_cache = model, 4 MiB at 40 MB/s: cold %.3f s, cached %.3f s, evicted %.3f s, cold in 4 KiB "
                   "reads %.3f s\n", cold, warm, again, small);
+    print_message("charged: cold %llu bytes in %.1f I/Os, cached %llu, evicted %llu in %.1f, 4 KiB %llu in %.1f\n",
+                  (unsigned long long)cold_b, cold_ios, (unsigned long long)warm_b, (unsigned long long)again_b,
+                  again_ios, (unsigned long long)small_b, small_ios);
     /* each miss waits 2 ms, readahead's pages do not: 1024 misses would take 2 s */
     assert_true(cold >= 0.9 * xfer && warm < 0.2 * xfer && small >= 0.9 * xfer && small < 1.0);
     assert_true(again >= 0.9 * xfer && again < 1.0);
+    assert_true(cold_b == part && warm_b == 0 && warm_ios == 0 && again_b == part && small_b == part);
+    assert_true(cold_ios >= 32 && cold_ios <= 64);
+    assert_true(again_ios >= 32 && again_ios < 500 && small_ios >= 32 && small_ios < 500);
     /* the whole file cached before it is opened: free from the first read */
     read_through(fx, (f = open_disk(fx)), DATA_BYTES, 1 << 20);
     fx->m.host.file_close(&fx->m.host, f);
@@ -602,6 +635,7 @@ static void test_page_cache_model(void **state)
     f = open_disk(fx);
     double prewarmed = read_through(fx, f, part, 65536);
     fx->m.host.file_close(&fx->m.host, f);
+    assert_true(fx->m.disk_calls == 1 && fx->m.disk_bytes == 0); /* the open's 0: all hits */
     /* ignore: the cached pass is charged as the cold one */
     st_backend_destroy(&fx->thr);
     mock_host_fini(&fx->m);
@@ -611,6 +645,7 @@ static void test_page_cache_model(void **state)
     f = open_disk(fx);
     double charged = read_through(fx, f, part, 65536);
     fx->m.host.file_close(&fx->m.host, f);
+    assert_true(fx->m.disk_bytes == part && fx->m.disk_ios == 64); /* every read, as a miss */
     print_message("cached before the first read: %.3f s; page_cache = ignore, cached: %.3f s\n", prewarmed, charged);
     assert_true(prewarmed < 0.2 * xfer && charged >= 0.9 * xfer);
 }

@@ -37,6 +37,18 @@ static int m_error(const dlg_host *h, int code, const char *fmt, ...)
 
 /* The last error() of any thread: the mock keeps one (loader tests read
  * it after the failure). */
+static void m_disk_charged(const dlg_host *h, uint64_t bytes, double ios)
+{
+    mock_host *m = h->ctx;
+    __atomic_add_fetch(&m->disk_bytes, bytes, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&m->disk_calls, 1, __ATOMIC_RELAXED);
+    double old;
+    __atomic_load(&m->disk_ios, &old, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange(&m->disk_ios, &old, &(double){old + ios}, false, __ATOMIC_RELAXED,
+                                      __ATOMIC_RELAXED))
+        ;
+}
+
 static bool m_error_said(const dlg_host *h, char *buf, size_t len)
 {
     if (!from(h)->errors || !len)
@@ -343,6 +355,7 @@ void mock_host_init(mock_host *m)
     m->host.file_write = m_write;
     m->host.file_close_written = m_close_written;
     m->host.error_said = m_error_said;
+    m->host.disk_charged = m_disk_charged;
 }
 
 const dlg_plugin_desc *mock_load_plugin(const char *so_name, dlg_kind kind, const char *name)

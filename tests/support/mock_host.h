@@ -31,6 +31,9 @@ typedef struct mock_host {
     mock_storage storages[MOCK_MAX_STORAGES];
     int nstorages;
     uint64_t bytes_written, write_ios; /* through file_write, as the host counts */
+    /* what an emulated disk said it charged (disk_charged; atomics) */
+    uint64_t disk_bytes, disk_calls;
+    double disk_ios; /* (updated under a CAS loop: threads share a disk) */
 } mock_host;
 
 void mock_host_init(mock_host *m);

@@ -183,18 +183,36 @@ static void model_cache(thr_file *tf)
         tf->h->log(tf->h, DLG_LOG_WARN, "throttle: page_cache = model: %s; every read is charged", why);
 }
 
+/* The bytes of one of readahead's large I/Os: iops_unit's, or the
+ * kernel's default 128 KiB window where any size is one I/O. */
+static double ahead_io_bytes(const thr_file *tf)
+{
+    const thr_limits *lim = &tf->ti->shaper->lim;
+    return lim->iops_unit > 0 ? lim->iops_unit : 131072.0;
+}
+
 uint64_t thr_reserve_cost(thr_file *tf, uint64_t off, thr_cache_cost cost)
 {
     uint64_t done = cost.miss ? thr_reserve(tf, off, cost.miss, false) : 0;
-    if (cost.ahead) {
-        /* readahead read these pages in large I/Os: iops_unit's, or the
-         * kernel's default 128 KiB window where any size is one I/O */
-        const thr_limits *lim = &tf->ti->shaper->lim;
-        double io = lim->iops_unit > 0 ? lim->iops_unit : 131072.0;
-        uint64_t t = thr_shaper_reserve_ahead(tf->ti->shaper, cost.ahead, (double)cost.ahead / io);
+    if (cost.ahead) { /* readahead read these pages in large I/Os */
+        uint64_t t = thr_shaper_reserve_ahead(tf->ti->shaper, cost.ahead, (double)cost.ahead / ahead_io_bytes(tf));
         done = t > done ? t : done;
     }
     return done;
+}
+
+/* Tells the host what reached the disk (the row's emulated_disk_read_*),
+ * once the read is done, when the host counts it too. */
+static void count_charged(thr_file *tf, uint64_t bytes, double ios)
+{
+    if (DLG_HOST_HAS(tf->h, disk_charged))
+        tf->h->disk_charged(tf->h, bytes, ios);
+}
+
+void thr_count_cost(thr_file *tf, thr_cache_cost cost)
+{
+    if (cost.miss || cost.ahead)
+        count_charged(tf, cost.miss + cost.ahead, (cost.miss ? 1 : 0) + (double)cost.ahead / ahead_io_bytes(tf));
 }
 
 static int thr_open(void *inst, const dlg_host *h, const char *path, int flags, dlg_file *f)
@@ -228,6 +246,8 @@ static int thr_open(void *inst, const dlg_host *h, const char *path, int flags, 
         tf->size = UINT64_MAX;
     if (flags == DLG_OPEN_READ && ti->model_cache)
         model_cache(tf);
+    if (flags == DLG_OPEN_READ) /* the row counts this disk's reads from now: 0 is "all hits" */
+        count_charged(tf, 0, 0);
     return 0;
 }
 
@@ -258,9 +278,11 @@ static int thr_size(dlg_file *f, uint64_t *out)
 static int64_t thr_read(dlg_file *f, void *buf, size_t n, uint64_t off)
 {
     thr_file *tf = (thr_file *)f;
-    uint64_t deadline = thr_reserve_read(tf, off, n);
+    thr_cache_cost cost = thr_look_read(tf, off, n);
+    uint64_t deadline = thr_reserve_cost(tf, off, cost);
     int64_t r = tf->inner->ops->read(tf->inner, buf, n, off);
     int rc = thr_sleep_until(tf->ti->shaper, tf->h, deadline);
+    thr_count_cost(tf, cost);
     return r < 0 ? r : rc < 0 ? rc : r;
 }
 
@@ -327,9 +349,11 @@ static int thr_fetch(dlg_file *f, uint64_t off, size_t n, const void **ptr)
     if (!lends && !(b = lend_buffer(tf, n ? n : 1)))
         return tf->h->error(tf->h, DLG_ENOMEM, "%s: fetch: no memory for %zu bytes", tf->path, n);
     /* as a read: nothing to fetch at the end of the file is no I/O */
-    uint64_t deadline = thr_reserve_read(tf, off, n);
+    thr_cache_cost cost = thr_look_read(tf, off, n);
+    uint64_t deadline = thr_reserve_cost(tf, off, cost);
     int rc = lends ? tf->inner->ops->fetch(tf->inner, off, n, ptr) : fetch_copy(tf, b, off, n, ptr);
     int rs = thr_sleep_until(tf->ti->shaper, tf->h, deadline);
+    thr_count_cost(tf, cost);
     return rc < 0 ? rc : rs;
 }
 

@@ -73,7 +73,8 @@ static int submit_sync(thr_file *tf, const dlg_io *ios, size_t n)
     size_t next = 0;
     for (size_t i = 0; i < n; i++) {
         thr_slot *s = &tf->slots[next = claim_slot(tf, next, ios[i].user)];
-        s->deadline = thr_reserve_read(tf, ios[i].off, ios[i].len);
+        s->cost = thr_look_read(tf, ios[i].off, ios[i].len);
+        s->deadline = thr_reserve_cost(tf, ios[i].off, s->cost);
         s->result = tf->inner->ops->read(tf->inner, ios[i].buf, ios[i].len, ios[i].off);
         s->state = THR_SLOT_DONE;
     }
@@ -148,6 +149,7 @@ static uint64_t emit_ready(thr_file *tf, dlg_io_done *done, size_t max, size_t *
         if (s->state != THR_SLOT_DONE)
             continue;
         if (s->deadline <= now && *count < max) {
+            thr_count_cost(tf, s->cost);
             done[(*count)++] = (dlg_io_done){s->user, s->result};
             s->state = THR_SLOT_FREE;
             tf->pending--;

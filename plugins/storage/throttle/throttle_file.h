@@ -118,11 +118,9 @@ static inline thr_cache_cost thr_look_read(thr_file *tf, uint64_t off, size_t n)
 
 /* The completion deadline of a read of that cost (0 = done already). */
 uint64_t thr_reserve_cost(thr_file *tf, uint64_t off, thr_cache_cost cost);
-
-/* The completion deadline of a read of n at off, looked at now. */
-static inline uint64_t thr_reserve_read(thr_file *tf, uint64_t off, size_t n)
-{
-    return thr_reserve_cost(tf, off, thr_look_read(tf, off, n));
-}
+/* Tells the host a read of that cost is done (host->disk_charged): at
+ * completion, as the host counts the read, so that a window of timed
+ * steps holds both or neither. */
+void thr_count_cost(thr_file *tf, thr_cache_cost cost);
 
 #endif
