@@ -83,6 +83,9 @@ static void gather(rep_cell *c, const rep_group *g, const rep_disks *disks, cons
     if (isnan(c->read_bps) && !isnan(num_or_nan(r, "mb_per_s")))
         c->read_bps = num_or_nan(r, "mb_per_s") * 1e6;
     c->cold_share = sread > 0 && !isnan(bread) ? bread / sread : NAN;
+    double dread = num_or_nan(r, "emulated_disk_read_bytes"), dios = num_or_nan(r, "emulated_disk_read_ios");
+    c->disk_bps = !isnan(dread) && wall > 0 ? dread / wall : NAN;
+    c->disk_ios = !isnan(dios) && wall > 0 ? dios / wall : NAN;
     /* read_bytes sums the repetitions, and each may start cold (cache =
      * cold evicts before every one): re-reads are what one repetition
      * reads beyond the dataset */
@@ -123,6 +126,24 @@ static size_t add_pair(rep_cell *c, size_t n, double bw, double iops)
     return n;
 }
 
+/* "reads 120.0 MB/s", and where a throttle modelled the page cache and
+ * served some of them from it, what reached its disk: the rate its
+ * limits are judged by. */
+static size_t add_reads(rep_cell *c, size_t n)
+{
+    ADD("reads %.1f MB/s", isnan(c->read_bps) ? 0 : c->read_bps / 1e6);
+    if (!isnan(c->disk_bps) && !(c->disk_bps >= 0.95 * c->read_bps))
+        ADD(" (%.1f MB/s of them from the disk, the page cache served the rest)", c->disk_bps / 1e6);
+    return n;
+}
+
+/* The read rate a limit share is of: the disk's part where counted. */
+static double disk_side_mbps(const rep_cell *c)
+{
+    double r = isnan(c->disk_bps) ? c->read_bps : c->disk_bps;
+    return isnan(r) ? 0 : r / 1e6;
+}
+
 /* "(60.0 MB/s, 375 IOPS); " */
 static size_t add_limits(rep_cell *c, size_t n, double bw, double iops)
 {
@@ -145,7 +166,9 @@ static size_t above_profile(rep_cell *c, const rep_disk *d, size_t n)
         return ADD("), a new volume's: a run longer than they last measures the limit; ");
     }
     const char *cfg = rep_str(c->row, "storage_config");
-    if (cfg && strstr(cfg, "type=throttle") && strstr(cfg, "page_cache=model"))
+    /* a row without the disk's own count (before dlgauge had it) judged
+     * all reads, the page cache's too */
+    if (cfg && strstr(cfg, "type=throttle") && strstr(cfg, "page_cache=model") && isnan(c->disk_bps))
         return ADD("above it: the reads the page cache served cost the disk nothing (page_cache = model); ");
     if (cfg && strstr(cfg, "type=throttle"))
         return ADD("above it: reads queued before the timed steps ended inside them (a short run); ");
@@ -155,7 +178,7 @@ static size_t above_profile(rep_cell *c, const rep_disk *d, size_t n)
 /* The storage verdict's numbers: the side that binds, the limit it meets. */
 static size_t storage_evidence(rep_cell *c, const rep_disk *d, size_t n)
 {
-    double rd = isnan(c->read_bps) ? 0 : c->read_bps / 1e6;
+    double rd = disk_side_mbps(c);
     if (c->limit_combined && d->write_shared) {
         /* the shares of different limits add up, not the MB/s */
         ADD("reads %.1f and writes %.1f MB/s use %.0f%% of profile %s's shared read+write budget (reads ", rd,
@@ -177,7 +200,8 @@ static size_t storage_evidence(rep_cell *c, const rep_disk *d, size_t n)
         n = add_limits(c, n, d->write_own_bw ? d->write_bandwidth : 0, d->write_own_iops ? d->write_iops : 0);
         return isnan(c->read_bps) ? n : ADD("reads %.1f MB/s; ", rd);
     }
-    ADD("reads %.1f MB/s = %.0f%% of profile %s's limit ", rd, 100 * c->limit_share, d->name);
+    n = add_reads(c, n);
+    ADD(" = %.0f%% of profile %s's limit ", 100 * c->limit_share, d->name);
     return above_profile(c, d, add_limits(c, n, d->bandwidth, d->iops));
 }
 
@@ -198,7 +222,7 @@ static bool explains_below(const rep_cell *c)
 static size_t below_profile(rep_cell *c, const rep_disk *d, size_t n)
 {
     const rep_row *r = c->row;
-    double rd = isnan(c->read_bps) ? 0 : c->read_bps / 1e6, ios = num_or_nan(r, "storage_ios");
+    double ios = num_or_nan(r, "storage_ios");
     double io_bytes = ios > 0 ? num_or_nan(r, "storage_read_bytes") / ios : NAN;
     /* what one read takes under the profile: its latency, then the transfer
      * or the IOPS bucket's spacing, whichever is slower */
@@ -208,10 +232,11 @@ static size_t below_profile(rep_cell *c, const rep_disk *d, size_t n)
     const char *beneath = cfg && strstr(cfg, "type=throttle") ? "the disk beneath the emulation (the host's own disk, "
                                                                 "page-cache misses)"
                                                               : "the storage itself (the host's disk, page-cache misses)";
+    n = add_reads(c, n);
     if (c->limit_share < 0.01)
-        ADD("reads %.1f MB/s = under 1%% of profile %s's limit ", rd, d->name);
+        ADD(" = under 1%% of profile %s's limit ", d->name);
     else
-        ADD("reads %.1f MB/s = %s%.0f%% of profile %s's limit ", rd, c->limit_share < REP_LIMIT_LOW ? "only " : "",
+        ADD(" = %s%.0f%% of profile %s's limit ", c->limit_share < REP_LIMIT_LOW ? "only " : "",
             100 * c->limit_share, d->name);
     n = add_limits(c, n, d->bandwidth, d->iops);
     if (isnan(c->read_io_s) || !(allowed > 0))

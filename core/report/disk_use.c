@@ -68,6 +68,10 @@ void rep_cell_io(const rep_cell *c, rep_io_rate *io)
     io->read_bps = c->read_bps;
     io->write_bps = c->write_bps;
     io->read_ios = ios > 0 && wall > 0 ? ios / wall : NAN;
+    if (!isnan(c->disk_bps)) { /* the disk's share: page-cache hits never reached it */
+        io->read_bps = c->disk_bps;
+        io->read_ios = c->disk_ios;
+    }
     io->write_ios = wios > 0 && wall > 0 ? wios / wall : NAN;
     io->contiguous = rep_reads_contiguous(c->row);
 }

@@ -101,6 +101,9 @@ typedef struct rep_cell {
     double au, data_wait, cpu_share, iowait, read_bps, limit_share, cold_share, reread, fault_rate, energy_item;
     bool energy_cpu;     /* energy_item is the CPU packages' (RAPL), no GPU energy measured */
     double write_bps;    /* storage_write_bytes / wall_s, or the workload's write_mb_per_s */
+    /* what of read_bps reached an emulated disk, and its I/Os per second:
+     * emulated_disk_read_* / wall_s (NaN: no throttle counted them) */
+    double disk_bps, disk_ios;
     bool limit_writes;   /* limit_share is the write side's (or writes fill most of a shared limit) */
     bool limit_combined; /* limit_share is reads and writes together against one shared limit */
     double loader_busy, loader_read_share; /* io-pipeline's workers: busy share, reading's part of it */

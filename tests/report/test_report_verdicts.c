@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include <cmocka.h>
 
 #include "reco_helpers.h"
+#include "disk_use.h"
 #include "report.h"
 
 #define HEAD                                                                                                        \
@@ -233,6 +235,29 @@ static void test_storage_above_profile(void **state)
                                             "the storage is no throttle of that profile"));
     assert_non_null(strstr(at->evidence, "= 100% of profile efficiency-disk's limit"));
     assert_null(strstr(at->evidence, "above it"));
+    report_free(&r);
+}
+
+/* A throttle that counted what reached its disk (emulated_disk_read_*):
+ * 96 MB/s read, 72 MB/s of it from the disk, judged by the disk's part
+ * (90% of 80 MB/s: at the limit, not above it on the page cache). */
+static void test_storage_disk_share(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_with(&r,
+                "time,host,job,mode,run_id,status,storage,workload,throughput,throughput_ci95,throughput_stddev,unit,"
+                "items,repeats,wall_s,au,data_wait_fraction,loader_busy,loader_threads,storage_read_bytes,storage_ios,"
+                "emulated_disk_read_bytes,emulated_disk_read_ios,storage_config,version\n",
+                "2026-12-01T10:00:13Z,vm,p,-,run1,ok,cached-disk,io-pipeline,2000,0,0,images,6000,1,3,0.3,0.7,0.99,4,"
+                "288000000,2400,216000000,1648," THROTTLE("cached-disk") " page_cache=model,0.1.0\n");
+    const rep_cell *c = only_cell(&r);
+    assert_non_null(strstr(c->evidence, "reads 96.0 MB/s (72.0 MB/s of them from the disk, the page cache served "
+                                        "the rest) = 90% of profile cached-disk's limit (80.0 MB/s, 3000 IOPS)"));
+    assert_null(strstr(c->evidence, "above it"));
+    rep_io_rate io;
+    rep_cell_io(c, &io);
+    assert_true(io.read_bps == 72e6 && fabs(io.read_ios - 1648 / 3.0) < 1e-9);
     report_free(&r);
 }
 
@@ -513,6 +538,7 @@ int main(void)
         cmocka_unit_test(test_starved_accelerator),   cmocka_unit_test(test_fed_accelerator),
         cmocka_unit_test(test_storage_below_profile), cmocka_unit_test(test_storage_latency_bound),
         cmocka_unit_test(test_storage_above_profile),
+        cmocka_unit_test(test_storage_disk_share),
         cmocka_unit_test(test_storage_latency_short_of_limit),
         cmocka_unit_test(test_storage_at_profile_pace),
         cmocka_unit_test(test_stream_memory_bound),   cmocka_unit_test(test_stream_cache_bound),
