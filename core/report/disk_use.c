@@ -61,6 +61,12 @@ double rep_charged_ios(const rep_disk *d, double ios, double bytes, bool contigu
     return thr_stream_units(&lim, ios, bytes / ios, contiguous);
 }
 
+double rep_disk_sustained_bw(const rep_disk *d)
+{
+    double by_ios = d->iops > 0 && d->iops_unit > 0 ? d->iops * d->iops_unit : 0;
+    return by_ios > 0 && (d->bandwidth <= 0 || by_ios < d->bandwidth) ? by_ios : d->bandwidth;
+}
+
 void rep_cell_io(const rep_cell *c, rep_io_rate *io)
 {
     double wall = num_or_nan(c->row, "wall_s");

@@ -28,6 +28,10 @@ rep_limit_use rep_use_binding(rep_limit_use bw, rep_limit_use io);
 bool rep_reads_contiguous(const rep_row *r);
 /* I/Os as the throttle counts `ios` I/Os carrying `bytes` on disk d. */
 double rep_charged_ios(const rep_disk *d, double ios, double bytes, bool contiguous);
+/* The bytes per second d sustains: its bandwidth, or what its IOPS carry
+ * in iops_unit I/Os where that is less (st1 at 2 TiB: 80 x 1 MiB, though
+ * its bandwidth key is the 500 MiB/s its credits reach); 0 = unknown. */
+double rep_disk_sustained_bw(const rep_disk *d);
 
 /* One copy of a cell's storage I/O, per second (NaN = not measured). */
 typedef struct rep_io_rate {

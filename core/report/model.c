@@ -2,6 +2,7 @@
  * pooled (model_pool.c) and classified (bottleneck.c), then the best cell
  * and the knees (model_rank.c). */
 #define _GNU_SOURCE
+#include "disk_use.h"
 #include "model.h"
 #include "model_build.h"
 
@@ -229,8 +230,8 @@ static double value_order(const rep_axis *ax, size_t i, const rep_rows *rs, cons
     case REP_AX_DURATION:
         return dlg_parse_duration(v, &b, why, sizeof why) == 0 ? (double)b : NAN;
     case REP_AX_STORAGE: {
-        const rep_disk *d = rep_disks_find(disks, v);
-        return d && d->bandwidth > 0 ? d->bandwidth : NAN;
+        const rep_disk *d = rep_disks_find(disks, v); /* ordered by what they sustain */
+        return d && rep_disk_sustained_bw(d) > 0 ? rep_disk_sustained_bw(d) : NAN;
     }
     case REP_AX_TEXT:
         break;

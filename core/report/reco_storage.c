@@ -25,20 +25,22 @@ static bool reaches(double have, double need)
 }
 
 /* How disk i of the instance stands against the profile want of a storage
- * value: its own profile is that value or at least as fast (bandwidth, and
- * IOPS where both are known), and still is once the instance's
- * block-storage caps bound it (instance-store disks have none). */
+ * value: its own profile is that value or at least as fast (sustained
+ * bandwidth, and IOPS where both are known: a small random read is one
+ * I/O in any iops_unit), and still is once the instance's block-storage
+ * caps bound it (instance-store disks have none). */
 static rep_disk_fit disk_against(const rep_instance *in, size_t i, const char *value, const rep_disk *want,
                                  const rep_disks *disks)
 {
     const rep_disk *d = rep_disks_find(disks, in->disks[i]);
+    double need = want ? rep_disk_sustained_bw(want) : 0;
     bool own = strcmp(in->disks[i], value) == 0 ||
-               (want && d && want->bandwidth > 0 && d->bandwidth >= want->bandwidth && reaches(d->iops, want->iops));
+               (want && d && need > 0 && rep_disk_sustained_bw(d) >= need && reaches(d->iops, want->iops));
     if (!own)
         return REP_DISK_SHORT;
     if (!want || !d || in->local[i]) /* no profile: nothing to hold a cap against */
         return REP_DISK_REACHES;
-    return reaches(capped(d->bandwidth, in->disk_bw_max), want->bandwidth) &&
+    return reaches(capped(rep_disk_sustained_bw(d), in->disk_bw_max), need) &&
                    reaches(capped(d->iops, in->disk_iops_max), want->iops)
                ? REP_DISK_REACHES
                : REP_DISK_CAPPED;
@@ -202,9 +204,10 @@ void rep_check_io(rep_fit *f, const rep_cell *cell, const rep_instance *in, doub
 void rep_cap_reason(const rep_instance *in, const rep_disk *want, char *buf, size_t len)
 {
     char cap[32], need[32];
-    if (!reaches(in->disk_bw_max, want->bandwidth)) {
+    double bw = rep_disk_sustained_bw(want);
+    if (!reaches(in->disk_bw_max, bw)) {
         dlg_format_rate(in->disk_bw_max, "bytes", cap, sizeof cap);
-        dlg_format_rate(want->bandwidth, "bytes", need, sizeof need);
+        dlg_format_rate(bw, "bytes", need, sizeof need);
     } else {
         snprintf(cap, sizeof cap, "%.6g IOPS", in->disk_iops_max);
         snprintf(need, sizeof need, "%.6g IOPS", want->iops);

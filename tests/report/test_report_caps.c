@@ -176,6 +176,36 @@ static void test_iops_cap_and_local_disks(void **state)
     report_free(&r);
 }
 
+/* Throughput-credit disks (st1-like: iops in 1-MiB I/Os, bandwidth the
+ * burst's 500 MiB/s) judged by what they sustain: slow 20, mid 80, fast
+ * 500 MiB/s (knee mid, at 80 MiB/s).  A gp3-like disk (125 MiB/s, 3000
+ * I/Os of 256 KiB) meets it; before, its 125 MiB/s fell short of mid's
+ * 500 and no instance met the knee.  A cap of 50 MB/s is said against
+ * mid's 80 MiB/s (83.9 MB/s). */
+static void test_credit_disks_by_sustained_rate(void **state)
+{
+    (void)state;
+    rep_report r;
+    storage_model(&r, "bandwidth=500MiB iops=20 iops_unit=1MiB", "bandwidth=500MiB iops=80 iops_unit=1MiB",
+                  "bandwidth=500MiB iops=500 iops_unit=1MiB");
+    char path[32], err[512];
+    temp_file(path, "iops = 3000\nbandwidth = 125MiB\niops_unit = 256KiB\n");
+    int rc = rep_disks_load(&r.disks, path, "gp", err, sizeof err);
+    unlink(path);
+    if (rc != 0)
+        fail_msg("%s", err);
+    reco_from_text(&r, "[instance ebs]\nvcpus = 8\nmemory = 32GiB\ndisks = gp\ndisk_bandwidth_max = 1250MB\n"
+                       "price_per_hour = 1.0\n"
+                       "[instance capped]\nvcpus = 8\nmemory = 32GiB\ndisks = fast\ndisk_bandwidth_max = 50MB\n"
+                       "price_per_hour = 0.5\n");
+    assert_int_equal(r.reco.nmeet, 1);
+    assert_string_equal(r.reco.v[0].inst->name, "ebs");
+    assert_string_equal(choice(&r.reco, "capped")->fits[0].why,
+                        "io-pipeline needs storage like mid: the instance caps block storage at 50 MB/s < mid's "
+                        "83.89 MB/s");
+    report_free(&r);
+}
+
 /* The keys as a catalog reads them: sizes as disk profiles write them,
  * local_disks flagged; a key twice, a bad unit, zero: one line naming the
  * file, line and key. */
@@ -237,6 +267,7 @@ int main(void)
         cmocka_unit_test(test_markdown_lists_price_sources),
         cmocka_unit_test(test_iops_cap_and_local_disks),
         cmocka_unit_test(test_catalog_cap_keys),
+        cmocka_unit_test(test_credit_disks_by_sustained_rate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
