@@ -159,8 +159,14 @@ static void fit_group(rep_fit *f, const rep_model *m, size_t gi, const rep_insta
             rep_cap_reason(in, rep_disks_find(disks, ax->vals[kv]), f->why + n, sizeof f->why - n);
     }
     long c = best_supplied(g, in, disks);
-    check_unswept(f, g, &g->cells[c >= 0 ? (size_t)c : g->best], in, ncopies, tag);
-    rep_check_io(f, &g->cells[c >= 0 ? (size_t)c : g->best], in, ncopies, has_axis(g, is_storage), disks, tag);
+    const rep_cell *credited = &g->cells[c >= 0 ? (size_t)c : g->best];
+    check_unswept(f, g, credited, in, ncopies, tag);
+    rep_check_io(f, credited, in, ncopies, has_axis(g, is_storage), disks, tag);
+    long sa = -1;
+    for (size_t a = 0; a < g->naxes && sa < 0; a++)
+        sa = is_storage(&g->axes[a]) ? (long)a : -1;
+    f->disks = rep_disks_serving(in, sa >= 0 ? &g->axes[sa] : NULL, sa >= 0 ? g->knees[sa].val : 0, credited,
+                                 ncopies, disks, &f->asks_disk);
     if (c >= 0) {
         f->thr = g->cells[c].thr * ncopies * measured_scaling(f, m, gi, (size_t)c, in);
         f->energy_item = g->cells[c].energy_item;
@@ -270,6 +276,22 @@ static int cmp_choice(const void *pa, const void *pb)
     return strcmp(a->inst->name, b->inst->name);
 }
 
+/* The disk to attach on an instance that meets every knee: one serving
+ * every selected group that asks for storage (rep_disk_pick of them). */
+static const char *choice_disk(const rep_choice *ch, const rep_model *m, const bool *selected,
+                               const rep_instance *in, const rep_disks *disks)
+{
+    uint64_t mask = ~(uint64_t)0;
+    bool asks = false;
+    for (size_t gi = 0; gi < m->n; gi++)
+        if (rep_group_counted(m, selected, gi) && ch->fits[gi].asks_disk) {
+            mask &= ch->fits[gi].disks;
+            asks = true;
+        }
+    long i = asks && ch->meets ? rep_disk_pick(in, mask, disks) : -1;
+    return i >= 0 ? in->disks[i] : NULL;
+}
+
 /* --gpu that no instance's GPU matches is a typo, not a verdict on the
  * instances: say so, with the GPUs there are. */
 static bool gpu_known(const rep_catalog *cat, const char *gpu_filter, char *err, size_t errlen)
@@ -326,6 +348,7 @@ int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const
             ch->score += (weights ? weights[gi] : 1) * ch->fits[gi].cost;
         }
         out->nmeet += ch->meets;
+        ch->disk = choice_disk(ch, m, selected, in, disks);
     }
     /* weights in each group's own quanta make the sum a price, in any units */
     if (!(out->unit = common_unit(m, selected)) && !weights)

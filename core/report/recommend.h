@@ -4,6 +4,7 @@
 #define DLG_REPORT_RECOMMEND_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 
 #include "model.h"
@@ -66,6 +67,11 @@ typedef struct rep_fit {
     double cost;        /* price per rep_cost_quantum of the group's unit; INFINITY when thr is not measured */
     double energy_item; /* J/item measured at the matching cell, NaN if not measured */
     bool energy_cpu;    /* energy_item is the CPU packages' (RAPL), that cell had no GPU energy */
+    /* The group asks something of storage (a storage knee, or I/O its
+     * cell measured): the instance's disks that serve it, a bit each
+     * (rep_disks_serving). */
+    bool asks_disk;
+    uint64_t disks;
 } rep_fit;
 
 typedef struct rep_choice {
@@ -78,6 +84,10 @@ typedef struct rep_choice {
      * (1 = the cheapest for every group), as summing $/M images and $/M
      * bytes would weigh the groups by the choice of unit. */
     double score;
+    /* The disk to attach, where a selected group asks for one and the
+     * instance meets every knee: one serving every such group
+     * (rep_disk_pick); NULL: none asked, or none has a profile. */
+    const char *disk;
 } rep_choice;
 
 typedef struct rep_reco {

@@ -388,7 +388,8 @@ int rep_table_reco(rep_table *t, const rep_report *r)
         rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%s %s", cost, in->currency);
         rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%s", energy);
         if (ch->meets) {
-            rc |= rep_table_put(t, row, col++, REP_ST_GOOD, "yes");
+            rc |= rep_table_put(t, row, col++, REP_ST_GOOD, "yes%s%s%s", ch->disk ? " (disk " : "",
+                                ch->disk ? ch->disk : "", ch->disk ? ")" : "");
         } else {
             const char *why = "no";
             for (size_t gi = 0; gi < r->model.n; gi++)
@@ -437,14 +438,15 @@ void rep_reco_text(const rep_report *r, char *buf, size_t len)
         return;
     }
     rep_score_text(r, a, score, sizeof score);
-    size_t n = (size_t)snprintf(buf, len, "recommended: %s (%s, %.4g %s/h), %s%s", a->inst->name, a->inst->provider,
-                                a->inst->price, a->inst->currency, score, estimated(r, a) ? " (est.)" : "");
+    size_t n = (size_t)snprintf(buf, len, "recommended: %s (%s, %.4g %s/h%s%s), %s%s", a->inst->name,
+                                a->inst->provider, a->inst->price, a->inst->currency, a->disk ? ", disk " : "",
+                                a->disk ? a->disk : "", score, estimated(r, a) ? " (est.)" : "");
     if (re->nmeet > 1 && n < len) {
         const rep_choice *b = &re->v[1];
         rep_score_text(r, b, score, sizeof score);
-        n += (size_t)snprintf(buf + n, len - n, "; runner-up: %s (%s, %.4g %s/h), %s%s", b->inst->name,
-                              b->inst->provider, b->inst->price, b->inst->currency, score,
-                              isfinite(b->score) && estimated(r, b) ? " (est.)" : "");
+        n += (size_t)snprintf(buf + n, len - n, "; runner-up: %s (%s, %.4g %s/h%s%s), %s%s", b->inst->name,
+                              b->inst->provider, b->inst->price, b->inst->currency, b->disk ? ", disk " : "",
+                              b->disk ? b->disk : "", score, isfinite(b->score) && estimated(r, b) ? " (est.)" : "");
     } else if (n < len) {
         n += (size_t)snprintf(buf + n, len - n, "; no runner-up meets every knee");
     }
@@ -504,6 +506,13 @@ void rep_reco_basis(const rep_report *r, char *buf, size_t len)
                               "measured there; not measured = the instance has less than any measured cell, or no GPU "
                               "to feed");
     rep_reco_scaling_basis(r, buf, len, &n);
+    bool disk = false;
+    for (size_t i = 0; i < r->reco.n && !disk; i++)
+        disk = r->reco.v[i].disk != NULL;
+    if (disk && n < len)
+        n += (size_t)snprintf(buf + n, len - n, "; disk = the one to attach: of the instance's disks that meet the "
+                              "storage knee and carry the measured I/O, its instance store, else the one that "
+                              "sustains the least (as a rule the cheapest kind), as its conf/disks profile is sized");
     if (nper + nhost > 1)
         append_tags(r, false, "; a value per group in the columns: ", " / ", buf, len, &n);
     char per[64], per_long[64];

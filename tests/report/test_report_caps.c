@@ -206,6 +206,31 @@ static void test_credit_disks_by_sustained_rate(void **state)
     report_free(&r);
 }
 
+/* The disk to attach (knee mid, 400 MB/s): of a's fast, mid and slow
+ * disks, mid (the least that reaches the knee); b's instance store (fast)
+ * before its network disk mid, since its price is in the instance's; c
+ * meets no knee and names none.  The headline says a's. */
+static void test_disk_to_attach(void **state)
+{
+    (void)state;
+    rep_report r;
+    storage_model(&r, BW_DISKS);
+    reco_from_text(&r, "[instance a]\nvcpus = 8\nmemory = 32GiB\ndisks = fast, mid, slow\nprice_per_hour = 1.0\n"
+                       "disk_bandwidth_max = 2375MB\n"
+                       "[instance b]\nvcpus = 8\nmemory = 32GiB\ndisks = mid\nlocal_disks = fast\n"
+                       "disk_bandwidth_max = 2375MB\nprice_per_hour = 1.5\n"
+                       "[instance c]\nvcpus = 8\nmemory = 32GiB\ndisks = slow\nprice_per_hour = 0.5\n");
+    assert_int_equal(r.reco.nmeet, 2);
+    assert_string_equal(choice(&r.reco, "a")->disk, "mid");
+    assert_string_equal(choice(&r.reco, "b")->disk, "fast");
+    assert_null(choice(&r.reco, "c")->disk);
+    char line[1024];
+    rep_reco_text(&r, line, sizeof line);
+    assert_non_null(strstr(line, "recommended: a (Test, 1 USD/h, disk mid)"));
+    assert_non_null(strstr(line, "runner-up: b (Test, 1.5 USD/h, disk fast)"));
+    report_free(&r);
+}
+
 /* The keys as a catalog reads them: sizes as disk profiles write them,
  * local_disks flagged; a key twice, a bad unit, zero: one line naming the
  * file, line and key. */
@@ -268,6 +293,7 @@ int main(void)
         cmocka_unit_test(test_iops_cap_and_local_disks),
         cmocka_unit_test(test_catalog_cap_keys),
         cmocka_unit_test(test_credit_disks_by_sustained_rate),
+        cmocka_unit_test(test_disk_to_attach),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,7 +24,9 @@
 
 /* Disk profiles: gp (network, 1 GB/s, 16000 IOPS counted per 256 KiB),
  * slow (100 MB/s), nvme (6.5 GB/s); own (writes 60 MB/s of their own),
- * shared (the same, one read+write budget), combined (80 MB/s for both). */
+ * shared (the same, one read+write budget), combined (80 MB/s for both);
+ * st1 and sc1 as AWS's at 2 TiB (80 and 24 MiB/s sustained, in 1-MiB
+ * I/Os). */
 static const char *const profiles[][2] = {
     {"gp", "bandwidth = 1GB\niops = 16000\niops_unit = 256KiB\n"},
     {"slow", "bandwidth = 100MB\n"},
@@ -32,6 +34,8 @@ static const char *const profiles[][2] = {
     {"own", "bandwidth = 100MB\nwrite_bandwidth = 60MB\n"},
     {"shared", "bandwidth = 100MB\nwrite_bandwidth = 60MB\nwrite_budget = shared\n"},
     {"combined", "bandwidth = 80MB\n"},
+    {"st1", "bandwidth = 500MiB\niops = 80\niops_unit = 1MiB\n"},
+    {"sc1", "bandwidth = 250MiB\niops = 24\niops_unit = 1MiB\n"},
 };
 
 /* One cell of workload wl over 10 s, its I/O in the extra columns cols =
@@ -243,9 +247,27 @@ static void test_unknown_caps_meet_with_note(void **state)
     report_free(&r);
 }
 
+/* 600 MB/s read, 40 MB/s of it from an emulated disk in 1 MB I/Os (the
+ * page cache served the rest): the disk to attach is sized by the disk's
+ * part, st1 (40 of its 80 I/Os a second), not sc1 (24) nor, as all 600
+ * MB/s would need, gp. */
+static void test_disk_sized_by_what_reached_it(void **state)
+{
+    (void)state;
+    rep_report r;
+    io_model(&r, "io-pipeline", true, "storage_read_bytes,emulated_disk_read_bytes,emulated_disk_read_ios",
+             "6000000000,400000000,400");
+    reco_from_text(&r, "[instance a]\nvcpus = 8\nmemory = 32GiB\ndisks = gp, st1, sc1\n"
+                       "disk_bandwidth_max = 1250MB\ndisk_iops_max = 40000\nprice_per_hour = 1.0\n");
+    assert_int_equal(r.reco.nmeet, 1);
+    assert_string_equal(r.reco.v[0].disk, "st1");
+    report_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_disk_sized_by_what_reached_it),
         cmocka_unit_test(test_reads_over_cap_fail),
         cmocka_unit_test(test_copies_share_the_cap),
         cmocka_unit_test(test_swept_copies_share_the_cap),
