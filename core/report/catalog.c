@@ -3,8 +3,11 @@
  *   [instance NAME]  gpus, gpu, vcpus, memory, disks, local_disks,
  *                    disk_bandwidth_max, disk_iops_max, price_per_hour,
  *                    price_verified (true|false)
+ *   [disk NAME]  price_per_month (the volume its conf/disks profile
+ *                describes), price_verified
  * Unknown keys are errors, like everywhere in dlgauge. */
 #define _GNU_SOURCE
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +26,14 @@ typedef struct cat_state {
     int catalog_line; /* of the [catalog] header, 0 if it has no keys */
     char *provider, *region, *currency, *source, *retrieved;
     unsigned seen; /* the current instance's keys, by index in inst_keys */
+    /* [disk NAME] sections of this file */
+    struct cat_disk {
+        char *name;
+        double month; /* 0: not given */
+        bool verified, verified_set;
+        int line;
+    } *dk;
+    size_t ndk;
     char why[240];
     bool oom;
 } cat_state;
@@ -121,6 +132,44 @@ static int inst_key(cat_state *s, rep_instance *in, const char *k, const char *v
     return 1;
 }
 
+/* A key of [disk NAME]: its price a month, and where it was read. */
+static int disk_key(cat_state *s, const char *sec, const char *k, const char *v)
+{
+    struct cat_disk *d = NULL;
+    for (size_t i = 0; i < s->ndk && !d; i++)
+        d = strcmp(s->dk[i].name, sec + 5) == 0 ? &s->dk[i] : NULL;
+    if (d && d->line != s->ini->section_line)
+        return (snprintf(s->why, sizeof s->why, "[%s] appears twice", sec), 0);
+    if (!d) {
+        struct cat_disk *nd = realloc(s->dk, (s->ndk + 1) * sizeof *nd);
+        if (!nd)
+            return (s->oom = true, 0);
+        s->dk = nd;
+        d = &nd[s->ndk];
+        *d = (struct cat_disk){.name = strdup(sec + 5), .line = s->ini->section_line};
+        if (!d->name)
+            return (s->oom = true, 0);
+        s->ndk++;
+    }
+    char why[96];
+    if (strcmp(k, "price_per_month") == 0) {
+        if (d->month > 0)
+            return (snprintf(s->why, sizeof s->why, "[%s]: %s set twice", sec, k), 0);
+        if (dlg_parse_double(v, &d->month, why, sizeof why) != 0 || !(d->month > 0))
+            return (snprintf(s->why, sizeof s->why, "price_per_month = '%s': a positive number", v), 0);
+    } else if (strcmp(k, "price_verified") == 0) {
+        if (d->verified_set)
+            return (snprintf(s->why, sizeof s->why, "[%s]: %s set twice", sec, k), 0);
+        if (dlg_parse_bool(v, &d->verified, why, sizeof why) != 0)
+            return (snprintf(s->why, sizeof s->why, "price_verified = '%s': %s", v, why), 0);
+        d->verified_set = true;
+    } else {
+        snprintf(s->why, sizeof s->why, "unknown key '%s' (a disk takes price_per_month, price_verified)", k);
+        return 0;
+    }
+    return 1;
+}
+
 static int on_kv(void *user, const char *sec, const char *k, const char *v)
 {
     cat_state *s = user;
@@ -142,8 +191,11 @@ static int on_kv(void *user, const char *sec, const char *k, const char *v)
         snprintf(s->why, sizeof s->why, "[catalog]: unknown key '%s' (provider, region, currency, source, retrieved)", k);
         return 0;
     }
+    if (strncmp(sec, "disk ", 5) == 0 && sec[5])
+        return disk_key(s, sec, k, v);
     if (strncmp(sec, "instance ", 9) != 0 || !sec[9]) {
-        snprintf(s->why, sizeof s->why, "unknown section [%s] (expected [catalog] or [instance NAME])", sec);
+        snprintf(s->why, sizeof s->why, "unknown section [%s] (expected [catalog], [instance NAME] or [disk NAME])",
+                 sec);
         return 0;
     }
     rep_catalog *c = s->c;
@@ -174,6 +226,26 @@ static int on_kv(void *user, const char *sec, const char *k, const char *v)
     return inst_key(s, &c->v[c->n - 1], k, v);
 }
 
+/* Each disk of the instance's price a month from this file's [disk]
+ * sections: instance store 0 (in the instance's price), NaN none. */
+static int price_disks(cat_state *s, rep_instance *in)
+{
+    in->disk_month = calloc(in->ndisks + 1, sizeof *in->disk_month);
+    in->disk_verified = calloc(in->ndisks + 1, sizeof *in->disk_verified);
+    if (!in->disk_month || !in->disk_verified)
+        return -1;
+    for (size_t i = 0; i < in->ndisks; i++) {
+        in->disk_month[i] = in->local[i] ? 0 : NAN;
+        in->disk_verified[i] = in->local[i] && in->price_verified;
+        for (size_t k = 0; k < s->ndk && !in->local[i]; k++)
+            if (strcmp(s->dk[k].name, in->disks[i]) == 0) {
+                in->disk_month[i] = s->dk[k].month;
+                in->disk_verified[i] = s->dk[k].verified;
+            }
+    }
+    return 0;
+}
+
 static int finish(cat_state *s, char *err, size_t errlen)
 {
     rep_catalog *c = s->c;
@@ -192,6 +264,12 @@ static int finish(cat_state *s, char *err, size_t errlen)
                  "the prices come from)", s->path, s->catalog_line, lacks);
         return -DLG_EINVAL;
     }
+    for (size_t k = 0; k < s->ndk; k++)
+        if (!(s->dk[k].month > 0)) {
+            snprintf(err, errlen, "%s:%d: [disk %s] has no price_per_month (what the volume its conf/disks profile "
+                     "describes costs a month)", s->path, s->dk[k].line, s->dk[k].name);
+            return -DLG_EINVAL;
+        }
     for (size_t i = s->first; i < c->n; i++) {
         rep_instance *in = &c->v[i];
         const char *missing = in->vcpus <= 0    ? "vcpus"
@@ -211,7 +289,8 @@ static int finish(cat_state *s, char *err, size_t errlen)
         in->catalog = strdup(s->path);
         if (!in->gpu)
             in->gpu = strdup("-");
-        if (!in->provider || !in->region || !in->currency || !in->source || !in->retrieved || !in->catalog || !in->gpu) {
+        if (!in->provider || !in->region || !in->currency || !in->source || !in->retrieved || !in->catalog || !in->gpu ||
+            price_disks(s, in) != 0) {
             snprintf(err, errlen, "%s: out of memory", s->path);
             return -DLG_ENOMEM;
         }
@@ -244,6 +323,9 @@ int rep_catalog_load(rep_catalog *c, const char *path, char *err, size_t errlen)
     } else {
         rc = finish(&s, err, errlen);
     }
+    for (size_t k = 0; k < s.ndk; k++)
+        free(s.dk[k].name);
+    free(s.dk);
     free(s.provider);
     free(s.region);
     free(s.currency);
@@ -268,6 +350,8 @@ void rep_catalog_free(rep_catalog *c)
             free(in->disks[d]);
         free(in->disks);
         free(in->local);
+        free(in->disk_month);
+        free(in->disk_verified);
     }
     free(c->v);
     c->v = NULL;

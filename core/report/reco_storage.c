@@ -223,21 +223,24 @@ uint64_t rep_disks_serving(const rep_instance *in, const rep_axis *ax, size_t v,
 
 long rep_disk_pick(const rep_instance *in, uint64_t mask, const rep_disks *disks)
 {
-    long pick = -1;
+    long priced = -1, fallback = -1;
     double least = INFINITY;
     for (size_t i = 0; i < in->ndisks && i < 64; i++) {
         const rep_disk *d = (mask >> i) & 1 ? rep_disks_find(disks, in->disks[i]) : NULL;
         if (!d)
             continue;
-        if (in->local[i])
+        double month = in->disk_month ? in->disk_month[i] : NAN;
+        if (in->local[i] || month == 0)
             return (long)i;
+        if (month > 0 && (priced < 0 || month < in->disk_month[priced]))
+            priced = (long)i;
         double bw = rep_disk_sustained_bw(d);
-        if (pick < 0 || (bw > 0 && bw < least)) {
-            pick = (long)i;
+        if (fallback < 0 || (bw > 0 && bw < least)) {
+            fallback = (long)i;
             least = bw > 0 ? bw : least;
         }
     }
-    return pick;
+    return priced >= 0 ? priced : fallback;
 }
 
 /* Why a disk fast enough of its own falls short on this instance:

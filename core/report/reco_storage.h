@@ -32,9 +32,9 @@ void rep_check_io(rep_fit *f, const rep_cell *cell, const rep_instance *in, doub
 uint64_t rep_disks_serving(const rep_instance *in, const rep_axis *ax, size_t v, const rep_cell *cell,
                            double ncopies, const rep_disks *disks, bool *asks);
 /* The disk of mask to attach: an instance-store one (its price is in the
- * instance's), else the network disk that sustains the least bandwidth
- * (as a rule the cheapest kind per GB: sc1 < st1 < gp3 < io2); -1 when
- * none of them has a profile. */
+ * instance's), else the cheapest the catalog prices ([disk NAME]), else
+ * the one that sustains the least bandwidth (as a rule the cheapest kind
+ * per GB: sc1 < st1 < gp3 < io2); -1 when none of them has a profile. */
 long rep_disk_pick(const rep_instance *in, uint64_t mask, const rep_disks *disks);
 
 /* ": the instance caps block storage at X < want's Y", appended to a why */

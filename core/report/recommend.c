@@ -182,8 +182,6 @@ static void fit_group(rep_fit *f, const rep_model *m, size_t gi, const rep_insta
         f->thr = lo * ncopies * measured_scaling(f, m, gi, g->best, in);
         f->estimated = true;
     } /* else: less than any cell measured; a knee's figure would flatter it, so none */
-    if (f->thr > 0)
-        f->cost = in->price / (f->thr * 3600.0) * rep_cost_quantum(g->unit);
 }
 
 bool rep_group_counted(const rep_model *m, const bool *selected, size_t gi)
@@ -271,15 +269,16 @@ static int cmp_choice(const void *pa, const void *pb)
     double sa = tie_key(a->score), sb = tie_key(b->score);
     if (a->meets && sa != sb)
         return sa < sb ? -1 : 1;
-    if (a->inst->price != b->inst->price)
-        return a->inst->price < b->inst->price ? -1 : 1;
+    if (rep_choice_hourly(a) != rep_choice_hourly(b))
+        return rep_choice_hourly(a) < rep_choice_hourly(b) ? -1 : 1;
     return strcmp(a->inst->name, b->inst->name);
 }
 
 /* The disk to attach on an instance that meets every knee: one serving
- * every selected group that asks for storage (rep_disk_pick of them). */
-static const char *choice_disk(const rep_choice *ch, const rep_model *m, const bool *selected,
-                               const rep_instance *in, const rep_disks *disks)
+ * every selected group that asks for storage (rep_disk_pick of them), and
+ * its price an hour. */
+static void choice_disk(rep_choice *ch, const rep_model *m, const bool *selected, const rep_instance *in,
+                        const rep_disks *disks)
 {
     uint64_t mask = ~(uint64_t)0;
     bool asks = false;
@@ -289,7 +288,25 @@ static const char *choice_disk(const rep_choice *ch, const rep_model *m, const b
             asks = true;
         }
     long i = asks && ch->meets ? rep_disk_pick(in, mask, disks) : -1;
-    return i >= 0 ? in->disks[i] : NULL;
+    ch->disk = i >= 0 ? in->disks[i] : NULL;
+    ch->disk_hour = i >= 0 && in->disk_month ? in->disk_month[i] / REP_HOURS_PER_MONTH : NAN;
+    ch->disk_verified = i >= 0 && in->disk_verified && in->disk_verified[i];
+}
+
+/* Each counted group's cost with the disk's price added to the
+ * instance's, and the choice's score from them. */
+static void price_choice(rep_choice *ch, const rep_model *m, const bool *selected, const double *weights)
+{
+    double hour = rep_choice_hourly(ch);
+    ch->score = 0;
+    for (size_t gi = 0; gi < m->n; gi++) {
+        if (!rep_group_counted(m, selected, gi))
+            continue;
+        rep_fit *f = &ch->fits[gi];
+        if (f->thr > 0)
+            f->cost = hour / (f->thr * 3600.0) * rep_cost_quantum(m->g[gi].unit);
+        ch->score += (weights ? weights[gi] : 1) * f->cost;
+    }
 }
 
 /* --gpu that no instance's GPU matches is a typo, not a verdict on the
@@ -345,10 +362,10 @@ int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const
             }
             fit_group(&ch->fits[gi], m, gi, in, disks);
             ch->meets = ch->meets && ch->fits[gi].meets;
-            ch->score += (weights ? weights[gi] : 1) * ch->fits[gi].cost;
         }
         out->nmeet += ch->meets;
-        ch->disk = choice_disk(ch, m, selected, in, disks);
+        choice_disk(ch, m, selected, in, disks);
+        price_choice(ch, m, selected, weights);
     }
     /* weights in each group's own quanta make the sum a price, in any units */
     if (!(out->unit = common_unit(m, selected)) && !weights)

@@ -23,6 +23,12 @@ typedef struct rep_instance {
     double disk_bw_max, disk_iops_max;
     double price; /* per hour, in currency */
     bool price_verified;
+    /* per disk: its price a month, as its conf/disks profile configures
+     * the volume ([disk NAME] of the same catalog; instance store 0, NaN
+     * where the catalog has none), and whether it was read from the
+     * provider's own page */
+    double *disk_month;
+    bool *disk_verified;
     int line; /* of its [instance NAME] header in the catalog */
 } rep_instance;
 
@@ -88,7 +94,26 @@ typedef struct rep_choice {
      * instance meets every knee: one serving every such group
      * (rep_disk_pick); NULL: none asked, or none has a profile. */
     const char *disk;
+    /* its price an hour (the month's / REP_HOURS_PER_MONTH), added to the
+     * instance's in every cost; NaN: the catalog has none (0 instance store) */
+    double disk_hour;
+    bool disk_verified;
 } rep_choice;
+
+/* The hours a cloud's monthly price is for (AWS's and GCP's 730). */
+#define REP_HOURS_PER_MONTH 730.0
+
+/* What the choice costs an hour: the instance, and its disk where priced. */
+static inline double rep_choice_hourly(const rep_choice *ch)
+{
+    return ch->inst->price + (ch->disk_hour > 0 ? ch->disk_hour : 0);
+}
+
+/* Whether every price in that was read from the provider's own page. */
+static inline bool rep_choice_price_verified(const rep_choice *ch)
+{
+    return ch->inst->price_verified && (!(ch->disk_hour > 0) || ch->disk_verified);
+}
 
 typedef struct rep_reco {
     rep_choice *v; /* every instance, meeting ones first by score, then the rest */

@@ -356,14 +356,18 @@ int rep_table_reco(rep_table *t, const rep_report *r)
         char buf[512], b2[64];
         rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%zu", i + 1);
         rc |= rep_table_put(t, row, col++, i < r->reco.nmeet && i < 2 ? REP_ST_STRONG : REP_ST_PLAIN, "%s%s", in->name,
-                  in->price_verified ? "" : " (price unverified)");
+                  rep_choice_price_verified(ch) ? "" : " (price unverified)");
         rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%s", in->provider);
         rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%d", in->gpus);
         rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%s", in->gpu);
         rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%g", in->vcpus);
         fmt_gib(in->memory, b2, sizeof b2);
         rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%s", b2);
-        rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%.4g %s", in->price, in->currency);
+        if (ch->disk_hour > 0) /* the disk's share of it */
+            rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%.4g %s (disk %.3g)", rep_choice_hourly(ch),
+                                in->currency, ch->disk_hour);
+        else
+            rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%.4g %s", in->price, in->currency);
         size_t n = 0, n2 = 0, n3 = 0;
         char cost[256] = "", energy[128] = "";
         buf[0] = 0;
@@ -417,6 +421,22 @@ static bool estimated(const rep_report *r, const rep_choice *ch)
     return false;
 }
 
+/* "1.006 USD/h", with the disk to attach: "1.132 USD/h with disk
+ * aws-st1 (0.1262 of it)", "1.006 USD/h, disk local-nvme" (instance
+ * store), "3.06 USD/h, disk aws-st1 (not priced in the catalog)". */
+static void choice_price_text(const rep_choice *ch, char *buf, size_t len)
+{
+    const char *cur = ch->inst->currency;
+    if (!ch->disk)
+        snprintf(buf, len, "%.4g %s/h", ch->inst->price, cur);
+    else if (ch->disk_hour > 0)
+        snprintf(buf, len, "%.4g %s/h with disk %s (%.4g of it)", rep_choice_hourly(ch), cur, ch->disk,
+                 ch->disk_hour);
+    else
+        snprintf(buf, len, "%.4g %s/h, disk %s%s", ch->inst->price, cur, ch->disk,
+                 ch->disk_hour == 0 ? "" : " (not priced in the catalog)");
+}
+
 void rep_reco_text(const rep_report *r, char *buf, size_t len)
 {
     const rep_reco *re = &r->reco;
@@ -438,15 +458,16 @@ void rep_reco_text(const rep_report *r, char *buf, size_t len)
         return;
     }
     rep_score_text(r, a, score, sizeof score);
-    size_t n = (size_t)snprintf(buf, len, "recommended: %s (%s, %.4g %s/h%s%s), %s%s", a->inst->name,
-                                a->inst->provider, a->inst->price, a->inst->currency, a->disk ? ", disk " : "",
-                                a->disk ? a->disk : "", score, estimated(r, a) ? " (est.)" : "");
+    char price[160];
+    choice_price_text(a, price, sizeof price);
+    size_t n = (size_t)snprintf(buf, len, "recommended: %s (%s, %s), %s%s", a->inst->name, a->inst->provider, price,
+                                score, estimated(r, a) ? " (est.)" : "");
     if (re->nmeet > 1 && n < len) {
         const rep_choice *b = &re->v[1];
         rep_score_text(r, b, score, sizeof score);
-        n += (size_t)snprintf(buf + n, len - n, "; runner-up: %s (%s, %.4g %s/h%s%s), %s%s", b->inst->name,
-                              b->inst->provider, b->inst->price, b->inst->currency, b->disk ? ", disk " : "",
-                              b->disk ? b->disk : "", score, isfinite(b->score) && estimated(r, b) ? " (est.)" : "");
+        choice_price_text(b, price, sizeof price);
+        n += (size_t)snprintf(buf + n, len - n, "; runner-up: %s (%s, %s), %s%s", b->inst->name, b->inst->provider,
+                              price, score, isfinite(b->score) && estimated(r, b) ? " (est.)" : "");
     } else if (n < len) {
         n += (size_t)snprintf(buf + n, len - n, "; no runner-up meets every knee");
     }

@@ -226,8 +226,43 @@ static void test_disk_to_attach(void **state)
     assert_null(choice(&r.reco, "c")->disk);
     char line[1024];
     rep_reco_text(&r, line, sizeof line);
-    assert_non_null(strstr(line, "recommended: a (Test, 1 USD/h, disk mid)"));
+    assert_non_null(strstr(line, "recommended: a (Test, 1 USD/h, disk mid (not priced in the catalog))"));
     assert_non_null(strstr(line, "runner-up: b (Test, 1.5 USD/h, disk fast)"));
+    report_free(&r);
+}
+
+/* A catalog that prices disks ([disk NAME] price_per_month): the disk to
+ * attach is the cheapest that serves, and its price an hour (the month's
+ * / 730) is in the cost.  a: mid at 73 a month (0.1/h) rather than fast
+ * at 730; e: fast, cheaper than mid there.  Both run the fast cell (400
+ * images/s). */
+static void test_priced_disks(void **state)
+{
+    (void)state;
+    rep_report r;
+    storage_model(&r, BW_DISKS);
+    reco_from_text(&r, "[disk mid]\nprice_per_month = 73\nprice_verified = true\n"
+                       "[disk fast]\nprice_per_month = 730\n"
+                       "[instance a]\nvcpus = 8\nmemory = 32GiB\ndisks = fast, mid, slow\nprice_per_hour = 1.0\n"
+                       "disk_bandwidth_max = 2375MB\nprice_verified = true\n");
+    const rep_choice *a = choice(&r.reco, "a");
+    assert_string_equal(a->disk, "mid");
+    assert_near(a->disk_hour, 0.1, 1e-12);
+    assert_true(a->disk_verified && rep_choice_price_verified(a));
+    assert_near(a->fits[0].cost, 1.1 / (400 * 3600.0) * 1e6, 1e-9);
+    char line[1024];
+    rep_reco_text(&r, line, sizeof line);
+    assert_non_null(strstr(line, "recommended: a (Test, 1.1 USD/h with disk mid (0.1 of it)), 0.7639 USD per million"));
+    report_free(&r);
+
+    storage_model(&r, BW_DISKS);
+    reco_from_text(&r, "[disk mid]\nprice_per_month = 73\n[disk fast]\nprice_per_month = 36.5\n"
+                       "[instance e]\nvcpus = 8\nmemory = 32GiB\ndisks = mid, fast\nprice_per_hour = 1.0\n"
+                       "disk_bandwidth_max = 2375MB\nprice_verified = true\n");
+    const rep_choice *e = choice(&r.reco, "e");
+    assert_string_equal(e->disk, "fast");
+    assert_near(e->disk_hour, 0.05, 1e-12);
+    assert_false(rep_choice_price_verified(e)); /* the disk's price was not verified */
     report_free(&r);
 }
 
@@ -267,6 +302,10 @@ static void test_catalog_cap_keys(void **state)
          ":8: disk_bandwidth_max = '0': a positive size per second (e.g. 1250MB)"},
         {"[instance a]\nvcpus = 4\ndisk_iops_max = many\n", ":8: disk_iops_max = 'many': a positive number"},
         {"[instance a]\nvcpus = 4\ndisk_iops_max = -5\n", ":8: disk_iops_max = '-5': a positive number"},
+        {"[disk gp]\nprice_per_month = -1\n", ":7: price_per_month = '-1': a positive number"},
+        {"[disk gp]\nprice_per_month = 1\nprice_per_month = 2\n", ":8: [disk gp]: price_per_month set twice"},
+        {"[disk gp]\nsize = 1\n", ":7: unknown key 'size' (a disk takes price_per_month, price_verified)"},
+        {"[disk gp]\nprice_verified = true\n", ":6: [disk gp] has no price_per_month"},
         /* zero parses: the reason was the parser's, never set (stack bytes) */
         {"[instance a]\nvcpus = 4\nmemory = 0\n", ":8: memory = '0': a positive size (e.g. 16GiB)"},
     };
@@ -294,6 +333,7 @@ int main(void)
         cmocka_unit_test(test_catalog_cap_keys),
         cmocka_unit_test(test_credit_disks_by_sustained_rate),
         cmocka_unit_test(test_disk_to_attach),
+        cmocka_unit_test(test_priced_disks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
