@@ -199,50 +199,6 @@ void rep_check_io(rep_fit *f, const rep_cell *cell, const rep_instance *in, doub
         snprintf(f->why + n, sizeof f->why - n, "; %s", lim);
 }
 
-uint64_t rep_disks_serving(const rep_instance *in, const rep_axis *ax, size_t v, const rep_cell *cell,
-                           double ncopies, const rep_disks *disks, bool *asks)
-{
-    rep_io_rate io;
-    bool io_asks = cell && cell->ok;
-    if (io_asks) {
-        rep_cell_io(cell, &io);
-        io_asks = rep_io_measured(&io);
-    }
-    *asks = ax || io_asks;
-    const rep_disk *want = ax ? rep_disks_find(disks, ax->vals[v]) : NULL;
-    uint64_t mask = 0;
-    for (size_t i = 0; i < in->ndisks && i < 64; i++) {
-        bool ok = !ax || disk_against(in, i, ax->vals[v], want, disks) == REP_DISK_REACHES;
-        if (ok && io_asks)
-            ok = carry(in, i, &io, ncopies, disks).fit == REP_DISK_REACHES;
-        if (ok)
-            mask |= (uint64_t)1 << i;
-    }
-    return mask;
-}
-
-long rep_disk_pick(const rep_instance *in, uint64_t mask, const rep_disks *disks)
-{
-    long priced = -1, fallback = -1;
-    double least = INFINITY;
-    for (size_t i = 0; i < in->ndisks && i < 64; i++) {
-        const rep_disk *d = (mask >> i) & 1 ? rep_disks_find(disks, in->disks[i]) : NULL;
-        if (!d)
-            continue;
-        double month = in->disk_month ? in->disk_month[i] : NAN;
-        if (in->local[i] || month == 0)
-            return (long)i;
-        if (month > 0 && (priced < 0 || month < in->disk_month[priced]))
-            priced = (long)i;
-        double bw = rep_disk_sustained_bw(d);
-        if (fallback < 0 || (bw > 0 && bw < least)) {
-            fallback = (long)i;
-            least = bw > 0 ? bw : least;
-        }
-    }
-    return priced >= 0 ? priced : fallback;
-}
-
 /* Why a disk fast enough of its own falls short on this instance:
  * ": the instance caps block storage at 218.8 MB/s < mid's 400 MB/s". */
 void rep_cap_reason(const rep_instance *in, const rep_disk *want, char *buf, size_t len)

@@ -5,7 +5,6 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
 
 #include "recommend.h"
 
@@ -23,19 +22,6 @@ rep_disk_fit rep_storage_fit(const rep_instance *in, const rep_axis *ax, size_t 
  * (its knee was judged already). */
 void rep_check_io(rep_fit *f, const rep_cell *cell, const rep_instance *in, double ncopies, bool swept,
                   const rep_disks *disks, const char *tag);
-
-/* The instance's disks (the first 64, a bit each) that serve a group:
- * that reach the storage knee (storage axis ax at value v; ax NULL:
- * storage not swept) and carry the I/O the credited cell measured,
- * ncopies times (a disk with no profile, or no cap known, may: it
- * serves).  *asks: the group asks anything of storage at all. */
-uint64_t rep_disks_serving(const rep_instance *in, const rep_axis *ax, size_t v, const rep_cell *cell,
-                           double ncopies, const rep_disks *disks, bool *asks);
-/* The disk of mask to attach: an instance-store one (its price is in the
- * instance's), else the cheapest the catalog prices ([disk NAME]), else
- * the one that sustains the least bandwidth (as a rule the cheapest kind
- * per GB: sc1 < st1 < gp3 < io2); -1 when none of them has a profile. */
-long rep_disk_pick(const rep_instance *in, uint64_t mask, const rep_disks *disks);
 
 /* ": the instance caps block storage at X < want's Y", appended to a why */
 void rep_cap_reason(const rep_instance *in, const rep_disk *want, char *buf, size_t len);

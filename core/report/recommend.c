@@ -162,11 +162,11 @@ static void fit_group(rep_fit *f, const rep_model *m, size_t gi, const rep_insta
     const rep_cell *credited = &g->cells[c >= 0 ? (size_t)c : g->best];
     check_unswept(f, g, credited, in, ncopies, tag);
     rep_check_io(f, credited, in, ncopies, has_axis(g, is_storage), disks, tag);
-    long sa = -1;
-    for (size_t a = 0; a < g->naxes && sa < 0; a++)
-        sa = is_storage(&g->axes[a]) ? (long)a : -1;
-    f->disks = rep_disks_serving(in, sa >= 0 ? &g->axes[sa] : NULL, sa >= 0 ? g->knees[sa].val : 0, credited,
-                                 ncopies, disks, &f->asks_disk);
+    rep_io_rate io;
+    if (!(f->asks_disk = has_axis(g, is_storage)) && credited->ok) {
+        rep_cell_io(credited, &io);
+        f->asks_disk = rep_io_measured(&io);
+    }
     if (c >= 0) {
         f->thr = g->cells[c].thr * ncopies * measured_scaling(f, m, gi, (size_t)c, in);
         f->energy_item = g->cells[c].energy_item;
@@ -274,39 +274,129 @@ static int cmp_choice(const void *pa, const void *pb)
     return strcmp(a->inst->name, b->inst->name);
 }
 
-/* The disk to attach on an instance that meets every knee: one serving
- * every selected group that asks for storage (rep_disk_pick of them), and
- * its price an hour. */
-static void choice_disk(rep_choice *ch, const rep_model *m, const bool *selected, const rep_instance *in,
-                        const rep_disks *disks)
+/* Every counted group's fit on instance in (the others meet, with no
+ * figure); whether it meets every knee. */
+static bool fit_all(rep_fit *fits, const rep_model *m, const bool *selected, const rep_instance *in,
+                    const rep_disks *disks)
 {
-    uint64_t mask = ~(uint64_t)0;
-    bool asks = false;
-    for (size_t gi = 0; gi < m->n; gi++)
-        if (rep_group_counted(m, selected, gi) && ch->fits[gi].asks_disk) {
-            mask &= ch->fits[gi].disks;
-            asks = true;
+    bool meets = true;
+    memset(fits, 0, m->n * sizeof *fits);
+    for (size_t gi = 0; gi < m->n; gi++) {
+        if (!rep_group_counted(m, selected, gi)) {
+            fits[gi].meets = true;
+            continue;
         }
-    long i = asks && ch->meets ? rep_disk_pick(in, mask, disks) : -1;
-    ch->disk = i >= 0 ? in->disks[i] : NULL;
-    ch->disk_hour = i >= 0 && in->disk_month ? in->disk_month[i] / REP_HOURS_PER_MONTH : NAN;
-    ch->disk_verified = i >= 0 && in->disk_verified && in->disk_verified[i];
+        fit_group(&fits[gi], m, gi, in, disks);
+        meets = meets && fits[gi].meets;
+    }
+    return meets;
 }
 
-/* Each counted group's cost with the disk's price added to the
- * instance's, and the choice's score from them. */
-static void price_choice(rep_choice *ch, const rep_model *m, const bool *selected, const double *weights)
+/* Each counted group's cost at hour (a price an hour) per its quantum. */
+static void cost_fits(rep_fit *fits, const rep_model *m, const bool *selected, double hour)
 {
-    double hour = rep_choice_hourly(ch);
-    ch->score = 0;
-    for (size_t gi = 0; gi < m->n; gi++) {
-        if (!rep_group_counted(m, selected, gi))
-            continue;
-        rep_fit *f = &ch->fits[gi];
-        if (f->thr > 0)
-            f->cost = hour / (f->thr * 3600.0) * rep_cost_quantum(m->g[gi].unit);
-        ch->score += (weights ? weights[gi] : 1) * f->cost;
+    for (size_t gi = 0; gi < m->n; gi++)
+        if (rep_group_counted(m, selected, gi) && fits[gi].thr > 0)
+            fits[gi].cost = hour / (fits[gi].thr * 3600.0) * rep_cost_quantum(m->g[gi].unit);
+}
+
+/* What ranks one instance's fits against its other disks' (lower is
+ * cheaper): the weighted or plain sum of the costs, or with several units
+ * their product (as a log), which orders as the relative score does. */
+static double fits_key(const rep_fit *fits, const rep_model *m, const bool *selected, const double *weights,
+                       bool one_unit)
+{
+    double k = 0;
+    for (size_t gi = 0; gi < m->n; gi++)
+        if (rep_group_counted(m, selected, gi))
+            k += weights ? weights[gi] * fits[gi].cost : one_unit ? fits[gi].cost : log(fits[gi].cost);
+    return k;
+}
+
+static bool asks_disk(const rep_fit *fits, const rep_model *m, const bool *selected)
+{
+    for (size_t gi = 0; gi < m->n; gi++)
+        if (rep_group_counted(m, selected, gi) && fits[gi].asks_disk)
+            return true;
+    return false;
+}
+
+/* A disk the instance could attach, as choose_disk weighs it. */
+typedef struct disk_option {
+    long i;        /* its index, -1: none yet */
+    bool priced;   /* its price is known: instance store, or the catalog's */
+    double key;    /* fits_key */
+    double hour;   /* instance and disk an hour */
+    double bw;     /* what it sustains */
+} disk_option;
+
+static bool better_option(const disk_option *a, const disk_option *b)
+{
+    if (b->i < 0 || a->priced != b->priced)
+        return b->i < 0 || a->priced;
+    /* unpriced, a faster disk would always look cheaper per item: the one
+     * that sustains least is as a rule the cheapest kind */
+    if (!a->priced && a->bw != b->bw)
+        return a->bw > 0 && (b->bw <= 0 || a->bw < b->bw);
+    if (a->key != b->key)
+        return a->key < b->key;
+    if (a->hour != b->hour)
+        return a->hour < b->hour;
+    return a->bw > 0 && (b->bw <= 0 || a->bw < b->bw);
+}
+
+/* The instance with disk i alone. */
+static rep_instance only_disk(const rep_instance *in, size_t i)
+{
+    rep_instance one = *in;
+    one.disks += i;
+    one.local += i;
+    one.ndisks = 1;
+    if (one.disk_month) {
+        one.disk_month += i;
+        one.disk_verified += i;
     }
+    return one;
+}
+
+/* Where a counted group asks for storage: the disk to attach (rep_choice's
+ * disk) and the instance's fits with it alone; tmp holds m->n fits. */
+static void choose_disk(rep_choice *ch, rep_fit *tmp, const rep_model *m, const bool *selected,
+                        const double *weights, bool one_unit, const rep_disks *disks)
+{
+    const rep_instance *in = ch->inst;
+    disk_option best = {.i = -1};
+    for (size_t i = 0; i < in->ndisks && asks_disk(ch->fits, m, selected); i++) {
+        rep_instance one = only_disk(in, i);
+        if (!fit_all(tmp, m, selected, &one, disks))
+            continue;
+        double month = in->local[i] ? 0 : in->disk_month ? in->disk_month[i] : NAN;
+        const rep_disk *d = rep_disks_find(disks, in->disks[i]);
+        disk_option o = {(long)i, !isnan(month), 0, in->price + (isnan(month) ? 0 : month / REP_HOURS_PER_MONTH),
+                         d ? rep_disk_sustained_bw(d) : 0};
+        cost_fits(tmp, m, selected, o.hour);
+        o.key = fits_key(tmp, m, selected, weights, one_unit);
+        if (better_option(&o, &best)) {
+            best = o;
+            memcpy(ch->fits, tmp, m->n * sizeof *tmp);
+        }
+    }
+    if (best.i < 0)
+        return;
+    double month = in->local[best.i] ? 0 : in->disk_month ? in->disk_month[best.i] : NAN;
+    ch->meets = true;
+    ch->disk = in->disks[best.i];
+    ch->disk_hour = month / REP_HOURS_PER_MONTH;
+    ch->disk_verified = in->local[best.i] ? in->price_verified : in->disk_verified && in->disk_verified[best.i];
+}
+
+/* The choice's score from its fits' costs. */
+static void score_choice(rep_choice *ch, const rep_model *m, const bool *selected, const double *weights)
+{
+    ch->score = 0;
+    for (size_t gi = 0; gi < m->n; gi++)
+        if (rep_group_counted(m, selected, gi))
+            ch->score += (weights ? weights[gi] : 1) * ch->fits[gi].cost;
 }
 
 /* --gpu that no instance's GPU matches is a typo, not a verdict on the
@@ -337,7 +427,8 @@ int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const
         return -DLG_EINVAL;
     out->weighted = weights != NULL;
     out->ngroups = m->n;
-    if (!(out->v = calloc(cat->n + 1, sizeof *out->v)))
+    rep_fit *tmp = calloc(m->n + 1, sizeof *tmp); /* an instance's fits with one of its disks */
+    if (!tmp || !(out->v = calloc(cat->n + 1, sizeof *out->v)))
         goto oom;
     for (size_t i = 0; i < cat->n; i++) {
         const rep_instance *in = &cat->v[i];
@@ -346,33 +437,31 @@ int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const
         if (out->currency && strcmp(out->currency, in->currency) != 0) {
             snprintf(err, errlen, "the catalogs price in %s and %s (%s): compare one currency at a time",
                      out->currency, in->currency, in->catalog);
+            free(tmp);
             rep_reco_free(out);
             return -DLG_EINVAL;
         }
         out->currency = in->currency;
         rep_choice *ch = &out->v[out->n++];
         ch->inst = in;
-        ch->meets = true;
+        ch->disk_hour = NAN;
         if (!(ch->fits = calloc(m->n + 1, sizeof *ch->fits)))
             goto oom;
-        for (size_t gi = 0; gi < m->n; gi++) {
-            if (!rep_group_counted(m, selected, gi)) {
-                ch->fits[gi].meets = true;
-                continue;
-            }
-            fit_group(&ch->fits[gi], m, gi, in, disks);
-            ch->meets = ch->meets && ch->fits[gi].meets;
-        }
+        /* with all its disks: the verdict where none alone meets */
+        ch->meets = fit_all(ch->fits, m, selected, in, disks);
+        cost_fits(ch->fits, m, selected, in->price);
+        choose_disk(ch, tmp, m, selected, weights, common_unit(m, selected) != NULL, disks);
+        score_choice(ch, m, selected, weights);
         out->nmeet += ch->meets;
-        choice_disk(ch, m, selected, in, disks);
-        price_choice(ch, m, selected, weights);
     }
+    free(tmp);
     /* weights in each group's own quanta make the sum a price, in any units */
     if (!(out->unit = common_unit(m, selected)) && !weights)
         relative_scores(out, m, selected);
     qsort(out->v, out->n, sizeof *out->v, cmp_choice);
     return 0;
 oom:
+    free(tmp);
     rep_reco_free(out);
     snprintf(err, errlen, "out of memory in the recommendation");
     return -DLG_ENOMEM;

@@ -4,7 +4,6 @@
 #define DLG_REPORT_RECOMMEND_H
 
 #include <stdbool.h>
-#include <stdint.h>
 #include <stddef.h>
 
 #include "model.h"
@@ -73,11 +72,7 @@ typedef struct rep_fit {
     double cost;        /* price per rep_cost_quantum of the group's unit; INFINITY when thr is not measured */
     double energy_item; /* J/item measured at the matching cell, NaN if not measured */
     bool energy_cpu;    /* energy_item is the CPU packages' (RAPL), that cell had no GPU energy */
-    /* The group asks something of storage (a storage knee, or I/O its
-     * cell measured): the instance's disks that serve it, a bit each
-     * (rep_disks_serving). */
-    bool asks_disk;
-    uint64_t disks;
+    bool asks_disk; /* the group asks something of storage: a storage knee, or I/O its cell measured */
 } rep_fit;
 
 typedef struct rep_choice {
@@ -90,9 +85,12 @@ typedef struct rep_choice {
      * (1 = the cheapest for every group), as summing $/M images and $/M
      * bytes would weigh the groups by the choice of unit. */
     double score;
-    /* The disk to attach, where a selected group asks for one and the
-     * instance meets every knee: one serving every such group
-     * (rep_disk_pick); NULL: none asked, or none has a profile. */
+    /* The disk to attach, where a selected group asks for one: of the
+     * instance's disks with which it meets every knee, the one with the
+     * lowest cost per item (its price added; one the catalog does not
+     * price only where no priced one meets, and then the one that
+     * sustains least); fits are the instance's with that disk alone.
+     * NULL: none asked, or none meets (fits: with all its disks). */
     const char *disk;
     /* its price an hour (the month's / REP_HOURS_PER_MONTH), added to the
      * instance's in every cost; NaN: the catalog has none (0 instance store) */

@@ -531,9 +531,11 @@ void rep_reco_basis(const rep_report *r, char *buf, size_t len)
     for (size_t i = 0; i < r->reco.n && !disk; i++)
         disk = r->reco.v[i].disk != NULL;
     if (disk && n < len)
-        n += (size_t)snprintf(buf + n, len - n, "; disk = the one to attach: of the instance's disks that meet the "
-                              "storage knee and carry the measured I/O, its instance store, else the one that "
-                              "sustains the least (as a rule the cheapest kind), as its conf/disks profile is sized");
+        n += (size_t)snprintf(buf + n, len - n, "; disk = the one to attach: of the instance's disks with which "
+                              "alone it meets the knees and carries the measured I/O, the one with the lowest cost "
+                              "per item (the catalog's [disk NAME] price a month / 730 h added; unpriced ones only "
+                              "where no priced one meets), expected throughput and cost with it, as its conf/disks "
+                              "profile is sized");
     if (nper + nhost > 1)
         append_tags(r, false, "; a value per group in the columns: ", " / ", buf, len, &n);
     char per[64], per_long[64];

@@ -206,10 +206,11 @@ static void test_credit_disks_by_sustained_rate(void **state)
     report_free(&r);
 }
 
-/* The disk to attach (knee mid, 400 MB/s): of a's fast, mid and slow
- * disks, mid (the least that reaches the knee); b's instance store (fast)
- * before its network disk mid, since its price is in the instance's; c
- * meets no knee and names none.  The headline says a's. */
+/* The disk to attach (knee mid, 400 MB/s), none priced: of a's fast, mid
+ * and slow disks, mid (the least that reaches the knee; a is credited
+ * what it runs with mid, 395 images/s); b's instance store (fast) before
+ * its network disk mid, since its price is in the instance's; c meets no
+ * knee and names none.  The headline says a's. */
 static void test_disk_to_attach(void **state)
 {
     (void)state;
@@ -222,6 +223,7 @@ static void test_disk_to_attach(void **state)
                        "[instance c]\nvcpus = 8\nmemory = 32GiB\ndisks = slow\nprice_per_hour = 0.5\n");
     assert_int_equal(r.reco.nmeet, 2);
     assert_string_equal(choice(&r.reco, "a")->disk, "mid");
+    assert_near(choice(&r.reco, "a")->fits[0].thr, 395, 1e-9);
     assert_string_equal(choice(&r.reco, "b")->disk, "fast");
     assert_null(choice(&r.reco, "c")->disk);
     char line[1024];
@@ -232,10 +234,11 @@ static void test_disk_to_attach(void **state)
 }
 
 /* A catalog that prices disks ([disk NAME] price_per_month): the disk to
- * attach is the cheapest that serves, and its price an hour (the month's
- * / 730) is in the cost.  a: mid at 73 a month (0.1/h) rather than fast
- * at 730; e: fast, cheaper than mid there.  Both run the fast cell (400
- * images/s). */
+ * attach is the one with the lowest cost per item, its price an hour (the
+ * month's / 730) in the cost, and the instance is credited what it runs
+ * with that disk.  a: mid at 73 a month (0.1/h: 1.1/h at 395 images/s)
+ * rather than fast at 730 (2/h at 400); e: fast, cheaper than mid there
+ * and faster. */
 static void test_priced_disks(void **state)
 {
     (void)state;
@@ -249,10 +252,11 @@ static void test_priced_disks(void **state)
     assert_string_equal(a->disk, "mid");
     assert_near(a->disk_hour, 0.1, 1e-12);
     assert_true(a->disk_verified && rep_choice_price_verified(a));
-    assert_near(a->fits[0].cost, 1.1 / (400 * 3600.0) * 1e6, 1e-9);
+    assert_near(a->fits[0].thr, 395, 1e-9);
+    assert_near(a->fits[0].cost, 1.1 / (395 * 3600.0) * 1e6, 1e-9);
     char line[1024];
     rep_reco_text(&r, line, sizeof line);
-    assert_non_null(strstr(line, "recommended: a (Test, 1.1 USD/h with disk mid (0.1 of it)), 0.7639 USD per million"));
+    assert_non_null(strstr(line, "recommended: a (Test, 1.1 USD/h with disk mid (0.1 of it)), 0.7736 USD per million"));
     report_free(&r);
 
     storage_model(&r, BW_DISKS);
@@ -262,6 +266,7 @@ static void test_priced_disks(void **state)
     const rep_choice *e = choice(&r.reco, "e");
     assert_string_equal(e->disk, "fast");
     assert_near(e->disk_hour, 0.05, 1e-12);
+    assert_near(e->fits[0].thr, 400, 1e-9);
     assert_false(rep_choice_price_verified(e)); /* the disk's price was not verified */
     report_free(&r);
 }
