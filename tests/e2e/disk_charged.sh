@@ -2,7 +2,8 @@
 # A throttle storage tells the row what reached its emulated disk
 # (emulated_disk_read_bytes/_ios): with page_cache = model, a 16 MiB file
 # read over and over for 0.6 s from a cold cache costs the disk the file
-# once per repetition, however many passes the page cache served; with
+# once per repetition (and what was evicted meanwhile), however many
+# passes the page cache served; with
 # the default (ignore) every read is the disk's; a storage that is no
 # throttle leaves the fields out.
 source "$(dirname "$0")/lib.sh"
@@ -56,11 +57,13 @@ assert all(x["status"] == "ok" for x in rows), "all ok"
 file = 16 << 20
 sread, dread = int(cold["storage_read_bytes"]), int(cold["emulated_disk_read_bytes"])
 assert sread >= 4 * file, "the page cache served passes after the first (%d bytes read)" % sread
-# eviction by fadvise can leave pages where the kernel keeps them: then less
-if "stayed cached" not in cold["cache_method"]:
-    assert dread == 2 * file, "the disk read the file once per repetition, not %d bytes" % dread
-else:
-    assert 0 < dread <= 2 * file, "%d bytes from the disk" % dread
+# the disk read the file once per repetition (exactly, on a quiet machine:
+# 33554432); pages that memory reclaim or a drop_caches by another test
+# evicts meanwhile are read again, and charged again, so not more than a
+# quarter of what was read.  Eviction by fadvise can leave pages where the
+# kernel keeps them: then less.
+low = 2 * file if "stayed cached" not in cold["cache_method"] else 1
+assert low <= dread <= sread / 4, "%d bytes from the disk, not the file once per repetition" % dread
 # a miss is one I/O, readahead pages their share of 128 KiB ones
 ios = float(cold["emulated_disk_read_ios"])
 assert dread / (1 << 20) <= ios <= dread / (128 << 10) + 2, "%.1f I/Os for %d bytes" % (ios, dread)
