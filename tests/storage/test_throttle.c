@@ -581,7 +581,8 @@ static uint64_t charged_since(fixture *fx, charged_mark *mark, double *ios)
  * pages cached before the first read (cache = warm) are free; ignore (the
  * default) charges the second pass.  What the host is told (the row's
  * emulated_disk_read_*) is what was charged: every byte of a cold pass,
- * none of a cached one; a cold pass's I/Os between its 128 KiB readahead
+ * none of a cached one but pages evicted meanwhile (memory reclaim on a
+ * loaded machine); a cold pass's I/Os between its 128 KiB readahead
  * I/Os (32) and its reads (64 of 64 KiB), a 4 KiB pass's below what its
  * time allows (1 s / 2 ms). */
 static void test_page_cache_model(void **state)
@@ -622,7 +623,10 @@ static void test_page_cache_model(void **state)
     /* each miss waits 2 ms, readahead's pages do not: 1024 misses would take 2 s */
     assert_true(cold >= 0.9 * xfer && warm < 0.2 * xfer && small >= 0.9 * xfer && small < 1.0);
     assert_true(again >= 0.9 * xfer && again < 1.0);
-    assert_true(cold_b == part && warm_b == 0 && warm_ios == 0 && again_b == part && small_b == part);
+    /* each pass charges a page at most once; the cached one only pages
+     * reclaim took meanwhile (a loaded CI machine's took 5 of 1024) */
+    assert_true(cold_b == part && again_b == part && small_b == part);
+    assert_true(warm_b <= part / 16 && warm_b % 4096 == 0 && (warm_b == 0) == (warm_ios == 0));
     assert_true(cold_ios >= 32 && cold_ios <= 64);
     assert_true(again_ios >= 32 && again_ios < 500 && small_ios >= 32 && small_ios < 500);
     /* the whole file cached before it is opened: free from the first read */
@@ -635,7 +639,8 @@ static void test_page_cache_model(void **state)
     f = open_disk(fx);
     double prewarmed = read_through(fx, f, part, 65536);
     fx->m.host.file_close(&fx->m.host, f);
-    assert_true(fx->m.disk_calls == 1 && fx->m.disk_bytes == 0); /* the open's 0: all hits */
+    /* the open's 0, all hits (but pages reclaim took meanwhile) */
+    assert_true(fx->m.disk_calls >= 1 && fx->m.disk_bytes <= part / 16);
     /* ignore: the cached pass is charged as the cold one */
     st_backend_destroy(&fx->thr);
     mock_host_fini(&fx->m);
