@@ -71,13 +71,10 @@ void rep_cell_io(const rep_cell *c, rep_io_rate *io)
 {
     double wall = num_or_nan(c->row, "wall_s");
     double ios = num_or_nan(c->row, "storage_ios"), wios = num_or_nan(c->row, "storage_write_ios");
-    io->read_bps = c->read_bps;
+    bool disk = !isnan(c->disk_bps); /* the disk's share: page-cache hits never reached it */
+    io->read_bps = disk ? c->disk_bps : c->read_bps;
     io->write_bps = c->write_bps;
-    io->read_ios = ios > 0 && wall > 0 ? ios / wall : NAN;
-    if (!isnan(c->disk_bps)) { /* the disk's share: page-cache hits never reached it */
-        io->read_bps = c->disk_bps;
-        io->read_ios = c->disk_ios;
-    }
+    io->read_ios = disk ? c->disk_ios : ios > 0 && wall > 0 ? ios / wall : NAN;
     io->write_ios = wios > 0 && wall > 0 ? wios / wall : NAN;
     io->contiguous = rep_reads_contiguous(c->row);
 }

@@ -324,25 +324,32 @@ static bool asks_disk(const rep_fit *fits, const rep_model *m, const bool *selec
 /* A disk the instance could attach, as choose_disk weighs it. */
 typedef struct disk_option {
     long i;        /* its index, -1: none yet */
-    bool priced;   /* its price is known: instance store, or the catalog's */
+    double month;  /* its price a month: 0 instance store, NaN not priced */
     double key;    /* fits_key */
     double hour;   /* instance and disk an hour */
     double bw;     /* what it sustains */
 } disk_option;
 
+/* a sustains less than b (an unknown rate never does) */
+static bool sustains_less(const disk_option *a, const disk_option *b)
+{
+    return a->bw > 0 && (b->bw <= 0 || a->bw < b->bw);
+}
+
 static bool better_option(const disk_option *a, const disk_option *b)
 {
-    if (b->i < 0 || a->priced != b->priced)
-        return b->i < 0 || a->priced;
+    bool priced = !isnan(a->month);
+    if (b->i < 0 || priced != !isnan(b->month))
+        return b->i < 0 || priced;
     /* unpriced, a faster disk would always look cheaper per item: the one
      * that sustains least is as a rule the cheapest kind */
-    if (!a->priced && a->bw != b->bw)
-        return a->bw > 0 && (b->bw <= 0 || a->bw < b->bw);
+    if (!priced && a->bw != b->bw)
+        return sustains_less(a, b);
     if (a->key != b->key)
         return a->key < b->key;
     if (a->hour != b->hour)
         return a->hour < b->hour;
-    return a->bw > 0 && (b->bw <= 0 || a->bw < b->bw);
+    return sustains_less(a, b);
 }
 
 /* The instance with disk i alone. */
@@ -352,10 +359,8 @@ static rep_instance only_disk(const rep_instance *in, size_t i)
     one.disks += i;
     one.local += i;
     one.ndisks = 1;
-    if (one.disk_month) {
-        one.disk_month += i;
-        one.disk_verified += i;
-    }
+    one.disk_month += i;
+    one.disk_verified += i;
     return one;
 }
 
@@ -366,14 +371,14 @@ static void choose_disk(rep_choice *ch, rep_fit *tmp, const rep_model *m, const 
 {
     const rep_instance *in = ch->inst;
     disk_option best = {.i = -1};
-    for (size_t i = 0; i < in->ndisks && asks_disk(ch->fits, m, selected); i++) {
+    size_t n = asks_disk(ch->fits, m, selected) ? in->ndisks : 0;
+    for (size_t i = 0; i < n; i++) {
         rep_instance one = only_disk(in, i);
         if (!fit_all(tmp, m, selected, &one, disks))
             continue;
-        double month = in->local[i] ? 0 : in->disk_month ? in->disk_month[i] : NAN;
         const rep_disk *d = rep_disks_find(disks, in->disks[i]);
-        disk_option o = {(long)i, !isnan(month), 0, in->price + (isnan(month) ? 0 : month / REP_HOURS_PER_MONTH),
-                         d ? rep_disk_sustained_bw(d) : 0};
+        disk_option o = {.i = (long)i, .month = in->disk_month[i], .bw = d ? rep_disk_sustained_bw(d) : 0};
+        o.hour = in->price + (isnan(o.month) ? 0 : o.month / REP_HOURS_PER_MONTH);
         cost_fits(tmp, m, selected, o.hour);
         o.key = fits_key(tmp, m, selected, weights, one_unit);
         if (better_option(&o, &best)) {
@@ -383,11 +388,10 @@ static void choose_disk(rep_choice *ch, rep_fit *tmp, const rep_model *m, const 
     }
     if (best.i < 0)
         return;
-    double month = in->local[best.i] ? 0 : in->disk_month ? in->disk_month[best.i] : NAN;
     ch->meets = true;
     ch->disk = in->disks[best.i];
-    ch->disk_hour = month / REP_HOURS_PER_MONTH;
-    ch->disk_verified = in->local[best.i] ? in->price_verified : in->disk_verified && in->disk_verified[best.i];
+    ch->disk_hour = best.month / REP_HOURS_PER_MONTH;
+    ch->disk_verified = in->disk_verified[best.i];
 }
 
 /* The choice's score from its fits' costs. */

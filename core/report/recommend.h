@@ -22,10 +22,11 @@ typedef struct rep_instance {
     double disk_bw_max, disk_iops_max;
     double price; /* per hour, in currency */
     bool price_verified;
-    /* per disk: its price a month, as its conf/disks profile configures
-     * the volume ([disk NAME] of the same catalog; instance store 0, NaN
-     * where the catalog has none), and whether it was read from the
-     * provider's own page */
+    /* per disk (rep_catalog_load fills both): its price a month, as its
+     * conf/disks profile configures the volume ([disk NAME] of the same
+     * catalog; instance store 0, NaN where the catalog has none), and
+     * whether it was read from the provider's own page (instance store:
+     * the instance's price_verified) */
     double *disk_month;
     bool *disk_verified;
     int line; /* of its [instance NAME] header in the catalog */
