@@ -198,7 +198,10 @@ static size_t storage_evidence(rep_cell *c, const rep_disk *d, size_t n)
         ADD("writes %.1f MB/s = %.0f%% of profile %s's write limit ", c->write_bps / 1e6, 100 * c->limit_share,
             d->name);
         n = add_limits(c, n, d->write_own_bw ? d->write_bandwidth : 0, d->write_own_iops ? d->write_iops : 0);
-        return isnan(c->read_bps) ? n : ADD("reads %.1f MB/s; ", rd);
+        if (isnan(c->read_bps))
+            return n;
+        n = add_reads(c, n);
+        return ADD("; ");
     }
     n = add_reads(c, n);
     ADD(" = %.0f%% of profile %s's limit ", 100 * c->limit_share, d->name);
