@@ -35,8 +35,7 @@ static int m_error(const dlg_host *h, int code, const char *fmt, ...)
     return -code;
 }
 
-/* The last error() of any thread: the mock keeps one (loader tests read
- * it after the failure). */
+/* Sums what an emulated disk says it charged (threads share a disk). */
 static void m_disk_charged(const dlg_host *h, uint64_t bytes, double ios)
 {
     mock_host *m = h->ctx;
@@ -49,6 +48,8 @@ static void m_disk_charged(const dlg_host *h, uint64_t bytes, double ios)
         ;
 }
 
+/* The last error() of any thread: the mock keeps one (loader tests read
+ * it after the failure). */
 static bool m_error_said(const dlg_host *h, char *buf, size_t len)
 {
     if (!from(h)->errors || !len)
