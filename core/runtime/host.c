@@ -247,6 +247,8 @@ static int open_file(const dlg_host *h, const char *storage, const char *path, i
             return h->error(h, -rc, "%s: open failed (code %d)", path, rc);
         return rc;
     }
+    if (!(flags & DLG_OPEN_WRITE))
+        dlg_file_set_add_path(&s->files, path);
     *out = f;
     return 0;
 }
@@ -563,6 +565,7 @@ void dlg_services_init(dlg_services *s, dlg_plan *plan, const char *default_stor
     pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
     pthread_mutex_init(&s->storage_lock, &attr);
     pthread_mutexattr_destroy(&attr);
+    dlg_file_set_init(&s->files);
 }
 
 void dlg_services_set_context(dlg_services *s, const char *fmt, ...)
@@ -586,6 +589,7 @@ void dlg_services_fini(dlg_services *s)
         free(s->extra_specs[i].vals);
     free(s->extra_specs);
     dlg_services_errors_fini(s);
+    dlg_file_set_fini(&s->files);
     pthread_mutex_destroy(&s->lock);
     pthread_mutex_destroy(&s->storage_lock);
     s->storages = NULL;

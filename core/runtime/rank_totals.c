@@ -48,6 +48,9 @@ static void process_sums(const dlg_rank_figs *a, dlg_rep_figs *o)
     o->disk_counted |= a->disk_counted > 0;
     o->disk_charged_bytes += u64(a->disk_charged_bytes);
     o->disk_charged_ios += a->disk_charged_ios;
+    if (u64(a->files_bytes) > o->files_bytes)
+        o->files_bytes = u64(a->files_bytes);
+    o->files_lost |= a->files_lost > 0;
 }
 
 static void gpu_sums(const dlg_rank_figs *a, dlg_rep_figs *o)
@@ -344,6 +347,9 @@ void dlg_rep_figs_add(dlg_cell_result *res, const dlg_rep_figs *f)
     res->disk_counted |= f->disk_counted;
     res->disk_charged_bytes += f->disk_charged_bytes;
     res->disk_charged_ios += f->disk_charged_ios;
+    if (f->files_bytes > res->files_bytes) /* a running count: the last repetition's is the cell's */
+        res->files_bytes = f->files_bytes;
+    res->files_lost |= f->files_lost;
     res->disk_read_bytes += f->disk_read_bytes;
     if (f->iowait_fraction >= 0)
         res->iowait_fraction = f->iowait_fraction;

@@ -32,6 +32,9 @@ typedef struct dlg_rank_figs {
     double major_faults, ctx_voluntary, ctx_involuntary;
     /* what an emulated disk charged of its reads (disk_counted 0 or 1) */
     double disk_counted, disk_charged_bytes, disk_charged_ios;
+    /* the bytes of the distinct files it opened to read so far, setup
+     * included (file_set.h); files_lost 1: some were not counted */
+    double files_bytes, files_lost;
     /* what its machine counted, every process on it */
     double disk_read_bytes;
     double iowait_fraction; /* since the cell's first setup; < 0 unknown */
@@ -59,6 +62,8 @@ typedef struct dlg_rep_figs {
     bool disk_counted;         /* some rank's emulated disk counted its reads */
     uint64_t disk_charged_bytes;
     double disk_charged_ios;
+    uint64_t files_bytes; /* the largest of any rank's (they read one data set, as a rule) */
+    bool files_lost;      /* some rank's count is short */
     uint64_t disk_read_bytes;
     double iowait_fraction;    /* mean over the nodes that read it; < 0 none did */
     dlg_cpu_energy cpu_energy; /* have false: no node read its counters */

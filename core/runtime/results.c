@@ -266,6 +266,8 @@ void dlg_result_point(const dlg_run *run, const dlg_cell *cell, const dlg_cell_r
         fu_(&b, "emulated_disk_read_bytes", res->disk_charged_bytes);
         fd_(&b, "emulated_disk_read_ios", res->disk_charged_ios);
     }
+    if (res->files_bytes && !res->files_lost)
+        fu_(&b, "storage_files_bytes", res->files_bytes);
     fi_(&b, "cpus_used", res->cpus_used);
     fs_(&b, "cpu_list", res->cpu_list);
     fu_(&b, "major_faults", res->major_faults);

@@ -296,6 +296,9 @@ static void rep_end(const cell_ctx *cx, rep_window *w, dlg_cell_result *res, dlg
     f->disk_counted = __atomic_load_n(&cx->svc->disk_counted, __ATOMIC_RELAXED);
     f->disk_charged_bytes = (double)(st.db - w->st.db);
     f->disk_charged_ios = (double)(st.dfx - w->st.dfx) / DLG_DISK_IOS_ONE;
+    uint64_t files;
+    f->files_lost = !dlg_file_set_bytes(&cx->svc->files, &files);
+    f->files_bytes = (double)files;
     uint64_t busy, iowait;
     dlg_host_cpu_times(&busy, &iowait);
     f->iowait_fraction = busy > cx->busy0 ? (double)(iowait - cx->iowait0) / (double)(busy - cx->busy0) : -1;

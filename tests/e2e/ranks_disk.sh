@@ -4,7 +4,7 @@
 # 2 x the emulated disk's before), and the shared segment's name is gone
 # once the run ends.  The io row is the job's: both ranks' reads and
 # bytes (what reached the emulated disk too), each rank reading its own
-# part of the file.
+# part of the file, the file counted once in what the disk must hold.
 # Arguments as ranks.sh: DLGAUGE PLUGIN_DIR TEST_PLUGIN_DIR WORK MPIEXEC.
 source "$(dirname "$0")/ranks_lib.sh"
 
@@ -48,7 +48,9 @@ assert int(r["ios"]) * 256 * 1024 == b, "ios x block"
 # completion as storage_read_bytes is
 assert int(r["emulated_disk_read_bytes"]) == s, "the disk counted both ranks"
 assert abs(float(r["iops"]) * 256 * 1024 / t - 1) < 0.15, "iops x block against the job rate"
-' "status ranks throughput storage_read_bytes emulated_disk_read_bytes io_bytes ios iops io_lat_p50_us"
+# both ranks read the one file: what the disk must hold is it once, not twice
+assert int(r["storage_files_bytes"]) == 16 << 20, "the file once"
+' "status ranks throughput storage_read_bytes emulated_disk_read_bytes storage_files_bytes io_bytes ios iops io_lat_p50_us"
 
 # each rank reads its own part: 8 blocks of 4 KiB, each of its own bytes;
 # 2 steps of 1 read each: rank 0 reads blocks 0 and 1, rank 1 blocks 4

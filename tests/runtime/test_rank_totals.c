@@ -392,6 +392,31 @@ static void test_data_wait_max(void **unused)
     dlg_cell_result_fini(&res);
 }
 
+/* What a disk must hold: the largest of the ranks' files read (they read
+ * one data set), kept over repetitions as the running count it is; a rank
+ * that lost count makes the cell's unknown. */
+static void test_files_largest(void **unused)
+{
+    (void)unused;
+    dlg_rank_figs r[3] = {on(0, -1), on(0, -1), on(1, -1)};
+    r[0].files_bytes = 300, r[1].files_bytes = 700, r[2].files_bytes = 500;
+    dlg_rep_figs t;
+    dlg_rank_figs_total(r, 3, NULL, 0, &t);
+    assert_true(t.files_bytes == 700 && !t.files_lost);
+    dlg_cell_result res;
+    assert_int_equal(dlg_cell_result_init(&res), 0);
+    dlg_rep_figs_add(&res, &t);
+    r[2].files_bytes = 900; /* rank 2 opened more in the next repetition */
+    dlg_rank_figs_total(r, 3, NULL, 0, &t);
+    dlg_rep_figs_add(&res, &t);
+    assert_true(res.files_bytes == 900 && !res.files_lost);
+    r[0].files_lost = 1;
+    dlg_rank_figs_total(r, 3, NULL, 0, &t);
+    dlg_rep_figs_add(&res, &t);
+    assert_true(res.files_lost);
+    dlg_cell_result_fini(&res);
+}
+
 /* The scheduler's shares for the job: the run delay of every rank's
  * threads, steal over every rank's ticks; other processes per node, the
  * ranks' own time taken out of the CPUs' busy time once. */
@@ -438,6 +463,7 @@ int main(void)
         cmocka_unit_test(test_repetitions_add),   cmocka_unit_test(test_mask_pack),
         cmocka_unit_test(test_shared_cpus),       cmocka_unit_test(test_nodes_cpu_sets),
         cmocka_unit_test(test_data_wait_max),     cmocka_unit_test(test_sched_shares),
+        cmocka_unit_test(test_files_largest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

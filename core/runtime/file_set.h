@@ -1,0 +1,35 @@
+/* The distinct files a cell opened to read through its storage (by device
+ * and inode, so that two paths to one file count once), and their bytes:
+ * what a disk must hold for the cell (the row's storage_files_bytes).
+ * Thread-safe: loader threads open files concurrently. */
+#ifndef DLG_FILE_SET_H
+#define DLG_FILE_SET_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct dlg_file_key {
+    uint64_t dev, ino; /* ino 0: an empty slot (Linux gives no file inode 0) */
+} dlg_file_key;
+
+typedef struct dlg_file_set {
+    pthread_mutex_t lock;
+    dlg_file_key *slots; /* open addressing, a power of two, at most half full */
+    size_t cap, n;
+    uint64_t bytes; /* the files' sizes when first added */
+    bool lost;      /* a file could not be added (out of memory): bytes is short */
+} dlg_file_set;
+
+void dlg_file_set_init(dlg_file_set *s);
+void dlg_file_set_fini(dlg_file_set *s);
+/* Adds the file at path (stat(2)) unless it is there already; a path
+ * that cannot be stat'ed, or is no regular file, adds nothing. */
+void dlg_file_set_add_path(dlg_file_set *s, const char *path);
+/* Adds one file of `size` bytes by its key; false if it was there. */
+bool dlg_file_set_add(dlg_file_set *s, dlg_file_key k, uint64_t size);
+/* The files' bytes so far; false once one was lost (then *bytes is short). */
+bool dlg_file_set_bytes(dlg_file_set *s, uint64_t *bytes);
+
+#endif

@@ -1,0 +1,150 @@
+/* The distinct files a cell read (file_set.c): a file by two paths counts
+ * once, at its size when first seen; directories and missing paths count
+ * nothing; the set grows past its first table; threads adding at once
+ * count each file once. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "file_set.h"
+
+static char dir[] = "/tmp/dlg_file_set_XXXXXX";
+
+static void write_file(const char *name, size_t n)
+{
+    char p[256];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "wb");
+    assert_non_null(f);
+    for (size_t i = 0; i < n; i++)
+        fputc((int)(i & 0xff), f);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void add(dlg_file_set *s, const char *name)
+{
+    char p[256];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    dlg_file_set_add_path(s, p);
+}
+
+static uint64_t bytes_of(dlg_file_set *s)
+{
+    uint64_t b = 0;
+    assert_true(dlg_file_set_bytes(s, &b));
+    return b;
+}
+
+static void paths(void **state)
+{
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    write_file("a", 1000);
+    write_file("b", 24);
+    char a[256], link_a[256], sub[256];
+    snprintf(a, sizeof a, "%s/a", dir);
+    snprintf(link_a, sizeof link_a, "%s/hard_a", dir);
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    assert_int_equal(link(a, link_a), 0);
+    assert_int_equal(mkdir(sub, 0700), 0);
+
+    dlg_file_set s;
+    dlg_file_set_init(&s);
+    add(&s, "a");
+    assert_int_equal(bytes_of(&s), 1000);
+    add(&s, "a");
+    add(&s, "hard_a");  /* the same inode by another name */
+    add(&s, "./a");
+    assert_int_equal(bytes_of(&s), 1000);
+    add(&s, "b");
+    assert_int_equal(bytes_of(&s), 1024);
+    add(&s, "sub");     /* no regular file */
+    add(&s, "missing"); /* nothing to count */
+    assert_int_equal(bytes_of(&s), 1024);
+    assert_int_equal(s.n, 2);
+    /* counted at first sight: a file that grows later does not recount */
+    write_file("a", 5000);
+    add(&s, "a");
+    assert_int_equal(bytes_of(&s), 1024);
+    dlg_file_set_fini(&s);
+
+    unlink(link_a);
+    rmdir(sub);
+    char b[256];
+    snprintf(b, sizeof b, "%s/b", dir);
+    unlink(a);
+    unlink(b);
+    rmdir(dir);
+}
+
+static void grows(void **state)
+{
+    (void)state;
+    dlg_file_set s;
+    dlg_file_set_init(&s);
+    for (uint64_t i = 1; i <= 100000; i++) /* two devices, inodes that collide in a small table */
+        assert_true(dlg_file_set_add(&s, (dlg_file_key){i & 1, (i >> 1) + 1}, 3));
+    for (uint64_t i = 1; i <= 100000; i++)
+        assert_false(dlg_file_set_add(&s, (dlg_file_key){i & 1, (i >> 1) + 1}, 3));
+    assert_false(dlg_file_set_add(&s, (dlg_file_key){5, 0}, 3)); /* inode 0: no file */
+    assert_int_equal(s.n, 100000);
+    assert_int_equal(bytes_of(&s), 300000);
+    assert_true(s.cap >= 2 * s.n);
+    dlg_file_set_fini(&s);
+}
+
+typedef struct adder {
+    dlg_file_set *s;
+    uint64_t first;
+    int added;
+} adder;
+
+/* 20,000 keys from first on: the four threads' ranges overlap by half */
+static void *add_range(void *p)
+{
+    adder *a = p;
+    for (uint64_t i = a->first; i < a->first + 20000; i++)
+        a->added += dlg_file_set_add(a->s, (dlg_file_key){7, i}, 1);
+    return NULL;
+}
+
+static void threads(void **state)
+{
+    (void)state;
+    dlg_file_set s;
+    dlg_file_set_init(&s);
+    pthread_t t[4];
+    adder a[4];
+    for (int i = 0; i < 4; i++) {
+        a[i] = (adder){&s, 1 + (uint64_t)i * 10000, 0};
+        assert_int_equal(pthread_create(&t[i], NULL, add_range, &a[i]), 0);
+    }
+    int added = 0;
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+        added += a[i].added;
+    }
+    assert_int_equal(added, 50000); /* keys 1 .. 50000, each by one thread */
+    assert_int_equal(bytes_of(&s), 50000);
+    dlg_file_set_fini(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(paths),
+        cmocka_unit_test(grows),
+        cmocka_unit_test(threads),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
