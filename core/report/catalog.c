@@ -4,7 +4,9 @@
  *                    disk_bandwidth_max, disk_iops_max, price_per_hour,
  *                    price_verified (true|false)
  *   [disk NAME]  price_per_month (the volume its conf/disks profile
- *                describes), price_verified
+ *                describes, or with price_per_gib_month what is paid
+ *                beyond the GiB), price_per_gib_month, size_min, size_max
+ *                (the volumes made, with a price per GiB), price_verified
  * Unknown keys are errors, like everywhere in dlgauge. */
 #define _GNU_SOURCE
 #include <math.h>
@@ -29,8 +31,8 @@ typedef struct cat_state {
     /* [disk NAME] sections of this file */
     struct cat_disk {
         char *name;
-        double month; /* 0: not given */
-        bool verified, verified_set;
+        rep_disk_price price; /* month, per_gib, size_min, size_max: 0 not given */
+        bool verified_set;
         int line;
     } *dk;
     size_t ndk;
@@ -132,7 +134,42 @@ static int inst_key(cat_state *s, rep_instance *in, const char *k, const char *v
     return 1;
 }
 
-/* A key of [disk NAME]: its price a month, and where it was read. */
+/* One value of [disk NAME] into d: its prices, the sizes it comes in,
+ * where the prices were read. */
+static int disk_value(cat_state *s, const char *sec, struct cat_disk *d, const char *k, const char *v)
+{
+    static const char *const keys[] = {"price_per_month", "price_per_gib_month", "size_min", "size_max"};
+    double *dst[] = {&d->price.month, &d->price.per_gib, &d->price.size_min, &d->price.size_max};
+    char why[96];
+    if (strcmp(k, "price_verified") == 0) {
+        if (d->verified_set)
+            return (snprintf(s->why, sizeof s->why, "[%s]: %s set twice", sec, k), 0);
+        if (dlg_parse_bool(v, &d->price.verified, why, sizeof why) != 0)
+            return (snprintf(s->why, sizeof s->why, "price_verified = '%s': %s", v, why), 0);
+        d->verified_set = true;
+        return 1;
+    }
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        if (strcmp(k, keys[i]) != 0)
+            continue;
+        if (*dst[i] > 0)
+            return (snprintf(s->why, sizeof s->why, "[%s]: %s set twice", sec, k), 0);
+        if (i >= 2) { /* a size */
+            int64_t b = 0;
+            if (dlg_parse_size(v, &b, why, sizeof why) != 0 || b <= 0)
+                return (snprintf(s->why, sizeof s->why, "%s = '%s': a positive size (125GiB, 16TiB)", k, v), 0);
+            *dst[i] = (double)b;
+        } else if (dlg_parse_double(v, dst[i], why, sizeof why) != 0 || !(*dst[i] > 0)) {
+            return (snprintf(s->why, sizeof s->why, "%s = '%s': a positive number", k, v), 0);
+        }
+        return 1;
+    }
+    snprintf(s->why, sizeof s->why, "unknown key '%s' (a disk takes price_per_month, price_per_gib_month, size_min, "
+             "size_max, price_verified)", k);
+    return 0;
+}
+
+/* A key of [disk NAME]: its prices, and where they were read. */
 static int disk_key(cat_state *s, const char *sec, const char *k, const char *v)
 {
     struct cat_disk *d = NULL;
@@ -151,23 +188,7 @@ static int disk_key(cat_state *s, const char *sec, const char *k, const char *v)
             return (s->oom = true, 0);
         s->ndk++;
     }
-    char why[96];
-    if (strcmp(k, "price_per_month") == 0) {
-        if (d->month > 0)
-            return (snprintf(s->why, sizeof s->why, "[%s]: %s set twice", sec, k), 0);
-        if (dlg_parse_double(v, &d->month, why, sizeof why) != 0 || !(d->month > 0))
-            return (snprintf(s->why, sizeof s->why, "price_per_month = '%s': a positive number", v), 0);
-    } else if (strcmp(k, "price_verified") == 0) {
-        if (d->verified_set)
-            return (snprintf(s->why, sizeof s->why, "[%s]: %s set twice", sec, k), 0);
-        if (dlg_parse_bool(v, &d->verified, why, sizeof why) != 0)
-            return (snprintf(s->why, sizeof s->why, "price_verified = '%s': %s", v, why), 0);
-        d->verified_set = true;
-    } else {
-        snprintf(s->why, sizeof s->why, "unknown key '%s' (a disk takes price_per_month, price_verified)", k);
-        return 0;
-    }
-    return 1;
+    return disk_value(s, sec, d, k, v);
 }
 
 static int on_kv(void *user, const char *sec, const char *k, const char *v)
@@ -230,20 +251,36 @@ static int on_kv(void *user, const char *sec, const char *k, const char *v)
  * sections: instance store 0 (in the instance's price), NaN none. */
 static int price_disks(cat_state *s, rep_instance *in)
 {
-    in->disk_month = calloc(in->ndisks + 1, sizeof *in->disk_month);
-    in->disk_verified = calloc(in->ndisks + 1, sizeof *in->disk_verified);
-    if (!in->disk_month || !in->disk_verified)
+    if (!(in->disk_price = calloc(in->ndisks + 1, sizeof *in->disk_price)))
         return -1;
     for (size_t i = 0; i < in->ndisks; i++) {
-        in->disk_month[i] = in->local[i] ? 0 : NAN;
-        in->disk_verified[i] = in->local[i] && in->price_verified;
+        rep_disk_price *p = &in->disk_price[i];
+        *p = (rep_disk_price){.month = in->local[i] ? 0 : NAN, .verified = in->local[i] && in->price_verified};
         for (size_t k = 0; k < s->ndk && !in->local[i]; k++)
-            if (strcmp(s->dk[k].name, in->disks[i]) == 0) {
-                in->disk_month[i] = s->dk[k].month;
-                in->disk_verified[i] = s->dk[k].verified;
-            }
+            if (strcmp(s->dk[k].name, in->disks[i]) == 0)
+                *p = s->dk[k].price;
     }
     return 0;
+}
+
+/* A [disk NAME] section's keys together: a price, and with a price per
+ * GiB the sizes the volume comes in. */
+static int check_disk(const cat_state *s, const struct cat_disk *d, char *err, size_t errlen)
+{
+    const rep_disk_price *p = &d->price;
+    const char *why = !(p->month > 0) && !(p->per_gib > 0) ? "has no price_per_month or price_per_gib_month (what the "
+                                                             "volume costs a month, or a GiB of it)"
+                      : p->per_gib > 0 && !(p->size_min > 0 && p->size_max > 0)
+                          ? "prices by the GiB without size_min and size_max (the volumes the provider makes)"
+                      : !(p->per_gib > 0) && (p->size_min > 0 || p->size_max > 0)
+                          ? "gives sizes without price_per_gib_month (a volume is sized only where it is priced by "
+                            "the GiB)"
+                      : p->size_min > p->size_max ? "has size_min above size_max"
+                                                  : NULL;
+    if (!why)
+        return 0;
+    snprintf(err, errlen, "%s:%d: [disk %s] %s", s->path, d->line, d->name, why);
+    return -DLG_EINVAL;
 }
 
 static int finish(cat_state *s, char *err, size_t errlen)
@@ -265,11 +302,8 @@ static int finish(cat_state *s, char *err, size_t errlen)
         return -DLG_EINVAL;
     }
     for (size_t k = 0; k < s->ndk; k++)
-        if (!(s->dk[k].month > 0)) {
-            snprintf(err, errlen, "%s:%d: [disk %s] has no price_per_month (what the volume its conf/disks profile "
-                     "describes costs a month)", s->path, s->dk[k].line, s->dk[k].name);
+        if (check_disk(s, &s->dk[k], err, errlen) != 0)
             return -DLG_EINVAL;
-        }
     for (size_t i = s->first; i < c->n; i++) {
         rep_instance *in = &c->v[i];
         const char *missing = in->vcpus <= 0    ? "vcpus"
@@ -350,8 +384,7 @@ void rep_catalog_free(rep_catalog *c)
             free(in->disks[d]);
         free(in->disks);
         free(in->local);
-        free(in->disk_month);
-        free(in->disk_verified);
+        free(in->disk_price);
     }
     free(c->v);
     c->v = NULL;

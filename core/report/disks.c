@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "model.h"
 #include "shipped_conf.h"
 #include "throttle_profile.h"
+#include "units.h"
 
 typedef struct prof {
     char name[128];
@@ -54,22 +56,9 @@ static bool resolve(prof *p, thr_limits *lim)
     return thr_resolve(&h, p->tp.v, "", lim) == 0;
 }
 
-static int add_prof(rep_disks *d, const thr_limits *lim, const char *name, const char *path, const char *what,
-                    char *err, size_t errlen)
+/* The limits of lim into k (its name, path and values untouched). */
+static void set_limits(rep_disk *k, const thr_limits *lim)
 {
-    rep_disk *nv = realloc(d->v, (d->n + 1) * sizeof *nv);
-    char *copy = nv ? strdup(name) : NULL, *pcopy = copy && path ? strdup(path) : NULL;
-    if (nv)
-        d->v = nv;
-    if (!copy || (path && !pcopy)) {
-        free(copy);
-        snprintf(err, errlen, "%s: out of memory", what);
-        return -DLG_ENOMEM;
-    }
-    rep_disk *k = &nv[d->n++];
-    memset(k, 0, sizeof *k);
-    k->name = copy;
-    k->path = pcopy;
     k->bandwidth = lim->bandwidth;
     k->iops = lim->iops;
     k->iops_unit = lim->iops_unit;
@@ -82,7 +71,77 @@ static int add_prof(rep_disks *d, const thr_limits *lim, const char *name, const
     k->latency = (double)lim->latency * 1e-9;
     k->peak_bandwidth = lim->peak_bandwidth;
     k->peak_iops = lim->peak_iops;
+}
+
+/* Adds the profile of keys v (resolved to lim) as name. */
+static int add_prof(rep_disks *d, const thr_limits *lim, const dlg_value *v, const char *name, const char *path,
+                    const char *what, char *err, size_t errlen)
+{
+    rep_disk *nv = realloc(d->v, (d->n + 1) * sizeof *nv);
+    char *copy = nv ? strdup(name) : NULL, *pcopy = copy && path ? strdup(path) : NULL;
+    dlg_value *vals = copy ? calloc(THR_OPT_COUNT, sizeof *vals) : NULL;
+    if (nv)
+        d->v = nv;
+    if (!vals || (path && !pcopy)) {
+        free(copy);
+        free(pcopy);
+        free(vals);
+        snprintf(err, errlen, "%s: out of memory", what);
+        return -DLG_ENOMEM;
+    }
+    for (size_t i = 0; i < THR_OPT_COUNT; i++) /* numbers only: the text lives in the parser's buffer */
+        vals[i] = (dlg_value){.i = v[i].i, .d = v[i].d, .set = v[i].set};
+    rep_disk *k = &nv[d->n++];
+    memset(k, 0, sizeof *k);
+    k->name = copy;
+    k->path = pcopy;
+    k->values = vals;
+    k->capacity = v[THR_CAPACITY].set ? (double)v[THR_CAPACITY].i : 0;
+    set_limits(k, lim);
     return 0;
+}
+
+bool rep_disk_scales(const rep_disk *d)
+{
+    static const int per_gib[][2] = {{THR_BANDWIDTH, THR_BANDWIDTH_PER_GIB},
+                                     {THR_IOPS, THR_IOPS_PER_GIB},
+                                     {THR_WRITE_BANDWIDTH, THR_WRITE_BANDWIDTH_PER_GIB},
+                                     {THR_WRITE_IOPS, THR_WRITE_IOPS_PER_GIB}};
+    for (size_t i = 0; d->values && i < sizeof per_gib / sizeof *per_gib; i++)
+        if (!d->values[per_gib[i][0]].set && d->values[per_gib[i][1]].set &&
+            (d->values[per_gib[i][1]].i > 0 || d->values[per_gib[i][1]].d > 0))
+            return true;
+    return false;
+}
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+bool rep_disk_sized(const rep_disk *d, double bytes, rep_disk *out, char *name, size_t namelen)
+{
+    if (!d->values || !(bytes > 0))
+        return false;
+    dlg_value v[THR_OPT_COUNT];
+    memcpy(v, d->values, sizeof v);
+    double gib = ceil(bytes / GIB);
+    v[THR_CAPACITY] = (dlg_value){.i = (int64_t)(gib * GIB), .set = true};
+    /* the credits' peak rates are checked against the sustained ones,
+     * which a size may raise past them (st1 at 16 TiB): not judged here */
+    v[THR_PEAK_BANDWIDTH].set = v[THR_PEAK_IOPS].set = v[THR_BURST].set = v[THR_BURST_IOPS].set = false;
+    prof p = {.why = ""};
+    thr_limits lim;
+    dlg_host h = {.struct_size = sizeof h, .ctx = &p, .error = keep_error};
+    memset(&lim, 0, sizeof lim);
+    if (thr_resolve(&h, v, "", &lim) != 0)
+        return false;
+    *out = *d;
+    set_limits(out, &lim);
+    out->peak_bandwidth = out->peak_iops = 0;
+    out->capacity = gib * GIB;
+    char size[32];
+    dlg_format_size((int64_t)out->capacity, size, sizeof size);
+    snprintf(name, namelen, "%s (%s)", d->name, size);
+    out->name = name;
+    return true;
 }
 
 int rep_disks_load(rep_disks *d, const char *path, const char *name, char *err, size_t errlen)
@@ -118,7 +177,7 @@ int rep_disks_load(rep_disks *d, const char *path, const char *name, char *err, 
         }
         name = p.name;
     }
-    return add_prof(d, &lim, name, path, path, err, errlen);
+    return add_prof(d, &lim, p.tp.v, name, path, path, err, errlen);
 }
 
 /* Strings already handled (storage names found, profiles not found). */
@@ -320,7 +379,7 @@ static int storage_of_row(rep_disks *d, const rep_row *r, const char *name, cons
     thr_limits lim;
     int found = prof_from_config(&p, lk, cfg, &lim);
     if (found > 0)
-        return add_prof(d, &lim, name, NULL, r->src, err, errlen);
+        return add_prof(d, &lim, p.tp.v, name, NULL, r->src, err, errlen);
     const char *key = lk->profile[0] ? lk->profile : name; /* its profile, else its own keys were refused */
     if (found != -1 || strs_has(failed, key))
         return 0; /* the first storage naming a missing profile speaks for the others */
@@ -408,6 +467,7 @@ void rep_disks_free(rep_disks *d)
     for (size_t i = 0; i < d->n; i++) {
         free(d->v[i].name);
         free(d->v[i].path);
+        free(d->v[i].values);
     }
     free(d->v);
     for (size_t i = 0; i < d->nwarnings; i++)

@@ -28,6 +28,12 @@ typedef struct rep_disk {
     /* Credit bursting (`peak_*`): the rates banked credits go at, above
      * the sustained bandwidth and iops the rules judge by; 0 = none. */
     double peak_bandwidth, peak_iops;
+    /* The volume the limits are of (`capacity`, bytes; 0 = not given),
+     * and the profile's keys as the throttle parsed them (its option
+     * table's order; NULL: none), for rep_disk_sized to work the capacity
+     * formulas out at another size. */
+    double capacity;
+    struct dlg_value *values;
 } rep_disk;
 
 typedef struct rep_disks {
@@ -54,6 +60,16 @@ int rep_disks_load(rep_disks *d, const char *path, const char *name, char *err, 
  * once, in d->warnings (the caller prints them). */
 int rep_disks_from_rows(rep_disks *d, const rep_rows *rs, char *err, size_t errlen);
 const rep_disk *rep_disks_find(const rep_disks *d, const char *name);
+/* Whether a rate of d grows with its capacity (a *_per_gib formula
+ * where no fixed value is given: PD, st1), so that a larger volume of
+ * it sustains more. */
+bool rep_disk_scales(const rep_disk *d);
+/* d as a volume of `bytes` (rounded up to whole GiB): its formulas worked
+ * out at that capacity, its fixed limits as they are, its credit
+ * bursting left out (the rules judge sustained rates); named
+ * "NAME (SIZE)" into name.  False where d has no profile keys or they
+ * resolve to no limit there. */
+bool rep_disk_sized(const rep_disk *d, double bytes, rep_disk *out, char *name, size_t namelen);
 void rep_disks_free(rep_disks *d);
 
 /* REP_AX_DURATION: every value a duration (`sleep = 1500us, 2ms`); sorted

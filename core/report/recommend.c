@@ -325,6 +325,7 @@ static bool asks_disk(const rep_fit *fits, const rep_model *m, const bool *selec
 typedef struct disk_option {
     long i;        /* its index, -1: none yet */
     double month;  /* its price a month: 0 instance store, NaN not priced */
+    double bytes;  /* the volume sized for the work; 0: the profile's, as priced */
     double key;    /* fits_key */
     double hour;   /* instance and disk an hour */
     double bw;     /* what it sustains */
@@ -359,39 +360,164 @@ static rep_instance only_disk(const rep_instance *in, size_t i)
     one.disks += i;
     one.local += i;
     one.ndisks = 1;
-    one.disk_month += i;
-    one.disk_verified += i;
+    one.disk_price += i;
     return one;
 }
 
+/* What choose_disk sizes volumes with: the data they must hold, and the
+ * profiles with one more slot, where a volume of another size stands
+ * under a name of its own ("aws-gp3 (20GiB)"), so that the knee's
+ * profile is still the one measured. */
+typedef struct disk_sizer {
+    const rep_model *m;
+    const bool *selected;
+    const rep_disks *disks;
+    double data; /* bytes; 0: not known */
+    rep_disk *slots; /* disks->n + 1 */
+    rep_disks view;
+    char name[192];
+    const char *names[1];
+    rep_fit *tmp; /* m->n fits */
+} disk_sizer;
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+/* The data a volume must hold: the most any ok cell of the counted groups
+ * read (storage_files_bytes; a group's cells read one data set, as a
+ * rule, and the groups run one at a time); 0 where no row says. */
+static double data_bytes(const rep_model *m, const bool *selected)
+{
+    double most = 0, v;
+    for (size_t gi = 0; gi < m->n; gi++)
+        for (size_t c = 0; rep_group_counted(m, selected, gi) && c < m->g[gi].ncells; c++)
+            if (m->g[gi].cells[c].ok && rep_num(m->g[gi].cells[c].row, "storage_files_bytes", &v) && v > most)
+                most = v;
+    return most;
+}
+
+/* Whether the instance with disk d as a volume of `bytes` alone meets
+ * every knee (fits into z->tmp). */
+static bool fits_sized(disk_sizer *z, const rep_instance *one, const rep_disk *d, double bytes)
+{
+    rep_instance v = *one;
+    if (d->capacity > 0 && ceil(bytes / GIB) * GIB == d->capacity) { /* the profile's own volume */
+        z->slots[z->disks->n] = *d;
+        z->slots[z->disks->n].name = z->name;
+        z->name[0] = 0;
+        return fit_all(z->tmp, z->m, z->selected, one, z->disks);
+    }
+    if (!rep_disk_sized(d, bytes, &z->slots[z->disks->n], z->name, sizeof z->name))
+        return false;
+    z->names[0] = z->name;
+    v.disks = (char **)z->names;
+    return fit_all(z->tmp, z->m, z->selected, &v, &z->view);
+}
+
+/* The smallest volume of disk i (priced by the GiB) that holds the data
+ * and with which the instance meets every knee: its bytes, 0 if none
+ * between the sizes made.  A disk whose rates grow with its size is
+ * searched up to size_max (its rates never fall as it grows). */
+static double size_volume(disk_sizer *z, const rep_instance *one, const rep_disk *d)
+{
+    const rep_disk_price *p = one->disk_price;
+    double lo = ceil(fmax(p->size_min, z->data) / GIB), hi = floor(p->size_max / GIB);
+    if (lo > hi)
+        return 0;
+    if (fits_sized(z, one, d, lo * GIB))
+        return lo * GIB;
+    if (!rep_disk_scales(d) || !fits_sized(z, one, d, hi * GIB))
+        return 0;
+    while (hi - lo > 1) { /* fits at hi, not at lo */
+        double mid = floor((lo + hi) / 2);
+        if (fits_sized(z, one, d, mid * GIB))
+            hi = mid;
+        else
+            lo = mid;
+    }
+    fits_sized(z, one, d, hi * GIB); /* its fits in z->tmp */
+    return hi * GIB;
+}
+
+/* Disk i as choose_disk weighs it, the instance's fits with it in z->tmp;
+ * false when the instance does not meet every knee with it, or it cannot
+ * hold the data (*holds false). */
+static bool disk_fits(disk_sizer *z, const rep_instance *in, size_t i, disk_option *o, bool *holds)
+{
+    rep_instance one = only_disk(in, i);
+    const rep_disk *d = rep_disks_find(z->disks, in->disks[i]);
+    const rep_disk_price *p = &in->disk_price[i];
+    *o = (disk_option){.i = (long)i, .month = p->month, .bw = d ? rep_disk_sustained_bw(d) : 0};
+    *holds = true;
+    if (p->per_gib > 0) {
+        if (!(*holds = z->data <= p->size_max))
+            return false;
+        if (d && d->values) {
+            if (!(o->bytes = size_volume(z, &one, d)))
+                return false;
+            o->bw = rep_disk_sustained_bw(&z->slots[z->disks->n]);
+        } else { /* no profile to size by: as large as the data, its limits unknown */
+            o->bytes = ceil(fmax(p->size_min, z->data) / GIB) * GIB;
+            if (!fit_all(z->tmp, z->m, z->selected, &one, z->disks))
+                return false;
+        }
+        o->month = (p->month > 0 ? p->month : 0) + p->per_gib * o->bytes / GIB;
+        return true;
+    }
+    *holds = !(z->data > 0 && d && d->capacity > 0 && z->data > d->capacity);
+    return *holds && fit_all(z->tmp, z->m, z->selected, &one, z->disks);
+}
+
+/* No disk of the instance holds the data: the first group that asks for
+ * storage says so, and the instance does not meet. */
+static void holds_none(rep_choice *ch, const disk_sizer *z)
+{
+    char data[32];
+    double gib = z->data / GIB;
+    snprintf(data, sizeof data, gib >= 1000 ? "%.0f GiB" : "%.3g GiB", gib);
+    ch->meets = false;
+    for (size_t gi = 0; gi < z->m->n; gi++)
+        if (rep_group_counted(z->m, z->selected, gi) && ch->fits[gi].asks_disk) {
+            ch->fits[gi].meets = false;
+            snprintf(ch->fits[gi].why, sizeof ch->fits[gi].why,
+                     "none of its disks holds the %s of files the work read (storage_files_bytes)", data);
+            return;
+        }
+}
+
 /* Where a counted group asks for storage: the disk to attach (rep_choice's
- * disk) and the instance's fits with it alone; tmp holds m->n fits. */
-static void choose_disk(rep_choice *ch, rep_fit *tmp, const rep_model *m, const bool *selected,
-                        const double *weights, bool one_unit, const rep_disks *disks)
+ * disk), sized where the catalog prices it by the GiB, and the instance's
+ * fits with it alone. */
+static void choose_disk(rep_choice *ch, disk_sizer *z, const double *weights, bool one_unit)
 {
     const rep_instance *in = ch->inst;
+    const rep_model *m = z->m;
     disk_option best = {.i = -1};
-    size_t n = asks_disk(ch->fits, m, selected) ? in->ndisks : 0;
+    bool any_holds = false;
+    size_t n = asks_disk(ch->fits, m, z->selected) ? in->ndisks : 0;
     for (size_t i = 0; i < n; i++) {
-        rep_instance one = only_disk(in, i);
-        if (!fit_all(tmp, m, selected, &one, disks))
+        disk_option o;
+        bool holds;
+        bool fits = disk_fits(z, in, i, &o, &holds);
+        any_holds |= holds;
+        if (!fits)
             continue;
-        const rep_disk *d = rep_disks_find(disks, in->disks[i]);
-        disk_option o = {.i = (long)i, .month = in->disk_month[i], .bw = d ? rep_disk_sustained_bw(d) : 0};
         o.hour = in->price + (isnan(o.month) ? 0 : o.month / REP_HOURS_PER_MONTH);
-        cost_fits(tmp, m, selected, o.hour);
-        o.key = fits_key(tmp, m, selected, weights, one_unit);
+        cost_fits(z->tmp, m, z->selected, o.hour);
+        o.key = fits_key(z->tmp, m, z->selected, weights, one_unit);
         if (better_option(&o, &best)) {
             best = o;
-            memcpy(ch->fits, tmp, m->n * sizeof *tmp);
+            memcpy(ch->fits, z->tmp, m->n * sizeof *z->tmp);
         }
     }
+    if (n && !any_holds)
+        holds_none(ch, z);
     if (best.i < 0)
         return;
     ch->meets = true;
     ch->disk = in->disks[best.i];
+    ch->disk_bytes = best.bytes;
     ch->disk_hour = best.month / REP_HOURS_PER_MONTH;
-    ch->disk_verified = in->disk_verified[best.i];
+    ch->disk_verified = in->disk_price[best.i].verified;
 }
 
 /* The choice's score from its fits' costs. */
@@ -432,8 +558,14 @@ int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const
     out->weighted = weights != NULL;
     out->ngroups = m->n;
     rep_fit *tmp = calloc(m->n + 1, sizeof *tmp); /* an instance's fits with one of its disks */
-    if (!tmp || !(out->v = calloc(cat->n + 1, sizeof *out->v)))
+    disk_sizer z = {.m = m, .selected = selected, .disks = disks, .data = data_bytes(m, selected), .tmp = tmp,
+                    .slots = calloc(disks->n + 1, sizeof *z.slots)};
+    if (!tmp || !z.slots || !(out->v = calloc(cat->n + 1, sizeof *out->v)))
         goto oom;
+    if (disks->n)
+        memcpy(z.slots, disks->v, disks->n * sizeof *z.slots);
+    z.slots[disks->n].name = z.name; /* "" until a volume is sized */
+    z.view = (rep_disks){.v = z.slots, .n = disks->n + 1};
     for (size_t i = 0; i < cat->n; i++) {
         const rep_instance *in = &cat->v[i];
         if (gpu_filter && !strcasestr(in->gpu, gpu_filter))
@@ -442,6 +574,7 @@ int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const
             snprintf(err, errlen, "the catalogs price in %s and %s (%s): compare one currency at a time",
                      out->currency, in->currency, in->catalog);
             free(tmp);
+            free(z.slots);
             rep_reco_free(out);
             return -DLG_EINVAL;
         }
@@ -454,11 +587,12 @@ int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const
         /* with all its disks: the verdict where none alone meets */
         ch->meets = fit_all(ch->fits, m, selected, in, disks);
         cost_fits(ch->fits, m, selected, in->price);
-        choose_disk(ch, tmp, m, selected, weights, common_unit(m, selected) != NULL, disks);
+        choose_disk(ch, &z, weights, common_unit(m, selected) != NULL);
         score_choice(ch, m, selected, weights);
         out->nmeet += ch->meets;
     }
     free(tmp);
+    free(z.slots);
     /* weights in each group's own quanta make the sum a price, in any units */
     if (!(out->unit = common_unit(m, selected)) && !weights)
         relative_scores(out, m, selected);
@@ -466,6 +600,7 @@ int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const
     return 0;
 oom:
     free(tmp);
+    free(z.slots);
     rep_reco_free(out);
     snprintf(err, errlen, "out of memory in the recommendation");
     return -DLG_ENOMEM;

@@ -8,6 +8,19 @@
 
 #include "model.h"
 
+/* What a disk of an instance costs a month ([disk NAME] of the same
+ * catalog).  Priced by size (per_gib > 0): month + per_gib x the volume's
+ * GiB, the volume as large as the data it must hold and as fast as the
+ * work needs, within [size_min, size_max]; else month is the volume its
+ * conf/disks profile describes.  Instance store: 0 (in the instance's
+ * price); NaN: the catalog has no price. */
+typedef struct rep_disk_price {
+    double month;
+    double per_gib;
+    double size_min, size_max; /* bytes */
+    bool verified; /* read from the provider's own page (instance store: the instance's price_verified) */
+} rep_disk_price;
+
 typedef struct rep_instance {
     char *name, *provider, *region, *currency, *source, *retrieved, *catalog;
     char *gpu;
@@ -22,13 +35,7 @@ typedef struct rep_instance {
     double disk_bw_max, disk_iops_max;
     double price; /* per hour, in currency */
     bool price_verified;
-    /* per disk (rep_catalog_load fills both): its price a month, as its
-     * conf/disks profile configures the volume ([disk NAME] of the same
-     * catalog; instance store 0, NaN where the catalog has none), and
-     * whether it was read from the provider's own page (instance store:
-     * the instance's price_verified) */
-    double *disk_month;
-    bool *disk_verified;
+    rep_disk_price *disk_price; /* per disk (rep_catalog_load fills it) */
     int line; /* of its [instance NAME] header in the catalog */
 } rep_instance;
 
@@ -93,6 +100,9 @@ typedef struct rep_choice {
      * sustains least); fits are the instance's with that disk alone.
      * NULL: none asked, or none meets (fits: with all its disks). */
     const char *disk;
+    /* the volume to make of it, sized to the data and the work where the
+     * catalog prices it by the GiB; 0: the profile's own, as priced */
+    double disk_bytes;
     /* its price an hour (the month's / REP_HOURS_PER_MONTH), added to the
      * instance's in every cost; NaN: the catalog has none (0 instance store) */
     double disk_hour;
@@ -113,6 +123,10 @@ static inline bool rep_choice_price_verified(const rep_choice *ch)
 {
     return ch->inst->price_verified && (!(ch->disk_hour > 0) || ch->disk_verified);
 }
+
+/* The disk to attach as the report names it: "aws-gp3", or with the
+ * volume sized "aws-gp3 of 20GiB"; "" for none. */
+void rep_choice_disk_text(const rep_choice *ch, char *buf, size_t len);
 
 typedef struct rep_reco {
     rep_choice *v; /* every instance, meeting ones first by score, then the rest */

@@ -392,8 +392,10 @@ int rep_table_reco(rep_table *t, const rep_report *r)
         rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%s %s", cost, in->currency);
         rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%s", energy);
         if (ch->meets) {
-            rc |= rep_table_put(t, row, col++, REP_ST_GOOD, "yes%s%s%s", ch->disk ? " (disk " : "",
-                                ch->disk ? ch->disk : "", ch->disk ? ")" : "");
+            char disk[160];
+            rep_choice_disk_text(ch, disk, sizeof disk);
+            rc |= rep_table_put(t, row, col++, REP_ST_GOOD, "yes%s%s%s", ch->disk ? " (disk " : "", disk,
+                                ch->disk ? ")" : "");
         } else {
             const char *why = "no";
             for (size_t gi = 0; gi < r->model.n; gi++)
@@ -421,19 +423,29 @@ static bool estimated(const rep_report *r, const rep_choice *ch)
     return false;
 }
 
+void rep_choice_disk_text(const rep_choice *ch, char *buf, size_t len)
+{
+    char size[32];
+    dlg_format_size((int64_t)ch->disk_bytes, size, sizeof size);
+    snprintf(buf, len, "%s%s%s", ch->disk ? ch->disk : "", ch->disk && ch->disk_bytes > 0 ? " of " : "",
+             ch->disk && ch->disk_bytes > 0 ? size : "");
+}
+
 /* "1.006 USD/h", with the disk to attach: "1.132 USD/h with disk
- * aws-st1 (0.1262 of it)", "1.006 USD/h, disk local-nvme" (instance
- * store), "3.06 USD/h, disk aws-st1 (not priced in the catalog)". */
+ * aws-st1 of 2TiB (0.1262 of it)", "1.006 USD/h, disk local-nvme"
+ * (instance store), "3.06 USD/h, disk aws-st1 (not priced in the
+ * catalog)". */
 static void choice_price_text(const rep_choice *ch, char *buf, size_t len)
 {
     const char *cur = ch->inst->currency;
+    char disk[160];
+    rep_choice_disk_text(ch, disk, sizeof disk);
     if (!ch->disk)
         snprintf(buf, len, "%.4g %s/h", ch->inst->price, cur);
     else if (ch->disk_hour > 0)
-        snprintf(buf, len, "%.4g %s/h with disk %s (%.4g of it)", rep_choice_hourly(ch), cur, ch->disk,
-                 ch->disk_hour);
+        snprintf(buf, len, "%.4g %s/h with disk %s (%.4g of it)", rep_choice_hourly(ch), cur, disk, ch->disk_hour);
     else
-        snprintf(buf, len, "%.4g %s/h, disk %s%s", ch->inst->price, cur, ch->disk,
+        snprintf(buf, len, "%.4g %s/h, disk %s%s", ch->inst->price, cur, disk,
                  ch->disk_hour == 0 ? "" : " (not priced in the catalog)");
 }
 

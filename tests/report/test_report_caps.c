@@ -309,8 +309,17 @@ static void test_catalog_cap_keys(void **state)
         {"[instance a]\nvcpus = 4\ndisk_iops_max = -5\n", ":8: disk_iops_max = '-5': a positive number"},
         {"[disk gp]\nprice_per_month = -1\n", ":7: price_per_month = '-1': a positive number"},
         {"[disk gp]\nprice_per_month = 1\nprice_per_month = 2\n", ":8: [disk gp]: price_per_month set twice"},
-        {"[disk gp]\nsize = 1\n", ":7: unknown key 'size' (a disk takes price_per_month, price_verified)"},
-        {"[disk gp]\nprice_verified = true\n", ":6: [disk gp] has no price_per_month"},
+        {"[disk gp]\nsize = 1\n", ":7: unknown key 'size' (a disk takes price_per_month, price_per_gib_month, "
+                                   "size_min, size_max, price_verified)"},
+        {"[disk gp]\nprice_verified = true\n", ":6: [disk gp] has no price_per_month or price_per_gib_month"},
+        {"[disk gp]\nprice_per_gib_month = 0.08\nsize_min = 1GiB\n",
+         ":6: [disk gp] prices by the GiB without size_min and size_max"},
+        {"[disk gp]\nprice_per_month = 40\nsize_max = 1TiB\n", ":6: [disk gp] gives sizes without price_per_gib_month"},
+        {"[disk gp]\nprice_per_gib_month = 0.08\nsize_min = 2TiB\nsize_max = 1TiB\n",
+         ":6: [disk gp] has size_min above size_max"},
+        {"[disk gp]\nprice_per_gib_month = 0.08\nsize_min = big\n", ":8: size_min = 'big': a positive size (125GiB, 16TiB)"},
+        {"[disk gp]\nprice_per_gib_month = 0.08\nprice_per_gib_month = 0.1\n",
+         ":8: [disk gp]: price_per_gib_month set twice"},
         /* zero parses: the reason was the parser's, never set (stack bytes) */
         {"[instance a]\nvcpus = 4\nmemory = 0\n", ":8: memory = '0': a positive size (e.g. 16GiB)"},
     };

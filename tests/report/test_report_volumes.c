@@ -1,0 +1,191 @@
+/* Volumes sized to the work: where a catalog prices a disk by the GiB
+ * ([disk NAME] price_per_gib_month, size_min, size_max), the report makes
+ * the volume as large as the data the cells read (storage_files_bytes)
+ * and, for a disk whose rates grow with its size, as large as the knee's
+ * rate needs, and prices that volume; a disk that cannot hold the data
+ * (a fixed volume's capacity, a sized one's size_max) is no option. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "assert_more.h"
+
+#include <dlgauge/plugin.h>
+
+#include "reco_helpers.h"
+#include "report.h"
+#include "temp_file.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+/* An io-pipeline that fed a GPU over three throttled disks: slow 100/s
+ * at 40 MB/s, mid 395/s at 100 MB/s, fast 400/s at 1 GB/s (knee: mid),
+ * each cell having read data_gib GiB of files (0: no such field). */
+static void volume_model(rep_report *r, double data_gib)
+{
+    char csv[2048], path[32], err[512], files[32] = "";
+    if (data_gib > 0)
+        snprintf(files, sizeof files, "%.0f", data_gib * GIB);
+    const char *row = "2026-12-01T10:00:0%dZ,lab,io,-,run1,ok,%s,io-pipeline,%d,0,0,images,%d,1,1,0.95,"
+                      "type=throttle bandwidth=%s,%s,0.1.0\n";
+    size_t n = (size_t)snprintf(csv, sizeof csv, "time,host,job,mode,run_id,status,storage,workload,throughput,"
+                                                 "throughput_ci95,throughput_stddev,unit,items,repeats,wall_s,au,"
+                                                 "storage_config,storage_files_bytes,version\n");
+    n += (size_t)snprintf(csv + n, sizeof csv - n, row, 1, "slow", 100, 100, "40MB", files);
+    n += (size_t)snprintf(csv + n, sizeof csv - n, row, 2, "mid", 395, 395, "100MB", files);
+    snprintf(csv + n, sizeof csv - n, row, 3, "fast", 400, 400, "1GB", files);
+    temp_file(path, csv);
+    memset(r, 0, sizeof *r);
+    r->target = 0.95;
+    int rc = rep_read_file(&r->rows, path, err, sizeof err);
+    unlink(path);
+    if (rc != 0)
+        fail_msg("%s", err);
+    assert_int_equal(rep_rows_validate(&r->rows, err, sizeof err), 0);
+    assert_int_equal(rep_disks_from_rows(&r->disks, &r->rows, err, sizeof err), 0);
+    assert_int_equal(rep_model_build(&r->model, &r->rows, &r->disks, 0.95, err, sizeof err), 0);
+    long a = rep_group_axis(&r->model.g[0], "storage");
+    assert_true(a >= 0);
+    assert_string_equal(r->model.g[0].axes[a].vals[r->model.g[0].knees[a].val], "mid");
+}
+
+static void add_profile(rep_report *r, const char *name, const char *text)
+{
+    char path[32], err[512];
+    temp_file(path, text);
+    int rc = rep_disks_load(&r->disks, path, name, err, sizeof err);
+    unlink(path);
+    if (rc != 0)
+        fail_msg("%s", err);
+}
+
+/* gp: 1 GB/s at any size (gp3's kind); st: 40 MiB/s per TiB in 1-MiB
+ * I/Os, st1's formula (80 MiB/s at its profile's 2 TiB). */
+#define GP "capacity = 500GiB\nbandwidth = 1GB\n"
+#define ST "capacity = 2TiB\niops_per_gib = 0.0390625\niops_unit = 1MiB\nbandwidth = 500MiB\n"
+#define GP_PRICE "[disk gp]\nprice_per_gib_month = 0.073\nsize_min = 1GiB\nsize_max = 16TiB\n"
+#define ST_PRICE "[disk st]\nprice_per_gib_month = 0.0365\nsize_min = 125GiB\nsize_max = 16TiB\n"
+#define INSTANCE(disks) "[instance a]\nvcpus = 8\nmemory = 32GiB\ndisks = " disks "\nprice_per_hour = 1.0\n"
+
+/* A rate that does not depend on the size: the volume holds the data,
+ * 20 GiB at 0.073 a GiB-month = 0.002 an hour; without the field, the
+ * smallest the provider makes. */
+static void test_sized_to_the_data(void **state)
+{
+    (void)state;
+    rep_report r;
+    volume_model(&r, 20);
+    add_profile(&r, "gp", GP);
+    reco_from_text(&r, GP_PRICE INSTANCE("gp"));
+    const rep_choice *a = choice(&r.reco, "a");
+    assert_true(a->meets);
+    assert_string_equal(a->disk, "gp");
+    assert_near(a->disk_bytes, 20 * GIB, 0);
+    assert_near(a->disk_hour, 0.073 * 20 / 730, 1e-12);
+    char line[1024];
+    rep_reco_text(&r, line, sizeof line);
+    assert_non_null(strstr(line, "recommended: a (Test, 1.002 USD/h with disk gp of 20GiB (0.002 of it))"));
+    report_free(&r);
+
+    volume_model(&r, 0);
+    add_profile(&r, "gp", GP);
+    reco_from_text(&r, GP_PRICE INSTANCE("gp"));
+    assert_near(choice(&r.reco, "a")->disk_bytes, 1 * GIB, 0);
+    report_free(&r);
+}
+
+/* A rate that grows with the size: st must be 2442 GiB to sustain the
+ * knee's 100 MB/s (2441 GiB: 99.98 MB/s), more than the data needs; a
+ * larger data set makes it larger still. */
+static void test_sized_to_the_rate(void **state)
+{
+    (void)state;
+    rep_report r;
+    volume_model(&r, 10);
+    add_profile(&r, "st", ST);
+    reco_from_text(&r, ST_PRICE INSTANCE("st"));
+    const rep_choice *a = choice(&r.reco, "a");
+    assert_true(a->meets);
+    assert_near(a->disk_bytes, 2442 * GIB, 0);
+    assert_near(a->disk_hour, 0.0365 * 2442 / 730, 1e-12);
+    assert_near(a->fits[0].thr, 395, 1e-9);
+    report_free(&r);
+
+    volume_model(&r, 3000);
+    add_profile(&r, "st", ST);
+    reco_from_text(&r, ST_PRICE INSTANCE("st"));
+    assert_near(choice(&r.reco, "a")->disk_bytes, 3000 * GIB, 0);
+    report_free(&r);
+}
+
+/* The cheaper volume wins: 100 GiB of data, gp at 100 GiB (7.30 a month)
+ * before st at 2442 GiB (89.13); 3000 GiB of data, st (109.50) before gp
+ * (219.00). */
+static void test_cheaper_volume(void **state)
+{
+    (void)state;
+    rep_report r;
+    volume_model(&r, 100);
+    add_profile(&r, "gp", GP);
+    add_profile(&r, "st", ST);
+    reco_from_text(&r, GP_PRICE ST_PRICE INSTANCE("st, gp"));
+    assert_string_equal(choice(&r.reco, "a")->disk, "gp");
+    assert_near(choice(&r.reco, "a")->disk_bytes, 100 * GIB, 0);
+    report_free(&r);
+
+    volume_model(&r, 3000);
+    add_profile(&r, "gp", GP);
+    add_profile(&r, "st", ST);
+    reco_from_text(&r, GP_PRICE ST_PRICE INSTANCE("gp, st"));
+    assert_string_equal(choice(&r.reco, "a")->disk, "st");
+    assert_near(choice(&r.reco, "a")->disk_hour, 0.0365 * 3000 / 730, 1e-12);
+    report_free(&r);
+}
+
+/* A disk that cannot hold the data is no option: 200 GiB do not fit the
+ * 100 GiB instance store of b (its profile's capacity), so a's network
+ * disk wins though b is cheaper; 20 TiB fit no volume of gp (16 TiB at
+ * most), and the instance says why. */
+static void test_data_must_fit(void **state)
+{
+    (void)state;
+    rep_report r;
+    volume_model(&r, 200);
+    add_profile(&r, "gp", GP);
+    add_profile(&r, "nv", "capacity = 100GiB\nbandwidth = 2GB\n");
+    reco_from_text(&r, GP_PRICE INSTANCE("gp") "[instance b]\nvcpus = 8\nmemory = 32GiB\ndisks = nv\nlocal_disks = nv\n"
+                                               "price_per_hour = 0.5\n");
+    assert_int_equal(r.reco.nmeet, 1);
+    assert_string_equal(r.reco.v[0].inst->name, "a");
+    const rep_choice *b = choice(&r.reco, "b");
+    assert_false(b->meets);
+    assert_string_equal(b->fits[0].why, "none of its disks holds the 200 GiB of files the work read "
+                                        "(storage_files_bytes)");
+    report_free(&r);
+
+    volume_model(&r, 20480);
+    add_profile(&r, "gp", GP);
+    reco_from_text(&r, GP_PRICE INSTANCE("gp"));
+    assert_int_equal(r.reco.nmeet, 0);
+    assert_string_equal(choice(&r.reco, "a")->fits[0].why, "none of its disks holds the 20480 GiB of files the work "
+                                                         "read (storage_files_bytes)");
+    report_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sized_to_the_data),
+        cmocka_unit_test(test_sized_to_the_rate),
+        cmocka_unit_test(test_cheaper_volume),
+        cmocka_unit_test(test_data_must_fit),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
