@@ -546,8 +546,10 @@ void rep_reco_basis(const rep_report *r, char *buf, size_t len)
         n += (size_t)snprintf(buf + n, len - n, "; disk = the one to attach: of the instance's disks with which "
                               "alone it meets the knees and carries the measured I/O, the one with the lowest cost "
                               "per item (the catalog's [disk NAME] price a month / 730 h added; unpriced ones only "
-                              "where no priced one meets), expected throughput and cost with it, as its conf/disks "
-                              "profile is sized");
+                              "where no priced one meets), expected throughput and cost with it; \"of 20GiB\": a "
+                              "disk the catalog prices by the GiB is sized as large as the files the work read "
+                              "(storage_files_bytes) and, where its rates grow with its size, as the knees need; "
+                              "else as its conf/disks profile is sized");
     if (nper + nhost > 1)
         append_tags(r, false, "; a value per group in the columns: ", " / ", buf, len, &n);
     char per[64], per_long[64];
