@@ -1,6 +1,7 @@
 /* Instance catalog files (INI, inih):
  *   [catalog]  provider, region, currency, source, retrieved
  *   [instance NAME]  gpus, gpu, vcpus, memory, disks, local_disks,
+ *                    local_disk_size (the instance store's bytes),
  *                    disk_bandwidth_max, disk_iops_max, price_per_hour,
  *                    price_verified (true|false)
  *   [disk NAME]  price_per_month (the volume its conf/disks profile
@@ -42,7 +43,8 @@ typedef struct cat_state {
 
 static const char *const inst_keys[] = {"gpus",           "gpu",           "vcpus",       "memory",
                                         "disks",          "local_disks",   "disk_bandwidth_max",
-                                        "disk_iops_max",  "price_per_hour", "price_verified"};
+                                        "disk_iops_max",  "price_per_hour", "price_verified",
+                                        "local_disk_size"};
 
 /* [catalog] keys: a key given twice would let the later silently win. */
 static int set_str(cat_state *s, char **dst, const char *k, const char *v)
@@ -116,6 +118,10 @@ static int inst_key(cat_state *s, rep_instance *in, const char *k, const char *v
         if (!positive_size(s, k, v, &iv, "a positive size per second (e.g. 1250MB)"))
             return 0;
         in->disk_bw_max = (double)iv;
+    } else if (strcmp(k, "local_disk_size") == 0) {
+        if (!positive_size(s, k, v, &iv, "a positive size (e.g. 250GB)"))
+            return 0;
+        in->local_size = (double)iv;
     } else if (strcmp(k, "disk_iops_max") == 0) {
         if (dlg_parse_double(v, &in->disk_iops_max, why, sizeof why) != 0 || in->disk_iops_max <= 0)
             return (snprintf(s->why, sizeof s->why, "disk_iops_max = '%s': a positive number", v), 0);
@@ -128,7 +134,7 @@ static int inst_key(cat_state *s, rep_instance *in, const char *k, const char *v
     } else {
         snprintf(s->why, sizeof s->why,
                  "unknown key '%s' (an instance takes gpus, gpu, vcpus, memory, disks, local_disks, "
-                 "disk_bandwidth_max, disk_iops_max, price_per_hour, price_verified)", k);
+                 "local_disk_size, disk_bandwidth_max, disk_iops_max, price_per_hour, price_verified)", k);
         return 0;
     }
     return 1;
@@ -313,6 +319,14 @@ static int finish(cat_state *s, char *err, size_t errlen)
         if (missing) {
             snprintf(err, errlen, "%s:%d: [instance %s] has no %s (an instance needs vcpus, memory and price_per_hour)",
                      s->path, in->line, in->name, missing);
+            return -DLG_EINVAL;
+        }
+        bool local = false;
+        for (size_t d = 0; d < in->ndisks; d++)
+            local |= in->local[d];
+        if (in->local_size > 0 && !local) {
+            snprintf(err, errlen, "%s:%d: [instance %s] has local_disk_size but no local_disks (the instance store "
+                     "it sizes)", s->path, in->line, in->name);
             return -DLG_EINVAL;
         }
         in->provider = strdup(s->provider);

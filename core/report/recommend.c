@@ -463,7 +463,8 @@ static bool disk_fits(disk_sizer *z, const rep_instance *in, size_t i, disk_opti
         o->month = (p->month > 0 ? p->month : 0) + p->per_gib * o->bytes / GIB;
         return true;
     }
-    *holds = !(z->data > 0 && d && d->capacity > 0 && z->data > d->capacity);
+    double holds_bytes = in->local[i] && in->local_size > 0 ? in->local_size : d ? d->capacity : 0;
+    *holds = !(z->data > 0 && holds_bytes > 0 && z->data > holds_bytes);
     return *holds && fit_all(z->tmp, z->m, z->selected, &one, z->disks);
 }
 

@@ -29,6 +29,7 @@ typedef struct rep_instance {
     char **disks;         /* disk profile names that can be attached */
     bool *local;          /* per disk: instance store (local_disks), not behind the caps below */
     size_t ndisks;
+    double local_size; /* bytes its instance store holds (local_disk_size); 0: its profile's capacity */
     /* The instance's own block-storage caps (AWS EBS-optimized baseline,
      * GCP per-VM limits): bytes/s and IOPS over all its network disks;
      * 0 = no cap known. */

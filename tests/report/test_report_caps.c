@@ -309,6 +309,9 @@ static void test_catalog_cap_keys(void **state)
         {"[instance a]\nvcpus = 4\ndisk_iops_max = -5\n", ":8: disk_iops_max = '-5': a positive number"},
         {"[disk gp]\nprice_per_month = -1\n", ":7: price_per_month = '-1': a positive number"},
         {"[disk gp]\nprice_per_month = 1\nprice_per_month = 2\n", ":8: [disk gp]: price_per_month set twice"},
+        {"[instance a]\nvcpus = 4\nmemory = 1GiB\nprice_per_hour = 1\nlocal_disk_size = 250GB\n",
+         ":6: [instance a] has local_disk_size but no local_disks"},
+        {"[instance a]\nvcpus = 4\nlocal_disk_size = none\n", ":8: local_disk_size = 'none': "},
         {"[disk gp]\nsize = 1\n", ":7: unknown key 'size' (a disk takes price_per_month, price_per_gib_month, "
                                    "size_min, size_max, price_verified)"},
         {"[disk gp]\nprice_verified = true\n", ":6: [disk gp] has no price_per_month or price_per_gib_month"},

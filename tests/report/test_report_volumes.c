@@ -150,9 +150,10 @@ static void test_cheaper_volume(void **state)
 }
 
 /* A disk that cannot hold the data is no option: 200 GiB do not fit the
- * 100 GiB instance store of b (its profile's capacity), so a's network
- * disk wins though b is cheaper; 20 TiB fit no volume of gp (16 TiB at
- * most), and the instance says why. */
+ * 100 GiB instance store of b (its profile's capacity) nor the 150 GiB
+ * of c (local_disk_size), so a's network disk wins though b and c are
+ * cheaper; d's 250 GB (232.8 GiB) hold them, and d wins; 20 TiB fit no
+ * volume of gp (16 TiB at most), and the instance says why. */
 static void test_data_must_fit(void **state)
 {
     (void)state;
@@ -160,10 +161,25 @@ static void test_data_must_fit(void **state)
     volume_model(&r, 200);
     add_profile(&r, "gp", GP);
     add_profile(&r, "nv", "capacity = 100GiB\nbandwidth = 2GB\n");
-    reco_from_text(&r, GP_PRICE INSTANCE("gp") "[instance b]\nvcpus = 8\nmemory = 32GiB\ndisks = nv\nlocal_disks = nv\n"
-                                               "price_per_hour = 0.5\n");
+    reco_from_text(&r, GP_PRICE INSTANCE("gp") "[instance b]\nvcpus = 8\nmemory = 32GiB\nlocal_disks = nv\n"
+                                               "price_per_hour = 0.5\n"
+                                               "[instance c]\nvcpus = 8\nmemory = 32GiB\nlocal_disks = nv\n"
+                                               "local_disk_size = 150GiB\nprice_per_hour = 0.6\n");
     assert_int_equal(r.reco.nmeet, 1);
     assert_string_equal(r.reco.v[0].inst->name, "a");
+    assert_false(choice(&r.reco, "c")->meets);
+    report_free(&r);
+
+    volume_model(&r, 200);
+    add_profile(&r, "gp", GP);
+    add_profile(&r, "nv", "capacity = 100GiB\nbandwidth = 2GB\n");
+    reco_from_text(&r, GP_PRICE INSTANCE("gp") "[instance b]\nvcpus = 8\nmemory = 32GiB\nlocal_disks = nv\n"
+                                               "price_per_hour = 0.5\n"
+                                               "[instance d]\nvcpus = 8\nmemory = 32GiB\nlocal_disks = nv\n"
+                                               "local_disk_size = 250GB\nprice_per_hour = 0.7\n");
+    assert_int_equal(r.reco.nmeet, 2);
+    assert_string_equal(r.reco.v[0].inst->name, "d");
+    assert_string_equal(r.reco.v[0].disk, "nv");
     const rep_choice *b = choice(&r.reco, "b");
     assert_false(b->meets);
     assert_string_equal(b->fits[0].why, "none of its disks holds the 200 GiB of files the work read "
