@@ -144,8 +144,14 @@ static int inst_key(cat_state *s, rep_instance *in, const char *k, const char *v
  * where the prices were read. */
 static int disk_value(cat_state *s, const char *sec, struct cat_disk *d, const char *k, const char *v)
 {
-    static const char *const keys[] = {"price_per_month", "price_per_gib_month", "size_min", "size_max"};
-    double *dst[] = {&d->price.month, &d->price.per_gib, &d->price.size_min, &d->price.size_max};
+    static const char *const keys[] = {"price_per_month",   "price_per_gib_month",  "size_min",
+                                       "size_max",          "bandwidth_max",        "bandwidth_per_iops_max",
+                                       "iops_max",          "price_per_iops_month", "iops_per_gib_max",
+                                       "price_per_mibps_month"};
+    rep_disk_price *p = &d->price;
+    double *dst[] = {&p->month,  &p->per_gib,  &p->size_min,     &p->size_max, &p->bw_max,
+                     &p->bw_per_iops, &p->iops_max, &p->per_iops, &p->iops_per_gib, &p->per_mibps};
+    enum { FIRST_SIZE = 2, LAST_SIZE = 5 }; /* keys[2..5] are sizes (bytes, bytes/s) */
     char why[96];
     if (strcmp(k, "price_verified") == 0) {
         if (d->verified_set)
@@ -160,7 +166,7 @@ static int disk_value(cat_state *s, const char *sec, struct cat_disk *d, const c
             continue;
         if (*dst[i] > 0)
             return (snprintf(s->why, sizeof s->why, "[%s]: %s set twice", sec, k), 0);
-        if (i >= 2) { /* a size */
+        if (i >= FIRST_SIZE && i <= LAST_SIZE) {
             int64_t b = 0;
             if (dlg_parse_size(v, &b, why, sizeof why) != 0 || b <= 0)
                 return (snprintf(s->why, sizeof s->why, "%s = '%s': a positive size (125GiB, 16TiB)", k, v), 0);
@@ -171,7 +177,8 @@ static int disk_value(cat_state *s, const char *sec, struct cat_disk *d, const c
         return 1;
     }
     snprintf(s->why, sizeof s->why, "unknown key '%s' (a disk takes price_per_month, price_per_gib_month, size_min, "
-             "size_max, price_verified)", k);
+             "size_max, iops_max, price_per_iops_month, iops_per_gib_max, bandwidth_max, price_per_mibps_month, "
+             "bandwidth_per_iops_max, price_verified)", k);
     return 0;
 }
 
@@ -282,7 +289,12 @@ static int check_disk(const cat_state *s, const struct cat_disk *d, char *err, s
                           ? "gives sizes without price_per_gib_month (a volume is sized only where it is priced by "
                             "the GiB)"
                       : p->size_min > p->size_max ? "has size_min above size_max"
-                                                  : NULL;
+                      : (p->iops_max > 0) != (p->per_iops > 0) || (p->bw_max > 0) != (p->per_mibps > 0)
+                          ? "buys IOPS or bandwidth without both its most (iops_max, bandwidth_max) and its price "
+                            "(price_per_iops_month, price_per_mibps_month)"
+                      : (p->iops_max > 0 || p->bw_max > 0) && !(p->per_gib > 0)
+                          ? "buys IOPS or bandwidth without price_per_gib_month (rates are bought for a sized volume)"
+                          : NULL;
     if (!why)
         return 0;
     snprintf(err, errlen, "%s:%d: [disk %s] %s", s->path, d->line, d->name, why);

@@ -326,6 +326,7 @@ typedef struct disk_option {
     long i;        /* its index, -1: none yet */
     double month;  /* its price a month: 0 instance store, NaN not priced */
     double bytes;  /* the volume sized for the work; 0: the profile's, as priced */
+    double iops, bwp; /* rates bought above the profile's (IOPS, bytes/s); 0: none */
     double key;    /* fits_key */
     double hour;   /* instance and disk an hour */
     double bw;     /* what it sustains */
@@ -381,6 +382,7 @@ typedef struct disk_sizer {
 } disk_sizer;
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
+#define MIB (1024.0 * 1024.0)
 
 /* The data a volume must hold: the most any ok cell of the counted groups
  * read (storage_files_bytes; a group's cells read one data set, as a
@@ -396,21 +398,126 @@ static double data_bytes(const rep_model *m, const bool *selected)
 }
 
 /* Whether the instance with disk d as a volume of `bytes` alone meets
- * every knee (fits into z->tmp). */
-static bool fits_sized(disk_sizer *z, const rep_instance *one, const rep_disk *d, double bytes)
+ * every knee (fits into z->tmp), with iops and bw (bytes/s) bought where
+ * above 0. */
+static bool fits_bought(disk_sizer *z, const rep_instance *one, const rep_disk *d, double bytes, double iops,
+                        double bw)
 {
     rep_instance v = *one;
-    if (d->capacity > 0 && ceil(bytes / GIB) * GIB == d->capacity) { /* the profile's own volume */
-        z->slots[z->disks->n] = *d;
-        z->slots[z->disks->n].name = z->name;
+    rep_disk *slot = &z->slots[z->disks->n];
+    if (d->capacity > 0 && ceil(bytes / GIB) * GIB == d->capacity && !(iops > 0) && !(bw > 0)) {
+        *slot = *d; /* the profile's own volume, by its own name */
+        slot->name = z->name;
         z->name[0] = 0;
         return fit_all(z->tmp, z->m, z->selected, one, z->disks);
     }
-    if (!rep_disk_sized(d, bytes, &z->slots[z->disks->n], z->name, sizeof z->name))
+    if (!rep_disk_sized(d, bytes, slot, z->name, sizeof z->name))
         return false;
+    if (iops > 0 || bw > 0) { /* "NAME (SIZE, N IOPS, R)" */
+        char rate[32];
+        dlg_format_rate(bw > 0 ? bw : slot->bandwidth, "bytes", rate, sizeof rate);
+        size_t n = strlen(z->name);
+        snprintf(z->name + n - 1, sizeof z->name - (n - 1), ", %.0f IOPS, %s)", iops > 0 ? iops : slot->iops, rate);
+        slot->iops = iops > 0 ? iops : slot->iops;
+        slot->bandwidth = bw > 0 ? bw : slot->bandwidth;
+    }
     z->names[0] = z->name;
     v.disks = (char **)z->names;
     return fit_all(z->tmp, z->m, z->selected, &v, &z->view);
+}
+
+static bool fits_sized(disk_sizer *z, const rep_instance *one, const rep_disk *d, double bytes)
+{
+    return fits_bought(z, one, d, bytes, 0, 0);
+}
+
+/* The least whole number in (lo, hi] for which fits holds, given that it
+ * holds at hi, not at lo, and for every number above one that it holds
+ * for (bisection). */
+typedef bool (*fits_fn)(void *arg, double x);
+static double least_fitting(double lo, double hi, fits_fn fits, void *arg)
+{
+    while (hi - lo > 1) {
+        double mid = floor((lo + hi) / 2);
+        if (fits(arg, mid))
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi;
+}
+
+/* A volume with rates bought above its profile's: what it holds at
+ * least, the rates being tried. */
+typedef struct bought {
+    disk_sizer *z;
+    const rep_instance *one;
+    const rep_disk *d;
+    double data;     /* bytes */
+    double iops, bw; /* bw in bytes/s */
+} bought;
+
+/* The volume's size with `iops` bought: the data, or what the IOPS need
+ * a GiB of (gp3: 500 IOPS a GiB). */
+static double bought_size(const bought *b, double iops)
+{
+    const rep_disk_price *p = b->one->disk_price;
+    double need = p->iops_per_gib > 0 ? ceil(iops / p->iops_per_gib) * GIB : 0;
+    return fmax(b->data, need);
+}
+
+static bool fits_bw(void *arg, double mib)
+{
+    bought *b = arg;
+    return fits_bought(b->z, b->one, b->d, bought_size(b, b->iops), b->iops, mib * MIB);
+}
+
+static bool fits_iops(void *arg, double iops)
+{
+    bought *b = arg;
+    return fits_bought(b->z, b->one, b->d, bought_size(b, iops), iops, b->bw);
+}
+
+/* Disk d, whose rates do not grow with its size, with IOPS and bandwidth
+ * bought where its own do not meet the knees: the least bandwidth (whole
+ * MiB/s) that does with the most IOPS, then the least IOPS with that
+ * bandwidth (at least what it needs per IOPS), then the size those IOPS
+ * need.  Into o (bytes, iops, bwp, bw), its fits in z->tmp; false where
+ * the most it can buy falls short, or its size passes size_max. */
+static bool buy_rates(disk_sizer *z, const rep_instance *one, const rep_disk *d, double data, disk_option *o)
+{
+    const rep_disk_price *p = one->disk_price;
+    double i0 = d->iops, b0 = d->bandwidth;
+    double imax = fmax(p->iops_max, i0), bmax = fmax(p->bw_max, b0);
+    if (!(i0 > 0) || !(b0 > 0) || (imax <= i0 && bmax <= b0))
+        return false; /* nothing to buy, or an unlimited rate */
+    bought b = {z, one, d, data, imax, floor(bmax / MIB) * MIB};
+    if (bought_size(&b, imax) > p->size_max || !fits_iops(&b, imax))
+        return false;
+    b.bw = b0;
+    if (!fits_iops(&b, imax)) /* its own bandwidth falls short: the least bought (fits at bmax) */
+        b.bw = least_fitting(floor(b0 / MIB), floor(bmax / MIB), fits_bw, &b) * MIB;
+    double ilo = fmax(i0, p->bw_per_iops > 0 ? ceil(b.bw / p->bw_per_iops) : 0);
+    b.iops = imax > ilo && !fits_iops(&b, ilo) ? least_fitting(ilo, imax, fits_iops, &b) : ilo;
+    if (!fits_iops(&b, b.iops)) /* its fits in z->tmp */
+        return false;
+    o->bytes = bought_size(&b, b.iops);
+    o->iops = b.iops > i0 ? b.iops : 0;
+    o->bwp = b.bw > b0 ? b.bw : 0;
+    o->bw = rep_disk_sustained_bw(&z->slots[z->disks->n]);
+    return true;
+}
+
+typedef struct sized_search {
+    disk_sizer *z;
+    const rep_instance *one;
+    const rep_disk *d;
+} sized_search;
+
+static bool fits_gib(void *arg, double gib)
+{
+    sized_search *ss = arg;
+    return fits_sized(ss->z, ss->one, ss->d, gib * GIB);
 }
 
 /* The smallest volume of disk i (priced by the GiB) that holds the data
@@ -427,13 +534,8 @@ static double size_volume(disk_sizer *z, const rep_instance *one, const rep_disk
         return lo * GIB;
     if (!rep_disk_scales(d) || !fits_sized(z, one, d, hi * GIB))
         return 0;
-    while (hi - lo > 1) { /* fits at hi, not at lo */
-        double mid = floor((lo + hi) / 2);
-        if (fits_sized(z, one, d, mid * GIB))
-            hi = mid;
-        else
-            lo = mid;
-    }
+    sized_search ss = {z, one, d};
+    hi = least_fitting(lo, hi, fits_gib, &ss);
     fits_sized(z, one, d, hi * GIB); /* its fits in z->tmp */
     return hi * GIB;
 }
@@ -452,15 +554,19 @@ static bool disk_fits(disk_sizer *z, const rep_instance *in, size_t i, disk_opti
         if (!(*holds = z->data <= p->size_max))
             return false;
         if (d && d->values) {
-            if (!(o->bytes = size_volume(z, &one, d)))
+            double data = ceil(fmax(p->size_min, z->data) / GIB) * GIB;
+            if ((o->bytes = size_volume(z, &one, d)) > 0)
+                o->bw = rep_disk_sustained_bw(&z->slots[z->disks->n]);
+            else if (rep_disk_scales(d) || !buy_rates(z, &one, d, data, o))
                 return false;
-            o->bw = rep_disk_sustained_bw(&z->slots[z->disks->n]);
         } else { /* no profile to size by: as large as the data, its limits unknown */
             o->bytes = ceil(fmax(p->size_min, z->data) / GIB) * GIB;
             if (!fit_all(z->tmp, z->m, z->selected, &one, z->disks))
                 return false;
         }
-        o->month = (p->month > 0 ? p->month : 0) + p->per_gib * o->bytes / GIB;
+        o->month = (p->month > 0 ? p->month : 0) + p->per_gib * o->bytes / GIB +
+                   (o->iops > 0 ? p->per_iops * (o->iops - d->iops) : 0) +
+                   (o->bwp > 0 ? p->per_mibps * (o->bwp - d->bandwidth) / MIB : 0);
         return true;
     }
     double holds_bytes = in->local[i] && in->local_size > 0 ? in->local_size : d ? d->capacity : 0;
@@ -517,6 +623,8 @@ static void choose_disk(rep_choice *ch, disk_sizer *z, const double *weights, bo
     ch->meets = true;
     ch->disk = in->disks[best.i];
     ch->disk_bytes = best.bytes;
+    ch->disk_iops = best.iops;
+    ch->disk_bw = best.bwp;
     ch->disk_hour = best.month / REP_HOURS_PER_MONTH;
     ch->disk_verified = in->disk_price[best.i].verified;
 }

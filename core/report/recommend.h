@@ -18,6 +18,13 @@ typedef struct rep_disk_price {
     double month;
     double per_gib;
     double size_min, size_max; /* bytes */
+    /* Rates bought above the profile's, with a price per GiB (gp3): IOPS
+     * up to iops_max at per_iops a month each above the profile's iops, at
+     * most iops_per_gib a GiB; bandwidth (bytes/s) up to bw_max at
+     * per_mibps a month per MiB/s above the profile's, at most bw_per_iops
+     * bytes/s per IOPS.  0: not bought, no bound. */
+    double iops_max, per_iops, iops_per_gib;
+    double bw_max, per_mibps, bw_per_iops;
     bool verified; /* read from the provider's own page (instance store: the instance's price_verified) */
 } rep_disk_price;
 
@@ -104,6 +111,9 @@ typedef struct rep_choice {
     /* the volume to make of it, sized to the data and the work where the
      * catalog prices it by the GiB; 0: the profile's own, as priced */
     double disk_bytes;
+    /* the rates bought for it above its profile's (gp3): IOPS and bytes/s;
+     * 0: none bought */
+    double disk_iops, disk_bw;
     /* its price an hour (the month's / REP_HOURS_PER_MONTH), added to the
      * instance's in every cost; NaN: the catalog has none (0 instance store) */
     double disk_hour;
@@ -126,7 +136,8 @@ static inline bool rep_choice_price_verified(const rep_choice *ch)
 }
 
 /* The disk to attach as the report names it: "aws-gp3", or with the
- * volume sized "aws-gp3 of 20GiB"; "" for none. */
+ * volume sized "aws-gp3 of 20GiB", with rates bought "aws-gp3 of 20GiB
+ * with 6000 IOPS and 400MiB/s"; "" for none. */
 void rep_choice_disk_text(const rep_choice *ch, char *buf, size_t len);
 
 typedef struct rep_reco {

@@ -425,10 +425,17 @@ static bool estimated(const rep_report *r, const rep_choice *ch)
 
 void rep_choice_disk_text(const rep_choice *ch, char *buf, size_t len)
 {
-    char size[32];
+    char size[32], iops[48] = "", bw[48] = "", rate[32];
     dlg_format_size((int64_t)ch->disk_bytes, size, sizeof size);
-    snprintf(buf, len, "%s%s%s", ch->disk ? ch->disk : "", ch->disk && ch->disk_bytes > 0 ? " of " : "",
-             ch->disk && ch->disk_bytes > 0 ? size : "");
+    if (ch->disk_iops > 0)
+        snprintf(iops, sizeof iops, "%.0f IOPS", ch->disk_iops);
+    if (ch->disk_bw > 0) {
+        dlg_format_size((int64_t)ch->disk_bw, rate, sizeof rate);
+        snprintf(bw, sizeof bw, "%s/s", rate);
+    }
+    bool sized = ch->disk && ch->disk_bytes > 0, bought = ch->disk && (iops[0] || bw[0]);
+    snprintf(buf, len, "%s%s%s%s%s%s%s", ch->disk ? ch->disk : "", sized ? " of " : "", sized ? size : "",
+             bought ? " with " : "", bought ? iops : "", iops[0] && bw[0] ? " and " : "", bought ? bw : "");
 }
 
 /* "1.006 USD/h", with the disk to attach: "1.132 USD/h with disk

@@ -195,6 +195,76 @@ static void test_data_must_fit(void **state)
     report_free(&r);
 }
 
+/* Rates bought above the profile's (gp3's kind: 3000 IOPS and 125 MiB/s
+ * included, up to 16,000 IOPS and 1000 MiB/s, at most 500 IOPS a GiB and
+ * 0.25 MiB/s an IOPS): a knee at 300 MB/s (286.1 MiB/s) buys 287 MiB/s,
+ * 162 MiB/s above the 125 (6.48 a month at 0.04), and the 1148 IOPS
+ * those need at 0.25 MiB/s each are within the 3000 included; 20 GiB of
+ * data at 0.08.  A knee at 2 GB/s is past what it can buy: no option. */
+#define GPB "capacity = 500GiB\niops = 3000\nbandwidth = 125MiB\n"
+#define GPB_PRICE                                                                                                  \
+    "[disk gpb]\nprice_per_gib_month = 0.08\nsize_min = 1GiB\nsize_max = 16TiB\niops_max = 16000\n"              \
+    "price_per_iops_month = 0.005\niops_per_gib_max = 500\nbandwidth_max = 1000MiB\nprice_per_mibps_month = 0.04\n" \
+    "bandwidth_per_iops_max = 0.25MiB\n"
+
+static void bought_model(rep_report *r, const char *mid_bw)
+{
+    char csv[2048], path[32], err[512];
+    const char *row = "2026-12-01T10:00:0%dZ,lab,io,-,run1,ok,%s,io-pipeline,%d,0,0,images,%d,1,1,0.95,"
+                      "type=throttle %s,21474836480,0.1.0\n";
+    size_t n = (size_t)snprintf(csv, sizeof csv, "time,host,job,mode,run_id,status,storage,workload,throughput,"
+                                                 "throughput_ci95,throughput_stddev,unit,items,repeats,wall_s,au,"
+                                                 "storage_config,storage_files_bytes,version\n");
+    n += (size_t)snprintf(csv + n, sizeof csv - n, row, 1, "slow", 100, 100, "bandwidth=40MB");
+    n += (size_t)snprintf(csv + n, sizeof csv - n, row, 2, "mid", 395, 395, mid_bw);
+    snprintf(csv + n, sizeof csv - n, row, 3, "fast", 400, 400, "bandwidth=4GB");
+    temp_file(path, csv);
+    memset(r, 0, sizeof *r);
+    r->target = 0.95;
+    int rc = rep_read_file(&r->rows, path, err, sizeof err);
+    unlink(path);
+    if (rc != 0)
+        fail_msg("%s", err);
+    assert_int_equal(rep_rows_validate(&r->rows, err, sizeof err), 0);
+    assert_int_equal(rep_disks_from_rows(&r->disks, &r->rows, err, sizeof err), 0);
+    assert_int_equal(rep_model_build(&r->model, &r->rows, &r->disks, 0.95, err, sizeof err), 0);
+    add_profile(r, "gpb", GPB);
+}
+
+static void test_rates_bought(void **state)
+{
+    (void)state;
+    rep_report r;
+    bought_model(&r, "bandwidth=300MB");
+    reco_from_text(&r, GPB_PRICE INSTANCE("gpb"));
+    const rep_choice *a = choice(&r.reco, "a");
+    assert_true(a->meets);
+    assert_near(a->disk_bytes, 20 * GIB, 0);
+    assert_near(a->disk_bw, 287 * 1048576.0, 0);
+    assert_near(a->disk_iops, 0, 0); /* the 3000 included carry 750 MiB/s */
+    assert_near(a->disk_hour, (20 * 0.08 + 162 * 0.04) / 730, 1e-12);
+    char line[1024];
+    rep_reco_text(&r, line, sizeof line);
+    assert_non_null(strstr(line, "with disk gpb of 20GiB with 287MiB/s ("));
+    report_free(&r);
+
+    /* 4000 IOPS at 4 KiB: a knee of 16 MB/s that IOPS bind (iops = 12000) */
+    bought_model(&r, "bandwidth=40MB iops=12000");
+    reco_from_text(&r, GPB_PRICE INSTANCE("gpb"));
+    a = choice(&r.reco, "a");
+    assert_true(a->meets);
+    assert_near(a->disk_iops, 12000, 0);
+    assert_near(a->disk_bw, 0, 0);
+    assert_near(a->disk_bytes, 24 * GIB, 0); /* 12000 IOPS need 24 GiB at 500 a GiB */
+    assert_near(a->disk_hour, (24 * 0.08 + 9000 * 0.005) / 730, 1e-12);
+    report_free(&r);
+
+    bought_model(&r, "bandwidth=2GB");
+    reco_from_text(&r, GPB_PRICE INSTANCE("gpb"));
+    assert_false(choice(&r.reco, "a")->meets);
+    report_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -202,6 +272,7 @@ int main(void)
         cmocka_unit_test(test_sized_to_the_rate),
         cmocka_unit_test(test_cheaper_volume),
         cmocka_unit_test(test_data_must_fit),
+        cmocka_unit_test(test_rates_bought),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
