@@ -569,7 +569,10 @@ static bool disk_fits(disk_sizer *z, const rep_instance *in, size_t i, disk_opti
                    (o->bwp > 0 ? p->per_mibps * (o->bwp - d->bandwidth) / MIB : 0);
         return true;
     }
-    double holds_bytes = in->local[i] && in->local_size > 0 ? in->local_size : d ? d->capacity : 0;
+    /* an instance store holds what it holds; a network disk priced as its
+     * profile's volume, that volume; one not priced may be made larger */
+    double cap = d ? d->capacity : 0;
+    double holds_bytes = in->local[i] ? (in->local_size > 0 ? in->local_size : cap) : p->month > 0 ? cap : 0;
     *holds = !(z->data > 0 && holds_bytes > 0 && z->data > holds_bytes);
     return *holds && fit_all(z->tmp, z->m, z->selected, &one, z->disks);
 }

@@ -152,8 +152,10 @@ static void test_cheaper_volume(void **state)
 /* A disk that cannot hold the data is no option: 200 GiB do not fit the
  * 100 GiB instance store of b (its profile's capacity) nor the 150 GiB
  * of c (local_disk_size), so a's network disk wins though b and c are
- * cheaper; d's 250 GB (232.8 GiB) hold them, and d wins; 20 TiB fit no
- * volume of gp (16 TiB at most), and the instance says why. */
+ * cheaper; d's 250 GB (232.8 GiB) hold them, and d wins; a network
+ * disk priced as its profile's 100 GiB cannot hold them either, one not
+ * priced can (a larger one may be made); 20 TiB fit no volume of gp (16
+ * TiB at most), and the instance says why. */
 static void test_data_must_fit(void **state)
 {
     (void)state;
@@ -184,6 +186,19 @@ static void test_data_must_fit(void **state)
     assert_false(b->meets);
     assert_string_equal(b->fits[0].why, "none of its disks holds the 200 GiB of files the work read "
                                         "(storage_files_bytes)");
+    report_free(&r);
+
+    /* a network disk priced as its profile's 100 GiB volume cannot hold
+     * 200 GiB; one the catalog does not price may be made larger */
+    volume_model(&r, 200);
+    add_profile(&r, "fixed", "capacity = 100GiB\nbandwidth = 2GB\n");
+    add_profile(&r, "open", "capacity = 100GiB\nbandwidth = 2GB\n");
+    reco_from_text(&r, "[disk fixed]\nprice_per_month = 10\n"
+                       "[instance e]\nvcpus = 8\nmemory = 32GiB\ndisks = fixed\nprice_per_hour = 1\n"
+                       "[instance f]\nvcpus = 8\nmemory = 32GiB\ndisks = open\nprice_per_hour = 2\n");
+    assert_false(choice(&r.reco, "e")->meets);
+    assert_true(choice(&r.reco, "f")->meets);
+    assert_string_equal(choice(&r.reco, "f")->disk, "open");
     report_free(&r);
 
     volume_model(&r, 20480);
