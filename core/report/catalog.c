@@ -147,10 +147,10 @@ static int disk_value(cat_state *s, const char *sec, struct cat_disk *d, const c
     static const char *const keys[] = {"price_per_month",   "price_per_gib_month",  "size_min",
                                        "size_max",          "bandwidth_max",        "bandwidth_per_iops_max",
                                        "iops_max",          "price_per_iops_month", "iops_per_gib_max",
-                                       "price_per_mibps_month"};
+                                       "price_per_mibps_month", "iops_min"};
     rep_disk_price *p = &d->price;
     double *dst[] = {&p->month,  &p->per_gib,  &p->size_min,     &p->size_max, &p->bw_max,
-                     &p->bw_per_iops, &p->iops_max, &p->per_iops, &p->iops_per_gib, &p->per_mibps};
+                     &p->bw_per_iops, &p->iops_max, &p->per_iops, &p->iops_per_gib, &p->per_mibps, &p->iops_min};
     enum { FIRST_SIZE = 2, LAST_SIZE = 5 }; /* keys[2..5] are sizes (bytes, bytes/s) */
     char why[96];
     if (strcmp(k, "price_verified") == 0) {
@@ -177,8 +177,8 @@ static int disk_value(cat_state *s, const char *sec, struct cat_disk *d, const c
         return 1;
     }
     snprintf(s->why, sizeof s->why, "unknown key '%s' (a disk takes price_per_month, price_per_gib_month, size_min, "
-             "size_max, iops_max, price_per_iops_month, iops_per_gib_max, bandwidth_max, price_per_mibps_month, "
-             "bandwidth_per_iops_max, price_verified)", k);
+             "size_max, iops_max, iops_min, price_per_iops_month, iops_per_gib_max, bandwidth_max, "
+             "price_per_mibps_month, bandwidth_per_iops_max, price_verified)", k);
     return 0;
 }
 
@@ -292,6 +292,8 @@ static int check_disk(const cat_state *s, const struct cat_disk *d, char *err, s
                       : (p->iops_max > 0) != (p->per_iops > 0) || (p->bw_max > 0) != (p->per_mibps > 0)
                           ? "buys IOPS or bandwidth without both its most (iops_max, bandwidth_max) and its price "
                             "(price_per_iops_month, price_per_mibps_month)"
+                      : p->iops_min > 0 && !(p->iops_max >= p->iops_min)
+                          ? "has iops_min without an iops_max at least as large"
                       : (p->iops_max > 0 || p->bw_max > 0) && !(p->per_gib > 0)
                           ? "buys IOPS or bandwidth without price_per_gib_month (rates are bought for a sized volume)"
                           : NULL;

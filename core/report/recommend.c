@@ -457,12 +457,14 @@ typedef struct bought {
     double iops, bw; /* bw in bytes/s */
 } bought;
 
-/* The volume's size with `iops` bought: the data, or what the IOPS need
- * a GiB of (gp3: 500 IOPS a GiB). */
+/* The volume's size with `iops`: the data, or what the IOPS need a GiB
+ * of where they are bought (gp3: 500 a GiB above its 3,000 included at
+ * any size; io2, whose IOPS are all bought: 1,000 a GiB). */
 static double bought_size(const bought *b, double iops)
 {
     const rep_disk_price *p = b->one->disk_price;
-    double need = p->iops_per_gib > 0 ? ceil(iops / p->iops_per_gib) * GIB : 0;
+    bool buys = iops > b->d->iops || p->iops_min > 0;
+    double need = buys && p->iops_per_gib > 0 ? ceil(iops / p->iops_per_gib) * GIB : 0;
     return fmax(b->data, need);
 }
 
@@ -478,31 +480,34 @@ static bool fits_iops(void *arg, double iops)
     return fits_bought(b->z, b->one, b->d, bought_size(b, iops), iops, b->bw);
 }
 
-/* Disk d, whose rates do not grow with its size, with IOPS and bandwidth
- * bought where its own do not meet the knees: the least bandwidth (whole
- * MiB/s) that does with the most IOPS, then the least IOPS with that
- * bandwidth (at least what it needs per IOPS), then the size those IOPS
- * need.  Into o (bytes, iops, bwp, bw), its fits in z->tmp; false where
- * the most it can buy falls short, or its size passes size_max. */
+/* Disk d, whose rates do not grow with its size, with the IOPS and
+ * bandwidth bought that the knees need: the least bandwidth (whole MiB/s,
+ * its own if that does) that meets them with the most IOPS, then the
+ * least IOPS (from iops_min, else its own) with that bandwidth and at
+ * least what it needs per IOPS, then the size those IOPS need.  Into o
+ * (bytes, iops and bwp where they differ from its own, bw), its fits in
+ * z->tmp; false where the most it can buy falls short, or its size passes
+ * size_max. */
 static bool buy_rates(disk_sizer *z, const rep_instance *one, const rep_disk *d, double data, disk_option *o)
 {
     const rep_disk_price *p = one->disk_price;
     double i0 = d->iops, b0 = d->bandwidth;
     double imax = fmax(p->iops_max, i0), bmax = fmax(p->bw_max, b0);
-    if (!(i0 > 0) || !(b0 > 0) || (imax <= i0 && bmax <= b0))
-        return false; /* nothing to buy, or an unlimited rate */
+    double imin = p->iops_min > 0 ? fmin(p->iops_min, i0) : i0;
+    if (!(i0 > 0) || !(b0 > 0))
+        return false; /* an unlimited rate buys nothing */
     bought b = {z, one, d, data, imax, floor(bmax / MIB) * MIB};
     if (bought_size(&b, imax) > p->size_max || !fits_iops(&b, imax))
         return false;
     b.bw = b0;
     if (!fits_iops(&b, imax)) /* its own bandwidth falls short: the least bought (fits at bmax) */
         b.bw = least_fitting(floor(b0 / MIB), floor(bmax / MIB), fits_bw, &b) * MIB;
-    double ilo = fmax(i0, p->bw_per_iops > 0 ? ceil(b.bw / p->bw_per_iops) : 0);
+    double ilo = fmax(imin, p->bw_per_iops > 0 ? ceil(b.bw / p->bw_per_iops) : 0);
     b.iops = imax > ilo && !fits_iops(&b, ilo) ? least_fitting(ilo, imax, fits_iops, &b) : ilo;
     if (!fits_iops(&b, b.iops)) /* its fits in z->tmp */
         return false;
     o->bytes = bought_size(&b, b.iops);
-    o->iops = b.iops > i0 ? b.iops : 0;
+    o->iops = b.iops != i0 ? b.iops : 0;
     o->bwp = b.bw > b0 ? b.bw : 0;
     o->bw = rep_disk_sustained_bw(&z->slots[z->disks->n]);
     return true;
@@ -555,17 +560,18 @@ static bool disk_fits(disk_sizer *z, const rep_instance *in, size_t i, disk_opti
             return false;
         if (d && d->values) {
             double data = ceil(fmax(p->size_min, z->data) / GIB) * GIB;
-            if ((o->bytes = size_volume(z, &one, d)) > 0)
-                o->bw = rep_disk_sustained_bw(&z->slots[z->disks->n]);
-            else if (rep_disk_scales(d) || !buy_rates(z, &one, d, data, o))
+            bool buys = !rep_disk_scales(d) && (p->iops_max > 0 || p->bw_max > 0);
+            if (buys ? !buy_rates(z, &one, d, data, o) : !(o->bytes = size_volume(z, &one, d)))
                 return false;
+            if (!buys)
+                o->bw = rep_disk_sustained_bw(&z->slots[z->disks->n]);
         } else { /* no profile to size by: as large as the data, its limits unknown */
             o->bytes = ceil(fmax(p->size_min, z->data) / GIB) * GIB;
             if (!fit_all(z->tmp, z->m, z->selected, &one, z->disks))
                 return false;
         }
         o->month = (p->month > 0 ? p->month : 0) + p->per_gib * o->bytes / GIB +
-                   (o->iops > 0 ? p->per_iops * (o->iops - d->iops) : 0) +
+                   (o->iops > 0 ? p->per_iops * (o->iops - d->iops) : 0) + /* < 0: bought down */
                    (o->bwp > 0 ? p->per_mibps * (o->bwp - d->bandwidth) / MIB : 0);
         return true;
     }

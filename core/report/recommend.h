@@ -24,6 +24,10 @@ typedef struct rep_disk_price {
      * per_mibps a month per MiB/s above the profile's, at most bw_per_iops
      * bytes/s per IOPS.  0: not bought, no bound. */
     double iops_max, per_iops, iops_per_gib;
+    /* IOPS it may be bought down to, below the profile's (io2, whose
+     * month prices the profile's IOPS: it is then per_iops less each); 0:
+     * the profile's */
+    double iops_min;
     double bw_max, per_mibps, bw_per_iops;
     bool verified; /* read from the provider's own page (instance store: the instance's price_verified) */
 } rep_disk_price;

@@ -313,8 +313,11 @@ static void test_catalog_cap_keys(void **state)
          ":6: [instance a] has local_disk_size but no local_disks"},
         {"[instance a]\nvcpus = 4\nlocal_disk_size = none\n", ":8: local_disk_size = 'none': "},
         {"[disk gp]\nsize = 1\n", ":7: unknown key 'size' (a disk takes price_per_month, price_per_gib_month, "
-                                   "size_min, size_max, iops_max, price_per_iops_month, iops_per_gib_max, "
-                                   "bandwidth_max, price_per_mibps_month, bandwidth_per_iops_max, price_verified)"},
+                                   "size_min, size_max, iops_max, iops_min, price_per_iops_month, "
+                                   "iops_per_gib_max, bandwidth_max, price_per_mibps_month, bandwidth_per_iops_max, "
+                                   "price_verified)"},
+        {"[disk io]\nprice_per_gib_month = 0.125\nsize_min = 4GiB\nsize_max = 64TiB\niops_min = 100\n",
+         ":6: [disk io] has iops_min without an iops_max at least as large"},
         {"[disk gp]\nprice_per_gib_month = 0.08\nsize_min = 1GiB\nsize_max = 1TiB\niops_max = 16000\n",
          ":6: [disk gp] buys IOPS or bandwidth without both its most"},
         {"[disk gp]\nprice_per_month = 40\nbandwidth_max = 1000MiB\nprice_per_mibps_month = 0.04\n",

@@ -280,6 +280,31 @@ static void test_rates_bought(void **state)
     report_free(&r);
 }
 
+/* IOPS bought down (io2's kind: its month prices the profile's 32,000
+ * IOPS at 0.065 each, iops_min 100): a knee of 100 MB/s needs 382 IOPS of
+ * 256 KiB (381 carry 99.9 MB/s), 31,618 fewer: 2080 - 2055.17 a month,
+ * and 20 GiB at 0.125. */
+static void test_iops_bought_down(void **state)
+{
+    (void)state;
+    rep_report r;
+    bought_model(&r, "bandwidth=100MB");
+    add_profile(&r, "io", "capacity = 500GiB\niops = 32000\niops_unit = 256KiB\nbandwidth = 4000MiB\n");
+    reco_from_text(&r, "[disk io]\nprice_per_gib_month = 0.125\nprice_per_month = 2080\nsize_min = 4GiB\n"
+                       "size_max = 64TiB\niops_min = 100\niops_max = 32000\nprice_per_iops_month = 0.065\n"
+                       "iops_per_gib_max = 1000\n" INSTANCE("io"));
+    const rep_choice *a = choice(&r.reco, "a");
+    assert_true(a->meets);
+    assert_near(a->disk_iops, 382, 0);
+    assert_near(a->disk_bw, 0, 0);
+    assert_near(a->disk_bytes, 20 * GIB, 0);
+    assert_near(a->disk_hour, (2080 - 0.065 * (32000 - 382) + 0.125 * 20) / 730, 1e-9);
+    char line[1024];
+    rep_reco_text(&r, line, sizeof line);
+    assert_non_null(strstr(line, "with disk io of 20GiB with 382 IOPS ("));
+    report_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -288,6 +313,7 @@ int main(void)
         cmocka_unit_test(test_cheaper_volume),
         cmocka_unit_test(test_data_must_fit),
         cmocka_unit_test(test_rates_bought),
+        cmocka_unit_test(test_iops_bought_down),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
