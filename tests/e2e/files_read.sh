@@ -3,10 +3,12 @@
 # its storage, each once at its size - what its disk must hold.  A raw
 # file read over and over counts once (through posix and a throttle); an
 # image list counts its images and the list (read through storage
-# too); a workload that reads no file leaves the field out.
+# too); a workload that reads no file leaves the field out; a report
+# sizes the volume it names by it.
 source "$(dirname "$0")/lib.sh"
 
 head -c $((3 << 20)) /dev/urandom >data.bin
+truncate -s 3G sparse.bin # what a disk must hold is its size, read or not
 run_cli mk mkdata images --out d --classes 3 --images 12 --seed 3
 expect_rc mk 0
 ini files.ini <<EOF2
@@ -63,4 +65,38 @@ want = sum(os.path.getsize(p) for p in imgs) + os.path.getsize(os.path.join(d, "
 assert len(imgs) == 12 and int(r["images"]["storage_files_bytes"]) == want, "the 12 images and the list: %d" % want
 assert r["none"]["storage_files_bytes"] == "", "no file read, no field"
 ' "job status storage_read_bytes storage_files_bytes"
+
+# the report sizes the EBS volume it names by them: 1.4 MB of images fit
+# gp3's smallest (1 GiB), a job's sparse 3 GiB file (read through a 40 MB/s
+# throttle) a 3 GiB one, the cheapest volume for an instance without
+# instance store (p3); more bandwidth may be bought where the run read
+# fast (" with ...")
+run_cli rep report "$WORK/files.csv" --workload io-pipeline --catalog "$SRC/conf/instances/aws.ini"
+expect_rc rep 0
+grep -Eq '^ +[0-9]+ +p3\.2xlarge .*yes \(disk aws-gp3 of 1GiB' rep.out || fail "rep: p3.2xlarge not on a 1 GiB gp3: $(cat rep.out)"
+ini sparse.ini <<EOF2
+[global]
+isolation = none
+[storage disk]
+type = throttle
+bandwidth = 40MB
+latency = 0
+[job sparse]
+workload = io
+storage = disk
+data = raw:$WORK/sparse.bin
+block = 256KiB
+warmup = 0
+iterations = 4
+[sink csv]
+path = $WORK/sparse.csv
+EOF2
+run_cli sparse -q run sparse.ini
+expect_rc sparse 0
+rows_csv "$WORK/sparse.csv" '
+assert rows[0]["status"] == "ok" and int(rows[0]["storage_files_bytes"]) == 3 << 30, "a sparse file: its size"
+' "job status storage_read_bytes storage_files_bytes"
+run_cli rep3 report "$WORK/sparse.csv" --catalog "$SRC/conf/instances/aws.ini"
+expect_rc rep3 0
+grep -Eq '^ +[0-9]+ +p3\.2xlarge .*yes \(disk aws-gp3 of 3GiB' rep3.out || fail "rep3: p3.2xlarge not on a 3 GiB gp3: $(cat rep3.out)"
 finish
