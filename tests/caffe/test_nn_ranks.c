@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +37,8 @@ typedef struct rank_host {
     shared *sh;
     int rank;
     void *tmp;
-    int f32_calls, i64_calls;
+    int f32_calls, i64_calls, f64_calls;
+    double f64_sent[8]; /* the start of what this rank sent in its last F64 allreduce: its own figures */
     /* the run */
     const char *so, *name;
     const char *const *over;
@@ -59,7 +61,7 @@ static int r_allreduce(const dlg_host *h, const void *send, void *recv, size_t c
 {
     rank_host *rh = (rank_host *)h;
     size_t es = t == DLG_COMM_F32 ? 4 : 8, bytes = count * es;
-    if (bytes > MAX_BYTES || t == DLG_COMM_F64)
+    if (bytes > MAX_BYTES)
         return h->error(h, DLG_EINVAL, "test allreduce: %zu bytes of type %d", bytes, (int)t);
     if (send != recv)
         memmove(recv, send, bytes);
@@ -67,12 +69,17 @@ static int r_allreduce(const dlg_host *h, const void *send, void *recv, size_t c
         return 0;
     rh->f32_calls += t == DLG_COMM_F32;
     rh->i64_calls += t == DLG_COMM_I64;
+    rh->f64_calls += t == DLG_COMM_F64;
+    if (t == DLG_COMM_F64)
+        memcpy(rh->f64_sent, recv, (count < 8 ? count : 8) * sizeof(double));
     rh->sh->posted[rh->rank] = recv;
     pthread_barrier_wait(&rh->sh->bar);
     const void *a = rh->sh->posted[0], *b = rh->sh->posted[1];
     for (size_t i = 0; i < count; i++)
         if (t == DLG_COMM_F32)
             ((float *)rh->tmp)[i] = ((const float *)a)[i] + ((const float *)b)[i];
+        else if (t == DLG_COMM_F64)
+            ((double *)rh->tmp)[i] = ((const double *)a)[i] + ((const double *)b)[i];
         else
             ((int64_t *)rh->tmp)[i] = ((const int64_t *)a)[i] + ((const int64_t *)b)[i];
     pthread_barrier_wait(&rh->sh->bar);
@@ -181,7 +188,9 @@ static const char *const cnn_train[] = {"mode=train", "batch=2", "crop=67", "cla
 
 /* Two ranks train alexnet: one allreduce of the gradients per step (its
  * ~24 M params are 6 buckets), the weight check once, each rank on its own
- * synthetic batch (different losses), each rank's own items. */
+ * synthetic batch (different losses), each rank's own items.  The report
+ * is the job's on both: the mean of the ranks' losses, gflops over both
+ * ranks' images, the peak summed (one F64 allreduce). */
 static void test_cnn_two_ranks(void **st)
 {
     (void)st;
@@ -193,11 +202,24 @@ static void test_cnn_two_ranks(void **st)
         assert_int_equal(rh[i].r.items, 3 * 2);
         assert_true(rh[i].f32_calls >= 3 && rh[i].f32_calls % 3 == 0);
         assert_int_equal(rh[i].i64_calls, 2); /* before the first step and at the report */
+        assert_int_equal(rh[i].f64_calls, 1);     /* the report's figures */
     }
-    double l0 = wr_double(&rh[0].r, "loss"), l1 = wr_double(&rh[1].r, "loss");
+    double l0 = rh[0].f64_sent[0], l1 = rh[1].f64_sent[0]; /* each rank's own last loss */
     printf("  alexnet, 2 ranks: losses %.6f and %.6f, %d gradient allreduces\n", l0, l1,
            rh[0].f32_calls);
     assert_true(l0 != l1);
+    for (int i = 0; i < 2; i++) {
+        assert_true(wr_double(&rh[i].r, "loss") == (l0 + l1) / 2);
+        assert_true(wr_double(&rh[i].r, "top1") == (rh[0].f64_sent[1] + rh[1].f64_sent[1]) / 2);
+        /* both ranks' peaks (each known: its own cores), and its source says so */
+        double p0 = rh[0].f64_sent[4], p1 = rh[1].f64_sent[4];
+        assert_true(p0 > 0 && p1 > 0);
+        assert_true(fabs(wr_double(&rh[i].r, "peak_gflops") - (p0 + p1) / 1e9) < 1e-6);
+        assert_non_null(strstr(wr_field(&rh[i].r, "peak_source"), "the 2 ranks' peaks summed"));
+    }
+    /* gflops: both ranks' 2 timed steps x 2 images over the slower rank's time */
+    assert_true(rh[0].f64_sent[3] == 4 && rh[1].f64_sent[3] == 4);
+    assert_true(wr_double(&rh[0].r, "gflops") == wr_double(&rh[1].r, "gflops"));
 }
 
 /* Ranks that update differently (lr) end with different weights: the
@@ -264,7 +286,8 @@ static void test_cnn_infer(void **st)
     run_ranks(rh, 2, "caffe.so", "alexnet", over, 2);
     ok(rh, 2);
     assert_int_equal(rh[0].f32_calls + rh[1].f32_calls + rh[0].i64_calls, 0);
-    assert_true(wr_double(&rh[0].r, "loss") != wr_double(&rh[1].r, "loss"));
+    assert_true(rh[0].f64_sent[0] != rh[1].f64_sent[0]); /* each rank its own data */
+    assert_true(wr_double(&rh[0].r, "loss") == (rh[0].f64_sent[0] + rh[1].f64_sent[0]) / 2);
 }
 
 /* lstm-ptb: each rank its own contiguous slice of the corpus, clipped SGD
@@ -289,9 +312,15 @@ static void test_lm_two_ranks(void **st)
     ok(rh, 2);
     assert_int_equal(rh[0].f32_calls, 4);
     assert_int_equal(rh[0].i64_calls, 3); /* the vocabularies, the weights at the start and at the end */
-    double l0 = wr_double(&rh[0].r, "loss"), l1 = wr_double(&rh[1].r, "loss");
+    /* each rank's own loss sum and tokens; the report pools them */
+    double s0 = rh[0].f64_sent[0], s1 = rh[1].f64_sent[0], t0 = rh[0].f64_sent[1], t1 = rh[1].f64_sent[1];
+    double l0 = s0 / t0, l1 = s1 / t1;
     printf("  lstm-ptb, 2 ranks: mean losses %.6f and %.6f\n", l0, l1);
     assert_true(l0 != l1);
+    for (int i = 0; i < 2; i++) {
+        assert_true(wr_double(&rh[i].r, "loss") == (s0 + s1) / (t0 + t1));
+        assert_int_equal((int64_t)wr_double(&rh[i].r, "loss_tokens"), (int64_t)(t0 + t1));
+    }
     assert_int_equal(rh[0].r.items, 4 * 8 * 2);
 }
 

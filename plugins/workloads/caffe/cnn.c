@@ -26,19 +26,22 @@
 #endif
 
 const dlg_metric cnn_metrics[] = {
-    {"loss", DLG_FIELD_DOUBLE, "", "softmax cross-entropy of the last batch"},
-    {"top1", DLG_FIELD_DOUBLE, "", "top-1 accuracy on the last batch (fraction)"},
-    {"top5", DLG_FIELD_DOUBLE, "", "top-5 accuracy on the last batch (fraction)"},
+    {"loss", DLG_FIELD_DOUBLE, "",
+     "softmax cross-entropy of the last batch; under several ranks, the mean of the ranks' last batches"},
+    {"top1", DLG_FIELD_DOUBLE, "", "top-1 accuracy on the last batch (fraction); under several ranks, their mean"},
+    {"top5", DLG_FIELD_DOUBLE, "", "top-5 accuracy on the last batch (fraction); under several ranks, their mean"},
     {"flops_per_item", DLG_FIELD_DOUBLE, "FLOP/image",
      "2 x forward multiply-adds (engine count); train: 3x that (backward ~ 2 forwards)"},
     {"gflops", DLG_FIELD_DOUBLE, "GFLOP/s",
      "achieved: flops_per_item x images / time, over the timed steps (after the warm-up, and "
      "never the first step after setup; an effective rate: Winograd layers do fewer "
-     "multiplications than counted)"},
+     "multiplications than counted); under several ranks, the job's: every rank's images over "
+     "the slowest rank's time"},
     {"pct_peak", DLG_FIELD_DOUBLE, "%", "gflops as a percentage of peak_gflops"},
     {"peak_gflops", DLG_FIELD_DOUBLE, "GFLOP/s",
      "peak of the device that ran: the job's cores' FP32 peak, or on a GPU its dense peak for "
-     "the precision (see peak_source)"},
+     "the precision (see peak_source); under several ranks, the ranks' peaks summed (ranks that "
+     "share cores count them once each), absent where a rank's is unknown"},
     {"peak_source", DLG_FIELD_STRING, "",
      "how the peak was derived: cores x clock x FLOP/cycle, or the GPU's datasheet rate"},
     {"params", DLG_FIELD_INT, "",
@@ -471,10 +474,16 @@ int cnn_report(void *state, const dlg_report_api *api, dlg_fields *f)
     int rc = s->train ? nn_ranks_check(&s->ranks, s->net, s->steps) : 0; /* untimed */
     if (rc < 0)
         return rc;
-    api->add_double(f, "loss", s->last[0]);
-    api->add_double(f, "top1", s->last[1]);
-    api->add_double(f, "top5", s->last[2]);
-    dlg_peak_report(&s->peak, s->flops_per_item, s->timed_steps * (uint64_t)s->batch, s->timed_ns, api, f);
+    /* the job's: the ranks' last batches averaged, their items over the slowest one's time */
+    double sum[] = {s->last[0], s->last[1], s->last[2], (double)(s->timed_steps * (uint64_t)s->batch),
+                    s->peak.flops, s->peak.flops > 0};
+    double slowest = (double)s->timed_ns, n = s->ranks.size;
+    if ((rc = nn_ranks_job(&s->ranks, sum, sizeof sum / sizeof *sum, &slowest)) < 0)
+        return rc;
+    api->add_double(f, "loss", sum[0] / n);
+    api->add_double(f, "top1", sum[1] / n);
+    api->add_double(f, "top5", sum[2] / n);
+    nn_ranks_peak_report(&s->ranks, &s->peak, s->flops_per_item, sum[3], sum[4], sum[5], slowest, api, f);
     api->add_int(f, "params", dlg_net_param_total(s->net));
     api->add_int(f, "plan_bytes", (int64_t)s->plan_bytes);
     api->add_string(f, "backend", s->backend);

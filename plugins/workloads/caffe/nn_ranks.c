@@ -131,6 +131,40 @@ int nn_ranks_check(nn_ranks *r, dlg_net *net, uint64_t steps)
     return compare(r, net, when);
 }
 
+int nn_ranks_job(nn_ranks *r, double *sum, size_t nsum, double *max)
+{
+    if (r->size < 2)
+        return 0;
+    size_t n = nsum + (size_t)r->size;
+    double *v = calloc(n, sizeof *v);
+    if (!v)
+        return r->h->error(r->h, DLG_ENOMEM, "out of memory");
+    memcpy(v, sum, nsum * sizeof *v);
+    v[nsum + (size_t)r->rank] = *max; /* each rank's in its own slot: the sum gathers them */
+    int rc = r->h->comm_allreduce(r->h, v, v, n, DLG_COMM_F64);
+    if (rc == 0) {
+        memcpy(sum, v, nsum * sizeof *v);
+        for (size_t i = nsum; i < n; i++)
+            *max = v[i] > *max ? v[i] : *max;
+    }
+    free(v);
+    return rc;
+}
+
+void nn_ranks_peak_report(const nn_ranks *r, const dlg_peak *own, double flops_per_item, double items,
+                          double peaks, double known, double slowest_ns, const dlg_report_api *api,
+                          dlg_fields *f)
+{
+    dlg_peak job = *own;
+    if (r->size > 1) {
+        job.flops = known >= r->size ? peaks : 0;
+        snprintf(job.source, sizeof job.source, "the %d ranks' peaks summed (rank 0's: %.600s)", r->size,
+                 own->source);
+    }
+    dlg_peak_report(&job, flops_per_item, items > 0 ? (uint64_t)(items + 0.5) : 0,
+                    slowest_ns > 0 ? (uint64_t)(slowest_ns + 0.5) : 0, api, f);
+}
+
 void nn_ranks_free(nn_ranks *r)
 {
     free(r->hashes);

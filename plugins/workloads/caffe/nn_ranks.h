@@ -16,6 +16,8 @@
 #include <dlgauge/nn.h>
 #include <dlgauge/plugin.h>
 
+#include "peak.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -48,6 +50,18 @@ int nn_ranks_start(nn_ranks *r, dlg_net *net);
  * line ("ranks' weights diverged after step S: ...") and -DLG_EINVAL.  0 at
  * once when alone. */
 int nn_ranks_check(nn_ranks *r, dlg_net *net, uint64_t steps);
+/* A report's figures as the job's, in training and inference alike: sum
+ * summed over the ranks (nsum of them), *max the largest of the ranks'
+ * (the slowest rank's timed time); one allreduce, on every rank alike, in
+ * report (alone: unchanged).  0 or -code after an error line. */
+int nn_ranks_job(nn_ranks *r, double *sum, size_t nsum, double *max);
+/* The speed fields (dlg_peak_report) of the job: its items over the
+ * slowest rank's time, against the ranks' peaks summed (unknown when a
+ * rank's is), the source saying so; from nn_ranks_job's sums of items,
+ * peak FLOP/s and ranks whose peak is known. */
+void nn_ranks_peak_report(const nn_ranks *r, const dlg_peak *own, double flops_per_item, double items,
+                          double peaks, double known, double slowest_ns, const dlg_report_api *api,
+                          dlg_fields *f);
 void nn_ranks_free(nn_ranks *r);
 
 #endif

@@ -114,18 +114,24 @@ const dlg_metric lm_metrics[] = {
     {"loss", DLG_FIELD_DOUBLE, "nats/token",
      "mean cross-entropy per predicted token: train, over the steps run; infer, over the "
      "held-out tokens evaluated, each once (once epochs >= 1: every token of each stream but "
-     "its first, as PyTorch's word_language_model evaluates)"},
+     "its first, as PyTorch's word_language_model evaluates); under several ranks, over every "
+     "rank's tokens"},
     {"perplexity", DLG_FIELD_DOUBLE, "", "exp(loss): e to the mean cross-entropy per token"},
-    {"loss_tokens", DLG_FIELD_INT, "", "predicted tokens that loss averages over"},
-    {"last_loss", DLG_FIELD_DOUBLE, "nats/token", "cross-entropy of the last segment"},
+    {"loss_tokens", DLG_FIELD_INT, "", "predicted tokens that loss averages over (every rank's)"},
+    {"last_loss", DLG_FIELD_DOUBLE, "nats/token",
+     "cross-entropy of the last segment; under several ranks, the mean of the ranks' last segments"},
     {"unigram_perplexity", DLG_FIELD_DOUBLE, "", "the training split's unigram perplexity"},
     {"flops_per_item", DLG_FIELD_DOUBLE, "FLOP/token",
      "2 x forward multiply-adds per token (LSTM gates + decoder); train: 3x"},
-    {"gflops", DLG_FIELD_DOUBLE, "GFLOP/s", "achieved over the repetition's timed steps (never the first step after setup)"},
+    {"gflops", DLG_FIELD_DOUBLE, "GFLOP/s",
+     "achieved over the repetition's timed steps (never the first step after setup); under "
+     "several ranks, the job's: every rank's tokens over the slowest rank's time"},
     {"pct_peak", DLG_FIELD_DOUBLE, "%", "gflops as a percentage of peak_gflops"},
     {"peak_gflops", DLG_FIELD_DOUBLE, "GFLOP/s",
      "peak of the device that ran: the job's cores' FP32 peak (precision = bf16: their bf16 "
-     "rate), or on a GPU its dense peak for the precision (FP32, TF32, FP16 tensor core)"},
+     "rate), or on a GPU its dense peak for the precision (FP32, TF32, FP16 tensor core); under "
+     "several ranks, the ranks' peaks summed (ranks that share cores count them once each), "
+     "absent where a rank's is unknown"},
     {"peak_source", DLG_FIELD_STRING, "", "how the peak was derived"},
     {"params", DLG_FIELD_INT, "",
      "parameters of the model; one bias per LSTM gate (PyTorch, cuDNN and MXNet keep two, "
@@ -546,13 +552,19 @@ int lm_report(void *state, const dlg_report_api *api, dlg_fields *f)
     int rrc = s->train ? nn_ranks_check(&s->ranks, s->net, s->steps) : 0; /* untimed */
     if (rrc < 0)
         return rrc;
-    double mean = s->loss_tokens ? s->loss_sum / (double)s->loss_tokens : 0;
+    /* the job's: every rank's tokens pooled, their items over the slowest one's time */
+    double sum[] = {s->loss_sum, (double)s->loss_tokens, s->last_loss, (double)s->timed_items,
+                    s->peak.flops, s->peak.flops > 0};
+    double slowest = (double)s->timed_ns;
+    if ((rrc = nn_ranks_job(&s->ranks, sum, sizeof sum / sizeof *sum, &slowest)) < 0)
+        return rrc;
+    double mean = sum[1] > 0 ? sum[0] / sum[1] : 0;
     api->add_double(f, "loss", mean);
     api->add_double(f, "perplexity", exp(mean));
-    api->add_int(f, "loss_tokens", (int64_t)s->loss_tokens);
-    api->add_double(f, "last_loss", s->last_loss);
+    api->add_int(f, "loss_tokens", (int64_t)(sum[1] + 0.5));
+    api->add_double(f, "last_loss", sum[2] / s->ranks.size);
     api->add_double(f, "unigram_perplexity", s->corpus.unigram_ppl);
-    dlg_peak_report(&s->peak, s->flops_per_item, s->timed_items, s->timed_ns, api, f);
+    nn_ranks_peak_report(&s->ranks, &s->peak, s->flops_per_item, sum[3], sum[4], sum[5], slowest, api, f);
     api->add_int(f, "params", dlg_net_param_total(s->net));
     api->add_int(f, "hidden", s->H);
     api->add_int(f, "bptt", s->T);
