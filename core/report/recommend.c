@@ -678,6 +678,7 @@ int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const
     rep_fit *tmp = calloc(m->n + 1, sizeof *tmp); /* an instance's fits with one of its disks */
     disk_sizer z = {.m = m, .selected = selected, .disks = disks, .data = data_bytes(m, selected), .tmp = tmp,
                     .slots = calloc(disks->n + 1, sizeof *z.slots)};
+    out->data_unknown = !(z.data > 0);
     if (!tmp || !z.slots || !(out->v = calloc(cat->n + 1, sizeof *out->v)))
         goto oom;
     if (disks->n)
@@ -766,6 +767,14 @@ void rep_reco_caps_note(const rep_reco *r, char *buf, size_t len)
                    : "note: the I/O measured with storage not swept is not judged on ",
                  ": it lists no disk with a profile (catalog key disks, conf/disks)",
                  ": they list no disk with a profile (catalog key disks, conf/disks)", buf, len, n);
+    n = strlen(buf);
+    bool sized = false;
+    for (size_t i = 0; i < r->nmeet && !sized; i++)
+        sized = r->v[i].disk_bytes > 0;
+    if (sized && r->data_unknown && n < len)
+        snprintf(buf + n, len - n, "%svolumes are sized without the data the work read, which no row says "
+                 "(storage_files_bytes, in results since 2026-12-04): as small as the catalog's disks come, or as "
+                 "the knees need", n ? "; " : "note: ");
 }
 
 void rep_reco_free(rep_reco *r)

@@ -151,6 +151,7 @@ typedef struct rep_reco {
     const char *currency;
     const char *unit; /* the selected groups' one unit ("images"), or NULL: several, score is relative */
     bool weighted;    /* --weight: score is the cost of the mix, sum of weight x cost, whatever the units */
+    bool data_unknown; /* no row says what the work read (storage_files_bytes): volumes sized without it */
 } rep_reco;
 
 /* selected[g] chooses the groups (NULL: all that have a best cell; a
@@ -165,8 +166,9 @@ void rep_reco_free(rep_reco *r);
 /* "" or one note naming the instances that meet every knee, a storage knee
  * (or the I/O of a group that did not sweep storage) among them, with no
  * block-storage cap known: their disks count at the profiles' own limits,
- * which the instance may not reach; and those whose disks could not be
- * judged against that I/O at all (no profile). */
+ * which the instance may not reach; those whose disks could not be
+ * judged against that I/O at all (no profile); and that volumes were
+ * sized without knowing the data (rows without storage_files_bytes). */
 void rep_reco_caps_note(const rep_reco *r, char *buf, size_t len);
 
 #endif

@@ -76,7 +76,7 @@ static void add_profile(rep_report *r, const char *name, const char *text)
 
 /* A rate that does not depend on the size: the volume holds the data,
  * 20 GiB at 0.073 a GiB-month = 0.002 an hour; without the field, the
- * smallest the provider makes. */
+ * smallest the provider makes, and a note says why. */
 static void test_sized_to_the_data(void **state)
 {
     (void)state;
@@ -94,10 +94,17 @@ static void test_sized_to_the_data(void **state)
     assert_non_null(strstr(line, "recommended: a (Test, 1.002 USD/h with disk gp of 20GiB (0.002 of it))"));
     report_free(&r);
 
+    char note[512];
+    rep_reco_caps_note(&r.reco, note, sizeof note); /* a's cap is unknown, its data known */
+    assert_null(strstr(note, "volumes are sized"));
+    report_free(&r);
+
     volume_model(&r, 0);
     add_profile(&r, "gp", GP);
     reco_from_text(&r, GP_PRICE INSTANCE("gp"));
     assert_near(choice(&r.reco, "a")->disk_bytes, 1 * GIB, 0);
+    rep_reco_caps_note(&r.reco, note, sizeof note); /* and the report says so */
+    assert_non_null(strstr(note, "volumes are sized without the data the work read"));
     report_free(&r);
 }
 
