@@ -17,6 +17,7 @@
 
 #include <dlgauge/plugin.h>
 
+#include "model_csv.h"
 #include "reco_helpers.h"
 #include "report.h"
 #include "temp_file.h"
@@ -25,7 +26,7 @@
  * the rows' storage_config): slow 100/s, mid 395/s, fast 400/s: knee mid. */
 static void storage_model(rep_report *r, const char *slow, const char *mid, const char *fast)
 {
-    char csv[2048], path[32], err[512];
+    char csv[2048];
     const char *row = "2026-12-01T10:00:0%d%s,lab,io,-,run1,ok,%s,io-pipeline,%d,0,0,images,%d,1,1,0.95,"
                       "type=throttle %s,0.1.0\n";
     size_t n = (size_t)snprintf(csv, sizeof csv, "time,host,job,mode,run_id,status,storage,workload,throughput,"
@@ -34,16 +35,7 @@ static void storage_model(rep_report *r, const char *slow, const char *mid, cons
     n += (size_t)snprintf(csv + n, sizeof csv - n, row, 1, "Z", "slow", 100, 100, slow);
     n += (size_t)snprintf(csv + n, sizeof csv - n, row, 2, "Z", "mid", 395, 395, mid);
     snprintf(csv + n, sizeof csv - n, row, 3, "Z", "fast", 400, 400, fast);
-    temp_file(path, csv);
-    memset(r, 0, sizeof *r);
-    r->target = 0.95;
-    int rc = rep_read_file(&r->rows, path, err, sizeof err);
-    unlink(path);
-    if (rc != 0)
-        fail_msg("%s", err);
-    assert_int_equal(rep_rows_validate(&r->rows, err, sizeof err), 0);
-    assert_int_equal(rep_disks_from_rows(&r->disks, &r->rows, err, sizeof err), 0);
-    assert_int_equal(rep_model_build(&r->model, &r->rows, &r->disks, 0.95, err, sizeof err), 0);
+    report_from_csv(r, csv);
     assert_int_equal(r->model.n, 1);
     long a = rep_group_axis(&r->model.g[0], "storage");
     assert_true(a >= 0);

@@ -19,6 +19,7 @@
 
 #include <dlgauge/plugin.h>
 
+#include "model_csv.h"
 #include "reco_helpers.h"
 #include "report.h"
 #include "temp_file.h"
@@ -26,31 +27,23 @@
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
 /* An io-pipeline that fed a GPU over three throttled disks: slow 100/s
- * at 40 MB/s, mid 395/s at 100 MB/s, fast 400/s at 1 GB/s (knee: mid),
- * each cell having read data_gib GiB of files (0: no such field). */
-static void volume_model(rep_report *r, double data_gib)
+ * at 40 MB/s, mid 395/s, fast 400/s (knee: mid; mid and fast: a
+ * throttle's keys), each cell having read data_gib GiB of files (0: no
+ * such field). */
+static void disks_model(rep_report *r, const char *mid, const char *fast, double data_gib)
 {
-    char csv[2048], path[32], err[512], files[32] = "";
+    char csv[2048], files[32] = "";
     if (data_gib > 0)
         snprintf(files, sizeof files, "%.0f", data_gib * GIB);
     const char *row = "2026-12-01T10:00:0%dZ,lab,io,-,run1,ok,%s,io-pipeline,%d,0,0,images,%d,1,1,0.95,"
-                      "type=throttle bandwidth=%s,%s,0.1.0\n";
+                      "type=throttle %s,%s,0.1.0\n";
     size_t n = (size_t)snprintf(csv, sizeof csv, "time,host,job,mode,run_id,status,storage,workload,throughput,"
                                                  "throughput_ci95,throughput_stddev,unit,items,repeats,wall_s,au,"
                                                  "storage_config,storage_files_bytes,version\n");
-    n += (size_t)snprintf(csv + n, sizeof csv - n, row, 1, "slow", 100, 100, "40MB", files);
-    n += (size_t)snprintf(csv + n, sizeof csv - n, row, 2, "mid", 395, 395, "100MB", files);
-    snprintf(csv + n, sizeof csv - n, row, 3, "fast", 400, 400, "1GB", files);
-    temp_file(path, csv);
-    memset(r, 0, sizeof *r);
-    r->target = 0.95;
-    int rc = rep_read_file(&r->rows, path, err, sizeof err);
-    unlink(path);
-    if (rc != 0)
-        fail_msg("%s", err);
-    assert_int_equal(rep_rows_validate(&r->rows, err, sizeof err), 0);
-    assert_int_equal(rep_disks_from_rows(&r->disks, &r->rows, err, sizeof err), 0);
-    assert_int_equal(rep_model_build(&r->model, &r->rows, &r->disks, 0.95, err, sizeof err), 0);
+    n += (size_t)snprintf(csv + n, sizeof csv - n, row, 1, "slow", 100, 100, "bandwidth=40MB", files);
+    n += (size_t)snprintf(csv + n, sizeof csv - n, row, 2, "mid", 395, 395, mid, files);
+    snprintf(csv + n, sizeof csv - n, row, 3, "fast", 400, 400, fast, files);
+    report_from_csv(r, csv);
     long a = rep_group_axis(&r->model.g[0], "storage");
     assert_true(a >= 0);
     assert_string_equal(r->model.g[0].axes[a].vals[r->model.g[0].knees[a].val], "mid");
@@ -74,6 +67,20 @@ static void add_profile(rep_report *r, const char *name, const char *text)
 #define ST_PRICE "[disk st]\nprice_per_gib_month = 0.0365\nsize_min = 125GiB\nsize_max = 16TiB\n"
 #define INSTANCE(disks) "[instance a]\nvcpus = 8\nmemory = 32GiB\ndisks = " disks "\nprice_per_hour = 1.0\n"
 
+/* The recommendation of disks_model's rows (mid at 100 MB/s, fast at 1
+ * GB/s) over the catalog, the profiles given as name, text pairs (NULL
+ * ends them). */
+static void volumes(rep_report *r, double data_gib, const char *catalog, ...)
+{
+    disks_model(r, "bandwidth=100MB", "bandwidth=1GB", data_gib);
+    va_list ap;
+    va_start(ap, catalog);
+    for (const char *name; (name = va_arg(ap, const char *));)
+        add_profile(r, name, va_arg(ap, const char *));
+    va_end(ap);
+    reco_from_text(r, catalog);
+}
+
 /* A rate that does not depend on the size: the volume holds the data,
  * 20 GiB at 0.073 a GiB-month = 0.002 an hour; without the field, the
  * smallest the provider makes, and a note says why. */
@@ -81,9 +88,7 @@ static void test_sized_to_the_data(void **state)
 {
     (void)state;
     rep_report r;
-    volume_model(&r, 20);
-    add_profile(&r, "gp", GP);
-    reco_from_text(&r, GP_PRICE INSTANCE("gp"));
+    volumes(&r, 20, GP_PRICE INSTANCE("gp"), "gp", GP, NULL);
     const rep_choice *a = choice(&r.reco, "a");
     assert_true(a->meets);
     assert_string_equal(a->disk, "gp");
@@ -99,9 +104,7 @@ static void test_sized_to_the_data(void **state)
     assert_null(strstr(note, "volumes are sized"));
     report_free(&r);
 
-    volume_model(&r, 0);
-    add_profile(&r, "gp", GP);
-    reco_from_text(&r, GP_PRICE INSTANCE("gp"));
+    volumes(&r, 0, GP_PRICE INSTANCE("gp"), "gp", GP, NULL);
     assert_near(choice(&r.reco, "a")->disk_bytes, 1 * GIB, 0);
     rep_reco_caps_note(&r.reco, note, sizeof note); /* and the report says so */
     assert_non_null(strstr(note, "volumes are sized without the data the work read"));
@@ -115,9 +118,7 @@ static void test_sized_to_the_rate(void **state)
 {
     (void)state;
     rep_report r;
-    volume_model(&r, 10);
-    add_profile(&r, "st", ST);
-    reco_from_text(&r, ST_PRICE INSTANCE("st"));
+    volumes(&r, 10, ST_PRICE INSTANCE("st"), "st", ST, NULL);
     const rep_choice *a = choice(&r.reco, "a");
     assert_true(a->meets);
     assert_near(a->disk_bytes, 2442 * GIB, 0);
@@ -125,9 +126,7 @@ static void test_sized_to_the_rate(void **state)
     assert_near(a->fits[0].thr, 395, 1e-9);
     report_free(&r);
 
-    volume_model(&r, 3000);
-    add_profile(&r, "st", ST);
-    reco_from_text(&r, ST_PRICE INSTANCE("st"));
+    volumes(&r, 3000, ST_PRICE INSTANCE("st"), "st", ST, NULL);
     assert_near(choice(&r.reco, "a")->disk_bytes, 3000 * GIB, 0);
     report_free(&r);
 }
@@ -139,18 +138,12 @@ static void test_cheaper_volume(void **state)
 {
     (void)state;
     rep_report r;
-    volume_model(&r, 100);
-    add_profile(&r, "gp", GP);
-    add_profile(&r, "st", ST);
-    reco_from_text(&r, GP_PRICE ST_PRICE INSTANCE("st, gp"));
+    volumes(&r, 100, GP_PRICE ST_PRICE INSTANCE("st, gp"), "gp", GP, "st", ST, NULL);
     assert_string_equal(choice(&r.reco, "a")->disk, "gp");
     assert_near(choice(&r.reco, "a")->disk_bytes, 100 * GIB, 0);
     report_free(&r);
 
-    volume_model(&r, 3000);
-    add_profile(&r, "gp", GP);
-    add_profile(&r, "st", ST);
-    reco_from_text(&r, GP_PRICE ST_PRICE INSTANCE("gp, st"));
+    volumes(&r, 3000, GP_PRICE ST_PRICE INSTANCE("gp, st"), "gp", GP, "st", ST, NULL);
     assert_string_equal(choice(&r.reco, "a")->disk, "st");
     assert_near(choice(&r.reco, "a")->disk_hour, 0.0365 * 3000 / 730, 1e-12);
     report_free(&r);
@@ -163,29 +156,23 @@ static void test_cheaper_volume(void **state)
  * disk priced as its profile's 100 GiB cannot hold them either, one not
  * priced can (a larger one may be made); 20 TiB fit no volume of gp (16
  * TiB at most), and the instance says why. */
+#define NV "capacity = 100GiB\nbandwidth = 2GB\n"
+#define LOCAL(name, price, size) \
+    "[instance " name "]\nvcpus = 8\nmemory = 32GiB\nlocal_disks = nv\nprice_per_hour = " price "\n" size
+
 static void test_data_must_fit(void **state)
 {
     (void)state;
     rep_report r;
-    volume_model(&r, 200);
-    add_profile(&r, "gp", GP);
-    add_profile(&r, "nv", "capacity = 100GiB\nbandwidth = 2GB\n");
-    reco_from_text(&r, GP_PRICE INSTANCE("gp") "[instance b]\nvcpus = 8\nmemory = 32GiB\nlocal_disks = nv\n"
-                                               "price_per_hour = 0.5\n"
-                                               "[instance c]\nvcpus = 8\nmemory = 32GiB\nlocal_disks = nv\n"
-                                               "local_disk_size = 150GiB\nprice_per_hour = 0.6\n");
+    volumes(&r, 200, GP_PRICE INSTANCE("gp") LOCAL("b", "0.5", "") LOCAL("c", "0.6", "local_disk_size = 150GiB\n"),
+            "gp", GP, "nv", NV, NULL);
     assert_int_equal(r.reco.nmeet, 1);
     assert_string_equal(r.reco.v[0].inst->name, "a");
     assert_false(choice(&r.reco, "c")->meets);
     report_free(&r);
 
-    volume_model(&r, 200);
-    add_profile(&r, "gp", GP);
-    add_profile(&r, "nv", "capacity = 100GiB\nbandwidth = 2GB\n");
-    reco_from_text(&r, GP_PRICE INSTANCE("gp") "[instance b]\nvcpus = 8\nmemory = 32GiB\nlocal_disks = nv\n"
-                                               "price_per_hour = 0.5\n"
-                                               "[instance d]\nvcpus = 8\nmemory = 32GiB\nlocal_disks = nv\n"
-                                               "local_disk_size = 250GB\nprice_per_hour = 0.7\n");
+    volumes(&r, 200, GP_PRICE INSTANCE("gp") LOCAL("b", "0.5", "") LOCAL("d", "0.7", "local_disk_size = 250GB\n"),
+            "gp", GP, "nv", NV, NULL);
     assert_int_equal(r.reco.nmeet, 2);
     assert_string_equal(r.reco.v[0].inst->name, "d");
     assert_string_equal(r.reco.v[0].disk, "nv");
@@ -197,20 +184,17 @@ static void test_data_must_fit(void **state)
 
     /* a network disk priced as its profile's 100 GiB volume cannot hold
      * 200 GiB; one the catalog does not price may be made larger */
-    volume_model(&r, 200);
-    add_profile(&r, "fixed", "capacity = 100GiB\nbandwidth = 2GB\n");
-    add_profile(&r, "open", "capacity = 100GiB\nbandwidth = 2GB\n");
-    reco_from_text(&r, "[disk fixed]\nprice_per_month = 10\n"
-                       "[instance e]\nvcpus = 8\nmemory = 32GiB\ndisks = fixed\nprice_per_hour = 1\n"
-                       "[instance f]\nvcpus = 8\nmemory = 32GiB\ndisks = open\nprice_per_hour = 2\n");
+    volumes(&r, 200,
+            "[disk fixed]\nprice_per_month = 10\n"
+            "[instance e]\nvcpus = 8\nmemory = 32GiB\ndisks = fixed\nprice_per_hour = 1\n"
+            "[instance f]\nvcpus = 8\nmemory = 32GiB\ndisks = open\nprice_per_hour = 2\n",
+            "fixed", NV, "open", NV, NULL);
     assert_false(choice(&r.reco, "e")->meets);
     assert_true(choice(&r.reco, "f")->meets);
     assert_string_equal(choice(&r.reco, "f")->disk, "open");
     report_free(&r);
 
-    volume_model(&r, 20480);
-    add_profile(&r, "gp", GP);
-    reco_from_text(&r, GP_PRICE INSTANCE("gp"));
+    volumes(&r, 20480, GP_PRICE INSTANCE("gp"), "gp", GP, NULL);
     assert_int_equal(r.reco.nmeet, 0);
     assert_string_equal(choice(&r.reco, "a")->fits[0].why, "none of its disks holds the 20480 GiB of files the work "
                                                          "read (storage_files_bytes)");
@@ -229,27 +213,10 @@ static void test_data_must_fit(void **state)
     "price_per_iops_month = 0.005\niops_per_gib_max = 500\nbandwidth_max = 1000MiB\nprice_per_mibps_month = 0.04\n" \
     "bandwidth_per_iops_max = 0.25MiB\n"
 
-static void bought_model(rep_report *r, const char *mid_bw)
+/* 20 GiB read; mid's keys given, fast at 4 GB/s; the profile gpb. */
+static void bought_model(rep_report *r, const char *mid)
 {
-    char csv[2048], path[32], err[512];
-    const char *row = "2026-12-01T10:00:0%dZ,lab,io,-,run1,ok,%s,io-pipeline,%d,0,0,images,%d,1,1,0.95,"
-                      "type=throttle %s,21474836480,0.1.0\n";
-    size_t n = (size_t)snprintf(csv, sizeof csv, "time,host,job,mode,run_id,status,storage,workload,throughput,"
-                                                 "throughput_ci95,throughput_stddev,unit,items,repeats,wall_s,au,"
-                                                 "storage_config,storage_files_bytes,version\n");
-    n += (size_t)snprintf(csv + n, sizeof csv - n, row, 1, "slow", 100, 100, "bandwidth=40MB");
-    n += (size_t)snprintf(csv + n, sizeof csv - n, row, 2, "mid", 395, 395, mid_bw);
-    snprintf(csv + n, sizeof csv - n, row, 3, "fast", 400, 400, "bandwidth=4GB");
-    temp_file(path, csv);
-    memset(r, 0, sizeof *r);
-    r->target = 0.95;
-    int rc = rep_read_file(&r->rows, path, err, sizeof err);
-    unlink(path);
-    if (rc != 0)
-        fail_msg("%s", err);
-    assert_int_equal(rep_rows_validate(&r->rows, err, sizeof err), 0);
-    assert_int_equal(rep_disks_from_rows(&r->disks, &r->rows, err, sizeof err), 0);
-    assert_int_equal(rep_model_build(&r->model, &r->rows, &r->disks, 0.95, err, sizeof err), 0);
+    disks_model(r, mid, "bandwidth=4GB", 20);
     add_profile(r, "gpb", GPB);
 }
 
