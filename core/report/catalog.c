@@ -7,7 +7,11 @@
  *   [disk NAME]  price_per_month (the volume its conf/disks profile
  *                describes, or with price_per_gib_month what is paid
  *                beyond the GiB), price_per_gib_month, size_min, size_max
- *                (the volumes made, with a price per GiB), price_verified
+ *                (the volumes made, with a price per GiB), the rates that
+ *                can be bought above the profile's (iops_max, iops_min,
+ *                price_per_iops_month, iops_per_gib_max, bandwidth_max,
+ *                price_per_mibps_month, bandwidth_per_iops_max),
+ *                price_verified
  * Unknown keys are errors, like everywhere in dlgauge. */
 #define _GNU_SOURCE
 #include <math.h>
@@ -151,7 +155,7 @@ static int disk_value(cat_state *s, const char *sec, struct cat_disk *d, const c
     rep_disk_price *p = &d->price;
     double *dst[] = {&p->month,  &p->per_gib,  &p->size_min,     &p->size_max, &p->bw_max,
                      &p->bw_per_iops, &p->iops_max, &p->per_iops, &p->iops_per_gib, &p->per_mibps, &p->iops_min};
-    enum { FIRST_SIZE = 2, LAST_SIZE = 5 }; /* keys[2..5] are sizes (bytes, bytes/s) */
+    enum { FIRST_SIZE = 2, FIRST_RATE = 4, LAST_SIZE = 5 }; /* keys[2..5] are sizes: bytes, then bytes/s */
     char why[96];
     if (strcmp(k, "price_verified") == 0) {
         if (d->verified_set)
@@ -169,7 +173,8 @@ static int disk_value(cat_state *s, const char *sec, struct cat_disk *d, const c
         if (i >= FIRST_SIZE && i <= LAST_SIZE) {
             int64_t b = 0;
             if (dlg_parse_size(v, &b, why, sizeof why) != 0 || b <= 0)
-                return (snprintf(s->why, sizeof s->why, "%s = '%s': a positive size (125GiB, 16TiB)", k, v), 0);
+                return (snprintf(s->why, sizeof s->why, "%s = '%s': a positive size (e.g. %s)", k, v,
+                                 i < FIRST_RATE ? "125GiB" : "1000MiB"), 0);
             *dst[i] = (double)b;
         } else if (dlg_parse_double(v, dst[i], why, sizeof why) != 0 || !(*dst[i] > 0)) {
             return (snprintf(s->why, sizeof s->why, "%s = '%s': a positive number", k, v), 0);
