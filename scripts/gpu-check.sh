@@ -49,6 +49,18 @@
 # system's, put on LD_LIBRARY_PATH), every element checked (extras.txt,
 # lines "comm ...": a file of its own would be one more than come back).
 # Everything also goes to $OUT.
+# First of the benchmark steps, dlgauge itself (step "run"; not yet run on
+# a GPU): `dlgauge sysinfo` and `dlgauge run scripts/gpu-check-run.ini` on
+# generated data -- ResNet-50 bf16 with device=auto, AlexNet training from
+# JPEGs through the input pipeline, PTB-medium lstm-ptb -- with its CSV
+# rows read back by scripts/gpu_run_check.py (on the GPU, GPU name, util,
+# memory, power, energy per item, % of peak), from the dlgauge build this
+# machine cannot make: pack it here with `bash scripts/gpu-bundle.sh`
+# (build-gpubundle/dlgauge-bundle.tar.gz, about 18 MiB: the install plus
+# oneDNN, inih, libjpeg-turbo and the other Debian libraries), and name
+# build-gpubundle in the device call's carry.  Without it the step says
+# "not run" in the last line; lines "sysinfo: ", "run-log: ", "run-csv: "
+# and "run ..." in extras.txt.
 #
 # Each benchmark case runs dlgauge's row, then at once PyTorch's (one
 # Python process, started before the layer checks, answers case by case:
@@ -60,7 +72,7 @@
 #
 # Usage: bash scripts/gpu-check.sh [--dry-run] [--build-only] [--no-build] [--budget S]
 #          [--batch N] [--models "a b"] [--iters N] [--precisions "bf16 fp16 fp32"]
-#          [--lm-batches "20"] [--lm-precisions "fp32 fp16"] [--no-extras]
+#          [--lm-batches "20"] [--lm-precisions "fp32 fp16"] [--no-extras] [--no-run]
 #   --dry-run     print the plan and render the table from canned input
 #                 (CI runs this; no GPU, no compiler needed)
 #   --build-only  build and run the no-GPU checks, then stop
@@ -70,6 +82,7 @@
 #                 deterministic one 60 s); every step's time limit is cut
 #                 so the run ends by S + 30 s, its table included (give the
 #                 device call S + 90 s)
+#   --no-run      skip step "run" (dlgauge sysinfo and dlgauge run from the bundle)
 #   --no-extras   skip the input-path row (run before the pairs) and the
 #                 algorithm-cache and deterministic-mode reruns
 #   --precisions  benchmark rows (fp32 tf32 bf16 fp16), in this order but
@@ -83,7 +96,7 @@ set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$ROOT/build-gpucheck/out}
 BUILD=${BUILD:-$ROOT/build-gpucheck}
-DRY=0 BUILD_ONLY=0 NO_BUILD=0 COMM_BUILT=1 EXTRAS=1 BUDGET=360 BATCH=64 ITERS=20 WARMUP=5
+DRY=0 BUILD_ONLY=0 NO_BUILD=0 COMM_BUILT=1 EXTRAS=1 RUN=1 BUDGET=360 BATCH=64 ITERS=20 WARMUP=5
 MODELS="resnet50 alexnet vgg16 googlenet inception-v3 lstm-ptb"
 LM_BATCHES="20" LM_PRECS="fp32 fp16"
 PRECS="bf16 fp16 fp32"
@@ -93,6 +106,7 @@ while [ $# -gt 0 ]; do
     --build-only) BUILD_ONLY=1 ;;
     --no-build) NO_BUILD=1 ;;
     --no-extras) EXTRAS=0 ;;
+    --no-run) RUN=0 ;;
     --budget) BUDGET=${2:?--budget needs seconds}; shift ;;
     --batch) BATCH=${2:?--batch needs a number}; shift ;;
     --iters) ITERS=${2:?--iters needs a number}; shift ;;
@@ -123,6 +137,12 @@ mkdir -p "$OUT" "$BUILD"
 PY=python3
 [ -x /opt/torch/.venv/bin/python3 ] && PY=/opt/torch/.venv/bin/python3
 PY=${GPU_CHECK_PY:-$PY} # another Python (the CI test's stand-in)
+# step "run": the bundle, the data it generates there, and --set words that
+# shrink the jobs (the CI test's, on the stand-in GPU)
+BUNDLE=${GPU_CHECK_BUNDLE:-$ROOT/build-gpubundle/dlgauge-bundle.tar.gz}
+RUN_IMAGES=${GPU_CHECK_RUN_IMAGES:-2048} RUN_CLASSES=${GPU_CHECK_RUN_CLASSES:-100}
+RUN_WORDS=${GPU_CHECK_RUN_WORDS:-1000000}
+RUN_SET=${GPU_CHECK_RUN_SET:-}
 T0=$(date +%s)
 left() { echo $((BUDGET - ($(date +%s) - T0))); }
 # a pair needs about 10-20 s; below this much left, the rest are skipped
@@ -155,6 +175,7 @@ case " $CNNS " in *" resnet50 "*) RN50=1 ;; esac
 # pairs (timed on a GPU twice already, 2026-11-29).
 plan() {
   local p b
+  [ $RUN = 1 ] && echo "run"
   [ $LM = 1 ] && for p in $LM_PRECS; do for b in $LM_BATCHES; do echo "lm $p $b"; done; done
   [ $EXTRAS = 1 ] && [ $RN50 = 1 ] && echo "async ${G:-fp32}"
   for p in $PRECS; do [ "$p" = fp32 ] || plan_pairs "$p"; done
@@ -167,6 +188,8 @@ plan_pairs() { local m mode; for m in $CNNS; do for mode in train infer; do echo
 # a plan step as the dry run says it
 describe() { # KIND ARGS...
   case $1 in
+    run) echo "dlgauge sysinfo, then dlgauge run scripts/gpu-check-run.ini (resnet50 bf16 device=auto," \
+      "alexnet from JPEGs, lstm-ptb medium) from the carried bundle, rows read back (extras.txt)" ;;
     lm) echo "case lstm-ptb train $2 batch $3 dlgauge backend $(backend_of $2) (tokens/s)" ;;
     async) echo "input=async resnet50 train $2 batch $BATCH (extras.txt)" ;;
     pair) echo "case $2 $3 $4 batch $BATCH dlgauge backend $(backend_of $4) layout $(layout_of $4)" ;;
@@ -180,6 +203,8 @@ if [ $DRY = 1 ]; then
   echo "gpu-check (dry run): models [$MODELS] precisions [$PRECS] batch $BATCH iters $ITERS budget ${BUDGET}s"
   echo "  layer checks on cuda:0 cuda-tf32:0 cuda-bf16:0 cuda-fp16:0 cuda-bf16:0/nchw"
   echo "  comm allreduce and p2p on cuda:0, 1 rank, 64 MiB float32 (NCCL; extras.txt)"
+  [ $RUN = 1 ] && [ ! -f "$BUNDLE" ] &&
+    echo "  (no bundle $BUNDLE: step run will say not run; make it with bash scripts/gpu-bundle.sh)"
   echo "  then, in this order, while --budget lasts:"
   plan | while read -r -a w; do echo "  $(describe "${w[@]}")"; done
   exec $PY "$ROOT/scripts/gpu_table.py" --dlgauge "$ROOT/tests/cuda/canned/dlgauge.txt" \
@@ -481,12 +506,54 @@ run_deterministic() {
   LD_LIBRARY_PATH=$DLG_LD timeout "$(cap 50)" "$BUILD/cuda_check" layers --deterministic cuda:0 2>&1 \
     | sed "s/^/deterministic: /" | tee -a "$OUT/extras.txt"
 }
+# dlgauge itself on the GPU, from the bundle scripts/gpu-bundle.sh packed
+# here (the GPU machine has none of dlgauge's Debian libraries): sysinfo's
+# GPU listing, then `dlgauge run` of scripts/gpu-check-run.ini on data
+# generated there (mkdata), its CSV read back by scripts/gpu_run_check.py.
+# The bundle's CUDA backend module loads the GPU machine's cuDNN and CUDA
+# (DLG_LD).  Everything goes to extras.txt ("sysinfo: ", "run: " lines):
+# the device call brings back 8 files, and the script writes 8.
+RUN_STATUS="not run"
+run_dlgauge() {
+  local dir=$BUILD/run ld dlg t rc bad=()
+  if [ ! -f "$BUNDLE" ]; then
+    log "gpu-check: dlgauge run: no bundle $BUNDLE (here: bash scripts/gpu-bundle.sh, then carry build-gpubundle): not run"
+    return
+  fi
+  rm -rf "$dir" && mkdir -p "$dir/bundle" && tar -C "$dir/bundle" -xzf "$BUNDLE" ||
+    { RUN_STATUS=failed; FAILED+=("dlgauge run (bundle $BUNDLE does not unpack)"); return; }
+  dlg=$dir/bundle/bin/dlgauge ld=$dir/bundle/lib/deps:$dir/bundle/lib:$DLG_LD
+  LD_LIBRARY_PATH=$ld timeout "$(cap 30)" "$dlg" sysinfo > "$dir/sysinfo.txt" 2>&1
+  rc=$?
+  sed 's/^/sysinfo: /' "$dir/sysinfo.txt" | tee -a "$OUT/extras.txt"
+  # the GPU listed, with its peak rates (% of peak) and the CUDA libraries
+  [ $rc = 0 ] || bad+=("sysinfo $(ended "$rc" 30)")
+  grep -Eq '^gpus: +[1-9]' "$dir/sysinfo.txt" || bad+=("sysinfo lists no GPU")
+  grep -Eq '^    peak: +fp32 [0-9]' "$dir/sysinfo.txt" || bad+=("sysinfo has no peak rates for this GPU")
+  grep -Eq '^cuda: +CUDA runtime' "$dir/sysinfo.txt" || bad+=("sysinfo names no CUDA libraries")
+  (cd "$dir" && LD_LIBRARY_PATH=$ld "$dlg" mkdata images --out data --classes "$RUN_CLASSES" --images "$RUN_IMAGES" \
+     --threads "$(nproc)" && LD_LIBRARY_PATH=$ld "$dlg" mkdata text --out corpus.txt --words "$RUN_WORDS") \
+    > "$dir/mkdata.log" 2>&1 || { bad+=("mkdata: $(tail -1 "$dir/mkdata.log")"); }
+  t=$(cap 150)
+  # shellcheck disable=SC2086 # RUN_SET: --set words, split on purpose
+  (cd "$dir" && LD_LIBRARY_PATH=$ld timeout "$t" "$dlg" run "$ROOT/scripts/gpu-check-run.ini" $RUN_SET) 2>&1 |
+    sed 's/^/run-log: /' | tee -a "$OUT/extras.txt"
+  rc=${PIPESTATUS[0]}
+  [ $rc = 0 ] || bad+=("dlgauge run $(ended "$rc" "$t")")
+  [ -f "$dir/run.csv" ] && sed 's/^/run-csv: /' "$dir/run.csv" >> "$OUT/extras.txt"
+  $PY "$ROOT/scripts/gpu_run_check.py" "$dir/run.csv" --gpu "$GPU" 2>&1 | tee -a "$OUT/extras.txt"
+  [ "${PIPESTATUS[0]}" = 0 ] || bad+=("its rows (gpu_run_check.py)")
+  if [ ${#bad[@]} = 0 ]; then RUN_STATUS=passed; return; fi
+  RUN_STATUS=failed
+  FAILED+=("dlgauge run: $(printf '%s, ' "${bad[@]}" | sed 's/, $//')")
+}
 # one step of the plan, if the budget leaves it the time it needs
 run_step() { # KIND ARGS...
   local need=$PAIR_MIN
-  case $1 in async) need=$((PAIR_MIN + 30)) ;; algo-cache) need=100 ;; deterministic) need=60 ;; esac
+  case $1 in async) need=$((PAIR_MIN + 30)) ;; algo-cache) need=100 ;; deterministic) need=60 ;; run) need=90 ;; esac
   if [ "$(left)" -lt "$need" ]; then log "gpu-check: budget: skipping $*"; return; fi
   case $1 in
+    run) run_dlgauge ;;
     lm) run_lm "$2" "$3" ;;
     async) run_async "$2" ;;
     pair) run_pair "$2" "$3" "$4" ;;
@@ -507,7 +574,7 @@ table
 cat "$OUT/table.txt"
 # which steps failed, by name (a comm failure is not a layer check's)
 if [ ${#FAILED[@]} = 0 ]; then
-  log "gpu-check: done in $(( $(date +%s) - T0 )) s, layer checks passed, comm $COMM"
+  log "gpu-check: done in $(( $(date +%s) - T0 )) s, layer checks passed, comm $COMM, dlgauge run $RUN_STATUS"
   exit 0
 fi
 log "gpu-check: done in $(( $(date +%s) - T0 )) s, FAILED: $(printf '%s; ' "${FAILED[@]}" | sed 's/; $//')"

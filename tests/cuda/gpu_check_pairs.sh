@@ -15,7 +15,7 @@ fails=0
 run() {
   local name=$1 budget=$2
   shift 2
-  timeout 120 env "$@" BUILD="$W/build" OUT="$W/$name" GPU_CHECK_PY="$STUB/python" PATH="$STUB:$PATH" \
+  timeout 120 env "$@" GPU_CHECK_BUNDLE="$W/no-bundle" BUILD="$W/build" OUT="$W/$name" GPU_CHECK_PY="$STUB/python" PATH="$STUB:$PATH" \
     bash "$ROOT/scripts/gpu-check.sh" --no-build --no-extras --budget "$budget" \
     --models "resnet50 alexnet lstm-ptb" --precisions "fp32 bf16" --lm-batches 20 --lm-precisions fp32 \
     > "$W/$name.log" 2>&1
@@ -121,7 +121,7 @@ if ! [ "$(line 'case resnet50 train bf16')" -lt "$(line 'case resnet50 train fp1
   echo "FAIL order: the dry run's plan:"; echo "$dry"; fails=$((fails + 1))
 fi
 : > "$W/order.calls"
-rc=$(STUB_LOG="$W/order.calls" timeout 120 env BUILD="$W/build" OUT="$W/order" GPU_CHECK_PY="$STUB/python" \
+rc=$(STUB_LOG="$W/order.calls" timeout 120 env GPU_CHECK_BUNDLE="$W/no-bundle" BUILD="$W/build" OUT="$W/order" GPU_CHECK_PY="$STUB/python" \
   PATH="$STUB:$PATH" bash "$ROOT/scripts/gpu-check.sh" --no-build --budget 300 "${args[@]}" > "$W/order.log" 2>&1; echo $?)
 # both as "MODEL MODE BACKEND [what]" lines, in order
 want=$(echo "$dry" | awk '
