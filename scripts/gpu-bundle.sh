@@ -5,14 +5,17 @@
 # none of the Debian libraries dlgauge links (inih, libcsv, json-c, oneDNN,
 # libjpeg-turbo, liblmdb, liburing...).
 #
-# It installs the build (cmake --install) into a staging folder, drops what
-# the check does not run (headers, CMake and pkg-config files, the static
-# engine, docs, the InfluxDB sink and its dozen libcurl libraries), copies
-# into lib/deps every shared library the program and its plugins need that
-# is not part of the base system of any Linux with a C++ compiler (glibc,
-# libstdc++, libgcc_s, libgomp, zlib: the GPU machine's newer ones serve,
-# and cuDNN wants them), and packs the folder as one gzip'd tar (oneDNN alone
-# is 40 MB, and a device call carries 64 MiB with the working tree).
+# It brings the build up to date (cmake --build), installs it (cmake
+# --install) into a staging folder, notes which sources it was built from
+# (scripts/gpu-sources-hash.sh: gpu-check.sh warns when the tree beside it
+# differs), drops what the check does not run (headers, CMake and
+# pkg-config files, the static engine, docs, the InfluxDB sink and its
+# dozen libcurl libraries), copies into lib/deps every shared library the
+# program and its plugins need that is not part of the base system of any
+# Linux with a C++ compiler (glibc, libstdc++, libgcc_s, libgomp, zlib: the
+# GPU machine's newer ones serve, and cuDNN wants them), and packs the
+# folder as one gzip'd tar (oneDNN alone is 40 MB, and a device call
+# carries 64 MiB with the working tree).
 # CUDA's libraries (cudart, cuBLAS, cuDNN, NCCL) are not packed: the backend
 # module loads the GPU machine's, which gpu-check.sh puts on LD_LIBRARY_PATH.
 # The bundle is checked before it is packed: every library of every packed
@@ -31,6 +34,10 @@ OUT=${2:-$ROOT/build-gpubundle}
 [ -f "$BUILD/CMakeCache.txt" ] || { echo "gpu-bundle: $BUILD is not a CMake build (bash scripts/build.sh build)" >&2; exit 2; }
 grep -q '^DLG_WITH_CUDA:BOOL=ON' "$BUILD/CMakeCache.txt" ||
   { echo "gpu-bundle: $BUILD was configured with DLG_WITH_CUDA=OFF: it cannot use a GPU" >&2; exit 2; }
+# the build as these sources make it (a no-op when it is up to date)
+mkdir -p "$OUT" || exit 1
+cmake --build "$BUILD" > "$OUT/build.log" 2>&1 ||
+  { echo "gpu-bundle: building $BUILD failed:" >&2; tail -20 "$OUT/build.log" >&2; exit 1; }
 STAGE=$OUT/stage
 rm -rf "$STAGE" && mkdir -p "$STAGE" || exit 1
 cmake --install "$BUILD" --prefix "$STAGE" > "$OUT/install.log" 2>&1 ||
@@ -75,6 +82,9 @@ done
 [ $fail = 0 ] || exit 1
 v=$(env -i LD_LIBRARY_PATH="$STAGE/lib/deps:$STAGE/lib" "$STAGE/bin/dlgauge" version 2>&1) ||
   { echo "gpu-bundle: the bundled dlgauge does not start: $v" >&2; exit 1; }
+# which sources it was built from: gpu-check.sh compares its own tree's
+# (a bundle packed before the last edit would test other code)
+bash "$ROOT/scripts/gpu-sources-hash.sh" "$ROOT" > "$STAGE/share/dlgauge/bundle-sources" || exit 1
 rm -f "$OUT/dlgauge-bundle.tar.gz"
 tar -C "$STAGE" -czf "$OUT/dlgauge-bundle.tar.gz" . || exit 1
 rm -rf "$STAGE"

@@ -523,6 +523,16 @@ run_dlgauge() {
   rm -rf "$dir" && mkdir -p "$dir/bundle" && tar -C "$dir/bundle" -xzf "$BUNDLE" ||
     { RUN_STATUS=failed; FAILED+=("dlgauge run (bundle $BUNDLE does not unpack)"); return; }
   dlg=$dir/bundle/bin/dlgauge ld=$dir/bundle/lib/deps:$dir/bundle/lib:$DLG_LD
+  # packed from these sources? (not a failure: the figures stand, for the
+  # sources it names; the line says which)
+  local packed here
+  packed=$(cat "$dir/bundle/share/dlgauge/bundle-sources" 2>/dev/null)
+  here=$(bash "$ROOT/scripts/gpu-sources-hash.sh" "$ROOT" 2>/dev/null)
+  if [ "$packed" != "$here" ]; then
+    log "gpu-check: dlgauge run: WARNING: the bundle was packed from other sources (${packed:-unknown}) than these ($here): rerun bash scripts/gpu-bundle.sh before the call"
+  else
+    log "gpu-check: dlgauge run: bundle packed from these sources ($here)"
+  fi
   LD_LIBRARY_PATH=$ld timeout "$(cap 30)" "$dlg" sysinfo > "$dir/sysinfo.txt" 2>&1
   rc=$?
   sed 's/^/sysinfo: /' "$dir/sysinfo.txt" | tee -a "$OUT/extras.txt"

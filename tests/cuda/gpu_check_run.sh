@@ -38,7 +38,8 @@ x=$W/ok/extras.txt
 if [ "$rc" != 0 ] || ! tail -1 "$W/ok.log" | grep -q 'dlgauge run passed$' ||
    ! grep -q '^run: 3 jobs checked$' "$x" || ! grep -q '^run resnet50-auto: cuda-bf16:0 ' "$x" ||
    ! grep -q '^run alexnet-jpeg: cuda:0 ' "$x" || ! grep -q '^run lstm-medium: cuda:0 .* tokens/s' "$x" ||
-   ! grep -q '^sysinfo: gpus: *1 (driver' "$x" || ! grep -q '^run-csv: ' "$x"; then
+   ! grep -q '^sysinfo: gpus: *1 (driver' "$x" || ! grep -q '^run-csv: ' "$x" ||
+   ! grep -q 'dlgauge run: bundle packed from these sources' "$W/ok.log"; then
   fail "ok: rc $rc"; cat "$W/ok.log"
 else
   echo "ok   ok: $(tail -1 "$W/ok.log")"
