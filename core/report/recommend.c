@@ -378,7 +378,10 @@ typedef struct disk_sizer {
     rep_disks view;
     char name[192];
     const char *names[1];
-    rep_fit *tmp; /* m->n fits */
+    rep_fit *tmp;  /* m->n fits */
+    rep_fit *base; /* m->n fits: a smaller volume's, which a larger one must beat */
+    const double *weights; /* choose_disk's, for fits_key */
+    bool one_unit;
 } disk_sizer;
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -525,6 +528,62 @@ static bool fits_gib(void *arg, double gib)
     return fits_sized(ss->z, ss->one, ss->d, gib * GIB);
 }
 
+/* A month of a volume of `bytes` priced by the GiB (its fixed part too). */
+static double sized_month(const rep_disk_price *p, double bytes)
+{
+    return (p->month > 0 ? p->month : 0) + p->per_gib * bytes / GIB;
+}
+
+/* Whether the volume at gib GiB credits some counted group more items/s
+ * than z->base does (its fits in z->tmp): a larger volume of a disk whose
+ * rates grow with its size reaches a faster measured cell. */
+static bool credits_more(void *arg, double gib)
+{
+    sized_search *ss = arg;
+    disk_sizer *z = ss->z;
+    fits_sized(z, ss->one, ss->d, gib * GIB);
+    for (size_t gi = 0; gi < z->m->n; gi++) {
+        double now = z->tmp[gi].thr, was = z->base[gi].thr;
+        if (rep_group_counted(z->m, z->selected, gi) && now > 0 && (isnan(was) || now > was))
+            return true;
+    }
+    return false;
+}
+
+/* The fits' key (cost per item) with the volume at gib GiB. */
+static double sized_key(sized_search *ss, double gib)
+{
+    disk_sizer *z = ss->z;
+    fits_sized(z, ss->one, ss->d, gib * GIB);
+    double hour = ss->one->price + sized_month(ss->one->disk_price, gib * GIB) / REP_HOURS_PER_MONTH;
+    cost_fits(z->tmp, z->m, z->selected, hour);
+    return fits_key(z->tmp, z->m, z->selected, z->weights, z->one_unit);
+}
+
+/* The volume, from the smallest that meets every knee (gib) up to hi GiB,
+ * whose cost per item is least: each size at which the instance is
+ * credited a faster measured cell (the knee is the smallest storage within
+ * 95% of the best; the best's price per item is lower wherever the
+ * instance costs much more than the volume grows by) is weighed. */
+static double cheapest_larger(sized_search *ss, double gib, double hi)
+{
+    disk_sizer *z = ss->z;
+    double best = gib, best_key = sized_key(ss, gib);
+    for (int steps = 0; steps < 64 && gib < hi; steps++) { /* a step per storage value, as a rule */
+        fits_sized(z, ss->one, ss->d, gib * GIB);
+        memcpy(z->base, z->tmp, z->m->n * sizeof *z->tmp);
+        if (!credits_more(ss, hi))
+            break;
+        gib = least_fitting(gib, hi, credits_more, ss);
+        double key = sized_key(ss, gib);
+        if (key < best_key) {
+            best = gib;
+            best_key = key;
+        }
+    }
+    return best;
+}
+
 /* The smallest volume of disk i (priced by the GiB) that holds the data
  * and with which the instance meets every knee: its bytes, 0 if none
  * between the sizes made.  A disk whose rates grow with its size is
@@ -535,14 +594,17 @@ static double size_volume(disk_sizer *z, const rep_instance *one, const rep_disk
     double lo = ceil(fmax(p->size_min, z->data) / GIB), hi = floor(p->size_max / GIB);
     if (lo > hi)
         return 0;
-    if (fits_sized(z, one, d, lo * GIB))
-        return lo * GIB;
-    if (!rep_disk_scales(d) || !fits_sized(z, one, d, hi * GIB))
-        return 0;
     sized_search ss = {z, one, d};
-    hi = least_fitting(lo, hi, fits_gib, &ss);
-    fits_sized(z, one, d, hi * GIB); /* its fits in z->tmp */
-    return hi * GIB;
+    double gib = lo;
+    if (!fits_sized(z, one, d, lo * GIB)) {
+        if (!rep_disk_scales(d) || !fits_sized(z, one, d, hi * GIB))
+            return 0;
+        gib = least_fitting(lo, hi, fits_gib, &ss);
+    }
+    if (rep_disk_scales(d))
+        gib = cheapest_larger(&ss, gib, hi);
+    fits_sized(z, one, d, gib * GIB); /* its fits in z->tmp */
+    return gib * GIB;
 }
 
 /* Disk i as choose_disk weighs it, the instance's fits with it in z->tmp;
@@ -570,7 +632,7 @@ static bool disk_fits(disk_sizer *z, const rep_instance *in, size_t i, disk_opti
             if (!fit_all(z->tmp, z->m, z->selected, &one, z->disks))
                 return false;
         }
-        o->month = (p->month > 0 ? p->month : 0) + p->per_gib * o->bytes / GIB +
+        o->month = sized_month(p, o->bytes) +
                    (o->iops > 0 ? p->per_iops * (o->iops - d->iops) : 0) + /* < 0: bought down */
                    (o->bwp > 0 ? p->per_mibps * (o->bwp - d->bandwidth) / MIB : 0);
         return true;
@@ -608,6 +670,8 @@ static void choose_disk(rep_choice *ch, disk_sizer *z, const double *weights, bo
     const rep_instance *in = ch->inst;
     const rep_model *m = z->m;
     disk_option best = {.i = -1};
+    z->weights = weights;
+    z->one_unit = one_unit;
     bool any_holds = false;
     size_t n = asks_disk(ch->fits, m, z->selected) ? in->ndisks : 0;
     for (size_t i = 0; i < n; i++) {
@@ -677,9 +741,9 @@ int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const
     out->ngroups = m->n;
     rep_fit *tmp = calloc(m->n + 1, sizeof *tmp); /* an instance's fits with one of its disks */
     disk_sizer z = {.m = m, .selected = selected, .disks = disks, .data = data_bytes(m, selected), .tmp = tmp,
-                    .slots = calloc(disks->n + 1, sizeof *z.slots)};
+                    .slots = calloc(disks->n + 1, sizeof *z.slots), .base = calloc(m->n + 1, sizeof *tmp)};
     out->data_unknown = !(z.data > 0);
-    if (!tmp || !z.slots || !(out->v = calloc(cat->n + 1, sizeof *out->v)))
+    if (!tmp || !z.slots || !z.base || !(out->v = calloc(cat->n + 1, sizeof *out->v)))
         goto oom;
     if (disks->n)
         memcpy(z.slots, disks->v, disks->n * sizeof *z.slots);
@@ -694,6 +758,7 @@ int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const
                      out->currency, in->currency, in->catalog);
             free(tmp);
             free(z.slots);
+            free(z.base);
             rep_reco_free(out);
             return -DLG_EINVAL;
         }
@@ -712,6 +777,7 @@ int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const
     }
     free(tmp);
     free(z.slots);
+    free(z.base);
     /* weights in each group's own quanta make the sum a price, in any units */
     if (!(out->unit = common_unit(m, selected)) && !weights)
         relative_scores(out, m, selected);
@@ -720,6 +786,7 @@ int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const
 oom:
     free(tmp);
     free(z.slots);
+    free(z.base);
     rep_reco_free(out);
     snprintf(err, errlen, "out of memory in the recommendation");
     return -DLG_ENOMEM;

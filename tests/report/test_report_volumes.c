@@ -131,6 +131,31 @@ static void test_sized_to_the_rate(void **state)
     report_free(&r);
 }
 
+/* A larger volume that reaches a faster cell: fast reads at 200 MB/s,
+ * which st sustains from 4883 GiB (the knee, mid's 100 MB/s, from 2442).
+ * On an instance of 1.00 an hour the knee's volume costs less per image,
+ * (1 + 0.122) / 395 < (1 + 0.244) / 400; on one of 30.00 the larger one
+ * does, (30 + 0.122) / 395 > (30 + 0.244) / 400, and is credited fast's
+ * 400 images/s. */
+static void test_larger_volume(void **state)
+{
+    (void)state;
+    rep_report r;
+    disks_model(&r, "bandwidth=100MB", "bandwidth=200MB", 10);
+    add_profile(&r, "st", ST);
+    reco_from_text(&r, ST_PRICE INSTANCE("st") "[instance b]\nvcpus = 8\nmemory = 32GiB\ndisks = st\n"
+                                               "price_per_hour = 30.0\n");
+    const rep_choice *a = choice(&r.reco, "a"), *b = choice(&r.reco, "b");
+    assert_true(a->meets && b->meets);
+    assert_near(a->disk_bytes, 2442 * GIB, 0);
+    assert_near(a->fits[0].thr, 395, 1e-9);
+    assert_near(b->disk_bytes, 4883 * GIB, 0);
+    assert_near(b->fits[0].thr, 400, 1e-9);
+    assert_near(b->disk_hour, 0.0365 * 4883 / 730, 1e-12);
+    assert_near(b->fits[0].cost, (30 + 0.0365 * 4883 / 730) / (400 * 3600.0) * 1e6, 1e-9);
+    report_free(&r);
+}
+
 /* The cheaper volume wins: 100 GiB of data, gp at 100 GiB (7.30 a month)
  * before st at 2442 GiB (89.13); 3000 GiB of data, st (109.50) before gp
  * (219.00). */
@@ -284,6 +309,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sized_to_the_data),
         cmocka_unit_test(test_sized_to_the_rate),
+        cmocka_unit_test(test_larger_volume),
         cmocka_unit_test(test_cheaper_volume),
         cmocka_unit_test(test_data_must_fit),
         cmocka_unit_test(test_rates_bought),
