@@ -584,10 +584,11 @@ static double cheapest_larger(sized_search *ss, double gib, double hi)
     return best;
 }
 
-/* The smallest volume of disk i (priced by the GiB) that holds the data
- * and with which the instance meets every knee: its bytes, 0 if none
- * between the sizes made.  A disk whose rates grow with its size is
- * searched up to size_max (its rates never fall as it grows). */
+/* The volume of disk i (priced by the GiB) to attach: the smallest that
+ * holds the data and with which the instance meets every knee, its bytes,
+ * 0 if none between the sizes made.  A disk whose rates grow with its
+ * size is searched up to size_max (its rates never fall as it grows), and
+ * made larger still where a faster cell credited costs less per item. */
 static double size_volume(disk_sizer *z, const rep_instance *one, const rep_disk *d)
 {
     const rep_disk_price *p = one->disk_price;
