@@ -13,10 +13,13 @@ import argparse
 import csv
 import sys
 
-# job -> the backend its row must name (gpu-check-run.ini's jobs)
+# job -> the backend its row must name (gpu-check-run.ini's jobs); None:
+# a host job (no GPU), which must complete a pass of its work
 JOBS = {
     "resnet50-auto": "cuda-bf16:0",
     "alexnet-jpeg": "cuda:0",
+    "preprocess-rec": None,
+    "inception-rec": "cuda-bf16:0",
     "lstm-medium": "cuda:0",
 }
 # fields every GPU row must have, above 0
@@ -36,6 +39,8 @@ def check_row(job, row, gpu):
     bad = []
     if row.get("status") != "ok":
         return [f"status {row.get('status')!r}: {row.get('error', '')}"]
+    if JOBS[job] is None:
+        return [] if number(row, "passes") >= 1 else [f"passes {row.get('passes')!r}: no whole pass"]
     if row.get("backend") != JOBS[job]:
         bad.append(f"ran on {row.get('backend')!r}, not {JOBS[job]}")
     if not row.get("gpu_name"):
@@ -45,7 +50,7 @@ def check_row(job, row, gpu):
     for key in POSITIVE:
         if not number(row, key) > 0:
             bad.append(f"{key} {row.get(key)!r}")
-    if job != "lstm-medium" and not number(row, "pct_peak") > 0:
+    if job != "lstm-medium" and not number(row, "pct_peak") > 0:  # the CNNs
         bad.append(f"pct_peak {row.get('pct_peak')!r} (peak_source {row.get('peak_source')!r})")
     if job == "alexnet-jpeg" and not number(row, "data_wait_fraction") >= 0:
         bad.append(f"data_wait_fraction {row.get('data_wait_fraction')!r}")
@@ -57,6 +62,9 @@ def summary(job, row):
     def f(key, fmt, scale=1.0):
         v = number(row, key)
         return "-" if v != v else fmt % (v * scale)
+    if JOBS[job] is None:
+        return (f"run {job}: {f('throughput', '%.1f')} {row.get('unit', '')}/s on the host, "
+                f"{f('passes', '%.0f')} pass(es) of {f('images_per_pass', '%.0f')}")
     return (f"run {job}: {row.get('backend')} {f('throughput', '%.1f')} {row.get('unit', '')}/s, "
             f"gpu_util {f('gpu_util', '%.0f')}%, mem {f('gpu_mem_peak_bytes', '%.1f', 2**-30)} GiB, "
             f"{f('power_avg_w', '%.0f')} W, {f('energy_per_item_j', '%.3g')} J/item, "
