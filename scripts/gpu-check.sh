@@ -535,11 +535,12 @@ run_dlgauge() {
   else
     log "gpu-check: dlgauge run: bundle packed from these sources ($here)"
   fi
-  LD_LIBRARY_PATH=$ld timeout "$(cap 30)" "$dlg" sysinfo > "$dir/sysinfo.txt" 2>&1
+  t=$(cap 30)
+  LD_LIBRARY_PATH=$ld timeout "$t" "$dlg" sysinfo > "$dir/sysinfo.txt" 2>&1
   rc=$?
   sed 's/^/sysinfo: /' "$dir/sysinfo.txt" | tee -a "$OUT/extras.txt"
   # the GPU listed, with its peak rates (% of peak) and the CUDA libraries
-  [ $rc = 0 ] || bad+=("sysinfo $(ended "$rc" 30)")
+  [ $rc = 0 ] || bad+=("sysinfo $(ended "$rc" "$t")")
   grep -Eq '^gpus: +[1-9]' "$dir/sysinfo.txt" || bad+=("sysinfo lists no GPU")
   grep -Eq '^    peak: +fp32 [0-9]' "$dir/sysinfo.txt" || bad+=("sysinfo has no peak rates for this GPU")
   grep -Eq '^cuda: +CUDA runtime' "$dir/sysinfo.txt" || bad+=("sysinfo names no CUDA libraries")
@@ -547,9 +548,9 @@ run_dlgauge() {
      --threads "$(nproc)" && LD_LIBRARY_PATH=$ld "$dlg" mkdata text --out corpus.txt --words "$RUN_WORDS") \
     > "$dir/mkdata.log" 2>&1 || { bad+=("mkdata: $(tail -1 "$dir/mkdata.log")"); }
   t=$(cap 180)
+  # the conversion is one pass of the images generated, whatever RUN_SET
+  # says of every job: set after it
   # shellcheck disable=SC2086 # RUN_SET: --set words, split on purpose
-  # (the conversion is one pass of the images generated, whatever RUN_SET
-  # says of every job: set after it)
   (cd "$dir" && LD_LIBRARY_PATH=$ld timeout "$t" "$dlg" run "$ROOT/scripts/gpu-check-run.ini" $RUN_SET \
      --set preprocess-rec.warmup=0 --set preprocess-rec.iterations="$RUN_IMAGES") 2>&1 |
     sed 's/^/run-log: /' | tee -a "$OUT/extras.txt"
