@@ -73,7 +73,7 @@
 #
 # Usage: bash scripts/gpu-check.sh [--dry-run] [--build-only] [--no-build] [--budget S]
 #          [--batch N] [--models "a b"] [--iters N] [--precisions "bf16 fp16 fp32"]
-#          [--lm-batches "20"] [--lm-precisions "fp32 fp16"] [--no-extras] [--no-run]
+#          [--lm-batches "20"] [--lm-precisions "fp32 fp16"] [--no-extras] [--no-run|--only-run]
 #   --dry-run     print the plan and render the table from canned input
 #                 (CI runs this; no GPU, no compiler needed)
 #   --build-only  build and run the no-GPU checks, then stop
@@ -84,6 +84,8 @@
 #                 so the run ends by S + 30 s, its table included (give the
 #                 device call S + 90 s)
 #   --no-run      skip step "run" (dlgauge sysinfo and dlgauge run from the bundle)
+#   --only-run    step "run" alone: no build, layer checks, comm or PyTorch (a
+#                 rerun of that step; exit 1 when it did not run)
 #   --no-extras   skip the input-path row (run before the pairs) and the
 #                 algorithm-cache and deterministic-mode reruns
 #   --precisions  benchmark rows (fp32 tf32 bf16 fp16), in this order but
@@ -97,7 +99,7 @@ set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$ROOT/build-gpucheck/out}
 BUILD=${BUILD:-$ROOT/build-gpucheck}
-DRY=0 BUILD_ONLY=0 NO_BUILD=0 COMM_BUILT=1 EXTRAS=1 RUN=1 BUDGET=360 BATCH=64 ITERS=20 WARMUP=5
+DRY=0 BUILD_ONLY=0 NO_BUILD=0 COMM_BUILT=1 EXTRAS=1 RUN=1 ONLY_RUN=0 BUDGET=360 BATCH=64 ITERS=20 WARMUP=5
 MODELS="resnet50 alexnet vgg16 googlenet inception-v3 lstm-ptb"
 LM_BATCHES="20" LM_PRECS="fp32 fp16"
 PRECS="bf16 fp16 fp32"
@@ -108,6 +110,7 @@ while [ $# -gt 0 ]; do
     --no-build) NO_BUILD=1 ;;
     --no-extras) EXTRAS=0 ;;
     --no-run) RUN=0 ;;
+    --only-run) ONLY_RUN=1 ;;
     --budget) BUDGET=${2:?--budget needs seconds}; shift ;;
     --batch) BATCH=${2:?--batch needs a number}; shift ;;
     --iters) ITERS=${2:?--iters needs a number}; shift ;;
@@ -120,6 +123,9 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+if [ $ONLY_RUN = 1 ] && { [ $RUN = 0 ] || [ $BUILD_ONLY = 1 ]; }; then
+  echo "gpu-check: --only-run goes with neither --no-run nor --build-only" >&2; exit 2
+fi
 case "$BATCH$ITERS$BUDGET" in *[!0-9]*) echo "gpu-check: --batch/--iters/--budget take whole numbers" >&2; exit 2 ;; esac
 case "${LM_BATCHES// /}" in ''|*[!0-9]*) echo "gpu-check: --lm-batches takes whole numbers" >&2; exit 2 ;; esac
 # dlgauge precision -> backend
@@ -177,6 +183,7 @@ case " $CNNS " in *" resnet50 "*) RN50=1 ;; esac
 plan() {
   local p b
   [ $RUN = 1 ] && echo "run"
+  [ $ONLY_RUN = 1 ] && return 0
   [ $LM = 1 ] && for p in $LM_PRECS; do for b in $LM_BATCHES; do echo "lm $p $b"; done; done
   [ $EXTRAS = 1 ] && [ $RN50 = 1 ] && echo "async ${G:-fp32}"
   for p in $PRECS; do [ "$p" = fp32 ] || plan_pairs "$p"; done
@@ -203,8 +210,8 @@ describe() { # KIND ARGS...
 
 if [ $DRY = 1 ]; then
   echo "gpu-check (dry run): models [$MODELS] precisions [$PRECS] batch $BATCH iters $ITERS budget ${BUDGET}s"
-  echo "  layer checks on cuda:0 cuda-tf32:0 cuda-bf16:0 cuda-fp16:0 cuda-bf16:0/nchw"
-  echo "  comm allreduce and p2p on cuda:0, 1 rank, 64 MiB float32 (NCCL; extras.txt)"
+  [ $ONLY_RUN = 1 ] || echo "  layer checks on cuda:0 cuda-tf32:0 cuda-bf16:0 cuda-fp16:0 cuda-bf16:0/nchw"
+  [ $ONLY_RUN = 1 ] || echo "  comm allreduce and p2p on cuda:0, 1 rank, 64 MiB float32 (NCCL; extras.txt)"
   [ $RUN = 1 ] && [ ! -f "$BUNDLE" ] &&
     echo "  (no bundle $BUNDLE: step run will say not run; make it with bash scripts/gpu-bundle.sh)"
   echo "  then, in this order, while --budget lasts:"
@@ -226,7 +233,7 @@ for d in "${SP:+$SP/nvidia/cudnn/include:$SP/nvidia/cudnn/lib}" "$CUDA/include:$
   CUDNN_LIB=$(ls "${d#*:}"/libcudnn.so.9 "${d#*:}"/libcudnn.so 2>/dev/null | head -1)
   [ -n "$CUDNN_LIB" ] && { CUDNN_INC=${d%%:*}; break; }
 done
-if [ -z "$CUDNN_LIB" ] && [ $NO_BUILD = 0 ]; then
+if [ -z "$CUDNN_LIB" ] && [ $NO_BUILD = 0 ] && [ $ONLY_RUN = 0 ]; then
   log "gpu-check: no cuDNN to build with (cudnn.h and libcudnn.so.9 in PyTorch's" \
     "site-packages/nvidia/cudnn, $CUDA, /usr/include + /usr/lib[/x86_64-linux-gnu])"
   exit 1
@@ -330,7 +337,9 @@ build() {
     { rm -f "$BUILD/comm_gpu_run" "$BUILD/plugins/comm.so"; echo "gpu-check: COMM NOT BUILT"; }
   return 0
 }
-if [ $NO_BUILD = 1 ]; then
+if [ $ONLY_RUN = 1 ]; then
+  log "gpu-check: --only-run: step run alone, nothing to build"
+elif [ $NO_BUILD = 1 ]; then
   [ -x "$BUILD/cuda_check" ] || { log "gpu-check: --no-build: no $BUILD/cuda_check"; exit 1; }
   log "gpu-check: using the build in $BUILD"
 elif ! (build) > "$OUT/build.log" 2>&1; then
@@ -349,17 +358,21 @@ fi
 
 # ---- PyTorch, case by case (started now: its import overlaps the layer checks) ----
 : > "$OUT/torch.txt"
-TORCH_OK=1
-coproc TORCH { WARMUP=$WARMUP TIMED=$ITERS PYTHONUNBUFFERED=1 \
-  exec $PY "$ROOT/scripts/gpu-bench-torch.py" --serve "$BATCH" 2>&1; }
-# copies of its pipes: bash closes a coproc's own when it exits, and what a
-# PyTorch that died said last should still be read
-TORCH_PY=${TORCH_PID:-} # bash unsets TORCH_PID (and TORCH) when it exits
-if [ -n "${TORCH[1]:-}" ] && [ -n "${TORCH[0]:-}" ]; then
-  exec {TORCH_IN}>&"${TORCH[1]}" {TORCH_OUT}<&"${TORCH[0]}"
-else
+TORCH_OK=1 TORCH_PY=
+if [ $ONLY_RUN = 1 ]; then
   TORCH_OK=0
-  log "gpu-check: PyTorch ($PY) did not start: dlgauge rows only"
+else
+  coproc TORCH { WARMUP=$WARMUP TIMED=$ITERS PYTHONUNBUFFERED=1 \
+    exec $PY "$ROOT/scripts/gpu-bench-torch.py" --serve "$BATCH" 2>&1; }
+  # copies of its pipes: bash closes a coproc's own when it exits, and what
+  # a PyTorch that died said last should still be read
+  TORCH_PY=${TORCH_PID:-} # bash unsets TORCH_PID (and TORCH) when it exits
+  if [ -n "${TORCH[1]:-}" ] && [ -n "${TORCH[0]:-}" ]; then
+    exec {TORCH_IN}>&"${TORCH[1]}" {TORCH_OUT}<&"${TORCH[0]}"
+  else
+    TORCH_OK=0
+    log "gpu-check: PyTorch ($PY) did not start: dlgauge rows only"
+  fi
 fi
 # PyTorch's lines into torch.txt up to its '# done', within $1 seconds in
 # all (one deadline for the case, not a limit per line: a PyTorch that
@@ -416,7 +429,9 @@ ended() { case "$1" in 0) echo passed ;; 124) echo "stopped by its $2 s time lim
 # eat the benchmark pairs' budget.
 : > "$OUT/layers.txt"
 LAYERS_END=$(( $(date +%s) + 150 ))
-for bk in cuda:0 cuda-tf32:0 cuda-bf16:0 cuda-fp16:0 cuda-bf16:0/nchw; do
+BACKENDS="cuda:0 cuda-tf32:0 cuda-bf16:0 cuda-fp16:0 cuda-bf16:0/nchw"
+[ $ONLY_RUN = 1 ] && BACKENDS=
+for bk in $BACKENDS; do
   t=$(cap 60)
   rest=$(( LAYERS_END - $(date +%s) ))
   [ "$t" -gt "$rest" ] && t=$(( rest < 2 ? 2 : rest ))
@@ -431,7 +446,9 @@ done
 # then 4 KiB one op a step and 20 a step (nccl-tests' loop), whose ratio
 # is the launch and wait a lone small op pays
 COMM=passed
-if [ $COMM_BUILT = 0 ]; then
+if [ $ONLY_RUN = 1 ]; then
+  COMM="not run"
+elif [ $COMM_BUILT = 0 ]; then
   FAILED+=("comm (not built)")
 elif [ ! -x "$BUILD/comm_gpu_run" ]; then
   COMM="not run"
@@ -586,11 +603,14 @@ done
 [ $TORCH_OK = 1 ] && torch_stop
 
 # ---- 3. the table ------------------------------------------------------------------
+# --only-run asked for step run alone: not running it is a failure
+[ $ONLY_RUN = 1 ] && [ "$RUN_STATUS" = "not run" ] && FAILED+=("dlgauge run not run")
 table
 cat "$OUT/table.txt"
 # which steps failed, by name (a comm failure is not a layer check's)
 if [ ${#FAILED[@]} = 0 ]; then
-  log "gpu-check: done in $(( $(date +%s) - T0 )) s, layer checks passed, comm $COMM, dlgauge run $RUN_STATUS"
+  log "gpu-check: done in $(( $(date +%s) - T0 )) s, layer checks $([ $ONLY_RUN = 1 ] && echo not run || echo passed)," \
+    "comm $COMM, dlgauge run $RUN_STATUS"
   exit 0
 fi
 log "gpu-check: done in $(( $(date +%s) - T0 )) s, FAILED: $(printf '%s; ' "${FAILED[@]}" | sed 's/; $//')"

@@ -13,7 +13,8 @@
 # packs); the run's dlgauge runs with only the bundle's folders, the stand-in's
 # and the fake NVML's on LD_LIBRARY_PATH.  Then the checker against rows it
 # must refuse (device = auto that fell back to the CPU, a missing NVML
-# field), and the script without a bundle ("not run", exit 0).
+# field), and the script without a bundle ("not run", exit 0; with
+# --only-run, exit 1).
 # usage: gpu_check_run.sh ROOT BUILD_DIR WORKDIR FAKEGPU_MODULE_DIR FAKE_NVML
 set -u
 ROOT=$1 BUILD=$2 W=$3 FAKE=$4 NVML=$5 STUB=$ROOT/tests/cuda/gpucheck_stub
@@ -28,13 +29,16 @@ shrink="--set job.warmup=1 --set job.iterations=1 --set job.duration=0
   --set inception-rec.workload=alexnet --set inception-rec.batch=2 --set inception-rec.crop=67
   --set inception-rec.classes=4
   --set lstm-medium.hidden=32 --set lstm-medium.bptt=8 --set lstm-medium.batch=4 --set lstm-medium.vocab=500"
-# gpu-check.sh NAME BUNDLE: one CNN pair besides (the stubs'), the step first
+# gpu-check.sh NAME BUNDLE [ARGS]: one CNN pair besides (the stubs'), the
+# step first
 gpu_check() {
-  timeout 240 env GPU_CHECK_BUNDLE="$2" GPU_CHECK_RUN_IMAGES=24 GPU_CHECK_RUN_CLASSES=4 GPU_CHECK_RUN_WORDS=20000 \
+  local name=$1 bundle=$2
+  shift 2
+  timeout 240 env GPU_CHECK_BUNDLE="$bundle" GPU_CHECK_RUN_IMAGES=24 GPU_CHECK_RUN_CLASSES=4 GPU_CHECK_RUN_WORDS=20000 \
     GPU_CHECK_RUN_SET="$shrink" DLGAUGE_NN_MODULE_DIR="$FAKE" LD_LIBRARY_PATH="$W/nvml" FAKEGPU_LEAKS=fail \
-    BUILD="$W/build" OUT="$W/$1" GPU_CHECK_PY="$STUB/python" PATH="$STUB:$PATH" \
-    bash "$ROOT/scripts/gpu-check.sh" --no-build --no-extras --budget 300 --models alexnet --precisions fp32 \
-    > "$W/$1.log" 2>&1
+    BUILD="$W/build" OUT="$W/$name" GPU_CHECK_PY="$STUB/python" PATH="$STUB:$PATH" \
+    bash "$ROOT/scripts/gpu-check.sh" --no-build --no-extras --budget 300 --models alexnet --precisions fp32 "$@" \
+    > "$W/$name.log" 2>&1
   echo $?
 }
 rc=$(gpu_check ok "$W/bundle/dlgauge-bundle.tar.gz")
@@ -90,5 +94,14 @@ if [ "$rc" != 0 ] || ! tail -1 "$W/none.log" | grep -q 'dlgauge run not run$' ||
   fail "none: rc $rc"; cat "$W/none.log"
 else
   echo "ok   none: $(tail -1 "$W/none.log")"
+fi
+# --only-run (a rerun of the step alone): no layer checks, pairs or
+# PyTorch; without a bundle that is a failure, exit 1
+rc=$(gpu_check only "$W/none.tar.gz" --only-run)
+if [ "$rc" != 1 ] || ! tail -1 "$W/only.log" | grep -q 'FAILED: dlgauge run not run$' ||
+   grep -q '^backend \|^bench \|^torch ' "$W/only.log"; then
+  fail "only: rc $rc"; cat "$W/only.log"
+else
+  echo "ok   only: $(tail -1 "$W/only.log")"
 fi
 exit $((fails > 0))
