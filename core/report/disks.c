@@ -114,7 +114,6 @@ bool rep_disk_scales(const rep_disk *d)
     return false;
 }
 
-#define GIB (1024.0 * 1024.0 * 1024.0)
 
 bool rep_disk_sized(const rep_disk *d, double bytes, rep_disk *out, char *name, size_t namelen)
 {
@@ -122,8 +121,8 @@ bool rep_disk_sized(const rep_disk *d, double bytes, rep_disk *out, char *name, 
         return false;
     dlg_value v[THR_OPT_COUNT];
     memcpy(v, d->values, sizeof v);
-    double gib = ceil(bytes / GIB);
-    v[THR_CAPACITY] = (dlg_value){.i = (int64_t)(gib * GIB), .set = true};
+    double gib = ceil(bytes / REP_GIB);
+    v[THR_CAPACITY] = (dlg_value){.i = (int64_t)(gib * REP_GIB), .set = true};
     /* the credits' peak rates are checked against the sustained ones,
      * which a size may raise past them (st1 at 16 TiB): not judged here */
     v[THR_PEAK_BANDWIDTH].set = v[THR_PEAK_IOPS].set = v[THR_BURST].set = v[THR_BURST_IOPS].set = false;
@@ -136,7 +135,7 @@ bool rep_disk_sized(const rep_disk *d, double bytes, rep_disk *out, char *name, 
     *out = *d;
     set_limits(out, &lim);
     out->peak_bandwidth = out->peak_iops = 0;
-    out->capacity = gib * GIB;
+    out->capacity = gib * REP_GIB;
     char size[32];
     dlg_format_size((int64_t)out->capacity, size, sizeof size);
     snprintf(name, namelen, "%s (%s)", d->name, size);

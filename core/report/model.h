@@ -198,6 +198,8 @@ typedef struct rep_model {
 } rep_model;
 
 /* Thresholds of the bottleneck rules (docs/report.md). */
+#define REP_GIB (1024.0 * 1024.0 * 1024.0) /* a volume's sizes are whole GiB */
+#define REP_MIB (1024.0 * 1024.0)          /* bought bandwidth is whole MiB/s */
 #define REP_NEAR_LIMIT 0.85  /* read (or write) rate / profile limit */
 #define REP_INPUT_WAIT 0.10  /* data-wait fraction that makes a cell input-bound */
 #define REP_AU_OK 0.90       /* AU at or above: the accelerator is kept busy */

@@ -71,10 +71,6 @@ static rep_instance only_disk(const rep_instance *in, size_t i)
     return one;
 }
 
-
-#define GIB (1024.0 * 1024.0 * 1024.0)
-#define MIB (1024.0 * 1024.0)
-
 /* The data a volume must hold: the most any ok cell of the counted groups
  * read (storage_files_bytes; a group's cells read one data set, as a
  * rule, and the groups run one at a time); 0 where no row says. */
@@ -96,7 +92,7 @@ static bool fits_bought(rep_volumes *z, const rep_instance *one, const rep_disk 
 {
     rep_instance v = *one;
     rep_disk *slot = &z->slots[z->disks->n];
-    if (d->capacity > 0 && ceil(bytes / GIB) * GIB == d->capacity && !(iops > 0) && !(bw > 0)) {
+    if (d->capacity > 0 && ceil(bytes / REP_GIB) * REP_GIB == d->capacity && !(iops > 0) && !(bw > 0)) {
         *slot = *d; /* the profile's own volume, by its own name */
         slot->name = z->name;
         z->name[0] = 0;
@@ -155,14 +151,14 @@ static double bought_size(const bought *b, double iops)
 {
     const rep_disk_price *p = b->one->disk_price;
     bool buys = iops > b->d->iops || p->iops_min > 0;
-    double need = buys && p->iops_per_gib > 0 ? ceil(iops / p->iops_per_gib) * GIB : 0;
+    double need = buys && p->iops_per_gib > 0 ? ceil(iops / p->iops_per_gib) * REP_GIB : 0;
     return fmax(b->data, need);
 }
 
 static bool fits_bw(void *arg, double mib)
 {
     bought *b = arg;
-    return fits_bought(b->z, b->one, b->d, bought_size(b, b->iops), b->iops, mib * MIB);
+    return fits_bought(b->z, b->one, b->d, bought_size(b, b->iops), b->iops, mib * REP_MIB);
 }
 
 static bool fits_iops(void *arg, double iops)
@@ -187,12 +183,12 @@ static bool buy_rates(rep_volumes *z, const rep_instance *one, const rep_disk *d
     double imin = p->iops_min > 0 ? fmin(p->iops_min, i0) : i0;
     if (!(i0 > 0) || !(b0 > 0))
         return false; /* an unlimited rate buys nothing */
-    bought b = {z, one, d, data, imax, floor(bmax / MIB) * MIB};
+    bought b = {z, one, d, data, imax, floor(bmax / REP_MIB) * REP_MIB};
     if (bought_size(&b, imax) > p->size_max || !fits_iops(&b, imax))
         return false;
     b.bw = b0;
     if (!fits_iops(&b, imax)) /* its own bandwidth falls short: the least bought (fits at bmax) */
-        b.bw = least_fitting(floor(b0 / MIB), floor(bmax / MIB), fits_bw, &b) * MIB;
+        b.bw = least_fitting(floor(b0 / REP_MIB), floor(bmax / REP_MIB), fits_bw, &b) * REP_MIB;
     double ilo = fmax(imin, p->bw_per_iops > 0 ? ceil(b.bw / p->bw_per_iops) : 0);
     b.iops = imax > ilo && !fits_iops(&b, ilo) ? least_fitting(ilo, imax, fits_iops, &b) : ilo;
     if (!fits_iops(&b, b.iops)) /* its fits in z->tmp */
@@ -213,13 +209,13 @@ typedef struct sized_search {
 static bool fits_gib(void *arg, double gib)
 {
     sized_search *ss = arg;
-    return fits_sized(ss->z, ss->one, ss->d, gib * GIB);
+    return fits_sized(ss->z, ss->one, ss->d, gib * REP_GIB);
 }
 
 /* A month of a volume of `bytes` priced by the GiB (its fixed part too). */
 static double sized_month(const rep_disk_price *p, double bytes)
 {
-    return (p->month > 0 ? p->month : 0) + p->per_gib * bytes / GIB;
+    return (p->month > 0 ? p->month : 0) + p->per_gib * bytes / REP_GIB;
 }
 
 /* Whether the volume at gib GiB credits some counted group more items/s
@@ -229,7 +225,7 @@ static bool credits_more(void *arg, double gib)
 {
     sized_search *ss = arg;
     rep_volumes *z = ss->z;
-    fits_sized(z, ss->one, ss->d, gib * GIB);
+    fits_sized(z, ss->one, ss->d, gib * REP_GIB);
     for (size_t gi = 0; gi < z->m->n; gi++) {
         double now = z->tmp[gi].thr, was = z->base[gi].thr;
         if (rep_group_counted(z->m, z->selected, gi) && now > 0 && (isnan(was) || now > was))
@@ -242,8 +238,8 @@ static bool credits_more(void *arg, double gib)
 static double sized_key(sized_search *ss, double gib)
 {
     rep_volumes *z = ss->z;
-    fits_sized(z, ss->one, ss->d, gib * GIB);
-    double hour = ss->one->price + sized_month(ss->one->disk_price, gib * GIB) / REP_HOURS_PER_MONTH;
+    fits_sized(z, ss->one, ss->d, gib * REP_GIB);
+    double hour = ss->one->price + sized_month(ss->one->disk_price, gib * REP_GIB) / REP_HOURS_PER_MONTH;
     rep_cost_fits(z->tmp, z->m, z->selected, hour);
     return rep_fits_key(z->tmp, z->m, z->selected, z->weights, z->one_unit);
 }
@@ -258,8 +254,7 @@ static double cheapest_larger(sized_search *ss, double gib, double hi)
     rep_volumes *z = ss->z;
     double best = gib, best_key = sized_key(ss, gib);
     for (int steps = 0; steps < 64 && gib < hi; steps++) { /* a step per storage value, as a rule */
-        fits_sized(z, ss->one, ss->d, gib * GIB);
-        memcpy(z->base, z->tmp, z->m->n * sizeof *z->tmp);
+        memcpy(z->base, z->tmp, z->m->n * sizeof *z->tmp); /* sized_key left gib's fits there */
         if (!credits_more(ss, hi))
             break;
         gib = least_fitting(gib, hi, credits_more, ss);
@@ -280,20 +275,20 @@ static double cheapest_larger(sized_search *ss, double gib, double hi)
 static double size_volume(rep_volumes *z, const rep_instance *one, const rep_disk *d)
 {
     const rep_disk_price *p = one->disk_price;
-    double lo = ceil(fmax(p->size_min, z->data) / GIB), hi = floor(p->size_max / GIB);
+    double lo = ceil(fmax(p->size_min, z->data) / REP_GIB), hi = floor(p->size_max / REP_GIB);
     if (lo > hi)
         return 0;
     sized_search ss = {z, one, d};
     double gib = lo;
-    if (!fits_sized(z, one, d, lo * GIB)) {
-        if (!rep_disk_scales(d) || !fits_sized(z, one, d, hi * GIB))
+    if (!fits_sized(z, one, d, lo * REP_GIB)) {
+        if (!rep_disk_scales(d) || !fits_sized(z, one, d, hi * REP_GIB))
             return 0;
         gib = least_fitting(lo, hi, fits_gib, &ss);
     }
     if (rep_disk_scales(d))
         gib = cheapest_larger(&ss, gib, hi);
-    fits_sized(z, one, d, gib * GIB); /* its fits in z->tmp */
-    return gib * GIB;
+    fits_sized(z, one, d, gib * REP_GIB); /* its fits in z->tmp */
+    return gib * REP_GIB;
 }
 
 /* Disk i as rep_choose_disk weighs it, the instance's fits with it in z->tmp;
@@ -310,20 +305,20 @@ static bool disk_fits(rep_volumes *z, const rep_instance *in, size_t i, disk_opt
         if (!(*holds = z->data <= p->size_max))
             return false;
         if (d && d->values) {
-            double data = ceil(fmax(p->size_min, z->data) / GIB) * GIB;
+            double data = ceil(fmax(p->size_min, z->data) / REP_GIB) * REP_GIB;
             bool buys = !rep_disk_scales(d) && (p->iops_max > 0 || p->bw_max > 0);
             if (buys ? !buy_rates(z, &one, d, data, o) : !(o->bytes = size_volume(z, &one, d)))
                 return false;
             if (!buys)
                 o->bw = rep_disk_sustained_bw(&z->slots[z->disks->n]);
         } else { /* no profile to size by: as large as the data, its limits unknown */
-            o->bytes = ceil(fmax(p->size_min, z->data) / GIB) * GIB;
+            o->bytes = ceil(fmax(p->size_min, z->data) / REP_GIB) * REP_GIB;
             if (!rep_fit_all(z->tmp, z->m, z->selected, &one, z->disks))
                 return false;
         }
         o->month = sized_month(p, o->bytes) +
                    (o->iops > 0 ? p->per_iops * (o->iops - d->iops) : 0) + /* < 0: bought down */
-                   (o->bwp > 0 ? p->per_mibps * (o->bwp - d->bandwidth) / MIB : 0);
+                   (o->bwp > 0 ? p->per_mibps * (o->bwp - d->bandwidth) / REP_MIB : 0);
         return true;
     }
     /* an instance store holds what it holds; a network disk priced as its
@@ -339,7 +334,7 @@ static bool disk_fits(rep_volumes *z, const rep_instance *in, size_t i, disk_opt
 static void holds_none(rep_choice *ch, const rep_volumes *z)
 {
     char data[32];
-    double gib = z->data / GIB;
+    double gib = z->data / REP_GIB;
     snprintf(data, sizeof data, gib >= 1000 ? "%.0f GiB" : "%.3g GiB", gib);
     ch->meets = false;
     for (size_t gi = 0; gi < z->m->n; gi++)
