@@ -6,51 +6,59 @@
 
 #include <dlgauge/fnv1a.h>
 
-/* Enough for a data set of a few thousand files without growing; grown
- * by doubling, so a list of a million images costs ~20 reallocations. */
-#define FIRST_CAP 4096
+/* A shard's first table (1 KiB): 64 shards hold a data set of a couple of
+ * thousand files without growing; each grows by doubling. */
+#define FIRST_CAP 64
+/* The hash's top 6 bits pick the shard, its low bits the slot. */
+#define SHARD_SHIFT 58
+_Static_assert(DLG_FILE_SET_SHARDS == 1 << (64 - SHARD_SHIFT), "shards = 2^(64 - SHARD_SHIFT)");
 
 void dlg_file_set_init(dlg_file_set *s)
 {
-    *s = (dlg_file_set){.slots = NULL};
-    pthread_mutex_init(&s->lock, NULL);
+    for (int i = 0; i < DLG_FILE_SET_SHARDS; i++) {
+        s->shards[i] = (dlg_file_shard){.slots = NULL};
+        pthread_mutex_init(&s->shards[i].lock, NULL);
+    }
 }
 
 void dlg_file_set_fini(dlg_file_set *s)
 {
-    free(s->slots);
-    pthread_mutex_destroy(&s->lock);
-    s->slots = NULL;
-    s->cap = s->n = 0;
+    for (int i = 0; i < DLG_FILE_SET_SHARDS; i++) {
+        dlg_file_shard *sh = &s->shards[i];
+        free(sh->slots);
+        pthread_mutex_destroy(&sh->lock);
+        sh->slots = NULL;
+        sh->cap = sh->n = 0;
+    }
 }
 
-static size_t slot_of(dlg_file_key k, size_t cap)
+static uint64_t hash_of(dlg_file_key k)
 {
     uint64_t h = dlg_fnv1a(DLG_FNV1A_INIT, &k.dev, sizeof k.dev);
-    return (size_t)dlg_fnv1a(h, &k.ino, sizeof k.ino) & (cap - 1);
+    return dlg_fnv1a(h, &k.ino, sizeof k.ino);
 }
 
 /* The slot that holds k, or the empty one where it would go. */
 static dlg_file_key *find(dlg_file_key *slots, size_t cap, dlg_file_key k)
 {
-    size_t i = slot_of(k, cap);
+    size_t i = (size_t)hash_of(k) & (cap - 1);
     while (slots[i].ino && (slots[i].ino != k.ino || slots[i].dev != k.dev))
         i = (i + 1) & (cap - 1);
     return &slots[i];
 }
 
-static bool grow(dlg_file_set *s)
+static bool grow(dlg_file_shard *sh)
 {
-    size_t cap = s->cap ? 2 * s->cap : FIRST_CAP;
+    size_t cap = sh->cap ? 2 * sh->cap : FIRST_CAP;
     dlg_file_key *slots = calloc(cap, sizeof *slots);
     if (!slots)
         return false;
-    for (size_t i = 0; i < s->cap; i++)
-        if (s->slots[i].ino)
-            *find(slots, cap, s->slots[i]) = s->slots[i];
-    free(s->slots);
-    s->slots = slots;
-    s->cap = cap;
+    for (size_t i = 0; i < sh->cap; i++)
+        if (sh->slots[i].ino)
+            *find(slots, cap, sh->slots[i]) = sh->slots[i];
+    free(sh->slots);
+    sh->slots = slots;
+    sh->cap = cap;
     return true;
 }
 
@@ -58,20 +66,21 @@ bool dlg_file_set_add(dlg_file_set *s, dlg_file_key k, uint64_t size)
 {
     if (!k.ino)
         return false;
-    pthread_mutex_lock(&s->lock);
+    dlg_file_shard *sh = &s->shards[hash_of(k) >> SHARD_SHIFT];
+    pthread_mutex_lock(&sh->lock);
     bool added = false;
-    if (2 * (s->n + 1) > s->cap && !grow(s)) {
-        dlg_file_key *there = s->cap ? find(s->slots, s->cap, k) : NULL;
-        s->lost |= !there || !there->ino; /* a new file not counted */
+    if (2 * (sh->n + 1) > sh->cap && !grow(sh)) {
+        dlg_file_key *there = sh->cap ? find(sh->slots, sh->cap, k) : NULL;
+        sh->lost |= !there || !there->ino; /* a new file not counted */
     } else {
-        dlg_file_key *slot = find(s->slots, s->cap, k);
+        dlg_file_key *slot = find(sh->slots, sh->cap, k);
         if ((added = !slot->ino)) {
             *slot = k;
-            s->n++;
-            s->bytes += size;
+            sh->n++;
+            sh->bytes += size;
         }
     }
-    pthread_mutex_unlock(&s->lock);
+    pthread_mutex_unlock(&sh->lock);
     return added;
 }
 
@@ -84,9 +93,14 @@ void dlg_file_set_add_path(dlg_file_set *s, const char *path)
 
 bool dlg_file_set_bytes(dlg_file_set *s, uint64_t *bytes)
 {
-    pthread_mutex_lock(&s->lock);
-    *bytes = s->bytes;
-    bool whole = !s->lost;
-    pthread_mutex_unlock(&s->lock);
+    bool whole = true;
+    *bytes = 0;
+    for (int i = 0; i < DLG_FILE_SET_SHARDS; i++) {
+        dlg_file_shard *sh = &s->shards[i];
+        pthread_mutex_lock(&sh->lock);
+        *bytes += sh->bytes;
+        whole &= !sh->lost;
+        pthread_mutex_unlock(&sh->lock);
+    }
     return whole;
 }
