@@ -10,8 +10,9 @@
  *                (the volumes made, with a price per GiB), the rates that
  *                can be bought above the profile's (iops_max, iops_min,
  *                price_per_iops_month, iops_per_gib_max, bandwidth_max,
- *                price_per_mibps_month, bandwidth_per_iops_max),
- *                price_verified
+ *                price_per_mibps_month, bandwidth_per_iops_max), the
+ *                IOPS price's cheaper tiers (price_per_iops_month_above =
+ *                FROM:PRICE, ...), price_verified
  * Unknown keys are errors, like everywhere in dlgauge. */
 #define _GNU_SOURCE
 #include <math.h>
@@ -41,7 +42,7 @@ typedef struct cat_state {
         int line;
     } *dk;
     size_t ndk;
-    char why[240];
+    char why[320];
     bool oom;
 } cat_state;
 
@@ -144,6 +145,35 @@ static int inst_key(cat_state *s, rep_instance *in, const char *k, const char *v
     return 1;
 }
 
+/* price_per_iops_month_above = FROM:PRICE, ...: each IOPS above FROM
+ * costs PRICE a month (FROM increasing); 0 or a why in s->why. */
+static int iops_tiers(cat_state *s, rep_disk_price *p, const char *v)
+{
+    const char *form = "FROM:PRICE pairs, FROM increasing (e.g. 32000:0.0455, 64000:0.03185)";
+    if (p->ntiers > 0)
+        return (snprintf(s->why, sizeof s->why, "price_per_iops_month_above set twice"), -1);
+    for (const char *at = v;;) {
+        char *end;
+        double from = strtod(at, &end), price = NAN;
+        if (end != at && *end == ':')
+            price = strtod(at = end + 1, &end);
+        while (*end == ' ' || *end == '\t')
+            end++;
+        if (end == at || !(from > 0) || !(price > 0) || !isfinite(from) || !isfinite(price) ||
+            (*end != ',' && *end != '\0') || p->ntiers == REP_IOPS_TIERS ||
+            (p->ntiers > 0 && !(from > p->tier_from[p->ntiers - 1]))) {
+            p->ntiers = 0;
+            return (snprintf(s->why, sizeof s->why, "price_per_iops_month_above = '%s': %s, at most %d", v, form,
+                             REP_IOPS_TIERS), -1);
+        }
+        p->tier_from[p->ntiers] = from;
+        p->tier_price[p->ntiers++] = price;
+        if (*end == '\0')
+            return 0;
+        at = end + 1; /* past the comma: another pair must follow */
+    }
+}
+
 /* One value of [disk NAME] into d: its prices, the sizes it comes in,
  * where the prices were read. */
 static int disk_value(cat_state *s, const char *sec, struct cat_disk *d, const char *k, const char *v)
@@ -157,6 +187,8 @@ static int disk_value(cat_state *s, const char *sec, struct cat_disk *d, const c
                      &p->bw_per_iops, &p->iops_max, &p->per_iops, &p->iops_per_gib, &p->per_mibps, &p->iops_min};
     enum { FIRST_SIZE = 2, FIRST_RATE = 4, LAST_SIZE = 5 }; /* keys[2..5] are sizes: bytes, then bytes/s */
     char why[96];
+    if (strcmp(k, "price_per_iops_month_above") == 0)
+        return iops_tiers(s, &d->price, v) == 0;
     if (strcmp(k, "price_verified") == 0) {
         if (d->verified_set)
             return (snprintf(s->why, sizeof s->why, "[%s]: %s set twice", sec, k), 0);
@@ -182,8 +214,8 @@ static int disk_value(cat_state *s, const char *sec, struct cat_disk *d, const c
         return 1;
     }
     snprintf(s->why, sizeof s->why, "unknown key '%s' (a disk takes price_per_month, price_per_gib_month, size_min, "
-             "size_max, iops_max, iops_min, price_per_iops_month, iops_per_gib_max, bandwidth_max, "
-             "price_per_mibps_month, bandwidth_per_iops_max, price_verified)", k);
+             "size_max, iops_max, iops_min, price_per_iops_month, price_per_iops_month_above, iops_per_gib_max, "
+             "bandwidth_max, price_per_mibps_month, bandwidth_per_iops_max, price_verified)", k);
     return 0;
 }
 
@@ -297,6 +329,8 @@ static int check_disk(const cat_state *s, const struct cat_disk *d, char *err, s
                       : (p->iops_max > 0) != (p->per_iops > 0) || (p->bw_max > 0) != (p->per_mibps > 0)
                           ? "buys IOPS or bandwidth without both its most (iops_max, bandwidth_max) and its price "
                             "(price_per_iops_month, price_per_mibps_month)"
+                      : p->ntiers > 0 && !(p->per_iops > 0)
+                          ? "has price_per_iops_month_above without price_per_iops_month (the first tier's price)"
                       : p->iops_min > 0 && !(p->iops_max >= p->iops_min)
                           ? "has iops_min without an iops_max at least as large"
                       : (p->iops_max > 0 || p->bw_max > 0) && !(p->per_gib > 0)

@@ -134,6 +134,21 @@ static double least_fitting(double lo, double hi, fits_fn fits, void *arg)
     return hi;
 }
 
+/* A month of `iops` provisioned IOPS at the disk's price and its cheaper
+ * tiers above (io2); per_iops x iops where it has none. */
+static double iops_month(const rep_disk_price *p, double iops)
+{
+    double month = 0, from = 0, price = p->per_iops;
+    for (int k = 0; k <= p->ntiers; k++) {
+        double to = k < p->ntiers ? p->tier_from[k] : INFINITY;
+        if (iops > from)
+            month += price * (fmin(iops, to) - from);
+        if (k < p->ntiers)
+            from = to, price = p->tier_price[k];
+    }
+    return month;
+}
+
 /* A volume with rates bought above its profile's: what it holds at
  * least, the rates being tried. */
 typedef struct bought {
@@ -317,7 +332,7 @@ static bool disk_fits(rep_volumes *z, const rep_instance *in, size_t i, disk_opt
                 return false;
         }
         o->month = sized_month(p, o->bytes) +
-                   (o->iops > 0 ? p->per_iops * (o->iops - d->iops) : 0) + /* < 0: bought down */
+                   (o->iops > 0 ? iops_month(p, o->iops) - iops_month(p, d->iops) : 0) + /* < 0: bought down */
                    (o->bwp > 0 ? p->per_mibps * (o->bwp - d->bandwidth) / REP_MIB : 0);
         return true;
     }

@@ -28,6 +28,12 @@ typedef struct rep_disk_price {
      * month prices the profile's IOPS: it is then per_iops less each); 0:
      * the profile's */
     double iops_min;
+    /* Cheaper tiers: each IOPS above tier_from[k] costs tier_price[k] a
+     * month instead (io2: 0.0455 past 32,000, 0.03185 past 64,000);
+     * tier_from increasing, ntiers 0: per_iops throughout */
+#define REP_IOPS_TIERS 4
+    double tier_from[REP_IOPS_TIERS], tier_price[REP_IOPS_TIERS];
+    int ntiers;
     double bw_max, per_mibps, bw_per_iops;
     bool verified; /* read from the provider's own page (instance store: the instance's price_verified) */
 } rep_disk_price;

@@ -306,8 +306,8 @@ static void test_catalog_cap_keys(void **state)
         {"[instance a]\nvcpus = 4\nlocal_disk_size = none\n", ":8: local_disk_size = 'none': "},
         {"[disk gp]\nsize = 1\n", ":7: unknown key 'size' (a disk takes price_per_month, price_per_gib_month, "
                                    "size_min, size_max, iops_max, iops_min, price_per_iops_month, "
-                                   "iops_per_gib_max, bandwidth_max, price_per_mibps_month, bandwidth_per_iops_max, "
-                                   "price_verified)"},
+                                   "price_per_iops_month_above, iops_per_gib_max, bandwidth_max, "
+                                   "price_per_mibps_month, bandwidth_per_iops_max, price_verified)"},
         {"[disk io]\nprice_per_gib_month = 0.125\nsize_min = 4GiB\nsize_max = 64TiB\niops_min = 100\n",
          ":6: [disk io] has iops_min without an iops_max at least as large"},
         {"[disk gp]\nprice_per_gib_month = 0.08\nsize_min = 1GiB\nsize_max = 1TiB\niops_max = 16000\n",
@@ -330,7 +330,7 @@ static void test_catalog_cap_keys(void **state)
         rep_catalog b = {0};
         err[0] = '\0';
         assert_int_equal(catalog_from_text(&b, bad[i].body, path, err, sizeof err), -DLG_EINVAL);
-        char want[256];
+        char want[384];
         snprintf(want, sizeof want, "%s%s", path, bad[i].says);
         if (strncmp(err, want, strlen(want)) != 0)
             fail_msg("got '%s', want '%s'", err, want);

@@ -304,6 +304,81 @@ static void test_iops_bought_down(void **state)
     report_free(&r);
 }
 
+/* IOPS bought above the profile's in cheaper tiers (io2's: 0.065 to
+ * 32,000, 0.0455 to 64,000, 0.03185 above): a knee at 50,000 IOPS buys
+ * 18,000 above the profile's 32,000 at 0.0455 (819 a month, not the
+ * 1170 of the first tier's price), in 50 GiB at 1,000 a GiB; one at
+ * 100,000 buys 32,000 at 0.0455 and 36,000 at 0.03185. */
+#define IO2_PRICE                                                                                              \
+    "[disk io]\nprice_per_gib_month = 0.125\nprice_per_month = 2080\nsize_min = 4GiB\nsize_max = 64TiB\n"    \
+    "iops_min = 100\niops_max = 256000\nprice_per_iops_month = 0.065\n"                                        \
+    "price_per_iops_month_above = 32000:0.0455, 64000:0.03185\niops_per_gib_max = 1000\n"
+static void iops_model(rep_report *r, const char *mid)
+{
+    disks_model(r, mid, "iops=400000 iops_unit=16KiB", 20);
+    add_profile(r, "io", "capacity = 500GiB\niops = 32000\nbandwidth = 4000MiB\n");
+    reco_from_text(r, IO2_PRICE INSTANCE("io"));
+}
+
+static void test_iops_tiers(void **state)
+{
+    (void)state;
+    rep_report r;
+    iops_model(&r, "iops=50000 iops_unit=16KiB");
+    const rep_choice *a = choice(&r.reco, "a");
+    assert_true(a->meets);
+    assert_near(a->disk_iops, 50000, 0);
+    assert_near(a->disk_bytes, 50 * GIB, 0);
+    assert_near(a->disk_hour, (2080 + 18000 * 0.0455 + 50 * 0.125) / 730, 1e-9);
+    report_free(&r);
+
+    iops_model(&r, "iops=100000 iops_unit=16KiB");
+    a = choice(&r.reco, "a");
+    assert_true(a->meets);
+    assert_near(a->disk_iops, 100000, 0);
+    assert_near(a->disk_hour, (2080 + 32000 * 0.0455 + 36000 * 0.03185 + 100 * 0.125) / 730, 1e-9);
+    report_free(&r);
+}
+
+/* The tiers as the catalog reads them: FROM:PRICE pairs, FROM rising;
+ * anything else names the disk's key and why. */
+static void test_iops_tiers_catalog(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *tiers, *why;
+    } bad[] = {
+        {"32000", "price_per_iops_month_above = '32000': FROM:PRICE pairs, FROM increasing"},
+        {"64000:0.03, 32000:0.04", "price_per_iops_month_above = '64000:0.03, 32000:0.04': FROM:PRICE pairs"},
+        {"32000:0", "FROM:PRICE pairs"},
+        {"32000:0.04,", "FROM:PRICE pairs"},
+        {"32000:0.04 64000:0.03", "FROM:PRICE pairs"},
+        {"1:1, 2:1, 3:1, 4:1, 5:1", "at most 4"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char text[512], path[32], err[512];
+        snprintf(text, sizeof text,
+                 "[disk io]\nprice_per_gib_month = 0.1\nsize_min = 1GiB\nsize_max = 1TiB\niops_max = 9000\n"
+                 "price_per_iops_month = 0.1\nprice_per_iops_month_above = %s\n",
+                 bad[i].tiers);
+        rep_catalog c = {0};
+        int rc = catalog_from_text(&c, text, path, err, sizeof err);
+        rep_catalog_free(&c);
+        assert_int_not_equal(rc, 0);
+        if (!strstr(err, bad[i].why) || !strstr(err, ":12:")) /* the key's line, after CATALOG_HEAD's 5 */
+            fail_msg("'%s': %s", bad[i].tiers, err);
+    }
+    char path[32], err[512];
+    rep_catalog c = {0};
+    int rc = catalog_from_text(&c,
+                               "[disk io]\nprice_per_gib_month = 0.1\nsize_min = 1GiB\nsize_max = 1TiB\n"
+                               "price_per_iops_month_above = 32000:0.04\n",
+                               path, err, sizeof err);
+    rep_catalog_free(&c);
+    assert_int_not_equal(rc, 0);
+    assert_non_null(strstr(err, "[disk io] has price_per_iops_month_above without price_per_iops_month"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -314,6 +389,8 @@ int main(void)
         cmocka_unit_test(test_data_must_fit),
         cmocka_unit_test(test_rates_bought),
         cmocka_unit_test(test_iops_bought_down),
+        cmocka_unit_test(test_iops_tiers),
+        cmocka_unit_test(test_iops_tiers_catalog),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
