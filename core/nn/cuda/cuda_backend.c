@@ -1,6 +1,7 @@
 /* CUDA backend: context (device, stream, cuDNN/cuBLAS handles), device
  * memory, the fused SGD update and the backend tables by name. */
 #include "cuda.h"
+#include "cuda_cudnn_parts.h"
 #include "cuda_half.h"
 #include "cuda_device.h"
 #include "cuda_module.h"
@@ -150,8 +151,10 @@ static int open_handles(dlg_cuda_ctx *c, char *err, size_t errlen)
     if (!rc)
         rc = dlg_cuda_err(cudaEventCreateWithFlags(&c->flag_event, cudaEventDisableTiming),
                           "cudaEventCreate", err, errlen);
-    if (!rc)
+    if (!rc) {
+        dlg_cudnn_load_parts(true);
         rc = dlg_cudnn_err(cudnnCreate(&c->dnn), "cudnnCreate", err, errlen);
+    }
     if (!rc)
         rc = dlg_cudnn_err(cudnnSetStream(c->dnn, c->stream), "cudnnSetStream", err, errlen);
     if (!rc && cublasCreate(&c->blas) != CUBLAS_STATUS_SUCCESS) {
@@ -539,6 +542,7 @@ static void module_versions(char *buf, size_t len)
     cublasGetProperty(MAJOR_VERSION, &v[0]);
     cublasGetProperty(MINOR_VERSION, &v[1]);
     cublasGetProperty(PATCH_LEVEL, &v[2]);
+    dlg_cudnn_load_parts(false);
     size_t dnn = cudnnGetVersion(), used = strlen(buf);
     /* cuDNN 9: 10000 * major + 100 * minor + patch */
     snprintf(buf + used, len - used, ", cuBLAS %d.%d.%d, cuDNN %zu.%zu.%zu", v[0], v[1], v[2],
