@@ -313,6 +313,9 @@ static void test_iops_bought_down(void **state)
     "[disk io]\nprice_per_gib_month = 0.125\nprice_per_month = 2080\nsize_min = 4GiB\nsize_max = 64TiB\n"    \
     "iops_min = 100\niops_max = 256000\nprice_per_iops_month = 0.065\n"                                        \
     "price_per_iops_month_above = 32000:0.0455, 64000:0.03185\niops_per_gib_max = 1000\n"
+
+/* disks_model with mid's keys given and fast at 400,000 IOPS, recommended
+ * over IO2_PRICE with the profile io (io2's 32,000 IOPS). */
 static void iops_model(rep_report *r, const char *mid)
 {
     disks_model(r, mid, "iops=400000 iops_unit=16KiB", 20);
