@@ -147,11 +147,11 @@ static int inst_key(cat_state *s, rep_instance *in, const char *k, const char *v
 
 /* price_per_iops_month_above = FROM:PRICE, ...: each IOPS above FROM
  * costs PRICE a month (FROM increasing); 0 or a why in s->why. */
-static int iops_tiers(cat_state *s, rep_disk_price *p, const char *v)
+static int iops_tiers(cat_state *s, const char *sec, rep_disk_price *p, const char *v)
 {
     const char *form = "FROM:PRICE pairs, FROM increasing (e.g. 32000:0.0455, 64000:0.03185)";
     if (p->ntiers > 0)
-        return (snprintf(s->why, sizeof s->why, "price_per_iops_month_above set twice"), -1);
+        return (snprintf(s->why, sizeof s->why, "[%s]: price_per_iops_month_above set twice", sec), -1);
     for (const char *at = v;;) {
         char *end;
         double from = strtod(at, &end), price = NAN;
@@ -188,7 +188,7 @@ static int disk_value(cat_state *s, const char *sec, struct cat_disk *d, const c
     enum { FIRST_SIZE = 2, FIRST_RATE = 4, LAST_SIZE = 5 }; /* keys[2..5] are sizes: bytes, then bytes/s */
     char why[96];
     if (strcmp(k, "price_per_iops_month_above") == 0)
-        return iops_tiers(s, &d->price, v) == 0;
+        return iops_tiers(s, sec, &d->price, v) == 0;
     if (strcmp(k, "price_verified") == 0) {
         if (d->verified_set)
             return (snprintf(s->why, sizeof s->why, "[%s]: %s set twice", sec, k), 0);
