@@ -1,7 +1,10 @@
 /* The distinct files a cell read (file_set.h). */
 #include "file_set.h"
 
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include <dlgauge/fnv1a.h>
@@ -19,6 +22,10 @@ void dlg_file_set_init(dlg_file_set *s)
         s->shards[i] = (dlg_file_shard){.slots = NULL};
         pthread_mutex_init(&s->shards[i].lock, NULL);
     }
+    s->kept = NULL;
+    s->nkept = s->kept_cap = 0;
+    s->kept_lost = false;
+    pthread_mutex_init(&s->kept_lock, NULL);
 }
 
 void dlg_file_set_fini(dlg_file_set *s)
@@ -30,6 +37,12 @@ void dlg_file_set_fini(dlg_file_set *s)
         sh->slots = NULL;
         sh->cap = sh->n = 0;
     }
+    for (size_t i = 0; i < s->nkept; i++)
+        free(s->kept[i]);
+    free(s->kept);
+    s->kept = NULL;
+    s->nkept = s->kept_cap = 0;
+    pthread_mutex_destroy(&s->kept_lock);
 }
 
 static uint64_t hash_of(dlg_file_key k)
@@ -91,10 +104,68 @@ void dlg_file_set_add_path(dlg_file_set *s, const char *path)
         dlg_file_set_add(s, (dlg_file_key){(uint64_t)st.st_dev, (uint64_t)st.st_ino}, (uint64_t)st.st_size);
 }
 
+void dlg_file_set_keep(dlg_file_set *s, const char *path)
+{
+    pthread_mutex_lock(&s->kept_lock);
+    bool there = false;
+    for (size_t i = 0; i < s->nkept && !there; i++)
+        there = strcmp(s->kept[i], path) == 0;
+    if (!there && s->nkept == s->kept_cap) {
+        size_t cap = s->kept_cap ? 2 * s->kept_cap : 8;
+        char **k = realloc(s->kept, cap * sizeof *k);
+        if (k) {
+            s->kept = k;
+            s->kept_cap = cap;
+        }
+    }
+    char *copy = there || s->nkept == s->kept_cap ? NULL : strdup(path);
+    if (copy)
+        s->kept[s->nkept++] = copy;
+    s->kept_lost |= !there && !copy;
+    pthread_mutex_unlock(&s->kept_lock);
+}
+
+/* Whether the set read the file of key k (its size is counted there). */
+static bool was_read(dlg_file_set *s, dlg_file_key k)
+{
+    dlg_file_shard *sh = &s->shards[hash_of(k) >> SHARD_SHIFT];
+    pthread_mutex_lock(&sh->lock);
+    bool read = sh->cap && find(sh->slots, sh->cap, k)->ino;
+    pthread_mutex_unlock(&sh->lock);
+    return read;
+}
+
+/* A kept file's bytes now (a folder: its regular files'), those read left out. */
+static uint64_t kept_bytes(dlg_file_set *s, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return 0;
+    if (S_ISREG(st.st_mode))
+        return was_read(s, (dlg_file_key){(uint64_t)st.st_dev, (uint64_t)st.st_ino}) ? 0 : (uint64_t)st.st_size;
+    DIR *d = S_ISDIR(st.st_mode) ? opendir(path) : NULL;
+    uint64_t sum = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char p[4096];
+        if (e->d_name[0] != '.' && (size_t)snprintf(p, sizeof p, "%s/%s", path, e->d_name) < sizeof p &&
+            stat(p, &st) == 0 && S_ISREG(st.st_mode) &&
+            !was_read(s, (dlg_file_key){(uint64_t)st.st_dev, (uint64_t)st.st_ino}))
+            sum += (uint64_t)st.st_size;
+    }
+    if (d)
+        closedir(d);
+    return sum;
+}
+
 bool dlg_file_set_bytes(dlg_file_set *s, uint64_t *bytes)
 {
     bool whole = true;
     *bytes = 0;
+    pthread_mutex_lock(&s->kept_lock);
+    for (size_t i = 0; i < s->nkept; i++)
+        *bytes += kept_bytes(s, s->kept[i]);
+    whole &= !s->kept_lost;
+    pthread_mutex_unlock(&s->kept_lock);
     for (int i = 0; i < DLG_FILE_SET_SHARDS; i++) {
         dlg_file_shard *sh = &s->shards[i];
         pthread_mutex_lock(&sh->lock);

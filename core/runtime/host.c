@@ -305,6 +305,12 @@ static void h_disk_charged(const dlg_host *h, uint64_t bytes, double ios)
         __atomic_add_fetch(&s->disk_ios_fx, (uint64_t)(ios * DLG_DISK_IOS_ONE + 0.5), __ATOMIC_RELAXED);
 }
 
+static void h_file_kept(const dlg_host *h, const char *path)
+{
+    if (path && *path)
+        dlg_file_set_keep(&impl(h)->svc->files, path);
+}
+
 static int h_file_open(const dlg_host *h, const char *storage, const char *path, dlg_file **out)
 {
     return open_file(h, storage, path, DLG_OPEN_READ, out);
@@ -632,6 +638,7 @@ dlg_host_impl *dlg_host_new(dlg_services *s, const char *context_fmt, ...)
     dlg_host_comm_fill(p);
     p->error_said = h_error_said;
     p->disk_charged = h_disk_charged;
+    p->file_kept = h_file_kept;
     return h;
 }
 

@@ -46,7 +46,7 @@ typedef struct dlg_services {
      * I/Os in 1/DLG_DISK_IOS_ONE, as readahead pays shares of one */
     uint64_t disk_bytes, disk_ios_fx;
     bool disk_counted;
-    dlg_file_set files; /* the distinct files opened to read: storage_files_bytes */
+    dlg_file_set files; /* the distinct files opened to read, the outputs kept: storage_files_bytes */
     int verbosity;      /* 0 quiet .. 3 debug */
     pthread_mutex_t lock;
     /* Creating storages: recursive, as a shim's create() looks up its inner;

@@ -43,7 +43,7 @@ typedef struct dlg_cell_result {
     bool disk_counted;        /* an emulated disk said what of the reads reached it: */
     uint64_t disk_charged_bytes;
     double disk_charged_ios;
-    uint64_t files_bytes;     /* the distinct files read through storage (file_set.h) */
+    uint64_t files_bytes;     /* the distinct files read through storage, the outputs kept (file_set.h) */
     bool files_lost;          /* ... some not counted: files_bytes unknown */
     int cpus_used;
     int ranks;                /* the run's ranks, whose items the cell sums */

@@ -339,6 +339,14 @@ typedef struct dlg_host {
      * with 0, 0 when a file opens to read: a row of hits alone then says
      * 0 bytes reached the disk, not "not counted".  Any thread. */
     void (*disk_charged)(const struct dlg_host *h, uint64_t bytes, double ios);
+
+    /* Added within ABI 1.1 (check DLG_HOST_HAS(h, file_kept)): path is
+     * an output the cell wrote and keeps under that name (after any
+     * rename into place), a file or a folder of files: a disk must hold
+     * it beside what the cell read, so the row's storage_files_bytes
+     * counts it, once by name, at its size when the cell reports.  Any
+     * thread. */
+    void (*file_kept)(const struct dlg_host *h, const char *path);
 } dlg_host;
 
 /* Whether the host has `member` (struct_size says how far it filled

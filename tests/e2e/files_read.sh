@@ -1,9 +1,10 @@
 #!/bin/bash
 # storage_files_bytes: the distinct files a cell opened to read through
-# its storage, each once at its size - what its disk must hold.  A raw
-# file read over and over counts once (through posix and a throttle); an
-# image list counts its images and the list (read through storage
-# too); a workload that reads no file leaves the field out; a report
+# its storage, each once at its size, and the outputs it kept - what its
+# disk must hold.  A raw file read over and over counts once (through
+# posix and a throttle); an image list counts its images and the list
+# (read through storage too); preprocess counts the images and its
+# outputs; a workload that reads no file leaves the field out; a report
 # sizes the volume it names by it.
 source "$(dirname "$0")/lib.sh"
 
@@ -44,6 +45,20 @@ warmup = 0
 workload = sleep
 iterations = 2
 warmup = 0
+[job prep]
+workload = preprocess
+input = $WORK/d/train.lst
+root = $WORK/d
+output = recordio:$WORK/out.rec
+iterations = 24
+warmup = 0
+[job prepdb]
+workload = preprocess
+input = $WORK/d/train.lst
+root = $WORK/d
+output = lmdb:$WORK/out.lmdb
+iterations = 12
+warmup = 0
 [sink csv]
 path = $WORK/files.csv
 EOF2
@@ -64,6 +79,16 @@ for line in open(os.path.join(d, "train.lst")):
 want = sum(os.path.getsize(p) for p in imgs) + os.path.getsize(os.path.join(d, "train.lst"))
 assert len(imgs) == 12 and int(r["images"]["storage_files_bytes"]) == want, "the 12 images and the list: %d" % want
 assert r["none"]["storage_files_bytes"] == "", "no file read, no field"
+# preprocess: the images it read and the outputs it kept, each pass of
+# the output once (renamed into place under one name), an LMDB folder
+# as its files; its list is not read through storage
+w = os.path.dirname(sys.argv[1])
+images = sum(os.path.getsize(p) for p in imgs)
+out = os.path.getsize(os.path.join(w, "out.rec")) + os.path.getsize(os.path.join(w, "out.idx"))
+db = sum(os.path.getsize(os.path.join(w, "out.lmdb", f)) for f in os.listdir(os.path.join(w, "out.lmdb")))
+assert int(r["prep"]["steps"]) == 24, "prep: two passes"
+assert int(r["prep"]["storage_files_bytes"]) == images + out, "prep: %s, want %d" % (r["prep"]["storage_files_bytes"], images + out)
+assert int(r["prepdb"]["storage_files_bytes"]) == images + db, "prepdb: %s, want %d" % (r["prepdb"]["storage_files_bytes"], images + db)
 ' "job status storage_read_bytes storage_files_bytes"
 
 # the report sizes the EBS volume it names by them: 1.4 MB of images fit

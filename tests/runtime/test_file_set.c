@@ -159,12 +159,68 @@ static void threads(void **state)
     dlg_file_set_fini(&s);
 }
 
+/* A file of n bytes at folder/name. */
+static void put(const char *folder, const char *name, size_t n, char *path, size_t len)
+{
+    snprintf(path, len, "%s/%s", folder, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    for (size_t i = 0; i < n; i++)
+        fputc('k', f);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* Outputs kept: by name, at their size when the bytes are asked for (a
+ * pass renamed into place is a new inode under the same name), a folder
+ * as its regular files, a file also read once, a name gone as nothing. */
+static void kept(void **state)
+{
+    (void)state;
+    char top[] = "/tmp/dlg_file_kept_XXXXXX", in[256], out[256], db[256], data[256], lock[256], hidden[256];
+    assert_non_null(mkdtemp(top));
+    put(top, "in", 1000, in, sizeof in);
+    put(top, "out", 500, out, sizeof out);
+    snprintf(db, sizeof db, "%s/db", top);
+    assert_int_equal(mkdir(db, 0700), 0);
+    put(db, "data.mdb", 300, data, sizeof data);
+    put(db, "lock.mdb", 20, lock, sizeof lock);
+    put(db, ".hidden", 7, hidden, sizeof hidden);
+
+    dlg_file_set s;
+    dlg_file_set_init(&s);
+    dlg_file_set_add_path(&s, in);
+    dlg_file_set_keep(&s, out);
+    assert_int_equal(bytes_of(&s), 1500);
+    dlg_file_set_keep(&s, out); /* the same name: once */
+    assert_int_equal(bytes_of(&s), 1500);
+    /* the next pass: a new file renamed over the name, larger */
+    char part[256];
+    put(top, "out.part", 700, part, sizeof part);
+    assert_int_equal(rename(part, out), 0);
+    assert_int_equal(bytes_of(&s), 1700);
+    dlg_file_set_keep(&s, db); /* a folder: its files */
+    assert_int_equal(bytes_of(&s), 2020);
+    dlg_file_set_keep(&s, in); /* read already: counted there */
+    assert_int_equal(bytes_of(&s), 2020);
+    unlink(data);
+    assert_int_equal(bytes_of(&s), 1720);
+    dlg_file_set_fini(&s);
+
+    unlink(lock);
+    unlink(hidden);
+    rmdir(db);
+    unlink(out);
+    unlink(in);
+    rmdir(top);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(paths),
         cmocka_unit_test(grows),
         cmocka_unit_test(threads),
+        cmocka_unit_test(kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

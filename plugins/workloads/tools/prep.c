@@ -138,7 +138,10 @@ static int write_mean(prep *p, dlg_data_err *err)
         return 0;
     memset(p->mean_sum, 0, (size_t)p->mean_w * (size_t)p->mean_h * 3 * sizeof *p->mean_sum);
     prep_pool_take_sum(p->pool, p->mean_sum);
-    return prep_mean_write(p->mean_path, p->mean_sum, p->pass_stored, p->mean_w, p->mean_h, err);
+    int rc = prep_mean_write(p->mean_path, p->mean_sum, p->pass_stored, p->mean_w, p->mean_h, err);
+    if (rc == 0 && DLG_HOST_HAS(p->h, file_kept))
+        p->h->file_kept(p->h, p->mean_path);
+    return rc;
 }
 
 /* An image stored despite a libjpeg warning: counted, the first logged,

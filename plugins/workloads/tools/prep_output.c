@@ -360,6 +360,12 @@ int prep_output_commit(prep_output *o, dlg_data_err *err)
     if (rc < 0)
         return dropped(o, err, rc);
     o->committed = o->bytes;
+    /* a disk must hold the output too (storage_files_bytes) */
+    if (DLG_HOST_HAS(o->h, file_kept)) {
+        o->h->file_kept(o->h, o->n.path);
+        if (o->fmt == PREP_RECORDIO)
+            o->h->file_kept(o->h, o->n.idx);
+    }
     return 0;
 }
 
