@@ -370,7 +370,7 @@ const char *dlg_measure_cell(dlg_run *run, const dlg_cli *cli, const dlg_run_arg
             dlg_cell_result r;
             memset(&r, 0, sizeof r);
             snprintf(r.error, sizeof r.error, "%s", err);
-            dlg_ranks_all_set_up(run, false, &r);
+            dlg_ranks_all_set_up(run, false, false, &r);
         }
         return "error";
     }

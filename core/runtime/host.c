@@ -72,8 +72,10 @@ static bool h_stopping(const dlg_host *h)
 {
     /* under several ranks a step is never cut short: its peers may wait
      * for it in a collective; the ranks stop together between steps
-     * (runner_ranks.h) */
-    if (dlg_comm_size(((const dlg_host_impl *)h->ctx)->svc->comm) > 1)
+     * (runner_ranks.h).  A setup may end early (it has no collective):
+     * the ranks agree after it (dlg_ranks_all_set_up). */
+    const dlg_host_impl *hi = h->ctx;
+    if (dlg_comm_size(hi->svc->comm) > 1 && !__atomic_load_n(&hi->in_setup, __ATOMIC_ACQUIRE))
         return false;
     return dlg_stop_signal() != 0;
 }

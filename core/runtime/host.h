@@ -66,6 +66,10 @@ typedef struct dlg_host_impl {
     char context[512];
     char last_log[512];
     dlg_error *failed; /* a storage's: why its create() failed, said again at each later lookup */
+    /* the runner is in the workload's setup, where no collective runs:
+     * stopping() says a stop request there under several ranks too
+     * (atomic: loader threads ask it) */
+    bool in_setup;
 } dlg_host_impl;
 
 void dlg_services_init(dlg_services *s, dlg_plan *plan, const char *default_storage, int verbosity);

@@ -449,21 +449,23 @@ static int one_repetition(const cell_ctx *cx, int rep, dlg_cell_result *res, rep
     dlg_job_info info = dlg_cell_job_info(run->plan, cell, cx->cpus, rep);
     void *state = NULL;
     uint64_t rep_mark = dlg_services_mark(svc);
+    __atomic_store_n(&host->in_setup, true, __ATOMIC_RELEASE);
     int rc = ops->setup(&host->pub, cell->wl, &info, &state);
-    if (rc == -DLG_ESTOP && dlg_stop_signal() && dlg_comm_size(run->comm) <= 1) {
-        /* the setup noticed the stop request (host->stopping(), which says
-         * so to a rank alone only), as a step would: no failure */
-        mark_stopped(res);
-        return 0;
-    }
-    if (rc < 0) {
+    __atomic_store_n(&host->in_setup, false, __ATOMIC_RELEASE);
+    /* the setup noticed the stop request (host->stopping()), as a step
+     * would: no failure */
+    bool stopped = rc == -DLG_ESTOP && dlg_stop_signal();
+    if (rc < 0 && !stopped) {
         fail(res, svc, rep_mark, rep_mark, host->context, "setup", rc);
         error_at_key(cell->job, host->context, res->error, sizeof res->error);
     }
-    if (!dlg_ranks_all_set_up(run, rc >= 0, res)) {
+    int all = dlg_ranks_all_set_up(run, rc >= 0, stopped, res);
+    if (all <= 0) {
         if (rc >= 0)
             ops->teardown(state);
-        return -1;
+        if (all < 0) /* a stop on some rank (its signal every rank's now) */
+            mark_stopped(res);
+        return all < 0 ? 0 : -1;
     }
     uint64_t steps0 = res->steps;
     double rate = 0;
@@ -614,7 +616,7 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
         res->status = "error";
     }
     if (!host || pinned < 0) {
-        dlg_ranks_all_set_up(run, false, res); /* the others set up its first repetition */
+        dlg_ranks_all_set_up(run, false, false, res); /* the others set up its first repetition */
     } else {
         cell_ctx cx = {.run = run, .cell = cell, .svc = &svc, .host = host, .gpu = -1, .node = node};
         run_reps(&cx, pinned, &env, res);

@@ -56,15 +56,23 @@ static void ctl_allreduce(dlg_run *run, int64_t *v, size_t n, dlg_comm_op op)
 
 #define SET_UP "the ranks' agreement that each set the cell up"
 
-bool dlg_ranks_all_set_up(dlg_run *run, bool ok, dlg_cell_result *res)
+int dlg_ranks_all_set_up(dlg_run *run, bool ok, bool stopped, dlg_cell_result *res)
 {
     if (alone(run))
-        return ok;
+        return ok ? 1 : stopped ? -1 : 0;
     int me = dlg_comm_rank(run->comm), size = dlg_comm_size(run->comm);
-    int64_t first = ok ? size : me, failed = ok ? 0 : 1;
-    dlg_ranks_ctl_reduce(run, &first, 1, DLG_COMM_I64, DLG_COMM_MIN, SET_UP);
-    if (first >= size)
-        return true;
+    bool failed_here = !ok && !stopped;
+    /* one reduction (all MIN): some rank not set up; the first that
+     * failed; the highest signal a stopped rank got, negated */
+    int64_t v[3] = {ok ? size : me, failed_here ? me : size, stopped ? -(int64_t)dlg_stop_signal() : 0};
+    dlg_ranks_ctl_reduce(run, v, 3, DLG_COMM_I64, DLG_COMM_MIN, SET_UP);
+    if (v[0] >= size)
+        return 1;
+    if (v[2] < 0)
+        dlg_ranks_share_stop((int)-v[2]);
+    if (v[1] >= size)
+        return -1;
+    int64_t first = v[1], failed = failed_here ? 1 : 0;
     dlg_ranks_ctl_reduce(run, &failed, 1, DLG_COMM_I64, DLG_COMM_SUM, SET_UP);
     /* rank `first`'s own line, as its row would have said it alone */
     char text[sizeof res->error], why[768];
@@ -86,7 +94,7 @@ bool dlg_ranks_all_set_up(dlg_run *run, bool ok, dlg_cell_result *res)
                  failed > 2 ? "s" : "");
     snprintf(res->error, sizeof res->error, "rank %d: %s%s", (int)first, text, more);
     res->status = "error";
-    return false;
+    return 0;
 }
 
 void dlg_ranks_gate_init(dlg_ranks_gate *g, uint64_t target_ns)

@@ -11,12 +11,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* After a repetition's setup (ok: this rank's went well): whether every
- * rank's did.  When one did not, every rank's res says "rank K: <K's
+/* After a repetition's setup (ok: this rank's went well; stopped: it
+ * ended early on a stop request, host->stopping()): 1 when every rank's
+ * went well.  0 when one failed: every rank's res says "rank K: <K's
  * line>" (the lowest such K) with status error, and the cell ends there.
- * A stop request that rank 0 waits through here ends every rank
- * (ranks_stop.h). */
-bool dlg_ranks_all_set_up(dlg_run *run, bool ok, dlg_cell_result *res);
+ * -1 when none failed but some stopped: a stop, as a step's would be.
+ * Where any rank stopped, every rank takes its signal as its own
+ * (dlg_ranks_share_stop), so that all end the run together.  A stop
+ * request that rank 0 waits through here ends every rank (ranks_stop.h). */
+int dlg_ranks_all_set_up(dlg_run *run, bool ok, bool stopped, dlg_cell_result *res);
 
 /* A loop of steps (warm-up, timed) ends at the same step on every rank,
  * or one would wait in a workload's collective for a peer that left: the

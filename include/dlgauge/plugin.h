@@ -236,7 +236,9 @@ typedef struct dlg_host {
     uint64_t (*now_ns)(const struct dlg_host *h); /* CLOCK_MONOTONIC */
     /* true once the user asked to stop (SIGINT/SIGTERM): finish quickly.
      * A step or a long setup that notices returns -DLG_ESTOP: the cell is
-     * written partial, with the steps timed before. */
+     * written partial, with the steps timed before.  Under several ranks
+     * it says so in setup only (a step cut short would leave its peers in
+     * a collective; the ranks stop together between steps). */
     bool (*stopping)(const struct dlg_host *h);
 
     /* Files through the job's storage backend (or a named [storage] when

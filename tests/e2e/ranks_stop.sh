@@ -97,4 +97,29 @@ assert rows[0]["status"] == "ok" and rows[0]["steps"] == "2", "the first cell me
 ' "status steps slow_setup_s"
     fi
 fi
+
+# 3. A setup that asks host->stopping() (as a net's plan does), on both
+# ranks, for a minute; SIGTERM to both: under several ranks stopping()
+# says so in setup too (no collective runs there), every rank's setup
+# ends within moments, the ranks agree it was a stop, and rank 0 writes
+# the cell partial with 0 steps, exit 143 (it used to run the setups to
+# their end: a minute).
+{
+    printf '[sink csv]\npath = %s/heed.csv\n' "$WORK"
+    job heed "iterations = 2" "isolation = none" "slow_rank = 0" "heed_setup_s = 60"
+} >heed.ini
+rm -f heed.csv
+start heed
+if [ -s rank1.pid ]; then
+    stop heed 5000 0.5 0 1
+    if ! $LEFT; then
+        [ "$RC" = 143 ] || fail "heed: exit $RC, expected 143: $(cat heed.err)"
+        rows_csv heed.csv '
+assert len(rows) == 1, f"{len(rows)} rows"
+r = rows[0]
+assert r["status"] == "partial" and r["steps"] == "0", "partial, 0 steps"
+assert r["error"] == "stopped by signal 15 after 0 timed steps", r["error"]
+' "status steps error"
+    fi
+fi
 finish

@@ -12,7 +12,9 @@
  * (slow_check_s) or setup (slow_setup_s) sleep, deaf to signals, while
  * the others wait for it in the ranks' agreements; with it every rank's
  * check and setup write its pid to rank<N>.pid in the working folder
- * (ranks_stop.sh signals the ranks by it). */
+ * (ranks_stop.sh signals the ranks by it).  heed_setup_s makes every
+ * rank's setup take that long, asking host->stopping() every 10 ms and
+ * ending with -DLG_ESTOP when it says so, as a net's plan does. */
 #include <dlgauge/plugin.h>
 
 #include <signal.h>
@@ -32,6 +34,7 @@ static const dlg_option ranked_options[] = {
     {"slow_rank", DLG_OPT_INT, "-1", "-1", NULL, NULL, "this rank's check and setup sleep as below; pid files", 0},
     {"slow_check_s", DLG_OPT_INT, "0", "0", NULL, NULL, "slow_rank's check sleeps this long", 0},
     {"slow_setup_s", DLG_OPT_INT, "0", "0", NULL, NULL, "slow_rank's setup sleeps this long", 0},
+    {"heed_setup_s", DLG_OPT_INT, "0", "0", NULL, NULL, "every rank's setup takes this long unless stopping() says stop", 0},
     {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
 };
 
@@ -84,6 +87,19 @@ static void slow_rank(const dlg_value *o, int rank, int64_t s)
         sleep_deaf(s);
 }
 
+/* s seconds, or until host->stopping() says stop (then -DLG_ESTOP) */
+static int sleep_heeding(const dlg_host *h, int64_t s)
+{
+    uint64_t end = h->now_ns(h) + (uint64_t)s * 1000000000u;
+    while (h->now_ns(h) < end) {
+        if (h->stopping(h))
+            return -DLG_ESTOP;
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
 /* The plan's check, before the ranks' first agreement: the rank is the
  * launcher's (no comm yet). */
 static int ranked_check(const dlg_host *h, const dlg_value *o, const dlg_job_info *j)
@@ -105,6 +121,10 @@ static int ranked_setup(const dlg_host *h, const dlg_value *o, const dlg_job_inf
     r->h = h;
     h->comm_info(h, &r->ri);
     slow_rank(o, r->ri.rank, o[8].i);
+    if (o[9].i > 0 && sleep_heeding(h, o[9].i) < 0) {
+        free(r);
+        return -DLG_ESTOP;
+    }
     if (o[1].i == r->ri.rank) {
         free(r);
         return h->error(h, DLG_EINVAL, "fail_setup_rank = %d: this rank was told to fail its setup", (int)o[1].i);
