@@ -104,56 +104,62 @@ void dlg_file_set_add_path(dlg_file_set *s, const char *path)
         dlg_file_set_add(s, (dlg_file_key){(uint64_t)st.st_dev, (uint64_t)st.st_ino}, (uint64_t)st.st_size);
 }
 
+/* Appends a copy of path to the kept names: false out of memory. */
+static bool append_kept(dlg_file_set *s, const char *path)
+{
+    if (s->nkept == s->kept_cap) {
+        size_t cap = s->kept_cap ? 2 * s->kept_cap : 8;
+        char **k = realloc(s->kept, cap * sizeof *k);
+        if (!k)
+            return false;
+        s->kept = k;
+        s->kept_cap = cap;
+    }
+    char *copy = strdup(path);
+    if (copy)
+        s->kept[s->nkept++] = copy;
+    return copy != NULL;
+}
+
 void dlg_file_set_keep(dlg_file_set *s, const char *path)
 {
     pthread_mutex_lock(&s->kept_lock);
     bool there = false;
     for (size_t i = 0; i < s->nkept && !there; i++)
         there = strcmp(s->kept[i], path) == 0;
-    if (!there && s->nkept == s->kept_cap) {
-        size_t cap = s->kept_cap ? 2 * s->kept_cap : 8;
-        char **k = realloc(s->kept, cap * sizeof *k);
-        if (k) {
-            s->kept = k;
-            s->kept_cap = cap;
-        }
-    }
-    char *copy = there || s->nkept == s->kept_cap ? NULL : strdup(path);
-    if (copy)
-        s->kept[s->nkept++] = copy;
-    s->kept_lost |= !there && !copy;
+    if (!there && !append_kept(s, path))
+        s->kept_lost = true;
     pthread_mutex_unlock(&s->kept_lock);
 }
 
-/* Whether the set read the file of key k (its size is counted there). */
-static bool was_read(dlg_file_set *s, dlg_file_key k)
+/* The bytes of the regular file at path, 0 when the set read it (its size
+ * is counted there) or it is no regular file. */
+static uint64_t unread_bytes(dlg_file_set *s, const char *path)
 {
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
+    dlg_file_key k = {(uint64_t)st.st_dev, (uint64_t)st.st_ino};
     dlg_file_shard *sh = &s->shards[hash_of(k) >> SHARD_SHIFT];
     pthread_mutex_lock(&sh->lock);
     bool read = sh->cap && find(sh->slots, sh->cap, k)->ino;
     pthread_mutex_unlock(&sh->lock);
-    return read;
+    return read ? 0 : (uint64_t)st.st_size;
 }
 
-/* A kept file's bytes now (a folder: its regular files'), those read left out. */
+/* A kept name's bytes now: a file's, or a folder's regular files'. */
 static uint64_t kept_bytes(dlg_file_set *s, const char *path)
 {
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return 0;
-    if (S_ISREG(st.st_mode))
-        return was_read(s, (dlg_file_key){(uint64_t)st.st_dev, (uint64_t)st.st_ino}) ? 0 : (uint64_t)st.st_size;
-    DIR *d = S_ISDIR(st.st_mode) ? opendir(path) : NULL;
+    DIR *d = opendir(path);
+    if (!d)
+        return unread_bytes(s, path);
     uint64_t sum = 0;
-    for (struct dirent *e; d && (e = readdir(d));) {
+    for (struct dirent *e; (e = readdir(d));) {
         char p[4096];
-        if (e->d_name[0] != '.' && (size_t)snprintf(p, sizeof p, "%s/%s", path, e->d_name) < sizeof p &&
-            stat(p, &st) == 0 && S_ISREG(st.st_mode) &&
-            !was_read(s, (dlg_file_key){(uint64_t)st.st_dev, (uint64_t)st.st_ino}))
-            sum += (uint64_t)st.st_size;
+        if (e->d_name[0] != '.' && (size_t)snprintf(p, sizeof p, "%s/%s", path, e->d_name) < sizeof p)
+            sum += unread_bytes(s, p);
     }
-    if (d)
-        closedir(d);
+    closedir(d);
     return sum;
 }
 

@@ -20,15 +20,21 @@
 
 static char dir[] = "/tmp/dlg_file_set_XXXXXX";
 
-static void write_file(const char *name, size_t n)
+/* A file of n bytes at folder/name; its path in path. */
+static void put(const char *folder, const char *name, size_t n, char *path, size_t len)
 {
-    char p[256];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    FILE *f = fopen(p, "wb");
+    snprintf(path, len, "%s/%s", folder, name);
+    FILE *f = fopen(path, "wb");
     assert_non_null(f);
     for (size_t i = 0; i < n; i++)
         fputc((int)(i & 0xff), f);
     assert_int_equal(fclose(f), 0);
+}
+
+static void write_file(const char *name, size_t n)
+{
+    char p[256];
+    put(dir, name, n, p, sizeof p);
 }
 
 static void add(dlg_file_set *s, const char *name)
@@ -157,17 +163,6 @@ static void threads(void **state)
     assert_int_equal(added, 50000); /* keys 1 .. 50000, each by one thread */
     assert_int_equal(bytes_of(&s), 50000);
     dlg_file_set_fini(&s);
-}
-
-/* A file of n bytes at folder/name. */
-static void put(const char *folder, const char *name, size_t n, char *path, size_t len)
-{
-    snprintf(path, len, "%s/%s", folder, name);
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    for (size_t i = 0; i < n; i++)
-        fputc('k', f);
-    assert_int_equal(fclose(f), 0);
 }
 
 /* Outputs kept: by name, at their size when the bytes are asked for (a
