@@ -460,7 +460,7 @@ static int open_journal(const dlg_run_args *a, const dlg_config *cfg, dlg_run *r
     snprintf(run->run_id, sizeof run->run_id, "%s", jn->run_id);
     char kept[128] = "";
     if (dlg_journal_nkept(jn))
-        snprintf(kept, sizeof kept, ", %zu more with %s row kept for the sinks that lack it", dlg_journal_nkept(jn),
+        snprintf(kept, sizeof kept, ", %zu more with %s row kept for the sinks that may lack it", dlg_journal_nkept(jn),
                  dlg_journal_nkept(jn) == 1 ? "its" : "each");
     if (run->verbosity > 0)
         fprintf(stderr, "dlgauge: resuming run %s: %zu cell%s already done%s\n", jn->run_id, jn->ndone,

@@ -31,37 +31,49 @@ static size_t last_lacking(const dlg_delivery *d, const char *job, size_t k)
     return last;
 }
 
-/* The row missed a sink: kept whole, for --resume to send it again
- * (where it cannot be, --resume measures the cell again for those sinks). */
-static void keep_row(dlg_delivery *d, const char *job, size_t k, const char *st, const dlg_point *row)
+/* The row kept whole before any sink gets it: should dlgauge die after a
+ * sink stored it and before the journal says so, --resume sends this very
+ * row again through write_again (which skips a row a sink has) rather
+ * than measuring the cell again, a second row.  Kept also while a sink
+ * lacks it.  0, or -1 said once (the journal cannot take it). */
+static int keep_row(dlg_delivery *d, const char *job, size_t k, const char *st, const dlg_point *row)
 {
     char err[1200];
     char *hex = dlg_journal_row_encode(row);
     if (!hex) {
-        snprintf(err, sizeof err, "%s: cannot keep the row of [job %s] cell %zu for the sinks that lack it: %s",
+        snprintf(err, sizeof err, "%s: cannot keep the row of [job %s] cell %zu before sending it: %s",
                  d->jn->path, job, k, strerror(errno));
         journal_error(d, err);
-        d->unkept++;
-        return;
+        return -1;
     }
-    if (dlg_journal_record_kept(d->jn, job, k, st, hex, err, sizeof err) != 0) {
+    int rc = dlg_journal_record_kept(d->jn, job, k, st, hex, err, sizeof err);
+    if (rc != 0)
         journal_error(d, err);
-        d->unkept++;
-    }
     free(hex);
+    return rc != 0 ? -1 : 0;
+}
+
+/* Sink i gets row: a kept row perhaps again (the interrupted run may
+ * have stored it just before it died). */
+static int write_row(dlg_delivery *d, size_t i, const dlg_point *row, dlg_row_kind kind)
+{
+    if (kind == DLG_ROW_KEPT)
+        return dlg_sinkset_write_again_one(d->ss, i, row, 1);
+    return dlg_sinkset_write_one(d->ss, i, row, 1);
 }
 
 size_t dlg_deliver_row(dlg_delivery *d, const char *job, size_t k, const char *st, const dlg_point *row,
                        dlg_row_kind kind)
 {
     bool recorded = kind != DLG_ROW_PARTIAL;
+    bool kept = kind == DLG_ROW_KEPT || (kind == DLG_ROW_MEASURED && keep_row(d, job, k, st, row) == 0);
     char err[1200];
     size_t lack = 0, last = last_lacking(d, job, k);
     for (size_t i = 0; i < d->ss->n; i++) {
         dlg_sink_live *s = &d->ss->sinks[i];
         if (has_it(d, job, k, i))
             continue;
-        if (dlg_sinkset_write_one(d->ss, i, row, 1) != 0) {
+        if (write_row(d, i, row, kind) != 0) {
             lack++;
             s->missed++;
             continue;
@@ -77,8 +89,8 @@ size_t dlg_deliver_row(dlg_delivery *d, const char *job, size_t k, const char *s
     if (lack == 0) {
         if (dlg_journal_record(d->jn, job, k, st, err, sizeof err) != 0)
             journal_error(d, err);
-    } else if (kind == DLG_ROW_MEASURED) /* a kept row sent again is kept already */
-        keep_row(d, job, k, st, row);
+    } else if (!kept) /* --resume measures it again for the sinks that lack it */
+        d->unkept++;
     return lack;
 }
 

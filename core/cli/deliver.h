@@ -1,8 +1,8 @@
 /* A cell's result row into the run's sinks, each exactly once, across
- * --resume: the journal says which sinks have it (journal.h).  A row that
- * a sink refused is kept in the journal, and --resume sends that very row
- * to the sinks that lack it; a row a crashing sink never saw is measured
- * again for those alone.  A cell is done once every sink has its row. */
+ * --resume: the journal keeps the row before the sinks get it and says
+ * which sinks have it (journal.h); --resume sends that very row again to
+ * the others, which skip it where they hold it already (write_again).  A
+ * cell is done once every sink has its row. */
 #ifndef DLG_DELIVER_H
 #define DLG_DELIVER_H
 
@@ -21,15 +21,15 @@ typedef struct dlg_delivery {
 
 /* What a row given to dlg_deliver_row is. */
 typedef enum dlg_row_kind {
-    DLG_ROW_MEASURED, /* just measured: recorded, done or kept */
-    DLG_ROW_KEPT,     /* the journal's kept row, sent again: done, or stays kept */
+    DLG_ROW_MEASURED, /* just measured: kept, then done where every sink took it */
+    DLG_ROW_KEPT,     /* the journal's kept row, sent again (write_again): done, or stays kept */
     DLG_ROW_PARTIAL,  /* a stopped cell's: sent, not recorded (--resume measures it again) */
 } dlg_row_kind;
 
 /* Sends row, the result of cell k of job (status st), to every sink that
- * lacks it, and records that in the journal as kind says: done where
- * every sink has it, else the row kept for --resume.  Returns how many
- * sinks lack it. */
+ * lacks it, and records that in the journal as kind says: kept before
+ * the sinks get a measured row, done where every sink has it.  Returns
+ * how many sinks lack it. */
 size_t dlg_deliver_row(dlg_delivery *d, const char *job, size_t k, const char *st, const dlg_point *row,
                        dlg_row_kind kind);
 /* The row of cell k of job that the journal kept (its status into st):

@@ -8,16 +8,20 @@
  *   inventory ID                    (the dlgauge_host point was delivered)
  *   inventory_sent ID SINK          (it reached that sink, not yet all)
  *   sent JOB CELL SINK              (the cell's row reached that sink)
- *   kept JOB CELL STATUS ROW        (its row, which missed a sink: journal_row.h)
+ *   kept JOB CELL STATUS ROW        (its row, before any sink gets it: journal_row.h)
  *
- * A cell is done once its result row reached every sink.  With two sinks
- * or more, each one the row reached is recorded as it goes (`sent`, not
- * fsynced: the `done` or `kept` after it is), so that a sink that kills
- * dlgauge (a crash in its write) leaves a journal saying which sinks have
- * the row: --resume measures the cell again for the others alone.  A row
- * that some sink refused is kept whole (`kept`): --resume sends that very
- * row to the sinks without a `sent` for it, and records it done once they
- * all have it.  Either way no sink gets a cell's row twice, nor lacks it.
+ * A cell is done once its result row reached every sink.  Its row is kept
+ * whole (`kept`, fsynced) before the first sink gets it, and with two
+ * sinks or more each one it reached is recorded as it goes (`sent`, not
+ * fsynced: the `done` after it is).  So whatever stops dlgauge after the
+ * `kept` (a sink that refuses the row, one that kills dlgauge in its
+ * write, a kill -9 or a power cut while the last sink syncs its file),
+ * --resume sends that very row, not a new measurement, to each sink
+ * without a `sent` for it, through the sink's write_again (plugin.h),
+ * which skips a row the sink holds already, and records the cell done
+ * once they all have it.  No sink gets a cell's row twice, nor lacks it;
+ * a sink without write_again (ops version < 4) may get it twice.  A row
+ * costs the journal about 3 KB (hex of a point_wire.h frame).
  * The dlgauge_host point goes the same way: `inventory` once every sink
  * took it, before that an `inventory_sent` for each sink that did, so
  * that --resume writes it to the others alone (an older dlgauge skips
@@ -37,8 +41,9 @@
  * things).  A journal without it (written before it existed) is resumed
  * under any count; an older dlgauge skips it, as any unknown kind.
  *
- * A cell is recorded after its result went to every sink; a crash in
- * between (microseconds) re-runs that one cell on resume.  A record is
+ * A journal that cannot take the `kept` (a full disk) leaves the cell
+ * to be measured again by --resume for the sinks that lack its row.  A
+ * record is
  * appended whole or not at all (a full disk), so the file stays readable.
  * A run holds an exclusive flock on its journal until it closes it: a
  * second run of the same journal (create or resume) is refused. */

@@ -1,7 +1,7 @@
-/* A result row kept in the run journal (journal.h, the `kept` record):
- * a row that did not reach every sink, so that --resume can send that
- * very row to the sinks that lack it instead of measuring the cell again
- * (which would put a second, different row into the sinks that have it).
+/* A result row kept in the run journal (journal.h, the `kept` record)
+ * before the sinks get it, so that --resume can send that very row to the
+ * sinks that may lack it instead of measuring the cell again (which would
+ * put a second, different row into the sinks that have it).
  * The row is a point_wire.h frame, in lowercase hex: one journal line. */
 #ifndef DLG_JOURNAL_ROW_H
 #define DLG_JOURNAL_ROW_H

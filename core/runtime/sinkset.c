@@ -169,21 +169,44 @@ int dlg_sinkset_open(dlg_sinkset *ss, dlg_plan *plan, bool begin_run, int verbos
     return 0;
 }
 
-int dlg_sinkset_write_one(dlg_sinkset *ss, size_t i, const dlg_point *pts, size_t n)
+typedef int (*write_op)(void *state, const dlg_point *pts, size_t n);
+
+/* Sink i's op (named what) on pts, under a crash guard. */
+static int write_with(dlg_sinkset *ss, size_t i, write_op op, const char *what, const dlg_point *pts, size_t n)
 {
-    dlg_sink_live *s = ss && i < ss->n ? &ss->sinks[i] : NULL;
-    if (!s || !s->state)
-        return -1;
+    dlg_sink_live *s = &ss->sinks[i];
     uint64_t mark = dlg_services_mark(&ss->svc);
     dlg_crash_guard g;
-    guard_on(&g, s->host, s->spec, "write");
-    int rc = ((const dlg_sink_ops *)s->spec->desc->ops)->write(s->state, pts, n);
+    guard_on(&g, s->host, s->spec, what);
+    int rc = op(s->state, pts, n);
     dlg_crash_guard_disarm(&g);
     if (rc < 0) {
-        report(ss, mark, s, "write", rc);
+        report(ss, mark, s, what, rc);
         return -1;
     }
     return 0;
+}
+
+static bool is_open(const dlg_sinkset *ss, size_t i)
+{
+    return ss && i < ss->n && ss->sinks[i].state;
+}
+
+int dlg_sinkset_write_one(dlg_sinkset *ss, size_t i, const dlg_point *pts, size_t n)
+{
+    if (!is_open(ss, i))
+        return -1;
+    return write_with(ss, i, ((const dlg_sink_ops *)ss->sinks[i].spec->desc->ops)->write, "write", pts, n);
+}
+
+int dlg_sinkset_write_again_one(dlg_sinkset *ss, size_t i, const dlg_point *pts, size_t n)
+{
+    if (!is_open(ss, i))
+        return -1;
+    const dlg_sink_ops *ops = ss->sinks[i].spec->desc->ops;
+    if (ops->version < 4 || !ops->write_again)
+        return write_with(ss, i, ops->write, "write", pts, n);
+    return write_with(ss, i, ops->write_again, "write_again", pts, n);
 }
 
 int dlg_sinkset_write(dlg_sinkset *ss, const dlg_point *pts, size_t n)

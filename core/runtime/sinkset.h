@@ -48,6 +48,10 @@ int dlg_sinkset_write(dlg_sinkset *ss, const dlg_point *pts, size_t n);
 /* Writes pts to sink i alone: 0, or -1 when it failed (said once) or is
  * not open. */
 int dlg_sinkset_write_one(dlg_sinkset *ss, size_t i, const dlg_point *pts, size_t n);
+/* dlg_sinkset_write_one for points that sink i may store already (a row
+ * the interrupted run was delivering): through its write_again op, which
+ * skips those it stores, where it has one (version 4), else write. */
+int dlg_sinkset_write_again_one(dlg_sinkset *ss, size_t i, const dlg_point *pts, size_t n);
 /* Flushes (bounded by timeout) and closes every sink.  A flush that
  * returns -DLG_EAGAIN kept its points for later (said on stderr, counted
  * in kept); any other error counts in failures. */

@@ -530,7 +530,7 @@ static inline bool dlg_storage_async_v2(const dlg_storage_ops *o)
 /* ---- sinks -------------------------------------------------------------------- */
 /* The host calls a sink's ops one at a time. */
 typedef struct dlg_sink_ops {
-    uint32_t version; /* 1; 2 adds check; 3 adds spools (the host reads no member past its version's) */
+    uint32_t version; /* 1; 2 adds check; 3 spools; 4 write_again (the host reads no member past its version's) */
     /* Open; also replays anything a previous run spooled. */
     int (*open)(const dlg_host *h, const dlg_value *opts, const char *name, void **state);
     /* Optional: the columns of this run, before the first write; the
@@ -561,6 +561,14 @@ typedef struct dlg_sink_ops {
      * delivers at write) says never, so flush does not create its file.
      * Decided from opts alone: no files, no network. */
     bool (*spools)(const dlg_value *opts);
+    /* ABI 1.1, version 4, optional: write, but skip each point this sink
+     * already stores (the same measurement, tags, fields and time_ns).
+     * `dlgauge run --resume` sends through it a result row that the
+     * interrupted run was delivering when it died: the row may have been
+     * stored just before.  NULL: the host calls write, which suits a sink
+     * that keeps one point per series and time (InfluxDB overwrites), and
+     * leaves any other with the row twice. */
+    int (*write_again)(void *state, const dlg_point *pts, size_t n);
 } dlg_sink_ops;
 
 /* Whether `dlgauge flush` opens a sink of these options: one whose spools

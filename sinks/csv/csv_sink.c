@@ -3,7 +3,8 @@
  * all of the run's columns (rows then follow its order); otherwise the
  * rows go to PATH.2.csv (.3, ...), never under another header.  Rows go straight
  * to the file descriptor (no stdio buffering) and are synced (fdatasync), so
- * every measured row is on stable storage as soon as write() returns. */
+ * every measured row is on stable storage as soon as write() returns.
+ * write_again skips a row the file holds already (a resumed run's). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +21,7 @@
 #include "csv_row.h"
 #include "sbuf.h"
 #include "sinkfs.h"
+#include "sinkline.h"
 
 enum { OPT_PATH };
 
@@ -370,29 +372,53 @@ static void warn_unknown(csv_sink *s, const dlg_point *p)
         }
 }
 
-static int csv_write(void *state, const dlg_point *pts, size_t n)
+/* Appends the row of result point p; with again, not when the file holds
+ * that very row already. */
+static int write_result(csv_sink *s, const dlg_point *p, bool again)
+{
+    int rc = s->have_header ? 0 : begin_from_point(s, p);
+    if (rc != 0)
+        return rc;
+    warn_unknown(s, p);
+    sbuf_truncate(&s->row, 0);
+    if (csv_add_row(&s->row, p, (const char *const *)s->cols, s->ntags, (const char *const *)s->cols + s->ntags,
+                    s->nfields) != 0)
+        return s->h->error(s->h, DLG_ENOMEM, "%s: out of memory", s->path);
+    bool held = false;
+    sink_lock(s->fd);
+    int e = again ? sink_holds_line(s->fd, s->row.p, s->row.len, &held) : 0;
+    if (e)
+        rc = s->h->error(s->h, DLG_EIO, "%s: cannot read it to find a row written before: %s", s->path,
+                         strerror(e));
+    else if (!held)
+        rc = write_out(s, "row", true);
+    sink_unlock(s->fd);
+    if (rc == 0 && held)
+        s->h->log(s->h, DLG_LOG_INFO, "%s: has this row already; not written again", s->path);
+    else if (rc == 0)
+        s->rows++;
+    return rc;
+}
+
+static int write_results(void *state, const dlg_point *pts, size_t n, bool again)
 {
     csv_sink *s = state;
     for (size_t i = 0; i < n; i++) {
         const dlg_point *p = &pts[i];
         if (!p->measurement || strcmp(p->measurement, "dlgauge_result") != 0)
             continue; /* progress points are for live dashboards, not the table */
-        int rc = s->have_header ? 0 : begin_from_point(s, p);
+        int rc = write_result(s, p, again);
         if (rc != 0)
             return rc;
-        warn_unknown(s, p);
-        sbuf_truncate(&s->row, 0);
-        if (csv_add_row(&s->row, p, (const char *const *)s->cols, s->ntags,
-                        (const char *const *)s->cols + s->ntags, s->nfields) != 0)
-            return s->h->error(s->h, DLG_ENOMEM, "%s: out of memory", s->path);
-        sink_lock(s->fd);
-        rc = write_out(s, "row", true);
-        sink_unlock(s->fd);
-        if (rc != 0)
-            return rc;
-        s->rows++;
     }
     return 0;
+}
+
+static int csv_write(void *state, const dlg_point *pts, size_t n) { return write_results(state, pts, n, false); }
+
+static int csv_write_again(void *state, const dlg_point *pts, size_t n)
+{
+    return write_results(state, pts, n, true);
 }
 
 static int csv_flush(void *state, uint64_t timeout_ns)
@@ -409,7 +435,7 @@ static int csv_check(const dlg_host *h, const dlg_value *opts, const char *name)
 }
 
 static const dlg_sink_ops csv_ops = {
-    .version = 3,
+    .version = 4,
     .open = csv_open,
     .begin = csv_begin,
     .write = csv_write,
@@ -417,6 +443,7 @@ static const dlg_sink_ops csv_ops = {
     .close = csv_close,
     .check = csv_check,
     .spools = NULL, /* a write delivers: nothing for `dlgauge flush` to send */
+    .write_again = csv_write_again,
 };
 
 static const dlg_plugin_desc csv_desc = {

@@ -83,6 +83,7 @@ typedef struct influx_sink {
 
     dlg_sbuf pending; /* formatted lines not yet delivered */
     size_t npending;
+    bool pending_result; /* a result among them: a file syncs it (fdatasync) */
     uint64_t pending_since_ns;
 
     /* HTTP failure handling */

@@ -13,6 +13,7 @@
 
 #include "influx.h"
 #include "sinkfs.h"
+#include "sinkline.h"
 
 /* While InfluxDB is unreachable, how often write() tries the spool again. */
 #define RESEND_EVERY_NS (10ull * 1000000000ull)
@@ -150,11 +151,13 @@ static int send_http(influx_sink *s, uint64_t deadline_ns)
 }
 
 /* Appends the pending lines to the file whole, or not at all: a line cut
- * by a full disk could parse as a point with a wrong value. */
-static int append_file(influx_sink *s)
+ * by a full disk could parse as a point with a wrong value.  A result is
+ * synced too: the host journals it as written once write() returns. */
+static int append_file(influx_sink *s, int *sync_failed)
 {
     sink_lock(s->fd);
-    int e = sink_append(s->fd, s->pending.p, s->pending.len);
+    int e = s->pending_result ? sink_append_durable(s->fd, s->pending.p, s->pending.len, sync_failed)
+                              : sink_append(s->fd, s->pending.p, s->pending.len);
     sink_unlock(s->fd);
     return e;
 }
@@ -163,17 +166,19 @@ static int send_pending(influx_sink *s, uint64_t deadline_ns)
 {
     if (s->pending.len == 0)
         return 0;
-    int rc = 0, e;
+    int rc = 0, e, sync_failed = 0;
     if (s->http) {
         rc = send_http(s, deadline_ns);
     } else if (s->udp) {
         influx_udp_send(s->udp, s->pending.p, s->pending.len);
-    } else if ((e = append_file(s)) != 0) {
-        rc = s->h->error(s->h, DLG_EIO, "%s: %s writing %zu points (not written)", s->path,
-                         e == ENOSPC ? "disk full (ENOSPC)" : strerror(e), s->npending);
+    } else if ((e = append_file(s, &sync_failed)) != 0) {
+        rc = s->h->error(s->h, DLG_EIO, "%s: %s %s %zu points (not written)", s->path,
+                         e == ENOSPC ? "disk full (ENOSPC)" : strerror(e),
+                         sync_failed ? "syncing (fdatasync)" : "writing", s->npending);
     }
     sbuf_truncate(&s->pending, 0);
     s->npending = 0;
+    s->pending_result = false;
     return rc;
 }
 
@@ -221,6 +226,7 @@ static int influx_write(void *state, const dlg_point *pts, size_t n)
         }
         if (s->npending++ == 0)
             s->pending_since_ns = now_ns(s);
+        s->pending_result = s->pending_result || !is_progress(p);
         if (s->npending >= s->batch)
             influx_keep_first(&rc, send_pending(s, sequence_deadline(s)));
     }
@@ -230,6 +236,44 @@ static int influx_write(void *state, const dlg_point *pts, size_t n)
     if (s->degraded && now_ns(s) >= s->next_resend_ns)
         influx_keep_first(&rc, try_resend(s, false, UINT64_MAX));
     return rc;
+}
+
+/* Whether the file holds p's line already: 1, 0, or -code after saying
+ * why. */
+static int file_holds(influx_sink *s, const dlg_point *p)
+{
+    dlg_sbuf line = {0};
+    bool held = false;
+    int r = lp_format_point(&line, p, s->lp_flags, NULL), e = 0;
+    if (r < 0)
+        return s->h->error(s->h, DLG_ENOMEM, "out of memory");
+    if (r > 0) {
+        sink_lock(s->fd);
+        e = sink_holds_line(s->fd, line.p, line.len, &held);
+        sink_unlock(s->fd);
+    }
+    sbuf_free(&line);
+    if (e)
+        return s->h->error(s->h, DLG_EIO, "%s: cannot read it to find a point written before: %s", s->path,
+                           strerror(e));
+    if (held)
+        s->h->log(s->h, DLG_LOG_INFO, "%s: has this point already; not written again", s->path);
+    return held;
+}
+
+/* A file holds each line once.  InfluxDB keeps one point per series and
+ * time, so over HTTP or UDP a point sent again replaces its copy. */
+static int influx_write_again(void *state, const dlg_point *pts, size_t n)
+{
+    influx_sink *s = state;
+    for (size_t i = 0; i < n; i++) {
+        int rc = s->fd >= 0 ? file_holds(s, &pts[i]) : 0;
+        if (rc == 0)
+            rc = influx_write(s, &pts[i], 1);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
 }
 
 /* Nothing is lost, but not everything is delivered: -DLG_EAGAIN says so
@@ -506,7 +550,7 @@ static bool influx_spools(const dlg_value *o)
 }
 
 static const dlg_sink_ops influx_ops = {
-    .version = 3,
+    .version = 4,
     .open = influx_open,
     .begin = NULL,
     .write = influx_write,
@@ -514,6 +558,7 @@ static const dlg_sink_ops influx_ops = {
     .close = influx_close,
     .check = influx_check,
     .spools = influx_spools,
+    .write_again = influx_write_again,
 };
 
 static const dlg_plugin_desc influx_desc = {

@@ -1,7 +1,8 @@
 /* JSON Lines sink: one object per point, appended to a file.  Each write()
  * goes straight to the file descriptor; one holding a result (or host)
  * point is synced (fdatasync) before it returns, as the host journals it
- * then.  Progress points, frequent, wait for the fsync at flush. */
+ * then.  Progress points, frequent, wait for the fsync at flush.
+ * write_again skips a point the file holds already (a resumed run's). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +15,7 @@
 #include "json_text.h"
 #include "sbuf.h"
 #include "sinkfs.h"
+#include "sinkline.h"
 
 enum { OPT_PATH, OPT_PROGRESS };
 
@@ -82,9 +84,10 @@ static bool wanted(const json_sink *s, const dlg_point *p)
     return s->progress || !is_progress(p);
 }
 
-static int json_write(void *state, const dlg_point *pts, size_t n)
+/* Appends the wanted points of pts as lines; with again, not when the file
+ * holds those very lines already (give again one point at a time). */
+static int append_points(json_sink *s, const dlg_point *pts, size_t n, bool again)
 {
-    json_sink *s = state;
     sbuf_truncate(&s->out, 0);
     size_t count = 0;
     bool durable = false; /* a result or host point: synced before returning */
@@ -97,10 +100,17 @@ static int json_write(void *state, const dlg_point *pts, size_t n)
         durable = durable || !is_progress(&pts[i]);
     }
     int e = 0, sync_failed = 0;
+    bool held = false;
     if (s->out.len) {
         sink_lock(s->fd);
-        e = durable ? sink_append_durable(s->fd, s->out.p, s->out.len, &sync_failed)
-                    : sink_append(s->fd, s->out.p, s->out.len);
+        if (again && (e = sink_holds_line(s->fd, s->out.p, s->out.len, &held)) != 0) {
+            sink_unlock(s->fd);
+            return s->h->error(s->h, DLG_EIO, "%s: cannot read it to find a point written before: %s", s->path,
+                               strerror(e));
+        }
+        if (!held)
+            e = durable ? sink_append_durable(s->fd, s->out.p, s->out.len, &sync_failed)
+                        : sink_append(s->fd, s->out.p, s->out.len);
         sink_unlock(s->fd);
     }
     if (e == ENOSPC)
@@ -111,7 +121,22 @@ static int json_write(void *state, const dlg_point *pts, size_t n)
                            "were written before", s->path, strerror(e), s->points);
     if (e)
         return s->h->error(s->h, DLG_EIO, "%s: cannot write: %s", s->path, strerror(e));
-    s->points += count;
+    if (held)
+        s->h->log(s->h, DLG_LOG_INFO, "%s: has this point already; not written again", s->path);
+    else
+        s->points += count;
+    return 0;
+}
+
+static int json_write(void *state, const dlg_point *pts, size_t n) { return append_points(state, pts, n, false); }
+
+static int json_write_again(void *state, const dlg_point *pts, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int rc = append_points(state, &pts[i], 1, true);
+        if (rc != 0)
+            return rc;
+    }
     return 0;
 }
 
@@ -129,7 +154,7 @@ static int json_check(const dlg_host *h, const dlg_value *opts, const char *name
 }
 
 static const dlg_sink_ops json_ops = {
-    .version = 3,
+    .version = 4,
     .open = json_open,
     .begin = NULL,
     .write = json_write,
@@ -137,6 +162,7 @@ static const dlg_sink_ops json_ops = {
     .close = json_close,
     .check = json_check,
     .spools = NULL, /* a write delivers: nothing for `dlgauge flush` to send */
+    .write_again = json_write_again,
 };
 
 static const dlg_plugin_desc json_desc = {

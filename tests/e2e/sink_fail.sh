@@ -4,7 +4,8 @@
 # It used to: a refused row was journaled done anyway (--resume: "3 cells
 # already done", the row never sent), the closing "results in" named the
 # sink that lacked it, and a sink's SIGSEGV ended dlgauge with exit 139
-# and not a word.  The sink (tests/runtime/failsink.c, given as the third
+# and not a word; and a kill -9 just after the last sink took a row
+# measured the cell again, a second row in every sink.  The sink (tests/runtime/failsink.c, given as the third
 # argument) refuses, or crashes at, the Nth result row of each process and
 # appends every row it takes to a file: "job=J status=S start=T ...".
 source "$(dirname "$0")/lib.sh"
@@ -134,11 +135,12 @@ grep -q '^done a 0 ok$' $J || fail "crash1: cell a not done"
 grep -q '^sent b 0 csv$' $J || fail "crash1: the journal does not say that csv has the row of b: $(cut -c1-80 $J)"
 grep -q '^done b' $J && fail "crash1: cell b is done"
 
-# this process's second row (c's) crashes the sink again: b is measured
-# again for sink f alone, as csv has it
+# b's row was kept before any sink got it: --resume sends that very row
+# to sink f, not a new measurement; this process's second row (c's)
+# crashes the sink again
 run_cli crash2 run --resume crash.ini
 expect_rc crash2 139
-grep -q '\[2/3\] b: measured again for the sinks that lack its row (f); the others keep the row of the interrupted run' crash2.err ||
+grep -q '\[2/3\] b: not measured again: the row kept by the interrupted run went to the sinks that lacked it' crash2.err ||
     fail "crash2: no note on b: $(cat crash2.err)"
 [ "$(grep -c 'killed by SIGSEGV' crash2.err)" = 1 ] || fail "crash2: $(cat crash2.err)"
 expect_jobs crash2 c.csv "a b c"
@@ -150,5 +152,43 @@ expect_rc crash3 0
 expect_jobs crash3 c.csv "a b c" # each row once in the sink that never failed
 expect_jobs crash3 c.rows "a b c"
 for j in a b c; do grep -q "^done $j 0 ok\$" $J || fail "crash3: cell $j not done"; done
+for j in a b c; do same_row $j c.csv c.rows; done # one measurement of each cell in both sinks
+
+# --- 4. killed after the sinks stored a row, before the journal said so -
+# (a kill -9 while the last sink syncs its file): --resume sends the kept
+# row again through write_again, which each file sink skips where it holds
+# it; it used to measure the cell again, a second row of it in every sink.
+# The window is made by taking b's records after its `kept` out of a
+# finished run's journal; in the second run csv also lost b's row.
+ini died.ini <<EOF
+[sink csv]
+path = d.csv
+[sink json]
+type = json
+path = d.jsonl
+[sink lp]
+type = influx
+path = d.lp
+$JOBS
+EOF
+for n in 1 2; do
+    rm -f d.csv d.jsonl d.lp results/journal/died-*.journal
+    run_cli died${n}a -q run died.ini
+    expect_rc died${n}a 0
+    J=$(echo results/journal/died-*.journal)
+    grep -q '^kept b 0 ok [0-9a-f]*$' $J || fail "died$n: b's row was not kept before it was sent: $(cut -c1-60 $J)"
+    sed -i '/^\(sent\|done\) b /d' $J
+    cp d.csv d.first.csv
+    [ $n = 2 ] && sed -i '/,b,/d' d.csv
+    run_cli died${n}b run --resume died.ini
+    expect_rc died${n}b 0
+    grep -q 'resuming run .*: 2 cells already done, 1 more with its row kept' died${n}b.err || fail "died$n: $(head -1 died${n}b.err)"
+    grep -q '\[2/3\] b: not measured again' died${n}b.err || fail "died$n: b measured again: $(cat died${n}b.err)"
+    [ "$(jobs_of d.csv | tr ' ' '\n' | sort | tr '\n' ' ')" = "a b c " ] || fail "died$n: d.csv has jobs $(jobs_of d.csv)"
+    [ "$(grep -c '"job":"b"' d.jsonl)" = 1 ] || fail "died$n: d.jsonl has b $(grep -c '"job":"b"' d.jsonl) times"
+    [ "$(grep -c ',job=b[, ]' d.lp)" = 1 ] || fail "died$n: d.lp has b $(grep -c ',job=b[, ]' d.lp) times"
+    [ "$(grep ',b,' d.csv)" = "$(grep ',b,' d.first.csv)" ] || fail "died$n: b's csv row is not the first run's"
+    grep -q '^done b 0 ok$' $J || fail "died$n: b is not done"
+done
 
 finish

@@ -255,6 +255,22 @@ static void test_json_results_synced(void **state)
     assert_int_equal(f->m.errors, 0);
 }
 
+/* The influx sink's file: results synced, progress points not. */
+static void test_influx_results_synced(void **state)
+{
+    fixture *f = *state;
+    const dlg_sink_ops *ops;
+    void *st = open_file_sink(f, "influx.so", "influx", "r.lp", "progress=true", &ops);
+    clear_log(f);
+    assert_int_equal(write_progress(ops, st), 0);
+    assert_int_equal(datasynced(f, "r.lp"), 0);
+    write_result(ops, st);
+    assert_int_equal(datasynced(f, "r.lp"), 1);
+    ops->close(st);
+    assert_int_equal(lines_of(f, "r.lp"), 2);
+    assert_int_equal(f->m.errors, 0);
+}
+
 /* A sync that fails (EIO): one error naming the file and the sync, and
  * the row taken back out of the file, as write's failure means "not
  * journaled": --resume writes it again, and must not find a copy. */
@@ -286,6 +302,8 @@ static void check_sync_fails(fixture *f, const char *so, const char *type, const
 static void test_csv_sync_fails(void **state) { check_sync_fails(*state, "csv.so", "csv", "r.csv", 1); }
 
 static void test_json_sync_fails(void **state) { check_sync_fails(*state, "json.so", "json", "r.jsonl", 0); }
+
+static void test_influx_sync_fails(void **state) { check_sync_fails(*state, "influx.so", "influx", "r.lp", 0); }
 
 /* A TCP port on 127.0.0.1 that refuses connections: bound, not listening. */
 static int refusing_port(int *sock)
@@ -371,6 +389,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_json_results_synced, setup, teardown),
         cmocka_unit_test_setup_teardown(test_csv_sync_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(test_json_sync_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_influx_results_synced, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_influx_sync_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spool_entry_synced, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partial_replay_entries_synced, setup, teardown),
     };
