@@ -103,6 +103,22 @@ int sink_write_all(int fd, const void *buf, size_t n)
     return 0;
 }
 
+int sink_read_at(int fd, void *buf, size_t n, off_t off)
+{
+    char *p = buf;
+    while (n > 0) {
+        ssize_t r = pread(fd, p, n, off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return r < 0 ? errno : EIO; /* shorter than the caller knew: not ours to guess */
+        p += r;
+        n -= (size_t)r;
+        off += r;
+    }
+    return 0;
+}
+
 int sink_read_file(const char *path, char **out, size_t *len)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);

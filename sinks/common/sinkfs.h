@@ -28,6 +28,10 @@ int sink_open_durable(const char *path, int flags);
  * errno value (ENOSPC on a full disk). */
 int sink_write_all(int fd, const void *buf, size_t n);
 
+/* Reads n bytes at file offset off in full (retrying short reads and
+ * EINTR).  0, or an errno value (EIO where the file ends first). */
+int sink_read_at(int fd, void *buf, size_t n, off_t off);
+
 /* Reads a whole file into *out (NUL-terminated, caller frees).  Returns 0,
  * ENOENT when it does not exist, or another errno value. */
 int sink_read_file(const char *path, char **out, size_t *len);

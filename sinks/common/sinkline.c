@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "sinkline.h"
 
+#include "sinkfs.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,22 +11,6 @@
 
 /* Bytes a match may start in per read, from the end backwards. */
 enum { STEP = 1 << 16 };
-
-/* Reads n bytes at off in full: 0 or an errno value. */
-static int read_at(int fd, char *buf, size_t n, off_t off)
-{
-    while (n > 0) {
-        ssize_t r = pread(fd, buf, n, off);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return r < 0 ? errno : EIO; /* shorter than fstat said: truncated under us */
-        buf += r;
-        n -= (size_t)r;
-        off += r;
-    }
-    return 0;
-}
 
 /* Whether buf (its first byte at file offset from) holds line starting
  * in [first, first + span) at a line start. */
@@ -59,7 +45,7 @@ int sink_holds_line(int fd, const char *line, size_t len, bool *found)
         off_t from = start > 0 ? start - 1 : 0;
         off_t to = end - 1 + (off_t)len;
         size_t n = (size_t)(to - from);
-        if (!(e = read_at(fd, buf, n, from)))
+        if (!(e = sink_read_at(fd, buf, n, from)))
             *found = line_in(buf, n, from, (size_t)(start - from), (size_t)(end - start), line, len);
     }
     free(buf);

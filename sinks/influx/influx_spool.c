@@ -241,22 +241,6 @@ typedef struct spool_reader {
 #define SPOOL_WINDOW ((size_t)4 << 20)
 #endif
 
-/* Reads n bytes at file offset off into p.  0 or an errno value. */
-static int read_at(int fd, char *p, size_t n, off_t off)
-{
-    while (n > 0) {
-        ssize_t r = pread(fd, p, n, off);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return r < 0 ? errno : EIO; /* shorter than its size: not ours to guess */
-        p += r;
-        n -= (size_t)r;
-        off += r;
-    }
-    return 0;
-}
-
 /* Moves the window to start at off (<= len) and fills it: at least one
  * whole line unless at the end.  0 or an errno value. */
 static int reader_fill(spool_reader *r, off_t off)
@@ -272,7 +256,7 @@ static int reader_fill(spool_reader *r, off_t off)
     for (;;) {
         size_t room = r->cap - r->n, rest = (size_t)(r->len - r->base) - r->n;
         size_t want = room < rest ? room : rest;
-        int e = read_at(r->fd, r->buf + r->n, want, r->base + (off_t)r->n);
+        int e = sink_read_at(r->fd, r->buf + r->n, want, r->base + (off_t)r->n);
         if (e)
             return e;
         r->n += want;
@@ -291,7 +275,7 @@ static int copy_rest(spool_reader *r, off_t from, int out)
 {
     for (off_t off = from; off < r->len;) {
         size_t n = (size_t)(r->len - off) < r->cap ? (size_t)(r->len - off) : r->cap;
-        int e = read_at(r->fd, r->buf, n, off);
+        int e = sink_read_at(r->fd, r->buf, n, off);
         if (!e)
             e = sink_write_all(out, r->buf, n);
         if (e)

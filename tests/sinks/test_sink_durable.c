@@ -235,40 +235,33 @@ static void test_csv_rows_synced(void **state)
     assert_int_equal(f->m.errors, 0);
 }
 
-static void test_json_results_synced(void **state)
+/* A line-per-point file with progress points on (json, influx's path):
+ * results and host points synced, progress points not. */
+static void check_points_synced(fixture *f, const char *so, const char *type, const char *name)
 {
-    fixture *f = *state;
     const dlg_sink_ops *ops;
-    void *st = open_file_sink(f, "json.so", "json", "r.jsonl", "progress=true", &ops);
+    void *st = open_file_sink(f, so, type, name, "progress=true", &ops);
     clear_log(f);
     assert_int_equal(write_progress(ops, st), 0);
-    assert_int_equal(datasynced(f, "r.jsonl"), 0);
+    assert_int_equal(datasynced(f, name), 0);
     write_result(ops, st);
-    assert_int_equal(datasynced(f, "r.jsonl"), 1);
-    dlg_tag tags[] = {{"run_id", "r1"}, {"host", "h"}};
+    assert_int_equal(datasynced(f, name), 1);
+    dlg_tag tags[] = {{"host", "h"}, {"run_id", "r1"}};
     dlg_field fields[] = {{"cpus_online", DLG_FIELD_INT, {.i = 2}}};
     dlg_point batch[] = {{"dlgauge_progress", NULL, 0, fields, 1, 6}, {"dlgauge_host", tags, 2, fields, 1, 7}};
     assert_int_equal(ops->write(st, batch, 2), 0); /* the host point, with a progress point: one sync */
-    assert_int_equal(datasynced(f, "r.jsonl"), 2);
+    assert_int_equal(datasynced(f, name), 2);
     ops->close(st);
-    assert_int_equal(lines_of(f, "r.jsonl"), 4);
+    assert_int_equal(lines_of(f, name), 4);
     assert_int_equal(f->m.errors, 0);
 }
 
-/* The influx sink's file: results synced, progress points not. */
+static void test_json_results_synced(void **state) { check_points_synced(*state, "json.so", "json", "r.jsonl"); }
+
+/* The influx sink's file used to sync at flush only. */
 static void test_influx_results_synced(void **state)
 {
-    fixture *f = *state;
-    const dlg_sink_ops *ops;
-    void *st = open_file_sink(f, "influx.so", "influx", "r.lp", "progress=true", &ops);
-    clear_log(f);
-    assert_int_equal(write_progress(ops, st), 0);
-    assert_int_equal(datasynced(f, "r.lp"), 0);
-    write_result(ops, st);
-    assert_int_equal(datasynced(f, "r.lp"), 1);
-    ops->close(st);
-    assert_int_equal(lines_of(f, "r.lp"), 2);
-    assert_int_equal(f->m.errors, 0);
+    check_points_synced(*state, "influx.so", "influx", "r.lp");
 }
 
 /* A sync that fails (EIO): one error naming the file and the sync, and
