@@ -294,11 +294,17 @@ int dlg_inventory_send(dlg_sinkset *ss, dlg_journal *jn, const dlg_wire_point *w
     int failed = 0;
     if (dlg_journal_has_inventory(jn, id))
         return 0;
+    /* the interrupted run's point, at its time: a sink that took it just
+     * before dlgauge died, unrecorded, skips it (write_again) */
+    dlg_point p = wp->point;
+    bool again = dlg_journal_inventory_time(jn, id, &p.time_ns);
+    if (!again)
+        (void)dlg_journal_record_inventory_time(jn, id, p.time_ns, err, sizeof err);
     for (size_t i = 0; i < ss->n; i++) {
         const char *name = ss->sinks[i].spec->name;
         if (!ss->sinks[i].state || dlg_journal_inventory_sent_to(jn, id, name))
             continue;
-        if (dlg_sinkset_write_one(ss, i, &wp->point, 1) != 0)
+        if ((again ? dlg_sinkset_write_again_one(ss, i, &p, 1) : dlg_sinkset_write_one(ss, i, &p, 1)) != 0)
             failed++;
         else if (ss->n > 1) /* with one sink, `inventory` below says it */
             (void)dlg_journal_record_inventory_sent(jn, id, name, err, sizeof err);

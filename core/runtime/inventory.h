@@ -20,7 +20,9 @@ void dlg_inventory_id(const dlg_wire_point *wp, char *out, size_t len);
  * (all, unless the journal says otherwise: a resumed run) and journals
  * which took it: `inventory` once all have it, else `inventory_sent` for
  * each that took it, so that --resume gives it to the others alone and
- * no sink gets it twice.  Returns how many sinks failed (each said once);
+ * no sink gets it twice (its time is journaled first: --resume sends the
+ * point at that time, through write_again, which a sink that took it
+ * unrecorded skips).  Returns how many sinks failed (each said once);
  * a journal that cannot be written is said by the first cell. */
 struct dlg_sinkset;
 struct dlg_journal;

@@ -291,6 +291,20 @@ static int read_inventory_sent(dlg_journal *j, char *rest, int lineno, char *err
     return 0;
 }
 
+/* "inventory_time ID TIME_NS [fields of a newer version]"; -1 malformed. */
+static int read_inventory_time(dlg_journal *j, char *rest, int lineno, char *err, size_t errlen)
+{
+    char *id = next_field(&rest), *t = next_field(&rest), *end = NULL;
+    long long ns = t ? strtoll(t, &end, 10) : 0;
+    if (!id || strlen(id) >= sizeof j->inventory_time_id || !t || *t == '-' || end == t || *end) {
+        snprintf(err, errlen, "%s:%d: malformed journal line (inventory_time ID TIME_NS)", j->path, lineno);
+        return -1;
+    }
+    snprintf(j->inventory_time_id, sizeof j->inventory_time_id, "%s", id);
+    j->inventory_time_ns = ns;
+    return 0;
+}
+
 /* "ranks RANKS NODES [fields of a newer version]"; -1 malformed. */
 static int read_ranks(dlg_journal *j, char *rest, int lineno, char *err, size_t errlen)
 {
@@ -342,6 +356,8 @@ static int read_record(dlg_journal *j, char *line, int lineno, char *err, size_t
         return read_ranks(j, rest, lineno, err, errlen);
     if (strcmp(line, "inventory_sent") == 0)
         return read_inventory_sent(j, rest, lineno, err, errlen);
+    if (strcmp(line, "inventory_time") == 0)
+        return read_inventory_time(j, rest, lineno, err, errlen);
     skip_unknown(j, line, lineno);
     return 0;
 }
@@ -545,6 +561,25 @@ int dlg_journal_record_inventory_sent(dlg_journal *j, const char *id, const char
     if (rc == 0)
         (void)add_inventory_sink(j, id, sink); /* the file has it, which is what counts */
     return rc;
+}
+
+int dlg_journal_record_inventory_time(dlg_journal *j, const char *id, int64_t time_ns, char *err, size_t errlen)
+{
+    char line[96];
+    snprintf(line, sizeof line, "inventory_time %.23s %lld\n", id, (long long)time_ns);
+    if (append_line(j, line, err, errlen) != 0)
+        return -1;
+    snprintf(j->inventory_time_id, sizeof j->inventory_time_id, "%s", id);
+    j->inventory_time_ns = time_ns;
+    return 0;
+}
+
+bool dlg_journal_inventory_time(const dlg_journal *j, const char *id, int64_t *time_ns)
+{
+    if (!j->inventory_time_id[0] || strcmp(j->inventory_time_id, id) != 0)
+        return false;
+    *time_ns = j->inventory_time_ns;
+    return true;
 }
 
 bool dlg_journal_inventory_sent_to(const dlg_journal *j, const char *id, const char *sink)

@@ -7,6 +7,7 @@
  *   done JOB CELL STATUS            (one line per delivered cell)
  *   inventory ID                    (the dlgauge_host point was delivered)
  *   inventory_sent ID SINK          (it reached that sink, not yet all)
+ *   inventory_time ID TIME_NS       (its time, before any sink gets it)
  *   sent JOB CELL SINK              (the cell's row reached that sink)
  *   kept JOB CELL STATUS ROW        (its row, before any sink gets it: journal_row.h)
  *
@@ -22,9 +23,11 @@
  * once they all have it.  No sink gets a cell's row twice, nor lacks it;
  * a sink without write_again (ops version < 4) may get it twice.  A row
  * costs the journal about 3 KB (hex of a point_wire.h frame).
- * The dlgauge_host point goes the same way: `inventory` once every sink
- * took it, before that an `inventory_sent` for each sink that did, so
- * that --resume writes it to the others alone (an older dlgauge skips
+ * The dlgauge_host point goes the same way: its time first
+ * (`inventory_time`), `inventory` once every sink took it, before that an
+ * `inventory_sent` for each sink that did, so that --resume writes it to
+ * the others alone, at its first time and through write_again: a sink
+ * that took it just before dlgauge died skips it (an older dlgauge skips
  * those records, and at worst writes the point twice to a sink).
  *
  * Forward compatibility: a record's kind is its first word.  A line of a
@@ -82,6 +85,8 @@ typedef struct dlg_journal {
     char inventory[24]; /* id of the last inventory delivered, "" none */
     char inventory_sent_id[24]; /* id of the last inventory_sent records, "" none */
     char *inventory_sinks;      /* ",a,b,": the sinks those name, NULL none */
+    char inventory_time_id[24]; /* id of the last inventory_time record, "" none */
+    int64_t inventory_time_ns;  /* its time */
     int unlocked;       /* flock's errno where the file system has no locks, else 0 */
     int unknown_line;   /* first line of a kind this version does not know, 0 none */
     char unknown_kind[32]; /* its kind, shortened with "..." past 31 bytes */
@@ -144,6 +149,10 @@ bool dlg_journal_has_inventory(const dlg_journal *j, const char *id);
 int dlg_journal_record_inventory_sent(dlg_journal *j, const char *id, const char *sink, char *err,
                                       size_t errlen);
 bool dlg_journal_inventory_sent_to(const dlg_journal *j, const char *id, const char *sink);
+/* The time of the point of id, before any sink gets it (fsynced); and
+ * that time, where the journal has one for id. */
+int dlg_journal_record_inventory_time(dlg_journal *j, const char *id, int64_t time_ns, char *err, size_t errlen);
+bool dlg_journal_inventory_time(const dlg_journal *j, const char *id, int64_t *time_ns);
 /* Once per run, after create or resume: a "dlgauge: note: " line to out for
  * a journal used unlocked, and one for the lines that resume skipped. */
 void dlg_journal_print_notes(const dlg_journal *j, FILE *out);

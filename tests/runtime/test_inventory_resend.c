@@ -33,8 +33,9 @@ static int host_points(const char *path)
 }
 
 /* Opens sinks j and f (f's writes: `fail`, see failsink.c), sends the
- * inventory point through jn, closes them: how many sinks failed. */
-static int send_once(void **state, const char *fail, dlg_journal *jn, const char *jsonl)
+ * inventory point of time t through jn, closes them: how many sinks
+ * failed. */
+static int send_at(void **state, const char *fail, dlg_journal *jn, const char *jsonl, int64_t t)
 {
     char ini[2048], err[4096];
     snprintf(ini, sizeof ini,
@@ -48,7 +49,7 @@ static int send_once(void **state, const char *fail, dlg_journal *jn, const char
     if (dlg_sinkset_open(&ss, &p.plan, false, 0, err, sizeof err) != 0)
         fail_msg("sinks did not open: %s", err);
     dlg_wire_point inv;
-    assert_int_equal(dlg_inventory_point(&inv, "r1", "h1", 1000), 0);
+    assert_int_equal(dlg_inventory_point(&inv, "r1", "h1", t), 0);
     char id[24];
     dlg_inventory_id(&inv, id, sizeof id);
     int failed = dlg_inventory_send(&ss, jn, &inv, id);
@@ -56,6 +57,11 @@ static int send_once(void **state, const char *fail, dlg_journal *jn, const char
     dlg_sinkset_close(&ss, 0);
     rt_plan_done(&p);
     return failed;
+}
+
+static int send_once(void **state, const char *fail, dlg_journal *jn, const char *jsonl)
+{
+    return send_at(state, fail, jn, jsonl, 1000);
 }
 
 static void test_resume_sends_host_point_to_sinks_lacking_it(void **state)
@@ -89,8 +95,60 @@ static void test_resume_sends_host_point_to_sinks_lacking_it(void **state)
     assert_int_equal(host_points(jsonl), 1);
 }
 
-/* The journal's inventory_sent records read back on resume: the sinks
- * named for the point's id, and none for another id (another machine). */
+/* Keeps the lines of file path that do not start with any of drop. */
+static void drop_lines(const char *path, const char *const *drop)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[8192], kept[1 << 16] = "";
+    size_t at = 0;
+    while (fgets(line, sizeof line, f)) {
+        bool keep = true;
+        for (const char *const *d = drop; *d; d++)
+            keep = keep && strncmp(line, *d, strlen(*d)) != 0;
+        if (keep && at + strlen(line) < sizeof kept)
+            at += (size_t)snprintf(kept + at, sizeof kept - at, "%s", line);
+    }
+    fclose(f);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(kept, f);
+    fclose(f);
+}
+
+/* Killed after both sinks took the point and before the journal said so
+ * (its records after `inventory_time` cut): --resume, a new point of a
+ * later time, gives j no second one (json's write_again finds the first,
+ * as the point goes at the journaled time).  It used to write the new
+ * point: two host points in j. */
+static void test_killed_before_host_point_recorded(void **state)
+{
+    const rt_dir *d = *state;
+    char jpath[512], jsonl[512], err[1024];
+    snprintf(jpath, sizeof jpath, "%s/run.journal", d->path);
+    snprintf(jsonl, sizeof jsonl, "%s/r.jsonl", d->path);
+    dlg_journal jn;
+    assert_int_equal(dlg_journal_create(&jn, jpath, "r1", "abc", err, sizeof err), 0);
+    assert_int_equal(send_at(state, "at = 5", &jn, jsonl, 1000), 0);
+    dlg_journal_close(&jn);
+    drop_lines(jpath, (const char *const[]){"inventory_sent ", "inventory ", NULL});
+    assert_int_equal(dlg_journal_resume(&jn, jpath, "abc", err, sizeof err), 0);
+    assert_int_equal(send_at(state, "at = 5", &jn, jsonl, 2000), 0);
+    dlg_journal_close(&jn);
+    assert_int_equal(host_points(jsonl), 1);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = fopen(jsonl, "r");
+    assert_non_null(f);
+    assert_true(getdelim(&text, &len, '\0', f) > 0);
+    fclose(f);
+    assert_non_null(strstr(text, "\"time_ns\":1000,"));
+    free(text);
+}
+
+/* The journal's inventory_sent and inventory_time records read back on
+ * resume: the sinks and time for the point's id, none for another id
+ * (another machine). */
 static void test_inventory_sent_read_back(void **state)
 {
     const rt_dir *d = *state;
@@ -109,6 +167,16 @@ static void test_inventory_sent_read_back(void **state)
     assert_false(dlg_journal_inventory_sent_to(&jn, "00000000000000bb", "json"));
     assert_false(dlg_journal_has_inventory(&jn, "00000000000000aa"));
     assert_int_equal(jn.nunknown, 0); /* a record this version knows */
+    int64_t t = 0;
+    assert_false(dlg_journal_inventory_time(&jn, "00000000000000aa", &t));
+    assert_int_equal(dlg_journal_record_inventory_time(&jn, "00000000000000aa", 1796396407069769754, err, sizeof err),
+                     0);
+    dlg_journal_close(&jn);
+    assert_int_equal(dlg_journal_resume(&jn, jpath, "abc", err, sizeof err), 0);
+    assert_true(dlg_journal_inventory_time(&jn, "00000000000000aa", &t));
+    assert_true(t == 1796396407069769754);
+    assert_false(dlg_journal_inventory_time(&jn, "00000000000000bb", &t));
+    assert_int_equal(jn.nunknown, 0);
     dlg_journal_close(&jn);
 }
 
@@ -118,6 +186,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_resume_sends_host_point_to_sinks_lacking_it, rt_dir_setup,
                                         rt_dir_teardown),
         cmocka_unit_test_setup_teardown(test_inventory_sent_read_back, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(test_killed_before_host_point_recorded, rt_dir_setup, rt_dir_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
