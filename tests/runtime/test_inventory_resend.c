@@ -64,14 +64,22 @@ static int send_once(void **state, const char *fail, dlg_journal *jn, const char
     return send_at(state, fail, jn, jsonl, 1000);
 }
 
-static void test_resume_sends_host_point_to_sinks_lacking_it(void **state)
+/* A new journal in the test's folder (its path into jpath), and the json
+ * sink's path into jsonl (512 bytes each). */
+static void create_journal(void **state, dlg_journal *jn, char *jpath, char *jsonl)
 {
     const rt_dir *d = *state;
+    char err[1024];
+    snprintf(jpath, 512, "%s/run.journal", d->path);
+    snprintf(jsonl, 512, "%s/r.jsonl", d->path);
+    assert_int_equal(dlg_journal_create(jn, jpath, "r1", "abc", err, sizeof err), 0);
+}
+
+static void test_resume_sends_host_point_to_sinks_lacking_it(void **state)
+{
     char jpath[512], jsonl[512], err[1024];
-    snprintf(jpath, sizeof jpath, "%s/run.journal", d->path);
-    snprintf(jsonl, sizeof jsonl, "%s/r.jsonl", d->path);
     dlg_journal jn;
-    assert_int_equal(dlg_journal_create(&jn, jpath, "r1", "abc", err, sizeof err), 0);
+    create_journal(state, &jn, jpath, jsonl);
     assert_int_equal(send_once(state, "fail = said", &jn, jsonl), 1); /* f refuses every point */
     dlg_journal_close(&jn);
     assert_int_equal(host_points(jsonl), 1);
@@ -123,12 +131,9 @@ static void drop_lines(const char *path, const char *const *drop)
  * point: two host points in j. */
 static void test_killed_before_host_point_recorded(void **state)
 {
-    const rt_dir *d = *state;
     char jpath[512], jsonl[512], err[1024];
-    snprintf(jpath, sizeof jpath, "%s/run.journal", d->path);
-    snprintf(jsonl, sizeof jsonl, "%s/r.jsonl", d->path);
     dlg_journal jn;
-    assert_int_equal(dlg_journal_create(&jn, jpath, "r1", "abc", err, sizeof err), 0);
+    create_journal(state, &jn, jpath, jsonl);
     assert_int_equal(send_at(state, "at = 5", &jn, jsonl, 1000), 0);
     dlg_journal_close(&jn);
     drop_lines(jpath, (const char *const[]){"inventory_sent ", "inventory ", NULL});
