@@ -28,12 +28,21 @@ start() {
     fail "$1: the ranks wrote no pid files: $(cat "$1.err")"
 }
 
+# A sanitized build's ranks take longer to end: LeakSanitizer scans each
+# rank's memory at exit (MPI's included), 1.7 s idle here and 4 s on two
+# loaded cores, where the ranks themselves end within 0.1 s of the signal
+# and mpirun's abort of a job with a non-zero exit adds 1 s.  Its limits
+# are three times as long, still far below the minute that a rank which
+# missed the stop would take.
+SLOW=1
+ldd "$DLG" 2>/dev/null | grep -q 'libasan' && SLOW=3
+
 # stop NAME LIMIT_MS DELAY RANKS...: after DELAY seconds (rank 0 is in
 # the agreement by then, its signal handlers installed), SIGTERM to those
 # ranks; RC and EXIT_MS, or LEFT=true (and mpirun ended by its pid) when
 # it ran past LIMIT_MS
 stop() {
-    local name=$1 limit=$2 t0 now
+    local name=$1 limit=$(($2 * SLOW)) t0 now
     sleep "$3"
     shift 3
     t0=$(now_ms)
