@@ -3,6 +3,8 @@
 
 #include "sinkfs.h"
 
+#include <dlgauge/plugin.h>
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,4 +52,15 @@ int sink_holds_line(int fd, const char *line, size_t len, bool *found)
     }
     free(buf);
     return e;
+}
+
+int sink_skip_held(const struct dlg_host *h, int fd, const char *path, const char *line, size_t len)
+{
+    bool held = false;
+    int e = sink_holds_line(fd, line, len, &held);
+    if (e)
+        return h->error(h, DLG_EIO, "%s: cannot read it to find a point written before: %s", path, strerror(e));
+    if (held)
+        h->log(h, DLG_LOG_INFO, "%s: has this point already; not written again", path);
+    return held;
 }

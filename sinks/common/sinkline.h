@@ -14,4 +14,11 @@
  * midway.  0 or an errno value. */
 int sink_holds_line(int fd, const char *line, size_t len, bool *found);
 
+/* A sink's write_again on a file of such records (path, for messages),
+ * under the caller's sink_lock: 1 when the file holds line already (an
+ * info line says it is not written again), 0 when it does not, or
+ * -DLG_EIO after host->error() when the file cannot be read. */
+struct dlg_host;
+int sink_skip_held(const struct dlg_host *h, int fd, const char *path, const char *line, size_t len);
+
 #endif

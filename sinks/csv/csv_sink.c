@@ -384,20 +384,12 @@ static int write_result(csv_sink *s, const dlg_point *p, bool again)
     if (csv_add_row(&s->row, p, (const char *const *)s->cols, s->ntags, (const char *const *)s->cols + s->ntags,
                     s->nfields) != 0)
         return s->h->error(s->h, DLG_ENOMEM, "%s: out of memory", s->path);
-    bool held = false;
     sink_lock(s->fd);
-    int e = again ? sink_holds_line(s->fd, s->row.p, s->row.len, &held) : 0;
-    if (e)
-        rc = s->h->error(s->h, DLG_EIO, "%s: cannot read it to find a row written before: %s", s->path,
-                         strerror(e));
-    else if (!held)
-        rc = write_out(s, "row", true);
-    sink_unlock(s->fd);
-    if (rc == 0 && held)
-        s->h->log(s->h, DLG_LOG_INFO, "%s: has this row already; not written again", s->path);
-    else if (rc == 0)
+    int held = again ? sink_skip_held(s->h, s->fd, s->path, s->row.p, s->row.len) : 0;
+    if (held == 0 && (rc = write_out(s, "row", true)) == 0)
         s->rows++;
-    return rc;
+    sink_unlock(s->fd);
+    return held < 0 ? held : rc;
 }
 
 static int write_results(void *state, const dlg_point *pts, size_t n, bool again)

@@ -243,22 +243,16 @@ static int influx_write(void *state, const dlg_point *pts, size_t n)
 static int file_holds(influx_sink *s, const dlg_point *p)
 {
     dlg_sbuf line = {0};
-    bool held = false;
-    int r = lp_format_point(&line, p, s->lp_flags, NULL), e = 0;
+    int r = lp_format_point(&line, p, s->lp_flags, NULL);
     if (r < 0)
         return s->h->error(s->h, DLG_ENOMEM, "out of memory");
     if (r > 0) {
         sink_lock(s->fd);
-        e = sink_holds_line(s->fd, line.p, line.len, &held);
+        r = sink_skip_held(s->h, s->fd, s->path, line.p, line.len);
         sink_unlock(s->fd);
     }
     sbuf_free(&line);
-    if (e)
-        return s->h->error(s->h, DLG_EIO, "%s: cannot read it to find a point written before: %s", s->path,
-                           strerror(e));
-    if (held)
-        s->h->log(s->h, DLG_LOG_INFO, "%s: has this point already; not written again", s->path);
-    return held;
+    return r;
 }
 
 /* A file holds each line once.  InfluxDB keeps one point per series and

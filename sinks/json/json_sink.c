@@ -99,20 +99,17 @@ static int append_points(json_sink *s, const dlg_point *pts, size_t n, bool agai
         count++;
         durable = durable || !is_progress(&pts[i]);
     }
-    int e = 0, sync_failed = 0;
-    bool held = false;
+    int e = 0, sync_failed = 0, held = 0;
     if (s->out.len) {
         sink_lock(s->fd);
-        if (again && (e = sink_holds_line(s->fd, s->out.p, s->out.len, &held)) != 0) {
-            sink_unlock(s->fd);
-            return s->h->error(s->h, DLG_EIO, "%s: cannot read it to find a point written before: %s", s->path,
-                               strerror(e));
-        }
-        if (!held)
+        held = again ? sink_skip_held(s->h, s->fd, s->path, s->out.p, s->out.len) : 0;
+        if (held == 0)
             e = durable ? sink_append_durable(s->fd, s->out.p, s->out.len, &sync_failed)
                         : sink_append(s->fd, s->out.p, s->out.len);
         sink_unlock(s->fd);
     }
+    if (held)
+        return held < 0 ? held : 0;
     if (e == ENOSPC)
         return s->h->error(s->h, DLG_EIO, "%s: disk full (ENOSPC)%s; %zu points were written before",
                            s->path, sync_failed ? " syncing (fdatasync)" : "", s->points);
@@ -121,10 +118,7 @@ static int append_points(json_sink *s, const dlg_point *pts, size_t n, bool agai
                            "were written before", s->path, strerror(e), s->points);
     if (e)
         return s->h->error(s->h, DLG_EIO, "%s: cannot write: %s", s->path, strerror(e));
-    if (held)
-        s->h->log(s->h, DLG_LOG_INFO, "%s: has this point already; not written again", s->path);
-    else
-        s->points += count;
+    s->points += count;
     return 0;
 }
 
