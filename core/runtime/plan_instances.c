@@ -151,6 +151,50 @@ static bool listed_before(char *const *names, size_t k)
     return false;
 }
 
+/* Sink a's file option k, where it names one: its value, else NULL. */
+static const char *out_path(const dlg_instance_spec *a, size_t k)
+{
+    const dlg_option *o = &a->desc->options[k];
+    const dlg_value *v = &a->vals[k];
+    return (o->flags & DLG_OPT_PATH_OUT) && o->type == DLG_OPT_STRING && v->set && v->text && v->text[0]
+               ? v->text
+               : NULL;
+}
+
+/* Whether sink b (before a in the plan) writes a's file option k: the
+ * error naming both keys' lines. */
+static bool file_taken(const dlg_instance_spec *a, size_t k, const dlg_instance_spec *b, char *err, size_t errlen)
+{
+    const char *path = out_path(a, k);
+    for (size_t j = 0; path && b->desc->options[j].name; j++) {
+        const char *other = out_path(b, j);
+        if (!other || !dlg_path_same(path, other))
+            continue;
+        const char *key = a->desc->options[k].name, *bkey = b->desc->options[j].name;
+        char w[512], bw[512];
+        dlg_plan_where(dlg_section_get(a->sec, key), a->sec, w, sizeof w);
+        dlg_plan_where(dlg_section_get(b->sec, bkey), b->sec, bw, sizeof bw);
+        bw[strlen(bw) >= 2 ? strlen(bw) - 2 : 0] = '\0'; /* "file:line", no ": " */
+        snprintf(err, errlen, "%s[sink %s] %s: %s is the file [sink %s] writes too (%s = %s at %s): two sinks "
+                 "in one file mix their rows; give each its own",
+                 w, a->name, key, path, b->name, bkey, other, bw);
+        return true;
+    }
+    return false;
+}
+
+/* Each sink's files its own: two csv sinks on one file would write every
+ * row twice, a csv and a json sink lines no reader parses. */
+static int sinks_apart(const dlg_plan *p, char *err, size_t errlen)
+{
+    for (size_t i = 1; i < p->nsinks; i++)
+        for (size_t k = 0; p->sinks[i].desc->options && p->sinks[i].desc->options[k].name; k++)
+            for (size_t b = 0; b < i; b++)
+                if (file_taken(&p->sinks[i], k, &p->sinks[b], err, errlen))
+                    return -1;
+    return 0;
+}
+
 int dlg_plan_sinks(dlg_plan *p, const dlg_section *global, char *err, size_t errlen)
 {
     const dlg_entry *se = dlg_section_get(global, "sinks");
@@ -163,7 +207,7 @@ int dlg_plan_sinks(dlg_plan *p, const dlg_section *global, char *err, size_t err
                  add_instance(&p->sinks, &p->nsinks, &spec) != 0))
                 return -1;
         }
-        return 0;
+        return sinks_apart(p, err, errlen);
     }
     char **names = NULL;
     size_t n = 0;
@@ -198,5 +242,5 @@ int dlg_plan_sinks(dlg_plan *p, const dlg_section *global, char *err, size_t err
         }
     }
     dlg_list_free(names, n);
-    return 0;
+    return sinks_apart(p, err, errlen);
 }

@@ -279,6 +279,13 @@ static const bad_case bad_cases[] = {
     /* a sink listed twice got every result twice (duplicate rows in one file) */
     {"[global]\nsinks = out, x, out\n[sink out]\ntype = csv\npath = r.csv\n[sink x]\ntype = csv\npath = s.csv\n"
      "[job a]\nworkload = sleep\n", 2, {"[global] sinks: 'out' is listed twice in 'out, x, out'"}},
+    /* two sinks on one file: every row twice, or csv and json lines mixed */
+    {"[sink csv]\npath = r.csv\n[sink c2]\ntype = csv\npath = ./r.csv\n[job a]\nworkload = sleep\n", 5,
+     {"[sink c2] path: ./r.csv is the file [sink csv] writes too (path = r.csv at ", ":2)", "give each its own"}},
+    {"[global]\nsinks = j, out\n[sink out]\ntype = csv\npath = r.x\n[sink j]\ntype = json\npath = r.x\n"
+     "[job a]\nworkload = sleep\n", 5, {"[sink out] path: r.x is the file [sink j] writes too (path = r.x at ", ":8)"}},
+    {"[sink lp]\ntype = influx\npath = d//r.lp\n[sink csv]\npath = d/r.lp\n[job a]\nworkload = sleep\n", 5,
+     {"[sink csv] path: d/r.lp is the file [sink lp] writes too"}},
     {"[global]\nsinks = out,\n[sink out]\ntype = csv\npath = r.csv\n[job a]\nworkload = sleep\n", 2,
      {"[global] sinks: empty element in the list 'out,'"}},
     {"[global]\nrepeat = 0\n[job a]\nworkload = sleep\n", 2, {"[job a] repeat: 0 is below the minimum 1"}},
