@@ -48,13 +48,16 @@ int dlg_cmd_flush(const dlg_cli *cli, int argc, char **argv);
  * COARSE, the clock of file times): "dlgauge: results in /cwd/results.csv,
  * ..." (a resumed run passes 0: its earlier part may be in a file this
  * part leaves as it was); none when there are none (core/cli/sink_files.c).  A path the run
- * did not write (a csv sink that put its rows in PATH.2.csv, saying so)
- * is not named.  Less the files of sink i where skip[i] (NULL: none
- * skipped): a sink that lacks rows of the run (said on its own line) is
- * no place where its results are. */
+ * did not write (a csv sink that put its rows in PATH.2.csv) is not
+ * named; the files the open sinks ss (NULL: none) named as where their
+ * rows went instead are, absolute ones too.  Less the files of sink i
+ * where skip[i] (NULL: none skipped): a sink that lacks rows of the run
+ * (said on its own line) is no place where its results are. */
 struct dlg_plan;
+struct dlg_sinkset;
 struct timespec;
-void dlg_say_sink_files_but(const struct dlg_plan *plan, const bool *skip, struct timespec since, FILE *out);
+void dlg_say_sink_files_but(const struct dlg_plan *plan, const struct dlg_sinkset *ss, const bool *skip,
+                            struct timespec since, FILE *out);
 /* dlgauge mkdata images|text ...: generated datasets (core/cli/cmd_mkdata.c) */
 int dlg_cmd_mkdata(const dlg_cli *cli, int argc, char **argv);
 /* mkdata's usage text (also `dlgauge help mkdata`). */

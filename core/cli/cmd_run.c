@@ -601,12 +601,22 @@ static int run_file(const dlg_cli *cli, const dlg_run_args *a, dlg_comm *comm)
     bool *incomplete = calloc(plan.nsinks + 1, sizeof *incomplete);
     if (lead && incomplete) /* a sink that lacks rows is not where the results are */
         dlg_deliver_say_missed(&delivery, incomplete, stderr);
+    /* made while the sinks are open (the files they named live as long),
+     * said after their flush's lines */
+    char *files_line = NULL;
+    size_t files_len = 0;
+    FILE *files = lead && cli->verbosity > 0 ? open_memstream(&files_line, &files_len) : NULL;
+    if (files) {
+        dlg_say_sink_files_but(&plan, &ss, incomplete, opened, files);
+        fclose(files);
+    }
     if (lead) {
         dlg_sinkset_close(&ss, 10ull * 1000000000ull);
         sinks_open = false;
     }
-    if (lead && cli->verbosity > 0)
-        dlg_say_sink_files_but(&plan, incomplete, opened, stderr);
+    if (files_line)
+        fputs(files_line, stderr);
+    free(files_line);
     free(incomplete);
     rc = exit_code(failed, &ss);
     if (lead && dlg_stop_signal())

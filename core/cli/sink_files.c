@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include "plan.h"
+#include "sinkset.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,33 +26,52 @@ static bool written_file(const char *path, struct timespec since)
            (st.st_mtim.tv_sec == since.tv_sec && st.st_mtim.tv_nsec >= since.tv_nsec);
 }
 
-/* Prints each relative file that spec wrote (its options flagged
- * DLG_OPT_PATH_OUT) as cwd/path, after "dlgauge: results in " the first
- * time; returns how many files have been printed so far. */
-static size_t say_files(const dlg_instance_spec *spec, const char *cwd, struct timespec since, size_t said,
-                        FILE *out)
+/* Prints path, made absolute, after "dlgauge: results in " the first
+ * time (said = 0); returns how many files have been printed so far. */
+static size_t say_file(const char *path, const char *cwd, size_t said, FILE *out)
+{
+    fputs(said++ ? ", " : "dlgauge: results in ", out);
+    if (path[0] == '/') {
+        fputs(path, out);
+        return said;
+    }
+    const char *p = strncmp(path, "./", 2) == 0 ? path + 2 : path;
+    fprintf(out, "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "", p);
+    return said;
+}
+
+/* Each relative file that spec wrote (its options flagged
+ * DLG_OPT_PATH_OUT): an absolute one is where the user said. */
+static size_t say_options(const dlg_instance_spec *spec, const char *cwd, struct timespec since, size_t said,
+                          FILE *out)
 {
     const dlg_option *o = spec->desc->options;
     for (size_t k = 0; o && o[k].name; k++) {
         const dlg_value *v = &spec->vals[k];
-        if (!(o[k].flags & DLG_OPT_PATH_OUT) || o[k].type != DLG_OPT_STRING || !v->set || !v->text ||
-            !v->text[0] || v->text[0] == '/' || !written_file(v->text, since))
-            continue;
-        const char *p = strncmp(v->text, "./", 2) == 0 ? v->text + 2 : v->text;
-        fprintf(out, "%s%s%s%s", said++ ? ", " : "dlgauge: results in ", cwd, strcmp(cwd, "/") ? "/" : "", p);
+        if ((o[k].flags & DLG_OPT_PATH_OUT) && o[k].type == DLG_OPT_STRING && v->set && v->text &&
+            v->text[0] && v->text[0] != '/' && written_file(v->text, since))
+            said = say_file(v->text, cwd, said, out);
     }
     return said;
 }
 
-void dlg_say_sink_files_but(const dlg_plan *plan, const bool *skip, struct timespec since, FILE *out)
+void dlg_say_sink_files_but(const dlg_plan *plan, const dlg_sinkset *ss, const bool *skip,
+                            struct timespec since, FILE *out)
 {
     char cwd[4096];
     if (!getcwd(cwd, sizeof cwd))
         return; /* nothing better to say than the paths as written */
     size_t said = 0;
-    for (size_t i = 0; i < plan->nsinks; i++)
-        if (!skip || !skip[i])
-            said = say_files(&plan->sinks[i], cwd, since, said, out);
+    for (size_t i = 0; i < plan->nsinks; i++) {
+        if (skip && skip[i])
+            continue;
+        said = say_options(&plan->sinks[i], cwd, since, said, out);
+        char *const *named;
+        size_t n = ss ? dlg_sinkset_named(ss, i, &named) : 0;
+        for (size_t k = 0; k < n; k++) /* names the user never wrote: absolute ones too */
+            if (written_file(named[k], since))
+                said = say_file(named[k], cwd, said, out);
+    }
     if (said)
         fputc('\n', out);
 }

@@ -145,6 +145,7 @@ int dlg_sinkset_open(dlg_sinkset *ss, dlg_plan *plan, bool begin_run, int verbos
         ss->n = i + 1; /* so that close() cleans up whatever opened */
         uint64_t mark = dlg_services_mark(&ss->svc);
         dlg_crash_guard g;
+        s->named_from = ss->svc.files.nkept;
         guard_on(&g, s->host, s->spec, "open");
         int rc = ops->open(&s->host->pub, s->spec->vals, s->spec->name, &s->state);
         dlg_crash_guard_disarm(&g);
@@ -153,6 +154,7 @@ int dlg_sinkset_open(dlg_sinkset *ss, dlg_plan *plan, bool begin_run, int verbos
             rc = ops->begin(s->state, &schema);
             dlg_crash_guard_disarm(&g);
         }
+        s->named_to = ss->svc.files.nkept;
         if (rc < 0) {
             /* what host->error() said it was, else what open returned */
             int said = sink_error(&ss->svc, mark, s->host, s->spec, "open", rc, err, errlen);
@@ -229,6 +231,15 @@ static void note_kept(dlg_sinkset *ss, uint64_t mark, dlg_sink_live *s)
         fprintf(stderr, "dlgauge: %s: some points could not be delivered and were kept for later\n",
                 s->host->context);
     ss->kept++;
+}
+
+size_t dlg_sinkset_named(const dlg_sinkset *ss, size_t i, char *const **paths)
+{
+    *paths = NULL;
+    if (i >= ss->n || ss->sinks[i].named_to <= ss->sinks[i].named_from)
+        return 0;
+    *paths = ss->svc.files.kept + ss->sinks[i].named_from;
+    return ss->sinks[i].named_to - ss->sinks[i].named_from;
 }
 
 void dlg_sinkset_close(dlg_sinkset *ss, uint64_t timeout_ns)

@@ -16,6 +16,10 @@ typedef struct dlg_sink_live {
     void *state;
     int failures;
     size_t missed; /* result rows that did not reach it (counted by the caller) */
+    /* the files it named, opening, through the host's file_kept: where its
+     * rows go other than its path options (csv's PATH.2.csv), as
+     * svc.files.kept[named_from..named_to) */
+    size_t named_from, named_to;
     char last_error[2048];
 } dlg_sink_live;
 
@@ -52,6 +56,9 @@ int dlg_sinkset_write_one(dlg_sinkset *ss, size_t i, const dlg_point *pts, size_
  * the interrupted run was delivering): through its write_again op, which
  * skips those it stores, where it has one (version 4), else write. */
 int dlg_sinkset_write_again_one(dlg_sinkset *ss, size_t i, const dlg_point *pts, size_t n);
+/* The files sink i named as where its rows go, beside its path options
+ * (see dlg_sink_live): *paths, how many returned; valid until close. */
+size_t dlg_sinkset_named(const dlg_sinkset *ss, size_t i, char *const **paths);
 /* Flushes (bounded by timeout) and closes every sink.  A flush that
  * returns -DLG_EAGAIN kept its points for later (said on stderr, counted
  * in kept); any other error counts in failures. */

@@ -347,7 +347,9 @@ typedef struct dlg_host {
      * rename into place), a file or a folder of files: a disk must hold
      * it beside what the cell read, so the row's storage_files_bytes
      * counts it, once by name, at its size when the cell reports.  Any
-     * thread. */
+     * thread.  A sink whose rows go to a file other than its path options
+     * say (csv's PATH.2.csv when PATH's header does not fit) names it so
+     * from open or begin: the run's last line lists it among the results. */
     void (*file_kept)(const struct dlg_host *h, const char *path);
 } dlg_host;
 

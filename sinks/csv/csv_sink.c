@@ -254,6 +254,8 @@ static int try_file(csv_sink *s, char *alt, int fd)
         return rc;
     }
     s->h->log(s->h, DLG_LOG_WARN, "%s; this run's rows go to %s instead", s->misfit, alt);
+    if (DLG_HOST_HAS(s->h, file_kept)) /* the run's last line names it */
+        s->h->file_kept(s->h, alt);
     close(old_fd);
     free(old_path);
     return 0;

@@ -57,6 +57,8 @@ expect_rc rotb 0
 if grep 'results in' rotb.err | grep -q 'results/r\.csv'; then
     fail "rotb: names results/r.csv, which got no row: $(grep 'results in' rotb.err)"
 fi
+grep -qx "dlgauge: results in $WORK/rot/results/r.2.csv" rotb.err ||
+    fail "rotb: the last line does not name results/r.2.csv, where its rows went: $(cat rotb.err)"
 cd "$here" || exit 1
 
 # from another directory: another spool, named, with what makes it another

@@ -72,7 +72,7 @@ static char *said_since(dlg_value (*v)[3], size_t nsinks, struct timespec since)
     size_t len = 0;
     FILE *out = open_memstream(&buf, &len);
     assert_non_null(out);
-    dlg_say_sink_files_but(&plan, NULL, since, out);
+    dlg_say_sink_files_but(&plan, NULL, NULL, since, out);
     assert_int_equal(fclose(out), 0);
     return buf;
 }
