@@ -2,7 +2,9 @@
  * begin() writes from the run's schema (every tag and field of the run is
  * known before the first point).  It shows what a sink needs: options as
  * data, a check() that --dry-run calls, points copied out during write()
- * (the host owns them), and errors through the host. */
+ * (the host owns them), errors through the host, and a file that is
+ * appended to, never replaced: open() runs again for `dlgauge run
+ * --resume`, whose earlier rows are in the file already. */
 #include <dlgauge/plugin.h>
 
 #include <errno.h>
@@ -13,7 +15,7 @@
 
 enum { OPT_PATH };
 static const dlg_option tsv_options[] = {
-    [OPT_PATH] = {"path", DLG_OPT_STRING, NULL, NULL, NULL, NULL, "file to write (replaced)",
+    [OPT_PATH] = {"path", DLG_OPT_STRING, NULL, NULL, NULL, NULL, "file to append to (the header written when it is empty)",
                   DLG_OPT_REQUIRED | DLG_OPT_NOSWEEP | DLG_OPT_PATH_OUT},
     {0},
 };
@@ -45,7 +47,7 @@ static int tsv_open(const dlg_host *h, const dlg_value *opts, const char *name, 
         return h->error(h, DLG_ENOMEM, "out of memory");
     }
     t->h = h;
-    if (!(t->out = fopen(t->path, "w"))) {
+    if (!(t->out = fopen(t->path, "a+"))) {
         /* starting with the key: the host names path's file:line */
         int rc = h->error(h, DLG_EIO, "path = %s: %s", t->path, strerror(errno));
         tsv_close(t);
@@ -53,6 +55,39 @@ static int tsv_open(const dlg_host *h, const dlg_value *opts, const char *name, 
     }
     *state = t;
     return 0;
+}
+
+/* The header line of cols, tab-separated, into a new string. */
+static char *header_of(const char **cols, size_t n)
+{
+    size_t len = 2;
+    for (size_t i = 0; i < n; i++)
+        len += strlen(cols[i]) + 1;
+    char *line = malloc(len), *p = line;
+    for (size_t i = 0; line && i < n; i++)
+        p += sprintf(p, "%s%s", i ? "\t" : "", cols[i]);
+    if (line)
+        strcpy(p, "\n");
+    return line;
+}
+
+/* Writes header into an empty file; a file that has rows must start with
+ * it (a run of other columns would put its rows under the wrong names). */
+static int start_file(tsv *t, const char *header)
+{
+    if (fseek(t->out, 0, SEEK_END) != 0)
+        return t->h->error(t->h, DLG_EIO, "%s: %s", t->path, strerror(errno));
+    if (ftell(t->out) == 0) {
+        fputs(header, t->out);
+        return fflush(t->out) == 0 ? 0 : t->h->error(t->h, DLG_EIO, "%s: cannot write: %s", t->path, strerror(errno));
+    }
+    char first[4096] = "";
+    rewind(t->out);
+    if (!fgets(first, sizeof first, t->out) || strcmp(first, header) != 0)
+        return t->h->error(t->h, DLG_EINVAL, "path = %s: its header is not this run's columns; choose another "
+                           "file", t->path);
+    /* output after input needs a seek between (C11 7.21.5.3) */
+    return fseek(t->out, 0, SEEK_END) == 0 ? 0 : t->h->error(t->h, DLG_EIO, "%s: %s", t->path, strerror(errno));
 }
 
 /* The header, and the columns' order for write() (the schema's names
@@ -68,10 +103,12 @@ static int tsv_begin(void *state, const dlg_schema *s)
         t->cols[i] = s->tags[i];
     for (size_t i = 0; i < s->nfields; i++)
         t->cols[s->ntags + i] = s->fields[i].name;
-    for (size_t i = 0; i < t->ncols; i++)
-        fprintf(t->out, "%s%s", i ? "\t" : "", t->cols[i]);
-    fputc('\n', t->out);
-    return 0;
+    char *header = header_of(t->cols, t->ncols);
+    if (!header)
+        return t->h->error(t->h, DLG_ENOMEM, "out of memory");
+    int rc = start_file(t, header);
+    free(header);
+    return rc;
 }
 
 static void put_field(FILE *out, const dlg_field *f)

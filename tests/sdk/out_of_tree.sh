@@ -99,6 +99,22 @@ assert [r["status"] for r in rows] == ["ok"] and int(rows[0]["io_bytes"]) > 0, r
 rows = list(csv.DictReader(open(sys.argv[1] + "/noop.tsv"), delimiter="\t"))
 assert [(r["cpus"], r["status"]) for r in rows] == [("1", "ok"), ("2", "ok")], rows
 PY
+# The tsv sink appends (open runs again for --resume, whose earlier rows
+# are in the file): a second run adds its rows under the one header, and
+# a run of other columns is refused rather than written under them.
+"$work/prefix/bin/dlgauge" --plugin-dir "$work/kinds" run "$src/examples/result-sink/tsv.ini" \
+  --set job.iterations=100 >/dev/null 2>&1 || { echo "FAIL: tsv.ini does not run twice"; exit 1; }
+python3 - "$work/results" <<'PY'
+import sys
+lines = open(sys.argv[1] + "/noop.tsv").read().splitlines()
+assert len(lines) == 5 and lines[0].startswith("cpus\t") and not any(l.startswith("cpus\t") for l in lines[1:]), lines
+PY
+if "$work/prefix/bin/dlgauge" --plugin-dir "$work/kinds" run "$src/examples/result-sink/tsv.ini" \
+     --set job.cpus=1 >/dev/null 2>"$work/tsv.err"; then
+  echo "FAIL: tsv appends rows of other columns"; exit 1
+fi
+grep -qF "path = results/noop.tsv: its header is not this run's columns" "$work/tsv.err" ||
+  { echo "FAIL: tsv header mismatch: $(cat "$work/tsv.err")"; exit 1; }
 # A backend's error names its section; the sink's check() runs in --dry-run.
 if "$work/prefix/bin/dlgauge" --plugin-dir "$work/kinds" run "$work/kinds.ini" --set below.root=/nonexistent \
      >/dev/null 2>"$work/kinds.err"; then
@@ -109,7 +125,7 @@ grep -qF "[storage below] rootfs: root = /nonexistent: No such file or directory
 # A path whose ".." climbs above root is refused, not read from beside it
 # (sub/../.. is $work itself, where data.bin lies).
 if "$work/prefix/bin/dlgauge" --plugin-dir "$work/kinds" run "$work/kinds.ini" --set sum.path=sub/../../data.bin \
-     --set sum.block=4KiB >/dev/null 2>"$work/kinds.err"; then
+     --set sum.block=4KiB --set tsv.path=results/climb.tsv >/dev/null 2>"$work/kinds.err"; then
   echo "FAIL: rootfs reads sub/../../data.bin outside root"; exit 1
 fi
 grep -qF "sub/../../data.bin: climbs out of root = $work/root" "$work/kinds.err" ||
