@@ -4,10 +4,13 @@
  * backend, and counting it as whole inflated io_bytes and iops.  A storage
  * backend of the test's own returns half of the read at SHORT_OFF, sync
  * and queued; a sequential pass's last block, where the file ends inside
- * it, stays a whole read.  Before, every case ran without an error. */
+ * it, stays a whole read.  Before, every case ran without an error.
+ * The same backend, queued, also shows a step take step_ios reads, not
+ * as many as the queue holds. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -23,6 +26,7 @@
 
 typedef struct short_store {
     uint64_t size;
+    bool whole; /* no short read at SHORT_OFF */
     dlg_io queued[QUEUE];
     size_t nqueued;
 } short_store;
@@ -53,7 +57,7 @@ static int64_t got(const short_store *s, size_t n, uint64_t off)
         return 0;
     uint64_t left = s->size - off;
     size_t r = left < n ? (size_t)left : n;
-    return (int64_t)(off == SHORT_OFF ? r / 2 : r);
+    return (int64_t)(off == SHORT_OFF && !s->whole ? r / 2 : r);
 }
 
 static int64_t ss_read(dlg_file *f, void *buf, size_t n, uint64_t off)
@@ -173,12 +177,31 @@ static void last_block_at_end_is_whole(void **st)
     }
 }
 
+/* A step is step_ios reads whatever the depth: with 8 reads in flight and
+ * each done at once, a step took all 8 (steps and their latency then meant
+ * another thing on uring than on posix in one sweep). */
+static void queued_step_takes_step_ios(void **st)
+{
+    (void)st;
+    short_store s = {.size = 64 * BLOCK, .whole = true};
+    hook_arg a = {&s, &async_ops};
+    const char *const over[] = {"data=raw:short.bin", "block=4KiB", "cache=none", "step_ios=2", "depth=8", NULL};
+    wr_result r;
+    wr_run_with("tools.so", "io", over, 3, &r, add_store, &a);
+    assert_int_equal(r.setup_rc, 0);
+    assert_int_equal(r.step_rc, 0);
+    assert_int_equal(r.steps_done, 3);
+    assert_int_equal(r.items, 3 * 2 * BLOCK);
+    assert_int_equal(wr_int(&r, "ios"), 6);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sync_short_read_refused),
         cmocka_unit_test(queued_short_read_refused),
         cmocka_unit_test(last_block_at_end_is_whole),
+        cmocka_unit_test(queued_step_takes_step_ios),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

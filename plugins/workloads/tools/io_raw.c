@@ -228,12 +228,14 @@ static int step_async(io_raw *s, dlg_step *out)
         /* The queue stays full across steps, as fio keeps it; only checksum
          * mode drains it at each step's end, so that a step reads exactly
          * its own blocks and the sum has a known answer. */
-        uint32_t inflight = s->depth - s->nfree;
-        uint32_t room = s->checksum ? s->step_ios - got - inflight : s->depth;
+        uint32_t inflight = s->depth - s->nfree, want = s->step_ios - got;
+        uint32_t room = s->checksum ? want - inflight : s->depth;
         int rc = refill(s, room);
         if (rc < 0)
             return rc;
-        int n = s->h->file_reap(s->h, s->f, s->done, s->checksum ? s->step_ios - got : s->depth, 1);
+        /* a step is step_ios reads at any depth: the completions beyond
+         * them wait for the next step */
+        int n = s->h->file_reap(s->h, s->f, s->done, want < s->depth ? want : s->depth, 1);
         if (read_stopped(s, n))
             break;
         if (n < 0)
