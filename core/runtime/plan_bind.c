@@ -75,7 +75,10 @@ static int check_value(const dlg_option *o, const char *text, const dlg_entry *e
             snprintf(why, sizeof why, "'%s' and '%s' are the same value: give each once", vals[dup], t);
         }
         dlg_plan_where(e, s, w, sizeof w);
-        snprintf(err, errlen, "%s[job %s] %s: %s", w, job, o->name, why);
+        if (e && e != dlg_section_get(s, o->name)) /* [global]'s, which this job takes */
+            snprintf(err, errlen, "%s[global] %s: %s (in [job %s])", w, o->name, why, job);
+        else
+            snprintf(err, errlen, "%s[job %s] %s: %s", w, job, o->name, why);
         free(seen);
         dlg_list_free(vals, n);
         return -1;

@@ -288,7 +288,7 @@ static const bad_case bad_cases[] = {
      {"[sink csv] path: d/r.lp is the file [sink lp] writes too"}},
     {"[global]\nsinks = out,\n[sink out]\ntype = csv\npath = r.csv\n[job a]\nworkload = sleep\n", 2,
      {"[global] sinks: empty element in the list 'out,'"}},
-    {"[global]\nrepeat = 0\n[job a]\nworkload = sleep\n", 2, {"[job a] repeat: 0 is below the minimum 1"}},
+    {"[global]\nrepeat = 0\n[job a]\nworkload = sleep\n", 2, {"[global] repeat: 0 is below the minimum 1 (in [job a])"}},
     {"[global]\n", 0, {"no [job NAME] sections: nothing to run"}},
     /* isolation = none cannot enforce limits: an error, not silently ignored */
     {"[job a]\nworkload = sleep\ntimeout = 1s\nisolation = none\nmemory = 1GiB\n", 4,
