@@ -435,6 +435,16 @@ static int exit_code(int failed, const dlg_sinkset *ss)
     return failed || ss->failures ? DLG_EXIT_FAILED : DLG_EXIT_OK;
 }
 
+/* The plan's cells that the journal has done: not its every record (a
+ * journal edited by hand, or one whose config named other cells). */
+static size_t plan_cells_done(const dlg_plan *plan, const dlg_journal *jn)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < plan->njobs; i++)
+        for (size_t k = 0; k < plan->jobs[i].ncells; k++)
+            n += dlg_journal_is_done(jn, plan->jobs[i].name, k);
+    return n;
+}
 /* A fresh journal, or the interrupted run's (which also gives the run id). */
 static int open_journal(const dlg_run_args *a, const dlg_config *cfg, dlg_run *run, dlg_journal *jn, char *err,
                         size_t errlen)
@@ -458,13 +468,14 @@ static int open_journal(const dlg_run_args *a, const dlg_config *cfg, dlg_run *r
         dlg_journal_check_ranks(jn, ranks, nodes, err, errlen) != 0)
         return -1;
     snprintf(run->run_id, sizeof run->run_id, "%s", jn->run_id);
+    size_t done = plan_cells_done(run->plan, jn);
     char kept[128] = "";
     if (dlg_journal_nkept(jn))
         snprintf(kept, sizeof kept, ", %zu more with %s row kept for the sinks that may lack it", dlg_journal_nkept(jn),
                  dlg_journal_nkept(jn) == 1 ? "its" : "each");
     if (run->verbosity > 0)
-        fprintf(stderr, "dlgauge: resuming run %s: %zu cell%s already done%s\n", jn->run_id, jn->ndone,
-                jn->ndone == 1 ? "" : "s", kept);
+        fprintf(stderr, "dlgauge: resuming run %s: %zu cell%s already done%s\n", jn->run_id, done,
+                done == 1 ? "" : "s", kept);
     return 0;
 }
 

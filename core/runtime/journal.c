@@ -602,7 +602,7 @@ void dlg_journal_print_notes(const dlg_journal *j, FILE *out)
                 "run of this journal at the same time would not be refused\n", j->path, strerror(j->unlocked));
     if (j->nunknown)
         fprintf(out, "dlgauge: note: %s:%d: skipped %zu journal line%s of a kind this dlgauge does not know "
-                "(the first: %s), written by a newer dlgauge; resuming from the records it knows\n",
+                "(the first: %s): a newer dlgauge's, or damaged; resuming from the records it knows\n",
                 j->path, j->unknown_line, j->nunknown, j->nunknown == 1 ? "" : "s", j->unknown_kind);
 }
 

@@ -4,7 +4,7 @@
 # the kind, and the run goes on with the records it knows (it used to stop
 # at "malformed journal line", as the version before the inventory record
 # did on this one's journals).  A damaged record of a known kind stays an
-# error at its line.
+# error at its line.  Records of cells the plan lacks count for none.
 source "$(dirname "$0")/lib.sh"
 
 ini compat.ini <<EOT
@@ -28,9 +28,16 @@ line=$(wc -l <compat.journal)
 run_cli resume -q run compat.ini --resume
 expect_rc resume 0
 [ "$(grep -c . resume.err)" = 1 ] &&
-    grep -q "^dlgauge: note: $WORK/compat.journal:$line: skipped 1 journal line of a kind this dlgauge does not know (the first: gpu_clock), written by a newer dlgauge" resume.err ||
+    grep -q "^dlgauge: note: $WORK/compat.journal:$line: skipped 1 journal line of a kind this dlgauge does not know (the first: gpu_clock): a newer dlgauge's, or damaged" resume.err ||
     fail "resume: expected one note on stderr: $(cat resume.err)"
 [ "$(grep -c '^\[' resume.out)" = 1 ] || fail "resume: expected seed 2's cell alone: $(cat resume.out)"
+
+# records of cells the plan lacks (a journal edited by hand) are not
+# counted as its cells done: it said "4 cells already done" of 2
+printf 'done s 7 ok\ndone gone 0 ok\n' >>compat.journal
+run_cli count run compat.ini --resume
+expect_rc count 0
+grep -q "^dlgauge: resuming run .*: 2 cells already done$" count.err || fail "count: $(cat count.err)"
 
 echo "done s 1x ok" >>compat.journal
 line=$(wc -l <compat.journal)
