@@ -62,6 +62,10 @@ int dlg_plan_instance(dlg_plan *p, dlg_kind kind, const char *name, dlg_instance
             goto fail;
         }
         if (dlg_opt_parse(o, e->value, &out->vals[idx], why, sizeof why) != 0) {
+            if (strchr(e->value, ',') && !(o->flags & DLG_OPT_NOSWEEP)) /* a sweep, as a job's keys take */
+                snprintf(why, sizeof why, "'%s' is a list, but a %s's options take one value%s", e->value,
+                         dlg_kind_name(kind), kind == DLG_KIND_STORAGE ? " (to sweep, give each value a [storage] "
+                         "section and list them in the job's storage key)" : "");
             snprintf(err, errlen, "%s[%s %s] %s: %s", w, dlg_kind_name(kind), name, e->key, why);
             goto fail;
         }

@@ -279,6 +279,12 @@ static const bad_case bad_cases[] = {
     /* a sink listed twice got every result twice (duplicate rows in one file) */
     {"[global]\nsinks = out, x, out\n[sink out]\ntype = csv\npath = r.csv\n[sink x]\ntype = csv\npath = s.csv\n"
      "[job a]\nworkload = sleep\n", 2, {"[global] sinks: 'out' is listed twice in 'out, x, out'"}},
+    /* a list where a job would sweep: not "unknown size unit 'MB, 2MB'" */
+    {"[job a]\nworkload = sleep\nstorage = s\n[storage s]\ntype = throttle\nbandwidth = 1MB, 2MB\n", 6,
+     {"[storage s] bandwidth: '1MB, 2MB' is a list, but a storage's options take one value (to sweep, give each "
+      "value a [storage] section and list them in the job's storage key)"}},
+    {"[job a]\nworkload = sleep\n[sink lp]\ntype = influx\npath = x\nbatch = 1, 2\n", 6,
+     {"[sink lp] batch: '1, 2' is a list, but a sink's options take one value"}},
     /* two sinks on one file: every row twice, or csv and json lines mixed */
     {"[sink csv]\npath = r.csv\n[sink c2]\ntype = csv\npath = ./r.csv\n[job a]\nworkload = sleep\n", 5,
      {"[sink c2] path: ./r.csv is the file [sink csv] writes too (path = r.csv at ", ":2)", "give each its own"}},
