@@ -84,8 +84,12 @@ int dlg_section_put(dlg_section *s, const char *key, const char *value, const ch
         if (strcmp(e->key, key) != 0)
             continue;
         if (line > 0 && strcmp(e->file, file) == 0) {
-            snprintf(err, errlen, "%s:%d: key '%s' is set twice in this section (first at line %d)",
-                     file, line, key, e->line);
+            if (s->kind == DLG_SEC_GLOBAL)
+                snprintf(err, errlen, "%s:%d: [global] %s: set twice in this section (first at line %d)", file,
+                         line, key, e->line);
+            else
+                snprintf(err, errlen, "%s:%d: [%s %s] %s: set twice in this section (first at line %d)", file,
+                         line, dlg_section_kind_name(s->kind), s->name, key, e->line);
             return -1;
         }
         char *v = strdup(value), *f = strdup(file);

@@ -169,8 +169,11 @@ static int store(parse_state *ps, const char *key, const char *value)
         return fail(ps, "a key name is missing before the '='%s%s", "", "");
     if (!ps->have_current)
         return fail(ps, "'%s' appears before any section header%s", key, "");
-    if (!*value)
-        return fail(ps, "key '%s' has an empty value%s", key, "");
+    if (!*value) {
+        char label[320];
+        entry_label(ps, key, label, sizeof label);
+        return fail(ps, "%s: an empty value%s", label, " (give one, or leave the key out)");
+    }
     if (!check_reopened(ps, key))
         return 0;
     char perr[512];

@@ -16,7 +16,7 @@ case_ini syntax $'[job a\nworkload = sleep' '^dlgauge: syntax\.ini:1: syntax err
 case_ini nokv $'[job a]\nworkload = sleep\njust words here' '^dlgauge: nokv\.ini:3: syntax error'
 case_ini section $'[jobs a]\nworkload = sleep' "^dlgauge: section\.ini:1: unknown section \[jobs a\]" "did you mean 'job'"
 case_ini dup $'[job a]\nworkload = sleep\nsleep = 1ms\nsleep = 2ms' \
-    "^dlgauge: dup\.ini:4: key 'sleep' is set twice in this section \(first at line 3\)"
+    "^dlgauge: dup\.ini:4: \[job a\] sleep: set twice in this section \(first at line 3\)"
 case_ini key $'[job a]\nworkload = sleep\nslep = 1ms' \
     "^dlgauge: key\.ini:3: \[job a\] unknown key 'slep' for workload sleep" "did you mean 'sleep'"
 case_ini workload $'[job a]\nworkload = sleeep' \

@@ -82,7 +82,7 @@ static void duplicate_key(void **state)
     char path[512], err[1024];
     dlg_config c;
     assert_int_not_equal(load(state, "dup.ini", "[job a]\nbatch = 1\nworkload = x\nbatch = 2\n", &c, path, err), 0);
-    rt_assert_error_at(err, path, 4, "key 'batch' is set twice in this section (first at line 2)", END);
+    rt_assert_error_at(err, path, 4, "[job a] batch: set twice in this section (first at line 2)", END);
     dlg_config_free(&c);
     /* the same key in two sections is fine */
     assert_int_equal(load(state, "ok.ini", "[job a]\nbatch = 1\n[job b]\nbatch = 2\n", &c, path, err), 0);
@@ -114,7 +114,7 @@ static void duplicate_section(void **state)
     /* within one appearance it stays a key set twice */
     assert_int_not_equal(load(state, "k.ini", "[job a]\nworkload = x\n[job a]\nsleep = 1\nsleep = 2\n", &c, path,
                               err), 0);
-    rt_assert_error_at(err, path, 5, "key 'sleep' is set twice in this section (first at line 4)", END);
+    rt_assert_error_at(err, path, 5, "sleep: set twice in this section (first at line 4)", END);
     dlg_config_free(&c);
 }
 
@@ -343,7 +343,7 @@ static void generated_files(void **state)
     } bad[] = {
         {"[job a]\nworkload = \"sleep\n", 2, "[job a] workload: unbalanced quotes in '\"sleep'"},
         {"[job a]\nworkload = \"a\" \"b\"\n", 2, "unbalanced quotes in '\"a\" \"b\"'"},
-        {"[job a]\nworkload = \"\"\n", 2, "key 'workload' has an empty value"},
+        {"[job a]\nworkload = \"\"\n", 2, "[job a] workload: an empty value (give one, or leave the key out)"},
         {"[job a] b\nworkload = w\n", 1, "unexpected text 'b' after the section header [job a]"},
         {"[job a]]\n", 1, "unexpected text ']' after the section header [job a]"},
         {"[job a\tb]\n", 1, "section name 'a\tb' may not contain spaces"},
@@ -395,7 +395,7 @@ static void syntax_errors(void **state)
         {"[global extra]\n", 1, "[global] takes no name"},
         {"[job]\n", 1, "[job] needs a name"},
         {"[storage a.b]\n", 1, "may not contain spaces, dots, commas or '='"},
-        {"[job a]\nbatch =\n", 2, "key 'batch' has an empty value"},
+        {"[job a]\nbatch =\n", 2, "[job a] batch: an empty value"},
         {"[job a]\nworkload = x\n\n[job b\nworkload = y\n", 4, "syntax error"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
