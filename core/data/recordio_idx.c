@@ -52,16 +52,17 @@ static int parse_line(char *line, size_t len, const char *name, size_t lineno, u
     if (!parse_u64(num, &off))
         return dlg_data_fail(err, DLG_ECORRUPT, "%s:%zu: offset '%.40s' is not a decimal number",
                              name, lineno, num);
-    if (off % 4 != 0)
-        return dlg_data_fail(err, DLG_ECORRUPT,
-                             "%s:%zu: offset %" PRIu64 " is not a multiple of 4, so not a "
-                             "record start",
-                             name, lineno, off);
+    /* the end first: an offset far past it is no near miss of a record start */
     if (rec_size != DLG_SIZE_UNKNOWN && (off >= rec_size || rec_size - off < DLG_REC_HEADER_SIZE))
         return dlg_data_fail(err, DLG_ECORRUPT,
                              "%s:%zu: offset %" PRIu64 " is past the end of %s (%" PRIu64
                              " bytes)",
                              name, lineno, off, rec_name ? rec_name : "the .rec", rec_size);
+    if (off % 4 != 0)
+        return dlg_data_fail(err, DLG_ECORRUPT,
+                             "%s:%zu: offset %" PRIu64 " is not a multiple of 4, so not a "
+                             "record start",
+                             name, lineno, off);
     e->key = line;
     e->offset = off;
     return 0;

@@ -164,6 +164,8 @@ static void test_idx(void **state)
     expect_idx("0\t0\n1\t16\n2\t60\n", "c.idx:3: offset 60 is past the end of c.rec (56 bytes)");
     expect_idx("0\t56\n", "c.idx:1: offset 56 is past the end of c.rec (56 bytes)");
     expect_idx("0\t0\n1\t17\n", "c.idx:2: offset 17 is not a multiple of 4, so not a record start");
+    /* far past the end and unaligned: the end is what is wrong with it */
+    expect_idx("0\t0\n1\t999999\n", "c.idx:2: offset 999999 is past the end of c.rec (56 bytes)");
     expect_idx("0 0\n", "c.idx:1: expected 'key<TAB>offset', no tab found");
     expect_idx("0\t-4\n", "c.idx:1: offset '-4' is not a decimal number");
     expect_idx("0\t99999999999999999999\n",
