@@ -340,6 +340,10 @@ static void test_bad_text(void **st)
     snprintf(spec, sizeof spec, "data=text:%s", path);
     const char *o1[] = {spec, NULL};
     expect_error("lstm-ptb", o1, "no words");
+    f = fopen(path, "w");
+    fputs("<unk> <unk>\n<unk>\n", f); /* words, none known: a model of one token */
+    fclose(f);
+    expect_error("lstm-ptb", o1, "every word is <unk> (3 of them): nothing to model");
     char small[400];
     corpus("tiny", 100, 20, small, sizeof small);
     const char *o2[] = {small, "bptt=35", "batch=20", NULL};

@@ -321,6 +321,19 @@ static int id_words(lm_corpus *c, const lm_vocab *v, const lm_vocab_map *m)
     return 0;
 }
 
+/* Whether the corpus has a word besides <unk> and <eos>: one of <unk>
+ * alone trains a model of one token (its loss falls to 0 at once). */
+static bool has_known_word(const lm_vocab *v)
+{
+    for (int64_t i = 0; i < v->n; i++) {
+        bool unk = v->len[i] == 5 && memcmp(v->word[i], "<unk>", 5) == 0;
+        bool eos = v->len[i] == 5 && memcmp(v->word[i], "<eos>", 5) == 0;
+        if (!unk && !eos)
+            return true;
+    }
+    return false;
+}
+
 static int build(lm_corpus *c, const dlg_host *h, int cap, text *tr, text *va)
 {
     lm_vocab v = {0};
@@ -336,6 +349,11 @@ static int build(lm_corpus *c, const dlg_host *h, int cap, text *tr, text *va)
                       "data = text:%s: no words (%zu bytes, %lld lines); expected PTB-style text, "
                       "words separated by spaces, one sentence per line",
                       c->train_name, tr->len, (long long)kt.lines);
+    if (!rc && !has_known_word(&v))
+        rc = h->error(h, DLG_EINVAL,
+                      "data = text:%s: every word is <unk> (%lld of them): nothing to model; expected PTB-style "
+                      "text, where <unk> stands for the rare words only",
+                      c->train_name, (long long)kt.words);
     c->distinct = v.n;
     if (!rc && ((rc = lm_vocab_cap(&v, cap, &m)) < 0 || (rc = id_words(c, &v, &m)) < 0))
         h->error(h, DLG_ENOMEM, "out of memory building the vocabulary");
