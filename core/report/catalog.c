@@ -415,7 +415,10 @@ int rep_catalog_load(rep_catalog *c, const char *path, char *err, size_t errlen)
         rc = -DLG_ENOMEM;
     } else if (line > 0) {
         const char *why = ini.bad[0] ? ini.bad : s.why[0] ? s.why : "syntax error (expected key = value or [section])";
-        snprintf(err, errlen, "%s:%d: %s", path, line, why);
+        /* refused before any section or key: another kind of file (a results CSV) */
+        bool first = line == ini.first_line;
+        snprintf(err, errlen, "%s:%d: %s%s", path, line, why,
+                 first ? " (not an instance catalog? that is an INI file of [instance NAME] sections)" : "");
         rc = -DLG_EINVAL;
     } else if (ini.empty_line) { /* an instance left out without a word */
         snprintf(err, errlen, "%s:%d: a section with no keys (an [instance NAME] needs vcpus, memory and "

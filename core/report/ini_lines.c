@@ -34,6 +34,8 @@ static char *read_line(char *str, int num, void *stream)
     ini->buf[len] = '\0';
     const char *t = ini->buf + strspn(ini->buf, " \t");
     str[0] = '\0';
+    if (!ini->first_line && *t && *t != ';' && *t != '#')
+        ini->first_line = ini->line;
     if (strlen(ini->buf) != len) {
         refuse(ini, "a NUL byte in the line (not a text file? UTF-16?)");
     } else if (len > (size_t)num - 1 && *t != ';' && *t != '#') {

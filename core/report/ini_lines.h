@@ -16,6 +16,7 @@ typedef struct rep_ini {
     int line;         /* lines read so far: the line the handler is called for */
     int section_line; /* line of the latest [section] header */
     int keys_since;   /* key lines since that header */
+    int first_line;   /* the first line neither blank nor a comment */
     int empty_line;   /* first [section] header with no keys (0: none), which
                        * inih never shows the handler */
     int bad_line;     /* first line the reader refused (0: none) */

@@ -83,7 +83,20 @@ static void test_catalog_missing_key_line(void **state)
     /* a section with no keys at all: inih never calls the handler for it,
      * so the instance was silently left out */
     expect_error(HEAD "[instance a]\n; to do\n\n[instance b]\nvcpus = 4\nmemory = 8GiB\nprice_per_hour = 1\n",
-                 ":6: a section with no keys");
+                 ":6: a section with no keys");    /* a results CSV given as the catalog: said to be another kind of file */
+    expect_error("cpus,host,job,run_id,status\n1,vm,a,r,ok\n",
+                 ":1: syntax error (expected key = value or [section]) (not an instance catalog? that is an INI "
+                 "file of [instance NAME] sections)");
+    char *row = long_comment(250, "");
+    row[0] = 'x'; /* a line, not a comment */
+    expect_error(row, ":1: line is longer than 199 characters (not an instance catalog?");
+    free(row);
+    /* after a section: a catalog's own mistake, no such hint */
+    char path[32], err[512] = "";
+    rep_catalog c = {0};
+    assert_int_equal(load_catalog_text(&c, HEAD "vcpus 4\n", err, sizeof err, path), -DLG_EINVAL);
+    assert_string_equal(strchr(err, ':'), ":6: syntax error (expected key = value or [section])");
+    rep_catalog_free(&c);
 }
 
 /* A disk profile's long comment: its tail set the bandwidth. */
