@@ -156,7 +156,7 @@ static void cell_note(const rep_group *g, size_t ci, char *note, size_t len)
     if (g->has_best && ci == g->best)
         n += (size_t)snprintf(note + n, len - n, "best");
     for (size_t a = 0; a < g->naxes && n < len; a++)
-        if (g->has_best && g->knees[a].cell == ci && !g->knees[a].unordered)
+        if (g->has_best && g->knees[a].cell == ci && !g->knees[a].unordered && g->axes[a].n > 1) /* swept */
             n += (size_t)snprintf(note + n, len - n, "%sknee %s", n ? ", " : "", g->axes[a].key);
     const rep_cell *c = &g->cells[ci];
     if (c->ok && c->nfailed && n < len) { /* its figures are the runs that worked */

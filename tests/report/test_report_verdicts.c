@@ -327,6 +327,34 @@ static void test_storage_at_profile_pace(void **state)
 
 /* A STREAM cell (diag stream, measured on this host): memory bandwidth is
  * its work, so it is memory-bound, not compute-bound, with the kernel's rate. */
+/* Random 4 KiB reads on a disk of 3000 IOPS and 80 MB/s and on one of 400
+ * IOPS alone: the storage axis orders them by what each sustains for reads
+ * of that size (12.3 and 1.6 MB/s), so the 400-IOPS disk is the smaller
+ * value and the knee has one below it.  Ordered by bandwidth alone, the
+ * disk without one came last and the knee was "the smallest value
+ * measured". */
+static void test_storage_ordered_by_read_size(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_of(&r, "2026-12-01T10:00:01Z,vm,rand4k,-,run1,ok,paced-disk,io,12288000,0,0,bytes,24576000,1,2,,,0.05,,,,,"
+                  "24576000,6000,24576000,,type=throttle iops=3000 bandwidth=80MB,,,,,,0.1.0\n"
+                  "2026-12-01T10:00:05Z,vm,rand4k,-,run1,ok,iops-disk,io,1638400,0,0,bytes,3276800,1,2,,,0.05,,,,,"
+                  "3276800,800,3276800,,type=throttle iops=400,,,,,,0.1.0\n");
+    const rep_group *g = &r.model.g[0];
+    long a = rep_group_axis(g, "storage");
+    assert_true(a >= 0);
+    assert_string_equal(g->axes[a].vals[0], "iops-disk");
+    assert_string_equal(g->axes[a].vals[1], "paced-disk");
+    char *text = render(&r, out_text_plain);
+    print_message("%s", text);
+    assert_non_null(strstr(text, "storage = paced-disk: 12.29 MB/s, 100.0% of the best (it is the best); no smaller "
+                                 "value reaches the target"));
+    assert_null(strstr(text, "it is the smallest value measured"));
+    free(text);
+    report_free(&r);
+}
+
 static void test_stream_memory_bound(void **state)
 {
     (void)state;
@@ -544,6 +572,7 @@ int main(void)
         cmocka_unit_test(test_stream_memory_bound),   cmocka_unit_test(test_stream_cache_bound),
         cmocka_unit_test(test_stream_threads_tag),
         cmocka_unit_test(test_cpu_contended),
+        cmocka_unit_test(test_storage_ordered_by_read_size),
         cmocka_unit_test(test_steal_needs_busy_cpus),         cmocka_unit_test(test_cpu_other_measured),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
