@@ -106,6 +106,8 @@ typedef struct influx_sink {
     char open_why[512];   /* InfluxDB's words then */
     dlg_sbuf held; /* lines the spool could not take (a full disk): they wait here, behind the spool */
     int held_errno; /* why the spool could not take them */
+    bool held_warned; /* the warning that progress points wait in memory was given (since the spool last took
+                       * points) */
 
     lp_stats stats;
     size_t logged_drops;
@@ -186,14 +188,23 @@ int influx_spool_write(influx_sink *s, const char *body, size_t len);
 const char *influx_spool_strerror(int e);
 /* Spools lines; where the spool cannot take them (a full disk) they are
  * held in memory behind it (s->held), up to a limit, until the spool or
- * InfluxDB takes them.  Fails only when points are lost. */
-int influx_spool_or_hold(influx_sink *s, const char *body, size_t len);
+ * InfluxDB takes them.  Fails when points are lost, and when `fresh` (a
+ * write hands body over now) and body holds a result row or the
+ * dlgauge_host point, held or not: the write that carries it must fail,
+ * so that the journal keeps it for --resume (influx_hold.c). */
+int influx_spool_or_hold(influx_sink *s, const char *body, size_t len, bool fresh);
+/* How many lines of body are not dlgauge_progress points (result rows,
+ * the dlgauge_host point: points the host journals); *host: whether the
+ * dlgauge_host point is one of them. */
+size_t influx_journaled_lines(const char *body, size_t len, bool *host);
 /* Sends what is held in memory (after the spool): what InfluxDB does not
  * take now is spooled or held again.  *kept: as for influx_spool_replay;
  * *sent grows by the bytes delivered. */
 int influx_held_send(influx_sink *s, bool retry, uint64_t deadline_ns, bool *kept, size_t *sent);
-/* An error saying how many held points are lost with the process (0 when
- * none are held). */
+/* At the end of the run, with points still held: an error saying how
+ * many progress points are lost with the process and that the journaled
+ * ones held (whose writes failed) stay in the journal; -DLG_EAGAIN when
+ * only such ones are held (nothing is lost).  0 when none are held. */
 int influx_held_lost(influx_sink *s);
 /* Appends lines InfluxDB refused to <spool_dir>/<name>.rejected.lp. */
 int influx_spool_reject(influx_sink *s, const char *body, size_t len);
@@ -232,7 +243,8 @@ int influx_deliver(influx_sink *s, const char *body, size_t len, bool retry, uin
                    influx_left *left);
 /* How many lines ('\n' ended) body holds. */
 size_t influx_count_lines(const char *body, size_t len);
-/* Spools (or holds) what a delivery left (keep, then body[done..len)). */
-int influx_spool_left(influx_sink *s, influx_left *left, const char *body, size_t len);
+/* Spools (or holds) what a delivery left (keep, then body[done..len));
+ * fresh as for influx_spool_or_hold. */
+int influx_spool_left(influx_sink *s, influx_left *left, const char *body, size_t len, bool fresh);
 
 #endif

@@ -132,21 +132,39 @@ static int try_resend(influx_sink *s, bool retry, uint64_t deadline_ns)
     return r;
 }
 
-static int send_http(influx_sink *s, uint64_t deadline_ns)
+/* Delivers or spools the pending lines.  Where the spool does not take
+ * them either, progress points wait in memory (influx_hold.c), but a
+ * result row or the dlgauge_host point among them makes this fail: the
+ * host then keeps it in the journal for --resume. */
+static int send_http_now(influx_sink *s, uint64_t deadline_ns)
 {
     if (s->degraded) /* keep the order: behind what is already spooled */
-        return influx_spool_or_hold(s, s->pending.p, s->pending.len);
+        return influx_spool_or_hold(s, s->pending.p, s->pending.len, true);
     influx_left left = {0};
     int rc = influx_deliver(s, s->pending.p, s->pending.len, true, deadline_ns, &left);
     if (left.why != INFLUX_SENT) {
-        int sr = influx_spool_left(s, &left, s->pending.p, s->pending.len);
+        int sr = influx_spool_left(s, &left, s->pending.p, s->pending.len, true);
         /* even when the spool fails (a full disk): a retry sequence per
          * batch would only slow the run down */
         enter_degraded(s, sr == 0 && s->held.len == 0);
         if (sr != 0)
-            rc = sr; /* points lost: that is the error to see */
+            rc = sr; /* points lost, or a row left to the journal: that is the error to see */
     }
     sbuf_free(&left.keep);
+    return rc;
+}
+
+static int send_http(influx_sink *s, uint64_t deadline_ns)
+{
+    /* A spool another process replays (its lock is taken) is waited for,
+     * when a result row is to be spooled, until the deadline of this
+     * batch's retry sequence (a minute at most): the row would fail its
+     * write otherwise.  Progress points do not wait, but are held. */
+    uint64_t lock_wait = s->lock_wait_until_ns, cap = now_ns(s) + INFLUX_LOCK_WAIT_MAX_NS;
+    if (s->pending_result && deadline_ns > lock_wait)
+        s->lock_wait_until_ns = deadline_ns < cap ? deadline_ns : cap;
+    int rc = send_http_now(s, deadline_ns);
+    s->lock_wait_until_ns = lock_wait;
     return rc;
 }
 
@@ -206,7 +224,10 @@ static bool is_progress(const dlg_point *p)
 /* Only progress points wait in the batch: a result row or the run's
  * dlgauge_host point is delivered or spooled (fsynced) before write
  * returns, because the host journals it as sent then, and --resume never
- * sends it again (a kill -9 would lose a batched one for good). */
+ * sends it again (a kill -9 would lose a batched one for good).  Where
+ * neither InfluxDB nor the spool takes it (a full disk), write fails, so
+ * that the journal keeps it and --resume sends it (only progress points
+ * may be left to the memory hold). */
 static int influx_write(void *state, const dlg_point *pts, size_t n)
 {
     influx_sink *s = state;

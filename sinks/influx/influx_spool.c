@@ -15,8 +15,11 @@
  * the sink's name: influx_spool_legacy_note).  Otherwise the rewrite
  * would drop what another process appended meanwhile, and a second replay
  * would send the same points again and write offsets of a spool that is
- * gone.  An append that finds the lock taken does not wait (the run must
- * not stall): the sink holds its lines in memory meanwhile. */
+ * gone.  An append of progress points that finds the lock taken does not
+ * wait (the run must not stall): the sink holds them in memory meanwhile.
+ * One holding a result row or the dlgauge_host point waits for the lock
+ * until its batch's retry sequence would have ended; after that its write
+ * fails, and the host's journal keeps the row (influx_hold.c). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -169,14 +172,14 @@ int influx_spool_write(influx_sink *s, const char *body, size_t len)
     return e;
 }
 
-int influx_spool_left(influx_sink *s, influx_left *left, const char *body, size_t len)
+int influx_spool_left(influx_sink *s, influx_left *left, const char *body, size_t len, bool fresh)
 {
     if (left->keep.len == 0)
-        return influx_spool_or_hold(s, body + left->done, len - left->done);
+        return influx_spool_or_hold(s, body + left->done, len - left->done, fresh);
     if (sbuf_add(&left->keep, body + left->done, len - left->done) != 0)
         return s->h->error(s->h, DLG_ENOMEM, "%s: out of memory spooling points that InfluxDB at %s did not "
                            "take; those points are lost", s->spool_path, s->target);
-    return influx_spool_or_hold(s, left->keep.p, left->keep.len);
+    return influx_spool_or_hold(s, left->keep.p, left->keep.len, fresh);
 }
 
 int influx_spool_reject(influx_sink *s, const char *body, size_t len)

@@ -866,10 +866,19 @@ static int write_full(const dlg_sink_ops *ops, void *st, int i)
     return ops->write(st, &p, 1);
 }
 
+/* A progress point: the only kind that may wait in memory (a result row
+ * the spool cannot take fails its write: test_influx_spool). */
+static int write_progress(const dlg_sink_ops *ops, void *st, int i)
+{
+    dlg_field fl = {"v", DLG_FIELD_INT, {.i = i}};
+    dlg_point p = {"dlgauge_progress", NULL, 0, &fl, 1, 1000 + i};
+    return ops->write(st, &p, 1);
+}
+
 /* InfluxDB unreachable and the spool unwritable (as on a full disk): the
- * points wait in memory, not lost, and only the first batch goes through
- * the retries (later ones do not slow the run down with theirs); once
- * InfluxDB answers, the flush delivers all of them, in order. */
+ * progress points wait in memory, not lost, and only the first batch goes
+ * through the retries (later ones do not slow the run down with theirs);
+ * once InfluxDB answers, the flush delivers all of them, in order. */
 static void test_spool_failure_no_retry_per_batch(void **state)
 {
     server *s = *state;
@@ -882,7 +891,7 @@ static void test_spool_failure_no_retry_per_batch(void **state)
     void *st = open_fake_v1(&fk, &m, &ops);
     st_fsize_limit(1); /* the spool's appends fail (EFBIG), as on a full disk */
     for (int i = 0; i < 3; i++)
-        assert_int_equal(write_full(ops, st, i), 0);
+        assert_int_equal(write_progress(ops, st, i), 0);
     assert_int_equal(m.errors, 0);
     assert_int_equal(m.warnings, 1); /* the points wait in memory, said once */
     assert_non_null(strstr(m.last_log, "wait in memory"));
@@ -891,13 +900,14 @@ static void test_spool_failure_no_retry_per_batch(void **state)
     st_fsize_unlimit();
     assert_int_equal(m.errors, 0);
     /* the first batch and its one retry, then everything at the flush */
-    assert_request(&fk, 3, 2, "full v=0i 1000\nfull v=1i 1001\nfull v=2i 1002\n");
+    assert_request(&fk, 3, 2,
+                   "dlgauge_progress v=0i 1000\ndlgauge_progress v=1i 1001\ndlgauge_progress v=2i 1002\n");
     fake_stop(&fk);
 }
 
-/* Neither InfluxDB nor the spool takes the points: the flush says how
- * many are lost (the resend found an empty spool; it used to log that
- * InfluxDB was "reachable again" and flush without an error). */
+/* Neither InfluxDB nor the spool takes the progress points: the flush
+ * says how many are lost (the resend found an empty spool; it used to log
+ * that InfluxDB was "reachable again" and flush without an error). */
 static void test_unspoolable_points_lost_at_flush(void **state)
 {
     server *s = *state;
@@ -909,15 +919,15 @@ static void test_unspoolable_points_lost_at_flush(void **state)
     const dlg_sink_ops *ops;
     void *st = open_fake_v1(&fk, &m, &ops);
     st_fsize_limit(1);
-    assert_int_equal(write_full(ops, st, 0), 0);
-    assert_int_equal(write_full(ops, st, 1), 0);
+    assert_int_equal(write_progress(ops, st, 0), 0);
+    assert_int_equal(write_progress(ops, st, 1), 0);
     assert_int_equal(ops->flush(st, 2000000000u), -DLG_EIO);
     assert_int_equal(m.errors, 1);
-    assert_non_null(strstr(m.last_error, "2 points held in memory are lost when the run ends"));
+    assert_non_null(strstr(m.last_error, "2 progress points held in memory are lost when the run ends"));
     assert_null(strstr(m.last_log, "reachable again"));
     ops->close(st);
     st_fsize_unlimit();
-    assert_request(&fk, 4, 3, "full v=0i 1000\nfull v=1i 1001\n"); /* 2 + the flush's 2 tries */
+    assert_request(&fk, 4, 3, "dlgauge_progress v=0i 1000\ndlgauge_progress v=1i 1001\n"); /* 2 + the flush's 2 */
     fake_stop(&fk);
 }
 
@@ -989,9 +999,12 @@ static void *open_fake_spool(const fake *fk, const char *spool_dir, mock_host *m
 }
 
 /* A run spools while another process (`dlgauge flush` from cron) replays
- * the same spool: the point spooled while the replay's request is in
- * flight survives the replay's rewrite of the spool (it used to be cut
- * away with the points that were sent). */
+ * the same spool: the points spooled while the replay's request is in
+ * flight survive the replay's rewrite of the spool (they used to be cut
+ * away with the points that were sent).  A progress point does not wait
+ * for the spool's lock but is held in memory; a result row waits (else
+ * its write would fail, to keep it in the journal), and goes to the spool
+ * behind the held point. */
 static void test_spool_append_during_replay_kept(void **state)
 {
     server *s = *state;
@@ -1022,13 +1035,15 @@ static void test_spool_append_during_replay_kept(void **state)
     for (int i = 0; i < 200 && access(log, F_OK) != 0; i++)
         usleep(10000);
     assert_int_equal(access(log, F_OK), 0); /* the replay's request is in flight */
+    assert_int_equal(write_progress(ops, run, 2), 0);
     assert_int_equal(write_full(ops, run, 1), 0);
+    assert_int_equal(m.errors, 0);
     int status = -1;
     assert_int_equal(waitpid(flusher, &status, 0), flusher);
     assert_int_equal(status, 0);
     assert_int_equal(ops->flush(run, 5000000000u), -DLG_EAGAIN);
     ops->close(run);
-    assert_file(spool, "full v=1i 1001\n");
+    assert_file(spool, "dlgauge_progress v=2i 1002\nfull v=1i 1001\n");
     assert_request(&slow, 1, 0, "full v=0i 1000\n");
     free(log);
     free(spool);

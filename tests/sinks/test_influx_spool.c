@@ -1,8 +1,10 @@
 /* The spool of influx.so: a Retry-After (seconds or HTTP-date) delays the
  * resend while degraded; sinks whose names differ only in '/', ' ' or '_'
  * spool to files of their own, named absolute in messages; an older
- * dlgauge's spool is pointed out; and a spool larger than the replay's
- * window is sent whole with bounded memory.  fake_influx.py on 127.0.0.1
+ * dlgauge's spool is pointed out; a spool larger than the replay's
+ * window is sent whole with bounded memory; and a result row that neither
+ * InfluxDB nor a full spool takes fails its write (the journal keeps it),
+ * where a progress point waits in memory.  fake_influx.py on 127.0.0.1
  * (python3) answers; port 1 refuses connections. */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -227,6 +230,116 @@ static void test_large_spool_streams(void **unused)
     free(dir);
 }
 
+/* Writes one point of measurement meas, field v = t, at time t. */
+static int write_meas(const spool_sink *s, const char *meas, int64_t t)
+{
+    dlg_field f = {"v", DLG_FIELD_INT, {.i = t}};
+    dlg_point p = {meas, NULL, 0, &f, 1, t};
+    return s->ops->write(s->st, &p, 1);
+}
+
+/* A spool on a full disk: dir/spool/influx.lp is /dev/full (each write
+ * fails with ENOSPC).  Returns the spool's path, or NULL (skip) without
+ * /dev/full. */
+static char *full_spool(const char *dir)
+{
+    char *sdir = st_join(dir, "spool"), *spool = st_join(sdir, "influx.lp");
+    assert_int_equal(mkdir(sdir, 0777), 0);
+    free(sdir);
+    if (access("/dev/full", W_OK) != 0 || symlink("/dev/full", spool) != 0) {
+        free(spool);
+        return NULL;
+    }
+    return spool;
+}
+
+/* InfluxDB unreachable, the spool's disk full: a progress point waits in
+ * memory (write returns 0, one warning), but a write carrying a result
+ * row or the dlgauge_host point fails, in one line naming the spool, the
+ * reason and the journal, so that the host keeps the row for --resume
+ * (such writes returned 0, so the journal called the rows sent, and the
+ * flush said they were lost: gone for good).  The flush does not call the
+ * journaled points held lost. */
+static void test_unspoolable_result_fails_write(void **unused)
+{
+    char *dir = st_tempdir(), *spool = full_spool(dir), sd[4200];
+    if (!spool) {
+        st_rmtree(dir);
+        free(dir);
+        skip();
+    }
+    snprintf(sd, sizeof sd, "%s/spool", dir);
+    spool_sink s;
+    spool_sink_open(&s, "influx", sd, true);
+    assert_int_equal(write_meas(&s, "dlgauge_progress", 1), 0);
+    assert_int_equal(s.m.errors, 0);
+    assert_int_equal(write_meas(&s, "dlgauge_result", 2), -DLG_EIO);
+    assert_int_equal(s.m.errors, 1);
+    assert_int_equal(s.m.warnings, 1); /* (no word of a spool that took nothing) */
+    assert_non_null(strstr(s.m.last_log, "progress points wait in memory"));
+    char want[4400];
+    snprintf(want, sizeof want, "%s: cannot spool a result row that InfluxDB at http://127.0.0.1:1/write?db=x&"
+             "precision=ns did not take: %s; the run's journal keeps it: `dlgauge run --resume` sends it again",
+             spool, strerror(ENOSPC));
+    assert_string_equal(s.m.last_error, want);
+    assert_int_equal(write_meas(&s, "dlgauge_host", 3), -DLG_EIO);
+    assert_non_null(strstr(s.m.last_error, "cannot spool the run's dlgauge_host point that"));
+    assert_int_equal(write_meas(&s, "dlgauge_progress", 4), 0);
+    assert_int_equal(s.m.errors, 2);
+    assert_int_equal(s.m.warnings, 1); /* said once */
+    assert_int_equal(s.ops->flush(s.st, 2000000000u), -DLG_EIO);
+    assert_non_null(strstr(s.m.last_error, "; 2 progress points held in memory are lost when the run ends; the "
+                           "result row and the run's dlgauge_host point held in memory stay in the run's journal: "
+                           "`dlgauge run --resume` sends them"));
+    s.ops->close(s.st);
+    /* only journaled points held: nothing is lost */
+    spool_sink_open(&s, "influx", sd, true);
+    assert_int_equal(write_meas(&s, "dlgauge_result", 5), -DLG_EIO);
+    assert_int_equal(s.m.warnings, 0); /* no word of progress points in memory */
+    assert_int_equal(s.ops->flush(s.st, 2000000000u), -DLG_EAGAIN);
+    assert_non_null(strstr(s.m.last_error, "; the result row held in memory stays in the run's journal: `dlgauge "
+                           "run --resume` sends it"));
+    assert_null(strstr(s.m.last_error, "lost"));
+    s.ops->close(s.st);
+    st_rmtree(dir);
+    free(spool);
+    free(dir);
+}
+
+/* The disk freed: what was held goes to the spool in the order written,
+ * behind it the next point; the row a failed write left in the journal,
+ * sent again through write_again (as --resume does), is spooled too. */
+static void test_held_spooled_in_order_once_freed(void **unused)
+{
+    char *dir = st_tempdir(), *spool = full_spool(dir), sd[4200];
+    if (!spool) {
+        st_rmtree(dir);
+        free(dir);
+        skip();
+    }
+    snprintf(sd, sizeof sd, "%s/spool", dir);
+    spool_sink s;
+    spool_sink_open(&s, "influx", sd, true);
+    assert_int_equal(write_meas(&s, "dlgauge_progress", 1), 0);
+    assert_int_equal(write_meas(&s, "dlgauge_result", 2), -DLG_EIO);
+    assert_int_equal(unlink(spool), 0);
+    assert_int_equal(write_meas(&s, "dlgauge_progress", 3), 0);
+    dlg_field f = {"v", DLG_FIELD_INT, {.i = 2}};
+    dlg_point row = {"dlgauge_result", NULL, 0, &f, 1, 2};
+    assert_int_equal(s.ops->write_again(s.st, &row, 1), 0);
+    assert_int_equal(s.m.errors, 1);
+    assert_int_equal(s.ops->flush(s.st, 2000000000u), -DLG_EAGAIN); /* all spooled */
+    s.ops->close(s.st);
+    char *text = st_slurp(spool, NULL);
+    assert_non_null(text);
+    assert_string_equal(text, "dlgauge_progress v=1i 1\ndlgauge_result v=2i 2\ndlgauge_progress v=3i 3\n"
+                              "dlgauge_result v=2i 2\n");
+    free(text);
+    st_rmtree(dir);
+    free(spool);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -235,6 +348,8 @@ int main(void)
         cmocka_unit_test(test_spool_names_distinct_and_absolute),
         cmocka_unit_test(test_legacy_spool_pointed_out),
         cmocka_unit_test(test_large_spool_streams),
+        cmocka_unit_test(test_unspoolable_result_fails_write),
+        cmocka_unit_test(test_held_spooled_in_order_once_freed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
