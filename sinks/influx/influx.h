@@ -159,6 +159,10 @@ const char *influx_tls_hint(int curl_code, bool ca_cert);
  * values of the p=, password= and token= parameters become "***".  0 or
  * -DLG_ENOMEM. */
 int influx_url_shown(const char *url, dlg_sbuf *out);
+/* Whether url's port, where it names one, is a number from 1 to 65535
+ * (the host is found as influx_url_shown finds it by hand: after the user
+ * info, up to the last '@'). */
+bool influx_url_port_ok(const char *url);
 
 /* ---- UDP (influx_udp.c) ---- */
 int influx_udp_open(const dlg_host *h, const char *hostport, size_t payload, influx_udp **out);

@@ -83,13 +83,29 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
     return len;
 }
 
-static bool query_has(const char *q, const char *key)
+/* The value of the first parameter `key` (with its '=') of query q, up
+ * to the next '&'; NULL when q has none. */
+static const char *query_value(const char *q, const char *key, size_t *len)
 {
     size_t n = strlen(key);
     for (const char *s = q; s && *s; s = strchr(s, '&') ? strchr(s, '&') + 1 : NULL)
-        if (strncmp(s, key, n) == 0)
-            return true;
-    return false;
+        if (strncmp(s, key, n) == 0) {
+            *len = strcspn(s + n, "&");
+            return s + n;
+        }
+    return NULL;
+}
+
+static bool query_has(const char *q, const char *key)
+{
+    size_t len;
+    return query_value(q, key, &len) != NULL;
+}
+
+/* Whether url starts with http:// or https:// (any case, as curl reads it). */
+static bool http_scheme(const char *url)
+{
+    return strncasecmp(url, "http://", 7) == 0 || strncasecmp(url, "https://", 8) == 0;
 }
 
 /* 1.x: http://host:8086/write?db=NAME, precision=ns added.
@@ -102,8 +118,15 @@ static int build_url(const dlg_host *h, const influx_http_conf *conf, bool v2, c
     dlg_sbuf shown = {0}; /* the url for messages */
     int rc = 0;
     char *scheme = NULL, *query = NULL, *path = NULL;
+    size_t dblen;
     if (influx_url_shown(conf->url, &shown) != 0) {
         rc = h->error(h, DLG_ENOMEM, "out of memory");
+        goto out;
+    }
+    /* curl refuses a port past 65535 or not a number as it does another
+     * scheme, and takes port 0, where nothing is ever reached */
+    if (http_scheme(conf->url) && !influx_url_port_ok(conf->url)) {
+        rc = h->error(h, DLG_EINVAL, "url = %s: the port must be a number from 1 to 65535", shown.p);
         goto out;
     }
     if (curl_url_set(u, CURLUPART_URL, conf->url, 0) != CURLUE_OK ||
@@ -135,6 +158,10 @@ static int build_url(const dlg_host *h, const influx_http_conf *conf, bool v2, c
         rc = h->error(h, DLG_EINVAL,
                       "url = %s: has no db= parameter; write http://HOST:8086/write?db=NAME "
                       "(InfluxDB 1.x) or set org, bucket and token (2.x)", shown.p);
+        goto out;
+    } else if (query_value(query, "db=", &dblen) && dblen == 0) {
+        rc = h->error(h, DLG_EINVAL, "url = %s: db= names no database; write http://HOST:8086/write?db=NAME "
+                      "(InfluxDB 1.x: the database must exist)", shown.p);
         goto out;
     }
     if (query_has(query, "precision=") && !query_has(query, "precision=ns")) {

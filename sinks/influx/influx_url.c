@@ -52,6 +52,27 @@ static const char *authority(const char *url)
     return slen && strncmp(url + slen, "://", 3) == 0 ? url + slen + 3 : url + strspn(url, "/");
 }
 
+bool influx_url_port_ok(const char *url)
+{
+    /* the host after the user info, cut as shown_by_hand cuts it */
+    const char *auth = authority(url), *at = strrchr(auth, '@'), *host = at ? at + 1 : auth;
+    const char *end = host + strcspn(host, "/?#"), *colon = NULL;
+    if (*host == '[') {
+        const char *close = memchr(host, ']', (size_t)(end - host));
+        colon = close && close + 1 < end && close[1] == ':' ? close + 1 : NULL;
+    } else {
+        for (const char *p = host; p < end; p++)
+            colon = *p == ':' ? p : colon;
+    }
+    if (!colon || colon + 1 == end) /* none, or empty: the scheme's own */
+        return true;
+    unsigned long v = 0;
+    for (const char *p = colon + 1; p < end; p++)
+        if (*p < '0' || *p > '9' || (v = v * 10 + (unsigned long)(*p - '0')) > 65535)
+            return false;
+    return v > 0;
+}
+
 /* url cut by hand (see the top): user info up to the last '@'. */
 static int shown_by_hand(const char *url, dlg_sbuf *out)
 {

@@ -1,8 +1,10 @@
 /* The credentials an InfluxDB URL may carry (http://user:PASSWORD@host/,
  * 1.x's ?u=user&p=PASSWORD) never appear in the sink's messages, which go
  * to terminals and CI logs: not in the warning of an unreachable InfluxDB,
- * the flush's error, nor the errors about the url option.  No server
- * needed: port 1 on 127.0.0.1 refuses the connection. */
+ * the flush's error, nor the errors about the url option.  A url whose
+ * port is not 1 to 65535, or whose db= is empty, is refused in words
+ * that say so.  No server needed: port 1 on 127.0.0.1 refuses the
+ * connection. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -132,6 +134,45 @@ static void test_url_errors_hide_credentials(void **unused)
     check_error(delim, "url = http://admin:***@127.0.0.1:8086/write?db=x: not an http");
 }
 
+/* A port past 65535, not a number, or 0 (curl reads 0 as a port, where
+ * nothing is reached): said as udp's check says it (these read "not an
+ * http:// or https:// URL", and port 0 passed --dry-run). */
+static void test_url_port_refused(void **unused)
+{
+    static const char *const ports[] = {"99999", "65536", "abc", "0", "-1", "80a"};
+    for (size_t i = 0; i < sizeof ports / sizeof *ports; i++) {
+        char url[128], want[160];
+        snprintf(url, sizeof url, "url=http://127.0.0.1:%s/write?db=x", ports[i]);
+        snprintf(want, sizeof want, "url = http://127.0.0.1:%s/write?db=x: the port must be a number from 1 to "
+                 "65535", ports[i]);
+        const char *ov[] = {url, NULL};
+        check_error(ov, want);
+    }
+    const char *v6[] = {"url=https://[::1]:70000/write?db=x", NULL};
+    check_error(v6, "url = https://[::1]:70000/write?db=x: the port must be a number from 1 to 65535");
+    const char *cred[] = {"url=http://admin:s3cret@127.0.0.1:99999/write?db=x", NULL};
+    check_error(cred, "url = http://admin:***@127.0.0.1:99999/write?db=x: the port must be a number from 1 to 65535");
+    const char *v2[] = {"url=http://127.0.0.1:0", "org=o", "bucket=b", "token=s3cret", NULL};
+    check_error(v2, "url = http://127.0.0.1:0/: the port must be a number from 1 to 65535");
+    assert_true(influx_url_port_ok("http://127.0.0.1:65535/write?db=x"));
+    assert_true(influx_url_port_ok("http://127.0.0.1:1/write?db=x"));
+    assert_true(influx_url_port_ok("http://127.0.0.1/write?db=x"));
+    assert_true(influx_url_port_ok("http://127.0.0.1:/write?db=x")); /* empty: the scheme's */
+    assert_true(influx_url_port_ok("http://[::1]:8086/write?db=x"));
+    assert_true(influx_url_port_ok("http://[::1]/write?db=x"));
+    assert_true(influx_url_port_ok("http://a:pw/x@127.0.0.1:8086/write?db=x")); /* the password's ':' */
+}
+
+/* db= with no name (it passed --dry-run, and every write got a 404). */
+static void test_url_empty_db_refused(void **unused)
+{
+    const char *empty[] = {"url=http://127.0.0.1:8086/write?db=", NULL};
+    check_error(empty, "url = http://127.0.0.1:8086/write?db=: db= names no database; write "
+                "http://HOST:8086/write?db=NAME");
+    const char *amp[] = {"url=http://127.0.0.1:8086/write?db=&u=admin&p=s3cret", NULL};
+    check_error(amp, "url = http://127.0.0.1:8086/write?db=&u=admin&p=***: db= names no database");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -139,6 +180,8 @@ int main(void)
         cmocka_unit_test(test_url_shown_delimiters_in_password),
         cmocka_unit_test(test_unreachable_messages_hide_credentials),
         cmocka_unit_test(test_url_errors_hide_credentials),
+        cmocka_unit_test(test_url_port_refused),
+        cmocka_unit_test(test_url_empty_db_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
