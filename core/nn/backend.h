@@ -24,6 +24,9 @@ typedef struct dlg_backend_opts {
      * itself fails after that layer */
     bool (*stop)(void *ctx);
     void *stop_ctx;
+    /* dlg_plan_opts.note (NULL: stderr), during the plan only */
+    void (*note)(void *ctx, const char *line);
+    void *note_ctx;
 } dlg_backend_opts;
 
 /* One whole step for run_step: launch() enqueues it eagerly through the

@@ -24,7 +24,7 @@ int dlg_net_plan(dlg_net *net, const dlg_plan_opts *opts)
     if (opts)
         bo = (dlg_backend_opts){opts->threads, opts->algo_cache, opts->workspace_bytes,
                                 opts->deterministic, opts->graphs, opts->half_nchw,
-                                opts->direct_conv, opts->stop, opts->stop_ctx};
+                                opts->direct_conv, opts->stop, opts->stop_ctx, opts->note, opts->note_ctx};
     char err[256] = "";
     int rc = bk->open(&bo, &net->ctx, err, sizeof err);
     if (rc < 0)

@@ -282,6 +282,12 @@ typedef struct dlg_plan_opts {
      * in moments rather than seconds.  NULL: never asked. */
     bool (*stop)(void *ctx);
     void *stop_ctx;
+    /* What the plan has to tell besides an error (cpu: a convolution's
+     * algorithms timed and kept in the tuning record), a line at a time,
+     * during dlg_net_plan only.  A workload passes its host's log (INFO:
+     * shown with dlgauge -v).  NULL: on stderr after "dlgauge: ". */
+    void (*note)(void *ctx, const char *line);
+    void *note_ctx;
 } dlg_plan_opts;
 int dlg_net_plan(dlg_net *net, const dlg_plan_opts *opts);
 /* Keep a blob's data and gradient readable after forward/backward (its own

@@ -25,9 +25,24 @@ static int wino_net(dlg_net *net)
     return dlg_relu(net, "r1", dlg_conv(net, "L", x, 64, 3, 1, 1, 1));
 }
 
+/* What a plan tells through dlg_plan_opts.note: its lines, joined. */
+typedef struct noted {
+    char text[2048];
+    int lines;
+} noted;
+
+static void note_line(void *ctx, const char *line)
+{
+    noted *nd = ctx;
+    size_t len = strlen(nd->text);
+    snprintf(nd->text + len, sizeof nd->text - len, "%s\n", line);
+    nd->lines++;
+}
+
 /* L's kernel (its forward primitive) in a cpu plan, one thread, with the
- * given injected timings, into impl: 0, or -1 with why in impl. */
-static int plan_impl(bool train, const char *times, char *impl, size_t n)
+ * given injected timings, into impl: 0, or -1 with why in impl.  nd: where
+ * the plan's notes go (NULL: stderr). */
+static int plan_noted(bool train, const char *times, char *impl, size_t n, noted *nd)
 {
     dlg_net *net;
     setenv("DLG_NN_CONV_TIMES", times, 1);
@@ -36,7 +51,7 @@ static int plan_impl(bool train, const char *times, char *impl, size_t n)
         return -1;
     }
     wino_net(net);
-    dlg_plan_opts o = {.backend = "cpu", .threads = 1, .train = train};
+    dlg_plan_opts o = {.backend = "cpu", .threads = 1, .train = train, .note = nd ? note_line : NULL, .note_ctx = nd};
     int rc = dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0 ? -1 : 0;
     snprintf(impl, n, "%s", rc ? dlg_net_error(net) : "no layer L");
     for (int i = 0; rc == 0 && i < dlg_net_layer_count(net); i++) {
@@ -49,6 +64,11 @@ static int plan_impl(bool train, const char *times, char *impl, size_t n)
     dlg_net_destroy(net);
     unsetenv("DLG_NN_CONV_TIMES");
     return rc == 1 ? 0 : -1;
+}
+
+static int plan_impl(bool train, const char *times, char *impl, size_t n)
+{
+    return plan_noted(train, times, impl, n, NULL);
 }
 
 /* Whether L's kernel is oneDNN's Winograd (jit_wino_4x3), with the given
@@ -170,6 +190,33 @@ static void test_unwritable_record_one_line(void **st)
     free(err);
 }
 
+/* What the timing found goes to the workload's note (its host's log,
+ * which -q silences), not to stderr; a plan that times nothing (the record
+ * has the layer) says nothing. */
+static void test_choice_noted(void **st)
+{
+    (void)st;
+    char rec[64], impl[256];
+    tt_fresh_record(rec);
+    noted nd = {"", 0};
+    tt_stderr cap;
+    tt_capture(&cap);
+    int rc = plan_noted(true, WINO_FASTER, impl, sizeof impl, &nd);
+    char *err = tt_captured(&cap);
+    assert_int_equal(rc, 0);
+    print_message("noted: %s", nd.text);
+    assert_int_equal(nd.lines, 1);
+    assert_non_null(strstr(nd.text, "cpu: L timed direct vs oneDNN winograd: forward winograd (direct 2 ms, "
+                                    "winograd 1 ms)"));
+    assert_non_null(strstr(nd.text, rec));
+    assert_null(strstr(err, "timed direct vs"));
+    free(err);
+    nd = (noted){"", 0};
+    assert_int_equal(plan_noted(true, WINO_FASTER, impl, sizeof impl, &nd), 0);
+    assert_int_equal(nd.lines, 0);
+    tt_remove_record(rec);
+}
+
 int main(void)
 {
     int has = onednn_winograd();
@@ -181,6 +228,7 @@ int main(void)
         cmocka_unit_test(test_choice_kept),
         cmocka_unit_test(test_bad_entries_retimed),
         cmocka_unit_test(test_unwritable_record_one_line),
+        cmocka_unit_test(test_choice_noted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

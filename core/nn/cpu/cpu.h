@@ -25,6 +25,9 @@ typedef struct cpu_ctx {
     /* dlg_backend_opts.stop, asked between a convolution's timed passes */
     bool (*stop)(void *ctx);
     void *stop_ctx;
+    /* dlg_backend_opts.note, for what a convolution's timing found */
+    void (*note)(void *ctx, const char *line);
+    void *note_ctx;
 } cpu_ctx;
 
 #define CPU_MAX_ARGS 24 /* LSTM backward has 18 arguments */

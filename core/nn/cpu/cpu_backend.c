@@ -38,6 +38,8 @@ static int cpu_open(const dlg_backend_opts *o, void **ctx, char *err, size_t err
     c->winograd = !o->direct_conv;
     c->stop = o->stop;
     c->stop_ctx = o->stop_ctx;
+    c->note = o->note;
+    c->note_ctx = o->note_ctx;
     *ctx = c;
     /* before the plan makes its primitives; also moves pool threads an
      * earlier in-process cell left on other CPUs */

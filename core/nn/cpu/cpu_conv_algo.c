@@ -258,9 +258,15 @@ static void store(const cpu_ctx *c, const dlg_layer *l, const char *path, const 
                          len ? ";" : "", names[i], pick, td[i] * 1e3, tw[i] * 1e3);
         len = w > 0 && (size_t)w < sizeof line - len ? len + (size_t)w : len;
     }
-    if (len)
-        fprintf(stderr, "dlgauge: cpu: %s timed direct vs oneDNN winograd:%s; kept in tuning record %s\n", l->name,
-                line, path);
+    if (!len)
+        return;
+    char said[1024];
+    snprintf(said, sizeof said, "cpu: %s timed direct vs oneDNN winograd:%s; kept in tuning record %s", l->name, line,
+             path);
+    if (c->note) /* the workload's host log: quiet under -q */
+        c->note(c->note_ctx, said);
+    else
+        fprintf(stderr, "dlgauge: %s\n", said);
 }
 
 void cpu_conv_pick_algos(cpu_ctx *c, const dlg_layer *l, dnnl_alg_kind_t alg[3])

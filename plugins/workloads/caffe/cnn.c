@@ -242,7 +242,7 @@ static int plan(cnn *s, const dlg_value *o, const dlg_job_info *job)
     nn_opts_apply(&po, o, O_ALGO_CACHE, O_WORKSPACE, O_DETERMINISTIC, O_GRAPHS);
     nn_opts_cpu(&po, o, O_WINOGRAD);
     po.profile = s->profile;
-    nn_opts_stop(&po, s->h);
+    nn_opts_host(&po, s->h);
     if (dlg_net_plan(s->net, &po) < 0)
         return nn_plan_failed(s->h, s->net);
     /* the device's own peak: a GPU's for the precision, else the cores' */

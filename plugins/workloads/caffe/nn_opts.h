@@ -70,12 +70,22 @@ static inline void nn_opts_apply(dlg_plan_opts *po, const dlg_value *o, int algo
     po->graphs = !o[graphs].set ? DLG_GRAPHS_AUTO : o[graphs].i ? DLG_GRAPHS_ON : DLG_GRAPHS_OFF;
 }
 
+/* A line of the plan's (dlg_plan_opts.note) as the host's INFO. */
+static inline void nn_note(void *host, const char *line)
+{
+    const dlg_host *h = host;
+    h->log(h, DLG_LOG_INFO, "%s", line);
+}
+
 /* The host's stopping() as the plan's stop request (dlg_plan_opts.stop):
- * a Ctrl-C during a large net's setup ends it in moments, not seconds. */
-static inline void nn_opts_stop(dlg_plan_opts *po, const dlg_host *h)
+ * a Ctrl-C during a large net's setup ends it in moments, not seconds;
+ * and its log for what the plan tells (nn_note). */
+static inline void nn_opts_host(dlg_plan_opts *po, const dlg_host *h)
 {
     po->stop = dlg_host_stop_asked;
     po->stop_ctx = (void *)h;
+    po->note = nn_note;
+    po->note_ctx = (void *)h;
 }
 
 /* A failed dlg_net_plan as setup returns it: a stop, asked by the host,

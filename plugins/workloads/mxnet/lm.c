@@ -331,7 +331,7 @@ static int plan(lm *s, const dlg_value *o, const dlg_job_info *job)
                         .seed = job ? job->seed : 1};
     nn_opts_apply(&po, o, L_ALGO_CACHE, L_WORKSPACE, L_DETERMINISTIC, L_GRAPHS);
     po.profile = s->profile;
-    nn_opts_stop(&po, s->h);
+    nn_opts_host(&po, s->h);
     if (dlg_net_plan(s->net, &po) < 0)
         return nn_plan_failed(s->h, s->net);
     /* planned but untouched: the exact figure, before any page is used */
