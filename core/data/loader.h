@@ -325,7 +325,8 @@ void dlg_loader_close(dlg_loader *l);
      "libjpeg warning (extraneous bytes before a marker, as a few ImageNet files have) is kept "   \
      "and counted, the first named in a warning (io-pipeline: jpeg_warnings)", 0},                 \
     {"cache", DLG_OPT_ENUM, "auto", NULL, NULL, "none|cold|warm|auto",                              \
-     "page cache before the cell: leave, evict the dataset, or pre-read it (auto: cold when the "  \
+     "page cache before the cell: leave, evict the dataset (fadvise; as root, where pages stay "    \
+     "cached, drop_caches: the machine's whole clean cache), or pre-read it (auto: cold when the " \
      "job sets memory, which pages cached before the cell would escape, else none)", 0},          \
     {"decode", DLG_OPT_BOOL, "true", NULL, NULL, NULL, "decode images (false: read bytes only)", 0}, \
     DLG_LOADER_MXNET_OPTIONS

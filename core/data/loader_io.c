@@ -231,7 +231,8 @@ static int warm(const char *path, char *chunk, size_t cap, const dlg_stop_ask *a
 }
 
 /* drop_caches also drops what other processes cached: only as root, and
- * only after every file was fadvised (which needs no privilege). */
+ * only where fadvise (which needs no privilege) left pages cached or could
+ * not tell. */
 static bool drop_caches(void)
 {
     const char *p = "/proc/sys/vm/drop_caches";
@@ -264,7 +265,7 @@ static int cold(size_t n, path_fn path_of, const void *ctx, dlg_cache_result *r,
     int rc = evict_files(n, path_of, ctx, r, err);
     if (rc < 0)
         return rc;
-    bool dropped = drop_caches();
+    bool dropped = (r->resident > 0 || r->unknown > 0) && drop_caches();
     if (dropped && r->resident > 0 && (rc = evict_files(n, path_of, ctx, r, err)) < 0)
         return rc;
     const char *how = dropped ? "fadvise+drop_caches" : "fadvise";

@@ -56,7 +56,8 @@ static const dlg_option io_options[] = {
                       "and queued reads then drain at each step's end)",
                       0},
     [OPT_CACHE] = {"cache", DLG_OPT_ENUM, "auto", NULL, NULL, "none|cold|warm|auto",
-                   "page cache before the cell: leave, evict the file, or pre-read it (auto: cold when the "
+                   "page cache before the cell: leave, evict the file (fadvise; as root, where pages stay "
+                   "cached, drop_caches: the machine's whole clean cache), or pre-read it (auto: cold when the "
                    "job sets memory, which pages cached before the cell would escape, else none)",
                    0},
     [OPT_COUNT] = {0},
