@@ -116,7 +116,7 @@ const dlg_metric lm_metrics[] = {
      "held-out tokens evaluated, each once (once epochs >= 1: every token of each stream but "
      "its first, as PyTorch's word_language_model evaluates); under several ranks, over every "
      "rank's tokens"},
-    {"perplexity", DLG_FIELD_DOUBLE, "", "exp(loss): e to the mean cross-entropy per token"},
+    {"perplexity", DLG_FIELD_DOUBLE, "", "exp(loss): e to the mean cross-entropy per token, of each repetition (a row of several holds their mean, as of every workload field: near, not equal to, exp of the row's loss)"},
     {"loss_tokens", DLG_FIELD_INT, "", "predicted tokens that loss averages over (every rank's)"},
     {"last_loss", DLG_FIELD_DOUBLE, "nats/token",
      "cross-entropy of the last segment; under several ranks, the mean of the ranks' last segments"},
