@@ -66,6 +66,14 @@ static size_t claim_slot(thr_file *tf, size_t from, uint64_t user)
     return from;
 }
 
+/* When a read of that cost completes: its deadline, or now for one the
+ * page cache serves (the order reap hands completions back in). */
+static uint64_t done_at(thr_file *tf, uint64_t off, thr_cache_cost cost)
+{
+    uint64_t d = thr_reserve_cost(tf, off, cost);
+    return d ? d : thr_now_ns();
+}
+
 /* An inner backend without submit: each read done now, completed at its
  * deadline. */
 static int submit_sync(thr_file *tf, const dlg_io *ios, size_t n)
@@ -74,7 +82,7 @@ static int submit_sync(thr_file *tf, const dlg_io *ios, size_t n)
     for (size_t i = 0; i < n; i++) {
         thr_slot *s = &tf->slots[next = claim_slot(tf, next, ios[i].user)];
         s->cost = thr_look_read(tf, ios[i].off, ios[i].len);
-        s->deadline = thr_reserve_cost(tf, ios[i].off, s->cost);
+        s->deadline = done_at(tf, ios[i].off, s->cost);
         s->result = tf->inner->ops->read(tf->inner, ios[i].buf, ios[i].len, ios[i].off);
         s->state = THR_SLOT_DONE;
     }
@@ -104,7 +112,7 @@ static int submit_async(thr_file *tf, const dlg_io *ios, size_t n)
     for (size_t i = 0; i < n; i++) {
         thr_slot *s = &tf->slots[tf->scratch[i].user];
         if (i < took)
-            s->deadline = thr_reserve_cost(tf, ios[i].off, s->cost);
+            s->deadline = done_at(tf, ios[i].off, s->cost);
         else
             s->state = THR_SLOT_FREE;
     }
@@ -139,23 +147,55 @@ static int harvest(thr_file *tf, size_t min)
     return 0;
 }
 
-/* Moves finished reads whose deadline has passed to done[]; returns the
- * earliest deadline still held back (UINT64_MAX if none). */
+/* Ready slots (their indices in .user) by completion time. */
+static int by_deadline(const void *a, const void *b, void *slots)
+{
+    const thr_slot *s = slots;
+    uint64_t da = s[((const dlg_io_done *)a)->user].deadline, db = s[((const dlg_io_done *)b)->user].deadline;
+    return da < db ? -1 : da > db;
+}
+
+/* Moves finished reads whose deadline has passed to done[], the earliest
+ * done first; returns the earliest deadline still held back (UINT64_MAX if
+ * none).  In slot order, a caller that takes fewer than are ready (io: one
+ * a step, the queue kept full) got the page cache's hits, refilled into the
+ * lowest slot, step after step, and a miss behind them never: its disk
+ * time never counted. */
 static uint64_t emit_ready(thr_file *tf, dlg_io_done *done, size_t max, size_t *count)
 {
     uint64_t now = thr_now_ns(), earliest = UINT64_MAX;
+    dlg_io_done *ready = tf->scratch_done; /* free between harvests */
+    bool sortable = tf->scratch_cap >= tf->nslots;
+    size_t nready = 0;
     for (size_t i = 0; i < tf->nslots; i++) {
         thr_slot *s = &tf->slots[i];
         if (s->state != THR_SLOT_DONE)
             continue;
-        if (s->deadline <= now && *count < max) {
+        if (s->deadline > now) {
+            earliest = s->deadline < earliest ? s->deadline : earliest;
+        } else if (sortable) {
+            ready[nready++].user = i;
+        } else if (*count < max) { /* out of memory for the order: slot order */
             thr_count_cost(tf, s->cost);
             done[(*count)++] = (dlg_io_done){s->user, s->result};
             s->state = THR_SLOT_FREE;
             tf->pending--;
-        } else if (s->deadline < earliest) {
-            earliest = s->deadline;
+        } else {
+            earliest = s->deadline < earliest ? s->deadline : earliest;
         }
+    }
+    if (nready > max - *count)
+        qsort_r(ready, nready, sizeof *ready, by_deadline, tf->slots);
+    for (size_t k = 0; k < nready; k++) {
+        thr_slot *s = &tf->slots[ready[k].user];
+        if (*count == max) {
+            earliest = s->deadline < earliest ? s->deadline : earliest;
+            continue;
+        }
+        thr_count_cost(tf, s->cost);
+        done[(*count)++] = (dlg_io_done){s->user, s->result};
+        s->state = THR_SLOT_FREE;
+        tf->pending--;
     }
     return earliest;
 }
