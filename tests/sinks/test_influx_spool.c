@@ -253,6 +253,22 @@ static char *full_spool(const char *dir)
     return spool;
 }
 
+/* An influx sink whose spool (*spool, in *dir) is /dev/full: skips the
+ * test where there is none. */
+static void open_full_spool(spool_sink *s, char **dir, char **spool)
+{
+    *dir = st_tempdir();
+    *spool = full_spool(*dir);
+    if (!*spool) {
+        st_rmtree(*dir);
+        free(*dir);
+        skip();
+    }
+    char *sd = st_join(*dir, "spool");
+    spool_sink_open(s, "influx", sd, true);
+    free(sd);
+}
+
 /* InfluxDB unreachable, the spool's disk full: a progress point waits in
  * memory (write returns 0, one warning), but a write carrying a result
  * row or the dlgauge_host point fails, in one line naming the spool, the
@@ -262,15 +278,9 @@ static char *full_spool(const char *dir)
  * journaled points held lost. */
 static void test_unspoolable_result_fails_write(void **unused)
 {
-    char *dir = st_tempdir(), *spool = full_spool(dir), sd[4200];
-    if (!spool) {
-        st_rmtree(dir);
-        free(dir);
-        skip();
-    }
-    snprintf(sd, sizeof sd, "%s/spool", dir);
+    char *dir, *spool;
     spool_sink s;
-    spool_sink_open(&s, "influx", sd, true);
+    open_full_spool(&s, &dir, &spool);
     assert_int_equal(write_meas(&s, "dlgauge_progress", 1), 0);
     assert_int_equal(s.m.errors, 0);
     assert_int_equal(write_meas(&s, "dlgauge_result", 2), -DLG_EIO);
@@ -293,7 +303,9 @@ static void test_unspoolable_result_fails_write(void **unused)
                            "`dlgauge run --resume` sends them"));
     s.ops->close(s.st);
     /* only journaled points held: nothing is lost */
+    char *sd = st_join(dir, "spool");
     spool_sink_open(&s, "influx", sd, true);
+    free(sd);
     assert_int_equal(write_meas(&s, "dlgauge_result", 5), -DLG_EIO);
     assert_int_equal(s.m.warnings, 0); /* no word of progress points in memory */
     assert_int_equal(s.ops->flush(s.st, 2000000000u), -DLG_EAGAIN);
@@ -311,15 +323,9 @@ static void test_unspoolable_result_fails_write(void **unused)
  * sent again through write_again (as --resume does), is spooled too. */
 static void test_held_spooled_in_order_once_freed(void **unused)
 {
-    char *dir = st_tempdir(), *spool = full_spool(dir), sd[4200];
-    if (!spool) {
-        st_rmtree(dir);
-        free(dir);
-        skip();
-    }
-    snprintf(sd, sizeof sd, "%s/spool", dir);
+    char *dir, *spool;
     spool_sink s;
-    spool_sink_open(&s, "influx", sd, true);
+    open_full_spool(&s, &dir, &spool);
     assert_int_equal(write_meas(&s, "dlgauge_progress", 1), 0);
     assert_int_equal(write_meas(&s, "dlgauge_result", 2), -DLG_EIO);
     assert_int_equal(unlink(spool), 0);
