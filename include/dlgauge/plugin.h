@@ -609,7 +609,11 @@ typedef struct dlg_plugin_info {
 typedef const dlg_plugin_info *(*dlg_plugin_entry_fn)(void);
 
 /* Define the entry of a plugin:
- *   DLG_PLUGIN("diag", &stream_desc, &sleep_desc)                          */
+ *   DLG_PLUGIN("diag", &stream_desc, &sleep_desc)
+ * The entry only returns the address of static tables: the host calls it
+ * and reads every table and string it points to under a fault guard when
+ * the file loads, and a fault there leaves the file unloaded, named
+ * ("crashed (signal 11, SIGSEGV) in its dlgauge_plugin_entry").          */
 #define DLG_PLUGIN(plugin_name, ...)                                            \
     DLG_EXTERN_C DLG_EXPORT const dlg_plugin_info *dlgauge_plugin_entry(void);  \
     DLG_EXPORT const dlg_plugin_info *dlgauge_plugin_entry(void)                \

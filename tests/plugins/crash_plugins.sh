@@ -1,0 +1,41 @@
+#!/bin/bash
+# A plugin that crashes while it loads (its entry faults, or the tables it
+# returns point to nothing) is named in one line and not loaded; the other
+# plugins of the run still load and run (it used to end every command of
+# a run with a bare SIGSEGV, exit 139).  Plugins under $TPLUG/crash.
+source "$(dirname "$0")/../e2e/lib.sh"
+C=$TPLUG/crash
+
+# list: one line for each, exit 1 (a file failed), the built-ins listed
+run_cli list --plugin-dir "$C" list
+expect_rc list 1
+[ "$(wc -l <list.err)" = 4 ] || fail "list: not one line for each of the 4 files: $(cat list.err)"
+grep -Eq "^dlgauge: $C/crash_entry\.so: crashed \(signal 11, SIGSEGV\) in its dlgauge_plugin_entry; not loaded$" list.err ||
+    fail "list: crash_entry.so: $(cat list.err)"
+grep -Eq "^dlgauge: $C/bad_info_ptr\.so: crashed \(signal 11, SIGSEGV\) reading the plugin info its dlgauge_plugin_entry returned \(a bad pointer\); not loaded$" list.err ||
+    fail "list: bad_info_ptr.so: $(cat list.err)"
+grep -Eq "^dlgauge: $C/bad_desc_ptr\.so: crashed \(signal 11, SIGSEGV\) reading descriptor #0 \(a bad pointer in its tables\); not loaded$" list.err ||
+    fail "list: bad_desc_ptr.so: $(cat list.err)"
+grep -Eq "^dlgauge: $C/bad_help_ptr\.so: crashed \(signal 11, SIGSEGV\) reading descriptor #0 \(a bad pointer in its tables\); not loaded$" list.err ||
+    fail "list: bad_help_ptr.so: $(cat list.err)"
+grep -Eq "^workload +sleep " list.out || fail "list: the built-in plugins are missing"
+
+# run and --dry-run of built-in plugins beside them: as without them
+printf '[sink csv]\npath = %s/ok.csv\n[job a]\nworkload = sleep\nsleep = 1ms\niterations = 2\nwarmup = 0\n' "$WORK" >ok.ini
+run_cli dry --plugin-dir "$C" -q run --dry-run ok.ini
+expect_rc dry 0
+run_cli run --plugin-dir "$C" -q run ok.ini
+expect_rc run 0
+[ "$("$PY" "$E2E/e2e_check.py" get ok.csv 0 status)" = ok ] || fail "run: the sleep row is not ok"
+[ -s run.err ] && fail "run: stderr is not empty: $(cat run.err)"
+
+# plugin = one of them: one error line naming the key's line and the file, exit 2
+printf '[job a]\nplugin = %s/crash_entry.so\nworkload = x\n' "$C" >named.ini
+run_cli named run named.ini
+expect_one_error named 2 "^dlgauge: named\.ini:2: \[job a\] plugin: .*/crash_entry\.so: crashed \(signal 11, SIGSEGV\) in its dlgauge_plugin_entry; not loaded$"
+
+# an entry that faults inside libc (whose lock it may hold): no going on,
+# one line naming the file, exit 2
+run_cli libc --plugin-dir "$C/libc" list
+expect_one_error libc 2 "^dlgauge: $C/libc/crash_in_libc\.so: crashed \(SIGSEGV\) in its dlgauge_plugin_entry, inside another library's code .*: dlgauge cannot go on safely; move the file out of the plugin folder$"
+finish
