@@ -6,6 +6,7 @@
 #include "host_error.h"
 #include "signals.h"
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -255,34 +256,66 @@ static int open_file(const dlg_host *h, const char *storage, const char *path, i
     return 0;
 }
 
-/* Whether the backend's own line for a failure of a call made since mark
- * (on this thread) names the file. */
-static bool backend_named(const dlg_host *h, uint64_t mark, const char *path)
+/* What the backend said during a failed call made since mark (on this
+ * thread): 0 nothing, 1 a line naming the file, which stands; 2 a line
+ * that does not, whose reason *e holds. */
+static int backend_said(const dlg_host *h, uint64_t mark, const char *path, dlg_error *e)
 {
-    dlg_error e;
-    return dlg_services_said_here(impl(h)->svc, mark, &e) && strstr(e.text, path);
+    if (!dlg_services_said_here(impl(h)->svc, mark, e))
+        return 0;
+    return strstr(e->text + e->head, path) ? 1 : 2;
+}
+
+/* The backend's line e, which does not name the file, said again at its
+ * context with what the host knows in front of its reason: "CONTEXT:
+ * PATH: WHAT failed: REASON".  Returns -rc's code as io_failed. */
+static int with_reason(const dlg_host *h, const dlg_error *e, const char *what, int64_t rc)
+{
+    const char *reason = e->text + e->head;
+    if (e->head && reason[0] == ':' && reason[1] == ' ')
+        reason += 2;
+    dlg_error ne;
+    memset(&ne, 0, sizeof ne);
+    int n = snprintf(ne.text, sizeof ne.text, "%.*s%s%s failed: %s", (int)e->head, e->text, e->head ? ": " : "",
+                     what, reason);
+    if (n < 0)
+        ne.text[0] = '\0';
+    ne.head = e->head;
+    ne.code = e->code > 0 ? e->code : DLG_EIO;
+    dlg_services_raise(impl(h)->svc, &ne);
+    return (int)rc;
 }
 
 /* The DLG_E* code of a backend's -code result. */
 static int code_of(int64_t rc) { return rc >= -DLG_EINTERNAL ? (int)-rc : DLG_EIO; }
 
-/* A failed read or write of the backend (rc < 0): its own line names the
- * file; one that does not gets ours, with the offset. */
+/* A failed read or write of the backend (rc < 0): its own line naming the
+ * file stands; one that does not gets the file and offset in front of its
+ * reason; none gets ours, with the offset. */
 static int io_failed(const dlg_host *h, uint64_t mark, const char *path, const char *what, size_t n, uint64_t off,
                      int64_t rc)
 {
-    if (backend_named(h, mark, path))
-        return (int)rc;
-    return h->error(h, code_of(rc), "%s: %s of %zu bytes at offset %llu failed (code %lld)", path, what, n,
-                    (unsigned long long)off, (long long)rc);
+    dlg_error e;
+    char op[PATH_MAX + 128];
+    snprintf(op, sizeof op, "%s: %s of %zu bytes at offset %llu", path, what, n, (unsigned long long)off);
+    switch (backend_said(h, mark, path, &e)) {
+    case 1: return (int)rc;
+    case 2: return with_reason(h, &e, op, rc);
+    }
+    return h->error(h, code_of(rc), "%s failed (code %lld)", op, (long long)rc);
 }
 
 /* A failed size() or close() of the backend, as io_failed. */
 static int op_failed(const dlg_host *h, uint64_t mark, const char *path, const char *what, int rc)
 {
-    if (backend_named(h, mark, path))
-        return rc;
-    return h->error(h, code_of(rc), "%s: %s failed (code %d)", path, what, rc);
+    dlg_error e;
+    char op[PATH_MAX + 64];
+    snprintf(op, sizeof op, "%s: %s", path, what);
+    switch (backend_said(h, mark, path, &e)) {
+    case 1: return rc;
+    case 2: return with_reason(h, &e, op, rc);
+    }
+    return h->error(h, code_of(rc), "%s failed (code %d)", op, rc);
 }
 
 static bool h_error_said(const dlg_host *h, char *buf, size_t len)

@@ -45,6 +45,49 @@ static void backend_line_stands(void **state)
                         "st.ini:8: [job checksum] [storage fake] fake: " HFX_PATH ": pread: Input/output error");
 }
 
+/* A backend's read that says why without naming the file (through the
+ * storage's host, as a backend's read must) and one that names only the
+ * file, not the offset. */
+static int64_t reason_only_read(dlg_file *f, void *buf, size_t n, uint64_t off)
+{
+    (void)buf, (void)n;
+    const hfx_backend *b = f->inst;
+    return b->h->error(b->h, DLG_EIO, "read at %llu failed on purpose", (unsigned long long)off);
+}
+static int size_reason_only(dlg_file *f, uint64_t *size)
+{
+    (void)size;
+    const hfx_backend *b = f->inst;
+    return b->h->error(b->h, DLG_EIO, "the server hung up");
+}
+
+/* The backend's reason stands, with the file and offset the host knows
+ * put in front where it does not name the file: one line.  It was
+ * dropped, the line as if the backend had said nothing. */
+static void backend_reason_kept(void **state)
+{
+    hfx_fixture *fx = *state;
+    dlg_storage_ops ops = *fx->f->ops;
+    ops.read = reason_only_read;
+    ops.size = size_reason_only;
+    const dlg_storage_ops *real = fx->f->ops;
+    fx->f->ops = &ops;
+    char buf[8];
+    int64_t r = fx->h->file_read(fx->h, fx->f, buf, sizeof buf, 200);
+    char said[512];
+    snprintf(said, sizeof said, "%s", dlg_services_error(&fx->svc));
+    uint64_t size;
+    int rs = fx->h->file_size(fx->h, fx->f, &size);
+    fx->f->ops = real;
+    assert_int_equal(r, -DLG_EIO);
+    assert_string_equal(said, "st.ini:8: [job checksum] [storage fake] fake: " HFX_PATH
+                              ": read of 8 bytes at offset 200 failed: read at 200 failed on purpose");
+    assert_int_equal(fx->svc.error.code, DLG_EIO);
+    assert_int_equal(rs, -DLG_EIO);
+    assert_string_equal(dlg_services_error(&fx->svc),
+                        "st.ini:8: [job checksum] [storage fake] fake: " HFX_PATH ": size failed: the server hung up");
+}
+
 /* The copying fetch's failed read: one line, from the read. */
 static void fetch_fallback_one_line(void **state)
 {
@@ -319,6 +362,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(read_failure_names_file_and_offset),
         T(backend_line_stands),
+        T(backend_reason_kept),
         T(fetch_fallback_one_line),
         T(size_failure_names_file),
         T(failed_close_of_written_file_is_an_error),
