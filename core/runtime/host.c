@@ -156,9 +156,10 @@ static dlg_storage_live *live_storage(dlg_services *s, const char *name)
     l = &s->storages[idx];
     l->creating = false;
     if (rc < 0) {
+        char cn[48];
         if (!dlg_services_said_here(s, mark, NULL)) /* as the runner says a silent workload's */
-            dlg_services_fail(s, -rc, "%s%s[storage %s] %s: create failed (code %d) without saying why", s->context,
-                              sep(s), spec->name, spec->desc->name, rc);
+            dlg_services_fail(s, -rc, "%s%s[storage %s] %s: create failed (%s) without saying why", s->context,
+                              sep(s), spec->name, spec->desc->name, dlg_code_name(rc, cn, sizeof cn));
         keep_why(s, mark, l);
         return NULL;
     }
@@ -246,8 +247,9 @@ static int open_file(const dlg_host *h, const char *storage, const char *path, i
     if (rc < 0) {
         free(hf->path);
         free(hf);
+        char cn[48];
         if (!dlg_services_said_here(s, mark, NULL))
-            return h->error(h, -rc, "%s: open failed (code %d)", path, rc);
+            return h->error(h, -rc, "%s: open failed (%s)", path, dlg_code_name(rc, cn, sizeof cn));
         return rc;
     }
     if (!(flags & DLG_OPEN_WRITE))
@@ -302,7 +304,8 @@ static int io_failed(const dlg_host *h, uint64_t mark, const char *path, const c
     case 1: return (int)rc;
     case 2: return with_reason(h, &e, op, rc);
     }
-    return h->error(h, code_of(rc), "%s failed (code %lld)", op, (long long)rc);
+    char cn[48];
+    return h->error(h, code_of(rc), "%s failed (%s)", op, dlg_code_name(rc, cn, sizeof cn));
 }
 
 /* A failed size() or close() of the backend, as io_failed. */
@@ -315,7 +318,8 @@ static int op_failed(const dlg_host *h, uint64_t mark, const char *path, const c
     case 1: return rc;
     case 2: return with_reason(h, &e, op, rc);
     }
-    return h->error(h, code_of(rc), "%s failed (code %d)", op, rc);
+    char cn[48];
+    return h->error(h, code_of(rc), "%s failed (%s)", op, dlg_code_name(rc, cn, sizeof cn));
 }
 
 static bool h_error_said(const dlg_host *h, char *buf, size_t len)

@@ -130,6 +130,11 @@ void dlg_services_clear_error(dlg_services *s);
 uint64_t dlg_services_mark(dlg_services *s);
 int dlg_services_said(dlg_services *s, uint64_t since, uint64_t mark, char *buf, size_t len);
 
+/* A code an op returned as the host says it: the DLG_E* name ("DLG_EIO")
+ * of code or -code (ops return the negative: -DLG_EIO is -2, which a
+ * message must not show as "code -2"), else "-99, no DLG_E* code" in buf. */
+const char *dlg_code_name(long long rc, char *buf, size_t len);
+
 /* Records an error raised by the core itself in the same slot. */
 int dlg_services_fail(dlg_services *s, int code, const char *fmt, ...) DLG_PRINTF(3, 4);
 

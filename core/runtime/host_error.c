@@ -166,3 +166,14 @@ void dlg_services_clear_error(dlg_services *s)
     s->error.gen = 0;
     pthread_mutex_unlock(&s->lock);
 }
+
+const char *dlg_code_name(long long rc, char *buf, size_t len)
+{
+    static const char *const names[] = {NULL,          "DLG_EINVAL",  "DLG_EIO",  "DLG_ENOMEM", "DLG_ENOTSUP",
+                                        "DLG_ECORRUPT", "DLG_EAGAIN", "DLG_ESTOP", "DLG_EINTERNAL"};
+    long long c = rc < 0 ? -rc : rc;
+    if (c > 0 && c < (long long)(sizeof names / sizeof *names))
+        return names[c];
+    snprintf(buf, len, "%lld, no DLG_E* code", rc);
+    return buf;
+}

@@ -29,7 +29,7 @@ static void read_failure_names_file_and_offset(void **state)
     char buf[8];
     assert_int_equal(fx->h->file_read(fx->h, fx->f, buf, sizeof buf, 200), -DLG_EIO);
     assert_string_equal(dlg_services_error(&fx->svc), "st.ini:8: [job checksum] checksum: " HFX_PATH
-                                                      ": read of 8 bytes at offset 200 failed (code -2)");
+                                                      ": read of 8 bytes at offset 200 failed (DLG_EIO)");
     assert_int_equal(fx->svc.error.code, DLG_EIO);
     assert_int_equal(fx->svc.ios, 0);
 }
@@ -88,6 +88,29 @@ static void backend_reason_kept(void **state)
                         "st.ini:8: [job checksum] [storage fake] fake: " HFX_PATH ": size failed: the server hung up");
 }
 
+/* A silent read that returns what is no DLG_E* code: said as such, the
+ * error's code DLG_EIO. */
+static int64_t odd_code_read(dlg_file *f, void *buf, size_t n, uint64_t off)
+{
+    (void)f, (void)buf, (void)n, (void)off;
+    return -42;
+}
+static void odd_code_named(void **state)
+{
+    hfx_fixture *fx = *state;
+    dlg_storage_ops ops = *fx->f->ops;
+    ops.read = odd_code_read;
+    const dlg_storage_ops *real = fx->f->ops;
+    fx->f->ops = &ops;
+    char buf[8];
+    int64_t r = fx->h->file_read(fx->h, fx->f, buf, sizeof buf, 0);
+    fx->f->ops = real;
+    assert_int_equal(r, -DLG_EIO);
+    assert_string_equal(dlg_services_error(&fx->svc), "st.ini:8: [job checksum] checksum: " HFX_PATH
+                                                      ": read of 8 bytes at offset 0 failed (-42, no DLG_E* code)");
+    assert_int_equal(fx->svc.error.code, DLG_EIO);
+}
+
 /* The copying fetch's failed read: one line, from the read. */
 static void fetch_fallback_one_line(void **state)
 {
@@ -111,7 +134,7 @@ static void size_failure_names_file(void **state)
     uint64_t size = 0;
     assert_int_equal(fx->h->file_size(fx->h, fx->f, &size), -DLG_EIO);
     assert_string_equal(dlg_services_error(&fx->svc),
-                        "st.ini:8: [job checksum] checksum: " HFX_PATH ": size failed (code -2)");
+                        "st.ini:8: [job checksum] checksum: " HFX_PATH ": size failed (DLG_EIO)");
 }
 
 /* Written output whose close fails (NFS's deferred EIO): an error naming it. */
@@ -129,7 +152,7 @@ static void failed_close_of_written_file_is_an_error(void **state)
         fx->inst.close_fails = false;
         assert_string_equal(dlg_services_error(&fx->svc),
                             says_why ? "st.ini:8: [job checksum] [storage fake] fake: " OUT ": close: Input/output error"
-                                     : "st.ini:8: [job checksum] checksum: " OUT ": close failed (code -2)");
+                                     : "st.ini:8: [job checksum] checksum: " OUT ": close failed (DLG_EIO)");
     }
     assert_int_equal(dlg_host_file_close_written(fx->h, NULL), 0);
 }
@@ -162,7 +185,7 @@ static void failed_close_through_abi_warns(void **state)
     dlg_services_clear_error(&fx->svc);
     rt_capture_stderr(close_failing_output, fx, text, sizeof text);
     assert_string_equal(text, "dlgauge: st.ini:8: [job checksum] checksum warning: " OUT
-                              ": close failed (code -2) (what was written there may be lost)\n");
+                              ": close failed (DLG_EIO) (what was written there may be lost)\n");
     assert_string_equal(dlg_services_error(&fx->svc), "");
 }
 
@@ -175,7 +198,7 @@ static void close_keeps_other_threads_error(void **state)
     hfx_fixture *fx = *state;
     static const char *const warned[] = {
         "dlgauge: st.ini:8: [job checksum] checksum warning: " OUT
-        ": close failed (code -2) (what was written there may be lost)\n",
+        ": close failed (DLG_EIO) (what was written there may be lost)\n",
         "dlgauge: st.ini:8: [job checksum] [storage fake] fake warning: " OUT
         ": close: Input/output error (what was written there may be lost)\n",
     };
@@ -207,7 +230,7 @@ static void old_line_naming_file_not_taken(void **state)
     char buf[8];
     assert_int_equal(fx->h->file_read(fx->h, fx->f, buf, sizeof buf, 200), -DLG_EIO);
     assert_string_equal(dlg_services_error(&fx->svc), "st.ini:8: [job checksum] checksum: " HFX_PATH
-                                                      ": read of 8 bytes at offset 200 failed (code -2)");
+                                                      ": read of 8 bytes at offset 200 failed (DLG_EIO)");
 }
 
 /* Another worker's line naming the same file, raised during this thread's
@@ -221,7 +244,7 @@ static void other_threads_line_naming_file_not_taken(void **state)
     assert_int_equal(fx->h->file_read(fx->h, fx->f, buf, sizeof buf, 200), -DLG_EIO);
     fx->inst.meanwhile = NULL;
     assert_string_equal(dlg_services_error(&fx->svc), "st.ini:8: [job checksum] checksum: " HFX_PATH
-                                                      ": read of 8 bytes at offset 200 failed (code -2)");
+                                                      ": read of 8 bytes at offset 200 failed (DLG_EIO)");
 }
 
 /* A silent open failure after an unrelated error: its own line.  It had
@@ -235,13 +258,13 @@ static void silent_open_after_old_error(void **state)
     assert_int_equal(fx->h->file_open(fx->h, NULL, HFX_PATH, &f), -DLG_EIO);
     fx->inst.open_fails = false;
     assert_string_equal(dlg_services_error(&fx->svc),
-                        "st.ini:8: [job checksum] checksum: " HFX_PATH ": open failed (code -2)");
+                        "st.ini:8: [job checksum] checksum: " HFX_PATH ": open failed (DLG_EIO)");
     /* error_said: that line, without the host's context (a loader puts it
      * in its own) */
     char said[256] = "", tiny[8] = "";
     assert_true(DLG_HOST_HAS(fx->h, error_said));
     assert_true(fx->h->error_said(fx->h, said, sizeof said));
-    assert_string_equal(said, HFX_PATH ": open failed (code -2)");
+    assert_string_equal(said, HFX_PATH ": open failed (DLG_EIO)");
     assert_true(fx->h->error_said(fx->h, tiny, sizeof tiny));
     assert_int_equal(strlen(tiny), sizeof tiny - 1);
 }
@@ -290,7 +313,7 @@ static void silent_create_says_code(void **state)
     fx->svc.plan = &plan;
     dlg_file *f = NULL;
     static const char why[] =
-        "st.ini:8: [job checksum] [storage quiet] mute: create failed (code -2) without saying why";
+        "st.ini:8: [job checksum] [storage quiet] mute: create failed (DLG_EIO) without saying why";
     assert_true(fx->h->file_open(fx->h, "quiet", HFX_PATH, &f) < 0);
     assert_string_equal(dlg_services_error(&fx->svc), why);
     /* each later open hears why again, not what was said since */
@@ -363,6 +386,7 @@ int main(void)
         T(read_failure_names_file_and_offset),
         T(backend_line_stands),
         T(backend_reason_kept),
+        T(odd_code_named),
         T(fetch_fallback_one_line),
         T(size_failure_names_file),
         T(failed_close_of_written_file_is_an_error),

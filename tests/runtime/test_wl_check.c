@@ -67,7 +67,7 @@ static void silent_check_says_code(void **state)
 {
     fixture f;
     assert_int_equal(check_plugin(state, &f, DLG_TEST_RT_PLUGIN_DIR "/readwl.so", "workload = silent_check\npath = x\n"), -1);
-    rt_assert_error_at(f.err, f.p.path, 1, "[job a] silent_check: check failed (code -2) without saying why", NULL);
+    rt_assert_error_at(f.err, f.p.path, 1, "[job a] silent_check: check failed (DLG_EIO) without saying why", NULL);
     done(&f);
 }
 
