@@ -746,6 +746,19 @@ static bool listed(const char *const *names, size_t n, const char *name)
     return false;
 }
 
+/* After err's "unknown KIND 'NAME'": "; FILE provides workload 'dot',
+ * no sink", for a plugin = FILE that has no descriptor of that kind. */
+static void provides(const dlg_plugin_file *f, dlg_kind kind, char *err, size_t errlen)
+{
+    size_t w = strlen(err);
+    const char *sep = " ";
+    w += (size_t)snprintf(err + w, w < errlen ? errlen - w : 0, "; %s provides", f->path);
+    for (const dlg_plugin_desc *const *d = f->info->items; *d && w < errlen; d++, sep = ", ")
+        w += (size_t)snprintf(err + w, errlen - w, "%s%s '%s'", sep, dlg_kind_name((*d)->kind), (*d)->name);
+    if (w < errlen)
+        snprintf(err + w, errlen - w, "%sno %s", f->info->items[0] ? ", " : " ", dlg_kind_name(kind));
+}
+
 const char *dlg_registry_shadowed_by(const dlg_registry *r, const dlg_plugin_desc *desc)
 {
     const char *path = NULL;
@@ -776,6 +789,10 @@ const dlg_plugin_desc *dlg_registry_find(const dlg_registry *r, dlg_kind kind, c
         }
     }
     int w = snprintf(err, errlen, "unknown %s '%s'", dlg_kind_name(kind), name);
+    if (only_file >= 0 && !navail) { /* plugin = FILE without that kind: what the file has */
+        provides(&r->files[only_file], kind, err, errlen);
+        return NULL;
+    }
     dlg_append_suggestion(err, errlen, dlg_suggest(name, avail, navail));
     w = (int)strlen(err);
     w += snprintf(err + w, w < (int)errlen ? errlen - (size_t)w : 0, "; available:%s", navail ? "" : " none");

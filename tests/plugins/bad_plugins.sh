@@ -53,6 +53,14 @@ bad text $'[job a]\nplugin = '"$WORK/text.so"$'\nworkload = x' \
 # the right plugin, the wrong name: the error lists what that file has
 bad wrongname $'[job a]\nplugin = '"$T/testwl.so"$'\nworkload = cont' \
     "^dlgauge: wrongname\.ini:3: \[job a\] workload: unknown workload 'cont'" "did you mean 'count'" "available: needs fail_setup"
+# the right name, a file without that kind: what the file provides (it
+# said "available: none")
+bad nokind $'[sink rowfile]\nplugin = '"$T/testwl.so"$'\n[job a]\nworkload = sleep' \
+    "^dlgauge: nokind\.ini:1: \[sink rowfile\] no 'type' key, so the section's name is the type: unknown sink 'rowfile'; .*/testwl\.so provides workload 'needs', workload 'fail_setup', .*workload 'count'.*, no sink$"
+bad nokindwl $'[job a]\nplugin = '"$T/silent_sink.so"$'\nworkload = dot' \
+    "^dlgauge: nokindwl\.ini:3: \[job a\] workload: unknown workload 'dot'; .*/silent_sink\.so provides sink 'silent', no workload$"
+bad nokindst $'[job a]\nworkload = sleep\nstorage = s\n[storage s]\ntype = x\nplugin = '"$T/timedwl.so" \
+    "^dlgauge: nokindst\.ini:5: \[storage s\] type: unknown storage 'x'; .*/timedwl\.so provides workload '[a-z_0-9]+'(, workload '[a-z_0-9]+')*, no storage$"
 bad required $'[job a]\nplugin = '"$T/testwl.so"$'\nworkload = needs' \
     "^dlgauge: required\.ini:1: \[job a\] workload needs needs 'size' \(bytes per step \(required\)\)"
 
