@@ -81,8 +81,10 @@ typedef struct rep_totals {
 static int fail(dlg_cell_result *res, dlg_services *svc, uint64_t rep_mark, uint64_t mark, const char *ctx,
                 const char *what, int rc)
 {
+    char cn[48];
     if (!dlg_services_said(svc, rep_mark, mark, res->error, sizeof res->error))
-        snprintf(res->error, sizeof res->error, "%s: %s failed (code %d) without saying why", ctx, what, rc);
+        snprintf(res->error, sizeof res->error, "%s: %s failed (%s) without saying why", ctx, what,
+                 dlg_code_name(rc, cn, sizeof cn));
     res->status = "error";
     return -1;
 }

@@ -42,14 +42,16 @@ static int sink_message(dlg_services *svc, uint64_t mark, const dlg_host_impl *h
     return code;
 }
 
-/* The sink's own message, else "FILE:LINE: [sink NAME]: WHAT failed (code
- * N) without saying why": one form, as a workload's that says nothing. */
+/* The sink's own message, else "FILE:LINE: [sink NAME]: WHAT failed
+ * (DLG_EIO) without saying why": one form, as a workload's that says nothing. */
 static int sink_error(dlg_services *svc, uint64_t mark, const dlg_host_impl *h, const dlg_instance_spec *spec,
                       const char *what, int rc, char *err, size_t errlen)
 {
     int code = sink_message(svc, mark, h, spec, err, errlen);
+    char cn[48];
     if (!err[0])
-        snprintf(err, errlen, "%s: %s failed (code %d) without saying why", h->context, what, rc);
+        snprintf(err, errlen, "%s: %s failed (%s) without saying why", h->context, what,
+                 dlg_code_name(rc, cn, sizeof cn));
     return code;
 }
 

@@ -68,7 +68,7 @@ expect_row 0 first ok ''
 expect_row 1 impossible error '^noloss\.ini:11: \[job impossible\] \[storage posix\] posix: .*: is a directory'
 expect_row 2 setup_fails error '^noloss\.ini:17: \[job setup_fails\] fail_setup: fail_setup: refusing to start'
 expect_row 3 step_fails error 'noloss\.ini:21: \[job step_fails\] fail_step: fail_step: step 5 failed on purpose'
-expect_row 4 silent error '^noloss\.ini:28: \[job silent\] silent: warm-up step failed \(code -2\) without saying why'
+expect_row 4 silent error '^noloss\.ini:28: \[job silent\] silent: warm-up step failed \(DLG_EIO\) without saying why'
 expect_row 5 last ok ''
 steps=$(get 0 steps)
 [ "$steps" = 3 ] || fail "first: steps $steps, expected 3"

@@ -1,7 +1,7 @@
 /* A cell's failure is what was said during the call that failed: an error
  * raised earlier and got over (an optional file that could not be opened
  * at setup) is not why a later step failed silently, which reads "step
- * failed (code N) without saying why"; it was the old open's line.  What
+ * failed (DLG_EIO) without saying why"; it was the old open's line.  What
  * a worker thread said during the step is the step's, and so is what a
  * worker said during an earlier step of the repetition (prefetching). */
 #define _GNU_SOURCE
@@ -37,7 +37,7 @@ static void silent_step_after_recovered_error(void **state)
 {
     char ini[512], err[2048], want[1024];
     run_mute(*state, "silent", ini, sizeof ini, err, sizeof err);
-    snprintf(want, sizeof want, "%s:1: [job m] mute_step: step failed (code -2) without saying why", ini);
+    snprintf(want, sizeof want, "%s:1: [job m] mute_step: step failed (DLG_EIO) without saying why", ini);
     assert_string_equal(err, want);
 }
 

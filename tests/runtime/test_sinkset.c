@@ -1,7 +1,7 @@
 /* A sink's failure is said in one form, "FILE:LINE: [sink NAME]: TEXT",
- * whether the sink said why (its message) or not ("write failed (code N)
+ * whether the sink said why (its message) or not ("write failed (DLG_E*)
  * without saying why", as a silent workload's): it was "[sink s]: ..."
- * for one and "[sink s] write failed (code -2)" for the other.  What one
+ * for one and "[sink s] write failed (DLG_EIO)" for the other.  What one
  * sink said before another's silent failure is not that failure's. */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -63,7 +63,7 @@ static void assert_printed(void **state, const char *hows, int line, char name, 
 static void one_form_said_or_not(void **state)
 {
     assert_printed(state, "said", 1, 's', "results/out.x: injected write error");
-    assert_printed(state, "silent", 1, 's', "write failed (code -2) without saying why");
+    assert_printed(state, "silent", 1, 's', "write failed (DLG_EIO) without saying why");
 }
 
 /* Sink s raised an error and got by (its write returned 0); sink t's
@@ -71,7 +71,7 @@ static void one_form_said_or_not(void **state)
  * text (the slot still held it). */
 static void said_before_is_not_why(void **state)
 {
-    assert_printed(state, "recovers silent", 5, 't', "write failed (code -2) without saying why");
+    assert_printed(state, "recovers silent", 5, 't', "write failed (DLG_EIO) without saying why");
 }
 
 int main(void)

@@ -59,10 +59,10 @@ expect_one_error unreadable 1 'unreadable/influx\.lp: cannot read the spool: Is 
 #     section named with the code; another code: exit 2
 printf '[sink quiet]\nplugin = %s/silent_sink.so\ntype = silent\n' "$TPLUG" > silent.ini
 flush silent
-expect_one_error silent 1 '^dlgauge: silent\.ini:1: \[sink quiet\]: open failed \(code -2\) without saying why$'
+expect_one_error silent 1 '^dlgauge: silent\.ini:1: \[sink quiet\]: open failed \(DLG_EIO\) without saying why$'
 printf '[sink quiet]\nplugin = %s/silent_sink.so\ntype = silent\ncode = 1\n' "$TPLUG" > silentinval.ini
 flush silentinval
-expect_one_error silentinval 2 '^dlgauge: silentinval\.ini:1: \[sink quiet\]: open failed \(code -1\) without saying why$'
+expect_one_error silentinval 2 '^dlgauge: silentinval\.ini:1: \[sink quiet\]: open failed \(DLG_EINVAL\) without saying why$'
 
 # 4. one sink's failure leaves the others flushed; 2 wins over 1
 spool other/second.lp
