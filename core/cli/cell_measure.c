@@ -207,7 +207,10 @@ static const char *classify(const dlg_cell_outcome *oc, int64_t oom_kills, const
     }
     if (oc->term_signal) {
         /* SIGBUS from reading a mapping is a file that shrank under it */
-        snprintf(why, len, "the cell's process died of signal %d (%s)%s", oc->term_signal, strsignal(oc->term_signal),
+        /* named as an in-process crash names it: the workload and its file */
+        snprintf(why, len, "the cell's process died of signal %d (%s) in workload %s (%s)%s", oc->term_signal,
+                 strsignal(oc->term_signal), cell->job->workload->name,
+                 cell->job->workload_path ? cell->job->workload_path : "built in",
                  oc->term_signal == SIGBUS ? "; a data file read through a mapping (an LMDB dataset, or storage type = mmap) shrank while it was read?" : "");
         return "crashed";
     }

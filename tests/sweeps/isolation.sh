@@ -105,7 +105,9 @@ got=$(python3 -c 'import csv; print(" ".join(r["job"]+"="+r["status"] for r in c
 if grep -q true <<< "$enforced"; then want="crash=crashed hung=timeout hog=oom after=ok"
 else want="crash=crashed hung=timeout hog=ok after=ok"; fi  # no writable memory cgroup here
 [ "$got" = "$want" ] || fail "statuses '$got', expected '$want'"
-grep -q "bad.ini:[0-9]*: \[job crash\] the cell's process died of signal 11" bad.err || fail "no crash line: $(cat bad.err)"
+# naming the workload and its file, as an in-process crash's line names the workload
+grep -q "bad.ini:[0-9]*: \[job crash\] the cell's process died of signal 11 (Segmentation fault) in workload segv ($testwl)" bad.err ||
+    fail "no crash line naming the workload and its file: $(cat bad.err)"
 pgrep -f "__cell.*bad.ini" > /dev/null && fail "a cell process outlived the run"
 
 # ---- a timeout mid-measurement keeps the steps measured before it
