@@ -43,17 +43,24 @@ static void write_file(const char *path, size_t size)
     assert_int_equal(close(fd), 0);
 }
 
-static void dirty_file_is_evicted(void **state)
+/* A new temporary folder named for the test, on a file system whose page
+ * cache can be evicted: skips the test on tmpfs, which cannot. */
+static void evictable_dir(char dir[32], const char *name)
 {
-    (void)state;
-    char dir[32], path[64];
-    tmpdir_make(dir, "evict");
+    tmpdir_make(dir, name);
     struct statfs fs;
     assert_int_equal(statfs(dir, &fs), 0);
     if (fs.f_type == TMPFS_MAGIC_) {
         tmpdir_rmrf(dir);
-        skip(); /* tmpfs cannot evict: nothing to test here */
+        skip();
     }
+}
+
+static void dirty_file_is_evicted(void **state)
+{
+    (void)state;
+    char dir[32], path[64];
+    evictable_dir(dir, "evict");
     assert_int_equal(chmod(dir, 0755), 0);
     snprintf(path, sizeof path, "%s/data", dir);
     const size_t size = 8u << 20;
@@ -88,13 +95,7 @@ static void root_drops_caches_only_when_needed(void **state)
     if (geteuid() != 0)
         skip(); /* drop_caches is root's alone */
     char dir[32], path[64];
-    tmpdir_make(dir, "nodrop");
-    struct statfs fs;
-    assert_int_equal(statfs(dir, &fs), 0);
-    if (fs.f_type == TMPFS_MAGIC_) {
-        tmpdir_rmrf(dir);
-        skip();
-    }
+    evictable_dir(dir, "nodrop");
     snprintf(path, sizeof path, "%s/data", dir);
     write_file(path, 4u << 20);
     dlg_cache_result r;
