@@ -163,6 +163,10 @@ int influx_url_shown(const char *url, dlg_sbuf *out);
  * (the host is found as influx_url_shown finds it by hand: after the user
  * info, up to the last '@'). */
 bool influx_url_port_ok(const char *url);
+/* Whether port[0..len) is a decimal port from 1 to 65535, the url's and
+ * the udp key's rule: getaddrinfo would take 80899 as 15363 (modulo
+ * 65536), and 0 reaches nothing. */
+bool influx_port_ok(const char *port, size_t len);
 
 /* ---- UDP (influx_udp.c) ---- */
 int influx_udp_open(const dlg_host *h, const char *hostport, size_t payload, influx_udp **out);

@@ -56,25 +56,13 @@ static int split_hostport(const char *s, char *host, size_t hostlen, const char 
     return **port ? 0 : -1;
 }
 
-/* A decimal port 1..65535: getaddrinfo would take 80899 as 15363 (modulo
- * 65536) and 0 as no port, so every datagram would go astray unnoticed. */
-static bool port_ok(const char *port)
-{
-    unsigned long v = 0;
-    for (const char *c = port; *c; c++) {
-        if (*c < '0' || *c > '9' || (v = v * 10 + (unsigned long)(*c - '0')) > 65535)
-            return false;
-    }
-    return v > 0;
-}
-
 int influx_udp_check(const dlg_host *h, const char *hostport)
 {
     char host[256];
     const char *port;
     if (split_hostport(hostport, host, sizeof host, &port) != 0)
         return h->error(h, DLG_EINVAL, "udp = %s: expected HOST:PORT (or [IPv6]:PORT)", hostport);
-    if (!port_ok(port))
+    if (!influx_port_ok(port, strlen(port))) /* else every datagram goes astray unnoticed */
         return h->error(h, DLG_EINVAL, "udp = %s: the port must be a number from 1 to 65535", hostport);
     return 0;
 }

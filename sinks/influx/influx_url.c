@@ -64,11 +64,15 @@ bool influx_url_port_ok(const char *url)
         for (const char *p = host; p < end; p++)
             colon = *p == ':' ? p : colon;
     }
-    if (!colon || colon + 1 == end) /* none, or empty: the scheme's own */
-        return true;
+    /* none, or empty: the scheme's own */
+    return !colon || colon + 1 == end || influx_port_ok(colon + 1, (size_t)(end - colon - 1));
+}
+
+bool influx_port_ok(const char *port, size_t len)
+{
     unsigned long v = 0;
-    for (const char *p = colon + 1; p < end; p++)
-        if (*p < '0' || *p > '9' || (v = v * 10 + (unsigned long)(*p - '0')) > 65535)
+    for (size_t i = 0; i < len; i++)
+        if (port[i] < '0' || port[i] > '9' || (v = v * 10 + (unsigned long)(port[i] - '0')) > 65535)
             return false;
     return v > 0;
 }
