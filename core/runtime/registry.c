@@ -2,6 +2,7 @@
 #include "registry.h"
 #include "registry_elf.h"
 #include "exe_dir.h"
+#include "signals.h"
 #include "thread_sigstack.h"
 
 #include "metrics.h"
@@ -455,11 +456,7 @@ static void touch_tables(const dlg_plugin_info *info)
  * the file and exits 2 instead of going on.  A fault on another thread
  * while a load is guarded gets the handler found before (the crash guard,
  * or the default death). */
-#define LOAD_NSIG 4
-static const struct {
-    int sig;
-    const char *name;
-} load_sigs[LOAD_NSIG] = {{SIGSEGV, "SIGSEGV"}, {SIGBUS, "SIGBUS"}, {SIGFPE, "SIGFPE"}, {SIGILL, "SIGILL"}};
+#define LOAD_NSIG DLG_CRASH_NSIG /* the crash guard's signals (signals.h) */
 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER; /* one guarded load at a time */
 static struct {
@@ -492,7 +489,7 @@ static void on_load_fault(int sig, siginfo_t *si, void *uc)
 {
     (void)si;
     int i = 0;
-    while (i < LOAD_NSIG - 1 && load_sigs[i].sig != sig)
+    while (i < LOAD_NSIG - 1 && dlg_crash_signal(i) != sig)
         i++;
     if (!pthread_equal(pthread_self(), lg.thread)) {
         /* not the load's: what was there before takes it (a fault
@@ -506,7 +503,7 @@ static void on_load_fault(int sig, siginfo_t *si, void *uc)
     uintptr_t pc = fault_pc(uc);
     if (load_phase == LOAD_ENTRY && !(pc && pc >= lg.code_lo && pc < lg.code_hi)) {
         ssize_t n = write(STDERR_FILENO, lg.fatal, lg.fatal_len);
-        n = write(STDERR_FILENO, load_sigs[i].name, strlen(load_sigs[i].name));
+        n = write(STDERR_FILENO, dlg_crash_signal_name(i), strlen(dlg_crash_signal_name(i)));
         n = write(STDERR_FILENO, fatal_tail, sizeof fatal_tail - 1);
         (void)n; /* nothing more to do about stderr from here */
         _exit(2);
@@ -550,13 +547,13 @@ static void load_guard_arm(void *dl, const char *path)
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK; /* the stack: an entry that recurses without end */
     sigemptyset(&sa.sa_mask);
     for (int i = 0; i < LOAD_NSIG; i++)
-        sigaction(load_sigs[i].sig, &sa, &lg.old[i]);
+        sigaction(dlg_crash_signal(i), &sa, &lg.old[i]);
 }
 
 static void load_guard_disarm(void)
 {
     for (int i = 0; i < LOAD_NSIG; i++)
-        sigaction(load_sigs[i].sig, &lg.old[i], NULL);
+        sigaction(dlg_crash_signal(i), &lg.old[i], NULL);
 }
 
 /* Why a guarded load faulted, by what it was reading. */
@@ -564,8 +561,8 @@ static void crash_why(int sig, int phase, char *why, size_t whylen)
 {
     const char *name = "a fault";
     for (int i = 0; i < LOAD_NSIG; i++)
-        if (load_sigs[i].sig == sig)
-            name = load_sigs[i].name;
+        if (dlg_crash_signal(i) == sig)
+            name = dlg_crash_signal_name(i);
     int n = snprintf(why, whylen, "crashed (signal %d, %s) ", sig, name);
     size_t at = n < 0 ? 0 : (size_t)n < whylen ? (size_t)n : whylen;
     if (phase == LOAD_ENTRY)

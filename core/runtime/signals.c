@@ -131,6 +131,10 @@ static const struct {
                        "-march=native on another machine?)"},
 };
 
+int dlg_crash_signal(int i) { return crash_signals[i].sig; }
+
+const char *dlg_crash_signal_name(int i) { return crash_signals[i].name; }
+
 static void on_crash(int sig)
 {
     const dlg_crash_guard *g = atomic_load(&crash_guard);

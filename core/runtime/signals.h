@@ -49,6 +49,11 @@ typedef struct dlg_crash_guard {
     const struct dlg_crash_guard *prev; /* the guard armed before, put back at disarm */
 } dlg_crash_guard;
 
+/* The guards' fault signals, i < DLG_CRASH_NSIG: the signal, and its
+ * name ("SIGSEGV"); both callable from a handler. */
+int dlg_crash_signal(int i);
+const char *dlg_crash_signal_name(int i);
+
 /* who: the cell, e.g. "FILE:LINE: [job NAME] workload W".  Guards nest
  * (below); g must stay in place until dlg_crash_guard_disarm(g), which
  * puts back the handlers (and signal stack) found at arming. */
