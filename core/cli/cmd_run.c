@@ -445,6 +445,7 @@ static size_t plan_cells_done(const dlg_plan *plan, const dlg_journal *jn)
             n += dlg_journal_is_done(jn, plan->jobs[i].name, k);
     return n;
 }
+
 /* A fresh journal, or the interrupted run's (which also gives the run id). */
 static int open_journal(const dlg_run_args *a, const dlg_config *cfg, dlg_run *run, dlg_journal *jn, char *err,
                         size_t errlen)
