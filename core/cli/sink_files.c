@@ -45,12 +45,10 @@ static size_t say_file(const char *path, const char *cwd, size_t said, FILE *out
 static size_t say_options(const dlg_instance_spec *spec, const char *cwd, struct timespec since, size_t said,
                           FILE *out)
 {
-    const dlg_option *o = spec->desc->options;
-    for (size_t k = 0; o && o[k].name; k++) {
-        const dlg_value *v = &spec->vals[k];
-        if ((o[k].flags & DLG_OPT_PATH_OUT) && o[k].type == DLG_OPT_STRING && v->set && v->text &&
-            v->text[0] && v->text[0] != '/' && written_file(v->text, since))
-            said = say_file(v->text, cwd, said, out);
+    for (size_t k = 0; spec->desc->options && spec->desc->options[k].name; k++) {
+        const char *path = dlg_spec_out_path(spec, k);
+        if (path && path[0] != '/' && written_file(path, since))
+            said = say_file(path, cwd, said, out);
     }
     return said;
 }

@@ -184,4 +184,7 @@ void dlg_plan_where(const dlg_entry *e, const dlg_section *s, char *buf, size_t 
  * or the same names below the same existing directory (device and inode:
  * data/x and /abs/data/x).  Neither needs to exist. */
 bool dlg_path_same(const char *a, const char *b);
+/* The file that option k of instance a (a sink) writes, where it names
+ * one (DLG_OPT_PATH_OUT, set, not empty): its value, else NULL. */
+const char *dlg_spec_out_path(const dlg_instance_spec *a, size_t k);
 #endif

@@ -155,8 +155,7 @@ static bool listed_before(char *const *names, size_t k)
     return false;
 }
 
-/* Sink a's file option k, where it names one: its value, else NULL. */
-static const char *out_path(const dlg_instance_spec *a, size_t k)
+const char *dlg_spec_out_path(const dlg_instance_spec *a, size_t k)
 {
     const dlg_option *o = &a->desc->options[k];
     const dlg_value *v = &a->vals[k];
@@ -169,9 +168,9 @@ static const char *out_path(const dlg_instance_spec *a, size_t k)
  * error naming both keys' lines. */
 static bool file_taken(const dlg_instance_spec *a, size_t k, const dlg_instance_spec *b, char *err, size_t errlen)
 {
-    const char *path = out_path(a, k);
+    const char *path = dlg_spec_out_path(a, k);
     for (size_t j = 0; path && b->desc->options[j].name; j++) {
-        const char *other = out_path(b, j);
+        const char *other = dlg_spec_out_path(b, j);
         if (!other || !dlg_path_same(path, other))
             continue;
         const char *key = a->desc->options[k].name, *bkey = b->desc->options[j].name;
