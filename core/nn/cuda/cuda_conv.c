@@ -135,6 +135,14 @@ _Static_assert(DLG_ALGO_FWD_COUNT == CUDNN_CONVOLUTION_FWD_ALGO_COUNT &&
                    DLG_ALGO_MATH_MAX == CUDNN_FMA_MATH,
                "the algorithm cache's bounds (cuda_algo_cache.h) are cuDNN's");
 
+/* The math type a chosen algorithm runs with.  cuDNN may report tensor-op
+ * math for fp32 data even where the descriptor asked for FMA (PyTorch
+ * overrides it the same way): copied back, fp32 would run TF32. */
+static cudnnMathType_t math_to_run(const dlg_cuda_ctx *c, int reported)
+{
+    return c->math == DLG_CUDA_FP32 ? CUDNN_FMA_MATH : (cudnnMathType_t)reported;
+}
+
 static int find_algo(dlg_cuda_ctx *c, conv_state *s, const dlg_layer *l, int dir, int *algo,
                      size_t *ws, char *err, size_t errlen)
 {
@@ -151,7 +159,7 @@ static int find_algo(dlg_cuda_ctx *c, conv_state *s, const dlg_layer *l, int dir
     if (e && e->ws <= c->ws_limit) {
         *algo = e->algo;
         *ws = e->ws;
-        return dlg_cudnn_err(cudnnSetConvolutionMathType(s->cd[dir], (cudnnMathType_t)e->math),
+        return dlg_cudnn_err(cudnnSetConvolutionMathType(s->cd[dir], math_to_run(c, e->math)),
                              "math type", err, errlen);
     }
     cudnnStatus_t st;
@@ -184,6 +192,7 @@ static int find_algo(dlg_cuda_ctx *c, conv_state *s, const dlg_layer *l, int dir
                  names[dir], c->ws_limit >> 20, c->deterministic ? " that is deterministic" : "");
         return -DLG_ENOTSUP;
     }
+    math = (int)math_to_run(c, math);
     rc = dlg_cudnn_err(cudnnSetConvolutionMathType(s->cd[dir], (cudnnMathType_t)math),
                        "math type", err, errlen);
     if (!rc && dlg_algo_cache_put(&c->cache, key, *algo, math, *ws) < 0)

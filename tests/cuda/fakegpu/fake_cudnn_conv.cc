@@ -512,6 +512,16 @@ bool refuse_nhwc_grouped(const cudnnTensorStruct *x, const cudnnConvolutionStruc
            x->stride[1] == 1;
 }
 
+// FAKEGPU_FIND_MATH=tensor_op (a test switch): every measured result says
+// CUDNN_TENSOR_OP_MATH whatever math the descriptor asked for, as real
+// cuDNN may report for fp32 data; a caller that copies it back onto its
+// descriptor gets TF32 maths, which the fp32 checks then see.
+cudnnMathType_t reported_math(cudnnMathType_t asked)
+{
+    const char *e = getenv("FAKEGPU_FIND_MATH");
+    return e && strcmp(e, "tensor_op") == 0 ? CUDNN_TENSOR_OP_MATH : asked;
+}
+
 template <typename Perf, typename Algo>
 cudnnStatus_t find(cudnnHandle_t handle, Dir d, const Geo &g, cudnnMathType_t math,
                    int requested, int *returned, Perf *perf)
@@ -547,7 +557,7 @@ cudnnStatus_t find(cudnnHandle_t handle, Dir d, const Geo &g, cudnnMathType_t ma
         perf[i].time = 0.1f * (float)(i + 1);
         perf[i].memory = ws_need(d, list[i].algo, g);
         perf[i].determinism = list[i].det;
-        perf[i].mathType = math;
+        perf[i].mathType = reported_math(math);
     }
     *returned = n;
     return CUDNN_STATUS_SUCCESS;
