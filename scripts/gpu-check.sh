@@ -542,13 +542,15 @@ run_dlgauge() {
   rm -rf "$dir" && mkdir -p "$dir/bundle" && tar -C "$dir/bundle" -xzf "$BUNDLE" ||
     { RUN_STATUS=failed; FAILED+=("dlgauge run (bundle $BUNDLE does not unpack)"); return; }
   dlg=$dir/bundle/bin/dlgauge ld=$dir/bundle/lib/deps:$dir/bundle/lib:$DLG_LD
-  # packed from these sources? (not a failure: the figures stand, for the
-  # sources it names; the line says which)
+  # packed from these sources?  The step still runs (its figures stand for
+  # the sources it names), but the last line counts it failed: a "passed"
+  # must speak for the sources carried
   local packed here
   packed=$(cat "$dir/bundle/share/dlgauge/bundle-sources" 2>/dev/null)
   here=$(bash "$ROOT/scripts/gpu-sources-hash.sh" "$ROOT" 2>/dev/null)
   if [ "$packed" != "$here" ]; then
-    log "gpu-check: dlgauge run: WARNING: the bundle was packed from other sources (${packed:-unknown}) than these ($here): rerun bash scripts/gpu-bundle.sh before the call"
+    log "gpu-check: dlgauge run: the bundle was packed from other sources (${packed:-unknown}) than these ($here): rerun bash scripts/gpu-bundle.sh before the call"
+    FAILED+=("dlgauge run from a bundle of other sources (${packed:-unknown}, not $here)")
   else
     log "gpu-check: dlgauge run: bundle packed from these sources ($here)"
   fi
@@ -561,9 +563,11 @@ run_dlgauge() {
   grep -Eq '^gpus: +[1-9]' "$dir/sysinfo.txt" || bad+=("sysinfo lists no GPU")
   grep -Eq '^    peak: +fp32 [0-9]' "$dir/sysinfo.txt" || bad+=("sysinfo has no peak rates for this GPU")
   grep -Eq '^cuda: +CUDA runtime' "$dir/sysinfo.txt" || bad+=("sysinfo names no CUDA libraries")
-  (cd "$dir" && LD_LIBRARY_PATH=$ld "$dlg" mkdata images --out data --classes "$RUN_CLASSES" --images "$RUN_IMAGES" \
-     --threads "$(nproc)" && LD_LIBRARY_PATH=$ld "$dlg" mkdata text --out corpus.txt --words "$RUN_WORDS") \
-    > "$dir/mkdata.log" 2>&1 || { bad+=("mkdata: $(tail -1 "$dir/mkdata.log")"); }
+  t=$(cap 60) # a hang here must not hold the run past its budget either
+  (cd "$dir" && export LD_LIBRARY_PATH=$ld &&
+     timeout "$t" "$dlg" mkdata images --out data --classes "$RUN_CLASSES" --images "$RUN_IMAGES" \
+       --threads "$(nproc)" && timeout "$t" "$dlg" mkdata text --out corpus.txt --words "$RUN_WORDS") \
+    > "$dir/mkdata.log" 2>&1 || { rc=$?; bad+=("mkdata $(ended "$rc" "$t"): $(tail -1 "$dir/mkdata.log")"); }
   t=$(cap 180)
   # the conversion is one pass of the images generated, whatever RUN_SET
   # says of every job: set after it

@@ -13,8 +13,8 @@
 # packs); the run's dlgauge runs with only the bundle's folders, the stand-in's
 # and the fake NVML's on LD_LIBRARY_PATH.  Then the checker against rows it
 # must refuse (device = auto that fell back to the CPU, a missing NVML
-# field), and the script without a bundle ("not run", exit 0; with
-# --only-run, exit 1).
+# field), a bundle packed from other sources (run, but failed), and the
+# script without a bundle ("not run", exit 0; with --only-run, exit 1).
 # usage: gpu_check_run.sh ROOT BUILD_DIR WORKDIR FAKEGPU_MODULE_DIR FAKE_NVML
 set -u
 ROOT=$1 BUILD=$2 W=$3 FAKE=$4 NVML=$5 STUB=$ROOT/tests/cuda/gpucheck_stub
@@ -87,6 +87,19 @@ fi
 got=$(python3 "$ROOT/scripts/gpu_run_check.py" "$csv" --gpu "NVIDIA A100-SXM4-80GB")
 [ $? = 1 ] && echo "$got" | grep -q "gpu_name 'NVIDIA H200 (fake)', nvidia-smi says 'NVIDIA A100-SXM4-80GB'" ||
   { fail "checker: another GPU's name passed"; echo "$got"; }
+# a bundle packed from other sources: the step runs, and the last line
+# counts it failed (a "passed" speaks for the sources carried)
+mkdir -p "$W/stale" && tar -C "$W/stale" -xzf "$W/bundle/dlgauge-bundle.tar.gz" &&
+  echo 0123456789abcdef > "$W/stale/share/dlgauge/bundle-sources" &&
+  tar -C "$W/stale" -czf "$W/stale.tar.gz" . || exit 1
+rc=$(gpu_check stale "$W/stale.tar.gz" --only-run)
+if [ "$rc" != 1 ] ||
+   ! tail -1 "$W/stale.log" | grep -q 'FAILED: dlgauge run from a bundle of other sources (0123456789abcdef, not [0-9a-f]*)$' ||
+   ! grep -q '^run: 5 jobs checked$' "$W/stale/extras.txt"; then
+  fail "stale: rc $rc"; cat "$W/stale.log"
+else
+  echo "ok   stale: $(tail -1 "$W/stale.log")"
+fi
 # no bundle carried: the step says so, and the run goes on to exit 0
 rc=$(gpu_check none "$W/none.tar.gz")
 if [ "$rc" != 0 ] || ! tail -1 "$W/none.log" | grep -q 'dlgauge run not run$' ||
