@@ -2,7 +2,7 @@
 """Render gpu-check.sh's one table from the dlgauge and PyTorch result lines.
 
 dlgauge lines (tests/cuda/cuda_check bench, prefixed with the precision):
-    bench PREC MODEL MODE BACKEND BATCH IMG_S MS macs=N plan_s=.. loss=.. [graphs=off ...]
+    bench PREC MODEL MODE BACKEND BATCH IMG_S MS macs=N step_macs=N plan_s=.. loss=.. [graphs=off ...]
     energy PREC MODEL MODE BACKEND BATCH J_PER_IMG
 torch lines (scripts/gpu-bench-torch.py):
     torch PREC MODEL MODE LAYOUT BATCH IMG_S MS J_PER_IMG
@@ -39,7 +39,7 @@ def peak_for(gpu, prec):
 
 
 def parse(dl_path, torch_path):
-    rows, macs, units = {}, {}, {}
+    rows, macs, units = {}, {}, {}  # macs: (model, mode) -> a step's multiply-adds
     tag = ""  # an energy line belongs to the bench line before it
     for line in open(dl_path, errors="replace"):
         f = line.split()
@@ -49,8 +49,12 @@ def parse(dl_path, torch_path):
             key = (f[2], f[3], f[1], int(f[5]), tag)
             rows.setdefault(key, {})["dl"] = float(f[6])
             for kv in f[8:]:
-                if kv.startswith("macs="):
-                    macs[f[2]] = int(kv[5:])
+                # a step's count as the engine planned it (training: no data
+                # gradient into the images); older lines: 3x the forward
+                if kv.startswith("step_macs="):
+                    macs[(f[2], f[3])] = int(kv[10:])
+                elif kv.startswith("macs=") and (f[2], f[3]) not in macs:
+                    macs[(f[2], f[3])] = int(kv[5:]) * (3 if f[3] == "train" else 1)
                 elif kv.startswith("unit="):
                     units[f[2]] = kv[5:]
         elif len(f) >= 7 and f[0] == "bench" and f[6] == "FAIL":
@@ -93,8 +97,8 @@ def render(rows, macs, units, gpu, out, window=None):
         ratio = dl / pt if isinstance(dl, float) and pt else None
         pk = peak_for(gpu, prec)
         pct = None
-        if isinstance(dl, float) and pk and model in macs:
-            pct = 100.0 * dl * 2 * macs[model] * (3 if mode == "train" else 1) / pk
+        if isinstance(dl, float) and pk and (model, mode) in macs:
+            pct = 100.0 * dl * 2 * macs[(model, mode)] / pk
         unit = units.get(model, UNITS.get(model, "img")) + "/s"
         line = "%-10s %-5s %-4s %5d %12s %12s %6s %7s %10s %10s %s" % (
             model, mode, prec, batch, fmt(dl, "%.1f"), fmt(pt, "%.1f"), fmt(ratio, "%.2f"),

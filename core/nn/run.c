@@ -360,6 +360,30 @@ int64_t dlg_net_macs_total(const dlg_net *net)
     return s;
 }
 
+/* A recurrent layer's backward runs its data gradient through time
+ * whether or not its input takes one. */
+static int64_t step_macs_of(const dlg_net *net, const dlg_node *n)
+{
+    if (!n->need_backward)
+        return n->macs;
+    bool wgrad = false, dgrad = n->l.type == DLG_L_LSTM;
+    for (int j = 0; j < n->l.nparam; j++)
+        wgrad |= net->blobs[n->params[j]].needs_grad && !net->blobs[n->params[j]].is_state;
+    for (int j = 0; j < n->l.nbottom; j++)
+        dgrad |= net->blobs[n->bottoms[j]].needs_grad;
+    return n->macs * (1 + (int64_t)wgrad + (int64_t)dgrad);
+}
+
+int64_t dlg_net_step_macs(const dlg_net *net)
+{
+    if (!net->planned)
+        return -DLG_EINVAL;
+    int64_t s = 0;
+    for (int i = 0; i < net->nnodes; i++)
+        s += step_macs_of(net, &net->nodes[i]);
+    return s;
+}
+
 int dlg_net_layer_count(const dlg_net *net) { return net->nnodes; }
 
 int dlg_net_layer_info(const dlg_net *net, int index, dlg_layer_info *out)

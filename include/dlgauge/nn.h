@@ -196,6 +196,12 @@ int64_t dlg_net_param_total(const dlg_net *net);
 /* Forward multiply-adds per image, counting convolutions and inner
  * products (the convention of published model sizes). */
 int64_t dlg_net_macs_total(const dlg_net *net);
+/* Multiply-adds per image of one step as planned: each layer's forward
+ * and, in training, its weight gradient where it trains parameters and
+ * its data gradient where a bottom takes one, each as many as its
+ * forward (so not 3x the forward: the first convolution's input takes no
+ * gradient).  -DLG_EINVAL before dlg_net_plan. */
+int64_t dlg_net_step_macs(const dlg_net *net);
 
 typedef struct dlg_layer_info {
     const char *name;

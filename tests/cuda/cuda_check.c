@@ -839,10 +839,11 @@ static int cmd_bench(int argc, char **argv)
     char ls[64] = ""; /* fp16 training: where dynamic loss scaling ended up */
     if (dlg_net_loss_scale(net, &scale, &skipped) > 0)
         snprintf(ls, sizeof ls, " loss_scale=%g skipped=%lld", scale, (long long)skipped);
-    printf("bench %s %s %s %d %.1f %.3f macs=%lld plan_s=%.1f loss=%.3f%s graphs=%s replays=%llu "
-           "timing=%s layout=%s\n",
+    printf("bench %s %s %s %d %.1f %.3f macs=%lld step_macs=%lld plan_s=%.1f loss=%.3f%s graphs=%s "
+           "replays=%llu timing=%s layout=%s\n",
            model, argv[1], backend, batch, ips, 1e3 * dt / iters,
-           (long long)dlg_net_macs_total(net), plan_s, out[0], ls, graphs ? "on" : "off",
+           (long long)dlg_net_macs_total(net), (long long)dlg_net_step_macs(net), plan_s, out[0],
+           ls, graphs ? "on" : "off",
            (unsigned long long)st.replayed, events && dev_ns ? "events" : "host", layout);
     if (energy)
         printf("energy %s %s %s %d %.4f\n", model, argv[1], backend, batch,

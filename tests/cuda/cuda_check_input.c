@@ -275,10 +275,11 @@ int bench_input_async(int argc, char **argv)
         dlg_net_destroy(n);
         return 1;
     }
-    printf("bench %s %s %s %d %.1f %.3f macs=%lld loss=%.3f graphs=%s replays=%llu timing=%s "
-           "input=async data_wait_ms=%.3f\n",
+    printf("bench %s %s %s %d %.1f %.3f macs=%lld step_macs=%lld loss=%.3f graphs=%s replays=%llu "
+           "timing=%s input=async data_wait_ms=%.3f\n",
            model, argv[1], backend, batch, (double)batch * iters / dt, 1e3 * dt / iters,
-           (long long)dlg_net_macs_total(n), out[0], graphs ? "on" : "off",
+           (long long)dlg_net_macs_total(n), (long long)dlg_net_step_macs(n), out[0],
+           graphs ? "on" : "off",
            (unsigned long long)st.replayed, events && dev_ns ? "events" : "host",
            (double)wait / 1e6 / iters);
     dlg_net_destroy(n);

@@ -267,9 +267,11 @@ int seq_bench_lm(int argc, char **argv)
         printf("bench lstm-ptb %s %s %d FAIL %s (loss %g)\n", mode, backend, b.B,
                b.net ? dlg_net_error(b.net) : "out of memory", loss);
     else {
-        printf("bench lstm-ptb %s %s %d %.1f %.3f macs=%lld plan_s=%.1f loss=%.3f unit=tok\n",
+        printf("bench lstm-ptb %s %s %d %.1f %.3f macs=%lld step_macs=%lld plan_s=%.1f loss=%.3f "
+               "unit=tok\n",
                mode, backend, b.B, tokens / dt, 1e3 * dt / iters,
-               (long long)dlg_net_macs_total(b.net), plan_s, loss);
+               (long long)dlg_net_macs_total(b.net), (long long)dlg_net_step_macs(b.net), plan_s,
+               loss);
         if (energy)
             printf("energy lstm-ptb %s %s %d %.6f\n", mode, backend, b.B,
                    (double)(e1 - e0) / 1e3 / tokens);

@@ -68,6 +68,29 @@ static void test_sizes(void **st)
     }
 }
 
+/* A step's multiply-adds as planned: the forward's in inference; in
+ * training forward, weight and data gradients of every layer but conv1's
+ * data gradient (the images take none), unless input gradients are asked
+ * for.  AlexNet at crop 67: conv1 is 96 x 15 x 15 outputs of 3 x 11 x 11. */
+static void test_step_macs(void **st)
+{
+    const int64_t conv1 = 96 * 15 * 15 * 363;
+    for (int mode = 0; mode < 3; mode++) {
+        dlg_net *net = build("alexnet", 67);
+        int64_t fwd = dlg_net_macs_total(net);
+        assert_int_equal(dlg_net_step_macs(net), -DLG_EINVAL); /* not planned yet */
+        dlg_plan_opts po = {.backend = "ref", .threads = 1, .train = mode > 0, .seed = 1,
+                            .input_grads = mode == 2};
+        assert_int_equal(dlg_net_plan(net, &po), 0);
+        int64_t want = mode == 0 ? fwd : mode == 1 ? 3 * fwd - conv1 : 3 * fwd;
+        printf("  %s: %lld multiply-adds a step (forward %lld)\n",
+               mode == 0 ? "infer" : mode == 1 ? "train" : "train, input gradients",
+               (long long)dlg_net_step_macs(net), (long long)fwd);
+        assert_int_equal(dlg_net_step_macs(net), want);
+        dlg_net_destroy(net);
+    }
+}
+
 /* Output shapes (C, H, W at batch 1) of the reference implementations. */
 static const struct {
     const char *model, *blob;
@@ -436,6 +459,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_step_macs),
         cmocka_unit_test(test_shapes),
         cmocka_unit_test(test_head_layers),
         cmocka_unit_test(test_fillers_alexnet),

@@ -31,7 +31,9 @@ const dlg_metric cnn_metrics[] = {
     {"top1", DLG_FIELD_DOUBLE, "", "top-1 accuracy on the last batch (fraction); under several ranks, their mean"},
     {"top5", DLG_FIELD_DOUBLE, "", "top-5 accuracy on the last batch (fraction); under several ranks, their mean"},
     {"flops_per_item", DLG_FIELD_DOUBLE, "FLOP/image",
-     "2 x forward multiply-adds (engine count); train: 3x that (backward ~ 2 forwards)"},
+     "2 x the multiply-adds of a step (engine count): the forward's; train: each layer's forward, "
+     "weight gradient and data gradient as the plan runs them (no data gradient into the images: "
+     "a little under 3x the forward)"},
     {"gflops", DLG_FIELD_DOUBLE, "GFLOP/s",
      "achieved: flops_per_item x images / time, over the timed steps (after the warm-up, and "
      "never the first step after setup; an effective rate: Winograd layers do fewer "
@@ -197,8 +199,6 @@ static int build(cnn *s, const char *model, const dlg_value *o)
     s->label_blob = dlg_net_blob(s->net, "label");
     s->in_size = crop;
     s->in_count = (size_t)s->batch * 3 * (size_t)crop * (size_t)crop;
-    double fwd = 2.0 * (double)dlg_net_macs_total(s->net);
-    s->flops_per_item = s->train ? 3.0 * fwd : fwd;
     return 0;
 }
 
@@ -245,6 +245,8 @@ static int plan(cnn *s, const dlg_value *o, const dlg_job_info *job)
     nn_opts_host(&po, s->h);
     if (dlg_net_plan(s->net, &po) < 0)
         return nn_plan_failed(s->h, s->net);
+    /* the passes the plan runs: no data gradient into the images */
+    s->flops_per_item = 2.0 * (double)dlg_net_step_macs(s->net);
     /* the device's own peak: a GPU's for the precision, else the cores' */
     dlg_peak_for_backend(&s->peak, s->backend, po.threads > 0 ? po.threads : 1);
     return 0;

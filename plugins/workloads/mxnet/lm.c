@@ -122,7 +122,8 @@ const dlg_metric lm_metrics[] = {
      "cross-entropy of the last segment; under several ranks, the mean of the ranks' last segments"},
     {"unigram_perplexity", DLG_FIELD_DOUBLE, "", "the training split's unigram perplexity"},
     {"flops_per_item", DLG_FIELD_DOUBLE, "FLOP/token",
-     "2 x forward multiply-adds per token (LSTM gates + decoder); train: 3x"},
+     "2 x the multiply-adds of a step per token (LSTM gates + decoder): the forward's; train: "
+     "forward, weight gradient and data gradient of each (3x the forward)"},
     {"gflops", DLG_FIELD_DOUBLE, "GFLOP/s",
      "achieved over the repetition's timed steps (never the first step after setup); under "
      "several ranks, the job's: every rank's tokens over the slowest rank's time"},
@@ -306,8 +307,6 @@ static int build(lm *s, bool tied)
     s->loss_blob = dlg_softmax_loss(net, "loss", logits, s->target_blob);
     if (dlg_net_status(net) < 0)
         return s->h->error(s->h, -dlg_net_status(net), "%s", dlg_net_error(net));
-    double fwd = 2.0 * (double)dlg_net_macs_total(net);
-    s->flops_per_item = s->train ? 3.0 * fwd : fwd;
     return 0;
 }
 
@@ -334,6 +333,7 @@ static int plan(lm *s, const dlg_value *o, const dlg_job_info *job)
     nn_opts_host(&po, s->h);
     if (dlg_net_plan(s->net, &po) < 0)
         return nn_plan_failed(s->h, s->net);
+    s->flops_per_item = 2.0 * (double)dlg_net_step_macs(s->net);
     /* planned but untouched: the exact figure, before any page is used */
     s->plan_bytes = dlg_net_memory_bytes(s->net);
     if ((rc = check_memory(s, s->plan_bytes, false)) < 0)
