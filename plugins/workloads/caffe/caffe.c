@@ -9,10 +9,12 @@
                  "images per step (per rank: ranks x batch in all)", 0},                           \
     [O_CLASSES] = {"classes", DLG_OPT_INT, "1000", "2", "1000000", NULL,                           \
                    "outputs of the classifier (must match the dataset's labels)", 0},              \
-    [O_LR] = {"lr", DLG_OPT_DOUBLE, "0.01", "0", "100", NULL, "SGD learning rate", 0},             \
+    [O_LR] = {"lr", DLG_OPT_DOUBLE, "0.01", "0", "100", NULL,                                      \
+              "SGD learning rate (biases take 2x, Caffe's lr_mult 2, in every model here)", 0},     \
     [O_MOMENTUM] = {"momentum", DLG_OPT_DOUBLE, "0.9", "0", "1", NULL, "SGD momentum", 0},         \
     [O_WEIGHT_DECAY] = {"weight_decay", DLG_OPT_DOUBLE, "0.0005", "0", "1", NULL,                  \
-                        "L2 weight decay (Caffe: weights only, not biases)", 0},                    \
+                        "L2 weight decay (Caffe's decay_mult: weights only, not biases nor batch "  \
+                        "norm's scale and shift; PyTorch's SGD decays them all)", 0},               \
     [O_BACKEND] = {"backend", DLG_OPT_ENUM, "cpu", NULL, NULL, "cpu|ref",                          \
                    "cpu: oneDNN; ref: plain-C reference kernels (slow, for checking)", 0},         \
     [O_DEVICE] = {"device", DLG_OPT_STRING, "auto", NULL, NULL, NULL,                              \

@@ -21,10 +21,16 @@ static const dlg_option inception_options[] = {
                  0},
     [O_CLASSES] = {"classes", DLG_OPT_INT, "1000", "2", "1000000", NULL,
                    "outputs of the classifier (must match the dataset's labels)", 0},
-    [O_LR] = {"lr", DLG_OPT_DOUBLE, "0.1", "0", "100", NULL, "SGD learning rate", 0},
+    [O_LR] = {"lr", DLG_OPT_DOUBLE, "0.1", "0", "100", NULL,
+              "SGD learning rate (MXNet's train_imagenet default, for batches of 128 and more: "
+              "smaller batches may diverge at it, scale it by batch / 128; the classifiers' biases "
+              "take 2x, as Caffe's lr_mult)",
+              0},
     [O_MOMENTUM] = {"momentum", DLG_OPT_DOUBLE, "0.9", "0", "1", NULL, "SGD momentum", 0},
     [O_WEIGHT_DECAY] = {"weight_decay", DLG_OPT_DOUBLE, "0.0001", "0", "1", NULL,
-                        "L2 weight decay (MXNet's train_imagenet default)", 0},
+                        "L2 weight decay (MXNet's train_imagenet default): weights only, not the "
+                        "classifiers' biases nor batch norm's scale and shift",
+                        0},
     [O_BACKEND] = {"backend", DLG_OPT_ENUM, "cpu", NULL, NULL, "cpu|ref",
                    "cpu: oneDNN; ref: plain-C reference kernels (slow, for checking)", 0},
     [O_DEVICE] = {"device", DLG_OPT_STRING, "auto", NULL, NULL, NULL,
