@@ -103,6 +103,10 @@ typedef struct rep_cell {
     const rep_row *row; /* the last ok row (else the last row) */
     size_t nrows;
     bool ok;
+    /* its figure is partial rows' alone (no ok row): a repetition cut short
+     * by a stop, which --resume measures again; no best nor knee beside
+     * cells measured whole (model_rank.c) */
+    bool partial;
     const char *status;
     size_t nfailed;            /* failed rows (each run's once), even when others ran ok */
     /* the failed rows' distinct statuses, first seen first (a cell may have

@@ -241,6 +241,7 @@ static void pool_cell(rep_cell *c, const rep_rows *rs, const size_t *rows, size_
     if (nok == 0)
         return;
     c->ok = true;
+    c->partial = !skip_partial;
     c->status = rep_tag(only, "status");
     c->repeats = n_sum;
     c->thr = mean;

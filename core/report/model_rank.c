@@ -19,13 +19,20 @@ static long slice_cell(const rep_group *g, size_t a, size_t v, size_t *coord)
     return rep_group_find(g, coord);
 }
 
-/* Whether cell c is ranked against the best: a cache-bound STREAM cell
- * measured the cache, not the memory its group sizes, so it is no best nor
- * knee beside memory-bound cells; among cache-bound cells only (no array
- * left the cache) they rank each other. */
+/* Where cell c stands in the ranking, lower first: a whole measurement
+ * before a repetition cut short (partial: it timed a fraction of one
+ * repetition, which a stop interrupted), and memory before the cache (a
+ * cache-bound STREAM cell measured the cache, not the memory its group
+ * sizes).  A cell ranks only beside those of the best's tier: partial
+ * or cache-bound cells rank where no cell placed before them ran. */
+static int rank_tier(const rep_cell *c)
+{
+    return (c->partial ? 2 : 0) + (c->bn == REP_BN_CACHE);
+}
+
 bool rep_cell_ranked(const rep_group *g, const rep_cell *c)
 {
-    return c->ok && (c->bn != REP_BN_CACHE || !g->has_best || g->cells[g->best].bn == REP_BN_CACHE);
+    return c->ok && (!g->has_best || rank_tier(c) <= rank_tier(&g->cells[g->best]));
 }
 
 /* Value x against value y of axis ax (<0, 0, >0): known orders ascending,
@@ -157,19 +164,19 @@ static bool fewer_resources(const rep_group *g, const rep_cell *x, const rep_cel
     }
 }
 
-/* The best cell: the fastest ok one that is not cache-bound, else (every
- * ok cell is) the fastest cache-bound one; of equal throughput, the one of
- * smaller resources. */
+/* The best cell: the fastest ok one of the highest tier (rank_tier: a
+ * whole measurement of memory before a partial one, or the cache's); of
+ * equal throughput, the one of smaller resources. */
 void rep_group_pick_best(rep_group *g)
 {
     for (size_t c = 0; c < g->ncells; c++) {
         const rep_cell *cell = &g->cells[c], *best = g->has_best ? &g->cells[g->best] : NULL;
         if (!cell->ok)
             continue;
-        bool cached = cell->bn == REP_BN_CACHE, faster = best && cell->thr > best->thr;
+        int tc = rank_tier(cell), tb = best ? rank_tier(best) : 0;
+        bool faster = best && cell->thr > best->thr;
         bool tie = best && cell->thr == best->thr && fewer_resources(g, cell, best);
-        bool better = !best || (cached == (best->bn == REP_BN_CACHE) ? faster || tie : best->bn == REP_BN_CACHE);
-        if (better) {
+        if (!best || tc < tb || (tc == tb && (faster || tie))) {
             g->best = c;
             g->has_best = true;
         }
@@ -184,33 +191,68 @@ size_t rep_group_unranked(const rep_group *g)
     return n;
 }
 
-bool rep_knee_below_unranked(const rep_group *g, size_t a)
+/* The first cell below axis a's knee on the slice through the best that
+ * is measured but left out of the ranking, or -1. */
+static long unranked_below(const rep_group *g, size_t a)
 {
     if (!g->has_best || a >= g->naxes)
-        return false;
+        return -1;
     size_t *coord = malloc((g->naxes + 1) * sizeof *coord);
-    bool found = false;
-    for (size_t v = 0; coord && v < g->knees[a].val && !found; v++) {
+    long found = -1;
+    for (size_t v = 0; coord && v < g->knees[a].val && found < 0; v++) {
         long c = slice_cell(g, a, v, coord);
-        found = c >= 0 && g->cells[c].ok && !rep_cell_ranked(g, &g->cells[c]);
+        if (c >= 0 && g->cells[c].ok && !rep_cell_ranked(g, &g->cells[c]))
+            found = c;
     }
     free(coord);
     return found;
 }
 
+bool rep_knee_below_unranked(const rep_group *g, size_t a)
+{
+    return unranked_below(g, a) >= 0;
+}
+
+bool rep_knee_below_partial(const rep_group *g, size_t a)
+{
+    long c = unranked_below(g, a);
+    return c >= 0 && g->cells[c].partial;
+}
+
+/* The ok cell c, left out beside the best, is left out for being cut
+ * short (the best was measured whole), whatever it measured. */
+static bool unranked_partial(const rep_group *g, const rep_cell *c)
+{
+    return c->partial && !g->cells[g->best].partial;
+}
+
 void rep_group_rank_note(const rep_group *g, char *buf, size_t len)
 {
-    size_t left = rep_group_unranked(g), ok = 0;
+    size_t cache = 0, partial = 0, ok = 0;
     buf[0] = 0;
-    for (size_t c = 0; c < g->ncells; c++)
-        ok += g->cells[c].ok;
-    if (left)
-        snprintf(buf, len,
-                 "cache-bound: %zu of %zu measured cells kept their arrays in the last-level cache and measured "
+    for (size_t c = 0; c < g->ncells; c++) {
+        const rep_cell *cell = &g->cells[c];
+        ok += cell->ok;
+        if (cell->ok && !rep_cell_ranked(g, cell))
+            *(unranked_partial(g, cell) ? &partial : &cache) += 1;
+    }
+    int n = 0;
+    if (partial)
+        n = snprintf(buf, len,
+                     "partial: %zu of %zu measured cells were cut short (status partial: a repetition a stop "
+                     "interrupted, which --resume measures again): left out of the best and the knees beside cells "
+                     "measured whole",
+                     partial, ok);
+    size_t at = n > 0 && (size_t)n < len ? (size_t)n : 0;
+    const char *sep = at ? "; " : "";
+    if (cache)
+        snprintf(buf + at, len - at,
+                 "%scache-bound: %zu of %zu measured cells kept their arrays in the last-level cache and measured "
                  "the cache, not memory: left out of the best and the knees",
-                 left, ok);
+                 sep, cache, ok);
     else if (g->has_best && g->cells[g->best].bn == REP_BN_CACHE)
-        snprintf(buf, len,
-                 "cache-bound: every measured cell kept its arrays in the last-level cache: the best and the knees "
-                 "are the cache's bandwidth, not memory's (arrays of 4x the cache or more measure memory)");
+        snprintf(buf + at, len - at,
+                 "%scache-bound: every measured cell kept its arrays in the last-level cache: the best and the knees "
+                 "are the cache's bandwidth, not memory's (arrays of 4x the cache or more measure memory)",
+                 sep);
 }

@@ -196,11 +196,11 @@ void rep_svg_curve(FILE *f, const rep_report *r, const rep_group *g, size_t a)
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n", x - 5, ylo, x + 5, ylo);
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n", x - 5, yhi, x + 5, yhi);
         bool knee = (size_t)c == g->knees[a].cell && !g->knees[a].unordered;
-        if (!rep_cell_ranked(g, cell)) { /* measured the cache: hollow, named, not the curve's best */
+        if (!rep_cell_ranked(g, cell)) { /* measured the cache, or cut short: hollow, named, not the curve's best */
             fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"none\" stroke=\"#7f8c8d\" "
                        "stroke-width=\"2\"/>\n<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#7f8c8d\" "
-                       "text-anchor=\"middle\">cache</text>\n",
-                    x, y, x, yhi - 8);
+                       "text-anchor=\"middle\">%s</text>\n",
+                    x, y, x, yhi - 8, cell->partial && !g->cells[g->best].partial ? "partial" : "cache");
             continue;
         }
         fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\"/>\n", x, y, knee ? 7 : 4,

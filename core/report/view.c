@@ -159,6 +159,8 @@ static void cell_note(const rep_group *g, size_t ci, char *note, size_t len)
         if (g->has_best && g->knees[a].cell == ci && !g->knees[a].unordered && g->axes[a].n > 1) /* swept */
             n += (size_t)snprintf(note + n, len - n, "%sknee %s", n ? ", " : "", g->axes[a].key);
     const rep_cell *c = &g->cells[ci];
+    if (c->ok && c->partial && n < len) /* its figure is a repetition cut short */
+        n += (size_t)snprintf(note + n, len - n, "%spartial", n ? ", " : "");
     if (c->ok && c->nfailed && n < len) { /* its figures are the runs that worked */
         n += (size_t)snprintf(note + n, len - n, "%s%zu failed run%s (", n ? ", " : "", c->nfailed,
                               c->nfailed == 1 ? "" : "s");
@@ -267,8 +269,9 @@ void rep_knee_text(const rep_report *r, const rep_group *g, size_t a, char *buf,
                       : once         ? "measured once: no CIs to judge it by (repeat = 3 gives them)"
                       : k->significant ? "the shortfall from the best is significant (beyond the 95% CIs)"
                                        : "not significantly below the best (within the 95% CIs)";
-    const char *below = !bc ? (rep_knee_below_unranked(g, a) ? "; the smaller values measured the cache (cache-bound), not ranked"
-                                                             : "; it is the smallest value measured")
+    const char *below = !bc ? (!rep_knee_below_unranked(g, a) ? "; it is the smallest value measured"
+                               : rep_knee_below_partial(g, a)   ? "; the smaller values were cut short (partial), not ranked"
+                                                                : "; the smaller values measured the cache (cache-bound), not ranked")
                         : once && is_best ? "; measured once: no CIs (repeat = 3 gives them)"
                         : once          ? ""
                         : bc->ok && bc->repeats < 2

@@ -511,6 +511,43 @@ static void test_partial_beside_complete(void **state)
     free(txt);
 }
 
+/* A cell whose only figure is a repetition cut short (partial, 130) is
+ * no best beside cells measured whole: it had been the best and the knee
+ * at a = 4, unmarked, and the recommendation sized for it.  It is left
+ * out of the best and the knees, and said so in its note and the group's
+ * text; its knee text names why a smaller value is not ranked. */
+static void test_partial_cell_not_best(void **state)
+{
+    (void)state;
+    const char *rows = "t,1,1,j,r2,ok,w,96,2,0.8,items,3,s2,0.1.0\n"
+                       "t,2,1,j,r1,ok,w,100,2,0.8,items,3,s3,0.1.0\n"
+                       "t,4,1,j,r1,partial,w,130,0,0,items,0,s4,0.1.0\n";
+    char csv[1024];
+    snprintf(csv, sizeof csv, "%s%s", head, rows);
+    rep_rows rs;
+    rep_model m;
+    model_from_csv(csv, &rs, &m);
+    const rep_group *g = &m.g[0];
+    assert_true(g->has_best);
+    assert_true(g->cells[g->best].thr == 100);
+    long a = rep_group_axis(g, "a");
+    assert_string_equal(g->axes[a].vals[g->knees[a].val], "1");
+    rep_model_free(&m);
+    rep_rows_free(&rs);
+    char *txt = report_of(rows, false);
+    assert_non_null(strstr(txt, "partial: 1 of 3 measured cells were cut short"));
+    assert_non_null(strstr(txt, "compute-bound  partial"));
+    free(txt);
+    /* the partial cell below the knee: the knee text says why it is not it */
+    txt = report_of("t,1,1,j,r1,partial,w,130,0,0,items,0,s1,0.1.0\n"
+                    "t,2,1,j,r1,ok,w,99,2,0.8,items,3,s2,0.1.0\n"
+                    "t,4,1,j,r1,ok,w,100,2,0.8,items,3,s3,0.1.0\n",
+                    false);
+    assert_non_null(strstr(txt, "a = 2: 99"));
+    assert_non_null(strstr(txt, "the smaller values were cut short (partial), not ranked"));
+    free(txt);
+}
+
 /* The bottleneck list follows the table (axis order), not the file's rows:
  * a=3 was written first and had been listed first. */
 static void test_bottlenecks_in_table_order(void **state)
@@ -551,6 +588,7 @@ int main(void)
         cmocka_unit_test(test_failed_runs_name_each_status),
         cmocka_unit_test(test_partial_row_without_rate),
         cmocka_unit_test(test_partial_beside_complete),
+        cmocka_unit_test(test_partial_cell_not_best),
         cmocka_unit_test(test_bottlenecks_in_table_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
