@@ -141,7 +141,9 @@ typedef struct rep_knee {
     double ratio;     /* knee throughput / best */
     bool significant; /* the knee's shortfall from the best exceeds the combined CI */
     long below;       /* the cell of the value below the knee on the slice, -1: none measured */
-    bool below_clear; /* the value below the knee is below target beyond its CI (or none) */
+    /* the value below the knee is below target x best beyond the 95% CIs
+     * of both (its and the best's, x target), or failed, or none */
+    bool below_clear;
     /* No knee, val is the best: no value has an order (text; disks without
      * profiles), or the axis is a duration (ordered, but no resource). */
     bool unordered;

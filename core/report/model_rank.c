@@ -75,6 +75,16 @@ static size_t *values_in_order(const rep_axis *ax)
     return idx;
 }
 
+/* The half-width of the 95% interval of cell c's throughput less the
+ * target (target x the best's): both are measured, so both intervals
+ * count; the target's alone (a point) let a best of 130 +- 100 show 100
+ * +- 2 short of it "beyond its CI". */
+static double target_gap_ci(const rep_cell *c, const rep_cell *best, double target)
+{
+    double tci = target * best->ci;
+    return sqrt(c->ci * c->ci + tci * tci);
+}
+
 /* Knee of axis a: on the slice through the best cell, the smallest value
  * reaching target x best. */
 void rep_group_find_knee(rep_group *g, size_t a, double target, size_t *coord)
@@ -115,7 +125,8 @@ void rep_group_find_knee(rep_group *g, size_t a, double target, size_t *coord)
             if (prev >= 0) { /* one repetition has no CI: nothing shows it clear */
                 const rep_cell *pc = &g->cells[prev];
                 k->below = prev;
-                k->below_clear = !pc->ok || (pc->repeats >= 2 && target * best->thr - pc->thr > pc->ci);
+                k->below_clear = !pc->ok || (pc->repeats >= 2 && best->repeats >= 2 &&
+                                             target * best->thr - pc->thr > target_gap_ci(pc, best, target));
             }
             break;
         }

@@ -277,8 +277,9 @@ void rep_knee_text(const rep_report *r, const rep_group *g, size_t a, char *buf,
                         : bc->ok && bc->repeats < 2
                             ? "; the value below was measured once: no CI to tell whether it falls short (repeat = 3 "
                               "gives one)"
-                        : k->below_clear ? "; the value below falls short beyond its CI"
-                                         : "; the value below is within its CI of the target: the knee is uncertain";
+                        : k->below_clear ? "; the value below falls short beyond the 95% CIs (its and the best's)"
+                                         : "; the value below is within the 95% CIs (its and the best's) of the "
+                                           "target: the knee is uncertain";
     snprintf(buf, len, "%s = %s: %s, %.1f%% of the best%s; %s%s", ax->key, val, thr, 100 * k->ratio,
              is_best ? " (it is the best)" : "", gap, below);
     (void)r;

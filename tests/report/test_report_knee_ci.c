@@ -1,0 +1,88 @@
+/* How sure a knee is: the knee decision weighs the intervals of both
+ * cells it compares, the best's as well as the other's (the repros of
+ * the audit: a noisy best, a noisy knee, an uncertain knee under the
+ * recommendation). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "model_csv.h"
+#include "report.h"
+
+#define HEAD                                                                                                       \
+    "time,cpus,job,status,workload,throughput,throughput_ci95,throughput_stddev,unit,repeats,au,version\n"
+
+/* The knee of axis cpus in r's one group, and its text in text. */
+static const rep_knee *cpus_knee(const rep_report *r, char *text, size_t len)
+{
+    const rep_group *g = &r->model.g[0];
+    long a = rep_group_axis(g, "cpus");
+    assert_true(a >= 0);
+    rep_knee_text(r, g, (size_t)a, text, len);
+    print_message("%s\n", text);
+    return &g->knees[a];
+}
+
+static void report_done(rep_report *r)
+{
+    rep_model_free(&r->model);
+    rep_disks_free(&r->disks);
+    rep_rows_free(&r->rows);
+}
+
+static const char *knee_value(const rep_report *r, const rep_knee *k)
+{
+    return r->model.g[0].axes[rep_group_axis(&r->model.g[0], "cpus")].vals[k->val];
+}
+
+/* outlier.csv: the best, 130 +- 100, is no clearer above 100 +- 2 than
+ * its interval: 123.5 - 100 is within sqrt(2^2 + (0.95 x 100)^2).  The
+ * value below had been "short beyond its CI" (23.5 > 2), the knee cpus =
+ * 4 certain, and c4 recommended at 7.7x m1's cost. */
+static void test_noisy_best_leaves_knee_uncertain(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_from_csv(&r, HEAD "t,1,j,ok,io-pipeline,100,2,0.8,images,3,0.95,0.1.0\n"
+                             "t,2,j,ok,io-pipeline,100,2,0.8,images,3,0.95,0.1.0\n"
+                             "t,4,j,ok,io-pipeline,130,100,40,images,3,0.95,0.1.0\n");
+    char text[1024];
+    const rep_knee *k = cpus_knee(&r, text, sizeof text);
+    assert_string_equal(knee_value(&r, k), "4");
+    assert_false(k->below_clear);
+    assert_non_null(strstr(text, "the knee is uncertain"));
+    assert_null(strstr(text, "falls short beyond"));
+    report_done(&r);
+}
+
+/* The same curve measured tightly (130 +- 2): the value below is short
+ * beyond both intervals, the knee certain. */
+static void test_tight_best_keeps_knee_clear(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_from_csv(&r, HEAD "t,1,j,ok,io-pipeline,100,2,0.8,images,3,0.95,0.1.0\n"
+                             "t,2,j,ok,io-pipeline,100,2,0.8,images,3,0.95,0.1.0\n"
+                             "t,4,j,ok,io-pipeline,130,2,0.8,images,3,0.95,0.1.0\n");
+    char text[1024];
+    const rep_knee *k = cpus_knee(&r, text, sizeof text);
+    assert_string_equal(knee_value(&r, k), "4");
+    assert_true(k->below_clear);
+    assert_non_null(strstr(text, "the value below falls short beyond the 95% CIs"));
+    assert_null(strstr(text, "uncertain"));
+    report_done(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_noisy_best_leaves_knee_uncertain),
+        cmocka_unit_test(test_tight_best_keeps_knee_clear),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
