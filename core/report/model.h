@@ -144,6 +144,18 @@ typedef struct rep_knee {
     /* the value below the knee is below target x best beyond the 95% CIs
      * of both (its and the best's, x target), or failed, or none */
     bool below_clear;
+    /* reach_low: the knee's throughput less the same intervals, / best;
+     * reach_clear: that is at least 2 x target - 1 (the target's tolerance
+     * twice: 90% of the best at 95%), or the knee is the best */
+    bool reach_clear;
+    double reach_low;
+    /* the smallest value below the knee on the slice that the intervals
+     * do not show short of the target (both measured twice or more), -1:
+     * none; the knee may be as low as it */
+    long cheaper;
+    /* the knee's and the best's intervals leave it open: it may not reach
+     * the target, or a smaller value may (cheaper) */
+    bool uncertain;
     /* No knee, val is the best: no value has an order (text; disks without
      * profiles), or the axis is a duration (ordered, but no resource). */
     bool unordered;

@@ -85,8 +85,30 @@ static double target_gap_ci(const rep_cell *c, const rep_cell *best, double targ
     return sqrt(c->ci * c->ci + tci * tci);
 }
 
+/* Cell c falls short of target x best beyond both intervals, or failed;
+ * one repetition (c's or the best's) has no CI: nothing shows it short. */
+static bool short_clear(const rep_cell *c, const rep_cell *best, double target)
+{
+    return !c->ok ||
+           (c->repeats >= 2 && best->repeats >= 2 && target * best->thr - c->thr > target_gap_ci(c, best, target));
+}
+
+/* Whether the knee cell's interval (with the best's) keeps it within
+ * twice the tolerance of the best (2 x target - 1: 90% at a target of
+ * 95%), and how low, as a share of the best, that interval lets it be.
+ * A knee of 96 +- 60 is "not significantly below" a best of 100 +- 2,
+ * which is no evidence that it reaches 95; one of 96 +- 2 may miss 95 by
+ * a point or two, which the target, itself a tolerance, forgives. */
+static void judge_reach(rep_knee *k, const rep_cell *knee, const rep_cell *best, bool is_best, double target)
+{
+    k->reach_low = best->thr > 0 ? (knee->thr - target_gap_ci(knee, best, target)) / best->thr : 1;
+    k->reach_clear = is_best || k->reach_low >= 2 * target - 1;
+}
+
 /* Knee of axis a: on the slice through the best cell, the smallest value
- * reaching target x best. */
+ * reaching target x best; whether the intervals settle it (reach_clear,
+ * below_clear) and, where not, the smallest value below it that they do
+ * not show short (cheaper). */
 void rep_group_find_knee(rep_group *g, size_t a, double target, size_t *coord)
 {
     rep_knee *k = &g->knees[a];
@@ -97,6 +119,9 @@ void rep_group_find_knee(rep_group *g, size_t a, double target, size_t *coord)
     k->ratio = 1;
     k->below = -1;
     k->below_clear = true;
+    k->reach_clear = true;
+    k->reach_low = 1;
+    k->cheaper = -1;
     for (size_t v = 0; v < g->axes[a].n; v++) {
         k->npoints += slice_cell(g, a, v, coord) >= 0;
         k->unordered &= isnan(g->axes[a].order[v]) != 0;
@@ -122,16 +147,21 @@ void rep_group_find_knee(rep_group *g, size_t a, double target, size_t *coord)
             k->cell = (size_t)c;
             k->ratio = best->thr > 0 ? cell->thr / best->thr : 1;
             k->significant = best->thr - cell->thr > sqrt(best->ci * best->ci + cell->ci * cell->ci);
-            if (prev >= 0) { /* one repetition has no CI: nothing shows it clear */
-                const rep_cell *pc = &g->cells[prev];
+            judge_reach(k, cell, best, (size_t)c == g->best, target);
+            if (prev >= 0) {
                 k->below = prev;
-                k->below_clear = !pc->ok || (pc->repeats >= 2 && best->repeats >= 2 &&
-                                             target * best->thr - pc->thr > target_gap_ci(pc, best, target));
+                k->below_clear = short_clear(&g->cells[prev], best, target);
             }
             break;
         }
+        /* below the target, but by less than the intervals: the knee may be here */
+        bool measured = cell->ok && cell->repeats >= 2 && best->repeats >= 2;
+        if (k->cheaper < 0 && measured && !short_clear(cell, best, target))
+            k->cheaper = c;
         prev = c;
     }
+    /* the intervals were there to judge it by and left it open */
+    k->uncertain = g->cells[k->cell].repeats >= 2 && best->repeats >= 2 && (!k->reach_clear || k->cheaper >= 0);
     free(order);
 }
 

@@ -244,6 +244,22 @@ static const char *no_knee_reason(const rep_axis *ax)
     }
 }
 
+/* What leaves axis a's uncertain knee open: a smaller value the intervals
+ * do not show short ("cpus = 1 may reach the target too"), else the
+ * knee's own interval ("cpus = 1 may be as low as 36.0% of the best"). */
+static void knee_doubt(const rep_group *g, size_t a, char *buf, size_t len)
+{
+    const rep_knee *k = &g->knees[a];
+    const rep_axis *ax = &g->axes[a];
+    char vb[64];
+    if (k->cheaper >= 0)
+        snprintf(buf, len, "%s = %s may reach the target too", ax->key,
+                 rep_axis_text(ax, g->cells[k->cheaper].coord[a], vb, sizeof vb));
+    else
+        snprintf(buf, len, "%s = %s may be as low as %.1f%% of the best", ax->key,
+                 rep_axis_text(ax, k->val, vb, sizeof vb), 100 * (k->reach_low > 0 ? k->reach_low : 0));
+}
+
 void rep_knee_text(const rep_report *r, const rep_group *g, size_t a, char *buf, size_t len)
 {
     const rep_knee *k = &g->knees[a];
@@ -267,6 +283,8 @@ void rep_knee_text(const rep_report *r, const rep_group *g, size_t a, char *buf,
     const rep_cell *bc = k->below >= 0 ? &g->cells[k->below] : NULL; /* the value below, if measured */
     const char *gap = is_best        ? "no smaller value reaches the target"
                       : once         ? "measured once: no CIs to judge it by (repeat = 3 gives them)"
+                      : !k->reach_clear ? "within the 95% CIs (its and the best's) it may fall far short of the "
+                                          "target"
                       : k->significant ? "the shortfall from the best is significant (beyond the 95% CIs)"
                                        : "not significantly below the best (within the 95% CIs)";
     const char *below = !bc ? (!rep_knee_below_unranked(g, a) ? "; it is the smallest value measured"
@@ -279,9 +297,13 @@ void rep_knee_text(const rep_report *r, const rep_group *g, size_t a, char *buf,
                               "gives one)"
                         : k->below_clear ? "; the value below falls short beyond the 95% CIs (its and the best's)"
                                          : "; the value below is within the 95% CIs (its and the best's) of the "
-                                           "target: the knee is uncertain";
-    snprintf(buf, len, "%s = %s: %s, %.1f%% of the best%s; %s%s", ax->key, val, thr, 100 * k->ratio,
-             is_best ? " (it is the best)" : "", gap, below);
+                                           "target";
+    char doubt[160] = "";
+    if (k->uncertain)
+        knee_doubt(g, a, doubt, sizeof doubt);
+    snprintf(buf, len, "%s = %s: %s, %.1f%% of the best%s; %s%s%s%s%s", ax->key, val, thr, 100 * k->ratio,
+             is_best ? " (it is the best)" : "", gap, below, doubt[0] ? "; the knee is uncertain (" : "", doubt,
+             doubt[0] ? "): more repeats would settle it" : "");
     (void)r;
 }
 

@@ -78,11 +78,68 @@ static void test_tight_best_keeps_knee_clear(void **state)
     report_done(&r);
 }
 
+/* noise2.csv: a knee of 96 +- 60 is "not significantly below" a best of
+ * 100 +- 2, and had been taken as such, with no caveat; its interval
+ * lets it be 36% of the best: uncertain, and said why. */
+static void test_wide_knee_is_uncertain(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_from_csv(&r, HEAD "t,1,j,ok,io-pipeline,96,60,24,images,3,0.95,0.1.0\n"
+                             "t,2,j,ok,io-pipeline,100,2,0.8,images,3,0.95,0.1.0\n"
+                             "t,4,j,ok,io-pipeline,100,2,0.8,images,3,0.95,0.1.0\n");
+    char text[1024];
+    const rep_knee *k = cpus_knee(&r, text, sizeof text);
+    assert_string_equal(knee_value(&r, k), "1");
+    assert_false(k->reach_clear);
+    assert_true(k->uncertain);
+    assert_non_null(strstr(text, "the knee is uncertain (cpus = 1 may be as low as 36.0% of the best)"));
+    assert_null(strstr(text, "not significantly below"));
+    report_done(&r);
+}
+
+/* A knee of 96 +- 2 may miss 95 by a point or two (93.2%), which the
+ * target forgives: not uncertain. */
+static void test_tight_knee_is_clear(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_from_csv(&r, HEAD "t,1,j,ok,io-pipeline,96,2,0.8,images,3,0.95,0.1.0\n"
+                             "t,2,j,ok,io-pipeline,100,2,0.8,images,3,0.95,0.1.0\n");
+    char text[1024];
+    const rep_knee *k = cpus_knee(&r, text, sizeof text);
+    assert_string_equal(knee_value(&r, k), "1");
+    assert_true(k->reach_clear);
+    assert_false(k->uncertain);
+    assert_null(strstr(text, "uncertain"));
+    report_done(&r);
+}
+
+/* outlier.csv again: the smallest value the intervals do not show short
+ * is cpus = 1, not only the value below the knee. */
+static void test_cheaper_value_named(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_from_csv(&r, HEAD "t,1,j,ok,io-pipeline,100,2,0.8,images,3,0.95,0.1.0\n"
+                             "t,2,j,ok,io-pipeline,100,2,0.8,images,3,0.95,0.1.0\n"
+                             "t,4,j,ok,io-pipeline,130,100,40,images,3,0.95,0.1.0\n");
+    char text[1024];
+    const rep_knee *k = cpus_knee(&r, text, sizeof text);
+    assert_true(k->uncertain);
+    assert_true(k->cheaper >= 0);
+    assert_non_null(strstr(text, "the knee is uncertain (cpus = 1 may reach the target too)"));
+    report_done(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_noisy_best_leaves_knee_uncertain),
         cmocka_unit_test(test_tight_best_keeps_knee_clear),
+        cmocka_unit_test(test_wide_knee_is_uncertain),
+        cmocka_unit_test(test_tight_knee_is_clear),
+        cmocka_unit_test(test_cheaper_value_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
