@@ -482,6 +482,42 @@ static void choice_price_text(const rep_choice *ch, char *buf, size_t len)
                  ch->disk_hour == 0 ? "" : " (not priced in the catalog)");
 }
 
+/* An axis the recommendation sizes an instance by (recommend.c's
+ * is_resource): an uncertain knee elsewhere moves no instance. */
+static bool sizes_instance(const rep_axis *ax)
+{
+    return ax->kind == REP_AX_CPUS || ax->kind == REP_AX_STORAGE ||
+           (ax->kind == REP_AX_SIZE && strcmp(ax->key, "memory") == 0);
+}
+
+/* Appends the uncertain knees the recommendation rests on, each with
+ * what leaves it open ("; it rests on an uncertain knee: io-pipeline cpus
+ * (cpus = 1 may reach the target too): more repeats would settle it"):
+ * the knee's own line said so, the headline had not. */
+static void append_uncertain_knees(const rep_report *r, char *buf, size_t len, size_t *n)
+{
+    size_t named = 0, total = 0;
+    for (size_t gi = 0; gi < r->model.n; gi++)
+        for (size_t a = 0; rep_reco_selected(r, gi) && a < r->model.g[gi].naxes; a++)
+            total += r->model.g[gi].knees[a].uncertain && sizes_instance(&r->model.g[gi].axes[a]);
+    for (size_t gi = 0; gi < r->model.n && *n < len; gi++) {
+        const rep_group *g = &r->model.g[gi];
+        char tag[128], doubt[160];
+        for (size_t a = 0; rep_reco_selected(r, gi) && a < g->naxes && *n < len; a++) {
+            if (!g->knees[a].uncertain || !sizes_instance(&g->axes[a]))
+                continue;
+            rep_group_tag(&r->model, gi, tag, sizeof tag);
+            knee_doubt(g, a, doubt, sizeof doubt);
+            *n += (size_t)snprintf(buf + *n, len - *n, "%s%s %s (%s)",
+                                   named++ ? ", " : total > 1 ? "; it rests on uncertain knees: "
+                                                              : "; it rests on an uncertain knee: ",
+                                   tag, g->axes[a].key, doubt);
+        }
+    }
+    if (named && *n < len)
+        *n += (size_t)snprintf(buf + *n, len - *n, ": more repeats would settle %s", total > 1 ? "them" : "it");
+}
+
 void rep_reco_text(const rep_report *r, char *buf, size_t len)
 {
     const rep_reco *re = &r->reco;
@@ -516,6 +552,7 @@ void rep_reco_text(const rep_report *r, char *buf, size_t len)
     } else if (n < len) {
         n += (size_t)snprintf(buf + n, len - n, "; no runner-up meets every knee");
     }
+    append_uncertain_knees(r, buf, len, &n);
     rep_reco_scaling_text(r, buf, len, &n);
     rep_reco_starved_text(r, buf, len, &n);
 }

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "model_csv.h"
+#include "reco_helpers.h"
 #include "report.h"
 
 #define HEAD                                                                                                       \
@@ -26,13 +27,6 @@ static const rep_knee *cpus_knee(const rep_report *r, char *text, size_t len)
     rep_knee_text(r, g, (size_t)a, text, len);
     print_message("%s\n", text);
     return &g->knees[a];
-}
-
-static void report_done(rep_report *r)
-{
-    rep_model_free(&r->model);
-    rep_disks_free(&r->disks);
-    rep_rows_free(&r->rows);
 }
 
 static const char *knee_value(const rep_report *r, const rep_knee *k)
@@ -57,7 +51,7 @@ static void test_noisy_best_leaves_knee_uncertain(void **state)
     assert_false(k->below_clear);
     assert_non_null(strstr(text, "the knee is uncertain"));
     assert_null(strstr(text, "falls short beyond"));
-    report_done(&r);
+    report_free(&r);
 }
 
 /* The same curve measured tightly (130 +- 2): the value below is short
@@ -75,7 +69,7 @@ static void test_tight_best_keeps_knee_clear(void **state)
     assert_true(k->below_clear);
     assert_non_null(strstr(text, "the value below falls short beyond the 95% CIs"));
     assert_null(strstr(text, "uncertain"));
-    report_done(&r);
+    report_free(&r);
 }
 
 /* noise2.csv: a knee of 96 +- 60 is "not significantly below" a best of
@@ -95,7 +89,7 @@ static void test_wide_knee_is_uncertain(void **state)
     assert_true(k->uncertain);
     assert_non_null(strstr(text, "the knee is uncertain (cpus = 1 may be as low as 36.0% of the best)"));
     assert_null(strstr(text, "not significantly below"));
-    report_done(&r);
+    report_free(&r);
 }
 
 /* A knee of 96 +- 2 may miss 95 by a point or two (93.2%), which the
@@ -112,7 +106,7 @@ static void test_tight_knee_is_clear(void **state)
     assert_true(k->reach_clear);
     assert_false(k->uncertain);
     assert_null(strstr(text, "uncertain"));
-    report_done(&r);
+    report_free(&r);
 }
 
 /* outlier.csv again: the smallest value the intervals do not show short
@@ -129,7 +123,41 @@ static void test_cheaper_value_named(void **state)
     assert_true(k->uncertain);
     assert_true(k->cheaper >= 0);
     assert_non_null(strstr(text, "the knee is uncertain (cpus = 1 may reach the target too)"));
-    report_done(&r);
+    report_free(&r);
+}
+
+/* Instances of 1, 2 and 4 vCPUs, one GPU each (the audit's cat2.ini). */
+static const char cat2[] = "[instance m1]\ngpus = 1\ngpu = T\nvcpus = 1\nmemory = 2GiB\nprice_per_hour = 0.20\n"
+                           "[instance c2]\ngpus = 1\ngpu = T\nvcpus = 2\nmemory = 8GiB\nprice_per_hour = 1.00\n"
+                           "[instance c4]\ngpus = 1\ngpu = T\nvcpus = 4\nmemory = 16GiB\nprice_per_hour = 2.00\n";
+
+/* noise.csv (90, 100, 97, each +- 40): the knee's line said it was
+ * uncertain, the recommendation a plain "recommended: c2"; it now says
+ * what it rests on and the cheaper value it could not rule out. */
+static void test_headline_says_uncertain_knee(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_from_csv(&r, HEAD "t,1,j,ok,io-pipeline,90,40,16,images,3,0.95,0.1.0\n"
+                             "t,2,j,ok,io-pipeline,100,40,16,images,3,0.95,0.1.0\n"
+                             "t,4,j,ok,io-pipeline,97,40,16,images,3,0.95,0.1.0\n");
+    reco_from_text(&r, cat2);
+    assert_true(choice(&r.reco, "c2")->meets);
+    char line[2048];
+    rep_reco_text(&r, line, sizeof line);
+    print_message("%s\n", line);
+    assert_non_null(strstr(line, "recommended: c2"));
+    assert_non_null(strstr(line, "; it rests on an uncertain knee: io-pipeline cpus (cpus = 1 may reach the target "
+                                 "too): more repeats would settle it"));
+    report_free(&r);
+    /* measured tightly: no such words */
+    report_from_csv(&r, HEAD "t,1,j,ok,io-pipeline,90,2,0.8,images,3,0.95,0.1.0\n"
+                             "t,2,j,ok,io-pipeline,100,2,0.8,images,3,0.95,0.1.0\n");
+    reco_from_text(&r, cat2);
+    rep_reco_text(&r, line, sizeof line);
+    assert_non_null(strstr(line, "recommended: c2"));
+    assert_null(strstr(line, "uncertain"));
+    report_free(&r);
 }
 
 int main(void)
@@ -140,6 +168,7 @@ int main(void)
         cmocka_unit_test(test_wide_knee_is_uncertain),
         cmocka_unit_test(test_tight_knee_is_clear),
         cmocka_unit_test(test_cheaper_value_named),
+        cmocka_unit_test(test_headline_says_uncertain_knee),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
