@@ -38,5 +38,9 @@ int rep_adopt_settings(size_t nbase, const rep_rows *rs, const long *bid, char *
 /* model_split.c: labels the groups of each identity split by settings
  * (rep_group.split) and adds one warning per identity.  0, or -1. */
 int rep_model_label_splits(rep_model *m);
+/* model_split.c: one warning for each group whose measured rows came
+ * from builds of several git revisions (`git_rev`), pooled as repeats
+ * (gid: row i's group).  0, or -1 out of memory. */
+int rep_model_warn_revisions(rep_model *m, const rep_rows *rs, const long *gid);
 
 #endif

@@ -3,7 +3,10 @@
  * are its `config` keys less those
  * its identity sweeps (axes), those of the identity itself and those that
  * only govern the measurement; rows of one identity with other settings
- * or another `host` form groups of their own, labelled by what differs. */
+ * or another `host` form groups of their own, labelled by what differs.
+ * Rows of several builds of one dlgauge version (`git_rev`) are pooled,
+ * with a warning: a sweep resumed after a rebuild would split into
+ * groups of part of its grid each. */
 #define _GNU_SOURCE
 #include "model_build.h"
 
@@ -259,38 +262,51 @@ static char *split_label(const rep_group *g, const char *keys)
     return fclose(f) == 0 ? label : (free(label), NULL);
 }
 
+/* "sleep (job t)": what a warning names a group's identity by, to f. */
+static void write_identity(FILE *f, const rep_group *g)
+{
+    char rk[64];
+    rep_group_ranks_text(g, rk, sizeof rk);
+    fprintf(f, "%s%s%s (job %s%s%s)", g->workload, strcmp(g->mode, "-") ? "/" : "",
+            strcmp(g->mode, "-") ? g->mode : "", g->job, g->ranks > 1 ? ", " : "", g->ranks > 1 ? rk : "");
+}
+
+/* Closes f, which open_memstream writes to *line (set only then), and
+ * adds the line to the model's warnings.  0, or -1. */
+static int push_warning(rep_model *m, FILE *f, char **line)
+{
+    if (fclose(f) != 0) {
+        free(*line);
+        return -1;
+    }
+    char **nw = realloc(m->warnings, (m->nwarnings + 1) * sizeof *nw);
+    if (!nw) {
+        free(*line);
+        return -1;
+    }
+    m->warnings = nw;
+    nw[m->nwarnings++] = *line;
+    return 0;
+}
+
 /* The warning for the identity of sib[0..n): "sleep (job t): rows ran
  * with settings not swept that differ (sleep): 2 groups, not pooled as
  * repeats of one cell: sleep=1ms; sleep=10ms". */
 static int add_warning(rep_model *m, const size_t *sib, size_t n, const char *keys)
 {
-    char *line = NULL, rk[64];
+    char *line = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&line, &len);
     if (!f)
         return -1;
-    const rep_group *g = &m->g[sib[0]];
-    rep_group_ranks_text(g, rk, sizeof rk);
-    fprintf(f, "%s%s%s (job %s%s%s): its rows ran with settings not swept that differ (", g->workload,
-            strcmp(g->mode, "-") ? "/" : "", strcmp(g->mode, "-") ? g->mode : "", g->job, g->ranks > 1 ? ", " : "",
-            g->ranks > 1 ? rk : "");
+    write_identity(f, &m->g[sib[0]]);
+    fprintf(f, ": its rows ran with settings not swept that differ (");
     for (const char *k = keys, *end; (end = strchr(k, '\x1f')) != NULL; k = end + 1)
         fprintf(f, "%s%.*s", k == keys ? "" : ", ", (int)(end - k), k);
     fprintf(f, "): %zu groups, not pooled as repeats of one cell:", n);
     for (size_t i = 0; i < n; i++)
         fprintf(f, "%s %s", i ? ";" : "", m->g[sib[i]].split);
-    if (fclose(f) != 0) {
-        free(line);
-        return -1;
-    }
-    char **nw = realloc(m->warnings, (m->nwarnings + 1) * sizeof *nw);
-    if (!nw) {
-        free(line);
-        return -1;
-    }
-    m->warnings = nw;
-    nw[m->nwarnings++] = line;
-    return 0;
+    return push_warning(m, f, &line);
 }
 
 int rep_model_label_splits(rep_model *m)
@@ -316,5 +332,65 @@ int rep_model_label_splits(rep_model *m)
         free(keys);
     }
     free(sib);
+    return rc;
+}
+
+/* A group's git revisions, the first REVS_NAMED of them named. */
+enum { REVS_NAMED = 3 };
+typedef struct rev_seen {
+    const char *rev[REVS_NAMED];
+    size_t n;
+    bool more; /* and others */
+} rev_seen;
+
+static void rev_add(rev_seen *s, const char *rev)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (same(s->rev[i], rev))
+            return;
+    if (s->n < REVS_NAMED)
+        s->rev[s->n++] = rev;
+    else
+        s->more = true;
+}
+
+/* "sim (job t): its rows were written by dlgauge built from 2 git
+ * revisions (abc, def) and pooled as repeats: ..." */
+static int add_rev_warning(rep_model *m, size_t gi, const rev_seen *s)
+{
+    char *line = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&line, &len);
+    if (!f)
+        return -1;
+    const rep_group *g = &m->g[gi];
+    write_identity(f, g);
+    if (g->split)
+        fprintf(f, " [%s]", g->split);
+    fprintf(f, ": its rows were written by dlgauge built from %s%zu git revisions (", s->more ? "more than " : "",
+            s->n);
+    for (size_t i = 0; i < s->n; i++)
+        fprintf(f, "%s%s", i ? ", " : "", s->rev[i]);
+    fprintf(f, "%s) and pooled as repeats of its cells: a change between them reads as noise, or as a step in its "
+               "curve; read each revision's rows alone, or set them side by side with dlgauge compare",
+            s->more ? ", ..." : "");
+    return push_warning(m, f, &line);
+}
+
+int rep_model_warn_revisions(rep_model *m, const rep_rows *rs, const long *gid)
+{
+    rev_seen *seen = calloc(m->n + 1, sizeof *seen);
+    if (!seen)
+        return -1;
+    for (size_t i = 0; i < rs->n; i++) {
+        const char *rev = rep_str(&rs->v[i], "git_rev");
+        if (gid[i] >= 0 && rev && *rev && rep_row_measured(&rs->v[i]))
+            rev_add(&seen[gid[i]], rev);
+    }
+    int rc = 0;
+    for (size_t gi = 0; gi < m->n && !rc; gi++)
+        if (seen[gi].n > 1)
+            rc = add_rev_warning(m, gi, &seen[gi]);
+    free(seen);
     return rc;
 }

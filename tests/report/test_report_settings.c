@@ -343,6 +343,40 @@ static void test_compare_matches_spelt_otherwise(void **state)
     rep_compare_free(&c);
 }
 
+/* Rows of one version from builds of two git revisions (a sweep resumed
+ * after a rebuild, files merged from two checkouts): pooled as repeats,
+ * as before, but said once, naming the revisions; they had pooled with
+ * no word.  One revision: no warning. */
+static void test_git_revisions_pooled_with_warning(void **state)
+{
+    (void)state;
+    const char *head = "time,cpus,job,run_id,status,workload,throughput,throughput_ci95,throughput_stddev,unit,"
+                       "repeats,start_time,git_rev,version\n";
+    char csv[1024];
+    snprintf(csv, sizeof csv, "%s%s", head,
+             "t,1,j,r1,ok,w,50,2,0.8,items,3,s1,abc1234,0.1.0\n"
+             "t,2,j,r1,ok,w,100,2,0.8,items,3,s2,abc1234,0.1.0\n"
+             "t,2,j,r2,ok,w,80,2,0.8,items,3,s3,def5678-dirty,0.1.0\n");
+    rep_rows rows;
+    rep_model m;
+    model_from_csv(csv, &rows, &m);
+    assert_int_equal(m.n, 1);
+    assert_int_equal(m.g[0].ncells, 2); /* pooled: a split would leave each revision part of the grid */
+    assert_int_equal(m.nwarnings, 1);
+    assert_string_equal(m.warnings[0],
+                        "w (job j): its rows were written by dlgauge built from 2 git revisions (abc1234, "
+                        "def5678-dirty) and pooled as repeats of its cells: a change between them reads as noise, "
+                        "or as a step in its curve; read each revision's rows alone, or set them side by side with "
+                        "dlgauge compare");
+    free_model(&rows, &m);
+    snprintf(csv, sizeof csv, "%s%s", head,
+             "t,1,j,r1,ok,w,50,2,0.8,items,3,s1,abc1234,0.1.0\n"
+             "t,2,j,r2,ok,w,80,2,0.8,items,3,s3,abc1234,0.1.0\n");
+    model_from_csv(csv, &rows, &m);
+    assert_int_equal(m.nwarnings, 0);
+    free_model(&rows, &m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -355,6 +389,7 @@ int main(void)
         cmocka_unit_test(test_same_setting_spelt_otherwise),
         cmocka_unit_test(test_different_values_stay_apart),
         cmocka_unit_test(test_compare_matches_spelt_otherwise),
+        cmocka_unit_test(test_git_revisions_pooled_with_warning),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
