@@ -253,6 +253,9 @@ bool rep_group_same_settings(const rep_group *a, const rep_group *b);
 /* Group gi counts in the recommendation: selected (NULL: all), measured,
  * at 1 rank, and work rather than a link's rate (recommend.c). */
 bool rep_group_counted(const rep_model *m, const bool *selected, size_t gi);
+/* Group gi would count but no cell of it ran ok: no instance meets it,
+ * and the recommendation says so (recommend.c). */
+bool rep_group_unmeasured(const rep_model *m, const bool *selected, size_t gi);
 
 int rep_model_build(rep_model *m, const rep_rows *rs, const rep_disks *disks, double target, char *err,
                     size_t errlen);

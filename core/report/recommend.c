@@ -23,6 +23,7 @@
 #include "reco_volume.h"
 #include "reco_storage.h"
 #include "recommend.h"
+#include "report.h"
 #include "scaling.h"
 
 static bool is_memory(const rep_axis *ax)
@@ -129,6 +130,24 @@ static double measured_scaling(rep_fit *f, const rep_model *m, size_t gi, size_t
     return s.n ? s.eff : 1;
 }
 
+/* "memory=1G oom, memory=2G error": the group's failed cells, the first
+ * few, for a reason that must fit one table cell. */
+static void failed_cells_text(const rep_group *g, char *buf, size_t len)
+{
+    size_t n = 0, named = 0;
+    buf[0] = '\0';
+    for (size_t c = 0; c < g->ncells && n < len; c++) {
+        char label[96], st[64];
+        if (named == 3) {
+            snprintf(buf + n, len - n, ", ...");
+            break;
+        }
+        rep_cell_label(g, &g->cells[c], label, sizeof label);
+        rep_cell_failures_text(&g->cells[c], st, sizeof st);
+        n += (size_t)snprintf(buf + n, len - n, "%s%s %s", named++ ? ", " : "", label, st);
+    }
+}
+
 static void fit_group(rep_fit *f, const rep_model *m, size_t gi, const rep_instance *in, const rep_disks *disks)
 {
     const rep_group *g = &m->g[gi];
@@ -141,6 +160,13 @@ static void fit_group(rep_fit *f, const rep_model *m, size_t gi, const rep_insta
     f->thr = NAN;
     f->cost = INFINITY;
     f->scale_eff = NAN;
+    if (!g->has_best) { /* no knee, no figure: no instance can be said to run it */
+        char failed[160];
+        failed_cells_text(g, failed, sizeof failed);
+        f->meets = false;
+        snprintf(f->why, sizeof f->why, "%s: no cell ran ok (%s), nothing to judge an instance by", tag, failed);
+        return;
+    }
     if (g->per_gpu && in->gpus == 0) { /* the group fed a GPU: an instance without one cannot run it */
         f->meets = false;
         snprintf(f->why, sizeof f->why, "%s needs a GPU, the instance has none", tag);
@@ -186,9 +212,21 @@ static void fit_group(rep_fit *f, const rep_model *m, size_t gi, const rep_insta
     } /* else: less than any cell measured; a knee's figure would flatter it, so none */
 }
 
+/* Selected, at 1 rank, and work rather than a link's rate: a group the
+ * recommendation answers for, whether or not a cell of it ran ok. */
+static bool group_judged(const rep_model *m, const bool *selected, size_t gi)
+{
+    return (!selected || selected[gi]) && m->g[gi].ranks == 1 && !m->g[gi].collective;
+}
+
 bool rep_group_counted(const rep_model *m, const bool *selected, size_t gi)
 {
-    return (!selected || selected[gi]) && m->g[gi].has_best && m->g[gi].ranks == 1 && !m->g[gi].collective;
+    return group_judged(m, selected, gi) && m->g[gi].has_best;
+}
+
+bool rep_group_unmeasured(const rep_model *m, const bool *selected, size_t gi)
+{
+    return group_judged(m, selected, gi) && !m->g[gi].has_best;
 }
 
 bool rep_unit_is_bytes(const char *unit)
@@ -276,15 +314,17 @@ static int cmp_choice(const void *pa, const void *pb)
     return strcmp(a->inst->name, b->inst->name);
 }
 
-/* Every counted group's fit on instance in (the others meet, with no
- * figure); whether it meets every knee. */
+/* Every counted group's fit on instance in, and every unmeasured one's
+ * (it does not meet: a group that never ran ok must not drop out of the
+ * verdict unsaid); the others meet, with no figure.  Whether it meets
+ * every knee. */
 bool rep_fit_all(rep_fit *fits, const rep_model *m, const bool *selected, const rep_instance *in,
                  const rep_disks *disks)
 {
     bool meets = true;
     memset(fits, 0, m->n * sizeof *fits);
     for (size_t gi = 0; gi < m->n; gi++) {
-        if (!rep_group_counted(m, selected, gi)) {
+        if (!rep_group_counted(m, selected, gi) && !rep_group_unmeasured(m, selected, gi)) {
             fits[gi].meets = true;
             continue;
         }

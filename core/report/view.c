@@ -317,6 +317,13 @@ bool rep_reco_selected(const rep_report *r, size_t gi)
     return rep_group_counted(&r->model, r->selected, gi);
 }
 
+/* A group with a value in the recommendation's columns: counted, or
+ * selected with no cell that ran ok ("not measured", and why). */
+static bool in_reco_table(const rep_report *r, size_t gi)
+{
+    return rep_reco_selected(r, gi) || rep_group_unmeasured(&r->model, r->selected, gi);
+}
+
 static size_t ncounted(const rep_report *r)
 {
     size_t n = 0;
@@ -398,7 +405,7 @@ int rep_table_reco(rep_table *t, const rep_report *r)
         char cost[256] = "", energy[128] = "";
         buf[0] = 0;
         for (size_t gi = 0; gi < r->model.n; gi++) {
-            if (!rep_reco_selected(r, gi))
+            if (!in_reco_table(r, gi))
                 continue;
             const rep_fit *f = &ch->fits[gi];
             if (isnan(f->thr))
@@ -518,6 +525,26 @@ static void append_uncertain_knees(const rep_report *r, char *buf, size_t len, s
         *n += (size_t)snprintf(buf + *n, len - *n, ": more repeats would settle %s", total > 1 ? "them" : "it");
 }
 
+/* "no recommendation: no cell of X ran ok; ..." where a selected group
+ * has no figure at all (it cannot be priced, and a mix without it is not
+ * what was asked); false where every selected group has one. */
+static bool unmeasured_text(const rep_report *r, char *buf, size_t len)
+{
+    size_t n = 0, named = 0;
+    char tag[128];
+    for (size_t gi = 0; gi < r->model.n && n < len; gi++) {
+        if (!rep_group_unmeasured(&r->model, r->selected, gi))
+            continue;
+        rep_group_tag(&r->model, gi, tag, sizeof tag);
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", named++ ? ", " : "no recommendation: no cell of ", tag);
+    }
+    if (named && n < len)
+        snprintf(buf + n, len - n, " ran ok, so no instance can be judged for %s (the table says what failed): "
+                 "rerun %s, or select the others (--workload)", named > 1 ? "them" : "it",
+                 named > 1 ? "them" : "it");
+    return named > 0;
+}
+
 void rep_reco_text(const rep_report *r, char *buf, size_t len)
 {
     const rep_reco *re = &r->reco;
@@ -525,6 +552,8 @@ void rep_reco_text(const rep_report *r, char *buf, size_t len)
         snprintf(buf, len, "no recommendation: no instance catalog given (--catalog conf/instances/X.ini)");
         return;
     }
+    if (unmeasured_text(r, buf, len))
+        return;
     if (re->nmeet == 0) {
         snprintf(buf, len, "no instance in the catalog meets every knee%s%s%s", r->gpu_filter ? " (GPU filter '" : "",
                  r->gpu_filter ? r->gpu_filter : "", r->gpu_filter ? "')" : "");
@@ -564,7 +593,7 @@ static void append_tags(const rep_report *r, bool host_only, const char *lead, c
 {
     char tag[128];
     for (size_t gi = 0, k = 0; gi < r->model.n && *n < len; gi++) {
-        if (!rep_reco_selected(r, gi) || (host_only && r->model.g[gi].per_gpu))
+        if (!in_reco_table(r, gi) || (host_only && (r->model.g[gi].per_gpu || !rep_reco_selected(r, gi))))
             continue;
         rep_group_tag(&r->model, gi, tag, sizeof tag);
         *n += (size_t)snprintf(buf + *n, len - *n, "%s%s", k++ ? sep : lead, tag);
@@ -620,7 +649,10 @@ void rep_reco_basis(const rep_report *r, char *buf, size_t len)
                               "disk the catalog prices by the GiB is sized as large as the files the work read "
                               "(storage_files_bytes) and, where its rates grow with its size, as the knees need; "
                               "else as its conf/disks profile is sized");
-    if (nper + nhost > 1)
+    size_t ncols = 0;
+    for (size_t gi = 0; gi < r->model.n; gi++)
+        ncols += in_reco_table(r, gi);
+    if (ncols > 1)
         append_tags(r, false, "; a value per group in the columns: ", " / ", buf, len, &n);
     char per[64], per_long[64];
     if (r->reco.weighted)

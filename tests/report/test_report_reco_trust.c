@@ -1,0 +1,76 @@
+/* What the recommendation may credit an instance with: only what was
+ * measured, and where it estimates or assumes, it says so in the
+ * headline as in the table. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "model_csv.h"
+#include "reco_helpers.h"
+#include "report.h"
+
+/* m1 (1 vCPU, 2 GiB, 0.20/h), c1 (1, 4 GiB, 0.50), c2 (2, 8 GiB, 1.00). */
+static const char small_catalog[] = "[instance m1]\nvcpus = 1\nmemory = 2GiB\nprice_per_hour = 0.20\n"
+                                    "[instance c1]\nvcpus = 1\nmemory = 4GiB\nprice_per_hour = 0.50\n"
+                                    "[instance c2]\nvcpus = 2\nmemory = 8GiB\nprice_per_hour = 1.00\n";
+
+static char *headline(const rep_report *r)
+{
+    static char line[2048];
+    rep_reco_text(r, line, sizeof line);
+    return line;
+}
+
+#define FAIL_HEAD "time,job,memory,status,workload,throughput,throughput_ci95,throughput_stddev,unit,repeats,au,version\n"
+
+/* Every cell failed: no instance is recommended at "0 USD per million"
+ * (nothing priced it), each says why, and the headline names the group. */
+static void test_all_failed_recommends_nothing(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_from_csv(&r, FAIL_HEAD "2026-12-01T00:00:00Z,j,1G,oom,io-pipeline,,,,images,0,0.95,0.1.0\n"
+                                  "2026-12-01T00:00:01Z,j,2G,error,io-pipeline,,,,images,0,0.95,0.1.0\n");
+    reco_from_text(&r, small_catalog);
+    assert_int_equal(r.reco.nmeet, 0);
+    assert_false(choice(&r.reco, "m1")->meets);
+    assert_non_null(strstr(choice(&r.reco, "m1")->fits[0].why, "no cell ran ok (memory=1G oom, memory=2G error)"));
+    char *line = headline(&r);
+    assert_non_null(strstr(line, "no recommendation: no cell of io-pipeline ran ok"));
+    assert_null(strstr(line, "recommended:"));
+    report_free(&r);
+}
+
+/* Job a ran, job b failed at every memory: the mix is not priced as a
+ * alone; b is named. */
+static void test_failed_group_does_not_vanish(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_from_csv(&r, FAIL_HEAD "2026-12-01T00:00:00Z,a,1G,ok,io-pipeline,100,1,0.4,images,3,0.95,0.1.0\n"
+                                  "2026-12-01T00:00:01Z,a,2G,ok,io-pipeline,100,1,0.4,images,3,0.95,0.1.0\n"
+                                  "2026-12-01T00:00:02Z,b,1G,oom,io-pipeline,,,,images,0,0.95,0.1.0\n"
+                                  "2026-12-01T00:00:03Z,b,2G,oom,io-pipeline,,,,images,0,0.95,0.1.0\n");
+    reco_from_text(&r, small_catalog);
+    assert_int_equal(r.reco.nmeet, 0);
+    char *line = headline(&r);
+    assert_non_null(strstr(line, "no cell of io-pipeline (job b) ran ok"));
+    assert_null(strstr(line, "recommended:"));
+    report_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_all_failed_recommends_nothing),
+        cmocka_unit_test(test_failed_group_does_not_vanish),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
