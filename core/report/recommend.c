@@ -25,6 +25,7 @@
 #include "recommend.h"
 #include "report.h"
 #include "scaling.h"
+#include "units.h"
 
 static bool is_memory(const rep_axis *ax)
 {
@@ -148,6 +149,66 @@ static void failed_cells_text(const rep_group *g, char *buf, size_t len)
     }
 }
 
+/* The cell at the most the instance supplies on each resource axis (the
+ * other axes at the best cell's values): its coordinates into coord, its
+ * index, or -1 where that combination was not measured. */
+static long corner_cell(const rep_group *g, const rep_instance *in, const rep_disks *disks, size_t *coord)
+{
+    const rep_cell *best = &g->cells[g->best];
+    for (size_t a = 0; a < g->naxes; a++) {
+        const rep_axis *ax = &g->axes[a];
+        coord[a] = best->coord[a];
+        for (size_t v = 0; is_resource(ax) && v < ax->n; v++)
+            if (supplies(g, in, ax, v, disks))
+                coord[a] = v; /* values ascend: the last supplied is the most */
+    }
+    return rep_group_find(g, coord);
+}
+
+/* "cpus=1 memory=2G" of the coordinates coord. */
+static void coord_label(const rep_group *g, const size_t *coord, char *buf, size_t len)
+{
+    rep_cell c = {.coord = (size_t *)coord};
+    rep_cell_label(g, &c, buf, len);
+}
+
+/* Every knee is met, each on its slice through the best cell, but the
+ * instance's own combination of them need not be: where that corner was
+ * measured and the best cell the instance runs falls short of target x
+ * best (or the corner failed), it does not meet.  Where the corner was
+ * not measured, the figure is an estimate, and est_at names the corner.
+ * Whether the credited cell c (-1: none) stands. */
+static bool check_corner(rep_fit *f, const rep_model *m, const rep_group *g, const rep_instance *in,
+                         const rep_disks *disks, long c, const char *tag)
+{
+    size_t coord[64];
+    if (!f->meets || g->naxes > sizeof coord / sizeof *coord)
+        return true;
+    double want = m->target * g->cells[g->best].thr;
+    if (c >= 0 && g->cells[c].thr >= want)
+        return true;
+    long k = corner_cell(g, in, disks, coord);
+    char at[96], rate[48];
+    coord_label(g, coord, at, sizeof at);
+    if (k < 0) {
+        snprintf(f->est_at, sizeof f->est_at, "%s", at);
+        return false;
+    }
+    const rep_cell *corner = &g->cells[k];
+    f->meets = false;
+    if (!corner->ok) {
+        rep_cell_failures_text(corner, rate, sizeof rate);
+        snprintf(f->why, sizeof f->why, "%s failed (%s) at %s, the most the instance supplies (each knee alone is "
+                 "met)", tag, rate, at);
+        return true;
+    }
+    dlg_format_rate(corner->thr, g->unit, rate, sizeof rate);
+    snprintf(f->why, sizeof f->why, "%s measured %s at %s, the most the instance supplies: %.0f%% of the best, "
+             "below the %.0f%% target (each knee alone is met)", tag, rate, at,
+             100 * corner->thr / g->cells[g->best].thr, 100 * m->target);
+    return true;
+}
+
 static void fit_group(rep_fit *f, const rep_model *m, size_t gi, const rep_instance *in, const rep_disks *disks)
 {
     const rep_group *g = &m->g[gi];
@@ -187,6 +248,8 @@ static void fit_group(rep_fit *f, const rep_model *m, size_t gi, const rep_insta
             rep_cap_reason(in, rep_disks_find(disks, ax->vals[kv]), f->why + n, sizeof f->why - n);
     }
     long c = best_supplied(g, in, disks);
+    if (!check_corner(f, m, g, in, disks, c, tag))
+        c = -1; /* below the target, the corner unmeasured: the knees' estimate */
     const rep_cell *credited = &g->cells[c >= 0 ? (size_t)c : g->best];
     check_unswept(f, g, credited, in, ncopies, tag);
     rep_check_io(f, credited, in, ncopies, has_axis(g, is_storage), disks, tag);

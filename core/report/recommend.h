@@ -82,6 +82,7 @@ typedef struct rep_fit {
     bool io_unknown;   /* storage not swept, I/O measured: the instance lists no disk, or one with no profile */
     double thr;        /* expected items/s for the whole instance; NaN = not measured */
     bool estimated;    /* no measured cell matches the instance: the smallest knee throughput */
+    char est_at[96];   /* the combination not measured ("cpus=1 memory=2G"), where estimated */
     bool extrapolated; /* cpus not swept, and the instance has fewer per copy than the cell ran with */
     /* A per-GPU group on several GPUs whose runs were also measured at
      * more ranks (scaling.h): thr = the 1-rank cell x GPUs x scale_eff, the

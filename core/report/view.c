@@ -446,14 +446,28 @@ int rep_table_reco(rep_table *t, const rep_report *r)
     return rc ? -1 : 0;
 }
 
-/* Whether a counted group's figure for this choice is an estimate (no cell
- * with all of its knees was measured): the headline says so, as the table. */
-static bool estimated(const rep_report *r, const rep_choice *ch)
+/* The marks of the choice's figures for the headline, as the table has
+ * them: " (est.: cpus=1 memory=2G not measured)" where a counted group's
+ * figure is an estimate (the instance's combination of resources was not
+ * measured; with several groups each named), "" where none is. */
+static const char *marks_text(const rep_report *r, const rep_choice *ch, char *buf, size_t len)
 {
-    for (size_t gi = 0; gi < r->model.n; gi++)
-        if (rep_reco_selected(r, gi) && ch->fits[gi].estimated)
-            return true;
-    return false;
+    size_t n = 0;
+    bool several = ncounted(r) > 1;
+    char tag[128];
+    buf[0] = '\0';
+    for (size_t gi = 0; gi < r->model.n && n < len; gi++) {
+        const rep_fit *f = &ch->fits[gi];
+        if (!rep_reco_selected(r, gi) || !f->estimated)
+            continue;
+        rep_group_tag(&r->model, gi, tag, sizeof tag);
+        n += (size_t)snprintf(buf + n, len - n, "%s%s%s%s%s", n ? "; " : " (est.: ", several ? tag : "",
+                              several ? " at " : "", f->est_at[0] ? f->est_at : "its combination",
+                              " not measured");
+    }
+    if (n && n < len)
+        snprintf(buf + n, len - n, ")");
+    return buf;
 }
 
 void rep_choice_disk_text(const rep_choice *ch, char *buf, size_t len)
@@ -570,14 +584,15 @@ void rep_reco_text(const rep_report *r, char *buf, size_t len)
     rep_score_text(r, a, score, sizeof score);
     char price[160];
     choice_price_text(a, price, sizeof price);
+    char marks[320];
     size_t n = (size_t)snprintf(buf, len, "recommended: %s (%s, %s), %s%s", a->inst->name, a->inst->provider, price,
-                                score, estimated(r, a) ? " (est.)" : "");
+                                score, marks_text(r, a, marks, sizeof marks));
     if (re->nmeet > 1 && n < len) {
         const rep_choice *b = &re->v[1];
         rep_score_text(r, b, score, sizeof score);
         choice_price_text(b, price, sizeof price);
         n += (size_t)snprintf(buf + n, len - n, "; runner-up: %s (%s, %s), %s%s", b->inst->name, b->inst->provider,
-                              price, score, isfinite(b->score) && estimated(r, b) ? " (est.)" : "");
+                              price, score, isfinite(b->score) ? marks_text(r, b, marks, sizeof marks) : "");
     } else if (n < len) {
         n += (size_t)snprintf(buf + n, len - n, "; no runner-up meets every knee");
     }

@@ -199,7 +199,7 @@ EOF
   echo "2026-11-29T10:00:02Z,16,j,1G,train,ok,sim,390,3,1,0.4,images,0.1.0"
   echo "2026-11-29T10:00:03Z,16,j,2G,train,ok,sim,400,3,1,0.4,images,0.1.0"; } >est.csv
 "$DLG" report est.csv --catalog cat1.ini >est.txt 2>est.err || fail "est: $(cat est.err)"
-grep -q '^recommended: a8m1 .* USD per million images (est\.); runner-up: a8m2 ' est.txt ||
+grep -q '^recommended: a8m1 .* USD per million images (est\.: cpus=8 memory=1G not measured); runner-up: a8m2 ' est.txt ||
     fail "est: the headline does not mark the estimate: $(grep recommended est.txt)"
 sed 's/,39[0-9],3,1,0.4,/,0,3,0,0,/; s/,400,3,1,0.4,/,0,3,0,0,/' est.csv >zero.csv
 "$DLG" report zero.csv --catalog cat1.ini >zero.txt 2>zero.err || fail "zero: $(cat zero.err)"

@@ -66,11 +66,49 @@ static void test_failed_group_does_not_vanish(void **state)
     report_free(&r);
 }
 
+#define INTER_HEAD                                                                                             \
+    "time,cpus,job,memory,status,workload,throughput,throughput_ci95,throughput_stddev,unit,repeats,au,version\n"
+#define INTER_ROW(t, cpus, mem, thr) "2026-12-01T00:00:0" #t "Z," #cpus ",j," mem ",ok,io-pipeline," #thr ",1,0.4,images,3,0.95,0.1.0\n"
+
+/* Each knee (cpus 1 at 4G, memory 2G at 2 cpus) holds on its slice, but
+ * cpus=1 memory=2G was measured at half the best: m1, which has exactly
+ * that, does not meet; c1 (1 vCPU, 4 GiB) is recommended. */
+static void test_measured_corner_short_does_not_meet(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_from_csv(&r, INTER_HEAD INTER_ROW(0, 1, "2G", 50) INTER_ROW(1, 1, "4G", 96) INTER_ROW(2, 2, "2G", 96)
+                            INTER_ROW(3, 2, "4G", 100));
+    reco_from_text(&r, small_catalog);
+    const rep_choice *m1 = choice(&r.reco, "m1");
+    assert_false(m1->meets);
+    assert_non_null(strstr(m1->fits[0].why, "measured 50 images/s at cpus=1 memory=2G"));
+    assert_non_null(strstr(m1->fits[0].why, "50% of the best, below the 95% target"));
+    assert_string_equal(r.reco.v[0].inst->name, "c1");
+    report_free(&r);
+}
+
+/* The same knees with cpus=1 memory=2G not measured: m1 is an estimate,
+ * and the headline names the combination that was not measured. */
+static void test_unmeasured_corner_named(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_from_csv(&r, INTER_HEAD INTER_ROW(1, 1, "4G", 96) INTER_ROW(2, 2, "2G", 96) INTER_ROW(3, 2, "4G", 100));
+    reco_from_text(&r, small_catalog);
+    assert_string_equal(r.reco.v[0].inst->name, "m1");
+    assert_true(r.reco.v[0].fits[0].estimated);
+    assert_non_null(strstr(headline(&r), "(est.: cpus=1 memory=2G not measured)"));
+    report_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_all_failed_recommends_nothing),
         cmocka_unit_test(test_failed_group_does_not_vanish),
+        cmocka_unit_test(test_measured_corner_short_does_not_meet),
+        cmocka_unit_test(test_unmeasured_corner_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
