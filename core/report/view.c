@@ -446,27 +446,52 @@ int rep_table_reco(rep_table *t, const rep_report *r)
     return rc ? -1 : 0;
 }
 
-/* The marks of the choice's figures for the headline, as the table has
- * them: " (est.: cpus=1 memory=2G not measured)" where a counted group's
- * figure is an estimate (the instance's combination of resources was not
- * measured; with several groups each named), "" where none is. */
-static const char *marks_text(const rep_report *r, const rep_choice *ch, char *buf, size_t len)
+/* Appends " (est.: cpus=1 memory=2G not measured)" where a counted
+ * group's figure for the choice is an estimate (the instance's combination
+ * of resources was not measured; with several groups each named). */
+static void est_marks(const rep_report *r, const rep_choice *ch, char *buf, size_t len, size_t *n)
 {
-    size_t n = 0;
     bool several = ncounted(r) > 1;
     char tag[128];
-    buf[0] = '\0';
-    for (size_t gi = 0; gi < r->model.n && n < len; gi++) {
+    size_t named = 0;
+    for (size_t gi = 0; gi < r->model.n && *n < len; gi++) {
         const rep_fit *f = &ch->fits[gi];
         if (!rep_reco_selected(r, gi) || !f->estimated)
             continue;
         rep_group_tag(&r->model, gi, tag, sizeof tag);
-        n += (size_t)snprintf(buf + n, len - n, "%s%s%s%s%s", n ? "; " : " (est.: ", several ? tag : "",
-                              several ? " at " : "", f->est_at[0] ? f->est_at : "its combination",
-                              " not measured");
+        *n += (size_t)snprintf(buf + *n, len - *n, "%s%s%s%s not measured", named++ ? "; " : " (est.: ",
+                               several ? tag : "", several ? " at " : "", f->est_at[0] ? f->est_at : "its combination");
     }
-    if (n && n < len)
-        snprintf(buf + n, len - n, ")");
+    if (named && *n < len)
+        *n += (size_t)snprintf(buf + *n, len - *n, ")");
+}
+
+/* Appends " (ext.: cpus not swept, the instance has fewer vCPUs per GPU
+ * than the cell ran with)" where a counted group's figure is extrapolated. */
+static void ext_marks(const rep_report *r, const rep_choice *ch, char *buf, size_t len, size_t *n)
+{
+    bool several = ncounted(r) > 1;
+    char tag[128];
+    size_t named = 0;
+    for (size_t gi = 0; gi < r->model.n && *n < len; gi++) {
+        if (!rep_reco_selected(r, gi) || !ch->fits[gi].extrapolated)
+            continue;
+        rep_group_tag(&r->model, gi, tag, sizeof tag);
+        *n += (size_t)snprintf(buf + *n, len - *n, "%s%s", named++ ? ", " : " (ext.: ", several ? tag : "");
+    }
+    if (named && *n < len)
+        *n += (size_t)snprintf(buf + *n, len - *n, "%scpus not swept, the instance has fewer vCPUs%s than the cell "
+                               "ran with)", several ? ": " : "", ch->inst->gpus > 1 ? " per GPU" : "");
+}
+
+/* The marks of the choice's figures for the headline, as the table has
+ * them (est., ext.); "" where none. */
+static const char *marks_text(const rep_report *r, const rep_choice *ch, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    est_marks(r, ch, buf, len, &n);
+    ext_marks(r, ch, buf, len, &n);
     return buf;
 }
 

@@ -102,6 +102,24 @@ static void test_unmeasured_corner_named(void **state)
     report_free(&r);
 }
 
+/* cpus not swept, the cell ran with 2 CPUs and 3 GB: c1 (1 vCPU) is
+ * credited the cell extrapolated, and the headline says so as the table
+ * does. */
+static void test_extrapolated_marked_in_headline(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_from_csv(&r, "time,job,status,workload,throughput,throughput_ci95,throughput_stddev,unit,repeats,au,"
+                        "cpus_used,rss_peak_bytes,version\n"
+                        "2026-12-01T00:00:00Z,j,ok,io-pipeline,100,1,0.4,images,3,0.95,2,3000000000,0.1.0\n");
+    reco_from_text(&r, small_catalog);
+    assert_string_equal(r.reco.v[0].inst->name, "c1");
+    assert_true(r.reco.v[0].fits[0].extrapolated);
+    assert_non_null(strstr(headline(&r), "recommended: c1 (Test, 0.5 USD/h), 1.389 USD per million images (ext.: "
+                                         "cpus not swept, the instance has fewer vCPUs than the cell ran with); "));
+    report_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -109,6 +127,7 @@ int main(void)
         cmocka_unit_test(test_failed_group_does_not_vanish),
         cmocka_unit_test(test_measured_corner_short_does_not_meet),
         cmocka_unit_test(test_unmeasured_corner_named),
+        cmocka_unit_test(test_extrapolated_marked_in_headline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
