@@ -354,27 +354,66 @@ static void relative_scores(rep_reco *out, const rep_model *m, const bool *selec
         out->v[i].score = k ? exp(out->v[i].score / (double)k) : 1;
 }
 
-/* Scores equal to 9 significant digits tie: 3 GPUs at 3 x the price cost
- * the same per item, however floating point rounds the two quotients. */
-static double tie_key(double s)
-{
-    if (!isfinite(s) || s <= 0)
-        return s;
-    double e = pow(10, 8 - floor(log10(s)));
-    return round(s * e) / e;
-}
+/* Costs within this share of each other tie: a 0.003% edge from a disk's
+ * price spread over more GPUs, or from rounding, is no reason to rent
+ * eight GPUs whose figure is one GPU's times eight. */
+#define REP_TIE 0.005
 
 static int cmp_choice(const void *pa, const void *pb)
 {
     const rep_choice *a = pa, *b = pb;
     if (a->meets != b->meets)
         return a->meets ? -1 : 1;
-    double sa = tie_key(a->score), sb = tie_key(b->score);
-    if (a->meets && sa != sb)
-        return sa < sb ? -1 : 1;
+    if (a->meets && a->score != b->score)
+        return a->score < b->score ? -1 : 1;
     if (rep_choice_hourly(a) != rep_choice_hourly(b))
         return rep_choice_hourly(a) < rep_choice_hourly(b) ? -1 : 1;
     return strcmp(a->inst->name, b->inst->name);
+}
+
+/* Within a tie: a figure measured as it stands before one estimated,
+ * extrapolated or multiplied by GPUs; then fewer GPUs, the lower hourly
+ * price, the lower cost. */
+static int cmp_tied(const void *pa, const void *pb)
+{
+    const rep_choice *a = pa, *b = pb;
+    if (a->assumed != b->assumed)
+        return a->assumed ? 1 : -1;
+    if (a->inst->gpus != b->inst->gpus)
+        return a->inst->gpus < b->inst->gpus ? -1 : 1;
+    return cmp_choice(a, b);
+}
+
+/* The meeting choices, sorted by cost, reordered within each run of those
+ * that cost at most REP_TIE more than its first (a run, not pairs: a
+ * tolerance is no order, and qsort needs one). */
+static void settle_ties(rep_reco *out)
+{
+    for (size_t i = 0, j; i < out->nmeet; i = j) {
+        double lim = out->v[i].score * (1 + REP_TIE);
+        for (j = i + 1; j < out->nmeet && isfinite(lim) && out->v[j].score <= lim; j++)
+            ;
+        qsort(out->v + i, j - i, sizeof *out->v, cmp_tied);
+    }
+}
+
+/* Some counted group's figure on the choice is not measured as it
+ * stands: estimated, extrapolated, or one GPU's cell times the GPUs
+ * with no scaling measured. */
+static bool assumed(const rep_choice *ch, const rep_model *m, const bool *selected)
+{
+    for (size_t gi = 0; gi < m->n; gi++) {
+        const rep_fit *f = &ch->fits[gi];
+        if (rep_group_counted(m, selected, gi) &&
+            (f->estimated || f->extrapolated || rep_fit_upper_bound(f, &m->g[gi], ch->inst)))
+            return true;
+    }
+    return false;
+}
+
+bool rep_fit_upper_bound(const rep_fit *f, const rep_group *g, const rep_instance *in)
+{
+    return g->per_gpu && in->gpus > 1 && f->scale_ranks == 0 && !isnan(f->thr);
 }
 
 /* Every counted group's fit on instance in, and every unmeasured one's
@@ -481,6 +520,7 @@ int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const
         rep_cost_fits(ch->fits, m, selected, in->price);
         rep_choose_disk(ch, &z, weights, common_unit(m, selected) != NULL);
         score_choice(ch, m, selected, weights);
+        ch->assumed = assumed(ch, m, selected);
         out->nmeet += ch->meets;
     }
     rep_volumes_free(&z);
@@ -488,6 +528,7 @@ int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const
     if (!(out->unit = common_unit(m, selected)) && !weights)
         relative_scores(out, m, selected);
     qsort(out->v, out->n, sizeof *out->v, cmp_choice);
+    settle_ties(out);
     return 0;
 oom:
     rep_volumes_free(&z);

@@ -129,7 +129,14 @@ typedef struct rep_choice {
      * instance's in every cost; NaN: the catalog has none (0 instance store) */
     double disk_hour;
     bool disk_verified;
+    /* some selected group's figure is estimated, extrapolated or one GPU's
+     * times its GPUs with no scaling measured: it loses a tie */
+    bool assumed;
 } rep_choice;
+
+/* f's figure is one GPU's cell times the instance's GPUs, no scaling
+ * measured (the data-parallel upper bound). */
+bool rep_fit_upper_bound(const rep_fit *f, const rep_group *g, const rep_instance *in);
 
 /* The hours a cloud's monthly price is for (AWS's and GCP's 730). */
 #define REP_HOURS_PER_MONTH 730.0

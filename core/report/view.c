@@ -484,14 +484,31 @@ static void ext_marks(const rep_report *r, const rep_choice *ch, char *buf, size
                                "ran with)", several ? ": " : "", ch->inst->gpus > 1 ? " per GPU" : "");
 }
 
+/* Appends " (x8 upper bound: one GPU's cell x 8, scaling not measured)"
+ * where a counted group's figure on the choice is that (rows of no other
+ * rank count: measured_scaling's own text says more where there are). */
+static void upper_marks(const rep_report *r, const rep_choice *ch, char *buf, size_t len, size_t *n)
+{
+    for (size_t gi = 0; gi < r->model.n && *n < len; gi++) {
+        const rep_fit *f = &ch->fits[gi];
+        if (rep_reco_selected(r, gi) && rep_fit_upper_bound(f, &r->model.g[gi], ch->inst) && !f->scale_upper) {
+            *n += (size_t)snprintf(buf + *n, len - *n, " (x%d upper bound: one GPU's cell x %d, scaling not measured)",
+                                   ch->inst->gpus, ch->inst->gpus);
+            return;
+        }
+    }
+}
+
 /* The marks of the choice's figures for the headline, as the table has
- * them (est., ext.); "" where none. */
+ * them (est., ext.), and where it multiplies one GPU's cell; "" where
+ * none. */
 static const char *marks_text(const rep_report *r, const rep_choice *ch, char *buf, size_t len)
 {
     size_t n = 0;
     buf[0] = '\0';
     est_marks(r, ch, buf, len, &n);
     ext_marks(r, ch, buf, len, &n);
+    upper_marks(r, ch, buf, len, &n);
     return buf;
 }
 

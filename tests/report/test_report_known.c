@@ -1089,8 +1089,9 @@ static void test_weighted_mix(void **state)
     assert_near(r.reco.v[0].score, 50 * 1.9e6 / (800.0 * 3600) + 3 * 1.9e12 / (1e10 * 3600), 1e-9);
     assert_near(r.reco.v[1].score, 50 * 1.0e6 / (400.0 * 3600) + 3 * 1.0e12 / (1e10 * 3600), 1e-9);
     rep_reco_text(&r, line, sizeof line);
-    assert_non_null(strstr(line, "recommended: Y (Test, 1.9 USD/h), 33.14 USD for the weighted mix; runner-up: X "
-                                 "(Test, 1 USD/h), 34.81 USD for the weighted mix"));
+    assert_non_null(strstr(line, "recommended: Y (Test, 1.9 USD/h), 33.14 USD for the weighted mix (x2 upper bound: "
+                                 "one GPU's cell x 2, scaling not measured); runner-up: X (Test, 1 USD/h), 34.81 USD "
+                                 "for the weighted mix"));
     rep_table t;
     assert_int_equal(rep_table_reco(&t, &r), 0);
     assert_string_equal(t.cell[12], "mix cost");

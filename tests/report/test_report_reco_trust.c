@@ -120,6 +120,41 @@ static void test_extrapolated_marked_in_headline(void **state)
     report_free(&r);
 }
 
+#define ONE_CELL                                                                                               \
+    "time,job,status,workload,throughput,throughput_ci95,throughput_stddev,unit,repeats,au,version\n"           \
+    "2026-12-01T00:00:00Z,j,ok,io-pipeline,100,1,0.4,images,3,0.95,0.1.0\n"
+
+/* g8's 8 GPUs cost 0.01% less per item than g1's one, on a figure that
+ * is g1's cell x 8: a tie, and the measured 1-GPU shape wins it; the
+ * runner-up's line says what its figure is. */
+static void test_near_tie_prefers_measured_shape(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_from_csv(&r, ONE_CELL);
+    reco_from_text(&r, "[instance g1]\nvcpus = 8\nmemory = 64GiB\nprice_per_hour = 1.00\n"
+                       "[instance g8]\ngpus = 8\nvcpus = 64\nmemory = 512GiB\nprice_per_hour = 7.9992\n");
+    assert_true(choice(&r.reco, "g8")->score < choice(&r.reco, "g1")->score);
+    assert_string_equal(r.reco.v[0].inst->name, "g1");
+    assert_non_null(strstr(headline(&r), "runner-up: g8 (Test, 7.999 USD/h), 2.778 USD per million images (x8 upper "
+                                         "bound: one GPU's cell x 8, scaling not measured)"));
+    report_free(&r);
+}
+
+/* 1% cheaper is no tie: g8 wins, its figure said to be an upper bound. */
+static void test_cheaper_multi_gpu_says_upper_bound(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_from_csv(&r, ONE_CELL);
+    reco_from_text(&r, "[instance g1]\nvcpus = 8\nmemory = 64GiB\nprice_per_hour = 1.00\n"
+                       "[instance g8]\ngpus = 8\nvcpus = 64\nmemory = 512GiB\nprice_per_hour = 7.92\n");
+    assert_string_equal(r.reco.v[0].inst->name, "g8");
+    assert_non_null(strstr(headline(&r), "recommended: g8 (Test, 7.92 USD/h), 2.75 USD per million images (x8 upper "
+                                         "bound: one GPU's cell x 8, scaling not measured); runner-up: g1"));
+    report_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -128,6 +163,8 @@ int main(void)
         cmocka_unit_test(test_measured_corner_short_does_not_meet),
         cmocka_unit_test(test_unmeasured_corner_named),
         cmocka_unit_test(test_extrapolated_marked_in_headline),
+        cmocka_unit_test(test_near_tie_prefers_measured_shape),
+        cmocka_unit_test(test_cheaper_multi_gpu_says_upper_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
