@@ -49,7 +49,7 @@ typedef struct cat_state {
 static const char *const inst_keys[] = {"gpus",           "gpu",           "vcpus",       "memory",
                                         "disks",          "local_disks",   "disk_bandwidth_max",
                                         "disk_iops_max",  "price_per_hour", "price_verified",
-                                        "local_disk_size"};
+                                        "local_disk_size", "gpu_memory"};
 
 /* [catalog] keys: a key given twice would let the later silently win. */
 static int set_str(cat_state *s, char **dst, const char *k, const char *v)
@@ -123,6 +123,10 @@ static int inst_key(cat_state *s, rep_instance *in, const char *k, const char *v
         if (!positive_size(s, k, v, &iv, "a positive size per second (e.g. 1250MB)"))
             return 0;
         in->disk_bw_max = (double)iv;
+    } else if (strcmp(k, "gpu_memory") == 0) { /* per GPU, as the vendor names it (24GB) */
+        if (!positive_size(s, k, v, &iv, "a positive size per GPU (e.g. 24GB)"))
+            return 0;
+        in->gpu_memory = (double)iv;
     } else if (strcmp(k, "local_disk_size") == 0) {
         if (!positive_size(s, k, v, &iv, "a positive size (e.g. 250GB)"))
             return 0;
@@ -138,7 +142,7 @@ static int inst_key(cat_state *s, rep_instance *in, const char *k, const char *v
             return (snprintf(s->why, sizeof s->why, "price_verified = '%s': %s", v, why), 0);
     } else {
         snprintf(s->why, sizeof s->why,
-                 "unknown key '%s' (an instance takes gpus, gpu, vcpus, memory, disks, local_disks, "
+                 "unknown key '%s' (an instance takes gpus, gpu, gpu_memory, vcpus, memory, disks, local_disks, "
                  "local_disk_size, disk_bandwidth_max, disk_iops_max, price_per_hour, price_verified)", k);
         return 0;
     }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <dlgauge/plugin.h>
 
@@ -111,6 +112,21 @@ static void check_unswept(rep_fit *f, const rep_group *g, const rep_cell *cell, 
         snprintf(f->why, sizeof f->why, "%s needs memory >= %.3g GiB%s (its peak RSS; memory not swept)", tag,
                  rss / 1073741824.0, g->per_gpu ? " per GPU" : "");
     }
+}
+
+/* A group that fed a GPU needs one with the memory its cell held
+ * (gpu_mem_peak_bytes, NVML's in use) where the catalog gives it. */
+static void check_gpu_memory(rep_fit *f, const rep_group *g, const rep_cell *cell, const rep_instance *in,
+                             const char *tag)
+{
+    double peak;
+    if (!f->meets || !g->per_gpu || !(in->gpu_memory > 0) || !rep_num(cell->row, "gpu_mem_peak_bytes", &peak) ||
+        peak <= in->gpu_memory)
+        return;
+    const char *gpu = rep_str(cell->row, "gpu_name");
+    f->meets = false;
+    snprintf(f->why, sizeof f->why, "%s needs GPU memory >= %.3g GB (gpu_mem_peak_bytes%s%s), its GPU has %.3g GB",
+             tag, peak / 1e9, gpu ? " on " : "", gpu ? gpu : "", in->gpu_memory / 1e9);
 }
 
 /* The factor on cell c's rate x GPUs: the efficiency measured on one
@@ -252,6 +268,7 @@ static void fit_group(rep_fit *f, const rep_model *m, size_t gi, const rep_insta
         c = -1; /* below the target, the corner unmeasured: the knees' estimate */
     const rep_cell *credited = &g->cells[c >= 0 ? (size_t)c : g->best];
     check_unswept(f, g, credited, in, ncopies, tag);
+    check_gpu_memory(f, g, credited, in, tag);
     rep_check_io(f, credited, in, ncopies, has_axis(g, is_storage), disks, tag);
     rep_io_rate io;
     if (!(f->asks_disk = has_axis(g, is_storage)) && credited->ok) {
@@ -397,9 +414,53 @@ static void settle_ties(rep_reco *out)
     }
 }
 
+static bool is_series(const char *w, size_t n)
+{
+    static const char *const skip[] = {"nvidia", "tesla", "geforce", "quadro", "amd", "instinct", "radeon"};
+    for (size_t i = 0; i < sizeof skip / sizeof *skip; i++)
+        if (strlen(skip[i]) == n && strncasecmp(w, skip[i], n) == 0)
+            return true;
+    return n >= 2 && strncasecmp(w + n - 2, "GB", 2) == 0 && w[0] >= '0' && w[0] <= '9'; /* a size */
+}
+
+void rep_gpu_model(const char *name, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (const char *p = name ? name : ""; *p;) {
+        size_t n = strcspn(p, " -_/()");
+        if (n && !is_series(p, n)) {
+            snprintf(buf, len, "%.*s", (int)n, p);
+            return;
+        }
+        p += n + (p[n] != '\0');
+    }
+}
+
+bool rep_gpu_same(const char *catalog_gpu, const char *measured)
+{
+    char a[64], b[64];
+    rep_gpu_model(catalog_gpu, a, sizeof a);
+    rep_gpu_model(measured, b, sizeof b);
+    return a[0] && strcasecmp(a, b) == 0;
+}
+
+/* The gpu_name the first counted group that fed a GPU ran its best cell
+ * on; NULL where none says. */
+static const char *measured_gpu(const rep_model *m, const bool *selected)
+{
+    for (size_t gi = 0; gi < m->n; gi++) {
+        const rep_group *g = &m->g[gi];
+        const char *name = rep_group_counted(m, selected, gi) && g->per_gpu ? rep_str(g->cells[g->best].row, "gpu_name")
+                                                                           : NULL;
+        if (name && *name)
+            return name;
+    }
+    return NULL;
+}
+
 /* Some counted group's figure on the choice is not measured as it
- * stands: estimated, extrapolated, or one GPU's cell times the GPUs
- * with no scaling measured. */
+ * stands: estimated, extrapolated, one GPU's cell times the GPUs with no
+ * scaling measured, or measured on another GPU model. */
 static bool assumed(const rep_choice *ch, const rep_model *m, const bool *selected)
 {
     for (size_t gi = 0; gi < m->n; gi++) {
@@ -408,7 +469,7 @@ static bool assumed(const rep_choice *ch, const rep_model *m, const bool *select
             (f->estimated || f->extrapolated || rep_fit_upper_bound(f, &m->g[gi], ch->inst)))
             return true;
     }
-    return false;
+    return ch->other_gpu;
 }
 
 bool rep_fit_upper_bound(const rep_fit *f, const rep_group *g, const rep_instance *in)
@@ -498,6 +559,7 @@ int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const
     if (rep_volumes_init(&z, m, selected, disks) != 0 || !(out->v = calloc(cat->n + 1, sizeof *out->v)))
         goto oom;
     out->data_unknown = !(z.data > 0);
+    out->measured_gpu = measured_gpu(m, selected);
     for (size_t i = 0; i < cat->n; i++) {
         const rep_instance *in = &cat->v[i];
         if (gpu_filter && !strcasestr(in->gpu, gpu_filter))
@@ -520,6 +582,7 @@ int rep_recommend(rep_reco *out, const rep_model *m, const bool *selected, const
         rep_cost_fits(ch->fits, m, selected, in->price);
         rep_choose_disk(ch, &z, weights, common_unit(m, selected) != NULL);
         score_choice(ch, m, selected, weights);
+        ch->other_gpu = out->measured_gpu && in->gpus > 0 && !rep_gpu_same(in->gpu, out->measured_gpu);
         ch->assumed = assumed(ch, m, selected);
         out->nmeet += ch->meets;
     }

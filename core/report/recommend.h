@@ -42,6 +42,7 @@ typedef struct rep_instance {
     char *name, *provider, *region, *currency, *source, *retrieved, *catalog;
     char *gpu;
     int gpus;
+    double gpu_memory; /* bytes per GPU (gpu_memory); 0: not given, not judged */
     double vcpus, memory; /* memory in bytes */
     char **disks;         /* disk profile names that can be attached */
     bool *local;          /* per disk: instance store (local_disks), not behind the caps below */
@@ -132,6 +133,9 @@ typedef struct rep_choice {
     /* some selected group's figure is estimated, extrapolated or one GPU's
      * times its GPUs with no scaling measured: it loses a tie */
     bool assumed;
+    /* its GPU is not the model the counted groups were measured on
+     * (gpu_name): ranked as if it performed like that one */
+    bool other_gpu;
 } rep_choice;
 
 /* f's figure is one GPU's cell times the instance's GPUs, no scaling
@@ -166,7 +170,15 @@ typedef struct rep_reco {
     const char *unit; /* the selected groups' one unit ("images"), or NULL: several, score is relative */
     bool weighted;    /* --weight: score is the cost of the mix, sum of weight x cost, whatever the units */
     bool data_unknown; /* no row says what the work read (storage_files_bytes): volumes sized without it */
+    const char *measured_gpu; /* the gpu_name of the counted groups' best cells (the first); NULL: none */
 } rep_reco;
+
+/* The GPU model in a name: its first word that is not the vendor's,
+ * a series' or a size ("NVIDIA A100-SXM4-40GB" and "NVIDIA A100 40GB":
+ * "A100"); "" where none. */
+void rep_gpu_model(const char *name, char *buf, size_t len);
+/* The catalog's GPU name is of the same model as the measured one. */
+bool rep_gpu_same(const char *catalog_gpu, const char *measured);
 
 /* selected[g] chooses the groups (NULL: all that have a best cell; a
  * group measured at several ranks is never priced itself: its efficiency

@@ -392,7 +392,7 @@ int rep_table_reco(rep_table *t, const rep_report *r)
                   rep_choice_price_verified(ch) ? "" : " (price unverified)");
         rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%s", in->provider);
         rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%d", in->gpus);
-        rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%s", in->gpu);
+        rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%s%s", in->gpu, ch->other_gpu ? " (other GPU)" : "");
         rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%g", in->vcpus);
         fmt_gib(in->memory, b2, sizeof b2);
         rc |= rep_table_put(t, row, col++, REP_ST_PLAIN, "%s", b2);
@@ -509,6 +509,8 @@ static const char *marks_text(const rep_report *r, const rep_choice *ch, char *b
     est_marks(r, ch, buf, len, &n);
     ext_marks(r, ch, buf, len, &n);
     upper_marks(r, ch, buf, len, &n);
+    if (ch->other_gpu && n < len)
+        snprintf(buf + n, len - n, " (other GPU)");
     return buf;
 }
 
@@ -601,6 +603,23 @@ static bool unmeasured_text(const rep_report *r, char *buf, size_t len)
     return named > 0;
 }
 
+/* "; throughput was measured on NVIDIA H100 80GB HBM3: instances of
+ * another GPU (other GPU) are ranked as if theirs performed like it
+ * (--gpu H100 compares only those)", where the table lists any. */
+static void other_gpu_text(const rep_report *r, char *buf, size_t len, size_t *n)
+{
+    bool any = false;
+    for (size_t i = 0; i < r->reco.n && !any; i++)
+        any = r->reco.v[i].other_gpu;
+    if (!any || *n >= len)
+        return;
+    char model[64];
+    rep_gpu_model(r->reco.measured_gpu, model, sizeof model);
+    *n += (size_t)snprintf(buf + *n, len - *n, "; throughput was measured on %s: instances of another GPU (other GPU) "
+                           "are ranked as if theirs performed like it%s%s%s", r->reco.measured_gpu,
+                           model[0] ? " (--gpu " : "", model, model[0] ? " compares only those)" : "");
+}
+
 void rep_reco_text(const rep_report *r, char *buf, size_t len)
 {
     const rep_reco *re = &r->reco;
@@ -641,6 +660,7 @@ void rep_reco_text(const rep_report *r, char *buf, size_t len)
     append_uncertain_knees(r, buf, len, &n);
     rep_reco_scaling_text(r, buf, len, &n);
     rep_reco_starved_text(r, buf, len, &n);
+    other_gpu_text(r, buf, len, &n);
 }
 
 /* Appends the tags of the judged groups (host workloads only, when

@@ -155,6 +155,68 @@ static void test_cheaper_multi_gpu_says_upper_bound(void **state)
     report_free(&r);
 }
 
+#define H100_ROW                                                                                               \
+    "time,job,mode,status,workload,throughput,throughput_ci95,throughput_stddev,unit,repeats,backend,"          \
+    "gpu_mem_peak_bytes,gpu_name,version\n"                                                                    \
+    "2026-12-01T00:00:00Z,a,train,ok,resnet50,2000,10,4,images,3,cuda,60000000000,NVIDIA H100 80GB HBM3,0.1.0\n"
+
+/* Measured on an H100: an A10G instance is ranked as if its GPU performed
+ * like it, and the line and the table say so. */
+static void test_other_gpu_said(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_from_csv(&r, H100_ROW);
+    reco_from_text(&r, "[instance a10]\ngpu = NVIDIA A10G 24GB\nvcpus = 4\nmemory = 16GiB\nprice_per_hour = 1\n"
+                       "[instance h100]\ngpu = NVIDIA H100 80GB\nvcpus = 8\nmemory = 64GiB\nprice_per_hour = 4\n");
+    assert_string_equal(r.reco.v[0].inst->name, "a10");
+    assert_true(choice(&r.reco, "a10")->other_gpu);
+    assert_false(choice(&r.reco, "h100")->other_gpu);
+    char *line = headline(&r);
+    assert_non_null(strstr(line, "recommended: a10 (Test, 1 USD/h), 0.1389 USD per million images (other GPU); "));
+    assert_non_null(strstr(line, "; throughput was measured on NVIDIA H100 80GB HBM3: instances of another GPU "
+                                 "(other GPU) are ranked as if theirs performed like it (--gpu H100 compares only "
+                                 "those)"));
+    rep_table t;
+    assert_int_equal(rep_table_reco(&t, &r), 0);
+    assert_string_equal(t.cell[t.ncols + 4], "NVIDIA A10G 24GB (other GPU)");
+    assert_string_equal(t.cell[2 * t.ncols + 4], "NVIDIA H100 80GB");
+    rep_table_free(&t);
+    report_free(&r);
+}
+
+/* The cell held 60 GB of GPU memory: a GPU of 24 GB cannot run it. */
+static void test_gpu_memory_judged(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_from_csv(&r, H100_ROW);
+    reco_from_text(&r, "[instance a10]\ngpu = NVIDIA A10G 24GB\ngpu_memory = 24GB\nvcpus = 4\nmemory = 16GiB\n"
+                       "price_per_hour = 1\n"
+                       "[instance h100]\ngpu = NVIDIA H100 80GB\ngpu_memory = 80GB\nvcpus = 8\nmemory = 64GiB\n"
+                       "price_per_hour = 4\n");
+    const rep_choice *a10 = choice(&r.reco, "a10");
+    assert_false(a10->meets);
+    assert_string_equal(a10->fits[0].why, "resnet50/train needs GPU memory >= 60 GB (gpu_mem_peak_bytes on NVIDIA "
+                                          "H100 80GB HBM3), its GPU has 24 GB");
+    assert_string_equal(r.reco.v[0].inst->name, "h100");
+    report_free(&r);
+}
+
+static void test_gpu_model_names(void **state)
+{
+    (void)state;
+    char m[64];
+    rep_gpu_model("NVIDIA A100-SXM4-40GB", m, sizeof m);
+    assert_string_equal(m, "A100");
+    rep_gpu_model("Tesla T4", m, sizeof m);
+    assert_string_equal(m, "T4");
+    assert_true(rep_gpu_same("NVIDIA A100 40GB", "NVIDIA A100-SXM4-80GB"));
+    assert_false(rep_gpu_same("NVIDIA A10G 24GB", "NVIDIA A100-SXM4-40GB"));
+    assert_false(rep_gpu_same("NVIDIA L4 24GB", "NVIDIA L40S"));
+    assert_false(rep_gpu_same("", "NVIDIA L40S"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -165,6 +227,9 @@ int main(void)
         cmocka_unit_test(test_extrapolated_marked_in_headline),
         cmocka_unit_test(test_near_tie_prefers_measured_shape),
         cmocka_unit_test(test_cheaper_multi_gpu_says_upper_bound),
+        cmocka_unit_test(test_other_gpu_said),
+        cmocka_unit_test(test_gpu_memory_judged),
+        cmocka_unit_test(test_gpu_model_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
