@@ -390,6 +390,55 @@ static int storage_of_row(rep_disks *d, const rep_row *r, const char *name, cons
     return warn_unused(d, lk, name) != 0 ? -DLG_ENOMEM : 0;
 }
 
+/* "125 MB/s, 3000 IOPS" of d's read limits. */
+static void limits_text(const rep_disk *d, char *buf, size_t len)
+{
+    char bw[32] = "no bandwidth limit";
+    if (d->bandwidth > 0)
+        dlg_format_rate(d->bandwidth, "bytes", bw, sizeof bw);
+    if (d->iops > 0)
+        snprintf(buf, len, "%s, %.6g IOPS", bw, d->iops);
+    else
+        snprintf(buf, len, "%s, no IOPS limit", bw);
+}
+
+static bool same_limits(const rep_disk *a, const rep_disk *b)
+{
+    return a->bandwidth == b->bandwidth && a->iops == b->iops && a->iops_unit == b->iops_unit &&
+           a->write_bandwidth == b->write_bandwidth && a->write_iops == b->write_iops;
+}
+
+/* The throttle's limits just added as d->v[k] differ from a profile file
+ * of the same name loaded before (conf/disks): said once, as the two now
+ * stand for different disks (the cells ran on the one; an instance
+ * attaches the other). */
+static int warn_renamed(rep_disks *d, size_t k, size_t first)
+{
+    const rep_disk *row = &d->v[k];
+    for (size_t i = first; i-- > 0;) {
+        const rep_disk *file = &d->v[i];
+        if (!file->path || strcmp(file->name, row->name) != 0)
+            continue;
+        if (same_limits(file, row))
+            return 0;
+        char ran[96], profile[96], line[1024];
+        limits_text(row, ran, sizeof ran);
+        limits_text(file, profile, sizeof profile);
+        snprintf(line, sizeof line, "storage %s: the results' throttle ran with limits of its own (%s), not those of "
+                 "the profile of that name (%s: %s): its cells are judged by what they ran with, an instance's disk "
+                 "%s by the profile", row->name, ran, file->path, profile, row->name);
+        char **nw = realloc(d->warnings, (d->nwarnings + 1) * sizeof *nw);
+        if (!nw)
+            return -DLG_ENOMEM;
+        d->warnings = nw;
+        if (!(nw[d->nwarnings] = strdup(line)))
+            return -DLG_ENOMEM;
+        d->nwarnings++;
+        return 0;
+    }
+    return 0;
+}
+
 int rep_disks_from_rows(rep_disks *d, const rep_rows *rs, char *err, size_t errlen)
 {
     strs failed = {0};
@@ -401,8 +450,11 @@ int rep_disks_from_rows(rep_disks *d, const rep_rows *rs, char *err, size_t errl
         bool seen = false;
         for (size_t k = first; name && k < d->n && !seen; k++)
             seen = strcmp(d->v[k].name, name) == 0; /* the first row with a name found speaks for it */
+        size_t was = d->n;
         if (name && cfg && !seen)
             rc = storage_of_row(d, &rs->v[i], name, cfg, lk, &failed, err, errlen);
+        if (!rc && d->n > was)
+            rc = warn_renamed(d, was, first);
     }
     if (rc == -DLG_ENOMEM)
         snprintf(err, errlen, "out of memory reading the throttles' disk profiles");
@@ -459,6 +511,18 @@ const rep_disk *rep_disks_find(const rep_disks *d, const char *name)
         if (strcmp(d->v[i].name, name) == 0)
             return &d->v[i];
     return NULL;
+}
+
+const rep_disk *rep_disks_find_file(const rep_disks *d, const char *name)
+{
+    const rep_disk *any = NULL;
+    for (size_t i = d ? d->n : 0; i-- > 0;)
+        if (strcmp(d->v[i].name, name) == 0) {
+            if (d->v[i].path)
+                return &d->v[i];
+            any = any ? any : &d->v[i];
+        }
+    return any;
 }
 
 void rep_disks_free(rep_disks *d)

@@ -60,6 +60,10 @@ int rep_disks_load(rep_disks *d, const char *path, const char *name, char *err, 
  * once, in d->warnings (the caller prints them). */
 int rep_disks_from_rows(rep_disks *d, const rep_rows *rs, char *err, size_t errlen);
 const rep_disk *rep_disks_find(const rep_disks *d, const char *name);
+/* The profile an instance's disk of that name is: the last loaded from a
+ * file (conf/disks, --disks, --disk), never a throttle's limits from
+ * result rows that share the name; those only where no file has it. */
+const rep_disk *rep_disks_find_file(const rep_disks *d, const char *name);
 /* Whether a rate of d grows with its capacity (a *_per_gib formula
  * where no fixed value is given: PD, st1), so that a larger volume of
  * it sustains more. */

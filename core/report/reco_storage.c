@@ -32,10 +32,15 @@ static bool reaches(double have, double need)
 static rep_disk_fit disk_against(const rep_instance *in, size_t i, const char *value, const rep_disk *want,
                                  const rep_disks *disks)
 {
-    const rep_disk *d = rep_disks_find(disks, in->disks[i]);
+    const rep_disk *d = rep_disks_find_file(disks, in->disks[i]);
     double need = want ? rep_disk_sustained_bw(want) : 0;
-    bool own = strcmp(in->disks[i], value) == 0 ||
-               (want && d && need > 0 && rep_disk_sustained_bw(d) >= need && reaches(d->iops, want->iops));
+    bool named = strcmp(in->disks[i], value) == 0;
+    bool own;
+    if (want && d && d != want) /* two profiles, whatever their names: their limits decide */
+        own = (named ? reaches(rep_disk_sustained_bw(d), need) : need > 0 && rep_disk_sustained_bw(d) >= need) &&
+              reaches(d->iops, want->iops);
+    else
+        own = named;
     if (!own)
         return REP_DISK_SHORT;
     if (!want || !d || in->local[i]) /* no profile: nothing to hold a cap against */
@@ -73,7 +78,7 @@ typedef struct io_carry {
 static io_carry carry(const rep_instance *in, size_t i, const rep_io_rate *io, double n, const rep_disks *disks)
 {
     io_carry c = {.fit = REP_DISK_REACHES, .use = {NAN, false, false}, .disk = i};
-    const rep_disk *d = rep_disks_find(disks, in->disks[i]);
+    const rep_disk *d = rep_disks_find_file(disks, in->disks[i]);
     if (!d)
         return (c.unknown = true, c);
     c.use = rep_io_use_disk(io, d, &c.by_iops);
@@ -176,13 +181,13 @@ void rep_check_io(rep_fit *f, const rep_cell *cell, const rep_instance *in, doub
     if (c.unknown) {
         if (swept) /* the knee was judged; rep_cap_matters says what it could not */
             return;
-        f->io_unknown = in->ndisks == 0 || !rep_disks_find(disks, in->disks[c.disk]);
+        f->io_unknown = in->ndisks == 0 || !rep_disks_find_file(disks, in->disks[c.disk]);
         f->cap_unknown = !f->io_unknown;
         return;
     }
     if (c.fit == REP_DISK_REACHES)
         return;
-    const rep_disk *d = rep_disks_find(disks, in->disks[c.disk]);
+    const rep_disk *d = rep_disks_find_file(disks, in->disks[c.disk]);
     bool total = c.fit == REP_DISK_CAPPED && ncopies > 1;
     char lim[160];
     f->meets = false;

@@ -312,7 +312,7 @@ static double size_volume(rep_volumes *z, const rep_instance *one, const rep_dis
 static bool disk_fits(rep_volumes *z, const rep_instance *in, size_t i, disk_option *o, bool *holds)
 {
     rep_instance one = only_disk(in, i);
-    const rep_disk *d = rep_disks_find(z->disks, in->disks[i]);
+    const rep_disk *d = rep_disks_find_file(z->disks, in->disks[i]);
     const rep_disk_price *p = &in->disk_price[i];
     *o = (disk_option){.i = (long)i, .month = p->month, .bw = d ? rep_disk_sustained_bw(d) : 0};
     *holds = true;

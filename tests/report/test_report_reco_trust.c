@@ -217,6 +217,40 @@ static void test_gpu_model_names(void **state)
     assert_false(rep_gpu_same("", "NVIDIA L40S"));
 }
 
+/* A run's storage named like a profile file (gp: 125 MiB/s, 3000 IOPS)
+ * whose throttle ran with its own 600 MB/s and 60000 IOPS: the knee is
+ * what it ran with, an instance's gp disk is the file's profile, and it
+ * does not reach the knee; the report says the two differ. */
+static void test_storage_named_like_profile(void **state)
+{
+    (void)state;
+    rep_report r;
+    char path[32], err[512];
+    memset(&r, 0, sizeof r);
+    r.target = 0.95;
+    temp_file(path, "name = gp\nbandwidth = 125MiB\niops = 3000\n");
+    int rc = rep_disks_load(&r.disks, path, NULL, err, sizeof err);
+    unlink(path);
+    assert_int_equal(rc, 0);
+    rows_from_csv("time,host,job,mode,run_id,status,storage,workload,throughput,throughput_ci95,throughput_stddev,"
+                  "unit,items,repeats,wall_s,au,storage_config,version\n"
+                  "2026-12-01T10:00:01Z,lab,io,-,run1,ok,slow,io-pipeline,100,0,0,images,100,1,1,0.95,"
+                  "type=throttle bandwidth=100MB,0.1.0\n"
+                  "2026-12-01T10:00:02Z,lab,io,-,run1,ok,gp,io-pipeline,400,0,0,images,400,1,1,0.95,"
+                  "type=throttle bandwidth=600MB iops=60000,0.1.0\n",
+                  &r.rows);
+    assert_int_equal(rep_disks_from_rows(&r.disks, &r.rows, err, sizeof err), 0);
+    assert_int_equal(rep_model_build(&r.model, &r.rows, &r.disks, 0.95, err, sizeof err), 0);
+    assert_int_equal(r.disks.nwarnings, 1);
+    assert_non_null(strstr(r.disks.warnings[0], "storage gp: the results' throttle ran with limits of its own (600 MB/s, "
+                                                "60000 IOPS), not those of the profile of that name"));
+    reco_from_text(&r, "[instance i]\nvcpus = 8\nmemory = 32GiB\ndisks = gp\nprice_per_hour = 1.0\n");
+    const rep_choice *i = choice(&r.reco, "i");
+    assert_false(i->meets);
+    assert_string_equal(i->fits[0].why, "io-pipeline needs storage like gp");
+    report_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -230,6 +264,7 @@ int main(void)
         cmocka_unit_test(test_other_gpu_said),
         cmocka_unit_test(test_gpu_memory_judged),
         cmocka_unit_test(test_gpu_model_names),
+        cmocka_unit_test(test_storage_named_like_profile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
