@@ -53,7 +53,7 @@ static bool supplies(const rep_group *g, const rep_instance *in, const rep_axis 
     return true; /* batch, precision...: not a property of the machine */
 }
 
-static bool is_resource(const rep_axis *ax)
+bool rep_axis_sizes_instance(const rep_axis *ax)
 {
     return ax->kind == REP_AX_CPUS || is_memory(ax) || ax->kind == REP_AX_STORAGE;
 }
@@ -71,7 +71,7 @@ static long best_supplied(const rep_group *g, const rep_instance *in, const rep_
         bool ok = cell->ok && rep_cell_ranked(g, cell); /* a cache figure sizes no memory */
         for (size_t a = 0; a < g->naxes && ok; a++) {
             const rep_axis *ax = &g->axes[a];
-            ok = is_resource(ax) ? supplies(g, in, ax, cell->coord[a], disks) : cell->coord[a] == best->coord[a];
+            ok = rep_axis_sizes_instance(ax) ? supplies(g, in, ax, cell->coord[a], disks) : cell->coord[a] == best->coord[a];
         }
         if (ok && (pick < 0 || cell->thr > g->cells[pick].thr))
             pick = (long)c;
@@ -174,7 +174,7 @@ static long corner_cell(const rep_group *g, const rep_instance *in, const rep_di
     for (size_t a = 0; a < g->naxes; a++) {
         const rep_axis *ax = &g->axes[a];
         coord[a] = best->coord[a];
-        for (size_t v = 0; is_resource(ax) && v < ax->n; v++)
+        for (size_t v = 0; rep_axis_sizes_instance(ax) && v < ax->n; v++)
             if (supplies(g, in, ax, v, disks))
                 coord[a] = v; /* values ascend: the last supplied is the most */
     }
@@ -254,7 +254,7 @@ static void fit_group(rep_fit *f, const rep_model *m, size_t gi, const rep_insta
         size_t kv = g->knees[a].val;
         if (ax->kind == REP_AX_STORAGE)
             f->cap_unknown = rep_cap_matters(in, ax, kv, disks);
-        if (!is_resource(ax) || supplies(g, in, ax, kv, disks))
+        if (!rep_axis_sizes_instance(ax) || supplies(g, in, ax, kv, disks))
             continue;
         f->meets = false;
         size_t n = (size_t)snprintf(f->why, sizeof f->why, "%s needs %s %s%s%s", tag, ax->key,
@@ -285,7 +285,7 @@ static void fit_group(rep_fit *f, const rep_model *m, size_t gi, const rep_insta
         const rep_cell *best = &g->cells[g->best];
         double lo = best->thr;
         for (size_t a = 0; a < g->naxes; a++)
-            if (is_resource(&g->axes[a]) && g->cells[g->knees[a].cell].thr < lo)
+            if (rep_axis_sizes_instance(&g->axes[a]) && g->cells[g->knees[a].cell].thr < lo)
                 lo = g->cells[g->knees[a].cell].thr;
         f->thr = lo * ncopies * measured_scaling(f, m, gi, g->best, in);
         f->estimated = true;

@@ -140,6 +140,9 @@ typedef struct rep_choice {
 
 /* f's figure is one GPU's cell times the instance's GPUs, no scaling
  * measured (the data-parallel upper bound). */
+/* Whether an axis sizes an instance (cpus, memory, storage): only these
+ * knees move which instance meets. */
+bool rep_axis_sizes_instance(const rep_axis *ax);
 bool rep_fit_upper_bound(const rep_fit *f, const rep_group *g, const rep_instance *in);
 
 /* The hours a cloud's monthly price is for (AWS's and GCP's 730). */

@@ -547,14 +547,6 @@ static void choice_price_text(const rep_choice *ch, char *buf, size_t len)
                  ch->disk_hour == 0 ? "" : " (not priced in the catalog)");
 }
 
-/* An axis the recommendation sizes an instance by (recommend.c's
- * is_resource): an uncertain knee elsewhere moves no instance. */
-static bool sizes_instance(const rep_axis *ax)
-{
-    return ax->kind == REP_AX_CPUS || ax->kind == REP_AX_STORAGE ||
-           (ax->kind == REP_AX_SIZE && strcmp(ax->key, "memory") == 0);
-}
-
 /* Appends the uncertain knees the recommendation rests on, each with
  * what leaves it open ("; it rests on an uncertain knee: io-pipeline cpus
  * (cpus = 1 may reach the target too): more repeats would settle it"):
@@ -564,12 +556,12 @@ static void append_uncertain_knees(const rep_report *r, char *buf, size_t len, s
     size_t named = 0, total = 0;
     for (size_t gi = 0; gi < r->model.n; gi++)
         for (size_t a = 0; rep_reco_selected(r, gi) && a < r->model.g[gi].naxes; a++)
-            total += r->model.g[gi].knees[a].uncertain && sizes_instance(&r->model.g[gi].axes[a]);
+            total += r->model.g[gi].knees[a].uncertain && rep_axis_sizes_instance(&r->model.g[gi].axes[a]);
     for (size_t gi = 0; gi < r->model.n && *n < len; gi++) {
         const rep_group *g = &r->model.g[gi];
         char tag[128], doubt[160];
         for (size_t a = 0; rep_reco_selected(r, gi) && a < g->naxes && *n < len; a++) {
-            if (!g->knees[a].uncertain || !sizes_instance(&g->axes[a]))
+            if (!g->knees[a].uncertain || !rep_axis_sizes_instance(&g->axes[a]))
                 continue;
             rep_group_tag(&r->model, gi, tag, sizeof tag);
             knee_doubt(g, a, doubt, sizeof doubt);
