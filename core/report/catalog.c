@@ -268,6 +268,11 @@ static int on_kv(void *user, const char *sec, const char *k, const char *v)
     }
     if (strncmp(sec, "disk ", 5) == 0 && sec[5])
         return disk_key(s, sec, k, v);
+    if (!sec[0]) { /* a disk profile (conf/disks) is such a file */
+        snprintf(s->why, sizeof s->why, "key '%s' outside any section (a catalog's keys sit in [catalog], "
+                 "[instance NAME] or [disk NAME])", k);
+        return 0;
+    }
     if (strncmp(sec, "instance ", 9) != 0 || !sec[9]) {
         snprintf(s->why, sizeof s->why, "unknown section [%s] (expected [catalog], [instance NAME] or [disk NAME])",
                  sec);
@@ -367,6 +372,11 @@ static int finish(cat_state *s, char *err, size_t errlen)
     for (size_t k = 0; k < s->ndk; k++)
         if (check_disk(s, &s->dk[k], err, errlen) != 0)
             return -DLG_EINVAL;
+    if (c->n == s->first) { /* nothing to rank: "no instance meets" would blame the knees */
+        snprintf(err, errlen, "%s:%d: the catalog lists no instance (an [instance NAME] section each, with vcpus, "
+                 "memory and price_per_hour)", s->path, s->catalog_line);
+        return -DLG_EINVAL;
+    }
     for (size_t i = s->first; i < c->n; i++) {
         rep_instance *in = &c->v[i];
         const char *missing = in->vcpus <= 0    ? "vcpus"

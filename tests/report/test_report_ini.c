@@ -91,6 +91,12 @@ static void test_catalog_missing_key_line(void **state)
     row[0] = 'x'; /* a line, not a comment */
     expect_error(row, ":1: line is longer than 199 characters (not an instance catalog?");
     free(row);
+    /* a disk profile (conf/disks) given as the catalog: keys before any section */
+    expect_error("; a disk\nname = aws-gp3\niops = 3000\n",
+                 ":2: key 'name' outside any section (a catalog's keys sit in [catalog], [instance NAME] or "
+                 "[disk NAME]) (not an instance catalog?");
+    /* no instance at all: refused, not "no instance meets every knee" */
+    expect_error(HEAD, ":1: the catalog lists no instance (an [instance NAME] section each");
     /* after a section: a catalog's own mistake, no such hint */
     char path[32], err[512] = "";
     rep_catalog c = {0};
