@@ -4,8 +4,9 @@
  * I/O and decode overlap the consumer's compute.
  *
  * Data specs (cfg.data):
- *   recordio:PATH     MXNet .rec; index PATH.idx, or PATH with .rec -> .idx
- *   lmdb:PATH         Caffe LMDB of Datum (encoded or raw BGR).  LMDB reads
+ *   recordio:FILE     MXNet .rec; index FILE.idx, or FILE with .rec -> .idx
+ *   lmdb:PATH         Caffe LMDB of Datum (encoded or raw BGR): its folder, or
+ *                     the one file of an MDB_NOSUBDIR LMDB.  LMDB reads
  *                     through its OWN mmap: this path never goes through
  *                     the job's storage backend.
  *   files:LIST|DIR    a convert_imageset list file ("relpath label", paths
@@ -266,8 +267,8 @@ void dlg_loader_close(dlg_loader *l);
  * The workload sets cfg.batch (its own `batch` key) and may override more. */
 #define DLG_LOADER_OPTIONS                                                                          \
     {"data", DLG_OPT_STRING, "synthetic", NULL, NULL, NULL,                                        \
-     "dataset: recordio:PATH | lmdb:PATH | files:LIST_OR_DIR (a list, an im2rec .lst, class folders) | " \
-     "synthetic[:N]",                                                                              \
+     "dataset: recordio:FILE | lmdb:PATH (its folder, or its one file) | "                         \
+     "files:LIST_OR_DIR (a list, an im2rec .lst, class folders) | synthetic[:N]",                  \
      DLG_OPT_NOSWEEP | DLG_OPT_PATH_IN},                                                           \
     {"threads", DLG_OPT_INT, "0", "0", "1024", NULL,                                                \
      "loader worker threads (0 = the job's cpus)", 0},                                             \
@@ -306,7 +307,7 @@ void dlg_loader_close(dlg_loader *l);
      "104,117,123 with bgr and pixel_range = 255 (transform auto then takes caffe)",               \
      DLG_OPT_NOSWEEP},                                                                             \
     {"mean_file", DLG_OPT_STRING, NULL, NULL, NULL, NULL,                                           \
-     "Caffe mean image (.binaryproto, as compute_image_mean writes): "                           \
+     "FILE: the Caffe mean image (.binaryproto, as compute_image_mean writes): "                 \
      "subtracted per pixel at the crop offset as Caffe's transform_param mean_file; needs "        \
      "transform caffe (auto picks it), images stored at the mean's size, pixel_range = 255, and "  \
      "no mean", DLG_OPT_NOSWEEP | DLG_OPT_PATH_IN},                                                \

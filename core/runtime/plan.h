@@ -133,13 +133,16 @@ int dlg_plan_build_sinks(dlg_plan *p, dlg_config *cfg, dlg_registry *reg, char *
  *  - paths read: a workload option flagged DLG_OPT_PATH_IN (STRING), e.g.
  *    the loader's data and mean_file, preprocess's input.  Where its help
  *    declares forms as KIND:ARG or KIND[:ARG] (ARG in capitals), e.g.
- *    "recordio:PATH | ... | files:LIST_OR_DIR | synthetic[:N]", the value's
+ *    "recordio:FILE | ... | files:LIST_OR_DIR | synthetic[:N]", the value's
  *    kind must be a declared one and the path is the ARG where it names one
  *    (PATH, DIR, FILE, LIST); else the whole value is the path.  It must
  *    exist unless an earlier job of the plan writes it (an option flagged
  *    DLG_OPT_PATH_OUT, e.g. preprocess's output or mean_output, names the
  *    same path, by dlg_path_same, and the same kind where both say one),
  *    checked only when the job reads through the built-in file backends.
+ *    Existing, it must be a directory where its ARG (or the one a whole
+ *    value's help starts with: "DIR: ...") says DIR, and no directory
+ *    where it says FILE or LIST; PATH, or DIR with FILE or LIST, is either.
  *  - a [storage] section's options flagged DLG_OPT_PATH_IN (the
  *    throttle's profile) must exist.
  *  - options of a plugin built before the flags (neither set) keep the

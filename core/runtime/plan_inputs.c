@@ -98,13 +98,19 @@ static int check_cpus(const dlg_plan *p, size_t jidx, const dlg_cpuset *allowed,
 
 /* ---- paths --------------------------------------------------------------- */
 
-/* A form that a path option's help declares (the loader's `data`): "recordio:PATH" and
+/* What a path ARG names: a folder (DIR), a file (FILE, LIST: judged only as
+ * not a folder; a backend says what else it cannot read), or either (PATH,
+ * LIST_OR_DIR, "DIR or LIST"). */
+typedef enum { ARG_EITHER, ARG_FILE, ARG_DIR } arg_kind;
+
+/* A form that a path option's help declares (the loader's `data`): "recordio:FILE" and
  * "files:LIST_OR_DIR" take a path (their upper-case argument says PATH, DIR, FILE
  * or LIST), "synthetic[:N]" or "s3:BUCKET" an argument that is none. */
 typedef struct data_form {
     char kind[32];
     char shown[64];
     bool path;
+    arg_kind want;
 } data_form;
 
 static bool word_char(char c) { return isalnum((unsigned char)c) || c == '_' || c == '-'; }
@@ -119,6 +125,17 @@ static bool names_path(const char *arg)
             return true;
     }
     return false;
+}
+
+/* The kind the ARG in arg[0, len) names. */
+static arg_kind arg_kind_of(const char *arg, size_t len)
+{
+    bool dir = false, file = false;
+    for (size_t i = 0; i < len; i++) {
+        dir |= i + 3 <= len && strncmp(arg + i, "DIR", 3) == 0;
+        file |= i + 4 <= len && (strncmp(arg + i, "FILE", 4) == 0 || strncmp(arg + i, "LIST", 4) == 0);
+    }
+    return dir == file ? ARG_EITHER : dir ? ARG_DIR : ARG_FILE;
 }
 
 static size_t declared_forms(const char *help, data_form *out, size_t max)
@@ -138,6 +155,7 @@ static size_t declared_forms(const char *help, data_form *out, size_t max)
             memcpy(out[n].kind, p, k);
             out[n].kind[k] = '\0';
             snprintf(out[n].shown, sizeof out[n].shown, "%.*s%.*s", (int)k, p, (int)len, q);
+            out[n].want = arg_kind_of(q + 1, strspn(q + 1, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_"));
             out[n++].path = required && names_path(q + 1);
         }
         p = q - 1;
@@ -263,6 +281,22 @@ static int check_path(const dlg_plan *p, size_t jidx, size_t k, const char *kind
     return -1;
 }
 
+/* That a path which exists is of the kind its ARG names (shown: that ARG as
+ * the help writes it): a folder where a file is read fails every cell. */
+static int check_path_kind(const dlg_plan *p, size_t jidx, size_t k, const char *path, arg_kind want,
+                           const char *shown, char *err, size_t errlen)
+{
+    struct stat st;
+    if (want == ARG_EITHER || stat(path, &st) != 0 || (S_ISDIR(st.st_mode) != 0) == (want == ARG_DIR))
+        return 0;
+    const dlg_job *j = &p->jobs[jidx];
+    char w[512];
+    dlg_plan_where(j->wl_src[k], j->sec, w, sizeof w);
+    snprintf(err, errlen, "%s[job %s] %s: %s: %s (%s expected: %s)", w, j->name, j->workload->options[k].name, path,
+             strerror(want == ARG_DIR ? ENOTDIR : EISDIR), want == ARG_DIR ? "a directory" : "a file", shown);
+    return -1;
+}
+
 /* One value of job jidx's option k against the forms it declares. */
 static int check_form_value(const dlg_plan *p, size_t jidx, size_t k, const char *v, const data_form *f, size_t nf,
                             char *err, size_t errlen)
@@ -298,7 +332,27 @@ static int check_form_value(const dlg_plan *p, size_t jidx, size_t k, const char
         snprintf(err, errlen, "%s[job %s] %s: '%s' names no path (%s)", w, j->name, name, v, form->shown);
         return -1;
     }
-    return check_path(p, jidx, k, form->kind, path, err, errlen);
+    if (check_path(p, jidx, k, form->kind, path, err, errlen) != 0)
+        return -1;
+    return check_path_kind(p, jidx, k, path, form->want, form->shown, err, errlen);
+}
+
+/* An unflagged `input` (a plugin built before the flags) is a whole-value
+ * path when its help starts with a path ARG ("DIR or LIST: ..."). */
+static bool help_starts_with_path(const char *help)
+{
+    return help && isupper((unsigned char)help[0]) && names_path(help);
+}
+
+/* The kind a whole-value option's help names by the ARG it starts with
+ * ("DIR: the folder ...", "DIR or LIST: ..."), and "NAME = ARG" in shown[]. */
+static arg_kind leading_arg(const dlg_option *o, char *shown, size_t len)
+{
+    if (!help_starts_with_path(o->help))
+        return ARG_EITHER;
+    size_t n = strcspn(o->help, ":");
+    snprintf(shown, len, "%s = %.*s", o->name, (int)n, o->help);
+    return arg_kind_of(o->help, n);
 }
 
 /* One value of job jidx's option k that is a path as a whole (an empty
@@ -307,14 +361,11 @@ static int check_whole_value(const dlg_plan *p, size_t jidx, size_t k, const cha
 {
     if (!*v || !local_files(p, &p->jobs[jidx]))
         return 0;
-    return check_path(p, jidx, k, NULL, v, err, errlen);
-}
-
-/* An unflagged `input` (a plugin built before the flags) is a whole-value
- * path when its help starts with a path ARG ("DIR or LIST: ..."). */
-static bool help_starts_with_path(const char *help)
-{
-    return help && isupper((unsigned char)help[0]) && names_path(help);
+    if (check_path(p, jidx, k, NULL, v, err, errlen) != 0)
+        return -1;
+    char shown[128];
+    arg_kind want = leading_arg(&p->jobs[jidx].workload->options[k], shown, sizeof shown);
+    return check_path_kind(p, jidx, k, v, want, shown, err, errlen);
 }
 
 /* Job jidx's option k, when it reads a path: each value (a sweep's each)

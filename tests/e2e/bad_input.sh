@@ -158,6 +158,11 @@ case_dry datakind $'[job a]\nworkload = io-pipeline\ndata = recordo:x.rec' \
 case_ini datamissing $'[job a]\nworkload = io\niterations = 1\ndata = raw:no/such.bin' \
     "^dlgauge: datamissing\.ini:4: \[job a\] data: no/such\.bin: No such file or directory"
 [ ! -s datamissing.out ] || fail "datamissing: a cell ran: $(cat datamissing.out)"
+# a folder where a file is read failed each cell (exit 1), not the plan
+mkdir -p adir
+case_ini datadir $'[job a]\nworkload = io-pipeline\niterations = 1\ndata = recordio:adir' \
+    "^dlgauge: datadir\.ini:4: \[job a\] data: adir: Is a directory \(a file expected: recordio:FILE\)$"
+[ ! -s datadir.out ] || fail "datadir: a cell ran: $(cat datadir.out)"
 toomany=$(($(nproc) + 1))
 case_ini cpusbig "$(printf '[job a]\nworkload = sleep\niterations = 1\ncpus = %d' $toomany)" \
     "^dlgauge: cpusbig\.ini:4: \[job a\] cpus = $toomany, but only $(nproc) CPUs are available to this process"

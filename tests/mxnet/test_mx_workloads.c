@@ -353,7 +353,7 @@ static void test_bad_text(void **st)
     const char *o4[] = {small, "batch=0", NULL};
     expect_error("lstm-ptb", o4, "batch = 0");
     const char *o5[] = {"data=recordio:/x.rec", NULL};
-    expect_error("lstm-ptb", o5, "text:PATH");
+    expect_error("lstm-ptb", o5, "text:FILE");
 }
 
 /* A RecordIO file of w x h JPEGs (im2rec layout, no .idx). */

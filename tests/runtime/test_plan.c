@@ -429,7 +429,7 @@ static void data_inputs(void **state)
     fixture f;
     snprintf(text, sizeof text, "[job a]\nworkload = io-pipeline\ndata = recordo:%s\n", have);
     assert_int_not_equal(check_inputs(state, &f, text, warn, sizeof warn), 0);
-    rt_assert_error_at(f.err, f.path, 3, "[job a] data: unknown kind 'recordo' in 'recordo:", "lmdb:PATH",
+    rt_assert_error_at(f.err, f.path, 3, "[job a] data: unknown kind 'recordo' in 'recordo:", "recordio:FILE",
                        "(did you mean 'recordio'?)", END);
     done(&f);
     snprintf(text, sizeof text, "[job a]\nworkload = io-pipeline\n\ndata = recordio:%s/none.rec\n", dir);
@@ -442,7 +442,7 @@ static void data_inputs(void **state)
     rt_assert_error_at(f.err, f.path, 2, "[job a] data: ", "/gone.bin: No such file", END);
     done(&f);
     assert_int_not_equal(check_inputs(state, &f, "[job a]\nworkload = io\ndata = raw:\n", warn, sizeof warn), 0);
-    rt_assert_error_at(f.err, f.path, 3, "[job a] data: 'raw:' names no path (raw:PATH)", END);
+    rt_assert_error_at(f.err, f.path, 3, "[job a] data: 'raw:' names no path (raw:FILE)", END);
     done(&f);
     snprintf(text, sizeof text, "[job a]\nworkload = io\ndata = recordio:%s\n", have);
     assert_int_not_equal(check_inputs(state, &f, text, warn, sizeof warn), 0);
@@ -604,6 +604,52 @@ static void prep_input(void **state)
     rt_write(*state, "tree/cat/a.jpg", "x", have, sizeof have);
     snprintf(text, sizeof text, "[job conv]\nworkload = preprocess\ninput = %s/tree/\noutput = recordio:%s/o.rec\n",
              dir, dir);
+    if (check_inputs(state, &f, text, warn, sizeof warn) != 0)
+        fail_msg("%s", f.err);
+    done(&f);
+}
+
+/* A path that exists as the wrong kind (a folder where the help's ARG says
+ * FILE, a file where it says DIR) stops the run at its line, naming what was
+ * expected: recordio:DIR passed the plan and failed every cell.  Where the
+ * ARG says either (PATH, LIST_OR_DIR, "DIR or LIST") both kinds pass. */
+static void path_kinds(void **state)
+{
+    const char *dir = ((rt_dir *)*state)->path;
+    char text[4096], warn[256], file[512], folder[1024];
+    rt_write(*state, "d/x.lst", "0\t0\ta.jpg\n", file, sizeof file);
+    snprintf(folder, sizeof folder, "%s/d", dir);
+    static const struct {
+        const char *ini, *said;
+        int line;
+    } bad[] = {
+        {"[job a]\nworkload = io-pipeline\ndata = recordio:%s\n", "Is a directory (a file expected: recordio:FILE)", 3},
+        {"[job a]\nworkload = io\n\ndata = raw:%s\n", "Is a directory (a file expected: raw:FILE)", 4},
+        {"[job a]\nworkload = lstm-ptb\ndata = text:%s\n", "Is a directory (a file expected: text:FILE)", 3},
+        {"[job a]\nworkload = alexnet\nmean_file = %s\n", "Is a directory (a file expected: mean_file = FILE)", 3},
+    };
+    fixture f;
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(text, sizeof text, bad[i].ini, folder);
+        assert_int_not_equal(check_inputs(state, &f, text, warn, sizeof warn), 0);
+        rt_assert_error_at(f.err, f.path, bad[i].line, "[job a] ", "/d: ", bad[i].said, END);
+        done(&f);
+    }
+    /* the reverse: preprocess's root is a folder */
+    snprintf(text, sizeof text, "[job conv]\nworkload = preprocess\ninput = %s\noutput = recordio:%s/o.rec\n"
+             "root = %s\n", file, dir, file);
+    assert_int_not_equal(check_inputs(state, &f, text, warn, sizeof warn), 0);
+    rt_assert_error_at(f.err, f.path, 5, "[job conv] root: ", "/d/x.lst: Not a directory (a directory expected: "
+                       "root = DIR)", END);
+    done(&f);
+    /* either kind: lmdb (a folder or a one-file LMDB), files, preprocess's
+     * input; root and raw as they should be */
+    snprintf(text, sizeof text,
+             "[job a]\nworkload = io-pipeline\ndata = lmdb:%s\n[job b]\nworkload = io-pipeline\ndata = lmdb:%s\n"
+             "[job c]\nworkload = io-pipeline\ndata = files:%s\n[job d]\nworkload = io-pipeline\ndata = files:%s\n"
+             "[job e]\nworkload = preprocess\ninput = %s\nroot = %s\noutput = recordio:%s/o.rec\n"
+             "[job f]\nworkload = io\ndata = raw:%s\n",
+             folder, file, folder, file, file, folder, dir, file);
     if (check_inputs(state, &f, text, warn, sizeof warn) != 0)
         fail_msg("%s", f.err);
     done(&f);
@@ -772,6 +818,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(storage_profile_input, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(storage_create_at_key, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(prep_input, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(path_kinds, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(mean_file_inputs, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(unflagged_plugin, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(cpus_inputs, rt_dir_setup, rt_dir_teardown),

@@ -553,7 +553,7 @@ static void test_bad_input(void **st)
     kv_add(&k3, "output=tfrecord:%s/x", f->dir);
     wr_run("tools.so", "preprocess", k3.ptr, 1, &r);
     assert_int_equal(r.setup_rc, -DLG_EINVAL);
-    assert_non_null(strstr(r.error, "recordio:PATH or lmdb:PATH"));
+    assert_non_null(strstr(r.error, "recordio:FILE or lmdb:DIR"));
 
     /* a list naming a missing image: the error names it */
     char list[700];

@@ -71,7 +71,7 @@ const dlg_option lm_options[] = {
     [L_MODE] = {"mode", DLG_OPT_ENUM, "train", NULL, NULL, "train|infer",
                 "train: forward + backward + SGD per segment; infer: held-out perplexity", 0},
     [L_DATA] = {"data", DLG_OPT_STRING, "synthetic", NULL, NULL, NULL,
-                "text:PATH (PTB format; held-out: PATH with train->valid, else last 10%) | "
+                "text:FILE (PTB format; held-out: FILE with train->valid, else last 10%) | "
                 "synthetic[:WORDS]", DLG_OPT_NOSWEEP | DLG_OPT_PATH_IN},
     [L_SIZE] = {"size", DLG_OPT_ENUM, "medium", NULL, NULL, "small|medium|large",
                 "Zaremba et al. presets: hidden (= embedding) 200, 650, 1500; bptt 20, 35, 35; "

@@ -247,7 +247,7 @@ static int parse_spec(const dlg_host *h, const char *data, unsigned long long *w
         return 0;
     }
     if (strncmp(data, "text:", 5) != 0 || !data[5])
-        return h->error(h, DLG_EINVAL, "data = %s: lstm-ptb reads text:PATH (PTB format) or "
+        return h->error(h, DLG_EINVAL, "data = %s: lstm-ptb reads text:FILE (PTB format) or "
                         "synthetic[:WORDS]", data);
     return 0;
 }

@@ -35,7 +35,7 @@ enum { PAT_SEQ, PAT_RAND };
 
 static const dlg_option io_options[] = {
     [OPT_DATA] = {"data", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
-                  "file to read: raw:PATH (a dataset? use workload = io-pipeline)",
+                  "file to read: raw:FILE (a dataset? use workload = io-pipeline)",
                   DLG_OPT_REQUIRED | DLG_OPT_NOSWEEP | DLG_OPT_PATH_IN},
     [OPT_PATTERN] = {"pattern", DLG_OPT_ENUM, "seq", NULL, NULL, "seq|rand",
                      "sequential blocks (wrapping at the end of span) or seeded random blocks; under "
@@ -456,7 +456,7 @@ static int io_opts_check(const dlg_host *h, const dlg_value *opts, const char **
     *path = tools_after_prefix(text, "raw");
     if (!*path)
         return h->error(h, DLG_EINVAL,
-                        "data = %s: io reads one file, written raw:PATH (for a recordio:/lmdb:/files: "
+                        "data = %s: io reads one file, written raw:FILE (for a recordio:/lmdb:/files: "
                         "dataset use workload = io-pipeline)",
                         text ? text : "(unset)");
     if (!**path)

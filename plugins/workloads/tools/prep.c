@@ -21,11 +21,11 @@ static const dlg_option prep_options[] = {
                    "or a convert_imageset list (\"path label\")",
                    DLG_OPT_REQUIRED | DLG_OPT_NOSWEEP | DLG_OPT_PATH_IN},
     [OPT_ROOT] = {"root", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
-                  "folder the list's paths are relative to (default: the list's folder)",
+                  "DIR: the folder the list's paths are relative to (default: the list's folder)",
                   DLG_OPT_NOSWEEP | DLG_OPT_PATH_IN},
     [OPT_OUTPUT] = {"output", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
-                    "recordio:PATH (and its index: PATH with .rec replaced by .idx, else PATH.idx; im2rec "
-                    "layout; written through the job's storage, which a throttle shapes by its write limits) or lmdb:PATH (encoded Datums, "
+                    "recordio:FILE (and its index: FILE with .rec replaced by .idx, else FILE.idx; im2rec "
+                    "layout; written through the job's storage, which a throttle shapes by its write limits) or lmdb:DIR (encoded Datums, "
                     "convert_imageset keys; liblmdb writes it itself); replaced when a pass completes.  What exists "
                     "there is checked by its format only, not for who wrote it: a file starting with RecordIO's "
                     "magic (an im2rec .rec too), an .idx of KEY<TAB>OFFSET lines, an empty file, or a folder "
@@ -354,7 +354,7 @@ static int prep_params_check(const dlg_host *h, const dlg_value *opts, prep_para
                              const char **path)
 {
     if (prep_output_parse(opts[OPT_OUTPUT].text, fmt, path) < 0)
-        return h->error(h, DLG_EINVAL, "output = %s: write recordio:PATH or lmdb:PATH",
+        return h->error(h, DLG_EINVAL, "output = %s: write recordio:FILE or lmdb:DIR",
                         opts[OPT_OUTPUT].text ? opts[OPT_OUTPUT].text : "(unset)");
     *par = (prep_params){.resize = (int)opts[OPT_RESIZE].i, .quality = (int)opts[OPT_QUALITY].i};
     if (par->resize < 0 || par->resize > 16384 || par->quality < 1 || par->quality > 100)
