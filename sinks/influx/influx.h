@@ -95,6 +95,10 @@ typedef struct influx_sink {
     bool untrusted;     /* denied because InfluxDB's certificate is not trusted (TLS) */
     uint64_t next_resend_ns;
     bool warned_spool, warned_denied; /* a warning was given, and whether for a denial */
+    /* in open or flush, whose failures a line of their own says later (a
+     * run's begin, flush's error): the warning that points stay spooled
+     * waits, in warn_spool_later */
+    bool hold_warning, warn_spool_later;
     char last_reject[512];
     char last_why[512]; /* why InfluxDB was last unreachable or denying */
     bool spool_busy;    /* the last replay found the spool locked by another process */

@@ -92,23 +92,32 @@ static uint64_t resend_at(const influx_sink *s)
     return now_ns(s) + (ra > RESEND_EVERY_NS ? ra : RESEND_EVERY_NS);
 }
 
+static void warn_spooled(influx_sink *s)
+{
+    s->warned_spool = true;
+    s->warned_denied = s->denied != NULL;
+    char how[1024];
+    s->h->log(s->h, DLG_LOG_WARN, "InfluxDB at %s %s; points stay spooled in %s: tried again every 10 s (or after "
+              "its Retry-After) while a run measures, and when the sink flushes",
+              s->target, failing(s, how, sizeof how), s->spool_path);
+}
+
 /* Later batches go to the spool, not through retries.  spooled: the
  * points are in the spool, which is worth a warning once per kind of
  * failure (unreachable, denied); where they could not be spooled, the
- * error that says so is enough. */
+ * error that says so is enough.  In open and flush the warning waits
+ * (hold_warning): `dlgauge flush`, which opens, flushes and begins no run,
+ * says the same in flush's one line of what stays spooled. */
 static void enter_degraded(influx_sink *s, bool spooled)
 {
     s->degraded = true;
     s->next_resend_ns = resend_at(s);
     if (!spooled || (s->warned_spool && s->warned_denied == (s->denied != NULL)))
         return;
-    s->warned_spool = true;
-    s->warned_denied = s->denied != NULL;
-    char how[1024];
-    /* also said by `dlgauge flush`, whose open and flush are its only tries */
-    s->h->log(s->h, DLG_LOG_WARN, "InfluxDB at %s %s; points stay spooled in %s: tried again every 10 s (or after "
-              "its Retry-After) while a run measures, and when the sink flushes",
-              s->target, failing(s, how, sizeof how), s->spool_path);
+    if (s->hold_warning)
+        s->warn_spool_later = true;
+    else
+        warn_spooled(s);
 }
 
 /* Sends the spool, then what is held in memory behind it; leaves the
@@ -348,8 +357,10 @@ static int influx_flush(void *state, uint64_t timeout_ns)
     int rc = rejected_at_open(s);
     influx_keep_first(&rc, send_pending(s, deadline));
     char how[1024];
+    s->hold_warning = true; /* what stays spooled is said below */
     if (s->degraded)
         influx_keep_first(&rc, try_resend(s, true, deadline));
+    s->hold_warning = false;
     influx_keep_first(&rc, influx_held_lost(s));
     if (s->degraded && rc == 0)
         rc = still_spooled(s);
@@ -422,20 +433,35 @@ static int open_http(influx_sink *s, const dlg_value *o)
     s->lp_flags = v2 ? LP_UNSIGNED : 0;
     s->target = influx_http_url(s->http);
     /* What a previous run could not send goes first; where it cannot,
-     * enter_degraded warns and new points are spooled after it. */
+     * new points are spooled after it, and begin warns of it. */
+    s->hold_warning = true;
     rc = try_resend(s, true, sequence_deadline(s));
+    s->hold_warning = false;
     if (rc == -DLG_EINVAL && s->rejected > 0) {
-        /* saved to the rejected file: no reason to measure nothing; the
-         * flush at the end reports them */
+        /* saved to the rejected file: no reason to measure nothing; begin
+         * warns, the flush at the end reports them */
         s->open_rejected = s->rejected;
         s->open_partial = s->rejected_partial;
         snprintf(s->open_why, sizeof s->open_why, "%s", s->last_reject);
-        char what[2048];
-        s->h->log(s->h, DLG_LOG_WARN, "InfluxDB at %s %s (the run goes on and exits non-zero)", s->target,
-                  open_rejection(s, s->open_rejected, s->open_partial, "", what, sizeof what));
         rc = 0;
     }
     return rc;
+}
+
+/* A run begins: what open found in the spool is said now, before the first
+ * cell.  `dlgauge flush` begins no run: its flush says it in one line. */
+static int influx_begin(void *state, const dlg_schema *schema)
+{
+    influx_sink *s = state;
+    if (s->warn_spool_later && s->degraded)
+        warn_spooled(s);
+    s->warn_spool_later = false;
+    if (s->open_rejected > 0) {
+        char what[2048];
+        s->h->log(s->h, DLG_LOG_WARN, "InfluxDB at %s %s (the run goes on and exits non-zero)", s->target,
+                  open_rejection(s, s->open_rejected, s->open_partial, "", what, sizeof what));
+    }
+    return 0;
 }
 
 static int open_transport(influx_sink *s, const dlg_value *o)
@@ -567,7 +593,7 @@ static bool influx_spools(const dlg_value *o)
 static const dlg_sink_ops influx_ops = {
     .version = 4,
     .open = influx_open,
-    .begin = NULL,
+    .begin = influx_begin,
     .write = influx_write,
     .flush = influx_flush,
     .close = influx_close,

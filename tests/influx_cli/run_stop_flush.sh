@@ -70,12 +70,15 @@ grep -q "influx" "$work/run.err" || { echo "FAIL: no warning about the unreachab
 
 # 2b. a flush while the server is still down delivers nothing: it says how
 #     many points stay spooled and where, and exits 1 (it used to exit 0
-#     and print "flushed 1 sink")
+#     and print "flushed 1 sink"), in one line (the sink's open warned of
+#     the same before it)
 lines=$(wc -l < "$work/spool/influx.lp")
 rc=0; "$dlgauge" flush "$work/run.ini" > "$work/down.out" 2> "$work/down.err" || rc=$?
 [ $rc -eq 1 ] || { echo "FAIL: flush with the database down exited $rc, expected 1"; cat "$work/down.err"; exit 1; }
 grep -q "$lines points stay spooled in $work/spool/influx.lp" "$work/down.err" ||
   { echo "FAIL: flush with the database down did not say what stays spooled:"; cat "$work/down.err"; exit 1; }
+[ "$(wc -l < "$work/down.err")" -eq 1 ] && [ "$(grep -c "is unreachable" "$work/down.err")" -eq 1 ] ||
+  { echo "FAIL: flush with the database down said more than one line:"; cat "$work/down.err"; exit 1; }
 if grep -q "flushed" "$work/down.err"; then echo "FAIL: flush claims success:"; cat "$work/down.err"; exit 1; fi
 [ "$(wc -l < "$work/spool/influx.lp")" -eq "$lines" ] || { echo "FAIL: the failed flush changed the spool"; exit 1; }
 

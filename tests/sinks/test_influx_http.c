@@ -1065,10 +1065,15 @@ static void replay_bad_line(const server *s, const char *spool_name, const char 
     mock_host m;
     mock_host_init(&m);
     const dlg_sink_ops *ops;
-    /* the line is saved, so the run goes on; its flush reports it */
+    /* the line is saved, so the run goes on: its begin warns (a `dlgauge
+     * flush` begins none: its flush's error is its one line); its flush
+     * reports it */
     void *st = open_sink(s, &m, "dlgtest", spool_name, NULL, NULL, &ops, 0);
     assert_non_null(st);
+    assert_int_equal(m.warnings, 0);
+    assert_int_equal(ops->begin(st, &(dlg_schema){0}), 0);
     assert_int_equal(m.warnings, 1);
+    assert_non_null(strstr(m.last_log, "(the run goes on and exits non-zero)"));
     assert_int_equal(ops->flush(st, 2000000000u), -DLG_EINVAL);
     ops->close(st);
     assert_non_null(strstr(m.last_error, "rejected 1 point of the spool "));
@@ -1116,6 +1121,7 @@ static void test_replay_partial_retention(void **state)
     const dlg_sink_ops *ops;
     void *st = open_sink(s, &m, "shortret", "spoolret", NULL, NULL, &ops, 0);
     assert_non_null(st);
+    assert_int_equal(ops->begin(st, &(dlg_schema){0}), 0);
     assert_int_equal(m.warnings, 1);
     assert_non_null(strstr(m.last_log, "stored only part of 2 points of the spool"));
     assert_int_equal(ops->flush(st, 2000000000u), -DLG_EINVAL);

@@ -161,6 +161,40 @@ static void test_legacy_spool_pointed_out(void **unused)
     free(dir);
 }
 
+/* A spool InfluxDB cannot take when the sink opens: a run's begin warns of
+ * it before any cell; `dlgauge flush` (open, flush, no begin) says it once,
+ * in flush's error of what stays spooled (the open's warning came before
+ * it, all but the same line). */
+static void test_unreachable_said_once(void **unused)
+{
+    char *dir = st_tempdir(), *spool = st_join(dir, "influx.lp");
+    for (int run = 0; run < 2; run++) {
+        FILE *f = fopen(spool, "w");
+        assert_non_null(f);
+        fputs("m v=1i 1\nm v=2i 2\n", f);
+        fclose(f);
+        spool_sink s;
+        spool_sink_open(&s, "influx", dir, false);
+        assert_int_equal(s.m.warnings, 0);
+        if (run) {
+            assert_int_equal(s.ops->begin(s.st, &(dlg_schema){0}), 0);
+            assert_int_equal(s.m.warnings, 1);
+            assert_non_null(strstr(s.m.last_log, "is unreachable ("));
+            assert_non_null(strstr(s.m.last_log, "points stay spooled in"));
+        }
+        assert_int_equal(s.ops->flush(s.st, 1000000000u), -DLG_EAGAIN);
+        s.ops->close(s.st);
+        assert_int_equal(s.m.warnings, run);
+        assert_int_equal(s.m.errors, 1);
+        assert_non_null(strstr(s.m.last_error, "is unreachable ("));
+        assert_non_null(strstr(s.m.last_error, "2 points stay spooled in"));
+        assert_lines(dir, "influx.lp", 2);
+    }
+    st_rmtree(dir);
+    free(spool);
+    free(dir);
+}
+
 /* Peak resident memory (VmHWM) in bytes; reset_peak() starts it again. */
 static long long peak_rss(void)
 {
@@ -353,6 +387,7 @@ int main(void)
         cmocka_unit_test(test_retry_after_date_delays_resend),
         cmocka_unit_test(test_spool_names_distinct_and_absolute),
         cmocka_unit_test(test_legacy_spool_pointed_out),
+        cmocka_unit_test(test_unreachable_said_once),
         cmocka_unit_test(test_large_spool_streams),
         cmocka_unit_test(test_unspoolable_result_fails_write),
         cmocka_unit_test(test_held_spooled_in_order_once_freed),

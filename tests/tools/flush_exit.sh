@@ -40,12 +40,14 @@ printf '[sink csv]\n\npath = notadir/run.csv\n' > badpath.ini
 flush badpath
 expect_one_error badpath 2 '^dlgauge: badpath\.ini:3: \[sink csv\]: path = notadir/run\.csv: cannot create its directory: notadir is not a directory$'
 
-# 2. unreachable: exit 1, the spool kept byte for byte
+# 2. unreachable: exit 1, the spool kept byte for byte; one line saying why
+#    and what stays where (the open's warning came first, all but the same)
 spool down/influx.lp
 cp down/influx.lp down.before
 sink influx down > down.ini
 flush down
-expect down 1 "2 points stay spooled in $WORK/down/influx.lp"
+expect_one_error down 1 "^dlgauge: down\.ini:1: \[sink influx\]: InfluxDB at http://127\.0\.0\.1:$PORT/write\?db=dlg&precision=ns is unreachable \(" \
+    "2 points stay spooled in $WORK/down/influx\.lp until"
 cmp -s down/influx.lp down.before || fail "down: the spool changed"
 grep -q "flushed" down.err && fail "down: claims to have flushed"
 
