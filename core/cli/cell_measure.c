@@ -96,10 +96,12 @@ static const char *in_process(dlg_run *run, const dlg_cell *cell, dlg_wire_point
         return "error";
     }
     run->emit = emit_to_sinks;
-    /* a crash of the cell is dlgauge's own: at least say which cell it was */
-    char who[600];
-    snprintf(who, sizeof who, "%s:%d: [job %s] workload %s", cell->job->sec->file, cell->job->sec->line,
-             cell->job->name, cell->job->workload->name);
+    /* a crash of the cell is dlgauge's own: at least say which cell it was,
+     * and whose code, as a process-isolated cell's crash says it */
+    char who[DLG_CRASH_LINE_MAX];
+    snprintf(who, sizeof who, "%s:%d: [job %s] workload %s (%s)", cell->job->sec->file, cell->job->sec->line,
+             cell->job->name, cell->job->workload->name,
+             cell->job->workload_path ? cell->job->workload_path : "built in");
     dlg_crash_guard guard;
     dlg_crash_guard_arm(&guard, who);
     dlg_run_cell(run, cell, &res);

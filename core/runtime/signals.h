@@ -54,7 +54,7 @@ typedef struct dlg_crash_guard {
 int dlg_crash_signal(int i);
 const char *dlg_crash_signal_name(int i);
 
-/* who: the cell, e.g. "FILE:LINE: [job NAME] workload W".  Guards nest
+/* who: the cell, e.g. "FILE:LINE: [job NAME] workload W (PLUGIN.so)".  Guards nest
  * (below); g must stay in place until dlg_crash_guard_disarm(g), which
  * puts back the handlers (and signal stack) found at arming. */
 void dlg_crash_guard_arm(dlg_crash_guard *g, const char *who);

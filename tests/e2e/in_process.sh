@@ -36,7 +36,8 @@ grep -q "$WORK/data.bin" /proc/$pid/maps 2>/dev/null || fail "crash: the reader 
 truncate -s 0 data.bin
 wait $pid
 RC=$?
-expect_one_error crash 135 '^dlgauge: crash\.ini:12: \[job reader\] workload io: killed by SIGBUS' \
+# the workload and its plugin file, as a process-isolated cell's crash says them
+expect_one_error crash 135 "^dlgauge: crash\\.ini:12: \\[job reader\\] workload io \\($PLUGDIR/tools\\.so\\): killed by SIGBUS" \
     'mapped file shrank' 'type = mmap' 'use isolation = process to survive it and keep the run going'
 rows=$("$PY" "$E2E/e2e_check.py" count crash.csv)
 [ "$rows" = 1 ] || fail "crash: $rows CSV rows, expected the first cell's 1"
