@@ -526,58 +526,121 @@ static FILE *notes_stream(bool lead)
     return f ? f : stderr;
 }
 
-/* The run of a.file on this rank (alone: the whole run). */
-static int run_file(const dlg_cli *cli, const dlg_run_args *a, dlg_comm *comm)
-{
-    char err[4096];
+/* What the run of a file holds, freed by run_file in any case. */
+typedef struct run_files {
     dlg_config cfg;
-    dlg_registry reg = {0};
-    dlg_plan plan = {0};
-    dlg_journal jn = {.fd = -1};
-    dlg_sinkset ss = {0};
-    bool lead = dlg_comm_rank(comm) == 0, sinks_open = false;
-    FILE *notes = notes_stream(lead);
-    int rc = DLG_EXIT_USAGE;
-    if (dlg_config_load(&cfg, a->file, err, sizeof err) != 0)
-        goto fail;
+    dlg_registry reg;
+    dlg_plan plan;
+    dlg_journal jn;
+    dlg_sinkset ss;
+    bool sinks_open; /* rank 0's sinks, until the run's end closes them */
+} run_files;
+
+/* The file (with --set) loaded, the plugins scanned, the plan built and
+ * checked against this machine: what --dry-run and a run share.  Its
+ * warnings go to notes.  0, or -1 with err[] filled. */
+static int plan_file(const dlg_cli *cli, const dlg_run_args *a, dlg_comm *comm, FILE *notes, run_files *f, char *err,
+                     size_t errlen)
+{
+    bool lead = dlg_comm_rank(comm) == 0;
+    if (dlg_config_load(&f->cfg, a->file, err, errlen) != 0)
+        return -1;
     for (size_t i = 0; i < a->nsets; i++)
-        if (dlg_config_set(&cfg, a->sets[i], err, sizeof err) != 0)
-            goto fail;
-    if (dlg_registry_init(&reg, cli->plugin_dirs) != 0) {
-        snprintf(err, sizeof err, "out of memory");
-        goto fail;
+        if (dlg_config_set(&f->cfg, a->sets[i], err, errlen) != 0)
+            return -1;
+    if (dlg_registry_init(&f->reg, cli->plugin_dirs) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
     }
-    dlg_registry_scan(&reg);
-    dlg_registry_notes(&reg, notes);
-    if (dlg_plan_build_jobs(&plan, &cfg, &reg, a->jobs, a->njobs, err, sizeof err) != 0 ||
-        dlg_plan_check_inputs(&plan, notes, err, sizeof err) != 0 ||
-        dlg_plan_check_workloads(&plan, lead ? cli->verbosity : 0, notes, err, sizeof err) != 0 ||
-        check_storages(&plan, cli->verbosity, err, sizeof err) != 0 ||
-        dlg_ranks_check_isolation(&plan, dlg_comm_size(comm), err, sizeof err) != 0)
-        goto fail;
-    if (a->dry_run) {
-        if (dlg_sinkset_check(&plan, cli->verbosity, err, sizeof err) != 0)
-            goto fail;
-        if (!dlg_ranks_ready(comm, true, "", &plan))
-            goto done;
-        if (lead)
-            print_cells(&plan);
-        rc = dlg_stdout_written(DLG_EXIT_OK); /* the cells are its product */
-        goto done;
+    dlg_registry_scan(&f->reg);
+    dlg_registry_notes(&f->reg, notes);
+    if (dlg_plan_build_jobs(&f->plan, &f->cfg, &f->reg, a->jobs, a->njobs, err, errlen) != 0 ||
+        dlg_plan_check_inputs(&f->plan, notes, err, errlen) != 0 ||
+        dlg_plan_check_workloads(&f->plan, lead ? cli->verbosity : 0, notes, err, errlen) != 0 ||
+        check_storages(&f->plan, cli->verbosity, err, errlen) != 0 ||
+        dlg_ranks_check_isolation(&f->plan, dlg_comm_size(comm), err, errlen) != 0)
+        return -1;
+    return 0;
+}
+
+/* --dry-run after plan_file: the sinks checked too, then rank 0 lists the
+ * cells.  The exit code, or -1 with err[] filled. */
+static int dry_run(const dlg_cli *cli, dlg_comm *comm, dlg_plan *plan, char *err, size_t errlen)
+{
+    if (dlg_sinkset_check(plan, cli->verbosity, err, errlen) != 0)
+        return -1;
+    if (!dlg_ranks_ready(comm, true, "", plan))
+        return DLG_EXIT_USAGE;
+    if (dlg_comm_rank(comm) == 0)
+        print_cells(plan);
+    return dlg_stdout_written(DLG_EXIT_OK); /* the cells are its product */
+}
+
+/* The run's own fields: a rank other than 0 keeps no journal, writes no
+ * sink and draws no progress: its results go to rank 0. */
+static void init_run(dlg_run *run, dlg_plan *plan, const dlg_config *cfg, const dlg_cli *cli, dlg_comm *comm)
+{
+    bool lead = dlg_comm_rank(comm) == 0;
+    *run = (dlg_run){.plan = plan, .wire_fd = -1, .verbosity = lead ? cli->verbosity : 0,
+                     .tty = lead && isatty(2) != 0, .comm = comm};
+    dlg_journal_config_id(cfg, run->config_id, sizeof run->config_id);
+    if (gethostname(run->host, sizeof run->host) != 0 || !run->host[0])
+        snprintf(run->host, sizeof run->host, "unknown");
+}
+
+/* Rank 0's lines before the first cell (unless -q): the run and its
+ * cells, a missing cpu energy, results that no sink keeps. */
+static void say_start(const dlg_cli *cli, const dlg_run_args *a, const dlg_run *run)
+{
+    if (cli->verbosity <= 0)
+        return;
+    if (!a->resume)
+        fprintf(stderr, "dlgauge: run %s: %zu cell%s\n", run->run_id, run->plan->total_cells,
+                run->plan->total_cells == 1 ? "" : "s");
+    note_no_cpu_energy();
+    if (run->plan->nsinks == 0)
+        fprintf(stderr, "dlgauge: %s has no [sink]: results are only printed here (add [sink csv] with "
+                        "path = results.csv to keep them)\n", a->file);
+}
+
+/* Rank 0's sinks closed (their flush's lines), then the files that hold
+ * the results said (made while the sinks are open: the files they named
+ * live as long), but for a sink that lacks rows, which d says. */
+static void close_sinks(const dlg_cli *cli, run_files *f, const dlg_delivery *d, struct timespec opened)
+{
+    bool *incomplete = calloc(f->plan.nsinks + 1, sizeof *incomplete);
+    if (incomplete) /* a sink that lacks rows is not where the results are */
+        dlg_deliver_say_missed(d, incomplete, stderr);
+    char *files_line = NULL;
+    size_t files_len = 0;
+    FILE *files = cli->verbosity > 0 ? open_memstream(&files_line, &files_len) : NULL;
+    if (files) {
+        dlg_say_sink_files_but(&f->plan, &f->ss, incomplete, opened, files);
+        fclose(files);
     }
-    if (check_rereadable(&plan, a->file, err, sizeof err) != 0)
-        goto fail;
-    /* a rank other than 0 keeps no journal, writes no sink and draws no
-     * progress: its results go to rank 0 */
-    dlg_run run = {.plan = &plan, .wire_fd = -1, .verbosity = lead ? cli->verbosity : 0, .tty = lead && isatty(2) != 0,
-                   .comm = comm};
-    dlg_journal_config_id(&cfg, run.config_id, sizeof run.config_id);
-    if (gethostname(run.host, sizeof run.host) != 0 || !run.host[0])
-        snprintf(run.host, sizeof run.host, "unknown");
+    dlg_sinkset_close(&f->ss, 10ull * 1000000000ull);
+    f->sinks_open = false;
+    if (files_line)
+        fputs(files_line, stderr);
+    free(files_line);
+    free(incomplete);
+}
+
+/* The cells of the plan_file'd plan measured and delivered, from opening
+ * the journal and the sinks to closing them.  The exit code, or -1 with
+ * err[] filled. */
+static int run_plan(const dlg_cli *cli, const dlg_run_args *a, dlg_comm *comm, run_files *f, char *err,
+                    size_t errlen)
+{
+    bool lead = dlg_comm_rank(comm) == 0;
+    if (check_rereadable(&f->plan, a->file, err, errlen) != 0)
+        return -1;
+    dlg_run run;
+    init_run(&run, &f->plan, &f->cfg, cli, comm);
     if (lead) {
-        if (open_journal(a, &cfg, &run, &jn, err, sizeof err) != 0)
-            goto fail;
-        dlg_journal_print_notes(&jn, stderr); /* even with -q: a cron job's overlap goes unguarded */
+        if (open_journal(a, &f->cfg, &run, &f->jn, err, errlen) != 0)
+            return -1;
+        dlg_journal_print_notes(&f->jn, stderr); /* even with -q: a cron job's overlap goes unguarded */
     }
     dlg_signals_install();
     /* the files the run wrote are those changed since; a resumed run's
@@ -586,67 +649,54 @@ static int run_file(const dlg_cli *cli, const dlg_run_args *a, dlg_comm *comm)
     if (!a->resume)
         clock_gettime(CLOCK_REALTIME_COARSE, &opened);
     if (lead) {
-        sinks_open = true;
-        if (dlg_sinkset_open(&ss, &plan, true, cli->verbosity, err, sizeof err) != 0)
-            goto fail;
-        run.sinks = &ss;
+        f->sinks_open = true;
+        if (dlg_sinkset_open(&f->ss, &f->plan, true, cli->verbosity, err, errlen) != 0)
+            return -1;
+        run.sinks = &f->ss;
     }
-    if (!dlg_ranks_ready(comm, true, "", &plan))
-        goto done;
-    if (lead)
-        write_inventory(&run, &jn);
-    if (lead && cli->verbosity > 0 && !a->resume)
-        fprintf(stderr, "dlgauge: run %s: %zu cell%s\n", run.run_id, plan.total_cells,
-                plan.total_cells == 1 ? "" : "s");
-    if (lead && cli->verbosity > 0)
-        note_no_cpu_energy();
-    if (lead && cli->verbosity > 0 && plan.nsinks == 0)
-        fprintf(stderr, "dlgauge: %s has no [sink]: results are only printed here (add [sink csv] with "
-                        "path = results.csv to keep them)\n", a->file);
-    dlg_delivery delivery = {.ss = &ss, .jn = &jn};
-    int failed = run_cells(&run, cli, a, &delivery);
-    if (jn.nfailed) { /* the exit code is the whole run's, not this part's */
-        fprintf(stderr, "dlgauge: %zu cell%s failed before the run was interrupted (see %s and their rows)\n",
-                jn.nfailed, jn.nfailed == 1 ? "" : "s", jn.path);
-        failed += (int)jn.nfailed;
-    }
-    bool *incomplete = calloc(plan.nsinks + 1, sizeof *incomplete);
-    if (lead && incomplete) /* a sink that lacks rows is not where the results are */
-        dlg_deliver_say_missed(&delivery, incomplete, stderr);
-    /* made while the sinks are open (the files they named live as long),
-     * said after their flush's lines */
-    char *files_line = NULL;
-    size_t files_len = 0;
-    FILE *files = lead && cli->verbosity > 0 ? open_memstream(&files_line, &files_len) : NULL;
-    if (files) {
-        dlg_say_sink_files_but(&plan, &ss, incomplete, opened, files);
-        fclose(files);
-    }
+    if (!dlg_ranks_ready(comm, true, "", &f->plan))
+        return DLG_EXIT_USAGE;
     if (lead) {
-        dlg_sinkset_close(&ss, 10ull * 1000000000ull);
-        sinks_open = false;
+        write_inventory(&run, &f->jn);
+        say_start(cli, a, &run);
     }
-    if (files_line)
-        fputs(files_line, stderr);
-    free(files_line);
-    free(incomplete);
-    rc = exit_code(failed, &ss);
+    dlg_delivery delivery = {.ss = &f->ss, .jn = &f->jn};
+    int failed = run_cells(&run, cli, a, &delivery);
+    if (f->jn.nfailed) { /* the exit code is the whole run's, not this part's */
+        fprintf(stderr, "dlgauge: %zu cell%s failed before the run was interrupted (see %s and their rows)\n",
+                f->jn.nfailed, f->jn.nfailed == 1 ? "" : "s", f->jn.path);
+        failed += (int)f->jn.nfailed;
+    }
+    if (lead)
+        close_sinks(cli, f, &delivery, opened);
+    int rc = exit_code(failed, &f->ss);
     if (lead && dlg_stop_signal())
         fprintf(stderr, "dlgauge: interrupted: results so far were written (the last marked partial); "
                         "dlgauge run --resume continues\n");
-    rc = dlg_ranks_exit_status(comm, rc);
-    goto done;
-fail:
-    dlg_ranks_ready(comm, false, err, NULL);
-done:
-    if (sinks_open)
-        dlg_sinkset_close(&ss, 0);
+    return dlg_ranks_exit_status(comm, rc);
+}
+
+/* The run of a.file on this rank (alone: the whole run). */
+static int run_file(const dlg_cli *cli, const dlg_run_args *a, dlg_comm *comm)
+{
+    char err[4096];
+    run_files f = {.jn = {.fd = -1}};
+    FILE *notes = notes_stream(dlg_comm_rank(comm) == 0);
+    int rc = -1;
+    if (plan_file(cli, a, comm, notes, &f, err, sizeof err) == 0)
+        rc = a->dry_run ? dry_run(cli, comm, &f.plan, err, sizeof err) : run_plan(cli, a, comm, &f, err, sizeof err);
+    if (rc < 0) {
+        dlg_ranks_ready(comm, false, err, NULL);
+        rc = DLG_EXIT_USAGE;
+    }
+    if (f.sinks_open)
+        dlg_sinkset_close(&f.ss, 0);
     if (notes != stderr)
         fclose(notes);
-    dlg_journal_close(&jn);
-    dlg_plan_free(&plan);
-    dlg_registry_free(&reg);
-    dlg_config_free(&cfg);
+    dlg_journal_close(&f.jn);
+    dlg_plan_free(&f.plan);
+    dlg_registry_free(&f.reg);
+    dlg_config_free(&f.cfg);
     return rc;
 }
 
