@@ -50,7 +50,9 @@ const dlg_metric cnn_metrics[] = {
      "trainable parameters of the model (batch-norm running statistics not counted, as torch's parameters())"},
     {"plan_bytes", DLG_FIELD_INT, "bytes",
      "memory the planned net holds: params, kept and shared activations, gradients, workspace"},
-    {"backend", DLG_FIELD_STRING, "", "engine backend that ran (cpu = oneDNN, ref)"},
+    {"backend", DLG_FIELD_STRING, "",
+     "engine backend that ran: cpu (oneDNN, fp32), cpu-bf16, ref; cuda:N, cuda-tf32:N, cuda-bf16:N, "
+     "cuda-fp16:N"},
     {"dnnl_isa", DLG_FIELD_STRING, "", "instruction set oneDNN dispatched to"},
     {"winograd_layers", DLG_FIELD_INT, "",
      "convolutions the plan runs by a Winograd kernel in some pass (the engine's on AVX2, oneDNN's "

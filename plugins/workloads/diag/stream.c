@@ -153,7 +153,7 @@ static void warn_if_cached(const dlg_host *h, size_t bytes, int nthreads, int ke
     dlg_bytes_txt(want, sizeof want, 4.0 * llc);
     int arrays = arrays_touched(kernel);
     h->log(h, DLG_LOG_WARN,
-           "stream: array_size %s is below 4x the %s last-level cache (%s) of the %d thread%s CPUs: %s", have,
+           "array_size %s is below 4x the %s last-level cache (%s) of the %d thread%s CPUs: %s", have,
            cache, want, nthreads, nthreads == 1 ? "'s" : "s'",
            (double)bytes * arrays <= llc ? "the arrays fit in it, this measures cache, not memory, bandwidth"
                                          : "part of the traffic hits the cache, overstating memory bandwidth");

@@ -151,7 +151,8 @@ const dlg_metric lm_metrics[] = {
     {"clipped_pct", DLG_FIELD_DOUBLE, "%", "steps whose gradient was clipped"},
     {"plan_bytes", DLG_FIELD_INT, "bytes",
      "memory the planned net holds: params, kept and shared activations, gradients, workspace"},
-    {"backend", DLG_FIELD_STRING, "", "engine backend that ran"},
+    {"backend", DLG_FIELD_STRING, "",
+     "engine backend that ran: cpu (oneDNN), ref; cuda:N, cuda-tf32:N, cuda-bf16:N, cuda-fp16:N"},
     NN_LOSS_SCALE_FIELDS,
     NN_PROFILE_FIELDS,
     {NULL, 0, NULL, NULL}};
