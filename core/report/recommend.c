@@ -398,6 +398,8 @@ static int cmp_tied(const void *pa, const void *pb)
         return a->assumed ? 1 : -1;
     if (a->inst->gpus != b->inst->gpus)
         return a->inst->gpus < b->inst->gpus ? -1 : 1;
+    if (rep_choice_hourly(a) != rep_choice_hourly(b))
+        return rep_choice_hourly(a) < rep_choice_hourly(b) ? -1 : 1;
     return cmp_choice(a, b);
 }
 

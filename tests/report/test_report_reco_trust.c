@@ -155,6 +155,25 @@ static void test_cheaper_multi_gpu_says_upper_bound(void **state)
     report_free(&r);
 }
 
+/* Within a tie of measured figures on one GPU each, the lower hourly
+ * price wins: c2 costs 0.1% less per item (1.001 / 100 against 1 / 99.8)
+ * but rents twice the vCPUs for the same work. */
+static void test_tie_goes_to_lower_hourly_price(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_from_csv(&r, "time,cpus,job,status,workload,throughput,throughput_ci95,throughput_stddev,unit,repeats,"
+                        "au,version\n"
+                        "2026-12-01T00:00:00Z,1,j,ok,io-pipeline,99.8,0.2,0.08,images,3,0.95,0.1.0\n"
+                        "2026-12-01T00:00:01Z,2,j,ok,io-pipeline,100,0.2,0.08,images,3,0.95,0.1.0\n");
+    reco_from_text(&r, "[instance c1]\nvcpus = 1\nmemory = 4GiB\nprice_per_hour = 1.000\n"
+                       "[instance c2]\nvcpus = 2\nmemory = 8GiB\nprice_per_hour = 1.001\n");
+    assert_true(choice(&r.reco, "c2")->score < choice(&r.reco, "c1")->score);
+    assert_string_equal(r.reco.v[0].inst->name, "c1");
+    assert_string_equal(r.reco.v[1].inst->name, "c2");
+    report_free(&r);
+}
+
 #define H100_ROW                                                                                               \
     "time,job,mode,status,workload,throughput,throughput_ci95,throughput_stddev,unit,repeats,backend,"          \
     "gpu_mem_peak_bytes,gpu_name,version\n"                                                                    \
@@ -261,6 +280,7 @@ int main(void)
         cmocka_unit_test(test_extrapolated_marked_in_headline),
         cmocka_unit_test(test_near_tie_prefers_measured_shape),
         cmocka_unit_test(test_cheaper_multi_gpu_says_upper_bound),
+        cmocka_unit_test(test_tie_goes_to_lower_hourly_price),
         cmocka_unit_test(test_other_gpu_said),
         cmocka_unit_test(test_gpu_memory_judged),
         cmocka_unit_test(test_gpu_model_names),
