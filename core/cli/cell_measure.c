@@ -306,11 +306,11 @@ static const char *in_child(dlg_run *run, const dlg_cli *cli, const dlg_run_args
     char why[1024], cgname[128];
     snprintf(cgname, sizeof cgname, "dlgauge-%d-%zu", (int)getpid(), run->cell_no);
     bool enforced = dlg_cgroup_create(&cg, cgname, mem, quota, why, sizeof why) == 0;
-    if (!enforced && !run->warned_limits) {
+    if (!enforced && run->limits_warned_job != cell->job) {
         /* why names each failed limit by its result field */
         fprintf(stderr, "dlgauge: %s:%d: [job %s] warning: limits not enforced: %s\n", cell->job->sec->file,
                 cell->job->sec->line, cell->job->name, why);
-        run->warned_limits = true;
+        run->limits_warned_job = cell->job;
     }
     char exe[PATH_MAX], nums[256];
     self_exe(exe, sizeof exe);

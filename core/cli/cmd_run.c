@@ -135,6 +135,19 @@ static double num(const dlg_wire_point *wp, const char *key)
     return f->type == DLG_FIELD_DOUBLE ? f->v.d : f->type == DLG_FIELD_UINT ? (double)f->v.u : (double)f->v.i;
 }
 
+/* " [memory not enforced]": a limit the cell's row names but its cgroup
+ * could not hold, on the cell's own line (the warning is said once per
+ * job); "" where every limit held. */
+static const char *unenforced_note(const dlg_wire_point *wp)
+{
+    const dlg_field *m = dlg_wire_field(wp, "memory_enforced"), *q = dlg_wire_field(wp, "cpu_quota_enforced");
+    bool mem = m && m->type == DLG_FIELD_BOOL && !m->v.b, quota = q && q->type == DLG_FIELD_BOOL && !q->v.b;
+    return mem && quota ? " [memory, cpu_quota not enforced]"
+           : mem        ? " [memory not enforced]"
+           : quota      ? " [cpu_quota not enforced]"
+                        : "";
+}
+
 /* repeat: the cell's configured repetitions (0 unknown); a cell that
  * ended early says how many were complete, the ones its rate is over. */
 static void rate_line(const char *status, const dlg_wire_point *wp, long long repeat)
@@ -158,7 +171,7 @@ static void rate_line(const char *status, const dlg_wire_point *wp, long long re
     printf("  (%.0f steps", num(wp, "steps"));
     if (strcmp(status, "ok") != 0 && repeat > 0)
         printf(", %.0f of %lld repetitions complete", num(wp, "repeats"), repeat);
-    printf(")\n");
+    printf(")%s\n", unenforced_note(wp));
 }
 
 /* A cell without a rate: its status, not a rate of 0 from the steps of a
@@ -168,7 +181,7 @@ static void no_rate(const char *status, const dlg_wire_point *wp)
     printf("  %s", status);
     if (num(wp, "steps") > 0)
         printf(" (%.0f steps, no repetition completed)", num(wp, "steps"));
-    printf("\n");
+    printf("%s\n", unenforced_note(wp));
 }
 
 static void summary_line(const dlg_run *run, const dlg_job *job, size_t k, const char *status,

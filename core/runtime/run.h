@@ -23,7 +23,9 @@ struct dlg_run {
     int verbosity;
     bool tty;           /* stderr is a terminal: draw a progress line */
     size_t cell_no;     /* 1-based number of the cell running, over the run */
-    bool warned_limits; /* "limits not enforced" is said once per run */
+    /* the job "limits not enforced" was said of last: said once per job,
+     * so a later job's unenforced limit is not left unsaid */
+    const dlg_job *limits_warned_job;
     char config_id[20]; /* dlg_journal_config_id of the planned configuration */
     struct dlg_comm *comm; /* the run's ranks (comm.h); NULL: this process alone */
 };
