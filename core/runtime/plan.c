@@ -22,7 +22,8 @@ const dlg_option dlg_core_job_options[] = {
     [DLG_K_CPUS] = {"cpus", DLG_OPT_STRING, "0", NULL, NULL, NULL,
                     "vCPUs of the cell: a count (one NUMA node and distinct cores first; 0 = all, as many "
                     "as a CPU quota gives whole) or a CPU range like 0-3; pins the cell and sizes its "
-                    "thread pools", 0},
+                    "thread pools.  A list sweeps, as every key's does (0,1 is two cells: all CPUs, "
+                    "then one), so a set of CPUs that is not one range cannot be given", 0},
     [DLG_K_WARMUP] = {"warmup", DLG_OPT_INT, "3", "0", "1000000", NULL,
                       "steps run and discarded before timing", 0},
     [DLG_K_ITERATIONS] = {"iterations", DLG_OPT_INT, "0", "0", NULL, NULL,
