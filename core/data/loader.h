@@ -234,7 +234,7 @@ typedef struct dlg_loader_stats {
     uint32_t epoch;            /* epoch of the last batch handed out */
     int nclasses;              /* folder scan: class count; else max label + 1 if known, else 0 */
     int crop;                  /* the batch's image size (crop = 0: the first record's) */
-    const char *cache_method;  /* "none", "fadvise", "fadvise+drop_caches", "read", "n/a (lmdb)"... */
+    const char *cache_method;  /* "none", "fadvise", "fadvise+drop_caches", "read", "n/a (lmdb)"... (dlg_cache_result) */
     const char *source;        /* "recordio", "lmdb", "files", "synthetic" */
 } dlg_loader_stats;
 
@@ -414,12 +414,17 @@ dlg_cache_mode dlg_cache_mode_of(int64_t value, const dlg_job_info *job);
  * says how much stayed cached anyway (tmpfs, pages locked or mapped
  * elsewhere): method says so ("fadvise (37% stayed cached)"), so that a
  * row never claims a cold read that was a RAM read; "(unverified)" where
- * mincore could not tell (a file the user neither owns nor may write). */
+ * mincore could not tell (a file the user neither owns nor may write).
+ * warm: after the pre-read mincore counts what is cached; where under 99%
+ * stayed (a memory limit smaller than the data: the cgroup is charged the
+ * page cache) method says so ("read (22% stayed cached)") and so does the
+ * warning, since the timed reads then go to the disk. */
 typedef struct dlg_cache_result {
     char method[48];   /* "none", "read", "fadvise", "fadvise+drop_caches", "... (N% stayed cached)" */
-    uint64_t bytes;    /* cold: the files' size */
-    uint64_t resident; /* cold: bytes still in the page cache after the eviction */
-    uint64_t unknown;  /* cold: bytes of files whose residency mincore would not tell */
+    dlg_cache_mode mode; /* the mode applied (NONE where dlg_cache_passed_by says warm was passed by) */
+    uint64_t bytes;    /* cold, warm: the files' size */
+    uint64_t resident; /* cold: bytes still in the page cache after the eviction; warm: after the pre-read */
+    uint64_t unknown;  /* cold, warm: bytes of files whose residency mincore would not tell */
 } dlg_cache_result;
 
 /* A stop request a long setup step asks between pieces of its work (the
@@ -447,8 +452,9 @@ int dlg_cache_file(const char *path, dlg_cache_mode mode, const dlg_stop_ask *as
 bool dlg_cache_passed_by(dlg_cache_mode mode, uint32_t caps, uint32_t align, const char *what,
                          dlg_cache_result *out, char *buf, size_t len);
 
-/* The warning to give when cold left pages cached (what: the file or
- * dataset): false, buf untouched, when it left none. */
+/* The warning to give when cold left pages cached, or warm left under 99%
+ * of them cached (what: the file or dataset): false, buf untouched, when
+ * neither. */
 bool dlg_cache_warning(const dlg_cache_result *r, const char *what, char *buf, size_t len);
 
 /* Bytes of fd's first size bytes that are in the page cache (mincore over a

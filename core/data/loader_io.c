@@ -172,6 +172,18 @@ int64_t dlg_cache_resident(int fd, uint64_t size)
     return (int64_t)resident;
 }
 
+/* Adds a file's size to r->bytes and what of it is cached to r->resident,
+ * or to r->unknown where mincore will not tell. */
+static void add_resident(int fd, uint64_t size, dlg_cache_result *r)
+{
+    int64_t cached = dlg_cache_resident(fd, size);
+    r->bytes += size;
+    if (cached >= 0)
+        r->resident += (uint64_t)cached;
+    else
+        r->unknown += size;
+}
+
 /* fdatasync first: DONTNEED skips dirty pages, so a file just written
  * (a dataset a job made moments ago) would stay cached.  Adds the file's
  * size to r->bytes, and when resident, what stayed cached to r->resident. */
@@ -187,16 +199,12 @@ static int evict(const char *path, dlg_cache_result *r, dlg_data_err *err)
         rc = errno;
     if (rc == 0)
         rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-    int64_t cached = rc == 0 ? dlg_cache_resident(fd, (uint64_t)st.st_size) : 0;
+    if (rc == 0)
+        add_resident(fd, (uint64_t)st.st_size, r);
     close(fd);
     if (rc != 0)
         return dlg_data_fail(err, DLG_EIO, "%s: fdatasync or posix_fadvise(DONTNEED) failed: %s", path,
                              strerror(rc));
-    r->bytes += (uint64_t)st.st_size;
-    if (cached >= 0)
-        r->resident += (uint64_t)cached;
-    else
-        r->unknown += (uint64_t)st.st_size;
     return 0;
 }
 
@@ -247,6 +255,15 @@ static bool drop_caches(void)
     return ok;
 }
 
+/* method: how, and the share of of bytes that r->resident is. */
+static void say_stayed(dlg_cache_result *r, const char *how, uint64_t of)
+{
+    if (r->resident * 100 < of)
+        snprintf(r->method, sizeof r->method, "%s (<1%% stayed cached)", how);
+    else
+        snprintf(r->method, sizeof r->method, "%s (%d%% stayed cached)", how, (int)(r->resident * 100 / of));
+}
+
 typedef const char *(*path_fn)(const void *, size_t, char *, size_t);
 
 /* Evicts n files, counting what stays cached (again after drop_caches). */
@@ -273,24 +290,44 @@ static int cold(size_t n, path_fn path_of, const void *ctx, dlg_cache_result *r,
         snprintf(r->method, sizeof r->method, "%s (unverified)", how);
     else if (!r->resident)
         snprintf(r->method, sizeof r->method, "%s", how);
-    else if (r->resident * 100 < r->bytes)
-        snprintf(r->method, sizeof r->method, "%s (<1%% stayed cached)", how);
     else
-        snprintf(r->method, sizeof r->method, "%s (%d%% stayed cached)", how,
-                 (int)(r->resident * 100 / r->bytes));
+        say_stayed(r, how, r->bytes);
     return 0;
 }
 
-/* Applies mode to n files, path_of(ctx, i, buf) naming file i. */
-static int cache_files(size_t n, path_fn path_of, const void *ctx, dlg_cache_mode mode, const dlg_stop_ask *ask,
-                       dlg_cache_result *r, dlg_data_err *err)
+/* Counts what of n files is in the page cache (into r's bytes, resident
+ * and unknown), as cold's eviction counts what stayed. */
+static int count_resident(size_t n, path_fn path_of, const void *ctx, dlg_cache_result *r, dlg_data_err *err)
 {
-    memset(r, 0, sizeof *r);
-    snprintf(r->method, sizeof r->method, "none");
-    if (mode == DLG_CACHE_NONE)
-        return 0;
-    if (mode == DLG_CACHE_COLD)
-        return cold(n, path_of, ctx, r, err);
+    char path[4096];
+    for (size_t i = 0; i < n; i++) {
+        const char *p = path_of(ctx, i, path, sizeof path);
+        int fd = open(p, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) != 0) {
+            int e = errno;
+            if (fd >= 0)
+                close(fd);
+            return dlg_data_fail(err, DLG_EIO, "%s: cannot open to count its cached pages: %s", p, strerror(e));
+        }
+        add_resident(fd, (uint64_t)st.st_size, r);
+        close(fd);
+    }
+    return 0;
+}
+
+/* Whether warm's pre-read left less than 99% of what mincore could count
+ * cached: a memory limit smaller than the data (a cgroup charges it the
+ * page cache) pushes the first pages out while the last are read. */
+static bool warm_fell_short(const dlg_cache_result *r)
+{
+    uint64_t known = r->bytes - r->unknown;
+    return r->mode == DLG_CACHE_WARM && known > 0 && r->resident * 100 < known * 99;
+}
+
+static int warm_files(size_t n, path_fn path_of, const void *ctx, const dlg_stop_ask *ask, dlg_cache_result *r,
+                      dlg_data_err *err)
+{
     char path[4096];
     size_t cap = 1u << 20;
     char *chunk = malloc(cap);
@@ -303,8 +340,28 @@ static int cache_files(size_t n, path_fn path_of, const void *ctx, dlg_cache_mod
     free(chunk);
     if (rc < 0)
         return rc;
-    snprintf(r->method, sizeof r->method, "read");
+    /* after all files: reading the last may have pushed out the first */
+    if ((rc = count_resident(n, path_of, ctx, r, err)) < 0)
+        return rc;
+    if (warm_fell_short(r))
+        say_stayed(r, "read", r->bytes - r->unknown);
+    else
+        snprintf(r->method, sizeof r->method, "read");
     return 0;
+}
+
+/* Applies mode to n files, path_of(ctx, i, buf) naming file i. */
+static int cache_files(size_t n, path_fn path_of, const void *ctx, dlg_cache_mode mode, const dlg_stop_ask *ask,
+                       dlg_cache_result *r, dlg_data_err *err)
+{
+    memset(r, 0, sizeof *r);
+    r->mode = mode;
+    snprintf(r->method, sizeof r->method, "none");
+    if (mode == DLG_CACHE_NONE)
+        return 0;
+    if (mode == DLG_CACHE_COLD)
+        return cold(n, path_of, ctx, r, err);
+    return warm_files(n, path_of, ctx, ask, r, err);
 }
 
 bool dlg_cache_passed_by(dlg_cache_mode mode, uint32_t caps, uint32_t align, const char *what,
@@ -319,8 +376,25 @@ bool dlg_cache_passed_by(dlg_cache_mode mode, uint32_t caps, uint32_t align, con
     return true;
 }
 
+/* In MiB, as a memory limit is mostly written (memory = 64MiB). */
+static void warm_warning(const dlg_cache_result *r, const char *what, char *buf, size_t len)
+{
+    uint64_t known = r->bytes - r->unknown;
+    snprintf(buf, len, "cache = warm: only %d%% of %s (%.1f MiB of %.1f MiB) stayed in the page cache after the "
+             "pre-read: the memory the cell may use (its memory limit, which the page cache counts against, or "
+             "the machine's) holds less than the data; the timed reads will go to the disk (cache_method = %s)",
+             (int)(r->resident * 100 / known), what, (double)r->resident / 1048576.0, (double)known / 1048576.0,
+             r->method);
+}
+
 bool dlg_cache_warning(const dlg_cache_result *r, const char *what, char *buf, size_t len)
 {
+    if (r->mode == DLG_CACHE_WARM) {
+        if (!warm_fell_short(r))
+            return false;
+        warm_warning(r, what, buf, len);
+        return true;
+    }
     if (!r->resident)
         return false;
     snprintf(buf, len, "cache = cold: %.1f MB of %s's %.1f MB stayed in the page cache after eviction "

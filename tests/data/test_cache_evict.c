@@ -2,7 +2,8 @@
  * posix_fadvise(DONTNEED) skips, so the eviction syncs them first (else a
  * "cold" read came from memory, 5x too fast, with cache_method = fadvise);
  * and what stays cached whatever it does (tmpfs, here) is said in
- * cache_method and a warning, counted with mincore.  Run unprivileged
+ * cache_method and a warning, counted with mincore, as what cache = warm's
+ * pre-read failed to keep cached is.  Run unprivileged
  * where it can (seteuid nobody): root's drop_caches would hide the bug. */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -223,6 +224,68 @@ static void warm_asks_to_stop(void **state)
     tmpdir_rmrf(dir);
 }
 
+/* A stop request that is never a stop: the second time it is asked (64
+ * MiB into the pre-read) it evicts the whole file, as a memory limit
+ * smaller than the file would push out its first pages. */
+typedef struct evicting_ask {
+    const char *path;
+    int asked;
+} evicting_ask;
+
+static bool evict_on_second(void *ctx)
+{
+    evicting_ask *e = ctx;
+    if (++e->asked == 2) {
+        int fd = open(e->path, O_RDONLY);
+        assert_true(fd >= 0);
+        assert_int_equal(fdatasync(fd), 0); /* DONTNEED skips dirty pages */
+        assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+        close(fd);
+    }
+    return false;
+}
+
+/* cache = warm counts with mincore what its pre-read left cached: all of
+ * a file it kept ("read", no warning); of one whose first 64 MiB were
+ * evicted while the last 4 were read, 5%, which cache_method and a
+ * warning say (the timed reads go to the disk; the row said "read"). */
+static void warm_says_what_stayed_cached(void **state)
+{
+    (void)state;
+    char dir[32], path[64];
+    evictable_dir(dir, "warmres");
+    snprintf(path, sizeof path, "%s/data", dir);
+    const size_t size = (64u << 20) + (4u << 20);
+    write_file(path, size);
+    dlg_cache_result r;
+    dlg_data_err err = {0};
+    char warn[512];
+    assert_int_equal(dlg_cache_file(path, DLG_CACHE_WARM, NULL, &r, &err), 0);
+    assert_string_equal(r.method, "read");
+    assert_int_equal(r.bytes, size);
+    assert_int_equal(r.resident, size);
+    assert_false(dlg_cache_warning(&r, path, warn, sizeof warn));
+
+    evicting_ask e = {path, 0};
+    dlg_stop_ask ask = {evict_on_second, &e};
+    assert_int_equal(dlg_cache_file(path, DLG_CACHE_WARM, &ask, &r, &err), 0);
+    assert_int_equal(e.asked, 2);
+    print_message("warm, 64 MiB evicted: %s, %llu of %zu bytes cached\n", r.method,
+                  (unsigned long long)r.resident, size);
+    assert_int_equal(r.bytes, size);
+    assert_in_range(r.resident, 1, 8u << 20); /* the last 4 MiB, less what reclaim took */
+    assert_true(!strncmp(r.method, "read (", 6) && strstr(r.method, "% stayed cached)"));
+    assert_true(dlg_cache_warning(&r, path, warn, sizeof warn));
+    print_message("%s\n", warn);
+    char want[160];
+    snprintf(want, sizeof want, "cache = warm: only %d%% of %s (", (int)(r.resident * 100 / size), path);
+    assert_non_null(strstr(warn, want));
+    assert_non_null(strstr(warn, "MiB of 68.0 MiB) stayed in the page cache"));
+    assert_non_null(strstr(warn, "the timed reads will go to the disk"));
+    assert_non_null(strstr(warn, r.method));
+    tmpdir_rmrf(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -232,6 +295,7 @@ int main(void)
         cmocka_unit_test(resident_file_is_said),
         cmocka_unit_test(residency_counts_past_a_window),
         cmocka_unit_test(warm_asks_to_stop),
+        cmocka_unit_test(warm_says_what_stayed_cached),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
