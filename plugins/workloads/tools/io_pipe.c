@@ -61,7 +61,8 @@ static const dlg_metric iopipe_metrics[] = {
     {"cache_method", DLG_FIELD_STRING, "",
      "how cache = cold|warm was applied (none, read, fadvise, fadvise+drop_caches; \"none (O_DIRECT)\" "
      "for warm on a storage that reads past the page cache; \"(N% stayed cached)\" added when cold "
-     "left pages in the page cache, which a warning then names, \"(unverified)\" when "
+     "left pages in the page cache, or when warm kept less than 99% of the data there (a memory "
+     "limit smaller than the data), which a warning then names, \"(unverified)\" when "
      "mincore could not tell: a file the user neither owns nor may write)"},
     {NULL, 0, NULL, NULL}};
 
