@@ -586,7 +586,8 @@ int rep_model_build(rep_model *m, const rep_rows *rs, const rep_disks *disks, do
     for (size_t gi = 0; gi < m->n; gi++)
         if (build_group(m, gi, rs, gid, disks) != 0)
             goto oom;
-    if (rep_model_label_splits(m) != 0 || rep_model_warn_revisions(m, rs, gid) != 0)
+    if (rep_model_label_splits(m) != 0 || rep_model_warn_revisions(m, rs, gid) != 0 ||
+        rep_model_warn_unenforced(m, rs, gid) != 0)
         goto oom;
     free(gid);
     return 0;

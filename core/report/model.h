@@ -102,6 +102,21 @@ typedef enum {
     REP_BN_CACHE          /* a STREAM cell whose arrays fit in the last-level cache: cache bandwidth */
 } rep_bn;
 
+/* Limits a run applies through a cgroup, and may fail to: the axis key,
+ * the result field that says whether it was applied, the cell's bit. */
+enum { REP_UNENF_MEMORY = 1u, REP_UNENF_CPU_QUOTA = 2u };
+typedef struct rep_limit_axis {
+    const char *key, *field;
+    unsigned bit;
+} rep_limit_axis;
+extern const rep_limit_axis rep_limit_axes[2];
+/* The REP_UNENF_* bit of the limit an axis of that key sets, 0: none. */
+unsigned rep_limit_bit(const char *key);
+/* "memory", "cpu_quota" or "memory and cpu_quota": the limits of bits. */
+const char *rep_limit_names(unsigned bits);
+/* "memory_enforced", ...: the field that says so of the first of bits. */
+const char *rep_limit_field(unsigned bits);
+
 typedef struct rep_cell {
     size_t *coord; /* value index per axis */
     const rep_row *row; /* the last ok row (else the last row) */
@@ -111,6 +126,10 @@ typedef struct rep_cell {
      * by a stop, which --resume measures again; no best nor knee beside
      * cells measured whole (model_rank.c) */
     bool partial;
+    /* REP_UNENF_* bits: a limit its axis names that some pooled row says
+     * no cgroup applied (`memory_enforced = false`): the cell ran without
+     * it, so its figure is no measurement at that value (model_rank.c) */
+    unsigned unenforced;
     const char *status;
     size_t nfailed;            /* failed rows (each run's once), even when others ran ok */
     /* the failed rows' distinct statuses, first seen first (a cell may have
@@ -163,6 +182,10 @@ typedef struct rep_knee {
     /* No knee, val is the best: no value has an order (text; disks without
      * profiles), or the axis is a duration (ordered, but no resource). */
     bool unordered;
+    /* ... and unordered because the cells it would be chosen among (the
+     * best's tier) ran without the axis' limit (rep_cell.unenforced):
+     * their values on it say nothing of what they needed. */
+    bool unenforced;
 } rep_knee;
 
 typedef struct rep_group {

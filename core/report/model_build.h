@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "model.h"
 
@@ -42,5 +43,19 @@ int rep_model_label_splits(rep_model *m);
  * from builds of several git revisions (`git_rev`), pooled as repeats
  * (gid: row i's group).  0, or -1 out of memory. */
 int rep_model_warn_revisions(rep_model *m, const rep_rows *rs, const long *gid);
+
+/* model_split.c: closes f, which open_memstream writes to *line, and
+ * adds the line to the model's warnings.  0, or -1. */
+int rep_model_push_warning(rep_model *m, FILE *f, char **line);
+
+/* model_enforced.c: the REP_UNENF_* bits of the limits row r names and
+ * says no cgroup applied (`memory_enforced = false`). */
+unsigned rep_row_unenforced(const rep_row *r);
+/* model_enforced.c: the REP_UNENF_* bits of the limits g has an axis of. */
+unsigned rep_group_limit_bits(const rep_group *g);
+/* model_enforced.c: one warning per group and limit whose measured rows
+ * say it was not applied, naming the rows (gid: row i's group).  0, or -1
+ * out of memory. */
+int rep_model_warn_unenforced(rep_model *m, const rep_rows *rs, const long *gid);
 
 #endif

@@ -228,6 +228,7 @@ static void pool_cell(rep_cell *c, const rep_rows *rs, const size_t *rows, size_
                 mean += n * t;
                 nok++;
                 only = r;
+                c->unenforced |= rep_row_unenforced(r);
                 energy_add(&egpu, r, "energy_j", "energy_per_item_j");
                 energy_add(&ecpu, r, "cpu_energy_j", "cpu_energy_per_item_j");
             } else {
@@ -307,6 +308,7 @@ int rep_group_pool_cells(rep_group *g, const rep_rows *rs, const long *cell_of)
         const size_t *rows = b.rows + b.start[c], n = b.start[c + 1] - b.start[c];
         mark_repeats(rs, rows, n, s.keys, s.dup);
         pool_cell(&g->cells[c], rs, rows, n, s.dup);
+        g->cells[c].unenforced &= rep_group_limit_bits(g); /* a limit no axis names moves no cell */
         count_failed(&g->cells[c], rs, rows, n, s.dup);
     }
     scratch_free(&s);

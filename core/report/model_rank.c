@@ -21,13 +21,16 @@ static long slice_cell(const rep_group *g, size_t a, size_t v, size_t *coord)
 
 /* Where cell c stands in the ranking, lower first: a whole measurement
  * before a repetition cut short (partial: it timed a fraction of one
- * repetition, which a stop interrupted), and memory before the cache (a
- * cache-bound STREAM cell measured the cache, not the memory its group
- * sizes).  A cell ranks only beside those of the best's tier: partial
- * or cache-bound cells rank where no cell placed before them ran. */
+ * repetition, which a stop interrupted), a cell that ran with the limits
+ * its axes name before one that ran without (unenforced: no cgroup
+ * applied them, so it measured another configuration than its column
+ * says), and memory before the cache (a cache-bound STREAM cell measured
+ * the cache, not the memory its group sizes).  A cell ranks only beside
+ * those of the best's tier: the others rank where no cell placed before
+ * them ran. */
 static int rank_tier(const rep_cell *c)
 {
-    return (c->partial ? 2 : 0) + (c->bn == REP_BN_CACHE);
+    return (c->partial ? 4 : 0) + (c->unenforced ? 2 : 0) + (c->bn == REP_BN_CACHE);
 }
 
 bool rep_cell_ranked(const rep_group *g, const rep_cell *c)
@@ -130,6 +133,11 @@ void rep_group_find_knee(rep_group *g, size_t a, double target, size_t *coord)
      * last: unlimited), nor on a duration: the shortest sleep or step
      * reaching the target is no resource to buy */
     k->unordered |= g->axes[a].kind == REP_AX_DURATION;
+    /* the best's value on an axis whose limit it ran without says nothing
+     * of what it needed (only cells without it are ranked beside it) */
+    unsigned limit = rep_limit_bit(g->axes[a].key);
+    k->unenforced = (best->unenforced & limit) != 0;
+    k->unordered |= k->unenforced;
     if (k->unordered)
         return;
     size_t *order = values_in_order(&g->axes[a]);
@@ -140,7 +148,7 @@ void rep_group_find_knee(rep_group *g, size_t a, double target, size_t *coord)
         if (c < 0)
             continue;
         const rep_cell *cell = &g->cells[c];
-        if (cell->ok && !rep_cell_ranked(g, cell))
+        if (cell->ok && (!rep_cell_ranked(g, cell) || (cell->unenforced & limit)))
             continue; /* neither the knee nor the value below it */
         if (cell->ok && cell->thr >= target * best->thr) {
             k->val = v;
@@ -232,8 +240,15 @@ size_t rep_group_unranked(const rep_group *g)
     return n;
 }
 
+/* Cell c is measured but no point of axis a's knee: left out of the
+ * ranking, or run without the limit a sets. */
+static bool off_knee(const rep_group *g, size_t a, const rep_cell *c)
+{
+    return c->ok && (!rep_cell_ranked(g, c) || (c->unenforced & rep_limit_bit(g->axes[a].key)));
+}
+
 /* The first cell below axis a's knee on the slice through the best that
- * is measured but left out of the ranking, or -1. */
+ * is measured but no point of its knee, or -1. */
 static long unranked_below(const rep_group *g, size_t a)
 {
     if (!g->has_best || a >= g->naxes)
@@ -242,7 +257,7 @@ static long unranked_below(const rep_group *g, size_t a)
     long found = -1;
     for (size_t v = 0; coord && v < g->knees[a].val && found < 0; v++) {
         long c = slice_cell(g, a, v, coord);
-        if (c >= 0 && g->cells[c].ok && !rep_cell_ranked(g, &g->cells[c]))
+        if (c >= 0 && off_knee(g, a, &g->cells[c]))
             found = c;
     }
     free(coord);
@@ -254,17 +269,60 @@ bool rep_knee_below_unranked(const rep_group *g, size_t a)
     return unranked_below(g, a) >= 0;
 }
 
-bool rep_knee_below_partial(const rep_group *g, size_t a)
+/* Why the ok cell c is left out beside the best: the first tier where
+ * it stands below the best (rank_tier). */
+rep_left_out rep_cell_left_out(const rep_group *g, const rep_cell *c)
 {
-    long c = unranked_below(g, a);
-    return c >= 0 && g->cells[c].partial;
+    const rep_cell *best = &g->cells[g->best];
+    if (c->partial && !best->partial)
+        return REP_LEFT_PARTIAL;
+    return c->unenforced && !best->unenforced ? REP_LEFT_UNENFORCED : REP_LEFT_CACHE;
 }
 
-/* The ok cell c, left out beside the best, is left out for being cut
- * short (the best was measured whole), whatever it measured. */
-static bool unranked_partial(const rep_group *g, const rep_cell *c)
+rep_left_out rep_knee_below_why(const rep_group *g, size_t a)
 {
-    return c->partial && !g->cells[g->best].partial;
+    long c = unranked_below(g, a);
+    if (c >= 0 && rep_cell_ranked(g, &g->cells[c]))
+        return REP_LEFT_UNENFORCED; /* ranked, but not on this axis: it ran without its limit */
+    return c >= 0 ? rep_cell_left_out(g, &g->cells[c]) : REP_LEFT_CACHE;
+}
+
+/* Appends to buf (at *at) what the limits not enforced did to g: its ok
+ * cells that ran without a limit their axes name are left out beside
+ * cells that ran with it; where the best is one of them, they rank among
+ * themselves and its limits have no knee. */
+static void unenforced_note(const rep_group *g, size_t ok, char *buf, size_t len, size_t *at)
+{
+    size_t left = 0, ran = 0;
+    unsigned bits = 0, best = g->cells[g->best].unenforced;
+    for (size_t c = 0; c < g->ncells; c++) {
+        const rep_cell *cell = &g->cells[c];
+        if (!cell->ok || !cell->unenforced)
+            continue;
+        ran++;
+        if (!rep_cell_ranked(g, cell) && rep_cell_left_out(g, cell) == REP_LEFT_UNENFORCED) {
+            bits |= cell->unenforced;
+            left++;
+        }
+    }
+    const char *sep = *at ? "; " : "";
+    int n = 0;
+    if (best) {
+        const char *names = rep_limit_names(best);
+        n = snprintf(buf + *at, len - *at,
+                     "%s%s not enforced: %zu of %zu measured cells ran without their %s limit (%s = false: no "
+                     "cgroup applied it), the best among them: %s has no knee (the recommendation sizes it as if "
+                     "not swept)",
+                     sep, names, ran, ok, names, rep_limit_field(best), names);
+    } else if (left) {
+        const char *names = rep_limit_names(bits);
+        n = snprintf(buf + *at, len - *at,
+                     "%s%s not enforced: %zu of %zu measured cells ran without their %s limit (%s = false: no "
+                     "cgroup applied it): left out of the best and the knees beside cells that ran with it",
+                     sep, names, left, ok, names, rep_limit_field(bits));
+    }
+    if (n > 0)
+        *at = (size_t)n < len - *at ? *at + (size_t)n : len - 1;
 }
 
 void rep_group_rank_note(const rep_group *g, char *buf, size_t len)
@@ -274,8 +332,11 @@ void rep_group_rank_note(const rep_group *g, char *buf, size_t len)
     for (size_t c = 0; c < g->ncells; c++) {
         const rep_cell *cell = &g->cells[c];
         ok += cell->ok;
-        if (cell->ok && !rep_cell_ranked(g, cell))
-            *(unranked_partial(g, cell) ? &partial : &cache) += 1;
+        if (cell->ok && !rep_cell_ranked(g, cell)) {
+            rep_left_out why = rep_cell_left_out(g, cell);
+            partial += why == REP_LEFT_PARTIAL;
+            cache += why == REP_LEFT_CACHE;
+        }
     }
     int n = 0;
     if (partial)
@@ -285,6 +346,8 @@ void rep_group_rank_note(const rep_group *g, char *buf, size_t len)
                      "measured whole",
                      partial, ok);
     size_t at = n > 0 && (size_t)n < len ? (size_t)n : 0;
+    if (g->has_best)
+        unenforced_note(g, ok, buf, len, &at);
     const char *sep = at ? "; " : "";
     if (cache)
         snprintf(buf + at, len - at,

@@ -16,11 +16,17 @@ bool rep_cell_ranked(const rep_group *g, const rep_cell *c);
  * beside cells that measured memory, partial ones beside whole ones). */
 size_t rep_group_unranked(const rep_group *g);
 /* On axis a's slice through the best, a value below the knee was measured
- * but left out (cache-bound, partial): the knee is not the smallest value
- * measured. */
+ * but left out (cache-bound, partial, its limit on a not enforced): the
+ * knee is not the smallest value measured. */
 bool rep_knee_below_unranked(const rep_group *g, size_t a);
-/* ... and the first such value was left out for being cut short (partial). */
-bool rep_knee_below_partial(const rep_group *g, size_t a);
+/* Why a cell is left out: cut short, run without a limit its axes name
+ * (memory_enforced = false), or measured the cache. */
+typedef enum { REP_LEFT_PARTIAL, REP_LEFT_UNENFORCED, REP_LEFT_CACHE } rep_left_out;
+/* Why the ok cell c, not ranked beside the best, is left out. */
+rep_left_out rep_cell_left_out(const rep_group *g, const rep_cell *c);
+/* ... and why the first such value below axis a's knee was (one ranked
+ * but run without a's limit: REP_LEFT_UNENFORCED). */
+rep_left_out rep_knee_below_why(const rep_group *g, size_t a);
 /* "" or a sentence or two for the group's text: which cells were left out
  * of the best and the knees and why (partial, cache-bound), or that every
  * cell measured the cache (the best and knees are then cache figures). */

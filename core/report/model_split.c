@@ -273,7 +273,7 @@ static void write_identity(FILE *f, const rep_group *g)
 
 /* Closes f, which open_memstream writes to *line (set only then), and
  * adds the line to the model's warnings.  0, or -1. */
-static int push_warning(rep_model *m, FILE *f, char **line)
+int rep_model_push_warning(rep_model *m, FILE *f, char **line)
 {
     if (fclose(f) != 0) {
         free(*line);
@@ -306,7 +306,7 @@ static int add_warning(rep_model *m, const size_t *sib, size_t n, const char *ke
     fprintf(f, "): %zu groups, not pooled as repeats of one cell:", n);
     for (size_t i = 0; i < n; i++)
         fprintf(f, "%s %s", i ? ";" : "", m->g[sib[i]].split);
-    return push_warning(m, f, &line);
+    return rep_model_push_warning(m, f, &line);
 }
 
 int rep_model_label_splits(rep_model *m)
@@ -374,7 +374,7 @@ static int add_rev_warning(rep_model *m, size_t gi, const rev_seen *s)
     fprintf(f, "%s) and pooled as repeats of its cells: a change between them reads as noise, or as a step in its "
                "curve; read each revision's rows alone, or set them side by side with dlgauge compare",
             s->more ? ", ..." : "");
-    return push_warning(m, f, &line);
+    return rep_model_push_warning(m, f, &line);
 }
 
 int rep_model_warn_revisions(rep_model *m, const rep_rows *rs, const long *gid)

@@ -58,6 +58,14 @@ bool rep_axis_sizes_instance(const rep_axis *ax)
     return ax->kind == REP_AX_CPUS || is_memory(ax) || ax->kind == REP_AX_STORAGE;
 }
 
+/* Axis a of g sizes the instance: a resource, with a knee.  Where the
+ * best ran without a's limit (memory_enforced = false), the axis' values
+ * are no measurement of what it needed: sized as if not swept. */
+static bool sizes(const rep_group *g, size_t a)
+{
+    return rep_axis_sizes_instance(&g->axes[a]) && !g->knees[a].unenforced;
+}
+
 /* The best ok cell the instance can run: each resource value one it
  * supplies (more vCPUs, memory or a faster disk can always run a smaller
  * configuration, so a slower larger cell does not count against it), the
@@ -71,7 +79,7 @@ static long best_supplied(const rep_group *g, const rep_instance *in, const rep_
         bool ok = cell->ok && rep_cell_ranked(g, cell); /* a cache figure sizes no memory */
         for (size_t a = 0; a < g->naxes && ok; a++) {
             const rep_axis *ax = &g->axes[a];
-            ok = rep_axis_sizes_instance(ax) ? supplies(g, in, ax, cell->coord[a], disks) : cell->coord[a] == best->coord[a];
+            ok = sizes(g, a) ? supplies(g, in, ax, cell->coord[a], disks) : cell->coord[a] == best->coord[a];
         }
         if (ok && (pick < 0 || cell->thr > g->cells[pick].thr))
             pick = (long)c;
@@ -83,6 +91,15 @@ static bool has_axis(const rep_group *g, bool (*is)(const rep_axis *))
 {
     for (size_t a = 0; a < g->naxes; a++)
         if (is(&g->axes[a]))
+            return true;
+    return false;
+}
+
+/* g has a memory knee that sizes the instance (swept, and enforced). */
+static bool memory_sized(const rep_group *g)
+{
+    for (size_t a = 0; a < g->naxes; a++)
+        if (is_memory(&g->axes[a]) && sizes(g, a))
             return true;
     return false;
 }
@@ -106,11 +123,12 @@ static void check_unswept(rep_fit *f, const rep_group *g, const rep_cell *cell, 
     double used, rss;
     if (!has_axis(g, is_cpus) && rep_num(cell->row, "cpus_used", &used) && in->vcpus / ncopies + 1e-9 < used)
         f->extrapolated = true;
-    if (!has_axis(g, is_memory) && f->meets && rep_num(cell->row, "rss_peak_bytes", &rss) &&
+    if (!memory_sized(g) && f->meets && rep_num(cell->row, "rss_peak_bytes", &rss) &&
         in->memory / ncopies + 0.5 < rss) {
         f->meets = false;
-        snprintf(f->why, sizeof f->why, "%s needs memory >= %.3g GiB%s (its peak RSS; memory not swept)", tag,
-                 rss / 1073741824.0, g->per_gpu ? " per GPU" : "");
+        snprintf(f->why, sizeof f->why, "%s needs memory >= %.3g GiB%s (its peak RSS; memory %s)", tag,
+                 rss / 1073741824.0, g->per_gpu ? " per GPU" : "",
+                 has_axis(g, is_memory) ? "not enforced" : "not swept");
     }
 }
 
@@ -174,7 +192,7 @@ static long corner_cell(const rep_group *g, const rep_instance *in, const rep_di
     for (size_t a = 0; a < g->naxes; a++) {
         const rep_axis *ax = &g->axes[a];
         coord[a] = best->coord[a];
-        for (size_t v = 0; rep_axis_sizes_instance(ax) && v < ax->n; v++)
+        for (size_t v = 0; sizes(g, a) && v < ax->n; v++)
             if (supplies(g, in, ax, v, disks))
                 coord[a] = v; /* values ascend: the last supplied is the most */
     }
@@ -254,7 +272,7 @@ static void fit_group(rep_fit *f, const rep_model *m, size_t gi, const rep_insta
         size_t kv = g->knees[a].val;
         if (ax->kind == REP_AX_STORAGE)
             f->cap_unknown = rep_cap_matters(in, ax, kv, disks);
-        if (!rep_axis_sizes_instance(ax) || supplies(g, in, ax, kv, disks))
+        if (!sizes(g, a) || supplies(g, in, ax, kv, disks))
             continue;
         f->meets = false;
         size_t n = (size_t)snprintf(f->why, sizeof f->why, "%s needs %s %s%s%s", tag, ax->key,
@@ -285,7 +303,7 @@ static void fit_group(rep_fit *f, const rep_model *m, size_t gi, const rep_insta
         const rep_cell *best = &g->cells[g->best];
         double lo = best->thr;
         for (size_t a = 0; a < g->naxes; a++)
-            if (rep_axis_sizes_instance(&g->axes[a]) && g->cells[g->knees[a].cell].thr < lo)
+            if (sizes(g, a) && g->cells[g->knees[a].cell].thr < lo)
                 lo = g->cells[g->knees[a].cell].thr;
         f->thr = lo * ncopies * measured_scaling(f, m, gi, g->best, in);
         f->estimated = true;

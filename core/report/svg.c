@@ -134,6 +134,12 @@ static void x_label(FILE *f, double x, const char *s)
     fputs("</text>\n", f);
 }
 
+/* The word a cell left out of the curve's ranking is marked with. */
+static const char *left_out_mark(rep_left_out why)
+{
+    return why == REP_LEFT_PARTIAL ? "partial" : why == REP_LEFT_UNENFORCED ? "no limit" : "cache";
+}
+
 /* A failed cell's status at x, where its mark would be. */
 static void status_mark(FILE *f, double x, const char *status)
 {
@@ -196,11 +202,11 @@ void rep_svg_curve(FILE *f, const rep_report *r, const rep_group *g, size_t a)
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n", x - 5, ylo, x + 5, ylo);
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n", x - 5, yhi, x + 5, yhi);
         bool knee = (size_t)c == g->knees[a].cell && !g->knees[a].unordered;
-        if (!rep_cell_ranked(g, cell)) { /* measured the cache, or cut short: hollow, named, not the curve's best */
+        if (!rep_cell_ranked(g, cell)) { /* cut short, unlimited or the cache's: hollow, named, not the curve's best */
             fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"none\" stroke=\"#7f8c8d\" "
                        "stroke-width=\"2\"/>\n<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#7f8c8d\" "
                        "text-anchor=\"middle\">%s</text>\n",
-                    x, y, x, yhi - 8, cell->partial && !g->cells[g->best].partial ? "partial" : "cache");
+                    x, y, x, yhi - 8, left_out_mark(rep_cell_left_out(g, cell)));
             continue;
         }
         fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\"/>\n", x, y, knee ? 7 : 4,

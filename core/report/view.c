@@ -161,6 +161,8 @@ static void cell_note(const rep_group *g, size_t ci, char *note, size_t len)
     const rep_cell *c = &g->cells[ci];
     if (c->ok && c->partial && n < len) /* its figure is a repetition cut short */
         n += (size_t)snprintf(note + n, len - n, "%spartial", n ? ", " : "");
+    if (c->ok && c->unenforced && n < len) /* it ran without a limit its axes name */
+        n += (size_t)snprintf(note + n, len - n, "%s%s not enforced", n ? ", " : "", rep_limit_names(c->unenforced));
     if (c->ok && c->nfailed && n < len) { /* its figures are the runs that worked */
         n += (size_t)snprintf(note + n, len - n, "%s%zu failed run%s (", n ? ", " : "", c->nfailed,
                               c->nfailed == 1 ? "" : "s");
@@ -244,6 +246,22 @@ static const char *no_knee_reason(const rep_axis *ax)
     }
 }
 
+/* Where no value below axis a's knee counted: why the smaller values
+ * measured are no point of it, or that there are none. */
+static const char *below_left_out(const rep_group *g, size_t a)
+{
+    if (!rep_knee_below_unranked(g, a))
+        return "; it is the smallest value measured";
+    switch (rep_knee_below_why(g, a)) {
+    case REP_LEFT_PARTIAL:
+        return "; the smaller values were cut short (partial), not ranked";
+    case REP_LEFT_UNENFORCED:
+        return "; the smaller values ran without their limit (not enforced), not ranked";
+    default:
+        return "; the smaller values measured the cache (cache-bound), not ranked";
+    }
+}
+
 /* What leaves axis a's uncertain knee open: a smaller value the intervals
  * do not show short ("cpus = 1 may reach the target too"), else the
  * knee's own interval ("cpus = 1 may be as low as 36.0% of the best"). */
@@ -272,6 +290,12 @@ void rep_knee_text(const rep_report *r, const rep_group *g, size_t a, char *buf,
                  val, thr);
         return;
     }
+    if (k->unenforced) { /* the best ran without this limit: its value on it is no measurement */
+        unsigned bit = rep_limit_bit(ax->key);
+        snprintf(buf, len, "%s = %s is the best (%s); no knee: %s not enforced (%s = false: no cgroup applied the "
+                 "limit, the cells ran without it)", ax->key, val, thr, rep_limit_names(bit), rep_limit_field(bit));
+        return;
+    }
     if (k->unordered) {
         snprintf(buf, len, "%s = %s is the best (%s); no knee: %s", ax->key, val, thr, no_knee_reason(ax));
         return;
@@ -287,9 +311,7 @@ void rep_knee_text(const rep_report *r, const rep_group *g, size_t a, char *buf,
                                           "target"
                       : k->significant ? "the shortfall from the best is significant (beyond the 95% CIs)"
                                        : "not significantly below the best (within the 95% CIs)";
-    const char *below = !bc ? (!rep_knee_below_unranked(g, a) ? "; it is the smallest value measured"
-                               : rep_knee_below_partial(g, a)   ? "; the smaller values were cut short (partial), not ranked"
-                                                                : "; the smaller values measured the cache (cache-bound), not ranked")
+    const char *below = !bc ? below_left_out(g, a)
                         : once && is_best ? "; measured once: no CIs (repeat = 3 gives them)"
                         : once          ? ""
                         : bc->ok && bc->repeats < 2
