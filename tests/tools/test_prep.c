@@ -441,6 +441,31 @@ static void test_list_inputs(void **st)
     assert_true(rr.label[0] == 1.5f && rr.label[1] == 3.0f);
     assert_memory_equal(rr.img[1], f->jpeg[N - 1], f->len[N - 1]);
     free_rec(&rr);
+
+    /* the same kind of .lst to LMDB: keyed by line, as convert_imageset
+     * keys, not by the index column (a shuffled list, as im2rec --list
+     * writes it, came out in index order; a repeated index overwrote) */
+    text = "10\t1\tc0/img_0.jpg\n4\t2\tc2/img_3.jpg\n4\t3\tc1/img_1.jpg\n";
+    assert_int_equal(fx_write(lst, text, strlen(text)), 0);
+    kv k3 = {0};
+    kv_add(&k3, "input=%s", lst);
+    kv_add(&k3, "output=lmdb:%s/lst.db", f->dir);
+    wr_run("tools.so", "preprocess", k3.ptr, 3, &r);
+    if (r.setup_rc != 0 || r.step_rc != 0)
+        fail_msg("%s", r.error);
+    char db[700];
+    snprintf(db, sizeof db, "%s/lst.db", f->dir);
+    assert_int_equal(dlg_lmdb_open(&l, db, &err), 0);
+    assert_int_equal(dlg_lmdb_count(l), 3);
+    assert_int_equal(dlg_lmdb_cursor_open(l, &c, &err), 0);
+    const char *lkeys[3] = {"00000000_c0/img_0.jpg", "00000001_c2/img_3.jpg", "00000002_c1/img_1.jpg"};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(dlg_lmdb_next(c, &lr, &err), 1);
+        assert_memory_equal(lr.key, lkeys[i], strlen(lkeys[i]));
+        assert_int_equal(lr.datum->label, i + 1);
+    }
+    dlg_lmdb_cursor_close(c);
+    dlg_lmdb_close(l);
 }
 
 /* A convert_imageset label is an int32 and a Datum's label too: it must

@@ -23,7 +23,9 @@
 typedef struct prep_item {
     const char *rel;     /* path relative to the root (LMDB key, messages) */
     const char *path;    /* path opened through the storage backend */
-    int64_t index;       /* .lst index, else the line/scan position */
+    int64_t index;       /* .lst index, else the line/scan position: RecordIO's id and .idx key */
+    int64_t line;        /* the line/scan position: LMDB's key, as convert_imageset numbers
+                          * its lines (a shuffled .lst's indexes would put it back in order) */
     const float *labels; /* nlabels floats */
     uint32_t nlabels;
     bool int_label;      /* a list's or scan's int32 label: a float loses it beyond 2^24 */

@@ -61,7 +61,7 @@ static int from_filelist(prep_input *in, const dlg_filelist *l, const char *root
         it->nlabels = 1;
         it->int_label = true;
         it->label = l->entries[i].label;
-        it->index = (int64_t)i;
+        it->index = it->line = (int64_t)i;
     }
     return rc;
 }
@@ -83,6 +83,7 @@ static int from_lst(prep_input *in, const dlg_lst *l, const char *root, const ch
         it->labels = &in->labels_[lab];
         it->nlabels = (uint32_t)l->items[i].nlabels;
         it->index = l->items[i].index;
+        it->line = (int64_t)i;
         lab += l->items[i].nlabels;
     }
     return rc;

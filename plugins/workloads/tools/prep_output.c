@@ -248,7 +248,7 @@ int prep_output_put(prep_output *o, const prep_item *it, const void *img, size_t
     dlg_datum d;
     dlg_datum_init(&d);
     dlg_datum_set_encoded(&d, img, len, it->int_label ? it->label : (int32_t)it->labels[0]);
-    int rc = dlg_lmdb_writer_put(o->db, it->index, it->rel, &d, err);
+    int rc = dlg_lmdb_writer_put(o->db, it->line, it->rel, &d, err);
     if (rc == 0)
         o->bytes += dlg_datum_encoded_size(&d) + strlen(it->rel) + 9;
     return rc;
