@@ -35,9 +35,13 @@ static int parse_line(char *line, size_t len, const char *name, size_t lineno, u
 {
     if (strlen(line) != len)
         return dlg_data_fail(err, DLG_ECORRUPT, "%s:%zu: line contains a NUL byte", name, lineno);
+    /* MXNet's Python writes key<TAB>offset; dmlc's C++ reader takes any
+     * blanks between the two (a key of no blanks then), and so do we */
     char *tab = strchr(line, '\t');
+    if (!tab && (tab = strchr(line + strspn(line, " "), ' ')) && !tab[strspn(tab, " ")])
+        tab = NULL; /* blanks only after the key: no offset */
     if (!tab)
-        return dlg_data_fail(err, DLG_ECORRUPT, "%s:%zu: expected 'key<TAB>offset', no tab found",
+        return dlg_data_fail(err, DLG_ECORRUPT, "%s:%zu: expected 'key<TAB>offset', no offset found",
                              name, lineno);
     if (tab == line)
         return dlg_data_fail(err, DLG_ECORRUPT, "%s:%zu: empty key", name, lineno);

@@ -166,7 +166,14 @@ static void test_idx(void **state)
     expect_idx("0\t0\n1\t17\n", "c.idx:2: offset 17 is not a multiple of 4, so not a record start");
     /* far past the end and unaligned: the end is what is wrong with it */
     expect_idx("0\t0\n1\t999999\n", "c.idx:2: offset 999999 is past the end of c.rec (56 bytes)");
-    expect_idx("0 0\n", "c.idx:1: expected 'key<TAB>offset', no tab found");
+    /* blanks for the tab, as dmlc's C++ reader takes them */
+    assert_int_equal(dlg_rec_idx_parse(&idx, "0 0\n3   16  \n", 13, "c.idx", 56, "c.rec", &err), 0);
+    assert_int_equal(idx.n, 2);
+    assert_string_equal(idx.entries[1].key, "3");
+    assert_int_equal(idx.entries[1].offset, 16);
+    dlg_rec_idx_free(&idx);
+    expect_idx("0\n", "c.idx:1: expected 'key<TAB>offset', no offset found");
+    expect_idx("7   \n", "c.idx:1: expected 'key<TAB>offset', no offset found");
     expect_idx("0\t-4\n", "c.idx:1: offset '-4' is not a decimal number");
     expect_idx("0\t99999999999999999999\n",
                "c.idx:1: offset '99999999999999999999' is not a decimal number");
