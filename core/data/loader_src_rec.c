@@ -190,7 +190,7 @@ static int parse(rec_worker *k, const uint8_t *p, size_t avail, uint64_t off, co
                                  head[0], (unsigned long long)at);
         uint32_t cflag = dlg_rec_cflag(head[1]), len = dlg_rec_len(head[1]);
         size_t padded = ((size_t)len + 3) & ~(size_t)3;
-        if (first ? (cflag == 2 || cflag == 3) : (cflag == 0 || cflag == 1))
+        if (cflag > 3 || (first ? (cflag == 2 || cflag == 3) : (cflag == 0 || cflag == 1)))
             return dlg_data_fail(err, DLG_ECORRUPT, "%s: bad cflag %u at byte %llu", name, cflag,
                                  (unsigned long long)at);
         if (pos + DLG_REC_HEADER_SIZE + len > avail) {

@@ -162,6 +162,9 @@ int dlg_rec_next(dlg_rec_reader *r, dlg_rec *rec, dlg_data_err *err)
                                  r->src.name, head[0], (unsigned long long)off, DLG_REC_MAGIC);
         uint32_t cflag = dlg_rec_cflag(head[1]), len = dlg_rec_len(head[1]);
         bool first = parts == 0;
+        if (cflag > 3) /* here, not as the multi-part record it would start */
+            return dlg_data_fail(err, DLG_ECORRUPT, "%s: bad cflag %u at byte %llu (RecordIO's are 0..3)",
+                                 r->src.name, cflag, (unsigned long long)off);
         if (first && (cflag == 2 || cflag == 3))
             return dlg_data_fail(err, DLG_ECORRUPT,
                                  "%s: bad cflag sequence: part with cflag %u at byte %llu "

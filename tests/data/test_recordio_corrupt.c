@@ -114,6 +114,10 @@ static void test_bad_cflag_sequence(void **state)
            "c.rec: bad cflag sequence: cflag 0 at byte 28 inside the multi-part record starting "
            "at byte 16");
     free(f);
+    f = make_file(&len);
+    f[16 + 7] = 0xa0; /* cflag 5: no such part; it used to start a multi-part record */
+    expect(f, len, 1, "c.rec: bad cflag 5 at byte 16 (RecordIO's are 0..3)");
+    free(f);
 }
 
 static void test_truncated_header(void **state)
