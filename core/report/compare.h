@@ -38,12 +38,13 @@ typedef struct rep_cmp_cell {
     rep_welch w;
     rep_cmp_verdict verdict;
     bool regression;            /* fails a gate: slower (--fail-below), latency beyond --fail-above-latency,
-                                 * newly failing, or missing from new */
+                                 * newly failing (in some of new's runs too), or missing from new */
     /* the step latency compared (--latency), in us, and (new-base)/base;
      * NaN where a side did not measure it */
     double lat_base, lat_new, lat_delta;
     bool lat_regression;        /* its rise fails --fail-above-latency */
     bool thr_regression;        /* the throughput's part: slower beyond --fail-below, or newly failing */
+    bool runs_regression;       /* ran, yet failed in some of new's runs (nfailed) where base failed in none */
 } rep_cmp_cell;
 
 typedef struct rep_cmp_group {

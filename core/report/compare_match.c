@@ -187,6 +187,11 @@ static void judge(rep_cmp_cell *cc, const rep_compare *c)
     else
         cc->verdict = REP_CMP_SAME;
     cc->regression = cc->thr_regression = c->gate && cc->verdict == REP_CMP_SLOWER && cc->delta < c->fail_below;
+    /* an OOM in one of new's runs, its other runs pooled as the figure: an
+     * intermittent failure is no pass for a CI gate, unless base's runs
+     * failed so too (then it is said, not gated) */
+    cc->runs_regression = any_gate(c) && n->nfailed && !b->nfailed;
+    cc->regression |= cc->runs_regression;
 }
 
 static rep_cmp_cell *new_cell(rep_cmp_group *cg)

@@ -39,9 +39,18 @@ static const char *status_of(const rep_cell *c, char *buf, size_t len)
     return buf;
 }
 
+/* "failed in 1 of 2 new runs (oom)": a cell that ran, whose figure is
+ * the runs that worked (side: "new" or "base"). */
+static void runs_failed_text(const rep_cell *c, const char *side, char *buf, size_t len)
+{
+    char st[160];
+    snprintf(buf, len, "failed in %zu of %zu %s runs (%s)", c->nfailed, c->nok + c->nfailed, side,
+             status_of(c, st, sizeof st));
+}
+
 void rep_cmp_regression_text(const rep_cmp_group *g, const rep_cmp_cell *cc, char *buf, size_t len)
 {
-    char b[64], n[64], st[160];
+    char b[64], n[64], st[256];
     const char *sep = g->nkeys ? ": " : "", *label = g->nkeys ? cc->label : ""; /* one cell: the group says it */
     dlg_format_rate(cc->base->thr, g->base->unit, b, sizeof b);
     if (!cc->new) {
@@ -54,18 +63,24 @@ void rep_cmp_regression_text(const rep_cmp_group *g, const rep_cmp_cell *cc, cha
         return;
     }
     dlg_format_rate(cc->new->thr, g->new->unit, n, sizeof n);
-    int k = 0;
+    char part[3][512];
+    size_t np = 0;
     if (cc->thr_regression)
-        k = snprintf(buf, len, "%s%s%s: %s -> %s (%+.1f%%, p=%.2g)", g->name, sep, label, b, n, 100 * cc->delta,
-                     cc->w.p);
-    if (!cc->lat_regression || k < 0 || (size_t)k >= len)
-        return;
-    dlg_format_latency_us(cc->lat_base, b, sizeof b);
-    dlg_format_latency_us(cc->lat_new, n, sizeof n);
-    k = k ? k + snprintf(buf + k, len - (size_t)k, "; ") : snprintf(buf, len, "%s%s%s: ", g->name, sep, label);
-    if (k >= 0 && (size_t)k < len)
-        snprintf(buf + k, len - (size_t)k, "%s step latency %s -> %s (%+.1f%%, limit +%.1f%%)", g->latency, b, n,
+        snprintf(part[np++], sizeof *part, "%s -> %s (%+.1f%%, p=%.2g)", b, n, 100 * cc->delta, cc->w.p);
+    if (cc->lat_regression) {
+        dlg_format_latency_us(cc->lat_base, b, sizeof b);
+        dlg_format_latency_us(cc->lat_new, n, sizeof n);
+        snprintf(part[np++], sizeof *part, "%s step latency %s -> %s (%+.1f%%, limit +%.1f%%)", g->latency, b, n,
                  100 * cc->lat_delta, 100 * g->latency_limit);
+    }
+    if (cc->runs_regression) {
+        runs_failed_text(cc->new, "new", st, sizeof st);
+        snprintf(part[np++], sizeof *part, "%s, in none of base's", st);
+    }
+    /* a cell failing several gates: one line, its reasons "; "-separated */
+    size_t k = (size_t)snprintf(buf, len, "%s%s%s: ", g->name, sep, label);
+    for (size_t i = 0; i < np && k < len; i++)
+        k += (size_t)snprintf(buf + k, len - k, "%s%s", i ? "; " : "", part[i]);
 }
 
 static int style_of(rep_cmp_verdict v)
@@ -98,6 +113,19 @@ static int put_side(rep_table *t, size_t row, size_t col, const rep_cell *c, con
     return rc | rep_table_put(t, row, col + 1, REP_ST_PLAIN, "%s", b);
 }
 
+/* The verdict, then the runs that failed on a side whose others ran (the
+ * figure is theirs): "~, failed in 1 of 2 new runs (oom) (gate)". */
+static void verdict_text(const rep_cmp_cell *cc, char *buf, size_t len)
+{
+    char nf[256] = "", bf[256] = "";
+    if (cc->new->ok && cc->new->nfailed)
+        runs_failed_text(cc->new, "new", nf, sizeof nf);
+    if (cc->base->ok && cc->base->nfailed)
+        runs_failed_text(cc->base, "base", bf, sizeof bf);
+    snprintf(buf, len, "%s%s%s%s%s%s%s", rep_cmp_verdict_name(cc->verdict), cc->thr_regression ? " (gate)" : "",
+             nf[0] ? ", " : "", nf, cc->runs_regression ? " (gate)" : "", bf[0] ? ", " : "", bf);
+}
+
 /* new/base, delta, p and n from col on; the verdict in column verdict. */
 static int put_judgement(rep_table *t, size_t row, size_t col, const rep_cmp_cell *cc, size_t verdict)
 {
@@ -108,9 +136,10 @@ static int put_judgement(rep_table *t, size_t row, size_t col, const rep_cmp_cel
     rc |= rep_table_put(t, row, col + 2, REP_ST_PLAIN, isnan(cc->w.p) ? "-" : "%.2g", cc->w.p);
     rc |= rep_table_put(t, row, col + 3, REP_ST_PLAIN, "%.0f+%.0f", cc->base->ok ? cc->base->repeats : 0,
                         cc->new->ok ? cc->new->repeats : 0);
-    bool slow = cc->thr_regression; /* a latency failure is marked in its own column */
-    rc |= rep_table_put(t, row, verdict, slow ? REP_ST_BAD : style_of(cc->verdict), "%s%s",
-                        rep_cmp_verdict_name(cc->verdict), slow ? " (gate)" : "");
+    char v[512];
+    verdict_text(cc, v, sizeof v);
+    bool bad = cc->thr_regression || cc->runs_regression; /* a latency failure is marked in its own column */
+    rc |= rep_table_put(t, row, verdict, bad ? REP_ST_BAD : style_of(cc->verdict), "%s", v);
     return rc;
 }
 

@@ -132,6 +132,7 @@ typedef struct rep_cell {
     unsigned unenforced;
     const char *status;
     size_t nfailed;            /* failed rows (each run's once), even when others ran ok */
+    size_t nok;                /* the measured rows pooled (each run's once): its runs are nok + nfailed */
     /* the failed rows' distinct statuses, first seen first (a cell may have
      * been OOM-killed in one run and timed out in another) */
     const char *failed_status[3];

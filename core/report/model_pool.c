@@ -239,6 +239,7 @@ static void pool_cell(rep_cell *c, const rep_rows *rs, const size_t *rows, size_
         if (pass == 0 && nok)
             mean /= n_sum;
     }
+    c->nok = nok;
     if (nok == 0)
         return;
     c->ok = true;

@@ -284,6 +284,40 @@ static void new_failure_fails_the_gate(void **state)
     assert_non_null(strstr(r.out, "NEW FAILURE (gate)"));
 }
 
+/* A cell that ran in one of new's runs and was OOM-killed in another
+ * (two files merged): its figure is the run that worked, which hid the
+ * failure and passed the gate; now it is named, and fails any gate unless
+ * base's runs failed so too (then it is said, not gated). */
+#define RUNS_HEAD "time,cpus,job,run_id,status,workload,throughput,throughput_ci95,throughput_stddev,unit,repeats,version\n"
+#define RUNS_ROW(run, st, thr, n) "2026-12-01T10:00:00Z,1,j," run "," st ",sim," thr ",1,1,images," n ",0.1.0\n"
+static void failure_in_some_new_runs_fails_the_gate(void **state)
+{
+    (void)state;
+    static const char base[] = RUNS_HEAD RUNS_ROW("a", "ok", "100", "5");
+    static const char new[] = RUNS_HEAD RUNS_ROW("x", "ok", "100", "5") RUNS_ROW("y", "oom", "0", "0");
+    static const char base_too[] = RUNS_HEAD RUNS_ROW("a", "ok", "100", "5") RUNS_ROW("b", "timeout", "0", "0")
+        RUNS_ROW("c", "ok", "100", "5");
+    ran r;
+    compare_files(&r, base, new, "--fail-below", "-5");
+    assert_int_equal(r.rc, 1);
+    assert_string_equal(r.err, "dlgauge compare: regression: sim (job j), mode -, precision -: cpus=1: failed in 1 "
+                               "of 2 new runs (oom), in none of base's\n");
+    assert_has(r.out, "5+5  ~, failed in 1 of 2 new runs (oom) (gate)\n");
+    assert_has(r.out, "1 cell fails the gate");
+    /* no gate: said, exit 0 */
+    compare_files(&r, base, new, "--alpha", "0.05");
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.err, "");
+    assert_has(r.out, "~, failed in 1 of 2 new runs (oom)\n");
+    /* base's runs failed so too: said of both sides, not gated */
+    compare_files(&r, base_too, new, "--fail-below", "-5");
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.err, "");
+    assert_has(r.out, "~, failed in 1 of 2 new runs (oom), failed in 1 of 3 base runs (timeout)\n");
+}
+#undef RUNS_HEAD
+#undef RUNS_ROW
+
 /* A cell of base missing from new fails the gate, one stderr line each,
  * so does every cell of a group only in base (it passed the gate, only
  * listed); --allow-missing lets a sweep changed on purpose pass. */
@@ -569,6 +603,7 @@ int main(void)
         cmocka_unit_test(partial_side_is_marked),
         cmocka_unit_test(new_failure_fails_the_gate),
         cmocka_unit_test(missing_cell_fails_the_gate),
+        cmocka_unit_test(failure_in_some_new_runs_fails_the_gate),
         cmocka_unit_test(one_repeat_gives_no_verdict),
         cmocka_unit_test(ci_only_rows_keep_their_spread),
         cmocka_unit_test(bad_input_is_one_line_and_exit_2),
