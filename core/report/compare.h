@@ -56,6 +56,7 @@ typedef struct rep_cmp_group {
                                   * base has its cells too (each fails the gate), only in new none */
     size_t ncells;
     bool unit_differs;           /* the sides count different units: not compared */
+    bool regression;             /* unit_differs under a gate: base's cells, as measured, are missing from new */
     double geomean;              /* of new/base over cells where both ran; NaN: none */
     size_t ngeo;
     const char *latency;         /* the latency statistic compared ("p99"), NULL: none */
@@ -101,6 +102,8 @@ const char *rep_cmp_verdict_name(rep_cmp_verdict v);
 /* "base 190 -> new 150 images/s (-21.1%, p=0.0001)", "newly failing (oom)...", "missing from new...":
  * why a cell fails the gate. */
 void rep_cmp_regression_text(const rep_cmp_group *g, const rep_cmp_cell *cc, char *buf, size_t len);
+/* "GROUP: base counts images, new counts bytes (2 cells not compared)": why a group whose unit changed fails it. */
+void rep_cmp_unit_regression_text(const rep_cmp_group *g, char *buf, size_t len);
 
 /* Outputs (compare_out.c): the header, one table per group, only-in lists, geomeans. */
 void rep_cmp_out_text(FILE *f, const rep_compare *c, bool colour);

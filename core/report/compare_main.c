@@ -25,7 +25,7 @@ static void usage(FILE *f)
           "  --fail-below PCT  exit 1 if a cell is significantly slower than base by more than PCT\n"
           "                    (e.g. -5%), ran in base and fails in new, or is in base and missing\n"
           "                    from new; each named on stderr\n"
-          "  --allow-missing   a cell missing from new does not fail the gate (a sweep changed on purpose)\n"
+          "  --allow-missing   a cell missing from new, or a group whose unit changed, does not fail the gate\n"
           "  --latency STAT    also compare this step latency per cell: p50, p90, p99, p999, mean or max\n"
           "                    (lower is better; no test: a percentile is one figure per cell)\n"
           "  --fail-above-latency PCT  exit 1 if a cell's step latency (--latency, default p99) rose by\n"
@@ -210,18 +210,28 @@ static int write_outputs(const rep_compare *c, const opts *o, char *err, size_t 
     return rc;
 }
 
-/* One stderr line per cell that fails the gate. */
+static void say_regression(const char *why)
+{
+    fputs("dlgauge compare: regression: ", stderr);
+    rep_term_text(stderr, why); /* one line each, whatever the cell's names hold */
+    fputc('\n', stderr);
+}
+
+/* One stderr line per cell that fails the gate, one per group whose unit changed. */
 static void say_regressions(const rep_compare *c)
 {
     char buf[2048];
-    for (size_t i = 0; i < c->n; i++)
+    for (size_t i = 0; i < c->n; i++) {
+        if (c->g[i].regression) {
+            rep_cmp_unit_regression_text(&c->g[i], buf, sizeof buf);
+            say_regression(buf);
+        }
         for (size_t j = 0; j < c->g[i].ncells; j++)
             if (c->g[i].cells[j].regression) {
                 rep_cmp_regression_text(&c->g[i], &c->g[i].cells[j], buf, sizeof buf);
-                fputs("dlgauge compare: regression: ", stderr);
-                rep_term_text(stderr, buf); /* one line each, whatever the cell's names hold */
-                fputc('\n', stderr);
+                say_regression(buf);
             }
+    }
 }
 
 int rep_compare_main(int argc, char **argv)

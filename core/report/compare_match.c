@@ -264,6 +264,12 @@ static int match_cells(rep_cmp_group *cg)
 static void judge_group(rep_cmp_group *cg, rep_compare *c, double *logsum)
 {
     double sum = 0;
+    if (cg->unit_differs) {
+        /* images/s in base, bytes/s in new: the benchmark as measured is
+         * gone from new, no pass for a CI gate (as a cell missing from new) */
+        cg->regression = any_gate(c) && !c->allow_missing;
+        c->nregressions += cg->regression ? cg->base->ncells : 0;
+    }
     for (size_t i = 0; i < cg->ncells; i++) {
         rep_cmp_cell *cc = &cg->cells[i];
         if (cc->base && !cc->new) {

@@ -91,7 +91,7 @@ static void group(const out_form *o, const rep_cmp_group *g)
     }
     if (g->unit_differs) {
         snprintf(buf, sizeof buf, "base counts %s, new counts %s", g->base->unit, g->new->unit);
-        line(o, "not compared", buf);
+        line(o, g->regression ? "not compared (gate)" : "not compared", buf);
         return;
     }
     rep_table t = {0};

@@ -83,6 +83,12 @@ void rep_cmp_regression_text(const rep_cmp_group *g, const rep_cmp_cell *cc, cha
         k += (size_t)snprintf(buf + k, len - k, "%s%s", i ? "; " : "", part[i]);
 }
 
+void rep_cmp_unit_regression_text(const rep_cmp_group *g, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s: base counts %s, new counts %s (%zu cell%s not compared)", g->name, g->base->unit,
+             g->new->unit, g->base->ncells, g->base->ncells == 1 ? "" : "s");
+}
+
 static int style_of(rep_cmp_verdict v)
 {
     switch (v) {

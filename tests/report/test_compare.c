@@ -318,6 +318,34 @@ static void failure_in_some_new_runs_fails_the_gate(void **state)
 #undef RUNS_HEAD
 #undef RUNS_ROW
 
+/* A group whose unit changed (images in base, bytes in new) was listed
+ * "not compared" and passed the gate: base's benchmark as measured is
+ * gone from new, so it fails as a missing cell does, one stderr line
+ * naming both units, unless --allow-missing. */
+static void unit_changed_fails_the_gate(void **state)
+{
+    (void)state;
+    static const char base[] = HEAD ROW("", "1", "ok", "100", "1", "5") ROW("", "2", "ok", "100", "1", "5");
+    static const char new[] = "time,batch,cpus,job,status,workload,throughput,throughput_ci95,throughput_stddev,"
+                              "unit,repeats,version,config\n"
+                              "2026-12-01T10:00:00Z,,1,j,ok,sim,10,1,1,bytes,5,0.1.0,\n"
+                              "2026-12-01T10:00:00Z,,2,j,ok,sim,10,1,1,bytes,5,0.1.0,\n";
+    ran r;
+    compare_files(&r, base, new, "--fail-below", "-5");
+    assert_int_equal(r.rc, 1);
+    assert_string_equal(r.err, "dlgauge compare: regression: sim (job j), mode -, precision -: base counts images, "
+                               "new counts bytes (2 cells not compared)\n");
+    assert_has(r.out, "  not compared (gate): base counts images, new counts bytes\n");
+    assert_has(r.out, "2 cells fail the gate");
+    compare_files2(&r, base, new, "--fail-below", "-5", "--allow-missing", NULL);
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.err, "");
+    assert_has(r.out, "  not compared: base counts images, new counts bytes\n");
+    compare_files(&r, base, new, "--alpha", "0.05");
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.err, "");
+}
+
 /* A cell of base missing from new fails the gate, one stderr line each,
  * so does every cell of a group only in base (it passed the gate, only
  * listed); --allow-missing lets a sweep changed on purpose pass. */
@@ -604,6 +632,7 @@ int main(void)
         cmocka_unit_test(new_failure_fails_the_gate),
         cmocka_unit_test(missing_cell_fails_the_gate),
         cmocka_unit_test(failure_in_some_new_runs_fails_the_gate),
+        cmocka_unit_test(unit_changed_fails_the_gate),
         cmocka_unit_test(one_repeat_gives_no_verdict),
         cmocka_unit_test(ci_only_rows_keep_their_spread),
         cmocka_unit_test(bad_input_is_one_line_and_exit_2),
