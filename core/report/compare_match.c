@@ -119,6 +119,20 @@ static bool any_gate(const rep_compare *c)
     return c->gate || c->latency_gate;
 }
 
+/* Whether ratio new/base lies beyond a limit (a fraction: -0.05, +0.10)
+ * by more than rounding: 95/100 - 1 is -0.050000000000000044 in doubles,
+ * so 100 -> 95 failed --fail-below -5% while 100 -> 90 passed -10%; the
+ * gate fails "by more than PCT", never exactly at it. */
+static bool below_limit(double ratio, double limit)
+{
+    return ratio < (1 + limit) * (1 - 1e-9);
+}
+
+static bool above_limit(double ratio, double limit)
+{
+    return ratio > (1 + limit) * (1 + 1e-9);
+}
+
 /* The --latency statistics: their result fields, and how a cell's runs'
  * figures pool (its maxima to the largest, the others to a mean). */
 static const struct latency_stat {
@@ -161,7 +175,7 @@ static void judge_latency(rep_cmp_cell *cc, const rep_cmp_group *cg, rep_compare
     }
     if (cc->lat_base > 0)
         cc->lat_delta = cc->lat_new / cc->lat_base - 1;
-    cc->lat_regression = c->latency_gate && cc->lat_delta > c->fail_above_latency;
+    cc->lat_regression = c->latency_gate && above_limit(cc->lat_delta + 1, c->fail_above_latency);
     cc->regression |= cc->lat_regression;
 }
 
@@ -186,7 +200,7 @@ static void judge(rep_cmp_cell *cc, const rep_compare *c)
         cc->verdict = n->thr < b->thr ? REP_CMP_SLOWER : REP_CMP_FASTER;
     else
         cc->verdict = REP_CMP_SAME;
-    cc->regression = cc->thr_regression = c->gate && cc->verdict == REP_CMP_SLOWER && cc->delta < c->fail_below;
+    cc->regression = cc->thr_regression = c->gate && cc->verdict == REP_CMP_SLOWER && below_limit(cc->ratio, c->fail_below);
     /* an OOM in one of new's runs, its other runs pooled as the figure: an
      * intermittent failure is no pass for a CI gate, unless base's runs
      * failed so too (then it is said, not gated) */

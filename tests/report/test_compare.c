@@ -618,6 +618,31 @@ static void one_side_from_stdin(void **state)
     unlink(pn);
 }
 
+/* Exactly at the limit passes, just beyond it fails, whatever the
+ * rounding: 100 -> 95 is -5.0000000000000044% in doubles and failed
+ * -5% while 100 -> 90 passed -10%; 1000 -> 1100 us failed +10%. */
+static void limit_at_its_boundary_passes(void **state)
+{
+    (void)state;
+    static const char base[] = HEAD ROW("", "2", "ok", "100", "1", "5");
+    ran r;
+    compare_files(&r, base, HEAD ROW("", "2", "ok", "95", "1", "5"), "--fail-below", "-5");
+    assert_int_equal(r.rc, 0);
+    compare_files(&r, base, HEAD ROW("", "2", "ok", "90", "1", "5"), "--fail-below", "-10");
+    assert_int_equal(r.rc, 0);
+    compare_files(&r, base, HEAD ROW("", "2", "ok", "94.99", "1", "5"), "--fail-below", "-5");
+    assert_int_equal(r.rc, 1);
+    compare_files(&r, base, HEAD ROW("", "2", "ok", "89.99", "1", "5"), "--fail-below", "-10");
+    assert_int_equal(r.rc, 1);
+    static const char lbase[] = HEADL ROWL("2", "400", "900", "1000");
+    compare_files(&r, lbase, HEADL ROWL("2", "400", "900", "1100"), "--fail-above-latency", "10");
+    assert_int_equal(r.rc, 0);
+    compare_files(&r, lbase, HEADL ROWL("2", "400", "900", "1100.01"), "--fail-above-latency", "10");
+    assert_int_equal(r.rc, 1);
+    compare_files(&r, lbase, HEADL ROWL("2", "400", "900", "1000"), "--fail-above-latency", "0");
+    assert_int_equal(r.rc, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -629,6 +654,7 @@ int main(void)
         cmocka_unit_test(significant_slowdown_fails_the_gate),
         cmocka_unit_test(insignificant_slowdown_passes),
         cmocka_unit_test(partial_side_is_marked),
+        cmocka_unit_test(limit_at_its_boundary_passes),
         cmocka_unit_test(new_failure_fails_the_gate),
         cmocka_unit_test(missing_cell_fails_the_gate),
         cmocka_unit_test(failure_in_some_new_runs_fails_the_gate),
