@@ -173,8 +173,11 @@ static void judge_latency(rep_cmp_cell *cc, const rep_cmp_group *cg, rep_compare
         c->nlat_missing++;
         return;
     }
-    if (cc->lat_base > 0)
-        cc->lat_delta = cc->lat_new / cc->lat_base - 1;
+    if (!(cc->lat_base > 0)) {
+        c->nlat_zero_base++; /* no rise to measure from 0: counted in the footer, not passed in silence */
+        return;
+    }
+    cc->lat_delta = cc->lat_new / cc->lat_base - 1;
     cc->lat_regression = c->latency_gate && above_limit(cc->lat_delta + 1, c->fail_above_latency);
     cc->regression |= cc->lat_regression;
 }

@@ -116,6 +116,10 @@ static void footer(const out_form *o, const rep_compare *c)
         fprintf(o->f, "%s%zu cell%s without %s on a side: latency not compared there%s\n", o->md ? "\n" : "",
                 c->nlat_missing, c->nlat_missing == 1 ? "" : "s", rep_cmp_latency_field(c->latency),
                 c->latency_gate ? " (nor gated)" : "");
+    if (c->nlat_zero_base)
+        fprintf(o->f, "%s%zu cell%s with a base %s of 0: latency not compared there%s\n", o->md ? "\n" : "",
+                c->nlat_zero_base, c->nlat_zero_base == 1 ? "" : "s", rep_cmp_latency_field(c->latency),
+                c->latency_gate ? " (nor gated)" : "");
     if (c->gate || c->latency_gate)
         fprintf(o->f, "%s%zu cell%s fail%s the gate\n", o->md ? "\n" : "", c->nregressions,
                 c->nregressions == 1 ? "" : "s", c->nregressions == 1 ? "s" : "");

@@ -643,6 +643,18 @@ static void limit_at_its_boundary_passes(void **state)
     assert_int_equal(r.rc, 0);
 }
 
+/* A base latency of 0 gives no rise to judge: the gate skipped the cell
+ * in silence; the footer counts it as it counts a missing latency. */
+static void zero_base_latency_is_counted(void **state)
+{
+    (void)state;
+    ran r;
+    compare_files(&r, HEADL ROWL("2", "400", "900", "0"), HEADL ROWL("2", "400", "900", "5000"),
+                  "--fail-above-latency", "10");
+    assert_int_equal(r.rc, 0);
+    assert_has(r.out, "1 cell with a base latency_p99_us of 0: latency not compared there (nor gated)\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -655,6 +667,7 @@ int main(void)
         cmocka_unit_test(insignificant_slowdown_passes),
         cmocka_unit_test(partial_side_is_marked),
         cmocka_unit_test(limit_at_its_boundary_passes),
+        cmocka_unit_test(zero_base_latency_is_counted),
         cmocka_unit_test(new_failure_fails_the_gate),
         cmocka_unit_test(missing_cell_fails_the_gate),
         cmocka_unit_test(failure_in_some_new_runs_fails_the_gate),
