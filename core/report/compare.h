@@ -82,6 +82,7 @@ typedef struct rep_compare {
     double fail_above_latency; /* gate: a latency rise beyond this fails (e.g. 0.10) */
     bool latency_gate;         /* --fail-above-latency given */
     size_t nlat_missing;       /* matched cells that ran on both sides, the latency missing on one */
+    size_t nno_ci;             /* matched cells of fewer than 2 repeats on a side: no test, no throughput gate */
     size_t nlat_zero_base;     /* such cells whose base latency is 0: no rise to judge against it */
     rep_cmp_group *g;
     size_t n;

@@ -182,7 +182,7 @@ static void judge_latency(rep_cmp_cell *cc, const rep_cmp_group *cg, rep_compare
     cc->regression |= cc->lat_regression;
 }
 
-static void judge(rep_cmp_cell *cc, const rep_compare *c)
+static void judge(rep_cmp_cell *cc, rep_compare *c)
 {
     const rep_cell *b = cc->base, *n = cc->new;
     cc->ratio = cc->delta = NAN;
@@ -203,6 +203,7 @@ static void judge(rep_cmp_cell *cc, const rep_compare *c)
         cc->verdict = n->thr < b->thr ? REP_CMP_SLOWER : REP_CMP_FASTER;
     else
         cc->verdict = REP_CMP_SAME;
+    c->nno_ci += cc->verdict == REP_CMP_NO_CI; /* counted in the footer: -90% passing says nothing else */
     cc->regression = cc->thr_regression = c->gate && cc->verdict == REP_CMP_SLOWER && below_limit(cc->ratio, c->fail_below);
     /* an OOM in one of new's runs, its other runs pooled as the figure: an
      * intermittent failure is no pass for a CI gate, unless base's runs

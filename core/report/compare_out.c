@@ -116,6 +116,9 @@ static void footer(const out_form *o, const rep_compare *c)
         fprintf(o->f, "%s%zu cell%s without %s on a side: latency not compared there%s\n", o->md ? "\n" : "",
                 c->nlat_missing, c->nlat_missing == 1 ? "" : "s", rep_cmp_latency_field(c->latency),
                 c->latency_gate ? " (nor gated)" : "");
+    if (c->gate && c->nno_ci)
+        fprintf(o->f, "%s%zu cell%s with fewer than 2 repeats on a side: throughput not tested there (nor gated)\n",
+                o->md ? "\n" : "", c->nno_ci, c->nno_ci == 1 ? "" : "s");
     if (c->nlat_zero_base)
         fprintf(o->f, "%s%zu cell%s with a base %s of 0: latency not compared there%s\n", o->md ? "\n" : "",
                 c->nlat_zero_base, c->nlat_zero_base == 1 ? "" : "s", rep_cmp_latency_field(c->latency),

@@ -419,6 +419,8 @@ static void one_repeat_gives_no_verdict(void **state)
     assert_int_equal(r.rc, 0);
     assert_non_null(strstr(r.out, "-50.0%"));
     assert_non_null(strstr(r.out, "1+1  ~ (no CI)\n"));
+    /* the gate checked nothing: the footer says how many it could not test */
+    assert_has(r.out, "1 cell with fewer than 2 repeats on a side: throughput not tested there (nor gated)\n");
 }
 
 static void bad_input_is_one_line_and_exit_2(void **state)
