@@ -12,10 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #define CKPT_EVERY 256
 #define NONE UINT64_MAX
+#define MAX_MAPS 16
 
 typedef struct ckpt_key {
     size_t len;
@@ -29,6 +31,8 @@ struct dlg_lmdb {
     pthread_mutex_t ckpt_lock; /* guards the lazily built checkpoint table */
     ckpt_key *ckpt;            /* keys at indexes 0, 256, 512, ... */
     size_t nckpt;
+    const char *map;    /* liblmdb's mapping of the data file; NULL: not found */
+    uint64_t file_size; /* the data file's size at open: what of the map is backed */
     char path[];
 };
 
@@ -81,9 +85,11 @@ static int need_pages(const char *file, uint64_t size, uint64_t last, uint64_t p
                          (unsigned long long)(pages - 1), (unsigned long long)psize);
 }
 
-/* After a successful open: the newest meta page against the file size. */
-static int check_size(MDB_env *env, const char *file, dlg_data_err *err)
+/* After a successful open: the newest meta page against the file size;
+ * keeps the size for in_file. */
+static int check_size(dlg_lmdb *db, const char *file, dlg_data_err *err)
 {
+    MDB_env *env = db->env;
     MDB_envinfo info;
     MDB_stat ms;
     mdb_filehandle_t fd;
@@ -98,6 +104,7 @@ static int check_size(MDB_env *env, const char *file, dlg_data_err *err)
     if (rc)
         return dlg_data_fail(err, DLG_EIO, "%s: cannot read the LMDB's size: %s", file,
                              mdb_strerror(rc));
+    db->file_size = (uint64_t)st.st_size;
     return need_pages(file, (uint64_t)st.st_size, info.me_last_pgno, ms.ms_psize, err);
 }
 
@@ -128,6 +135,66 @@ static int check_short(const char *file, dlg_data_err *err)
     return need_pages(file, (uint64_t)st.st_size, m.last_pg, psize, err);
 }
 
+typedef struct file_maps {
+    size_t n;
+    uintptr_t start[MAX_MAPS];
+} file_maps;
+
+/* Where this process maps file from its first byte, from /proc/self/maps. */
+static void find_maps(const char *file, file_maps *out)
+{
+    out->n = 0;
+    struct stat st;
+    FILE *f = stat(file, &st) == 0 ? fopen("/proc/self/maps", "re") : NULL;
+    if (!f)
+        return;
+    char line[4400];
+    while (out->n < MAX_MAPS && fgets(line, sizeof line, f)) {
+        unsigned long start, end, off, ino;
+        unsigned maj, mnr;
+        if (sscanf(line, "%lx-%lx %*s %lx %x:%x %lu", &start, &end, &off, &maj, &mnr, &ino) == 6 &&
+            off == 0 && ino == st.st_ino && maj == major(st.st_dev) && mnr == minor(st.st_dev))
+            out->start[out->n++] = start;
+    }
+    fclose(f);
+}
+
+/* The mapping of file that liblmdb made since before was taken (its API
+ * gives the address, mdb_env_info's me_mapaddr, only for MDB_FIXEDMAP). */
+static const char *new_map(const char *file, const file_maps *before)
+{
+    file_maps now;
+    find_maps(file, &now);
+    for (size_t i = 0; i < now.n; i++) {
+        size_t j = 0;
+        while (j < before->n && before->start[j] != now.start[i])
+            j++;
+        if (j == before->n)
+            return (const char *)now.start[i];
+    }
+    return NULL;
+}
+
+/* liblmdb's assertions (a corrupt page it walks into) abort the process
+ * after this returns: name the dataset first, as nothing else will. */
+static void on_lmdb_assert(MDB_env *env, const char *msg)
+{
+    const char *path = mdb_env_get_userctx(env);
+    fprintf(stderr, "dlgauge: %s: corrupt LMDB (liblmdb: %s)\n", path ? path : "?", msg);
+    fflush(stderr);
+}
+
+/* A fresh env for db that names db->path when liblmdb asserts. */
+static int create_env(dlg_lmdb *db)
+{
+    int rc = mdb_env_create(&db->env);
+    if (rc == 0)
+        rc = mdb_env_set_userctx(db->env, db->path);
+    if (rc == 0)
+        rc = mdb_env_set_assert(db->env, on_lmdb_assert);
+    return rc;
+}
+
 static int open_env(dlg_lmdb *db, const char *path, dlg_data_err *err)
 {
     struct stat st;
@@ -135,7 +202,11 @@ static int open_env(dlg_lmdb *db, const char *path, dlg_data_err *err)
         return dlg_data_fail(err, DLG_EINVAL, "%s: cannot open LMDB: %s", path, strerror(errno));
     bool subdir = S_ISDIR(st.st_mode);
     unsigned flags = MDB_RDONLY | MDB_NOTLS | (subdir ? 0 : MDB_NOSUBDIR);
-    int rc = mdb_env_create(&db->env);
+    char file[4200];
+    data_file(file, sizeof file, path, subdir);
+    file_maps before;
+    find_maps(file, &before);
+    int rc = create_env(db);
     if (rc == 0)
         rc = mdb_env_set_maxreaders(db->env, 1024);
     if (rc == 0)
@@ -143,14 +214,14 @@ static int open_env(dlg_lmdb *db, const char *path, dlg_data_err *err)
     if (rc == EACCES || rc == EROFS) { /* read-only media: no lock file possible */
         mdb_env_close(db->env);
         db->env = NULL;
-        rc = mdb_env_create(&db->env);
+        rc = create_env(db);
         if (rc == 0)
             rc = mdb_env_open(db->env, path, flags | MDB_NOLOCK, 0664);
     }
-    char file[4200];
-    data_file(file, sizeof file, path, subdir);
     if (rc == 0)
-        return check_size(db->env, file, err);
+        db->map = new_map(file, &before);
+    if (rc == 0)
+        return check_size(db, file, err);
     if (rc == ENOENT)
         return dlg_data_fail(err, DLG_ECORRUPT, "%s: not an LMDB (no data.mdb in the directory)",
                              path);
@@ -244,6 +315,44 @@ void dlg_lmdb_cursor_close(dlg_lmdb_cursor *c)
 
 void dlg_lmdb_rewind(dlg_lmdb_cursor *c) { c->pos = NONE; }
 
+/* Whether v lies in the mapped data file.  liblmdb takes a node's offset
+ * and sizes from the page as they are: in a corrupt page they can point
+ * past the end of the file (in the map, not backed: SIGBUS on read).  A
+ * miss re-reads the size, as a writer may have grown the file since open.
+ * Without /proc (map not found) there is nothing to check against. */
+static bool in_file(const dlg_lmdb *db, const MDB_val *v)
+{
+    const char *p = v->mv_data;
+    if (!db->map)
+        return true;
+    uint64_t size = db->file_size;
+    if (p < db->map || (uint64_t)(p - db->map) > size || v->mv_size > size - (uint64_t)(p - db->map)) {
+        mdb_filehandle_t fd;
+        struct stat st;
+        if (mdb_env_get_fd(db->env, &fd) != 0 || fstat(fd, &st) != 0)
+            return false;
+        size = (uint64_t)st.st_size;
+    }
+    return p >= db->map && (uint64_t)(p - db->map) <= size &&
+           v->mv_size <= size - (uint64_t)(p - db->map);
+}
+
+/* The error for a key (value: NULL) or value of record index that is not in
+ * the file (see in_file). */
+static int outside_file(const dlg_lmdb *db, uint64_t index, const MDB_val *k, const MDB_val *v,
+                        dlg_data_err *err)
+{
+    char key[204];
+    if (!v)
+        return dlg_data_fail(err, DLG_ECORRUPT,
+                             "%s: record %llu: key points outside the file: corrupt LMDB",
+                             db->path, (unsigned long long)index);
+    return dlg_data_fail(err, DLG_ECORRUPT,
+                         "%s: record %llu (key '%s'): value points outside the file: corrupt LMDB",
+                         db->path, (unsigned long long)index,
+                         dlg_data_printable(key, sizeof key, k->mv_data, k->mv_size));
+}
+
 /* Moves the cursor with op and, if a record is there, decodes it. */
 static int fetch(dlg_lmdb_cursor *c, MDB_cursor_op op, MDB_val *k, uint64_t index,
                  dlg_lmdb_record *rec, dlg_data_err *err)
@@ -256,8 +365,12 @@ static int fetch(dlg_lmdb_cursor *c, MDB_cursor_op op, MDB_val *k, uint64_t inde
         return dlg_data_fail(err, DLG_EIO, "%s: cursor read at record %llu: %s", c->db->path,
                              (unsigned long long)index, mdb_strerror(rc));
     c->pos = index;
+    if (!in_file(c->db, k))
+        return outside_file(c->db, index, k, NULL, err);
     if (!rec)
         return 1;
+    if (!in_file(c->db, &v))
+        return outside_file(c->db, index, k, &v, err);
     dlg_data_err local;
     rc = dlg_datum_decode(&c->datum, v.mv_data, v.mv_size, "value", &local);
     char key[204];
@@ -293,7 +406,8 @@ static int build_ckpt(dlg_lmdb_cursor *c, dlg_data_err *err)
     MDB_val k, v;
     size_t got = 0;
     int rc = mdb_cursor_get(c->cur, &k, &v, MDB_FIRST);
-    for (uint64_t i = 0; rc == 0 && got < n; i++) {
+    uint64_t i = 0;
+    for (; rc == 0 && got < n && in_file(db, &k); i++) {
         if (i % CKPT_EVERY == 0) {
             t[got].key = malloc(k.mv_size ? k.mv_size : 1);
             if (!t[got].key)
@@ -305,9 +419,11 @@ static int build_ckpt(dlg_lmdb_cursor *c, dlg_data_err *err)
     }
     c->pos = NONE; /* the scan moved the cursor */
     if (got < n) {
-        for (size_t i = 0; i < got; i++)
-            free(t[i].key);
+        for (size_t j = 0; j < got; j++)
+            free(t[j].key);
         free(t);
+        if (rc == 0 && !in_file(db, &k))
+            return outside_file(db, i, &k, NULL, err);
         return dlg_data_fail(err, DLG_ECORRUPT, "%s: key scan stopped at checkpoint %zu of %zu: %s",
                              db->path, got, n, rc ? mdb_strerror(rc) : "out of memory");
     }

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "lmdb_dataset.h"
@@ -362,12 +364,196 @@ static void test_truncated(void **state)
     tmpdir_rmrf(dir);
 }
 
+/* Writes n records to path: key dlg_lmdb_key(i, "x.jpg"), value an encoded
+ * Datum of vlen bytes filled with i, or value special (its length sp_len)
+ * for record sp. */
+static void write_db(const char *path, int n, size_t vlen, int sp, const void *special,
+                     size_t sp_len)
+{
+    dlg_lmdb_writer *w;
+    dlg_data_err err;
+    uint8_t val[1000];
+    assert_true(vlen <= sizeof val && vlen > 5 && vlen < 16000);
+    assert_int_equal(dlg_lmdb_writer_open(&w, path, &err), 0);
+    for (int i = 0; i < n; i++) {
+        char key[32];
+        int kn = dlg_lmdb_key(key, sizeof key, i, "x.jpg");
+        size_t dlen = vlen - 5; /* data (2-byte length), encoded = true */
+        memset(val, i, vlen);
+        val[0] = 0x22;
+        val[1] = (uint8_t)((dlen & 0x7f) | 0x80);
+        val[2] = (uint8_t)(dlen >> 7);
+        val[vlen - 2] = 0x38;
+        val[vlen - 1] = 0x01;
+        const void *v = i == sp ? special : val;
+        assert_int_equal(dlg_lmdb_writer_put_raw(w, key, (size_t)kn, v, i == sp ? sp_len : vlen,
+                                                 &err),
+                         0);
+    }
+    assert_int_equal(dlg_lmdb_writer_close(w, &err), 0);
+}
+
+/* The data.mdb of dir read into memory; *len its size, *at the offset of
+ * the one copy of mark (-1: none). */
+static uint8_t *read_marked(const char *file, long *len, const char *mark, long *at)
+{
+    FILE *f = fopen(file, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    *len = ftell(f);
+    rewind(f);
+    uint8_t *b = malloc((size_t)*len);
+    assert_non_null(b);
+    assert_int_equal(fread(b, 1, (size_t)*len, f), (size_t)*len);
+    fclose(f);
+    *at = -1;
+    size_t ml = strlen(mark);
+    for (long i = 0; i + (long)ml <= *len; i++)
+        if (memcmp(b + i, mark, ml) == 0) {
+            assert_int_equal(*at, -1);
+            *at = i;
+        }
+    return b;
+}
+
+static void write_file(const char *file, const uint8_t *b, long len)
+{
+    FILE *f = fopen(file, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(b, 1, (size_t)len, f), (size_t)len);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* Sets the 16-bit field at off of the leaf node whose value starts at val
+ * (key of klen bytes): liblmdb's MDB_node is data size lo, hi, flags, key
+ * size, then the key and the value (little-endian x86). */
+static void set_node_u16(uint8_t *b, long val, size_t klen, int off, uint16_t x)
+{
+    uint8_t *node = b + val - (long)klen - 8;
+    memcpy(node + off, &x, sizeof x);
+}
+
+#define MARK "MARKED-VALUE"
+
+/* A corrupt leaf node whose key or value runs past the end of data.mdb (in
+ * liblmdb's map, which is larger, but not backed by the file): liblmdb
+ * returns it as it is, and reading it was a SIGBUS (the audit's busdb).
+ * Now one error line names the dataset and the record. */
+static void test_outside_file(void **state)
+{
+    char dir[64], path[80], file[100], want[400], key[32];
+    tmpdir_make(dir, "lmdb");
+    snprintf(path, sizeof path, "%s/db", dir);
+    snprintf(file, sizeof file, "%s/data.mdb", path);
+    /* Record 1: a Datum whose data field (400000 bytes) the decoder skips
+     * over to read the next tag: inside the patched size, past the file. */
+    const uint8_t special[] = {0x22, 0x80, 0xb5, 0x18, 'M', 'A', 'R', 'K', 'E', 'D',
+                               '-',  'V',  'A',  'L',  'U', 'E'};
+    write_db(path, 3, 50, 1, special, sizeof special);
+    size_t klen = (size_t)dlg_lmdb_key(key, sizeof key, 1, "x.jpg");
+    long len, at;
+    uint8_t *orig = read_marked(file, &len, MARK, &at);
+    assert_true(at > 4);
+    long val = at - 4;
+    assert_true(len < 400000);
+    uint8_t *b = malloc((size_t)len);
+    assert_non_null(b);
+
+    for (int which = 0; which < 2; which++) {
+        memcpy(b, orig, (size_t)len);
+        if (which == 0) { /* value size 1000000 */
+            set_node_u16(b, val, klen, 0, 1000000 & 0xffff);
+            set_node_u16(b, val, klen, 2, 1000000 >> 16);
+            snprintf(want, sizeof want,
+                     "%s: record 1 (key '%s'): value points outside the file: corrupt LMDB",
+                     path, key);
+        } else { /* key size 65535 */
+            set_node_u16(b, val, klen, 6, 0xffff);
+            snprintf(want, sizeof want, "%s: record 1: key points outside the file: corrupt LMDB",
+                     path);
+        }
+        write_file(file, b, len);
+        dlg_lmdb *db;
+        dlg_data_err err;
+        assert_int_equal(dlg_lmdb_open(&db, path, &err), 0);
+        dlg_lmdb_cursor *c;
+        dlg_lmdb_record rec;
+        assert_int_equal(dlg_lmdb_cursor_open(db, &c, &err), 0);
+        assert_int_equal(dlg_lmdb_next(c, &rec, &err), 1);
+        assert_int_equal(dlg_lmdb_next(c, &rec, &err), -DLG_ECORRUPT);
+        assert_string_equal(err.msg, want);
+        /* Random access reads the keys first (its checkpoints). */
+        dlg_lmdb_cursor_close(c);
+        assert_int_equal(dlg_lmdb_cursor_open(db, &c, &err), 0);
+        assert_int_equal(dlg_lmdb_seek(c, 1, &rec, &err), -DLG_ECORRUPT);
+        assert_string_equal(err.msg, want);
+        dlg_lmdb_cursor_close(c);
+        dlg_lmdb_close(db);
+    }
+    free(b);
+    free(orig);
+    tmpdir_rmrf(dir);
+}
+
+/* A leaf page marked a branch (the audit's mut2/pgc): liblmdb asserts in
+ * mdb_cursor_next() and aborts, which cannot be caught; its assert hook
+ * first names the dataset on stderr. */
+static void test_assert_names_path(void **state)
+{
+    char dir[64], path[80], file[100], log[100];
+    tmpdir_make(dir, "lmdb");
+    snprintf(path, sizeof path, "%s/db", dir);
+    snprintf(file, sizeof file, "%s/data.mdb", path);
+    snprintf(log, sizeof log, "%s/stderr", dir);
+    write_db(path, 60, 700, 59, MARK, strlen(MARK)); /* 5 per 4 KiB page: 12 leaves */
+    long len, at, ps = sysconf(_SC_PAGESIZE);
+    uint8_t *b = read_marked(file, &len, MARK, &at);
+    assert_true(at > 4 * ps); /* the last record's leaf is not the first leaf */
+    uint16_t flags;
+    memcpy(&flags, b + at - at % ps + 10, sizeof flags); /* MDB_page: pgno, pad, flags */
+    assert_int_equal(flags, 0x02);                       /* P_LEAF */
+    flags = 0x01;                                        /* P_BRANCH */
+    memcpy(b + at - at % ps + 10, &flags, sizeof flags);
+    write_file(file, b, len);
+    free(b);
+
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        FILE *f = freopen(log, "w", stderr);
+        dlg_lmdb *db;
+        dlg_lmdb_cursor *c;
+        dlg_lmdb_record rec;
+        dlg_data_err err;
+        if (!f || dlg_lmdb_open(&db, path, &err) || dlg_lmdb_cursor_open(db, &c, &err))
+            _exit(3);
+        while (dlg_lmdb_next(c, &rec, &err) == 1)
+            ;
+        _exit(4);
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFSIGNALED(st));
+    assert_int_equal(WTERMSIG(st), SIGABRT);
+    char out[2000] = "", want[200];
+    FILE *f = fopen(log, "r");
+    assert_non_null(f);
+    size_t got = fread(out, 1, sizeof out - 1, f);
+    out[got] = '\0';
+    fclose(f);
+    snprintf(want, sizeof want, "dlgauge: %s: corrupt LMDB (liblmdb: ", path);
+    assert_non_null(strstr(out, want));
+    assert_non_null(strstr(out, "IS_LEAF"));
+    tmpdir_rmrf(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip), cmocka_unit_test(test_key_format),
         cmocka_unit_test(test_map_grows),  cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_truncated),
+        cmocka_unit_test(test_truncated),  cmocka_unit_test(test_outside_file),
+        cmocka_unit_test(test_assert_names_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
