@@ -89,6 +89,11 @@ static int not_jpeg(const void *buf, size_t len, const char *what, dlg_data_err 
                          len);
 }
 
+int dlg_jpeg_require(const void *buf, size_t len, const char *what, dlg_data_err *err)
+{
+    return dlg_jpeg_is_jpeg(buf, len) ? 0 : not_jpeg(buf, len, what, err);
+}
+
 /* Whether the frame (the first SOF marker, before any scan) is
  * progressive: SOF2, SOF6, SOF10 or SOF14. */
 static bool is_progressive(const uint8_t *p, size_t len)

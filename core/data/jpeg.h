@@ -55,6 +55,11 @@ void dlg_jpeg_free(dlg_jpeg *j);
 /* True when buf starts like a JPEG (SOI marker). */
 int dlg_jpeg_is_jpeg(const void *buf, size_t len);
 
+/* 0 when buf starts like a JPEG; else -DLG_ECORRUPT with "WHAT: not a JPEG
+ * but a PNG image (N bytes): only JPEG is decoded" (the format named when
+ * it is a common one). */
+int dlg_jpeg_require(const void *buf, size_t len, const char *what, dlg_data_err *err);
+
 /* True when the stream ends with an EOI marker (FF D9, possibly followed
  * by up to 4 KiB of padding) after its first scan: libjpeg takes a stream
  * cut short for a warning only, and an EXIF thumbnail's EOI in the headers

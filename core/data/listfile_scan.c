@@ -57,6 +57,9 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Not only JPEG names: the loader (files:) and preprocess then name a PNG,
+ * BMP... they cannot use (or count it, skip_corrupt), where leaving it out
+ * here would shrink a dataset without a word. */
 static bool is_image(const char *name)
 {
     static const char *const ext[] = {"jpg", "jpeg", "png", "ppm", "pgm",

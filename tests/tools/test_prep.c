@@ -552,6 +552,51 @@ static void test_corrupt(void **st)
     }
 }
 
+/* A 1x1 PNG (signature, IHDR, IDAT, IEND) named .png, and the same bytes
+ * named .jpg: the folder scan lists both, but the loader decodes JPEG only,
+ * so preprocess refuses either by its content, naming the file and the
+ * format, instead of writing a dataset it cannot read back; skip_corrupt
+ * counts and skips them. */
+static void test_png(void **st)
+{
+    static const uint8_t png[] = {
+        0x89, 'P',  'N',  'G',  0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 'I',  'H',
+        'D',  'R',  0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x02, 0x00, 0x00,
+        0x00, 0x90, 0x77, 0x53, 0xde, 0x00, 0x00, 0x00, 0x0c, 'I',  'D',  'A',  'T',  0x78,
+        0x9c, 0x63, 0xf8, 0xcf, 0xc0, 0x00, 0x00, 0x03, 0x01, 0x01, 0x00, 0xc9, 0xfe, 0x92,
+        0xef, 0x00, 0x00, 0x00, 0x00, 'I',  'E',  'N',  'D',  0xae, 0x42, 0x60, 0x82};
+    fx *f = *st;
+    const char *names[] = {"c1/img_2.png", "c1/img_2.jpg"};
+    for (int n = 0; n < 2; n++) {
+        char dir[600], p[700], want[800];
+        corrupt_dir(f, dir, sizeof dir);
+        snprintf(p, sizeof p, "%s/c1/img_2.jpg", dir);
+        assert_int_equal(unlink(p), 0);
+        snprintf(p, sizeof p, "%s/%s", dir, names[n]);
+        assert_int_equal(fx_write(p, png, sizeof png), 0);
+        snprintf(want, sizeof want, "%s: not a JPEG but a PNG image (%zu bytes): only JPEG is decoded",
+                 p, sizeof png);
+        for (int resize = 0; resize <= 24; resize += 24) {
+            kv k = {0};
+            kv_add(&k, "input=%s", dir);
+            kv_add(&k, "output=lmdb:%s/png_lmdb", f->dir);
+            kv_add(&k, "resize=%d", resize);
+            wr_result r;
+            wr_run("tools.so", "preprocess", k.ptr, N, &r);
+            assert_int_equal(r.setup_rc, 0);
+            assert_int_equal(r.step_rc, -DLG_ECORRUPT);
+            assert_int_equal(r.steps_done, PER_CLASS + 2);
+            assert_string_equal(r.error, want);
+
+            kv_add(&k, "skip_corrupt=true");
+            wr_run("tools.so", "preprocess", k.ptr, N, &r);
+            assert_int_equal(r.step_rc, 0);
+            assert_int_equal(wr_int(&r, "skipped"), 1);
+            assert_int_equal(wr_int(&r, "images_written"), N - 1);
+        }
+    }
+}
+
 static void test_bad_input(void **st)
 {
     fx *f = *st;
@@ -606,6 +651,7 @@ int main(void)
         cmocka_unit_test(test_int32_labels),
         cmocka_unit_test(test_passes),
         cmocka_unit_test(test_corrupt),
+        cmocka_unit_test(test_png),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, setup_fx, teardown_fx);

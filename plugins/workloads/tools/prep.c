@@ -18,7 +18,9 @@ enum { OPT_INPUT, OPT_ROOT, OPT_OUTPUT, OPT_RESIZE, OPT_RESIZE_W, OPT_RESIZE_H, 
 static const dlg_option prep_options[] = {
     [OPT_INPUT] = {"input", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
                    "DIR or LIST: a class-folder tree (labels = sorted class names), an im2rec .lst, "
-                   "or a convert_imageset list (\"path label\")",
+                   "or a convert_imageset list (\"path label\").  JPEG images only: the loader "
+                   "decodes nothing else, so a PNG, GIF, BMP, WebP... is refused by its content, "
+                   "whatever its name (or skipped, skip_corrupt)",
                    DLG_OPT_REQUIRED | DLG_OPT_NOSWEEP | DLG_OPT_PATH_IN},
     [OPT_ROOT] = {"root", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
                   "DIR: the folder the list's paths are relative to (default: the list's folder)",
@@ -59,8 +61,8 @@ static const dlg_option prep_options[] = {
                      "threads reading and transforming (0 = the job's cpus); output stays in order", 0},
     [OPT_CHUNK] = {"chunk", DLG_OPT_INT, "1", "1", "65536", NULL, "images written per step", 0},
     [OPT_SKIP_CORRUPT] = {"skip_corrupt", DLG_OPT_BOOL, "false", NULL, NULL, NULL,
-                          "count and skip corrupt images instead of failing.  A .jpg/.jpeg is corrupt "
-                          "when it is not a JPEG or is cut short (no EOI marker) or, when decoded (resize, "
+                          "count and skip corrupt images instead of failing.  An image is corrupt "
+                          "when it is not a JPEG (a PNG...: see input) or is cut short (no EOI marker) or, when decoded (resize, "
                           "resize_width), cannot be decoded or libjpeg says part of its data was lost "
                           "(premature end of data segment, bad Huffman code...: part of the image would be "
                           "made up); one with another libjpeg warning is kept and counted (jpeg_warnings)",

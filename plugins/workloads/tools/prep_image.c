@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "jpeg.h"
 #include "loader_image.h"
@@ -85,20 +84,16 @@ static int grow(void *buf, size_t *cap, size_t n, size_t sz)
     return 0;
 }
 
-static bool is_jpeg_name(const char *path)
-{
-    const char *dot = strrchr(path, '.');
-    return dot && (strcasecmp(dot, ".jpg") == 0 || strcasecmp(dot, ".jpeg") == 0);
-}
-
+/* Every image, whatever its name: the loader decodes JPEG only, so a PNG,
+ * BMP... stored as it is (im2rec --pass-through would) makes a dataset
+ * that cannot be read back. */
 static int check_passthrough(prep_worker *w, const prep_item *it, const uint8_t *file, size_t len,
                              dlg_data_err *err)
 {
     (void)w;
-    if (!is_jpeg_name(it->rel))
-        return 0; /* PNG, BMP...: stored as they are, like im2rec --pass-through */
-    if (!dlg_jpeg_is_jpeg(file, len))
-        return dlg_data_fail(err, DLG_ECORRUPT, "%s: not a JPEG (no SOI marker at byte 0)", it->path);
+    int rc = dlg_jpeg_require(file, len, it->path, err);
+    if (rc < 0)
+        return rc;
     if (!dlg_jpeg_has_eoi(file, len))
         return dlg_data_fail(err, DLG_ECORRUPT, "%s: truncated JPEG (no EOI marker near byte %zu)",
                              it->path, len);
@@ -166,11 +161,11 @@ static int decode_stored(prep_worker *w, const prep_item *it, const uint8_t *jpg
 static int transcode(prep_worker *w, const prep_item *it, const uint8_t *file, size_t len,
                      const uint8_t **out, size_t *out_len, dlg_data_err *err)
 {
-    if (!dlg_jpeg_is_jpeg(file, len))
-        return dlg_data_fail(err, DLG_ECORRUPT, "%s: not a JPEG (no SOI marker at byte 0); resize "
-                             "decodes JPEG only (resize = 0 copies any image)", it->path);
+    int rc = dlg_jpeg_require(file, len, it->path, err);
+    if (rc < 0)
+        return rc;
     dlg_jpeg_info info;
-    int rc = dlg_jpeg_header(w->jpeg, file, len, it->path, &info, err);
+    rc = dlg_jpeg_header(w->jpeg, file, len, it->path, &info, err);
     if (rc < 0)
         return rc;
     int ow, oh;
