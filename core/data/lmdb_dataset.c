@@ -160,19 +160,24 @@ static void find_maps(const char *file, file_maps *out)
 }
 
 /* The mapping of file that liblmdb made since before was taken (its API
- * gives the address, mdb_env_info's me_mapaddr, only for MDB_FIXEDMAP). */
+ * gives the address, mdb_env_info's me_mapaddr, only for MDB_FIXEDMAP);
+ * NULL, and no check, where none or several are new (another thread
+ * opened the same file meanwhile: its map is not this env's). */
 static const char *new_map(const char *file, const file_maps *before)
 {
     file_maps now;
     find_maps(file, &now);
+    const char *found = NULL;
     for (size_t i = 0; i < now.n; i++) {
         size_t j = 0;
         while (j < before->n && before->start[j] != now.start[i])
             j++;
+        if (j == before->n && found)
+            return NULL;
         if (j == before->n)
-            return (const char *)now.start[i];
+            found = (const char *)now.start[i];
     }
-    return NULL;
+    return found;
 }
 
 /* liblmdb's assertions (a corrupt page it walks into) abort the process
