@@ -268,8 +268,8 @@ void dlg_loader_close(dlg_loader *l);
 #define DLG_LOADER_OPTIONS                                                                          \
     {"data", DLG_OPT_STRING, "synthetic", NULL, NULL, NULL,                                        \
      "dataset: recordio:FILE | lmdb:PATH (its folder, or its one file) | "                         \
-     "files:LIST_OR_DIR (a list, an im2rec .lst, class folders; JPEG images only) | "          \
-     "synthetic[:N]",                                                                           \
+     "files:LIST_OR_DIR (a list, an im2rec .lst, class folders; JPEG images only) | "              \
+     "synthetic[:N]",                                                                              \
      DLG_OPT_NOSWEEP | DLG_OPT_PATH_IN},                                                           \
     {"threads", DLG_OPT_INT, "0", "0", "1024", NULL,                                                \
      "loader worker threads (0 = the job's cpus)", 0},                                             \
