@@ -273,6 +273,20 @@ static void open_fails(const char *path, const char *want)
 /* A truncated data.mdb: LMDB maps the whole file and trusts its meta page, so
  * without a size check the first read of a missing page is a SIGBUS.  Every
  * cut is refused at open with the byte counts; the whole file still reads. */
+/* val (vlen bytes, 133..16388) as a serialised encoded Datum: data of
+ * vlen - 5 bytes filled with fill (its length a 2-byte varint), then
+ * encoded = true. */
+static void encoded_datum(uint8_t *val, size_t vlen, int fill)
+{
+    size_t dlen = vlen - 5;
+    memset(val, fill, vlen);
+    val[0] = 0x22;
+    val[1] = (uint8_t)((dlen & 0x7f) | 0x80);
+    val[2] = (uint8_t)(dlen >> 7);
+    val[vlen - 2] = 0x38;
+    val[vlen - 1] = 0x01;
+}
+
 static void test_truncated(void **state)
 {
     char dir[64], src[80], file[100], cut[80], cutfile[100], want[400];
@@ -289,13 +303,7 @@ static void test_truncated(void **state)
         size_t vlen = i < 200 ? 700 : sizeof val; /* ones take overflow pages */
         char key[32];
         int n = dlg_lmdb_key(key, sizeof key, i, "x.jpg");
-        size_t dlen = vlen - 5; /* an encoded Datum: data (2-byte length), encoded=true */
-        memset(val, i, vlen);
-        val[0] = 0x22;
-        val[1] = (uint8_t)((dlen & 0x7f) | 0x80);
-        val[2] = (uint8_t)(dlen >> 7);
-        val[vlen - 2] = 0x38;
-        val[vlen - 1] = 0x01;
+        encoded_datum(val, vlen, i);
         assert_int_equal(dlg_lmdb_writer_put_raw(w, key, (size_t)n, val, vlen, &err), 0);
     }
     assert_int_equal(dlg_lmdb_writer_close(w, &err), 0);
@@ -378,13 +386,7 @@ static void write_db(const char *path, int n, size_t vlen, int sp, const void *s
     for (int i = 0; i < n; i++) {
         char key[32];
         int kn = dlg_lmdb_key(key, sizeof key, i, "x.jpg");
-        size_t dlen = vlen - 5; /* data (2-byte length), encoded = true */
-        memset(val, i, vlen);
-        val[0] = 0x22;
-        val[1] = (uint8_t)((dlen & 0x7f) | 0x80);
-        val[2] = (uint8_t)(dlen >> 7);
-        val[vlen - 2] = 0x38;
-        val[vlen - 1] = 0x01;
+        encoded_datum(val, vlen, i);
         const void *v = i == sp ? special : val;
         assert_int_equal(dlg_lmdb_writer_put_raw(w, key, (size_t)kn, v, i == sp ? sp_len : vlen,
                                                  &err),
