@@ -518,28 +518,38 @@ static void corrupt_dir(fx *f, char *dir, size_t cap)
     assert_int_equal(fx_write(p, f->jpeg[PER_CLASS + 2], f->len[PER_CLASS + 2] / 2), 0);
 }
 
+/* preprocess of dir (its one bad image c1/img_2) into output at resize:
+ * *bad stops at that image, after the ones before it; *skipped, run again
+ * with skip_corrupt, skips it and writes all the others. */
+static void bad_then_skipped(const char *dir, const char *output, int resize, wr_result *bad,
+                             wr_result *skipped)
+{
+    kv k = {0};
+    kv_add(&k, "input=%s", dir);
+    kv_add(&k, "output=%s", output);
+    kv_add(&k, "resize=%d", resize);
+    wr_run("tools.so", "preprocess", k.ptr, N, bad);
+    assert_int_equal(bad->setup_rc, 0);
+    assert_int_equal(bad->step_rc, -DLG_ECORRUPT);
+    assert_int_equal(bad->steps_done, PER_CLASS + 2);
+    kv_add(&k, "skip_corrupt=true");
+    wr_run("tools.so", "preprocess", k.ptr, N, skipped);
+    assert_int_equal(skipped->step_rc, 0);
+    assert_int_equal(wr_int(skipped, "skipped"), 1);
+    assert_int_equal(wr_int(skipped, "images_written"), N - 1);
+}
+
 static void test_corrupt(void **st)
 {
     fx *f = *st;
     char dir[600];
     corrupt_dir(f, dir, sizeof dir);
+    char out[700];
+    snprintf(out, sizeof out, "recordio:%s/bad.rec", f->dir);
     for (int resize = 0; resize <= 24; resize += 24) {
-        kv k = {0};
-        kv_add(&k, "input=%s", dir);
-        kv_add(&k, "output=recordio:%s/bad.rec", f->dir);
-        kv_add(&k, "resize=%d", resize);
-        wr_result r;
-        wr_run("tools.so", "preprocess", k.ptr, N, &r);
-        assert_int_equal(r.setup_rc, 0);
-        assert_int_equal(r.step_rc, -DLG_ECORRUPT);
-        assert_int_equal(r.steps_done, PER_CLASS + 2);
-        assert_non_null(strstr(r.error, "c1/img_2.jpg"));
-
-        kv_add(&k, "skip_corrupt=true");
-        wr_run("tools.so", "preprocess", k.ptr, N, &r);
-        assert_int_equal(r.step_rc, 0);
-        assert_int_equal(wr_int(&r, "skipped"), 1);
-        assert_int_equal(wr_int(&r, "images_written"), N - 1);
+        wr_result bad, r;
+        bad_then_skipped(dir, out, resize, &bad, &r);
+        assert_non_null(strstr(bad.error, "c1/img_2.jpg"));
         assert_int_equal(wr_int(&r, "passes"), 1);
         char rec[700], idx[700];
         snprintf(rec, sizeof rec, "%s/bad.rec", f->dir);
@@ -576,23 +586,12 @@ static void test_png(void **st)
         assert_int_equal(fx_write(p, png, sizeof png), 0);
         snprintf(want, sizeof want, "%s: not a JPEG but a PNG image (%zu bytes): only JPEG is decoded",
                  p, sizeof png);
+        char out[700];
+        snprintf(out, sizeof out, "lmdb:%s/png_lmdb", f->dir);
         for (int resize = 0; resize <= 24; resize += 24) {
-            kv k = {0};
-            kv_add(&k, "input=%s", dir);
-            kv_add(&k, "output=lmdb:%s/png_lmdb", f->dir);
-            kv_add(&k, "resize=%d", resize);
-            wr_result r;
-            wr_run("tools.so", "preprocess", k.ptr, N, &r);
-            assert_int_equal(r.setup_rc, 0);
-            assert_int_equal(r.step_rc, -DLG_ECORRUPT);
-            assert_int_equal(r.steps_done, PER_CLASS + 2);
-            assert_string_equal(r.error, want);
-
-            kv_add(&k, "skip_corrupt=true");
-            wr_run("tools.so", "preprocess", k.ptr, N, &r);
-            assert_int_equal(r.step_rc, 0);
-            assert_int_equal(wr_int(&r, "skipped"), 1);
-            assert_int_equal(wr_int(&r, "images_written"), N - 1);
+            wr_result bad, skipped;
+            bad_then_skipped(dir, out, resize, &bad, &skipped);
+            assert_string_equal(bad.error, want);
         }
     }
 }
