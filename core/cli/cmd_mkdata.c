@@ -29,6 +29,8 @@ static const char mk_usage[] =
     "text: a PTB-like corpus of at least N tokens in whole sentences; --splits writes\n"
     "  FILE.train.txt, FILE.valid.txt and FILE.test.txt (85.6/6.8/7.6 %, at least a\n"
     "  sentence each); as in PTB, a valid/test word that train lacks is written <unk>.\n"
+    "  --vocab V counts <eos> as PTB's 10000 does: V - 1 word types, <unk> among them,\n"
+    "  so lstm-ptb's vocab = V holds every word.\n"
     "\n"
     "The same arguments and seed give the same bytes on any machine and thread count.\n"
     "Output is written under .part names and renamed into place when complete, so an\n"
@@ -345,15 +347,16 @@ static int write_text(const mk_work *w)
         return DLG_EXIT_FAILED;
     }
     if (w->text_splits)
-        printf("wrote %llu + %llu + %llu words (%llu distinct in train, of a vocabulary of %llu) to "
+        printf("wrote %llu + %llu + %llu words (%llu distinct in train, of %llu word types; with <eos> a vocabulary of %llu) to "
                "%s.train.txt, %s.valid.txt, %s.test.txt\n",
                (unsigned long long)r.words[0], (unsigned long long)r.words[1],
                (unsigned long long)r.words[2], (unsigned long long)r.vocab_used,
-               (unsigned long long)w->vocab, w->text_out, w->text_out, w->text_out);
+               (unsigned long long)w->vocab, (unsigned long long)w->vocab + 1, w->text_out, w->text_out,
+               w->text_out);
     else
-        printf("wrote %llu words (%llu distinct, of a vocabulary of %llu) to %s\n",
+        printf("wrote %llu words (%llu distinct, of %llu word types; with <eos> a vocabulary of %llu) to %s\n",
                (unsigned long long)r.words[0], (unsigned long long)r.vocab_used,
-               (unsigned long long)w->vocab, w->text_out);
+               (unsigned long long)w->vocab, (unsigned long long)w->vocab + 1, w->text_out);
     return DLG_EXIT_OK;
 }
 
@@ -370,13 +373,15 @@ static int mk_text(int argc, char **argv)
     if (!rc)
         rc = require(&o[1]) ? DLG_EXIT_USAGE : get_u64(&o[1], 0, 1, 100000000000ULL, &words);
     if (!rc)
-        rc = get_u64(&o[2], 10000, 3, 10000000, &vocab);
+        rc = get_u64(&o[2], 10000, 4, 10000001, &vocab);
     if (!rc)
         rc = get_u64(&o[3], 0, 0, UINT64_MAX, &seed);
     if (rc)
         return rc;
+    /* --vocab counts <eos>, as a language model's vocabulary does: PTB's
+     * 10000 is 9999 word types (<unk> among them) and <eos> */
     mk_work w = {.run = write_text, .remove_parts = remove_text_parts, .text_out = o[0].value,
-                 .text_splits = o[4].value != NULL, .words = words, .vocab = vocab, .seed = seed};
+                 .text_splits = o[4].value != NULL, .words = words, .vocab = vocab - 1, .seed = seed};
     return stoppable(&w);
 }
 
