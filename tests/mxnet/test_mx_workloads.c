@@ -222,6 +222,7 @@ static void test_vocab_cap(void **st)
     assert_int_equal((int)wr_double(&r, "vocab_size"), 12);
     assert_true(wr_double(&r, "unk_words") > 0);
     assert_non_null(strstr(r.log, "map to <unk>"));
+    assert_true(r.warnings > 0); /* said at the default log level, not only with -v */
 }
 
 /* profile = true: the layer kinds in falling share (LSTM, decoder, loss,
@@ -343,7 +344,7 @@ static void test_bad_text(void **st)
     f = fopen(path, "w");
     fputs("<unk> <unk>\n<unk>\n", f); /* words, none known: a model of one token */
     fclose(f);
-    expect_error("lstm-ptb", o1, "every word is <unk> (3 of them): nothing to model");
+    expect_error("lstm-ptb", o1, "no word but <unk> and <eos> (3 words): nothing to model");
     char small[400];
     corpus("tiny", 100, 20, small, sizeof small);
     const char *o2[] = {small, "bptt=35", "batch=20", NULL};

@@ -99,6 +99,7 @@ void wr_run_with(const char *so, const char *name, const char *const *overrides,
     snprintf(r->error, sizeof r->error, "%s", m.last_error);
     snprintf(r->log, sizeof r->log, "%s", m.last_log);
     r->errors = m.errors;
+    r->warnings = m.warnings;
     r->bytes_written = m.bytes_written;
     r->write_ios = m.write_ios;
     mock_host_fini(&m);

@@ -17,6 +17,7 @@ typedef struct wr_result {
     char error[1024]; /* the mock host's last error */
     char log[1024];   /* its last log line */
     int errors;       /* error() calls */
+    int warnings;     /* log(WARN) calls */
 } wr_result;
 
 /* Runs `steps` steps of workload `name` from plugin file `so` (e.g.

@@ -351,8 +351,8 @@ static int build(lm_corpus *c, const dlg_host *h, int cap, text *tr, text *va)
                       c->train_name, tr->len, (long long)kt.lines);
     if (!rc && !has_known_word(&v))
         rc = h->error(h, DLG_EINVAL,
-                      "data = text:%s: every word is <unk> (%lld of them): nothing to model; expected PTB-style "
-                      "text, where <unk> stands for the rare words only",
+                      "data = text:%s: no word but <unk> and <eos> (%lld words): nothing to model; expected "
+                      "PTB-style text, where <unk> stands for the rare words only",
                       c->train_name, (long long)kt.words);
     c->distinct = v.n;
     if (!rc && ((rc = lm_vocab_cap(&v, cap, &m)) < 0 || (rc = id_words(c, &v, &m)) < 0))
@@ -401,7 +401,7 @@ int lm_corpus_load(lm_corpus *c, const dlg_host *h, const char *data, int vocab_
     if (rc)
         lm_corpus_free(c);
     if (!rc && c->unk_words > 0)
-        h->log(h, DLG_LOG_INFO,
+        h->log(h, DLG_LOG_WARN,
                "lstm-ptb: %lld distinct words exceed vocab = %d: the %lld rarest (%lld tokens) "
                "map to <unk>",
                (long long)c->distinct, vocab_cap, (long long)c->unk_words,
