@@ -69,7 +69,9 @@ static const double size_dropout[3] = {0, 0.5, 0.65};
 
 const dlg_option lm_options[] = {
     [L_MODE] = {"mode", DLG_OPT_ENUM, "train", NULL, NULL, "train|infer",
-                "train: forward + backward + SGD per segment; infer: held-out perplexity", 0},
+                "train: forward + backward + SGD per segment; infer: forward only, the held-out "
+                "perplexity of the weights as initialised (none are loaded: its loss stays near "
+                "ln(vocab), a speed figure, not the example's trained perplexity)", 0},
     [L_DATA] = {"data", DLG_OPT_STRING, "synthetic", NULL, NULL, NULL,
                 "text:FILE (PTB format; held-out: FILE with train->valid, else last 10%) | "
                 "synthetic[:WORDS]", DLG_OPT_NOSWEEP | DLG_OPT_PATH_IN},
