@@ -154,8 +154,9 @@ static size_t add_limits(rep_cell *c, size_t n, double bw, double iops)
 
 /* Reads above the sustained limit judged say why they could be: a profile
  * with burst credits spent them (a new volume's, full at the start: the
- * run ended before they did), a throttle modelling the page cache served
- * some from memory, else nothing held the reads to the profile. */
+ * run ended before they did), a throttle's own bucket let what it banks
+ * through at once, a throttle modelling the page cache served some from
+ * memory, else nothing held the reads to the profile. */
 static size_t above_profile(rep_cell *c, const rep_disk *d, size_t n)
 {
     if (!(c->limit_share > REP_OVER_LIMIT))
@@ -164,6 +165,16 @@ static size_t above_profile(rep_cell *c, const rep_disk *d, size_t n)
         ADD("above it on the profile's burst credits (peak ");
         n = add_pair(c, n, d->peak_bandwidth, d->peak_iops);
         return ADD("), a new volume's: a run longer than they last measures the limit; ");
+    }
+    if (d->burst > 0 || d->burst_iops > 0) {
+        ADD("above it on the throttle's bucket, which lets ");
+        if (d->burst > 0)
+            ADD("%.1f MB%s", d->burst / 1e6, d->burst_iops > 0 ? " and " : "");
+        if (d->burst_iops > 0)
+            ADD("%.0f I/Os", d->burst_iops);
+        return ADD(" through at once (burst%s): a run long enough that they are small beside it measures the "
+                   "limit; ",
+                   d->burst > 0 && d->burst_iops > 0 ? ", burst_iops" : d->burst > 0 ? "" : "_iops");
     }
     const char *cfg = rep_str(c->row, "storage_config");
     /* a row without the disk's own count (before dlgauge had it) judged

@@ -71,6 +71,8 @@ static void set_limits(rep_disk *k, const thr_limits *lim)
     k->latency = (double)lim->latency * 1e-9;
     k->peak_bandwidth = lim->peak_bandwidth;
     k->peak_iops = lim->peak_iops;
+    k->burst = lim->burst;
+    k->burst_iops = lim->burst_iops;
 }
 
 /* Adds the profile of keys v (resolved to lim) as name. */
@@ -135,6 +137,7 @@ bool rep_disk_sized(const rep_disk *d, double bytes, rep_disk *out, char *name, 
     *out = *d;
     set_limits(out, &lim);
     out->peak_bandwidth = out->peak_iops = 0;
+    out->burst = out->burst_iops = 0;
     out->capacity = gib * REP_GIB;
     char size[32];
     dlg_format_size((int64_t)out->capacity, size, sizeof size);

@@ -28,6 +28,9 @@ typedef struct rep_disk {
     /* Credit bursting (`peak_*`): the rates banked credits go at, above
      * the sustained bandwidth and iops the rules judge by; 0 = none. */
     double peak_bandwidth, peak_iops;
+    /* The throttle's own buckets (`burst`, `burst_iops`: bytes and I/Os
+     * it lets through at once, refilled at the limits); 0 = none. */
+    double burst, burst_iops;
     /* The volume the limits are of (`capacity`, bytes; 0 = not given),
      * and the profile's keys as the throttle parsed them (its option
      * table's order; NULL: none), for rep_disk_sized to work the capacity

@@ -32,7 +32,8 @@
  * alibaba-ultra-2017.ini at 500 GiB: 80 MB/s, 3000 IOPS, 2 ms), two
  * without a latency: one with rates (and a copy of it read through
  * page_cache = model), one with IOPS only, and aws-gp2.ini's
- * limits at 500 GiB (1500 IOPS sustained, credits spent at 3000). */
+ * limits at 500 GiB (1500 IOPS sustained, credits spent at 3000), and
+ * one whose own bucket banks 20 MB (burst, no peak rate). */
 static void load_disks(rep_disks *d)
 {
     static const char *const prof[][2] = {
@@ -43,6 +44,7 @@ static void load_disks(rep_disks *d)
         {"cached-disk", "iops = 3000\nbandwidth = 80MB\n"},
         {"iops-disk", "iops = 400\n"},
         {"gp2", "iops = 1500\nbandwidth = 250MiB\nburst_iops = 5400000\npeak_iops = 3000\n"},
+        {"bucket-disk", "iops = 3000\nbandwidth = 80MB\nburst = 20MB\n"},
     };
     for (size_t i = 0; i < sizeof prof / sizeof *prof; i++) {
         char path[32], err[512];
@@ -235,6 +237,23 @@ static void test_storage_above_profile(void **state)
                                             "the storage is no throttle of that profile"));
     assert_non_null(strstr(at->evidence, "= 100% of profile efficiency-disk's limit"));
     assert_null(strstr(at->evidence, "above it"));
+    report_free(&r);
+}
+
+/* A throttle with a bucket of its own (burst = 20 MB, no peak_*) lets
+ * that much through at once: reads above its limit say so, not "a short
+ * run" (which a 10 s run read at 120% too). */
+static void test_storage_above_bucket(void **state)
+{
+    (void)state;
+    rep_report r;
+    report_of(&r, "2026-12-01T10:00:01Z,vm,p,-,run1,ok,bucket-disk,io-pipeline,2000,0,0,images,6000,1,3,0.3,0.7,"
+                  "0.2,0.99,2.9,0.1,4,288000000,2400,,33072384," THROTTLE("bucket-disk") ",,,,,,0.1.0\n");
+    const rep_cell *c = only_cell(&r);
+    print_message("%s\n", c->evidence);
+    assert_non_null(strstr(c->evidence, "= 120% of profile bucket-disk's limit (80.0 MB/s, 3000 IOPS); above it on "
+                                        "the throttle's bucket, which lets 20.0 MB through at once (burst)"));
+    assert_null(strstr(c->evidence, "short run"));
     report_free(&r);
 }
 
@@ -566,6 +585,7 @@ int main(void)
         cmocka_unit_test(test_starved_accelerator),   cmocka_unit_test(test_fed_accelerator),
         cmocka_unit_test(test_storage_below_profile), cmocka_unit_test(test_storage_latency_bound),
         cmocka_unit_test(test_storage_above_profile),
+        cmocka_unit_test(test_storage_above_bucket),
         cmocka_unit_test(test_storage_disk_share),
         cmocka_unit_test(test_storage_latency_short_of_limit),
         cmocka_unit_test(test_storage_at_profile_pace),
