@@ -138,6 +138,14 @@ static int check_metrics(const dlg_metric *m, const char *who, char *why, size_t
             snprintf(why, whylen, "%s: metric #%zu has an empty or '_'-prefixed name", who, i);
             return -1;
         }
+        /* line protocol has no way to write a name ending in a backslash
+         * (it escapes the delimiter after it): the influx sink cuts it, so
+         * 'lat\' would be stored over 'lat', 'items\' over the core's */
+        if (m[i].name[strlen(m[i].name) - 1] == '\\') {
+            snprintf(why, whylen, "%s: metric '%s' ends in a backslash, which InfluxDB's line protocol cannot "
+                     "carry in a name", who, m[i].name);
+            return -1;
+        }
         /* printed as strings by dlgauge help and list: NULL would crash them */
         if (!m[i].unit || !m[i].help) {
             snprintf(why, whylen, "%s: metric '%s' has no %s (write \"\" for none)", who, m[i].name,

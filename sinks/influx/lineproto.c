@@ -70,16 +70,34 @@ static bool measurement_ok(const char *m)
     return m && name_len(m, NULL) > 0 && m[0] != '#';
 }
 
+/* Keys compare as written, trailing backslashes cut: 'a' and 'a\' are
+ * one key on the line. */
+static int cmp_key(const char *x, const char *y)
+{
+    size_t nx = name_len(x, NULL), ny = name_len(y, NULL);
+    int c = memcmp(x, y, nx < ny ? nx : ny);
+    return c ? c : (nx > ny) - (nx < ny);
+}
+
+/* Tags sort as written, so that two of one key are side by side for the
+ * second to be dropped (InfluxDB refuses a line with a key twice); of
+ * those the one not cut comes first and is kept. */
+static int cmp_tag_key(const char *x, const char *y)
+{
+    int c = cmp_key(x, y);
+    return c ? c : strcmp(x, y);
+}
+
 static int cmp_tag(const void *a, const void *b)
 {
     const dlg_tag *x = *(const dlg_tag *const *)a, *y = *(const dlg_tag *const *)b;
-    return strcmp(x->key, y->key);
+    return cmp_tag_key(x->key, y->key);
 }
 
 static bool tags_sorted(const dlg_point *p)
 {
     for (size_t i = 1; i < p->ntags; i++)
-        if (strcmp(p->tags[i - 1].key, p->tags[i].key) >= 0)
+        if (cmp_tag_key(p->tags[i - 1].key, p->tags[i].key) >= 0)
             return false;
     return true;
 }
@@ -100,7 +118,7 @@ static int add_tags(dlg_sbuf *b, const dlg_point *p, lp_stats *st)
         const dlg_tag *t = order[i];
         if (!t->value || name_len(t->value, NULL) == 0)
             continue; /* empty tag values are not allowed: omit the tag */
-        if (!key_ok(t->key) || (prev && strcmp(prev, t->key) == 0)) {
+        if (!key_ok(t->key) || (prev && cmp_key(prev, t->key) == 0)) {
             st->dropped_tags++;
             continue;
         }
@@ -170,6 +188,20 @@ static bool field_ok(const dlg_field *f)
     return f->type >= DLG_FIELD_DOUBLE && f->type <= DLG_FIELD_BOOL;
 }
 
+/* Whether field i's key, its trailing backslashes cut, is another
+ * written field's: InfluxDB would keep the last of the two values. */
+static bool field_dup(const dlg_point *p, size_t i)
+{
+    const char *k = p->fields[i].key;
+    if (name_len(k, NULL) == strlen(k))
+        return false; /* nothing cut: keys differ as given, or the plugin repeats one */
+    for (size_t j = 0; j < p->nfields; j++)
+        if (j != i && field_ok(&p->fields[j]) && cmp_key(k, p->fields[j].key) == 0 &&
+            (j < i || name_len(p->fields[j].key, NULL) == strlen(p->fields[j].key)))
+            return true;
+    return false;
+}
+
 int lp_format_point(dlg_sbuf *b, const dlg_point *p, unsigned flags, lp_stats *stats)
 {
     lp_stats scratch = {0};
@@ -185,7 +217,7 @@ int lp_format_point(dlg_sbuf *b, const dlg_point *p, unsigned flags, lp_stats *s
     size_t written = 0;
     for (size_t i = 0; i < p->nfields && rc == 0; i++) {
         const dlg_field *f = &p->fields[i];
-        if (!field_ok(f)) {
+        if (!field_ok(f) || field_dup(p, i)) {
             st->dropped_fields++;
             continue;
         }

@@ -47,6 +47,10 @@ bad badkind $'[job a]\nplugin = '"$T/bad_kind.so"$'\nworkload = kind9' \
     "^dlgauge: badkind\.ini:2: .*bad_kind\.so: descriptor #0 'kind9': unknown kind 9 \(DLG_KIND_WORKLOAD, DLG_KIND_STORAGE or DLG_KIND_SINK\)"
 bad fsize $'[job a]\nworkload = sleep\nstorage = tiny\n[storage tiny]\nplugin = '"$T/small_file_size.so" \
     "^dlgauge: fsize\.ini:5: \[storage tiny\] plugin: .*small_file_size\.so: storage 'tiny': ops table's file_size 4 is smaller than a dlg_file \([0-9]+ bytes\)"
+# a metric name ending in a backslash: the influx sink cut it, storing
+# 'lat\' over 'lat' (exit 0)
+bad bslash $'[job a]\nplugin = '"$T/bad_metric_name.so"$'\nworkload = bslash' \
+    "^dlgauge: bslash\.ini:2: .*bad_metric_name\.so: bslash: metric 'lat\\\\' ends in a backslash, which InfluxDB's line protocol cannot carry in a name"
 echo "plain text" >text.so
 bad text $'[job a]\nplugin = '"$WORK/text.so"$'\nworkload = x' \
     "^dlgauge: text\.ini:2: .*text\.so: not a shared object \(ELF\) file \(.*; it starts with \"plain text\"\)"

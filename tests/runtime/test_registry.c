@@ -303,7 +303,7 @@ static void search_path(void **state)
     }
     assert_int_equal(sleeps, 1);
     assert_int_equal(counts, 1);
-    assert_int_equal(failed, 11); /* every broken test plugin, none of the good ones */
+    assert_int_equal(failed, 12); /* every broken test plugin, none of the good ones */
     dlg_registry_free(&r);
     setenv("DLGAUGE_PLUGIN_PATH", plugdir, 1);
 }

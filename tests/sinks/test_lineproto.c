@@ -79,6 +79,24 @@ static void test_trailing_backslash_cut(void **unused)
     sbuf_free(&b);
 }
 
+/* Keys that differ only by a trailing backslash are one key once it is
+ * cut: the second tag is dropped (InfluxDB refused the line with 'a' twice),
+ * and so is the field (InfluxDB kept the last value, v=2), whatever their
+ * order in the point. */
+static void test_cut_keys_not_twice(void **unused)
+{
+    dlg_tag t[] = {{"a\\", "y"}, {"a,", "z"}, {"a", "x"}};
+    dlg_field f[] = {fi("v", 1), fi("v\\", 2), fi("w\\", 3), fi("w", 4)};
+    dlg_point p = {"m", t, 3, f, 4, 1};
+    dlg_sbuf b = {0};
+    lp_stats st = {0};
+    assert_int_equal(lp_format_point(&b, &p, 0, &st), 1);
+    assert_string_equal(b.p, "m,a=x,a\\,=z v=1i,w=4i 1\n");
+    assert_int_equal(st.dropped_tags, 1);
+    assert_int_equal(st.dropped_fields, 2);
+    sbuf_free(&b);
+}
+
 /* A line starting with '#' is a comment InfluxDB skips without an error. */
 static void test_bad_measurement_dropped(void **unused)
 {
@@ -242,6 +260,7 @@ int main(void)
         cmocka_unit_test(test_tag_escapes),
         cmocka_unit_test(test_field_key_and_string_escapes),
         cmocka_unit_test(test_trailing_backslash_cut),
+        cmocka_unit_test(test_cut_keys_not_twice),
         cmocka_unit_test(test_bad_measurement_dropped),
         cmocka_unit_test(test_field_types),
         cmocka_unit_test(test_unsigned),
