@@ -1,5 +1,6 @@
 /* HTTP transport of the InfluxDB sink: one libcurl easy handle, created
  * once and reused so the connection stays alive between batches. */
+#define _GNU_SOURCE
 #include <json-c/json.h>
 #include <curl/curl.h>
 #include <stdio.h>
@@ -198,9 +199,11 @@ static int setup_handle(const dlg_host *h, const influx_http_conf *conf, bool v2
     /* No "Expect: 100-continue" round trip for large batches. */
     c->headers = c->headers ? curl_slist_append(c->headers, "Expect:") : NULL;
     if (v2 && conf->token && c->headers) {
-        char auth[1024];
-        snprintf(auth, sizeof auth, "Authorization: Token %s", conf->token);
-        c->headers = curl_slist_append(c->headers, auth);
+        char *auth = NULL; /* as long as the token is: a longer one was cut */
+        if (asprintf(&auth, "Authorization: Token %s", conf->token) < 0)
+            auth = NULL;
+        c->headers = auth ? curl_slist_append(c->headers, auth) : (curl_slist_free_all(c->headers), NULL);
+        free(auth);
     }
     if (!c->headers || !(c->curl = curl_easy_init()))
         return h->error(h, DLG_ENOMEM, "cannot set up libcurl");

@@ -500,6 +500,25 @@ static int last_way(const dlg_value *o, char *others, size_t len)
     return last;
 }
 
+/* A token, user or password goes into an HTTP header: a newline there (a
+ * token read from a file with its line's end, into ${VAR}) would end the
+ * header section early, and InfluxDB took the request as one without a
+ * body (204, nothing stored).  Refused, naming the key, not the value. */
+static int check_header_value(const dlg_host *h, int key, const char *v)
+{
+    for (size_t i = 0; v && v[i]; i++) {
+        unsigned char c = (unsigned char)v[i];
+        if (c >= 0x20 && c != 0x7f)
+            continue;
+        const char *what = c == '\n' ? "a newline" : c == '\r' ? "a carriage return" : c == '\t' ? "a tab"
+                                                                                          : "a control character";
+        return h->error(h, DLG_EINVAL, "%s = (hidden): holds %s at byte %zu of %zu, which would end the HTTP "
+                        "header it is sent in (the points with it); remove it (a value read from a file keeps "
+                        "the file's last newline)", influx_options[key].name, what, i + 1, strlen(v));
+    }
+    return 0;
+}
+
 /* The checks of the options alone, shared by open and check.  A message
  * about one key starts "KEY = VALUE: " so that the core names its line. */
 static int check_keys(const dlg_host *h, const dlg_value *o)
@@ -518,8 +537,15 @@ static int check_keys(const dlg_host *h, const dlg_value *o)
         sbuf_free(&shown);
         return rc;
     }
-    if (opt_str(&o[OPT_URL]))
+    if (opt_str(&o[OPT_URL])) {
+        static const int header_keys[] = {OPT_TOKEN, OPT_USER, OPT_PASSWORD};
+        for (size_t i = 0; i < sizeof header_keys / sizeof *header_keys; i++) {
+            int rc = check_header_value(h, header_keys[i], opt_str(&o[header_keys[i]]));
+            if (rc != 0)
+                return rc;
+        }
         return 0;
+    }
     if (opt_str(&o[OPT_CA_CERT]) || o[OPT_TLS_VERIFY].i == 0)
         return h->error(h, DLG_EINVAL, "%s = %s: only used with url = https://...; %s = %s is not HTTP",
                         opt_str(&o[OPT_CA_CERT]) ? "ca_cert" : "tls_verify",

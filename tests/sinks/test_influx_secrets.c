@@ -173,6 +173,20 @@ static void test_url_empty_db_refused(void **unused)
     check_error(amp, "url = http://127.0.0.1:8086/write?db=&u=admin&p=***: db= names no database");
 }
 
+/* A token, user or password with a newline or another control character
+ * (a token read from a file, its newline kept) is refused by check and
+ * open, naming the key, never the value: it ended the Authorization
+ * header, and InfluxDB stored nothing of a request it answered 204. */
+static void test_header_values_refused(void **unused)
+{
+    const char *tok[] = {"url=http://127.0.0.1:8086", "org=o", "bucket=b", "token=s3cret\n", NULL};
+    check_error(tok, "token = (hidden): holds a newline at byte 7 of 7, which would end the HTTP header");
+    const char *pw[] = {"url=http://127.0.0.1:8086/write?db=x", "user=admin", "password=s3cret\r", NULL};
+    check_error(pw, "password = (hidden): holds a carriage return at byte 7 of 7");
+    const char *user[] = {"url=http://127.0.0.1:8086/write?db=x", "user=ad\x01s3cret", "password=p", NULL};
+    check_error(user, "user = (hidden): holds a control character at byte 3 of 9");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -182,6 +196,7 @@ int main(void)
         cmocka_unit_test(test_url_errors_hide_credentials),
         cmocka_unit_test(test_url_port_refused),
         cmocka_unit_test(test_url_empty_db_refused),
+        cmocka_unit_test(test_header_values_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
