@@ -102,6 +102,25 @@ static influx_send post_retrying(influx_sink *s, const char *body, size_t len, b
     }
 }
 
+/* Whether two error texts are one error: alike but for InfluxDB's count
+ * of the points it dropped ("dropped=N"), which differs by request. */
+static bool same_error(const char *a, const char *b)
+{
+    static const char drop[] = "dropped=";
+    for (;; a++, b++) {
+        if (strncmp(a, drop, sizeof drop - 1) == 0 && strncmp(b, drop, sizeof drop - 1) == 0) {
+            a += sizeof drop - 1 + strspn(a + sizeof drop - 1, "0123456789");
+            b += sizeof drop - 1 + strspn(b + sizeof drop - 1, "0123456789");
+        }
+        if (*a != *b)
+            return false;
+        if (!*a)
+            return true;
+    }
+}
+
+static const char *points(size_t n) { return n == 1 ? "point" : "points"; }
+
 /* Saves refused lines and reports them once per distinct error.  partial:
  * InfluxDB stored some of these lines, which ones it does not say. */
 static int reject(influx_sink *s, const char *body, size_t len, const char *why, bool partial)
@@ -112,16 +131,16 @@ static int reject(influx_sink *s, const char *body, size_t len, const char *why,
     size_t n = influx_count_lines(body, len);
     s->rejected += n;
     s->rejected_partial += partial ? n : 0;
-    if (strcmp(why, s->last_reject) == 0)
-        return s->h->error(s->h, DLG_EINVAL, "InfluxDB at %s rejected %s%zu more points (same error); saved to %s",
-                           s->target, partial ? "some of " : "", n, s->rejected_path);
+    if (same_error(why, s->last_reject))
+        return s->h->error(s->h, DLG_EINVAL, "InfluxDB at %s rejected %s%zu more %s (same error); saved to %s",
+                           s->target, partial ? "some of " : "", n, points(n), s->rejected_path);
     snprintf(s->last_reject, sizeof s->last_reject, "%s", why);
     if (partial)
         return s->h->error(s->h, DLG_EINVAL, "InfluxDB at %s stored only part of %zu points: %s; all %zu were "
                            "saved to %s (sending them again is harmless: a point is stored once per series and "
                            "time)", s->target, n, why, n, s->rejected_path);
-    return s->h->error(s->h, DLG_EINVAL, "InfluxDB at %s rejected %zu points: %s; they were saved to %s",
-                       s->target, n, why, s->rejected_path);
+    return s->h->error(s->h, DLG_EINVAL, "InfluxDB at %s rejected %zu %s: %s; %s saved to %s", s->target, n,
+                       points(n), why, n == 1 ? "it was" : "they were", s->rejected_path);
 }
 
 /* Whether InfluxDB's error text names line[0..n) as unparseable (1.x and
@@ -146,6 +165,23 @@ static bool says_partial(const char *err)
 {
     const char *p = strstr(err, "partial write"), *quote = strstr(err, "unable to parse '");
     return p && (!quote || p < quote);
+}
+
+/* Whether InfluxDB says it dropped all n points ("dropped=N" ends its
+ * partial-write text; the last one, as a quoted line may hold the words):
+ * then it stored none, "partial write" or not. */
+static bool dropped_all(const char *err, size_t n)
+{
+    const char *last = NULL;
+    for (const char *p = err; (p = strstr(p, "dropped=")); p++)
+        last = p;
+    return last && strtoull(last + 8, NULL, 10) >= n;
+}
+
+/* A partial write that stored some of n points. */
+static bool stored_some(const char *err, size_t n)
+{
+    return says_partial(err) && !dropped_all(err, n);
 }
 
 /* Sorts the lines of part into those InfluxDB named as unparseable and
@@ -190,13 +226,13 @@ static int reject_part(influx_sink *s, const char *part, size_t n, const char *w
     dlg_sbuf bad = {0}, good = {0};
     int rc = split_named(err, part, n, &bad, &good);
     if (rc != 0 || bad.len == 0 || good.len == 0) {
-        bool partial = bad.len == 0 && says_partial(err); /* e.g. a type conflict */
+        bool partial = bad.len == 0 && stored_some(err, influx_count_lines(part, n)); /* e.g. a type conflict */
         sbuf_free(&bad);
         sbuf_free(&good);
         return rc != 0 ? s->h->error(s->h, DLG_ENOMEM, "out of memory")
                        : reject(s, part, n, why, partial);
     }
-    bool stored = says_partial(err);
+    bool stored = stored_some(err, influx_count_lines(part, n));
     rc = reject(s, bad.p, bad.len, why, false);
     if (!stored)
         influx_keep_first(&rc, resend_good(s, &good, retry, deadline_ns, left));

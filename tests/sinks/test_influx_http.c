@@ -404,6 +404,31 @@ static void test_rejections_reported_once_not_retried(void **state)
 }
 
 
+/* A 1.x partial write that dropped every point of the request (dropped=2
+ * of 2) stored nothing: "rejected 2 points", not "stored only part of 2
+ * points"; the same error for one more point (dropped=1) is grouped as
+ * such, and one point is one. */
+static void test_all_dropped_rejected_and_grouped(void **state)
+{
+    server *s = *state;
+    mock_host m;
+    const dlg_sink_ops *ops;
+    mock_host_init(&m);
+    void *st = open_sink(s, &m, "dlgtest", "spool4c", NULL, NULL, &ops, 0);
+    dlg_field f1 = {"x", DLG_FIELD_DOUBLE, {.d = 1.5}}, f2 = {"x", DLG_FIELD_STRING, {.s = "text"}};
+    dlg_point p1 = {"conflict2", NULL, 0, &f1, 1, 1};
+    dlg_point p2[2] = {{"conflict2", NULL, 0, &f2, 1, 2}, {"conflict2", NULL, 0, &f2, 1, 3}};
+    assert_int_equal(ops->write(st, &p1, 1), 0);
+    assert_int_equal(ops->write(st, p2, 2), -DLG_EINVAL);
+    assert_non_null(strstr(m.last_error, "rejected 2 points: HTTP 400: partial write: field type conflict"));
+    assert_non_null(strstr(m.last_error, "dropped=2; they were saved to"));
+    dlg_point p3 = {"conflict2", NULL, 0, &f2, 1, 4};
+    assert_int_equal(ops->write(st, &p3, 1), -DLG_EINVAL);
+    assert_non_null(strstr(m.last_error, "rejected 1 more point (same error); saved to"));
+    assert_int_equal(ops->flush(st, 5000000000u), 0);
+    ops->close(st);
+}
+
 /* Tag values users write (paths, notes) with every character line
  * protocol cares about read back exactly; a trailing backslash, which
  * InfluxDB cannot parse in any form, is cut instead of losing the point. */
@@ -481,7 +506,7 @@ static void test_413_splits_batch(void **state)
     ops->close(st);
     assert_int_equal(m.errors, 1);
     assert_non_null(strstr(m.last_error, "HTTP 413"));
-    assert_non_null(strstr(m.last_error, "rejected 1 points"));
+    assert_non_null(strstr(m.last_error, "rejected 1 point: "));
     check_seq(&sm, "split", 0, 41);
     free(text);
     text = st_slurp(rej, NULL);
@@ -845,7 +870,7 @@ static void test_v2_partial_then_503_keeps_good(void **state)
     assert_emptied(spool);
     ops->close(st);
     assert_int_equal(m.errors, 1);
-    assert_non_null(strstr(m.last_error, "rejected 1 points"));
+    assert_non_null(strstr(m.last_error, "rejected 1 point: "));
     assert_file(rej, "half v=1i 1001\n");
     assert_request(&fk, 3, 2, "half v=0i 1000\nhalf v=2i 1002\n");
     free(spool);
@@ -1191,6 +1216,7 @@ int main(void)
         cmocka_unit_test(test_replay_resumes_after_accepted_batches),
         cmocka_unit_test(test_unknown_db_kept_for_flush),
         cmocka_unit_test(test_rejections_reported_once_not_retried),
+        cmocka_unit_test(test_all_dropped_rejected_and_grouped),
         cmocka_unit_test(test_nasty_tags_read_back),
         cmocka_unit_test(test_413_splits_batch),
         cmocka_unit_test(test_spool_fragment_not_sent),
