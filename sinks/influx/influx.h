@@ -100,6 +100,9 @@ typedef struct influx_sink {
      * waits, in warn_spool_later */
     bool hold_warning, warn_spool_later;
     char last_reject[512];
+    size_t progress_rejected; /* progress points rejected since the last flush said so (their writes did not
+                               * fail: no row of theirs is journaled) */
+    char progress_why[512];   /* InfluxDB's words for the first of them */
     char last_why[512]; /* why InfluxDB was last unreachable or denying */
     bool spool_busy;    /* the last replay found the spool locked by another process */
     uint64_t lock_wait_until_ns; /* how long a spool append waits for its lock (0: not at all) */
@@ -209,6 +212,9 @@ int influx_spool_or_hold(influx_sink *s, const char *body, size_t len, bool fres
  * the dlgauge_host point: points the host journals); *host: whether the
  * dlgauge_host point is one of them. */
 size_t influx_journaled_lines(const char *body, size_t len, bool *host);
+/* Sorts the lines of body into the dlgauge_progress points and the
+ * others (as influx_journaled_lines counts them).  0 or -DLG_ENOMEM. */
+int influx_split_journaled(const char *body, size_t len, dlg_sbuf *progress, dlg_sbuf *journaled);
 /* Sends what is held in memory (after the spool): what InfluxDB does not
  * take now is spooled or held again.  *kept: as for influx_spool_replay;
  * *sent grows by the bytes delivered. */

@@ -121,8 +121,30 @@ static bool same_error(const char *a, const char *b)
 
 static const char *points(size_t n) { return n == 1 ? "point" : "points"; }
 
+/* What reject() says of n refused points. */
+static void rejection_text(influx_sink *s, size_t n, const char *why, bool partial, char *buf, size_t len)
+{
+    if (same_error(why, s->last_reject)) {
+        snprintf(buf, len, "InfluxDB at %s rejected %s%zu more %s (same error); saved to %s", s->target,
+                 partial ? "some of " : "", n, points(n), s->rejected_path);
+        return;
+    }
+    snprintf(s->last_reject, sizeof s->last_reject, "%s", why);
+    if (partial)
+        snprintf(buf, len, "InfluxDB at %s stored only part of %zu points: %s; all %zu were saved to %s (sending "
+                 "them again is harmless: a point is stored once per series and time)", s->target, n, why, n,
+                 s->rejected_path);
+    else
+        snprintf(buf, len, "InfluxDB at %s rejected %zu %s: %s; %s saved to %s", s->target, n, points(n), why,
+                 n == 1 ? "it was" : "they were", s->rejected_path);
+}
+
 /* Saves refused lines and reports them once per distinct error.  partial:
- * InfluxDB stored some of these lines, which ones it does not say. */
+ * InfluxDB stored some of these lines, which ones it does not say.  Only
+ * a result row or the dlgauge_host point among them fails the write (the
+ * journal keeps it for --resume); refused progress points are warned of
+ * and counted, and the flush fails for them: a row InfluxDB stored beside
+ * them was said not to have reached it. */
 static int reject(influx_sink *s, const char *body, size_t len, const char *why, bool partial)
 {
     int rc = influx_spool_reject(s, body, len);
@@ -131,16 +153,16 @@ static int reject(influx_sink *s, const char *body, size_t len, const char *why,
     size_t n = influx_count_lines(body, len);
     s->rejected += n;
     s->rejected_partial += partial ? n : 0;
-    if (same_error(why, s->last_reject))
-        return s->h->error(s->h, DLG_EINVAL, "InfluxDB at %s rejected %s%zu more %s (same error); saved to %s",
-                           s->target, partial ? "some of " : "", n, points(n), s->rejected_path);
-    snprintf(s->last_reject, sizeof s->last_reject, "%s", why);
-    if (partial)
-        return s->h->error(s->h, DLG_EINVAL, "InfluxDB at %s stored only part of %zu points: %s; all %zu were "
-                           "saved to %s (sending them again is harmless: a point is stored once per series and "
-                           "time)", s->target, n, why, n, s->rejected_path);
-    return s->h->error(s->h, DLG_EINVAL, "InfluxDB at %s rejected %zu %s: %s; %s saved to %s", s->target, n,
-                       points(n), why, n == 1 ? "it was" : "they were", s->rejected_path);
+    char text[2048];
+    rejection_text(s, n, why, partial, text, sizeof text);
+    bool host;
+    if (influx_journaled_lines(body, len, &host) > 0)
+        return s->h->error(s->h, DLG_EINVAL, "%s", text);
+    if (s->progress_rejected == 0)
+        snprintf(s->progress_why, sizeof s->progress_why, "%s", why);
+    s->progress_rejected += n;
+    s->h->log(s->h, DLG_LOG_WARN, "%s (progress points: the run goes on and exits non-zero)", text);
+    return 0;
 }
 
 /* Whether InfluxDB's error text names line[0..n) as unparseable (1.x and
@@ -216,6 +238,30 @@ static int resend_good(influx_sink *s, const dlg_sbuf *good, bool retry, uint64_
     return 0;
 }
 
+/* A rejection that names no line, of progress points and journaled
+ * ones (a result row) together: the progress points are rejected, the
+ * others sent once more alone, so that their own answer says whether
+ * InfluxDB has them (a type conflict in a progress point failed the row
+ * InfluxDB stored beside it).  Sending a stored point again is harmless.
+ * *done: whether the part was both. */
+static int reject_unnamed(influx_sink *s, const char *part, size_t n, const char *why, bool retry,
+                          uint64_t deadline_ns, influx_left *left, bool *done)
+{
+    const char *err = influx_http_error(s->http);
+    dlg_sbuf progress = {0}, journaled = {0};
+    int rc = influx_split_journaled(part, n, &progress, &journaled);
+    *done = rc != 0 || (progress.len > 0 && journaled.len > 0);
+    if (rc != 0)
+        rc = s->h->error(s->h, DLG_ENOMEM, "out of memory");
+    else if (*done) {
+        rc = reject(s, progress.p, progress.len, why, stored_some(err, influx_count_lines(progress.p, progress.len)));
+        influx_keep_first(&rc, resend_good(s, &journaled, retry, deadline_ns, left));
+    }
+    sbuf_free(&progress);
+    sbuf_free(&journaled);
+    return rc;
+}
+
 /* A rejection that names unparseable lines costs only those lines: the
  * others were stored (1.x "partial write") or, where InfluxDB refused the
  * whole request (2.x), are sent once more without them. */
@@ -226,11 +272,16 @@ static int reject_part(influx_sink *s, const char *part, size_t n, const char *w
     dlg_sbuf bad = {0}, good = {0};
     int rc = split_named(err, part, n, &bad, &good);
     if (rc != 0 || bad.len == 0 || good.len == 0) {
-        bool partial = bad.len == 0 && stored_some(err, influx_count_lines(part, n)); /* e.g. a type conflict */
+        bool named = bad.len > 0;
+        bool partial = !named && stored_some(err, influx_count_lines(part, n)); /* e.g. a type conflict */
+        bool done = false;
         sbuf_free(&bad);
         sbuf_free(&good);
-        return rc != 0 ? s->h->error(s->h, DLG_ENOMEM, "out of memory")
-                       : reject(s, part, n, why, partial);
+        if (rc != 0)
+            return s->h->error(s->h, DLG_ENOMEM, "out of memory");
+        if (!named)
+            rc = reject_unnamed(s, part, n, why, retry, deadline_ns, left, &done);
+        return done ? rc : reject(s, part, n, why, partial);
     }
     bool stored = stored_some(err, influx_count_lines(part, n));
     rc = reject(s, bad.p, bad.len, why, false);

@@ -45,6 +45,18 @@ size_t influx_journaled_lines(const char *body, size_t len, bool *host)
     return n;
 }
 
+int influx_split_journaled(const char *body, size_t len, dlg_sbuf *progress, dlg_sbuf *journaled)
+{
+    for (const char *p = body, *e = body + len; p < e;) {
+        const char *nl = memchr(p, '\n', (size_t)(e - p));
+        size_t l = nl ? (size_t)(nl - p) + 1 : (size_t)(e - p);
+        if (sbuf_add(is_point_of(p, l, "dlgauge_progress") ? progress : journaled, p, l) != 0)
+            return -DLG_ENOMEM;
+        p += l;
+    }
+    return 0;
+}
+
 /* Adds body behind what is held; e: why the spool refused it.  NULL, or
  * why it could not be held (then it is not). */
 static const char *hold(influx_sink *s, const char *body, size_t len, int e)

@@ -348,6 +348,19 @@ static int rejected_at_open(influx_sink *s)
                        open_rejection(s, n, s->open_partial, " when the sink opened", what, sizeof what));
 }
 
+/* Progress points InfluxDB rejected since the last flush: each was warned
+ * of as it came (reject()), and their writes went on; the run's end fails
+ * for them here. */
+static int progress_rejected(influx_sink *s)
+{
+    size_t n = s->progress_rejected;
+    if (n == 0)
+        return 0;
+    s->progress_rejected = 0;
+    return s->h->error(s->h, DLG_EINVAL, "InfluxDB at %s rejected %zu progress point%s (first: %s); saved to %s",
+                       s->target, n, n == 1 ? "" : "s", s->progress_why, s->rejected_path);
+}
+
 static int influx_flush(void *state, uint64_t timeout_ns)
 {
     influx_sink *s = state;
@@ -362,6 +375,7 @@ static int influx_flush(void *state, uint64_t timeout_ns)
         influx_keep_first(&rc, try_resend(s, true, deadline));
     s->hold_warning = false;
     influx_keep_first(&rc, influx_held_lost(s));
+    influx_keep_first(&rc, progress_rejected(s));
     if (s->degraded && rc == 0)
         rc = still_spooled(s);
     else if (s->degraded && influx_spool_points(s) > 0)
@@ -443,6 +457,7 @@ static int open_http(influx_sink *s, const dlg_value *o)
         s->open_rejected = s->rejected;
         s->open_partial = s->rejected_partial;
         snprintf(s->open_why, sizeof s->open_why, "%s", s->last_reject);
+        s->progress_rejected = 0; /* counted in open_rejected */
         rc = 0;
     }
     return rc;

@@ -429,6 +429,45 @@ static void test_all_dropped_rejected_and_grouped(void **state)
     ops->close(st);
 }
 
+/* A progress point whose field type conflicts with the database's (1.x:
+ * "partial write: field type conflict ... dropped=1", no line named) sent
+ * in one request with a result row, which InfluxDB stored: the row's write
+ * succeeds (its journal entry is done), the progress point is warned of
+ * and saved, and the flush fails for it.  The write failed, and the run
+ * said the stored row had not reached InfluxDB. */
+static void test_rejected_progress_spares_result(void **state)
+{
+    server *s = *state;
+    mock_host m;
+    const dlg_sink_ops *ops;
+    mock_host_init(&m);
+    void *st = open_sink(s, &m, "dlgtest", "spool4d", "flush_interval=1h", NULL, &ops, 0);
+    dlg_field fs = {"rate", DLG_FIELD_STRING, {.s = "str"}}, fd = {"rate", DLG_FIELD_DOUBLE, {.d = 2.5}};
+    dlg_field fr = {"items", DLG_FIELD_INT, {.i = 7}};
+    dlg_point old = {"pconf", NULL, 0, &fs, 1, 1}; /* not progress: sent at once, stored */
+    assert_int_equal(ops->write(st, &old, 1), 0);
+    old.measurement = "dlgauge_progress";
+    assert_int_equal(ops->write(st, &old, 1), 0); /* waits in the batch */
+    assert_int_equal(ops->flush(st, 5000000000u), 0); /* stored: rate is a string now */
+    dlg_point prog = {"dlgauge_progress", NULL, 0, &fd, 1, 2}, row = {"pconf_row", NULL, 0, &fr, 1, 3};
+    assert_int_equal(ops->write(st, &prog, 1), 0);
+    assert_int_equal(ops->write(st, &row, 1), 0); /* the batch and the row: 400, the row again: 204 */
+    assert_int_equal(m.errors, 0);
+    assert_non_null(strstr(m.last_log, "rejected 1 point: HTTP 400: partial write: field type conflict"));
+    assert_non_null(strstr(m.last_log, "(progress points: the run goes on and exits non-zero)"));
+    assert_int_equal(ops->flush(st, 5000000000u), -DLG_EINVAL);
+    assert_non_null(strstr(m.last_error, "rejected 1 progress point (first: HTTP 400: partial write"));
+    ops->close(st);
+    char *rej = st_join(s->dir, "spool4d/influx.rejected.lp");
+    assert_file(rej, "dlgauge_progress rate=2.5 2\n");
+    free(rej);
+    json_object *cols = NULL, *root = NULL;
+    json_object *rows = select_rows(s, "dlgtest", "SELECT items FROM pconf_row", &cols, &root);
+    assert_non_null(rows);
+    assert_int_equal(json_object_array_length(rows), 1);
+    json_object_put(root);
+}
+
 /* Tag values users write (paths, notes) with every character line
  * protocol cares about read back exactly; a trailing backslash, which
  * InfluxDB cannot parse in any form, is cut instead of losing the point. */
@@ -878,6 +917,34 @@ static void test_v2_partial_then_503_keeps_good(void **state)
     fake_stop(&fk);
 }
 
+/* 2.x refuses a request of a progress point and a result row for the
+ * progress point (400 naming it): the row, sent again alone, is stored,
+ * and its write succeeds; the flush fails for the progress point. */
+static void test_v2_progress_named_spares_result(void **state)
+{
+    server *s = *state;
+    fake fk;
+    static const char *const steps[] = {"400::unable to parse 'dlgauge_progress v=0i 1000': scripted", NULL};
+    fake_start(&fk, s->dir, "fake400p", steps);
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    void *st = open_v2(&fk, &m, &ops, 0);
+    dlg_field f[2] = {{"v", DLG_FIELD_INT, {.i = 0}}, {"v", DLG_FIELD_INT, {.i = 1}}};
+    dlg_point p[2] = {{"dlgauge_progress", NULL, 0, &f[0], 1, 1000}, {"row", NULL, 0, &f[1], 1, 1001}};
+    assert_int_equal(ops->write(st, p, 2), 0);
+    assert_int_equal(m.errors, 0);
+    assert_non_null(strstr(m.last_log, "rejected 1 point: HTTP 400: unable to parse"));
+    assert_int_equal(ops->flush(st, 5000000000u), -DLG_EINVAL);
+    ops->close(st);
+    assert_non_null(strstr(m.last_error, "rejected 1 progress point (first: HTTP 400: unable to parse"));
+    char *rej = st_join(fk.dir, "spool/influx.rejected.lp");
+    assert_file(rej, "dlgauge_progress v=0i 1000\n");
+    assert_request(&fk, 2, 1, "row v=1i 1001\n");
+    free(rej);
+    fake_stop(&fk);
+}
+
 /* A redirect (a proxy sending http:// on to https://) is a url to fix,
  * not bad data: the points wait in the spool for `dlgauge flush` (they
  * used to be saved as rejected, which nothing sends again). */
@@ -1217,6 +1284,7 @@ int main(void)
         cmocka_unit_test(test_unknown_db_kept_for_flush),
         cmocka_unit_test(test_rejections_reported_once_not_retried),
         cmocka_unit_test(test_all_dropped_rejected_and_grouped),
+        cmocka_unit_test(test_rejected_progress_spares_result),
         cmocka_unit_test(test_nasty_tags_read_back),
         cmocka_unit_test(test_413_splits_batch),
         cmocka_unit_test(test_spool_fragment_not_sent),
@@ -1230,6 +1298,7 @@ int main(void)
         cmocka_unit_test(test_replay_partial_retention),
         cmocka_unit_test(test_v2_401_kept_for_flush),
         cmocka_unit_test(test_v2_partial_then_503_keeps_good),
+        cmocka_unit_test(test_v2_progress_named_spares_result),
         cmocka_unit_test_teardown(test_spool_failure_no_retry_per_batch, unlimit),
         cmocka_unit_test_teardown(test_unspoolable_points_lost_at_flush, unlimit),
         cmocka_unit_test(test_close_after_failed_flush_sends_nothing),
