@@ -92,6 +92,7 @@ typedef struct influx_sink {
     bool degraded; /* InfluxDB unreachable or denying: new batches go to the spool */
     const char *denied; /* the last failed request was denied (INFLUX_DENIED): what to fix; NULL when
                          * InfluxDB was unreachable */
+    char denied_text[512]; /* what s->denied points to where it is not a fixed text */
     bool untrusted;     /* denied because InfluxDB's certificate is not trusted (TLS) */
     uint64_t next_resend_ns;
     bool warned_spool, warned_denied; /* a warning was given, and whether for a denial */
@@ -147,6 +148,8 @@ const char *influx_http_tls_hint(const influx_http *c);
 long influx_http_status(const influx_http *c);
 /* The last answer's Retry-After (429, 503) in ns; 0 when it had none. */
 uint64_t influx_http_retry_after_ns(const influx_http *c);
+/* The last answer's X-Influxdb-Version ("" if none). */
+const char *influx_http_version(const influx_http *c);
 /* The last rejection's error text from InfluxDB, whole ("" if none). */
 const char *influx_http_error(const influx_http *c);
 void influx_http_close(influx_http *c);

@@ -47,13 +47,33 @@ static uint64_t next_wait(const influx_sink *s, uint64_t backoff)
     return ra > backoff ? ra : backoff;
 }
 
+/* What to fix after a 404 of InfluxDB's router ("404 page not found"):
+ * the url's path, or the API version; not a database or bucket. */
+static const char *no_page_hint(influx_sink *s)
+{
+    const char *v = influx_http_version(s->http);
+    if (s->v2 && v[0] == '1')
+        snprintf(s->denied_text, sizeof s->denied_text, "check url: the server is InfluxDB %s "
+                 "(X-Influxdb-Version), which has no 2.x write API there; for 1.x write "
+                 "url = http://HOST:8086/write?db=NAME and drop org, bucket and token", v);
+    else
+        snprintf(s->denied_text, sizeof s->denied_text, "check url: %s%s%sno write API at its path (page not found), "
+                 "not a missing %s; 1.x writes at http://HOST:8086/write?db=NAME, 2.x at the server root with "
+                 "org, bucket and token", v[0] ? "the server (InfluxDB " : "", v, v[0] ? ") has " : "",
+                 s->v2 ? "org or bucket" : "database");
+    return s->denied_text;
+}
+
 /* What to fix after a 401, 403 or 404 (InfluxDB's own text says which
  * name it did not find or which user it refused). */
-static const char *denied_hint(const influx_sink *s, long status)
+static const char *denied_hint(influx_sink *s, long status)
 {
     if (status >= 300 && status < 400)
         return "check url: it is redirected, and dlgauge sends only to the URL configured (write the one "
                "it is redirected to, e.g. https://)";
+    if (status == 404 && (strstr(influx_http_error(s->http), "page not found") ||
+                          strstr(influx_http_error(s->http), "path not found"))) /* 1.x, 2.x */
+        return no_page_hint(s);
     if (s->v2)
         return status == 404 ? "check org and bucket: both must exist"
                              : "check token: it must be valid and allowed to write to the bucket";

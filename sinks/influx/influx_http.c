@@ -23,6 +23,7 @@ struct influx_http {
     dlg_sbuf body;
     dlg_sbuf err;         /* InfluxDB's error text, whole */
     char header_err[512]; /* X-Influxdb-Error */
+    char version[64];     /* X-Influxdb-Version of the last answer ("": none) */
     uint64_t retry_after_ns;
     long status; /* of the last answer (0: none) */
     bool ca_cert; /* a CA file of the user's is trusted */
@@ -81,6 +82,8 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
         snprintf(c->header_err, sizeof c->header_err, "%.*s", (int)vlen, v);
     else if ((v = header_value(p, len, "Retry-After:", &vlen)))
         c->retry_after_ns = parse_retry_after(v, vlen);
+    else if ((v = header_value(p, len, "X-Influxdb-Version:", &vlen)))
+        snprintf(c->version, sizeof c->version, "%.*s", (int)vlen, v);
     return len;
 }
 
@@ -107,6 +110,19 @@ static bool query_has(const char *q, const char *key)
 static bool http_scheme(const char *url)
 {
     return strncasecmp(url, "http://", 7) == 0 || strncasecmp(url, "https://", 8) == 0;
+}
+
+/* Whether u's path ends in /write, 1.x's write endpoint (behind a
+ * proxy's prefix, maybe): any other path answers 404 "page not found". */
+static bool write_path(CURLU *u)
+{
+    char *path = NULL;
+    if (curl_url_get(u, CURLUPART_PATH, &path, 0) != CURLUE_OK)
+        return false;
+    size_t n = strlen(path);
+    bool ok = n >= 6 && strcmp(path + n - 6, "/write") == 0;
+    curl_free(path);
+    return ok;
 }
 
 /* 1.x: http://host:8086/write?db=NAME, precision=ns added.
@@ -159,6 +175,10 @@ static int build_url(const dlg_host *h, const influx_http_conf *conf, bool v2, c
         rc = h->error(h, DLG_EINVAL,
                       "url = %s: has no db= parameter; write http://HOST:8086/write?db=NAME "
                       "(InfluxDB 1.x) or set org, bucket and token (2.x)", shown.p);
+        goto out;
+    } else if (!write_path(u)) {
+        rc = h->error(h, DLG_EINVAL, "url = %s: InfluxDB 1.x writes at a path ending in /write; write "
+                      "http://HOST:8086/write?db=NAME (2.x: the server root with org, bucket and token)", shown.p);
         goto out;
     } else if (query_value(query, "db=", &dblen) && dblen == 0) {
         rc = h->error(h, DLG_EINVAL, "url = %s: db= names no database; write http://HOST:8086/write?db=NAME "
@@ -315,6 +335,7 @@ influx_send influx_http_post(influx_http *c, const char *body, size_t len, uint6
     sbuf_truncate(&c->body, 0);
     sbuf_truncate(&c->err, 0);
     c->header_err[0] = '\0';
+    c->version[0] = '\0';
     c->errbuf[0] = '\0';
     c->retry_after_ns = 0;
     c->status = 0;
@@ -352,6 +373,8 @@ const char *influx_http_tls_hint(const influx_http *c) { return c->tls_hint; }
 uint64_t influx_http_retry_after_ns(const influx_http *c) { return c->retry_after_ns; }
 
 const char *influx_http_error(const influx_http *c) { return c->err.len ? c->err.p : ""; }
+
+const char *influx_http_version(const influx_http *c) { return c->version; }
 
 void influx_http_close(influx_http *c)
 {

@@ -100,6 +100,7 @@ const char *influx_http_tls_hint(const influx_http *c) { return (void)c, NULL; }
 long influx_http_status(const influx_http *c) { return c->status; }
 uint64_t influx_http_retry_after_ns(const influx_http *c) { return (void)c, 0; }
 const char *influx_http_error(const influx_http *c) { return c->err.len ? c->err.p : ""; }
+const char *influx_http_version(const influx_http *c) { return (void)c, ""; }
 
 static uint64_t mono_ns(const dlg_host *h)
 {

@@ -377,6 +377,45 @@ static void test_unknown_db_kept_for_flush(void **state)
     free(rej);
 }
 
+/* A 404 of InfluxDB's router ("404 page not found") is a url to fix, not
+ * a database or bucket to create: a 1.x url whose path is not InfluxDB's
+ * /write, and 2.x settings (its /api/v2/write) against this 1.x server,
+ * whose X-Influxdb-Version is named.  Both said to check db= or org and
+ * bucket, which exist. */
+static void test_page_not_found_names_url(void **state)
+{
+    server *s = *state;
+    mock_host m;
+    mock_host_init(&m);
+    char url[256], sd[4200];
+    snprintf(url, sizeof url, "url=http://127.0.0.1:%d/x/write?db=dlgtest", s->port);
+    snprintf(sd, sizeof sd, "spool_dir=%s/spool4e", s->dir);
+    const char *ov1[] = {url, sd, "retries=0", NULL};
+    const dlg_sink_ops *ops;
+    void *st = NULL;
+    assert_int_equal(st_open_sink(&m, "influx.so", "influx", ov1, &ops, &st), 0);
+    write_seq(ops, st, "nf", 0, 1);
+    assert_int_equal(ops->flush(st, 5000000000u), -DLG_EINVAL);
+    ops->close(st);
+    assert_non_null(strstr(m.last_error, "HTTP 404: 404 page not found"));
+    assert_non_null(strstr(m.last_error, "check url: the server (InfluxDB 1."));
+    assert_non_null(strstr(m.last_error, ") has no write API at its path (page not found), not a missing database"));
+    assert_null(strstr(m.last_error, "CREATE DATABASE"));
+
+    mock_host_init(&m);
+    snprintf(url, sizeof url, "url=http://127.0.0.1:%d", s->port);
+    snprintf(sd, sizeof sd, "spool_dir=%s/spool4f", s->dir);
+    const char *ov2[] = {url, sd, "org=o", "bucket=dlgtest", "token=t", "retries=0", NULL};
+    assert_int_equal(st_open_sink(&m, "influx.so", "influx", ov2, &ops, &st), 0);
+    write_seq(ops, st, "nf", 0, 1);
+    assert_int_equal(ops->flush(st, 5000000000u), -DLG_EINVAL);
+    ops->close(st);
+    assert_non_null(strstr(m.last_error, "check url: the server is InfluxDB 1."));
+    assert_non_null(strstr(m.last_error, "which has no 2.x write API there; for 1.x write "
+                                         "url = http://HOST:8086/write?db=NAME and drop org, bucket and token"));
+    assert_null(strstr(m.last_error, "check org and bucket"));
+}
+
 static void test_rejections_reported_once_not_retried(void **state)
 {
     server *s = *state;
@@ -1282,6 +1321,7 @@ int main(void)
         cmocka_unit_test(test_outage_spools_and_replays_once),
         cmocka_unit_test(test_replay_resumes_after_accepted_batches),
         cmocka_unit_test(test_unknown_db_kept_for_flush),
+        cmocka_unit_test(test_page_not_found_names_url),
         cmocka_unit_test(test_rejections_reported_once_not_retried),
         cmocka_unit_test(test_all_dropped_rejected_and_grouped),
         cmocka_unit_test(test_rejected_progress_spares_result),

@@ -187,6 +187,17 @@ static void test_header_values_refused(void **unused)
     check_error(user, "user = (hidden): holds a control character at byte 3 of 9");
 }
 
+/* A 1.x url whose path is not /write (every write answered "404 page not
+ * found", and --dry-run took it). */
+static void test_url_path_not_write_refused(void **unused)
+{
+    const char *root[] = {"url=http://127.0.0.1:8086/?db=dl", NULL};
+    check_error(root, "url = http://127.0.0.1:8086/?db=dl: InfluxDB 1.x writes at a path ending in /write; write "
+                "http://HOST:8086/write?db=NAME");
+    const char *query[] = {"url=http://a:s3cret@127.0.0.1:8086/query?db=dl", NULL};
+    check_error(query, "url = http://a:***@127.0.0.1:8086/query?db=dl: InfluxDB 1.x writes at a path");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -197,6 +208,7 @@ int main(void)
         cmocka_unit_test(test_url_port_refused),
         cmocka_unit_test(test_url_empty_db_refused),
         cmocka_unit_test(test_header_values_refused),
+        cmocka_unit_test(test_url_path_not_write_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
