@@ -213,7 +213,11 @@ static const char *classify(const dlg_cell_outcome *oc, int64_t oom_kills, const
         snprintf(why, len, "the cell's process died of signal %d (%s) in workload %s (%s)%s", oc->term_signal,
                  strsignal(oc->term_signal), cell->job->workload->name,
                  cell->job->workload_path ? cell->job->workload_path : "built in",
-                 oc->term_signal == SIGBUS ? "; a data file read through a mapping (an LMDB dataset, or storage type = mmap) shrank while it was read?" : "");
+                 oc->term_signal == SIGBUS    ? "; a data file read through a mapping (an LMDB dataset, or storage "
+                                                "type = mmap) shrank while it was read?"
+                 : oc->term_signal == SIGABRT ? ": the code called abort(), e.g. a failed assert (its message, if "
+                                                "it wrote one, is on stderr)"
+                                              : "");
         return "crashed";
     }
     if (oc->exit_code == DLG_CELL_EXIT_CGROUP) {

@@ -441,10 +441,11 @@ static void touch_tables(const dlg_plugin_info *info)
 }
 
 /* The load guard.  A plugin's entry, and the tables it returns, are run
- * and read with SIGSEGV, SIGBUS, SIGFPE and SIGILL caught: a fault there
- * jumps back to the loader, which names the file ("crashed (signal 11,
- * SIGSEGV) in its dlgauge_plugin_entry; not loaded") and goes on with the
- * other files, as for any file that fails to load.  Every *.so of a
+ * and read with the crash guard's signals (signals.h: SIGSEGV, SIGBUS,
+ * SIGFPE, SIGILL, SIGABRT) caught: a fault there jumps back to the
+ * loader, which names the file ("crashed (signal 11, SIGSEGV) in its
+ * dlgauge_plugin_entry; not loaded") and goes on with the other files,
+ * as for any file that fails to load.  Every *.so of a
  * plugin folder is loaded, so one broken file, unrelated to the run,
  * would otherwise end every run with a bare SIGSEGV.
  *
@@ -461,9 +462,11 @@ static void touch_tables(const dlg_plugin_info *info)
  * another library (libc's malloc or stdio, whose lock would then stay
  * held), is told apart by the faulting instruction's address: outside the
  * plugin's own code during its entry, the handler writes one line naming
- * the file and exits 2 instead of going on.  A fault on another thread
- * while a load is guarded gets the handler found before (the crash guard,
- * or the default death). */
+ * the file and exits 2 instead of going on.  So does abort() (a failed
+ * assert) in the entry: its pc is libc's, and libc's abort may hold a
+ * lock of its own, so a longjmp out of it is never safe.  A fault on
+ * another thread while a load is guarded gets the handler found before
+ * (the crash guard, or the default death). */
 #define LOAD_NSIG DLG_CRASH_NSIG /* the crash guard's signals (signals.h) */
 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER; /* one guarded load at a time */
@@ -473,12 +476,28 @@ static struct {
     volatile sig_atomic_t sig;     /* the fault caught, or 0 */
     uintptr_t code_lo, code_hi;    /* the plugin's executable segments, or 0, 0 when unknown */
     struct sigaction old[LOAD_NSIG];
-    char fatal[PATH_MAX + 32];     /* "dlgauge: PATH: crashed (", of a fault that cannot be gone on from */
+    char fatal[PATH_MAX + 32];     /* "dlgauge: PATH: ", of a fault that cannot be gone on from */
     size_t fatal_len;
 } lg;
 static const char fatal_tail[] = ") in its " DLG_PLUGIN_ENTRY_SYMBOL ", inside another library's code (one it called, "
                                  "which may hold a lock of the process): dlgauge cannot go on safely; move the file "
                                  "out of the plugin folder\n";
+static const char abort_entry[] = "called abort() in its " DLG_PLUGIN_ENTRY_SYMBOL " (a failed assert?): dlgauge "
+                                  "cannot go on safely; move the file out of the plugin folder\n";
+
+/* Writes "dlgauge: PATH: " and the texts a, b and c (NULL: none) to
+ * stderr, then ends the process with exit 2: what the load guard does
+ * where it cannot go on. */
+static void fatal_exit(const char *a, const char *b, const char *c)
+{
+    ssize_t n = write(STDERR_FILENO, lg.fatal, lg.fatal_len);
+    const char *part[] = {a, b, c};
+    for (int i = 0; i < 3; i++)
+        if (part[i])
+            n = write(STDERR_FILENO, part[i], strlen(part[i]));
+    (void)n; /* nothing more to do about stderr from here */
+    _exit(2);
+}
 
 /* The faulting instruction's address in uc, or 0 where unknown. */
 static uintptr_t fault_pc(const void *uc)
@@ -509,13 +528,10 @@ static void on_load_fault(int sig, siginfo_t *si, void *uc)
     }
     lg.sig = sig;
     uintptr_t pc = fault_pc(uc);
-    if (load_phase == LOAD_ENTRY && !(pc && pc >= lg.code_lo && pc < lg.code_hi)) {
-        ssize_t n = write(STDERR_FILENO, lg.fatal, lg.fatal_len);
-        n = write(STDERR_FILENO, dlg_crash_signal_name(i), strlen(dlg_crash_signal_name(i)));
-        n = write(STDERR_FILENO, fatal_tail, sizeof fatal_tail - 1);
-        (void)n; /* nothing more to do about stderr from here */
-        _exit(2);
-    }
+    if (sig == SIGABRT) /* only the entry's code calls anything */
+        fatal_exit(abort_entry, NULL, NULL);
+    if (load_phase == LOAD_ENTRY && !(pc && pc >= lg.code_lo && pc < lg.code_hi))
+        fatal_exit("crashed (", dlg_crash_signal_name(i), fatal_tail);
     siglongjmp(lg.jmp, 1);
 }
 
@@ -547,7 +563,7 @@ static void load_guard_arm(void *dl, const char *path)
     struct link_map *lm = NULL;
     if (dlinfo(dl, RTLD_DI_LINKMAP, &lm) == 0 && lm)
         dl_iterate_phdr(find_code, lm);
-    int n = snprintf(lg.fatal, sizeof lg.fatal, "dlgauge: %s: crashed (", path);
+    int n = snprintf(lg.fatal, sizeof lg.fatal, "dlgauge: %s: ", path);
     lg.fatal_len = n < 0 ? 0 : (size_t)n < sizeof lg.fatal ? (size_t)n : sizeof lg.fatal - 1;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);

@@ -129,6 +129,8 @@ static const struct {
     {SIGFPE, "SIGFPE", "an arithmetic fault such as an integer division by zero (in the workload or a plugin)"},
     {SIGILL, "SIGILL", "an illegal instruction (code built for a newer CPU than this one, e.g. with "
                        "-march=native on another machine?)"},
+    {SIGABRT, "SIGABRT", "the code called abort(), e.g. a failed assert (in the workload or a plugin; its own "
+                         "message, if any, is on the line above)"},
 };
 
 int dlg_crash_signal(int i) { return crash_signals[i].sig; }
@@ -182,8 +184,9 @@ void dlg_crash_guard_arm(dlg_crash_guard *g, const char *who)
 }
 
 /* What each fatal signal is, in a few words, for code that is no cell. */
-static const char *const crash_what[DLG_CRASH_NSIG] = {"a bus error", "an invalid memory access",
-                                                       "an arithmetic fault", "an illegal instruction"};
+static const char *const crash_what[DLG_CRASH_NSIG] = {
+    "a bus error", "an invalid memory access", "an arithmetic fault", "an illegal instruction",
+    "the code called abort(), e.g. a failed assert"};
 
 void dlg_crash_guard_arm_for(dlg_crash_guard *g, const char *who, const char *then)
 {

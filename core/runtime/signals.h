@@ -20,7 +20,8 @@ void dlg_signals_release(const sigset_t *old);
 int dlg_stop_signal(void);
 
 /* A cell run inside dlgauge's own process (isolation = none) that dies of
- * SIGBUS, SIGSEGV, SIGFPE or SIGILL takes dlgauge with it.  While a guard
+ * SIGBUS, SIGSEGV, SIGFPE, SIGILL or SIGABRT (abort(), a failed assert)
+ * takes dlgauge with it.  While a guard
  * is armed, such a signal writes one line naming the cell and the cause to
  * stderr, then ends the process with that signal as before (its exit
  * status stays a signal death).  The lines are formatted when the guard is
@@ -39,7 +40,7 @@ int dlg_stop_signal(void);
  * pool: OpenMP, oneDNN) ends the process of SIGSEGV without the line; any
  * other fault in such a thread gets it.  isolation = process (the
  * default) names the crash from the parent in every case. */
-#define DLG_CRASH_NSIG 4
+#define DLG_CRASH_NSIG 5
 #define DLG_CRASH_LINE_MAX 1024
 typedef struct dlg_crash_guard {
     char line[DLG_CRASH_NSIG][DLG_CRASH_LINE_MAX];

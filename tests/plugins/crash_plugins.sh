@@ -38,4 +38,11 @@ expect_one_error named 2 "^dlgauge: named\.ini:2: \[job a\] plugin: .*/crash_ent
 # one line naming the file, exit 2
 run_cli libc --plugin-dir "$C/libc" list
 expect_one_error libc 2 "^dlgauge: $C/libc/crash_in_libc\.so: crashed \(SIGSEGV\) in its dlgauge_plugin_entry, inside another library's code .*: dlgauge cannot go on safely; move the file out of the plugin folder$"
+
+# an entry that calls abort() (a failed assert): inside libc too, and libc's
+# abort may hold a lock of its own; said as such, exit 2, not a bare
+# "Aborted" (exit 134) with no file named
+run_cli abort --plugin-dir "$C/abort" list
+expect_one_error abort 2 "^dlgauge: $C/abort/abort_entry\.so: called abort\(\) in its dlgauge_plugin_entry \(a failed assert\?\): dlgauge cannot go on safely; move the file out of the plugin folder$"
+
 finish

@@ -106,28 +106,60 @@ static void sigfpe_says_which_cell(void **st)
     assert_one_line(err, "SIGFPE");
 }
 
+/* abort() (a failed assert) used to end an in-process cell with a bare
+ * "Aborted": it gets the cell's line too */
+static void call_abort(void) { abort(); }
+
+static void sigabrt_says_which_cell(void **st)
+{
+    (void)st;
+    char err[2048];
+    assert_int_equal(crash_in_child(call_abort, err, sizeof err), SIGABRT);
+    assert_one_line(err, "SIGABRT");
+    assert_non_null(strstr(err, "the code called abort(), e.g. a failed assert"));
+}
+
+/* In a child: arms a sink's guard (arm_for) and calls abort(). */
+static void sink_aborts(void *arg)
+{
+    (void)arg;
+    dlg_crash_guard g;
+    dlg_crash_guard_arm_for(&g, "k.ini:1: [sink bk]", " in its write op");
+    abort();
+}
+
+/* and a sink's op that aborts is named as one that faults */
+static void sigabrt_says_which_sink(void **st)
+{
+    (void)st;
+    char err[2048];
+    assert_int_equal(rt_child_stderr(sink_aborts, NULL, err, sizeof err), SIGABRT);
+    assert_string_equal(err, "dlgauge: k.ini:1: [sink bk]: killed by SIGABRT (the code called abort(), e.g. a "
+                             "failed assert) in its write op\n");
+}
+
 static void mine(int sig) { (void)sig; }
 
 static void disarm_restores_handlers(void **st)
 {
     (void)st;
-    static const int sigs[] = {SIGBUS, SIGSEGV, SIGFPE, SIGILL};
-    struct sigaction before[4], sa, now;
+    static const int sigs[] = {SIGBUS, SIGSEGV, SIGFPE, SIGILL, SIGABRT};
+    struct sigaction before[5], sa, now;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = mine;
     sigemptyset(&sa.sa_mask);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         assert_int_equal(sigaction(sigs[i], &sa, &before[i]), 0);
     stack_t stack_before, stack_now;
     assert_int_equal(sigaltstack(NULL, &stack_before), 0);
     dlg_crash_guard g;
     dlg_crash_guard_arm(&g, who);
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         assert_int_equal(sigaction(sigs[i], NULL, &now), 0);
         assert_true(now.sa_handler != mine);
     }
     dlg_crash_guard_disarm(&g);
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         assert_int_equal(sigaction(sigs[i], &before[i], &now), 0);
         assert_true(now.sa_handler == mine);
     }
@@ -142,6 +174,8 @@ int main(void)
         cmocka_unit_test(sigbus_says_which_cell),
         cmocka_unit_test(sigsegv_says_which_cell),
         cmocka_unit_test(sigfpe_says_which_cell),
+        cmocka_unit_test(sigabrt_says_which_cell),
+        cmocka_unit_test(sigabrt_says_which_sink),
         cmocka_unit_test(disarm_restores_handlers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
