@@ -295,10 +295,11 @@ static int check_desc_head(const dlg_plugin_desc *d, size_t i, char *why, size_t
     return 0;
 }
 
-/* What a guarded load is reading (load_guarded below): LOAD_ENTRY while
- * the plugin's entry runs, LOAD_INFO the dlg_plugin_info it returned,
- * LOAD_DESC + i descriptor #i and the tables it points to. */
-enum { LOAD_ENTRY, LOAD_INFO, LOAD_DESC };
+/* What a guarded load is doing (the load guard below): LOAD_DLOPEN while
+ * dlopen runs the file's constructors, LOAD_ENTRY while the plugin's entry
+ * runs, LOAD_INFO reading the dlg_plugin_info it returned, LOAD_DESC + i
+ * descriptor #i and the tables it points to. */
+enum { LOAD_DLOPEN, LOAD_ENTRY, LOAD_INFO, LOAD_DESC };
 static volatile sig_atomic_t load_phase;
 
 int dlg_plugin_info_check(const dlg_plugin_info *info, char *why, size_t whylen)
@@ -451,11 +452,10 @@ static void touch_tables(const dlg_plugin_info *info)
  *
  * Going on is safe where the crash guard of a cell (signals.h), which
  * ends the process, could not be: the fault comes after dlopen returned
- * (the dynamic loader's lock is free; dlopen itself, constructors
- * included, is not guarded, as longjmp out of it would leave that lock
- * held), on the loading thread, before any cell runs or any thread of
- * ours calls into the file, whose code is never called again (not even
- * its destructors: it stays mapped, not dlclose'd).  What ran when it
+ * (the dynamic loader's lock is free), on the loading thread, before any
+ * cell runs or any thread of ours calls into the file, whose code is
+ * never called again (not even its destructors: it stays mapped, not
+ * dlclose'd).  What ran when it
  * faulted is either our own reading of its tables, which holds no lock,
  * or its entry's own code, which holds no lock of ours or of libc.  The
  * one case that may leave the process unsound, the entry faulting inside
@@ -464,15 +464,26 @@ static void touch_tables(const dlg_plugin_info *info)
  * plugin's own code during its entry, the handler writes one line naming
  * the file and exits 2 instead of going on.  So does abort() (a failed
  * assert) in the entry: its pc is libc's, and libc's abort may hold a
- * lock of its own, so a longjmp out of it is never safe.  A fault on
- * another thread while a load is guarded gets the handler found before
- * (the crash guard, or the default death). */
+ * lock of its own, so a longjmp out of it is never safe.
+ *
+ * dlopen itself, the file's constructors and those of the libraries it
+ * needs, runs under the same handler, which never goes on from there (a
+ * longjmp out of dlopen would leave the dynamic loader's lock held): it
+ * writes one line naming the file and exits 2, where the process would
+ * otherwise die of a bare "Segmentation fault" in every command, list and
+ * help included.  A constructor that sets a handler of its own for one
+ * of these signals (a language runtime's) keeps it: the guard puts back
+ * only a handler that is still its own.
+ *
+ * A fault on another thread while a load is guarded gets the handler
+ * found before (the crash guard, or the default death). */
 #define LOAD_NSIG DLG_CRASH_NSIG /* the crash guard's signals (signals.h) */
 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER; /* one guarded load at a time */
 static struct {
     sigjmp_buf jmp;
     pthread_t thread;              /* the loading thread */
+    volatile sig_atomic_t armed;   /* 0 after disarm: a handler a constructor chained to ours calls it late */
     volatile sig_atomic_t sig;     /* the fault caught, or 0 */
     uintptr_t code_lo, code_hi;    /* the plugin's executable segments, or 0, 0 when unknown */
     struct sigaction old[LOAD_NSIG];
@@ -484,6 +495,10 @@ static const char fatal_tail[] = ") in its " DLG_PLUGIN_ENTRY_SYMBOL ", inside a
                                  "out of the plugin folder\n";
 static const char abort_entry[] = "called abort() in its " DLG_PLUGIN_ENTRY_SYMBOL " (a failed assert?): dlgauge "
                                   "cannot go on safely; move the file out of the plugin folder\n";
+static const char dlopen_tail[] = ") while being loaded (a constructor in it or in a library it needs); move the "
+                                  "file out of the plugin folder\n";
+static const char abort_dlopen[] = "called abort() while being loaded (a constructor in it or in a library it "
+                                   "needs; a failed assert?); move the file out of the plugin folder\n";
 
 /* Writes "dlgauge: PATH: " and the texts a, b and c (NULL: none) to
  * stderr, then ends the process with exit 2: what the load guard does
@@ -518,7 +533,7 @@ static void on_load_fault(int sig, siginfo_t *si, void *uc)
     int i = 0;
     while (i < LOAD_NSIG - 1 && dlg_crash_signal(i) != sig)
         i++;
-    if (!pthread_equal(pthread_self(), lg.thread)) {
+    if (!lg.armed || !pthread_equal(pthread_self(), lg.thread)) {
         /* not the load's: what was there before takes it (a fault
          * re-runs when the handler returns) */
         sigaction(sig, &lg.old[i], NULL);
@@ -528,6 +543,9 @@ static void on_load_fault(int sig, siginfo_t *si, void *uc)
     }
     lg.sig = sig;
     uintptr_t pc = fault_pc(uc);
+    if (load_phase == LOAD_DLOPEN)
+        fatal_exit(sig == SIGABRT ? abort_dlopen : "crashed (", sig == SIGABRT ? NULL : dlg_crash_signal_name(i),
+                   sig == SIGABRT ? NULL : dlopen_tail);
     if (sig == SIGABRT) /* only the entry's code calls anything */
         fatal_exit(abort_entry, NULL, NULL);
     if (load_phase == LOAD_ENTRY && !(pc && pc >= lg.code_lo && pc < lg.code_hi))
@@ -555,13 +573,16 @@ static int find_code(struct dl_phdr_info *info, size_t size, void *arg)
     return 1;
 }
 
+/* Arms the load guard for the file at path, whose code (dl; NULL: not
+ * loaded yet) is what may fault and be gone on from. */
 static void load_guard_arm(void *dl, const char *path)
 {
     lg.thread = pthread_self();
+    lg.armed = 1;
     lg.sig = 0;
     lg.code_lo = lg.code_hi = 0;
     struct link_map *lm = NULL;
-    if (dlinfo(dl, RTLD_DI_LINKMAP, &lm) == 0 && lm)
+    if (dl && dlinfo(dl, RTLD_DI_LINKMAP, &lm) == 0 && lm)
         dl_iterate_phdr(find_code, lm);
     int n = snprintf(lg.fatal, sizeof lg.fatal, "dlgauge: %s: ", path);
     lg.fatal_len = n < 0 ? 0 : (size_t)n < sizeof lg.fatal ? (size_t)n : sizeof lg.fatal - 1;
@@ -576,8 +597,14 @@ static void load_guard_arm(void *dl, const char *path)
 
 static void load_guard_disarm(void)
 {
-    for (int i = 0; i < LOAD_NSIG; i++)
-        sigaction(dlg_crash_signal(i), &lg.old[i], NULL);
+    lg.armed = 0;
+    for (int i = 0; i < LOAD_NSIG; i++) {
+        struct sigaction now;
+        /* a constructor's own handler stays; one put back already stays */
+        if (sigaction(dlg_crash_signal(i), NULL, &now) == 0 && (now.sa_flags & SA_SIGINFO) &&
+            now.sa_sigaction == on_load_fault)
+            sigaction(dlg_crash_signal(i), &lg.old[i], NULL);
+    }
 }
 
 /* Why a guarded load faulted, by what it was reading. */
@@ -597,6 +624,21 @@ static void crash_why(int sig, int phase, char *why, size_t whylen)
     else
         snprintf(why + at, whylen - at, "reading descriptor #%d (a bad pointer in its tables); not loaded",
                  phase - LOAD_DESC);
+}
+
+/* dlopen(path) under the load guard, which ends the process with one
+ * line naming the file if a constructor crashes (it cannot go on). */
+static void *dlopen_guarded(const char *path)
+{
+    pthread_mutex_lock(&load_lock);
+    void *stack = dlg_sigstack_on();
+    load_phase = LOAD_DLOPEN;
+    load_guard_arm(NULL, path);
+    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    load_guard_disarm();
+    dlg_sigstack_off(stack);
+    pthread_mutex_unlock(&load_lock);
+    return dl;
 }
 
 /* plugin_info() and touch_tables() under the load guard: the info, or
@@ -636,7 +678,7 @@ static void load(dlg_plugin_file *f)
         set_error(f, why);
         return;
     }
-    f->dl = dlopen(f->path, RTLD_NOW | RTLD_LOCAL);
+    f->dl = dlopen_guarded(f->path);
     if (!f->dl) {
         dlopen_error(f->path, dlerror(), why, sizeof why);
         set_error(f, why);

@@ -45,4 +45,14 @@ expect_one_error libc 2 "^dlgauge: $C/libc/crash_in_libc\.so: crashed \(SIGSEGV\
 run_cli abort --plugin-dir "$C/abort" list
 expect_one_error abort 2 "^dlgauge: $C/abort/abort_entry\.so: called abort\(\) in its dlgauge_plugin_entry \(a failed assert\?\): dlgauge cannot go on safely; move the file out of the plugin folder$"
 
+# a constructor that crashes or aborts inside dlopen, which cannot be left
+# by a jump: one line naming the file, exit 2, in every command that loads
+# plugins (it used to be a bare "Segmentation fault" naming nothing)
+for p in ctor_segv:'crashed \(SIGSEGV\)' ctor_abort:'called abort\(\)'; do
+    d=${p%%:*}
+    for cmd in list "help sleep" "run --dry-run ok.ini"; do
+        run_cli "$d" --plugin-dir "$C/$d" $cmd
+        expect_one_error "$d" 2 "^dlgauge: $C/$d/$d\.so: ${p#*:} while being loaded \(a constructor in it or in a library it needs.*\); move the file out of the plugin folder$"
+    done
+done
 finish
