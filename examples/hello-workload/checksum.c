@@ -5,6 +5,7 @@
  * allocation in step(). */
 #include <dlgauge/plugin.h>
 
+#include <stdbool.h>
 #include <stdlib.h>
 
 enum { OPT_PATH, OPT_BLOCK };
@@ -28,6 +29,7 @@ typedef struct checksum {
     size_t block;
     uint64_t size, off;
     uint32_t a, b, last;
+    bool passed; /* a pass ended: last is the whole file's sum */
 } checksum;
 
 static int checksum_setup(const dlg_host *h, const dlg_value *opts, const dlg_job_info *job, void **state)
@@ -56,12 +58,14 @@ static int checksum_setup(const dlg_host *h, const dlg_value *opts, const dlg_jo
     return 0;
 }
 
-static int checksum_step(void *state, dlg_step *out)
+/* Reads the next block into the running sum: the bytes read, or a
+ * negative DLG_E* code.  At the end of the file the pass's sum becomes
+ * last and the next pass starts. */
+static int64_t read_block(checksum *c)
 {
-    checksum *c = state;
     int64_t got = c->host->file_read(c->host, c->file, c->buf, c->block, c->off);
     if (got < 0)
-        return (int)got;
+        return got;
     for (int64_t i = 0; i < got; i++) {
         c->a = (c->a + c->buf[i]) % 65521u;
         c->b = (c->b + c->a) % 65521u;
@@ -69,17 +73,37 @@ static int checksum_step(void *state, dlg_step *out)
     c->off += (uint64_t)got;
     if (c->off >= c->size) { /* wrap: start the next pass */
         c->last = (c->b << 16) | c->a;
+        c->passed = true;
         c->off = 0;
         c->a = 1;
         c->b = 0;
     }
+    return got;
+}
+
+static int checksum_step(void *state, dlg_step *out)
+{
+    int64_t got = read_block(state);
+    if (got < 0)
+        return (int)got;
     out->items = (uint64_t)got; /* the host counts the bytes read through it */
     return 0;
 }
 
 static int checksum_report(void *state, const dlg_report_api *api, dlg_fields *f)
 {
-    api->add_int(f, "adler32", ((checksum *)state)->last);
+    checksum *c = state;
+    /* steps that ended within the first pass: read the rest now (report
+     * is not timed), so the sum is still the whole file's, never 0 */
+    while (!c->passed) {
+        int64_t got = read_block(c);
+        if (got < 0)
+            return (int)got;
+        if (got == 0)
+            return c->host->error(c->host, DLG_EIO, "the file ended at byte %llu of its %llu",
+                                  (unsigned long long)c->off, (unsigned long long)c->size);
+    }
+    api->add_int(f, "adler32", c->last);
     return 0;
 }
 

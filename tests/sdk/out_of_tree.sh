@@ -36,6 +36,22 @@ for r in rows:
     assert int(r["storage_read_bytes"]) > 0, r
 print("ok: adler32", sys.argv[2], "through", ", ".join(r["storage"] for r in rows))
 PY
+# A file longer than the timed steps read (20 steps of 4 KiB, warm-up
+# included, of 300 KB): still the whole file's sum (it used to be 0, as
+# no pass had ended)
+head -c 300000 /dev/urandom > "$work/long.bin"
+long=$(python3 -c 'import sys,zlib; print(zlib.adler32(open(sys.argv[1],"rb").read()))' "$work/long.bin")
+"$work/prefix/bin/dlgauge" --plugin-dir "$(dirname "$so")" \
+  run "$src/examples/hello-workload/hello.ini" --set job.path="$work/long.bin" --set csv.path=results/long.csv >/dev/null
+python3 - "$work/results/long.csv" "$long" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 2 and all(r["status"] == "ok" for r in rows), rows
+for r in rows:
+    assert int(r["items"]) < 300000, r
+    assert r["adler32"] == sys.argv[2], (r["storage"], r["adler32"], sys.argv[2])
+print("ok: adler32 of a file longer than the timed steps read", sys.argv[2])
+PY
 
 # The author's own unit test of that plugin, through the mock host the
 # install ships (share/doc/dlgauge/testing): no dlgauge runtime involved.
