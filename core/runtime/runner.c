@@ -101,6 +101,37 @@ static void error_at_key(const dlg_job *j, const char *ctx, char *error, size_t 
     snprintf(error, len, "%s[job %s] %s: %s", where, j->name, j->workload->name, msg);
 }
 
+/* How far a step's own elapsed_ns may pass the host clock's time for it:
+ * a device's clock, or another rank's, runs a little apart. */
+#define ELAPSED_SLACK_NS 1000000000ull
+
+/* A step's timings, checked: its latency (its own elapsed_ns, else
+ * host_ns, the host clock's), and its input wait, in *lat and *wait; -1
+ * with the error in res where they cannot be true (a bug in the workload:
+ * a wait longer than the step, an elapsed_ns of garbage), which would
+ * give a data_wait_fraction above 1 or a latency of centuries. */
+static int step_times(const dlg_step *s, uint64_t host_ns, uint64_t step, const char *ctx, const char *file,
+                      dlg_cell_result *res, uint64_t *lat, uint64_t *wait)
+{
+    *lat = s->elapsed_ns ? s->elapsed_ns : host_ns;
+    if (s->elapsed_ns > host_ns + ELAPSED_SLACK_NS)
+        snprintf(res->error, sizeof res->error, "%s: step %llu reported elapsed_ns %llu, but it took %llu ns by "
+                 "the host's clock: a bug in the workload (%s)", ctx, (unsigned long long)step,
+                 (unsigned long long)s->elapsed_ns, (unsigned long long)host_ns, file ? file : "built in");
+    else if (s->wait_ns > *lat && s->wait_ns > host_ns)
+        snprintf(res->error, sizeof res->error, "%s: step %llu reported wait_ns %llu > its elapsed %llu ns: a "
+                 "bug in the workload (%s)", ctx, (unsigned long long)step, (unsigned long long)s->wait_ns,
+                 (unsigned long long)*lat, file ? file : "built in");
+    else {
+        /* a wait that passes a device-timed step within the host's time
+         * for it: the two clocks apart, the step all wait */
+        *wait = s->wait_ns < *lat ? s->wait_ns : *lat;
+        return 0;
+    }
+    res->status = "error";
+    return -1;
+}
+
 static int timed_steps(dlg_run *run, const dlg_cell *cell, const dlg_workload_ops *ops, void *state,
                        int rep, dlg_cell_result *res, dlg_services *svc, uint64_t rep_mark, const char *ctx,
                        rep_totals *t)
@@ -145,10 +176,15 @@ static int timed_steps(dlg_run *run, const dlg_cell *cell, const dlg_workload_op
             t->wall_ns = now - start;
             return fail(res, svc, rep_mark, mark, ctx, "step", rc);
         }
-        uint64_t lat = s.elapsed_ns ? s.elapsed_ns : now - t0;
+        uint64_t lat, wait;
+        if (step_times(&s, now - t0, t->steps + 1, ctx, cell->job->workload_path, res, &lat, &wait) != 0) {
+            dlg_progress_end(&prog);
+            t->wall_ns = now - start;
+            return -1;
+        }
         dlg_hist_record(t->lat, lat);
         t->items += s.items;
-        t->wait_ns += s.wait_ns;
+        t->wait_ns += wait;
         t->busy_ns += lat;
         t->steps++;
         dlg_progress_tick(&prog, now, t->steps, t->items);

@@ -404,7 +404,10 @@ typedef struct dlg_job_info {
 /* Filled by step().  items: units of work done (images, tokens, bytes).
  * elapsed_ns: if non-zero, the step timed itself (e.g. CUDA events) and the
  * runner uses this instead of its host clock.  wait_ns: part of the step
- * spent waiting for input.  bytes_read is not read by the runner: bytes
+ * spent waiting for input.  A timed step whose wait_ns passes both its
+ * elapsed_ns and the host clock's time for it, or whose elapsed_ns passes
+ * the host clock's by over a second, fails the cell (a bug in the
+ * workload).  bytes_read is not read by the runner: bytes
  * read through host->file_* are counted already (storage_read_bytes). */
 typedef struct dlg_step {
     uint64_t items;

@@ -7,12 +7,16 @@
  * than its `caps` option asks (dlg_job_info.storage_caps), in check and
  * (by the same function) in setup; `check_v2` is a version-2 plugin whose table is
  * followed by a poisoned pointer where check would be, so a host that
- * reads past version 2 fails its cells before they run. */
+ * reads past version 2 fails its cells before they run.  `times` reports
+ * step timings as its `bad` option says: a wait longer than the step, an
+ * elapsed_ns of garbage, or a wait that passes its own elapsed_ns within
+ * the host's time for the step (two clocks apart). */
 #include <dlgauge/plugin.h>
 
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 typedef struct tc_state {
     const dlg_host *h;
@@ -182,4 +186,54 @@ static const struct {
 static const dlg_plugin_desc v2_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, "check_v2", "1.0",
                                         "a version-2 workload (no check)", ck_options, NULL, &v2_table};
 
-DLG_PLUGIN("timedwl", &tc_desc, &v1_desc, &ck_desc, &v2_desc)
+/* ---- step timings ---- */
+
+enum { TM_NONE, TM_WAIT, TM_ELAPSED, TM_APART };
+
+static const dlg_option tm_options[] = {
+    {"bad", DLG_OPT_ENUM, "none", NULL, NULL, "none|wait|elapsed|apart",
+     "step 3's timings: wait_ns 10 s, elapsed_ns UINT64_MAX, or (every step, of 1 ms) elapsed_ns 1 us and "
+     "wait_ns 2 us", 0},
+    {0},
+};
+
+typedef struct tm_state {
+    int bad;
+    uint64_t steps;
+} tm_state;
+
+static int tm_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info *j, void **st)
+{
+    (void)j;
+    tm_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return h->error(h, DLG_ENOMEM, "out of memory");
+    s->bad = (int)o[0].i;
+    *st = s;
+    return 0;
+}
+
+static int tm_step(void *st, dlg_step *out)
+{
+    tm_state *s = st;
+    out->items = 1;
+    if (++s->steps == 3 && s->bad == TM_WAIT)
+        out->wait_ns = 10000000000ull;
+    if (s->steps == 3 && s->bad == TM_ELAPSED)
+        out->elapsed_ns = UINT64_MAX;
+    if (s->bad == TM_APART) {
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+        out->elapsed_ns = 1000;
+        out->wait_ns = 2000;
+    }
+    return 0;
+}
+
+static void tm_teardown(void *st) { free(st); }
+
+static const dlg_workload_ops tm_ops = {1, "steps", tm_setup, tm_step, NULL, tm_teardown, NULL, NULL};
+
+static const dlg_plugin_desc tm_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, "times", "1.0",
+                                        "reports step timings as told", tm_options, NULL, &tm_ops};
+
+DLG_PLUGIN("timedwl", &tc_desc, &v1_desc, &ck_desc, &v2_desc, &tm_desc)

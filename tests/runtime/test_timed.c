@@ -1,7 +1,8 @@
 /* The runner's begin_timed call (workload ops version 2): once per
  * repetition, after exactly `warmup` steps and before the first timed
  * one; a version-1 plugin, whose table ends before begin_timed, runs as
- * before and is never called past its version. */
+ * before and is never called past its version.  Step timings that
+ * cannot be true fail the cell with one line naming the step and value. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -74,12 +75,63 @@ static void version1_untouched(void **state)
     rt_cell_done(&f);
 }
 
+/* Runs times with bad = what: 5 steps, no warm-up. */
+static void run_times(void **state, rt_cell *c, const char *what)
+{
+    char text[1024], path[512];
+    snprintf(text, sizeof text, "[job t]\nplugin = %s/timedwl.so\nworkload = times\nbad = %s\nwarmup = 0\n"
+             "iterations = 5\n", DLG_TEST_PLUGIN_DIR, what);
+    rt_write(*state, "times.ini", text, path, sizeof path);
+    rt_cell_run(c, path);
+}
+
+static void assert_error(const rt_cell *c, const char *want)
+{
+    assert_string_equal(c->res.status, "error");
+    if (!strstr(c->res.error, want) || !strstr(c->res.error, "a bug in the workload (") ||
+        !strstr(c->res.error, "timedwl.so)"))
+        fail_msg("error \"%s\" lacks \"%s\" or the plugin's file", c->res.error, want);
+}
+
+/* it used to give data_wait_fraction 63829787 */
+static void wait_longer_than_step_fails(void **state)
+{
+    rt_cell c;
+    run_times(state, &c, "wait");
+    assert_error(&c, "[job t] times: step 3 reported wait_ns 10000000000 > its elapsed ");
+    rt_cell_done(&c);
+}
+
+/* it used to give latency_max_us 1.8e16 */
+static void garbage_elapsed_fails(void **state)
+{
+    rt_cell c;
+    run_times(state, &c, "elapsed");
+    assert_error(&c, "[job t] times: step 3 reported elapsed_ns 18446744073709551615, but it took ");
+    rt_cell_done(&c);
+}
+
+/* a device-timed step whose host-timed wait passes it, within the host's
+ * time for the step: the step counts as all wait, never more */
+static void wait_within_host_time_is_capped(void **state)
+{
+    rt_cell c;
+    run_times(state, &c, "apart");
+    if (strcmp(c.res.status, "ok") != 0)
+        fail_msg("%s: %s", c.res.status, c.res.error);
+    assert_true(rt_cell_double(&c, "data_wait_fraction") == 1.0);
+    rt_cell_done(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(called_after_warmup, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(called_without_warmup, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(version1_untouched, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(wait_longer_than_step_fails, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(garbage_elapsed_fails, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(wait_within_host_time_is_capped, rt_dir_setup, rt_dir_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
