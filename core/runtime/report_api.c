@@ -44,13 +44,33 @@ static dlg_wfield *wfield(dlg_fields *f, const char *key, dlg_field_type want)
     return w;
 }
 
+/* Whether w was reported already in this repetition: the mean is over
+ * the repetitions, so a second value replaces the first (said once a
+ * cell), rather than being averaged with it as another repetition's. */
+static bool again(dlg_field_sink *fs, dlg_wfield *w)
+{
+    if (w->rep != fs->rep + 1) {
+        w->rep = fs->rep + 1;
+        return false;
+    }
+    if (!w->warned_twice)
+        fs->host->pub.log(&fs->host->pub, DLG_LOG_WARN,
+                          "reported field '%s' twice in one repetition's report; the last value is kept", w->key);
+    w->warned_twice = true;
+    return true;
+}
+
 static void add_double(dlg_fields *f, const char *key, double v)
 {
     dlg_wfield *w = wfield(f, key, DLG_FIELD_DOUBLE);
-    if (w) {
-        w->sum += v;
+    if (!w)
+        return;
+    if (again((dlg_field_sink *)f, w))
+        w->sum -= w->last;
+    else
         w->count++;
-    }
+    w->sum += v;
+    w->last = v;
 }
 
 static void add_int(dlg_fields *f, const char *key, int64_t v) { add_double(f, key, (double)v); }
@@ -59,6 +79,7 @@ static void add_string(dlg_fields *f, const char *key, const char *v)
 {
     dlg_wfield *w = wfield(f, key, DLG_FIELD_STRING);
     if (w) {
+        again((dlg_field_sink *)f, w);
         free(w->text);
         w->text = strdup(v ? v : "");
         w->count = 1;

@@ -412,7 +412,7 @@ static int measure_repetition(const cell_ctx *cx, int rep, uint64_t rep_mark, vo
     /* the workload's fields describe complete repetitions; a stopped one
      * reports only where it is all there is (its items written, passes...) */
     if (rc == 0 && ops->report && (!t.stopped || res->reps == 0)) {
-        dlg_field_sink fs = {res, cell->job->workload->metrics, host};
+        dlg_field_sink fs = {res, cell->job->workload->metrics, host, rep};
         mark = dlg_services_mark(svc);
         int rrc = ops->report(state, &dlg_field_report_api, (dlg_fields *)&fs);
         if (rrc < 0)

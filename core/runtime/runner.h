@@ -17,6 +17,9 @@ typedef struct dlg_wfield {
     int count;
     char *text;        /* string fields: the last repetition's */
     bool warned;       /* reported with the wrong call: said once a cell */
+    int rep;           /* 1 + the repetition that reported it last, 0 none */
+    double last;       /* numeric fields: that repetition's value, in sum */
+    bool warned_twice; /* reported twice in one repetition: said once a cell */
 } dlg_wfield;
 
 typedef struct dlg_cell_result {

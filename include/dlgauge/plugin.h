@@ -419,7 +419,9 @@ typedef struct dlg_step {
 /* Adds a workload result field (one declared in the descriptor's metrics),
  * with the call of its declared type: add_int for DLG_FIELD_INT/UINT/BOOL,
  * add_double for DLG_FIELD_DOUBLE, add_string for DLG_FIELD_STRING.  A
- * number is averaged over the cell's repetitions; a string keeps the last. */
+ * number is averaged over the cell's repetitions; a string keeps the last.
+ * Add each field once per report: a second value in one repetition
+ * replaces the first (with a warning), it is not averaged with it. */
 typedef struct dlg_fields dlg_fields;
 typedef struct dlg_report_api {
     void (*add_double)(dlg_fields *f, const char *key, double v);

@@ -10,7 +10,8 @@
  * reads past version 2 fails its cells before they run.  `times` reports
  * step timings as its `bad` option says: a wait longer than the step, an
  * elapsed_ns of garbage, or a wait that passes its own elapsed_ns within
- * the host's time for the step (two clocks apart). */
+ * the host's time for the step (two clocks apart); its report gives field
+ * `twice` twice, 100 then its step count. */
 #include <dlgauge/plugin.h>
 
 #include <stddef.h>
@@ -229,11 +230,23 @@ static int tm_step(void *st, dlg_step *out)
     return 0;
 }
 
+static int tm_report(void *st, const dlg_report_api *api, dlg_fields *f)
+{
+    api->add_int(f, "twice", 100);
+    api->add_int(f, "twice", (int64_t)((tm_state *)st)->steps);
+    return 0;
+}
+
 static void tm_teardown(void *st) { free(st); }
 
-static const dlg_workload_ops tm_ops = {1, "steps", tm_setup, tm_step, NULL, tm_teardown, NULL, NULL};
+static const dlg_metric tm_metrics[] = {
+    {"twice", DLG_FIELD_INT, "", "reported twice a repetition: 100, then the steps"},
+    {NULL, 0, NULL, NULL},
+};
+
+static const dlg_workload_ops tm_ops = {1, "steps", tm_setup, tm_step, tm_report, tm_teardown, NULL, NULL};
 
 static const dlg_plugin_desc tm_desc = {sizeof(dlg_plugin_desc), DLG_KIND_WORKLOAD, "times", "1.0",
-                                        "reports step timings as told", tm_options, NULL, &tm_ops};
+                                        "reports step timings as told", tm_options, tm_metrics, &tm_ops};
 
 DLG_PLUGIN("timedwl", &tc_desc, &v1_desc, &ck_desc, &v2_desc, &tm_desc)

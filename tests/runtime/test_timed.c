@@ -2,7 +2,8 @@
  * repetition, after exactly `warmup` steps and before the first timed
  * one; a version-1 plugin, whose table ends before begin_timed, runs as
  * before and is never called past its version.  Step timings that
- * cannot be true fail the cell with one line naming the step and value. */
+ * cannot be true fail the cell with one line naming the step and value.
+ * A field reported twice in one repetition keeps its last value. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -75,15 +76,17 @@ static void version1_untouched(void **state)
     rt_cell_done(&f);
 }
 
-/* Runs times with bad = what: 5 steps, no warm-up. */
-static void run_times(void **state, rt_cell *c, const char *what)
+/* Runs times with bad = what: 5 steps a repetition, no warm-up. */
+static void run_times_repeat(void **state, rt_cell *c, const char *what, int repeat)
 {
     char text[1024], path[512];
     snprintf(text, sizeof text, "[job t]\nplugin = %s/timedwl.so\nworkload = times\nbad = %s\nwarmup = 0\n"
-             "iterations = 5\n", DLG_TEST_PLUGIN_DIR, what);
+             "iterations = 5\nrepeat = %d\n", DLG_TEST_PLUGIN_DIR, what, repeat);
     rt_write(*state, "times.ini", text, path, sizeof path);
     rt_cell_run(c, path);
 }
+
+static void run_times(void **state, rt_cell *c, const char *what) { run_times_repeat(state, c, what, 1); }
 
 static void assert_error(const rt_cell *c, const char *want)
 {
@@ -123,6 +126,35 @@ static void wait_within_host_time_is_capped(void **state)
     rt_cell_done(&c);
 }
 
+typedef struct twice_run {
+    void **state;
+    double value;
+} twice_run;
+
+static void run_twice(void *arg)
+{
+    twice_run *t = arg;
+    rt_cell c;
+    run_times_repeat(t->state, &c, "none", 3);
+    assert_string_equal(c.res.status, "ok");
+    t->value = field(&c, "twice");
+    rt_cell_done(&c);
+}
+
+/* the mean is over repetitions: a second report of a key in one replaces
+ * the first (it used to be averaged with it: 52.5), said once a cell */
+static void twice_in_a_report_keeps_the_last(void **state)
+{
+    twice_run t = {state, 0};
+    char err[4096];
+    rt_capture_stderr(run_twice, &t, err, sizeof err);
+    assert_true(t.value == 5.0);
+    const char *said = "reported field 'twice' twice in one repetition's report; the last value is kept";
+    const char *at = strstr(err, said);
+    if (!at || strstr(at + 1, said))
+        fail_msg("not said once: %s", err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -132,6 +164,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(wait_longer_than_step_fails, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(garbage_elapsed_fails, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(wait_within_host_time_is_capped, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(twice_in_a_report_keeps_the_last, rt_dir_setup, rt_dir_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
