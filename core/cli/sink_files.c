@@ -6,6 +6,7 @@
 #include "plan.h"
 #include "sinkset.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -40,15 +41,31 @@ static size_t say_file(const char *path, const char *cwd, size_t said, FILE *out
     return said;
 }
 
+#define GONE " (gone: deleted or moved away during the run)"
+
+/* Whether the file an open sink made at path is gone: deleted or moved
+ * away after its last write (a write before follows the path, the sinks'
+ * sink_follow_path).  Left out silently, its rows would seem to be there. */
+static bool gone_file(const char *path, bool open)
+{
+    struct stat st;
+    return open && stat(path, &st) != 0 && errno == ENOENT;
+}
+
 /* Each relative file that spec wrote (its options flagged
- * DLG_OPT_PATH_OUT): an absolute one is where the user said. */
-static size_t say_options(const dlg_instance_spec *spec, const char *cwd, struct timespec since, size_t said,
-                          FILE *out)
+ * DLG_OPT_PATH_OUT): an absolute one is where the user said; one gone
+ * is said, absolute or not. */
+static size_t say_options(const dlg_instance_spec *spec, bool open, const char *cwd, struct timespec since,
+                          size_t said, FILE *out)
 {
     for (size_t k = 0; spec->desc->options && spec->desc->options[k].name; k++) {
         const char *path = dlg_spec_out_path(spec, k);
-        if (path && path[0] != '/' && written_file(path, since))
+        if (path && gone_file(path, open)) {
             said = say_file(path, cwd, said, out);
+            fputs(GONE, out);
+        } else if (path && path[0] != '/' && written_file(path, since)) {
+            said = say_file(path, cwd, said, out);
+        }
     }
     return said;
 }
@@ -63,12 +80,18 @@ void dlg_say_sink_files_but(const dlg_plan *plan, const dlg_sinkset *ss, const b
     for (size_t i = 0; i < plan->nsinks; i++) {
         if (skip && skip[i])
             continue;
-        said = say_options(&plan->sinks[i], cwd, since, said, out);
+        bool open = ss && i < ss->n && ss->sinks[i].state;
+        said = say_options(&plan->sinks[i], open, cwd, since, said, out);
         char *const *named;
         size_t n = ss ? dlg_sinkset_named(ss, i, &named) : 0;
-        for (size_t k = 0; k < n; k++) /* names the user never wrote: absolute ones too */
-            if (written_file(named[k], since))
+        for (size_t k = 0; k < n; k++) { /* names the user never wrote: absolute ones too */
+            if (gone_file(named[k], open)) {
                 said = say_file(named[k], cwd, said, out);
+                fputs(GONE, out);
+            } else if (written_file(named[k], since)) {
+                said = say_file(named[k], cwd, said, out);
+            }
+        }
     }
     if (said)
         fputc('\n', out);

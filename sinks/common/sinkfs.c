@@ -4,6 +4,7 @@
 #include <dlgauge/plugin.h>
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -319,6 +320,118 @@ int sink_set_aside_cut_line(const struct dlg_host *h, int fd, const char *path)
                : sink_set_aside(h, fd, path, start);
     sink_unlock(fd);
     return rc;
+}
+
+enum { PATH_SAME, PATH_DELETED, PATH_MOVED };
+
+/* How the file open at fd stands to path: still it, deleted (no link
+ * left), or renamed away or replaced (path names another file or none).
+ * A pipe or device is not followed. */
+static int path_change(int fd, const char *path)
+{
+    struct stat a, b;
+    if (fstat(fd, &a) != 0 || !S_ISREG(a.st_mode))
+        return PATH_SAME;
+    if (a.st_nlink == 0)
+        return PATH_DELETED;
+    if (stat(path, &b) != 0)
+        return errno == ENOENT || errno == ENOTDIR ? PATH_MOVED : PATH_SAME; /* else cannot tell */
+    return a.st_ino != b.st_ino || a.st_dev != b.st_dev ? PATH_MOVED : PATH_SAME;
+}
+
+/* Copies all of `from` (a deleted file still open) to the end of `to`,
+ * synced.  0 or an errno value. */
+static int copy_all(int from, int to)
+{
+    char buf[65536];
+    for (off_t off = 0;;) {
+        ssize_t r = pread(from, buf, sizeof buf, off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return errno;
+        if (r == 0)
+            break;
+        int e = sink_write_all(to, buf, (size_t)r);
+        if (e)
+            return e;
+        off += r;
+    }
+    return fdatasync(to) != 0 && errno != EINVAL ? errno : 0;
+}
+
+/* Opens the file at path for appending, creating it and its directories;
+ * *made says whether this call created it.  The fd, or -1 with errno. */
+static int open_again(const char *path, bool *made)
+{
+    int e = sink_mkdir_parents(path);
+    if (e) {
+        errno = e;
+        return -1;
+    }
+    int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    *made = fd >= 0;
+    if (fd < 0 && errno == EEXIST)
+        fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
+    if (*made && (e = sink_fsync_dir(path)) != 0) {
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+/* Fills a new empty file at nfd with what the deleted one at fd held,
+ * under the lock (another run appending to it may have started it). 1
+ * when copied, 0 when the file was not empty, or an errno value negated. */
+static int restore(int fd, int nfd)
+{
+    struct stat st;
+    sink_lock(nfd);
+    int rc = fstat(nfd, &st) != 0 ? -errno : st.st_size > 0 ? 0 : 1;
+    if (rc == 1) {
+        int e = copy_all(fd, nfd);
+        if (e) {
+            (void)!ftruncate(nfd, 0);
+            rc = -e;
+        }
+    }
+    sink_unlock(nfd);
+    return rc;
+}
+
+int sink_follow_path(const struct dlg_host *h, int *fd, const char *path, const char *what, size_t n)
+{
+    int change = path_change(*fd, path);
+    if (change == PATH_SAME)
+        return 0;
+    const char *how = change == PATH_DELETED ? "deleted" : "renamed or replaced";
+    bool made = false;
+    int nfd = open_again(path, &made);
+    int copied = nfd >= 0 && change == PATH_DELETED ? restore(*fd, nfd) : 0;
+    if (nfd < 0 || copied < 0) {
+        int e = nfd < 0 ? errno : -copied;
+        if (nfd >= 0)
+            close(nfd);
+        return h->error(h, DLG_EIO, "%s was %s during the run, and making it again failed: %s; the %zu %s%s written "
+                        "before are %s; this one and later ones are kept in the journal: dlgauge run --resume "
+                        "writes them", path, how, strerror(e), n, what, n == 1 ? "" : "s",
+                        change == PATH_DELETED ? "gone with it" : "in the moved file");
+    }
+    close(*fd);
+    *fd = nfd;
+    if (copied)
+        h->log(h, DLG_LOG_WARN, "%s was deleted during the run: made again from the copy still open, with the %zu "
+               "%s%s this run wrote before; later ones follow", path, n, what, n == 1 ? "" : "s");
+    else if (change == PATH_DELETED)
+        h->log(h, DLG_LOG_WARN, "%s was deleted during the run and another file is there now: the %zu %s%s this "
+               "run wrote before are gone with the deleted one; later ones go to the new file", path, n, what,
+               n == 1 ? "" : "s");
+    else
+        h->log(h, DLG_LOG_WARN, "%s was %s during the run: the %zu %s%s this run wrote before stay in the moved "
+               "file; later ones go to %s %s", path, how, n, what, n == 1 ? "" : "s",
+               made ? "a new" : "the file now at", path);
+    return 1;
 }
 
 /* The nearest existing ancestor directory of path's directory into dir

@@ -381,6 +381,13 @@ static int write_result(csv_sink *s, const dlg_point *p, bool again)
     int rc = s->have_header ? 0 : begin_from_point(s, p);
     if (rc != 0)
         return rc;
+    /* a file deleted or moved away: the row goes to the one at the path,
+     * under the header there (or a new one's) */
+    rc = sink_follow_path(s->h, &s->fd, s->path, "row", s->rows);
+    if (rc > 0)
+        rc = start_file(s);
+    if (rc != 0)
+        return rc;
     warn_unknown(s, p);
     sbuf_truncate(&s->row, 0);
     if (csv_add_row(&s->row, p, (const char *const *)s->cols, s->ntags, (const char *const *)s->cols + s->ntags,

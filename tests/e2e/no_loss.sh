@@ -146,4 +146,38 @@ for row in 1:7:rd 2:11:rd_inproc; do
     [ "$(grep -Ec "^dlgauge: storerr\.ini:$line: \[job $job\] $want" storerr.err)" = 1 ] ||
         fail "storerr: stderr has not exactly one line for job $job: $(cat storerr.err)"
 done
+# (f) A results file deleted, or renamed away, mid-run keeps every row: the
+# rows after went to the deleted inode (or the moved file), the journal
+# marked them written.  The deleted one is made again with what it held,
+# later rows after them; the moved one keeps its rows, later ones go to a
+# new file at the path; each said once, exit 0, the closing line names both.
+ini gone.ini <<EOT
+[sink csv]
+path = results/run.csv
+[sink json]
+path = results/run.jsonl
+[job s]
+workload   = sleep
+sleep      = 10ms, 20ms, 30ms
+iterations = 40
+warmup     = 0
+EOT
+rm -rf results
+"$DLG" --plugin-dir "$PLUGDIR" run gone.ini >gone.out 2>gone.err &
+pid=$!
+for _ in $(seq 200); do [ "$(wc -l 2>/dev/null <results/run.csv)" = 2 ] && break; sleep 0.02; done
+rm results/run.csv
+mv results/run.jsonl results/moved.jsonl
+wait "$pid"
+RC=$?
+expect_rc gone 0
+[ "$(grep -c 'results/run.csv was deleted during the run: made again' gone.err)" = 1 ] ||
+    fail "gone: the deleted csv not said once: $(cat gone.err)"
+[ "$(grep -c 'results/run.jsonl was renamed or replaced during the run' gone.err)" = 1 ] ||
+    fail "gone: the moved json not said once: $(cat gone.err)"
+[ "$(wc -l <results/run.csv)" = 4 ] || fail "gone: run.csv lacks rows: $(cat results/run.csv)"
+[ "$(($(wc -l <results/run.jsonl) + $(wc -l <results/moved.jsonl)))" = 4 ] || # and the host's
+    fail "gone: json lacks points: $(wc -l results/*.jsonl)"
+grep -qx "dlgauge: results in $WORK/results/run.csv, $WORK/results/run.jsonl" gone.err ||
+    fail "gone: closing line: $(cat gone.err)"
 finish

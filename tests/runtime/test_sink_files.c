@@ -4,7 +4,8 @@
  * spool_dir holds only what could not be sent), nor a file that is not
  * there (its sink failed before making it), nor one the run did not change
  * (a csv sink's rows went to PATH.2.csv): the line used to name them all
- * as where the results are. */
+ * as where the results are.  A file an open sink made that is gone by the
+ * end is named as gone. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +23,7 @@
 
 #include "cli.h"
 #include "plan.h"
+#include "sinkset.h"
 
 /* A sink's options as the csv and influx sinks flag theirs. */
 static const dlg_option opts[] = {
@@ -135,12 +137,39 @@ static void unchanged_file_not_named(void **state)
     free(got);
 }
 
+/* A file an open sink made, gone by the end (deleted after its last row):
+ * named as gone, not left out as if its rows were elsewhere. */
+static void gone_file_said(void **state)
+{
+    fixture *fx = *state;
+    touch("kept.csv");
+    dlg_value v[2][3] = {{{.text = "gone.csv", .set = true}, {0}, {0}}, {{.text = "kept.csv", .set = true}, {0}, {0}}};
+    dlg_instance_spec specs[2];
+    for (size_t i = 0; i < 2; i++)
+        specs[i] = (dlg_instance_spec){.name = "fake", .desc = &desc, .vals = v[i]};
+    dlg_plan plan = {.sinks = specs, .nsinks = 2};
+    int open_state;
+    dlg_sink_live live[2] = {{.spec = &specs[0], .state = &open_state}, {.spec = &specs[1], .state = &open_state}};
+    dlg_sinkset ss = {.sinks = live, .n = 2};
+    char *got = NULL, want[512];
+    size_t len = 0;
+    FILE *out = open_memstream(&got, &len);
+    assert_non_null(out);
+    dlg_say_sink_files_but(&plan, &ss, NULL, (struct timespec){0, 0}, out);
+    assert_int_equal(fclose(out), 0);
+    snprintf(want, sizeof want, "dlgauge: results in %s/gone.csv (gone: deleted or moved away during the run), "
+             "%s/kept.csv\n", fx->dir, fx->dir);
+    assert_string_equal(got, want);
+    free(got);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(names_written_files_only, setup, teardown),
         cmocka_unit_test_setup_teardown(nothing_written_says_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(unchanged_file_not_named, setup, teardown),
+        cmocka_unit_test_setup_teardown(gone_file_said, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

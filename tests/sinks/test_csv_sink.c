@@ -498,6 +498,44 @@ static void test_header_under_lock(void **state)
     free(text);
 }
 
+/* The file deleted during the run: later rows went to its deleted inode,
+ * lost.  It is made again with what it held, later rows after them; one
+ * moved away keeps its rows, and later ones go to a new file at the path. */
+static void test_file_deleted_or_moved(void **state)
+{
+    fixture *f = *state;
+    const dlg_sink_ops *ops;
+    void *st = open_csv(f, f->path, &ops);
+    assert_int_equal(ops->begin(st, &SCHEMA), 0);
+    write_result(ops, st, "a", 1, 1000000000);
+    assert_int_equal(unlink(f->path), 0);
+    write_result(ops, st, "b", 2, 1000000000);
+    assert_int_equal(f->m.warnings, 1);
+    assert_non_null(strstr(f->m.last_log, "was deleted during the run: made again"));
+    char *text = st_slurp(f->path, NULL);
+    assert_non_null(text);
+    assert_string_equal(text, "time,host,job,note,throughput,unit,items,ok\n"
+                              "1970-01-01T00:00:01.000000000Z,h1,resnet50,a,1,images/s,640,true\n"
+                              "1970-01-01T00:00:01.000000000Z,h1,resnet50,b,2,images/s,640,true\n");
+    free(text);
+
+    char *moved = st_join(f->dir, "moved.csv");
+    assert_int_equal(rename(f->path, moved), 0);
+    write_result(ops, st, "c", 3, 1000000000);
+    assert_int_equal(f->m.warnings, 2);
+    assert_non_null(strstr(f->m.last_log, "stay in the moved file"));
+    ops->close(st);
+    text = st_slurp(f->path, NULL);
+    assert_string_equal(text, "time,host,job,note,throughput,unit,items,ok\n"
+                              "1970-01-01T00:00:01.000000000Z,h1,resnet50,c,3,images/s,640,true\n");
+    free(text);
+    text = st_slurp(moved, NULL);
+    assert_int_equal(st_count_lines(text), 3);
+    free(text);
+    free(moved);
+    assert_int_equal(f->m.errors, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -513,6 +551,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cut_record_set_aside, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_write_leaves_no_torn_row, setup, teardown),
         cmocka_unit_test_setup_teardown(test_header_under_lock, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_file_deleted_or_moved, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

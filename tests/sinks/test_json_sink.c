@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -255,6 +256,31 @@ static void test_failed_write_leaves_no_torn_line(void **unused)
     free(dir);
 }
 
+/* The file deleted during the run is made again with what it held; later
+ * points follow (they went to the deleted inode, lost). */
+static void test_file_deleted(void **unused)
+{
+    char *dir = st_tempdir(), *path = st_join(dir, "out.jsonl");
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    void *st = open_json(&m, path, NULL, &ops);
+    write_points(ops, st);
+    assert_int_equal(unlink(path), 0);
+    write_points(ops, st);
+    ops->close(st);
+    char *text = st_slurp(path, NULL);
+    assert_non_null(text);
+    assert_int_equal(st_count_lines(text), 2);
+    assert_int_equal(m.warnings, 1);
+    assert_non_null(strstr(m.last_log, "was deleted during the run: made again"));
+    assert_int_equal(m.errors, 0);
+    free(text);
+    st_rmtree(dir);
+    free(path);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -263,6 +289,7 @@ int main(void)
         cmocka_unit_test(test_cut_last_line),
         cmocka_unit_test(test_invalid_utf8),
         cmocka_unit_test(test_failed_write_leaves_no_torn_line),
+        cmocka_unit_test(test_file_deleted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
