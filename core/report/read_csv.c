@@ -5,6 +5,7 @@
  * a row also keeps the line it starts on, for messages. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,8 @@ typedef struct csv_state {
     long nskipped;       /* rows whose column count is not the header's */
     long skipped;        /* the first of them: its record number, */
     size_t skipped_cols; /* and its column count */
+    size_t rec_start;    /* byte where the record being read starts */
+    bool quoted;         /* the bytes so far end inside quotes */
     int rc;
     char *err;
     size_t errlen;
@@ -146,6 +149,56 @@ static int report_skipped(const csv_state *s)
     return 0;
 }
 
+/* Moves s->rec_start past each line end outside quotes in buf (at byte
+ * off): a last record that never gets one was cut short ("" inside
+ * quotes toggles twice, as it should). */
+static void scan(csv_state *s, const char *buf, size_t n, size_t off)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (buf[i] == '"')
+            s->quoted = !s->quoted;
+        else if (buf[i] == '\n' && !s->quoted)
+            s->rec_start = off + i + 1;
+    }
+}
+
+/* Whether bytes [from, end) of the file hold more than blanks: a record
+ * with no line end after it. */
+static bool cut_at_end(FILE *f, size_t from, size_t end)
+{
+    if (from >= end || fseeko(f, (off_t)from, SEEK_SET) != 0)
+        return false;
+    for (int c; (c = getc(f)) != EOF;)
+        if (c != ' ' && c != '\t' && c != '\r')
+            return true;
+    return false;
+}
+
+/* The csv sink's rule: a last record without a line end was cut short by
+ * a crash (cut in a quoted field it would fail the whole file, cut in its
+ * last column it would read with a wrong value): skipped with one
+ * warning, or the error when no row is left. */
+static int skip_cut(csv_state *s)
+{
+    long rec = s->record + 1; /* libcsv never ended it */
+    if (s->record == 0) {
+        snprintf(s->err, s->errlen, "%s: byte 0: the header has no line end (cut short by a crash?); no rows",
+                 s->src);
+        return -DLG_EINVAL;
+    }
+    if (s->nrows == 0) {
+        snprintf(s->err, s->errlen, "%s: record %ld, at byte %zu, has no line end (cut short by a crash?); no "
+                 "complete row", s->src, rec, s->rec_start);
+        return -DLG_EINVAL;
+    }
+    if (rep_rows_warn(s->rs, "%s: record %ld, at byte %zu, has no line end (cut short by a crash?); skipped",
+                      s->src, rec, s->rec_start) != 0) {
+        snprintf(s->err, s->errlen, "%s: out of memory", s->src);
+        return -DLG_ENOMEM;
+    }
+    return 0;
+}
+
 /* buf (at byte off of path) to libcsv a line at a time, so that the
  * callbacks know the line they are on. */
 static void feed(struct csv_parser *p, csv_state *s, const char *path, const char *buf, size_t n, size_t off)
@@ -180,6 +233,7 @@ int rep_read_csv(rep_rows *rs, const char *path, const char *src, char *err, siz
     char buf[65536];
     size_t n, off = 0;
     while (!s.rc && (n = fread(buf, 1, sizeof buf, f)) > 0) {
+        scan(&s, buf, n, off);
         feed(&p, &s, path, buf, n, off);
         off += n;
     }
@@ -187,7 +241,10 @@ int rep_read_csv(rep_rows *rs, const char *path, const char *src, char *err, siz
         snprintf(err, errlen, "%s: read error: %s", path, strerror(errno));
         s.rc = -DLG_EIO;
     }
-    if (!s.rc && csv_fini(&p, on_cell, on_record, &s) != 0 && !s.rc) {
+    bool cut = !s.rc && cut_at_end(f, s.rec_start, off);
+    if (cut) /* not to libcsv's end, which would take it as a record */
+        s.rc = skip_cut(&s);
+    else if (!s.rc && csv_fini(&p, on_cell, on_record, &s) != 0 && !s.rc) {
         snprintf(err, errlen, "%s: byte %zu: CSV error at the end: %s", path, off, csv_strerror(csv_error(&p)));
         s.rc = -DLG_ECORRUPT;
     }

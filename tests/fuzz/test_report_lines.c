@@ -47,7 +47,8 @@ static void quoted_newline_counts(void **state)
     (void)state;
     rep_rows rs;
     char err[1024];
-    read_text(HEAD "1,ok,\"a\r\nb\",1,0.1,3,1.0\r\n2,ok,b,x,0.1,3,1.0", &rs, err, sizeof err);
+    /* its line end kept: a last record without one was cut short, skipped */
+    read_text(HEAD "1,ok,\"a\r\nb\",1,0.1,3,1.0\r\n2,ok,b,x,0.1,3,1.0\r\n", &rs, err, sizeof err);
     assert_int_equal(rs.n, 2);
     assert_int_equal(rs.v[0].line, 2);
     assert_int_equal(rs.v[1].line, 4);

@@ -225,6 +225,16 @@ warns short "short.csv: record 3: 5 columns, the header has" short.csv
 warns midcut-csv "midcut.csv: record 4: 2 columns, the header has" midcut.csv --disks disks --markdown midcut.md
 grep -q 'cut short by a crash?); 1 row skipped$' midcut-csv.err || fail "midcut.csv: no count: $(cat midcut-csv.err)"
 grep -q '^- storage = mid: ' midcut.md || fail "midcut.csv: rows after the cut one lost: $(grep -A3 Knees midcut.md)"
+# a last record with no line end was cut short by a crash (the csv sink's
+# rule): skipped with one warning naming it and its byte, not read with a
+# wrong last value, nor, cut inside quotes, the whole file refused
+head -c -3 sweep.csv >tailcut.csv
+last=$(wc -l <sweep.csv) at=$(head -n -1 sweep.csv | wc -c)
+warns tailcut "tailcut.csv: record $last, at byte $at, has no line end (cut short by a crash?); skipped" tailcut.csv \
+    --disks disks --markdown tailcut.md
+grep -q '^- storage = mid: ' tailcut.md || fail "tailcut.csv: rows before the cut one lost: $(grep -A3 Knees tailcut.md)"
+{ head -n -1 sweep.csv; printf '2026-11-29T10:00:01Z,"a cut, quoted\nfield'; } >quotecut.csv
+warns quotecut "quotecut.csv: record $last, at byte $at, has no line end (cut short by a crash?); skipped" quotecut.csv
 warns cut-jsonl "cut.jsonl: line $(($(wc -l <sweep.jsonl) + 1)): cut short (an interrupted write?), skipped" cut.jsonl \
     --disks disks --markdown cut.md
 grep -q '^- storage = mid: ' cut.md || fail "cut.jsonl: rows before the cut line lost: $(grep -A3 Knees cut.md)"
