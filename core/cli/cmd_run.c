@@ -345,9 +345,16 @@ static void note_partly_sent(const dlg_run *run, const dlg_delivery *d, const dl
                 lacking);
 }
 
+/* What this process measured, for the line that ends an interrupted run:
+ * a stop before the first cell measured nothing. */
+typedef struct cells_run {
+    size_t measured;
+    bool last_partial;
+} cells_run;
+
 /* Runs every cell not yet in the journal; returns how many failed.  Under
  * several ranks each runs every cell, and rank 0 alone keeps its results. */
-static int run_cells(dlg_run *run, const dlg_cli *cli, const dlg_run_args *a, dlg_delivery *d)
+static int run_cells(dlg_run *run, const dlg_cli *cli, const dlg_run_args *a, dlg_delivery *d, cells_run *ran)
 {
     int failed = 0, action = DLG_CELL_RUN;
     bool lead = dlg_comm_rank(run->comm) == 0;
@@ -370,6 +377,8 @@ static int run_cells(dlg_run *run, const dlg_cli *cli, const dlg_run_args *a, dl
             if (lead)
                 note_partly_sent(run, d, job, k);
             const char *status = dlg_measure_cell(run, cli, a, job, k, &wp);
+            ran->measured++;
+            ran->last_partial = strcmp(status, "partial") == 0;
             if (!lead) { /* its failure is in rank 0's row, said there */
                 dlg_wire_point_free(&wp);
                 continue;
@@ -639,6 +648,17 @@ static void close_sinks(const dlg_cli *cli, run_files *f, const dlg_delivery *d,
     free(incomplete);
 }
 
+/* The last line of a run a signal stopped, true to what it measured. */
+static void say_interrupted(const cells_run *ran)
+{
+    if (ran->measured == 0)
+        fprintf(stderr, "dlgauge: interrupted before a cell started: nothing was measured; dlgauge run --resume "
+                        "continues\n");
+    else
+        fprintf(stderr, "dlgauge: interrupted: results so far were written%s; dlgauge run --resume continues\n",
+                ran->last_partial ? " (the last marked partial)" : "");
+}
+
 /* The cells of the plan_file'd plan measured and delivered, from opening
  * the journal and the sinks to closing them.  The exit code, or -1 with
  * err[] filled. */
@@ -674,7 +694,8 @@ static int run_plan(const dlg_cli *cli, const dlg_run_args *a, dlg_comm *comm, r
         say_start(cli, a, &run);
     }
     dlg_delivery delivery = {.ss = &f->ss, .jn = &f->jn};
-    int failed = run_cells(&run, cli, a, &delivery);
+    cells_run ran = {0, false};
+    int failed = run_cells(&run, cli, a, &delivery, &ran);
     if (f->jn.nfailed) { /* the exit code is the whole run's, not this part's */
         fprintf(stderr, "dlgauge: %zu cell%s failed before the run was interrupted (see %s and their rows)\n",
                 f->jn.nfailed, f->jn.nfailed == 1 ? "" : "s", f->jn.path);
@@ -684,8 +705,7 @@ static int run_plan(const dlg_cli *cli, const dlg_run_args *a, dlg_comm *comm, r
         close_sinks(cli, f, &delivery, opened);
     int rc = exit_code(failed, &f->ss);
     if (lead && dlg_stop_signal())
-        fprintf(stderr, "dlgauge: interrupted: results so far were written (the last marked partial); "
-                        "dlgauge run --resume continues\n");
+        say_interrupted(&ran);
     return dlg_ranks_exit_status(comm, rc);
 }
 

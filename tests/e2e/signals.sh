@@ -45,6 +45,36 @@ expect_rc int 130
 [ "$("$PY" "$E2E/e2e_check.py" get int.csv 0 sleep_ns)" = 10000000 ] ||
     fail "int: the workload's fields of the stopped repetition are missing: $(head -c 600 int.csv)"
 
+grep -q '^dlgauge: interrupted: results so far were written (the last marked partial)' int.err ||
+    fail "int: the last line does not say the row is partial: $(cat int.err)"
+
+# stopped before the first cell (an unreachable InfluxDB retried at open):
+# the last line says nothing was measured, not that results were written
+port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+ini early.ini <<EOT
+[sink csv]
+path = $WORK/early.csv
+[sink db]
+type    = influx
+url     = http://127.0.0.1:$port/write?db=dlg
+retries = 3
+backoff = 3s
+[job j]
+workload   = sleep
+sleep      = 10ms
+iterations = 5
+EOT
+"$DLG" --plugin-dir "$PLUGDIR" run early.ini >early.out 2>early.err &
+pid=$!
+sleep 1
+kill -INT "$pid"
+wait "$pid"
+RC=$?
+expect_rc early 130
+grep -q '^dlgauge: interrupted before a cell started: nothing was measured' early.err ||
+    fail "early: the last line does not say nothing was measured: $(cat early.err)"
+if grep -q 'results so far were written' early.err; then fail "early: says results were written: $(cat early.err)"; fi
+
 interrupt term TERM 10ms
 expect_rc term 143
 
