@@ -10,13 +10,28 @@
 #include <string.h>
 #include <sys/resource.h>
 
+/* Whether getrlimit gives the resource in bytes, which ulimit shows in
+ * KiB (-v, -d, -s, -l, -m). */
+static bool in_bytes(int resource)
+{
+    return resource == RLIMIT_AS || resource == RLIMIT_DATA || resource == RLIMIT_STACK ||
+           resource == RLIMIT_MEMLOCK || resource == RLIMIT_RSS;
+}
+
 void dlg_rlimit_text(int resource, char *buf, size_t len)
 {
     struct rlimit rl;
-    if (getrlimit(resource, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+    if (getrlimit(resource, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) {
         snprintf(buf, len, "unlimited");
+        return;
+    }
+    unsigned long long v = (unsigned long long)rl.rlim_cur;
+    if (!in_bytes(resource))
+        snprintf(buf, len, "%llu", v);
+    else if (v >= 1ull << 30) /* ulimit's number, then one a reader takes in at once */
+        snprintf(buf, len, "%llu (%.1f GiB)", v / 1024, (double)v / (1ull << 30));
     else
-        snprintf(buf, len, "%llu", (unsigned long long)rl.rlim_cur);
+        snprintf(buf, len, "%llu (%.1f MiB)", v / 1024, (double)v / (1ull << 20));
 }
 
 /* This process's pids cgroup under /sys/fs/cgroup (v1 "N:...pids...:PATH",

@@ -7,7 +7,10 @@
 
 #include <stddef.h>
 
-/* The soft limit of an RLIMIT_* resource, as a number or "unlimited". */
+/* The soft limit of an RLIMIT_* resource, as a number or "unlimited"; one
+ * in bytes (RLIMIT_AS, _DATA, _STACK, _MEMLOCK, _RSS) in KiB, the unit
+ * ulimit -v and the like show and take, then in MiB or GiB:
+ * "60000 (58.6 MiB)".  32 bytes hold any. */
 void dlg_rlimit_text(int resource, char *buf, size_t len);
 
 /* "ulimit -u is X / pids.max is Y" (Y the smallest of the own pids cgroup

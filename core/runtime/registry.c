@@ -8,6 +8,7 @@
 #include "metrics.h"
 #include "options.h"
 #include "plan.h"
+#include "proc_limits.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -370,12 +372,27 @@ static void set_error(dlg_plugin_file *f, const char *why)
     f->error = strdup(why);
 }
 
+/* Whether dlopen's msg is a mapping that ran out of room (ENOMEM) under
+ * an address-space limit, ulimit -v (its value into lim): ldd would show
+ * nothing wrong with the file. */
+static bool address_space_short(const char *msg, char *lim, size_t len)
+{
+    struct rlimit rl;
+    if (!strstr(msg, "failed to map segment") && !strstr(msg, "annot allocate memory"))
+        return false;
+    if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return false;
+    dlg_rlimit_text(RLIMIT_AS, lim, len);
+    return true;
+}
+
 /* dlerror() without the path it starts with (every message names the file
  * already), and what shows the cause: the file itself when it is no
  * loadable shared object; else plain ldd, which lists missing libraries,
  * or ldd -r for the symbols that nothing loaded defines. */
 static void dlopen_error(const char *path, const char *msg, char *why, size_t whylen)
 {
+    char lim[32];
     if (!msg)
         msg = "cannot be loaded";
     size_t n = strlen(path);
@@ -387,6 +404,9 @@ static void dlopen_error(const char *path, const char *msg, char *why, size_t wh
                  "DLGAUGE_PLUGIN_PATH)");
     else if (dlg_plugin_not_loadable(path, msg, why, whylen))
         return;
+    else if (address_space_short(msg, lim, sizeof lim))
+        snprintf(why, whylen, "%s (most likely the address-space limit, ulimit -v %s, too small to map it and "
+                 "the libraries it links: raise it, or lift it with ulimit -v unlimited)", msg, lim);
     else if (strstr(msg, "undefined symbol"))
         snprintf(why, whylen, "%s (no library it links defines it; link it with -Wl,--no-undefined, as "
                  "dlg_add_plugin does, to see this at build time; list them with: ldd -r %s)", msg, path);

@@ -75,11 +75,48 @@ static void test_threads_refused_by_nproc(void **unused)
         fail_msg("got '%s'", got);
 }
 
+/* An address-space limit is said in the unit ulimit -v shows and takes
+ * (KiB), not getrlimit's bytes: "ulimit -v is 61440000" was 60000. */
+static void test_address_space_in_kib(void **unused)
+{
+    (void)unused;
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) { /* no allocation after the limit: a sanitizer's would fail */
+        close(p[0]);
+        struct rlimit as, big;
+        if (getrlimit(RLIMIT_AS, &as) != 0)
+            _exit(2);
+        big = as; /* the hard limit as it is: only root may raise it */
+        as.rlim_cur = 60000ull * 1024;
+        big.rlim_cur = 3ull << 30;
+        char a[32] = "", b[32] = "", out[80];
+        if (setrlimit(RLIMIT_AS, &big) == 0)
+            dlg_rlimit_text(RLIMIT_AS, b, sizeof b);
+        if (setrlimit(RLIMIT_AS, &as) == 0)
+            dlg_rlimit_text(RLIMIT_AS, a, sizeof a);
+        int n = snprintf(out, sizeof out, "%s|%s", a, b);
+        _exit(write(p[1], out, (size_t)n) == n ? 0 : 1);
+    }
+    close(p[1]);
+    char got[128] = "";
+    ssize_t n = read(p[0], got, sizeof got - 1);
+    got[n > 0 ? n : 0] = '\0';
+    close(p[0]);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    assert_string_equal(got, "60000 (58.6 MiB)|3145728 (3.0 GiB)");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_threads_start),
         cmocka_unit_test(test_threads_refused_by_nproc),
+        cmocka_unit_test(test_address_space_in_kib),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

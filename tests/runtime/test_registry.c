@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -344,6 +347,70 @@ static void scan_many_failed_once(void **state)
     dlg_registry_free(&r);
 }
 
+/* VmSize of this process, in bytes (0 when unknown). */
+static unsigned long long vm_size(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    unsigned long long kib = 0;
+    while (f && fgets(line, sizeof line, f) && sscanf(line, "VmSize: %llu", &kib) != 1) {
+    }
+    if (f)
+        fclose(f);
+    return kib * 1024;
+}
+
+/* A plugin that cannot be mapped under ulimit -v: the message blames the
+ * limit, not the file's dependencies (ldd shows nothing wrong). */
+static void address_space_limit(void **state)
+{
+    const rt_dir *d = *state;
+#if defined(__SANITIZE_ADDRESS__)
+    skip(); /* the sanitizer's allocator dies under a tight limit */
+#endif
+    /* a copy (another inode): dlopen maps it anew, where the plugin itself
+     * an earlier test loaded would be found loaded already */
+    char src[512], path[512];
+    FILE *in = fopen(tp("testwl.so", src, sizeof src), "rb");
+    snprintf(path, sizeof path, "%s/copy.so", d->path);
+    FILE *out = fopen(path, "wb");
+    assert_true(in && out);
+    char buf[65536];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, in)) > 0;)
+        assert_int_equal(fwrite(buf, 1, n, out), n);
+    fclose(in);
+    assert_int_equal(fclose(out), 0);
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(p[0]);
+        static char err[4096];
+        dlg_registry r;
+        struct rlimit as;
+        if (dlg_registry_init(&r, NULL) != 0 || getrlimit(RLIMIT_AS, &as) != 0)
+            _exit(2);
+        as.rlim_cur = vm_size() + 4096; /* no room to map the plugin */
+        if (setrlimit(RLIMIT_AS, &as) != 0)
+            _exit(2);
+        int rc = dlg_registry_load_file(&r, path, err, sizeof err);
+        size_t n = strlen(err);
+        _exit(write(p[1], err, n) == (ssize_t)n && rc < 0 ? 0 : 1);
+    }
+    close(p[1]);
+    static char got[4096];
+    ssize_t n = read(p[0], got, sizeof got - 1);
+    got[n > 0 ? n : 0] = '\0';
+    close(p[0]);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        fail_msg("exit status %d: '%s'", st, got);
+    if (!strstr(got, "most likely the address-space limit, ulimit -v ") || strstr(got, "ldd"))
+        fail_msg("'%s' does not blame ulimit -v, or names ldd", got);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -351,6 +418,7 @@ int main(void)
         cmocka_unit_test(broken_files),
         cmocka_unit_test_setup_teardown(not_shared_objects, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test(search_path),
+        cmocka_unit_test_setup_teardown(address_space_limit, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(scan_many_failed_once, rt_dir_setup, rt_dir_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
