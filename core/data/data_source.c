@@ -27,6 +27,7 @@ void dlg_source_mem(dlg_source *s, dlg_mem_file *mem, const void *data, size_t l
     s->ctx = mem;
     s->size = len;
     s->name = name ? name : "<memory>";
+    s->why = NULL;
 }
 
 static int64_t fd_pread(void *ctx, void *buf, size_t n, uint64_t off)
@@ -56,6 +57,7 @@ int dlg_source_fd(dlg_source *s, int fd, const char *name, dlg_data_err *err)
     s->ctx = (void *)(intptr_t)fd;
     s->size = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : DLG_SIZE_UNKNOWN;
     s->name = name;
+    s->why = NULL;
     return 0;
 }
 
@@ -84,6 +86,8 @@ int64_t dlg_source_read(const dlg_source *s, void *buf, size_t n, uint64_t off,
     size_t done = 0;
     while (done < n) {
         int64_t r = s->pread(s->ctx, (uint8_t *)buf + done, n - done, off + done);
+        if (r < 0 && s->why && s->why->code)
+            return dlg_data_fail(err, (int)-r, "%s", s->why->msg);
         if (r < 0)
             return dlg_data_fail(err, (int)-r, "%s: read of %zu bytes at byte %llu failed",
                                  s->name, n - done, (unsigned long long)(off + done));

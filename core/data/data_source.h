@@ -23,6 +23,9 @@ typedef struct dlg_source {
     void *ctx;
     uint64_t size;    /* total bytes, or DLG_SIZE_UNKNOWN */
     const char *name; /* used in error messages (a path); not owned */
+    /* Where pread records why it failed (NULL, or no code: it does not
+     * say): the storage's reason, whose line then stands. */
+    const dlg_data_err *why;
 } dlg_source;
 
 typedef struct dlg_output {

@@ -39,6 +39,22 @@ void dlg_ld_buf_free(dlg_ld_buf *b)
     b->cap = 0;
 }
 
+/* A failed host read: the storage's line (host->error_said) says why (an
+ * injected EIO, a backend that returned more than asked) and stands when
+ * it names the file, as the host's do; else its reason follows ours. */
+static int read_failed(const dlg_host *h, const char *name, size_t len, uint64_t off, int code,
+                       dlg_data_err *err)
+{
+    char said[400];
+    if (!DLG_HOST_HAS(h, error_said) || !h->error_said(h, said, sizeof said))
+        return dlg_data_fail(err, code, "%s: read of %zu bytes at offset %llu failed", name, len,
+                             (unsigned long long)off);
+    if (strstr(said, name))
+        return dlg_data_fail(err, code, "%s", said);
+    return dlg_data_fail(err, code, "%s: read of %zu bytes at offset %llu failed: %s", name, len,
+                         (unsigned long long)off, said);
+}
+
 int64_t dlg_ld_read(const dlg_host *h, dlg_file *f, const char *name, dlg_ld_buf *b, uint64_t off,
                     size_t n, const uint8_t **data, uint64_t *io, dlg_data_err *err)
 {
@@ -54,8 +70,7 @@ int64_t dlg_ld_read(const dlg_host *h, dlg_file *f, const char *name, dlg_ld_buf
         return rc;
     int64_t got = h->file_read(h, f, b->p, len, a0);
     if (got < 0)
-        return dlg_data_fail(err, (int)-got, "%s: read of %zu bytes at offset %llu failed", name,
-                             len, (unsigned long long)a0);
+        return read_failed(h, name, len, a0, (int)-got, err);
     *io = (uint64_t)got;
     uint64_t skip = off - a0;
     int64_t avail = got > (int64_t)skip ? got - (int64_t)skip : 0;
@@ -99,7 +114,7 @@ static int64_t host_pread(void *ctx, void *buf, size_t n, uint64_t off)
     dlg_ld_hostfile *hf = ctx;
     const uint8_t *p;
     uint64_t io;
-    int64_t got = dlg_ld_read(hf->h, hf->f, hf->name, &hf->buf, off, n, &p, &io, NULL);
+    int64_t got = dlg_ld_read(hf->h, hf->f, hf->name, &hf->buf, off, n, &p, &io, &hf->why);
     if (got > 0)
         memcpy(buf, p, (size_t)got);
     return got;
@@ -124,6 +139,7 @@ int dlg_ld_source_host(dlg_source *s, dlg_ld_hostfile *hf, const dlg_host *h, co
     s->ctx = hf;
     s->size = size;
     s->name = path;
+    s->why = &hf->why;
     return 0;
 }
 

@@ -77,8 +77,8 @@ void dlg_ld_buf_free(dlg_ld_buf *b);
 
 /* Reads [off, off+n) of f through the host into b; *data points at byte off
  * (inside b, which is aligned and padded as the backend requires).  Returns
- * bytes available at *data (short only at end of file) or -code; *io gets
- * the bytes the storage transferred. */
+ * bytes available at *data (short only at end of file) or -code (err's
+ * line with the storage's reason); *io gets the bytes it transferred. */
 int64_t dlg_ld_read(const dlg_host *h, dlg_file *f, const char *name, dlg_ld_buf *b, uint64_t off,
                     size_t n, const uint8_t **data, uint64_t *io, dlg_data_err *err);
 
@@ -95,6 +95,7 @@ typedef struct dlg_ld_hostfile {
     dlg_file *f;
     dlg_ld_buf buf;
     const char *name;
+    dlg_data_err why; /* the last failed read's line (the source's why) */
 } dlg_ld_hostfile;
 int dlg_ld_source_host(dlg_source *s, dlg_ld_hostfile *hf, const dlg_host *h, const char *path,
                        dlg_data_err *err);

@@ -298,6 +298,48 @@ static int64_t fd_read(dlg_file *f, void *buf, size_t n, uint64_t off)
     return k < 0 ? -DLG_EIO : (int64_t)k;
 }
 
+/* One whose reads fail saying why to the host (inst), as a backend's
+ * injected EIO does; over_read's line names the file, as the host's own
+ * "more than asked" does. */
+typedef struct said_file {
+    fd_file base;
+    char path[800];
+} said_file;
+
+static int path_open(void *inst, const dlg_host *h, const char *path, int flags, dlg_file *f)
+{
+    (void)inst, (void)flags;
+    snprintf(((said_file *)f)->path, sizeof ((said_file *)f)->path, "%s", path);
+    ((fd_file *)f)->fd = open(path, O_RDONLY | O_CLOEXEC);
+    return ((fd_file *)f)->fd < 0 ? h->error(h, DLG_EIO, "%s: cannot open", path) : 0;
+}
+
+static int64_t eio_read(dlg_file *f, void *buf, size_t n, uint64_t off)
+{
+    (void)buf, (void)n, (void)off;
+    const dlg_host *h = f->inst;
+    return h->error(h, DLG_EIO, "injected I/O error");
+}
+
+/* As eio_read for the images only (the list reads). */
+static int64_t jpg_eio_read(dlg_file *f, void *buf, size_t n, uint64_t off)
+{
+    const char *path = ((said_file *)f)->path;
+    size_t len = strlen(path);
+    if (len > 4 && strcmp(path + len - 4, ".jpg") == 0)
+        return eio_read(f, buf, n, off);
+    return fd_read(f, buf, n, off);
+}
+
+static int64_t over_read(dlg_file *f, void *buf, size_t n, uint64_t off)
+{
+    (void)buf;
+    const dlg_host *h = f->inst;
+    return h->error(h, DLG_EIO, "%s: the storage backend returned %zu bytes for a read of %zu at offset %llu "
+                    "(more than asked: a broken backend)", ((said_file *)f)->path, n + 100, n,
+                    (unsigned long long)off);
+}
+
 /* The first batch of a files: dataset of one image (img00.jpg, listed in
  * NAME.txt) read through storage NAME (ops, inst), a thread and an image
  * at a time: the loader's rc; m holds its line. */
@@ -346,6 +388,33 @@ static void test_storage_says_why(void **st)
     assert_true(first_image_through(&m, "said", &ops, NULL) < 0);
     assert_non_null(strstr(m.last_error, "img00.jpg: cannot open through the job's storage: "));
     assert_non_null(strstr(m.last_error, "img00.jpg: io_uring_queue_init: Operation not permitted"));
+    mock_host_fini(&m);
+}
+
+/* A failed read keeps the storage's reason (the loader once wrote only
+ * "read of N bytes at offset 0 failed"). */
+static void test_read_says_why(void **st)
+{
+    (void)st;
+    static const dlg_storage_ops eio = {.version = 1, .file_size = sizeof(said_file), .open = path_open,
+                                        .close = fd_close, .size = fd_size, .read = eio_read};
+    mock_host m;
+    assert_true(first_image_through(&m, "eio", &eio, &m.host) < 0); /* the list first */
+    assert_non_null(strstr(m.last_error, "eio.txt: read of "));
+    assert_non_null(strstr(m.last_error, " bytes at offset 0 failed: injected I/O error"));
+    mock_host_fini(&m);
+    static const dlg_storage_ops jpg = {.version = 1, .file_size = sizeof(said_file), .open = path_open,
+                                        .close = fd_close, .size = fd_size, .read = jpg_eio_read};
+    assert_true(first_image_through(&m, "jpg", &jpg, &m.host) < 0);
+    assert_non_null(strstr(m.last_error, "img00.jpg: read of "));
+    assert_non_null(strstr(m.last_error, " bytes at offset 0 failed: injected I/O error"));
+    mock_host_fini(&m);
+    static const dlg_storage_ops over = {.version = 1, .file_size = sizeof(said_file), .open = path_open,
+                                         .close = fd_close, .size = fd_size, .read = over_read};
+    assert_true(first_image_through(&m, "over", &over, &m.host) < 0);
+    assert_non_null(strstr(m.last_error, "over.txt: the storage backend returned "));
+    assert_null(strstr(m.last_error, "failed"));
+    assert_non_null(strstr(m.last_error, "(more than asked: a broken backend)"));
     mock_host_fini(&m);
 }
 
@@ -696,6 +765,7 @@ int main(void)
         cmocka_unit_test(test_list_quirks),
         cmocka_unit_test(test_out_of_descriptors),
         cmocka_unit_test(test_storage_says_why),
+        cmocka_unit_test(test_read_says_why),
         cmocka_unit_test(test_rec_label_and_stale_idx),
         cmocka_unit_test(test_option_fragment),
         cmocka_unit_test(test_cache_modes),

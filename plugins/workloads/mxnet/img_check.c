@@ -68,7 +68,7 @@ int img_check_recordio(const dlg_host *h, const char *data, int side, const char
     dlg_jpeg *j = NULL;
     if (h->file_size(h, hs.f, &size) < 0)
         size = DLG_SIZE_UNKNOWN;
-    dlg_source src = {host_pread, &hs, size, path};
+    dlg_source src = {host_pread, &hs, size, path, NULL};
     if (dlg_rec_reader_open(&r, &src, 0, &err) < 0 || dlg_jpeg_new(&j, &err) < 0)
         rc = h->error(h, err.code ? err.code : DLG_ENOMEM, "%s", err.msg);
     else
