@@ -392,15 +392,27 @@ static void test_inception_recordio(void **st)
     snprintf(rec, sizeof rec, "%s/small.rec", dir);
     write_rec(rec, 4, 64, 48);
     snprintf(spec, sizeof spec, "data=recordio:%s", rec);
-    const char *bad[] = {spec, "batch=2", NULL};
+    /* Caffe crops the image as stored: too small (auto too, when it
+     * resolves to caffe); torchvision resizes it first (it was refused) */
+    const char *bad[] = {spec, "batch=2", "transform=caffe", NULL};
     expect_error("inception-v3", bad, "smaller than the 299x299 crop");
+    const char *bgr[] = {spec, "batch=2", "crop=75", "channel_order=bgr", "pixel_range=255", NULL};
+    expect_error("inception-v3", bgr, "smaller than the 75x75 crop");
+    const char *tv[] = {spec, "batch=2", "crop=75", "classes=3", "transform=torchvision", NULL};
+    wr_result r;
+    wr_run("mxnet.so", "inception-v3", tv, 1, &r);
+    if (r.setup_rc || r.step_rc)
+        fail_msg("inception-v3, transform = torchvision, 64x48 images, crop 75: %s", r.error);
+    const char *au[] = {spec, "batch=2", "crop=75", "classes=3", NULL};
+    wr_run("mxnet.so", "inception-v3", au, 1, &r);
+    if (r.setup_rc || r.step_rc)
+        fail_msg("inception-v3, transform = auto (torchvision), 64x48 images, crop 75: %s", r.error);
     /* transform = mxnet enlarges them (MXNet 1.3+): no error at setup; a
      * max_crop_size window larger than them it refuses, as MXNet does */
     const char *win[] = {spec, "batch=2", "crop=75", "transform=mxnet", "min_crop_size=60",
                          "max_crop_size=70", NULL};
     expect_error("inception-v3", win, "is 64x48, smaller than max_crop_size = 70");
     const char *mx[] = {spec, "batch=2", "crop=75", "classes=3", "transform=mxnet", NULL};
-    wr_result r;
     wr_run("mxnet.so", "inception-v3", mx, 1, &r);
     if (r.setup_rc || r.step_rc)
         fail_msg("inception-v3, transform = mxnet, 64x48 images, crop 75: %s", r.error);

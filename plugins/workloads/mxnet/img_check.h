@@ -1,8 +1,9 @@
 /* inception-v3 checks the first records of a RecordIO dataset at setup
- * for images it can never use: smaller than the crop (the torchvision and
- * caffe transforms take windows of the stored image), or, under transform
- * = mxnet, smaller than max_crop_size's window, which MXNet refuses too
- * (an image smaller than the crop it enlarges, as MXNet 1.3+ does). */
+ * for images it can never use: under transform = caffe, smaller than the
+ * crop (Caffe takes a window of the stored image; torchvision resizes it
+ * first), or, under transform = mxnet, smaller than max_crop_size's
+ * window, which MXNet refuses too (an image smaller than the crop it
+ * enlarges, as MXNet 1.3+ does). */
 #ifndef DLG_MXNET_IMG_CHECK_H
 #define DLG_MXNET_IMG_CHECK_H
 

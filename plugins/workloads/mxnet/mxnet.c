@@ -72,17 +72,25 @@ static int inception_check(const dlg_host *h, const dlg_value *o, const dlg_job_
 }
 
 /* The side below which a stored image can never be used, 0 when the
- * stored size does not decide: the crop, except under transform = mxnet,
- * which enlarges an image smaller than the crop (MXNet 1.3+) and refuses
- * only one smaller than min/max_crop_size's window (train) when nothing
- * resizes, pads or enlarges it first (the loader names any image that
- * still ends up too small). */
-static int stored_min_side(const dlg_value *o, const char **name)
+ * stored size does not decide: the crop under transform = caffe (auto
+ * included when it resolves to caffe), which crops the image as stored;
+ * torchvision resizes it first; mxnet enlarges an image smaller than the
+ * crop (MXNet 1.3+) and refuses only one smaller than min/max_crop_size's
+ * window (train) when nothing resizes, pads or enlarges it first (the
+ * loader names any image that still ends up too small).  Returns the side
+ * or -code (bad loader options, said). */
+static int stored_min_side(const dlg_host *h, const dlg_value *o, const dlg_job_info *job, const char **name)
 {
     const dlg_value *lo = &o[O_LOADER];
     *name = "crop";
-    if (lo[DLG_LOPT_TRANSFORM].i != DLG_TRANSFORM_MXNET)
-        return (int)lo[DLG_LOPT_CROP].i;
+    if (lo[DLG_LOPT_TRANSFORM].i != DLG_TRANSFORM_MXNET) {
+        dlg_loader_config cfg;
+        dlg_loader_config_defaults(&cfg);
+        int rc = dlg_loader_config_from_opts(&cfg, lo, job, o[O_MODE].i == 0, h); /* resolves auto */
+        if (rc < 0)
+            return rc;
+        return cfg.transform == DLG_TRANSFORM_CAFFE ? cfg.crop : 0;
+    }
     *name = "max_crop_size";
     bool fixed = lo[DLG_LOPT_RESIZE].i == 0 && lo[DLG_LOPT_PAD].i == 0 &&
                  lo[DLG_LOPT_MAX_RANDOM_SCALE].d <= 1 && !lo[DLG_LOPT_RANDOM_RESIZED_CROP].i &&
@@ -101,7 +109,9 @@ static int inception_setup(const dlg_host *h, const dlg_value *o, const dlg_job_
     if (rc < 0)
         return rc;
     const char *name;
-    int side = stored_min_side(o, &name);
+    int side = stored_min_side(h, o, job, &name);
+    if (side < 0)
+        return side;
     if (side > 0)
         rc = img_check_recordio(h, o[O_LOADER + DLG_LOPT_DATA].text, side, name, 16);
     if (rc < 0)
