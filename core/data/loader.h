@@ -69,7 +69,8 @@
  * error naming the record, as Caffe's CHECK_GE refuses it.  auto is caffe
  * with a mean_file or with Caffe's normalisation (bgr, pixel_range 255: a
  * mean_value), else torchvision.  cfg.mirror = false never mirrors (either
- * transform; infer never does).  auto never picks mxnet.
+ * transform); nor does cfg.train = false (augment center: infer's default;
+ * augment random takes train's mirror in infer too).  auto never picks mxnet.
  * crop = 0 (caffe only: Caffe's crop_size 0): no crop; the first record's
  * size (dataset order; skip_corrupt: the first readable record's; it must
  * be square) becomes the crop at open
@@ -174,7 +175,7 @@ typedef struct dlg_loader_config {
     bool train;           /* true: random crop + mirror; false: center crop (see transform) */
     dlg_transform transform; /* torchvision, caffe, mxnet, or auto (see above) */
     dlg_mxnet_aug mx;     /* transform = mxnet's augmenter (see above) */
-    bool mirror;          /* train: mirror half the images (Caffe's transform_param mirror) */
+    bool mirror;          /* with train: mirror half the images (Caffe's transform_param mirror) */
     float mean[3];        /* in `order`, pixel_range units (ImageNet: .485 .456 .406 for rgb, 1) */
     float std[3];         /* in `order`, pixel_range units (ImageNet: .229 .224 .225 for rgb, 1) */
     const char *mean_file; /* Caffe .binaryproto mean image, or NULL; replaces mean[] (see above) */
@@ -297,8 +298,9 @@ void dlg_loader_close(dlg_loader *l);
      "with mean_file or "                                                                          \
      "with channel_order = bgr and pixel_range = 255 (Caffe's mean_value), else torchvision", 0},  \
     {"mirror", DLG_OPT_BOOL, "true", NULL, NULL, NULL,                                              \
-     "train: mirror each image with probability 1/2 (Caffe's transform_param mirror, MXNet's "     \
-     "rand_mirror; Caffe's default is false, BVLC's train_val sets true); infer never mirrors", 0}, \
+     "with augment random (train's default, or set): mirror each image with probability 1/2 "     \
+     "(Caffe's transform_param mirror, MXNet's rand_mirror; Caffe's default is false, BVLC's "    \
+     "train_val sets true); augment center (infer's default) never mirrors", 0},                  \
     {"layout", DLG_OPT_ENUM, "nchw", NULL, NULL, "nchw|nhwc", "batch memory layout", 0},            \
     {"input_dtype", DLG_OPT_ENUM, "fp32", NULL, NULL, "fp32|fp16", "batch element type", 0},        \
     /* no table default, so that a mean written beside mean_file is seen */                      \

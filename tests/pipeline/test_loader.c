@@ -19,6 +19,47 @@
 #include "pipe_util.h"
 #include "recordio.h"
 
+/* Images mirrored among the first n windows of a config (over: its
+ * options) in mode train or infer. */
+static int mirrored_of(const char *const *over, bool train, int n)
+{
+    mock_host m;
+    mock_host_init(&m);
+    dlg_loader_config cfg;
+    assert_int_equal(pu_loader_config(&m, over, train, &cfg), 0);
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        dlg_crop_window w;
+        dlg_ld_window(&cfg, 0, (uint64_t)i, 300, 200, &w);
+        k += w.mirror;
+    }
+    mock_host_fini(&m);
+    return k;
+}
+
+/* mirror acts with augment random, in infer too, as augment's help says
+ * (its help once said "infer never mirrors"); augment center never does. */
+static void test_mirror_follows_augment(void **st)
+{
+    (void)st;
+    const char *rnd[] = {"augment=random", NULL}, *rnd_off[] = {"augment=random", "mirror=false", NULL},
+               *ctr[] = {"augment=center", NULL}, *none[] = {NULL},
+               *caffe[] = {"augment=random", "transform=caffe", "crop=100", NULL};
+    int n = 400;
+    assert_true(abs(mirrored_of(rnd, false, n) - n / 2) < n / 8);
+    assert_true(abs(mirrored_of(caffe, false, n) - n / 2) < n / 8);
+    assert_true(abs(mirrored_of(none, true, n) - n / 2) < n / 8);
+    assert_int_equal(mirrored_of(none, false, n), 0);
+    assert_int_equal(mirrored_of(ctr, true, n), 0);
+    assert_int_equal(mirrored_of(rnd_off, false, n), 0);
+    static const dlg_option table[] = {DLG_LOADER_OPTIONS, {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0}};
+    for (const dlg_option *o = table; o->name; o++)
+        if (strcmp(o->name, "mirror") == 0) {
+            assert_null(strstr(o->help, "infer never"));
+            assert_non_null(strstr(o->help, "augment random"));
+        }
+}
+
 static void cfg_small(dlg_loader_config *cfg, const char *data, int batch, bool train)
 {
     dlg_loader_config_defaults(cfg);
@@ -507,6 +548,7 @@ int main(void)
         cmocka_unit_test(test_raw_datum_lmdb),
         cmocka_unit_test(test_mxnet_records),
         cmocka_unit_test(test_synthetic),
+        cmocka_unit_test(test_mirror_follows_augment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
