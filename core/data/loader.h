@@ -48,9 +48,11 @@
  *   the image (infer: torchvision resizes it whole, then crops) or to the
  *   window (train: torchvision crops, then resizes the crop); weight(i) = max(0, 1 - |(i + 0.5 - c) / max(scale,1)|),
  *   normalised to sum 1.  Rows first (horizontal), then columns, in float.
- *   When the decoder scaled by s = num/8 the window is mapped into the
- *   scaled image by multiplying by s (scaled pixel i covers source pixels
- *   [i/s, (i+1)/s); libjpeg rounds the scaled size up, so it is not s*W).
+ *   When the decoder scaled by s = num/8 (cfg.jpeg_full false and the
+ *   output at most half the window: dlg_jpeg_pick_scale) the window is
+ *   mapped into the scaled image by multiplying by s (scaled pixel i covers
+ *   source pixels [i/s, (i+1)/s); libjpeg rounds the scaled size up, so it
+ *   is not s*W): faster, but not PIL's pixels (0.7-2.5 levels on average).
  * Normalisation: out[c] = (v[c] * pixel_range/255 - mean[c]) / std[c] for
  * the output channels c in channel_order (R,G,B or B,G,R: the channels are
  * picked in the store step, no extra pass), then mirrored if chosen, stored
@@ -175,6 +177,8 @@ typedef struct dlg_loader_config {
     bool train;           /* true: random crop + mirror; false: center crop (see transform) */
     dlg_transform transform; /* torchvision, caffe, mxnet, or auto (see above) */
     dlg_mxnet_aug mx;     /* transform = mxnet's augmenter (see above) */
+    bool jpeg_full;       /* torchvision: decode JPEGs at full size, never at a reduced DCT
+                           * scale (jpeg_scale = full: PIL's pixels, slower) */
     bool mirror;          /* with train: mirror half the images (Caffe's transform_param mirror) */
     float mean[3];        /* in `order`, pixel_range units (ImageNet: .485 .456 .406 for rgb, 1) */
     float std[3];         /* in `order`, pixel_range units (ImageNet: .229 .224 .225 for rgb, 1) */
@@ -296,7 +300,17 @@ void dlg_loader_close(dlg_loader *l);
      "min/max_crop_size), colour jitter (brightness, contrast, "                                   \
      "saturation), HLS jitter (random_h/s/l), PCA noise (pca_noise), mirror). auto: caffe "        \
      "with mean_file or "                                                                          \
-     "with channel_order = bgr and pixel_range = 255 (Caffe's mean_value), else torchvision", 0},  \
+     "with channel_order = bgr and pixel_range = 255 (Caffe's mean_value), else torchvision. "    \
+     "torchvision's pixels are PIL's (full decode, antialiased bilinear resize) with jpeg_scale = " \
+     "full; the default jpeg_scale = auto decodes a large JPEG at a reduced DCT scale first, "     \
+     "which differs from them by a few levels (see jpeg_scale)", 0},                              \
+    {"jpeg_scale", DLG_OPT_ENUM, "auto", NULL, NULL, "auto|full",                                   \
+     "torchvision: auto decodes a JPEG at libjpeg's reduced DCT scale (1/2, 3/8, 1/4, 1/8: the "   \
+     "smallest that still covers the output) when the output is at most half its window, then "   \
+     "resamples, as a fast loader does (PIL's draft mode): its pixels then differ from "         \
+     "torchvision/PIL's by 0.7 to 2.5 levels of 255 on average, up to ~20 at sharp edges; full "   \
+     "decodes at full size, within 1 level of torchvision (slower on large images).  caffe and "   \
+     "mxnet always decode at full size", 0},                                                       \
     {"mirror", DLG_OPT_BOOL, "true", NULL, NULL, NULL,                                              \
      "with augment random (train's default, or set): mirror each image with probability 1/2 "     \
      "(Caffe's transform_param mirror, MXNet's rand_mirror; Caffe's default is false, BVLC's "    \
@@ -480,6 +494,7 @@ enum dlg_loader_opt {
     DLG_LOPT_RESIZE,
     DLG_LOPT_AUGMENT,
     DLG_LOPT_TRANSFORM,
+    DLG_LOPT_JPEG_SCALE,
     DLG_LOPT_MIRROR,
     DLG_LOPT_LAYOUT,
     DLG_LOPT_INPUT_DTYPE,

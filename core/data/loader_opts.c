@@ -144,6 +144,7 @@ int dlg_loader_config_from_opts(dlg_loader_config *cfg, const dlg_value *v,
     cfg->train = aug == 0 ? train_mode : aug == 1;
     cfg->transform = (dlg_transform)v[DLG_LOPT_TRANSFORM].i; /* auto|torchvision|caffe|mxnet */
     dlg_ld_mx_from_opts(&cfg->mx, v);
+    cfg->jpeg_full = v[DLG_LOPT_JPEG_SCALE].i == 1; /* auto|full */
     cfg->mirror = v[DLG_LOPT_MIRROR].i != 0;
     cfg->layout = v[DLG_LOPT_LAYOUT].i == 1 ? DLG_LAYOUT_NHWC : DLG_LAYOUT_NCHW;
     cfg->dtype = v[DLG_LOPT_INPUT_DTYPE].i == 1 ? DLG_LOADER_FP16 : DLG_LOADER_FP32;

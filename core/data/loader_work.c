@@ -109,7 +109,7 @@ static int check_size(const dlg_loader_config *cfg, const dlg_mean_image *mean, 
 }
 
 /* Decodes an encoded record at the scale its window allows (caffe: a
- * window of crop x crop, so scale 1). */
+ * window of crop x crop, so scale 1; jpeg_full: always 1). */
 static int jpeg_source(const dlg_loader_config *cfg, const dlg_mean_image *mean,
                        dlg_ld_scratch *sc, const dlg_ld_item *it, uint64_t epoch, uint64_t pos,
                        dlg_crop_window *win, src_img *im, dlg_data_err *err)
@@ -123,7 +123,8 @@ static int jpeg_source(const dlg_loader_config *cfg, const dlg_mean_image *mean,
     if ((rc = check_size(cfg, mean, im->W, im->H, 0, it->what, err)) < 0)
         return rc;
     dlg_ld_window(cfg, epoch, pos, im->W, im->H, win);
-    dlg_jpeg_scale s = dlg_jpeg_pick_scale(win->w, win->h, cfg->crop, cfg->crop);
+    dlg_jpeg_scale s = cfg->jpeg_full ? (dlg_jpeg_scale){1, 1}
+                                      : dlg_jpeg_pick_scale(win->w, win->h, cfg->crop, cfg->crop);
     size_t need = (size_t)dlg_jpeg_scaled(im->W, s) * dlg_jpeg_scaled(im->H, s) * 3;
     if ((rc = dlg_ld_grow((void **)&sc->rgb, &sc->rgb_cap, need, 1, err)) < 0)
         return rc;

@@ -5,9 +5,10 @@
 # torchvision transforms in a torch DataLoader doing the same, on the same
 # files (page cache warm for both), with as many DataLoader worker processes
 # as loader threads (1 and 2).  Both sides decode at the DCT reduction the
-# crop window allows (dlgauge: 1/2, 3/8, 1/4 or 1/8; PIL's Image.draft: 1/2,
-# 1/4 or 1/8) and resize with PIL-style antialiased bilinear; both build the
-# batch in their workers.  Prints the peer's PIL and libjpeg, a check of the
+# crop window allows (dlgauge's jpeg_scale = auto: 1/2, 3/8, 1/4 or 1/8;
+# PIL's Image.draft: 1/2, 1/4 or 1/8), or with PEER_DECODE=full both at full
+# size (dlgauge's jpeg_scale = full, stock torchvision), and resize with
+# PIL-style antialiased bilinear; both build the batch in their workers.  Prints the peer's PIL and libjpeg, a check of the
 # peer's reduced decodes against full ones (CHECK crops: the reductions taken
 # and the mean pixel difference), then medians of REPEATS runs and the ratio
 # dlgauge/torchvision.
@@ -17,7 +18,8 @@
 #        REPEATS (3), DATA (folder made by dlgauge mkdata, or any folder with
 #        a train.txt of "PATH LABEL" lines), PEER_PYTHON (the python3 with
 #        torchvision and PIL; /usr/bin/python3), PEER_DECODE (draft: reduced
-#        decodes, the default; full: stock torchvision, full-size decodes),
+#        decodes, the default; full: stock torchvision, full-size decodes,
+#        and dlgauge's jpeg_scale = full),
 #        CHECK (crops the check decodes both ways, 32; 0: no check)
 set -euo pipefail
 
@@ -29,6 +31,8 @@ BATCHES=${BATCHES:-25}
 REPEATS=${REPEATS:-3}
 PEER_DECODE=${PEER_DECODE:-draft}
 CHECK=${CHECK:-32}
+DLG_DECODE=auto # dlgauge's jpeg_scale: as the peer decodes
+[ "$PEER_DECODE" = full ] && DLG_DECODE=full
 CROP=224
 BATCH=32
 DATA=${DATA:-$BUILD/bench/pipeline-data}
@@ -48,7 +52,7 @@ fi
 # read every listed file once: the page cache is warm for both tools
 bytes=$(cd "$DATA" && sed 's/ [0-9]*$//' train.txt | xargs -d '\n' cat | wc -c)
 
-echo "dataset: $(wc -l < "$DATA/train.txt") images in $DATA ($((bytes >> 20)) MiB), $BATCHES timed batches of $BATCH, $REPEATS runs, peer decode $PEER_DECODE"
+echo "dataset: $(wc -l < "$DATA/train.txt") images in $DATA ($((bytes >> 20)) MiB), $BATCHES timed batches of $BATCH, $REPEATS runs, peer decode $PEER_DECODE, dlgauge jpeg_scale $DLG_DECODE"
 peer=("$PEER_PYTHON" "$here/pipeline_peer.py")
 "${peer[@]}" --about
 # the JPEG decoder each side runs (libjpeg-turbo picks its SIMD from the CPU
@@ -61,7 +65,7 @@ printf '%-10s %14s %14s %8s\n' workers "dlgauge img/s" "torchvision" ratio
 for t in 1 2; do
     d=(); p=()
     for r in $(seq "$REPEATS"); do
-        d+=("$("$BENCH" loader "files:$DATA/train.txt" "$t" "$BATCHES" "$BATCH" "$CROP" | awk '/images_per_s/{print $2}')")
+        d+=("$("$BENCH" loader "files:$DATA/train.txt" "$t" "$BATCHES" "$BATCH" "$CROP" "$DLG_DECODE" | awk '/images_per_s/{print $2}')")
         p+=("$("${peer[@]}" "$DATA" "$DATA/train.txt" "$t" "$BATCHES" --batch "$BATCH" --crop "$CROP" --decode "$PEER_DECODE" | awk '/images_per_s/{print $2}')")
     done
     dm=$(printf '%s\n' "${d[@]}" | median)

@@ -1,7 +1,8 @@
 /* Benchmark driver for scripts/bench/ (not a test):
  *   pipe_bench decode LIST REPS   per-core JPEG decode rate, full and 1/2
- *   pipe_bench loader SPEC THREADS BATCHES BATCH CROP
- *                                 loader images/s (train augmentation)
+ *   pipe_bench loader SPEC THREADS BATCHES BATCH CROP [auto|full]
+ *                                 loader images/s (train augmentation;
+ *                                 full: jpeg_scale = full, no DCT scaling)
  *   pipe_bench aug SPEC ITEMS [key=value...]
  *                                 one worker's decode + augment time per
  *                                 image, the options as a job gives them
@@ -73,7 +74,7 @@ static int bench_decode(const char *list, int reps)
     return 0;
 }
 
-static int bench_loader(const char *spec, int threads, int batches, int batch, int crop)
+static int bench_loader(const char *spec, int threads, int batches, int batch, int crop, bool full)
 {
     mock_host m;
     mock_host_init(&m);
@@ -84,6 +85,7 @@ static int bench_loader(const char *spec, int threads, int batches, int batch, i
     cfg.batch = batch;
     cfg.crop = crop;
     cfg.prefetch = 4;
+    cfg.jpeg_full = full;
     dlg_loader *l;
     if (dlg_loader_open(&l, &cfg, &m.host) < 0)
         return fprintf(stderr, "%s\n", m.last_error), 1;
@@ -158,9 +160,11 @@ int main(int argc, char **argv)
         return bench_aug(argv[2], atoi(argv[3]), argc - 4, argv + 4);
     if (argc == 4 && !strcmp(argv[1], "decode"))
         return bench_decode(argv[2], atoi(argv[3]));
-    if (argc == 7 && !strcmp(argv[1], "loader"))
-        return bench_loader(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoi(argv[6]));
-    fprintf(stderr, "usage: pipe_bench decode LIST REPS | loader SPEC THREADS BATCHES BATCH CROP | "
+    if ((argc == 7 || (argc == 8 && (!strcmp(argv[7], "auto") || !strcmp(argv[7], "full")))) &&
+        !strcmp(argv[1], "loader"))
+        return bench_loader(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoi(argv[6]),
+                            argc == 8 && !strcmp(argv[7], "full"));
+    fprintf(stderr, "usage: pipe_bench decode LIST REPS | loader SPEC THREADS BATCHES BATCH CROP [auto|full] | "
                     "aug SPEC ITEMS [key=value...]\n");
     return 2;
 }

@@ -252,6 +252,51 @@ static void test_scaled_decode_path(void **st)
     mock_host_fini(&m);
 }
 
+/* jpeg_scale = full decodes the same large images at full size: within 1
+ * level of 255 of the full-decode reference (torchvision/PIL), where the
+ * default's DCT-scaled decode is not. */
+static void test_full_decode_matches(void **st)
+{
+    (void)st;
+    pu_dataset d;
+    pu_make_images(&d, "full", 2, 2, 400, 300, 13);
+    char spec[700];
+    snprintf(spec, sizeof spec, "files:%s", d.list);
+    double level = 1.0 / (255 * 0.229); /* one level in the widest channel's units */
+    for (int full = 0; full < 2; full++) {
+        mock_host m;
+        mock_host_init(&m);
+        char data[720];
+        snprintf(data, sizeof data, "data=%s", spec);
+        const char *over[] = {data, "crop=32", "resize=40", "shuffle=false", full ? "jpeg_scale=full" : NULL,
+                              NULL};
+        dlg_loader_config cfg;
+        assert_int_equal(pu_loader_config(&m, over, false, &cfg), 0);
+        assert_int_equal(cfg.jpeg_full, full);
+        cfg.batch = 2;
+        dlg_loader *l;
+        assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
+        dlg_batch *b;
+        assert_int_equal(dlg_loader_next(l, &b), 0);
+        double worst = 0;
+        for (int k = 0; k < 2; k++) {
+            double x, y, w, h, mean;
+            pu_center_window(d.w[k], d.h[k], 40, 32, &x, &y, &w, &h);
+            double mx = diff_ref(&cfg, b, k, d.paths[k], x, y, w, h, false, &mean);
+            print_message("jpeg_scale %s: max %.2f mean %.3f levels\n", full ? "full" : "auto", mx / level,
+                          mean / level);
+            worst = mx > worst ? mx : worst;
+        }
+        if (full)
+            assert_true(worst < level);
+        else
+            assert_true(worst > level);
+        dlg_loader_release(l, b);
+        dlg_loader_close(l);
+        mock_host_fini(&m);
+    }
+}
+
 /* A 1001x801 image decoded at 1/8 is 126x101, not 125.125x100.125: the
  * window must map into it by 1/8, not by 126/1001 (which put the far side
  * of the window 6 source pixels off).  Triangle-wave ramps in R (along x)
@@ -544,6 +589,7 @@ int main(void)
         cmocka_unit_test(test_bgr_255_matches_reference),
         cmocka_unit_test(test_scaled_decode_path),
         cmocka_unit_test(test_scaled_decode_odd_size),
+        cmocka_unit_test(test_full_decode_matches),
         cmocka_unit_test(test_formats_agree),
         cmocka_unit_test(test_raw_datum_lmdb),
         cmocka_unit_test(test_mxnet_records),

@@ -202,7 +202,8 @@ run "pipeline-vs-torchvision, no torchvision" 2 env PEER_PYTHON="$t/bin/no-pytho
   bash "$bench/pipeline-vs-torchvision.sh" "$t/build"
 # pipeline-vs-torchvision.sh: the peer gets dlgauge's workers, batches, batch
 # and crop, and decodes at the window's DCT reduction (Image.draft) unless
-# PEER_DECODE=full; dlgauge 200 img/s over the peer's 100 is 2.00x.
+# PEER_DECODE=full, which dlgauge then runs with too (jpeg_scale = full);
+# dlgauge 200 img/s over the peer's 100 is 2.00x.
 cat >"$t/build/bin/pipe_bench" <<EOF
 #!/usr/bin/env bash
 echo "\$*" >>"$t/pipe.args"
@@ -226,18 +227,20 @@ run "pipeline-vs-torchvision, fake peer" 0 env PEER_PYTHON="$t/bin/pipe-peer-pyt
   DATA="$t/pdata" BATCHES=7 REPEATS=1 bash "$bench/pipeline-vs-torchvision.sh" "$t/build"
 [ "$(row 1 4)" = 2.00x ] || fail "pipeline-vs-torchvision: ratio $(row 1 4), want 2.00x"
 for w in 1 2; do
-  grep -qx "loader files:$t/pdata/train.txt $w 7 32 224" "$t/pipe.args" ||
+  grep -qx "loader files:$t/pdata/train.txt $w 7 32 224 auto" "$t/pipe.args" ||
     fail "pipeline-vs-torchvision: dlgauge not run with $w threads: $(cat "$t/pipe.args")"
   grep -qx "$t/pdata $t/pdata/train.txt $w 7 --batch 32 --crop 224 --decode draft" "$t/peer.args" ||
     fail "pipeline-vs-torchvision: peer not run as dlgauge with $w workers, draft: $(cat "$t/peer.args")"
 done
 grep -qx -- "--about" "$t/peer.args" || fail "pipeline-vs-torchvision: the peer's PIL is not printed"
 grep -q "^check: fake" "$t/out" || fail "pipeline-vs-torchvision: no draft check"
-rm "$t/peer.args"
+rm "$t/peer.args" "$t/pipe.args"
 run "pipeline-vs-torchvision, full decode" 0 env PEER_PYTHON="$t/bin/pipe-peer-python" \
   DATA="$t/pdata" BATCHES=7 REPEATS=1 CHECK=0 PEER_DECODE=full \
   bash "$bench/pipeline-vs-torchvision.sh" "$t/build"
 grep -q -- "--decode full" "$t/peer.args" || fail "pipeline-vs-torchvision: PEER_DECODE=full not passed"
+grep -qx "loader files:$t/pdata/train.txt 1 7 32 224 full" "$t/pipe.args" ||
+  fail "pipeline-vs-torchvision: PEER_DECODE=full, dlgauge not run with jpeg_scale = full: $(cat "$t/pipe.args")"
 if grep -q -- "--check" "$t/peer.args"; then fail "pipeline-vs-torchvision: CHECK=0 still checks"; fi
 rm "$t/pipe.args"
 run "pipeline-vs-torchvision, bad PEER_DECODE" 2 env PEER_PYTHON="$t/bin/pipe-peer-python" \
