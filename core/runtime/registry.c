@@ -563,11 +563,10 @@ static void on_load_fault(int sig, siginfo_t *si, void *uc)
     }
     lg.sig = sig;
     uintptr_t pc = fault_pc(uc);
+    if (sig == SIGABRT) /* only dlopen and the entry's code call anything */
+        fatal_exit(load_phase == LOAD_DLOPEN ? abort_dlopen : abort_entry, NULL, NULL);
     if (load_phase == LOAD_DLOPEN)
-        fatal_exit(sig == SIGABRT ? abort_dlopen : "crashed (", sig == SIGABRT ? NULL : dlg_crash_signal_name(i),
-                   sig == SIGABRT ? NULL : dlopen_tail);
-    if (sig == SIGABRT) /* only the entry's code calls anything */
-        fatal_exit(abort_entry, NULL, NULL);
+        fatal_exit("crashed (", dlg_crash_signal_name(i), dlopen_tail);
     if (load_phase == LOAD_ENTRY && !(pc && pc >= lg.code_lo && pc < lg.code_hi))
         fatal_exit("crashed (", dlg_crash_signal_name(i), fatal_tail);
     siglongjmp(lg.jmp, 1);

@@ -343,19 +343,18 @@ static int path_change(int fd, const char *path)
  * synced.  0 or an errno value. */
 static int copy_all(int from, int to)
 {
+    struct stat st;
+    if (fstat(from, &st) != 0)
+        return errno;
     char buf[65536];
-    for (off_t off = 0;;) {
-        ssize_t r = pread(from, buf, sizeof buf, off);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return errno;
-        if (r == 0)
-            break;
-        int e = sink_write_all(to, buf, (size_t)r);
+    for (off_t off = 0; off < st.st_size;) {
+        size_t n = st.st_size - off < (off_t)sizeof buf ? (size_t)(st.st_size - off) : sizeof buf;
+        int e = sink_read_at(from, buf, n, off);
+        if (!e)
+            e = sink_write_all(to, buf, n);
         if (e)
             return e;
-        off += r;
+        off += (off_t)n;
     }
     return fdatasync(to) != 0 && errno != EINVAL ? errno : 0;
 }

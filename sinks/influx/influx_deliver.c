@@ -292,16 +292,16 @@ static int reject_part(influx_sink *s, const char *part, size_t n, const char *w
     dlg_sbuf bad = {0}, good = {0};
     int rc = split_named(err, part, n, &bad, &good);
     if (rc != 0 || bad.len == 0 || good.len == 0) {
-        bool named = bad.len > 0;
-        bool partial = !named && stored_some(err, influx_count_lines(part, n)); /* e.g. a type conflict */
-        bool done = false;
+        bool named = bad.len > 0, done = false;
         sbuf_free(&bad);
         sbuf_free(&good);
         if (rc != 0)
             return s->h->error(s->h, DLG_ENOMEM, "out of memory");
-        if (!named)
-            rc = reject_unnamed(s, part, n, why, retry, deadline_ns, left, &done);
-        return done ? rc : reject(s, part, n, why, partial);
+        if (named)
+            return reject(s, part, n, why, false);
+        rc = reject_unnamed(s, part, n, why, retry, deadline_ns, left, &done);
+        /* one kind of line alone: a type conflict may have stored some */
+        return done ? rc : reject(s, part, n, why, stored_some(err, influx_count_lines(part, n)));
     }
     bool stored = stored_some(err, influx_count_lines(part, n));
     rc = reject(s, bad.p, bad.len, why, false);
