@@ -454,7 +454,10 @@ static int exit_code(int failed, const dlg_sinkset *ss)
     int sig = dlg_stop_signal();
     if (sig) /* 128 + the signal, as a shell says it; 129 for a hangup */
         return sig == SIGINT ? DLG_EXIT_SIGINT : sig == SIGTERM ? DLG_EXIT_SIGTERM : 128 + sig;
-    return failed || ss->failures ? DLG_EXIT_FAILED : DLG_EXIT_OK;
+    /* points spooled for a later `dlgauge flush` are not lost, but the
+     * database did not get them: a script or CI job must not read that as
+     * success (the house rule for an unreachable database) */
+    return failed || ss->failures || ss->kept ? DLG_EXIT_FAILED : DLG_EXIT_OK;
 }
 
 /* The plan's cells that the journal has done: not its every record (a
