@@ -23,42 +23,15 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-/* First value of "key" in a "key : value" file such as /proc/cpuinfo. */
-static int proc_value(const char *path, const char *key, char *out, size_t len)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    char line[8192];
-    size_t kl = strlen(key);
-    int rc = -1;
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, key, kl) != 0 || (line[kl] != ' ' && line[kl] != '\t' && line[kl] != ':'))
-            continue;
-        char *v = strchr(line, ':');
-        if (!v)
-            continue;
-        v++;
-        while (*v == ' ' || *v == '\t')
-            v++;
-        v[strcspn(v, "\n")] = '\0';
-        snprintf(out, len, "%s", v);
-        rc = 0;
-        break;
-    }
-    fclose(f);
-    return rc;
-}
-
 static void cpu_info(void)
 {
     char model[256] = "unknown", flags[8192] = "", buf[64];
-    proc_value("/proc/cpuinfo", "model name", model, sizeof model);
-    proc_value("/proc/cpuinfo", "flags", flags, sizeof flags);
+    dlg_proc_value("/proc/cpuinfo", "model name", model, sizeof model);
+    dlg_proc_value("/proc/cpuinfo", "flags", flags, sizeof flags);
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     printf("cpu:        %s\n", model);
     printf("cpus:       %ld online, %d available to this process\n", online, dlg_cpus_available());
-    if (proc_value("/proc/cpuinfo", "cpu MHz", buf, sizeof buf) == 0)
+    if (dlg_proc_value("/proc/cpuinfo", "cpu MHz", buf, sizeof buf) == 0)
         printf("clock:      %s MHz (current)\n", buf);
     static const char *const isa[] = {"sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl",
                                       "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_bf16", "amx_int8"};
@@ -170,8 +143,8 @@ static void kib_text(char *v, size_t len)
 static void memory_info(void)
 {
     char total[64] = "?", avail[64] = "?";
-    proc_value("/proc/meminfo", "MemTotal", total, sizeof total);
-    proc_value("/proc/meminfo", "MemAvailable", avail, sizeof avail);
+    dlg_proc_value("/proc/meminfo", "MemTotal", total, sizeof total);
+    dlg_proc_value("/proc/meminfo", "MemAvailable", avail, sizeof avail);
     kib_text(total, sizeof total);
     kib_text(avail, sizeof avail);
     printf("memory:     %s total, %s available\n", total, avail);

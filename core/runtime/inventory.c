@@ -20,7 +20,7 @@
 #define DLG_VERSION "0.0.0"
 #endif
 
-static int proc_value(const char *path, const char *key, char *out, size_t len)
+int dlg_proc_value(const char *path, const char *key, char *out, size_t len)
 {
     FILE *f = fopen(path, "r");
     if (!f)
@@ -62,8 +62,8 @@ static void isa_list(char *out, size_t len)
     if (!flags)
         return;
     flags[0] = ' ';
-    if (proc_value("/proc/cpuinfo", "flags", flags + 1, 16000) != 0)
-        proc_value("/proc/cpuinfo", "Features", flags + 1, 16000);
+    if (dlg_proc_value("/proc/cpuinfo", "flags", flags + 1, 16000) != 0)
+        dlg_proc_value("/proc/cpuinfo", "Features", flags + 1, 16000);
     strcat(flags, " ");
     size_t o = 0;
     for (size_t i = 0; i < sizeof isa / sizeof *isa; i++) {
@@ -245,17 +245,17 @@ int dlg_inventory_point(dlg_wire_point *wp, const char *run_id, const char *host
     dlg_wire_set_tag(wp, "run_id", run_id);
     dlg_wire_set_tag(wp, "host", host);
     char buf[1024], isa[512], disks[1024], siblings[32] = "", cores[32] = "";
-    if (proc_value("/proc/cpuinfo", "model name", buf, sizeof buf) == 0)
+    if (dlg_proc_value("/proc/cpuinfo", "model name", buf, sizeof buf) == 0)
         add_s(wp, "cpu_model", buf);
     add_i(wp, "cpus_online", sysconf(_SC_NPROCESSORS_ONLN));
-    proc_value("/proc/cpuinfo", "siblings", siblings, sizeof siblings);
-    proc_value("/proc/cpuinfo", "cpu cores", cores, sizeof cores);
+    dlg_proc_value("/proc/cpuinfo", "siblings", siblings, sizeof siblings);
+    dlg_proc_value("/proc/cpuinfo", "cpu cores", cores, sizeof cores);
     if (atoi(cores) > 0)
         add_i(wp, "threads_per_core", atoi(siblings) / atoi(cores));
     add_i(wp, "numa_nodes", dlg_numa_nodes("/sys")); /* as sysinfo counts them */
     isa_list(isa, sizeof isa);
     add_s(wp, "isa", isa);
-    if (proc_value("/proc/meminfo", "MemTotal", buf, sizeof buf) == 0)
+    if (dlg_proc_value("/proc/meminfo", "MemTotal", buf, sizeof buf) == 0)
         add_i(wp, "mem_total_bytes", strtoll(buf, NULL, 10) * 1024);
     struct utsname u;
     if (uname(&u) == 0) {
