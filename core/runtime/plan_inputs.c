@@ -240,9 +240,10 @@ static bool written_before(const dlg_plan *p, size_t jidx, const char *kind, con
     return !why[0];
 }
 
-/* Whether every storage the job reads through takes local file names (the
- * built-in backends; throttle wraps one of them): another plugin's path may
- * be a bucket or a URL that only it can resolve, so it is left to it. */
+/* Whether any storage the job reads through takes local file names (the
+ * built-in backends; throttle wraps one of them): a path missing here fails
+ * those cells whatever another plugin's cells make of it (a bucket or a URL
+ * that only it can resolve), so only a job read through none is left to it. */
 static bool local_files(const dlg_plan *p, const dlg_job *j)
 {
     static const char *const local[] = {"posix", "direct", "mmap", "uring", "throttle"};
@@ -250,16 +251,14 @@ static bool local_files(const dlg_plan *p, const dlg_job *j)
     size_t n = 0;
     if (!j->core_text[DLG_K_STORAGE] || dlg_list_split(j->core_text[DLG_K_STORAGE], &vals, &n) != 0)
         return false;
-    bool all = true;
-    for (size_t i = 0; i < n && all; i++) {
+    bool any = false;
+    for (size_t i = 0; i < n && !any; i++) {
         const dlg_instance_spec *s = dlg_plan_storage(p, vals[i]);
-        bool found = false;
         for (size_t k = 0; s && s->desc && k < sizeof local / sizeof *local; k++)
-            found |= strcmp(s->desc->name, local[k]) == 0;
-        all = found;
+            any |= strcmp(s->desc->name, local[k]) == 0;
     }
     dlg_list_free(vals, n);
-    return all;
+    return any;
 }
 
 /* That the path job jidx's option k names (read as kind: see

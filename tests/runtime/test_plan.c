@@ -501,6 +501,29 @@ static void storage_profile_input(void **state)
     done(&f);
 }
 
+/* A job read through a plugin backend that names no local files (farstore)
+ * leaves its paths to it; swept with posix too, a path missing here fails
+ * the posix cells, so the plan says so as for posix alone. */
+static void plugin_storage_inputs(void **state)
+{
+    const char *dir = ((rt_dir *)*state)->path;
+    char text[2048], warn[256];
+    static const char fmt[] = "[job a]\nworkload = io\ndata = raw:%s/none.bin\nstorage = %s\n"
+                              "[storage remote]\ntype = far\nplugin = %s/farstore.so\n";
+    fixture f;
+    snprintf(text, sizeof text, fmt, dir, "remote", DLG_TEST_PLUGIN_DIR);
+    if (check_inputs(state, &f, text, warn, sizeof warn) != 0)
+        fail_msg("%s", f.err);
+    done(&f);
+    static const char *const sweeps[] = {"posix, remote", "remote, mmap"};
+    for (size_t i = 0; i < sizeof sweeps / sizeof *sweeps; i++) {
+        snprintf(text, sizeof text, fmt, dir, sweeps[i], DLG_TEST_PLUGIN_DIR);
+        assert_int_not_equal(check_inputs(state, &f, text, warn, sizeof warn), 0);
+        rt_assert_error_at(f.err, f.path, 3, "[job a] data: ", "/none.bin: No such file or directory", END);
+        done(&f);
+    }
+}
+
 /* A storage's create() message about one of its keys (the throttle's
  * "inner = x: ...") is said at that key's line, not at its section's;
  * any other (a bad profile file's) at the section's. */
@@ -816,6 +839,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(data_inputs, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(output_matches_data, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(storage_profile_input, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(plugin_storage_inputs, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(storage_create_at_key, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(prep_input, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(path_kinds, rt_dir_setup, rt_dir_teardown),
