@@ -376,6 +376,7 @@ static int run_cells(dlg_run *run, const dlg_cli *cli, const dlg_run_args *a, dl
             }
             if (lead)
                 note_partly_sent(run, d, job, k);
+            dlg_signals_cell_started(); /* a stop from here on ends this cell */
             const char *status = dlg_measure_cell(run, cli, a, job, k, &wp);
             ran->measured++;
             ran->last_partial = strcmp(status, "partial") == 0;

@@ -5,6 +5,7 @@
 
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,9 @@ static _Atomic(const dlg_crash_guard *) crash_guard;
  * note after clearing the terminal's progress line; 3 and 4 the same with
  * the note of rank 0 under a launcher. */
 static atomic_int stop_line;
+/* Whether a cell of this run has begun (dlg_signals_cell_started): a stop
+ * before one has nothing running to end nor anything measured to write. */
+static atomic_int cell_begun;
 #define CLEAR_LINE "\r\033[K"
 static const char stop_note[] = CLEAR_LINE
     "dlgauge: stopping: the running cell ends after its current step (or its setup) and is written as partial; "
@@ -35,13 +39,17 @@ static const char stop_note_ranks[] = CLEAR_LINE
     "dlgauge: stopping: the ranks end the running cell together after its current step (or setup) and it is "
     "written as partial; if a rank died (mpirun's message names it), mpirun ends every rank and that cell's "
     "row is lost; a second signal stops at once and loses it too\n";
+/* Under mpirun too: the ranks agree on the stop before the first cell. */
+static const char stop_note_idle[] = CLEAR_LINE
+    "dlgauge: stopping before the first cell: nothing was measured; a second signal (Ctrl-C again) stops at once\n";
 
 static void on_signal(int sig)
 {
     int line = atomic_exchange(&stop_line, 0);
     if (line) {
-        const char *note = line > 2 ? stop_note_ranks : stop_note;
-        size_t len = line > 2 ? sizeof stop_note_ranks - 1 : sizeof stop_note - 1;
+        bool idle = !atomic_load(&cell_begun);
+        const char *note = idle ? stop_note_idle : line > 2 ? stop_note_ranks : stop_note;
+        size_t len = idle ? sizeof stop_note_idle - 1 : line > 2 ? sizeof stop_note_ranks - 1 : sizeof stop_note - 1;
         size_t skip = line == 2 || line == 4 ? 0 : sizeof CLEAR_LINE - 1;
         ssize_t n = write(STDERR_FILENO, note + skip, len - skip);
         (void)n; /* nothing more to do about stderr from here */
@@ -87,6 +95,8 @@ void dlg_signals_install(void)
      * summary line's write fail, rather than end the run mid-cell */
     signal(SIGPIPE, SIG_IGN);
 }
+
+void dlg_signals_cell_started(void) { atomic_store(&cell_begun, 1); }
 
 static void on_signal_child(int sig) { stop_signal = sig; }
 

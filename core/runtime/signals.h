@@ -7,6 +7,10 @@
 #include <signal.h>
 
 void dlg_signals_install(void);
+/* Tells the handler a cell of the run begins: until then a stop request
+ * says that nothing was measured, after it that the running cell is
+ * written as partial.  Called before each cell (it stays set). */
+void dlg_signals_cell_started(void);
 /* In a cell's child: every signal just asks to stop (the parent forwards
  * what it got; the child has a process group of its own).  Also releases
  * the signals held since the fork. */

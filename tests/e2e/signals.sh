@@ -74,6 +74,10 @@ expect_rc early 130
 grep -q '^dlgauge: interrupted before a cell started: nothing was measured' early.err ||
     fail "early: the last line does not say nothing was measured: $(cat early.err)"
 if grep -q 'results so far were written' early.err; then fail "early: says results were written: $(cat early.err)"; fi
+# and so did the note said at the signal: no cell was running to end
+grep -q '^dlgauge: stopping before the first cell: nothing was measured' early.err ||
+    fail "early: the stopping note does not say no cell ran: $(cat early.err)"
+if grep -q 'the running cell ends' early.err; then fail "early: speaks of a running cell: $(cat early.err)"; fi
 
 interrupt term TERM 10ms
 expect_rc term 143

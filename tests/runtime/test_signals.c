@@ -2,12 +2,14 @@
  * none): a real SIGBUS (a mapped file truncated under its reader) and a
  * SIGSEGV end the process with that signal after ONE line on stderr that
  * names the cell, the signal and the way out; disarming puts back the
- * handlers found before, and an alternate stack only where none was set. */
+ * handlers found before, and an alternate stack only where none was set.
+ * Also the run's stop note, before the first cell and in one. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -168,6 +170,36 @@ static void disarm_restores_handlers(void **st)
     assert_ptr_equal(stack_now.ss_sp, stack_before.ss_sp);
 }
 
+/* In a child: the run's stop handlers, a cell begun if arg says so, and
+ * one SIGINT; the child then ends of itself (exit 0). */
+static void stop_once(void *arg)
+{
+    dlg_signals_install();
+    if (*(const bool *)arg)
+        dlg_signals_cell_started();
+    raise(SIGINT);
+    _exit(dlg_stop_signal() == SIGINT ? 0 : 5);
+}
+
+/* The first stop request's note says what happens: before any cell,
+ * that nothing was measured (it said a running cell would be written
+ * partial); once a cell began, that it is.  stderr is a pipe here, so
+ * no terminal line is cleared before it. */
+static void stop_note_before_and_in_a_cell(void **st)
+{
+    (void)st;
+    char err[1024];
+    bool begun = false;
+    assert_int_equal(rt_child_stderr(stop_once, &begun, err, sizeof err), 0);
+    assert_string_equal(err, "dlgauge: stopping before the first cell: nothing was measured; a second signal "
+                             "(Ctrl-C again) stops at once\n");
+    begun = true;
+    assert_int_equal(rt_child_stderr(stop_once, &begun, err, sizeof err), 0);
+    assert_string_equal(err, "dlgauge: stopping: the running cell ends after its current step (or its setup) and "
+                             "is written as partial; a second signal (Ctrl-C again) stops at once and loses that "
+                             "cell's row\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -177,6 +209,7 @@ int main(void)
         cmocka_unit_test(sigabrt_says_which_cell),
         cmocka_unit_test(sigabrt_says_which_sink),
         cmocka_unit_test(disarm_restores_handlers),
+        cmocka_unit_test(stop_note_before_and_in_a_cell),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
