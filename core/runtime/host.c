@@ -212,15 +212,21 @@ static int h_storage_lookup(const dlg_host *h, const char *name, const dlg_stora
     return rc;
 }
 
-/* A file opened through the host: its path (for the host's own messages
- * about it) before the backend's dlg_file and state. */
+/* A file opened through the host: its path and the host of the storage
+ * instance that opened it (for the host's own messages about it: a failure
+ * of the backend is said at "[storage NAME]", not at the workload that
+ * called) before the backend's dlg_file and state. */
 typedef struct host_file {
     char *path;
+    const dlg_host *storage;
     int flags; /* DLG_OPEN_* */
     _Alignas(max_align_t) dlg_file f;
 } host_file;
 
 static host_file *host_file_of(dlg_file *f) { return (host_file *)((char *)f - offsetof(host_file, f)); }
+
+/* The host whose context names f's storage instance. */
+static const dlg_host *storage_of(dlg_file *f) { return host_file_of(f)->storage; }
 
 static int open_file(const dlg_host *h, const char *storage, const char *path, int flags, dlg_file **out)
 {
@@ -238,6 +244,7 @@ static int open_file(const dlg_host *h, const char *storage, const char *path, i
     if (!hf)
         return h->error(h, DLG_ENOMEM, "%s: out of memory opening file", path);
     hf->flags = flags;
+    hf->storage = &sh->pub;
     dlg_file *f = &hf->f;
     f->ops = ops;
     f->inst = inst;
@@ -249,7 +256,7 @@ static int open_file(const dlg_host *h, const char *storage, const char *path, i
         free(hf);
         char cn[48];
         if (!dlg_services_said_here(s, mark, NULL))
-            return h->error(h, -rc, "%s: open failed (%s)", path, dlg_code_name(rc, cn, sizeof cn));
+            return sh->pub.error(&sh->pub, -rc, "%s: open failed (%s)", path, dlg_code_name(rc, cn, sizeof cn));
         return rc;
     }
     if (!(flags & DLG_OPEN_WRITE))
@@ -293,10 +300,11 @@ static int code_of(int64_t rc) { return rc >= -DLG_EINTERNAL ? (int)-rc : DLG_EI
 
 /* A failed read or write of the backend (rc < 0): its own line naming the
  * file stands; one that does not gets the file and offset in front of its
- * reason; none gets ours, with the offset. */
-static int io_failed(const dlg_host *h, uint64_t mark, const char *path, const char *what, size_t n, uint64_t off,
+ * reason; none gets ours, with the offset, at the storage's context. */
+static int io_failed(const dlg_host *h, uint64_t mark, dlg_file *f, const char *what, size_t n, uint64_t off,
                      int64_t rc)
 {
+    const char *path = host_file_of(f)->path;
     dlg_error e;
     char op[PATH_MAX + 128];
     snprintf(op, sizeof op, "%s: %s of %zu bytes at offset %llu", path, what, n, (unsigned long long)off);
@@ -305,12 +313,13 @@ static int io_failed(const dlg_host *h, uint64_t mark, const char *path, const c
     case 2: return with_reason(h, &e, op, rc);
     }
     char cn[48];
-    return h->error(h, code_of(rc), "%s failed (%s)", op, dlg_code_name(rc, cn, sizeof cn));
+    return storage_of(f)->error(storage_of(f), code_of(rc), "%s failed (%s)", op, dlg_code_name(rc, cn, sizeof cn));
 }
 
 /* A failed size() or close() of the backend, as io_failed. */
-static int op_failed(const dlg_host *h, uint64_t mark, const char *path, const char *what, int rc)
+static int op_failed(const dlg_host *h, uint64_t mark, dlg_file *f, const char *what, int rc)
 {
+    const char *path = host_file_of(f)->path;
     dlg_error e;
     char op[PATH_MAX + 64];
     snprintf(op, sizeof op, "%s: %s", path, what);
@@ -319,7 +328,7 @@ static int op_failed(const dlg_host *h, uint64_t mark, const char *path, const c
     case 2: return with_reason(h, &e, op, rc);
     }
     char cn[48];
-    return h->error(h, code_of(rc), "%s failed (%s)", op, dlg_code_name(rc, cn, sizeof cn));
+    return storage_of(f)->error(storage_of(f), code_of(rc), "%s failed (%s)", op, dlg_code_name(rc, cn, sizeof cn));
 }
 
 static bool h_error_said(const dlg_host *h, char *buf, size_t len)
@@ -368,7 +377,7 @@ int dlg_host_file_write(const dlg_host *h, dlg_file *f, const void *buf, size_t 
     uint64_t mark = dlg_services_mark(impl(h)->svc);
     int rc = f->ops->write(f, buf, n, off);
     if (rc < 0)
-        return io_failed(h, mark, path, "write", n, off, rc);
+        return io_failed(h, mark, f, "write", n, off, rc);
     __atomic_add_fetch(&impl(h)->svc->bytes_written, (uint64_t)n, __ATOMIC_RELAXED);
     __atomic_add_fetch(&impl(h)->svc->write_ios, 1, __ATOMIC_RELAXED);
     return 0;
@@ -396,11 +405,11 @@ static int64_t h_file_read(const dlg_host *h, dlg_file *f, void *buf, size_t n, 
     while (got < n) {
         int64_t r = f->ops->read(f, (char *)buf + got, n - got, off + got);
         if (r < 0) /* else the workload's "failed without saying why" blames itself */
-            return io_failed(h, mark, path, "read", n - got, off + got, r);
+            return io_failed(h, mark, f, "read", n - got, off + got, r);
         if ((uint64_t)r > n - got)
-            return h->error(h, DLG_EIO, "%s: the storage backend returned %lld bytes for a read of %zu at offset %llu "
-                            "(more than asked: a broken backend)", path, (long long)r, n - got,
-                            (unsigned long long)(off + got));
+            return storage_of(f)->error(storage_of(f), DLG_EIO, "%s: the storage backend returned %lld bytes for a "
+                                        "read of %zu at offset %llu (more than asked: a broken backend)",
+                                        path, (long long)r, n - got, (unsigned long long)(off + got));
         if (r == 0)
             break;
         __atomic_add_fetch(&impl(h)->svc->bytes_read, (uint64_t)r, __ATOMIC_RELAXED);
@@ -410,9 +419,9 @@ static int64_t h_file_read(const dlg_host *h, dlg_file *f, void *buf, size_t n, 
             break;
         uint32_t align = (f->ops->caps & DLG_CAP_DIRECT) && f->align ? f->align : 1;
         if ((off + got) % align != 0)
-            return h->error(h, DLG_EIO, "%s: the storage backend returned %zu of %zu bytes at offset %llu, short of the "
-                            "end of the file (a direct read cannot go on from there)", path, got, n,
-                            (unsigned long long)off);
+            return storage_of(f)->error(storage_of(f), DLG_EIO, "%s: the storage backend returned %zu of %zu bytes "
+                                        "at offset %llu, short of the end of the file (a direct read cannot go "
+                                        "on from there)", path, got, n, (unsigned long long)off);
     }
     return (int64_t)got;
 }
@@ -421,7 +430,7 @@ static int h_file_size(const dlg_host *h, dlg_file *f, uint64_t *size)
 {
     uint64_t mark = dlg_services_mark(impl(h)->svc);
     int rc = f->ops->size(f, size);
-    return rc < 0 ? op_failed(h, mark, host_file_of(f)->path, "size", rc) : rc;
+    return rc < 0 ? op_failed(h, mark, f, "size", rc) : rc;
 }
 
 /* Closes f and frees the host's part: 0, or the backend's -code with the
@@ -432,7 +441,7 @@ static int close_file(const dlg_host *h, dlg_file *f)
     uint64_t mark = dlg_services_mark(impl(h)->svc);
     int rc = f->ops->close(f);
     if (rc < 0)
-        rc = op_failed(h, mark, hf->path, "close", rc);
+        rc = op_failed(h, mark, f, "close", rc);
     free(hf->path);
     free(hf);
     return rc;
@@ -504,7 +513,7 @@ static int h_file_fetch(const dlg_host *h, dlg_file *f, uint64_t off, size_t n, 
     if (r >= 0)
         return h->error(h, DLG_EIO, "%s: fetch of %zu bytes at offset %llu passes the end of the file "
                         "(only %lld bytes there)", path, n, (unsigned long long)off, (long long)r);
-    return io_failed(h, mark, path, "fetch", n, off, r);
+    return io_failed(h, mark, f, "fetch", n, off, r);
 }
 
 static void h_file_unfetch(const dlg_host *h, dlg_file *f, const void *ptr, size_t n)

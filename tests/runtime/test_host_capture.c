@@ -35,7 +35,7 @@ static void warned_close_is_no_reason(void **state)
     assert_null(fx->inst.close_first); /* the close did happen inside the open */
     char err[2048], want[256];
     int code = dlg_services_error_copy(&fx->svc, err, sizeof err);
-    snprintf(want, sizeof want, "st.ini:8: [job checksum] checksum: %s: open failed (DLG_EIO)", OPEN_FAILS);
+    snprintf(want, sizeof want, "st.ini:8: [job checksum] [storage fake] fake: %s: open failed (DLG_EIO)", OPEN_FAILS);
     if (code != DLG_EIO || strcmp(err, want) != 0)
         fail_msg("the slot holds (code %d) \"%s\"; expected \"%s\"", code, err, want);
 }

@@ -1,6 +1,7 @@
 /* The host's storage path between a workload and its backend: a backend's
  * failure that comes without a line of its own is named by the file (and
- * offset), not blamed on the workload; a failed close of a written file is
+ * offset) at the storage instance's context ("[storage NAME] TYPE"), not
+ * blamed on the workload; a failed close of a written file is
  * an error (dlg_host_file_close_written) or, through the ABI's void
  * file_close, one warning that leaves the error slot as it was; and
  * storage_ios/storage_read_bytes count only reads that returned bytes (a
@@ -28,7 +29,7 @@ static void read_failure_names_file_and_offset(void **state)
     hfx_fixture *fx = *state;
     char buf[8];
     assert_int_equal(fx->h->file_read(fx->h, fx->f, buf, sizeof buf, 200), -DLG_EIO);
-    assert_string_equal(dlg_services_error(&fx->svc), "st.ini:8: [job checksum] checksum: " HFX_PATH
+    assert_string_equal(dlg_services_error(&fx->svc), "st.ini:8: [job checksum] [storage fake] fake: " HFX_PATH
                                                       ": read of 8 bytes at offset 200 failed (DLG_EIO)");
     assert_int_equal(fx->svc.error.code, DLG_EIO);
     assert_int_equal(fx->svc.ios, 0);
@@ -106,7 +107,7 @@ static void odd_code_named(void **state)
     int64_t r = fx->h->file_read(fx->h, fx->f, buf, sizeof buf, 0);
     fx->f->ops = real;
     assert_int_equal(r, -DLG_EIO);
-    assert_string_equal(dlg_services_error(&fx->svc), "st.ini:8: [job checksum] checksum: " HFX_PATH
+    assert_string_equal(dlg_services_error(&fx->svc), "st.ini:8: [job checksum] [storage fake] fake: " HFX_PATH
                                                       ": read of 8 bytes at offset 0 failed (-42, no DLG_E* code)");
     assert_int_equal(fx->svc.error.code, DLG_EIO);
 }
@@ -134,7 +135,7 @@ static void size_failure_names_file(void **state)
     uint64_t size = 0;
     assert_int_equal(fx->h->file_size(fx->h, fx->f, &size), -DLG_EIO);
     assert_string_equal(dlg_services_error(&fx->svc),
-                        "st.ini:8: [job checksum] checksum: " HFX_PATH ": size failed (DLG_EIO)");
+                        "st.ini:8: [job checksum] [storage fake] fake: " HFX_PATH ": size failed (DLG_EIO)");
 }
 
 /* Written output whose close fails (NFS's deferred EIO): an error naming it. */
@@ -150,9 +151,10 @@ static void failed_close_of_written_file_is_an_error(void **state)
         fx->inst.close_fails = true;
         assert_int_equal(dlg_host_file_close_written(fx->h, out), -DLG_EIO);
         fx->inst.close_fails = false;
+        /* either way at the storage's context: the backend failed, not the workload */
         assert_string_equal(dlg_services_error(&fx->svc),
                             says_why ? "st.ini:8: [job checksum] [storage fake] fake: " OUT ": close: Input/output error"
-                                     : "st.ini:8: [job checksum] checksum: " OUT ": close failed (DLG_EIO)");
+                                     : "st.ini:8: [job checksum] [storage fake] fake: " OUT ": close failed (DLG_EIO)");
     }
     assert_int_equal(dlg_host_file_close_written(fx->h, NULL), 0);
 }
@@ -180,11 +182,11 @@ static void failed_close_through_abi_warns(void **state)
                               ": close: Input/output error (what was written there may be lost)\n");
     assert_string_equal(dlg_services_error(&fx->svc), "the step's own failure");
     assert_int_equal(fx->svc.error.code, DLG_EINVAL);
-    /* without the backend's line: ours, at the workload's context */
+    /* without the backend's line: ours, at the storage's context too */
     fx->inst.says_why = false;
     dlg_services_clear_error(&fx->svc);
     rt_capture_stderr(close_failing_output, fx, text, sizeof text);
-    assert_string_equal(text, "dlgauge: st.ini:8: [job checksum] checksum warning: " OUT
+    assert_string_equal(text, "dlgauge: st.ini:8: [job checksum] [storage fake] fake warning: " OUT
                               ": close failed (DLG_EIO) (what was written there may be lost)\n");
     assert_string_equal(dlg_services_error(&fx->svc), "");
 }
@@ -197,7 +199,7 @@ static void close_keeps_other_threads_error(void **state)
 {
     hfx_fixture *fx = *state;
     static const char *const warned[] = {
-        "dlgauge: st.ini:8: [job checksum] checksum warning: " OUT
+        "dlgauge: st.ini:8: [job checksum] [storage fake] fake warning: " OUT
         ": close failed (DLG_EIO) (what was written there may be lost)\n",
         "dlgauge: st.ini:8: [job checksum] [storage fake] fake warning: " OUT
         ": close: Input/output error (what was written there may be lost)\n",
@@ -229,7 +231,7 @@ static void old_line_naming_file_not_taken(void **state)
     fx->inst.says_why = false;
     char buf[8];
     assert_int_equal(fx->h->file_read(fx->h, fx->f, buf, sizeof buf, 200), -DLG_EIO);
-    assert_string_equal(dlg_services_error(&fx->svc), "st.ini:8: [job checksum] checksum: " HFX_PATH
+    assert_string_equal(dlg_services_error(&fx->svc), "st.ini:8: [job checksum] [storage fake] fake: " HFX_PATH
                                                       ": read of 8 bytes at offset 200 failed (DLG_EIO)");
 }
 
@@ -243,7 +245,7 @@ static void other_threads_line_naming_file_not_taken(void **state)
     char buf[8];
     assert_int_equal(fx->h->file_read(fx->h, fx->f, buf, sizeof buf, 200), -DLG_EIO);
     fx->inst.meanwhile = NULL;
-    assert_string_equal(dlg_services_error(&fx->svc), "st.ini:8: [job checksum] checksum: " HFX_PATH
+    assert_string_equal(dlg_services_error(&fx->svc), "st.ini:8: [job checksum] [storage fake] fake: " HFX_PATH
                                                       ": read of 8 bytes at offset 200 failed (DLG_EIO)");
 }
 
@@ -258,7 +260,7 @@ static void silent_open_after_old_error(void **state)
     assert_int_equal(fx->h->file_open(fx->h, NULL, HFX_PATH, &f), -DLG_EIO);
     fx->inst.open_fails = false;
     assert_string_equal(dlg_services_error(&fx->svc),
-                        "st.ini:8: [job checksum] checksum: " HFX_PATH ": open failed (DLG_EIO)");
+                        "st.ini:8: [job checksum] [storage fake] fake: " HFX_PATH ": open failed (DLG_EIO)");
     /* error_said: that line, without the host's context (a loader puts it
      * in its own) */
     char said[256] = "", tiny[8] = "";
@@ -354,8 +356,8 @@ static void overlong_read_is_an_error(void **state)
     fx->inst.overrun = true;
     assert_int_equal(fx->h->file_read(fx->h, fx->f, buf, sizeof buf, 8), -DLG_EIO);
     assert_string_equal(dlg_services_error(&fx->svc),
-                        "st.ini:8: [job checksum] checksum: " HFX_PATH ": the storage backend returned 164 bytes "
-                        "for a read of 64 at offset 8 (more than asked: a broken backend)");
+                        "st.ini:8: [job checksum] [storage fake] fake: " HFX_PATH ": the storage backend returned "
+                        "164 bytes for a read of 64 at offset 8 (more than asked: a broken backend)");
     assert_int_equal(fx->svc.bytes_read, 0);
 }
 
@@ -375,8 +377,9 @@ static void short_direct_read_is_an_error(void **state)
     fx->f->ops = real;
     assert_int_equal(r, -DLG_EIO);
     assert_string_equal(dlg_services_error(&fx->svc),
-                        "st.ini:8: [job checksum] checksum: " HFX_PATH ": the storage backend returned 32 of 64 "
-                        "bytes at offset 0, short of the end of the file (a direct read cannot go on from there)");
+                        "st.ini:8: [job checksum] [storage fake] fake: " HFX_PATH ": the storage backend returned 32 of "
+                        "64 bytes at offset 0, short of the end of the file (a direct read cannot go on from "
+                        "there)");
 }
 
 int main(void)
