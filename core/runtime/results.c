@@ -100,7 +100,7 @@ static void workload_fields(builder *b, const dlg_cell_result *res)
             continue;
         else if (w->type == DLG_FIELD_DOUBLE)
             fd_(b, w->key, w->sum / w->count);
-        else if (w->type == DLG_FIELD_INT)
+        else if (w->type == DLG_FIELD_INT) /* nearest, still an integer: a database types by first write */
             fi_(b, w->key, (int64_t)llround(w->sum / w->count));
         else if (w->type == DLG_FIELD_UINT)
             fu_(b, w->key, (uint64_t)llround(w->sum / w->count));

@@ -98,6 +98,42 @@ static void test_job_row(void **state)
     rt_cell_done(&c);
 }
 
+/* A workload's numeric field is the mean of its repetitions' values: an
+ * integer one rounded to the nearest (80 over 3 repetitions is 27, where
+ * truncating said 26; halves away from 0), kept an integer so that a
+ * database typing the field by its first write takes every row; a float
+ * one exact. */
+static void test_workload_int_mean_rounds(void **state)
+{
+    rt_cell c;
+    run(*state, &c, "workload = count\nwarmup = 0\niterations = 4\n");
+    assert_string_equal(c.res.status, "ok");
+    dlg_wfield wf[] = {
+        {.key = "ios", .type = DLG_FIELD_INT, .sum = 80, .count = 3},
+        {.key = "few", .type = DLG_FIELD_INT, .sum = 79, .count = 3},
+        {.key = "delta", .type = DLG_FIELD_INT, .sum = -80, .count = 3},
+        {.key = "half", .type = DLG_FIELD_UINT, .sum = 5, .count = 2},
+        {.key = "ratio", .type = DLG_FIELD_DOUBLE, .sum = 80, .count = 3},
+    };
+    dlg_wfield *own = c.res.wf;
+    size_t nown = c.res.nwf;
+    c.res.wf = wf;
+    c.res.nwf = sizeof wf / sizeof *wf;
+    dlg_run run = {.plan = &c.plan, .wire_fd = -1};
+    dlg_result_point(&run, &c.cell, &c.res, &c.row);
+    c.res.wf = own;
+    c.res.nwf = nown;
+    assert_int_equal(int_field(&c, "ios"), 27);
+    assert_int_equal(int_field(&c, "few"), 26);
+    assert_int_equal(int_field(&c, "delta"), -27);
+    const dlg_field *half = rt_cell_field(&c, "half");
+    assert_non_null(half);
+    assert_int_equal(half->type, DLG_FIELD_UINT);
+    assert_int_equal(half->v.u, 3);
+    assert_true(rt_cell_double(&c, "ratio") == 80.0 / 3);
+    rt_cell_done(&c);
+}
+
 static void test_ci_text(void **unused)
 {
     (void)unused;
@@ -118,6 +154,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_failed_cell_has_no_rate, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(test_job_row, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(test_workload_int_mean_rounds, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test(test_ci_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
