@@ -93,8 +93,10 @@ int dlg_cmd_cell(const dlg_cli *cli, int argc, char **argv)
             goto fail;
     if (same_config(&cfg, &a, err, sizeof err) != 0)
         goto fail;
-    if (dlg_registry_init(&reg, cli->plugin_dirs) != 0)
+    if (dlg_registry_init(&reg, cli->plugin_dirs) != 0) {
+        snprintf(err, sizeof err, "%s", reg.why); /* err held nothing to say */
         goto fail;
+    }
     dlg_registry_scan(&reg);
     if (dlg_plan_build(&plan, &cfg, &reg, a.job, err, sizeof err) != 0 ||
         dlg_plan_cell(&plan, &plan.jobs[0], a.cell, &cell, err, sizeof err) != 0)

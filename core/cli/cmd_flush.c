@@ -132,7 +132,7 @@ int dlg_cmd_flush(const dlg_cli *cli, int argc, char **argv)
     if (dlg_config_load(&cfg, file, err, sizeof err) != 0)
         goto fail;
     if (dlg_registry_init(&reg, cli->plugin_dirs) != 0) {
-        snprintf(err, sizeof err, "out of memory"); /* err held nothing to say */
+        snprintf(err, sizeof err, "%s", reg.why); /* err held nothing to say */
         goto fail;
     }
     dlg_registry_scan(&reg);

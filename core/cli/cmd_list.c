@@ -14,7 +14,7 @@
 static int open_registry(const dlg_cli *cli, dlg_registry *reg)
 {
     if (dlg_registry_init(reg, cli->plugin_dirs) != 0) {
-        fprintf(stderr, "dlgauge: out of memory\n");
+        fprintf(stderr, "dlgauge: %s\n", reg->why);
         return -1;
     }
     dlg_registry_scan(reg);

@@ -575,7 +575,7 @@ static int plan_file(const dlg_cli *cli, const dlg_run_args *a, dlg_comm *comm, 
         if (dlg_config_set(&f->cfg, a->sets[i], err, errlen) != 0)
             return -1;
     if (dlg_registry_init(&f->reg, cli->plugin_dirs) != 0) {
-        snprintf(err, errlen, "out of memory");
+        snprintf(err, errlen, "%s", f->reg.why);
         return -1;
     }
     dlg_registry_scan(&f->reg);

@@ -2,6 +2,7 @@
 #include "registry.h"
 #include "registry_elf.h"
 #include "exe_dir.h"
+#include "load_watch.h"
 #include "signals.h"
 #include "thread_sigstack.h"
 
@@ -110,9 +111,8 @@ static int add_env_dirs(dlg_registry *r)
     return rc;
 }
 
-int dlg_registry_init(dlg_registry *r, const char *const *extra_dirs)
+static int init_dirs(dlg_registry *r, const char *const *extra_dirs)
 {
-    memset(r, 0, sizeof *r);
     for (const char *const *d = extra_dirs; d && *d; d++)
         if (add_dir(r, *d) != 0)
             return -1;
@@ -131,6 +131,18 @@ int dlg_registry_init(dlg_registry *r, const char *const *extra_dirs)
             return -1;
     }
     return add_dir(r, DLG_INSTALL_PLUGIN_DIR);
+}
+
+int dlg_registry_init(dlg_registry *r, const char *const *extra_dirs)
+{
+    memset(r, 0, sizeof *r);
+    if (dlg_load_timeout(&r->load_timeout_ns, r->why, sizeof r->why) != 0)
+        return -1;
+    if (init_dirs(r, extra_dirs) != 0) {
+        snprintf(r->why, sizeof r->why, "out of memory");
+        return -1;
+    }
+    return 0;
 }
 
 static int check_metrics(const dlg_metric *m, const char *who, char *why, size_t whylen)
@@ -646,27 +658,33 @@ static void crash_why(int sig, int phase, char *why, size_t whylen)
 }
 
 /* dlopen(path) under the load guard, which ends the process with one
- * line naming the file if a constructor crashes (it cannot go on). */
-static void *dlopen_guarded(const char *path)
+ * line naming the file if a constructor crashes (it cannot go on), or
+ * does not return within timeout_ns (load_watch.h). */
+static void *dlopen_guarded(const char *path, int64_t timeout_ns)
 {
     pthread_mutex_lock(&load_lock);
+    dlg_load_watch watch;
+    dlg_load_watch_start(&watch, path, "its constructors (or those of a library it needs)", timeout_ns);
     void *stack = dlg_sigstack_on();
     load_phase = LOAD_DLOPEN;
     load_guard_arm(NULL, path);
     void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     load_guard_disarm();
     dlg_sigstack_off(stack);
+    dlg_load_watch_stop(&watch);
     pthread_mutex_unlock(&load_lock);
     return dl;
 }
 
-/* plugin_info() and touch_tables() under the load guard: the info, or
- * NULL with why; *crashed: whether it faulted (its code must not run
- * again). */
-static const dlg_plugin_info *plugin_info_guarded(void *dl, const char *path, char *why, size_t whylen,
-                                                  bool *crashed)
+/* plugin_info() and touch_tables() under the load guard and a watch of
+ * timeout_ns: the info, or NULL with why; *crashed: whether it faulted
+ * (its code must not run again). */
+static const dlg_plugin_info *plugin_info_guarded(void *dl, const char *path, int64_t timeout_ns, char *why,
+                                                  size_t whylen, bool *crashed)
 {
     pthread_mutex_lock(&load_lock);
+    dlg_load_watch watch;
+    dlg_load_watch_start(&watch, path, "its " DLG_PLUGIN_ENTRY_SYMBOL, timeout_ns);
     void *stack = dlg_sigstack_on();
     load_guard_arm(dl, path);
     const dlg_plugin_info *volatile info = NULL;
@@ -680,6 +698,7 @@ static const dlg_plugin_info *plugin_info_guarded(void *dl, const char *path, ch
     }
     load_guard_disarm();
     dlg_sigstack_off(stack);
+    dlg_load_watch_stop(&watch);
     if (faulted) {
         info = NULL;
         crash_why(lg.sig, load_phase, why, whylen);
@@ -689,22 +708,23 @@ static const dlg_plugin_info *plugin_info_guarded(void *dl, const char *path, ch
     return info;
 }
 
-/* Loads f->path; on failure records why in f->error. */
-static void load(dlg_plugin_file *f)
+/* Loads f->path, each step within timeout_ns; on failure records why in
+ * f->error. */
+static void load(dlg_plugin_file *f, int64_t timeout_ns)
 {
     char why[768];
     if (dlg_plugin_truncated(f->path, why, sizeof why)) {
         set_error(f, why);
         return;
     }
-    f->dl = dlopen_guarded(f->path);
+    f->dl = dlopen_guarded(f->path, timeout_ns);
     if (!f->dl) {
         dlopen_error(f->path, dlerror(), why, sizeof why);
         set_error(f, why);
         return;
     }
     bool crashed;
-    if (!(f->info = plugin_info_guarded(f->dl, f->path, why, sizeof why, &crashed))) {
+    if (!(f->info = plugin_info_guarded(f->dl, f->path, timeout_ns, why, sizeof why, &crashed))) {
         set_error(f, why);
         if (!crashed) /* a crashed one stays mapped: its destructors are its code too */
             dlclose(f->dl);
@@ -757,7 +777,7 @@ static void scan_dir(dlg_registry *r, const char *dir)
         free(names[i]);
         dlg_plugin_file *f = new_file(r, path);
         if (f)
-            load(f);
+            load(f, r->load_timeout_ns);
     }
     free(names);
 }
@@ -812,7 +832,7 @@ int dlg_registry_load_file(dlg_registry *r, const char *path, char *err, size_t 
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    load(f);
+    load(f, r->load_timeout_ns);
     if (!f->info) {
         snprintf(err, errlen, "%s: %s", path, f->error);
         return -1;

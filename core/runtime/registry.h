@@ -5,6 +5,7 @@
 
 #include <dlgauge/plugin.h>
 
+#include <stdint.h>
 #include <stdio.h>
 
 typedef struct dlg_plugin_file {
@@ -24,13 +25,17 @@ typedef struct dlg_registry {
     size_t nnotes;
     dlg_plugin_file *files;
     size_t nfiles, cap;
+    int64_t load_timeout_ns;      /* how long one file's load may take (0: no limit) */
+    char why[256];                /* why dlg_registry_init failed */
 } dlg_registry;
 
 /* Search path: extra_dirs (each --plugin-dir in the order given; a
  * NULL-terminated list, or NULL), then each entry of $DLGAUGE_PLUGIN_PATH,
  * then <dir of executable>/../lib/dlgauge (the build tree, or a relocated
  * install), then the configured install prefix.  A name two folders
- * provide is the first folder's. */
+ * provide is the first folder's.  Also reads how long a load may take
+ * ($DLGAUGE_PLUGIN_LOAD_TIMEOUT, load_watch.h).  0, or -1 with r->why
+ * ("out of memory", or what is wrong with that variable). */
 int dlg_registry_init(dlg_registry *r, const char *const *extra_dirs);
 /* r's notes, each as one line "dlgauge: note: ..." on out (NULL: none). */
 void dlg_registry_notes(const dlg_registry *r, FILE *out);

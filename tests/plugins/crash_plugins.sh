@@ -55,4 +55,24 @@ for p in ctor_segv:'crashed \(SIGSEGV\)' ctor_abort:'called abort\(\)'; do
         expect_one_error "$d" 2 "^dlgauge: $C/$d/$d\.so: ${p#*:} while being loaded \(a constructor in it or in a library it needs.*\); move the file out of the plugin folder$"
     done
 done
+
+# a constructor or an entry that never returns: every command used to hang;
+# now, past DLGAUGE_PLUGIN_LOAD_TIMEOUT, one line naming the file, exit 2
+for p in ctor_hang:'its constructors \(or those of a library it needs\)' entry_spin:'its dlgauge_plugin_entry'; do
+    d=${p%%:*}
+    for cmd in list "help sleep" "run --dry-run ok.ini"; do
+        # bounded: a hang fails this test at once, not at ctest's timeout
+        DLGAUGE_PLUGIN_LOAD_TIMEOUT=300ms timeout 20 "$DLG" --plugin-dir "$PLUGDIR" --plugin-dir "$C/$d" $cmd \
+            >"$d.out" 2>"$d.err"
+        RC=$?
+        expect_one_error "$d" 2 "^dlgauge: $C/$d/$d\.so: ${p#*:} did not return within 300ms \(DLGAUGE_PLUGIN_LOAD_TIMEOUT raises the limit\); move the file out of the plugin folder$"
+    done
+done
+# ... and the limit is the variable's: 0 is none (still loading after 2 s)
+DLGAUGE_PLUGIN_LOAD_TIMEOUT=0 timeout 2 "$DLG" --plugin-dir "$C/entry_spin" list >nolimit.out 2>nolimit.err
+RC=$?
+expect_rc nolimit 124
+# a value that is no duration: one line naming the variable, exit 2
+DLGAUGE_PLUGIN_LOAD_TIMEOUT=soon run_cli badlimit list
+expect_one_error badlimit 2 "^dlgauge: DLGAUGE_PLUGIN_LOAD_TIMEOUT: 'soon' is not a duration .*; 0 for no limit$"
 finish
