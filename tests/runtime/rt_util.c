@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "rt_util.h"
+#include "child_pipe.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -95,26 +96,23 @@ void rt_capture_stderr(void (*fn)(void *), void *arg, char *text, size_t len)
     fclose(err);
 }
 
+struct stderr_call {
+    void (*fn)(void *);
+    void *arg;
+};
+
+/* child_pipe_run's fn: the call with fd 2 into the pipe, exit 4 if it returns */
+static int with_stderr(int fd, void *arg)
+{
+    const struct stderr_call *c = arg;
+    dup2(fd, STDERR_FILENO);
+    c->fn(c->arg);
+    return 4;
+}
+
 int rt_child_stderr(void (*fn)(void *), void *arg, char *text, size_t len)
 {
-    int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        dup2(fds[1], STDERR_FILENO);
-        close(fds[0]);
-        fn(arg);
-        _exit(4);
-    }
-    close(fds[1]);
-    size_t got = 0;
-    ssize_t n;
-    while (got + 1 < len && (n = read(fds[0], text + got, len - 1 - got)) > 0)
-        got += (size_t)n;
-    text[got] = '\0';
-    close(fds[0]);
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
+    struct stderr_call c = {fn, arg};
+    int status = child_pipe_run(with_stderr, &c, text, len);
     return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 }

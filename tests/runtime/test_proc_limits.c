@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "child_pipe.h"
 #include "proc_limits.h"
 
 static int threads_now(void)
@@ -41,31 +42,26 @@ static void test_threads_start(void **unused)
     assert_int_equal(threads_now(), before);
 }
 
+/* In the child: as user nobody (root is exempt), under ulimit -u 1, the
+ * check's reason into fd; 77 where the switch of user is refused. */
+static int threads_under_nproc(int fd, void *unused)
+{
+    (void)unused;
+    if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
+        return 77;
+    struct rlimit one = {1, 1};
+    char why[512] = "";
+    int rc = setrlimit(RLIMIT_NPROC, &one) == 0 ? dlg_threads_startable(3, why, sizeof why) : 2;
+    if (write(fd, why, strlen(why)) < 0)
+        return 3;
+    return rc == -1 ? 0 : 1;
+}
+
 static void test_threads_refused_by_nproc(void **unused)
 {
     (void)unused;
-    int p[2];
-    assert_int_equal(pipe(p), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        close(p[0]);
-        if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
-            _exit(77);
-        struct rlimit one = {1, 1};
-        char why[512] = "";
-        int rc = setrlimit(RLIMIT_NPROC, &one) == 0 ? dlg_threads_startable(3, why, sizeof why) : 2;
-        if (write(p[1], why, strlen(why)) < 0)
-            _exit(3);
-        _exit(rc == -1 ? 0 : 1); /* no exit handlers (LeakSanitizer starts a thread) */
-    }
-    close(p[1]);
-    char got[512] = "";
-    ssize_t n = read(p[0], got, sizeof got - 1);
-    got[n > 0 ? n : 0] = '\0';
-    close(p[0]);
-    int st;
-    assert_int_equal(waitpid(pid, &st, 0), pid);
+    char got[512];
+    int st = child_pipe_run(threads_under_nproc, NULL, got, sizeof got);
     if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
         skip();
     assert_true(WIFEXITED(st));
@@ -77,36 +73,31 @@ static void test_threads_refused_by_nproc(void **unused)
 
 /* An address-space limit is said in the unit ulimit -v shows and takes
  * (KiB), not getrlimit's bytes: "ulimit -v is 61440000" was 60000. */
+/* In the child (no allocation after the limit: a sanitizer's would
+ * fail): ulimit -v as said under 60000 KiB and under 3 GiB, "A|B" into fd. */
+static int address_space_texts(int fd, void *unused)
+{
+    (void)unused;
+    struct rlimit as, big;
+    if (getrlimit(RLIMIT_AS, &as) != 0)
+        return 2;
+    big = as; /* the hard limit as it is: only root may raise it */
+    as.rlim_cur = 60000ull * 1024;
+    big.rlim_cur = 3ull << 30;
+    char a[32] = "", b[32] = "", out[80];
+    if (setrlimit(RLIMIT_AS, &big) == 0)
+        dlg_rlimit_text(RLIMIT_AS, b, sizeof b);
+    if (setrlimit(RLIMIT_AS, &as) == 0)
+        dlg_rlimit_text(RLIMIT_AS, a, sizeof a);
+    int n = snprintf(out, sizeof out, "%s|%s", a, b);
+    return write(fd, out, (size_t)n) == n ? 0 : 1;
+}
+
 static void test_address_space_in_kib(void **unused)
 {
     (void)unused;
-    int p[2];
-    assert_int_equal(pipe(p), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) { /* no allocation after the limit: a sanitizer's would fail */
-        close(p[0]);
-        struct rlimit as, big;
-        if (getrlimit(RLIMIT_AS, &as) != 0)
-            _exit(2);
-        big = as; /* the hard limit as it is: only root may raise it */
-        as.rlim_cur = 60000ull * 1024;
-        big.rlim_cur = 3ull << 30;
-        char a[32] = "", b[32] = "", out[80];
-        if (setrlimit(RLIMIT_AS, &big) == 0)
-            dlg_rlimit_text(RLIMIT_AS, b, sizeof b);
-        if (setrlimit(RLIMIT_AS, &as) == 0)
-            dlg_rlimit_text(RLIMIT_AS, a, sizeof a);
-        int n = snprintf(out, sizeof out, "%s|%s", a, b);
-        _exit(write(p[1], out, (size_t)n) == n ? 0 : 1);
-    }
-    close(p[1]);
-    char got[128] = "";
-    ssize_t n = read(p[0], got, sizeof got - 1);
-    got[n > 0 ? n : 0] = '\0';
-    close(p[0]);
-    int st;
-    assert_int_equal(waitpid(pid, &st, 0), pid);
+    char got[128];
+    int st = child_pipe_run(address_space_texts, NULL, got, sizeof got);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     assert_string_equal(got, "60000 (58.6 MiB)|3145728 (3.0 GiB)");
 }

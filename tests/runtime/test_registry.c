@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "child_pipe.h"
 #include "registry.h"
 #include "rt_util.h"
 
@@ -360,6 +361,39 @@ static unsigned long long vm_size(void)
     return kib * 1024;
 }
 
+/* A load under ulimit -v in a child (testwl.so's copy at path), then a
+ * lookup of find (NULL: none): what it said into the child's pipe. */
+typedef struct as_case {
+    const char *path, *find;
+} as_case;
+
+static int load_under_limit(int fd, void *arg)
+{
+    const as_case *c = arg;
+    static char err[4096];
+    dlg_registry r;
+    struct rlimit as;
+    if (dlg_registry_init(&r, NULL) != 0 || getrlimit(RLIMIT_AS, &as) != 0)
+        return 2;
+    as.rlim_cur = vm_size() + 4096; /* no room to map the plugin */
+    if (setrlimit(RLIMIT_AS, &as) != 0)
+        return 2;
+    if (dlg_registry_load_file(&r, c->path, err, sizeof err) >= 0)
+        return 1;
+    if (c->find && dlg_registry_find(&r, DLG_KIND_WORKLOAD, c->find, -1, NULL, err, sizeof err))
+        return 1;
+    size_t n = strlen(err);
+    return write(fd, err, n) == (ssize_t)n ? 0 : 1;
+}
+
+static void said_under_limit(const char *path, const char *find, char *got, size_t len)
+{
+    as_case c = {path, find};
+    int st = child_pipe_run(load_under_limit, &c, got, len);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        fail_msg("exit status %d: '%s'", st, got);
+}
+
 /* A plugin that cannot be mapped under ulimit -v: the message blames the
  * limit, not the file's dependencies (ldd shows nothing wrong). */
 static void address_space_limit(void **state)
@@ -380,33 +414,8 @@ static void address_space_limit(void **state)
         assert_int_equal(fwrite(buf, 1, n, out), n);
     fclose(in);
     assert_int_equal(fclose(out), 0);
-    int p[2];
-    assert_int_equal(pipe(p), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        close(p[0]);
-        static char err[4096];
-        dlg_registry r;
-        struct rlimit as;
-        if (dlg_registry_init(&r, NULL) != 0 || getrlimit(RLIMIT_AS, &as) != 0)
-            _exit(2);
-        as.rlim_cur = vm_size() + 4096; /* no room to map the plugin */
-        if (setrlimit(RLIMIT_AS, &as) != 0)
-            _exit(2);
-        int rc = dlg_registry_load_file(&r, path, err, sizeof err);
-        size_t n = strlen(err);
-        _exit(write(p[1], err, n) == (ssize_t)n && rc < 0 ? 0 : 1);
-    }
-    close(p[1]);
     static char got[4096];
-    ssize_t n = read(p[0], got, sizeof got - 1);
-    got[n > 0 ? n : 0] = '\0';
-    close(p[0]);
-    int st;
-    assert_int_equal(waitpid(pid, &st, 0), pid);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-        fail_msg("exit status %d: '%s'", st, got);
+    said_under_limit(path, NULL, got, sizeof got);
     if (!strstr(got, "most likely the address-space limit, ulimit -v ") || strstr(got, "ldd"))
         fail_msg("'%s' does not blame ulimit -v, or names ldd", got);
 }
