@@ -861,6 +861,16 @@ static void provides(const dlg_plugin_file *f, dlg_kind kind, char *err, size_t 
         snprintf(err + w, errlen - w, "%sno %s", f->info->items[0] ? ", " : " ", dlg_kind_name(kind));
 }
 
+/* The first file that failed to load and names name (dlg_plugin_names),
+ * or NULL. */
+static const dlg_plugin_file *failed_naming(const dlg_registry *r, const char *name)
+{
+    for (size_t i = 0; i < r->nfiles; i++)
+        if (r->files[i].error && dlg_plugin_names(r->files[i].path, name))
+            return &r->files[i];
+    return NULL;
+}
+
 const char *dlg_registry_shadowed_by(const dlg_registry *r, const dlg_plugin_desc *desc)
 {
     const char *path = NULL;
@@ -889,6 +899,14 @@ const dlg_plugin_desc *dlg_registry_find(const dlg_registry *r, dlg_kind kind, c
             if (navail < 256 && !listed(avail, navail, (*d)->name)) /* a shadowed copy: once */
                 avail[navail++] = (*d)->name;
         }
+    }
+    /* not the name's fault where the file that has it failed to load
+     * (under a tight ulimit -v, every file does) */
+    const dlg_plugin_file *failed = only_file < 0 ? failed_naming(r, name) : NULL;
+    if (failed) {
+        snprintf(err, errlen, "plugin file %s, which names %s '%s', could not be loaded: %s", failed->path,
+                 dlg_kind_name(kind), name, failed->error);
+        return NULL;
     }
     int w = snprintf(err, errlen, "unknown %s '%s'", dlg_kind_name(kind), name);
     if (only_file >= 0 && !navail) { /* plugin = FILE without that kind: what the file has */

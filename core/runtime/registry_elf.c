@@ -1,8 +1,10 @@
 /* A plugin file's ELF header read by hand: glibc says "cannot open shared
  * object file: No such file or directory" of another machine's .so, and
  * "invalid ELF header" of a text file, where a linker's hint fits neither. */
+#define _GNU_SOURCE /* memmem */
 #include "registry_elf.h"
 
+#include <ctype.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
@@ -139,4 +141,39 @@ bool dlg_plugin_truncated(const char *path, char *why, size_t whylen)
     }
     close(fd);
     return cut;
+}
+
+/* Whether c may be part of a name, so that "xresnet50" is not "resnet50". */
+static bool name_char(char c)
+{
+    return isalnum((unsigned char)c) || c == '_' || c == '-' || c == '.';
+}
+
+bool dlg_plugin_names(const char *path, const char *name)
+{
+    char buf[4096]; /* read in pieces: under the ulimit -v that failed the load, no room for the file */
+    size_t n = strlen(name) + 1; /* with its NUL: a string of the file's own */
+    if (n < 2 || n > sizeof buf / 2)
+        return false;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    bool found = false, first = true;
+    size_t have = 0;
+    ssize_t got;
+    while (!found && (got = read(fd, buf + have, sizeof buf - have)) > 0) {
+        have += (size_t)got;
+        /* a match at buf[0] after the first piece is the kept tail, judged already */
+        for (const char *p = buf + (first ? 0 : 1); !found && p < buf + have; p++) {
+            if (!(p = memmem(p, (size_t)(buf + have - p), name, n)))
+                break;
+            found = p == buf || !name_char(p[-1]);
+        }
+        size_t keep = have < n ? have : n; /* a match across two pieces */
+        memmove(buf, buf + have - keep, keep);
+        have = keep;
+        first = false;
+    }
+    close(fd);
+    return found;
 }

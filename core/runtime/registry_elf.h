@@ -17,4 +17,9 @@ bool dlg_plugin_not_loadable(const char *path, const char *msg, char *why, size_
  * (SIGBUS) on it rather than fail. */
 bool dlg_plugin_truncated(const char *path, char *why, size_t whylen);
 
+/* Whether the file at path holds name as a string of its own (a
+ * descriptor's name is one): a file that failed to load and names a
+ * workload nothing else provides is most likely its provider. */
+bool dlg_plugin_names(const char *path, const char *name);
+
 #endif

@@ -16,6 +16,7 @@
 
 #include "child_pipe.h"
 #include "registry.h"
+#include "registry_elf.h"
 #include "rt_util.h"
 
 #include <elf.h>
@@ -395,7 +396,10 @@ static void said_under_limit(const char *path, const char *find, char *got, size
 }
 
 /* A plugin that cannot be mapped under ulimit -v: the message blames the
- * limit, not the file's dependencies (ldd shows nothing wrong). */
+ * limit, not the file's dependencies (ldd shows nothing wrong); a lookup
+ * of a workload it names leads with the file that failed, not with
+ * "unknown workload" (which it said before the file's reason); one of a
+ * name no file has is still unknown. */
 static void address_space_limit(void **state)
 {
     const rt_dir *d = *state;
@@ -414,10 +418,32 @@ static void address_space_limit(void **state)
         assert_int_equal(fwrite(buf, 1, n, out), n);
     fclose(in);
     assert_int_equal(fclose(out), 0);
-    static char got[4096];
+    static char got[4096], want[1024];
     said_under_limit(path, NULL, got, sizeof got);
     if (!strstr(got, "most likely the address-space limit, ulimit -v ") || strstr(got, "ldd"))
         fail_msg("'%s' does not blame ulimit -v, or names ldd", got);
+    said_under_limit(path, "fail_setup", got, sizeof got);
+    snprintf(want, sizeof want, "plugin file %s, which names workload 'fail_setup', could not be loaded: ", path);
+    if (strncmp(got, want, strlen(want)) != 0 || !strstr(got, "address-space limit, ulimit -v "))
+        fail_msg("'%s' does not start with '%s' or does not blame ulimit -v", got, want);
+    said_under_limit(path, "no_such_wl", got, sizeof got);
+    snprintf(want, sizeof want, "%s failed to load: ", path);
+    if (strncmp(got, "unknown workload 'no_such_wl'", 29) != 0 || !strstr(got, want))
+        fail_msg("'%s' is not an unknown workload, or lacks '%s'", got, want);
+}
+
+/* Which names a plugin file holds as strings of its own: whole ones only. */
+static void names_in_file(void **state)
+{
+    (void)state;
+    char path[512];
+    tp("testwl.so", path, sizeof path);
+    assert_true(dlg_plugin_names(path, "fail_setup"));
+    assert_true(dlg_plugin_names(path, "gpuish"));
+    assert_false(dlg_plugin_names(path, "ail_setup"));
+    assert_false(dlg_plugin_names(path, "fail_set"));
+    assert_false(dlg_plugin_names(path, "no_such_wl"));
+    assert_false(dlg_plugin_names("/nonexistent/x.so", "fail_setup"));
 }
 
 int main(void)
@@ -428,6 +454,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(not_shared_objects, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test(search_path),
         cmocka_unit_test_setup_teardown(address_space_limit, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test(names_in_file),
         cmocka_unit_test_setup_teardown(scan_many_failed_once, rt_dir_setup, rt_dir_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
