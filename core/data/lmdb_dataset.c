@@ -1,11 +1,11 @@
 /* Reads Caffe LMDB datasets: read-only env, one read transaction and cursor
  * per dlg_lmdb_cursor, Datums decoded straight out of the map. */
 #include "lmdb_dataset.h"
+#include "lmdb_check.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <lmdb.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -28,8 +28,8 @@ struct dlg_lmdb {
     MDB_env *env;
     MDB_dbi dbi;
     uint64_t count;
-    pthread_mutex_t ckpt_lock; /* guards the lazily built checkpoint table */
-    ckpt_key *ckpt;            /* keys at indexes 0, 256, 512, ... */
+    uint64_t txnid; /* the snapshot dlg_lmdb_check checked */
+    ckpt_key *ckpt; /* keys at indexes 0, 256, 512, ... (made by the check) */
     size_t nckpt;
     const char *map;    /* liblmdb's mapping of the data file; NULL: not found */
     uint64_t file_size; /* the data file's size at open: what of the map is backed */
@@ -181,7 +181,9 @@ static const char *new_map(const char *file, const file_maps *before)
 }
 
 /* liblmdb's assertions (a corrupt page it walks into) abort the process
- * after this returns: name the dataset first, as nothing else will. */
+ * after this returns: name the dataset first, as nothing else will.  Open's
+ * check (dlg_lmdb_check) refuses the pages that trip them; this stays for
+ * a file changed under a running reader. */
 static void on_lmdb_assert(MDB_env *env, const char *msg)
 {
     const char *path = mdb_env_get_userctx(env);
@@ -238,13 +240,55 @@ static int open_env(dlg_lmdb *db, const char *path, dlg_data_err *err)
     return dlg_data_fail(err, DLG_EIO, "%s: cannot open LMDB: %s", path, mdb_strerror(rc));
 }
 
+/* dlg_lmdb_check's callback: keeps every CKPT_EVERY-th key for seeks. */
+static int keep_ckpt(void *ctx, uint64_t index, const void *key, size_t len, dlg_data_err *err)
+{
+    dlg_lmdb *db = ctx;
+    if (index % CKPT_EVERY)
+        return 0;
+    ckpt_key *k = &db->ckpt[index / CKPT_EVERY];
+    k->key = malloc(len ? len : 1);
+    if (!k->key)
+        return dlg_data_fail(err, DLG_ENOMEM, "%s: out of memory", db->path);
+    memcpy(k->key, key, len);
+    k->len = len;
+    db->nckpt++;
+    return 0;
+}
+
+/* Why a check of the whole tree at open: liblmdb aborts (or faults) on a
+ * corrupt page, which no assert hook or error path can turn back into an
+ * error, and a crash would lose the cell and name no offset.  The check
+ * reads the key pages once (the pass random access needs anyway for its
+ * checkpoints, which it builds), so reads after it cost nothing extra. */
+static int check_tree(dlg_lmdb *db, MDB_txn *txn, uint64_t entries, dlg_data_err *err)
+{
+    mdb_filehandle_t fd;
+    char file[4200];
+    struct stat st;
+    int m = mdb_env_get_fd(db->env, &fd);
+    if (m == 0 && stat(db->path, &st) == 0)
+        data_file(file, sizeof file, db->path, S_ISDIR(st.st_mode));
+    else
+        return dlg_data_fail(err, DLG_EIO, "%s: cannot read LMDB: %s", db->path,
+                             m ? mdb_strerror(m) : strerror(errno));
+    size_t n = (size_t)((entries + CKPT_EVERY - 1) / CKPT_EVERY);
+    db->ckpt = calloc(n, sizeof *db->ckpt);
+    if (!db->ckpt)
+        return dlg_data_fail(err, DLG_ENOMEM, "%s: out of memory", db->path);
+    db->txnid = mdb_txn_id(txn);
+    int rc = dlg_lmdb_check(fd, file, db->file_size, db->txnid, keep_ckpt, db, err);
+    if (rc == 0)
+        db->count = entries;
+    return rc;
+}
+
 int dlg_lmdb_open(dlg_lmdb **out, const char *path, dlg_data_err *err)
 {
     dlg_lmdb *db = calloc(1, sizeof *db + strlen(path) + 1);
     if (!db)
         return dlg_data_fail(err, DLG_ENOMEM, "%s: out of memory", path);
     strcpy(db->path, path);
-    pthread_mutex_init(&db->ckpt_lock, NULL);
     int rc = open_env(db, path, err);
     MDB_txn *txn = NULL;
     MDB_stat ms;
@@ -254,15 +298,15 @@ int dlg_lmdb_open(dlg_lmdb **out, const char *path, dlg_data_err *err)
             m = mdb_dbi_open(txn, NULL, 0, &db->dbi);
         if (m == 0)
             m = mdb_stat(txn, db->dbi, &ms);
-        if (txn)
-            mdb_txn_abort(txn);
         if (m)
             rc = dlg_data_fail(err, DLG_ECORRUPT, "%s: cannot read LMDB: %s", path,
                                mdb_strerror(m));
         else if (ms.ms_entries == 0)
             rc = dlg_data_fail(err, DLG_EINVAL, "%s: LMDB dataset is empty (0 records)", path);
         else
-            db->count = ms.ms_entries;
+            rc = check_tree(db, txn, ms.ms_entries, err);
+        if (txn)
+            mdb_txn_abort(txn);
     }
     if (rc < 0) {
         dlg_lmdb_close(db);
@@ -283,7 +327,6 @@ void dlg_lmdb_close(dlg_lmdb *db)
     free(db->ckpt);
     if (db->env)
         mdb_env_close(db->env);
-    pthread_mutex_destroy(&db->ckpt_lock);
     free(db);
 }
 
@@ -297,6 +340,17 @@ int dlg_lmdb_cursor_open(dlg_lmdb *db, dlg_lmdb_cursor **out, dlg_data_err *err)
     int rc = mdb_txn_begin(db->env, NULL, MDB_RDONLY, &c->txn);
     if (rc == 0)
         rc = mdb_cursor_open(c->txn, db->dbi, &c->cur);
+    size_t now = rc == 0 ? mdb_txn_id(c->txn) : db->txnid;
+    if (now != db->txnid) {
+        mdb_cursor_close(c->cur);
+        mdb_txn_abort(c->txn);
+        free(c);
+        return dlg_data_fail(err, DLG_EINVAL,
+                             "%s: the LMDB changed since it was opened and checked (transaction "
+                             "%llu, now %llu): a writer is at work on it; read it when done",
+                             db->path, (unsigned long long)db->txnid,
+                             (unsigned long long)now);
+    }
     if (rc) {
         if (c->txn)
             mdb_txn_abort(c->txn);
@@ -400,43 +454,6 @@ int dlg_lmdb_next(dlg_lmdb_cursor *c, dlg_lmdb_record *rec, dlg_data_err *err)
     return fetch(c, MDB_NEXT, &k, c->pos + 1, rec, err);
 }
 
-/* One pass over the keys, keeping every CKPT_EVERY-th (values are not read). */
-static int build_ckpt(dlg_lmdb_cursor *c, dlg_data_err *err)
-{
-    dlg_lmdb *db = c->db;
-    size_t n = (size_t)((db->count + CKPT_EVERY - 1) / CKPT_EVERY);
-    ckpt_key *t = calloc(n ? n : 1, sizeof *t);
-    if (!t)
-        return dlg_data_fail(err, DLG_ENOMEM, "%s: out of memory", db->path);
-    MDB_val k, v;
-    size_t got = 0;
-    int rc = mdb_cursor_get(c->cur, &k, &v, MDB_FIRST);
-    uint64_t i = 0;
-    for (; rc == 0 && got < n && in_file(db, &k); i++) {
-        if (i % CKPT_EVERY == 0) {
-            t[got].key = malloc(k.mv_size ? k.mv_size : 1);
-            if (!t[got].key)
-                break;
-            memcpy(t[got].key, k.mv_data, k.mv_size);
-            t[got++].len = k.mv_size;
-        }
-        rc = mdb_cursor_get(c->cur, &k, &v, MDB_NEXT);
-    }
-    c->pos = NONE; /* the scan moved the cursor */
-    if (got < n) {
-        for (size_t j = 0; j < got; j++)
-            free(t[j].key);
-        free(t);
-        if (rc == 0 && !in_file(db, &k))
-            return outside_file(db, i, &k, NULL, err);
-        return dlg_data_fail(err, DLG_ECORRUPT, "%s: key scan stopped at checkpoint %zu of %zu: %s",
-                             db->path, got, n, rc ? mdb_strerror(rc) : "out of memory");
-    }
-    db->ckpt = t;
-    db->nckpt = n;
-    return 0;
-}
-
 int dlg_lmdb_seek(dlg_lmdb_cursor *c, uint64_t index, dlg_lmdb_record *rec, dlg_data_err *err)
 {
     dlg_lmdb *db = c->db;
@@ -450,16 +467,11 @@ int dlg_lmdb_seek(dlg_lmdb_cursor *c, uint64_t index, dlg_lmdb_record *rec, dlg_
         return rc < 0 ? rc : 0;
     }
     if (c->pos == NONE || index < c->pos || index - c->pos >= CKPT_EVERY) {
-        pthread_mutex_lock(&db->ckpt_lock);
-        int rc = db->ckpt ? 0 : build_ckpt(c, err);
-        pthread_mutex_unlock(&db->ckpt_lock);
-        if (rc < 0)
-            return rc;
         ckpt_key *ck = &db->ckpt[index / CKPT_EVERY];
         k.mv_size = ck->len;
         k.mv_data = ck->key;
         uint64_t base = index / CKPT_EVERY * CKPT_EVERY;
-        rc = fetch(c, MDB_SET_KEY, &k, base, base == index ? rec : NULL, err);
+        int rc = fetch(c, MDB_SET_KEY, &k, base, base == index ? rec : NULL, err);
         if (rc <= 0)
             return rc < 0 ? rc : dlg_data_fail(err, DLG_ECORRUPT, "%s: key of record %llu vanished",
                                                db->path, (unsigned long long)base);

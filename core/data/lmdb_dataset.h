@@ -56,14 +56,19 @@ typedef struct dlg_lmdb_record {
 
 /* Opens read-only (a directory as Caffe makes, or a single LMDB file).  If the
  * lock file cannot be created (read-only media) it opens without locking.
- * Errors: not an LMDB, no such path, an empty database, and a data file
+ * Errors: not an LMDB, no such path, an empty database, a data file
  * shorter than its meta page says (-DLG_ECORRUPT with the byte counts:
- * LMDB maps the file, so reading a missing page would be a SIGBUS). */
+ * LMDB maps the file, so reading a missing page would be a SIGBUS), and
+ * any corrupt branch or leaf page (dlg_lmdb_check, one pass over the key
+ * pages: liblmdb would abort or fault on it; -DLG_ECORRUPT naming the
+ * byte offset). */
 int dlg_lmdb_open(dlg_lmdb **out, const char *path, dlg_data_err *err);
 uint64_t dlg_lmdb_count(const dlg_lmdb *db);
 void dlg_lmdb_close(dlg_lmdb *db);
 
-/* A read transaction + cursor for one thread at a time (any thread). */
+/* A read transaction + cursor for one thread at a time (any thread).
+ * -DLG_EINVAL if a writer changed the database since open (its new pages
+ * were not checked). */
 int dlg_lmdb_cursor_open(dlg_lmdb *db, dlg_lmdb_cursor **out, dlg_data_err *err);
 void dlg_lmdb_cursor_close(dlg_lmdb_cursor *c);
 /* Next record in key order (the first after open or rewind): returns 1, or
@@ -72,9 +77,8 @@ void dlg_lmdb_cursor_close(dlg_lmdb_cursor *c);
 int dlg_lmdb_next(dlg_lmdb_cursor *c, dlg_lmdb_record *rec, dlg_data_err *err);
 void dlg_lmdb_rewind(dlg_lmdb_cursor *c);
 /* Random access by position in key order.  LMDB has no rank lookup, so the
- * cost is: the first random access in the process scans all keys once
- * (leaf pages only, no image data) to keep every 256th key; each access
- * after that is one B-tree lookup plus at most 255 cursor steps.
+ * cost is: open's check keeps every 256th key (its pass over the leaf
+ * pages); each access is one B-tree lookup plus at most 255 cursor steps.
  * Sequential access (index = previous + 1) is a single step.
  * Returns 0 with *rec filled, or -code (out of range: -DLG_EINVAL). */
 int dlg_lmdb_seek(dlg_lmdb_cursor *c, uint64_t index, dlg_lmdb_record *rec, dlg_data_err *err);
