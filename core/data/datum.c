@@ -197,13 +197,15 @@ static int check_shape(const dlg_datum *d, const dlg_pb_rd *r, size_t data_off)
         return dlg_data_fail(r->err, DLG_ECORRUPT,
                              "%s: raw Datum size channels*height*width = %d*%d*%d exceeds 2^64",
                              r->what, d->channels, d->height, d->width);
-    if ((d->has & DLG_DATUM_HAS_DATA) && d->data_len != n)
+    /* Caffe reads float_data when data is empty (absent, or present with 0 bytes). */
+    bool floats = d->data_len == 0 && d->n_float > 0;
+    if ((d->has & DLG_DATUM_HAS_DATA) && !floats && d->data_len != n)
         return dlg_data_fail(r->err, DLG_ECORRUPT,
                              "%s: raw Datum data at byte %zu is %zu bytes, but channels*height*"
                              "width = %d*%d*%d = %llu",
                              r->what, data_off, d->data_len, d->channels, d->height, d->width,
                              (unsigned long long)n);
-    if (!(d->has & DLG_DATUM_HAS_DATA) && d->n_float > 0 && d->n_float != n)
+    if (floats && d->n_float != n)
         return dlg_data_fail(r->err, DLG_ECORRUPT,
                              "%s: raw Datum has %zu float_data values, but channels*height*"
                              "width = %d*%d*%d = %llu",

@@ -102,7 +102,7 @@ static void fail(dlg_loader *l, uint64_t s, const dlg_data_err *err)
 
 static int keep_raw(slot *sl, int i, const dlg_ld_item *it, dlg_data_err *err)
 {
-    const uint8_t *p = it->pixels ? it->pixels : it->bytes;
+    const uint8_t *p = it->pixels ? it->pixels : it->fpixels ? (const void *)it->fpixels : it->bytes;
     if (it->len > sl->raw_cap[i]) {
         size_t cap = sl->raw_cap[i] ? sl->raw_cap[i] : 64 * 1024;
         while (cap < it->len)

@@ -16,6 +16,7 @@ typedef struct dlg_ld_item {
     const uint8_t *bytes; /* encoded image (JPEG); may be NULL when len is 0 */
     size_t len;
     const uint8_t *pixels; /* raw Datum: uint8 CHW, BGR (channels 1 or 3); NULL when encoded */
+    const float *fpixels;  /* a Datum of float_data instead: float CHW, BGR; else NULL */
     int w, h, channels;
     int32_t label;
     uint64_t bytes_read;   /* bytes the storage delivered for this record */

@@ -98,6 +98,7 @@ static int files_read(dlg_ld_src *base, void *w, uint64_t index, dlg_ld_item *it
     it->bytes = p;
     it->len = (size_t)got;
     it->pixels = NULL;
+    it->fpixels = NULL;
     it->label = s->list.entries[index].label;
     return 0;
 }

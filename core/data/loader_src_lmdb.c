@@ -5,6 +5,7 @@
 #include "lmdb_dataset.h"
 #include "loader_src.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,14 +46,9 @@ static void lmdb_worker_close(dlg_ld_src *base, void *w)
 }
 
 /* Why a decoded Datum is not an image the loader can use, in words. */
-static int bad_raw(const dlg_datum *d, const char *what, dlg_data_err *err)
+static int bad_raw(const dlg_datum *d, bool floats, const char *what, dlg_data_err *err)
 {
-    if (!(d->has & DLG_DATUM_HAS_DATA) && d->n_float > 0)
-        return dlg_data_fail(err, DLG_ECORRUPT,
-                             "%s: Datum holds %zu float_data values, not uint8 pixels or an "
-                             "encoded image (a feature LMDB?): not supported",
-                             what, d->n_float);
-    if (!(d->has & DLG_DATUM_HAS_DATA))
+    if (!(d->has & DLG_DATUM_HAS_DATA) && !floats)
         return dlg_data_fail(err, DLG_ECORRUPT,
                              "%s: Datum has no image data (not an LMDB of Caffe image Datums?)",
                              what);
@@ -60,6 +56,9 @@ static int bad_raw(const dlg_datum *d, const char *what, dlg_data_err *err)
         return dlg_data_fail(err, DLG_ECORRUPT,
                              "%s: raw Datum has %d channels; only 1 (gray) or 3 (BGR) are images",
                              what, d->channels);
+    if (floats)
+        return dlg_data_fail(err, DLG_ECORRUPT, "%s: raw Datum %dx%dx%d with %zu float_data values",
+                             what, d->channels, d->height, d->width, d->n_float);
     return dlg_data_fail(err, DLG_ECORRUPT, "%s: raw Datum %dx%dx%d with %zu data bytes", what,
                          d->channels, d->height, d->width, d->data_len);
 }
@@ -77,20 +76,25 @@ static int lmdb_read(dlg_ld_src *base, void *w, uint64_t index, dlg_ld_item *it,
              dlg_data_printable(key, sizeof key, rec.key, rec.key_len));
     it->bytes_read = rec.value_len;
     it->label = d->label;
+    it->fpixels = NULL;
     if (d->encoded && !(d->has & DLG_DATUM_HAS_DATA))
-        return bad_raw(d, it->what, err);
+        return bad_raw(d, false, it->what, err);
     if (d->encoded) {
         it->bytes = d->data;
         it->len = d->data_len;
         it->pixels = NULL;
         return 0;
     }
+    /* Caffe's DataTransformer takes float_data when data is empty. */
+    bool floats = d->data_len == 0 && d->n_float > 0;
+    size_t n = floats ? d->n_float : d->data_len;
     if ((d->channels != 1 && d->channels != 3) || d->height <= 0 || d->width <= 0 ||
-        (size_t)d->channels * d->height * d->width != d->data_len)
-        return bad_raw(d, it->what, err);
+        (size_t)d->channels * d->height * d->width != n)
+        return bad_raw(d, floats, it->what, err);
     it->bytes = NULL;
-    it->len = d->data_len;
-    it->pixels = d->data;
+    it->len = floats ? n * sizeof(float) : n;
+    it->pixels = floats ? NULL : d->data;
+    it->fpixels = floats ? d->float_data : NULL;
     it->w = d->width;
     it->h = d->height;
     it->channels = d->channels;

@@ -341,6 +341,7 @@ static int rec_read(dlg_ld_src *base, void *w, uint64_t index, dlg_ld_item *it, 
             it->bytes = v.image;
             it->len = v.image_len;
             it->pixels = NULL;
+            it->fpixels = NULL;
             return class_label(&v, it, err);
         }
         if ((size_t)got < want || need > ri->span)

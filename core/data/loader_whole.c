@@ -17,7 +17,7 @@ static int record_size(dlg_ld_src *src, void *ctx, uint64_t i, int *w, int *h, c
     if (rc < 0)
         return rc;
     snprintf(what, cap, "%s", it.what);
-    if (it.pixels) {
+    if (it.pixels || it.fpixels) {
         *w = it.w;
         *h = it.h;
         return 0;

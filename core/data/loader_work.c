@@ -67,10 +67,22 @@ static void raw_to_rgb(const dlg_ld_item *it, uint8_t *rgb)
     }
 }
 
+/* The 8-bit paths (torchvision's resample, MXNet's augmenters) have no
+ * float input; Caffe's DataTransformer does (process_caffe). */
+static int floats_need_caffe(const dlg_ld_item *it, dlg_data_err *err)
+{
+    return dlg_data_fail(err, DLG_EINVAL,
+                         "%s: a float_data Datum is read with transform = caffe only (Caffe's "
+                         "DataTransformer); the other transforms work on 8-bit pixels",
+                         it->what);
+}
+
 int dlg_ld_decode_full(dlg_ld_scratch *sc, const dlg_ld_item *it, int *w, int *h,
                        dlg_data_err *err)
 {
     int rc;
+    if (it->fpixels)
+        return floats_need_caffe(it, err);
     if (it->pixels) {
         *w = it->w;
         *h = it->h;
@@ -167,6 +179,20 @@ static void crop_copy(const uint8_t *const ch[3], size_t px, size_t row, int x0,
     }
 }
 
+/* crop_copy for a float_data Datum's planes (px 1). */
+static void crop_copy_f(const float *const ch[3], size_t row, int x0, int y0, int s, float *hwc)
+{
+    for (int y = 0; y < s; y++) {
+        size_t at = (size_t)(y0 + y) * row + (size_t)x0;
+        float *o = hwc + (size_t)y * s * 3;
+        for (int x = 0; x < s; x++, at++, o += 3) {
+            o[0] = ch[0][at];
+            o[1] = ch[1][at];
+            o[2] = ch[2][at];
+        }
+    }
+}
+
 /* Caffe's DataTransformer: the window of the image as stored, copied
  * without a resample (a raw Datum straight from its planes), the mean
  * image subtracted at the source pixel, then normalise and mirror. */
@@ -176,15 +202,19 @@ static int process_caffe(const dlg_loader_config *cfg, const dlg_mean_image *mea
 {
     dlg_crop_window win;
     const uint8_t *ch[3];
+    const float *fch[3];
     size_t px = 1, row;
     int rc;
-    if (it->pixels) {
+    if (it->pixels || it->fpixels) {
         size_t plane = (size_t)it->w * it->h;
         if ((rc = check_size(cfg, mean, it->w, it->h, it->channels, it->what, err)) < 0)
             return rc;
         dlg_ld_window(cfg, epoch, pos, it->w, it->h, &win);
-        for (int c = 0; c < 3; c++) /* the Datum's planes are B, G, R (or one gray) */
-            ch[c] = it->pixels + (it->channels == 1 ? 0 : (size_t)(2 - c) * plane);
+        for (int c = 0; c < 3; c++) { /* the Datum's planes are B, G, R (or one gray) */
+            size_t at = it->channels == 1 ? 0 : (size_t)(2 - c) * plane;
+            ch[c] = it->pixels ? it->pixels + at : NULL;
+            fch[c] = it->fpixels ? it->fpixels + at : NULL;
+        }
         row = (size_t)it->w;
     } else {
         src_img im;
@@ -195,7 +225,10 @@ static int process_caffe(const dlg_loader_config *cfg, const dlg_mean_image *mea
         px = 3;
         row = (size_t)im.sw * 3;
     }
-    crop_copy(ch, px, row, (int)win.x, (int)win.y, cfg->crop, sc->hwc);
+    if (it->fpixels) /* then as for bytes: Caffe's (value - mean) * scale */
+        crop_copy_f(fch, row, (int)win.x, (int)win.y, cfg->crop, sc->hwc);
+    else
+        crop_copy(ch, px, row, (int)win.x, (int)win.y, cfg->crop, sc->hwc);
     if (mean)
         dlg_ld_sub_mean(mean, sc->hwc, cfg->crop, (int)win.x, (int)win.y);
     dlg_ld_store(cfg, sc->hwc, cfg->crop, win.mirror, batch, index);
@@ -227,6 +260,8 @@ int dlg_ld_process(const dlg_loader_config *cfg, const dlg_mean_image *mean, dlg
         return dlg_ld_process_mxnet(cfg, sc, it, epoch, pos, batch, index, err);
     if (dlg_ld_caffe(cfg))
         return process_caffe(cfg, mean, sc, it, epoch, pos, batch, index, err);
+    if (it->fpixels)
+        return floats_need_caffe(it, err);
     dlg_crop_window win;
     src_img im;
     int n = cfg->crop;

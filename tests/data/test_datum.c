@@ -113,6 +113,14 @@ static void test_float_data(void **state)
     assert_int_equal(dlg_datum_decode(&e, short_f, sizeof short_f, "f", &err), -DLG_ECORRUPT);
     assert_string_equal(err.msg, "f: raw Datum has 1 float_data values, but channels*height*width "
                                  "= 1*1*3 = 3");
+    /* An empty data field beside float_data (a writer that set data = ""):
+     * Caffe's DataTransformer then reads float_data, so the shape is checked
+     * against the floats, not the 0 data bytes. */
+    static const uint8_t empty_data[] = {0x08, 0x01, 0x10, 0x01, 0x18, 0x02, 0x22, 0x00, 0x32,
+                                         0x08, 0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x20, 0xc0};
+    assert_int_equal(dlg_datum_decode(&e, empty_data, sizeof empty_data, "e", &err), 0);
+    assert_int_equal(e.data_len, 0);
+    assert_int_equal(e.n_float, 2);
     dlg_datum_free(&e);
 }
 

@@ -293,6 +293,134 @@ static void test_transform_rules(void **st)
     mock_host_fini(&m);
 }
 
+/* A float_data value of record r: pix's, spread past 0..255 with a fraction,
+ * so no 8-bit path could carry it (exact in float). */
+static float fval(int r, int p, int y, int x) { return (float)pix(r, p, y, x) * 2.5f - 100.25f; }
+
+/* An LMDB of float_data Datums (no data field), C x H x W; record `bad`
+ * (-1: none) has one value too few. */
+static void make_float_db(char *spec, size_t cap, const char *tag, int c, int bad)
+{
+    char dir[512];
+    pu_tmpdir(dir, sizeof dir, tag);
+    snprintf(spec, cap, "data=lmdb:%s/db", dir);
+    dlg_lmdb_writer *w;
+    assert_int_equal(dlg_lmdb_writer_open(&w, spec + 10, NULL), 0);
+    for (int r = 0; r < NREC; r++) {
+        float chw[3 * W * H];
+        for (int p = 0; p < c; p++)
+            for (int y = 0; y < H; y++)
+                for (int x = 0; x < W; x++)
+                    chw[(p * H + y) * W + x] = fval(r, p, y, x);
+        dlg_datum dt;
+        dlg_datum_init(&dt);
+        dt.has = DLG_DATUM_HAS_CHANNELS | DLG_DATUM_HAS_HEIGHT | DLG_DATUM_HAS_WIDTH |
+                 DLG_DATUM_HAS_LABEL;
+        dt.channels = c;
+        dt.height = H;
+        dt.width = W;
+        dt.label = r;
+        dt.float_data = chw;
+        dt.n_float = (size_t)c * H * W - (r == bad);
+        char key[32];
+        snprintf(key, sizeof key, "f%d.bin", r);
+        assert_int_equal(dlg_lmdb_writer_put(w, r, key, &dt, NULL), 0);
+    }
+    assert_int_equal(dlg_lmdb_writer_close(w, NULL), 0);
+}
+
+/* Whether batch item 0 (record r, c planes) is exactly the float window at
+ * (x0, y0), mirrored or not, minus the BGR mean (a gray plane for all three). */
+static bool float_window_is(const dlg_loader_config *cfg, const void *data, int r, int c, int x0,
+                            int y0, bool mirrored)
+{
+    for (int p = 0; p < 3; p++)
+        for (int y = 0; y < CROP; y++)
+            for (int x = 0; x < CROP; x++) {
+                int ox = mirrored ? CROP - 1 - x : x;
+                float want = fval(r, c == 1 ? 0 : p, y0 + y, x0 + x) - mean_bgr[p];
+                if (pu_at(cfg, data, 0, p, y, ox) != want)
+                    return false;
+            }
+    return true;
+}
+
+/* Caffe's DataTransformer reads float_data when a Datum has no data bytes:
+ * the same window, mean and mirror as for bytes, on the float values as
+ * they are.  Known answer: infer takes the center window (2, 1) of every
+ * record, value - mean exactly (3 planes, and a gray plane for B, G, R);
+ * train's windows are each one of the allowed, mirrored or not. */
+static void test_float_data_datums(void **st)
+{
+    (void)st;
+    for (int c = 3; c >= 1; c -= 2) {
+        char data[600];
+        make_float_db(data, sizeof data, c == 3 ? "cffloat" : "cfgray", c, -1);
+        mock_host m;
+        mock_host_init(&m);
+        const char *over[] = {data, "crop=8", "channel_order=bgr", "pixel_range=255",
+                              "mean=104,117,123", "std=1,1,1", "shuffle=false", NULL};
+        dlg_loader_config cfg;
+        for (int train = 0; train < 2; train++) {
+            dlg_loader *l = pu_loader_open(&m, over, train, &cfg);
+            int mirrored = 0;
+            for (int k = 0; k < 8 * NREC; k++) {
+                dlg_batch *b;
+                assert_int_equal(dlg_loader_next(l, &b), 0);
+                int r = b->labels[0], found = 0;
+                for (int y0 = 0; y0 <= H - CROP; y0++)
+                    for (int x0 = 0; x0 <= W - CROP; x0++)
+                        for (int mi = 0; mi < 2; mi++)
+                            if (float_window_is(&cfg, b->data, r, c, x0, y0, mi)) {
+                                found++;
+                                mirrored += mi;
+                                if (!train)
+                                    assert_true(x0 == (W - CROP) / 2 && y0 == (H - CROP) / 2 &&
+                                                !mi);
+                            }
+                assert_int_equal(found, 1);
+                dlg_loader_release(l, b);
+            }
+            if (train)
+                assert_true(mirrored > 0 && mirrored < 8 * NREC);
+            dlg_loader_close(l);
+        }
+        mock_host_fini(&m);
+    }
+}
+
+/* A float_data Datum whose value count is not channels*height*width, or
+ * one under an 8-bit transform: one line naming the record. */
+static void test_float_data_refused(void **st)
+{
+    (void)st;
+    char data[600];
+    make_float_db(data, sizeof data, "cffbad", 3, 1);
+    mock_host m;
+    mock_host_init(&m);
+    const char *over[] = {data, "crop=8", "channel_order=bgr", "pixel_range=255",
+                          "shuffle=false", NULL};
+    dlg_loader_config cfg;
+    dlg_loader *l = pu_loader_open(&m, over, false, &cfg);
+    dlg_batch *b;
+    assert_int_equal(dlg_loader_next(l, &b), 0);
+    dlg_loader_release(l, b);
+    assert_true(dlg_loader_next(l, &b) < 0);
+    print_message("%s\n", m.last_error);
+    assert_non_null(strstr(m.last_error, "f1.bin"));
+    assert_non_null(strstr(m.last_error, "raw Datum has 428 float_data values, but "
+                                         "channels*height*width = 3*11*13 = 429"));
+    assert_null(strchr(m.last_error, '\n'));
+    dlg_loader_close(l);
+    const char *tv[] = {data, "crop=8", "transform=torchvision", "shuffle=false", NULL};
+    l = pu_loader_open(&m, tv, false, &cfg);
+    assert_true(dlg_loader_next(l, &b) < 0);
+    assert_non_null(strstr(m.last_error, "f0.bin': a float_data Datum is read with transform = "
+                                         "caffe only"));
+    dlg_loader_close(l);
+    mock_host_fini(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -301,6 +429,8 @@ int main(void)
         cmocka_unit_test(test_jpeg_crop_is_exact),
         cmocka_unit_test(test_small_image_names_record),
         cmocka_unit_test(test_transform_rules),
+        cmocka_unit_test(test_float_data_datums),
+        cmocka_unit_test(test_float_data_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
