@@ -210,6 +210,16 @@ static void test_jpeg_crop_is_exact(void **st)
     free(rgb);
 }
 
+/* The infer loader over data (a "data=..." line) in Caffe's bgr, 0..255,
+ * unshuffled, cropping 8: the record-naming error tests' set-up. */
+static dlg_loader *open_bgr(mock_host *m, const char *data, dlg_loader_config *cfg)
+{
+    mock_host_init(m);
+    const char *over[] = {data, "crop=8", "channel_order=bgr", "pixel_range=255",
+                          "shuffle=false", NULL};
+    return pu_loader_open(m, over, false, cfg);
+}
+
 /* An image smaller than the crop: one error naming the record, at the
  * batch that holds it (Caffe's CHECK_GE aborts); skip_corrupt skips it. */
 static void test_small_image_names_record(void **st)
@@ -218,11 +228,8 @@ static void test_small_image_names_record(void **st)
     char data[600];
     make_db(data, sizeof data, "cfsmall", 1, CROP + 2, CROP - 1);
     mock_host m;
-    mock_host_init(&m);
-    const char *over[] = {data, "crop=8", "channel_order=bgr", "pixel_range=255",
-                          "shuffle=false", NULL};
     dlg_loader_config cfg;
-    dlg_loader *l = pu_loader_open(&m, over, false, &cfg);
+    dlg_loader *l = open_bgr(&m, data, &cfg);
     dlg_batch *b;
     for (int k = 0; k < NREC; k++) { /* the records before it still come */
         assert_int_equal(dlg_loader_next(l, &b), 0);
@@ -397,11 +404,8 @@ static void test_float_data_refused(void **st)
     char data[600];
     make_float_db(data, sizeof data, "cffbad", 3, 1);
     mock_host m;
-    mock_host_init(&m);
-    const char *over[] = {data, "crop=8", "channel_order=bgr", "pixel_range=255",
-                          "shuffle=false", NULL};
     dlg_loader_config cfg;
-    dlg_loader *l = pu_loader_open(&m, over, false, &cfg);
+    dlg_loader *l = open_bgr(&m, data, &cfg);
     dlg_batch *b;
     assert_int_equal(dlg_loader_next(l, &b), 0);
     dlg_loader_release(l, b);
