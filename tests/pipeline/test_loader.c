@@ -73,6 +73,23 @@ static void cfg_small(dlg_loader_config *cfg, const char *data, int batch, bool 
     cfg->seed = 5;
 }
 
+/* pu_make_images' n JPEGs (tag, classes, w x h, seed) and their "files:"
+ * data spec in spec. */
+static void files_dataset(pu_dataset *d, char *spec, size_t cap, const char *tag, int n,
+                          int classes, int w, int h, uint64_t seed)
+{
+    pu_make_images(d, tag, n, classes, w, h, seed);
+    snprintf(spec, cap, "files:%s", d->list);
+}
+
+/* The loader of cfg, which must open. */
+static dlg_loader *open_ok(const dlg_loader_config *cfg, mock_host *m)
+{
+    dlg_loader *l;
+    assert_int_equal(dlg_loader_open(&l, cfg, &m->host), 0);
+    return l;
+}
+
 /* Compares image i of a batch to the reference; returns max abs diff. */
 static double diff_ref(const dlg_loader_config *cfg, const dlg_batch *b, int i, const char *path,
                        double x, double y, double w, double h, bool mirror, double *mean)
@@ -101,15 +118,13 @@ static void test_infer_matches_reference(void **st)
 {
     (void)st;
     pu_dataset d;
-    pu_make_images(&d, "ref", 6, 3, 72, 56, 11);
     char spec[700];
-    snprintf(spec, sizeof spec, "files:%s", d.list);
+    files_dataset(&d, spec, sizeof spec, "ref", 6, 3, 72, 56, 11);
     mock_host m;
     mock_host_init(&m);
     dlg_loader_config cfg;
     cfg_small(&cfg, spec, 3, false);
-    dlg_loader *l;
-    assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
+    dlg_loader *l = open_ok(&cfg, &m);
     for (int bi = 0; bi < 2; bi++) {
         dlg_batch *b;
         assert_int_equal(dlg_loader_next(l, &b), 0);
@@ -145,16 +160,14 @@ static void test_train_matches_reference(void **st)
 {
     (void)st;
     pu_dataset d;
-    pu_make_images(&d, "train", 8, 2, 48, 40, 12); /* windows < 64: no DCT scaling */
-    char spec[700];
-    snprintf(spec, sizeof spec, "files:%s", d.list);
+    char spec[700]; /* windows < 64: no DCT scaling */
+    files_dataset(&d, spec, sizeof spec, "train", 8, 2, 48, 40, 12);
     mock_host m;
     mock_host_init(&m);
     dlg_loader_config cfg;
     cfg_small(&cfg, spec, 4, true);
     cfg.shuffle = true;
-    dlg_loader *l;
-    assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
+    dlg_loader *l = open_ok(&cfg, &m);
     int mirrored = 0;
     for (uint64_t bi = 0; bi < 4; bi++) { /* two epochs */
         dlg_batch *b;
@@ -185,9 +198,8 @@ static void test_bgr_255_matches_reference(void **st)
 {
     (void)st;
     pu_dataset d;
-    pu_make_images(&d, "bgr", 4, 2, 48, 40, 14);
     char spec[700];
-    snprintf(spec, sizeof spec, "files:%s", d.list);
+    files_dataset(&d, spec, sizeof spec, "bgr", 4, 2, 48, 40, 14);
     mock_host m;
     mock_host_init(&m);
     for (int layout = 0; layout < 2; layout++) {
@@ -200,8 +212,7 @@ static void test_bgr_255_matches_reference(void **st)
         memcpy(cfg.mean, mean, sizeof mean);
         memcpy(cfg.std, std, sizeof std);
         cfg.layout = layout ? DLG_LAYOUT_NHWC : DLG_LAYOUT_NCHW;
-        dlg_loader *l;
-        assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
+        dlg_loader *l = open_ok(&cfg, &m);
         dlg_batch *b;
         assert_int_equal(dlg_loader_next(l, &b), 0);
         int mirrored = 0;
@@ -225,15 +236,13 @@ static void test_scaled_decode_path(void **st)
 {
     (void)st;
     pu_dataset d;
-    pu_make_images(&d, "big", 2, 2, 400, 300, 13);
     char spec[700];
-    snprintf(spec, sizeof spec, "files:%s", d.list);
+    files_dataset(&d, spec, sizeof spec, "big", 2, 2, 400, 300, 13);
     mock_host m;
     mock_host_init(&m);
     dlg_loader_config cfg;
     cfg_small(&cfg, spec, 2, false);
-    dlg_loader *l;
-    assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
+    dlg_loader *l = open_ok(&cfg, &m);
     dlg_batch *b;
     assert_int_equal(dlg_loader_next(l, &b), 0);
     for (int k = 0; k < 2; k++) {
@@ -259,9 +268,8 @@ static void test_full_decode_matches(void **st)
 {
     (void)st;
     pu_dataset d;
-    pu_make_images(&d, "full", 2, 2, 400, 300, 13);
     char spec[700];
-    snprintf(spec, sizeof spec, "files:%s", d.list);
+    files_dataset(&d, spec, sizeof spec, "full", 2, 2, 400, 300, 13);
     double level = 1.0 / (255 * 0.229); /* one level in the widest channel's units */
     for (int full = 0; full < 2; full++) {
         mock_host m;
@@ -274,8 +282,7 @@ static void test_full_decode_matches(void **st)
         assert_int_equal(pu_loader_config(&m, over, false, &cfg), 0);
         assert_int_equal(cfg.jpeg_full, full);
         cfg.batch = 2;
-        dlg_loader *l;
-        assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
+        dlg_loader *l = open_ok(&cfg, &m);
         dlg_batch *b;
         assert_int_equal(dlg_loader_next(l, &b), 0);
         double worst = 0;
@@ -326,8 +333,7 @@ static void test_scaled_decode_odd_size(void **st)
     dlg_loader_config cfg;
     cfg_small(&cfg, spec, 1, false);
     cfg.resize = 32; /* the window is the central 801x801 */
-    dlg_loader *l;
-    assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
+    dlg_loader *l = open_ok(&cfg, &m);
     dlg_batch *b;
     assert_int_equal(dlg_loader_next(l, &b), 0);
     double x, y, w, h, mean;
@@ -414,8 +420,7 @@ static void test_formats_agree(void **st)
     cfg.data = s_files;
     cfg.layout = DLG_LAYOUT_NHWC;
     cfg.dtype = DLG_LOADER_FP16;
-    dlg_loader *l;
-    assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
+    dlg_loader *l = open_ok(&cfg, &m);
     dlg_batch *bt;
     assert_int_equal(dlg_loader_next(l, &bt), 0);
     dlg_loader_config ref = cfg;
@@ -467,8 +472,7 @@ static void test_raw_datum_lmdb(void **st)
     cfg_small(&cfg, spec, 1, false);
     cfg.crop = 20;
     cfg.resize = 20; /* 40x30 -> 26x20, center 20x20 from x=3 */
-    dlg_loader *l;
-    assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
+    dlg_loader *l = open_ok(&cfg, &m);
     dlg_batch *b;
     assert_int_equal(dlg_loader_next(l, &b), 0);
     assert_int_equal(b->labels[0], 4);
@@ -533,8 +537,7 @@ static void test_mxnet_records(void **st)
         dlg_loader_config cfg;
         cfg_small(&cfg, spec, N, false);
         cfg.decode = false;
-        dlg_loader *l;
-        assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
+        dlg_loader *l = open_ok(&cfg, &m);
         dlg_batch *b;
         assert_int_equal(dlg_loader_next(l, &b), 0);
         for (int k = 0; k < N; k++) {
@@ -560,8 +563,7 @@ static void test_synthetic(void **st)
     cfg.data = "synthetic:100";
     cfg.batch = 8;
     cfg.crop = 16;
-    dlg_loader *l;
-    assert_int_equal(dlg_loader_open(&l, &cfg, &m.host), 0);
+    dlg_loader *l = open_ok(&cfg, &m);
     dlg_batch *b;
     for (int i = 0; i < 30; i++) {
         assert_int_equal(dlg_loader_next(l, &b), 0);
