@@ -179,9 +179,9 @@ static size_t above_profile(rep_cell *c, const rep_disk *d, size_t n)
     const char *cfg = rep_str(c->row, "storage_config");
     /* a row without the disk's own count (before dlgauge had it) judged
      * all reads, the page cache's too */
-    if (cfg && strstr(cfg, "type=throttle") && strstr(cfg, "page_cache=model") && isnan(c->disk_bps))
+    if (rep_config_has(cfg, "type", "throttle") && rep_config_has(cfg, "page_cache", "model") && isnan(c->disk_bps))
         return ADD("above it: the reads the page cache served cost the disk nothing (page_cache = model); ");
-    if (cfg && strstr(cfg, "type=throttle"))
+    if (rep_config_has(cfg, "type", "throttle"))
         return ADD("above it: reads queued before the timed steps ended inside them (a short run); ");
     return ADD("above it: the storage is no throttle of that profile, so nothing held its reads to it; ");
 }
@@ -243,7 +243,7 @@ static size_t below_profile(rep_cell *c, const rep_disk *d, size_t n)
     double allowed = d->latency + fmax(d->bandwidth > 0 && io_bytes > 0 ? io_bytes / d->bandwidth : 0,
                                        d->iops > 0 ? 1 / d->iops : 0);
     const char *cfg = rep_str(r, "storage_config");
-    const char *beneath = cfg && strstr(cfg, "type=throttle") ? "the disk beneath the emulation (the host's own disk, "
+    const char *beneath = rep_config_has(cfg, "type", "throttle") ? "the disk beneath the emulation (the host's own disk, "
                                                                 "page-cache misses)"
                                                               : "the storage itself (the host's disk, page-cache misses)";
     n = add_reads(c, n);

@@ -320,10 +320,8 @@ static int find_profile(prof *p, lookup *lk)
 static int prof_from_config(prof *p, lookup *lk, const char *cfg, thr_limits *lim)
 {
     char key[64], val[4096];
-    bool throttle = false;
     memset(p, 0, sizeof *p);
-    for (const char *s = cfg; rep_config_next(&s, key, sizeof key, val, sizeof val);)
-        throttle |= strcmp(key, "type") == 0 && strcmp(val, "throttle") == 0;
+    bool throttle = rep_config_has(cfg, "type", "throttle");
     for (const char *s = cfg; throttle && rep_config_next(&s, key, sizeof key, val, sizeof val);)
         if (strcmp(key, "profile") == 0) {
             snprintf(lk->profile, sizeof lk->profile, "%s", val);
@@ -334,7 +332,7 @@ static int prof_from_config(prof *p, lookup *lk, const char *cfg, thr_limits *li
         }
     for (const char *s = cfg; throttle && rep_config_next(&s, key, sizeof key, val, sizeof val);)
         if (strcmp(key, "type") != 0 && strcmp(key, "profile") != 0 && strcmp(key, "name") != 0 &&
-            strcmp(key, "inner") != 0 && !p->why[0] &&
+            strcmp(key, "inner") != 0 && !strchr(key, '.') /* the inner storage's: inner.depth */ && !p->why[0] &&
             thr_profile_override(&p->tp, key, val, p->why, sizeof p->why) != 0)
             break;
     if (throttle && !p->why[0] && resolve(p, lim))

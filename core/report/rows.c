@@ -404,6 +404,15 @@ bool rep_config_next(const char **p, char *key, size_t klen, char *val, size_t v
     return true;
 }
 
+bool rep_config_has(const char *cfg, const char *key, const char *val)
+{
+    char k[128], v[1024];
+    for (const char *p = cfg; p && rep_config_next(&p, k, sizeof k, v, sizeof v);)
+        if (strcmp(k, key) == 0 && strcmp(v, val) == 0)
+            return true;
+    return false;
+}
+
 /* Options that identify a group (mode, precision, device) and the storage
  * a cell read through are tags only when swept; otherwise they are in the
  * row's `config` field. */

@@ -71,6 +71,9 @@ int rep_row_put_num(rep_row *r, const char *key, double v, const char *text);
  * backslashes in values escaped with a backslash), unescaped into key and
  * val; advances *p.  False at the end. */
 bool rep_config_next(const char **p, char *key, size_t klen, char *val, size_t vlen);
+/* Whether cfg (may be NULL) says key=val, the key whole: a wrapped
+ * storage's inner.type=throttle is not type=throttle. */
+bool rep_config_has(const char *cfg, const char *key, const char *val);
 
 const char *rep_tag(const rep_row *r, const char *key);
 /* A tag, else a text field, else NULL. */

@@ -68,7 +68,7 @@ const dlg_metric dlg_core_metrics[] = {
     {"dram_energy_j", DLG_FIELD_DOUBLE, "J", "DRAM energy during timed steps, all repetitions, summed over the packages' RAPL dram subzones, where the machine has them (most Intel servers; not AMD); whole DIMMs, as cpu_energy_j; under several ranks, once per node and summed, absent where some node has no DRAM zones while another has"},
     {"error", DLG_FIELD_STRING, "", "why the cell failed (status error) or stopped early"},
     {"config", DLG_FIELD_STRING, "", "every key of the cell as it ran, swept or not: \"key=value ...\" (spaces in values escaped with \\)"},
-    {"storage_config", DLG_FIELD_STRING, "", "the storage the cell read through, as config: type, then its set options (a report judges a throttle's limits from them)"},
+    {"storage_config", DLG_FIELD_STRING, "", "the storage the cell read through, as config: type, then its set options, then those of a [storage] it wraps as inner.KEY (a report judges a throttle's limits from them)"},
     {NULL, 0, NULL, NULL},
 };
 

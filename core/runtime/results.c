@@ -165,9 +165,40 @@ static void cell_config(const dlg_cell *cell, char *buf, size_t len)
             append_kv(buf, len, &o, cell->job->workload->options[i].name, cell->wl[i].text);
 }
 
+/* Appends storage s's settings, each key after prefix; a storage it wraps
+ * (an option flagged DLG_OPT_STORAGE naming a [storage] section) follows
+ * with "OPTION." added to the prefix.  depth bounds a loop of wrappers
+ * (the host refuses one when it opens them; a failed cell still writes a
+ * row). */
+static void spec_config(const dlg_plan *plan, const dlg_instance_spec *s, const char *prefix, int depth, char *buf,
+                        size_t len, size_t *o)
+{
+    char key[256];
+    snprintf(key, sizeof key, "%stype", prefix);
+    append_kv(buf, len, o, key, s->desc->name);
+    const dlg_option *opts = s->desc->options;
+    for (size_t i = 0; s->vals && opts && opts[i].name; i++)
+        if (s->vals[i].set && s->vals[i].text) {
+            snprintf(key, sizeof key, "%s%s", prefix, opts[i].name);
+            append_kv(buf, len, o, key, s->vals[i].text);
+        }
+    for (size_t i = 0; depth > 0 && s->vals && opts && opts[i].name; i++) {
+        const dlg_instance_spec *in = (opts[i].flags & DLG_OPT_STORAGE) && s->vals[i].set && s->vals[i].text
+                                          ? dlg_plan_storage(plan, s->vals[i].text)
+                                          : NULL;
+        if (!in || !in->desc)
+            continue; /* a bare type name: its value already says all */
+        char sub[256];
+        snprintf(sub, sizeof sub, "%s%s.", prefix, opts[i].name);
+        spec_config(plan, in, sub, depth - 1, buf, len, o);
+    }
+}
+
 /* The settings of the storage the cell read through ("type=throttle
- * profile=conf/disks/x.ini ..."), so that a report can judge an emulated
- * disk whatever its [storage] section is called.  False for none. */
+ * profile=conf/disks/x.ini ... inner.type=direct inner.depth=8"), so that
+ * a report can judge an emulated disk whatever its [storage] section is
+ * called, and tell apart cells over differently set inner storages.
+ * False for none. */
 static bool storage_config(const dlg_plan *plan, const dlg_cell *cell, char *buf, size_t len)
 {
     const char *name = cell->core[DLG_K_STORAGE].set ? cell->core[DLG_K_STORAGE].text : NULL;
@@ -176,10 +207,7 @@ static bool storage_config(const dlg_plan *plan, const dlg_cell *cell, char *buf
         return false;
     size_t o = 0;
     buf[0] = '\0';
-    append_kv(buf, len, &o, "type", s->desc->name);
-    for (size_t i = 0; s->vals && s->desc->options && s->desc->options[i].name; i++)
-        if (s->vals[i].set && s->vals[i].text)
-            append_kv(buf, len, &o, s->desc->options[i].name, s->vals[i].text);
+    spec_config(plan, s, "", 4, buf, len, &o);
     return true;
 }
 

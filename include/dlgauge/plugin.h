@@ -81,7 +81,12 @@ enum dlg_opt_flags {
      * any cell it must exist, or be an OUT of an earlier job of the run) or
      * writes (OUT). */
     DLG_OPT_PATH_IN = 1u << 2,
-    DLG_OPT_PATH_OUT = 1u << 3
+    DLG_OPT_PATH_OUT = 1u << 3,
+    /* The value names another storage ([storage NAME] or a backend type)
+     * this one wraps: a result's storage_config then records that
+     * storage's settings too, each key prefixed "OPTION." (inner.depth=8),
+     * so cells over differently set inner storages stay apart. */
+    DLG_OPT_STORAGE = 1u << 4
 };
 
 /* A name the core owns is refused when the plugin loads: a workload option

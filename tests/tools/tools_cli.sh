@@ -159,6 +159,36 @@ esac
 grep -Eq "= (9[5-9]|10[0-5])% of profile slow's limit" $n.report ||
     fail "$n: report does not judge 'slow' by its 40 MiB/s: $(cat $n.report)"
 
+# ---- two throttles alike but for their inner storages' options: the rows
+# tell them apart (storage_config names the inner's keys as inner.KEY),
+# and the report still judges each by its own limit -----------------------
+n=inner-config
+{ header $n; storages
+  printf '[storage tu]\ntype = throttle\ninner = u\nbandwidth = 8MiB\n[storage tud]\ntype = throttle\ninner = ud\nbandwidth = 8MiB\n'
+  printf '[job %s]\nworkload = io\ndata = raw:seq.bin\nblock = 64KiB\nstorage = tu, tud\niterations = 4\nwarmup = 1\n' $n; } >$n.ini
+run $n
+if [ $RC != 0 ]; then fail "$n: exit $RC: $(cat $n.err)"; else
+    $PY -c "$RESULT"'
+want = {"tu": "type=throttle inner=u bandwidth=8MiB inner.type=uring inner.depth=32",
+        "tud": "type=throttle inner=ud bandwidth=8MiB inner.type=uring inner.depth=16 inner.direct=true"}
+got = {}
+for line in open(sys.argv[1]):
+    j = json.loads(line)
+    if j["measurement"] == "dlgauge_result":
+        got[j["tags"].get("storage") or j["fields"].get("storage")] = j["fields"].get("storage_config")
+for k, v in want.items():
+    # the inner storage'"'"'s defaults are written too: compare the keys given
+    have = set((got.get(k) or "").split())
+    if not set(v.split()) <= have:
+        sys.exit(f"{k}: storage_config {got.get(k)!r} lacks {v!r}")
+' $n.jsonl || fail "$n: storage_config does not name the inner storages' options"
+    "$DLG" --plugin-dir "$PLUGDIR" report $n.jsonl >$n.report 2>&1 || fail "$n: report failed: $(cat $n.report)"
+    grep -q "without the profile's limits\|is refused" $n.report && fail "$n: report refused an inner key: $(cat $n.report)"
+    for st in tu tud; do
+        grep -q "of profile $st's limit (8.4 MB/s)" $n.report || fail "$n: report does not judge $st by its 8MiB: $(cat $n.report)"
+    done
+fi
+
 # ---- bad input: one clear error line each ------------------------------------
 bad() { # NAME PATTERN KEYS...
     local n=$1 pat=$2

@@ -10,7 +10,7 @@ const dlg_option thr_options[THR_OPT_COUNT + 1] = {
     [THR_INNER] = {"inner", DLG_OPT_STRING, "posix", NULL, NULL, NULL,
                    "backend doing the real I/O: a [storage NAME] or a backend type.  The throttle "
                    "takes queued reads over any of them (posix too), so io's depth defaults to "
-                   "32 here, where over posix itself it is 1", 0},
+                   "32 here, where over posix itself it is 1", DLG_OPT_STORAGE},
     [THR_PROFILE] = {"profile", DLG_OPT_STRING, NULL, NULL, NULL, NULL,
                      "disk profile INI (conf/disks/X.ini) giving the keys below; explicit keys win",
                      DLG_OPT_NOSWEEP | DLG_OPT_PATH_IN},
