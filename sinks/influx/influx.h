@@ -77,6 +77,7 @@ typedef struct influx_sink {
     /* exactly one transport */
     char *path;
     int fd;
+    size_t file_points; /* written to path by this run (for the warning when it is deleted) */
     influx_http *http;
     influx_udp *udp;
     const char *target; /* for messages: path, URL or host:port (owned by the transport) */

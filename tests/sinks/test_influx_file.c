@@ -1,5 +1,5 @@
 /* influx.so writing line protocol to a file: read back, known answers,
- * progress filtering, option errors. */
+ * progress filtering, option errors, the file deleted or moved mid-run. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <setjmp.h>
@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -179,6 +180,80 @@ static void test_file_full_disk_leaves_no_cut_line(void **unused)
     free(dir);
 }
 
+/* One result point with throughput v at time t. */
+static void write_one(const dlg_sink_ops *ops, void *st, double v, int64_t t)
+{
+    dlg_field fields[] = {{"throughput", DLG_FIELD_DOUBLE, {.d = v}}};
+    dlg_point p = {"dlgauge_result", NULL, 0, fields, 1, t};
+    assert_int_equal(ops->write(st, &p, 1), 0);
+}
+
+/* The file deleted during the run is made again from the copy still open,
+ * with one warning; later points follow (they went to the deleted inode,
+ * lost to anyone reading the path). */
+static void test_file_deleted(void **unused)
+{
+    char *dir = st_tempdir(), *path = st_join(dir, "out.lp");
+    char opt[4200];
+    snprintf(opt, sizeof opt, "path=%s", path);
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    const char *ov[] = {opt, NULL};
+    void *st = open_influx(&m, ov, &ops);
+    write_one(ops, st, 1, 1);
+    assert_int_equal(unlink(path), 0);
+    write_one(ops, st, 2, 2);
+    write_one(ops, st, 3, 3);
+    assert_int_equal(ops->flush(st, 0), 0);
+    ops->close(st);
+    char *text = st_slurp(path, NULL);
+    assert_non_null(text);
+    assert_string_equal(text, "dlgauge_result throughput=1 1\ndlgauge_result throughput=2 2\n"
+                              "dlgauge_result throughput=3 3\n");
+    assert_int_equal(m.warnings, 1);
+    assert_non_null(strstr(m.last_log, "was deleted during the run: made again"));
+    assert_non_null(strstr(m.last_log, "1 point this run wrote"));
+    assert_int_equal(m.errors, 0);
+    free(text);
+    st_rmtree(dir);
+    free(path);
+    free(dir);
+}
+
+/* Moved away: what it held stays in the moved file, later points go to a
+ * new file at the path. */
+static void test_file_moved(void **unused)
+{
+    char *dir = st_tempdir(), *path = st_join(dir, "out.lp"), *moved = st_join(dir, "old.lp");
+    char opt[4200];
+    snprintf(opt, sizeof opt, "path=%s", path);
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    const char *ov[] = {opt, NULL};
+    void *st = open_influx(&m, ov, &ops);
+    write_one(ops, st, 1, 1);
+    write_one(ops, st, 2, 2);
+    assert_int_equal(rename(path, moved), 0);
+    write_one(ops, st, 3, 3);
+    ops->close(st);
+    char *now = st_slurp(path, NULL), *old = st_slurp(moved, NULL);
+    assert_non_null(now);
+    assert_non_null(old);
+    assert_string_equal(old, "dlgauge_result throughput=1 1\ndlgauge_result throughput=2 2\n");
+    assert_string_equal(now, "dlgauge_result throughput=3 3\n");
+    assert_int_equal(m.warnings, 1);
+    assert_non_null(strstr(m.last_log, "2 points this run wrote before stay in the moved file"));
+    assert_int_equal(m.errors, 0);
+    free(now);
+    free(old);
+    st_rmtree(dir);
+    free(moved);
+    free(path);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -186,6 +261,8 @@ int main(void)
         cmocka_unit_test(test_file_cut_last_line),
         cmocka_unit_test(test_file_full_disk_leaves_no_cut_line),
         cmocka_unit_test(test_option_errors),
+        cmocka_unit_test(test_file_deleted),
+        cmocka_unit_test(test_file_moved),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
