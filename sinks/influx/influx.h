@@ -89,6 +89,8 @@ typedef struct influx_sink {
 
     /* HTTP failure handling */
     char *spool_dir, *spool_path, *rejected_path;
+    int spool_fd; /* the spool as this sink last appended to or replayed it, kept open: one deleted during
+                   * the run is made again from it (influx_spool.c); -1: none yet */
     bool v2;       /* the 2.x write API (org, bucket, token) */
     bool degraded; /* InfluxDB unreachable or denying: new batches go to the spool */
     const char *denied; /* the last failed request was denied (INFLUX_DENIED): what to fix; NULL when

@@ -421,6 +421,8 @@ static void influx_close(void *state)
     }
     influx_http_close(s->http);
     influx_udp_close(s->udp);
+    if (s->spool_fd >= 0)
+        close(s->spool_fd);
     sbuf_free(&s->pending);
     sbuf_free(&s->held);
     free(s->path);
@@ -622,6 +624,7 @@ static int influx_open(const dlg_host *h, const dlg_value *o, const char *name, 
     }
     s->h = h;
     s->fd = -1;
+    s->spool_fd = -1;
     s->progress = o[OPT_PROGRESS].i != 0;
     s->batch = o[OPT_BATCH].i > 0 ? (size_t)o[OPT_BATCH].i : 1;
     s->flush_interval_ns = (uint64_t)(o[OPT_FLUSH_INTERVAL].i > 0 ? o[OPT_FLUSH_INTERVAL].i : 0);

@@ -162,12 +162,56 @@ static int append_to(influx_sink *s, const char *path, const char *body, size_t 
     return e;
 }
 
+/* Lines (points) in the spool open at fd. */
+static size_t fd_points(int fd)
+{
+    struct stat st;
+    char buf[65536];
+    size_t n = 0;
+    if (fstat(fd, &st) != 0)
+        return 0;
+    for (off_t off = 0; off < st.st_size;) {
+        size_t k = st.st_size - off < (off_t)sizeof buf ? (size_t)(st.st_size - off) : sizeof buf;
+        if (sink_read_at(fd, buf, k, off) != 0)
+            break;
+        n += influx_count_lines(buf, k);
+        off += (off_t)k;
+    }
+    return n;
+}
+
+/* A spool gone from its path during the run (dlgauge never deletes one)
+ * would take its points with it unseen, and `dlgauge flush` would find
+ * nothing: it is followed as the csv and json sinks follow their files
+ * (sinkfs.h), made again from the copy still open, or said to be moved.
+ * One replaced while present is another process's replay: the file there
+ * is the spool.  Hold the spool's lock.  0, or -code after reporting. */
+static int spool_follow(influx_sink *s)
+{
+    struct stat st;
+    if (s->spool_fd < 0 || stat(s->spool_path, &st) == 0 || errno != ENOENT)
+        return 0;
+    int rc = sink_follow_path(s->h, &s->spool_fd, s->spool_path, "spooled point", fd_points(s->spool_fd));
+    return rc < 0 ? rc : 0;
+}
+
+/* After an append or a replay, under the lock: the spool now at the path
+ * is the one spool_follow keeps. */
+static void spool_watch(influx_sink *s)
+{
+    int fd = open(s->spool_path, O_RDONLY | O_CLOEXEC);
+    if (s->spool_fd >= 0)
+        close(s->spool_fd);
+    s->spool_fd = fd;
+}
+
 int influx_spool_write(influx_sink *s, const char *body, size_t len)
 {
     int lock = spool_lock(s, s->lock_wait_until_ns);
     if (lock < 0)
         return errno;
-    int e = append_to(s, s->spool_path, body, len, true);
+    int e = spool_follow(s) < 0 ? EIO : append_to(s, s->spool_path, body, len, true);
+    spool_watch(s);
     close(lock);
     return e;
 }
@@ -465,7 +509,7 @@ void influx_spool_legacy_note(const influx_sink *s, const char *legacy)
 int influx_spool_replay(influx_sink *s, bool retry, uint64_t deadline_ns, bool *kept, size_t *sent)
 {
     *kept = false;
-    if (access(s->spool_path, F_OK) != 0 && errno == ENOENT)
+    if (s->spool_fd < 0 && access(s->spool_path, F_OK) != 0 && errno == ENOENT)
         return 0; /* nothing spooled: no lock file, nor a spool directory, made */
     /* a final flush waits for another process's replay; a resend between
      * batches tries again later */
@@ -478,7 +522,11 @@ int influx_spool_replay(influx_sink *s, bool retry, uint64_t deadline_ns, bool *
     }
     if (lock < 0)
         return s->h->error(s->h, DLG_EIO, "%s.lock: cannot lock the spool: %s", s->spool_path, strerror(errno));
-    int rc = replay_locked(s, retry, deadline_ns, kept, sent);
+    int rc = spool_follow(s);
+    *kept = rc != 0; /* a spool that could not be made again is not sent either */
+    if (rc == 0)
+        rc = replay_locked(s, retry, deadline_ns, kept, sent);
+    spool_watch(s);
     close(lock);
     return rc;
 }

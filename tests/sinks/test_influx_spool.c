@@ -4,7 +4,8 @@
  * dlgauge's spool is pointed out; a spool larger than the replay's
  * window is sent whole with bounded memory; and a result row that neither
  * InfluxDB nor a full spool takes fails its write (the journal keeps it),
- * where a progress point waits in memory.  fake_influx.py on 127.0.0.1
+ * where a progress point waits in memory; a spool deleted or moved during
+ * the run is followed.  fake_influx.py on 127.0.0.1
  * (python3) answers; port 1 refuses connections. */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -380,6 +381,101 @@ static void test_held_spooled_in_order_once_freed(void **unused)
     free(dir);
 }
 
+/* The bodies the fake was sent, one after another (caller frees). */
+static char *fake_bodies(const st_fake *fk)
+{
+    char *path = st_join(fk->dir, "requests.jsonl"), *text = st_slurp(path, NULL), *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    assert_non_null(f);
+    for (char *line = text ? strtok(text, "\n") : NULL; line; line = strtok(NULL, "\n")) {
+        json_object *o = json_tokener_parse(line);
+        fputs(json_object_get_string(json_object_object_get(o, "body")), f);
+        json_object_put(o);
+    }
+    fclose(f);
+    free(text);
+    free(path);
+    return out;
+}
+
+/* The spool deleted during the run (rm spool/influx.lp) took the points
+ * in it unseen, and `dlgauge flush` found nothing to send: it is made
+ * again from the copy the sink holds, with one warning, and the next
+ * open (as `dlgauge flush` does) delivers every point once, in order. */
+static void test_spool_deleted_during_run(void **unused)
+{
+    char *dir = st_tempdir(), *sdir = st_join(dir, "spool"), *spool = st_join(sdir, "influx.lp");
+    spool_sink s;
+    spool_sink_open(&s, "influx", sdir, true);
+    spool_write_one(s.ops, s.st, 1);
+    spool_write_one(s.ops, s.st, 2);
+    assert_int_equal(s.m.warnings, 1); /* unreachable: spooled */
+    assert_int_equal(unlink(spool), 0);
+    spool_write_one(s.ops, s.st, 3);
+    assert_int_equal(s.m.warnings, 2);
+    char want[4400];
+    snprintf(want, sizeof want, "%s was deleted during the run: made again from the copy still open, with the 2 "
+             "spooled points this run wrote before", spool);
+    assert_non_null(strstr(s.m.last_log, want));
+    assert_int_equal(s.ops->flush(s.st, 2000000000u), -DLG_EAGAIN);
+    assert_non_null(strstr(s.m.last_error, "3 points stay spooled"));
+    s.ops->close(s.st);
+
+    const char *steps[] = {NULL};
+    st_fake fk;
+    assert_int_equal(st_fake_start(&fk, dir, "fake", steps), 0);
+    char url[128], sd[4200];
+    snprintf(url, sizeof url, "url=http://127.0.0.1:%d/write?db=x", fk.port);
+    snprintf(sd, sizeof sd, "spool_dir=%s", sdir);
+    const char *ov[] = {url, sd, "retries=0", "timeout=10s", NULL};
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    void *st = NULL;
+    assert_int_equal(st_open_sink(&m, "influx.so", "influx", ov, &ops, &st), 0);
+    assert_int_equal(ops->flush(st, 10000000000u), 0);
+    ops->close(st);
+    char *sent = fake_bodies(&fk);
+    assert_string_equal(sent, "m v=1i 1\nm v=2i 2\nm v=3i 3\n");
+    assert_int_equal(m.errors, 0);
+    free(sent);
+    st_fake_stop(&fk);
+    st_rmtree(dir);
+    free(spool);
+    free(sdir);
+    free(dir);
+}
+
+/* Moved away, the spool keeps its points there (said once: `dlgauge
+ * flush` does not send them); new ones spool at the path. */
+static void test_spool_moved_during_run(void **unused)
+{
+    char *dir = st_tempdir(), *sdir = st_join(dir, "spool"), *spool = st_join(sdir, "influx.lp");
+    char *moved = st_join(dir, "kept.lp");
+    spool_sink s;
+    spool_sink_open(&s, "influx", sdir, true);
+    spool_write_one(s.ops, s.st, 1);
+    assert_int_equal(rename(spool, moved), 0);
+    spool_write_one(s.ops, s.st, 2);
+    assert_int_equal(s.m.warnings, 2);
+    assert_non_null(strstr(s.m.last_log, "the 1 spooled point this run wrote before stay in the moved file"));
+    assert_int_equal(s.ops->flush(s.st, 2000000000u), -DLG_EAGAIN);
+    s.ops->close(s.st);
+    char *old = st_slurp(moved, NULL), *now = st_slurp(spool, NULL);
+    assert_non_null(old);
+    assert_non_null(now);
+    assert_string_equal(old, "m v=1i 1\n");
+    assert_string_equal(now, "m v=2i 2\n");
+    free(old);
+    free(now);
+    st_rmtree(dir);
+    free(moved);
+    free(spool);
+    free(sdir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -391,6 +487,8 @@ int main(void)
         cmocka_unit_test(test_large_spool_streams),
         cmocka_unit_test(test_unspoolable_result_fails_write),
         cmocka_unit_test(test_held_spooled_in_order_once_freed),
+        cmocka_unit_test(test_spool_deleted_during_run),
+        cmocka_unit_test(test_spool_moved_during_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
