@@ -43,16 +43,23 @@ static void *open_influx(mock_host *m, const char *const *ov, const dlg_sink_ops
     return st;
 }
 
+/* influx.so writing to the file at path, *m made anew; extra: one more
+ * option, or NULL. */
+static void *open_file(mock_host *m, const char *path, const char *extra, const dlg_sink_ops **ops)
+{
+    char opt[4200];
+    snprintf(opt, sizeof opt, "path=%s", path);
+    const char *ov[] = {opt, extra, NULL};
+    mock_host_init(m);
+    return open_influx(m, ov, ops);
+}
+
 static void test_file_read_back(void **unused)
 {
     char *dir = st_tempdir(), *path = st_join(dir, "lp/out.lp");
-    char opt[4200];
-    snprintf(opt, sizeof opt, "path=%s", path);
     mock_host m;
-    mock_host_init(&m);
     const dlg_sink_ops *ops;
-    const char *ov[] = {opt, NULL};
-    void *st = open_influx(&m, ov, &ops);
+    void *st = open_file(&m, path, NULL, &ops);
     write_points(ops, st);
     /* written through at write(), before flush */
     char *text = st_slurp(path, NULL);
@@ -66,8 +73,8 @@ static void test_file_read_back(void **unused)
     ops->close(st);
 
     /* progress = false: only the result point is appended */
-    const char *ov2[] = {opt, "progress=false", NULL};
-    st = open_influx(&m, ov2, &ops);
+    assert_int_equal(m.errors, 0);
+    st = open_file(&m, path, "progress=false", &ops);
     write_points(ops, st);
     ops->close(st);
     text = st_slurp(path, NULL);
@@ -125,13 +132,9 @@ static void test_file_cut_last_line(void **unused)
     assert_non_null(f);
     fputs("dlgauge_result,job=a throughput=1234.5 1\ndlgauge_result,job=a throughput=12", f);
     assert_int_equal(fclose(f), 0);
-    char opt[4200];
-    snprintf(opt, sizeof opt, "path=%s", path);
     mock_host m;
-    mock_host_init(&m);
     const dlg_sink_ops *ops;
-    const char *ov[] = {opt, NULL};
-    void *st = open_influx(&m, ov, &ops);
+    void *st = open_file(&m, path, NULL, &ops);
     assert_int_equal(m.warnings, 1);
     assert_non_null(strstr(m.last_log, cut));
     write_points(ops, st);
@@ -156,13 +159,9 @@ static void test_file_cut_last_line(void **unused)
 static void test_file_full_disk_leaves_no_cut_line(void **unused)
 {
     char *dir = st_tempdir(), *path = st_join(dir, "full.lp");
-    char opt[4200];
-    snprintf(opt, sizeof opt, "path=%s", path);
     mock_host m;
-    mock_host_init(&m);
     const dlg_sink_ops *ops;
-    const char *ov[] = {opt, "progress=false", NULL};
-    void *st = open_influx(&m, ov, &ops);
+    void *st = open_file(&m, path, "progress=false", &ops);
     dlg_field fields[] = {{"throughput", DLG_FIELD_DOUBLE, {.d = 1234.5}}};
     dlg_point p = {"dlgauge_result", NULL, 0, fields, 1, 1};
     assert_int_equal(ops->write(st, &p, 1), 0);
@@ -194,13 +193,9 @@ static void write_one(const dlg_sink_ops *ops, void *st, double v, int64_t t)
 static void test_file_deleted(void **unused)
 {
     char *dir = st_tempdir(), *path = st_join(dir, "out.lp");
-    char opt[4200];
-    snprintf(opt, sizeof opt, "path=%s", path);
     mock_host m;
-    mock_host_init(&m);
     const dlg_sink_ops *ops;
-    const char *ov[] = {opt, NULL};
-    void *st = open_influx(&m, ov, &ops);
+    void *st = open_file(&m, path, NULL, &ops);
     write_one(ops, st, 1, 1);
     assert_int_equal(unlink(path), 0);
     write_one(ops, st, 2, 2);
@@ -226,13 +221,9 @@ static void test_file_deleted(void **unused)
 static void test_file_moved(void **unused)
 {
     char *dir = st_tempdir(), *path = st_join(dir, "out.lp"), *moved = st_join(dir, "old.lp");
-    char opt[4200];
-    snprintf(opt, sizeof opt, "path=%s", path);
     mock_host m;
-    mock_host_init(&m);
     const dlg_sink_ops *ops;
-    const char *ov[] = {opt, NULL};
-    void *st = open_influx(&m, ov, &ops);
+    void *st = open_file(&m, path, NULL, &ops);
     write_one(ops, st, 1, 1);
     write_one(ops, st, 2, 2);
     assert_int_equal(rename(path, moved), 0);
