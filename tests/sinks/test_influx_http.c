@@ -168,6 +168,15 @@ static void *open_sink(const server *s, mock_host *m, const char *db, const char
     return st;
 }
 
+/* Writes text as the whole file at path. */
+static void put_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_true(fputs(text, f) >= 0);
+    assert_int_equal(fclose(f), 0);
+}
+
 #define NRES 5
 
 static void test_write_and_query(void **state)
@@ -311,12 +320,8 @@ static void test_replay_resumes_after_accepted_batches(void **state)
      * (offset 30 in .sent); they must not be sent again. */
     char *dir = st_join(s->dir, "spool3"), *spool = st_join(dir, "influx.lp"), *sent = st_join(dir, "influx.lp.sent");
     mkdir(dir, 0777);
-    FILE *f = fopen(spool, "w");
-    fputs("resume v=0i 10\nresume v=1i 11\nresume v=2i 12\nresume v=3i 13\n", f);
-    fclose(f);
-    f = fopen(sent, "w");
-    fputs("30\n", f);
-    fclose(f);
+    put_file(spool, "resume v=0i 10\nresume v=1i 11\nresume v=2i 12\nresume v=3i 13\n");
+    put_file(sent, "30\n");
     int64_t before = httpd_stat(s, "pointsWrittenOK");
     mock_host m;
     mock_host_init(&m);
@@ -607,9 +612,7 @@ static void test_spool_fragment_not_sent(void **state)
     char *dir = st_join(s->dir, "spool7"), *spool = st_join(dir, "influx.lp");
     char *rej = st_join(dir, "influx.rejected.lp");
     mkdir(dir, 0777);
-    FILE *f = fopen(spool, "w");
-    fputs("frag v=0i 10\nfrag v=1i 11\nfrag v=2i 17", f);
-    fclose(f);
+    put_file(spool, "frag v=0i 10\nfrag v=1i 11\nfrag v=2i 17");
     mock_host m;
     mock_host_init(&m);
     const dlg_sink_ops *ops;
@@ -667,12 +670,8 @@ static void test_sent_offset_mid_line_ignored(void **state)
     server *s = *state;
     char *dir = st_join(s->dir, "spool9"), *spool = st_join(dir, "influx.lp"), *sent = st_join(dir, "influx.lp.sent");
     mkdir(dir, 0777);
-    FILE *f = fopen(spool, "w");
-    fputs("mid v=0i 10\nmid v=1i 11\n", f);
-    fclose(f);
-    f = fopen(sent, "w");
-    fputs("2\n", f);
-    fclose(f);
+    put_file(spool, "mid v=0i 10\nmid v=1i 11\n");
+    put_file(sent, "2\n");
     mock_host m;
     mock_host_init(&m);
     const dlg_sink_ops *ops;
@@ -701,6 +700,15 @@ static void fake_start(fake *fk, const char *base, const char *name, const char 
 }
 
 static void fake_stop(fake *fk) { st_fake_stop(fk); }
+
+/* A test's start: the fake InfluxDB `name` answering steps, in the
+ * server's folder, and the host m made anew. */
+static void begin_fake(void **state, const char *name, const char *const *steps, fake *fk, mock_host *m)
+{
+    const server *s = *state;
+    fake_start(fk, s->dir, name, steps);
+    mock_host_init(m);
+}
 
 /* The fake's requests.jsonl, one object per request (caller puts). */
 static json_object *fake_requests(const fake *fk, size_t *n)
@@ -738,12 +746,10 @@ static void *open_fake_with(const fake *fk, mock_host *m, const dlg_sink_ops **o
  * the (much shorter) backoff; then the batch is delivered. */
 static void test_retry_after_honoured(void **state)
 {
-    server *s = *state;
     fake fk;
-    static const char *const steps[] = {"503:1", "429:1", NULL};
-    fake_start(&fk, s->dir, "fake1", steps);
     mock_host m;
-    mock_host_init(&m);
+    static const char *const steps[] = {"503:1", "429:1", NULL};
+    begin_fake(state, "fake1", steps, &fk, &m);
     const dlg_sink_ops *ops;
     static const char *const opts[] = {"backoff=10ms", "retries=3", "timeout=2s", NULL};
     void *st = open_fake_with(&fk, &m, &ops, opts);
@@ -764,12 +770,10 @@ static void test_retry_after_honoured(void **state)
  * "Authorization: Token ...", precision=ns. */
 static void test_v2_request(void **state)
 {
-    server *s = *state;
     fake fk;
-    static const char *const steps[] = {NULL};
-    fake_start(&fk, s->dir, "fake2", steps);
     mock_host m;
-    mock_host_init(&m);
+    static const char *const steps[] = {NULL};
+    begin_fake(state, "fake2", steps, &fk, &m);
     const dlg_sink_ops *ops;
     char url[128], sd[4200];
     snprintf(url, sizeof url, "url=http://127.0.0.1:%d", fk.port);
@@ -802,12 +806,10 @@ static void test_v2_request(void **state)
  * InfluxDB answered 401 to a token nobody wrote). */
 static void test_v2_long_token(void **state)
 {
-    server *s = *state;
     fake fk;
-    static const char *const steps[] = {NULL};
-    fake_start(&fk, s->dir, "fakelongtok", steps);
     mock_host m;
-    mock_host_init(&m);
+    static const char *const steps[] = {NULL};
+    begin_fake(state, "fakelongtok", steps, &fk, &m);
     const dlg_sink_ops *ops;
     char url[128], sd[4200], tok[3100];
     snprintf(url, sizeof url, "url=http://127.0.0.1:%d", fk.port);
@@ -849,12 +851,10 @@ static void assert_request(const fake *fk, size_t n, size_t i, const char *body)
  * batch is spooled at once, and the flush delivers it. */
 static void test_long_retry_after_spools_during_run(void **state)
 {
-    server *s = *state;
     fake fk;
-    static const char *const steps[] = {"429:6", NULL};
-    fake_start(&fk, s->dir, "fake8", steps);
     mock_host m;
-    mock_host_init(&m);
+    static const char *const steps[] = {"429:6", NULL};
+    begin_fake(state, "fake8", steps, &fk, &m);
     const dlg_sink_ops *ops;
     static const char *const opts[] = {"backoff=10ms", "retries=1", "timeout=1s", "batch=1", NULL};
     void *st = open_fake_with(&fk, &m, &ops, opts);
@@ -887,13 +887,11 @@ static void *open_v2(const fake *fk, mock_host *m, const dlg_sink_ops **ops, int
  * once the token works, delivers it. */
 static void test_v2_401_kept_for_flush(void **state)
 {
-    server *s = *state;
     fake fk;
+    mock_host m;
     /* the write and the flush are refused (close sends nothing more) */
     static const char *const steps[] = {"401::unauthorized access", "401::unauthorized access", NULL};
-    fake_start(&fk, s->dir, "fake401", steps);
-    mock_host m;
-    mock_host_init(&m);
+    begin_fake(state, "fake401", steps, &fk, &m);
     const dlg_sink_ops *ops;
     void *st = open_v2(&fk, &m, &ops, 0);
     write_seq(ops, st, "tok", 0, 1);
@@ -929,12 +927,10 @@ static void test_v2_401_kept_for_flush(void **state)
  * are delivered by the next resend), only the bad line is rejected. */
 static void test_v2_partial_then_503_keeps_good(void **state)
 {
-    server *s = *state;
     fake fk;
-    static const char *const steps[] = {"400::unable to parse 'half v=1i 1001': scripted", "503", NULL};
-    fake_start(&fk, s->dir, "fake400", steps);
     mock_host m;
-    mock_host_init(&m);
+    static const char *const steps[] = {"400::unable to parse 'half v=1i 1001': scripted", "503", NULL};
+    begin_fake(state, "fake400", steps, &fk, &m);
     const dlg_sink_ops *ops;
     void *st = open_v2(&fk, &m, &ops, 0);
     dlg_field f[3] = {{"v", DLG_FIELD_INT, {.i = 0}}, {"v", DLG_FIELD_INT, {.i = 1}}, {"v", DLG_FIELD_INT, {.i = 2}}};
@@ -961,12 +957,10 @@ static void test_v2_partial_then_503_keeps_good(void **state)
  * and its write succeeds; the flush fails for the progress point. */
 static void test_v2_progress_named_spares_result(void **state)
 {
-    server *s = *state;
     fake fk;
-    static const char *const steps[] = {"400::unable to parse 'dlgauge_progress v=0i 1000': scripted", NULL};
-    fake_start(&fk, s->dir, "fake400p", steps);
     mock_host m;
-    mock_host_init(&m);
+    static const char *const steps[] = {"400::unable to parse 'dlgauge_progress v=0i 1000': scripted", NULL};
+    begin_fake(state, "fake400p", steps, &fk, &m);
     const dlg_sink_ops *ops;
     void *st = open_v2(&fk, &m, &ops, 0);
     dlg_field f[2] = {{"v", DLG_FIELD_INT, {.i = 0}}, {"v", DLG_FIELD_INT, {.i = 1}}};
@@ -989,12 +983,10 @@ static void test_v2_progress_named_spares_result(void **state)
  * used to be saved as rejected, which nothing sends again). */
 static void test_redirect_kept_for_flush(void **state)
 {
-    server *s = *state;
     fake fk;
-    static const char *const steps[] = {"301", "301", NULL};
-    fake_start(&fk, s->dir, "fake301", steps);
     mock_host m;
-    mock_host_init(&m);
+    static const char *const steps[] = {"301", "301", NULL};
+    begin_fake(state, "fake301", steps, &fk, &m);
     const dlg_sink_ops *ops;
     void *st = open_v2(&fk, &m, &ops, 0);
     write_seq(ops, st, "moved", 0, 2);
@@ -1047,12 +1039,10 @@ static int write_progress(const dlg_sink_ops *ops, void *st, int i)
  * once InfluxDB answers, the flush delivers all of them, in order. */
 static void test_spool_failure_no_retry_per_batch(void **state)
 {
-    server *s = *state;
     fake fk;
-    static const char *const steps[] = {"503", "503", NULL};
-    fake_start(&fk, s->dir, "fakefull", steps);
     mock_host m;
-    mock_host_init(&m);
+    static const char *const steps[] = {"503", "503", NULL};
+    begin_fake(state, "fakefull", steps, &fk, &m);
     const dlg_sink_ops *ops;
     void *st = open_fake_v1(&fk, &m, &ops);
     st_fsize_limit(1); /* the spool's appends fail (EFBIG), as on a full disk */
@@ -1076,12 +1066,10 @@ static void test_spool_failure_no_retry_per_batch(void **state)
  * that InfluxDB was "reachable again" and flush without an error). */
 static void test_unspoolable_points_lost_at_flush(void **state)
 {
-    server *s = *state;
     fake fk;
-    static const char *const steps[] = {"503", "503", "503", "503", "503", "503", NULL};
-    fake_start(&fk, s->dir, "fakefull2", steps);
     mock_host m;
-    mock_host_init(&m);
+    static const char *const steps[] = {"503", "503", "503", "503", "503", "503", NULL};
+    begin_fake(state, "fakefull2", steps, &fk, &m);
     const dlg_sink_ops *ops;
     void *st = open_fake_v1(&fk, &m, &ops);
     st_fsize_limit(1);
@@ -1101,12 +1089,10 @@ static void test_unspoolable_points_lost_at_flush(void **state)
  * flush has just tried, and the spool waits for the next run. */
 static void test_close_after_failed_flush_sends_nothing(void **state)
 {
-    server *s = *state;
     fake fk;
-    static const char *const steps[] = {"503", "503", "503", "503", "503", "503", NULL};
-    fake_start(&fk, s->dir, "fakeclose", steps);
     mock_host m;
-    mock_host_init(&m);
+    static const char *const steps[] = {"503", "503", "503", "503", "503", "503", NULL};
+    begin_fake(state, "fakeclose", steps, &fk, &m);
     const dlg_sink_ops *ops;
     void *st = open_fake_v1(&fk, &m, &ops);
     assert_int_equal(write_full(ops, st, 0), 0);
@@ -1125,12 +1111,10 @@ static void test_close_after_failed_flush_sends_nothing(void **state)
  * and could have waited the whole 10). */
 static void test_request_capped_by_flush_deadline(void **state)
 {
-    server *s = *state;
     fake fk;
-    static const char *const steps[] = {"204@3", NULL};
-    fake_start(&fk, s->dir, "fakelate", steps);
     mock_host m;
-    mock_host_init(&m);
+    static const char *const steps[] = {"204@3", NULL};
+    begin_fake(state, "fakelate", steps, &fk, &m);
     const dlg_sink_ops *ops;
     static const char *const opts[] = {"retries=2", "backoff=10ms", "timeout=10s", "batch=100",
                                        "flush_interval=1h", NULL};
@@ -1182,9 +1166,7 @@ static void test_spool_append_during_replay_kept(void **state)
     char *dir = st_join(s->dir, "spoolrace"), *spool = st_join(dir, "influx.lp");
     char *log = st_join(slow.dir, "requests.jsonl");
     mkdir(dir, 0777);
-    FILE *f = fopen(spool, "w");
-    fputs("full v=0i 1000\n", f);
-    fclose(f);
+    put_file(spool, "full v=0i 1000\n");
     mock_host m;
     mock_host_init(&m);
     const dlg_sink_ops *ops;
