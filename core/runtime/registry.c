@@ -1,10 +1,8 @@
-#define _GNU_SOURCE /* dlinfo, dl_iterate_phdr, REG_RIP */
 #include "registry.h"
 #include "registry_elf.h"
 #include "exe_dir.h"
+#include "load_guard.h"
 #include "load_watch.h"
-#include "signals.h"
-#include "thread_sigstack.h"
 
 #include "metrics.h"
 #include "options.h"
@@ -15,10 +13,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
-#include <link.h>
-#include <pthread.h>
-#include <setjmp.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -26,7 +20,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <ucontext.h>
 #include <unistd.h>
 
 #ifndef DLG_INSTALL_PLUGIN_DIR
@@ -309,16 +302,9 @@ static int check_desc_head(const dlg_plugin_desc *d, size_t i, char *why, size_t
     return 0;
 }
 
-/* What a guarded load is doing (the load guard below): LOAD_DLOPEN while
- * dlopen runs the file's constructors, LOAD_ENTRY while the plugin's entry
- * runs, LOAD_INFO reading the dlg_plugin_info it returned, LOAD_DESC + i
- * descriptor #i and the tables it points to. */
-enum { LOAD_DLOPEN, LOAD_ENTRY, LOAD_INFO, LOAD_DESC };
-static volatile sig_atomic_t load_phase;
-
 int dlg_plugin_info_check(const dlg_plugin_info *info, char *why, size_t whylen)
 {
-    load_phase = LOAD_INFO;
+    dlg_load_phase(DLG_LOAD_INFO);
     if (info->abi_major != DLG_ABI_MAJOR) {
         snprintf(why, whylen, "built for plugin ABI %u.%u, but this dlgauge speaks ABI %d.%d: rebuild "
                  "the plugin against this dlgauge's headers", info->abi_major, info->abi_minor,
@@ -341,11 +327,11 @@ int dlg_plugin_info_check(const dlg_plugin_info *info, char *why, size_t whylen)
         return -1;
     }
     for (size_t i = 0;; i++) {
-        load_phase = LOAD_INFO; /* reading the list */
+        dlg_load_phase(DLG_LOAD_INFO); /* reading the list */
         const dlg_plugin_desc *d = info->items[i];
         if (!d)
             break;
-        load_phase = LOAD_DESC + (sig_atomic_t)(i < 1000 ? i : 1000);
+        dlg_load_phase(DLG_LOAD_DESC + (int)(i < 1000 ? i : 1000));
         if (check_desc_head(d, i, why, whylen) != 0)
             return -1;
         char sub[384];
@@ -434,9 +420,9 @@ static void dlopen_error(const char *path, const char *msg, char *why, size_t wh
 static const dlg_plugin_info *plugin_info(void *dl, char *why, size_t whylen)
 {
     dlg_plugin_entry_fn entry = (dlg_plugin_entry_fn)dlsym(dl, DLG_PLUGIN_ENTRY_SYMBOL);
-    load_phase = LOAD_ENTRY;
+    dlg_load_phase(DLG_LOAD_ENTRY);
     const dlg_plugin_info *info = entry ? entry() : NULL;
-    load_phase = LOAD_INFO;
+    dlg_load_phase(DLG_LOAD_INFO);
     if (!entry && dlsym(dl, CXX_ENTRY_SYMBOL))
         snprintf(why, whylen, "not a dlgauge plugin: its entry has a C++ name (%s), not %s: rebuild it "
                  "against this dlgauge's plugin.h, whose DLG_PLUGIN declares it extern \"C\"",
@@ -460,7 +446,7 @@ static void touch_tables(const dlg_plugin_info *info)
     volatile size_t sum = touch(info->name);
     for (size_t i = 0; info->items[i]; i++) {
         const dlg_plugin_desc *d = info->items[i];
-        load_phase = LOAD_DESC + (sig_atomic_t)(i < 1000 ? i : 1000);
+        dlg_load_phase(DLG_LOAD_DESC + (int)(i < 1000 ? i : 1000));
         sum += touch(d->name) + touch(d->version) + touch(d->summary);
         for (const dlg_option *o = d->options; o && o->name; o++)
             sum += touch(o->name) + touch(o->def) + touch(o->min) + touch(o->max) + touch(o->choices) +
@@ -473,238 +459,13 @@ static void touch_tables(const dlg_plugin_info *info)
     (void)sum;
 }
 
-/* The load guard.  A plugin's entry, and the tables it returns, are run
- * and read with the crash guard's signals (signals.h: SIGSEGV, SIGBUS,
- * SIGFPE, SIGILL, SIGABRT) caught: a fault there jumps back to the
- * loader, which names the file ("crashed (signal 11, SIGSEGV) in its
- * dlgauge_plugin_entry; not loaded") and goes on with the other files,
- * as for any file that fails to load.  Every *.so of a
- * plugin folder is loaded, so one broken file, unrelated to the run,
- * would otherwise end every run with a bare SIGSEGV.
- *
- * Going on is safe where the crash guard of a cell (signals.h), which
- * ends the process, could not be: the fault comes after dlopen returned
- * (the dynamic loader's lock is free), on the loading thread, before any
- * cell runs or any thread of ours calls into the file, whose code is
- * never called again (not even its destructors: it stays mapped, not
- * dlclose'd).  What ran when it
- * faulted is either our own reading of its tables, which holds no lock,
- * or its entry's own code, which holds no lock of ours or of libc.  The
- * one case that may leave the process unsound, the entry faulting inside
- * another library (libc's malloc or stdio, whose lock would then stay
- * held), is told apart by the faulting instruction's address: outside the
- * plugin's own code during its entry, the handler writes one line naming
- * the file and exits 2 instead of going on.  So does abort() (a failed
- * assert) in the entry: its pc is libc's, and libc's abort may hold a
- * lock of its own, so a longjmp out of it is never safe.
- *
- * dlopen itself, the file's constructors and those of the libraries it
- * needs, runs under the same handler, which never goes on from there (a
- * longjmp out of dlopen would leave the dynamic loader's lock held): it
- * writes one line naming the file and exits 2, where the process would
- * otherwise die of a bare "Segmentation fault" in every command, list and
- * help included.  A constructor that sets a handler of its own for one
- * of these signals (a language runtime's) keeps it: the guard puts back
- * only a handler that is still its own.
- *
- * A fault on another thread while a load is guarded gets the handler
- * found before (the crash guard, or the default death). */
-#define LOAD_NSIG DLG_CRASH_NSIG /* the crash guard's signals (signals.h) */
-
-static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER; /* one guarded load at a time */
-static struct {
-    sigjmp_buf jmp;
-    pthread_t thread;              /* the loading thread */
-    volatile sig_atomic_t armed;   /* 0 after disarm: a handler a constructor chained to ours calls it late */
-    volatile sig_atomic_t sig;     /* the fault caught, or 0 */
-    uintptr_t code_lo, code_hi;    /* the plugin's executable segments, or 0, 0 when unknown */
-    struct sigaction old[LOAD_NSIG];
-    char fatal[PATH_MAX + 32];     /* "dlgauge: PATH: ", of a fault that cannot be gone on from */
-    size_t fatal_len;
-} lg;
-static const char fatal_tail[] = ") in its " DLG_PLUGIN_ENTRY_SYMBOL ", inside another library's code (one it called, "
-                                 "which may hold a lock of the process): dlgauge cannot go on safely; move the file "
-                                 "out of the plugin folder\n";
-static const char abort_entry[] = "called abort() in its " DLG_PLUGIN_ENTRY_SYMBOL " (a failed assert?): dlgauge "
-                                  "cannot go on safely; move the file out of the plugin folder\n";
-static const char dlopen_tail[] = ") while being loaded (a constructor in it or in a library it needs); move the "
-                                  "file out of the plugin folder\n";
-static const char abort_dlopen[] = "called abort() while being loaded (a constructor in it or in a library it "
-                                   "needs; a failed assert?); move the file out of the plugin folder\n";
-
-/* Writes "dlgauge: PATH: " and the texts a, b and c (NULL: none) to
- * stderr, then ends the process with exit 2: what the load guard does
- * where it cannot go on. */
-static void fatal_exit(const char *a, const char *b, const char *c)
+/* The plugin's info from its entry, every string of its tables read:
+ * what the load guard runs (load_guard.h). */
+static const dlg_plugin_info *read_info(void *dl, char *why, size_t whylen)
 {
-    ssize_t n = write(STDERR_FILENO, lg.fatal, lg.fatal_len);
-    const char *part[] = {a, b, c};
-    for (int i = 0; i < 3; i++)
-        if (part[i])
-            n = write(STDERR_FILENO, part[i], strlen(part[i]));
-    (void)n; /* nothing more to do about stderr from here */
-    _exit(2);
-}
-
-/* The faulting instruction's address in uc, or 0 where unknown. */
-static uintptr_t fault_pc(const void *uc)
-{
-#if defined(__x86_64__)
-    return (uintptr_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
-#elif defined(__aarch64__)
-    return (uintptr_t)((const ucontext_t *)uc)->uc_mcontext.pc;
-#else
-    (void)uc;
-    return 0; /* unknown: never taken for the plugin's own code */
-#endif
-}
-
-static void on_load_fault(int sig, siginfo_t *si, void *uc)
-{
-    (void)si;
-    int i = 0;
-    while (i < LOAD_NSIG - 1 && dlg_crash_signal(i) != sig)
-        i++;
-    if (!lg.armed || !pthread_equal(pthread_self(), lg.thread)) {
-        /* not the load's: what was there before takes it (a fault
-         * re-runs when the handler returns) */
-        sigaction(sig, &lg.old[i], NULL);
-        if (si->si_code <= 0) /* sent, not a fault: send it again */
-            raise(sig);
-        return;
-    }
-    lg.sig = sig;
-    uintptr_t pc = fault_pc(uc);
-    if (sig == SIGABRT) /* only dlopen and the entry's code call anything */
-        fatal_exit(load_phase == LOAD_DLOPEN ? abort_dlopen : abort_entry, NULL, NULL);
-    if (load_phase == LOAD_DLOPEN)
-        fatal_exit("crashed (", dlg_crash_signal_name(i), dlopen_tail);
-    if (load_phase == LOAD_ENTRY && !(pc && pc >= lg.code_lo && pc < lg.code_hi))
-        fatal_exit("crashed (", dlg_crash_signal_name(i), fatal_tail);
-    siglongjmp(lg.jmp, 1);
-}
-
-/* The executable segments of the object loaded at lm's base. */
-static int find_code(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    (void)size;
-    const struct link_map *lm = arg;
-    if (info->dlpi_addr != lm->l_addr || !info->dlpi_name || strcmp(info->dlpi_name, lm->l_name) != 0)
-        return 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-            continue;
-        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
-        if (!lg.code_hi || lo < lg.code_lo)
-            lg.code_lo = lo;
-        if (hi > lg.code_hi)
-            lg.code_hi = hi;
-    }
-    return 1;
-}
-
-/* Arms the load guard for the file at path, whose code (dl; NULL: not
- * loaded yet) is what may fault and be gone on from. */
-static void load_guard_arm(void *dl, const char *path)
-{
-    lg.thread = pthread_self();
-    lg.armed = 1;
-    lg.sig = 0;
-    lg.code_lo = lg.code_hi = 0;
-    struct link_map *lm = NULL;
-    if (dl && dlinfo(dl, RTLD_DI_LINKMAP, &lm) == 0 && lm)
-        dl_iterate_phdr(find_code, lm);
-    int n = snprintf(lg.fatal, sizeof lg.fatal, "dlgauge: %s: ", path);
-    lg.fatal_len = n < 0 ? 0 : (size_t)n < sizeof lg.fatal ? (size_t)n : sizeof lg.fatal - 1;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_load_fault;
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK; /* the stack: an entry that recurses without end */
-    sigemptyset(&sa.sa_mask);
-    for (int i = 0; i < LOAD_NSIG; i++)
-        sigaction(dlg_crash_signal(i), &sa, &lg.old[i]);
-}
-
-static void load_guard_disarm(void)
-{
-    lg.armed = 0;
-    for (int i = 0; i < LOAD_NSIG; i++) {
-        struct sigaction now;
-        /* a constructor's own handler stays; one put back already stays */
-        if (sigaction(dlg_crash_signal(i), NULL, &now) == 0 && (now.sa_flags & SA_SIGINFO) &&
-            now.sa_sigaction == on_load_fault)
-            sigaction(dlg_crash_signal(i), &lg.old[i], NULL);
-    }
-}
-
-/* Why a guarded load faulted, by what it was reading. */
-static void crash_why(int sig, int phase, char *why, size_t whylen)
-{
-    const char *name = "a fault";
-    for (int i = 0; i < LOAD_NSIG; i++)
-        if (dlg_crash_signal(i) == sig)
-            name = dlg_crash_signal_name(i);
-    int n = snprintf(why, whylen, "crashed (signal %d, %s) ", sig, name);
-    size_t at = n < 0 ? 0 : (size_t)n < whylen ? (size_t)n : whylen;
-    if (phase == LOAD_ENTRY)
-        snprintf(why + at, whylen - at, "in its %s; not loaded", DLG_PLUGIN_ENTRY_SYMBOL);
-    else if (phase == LOAD_INFO)
-        snprintf(why + at, whylen - at, "reading the plugin info its %s returned (a bad pointer); not loaded",
-                 DLG_PLUGIN_ENTRY_SYMBOL);
-    else
-        snprintf(why + at, whylen - at, "reading descriptor #%d (a bad pointer in its tables); not loaded",
-                 phase - LOAD_DESC);
-}
-
-/* dlopen(path) under the load guard, which ends the process with one
- * line naming the file if a constructor crashes (it cannot go on), or
- * does not return within timeout_ns (load_watch.h). */
-static void *dlopen_guarded(const char *path, int64_t timeout_ns)
-{
-    pthread_mutex_lock(&load_lock);
-    dlg_load_watch watch;
-    dlg_load_watch_start(&watch, path, "its constructors (or those of a library it needs)", timeout_ns);
-    void *stack = dlg_sigstack_on();
-    load_phase = LOAD_DLOPEN;
-    load_guard_arm(NULL, path);
-    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    load_guard_disarm();
-    dlg_sigstack_off(stack);
-    dlg_load_watch_stop(&watch);
-    pthread_mutex_unlock(&load_lock);
-    return dl;
-}
-
-/* plugin_info() and touch_tables() under the load guard and a watch of
- * timeout_ns: the info, or NULL with why; *crashed: whether it faulted
- * (its code must not run again). */
-static const dlg_plugin_info *plugin_info_guarded(void *dl, const char *path, int64_t timeout_ns, char *why,
-                                                  size_t whylen, bool *crashed)
-{
-    pthread_mutex_lock(&load_lock);
-    dlg_load_watch watch;
-    dlg_load_watch_start(&watch, path, "its " DLG_PLUGIN_ENTRY_SYMBOL, timeout_ns);
-    void *stack = dlg_sigstack_on();
-    load_guard_arm(dl, path);
-    const dlg_plugin_info *volatile info = NULL;
-    volatile bool faulted = false;
-    if (sigsetjmp(lg.jmp, 1) == 0) {
-        info = plugin_info(dl, why, whylen);
-        if (info)
-            touch_tables(info);
-    } else {
-        faulted = true;
-    }
-    load_guard_disarm();
-    dlg_sigstack_off(stack);
-    dlg_load_watch_stop(&watch);
-    if (faulted) {
-        info = NULL;
-        crash_why(lg.sig, load_phase, why, whylen);
-    }
-    *crashed = faulted;
-    pthread_mutex_unlock(&load_lock);
+    const dlg_plugin_info *info = plugin_info(dl, why, whylen);
+    if (info)
+        touch_tables(info);
     return info;
 }
 
@@ -717,14 +478,14 @@ static void load(dlg_plugin_file *f, int64_t timeout_ns)
         set_error(f, why);
         return;
     }
-    f->dl = dlopen_guarded(f->path, timeout_ns);
+    f->dl = dlg_dlopen_guarded(f->path, timeout_ns);
     if (!f->dl) {
         dlopen_error(f->path, dlerror(), why, sizeof why);
         set_error(f, why);
         return;
     }
     bool crashed;
-    if (!(f->info = plugin_info_guarded(f->dl, f->path, timeout_ns, why, sizeof why, &crashed))) {
+    if (!(f->info = dlg_load_guarded(f->dl, f->path, read_info, timeout_ns, why, sizeof why, &crashed))) {
         set_error(f, why);
         if (!crashed) /* a crashed one stays mapped: its destructors are its code too */
             dlclose(f->dl);
