@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A reference CNN computes the same function as its PyTorch model.
 
-    torch_parity.py DUMP MODEL CROP BATCH WORKDIR [--backend B] [--steps N]
+    torch_parity.py DUMP MODEL CROP BATCH WORKDIR [--backend B] [--steps N] [--floor N]
 
 DUMP (torch_parity_dump, built from torch_parity_dump.c) builds MODEL at
 CROP x CROP for BATCH images, draws its parameters, images and labels,
@@ -34,9 +34,14 @@ of a tie than float64 does, a whole position's gradient moves.  Norms
 rather than maxima, and each step from the same weights, keep that to
 1e-5 .. 2e-4 of the update for GoogLeNet (AVX-512 and AVX2 kernels); a
 wrong lr_mult, decay or momentum, or aux loss weight, is 1e-2 and more.
-(ResNet-50 in train mode at small crops and batches is worse conditioned:
+ResNet-50 in train mode at small crops and batches is worse conditioned:
 there torch's own float32 gradient is 2% off its float64 one, and a 1e-6
-change to the images moves it 4%, so it is not among the tests.)
+change to the images moves it 2-4%, so a fixed tolerance cannot judge it.
+--floor N judges it by that change instead (the largest of N draws): the
+engine's error must stay within --floor-ratio (4) times it, and the
+engine's update must point where torch's does, its projection on torch's
+within 2% (measured 0.9-1.0 times the floor and within 0.2%; a gamma
+lr_mult 5% off gives a projection of 0.953).
 
 Models: BVLC AlexNet and GoogLeNet are scripts/bench's bvlc_alexnet.py
 and bvlc_googlenet.py (GoogLeNet-aux adds BVLC train_val's two auxiliary
@@ -222,9 +227,13 @@ def compare_forward(m, d, a):
     return rel <= a.tol and rel_loss <= a.tol
 
 
+# Caffe's lr_mult, decay_mult by role (the rest is state, not trained)
+CAFFE_MULT = {"weight": (1.0, 1.0), "bias": (2.0, 0.0), "gamma": (1.0, 0.0), "beta": (1.0, 0.0)}
+
+
 def caffe_sgd(ts, history, lr, mom, wd):
     """One update of Caffe's SGD with its lr_mult and decay_mult by role."""
-    mult = {"weight": (1.0, 1.0), "bias": (2.0, 0.0), "gamma": (1.0, 0.0), "beta": (1.0, 0.0)}
+    mult = CAFFE_MULT
     with torch.no_grad():
         for i, (role, t) in enumerate(ts):
             if role not in mult:  # running statistics: state, not trained
@@ -234,38 +243,78 @@ def caffe_sgd(ts, history, lr, mom, wd):
             t.sub_(history[i])
 
 
+def torch_step(m, ts, x, y, a, history, start):
+    """One Caffe SGD step of torch from the weights in file start: the
+    weights after it and the step's main loss (history is updated)."""
+    load_params(ts, start)
+    m.zero_grad()
+    main, total = losses(m(x), y, a.model)
+    total.backward()
+    caffe_sgd(ts, history, a.lr, a.momentum, a.weight_decay)
+    return [t.detach().clone() for _, t in ts], main.item()
+
+
+def floor_by_role(m, ts, x, y, a, history, start, after):
+    """How far torch's own float64 update moves, per trained role, when the
+    images change by a relative 1e-6 (the largest of --floor draws): how
+    well conditioned the step is, the scale an engine error is judged by
+    (ResNet-50 in train mode at small crops: a few percent)."""
+    gen = torch.Generator().manual_seed(1)
+    worst = {}
+    for _ in range(a.floor):
+        xp = x * (1 + 1e-6 * torch.randn(x.shape, generator=gen, dtype=x.dtype))
+        moved, _ = torch_step(m, ts, xp, y, a, [h.clone() for h in history], start)
+        sums = {}
+        for (role, _), t1, tp in zip(ts, after, moved):
+            sums[role] = sums.get(role, 0.0) + ((tp - t1) ** 2).sum().item()
+        for role, v in sums.items():
+            worst[role] = max(worst.get(role, 0.0), v ** 0.5)
+    return worst
+
+
 def compare_train(m, d, a, ts):
     """Each step from the engine's weights before it (so that a ReLU or a
     max-pool choice that float32 rounding flips in one step does not carry
-    into the next and grow), with torch's own momentum history."""
+    into the next and grow), with torch's own momentum history.  With
+    --floor, a trained role's error must stay within --floor-ratio times
+    what a 1e-6 change of the images moves torch's own update, and the
+    engine's update must point where torch's does (projection within 2%:
+    a missing term or a wrong multiplier is off by O(1))."""
     x = read_f32(d / "input.f32", a.batch, 3, a.crop, a.crop)
     y = read_f32(d / "labels.f32", a.batch).long()
     history = [torch.zeros_like(t) for _, t in ts]
     engine_losses, ok = read_losses(d), True
     for s in range(1, a.steps + 1):
-        load_params(ts, d / (f"step{s - 1}.f32" if s > 1 else "params.f32"))
+        start = d / (f"step{s - 1}.f32" if s > 1 else "params.f32")
+        load_params(ts, start)
         before = [t.detach().clone() for _, t in ts]
-        m.zero_grad()
-        main, total = losses(m(x), y, a.model)
-        total.backward()
-        caffe_sgd(ts, history, a.lr, a.momentum, a.weight_decay)
-        after = [t.detach().clone() for _, t in ts]
+        kept = [h.clone() for h in history]  # the step's own, for the floor's draws
+        after, ref = torch_step(m, ts, x, y, a, history, start)
+        floor = floor_by_role(m, ts, x, y, a, kept, start, after) if a.floor else None
         load_params(ts, d / f"step{s}.f32")
-        sums = {}  # role: squared error, squared update
+        sums = {}  # role: squared error, squared update, engine update . torch update
         for (role, t), t0, t1 in zip(ts, before, after):
-            e, u = sums.get(role, (0.0, 0.0))
-            sums[role] = (e + ((t - t1) ** 2).sum().item(), u + ((t1 - t0) ** 2).sum().item())
-        for role, (e, u) in sums.items():
+            e, u, dot = sums.get(role, (0.0, 0.0, 0.0))
+            sums[role] = (e + ((t - t1) ** 2).sum().item(), u + ((t1 - t0) ** 2).sum().item(),
+                          dot + ((t - t0) * (t1 - t0)).sum().item())
+        for role, (e, u, dot) in sums.items():
             if u == 0:
                 continue  # running statistics in test mode: unchanged on both sides
             rel = (e / u) ** 0.5
+            if floor and floor.get(role) and role in CAFFE_MULT:
+                ratio, proj = e ** 0.5 / floor[role], dot / u
+                ok &= ratio <= a.floor_ratio and abs(proj - 1) <= 0.02
+                print(f"{a.model} step {s} {role}: |engine - torch| / |update| {rel:.3g}, "
+                      f"{ratio:.3g} x the 1e-6 floor ({floor[role] / u ** 0.5:.3g}), projection {proj:.5f}")
+                continue
             ok &= rel <= a.tol
             print(f"{a.model} step {s} {role}: |engine - torch| / |update| {rel:.3g}")
-        ref, mine = main.item(), engine_losses[s - 1]
+        mine = engine_losses[s - 1]
         rel = abs(mine - ref) / max(1.0, abs(ref))
         ok &= rel <= a.tol
         print(f"{a.model} step {s} loss {mine:.6g} (torch {ref:.6g}, relative error {rel:.3g})")
-    print(f"{a.model} crop {a.crop} batch {a.batch} {a.backend} training: tolerance {a.tol:g}")
+    print(f"{a.model} crop {a.crop} batch {a.batch} {a.backend} training: tolerance {a.tol:g}"
+          + (f", floor ratio {a.floor_ratio:g}" if a.floor else ""))
     return ok
 
 
@@ -295,6 +344,9 @@ def main():
     p.add_argument("--weight-decay", type=float, default=0.5)
     p.add_argument("--input-scale", type=float, help="the images' standard deviation")
     p.add_argument("--tol", type=float)
+    p.add_argument("--floor", type=int, default=0,
+                   help="judge trained roles by N draws of a 1e-6 change of the images (ill-conditioned steps)")
+    p.add_argument("--floor-ratio", type=float, default=4.0)
     p.add_argument("--keep", action="store_true", help="keep the dump")
     a = p.parse_args()
     if a.input_scale is None:
