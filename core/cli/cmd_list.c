@@ -268,6 +268,12 @@ static int print_plugins(const dlg_registry *reg, const char *name, bool md)
  * know and the plugin files that failed to load (NAME may be in one). */
 static void unknown_name(const dlg_registry *reg, const char *name)
 {
+    const dlg_plugin_file *failed = dlg_registry_failed_naming(reg, name);
+    if (failed) { /* not the name's fault (under a tight ulimit -v, every file fails) */
+        fprintf(stderr, "dlgauge: plugin file %s, which names '%s', could not be loaded: %s\n", failed->path, name,
+                failed->error);
+        return;
+    }
     const char *names[512] = {"job", "global", "metrics", "all"};
     size_t n = 4;
     n += dlg_command_names(names + n, 512 - n);

@@ -622,9 +622,7 @@ static void provides(const dlg_plugin_file *f, dlg_kind kind, char *err, size_t 
         snprintf(err + w, errlen - w, "%sno %s", f->info->items[0] ? ", " : " ", dlg_kind_name(kind));
 }
 
-/* The first file that failed to load and names name (dlg_plugin_names),
- * or NULL. */
-static const dlg_plugin_file *failed_naming(const dlg_registry *r, const char *name)
+const dlg_plugin_file *dlg_registry_failed_naming(const dlg_registry *r, const char *name)
 {
     for (size_t i = 0; i < r->nfiles; i++)
         if (r->files[i].error && dlg_plugin_names(r->files[i].path, name))
@@ -663,7 +661,7 @@ const dlg_plugin_desc *dlg_registry_find(const dlg_registry *r, dlg_kind kind, c
     }
     /* not the name's fault where the file that has it failed to load
      * (under a tight ulimit -v, every file does) */
-    const dlg_plugin_file *failed = only_file < 0 ? failed_naming(r, name) : NULL;
+    const dlg_plugin_file *failed = only_file < 0 ? dlg_registry_failed_naming(r, name) : NULL;
     if (failed) {
         snprintf(err, errlen, "plugin file %s, which names %s '%s', could not be loaded: %s", failed->path,
                  dlg_kind_name(kind), name, failed->error);

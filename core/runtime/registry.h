@@ -60,6 +60,10 @@ const dlg_plugin_desc *dlg_registry_find(const dlg_registry *r, dlg_kind kind, c
  * desc is the one used. */
 const char *dlg_registry_shadowed_by(const dlg_registry *r, const dlg_plugin_desc *desc);
 
+/* The first plugin file that failed to load and names name among its
+ * strings (registry_elf.h: its likely provider), or NULL. */
+const dlg_plugin_file *dlg_registry_failed_naming(const dlg_registry *r, const char *name);
+
 const char *dlg_kind_name(dlg_kind k);
 
 #endif

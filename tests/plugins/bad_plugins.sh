@@ -100,4 +100,12 @@ for f in abi_major2 abi_minor_newer not_a_plugin null_entry bad_options bad_defa
 done
 grep -Eq "^workload +count .*testwl\.so" scan.out || fail "list: the good test plugin is missing"
 grep -Eq "^workload +sleep " scan.out || fail "list: the built-in plugins are missing"
+
+# help for a name whose plugin file failed to load leads with that file,
+# not with "no ... is called 'nope'" (undef_symbol.so provides workload nope)
+run_cli helpnope --plugin-dir "$T" help nope
+expect_rc helpnope 2
+grep -Eq "^dlgauge: plugin file .*/undef_symbol\.so, which names 'nope', could not be loaded: .*dlgt_symbol_nobody_defines" \
+    helpnope.err || fail "help nope did not name the file that failed: $(cat helpnope.err)"
+[ "$(wc -l <helpnope.err)" = 1 ] || fail "help nope said more than one line: $(cat helpnope.err)"
 finish
