@@ -489,9 +489,12 @@ static int h_file_register(const dlg_host *h, dlg_file *f, void *buf, size_t len
 
 static int h_file_fetch(const dlg_host *h, dlg_file *f, uint64_t off, size_t n, const void **ptr)
 {
+    uint64_t mark = dlg_services_mark(impl(h)->svc);
     if (f->ops->caps & DLG_CAP_ZERO_COPY) {
         int rc = f->ops->fetch(f, off, n, ptr);
-        if (rc >= 0 && n > 0) {
+        if (rc < 0) /* else the workload's "failed without saying why" blames itself */
+            return io_failed(h, mark, f, "fetch", n, off, rc);
+        if (n > 0) {
             __atomic_add_fetch(&impl(h)->svc->bytes_read, n, __ATOMIC_RELAXED);
             __atomic_add_fetch(&impl(h)->svc->ios, 1, __ATOMIC_RELAXED);
         }
@@ -499,7 +502,6 @@ static int h_file_fetch(const dlg_host *h, dlg_file *f, uint64_t off, size_t n, 
     }
     /* No zero-copy: lend a private copy (the fallback, not a fast path). */
     const char *path = host_file_of(f)->path;
-    uint64_t mark = dlg_services_mark(impl(h)->svc);
     void *buf = malloc(n ? n : 1);
     if (!buf)
         return h->error(h, DLG_ENOMEM, "%s: out of memory fetching %zu bytes at offset %llu", path, n,

@@ -89,6 +89,31 @@ static void backend_reason_kept(void **state)
                         "st.ini:8: [job checksum] [storage fake] fake: " HFX_PATH ": size failed: the server hung up");
 }
 
+/* A zero-copy fetch that fails without a word: said at the storage with
+ * the file and offset, as a silent read is.  It got no line at all: the
+ * workload's "failed without saying why" blamed the workload. */
+static int silent_fetch(dlg_file *f, uint64_t off, size_t n, const void **ptr)
+{
+    (void)f, (void)off, (void)n, (void)ptr;
+    return -DLG_EIO;
+}
+
+static void silent_fetch_names_file_and_offset(void **state)
+{
+    hfx_fixture *fx = *state;
+    dlg_storage_ops ops = *fx->f->ops;
+    ops.fetch = silent_fetch;
+    const dlg_storage_ops *real = fx->f->ops;
+    fx->f->ops = &ops;
+    const void *p = NULL;
+    int rc = fx->h->file_fetch(fx->h, fx->f, 40, 16, &p);
+    fx->f->ops = real;
+    assert_int_equal(rc, -DLG_EIO);
+    assert_string_equal(dlg_services_error(&fx->svc), "st.ini:8: [job checksum] [storage fake] fake: " HFX_PATH
+                                                      ": fetch of 16 bytes at offset 40 failed (DLG_EIO)");
+    assert_int_equal(fx->svc.ios, 0);
+}
+
 /* A silent read that returns what is no DLG_E* code: said as such, the
  * error's code DLG_EIO. */
 static int64_t odd_code_read(dlg_file *f, void *buf, size_t n, uint64_t off)
@@ -391,6 +416,7 @@ int main(void)
         T(backend_reason_kept),
         T(odd_code_named),
         T(fetch_fallback_one_line),
+        T(silent_fetch_names_file_and_offset),
         T(size_failure_names_file),
         T(failed_close_of_written_file_is_an_error),
         T(failed_close_through_abi_warns),
