@@ -2,8 +2,8 @@
 # An in-process cell (isolation = none) of cpus = 1 runs one OpenMP thread
 # whatever libgomp's default team (every CPU of the process when it was
 # loaded, or OMP_NUM_THREADS): lstm-ptb's net and the conv kernel, run
-# once under OMP_NUM_THREADS=1 and once under 4, peak at the same number
-# of threads (/proc/PID/task sampled every 20 ms).  They once made their
+# once under OMP_NUM_THREADS=1 and once under 4, peak at no more threads
+# under 4 than under 1 (/proc/PID/task sampled every 20 ms).  They once made their
 # oneDNN primitives under the default team, which then ran 4 threads on
 # the cell's 1 CPU.
 # Arguments as every e2e script: DLGAUGE PLUGIN_DIR TEST_PLUGIN_DIR WORK.
@@ -17,6 +17,9 @@ peak() {
     ("$PY" - "$pid" <<'PY'
 import os, sys, time
 pid, most, cpus = sys.argv[1], 0, set()
+# from 0.4 s on: the cell's (1.5 s) threads, not the brief ones of the
+# start (each plugin's load is watched by a thread of its own)
+time.sleep(0.4)
 while os.path.exists(f"/proc/{pid}/task"):
     try:
         tids = os.listdir(f"/proc/{pid}/task")
@@ -51,7 +54,9 @@ for job in lm conv; do
     expect_rc "$job-4" 0
     one=$(cat "$job-1.peak") four=$(cat "$job-4.peak")
     echo "$job: threads at most, CPUs allowed: OMP_NUM_THREADS=1: $one; 4: $four"
-    [ "${one%% *}" = "${four%% *}" ] ||
+    # at most as many: sampling may miss a brief thread (a loaded machine
+    # starts the sampler late), never invent one; the bug ran 4 for 1
+    [ "${four%% *}" -le "${one%% *}" ] ||
         fail "$job: ${four%% *} threads under OMP_NUM_THREADS=4, ${one%% *} under 1: the cell's OpenMP team is not its cpus = 1"
 done
 finish
