@@ -48,7 +48,8 @@ dlg=$build/bin/dlgauge
 . "$src/scripts/bench/bench_lib.sh"
 need_peer_modules torch torchvision
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+keep=
+trap '[ -n "$keep" ] || rm -rf "$work"' EXIT
 
 # PyTorch's environment, in its own commands only: one OpenBLAS thread (the
 # OpenMP team does the parallel work), glibc malloc tuned as PyTorch's own
@@ -135,7 +136,8 @@ bench, work, rounds, policies = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.
 cases = [c.split() for c in sys.argv[5:]]
 sys.path.insert(0, bench)
 from rounds import median_round
-cases = [c for c in cases if glob.glob(f"{work}/dlg-{c[0]}-*-[0-9]*.csv")]
+# by policy: "dlg-resnet50-infer-b16-*" would also match the -bf16 case's files
+cases = [c for c in cases if any(glob.glob(f"{work}/dlg-{c[0]}-{pol}-[0-9]*.csv") for pol in policies)]
 
 
 def by_round(pattern):
@@ -204,5 +206,7 @@ print(f"PyTorch BLAS kernel: {blas}")
 if missing:
     sys.exit(f"no ratio for {', '.join(missing)}")
 PY
+# a table that could not be made keeps the runs' files for a second look
+[ "$rc" -eq 0 ] || { keep=1; echo "== the runs' files are kept in $work" >&2; }
 echo "== load average at the end: $(loadavg)"
 exit "$rc"
