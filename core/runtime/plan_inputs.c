@@ -240,23 +240,39 @@ static bool written_before(const dlg_plan *p, size_t jidx, const char *kind, con
     return !why[0];
 }
 
-/* Whether any storage the job reads through takes local file names (the
- * built-in backends; throttle wraps one of them): a path missing here fails
- * those cells whatever another plugin's cells make of it (a bucket or a URL
- * that only it can resolve), so only a job read through none is left to it. */
+/* Whether storage `name` (a [storage] section or a backend type) reads
+ * local file names: a built-in backend does; a wrapper (an option flagged
+ * DLG_OPT_STORAGE, the throttle's inner) does when what it wraps does.
+ * depth bounds a loop of wrappers, which the host refuses when it opens them. */
+static bool reads_local(const dlg_plan *p, const char *name, int depth)
+{
+    static const char *const local[] = {"posix", "direct", "mmap", "uring"};
+    const dlg_instance_spec *s = dlg_plan_storage(p, name);
+    const char *type = s && s->desc ? s->desc->name : name;
+    for (size_t k = 0; k < sizeof local / sizeof *local; k++)
+        if (strcmp(type, local[k]) == 0)
+            return true;
+    const dlg_option *opts = s && s->desc ? s->desc->options : NULL;
+    for (size_t i = 0; depth > 0 && s && s->vals && opts && opts[i].name; i++)
+        if ((opts[i].flags & DLG_OPT_STORAGE) && s->vals[i].set && s->vals[i].text &&
+            reads_local(p, s->vals[i].text, depth - 1))
+            return true;
+    return false;
+}
+
+/* Whether any storage the job reads through takes local file names: a
+ * path missing here fails those cells whatever another plugin's cells make
+ * of it (a bucket or a URL that only it can resolve), so only a job read
+ * through none is left to it. */
 static bool local_files(const dlg_plan *p, const dlg_job *j)
 {
-    static const char *const local[] = {"posix", "direct", "mmap", "uring", "throttle"};
     char **vals = NULL;
     size_t n = 0;
     if (!j->core_text[DLG_K_STORAGE] || dlg_list_split(j->core_text[DLG_K_STORAGE], &vals, &n) != 0)
         return false;
     bool any = false;
-    for (size_t i = 0; i < n && !any; i++) {
-        const dlg_instance_spec *s = dlg_plan_storage(p, vals[i]);
-        for (size_t k = 0; s && s->desc && k < sizeof local / sizeof *local; k++)
-            any |= strcmp(s->desc->name, local[k]) == 0;
-    }
+    for (size_t i = 0; i < n && !any; i++)
+        any = reads_local(p, vals[i], 4);
     dlg_list_free(vals, n);
     return any;
 }

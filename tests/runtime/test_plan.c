@@ -522,6 +522,19 @@ static void plugin_storage_inputs(void **state)
         rt_assert_error_at(f.err, f.path, 3, "[job a] data: ", "/none.bin: No such file or directory", END);
         done(&f);
     }
+    /* a throttle is as local as what it wraps: over the plugin, left to it;
+     * over posix (its default inner), checked here */
+    static const char tfmt[] = "[job a]\nworkload = io\ndata = raw:%s/none.bin\nstorage = slow\n"
+                               "[storage slow]\ntype = throttle\nbandwidth = 1MiB\n%s"
+                               "[storage remote]\ntype = far\nplugin = %s/farstore.so\n";
+    snprintf(text, sizeof text, tfmt, dir, "inner = remote\n", DLG_TEST_PLUGIN_DIR);
+    if (check_inputs(state, &f, text, warn, sizeof warn) != 0)
+        fail_msg("%s", f.err);
+    done(&f);
+    snprintf(text, sizeof text, tfmt, dir, "", DLG_TEST_PLUGIN_DIR);
+    assert_int_not_equal(check_inputs(state, &f, text, warn, sizeof warn), 0);
+    rt_assert_error_at(f.err, f.path, 3, "[job a] data: ", "/none.bin: No such file or directory", END);
+    done(&f);
 }
 
 /* A storage's create() message about one of its keys (the throttle's
