@@ -399,7 +399,8 @@ static int restore(int fd, int nfd)
     return rc;
 }
 
-int sink_follow_path(const struct dlg_host *h, int *fd, const char *path, const char *what, size_t n)
+int sink_follow_path(const struct dlg_host *h, int *fd, const char *path, const char *what, size_t n,
+                     const char *whose)
 {
     int change = path_change(*fd, path);
     if (change == PATH_SAME)
@@ -412,23 +413,23 @@ int sink_follow_path(const struct dlg_host *h, int *fd, const char *path, const 
         int e = nfd < 0 ? errno : -copied;
         if (nfd >= 0)
             close(nfd);
-        return h->error(h, DLG_EIO, "%s was %s during the run, and making it again failed: %s; the %zu %s%s written "
+        return h->error(h, DLG_EIO, "%s was %s during the run, and making it again failed: %s; the %zu %s%s %s "
                         "before are %s; this one and later ones are kept in the journal: dlgauge run --resume "
-                        "writes them", path, how, strerror(e), n, what, n == 1 ? "" : "s",
+                        "writes them", path, how, strerror(e), n, what, n == 1 ? "" : "s", whose,
                         change == PATH_DELETED ? "gone with it" : "in the moved file");
     }
     close(*fd);
     *fd = nfd;
     if (copied)
         h->log(h, DLG_LOG_WARN, "%s was deleted during the run: made again from the copy still open, with the %zu "
-               "%s%s this run wrote before; later ones follow", path, n, what, n == 1 ? "" : "s");
+               "%s%s %s before; later ones follow", path, n, what, n == 1 ? "" : "s", whose);
     else if (change == PATH_DELETED)
-        h->log(h, DLG_LOG_WARN, "%s was deleted during the run and another file is there now: the %zu %s%s this "
-               "run wrote before are gone with the deleted one; later ones go to the new file", path, n, what,
-               n == 1 ? "" : "s");
+        h->log(h, DLG_LOG_WARN, "%s was deleted during the run and another file is there now: the %zu %s%s %s "
+               "before are gone with the deleted one; later ones go to the new file", path, n, what,
+               n == 1 ? "" : "s", whose);
     else
-        h->log(h, DLG_LOG_WARN, "%s was %s during the run: the %zu %s%s this run wrote before stay in the moved "
-               "file; later ones go to %s %s", path, how, n, what, n == 1 ? "" : "s",
+        h->log(h, DLG_LOG_WARN, "%s was %s during the run: the %zu %s%s %s before stay in the moved "
+               "file; later ones go to %s %s", path, how, n, what, n == 1 ? "" : "s", whose,
                made ? "a new" : "the file now at", path);
     return 1;
 }

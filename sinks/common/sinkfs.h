@@ -91,10 +91,12 @@ int sink_set_aside_cut_line(const struct dlg_host *h, int fd, const char *path);
  * file open at *fd is no longer the one at path, *fd becomes the file at
  * path -- a deleted one made again from what it held (still readable
  * through *fd), else the file now there, or a new one -- with one warning
- * (`what` names a record, n how many this run wrote).  0 when *fd is
+ * (`what` names a record, n how many there were and `whose` whose they
+ * are: "this run wrote", or "it held" for a file that outlives runs).  0 when *fd is
  * still the file at path (or not a regular file), 1 when it was reopened,
  * -code after reporting (the record is then not written). */
-int sink_follow_path(const struct dlg_host *h, int *fd, const char *path, const char *what, size_t n);
+int sink_follow_path(const struct dlg_host *h, int *fd, const char *path, const char *what, size_t n,
+                     const char *whose);
 
 /* What sink_open_append would find wrong with the `path` option, found
  * without creating or writing anything (for a sink's check op): an existing

@@ -383,7 +383,7 @@ static int write_result(csv_sink *s, const dlg_point *p, bool again)
         return rc;
     /* a file deleted or moved away: the row goes to the one at the path,
      * under the header there (or a new one's) */
-    rc = sink_follow_path(s->h, &s->fd, s->path, "row", s->rows);
+    rc = sink_follow_path(s->h, &s->fd, s->path, "row", s->rows, "this run wrote");
     if (rc > 0)
         rc = start_file(s);
     if (rc != 0)

@@ -194,7 +194,8 @@ static int append_file(influx_sink *s, int *sync_failed)
  * later points are not written into a file no one sees. */
 static int write_file(influx_sink *s)
 {
-    int sync_failed = 0, rc = sink_follow_path(s->h, &s->fd, s->path, "point", s->file_points);
+    int sync_failed = 0, rc = sink_follow_path(s->h, &s->fd, s->path, "point", s->file_points,
+                                                  "this run wrote");
     if (rc < 0)
         return rc;
     int e = append_file(s, &sync_failed);

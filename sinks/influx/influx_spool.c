@@ -191,7 +191,8 @@ static int spool_follow(influx_sink *s)
     struct stat st;
     if (s->spool_fd < 0 || stat(s->spool_path, &st) == 0 || errno != ENOENT)
         return 0;
-    int rc = sink_follow_path(s->h, &s->spool_fd, s->spool_path, "spooled point", fd_points(s->spool_fd));
+    int rc = sink_follow_path(s->h, &s->spool_fd, s->spool_path, "spooled point",
+                              fd_points(s->spool_fd), "it held");
     return rc < 0 ? rc : 0;
 }
 

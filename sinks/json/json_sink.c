@@ -100,7 +100,7 @@ static int append_points(json_sink *s, const dlg_point *pts, size_t n, bool agai
         durable = durable || !is_progress(&pts[i]);
     }
     /* a file deleted or moved away: the points go to the one at the path */
-    int moved = s->out.len ? sink_follow_path(s->h, &s->fd, s->path, "point", s->points) : 0;
+    int moved = s->out.len ? sink_follow_path(s->h, &s->fd, s->path, "point", s->points, "this run wrote") : 0;
     if (moved < 0)
         return moved;
     int e = 0, sync_failed = 0, held = 0;

@@ -416,7 +416,7 @@ static void test_spool_deleted_during_run(void **unused)
     assert_int_equal(s.m.warnings, 2);
     char want[4400];
     snprintf(want, sizeof want, "%s was deleted during the run: made again from the copy still open, with the 2 "
-             "spooled points this run wrote before", spool);
+             "spooled points it held before", spool);
     assert_non_null(strstr(s.m.last_log, want));
     assert_int_equal(s.ops->flush(s.st, 2000000000u), -DLG_EAGAIN);
     assert_non_null(strstr(s.m.last_error, "3 points stay spooled"));
@@ -459,7 +459,7 @@ static void test_spool_moved_during_run(void **unused)
     assert_int_equal(rename(spool, moved), 0);
     spool_write_one(s.ops, s.st, 2);
     assert_int_equal(s.m.warnings, 2);
-    assert_non_null(strstr(s.m.last_log, "the 1 spooled point this run wrote before stay in the moved file"));
+    assert_non_null(strstr(s.m.last_log, "the 1 spooled point it held before stay in the moved file"));
     assert_int_equal(s.ops->flush(s.st, 2000000000u), -DLG_EAGAIN);
     s.ops->close(s.st);
     char *old = st_slurp(moved, NULL), *now = st_slurp(spool, NULL);
