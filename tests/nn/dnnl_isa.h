@@ -14,4 +14,11 @@ static inline bool has_avx512(void)
     return (isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
 }
 
+/* Whether it takes its AMX (bf16 tile) kernels here. */
+static inline bool has_amx(void)
+{
+    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    return (isa & dnnl_cpu_isa_avx512_core_amx) == dnnl_cpu_isa_avx512_core_amx;
+}
+
 #endif

@@ -14,6 +14,7 @@ void cpu_conv_destroy(void *ctx, void *state)
     cpu_prim_destroy(&s->fwd);
     cpu_prim_destroy(&s->bwd_data);
     cpu_prim_destroy(&s->bwd_weights);
+    cpu_prim_destroy(&s->sub);
     cpu_prim_destroy(&s->add);
     cpu_fold_destroy(&s->fold);
     cpu_wcopy_destroy(&s->wq);
@@ -25,7 +26,8 @@ size_t cpu_conv_ws(const conv_state *s)
 {
     size_t w = s->fwd.ws > s->add.ws ? s->fwd.ws : s->add.ws;
     w = s->bwd_data.ws > w ? s->bwd_data.ws : w;
-    return s->tmp_bytes + (s->bwd_weights.ws > w ? s->bwd_weights.ws : w);
+    size_t bw = s->sub_bytes + (s->sub.ws > s->bwd_weights.ws ? s->sub.ws : s->bwd_weights.ws);
+    return s->tmp_bytes + (bw > w ? bw : w);
 }
 
 /* The transformed filter of an inference layer, rebuilt when what it
@@ -146,6 +148,14 @@ static int conv_backward(void *ctx, dlg_layer *l, void *state)
         if (l->p.conv.bias)
             wino_bias_grad(y->d[0], y->d[1], y->d[2] * y->d[3], l->top[0]->diff,
                            l->param[1]->diff);
+    } else if (!rc && l->param_grad && s->sub_bytes) {
+        char *ws = (char *)l->ws + s->sub_bytes;
+        for (int64_t n = 0; n < s->sub_images && !rc; n++) {
+            void *sub[2] = {(char *)l->bottom[0]->data + n * s->sub_from_step, (char *)l->ws + n * s->sub_to_step};
+            rc = cpu_prim_exec(ctx, &s->sub, sub, ws);
+        }
+        void *ptrs[3] = {l->ws, l->top[0]->diff, l->param[0]->diff};
+        rc = rc ? rc : cpu_prim_exec(ctx, &s->bwd_weights, ptrs, ws);
     } else if (!rc && l->param_grad) {
         void *ptrs[4] = {l->bottom[0]->data, l->top[0]->diff, l->param[0]->diff,
                          l->p.conv.bias ? l->param[1]->diff : NULL};
@@ -168,7 +178,7 @@ static const char *conv_impl(const void *state)
                                                     : "winograd F(4,3) along w avx2")
                                : (s->shape1d.r == 7 ? "winograd F(3,7) along h avx2"
                                                     : "winograd F(4,3) along h avx2");
-    if (s->in_place)
+    if (s->in_place || s->wgrad_matmul)
         return s->impl;
     impl = cpu_impl_name(s->fwd.pd);
     return *impl ? impl : NULL;

@@ -20,7 +20,14 @@ typedef struct conv_state {
     /* the top is the residual's memory (in_place_ok): fwd's sum post-op
      * adds the convolution into it (accumulate_in_place) */
     bool in_place;
-    char impl[96]; /* fwd's implementation, ", added in place" */
+    char impl[128]; /* fwd's implementation, ", added in place" or the matmul's */
+    bool wgrad_matmul; /* bwd_weights is a matmul (cpu-bf16 1x1 layers) */
+    /* a strided one's: its input subsampled, compact, into the first
+     * sub_bytes of the workspace before the matmul, by sub an image at a
+     * time (sub_from_step, sub_to_step bytes apart) */
+    cpu_prim sub;
+    size_t sub_bytes, sub_from_step, sub_to_step;
+    int64_t sub_images;
     dnnl_memory_desc_t top_md; /* the top's layout when it is not plain */
     dnnl_memory_desc_t w_md;   /* the weights' layout when it is not plain */
     cpu_fold fold;             /* a batch norm folded into the weights */
