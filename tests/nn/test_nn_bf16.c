@@ -29,16 +29,17 @@
 typedef int (*build_fn)(dlg_net *net);
 
 /* A plan of build on backend (inference: nothing kept but inputs, params
- * and outputs; training: every blob kept, the input's gradient too), its
- * input "x" filled; NULL with the error in err. */
-static dlg_net *make(build_fn build, const char *backend, bool train, char *err, size_t errlen)
+ * and outputs; training: every blob kept unless `fused`, the input's
+ * gradient too), its input "x" filled; NULL with the error in err. */
+static dlg_net *make_as(build_fn build, const char *backend, bool train, bool fused, char *err, size_t errlen)
 {
     dlg_net *net;
     assert_int_equal(dlg_net_create(&net, backend), 0);
     dlg_net_set_fillers(net, (dlg_filler){DLG_FILL_GAUSSIAN, 0.3f}, (dlg_filler){DLG_FILL_GAUSSIAN, 0.3f});
     build(net);
+    /* keep_all also keeps the planner from fusing layers */
     dlg_plan_opts o = {.backend = backend, .threads = 2, .train = train, .seed = 9, .input_grads = train,
-                       .keep_all = train};
+                       .keep_all = train && !fused};
     if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0) {
         snprintf(err, errlen, "%s", dlg_net_error(net));
         dlg_net_destroy(net);
@@ -46,6 +47,11 @@ static dlg_net *make(build_fn build, const char *backend, bool train, char *err,
     }
     assert_int_equal(tu_fill_blob(net, dlg_net_blob(net, "x"), FILL_DISTINCT, 21), 0);
     return net;
+}
+
+static dlg_net *make(build_fn build, const char *backend, bool train, char *err, size_t errlen)
+{
+    return make_as(build, backend, train, false, err, errlen);
 }
 
 static dlg_net *make_mode(build_fn build, const char *backend, bool train)
@@ -322,12 +328,12 @@ static int layers_by(const dlg_net *net, const char *what)
 }
 
 /* Training: the gradients within the bf16 tolerance of the reference's,
- * and bf16 rounding visible (not fp32 under another name).  Returns how
- * many layers of the bf16 net took their weight gradient by matmul. */
-static int check_train(const char *what, build_fn build, prep_fn prep)
+ * and bf16 rounding visible (not fp32 under another name): nets ref,
+ * cpu-bf16 and cpu (destroyed here).  Returns how many layers of the bf16
+ * net ran each of the kernels in `kinds` (NULL or n of them) in `counts`. */
+static void check_nets(const char *what, dlg_net **nets, prep_fn prep, const char *const *kinds, int *counts,
+                       int n)
 {
-    dlg_net *nets[3] = {make_mode(build, "ref", true), make_mode(build, "cpu-bf16", true),
-                        make_mode(build, "cpu", true)};
     if (prep)
         prep(nets, 3);
     for (int k = 0; k < 3; k++)
@@ -335,23 +341,51 @@ static int check_train(const char *what, build_fn build, prep_fn prep)
     double e = grad_err(nets[1], nets[0], what, "bf16"), e32 = grad_err(nets[2], nets[0], what, "fp32");
     assert_true(e < BF16_TOL);
     assert_true(e > 4 * e32);
-    int by_matmul = layers_by(nets[1], "weight gradient by matmul");
+    for (int k = 0; k < n; k++)
+        counts[k] = layers_by(nets[1], kinds[k]);
     for (int k = 0; k < 3; k++)
         dlg_net_destroy(nets[k]);
-    return by_matmul;
+}
+
+static void check_train(const char *what, build_fn build, prep_fn prep, const char *const *kinds, int *counts,
+                        int n)
+{
+    dlg_net *nets[3] = {make_mode(build, "ref", true), make_mode(build, "cpu-bf16", true),
+                        make_mode(build, "cpu", true)};
+    check_nets(what, nets, prep, kinds, counts, n);
+}
+
+/* check_train with the bf16 and fp32 nets planned as runs plan them:
+ * layers fused, the blobs in between not kept */
+static void check_train_fused(const char *what, build_fn build, const char *const *kinds, int *counts, int n)
+{
+    char err[512] = "";
+    dlg_net *nets[3] = {make_mode(build, "ref", true), make_as(build, "cpu-bf16", true, true, err, sizeof err),
+                        make_as(build, "cpu", true, true, err, sizeof err)};
+    if (!nets[1] || !nets[2])
+        fail_msg("%s", err);
+    check_nets(what, nets, NULL, kinds, counts, n);
 }
 
 static void test_train(void **st)
 {
-    check_train("alexnet-smooth", alex_smooth, NULL);
-    check_train("inception-smooth", inception_smooth, NULL);
+    check_train("alexnet-smooth", alex_smooth, NULL, NULL, NULL, 0);
+    check_train("inception-smooth", inception_smooth, NULL, NULL, NULL, 0);
     /* its bias-free 1x1 layers (ca0 and ca; cp and cb, stride 2, on a
      * subsampled copy) take their weight gradient by matmul where their
      * tensors are NHWC, as oneDNN's AMX kernels choose */
-    int by_matmul = check_train("resnet-smooth", resnet_smooth, NULL);
+    const char *kinds[2] = {"weight gradient by matmul", "sums the split's gradients in one pass"};
+    int counts[2];
+    check_train("resnet-smooth", resnet_smooth, NULL, kinds, counts, 1);
     if (has_amx())
-        assert_true(by_matmul == 4);
-    check_train("relu, max pool", gated, gated_exact);
+        assert_int_equal(counts[0], 4);
+    /* planned for a run: adda takes over the split of its output (read by
+     * cp and cb) and sums their bf16 gradients in one pass */
+    check_train_fused("resnet-smooth, fused", resnet_smooth, kinds, counts, 2);
+    if (has_amx())
+        assert_int_equal(counts[0], 4);
+    assert_int_equal(counts[1], 1);
+    check_train("relu, max pool", gated, gated_exact, NULL, NULL, 0);
 }
 
 /* SGD updates the fp32 master weights: a step of lr 1e-5 moves a weight

@@ -3,7 +3,9 @@
  * sum of the split's output gradients, masked by the ReLU's output, on
  * tensors below and past the size from which the stores are
  * non-temporal, with a tail that is not a whole vector, and with one
- * input gradient not wanted. */
+ * input gradient not wanted.  cpu_grad_sum_bf16 the same on bf16 tensors,
+ * bit for bit against an fp32 sum rounded once to nearest even (on
+ * AVX-512 CPUs, the only ones cpu-bf16 runs on). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -61,6 +63,86 @@ static void check(int64_t n, int nparts, bool relu, bool both)
     free(keep);
 }
 
+static float widen(uint16_t v)
+{
+    uint32_t u = (uint32_t)v << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static uint16_t round_even(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+/* bf16 values in [-0.5, 0.5): fp32 ones cut to their top 16 bits */
+static uint16_t *buffer16(int64_t n, unsigned seed)
+{
+    uint16_t *p = aligned_alloc(64, ((size_t)n * 2 + 63) / 64 * 64);
+    assert_non_null(p);
+    for (int64_t i = 0; i < n; i++) {
+        float f = (float)rand_r(&seed) / (float)RAND_MAX - 0.5f;
+        uint32_t u;
+        memcpy(&u, &f, sizeof u);
+        p[i] = (uint16_t)(u >> 16);
+    }
+    return p;
+}
+
+static void check16(int64_t n, int nparts, bool relu, bool both)
+{
+    uint16_t *g[3], *y = buffer16(n, 7), *dx0 = buffer16(n, 8), *dx1 = buffer16(n, 9);
+    dlg_tensor t[3];
+    dlg_tensor *parts[3];
+    for (int p = 0; p < nparts; p++) {
+        g[p] = buffer16(n, 10 + (unsigned)p);
+        memset(&t[p], 0, sizeof t[p]);
+        t[p].diff = (float *)g[p];
+        parts[p] = &t[p];
+    }
+    uint16_t *keep = malloc((size_t)n * 2);
+    assert_non_null(keep);
+    memcpy(keep, dx1, (size_t)n * 2);
+    cpu_grad_sum_bf16(dx0, both ? dx1 : NULL, parts, nparts, relu ? y : NULL, n);
+    int64_t bad = 0, rounded = 0;
+    for (int64_t i = 0; i < n; i++) {
+        float sum = widen(g[0][i]);
+        for (int p = 1; p < nparts; p++)
+            sum += widen(g[p][i]);
+        if (relu && !(widen(y[i]) > 0))
+            sum = 0;
+        uint16_t want = round_even(sum);
+        rounded += widen(want) != sum;
+        bad += dx0[i] != want || (both ? dx1[i] != want : dx1[i] != keep[i]);
+    }
+    printf("  bf16: n %lld, %d parts%s%s: %lld wrong (%lld sums rounded)\n", (long long)n, nparts,
+           relu ? ", relu" : "", both ? "" : ", one gradient", (long long)bad, (long long)rounded);
+    assert_int_equal(bad, 0);
+    assert_true(rounded > n / 10); /* the rounding was exercised */
+    for (int p = 0; p < nparts; p++)
+        free(g[p]);
+    free(y);
+    free(dx0);
+    free(dx1);
+    free(keep);
+}
+
+static void test_sums_bf16(void **st)
+{
+    if (!__builtin_cpu_supports("avx512bw") || !__builtin_cpu_supports("avx512vl")) {
+        printf("  no AVX-512 BW/VL here: cpu-bf16 does not run, nothing to check\n");
+        return;
+    }
+    check16(1000, 2, true, true);           /* cached stores, an 8-value tail */
+    check16(1003, 3, false, true);          /* an 11-value tail */
+    check16((1 << 21) + 5, 2, true, true);  /* non-temporal stores, a tail */
+    check16((1 << 21) + 16, 2, true, false); /* only the first gradient */
+    check16((3 << 20) + 1, 3, false, true);
+}
+
 static void test_sums(void **st)
 {
     check(1000, 2, true, true);            /* cached stores, a 0-vector tail */
@@ -72,6 +154,6 @@ static void test_sums(void **st)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_sums)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_sums), cmocka_unit_test(test_sums_bf16)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

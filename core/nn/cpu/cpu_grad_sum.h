@@ -11,5 +11,9 @@
  * n floats in one and the same layout. */
 void cpu_grad_sum(float *dx0, float *dx1, dlg_tensor *const *parts, int nparts, const float *y,
                   int64_t n);
+/* The same over bf16 tensors of n values, summed in fp32 and rounded once
+ * (cpu_grad_sum_bf16.c; AVX-512 CPUs only, as cpu-bf16 is). */
+void cpu_grad_sum_bf16(uint16_t *dx0, uint16_t *dx1, dlg_tensor *const *parts, int nparts,
+                       const uint16_t *y, int64_t n);
 
 #endif

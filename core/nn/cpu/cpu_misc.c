@@ -11,7 +11,8 @@ typedef struct prims {
     cpu_prim fwd, bwd, bwd2, bwd3;
     dnnl_memory_desc_t top_md;
     bool parts;       /* add with a folded split (top_parts) */
-    int64_t one_pass; /* its backward: floats cpu_grad_sum covers; 0: primitives */
+    int64_t one_pass; /* its backward: values cpu_grad_sum(_bf16) covers; 0: primitives */
+    bool one_pass_bf16;
 } prims;
 
 static void prims_destroy(void *ctx, void *state)
@@ -219,10 +220,12 @@ static int parts_setup(cpu_ctx *c, const dlg_layer *l, prims *s, const dnnl_memo
 {
     bool down0 = l->prop_down[0], down1 = l->prop_down[1];
     s->parts = true;
-    /* cpu_grad_sum sums fp32; bf16 gradients take oneDNN's sum */
-    bool f32 = top->data_type == dnnl_f32;
-    if (f32 && (!down0 || dnnl_memory_desc_equal(a, top)) && (!down1 || dnnl_memory_desc_equal(b, top))) {
-        s->one_pass = (int64_t)(dnnl_memory_desc_get_size(top) / sizeof(float));
+    /* cpu_grad_sum sums fp32, cpu_grad_sum_bf16 bf16 */
+    bool f32 = top->data_type == dnnl_f32, bf16 = top->data_type == dnnl_bf16;
+    if ((f32 || bf16) && (!down0 || dnnl_memory_desc_equal(a, top)) &&
+        (!down1 || dnnl_memory_desc_equal(b, top))) {
+        s->one_pass = (int64_t)(dnnl_memory_desc_get_size(top) / (f32 ? sizeof(float) : sizeof(uint16_t)));
+        s->one_pass_bf16 = bf16;
         return 0;
     }
     if (l->ntop_parts >= CPU_MAX_ARGS) {
@@ -308,10 +311,13 @@ static int add_parts_backward(cpu_ctx *c, dlg_layer *l, prims *s)
     float *dx0 = l->prop_down[0] ? l->bottom[0]->diff : NULL;
     float *dx1 = l->prop_down[1] ? l->bottom[1]->diff : NULL;
     const float *y = l->p.add.relu ? l->top[0]->data : NULL;
-    if (s->one_pass) {
+    if (s->one_pass && s->one_pass_bf16)
+        cpu_grad_sum_bf16((uint16_t *)dx0, (uint16_t *)dx1, l->top_parts, l->ntop_parts, (const uint16_t *)y,
+                          s->one_pass);
+    else if (s->one_pass)
         cpu_grad_sum(dx0, dx1, l->top_parts, l->ntop_parts, y, s->one_pass);
+    if (s->one_pass)
         return 0;
-    }
     void *sum[CPU_MAX_ARGS + 1];
     for (int p = 0; p < l->ntop_parts; p++)
         sum[p] = l->top_parts[p]->diff;
