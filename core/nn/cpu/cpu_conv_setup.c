@@ -348,14 +348,18 @@ static bool subsample_input(cpu_ctx *c, const dlg_layer *l, conv_state *s)
  * AMX convolution backward weights ran at 150-350 GFLOP/s here and its
  * brgemm matmul at 2-4x that (dW of 2048 -> 448 at 8x8, batch 4: 2.59
  * against 0.31 ms; ResNet-50's 1x1 stride-1 layers at batch 16, 164
- * against 79 ms a step).  Only where the matmul is brgemm and takes both
- * tensors as they are; false leaves the convolution's own primitive. */
+ * against 79 ms a step).  Only where that was measured, oneDNN's AMX
+ * kernels (an AVX-512 bf16 CPU without AMX keeps its convolution's
+ * backward weights until timed there), and the matmul is brgemm and
+ * takes both tensors as they are; false leaves the convolution's own
+ * primitive. */
 static bool wgrad_by_matmul(cpu_ctx *c, const dlg_layer *l, conv_state *s, const dnnl_memory_desc_t *src,
                             const dnnl_memory_desc_t *dst)
 {
     const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
     const dlg_conv_param *cp = &l->p.conv;
-    if (!c->bf16 || cp->groups != 1 || cp->kh != 1 || cp->kw != 1 || cp->ph || cp->pw || cp->bias || cp->bn)
+    if (!c->bf16 || cp->groups != 1 || cp->kh != 1 || cp->kw != 1 || cp->ph || cp->pw || cp->bias || cp->bn ||
+        !strstr(cpu_impl_name(s->fwd.pd), "amx"))
         return false;
     dnnl_memory_desc_t xn = cpu_md_dt(4, x->d, dnnl_acdb, dnnl_bf16), yn = cpu_md_dt(4, y->d, dnnl_acdb, dnnl_bf16);
     if (!dnnl_memory_desc_equal(src, &xn) || !dnnl_memory_desc_equal(dst, &yn))
