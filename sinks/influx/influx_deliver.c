@@ -210,14 +210,21 @@ static bool says_partial(const char *err)
 }
 
 /* Whether InfluxDB says it dropped all n points ("dropped=N" ends its
- * partial-write text; the last one, as a quoted line may hold the words):
- * then it stored none, "partial write" or not. */
+ * partial-write text): then it stored none, "partial write" or not.  Only
+ * a count that ends the text is InfluxDB's: a quoted line may hold the
+ * words, and its quote and reason follow them (taking such a line's
+ * "dropped=2i" for the count sent the stored points again). */
 static bool dropped_all(const char *err, size_t n)
 {
     const char *last = NULL;
     for (const char *p = err; (p = strstr(p, "dropped=")); p++)
         last = p;
-    return last && strtoull(last + 8, NULL, 10) >= n;
+    const char *digits = last ? last + 8 : NULL;
+    if (!digits || *digits < '0' || *digits > '9')
+        return false;
+    char *end;
+    unsigned long long count = strtoull(digits, &end, 10);
+    return end[strspn(end, " \t\r\n")] == '\0' && count >= n;
 }
 
 /* A partial write that stored some of n points. */
