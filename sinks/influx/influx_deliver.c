@@ -247,16 +247,29 @@ static int split_named(const char *err, const char *part, size_t n, dlg_sbuf *ba
     return 0;
 }
 
+/* How many times one refused request's remaining lines are sent again,
+ * each time without the lines the last answer refused: then the rest is
+ * rejected whole (a stack frame each). */
+#define RESEND_DEPTH_MAX 32
+
+static int reject_part(influx_sink *s, const char *part, size_t n, const char *why, bool retry,
+                       uint64_t deadline_ns, influx_left *left, int depth);
+
 /* The lines of a refused request that InfluxDB did not name as bad, sent
  * once more.  Where InfluxDB is unreachable or denying now they are good
  * all the same: they go back to the caller for the spool, not to the
- * rejected file. */
-static int resend_good(influx_sink *s, const dlg_sbuf *good, bool retry, uint64_t deadline_ns, influx_left *left)
+ * rejected file.  Refused again, the answer is read as the first one was
+ * (reject_part): it may name more lines and say that it stored the others,
+ * which rejecting them all would have saved as rejected too. */
+static int resend_good(influx_sink *s, const dlg_sbuf *good, bool retry, uint64_t deadline_ns, influx_left *left,
+                       int depth)
 {
     char why[512];
     influx_send r = post_retrying(s, good->p, good->len, retry, deadline_ns, why, sizeof why);
     if (r == INFLUX_SENT)
         return 0;
+    if (r == INFLUX_REJECTED && depth < RESEND_DEPTH_MAX)
+        return reject_part(s, good->p, good->len, why, retry, deadline_ns, left, depth + 1);
     if (r != INFLUX_RETRY && r != INFLUX_DENIED)
         return reject(s, good->p, good->len, why, false);
     left->why = r;
@@ -272,7 +285,7 @@ static int resend_good(influx_sink *s, const dlg_sbuf *good, bool retry, uint64_
  * InfluxDB stored beside it).  Sending a stored point again is harmless.
  * *done: whether the part was both. */
 static int reject_unnamed(influx_sink *s, const char *part, size_t n, const char *why, bool retry,
-                          uint64_t deadline_ns, influx_left *left, bool *done)
+                          uint64_t deadline_ns, influx_left *left, int depth, bool *done)
 {
     const char *err = influx_http_error(s->http);
     dlg_sbuf progress = {0}, journaled = {0};
@@ -282,7 +295,7 @@ static int reject_unnamed(influx_sink *s, const char *part, size_t n, const char
         rc = s->h->error(s->h, DLG_ENOMEM, "out of memory");
     else if (*done) {
         rc = reject(s, progress.p, progress.len, why, stored_some(err, influx_count_lines(progress.p, progress.len)));
-        influx_keep_first(&rc, resend_good(s, &journaled, retry, deadline_ns, left));
+        influx_keep_first(&rc, resend_good(s, &journaled, retry, deadline_ns, left, depth));
     }
     sbuf_free(&progress);
     sbuf_free(&journaled);
@@ -291,9 +304,10 @@ static int reject_unnamed(influx_sink *s, const char *part, size_t n, const char
 
 /* A rejection that names unparseable lines costs only those lines: the
  * others were stored (1.x "partial write") or, where InfluxDB refused the
- * whole request (2.x), are sent once more without them. */
+ * whole request (2.x), are sent once more without them.  depth: how many
+ * times these lines have been sent again (resend_good). */
 static int reject_part(influx_sink *s, const char *part, size_t n, const char *why, bool retry,
-                       uint64_t deadline_ns, influx_left *left)
+                       uint64_t deadline_ns, influx_left *left, int depth)
 {
     const char *err = influx_http_error(s->http);
     dlg_sbuf bad = {0}, good = {0};
@@ -306,14 +320,14 @@ static int reject_part(influx_sink *s, const char *part, size_t n, const char *w
             return s->h->error(s->h, DLG_ENOMEM, "out of memory");
         if (named)
             return reject(s, part, n, why, false);
-        rc = reject_unnamed(s, part, n, why, retry, deadline_ns, left, &done);
+        rc = reject_unnamed(s, part, n, why, retry, deadline_ns, left, depth, &done);
         /* one kind of line alone: a type conflict may have stored some */
         return done ? rc : reject(s, part, n, why, stored_some(err, influx_count_lines(part, n)));
     }
     bool stored = stored_some(err, influx_count_lines(part, n));
     rc = reject(s, bad.p, bad.len, why, false);
     if (!stored)
-        influx_keep_first(&rc, resend_good(s, &good, retry, deadline_ns, left));
+        influx_keep_first(&rc, resend_good(s, &good, retry, deadline_ns, left, depth));
     sbuf_free(&bad);
     sbuf_free(&good);
     return rc;
@@ -364,7 +378,7 @@ int influx_deliver(influx_sink *s, const char *body, size_t len, bool retry, uin
             break;
         }
         if (r == INFLUX_REJECTED)
-            influx_keep_first(&rc, reject_part(s, body + off, end - off, why, retry, deadline_ns, left));
+            influx_keep_first(&rc, reject_part(s, body + off, end - off, why, retry, deadline_ns, left, 0));
         else if (r != INFLUX_SENT)
             influx_keep_first(&rc, reject(s, body + off, end - off, why, false));
         off = end;

@@ -253,7 +253,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     influx_http c = {0};
     influx_sink s = {.h = &fh.host, .name = "fuzz", .batch = 3, .timeout_ns = 1000000000, .http = &c,
                      .target = "stand-in", .spool_dir = dir, .spool_path = path, .rejected_path = rejected,
-                     .fd = -1};
+                     .fd = -1, .spool_fd = -1};
     size_t whole = nspool;
     while (whole > 0 && spool[whole - 1] != '\n')
         whole--;
@@ -261,6 +261,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sbuf_free(&c.stored);
     sbuf_free(&c.err);
     sbuf_free(&s.held);
+    if (s.spool_fd >= 0) /* as the sink's close does: the next input must not inherit it */
+        close(s.spool_fd);
     unlink(path);
     unlink(sent);
     unlink(rejected);
