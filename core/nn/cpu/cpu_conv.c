@@ -149,9 +149,12 @@ static int conv_backward(void *ctx, dlg_layer *l, void *state)
             wino_bias_grad(y->d[0], y->d[1], y->d[2] * y->d[3], l->top[0]->diff,
                            l->param[1]->diff);
     } else if (!rc && l->param_grad && s->sub_bytes) {
+        /* each image subsampled (bf16: 2 bytes a value), then the matmul */
+        const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
+        size_t from_step = (size_t)dlg_shape_inner(x) * 2, to_step = (size_t)(x->d[1] * y->d[2] * y->d[3]) * 2;
         char *ws = (char *)l->ws + s->sub_bytes;
-        for (int64_t n = 0; n < s->sub_images && !rc; n++) {
-            void *sub[2] = {(char *)l->bottom[0]->data + n * s->sub_from_step, (char *)l->ws + n * s->sub_to_step};
+        for (int64_t n = 0; n < x->d[0] && !rc; n++) {
+            void *sub[2] = {(char *)l->bottom[0]->data + n * from_step, (char *)l->ws + n * to_step};
             rc = cpu_prim_exec(ctx, &s->sub, sub, ws);
         }
         void *ptrs[3] = {l->ws, l->top[0]->diff, l->param[0]->diff};

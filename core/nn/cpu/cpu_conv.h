@@ -24,10 +24,9 @@ typedef struct conv_state {
     bool wgrad_matmul; /* bwd_weights is a matmul (cpu-bf16 1x1 layers) */
     /* a strided one's: its input subsampled, compact, into the first
      * sub_bytes of the workspace before the matmul, by sub an image at a
-     * time (sub_from_step, sub_to_step bytes apart) */
+     * time */
     cpu_prim sub;
-    size_t sub_bytes, sub_from_step, sub_to_step;
-    int64_t sub_images;
+    size_t sub_bytes;
     dnnl_memory_desc_t top_md; /* the top's layout when it is not plain */
     dnnl_memory_desc_t w_md;   /* the weights' layout when it is not plain */
     cpu_fold fold;             /* a batch norm folded into the weights */

@@ -334,10 +334,7 @@ static bool subsample_input(cpu_ctx *c, const dlg_layer *l, conv_state *s)
         cpu_prim_destroy(&s->sub);
         return false;
     }
-    s->sub_images = y->d[0];
-    s->sub_from_step = (size_t)(x->d[2] * x->d[3] * ch) * 2; /* bf16 bytes an image */
-    s->sub_to_step = (size_t)(y->d[2] * y->d[3] * ch) * 2;
-    s->sub_bytes = CPU_ALIGN(s->sub_to_step * (size_t)s->sub_images);
+    s->sub_bytes = CPU_ALIGN((size_t)(y->d[0] * y->d[2] * y->d[3] * ch) * sizeof(uint16_t));
     return true;
 }
 

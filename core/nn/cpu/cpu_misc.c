@@ -311,13 +311,14 @@ static int add_parts_backward(cpu_ctx *c, dlg_layer *l, prims *s)
     float *dx0 = l->prop_down[0] ? l->bottom[0]->diff : NULL;
     float *dx1 = l->prop_down[1] ? l->bottom[1]->diff : NULL;
     const float *y = l->p.add.relu ? l->top[0]->data : NULL;
-    if (s->one_pass && s->one_pass_bf16)
-        cpu_grad_sum_bf16((uint16_t *)dx0, (uint16_t *)dx1, l->top_parts, l->ntop_parts, (const uint16_t *)y,
-                          s->one_pass);
-    else if (s->one_pass)
-        cpu_grad_sum(dx0, dx1, l->top_parts, l->ntop_parts, y, s->one_pass);
-    if (s->one_pass)
+    if (s->one_pass) {
+        if (s->one_pass_bf16)
+            cpu_grad_sum_bf16((uint16_t *)dx0, (uint16_t *)dx1, l->top_parts, l->ntop_parts,
+                              (const uint16_t *)y, s->one_pass);
+        else
+            cpu_grad_sum(dx0, dx1, l->top_parts, l->ntop_parts, y, s->one_pass);
         return 0;
+    }
     void *sum[CPU_MAX_ARGS + 1];
     for (int p = 0; p < l->ntop_parts; p++)
         sum[p] = l->top_parts[p]->diff;
