@@ -73,7 +73,8 @@
 #
 # Usage: bash scripts/gpu-check.sh [--dry-run] [--build-only] [--no-build] [--budget S]
 #          [--batch N] [--models "a b"] [--iters N] [--precisions "bf16 fp16 fp32"]
-#          [--lm-batches "20"] [--lm-precisions "fp32 fp16"] [--no-extras] [--no-run|--only-run]
+#          [--lm-batches "20"] [--lm-precisions "fp32 fp16"] [--no-extras] [--no-comm]
+#          [--no-run|--only-run]
 #   --dry-run     print the plan and render the table from canned input
 #                 (CI runs this; no GPU, no compiler needed)
 #   --build-only  build and run the no-GPU checks, then stop
@@ -82,8 +83,11 @@
 #                 only with 30 s left (the algorithm-cache extra 100 s, the
 #                 deterministic one 60 s); every step's time limit is cut
 #                 so the run ends by S + 30 s, its table included (give the
-#                 device call S + 90 s)
+#                 device call S + 90 s); a step that ignores its SIGTERM is
+#                 killed 10 s later (timeout -k), so one hung in a CUDA call
+#                 costs 10 s more, not the rest of the call
 #   --no-run      skip step "run" (dlgauge sysinfo and dlgauge run from the bundle)
+#   --no-comm     skip step 1b (NCCL's allreduce and p2p; never run on a GPU yet)
 #   --only-run    step "run" alone: no build, layer checks, comm or PyTorch (a
 #                 rerun of that step; exit 1 when it did not run)
 #   --no-extras   skip the input-path row (run before the pairs) and the
@@ -99,7 +103,7 @@ set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$ROOT/build-gpucheck/out}
 BUILD=${BUILD:-$ROOT/build-gpucheck}
-DRY=0 BUILD_ONLY=0 NO_BUILD=0 COMM_BUILT=1 EXTRAS=1 RUN=1 ONLY_RUN=0 BUDGET=360 BATCH=64 ITERS=20 WARMUP=5
+DRY=0 BUILD_ONLY=0 NO_BUILD=0 COMM_BUILT=1 COMM_WANTED=1 EXTRAS=1 RUN=1 ONLY_RUN=0 BUDGET=360 BATCH=64 ITERS=20 WARMUP=5
 MODELS="resnet50 alexnet vgg16 googlenet inception-v3 lstm-ptb"
 LM_BATCHES="20" LM_PRECS="fp32 fp16"
 PRECS="bf16 fp16 fp32"
@@ -110,6 +114,7 @@ while [ $# -gt 0 ]; do
     --no-build) NO_BUILD=1 ;;
     --no-extras) EXTRAS=0 ;;
     --no-run) RUN=0 ;;
+    --no-comm) COMM_WANTED=0 ;;
     --only-run) ONLY_RUN=1 ;;
     --budget) BUDGET=${2:?--budget needs seconds}; shift ;;
     --batch) BATCH=${2:?--batch needs a number}; shift ;;
@@ -154,6 +159,9 @@ T0=$(date +%s)
 left() { echo $((BUDGET - ($(date +%s) - T0))); }
 # a pair needs about 10-20 s; below this much left, the rest are skipped
 PAIR_MIN=${GPU_CHECK_PAIR_MIN:-30} # (the CI test's stand-ins take a second)
+# a step deaf to its time limit's SIGTERM (hung in a CUDA call, or dlgauge
+# finishing its step first) gets SIGKILL this much later
+KILL_AFTER=${GPU_CHECK_KILL_AFTER:-10}
 # a step's time limit, cut so that nothing runs past BUDGET + PAIR_MIN: the
 # device call's timeout_s (budget + 90 s) must not kill the run before its
 # table; at least 2 s (timeout 0 and read -t 0 would not wait at all)
@@ -211,7 +219,8 @@ describe() { # KIND ARGS...
 if [ $DRY = 1 ]; then
   echo "gpu-check (dry run): models [$MODELS] precisions [$PRECS] batch $BATCH iters $ITERS budget ${BUDGET}s"
   [ $ONLY_RUN = 1 ] || echo "  layer checks on cuda:0 cuda-tf32:0 cuda-bf16:0 cuda-fp16:0 cuda-bf16:0/nchw"
-  [ $ONLY_RUN = 1 ] || echo "  comm allreduce and p2p on cuda:0, 1 rank, 64 MiB float32 (NCCL; extras.txt)"
+  [ $ONLY_RUN = 1 ] || [ $COMM_WANTED = 0 ] ||
+    echo "  comm allreduce and p2p on cuda:0, 1 rank, 64 MiB float32 (NCCL; extras.txt)"
   [ $RUN = 1 ] && [ ! -f "$BUNDLE" ] &&
     echo "  (no bundle $BUNDLE: step run will say not run; make it with bash scripts/gpu-bundle.sh)"
   echo "  then, in this order, while --budget lasts:"
@@ -419,6 +428,7 @@ case "$GPU" in *NVIDIA*|*Tesla*|*GeForce*|*RTX*) ;; *) GPU=$($PY -c 'import torc
 log "gpu-check: GPU $GPU"
 # how a cuda_check run ended, from its exit status
 ended() { case "$1" in 0) echo passed ;; 124) echo "stopped by its $2 s time limit" ;;
+  137) echo "killed $KILL_AFTER s after its $2 s time limit: it did not end on SIGTERM" ;;
   1) echo failed ;; *) echo "exit $1$([ "$1" -gt 128 ] && echo ", signal $(($1 - 128))")" ;; esac; }
 # bf16 and fp16 keep 4-d activations channels-last (NHWC, the default);
 # cuda-bf16:0/nchw runs the layer cases once more with them in NCHW order.
@@ -435,7 +445,7 @@ for bk in $BACKENDS; do
   t=$(cap 60)
   rest=$(( LAYERS_END - $(date +%s) ))
   [ "$t" -gt "$rest" ] && t=$(( rest < 2 ? 2 : rest ))
-  timeout "$t" env LD_LIBRARY_PATH=$DLG_LD "$BUILD/cuda_check" layers "$bk" 2>&1 | tee -a "$OUT/layers.txt"
+  timeout -k "$KILL_AFTER" "$t" env LD_LIBRARY_PATH=$DLG_LD "$BUILD/cuda_check" layers "$bk" 2>&1 | tee -a "$OUT/layers.txt"
   rc=${PIPESTATUS[0]}
   [ "$rc" = 0 ] || { FAILED+=("layer checks on $bk"); log "gpu-check: LAYER CHECKS FAILED on $bk: $(ended "$rc" "$t")"; }
 done
@@ -446,7 +456,7 @@ done
 # then 4 KiB one op a step and 20 a step (nccl-tests' loop), whose ratio
 # is the launch and wait a lone small op pays
 COMM=passed
-if [ $ONLY_RUN = 1 ]; then
+if [ $ONLY_RUN = 1 ] || [ $COMM_WANTED = 0 ]; then
   COMM="not run"
 elif [ $COMM_BUILT = 0 ]; then
   FAILED+=("comm (not built)")
@@ -461,7 +471,7 @@ else
               "allreduce bytes=4KiB ops_per_step=20"; do
     t=$(cap 45)
     read -r -a words <<<"$spec" # the workload, then key=value words
-    LD_LIBRARY_PATH=$NCCL_DIR:$DLG_LD DLGAUGE_PLUGIN_PATH=$BUILD/plugins timeout "$t" "$BUILD/comm_gpu_run" \
+    LD_LIBRARY_PATH=$NCCL_DIR:$DLG_LD DLGAUGE_PLUGIN_PATH=$BUILD/plugins timeout -k "$KILL_AFTER" "$t" "$BUILD/comm_gpu_run" \
       "${words[0]}" 50 device=cuda:0 type=float32 "${words[@]:1}" 2>&1 | tee -a "$OUT/extras.txt"
     rc=${PIPESTATUS[0]}
     [ "$rc" = 0 ] || { FAILED+=("comm $spec"); log "gpu-check: COMM $spec on cuda:0 $(ended "$rc" "$t") (NCCL from $NCCL_DIR)"; }
@@ -483,7 +493,7 @@ dlg_row() {
   shift 4
   echo "# $m $mode $p" >> "$OUT/dlgauge.txt"
   t=$(cap "$t")
-  LD_LIBRARY_PATH=$DLG_LD timeout "$t" "$BUILD/cuda_check" bench "$m" "$mode" "$@" 2>&1 \
+  LD_LIBRARY_PATH=$DLG_LD timeout -k "$KILL_AFTER" "$t" "$BUILD/cuda_check" bench "$m" "$mode" "$@" 2>&1 \
     | sed "s/^bench /bench $p /; s/^energy /energy $p /" | tee -a "$OUT/dlgauge.txt"
   local rc=${PIPESTATUS[0]}
   [ "$rc" = 0 ] || [ "$rc" = 1 ] || log "gpu-check: dlgauge $m $mode $p $(ended "$rc" "$t")"
@@ -501,7 +511,7 @@ run_lm() { # PREC BATCH
 run_async() { # PREC
   local t rc
   t=$(cap 60)
-  LD_LIBRARY_PATH=$DLG_LD timeout "$t" "$BUILD/cuda_check" bench resnet50 train $(backend_of $1) \
+  LD_LIBRARY_PATH=$DLG_LD timeout -k "$KILL_AFTER" "$t" "$BUILD/cuda_check" bench resnet50 train $(backend_of $1) \
     $BATCH $WARMUP $ITERS input=async 2>&1 | sed "s/^/input-async: /" | tee -a "$OUT/extras.txt"
   rc=${PIPESTATUS[0]}
   [ "$rc" = 0 ] || log "gpu-check: input=async row $(ended "$rc" "$t")"
@@ -516,13 +526,13 @@ run_algo_cache() {
   local i
   rm -f "$BUILD/algo.cache"
   for i in 1 2; do
-    LD_LIBRARY_PATH=$DLG_LD timeout "$(cap 40)" "$BUILD/cuda_check" bench resnet50 train cuda:0 $BATCH 1 3 \
+    LD_LIBRARY_PATH=$DLG_LD timeout -k "$KILL_AFTER" "$(cap 40)" "$BUILD/cuda_check" bench resnet50 train cuda:0 $BATCH 1 3 \
       algo_cache=$BUILD/algo.cache 2>&1 | sed "s/^/algo-cache run $i: /" | tee -a "$OUT/extras.txt"
   done
   [ -f "$BUILD/algo.cache" ] && echo "algo-cache entries: $(($(wc -l < "$BUILD/algo.cache") - 1))" | tee -a "$OUT/extras.txt"
 }
 run_deterministic() {
-  LD_LIBRARY_PATH=$DLG_LD timeout "$(cap 50)" "$BUILD/cuda_check" layers --deterministic cuda:0 2>&1 \
+  LD_LIBRARY_PATH=$DLG_LD timeout -k "$KILL_AFTER" "$(cap 50)" "$BUILD/cuda_check" layers --deterministic cuda:0 2>&1 \
     | sed "s/^/deterministic: /" | tee -a "$OUT/extras.txt"
 }
 # dlgauge itself on the GPU, from the bundle scripts/gpu-bundle.sh packed
@@ -555,7 +565,7 @@ run_dlgauge() {
     log "gpu-check: dlgauge run: bundle packed from these sources ($here)"
   fi
   t=$(cap 30)
-  LD_LIBRARY_PATH=$ld timeout "$t" "$dlg" sysinfo > "$dir/sysinfo.txt" 2>&1
+  LD_LIBRARY_PATH=$ld timeout -k "$KILL_AFTER" "$t" "$dlg" sysinfo > "$dir/sysinfo.txt" 2>&1
   rc=$?
   sed 's/^/sysinfo: /' "$dir/sysinfo.txt" | tee -a "$OUT/extras.txt"
   # the GPU listed, with its peak rates (% of peak) and the CUDA libraries
@@ -565,14 +575,14 @@ run_dlgauge() {
   grep -Eq '^cuda: +CUDA runtime' "$dir/sysinfo.txt" || bad+=("sysinfo names no CUDA libraries")
   t=$(cap 60) # a hang here must not hold the run past its budget either
   (cd "$dir" && export LD_LIBRARY_PATH=$ld &&
-     timeout "$t" "$dlg" mkdata images --out data --classes "$RUN_CLASSES" --images "$RUN_IMAGES" \
-       --threads "$(nproc)" && timeout "$t" "$dlg" mkdata text --out corpus.txt --words "$RUN_WORDS") \
+     timeout -k "$KILL_AFTER" "$t" "$dlg" mkdata images --out data --classes "$RUN_CLASSES" --images "$RUN_IMAGES" \
+       --threads "$(nproc)" && timeout -k "$KILL_AFTER" "$t" "$dlg" mkdata text --out corpus.txt --words "$RUN_WORDS") \
     > "$dir/mkdata.log" 2>&1 || { rc=$?; bad+=("mkdata $(ended "$rc" "$t"): $(tail -1 "$dir/mkdata.log")"); }
   t=$(cap 180)
   # the conversion is one pass of the images generated, whatever RUN_SET
   # says of every job: set after it
   # shellcheck disable=SC2086 # RUN_SET: --set words, split on purpose
-  (cd "$dir" && LD_LIBRARY_PATH=$ld timeout "$t" "$dlg" run "$ROOT/scripts/gpu-check-run.ini" $RUN_SET \
+  (cd "$dir" && LD_LIBRARY_PATH=$ld timeout -k "$KILL_AFTER" "$t" "$dlg" run "$ROOT/scripts/gpu-check-run.ini" $RUN_SET \
      --set preprocess-rec.warmup=0 --set preprocess-rec.iterations="$RUN_IMAGES") 2>&1 |
     sed 's/^/run-log: /' | tee -a "$OUT/extras.txt"
   rc=${PIPESTATUS[0]}

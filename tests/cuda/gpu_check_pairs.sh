@@ -18,7 +18,7 @@ run() {
   timeout 120 env "$@" GPU_CHECK_BUNDLE="$W/no-bundle" BUILD="$W/build" OUT="$W/$name" GPU_CHECK_PY="$STUB/python" PATH="$STUB:$PATH" \
     bash "$ROOT/scripts/gpu-check.sh" --no-build --no-extras --budget "$budget" \
     --models "resnet50 alexnet lstm-ptb" --precisions "fp32 bf16" --lm-batches 20 --lm-precisions fp32 \
-    > "$W/$name.log" 2>&1
+    ${RUN_ARGS:-} > "$W/$name.log" 2>&1
   echo $?
 }
 # rows: the table's lines with a dlgauge figure; bad: those without PyTorch's
@@ -79,6 +79,18 @@ if [ "$rc" != 0 ] || [ "$dt" -gt 14 ] || ! grep -q 'dlgauge resnet50 train bf16 
 else
   echo "ok   hang: stopped after $dt s, the table written"
 fi
+# the same row deaf to SIGTERM (as a process hung in a CUDA call can be):
+# killed GPU_CHECK_KILL_AFTER s after its limit, so the run still ends
+t0=$(date +%s)
+rc=$(run deaf 6 GPU_CHECK_PAIR_MIN=1 GPU_CHECK_KILL_AFTER=1 STUB_DLG_HANG=resnet50 STUB_DLG_DEAF=1)
+dt=$(($(date +%s) - t0))
+if [ "$rc" != 0 ] || [ "$dt" -gt 16 ] ||
+   ! grep -q 'dlgauge resnet50 train bf16 killed 1 s after its .* time limit' "$W/deaf.log" ||
+   ! grep -q '^lstm-ptb   train fp32' "$W/deaf/table.txt"; then
+  echo "FAIL deaf: rc $rc after $dt s"; cat "$W/deaf.log"; fails=$((fails + 1))
+else
+  echo "ok   deaf: killed, the run ended after $dt s with its table"
+fi
 # PyTorch prints a line every 0.3 s but never finishes its case: the case's
 # deadline (not a limit per line, which each line would reset) stops it,
 # and the run still ends by BUDGET + PAIR_MIN with its table
@@ -105,6 +117,16 @@ if [ "$rc" != 1 ] || [ "$(rows comm)" != 9 ] || echo "$last" | grep -qi 'layer' 
   echo "FAIL comm: rc $rc, last line: $last"; cat "$W/comm.log"; fails=$((fails + 1))
 else
   echo "ok   comm: $last"
+fi
+# --no-comm: the same failing comm step is not run at all; the last line
+# says so, the run passes
+rc=$(RUN_ARGS=--no-comm run nocomm 300 CUDA_HOME="$W/cuda" STUB_COMM_FAIL=allreduce)
+last=$(tail -1 "$W/nocomm.log")
+if [ "$rc" != 0 ] || [ "$(rows nocomm)" != 9 ] || ! echo "$last" | grep -q 'comm not run' ||
+   grep -q '^comm ' "$W/nocomm/extras.txt" 2>/dev/null; then
+  echo "FAIL nocomm: rc $rc, last line: $last"; cat "$W/nocomm.log"; fails=$((fails + 1))
+else
+  echo "ok   nocomm: $last"
 fi
 rm -f "$W/build/comm_gpu_run"
 # the default order: what was never timed on a GPU first (lstm-ptb, the
