@@ -422,9 +422,10 @@ torch_stop() { kill "$TORCH_PY" 2>/dev/null; }
 
 # ---- 1. layer checks ------------------------------------------------------------
 FAILED=() # the steps that failed, for the last line
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$OUT/gpu.txt" 2>&1
+# (both under a limit too: a driver that does not answer must not hold the run)
+timeout -k 5 30 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$OUT/gpu.txt" 2>&1
 GPU=$(head -1 "$OUT/gpu.txt" | cut -d, -f1)
-case "$GPU" in *NVIDIA*|*Tesla*|*GeForce*|*RTX*) ;; *) GPU=$($PY -c 'import torch; print(torch.cuda.get_device_name(0))' 2>/dev/null) ;; esac
+case "$GPU" in *NVIDIA*|*Tesla*|*GeForce*|*RTX*) ;; *) GPU=$(timeout -k 5 60 $PY -c 'import torch; print(torch.cuda.get_device_name(0))' 2>/dev/null) ;; esac
 log "gpu-check: GPU $GPU"
 # how a cuda_check run ended, from its exit status
 ended() { case "$1" in 0) echo passed ;; 124) echo "stopped by its $2 s time limit" ;;
