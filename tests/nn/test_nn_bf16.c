@@ -373,18 +373,24 @@ static void test_train(void **st)
     check_train("inception-smooth", inception_smooth, NULL, NULL, NULL, 0);
     /* its bias-free 1x1 layers (ca0 and ca; cp and cb, stride 2, on a
      * subsampled copy) take their weight gradient by matmul where their
-     * tensors are NHWC, as oneDNN's AMX kernels choose */
-    const char *kinds[2] = {"weight gradient by matmul", "sums the split's gradients in one pass"};
-    int counts[2];
-    check_train("resnet-smooth", resnet_smooth, NULL, kinds, counts, 1);
-    if (has_amx())
+     * tensors are NHWC, as oneDNN's AMX kernels choose; the stride-1 ones
+     * (ca0, ca) their input gradient by a transposed forward there too */
+    const char *kinds[3] = {"weight gradient by matmul", "backward data by a transposed forward",
+                            "sums the split's gradients in one pass"};
+    int counts[3];
+    check_train("resnet-smooth", resnet_smooth, NULL, kinds, counts, 2);
+    if (has_amx()) {
         assert_int_equal(counts[0], 4);
+        assert_int_equal(counts[1], 2);
+    }
     /* planned for a run: adda takes over the split of its output (read by
      * cp and cb) and sums their bf16 gradients in one pass */
-    check_train_fused("resnet-smooth, fused", resnet_smooth, kinds, counts, 2);
-    if (has_amx())
+    check_train_fused("resnet-smooth, fused", resnet_smooth, kinds, counts, 3);
+    if (has_amx()) {
         assert_int_equal(counts[0], 4);
-    assert_int_equal(counts[1], 1);
+        assert_int_equal(counts[1], 2);
+    }
+    assert_int_equal(counts[2], 1);
     check_train("relu, max pool", gated, gated_exact, NULL, NULL, 0);
 }
 

@@ -181,7 +181,7 @@ static const char *conv_impl(const void *state)
                                                     : "winograd F(4,3) along w avx2")
                                : (s->shape1d.r == 7 ? "winograd F(3,7) along h avx2"
                                                     : "winograd F(4,3) along h avx2");
-    if (s->in_place || s->wgrad_matmul)
+    if (s->impl[0]) /* in place, or a backward by another primitive */
         return s->impl;
     impl = cpu_impl_name(s->fwd.pd);
     return *impl ? impl : NULL;

@@ -20,7 +20,8 @@ typedef struct conv_state {
     /* the top is the residual's memory (in_place_ok): fwd's sum post-op
      * adds the convolution into it (accumulate_in_place) */
     bool in_place;
-    char impl[128]; /* fwd's implementation, ", added in place" or the matmul's */
+    char impl[160]; /* "" or fwd's implementation with ", added in place", the matmul's and/or
+                     * ", backward data by a transposed forward" */
     bool wgrad_matmul; /* bwd_weights is a matmul (cpu-bf16 1x1 layers) */
     /* a strided one's: its input subsampled, compact, into the first
      * sub_bytes of the workspace before the matmul, by sub an image at a
