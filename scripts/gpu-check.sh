@@ -159,9 +159,12 @@ T0=$(date +%s)
 left() { echo $((BUDGET - ($(date +%s) - T0))); }
 # a pair needs about 10-20 s; below this much left, the rest are skipped
 PAIR_MIN=${GPU_CHECK_PAIR_MIN:-30} # (the CI test's stand-ins take a second)
-# a step deaf to its time limit's SIGTERM (hung in a CUDA call, or dlgauge
-# finishing its step first) gets SIGKILL this much later
+# limit SECONDS CMD...: every step on the GPU runs under this; one deaf to
+# its SIGTERM (hung in a CUDA call, or dlgauge finishing its step first)
+# gets SIGKILL KILL_AFTER s later, rather than hold the run to the end of
+# the device call
 KILL_AFTER=${GPU_CHECK_KILL_AFTER:-10}
+limit() { timeout -k "$KILL_AFTER" "$@"; }
 # a step's time limit, cut so that nothing runs past BUDGET + PAIR_MIN: the
 # device call's timeout_s (budget + 90 s) must not kill the run before its
 # table; at least 2 s (timeout 0 and read -t 0 would not wait at all)
@@ -422,14 +425,14 @@ torch_stop() { kill "$TORCH_PY" 2>/dev/null; }
 
 # ---- 1. layer checks ------------------------------------------------------------
 FAILED=() # the steps that failed, for the last line
-# (both under a limit too: a driver that does not answer must not hold the run)
-timeout -k 5 30 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$OUT/gpu.txt" 2>&1
+# (a driver that does not answer must not hold the run either)
+limit 30 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$OUT/gpu.txt" 2>&1
 GPU=$(head -1 "$OUT/gpu.txt" | cut -d, -f1)
-case "$GPU" in *NVIDIA*|*Tesla*|*GeForce*|*RTX*) ;; *) GPU=$(timeout -k 5 60 $PY -c 'import torch; print(torch.cuda.get_device_name(0))' 2>/dev/null) ;; esac
+case "$GPU" in *NVIDIA*|*Tesla*|*GeForce*|*RTX*) ;; *) GPU=$(limit 60 $PY -c 'import torch; print(torch.cuda.get_device_name(0))' 2>/dev/null) ;; esac
 log "gpu-check: GPU $GPU"
 # how a cuda_check run ended, from its exit status
 ended() { case "$1" in 0) echo passed ;; 124) echo "stopped by its $2 s time limit" ;;
-  137) echo "killed $KILL_AFTER s after its $2 s time limit: it did not end on SIGTERM" ;;
+  137) echo "killed by SIGKILL: deaf to SIGTERM at its $2 s time limit (killed $KILL_AFTER s later), or out of memory" ;;
   1) echo failed ;; *) echo "exit $1$([ "$1" -gt 128 ] && echo ", signal $(($1 - 128))")" ;; esac; }
 # bf16 and fp16 keep 4-d activations channels-last (NHWC, the default);
 # cuda-bf16:0/nchw runs the layer cases once more with them in NCHW order.
@@ -446,7 +449,7 @@ for bk in $BACKENDS; do
   t=$(cap 60)
   rest=$(( LAYERS_END - $(date +%s) ))
   [ "$t" -gt "$rest" ] && t=$(( rest < 2 ? 2 : rest ))
-  timeout -k "$KILL_AFTER" "$t" env LD_LIBRARY_PATH=$DLG_LD "$BUILD/cuda_check" layers "$bk" 2>&1 | tee -a "$OUT/layers.txt"
+  limit "$t" env LD_LIBRARY_PATH=$DLG_LD "$BUILD/cuda_check" layers "$bk" 2>&1 | tee -a "$OUT/layers.txt"
   rc=${PIPESTATUS[0]}
   [ "$rc" = 0 ] || { FAILED+=("layer checks on $bk"); log "gpu-check: LAYER CHECKS FAILED on $bk: $(ended "$rc" "$t")"; }
 done
@@ -472,7 +475,7 @@ else
               "allreduce bytes=4KiB ops_per_step=20"; do
     t=$(cap 45)
     read -r -a words <<<"$spec" # the workload, then key=value words
-    LD_LIBRARY_PATH=$NCCL_DIR:$DLG_LD DLGAUGE_PLUGIN_PATH=$BUILD/plugins timeout -k "$KILL_AFTER" "$t" "$BUILD/comm_gpu_run" \
+    LD_LIBRARY_PATH=$NCCL_DIR:$DLG_LD DLGAUGE_PLUGIN_PATH=$BUILD/plugins limit "$t" "$BUILD/comm_gpu_run" \
       "${words[0]}" 50 device=cuda:0 type=float32 "${words[@]:1}" 2>&1 | tee -a "$OUT/extras.txt"
     rc=${PIPESTATUS[0]}
     [ "$rc" = 0 ] || { FAILED+=("comm $spec"); log "gpu-check: COMM $spec on cuda:0 $(ended "$rc" "$t") (NCCL from $NCCL_DIR)"; }
@@ -494,7 +497,7 @@ dlg_row() {
   shift 4
   echo "# $m $mode $p" >> "$OUT/dlgauge.txt"
   t=$(cap "$t")
-  LD_LIBRARY_PATH=$DLG_LD timeout -k "$KILL_AFTER" "$t" "$BUILD/cuda_check" bench "$m" "$mode" "$@" 2>&1 \
+  LD_LIBRARY_PATH=$DLG_LD limit "$t" "$BUILD/cuda_check" bench "$m" "$mode" "$@" 2>&1 \
     | sed "s/^bench /bench $p /; s/^energy /energy $p /" | tee -a "$OUT/dlgauge.txt"
   local rc=${PIPESTATUS[0]}
   [ "$rc" = 0 ] || [ "$rc" = 1 ] || log "gpu-check: dlgauge $m $mode $p $(ended "$rc" "$t")"
@@ -512,7 +515,7 @@ run_lm() { # PREC BATCH
 run_async() { # PREC
   local t rc
   t=$(cap 60)
-  LD_LIBRARY_PATH=$DLG_LD timeout -k "$KILL_AFTER" "$t" "$BUILD/cuda_check" bench resnet50 train $(backend_of $1) \
+  LD_LIBRARY_PATH=$DLG_LD limit "$t" "$BUILD/cuda_check" bench resnet50 train $(backend_of $1) \
     $BATCH $WARMUP $ITERS input=async 2>&1 | sed "s/^/input-async: /" | tee -a "$OUT/extras.txt"
   rc=${PIPESTATUS[0]}
   [ "$rc" = 0 ] || log "gpu-check: input=async row $(ended "$rc" "$t")"
@@ -527,13 +530,13 @@ run_algo_cache() {
   local i
   rm -f "$BUILD/algo.cache"
   for i in 1 2; do
-    LD_LIBRARY_PATH=$DLG_LD timeout -k "$KILL_AFTER" "$(cap 40)" "$BUILD/cuda_check" bench resnet50 train cuda:0 $BATCH 1 3 \
+    LD_LIBRARY_PATH=$DLG_LD limit "$(cap 40)" "$BUILD/cuda_check" bench resnet50 train cuda:0 $BATCH 1 3 \
       algo_cache=$BUILD/algo.cache 2>&1 | sed "s/^/algo-cache run $i: /" | tee -a "$OUT/extras.txt"
   done
   [ -f "$BUILD/algo.cache" ] && echo "algo-cache entries: $(($(wc -l < "$BUILD/algo.cache") - 1))" | tee -a "$OUT/extras.txt"
 }
 run_deterministic() {
-  LD_LIBRARY_PATH=$DLG_LD timeout -k "$KILL_AFTER" "$(cap 50)" "$BUILD/cuda_check" layers --deterministic cuda:0 2>&1 \
+  LD_LIBRARY_PATH=$DLG_LD limit "$(cap 50)" "$BUILD/cuda_check" layers --deterministic cuda:0 2>&1 \
     | sed "s/^/deterministic: /" | tee -a "$OUT/extras.txt"
 }
 # dlgauge itself on the GPU, from the bundle scripts/gpu-bundle.sh packed
@@ -566,7 +569,7 @@ run_dlgauge() {
     log "gpu-check: dlgauge run: bundle packed from these sources ($here)"
   fi
   t=$(cap 30)
-  LD_LIBRARY_PATH=$ld timeout -k "$KILL_AFTER" "$t" "$dlg" sysinfo > "$dir/sysinfo.txt" 2>&1
+  LD_LIBRARY_PATH=$ld limit "$t" "$dlg" sysinfo > "$dir/sysinfo.txt" 2>&1
   rc=$?
   sed 's/^/sysinfo: /' "$dir/sysinfo.txt" | tee -a "$OUT/extras.txt"
   # the GPU listed, with its peak rates (% of peak) and the CUDA libraries
@@ -576,14 +579,14 @@ run_dlgauge() {
   grep -Eq '^cuda: +CUDA runtime' "$dir/sysinfo.txt" || bad+=("sysinfo names no CUDA libraries")
   t=$(cap 60) # a hang here must not hold the run past its budget either
   (cd "$dir" && export LD_LIBRARY_PATH=$ld &&
-     timeout -k "$KILL_AFTER" "$t" "$dlg" mkdata images --out data --classes "$RUN_CLASSES" --images "$RUN_IMAGES" \
-       --threads "$(nproc)" && timeout -k "$KILL_AFTER" "$t" "$dlg" mkdata text --out corpus.txt --words "$RUN_WORDS") \
+     limit "$t" "$dlg" mkdata images --out data --classes "$RUN_CLASSES" --images "$RUN_IMAGES" \
+       --threads "$(nproc)" && limit "$t" "$dlg" mkdata text --out corpus.txt --words "$RUN_WORDS") \
     > "$dir/mkdata.log" 2>&1 || { rc=$?; bad+=("mkdata $(ended "$rc" "$t"): $(tail -1 "$dir/mkdata.log")"); }
   t=$(cap 180)
   # the conversion is one pass of the images generated, whatever RUN_SET
   # says of every job: set after it
   # shellcheck disable=SC2086 # RUN_SET: --set words, split on purpose
-  (cd "$dir" && LD_LIBRARY_PATH=$ld timeout -k "$KILL_AFTER" "$t" "$dlg" run "$ROOT/scripts/gpu-check-run.ini" $RUN_SET \
+  (cd "$dir" && LD_LIBRARY_PATH=$ld limit "$t" "$dlg" run "$ROOT/scripts/gpu-check-run.ini" $RUN_SET \
      --set preprocess-rec.warmup=0 --set preprocess-rec.iterations="$RUN_IMAGES") 2>&1 |
     sed 's/^/run-log: /' | tee -a "$OUT/extras.txt"
   rc=${PIPESTATUS[0]}

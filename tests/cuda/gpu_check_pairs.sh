@@ -85,7 +85,7 @@ t0=$(date +%s)
 rc=$(run deaf 6 GPU_CHECK_PAIR_MIN=1 GPU_CHECK_KILL_AFTER=1 STUB_DLG_HANG=resnet50 STUB_DLG_DEAF=1)
 dt=$(($(date +%s) - t0))
 if [ "$rc" != 0 ] || [ "$dt" -gt 16 ] ||
-   ! grep -q 'dlgauge resnet50 train bf16 killed 1 s after its .* time limit' "$W/deaf.log" ||
+   ! grep -q 'dlgauge resnet50 train bf16 killed by SIGKILL: deaf to SIGTERM at its .* (killed 1 s later)' "$W/deaf.log" ||
    ! grep -q '^lstm-ptb   train fp32' "$W/deaf/table.txt"; then
   echo "FAIL deaf: rc $rc after $dt s"; cat "$W/deaf.log"; fails=$((fails + 1))
 else
