@@ -5,34 +5,16 @@
  * and copy compute (an fp32 accumulation rounded once), in 5 passes over
  * memory where they take 8: ResNet-50 runs it once per block, on bf16
  * tensors up to 26 MB at batch 16.  cpu-bf16 runs on AVX-512 CPUs only,
- * so this is compiled for AVX-512 (BW and VL for 16-bit masked loads). */
+ * so this is compiled for AVX-512 (cpu_bf16_simd.h). */
 #include "cpu_grad_sum.h"
 
-#include <immintrin.h>
+#include "cpu_bf16_simd.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
-#define BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl")))
 #define CHUNK 8192                       /* values a thread takes at a time: 16 KiB per stream */
 #define STREAM_MIN ((int64_t)1 << 21)    /* values (4 MiB) from which stores stream */
-
-BF16_TARGET static inline __m512 widen(__mmask16 m, const uint16_t *p)
-{
-    __m512i u = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p));
-    return _mm512_castsi512_ps(_mm512_slli_epi32(u, 16));
-}
-
-/* Round to nearest even; a NaN stays a NaN (quieted), as in cpu_lstm_cell.c */
-BF16_TARGET static inline __m256i narrow(__m512 f)
-{
-    __m512i u = _mm512_castps_si512(f);
-    __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-    __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), odd));
-    __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
-                                            _mm512_set1_epi32(0x7f800000));
-    r = _mm512_mask_or_epi32(r, nan, u, _mm512_set1_epi32(0x400000));
-    return _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16));
-}
 
 /* Values lo..hi; stream: non-temporal stores for whole 16-value vectors
  * (chunks start 32-byte aligned: CHUNK values from aligned buffers). */
@@ -40,13 +22,13 @@ BF16_TARGET static void chunk(uint16_t *dx0, uint16_t *dx1, dlg_tensor *const *p
                               const uint16_t *y, int64_t lo, int64_t hi, bool stream)
 {
     for (int64_t i = lo; i < hi; i += 16) {
-        __mmask16 m = hi - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (hi - i)) - 1);
-        __m512 g = widen(m, (const uint16_t *)parts[0]->diff + i);
+        __mmask16 m = bf16_lanes(hi - i);
+        __m512 g = bf16_widen(m, (const uint16_t *)parts[0]->diff + i);
         for (int p = 1; p < nparts; p++)
-            g = _mm512_add_ps(g, widen(m, (const uint16_t *)parts[p]->diff + i));
+            g = _mm512_add_ps(g, bf16_widen(m, (const uint16_t *)parts[p]->diff + i));
         if (y)
-            g = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(widen(m, y + i), _mm512_setzero_ps(), _CMP_GT_OQ), g);
-        __m256i b = narrow(g);
+            g = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(bf16_widen(m, y + i), _mm512_setzero_ps(), _CMP_GT_OQ), g);
+        __m256i b = bf16_narrow(g);
         uint16_t *out[2] = {dx0, dx1};
         for (int k = 0; k < 2; k++) {
             if (!out[k])
