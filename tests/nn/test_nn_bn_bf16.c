@@ -5,8 +5,9 @@
  * cover a channel count with a tail (24), several register sweeps per row
  * (2048 channels), rows that do not split evenly over 1 and 3 threads,
  * the non-temporal stores of a large tensor, with and without the fused
- * ReLU; the inputs sit far from 0 (mean ~5 per channel, spread ~0.3), so
- * a variance taken as E[x^2] - E[x]^2 without the shift would cancel. */
+ * ReLU, and backward in place (dx in dy's memory).  The inputs sit far
+ * from 0 (mean ~5 per channel, spread ~0.3), so a variance taken as
+ * E[x^2] - E[x]^2 without the shift would cancel. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -102,6 +103,12 @@ static void check(int64_t rows, int64_t C, bool relu, int threads)
     }
     cpu_bn_bf16_fwd(&s, x, y, gamma, beta, mean, var, scratch);
     cpu_bn_bf16_bwd(&s, x, dy, dx, gamma, beta, mean, var, dg, db, scratch);
+    /* in place (dx in dy's memory): the same values */
+    uint16_t *inplace = bf16_buffer(n);
+    memcpy(inplace, dy, (size_t)n * 2);
+    cpu_bn_bf16_bwd(&s, x, inplace, inplace, gamma, beta, mean, var, dg, db, scratch);
+    assert_memory_equal(inplace, dx, (size_t)n * 2);
+    free(inplace);
 
     ref_stats r = {buf, buf + C, buf + 2 * C, buf + 3 * C};
     reference(&s, x, dy, y, &r);

@@ -30,7 +30,8 @@ void cpu_bn_bf16_fwd(const cpu_bn_shape *s, const uint16_t *x, uint16_t *y, cons
                      const float *beta, float *mean, float *var, void *scratch);
 
 /* Backward from the forward's mean and var: dgamma, dbeta (overwritten)
- * and dx (may alias nothing).  beta is needed only with relu (the mask is
+ * and dx, which may be dy's memory (the second pass reads each value
+ * before it writes it, after every thread's first pass) but not x's.  beta is needed only with relu (the mask is
  * recomputed from x as forward computed it). */
 void cpu_bn_bf16_bwd(const cpu_bn_shape *s, const uint16_t *x, const uint16_t *dy, uint16_t *dx,
                      const float *gamma, const float *beta, const float *mean, const float *var,
