@@ -32,6 +32,10 @@ typedef struct bn_call {
     float *coef;       /* NCOEF x Cp */
     float *facc;       /* per thread 2 x Cp */
     double *dacc;      /* per thread 2 x Cp */
+    /* the call's per-channel arrays: forward writes mean_out and
+     * var_out, backward reads mean and var, writes dgamma and dbeta */
+    const float *gamma, *beta, *mean, *var;
+    float *mean_out, *var_out, *dgamma, *dbeta;
 } bn_call;
 
 static int64_t padded(int64_t C) { return (C + 15) / 16 * 16; }
@@ -172,30 +176,29 @@ static void affine(float gamma, float beta, float mean, float var, float eps, fl
     *b = beta - mean * *a;
 }
 
-static void fwd_coef(const bn_call *k, int nt, int64_t c, const float *gamma, const float *beta,
-                     float *mean, float *var)
+static void fwd_coef(const bn_call *k, int nt, int64_t c)
 {
     double s1, s2, M = (double)k->s->rows;
     total(k, nt, c, &s1, &s2);
     double dm = s1 / M, v = s2 / M - dm * dm;
-    mean[c] = (float)(k->coef[SHIFT * k->Cp + c] + dm);
-    var[c] = (float)(v > 0 ? v : 0);
-    affine(gamma[c], beta[c], mean[c], var[c], k->s->eps, &k->coef[A * k->Cp + c], &k->coef[B * k->Cp + c]);
+    float mean = (float)(k->coef[SHIFT * k->Cp + c] + dm), var = (float)(v > 0 ? v : 0);
+    k->mean_out[c] = mean;
+    k->var_out[c] = var;
+    affine(k->gamma[c], k->beta[c], mean, var, k->s->eps, &k->coef[A * k->Cp + c], &k->coef[B * k->Cp + c]);
 }
 
 /* dx = K1 dy + K2 x + K3: gamma rstd (dy - sum dy / M - xhat sum dy xhat / M). */
-static void bwd_coef(const bn_call *k, int nt, int64_t c, const float *gamma, const float *mean,
-                     const float *var, float *dgamma, float *dbeta)
+static void bwd_coef(const bn_call *k, int nt, int64_t c)
 {
     double sg, sgd, M = (double)k->s->rows;
     total(k, nt, c, &sg, &sgd);
-    double rstd = 1.0 / sqrt((double)var[c] + k->s->eps), sgx = sgd * rstd;
-    dgamma[c] = (float)sgx;
-    dbeta[c] = (float)sg;
-    double k1 = gamma[c] * rstd, k2 = -k1 * rstd * sgx / M;
+    double rstd = 1.0 / sqrt((double)k->var[c] + k->s->eps), sgx = sgd * rstd;
+    k->dgamma[c] = (float)sgx;
+    k->dbeta[c] = (float)sg;
+    double k1 = k->gamma[c] * rstd, k2 = -k1 * rstd * sgx / M;
     k->coef[K1 * k->Cp + c] = (float)k1;
     k->coef[K2 * k->Cp + c] = (float)k2;
-    k->coef[K3 * k->Cp + c] = (float)(-k1 * sg / M - k2 * mean[c]);
+    k->coef[K3 * k->Cp + c] = (float)(-k1 * sg / M - k2 * k->mean[c]);
 }
 
 /* out[r][c] for thread t's rows: forward relu?(A x + B), backward
@@ -242,16 +245,12 @@ BF16_TARGET static void thread_out(const bn_call *k, const uint16_t *x, const ui
 
 static int team_size(const cpu_bn_shape *s) { return s->threads > 0 ? s->threads : 1; }
 
-void cpu_bn_bf16_fwd(const cpu_bn_shape *s, const uint16_t *x, uint16_t *y, const float *gamma,
-                     const float *beta, float *mean, float *var, void *scratch)
+/* Both passes on the team: sums, then per channel the coefficients
+ * (forward with dy NULL, else backward), then out. */
+static void passes(const bn_call *k, const uint16_t *x, const uint16_t *dy, uint16_t *out)
 {
-    bn_call k = bn_call_init(s, scratch);
-    for (int64_t c = 0; c < s->C; c++) {
-        uint32_t u = (uint32_t)x[c] << 16;
-        memcpy(&k.coef[SHIFT * k.Cp + c], &u, sizeof u);
-    }
 #ifdef _OPENMP
-#pragma omp parallel num_threads(team_size(s))
+#pragma omp parallel num_threads(team_size(k->s))
 #endif
     {
 #ifdef _OPENMP
@@ -259,15 +258,31 @@ void cpu_bn_bf16_fwd(const cpu_bn_shape *s, const uint16_t *x, uint16_t *y, cons
 #else
         int t = 0, nt = 1;
 #endif
-        thread_sums(&k, x, NULL, t, nt);
+        thread_sums(k, x, dy, t, nt);
 #ifdef _OPENMP
 #pragma omp barrier
 #pragma omp for schedule(static)
 #endif
-        for (int64_t c = 0; c < s->C; c++)
-            fwd_coef(&k, nt, c, gamma, beta, mean, var);
-        thread_out(&k, x, NULL, y, t, nt);
+        for (int64_t c = 0; c < k->s->C; c++) {
+            if (dy)
+                bwd_coef(k, nt, c);
+            else
+                fwd_coef(k, nt, c);
+        }
+        thread_out(k, x, dy, out, t, nt);
     }
+}
+
+void cpu_bn_bf16_fwd(const cpu_bn_shape *s, const uint16_t *x, uint16_t *y, const float *gamma,
+                     const float *beta, float *mean, float *var, void *scratch)
+{
+    bn_call k = bn_call_init(s, scratch);
+    k.gamma = gamma, k.beta = beta, k.mean_out = mean, k.var_out = var;
+    for (int64_t c = 0; c < s->C; c++) {
+        uint32_t u = (uint32_t)x[c] << 16;
+        memcpy(&k.coef[SHIFT * k.Cp + c], &u, sizeof u);
+    }
+    passes(&k, x, NULL, y);
 }
 
 void cpu_bn_bf16_bwd(const cpu_bn_shape *s, const uint16_t *x, const uint16_t *dy, uint16_t *dx,
@@ -275,27 +290,11 @@ void cpu_bn_bf16_bwd(const cpu_bn_shape *s, const uint16_t *x, const uint16_t *d
                      float *dgamma, float *dbeta, void *scratch)
 {
     bn_call k = bn_call_init(s, scratch);
+    k.gamma = gamma, k.mean = mean, k.var = var, k.dgamma = dgamma, k.dbeta = dbeta;
     for (int64_t c = 0; c < s->C; c++) {
         k.coef[SHIFT * k.Cp + c] = mean[c];
         affine(gamma[c], beta ? beta[c] : 0.0f, mean[c], var[c], s->eps, &k.coef[A * k.Cp + c],
                &k.coef[B * k.Cp + c]);
     }
-#ifdef _OPENMP
-#pragma omp parallel num_threads(team_size(s))
-#endif
-    {
-#ifdef _OPENMP
-        int t = omp_get_thread_num(), nt = omp_get_num_threads();
-#else
-        int t = 0, nt = 1;
-#endif
-        thread_sums(&k, x, dy, t, nt);
-#ifdef _OPENMP
-#pragma omp barrier
-#pragma omp for schedule(static)
-#endif
-        for (int64_t c = 0; c < s->C; c++)
-            bwd_coef(&k, nt, c, gamma, mean, var, dgamma, dbeta);
-        thread_out(&k, x, dy, dx, t, nt);
-    }
+    passes(&k, x, dy, dx);
 }
