@@ -46,7 +46,11 @@ stop() {
     sleep "$3"
     shift 3
     t0=$(now_ms)
-    for r in "$@"; do kill -TERM "$(cat "rank$r.pid")"; done
+    for r in "$@"; do
+        local pid
+        pid=$(cat "rank$r.pid")
+        kill -TERM "$pid" || fail "$name: rank $r's pid file said '$pid': no signal sent"
+    done
     LEFT=false
     while kill -0 "$PID" 2>/dev/null; do
         now=$(now_ms)

@@ -71,17 +71,23 @@ static void sleep_deaf(int64_t s)
         ;
 }
 
-/* With slow_rank set: this rank's pid in rank<rank>.pid; slow_rank sleeps s. */
+/* With slow_rank set: this rank's pid in rank<rank>.pid; slow_rank sleeps s.
+ * The file is replaced whole (written aside, then renamed): the check
+ * writes it and the setup again, and ranks_stop.sh may read it at any
+ * moment in between; rewritten in place it was empty for a moment, and a
+ * read then signalled no rank (the heed case's rare hang). */
 static void slow_rank(const dlg_value *o, int rank, int64_t s)
 {
     if (o[6].i < 0)
         return;
-    char name[32];
+    char name[32], tmp[40];
     snprintf(name, sizeof name, "rank%d.pid", rank);
-    FILE *f = fopen(name, "w");
+    snprintf(tmp, sizeof tmp, "%s.tmp", name);
+    FILE *f = fopen(tmp, "w");
     if (f) {
         fprintf(f, "%d\n", (int)getpid());
-        fclose(f);
+        if (fclose(f) == 0)
+            rename(tmp, name);
     }
     if (o[6].i == rank)
         sleep_deaf(s);
