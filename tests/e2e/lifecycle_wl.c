@@ -5,6 +5,7 @@
  * (crash = teardown), or in the second repetition's setup (crash = setup1). */
 #include <dlgauge/plugin.h>
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,23 +19,40 @@ static const dlg_option forker_options[] = {
     {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
 };
 
+/* The setup returns once the process wrote its pid (a byte on a pipe
+ * says so): a cell that ended first, on a loaded machine, killed it
+ * before it wrote, and lifecycle.sh could not tell it had been started. */
 static int forker_setup(const dlg_host *h, const dlg_value *o, const dlg_job_info *j, void **st)
 {
     (void)j;
+    int ready[2];
+    if (pipe(ready) != 0)
+        return h->error(h, DLG_EIO, "pipe failed");
     pid_t pid = fork();
-    if (pid < 0)
+    if (pid < 0) {
+        close(ready[0]), close(ready[1]);
         return h->error(h, DLG_EIO, "fork failed");
+    }
     if (pid == 0) {
+        close(ready[0]);
         FILE *f = fopen(o[0].text, "w");
         if (f) {
             fprintf(f, "%d\n", (int)getpid());
             fclose(f);
         }
+        (void)!write(ready[1], "", 1);
+        close(ready[1]);
         sleep(30);
         _exit(0);
     }
+    close(ready[1]);
+    char c;
+    ssize_t n;
+    while ((n = read(ready[0], &c, 1)) < 0 && errno == EINTR)
+        ;
+    close(ready[0]);
     *st = NULL;
-    return 0;
+    return n == 1 ? 0 : h->error(h, DLG_EIO, "the process ended before it wrote its pid");
 }
 
 static int forker_step(void *st, dlg_step *out)
