@@ -76,6 +76,7 @@ sums(const bn_call *k, const uint16_t *x, const uint16_t *dy, int64_t r0, int64_
                 *b = k->coef + B * k->Cp + c0;
     __m512 s1[CB], s2[CB];
     __mmask16 m[CB];
+    #pragma GCC unroll 8
     for (int v = 0; v < nv; v++) {
         s1[v] = _mm512_loadu_ps(f1 + c0 + 16 * v);
         s2[v] = _mm512_loadu_ps(f2 + c0 + 16 * v);
@@ -83,6 +84,7 @@ sums(const bn_call *k, const uint16_t *x, const uint16_t *dy, int64_t r0, int64_
     }
     for (int64_t r = r0; r < r1; r++) {
         const uint16_t *xr = x + r * C + c0;
+        #pragma GCC unroll 8
         for (int v = 0; v < nv; v++) {
             __m512 xv = bf16_widen(m[v], xr + 16 * v);
             __m512 d = _mm512_sub_ps(xv, _mm512_loadu_ps(sh + 16 * v));
@@ -100,6 +102,7 @@ sums(const bn_call *k, const uint16_t *x, const uint16_t *dy, int64_t r0, int64_
             s2[v] = _mm512_fmadd_ps(g, d, s2[v]);
         }
     }
+    #pragma GCC unroll 8
     for (int v = 0; v < nv; v++) {
         _mm512_storeu_ps(f1 + c0 + 16 * v, s1[v]);
         _mm512_storeu_ps(f2 + c0 + 16 * v, s2[v]);

@@ -1,6 +1,9 @@
 /* oneDNN pooling (Caffe ceil mode via right padding, floor mode as is)
- * and LRN, on plain NCHW with the training workspace kept per layer. */
+ * and LRN, on plain NCHW with the training workspace kept per layer.
+ * cpu-bf16's max pooling on channels-last bf16 runs on cpu_pool_bf16.c
+ * instead (3-4x oneDNN 2.6's speed there). */
 #include "cpu.h"
+#include "cpu_pool_bf16.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +12,11 @@ typedef struct pool_state {
     cpu_prim fwd, bwd;
     dnnl_memory_t wsmem; /* max indices / LRN scale: forward -> backward */
     dnnl_memory_desc_t top_md;
+    /* cpu_pool_bf16.c runs this layer: its shape and, for backward, each
+     * output's window position of its maximum; none of fwd/bwd */
+    bool nhwc_bf16;
+    cpu_pool_shape shape;
+    uint8_t *argmax;
 } pool_state;
 
 static void pool_destroy(void *ctx, void *state)
@@ -18,6 +26,7 @@ static void pool_destroy(void *ctx, void *state)
     cpu_prim_destroy(&s->bwd);
     if (s->wsmem)
         dnnl_memory_destroy(s->wsmem);
+    free(s->argmax);
     free(s);
 }
 
@@ -86,6 +95,27 @@ static dnnl_alg_kind_t pool_alg(const dlg_layer *l)
 
 static bool pool_accepts(const dlg_layer *l) { return pool_alg(l) != dnnl_alg_kind_undef; }
 
+/* cpu_pool_bf16.c's case: max pooling with bf16 NHWC in and out (the top
+ * published so here), a window position that fits a byte. */
+static bool setup_nhwc_bf16(const cpu_ctx *c, const dlg_layer *l, pool_state *s, const dnnl_memory_desc_t *src)
+{
+    const dlg_pool_param *p = &l->p.pool;
+    const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
+    if (!c->bf16 || p->mode != DLG_POOL_MAX || x->ndim != 4 || p->kh * p->kw > 255)
+        return false;
+    dnnl_memory_desc_t in = cpu_md_dt(4, x->d, dnnl_acdb, dnnl_bf16), out = cpu_md_dt(4, y->d, dnnl_acdb, dnnl_bf16);
+    if (!dnnl_memory_desc_equal(src, &in))
+        return false;
+    dnnl_memory_desc_t top = cpu_publish(l->top[0], &s->top_md, &out);
+    if (!dnnl_memory_desc_equal(&top, &out))
+        return false; /* the net wants it plain: oneDNN's, which publishes again */
+    s->shape = (cpu_pool_shape){.N = x->d[0], .H = x->d[2], .W = x->d[3], .C = x->d[1], .OH = y->d[2],
+                                .OW = y->d[3], .kh = p->kh, .kw = p->kw, .sh = p->sh, .sw = p->sw,
+                                .ph = p->ph, .pw = p->pw};
+    s->nhwc_bf16 = true;
+    return true;
+}
+
 static int pool_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                       size_t errlen)
 {
@@ -103,6 +133,16 @@ static int pool_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
     pool_state *s = calloc(1, sizeof *s);
     if (!s)
         return -DLG_ENOMEM;
+    if (setup_nhwc_bf16(ctx, l, s, &src)) {
+        if (l->backward && l->prop_down[0] && !(s->argmax = malloc((size_t)l->top[0]->count))) {
+            l->top[0]->layout = NULL;
+            pool_destroy(ctx, s);
+            return -DLG_ENOMEM;
+        }
+        *state = s;
+        *ws = 0;
+        return 0;
+    }
     dnnl_pooling_desc_t fd, bd;
     dnnl_status_t st = dnnl_pooling_forward_desc_init(
         &fd, l->backward ? dnnl_forward_training : dnnl_forward_inference, alg, &src, &dst, str,
@@ -137,17 +177,36 @@ static int pool_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
 
 static int pool_forward(void *ctx, dlg_layer *l, void *state)
 {
+    pool_state *s = state;
+    if (s->nhwc_bf16) {
+        cpu_maxpool_bf16_fwd(&s->shape, l->bottom[0]->data, l->top[0]->data, s->argmax);
+        return 0;
+    }
     void *ptrs[2] = {l->bottom[0]->data, l->top[0]->data};
-    return cpu_prim_exec(ctx, &((pool_state *)state)->fwd, ptrs, l->ws);
+    return cpu_prim_exec(ctx, &s->fwd, ptrs, l->ws);
 }
 
 static int pool_backward(void *ctx, dlg_layer *l, void *state)
 {
+    pool_state *s = state;
+    if (s->nhwc_bf16) {
+        if (!s->argmax)
+            return -DLG_EINTERNAL; /* planned without backward */
+        cpu_maxpool_bf16_bwd(&s->shape, l->top[0]->diff, s->argmax, l->bottom[0]->diff);
+        return 0;
+    }
     void *ptrs[2] = {l->top[0]->diff, l->bottom[0]->diff};
-    return cpu_prim_exec(ctx, &((pool_state *)state)->bwd, ptrs, l->ws);
+    return cpu_prim_exec(ctx, &s->bwd, ptrs, l->ws);
+}
+
+static const char *pool_impl(const void *state)
+{
+    const pool_state *s = state;
+    return s->nhwc_bf16 ? "cpu_pool_bf16 (nhwc max)" : NULL;
 }
 
 const dlg_kernels dlg_cpu_pool = {.setup = pool_setup,
+                                  .impl = pool_impl,
                                   .forward = pool_forward,
                                   .backward = pool_backward,
                                   .destroy = pool_destroy,

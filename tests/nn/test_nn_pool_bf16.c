@@ -1,0 +1,118 @@
+/* cpu_pool_bf16 (core/nn/cpu/cpu_pool_bf16.c), cpu-bf16's max pooling
+ * over nhwc bf16 activations, bit for bit against a scalar reference with
+ * Caffe's windows and first-maximum rule: y, and dx as the fp32 sum of dy
+ * over the outputs whose maximum each input is, in ascending output
+ * order, rounded once.  Inputs take 16 values only, so windows hold ties;
+ * -inf and NaN values appear too.  Shapes: stride 2 without padding
+ * (GoogLeNet's and ResNet-50's), stride 1 with padding 1 (GoogLeNet's
+ * inception pools), Caffe's ceil mode (a last window cut short by the
+ * input's edge), 2x2 windows, channel counts with a tail (24, 40) and
+ * past one register block (200: 8 vectors, then 5 with a tail). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "cpu/cpu_pool_bf16.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint16_t to_bf16(float f) /* nearest even (no NaNs rounded here) */
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+static float from_bf16(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* Caffe's output size: ceil mode, the last window starting inside the
+ * input and its padding. */
+static int64_t out_size(int64_t in, int k, int s, int p)
+{
+    int64_t o = (in + 2 * p - k + s - 1) / s + 1;
+    if (p > 0 && (o - 1) * s >= in + p)
+        o--;
+    return o;
+}
+
+static void check(int64_t N, int64_t C, int64_t H, int64_t W, int k, int s, int p)
+{
+    cpu_pool_shape ps = {.N = N, .H = H, .W = W, .C = C, .OH = out_size(H, k, s, p), .OW = out_size(W, k, s, p),
+                         .kh = k, .kw = k, .sh = s, .sw = s, .ph = p, .pw = p};
+    int64_t nx = N * H * W * C, ny = N * ps.OH * ps.OW * C;
+    uint16_t *x = malloc((size_t)nx * 2), *y = malloc((size_t)ny * 2), *y2 = malloc((size_t)ny * 2),
+             *dy = malloc((size_t)ny * 2), *dx = malloc((size_t)nx * 2);
+    uint8_t *idx = malloc((size_t)ny);
+    float *want_dx = calloc((size_t)nx, sizeof(float));
+    assert_true(x && y && y2 && dy && dx && idx && want_dx);
+    unsigned seed = (unsigned)(N * 7 + C * 131 + H);
+    for (int64_t i = 0; i < nx; i++) {
+        int r = rand_r(&seed) % 200;
+        x[i] = r == 0 ? 0xff80 /* -inf */ : r == 1 ? 0x7fc0 /* NaN */ : to_bf16((float)(r % 16) - 8.0f);
+    }
+    for (int64_t i = 0; i < ny; i++)
+        dy[i] = to_bf16((float)rand_r(&seed) / (float)RAND_MAX - 0.5f);
+    cpu_maxpool_bf16_fwd(&ps, x, y, idx);
+    cpu_maxpool_bf16_fwd(&ps, x, y2, NULL); /* inference: the same maxima */
+    cpu_maxpool_bf16_bwd(&ps, dy, idx, dx);
+
+    int64_t bad_y = 0, bad_dx = 0, ties = 0;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t oh = 0; oh < ps.OH; oh++)
+            for (int64_t ow = 0; ow < ps.OW; ow++)
+                for (int64_t c = 0; c < C; c++) {
+                    int64_t h0 = oh * s - p, w0 = ow * s - p, best = -1, tie = 0;
+                    for (int64_t h = h0 < 0 ? 0 : h0; h < h0 + k && h < H; h++)
+                        for (int64_t w = w0 < 0 ? 0 : w0; w < w0 + k && w < W; w++) {
+                            int64_t i = ((n * H + h) * W + w) * C + c;
+                            tie += best >= 0 && from_bf16(x[i]) == from_bf16(x[best]);
+                            if (best < 0 || from_bf16(x[i]) > from_bf16(x[best]))
+                                best = i;
+                        }
+                    int64_t o = ((n * ps.OH + oh) * ps.OW + ow) * C + c;
+                    ties += tie > 0;
+                    bad_y += y[o] != x[best] || y2[o] != x[best];
+                    want_dx[best] += from_bf16(dy[o]);
+                }
+    for (int64_t i = 0; i < nx; i++)
+        bad_dx += dx[i] != to_bf16(want_dx[i]);
+    printf("  %lldx%lldx%lldx%lld, %dx%d stride %d pad %d -> %lldx%lld: %lld bad y, %lld bad dx; %lld windows with ties\n",
+           (long long)N, (long long)H, (long long)W, (long long)C, k, k, s, p, (long long)ps.OH, (long long)ps.OW,
+           (long long)bad_y, (long long)bad_dx, (long long)ties);
+    assert_int_equal(bad_y, 0);
+    assert_int_equal(bad_dx, 0);
+    assert_true(ties > 0);
+    free(x), free(y), free(y2), free(dy), free(dx), free(idx), free(want_dx);
+}
+
+static void test_maxpool_bf16(void **st)
+{
+    if (!__builtin_cpu_supports("avx512bw") || !__builtin_cpu_supports("avx512vl") ||
+        !__builtin_cpu_supports("avx512dq")) {
+        printf("  no AVX-512 BW/VL/DQ here: cpu-bf16 does not run, nothing to check\n");
+        skip(); /* reported as skipped, not passed */
+    }
+    check(2, 64, 15, 15, 3, 2, 0);  /* 7x7 windows of 3 */
+    check(2, 40, 14, 14, 3, 2, 0);  /* ceil mode: the last window holds 2 columns */
+    check(3, 24, 9, 11, 3, 1, 1);   /* padding: edge windows of 2x2 and 2x3 */
+    check(1, 200, 7, 7, 3, 1, 1);   /* two channel blocks, the second with a tail */
+    check(2, 32, 10, 10, 2, 2, 0);  /* 2x2, no overlap */
+    check(1, 16, 8, 8, 3, 2, 1);    /* padding with stride 2 */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_maxpool_bf16)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
