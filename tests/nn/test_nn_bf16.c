@@ -216,6 +216,19 @@ static int alex_smooth(dlg_net *net)
     return dlg_fc(net, "L", dlg_fc(net, "fc6", x, 64), 10);
 }
 
+/* GoogLeNet's biased 1x1 layers whose output channels oneDNN's AMX
+ * kernels block by 48 (96 and 144 here): the bf16 copy of their weights
+ * in that layout reorders slowly, so w^T for their input gradient comes
+ * from the fp32 master; a 3x3 layer of 48 outputs, whose backward data
+ * reads its weights the same way where the copy's layout would */
+static int pointwise48(dlg_net *net)
+{
+    int x = dlg_conv(net, "c96", X(2, 192, 7, 7), 96, 1, 1, 0, 1);
+    x = dlg_conv(net, "c144", x, 144, 1, 1, 0, 1);
+    x = dlg_conv(net, "c48", x, 48, 3, 1, 1, 1);
+    return dlg_fc(net, "L", x, 10);
+}
+
 /* GoogLeNet's: branches of one input (a split) concatenated */
 static int inception_smooth(dlg_net *net)
 {
@@ -400,6 +413,10 @@ static void test_train(void **st)
     check_train("relu, max pool", gated, gated_exact, pool_kind, counts, 1);
     if (has_amx())
         assert_int_equal(counts[0], 1);
+    const char *master_kind[1] = {"fp32 master"};
+    check_train("pointwise 192-96-144", pointwise48, NULL, master_kind, counts, 1);
+    if (has_amx())
+        assert_true(counts[0] >= 2);
 }
 
 /* SGD updates the fp32 master weights: a step of lr 1e-5 moves a weight

@@ -138,7 +138,8 @@ static int conv_backward(void *ctx, dlg_layer *l, void *state)
         return 0;
     }
     if (l->prop_down[0]) {
-        void *ptrs[3] = {l->top[0]->diff, weights(ctx, l, s), l->bottom[0]->diff};
+        void *w = s->bwd_w_master ? l->param[0]->data : weights(ctx, l, s);
+        void *ptrs[3] = {l->top[0]->diff, w, l->bottom[0]->diff};
         rc = ptrs[1] ? cpu_prim_exec(ctx, &s->bwd_data, ptrs, l->ws) : -DLG_EINTERNAL;
     }
     if (!rc && l->param_grad && s->by == BY_GEMM) {

@@ -23,6 +23,9 @@ typedef struct conv_state {
     char impl[160]; /* "" or fwd's implementation with ", added in place", the matmul's and/or
                      * ", backward data by a transposed forward" */
     bool wgrad_matmul; /* bwd_weights is a matmul (cpu-bf16 1x1 layers) */
+    /* cpu-bf16: bwd_data reads the fp32 master, not the bf16 copy, where
+     * oneDNN would reorder the copy's layout on its generic loops */
+    bool bwd_w_master;
     /* a strided one's: its input subsampled, compact, into the first
      * sub_bytes of the workspace before the matmul, by sub an image at a
      * time */

@@ -142,15 +142,62 @@ static bool pointwise(const dlg_conv_param *p)
  * the kernels read (the fp32 param, or cpu-bf16's copy), src and dst the
  * tensors as published. */
 static int bwd_data_by_forward(cpu_ctx *c, const dlg_layer *l, conv_state *s, const dnnl_memory_desc_t *w,
-                               const dnnl_memory_desc_t *src, const dnnl_memory_desc_t *dst, const conv_mds *m,
-                               char *err, size_t errlen)
+                               const dnnl_memory_desc_t *master, const dnnl_memory_desc_t *src,
+                               const dnnl_memory_desc_t *dst, const conv_mds *m, char *err, size_t errlen);
+
+/* Whether oneDNN would reorder from into to on its generic loops
+ * ("simple:any"): a bf16 copy blocked by 48 output channels (GoogLeNet's
+ * 192 -> 96, 480 -> 96 ...) into backward data's or the transposed
+ * forward's AMX layout took 2-3 ms a layer there, 12 ms of a GoogLeNet
+ * bf16 step. */
+static bool slow_reorder(cpu_ctx *c, const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to)
+{
+    dnnl_primitive_desc_t pd = NULL;
+    if (dnnl_memory_desc_equal(from, to))
+        return false;
+    if (dnnl_reorder_primitive_desc_create(&pd, from, c->eng, to, c->eng, NULL) != dnnl_success)
+        return true;
+    bool slow = strstr(cpu_impl_name(pd), "simple") != NULL;
+    dnnl_primitive_desc_destroy(pd);
+    return slow;
+}
+
+/* cpu-bf16: the weights backward data reads, the bf16 copy (kw, half the
+ * bytes) or, where that would reorder slowly and the fp32 master would
+ * not, the master (w; s->bwd_w_master).  want: the primitive's layout;
+ * perm: its first two axes swapped (the transposed forward's w^T). */
+static const dnnl_memory_desc_t *bwd_weights_from(cpu_ctx *c, conv_state *s, const dnnl_memory_desc_t *kw,
+                                                  const dnnl_memory_desc_t *w, const dnnl_memory_desc_t *want,
+                                                  bool perm, dnnl_memory_desc_t *store)
+{
+    int swap[4] = {1, 0, 2, 3};
+    const dnnl_memory_desc_t *from[2] = {kw, w};
+    for (int i = 0; i < 2; i++) {
+        store[i] = *from[i];
+        if (perm && dnnl_memory_desc_permute_axes(&store[i], from[i], swap) != dnnl_success)
+            continue;
+        if (!slow_reorder(c, &store[i], want)) {
+            s->bwd_w_master = i == 1;
+            return &store[i];
+        }
+    }
+    s->bwd_w_master = false;
+    return &store[0]; /* both slow: the copy's, half the bytes */
+}
+
+/* master: cpu-bf16's fp32 master, which w^T may come from instead of w
+ * (bwd_weights_from); NULL: w is the param itself. */
+static int bwd_data_by_forward(cpu_ctx *c, const dlg_layer *l, conv_state *s, const dnnl_memory_desc_t *w,
+                               const dnnl_memory_desc_t *master, const dnnl_memory_desc_t *src,
+                               const dnnl_memory_desc_t *dst, const conv_mds *m, char *err, size_t errlen)
 {
     const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
     int64_t wt[4] = {x->d[1], y->d[1], 1, 1};
     int perm[4] = {1, 0, 2, 3};
-    dnnl_memory_desc_t wt_any = cpu_md_dt(4, wt, dnnl_format_tag_any, w->data_type), wt_user;
+    dnnl_memory_desc_t wt_any = cpu_md_dt(4, wt, dnnl_format_tag_any, w->data_type), wt_user[2];
+    const dnnl_memory_desc_t *user = &wt_user[0];
     dnnl_convolution_desc_t d;
-    dnnl_status_t st = dnnl_memory_desc_permute_axes(&wt_user, w, perm);
+    dnnl_status_t st = dnnl_memory_desc_permute_axes(&wt_user[0], w, perm);
     if (st == dnnl_success)
         st = dnnl_dilated_convolution_forward_desc_init(&d, dnnl_forward_inference,
                                                         dnnl_convolution_direct, dst, &wt_any,
@@ -158,39 +205,55 @@ static int bwd_data_by_forward(cpu_ctx *c, const dlg_layer *l, conv_state *s, co
                                                         m->pad_r);
     int rc = st != dnnl_success ? cpu_fail(st, "transposed convolution desc", err, errlen)
                                 : cpu_prim_create(c, &s->bwd_data, &d, NULL, err, errlen);
+    if (!rc && master)
+        user = bwd_weights_from(c, s, w, master,
+                                dnnl_primitive_desc_query_md(s->bwd_data.pd, dnnl_query_weights_md, 0), true,
+                                wt_user);
     if (!rc)
         rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_SRC, dst, false, err, errlen);
     if (!rc)
-        rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_WEIGHTS, &wt_user, false, err, errlen);
+        rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_WEIGHTS, user, false, err, errlen);
     if (!rc)
         rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_DST, src, true, err, errlen);
     return rc;
+}
+
+/* Whether an argument's reorder runs on oneDNN's generic loops. */
+static bool reorders_slowly(const cpu_arg *a)
+{
+    const_dnnl_primitive_desc_t pd = NULL;
+    return dnnl_primitive_get_primitive_desc(a->reorder, &pd) != dnnl_success ||
+           strstr(cpu_impl_name(pd), "simple") != NULL;
 }
 
 /* cpu-bf16: the same where oneDNN runs the transposed forward on AMX.
  * There its brgconv_1x1 took Inception-v3's and ResNet-50's pointwise
  * shapes 1.2-1.8x faster than its AMX backward data (batch 4, one
  * thread: 768 -> 192 at 17x17, 0.29 against 0.45 ms); elsewhere it was
- * not timed.  Only the weights are reordered, as before; false (nothing
- * kept) leaves the backward-data primitive to the caller. */
+ * not timed.  Only the weights are reordered, as before, and not by
+ * oneDNN's generic loops; false (nothing kept) leaves the backward-data
+ * primitive to the caller. */
 static bool bf16_bwd_data_by_forward(cpu_ctx *c, const dlg_layer *l, conv_state *s, const dnnl_memory_desc_t *kw,
-                                     const dnnl_memory_desc_t *src, const dnnl_memory_desc_t *dst,
-                                     const conv_mds *m)
+                                     const dnnl_memory_desc_t *master, const dnnl_memory_desc_t *src,
+                                     const dnnl_memory_desc_t *dst, const conv_mds *m)
 {
     char why[256];
-    bool ok = bwd_data_by_forward(c, l, s, kw, src, dst, m, why, sizeof why) == 0 &&
+    bool ok = bwd_data_by_forward(c, l, s, kw, master, src, dst, m, why, sizeof why) == 0 &&
               strstr(cpu_impl_name(s->bwd_data.pd), "amx") != NULL;
     for (int i = 0; i < s->bwd_data.n && ok; i++) /* dy and dx as they are; only w^T reordered */
-        ok = !s->bwd_data.a[i].reorder || s->bwd_data.a[i].arg == DNNL_ARG_WEIGHTS;
+        ok = !s->bwd_data.a[i].reorder || (s->bwd_data.a[i].arg == DNNL_ARG_WEIGHTS && !reorders_slowly(&s->bwd_data.a[i]));
     if (!ok) {
         cpu_prim_destroy(&s->bwd_data);
+        memset(&s->bwd_data, 0, sizeof s->bwd_data);
+        s->bwd_w_master = false;
         return false;
     }
     size_t n = strlen(s->impl);
     if (!n)
         n = (size_t)snprintf(s->impl, sizeof s->impl, "%s", cpu_impl_name(s->fwd.pd));
     if (n < sizeof s->impl)
-        snprintf(s->impl + n, sizeof s->impl - n, ", backward data by a transposed forward");
+        snprintf(s->impl + n, sizeof s->impl - n, ", backward data by a transposed forward%s",
+                 s->bwd_w_master ? " of the fp32 master" : "");
     return true;
 }
 
@@ -495,15 +558,31 @@ int cpu_conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char
     if (!rc && l->p.conv.bn)
         rc = cpu_fold_init(&s->fold, l, &m.w, c->bf16 ? &kw : &m.w);
     bool dx = !rc && l->backward && l->prop_down[0];
+    /* cpu-bf16 without a fold: backward data may read the fp32 master */
+    const dnnl_memory_desc_t *master = c->bf16 && !l->p.conv.bn && l->p.conv.groups == 1 ? &m.w : NULL;
     if (dx && pointwise(&l->p.conv) && !c->bf16)
-        rc = bwd_data_by_forward(c, l, s, &m.w, &src, &dst, &m, err, errlen);
-    else if (dx && !(c->bf16 && pointwise(&l->p.conv) && bf16_bwd_data_by_forward(c, l, s, &kw, &src, &dst, &m))) {
+        rc = bwd_data_by_forward(c, l, s, &m.w, NULL, &src, &dst, &m, err, errlen);
+    else if (dx && !(c->bf16 && pointwise(&l->p.conv) &&
+                     bf16_bwd_data_by_forward(c, l, s, &kw, master, &src, &dst, &m))) {
         rc = create_backward(c, l, s, &m, false, err, errlen);
         if (!rc)
             rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_DIFF_DST, &dst, false, err, errlen);
-        /* cpu-bf16: from the forward's bf16 copy, half the bytes to read */
+        /* cpu-bf16: from the forward's bf16 copy, half the bytes to read,
+         * unless that reorders slowly (bwd_weights_from) */
+        dnnl_memory_desc_t from[2];
+        const dnnl_memory_desc_t *wmd = &m.w;
+        if (!rc && c->bf16)
+            wmd = master ? bwd_weights_from(c, s, &kw, master,
+                                            dnnl_primitive_desc_query_md(s->bwd_data.pd, dnnl_query_weights_md, 0),
+                                            false, from)
+                         : &kw;
         if (!rc)
-            rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_WEIGHTS, c->bf16 ? &kw : &m.w, false, err, errlen);
+            rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_WEIGHTS, wmd, false, err, errlen);
+        size_t n = strlen(s->impl);
+        if (!rc && s->bwd_w_master && !n)
+            n = (size_t)snprintf(s->impl, sizeof s->impl, "%s", cpu_impl_name(s->fwd.pd));
+        if (!rc && s->bwd_w_master && n < sizeof s->impl)
+            snprintf(s->impl + n, sizeof s->impl - n, ", backward data from the fp32 master");
         if (!rc)
             rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_DIFF_SRC, &src, true, err, errlen);
     }
