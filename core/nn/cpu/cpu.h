@@ -30,6 +30,10 @@ typedef struct cpu_ctx {
     void *note_ctx;
 } cpu_ctx;
 
+/* The threads a layer's own parallel passes run on, fixed at setup where
+ * it sizes their scratch: the plan's threads, else OpenMP's default. */
+int cpu_team_size(const cpu_ctx *c);
+
 #define CPU_MAX_ARGS 24 /* LSTM backward has 18 arguments */
 /* workspace offsets: 64-byte aligned (a cache line) */
 #define CPU_ALIGN(x) (((x) + 63) & ~(size_t)63)

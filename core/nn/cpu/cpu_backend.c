@@ -84,6 +84,15 @@ static void cpu_close(void *ctx)
     free(c);
 }
 
+int cpu_team_size(const cpu_ctx *c)
+{
+#ifdef DLG_NN_HAVE_OMP
+    return c->threads > 0 ? c->threads : omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
 static int cpu_bind(void *ctx)
 {
 #ifdef DLG_NN_HAVE_OMP

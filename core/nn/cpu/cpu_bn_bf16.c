@@ -36,6 +36,7 @@ typedef struct bn_call {
      * var_out, backward reads mean and var, writes dgamma and dbeta */
     const float *gamma, *beta, *mean, *var;
     float *mean_out, *var_out, *dgamma, *dbeta;
+    float *sums; /* cpu_bf16_channel_sums: the first pass's sums only */
 } bn_call;
 
 static int64_t padded(int64_t C) { return (C + 15) / 16 * 16; }
@@ -253,7 +254,8 @@ BF16_TARGET static void thread_out(const bn_call *k, const uint16_t *x, const ui
 static int team_size(const cpu_bn_shape *s) { return s->threads > 0 ? s->threads : 1; }
 
 /* Both passes on the team: sums, then per channel the coefficients
- * (forward with dy NULL, else backward), then out. */
+ * (forward with dy NULL, else backward), then out; with k->sums the sums
+ * alone (out NULL). */
 static void passes(const bn_call *k, const uint16_t *x, const uint16_t *dy, uint16_t *out)
 {
 #ifdef _OPENMP
@@ -271,12 +273,17 @@ static void passes(const bn_call *k, const uint16_t *x, const uint16_t *dy, uint
 #pragma omp for schedule(static)
 #endif
         for (int64_t c = 0; c < k->s->C; c++) {
-            if (dy)
+            if (k->sums) {
+                double s1, s2;
+                total(k, nt, c, &s1, &s2);
+                k->sums[c] = (float)s1;
+            } else if (dy)
                 bwd_coef(k, nt, c);
             else
                 fwd_coef(k, nt, c);
         }
-        thread_out(k, x, dy, out, t, nt);
+        if (out)
+            thread_out(k, x, dy, out, t, nt);
     }
 }
 
@@ -304,4 +311,12 @@ void cpu_bn_bf16_bwd(const cpu_bn_shape *s, const uint16_t *x, const uint16_t *d
                &k.coef[B * k.Cp + c]);
     }
     passes(&k, x, dy, dx);
+}
+
+void cpu_bf16_channel_sums(const cpu_bn_shape *s, const uint16_t *x, float *sums, void *scratch)
+{
+    bn_call k = bn_call_init(s, scratch);
+    k.sums = sums;
+    memset(k.coef + SHIFT * k.Cp, 0, (size_t)s->C * sizeof(float));
+    passes(&k, x, NULL, NULL);
 }

@@ -37,4 +37,8 @@ void cpu_bn_bf16_bwd(const cpu_bn_shape *s, const uint16_t *x, const uint16_t *d
                      const float *gamma, const float *beta, const float *mean, const float *var,
                      float *dgamma, float *dbeta, void *scratch);
 
+/* sums[c] = the sum of x over the rows (a bias gradient from dy), by the
+ * backward's first pass; scratch as above (eps and relu unused). */
+void cpu_bf16_channel_sums(const cpu_bn_shape *s, const uint16_t *x, float *sums, void *scratch);
+
 #endif

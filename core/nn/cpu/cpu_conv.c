@@ -19,6 +19,7 @@ void cpu_conv_destroy(void *ctx, void *state)
     cpu_fold_destroy(&s->fold);
     cpu_wcopy_destroy(&s->wq);
     free(s->u);
+    free(s->bias_scratch);
     free(s);
 }
 
@@ -165,6 +166,8 @@ static int conv_backward(void *ctx, dlg_layer *l, void *state)
                          l->p.conv.bias ? l->param[1]->diff : NULL};
         rc = cpu_prim_exec(ctx, &s->bwd_weights, ptrs, l->ws);
     }
+    if (!rc && l->param_grad && s->bias_scratch) /* the matmul's layer has a bias */
+        cpu_bf16_channel_sums(&s->bias_shape, l->top[0]->diff, l->param[1]->diff, s->bias_scratch);
     return rc;
 }
 

@@ -4,6 +4,7 @@
 #define DLG_NN_CPU_CONV_H
 
 #include "cpu.h"
+#include "cpu_bn_bf16.h"
 #include "cpu_gemm_conv.h"
 #include "cpu_wino1d.h"
 #include "cpu_winograd.h"
@@ -20,7 +21,7 @@ typedef struct conv_state {
     /* the top is the residual's memory (in_place_ok): fwd's sum post-op
      * adds the convolution into it (accumulate_in_place) */
     bool in_place;
-    char impl[160]; /* "" or fwd's implementation with ", added in place", the matmul's and/or
+    char impl[256]; /* "" or fwd's implementation with ", added in place", the matmul's and/or
                      * ", backward data by a transposed forward" */
     bool wgrad_matmul; /* bwd_weights is a matmul (cpu-bf16 1x1 layers) */
     /* cpu-bf16: bwd_data reads the fp32 master, not the bf16 copy, where
@@ -31,6 +32,10 @@ typedef struct conv_state {
      * time */
     cpu_prim sub;
     size_t sub_bytes;
+    /* a biased one's: its bias gradient summed from dy after the matmul
+     * (cpu_bf16_channel_sums; bias_scratch its own) */
+    cpu_bn_shape bias_shape;
+    void *bias_scratch;
     dnnl_memory_desc_t top_md; /* the top's layout when it is not plain */
     dnnl_memory_desc_t w_md;   /* the weights' layout when it is not plain */
     cpu_fold fold;             /* a batch norm folded into the weights */

@@ -447,7 +447,7 @@ static bool wgrad_by_matmul(cpu_ctx *c, const dlg_layer *l, conv_state *s, const
 {
     const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
     const dlg_conv_param *cp = &l->p.conv;
-    if (!c->bf16 || cp->groups != 1 || cp->kh != 1 || cp->kw != 1 || cp->ph || cp->pw || cp->bias || cp->bn ||
+    if (!c->bf16 || cp->groups != 1 || cp->kh != 1 || cp->kw != 1 || cp->ph || cp->pw || cp->bn ||
         !strstr(cpu_impl_name(s->fwd.pd), "amx"))
         return false;
     dnnl_memory_desc_t xn = cpu_md_dt(4, x->d, dnnl_acdb, dnnl_bf16), yn = cpu_md_dt(4, y->d, dnnl_acdb, dnnl_bf16);
@@ -474,6 +474,13 @@ static bool wgrad_by_matmul(cpu_ctx *c, const dlg_layer *l, conv_state *s, const
          !cpu_prim_arg(c, &p, DNNL_ARG_DST, &w, true, why, sizeof why);
     for (int i = 0; i < p.n && ok; i++)
         ok = !p.a[i].reorder;
+    /* a bias (GoogLeNet's 1x1 layers): its gradient summed from dy */
+    s->bias_shape = (cpu_bn_shape){.rows = rows, .C = y->d[1], .threads = cpu_team_size(c)};
+    size_t bytes = (cpu_bn_bf16_scratch(&s->bias_shape) + 63) / 64 * 64;
+    if (ok && cp->bias && posix_memalign(&s->bias_scratch, 64, bytes) != 0) {
+        s->bias_scratch = NULL;
+        ok = false;
+    }
     if (!ok) {
         cpu_prim_destroy(&p);
         cpu_prim_destroy(&s->sub);
@@ -482,8 +489,8 @@ static bool wgrad_by_matmul(cpu_ctx *c, const dlg_layer *l, conv_state *s, const
     }
     s->bwd_weights = p;
     s->wgrad_matmul = true;
-    snprintf(s->impl, sizeof s->impl, "%s, weight gradient by matmul %s%s", cpu_impl_name(s->fwd.pd), impl,
-             strided ? " of the subsampled input" : "");
+    snprintf(s->impl, sizeof s->impl, "%s, weight gradient by matmul %s%s%s", cpu_impl_name(s->fwd.pd), impl,
+             strided ? " of the subsampled input" : "", s->bias_scratch ? ", bias gradient by sums of dy" : "");
     return true;
 }
 

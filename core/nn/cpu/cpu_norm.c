@@ -8,10 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#ifdef DLG_NN_HAVE_OMP
-#include <omp.h>
-#endif
-
 typedef struct bn_state {
     cpu_prim train, infer, bwd;
     /* cpu_bn_bf16.c trains this layer: its shape, the batch statistics
@@ -138,17 +134,6 @@ static bool nhwc_bf16(const cpu_ctx *c, const dlg_layer *l, const dnnl_memory_de
     return dnnl_memory_desc_equal(md, &want) && dnnl_memory_desc_equal(top, &want);
 }
 
-/* The team the passes run on, fixed here since it sizes their scratch:
- * the plan's threads, else OpenMP's default (threads = 0). */
-static int team(const cpu_ctx *c)
-{
-#ifdef DLG_NN_HAVE_OMP
-    return c->threads > 0 ? c->threads : omp_get_max_threads();
-#else
-    return 1;
-#endif
-}
-
 static int setup_nhwc_bf16(const cpu_ctx *c, const dlg_layer *l, bn_state *s)
 {
     const dlg_shape *sh = &l->bottom[0]->shape;
@@ -157,7 +142,7 @@ static int setup_nhwc_bf16(const cpu_ctx *c, const dlg_layer *l, bn_state *s)
                               .C = sh->d[1],
                               .eps = l->p.bn.eps,
                               .relu = l->p.bn.relu,
-                              .threads = team(c)};
+                              .threads = cpu_team_size(c)};
     if (!(s->stats = calloc(2 * (size_t)sh->d[1], sizeof(float))))
         return -DLG_ENOMEM;
     if (l->backward && !l->param_grad && !(s->spare = calloc(2 * (size_t)sh->d[1], sizeof(float))))
