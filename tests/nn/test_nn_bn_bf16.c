@@ -5,7 +5,8 @@
  * cover a channel count with a tail (24), several register sweeps per row
  * (2048 channels), rows that do not split evenly over 1 and 3 threads,
  * the non-temporal stores of a large tensor, with and without the fused
- * ReLU, and backward in place (dx in dy's memory).  The inputs sit far
+ * ReLU, and backward in place (dx in dy's memory); cpu_bf16_channel_sums
+ * (a bias gradient) against dy's sums.  The inputs sit far
  * from 0 (mean ~5 per channel, spread ~0.3), so a variance taken as
  * E[x^2] - E[x]^2 without the shift would cancel. */
 #include <setjmp.h>
@@ -112,6 +113,17 @@ static void check(int64_t rows, int64_t C, bool relu, int threads)
 
     ref_stats r = {buf, buf + C, buf + 2 * C, buf + 3 * C};
     reference(&s, x, dy, y, &r);
+    /* a bias gradient: dy's plain sums per channel */
+    int64_t bad_sums = 0;
+    cpu_bf16_channel_sums(&s, dy, dg, scratch);
+    for (int64_t c = 0; c < C; c++) {
+        double want = 0;
+        for (int64_t i = 0; i < rows; i++)
+            want += from_bf16(dy[i * C + c]);
+        bad_sums += fabs(dg[c] - want) > 1e-5 * (1 + fabs(want));
+    }
+    assert_int_equal(bad_sums, 0);
+    cpu_bn_bf16_bwd(&s, x, dy, dx, gamma, beta, mean, var, dg, db, scratch);
     int64_t bad_stats = 0, bad_y = 0, bad_dx = 0, zeros = 0;
     double worst_var = 0;
     for (int64_t c = 0; c < C; c++) {
