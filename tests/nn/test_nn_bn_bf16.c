@@ -15,27 +15,13 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "bf16_testutil.h"
 #include "cpu/cpu_bn_bf16.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static uint16_t to_bf16(float f) /* nearest even (no NaNs here) */
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-
-static double from_bf16(uint16_t h)
-{
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
 
 static float uniform(unsigned *seed) { return (float)rand_r(seed) / (float)RAND_MAX - 0.5f; }
 
