@@ -1,8 +1,10 @@
 /* oneDNN pooling (Caffe ceil mode via right padding, floor mode as is)
  * and LRN, on plain NCHW with the training workspace kept per layer.
- * cpu-bf16's max pooling on channels-last bf16 runs on cpu_pool_bf16.c
- * instead (3-4x oneDNN 2.6's speed there). */
+ * cpu-bf16's max pooling and LRN on channels-last bf16 run on
+ * cpu_pool_bf16.c and cpu_lrn_bf16.c instead (3-4x oneDNN 2.6's speed
+ * there). */
 #include "cpu.h"
+#include "cpu_lrn_bf16.h"
 #include "cpu_pool_bf16.h"
 
 #include <stdio.h>
@@ -17,6 +19,8 @@ typedef struct pool_state {
     bool nhwc_bf16;
     cpu_pool_shape shape;
     uint8_t *argmax;
+    /* an LRN's the same by cpu_lrn_bf16.c */
+    cpu_lrn_shape lrn;
 } pool_state;
 
 static void pool_destroy(void *ctx, void *state)
@@ -213,6 +217,25 @@ const dlg_kernels dlg_cpu_pool = {.setup = pool_setup,
                                   .accepts = pool_accepts,
                                   .any_layout = true};
 
+/* cpu_lrn_bf16.c's case: bf16 NHWC in and out, beta 0.75. */
+static bool lrn_nhwc_bf16(const cpu_ctx *c, const dlg_layer *l, pool_state *s, const dnnl_memory_desc_t *md)
+{
+    const dlg_lrn_param *p = &l->p.lrn;
+    const dlg_shape *x = &l->bottom[0]->shape;
+    if (!c->bf16 || x->ndim != 4 || !cpu_lrn_bf16_supported(x->d[1], p->size, p->beta))
+        return false;
+    dnnl_memory_desc_t want = cpu_md_dt(4, x->d, dnnl_acdb, dnnl_bf16);
+    if (!dnnl_memory_desc_equal(md, &want))
+        return false;
+    dnnl_memory_desc_t top = cpu_publish(l->top[0], &s->top_md, &want);
+    if (!dnnl_memory_desc_equal(&top, &want))
+        return false; /* the net wants it plain: oneDNN's, which publishes again */
+    s->lrn = (cpu_lrn_shape){.rows = x->d[0] * x->d[2] * x->d[3], .C = x->d[1], .size = p->size,
+                             .alpha = p->alpha, .k = p->k};
+    s->nhwc_bf16 = true;
+    return true;
+}
+
 static int lrn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                      size_t errlen)
 {
@@ -221,6 +244,11 @@ static int lrn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, ch
     pool_state *s = calloc(1, sizeof *s);
     if (!s)
         return -DLG_ENOMEM;
+    if (lrn_nhwc_bf16(ctx, l, s, &md)) {
+        *state = s;
+        *ws = 0;
+        return 0;
+    }
     dnnl_lrn_desc_t fd, bd;
     dnnl_status_t st = dnnl_lrn_forward_desc_init(
         &fd, l->backward ? dnnl_forward_training : dnnl_forward_inference, dnnl_lrn_across_channels,
@@ -250,14 +278,37 @@ static int lrn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, ch
     return 0;
 }
 
+static int lrn_forward(void *ctx, dlg_layer *l, void *state)
+{
+    pool_state *s = state;
+    if (s->nhwc_bf16) {
+        cpu_lrn_bf16_fwd(&s->lrn, l->bottom[0]->data, l->top[0]->data);
+        return 0;
+    }
+    void *ptrs[2] = {l->bottom[0]->data, l->top[0]->data};
+    return cpu_prim_exec(ctx, &s->fwd, ptrs, l->ws);
+}
+
 static int lrn_backward(void *ctx, dlg_layer *l, void *state)
 {
+    pool_state *s = state;
+    if (s->nhwc_bf16) {
+        cpu_lrn_bf16_bwd(&s->lrn, l->bottom[0]->data, l->top[0]->diff, l->bottom[0]->diff);
+        return 0;
+    }
     void *ptrs[3] = {l->bottom[0]->data, l->top[0]->diff, l->bottom[0]->diff};
-    return cpu_prim_exec(ctx, &((pool_state *)state)->bwd, ptrs, l->ws);
+    return cpu_prim_exec(ctx, &s->bwd, ptrs, l->ws);
+}
+
+static const char *lrn_impl(const void *state)
+{
+    const pool_state *s = state;
+    return s->nhwc_bf16 ? "cpu_lrn_bf16 (nhwc)" : NULL;
 }
 
 const dlg_kernels dlg_cpu_lrn = {.setup = lrn_setup,
-                                 .forward = pool_forward,
+                                 .impl = lrn_impl,
+                                 .forward = lrn_forward,
                                  .backward = lrn_backward,
                                  .destroy = pool_destroy,
                                  .any_layout = true};
