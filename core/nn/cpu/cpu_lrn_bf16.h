@@ -4,8 +4,8 @@
  * cpu-bf16 runs it.  oneDNN 2.6's bf16 LRN took 23 of GoogLeNet's 196 ms
  * bf16 training step, 4-6x the time its bytes take to move; here a row of
  * C channels is one pass: squares into a padded fp32 buffer, window sums
- * by offset loads, one sqrt and one division a value.  AVX-512 CPUs only,
- * as cpu-bf16 is. */
+ * by offset loads, s^-0.75 by two refined reciprocal square roots.
+ * AVX-512 CPUs only, as cpu-bf16 is. */
 #ifndef DLG_NN_CPU_LRN_BF16_H
 #define DLG_NN_CPU_LRN_BF16_H
 
