@@ -411,9 +411,9 @@ static void test_train(void **st)
         assert_int_equal(counts[2], 3);
     }
     assert_int_equal(counts[3], 1);
-    /* p1 (ties included) by cpu_pool_bf16 on the NHWC tensor the AMX
+    /* p1 (ties included) by cpu_maxpool on the NHWC tensor the AMX
      * convolution writes: the gradient each maximum gets, as the reference's */
-    const char *pool_kind[1] = {"cpu_pool_bf16"};
+    const char *pool_kind[1] = {"cpu_maxpool"};
     check_train("relu, max pool", gated, gated_exact, pool_kind, counts, 1);
     if (has_amx())
         assert_int_equal(counts[0], 1);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "dnnl_isa.h"
 #include "nn_testutil.h"
 #include "cpu/cpu_winograd.h"
 
@@ -565,6 +566,13 @@ static void test_nets(void **st)
     compare("alexnet-like", alex_mini, true);
     compare("inception, reference concat", inception8, true);
     compare("inception, oneDNN concat", inception16, true);
+    /* its branch's max pool on the stem's nChw16c output (AVX-512) by
+     * cpu_maxpool, gradients as the reference's above */
+    if (has_avx512()) {
+        char *impl = layer_impl(inception16, "pool", false, true);
+        assert_string_equal(impl, "cpu_maxpool (fp32 nChw16c)");
+        free(impl);
+    }
     compare("concat of inputs and conv", concat_inputs, true);
     compare("resnet-like", resnet_mini, true);
     compare("resnet-like inference", resnet_mini, false);

@@ -1,11 +1,11 @@
 /* oneDNN pooling (Caffe ceil mode via right padding, floor mode as is)
  * and LRN, on plain NCHW with the training workspace kept per layer.
- * cpu-bf16's max pooling and LRN on channels-last bf16 run on
- * cpu_pool_bf16.c and cpu_lrn_bf16.c instead (3-4x oneDNN 2.6's speed
- * there). */
+ * Max pooling on cpu-bf16's channels-last bf16 and on nChw16c fp32 runs
+ * on cpu_maxpool.c instead, cpu-bf16's LRN on cpu_lrn_bf16.c (2-4x oneDNN
+ * 2.6's speed there). */
 #include "cpu.h"
 #include "cpu_lrn_bf16.h"
-#include "cpu_pool_bf16.h"
+#include "cpu_maxpool.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +14,10 @@ typedef struct pool_state {
     cpu_prim fwd, bwd;
     dnnl_memory_t wsmem; /* max indices / LRN scale: forward -> backward */
     dnnl_memory_desc_t top_md;
-    /* cpu_pool_bf16.c runs this layer: its shape and, for backward, each
-     * output's window position of its maximum; none of fwd/bwd */
-    bool nhwc_bf16;
+    /* cpu_maxpool.c (an LRN: cpu_lrn_bf16.c) runs this layer: its shape
+     * and, for backward, each output's window position of its maximum;
+     * none of fwd/bwd */
+    bool own;
     cpu_pool_shape shape;
     uint8_t *argmax;
     /* an LRN's the same by cpu_lrn_bf16.c */
@@ -99,24 +100,29 @@ static dnnl_alg_kind_t pool_alg(const dlg_layer *l)
 
 static bool pool_accepts(const dlg_layer *l) { return pool_alg(l) != dnnl_alg_kind_undef; }
 
-/* cpu_pool_bf16.c's case: max pooling with bf16 NHWC in and out (the top
- * published so here), a window position that fits a byte. */
-static bool setup_nhwc_bf16(const cpu_ctx *c, const dlg_layer *l, pool_state *s, const dnnl_memory_desc_t *src)
+/* cpu_maxpool.c's case: max pooling with bf16 NHWC (cpu-bf16) or fp32
+ * nChw16c in and out (the top published so here) on AVX-512, a window
+ * position that fits a byte. */
+static bool own_maxpool(const cpu_ctx *c, const dlg_layer *l, pool_state *s, const dnnl_memory_desc_t *src)
 {
     const dlg_pool_param *p = &l->p.pool;
     const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
-    if (!c->bf16 || p->mode != DLG_POOL_MAX || x->ndim != 4 || p->kh * p->kw > 255)
+    if (p->mode != DLG_POOL_MAX || x->ndim != 4 || p->kh * p->kw > 255 || !cpu_maxpool_supported())
         return false;
-    dnnl_memory_desc_t in = cpu_md_dt(4, x->d, dnnl_acdb, dnnl_bf16), out = cpu_md_dt(4, y->d, dnnl_acdb, dnnl_bf16);
+    dnnl_format_tag_t tag = c->bf16 ? dnnl_acdb : dnnl_aBcd16b;
+    dnnl_data_type_t dt = c->bf16 ? dnnl_bf16 : dnnl_f32;
+    dnnl_memory_desc_t in = cpu_md_dt(4, x->d, tag, dt), out = cpu_md_dt(4, y->d, tag, dt);
     if (!dnnl_memory_desc_equal(src, &in))
         return false;
     dnnl_memory_desc_t top = cpu_publish(l->top[0], &s->top_md, &out);
     if (!dnnl_memory_desc_equal(&top, &out))
         return false; /* the net wants it plain: oneDNN's, which publishes again */
-    s->shape = (cpu_pool_shape){.N = x->d[0], .H = x->d[2], .W = x->d[3], .C = x->d[1], .OH = y->d[2],
+    s->shape = (cpu_pool_shape){.N = x->d[0], .H = x->d[2], .W = x->d[3],
+                                .C = c->bf16 ? x->d[1] : (x->d[1] + 15) / 16 * 16, .OH = y->d[2],
                                 .OW = y->d[3], .kh = p->kh, .kw = p->kw, .sh = p->sh, .sw = p->sw,
-                                .ph = p->ph, .pw = p->pw};
-    s->nhwc_bf16 = true;
+                                .ph = p->ph, .pw = p->pw,
+                                .layout = c->bf16 ? CPU_POOL_BF16_NHWC : CPU_POOL_F32_NCHW16C};
+    s->own = true;
     return true;
 }
 
@@ -137,8 +143,9 @@ static int pool_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
     pool_state *s = calloc(1, sizeof *s);
     if (!s)
         return -DLG_ENOMEM;
-    if (setup_nhwc_bf16(ctx, l, s, &src)) {
-        if (l->backward && l->prop_down[0] && !(s->argmax = malloc((size_t)l->top[0]->count))) {
+    if (own_maxpool(ctx, l, s, &src)) {
+        const cpu_pool_shape *ps = &s->shape;
+        if (l->backward && l->prop_down[0] && !(s->argmax = malloc((size_t)(ps->N * ps->C * ps->OH * ps->OW)))) {
             l->top[0]->layout = NULL;
             pool_destroy(ctx, s);
             return -DLG_ENOMEM;
@@ -182,8 +189,8 @@ static int pool_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
 static int pool_forward(void *ctx, dlg_layer *l, void *state)
 {
     pool_state *s = state;
-    if (s->nhwc_bf16) {
-        cpu_maxpool_bf16_fwd(&s->shape, l->bottom[0]->data, l->top[0]->data, s->argmax);
+    if (s->own) {
+        cpu_maxpool_fwd(&s->shape, l->bottom[0]->data, l->top[0]->data, s->argmax);
         return 0;
     }
     void *ptrs[2] = {l->bottom[0]->data, l->top[0]->data};
@@ -193,10 +200,10 @@ static int pool_forward(void *ctx, dlg_layer *l, void *state)
 static int pool_backward(void *ctx, dlg_layer *l, void *state)
 {
     pool_state *s = state;
-    if (s->nhwc_bf16) {
+    if (s->own) {
         if (!s->argmax)
             return -DLG_EINTERNAL; /* planned without backward */
-        cpu_maxpool_bf16_bwd(&s->shape, l->top[0]->diff, s->argmax, l->bottom[0]->diff);
+        cpu_maxpool_bwd(&s->shape, l->top[0]->diff, s->argmax, l->bottom[0]->diff);
         return 0;
     }
     void *ptrs[2] = {l->top[0]->diff, l->bottom[0]->diff};
@@ -206,7 +213,8 @@ static int pool_backward(void *ctx, dlg_layer *l, void *state)
 static const char *pool_impl(const void *state)
 {
     const pool_state *s = state;
-    return s->nhwc_bf16 ? "cpu_pool_bf16 (nhwc max)" : NULL;
+    return !s->own ? NULL
+           : s->shape.layout == CPU_POOL_BF16_NHWC ? "cpu_maxpool (bf16 nhwc)" : "cpu_maxpool (fp32 nChw16c)";
 }
 
 const dlg_kernels dlg_cpu_pool = {.setup = pool_setup,
@@ -232,7 +240,7 @@ static bool lrn_nhwc_bf16(const cpu_ctx *c, const dlg_layer *l, pool_state *s, c
         return false; /* the net wants it plain: oneDNN's, which publishes again */
     s->lrn = (cpu_lrn_shape){.rows = x->d[0] * x->d[2] * x->d[3], .C = x->d[1], .size = p->size,
                              .alpha = p->alpha, .k = p->k};
-    s->nhwc_bf16 = true;
+    s->own = true;
     return true;
 }
 
@@ -281,7 +289,7 @@ static int lrn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, ch
 static int lrn_forward(void *ctx, dlg_layer *l, void *state)
 {
     pool_state *s = state;
-    if (s->nhwc_bf16) {
+    if (s->own) {
         cpu_lrn_bf16_fwd(&s->lrn, l->bottom[0]->data, l->top[0]->data);
         return 0;
     }
@@ -292,7 +300,7 @@ static int lrn_forward(void *ctx, dlg_layer *l, void *state)
 static int lrn_backward(void *ctx, dlg_layer *l, void *state)
 {
     pool_state *s = state;
-    if (s->nhwc_bf16) {
+    if (s->own) {
         cpu_lrn_bf16_bwd(&s->lrn, l->bottom[0]->data, l->top[0]->diff, l->bottom[0]->diff);
         return 0;
     }
@@ -303,7 +311,7 @@ static int lrn_backward(void *ctx, dlg_layer *l, void *state)
 static const char *lrn_impl(const void *state)
 {
     const pool_state *s = state;
-    return s->nhwc_bf16 ? "cpu_lrn_bf16 (nhwc)" : NULL;
+    return s->own ? "cpu_lrn_bf16 (nhwc)" : NULL;
 }
 
 const dlg_kernels dlg_cpu_lrn = {.setup = lrn_setup,
