@@ -41,9 +41,11 @@ typedef struct bn_call {
 
 static int64_t padded(int64_t C) { return (C + 15) / 16 * 16; }
 
+static int team_size(const cpu_bn_shape *s) { return s->threads > 0 ? s->threads : 1; }
+
 size_t cpu_bn_bf16_scratch(const cpu_bn_shape *s)
 {
-    size_t Cp = (size_t)padded(s->C), t = (size_t)(s->threads > 0 ? s->threads : 1);
+    size_t Cp = (size_t)padded(s->C), t = (size_t)team_size(s);
     return Cp * sizeof(float) * NCOEF + t * Cp * 2 * (sizeof(float) + sizeof(double));
 }
 
@@ -52,7 +54,7 @@ static bn_call bn_call_init(const cpu_bn_shape *s, void *scratch)
     bn_call k = {.s = s, .Cp = padded(s->C)};
     k.coef = scratch;
     k.dacc = (double *)(k.coef + NCOEF * k.Cp); /* Cp is a multiple of 16: 64-byte aligned */
-    k.facc = (float *)(k.dacc + (s->threads > 0 ? s->threads : 1) * 2 * k.Cp);
+    k.facc = (float *)(k.dacc + team_size(s) * 2 * k.Cp);
     for (int i = 0; i < NCOEF; i++)
         memset(k.coef + i * k.Cp + s->C, 0, (size_t)(k.Cp - s->C) * sizeof(float));
     return k;
@@ -250,8 +252,6 @@ BF16_TARGET static void thread_out(const bn_call *k, const uint16_t *x, const ui
     if (stream)
         _mm_sfence(); /* visible before the end of the region */
 }
-
-static int team_size(const cpu_bn_shape *s) { return s->threads > 0 ? s->threads : 1; }
 
 /* Both passes on the team: sums, then per channel the coefficients
  * (forward with dy NULL, else backward), then out; with k->sums the sums

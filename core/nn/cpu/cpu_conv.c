@@ -19,7 +19,6 @@ void cpu_conv_destroy(void *ctx, void *state)
     cpu_fold_destroy(&s->fold);
     cpu_wcopy_destroy(&s->wq);
     free(s->u);
-    free(s->bias_scratch);
     free(s);
 }
 
@@ -28,6 +27,8 @@ size_t cpu_conv_ws(const conv_state *s)
     size_t w = s->fwd.ws > s->add.ws ? s->fwd.ws : s->add.ws;
     w = s->bwd_data.ws > w ? s->bwd_data.ws : w;
     size_t bw = s->sub_bytes + (s->sub.ws > s->bwd_weights.ws ? s->sub.ws : s->bwd_weights.ws);
+    size_t sums = s->bias_shape.rows ? cpu_bn_bf16_scratch(&s->bias_shape) : 0; /* after the matmul */
+    bw = sums > bw ? sums : bw;
     return s->tmp_bytes + (bw > w ? bw : w);
 }
 
@@ -166,8 +167,8 @@ static int conv_backward(void *ctx, dlg_layer *l, void *state)
                          l->p.conv.bias ? l->param[1]->diff : NULL};
         rc = cpu_prim_exec(ctx, &s->bwd_weights, ptrs, l->ws);
     }
-    if (!rc && l->param_grad && s->bias_scratch) /* the matmul's layer has a bias */
-        cpu_bf16_channel_sums(&s->bias_shape, l->top[0]->diff, l->param[1]->diff, s->bias_scratch);
+    if (!rc && l->param_grad && s->bias_shape.rows) /* the matmul's layer has a bias */
+        cpu_bf16_channel_sums(&s->bias_shape, l->top[0]->diff, l->param[1]->diff, l->ws);
     return rc;
 }
 

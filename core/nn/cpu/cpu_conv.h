@@ -33,9 +33,8 @@ typedef struct conv_state {
     cpu_prim sub;
     size_t sub_bytes;
     /* a biased one's: its bias gradient summed from dy after the matmul
-     * (cpu_bf16_channel_sums; bias_scratch its own) */
+     * (cpu_bf16_channel_sums over the workspace); rows 0: none */
     cpu_bn_shape bias_shape;
-    void *bias_scratch;
     dnnl_memory_desc_t top_md; /* the top's layout when it is not plain */
     dnnl_memory_desc_t w_md;   /* the weights' layout when it is not plain */
     cpu_fold fold;             /* a batch norm folded into the weights */

@@ -145,6 +145,17 @@ static int bwd_data_by_forward(cpu_ctx *c, const dlg_layer *l, conv_state *s, co
                                const dnnl_memory_desc_t *master, const dnnl_memory_desc_t *src,
                                const dnnl_memory_desc_t *dst, const conv_mds *m, char *err, size_t errlen);
 
+/* Appends what to the layer's impl string, which starts as fwd's
+ * implementation: "brgconv_1x1:..., weight gradient by matmul ...". */
+static void impl_add(conv_state *s, const char *what)
+{
+    size_t n = strlen(s->impl);
+    if (!n)
+        n = (size_t)snprintf(s->impl, sizeof s->impl, "%s", cpu_impl_name(s->fwd.pd));
+    if (n < sizeof s->impl)
+        snprintf(s->impl + n, sizeof s->impl - n, "%s", what);
+}
+
 /* Whether oneDNN would reorder from into to on its generic loops
  * ("simple:any"): a bf16 copy blocked by 48 output channels (GoogLeNet's
  * 192 -> 96, 480 -> 96 ...) into backward data's or the transposed
@@ -164,8 +175,9 @@ static bool slow_reorder(cpu_ctx *c, const dnnl_memory_desc_t *from, const dnnl_
 
 /* cpu-bf16: the weights backward data reads, the bf16 copy (kw, half the
  * bytes) or, where that would reorder slowly and the fp32 master would
- * not, the master (w; s->bwd_w_master).  want: the primitive's layout;
- * perm: its first two axes swapped (the transposed forward's w^T). */
+ * not, the master (w; s->bwd_w_master); NULL where both would.  want: the
+ * primitive's layout; perm: its first two axes swapped (the transposed
+ * forward's w^T). */
 static const dnnl_memory_desc_t *bwd_weights_from(cpu_ctx *c, conv_state *s, const dnnl_memory_desc_t *kw,
                                                   const dnnl_memory_desc_t *w, const dnnl_memory_desc_t *want,
                                                   bool perm, dnnl_memory_desc_t *store)
@@ -182,7 +194,7 @@ static const dnnl_memory_desc_t *bwd_weights_from(cpu_ctx *c, conv_state *s, con
         }
     }
     s->bwd_w_master = false;
-    return &store[0]; /* both slow: the copy's, half the bytes */
+    return NULL;
 }
 
 /* master: cpu-bf16's fp32 master, which w^T may come from instead of w
@@ -205,10 +217,13 @@ static int bwd_data_by_forward(cpu_ctx *c, const dlg_layer *l, conv_state *s, co
                                                         m->pad_r);
     int rc = st != dnnl_success ? cpu_fail(st, "transposed convolution desc", err, errlen)
                                 : cpu_prim_create(c, &s->bwd_data, &d, NULL, err, errlen);
-    if (!rc && master)
-        user = bwd_weights_from(c, s, w, master,
-                                dnnl_primitive_desc_query_md(s->bwd_data.pd, dnnl_query_weights_md, 0), true,
-                                wt_user);
+    if (!rc && master &&
+        !(user = bwd_weights_from(c, s, w, master,
+                                  dnnl_primitive_desc_query_md(s->bwd_data.pd, dnnl_query_weights_md, 0), true,
+                                  wt_user))) {
+        snprintf(err, errlen, "w^T would reorder on oneDNN's generic loops");
+        rc = -DLG_ENOTSUP;
+    }
     if (!rc)
         rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_SRC, dst, false, err, errlen);
     if (!rc)
@@ -218,21 +233,13 @@ static int bwd_data_by_forward(cpu_ctx *c, const dlg_layer *l, conv_state *s, co
     return rc;
 }
 
-/* Whether an argument's reorder runs on oneDNN's generic loops. */
-static bool reorders_slowly(const cpu_arg *a)
-{
-    const_dnnl_primitive_desc_t pd = NULL;
-    return dnnl_primitive_get_primitive_desc(a->reorder, &pd) != dnnl_success ||
-           strstr(cpu_impl_name(pd), "simple") != NULL;
-}
-
 /* cpu-bf16: the same where oneDNN runs the transposed forward on AMX.
  * There its brgconv_1x1 took Inception-v3's and ResNet-50's pointwise
  * shapes 1.2-1.8x faster than its AMX backward data (batch 4, one
  * thread: 768 -> 192 at 17x17, 0.29 against 0.45 ms); elsewhere it was
  * not timed.  Only the weights are reordered, as before, and not by
- * oneDNN's generic loops; false (nothing kept) leaves the backward-data
- * primitive to the caller. */
+ * oneDNN's generic loops (bwd_weights_from); false (nothing kept) leaves
+ * the backward-data primitive to the caller. */
 static bool bf16_bwd_data_by_forward(cpu_ctx *c, const dlg_layer *l, conv_state *s, const dnnl_memory_desc_t *kw,
                                      const dnnl_memory_desc_t *master, const dnnl_memory_desc_t *src,
                                      const dnnl_memory_desc_t *dst, const conv_mds *m)
@@ -241,19 +248,15 @@ static bool bf16_bwd_data_by_forward(cpu_ctx *c, const dlg_layer *l, conv_state 
     bool ok = bwd_data_by_forward(c, l, s, kw, master, src, dst, m, why, sizeof why) == 0 &&
               strstr(cpu_impl_name(s->bwd_data.pd), "amx") != NULL;
     for (int i = 0; i < s->bwd_data.n && ok; i++) /* dy and dx as they are; only w^T reordered */
-        ok = !s->bwd_data.a[i].reorder || (s->bwd_data.a[i].arg == DNNL_ARG_WEIGHTS && !reorders_slowly(&s->bwd_data.a[i]));
+        ok = !s->bwd_data.a[i].reorder || s->bwd_data.a[i].arg == DNNL_ARG_WEIGHTS;
     if (!ok) {
         cpu_prim_destroy(&s->bwd_data);
         memset(&s->bwd_data, 0, sizeof s->bwd_data);
         s->bwd_w_master = false;
         return false;
     }
-    size_t n = strlen(s->impl);
-    if (!n)
-        n = (size_t)snprintf(s->impl, sizeof s->impl, "%s", cpu_impl_name(s->fwd.pd));
-    if (n < sizeof s->impl)
-        snprintf(s->impl + n, sizeof s->impl - n, ", backward data by a transposed forward%s",
-                 s->bwd_w_master ? " of the fp32 master" : "");
+    impl_add(s, s->bwd_w_master ? ", backward data by a transposed forward of the fp32 master"
+                                : ", backward data by a transposed forward");
     return true;
 }
 
@@ -366,7 +369,7 @@ static bool accumulate_in_place(cpu_ctx *c, const dlg_layer *l, conv_state *s, c
     s->fwd = p;
     s->tmp_bytes = 0;
     s->in_place = true;
-    snprintf(s->impl, sizeof s->impl, "%s, added in place", impl);
+    impl_add(s, ", added in place");
     return true;
 }
 
@@ -474,13 +477,6 @@ static bool wgrad_by_matmul(cpu_ctx *c, const dlg_layer *l, conv_state *s, const
          !cpu_prim_arg(c, &p, DNNL_ARG_DST, &w, true, why, sizeof why);
     for (int i = 0; i < p.n && ok; i++)
         ok = !p.a[i].reorder;
-    /* a bias (GoogLeNet's 1x1 layers): its gradient summed from dy */
-    s->bias_shape = (cpu_bn_shape){.rows = rows, .C = y->d[1], .threads = cpu_team_size(c)};
-    size_t bytes = (cpu_bn_bf16_scratch(&s->bias_shape) + 63) / 64 * 64;
-    if (ok && cp->bias && posix_memalign(&s->bias_scratch, 64, bytes) != 0) {
-        s->bias_scratch = NULL;
-        ok = false;
-    }
     if (!ok) {
         cpu_prim_destroy(&p);
         cpu_prim_destroy(&s->sub);
@@ -489,8 +485,14 @@ static bool wgrad_by_matmul(cpu_ctx *c, const dlg_layer *l, conv_state *s, const
     }
     s->bwd_weights = p;
     s->wgrad_matmul = true;
-    snprintf(s->impl, sizeof s->impl, "%s, weight gradient by matmul %s%s%s", cpu_impl_name(s->fwd.pd), impl,
-             strided ? " of the subsampled input" : "", s->bias_scratch ? ", bias gradient by sums of dy" : "");
+    /* a bias (GoogLeNet's 1x1 layers): its gradient summed from dy, in the
+     * workspace after the matmul */
+    if (cp->bias)
+        s->bias_shape = (cpu_bn_shape){.rows = rows, .C = y->d[1], .threads = cpu_team_size(c)};
+    char what[sizeof s->impl];
+    snprintf(what, sizeof what, ", weight gradient by matmul %s%s%s", impl, strided ? " of the subsampled input" : "",
+             cp->bias ? ", bias gradient by sums of dy" : "");
+    impl_add(s, what);
     return true;
 }
 
@@ -577,19 +579,15 @@ int cpu_conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char
         /* cpu-bf16: from the forward's bf16 copy, half the bytes to read,
          * unless that reorders slowly (bwd_weights_from) */
         dnnl_memory_desc_t from[2];
-        const dnnl_memory_desc_t *wmd = &m.w;
-        if (!rc && c->bf16)
-            wmd = master ? bwd_weights_from(c, s, &kw, master,
-                                            dnnl_primitive_desc_query_md(s->bwd_data.pd, dnnl_query_weights_md, 0),
-                                            false, from)
-                         : &kw;
+        const dnnl_memory_desc_t *wmd = c->bf16 ? &kw : &m.w;
+        if (!rc && master)
+            wmd = bwd_weights_from(c, s, &kw, master,
+                                   dnnl_primitive_desc_query_md(s->bwd_data.pd, dnnl_query_weights_md, 0), false,
+                                   from);
         if (!rc)
-            rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_WEIGHTS, wmd, false, err, errlen);
-        size_t n = strlen(s->impl);
-        if (!rc && s->bwd_w_master && !n)
-            n = (size_t)snprintf(s->impl, sizeof s->impl, "%s", cpu_impl_name(s->fwd.pd));
-        if (!rc && s->bwd_w_master && n < sizeof s->impl)
-            snprintf(s->impl + n, sizeof s->impl - n, ", backward data from the fp32 master");
+            rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_WEIGHTS, wmd ? wmd : &kw, false, err, errlen);
+        if (!rc && s->bwd_w_master)
+            impl_add(s, ", backward data from the fp32 master");
         if (!rc)
             rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_DIFF_SRC, &src, true, err, errlen);
     }

@@ -100,6 +100,18 @@ static dnnl_alg_kind_t pool_alg(const dlg_layer *l)
 
 static bool pool_accepts(const dlg_layer *l) { return pool_alg(l) != dnnl_alg_kind_undef; }
 
+/* Whether our own kernels can take the layer: its input in layout in
+ * and its top published as out (a net that wants the top plain says no;
+ * oneDNN's path then publishes it again). */
+static bool own_layouts(const dlg_layer *l, pool_state *s, const dnnl_memory_desc_t *src,
+                        const dnnl_memory_desc_t *in, const dnnl_memory_desc_t *out)
+{
+    if (!dnnl_memory_desc_equal(src, in))
+        return false;
+    dnnl_memory_desc_t top = cpu_publish(l->top[0], &s->top_md, out);
+    return dnnl_memory_desc_equal(&top, out);
+}
+
 /* cpu_maxpool.c's case: max pooling with bf16 NHWC (cpu-bf16) or fp32
  * nChw16c in and out (the top published so here) on AVX-512, a window
  * position that fits a byte. */
@@ -112,11 +124,8 @@ static bool own_maxpool(const cpu_ctx *c, const dlg_layer *l, pool_state *s, con
     dnnl_format_tag_t tag = c->bf16 ? dnnl_acdb : dnnl_aBcd16b;
     dnnl_data_type_t dt = c->bf16 ? dnnl_bf16 : dnnl_f32;
     dnnl_memory_desc_t in = cpu_md_dt(4, x->d, tag, dt), out = cpu_md_dt(4, y->d, tag, dt);
-    if (!dnnl_memory_desc_equal(src, &in))
+    if (!own_layouts(l, s, src, &in, &out))
         return false;
-    dnnl_memory_desc_t top = cpu_publish(l->top[0], &s->top_md, &out);
-    if (!dnnl_memory_desc_equal(&top, &out))
-        return false; /* the net wants it plain: oneDNN's, which publishes again */
     s->shape = (cpu_pool_shape){.N = x->d[0], .H = x->d[2], .W = x->d[3],
                                 .C = c->bf16 ? x->d[1] : (x->d[1] + 15) / 16 * 16, .OH = y->d[2],
                                 .OW = y->d[3], .kh = p->kh, .kw = p->kw, .sh = p->sh, .sw = p->sw,
@@ -233,11 +242,8 @@ static bool lrn_nhwc_bf16(const cpu_ctx *c, const dlg_layer *l, pool_state *s, c
     if (!c->bf16 || x->ndim != 4 || !cpu_lrn_bf16_supported(x->d[1], p->size, p->beta))
         return false;
     dnnl_memory_desc_t want = cpu_md_dt(4, x->d, dnnl_acdb, dnnl_bf16);
-    if (!dnnl_memory_desc_equal(md, &want))
+    if (!own_layouts(l, s, md, &want, &want))
         return false;
-    dnnl_memory_desc_t top = cpu_publish(l->top[0], &s->top_md, &want);
-    if (!dnnl_memory_desc_equal(&top, &want))
-        return false; /* the net wants it plain: oneDNN's, which publishes again */
     s->lrn = (cpu_lrn_shape){.rows = x->d[0] * x->d[2] * x->d[3], .C = x->d[1], .size = p->size,
                              .alpha = p->alpha, .k = p->k};
     s->own = true;
