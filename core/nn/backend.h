@@ -66,9 +66,11 @@ typedef struct dlg_kernels {
     bool (*accepts)(const dlg_layer *l);
     /* The kernels read inputs in any layout of this backend. */
     bool any_layout;
-    /* Batch norm and add: honour dlg_bn_param.relu / dlg_add_param.relu, so
-     * the planner may fold a ReLU that alone reads the output into them
-     * (one pass, one blob less). */
+    /* Batch norm, add and convolution: honour dlg_bn_param.relu /
+     * dlg_add_param.relu / dlg_conv_param.relu, so the planner may fold a
+     * ReLU that alone reads the output into them (one pass, one blob
+     * less).  A convolution's backward then first zeroes dy in place where
+     * its output y is not > 0 (it reads its top: bwd_reads_top). */
     bool fuses_relu;
     /* Convolution only: honours dlg_conv_param.bn, .residual and .relu, so
      * an inference plan may fold the batch norm, eltwise add and ReLU that

@@ -1,6 +1,10 @@
 /* Plan-time fusion.  1. A ReLU that is the only reader of a batch norm's
  * output is folded into the batch norm when the backend's batch-norm
- * kernels say they can apply it (fuses_relu).  2. In an inference plan, a
+ * kernels say they can apply it (fuses_relu); in a training plan, so is
+ * one that alone reads a convolution's output, when the convolution
+ * kernels can (fuses_relu: forward applies it as the output is written,
+ * backward masks dy by y > 0 in place before using it), which saves the
+ * ReLU's forward pass and one activation.  2. In an inference plan, a
  * convolution takes over, in this order, the batch norm, the eltwise add
  * and the ReLU that each alone read its output, when its kernels can apply
  * them (fuses_epilogue): on the running statistics a batch norm is a
@@ -138,8 +142,8 @@ static int fold_epilogue(dlg_net *net, int i, const int *reader, const int *uses
     return 0;
 }
 
-/* Every `type` node (batch norm, add) takes over a ReLU that alone reads
- * its output. */
+/* Every `type` node (batch norm, add, convolution) takes over a ReLU that
+ * alone reads its output. */
 static void fold_relus(dlg_net *net, dlg_layer_type type, const int *reader, const int *uses)
 {
     for (int i = 0; i < net->nnodes; i++) {
@@ -149,6 +153,8 @@ static void fold_relus(dlg_net *net, dlg_layer_type type, const int *reader, con
             continue;
         if (type == DLG_L_BN)
             n->l.p.bn.relu = true;
+        else if (type == DLG_L_CONV)
+            n->l.p.conv.relu = true;
         else
             n->l.p.add.relu = true;
         fold(net, i, r);
@@ -198,6 +204,7 @@ int dlg_net_fuse(dlg_net *net)
         net->nodes[i].bwd_into = net->nodes[i].grad_split = -1;
     bool bn = kernels_fuse_relu(net->bk, DLG_L_BN), add = kernels_fuse_relu(net->bk, DLG_L_ADD);
     bool conv = !net->train && conv_kernels_fold(net->bk);
+    bool conv_relu = net->train && kernels_fuse_relu(net->bk, DLG_L_CONV);
     bool parts = net->train && kernels_sum_parts(net->bk);
     if (net->keep_all)
         return 0;
@@ -211,6 +218,8 @@ int dlg_net_fuse(dlg_net *net)
     count_readers(net, reader, uses);
     if (bn)
         fold_relus(net, DLG_L_BN, reader, uses);
+    if (conv_relu)
+        fold_relus(net, DLG_L_CONV, reader, uses);
     int rc = 0;
     for (int i = 0; i < net->nnodes && conv && !rc; i++)
         if (net->nodes[i].l.type == DLG_L_CONV)

@@ -369,14 +369,15 @@ static void check_train(const char *what, build_fn build, prep_fn prep, const ch
 
 /* check_train with the bf16 and fp32 nets planned as runs plan them:
  * layers fused, the blobs in between not kept */
-static void check_train_fused(const char *what, build_fn build, const char *const *kinds, int *counts, int n)
+static void check_train_fused(const char *what, build_fn build, prep_fn prep, const char *const *kinds, int *counts,
+                              int n)
 {
     char err[512] = "";
     dlg_net *nets[3] = {make_mode(build, "ref", true), make_as(build, "cpu-bf16", true, true, err, sizeof err),
                         make_as(build, "cpu", true, true, err, sizeof err)};
     if (!nets[1] || !nets[2])
         fail_msg("%s", err);
-    check_nets(what, nets, NULL, kinds, counts, n);
+    check_nets(what, nets, prep, kinds, counts, n);
 }
 
 static void test_train(void **st)
@@ -404,7 +405,7 @@ static void test_train(void **st)
     }
     /* planned for a run: adda takes over the split of its output (read by
      * cp and cb) and sums their bf16 gradients in one pass */
-    check_train_fused("resnet-smooth, fused", resnet_smooth, kinds, counts, 4);
+    check_train_fused("resnet-smooth, fused", resnet_smooth, NULL, kinds, counts, 4);
     if (has_amx()) {
         assert_int_equal(counts[0], 4);
         assert_int_equal(counts[1], 2);
@@ -415,6 +416,10 @@ static void test_train(void **st)
      * convolution writes: the gradient each maximum gets, as the reference's */
     const char *pool_kind[1] = {"cpu_maxpool"};
     check_train("relu, max pool", gated, gated_exact, pool_kind, counts, 1);
+    if (has_amx())
+        assert_int_equal(counts[0], 1);
+    /* as a run plans it: r1 folded into c1, whose backward masks dy */
+    check_train_fused("relu folded, max pool", gated, gated_exact, pool_kind, counts, 1);
     if (has_amx())
         assert_int_equal(counts[0], 1);
     /* and c144's weight gradient by matmul, its bias's summed from dy

@@ -81,9 +81,12 @@ static double rel_err(dlg_net *a, dlg_net *b, int blob, dlg_which w)
 
 /* Runs forward + backward on both backends; compares the output, the
  * gradients of "x"/"x2" and of every parameter of layer "L". */
-static void compare(const char *what, build_fn build, bool train)
+/* fused: the cpu net planned as a run plans it (layers folded, blobs
+ * shared), against the reference with nothing fused; only the gradients
+ * of the input and of every parameter are compared then. */
+static void compare_plan(const char *what, build_fn build, bool train, bool fused)
 {
-    dlg_net *ref = make(build, "ref", true), *cpu = make(build, "cpu", true);
+    dlg_net *ref = make(build, "ref", true), *cpu = make_opts(build, "cpu", true, !fused);
     if (!train) {
         assert_int_equal(dlg_net_set_train(ref, false), 0);
         assert_int_equal(dlg_net_set_train(cpu, false), 0);
@@ -92,7 +95,7 @@ static void compare(const char *what, build_fn build, bool train)
     assert_int_equal(dlg_net_forward(ref), 0);
     if (dlg_net_forward(cpu) < 0)
         fail_msg("%s", dlg_net_error(cpu));
-    double worst = rel_err(cpu, ref, out, DLG_DATA);
+    double worst = fused ? 0 : rel_err(cpu, ref, out, DLG_DATA);
     if (train) {
         /* the gradient enters at the net's output: the last layer's blob
          * (layers after L, e.g. a ReLU, would overwrite one given to L) */
@@ -129,7 +132,7 @@ static void compare(const char *what, build_fn build, bool train)
             dlg_layer_info li;
             assert_int_equal(dlg_net_layer_info(ref, i, &li), 0);
             int b = dlg_net_blob(ref, li.name);
-            if (b >= 0) {
+            if (b >= 0 && !fused) {
                 double ed = rel_err(cpu, ref, b, DLG_DATA), eg = rel_err(cpu, ref, b, DLG_DIFF);
                 if (ed > 1e-4 || eg > 1e-4)
                     printf("    layer %s: data %.2e diff %.2e\n", li.name, ed, eg);
@@ -144,11 +147,18 @@ static void compare(const char *what, build_fn build, bool train)
         }
         assert_int_equal(dlg_net_status(cpu), 0);
     }
-    printf("  %-28s %s max relative error %.2e\n", what, train ? "fwd+bwd" : "fwd    ", worst);
+    printf("  %-28s %s max relative error %.2e\n", what, fused ? "fused  " : train ? "fwd+bwd" : "fwd    ",
+           worst);
     assert_true(worst < 1e-4);
     dlg_net_destroy(ref);
     dlg_net_destroy(cpu);
 }
+
+static void compare(const char *what, build_fn build, bool train) { compare_plan(what, build, train, false); }
+
+/* A training plan as run: e.g. each ReLU folded into its convolution,
+ * whose backward then masks dy itself. */
+static void compare_fused(const char *what, build_fn build) { compare_plan(what, build, true, true); }
 
 #define X(n, c, h, w) dlg_input(net, "x", n, c, h, w)
 
@@ -312,7 +322,10 @@ static int bottleneck_chain(dlg_net *net)
 static int wino_net(dlg_net *net)
 {
     int x = dlg_relu(net, "r0", dlg_conv(net, "c0", X(2, 8, 20, 15), 64, 1, 1, 0, 1));
-    return dlg_relu(net, "r1", dlg_conv(net, "L", x, 64, 3, 1, 1, 1));
+    /* pooled (here and below): a training plan folds the last ReLU into
+     * L, whose output must stay read (a net's output is plain, which the
+     * Winograd kernels do not take) */
+    return dlg_max_pool(net, "p", dlg_relu(net, "r1", dlg_conv(net, "L", x, 64, 3, 1, 1, 1)), 2, 2, 0);
 }
 
 /* The same without padding (Inception's stem): 2 x 6 x 5 = 60 output
@@ -320,7 +333,7 @@ static int wino_net(dlg_net *net)
 static int wino_valid_net(dlg_net *net)
 {
     int x = dlg_relu(net, "r0", dlg_conv(net, "c0", X(2, 8, 26, 21), 64, 1, 1, 0, 1));
-    return dlg_relu(net, "r1", dlg_conv(net, "L", x, 72, 3, 1, 0, 1));
+    return dlg_max_pool(net, "p", dlg_relu(net, "r1", dlg_conv(net, "L", x, 72, 3, 1, 0, 1)), 2, 2, 0);
 }
 
 /* Inception's factorised filters: a 1x7 then a 7x1 layer (pad 3 along the
@@ -331,7 +344,7 @@ static int wino_1d_net(dlg_net *net)
                   r71 = {64, 7, 1, 1, 1, 3, 0, 1, 1, 1, true};
     int x = dlg_relu(net, "r0", dlg_conv(net, "c0", X(2, 8, 9, 17), 64, 1, 1, 0, 1));
     x = dlg_relu(net, "r1", dlg_conv_ex(net, "c17", x, &r17));
-    return dlg_relu(net, "r2", dlg_conv_ex(net, "L", x, &r71));
+    return dlg_max_pool(net, "p", dlg_relu(net, "r2", dlg_conv_ex(net, "L", x, &r71)), 2, 2, 0);
 }
 
 static int small_tiles(dlg_net *net)
@@ -475,6 +488,7 @@ static void test_winograd(void **st)
         assert_null(strstr(d, "F(3,7)"));
         free(d);
         compare("3x3 layers, AVX-512", wino_net, true);
+        compare_fused("3x3 layers, AVX-512", wino_net);
         compare("1x7, 7x1 layers, AVX-512", wino_1d_net, true);
         return;
     }
@@ -499,13 +513,16 @@ static void test_winograd(void **st)
     check_cached_filter("winograd filter kept", small_tiles_mid, "c");
     check_cached_filter("winograd filter kept, bn", small_tiles_bn, "c");
     compare("winograd 3x3 in blocked layouts", wino_net, true);
+    compare_fused("winograd 3x3, ReLU folded", wino_net);
     compare("winograd inference", wino_net, false);
     expect_impl(wino_valid_net, "L", false, "winograd");
     compare("winograd 3x3 pad 0", wino_valid_net, true);
+    compare_fused("winograd 3x3 pad 0, folded", wino_valid_net);
     compare("winograd 3x3 pad 0 inference", wino_valid_net, false);
     expect_impl(wino_1d_net, "c17", false, "F(3,7) along w");
     expect_impl(wino_1d_net, "L", false, "F(3,7) along h");
     compare("winograd 1x7, 7x1", wino_1d_net, true);
+    compare_fused("winograd 1x7, 7x1, folded", wino_1d_net);
     compare("winograd 1x7, 7x1 inference", wino_1d_net, false);
 }
 
@@ -566,6 +583,7 @@ static void test_nets(void **st)
     compare("alexnet-like", alex_mini, true);
     compare("inception, reference concat", inception8, true);
     compare("inception, oneDNN concat", inception16, true);
+    compare_fused("inception, ReLUs folded", inception16);
     /* its branch's max pool on the stem's nChw16c output (AVX-512) by
      * cpu_maxpool, gradients as the reference's above */
     if (has_avx512()) {

@@ -113,6 +113,12 @@ int cpu_prim_fixed(cpu_prim *p, int arg, dnnl_memory_t mem);
 /* Runs with ptrs[i] the user buffer of the i-th added (non-fixed) arg. */
 int cpu_prim_exec(cpu_ctx *c, cpu_prim *p, void *const *ptrs, void *ws);
 void cpu_prim_destroy(cpu_prim *p);
+/* A folded ReLU's backward into p (cpu_misc.c): dx (layout x) = dy (layout
+ * dy) where the output (layout top) is > 0, else 0; oneDNN's relu from its
+ * output, which may run in place (dx in dy's memory).  Its args: y, dy,
+ * dx. */
+int cpu_relu_bwd(cpu_ctx *c, cpu_prim *p, const dnnl_memory_desc_t *top, const dnnl_memory_desc_t *dy,
+                 const dnnl_memory_desc_t *x, char *err, size_t errlen);
 
 /* Plain memory descriptor of dims with a format tag. */
 dnnl_memory_desc_t cpu_md(int ndims, const int64_t *dims, dnnl_format_tag_t tag);

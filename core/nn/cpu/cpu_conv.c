@@ -16,6 +16,7 @@ void cpu_conv_destroy(void *ctx, void *state)
     cpu_prim_destroy(&s->bwd_weights);
     cpu_prim_destroy(&s->sub);
     cpu_prim_destroy(&s->add);
+    cpu_prim_destroy(&s->relu_bwd);
     cpu_fold_destroy(&s->fold);
     cpu_wcopy_destroy(&s->wq);
     free(s->u);
@@ -26,6 +27,7 @@ size_t cpu_conv_ws(const conv_state *s)
 {
     size_t w = s->fwd.ws > s->add.ws ? s->fwd.ws : s->add.ws;
     w = s->bwd_data.ws > w ? s->bwd_data.ws : w;
+    w = s->relu_bwd.ws > w ? s->relu_bwd.ws : w;
     size_t bw = s->sub_bytes + (s->sub.ws > s->bwd_weights.ws ? s->sub.ws : s->bwd_weights.ws);
     size_t sums = s->bias_shape.rows ? cpu_bn_bf16_scratch(&s->bias_shape) : 0; /* after the matmul */
     bw = sums > bw ? sums : bw;
@@ -135,6 +137,11 @@ static int conv_backward(void *ctx, dlg_layer *l, void *state)
 {
     conv_state *s = state;
     int rc = 0;
+    if (s->relu_bwd.p) { /* the folded ReLU: dy masked in place, read by both passes below */
+        void *mask[3] = {l->top[0]->data, l->top[0]->diff, l->top[0]->diff};
+        if ((rc = cpu_prim_exec(ctx, &s->relu_bwd, mask, l->ws)) != 0)
+            return rc;
+    }
     if (s->by == BY_WINO || s->by == BY_WINO1D) {
         wino_backward_layer(l, s);
         return 0;
@@ -194,6 +201,9 @@ static const char *conv_impl(const void *state)
 
 static bool conv_in_place(const void *state) { return ((const conv_state *)state)->in_place; }
 
+/* A folded ReLU's mask is the output (see dlg_kernels.fuses_relu). */
+static bool conv_bwd_reads_top(const dlg_layer *l) { return l->p.conv.relu; }
+
 const dlg_kernels dlg_cpu_conv = {.setup = cpu_conv_setup,
                                   .impl = conv_impl,
                                   .in_place = conv_in_place,
@@ -202,6 +212,8 @@ const dlg_kernels dlg_cpu_conv = {.setup = cpu_conv_setup,
                                   .destroy = cpu_conv_destroy,
                                   .any_layout = true,
                                   .bwd_no_top_data = true,
+                                  .bwd_reads_top = conv_bwd_reads_top,
+                                  .fuses_relu = true,
                                   .fuses_epilogue = true};
 
 /* Inner product.  A plain input is seen flattened (N x CHW, gemm); an

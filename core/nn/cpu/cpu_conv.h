@@ -18,6 +18,9 @@ typedef struct conv_state {
      * the residual's memory), add sums that and the residual into the top */
     cpu_prim add;
     size_t tmp_bytes;
+    /* a ReLU folded in a training plan: fwd applies it (post-op), this
+     * zeroes dy in place where the output is not > 0 before backward */
+    cpu_prim relu_bwd;
     /* the top is the residual's memory (in_place_ok): fwd's sum post-op
      * adds the convolution into it (accumulate_in_place) */
     bool in_place;

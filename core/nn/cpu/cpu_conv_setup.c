@@ -591,6 +591,8 @@ int cpu_conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char
         if (!rc)
             rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_DIFF_SRC, &src, true, err, errlen);
     }
+    if (!rc && l->backward && l->p.conv.relu) /* in place: dy is only this layer's to read */
+        rc = cpu_relu_bwd(c, &s->relu_bwd, &dst, &dst, &dst, err, errlen);
     if (!rc && l->backward && l->param_grad && !s->wgrad_matmul) {
         if (!s->bwd_weights.p) /* master_in_gradient_layout made it under cpu-bf16 */
             rc = create_backward(c, l, s, &m, true, err, errlen);

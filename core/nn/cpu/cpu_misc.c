@@ -182,11 +182,8 @@ static int make_sum(cpu_ctx *c, cpu_prim *p, const dnnl_memory_desc_t *dst, int 
     return rc;
 }
 
-/* The folded ReLU's backward into p: dx (layout x) = dy (layout dy) where
- * the output y > 0, else 0 (oneDNN's relu from its output). */
-static int add_relu_bwd(cpu_ctx *c, cpu_prim *p, const dnnl_memory_desc_t *top,
-                        const dnnl_memory_desc_t *dy, const dnnl_memory_desc_t *x, char *err,
-                        size_t errlen)
+int cpu_relu_bwd(cpu_ctx *c, cpu_prim *p, const dnnl_memory_desc_t *top, const dnnl_memory_desc_t *dy,
+                 const dnnl_memory_desc_t *x, char *err, size_t errlen)
 {
     dnnl_eltwise_desc_t fd, bd;
     dnnl_alg_kind_t alg = dnnl_eltwise_relu_use_dst_for_bwd;
@@ -239,7 +236,7 @@ static int parts_setup(cpu_ctx *c, const dlg_layer *l, prims *s, const dnnl_memo
         parts[p] = *top;
     int rc = make_sum(c, &s->bwd, x, l->ntop_parts, parts, err, errlen);
     if (!rc && l->p.add.relu)
-        rc = add_relu_bwd(c, &s->bwd3, top, x, x, err, errlen);
+        rc = cpu_relu_bwd(c, &s->bwd3, top, x, x, err, errlen);
     if (!rc && down0 && down1)
         rc = make_sum(c, &s->bwd2, b, 1, a, err, errlen);
     return rc;
@@ -283,7 +280,7 @@ static int add_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, ch
     if (!rc && l->ntop_parts && (down0 || down1))
         rc = parts_setup(ctx, l, s, &top, &a, &b, err, errlen);
     else if (!rc && relu && (down0 || down1))
-        rc = add_relu_bwd(ctx, &s->bwd, &top, &top, down0 ? &a : &b, err, errlen);
+        rc = cpu_relu_bwd(ctx, &s->bwd, &top, &top, down0 ? &a : &b, err, errlen);
     else if (!rc && down0)
         rc = make_sum(ctx, &s->bwd, &a, 1, &top, err, errlen);
     if (!rc && down1 && !l->ntop_parts)

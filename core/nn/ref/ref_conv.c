@@ -149,6 +149,12 @@ static void conv_backward_weights(const dlg_layer *l, const geom *gm)
 static int conv_backward(void *ctx, dlg_layer *l, void *state)
 {
     geom gm = conv_geom(l);
+    if (l->p.conv.relu) { /* a folded ReLU (training): dy where the output is > 0 */
+        const float *y = F(l->top[0]);
+        float *dy = G(l->top[0]);
+        for (int64_t i = 0; i < l->top[0]->count; i++)
+            dy[i] = y[i] > 0 ? dy[i] : 0.0f;
+    }
     if (l->prop_down[0])
         conv_backward_data(l, &gm);
     if (l->param_grad)
@@ -160,6 +166,7 @@ const dlg_kernels dlg_ref_conv = {
     .setup = dlg_ref_setup_none,
     .forward = conv_forward,
     .backward = conv_backward,
+    .fuses_relu = true,
     .fuses_epilogue = true};
 
 static int fc_forward(void *ctx, dlg_layer *l, void *state)
