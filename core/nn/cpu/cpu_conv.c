@@ -31,6 +31,8 @@ size_t cpu_conv_ws(const conv_state *s)
     size_t bw = s->sub_bytes + (s->sub.ws > s->bwd_weights.ws ? s->sub.ws : s->bwd_weights.ws);
     size_t sums = s->bias_shape.rows ? cpu_bn_bf16_scratch(&s->bias_shape) : 0; /* after the matmul */
     bw = sums > bw ? sums : bw;
+    size_t amx = s->wgrad_amx ? cpu_wgrad_amx_scratch(&s->wg) : 0;
+    bw = amx > bw ? amx : bw;
     return s->tmp_bytes + (bw > w ? bw : w);
 }
 
@@ -158,6 +160,9 @@ static int conv_backward(void *ctx, dlg_layer *l, void *state)
         if (l->p.conv.bias)
             wino_bias_grad(y->d[0], y->d[1], y->d[2] * y->d[3], l->top[0]->diff,
                            l->param[1]->diff);
+    } else if (!rc && l->param_grad && s->wgrad_amx) {
+        cpu_wgrad_amx(&s->wg, l->bottom[0]->data, l->top[0]->diff, l->param[0]->diff,
+                      l->p.conv.bias ? l->param[1]->diff : NULL, l->ws);
     } else if (!rc && l->param_grad && s->sub_bytes) {
         /* each image subsampled (bf16: 2 bytes a value), then the matmul */
         const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;

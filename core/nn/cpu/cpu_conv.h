@@ -7,6 +7,7 @@
 #include "cpu_bn_bf16.h"
 #include "cpu_gemm_conv.h"
 #include "cpu_wino1d.h"
+#include "cpu_wgrad_amx.h"
 #include "cpu_winograd.h"
 
 typedef struct conv_state {
@@ -27,6 +28,10 @@ typedef struct conv_state {
     char impl[256]; /* "" or fwd's implementation with ", added in place", the matmul's and/or
                      * ", backward data by a transposed forward" */
     bool wgrad_matmul; /* bwd_weights is a matmul (cpu-bf16 1x1 layers) */
+    /* cpu-bf16, few input channels: the weight gradient by cpu_wgrad_amx
+     * (no bwd_weights primitive) */
+    bool wgrad_amx;
+    cpu_wgrad_shape wg;
     /* cpu-bf16: bwd_data reads the fp32 master, not the bf16 copy, where
      * oneDNN would reorder the copy's layout on its generic loops */
     bool bwd_w_master;
