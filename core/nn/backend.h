@@ -87,8 +87,8 @@ typedef struct dlg_kernels {
      * that memory once forward is done with it.  Both false: reads all. */
     bool bwd_no_bottom_data, bwd_no_top_data;
     /* Optional: whether this layer's backward reads its top data, where a
-     * plan-time fusion decides it (an add that took over a ReLU); NULL:
-     * !bwd_no_top_data. */
+     * plan-time fusion decides it (an add or, in training, a convolution
+     * that took over a ReLU); NULL: !bwd_no_top_data. */
     bool (*bwd_reads_top)(const dlg_layer *l);
     /* Forward/backward sync with the host, allocate or branch on device
      * results, so a step that runs them cannot be captured (CUDA graphs). */

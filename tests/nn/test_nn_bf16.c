@@ -395,27 +395,30 @@ static void test_train(void **st)
     check_train("inception-smooth", inception_smooth, NULL, NULL, NULL, 0);
     /* its bias-free 1x1 layers (ca0 and ca; cp and cb, stride 2, on a
      * subsampled copy) take their weight gradient by matmul where their
-     * tensors are NHWC, as oneDNN's AMX kernels choose; the stride-1 ones
-     * (ca0, ca) their input gradient by a transposed forward there too;
-     * its three batch norms train by cpu_bn_bf16 on those NHWC tensors */
-    const char *kinds[4] = {"weight gradient by matmul", "backward data by a transposed forward", "cpu_bn_bf16",
-                            "sums the split's gradients in one pass"};
-    int counts[4];
-    check_train("resnet-smooth", resnet_smooth, NULL, kinds, counts, 3);
+     * tensors are NHWC, as oneDNN's AMX kernels choose; their input
+     * gradient by a transposed forward there too, cp's and cb's scattered
+     * over every other pixel of 15 x 15; its three batch norms train by
+     * cpu_bn_bf16 on those NHWC tensors */
+    const char *kinds[5] = {"weight gradient by matmul", "backward data by a transposed forward", "cpu_bn_bf16",
+                            "scattered to the strided input", "sums the split's gradients in one pass"};
+    int counts[5];
+    check_train("resnet-smooth", resnet_smooth, NULL, kinds, counts, 4);
     if (has_amx()) {
         assert_int_equal(counts[0], 4);
-        assert_int_equal(counts[1], 2);
+        assert_int_equal(counts[1], 4);
         assert_int_equal(counts[2], 3);
+        assert_int_equal(counts[3], 2);
     }
     /* planned for a run: adda takes over the split of its output (read by
      * cp and cb) and sums their bf16 gradients in one pass */
-    check_train_fused("resnet-smooth, fused", resnet_smooth, NULL, kinds, counts, 4);
+    check_train_fused("resnet-smooth, fused", resnet_smooth, NULL, kinds, counts, 5);
     if (has_amx()) {
         assert_int_equal(counts[0], 4);
-        assert_int_equal(counts[1], 2);
+        assert_int_equal(counts[1], 4);
         assert_int_equal(counts[2], 3);
+        assert_int_equal(counts[3], 2);
     }
-    assert_int_equal(counts[3], 1);
+    assert_int_equal(counts[4], 1);
     /* p1 (ties included) by cpu_maxpool on the NHWC tensor the AMX
      * convolution writes: the gradient each maximum gets, as the reference's */
     const char *pool_kind[1] = {"cpu_maxpool"};

@@ -26,7 +26,7 @@ void cpu_conv_destroy(void *ctx, void *state)
 size_t cpu_conv_ws(const conv_state *s)
 {
     size_t w = s->fwd.ws > s->add.ws ? s->fwd.ws : s->add.ws;
-    w = s->bwd_data.ws > w ? s->bwd_data.ws : w;
+    w = s->scatter_bytes + s->bwd_data.ws > w ? s->scatter_bytes + s->bwd_data.ws : w;
     w = s->relu_bwd.ws > w ? s->relu_bwd.ws : w;
     size_t bw = s->sub_bytes + (s->sub.ws > s->bwd_weights.ws ? s->sub.ws : s->bwd_weights.ws);
     size_t sums = s->bias_shape.rows ? cpu_bn_bf16_scratch(&s->bias_shape) : 0; /* after the matmul */
@@ -92,6 +92,33 @@ static void wino_backward_layer(dlg_layer *l, conv_state *s)
         wino_bias_grad(y->d[0], y->d[1], y->d[2] * y->d[3], dy, l->param[1]->diff);
 }
 
+/* dx (NHWC bf16) of a strided 1x1 layer from its compact gradient (N x OH
+ * x OW x C): every stride-th pixel its value, zeros between. */
+static void scatter_strided(const dlg_layer *l, const uint16_t *from, uint16_t *dx)
+{
+    const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
+    int64_t C = x->d[1], H = x->d[2], W = x->d[3], OH = y->d[2], OW = y->d[3];
+    int sh = l->p.conv.sh, sw = l->p.conv.sw;
+    size_t px = (size_t)C * sizeof *dx;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+    for (int64_t r = 0; r < x->d[0] * H; r++) {
+        int64_t n = r / H, h = r % H;
+        uint16_t *row = dx + r * W * C;
+        if (h % sh || h / sh >= OH) {
+            memset(row, 0, (size_t)W * px);
+            continue;
+        }
+        const uint16_t *src = from + (n * OH + h / sh) * OW * C;
+        for (int64_t w = 0; w < W; w++)
+            if (w % sw || w / sw >= OW)
+                memset(row + w * C, 0, px);
+            else
+                memcpy(row + w * C, src + w / sw * C, px);
+    }
+}
+
 /* The weights the primitives read: under cpu-bf16 the bf16 copy
  * (refreshed if the master moved), else the param; NULL on failure. */
 static void *weights(cpu_ctx *c, const dlg_layer *l, conv_state *s)
@@ -150,8 +177,10 @@ static int conv_backward(void *ctx, dlg_layer *l, void *state)
     }
     if (l->prop_down[0]) {
         void *w = s->bwd_w_master ? l->param[0]->data : weights(ctx, l, s);
-        void *ptrs[3] = {l->top[0]->diff, w, l->bottom[0]->diff};
-        rc = ptrs[1] ? cpu_prim_exec(ctx, &s->bwd_data, ptrs, l->ws) : -DLG_EINTERNAL;
+        void *ptrs[3] = {l->top[0]->diff, w, s->scatter_bytes ? l->ws : l->bottom[0]->diff};
+        rc = ptrs[1] ? cpu_prim_exec(ctx, &s->bwd_data, ptrs, (char *)l->ws + s->scatter_bytes) : -DLG_EINTERNAL;
+        if (!rc && s->scatter_bytes)
+            scatter_strided(l, l->ws, l->bottom[0]->diff);
     }
     if (!rc && l->param_grad && s->by == BY_GEMM) {
         const dlg_shape *y = &l->top[0]->shape;

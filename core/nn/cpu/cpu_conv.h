@@ -27,6 +27,9 @@ typedef struct conv_state {
     bool in_place;
     char impl[256]; /* "" or fwd's implementation with ", added in place", the matmul's and/or
                      * ", backward data by a transposed forward" */
+    /* cpu-bf16, a strided 1x1 layer: bwd_data (a transposed forward)
+     * writes the first scatter_bytes of the workspace, spread over dx */
+    size_t scatter_bytes;
     bool wgrad_matmul; /* bwd_weights is a matmul (cpu-bf16 1x1 layers) */
     /* cpu-bf16, few input channels: the weight gradient by cpu_wgrad_amx
      * (no bwd_weights primitive) */

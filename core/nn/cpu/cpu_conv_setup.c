@@ -260,6 +260,36 @@ static bool bf16_bwd_data_by_forward(cpu_ctx *c, const dlg_layer *l, conv_state 
     return true;
 }
 
+/* A 1x1 layer of stride > 1 without padding, ungrouped and undilated. */
+static bool strided_pointwise(const dlg_conv_param *p)
+{
+    return p->groups == 1 && p->kh == 1 && p->kw == 1 && (p->sh > 1 || p->sw > 1) && p->ph == 0 && p->pw == 0 &&
+           p->dh == 1 && p->dw == 1;
+}
+
+/* cpu-bf16: a strided 1x1 layer's input gradient as the stride-1
+ * transposed forward over dy into a compact NHWC tensor at the front of
+ * the workspace (scatter_bytes), which conv_backward then spreads over
+ * every stride-th pixel of dx, zeros between.  oneDNN 2.6's AMX backward
+ * data took ResNet-50's three 1x1 stride-2 layers 23.9 ms a step at batch
+ * 16, 3.3x their forward.  dx must be NHWC (src, the tensor's layout). */
+static bool bf16_bwd_data_scattered(cpu_ctx *c, const dlg_layer *l, conv_state *s, const dnnl_memory_desc_t *kw,
+                                    const dnnl_memory_desc_t *master, const dnnl_memory_desc_t *src,
+                                    const dnnl_memory_desc_t *dst, const conv_mds *m)
+{
+    const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
+    dnnl_memory_desc_t xn = cpu_md_dt(4, x->d, dnnl_acdb, dnnl_bf16);
+    int64_t cd[4] = {x->d[0], x->d[1], y->d[2], y->d[3]};
+    dnnl_memory_desc_t compact = cpu_md_dt(4, cd, dnnl_acdb, dnnl_bf16);
+    conv_mds one = *m;
+    one.strides[0] = one.strides[1] = 1;
+    if (!dnnl_memory_desc_equal(src, &xn) || !bf16_bwd_data_by_forward(c, l, s, kw, master, &compact, dst, &one))
+        return false;
+    s->scatter_bytes = CPU_ALIGN(dnnl_memory_desc_get_size(&compact));
+    impl_add(s, ", scattered to the strided input");
+    return true;
+}
+
 /* The forward primitive with the epilogue as post-ops, or with none (the
  * residual add and the ReLU after it left to the add primitive). */
 static int create_forward(cpu_ctx *c, const dlg_layer *l, conv_state *s, conv_mds *m, bool epilogue, char *err,
@@ -600,7 +630,9 @@ int cpu_conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char
     if (dx && pointwise(&l->p.conv) && !c->bf16)
         rc = bwd_data_by_forward(c, l, s, &m.w, NULL, &src, &dst, &m, err, errlen);
     else if (dx && !(c->bf16 && pointwise(&l->p.conv) &&
-                     bf16_bwd_data_by_forward(c, l, s, &kw, master, &src, &dst, &m))) {
+                     bf16_bwd_data_by_forward(c, l, s, &kw, master, &src, &dst, &m)) &&
+             !(c->bf16 && strided_pointwise(&l->p.conv) &&
+               bf16_bwd_data_scattered(c, l, s, &kw, master, &src, &dst, &m))) {
         rc = create_backward(c, l, s, &m, false, err, errlen);
         if (!rc)
             rc = cpu_prim_arg(c, &s->bwd_data, DNNL_ARG_DIFF_DST, &dst, false, err, errlen);
