@@ -7,6 +7,9 @@
 # Seeds come from tests/fuzz/corpus/<target>/ and tests/fuzz/crashes/<target>/;
 # new inputs go to <work-dir>/corpus-<target>/, crashes to
 # <work-dir>/crash-<target>-* (copy them into crashes/<target>/ once fixed).
+# FUZZ_SEED=N fixes libFuzzer's random seed (ctest's short run sets it, so
+# that CI mutates the same inputs every time and a failure there repeats;
+# unset, each run draws its own and prints it).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -86,7 +89,7 @@ for t in $targets; do
     crashes=$here/crashes/$t
     [ -d "$crashes" ] || { crashes=$work/no-crashes-$t; mkdir -p "$crashes"; }
     echo "== fuzz_$t for ${secs}s"
-    if ! "$work/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+    if ! "$work/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 ${FUZZ_SEED:+-seed="$FUZZ_SEED"} \
             -artifact_prefix="$work/crash-$t-" -print_final_stats=0 \
             "$work/corpus-$t" "$here/corpus/$t" "$crashes" 2>"$work/fuzz_$t.log"; then
         tail -n 40 "$work/fuzz_$t.log"
