@@ -8,26 +8,19 @@
  * inference, three runs: 3, 9 and 6 Winograd layers, and its loss and
  * plan bytes with them): the record makes the first timing stand. */
 #include "cpu_conv_algo.h"
+#include "cpu_plan_time.h"
 
 #include "../tune.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 enum { PASS_FWD, PASS_BWD_DATA, PASS_BWD_WEIGHTS, NPASS };
 
 /* Winograd must beat direct by this much: timing noise never flips a
  * layer to a kernel that is no faster. */
 #define WINO_MARGIN 0.9
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 /* A 3x3 stride-1 undilated ungrouped layer with channels enough to tile
  * (jit_wino_4x3 wants 16-channel blocks; a 3-channel input loses 4x). */
@@ -110,43 +103,47 @@ static size_t args_bytes(const_dnnl_primitive_desc_t pd)
     return sum;
 }
 
+/* One run of a primitive and its arguments (time_pass). */
+typedef struct pass_run {
+    cpu_ctx *c;
+    dnnl_primitive_t prim;
+    dnnl_exec_arg_t ex[NARGS];
+    int n;
+} pass_run;
+
+static int run_pass(void *arg)
+{
+    pass_run *r = arg;
+    return dnnl_primitive_execute(r->prim, r->c->stream, r->n, r->ex) != dnnl_success ||
+                   dnnl_stream_wait(r->c->stream) != dnnl_success
+               ? -1
+               : 0;
+}
+
 /* Best of two runs after a warm-up, on zeroed buffers (no denormals):
  * seconds, or -1 where it cannot run. */
 static double time_pass(cpu_ctx *c, const_dnnl_primitive_desc_t pd, char *buf)
 {
-    dnnl_exec_arg_t ex[NARGS];
-    int n = 0;
+    pass_run r = {.c = c};
     size_t off = 0;
-    dnnl_primitive_t prim = NULL;
     double best = -1;
     for (int i = 0; i < NARGS; i++) {
         size_t sz = arg_bytes(pd, conv_args[i]);
         if (!sz)
             continue;
         const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, conv_args[i]);
-        if (dnnl_memory_create(&ex[n].memory, md, c->eng, buf + off) != dnnl_success)
+        if (dnnl_memory_create(&r.ex[r.n].memory, md, c->eng, buf + off) != dnnl_success)
             goto out;
-        ex[n++].arg = conv_args[i];
+        r.ex[r.n++].arg = conv_args[i];
         off += CPU_ALIGN(sz);
     }
-    if (dnnl_primitive_create(&prim, pd) != dnnl_success)
-        goto out;
-    for (int r = 0; r < 3; r++) {
-        double t0 = now_s();
-        if (dnnl_primitive_execute(prim, c->stream, n, ex) != dnnl_success ||
-            dnnl_stream_wait(c->stream) != dnnl_success) {
-            best = -1;
-            break;
-        }
-        double t = now_s() - t0;
-        if (r > 0 && (best < 0 || t < best))
-            best = t;
-    }
+    if (dnnl_primitive_create(&r.prim, pd) == dnnl_success)
+        best = cpu_time_best(run_pass, &r);
 out:
-    if (prim)
-        dnnl_primitive_destroy(prim);
-    for (int i = 0; i < n; i++)
-        dnnl_memory_destroy(ex[i].memory);
+    if (r.prim)
+        dnnl_primitive_destroy(r.prim);
+    for (int i = 0; i < r.n; i++)
+        dnnl_memory_destroy(r.ex[i].memory);
     return best;
 }
 
@@ -263,10 +260,7 @@ static void store(const cpu_ctx *c, const dlg_layer *l, const char *path, const 
     char said[1024];
     snprintf(said, sizeof said, "cpu: %s timed direct vs oneDNN winograd:%s; kept in tuning record %s", l->name, line,
              path);
-    if (c->note) /* the workload's host log: quiet under -q */
-        c->note(c->note_ctx, said);
-    else
-        fprintf(stderr, "dlgauge: %s\n", said);
+    cpu_say(c, said);
 }
 
 void cpu_conv_pick_algos(cpu_ctx *c, const dlg_layer *l, dnnl_alg_kind_t alg[3])
