@@ -1,6 +1,7 @@
 /* The host's tuning record ("wisdom", as FFTW calls it): choices that a
  * plan makes by timing (a 3x3 layer's Winograd or direct kernel per pass,
- * cpu_conv_algo.c) and the measured clock behind % of peak (peak.c), kept
+ * cpu_conv_algo.c; a few-channel layer's weight gradient on cpu_wgrad_amx
+ * or oneDNN, cpu_wgrad_pick.c) and the measured clock behind % of peak (peak.c), kept
  * in a file so that later cells and runs of the same configuration take
  * the same kernels and the same peak instead of timing again under
  * whatever load they meet.  A text file, one entry a line:

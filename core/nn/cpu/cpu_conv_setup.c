@@ -4,6 +4,7 @@
  * layout. */
 #include "cpu_conv.h"
 #include "cpu_conv_algo.h"
+#include "cpu_wgrad_pick.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -528,7 +529,7 @@ static bool wgrad_by_matmul(cpu_ctx *c, const dlg_layer *l, conv_state *s, const
 
 /* cpu-bf16: the weight gradient of a layer with few input channels (a
  * net's first: C x KH x KW + 1 taps up to 512) by cpu_wgrad_amx where it
- * fits and pays (cpu_wgrad_amx.h), where
+ * fits (cpu_wgrad_amx.h) and was timed faster (cpu_wgrad_pick.h), where
  * oneDNN's own forward runs on AMX and the tensors are NHWC.  oneDNN 2.6's
  * AMX backward weights ran those layers at 85-330 GFLOP/s: 11.5 ms of a
  * GoogLeNet or ResNet-50 b16 step for conv1, 13.2 ms of AlexNet's.  The
@@ -548,7 +549,7 @@ static bool wgrad_by_amx(cpu_ctx *c, const dlg_layer *l, conv_state *s, const dn
                               .P = cp->ph, .threads = cpu_team_size(c),
                               .f32_nchw = dnnl_memory_desc_equal(src, &input)};
     if (!(s->wg.f32_nchw || dnnl_memory_desc_equal(src, &xn)) || !dnnl_memory_desc_equal(dst, &yn) ||
-        !cpu_wgrad_amx_fits(&s->wg) || !cpu_wgrad_amx_pays(&s->wg) || !cpu_wgrad_amx_supported())
+        !cpu_wgrad_amx_fits(&s->wg) || !cpu_wgrad_amx_supported() || !cpu_wgrad_amx_picked(c, l, &s->wg))
         return false;
     s->wgrad_amx = true;
     impl_add(s, ", weight gradient by AMX tiles (cpu_wgrad_amx)");

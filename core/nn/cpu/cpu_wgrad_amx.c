@@ -58,8 +58,6 @@ bool cpu_wgrad_amx_fits(const cpu_wgrad_shape *s)
            s->P >= 0 && s->P < s->KH && s->P < s->KW && s->threads >= 1;
 }
 
-bool cpu_wgrad_amx_pays(const cpu_wgrad_shape *s) { return s->C <= 4 || s->OW >= 64; }
-
 bool cpu_wgrad_amx_supported(void)
 {
     unsigned a, b, c, d;

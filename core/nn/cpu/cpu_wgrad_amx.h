@@ -28,12 +28,6 @@ typedef struct cpu_wgrad_shape {
 /* Whether the kernel takes this shape: C x KH x KW + 1 (the bias) taps up
  * to 512, OC a multiple of 32 up to 256, stride 1 to 4. */
 bool cpu_wgrad_amx_fits(const cpu_wgrad_shape *s);
-/* Whether it is faster than oneDNN 2.6's AMX backward weights, as
- * measured (2 threads, in isolation): on 3-channel first layers (2.2-3.3x)
- * and Inception-v3's 32-channel stem at 147-149 wide (1.4-1.9x), not on
- * GoogLeNet's 16-channel 5x5 layer at 28 x 28 (0.75 against 0.27 ms),
- * where the fixed cost of its chunks outweighs a small product. */
-bool cpu_wgrad_amx_pays(const cpu_wgrad_shape *s);
 /* Whether this CPU and the OS let us use the tiles (asks the kernel for
  * them, as oneDNN does; once is enough, more is harmless). */
 bool cpu_wgrad_amx_supported(void);
