@@ -380,29 +380,57 @@ static void check_train_fused(const char *what, build_fn build, prep_fn prep, co
     check_nets(what, nets, prep, kinds, counts, n);
 }
 
-static void test_train(void **st)
+/* The weight-gradient kernels' timings injected (cpu_wgrad_pick.h's hook)
+ * with no tuning record, which would keep a choice another test timed:
+ * the record's setting, to give back to unforce_wgrad_times. */
+static char *force_wgrad_times(const char *times)
 {
-    /* n1 by cpu_lrn_bf16 on the NHWC tensor c1's AMX kernel writes; c1's
-     * weight gradient (3 input channels, from the fp32 input) by
-     * cpu_wgrad_amx, timed faster here whatever this machine's speeds
-     * (cpu_wgrad_pick.h's hook; no record, which would keep a choice
-     * another test timed) */
-    const char *alex_kinds[2] = {"cpu_lrn_bf16", "cpu_wgrad_amx"};
-    int alex_counts[2];
     char *tune = getenv("DLGAUGE_TUNE") ? strdup(getenv("DLGAUGE_TUNE")) : NULL;
     setenv("DLGAUGE_TUNE", "off", 1);
-    setenv("DLG_NN_WGRAD_TIMES", "2e-3,1e-3", 1);
-    check_train("alexnet-smooth", alex_smooth, NULL, alex_kinds, alex_counts, 2);
+    setenv("DLG_NN_WGRAD_TIMES", times, 1);
+    return tune;
+}
+
+static void unforce_wgrad_times(char *tune)
+{
     unsetenv("DLG_NN_WGRAD_TIMES");
     if (tune)
         setenv("DLGAUGE_TUNE", tune, 1);
     else
         unsetenv("DLGAUGE_TUNE");
     free(tune);
+}
+
+static void test_train(void **st)
+{
+    /* n1 by cpu_lrn_bf16 on the NHWC tensor c1's AMX kernel writes; c1's
+     * weight gradient (3 input channels, from the fp32 input) by
+     * cpu_wgrad_amx, timed faster here whatever this machine's speeds */
+    const char *alex_kinds[2] = {"cpu_lrn_bf16", "cpu_wgrad_amx"};
+    int alex_counts[2];
+    char *tune = force_wgrad_times("2e-3,1e-3");
+    check_train("alexnet-smooth", alex_smooth, NULL, alex_kinds, alex_counts, 2);
+    unforce_wgrad_times(tune);
     if (has_amx()) {
         assert_int_equal(alex_counts[0], 1);
         assert_int_equal(alex_counts[1], 1);
     }
+    /* the weight gradients by an im2col and a matmul, timed fastest: b3
+     * and b5 (biased, the bias's from dy's sums; b5's 16 outputs are too
+     * few for cpu_wgrad_amx); c0 reads the fp32 input, which the im2col
+     * does not take: cpu_wgrad_amx; ca1 (no bias) */
+    const char *wg_kinds[2] = {"im2col + matmul", "cpu_wgrad_amx"};
+    int wg_counts[2];
+    tune = force_wgrad_times("3e-3,2e-3,1e-3");
+    check_train("inception-smooth, im2col", inception_smooth, NULL, wg_kinds, wg_counts, 2);
+    if (has_amx()) {
+        assert_int_equal(wg_counts[0], 2);
+        assert_int_equal(wg_counts[1], 1);
+    }
+    check_train("resnet-smooth, im2col", resnet_smooth, NULL, wg_kinds, wg_counts, 1);
+    unforce_wgrad_times(tune);
+    if (has_amx())
+        assert_int_equal(wg_counts[0], 1);
     check_train("inception-smooth", inception_smooth, NULL, NULL, NULL, 0);
     /* its bias-free 1x1 layers (ca0 and ca; cp and cb, stride 2, on a
      * subsampled copy) take their weight gradient by matmul where their

@@ -1,12 +1,14 @@
-/* Which kernel computes a few-channel layer's weight gradient under
- * cpu-bf16, cpu_wgrad_amx or oneDNN's backward weights, is timed once per
- * host and kept in its tuning record (core/nn/tune.h,
- * core/nn/cpu/cpu_wgrad_pick.c): a plan follows the timings (the hand
- * kernel only where 10% faster), a later plan of the same layer takes the
- * recorded kernel, a bad entry is timed again, and the plan's note says
- * what the timing found and matches what runs.  Timings are injected
- * (DLG_NN_WGRAD_TIMES="<oneDNN s>,<amx s>") except in the last test,
- * which times for real.  Skips where oneDNN has no AMX kernels. */
+/* Which kernel computes a layer's weight gradient under cpu-bf16,
+ * oneDNN's backward weights, cpu_wgrad_amx (few input channels) or an
+ * im2col and a matmul (NHWC bf16 input), is timed once per host and kept
+ * in its tuning record (core/nn/tune.h, core/nn/cpu/cpu_wgrad_pick.c): a
+ * plan follows the timings (ours only where 10% faster than oneDNN's,
+ * and only those that take the layer), a later plan of the same layer
+ * takes the recorded kernel, a bad entry is timed again, and the plan's
+ * note says what the timing found and matches what runs.  Timings are
+ * injected (DLG_NN_WGRAD_TIMES="<oneDNN s>,<amx s>,<im2col s>") except
+ * in the last test, which times for real.  Skips where oneDNN has no AMX
+ * kernels. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,15 +23,19 @@
 #define AMX_FASTER "2e-3,1e-3"
 #define ONEDNN_FASTER "1e-3,2e-3"
 #define AMX_BARELY "1e-3,0.95e-3" /* 5% faster: short of the 10% it needs */
-#define KEY ":t1:n2c3h35w35:o32:k7x7:s2:p0:bias:xf32 "
+#define IM2COL_FASTEST "3e-3,2e-3,1e-3"
+#define AMX_FASTEST "3e-3,1e-3,2e-3"
+#define KEY ":t1:n2c3h35w35:o32:k7x7:s2:p0:bias:xf32:amx "
+#define KEY2 ":t1:n2c32h15w15:o32:k3x3:s1:p1:bias:xbf16:amxim2col "
 
 /* AlexNet's first layer in small: 3 channels from the net's fp32 input,
- * 7x7 stride 2, into an LRN (which takes the NHWC tensor AMX writes). */
+ * 7x7 stride 2, into an LRN (which takes the NHWC tensor AMX writes);
+ * then c2, 3x3 over that NHWC bf16 tensor, which the im2col takes too. */
 static int first_layer_net(dlg_net *net)
 {
     int x = dlg_conv(net, "c1", dlg_input(net, "x", 2, 3, 35, 35), 32, 7, 2, 0, 1);
-    x = dlg_avg_pool(net, "p1", dlg_lrn(net, "n1", x, 5, 1e-3f, 0.75f, 1.0f), 3, 2, 0);
-    return dlg_fc(net, "L", x, 10);
+    x = dlg_conv(net, "c2", dlg_lrn(net, "n1", x, 5, 1e-3f, 0.75f, 1.0f), 32, 3, 1, 1, 1);
+    return dlg_fc(net, "L", dlg_avg_pool(net, "p1", x, 3, 2, 0), 10);
 }
 
 typedef struct noted {
@@ -45,10 +51,9 @@ static void note_line(void *ctx, const char *line)
     nd->lines++;
 }
 
-/* Whether c1's weight gradient runs on cpu_wgrad_amx in a cpu-bf16
- * training plan, one thread, with the given injected timings (NULL:
- * timed for real); its notes into nd. */
-static bool plans_amx(const char *times, noted *nd)
+/* The impl of layer `name` in a cpu-bf16 training plan, one thread, with
+ * the given injected timings (NULL: timed for real); its notes into nd. */
+static void plan_impl(const char *times, noted *nd, const char *name, char *impl, size_t n)
 {
     dlg_net *net;
     if (times)
@@ -61,18 +66,32 @@ static bool plans_amx(const char *times, noted *nd)
                        .note_ctx = nd};
     if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0)
         fail_msg("plan: %s", dlg_net_error(net));
-    const char *impl = NULL;
+    impl[0] = '\0';
     for (int i = 0; i < dlg_net_layer_count(net); i++) {
         dlg_layer_info li;
-        if (dlg_net_layer_info(net, i, &li) == 0 && !strcmp(li.name, "c1"))
-            impl = dlg_net_layer_impl(net, i);
+        if (dlg_net_layer_info(net, i, &li) == 0 && !strcmp(li.name, name))
+            snprintf(impl, n, "%s", dlg_net_layer_impl(net, i));
     }
-    assert_non_null(impl);
-    print_message("c1 (times %s): %s\n", times ? times : "measured", impl);
-    bool amx = strstr(impl, "cpu_wgrad_amx") != NULL;
+    assert_true(impl[0]);
+    print_message("%s (times %s): %s\n", name, times ? times : "measured", impl);
     dlg_net_destroy(net);
     unsetenv("DLG_NN_WGRAD_TIMES");
-    return amx;
+}
+
+/* Whether c1's weight gradient runs on cpu_wgrad_amx. */
+static bool plans_amx(const char *times, noted *nd)
+{
+    char impl[256];
+    plan_impl(times, nd, "c1", impl, sizeof impl);
+    return strstr(impl, "cpu_wgrad_amx") != NULL;
+}
+
+/* Which kernel c2's weight gradient runs on: "amx", "im2col" or "onednn". */
+static const char *c2_kernel(const char *times)
+{
+    char impl[256];
+    plan_impl(times, NULL, "c2", impl, sizeof impl);
+    return strstr(impl, "cpu_wgrad_amx") ? "amx" : strstr(impl, "im2col + matmul") ? "im2col" : "onednn";
 }
 
 static void test_follows_times(void **st)
@@ -82,6 +101,13 @@ static void test_follows_times(void **st)
     assert_true(plans_amx(AMX_FASTER, NULL));
     assert_false(plans_amx(ONEDNN_FASTER, NULL));
     assert_false(plans_amx(AMX_BARELY, NULL));
+    /* c2: the fastest of the three; c1 is offered no im2col (its input
+     * is the net's fp32 one), whatever its timing */
+    assert_string_equal(c2_kernel(IM2COL_FASTEST), "im2col");
+    assert_string_equal(c2_kernel(AMX_FASTEST), "amx");
+    assert_string_equal(c2_kernel(ONEDNN_FASTER), "onednn");
+    assert_string_equal(c2_kernel("3e-3,-1,2.9e-3"), "onednn");
+    assert_true(plans_amx(IM2COL_FASTEST, NULL));
 }
 
 static void test_choice_kept(void **st)
@@ -93,8 +119,10 @@ static void test_choice_kept(void **st)
     char *text = tt_read(rec);
     assert_non_null(text);
     assert_non_null(strstr(text, KEY "amx\n"));
+    assert_non_null(strstr(text, KEY2 "amx\n"));
     free(text);
     assert_true(plans_amx(ONEDNN_FASTER, NULL)); /* the record's, not timed again */
+    assert_string_equal(c2_kernel(IM2COL_FASTEST), "amx");
     tt_remove_record(rec);
     tt_fresh_record(rec);
     assert_false(plans_amx(ONEDNN_FASTER, NULL));
@@ -102,6 +130,13 @@ static void test_choice_kept(void **st)
     assert_non_null(strstr(text, KEY "onednn\n"));
     free(text);
     assert_false(plans_amx(AMX_FASTER, NULL));
+    tt_remove_record(rec);
+    tt_fresh_record(rec);
+    assert_string_equal(c2_kernel(IM2COL_FASTEST), "im2col");
+    text = tt_read(rec);
+    assert_non_null(strstr(text, KEY2 "im2col\n"));
+    free(text);
+    assert_string_equal(c2_kernel(AMX_FASTEST), "im2col");
     tt_remove_record(rec);
 }
 
@@ -122,7 +157,7 @@ static void test_bad_entry_retimed(void **st)
     bool amx = plans_amx(AMX_FASTER, NULL);
     char *err = tt_captured(&cap);
     assert_true(amx);
-    assert_non_null(strstr(err, "'ondenn' is neither amx nor onednn; timed again"));
+    assert_non_null(strstr(err, "'ondenn' names no kernel offered; timed again"));
     free(err);
     text = tt_read(rec);
     assert_non_null(strstr(text, KEY "amx\n"));
@@ -142,7 +177,7 @@ static void test_measured(void **st)
     noted nd = {"", 0};
     bool amx = plans_amx(NULL, &nd);
     print_message("noted: %s", nd.text);
-    assert_int_equal(nd.lines, 1);
+    assert_int_equal(nd.lines, 2);
     const char *at = strstr(nd.text, "cpu: c1's weight gradient timed at batch 2: oneDNN ");
     assert_non_null(at);
     double t_onednn, t_amx;
@@ -158,6 +193,11 @@ static void test_measured(void **st)
     if (t_amx > 0.91 * t_onednn)
         assert_false(amx);
     assert_non_null(strstr(nd.text, rec));
+    /* c2 timed all three */
+    at = strstr(nd.text, "cpu: c2's weight gradient timed at batch 2: oneDNN ");
+    assert_non_null(at);
+    assert_non_null(strstr(at, " ms, cpu_wgrad_amx "));
+    assert_non_null(strstr(at, " ms, im2col + matmul "));
     nd = (noted){"", 0};
     assert_int_equal(plans_amx(NULL, &nd), amx);
     assert_int_equal(nd.lines, 0);

@@ -17,6 +17,7 @@ void cpu_conv_destroy(void *ctx, void *state)
     cpu_prim_destroy(&s->sub);
     cpu_prim_destroy(&s->add);
     cpu_prim_destroy(&s->relu_bwd);
+    cpu_wgrad_im2col_destroy(&s->im2col);
     cpu_fold_destroy(&s->fold);
     cpu_wcopy_destroy(&s->wq);
     free(s->u);
@@ -33,6 +34,8 @@ size_t cpu_conv_ws(const conv_state *s)
     bw = sums > bw ? sums : bw;
     size_t amx = s->wgrad_amx ? cpu_wgrad_amx_scratch(&s->wg) : 0;
     bw = amx > bw ? amx : bw;
+    size_t im2col = s->wgrad_im2col ? cpu_wgrad_im2col_ws(&s->im2col) : 0;
+    bw = im2col > bw ? im2col : bw;
     return s->tmp_bytes + (bw > w ? bw : w);
 }
 
@@ -192,6 +195,9 @@ static int conv_backward(void *ctx, dlg_layer *l, void *state)
     } else if (!rc && l->param_grad && s->wgrad_amx) {
         cpu_wgrad_amx(&s->wg, l->bottom[0]->data, l->top[0]->diff, l->param[0]->diff,
                       l->p.conv.bias ? l->param[1]->diff : NULL, l->ws);
+    } else if (!rc && l->param_grad && s->wgrad_im2col) {
+        rc = cpu_wgrad_im2col(ctx, &s->im2col, l->bottom[0]->data, l->top[0]->diff, l->param[0]->diff,
+                              l->p.conv.bias ? l->param[1]->diff : NULL, l->ws);
     } else if (!rc && l->param_grad && s->sub_bytes) {
         /* each image subsampled (bf16: 2 bytes a value), then the matmul */
         const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;

@@ -8,6 +8,7 @@
 #include "cpu_gemm_conv.h"
 #include "cpu_wino1d.h"
 #include "cpu_wgrad_amx.h"
+#include "cpu_wgrad_im2col.h"
 #include "cpu_winograd.h"
 
 typedef struct conv_state {
@@ -35,6 +36,10 @@ typedef struct conv_state {
      * (no bwd_weights primitive) */
     bool wgrad_amx;
     cpu_wgrad_shape wg;
+    /* cpu-bf16: the weight gradient by an im2col and a matmul, into the
+     * master's OHWI layout (no bwd_weights primitive) */
+    bool wgrad_im2col;
+    cpu_im2col_wgrad im2col;
     /* cpu-bf16: bwd_data reads the fp32 master, not the bf16 copy, where
      * oneDNN would reorder the copy's layout on its generic loops */
     bool bwd_w_master;

@@ -4,6 +4,7 @@
  * layout. */
 #include "cpu_conv.h"
 #include "cpu_conv_algo.h"
+#include "cpu_wgrad_im2col.h"
 #include "cpu_wgrad_pick.h"
 
 #include <stdio.h>
@@ -527,20 +528,22 @@ static bool wgrad_by_matmul(cpu_ctx *c, const dlg_layer *l, conv_state *s, const
     return true;
 }
 
-/* cpu-bf16: the weight gradient of a layer with few input channels (a
- * net's first: C x KH x KW + 1 taps up to 512) by cpu_wgrad_amx where it
- * fits (cpu_wgrad_amx.h) and was timed faster (cpu_wgrad_pick.h), where
- * oneDNN's own forward runs on AMX and the tensors are NHWC.  oneDNN 2.6's
- * AMX backward weights ran those layers at 85-330 GFLOP/s: 11.5 ms of a
- * GoogLeNet or ResNet-50 b16 step for conv1, 13.2 ms of AlexNet's.  The
- * master stays plain (OIHW), as the kernel writes it. */
-static bool wgrad_by_amx(cpu_ctx *c, const dlg_layer *l, conv_state *s, const dnnl_memory_desc_t *src,
-                         const dnnl_memory_desc_t *dst)
+/* cpu-bf16: the weight gradient by one of ours where it takes the layer
+ * and was timed faster than oneDNN's (cpu_wgrad_pick.h), where oneDNN's
+ * own forward runs on AMX and the tensors are NHWC: cpu_wgrad_amx for
+ * few input channels (a net's first: C x KH x KW + 1 taps up to 512;
+ * oneDNN 2.6's AMX backward weights ran those at 85-330 GFLOP/s, 11.5 ms
+ * of a GoogLeNet or ResNet-50 b16 step for conv1), which writes the
+ * master plain (OIHW) as it stays; or an im2col and a matmul
+ * (cpu_wgrad_im2col.h), which writes it OHWI, the layout the master then
+ * takes. */
+static bool wgrad_by_ours(cpu_ctx *c, const dlg_layer *l, conv_state *s, const dnnl_memory_desc_t *src,
+                          const dnnl_memory_desc_t *dst, conv_mds *m)
 {
     const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
     const dlg_conv_param *cp = &l->p.conv;
     if (!c->bf16 || cp->groups != 1 || cp->dh != 1 || cp->dw != 1 || cp->sh != cp->sw || cp->ph != cp->pw ||
-        cp->bn || !strstr(cpu_impl_name(s->fwd.pd), "amx"))
+        cp->kh != cp->kw || cp->bn || !strstr(cpu_impl_name(s->fwd.pd), "amx"))
         return false;
     dnnl_memory_desc_t xn = cpu_md_dt(4, x->d, dnnl_acdb, dnnl_bf16), yn = cpu_md_dt(4, y->d, dnnl_acdb, dnnl_bf16);
     dnnl_memory_desc_t input = cpu_md(4, x->d, dnnl_nchw); /* the net's, fp32 */
@@ -548,11 +551,28 @@ static bool wgrad_by_amx(cpu_ctx *c, const dlg_layer *l, conv_state *s, const dn
                               .OH = y->d[2], .OW = y->d[3], .KH = cp->kh, .KW = cp->kw, .S = cp->sh,
                               .P = cp->ph, .threads = cpu_team_size(c),
                               .f32_nchw = dnnl_memory_desc_equal(src, &input)};
-    if (!(s->wg.f32_nchw || dnnl_memory_desc_equal(src, &xn)) || !dnnl_memory_desc_equal(dst, &yn) ||
-        !cpu_wgrad_amx_fits(&s->wg) || !cpu_wgrad_amx_supported() || !cpu_wgrad_amx_picked(c, l, &s->wg))
+    if (!(s->wg.f32_nchw || dnnl_memory_desc_equal(src, &xn)) || !dnnl_memory_desc_equal(dst, &yn))
         return false;
-    s->wgrad_amx = true;
-    impl_add(s, ", weight gradient by AMX tiles (cpu_wgrad_amx)");
+    unsigned can = 0;
+    if (cpu_wgrad_amx_fits(&s->wg) && cpu_wgrad_amx_supported())
+        can |= 1u << CPU_WGRAD_AMX;
+    if (l->param[0]->opaque_ok && cpu_wgrad_im2col_fits(&s->wg))
+        can |= 1u << CPU_WGRAD_IM2COL;
+    cpu_wgrad_kind pick = can ? cpu_wgrad_pick(c, l, &s->wg, can) : CPU_WGRAD_ONEDNN;
+    if (pick == CPU_WGRAD_AMX) {
+        s->wgrad_amx = true;
+        impl_add(s, ", weight gradient by AMX tiles (cpu_wgrad_amx)");
+        return true;
+    }
+    if (pick != CPU_WGRAD_IM2COL || cpu_wgrad_im2col_init(c, &s->im2col, &s->wg, cp->bias) != 0)
+        return false;
+    s->wgrad_im2col = true;
+    dnnl_memory_desc_t ohwi = cpu_wgrad_im2col_md(&s->wg);
+    m->w = cpu_publish(l->param[0], &s->w_md, &ohwi);
+    char what[sizeof s->impl];
+    snprintf(what, sizeof what, ", weight gradient by im2col + matmul %s%s", cpu_impl_name(s->im2col.mm.pd),
+             cp->bias ? ", bias gradient by sums of dy" : "");
+    impl_add(s, what);
     return true;
 }
 
@@ -603,7 +623,7 @@ int cpu_conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char
     if (!rc && !c->bf16 && l->p.conv.groups == 1) /* 5-d grouped weights would not match the 4-d blob */
         m.w = cpu_publish(l->param[0], &s->w_md, &kw);
     if (!rc && c->bf16 && l->backward && l->param_grad && !wgrad_by_matmul(c, l, s, &src, &dst) &&
-        !wgrad_by_amx(c, l, s, &src, &dst) && l->p.conv.groups == 1)
+        !wgrad_by_ours(c, l, s, &src, &dst, &m) && l->p.conv.groups == 1)
         rc = master_in_gradient_layout(c, l, s, &m, err, errlen);
     if (!rc)
         rc = cpu_prim_arg(c, &s->fwd, DNNL_ARG_WEIGHTS, c->bf16 ? &kw : &m.w, false, err, errlen);
@@ -655,7 +675,7 @@ int cpu_conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char
     }
     if (!rc && l->backward && l->p.conv.relu) /* in place: dy is only this layer's to read */
         rc = cpu_relu_bwd(c, &s->relu_bwd, &dst, &dst, &dst, err, errlen);
-    if (!rc && l->backward && l->param_grad && !s->wgrad_matmul && !s->wgrad_amx) {
+    if (!rc && l->backward && l->param_grad && !s->wgrad_matmul && !s->wgrad_amx && !s->wgrad_im2col) {
         if (!s->bwd_weights.p) /* master_in_gradient_layout made it under cpu-bf16 */
             rc = create_backward(c, l, s, &m, true, err, errlen);
         if (!rc)

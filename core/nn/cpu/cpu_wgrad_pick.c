@@ -1,17 +1,20 @@
-/* cpu_wgrad_amx against oneDNN 2.6's AMX backward weights, timed (see
- * cpu_wgrad_pick.h).  A fixed rule stood here first, drawn from one
- * machine's timings (2 threads, in isolation): 3-channel first layers
- * 2.2-3.3x faster on cpu_wgrad_amx, Inception-v3's 32-channel stem at
- * 147 wide 1.4-1.9x, but GoogLeNet's 16-channel 5x5 layer at 28 x 28
- * 0.36x, where the fixed cost of its chunks outweighs a small product.
- * Where that line falls moves with the core count (the kernel's threads
- * sum private copies of the gradient) and the cache sizes, so each host
- * finds it for itself.  oneDNN's side is timed as a plan runs it: from
+/* oneDNN 2.6's AMX backward weights against our kernels, timed (see
+ * cpu_wgrad_pick.h).  Fixed rules stood here first, drawn from one
+ * machine's timings (2 threads, in isolation): cpu_wgrad_amx 2.2-3.3x
+ * faster on 3-channel first layers and 1.4-1.9x on Inception-v3's
+ * 32-channel stem at 147 wide, but 0.36x on GoogLeNet's 16-channel 5x5
+ * layer at 28 x 28, where the fixed cost of its chunks outweighs a small
+ * product; the im2col and matmul 1.1-3.6x on ResNet-50's 3x3 layers over
+ * 14 x 14 or fewer pixels, 0.3-0.5x over 28 x 28 and more.  Where those
+ * lines fall moves with the core count (cpu_wgrad_amx's threads sum
+ * private copies of the gradient) and the cache sizes, so each host
+ * finds them for itself.  oneDNN's kernel is timed as a plan runs it: from
  * the tensors' layouts (the net's fp32 NCHW input, or NHWC bf16), through
  * any reorder into its kernel's, into the gradient's own layout (the
  * master takes it, cpu_conv_setup.c). */
 #include "cpu_wgrad_pick.h"
 #include "cpu_plan_time.h"
+#include "cpu_wgrad_im2col.h"
 
 #include "../tune.h"
 
@@ -19,12 +22,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define AMX_MARGIN 0.9
+#define OURS_MARGIN 0.9
 #define TIMED_BYTES ((int64_t)64 << 20)
 
-/* The batch both are timed on: the layer's, or as many images as keep
- * its input and output gradient within 64 MiB (VGG16's first layer at
- * batch 16 would take 113 MB, all of it first-touched). */
+static const char *const kind_names[CPU_WGRAD_KINDS] = {"onednn", "amx", "im2col"};
+static const char *const kind_said[CPU_WGRAD_KINDS] = {"oneDNN", "cpu_wgrad_amx", "im2col + matmul"};
+
+/* The batch all are timed on: the layer's, or as many images as keep its
+ * input and output gradient within 64 MiB (VGG16's first layer at batch
+ * 16 would take 113 MB, all of it first-touched). */
 static int64_t timed_batch(const cpu_wgrad_shape *s)
 {
     int64_t per = s->C * s->H * s->W * (s->f32_nchw ? 4 : 2) + s->OC * s->OH * s->OW * 2;
@@ -32,13 +38,14 @@ static int64_t timed_batch(const cpu_wgrad_shape *s)
     return n < 1 ? 1 : n > s->N ? s->N : n;
 }
 
-/* Both kernels' arguments, in one zeroed buffer. */
+/* Every kernel's arguments, in one zeroed buffer. */
 typedef struct bench {
     cpu_ctx *c;
-    cpu_wgrad_shape s; /* at the timed batch */
-    dnnl_primitive_desc_t fwd; /* oneDNN's hint, kept while p lives */
-    cpu_prim p;                /* oneDNN's backward weights */
-    bool bias;
+    cpu_wgrad_shape s;         /* at the timed batch */
+    dnnl_primitive_desc_t fwd; /* oneDNN's hint, kept while onednn lives */
+    cpu_prim onednn;           /* its backward weights */
+    cpu_im2col_wgrad im2col;
+    bool bias, has_im2col;
     char *buf;
     void *x, *dy, *dw, *db, *ws;
 } bench;
@@ -47,7 +54,7 @@ static int run_onednn(void *arg)
 {
     bench *b = arg;
     void *ptrs[4] = {b->x, b->dy, b->dw, b->db};
-    return cpu_prim_exec(b->c, &b->p, ptrs, b->ws);
+    return cpu_prim_exec(b->c, &b->onednn, ptrs, b->ws);
 }
 
 static int run_amx(void *arg)
@@ -55,6 +62,12 @@ static int run_amx(void *arg)
     bench *b = arg;
     cpu_wgrad_amx(&b->s, b->x, b->dy, b->dw, b->db, b->ws);
     return 0;
+}
+
+static int run_im2col(void *arg)
+{
+    bench *b = arg;
+    return cpu_wgrad_im2col(b->c, &b->im2col, b->x, b->dy, b->dw, b->db, b->ws);
 }
 
 /* oneDNN's backward weights for b->s, as cpu_conv_setup.c makes it (the
@@ -81,25 +94,32 @@ static int onednn_prim(bench *b)
               dnnl_dilated_convolution_backward_weights_desc_init(&d, dnnl_convolution_direct, &x_any, &dw_any,
                                                                    b->bias ? &bias : NULL, &y_any, st, dil, pad,
                                                                    pad) == dnnl_success &&
-              !cpu_prim_create(b->c, &b->p, &d, b->fwd, err, sizeof err) &&
-              !cpu_prim_arg(b->c, &b->p, DNNL_ARG_SRC, &x, false, err, sizeof err) &&
-              !cpu_prim_arg(b->c, &b->p, DNNL_ARG_DIFF_DST, &y, false, err, sizeof err) &&
-              !cpu_prim_arg(b->c, &b->p, DNNL_ARG_DIFF_WEIGHTS, NULL, true, err, sizeof err) &&
-              (!b->bias || !cpu_prim_arg(b->c, &b->p, DNNL_ARG_DIFF_BIAS, NULL, true, err, sizeof err));
+              !cpu_prim_create(b->c, &b->onednn, &d, b->fwd, err, sizeof err) &&
+              !cpu_prim_arg(b->c, &b->onednn, DNNL_ARG_SRC, &x, false, err, sizeof err) &&
+              !cpu_prim_arg(b->c, &b->onednn, DNNL_ARG_DIFF_DST, &y, false, err, sizeof err) &&
+              !cpu_prim_arg(b->c, &b->onednn, DNNL_ARG_DIFF_WEIGHTS, NULL, true, err, sizeof err) &&
+              (!b->bias || !cpu_prim_arg(b->c, &b->onednn, DNNL_ARG_DIFF_BIAS, NULL, true, err, sizeof err));
     if (attr)
         dnnl_primitive_attr_destroy(attr);
     return ok ? 0 : -1;
 }
 
-/* The buffers both read and write, zeroed (no denormals): 0, or -1. */
-static int bench_buffers(bench *b)
+static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
+
+/* The buffers all read and write, zeroed (no denormals): 0, or -1. */
+static int bench_buffers(bench *b, unsigned can)
 {
     const cpu_wgrad_shape *s = &b->s;
-    const dnnl_memory_desc_t *dwmd = dnnl_primitive_desc_query_md(b->p.pd, dnnl_query_diff_weights_md, 0);
-    size_t amx = cpu_wgrad_amx_scratch(s);
+    const dnnl_memory_desc_t *dwmd = dnnl_primitive_desc_query_md(b->onednn.pd, dnnl_query_diff_weights_md, 0);
+    size_t ws = b->onednn.ws;
+    if (can & 1u << CPU_WGRAD_AMX)
+        ws = max_size(ws, cpu_wgrad_amx_scratch(s));
+    if (b->has_im2col)
+        ws = max_size(ws, cpu_wgrad_im2col_ws(&b->im2col));
     size_t sizes[5] = {(size_t)(s->N * s->C * s->H * s->W) * (s->f32_nchw ? 4 : 2),
-                       (size_t)(s->N * s->OC * s->OH * s->OW) * 2, dnnl_memory_desc_get_size(dwmd),
-                       (size_t)s->OC * 4, amx > b->p.ws ? amx : b->p.ws};
+                       (size_t)(s->N * s->OC * s->OH * s->OW) * 2,
+                       max_size(dnnl_memory_desc_get_size(dwmd), (size_t)(s->OC * s->C * s->KH * s->KW) * 4),
+                       (size_t)s->OC * 4, ws};
     size_t total = 0;
     for (int i = 0; i < 5; i++)
         total += CPU_ALIGN(sizes[i]);
@@ -119,79 +139,120 @@ static int bench_buffers(bench *b)
     return 0;
 }
 
-/* Test hook: DLG_NN_WGRAD_TIMES="<oneDNN s>,<amx s>" stands for both. */
-static bool fake_times(double *t_onednn, double *t_amx)
+/* Test hook: DLG_NN_WGRAD_TIMES="<oneDNN s>,<amx s>,<im2col s>" stands
+ * for the timings; true when set. */
+static bool fake_times(double t[CPU_WGRAD_KINDS])
 {
     const char *env = getenv("DLG_NN_WGRAD_TIMES");
-    return env && sscanf(env, "%lf,%lf", t_onednn, t_amx) == 2;
+    return env && sscanf(env, "%lf,%lf,%lf", &t[0], &t[1], &t[2]) >= 1;
 }
 
-/* Times both into t[0] (oneDNN) and t[1] (amx): 0; 1 where oneDNN has no
- * kernel for the layer (cpu_wgrad_amx is then the only one); -1 where
- * one cannot run or the plan was asked to stop first. */
-static int time_both(cpu_ctx *c, const dlg_layer *l, const cpu_wgrad_shape *s, double t[2])
+/* Times oneDNN's and ours in can into t[kind] (-1: not timed): 0; 1
+ * where oneDNN has no kernel for the layer (ours are then the only ones,
+ * t untimed); -1 where one cannot run or the plan was asked to stop. */
+static int time_all(cpu_ctx *c, const dlg_layer *l, const cpu_wgrad_shape *s, unsigned can, double t[CPU_WGRAD_KINDS])
 {
+    static int (*const runs[CPU_WGRAD_KINDS])(void *) = {run_onednn, run_amx, run_im2col};
     bench b = {.c = c, .s = *s, .bias = l->p.conv.bias};
     b.s.N = timed_batch(s);
-    if (fake_times(&t[0], &t[1]))
+    for (int k = 0; k < CPU_WGRAD_KINDS; k++)
+        t[k] = -1;
+    if (fake_times(t)) {
+        for (int k = 1; k < CPU_WGRAD_KINDS; k++)
+            t[k] = can & 1u << k ? t[k] : -1;
         return 0;
-    int rc = onednn_prim(&b) != 0 ? 1 : bench_buffers(&b) != 0 ? -1 : 0;
-    for (int i = 0; i < 2 && rc == 0; i++) {
-        t[i] = c->stop && c->stop(c->stop_ctx) ? -1 : cpu_time_best(i ? run_amx : run_onednn, &b);
-        rc = t[i] > 0 ? 0 : -1;
+    }
+    int rc = onednn_prim(&b) != 0 ? 1 : 0;
+    if (!rc && (can & 1u << CPU_WGRAD_IM2COL))
+        b.has_im2col = cpu_wgrad_im2col_init(c, &b.im2col, &b.s, b.bias) == 0;
+    if (!rc && bench_buffers(&b, can) != 0)
+        rc = -1;
+    for (int k = 0; k < CPU_WGRAD_KINDS && rc == 0; k++) {
+        if (k != CPU_WGRAD_ONEDNN && !(can & 1u << k))
+            continue;
+        if (c->stop && c->stop(c->stop_ctx))
+            rc = -1;
+        else if (k != CPU_WGRAD_IM2COL || b.has_im2col)
+            t[k] = cpu_time_best(runs[k], &b);
     }
     free(b.buf);
-    cpu_prim_destroy(&b.p);
+    if (b.has_im2col)
+        cpu_wgrad_im2col_destroy(&b.im2col);
+    cpu_prim_destroy(&b.onednn);
     if (b.fwd)
         dnnl_primitive_desc_destroy(b.fwd);
-    return rc;
+    return rc == 0 && t[CPU_WGRAD_ONEDNN] <= 0 ? -1 : rc;
 }
 
 /* The record's key: everything that can change which is faster (the CPU
- * is the record's own); "amx1" is cpu_wgrad_amx's version, to be raised
- * when a change to it could move the line. */
-static void tune_key(const cpu_wgrad_shape *s, bool bias, char *key, size_t n)
+ * is the record's own) and which of ours were offered; "wgrad2" is the
+ * version of our kernels, to be raised when a change to one could move
+ * the lines. */
+static void tune_key(const cpu_wgrad_shape *s, bool bias, unsigned can, char *key, size_t n)
 {
     const dnnl_version_t *v = dnnl_version();
-    snprintf(key, n, "wgrad:amx1:dnnl%d.%d.%d:t%d:n%lldc%lldh%lldw%lld:o%lld:k%dx%d:s%d:p%d:%s:%s", v->major,
+    snprintf(key, n, "wgrad2:dnnl%d.%d.%d:t%d:n%lldc%lldh%lldw%lld:o%lld:k%dx%d:s%d:p%d:%s:%s:%s%s", v->major,
              v->minor, v->patch, s->threads, (long long)s->N, (long long)s->C, (long long)s->H, (long long)s->W,
-             (long long)s->OC, s->KH, s->KW, s->S, s->P, bias ? "bias" : "nobias", s->f32_nchw ? "xf32" : "xbf16");
+             (long long)s->OC, s->KH, s->KW, s->S, s->P, bias ? "bias" : "nobias", s->f32_nchw ? "xf32" : "xbf16",
+             can & 1u << CPU_WGRAD_AMX ? "amx" : "", can & 1u << CPU_WGRAD_IM2COL ? "im2col" : "");
 }
 
-/* The record's choice for key: 1 (amx), 0 (oneDNN), -1 where it holds
+/* The record's choice for key among what can run, or -1 where it holds
  * none (or something else, said once). */
-static int recorded(const char *path, const char *key)
+static int recorded(const char *path, const char *key, unsigned can)
 {
     char val[DLG_TUNE_VAL_MAX];
     if (!dlg_tune_get(path, key, val, sizeof val))
         return -1;
-    if (strcmp(val, "amx") == 0 || strcmp(val, "onednn") == 0)
-        return val[0] == 'a';
-    fprintf(stderr, "dlgauge: tuning record %s: %s '%s' is neither amx nor onednn; timed again\n", path, key, val);
+    for (int k = 0; k < CPU_WGRAD_KINDS; k++)
+        if (strcmp(val, kind_names[k]) == 0 && (k == CPU_WGRAD_ONEDNN || (can & 1u << k)))
+            return k;
+    fprintf(stderr, "dlgauge: tuning record %s: %s '%s' names no kernel offered; timed again\n", path, key, val);
     return -1;
 }
 
-bool cpu_wgrad_amx_picked(cpu_ctx *c, const dlg_layer *l, const cpu_wgrad_shape *s)
+/* The fastest of ours where 10% faster than oneDNN, else oneDNN. */
+static cpu_wgrad_kind fastest(const double t[CPU_WGRAD_KINDS])
+{
+    int best = CPU_WGRAD_ONEDNN;
+    for (int k = 1; k < CPU_WGRAD_KINDS; k++)
+        if (t[k] > 0 && t[k] < OURS_MARGIN * t[CPU_WGRAD_ONEDNN] && (best == CPU_WGRAD_ONEDNN || t[k] < t[best]))
+            best = k;
+    return (cpu_wgrad_kind)best;
+}
+
+/* Says what the timing found: every time, and the pick. */
+static void say(cpu_ctx *c, const dlg_layer *l, const cpu_wgrad_shape *s, const double t[CPU_WGRAD_KINDS],
+                cpu_wgrad_kind pick, const char *kept)
+{
+    char said[768];
+    int n = snprintf(said, sizeof said, "cpu: %s's weight gradient timed at batch %lld:", l->name,
+                     (long long)timed_batch(s));
+    for (int k = 0; k < CPU_WGRAD_KINDS; k++)
+        if (t[k] > 0 && n > 0 && (size_t)n < sizeof said)
+            n += snprintf(said + n, sizeof said - (size_t)n, "%s %s %.3g ms", k ? "," : "", kind_said[k], t[k] * 1e3);
+    if (n > 0 && (size_t)n < sizeof said)
+        snprintf(said + n, sizeof said - (size_t)n, ": %s%s%s", kind_said[pick], kept ? "; kept in tuning record " : "",
+                 kept ? kept : "");
+    cpu_say(c, said);
+}
+
+cpu_wgrad_kind cpu_wgrad_pick(cpu_ctx *c, const dlg_layer *l, const cpu_wgrad_shape *s, unsigned can)
 {
     char path[DLG_TUNE_PATH_MAX], key[DLG_TUNE_KEY_MAX];
     bool rec = dlg_tune_path(path, sizeof path);
     int lock = rec ? dlg_tune_lock(path) : -1; /* ranks of a host time one at a time */
-    tune_key(s, l->p.conv.bias, key, sizeof key);
-    int pick = rec ? recorded(path, key) : -1;
-    double t[2];
-    int timed = pick < 0 ? time_both(c, l, s, t) : -1;
-    if (timed == 1)
-        pick = 1;
+    tune_key(s, l->p.conv.bias, can, key, sizeof key);
+    int pick = rec ? recorded(path, key, can) : -1;
+    double t[CPU_WGRAD_KINDS];
+    int timed = pick < 0 ? time_all(c, l, s, can, t) : -1;
+    if (timed == 1) /* oneDNN has none: the first of ours that takes it */
+        pick = can & 1u << CPU_WGRAD_AMX ? CPU_WGRAD_AMX : CPU_WGRAD_IM2COL;
     if (timed == 0) {
-        pick = t[1] < AMX_MARGIN * t[0];
-        bool kept = rec && dlg_tune_put(path, key, pick ? "amx" : "onednn") == 0;
-        char said[768];
-        snprintf(said, sizeof said,
-                 "cpu: %s's weight gradient timed at batch %lld: oneDNN %.3g ms, cpu_wgrad_amx %.3g ms: %s%s%s",
-                 l->name, (long long)timed_batch(s), t[0] * 1e3, t[1] * 1e3, pick ? "cpu_wgrad_amx" : "oneDNN",
-                 kept ? "; kept in tuning record " : "", kept ? path : "");
-        cpu_say(c, said);
+        pick = fastest(t);
+        bool kept = rec && dlg_tune_put(path, key, kind_names[pick]) == 0;
+        say(c, l, s, t, (cpu_wgrad_kind)pick, kept ? path : NULL);
     }
     dlg_tune_unlock(lock);
-    return pick == 1;
+    return pick < 0 ? CPU_WGRAD_ONEDNN : (cpu_wgrad_kind)pick;
 }
