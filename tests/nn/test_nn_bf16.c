@@ -254,6 +254,16 @@ static int resnet_smooth(dlg_net *net)
     return dlg_conv(net, "L", dlg_add(net, "addb", dlg_conv_ex(net, "cb", x, &sp), p), 8, 1, 1, 0, 1);
 }
 
+/* Inception-v3's factorized layers: 1x3 padded along w only, then 3x1
+ * padded along h and strided along h only (9 -> 5 rows, 9 columns) */
+static int factorized(dlg_net *net)
+{
+    dlg_conv_spec s13 = {32, 1, 3, 1, 1, 0, 1, 1, 1, 1, true}, s31 = {32, 3, 1, 2, 1, 1, 0, 1, 1, 1, false};
+    int x = dlg_conv(net, "c0", X(2, 8, 9, 9), 32, 3, 1, 1, 1);
+    x = dlg_conv_ex(net, "f31", dlg_conv_ex(net, "f13", x, &s13), &s31);
+    return dlg_fc(net, "L", dlg_global_avg_pool(net, "gap", x), 10);
+}
+
 /* The kinks: ReLU and max pooling (with its own batch of ties), whose
  * input is made exact in bf16 (gated_exact) so that both nets take the
  * same branches */
@@ -428,9 +438,16 @@ static void test_train(void **st)
         assert_int_equal(wg_counts[1], 1);
     }
     check_train("resnet-smooth, im2col", resnet_smooth, NULL, wg_kinds, wg_counts, 1);
-    unforce_wgrad_times(tune);
     if (has_amx())
         assert_int_equal(wg_counts[0], 1);
+    /* f13 and f31, whose strides and paddings differ between the axes
+     * (cpu_wgrad_amx takes neither) */
+    check_train("factorized, im2col", factorized, NULL, wg_kinds, wg_counts, 2);
+    unforce_wgrad_times(tune);
+    if (has_amx()) {
+        assert_int_equal(wg_counts[0], 2);
+        assert_int_equal(wg_counts[1], 1);
+    }
     check_train("inception-smooth", inception_smooth, NULL, NULL, NULL, 0);
     /* its bias-free 1x1 layers (ca0 and ca; cp and cb, stride 2, on a
      * subsampled copy) take their weight gradient by matmul where their

@@ -25,8 +25,8 @@
 #define AMX_BARELY "1e-3,0.95e-3" /* 5% faster: short of the 10% it needs */
 #define IM2COL_FASTEST "3e-3,2e-3,1e-3"
 #define AMX_FASTEST "3e-3,1e-3,2e-3"
-#define KEY ":t1:n2c3h35w35:o32:k7x7:s2:p0:bias:xf32:amx "
-#define KEY2 ":t1:n2c32h15w15:o32:k3x3:s1:p1:bias:xbf16:amxim2col "
+#define KEY ":t1:n2c3h35w35:o32:k7x7:s2x2:p0x0:bias:xf32:amx "
+#define KEY2 ":t1:n2c32h15w15:o32:k3x3:s1x1:p1x1:bias:xbf16:amxim2col "
 
 /* AlexNet's first layer in small: 3 channels from the net's fp32 input,
  * 7x7 stride 2, into an LRN (which takes the NHWC tensor AMX writes);

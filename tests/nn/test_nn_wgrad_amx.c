@@ -121,7 +121,7 @@ static cpu_wgrad_shape shape(int64_t N, int64_t C, int64_t H, int64_t W, int64_t
 {
     return (cpu_wgrad_shape){.N = N, .C = C, .H = H, .W = W, .OC = OC, .OH = (H + 2 * pad - k) / stride + 1,
                              .OW = (W + 2 * pad - k) / stride + 1, .KH = k, .KW = k, .S = stride, .P = pad,
-                             .threads = threads};
+                             .SW = stride, .PW = pad, .threads = threads};
 }
 
 static cpu_wgrad_shape input(cpu_wgrad_shape s)
@@ -151,11 +151,13 @@ static void test_shapes(void **st)
 static void test_fits(void **st)
 {
     (void)st;
-    assert_true(cpu_wgrad_amx_fits(&(cpu_wgrad_shape){.C = 3, .KH = 7, .KW = 7, .OC = 64, .S = 2, .P = 3, .threads = 2}));
-    assert_false(cpu_wgrad_amx_fits(&(cpu_wgrad_shape){.C = 3, .KH = 7, .KW = 7, .OC = 48, .S = 2, .P = 3, .threads = 2}));
+    assert_true(cpu_wgrad_amx_fits(&(cpu_wgrad_shape){.C = 3, .KH = 7, .KW = 7, .OC = 64, .S = 2, .P = 3, .SW = 2, .PW = 3, .threads = 2}));
+    assert_false(cpu_wgrad_amx_fits(&(cpu_wgrad_shape){.C = 3, .KH = 7, .KW = 7, .OC = 48, .S = 2, .P = 3, .SW = 2, .PW = 3, .threads = 2}));
     /* 64 x 3 x 3 + 1 taps: past 512 */
-    assert_false(cpu_wgrad_amx_fits(&(cpu_wgrad_shape){.C = 64, .KH = 3, .KW = 3, .OC = 64, .S = 1, .P = 1, .threads = 2}));
-    assert_false(cpu_wgrad_amx_fits(&(cpu_wgrad_shape){.C = 3, .KH = 3, .KW = 3, .OC = 64, .S = 5, .P = 1, .threads = 2}));
+    assert_false(cpu_wgrad_amx_fits(&(cpu_wgrad_shape){.C = 64, .KH = 3, .KW = 3, .OC = 64, .S = 1, .P = 1, .SW = 1, .PW = 1, .threads = 2}));
+    assert_false(cpu_wgrad_amx_fits(&(cpu_wgrad_shape){.C = 3, .KH = 3, .KW = 3, .OC = 64, .S = 5, .P = 1, .SW = 5, .PW = 1, .threads = 2}));
+    /* a 1x3 layer padded along w only (Inception-v3's) */
+    assert_false(cpu_wgrad_amx_fits(&(cpu_wgrad_shape){.C = 3, .KH = 1, .KW = 3, .OC = 64, .S = 1, .P = 0, .SW = 1, .PW = 1, .threads = 2}));
 }
 
 int main(void)

@@ -542,14 +542,14 @@ static bool wgrad_by_ours(cpu_ctx *c, const dlg_layer *l, conv_state *s, const d
 {
     const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
     const dlg_conv_param *cp = &l->p.conv;
-    if (!c->bf16 || cp->groups != 1 || cp->dh != 1 || cp->dw != 1 || cp->sh != cp->sw || cp->ph != cp->pw ||
-        cp->kh != cp->kw || cp->bn || !strstr(cpu_impl_name(s->fwd.pd), "amx"))
+    if (!c->bf16 || cp->groups != 1 || cp->dh != 1 || cp->dw != 1 || cp->bn ||
+        !strstr(cpu_impl_name(s->fwd.pd), "amx"))
         return false;
     dnnl_memory_desc_t xn = cpu_md_dt(4, x->d, dnnl_acdb, dnnl_bf16), yn = cpu_md_dt(4, y->d, dnnl_acdb, dnnl_bf16);
     dnnl_memory_desc_t input = cpu_md(4, x->d, dnnl_nchw); /* the net's, fp32 */
     s->wg = (cpu_wgrad_shape){.N = x->d[0], .C = x->d[1], .H = x->d[2], .W = x->d[3], .OC = y->d[1],
                               .OH = y->d[2], .OW = y->d[3], .KH = cp->kh, .KW = cp->kw, .S = cp->sh,
-                              .P = cp->ph, .threads = cpu_team_size(c),
+                              .P = cp->ph, .SW = cp->sw, .PW = cp->pw, .threads = cpu_team_size(c),
                               .f32_nchw = dnnl_memory_desc_equal(src, &input)};
     if (!(s->wg.f32_nchw || dnnl_memory_desc_equal(src, &xn)) || !dnnl_memory_desc_equal(dst, &yn))
         return false;

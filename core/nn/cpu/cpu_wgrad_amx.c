@@ -54,7 +54,7 @@ static dims dims_of(const cpu_wgrad_shape *s)
 
 bool cpu_wgrad_amx_fits(const cpu_wgrad_shape *s)
 {
-    return s->C * s->KH * s->KW + 1 <= 512 && s->OC % 32 == 0 && s->OC <= 256 && s->S >= 1 && s->S <= 4 &&
+    return s->SW == s->S && s->PW == s->P && s->C * s->KH * s->KW + 1 <= 512 && s->OC % 32 == 0 && s->OC <= 256 && s->S >= 1 && s->S <= 4 &&
            s->P >= 0 && s->P < s->KH && s->P < s->KW && s->threads >= 1;
 }
 

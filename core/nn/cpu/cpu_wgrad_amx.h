@@ -18,7 +18,8 @@ typedef struct cpu_wgrad_shape {
     int64_t N, C, H, W; /* input, NHWC bf16, or NCHW fp32 (f32_nchw) */
     int64_t OC, OH, OW; /* output gradient, NHWC bf16 */
     int KH, KW;
-    int S, P; /* stride and top/left padding, the same along both axes */
+    int S, P;   /* stride and top padding (along h) */
+    int SW, PW; /* along w: cpu_wgrad_amx takes only SW == S and PW == P */
     int threads;
     /* x is the net's fp32 NCHW input (rounded to bf16 as oneDNN's reorder
      * rounds it for the forward) */
@@ -26,7 +27,8 @@ typedef struct cpu_wgrad_shape {
 } cpu_wgrad_shape;
 
 /* Whether the kernel takes this shape: C x KH x KW + 1 (the bias) taps up
- * to 512, OC a multiple of 32 up to 256, stride 1 to 4. */
+ * to 512, OC a multiple of 32 up to 256, stride 1 to 4, the same stride
+ * and padding along both axes. */
 bool cpu_wgrad_amx_fits(const cpu_wgrad_shape *s);
 /* Whether this CPU and the OS let us use the tiles (asks the kernel for
  * them, as oneDNN does; once is enough, more is harmless). */

@@ -63,11 +63,12 @@ static void im2col_rows(const cpu_wgrad_shape *s, const uint16_t *x, uint16_t *c
     size_t bytes = (size_t)s->C * 2;
     for (int64_t p = p0; p < p1; p++) {
         int64_t ow = p % s->OW, oh = p / s->OW % s->OH, n = p / (s->OW * s->OH);
+        int64_t ih0 = oh * s->S - s->P, iw0 = ow * s->SW - s->PW;
         uint16_t *to = col + p * row_len(s);
         for (int kh = 0; kh < s->KH; kh++) {
-            int64_t ih = oh * s->S - s->P + kh;
+            int64_t ih = ih0 + kh;
             for (int kw = 0; kw < s->KW; kw++, to += s->C) {
-                int64_t iw = ow * s->S - s->P + kw;
+                int64_t iw = iw0 + kw;
                 if (ih < 0 || ih >= s->H || iw < 0 || iw >= s->W)
                     memset(to, 0, bytes);
                 else

@@ -83,7 +83,7 @@ static int onednn_prim(bench *b)
     dnnl_memory_desc_t dw_any = cpu_md(4, wd, dnnl_format_tag_any), bias = cpu_md(1, bd, dnnl_x);
     dnnl_memory_desc_t x = s->f32_nchw ? cpu_md(4, xd, dnnl_nchw) : cpu_md_dt(4, xd, dnnl_acdb, dnnl_bf16);
     dnnl_memory_desc_t y = cpu_md_dt(4, yd, dnnl_acdb, dnnl_bf16);
-    dnnl_dims_t st = {s->S, s->S}, dil = {0, 0}, pad = {s->P, s->P};
+    dnnl_dims_t st = {s->S, s->SW}, dil = {0, 0}, pad = {s->P, s->PW};
     dnnl_convolution_desc_t d;
     dnnl_primitive_attr_t attr = cpu_attr();
     char err[256];
@@ -191,9 +191,9 @@ static int time_all(cpu_ctx *c, const dlg_layer *l, const cpu_wgrad_shape *s, un
 static void tune_key(const cpu_wgrad_shape *s, bool bias, unsigned can, char *key, size_t n)
 {
     const dnnl_version_t *v = dnnl_version();
-    snprintf(key, n, "wgrad2:dnnl%d.%d.%d:t%d:n%lldc%lldh%lldw%lld:o%lld:k%dx%d:s%d:p%d:%s:%s:%s%s", v->major,
+    snprintf(key, n, "wgrad2:dnnl%d.%d.%d:t%d:n%lldc%lldh%lldw%lld:o%lld:k%dx%d:s%dx%d:p%dx%d:%s:%s:%s%s", v->major,
              v->minor, v->patch, s->threads, (long long)s->N, (long long)s->C, (long long)s->H, (long long)s->W,
-             (long long)s->OC, s->KH, s->KW, s->S, s->P, bias ? "bias" : "nobias", s->f32_nchw ? "xf32" : "xbf16",
+             (long long)s->OC, s->KH, s->KW, s->S, s->SW, s->P, s->PW, bias ? "bias" : "nobias", s->f32_nchw ? "xf32" : "xbf16",
              can & 1u << CPU_WGRAD_AMX ? "amx" : "", can & 1u << CPU_WGRAD_IM2COL ? "im2col" : "");
 }
 
