@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OURS_MARGIN 0.9
 #define TIMED_BYTES ((int64_t)64 << 20)
 
 static const char *const kind_names[CPU_WGRAD_KINDS] = {"onednn", "amx", "im2col"};
@@ -147,21 +146,29 @@ static bool fake_times(double t[CPU_WGRAD_KINDS])
     return env && sscanf(env, "%lf,%lf,%lf", &t[0], &t[1], &t[2]) >= 1;
 }
 
+/* What time_all times. */
+typedef struct timing {
+    cpu_ctx *c;
+    const dlg_layer *l;
+    const cpu_wgrad_shape *s;
+    unsigned can;
+} timing;
+
 /* Times oneDNN's and ours in can into t[kind] (-1: not timed): 0; 1
  * where oneDNN has no kernel for the layer (ours are then the only ones,
  * t untimed); -1 where one cannot run or the plan was asked to stop. */
-static int time_all(cpu_ctx *c, const dlg_layer *l, const cpu_wgrad_shape *s, unsigned can, double t[CPU_WGRAD_KINDS])
+static int time_all(void *arg, double *t)
 {
+    const timing *tm = arg;
+    cpu_ctx *c = tm->c;
+    const dlg_layer *l = tm->l;
+    const cpu_wgrad_shape *s = tm->s;
+    unsigned can = tm->can;
     static int (*const runs[CPU_WGRAD_KINDS])(void *) = {run_onednn, run_amx, run_im2col};
     bench b = {.c = c, .s = *s, .bias = l->p.conv.bias};
     b.s.N = timed_batch(s);
-    for (int k = 0; k < CPU_WGRAD_KINDS; k++)
-        t[k] = -1;
-    if (fake_times(t)) {
-        for (int k = 1; k < CPU_WGRAD_KINDS; k++)
-            t[k] = can & 1u << k ? t[k] : -1;
+    if (fake_times(t))
         return 0;
-    }
     int rc = onednn_prim(&b) != 0 ? 1 : 0;
     if (!rc && (can & 1u << CPU_WGRAD_IM2COL))
         b.has_im2col = cpu_wgrad_im2col_init(c, &b.im2col, &b.s, b.bias) == 0;
@@ -197,62 +204,15 @@ static void tune_key(const cpu_wgrad_shape *s, bool bias, unsigned can, char *ke
              can & 1u << CPU_WGRAD_AMX ? "amx" : "", can & 1u << CPU_WGRAD_IM2COL ? "im2col" : "");
 }
 
-/* The record's choice for key among what can run, or -1 where it holds
- * none (or something else, said once). */
-static int recorded(const char *path, const char *key, unsigned can)
-{
-    char val[DLG_TUNE_VAL_MAX];
-    if (!dlg_tune_get(path, key, val, sizeof val))
-        return -1;
-    for (int k = 0; k < CPU_WGRAD_KINDS; k++)
-        if (strcmp(val, kind_names[k]) == 0 && (k == CPU_WGRAD_ONEDNN || (can & 1u << k)))
-            return k;
-    fprintf(stderr, "dlgauge: tuning record %s: %s '%s' names no kernel offered; timed again\n", path, key, val);
-    return -1;
-}
-
-/* The fastest of ours where 10% faster than oneDNN, else oneDNN. */
-static cpu_wgrad_kind fastest(const double t[CPU_WGRAD_KINDS])
-{
-    int best = CPU_WGRAD_ONEDNN;
-    for (int k = 1; k < CPU_WGRAD_KINDS; k++)
-        if (t[k] > 0 && t[k] < OURS_MARGIN * t[CPU_WGRAD_ONEDNN] && (best == CPU_WGRAD_ONEDNN || t[k] < t[best]))
-            best = k;
-    return (cpu_wgrad_kind)best;
-}
-
-/* Says what the timing found: every time, and the pick. */
-static void say(cpu_ctx *c, const dlg_layer *l, const cpu_wgrad_shape *s, const double t[CPU_WGRAD_KINDS],
-                cpu_wgrad_kind pick, const char *kept)
-{
-    char said[768];
-    int n = snprintf(said, sizeof said, "cpu: %s's weight gradient timed at batch %lld:", l->name,
-                     (long long)timed_batch(s));
-    for (int k = 0; k < CPU_WGRAD_KINDS; k++)
-        if (t[k] > 0 && n > 0 && (size_t)n < sizeof said)
-            n += snprintf(said + n, sizeof said - (size_t)n, "%s %s %.3g ms", k ? "," : "", kind_said[k], t[k] * 1e3);
-    if (n > 0 && (size_t)n < sizeof said)
-        snprintf(said + n, sizeof said - (size_t)n, ": %s%s%s", kind_said[pick], kept ? "; kept in tuning record " : "",
-                 kept ? kept : "");
-    cpu_say(c, said);
-}
-
 cpu_wgrad_kind cpu_wgrad_pick(cpu_ctx *c, const dlg_layer *l, const cpu_wgrad_shape *s, unsigned can)
 {
-    char path[DLG_TUNE_PATH_MAX], key[DLG_TUNE_KEY_MAX];
-    bool rec = dlg_tune_path(path, sizeof path);
-    int lock = rec ? dlg_tune_lock(path) : -1; /* ranks of a host time one at a time */
+    static const cpu_tune_menu menu = {kind_names, kind_said, CPU_WGRAD_KINDS, 0};
+    cpu_tune_menu m = menu;
+    m.can = can;
+    char key[DLG_TUNE_KEY_MAX], what[160], how[40];
     tune_key(s, l->p.conv.bias, can, key, sizeof key);
-    int pick = rec ? recorded(path, key, can) : -1;
-    double t[CPU_WGRAD_KINDS];
-    int timed = pick < 0 ? time_all(c, l, s, can, t) : -1;
-    if (timed == 1) /* oneDNN has none: the first of ours that takes it */
-        pick = can & 1u << CPU_WGRAD_AMX ? CPU_WGRAD_AMX : CPU_WGRAD_IM2COL;
-    if (timed == 0) {
-        pick = fastest(t);
-        bool kept = rec && dlg_tune_put(path, key, kind_names[pick]) == 0;
-        say(c, l, s, t, (cpu_wgrad_kind)pick, kept ? path : NULL);
-    }
-    dlg_tune_unlock(lock);
-    return pick < 0 ? CPU_WGRAD_ONEDNN : (cpu_wgrad_kind)pick;
+    snprintf(what, sizeof what, "%s's weight gradient", l->name);
+    snprintf(how, sizeof how, "at batch %lld", (long long)timed_batch(s));
+    timing tm = {c, l, s, can};
+    return (cpu_wgrad_kind)cpu_tuned_pick(c, key, &m, time_all, &tm, what, how);
 }
