@@ -218,10 +218,10 @@ static void test_vocab_cap(void **st)
     wr_run("mxnet.so", "lstm-ptb", o, 2, &r);
     if (r.setup_rc || r.step_rc)
         fail_msg("lstm-ptb: %s", r.error);
-    printf("  log: %s\n", r.log);
+    printf("  warning: %s\n", r.warning);
     assert_int_equal((int)wr_double(&r, "vocab_size"), 12);
     assert_true(wr_double(&r, "unk_words") > 0);
-    assert_non_null(strstr(r.log, "map to <unk>"));
+    assert_non_null(strstr(r.warning, "map to <unk>"));
     assert_true(r.warnings > 0); /* said at the default log level, not only with -v */
 }
 

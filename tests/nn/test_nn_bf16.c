@@ -416,11 +416,14 @@ static void test_train(void **st)
     /* n1 by cpu_lrn_bf16 on the NHWC tensor c1's AMX kernel writes; c1's
      * weight gradient (3 input channels, from the fp32 input) by
      * cpu_wgrad_amx, timed faster here whatever this machine's speeds */
-    const char *alex_kinds[2] = {"cpu_lrn_bf16", "cpu_wgrad_amx"};
-    int alex_counts[2];
+    const char *alex_kinds[3] = {"cpu_lrn_bf16", "cpu_wgrad_amx", "cpu_fc_wgrad"};
+    int alex_counts[3];
     char *tune = force_wgrad_times("2e-3,1e-3");
-    check_train("alexnet-smooth", alex_smooth, NULL, alex_kinds, alex_counts, 2);
+    setenv("DLG_NN_FC_WGRAD_TIMES", "2e-3,1e-3", 1); /* fc6's and L's by outer products */
+    check_train("alexnet-smooth", alex_smooth, NULL, alex_kinds, alex_counts, 3);
+    unsetenv("DLG_NN_FC_WGRAD_TIMES");
     unforce_wgrad_times(tune);
+    assert_int_equal(alex_counts[2], 2);
     if (has_amx()) {
         assert_int_equal(alex_counts[0], 1);
         assert_int_equal(alex_counts[1], 1);

@@ -177,7 +177,8 @@ static void test_measured(void **st)
     noted nd = {"", 0};
     bool amx = plans_amx(NULL, &nd);
     print_message("noted: %s", nd.text);
-    assert_int_equal(nd.lines, 2);
+    assert_int_equal(nd.lines, 3); /* c1, c2 and L (cpu_fc_wgrad's) */
+    assert_non_null(strstr(nd.text, "cpu: L's weight gradient timed on 10 of its 10 outputs: oneDNN "));
     const char *at = strstr(nd.text, "cpu: c1's weight gradient timed at batch 2: oneDNN ");
     assert_non_null(at);
     double t_onednn, t_amx;
@@ -204,6 +205,34 @@ static void test_measured(void **st)
     tt_remove_record(rec);
 }
 
+/* An inner product's weight gradient (cpu_fc_wgrad.c's outer products or
+ * oneDNN's) is chosen the same way: L, the net's last layer, under
+ * injected times, kept in the record and read back. */
+static void test_fc_choice_kept(void **st)
+{
+    (void)st;
+    char rec[64], impl[256];
+    tt_fresh_record(rec);
+    setenv("DLG_NN_FC_WGRAD_TIMES", "2e-3,1e-3", 1);
+    plan_impl(NULL, NULL, "L", impl, sizeof impl);
+    assert_non_null(strstr(impl, "weight gradient by outer products (cpu_fc_wgrad)"));
+    char *text = tt_read(rec);
+    assert_non_null(text);
+    const char *at = strstr(text, "\nfcwgrad1:dnnl");
+    assert_non_null(at);
+    assert_non_null(strstr(at, ":t1:b2i"));
+    assert_non_null(strstr(at, "o10:bf16 outer\n"));
+    free(text);
+    setenv("DLG_NN_FC_WGRAD_TIMES", "1e-3,2e-3", 1);
+    plan_impl(NULL, NULL, "L", impl, sizeof impl); /* the record's */
+    assert_non_null(strstr(impl, "cpu_fc_wgrad"));
+    tt_remove_record(rec);
+    assert_int_equal(setenv("DLGAUGE_TUNE", "off", 1), 0);
+    plan_impl(NULL, NULL, "L", impl, sizeof impl); /* timed: oneDNN's */
+    assert_null(strstr(impl, "cpu_fc_wgrad"));
+    unsetenv("DLG_NN_FC_WGRAD_TIMES");
+}
+
 int main(void)
 {
     if (!has_amx()) {
@@ -215,6 +244,7 @@ int main(void)
         cmocka_unit_test(test_choice_kept),
         cmocka_unit_test(test_bad_entry_retimed),
         cmocka_unit_test(test_measured),
+        cmocka_unit_test(test_fc_choice_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,8 +20,10 @@ static void m_log(const dlg_host *h, dlg_log_level lvl, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(from(h)->last_log, sizeof from(h)->last_log, fmt, ap);
     va_end(ap);
-    if (lvl == DLG_LOG_WARN)
+    if (lvl == DLG_LOG_WARN) {
         from(h)->warnings++;
+        snprintf(from(h)->last_warning, sizeof from(h)->last_warning, "%s", from(h)->last_log);
+    }
 }
 
 static int m_error(const dlg_host *h, int code, const char *fmt, ...)

@@ -24,6 +24,7 @@ typedef struct mock_host {
     int errors;             /* how many error() calls */
     int warnings;           /* how many log(WARN) calls */
     char last_log[1024];
+    char last_warning[1024]; /* the last log(WARN): a later INFO line (a plan's timing note) leaves it */
     bool stop;              /* what stopping() answers */
     /* Storage routing: with none registered, file_open serves plain POSIX
      * files as before; otherwise it opens through the named backend (or the

@@ -98,6 +98,7 @@ void wr_run_with(const char *so, const char *name, const char *const *overrides,
     }
     snprintf(r->error, sizeof r->error, "%s", m.last_error);
     snprintf(r->log, sizeof r->log, "%s", m.last_log);
+    snprintf(r->warning, sizeof r->warning, "%s", m.last_warning);
     r->errors = m.errors;
     r->warnings = m.warnings;
     r->bytes_written = m.bytes_written;

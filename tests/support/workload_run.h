@@ -16,6 +16,7 @@ typedef struct wr_result {
     char val[WR_MAX_FIELDS][1024]; /* layer_profile runs to ~900 characters */
     char error[1024]; /* the mock host's last error */
     char log[1024];   /* its last log line */
+    char warning[1024]; /* its last warning line */
     int errors;       /* error() calls */
     int warnings;     /* log(WARN) calls */
 } wr_result;

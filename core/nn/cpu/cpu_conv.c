@@ -5,6 +5,7 @@
  * element-wise), so no call reorders them. */
 #include "cpu_conv.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,8 @@ size_t cpu_conv_ws(const conv_state *s)
     bw = amx > bw ? amx : bw;
     size_t im2col = s->wgrad_im2col ? cpu_wgrad_im2col_ws(&s->im2col) : 0;
     bw = im2col > bw ? im2col : bw;
+    size_t outer = s->fc_outer ? cpu_fc_wgrad_scratch(&s->fcw) : 0;
+    bw = outer > bw ? outer : bw;
     return s->tmp_bytes + (bw > w ? bw : w);
 }
 
@@ -308,7 +311,15 @@ static int fc_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
         for (int i = 0; i < 3 && !rc; i++)
             rc = cpu_prim_arg(c, &s->bwd_data, ba[i], bm[i], i == 2, err, errlen);
     }
-    if (!rc && l->backward && l->param_grad) {
+    /* a plain input at a small batch: the gradient by outer products where
+     * that timed faster (cpu_fc_wgrad.h) */
+    s->fcw = (cpu_fc_wgrad_shape){.B = n, .I = in, .O = out, .bf16 = c->bf16, .threads = cpu_team_size(c)};
+    s->fc_outer = !rc && l->backward && l->param_grad && !blocked && cpu_fc_wgrad_fits(&s->fcw) &&
+                  cpu_fc_wgrad_picked(c, l, &s->fcw);
+    if (s->fc_outer)
+        snprintf(s->impl, sizeof s->impl, "%s, weight gradient by outer products (cpu_fc_wgrad)",
+                 cpu_impl_name(s->fwd.pd));
+    if (!rc && l->backward && l->param_grad && !s->fc_outer) {
         st = dnnl_inner_product_backward_weights_desc_init(&d, &src_k, &dw_any, &b, &dst_k);
         rc = st != dnnl_success ? cpu_fail(st, "inner product backward weights", err, errlen)
                                 : cpu_prim_create(c, &s->bwd_weights, &d, s->fwd.pd, err, errlen);
@@ -344,7 +355,9 @@ static int fc_backward(void *ctx, dlg_layer *l, void *state)
         void *ptrs[3] = {l->top[0]->diff, weights(ctx, l, s), l->bottom[0]->diff};
         rc = ptrs[1] ? cpu_prim_exec(ctx, &s->bwd_data, ptrs, l->ws) : -DLG_EINTERNAL;
     }
-    if (!rc && l->param_grad) {
+    if (!rc && l->param_grad && s->fc_outer) {
+        cpu_fc_wgrad(&s->fcw, l->bottom[0]->data, l->top[0]->diff, l->param[0]->diff, l->param[1]->diff, l->ws);
+    } else if (!rc && l->param_grad) {
         void *ptrs[4] = {l->bottom[0]->data, l->top[0]->diff, l->param[0]->diff, l->param[1]->diff};
         rc = cpu_prim_exec(ctx, &s->bwd_weights, ptrs, l->ws);
     }
@@ -354,6 +367,7 @@ static int fc_backward(void *ctx, dlg_layer *l, void *state)
 /* any_layout false: a blocked input would need its 4-d weights reordered on
  * every call (VGG16's fc6: 411 MB of scratch); plain input keeps them plain. */
 const dlg_kernels dlg_cpu_fc = {.setup = fc_setup,
+                                .impl = conv_impl,
                                 .forward = fc_forward,
                                 .backward = fc_backward,
                                 .destroy = cpu_conv_destroy,

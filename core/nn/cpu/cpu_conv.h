@@ -5,6 +5,7 @@
 
 #include "cpu.h"
 #include "cpu_bn_bf16.h"
+#include "cpu_fc_wgrad.h"
 #include "cpu_gemm_conv.h"
 #include "cpu_wino1d.h"
 #include "cpu_wgrad_amx.h"
@@ -40,6 +41,10 @@ typedef struct conv_state {
      * master's OHWI layout (no bwd_weights primitive) */
     bool wgrad_im2col;
     cpu_im2col_wgrad im2col;
+    /* an inner product at a small batch: the weight gradient by
+     * cpu_fc_wgrad's outer products (no bwd_weights primitive) */
+    bool fc_outer;
+    cpu_fc_wgrad_shape fcw;
     /* cpu-bf16: bwd_data reads the fp32 master, not the bf16 copy, where
      * oneDNN would reorder the copy's layout on its generic loops */
     bool bwd_w_master;
