@@ -77,6 +77,12 @@ typedef struct dlg_kernels {
      * alone read the output into the convolution's epilogue: no pass and no
      * blob for each of them. */
     bool fuses_epilogue;
+    /* Batch norm only: honours dlg_bn_param.residual and top_parts, so a
+     * training plan may fold the eltwise add that alone reads the output
+     * (a ResNet block's bn -> add -> ReLU) into it: the add's pass and the
+     * batch norm's output are gone, and backward writes the residual's
+     * gradient in the pass that sums the split's. */
+    bool fuses_residual;
     /* Add only: honours dlg_layer.top_parts, so a training plan may fold
      * the backward of the split that alone reads the output into the add:
      * one pass sums the split's output gradients, applies a folded ReLU and

@@ -24,6 +24,13 @@
  * split's output gradients in the pass that applies its ReLU and writes
  * both input gradients; the split's sum and the add's output gradient are
  * gone (8 passes over the tensor become 5).
+ * 4b. In training, a batch norm takes over the eltwise add that alone reads
+ * its output (ResNet's last batch norm of a block and the shortcut's add)
+ * when its kernels can (fuses_residual): the add's other operand becomes
+ * its second input, it applies the add (and the ReLU after it, folded as
+ * in 1.) as it writes its output, and its backward gives the shortcut the
+ * masked gradient; with 4. it sums the split's gradients too.  The add's
+ * pass and the batch norm's output and gradient are gone.
  * 5. In an inference plan a dropout is the identity: the layer producing
  * its input, when the dropout alone reads that, writes the dropout's
  * output, and the dropout runs nothing (no copy, one activation less). */
@@ -100,24 +107,27 @@ static int sole_reader(const dlg_net *net, int i, dlg_layer_type type, const int
     return r->l.type == type && !r->fused ? reader[t] : -1;
 }
 
-/* The add node r, the only reader of conv i's output, becomes part of the
- * convolution if its other operand is ready when the convolution runs:
- * that operand turns into the convolution's second input. */
+/* The add node r, the only reader of node i's output (a convolution or a
+ * batch norm), becomes part of node i if its other operand is ready when
+ * i runs: that operand turns into i's second input.  1: folded. */
 static int fold_add(dlg_net *net, int i, int r)
 {
     dlg_node *c = &net->nodes[i], *a = &net->nodes[r];
     int other = a->bottoms[0] == c->tops[0] ? a->bottoms[1] : a->bottoms[0];
     if (net->blobs[other].producer >= i || other == c->tops[0])
-        return 0; /* computed after the convolution, or the same blob twice */
+        return 0; /* computed after node i, or the same blob twice */
     int *b = realloc(c->bottoms, 2 * sizeof *b);
     if (!b)
         return dlg_net_fail(net, DLG_ENOMEM, "nn: out of memory planning '%s'", net->name);
     c->bottoms = b;
     c->bottoms[1] = other;
     c->l.nbottom = 2;
-    c->l.p.conv.residual = true;
+    if (c->l.type == DLG_L_CONV)
+        c->l.p.conv.residual = true;
+    else
+        c->l.p.bn.residual = true;
     fold(net, i, r);
-    return 0;
+    return 1;
 }
 
 /* Conv i takes over the batch norm, add and ReLU after it (see the top). */
@@ -161,6 +171,30 @@ static void fold_relus(dlg_net *net, dlg_layer_type type, const int *reader, con
     }
 }
 
+/* The batch-norm kernels (and the fallback's) honour residual and top_parts. */
+static bool bn_kernels_fold_add(const dlg_backend *bk)
+{
+    const dlg_kernels *k = bk->kernels[DLG_L_BN];
+    const dlg_kernels *f = bk->fallback ? bk->fallback->kernels[DLG_L_BN] : NULL;
+    return k && k->fuses_residual && (!f || f->fuses_residual);
+}
+
+/* Every batch norm without a ReLU takes over an add that alone reads its
+ * output (training; see the top). */
+static int fold_bn_adds(dlg_net *net, const int *reader, const int *uses)
+{
+    for (int i = 0; i < net->nnodes; i++) {
+        dlg_node *n = &net->nodes[i];
+        int r = n->l.type == DLG_L_BN && !n->fused && !n->l.p.bn.relu
+                    ? sole_reader(net, i, DLG_L_ADD, reader, uses)
+                    : -1;
+        int rc = r >= 0 ? fold_add(net, i, r) : 0;
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
 /* The add kernels (and the fallback's) honour top_parts. */
 static bool kernels_sum_parts(const dlg_backend *bk)
 {
@@ -169,16 +203,16 @@ static bool kernels_sum_parts(const dlg_backend *bk)
     return k && k->sums_top_parts && (!f || f->sums_top_parts);
 }
 
-/* Every add whose output only a split reads takes over the split's
- * backward (see the top): the split's outputs' gradients become the add's
- * top_parts (bound in plan.c), its own output's gradient is not needed. */
-static void fold_split_grads(dlg_net *net, const int *reader, const int *uses)
+/* Every add (and batch norm that took over one) whose output only a
+ * split reads takes over the split's backward (see the top): the split's
+ * outputs' gradients become the node's top_parts (bound in plan.c), its
+ * own output's gradient is not needed. */
+static void fold_split_grads(dlg_net *net, const int *reader, const int *uses, bool adds)
 {
     for (int i = 0; i < net->nnodes; i++) {
         dlg_node *n = &net->nodes[i];
-        int s = n->l.type == DLG_L_ADD && !n->fused && n->need_backward
-                    ? sole_reader(net, i, DLG_L_SPLIT, reader, uses)
-                    : -1;
+        bool takes = n->l.type == DLG_L_ADD ? adds : n->l.type == DLG_L_BN && n->l.p.bn.residual;
+        int s = takes && !n->fused && n->need_backward ? sole_reader(net, i, DLG_L_SPLIT, reader, uses) : -1;
         if (s < 0)
             continue;
         net->nodes[s].bwd_into = i;
@@ -206,6 +240,7 @@ int dlg_net_fuse(dlg_net *net)
     bool conv = !net->train && conv_kernels_fold(net->bk);
     bool conv_relu = net->train && kernels_fuse_relu(net->bk, DLG_L_CONV);
     bool parts = net->train && kernels_sum_parts(net->bk);
+    bool bn_add = net->train && bn_kernels_fold_add(net->bk);
     if (net->keep_all)
         return 0;
     int *reader = malloc((size_t)net->nblobs * sizeof(int));
@@ -216,18 +251,18 @@ int dlg_net_fuse(dlg_net *net)
         return dlg_net_fail(net, DLG_ENOMEM, "nn: out of memory planning '%s'", net->name);
     }
     count_readers(net, reader, uses);
-    if (bn)
+    int rc = bn_add ? fold_bn_adds(net, reader, uses) : 0;
+    if (bn && !rc) /* after the adds: a block's last ReLU follows them */
         fold_relus(net, DLG_L_BN, reader, uses);
     if (conv_relu)
         fold_relus(net, DLG_L_CONV, reader, uses);
-    int rc = 0;
     for (int i = 0; i < net->nnodes && conv && !rc; i++)
         if (net->nodes[i].l.type == DLG_L_CONV)
             rc = fold_epilogue(net, i, reader, uses);
     if (add && !rc) /* the adds no convolution took over (all, in training) */
         fold_relus(net, DLG_L_ADD, reader, uses);
-    if (parts && !rc)
-        fold_split_grads(net, reader, uses);
+    if ((parts || bn_add) && !rc)
+        fold_split_grads(net, reader, uses, parts);
     if (!net->train && !rc) /* last: the producer may have taken over others */
         fold_dropouts(net, reader, uses);
     free(reader);

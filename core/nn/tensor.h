@@ -89,10 +89,14 @@ typedef struct dlg_lrn_param {
 } dlg_lrn_param;
 
 /* relu: the planner folded the following ReLU into this layer (the kernels
- * said fuses_relu): y = max(0, bn(x)), and backward masks dy by y > 0. */
+ * said fuses_relu): y = max(0, bn(x)), and backward masks dy by y > 0.
+ * residual: a training plan folded the eltwise add that alone read the
+ * output into it (the kernels said fuses_residual), its other operand now
+ * bottom[1]: y = bn(x) + bottom[1] (then the ReLU), and backward gives
+ * bottom[1] the output's gradient (masked by y > 0) as the add did. */
 typedef struct dlg_bn_param {
     float eps, momentum;
-    bool relu;
+    bool relu, residual;
 } dlg_bn_param;
 
 /* Eltwise add; relu: the planner folded the following ReLU into it (the

@@ -88,7 +88,7 @@ static void check(int64_t rows, int64_t C, bool relu, int threads)
         gamma[c] = 1.0f + 0.5f * uniform(&seed);
         beta[c] = 0.3f * uniform(&seed); /* with the ReLU about half the values pass */
     }
-    cpu_bn_bf16_fwd(&s, x, y, gamma, beta, mean, var, scratch);
+    cpu_bn_bf16_fwd(&s, x, y, gamma, beta, NULL, mean, var, scratch);
     cpu_bn_bf16_bwd(&s, x, dy, dx, gamma, beta, mean, var, dg, db, scratch);
     /* in place (dx in dy's memory): the same values */
     uint16_t *inplace = bf16_buffer(n);

@@ -8,7 +8,7 @@
 #include <oneapi/dnnl/dnnl.h>
 
 extern const dlg_backend dlg_backend_cpu, dlg_backend_cpu_bf16;
-extern const dlg_kernels dlg_cpu_conv, dlg_cpu_fc, dlg_cpu_pool, dlg_cpu_lrn, dlg_cpu_bn,
+extern const dlg_kernels dlg_cpu_conv, dlg_cpu_fc, dlg_cpu_pool, dlg_cpu_lrn, dlg_cpu_bn, dlg_cpu_bn_bf16,
     dlg_cpu_relu, dlg_cpu_softmax, dlg_cpu_add, dlg_cpu_split, dlg_cpu_concat;
 /* cpu_lstm.c, cpu_loss.c */
 extern const dlg_kernels dlg_cpu_lstm, dlg_cpu_loss;
@@ -113,6 +113,10 @@ int cpu_prim_fixed(cpu_prim *p, int arg, dnnl_memory_t mem);
 /* Runs with ptrs[i] the user buffer of the i-th added (non-fixed) arg. */
 int cpu_prim_exec(cpu_ctx *c, cpu_prim *p, void *const *ptrs, void *ws);
 void cpu_prim_destroy(cpu_prim *p);
+/* dst (layout dst) = the sum of n inputs (layouts src[0..n)), a copy
+ * where n is 1 (a reorder into another layout), into p (cpu_misc.c). */
+int cpu_sum_prim(cpu_ctx *c, cpu_prim *p, const dnnl_memory_desc_t *dst, int n, const dnnl_memory_desc_t *src,
+                 char *err, size_t errlen);
 /* A folded ReLU's backward into p (cpu_misc.c): dx (layout x) = dy (layout
  * dy) where the output (layout top) is > 0, else 0; oneDNN's relu from its
  * output, which may run in place (dx in dy's memory).  Its args: y, dy,

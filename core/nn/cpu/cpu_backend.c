@@ -129,8 +129,9 @@ static int cpu_sgd(void *ctx, dlg_tensor *w, float lr, float momentum, float dec
     return 0;
 }
 
-/* The same kernels for both; only open() differs. */
-#define CPU_BACKEND_COMMON                                                                                   \
+/* The same kernels for both but the batch norm's (cpu-bf16's folds a
+ * residual add); and open(). */
+#define CPU_BACKEND_COMMON(bn)                                                                               \
     .close = cpu_close, .alloc = cpu_alloc, .free = cpu_free, .upload = cpu_upload, .download = cpu_download, \
     .zero = cpu_zero, .sync = cpu_sync, .bind = cpu_bind, .sgd = cpu_sgd, .read_opaque = cpu_read_opaque,   \
     .write_opaque = cpu_write_opaque,                                                                        \
@@ -138,7 +139,7 @@ static int cpu_sgd(void *ctx, dlg_tensor *w, float lr, float momentum, float dec
                 [DLG_L_POOL] = &dlg_cpu_pool,                                                                \
                 [DLG_L_LRN] = &dlg_cpu_lrn,                                                                  \
                 [DLG_L_RELU] = &dlg_cpu_relu,                                                                \
-                [DLG_L_BN] = &dlg_cpu_bn,                                                                    \
+                [DLG_L_BN] = bn,                                                                             \
                 [DLG_L_FC] = &dlg_cpu_fc,                                                                    \
                 [DLG_L_SOFTMAX] = &dlg_cpu_softmax,                                                          \
                 [DLG_L_ADD] = &dlg_cpu_add,                                                                  \
@@ -150,5 +151,6 @@ static int cpu_sgd(void *ctx, dlg_tensor *w, float lr, float momentum, float dec
      * reference loops on plain data */                                                                      \
     .fallback = &dlg_backend_ref
 
-const dlg_backend dlg_backend_cpu = {.name = "cpu", .open = cpu_open, CPU_BACKEND_COMMON};
-const dlg_backend dlg_backend_cpu_bf16 = {.name = "cpu-bf16", .open = cpu_open_bf16, CPU_BACKEND_COMMON};
+const dlg_backend dlg_backend_cpu = {.name = "cpu", .open = cpu_open, CPU_BACKEND_COMMON(&dlg_cpu_bn)};
+const dlg_backend dlg_backend_cpu_bf16 = {.name = "cpu-bf16", .open = cpu_open_bf16,
+                                          CPU_BACKEND_COMMON(&dlg_cpu_bn_bf16)};

@@ -37,6 +37,7 @@ typedef struct bn_call {
     const float *gamma, *beta, *mean, *var;
     float *mean_out, *var_out, *dgamma, *dbeta;
     float *sums; /* cpu_bf16_channel_sums: the first pass's sums only */
+    const uint16_t *res; /* forward: added before the ReLU (NULL: none) */
 } bn_call;
 
 static int64_t padded(int64_t C) { return (C + 15) / 16 * 16; }
@@ -231,6 +232,8 @@ BF16_TARGET static void thread_out(const bn_call *k, const uint16_t *x, const ui
             __m512 xv = bf16_widen(m, xr + c), y;
             if (!dy) {
                 y = _mm512_fmadd_ps(xv, _mm512_loadu_ps(a + c), _mm512_loadu_ps(b + c));
+                if (k->res)
+                    y = _mm512_add_ps(y, bf16_widen(m, k->res + r * C + c));
                 if (relu)
                     y = _mm512_max_ps(y, _mm512_setzero_ps());
             } else {
@@ -288,10 +291,10 @@ static void passes(const bn_call *k, const uint16_t *x, const uint16_t *dy, uint
 }
 
 void cpu_bn_bf16_fwd(const cpu_bn_shape *s, const uint16_t *x, uint16_t *y, const float *gamma,
-                     const float *beta, float *mean, float *var, void *scratch)
+                     const float *beta, const uint16_t *res, float *mean, float *var, void *scratch)
 {
     bn_call k = bn_call_init(s, scratch);
-    k.gamma = gamma, k.beta = beta, k.mean_out = mean, k.var_out = var;
+    k.gamma = gamma, k.beta = beta, k.mean_out = mean, k.var_out = var, k.res = res;
     for (int64_t c = 0; c < s->C; c++) {
         uint32_t u = (uint32_t)x[c] << 16;
         memcpy(&k.coef[SHIFT * k.Cp + c], &u, sizeof u);

@@ -25,9 +25,11 @@ typedef struct cpu_bn_shape {
 size_t cpu_bn_bf16_scratch(const cpu_bn_shape *s);
 
 /* Forward with batch statistics: mean and var (biased) of each channel
- * written, y = relu?(gamma * (x - mean) / sqrt(var + eps) + beta). */
+ * written, y = relu?(gamma * (x - mean) / sqrt(var + eps) + beta + res)
+ * (res NULL: none; a batch norm that took over a residual add, whose ReLU
+ * then applies after the add). */
 void cpu_bn_bf16_fwd(const cpu_bn_shape *s, const uint16_t *x, uint16_t *y, const float *gamma,
-                     const float *beta, float *mean, float *var, void *scratch);
+                     const float *beta, const uint16_t *res, float *mean, float *var, void *scratch);
 
 /* Backward from the forward's mean and var: dgamma, dbeta (overwritten)
  * and dx, which may be dy's memory (the second pass reads each value

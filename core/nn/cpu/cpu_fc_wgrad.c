@@ -87,12 +87,15 @@ void cpu_fc_wgrad(const cpu_fc_wgrad_shape *s, const float *x, const float *dy, 
     stage(s, x, s->I, xs);
     stage(s, dy, s->O, ds);
     int64_t blocks = (s->O + ROWS - 1) / ROWS;
-#pragma omp parallel for schedule(static) num_threads(team)
-    for (int64_t k = 0; k < blocks; k++) {
-        int64_t o0 = k * ROWS;
-        rows_of(s, xs, ds, o0, s->O - o0 < ROWS ? (int)(s->O - o0) : ROWS, dw);
+#pragma omp parallel num_threads(team)
+    {
+#pragma omp for schedule(static)
+        for (int64_t k = 0; k < blocks; k++) {
+            int64_t o0 = k * ROWS;
+            rows_of(s, xs, ds, o0, s->O - o0 < ROWS ? (int)(s->O - o0) : ROWS, dw);
+        }
+        _mm_sfence(); /* each thread's streaming stores before anyone reads dW */
     }
-    _mm_sfence(); /* the streaming stores before anyone reads dW */
     for (int64_t o = 0; db && o < s->O; o++) {
         float sum = 0;
         for (int64_t b = 0; b < s->B; b++)

@@ -160,8 +160,8 @@ const dlg_kernels dlg_cpu_softmax = {.setup = softmax_setup,
 
 /* dst = sum of n sources, each in its own layout (copies and reductions
  * in one oneDNN primitive). */
-static int make_sum(cpu_ctx *c, cpu_prim *p, const dnnl_memory_desc_t *dst, int n,
-                    const dnnl_memory_desc_t *src, char *err, size_t errlen)
+int cpu_sum_prim(cpu_ctx *c, cpu_prim *p, const dnnl_memory_desc_t *dst, int n,
+                 const dnnl_memory_desc_t *src, char *err, size_t errlen)
 {
     float scales[CPU_MAX_ARGS];
     for (int i = 0; i < n; i++)
@@ -234,11 +234,11 @@ static int parts_setup(cpu_ctx *c, const dlg_layer *l, prims *s, const dnnl_memo
     dnnl_memory_desc_t parts[CPU_MAX_ARGS];
     for (int p = 0; p < l->ntop_parts; p++)
         parts[p] = *top;
-    int rc = make_sum(c, &s->bwd, x, l->ntop_parts, parts, err, errlen);
+    int rc = cpu_sum_prim(c, &s->bwd, x, l->ntop_parts, parts, err, errlen);
     if (!rc && l->p.add.relu)
         rc = cpu_relu_bwd(c, &s->bwd3, top, x, x, err, errlen);
     if (!rc && down0 && down1)
-        rc = make_sum(c, &s->bwd2, b, 1, a, err, errlen);
+        rc = cpu_sum_prim(c, &s->bwd2, b, 1, a, err, errlen);
     return rc;
 }
 
@@ -282,10 +282,10 @@ static int add_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, ch
     else if (!rc && relu && (down0 || down1))
         rc = cpu_relu_bwd(ctx, &s->bwd, &top, &top, down0 ? &a : &b, err, errlen);
     else if (!rc && down0)
-        rc = make_sum(ctx, &s->bwd, &a, 1, &top, err, errlen);
+        rc = cpu_sum_prim(ctx, &s->bwd, &a, 1, &top, err, errlen);
     if (!rc && down1 && !l->ntop_parts)
-        rc = relu && down0 ? make_sum(ctx, &s->bwd2, &b, 1, &a, err, errlen)
-                           : relu ? 0 : make_sum(ctx, &s->bwd2, &b, 1, &top, err, errlen);
+        rc = relu && down0 ? cpu_sum_prim(ctx, &s->bwd2, &b, 1, &a, err, errlen)
+                           : relu ? 0 : cpu_sum_prim(ctx, &s->bwd2, &b, 1, &top, err, errlen);
     if (rc) {
         l->top[0]->layout = NULL;
         prims_destroy(ctx, s);
@@ -398,7 +398,7 @@ static int split_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, 
         dnnl_memory_desc_t md[CPU_MAX_ARGS];
         for (int t = 0; t < l->ntop; t++)
             md[t] = cpu_tensor_md(x);
-        rc = make_sum(ctx, &s->bwd, &md[0], l->ntop, md, err, errlen);
+        rc = cpu_sum_prim(ctx, &s->bwd, &md[0], l->ntop, md, err, errlen);
     }
     if (rc) {
         prims_destroy(ctx, s);

@@ -4,6 +4,7 @@
  * activations with cpu_bn_bf16.c instead (twice oneDNN 2.6's speed there). */
 #include "cpu.h"
 #include "cpu_bn_bf16.h"
+#include "cpu_bn_residual.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@ typedef struct bn_state {
      * the net wants none (both frozen), they go here */
     float *spare;
     dnnl_memory_desc_t top_md;
+    cpu_bn_res res; /* dlg_bn_param.residual */
 } bn_state;
 
 static void bn_destroy(void *ctx, void *state)
@@ -29,6 +31,7 @@ static void bn_destroy(void *ctx, void *state)
     cpu_prim_destroy(&s->train);
     cpu_prim_destroy(&s->infer);
     cpu_prim_destroy(&s->bwd);
+    cpu_bn_res_destroy(&s->res);
     if (s->mean)
         dnnl_memory_destroy(s->mean);
     if (s->var)
@@ -131,7 +134,10 @@ static bool nhwc_bf16(const cpu_ctx *c, const dlg_layer *l, const dnnl_memory_de
     if (!c->bf16 || !(l->train || l->backward) || sh->ndim != 4)
         return false;
     dnnl_memory_desc_t want = cpu_md_dt(4, sh->d, dnnl_acdb, dnnl_bf16);
-    return dnnl_memory_desc_equal(md, &want) && dnnl_memory_desc_equal(top, &want);
+    if (!dnnl_memory_desc_equal(md, &want) || !dnnl_memory_desc_equal(top, &want))
+        return false;
+    dnnl_memory_desc_t res = l->p.bn.residual ? cpu_tensor_md(l->bottom[1]) : want; /* cpu_grad_sum_bf16's */
+    return dnnl_memory_desc_equal(&res, &want);
 }
 
 static int setup_nhwc_bf16(const cpu_ctx *c, const dlg_layer *l, bn_state *s)
@@ -158,7 +164,9 @@ static int bn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
         snprintf(err, errlen, "backward without an input gradient");
         return -DLG_ENOTSUP;
     }
-    unsigned flags = dnnl_use_scale | dnnl_use_shift | (l->p.bn.relu ? dnnl_fuse_norm_relu : 0);
+    /* with a residual the ReLU follows the add (cpu_bn_residual.h) */
+    bool relu = l->p.bn.relu && !l->p.bn.residual;
+    unsigned flags = dnnl_use_scale | dnnl_use_shift | (relu ? dnnl_fuse_norm_relu : 0);
     dnnl_memory_desc_t md = cpu_tensor_md(l->bottom[0]);
     bn_state *s = calloc(1, sizeof *s);
     if (!s)
@@ -180,6 +188,8 @@ static int bn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
         rc = setup_train(c, l, s, &md, &top, flags, err, errlen);
     if (!rc && l->backward && !s->nhwc_bf16)
         rc = setup_bwd(c, l, s, &md, &top, flags, err, errlen);
+    if (!rc && l->p.bn.residual)
+        rc = cpu_bn_res_setup(c, l, &s->res, &top, s->nhwc_bf16, err, errlen);
     if (rc) {
         l->top[0]->layout = NULL;
         bn_destroy(ctx, s);
@@ -193,6 +203,10 @@ static int bn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
         size_t need = cpu_bn_bf16_scratch(&s->shape);
         *ws = need > *ws ? need : *ws;
     }
+    if (l->p.bn.residual) { /* backward's g first, then the batch norm's own */
+        size_t need = s->res.g_bytes + *ws, add = cpu_bn_res_ws(&s->res);
+        *ws = need > add ? need : add;
+    }
     return 0;
 }
 
@@ -202,20 +216,24 @@ static int bn_forward(void *ctx, dlg_layer *l, void *state)
     void *x = l->bottom[0]->data, *y = l->top[0]->data, *g = l->param[0]->data,
          *b = l->param[1]->data;
     float *rm = l->param[2]->data, *rv = l->param[3]->data;
+    bool residual = l->p.bn.residual;
     if (!l->train) {
         void *ptrs[6] = {x, rm, rv, g, b, y};
-        return cpu_prim_exec(ctx, &s->infer, ptrs, l->ws);
+        int rc = cpu_prim_exec(ctx, &s->infer, ptrs, l->ws);
+        return rc || !residual ? rc : cpu_bn_res_fwd(ctx, l, &s->res);
     }
     float *mean, *var;
     if (s->nhwc_bf16) {
         mean = s->stats;
         var = s->stats + s->shape.C;
-        cpu_bn_bf16_fwd(&s->shape, x, y, g, b, mean, var, l->ws);
+        cpu_bn_bf16_fwd(&s->shape, x, y, g, b, residual ? l->bottom[1]->data : NULL, mean, var, l->ws);
     } else {
         if (!s->train.p)
             return -DLG_EINTERNAL; /* set_train(true) refuses nets planned for inference */
         void *ptrs[4] = {x, g, b, y};
         int rc = cpu_prim_exec(ctx, &s->train, ptrs, l->ws);
+        if (!rc && residual)
+            rc = cpu_bn_res_fwd(ctx, l, &s->res);
         if (rc)
             return rc;
         dnnl_memory_get_data_handle(s->mean, (void **)&mean);
@@ -237,22 +255,34 @@ static int bn_backward(void *ctx, dlg_layer *l, void *state)
         return -DLG_ENOTSUP; /* backward needs the batch statistics */
     float *dg = s->spare ? s->spare : l->param[0]->diff,
           *db = s->spare ? s->spare + l->param[0]->count : l->param[1]->diff;
+    void *dy = l->top[0]->diff, *ws = l->ws;
+    if (l->p.bn.residual) { /* the add's backward first: dy masked (and summed), r's gradient */
+        int rc = cpu_bn_res_bwd(ctx, l, &s->res, &dy, &ws);
+        if (rc)
+            return rc;
+    }
     if (s->nhwc_bf16) {
-        cpu_bn_bf16_bwd(&s->shape, l->bottom[0]->data, l->top[0]->diff, l->bottom[0]->diff,
-                        l->param[0]->data, l->param[1]->data, s->stats, s->stats + s->shape.C, dg, db,
-                        l->ws);
+        cpu_bn_shape sh = s->shape;
+        sh.relu &= !l->p.bn.residual; /* the residual's ReLU: already in dy */
+        cpu_bn_bf16_bwd(&sh, l->bottom[0]->data, dy, l->bottom[0]->diff, l->param[0]->data, l->param[1]->data,
+                        s->stats, s->stats + s->shape.C, dg, db, ws);
         return 0;
     }
-    void *ptrs[7] = {l->bottom[0]->data, l->top[0]->diff, l->param[0]->data, l->param[1]->data,
-                     l->bottom[0]->diff, dg,              db};
-    return cpu_prim_exec(ctx, &s->bwd, ptrs, l->ws);
+    void *ptrs[7] = {l->bottom[0]->data, dy, l->param[0]->data, l->param[1]->data, l->bottom[0]->diff, dg, db};
+    return cpu_prim_exec(ctx, &s->bwd, ptrs, ws);
 }
 
 static const char *bn_impl(const void *state)
 {
     const bn_state *s = state;
-    return s->nhwc_bf16 ? "cpu_bn_bf16 (nhwc training)" : NULL;
+    bool res = s->res.count > 0;
+    return s->nhwc_bf16 ? (res ? "cpu_bn_bf16 (nhwc training), residual add folded in" : "cpu_bn_bf16 (nhwc training)")
+                        : (res ? "oneDNN, residual add folded in (by oneDNN binary)" : NULL);
 }
+
+/* A fused ReLU's mask is recomputed from x, but after a residual add it
+ * is the output's (cpu_bn_residual.h). */
+static bool bn_bwd_reads_top(const dlg_layer *l) { return l->p.bn.residual && l->p.bn.relu; }
 
 const dlg_kernels dlg_cpu_bn = {.setup = bn_setup,
                                 .impl = bn_impl,
@@ -264,4 +294,20 @@ const dlg_kernels dlg_cpu_bn = {.setup = bn_setup,
                                 /* backward reads x, the statistics and a fused
                                  * ReLU's mask, never y */
                                 .bwd_no_top_data = true,
+                                .bwd_reads_top = bn_bwd_reads_top,
                                 .fuses_relu = true};
+
+/* cpu-bf16's: the same, and a training plan folds a residual add into it
+ * (the fp32 backend's oneDNN batch norm would only run the add after it:
+ * nothing saved). */
+const dlg_kernels dlg_cpu_bn_bf16 = {.setup = bn_setup,
+                                     .impl = bn_impl,
+                                     .forward = bn_forward,
+                                     .backward = bn_backward,
+                                     .destroy = bn_destroy,
+                                     .accepts = bn_accepts,
+                                     .any_layout = true,
+                                     .bwd_no_top_data = true,
+                                     .bwd_reads_top = bn_bwd_reads_top,
+                                     .fuses_relu = true,
+                                     .fuses_residual = true};

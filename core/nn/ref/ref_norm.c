@@ -39,6 +39,7 @@ static int bn_forward(void *ctx, dlg_layer *l, void *state)
     const dlg_shape *s = &l->bottom[0]->shape;
     int64_t N = s->d[0], C = s->d[1], HW = s->d[2] * s->d[3], M = N * HW;
     const float *x = F(l->bottom[0]), *gamma = F(l->param[0]), *beta = F(l->param[1]);
+    const float *res = l->p.bn.residual ? F(l->bottom[1]) : NULL;
     float *rmean = F(l->param[2]), *rvar = F(l->param[3]), *y = F(l->top[0]);
     double mom = l->p.bn.momentum;
     for (int64_t c = 0; c < C; c++) {
@@ -64,17 +65,25 @@ static int bn_forward(void *ctx, dlg_layer *l, void *state)
         for (int64_t n = 0; n < N; n++)
             for (int64_t i = 0; i < HW; i++) {
                 int64_t k = (n * C + c) * HW + i;
-                double v = gamma[c] * (x[k] - mean) * st->invstd[c] + beta[c];
+                double v = gamma[c] * (x[k] - mean) * st->invstd[c] + beta[c] + (res ? res[k] : 0.0);
                 y[k] = (float)(l->p.bn.relu && v < 0 ? 0 : v);
             }
     }
     return 0;
 }
 
-/* The output gradient, masked by a fused ReLU's y > 0. */
-static inline double bn_dy(const dlg_layer *l, const float *dy, int64_t k)
+/* The output gradient at k (its diff, or the sum of a folded split's
+ * output diffs), masked by a fused ReLU's y > 0. */
+static inline double bn_dy(const dlg_layer *l, int64_t k)
 {
-    return l->p.bn.relu && !(F(l->top[0])[k] > 0) ? 0.0 : dy[k];
+    if (l->p.bn.relu && !(F(l->top[0])[k] > 0))
+        return 0.0;
+    if (!l->ntop_parts)
+        return G(l->top[0])[k];
+    double g = 0;
+    for (int p = 0; p < l->ntop_parts; p++)
+        g += G(l->top_parts[p])[k];
+    return g;
 }
 
 /* Uses the statistics of the preceding forward, as frameworks do. */
@@ -83,13 +92,16 @@ static int bn_backward(void *ctx, dlg_layer *l, void *state)
     bn_state *st = state;
     const dlg_shape *s = &l->bottom[0]->shape;
     int64_t N = s->d[0], C = s->d[1], HW = s->d[2] * s->d[3], M = N * HW;
-    const float *x = F(l->bottom[0]), *dy = G(l->top[0]), *gamma = F(l->param[0]);
+    const float *x = F(l->bottom[0]), *gamma = F(l->param[0]);
+    if (l->p.bn.residual && l->prop_down[1]) /* the add's gradient to the shortcut */
+        for (int64_t k = 0; k < l->top[0]->count; k++)
+            G(l->bottom[1])[k] = (float)bn_dy(l, k);
     for (int64_t c = 0; c < C; c++) {
         double dg = 0, db = 0, mean = st->mean[c], is = st->invstd[c];
         for (int64_t n = 0; n < N; n++)
             for (int64_t i = 0; i < HW; i++) {
                 int64_t k = (n * C + c) * HW + i;
-                double d = bn_dy(l, dy, k);
+                double d = bn_dy(l, k);
                 dg += d * (x[k] - mean) * is;
                 db += d;
             }
@@ -107,18 +119,21 @@ static int bn_backward(void *ctx, dlg_layer *l, void *state)
                 dx[k] =
                     l->train
                         ? (float)(gamma[c] * is / (double)M *
-                                  ((double)M * bn_dy(l, dy, k) - db - xhat * dg))
-                        : (float)(gamma[c] * is * bn_dy(l, dy, k));
+                                  ((double)M * bn_dy(l, k) - db - xhat * dg))
+                        : (float)(gamma[c] * is * bn_dy(l, k));
             }
     }
     return 0;
 }
 
+/* fuses_residual: a folded add (dlg_bn_param.residual) and split
+ * (top_parts) */
 const dlg_kernels dlg_ref_bn = {.setup = bn_setup,
                                 .forward = bn_forward,
                                 .backward = bn_backward,
                                 .destroy = bn_destroy,
-                                .fuses_relu = true};
+                                .fuses_relu = true,
+                                .fuses_residual = true};
 
 /* Softmax over channels at every (n, h, w). */
 static int softmax_forward(void *ctx, dlg_layer *l, void *state)
