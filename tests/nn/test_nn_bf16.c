@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "nn_testutil.h"
+#include "tune_testutil.h"
 
 #include "dnnl_isa.h"
 #include "net.h"
@@ -391,24 +392,18 @@ static void check_train_fused(const char *what, build_fn build, prep_fn prep, co
 }
 
 /* The weight-gradient kernels' timings injected (cpu_wgrad_pick.h's hook)
- * with no tuning record, which would keep a choice another test timed:
- * the record's setting, to give back to unforce_wgrad_times. */
+ * with no tuning record: the record's setting, to give back to
+ * unforce_wgrad_times. */
 static char *force_wgrad_times(const char *times)
 {
-    char *tune = getenv("DLGAUGE_TUNE") ? strdup(getenv("DLGAUGE_TUNE")) : NULL;
-    setenv("DLGAUGE_TUNE", "off", 1);
     setenv("DLG_NN_WGRAD_TIMES", times, 1);
-    return tune;
+    return tt_tune_off();
 }
 
 static void unforce_wgrad_times(char *tune)
 {
     unsetenv("DLG_NN_WGRAD_TIMES");
-    if (tune)
-        setenv("DLGAUGE_TUNE", tune, 1);
-    else
-        unsetenv("DLGAUGE_TUNE");
-    free(tune);
+    tt_tune_restore(tune);
 }
 
 static void test_train(void **st)

@@ -10,6 +10,7 @@
 
 #include "dnnl_isa.h"
 #include "nn_testutil.h"
+#include "tune_testutil.h"
 #include "cpu/cpu_winograd.h"
 
 #include <oneapi/dnnl/dnnl.h>
@@ -669,17 +670,12 @@ static void test_others(void **st)
     /* the inner products' weight gradients by cpu_fc_wgrad's outer
      * products (AVX-512), timed faster whatever this machine's speeds (its
      * hook; no record, which would keep a choice another test timed) */
-    char *tune = getenv("DLGAUGE_TUNE") ? strdup(getenv("DLGAUGE_TUNE")) : NULL;
-    setenv("DLGAUGE_TUNE", "off", 1);
+    char *tune = tt_tune_off();
     setenv("DLG_NN_FC_WGRAD_TIMES", "2e-3,1e-3", 1);
     compare("fc, outer products", fc, true);
     compare("net with loss, outer products", loss_net, true);
     unsetenv("DLG_NN_FC_WGRAD_TIMES");
-    if (tune)
-        setenv("DLGAUGE_TUNE", tune, 1);
-    else
-        unsetenv("DLGAUGE_TUNE");
-    free(tune);
+    tt_tune_restore(tune);
 }
 
 int main(void)

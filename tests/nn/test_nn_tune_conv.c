@@ -25,24 +25,10 @@ static int wino_net(dlg_net *net)
     return dlg_relu(net, "r1", dlg_conv(net, "L", x, 64, 3, 1, 1, 1));
 }
 
-/* What a plan tells through dlg_plan_opts.note: its lines, joined. */
-typedef struct noted {
-    char text[2048];
-    int lines;
-} noted;
-
-static void note_line(void *ctx, const char *line)
-{
-    noted *nd = ctx;
-    size_t len = strlen(nd->text);
-    snprintf(nd->text + len, sizeof nd->text - len, "%s\n", line);
-    nd->lines++;
-}
-
 /* L's kernel (its forward primitive) in a cpu plan, one thread, with the
  * given injected timings, into impl: 0, or -1 with why in impl.  nd: where
  * the plan's notes go (NULL: stderr). */
-static int plan_noted(bool train, const char *times, char *impl, size_t n, noted *nd)
+static int plan_noted(bool train, const char *times, char *impl, size_t n, tt_noted *nd)
 {
     dlg_net *net;
     setenv("DLG_NN_CONV_TIMES", times, 1);
@@ -51,7 +37,7 @@ static int plan_noted(bool train, const char *times, char *impl, size_t n, noted
         return -1;
     }
     wino_net(net);
-    dlg_plan_opts o = {.backend = "cpu", .threads = 1, .train = train, .note = nd ? note_line : NULL, .note_ctx = nd};
+    dlg_plan_opts o = {.backend = "cpu", .threads = 1, .train = train, .note = nd ? tt_note_line : NULL, .note_ctx = nd};
     int rc = dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0 ? -1 : 0;
     snprintf(impl, n, "%s", rc ? dlg_net_error(net) : "no layer L");
     for (int i = 0; rc == 0 && i < dlg_net_layer_count(net); i++) {
@@ -198,7 +184,7 @@ static void test_choice_noted(void **st)
     (void)st;
     char rec[64], impl[256];
     tt_fresh_record(rec);
-    noted nd = {"", 0};
+    tt_noted nd = {"", 0};
     tt_stderr cap;
     tt_capture(&cap);
     int rc = plan_noted(true, WINO_FASTER, impl, sizeof impl, &nd);
@@ -211,7 +197,7 @@ static void test_choice_noted(void **st)
     assert_non_null(strstr(nd.text, rec));
     assert_null(strstr(err, "timed direct vs"));
     free(err);
-    nd = (noted){"", 0};
+    nd = (tt_noted){"", 0};
     assert_int_equal(plan_noted(true, WINO_FASTER, impl, sizeof impl, &nd), 0);
     assert_int_equal(nd.lines, 0);
     tt_remove_record(rec);

@@ -38,22 +38,9 @@ static int first_layer_net(dlg_net *net)
     return dlg_fc(net, "L", dlg_avg_pool(net, "p1", x, 3, 2, 0), 10);
 }
 
-typedef struct noted {
-    char text[2048];
-    int lines;
-} noted;
-
-static void note_line(void *ctx, const char *line)
-{
-    noted *nd = ctx;
-    size_t len = strlen(nd->text);
-    snprintf(nd->text + len, sizeof nd->text - len, "%s\n", line);
-    nd->lines++;
-}
-
 /* The impl of layer `name` in a cpu-bf16 training plan, one thread, with
  * the given injected timings (NULL: timed for real); its notes into nd. */
-static void plan_impl(const char *times, noted *nd, const char *name, char *impl, size_t n)
+static void plan_impl(const char *times, tt_noted *nd, const char *name, char *impl, size_t n)
 {
     dlg_net *net;
     if (times)
@@ -62,7 +49,7 @@ static void plan_impl(const char *times, noted *nd, const char *name, char *impl
         unsetenv("DLG_NN_WGRAD_TIMES");
     assert_int_equal(dlg_net_create(&net, "tune"), 0);
     first_layer_net(net);
-    dlg_plan_opts o = {.backend = "cpu-bf16", .threads = 1, .train = true, .note = nd ? note_line : NULL,
+    dlg_plan_opts o = {.backend = "cpu-bf16", .threads = 1, .train = true, .note = nd ? tt_note_line : NULL,
                        .note_ctx = nd};
     if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0)
         fail_msg("plan: %s", dlg_net_error(net));
@@ -79,7 +66,7 @@ static void plan_impl(const char *times, noted *nd, const char *name, char *impl
 }
 
 /* Whether c1's weight gradient runs on cpu_wgrad_amx. */
-static bool plans_amx(const char *times, noted *nd)
+static bool plans_amx(const char *times, tt_noted *nd)
 {
     char impl[256];
     plan_impl(times, nd, "c1", impl, sizeof impl);
@@ -174,7 +161,7 @@ static void test_measured(void **st)
     (void)st;
     char rec[64];
     tt_fresh_record(rec);
-    noted nd = {"", 0};
+    tt_noted nd = {"", 0};
     bool amx = plans_amx(NULL, &nd);
     print_message("noted: %s", nd.text);
     assert_int_equal(nd.lines, 3); /* c1, c2 and L (cpu_fc_wgrad's) */
@@ -199,7 +186,7 @@ static void test_measured(void **st)
     assert_non_null(at);
     assert_non_null(strstr(at, " ms, cpu_wgrad_amx "));
     assert_non_null(strstr(at, " ms, im2col + matmul "));
-    nd = (noted){"", 0};
+    nd = (tt_noted){"", 0};
     assert_int_equal(plans_amx(NULL, &nd), amx);
     assert_int_equal(nd.lines, 0);
     tt_remove_record(rec);

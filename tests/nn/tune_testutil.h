@@ -81,4 +81,38 @@ static inline char *tt_captured(tt_stderr *c)
     return text;
 }
 
+/* What a plan tells through dlg_plan_opts.note (note = tt_note_line,
+ * note_ctx = a tt_noted): its lines, joined. */
+typedef struct tt_noted {
+    char text[2048];
+    int lines;
+} tt_noted;
+
+static inline void tt_note_line(void *ctx, const char *line)
+{
+    tt_noted *nd = ctx;
+    size_t len = strlen(nd->text);
+    snprintf(nd->text + len, sizeof nd->text - len, "%s\n", line);
+    nd->lines++;
+}
+
+/* $DLGAUGE_TUNE set to "off": no record, which would keep a test's
+ * injected timings or hand it another test's choices.  Returns the value
+ * to give back to tt_tune_restore. */
+static inline char *tt_tune_off(void)
+{
+    char *saved = getenv("DLGAUGE_TUNE") ? strdup(getenv("DLGAUGE_TUNE")) : NULL;
+    setenv("DLGAUGE_TUNE", "off", 1);
+    return saved;
+}
+
+static inline void tt_tune_restore(char *saved)
+{
+    if (saved)
+        setenv("DLGAUGE_TUNE", saved, 1);
+    else
+        unsetenv("DLGAUGE_TUNE");
+    free(saved);
+}
+
 #endif

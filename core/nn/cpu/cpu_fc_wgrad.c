@@ -178,19 +178,10 @@ static int time_both(void *arg, double *t)
     size_t ours = cpu_fc_wgrad_scratch(s);
     size_t sizes[5] = {(size_t)(s->B * s->I) * 4, (size_t)(s->B * s->O) * 4, (size_t)(s->O * s->I) * 4,
                        (size_t)s->O * 4, b->onednn.ws > ours ? b->onednn.ws : ours};
-    size_t total = 0;
-    for (int i = 0; i < 5; i++)
-        total += CPU_ALIGN(sizes[i]);
-    char *buf = NULL;
-    if (posix_memalign((void **)&buf, 64, total) != 0)
-        return -1;
-    memset(buf, 0, total);
     void **at[5] = {(void **)&b->x, (void **)&b->dy, (void **)&b->dw, (void **)&b->db, &b->ws};
-    size_t off = 0;
-    for (int i = 0; i < 5; i++) {
-        *at[i] = buf + off;
-        off += CPU_ALIGN(sizes[i]);
-    }
+    char *buf = cpu_zeroed_buffers(sizes, at, 5);
+    if (!buf)
+        return -1;
     int rc = 0;
     for (int k = 0; k < 2 && !rc; k++) {
         if (b->c->stop && b->c->stop(b->c->stop_ctx))

@@ -284,30 +284,15 @@ static const char *bn_impl(const void *state)
  * is the output's (cpu_bn_residual.h). */
 static bool bn_bwd_reads_top(const dlg_layer *l) { return l->p.bn.residual && l->p.bn.relu; }
 
-const dlg_kernels dlg_cpu_bn = {.setup = bn_setup,
-                                .impl = bn_impl,
-                                .forward = bn_forward,
-                                .backward = bn_backward,
-                                .destroy = bn_destroy,
-                                .accepts = bn_accepts,
-                                .any_layout = true,
-                                /* backward reads x, the statistics and a fused
-                                 * ReLU's mask, never y */
-                                .bwd_no_top_data = true,
-                                .bwd_reads_top = bn_bwd_reads_top,
-                                .fuses_relu = true};
+/* backward reads x, the statistics and a fused ReLU's mask, never y but
+ * for a residual's mask (bn_bwd_reads_top) */
+#define BN_KERNELS                                                                                           \
+    .setup = bn_setup, .impl = bn_impl, .forward = bn_forward, .backward = bn_backward, .destroy = bn_destroy, \
+    .accepts = bn_accepts, .any_layout = true, .bwd_no_top_data = true, .bwd_reads_top = bn_bwd_reads_top,    \
+    .fuses_relu = true
 
-/* cpu-bf16's: the same, and a training plan folds a residual add into it
- * (the fp32 backend's oneDNN batch norm would only run the add after it:
- * nothing saved). */
-const dlg_kernels dlg_cpu_bn_bf16 = {.setup = bn_setup,
-                                     .impl = bn_impl,
-                                     .forward = bn_forward,
-                                     .backward = bn_backward,
-                                     .destroy = bn_destroy,
-                                     .accepts = bn_accepts,
-                                     .any_layout = true,
-                                     .bwd_no_top_data = true,
-                                     .bwd_reads_top = bn_bwd_reads_top,
-                                     .fuses_relu = true,
-                                     .fuses_residual = true};
+const dlg_kernels dlg_cpu_bn = {BN_KERNELS};
+/* cpu-bf16's: a training plan folds a residual add into it too (the fp32
+ * backend's oneDNN batch norm would only run the add after it: nothing
+ * saved) */
+const dlg_kernels dlg_cpu_bn_bf16 = {BN_KERNELS, .fuses_residual = true};

@@ -3,6 +3,7 @@
 #include "../tune.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -28,6 +29,22 @@ double cpu_time_best(int (*run)(void *arg), void *arg)
             best = t;
     }
     return best;
+}
+
+char *cpu_zeroed_buffers(const size_t *sizes, void **const *at, int n)
+{
+    size_t total = 0, off = 0;
+    for (int i = 0; i < n; i++)
+        total += CPU_ALIGN(sizes[i]);
+    char *buf = NULL;
+    if (posix_memalign((void **)&buf, 64, total ? total : 64) != 0)
+        return NULL;
+    memset(buf, 0, total);
+    for (int i = 0; i < n; i++) {
+        *at[i] = buf + off;
+        off += CPU_ALIGN(sizes[i]);
+    }
+    return buf;
 }
 
 void cpu_say(const cpu_ctx *c, const char *line)

@@ -11,6 +11,10 @@
  * takes first-touch page faults and JIT out of the figure), or -1 where a
  * run returns non-zero. */
 double cpu_time_best(int (*run)(void *arg), void *arg);
+/* One zeroed (no denormals) 64-byte aligned allocation carved into n
+ * buffers, *at[i] of sizes[i] bytes, each 64-byte aligned: the allocation
+ * to free(), or NULL.  What a timing runs kernels on. */
+char *cpu_zeroed_buffers(const size_t *sizes, void **const *at, int n);
 /* One line on what a timing found: on the workload's host log
  * (cpu_ctx.note, quiet under -q), else on stderr. */
 void cpu_say(const cpu_ctx *c, const char *line);

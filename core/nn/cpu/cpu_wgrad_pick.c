@@ -119,20 +119,9 @@ static int bench_buffers(bench *b, unsigned can)
                        (size_t)(s->N * s->OC * s->OH * s->OW) * 2,
                        max_size(dnnl_memory_desc_get_size(dwmd), (size_t)(s->OC * s->C * s->KH * s->KW) * 4),
                        (size_t)s->OC * 4, ws};
-    size_t total = 0;
-    for (int i = 0; i < 5; i++)
-        total += CPU_ALIGN(sizes[i]);
-    if (posix_memalign((void **)&b->buf, 64, total) != 0) {
-        b->buf = NULL;
-        return -1;
-    }
-    memset(b->buf, 0, total);
     void **at[5] = {&b->x, &b->dy, &b->dw, &b->db, &b->ws};
-    size_t off = 0;
-    for (int i = 0; i < 5; i++) {
-        *at[i] = b->buf + off;
-        off += CPU_ALIGN(sizes[i]);
-    }
+    if (!(b->buf = cpu_zeroed_buffers(sizes, at, 5)))
+        return -1;
     if (!b->bias)
         b->db = NULL;
     return 0;
