@@ -144,6 +144,52 @@ static void check(int64_t rows, int64_t C, bool relu, int threads)
     free(buf), free(scratch);
 }
 
+/* A residual added before the ReLU (a batch norm that took over a ResNet
+ * block's add): y = relu?(bn(x) + res), rounded once. */
+static void check_residual(int64_t rows, int64_t C, bool relu, int threads)
+{
+    cpu_bn_shape s = {.rows = rows, .C = C, .eps = 1e-5f, .relu = relu, .threads = threads};
+    int64_t n = rows * C;
+    uint16_t *x = bf16_buffer(n), *res = bf16_buffer(n), *y = bf16_buffer(n);
+    float *gamma = malloc((size_t)C * 4), *beta = malloc((size_t)C * 4), *mean = malloc((size_t)C * 4),
+          *var = malloc((size_t)C * 4);
+    void *scratch = aligned_alloc(64, (cpu_bn_bf16_scratch(&s) + 63) / 64 * 64);
+    assert_true(gamma && beta && mean && var && scratch);
+    unsigned seed = (unsigned)(rows * 7 + C);
+    for (int64_t i = 0; i < n; i++) {
+        x[i] = to_bf16(2.0f + uniform(&seed));
+        res[i] = to_bf16(uniform(&seed));
+    }
+    for (int64_t c = 0; c < C; c++) {
+        gamma[c] = 1.0f + 0.5f * uniform(&seed);
+        beta[c] = 0.3f * uniform(&seed);
+    }
+    cpu_bn_bf16_fwd(&s, x, y, gamma, beta, res, mean, var, scratch);
+    int64_t bad = 0, zeros = 0;
+    for (int64_t c = 0; c < C; c++) {
+        double m = 0, v = 0;
+        for (int64_t r = 0; r < rows; r++)
+            m += from_bf16(x[r * C + c]);
+        m /= (double)rows;
+        for (int64_t r = 0; r < rows; r++)
+            v += (from_bf16(x[r * C + c]) - m) * (from_bf16(x[r * C + c]) - m);
+        v /= (double)rows;
+        for (int64_t r = 0; r < rows; r++) {
+            int64_t i = r * C + c;
+            double want = gamma[c] * (from_bf16(x[i]) - m) / sqrt(v + s.eps) + beta[c] + from_bf16(res[i]);
+            want = relu && want < 0 ? 0 : want;
+            bad += !near(from_bf16(y[i]), want, 1e-4);
+            zeros += from_bf16(y[i]) == 0;
+        }
+    }
+    printf("  %lld rows x %lld channels, residual%s: %lld bad y, %lld zeros\n", (long long)rows, (long long)C,
+           relu ? " then relu" : "", (long long)bad, (long long)zeros);
+    assert_int_equal(bad, 0);
+    if (relu)
+        assert_true(zeros > n / 10 && zeros < n * 9 / 10);
+    free(x), free(res), free(y), free(gamma), free(beta), free(mean), free(var), free(scratch);
+}
+
 static void test_bn_bf16(void **st)
 {
     if (!__builtin_cpu_supports("avx512bw") || !__builtin_cpu_supports("avx512vl") ||
@@ -157,6 +203,8 @@ static void test_bn_bf16(void **st)
     check(147, 2048, true, 1);
     check(4099, 512, true, 2);         /* 2.1 M values: non-temporal stores */
     check(300, 40, false, 1);          /* 3 vectors, the last with 8 lanes */
+    check_residual(450, 64, true, 2);
+    check_residual(1001, 24, false, 3); /* a channel tail */
 }
 
 int main(void)
