@@ -438,6 +438,14 @@ static void test_train(void **st)
     check_train("resnet-smooth, im2col", resnet_smooth, NULL, wg_kinds, wg_counts, 1);
     if (has_amx())
         assert_int_equal(wg_counts[0], 1);
+    /* its 1x1 layers' matmuls batched over the images and summed, timed
+     * faster (cp and cb on their subsampled copies) */
+    const char *batched[1] = {"per image, summed"};
+    setenv("DLG_NN_WGRAD1X1_TIMES", "2e-3,1e-3", 1);
+    check_train("resnet-smooth, batched 1x1", resnet_smooth, NULL, batched, wg_counts, 1);
+    unsetenv("DLG_NN_WGRAD1X1_TIMES");
+    if (has_amx())
+        assert_int_equal(wg_counts[0], 4);
     /* f13 and f31, whose strides and paddings differ between the axes
      * (cpu_wgrad_amx takes neither) */
     check_train("factorized, im2col", factorized, NULL, wg_kinds, wg_counts, 2);

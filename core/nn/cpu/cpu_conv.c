@@ -25,12 +25,38 @@ void cpu_conv_destroy(void *ctx, void *state)
     free(s);
 }
 
+/* Planes of len floats summed into out (a batched matmul's per-image
+ * gradients into dW). */
+static void sum_planes(const float *planes, int64_t n, int64_t len, float *out, int threads)
+{
+#pragma omp parallel for simd schedule(static) num_threads(threads)
+    for (int64_t i = 0; i < len; i++) {
+        float sum = 0;
+        for (int64_t k = 0; k < n; k++)
+            sum += planes[k * len + i];
+        out[i] = sum;
+    }
+}
+
+int cpu_conv_wgrad_matmul(cpu_ctx *c, conv_state *s, void *x, void *dy, float *dw, void *ws)
+{
+    if (!s->partial_bytes) {
+        void *ptrs[3] = {x, dy, dw};
+        return cpu_prim_exec(c, &s->bwd_weights, ptrs, ws);
+    }
+    void *ptrs[3] = {x, dy, ws};
+    int rc = cpu_prim_exec(c, &s->bwd_weights, ptrs, (char *)ws + s->partial_bytes);
+    if (!rc)
+        sum_planes(ws, s->partials, s->plane, dw, cpu_team_size(c));
+    return rc;
+}
+
 size_t cpu_conv_ws(const conv_state *s)
 {
     size_t w = s->fwd.ws > s->add.ws ? s->fwd.ws : s->add.ws;
     w = s->scatter_bytes + s->bwd_data.ws > w ? s->scatter_bytes + s->bwd_data.ws : w;
     w = s->relu_bwd.ws > w ? s->relu_bwd.ws : w;
-    size_t bw = s->sub_bytes + (s->sub.ws > s->bwd_weights.ws ? s->sub.ws : s->bwd_weights.ws);
+    size_t bw = s->sub_bytes + s->partial_bytes + (s->sub.ws > s->bwd_weights.ws ? s->sub.ws : s->bwd_weights.ws);
     size_t sums = s->bias_shape.rows ? cpu_bn_bf16_scratch(&s->bias_shape) : 0; /* after the matmul */
     bw = sums > bw ? sums : bw;
     size_t amx = s->wgrad_amx ? cpu_wgrad_amx_scratch(&s->wg) : 0;
@@ -210,8 +236,9 @@ static int conv_backward(void *ctx, dlg_layer *l, void *state)
             void *sub[2] = {(char *)l->bottom[0]->data + n * from_step, (char *)l->ws + n * to_step};
             rc = cpu_prim_exec(ctx, &s->sub, sub, ws);
         }
-        void *ptrs[3] = {l->ws, l->top[0]->diff, l->param[0]->diff};
-        rc = rc ? rc : cpu_prim_exec(ctx, &s->bwd_weights, ptrs, ws);
+        rc = rc ? rc : cpu_conv_wgrad_matmul(ctx, s, l->ws, l->top[0]->diff, l->param[0]->diff, ws);
+    } else if (!rc && l->param_grad && s->wgrad_matmul) {
+        rc = cpu_conv_wgrad_matmul(ctx, s, l->bottom[0]->data, l->top[0]->diff, l->param[0]->diff, l->ws);
     } else if (!rc && l->param_grad) {
         void *ptrs[4] = {l->bottom[0]->data, l->top[0]->diff, l->param[0]->diff,
                          l->p.conv.bias ? l->param[1]->diff : NULL};

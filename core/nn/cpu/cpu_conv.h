@@ -33,6 +33,11 @@ typedef struct conv_state {
      * writes the first scatter_bytes of the workspace, spread over dx */
     size_t scatter_bytes;
     bool wgrad_matmul; /* bwd_weights is a matmul (cpu-bf16 1x1 layers) */
+    /* ... batched over images where that timed faster: each image's
+     * gradient (planes of plane floats) in the workspace after sub_bytes,
+     * summed into dW after (0: one matmul over every pixel) */
+    int64_t partials, plane;
+    size_t partial_bytes;
     /* cpu-bf16, few input channels: the weight gradient by cpu_wgrad_amx
      * (no bwd_weights primitive) */
     bool wgrad_amx;
@@ -75,6 +80,10 @@ typedef struct conv_state {
 
 /* dlg_kernels.destroy of both layers: every primitive, copy and buffer. */
 void cpu_conv_destroy(void *ctx, void *state);
+/* A 1x1 layer's weight gradient by its matmul (wgrad_matmul): x (NHWC
+ * bf16, subsampled where strided), dy, into dw; ws: the workspace after
+ * any subsampled copy. */
+int cpu_conv_wgrad_matmul(cpu_ctx *c, conv_state *s, void *x, void *dy, float *dw, void *ws);
 /* The scratch the layer's primitives need, the temporary top included. */
 size_t cpu_conv_ws(const conv_state *s);
 /* dlg_kernels.setup of a convolution (cpu_conv_setup.c). */
