@@ -518,9 +518,6 @@ static int run_matmul(void *arg)
 static int time_matmuls(void *arg, double *t)
 {
     matmul_bench *b = arg;
-    const char *env = getenv("DLG_NN_WGRAD1X1_TIMES"); /* test hook: "<one s>,<batched s>" */
-    if (env && sscanf(env, "%lf,%lf", &t[0], &t[1]) == 2)
-        return 0;
     size_t ws = b->one.ws > b->batched.ws ? b->one.ws : b->batched.ws;
     size_t sizes[4] = {b->x_bytes, b->dy_bytes, (size_t)b->plane * 4, b->partial_bytes + ws};
     matmul_run r = {.c = b->c, .s = b->s};
@@ -545,7 +542,7 @@ static int time_matmuls(void *arg, double *t)
  * once per host and shape, kept in the tuning record (cpu_plan_time.h).
  * In isolation it took ResNet-50's 56 x 56 layers 1.4-1.6 ms against 2.2
  * (b16), the 14 x 14 ones 1.5-1.8 against 1.0-1.1 ms; the summed planes
- * are at most 16 MiB. */
+ * are at most 16 MiB.  Test hook: DLG_NN_WGRAD1X1_TIMES="<one s>,<batched s>". */
 static void batched_if_faster(cpu_ctx *c, const dlg_layer *l, conv_state *s, cpu_prim *p)
 {
     const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
@@ -557,7 +554,7 @@ static void batched_if_faster(cpu_ctx *c, const dlg_layer *l, conv_state *s, cpu
         batched_matmul(c, l, &b.batched) != 0)
         return;
     static const char *const names[2] = {"matmul", "batched"}, *const said[2] = {"one matmul", "matmul per image"};
-    const cpu_tune_menu menu = {names, said, 2, 1u << 1};
+    const cpu_tune_menu menu = {names, said, 2, 1u << 1, "DLG_NN_WGRAD1X1_TIMES"};
     const dnnl_version_t *v = dnnl_version();
     char key[DLG_TUNE_KEY_MAX], what[160];
     snprintf(key, sizeof key, "wgrad1x1:dnnl%d.%d.%d:t%d:n%lldc%lldhw%lld:o%lld", v->major, v->minor, v->patch,

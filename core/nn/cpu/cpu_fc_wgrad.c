@@ -160,19 +160,10 @@ static int onednn_prim(bench *b)
     return ok ? 0 : -1;
 }
 
-/* Test hook: DLG_NN_FC_WGRAD_TIMES="<oneDNN s>,<ours s>". */
-static bool fake_times(double *t)
-{
-    const char *env = getenv("DLG_NN_FC_WGRAD_TIMES");
-    return env && sscanf(env, "%lf,%lf", &t[0], &t[1]) == 2;
-}
-
 static int time_both(void *arg, double *t)
 {
     bench *b = arg;
     const cpu_fc_wgrad_shape *s = &b->s;
-    if (fake_times(t))
-        return 0;
     if (onednn_prim(b) != 0)
         return 1;
     size_t ours = cpu_fc_wgrad_scratch(s);
@@ -196,7 +187,7 @@ static int time_both(void *arg, double *t)
 bool cpu_fc_wgrad_picked(cpu_ctx *c, const dlg_layer *l, const cpu_fc_wgrad_shape *s)
 {
     static const char *const names[2] = {"onednn", "outer"}, *const said[2] = {"oneDNN", "cpu_fc_wgrad"};
-    const cpu_tune_menu menu = {names, said, 2, 1u << 1};
+    const cpu_tune_menu menu = {names, said, 2, 1u << 1, "DLG_NN_FC_WGRAD_TIMES"};
     const dnnl_version_t *v = dnnl_version();
     char key[DLG_TUNE_KEY_MAX], what[160], how[64];
     snprintf(key, sizeof key, "fcwgrad1:dnnl%d.%d.%d:t%d:b%lldi%lldo%lld:%s", v->major, v->minor, v->patch,

@@ -26,12 +26,17 @@ typedef struct cpu_tune_menu {
     const char *const *names, *const *said;
     int n;
     unsigned can; /* bit k: kernel k takes the layer (bit 0 ignored) */
+    /* test hook: an environment variable whose "<s>,<s>,..." (one a
+     * kernel, in menu order; a missing one cannot run) stands for the
+     * timings, whatever this machine's speeds */
+    const char *hook;
 } cpu_tune_menu;
 
 /* Which kernel of the menu runs what key names (../tune.h: everything
  * that can change which is faster; the CPU is the record's own): the
  * host's tuning record's choice where it holds one among those offered,
- * else timed by time_all(arg, t), which fills t[k] with kernel k's
+ * else timed (menu->hook's times where it is set) by time_all(arg, t),
+ * which fills t[k] with kernel k's
  * seconds (<= 0: cannot run) and returns 0; 1 where the library has no
  * kernel for it (the first of ours offered is taken, untimed); -1 where
  * cut short (the library's is taken, nothing kept).  Ours must be 10%
