@@ -16,6 +16,10 @@ extern const dlg_kernels dlg_ref_embed, dlg_ref_lstm;
 /* setup for kernels without state or scratch */
 int dlg_ref_setup_none(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                        size_t errlen);
+/* The output's gradient at i: its diff, or the sum of a folded split's
+ * output diffs (top_parts: an add or a batch norm that took the split's
+ * backward over). */
+float dlg_ref_top_grad(const dlg_layer *l, int64_t i);
 /* The softmax loss's label of row i (bottom[1]) as a class id in [0, K),
  * or -DLG_EINVAL for anything else; shared with the cpu backend. */
 int dlg_ref_label(const dlg_layer *l, int64_t i, int64_t K, int64_t *out);

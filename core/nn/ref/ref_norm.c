@@ -76,14 +76,7 @@ static int bn_forward(void *ctx, dlg_layer *l, void *state)
  * output diffs), masked by a fused ReLU's y > 0. */
 static inline double bn_dy(const dlg_layer *l, int64_t k)
 {
-    if (l->p.bn.relu && !(F(l->top[0])[k] > 0))
-        return 0.0;
-    if (!l->ntop_parts)
-        return G(l->top[0])[k];
-    double g = 0;
-    for (int p = 0; p < l->ntop_parts; p++)
-        g += G(l->top_parts[p])[k];
-    return g;
+    return l->p.bn.relu && !(F(l->top[0])[k] > 0) ? 0.0 : dlg_ref_top_grad(l, k);
 }
 
 /* Uses the statistics of the preceding forward, as frameworks do. */

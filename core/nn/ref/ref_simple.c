@@ -139,9 +139,7 @@ static int add_forward(void *ctx, dlg_layer *l, void *state)
     return 0;
 }
 
-/* The output's gradient at i: its diff, or the sum of the folded split's
- * output diffs (top_parts). */
-static float top_grad(const dlg_layer *l, int64_t i)
+float dlg_ref_top_grad(const dlg_layer *l, int64_t i)
 {
     if (!l->ntop_parts)
         return G(l->top[0])[i];
@@ -159,7 +157,7 @@ static int add_backward(void *ctx, dlg_layer *l, void *state)
             continue;
         float *dx = G(l->bottom[b]);
         for (int64_t i = 0; i < l->top[0]->count; i++)
-            dx[i] = l->p.add.relu && !(y[i] > 0) ? 0 : top_grad(l, i);
+            dx[i] = l->p.add.relu && !(y[i] > 0) ? 0 : dlg_ref_top_grad(l, i);
     }
     return 0;
 }
