@@ -59,11 +59,11 @@ size_t cpu_conv_ws(const conv_state *s)
     size_t bw = s->sub_bytes + s->partial_bytes + (s->sub.ws > s->bwd_weights.ws ? s->sub.ws : s->bwd_weights.ws);
     size_t sums = s->bias_shape.rows ? cpu_bn_bf16_scratch(&s->bias_shape) : 0; /* after the matmul */
     bw = sums > bw ? sums : bw;
-    size_t amx = s->wgrad_amx ? cpu_wgrad_amx_scratch(&s->wg) : 0;
+    size_t amx = s->wgrad == WG_AMX ? cpu_wgrad_amx_scratch(&s->wg) : 0;
     bw = amx > bw ? amx : bw;
-    size_t im2col = s->wgrad_im2col ? cpu_wgrad_im2col_ws(&s->im2col) : 0;
+    size_t im2col = s->wgrad == WG_IM2COL ? cpu_wgrad_im2col_ws(&s->im2col) : 0;
     bw = im2col > bw ? im2col : bw;
-    size_t outer = s->fc_outer ? cpu_fc_wgrad_scratch(&s->fcw) : 0;
+    size_t outer = s->wgrad == WG_OUTER ? cpu_fc_wgrad_scratch(&s->fcw) : 0;
     bw = outer > bw ? outer : bw;
     return s->tmp_bytes + (bw > w ? bw : w);
 }
@@ -221,10 +221,10 @@ static int conv_backward(void *ctx, dlg_layer *l, void *state)
         if (l->p.conv.bias)
             wino_bias_grad(y->d[0], y->d[1], y->d[2] * y->d[3], l->top[0]->diff,
                            l->param[1]->diff);
-    } else if (!rc && l->param_grad && s->wgrad_amx) {
+    } else if (!rc && l->param_grad && s->wgrad == WG_AMX) {
         cpu_wgrad_amx(&s->wg, l->bottom[0]->data, l->top[0]->diff, l->param[0]->diff,
                       l->p.conv.bias ? l->param[1]->diff : NULL, l->ws);
-    } else if (!rc && l->param_grad && s->wgrad_im2col) {
+    } else if (!rc && l->param_grad && s->wgrad == WG_IM2COL) {
         rc = cpu_wgrad_im2col(ctx, &s->im2col, l->bottom[0]->data, l->top[0]->diff, l->param[0]->diff,
                               l->p.conv.bias ? l->param[1]->diff : NULL, l->ws);
     } else if (!rc && l->param_grad && s->sub_bytes) {
@@ -237,7 +237,7 @@ static int conv_backward(void *ctx, dlg_layer *l, void *state)
             rc = cpu_prim_exec(ctx, &s->sub, sub, ws);
         }
         rc = rc ? rc : cpu_conv_wgrad_matmul(ctx, s, l->ws, l->top[0]->diff, l->param[0]->diff, ws);
-    } else if (!rc && l->param_grad && s->wgrad_matmul) {
+    } else if (!rc && l->param_grad && s->wgrad == WG_MATMUL) {
         rc = cpu_conv_wgrad_matmul(ctx, s, l->bottom[0]->data, l->top[0]->diff, l->param[0]->diff, l->ws);
     } else if (!rc && l->param_grad) {
         void *ptrs[4] = {l->bottom[0]->data, l->top[0]->diff, l->param[0]->diff,
@@ -341,12 +341,13 @@ static int fc_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
     /* a plain input at a small batch: the gradient by outer products where
      * that timed faster (cpu_fc_wgrad.h) */
     s->fcw = (cpu_fc_wgrad_shape){.B = n, .I = in, .O = out, .bf16 = c->bf16, .threads = cpu_team_size(c)};
-    s->fc_outer = !rc && l->backward && l->param_grad && !blocked && cpu_fc_wgrad_fits(&s->fcw) &&
-                  cpu_fc_wgrad_picked(c, l, &s->fcw);
-    if (s->fc_outer)
+    if (!rc && l->backward && l->param_grad && !blocked && cpu_fc_wgrad_fits(&s->fcw) &&
+        cpu_fc_wgrad_picked(c, l, &s->fcw))
+        s->wgrad = WG_OUTER;
+    if (s->wgrad == WG_OUTER)
         snprintf(s->impl, sizeof s->impl, "%s, weight gradient by outer products (cpu_fc_wgrad)",
                  cpu_impl_name(s->fwd.pd));
-    if (!rc && l->backward && l->param_grad && !s->fc_outer) {
+    if (!rc && l->backward && l->param_grad && s->wgrad == WG_PRIM) {
         st = dnnl_inner_product_backward_weights_desc_init(&d, &src_k, &dw_any, &b, &dst_k);
         rc = st != dnnl_success ? cpu_fail(st, "inner product backward weights", err, errlen)
                                 : cpu_prim_create(c, &s->bwd_weights, &d, s->fwd.pd, err, errlen);
@@ -382,7 +383,7 @@ static int fc_backward(void *ctx, dlg_layer *l, void *state)
         void *ptrs[3] = {l->top[0]->diff, weights(ctx, l, s), l->bottom[0]->diff};
         rc = ptrs[1] ? cpu_prim_exec(ctx, &s->bwd_data, ptrs, l->ws) : -DLG_EINTERNAL;
     }
-    if (!rc && l->param_grad && s->fc_outer) {
+    if (!rc && l->param_grad && s->wgrad == WG_OUTER) {
         cpu_fc_wgrad(&s->fcw, l->bottom[0]->data, l->top[0]->diff, l->param[0]->diff, l->param[1]->diff, l->ws);
     } else if (!rc && l->param_grad) {
         void *ptrs[4] = {l->bottom[0]->data, l->top[0]->diff, l->param[0]->diff, l->param[1]->diff};

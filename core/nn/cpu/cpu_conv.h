@@ -32,24 +32,21 @@ typedef struct conv_state {
     /* cpu-bf16, a strided 1x1 layer: bwd_data (a transposed forward)
      * writes the first scatter_bytes of the workspace, spread over dx */
     size_t scatter_bytes;
-    bool wgrad_matmul; /* bwd_weights is a matmul (cpu-bf16 1x1 layers) */
-    /* ... batched over images where that timed faster: each image's
+    /* who computes the weight gradient: bwd_weights as oneDNN's
+     * convolution or inner product made it (WG_PRIM), bwd_weights as a
+     * matmul (cpu-bf16 1x1 layers), or one of our kernels with no
+     * primitive: cpu_wgrad_amx (few input channels), an im2col and a
+     * matmul (into the master's OHWI layout), cpu_fc_wgrad's outer
+     * products (an inner product at a small batch) */
+    enum { WG_PRIM, WG_MATMUL, WG_AMX, WG_IM2COL, WG_OUTER } wgrad;
+    /* WG_MATMUL batched over images where that timed faster: each image's
      * gradient (planes of plane floats) in the workspace after sub_bytes,
      * summed into dW after (0: one matmul over every pixel) */
     int64_t partials, plane;
     size_t partial_bytes;
-    /* cpu-bf16, few input channels: the weight gradient by cpu_wgrad_amx
-     * (no bwd_weights primitive) */
-    bool wgrad_amx;
-    cpu_wgrad_shape wg;
-    /* cpu-bf16: the weight gradient by an im2col and a matmul, into the
-     * master's OHWI layout (no bwd_weights primitive) */
-    bool wgrad_im2col;
-    cpu_im2col_wgrad im2col;
-    /* an inner product at a small batch: the weight gradient by
-     * cpu_fc_wgrad's outer products (no bwd_weights primitive) */
-    bool fc_outer;
-    cpu_fc_wgrad_shape fcw;
+    cpu_wgrad_shape wg;      /* WG_AMX's and WG_IM2COL's */
+    cpu_im2col_wgrad im2col; /* WG_IM2COL's */
+    cpu_fc_wgrad_shape fcw;  /* WG_OUTER's */
     /* cpu-bf16: bwd_data reads the fp32 master, not the bf16 copy, where
      * oneDNN would reorder the copy's layout on its generic loops */
     bool bwd_w_master;
@@ -80,7 +77,7 @@ typedef struct conv_state {
 
 /* dlg_kernels.destroy of both layers: every primitive, copy and buffer. */
 void cpu_conv_destroy(void *ctx, void *state);
-/* A 1x1 layer's weight gradient by its matmul (wgrad_matmul): x (NHWC
+/* A 1x1 layer's weight gradient by its matmul (WG_MATMUL): x (NHWC
  * bf16, subsampled where strided), dy, into dw; ws: the workspace after
  * any subsampled copy. */
 int cpu_conv_wgrad_matmul(cpu_ctx *c, conv_state *s, void *x, void *dy, float *dw, void *ws);

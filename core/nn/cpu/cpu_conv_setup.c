@@ -625,7 +625,7 @@ static bool wgrad_by_matmul(cpu_ctx *c, const dlg_layer *l, conv_state *s, const
     batched_if_faster(c, l, s, &p);
     impl = cpu_impl_name(p.pd);
     s->bwd_weights = p;
-    s->wgrad_matmul = true;
+    s->wgrad = WG_MATMUL;
     /* a bias (GoogLeNet's 1x1 layers): its gradient summed from dy, in the
      * workspace after the matmul */
     if (cp->bias)
@@ -669,13 +669,13 @@ static bool wgrad_by_ours(cpu_ctx *c, const dlg_layer *l, conv_state *s, const d
         can |= 1u << CPU_WGRAD_IM2COL;
     cpu_wgrad_kind pick = can ? cpu_wgrad_pick(c, l, &s->wg, can) : CPU_WGRAD_ONEDNN;
     if (pick == CPU_WGRAD_AMX) {
-        s->wgrad_amx = true;
+        s->wgrad = WG_AMX;
         impl_add(s, ", weight gradient by AMX tiles (cpu_wgrad_amx)");
         return true;
     }
     if (pick != CPU_WGRAD_IM2COL || cpu_wgrad_im2col_init(c, &s->im2col, &s->wg, cp->bias) != 0)
         return false;
-    s->wgrad_im2col = true;
+    s->wgrad = WG_IM2COL;
     dnnl_memory_desc_t ohwi = cpu_wgrad_im2col_md(&s->wg);
     m->w = cpu_publish(l->param[0], &s->w_md, &ohwi);
     char what[sizeof s->impl];
@@ -784,7 +784,7 @@ int cpu_conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char
     }
     if (!rc && l->backward && l->p.conv.relu) /* in place: dy is only this layer's to read */
         rc = cpu_relu_bwd(c, &s->relu_bwd, &dst, &dst, &dst, err, errlen);
-    if (!rc && l->backward && l->param_grad && !s->wgrad_matmul && !s->wgrad_amx && !s->wgrad_im2col) {
+    if (!rc && l->backward && l->param_grad && s->wgrad == WG_PRIM) {
         if (!s->bwd_weights.p) /* master_in_gradient_layout made it under cpu-bf16 */
             rc = create_backward(c, l, s, &m, true, err, errlen);
         if (!rc)
