@@ -329,6 +329,23 @@ static int wino_net(dlg_net *net)
     return dlg_max_pool(net, "p", dlg_relu(net, "r1", dlg_conv(net, "L", x, 64, 3, 1, 1, 1)), 2, 2, 0);
 }
 
+/* AlexNet's conv4 in small: a 3x3 layer in 2 groups of 64 channels, 40
+ * tiles, each group on its own filter and channel blocks. */
+static int wino_group_net(dlg_net *net)
+{
+    int x = dlg_relu(net, "r0", dlg_conv(net, "c0", X(2, 8, 20, 15), 128, 1, 1, 0, 1));
+    return dlg_max_pool(net, "p", dlg_relu(net, "r1", dlg_conv(net, "L", x, 128, 3, 1, 1, 2)), 2, 2, 0);
+}
+
+/* The same in 2 groups, 16 tiles: an inference plan keeps both groups'
+ * transformed filters. */
+static int small_tiles_groups(dlg_net *net)
+{
+    int x = dlg_relu(net, "r0", dlg_conv(net, "c0", X(1, 8, 16, 16), 128, 1, 1, 0, 1));
+    x = dlg_relu(net, "r1", dlg_conv(net, "c", x, 128, 3, 1, 1, 2));
+    return dlg_conv(net, "L", x, 16, 1, 1, 0, 1);
+}
+
 /* The same without padding (Inception's stem): 2 x 6 x 5 = 60 output
  * tiles of the 24x19 output; backward data pads dy by 2. */
 static int wino_valid_net(dlg_net *net)
@@ -516,6 +533,14 @@ static void test_winograd(void **st)
     compare("winograd 3x3 in blocked layouts", wino_net, true);
     compare_fused("winograd 3x3, ReLU folded", wino_net);
     compare("winograd inference", wino_net, false);
+    expect_impl(wino_group_net, "L", false, "winograd");
+    compare("winograd 3x3, 2 groups", wino_group_net, true);
+    compare_fused("winograd 3x3, 2 groups, folded", wino_group_net);
+    compare("winograd 3x3, 2 groups, inference", wino_group_net, false);
+    once = layer_impl(small_tiles_groups, "c", false, false);
+    assert_non_null(strstr(once, "transformed once"));
+    free(once);
+    check_cached_filter("winograd filter kept, groups", small_tiles_groups, "c");
     expect_impl(wino_valid_net, "L", false, "winograd");
     compare("winograd 3x3 pad 0", wino_valid_net, true);
     compare_fused("winograd 3x3 pad 0, folded", wino_valid_net);

@@ -2,7 +2,8 @@
  * direct convolution in double, on random data drawn fresh each run:
  * forward with bias, residual and ReLU, backward data, backward weights
  * and bias, over sizes that leave partial tiles at the right and bottom
- * edges, with pad 1 (same size), 0 (Inception's stem) and 2.  Error = max |wino - ref| / max |ref| per tensor, < 1e-4. */
+ * edges, with pad 1 (same size), 0 (Inception's stem) and 2, ungrouped
+ * and grouped (AlexNet's conv4, conv5).  Error = max |wino - ref| / max |ref| per tensor, < 1e-4. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -44,10 +45,22 @@ static size_t out_at(const wino_shape *s, int64_t n, int64_t k, int64_t y, int64
     return act(s->k, oh(s), ow(s), n, k, y, x);
 }
 
-/* ABcd8b8a offset of filter (k, c, i, j) */
+static int64_t groups(const wino_shape *s) { return s->groups > 1 ? s->groups : 1; }
+/* a group's channels in and out */
+static int64_t gc(const wino_shape *s) { return s->c / groups(s); }
+static int64_t gk(const wino_shape *s) { return s->k / groups(s); }
+/* the first input channel output channel k reads, the first output
+ * channel that reads input channel c */
+static int64_t c0_of(const wino_shape *s, int64_t k) { return k / gk(s) * gc(s); }
+static int64_t k0_of(const wino_shape *s, int64_t c) { return c / gc(s) * gk(s); }
+
+/* gOIhw8i8o offset of filter (k, c, i, j), c in k's group: that group's
+ * ABcd8b8a filter (ungrouped: the whole one) */
 static size_t wgt(const wino_shape *s, int64_t k, int64_t c, int i, int j)
 {
-    return (size_t)((((k / 8) * (s->c / 8) + c / 8) * 9 + i * 3 + j) * 64 + (c % 8) * 8 + k % 8);
+    int64_t g = k / gk(s), kl = k % gk(s), cl = c % gc(s);
+    return (size_t)(g * gk(s) * gc(s) * 9) +
+           (size_t)((((kl / 8) * (gc(s) / 8) + cl / 8) * 9 + i * 3 + j) * 64 + (cl % 8) * 8 + kl % 8);
 }
 
 
@@ -60,7 +73,7 @@ static double check_forward(const wino_shape *s, const bufs *b, bool res, bool r
             for (int64_t y = 0; y < oh(s); y++)
                 for (int64_t x = 0; x < ow(s); x++) {
                     double a = b->b[k];
-                    for (int64_t c = 0; c < s->c; c++)
+                    for (int64_t c = c0_of(s, k); c < c0_of(s, k) + gc(s); c++)
                         for (int i = 0; i < 3; i++)
                             for (int j = 0; j < 3; j++) {
                                 int64_t iy = y + i - s->pad, ix = x + j - s->pad;
@@ -87,7 +100,7 @@ static double check_backward_data(const wino_shape *s, const bufs *b)
             for (int64_t y = 0; y < s->h; y++)
                 for (int64_t x = 0; x < s->w; x++) {
                     double a = 0;
-                    for (int64_t k = 0; k < s->k; k++)
+                    for (int64_t k = k0_of(s, c); k < k0_of(s, c) + gk(s); k++)
                         for (int i = 0; i < 3; i++)
                             for (int j = 0; j < 3; j++) {
                                 int64_t oy = y - i + s->pad, ox = x - j + s->pad;
@@ -112,7 +125,7 @@ static double check_backward_weights(const wino_shape *s, const bufs *b)
                 for (int64_t x = 0; x < ow(s); x++)
                     sum += b->dy[out_at(s, n, k, y, x)];
         track(&eb, sum, b->db[k]);
-        for (int64_t c = 0; c < s->c; c++)
+        for (int64_t c = c0_of(s, k); c < c0_of(s, k) + gc(s); c++)
             for (int i = 0; i < 3; i++)
                 for (int j = 0; j < 3; j++) {
                     double a = 0;
@@ -133,7 +146,7 @@ static double check_backward_weights(const wino_shape *s, const bufs *b)
 static void run_shape(wino_shape s, unsigned seed)
 {
     size_t nx = (size_t)(s.n * s.c * s.h * s.w), ny = (size_t)(s.n * s.k * oh(&s) * ow(&s));
-    size_t nw = (size_t)(s.k * s.c * 9);
+    size_t nw = (size_t)(s.k * gc(&s) * 9);
     bufs b = {randoms(nx, &seed, 2), randoms(nw, &seed, 0.5f), randoms((size_t)s.k, &seed, 1),
               randoms(ny, &seed, 1), randoms(ny, &seed, 1), randoms(ny, &seed, 2),
               randoms(nx, &seed, 1), randoms(nw, &seed, 1), randoms((size_t)s.k, &seed, 1),
@@ -142,10 +155,10 @@ static void run_shape(wino_shape s, unsigned seed)
     assert_non_null(b.ws);
     double e[4] = {check_forward(&s, &b, false, false), check_forward(&s, &b, true, true),
                    check_backward_data(&s, &b), check_backward_weights(&s, &b)};
-    printf("  n%lld c%lld k%lld %lldx%lld pad %lld pass %lld: fwd %.1e, +res+relu %.1e, bwd data "
-           "%.1e, bwd weights %.1e\n",
+    printf("  n%lld c%lld k%lld %lldx%lld pad %lld pass %lld groups %lld: fwd %.1e, +res+relu %.1e, bwd "
+           "data %.1e, bwd weights %.1e\n",
            (long long)s.n, (long long)s.c, (long long)s.k, (long long)s.h, (long long)s.w,
-           (long long)s.pad, (long long)s.pass, e[0], e[1], e[2], e[3]);
+           (long long)s.pad, (long long)s.pass, (long long)groups(&s), e[0], e[1], e[2], e[3]);
     for (int i = 0; i < 4; i++)
         assert_true(e[i] < 1e-4);
     float *all[] = {b.x, b.w, b.b, b.res, b.y, b.dy, b.dx, b.dw, b.db, b.ws};
@@ -157,37 +170,48 @@ static void test_shapes(void **st)
 {
     unsigned seed = (unsigned)time(NULL);
     printf("  seed %u\n", seed);
-    /* n, c, k, h, w, pad, images per pass (0: all) */
-    run_shape((wino_shape){2, 16, 24, 9, 7, 1, 0}, seed);   /* partial tiles both ways */
-    run_shape((wino_shape){1, 8, 8, 4, 4, 1, 0}, seed + 1); /* one whole tile */
-    run_shape((wino_shape){3, 24, 16, 13, 6, 1, 0}, seed + 2);
-    run_shape((wino_shape){1, 32, 32, 1, 5, 1, 0}, seed + 3); /* a single row */
+    /* n, c, k, h, w, pad, images per pass (0: all), groups */
+    run_shape((wino_shape){2, 16, 24, 9, 7, 1, 0, 1}, seed);   /* partial tiles both ways */
+    run_shape((wino_shape){1, 8, 8, 4, 4, 1, 0, 1}, seed + 1); /* one whole tile */
+    run_shape((wino_shape){3, 24, 16, 13, 6, 1, 0, 1}, seed + 2);
+    run_shape((wino_shape){1, 32, 32, 1, 5, 1, 0, 1}, seed + 3); /* a single row */
     /* passes of 2 images and a last one of 1 (weights accumulate over
      * passes; each pass's outputs land at its own images) */
-    run_shape((wino_shape){5, 16, 8, 6, 9, 1, 2}, seed + 4);
+    run_shape((wino_shape){5, 16, 8, 6, 9, 1, 2, 1}, seed + 4);
     /* pad 0 (outputs 2 smaller; backward data pads dy by 2) and pad 2 */
-    run_shape((wino_shape){2, 16, 8, 11, 10, 0, 0}, seed + 5);
-    run_shape((wino_shape){1, 8, 16, 6, 6, 0, 0}, seed + 6); /* one whole output tile */
-    run_shape((wino_shape){3, 8, 8, 3, 7, 0, 2}, seed + 7);  /* a single output row, passes */
-    run_shape((wino_shape){2, 8, 16, 5, 6, 2, 0}, seed + 8);
+    run_shape((wino_shape){2, 16, 8, 11, 10, 0, 0, 1}, seed + 5);
+    run_shape((wino_shape){1, 8, 16, 6, 6, 0, 0, 1}, seed + 6); /* one whole output tile */
+    run_shape((wino_shape){3, 8, 8, 3, 7, 0, 2, 1}, seed + 7);  /* a single output row, passes */
+    run_shape((wino_shape){2, 8, 16, 5, 6, 2, 0, 1}, seed + 8);
+    /* groups: each reads only its own channels and writes its own outputs,
+     * filter, bias gradient; with passes, and unequal c and k per group */
+    run_shape((wino_shape){2, 16, 16, 9, 7, 1, 0, 2}, seed + 9);
+    run_shape((wino_shape){3, 48, 24, 6, 5, 1, 2, 3}, seed + 10);
+    run_shape((wino_shape){2, 32, 64, 7, 6, 0, 0, 4}, seed + 11);
 }
 
 /* When the engine takes Winograd (wino_pays): enough output tiles, and
  * enough channels for the products to outweigh the transforms. */
 static void test_pays(void **st)
 {
-    /* n, c, k, h, w, pad, pass */
-    assert_true(wino_pays(&(wino_shape){16, 64, 64, 56, 56, 1, 0}));   /* ResNet-50 res2 */
-    assert_true(wino_pays(&(wino_shape){16, 80, 192, 73, 73, 0, 0}));  /* Inception 4a */
-    assert_true(wino_pays(&(wino_shape){1, 128, 128, 22, 22, 1, 0}));  /* 36 tiles */
-    assert_false(wino_pays(&(wino_shape){1, 512, 512, 7, 7, 1, 0}));   /* 4 tiles */
-    assert_false(wino_pays(&(wino_shape){16, 32, 32, 149, 149, 0, 0})); /* Inception 2a */
-    assert_false(wino_pays(&(wino_shape){16, 32, 64, 147, 147, 1, 0})); /* 2b */
+    /* n, c, k, h, w, pad, pass, groups */
+    assert_true(wino_pays(&(wino_shape){16, 64, 64, 56, 56, 1, 0, 1}));   /* ResNet-50 res2 */
+    assert_true(wino_pays(&(wino_shape){16, 80, 192, 73, 73, 0, 0, 1}));  /* Inception 4a */
+    assert_true(wino_pays(&(wino_shape){1, 128, 128, 22, 22, 1, 0, 1}));  /* 36 tiles */
+    assert_false(wino_pays(&(wino_shape){1, 512, 512, 7, 7, 1, 0, 1}));   /* 4 tiles */
+    assert_false(wino_pays(&(wino_shape){16, 32, 32, 149, 149, 0, 0, 1})); /* Inception 2a */
+    assert_false(wino_pays(&(wino_shape){16, 32, 64, 147, 147, 1, 0, 1})); /* 2b */
+    /* AlexNet's conv4 at batch 16: two groups of 192 channels, 13x13 */
+    assert_true(wino_pays(&(wino_shape){16, 384, 384, 13, 13, 1, 0, 2}));
+    /* 64 channels in 4 groups of 16: too few a group */
+    assert_false(wino_pays(&(wino_shape){16, 64, 64, 56, 56, 1, 0, 4}));
+    assert_false(wino_supported(&(wino_shape){1, 16, 16, 4, 4, 1, 0, 4})); /* groups of 4 */
+    assert_int_equal(wino_filter_bytes(&(wino_shape){1, 16, 32, 4, 4, 1, 0, 2}), 36 * 2 * (8 * 16) * 4);
 }
 
 int main(void)
 {
-    wino_shape any = {1, 8, 8, 4, 4, 1, 0};
+    wino_shape any = {1, 8, 8, 4, 4, 1, 0, 1};
     if (!wino_supported(&any)) {
         printf("no AVX2+FMA here: the Winograd kernels are not used, nothing to test\n");
         return 77;

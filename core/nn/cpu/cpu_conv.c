@@ -1,8 +1,9 @@
 /* oneDNN convolution (groups, dilation) and inner product: their passes
  * (a convolution's setup is cpu_conv_setup.c).  Activations stay in the
- * layout oneDNN picks when the net allows (see dlg_tensor); ungrouped
- * weights take the layout the forward primitive prefers (SGD is
- * element-wise), so no call reorders them. */
+ * layout oneDNN picks when the net allows (see dlg_tensor); fp32 weights
+ * take the layout the forward primitive prefers (SGD is element-wise),
+ * grouped ones where it is a 4-d layout of the blob too, so no call
+ * reorders them. */
 #include "cpu_conv.h"
 
 #include <stdio.h>

@@ -31,11 +31,12 @@ static int epilogue_post_ops(const dlg_layer *l, dnnl_post_ops_t *po)
 }
 
 /* Layouts the Winograd kernels read: nChw8c activations (the residual
- * too), 8i8o-blocked weights of kh x kw. */
+ * too), 8i8o-blocked weights of kh x kw (grouped: the same over every
+ * group's filter, one after another; publish_grouped_weights). */
 static bool wino_layouts(const dlg_layer *l, int kh, int kw)
 {
     const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
-    int64_t wd[4] = {y->d[1], x->d[1], kh, kw};
+    int64_t wd[4] = {y->d[1], x->d[1] / l->p.conv.groups, kh, kw};
     dnnl_memory_desc_t xb = cpu_md(4, x->d, dnnl_aBcd8b), yb = cpu_md(4, y->d, dnnl_aBcd8b);
     dnnl_memory_desc_t wb = cpu_md(4, wd, dnnl_ABcd8b8a);
     dnnl_memory_desc_t xm = cpu_tensor_md(l->bottom[0]), ym = cpu_tensor_md(l->top[0]);
@@ -45,21 +46,22 @@ static bool wino_layouts(const dlg_layer *l, int kh, int kw)
            dnnl_memory_desc_equal(&wm, &wb) && dnnl_memory_desc_equal(&rm, &yb);
 }
 
-/* The Winograd kernels take 3x3 stride-1 ungrouped layers padded alike on
- * every side (0-2: Inception's stem has pad 0), with enough tiles to pay
- * (wino_pays), whose tensors are all in the AVX2 layouts oneDNN chose here
- * (nChw8c activations, 8i8o-blocked weights), so no call reorders
- * anything; the primitives stay as the layout authority. */
+/* The Winograd kernels take 3x3 stride-1 layers padded alike on every
+ * side (0-2: Inception's stem has pad 0), grouped (AlexNet's conv4 and
+ * conv5) or not, with enough tiles to pay (wino_pays), whose tensors are
+ * all in the AVX2 layouts oneDNN chose here (nChw8c activations,
+ * 8i8o-blocked weights), so no call reorders anything; the primitives stay
+ * as the layout authority. */
 static bool wino_fits(const dlg_layer *l, wino_shape *ws)
 {
     const dlg_conv_param *p = &l->p.conv;
     const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
-    if (p->groups != 1 || p->kh != 3 || p->kw != 3 || p->sh != 1 || p->sw != 1 || p->dh != 1 ||
+    if (p->kh != 3 || p->kw != 3 || p->sh != 1 || p->sw != 1 || p->dh != 1 ||
         p->dw != 1 || p->ph != p->pw || p->ph > 2 || y->d[2] != x->d[2] + 2 * p->ph - 2 ||
         y->d[3] != x->d[3] + 2 * p->pw - 2)
         return false;
     *ws = (wino_shape){.n = x->d[0], .c = x->d[1], .k = y->d[1], .h = x->d[2], .w = x->d[3],
-                       .pad = p->ph};
+                       .pad = p->ph, .groups = p->groups};
     bool pays = wino_pays(ws) || (!l->backward && wino_cached_pays(ws));
     return wino_supported(ws) && pays && wino_layouts(l, 3, 3);
 }
@@ -700,6 +702,34 @@ static int master_in_gradient_layout(cpu_ctx *c, const dlg_layer *l, conv_state 
     return rc;
 }
 
+/* fp32 grouped weights in the forward kernel's 5-d layout kw, published
+ * where that is one 4-d layout of the blob's {k, c/g, kh, kw}: oneDNN's
+ * gOIhw8i8o (AVX2) is OIhw8i8o over every group's filter in turn when a
+ * group's outputs fill whole blocks, and gOIhw16i16o (AVX-512) likewise
+ * (AlexNet's conv2, 4 and 5; dnnl_memory_desc_reshape does not join such
+ * blocked dims).  The primitives then read the param in place rather than
+ * reorder it from goihw each call, and the Winograd kernels can take it.
+ * Returns the md the primitives get for the param: kw, or plain where it
+ * stays plain. */
+static dnnl_memory_desc_t publish_grouped_weights(const dlg_layer *l, conv_state *s, const dnnl_memory_desc_t *kw,
+                                                  const dnnl_memory_desc_t *plain)
+{
+    static const struct {
+        dnnl_format_tag_t grouped, whole;
+        int64_t block;
+    } same[] = {{dnnl_aBCde8c8b, dnnl_ABcd8b8a, 8}, {dnnl_aBCde16c16b, dnnl_ABcd16b16a, 16}};
+    const int64_t *d = l->param[0]->shape.d;
+    int64_t g = l->p.conv.groups, d5[5] = {g, d[0] / g, d[1], d[2], d[3]};
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+        dnnl_memory_desc_t w5 = cpu_md(5, d5, same[i].grouped), w4 = cpu_md(4, d, same[i].whole);
+        if (d5[1] % same[i].block || !dnnl_memory_desc_equal(kw, &w5))
+            continue;
+        dnnl_memory_desc_t pub = cpu_publish(l->param[0], &s->w_md, &w4);
+        return dnnl_memory_desc_equal(&pub, &w4) ? *kw : *plain;
+    }
+    return *plain;
+}
+
 int cpu_conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                    size_t errlen)
 {
@@ -729,8 +759,10 @@ int cpu_conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char
     /* the weights' memory: bf16 copies (fold or wq) in the kernel's layout
      * under cpu-bf16, else the param itself, in that layout where it can */
     dnnl_memory_desc_t kw = rc ? m.w : *dnnl_primitive_desc_query_md(s->fwd.pd, dnnl_query_weights_md, 0);
-    if (!rc && !c->bf16 && l->p.conv.groups == 1) /* 5-d grouped weights would not match the 4-d blob */
+    if (!rc && !c->bf16 && l->p.conv.groups == 1)
         m.w = cpu_publish(l->param[0], &s->w_md, &kw);
+    else if (!rc && !c->bf16)
+        m.w = publish_grouped_weights(l, s, &kw, &m.w);
     if (!rc && c->bf16 && l->backward && l->param_grad && !wgrad_by_matmul(c, l, s, &src, &dst) &&
         !wgrad_by_ours(c, l, s, &src, &dst, &m) && l->p.conv.groups == 1)
         rc = master_in_gradient_layout(c, l, s, &m, err, errlen);

@@ -10,7 +10,12 @@
  * Backward data is the same convolution of dy with the filter rotated by
  * 180 degrees and c/k swapped (pad 2 - 1 = 1).  Backward weights is the
  * adjoint: dU[xi] = V[xi]^T (A dy A^T)[xi] summed over tiles, then
- * dg = G^T dU G. */
+ * dg = G^T dU G.
+ *
+ * A grouped layer is its groups run one after another: in nChw8c each
+ * group's channels are whole blocks of every image, and in oneDNN's
+ * gOIhw8i8o each group's filter is one ABcd8b8a filter, so a group is an
+ * ungrouped convolution whose images lie further apart. */
 #include "cpu_winograd.h"
 #include "cpu_wino_pass.h"
 
@@ -34,24 +39,37 @@ typedef int32_t v8i __attribute__((vector_size(32)));
 /* One convolution the kernels run: forward, or backward data as the
  * forward of dy with the rotated filter.  Input planes ih x iw, output
  * planes oh x ow = ih + 2 pad - 2 (stride 1); the 6x6 input tile of output
- * tile (ty, tx) starts at (4 ty - pad, 4 tx - pad). */
+ * tile (ty, tx) starts at (4 ty - pad, 4 tx - pad).  icb, ocb: channel
+ * blocks an input and an output image has (all groups'), which set how
+ * far apart the images lie. */
 typedef struct geom {
     int64_t n, ih, iw, oh, ow, pad;
+    int64_t icb, ocb;
 } geom;
 
 static int64_t out_size(int64_t in, int64_t pad) { return in + 2 * pad - 2; }
 
 static geom forward_geom(const wino_shape *s, int64_t n)
 {
-    return (geom){n, s->h, s->w, out_size(s->h, s->pad), out_size(s->w, s->pad), s->pad};
+    return (geom){n, s->h, s->w, out_size(s->h, s->pad), out_size(s->w, s->pad), s->pad, s->c / 8, s->k / 8};
 }
 
 /* Backward data: dy (oh x ow) in, dx (h x w) out, pad 2 - pad. */
 static geom backward_geom(const wino_shape *s, int64_t n)
 {
     geom f = forward_geom(s, n);
-    return (geom){n, f.oh, f.ow, s->h, s->w, 2 - s->pad};
+    return (geom){n, f.oh, f.ow, s->h, s->w, 2 - s->pad, s->k / 8, s->c / 8};
 }
+
+static int64_t groups_of(const wino_shape *s) { return s->groups > 1 ? s->groups : 1; }
+
+/* One group's channels in and out. */
+static int64_t group_c(const wino_shape *s) { return s->c / groups_of(s); }
+static int64_t group_k(const wino_shape *s) { return s->k / groups_of(s); }
+
+/* Floats of one group's filter, 3x3 and transformed. */
+static size_t group_filter(const wino_shape *s) { return (size_t)(group_c(s) * group_k(s) * 9); }
+static size_t group_points(const wino_shape *s) { return (size_t)(group_c(s) * group_k(s) * NXI); }
 
 typedef struct tiles {
     int64_t th, tw, count; /* tiles down, across, in the batch */
@@ -76,8 +94,9 @@ static int64_t image_tiles(const wino_shape *s)
 bool wino_supported(const wino_shape *s)
 {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && s->c % 8 == 0 &&
-           s->k % 8 == 0 && s->pad >= 0 && s->pad <= 2 && out_size(s->h, s->pad) > 0 &&
+    int64_t g = groups_of(s);
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && s->c % g == 0 &&
+           s->k % g == 0 && group_c(s) % 8 == 0 && group_k(s) % 8 == 0 && s->pad >= 0 && s->pad <= 2 && out_size(s->h, s->pad) > 0 &&
            out_size(s->w, s->pad) > 0 && s->n > 0;
 }
 
@@ -92,11 +111,11 @@ bool wino_supported(const wino_shape *s)
  * multiply-adds: with few channels the transforms' memory traffic eats
  * the saving.  Same script: c = k = 32 (Inception's stem 2a) 0.84-0.89x,
  * c = 32, k = 64 (2b) 0.78-1.15x, c = k = 64 1.5-1.8x, c = 64, k = 96
- * 1.4-2.8x; so the bound c k / (c + k) >= 32. */
+ * 1.4-2.8x; so the bound c k / (c + k) >= 32, per group. */
 bool wino_pays(const wino_shape *s)
 {
     geom f = forward_geom(s, s->n);
-    return wino_batch_pays(tiles_of(&f).count, s->c, s->k);
+    return wino_batch_pays(tiles_of(&f).count, group_c(s), group_k(s));
 }
 
 /* With the filter transformed once (inference, wino_forward_transformed;
@@ -109,7 +128,7 @@ bool wino_cached_pays(const wino_shape *s)
 {
     geom f = forward_geom(s, s->n);
     int64_t t = tiles_of(&f).count;
-    return t >= 16 && wino_channels_pay(s->c, s->k);
+    return t >= 16 && wino_channels_pay(group_c(s), group_k(s));
 }
 
 /* Below 64 tiles the per-call filter transform is a large share of the
@@ -125,21 +144,21 @@ bool wino_keeps_filter(const wino_shape *s)
 
 size_t wino_filter_bytes(const wino_shape *s)
 {
-    return sizeof(float) * NXI * (size_t)(s->c * s->k);
+    return sizeof(float) * group_points(s) * (size_t)groups_of(s);
 }
 
-/* Images per pass (cpu_wino_pass.c). */
+/* Images per pass (cpu_wino_pass.c), for one group at a time. */
 static int64_t pass_images(const wino_shape *s)
 {
-    size_t per = sizeof(float) * NXI * (size_t)image_tiles(s) * (size_t)(s->c + s->k);
+    size_t per = sizeof(float) * NXI * (size_t)image_tiles(s) * (size_t)(group_c(s) + group_k(s));
     return wino_pass_images(s->n, s->pass, per);
 }
 
 /* One pass's transformed tiles, input and output side, and the
- * transformed filter. */
+ * transformed filter, of one group. */
 size_t wino_ws_bytes(const wino_shape *s)
 {
-    return wino_scratch_bytes(NXI, pass_images(s) * image_tiles(s), s->c, s->k);
+    return wino_scratch_bytes(NXI, pass_images(s) * image_tiles(s), group_c(s), group_k(s));
 }
 
 /* ---- the three 1-d transforms and their adjoints, on 8 channels ---- */
@@ -238,11 +257,12 @@ WINO_TARGET static inline void store_points(v8 r[6][6], float *u, int64_t plane)
         *(v8 *)(u + xi * plane) = r[xi / 6][xi % 6];
 }
 
-/* u[xi][c][k] = (G g G^T)[xi], 8 out channels at a time (contiguous in
- * the blocked layout); written in rows so each plane fills in order. */
+/* u[xi][c][k] = (G g G^T)[xi] for one group's filter w, 8 out channels at
+ * a time (contiguous in the blocked layout); written in rows so each plane
+ * fills in order. */
 WINO_TARGET static void transform_filters(const wino_shape *s, const float *w, float *u)
 {
-    int64_t nk = s->k, nc = s->c, plane = nk * nc;
+    int64_t nk = group_k(s), nc = group_c(s), plane = nk * nc;
 WINO_PARALLEL
     for (int64_t c = 0; c < nc; c++)
         for (int64_t kb = 0; kb < nk / 8; kb++) {
@@ -255,11 +275,12 @@ WINO_PARALLEL
         }
 }
 
-/* u[xi][k][c] for backward data: the filter rotated by 180 degrees, 8 in
- * channels at a time (gathered: they are 8 apart in the layout). */
+/* u[xi][k][c] for backward data: one group's filter rotated by 180
+ * degrees, 8 in channels at a time (gathered: they are 8 apart in the
+ * layout). */
 WINO_TARGET static void transform_filters_rotated(const wino_shape *s, const float *w, float *u)
 {
-    int64_t nk = s->k, nc = s->c, plane = nk * nc;
+    int64_t nk = group_k(s), nc = group_c(s), plane = nk * nc;
 WINO_PARALLEL
     for (int64_t k = 0; k < nk; k++)
         for (int64_t cb = 0; cb < nc / 8; cb++) {
@@ -275,10 +296,11 @@ WINO_PARALLEL
         }
 }
 
-/* dw = G^T du G, with du[xi][c][k]; 8 out channels at a time. */
+/* dw = G^T du G for one group, with du[xi][c][k]; 8 out channels at a
+ * time. */
 WINO_TARGET static void untransform_filters(const wino_shape *s, const float *du, float *dw)
 {
-    int64_t nk = s->k, nc = s->c, plane = nk * nc;
+    int64_t nk = group_k(s), nc = group_c(s), plane = nk * nc;
 WINO_PARALLEL
     for (int64_t c = 0; c < nc; c++)
         for (int64_t kb = 0; kb < nk / 8; kb++) {
@@ -320,9 +342,9 @@ WINO_TARGET static inline void load_tile(const float *plane, int64_t h, int64_t 
         }
 }
 
-/* v[xi][tile][ci] = B^T d B for every tile of src (nChw8c, ci channels,
- * ih x iw).  Channel blocks are the inner loop so each tile's row of every
- * plane is written whole. */
+/* v[xi][tile][ci] = B^T d B for every tile of src (nChw8c, ci channels
+ * from the first of each image's g->icb blocks, ih x iw).  Channel blocks
+ * are the inner loop so each tile's row of every plane is written whole. */
 WINO_TARGET static void transform_inputs(const geom *g, int64_t ci, const float *src,
                                          const tiles *t, float *v)
 {
@@ -334,7 +356,7 @@ WINO_PARALLEL2
                 float *row = v + ((n * t->th + ty) * t->tw + tx) * ci;
                 for (int64_t cb = 0; cb < ncb; cb++) {
                     v8 d[6][6], col[6], r[6], tmp[6][6];
-                    load_tile(src + (n * ncb + cb) * chw, g->ih, g->iw, ty * 4 - g->pad,
+                    load_tile(src + (n * g->icb + cb) * chw, g->ih, g->iw, ty * 4 - g->pad,
                               tx * 4 - g->pad, d);
                     for (int j = 0; j < 6; j++) {
                         for (int i = 0; i < 6; i++)
@@ -352,7 +374,8 @@ WINO_PARALLEL2
             }
 }
 
-/* dm[xi][tile][co] = A dy A^T for every 4x4 tile of dy (nChw8c, oh x ow). */
+/* dm[xi][tile][co] = A dy A^T for every 4x4 tile of dy (nChw8c, co
+ * channels from the first of each image's g->ocb blocks, oh x ow). */
 WINO_TARGET static void transform_grads(const geom *g, int64_t co, const float *dy,
                                         const tiles *t, float *dm)
 {
@@ -363,7 +386,7 @@ WINO_PARALLEL2
             for (int64_t tx = 0; tx < t->tw; tx++) {
                 float *row = dm + ((n * t->th + ty) * t->tw + tx) * co;
                 for (int64_t kb = 0; kb < ncb; kb++) {
-                    const float *plane = dy + (n * ncb + kb) * chw;
+                    const float *plane = dy + (n * g->ocb + kb) * chw;
                     v8 o[4][4], col[4], r[6], tmp[6][4], zero = {0};
                     for (int i = 0; i < 4; i++)
                         for (int j = 0; j < 4; j++) {
@@ -393,8 +416,9 @@ typedef struct epilogue {
     bool relu;
 } epilogue;
 
-/* dst (nChw8c, co channels, oh x ow) = A^T m A per tile, then the
- * epilogue. */
+/* dst (nChw8c, co channels from the first of each image's g->ocb blocks,
+ * oh x ow) = A^T m A per tile, then the epilogue (bias: those co
+ * channels'; res: laid out as dst). */
 WINO_TARGET static void transform_outputs(const geom *g, int64_t co, const float *m,
                                           const tiles *t, const epilogue *e, float *dst)
 {
@@ -405,7 +429,7 @@ WINO_PARALLEL2
             for (int64_t tx = 0; tx < t->tw; tx++) {
                 const float *row = m + ((n * t->th + ty) * t->tw + tx) * co;
                 for (int64_t kb = 0; kb < ncb; kb++) {
-                    size_t off = (size_t)((n * ncb + kb) * chw);
+                    size_t off = (size_t)((n * g->ocb + kb) * chw);
                     v8 bias = {0}, zero = {0}, in[6], r[4], tmp[4][6], col[4];
                     if (e->bias)
                         bias = *(const v8 *)(e->bias + kb * 8);
@@ -445,10 +469,17 @@ static void convolve(const geom *g, int64_t ci, int64_t co, const float *in, con
     transform_outputs(g, co, b->out, &t, e, out);
 }
 
-/* Where image n0 starts in a tensor of ch channels of h x w. */
-static size_t image_offset(int64_t n0, int64_t ch, int64_t h, int64_t w)
+/* Where image n0 starts in a tensor of cb channel blocks of h x w. */
+static size_t image_offset(int64_t n0, int64_t cb, int64_t h, int64_t w)
 {
-    return (size_t)(n0 * ch * h * w);
+    return (size_t)(n0 * cb * 8 * h * w);
+}
+
+/* Where group gi's channels of ch (a group's count) start in an image of
+ * h x w: its first block. */
+static size_t group_offset(int64_t gi, int64_t ch, int64_t h, int64_t w)
+{
+    return (size_t)(gi * ch * h * w);
 }
 
 /* The geometry of the images [n0, n0 + per) (at most), forward or
@@ -459,71 +490,90 @@ static geom pass_geom(const wino_shape *s, bool backward, int64_t n0, int64_t pe
     return backward ? backward_geom(s, n) : forward_geom(s, n);
 }
 
-/* The scratch laid out for the passes of one direction. */
+/* The scratch laid out for the passes of one direction, one group. */
 static wino_bufs batch_bufs(const wino_shape *s, bool backward, void *ws)
 {
     geom first = pass_geom(s, backward, 0, pass_images(s));
-    int64_t ci = backward ? s->k : s->c, co = backward ? s->c : s->k;
+    int64_t ci = backward ? group_k(s) : group_c(s), co = backward ? group_c(s) : group_k(s);
     return wino_bufs_of(ws, NXI, tiles_of(&first).count, ci, co);
 }
 
-/* out = conv(in) + bias (+ res, ReLU) over the batch, pass by pass, with
- * the transformed filter in b->u: the forward (c -> k channels) or the
- * backward data (dy, k -> c). */
-static void convolve_batch(const wino_shape *s, bool backward, const float *in, const epilogue *e,
-                           float *out, wino_bufs *b)
+/* How a direction's filter reaches b->u for each group: transformed per
+ * call (from the weights, rotated for backward data) or already (u, every
+ * group's). */
+typedef struct filters {
+    const float *w, *u;
+} filters;
+
+/* out = conv(in) + bias (+ res, ReLU) over the batch, group by group and
+ * pass by pass: the forward (c -> k channels) or the backward data (dy,
+ * k -> c). */
+static void convolve_batch(const wino_shape *s, bool backward, const float *in, const filters *f,
+                           const epilogue *e, float *out, wino_bufs *b)
 {
-    int64_t per = pass_images(s), ci = backward ? s->k : s->c, co = backward ? s->c : s->k;
-    for (int64_t n0 = 0; n0 < s->n; n0 += per) {
-        geom g = pass_geom(s, backward, n0, per);
-        size_t oo = image_offset(n0, co, g.oh, g.ow);
-        epilogue pe = {e->bias, e->res ? e->res + oo : NULL, e->relu};
-        convolve(&g, ci, co, in + image_offset(n0, ci, g.ih, g.iw), &pe, out + oo, b);
+    int64_t per = pass_images(s), ci = backward ? group_k(s) : group_c(s), co = backward ? group_c(s) : group_k(s);
+    for (int64_t gi = 0; gi < groups_of(s); gi++) {
+        if (f->u)
+            b->u = (float *)f->u + gi * group_points(s); /* the products only read it */
+        else if (backward)
+            transform_filters_rotated(s, f->w + gi * group_filter(s), b->u);
+        else
+            transform_filters(s, f->w + gi * group_filter(s), b->u);
+        for (int64_t n0 = 0; n0 < s->n; n0 += per) {
+            geom g = pass_geom(s, backward, n0, per);
+            size_t io = image_offset(n0, g.icb, g.ih, g.iw) + group_offset(gi, ci, g.ih, g.iw);
+            size_t oo = image_offset(n0, g.ocb, g.oh, g.ow) + group_offset(gi, co, g.oh, g.ow);
+            epilogue pe = {e->bias ? e->bias + gi * co : NULL, e->res ? e->res + oo : NULL, e->relu};
+            convolve(&g, ci, co, in + io, &pe, out + oo, b);
+        }
     }
 }
 
 void wino_transform_filters(const wino_shape *s, const float *w, float *u)
 {
-    transform_filters(s, w, u);
+    for (int64_t gi = 0; gi < groups_of(s); gi++)
+        transform_filters(s, w + gi * group_filter(s), u + gi * group_points(s));
 }
 
 void wino_forward(const wino_shape *s, const float *x, const float *w, const float *bias,
                   const float *res, bool relu, float *y, void *ws)
 {
     wino_bufs b = batch_bufs(s, false, ws);
-    transform_filters(s, w, b.u);
-    convolve_batch(s, false, x, &(epilogue){bias, res, relu}, y, &b);
+    convolve_batch(s, false, x, &(filters){w, NULL}, &(epilogue){bias, res, relu}, y, &b);
 }
 
 void wino_forward_transformed(const wino_shape *s, const float *x, const float *u,
                               const float *bias, const float *res, bool relu, float *y, void *ws)
 {
     wino_bufs b = batch_bufs(s, false, ws);
-    b.u = (float *)u; /* the products only read it */
-    convolve_batch(s, false, x, &(epilogue){bias, res, relu}, y, &b);
+    convolve_batch(s, false, x, &(filters){NULL, u}, &(epilogue){bias, res, relu}, y, &b);
 }
 
 void wino_backward_data(const wino_shape *s, const float *dy, const float *w, float *dx, void *ws)
 {
     wino_bufs b = batch_bufs(s, true, ws);
-    transform_filters_rotated(s, w, b.u);
-    convolve_batch(s, true, dy, &(epilogue){NULL, NULL, false}, dx, &b);
+    convolve_batch(s, true, dy, &(filters){w, NULL}, &(epilogue){NULL, NULL, false}, dx, &b);
 }
 
-/* du[xi] (c x k) = sum over passes of v[xi]^T dm[xi], then dw = G^T du G. */
+/* du[xi] (c x k) = sum over passes of v[xi]^T dm[xi], then dw = G^T du G,
+ * group by group. */
 void wino_backward_weights(const wino_shape *s, const float *x, const float *dy, float *dw,
                            void *ws)
 {
-    int64_t per = pass_images(s);
+    int64_t per = pass_images(s), c = group_c(s), k = group_k(s);
     wino_bufs b = batch_bufs(s, false, ws);
-    for (int64_t n0 = 0; n0 < s->n; n0 += per) {
-        geom g = pass_geom(s, false, n0, per);
-        tiles t = tiles_of(&g);
-        transform_inputs(&g, s->c, x + image_offset(n0, s->c, g.ih, g.iw), &t, b.in);
-        transform_grads(&g, s->k, dy + image_offset(n0, s->k, g.oh, g.ow), &t, b.out);
-        wino_weight_products(NXI, t.count, s->c, s->k, n0 > 0, &b);
+    for (int64_t gi = 0; gi < groups_of(s); gi++) {
+        for (int64_t n0 = 0; n0 < s->n; n0 += per) {
+            geom g = pass_geom(s, false, n0, per);
+            tiles t = tiles_of(&g);
+            size_t xo = image_offset(n0, g.icb, g.ih, g.iw) + group_offset(gi, c, g.ih, g.iw);
+            size_t yo = image_offset(n0, g.ocb, g.oh, g.ow) + group_offset(gi, k, g.oh, g.ow);
+            transform_inputs(&g, c, x + xo, &t, b.in);
+            transform_grads(&g, k, dy + yo, &t, b.out);
+            wino_weight_products(NXI, t.count, c, k, n0 > 0, &b);
+        }
+        untransform_filters(s, b.u, dw + gi * group_filter(s));
     }
-    untransform_filters(s, b.u, dw);
 }
 
 WINO_TARGET void wino_bias_grad(int64_t n, int64_t k, int64_t hw, const float *dy, float *db)

@@ -1,6 +1,6 @@
 /* Winograd F(4x4, 3x3) convolutions for the cpu backend: 3x3, stride 1,
- * pad 0, 1 or 2 (the same both ways), ungrouped, activations in oneDNN's
- * nChw8c layout.  oneDNN 2.6
+ * pad 0, 1 or 2 (the same both ways), grouped or not (whole 8-channel
+ * blocks a group), activations in oneDNN's nChw8c layout.  oneDNN 2.6
  * has Winograd kernels for AVX-512 only; on AVX2 its direct kernels do 4x
  * the multiplications of these (see docs/architecture.md). */
 #ifndef DLG_NN_CPU_WINOGRAD_H
@@ -16,10 +16,11 @@ typedef struct wino_shape {
     int64_t pad;     /* zeros around the input, 0-2 (the same on every side) */
     int64_t pass;    /* images per pass; 0: as many as keep the transformed
                       * tiles within 16 MiB (tests set it) */
+    int64_t groups;  /* c and k split in this many (0 or 1: ungrouped) */
 } wino_shape;
 
-/* True when this machine and shape can run here (AVX2+FMA, channels in
- * blocks of 8, pad 0-2, outputs not empty). */
+/* True when this machine and shape can run here (AVX2+FMA, each group's
+ * channels in blocks of 8, pad 0-2, outputs not empty). */
 bool wino_supported(const wino_shape *s);
 /* True when the batch has enough 4x4 output tiles for Winograd to beat
  * direct convolution (the measurements are beside the definition). */
@@ -30,14 +31,16 @@ bool wino_cached_pays(const wino_shape *s);
 /* Whether an inference layer should keep its transformed filter rather
  * than transform it per call (few tiles). */
 bool wino_keeps_filter(const wino_shape *s);
-/* Bytes of the transformed filter (36 points x c x k). */
+/* Bytes of the transformed filter (36 points x c x k / groups). */
 size_t wino_filter_bytes(const wino_shape *s);
 /* Scratch the three directions need at most (transformed tiles and
  * weights), in bytes. */
 size_t wino_ws_bytes(const wino_shape *s);
 
 /* Weights are in oneDNN's ABcd8b8a layout ([k/8][c/8][3][3][8 c][8 k]),
- * the one its AVX2 kernels pick for these shapes.
+ * the one its AVX2 kernels pick for these shapes; grouped, gOIhw8i8o
+ * (that layout per group of c/groups in, k/groups out, group after
+ * group).
  *
  * y = conv(x, w) + bias, then + res, then ReLU (bias, res may be NULL). */
 void wino_forward(const wino_shape *s, const float *x, const float *w, const float *bias,
