@@ -346,6 +346,22 @@ static int small_tiles_groups(dlg_net *net)
     return dlg_conv(net, "L", x, 16, 1, 1, 0, 1);
 }
 
+/* AlexNet's conv2 in small: a 5x5 layer, pad 2, in 2 groups of 64
+ * channels, 160 2x2 tiles: F(2x2,5x5). */
+static int wino5_net(dlg_net *net)
+{
+    int x = dlg_relu(net, "r0", dlg_conv(net, "c0", X(2, 8, 20, 15), 128, 1, 1, 0, 1));
+    return dlg_max_pool(net, "p", dlg_relu(net, "r1", dlg_conv(net, "L", x, 128, 5, 1, 2, 2)), 2, 2, 0);
+}
+
+/* The same at 36 tiles: an inference plan keeps its transformed filter. */
+static int small_tiles_5x5(dlg_net *net)
+{
+    int x = dlg_relu(net, "r0", dlg_conv(net, "c0", X(1, 8, 12, 12), 128, 1, 1, 0, 1));
+    x = dlg_relu(net, "r1", dlg_conv(net, "c", x, 128, 5, 1, 2, 2));
+    return dlg_conv(net, "L", x, 16, 1, 1, 0, 1);
+}
+
 /* The same without padding (Inception's stem): 2 x 6 x 5 = 60 output
  * tiles of the 24x19 output; backward data pads dy by 2. */
 static int wino_valid_net(dlg_net *net)
@@ -541,6 +557,14 @@ static void test_winograd(void **st)
     assert_non_null(strstr(once, "transformed once"));
     free(once);
     check_cached_filter("winograd filter kept, groups", small_tiles_groups, "c");
+    expect_impl(wino5_net, "L", false, "F(2x2,5x5)");
+    compare("winograd 5x5, 2 groups", wino5_net, true);
+    compare_fused("winograd 5x5, 2 groups, folded", wino5_net);
+    compare("winograd 5x5, 2 groups, inference", wino5_net, false);
+    once = layer_impl(small_tiles_5x5, "c", false, false);
+    assert_non_null(strstr(once, "F(2x2,5x5) avx2, filter transformed once"));
+    free(once);
+    check_cached_filter("winograd 5x5 filter kept", small_tiles_5x5, "c");
     expect_impl(wino_valid_net, "L", false, "winograd");
     compare("winograd 3x3 pad 0", wino_valid_net, true);
     compare_fused("winograd 3x3 pad 0, folded", wino_valid_net);

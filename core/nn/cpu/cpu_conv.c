@@ -254,6 +254,8 @@ static const char *conv_impl(const void *state)
 {
     const conv_state *s = state;
     const char *impl = NULL;
+    if (s->by == BY_WINO && s->shape.r == 5)
+        return s->u ? "winograd F(2x2,5x5) avx2, filter transformed once" : "winograd F(2x2,5x5) avx2";
     if (s->by == BY_WINO)
         return s->u ? "winograd F(4x4,3x3) avx2, filter transformed once"
                     : "winograd F(4x4,3x3) avx2";

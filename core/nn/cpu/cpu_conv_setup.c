@@ -46,9 +46,10 @@ static bool wino_layouts(const dlg_layer *l, int kh, int kw)
            dnnl_memory_desc_equal(&wm, &wb) && dnnl_memory_desc_equal(&rm, &yb);
 }
 
-/* The Winograd kernels take 3x3 stride-1 layers padded alike on every
- * side (0-2: Inception's stem has pad 0), grouped (AlexNet's conv4 and
- * conv5) or not, with enough tiles to pay (wino_pays), whose tensors are
+/* The Winograd kernels take 3x3 and 5x5 stride-1 layers padded alike on
+ * every side, less than the filter (Inception's stem has pad 0), grouped
+ * (AlexNet's conv2, 4 and 5) or not, with enough tiles to pay (wino_pays),
+ * whose tensors are
  * all in the AVX2 layouts oneDNN chose here (nChw8c activations,
  * 8i8o-blocked weights), so no call reorders anything; the primitives stay
  * as the layout authority. */
@@ -56,14 +57,14 @@ static bool wino_fits(const dlg_layer *l, wino_shape *ws)
 {
     const dlg_conv_param *p = &l->p.conv;
     const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
-    if (p->kh != 3 || p->kw != 3 || p->sh != 1 || p->sw != 1 || p->dh != 1 ||
-        p->dw != 1 || p->ph != p->pw || p->ph > 2 || y->d[2] != x->d[2] + 2 * p->ph - 2 ||
-        y->d[3] != x->d[3] + 2 * p->pw - 2)
+    if ((p->kh != 3 && p->kh != 5) || p->kw != p->kh || p->sh != 1 || p->sw != 1 || p->dh != 1 ||
+        p->dw != 1 || p->ph != p->pw || p->ph >= p->kh || y->d[2] != x->d[2] + 2 * p->ph - (p->kh - 1) ||
+        y->d[3] != x->d[3] + 2 * p->pw - (p->kw - 1))
         return false;
     *ws = (wino_shape){.n = x->d[0], .c = x->d[1], .k = y->d[1], .h = x->d[2], .w = x->d[3],
-                       .pad = p->ph, .groups = p->groups};
+                       .pad = p->ph, .groups = p->groups, .r = p->kh};
     bool pays = wino_pays(ws) || (!l->backward && wino_cached_pays(ws));
-    return wino_supported(ws) && pays && wino_layouts(l, 3, 3);
+    return wino_supported(ws) && pays && wino_layouts(l, p->kh, p->kw);
 }
 
 /* The one-dimensional kernels take 1 x r and r x 1 (r = 3, 7) stride-1

@@ -1,8 +1,12 @@
-/* Winograd F(4x4, 3x3) (Lavin & Gray 2015, points 0, +-1, +-2, inf).
+/* Winograd F(4x4, 3x3) (Lavin & Gray 2015, points 0, +-1, +-2, inf), and
+ * F(2x2, 5x5) on the same points.
  *
  * A 4x4 output tile comes from a 6x6 input tile d and the 3x3 filter g as
  *   y = A^T [ (G g G^T) . (B^T d B) ] A
- * so 36 multiplies per (tile, c, k) instead of 144.  Over a batch this is
+ * so 36 multiplies per (tile, c, k) instead of 144.  With the points kept,
+ * B^T is kept too: G's row for point p is s_p (1, p, p^2, ...) and A^T's
+ * column (1, p, p^2, ...)^T, so a 2x2 tile of a 5x5 filter takes G's rows
+ * to p^4 and A^T's to p^1 (36 multiplies instead of 100).  Over a batch this is
  * 36 independent matrix products V[xi] (tiles x c) * U[xi] (c x k), run by
  * oneDNN's sgemm; the transforms around them work on 8 channels at once,
  * which is exactly one nChw8c pixel.
@@ -45,20 +49,25 @@ typedef int32_t v8i __attribute__((vector_size(32)));
 typedef struct geom {
     int64_t n, ih, iw, oh, ow, pad;
     int64_t icb, ocb;
+    int m; /* output tile: m x m */
 } geom;
 
-static int64_t out_size(int64_t in, int64_t pad) { return in + 2 * pad - 2; }
+/* The filter (r x r) and the output tile it takes (m x m, m + r - 1 = 6). */
+static int filter_r(const wino_shape *s) { return s->r == 5 ? 5 : 3; }
+static int tile_m(const wino_shape *s) { return 7 - filter_r(s); }
+
+static int64_t out_size(const wino_shape *s, int64_t in) { return in + 2 * s->pad - (filter_r(s) - 1); }
 
 static geom forward_geom(const wino_shape *s, int64_t n)
 {
-    return (geom){n, s->h, s->w, out_size(s->h, s->pad), out_size(s->w, s->pad), s->pad, s->c / 8, s->k / 8};
+    return (geom){n, s->h, s->w, out_size(s, s->h), out_size(s, s->w), s->pad, s->c / 8, s->k / 8, tile_m(s)};
 }
 
-/* Backward data: dy (oh x ow) in, dx (h x w) out, pad 2 - pad. */
+/* Backward data: dy (oh x ow) in, dx (h x w) out, pad r - 1 - pad. */
 static geom backward_geom(const wino_shape *s, int64_t n)
 {
     geom f = forward_geom(s, n);
-    return (geom){n, f.oh, f.ow, s->h, s->w, 2 - s->pad, s->k / 8, s->c / 8};
+    return (geom){n, f.oh, f.ow, s->h, s->w, filter_r(s) - 1 - s->pad, s->k / 8, s->c / 8, tile_m(s)};
 }
 
 static int64_t groups_of(const wino_shape *s) { return s->groups > 1 ? s->groups : 1; }
@@ -67,8 +76,11 @@ static int64_t groups_of(const wino_shape *s) { return s->groups > 1 ? s->groups
 static int64_t group_c(const wino_shape *s) { return s->c / groups_of(s); }
 static int64_t group_k(const wino_shape *s) { return s->k / groups_of(s); }
 
-/* Floats of one group's filter, 3x3 and transformed. */
-static size_t group_filter(const wino_shape *s) { return (size_t)(group_c(s) * group_k(s) * 9); }
+/* Floats of one group's filter, r x r and transformed. */
+static size_t group_filter(const wino_shape *s)
+{
+    return (size_t)(group_c(s) * group_k(s) * filter_r(s) * filter_r(s));
+}
 static size_t group_points(const wino_shape *s) { return (size_t)(group_c(s) * group_k(s) * NXI); }
 
 typedef struct tiles {
@@ -77,7 +89,7 @@ typedef struct tiles {
 
 static tiles tiles_of(const geom *g)
 {
-    tiles t = {(g->oh + 3) / 4, (g->ow + 3) / 4, 0};
+    tiles t = {(g->oh + g->m - 1) / g->m, (g->ow + g->m - 1) / g->m, 0};
     t.count = g->n * t.th * t.tw;
     return t;
 }
@@ -96,8 +108,8 @@ bool wino_supported(const wino_shape *s)
     __builtin_cpu_init();
     int64_t g = groups_of(s);
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && s->c % g == 0 &&
-           s->k % g == 0 && group_c(s) % 8 == 0 && group_k(s) % 8 == 0 && s->pad >= 0 && s->pad <= 2 && out_size(s->h, s->pad) > 0 &&
-           out_size(s->w, s->pad) > 0 && s->n > 0;
+           s->k % g == 0 && group_c(s) % 8 == 0 && group_k(s) % 8 == 0 && (s->r == 0 || s->r == 3 || s->r == 5) &&
+           s->pad >= 0 && s->pad < filter_r(s) && out_size(s, s->h) > 0 && out_size(s, s->w) > 0 && s->n > 0;
 }
 
 /* Each call transforms the filter anew (training changes it every step):
@@ -227,25 +239,88 @@ WINO_TARGET static inline void gt3(const v8 u[6], v8 g[3])
     g[2] = s6 * (s34 - s12) + u[5];
 }
 
-/* 6x6 = M(3x3) M^T for one 8-wide filter block: t = G g, u = t G^T. */
-WINO_TARGET static inline void filter_6x6(v8 g[3][3], v8 u[6][6])
+/* G' g: 5 -> 6, G's rows s_p (1, p, p^2) carried on to p^4 */
+WINO_TARGET static inline void g6_5(const v8 g[5], v8 u[6])
 {
-    v8 col[3], r[6], t[6][3];
-    for (int j = 0; j < 3; j++) {
-        for (int i = 0; i < 3; i++)
-            col[i] = g[i][j];
-        g6(col, r);
-        for (int i = 0; i < 6; i++)
-            t[i][j] = r[i];
-    }
-    for (int i = 0; i < 6; i++)
-        g6(t[i], u[i]);
+    v8 s6 = {1 / 6.f, 1 / 6.f, 1 / 6.f, 1 / 6.f, 1 / 6.f, 1 / 6.f, 1 / 6.f, 1 / 6.f};
+    v8 s24 = {1 / 24.f, 1 / 24.f, 1 / 24.f, 1 / 24.f, 1 / 24.f, 1 / 24.f, 1 / 24.f, 1 / 24.f};
+    v8 even = g[0] + g[2] + g[4], odd = g[1] + g[3];
+    v8 even2 = g[0] + 4 * g[2] + 16 * g[4], odd2 = 2 * g[1] + 8 * g[3];
+    u[0] = g[0] * 0.25f;
+    u[1] = -s6 * (even + odd);
+    u[2] = -s6 * (even - odd);
+    u[3] = s24 * (even2 + odd2);
+    u[4] = s24 * (even2 - odd2);
+    u[5] = g[4];
 }
 
-/* Offset of 3x3 filter (k, c, i, j) in ABcd8b8a. */
-static inline size_t widx(int64_t k, int64_t c, int i, int j, int64_t nc)
+/* G'^T u: 6 -> 5, the adjoint of g6_5 */
+WINO_TARGET static inline void gt5(const v8 u[6], v8 g[5])
 {
-    return wino_widx(k, c, i, j, nc, 3, 3);
+    v8 s6 = {1 / 6.f, 1 / 6.f, 1 / 6.f, 1 / 6.f, 1 / 6.f, 1 / 6.f, 1 / 6.f, 1 / 6.f};
+    v8 s24 = {1 / 24.f, 1 / 24.f, 1 / 24.f, 1 / 24.f, 1 / 24.f, 1 / 24.f, 1 / 24.f, 1 / 24.f};
+    v8 s12 = u[1] + u[2], d12 = u[1] - u[2], s34 = s24 * (u[3] + u[4]), d34 = s24 * (u[3] - u[4]);
+    g[0] = u[0] * 0.25f - s6 * s12 + s34;
+    g[1] = -s6 * d12 + 2 * d34;
+    g[2] = -s6 * s12 + 4 * s34;
+    g[3] = -s6 * d12 + 8 * d34;
+    g[4] = -s6 * s12 + 16 * s34 + u[5];
+}
+
+/* A'^T m: 6 -> 2 */
+WINO_TARGET static inline void at2(const v8 m[6], v8 o[2])
+{
+    o[0] = m[0] + m[1] + m[2] + m[3] + m[4];
+    o[1] = m[1] - m[2] + 2 * (m[3] - m[4]) + m[5];
+}
+
+/* A' o: 2 -> 6, the adjoint of at2 */
+WINO_TARGET static inline void a6_2(const v8 o[2], v8 m[6])
+{
+    m[0] = o[0];
+    m[1] = o[0] + o[1];
+    m[2] = o[0] - o[1];
+    m[3] = o[0] + 2 * o[1];
+    m[4] = o[0] - 2 * o[1];
+    m[5] = o[1];
+}
+
+/* A filter row or column of r taps to the 6 points, and back (adjoint). */
+WINO_TARGET static inline void to_points(const v8 *g, int r, v8 u[6])
+{
+    if (r == 5)
+        g6_5(g, u);
+    else
+        g6(g, u);
+}
+
+WINO_TARGET static inline void from_points(const v8 u[6], int r, v8 *g)
+{
+    if (r == 5)
+        gt5(u, g);
+    else
+        gt3(u, g);
+}
+
+/* 6x6 = M(r x r) M^T for one 8-wide filter block: t = G g, u = t G^T. */
+WINO_TARGET static inline void filter_6x6(v8 g[5][5], int r, v8 u[6][6])
+{
+    v8 col[5], p[6], t[6][5];
+    for (int j = 0; j < r; j++) {
+        for (int i = 0; i < r; i++)
+            col[i] = g[i][j];
+        to_points(col, r, p);
+        for (int i = 0; i < 6; i++)
+            t[i][j] = p[i];
+    }
+    for (int i = 0; i < 6; i++)
+        to_points(t[i], r, u[i]);
+}
+
+/* Offset of r x r filter (k, c, i, j) in ABcd8b8a. */
+static inline size_t widx(int64_t k, int64_t c, int i, int j, int64_t nc, int r)
+{
+    return wino_widx(k, c, i, j, nc, r, r);
 }
 
 /* ---- filters ---- */
@@ -263,15 +338,16 @@ WINO_TARGET static inline void store_points(v8 r[6][6], float *u, int64_t plane)
 WINO_TARGET static void transform_filters(const wino_shape *s, const float *w, float *u)
 {
     int64_t nk = group_k(s), nc = group_c(s), plane = nk * nc;
+    int r = filter_r(s);
 WINO_PARALLEL
     for (int64_t c = 0; c < nc; c++)
         for (int64_t kb = 0; kb < nk / 8; kb++) {
-            v8 g[3][3], r[6][6];
-            for (int i = 0; i < 3; i++)
-                for (int j = 0; j < 3; j++)
-                    g[i][j] = *(const v8 *)(w + widx(kb * 8, c, i, j, nc));
-            filter_6x6(g, r);
-            store_points(r, u + c * nk + kb * 8, plane);
+            v8 g[5][5], t[6][6];
+            for (int i = 0; i < r; i++)
+                for (int j = 0; j < r; j++)
+                    g[i][j] = *(const v8 *)(w + widx(kb * 8, c, i, j, nc, r));
+            filter_6x6(g, r, t);
+            store_points(t, u + c * nk + kb * 8, plane);
         }
 }
 
@@ -281,18 +357,19 @@ WINO_PARALLEL
 WINO_TARGET static void transform_filters_rotated(const wino_shape *s, const float *w, float *u)
 {
     int64_t nk = group_k(s), nc = group_c(s), plane = nk * nc;
+    int r = filter_r(s);
 WINO_PARALLEL
     for (int64_t k = 0; k < nk; k++)
         for (int64_t cb = 0; cb < nc / 8; cb++) {
-            v8 g[3][3], r[6][6];
-            for (int i = 0; i < 3; i++)
-                for (int j = 0; j < 3; j++) {
-                    const float *p = w + widx(k, cb * 8, i, j, nc);
+            v8 g[5][5], t[6][6];
+            for (int i = 0; i < r; i++)
+                for (int j = 0; j < r; j++) {
+                    const float *p = w + widx(k, cb * 8, i, j, nc, r);
                     v8 v = {p[0], p[8], p[16], p[24], p[32], p[40], p[48], p[56]};
-                    g[2 - i][2 - j] = v;
+                    g[r - 1 - i][r - 1 - j] = v;
                 }
-            filter_6x6(g, r);
-            store_points(r, u + k * nc + cb * 8, plane);
+            filter_6x6(g, r, t);
+            store_points(t, u + k * nc + cb * 8, plane);
         }
 }
 
@@ -301,21 +378,22 @@ WINO_PARALLEL
 WINO_TARGET static void untransform_filters(const wino_shape *s, const float *du, float *dw)
 {
     int64_t nk = group_k(s), nc = group_c(s), plane = nk * nc;
+    int r = filter_r(s);
 WINO_PARALLEL
     for (int64_t c = 0; c < nc; c++)
         for (int64_t kb = 0; kb < nk / 8; kb++) {
-            v8 row[6], t[6][3], col[6], g[3];
+            v8 row[6], t[6][5], col[6], g[5];
             for (int i = 0; i < 6; i++) { /* rows: du G */
                 for (int j = 0; j < 6; j++)
                     row[j] = *(const v8 *)(du + (i * 6 + j) * plane + c * nk + kb * 8);
-                gt3(row, t[i]);
+                from_points(row, r, t[i]);
             }
-            for (int j = 0; j < 3; j++) { /* columns: G^T (du G) */
+            for (int j = 0; j < r; j++) { /* columns: G^T (du G) */
                 for (int i = 0; i < 6; i++)
                     col[i] = t[i][j];
-                gt3(col, g);
-                for (int i = 0; i < 3; i++)
-                    *(v8 *)(dw + widx(kb * 8, c, i, j, nc)) = g[i];
+                from_points(col, r, g);
+                for (int i = 0; i < r; i++)
+                    *(v8 *)(dw + widx(kb * 8, c, i, j, nc, r)) = g[i];
             }
         }
 }
@@ -356,8 +434,8 @@ WINO_PARALLEL2
                 float *row = v + ((n * t->th + ty) * t->tw + tx) * ci;
                 for (int64_t cb = 0; cb < ncb; cb++) {
                     v8 d[6][6], col[6], r[6], tmp[6][6];
-                    load_tile(src + (n * g->icb + cb) * chw, g->ih, g->iw, ty * 4 - g->pad,
-                              tx * 4 - g->pad, d);
+                    load_tile(src + (n * g->icb + cb) * chw, g->ih, g->iw, ty * g->m - g->pad,
+                              tx * g->m - g->pad, d);
                     for (int j = 0; j < 6; j++) {
                         for (int i = 0; i < 6; i++)
                             col[i] = d[i][j];
@@ -374,40 +452,69 @@ WINO_PARALLEL2
             }
 }
 
-/* dm[xi][tile][co] = A dy A^T for every 4x4 tile of dy (nChw8c, co
+/* An output tile's M rows from the 6 points (A^T), and back (the
+ * adjoint A). */
+WINO_TARGET static inline void out_of_points(const v8 m[6], int M, v8 *o)
+{
+    if (M == 2)
+        at2(m, o);
+    else
+        at4(m, o);
+}
+
+WINO_TARGET static inline void points_of_out(const v8 *o, int M, v8 m[6])
+{
+    if (M == 2)
+        a6_2(o, m);
+    else
+        a6(o, m);
+}
+
+/* One M x M tile (ty, tx) of image n's gradient dy, every channel block,
+ * as A dy A^T into its row of dm; inlined with M constant. */
+WINO_TARGET __attribute__((always_inline)) static inline void
+grad_tile(const geom *g, int64_t ncb, const float *dy, int64_t n, int64_t ty, int64_t tx, float *row,
+          int64_t xi_stride, const int M)
+{
+    int64_t chw = g->oh * g->ow * 8;
+    for (int64_t kb = 0; kb < ncb; kb++) {
+        const float *plane = dy + (n * g->ocb + kb) * chw;
+        v8 o[4][4], col[4], r[6], tmp[6][4], zero = {0};
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < M; j++) {
+                int64_t y = ty * M + i, x = tx * M + j;
+                o[i][j] = y < g->oh && x < g->ow ? *(const v8 *)(plane + (y * g->ow + x) * 8) : zero;
+            }
+        for (int j = 0; j < M; j++) {
+            for (int i = 0; i < M; i++)
+                col[i] = o[i][j];
+            points_of_out(col, M, r);
+            for (int i = 0; i < 6; i++)
+                tmp[i][j] = r[i];
+        }
+        for (int i = 0; i < 6; i++) {
+            points_of_out(tmp[i], M, r);
+            for (int j = 0; j < 6; j++)
+                *(v8 *)(row + (i * 6 + j) * xi_stride + kb * 8) = r[j];
+        }
+    }
+}
+
+/* dm[xi][tile][co] = A dy A^T for every m x m tile of dy (nChw8c, co
  * channels from the first of each image's g->ocb blocks, oh x ow). */
 WINO_TARGET static void transform_grads(const geom *g, int64_t co, const float *dy,
                                         const tiles *t, float *dm)
 {
-    int64_t ncb = co / 8, xi_stride = t->count * co, chw = g->oh * g->ow * 8;
+    int64_t ncb = co / 8, xi_stride = t->count * co;
 WINO_PARALLEL2
     for (int64_t n = 0; n < g->n; n++)
         for (int64_t ty = 0; ty < t->th; ty++)
             for (int64_t tx = 0; tx < t->tw; tx++) {
                 float *row = dm + ((n * t->th + ty) * t->tw + tx) * co;
-                for (int64_t kb = 0; kb < ncb; kb++) {
-                    const float *plane = dy + (n * g->ocb + kb) * chw;
-                    v8 o[4][4], col[4], r[6], tmp[6][4], zero = {0};
-                    for (int i = 0; i < 4; i++)
-                        for (int j = 0; j < 4; j++) {
-                            int64_t y = ty * 4 + i, x = tx * 4 + j;
-                            o[i][j] = y < g->oh && x < g->ow
-                                          ? *(const v8 *)(plane + (y * g->ow + x) * 8)
-                                          : zero;
-                        }
-                    for (int j = 0; j < 4; j++) {
-                        for (int i = 0; i < 4; i++)
-                            col[i] = o[i][j];
-                        a6(col, r);
-                        for (int i = 0; i < 6; i++)
-                            tmp[i][j] = r[i];
-                    }
-                    for (int i = 0; i < 6; i++) {
-                        a6(tmp[i], r);
-                        for (int j = 0; j < 6; j++)
-                            *(v8 *)(row + (i * 6 + j) * xi_stride + kb * 8) = r[j];
-                    }
-                }
+                if (g->m == 2)
+                    grad_tile(g, ncb, dy, n, ty, tx, row, xi_stride, 2);
+                else
+                    grad_tile(g, ncb, dy, n, ty, tx, row, xi_stride, 4);
             }
 }
 
@@ -416,46 +523,59 @@ typedef struct epilogue {
     bool relu;
 } epilogue;
 
+/* One M x M tile (ty, tx) of image n's output, every channel block, from
+ * its row of m as A^T m A, then the epilogue; inlined with M constant. */
+WINO_TARGET __attribute__((always_inline)) static inline void
+output_tile(const geom *g, int64_t ncb, const float *row, int64_t xi_stride, int64_t n, int64_t ty,
+            int64_t tx, const epilogue *e, float *dst, const int M)
+{
+    int64_t chw = g->oh * g->ow * 8;
+    for (int64_t kb = 0; kb < ncb; kb++) {
+        size_t off = (size_t)((n * g->ocb + kb) * chw);
+        v8 bias = {0}, zero = {0}, in[6], r[4], tmp[4][6], col[4];
+        if (e->bias)
+            bias = *(const v8 *)(e->bias + kb * 8);
+        for (int i = 0; i < 6; i++) {
+            for (int j = 0; j < 6; j++)
+                in[j] = *(const v8 *)(row + (i * 6 + j) * xi_stride + kb * 8);
+            out_of_points(in, M, r);
+            for (int j = 0; j < M; j++)
+                tmp[j][i] = r[j];
+        }
+        for (int j = 0; j < M; j++) {
+            out_of_points(tmp[j], M, col);
+            for (int i = 0; i < M; i++) {
+                int64_t y = ty * M + i, x = tx * M + j;
+                if (y >= g->oh || x >= g->ow)
+                    continue;
+                size_t p = off + (size_t)((y * g->ow + x) * 8);
+                v8 out = col[i] + bias;
+                if (e->res)
+                    out += *(const v8 *)(e->res + p);
+                if (e->relu)
+                    out = (v8)((v8i)out & (out > zero));
+                *(v8 *)(dst + p) = out;
+            }
+        }
+    }
+}
+
 /* dst (nChw8c, co channels from the first of each image's g->ocb blocks,
  * oh x ow) = A^T m A per tile, then the epilogue (bias: those co
  * channels'; res: laid out as dst). */
 WINO_TARGET static void transform_outputs(const geom *g, int64_t co, const float *m,
                                           const tiles *t, const epilogue *e, float *dst)
 {
-    int64_t ncb = co / 8, xi_stride = t->count * co, chw = g->oh * g->ow * 8;
+    int64_t ncb = co / 8, xi_stride = t->count * co;
 WINO_PARALLEL2
     for (int64_t n = 0; n < g->n; n++)
         for (int64_t ty = 0; ty < t->th; ty++)
             for (int64_t tx = 0; tx < t->tw; tx++) {
                 const float *row = m + ((n * t->th + ty) * t->tw + tx) * co;
-                for (int64_t kb = 0; kb < ncb; kb++) {
-                    size_t off = (size_t)((n * g->ocb + kb) * chw);
-                    v8 bias = {0}, zero = {0}, in[6], r[4], tmp[4][6], col[4];
-                    if (e->bias)
-                        bias = *(const v8 *)(e->bias + kb * 8);
-                    for (int i = 0; i < 6; i++) {
-                        for (int j = 0; j < 6; j++)
-                            in[j] = *(const v8 *)(row + (i * 6 + j) * xi_stride + kb * 8);
-                        at4(in, r);
-                        for (int j = 0; j < 4; j++)
-                            tmp[j][i] = r[j];
-                    }
-                    for (int j = 0; j < 4; j++) {
-                        at4(tmp[j], col);
-                        for (int i = 0; i < 4; i++) {
-                            int64_t y = ty * 4 + i, x = tx * 4 + j;
-                            if (y >= g->oh || x >= g->ow)
-                                continue;
-                            size_t p = off + (size_t)((y * g->ow + x) * 8);
-                            v8 out = col[i] + bias;
-                            if (e->res)
-                                out += *(const v8 *)(e->res + p);
-                            if (e->relu)
-                                out = (v8)((v8i)out & (out > zero));
-                            *(v8 *)(dst + p) = out;
-                        }
-                    }
-                }
+                if (g->m == 2)
+                    output_tile(g, ncb, row, xi_stride, n, ty, tx, e, dst, 2);
+                else
+                    output_tile(g, ncb, row, xi_stride, n, ty, tx, e, dst, 4);
             }
 }
 

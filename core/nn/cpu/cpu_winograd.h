@@ -1,6 +1,7 @@
-/* Winograd F(4x4, 3x3) convolutions for the cpu backend: 3x3, stride 1,
- * pad 0, 1 or 2 (the same both ways), grouped or not (whole 8-channel
- * blocks a group), activations in oneDNN's nChw8c layout.  oneDNN 2.6
+/* Winograd F(4x4, 3x3) and F(2x2, 5x5) convolutions for the cpu backend:
+ * 3x3 or 5x5, stride 1, padded below the filter's size (the same both
+ * ways), grouped or not (whole 8-channel blocks a group), activations in
+ * oneDNN's nChw8c layout.  oneDNN 2.6
  * has Winograd kernels for AVX-512 only; on AVX2 its direct kernels do 4x
  * the multiplications of these (see docs/architecture.md). */
 #ifndef DLG_NN_CPU_WINOGRAD_H
@@ -12,17 +13,18 @@
 
 typedef struct wino_shape {
     int64_t n, c, k; /* batch, channels in, out */
-    int64_t h, w;    /* input planes; output planes h + 2 pad - 2 by w + 2 pad - 2 */
-    int64_t pad;     /* zeros around the input, 0-2 (the same on every side) */
+    int64_t h, w;    /* input planes; output planes h + 2 pad - (r - 1) by w + 2 pad - (r - 1) */
+    int64_t pad;     /* zeros around the input, 0 to r - 1 (the same on every side) */
     int64_t pass;    /* images per pass; 0: as many as keep the transformed
                       * tiles within 16 MiB (tests set it) */
     int64_t groups;  /* c and k split in this many (0 or 1: ungrouped) */
+    int64_t r;       /* the filter: r x r, 3 (or 0) by F(4x4, 3x3), 5 by F(2x2, 5x5) */
 } wino_shape;
 
 /* True when this machine and shape can run here (AVX2+FMA, each group's
- * channels in blocks of 8, pad 0-2, outputs not empty). */
+ * channels in blocks of 8, r 3 or 5, pad below r, outputs not empty). */
 bool wino_supported(const wino_shape *s);
-/* True when the batch has enough 4x4 output tiles for Winograd to beat
+/* True when the batch has enough output tiles for Winograd to beat
  * direct convolution (the measurements are beside the definition). */
 bool wino_pays(const wino_shape *s);
 /* The same when the filter is transformed once for many calls
@@ -37,7 +39,7 @@ size_t wino_filter_bytes(const wino_shape *s);
  * weights), in bytes. */
 size_t wino_ws_bytes(const wino_shape *s);
 
-/* Weights are in oneDNN's ABcd8b8a layout ([k/8][c/8][3][3][8 c][8 k]),
+/* Weights are in oneDNN's ABcd8b8a layout ([k/8][c/8][r][r][8 c][8 k]),
  * the one its AVX2 kernels pick for these shapes; grouped, gOIhw8i8o
  * (that layout per group of c/groups in, k/groups out, group after
  * group).
