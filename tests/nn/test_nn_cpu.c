@@ -329,38 +329,29 @@ static int wino_net(dlg_net *net)
     return dlg_max_pool(net, "p", dlg_relu(net, "r1", dlg_conv(net, "L", x, 64, 3, 1, 1, 1)), 2, 2, 0);
 }
 
-/* AlexNet's conv4 in small: a 3x3 layer in 2 groups of 64 channels, 40
- * tiles, each group on its own filter and channel blocks. */
-static int wino_group_net(dlg_net *net)
+/* AlexNet's grouped layers in small: a k x k layer (padded to keep the
+ * size) in 2 groups of 64 channels over 20x15, pooled as above. */
+static int grouped_pooled(dlg_net *net, int k)
 {
     int x = dlg_relu(net, "r0", dlg_conv(net, "c0", X(2, 8, 20, 15), 128, 1, 1, 0, 1));
-    return dlg_max_pool(net, "p", dlg_relu(net, "r1", dlg_conv(net, "L", x, 128, 3, 1, 1, 2)), 2, 2, 0);
+    return dlg_max_pool(net, "p", dlg_relu(net, "r1", dlg_conv(net, "L", x, 128, k, 1, (k - 1) / 2, 2)), 2, 2, 0);
 }
 
-/* The same in 2 groups, 16 tiles: an inference plan keeps both groups'
- * transformed filters. */
-static int small_tiles_groups(dlg_net *net)
+/* The same, one hw x hw image, as "c" before a 1x1 layer: few enough
+ * tiles that an inference plan keeps both groups' transformed filters. */
+static int grouped_kept(dlg_net *net, int hw, int k)
 {
-    int x = dlg_relu(net, "r0", dlg_conv(net, "c0", X(1, 8, 16, 16), 128, 1, 1, 0, 1));
-    x = dlg_relu(net, "r1", dlg_conv(net, "c", x, 128, 3, 1, 1, 2));
+    int x = dlg_relu(net, "r0", dlg_conv(net, "c0", X(1, 8, hw, hw), 128, 1, 1, 0, 1));
+    x = dlg_relu(net, "r1", dlg_conv(net, "c", x, 128, k, 1, (k - 1) / 2, 2));
     return dlg_conv(net, "L", x, 16, 1, 1, 0, 1);
 }
 
-/* AlexNet's conv2 in small: a 5x5 layer, pad 2, in 2 groups of 64
- * channels, 160 2x2 tiles: F(2x2,5x5). */
-static int wino5_net(dlg_net *net)
-{
-    int x = dlg_relu(net, "r0", dlg_conv(net, "c0", X(2, 8, 20, 15), 128, 1, 1, 0, 1));
-    return dlg_max_pool(net, "p", dlg_relu(net, "r1", dlg_conv(net, "L", x, 128, 5, 1, 2, 2)), 2, 2, 0);
-}
-
-/* The same at 36 tiles: an inference plan keeps its transformed filter. */
-static int small_tiles_5x5(dlg_net *net)
-{
-    int x = dlg_relu(net, "r0", dlg_conv(net, "c0", X(1, 8, 12, 12), 128, 1, 1, 0, 1));
-    x = dlg_relu(net, "r1", dlg_conv(net, "c", x, 128, 5, 1, 2, 2));
-    return dlg_conv(net, "L", x, 16, 1, 1, 0, 1);
-}
+/* conv4, conv5: 3x3, 40 4x4 tiles; kept at 16 tiles */
+static int wino_group_net(dlg_net *net) { return grouped_pooled(net, 3); }
+static int small_tiles_groups(dlg_net *net) { return grouped_kept(net, 16, 3); }
+/* conv2: 5x5 pad 2, 160 2x2 tiles by F(2x2,5x5); kept at 36 tiles */
+static int wino5_net(dlg_net *net) { return grouped_pooled(net, 5); }
+static int small_tiles_5x5(dlg_net *net) { return grouped_kept(net, 12, 5); }
 
 /* The same without padding (Inception's stem): 2 x 6 x 5 = 60 output
  * tiles of the 24x19 output; backward data pads dy by 2. */
