@@ -49,10 +49,9 @@ static bool wino_layouts(const dlg_layer *l, int kh, int kw)
 /* The Winograd kernels take 3x3 and 5x5 stride-1 layers padded alike on
  * every side, less than the filter (Inception's stem has pad 0), grouped
  * (AlexNet's conv2, 4 and 5) or not, with enough tiles to pay (wino_pays),
- * whose tensors are
- * all in the AVX2 layouts oneDNN chose here (nChw8c activations,
- * 8i8o-blocked weights), so no call reorders anything; the primitives stay
- * as the layout authority. */
+ * whose tensors are all in the AVX2 layouts oneDNN chose here (nChw8c
+ * activations, 8i8o-blocked weights), so no call reorders anything; the
+ * primitives stay as the layout authority. */
 static bool wino_fits(const dlg_layer *l, wino_shape *ws)
 {
     const dlg_conv_param *p = &l->p.conv;

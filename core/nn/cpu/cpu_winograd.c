@@ -6,8 +6,8 @@
  * so 36 multiplies per (tile, c, k) instead of 144.  With the points kept,
  * B^T is kept too: G's row for point p is s_p (1, p, p^2, ...) and A^T's
  * column (1, p, p^2, ...)^T, so a 2x2 tile of a 5x5 filter takes G's rows
- * to p^4 and A^T's to p^1 (36 multiplies instead of 100).  Over a batch this is
- * 36 independent matrix products V[xi] (tiles x c) * U[xi] (c x k), run by
+ * to p^4 and A^T's to p^1 (36 multiplies instead of 100).  Over a batch
+ * this is 36 independent matrix products V[xi] (tiles x c) * U[xi] (c x k), run by
  * oneDNN's sgemm; the transforms around them work on 8 channels at once,
  * which is exactly one nChw8c pixel.
  *
@@ -42,8 +42,8 @@ typedef int32_t v8i __attribute__((vector_size(32)));
 
 /* One convolution the kernels run: forward, or backward data as the
  * forward of dy with the rotated filter.  Input planes ih x iw, output
- * planes oh x ow = ih + 2 pad - 2 (stride 1); the 6x6 input tile of output
- * tile (ty, tx) starts at (4 ty - pad, 4 tx - pad).  icb, ocb: channel
+ * planes oh x ow = ih + 2 pad - (r - 1) (stride 1); the 6x6 input tile of
+ * output tile (ty, tx) starts at (m ty - pad, m tx - pad).  icb, ocb: channel
  * blocks an input and an output image has (all groups'), which set how
  * far apart the images lie. */
 typedef struct geom {
@@ -108,8 +108,9 @@ bool wino_supported(const wino_shape *s)
     __builtin_cpu_init();
     int64_t g = groups_of(s);
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && s->c % g == 0 &&
-           s->k % g == 0 && group_c(s) % 8 == 0 && group_k(s) % 8 == 0 && (s->r == 0 || s->r == 3 || s->r == 5) &&
-           s->pad >= 0 && s->pad < filter_r(s) && out_size(s, s->h) > 0 && out_size(s, s->w) > 0 && s->n > 0;
+           s->k % g == 0 && group_c(s) % 8 == 0 && group_k(s) % 8 == 0 &&
+           (s->r == 0 || s->r == 3 || s->r == 5) && s->pad >= 0 && s->pad < filter_r(s) &&
+           out_size(s, s->h) > 0 && out_size(s, s->w) > 0 && s->n > 0;
 }
 
 /* Each call transforms the filter anew (training changes it every step):
