@@ -18,6 +18,6 @@ rows() { # script shapes want-rows
   [ "$got" = "$3" ] || { echo "FAIL: $1 printed $got rows, want $3"; cat "$out"; exit 1; }
   echo "ok: $1 printed $got rows"
 }
-rows winograd-vs-onednn.sh "2:16:10 2:16:9:24:1x7" 6
-KEPT=1 rows winograd-vs-onednn.sh "2:16:10" 1 # forward with the filter kept
+rows winograd-vs-onednn.sh "2:16:10 2:16:9:24:1x7 2:16:9:24:5x5" 9
+KEPT=1 rows winograd-vs-onednn.sh "2:16:10 2:16:9:24:5x5" 2 # forward with the filter kept
 rows strided-vs-onednn.sh "2:16:14:24:1 2:16:14:16:0:1" 2

@@ -215,6 +215,12 @@ static void test_pays(void **st)
     /* 64 channels in 4 groups of 16: too few a group */
     assert_false(wino_pays(&(wino_shape){16, 64, 64, 56, 56, 1, 0, 4, 3}));
     assert_false(wino_supported(&(wino_shape){1, 16, 16, 4, 4, 1, 0, 4, 3})); /* groups of 4 */
+    /* 5x5: GoogLeNet's inception_3b (32 -> 96 at 28x28) pays, 3a (16 -> 32)
+     * does not; AlexNet's conv2 (2 groups of 48 -> 128) does */
+    assert_true(wino_pays(&(wino_shape){16, 32, 96, 28, 28, 2, 0, 1, 5}));
+    assert_false(wino_pays(&(wino_shape){16, 16, 32, 28, 28, 2, 0, 1, 5}));
+    assert_true(wino_pays(&(wino_shape){16, 96, 256, 27, 27, 2, 0, 2, 5}));
+    assert_false(wino_pays(&(wino_shape){16, 32, 96, 28, 28, 1, 0, 1, 3})); /* 3x3 keeps 32 */
     assert_int_equal(wino_filter_bytes(&(wino_shape){1, 16, 32, 4, 4, 1, 0, 2, 3}), 36 * 2 * (8 * 16) * 4);
 }
 

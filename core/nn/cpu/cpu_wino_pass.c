@@ -12,9 +12,11 @@
 
 bool wino_channels_pay(int64_t c, int64_t k) { return c * k >= 32 * (c + k); }
 
+bool wino_items_pay(int64_t items) { return items >= 32; }
+
 bool wino_batch_pays(int64_t items, int64_t c, int64_t k)
 {
-    return items >= 32 && wino_channels_pay(c, k);
+    return wino_items_pay(items) && wino_channels_pay(c, k);
 }
 
 int64_t wino_pass_images(int64_t n, int64_t pass, size_t per_image)

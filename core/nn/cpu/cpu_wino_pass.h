@@ -15,6 +15,8 @@
 bool wino_batch_pays(int64_t items, int64_t c, int64_t k);
 /* Its channel half: c k / (c + k) >= 32. */
 bool wino_channels_pay(int64_t c, int64_t k);
+/* Its item half: 32 or more. */
+bool wino_items_pay(int64_t items);
 /* Images per pass over a batch of n: `pass` when set (tests), else as
  * many as keep `per_image` bytes of transformed data each within 16 MiB,
  * balanced over the passes. */

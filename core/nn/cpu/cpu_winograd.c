@@ -124,11 +124,26 @@ bool wino_supported(const wino_shape *s)
  * multiply-adds: with few channels the transforms' memory traffic eats
  * the saving.  Same script: c = k = 32 (Inception's stem 2a) 0.84-0.89x,
  * c = 32, k = 64 (2b) 0.78-1.15x, c = k = 64 1.5-1.8x, c = 64, k = 96
- * 1.4-2.8x; so the bound c k / (c + k) >= 32, per group. */
+ * 1.4-2.8x; so the bound c k / (c + k) >= 32, per group.
+ *
+ * F(2x2,5x5) replaces 100 multiplies of oneDNN's direct 5x5 kernel per
+ * tile and channel pair, where that kernel runs further from its peak on
+ * few channels: the same script at batch 16, forward + backward data +
+ * backward filter summed, direct against Winograd: GoogLeNet's
+ * inception_3b 5x5 (c = 32, k = 96, 28x28; c k / (c + k) = 24) 44.4
+ * against 28.2 ms, 4e (32 -> 128 at 14x14) 12.0 against 12.3, 4d (32 ->
+ * 64) 7.1 against 6.3, but 3a (16 -> 32 at 28x28) 7.2 against 8.6; so 24
+ * for 5x5. */
+static bool channels_pay(const wino_shape *s)
+{
+    int64_t c = group_c(s), k = group_k(s);
+    return filter_r(s) == 5 ? c * k >= 24 * (c + k) : wino_channels_pay(c, k);
+}
+
 bool wino_pays(const wino_shape *s)
 {
     geom f = forward_geom(s, s->n);
-    return wino_batch_pays(tiles_of(&f).count, group_c(s), group_k(s));
+    return wino_items_pay(tiles_of(&f).count) && channels_pay(s);
 }
 
 /* With the filter transformed once (inference, wino_forward_transformed;
@@ -141,7 +156,7 @@ bool wino_cached_pays(const wino_shape *s)
 {
     geom f = forward_geom(s, s->n);
     int64_t t = tiles_of(&f).count;
-    return t >= 16 && wino_channels_pay(group_c(s), group_k(s));
+    return t >= 16 && channels_pay(s);
 }
 
 /* Below 64 tiles the per-call filter transform is a large share of the

@@ -40,13 +40,14 @@ static const dlg_option conv_options[] = {
                 "which pass one step runs", 0},
     [C_ALGO] = {"algo", DLG_OPT_ENUM, "direct", NULL, NULL, "direct|winograd|gemm",
                 "direct: oneDNN's kernels; winograd: the engine's kernels, whatever the tile "
-                "count: F(4x4,3x3) for 3x3 (pad 0-2 alike), F(3,7) / F(4,3) for 1x7, 7x1, "
+                "count: F(4x4,3x3) for 3x3 (pad 0-2 alike), F(2x2,5x5) for 5x5 (pad 0-4 alike), "
+                "F(3,7) / F(4,3) for 1x7, 7x1, "
                 "1x3, 3x1 (padded along the filter only); stride 1, channels in multiples of "
                 "8, AVX2; gemm: the engine's im2col + sgemm backward filter (pass = bwd_filter; "
                 "any stride, pad alike), whatever the size",
                 0},
     [C_KEPT] = {"kept_filter", DLG_OPT_BOOL, "false", NULL, NULL, NULL,
-                "algo = winograd, pass = fwd, 3x3: transform the filter once at setup, as an "
+                "algo = winograd, pass = fwd, 3x3 or 5x5: transform the filter once at setup, as an "
                 "inference plan does for layers with few tiles (false: every step, as training "
                 "does)",
                 0},
@@ -234,16 +235,17 @@ static int create(conv *c, const dlg_value *o)
     return rc;
 }
 
-/* The shape as the Winograd kernels see it: 2-d (3x3, pad alike) or 1-d
- * (1 x r, r x 1 padded along the filter); false if neither takes it. */
+/* The shape as the Winograd kernels see it: 2-d (3x3 or 5x5, pad alike,
+ * below the filter) or 1-d (1 x r, r x 1 padded along the filter); false
+ * if neither takes it. */
 static bool wino_shape_of(conv *c, const dlg_value *o)
 {
     int64_t r = o[C_R].i, s = o[C_S].i, ph = pad_of(o, C_PAD_H), pw = pad_of(o, C_PAD_W);
     if (o[C_STRIDE].i != 1)
         return false;
-    if (r == 3 && s == 3 && ph == pw && ph <= 2) {
+    if ((r == 3 || r == 5) && s == r && ph == pw && ph < r) {
         c->shape = (wino_shape){.n = o[C_N].i, .c = o[C_C].i, .k = o[C_K].i, .h = o[C_H].i,
-                                .w = o[C_W].i, .pad = ph};
+                                .w = o[C_W].i, .pad = ph, .r = r};
         return true;
     }
     bool along_w = r == 1 && ph == 0, along_h = s == 1 && pw == 0;
@@ -285,8 +287,8 @@ static int create_wino(conv *c, const dlg_value *o)
     (void)wino_shape_of(c, o); /* it takes this shape: conv_opts_check */
     if (c->one_d ? !wino1d_supported(&c->shape1d) : !wino_supported(&c->shape))
         return h->error(h, DLG_ENOTSUP,
-                        "algo = winograd needs AVX2 with FMA, c and k in multiples of 8, r 3 or "
-                        "7 and a non-empty output (c = %lld, k = %lld, r = %lld, s = %lld, h = "
+                        "algo = winograd needs AVX2 with FMA, c and k in multiples of 8, r 3, 5 "
+                        "or 7 and a non-empty output (c = %lld, k = %lld, r = %lld, s = %lld, h = "
                         "%lld, w = %lld)",
                         (long long)o[C_C].i, (long long)o[C_K].i, (long long)r, (long long)s,
                         (long long)o[C_H].i, (long long)o[C_W].i);
@@ -334,13 +336,13 @@ static int conv_opts_check(const dlg_host *h, const dlg_value *o)
     int64_t ph = pad_of(o, C_PAD_H), pw = pad_of(o, C_PAD_W);
     if (o[C_ALGO].i == 1 && !wino_shape_of(&shape, o))
         return h->error(h, DLG_EINVAL,
-                        "algo = winograd: takes stride 1 and 3x3 filters padded alike (0-2) or "
-                        "1 x r, r x 1 padded along the filter only (got r = %lld, s = %lld, "
+                        "algo = winograd: takes stride 1 and 3x3 or 5x5 filters padded alike "
+                        "(less than the filter) or 1 x r, r x 1 padded along the filter only (got r = %lld, s = %lld, "
                         "stride %lld, pad %lld, %lld)",
                         (long long)o[C_R].i, (long long)o[C_S].i, (long long)o[C_STRIDE].i, (long long)ph,
                         (long long)pw);
     if (o[C_ALGO].i == 1 && o[C_KEPT].i && (shape.one_d || o[C_PASS].i != 0))
-        return h->error(h, DLG_EINVAL, "kept_filter = true takes a 3x3 filter and pass = fwd");
+        return h->error(h, DLG_EINVAL, "kept_filter = true takes a 3x3 or 5x5 filter and pass = fwd");
     if (o[C_ALGO].i == 2 && o[C_PASS].i != 2)
         return h->error(h, DLG_EINVAL,
                         "algo = gemm runs pass = bwd_filter only (forward and backward data stay "
