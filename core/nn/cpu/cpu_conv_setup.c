@@ -56,9 +56,9 @@ static bool wino_fits(const dlg_layer *l, wino_shape *ws)
 {
     const dlg_conv_param *p = &l->p.conv;
     const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
-    if ((p->kh != 3 && p->kh != 5) || p->kw != p->kh || p->sh != 1 || p->sw != 1 || p->dh != 1 ||
-        p->dw != 1 || p->ph != p->pw || p->ph >= p->kh || y->d[2] != x->d[2] + 2 * p->ph - (p->kh - 1) ||
-        y->d[3] != x->d[3] + 2 * p->pw - (p->kw - 1))
+    /* the filter sizes and pads the kernels take: wino_supported */
+    if (p->kw != p->kh || p->sh != 1 || p->sw != 1 || p->dh != 1 || p->dw != 1 || p->ph != p->pw ||
+        y->d[2] != x->d[2] + 2 * p->ph - (p->kh - 1) || y->d[3] != x->d[3] + 2 * p->pw - (p->kw - 1))
         return false;
     *ws = (wino_shape){.n = x->d[0], .c = x->d[1], .k = y->d[1], .h = x->d[2], .w = x->d[3],
                        .pad = p->ph, .groups = p->groups, .r = p->kh};
