@@ -131,6 +131,32 @@ dlg_half *dlg_half_dy(const dlg_layer *l, const dlg_half_io *io, int t)
 }
 
 /* ---- layers whose state is only the staging ------------------------------------ */
+void dlg_half_shadow_init(dlg_half_shadow *s, const dlg_layer *l)
+{
+    s->l = *l;
+    s->b = *l->bottom[0];
+    s->t = *l->top[0];
+    s->b.layout = s->t.layout = NULL;
+    s->b.opaque_ok = s->t.opaque_ok = false;
+    s->pb = &s->b;
+    s->pt = &s->t;
+    s->l.bottom = &s->pb;
+    s->l.top = &s->pt;
+    s->l.nbottom = s->l.ntop = 1;
+}
+
+float *dlg_half_shadow_bind(dlg_half_shadow *s, const dlg_layer *l, void *ws, float *x)
+{
+    int64_t n = l->bottom[0]->count;
+    s->l.ws = ws;
+    s->l.train = l->train;
+    s->b.data = x;
+    s->t.data = x + n;
+    s->t.diff = x + 2 * n;
+    s->b.diff = x + 3 * n;
+    return x;
+}
+
 static void io_destroy(void *ctx, void *vs)
 {
     if (!vs)

@@ -65,6 +65,21 @@ dlg_half *dlg_half_dx(const dlg_layer *l, const dlg_half_io *io, int j);
 dlg_half *dlg_half_y(const dlg_layer *l, const dlg_half_io *io, int t);
 dlg_half *dlg_half_dy(const dlg_layer *l, const dlg_half_io *io, int t);
 
+/* An fp32 kernel behind a half face (LRN, softmax, batch norm's F32
+ * tier): a shadow of the layer with one bottom and one top, fp32 NCHW
+ * copies the caller stages in scratch.  The struct points into itself:
+ * keep it where it was initialised. */
+typedef struct dlg_half_shadow {
+    dlg_layer l;
+    dlg_tensor b, t;
+    dlg_tensor *pb, *pt;
+} dlg_half_shadow;
+
+void dlg_half_shadow_init(dlg_half_shadow *s, const dlg_layer *l);
+/* Point the shadow at this call: ws for the inner kernel, x for its four
+ * copies of n elements each (x, y, dy, dx); returns x. */
+float *dlg_half_shadow_bind(dlg_half_shadow *s, const dlg_layer *l, void *ws, float *x);
+
 int dlg_cuda_half_read(void *ctx, const dlg_tensor *t, const void *mem, float *host);
 int dlg_cuda_half_write(void *ctx, const dlg_tensor *t, void *mem, const float *host);
 

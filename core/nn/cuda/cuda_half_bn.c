@@ -41,9 +41,7 @@ typedef struct bn_state {
      * first call), so the other tiers do not reserve 16 bytes an element */
     void *f32_mem;
     bool f32_in_ws; /* F32 was the first tier: the net's workspace holds it */
-    dlg_layer sh;
-    dlg_tensor tb, tt;
-    dlg_tensor *pb, *pt;
+    dlg_half_shadow sh;
     cudnnTensorDescriptor_t bx, bp; /* half data in the context's order; fp32 params */
     cudnnActivationDescriptor_t act; /* ReLU for BN_ACTIVATION */
     dlg_bn_tier tier;
@@ -137,21 +135,12 @@ static int bn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, cha
     bn_state *s = calloc(1, sizeof *s);
     if (!s)
         return -DLG_ENOMEM;
-    s->sh = *l;
-    s->sh.p.bn.relu = false; /* applied here, around the fp32 kernel */
-    s->tb = *l->bottom[0];
-    s->tt = *l->top[0];
-    s->tb.layout = s->tt.layout = NULL;
-    s->tb.opaque_ok = s->tt.opaque_ok = false;
-    s->pb = &s->tb;
-    s->pt = &s->tt;
-    s->sh.bottom = &s->pb;
-    s->sh.top = &s->pt;
-    s->sh.nbottom = s->sh.ntop = 1;
+    dlg_half_shadow_init(&s->sh, l);
+    s->sh.l.p.bn.relu = false; /* applied here, around the fp32 kernel */
     size_t iws = 0;
     int rc = dlg_half_io_setup(ctx, l, &s->io, 0, true, err, errlen);
     if (!rc)
-        rc = dlg_cuda_bn.setup(ctx, &s->sh, &s->inner_state, &iws, err, errlen);
+        rc = dlg_cuda_bn.setup(ctx, &s->sh.l, &s->inner_state, &iws, err, errlen);
     if (!rc)
         rc = bn_paths(ctx, l, s, err, errlen);
     if (rc < 0) {
@@ -277,14 +266,7 @@ static float *f32_bind(bn_state *s, dlg_layer *l)
         }
         base = s->f32_mem;
     }
-    float *x = (float *)((char *)base + s->inner_ws);
-    s->sh.ws = base;
-    s->sh.train = l->train;
-    s->tb.data = x;
-    s->tt.data = x + n;
-    s->tt.diff = x + 2 * n;
-    s->tb.diff = x + 3 * n;
-    return x;
+    return dlg_half_shadow_bind(&s->sh, l, base, (float *)((char *)base + s->inner_ws));
 }
 
 static int fwd_f32(dlg_cuda_ctx *c, dlg_layer *l, bn_state *s)
@@ -296,7 +278,7 @@ static int fwd_f32(dlg_cuda_ctx *c, dlg_layer *l, bn_state *s)
     const dlg_shape *sh = &l->bottom[0]->shape;
     int rc = dlg_half_to_f32(c, sh, dlg_half_x(l, &s->io, 0), x);
     if (!rc)
-        rc = dlg_cuda_bn.forward(c, &s->sh, s->inner_state);
+        rc = dlg_cuda_bn.forward(c, &s->sh.l, s->inner_state);
     if (!rc && l->p.bn.relu)
         rc = K(dlg_cuk_relu_fwd(c->stream, x + n, x + n, n));
     return rc ? rc : dlg_half_from_f32(c, sh, x + n, dlg_half_y(l, &s->io, 0));
@@ -318,7 +300,7 @@ static int bwd_f32(dlg_cuda_ctx *c, dlg_layer *l, bn_state *s)
             rc = K(dlg_cuk_relu_bwd(c->stream, x + n, x + 2 * n, x + 2 * n, n));
     }
     if (!rc)
-        rc = dlg_cuda_bn.backward(c, &s->sh, s->inner_state);
+        rc = dlg_cuda_bn.backward(c, &s->sh.l, s->inner_state);
     if (!rc && l->prop_down[0])
         rc = dlg_half_from_f32(c, sh, x + 3 * n, dlg_half_dx(l, &s->io, 0));
     return rc;

@@ -13,9 +13,7 @@ typedef struct staged_state {
     const dlg_kernels *inner;
     void *inner_state;
     size_t inner_ws; /* rounded up; the copies follow it */
-    dlg_layer sh;
-    dlg_tensor tb, tt;
-    dlg_tensor *pb, *pt;
+    dlg_half_shadow sh;
 } staged_state;
 
 static void staged_destroy(void *ctx, void *vs)
@@ -36,16 +34,7 @@ static int staged_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws,
     if (!s)
         return -DLG_ENOMEM;
     s->inner = l->type == DLG_L_LRN ? &dlg_cuda_lrn : &dlg_cuda_softmax;
-    s->sh = *l;
-    s->tb = *l->bottom[0];
-    s->tt = *l->top[0];
-    s->tb.layout = s->tt.layout = NULL;
-    s->tb.opaque_ok = s->tt.opaque_ok = false;
-    s->pb = &s->tb;
-    s->pt = &s->tt;
-    s->sh.bottom = &s->pb;
-    s->sh.top = &s->pt;
-    s->sh.nbottom = s->sh.ntop = 1;
+    dlg_half_shadow_init(&s->sh, l);
     size_t iws = 0;
     /* the fp32 layer takes cuDNN descriptors: refuse a tensor past them
      * before its half staging buffers are allocated (GiBs for such tensors) */
@@ -55,7 +44,7 @@ static int staged_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws,
     if (!rc)
         rc = dlg_half_io_setup(ctx, l, &s->io, 0, true, err, errlen);
     if (!rc)
-        rc = s->inner->setup(ctx, &s->sh, &s->inner_state, &iws, err, errlen);
+        rc = s->inner->setup(ctx, &s->sh.l, &s->inner_state, &iws, err, errlen);
     if (rc < 0) {
         staged_destroy(ctx, s);
         return rc;
@@ -70,15 +59,7 @@ static int staged_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws,
 /* point the shadow tensors at this call's workspace */
 static float *staged_bind(staged_state *s, dlg_layer *l)
 {
-    float *x = (float *)((char *)l->ws + s->inner_ws);
-    int64_t n = l->bottom[0]->count;
-    s->sh.ws = l->ws;
-    s->sh.train = l->train;
-    s->tb.data = x;
-    s->tt.data = x + n;
-    s->tt.diff = x + 2 * n;
-    s->tb.diff = x + 3 * n;
-    return x;
+    return dlg_half_shadow_bind(&s->sh, l, l->ws, (float *)((char *)l->ws + s->inner_ws));
 }
 
 /* the fp32 copies are NCHW (the cuDNN calls use NCHW float descriptors);
@@ -94,7 +75,7 @@ static int staged_forward(void *ctx, dlg_layer *l, void *vs)
     if (!rc)
         rc = dlg_half_to_f32(c, sx, dlg_half_x(l, &s->io, 0), x);
     if (!rc)
-        rc = s->inner->forward(ctx, &s->sh, s->inner_state);
+        rc = s->inner->forward(ctx, &s->sh.l, s->inner_state);
     if (!rc)
         rc = dlg_half_from_f32(c, sy, x + n, dlg_half_y(l, &s->io, 0));
     return rc ? rc : dlg_half_post_fwd(c, l, &s->io);
@@ -115,7 +96,7 @@ static int staged_backward(void *ctx, dlg_layer *l, void *vs)
     if (!rc)
         rc = dlg_half_to_f32(c, sy, dlg_half_dy(l, &s->io, 0), x + 2 * n);
     if (!rc)
-        rc = s->inner->backward(ctx, &s->sh, s->inner_state);
+        rc = s->inner->backward(ctx, &s->sh.l, s->inner_state);
     if (!rc && l->prop_down[0])
         rc = dlg_half_from_f32(c, sx, x + 3 * n, dlg_half_dx(l, &s->io, 0));
     return rc ? rc : dlg_half_post_bwd(c, l, &s->io);
