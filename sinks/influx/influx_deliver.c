@@ -209,15 +209,33 @@ static bool says_partial(const char *err)
     return p && (!quote || p < quote);
 }
 
+/* Where the text after InfluxDB's last quoted line starts: past that
+ * line's closing "': ", or NULL where the text ends inside the quote (a
+ * line with a NUL byte ends the text there). */
+static const char *after_quotes(const char *err)
+{
+    static const char lead[] = "unable to parse '";
+    const char *last = NULL;
+    for (const char *p = err; (p = strstr(p, lead)); p++)
+        last = p;
+    if (!last)
+        return err;
+    const char *close = strstr(last + sizeof lead - 1, "': ");
+    return close ? close + 3 : NULL;
+}
+
 /* Whether InfluxDB says it dropped all n points ("dropped=N" ends its
  * partial-write text): then it stored none, "partial write" or not.  Only
- * a count that ends the text is InfluxDB's: a quoted line may hold the
- * words, and its quote and reason follow them (taking such a line's
- * "dropped=2i" for the count sent the stored points again). */
+ * a count that ends the text, after the last quoted line, is InfluxDB's:
+ * a quoted line may hold the words (taking such a line's "dropped=2i" for
+ * the count sent the stored points again, and so did a "dropped=4" left
+ * at the end where a NUL in the line cut the text inside its quote). */
 static bool dropped_all(const char *err, size_t n)
 {
-    const char *last = NULL;
-    for (const char *p = err; (p = strstr(p, "dropped=")); p++)
+    const char *from = after_quotes(err), *last = NULL;
+    if (!from)
+        return false;
+    for (const char *p = from; (p = strstr(p, "dropped=")); p++)
         last = p;
     const char *digits = last ? last + 8 : NULL;
     if (!digits || *digits < '0' || *digits > '9')
