@@ -94,40 +94,43 @@ static int parse_entry(const char *line, dlg_algo_entry *e, char *err, size_t er
     return -DLG_ECORRUPT;
 }
 
+/* Lines are read whole (getline): a line longer than a buffer must not
+ * be read as two, the second named by a line number the file lacks. */
 int dlg_algo_cache_load(dlg_algo_cache *c, const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
     if (!f)
         return 0; /* first run: nothing cached yet */
-    char line[512], tag[128];
+    char *line = NULL, tag[128];
+    size_t cap = 0;
     int rc = 0, ver = 0, lineno = 1;
-    if (!fgets(line, sizeof line, f)) {
+    if (getline(&line, &cap, f) < 0) {
+        free(line);
         fclose(f);
         return 0; /* empty: made ahead of the first run */
     }
     if (sscanf(line, "dlgauge-algo-cache %d %127s", &ver, tag) != 2 || ver != 1) {
         snprintf(err, errlen, "%s:1: not a dlgauge algorithm cache (version 1)", path);
-        fclose(f);
-        return -DLG_ECORRUPT;
-    }
-    if (strcmp(tag, c->tag) != 0) {
-        fclose(f);
-        return 0; /* another GPU or cuDNN: search again, overwrite on save */
-    }
-    while (fgets(line, sizeof line, f)) {
-        dlg_algo_entry e;
-        char why[200];
-        lineno++;
-        if ((rc = parse_entry(line, &e, why, sizeof why)) < 0) {
-            snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
-            break;
+        rc = -DLG_ECORRUPT;
+    } else if (strcmp(tag, c->tag) != 0) {
+        rc = 0; /* another GPU or cuDNN: search again, overwrite on save */
+    } else {
+        while (getline(&line, &cap, f) >= 0) {
+            dlg_algo_entry e;
+            char why[200];
+            lineno++;
+            if ((rc = parse_entry(line, &e, why, sizeof why)) < 0) {
+                snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
+                break;
+            }
+            if ((rc = dlg_algo_cache_put(c, e.key, e.algo, e.math, e.ws)) < 0) {
+                snprintf(err, errlen, "%s:%d: cannot keep entry '%s'", path, lineno, e.key);
+                break;
+            }
         }
-        if ((rc = dlg_algo_cache_put(c, e.key, e.algo, e.math, e.ws)) < 0) {
-            snprintf(err, errlen, "%s:%d: cannot keep entry '%s'", path, lineno, e.key);
-            break;
-        }
+        c->dirty = false;
     }
-    c->dirty = false;
+    free(line);
     fclose(f);
     return rc;
 }
