@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets (core/data formats, JPEG and mean files,
 # config values and the INI loader, the run journal, disk profiles, results
 # files, instance catalogs, the LM corpus, the InfluxDB spool, the CUDA
-# algorithm cache file) with clang and runs each one.
+# algorithm cache file, the tuning record) with clang and runs each one.
 #   run-fuzzers.sh [seconds-per-target] [work-dir] [target...]
 # Seeds come from tests/fuzz/corpus/<target>/ and tests/fuzz/crashes/<target>/;
 # new inputs go to <work-dir>/corpus-<target>/, crashes to
@@ -17,7 +17,7 @@ secs=${1:-5}
 work=${2:-$root/build-fuzz}
 shift $(( $# > 2 ? 2 : $# ))
 targets=${*:-recordio idx datum listfile units jpeg throttle_profile config report binaryproto journal
-             catalog disks lm_corpus influx_spool algo_cache}
+             catalog disks lm_corpus influx_spool algo_cache tune}
 cc=${CLANG:-/usr/bin/clang}
 data=$root/core/data
 rt=$root/core/runtime
@@ -79,6 +79,10 @@ for t in $targets; do
     algo_cache) # the CUDA backend's algorithm cache file (host code)
         cu=$root/core/nn/cuda
         "$cc" $flags -I"$cu" -I"$root/include" "$here/fuzz_$t.c" "$cu/cuda_algo_cache.c" -o "$work/fuzz_$t" ;;
+    tune) # the host's tuning record
+        nn=$root/core/nn
+        "$cc" $flags -I"$nn" -I"$root/include" "$here/fuzz_$t.c" "$nn/tune.c" "$nn/peak.c" -lm -lpthread \
+            -o "$work/fuzz_$t" ;;
     influx_spool) # the spool replay with a stand-in for HTTP and a 64-byte window
         ifx=$root/sinks/influx
         "$cc" $flags -DSPOOL_WINDOW=64 -I"$ifx" -I"$root/sinks/common" -I"$root/include" "$here/fuzz_$t.c" \
