@@ -1,5 +1,6 @@
-/* cpu_maxpool (core/nn/cpu/cpu_maxpool.c), max pooling over cpu-bf16's
- * nhwc bf16 and the cpu backend's nChw16c fp32 activations, bit for bit
+/* cpu_maxpool (core/nn/cpu/cpu_maxpool.c, cpu_maxpool_avx2.c), max pooling
+ * over cpu-bf16's nhwc bf16 and the cpu backend's nChw16c (AVX-512) and
+ * nChw8c (AVX2) fp32 activations, bit for bit
  * against a scalar reference with Caffe's windows and first-maximum rule:
  * y, and dx as the fp32 sum of dy over the outputs whose maximum each
  * input is, in ascending output order (bf16: rounded once).  Inputs take 16 values only, so windows hold ties;
@@ -8,7 +9,8 @@
  * inception pools), Caffe's ceil mode (a last window cut short by the
  * input's edge), 2x2 windows, channel counts with a tail (24, 40) and
  * past one register block (200: 8 vectors, then 5 with a tail; fp32
- * 208). */
+ * 208; nChw8c 200: 25 vectors, sweeps of 6 then 1).  Each layout runs
+ * where the CPU has its kernels. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -39,7 +41,8 @@ static int64_t at(cpu_pool_layout layout, int64_t C, int64_t H, int64_t W, int64
 {
     if (layout == CPU_POOL_BF16_NHWC)
         return ((n * H + h) * W + w) * C + c;
-    return ((n * (C / 16) + c / 16) * H + h) * W * 16 + w * 16 + c % 16;
+    int64_t b = layout == CPU_POOL_F32_NCHW8C ? 8 : 16;
+    return ((n * (C / b) + c / b) * H + h) * W * b + w * b + c % b;
 }
 
 /* Values of the layout's type, as float and back. */
@@ -104,7 +107,9 @@ static void check(cpu_pool_layout layout, int64_t N, int64_t C, int64_t H, int64
     }
     printf("  %s %lldx%lldx%lldx%lld, %dx%d stride %d pad %d -> %lldx%lld: %lld bad y, %lld bad dx; %lld windows "
            "with ties\n",
-           layout == CPU_POOL_BF16_NHWC ? "bf16 nhwc" : "fp32 nChw16c", (long long)N, (long long)H, (long long)W,
+           layout == CPU_POOL_BF16_NHWC     ? "bf16 nhwc"
+           : layout == CPU_POOL_F32_NCHW16C ? "fp32 nChw16c"
+                                            : "fp32 nChw8c", (long long)N, (long long)H, (long long)W,
            (long long)C, k, k, s, p, (long long)ps.OH, (long long)ps.OW, (long long)bad_y, (long long)bad_dx,
            (long long)ties);
     assert_int_equal(bad_y, 0);
@@ -115,11 +120,25 @@ static void check(cpu_pool_layout layout, int64_t N, int64_t C, int64_t H, int64
 
 static void test_maxpool(void **st)
 {
-    if (!cpu_maxpool_supported()) {
-        printf("  no AVX-512 BW/VL/DQ here: the kernels do not run, nothing to check\n");
+    const cpu_pool_layout b = CPU_POOL_BF16_NHWC, f = CPU_POOL_F32_NCHW16C, e = CPU_POOL_F32_NCHW8C;
+    if (!cpu_maxpool_supported(f) && !cpu_maxpool_supported(e)) {
+        printf("  neither AVX2 nor AVX-512 here: the kernels do not run, nothing to check\n");
         skip(); /* reported as skipped, not passed */
     }
-    const cpu_pool_layout b = CPU_POOL_BF16_NHWC, f = CPU_POOL_F32_NCHW16C;
+    if (cpu_maxpool_supported(e)) {
+        check(e, 2, 64, 15, 15, 3, 2, 0); /* fp32 8-channel blocks (AVX2), the same cases */
+        check(e, 2, 40, 14, 14, 3, 2, 0);
+        check(e, 3, 24, 9, 11, 3, 1, 1);
+        check(e, 1, 200, 7, 7, 3, 1, 1); /* 25 blocks: sweeps of 6, then 1 */
+        check(e, 2, 32, 10, 10, 2, 2, 0);
+        check(e, 1, 8, 8, 8, 3, 2, 1);
+    } else {
+        printf("  no AVX2 here: nChw8c not checked\n");
+    }
+    if (!cpu_maxpool_supported(f)) {
+        printf("  no AVX-512 BW/VL/DQ here: bf16 nhwc and fp32 nChw16c not checked\n");
+        return;
+    }
     check(b, 2, 64, 15, 15, 3, 2, 0); /* 7x7 windows of 3 */
     check(b, 2, 40, 14, 14, 3, 2, 0); /* ceil mode: the last window holds 2 columns */
     check(b, 3, 24, 9, 11, 3, 1, 1);  /* padding: edge windows of 2x2 and 2x3 */

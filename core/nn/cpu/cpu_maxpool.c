@@ -1,33 +1,12 @@
-/* Max pooling over nhwc bf16 or nChw16c fp32 activations (cpu_maxpool.h).
+/* Max pooling over nhwc bf16 or nChw16c fp32 activations (cpu_maxpool.h),
+ * and the dispatch to cpu_maxpool_avx2.c for nChw8c.
  * Threads take whole output rows forward and whole input rows backward,
  * so every value is written once and nothing is zeroed first. */
-#include "cpu_maxpool.h"
+#include "cpu_maxpool_rows.h"
 
 #include "cpu_bf16_simd.h"
 
 #include <stdbool.h>
-
-#define NO_MAX 255 /* an empty window's position: no input gets its gradient */
-
-/* The window along one axis: [*lo, *hi) clipped to the input, a its start. */
-static void window(int64_t o, int k, int s, int pad, int64_t in, int64_t *a, int64_t *lo, int64_t *hi)
-{
-    *a = o * s - pad;
-    *lo = *a < 0 ? 0 : *a;
-    *hi = *a + k < in ? *a + k : in;
-}
-
-/* floor(a / b) for b > 0 and any a */
-static int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-
-/* The outputs along one axis whose window holds input i: [*lo, *hi]. */
-static void outputs_of(int64_t i, int k, int s, int pad, int64_t out, int64_t *lo, int64_t *hi)
-{
-    *lo = floor_div(i + pad - k, s) + 1; /* the first o with o*s - pad + k > i */
-    *lo = *lo < 0 ? 0 : *lo;
-    *hi = floor_div(i + pad, s); /* the last o with o*s - pad <= i */
-    *hi = *hi > out - 1 ? out - 1 : *hi;
-}
 
 #define CB 8 /* channel vectors one window sweep keeps in registers */
 
@@ -79,14 +58,14 @@ fwd_block(const cpu_pool_shape *s, const strides *xt, const strides *yt, const v
     /* nhwc's vectors are adjacent: a constant where f32 is false */
     const int64_t xs = f32 ? 16 * xt->cf : 16, ys = f32 ? 16 * yt->cf : 16;
     int64_t ah, h0, h1, aw, w0, w1;
-    window(oh, s->kh, s->sh, s->ph, s->H, &ah, &h0, &h1);
-    window(ow, s->kw, s->sw, s->pw, s->W, &aw, &w0, &w1);
+    cpu_pool_window(oh, s->kh, s->sh, s->ph, s->H, &ah, &h0, &h1);
+    cpu_pool_window(ow, s->kw, s->sw, s->pw, s->W, &aw, &w0, &w1);
     __m512 best[CB];
     __m512i pos[CB];
 #pragma GCC unroll 8
     for (int v = 0; v < nv; v++) {
         best[v] = _mm512_set1_ps(-__builtin_inff());
-        pos[v] = _mm512_set1_epi32(NO_MAX);
+        pos[v] = _mm512_set1_epi32(CPU_POOL_NO_MAX);
     }
     bool first = true;
     for (int64_t h = h0; h < h1; h++)
@@ -123,8 +102,8 @@ bwd_block(const cpu_pool_shape *s, const strides *xt, const strides *yt, const v
     /* nhwc's vectors are adjacent: a constant where f32 is false */
     const int64_t xs = f32 ? 16 * xt->cf : 16, ys = f32 ? 16 * yt->cf : 16;
     int64_t oh0, oh1, ow0, ow1;
-    outputs_of(ih, s->kh, s->sh, s->ph, s->OH, &oh0, &oh1);
-    outputs_of(iw, s->kw, s->sw, s->pw, s->OW, &ow0, &ow1);
+    cpu_pool_outputs_of(ih, s->kh, s->sh, s->ph, s->OH, &oh0, &oh1);
+    cpu_pool_outputs_of(iw, s->kw, s->sw, s->pw, s->OW, &ow0, &ow1);
     __m512 acc[CB];
 #pragma GCC unroll 8
     for (int v = 0; v < nv; v++)
@@ -178,10 +157,23 @@ BF16_TARGET static void row(const cpu_pool_shape *s, const void *in, const uint8
         }
 }
 
-bool cpu_maxpool_supported(void)
+bool cpu_maxpool_supported(cpu_pool_layout layout)
 {
+    if (layout == CPU_POOL_F32_NCHW8C)
+        return __builtin_cpu_supports("avx2");
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+}
+
+/* One row by the layout's kernels: the AVX-512 ones here, or AVX2's. */
+static void any_row(const cpu_pool_shape *s, const void *in, const uint8_t *idx_in, void *out, uint8_t *idx_out,
+                    int64_t r, bool bwd)
+{
+    int64_t rows = bwd ? s->H : s->OH;
+    if (s->layout == CPU_POOL_F32_NCHW8C)
+        cpu_maxpool_row_avx2(s, in, idx_in, out, idx_out, r / rows, r % rows, bwd);
+    else
+        row(s, in, idx_in, out, idx_out, r / rows, r % rows, bwd);
 }
 
 void cpu_maxpool_fwd(const cpu_pool_shape *s, const void *x, void *y, uint8_t *idx)
@@ -190,7 +182,7 @@ void cpu_maxpool_fwd(const cpu_pool_shape *s, const void *x, void *y, uint8_t *i
 #pragma omp parallel for schedule(static)
 #endif
     for (int64_t r = 0; r < s->N * s->OH; r++)
-        row(s, x, NULL, y, idx, r / s->OH, r % s->OH, false);
+        any_row(s, x, NULL, y, idx, r, false);
 }
 
 void cpu_maxpool_bwd(const cpu_pool_shape *s, const void *dy, const uint8_t *idx, void *dx)
@@ -199,5 +191,5 @@ void cpu_maxpool_bwd(const cpu_pool_shape *s, const void *dy, const uint8_t *idx
 #pragma omp parallel for schedule(static)
 #endif
     for (int64_t r = 0; r < s->N * s->H; r++)
-        row(s, dy, idx, dx, NULL, r / s->H, r % s->H, true);
+        any_row(s, dy, idx, dx, NULL, r, true);
 }

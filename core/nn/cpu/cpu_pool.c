@@ -1,7 +1,7 @@
 /* oneDNN pooling (Caffe ceil mode via right padding, floor mode as is)
  * and LRN, on plain NCHW with the training workspace kept per layer.
- * Max pooling on cpu-bf16's channels-last bf16 and on nChw16c fp32 runs
- * on cpu_maxpool.c instead, cpu-bf16's LRN on cpu_lrn_bf16.c (2-4x oneDNN
+ * Max pooling on cpu-bf16's channels-last bf16 and on nChw16c or nChw8c
+ * fp32 runs on cpu_maxpool.c instead, cpu-bf16's LRN on cpu_lrn_bf16.c (2-4x oneDNN
  * 2.6's speed there). */
 #include "cpu.h"
 #include "cpu_lrn_bf16.h"
@@ -112,27 +112,40 @@ static bool own_layouts(const dlg_layer *l, pool_state *s, const dnnl_memory_des
     return dnnl_memory_desc_equal(&top, out);
 }
 
-/* cpu_maxpool.c's case: max pooling with bf16 NHWC (cpu-bf16) or fp32
- * nChw16c in and out (the top published so here) on AVX-512, a window
- * position that fits a byte. */
+/* cpu_maxpool.c's case: max pooling with bf16 NHWC (cpu-bf16), fp32
+ * nChw16c (AVX-512) or fp32 nChw8c (AVX2) in and out (the top published
+ * so here), a window position that fits a byte. */
 static bool own_maxpool(const cpu_ctx *c, const dlg_layer *l, pool_state *s, const dnnl_memory_desc_t *src)
 {
     const dlg_pool_param *p = &l->p.pool;
     const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
-    if (p->mode != DLG_POOL_MAX || x->ndim != 4 || p->kh * p->kw > 255 || !cpu_maxpool_supported())
+    if (p->mode != DLG_POOL_MAX || x->ndim != 4 || p->kh * p->kw > 255)
         return false;
-    dnnl_format_tag_t tag = c->bf16 ? dnnl_acdb : dnnl_aBcd16b;
-    dnnl_data_type_t dt = c->bf16 ? dnnl_bf16 : dnnl_f32;
-    dnnl_memory_desc_t in = cpu_md_dt(4, x->d, tag, dt), out = cpu_md_dt(4, y->d, tag, dt);
-    if (!own_layouts(l, s, src, &in, &out))
-        return false;
-    s->shape = (cpu_pool_shape){.N = x->d[0], .H = x->d[2], .W = x->d[3],
-                                .C = c->bf16 ? x->d[1] : (x->d[1] + 15) / 16 * 16, .OH = y->d[2],
-                                .OW = y->d[3], .kh = p->kh, .kw = p->kw, .sh = p->sh, .sw = p->sw,
-                                .ph = p->ph, .pw = p->pw,
-                                .layout = c->bf16 ? CPU_POOL_BF16_NHWC : CPU_POOL_F32_NCHW16C};
-    s->own = true;
-    return true;
+    /* the layouts the activations may have, and their channel blocks */
+    static const struct {
+        bool bf16;
+        cpu_pool_layout layout;
+        dnnl_format_tag_t tag;
+        int64_t block;
+    } kinds[] = {{true, CPU_POOL_BF16_NHWC, dnnl_acdb, 1},
+                 {false, CPU_POOL_F32_NCHW16C, dnnl_aBcd16b, 16},
+                 {false, CPU_POOL_F32_NCHW8C, dnnl_aBcd8b, 8}};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        if (kinds[i].bf16 != c->bf16 || !cpu_maxpool_supported(kinds[i].layout))
+            continue;
+        dnnl_data_type_t dt = c->bf16 ? dnnl_bf16 : dnnl_f32;
+        dnnl_memory_desc_t in = cpu_md_dt(4, x->d, kinds[i].tag, dt), out = cpu_md_dt(4, y->d, kinds[i].tag, dt);
+        if (!own_layouts(l, s, src, &in, &out))
+            continue;
+        int64_t block = kinds[i].block;
+        s->shape = (cpu_pool_shape){.N = x->d[0], .H = x->d[2], .W = x->d[3],
+                                    .C = (x->d[1] + block - 1) / block * block, .OH = y->d[2], .OW = y->d[3],
+                                    .kh = p->kh, .kw = p->kw, .sh = p->sh, .sw = p->sw, .ph = p->ph, .pw = p->pw,
+                                    .layout = kinds[i].layout};
+        s->own = true;
+        return true;
+    }
+    return false;
 }
 
 static int pool_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
@@ -223,7 +236,9 @@ static const char *pool_impl(const void *state)
 {
     const pool_state *s = state;
     return !s->own ? NULL
-           : s->shape.layout == CPU_POOL_BF16_NHWC ? "cpu_maxpool (bf16 nhwc)" : "cpu_maxpool (fp32 nChw16c)";
+           : s->shape.layout == CPU_POOL_BF16_NHWC   ? "cpu_maxpool (bf16 nhwc)"
+           : s->shape.layout == CPU_POOL_F32_NCHW16C ? "cpu_maxpool (fp32 nChw16c)"
+                                                     : "cpu_maxpool (fp32 nChw8c, avx2)";
 }
 
 const dlg_kernels dlg_cpu_pool = {.setup = pool_setup,
