@@ -622,6 +622,17 @@ static void test_onednn_winograd(void **st)
 static void test_nets(void **st)
 {
     compare("alexnet-like", alex_mini, true);
+    compare("alexnet-like inference", alex_mini, false);
+    /* inference: its LRNs on conv outputs in nChw8c (AVX2) by cpu_lrn_avx2,
+     * as checked just above; training keeps oneDNN's */
+    if (!has_avx512() && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        char *lrn = layer_impl(alex_mini, "n1", false, false);
+        assert_string_equal(lrn, "cpu_lrn_avx2 (fp32 nChw8c)");
+        free(lrn);
+        lrn = layer_impl(alex_mini, "n1", false, true);
+        assert_null(strstr(lrn, "cpu_lrn_avx2"));
+        free(lrn);
+    }
     compare("inception, reference concat", inception8, true);
     compare("inception, oneDNN concat", inception16, true);
     compare_fused("inception, ReLUs folded", inception16);

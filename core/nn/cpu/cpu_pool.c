@@ -2,8 +2,10 @@
  * and LRN, on plain NCHW with the training workspace kept per layer.
  * Max pooling on cpu-bf16's channels-last bf16 and on nChw16c or nChw8c
  * fp32 runs on cpu_maxpool.c instead, cpu-bf16's LRN on cpu_lrn_bf16.c (2-4x oneDNN
- * 2.6's speed there). */
+ * 2.6's speed there) and nChw8c fp32 LRN (AVX2) in inference plans on
+ * cpu_lrn_avx2.c. */
 #include "cpu.h"
+#include "cpu_lrn_avx2.h"
 #include "cpu_lrn_bf16.h"
 #include "cpu_maxpool.h"
 
@@ -20,8 +22,10 @@ typedef struct pool_state {
     bool own;
     cpu_pool_shape shape;
     uint8_t *argmax;
-    /* an LRN's the same by cpu_lrn_bf16.c */
+    /* an LRN's the same by cpu_lrn_bf16.c, or (lrn8) cpu_lrn_avx2.c */
     cpu_lrn_shape lrn;
+    cpu_lrn8_shape lrn8;
+    bool is_lrn8;
 } pool_state;
 
 static void pool_destroy(void *ctx, void *state)
@@ -265,6 +269,23 @@ static bool lrn_nhwc_bf16(const cpu_ctx *c, const dlg_layer *l, pool_state *s, c
     return true;
 }
 
+/* cpu_lrn_avx2.c's case: an inference plan's fp32 nChw8c in and out,
+ * beta 0.75. */
+static bool lrn_nchw8c(const cpu_ctx *c, const dlg_layer *l, pool_state *s, const dnnl_memory_desc_t *md)
+{
+    const dlg_lrn_param *p = &l->p.lrn;
+    const dlg_shape *x = &l->bottom[0]->shape;
+    if (c->bf16 || l->backward || x->ndim != 4 || !cpu_lrn_avx2_supported(x->d[1], p->size, p->beta))
+        return false;
+    dnnl_memory_desc_t want = cpu_md_dt(4, x->d, dnnl_aBcd8b, dnnl_f32);
+    if (!own_layouts(l, s, md, &want, &want))
+        return false;
+    s->lrn8 = (cpu_lrn8_shape){.N = x->d[0], .C = x->d[1], .HW = x->d[2] * x->d[3], .size = p->size,
+                               .alpha = p->alpha, .k = p->k};
+    s->own = s->is_lrn8 = true;
+    return true;
+}
+
 static int lrn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                      size_t errlen)
 {
@@ -273,7 +294,7 @@ static int lrn_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, ch
     pool_state *s = calloc(1, sizeof *s);
     if (!s)
         return -DLG_ENOMEM;
-    if (lrn_nhwc_bf16(ctx, l, s, &md)) {
+    if (lrn_nhwc_bf16(ctx, l, s, &md) || lrn_nchw8c(ctx, l, s, &md)) {
         *state = s;
         *ws = 0;
         return 0;
@@ -311,7 +332,10 @@ static int lrn_forward(void *ctx, dlg_layer *l, void *state)
 {
     pool_state *s = state;
     if (s->own) {
-        cpu_lrn_bf16_fwd(&s->lrn, l->bottom[0]->data, l->top[0]->data);
+        if (s->is_lrn8)
+            cpu_lrn_avx2_fwd(&s->lrn8, l->bottom[0]->data, l->top[0]->data);
+        else
+            cpu_lrn_bf16_fwd(&s->lrn, l->bottom[0]->data, l->top[0]->data);
         return 0;
     }
     void *ptrs[2] = {l->bottom[0]->data, l->top[0]->data};
@@ -321,7 +345,9 @@ static int lrn_forward(void *ctx, dlg_layer *l, void *state)
 static int lrn_backward(void *ctx, dlg_layer *l, void *state)
 {
     pool_state *s = state;
-    if (s->own) {
+    if (s->own) { /* cpu_lrn_avx2.c plans inference only */
+        if (s->is_lrn8)
+            return -DLG_EINTERNAL;
         cpu_lrn_bf16_bwd(&s->lrn, l->bottom[0]->data, l->top[0]->diff, l->bottom[0]->diff);
         return 0;
     }
@@ -332,7 +358,7 @@ static int lrn_backward(void *ctx, dlg_layer *l, void *state)
 static const char *lrn_impl(const void *state)
 {
     const pool_state *s = state;
-    return s->own ? "cpu_lrn_bf16 (nhwc)" : NULL;
+    return !s->own ? NULL : s->is_lrn8 ? "cpu_lrn_avx2 (fp32 nChw8c)" : "cpu_lrn_bf16 (nhwc)";
 }
 
 const dlg_kernels dlg_cpu_lrn = {.setup = lrn_setup,
