@@ -94,43 +94,44 @@ static int parse_entry(const char *line, dlg_algo_entry *e, char *err, size_t er
     return -DLG_ECORRUPT;
 }
 
-/* Lines are read whole (getline): a line longer than a buffer must not
- * be read as two, the second named by a line number the file lacks. */
+/* The entries after the first line into c: 0, or -DLG_ECORRUPT with err
+ * naming the line.  Lines are read whole (getline): a line longer than a
+ * buffer must not be read as two, the second named by a line number the
+ * file lacks. */
+static int load_entries(dlg_algo_cache *c, FILE *f, const char *path, char *err, size_t errlen)
+{
+    char *line = NULL, why[200];
+    size_t cap = 0;
+    int rc = 0;
+    for (int lineno = 2; rc == 0 && getline(&line, &cap, f) >= 0; lineno++) {
+        dlg_algo_entry e;
+        if ((rc = parse_entry(line, &e, why, sizeof why)) < 0)
+            snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
+        else if ((rc = dlg_algo_cache_put(c, e.key, e.algo, e.math, e.ws)) < 0)
+            snprintf(err, errlen, "%s:%d: cannot keep entry '%s'", path, lineno, e.key);
+    }
+    free(line);
+    c->dirty = false;
+    return rc;
+}
+
 int dlg_algo_cache_load(dlg_algo_cache *c, const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
     if (!f)
         return 0; /* first run: nothing cached yet */
-    char *line = NULL, tag[128];
+    char *head = NULL, tag[128];
     size_t cap = 0;
-    int rc = 0, ver = 0, lineno = 1;
-    if (getline(&line, &cap, f) < 0) {
-        free(line);
-        fclose(f);
-        return 0; /* empty: made ahead of the first run */
-    }
-    if (sscanf(line, "dlgauge-algo-cache %d %127s", &ver, tag) != 2 || ver != 1) {
+    int rc = 0, ver = 0;
+    if (getline(&head, &cap, f) < 0)
+        rc = 0; /* empty: made ahead of the first run */
+    else if (sscanf(head, "dlgauge-algo-cache %d %127s", &ver, tag) != 2 || ver != 1) {
         snprintf(err, errlen, "%s:1: not a dlgauge algorithm cache (version 1)", path);
         rc = -DLG_ECORRUPT;
-    } else if (strcmp(tag, c->tag) != 0) {
-        rc = 0; /* another GPU or cuDNN: search again, overwrite on save */
-    } else {
-        while (getline(&line, &cap, f) >= 0) {
-            dlg_algo_entry e;
-            char why[200];
-            lineno++;
-            if ((rc = parse_entry(line, &e, why, sizeof why)) < 0) {
-                snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
-                break;
-            }
-            if ((rc = dlg_algo_cache_put(c, e.key, e.algo, e.math, e.ws)) < 0) {
-                snprintf(err, errlen, "%s:%d: cannot keep entry '%s'", path, lineno, e.key);
-                break;
-            }
-        }
-        c->dirty = false;
-    }
-    free(line);
+    } else if (strcmp(tag, c->tag) == 0)
+        rc = load_entries(c, f, path, err, errlen);
+    /* else another GPU or cuDNN: search again, overwrite on save */
+    free(head);
     fclose(f);
     return rc;
 }
