@@ -10,25 +10,6 @@
 
 #define CB 8 /* channel vectors one window sweep keeps in registers */
 
-/* An H x W image's strides in the layout, in values: the 16 channels from
- * c (a multiple of 16) of pixel (n, h, w) start at n img + h row + w px +
- * c cf, and one channel vector follows another 16 cf on. */
-typedef struct strides {
-    int64_t img, row, px, cf;
-} strides;
-
-static strides strides_of(const cpu_pool_shape *s, int64_t H, int64_t W)
-{
-    if (s->layout == CPU_POOL_BF16_NHWC)
-        return (strides){H * W * s->C, W * s->C, s->C, 1};
-    return (strides){H * W * s->C, W * 16, 16, H * W};
-}
-
-static inline int64_t at(const strides *t, int64_t n, int64_t h, int64_t w, int64_t c)
-{
-    return n * t->img + h * t->row + w * t->px + c * t->cf;
-}
-
 BF16_TARGET static inline __m512 load(bool f32, __mmask16 m, const void *p, int64_t i)
 {
     return f32 ? _mm512_maskz_loadu_ps(m, (const float *)p + i) : bf16_widen(m, (const uint16_t *)p + i);
@@ -51,7 +32,7 @@ BF16_TARGET static inline void store(bool f32, __mmask16 m, void *p, int64_t i, 
  * are constants where it is inlined, and the loops over nv are unrolled
  * so that the maxima stay in registers. */
 BF16_TARGET static inline __attribute__((always_inline)) void
-fwd_block(const cpu_pool_shape *s, const strides *xt, const strides *yt, const void *x, void *y, uint8_t *idx,
+fwd_block(const cpu_pool_shape *s, const cpu_pool_strides *xt, const cpu_pool_strides *yt, const void *x, void *y, uint8_t *idx,
           int64_t n, int64_t oh, int64_t ow, int64_t c0, const int nv, const bool f32)
 {
     const __mmask16 tail = bf16_lanes(s->C - c0 - 16 * (nv - 1));
@@ -70,7 +51,7 @@ fwd_block(const cpu_pool_shape *s, const strides *xt, const strides *yt, const v
     bool first = true;
     for (int64_t h = h0; h < h1; h++)
         for (int64_t w = w0; w < w1; w++) {
-            int64_t xo = at(xt, n, h, w, c0);
+            int64_t xo = cpu_pool_at(xt, n, h, w, c0);
             __m512i k = _mm512_set1_epi32((int)((h - ah) * s->kw + (w - aw)));
 #pragma GCC unroll 8
             for (int v = 0; v < nv; v++) {
@@ -83,7 +64,7 @@ fwd_block(const cpu_pool_shape *s, const strides *xt, const strides *yt, const v
             }
             first = false;
         }
-    int64_t o = at(yt, n, oh, ow, c0);
+    int64_t o = cpu_pool_at(yt, n, oh, ow, c0);
 #pragma GCC unroll 8
     for (int v = 0; v < nv; v++) {
         store(f32, LANES(v), y, o + v * ys, best[v]);
@@ -95,7 +76,7 @@ fwd_block(const cpu_pool_shape *s, const strides *xt, const strides *yt, const v
 /* Input (n, ih, iw), channels c0 .. c0 + 16 nv, from the outputs whose
  * window holds it, in ascending (oh, ow) as the reference sums. */
 BF16_TARGET static inline __attribute__((always_inline)) void
-bwd_block(const cpu_pool_shape *s, const strides *xt, const strides *yt, const void *dy, const uint8_t *idx,
+bwd_block(const cpu_pool_shape *s, const cpu_pool_strides *xt, const cpu_pool_strides *yt, const void *dy, const uint8_t *idx,
           void *dx, int64_t n, int64_t ih, int64_t iw, int64_t c0, const int nv, const bool f32)
 {
     const __mmask16 tail = bf16_lanes(s->C - c0 - 16 * (nv - 1));
@@ -110,7 +91,7 @@ bwd_block(const cpu_pool_shape *s, const strides *xt, const strides *yt, const v
         acc[v] = _mm512_setzero_ps();
     for (int64_t oh = oh0; oh <= oh1; oh++)
         for (int64_t ow = ow0; ow <= ow1; ow++) {
-            int64_t o = at(yt, n, oh, ow, c0);
+            int64_t o = cpu_pool_at(yt, n, oh, ow, c0);
             __m512i k = _mm512_set1_epi32((int)((ih + s->ph - oh * s->sh) * s->kw + (iw + s->pw - ow * s->sw)));
 #pragma GCC unroll 8
             for (int v = 0; v < nv; v++) {
@@ -119,7 +100,7 @@ bwd_block(const cpu_pool_shape *s, const strides *xt, const strides *yt, const v
                 acc[v] = _mm512_mask_add_ps(acc[v], hit, acc[v], load(f32, LANES(v), dy, o + v * ys));
             }
         }
-    int64_t xo = at(xt, n, ih, iw, c0);
+    int64_t xo = cpu_pool_at(xt, n, ih, iw, c0);
 #pragma GCC unroll 8
     for (int v = 0; v < nv; v++)
         store(f32, LANES(v), dx, xo + v * xs, acc[v]);
@@ -132,7 +113,7 @@ BF16_TARGET static void row(const cpu_pool_shape *s, const void *in, const uint8
                             uint8_t *idx_out, int64_t n, int64_t r, bool bwd)
 {
     const bool f32 = s->layout == CPU_POOL_F32_NCHW16C;
-    const strides xt = strides_of(s, s->H, s->W), yt = strides_of(s, s->OH, s->OW);
+    const cpu_pool_strides xt = cpu_pool_strides_of(s, s->H, s->W), yt = cpu_pool_strides_of(s, s->OH, s->OW);
     int64_t cols = bwd ? s->W : s->OW;
     for (int64_t col = 0; col < cols; col++)
         for (int64_t c0 = 0; c0 < s->C; c0 += 16 * CB) {

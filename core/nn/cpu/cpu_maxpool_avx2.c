@@ -11,15 +11,6 @@
 
 #define CB 6 /* channel vectors one window sweep keeps in registers (2 each) */
 
-/* Where the 8 channels from c (a multiple of 8) of pixel (h, w) of image
- * n start in an H x W nChw8c image; one channel vector follows another
- * 8 H W values on. */
-static inline int64_t at(const cpu_pool_shape *s, int64_t H, int64_t W, int64_t n, int64_t h, int64_t w,
-                         int64_t c)
-{
-    return (n * s->C + c) * H * W + (h * W + w) * 8;
-}
-
 /* Eight window positions (0..255 each) as bytes at p. */
 AVX2_TARGET static inline void store_positions(uint8_t *p, __m256i pos)
 {
@@ -31,10 +22,10 @@ AVX2_TARGET static inline void store_positions(uint8_t *p, __m256i pos)
  * window value.  nv is a constant where it is inlined, and the loops over
  * it are unrolled so that the maxima stay in registers. */
 AVX2_TARGET static inline __attribute__((always_inline)) void
-fwd_block(const cpu_pool_shape *s, const float *x, float *y, uint8_t *idx, int64_t n, int64_t oh, int64_t ow,
-          int64_t c0, const int nv)
+fwd_block(const cpu_pool_shape *s, const cpu_pool_strides *xt, const cpu_pool_strides *yt, const float *x, float *y,
+          uint8_t *idx, int64_t n, int64_t oh, int64_t ow, int64_t c0, const int nv)
 {
-    const int64_t xs = 8 * s->H * s->W, ys = 8 * s->OH * s->OW;
+    const int64_t xs = 8 * xt->cf, ys = 8 * yt->cf; /* one channel vector to the next */
     int64_t ah, h0, h1, aw, w0, w1;
     cpu_pool_window(oh, s->kh, s->sh, s->ph, s->H, &ah, &h0, &h1);
     cpu_pool_window(ow, s->kw, s->sw, s->pw, s->W, &aw, &w0, &w1);
@@ -48,7 +39,7 @@ fwd_block(const cpu_pool_shape *s, const float *x, float *y, uint8_t *idx, int64
     bool first = true;
     for (int64_t h = h0; h < h1; h++)
         for (int64_t w = w0; w < w1; w++) {
-            const float *xp = x + at(s, s->H, s->W, n, h, w, c0);
+            const float *xp = x + cpu_pool_at(xt, n, h, w, c0);
             __m256 k = _mm256_castsi256_ps(_mm256_set1_epi32((int)((h - ah) * s->kw + (w - aw))));
 #pragma GCC unroll 6
             for (int v = 0; v < nv; v++) {
@@ -61,7 +52,7 @@ fwd_block(const cpu_pool_shape *s, const float *x, float *y, uint8_t *idx, int64
             }
             first = false;
         }
-    int64_t o = at(s, s->OH, s->OW, n, oh, ow, c0);
+    int64_t o = cpu_pool_at(yt, n, oh, ow, c0);
 #pragma GCC unroll 6
     for (int v = 0; v < nv; v++) {
         _mm256_storeu_ps(y + o + v * ys, best[v]);
@@ -74,10 +65,10 @@ fwd_block(const cpu_pool_shape *s, const float *x, float *y, uint8_t *idx, int64
  * window holds it, in ascending (oh, ow) as the reference sums (a miss
  * adds +0, which leaves every sum from +0 as it was). */
 AVX2_TARGET static inline __attribute__((always_inline)) void
-bwd_block(const cpu_pool_shape *s, const float *dy, const uint8_t *idx, float *dx, int64_t n, int64_t ih,
-          int64_t iw, int64_t c0, const int nv)
+bwd_block(const cpu_pool_shape *s, const cpu_pool_strides *xt, const cpu_pool_strides *yt, const float *dy,
+          const uint8_t *idx, float *dx, int64_t n, int64_t ih, int64_t iw, int64_t c0, const int nv)
 {
-    const int64_t xs = 8 * s->H * s->W, ys = 8 * s->OH * s->OW;
+    const int64_t xs = 8 * xt->cf, ys = 8 * yt->cf;
     int64_t oh0, oh1, ow0, ow1;
     cpu_pool_outputs_of(ih, s->kh, s->sh, s->ph, s->OH, &oh0, &oh1);
     cpu_pool_outputs_of(iw, s->kw, s->sw, s->pw, s->OW, &ow0, &ow1);
@@ -87,7 +78,7 @@ bwd_block(const cpu_pool_shape *s, const float *dy, const uint8_t *idx, float *d
         acc[v] = _mm256_setzero_ps();
     for (int64_t oh = oh0; oh <= oh1; oh++)
         for (int64_t ow = ow0; ow <= ow1; ow++) {
-            int64_t o = at(s, s->OH, s->OW, n, oh, ow, c0);
+            int64_t o = cpu_pool_at(yt, n, oh, ow, c0);
             __m256i k = _mm256_set1_epi32((int)((ih + s->ph - oh * s->sh) * s->kw + (iw + s->pw - ow * s->sw)));
 #pragma GCC unroll 6
             for (int v = 0; v < nv; v++) {
@@ -96,7 +87,7 @@ bwd_block(const cpu_pool_shape *s, const float *dy, const uint8_t *idx, float *d
                 acc[v] = _mm256_add_ps(acc[v], _mm256_and_ps(hit, _mm256_loadu_ps(dy + o + v * ys)));
             }
         }
-    int64_t xo = at(s, s->H, s->W, n, ih, iw, c0);
+    int64_t xo = cpu_pool_at(xt, n, ih, iw, c0);
 #pragma GCC unroll 6
     for (int v = 0; v < nv; v++)
         _mm256_storeu_ps(dx + xo + v * xs, acc[v]);
@@ -105,6 +96,7 @@ bwd_block(const cpu_pool_shape *s, const float *dy, const uint8_t *idx, float *d
 AVX2_TARGET void cpu_maxpool_row_avx2(const cpu_pool_shape *s, const float *in, const uint8_t *idx_in, float *out,
                                       uint8_t *idx_out, int64_t n, int64_t r, bool bwd)
 {
+    const cpu_pool_strides xt = cpu_pool_strides_of(s, s->H, s->W), yt = cpu_pool_strides_of(s, s->OH, s->OW);
     int64_t cols = bwd ? s->W : s->OW;
     for (int64_t col = 0; col < cols; col++)
         for (int64_t c0 = 0; c0 < s->C; c0 += 8 * CB) {
@@ -113,9 +105,9 @@ AVX2_TARGET void cpu_maxpool_row_avx2(const cpu_pool_shape *s, const float *in, 
 #define NV(k)                                                             \
     case k:                                                               \
         if (bwd)                                                          \
-            bwd_block(s, in, idx_in, out, n, r, col, c0, k);              \
+            bwd_block(s, &xt, &yt, in, idx_in, out, n, r, col, c0, k);    \
         else                                                              \
-            fwd_block(s, in, out, idx_out, n, r, col, c0, k);             \
+            fwd_block(s, &xt, &yt, in, out, idx_out, n, r, col, c0, k);   \
         break;
                 NV(1) NV(2) NV(3) NV(4) NV(5) NV(6)
 #undef NV
