@@ -64,26 +64,36 @@ if [ "$rc" != 1 ] || ! grep -q '^backend cuda-fp16:0' "$W/crash/layers.txt" ||
 else
   echo "ok   crash: the other backends' layer checks ran, 9 rows"
 fi
+# Three runs that wait out a stopped row, side by side (they share no file
+# and mostly sleep): timed NAME BUDGET [ENV=VAL ...] starts one; its exit
+# status and seconds are $W/NAME.rc and $W/NAME.dt once `wait` returns.
+timed() {
+  local name=$1
+  ( t0=$(date +%s); rc=$(run "$@"); echo "$rc" > "$W/$name.rc"; echo $(($(date +%s) - t0)) > "$W/$name.dt" ) &
+}
 # a dlgauge row that hangs near the end of the budget is stopped so that the
 # run ends by BUDGET + PAIR_MIN with its table (here 6 + 1 s; it used to
 # wait out the row's own 90 s limit, past the device call's timeout).  The
 # budget leaves the stubbed layer checks up to 5 s: under a loaded ctest
 # in a fresh Debian root they took over 1 s, and a budget of 2 s then
 # skipped every pair
-t0=$(date +%s)
-rc=$(run hang 6 GPU_CHECK_PAIR_MIN=1 STUB_DLG_HANG=resnet50)
-dt=$(($(date +%s) - t0))
+timed hang 6 GPU_CHECK_PAIR_MIN=1 STUB_DLG_HANG=resnet50
+# the same row deaf to SIGTERM (as a process hung in a CUDA call can be):
+# killed GPU_CHECK_KILL_AFTER s after its limit, so the run still ends
+timed deaf 6 GPU_CHECK_PAIR_MIN=1 GPU_CHECK_KILL_AFTER=1 STUB_DLG_HANG=resnet50 STUB_DLG_DEAF=1
+# PyTorch prints a line every 0.3 s but never finishes its case: the case's
+# deadline (not a limit per line, which each line would reset) stops it,
+# and the run still ends by BUDGET + PAIR_MIN with its table
+timed trickle 6 GPU_CHECK_PAIR_MIN=1 STUB_TORCH_TRICKLE=1
+wait
+rc=$(cat "$W/hang.rc") dt=$(cat "$W/hang.dt")
 if [ "$rc" != 0 ] || [ "$dt" -gt 14 ] || ! grep -q 'dlgauge resnet50 train bf16 stopped by its' "$W/hang.log" ||
    ! grep -q '^lstm-ptb   train fp32' "$W/hang/table.txt"; then
   echo "FAIL hang: rc $rc after $dt s"; cat "$W/hang.log"; fails=$((fails + 1))
 else
   echo "ok   hang: stopped after $dt s, the table written"
 fi
-# the same row deaf to SIGTERM (as a process hung in a CUDA call can be):
-# killed GPU_CHECK_KILL_AFTER s after its limit, so the run still ends
-t0=$(date +%s)
-rc=$(run deaf 6 GPU_CHECK_PAIR_MIN=1 GPU_CHECK_KILL_AFTER=1 STUB_DLG_HANG=resnet50 STUB_DLG_DEAF=1)
-dt=$(($(date +%s) - t0))
+rc=$(cat "$W/deaf.rc") dt=$(cat "$W/deaf.dt")
 if [ "$rc" != 0 ] || [ "$dt" -gt 16 ] ||
    ! grep -q 'dlgauge resnet50 train bf16 killed by SIGKILL: deaf to SIGTERM at its .* (killed 1 s later)' "$W/deaf.log" ||
    ! grep -q '^lstm-ptb   train fp32' "$W/deaf/table.txt"; then
@@ -91,12 +101,7 @@ if [ "$rc" != 0 ] || [ "$dt" -gt 16 ] ||
 else
   echo "ok   deaf: killed, the run ended after $dt s with its table"
 fi
-# PyTorch prints a line every 0.3 s but never finishes its case: the case's
-# deadline (not a limit per line, which each line would reset) stops it,
-# and the run still ends by BUDGET + PAIR_MIN with its table
-t0=$(date +%s)
-rc=$(run trickle 6 GPU_CHECK_PAIR_MIN=1 STUB_TORCH_TRICKLE=1)
-dt=$(($(date +%s) - t0))
+rc=$(cat "$W/trickle.rc") dt=$(cat "$W/trickle.dt")
 if [ "$rc" != 0 ] || [ "$dt" -gt 15 ] ||
    ! grep -q 'PyTorch stopped answering at lstm-ptb:train:fp32:20' "$W/trickle.log" ||
    ! grep -q '^lstm-ptb   train fp32' "$W/trickle/table.txt"; then
