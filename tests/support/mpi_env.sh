@@ -13,6 +13,11 @@ export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$_dlg_mpi_suppo
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0:intercept_tls_get_addr=0"
 # every byte on loopback, no daemon elsewhere; more ranks than cores
 MPIRUN=("$1" --oversubscribe --mca btl self,vader --mca oob_tcp_if_include lo --mca btl_tcp_if_include lo)
+# the ASan build's ctest names libasan and keep_mpi_components.so here
+# (tests/CMakeLists.txt): the ranks preload them, mpirun itself does not
+if [ -n "${DLG_MPI_RANK_PRELOAD:-}" ]; then
+    MPIRUN+=(-x "LD_PRELOAD=$DLG_MPI_RANK_PRELOAD")
+fi
 # the tuning record (core/nn/tune.h): ctest's (the build's), which ranks of
 # one host share; run by hand, none rather than the user's ~/.cache one
 export DLGAUGE_TUNE="${DLGAUGE_TUNE:-off}"
