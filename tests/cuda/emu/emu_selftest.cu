@@ -26,6 +26,34 @@ __global__ void k_mixed_barriers(int *out)
 
 __global__ void k_nothing() {}
 
+// k_mixed_barriers' deadlock under a 24 KiB array: the frames its threads
+// leave on their fiber stacks hold poisoned redzones (under ASan) far
+// below the stacks' tops
+__global__ void k_deep_deadlock(int *out)
+{
+    volatile int deep[6144];
+    deep[threadIdx.x] = (int)threadIdx.x;
+    if (threadIdx.x % 32 < 16)
+        deep[threadIdx.x] += (int)__ballot_sync(0xffffffffu, 1);
+    else
+        __syncthreads();
+    out[threadIdx.x] = deep[threadIdx.x];
+}
+
+// each thread fills a 32 KiB array on those stacks and sums it back: clean
+// memory, unless the emulator left the deadlock's redzones behind
+__global__ void k_deep_stack(int *out)
+{
+    volatile int deep[8192];
+    for (int i = 0; i < 8192; i++)
+        deep[i] = i;
+    __syncthreads();
+    int s = 0;
+    for (int i = 0; i < 8192; i++)
+        s += deep[i];
+    out[threadIdx.x] = s;
+}
+
 // reads shared memory no thread wrote: the emulator's poison (NaN)
 __global__ void k_uninit(float *out)
 {
@@ -87,6 +115,16 @@ int dlg_emu_selftest_global_races(float *out)
     k_blocks_write<<<2, 32>>>(out);
     k_phase_write<<<1, 64>>>(out);
     return (int)cudaGetLastError();
+}
+
+// the deadlock's launch error; then the deep kernel's, its sums in out
+int dlg_emu_selftest_deep_deadlock(int *out, int *after)
+{
+    k_deep_deadlock<<<1, 64>>>(out);
+    int rc = (int)cudaGetLastError();
+    k_deep_stack<<<1, 64>>>(out);
+    *after = (int)cudaGetLastError();
+    return rc;
 }
 
 int dlg_emu_selftest_too_many_threads(void)
