@@ -135,11 +135,15 @@ static void test_transpose(void **state)
      * reusing the shared tile after a barrier */
     transpose_case(5, 200, 45, 2, 2);
     transpose_case(2, 45, 200, 3, 1);
+    /* fewer than 32 columns (a 3x3 filter's taps, an image's channels):
+     * a thread per element, whatever the caps; 32 is a tile again */
+    transpose_case(3, 37, 9, 65535, 65535);
+    transpose_case(2, 45, 31, 2, 2);
+    transpose_case(2, 33, 32, 2, 2);
 #ifndef DLG_EMU_TSAN /* about 3 s here (65535 blocks); minutes under TSan's fibers */
-    /* beyond the real grid, through the plain call: an NHWC -> NCHW
-     * transpose of a 1449 x 1449 image (a = H*W: 65613 rows of tiles in y),
-     * which was refused (cudaErrorInvalidConfiguration).  Grid z's loop
-     * is the same code (the capped cases above take it). */
+    /* an NHWC -> NCHW transpose of a 1449 x 1449 image (b = 3 channels: the
+     * narrow kernel), which as tiles needed 65613 rows of them in grid y
+     * and was refused (cudaErrorInvalidConfiguration) */
     {
         const int64_t hw = 1449 * 1449, c = 3;
         float *xm = xcalloc(hw * c, sizeof *xm), *ym = xcalloc(hw * c, sizeof *ym);
@@ -344,7 +348,9 @@ static void test_bias(void **state)
 {
     (void)state;
     bias_grad_case(3, 7, 45);    /* hw >= 32: a block per channel and image slice */
-    bias_grad_case(5, 9, 3);     /* hw < 32: the strided path */
+    bias_grad_case(5, 9, 3);     /* hw < 32: a thread per channel and slice */
+    bias_grad_case(40, 300, 1);  /* fc: 2 blocks of channels, 3 slices of the batch */
+    bias_grad_case(3, 5, 31);    /* the last hw of that path, slices across images */
     bias_grad_case(2, 70, 1100); /* several y blocks in the NHWC grid, 70 channels */
 
     /* forward: y[n][c][s] += b[c] on half storage; fc rows: y[r][k] += b[k] */

@@ -213,25 +213,38 @@ template <class T, class I> __global__ void k_bias_nchw_h(T *y, const float *b, 
     for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (I)blockDim.x * gridDim.x)
         st(y, i, ld(y, i) + b[(i / hw) % c]);
 }
-// grid (channel, image slice): contiguous rows of hw, partial sums added atomically
+// hw >= 32: grid (channel, image slice), contiguous rows of hw, partial
+// sums added atomically
 template <class T>
 __global__ void k_bias_grad_nchw_h(const T *dy, float *db, int64_t n, int64_t c, int64_t hw)
 {
     __shared__ float sh[kThreads];
     int64_t ch = blockIdx.x;
     float acc = 0.f;
-    if (hw >= 32) {
-        for (int64_t m = blockIdx.y; m < n; m += gridDim.y)
-            for (int64_t i = threadIdx.x; i < hw; i += blockDim.x)
-                acc += ld(dy, (m * c + ch) * hw + i);
-    } else {
-        for (int64_t j = (int64_t)blockIdx.y * blockDim.x + threadIdx.x; j < n * hw;
-             j += (int64_t)blockDim.x * gridDim.y)
-            acc += ld(dy, ((j / hw) * c + ch) * hw + j % hw);
-    }
+    for (int64_t m = blockIdx.y; m < n; m += gridDim.y)
+        for (int64_t i = threadIdx.x; i < hw; i += blockDim.x)
+            acc += ld(dy, (m * c + ch) * hw + i);
     acc = block_sum(acc, sh);
     if (threadIdx.x == 0)
         atomicAdd(&db[ch], acc);
+}
+// hw < 32 (a fully connected layer: hw = 1): grid (channels / kThreads,
+// slices of per values), a thread per channel and slice, so neighbouring
+// threads read neighbouring channels; the slices' sums added atomically.
+// (A block per channel left most of its threads idle on a batch's few
+// values and paid a tree of barriers for them.)
+template <class T>
+__global__ void k_bias_grad_cols_h(const T *dy, float *db, int64_t n, int64_t c, int64_t hw,
+                                   int64_t per)
+{
+    int64_t ch = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (ch >= c)
+        return;
+    int64_t j = (int64_t)blockIdx.y * per, end = j + per < n * hw ? j + per : n * hw;
+    float acc = 0.f;
+    for (; j < end; j++)
+        acc += ld(dy, ((j / hw) * c + ch) * hw + j % hw);
+    atomicAdd(&db[ch], acc);
 }
 
 // one block per row: lse, the label's logit, how many logits beat it
@@ -496,9 +509,19 @@ int dlg_cuk_bias_grad_nchw_h(dlg_cu_stream s, dlg_cuk_htype ht, const dlg_half *
     if (e != cudaSuccess)
         return (int)e;
     int64_t per = n * hw, slices = (per + 8191) / 8192;
+    if (per <= 0 || c <= 0)
+        return 0; // no values: the zeros stand
+    if (hw < 32) {
+        // values a thread sums: 16, or more where grid y's 65535 slices
+        // would not hold them all
+        int64_t each = (per + 65534) / 65535 > 16 ? (per + 65534) / 65535 : 16;
+        dim3 grid((unsigned)((c + kThreads - 1) / kThreads), (unsigned)((per + each - 1) / each));
+        HALF_CASE(ht, k_bias_grad_cols_h<<<grid, kThreads, 0, s>>>((const T *)dy, db, n, c, hw, each));
+        return launched();
+    }
     if (slices > 64)
         slices = 64;
-    if (slices > n && hw >= 32)
+    if (slices > n)
         slices = n;
     dim3 grid((unsigned)c, (unsigned)(slices > 0 ? slices : 1));
     HALF_CASE(ht, k_bias_grad_nchw_h<<<grid, kThreads, 0, s>>>((const T *)dy, db, n, c, hw));

@@ -42,6 +42,20 @@ __global__ void k_transpose(const A *x, B *y, int64_t n, int64_t a, int64_t b)
     }
 }
 
+// b < kTile (an image's 3 channels last, a 3x3 or 5x5 filter's taps): a
+// tile kTile wide would leave most of its threads idle, so a thread per
+// element instead, reading in order (coalesced) and writing b interleaved
+// runs of a; no shared memory and no barrier
+template <class A, class B>
+__global__ void k_transpose_narrow(const A *x, B *y, int64_t n, int64_t a, int64_t b)
+{
+    GRID_LOOP(k, n * a * b)
+    {
+        int64_t j = k % b, i = (k / b) % a, m = k / (a * b);
+        st(y, (m * b + j) * a + i, ld(x, k));
+    }
+}
+
 int64_t capped(int64_t want, int64_t limit) { return want < limit ? want : limit; }
 
 template <class A, class B>
@@ -52,6 +66,10 @@ int launch_transpose(cudaStream_t s, const A *x, B *y, int64_t n, int64_t a, int
         return 0;
     if (max_gy < 1 || max_gz < 1)
         return (int)cudaErrorInvalidValue;
+    if (b < kTile) {
+        k_transpose_narrow<<<blocks_for(n * a * b), kThreads, 0, s>>>(x, y, n, a, b);
+        return launched();
+    }
     int64_t gx = (b + kTile - 1) / kTile;
     if (gx > kGridXMax) // b above 2^36 elements: more than any device holds
         return (int)cudaErrorInvalidConfiguration;
