@@ -318,6 +318,29 @@ def compare_train(m, d, a, ts):
     return ok
 
 
+def engine_only(a, d, t_dump):
+    """--engine-only (the ASan build, whose checks are the sanitizers'): the
+    dump's parameter files hold as many values as its manifest lists, its
+    logits and losses as many as the batch and steps give, all finite."""
+    want = sum(r[3] for r in read_manifest(d))
+    files = [(d / "params.f32", want)] + [(d / f"step{s}.f32", want) for s in range(1, a.steps + 1)]
+    if not a.steps:
+        files.append((d / "logits.f32", a.batch * a.classes))
+    ok = True
+    for f, n in files:
+        v = np.fromfile(f, dtype=np.float32)
+        if v.size != n or not np.isfinite(v).all():
+            print(f"torch_parity: {f.name}: {v.size} values, want {n}, all finite: {bool(np.isfinite(v).all())}")
+            ok = False
+    loss = read_losses(d)
+    if len(loss) != max(1, a.steps) or not all(np.isfinite(loss)):
+        print(f"torch_parity: loss.txt: {loss}, want {max(1, a.steps)} finite values")
+        ok = False
+    print(f"{a.model} crop {a.crop} batch {a.batch} {a.backend}: the engine alone, {len(files)} files of "
+          f"the manifest's sizes, finite, losses {loss} ({t_dump:.1f} s); PyTorch not run")
+    return 0 if ok else 1
+
+
 def run_dump(a, d):
     cmd = [a.dump, "-b", a.backend, "-x", str(a.input_scale)]
     if a.steps:
@@ -348,6 +371,9 @@ def main():
                    help="judge trained roles by N draws of a 1e-6 change of the images (ill-conditioned steps)")
     p.add_argument("--floor-ratio", type=float, default=4.0)
     p.add_argument("--keep", action="store_true", help="keep the dump")
+    p.add_argument("--engine-only", action="store_true",
+                   help="run the engine's side alone and check its files (the ASan build: the "
+                        "comparison is the same in the plain build, the sanitizers' checks are not)")
     a = p.parse_args()
     if a.input_scale is None:
         a.input_scale = 1.0 if a.steps else INPUT_SCALE.get(a.model, 1.0)
@@ -358,6 +384,8 @@ def main():
     with tempfile.TemporaryDirectory(dir=a.workdir, prefix=a.model + ".") as tmp:
         d = Path(tmp)
         t_dump = run_dump(a, d)
+        if a.engine_only:
+            return engine_only(a, d, t_dump)
         t0 = time.monotonic()
         m = reference(a.model, a.crop, a.classes).double()
         m.train(bool(a.steps) and a.model in NO_DROPOUT)
