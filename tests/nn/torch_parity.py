@@ -329,8 +329,9 @@ def engine_only(a, d, t_dump):
     ok = True
     for f, n in files:
         v = np.fromfile(f, dtype=np.float32)
-        if v.size != n or not np.isfinite(v).all():
-            print(f"torch_parity: {f.name}: {v.size} values, want {n}, all finite: {bool(np.isfinite(v).all())}")
+        finite = bool(np.isfinite(v).all())
+        if v.size != n or not finite:
+            print(f"torch_parity: {f.name}: {v.size} values, want {n}, all finite: {finite}")
             ok = False
     loss = read_losses(d)
     if len(loss) != max(1, a.steps) or not all(np.isfinite(loss)):

@@ -229,18 +229,18 @@ __global__ void k_bias_grad_nchw_h(const T *dy, float *db, int64_t n, int64_t c,
         atomicAdd(&db[ch], acc);
 }
 // hw < 32 (a fully connected layer: hw = 1): grid (channels / kThreads,
-// slices of per values), a thread per channel and slice, so neighbouring
-// threads read neighbouring channels; the slices' sums added atomically.
-// (A block per channel left most of its threads idle on a batch's few
-// values and paid a tree of barriers for them.)
+// slices of `each` values), a thread per channel and slice, so
+// neighbouring threads read neighbouring channels; the slices' sums added
+// atomically.  (A block per channel left most of its threads idle on a
+// batch's few values and paid a tree of barriers for them.)
 template <class T>
 __global__ void k_bias_grad_cols_h(const T *dy, float *db, int64_t n, int64_t c, int64_t hw,
-                                   int64_t per)
+                                   int64_t each)
 {
     int64_t ch = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (ch >= c)
         return;
-    int64_t j = (int64_t)blockIdx.y * per, end = j + per < n * hw ? j + per : n * hw;
+    int64_t j = (int64_t)blockIdx.y * each, end = j + each < n * hw ? j + each : n * hw;
     float acc = 0.f;
     for (; j < end; j++)
         acc += ld(dy, ((j / hw) * c + ch) * hw + j % hw);
@@ -508,22 +508,25 @@ int dlg_cuk_bias_grad_nchw_h(dlg_cu_stream s, dlg_cuk_htype ht, const dlg_half *
     cudaError_t e = cudaMemsetAsync(db, 0, (size_t)c * sizeof(float), s);
     if (e != cudaSuccess)
         return (int)e;
-    int64_t per = n * hw, slices = (per + 8191) / 8192;
+    const int64_t per = n * hw; // values per channel
     if (per <= 0 || c <= 0)
         return 0; // no values: the zeros stand
     if (hw < 32) {
         // values a thread sums: 16, or more where grid y's 65535 slices
         // would not hold them all
-        int64_t each = (per + 65534) / 65535 > 16 ? (per + 65534) / 65535 : 16;
+        int64_t each = (per + 65534) / 65535;
+        if (each < 16)
+            each = 16;
         dim3 grid((unsigned)((c + kThreads - 1) / kThreads), (unsigned)((per + each - 1) / each));
         HALF_CASE(ht, k_bias_grad_cols_h<<<grid, kThreads, 0, s>>>((const T *)dy, db, n, c, hw, each));
         return launched();
     }
+    int64_t slices = (per + 8191) / 8192; // at least 1
     if (slices > 64)
         slices = 64;
     if (slices > n)
         slices = n;
-    dim3 grid((unsigned)c, (unsigned)(slices > 0 ? slices : 1));
+    dim3 grid((unsigned)c, (unsigned)slices);
     HALF_CASE(ht, k_bias_grad_nchw_h<<<grid, kThreads, 0, s>>>((const T *)dy, db, n, c, hw));
     return launched();
 }
