@@ -12,7 +12,12 @@ rm -rf "$W" && mkdir -p "$W" || exit 1
 B=$W/build
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
-if ! cmake -S "$SRC" -B "$B" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER="$CC" \
+# -Og, no -g: the OFF build compiles the main build's own C sources (only
+# the CUDA modules drop out), so what it has to show is its configuration,
+# its links and its behaviour; -Og keeps GCC's flow warnings
+# (-Wmaybe-uninitialized) and builds in half RelWithDebInfo's time (65 ->
+# 31 s of CPU here)
+if ! cmake -S "$SRC" -B "$B" "${gen[@]}" -DCMAKE_BUILD_TYPE=None -DCMAKE_C_FLAGS=-Og -DCMAKE_C_COMPILER="$CC" \
      -DDLG_WITH_CUDA=OFF -DDLG_BUILD_TESTS=OFF -DDLG_WERROR=ON > "$W/configure.log" 2>&1; then
   echo "FAIL: configure with DLG_WITH_CUDA=OFF:"; tail -30 "$W/configure.log"; exit 1
 fi
