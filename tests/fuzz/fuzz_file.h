@@ -1,5 +1,5 @@
-/* For parsers that take a path: the input goes to a private file under
- * /tmp (one folder per process) that the target reads back. */
+/* For parsers that take a path: the input goes to a private file (one
+ * folder per process) that the target reads back. */
 #ifndef DLG_FUZZ_FILE_H
 #define DLG_FUZZ_FILE_H
 
@@ -10,12 +10,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The process's folder: on tmpfs where there is one (/dev/shm), as every
+ * input is a file written, read, maybe synced and removed: on a disk that
+ * is most of a target's time (the tuning record's 2000 runs: 3.7 -> 0.9 s) */
+static inline void fuzz_dir(char *dir, size_t len)
+{
+    snprintf(dir, len, "%s/dlg-fuzz-%ld", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp",
+             (long)getpid());
+}
+
 /* dir/name, written with data; 0, or -1 when it cannot be written. */
 static inline int fuzz_write_file(char *path, size_t len, const char *name, const uint8_t *data,
                                   size_t size)
 {
     char dir[64];
-    snprintf(dir, sizeof dir, "/tmp/dlg-fuzz-%ld", (long)getpid());
+    fuzz_dir(dir, sizeof dir);
     (void)mkdir(dir, 0700);
     snprintf(path, len, "%s/%s", dir, name);
     FILE *f = fopen(path, "wb");
@@ -30,7 +39,7 @@ static inline void fuzz_remove_file(const char *path)
 {
     char dir[64];
     unlink(path);
-    snprintf(dir, sizeof dir, "/tmp/dlg-fuzz-%ld", (long)getpid());
+    fuzz_dir(dir, sizeof dir);
     (void)rmdir(dir);
 }
 

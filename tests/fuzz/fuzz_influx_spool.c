@@ -234,9 +234,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t nsent = (size_t)(nl - data), nspool = size - nsent - 1;
     const uint8_t *spool = nl + 1;
     char dir[64], path[128], sent[160], rejected[128], lock[160], tmp[160];
-    /* tmpfs where there is one: the spool fsyncs every step */
-    snprintf(dir, sizeof dir, "%s/dlg-fuzz-%ld", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp",
-             (long)getpid());
+    fuzz_dir(dir, sizeof dir); /* tmpfs where there is one: the spool fsyncs every step */
     snprintf(path, sizeof path, "%s/f.lp", dir);
     snprintf(rejected, sizeof rejected, "%s/f.rejected.lp", dir);
     snprintf(sent, sizeof sent, "%s.sent", path);
