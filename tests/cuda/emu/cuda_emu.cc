@@ -42,7 +42,11 @@
 
 // Context switches.  On x86-64 a few instructions that save the
 // callee-saved registers and swap stacks: swapcontext also saves the signal
-// mask, a system call per switch, which made it most of a run's time.
+// mask, a system call per switch, which made it most of a run's time.  The
+// SSE and x87 control words are left alone: every fiber runs on the
+// launching thread, from a context made there, and no kernel changes them;
+// storing and reloading them (stmxcsr/ldmxcsr, fnstcw/fldcw) was 80% of the
+// switch's time here.
 #if defined(__x86_64__)
 extern "C" void dlg_emu_switch(void **save_sp, void *load_sp);
 __asm__(".text\n"
@@ -55,14 +59,8 @@ __asm__(".text\n"
         "    pushq %r13\n"
         "    pushq %r14\n"
         "    pushq %r15\n"
-        "    subq $8, %rsp\n"
-        "    stmxcsr (%rsp)\n"
-        "    fnstcw 4(%rsp)\n"
         "    movq %rsp, (%rdi)\n"
         "    movq %rsi, %rsp\n"
-        "    ldmxcsr (%rsp)\n"
-        "    fldcw 4(%rsp)\n"
-        "    addq $8, %rsp\n"
         "    popq %r15\n"
         "    popq %r14\n"
         "    popq %r13\n"
@@ -97,17 +95,13 @@ void switch_context(context *from, context *to)
 void make_context(context *c, char *stack, size_t size, void (*entry)())
 {
 #if defined(__x86_64__)
-    // what dlg_emu_switch pops: control words, r15..r12, rbx, rbp, then the
-    // return address entry(), entered with rsp = 8 mod 16 as after a call
+    // what dlg_emu_switch pops: r15..r12, rbx, rbp, then the return
+    // address entry(), entered with rsp = 8 mod 16 as after a call
     uintptr_t top = ((uintptr_t)stack + size) & ~(uintptr_t)15;
-    uint64_t *sp = (uint64_t *)(top - 72);
-    uint32_t cw[2];
-    __asm__ volatile("stmxcsr %0" : "=m"(cw[0]));
-    __asm__ volatile("fnstcw %0" : "=m"(cw[1]));
-    memcpy(&sp[0], cw, 8);
-    for (int i = 1; i <= 6; i++)
+    uint64_t *sp = (uint64_t *)(top - 64);
+    for (int i = 0; i < 6; i++)
         sp[i] = 0;
-    sp[7] = (uint64_t)(uintptr_t)entry;
+    sp[6] = (uint64_t)(uintptr_t)entry;
     c->sp = sp;
 #else
     getcontext(&c->uc);
@@ -127,6 +121,7 @@ constexpr unsigned kMaxThreads = 1024;
 struct fiber {
     context ctx;
     char *stack = nullptr;
+    size_t size = kStack; // the stack's bytes below its top (its slot's)
     void *tsan = nullptr; // its ThreadSanitizer fiber (DLG_EMU_TSAN)
     state st = DONE;
     uint3 tid;
@@ -180,6 +175,7 @@ int g_last_error;
 // fiber slots, allocated once and reused: first touch of memory is slow
 struct slot {
     char *stack;
+    size_t size; // kStack less the slot's colour (grow_slots)
     void *tsan;
 };
 struct slot_pool {
@@ -386,9 +382,9 @@ __attribute__((noinline)) void start_fiber(fiber &f, uint3 tid)
     // does not.  Only the top: clearing the whole 128 KiB was a quarter of
     // a fake-GPU test's time under ASan (a block abandoned at a deadlock
     // clears all of its stacks: abandon_stacks)
-    __asan_unpoison_memory_region(f.stack + kStack - kStackTop, kStackTop);
+    __asan_unpoison_memory_region(f.stack + f.size - kStackTop, kStackTop);
 #endif
-    make_context(&f.ctx, f.stack, kStack, fiber_entry);
+    make_context(&f.ctx, f.stack, f.size, fiber_entry);
 }
 
 // a kernel without barriers: each thread is a plain call, in a shuffled order
@@ -511,7 +507,12 @@ void reset_shared(grid_state &l)
 void grow_slots(unsigned n)
 {
     while (g_slots.v.size() < n) {
-        slot s = {(char *)malloc(kStack), nullptr};
+        // each stack's top 64 bytes lower than the last one's, over 256
+        // slots: the stacks are 128 KiB apart, so their tops, where every
+        // switch saves and loads, otherwise fall in the same few cache
+        // sets and evict each other (a block of 256 threads missed the
+        // cache at every switch)
+        slot s = {(char *)malloc(kStack), kStack - g_slots.v.size() % 256 * 64, nullptr};
 #if DLG_EMU_RACES
         s.tsan = __tsan_create_fiber(0);
 #endif
@@ -560,6 +561,7 @@ void run(const config &cfg, const std::function<void()> &body, const char *where
                 for (unsigned i = 0; i < n; i++) {
                     const slot &s = g_slots.v[(i + b) % n];
                     l.fibers[i].stack = s.stack;
+                    l.fibers[i].size = s.size;
                     l.fibers[i].tsan = s.tsan;
                 }
 #if DLG_EMU_RACES
