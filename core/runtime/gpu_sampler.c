@@ -74,6 +74,10 @@ int dlg_gpu_sampler_stop(dlg_gpu_sampler *s, dlg_gpu_stats *st)
     if (!s)
         return -DLG_EINVAL;
     dlg_ticker_stop(s->ticker);
+    /* a window shorter than the period (a few quick steps) still gets a
+     * reading: NVML's utilisation is itself the driver's recent average */
+    if (!s->samples)
+        sample(s);
     struct timespec t1;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     uint64_t e1 = 0;

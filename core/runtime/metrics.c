@@ -57,7 +57,7 @@ const dlg_metric dlg_core_metrics[] = {
     {"git_rev", DLG_FIELD_STRING, "", "git revision dlgauge was built from"},
     {"gpu_name", DLG_FIELD_STRING, "", "the GPU the cell ran on (NVML), when its workload has device = cuda:N or auto with a GPU; rank 0's under several ranks"},
     {"gpus", DLG_FIELD_INT, "", "distinct GPUs (node, NVML index) that gpu_util, gpu_mem_peak_bytes, power_avg_w and energy_j cover: 1 alone; under several ranks those of the ranks that read NVML stats, two ranks on one GPU counting it once (a rank without NVML adds none: fewer than the ranks' GPUs then). Absent without GPU stats"},
-    {"gpu_util", DLG_FIELD_DOUBLE, "%", "mean GPU utilisation during timed steps, repetitions weighted by their timed seconds (NVML, sampled every 100 ms); under several ranks, the mean per GPU over the gpus, weighted alike"},
+    {"gpu_util", DLG_FIELD_DOUBLE, "%", "mean GPU utilisation during timed steps, repetitions weighted by their timed seconds (NVML, sampled every 100 ms, and at the end of a window shorter than that); under several ranks, the mean per GPU over the gpus, weighted alike"},
     {"gpu_mem_peak_bytes", DLG_FIELD_UINT, "bytes", "highest GPU memory in use during timed steps (NVML); under several ranks, the highest of any of the gpus"},
     {"power_avg_w", DLG_FIELD_DOUBLE, "W", "mean board power during timed steps, repetitions weighted by their timed seconds (NVML); under several ranks, the mean per GPU over the gpus"},
     {"energy_j", DLG_FIELD_DOUBLE, "J", "GPU energy during timed steps, all repetitions: NVML's energy counter where supported, else integrated power; under several ranks, summed over the gpus (two ranks on one GPU count its energy once)"},

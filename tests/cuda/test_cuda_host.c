@@ -354,6 +354,14 @@ static void test_nvml_fake_sampler(void **st)
     /* the counter covers start..stop: 250 W x the measured time */
     assert_true(fabs(g.energy_j - 250.0 * g.seconds) < 0.5);
     assert_true(g.gpu_mem_peak >= (1ull << 30) && g.gpu_mem_peak < (2ull << 30));
+
+    /* a window shorter than the period: one reading, taken at the stop */
+    assert_int_equal(dlg_gpu_sampler_start(&s, n, 0, 1000), 0);
+    assert_int_equal(dlg_gpu_sampler_stop(s, &g), 0);
+    assert_int_equal(g.samples, 1);
+    assert_true(g.gpu_util > 79.9 && g.gpu_util < 80.1);
+    assert_true(g.power_avg_w > 249.9 && g.power_avg_w < 250.1);
+    assert_true(g.gpu_mem_peak >= (1ull << 30));
     dlg_nvml_close(n);
 
     /* without NVML there is no sampler, and stopping none is harmless */
