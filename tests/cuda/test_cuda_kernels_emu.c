@@ -907,6 +907,20 @@ static void test_sumsq(void **state)
     assert_int_equal(dlg_cuk_sumsq(NULL, g2, n2, slots, 0), 0);
     assert_int_equal(dlg_cuk_sumsq_total(NULL, slots, &total), 0);
     assert_true(fabs(total - want) <= 1e-12 * want);
+    /* first the small array (one block: the other slots cleared), then
+     * one of 2 blocks, then the large one over every slot */
+    for (int i = 0; i < DLG_CUK_SUMSQ_SLOTS; i++)
+        slots[i] = 1e300;
+    const int64_t n3 = 300;
+    double want3 = 0;
+    for (int64_t i = 0; i < n3; i++)
+        want3 += (double)g1[i] * g1[i];
+    total = -1;
+    assert_int_equal(dlg_cuk_sumsq(NULL, g2, n2, slots, 1), 0);
+    assert_int_equal(dlg_cuk_sumsq(NULL, g1, n3, slots, 0), 0);
+    assert_int_equal(dlg_cuk_sumsq(NULL, g1, n1, slots, 0), 0);
+    assert_int_equal(dlg_cuk_sumsq_total(NULL, slots, &total), 0);
+    assert_true(fabs(total - (want + want3)) <= 1e-12 * (want + want3));
 
     float f = 0.375f, *w = xcalloc(n2, 4);
     for (int64_t i = 0; i < n2; i++)

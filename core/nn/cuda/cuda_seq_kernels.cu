@@ -335,7 +335,20 @@ int dlg_cuk_lstm_unpack_bias_h(dlg_cu_stream s, dlg_cuk_htype ht, dlg_cuk_gates 
 
 int dlg_cuk_sumsq(dlg_cu_stream s, const float *g, int64_t n, double *slots, int first)
 {
-    k_sumsq<<<DLG_CUK_SUMSQ_SLOTS, kThreads, 0, s>>>(g, n, slots, first);
+    // as many blocks as the array fills, up to one per slot: a bias of 64
+    // values is one block, not 256 blocks of which 255 reduce zeros
+    // through 9 barriers (on the CPU stand-in GPU most of a clipped LSTM
+    // step's time); the slots no block writes are cleared first
+    unsigned blocks = blocks_for(n);
+    if (blocks > DLG_CUK_SUMSQ_SLOTS)
+        blocks = DLG_CUK_SUMSQ_SLOTS;
+    if (first && blocks < DLG_CUK_SUMSQ_SLOTS) {
+        cudaError_t e = cudaMemsetAsync(slots, 0, DLG_CUK_SUMSQ_SLOTS * sizeof(double), s);
+        if (e != cudaSuccess)
+            return (int)e;
+        first = 0;
+    }
+    k_sumsq<<<blocks, kThreads, 0, s>>>(g, n, slots, first);
     return launched();
 }
 

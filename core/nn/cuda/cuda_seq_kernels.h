@@ -69,7 +69,8 @@ int dlg_cuk_lstm_unpack_bias_h(dlg_cu_stream s, dlg_cuk_htype t, dlg_cuk_gates g
 
 /* ---- gradient clipping ------------------------------------------------------ */
 /* Partial sums of squares of g[0..n) in double: slots[b] (+)= the part of
- * block b of DLG_CUK_SUMSQ_SLOTS; first = 1 overwrites the slots.  Calls
+ * block b of up to DLG_CUK_SUMSQ_SLOTS (as many as n fills); first = 1
+ * overwrites the slots (those of no block with 0).  Calls
  * on one stream run in order, so a list of arrays accumulates without
  * atomics and the result does not depend on timing. */
 #define DLG_CUK_SUMSQ_SLOTS 256
