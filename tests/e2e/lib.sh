@@ -79,6 +79,21 @@ exec(sys.argv[2])
 PY
 }
 
+# side_by_side CASE...: each function CASE in a subshell of its own, all at
+# once (for cases that mostly wait: on signals, sleeps, a file to appear;
+# each writing its own files); a failed check of any counts in FAILS
+side_by_side() {
+    local c p pids=()
+    for c in "$@"; do
+        (FAILS=0; "$c"; exit $((FAILS < 255 ? FAILS : 255))) &
+        pids+=($!)
+    done
+    for p in "${pids[@]}"; do
+        wait "$p"
+        FAILS=$((FAILS + $?))
+    done
+}
+
 finish() {
     if [ "$FAILS" -gt 0 ]; then
         echo "$FAILS check(s) failed (outputs kept in $WORK)" >&2

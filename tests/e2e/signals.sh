@@ -37,21 +37,24 @@ EOT
     STEPS=$steps
 }
 
-interrupt int INT 10ms
-expect_rc int 130
-[ "$STEPS" -ge 20 ] || fail "int: only $STEPS steps of 10 ms in 1.5 s"
-# the workload's own fields are kept for a stopped cell with no complete
-# repetition (they were empty: a stopped preprocess lost its images_written)
-[ "$("$PY" "$E2E/e2e_check.py" get int.csv 0 sleep_ns)" = 10000000 ] ||
-    fail "int: the workload's fields of the stopped repetition are missing: $(head -c 600 int.csv)"
+case_int() {
+    interrupt int INT 10ms
+    expect_rc int 130
+    [ "$STEPS" -ge 20 ] || fail "int: only $STEPS steps of 10 ms in 1.5 s"
+    # the workload's own fields are kept for a stopped cell with no complete
+    # repetition (they were empty: a stopped preprocess lost its images_written)
+    [ "$("$PY" "$E2E/e2e_check.py" get int.csv 0 sleep_ns)" = 10000000 ] ||
+        fail "int: the workload's fields of the stopped repetition are missing: $(head -c 600 int.csv)"
 
-grep -q '^dlgauge: interrupted: results so far were written (the last marked partial)' int.err ||
-    fail "int: the last line does not say the row is partial: $(cat int.err)"
+    grep -q '^dlgauge: interrupted: results so far were written (the last marked partial)' int.err ||
+        fail "int: the last line does not say the row is partial: $(cat int.err)"
+}
 
 # stopped before the first cell (an unreachable InfluxDB retried at open):
 # the last line says nothing was measured, not that results were written
-port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-ini early.ini <<EOT
+case_early() {
+    port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    ini early.ini <<EOT
 [sink csv]
 path = $WORK/early.csv
 [sink db]
@@ -64,31 +67,37 @@ workload   = sleep
 sleep      = 10ms
 iterations = 5
 EOT
-"$DLG" --plugin-dir "$PLUGDIR" run early.ini >early.out 2>early.err &
-pid=$!
-sleep 1
-kill -INT "$pid"
-wait "$pid"
-RC=$?
-expect_rc early 130
-grep -q '^dlgauge: interrupted before a cell started: nothing was measured' early.err ||
-    fail "early: the last line does not say nothing was measured: $(cat early.err)"
-if grep -q 'results so far were written' early.err; then fail "early: says results were written: $(cat early.err)"; fi
-# and so did the note said at the signal: no cell was running to end
-grep -q '^dlgauge: stopping before the first cell: nothing was measured' early.err ||
-    fail "early: the stopping note does not say no cell ran: $(cat early.err)"
-if grep -q 'the running cell ends' early.err; then fail "early: speaks of a running cell: $(cat early.err)"; fi
+    "$DLG" --plugin-dir "$PLUGDIR" run early.ini >early.out 2>early.err &
+    pid=$!
+    sleep 1
+    kill -INT "$pid"
+    wait "$pid"
+    RC=$?
+    expect_rc early 130
+    grep -q '^dlgauge: interrupted before a cell started: nothing was measured' early.err ||
+        fail "early: the last line does not say nothing was measured: $(cat early.err)"
+    if grep -q 'results so far were written' early.err; then fail "early: says results were written: $(cat early.err)"; fi
+    # and so did the note said at the signal: no cell was running to end
+    grep -q '^dlgauge: stopping before the first cell: nothing was measured' early.err ||
+        fail "early: the stopping note does not say no cell ran: $(cat early.err)"
+    if grep -q 'the running cell ends' early.err; then fail "early: speaks of a running cell: $(cat early.err)"; fi
+}
 
-interrupt term TERM 10ms
-expect_rc term 143
+case_term() {
+    interrupt term TERM 10ms
+    expect_rc term 143
+}
 
 # a hangup (terminal or ssh session closed) stops the run as SIGTERM does:
 # the cell is written partial (the run used to die with nothing for it)
-interrupt hup HUP 10ms
-expect_rc hup 129
+case_hup() {
+    interrupt hup HUP 10ms
+    expect_rc hup 129
+}
 
 # ... unless started under nohup (SIGHUP ignored): then it goes on
-ini nohup.ini <<EOT
+case_nohup() {
+    ini nohup.ini <<EOT
 [sink csv]
 path = $WORK/nohup.csv
 [job long]
@@ -97,26 +106,30 @@ sleep    = 10ms
 duration = 60s
 warmup   = 0
 EOT
-(trap '' HUP && exec "$DLG" --plugin-dir "$PLUGDIR" run nohup.ini >nohup.out 2>nohup.err) &
-nh_pid=$!
-sleep 1
-kill -HUP "$nh_pid"
-sleep 0.5
-kill -0 "$nh_pid" 2>/dev/null || fail "nohup: a hangup stopped a run started with SIGHUP ignored"
-kill -TERM "$nh_pid"
-wait "$nh_pid"
-RC=$?
-expect_rc nohup 143
+    (trap '' HUP && exec "$DLG" --plugin-dir "$PLUGDIR" run nohup.ini >nohup.out 2>nohup.err) &
+    nh_pid=$!
+    sleep 1
+    kill -HUP "$nh_pid"
+    sleep 0.5
+    kill -0 "$nh_pid" 2>/dev/null || fail "nohup: a hangup stopped a run started with SIGHUP ignored"
+    kill -TERM "$nh_pid"
+    wait "$nh_pid"
+    RC=$?
+    expect_rc nohup 143
+}
 
 # A 1 s step interrupted half-way: the first step counts, the cut one does not.
-interrupt midstep INT 1s
-expect_rc midstep 130
-[ "$STEPS" = 1 ] || fail "midstep: $STEPS steps, expected 1"
+case_midstep() {
+    interrupt midstep INT 1s
+    expect_rc midstep 130
+    [ "$STEPS" = 1 ] || fail "midstep: $STEPS steps, expected 1"
+}
 
 # Stopped in the second repetition's warm-up: that repetition timed nothing,
 # so the row is the first one's alone (5 steps of 200 ms: ~5 steps/s), not a
 # mean with a 0 that halves it, and the error counts the steps kept.
-ini warmstop.ini <<EOT
+case_warmstop() {
+    ini warmstop.ini <<EOT
 [sink csv]
 path = $WORK/warmstop.csv
 [job reps]
@@ -126,22 +139,25 @@ warmup     = 10
 iterations = 5
 repeat     = 2
 EOT
-"$DLG" --plugin-dir "$PLUGDIR" run warmstop.ini >warmstop.out 2>warmstop.err &
-ws_pid=$!
-sleep 4 # repetition 1: 2 s warm-up + 1 s timed; repetition 2 warms up until ~5 s
-kill -INT "$ws_pid"
-wait "$ws_pid"
-RC=$?
-expect_rc warmstop 130
-{ read -r ws_status; read -r ws_reps; read -r ws_tput; read -r ws_err; } < <("$PY" "$E2E/e2e_check.py" get warmstop.csv 0 status repeats throughput error)
-[ "$ws_status" = partial ] || fail "warmstop: status '$ws_status' ($ws_err)"
-[ "$ws_reps" = 1 ] || fail "warmstop: repeats $ws_reps, expected 1 (the stopped warm-up measured nothing)"
-"$PY" -c "import sys; sys.exit(0 if float(sys.argv[1]) > 4 else 1)" "$ws_tput" ||
-    fail "warmstop: throughput $ws_tput steps/s, expected ~5"
-echo "$ws_err" | grep -q "after 5 timed steps" || fail "warmstop: error '$ws_err'"
+    "$DLG" --plugin-dir "$PLUGDIR" run warmstop.ini >warmstop.out 2>warmstop.err &
+    ws_pid=$!
+    sleep 4 # repetition 1: 2 s warm-up + 1 s timed; repetition 2 warms up until ~5 s
+    kill -INT "$ws_pid"
+    wait "$ws_pid"
+    RC=$?
+    expect_rc warmstop 130
+    { read -r ws_status; read -r ws_reps; read -r ws_tput; read -r ws_err; } < <("$PY" "$E2E/e2e_check.py" get warmstop.csv 0 status repeats throughput error)
+    [ "$ws_status" = partial ] || fail "warmstop: status '$ws_status' ($ws_err)"
+    [ "$ws_reps" = 1 ] || fail "warmstop: repeats $ws_reps, expected 1 (the stopped warm-up measured nothing)"
+    "$PY" -c "import sys; sys.exit(0 if float(sys.argv[1]) > 4 else 1)" "$ws_tput" ||
+        fail "warmstop: throughput $ws_tput steps/s, expected ~5"
+    echo "$ws_err" | grep -q "after 5 timed steps" || fail "warmstop: error '$ws_err'"
+}
+
 # The reader of the run's stdout gone (| head, a pager quit): the run goes
 # on to its end (SIGPIPE used to end it at its first summary line).
-ini pipe.ini <<EOT
+case_pipe() {
+    ini pipe.ini <<EOT
 [sink csv]
 path = $WORK/pipe.csv
 [job a]
@@ -150,9 +166,10 @@ sleep      = 1ms
 iterations = 3
 seed       = 1, 2, 3
 EOT
-{ "$DLG" --plugin-dir "$PLUGDIR" run pipe.ini 2>pipe.err; echo $? >pipe.rc; } | head -c 0
-[ "$(cat pipe.rc)" = 0 ] || fail "pipe: exit status $(cat pipe.rc), expected 0: $(cat pipe.err)"
-[ "$("$PY" "$E2E/e2e_check.py" count pipe.csv)" = 3 ] || fail "pipe: $("$PY" "$E2E/e2e_check.py" count pipe.csv) rows, expected 3"
+    { "$DLG" --plugin-dir "$PLUGDIR" run pipe.ini 2>pipe.err; echo $? >pipe.rc; } | head -c 0
+    [ "$(cat pipe.rc)" = 0 ] || fail "pipe: exit status $(cat pipe.rc), expected 0: $(cat pipe.err)"
+    [ "$("$PY" "$E2E/e2e_check.py" count pipe.csv)" = 3 ] || fail "pipe: $("$PY" "$E2E/e2e_check.py" count pipe.csv) rows, expected 3"
+}
 
 # stop_mkdata NAME SIGNAL TARGET PART ARGS...: mkdata ARGS signalled (TARGET
 # "group": its process group, as Ctrl-C does; else the process) once PART exists
@@ -174,10 +191,19 @@ stop_mkdata() {
     [ "$(wc -l <"$name.err")" = 1 ] || fail "$name: more than one line: $(cat "$name.err")"
 }
 
-stop_mkdata mk_int INT group corpus.txt.train.txt.part text --out corpus.txt --words 500000000 --splits
-expect_rc mk_int 130
-ls corpus.txt* >/dev/null 2>&1 && fail "mk_int: output left: $(ls corpus.txt*)"
-stop_mkdata mk_term TERM process imgs/train.part images --out imgs --classes 4 --images 200000 --threads 2
-expect_rc mk_term 143
-[ -z "$(ls -A imgs)" ] || fail "mk_term: left in imgs: $(ls -A imgs)"
+case_mk_int() {
+    stop_mkdata mk_int INT group corpus.txt.train.txt.part text --out corpus.txt --words 500000000 --splits
+    expect_rc mk_int 130
+    ls corpus.txt* >/dev/null 2>&1 && fail "mk_int: output left: $(ls corpus.txt*)"
+}
+case_mk_term() {
+    stop_mkdata mk_term TERM process imgs/train.part images --out imgs --classes 4 --images 200000 --threads 2
+    expect_rc mk_term 143
+    [ -z "$(ls -A imgs)" ] || fail "mk_term: left in imgs: $(ls -A imgs)"
+}
+
+# every case mostly waits (on signals, sleeps of its own, a file to appear): all
+# at once, each in its own files, as 13 s of this serial test were one after another
+side_by_side case_int case_early case_term case_hup case_nohup case_midstep case_warmstop \
+    case_pipe case_mk_int case_mk_term
 finish
