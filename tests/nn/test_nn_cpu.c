@@ -22,7 +22,8 @@
 
 typedef int (*build_fn)(dlg_net *net);
 
-static dlg_net *make_opts(build_fn build, const char *backend, bool train, bool keep_all)
+static dlg_net *make_seeded(build_fn build, const char *backend, bool train, bool keep_all,
+                            uint64_t seed)
 {
     dlg_net *net;
     assert_int_equal(dlg_net_create(&net, backend), 0);
@@ -30,7 +31,7 @@ static dlg_net *make_opts(build_fn build, const char *backend, bool train, bool 
                         (dlg_filler){DLG_FILL_GAUSSIAN, 0.3f});
     build(net);
     dlg_plan_opts o = {
-        .backend = backend, .threads = 2, .train = train, .seed = 9, .input_grads = true,
+        .backend = backend, .threads = 2, .train = train, .seed = seed, .input_grads = true,
         .keep_all = keep_all};
     if (dlg_net_status(net) < 0 || dlg_net_plan(net, &o) < 0)
         fail_msg("%s: %s", backend, dlg_net_error(net));
@@ -47,6 +48,11 @@ static dlg_net *make_opts(build_fn build, const char *backend, bool train, bool 
             assert_int_equal(
                 tu_fill_blob(net, dlg_net_blob(net, in[i]), FILL_DISTINCT, 21 + (uint64_t)i), 0);
     return net;
+}
+
+static dlg_net *make_opts(build_fn build, const char *backend, bool train, bool keep_all)
+{
+    return make_seeded(build, backend, train, keep_all, 9);
 }
 
 /* every layer's data and gradient is compared: nothing shared or fused */
@@ -80,14 +86,50 @@ static double rel_err(dlg_net *a, dlg_net *b, int blob, dlg_which w)
     return d / fmax(m, 1e-4);
 }
 
+/* Whether a ReLU of ref (after its forward) has an input within rounding
+ * of 0 (1e-5 of the largest; the backends' sums differ by ~4e-6 of it):
+ * there the two backends may take the ReLU's two sides, and a gradient
+ * passed by one and stopped by the other says nothing of either.  A
+ * ReLU's input is the output of the layer before it, as every net here
+ * builds it. */
+static bool relu_at_kink(dlg_net *ref)
+{
+    for (int i = 1; i < dlg_net_layer_count(ref); i++) {
+        dlg_layer_info li, prev;
+        assert_int_equal(dlg_net_layer_info(ref, i, &li), 0);
+        assert_int_equal(dlg_net_layer_info(ref, i - 1, &prev), 0);
+        int b = dlg_net_blob(ref, prev.name);
+        if (strcmp(li.type, "relu") != 0 || b < 0)
+            continue;
+        int64_t n = tu_count(ref, b);
+        float *v = malloc((size_t)n * sizeof(float));
+        assert_non_null(v);
+        assert_int_equal(dlg_net_read(ref, b, DLG_DATA, v, (size_t)n), 0);
+        double m = 0;
+        for (int64_t k = 0; k < n; k++)
+            m = fmax(m, fabs((double)v[k]));
+        int64_t near = 0;
+        for (int64_t k = 0; k < n; k++)
+            near += v[k] != 0 && fabs((double)v[k]) < 1e-5 * m; /* an exact 0 is 0 on both */
+        free(v);
+        if (near)
+            return true;
+    }
+    return false;
+}
+
 /* Runs forward + backward on both backends; compares the output, the
  * gradients of "x"/"x2" and of every parameter of layer "L". */
 /* fused: the cpu net planned as a run plans it (layers folded, blobs
  * shared), against the reference with nothing fused; only the gradients
  * of the input and of every parameter are compared then. */
-static void compare_plan(const char *what, build_fn build, bool train, bool fused)
+/* One seed of compare_plan: the worst relative error; *kink tells whether
+ * ref's forward had a ReLU input at a kink (relu_at_kink). */
+static double compare_seed(const char *what, build_fn build, bool train, bool fused, uint64_t seed,
+                           bool *kink)
 {
-    dlg_net *ref = make(build, "ref", true), *cpu = make_opts(build, "cpu", true, !fused);
+    dlg_net *ref = make_seeded(build, "ref", true, true, seed);
+    dlg_net *cpu = make_seeded(build, "cpu", true, !fused, seed);
     if (!train) {
         assert_int_equal(dlg_net_set_train(ref, false), 0);
         assert_int_equal(dlg_net_set_train(cpu, false), 0);
@@ -97,6 +139,7 @@ static void compare_plan(const char *what, build_fn build, bool train, bool fuse
     if (dlg_net_forward(cpu) < 0)
         fail_msg("%s", dlg_net_error(cpu));
     double worst = fused ? 0 : rel_err(cpu, ref, out, DLG_DATA);
+    *kink = train && relu_at_kink(ref);
     if (train) {
         /* the gradient enters at the net's output: the last layer's blob
          * (layers after L, e.g. a ReLU, would overwrite one given to L) */
@@ -150,9 +193,28 @@ static void compare_plan(const char *what, build_fn build, bool train, bool fuse
     }
     printf("  %-28s %s max relative error %.2e\n", what, fused ? "fused  " : train ? "fwd+bwd" : "fwd    ",
            worst);
-    assert_true(worst < 1e-4);
     dlg_net_destroy(ref);
     dlg_net_destroy(cpu);
+    return worst;
+}
+
+/* A comparison that fails where ref has a ReLU input at a kink is made
+ * again from the next seed (one seed in three or four has one in some
+ * net here); one that fails without a kink fails, and so do 8 seeds in a
+ * row (a real error fails at every seed). */
+static void compare_plan(const char *what, build_fn build, bool train, bool fused)
+{
+    for (uint64_t seed = 9; seed < 9 + 8; seed++) {
+        bool kink;
+        double worst = compare_seed(what, build, train, fused, seed, &kink);
+        if (worst < 1e-4)
+            return;
+        if (!kink)
+            fail_msg("%s: max relative error %.2e at seed %llu", what, worst, (unsigned long long)seed);
+        printf("  %-28s seed %llu: a ReLU input within rounding of 0; the next seed\n", what,
+               (unsigned long long)seed);
+    }
+    fail_msg("%s: 8 seeds in a row over 1e-4, each with a ReLU input at a kink", what);
 }
 
 static void compare(const char *what, build_fn build, bool train) { compare_plan(what, build, train, false); }
