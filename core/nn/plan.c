@@ -348,24 +348,49 @@ void dlg_net_free_memory(dlg_net *net)
  * milliseconds (VGG16's fc6 alone has 103 million, seconds of them). */
 #define FILL_CHUNK (1 << 20)
 
-/* Values [from, to) of blob b into buf, drawn from *s. */
-static void fill(const dlg_blob *b, float *buf, int64_t from, int64_t to, uint64_t *s)
+/* Values [from, to) of the normal stream `seed` x scale into buf: pairs
+ * of values on the cell's OpenMP team (an odd end takes half a pair). */
+static void fill_gauss(float *buf, int64_t from, int64_t to, uint64_t seed, double scale)
+{
+    int64_t k0 = from / 2, k1 = (to + 1) / 2;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (k1 - k0 > 4096)
+#endif
+    for (int64_t k = k0; k < k1; k++) {
+        double a, c;
+        dlg_rng_gauss_pair_at(seed, (uint64_t)k, &a, &c);
+        if (2 * k >= from)
+            buf[2 * k] = (float)(scale * a);
+        if (2 * k + 1 < to)
+            buf[2 * k + 1] = (float)(scale * c);
+    }
+}
+
+/* Values [from, to) of blob b into buf, drawn from the stream `seed`.
+ * Counter-based (rng.h): the same values whatever the chunks and threads;
+ * VGG16's 138 million took 4.6 s of setup drawn one by one. */
+static void fill(const dlg_blob *b, float *buf, int64_t from, int64_t to, uint64_t seed)
 {
     double v = b->fill.value, fan = b->fan_in > 0 ? (double)b->fan_in : 1.0;
-    for (int64_t i = from; i < to; i++) {
-        switch (b->fill.type) {
-        case DLG_FILL_GAUSSIAN:
-            buf[i] = (float)(v * dlg_rng_gauss(s));
-            break;
-        case DLG_FILL_XAVIER:
-            buf[i] = (float)(sqrt(3.0 / fan) * (2.0 * dlg_rng_uniform(s) - 1.0));
-            break;
-        case DLG_FILL_MSRA:
-            buf[i] = (float)(sqrt(2.0 / fan) * dlg_rng_gauss(s));
-            break;
-        default:
+    switch (b->fill.type) {
+    case DLG_FILL_GAUSSIAN:
+        fill_gauss(buf, from, to, seed, v);
+        break;
+    case DLG_FILL_MSRA:
+        fill_gauss(buf, from, to, seed, sqrt(2.0 / fan));
+        break;
+    case DLG_FILL_XAVIER: {
+        double scale = sqrt(3.0 / fan);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (to - from > 8192)
+#endif
+        for (int64_t i = from; i < to; i++)
+            buf[i] = (float)(scale * (2.0 * dlg_rng_uniform_at(seed, (uint64_t)i) - 1.0));
+        break;
+    }
+    default:
+        for (int64_t i = from; i < to; i++)
             buf[i] = (float)v;
-        }
     }
 }
 
@@ -375,13 +400,12 @@ static void fill(const dlg_blob *b, float *buf, int64_t from, int64_t to, uint64
  * asked before each chunk: 0, -DLG_ESTOP, or the upload's failure. */
 static int init_blob(dlg_net *net, dlg_blob *b, float *buf, uint64_t seed)
 {
-    uint64_t s = seed;
     b->t.version++;
     for (int64_t i = 0; i < b->t.count; i += FILL_CHUNK) {
         if (dlg_net_plan_stopped(net))
             return net->err;
         int64_t end = b->t.count - i < FILL_CHUNK ? b->t.count : i + FILL_CHUNK;
-        fill(b, buf, i, end, &s);
+        fill(b, buf, i, end, seed);
         int rc = b->t.layout ? 0
                              : net->bk->upload(net->ctx, (char *)b->t.data + (size_t)i * sizeof(float), buf + i,
                                                (size_t)(end - i) * sizeof(float));

@@ -27,10 +27,24 @@ static inline double dlg_rng_uniform(uint64_t *s)
     return (double)(dlg_rng_next(s) >> 11) * (1.0 / 9007199254740992.0);
 }
 
-static inline double dlg_rng_gauss(uint64_t *s)
+/* Parameter fills draw counter-based: value i of the stream `seed` depends
+ * on (seed, i) alone, so a fill split into chunks and threads draws the
+ * same values.  Uniform value i in [0, 1): */
+static inline double dlg_rng_uniform_at(uint64_t seed, uint64_t i)
 {
-    double u = dlg_rng_uniform(s), v = dlg_rng_uniform(s);
-    return sqrt(-2.0 * log(1.0 - u)) * cos(6.283185307179586 * v);
+    uint64_t s = seed ^ i * 0xd1b54a32d192ed03ull;
+    return dlg_rng_uniform(&s);
+}
+
+/* Normal values 2k and 2k + 1 of the stream `seed`: the Box-Muller pair k
+ * (one log, square root and sine-cosine for two values). */
+static inline void dlg_rng_gauss_pair_at(uint64_t seed, uint64_t k, double *a, double *b)
+{
+    uint64_t s = seed ^ k * 0xd1b54a32d192ed03ull;
+    double u = dlg_rng_uniform(&s), v = dlg_rng_uniform(&s);
+    double r = sqrt(-2.0 * log(1.0 - u)), t = 6.283185307179586 * v;
+    *a = r * cos(t);
+    *b = r * sin(t);
 }
 
 /* Dropout's stream, counter-based so that elements draw independently (in
