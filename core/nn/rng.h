@@ -27,12 +27,18 @@ static inline double dlg_rng_uniform(uint64_t *s)
     return (double)(dlg_rng_next(s) >> 11) * (1.0 / 9007199254740992.0);
 }
 
-/* Parameter fills draw counter-based: value i of the stream `seed` depends
- * on (seed, i) alone, so a fill split into chunks and threads draws the
- * same values.  Uniform value i in [0, 1): */
+/* Counter-based streams (parameter fills, dropout): draw i of the stream
+ * `seed` starts from this state, so it depends on (seed, i) alone and a
+ * stream split into chunks and threads draws the same values. */
+static inline DLG_RNG_HD uint64_t dlg_rng_state_at(uint64_t seed, uint64_t i)
+{
+    return seed ^ i * 0xd1b54a32d192ed03ull;
+}
+
+/* Uniform value i in [0, 1) of the stream `seed`. */
 static inline double dlg_rng_uniform_at(uint64_t seed, uint64_t i)
 {
-    uint64_t s = seed ^ i * 0xd1b54a32d192ed03ull;
+    uint64_t s = dlg_rng_state_at(seed, i);
     return dlg_rng_uniform(&s);
 }
 
@@ -40,7 +46,7 @@ static inline double dlg_rng_uniform_at(uint64_t seed, uint64_t i)
  * (one log, square root and sine-cosine for two values). */
 static inline void dlg_rng_gauss_pair_at(uint64_t seed, uint64_t k, double *a, double *b)
 {
-    uint64_t s = seed ^ k * 0xd1b54a32d192ed03ull;
+    uint64_t s = dlg_rng_state_at(seed, k);
     double u = dlg_rng_uniform(&s), v = dlg_rng_uniform(&s);
     double r = sqrt(-2.0 * log(1.0 - u)), t = 6.283185307179586 * v;
     *a = r * cos(t);
@@ -59,7 +65,7 @@ static inline DLG_RNG_HD uint64_t dlg_dropout_seed(uint64_t base, uint64_t step)
 
 static inline DLG_RNG_HD float dlg_dropout_u(uint64_t seed, uint64_t i)
 {
-    uint64_t s = seed ^ i * 0xd1b54a32d192ed03ull;
+    uint64_t s = dlg_rng_state_at(seed, i);
     return (float)(dlg_rng_next(&s) >> 40) * (1.0f / 16777216.0f);
 }
 
