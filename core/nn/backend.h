@@ -154,6 +154,17 @@ typedef struct dlg_backend {
      * dlg_net_timer_begin in nn.h).  NULL: -DLG_ENOTSUP. */
     int (*timer_begin)(void *ctx);
     int (*timer_end)(void *ctx, uint64_t *elapsed_ns);
+    /* Optional, all or none: per-layer times on the device timeline for
+     * dlg_plan_opts.profile (profile.c), where kernels run asynchronously
+     * and a host clock around a call times its launch only.  prof_open
+     * makes n marks, once, at plan time (then whole steps run eagerly:
+     * marks between the layers of a replayed graph would time nothing the
+     * eager step does); prof_mark records mark i in stream order after the
+     * work so far; prof_read waits for mark n-1 and sets ns[i] to the time
+     * from mark i to mark i+1, for i < n-1.  NULL: the host clock. */
+    int (*prof_open)(void *ctx, int n, char *err, size_t errlen);
+    int (*prof_mark)(void *ctx, int i);
+    int (*prof_read)(void *ctx, int n, uint64_t *ns);
     /* Optional: gradient clipping on the device (dlg_net_grad_norm,
      * dlg_net_scale_grads in clip.c).  grad_sumsq: the sum of squares of n
      * float arrays (p[i] holds c[i] floats), waited for and returned on

@@ -70,6 +70,13 @@ struct dlg_net {
     void *ws;
     bool keep_all;         /* no memory sharing (dlg_plan_opts.keep_all) */
     bool profile;          /* time every layer call (dlg_plan_opts.profile) */
+    /* the profile on a device timeline (profile.c; prof_cap 0: the host
+     * clock times each call): per mark recorded and not yet read, the node
+     * it ends (node * 2, + 1 for its backward) or -1 where a pass starts */
+    int prof_cap, prof_used;
+    int *prof_what;
+    uint64_t *prof_ns; /* prof_read's times, prof_cap - 1 of them */
+    bool timer_open;   /* between dlg_net_timer_begin and _end */
     /* dlg_plan_opts.stop, while dlg_net_plan runs (NULL after) */
     bool (*stop)(void *ctx);
     void *stop_ctx;
@@ -121,6 +128,23 @@ const char *dlg_layer_type_name(dlg_layer_type t);
 /* Inserts split layers, binds tensors, allocates, initialises params. */
 int dlg_net_plan_memory(dlg_net *net);
 void dlg_net_free_memory(dlg_net *net);
+/* The profile on a device timeline (profile.c), where the backend has
+ * prof_mark: dlg_net_prof_open makes the marks at plan time (0 with no
+ * profile or no such backend); before each forward or backward pass,
+ * dlg_net_prof_pass makes room for it (reading the marks so far when it
+ * would not fit: a wait) and records its start; dlg_net_prof_node records
+ * the end of node i's call; dlg_net_prof_read adds the times of the marks
+ * recorded so far to their nodes (a wait for the last); dlg_net_prof_free
+ * frees the engine's side (the backend's, at close). */
+int dlg_net_prof_open(dlg_net *net);
+int dlg_net_prof_pass(dlg_net *net);
+int dlg_net_prof_node(dlg_net *net, int i, bool backward);
+int dlg_net_prof_read(dlg_net *net);
+/* After a public forward, backward or step call: the marks read, unless a
+ * step timer is running (dlg_net_timer_end reads them then, so that the
+ * read's wait falls outside the timed step); a failure is the net's. */
+int dlg_net_prof_settle(dlg_net *net);
+void dlg_net_prof_free(dlg_net *net);
 /* Folds ReLUs into batch norms where the backend can (fuse.c). */
 int dlg_net_fuse(dlg_net *net);
 /* Blob memory, shared by lifetime where allowed (share.c). */

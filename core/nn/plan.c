@@ -332,6 +332,7 @@ void dlg_net_free_memory(dlg_net *net)
         n->l.prop_down = NULL;
     }
     dlg_input_free(net);
+    dlg_net_prof_free(net);
     dlg_net_free_grad_list(net);
     dlg_net_free_reduce(net);
     dlg_net_free_blobs(net);

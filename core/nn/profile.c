@@ -1,9 +1,88 @@
 /* Per-layer profile (dlg_plan_opts.profile): run.c times every kernel
- * call; here the times are read, reset and summed by layer kind. */
+ * call, by the host clock or, on a backend whose kernels run
+ * asynchronously, by marks on the device timeline read here; the times
+ * are read, reset and summed by layer kind. */
 #include "net.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+int dlg_net_prof_open(dlg_net *net)
+{
+    if (!net->profile || !net->bk->prof_mark)
+        return 0;
+    /* a forward and a backward pass: a start and at most one end a node each */
+    int cap = 2 * net->nnodes + 2;
+    net->prof_what = malloc((size_t)cap * sizeof *net->prof_what);
+    net->prof_ns = malloc((size_t)cap * sizeof *net->prof_ns);
+    if (!net->prof_what || !net->prof_ns) {
+        dlg_net_prof_free(net);
+        return dlg_net_fail(net, DLG_ENOMEM, "nn: net '%s': out of memory for the profile's marks",
+                            net->name);
+    }
+    char err[256] = "";
+    int rc = net->bk->prof_open(net->ctx, cap, err, sizeof err);
+    if (rc < 0) {
+        dlg_net_prof_free(net);
+        return dlg_net_fail(net, -rc, "nn: backend %s: profile = true: %s", net->bk->name,
+                            *err ? err : "cannot make its marks");
+    }
+    net->prof_cap = cap;
+    return 0;
+}
+
+void dlg_net_prof_free(dlg_net *net)
+{
+    free(net->prof_what);
+    free(net->prof_ns);
+    net->prof_what = NULL;
+    net->prof_ns = NULL;
+    net->prof_cap = net->prof_used = 0;
+}
+
+static int mark(dlg_net *net, int what)
+{
+    int rc = net->bk->prof_mark(net->ctx, net->prof_used);
+    if (rc < 0)
+        return rc;
+    net->prof_what[net->prof_used++] = what;
+    return 0;
+}
+
+int dlg_net_prof_pass(dlg_net *net)
+{
+    int rc;
+    if (net->prof_used + net->nnodes + 1 > net->prof_cap && (rc = dlg_net_prof_read(net)) < 0)
+        return rc;
+    return mark(net, -1);
+}
+
+int dlg_net_prof_node(dlg_net *net, int i, bool backward)
+{
+    return mark(net, 2 * i + backward);
+}
+
+int dlg_net_prof_read(dlg_net *net)
+{
+    int n = net->prof_used;
+    if (n < 2)
+        return 0; /* no mark ends a node */
+    net->prof_used = 0;
+    int rc = net->bk->prof_read(net->ctx, n, net->prof_ns);
+    if (rc < 0)
+        return rc;
+    for (int m = 1; m < n; m++) {
+        int what = net->prof_what[m];
+        if (what < 0)
+            continue;
+        dlg_node *nd = &net->nodes[what / 2];
+        if (what % 2)
+            nd->bwd_ns += net->prof_ns[m - 1];
+        else
+            nd->fwd_ns += net->prof_ns[m - 1];
+    }
+    return 0;
+}
 
 int dlg_net_layer_time(const dlg_net *net, int index, uint64_t *fwd_ns, uint64_t *bwd_ns,
                        uint64_t *calls)
@@ -21,6 +100,7 @@ int dlg_net_layer_time(const dlg_net *net, int index, uint64_t *fwd_ns, uint64_t
 
 void dlg_net_layer_time_reset(dlg_net *net)
 {
+    net->prof_used = 0; /* marks not read yet time what the reset drops */
     for (int i = 0; i < net->nnodes; i++)
         net->nodes[i].fwd_ns = net->nodes[i].bwd_ns = net->nodes[i].fwd_calls = 0;
 }

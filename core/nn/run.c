@@ -43,7 +43,16 @@ int dlg_net_plan(dlg_net *net, const dlg_plan_opts *opts)
     rc = dlg_net_plan_memory(net);
     net->stop = NULL; /* its ctx may not outlive the plan */
     net->stop_ctx = NULL;
-    return rc;
+    return rc ? rc : dlg_net_prof_open(net);
+}
+
+int dlg_net_prof_settle(dlg_net *net)
+{
+    int rc;
+    if (net->timer_open || (rc = dlg_net_prof_read(net)) >= 0)
+        return 0;
+    return dlg_net_fail(net, -rc, "nn: profile = true: backend %s could not read the device "
+                        "timeline's marks", net->bk->name);
 }
 
 int dlg_net_keep(dlg_net *net, int blob)
@@ -109,16 +118,31 @@ static uint64_t now_ns(void)
     return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
+/* The profile's marks on a device timeline failed: what the pass says. */
+static int mark_failed(int rc, const dlg_net *net, const char *where, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "nn: profile = true: backend %s could not mark the device timeline %s",
+             net->bk->name, where);
+    return rc;
+}
+
 int dlg_net_run_forward(dlg_net *net, char *err, size_t errlen)
 {
+    bool marks = net->prof_cap > 0; /* else the host clock times each call */
+    int rc;
+    if (marks && (rc = dlg_net_prof_pass(net)) < 0)
+        return mark_failed(rc, net, "before the forward pass", err, errlen);
     for (int i = 0; i < net->nnodes; i++) {
         dlg_node *n = &net->nodes[i];
         if (n->fused)
             continue;
-        uint64_t t0 = net->profile ? now_ns() : 0;
-        int rc = n->k->forward(n->kctx, &n->l, n->state);
+        uint64_t t0 = net->profile && !marks ? now_ns() : 0;
+        rc = n->k->forward(n->kctx, &n->l, n->state);
         if (net->profile) {
-            n->fwd_ns += now_ns() - t0;
+            if (!marks)
+                n->fwd_ns += now_ns() - t0;
+            else if (rc >= 0 && (rc = dlg_net_prof_node(net, i, false)) < 0)
+                return mark_failed(rc, net, "after a layer's forward", err, errlen);
             n->fwd_calls++;
         }
         if (rc < 0) {
@@ -145,14 +169,20 @@ static const char *backward_hint(const dlg_node *n, int rc)
 int dlg_net_run_backward(dlg_net *net, char *err, size_t errlen)
 {
     net->grad_sum = 1; /* fresh gradients: this rank's own */
+    bool marks = net->prof_cap > 0;
+    int rc;
+    if (marks && (rc = dlg_net_prof_pass(net)) < 0)
+        return mark_failed(rc, net, "before the backward pass", err, errlen);
     for (int i = net->nnodes - 1; i >= 0; i--) {
         dlg_node *n = &net->nodes[i];
         if (!n->need_backward || n->fused || n->bwd_into >= 0)
             continue;
-        uint64_t t0 = net->profile ? now_ns() : 0;
-        int rc = n->k->backward(n->kctx, &n->l, n->state);
-        if (net->profile)
+        uint64_t t0 = net->profile && !marks ? now_ns() : 0;
+        rc = n->k->backward(n->kctx, &n->l, n->state);
+        if (net->profile && !marks)
             n->bwd_ns += now_ns() - t0;
+        else if (net->profile && rc >= 0 && (rc = dlg_net_prof_node(net, i, true)) < 0)
+            return mark_failed(rc, net, "after a layer's backward", err, errlen);
         if (rc < 0) {
             snprintf(err, errlen, "nn: backward of layer '%s' (%s) on backend %s failed%s",
                      n->l.name, dlg_layer_type_name(n->l.type), net->bk->name,
@@ -227,7 +257,7 @@ int dlg_net_forward(dlg_net *net)
         return dlg_net_fail(net, -rc, "%s", err);
     if (!rc && (rc = dlg_net_run_forward(net, err, sizeof err)) < 0)
         return dlg_net_fail(net, -rc, "%s", err);
-    return rc;
+    return rc ? rc : dlg_net_prof_settle(net);
 }
 
 int dlg_net_backward(dlg_net *net)
@@ -238,7 +268,7 @@ int dlg_net_backward(dlg_net *net)
         return dlg_net_fail(net, DLG_EINVAL, "nn: net '%s' was planned without train", net->name);
     if (!rc && (rc = dlg_net_run_backward(net, err, sizeof err)) < 0)
         return dlg_net_fail(net, -rc, "%s", err);
-    return rc;
+    return rc ? rc : dlg_net_prof_settle(net);
 }
 
 int dlg_net_sgd_step(dlg_net *net, const dlg_sgd *sgd)

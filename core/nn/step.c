@@ -120,7 +120,7 @@ static int run_step(dlg_net *net, step_arg *a)
     if (took)
         dlg_input_mark(net);
     net->steps++;
-    return rc;
+    return dlg_net_prof_settle(net);
 }
 
 int dlg_net_step_stats(const dlg_net *net, dlg_step_stats *out)
@@ -166,6 +166,7 @@ int dlg_net_timer_begin(dlg_net *net)
         return -DLG_ENOTSUP;
     if ((rc = net->bk->timer_begin(net->ctx)) < 0)
         return dlg_net_fail(net, -rc, "nn: backend %s: step timer failed", net->bk->name);
+    net->timer_open = true;
     return 0;
 }
 
@@ -177,8 +178,9 @@ int dlg_net_timer_end(dlg_net *net, uint64_t *elapsed_ns)
         return rc;
     if (!net->bk->timer_end)
         return -DLG_ENOTSUP;
+    net->timer_open = false;
     if ((rc = net->bk->timer_end(net->ctx, elapsed_ns)) < 0)
         return dlg_net_fail(net, -rc, "nn: backend %s: step timer failed (end without begin?)",
                             net->bk->name);
-    return 0;
+    return dlg_net_prof_settle(net); /* the timed work is done: no wait */
 }

@@ -213,8 +213,9 @@ typedef struct dlg_layer_info {
 int dlg_net_layer_count(const dlg_net *net);
 int dlg_net_layer_info(const dlg_net *net, int index, dlg_layer_info *out);
 /* After planning: the kernel that runs layer `index`, e.g. "jit:avx2"
- * (oneDNN's implementation), "winograd F(4x4,3x3) avx2", "ref" (the
- * reference fallback), "fused" (folded into the layer before it); NULL
+ * (oneDNN's implementation), "winograd F(4x4,3x3) avx2", "cudnn
+ * f:precomp d:1 w:1 nhwc" (cuDNN's algorithms), "ref" (the reference
+ * fallback), "fused" (folded into the layer before it); NULL
  * for a bad index or an unplanned net.  Valid until the net is destroyed. */
 const char *dlg_net_layer_impl(const dlg_net *net, int index);
 /* With dlg_plan_opts.profile: nanoseconds layer `index` spent in forward
@@ -276,9 +277,13 @@ typedef struct dlg_plan_opts {
     /* cpu: oneDNN's direct kernels for every convolution, no Winograd for
      * 3x3, 1x7/7x1 or 1x3/3x1 stride-1 layers (comparisons, tests) */
     bool direct_conv;
-    /* time every layer's forward and backward call (dlg_net_layer_time);
-     * host clock around each call, so on an asynchronous backend (cuda)
-     * it measures launches, not the kernels */
+    /* time every layer's forward and backward call (dlg_net_layer_time):
+     * the host clock around each call on the cpu backends; on cuda, events
+     * recorded between the layers on the device's timeline (a layer's
+     * time runs from the end of the layer before it to the end of its own
+     * work), read at the end of each step or dlg_net_forward/_backward
+     * call, or when dlg_net_timer_end returns if a step timer runs; steps
+     * then run eagerly, never as CUDA graphs */
     bool profile;
     /* Asked between the layers' kernel setups (a cpu convolution times its
      * algorithms there, cuda searches them) and every million parameter

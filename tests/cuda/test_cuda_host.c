@@ -375,15 +375,22 @@ static void test_nvml_fake_sampler(void **st)
 static void test_graph_eligible(void **st)
 {
     char why[200];
-    assert_true(dlg_graph_eligible(DLG_GRAPHS_AUTO, NULL, why, sizeof why));
+    assert_true(dlg_graph_eligible(DLG_GRAPHS_AUTO, false, NULL, why, sizeof why));
     assert_string_equal(why, "");
-    assert_true(dlg_graph_eligible(DLG_GRAPHS_ON, NULL, why, sizeof why));
-    assert_false(dlg_graph_eligible(DLG_GRAPHS_OFF, NULL, why, sizeof why));
+    assert_true(dlg_graph_eligible(DLG_GRAPHS_ON, false, NULL, why, sizeof why));
+    assert_false(dlg_graph_eligible(DLG_GRAPHS_OFF, false, NULL, why, sizeof why));
     assert_string_equal(why, "graphs = false");
-    assert_false(dlg_graph_eligible(DLG_GRAPHS_AUTO, "lstm1", why, sizeof why));
+    assert_false(dlg_graph_eligible(DLG_GRAPHS_AUTO, false, "lstm1", why, sizeof why));
     assert_non_null(strstr(why, "layer 'lstm1' cannot be captured"));
-    assert_false(dlg_graph_eligible(DLG_GRAPHS_ON, "lstm1", why, sizeof why));
-    assert_false(dlg_graph_eligible((dlg_graphs)7, NULL, why, sizeof why));
+    assert_false(dlg_graph_eligible(DLG_GRAPHS_ON, false, "lstm1", why, sizeof why));
+    assert_false(dlg_graph_eligible((dlg_graphs)7, false, NULL, why, sizeof why));
+    /* a profile's marks need eager launches, whatever graphs says */
+    assert_false(dlg_graph_eligible(DLG_GRAPHS_AUTO, true, NULL, why, sizeof why));
+    assert_non_null(strstr(why, "profile = true"));
+    assert_false(dlg_graph_eligible(DLG_GRAPHS_ON, true, NULL, why, sizeof why));
+    assert_false(dlg_graph_eligible(DLG_GRAPHS_OFF, true, NULL, why, sizeof why));
+    assert_string_equal(why, "graphs = false");
+    (void)st;
 }
 
 /* runs action a for k with outcome ok and returns the next action */

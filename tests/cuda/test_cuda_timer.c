@@ -1,5 +1,6 @@
-/* The CUDA backend's step timer (cuda_step.c) against the CPU stand-in
- * runtime (fakegpu): its four events are made all or none.  Before, an
+/* The CUDA backend's step timer (cuda_step.c) and profile marks
+ * (cuda_prof.c) against the CPU stand-in runtime (fakegpu): the timer's
+ * four events, and the marks' n, are made all or none.  Before, an
  * event creation failing part-way (out of memory on the third) left the
  * first two made and the rest NULL; the next step saw timer[0][0] set,
  * skipped the creation and recorded the NULL event, so every later step
@@ -11,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -52,10 +54,51 @@ static void test_timer_events_all_or_none(void **state)
     free(c);
 }
 
+/* The profile's marks: made all or none, once; recorded in stream order
+ * and read as n - 1 gaps; bad indices refused. */
+static void test_prof_marks(void **state)
+{
+    (void)state;
+    dlg_cuda_ctx *c = calloc(1, sizeof *c);
+    assert_non_null(c);
+    const size_t live = fakegpu_live_events();
+    char err[200] = "";
+    fakegpu_fail_event_create(5);
+    assert_int_equal(dlg_cuda_prof_open(c, 8, err, sizeof err), -DLG_ENOMEM);
+    assert_non_null(strstr(err, "cudaEventCreate (mark 5 of 8)"));
+    assert_int_equal(fakegpu_live_events(), live); /* the four made are gone */
+    assert_int_equal(c->prof_n, 0);
+    assert_null(c->prof_ev);
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+
+    assert_int_equal(dlg_cuda_prof_open(c, 8, err, sizeof err), 0);
+    assert_int_equal(fakegpu_live_events(), live + 8);
+    assert_int_equal(dlg_cuda_prof_open(c, 8, err, sizeof err), -DLG_EINVAL); /* once */
+    assert_int_equal(dlg_cuda_prof_mark(c, 8), -DLG_EINVAL);
+    assert_int_equal(dlg_cuda_prof_mark(c, -1), -DLG_EINVAL);
+    uint64_t ns[8];
+    for (int round = 0; round < 2; round++) { /* the marks are recorded again */
+        for (int i = 0; i < 4; i++)
+            assert_int_equal(dlg_cuda_prof_mark(c, i), 0);
+        for (int i = 0; i < 8; i++)
+            ns[i] = 12345;
+        assert_int_equal(dlg_cuda_prof_read(c, 4, ns), 0);
+        for (int i = 0; i < 3; i++) /* the stand-in never reports 0 (1 us at least) */
+            assert_true(ns[i] >= 1000 && ns[i] < 1000000000ull);
+        assert_int_equal(ns[3], 12345); /* n - 1 gaps, no more */
+    }
+    assert_int_equal(dlg_cuda_prof_read(c, 9, ns), -DLG_EINVAL);
+    assert_int_equal(dlg_cuda_prof_read(c, 0, ns), -DLG_EINVAL);
+    dlg_cuda_prof_free(c);
+    assert_int_equal(fakegpu_live_events(), live);
+    free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_timer_events_all_or_none),
+        cmocka_unit_test(test_prof_marks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

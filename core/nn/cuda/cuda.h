@@ -80,6 +80,10 @@ typedef struct dlg_cuda_ctx {
     cudaEvent_t timer[2][2];
     int timer_cur;
     bool timer_open;
+    /* profile = true (cuda_prof.c): the marks' events; prof_n 0: none,
+     * and then steps may be captured */
+    cudaEvent_t *prof_ev;
+    int prof_n;
     /* dlg_net_read_async's event ring (cuda_read.c), made on the first read */
     struct dlg_cuda_reads *reads;
     void *blas_ws; /* cuBLAS workspace: set once, so capture allocates nothing */
@@ -112,6 +116,14 @@ int dlg_cuda_timer_begin(void *ctx);
 int dlg_cuda_timer_end(void *ctx, uint64_t *elapsed_ns);
 void dlg_cuda_step_stats(void *ctx, dlg_step_stats *out);
 void dlg_cuda_step_free(dlg_cuda_ctx *c);
+
+/* Per-layer times on the device timeline (cuda_prof.c; the backend's
+ * prof_open, prof_mark, prof_read hooks, see backend.h) and what close()
+ * frees of them. */
+int dlg_cuda_prof_open(void *ctx, int n, char *err, size_t errlen);
+int dlg_cuda_prof_mark(void *ctx, int i);
+int dlg_cuda_prof_read(void *ctx, int n, uint64_t *ns);
+void dlg_cuda_prof_free(dlg_cuda_ctx *c);
 
 /* Device copies and reads without a host wait (cuda_read.c; the backend's
  * copy, read_async and read_wait hooks) and what close() frees of them. */

@@ -111,6 +111,7 @@ static void cuda_close(void *vctx)
         cudaStreamSynchronize(c->stream);
     dlg_cuda_coll_close(c); /* before the stream its work ran on */
     dlg_cuda_step_free(c);
+    dlg_cuda_prof_free(c);
     dlg_cuda_reads_close(c);
     dlg_cuda_input_close(c);
     dlg_cuda_clip_close(c);
@@ -439,6 +440,8 @@ DLG_CUDA_OPENS(7)
         .step_stats = dlg_cuda_step_stats,                                                     \
         .loss_scale = dlg_cuda_loss_scale,                                                     \
         .timer_begin = dlg_cuda_timer_begin, .timer_end = dlg_cuda_timer_end,                  \
+        .prof_open = dlg_cuda_prof_open, .prof_mark = dlg_cuda_prof_mark,                      \
+        .prof_read = dlg_cuda_prof_read,                                                       \
         .grad_sumsq = dlg_cuda_sumsq, .grad_scale = dlg_cuda_scale,                            \
         .grad_clip = dlg_cuda_clip, .clip_stats = dlg_cuda_clip_stats,                         \
         .host_alloc = dlg_cuda_host_alloc, .host_free = dlg_cuda_host_free,                \
@@ -478,6 +481,8 @@ DLG_CUDA_OPENS(7)
         .run_step = dlg_cuda_run_step, .step_stats = dlg_cuda_step_stats,                      \
         .timer_begin = dlg_cuda_timer_begin,                                                   \
         .timer_end = dlg_cuda_timer_end,                                                       \
+        .prof_open = dlg_cuda_prof_open, .prof_mark = dlg_cuda_prof_mark,                      \
+        .prof_read = dlg_cuda_prof_read,                                                       \
         .grad_sumsq = dlg_cuda_sumsq, .grad_scale = dlg_cuda_scale,                            \
         .grad_clip = dlg_cuda_clip, .clip_stats = dlg_cuda_clip_stats,                         \
         .write_opaque = dlg_cuda_half_write,                                                     \

@@ -29,6 +29,7 @@ typedef struct conv_state {
      * (island_bytes; cuDNN's workspace follows) */
     bool nhwc, island;
     size_t island_bytes;
+    char impl[64]; /* dlg_net_layer_impl: the algorithms chosen, e.g. "cudnn f:precomp d:1 w:1" */
 } conv_state;
 
 static void conv_destroy(void *ctx, void *vs)
@@ -200,6 +201,41 @@ static int find_algo(dlg_cuda_ctx *c, conv_state *s, const dlg_layer *l, int dir
     return rc;
 }
 
+/* cuDNN's algorithm enums by value (cudnn_cnn.h), short */
+static const char *algo_name(int dir, int a)
+{
+    static const char *const fwd[] = {"implicit", "precomp", "gemm",     "direct",
+                                      "fft",      "fft_tiling", "winograd", "winograd_nf"};
+    static const char *const data[] = {"0", "1", "fft", "fft_tiling", "winograd", "winograd_nf"};
+    static const char *const filter[] = {"0",        "1",           "fft",       "3",
+                                         "winograd", "winograd_nf", "fft_tiling"};
+    const char *const *t = dir == 0 ? fwd : dir == 1 ? data : filter;
+    int n = dir == 0 ? 8 : dir == 1 ? 6 : 7;
+    return a >= 0 && a < n ? t[a] : "?";
+}
+
+/* the profile's name for what setup chose: forward (with the bias fused
+ * or not), backward data and filter where trained, and the layout */
+static void name_impl(const dlg_layer *l, conv_state *s)
+{
+    int k = snprintf(s->impl, sizeof s->impl, "cudnn f:%s%s", algo_name(0, (int)s->fwd),
+                     s->fuse_bias ? "+bias" : "");
+    if (l->backward && l->prop_down[0] && k > 0 && (size_t)k < sizeof s->impl)
+        k += snprintf(s->impl + k, sizeof s->impl - (size_t)k, " d:%s",
+                      algo_name(1, (int)s->bwd_data));
+    if (l->backward && l->param_grad && k > 0 && (size_t)k < sizeof s->impl)
+        k += snprintf(s->impl + k, sizeof s->impl - (size_t)k, " w:%s",
+                      algo_name(2, (int)s->bwd_filter));
+    if (k > 0 && (size_t)k < sizeof s->impl)
+        snprintf(s->impl + k, sizeof s->impl - (size_t)k, "%s",
+                 s->island ? " nchw island" : s->nhwc ? " nhwc" : "");
+}
+
+static const char *conv_impl(const void *vs)
+{
+    return ((const conv_state *)vs)->impl;
+}
+
 static int conv_setup_as(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                          size_t errlen, bool nhwc)
 {
@@ -234,6 +270,7 @@ static int conv_setup_as(void *ctx, const dlg_layer *l, void **state, size_t *ws
         conv_destroy(ctx, s);
         return rc;
     }
+    name_impl(l, s);
     *state = s;
     *ws = s->ws;
     return 0;
@@ -257,6 +294,7 @@ static int conv_forward(void *ctx, dlg_layer *l, void *vs)
         if (cat != CUDNN_STATUS_NOT_SUPPORTED && cat != CUDNN_STATUS_BAD_PARAM)
             return -DLG_EINTERNAL;
         s->fuse_bias = false; /* refused: unfused from now on */
+        name_impl(l, s);
         dlg_cuda_note_once(c, DLG_CUDA_NOTE_FUSED_BIAS,
                            "cuDNN refused the fused convolution + bias; adding the bias apart");
     }
@@ -296,8 +334,11 @@ static int conv_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, c
     return conv_setup_as(ctx, l, state, ws, err, errlen, false);
 }
 
-const dlg_kernels dlg_cuda_conv = {
-    .setup = conv_setup, .forward = conv_forward, .backward = conv_backward, .destroy = conv_destroy};
+const dlg_kernels dlg_cuda_conv = {.setup = conv_setup,
+                                    .forward = conv_forward,
+                                    .backward = conv_backward,
+                                    .destroy = conv_destroy,
+                                    .impl = conv_impl};
 
 /* ---- half (bf16/fp16): half tensors and weight copy, fp32 accumulation (compute type;
  * cuDNN's PSEUDO_HALF / PSEUDO_BFLOAT16 configurations) ---- */
@@ -332,6 +373,7 @@ static int conv_setup_h(void *ctx, const dlg_layer *l, void **state, size_t *ws,
     if (island) { /* x, y (or dy) and dx in NCHW order, then cuDNN's workspace */
         s->island = true;
         s->island_bytes = 2 * island_size(l->bottom[0]->count) + island_size(l->top[0]->count);
+        name_impl(l, s);
         *ws = s->island_bytes + s->ws;
     }
     size_t wb = (size_t)l->param[0]->count * sizeof(dlg_half);
@@ -470,4 +512,5 @@ const dlg_kernels dlg_cuda_conv_h = {.setup = conv_setup_h,
                                       .forward = conv_forward_h,
                                       .backward = conv_backward_h,
                                       .destroy = conv_destroy,
+                                      .impl = conv_impl,
                                       .any_layout = true};

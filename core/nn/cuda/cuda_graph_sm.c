@@ -4,10 +4,16 @@
 #include <stdio.h>
 #include <string.h>
 
-bool dlg_graph_eligible(dlg_graphs graphs, const char *blocker, char *why, size_t whylen)
+bool dlg_graph_eligible(dlg_graphs graphs, bool profiled, const char *blocker, char *why,
+                        size_t whylen)
 {
     if (graphs == DLG_GRAPHS_OFF) {
         snprintf(why, whylen, "graphs = false");
+        return false;
+    }
+    if (profiled) {
+        snprintf(why, whylen, "profile = true times each layer between eager launches; steps "
+                              "run eagerly");
         return false;
     }
     if (blocker) {

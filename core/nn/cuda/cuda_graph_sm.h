@@ -26,10 +26,12 @@
 /* Consecutive steps with a new key after which graphs are turned off. */
 #define DLG_GRAPH_CHURN 3
 
-/* May a net's steps be captured?  graphs: the plan option; blocker: the
- * first layer whose kernels cannot be captured (NULL: none).  false with
- * a one-line reason in why. */
-bool dlg_graph_eligible(dlg_graphs graphs, const char *blocker, char *why, size_t whylen);
+/* May a net's steps be captured?  graphs: the plan option; profiled: the
+ * plan profiles its layers on the device timeline (marks between eager
+ * launches); blocker: the first layer whose kernels cannot be captured
+ * (NULL: none).  false with a one-line reason in why. */
+bool dlg_graph_eligible(dlg_graphs graphs, bool profiled, const char *blocker, char *why,
+                        size_t whylen);
 
 typedef struct dlg_graph_key {
     bool train;    /* the net's phase */

@@ -344,7 +344,14 @@ static int bn_backward(void *ctx, dlg_layer *l, void *vs)
     return rc ? rc : dlg_half_post_bwd(c, l, &s->io);
 }
 
+/* the profile's name: the tier it runs on now (a refusal steps down) */
+static const char *bn_impl(const void *vs)
+{
+    return dlg_bn_tier_name(((const bn_state *)vs)->tier);
+}
+
 const dlg_kernels dlg_cuda_bn_h = {.setup = bn_setup,
+                                    .impl = bn_impl,
                                     .forward = bn_forward,
                                     .backward = bn_backward,
                                     .destroy = bn_destroy,

@@ -24,7 +24,7 @@
 #define DLG_CUDA_MODULE_SYMBOL "dlg_cuda_module_v1"
 /* Bump when the meaning of what crosses the boundary changes; the sizes
  * below catch the layout changes nobody remembered to bump it for. */
-#define DLG_CUDA_MODULE_ABI 4u
+#define DLG_CUDA_MODULE_ABI 5u
 #define DLG_CUDA_ENGINE_SIG                                                                    \
     ((uint32_t)(sizeof(dlg_backend) * 1000003u + sizeof(dlg_kernels) * 10007u +               \
                 sizeof(dlg_layer) * 101u + sizeof(dlg_tensor) * 7u + sizeof(dlg_backend_opts)))

@@ -82,7 +82,7 @@ static int capture(dlg_cuda_ctx *c, dlg_cuda_graph *g, const dlg_step_fn *f, cha
 static void graph_init(dlg_cuda_ctx *c, dlg_cuda_graph *g, const dlg_step_fn *f)
 {
     char why[200];
-    bool ok = dlg_graph_eligible(c->graphs, f->blocker, why, sizeof why);
+    bool ok = dlg_graph_eligible(c->graphs, c->prof_n > 0, f->blocker, why, sizeof why);
     dlg_graph_sm_init(&g->sm, ok);
     if (!ok && c->graphs == DLG_GRAPHS_ON) {
         char msg[256];

@@ -208,8 +208,6 @@ int cnn_check(const char *model, const dlg_host *h, const dlg_value *o, const dl
 {
     char backend[32];
     int rc = nn_check_device(h, o[O_DEVICE].text, o[O_PRECISION].text, cpu_backend(o), backend, sizeof backend);
-    if (rc == 0 && o[O_PROFILE].i && backend[0])
-        rc = nn_profile_check(h, backend);
     dlg_net *net = NULL;
     int crop;
     /* crop = 0 sizes the net from the first record, which setup reads: a
@@ -277,8 +275,6 @@ static int setup_all(cnn *s, const char *model, const dlg_value *o, const dlg_jo
     if (rc < 0)
         return rc;
     s->profile = o[O_PROFILE].i != 0;
-    if (s->profile && (rc = nn_profile_check(h, s->backend)) < 0)
-        return rc;
     s->train = o[O_MODE].i == 0;
     s->batch = (int)o[O_BATCH].i;
     s->sgd = (dlg_sgd){(float)o[O_LR].d, (float)o[O_MOMENTUM].d, (float)o[O_WEIGHT_DECAY].d};

@@ -47,12 +47,13 @@
               "(false: oneDNN's direct kernels for all, for comparison)",                           \
               0}
 
-/* Per-layer times (dlg_plan_opts.profile), for the backends that run
- * layers synchronously. */
+/* Per-layer times (dlg_plan_opts.profile). */
 #define CNN_PROFILE_OPTION(PROF)                                                                   \
     [PROF] = {"profile", DLG_OPT_BOOL, "false", NULL, NULL, NULL,                                  \
-              "time every layer over the steps after the first (cpu and ref backends): the "       \
-              "result's layer_profile gives the heaviest layer kinds, the log the slowest layers", \
+              "time every layer over the steps after the first: the result's layer_profile "      \
+              "gives the heaviest layer kinds, the log the slowest layers (on CUDA by events on "  \
+              "the GPU's timeline between the layers, and the steps run eagerly, not as CUDA "     \
+              "graphs)",                                                                           \
               0}
 
 static inline void nn_opts_cpu(dlg_plan_opts *po, const dlg_value *o, int wino)

@@ -4,16 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-int nn_profile_check(const dlg_host *h, const char *backend)
-{
-    if (strncmp(backend, "cuda", 4) != 0)
-        return 0;
-    return h->error(h, DLG_ENOTSUP,
-                    "profile = true: per-layer times need the cpu or ref backend (%s runs "
-                    "layers asynchronously)",
-                    backend);
-}
-
 /* ms per timed step */
 static double per_step_ms(uint64_t ns, uint64_t steps)
 {

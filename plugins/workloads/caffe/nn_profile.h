@@ -17,9 +17,6 @@
          "profile = true: the 8 heaviest layer kinds, 'type kernel: share% (forward+backward ms " \
          "per step)', separated by ' | '"}
 
-/* 0, or the error for a backend whose layers run asynchronously (cuda:
- * host clocks around its calls would time launches). */
-int nn_profile_check(const dlg_host *h, const char *backend);
 
 /* layers_ms and layer_profile over timed_steps steps (those since the
  * last dlg_net_layer_time_reset), and the 10 slowest layers in the log. */

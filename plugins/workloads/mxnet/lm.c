@@ -192,7 +192,7 @@ static int check_backend(const dlg_host *h, const dlg_value *o, const char *back
                         "precision = bf16: lstm-ptb runs bf16 on the cpu only (cpu-bf16); on "
                         "CUDA its mixed precision is fp16 (cuDNN's fp16 LSTM, as autocast): set "
                         "precision = fp16, or device = cpu");
-    return o[L_PROFILE].i ? nn_profile_check(h, backend) : 0;
+    return 0;
 }
 
 static int bptt_of(const dlg_value *o) { return o[L_BPTT].set ? (int)o[L_BPTT].i : size_bptt[o[L_SIZE].i % 3]; }
