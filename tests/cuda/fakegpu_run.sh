@@ -25,7 +25,8 @@ sinks = csv
 path = r.csv
 
 ; crop 67 (AlexNet's smallest): the same layers and paths as at 227 in a
-; quarter of the time (the emulated kernels' cost goes with the pixels)
+; quarter of the time (the emulated kernels' cost goes with the pixels);
+; profiled, as lm is: layer times from events on the GPU's timeline
 [job cnn]
 workload = alexnet
 device = cuda:0
@@ -33,6 +34,7 @@ precision = bf16
 batch = 1
 crop = 67
 iterations = 2
+profile = true
 
 [job lm]
 workload = lstm-ptb
@@ -43,6 +45,7 @@ bptt = 8
 batch = 4
 vocab = 500
 iterations = 4
+profile = true
 
 ; fp16: cuDNN's LSTM on half data, fp32 master weights, loss scaling
 [job lm16]
@@ -110,6 +113,15 @@ for job, backend in (("cnn", "cuda-bf16:0"), ("lm", "cuda:0"), ("lm16", "cuda-fp
     need(r["gpu_name"] == "NVIDIA H200 (fake)" and abs(float(r["gpu_util"]) - 80) < 1,
          job + " NVML samples")
     need(float(r["energy_per_item_j"]) > 0, job + " energy per item")
+# the profiles: every layer kind timed on the device, within the step,
+# cuDNN's algorithms named; the unprofiled jobs report none
+for job, kinds in (("cnn", ("conv cudnn f:", " nhwc", "fc ", "lrn ", "pool ")),
+                   ("lm", ("lstm ", "embed", "fc "))):
+    r = rows[job]
+    prof, ms = r.get("layer_profile", ""), float(r.get("layers_ms") or 0)
+    need(all(k in prof for k in kinds), job + " layer_profile " + prof)
+    need(0 < ms <= float(r["latency_p50_us"]) / 1e3 * 1.01, job + " layers_ms within a step")
+need(rows["cnn32"].get("layer_profile", "") == "", "cnn32 has no profile")
 # AlexNet memorises one synthetic image; the LM must beat a uniform guess
 need(math.isfinite(float(rows["cnn"]["loss"])) and float(rows["cnn"]["loss"]) < math.log(1000),
      "cnn loss")
