@@ -2,7 +2,7 @@
 """PyTorch + torchvision baseline for scripts/gpu-check.sh (GoogLeNet: BVLC's,
 as dlgauge runs it, from scripts/bench/bvlc_googlenet.py).
 
-usage: gpu-bench-torch.py BATCH MODEL:MODE:PREC[:BATCH] ...
+usage: gpu-bench-torch.py BATCH MODEL:MODE:PREC[:BATCH[:profile]] ...
        gpu-bench-torch.py --serve BATCH   (cases on stdin, one a line; each
                                            answer ends with a '# done' line)
 Prints one line per case:
@@ -10,6 +10,9 @@ Prints one line per case:
 (a case's own BATCH overrides the first argument; MODEL lstm-ptb is the
 word language model of gpu_bench_torch_lm.py: tokens/s and J/token, layout
 "seq").
+A case ending ":profile" is timed the same way, then PROFILE_STEPS more
+steps run under torch.profiler: the "torch-profile" lines of
+gpu_torch_profile.py (the operators' and kernels' GPU time per step).
 fp32 = TF32 off, tf32 = TF32 on (cuDNN and matmul), bf16/fp16 =
 torch.autocast over fp32 parameters (fp16 with a GradScaler); bf16/fp16 run
 channels_last (faster on tensor cores, see docs/gpu-results.md), fp32/tf32
@@ -26,6 +29,7 @@ import torch.nn as nn
 import torchvision
 
 from gpu_bench_torch_lm import run_lm
+from gpu_torch_profile import profile_steps
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench"))
 from bvlc_alexnet import bvlc_alexnet  # noqa: E402 (the path above)
@@ -34,6 +38,7 @@ from bvlc_googlenet import bvlc_googlenet  # noqa: E402
 WARMUP = int(os.environ.get("WARMUP", "5"))
 TIMED = int(os.environ.get("TIMED", "20"))
 BUDGET_S = float(os.environ.get("BUDGET_S", "170"))
+PROFILE_STEPS = int(os.environ.get("PROFILE_STEPS", "5"))
 T0 = time.monotonic()
 torch.backends.cudnn.benchmark = True
 
@@ -70,7 +75,7 @@ def build(name):
     return getattr(m, name)(weights=None)
 
 
-def run_case(name, mode, prec, batch):
+def run_case(name, mode, prec, batch, prof=False):
     tf32 = prec == "tf32"
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.allow_tf32 = tf32
@@ -117,19 +122,26 @@ def run_case(name, mode, prec, batch):
     ej = "-" if e0 is None or e1 is None else "%.4f" % ((e1 - e0) / 1e3 / (batch * TIMED))
     print("torch %s %s %s %s %d %.1f %.3f %s" % (prec, name, mode, layout, batch,
                                                  batch * 1e3 / ms, ms, ej), flush=True)
+    if prof:
+        try:
+            profile_steps(step, PROFILE_STEPS, "%s %s %s %s %d" % (prec, name, mode, layout, batch))
+        except Exception as e:  # e.g. no CUPTI in this PyTorch: the row stands
+            print("# torch-profile failed: %s" % e, flush=True)
     del model, x, y
     torch.cuda.empty_cache()
 
 
 def run_one(case, batch):
-    """One MODEL:MODE:PREC[:BATCH] case; a failure prints a '#' line."""
-    name, mode, prec = case.split(":")[:3]
-    nb = int(case.split(":")[3]) if case.count(":") >= 3 else batch
+    """One MODEL:MODE:PREC[:BATCH[:profile]] case; a failure prints a '#' line."""
+    parts = case.split(":")
+    name, mode, prec = parts[:3]
+    nb = int(parts[3]) if len(parts) > 3 and parts[3] else batch
+    prof = parts[4:5] == ["profile"]
     try:
         if name == "lstm-ptb":
             run_lm(mode, prec, nb, WARMUP, TIMED, energy_mj)
         else:
-            run_case(name, mode, prec, nb)
+            run_case(name, mode, prec, nb, prof)
     except Exception as e:  # one failing case must not lose the others
         print("# %s failed: %s" % (case, e), flush=True)
 

@@ -48,6 +48,13 @@
 # PyTorch's site-packages/nvidia/nccl/lib, else the toolkit's or the
 # system's, put on LD_LIBRARY_PATH), every element checked (extras.txt,
 # lines "comm ...": a file of its own would be one more than come back).
+# After the input-path row, step "profile" (an extra, before the pairs, so
+# that a cut budget does not drop it): where ResNet-50 training's step goes,
+# on both sides at the first of bf16 and fp32 in --precisions -- dlgauge per layer and layer kind (events
+# between the layers, eager steps: `cuda_check bench ... profile=on`, with
+# cuDNN's algorithms and the batch-norm path named) and PyTorch per operator
+# and kernel (torch.profiler, scripts/gpu_torch_profile.py), in extras.txt
+# ("profile", "torch-profile" lines; not yet run on a GPU).
 # Everything also goes to $OUT.
 # First of the benchmark steps, dlgauge itself (step "run"; not yet run on
 # a GPU): `dlgauge sysinfo` and `dlgauge run scripts/gpu-check-run.ini` on
@@ -90,8 +97,9 @@
 #   --no-comm     skip step 1b (NCCL's allreduce and p2p; never run on a GPU yet)
 #   --only-run    step "run" alone: no build, layer checks, comm or PyTorch (a
 #                 rerun of that step; exit 1 when it did not run)
-#   --no-extras   skip the input-path row (run before the pairs) and the
-#                 algorithm-cache and deterministic-mode reruns
+#   --no-extras   skip the input-path row (run before the pairs), the
+#                 ResNet-50 training profile and the algorithm-cache and
+#                 deterministic-mode reruns
 #   --precisions  benchmark rows (fp32 tf32 bf16 fp16), in this order but
 #                 fp32 last, after the extras (--dry-run prints the order);
 #                 default "bf16 fp16 fp32": what was never timed on a GPU
@@ -185,18 +193,20 @@ RN50=0
 case " $CNNS " in *" resnet50 "*) RN50=1 ;; esac
 
 # The benchmark steps in the order they run, one a line ("lm PREC BATCH",
-# "async PREC", "pair MODEL MODE PREC", "graphs-off PREC", "algo-cache",
-# "deterministic"): the dry run prints this list and the run runs it, so
-# the two cannot differ.  What has never been timed on a GPU first, as a
-# budget cut drops the end: lstm-ptb, the input path, the pairs of every
-# precision but fp32 (--precisions order), the extras, then the fp32
-# pairs (timed on a GPU twice already, 2026-11-29).
+# "async PREC", "profile PREC", "pair MODEL MODE PREC", "graphs-off PREC",
+# "algo-cache", "deterministic"): the dry run prints this list and the run
+# runs it, so the two cannot differ.  What has never been timed on a GPU
+# first, as a budget cut drops the end: lstm-ptb, the input path, the
+# profile, the pairs of every precision but fp32 (--precisions order), the
+# other extras, then the fp32 pairs (timed on a GPU twice already,
+# 2026-11-29).
 plan() {
   local p b
   [ $RUN = 1 ] && echo "run"
   [ $ONLY_RUN = 1 ] && return 0
   [ $LM = 1 ] && for p in $LM_PRECS; do for b in $LM_BATCHES; do echo "lm $p $b"; done; done
   [ $EXTRAS = 1 ] && [ $RN50 = 1 ] && echo "async ${G:-fp32}"
+  [ $EXTRAS = 1 ] && [ $RN50 = 1 ] && echo "profile ${G:-fp32}"
   for p in $PRECS; do [ "$p" = fp32 ] || plan_pairs "$p"; done
   [ $RN50 = 1 ] && [ -n "$G" ] && echo "graphs-off $G"
   [ $EXTRAS = 1 ] && echo algo-cache && echo deterministic
@@ -214,6 +224,7 @@ describe() { # KIND ARGS...
     async) echo "input=async resnet50 train $2 batch $BATCH (extras.txt)" ;;
     pair) echo "case $2 $3 $4 batch $BATCH dlgauge backend $(backend_of $4) layout $(layout_of $4)" ;;
     graphs-off) echo "case resnet50 train $2 batch $BATCH graphs=off" ;;
+    profile) echo "profile: resnet50 train $2 batch $BATCH per layer (dlgauge) and per operator and kernel (PyTorch) (extras.txt)" ;;
     algo-cache) echo "algo-cache: resnet50 train fp32 planned twice through one on-disk cache (extras.txt)" ;;
     deterministic) echo "deterministic: layer checks on cuda:0, deterministic algorithms only (extras.txt)" ;;
   esac
@@ -389,11 +400,11 @@ fi
 # PyTorch's lines into torch.txt up to its '# done', within $1 seconds in
 # all (one deadline for the case, not a limit per line: a PyTorch that
 # prints and then hangs must not hold the run past its budget); 1 if not
-torch_read() {
-  local line t end=$(($(date +%s) + $1))
+torch_read() { # SECONDS [FILE: where its lines go, default torch.txt]
+  local line t end=$(($(date +%s) + $1)) to=${2:-$OUT/torch.txt}
   while t=$((end - $(date +%s))); [ "$t" -gt 0 ] && IFS= read -r -t "$t" -u "$TORCH_OUT" line; do
     [ "$line" = "# done" ] && return 0
-    echo "$line" | tee -a "$OUT/torch.txt"
+    echo "$line" | tee -a "$to"
   done
   return 1
 }
@@ -408,13 +419,14 @@ torch_send() {
   trap - PIPE
   return $rc
 }
-# PyTorch's figure for one case (MODEL:MODE:PREC[:BATCH]) right after dlgauge's
-torch_case() {
+# PyTorch's figure for one case (MODEL:MODE:PREC[:BATCH[:profile]]) right
+# after dlgauge's, its lines into FILE (default torch.txt, the table's)
+torch_case() { # CASE [FILE]
   [ $TORCH_OK = 1 ] || return 1
   if [ $TORCH_UP = 0 ]; then
     torch_read "$(cap 300)" && TORCH_UP=1
   fi
-  if [ $TORCH_UP = 1 ] && torch_send "$1" && torch_read "$(cap 240)"; then return 0; fi
+  if [ $TORCH_UP = 1 ] && torch_send "$1" && torch_read "$(cap 240)" "${2:-}"; then return 0; fi
   TORCH_OK=0
   log "gpu-check: PyTorch stopped answering at $1; no PyTorch figures from here on"
   torch_stop
@@ -535,6 +547,17 @@ run_algo_cache() {
   done
   [ -f "$BUILD/algo.cache" ] && echo "algo-cache entries: $(($(wc -l < "$BUILD/algo.cache") - 1))" | tee -a "$OUT/extras.txt"
 }
+# where ResNet-50 training's step goes, layer by layer on dlgauge (eager,
+# 5 timed steps) and operator by operator on PyTorch; not in the table
+run_profile() { # PREC
+  local t rc
+  t=$(cap 90)
+  LD_LIBRARY_PATH=$DLG_LD limit "$t" "$BUILD/cuda_check" bench resnet50 train $(backend_of $1) \
+    $BATCH $WARMUP 5 profile=on 2>&1 | sed "s/^bench /profile-bench $1 /" | tee -a "$OUT/extras.txt"
+  rc=${PIPESTATUS[0]}
+  [ "$rc" = 0 ] || log "gpu-check: profile $(ended "$rc" "$t")"
+  torch_case "resnet50:train:$1:$BATCH:profile" "$OUT/extras.txt"
+}
 run_deterministic() {
   LD_LIBRARY_PATH=$DLG_LD limit "$(cap 50)" "$BUILD/cuda_check" layers --deterministic cuda:0 2>&1 \
     | sed "s/^/deterministic: /" | tee -a "$OUT/extras.txt"
@@ -601,7 +624,7 @@ run_dlgauge() {
 # one step of the plan, if the budget leaves it the time it needs
 run_step() { # KIND ARGS...
   local need=$PAIR_MIN
-  case $1 in async) need=$((PAIR_MIN + 30)) ;; algo-cache) need=100 ;; deterministic) need=60 ;; run) need=110 ;; esac
+  case $1 in async|profile) need=$((PAIR_MIN + 30)) ;; algo-cache) need=100 ;; deterministic) need=60 ;; run) need=110 ;; esac
   if [ "$(left)" -lt "$need" ]; then log "gpu-check: budget: skipping $*"; return; fi
   case $1 in
     run) run_dlgauge ;;
@@ -609,6 +632,7 @@ run_step() { # KIND ARGS...
     async) run_async "$2" ;;
     pair) run_pair "$2" "$3" "$4" ;;
     graphs-off) dlg_row resnet50 train "$2" 90 "$(backend_of $2)" $BATCH $WARMUP $ITERS graphs=off; table ;;
+    profile) run_profile "$2" ;;
     algo-cache) run_algo_cache ;;
     deterministic) run_deterministic ;;
   esac

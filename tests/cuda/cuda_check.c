@@ -16,6 +16,11 @@
  *        "bench model mode backend batch img/s ms/step ... graphs=on|off
  *        replays=N timing=.. layout=nhwc|nchw" (half backends: NHWC unless
  *        layout=nchw)
+ *   cuda_check bench MODEL train|infer BACKEND BATCH WARMUP ITERS profile=on: the
+ *        same, profiled (dlg_plan_opts.profile: events between the layers,
+ *        steps eager), then "profile-kind SHARE% fwd=MS bwd=MS layers=N TYPE
+ *        IMPL" for the 12 heaviest layer kinds and "profile-layer SHARE%
+ *        fwd=MS bwd=MS NAME TYPE IMPL" for the 12 slowest layers, per step
  *   cuda_check bench MODEL train|infer BACKEND BATCH WARMUP ITERS [graphs=off]
  *        input=async: inputs fed as the caffe workload feeds a loader's
  *        batches (pinned, dlg_net_write_async after each step's launch);
@@ -742,18 +747,54 @@ static int step(dlg_net *net, bool train)
     return (train ? dlg_net_train_step(net, &sgd) : dlg_net_infer_step(net)) < 0 ? -1 : 0;
 }
 
+/* profile=on: the layer kinds and the layers, heaviest first, per step
+ * (what the timed steps spent) */
+static void print_profile(dlg_net *net, int steps, double step_ms)
+{
+    enum { TOP = 12 };
+    double per = 1e-6 / (steps > 0 ? steps : 1), total = 0;
+    for (int i = 0; i < dlg_net_layer_count(net); i++) {
+        uint64_t f = 0, b = 0, calls;
+        dlg_net_layer_time(net, i, &f, &b, &calls);
+        total += (double)(f + b) * per;
+    }
+    printf("profile layers_ms=%.3f step_ms=%.3f (per step, %d steps, eager)\n", total, step_ms,
+           steps);
+    dlg_layer_kind k[TOP];
+    int nk = dlg_net_layer_kinds(net, k, TOP);
+    for (int i = 0; i < nk && i < TOP; i++)
+        printf("profile-kind %5.1f%% fwd=%.3f bwd=%.3f layers=%d %s %s\n",
+               total > 0 ? 100 * (double)(k[i].fwd_ns + k[i].bwd_ns) * per / total : 0,
+               (double)k[i].fwd_ns * per, (double)k[i].bwd_ns * per, k[i].layers, k[i].type,
+               k[i].impl);
+    int idx[TOP];
+    int nl = dlg_net_layers_by_time(net, idx, TOP);
+    for (int i = 0; i < nl; i++) {
+        uint64_t f = 0, b = 0, calls;
+        dlg_layer_info li;
+        dlg_net_layer_time(net, idx[i], &f, &b, &calls);
+        dlg_net_layer_info(net, idx[i], &li);
+        const char *impl = dlg_net_layer_impl(net, idx[i]);
+        printf("profile-layer %5.1f%% fwd=%.3f bwd=%.3f %s %s %s\n",
+               total > 0 ? 100 * (double)(f + b) * per / total : 0, (double)f * per,
+               (double)b * per, li.name, li.type, impl ? impl : "-");
+    }
+}
+
 static int cmd_bench(int argc, char **argv)
 {
     if (argc < 4) {
         fprintf(stderr, "usage: cuda_check bench MODEL train|infer BACKEND BATCH [WARMUP ITERS "
-                        "[graphs=off] [algo_cache=PATH]]\n");
+                        "[graphs=off] [algo_cache=PATH] [profile=on]]\n");
         return 2;
     }
-    bool graphs = true, nchw = false;
+    bool graphs = true, nchw = false, profile = false;
     const char *cache = NULL;
     for (int i = 6; i < argc; i++) {
         if (strcmp(argv[i], "graphs=off") == 0)
             graphs = false;
+        else if (strcmp(argv[i], "profile=on") == 0)
+            profile = true;
         else if (strcmp(argv[i], "layout=nchw") == 0)
             nchw = true;
         else if (strncmp(argv[i], "algo_cache=", 11) == 0)
@@ -768,9 +809,9 @@ static int cmd_bench(int argc, char **argv)
         return 2;
     }
     if (strcmp(argv[0], "lstm-ptb") == 0) {
-        if (!graphs || nchw || cache) {
+        if (!graphs || nchw || cache || profile) {
             fprintf(stderr, "cuda_check bench: lstm-ptb takes none of graphs=, layout=, "
-                            "algo_cache=\n");
+                            "algo_cache=, profile=\n");
             return 2;
         }
         return seq_bench_lm(argc, argv);
@@ -782,7 +823,8 @@ static int cmd_bench(int argc, char **argv)
     dlg_net_create(&net, model);
     int loss = dlg_model_build(net, model, batch, 1000);
     dlg_plan_opts o = {.backend = backend, .train = train, .seed = 1, .algo_cache = cache,
-                       .graphs = graphs ? DLG_GRAPHS_AUTO : DLG_GRAPHS_OFF, .half_nchw = nchw};
+                       .graphs = graphs ? DLG_GRAPHS_AUTO : DLG_GRAPHS_OFF, .half_nchw = nchw,
+                       .profile = profile};
     /* the order of 4-d activations: channels-last on the half backends */
     bool half = strstr(backend, "bf16") || strstr(backend, "fp16");
     const char *layout = half && !nchw ? "nhwc" : "nchw";
@@ -808,6 +850,8 @@ static int cmd_bench(int argc, char **argv)
     for (int i = 0; i < warm && !rc; i++)
         rc = step(net, train);
     dlg_net_read(net, loss, DLG_DATA, out, 3); /* synchronises */
+    if (profile) /* the timed steps' alone */
+        dlg_net_layer_time_reset(net);
     dlg_nvml *nv = NULL;
     char why[200];
     uint64_t e0 = 0, e1 = 0;
@@ -843,8 +887,10 @@ static int cmd_bench(int argc, char **argv)
            "replays=%llu timing=%s layout=%s\n",
            model, argv[1], backend, batch, ips, 1e3 * dt / iters,
            (long long)dlg_net_macs_total(net), (long long)dlg_net_step_macs(net), plan_s, out[0],
-           ls, graphs ? "on" : "off",
+           ls, graphs && !profile ? "on" : "off",
            (unsigned long long)st.replayed, events && dev_ns ? "events" : "host", layout);
+    if (profile)
+        print_profile(net, iters, 1e3 * dt / iters);
     if (energy)
         printf("energy %s %s %s %d %.4f\n", model, argv[1], backend, batch,
                (double)(e1 - e0) / 1e3 / ((double)batch * iters));

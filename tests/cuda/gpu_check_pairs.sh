@@ -135,9 +135,9 @@ else
 fi
 rm -f "$W/build/comm_gpu_run"
 # the default order: what was never timed on a GPU first (lstm-ptb, the
-# input path, bf16 and fp16 pairs, the graphs=off row, the algorithm-cache
-# and deterministic extras), the fp32 pairs last; and the dry run prints
-# the order the run takes, call for call
+# input path, the profile, bf16 and fp16 pairs, the graphs=off row, the
+# algorithm-cache and deterministic extras), the fp32 pairs last; and the
+# dry run prints the order the run takes, call for call
 args=(--models "resnet50 alexnet lstm-ptb" --lm-batches 20 --lm-precisions fp32)
 dry=$(bash "$ROOT/scripts/gpu-check.sh" --dry-run "${args[@]}")
 line() { echo "$dry" | grep -n -- "$1" | head -1 | cut -d: -f1; }
@@ -147,7 +147,8 @@ if ! [ "$(line 'case resnet50 train bf16')" -lt "$(line 'case resnet50 train fp1
    ! [ "$(line 'algo-cache')" -lt "$(line '^  deterministic')" ] ||
    ! [ "$(line '^  deterministic')" -lt "$(line 'case resnet50 train fp32')" ] ||
    ! [ "$(line 'case resnet50 train fp32')" -lt "$first32" ] ||
-   ! [ "$(line 'input=async')" -lt "$(line 'case resnet50 train bf16')" ]; then
+   ! [ "$(line 'input=async')" -lt "$(line 'profile: resnet50 train bf16')" ] ||
+   ! [ "$(line 'profile: resnet50 train bf16')" -lt "$(line 'case resnet50 train bf16')" ]; then
   echo "FAIL order: the dry run's plan:"; echo "$dry"; fails=$((fails + 1))
 fi
 : > "$W/order.calls"
@@ -159,19 +160,29 @@ want=$(echo "$dry" | awk '
   $1 == "case" && $NF == "graphs=off" { print $2, $3, bk($4), "graphs=off"; next }
   $1 == "case" { print $2, $3, bk($4); next }
   $1 == "input=async" { print $2, $3, bk($4), "input=async"; next }
+  $1 == "profile:" { print $2, $3, bk($4), "profile=on"; next }
   $1 == "algo-cache:" { for (i = 0; i < 2; i++) print "resnet50 train cuda:0 algo_cache"; next }
   $1 == "deterministic:" { print "deterministic" }')
 got=$(awk '
   $1 == "bench" { x = $2 " " $3 " " $4
     for (i = 5; i <= NF; i++)
-      if ($i == "graphs=off" || $i == "input=async") x = x " " $i
+      if ($i == "graphs=off" || $i == "input=async" || $i == "profile=on") x = x " " $i
       else if ($i ~ /^algo_cache=/) x = x " algo_cache"
     print x }
   $1 == "layers" && $2 == "--deterministic" { print "deterministic" }' "$W/order.calls")
-if [ "$rc" != 0 ] || [ "$want" != "$got" ] || [ "$(echo "$got" | wc -l)" != 18 ]; then
+if [ "$rc" != 0 ] || [ "$want" != "$got" ] || [ "$(echo "$got" | wc -l)" != 19 ]; then
   echo "FAIL order: rc $rc; the dry run's plan against the run's calls:"
   diff <(echo "$want") <(echo "$got"); fails=$((fails + 1))
 else
-  echo "ok   order: the run took the dry run's 18 calls in order, fp32 last"
+  echo "ok   order: the run took the dry run's 19 calls in order, fp32 last"
+fi
+# the profile's lines go to extras.txt, both sides: PyTorch's second
+# resnet50 bf16 training figure stays out of the table's torch.txt
+if [ "$(grep -c '^torch bf16 resnet50 train' "$W/order/torch.txt")" != 1 ] ||
+   ! grep -q '^profile-bench bf16 resnet50 train cuda-bf16:0 64 ' "$W/order/extras.txt" ||
+   ! grep -q '^torch bf16 resnet50 train' "$W/order/extras.txt"; then
+  echo "FAIL profile: its lines are not where they belong"; fails=$((fails + 1))
+else
+  echo "ok   profile: both sides' lines in extras.txt, the table's PyTorch rows unchanged"
 fi
 exit $((fails > 0))
