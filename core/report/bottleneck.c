@@ -367,6 +367,27 @@ static size_t oversubscribed_evidence(rep_cell *c, size_t n)
                100 * c->cpu_wait, 100 * c->cpu_other, other_cpus(c, cpus, sizeof cpus));
 }
 
+/* A profiled cell's (profile = true) two heaviest layer kinds, as its
+ * layer_profile lists them ("conv winograd F(4x4,3x3) avx2: 31.6%
+ * (75.54+173.02 ms) | ..."), without their times: what the compute is. */
+static size_t layer_evidence(rep_cell *c, size_t n)
+{
+    const char *p = c->row ? rep_str(c->row, "layer_profile") : NULL;
+    int k = 0;
+    for (; p && *p && k < 2; k++) {
+        const char *end = strstr(p, " | ");
+        size_t len = end ? (size_t)(end - p) : strlen(p), cut = len;
+        for (size_t i = 0; i + 1 < len; i++) /* the last " (": the kind's times */
+            if (p[i] == ' ' && p[i + 1] == '(')
+                cut = i;
+        ADD("%s%.*s", k ? ", " : "heaviest layers ", (int)cut, p);
+        p = end ? end + 3 : NULL;
+    }
+    if (k)
+        ADD("; ");
+    return n;
+}
+
 /* STREAM's kernels (diag stream): their rates are memory traffic, over
  * the arrays each touches (copy and scale 2, add and triad 3). */
 static const struct {
@@ -527,6 +548,7 @@ void rep_cell_classify(rep_cell *c, const rep_group *g, const rep_disks *disks)
         c->bn = REP_BN_COMPUTE;
         if (!isnan(c->cpu_share) && isnan(c->au))
             ADD("CPUs %.0f%% busy; ", 100 * c->cpu_share);
+        n = layer_evidence(c, n);
     }
     if (c->bn != REP_BN_CONTENDED && oversubscribed(c))
         n = oversubscribed_evidence(c, n);

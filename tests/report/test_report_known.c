@@ -134,6 +134,39 @@ static void test_waiting_is_not_compute(void **state)
     rep_rows_free(&rows);
 }
 
+/* A compute-bound cell run with profile = true names its two heaviest
+ * layer kinds (kernels with parentheses kept, the times dropped); one
+ * without a profile names none. */
+static void test_compute_names_layers(void **state)
+{
+    (void)state;
+    rep_rows rows;
+    rep_model m;
+    model_from_csv(
+        "time,cpus,host,job,mode,run_id,status,workload,throughput,throughput_ci95,throughput_stddev,"
+        "unit,items,repeats,wall_s,cpu_user_share,layer_profile,version\n"
+        "2026-12-06T10:00:01Z,1,lab,cnn,train,run1,ok,alexnet,39,1,1,images,300,3,3,0.97,"
+        "\"conv winograd F(4x4,3x3) avx2: 31.6% (75.54+173.02 ms) | pool cpu_maxpool (fp32 nChw8c, "
+        "avx2): 27.2% (63.51+150.41 ms) | lrn cpu: 5.5% (28.05+15.26 ms)\",0.1.0\n"
+        "2026-12-06T10:00:02Z,2,lab,cnn,train,run1,ok,alexnet,70,1,1,images,300,3,3,0.97,,0.1.0\n",
+        &rows, &m);
+    const rep_group *g = group(&m, "train");
+    assert_non_null(g);
+    assert_int_equal(g->ncells, 2);
+    for (size_t i = 0; i < g->ncells; i++) {
+        const rep_cell *c = &g->cells[i];
+        assert_int_equal(c->bn, REP_BN_COMPUTE);
+        if (c->thr < 50)
+            assert_string_equal(c->evidence,
+                                "CPUs 97% busy; heaviest layers conv winograd F(4x4,3x3) avx2: "
+                                "31.6%, pool cpu_maxpool (fp32 nChw8c, avx2): 27.2%");
+        else
+            assert_string_equal(c->evidence, "CPUs 97% busy");
+    }
+    rep_model_free(&m);
+    rep_rows_free(&rows);
+}
+
 static void test_knees(void **state)
 {
     world *w = *state;
@@ -1280,6 +1313,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_knees, setup, teardown),
         cmocka_unit_test_setup_teardown(test_knee_moves_with_target, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bottlenecks, setup, teardown),
+        cmocka_unit_test(test_compute_names_layers),
         cmocka_unit_test(test_waiting_is_not_compute),
         cmocka_unit_test_setup_teardown(test_recommendation, setup, teardown),
         cmocka_unit_test(test_shipped_catalogs_load),
