@@ -201,17 +201,38 @@ static int find_algo(dlg_cuda_ctx *c, conv_state *s, const dlg_layer *l, int dir
     return rc;
 }
 
-/* cuDNN's algorithm enums by value (cudnn_cnn.h), short */
+/* cuDNN's algorithms, short, for the profile */
 static const char *algo_name(int dir, int a)
 {
-    static const char *const fwd[] = {"implicit", "precomp", "gemm",     "direct",
-                                      "fft",      "fft_tiling", "winograd", "winograd_nf"};
-    static const char *const data[] = {"0", "1", "fft", "fft_tiling", "winograd", "winograd_nf"};
-    static const char *const filter[] = {"0",        "1",           "fft",       "3",
-                                         "winograd", "winograd_nf", "fft_tiling"};
+    static const char *const fwd[CUDNN_CONVOLUTION_FWD_ALGO_COUNT] = {
+        [CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM] = "implicit",
+        [CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM] = "precomp",
+        [CUDNN_CONVOLUTION_FWD_ALGO_GEMM] = "gemm",
+        [CUDNN_CONVOLUTION_FWD_ALGO_DIRECT] = "direct",
+        [CUDNN_CONVOLUTION_FWD_ALGO_FFT] = "fft",
+        [CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING] = "fft_tiling",
+        [CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD] = "winograd",
+        [CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED] = "winograd_nf"};
+    static const char *const data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT] = {
+        [CUDNN_CONVOLUTION_BWD_DATA_ALGO_0] = "0",
+        [CUDNN_CONVOLUTION_BWD_DATA_ALGO_1] = "1",
+        [CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT] = "fft",
+        [CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING] = "fft_tiling",
+        [CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD] = "winograd",
+        [CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED] = "winograd_nf"};
+    static const char *const filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT] = {
+        [CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0] = "0",
+        [CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1] = "1",
+        [CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT] = "fft",
+        [CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3] = "3",
+        [CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD] = "winograd",
+        [CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED] = "winograd_nf",
+        [CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING] = "fft_tiling"};
     const char *const *t = dir == 0 ? fwd : dir == 1 ? data : filter;
-    int n = dir == 0 ? 8 : dir == 1 ? 6 : 7;
-    return a >= 0 && a < n ? t[a] : "?";
+    int n = dir == 0   ? CUDNN_CONVOLUTION_FWD_ALGO_COUNT
+            : dir == 1 ? CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT
+                       : CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT;
+    return a >= 0 && a < n && t[a] ? t[a] : "?";
 }
 
 /* the profile's name for what setup chose: forward (with the bias fused
