@@ -218,7 +218,14 @@ static int fc_backward(void *ctx, dlg_layer *l, void *vs)
     return rc ? rc : dlg_half_post_bwd(c, l, &s->io);
 }
 
+/* the profile's name: a channels-last input's NCHW copies (both ways) count in its time */
+static const char *fc_impl(const void *vs)
+{
+    return ((const fc_state *)vs)->moves ? "cublas gemmEx + nchw copies" : "cublas gemmEx";
+}
+
 const dlg_kernels dlg_cuda_fc_h = {.setup = fc_setup,
+                                    .impl = fc_impl,
                                     .forward = fc_forward,
                                     .backward = fc_backward,
                                     .destroy = fc_destroy,
