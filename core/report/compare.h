@@ -106,6 +106,11 @@ const char *rep_cmp_verdict_name(rep_cmp_verdict v);
 void rep_cmp_regression_text(const rep_cmp_group *g, const rep_cmp_cell *cc, char *buf, size_t len);
 /* "GROUP: base counts images, new counts bytes (2 cells not compared)": why a group whose unit changed fails it. */
 void rep_cmp_unit_regression_text(const rep_cmp_group *g, char *buf, size_t len);
+/* A cell that ran on both sides with profile = true (compare_layers.c): its
+ * layer kinds' forward + backward time per step, base -> new, the 4 largest
+ * changes first ("conv jit:avx2 42.4 ms -> 30.1 ms (-29.0%), ..."; "-": not
+ * among that side's heaviest kinds); "" for any other cell. */
+void rep_cmp_layers_text(const rep_cmp_cell *cc, char *buf, size_t len);
 
 /* Outputs (compare_out.c): the header, one table per group, only-in lists, geomeans. */
 void rep_cmp_out_text(FILE *f, const rep_compare *c, bool colour);

@@ -98,6 +98,13 @@ static void group(const out_form *o, const rep_cmp_group *g)
     if (rep_cmp_matched(g) && rep_cmp_table(&t, g) == 0)
         table(o, &t);
     rep_table_free(&t);
+    for (size_t i = 0; i < g->ncells; i++) { /* the profiled cells' layer kinds */
+        char lead[256];
+        rep_cmp_layers_text(&g->cells[i], buf, sizeof buf);
+        snprintf(lead, sizeof lead, "layers %s", g->cells[i].label);
+        if (buf[0])
+            line(o, lead, buf);
+    }
     rep_cmp_geomean_text(g->geomean, g->ngeo, buf, sizeof buf);
     line(o, "geomean new/base", buf);
     for (int side = 1; side >= 0; side--) {

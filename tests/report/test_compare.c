@@ -3,7 +3,8 @@
  * only-in lists, geometric means, and through the command (in process):
  * the regression gate's exit status and stderr lines, "~" for an
  * insignificant slowdown, no verdict from one repeat, a new failure, and
- * one error line with exit 2 for bad input. */
+ * one error line with exit 2 for bad input; profiled cells' layer kinds,
+ * base -> new. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <math.h>
@@ -476,6 +477,40 @@ static void text_output_has_no_control_characters(void **state)
     rep_compare_free(&c);
 }
 
+/* ---- layer profiles (profile = true) ---------------------------------------- */
+
+#define HEADP "time,cpus,job,status,workload,throughput,throughput_ci95,throughput_stddev,unit,repeats,version," \
+              "layer_profile\n"
+#define ROWP(cpus, thr, prof) "2026-12-01T10:00:00Z," cpus ",j,ok,sim," thr ",1,1,images,5,0.1.0,\"" prof "\"\n"
+
+/* Both sides profiled: a line per cell of its kinds' ms per step, the
+ * largest change first, a kernel that changed as one kind leaving (-) and
+ * another arriving, at most 4 and how many more; a cell profiled on one
+ * side only, or whose field is not a profile, gets none. */
+static void layer_kinds_base_to_new(void **state)
+{
+    (void)state;
+    static const char base[] = HEADP
+        ROWP("2", "100", "conv winograd F(4x4,3x3) avx2: 60.0% (40.00+80.00 ms) | fc x64:gemm:jit: 20.0% "
+                         "(10.00+30.00 ms) | pool cpu_maxpool (fp32 nChw8c, avx2): 10.0% (5.00+15.00 ms) | "
+                         "relu cpu: 5.0% (4.00+6.00 ms) | lrn cpu: 5.0% (5.00+5.00 ms)")
+        ROWP("4", "200", "conv jit:avx2: 100.0% (1.00+2.00 ms)")
+        ROWP("8", "300", "conv jit:avx2: 100.0% (1.00+2.00 ms)");
+    static const char new[] = HEADP
+        ROWP("2", "90", "conv jit:avx2: 70.0% (60.00+100.00 ms) | fc x64:gemm:jit: 20.0% (10.00+35.00 ms) | "
+                        "pool cpu_maxpool (fp32 nChw8c, avx2): 10.0% (5.00+15.00 ms) | relu cpu: 5.0% (4.00+6.00 ms) | "
+                        "lrn cpu: 5.0% (5.00+5.00 ms)")
+        ROWP("4", "200", "") ROWP("8", "300", "not a profile");
+    ran r;
+    compare_files(&r, base, new, NULL, NULL);
+    assert_int_equal(r.rc, 0);
+    if (!strstr(r.out, "  layers cpus=2: conv jit:avx2 - -> 160 ms, conv winograd F(4x4,3x3) avx2 120 ms -> -, "
+                       "fc x64:gemm:jit 40 ms -> 45 ms (+12.5%), lrn cpu 10 ms -> 10 ms (+0.0%) (+2 more)\n"))
+        fail_msg("%s", r.out);
+    assert_null(strstr(r.out, "layers cpus=4"));
+    assert_null(strstr(r.out, "layers cpus=8"));
+}
+
 /* ---- step latency (--latency, --fail-above-latency) and "-" ----------------- */
 
 #define HEADL "time,cpus,job,status,workload,throughput,throughput_ci95,throughput_stddev,unit,repeats,version,steps," \
@@ -677,6 +712,7 @@ int main(void)
         cmocka_unit_test(one_repeat_gives_no_verdict),
         cmocka_unit_test(ci_only_rows_keep_their_spread),
         cmocka_unit_test(bad_input_is_one_line_and_exit_2),
+        cmocka_unit_test(layer_kinds_base_to_new),
         cmocka_unit_test(latency_rise_fails_its_gate),
         cmocka_unit_test(latency_pooled_over_runs),
         cmocka_unit_test(latency_max_pooled_is_the_max),
