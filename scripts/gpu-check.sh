@@ -50,11 +50,12 @@
 # lines "comm ...": a file of its own would be one more than come back).
 # After the input-path row, step "profile" (an extra, before the pairs, so
 # that a cut budget does not drop it): where ResNet-50 training's step goes,
-# on both sides at the first of bf16 and fp32 in --precisions -- dlgauge per layer and layer kind (events
-# between the layers, eager steps: `cuda_check bench ... profile=on`, with
-# cuDNN's algorithms and the batch-norm path named) and PyTorch per operator
-# and kernel (torch.profiler, scripts/gpu_torch_profile.py), in extras.txt
-# ("profile", "torch-profile" lines; not yet run on a GPU).
+# on both sides, at the first of bf16 and fp32 in --precisions -- dlgauge
+# per layer and layer kind (events between the layers, eager steps:
+# `cuda_check bench ... profile=on`, with cuDNN's algorithms and the
+# batch-norm path named) and PyTorch per operator and kernel
+# (torch.profiler, scripts/gpu_torch_profile.py), in extras.txt ("profile",
+# "torch-profile" lines; not yet run on a GPU).
 # Everything also goes to $OUT.
 # First of the benchmark steps, dlgauge itself (step "run"; not yet run on
 # a GPU): `dlgauge sysinfo` and `dlgauge run scripts/gpu-check-run.ini` on
@@ -397,10 +398,11 @@ else
     log "gpu-check: PyTorch ($PY) did not start: dlgauge rows only"
   fi
 fi
-# PyTorch's lines into torch.txt up to its '# done', within $1 seconds in
-# all (one deadline for the case, not a limit per line: a PyTorch that
-# prints and then hangs must not hold the run past its budget); 1 if not
-torch_read() { # SECONDS [FILE: where its lines go, default torch.txt]
+# PyTorch's lines into torch.txt (or FILE) up to its '# done', within
+# SECONDS in all (one deadline for the case, not a limit per line: a
+# PyTorch that prints and then hangs must not hold the run past its
+# budget); 1 if not
+torch_read() { # SECONDS [FILE]
   local line t end=$(($(date +%s) + $1)) to=${2:-$OUT/torch.txt}
   while t=$((end - $(date +%s))); [ "$t" -gt 0 ] && IFS= read -r -t "$t" -u "$TORCH_OUT" line; do
     [ "$line" = "# done" ] && return 0
