@@ -38,6 +38,7 @@
 
 #include "cpuset.h"
 #include "disk_use.h"
+#include "layer_profile.h"
 #include "model.h"
 #include "units.h"
 
@@ -367,23 +368,15 @@ static size_t oversubscribed_evidence(rep_cell *c, size_t n)
                100 * c->cpu_wait, 100 * c->cpu_other, other_cpus(c, cpus, sizeof cpus));
 }
 
-/* A profiled cell's (profile = true) two heaviest layer kinds, as its
- * layer_profile lists them ("conv winograd F(4x4,3x3) avx2: 31.6%
- * (75.54+173.02 ms) | ..."), without their times: what the compute is. */
+/* A profiled cell's (profile = true) two heaviest layer kinds with their
+ * shares, without their times: what the compute is. */
 static size_t layer_evidence(rep_cell *c, size_t n)
 {
-    const char *p = c->row ? rep_str(c->row, "layer_profile") : NULL;
-    int k = 0;
-    for (; p && *p && k < 2; k++) {
-        const char *end = strstr(p, " | ");
-        size_t len = end ? (size_t)(end - p) : strlen(p), cut = len;
-        for (size_t i = 0; i + 1 < len; i++) /* the last " (": the kind's times */
-            if (p[i] == ' ' && p[i + 1] == '(')
-                cut = i;
-        ADD("%s%.*s", k ? ", " : "heaviest layers ", (int)cut, p);
-        p = end ? end + 3 : NULL;
-    }
-    if (k)
+    rep_layer_kind k[2];
+    size_t nk = rep_layer_kinds(c->row, k, 2);
+    for (size_t i = 0; i < nk; i++)
+        ADD("%s%s: %.1f%%", i ? ", " : "heaviest layers ", k[i].key, k[i].share);
+    if (nk)
         ADD("; ");
     return n;
 }

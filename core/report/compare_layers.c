@@ -9,54 +9,9 @@
 #include <string.h>
 
 #include "compare.h"
+#include "layer_profile.h"
 
 enum { KINDS = 16, SHOWN = 4 };
-
-typedef struct kind_ms {
-    char key[96]; /* "conv winograd F(4x4,3x3) avx2" */
-    double ms;    /* forward + backward, per step */
-} kind_ms;
-
-/* One layer_profile item, "KEY: SHARE% (F+B ms)", into k; false if it is
- * not one (a hand-edited field: skipped, not guessed). */
-static bool parse_item(const char *p, size_t len, kind_ms *k)
-{
-    size_t open = len, colon = len;
-    for (size_t i = 0; i + 1 < len; i++)
-        if (p[i] == ' ' && p[i + 1] == '(')
-            open = i; /* the last " (": a kernel's own parentheses come before it */
-    for (size_t i = 0; i + 1 < open; i++)
-        if (p[i] == ':' && p[i + 1] == ' ')
-            colon = i;
-    double f, b;
-    char times[64];
-    size_t tl = len - open;
-    if (open == len || colon >= open || colon == 0 || tl >= sizeof times)
-        return false;
-    memcpy(times, p + open, tl);
-    times[tl] = '\0';
-    if (sscanf(times, " (%lf+%lf ms)", &f, &b) != 2 || !isfinite(f + b))
-        return false;
-    size_t kl = colon < sizeof k->key - 1 ? colon : sizeof k->key - 1;
-    memcpy(k->key, p, kl);
-    k->key[kl] = '\0';
-    k->ms = f + b;
-    return true;
-}
-
-/* A row's layer_profile, its items " | "-separated, into out (at most max). */
-static size_t parse(const rep_row *r, kind_ms *out, size_t max)
-{
-    const char *p = r ? rep_str(r, "layer_profile") : NULL;
-    size_t n = 0;
-    while (p && *p && n < max) {
-        const char *end = strstr(p, " | ");
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        n += parse_item(p, len, &out[n]);
-        p = end ? end + 3 : NULL;
-    }
-    return n;
-}
 
 typedef struct change {
     const char *key;
@@ -81,9 +36,9 @@ static size_t ms_text(char *buf, size_t len, double ms)
 
 void rep_cmp_layers_text(const rep_cmp_cell *cc, char *buf, size_t len)
 {
-    kind_ms b[KINDS], n[KINDS];
-    size_t nb = cc->base && cc->new ? parse(cc->base->row, b, KINDS) : 0;
-    size_t nn = nb ? parse(cc->new->row, n, KINDS) : 0;
+    rep_layer_kind b[KINDS], n[KINDS];
+    size_t nb = cc->base && cc->new ? rep_layer_kinds(cc->base->row, b, KINDS) : 0;
+    size_t nn = nb ? rep_layer_kinds(cc->new->row, n, KINDS) : 0;
     if (len)
         buf[0] = '\0';
     if (!nb || !nn)
