@@ -84,6 +84,15 @@ int dlg_net_prof_read(dlg_net *net)
     return 0;
 }
 
+int dlg_net_prof_settle(dlg_net *net)
+{
+    int rc;
+    if (net->timer_open || (rc = dlg_net_prof_read(net)) >= 0)
+        return 0;
+    return dlg_net_fail(net, -rc, "nn: profile = true: backend %s could not read the device "
+                        "timeline's marks", net->bk->name);
+}
+
 int dlg_net_layer_time(const dlg_net *net, int index, uint64_t *fwd_ns, uint64_t *bwd_ns,
                        uint64_t *calls)
 {

@@ -46,14 +46,6 @@ int dlg_net_plan(dlg_net *net, const dlg_plan_opts *opts)
     return rc ? rc : dlg_net_prof_open(net);
 }
 
-int dlg_net_prof_settle(dlg_net *net)
-{
-    int rc;
-    if (net->timer_open || (rc = dlg_net_prof_read(net)) >= 0)
-        return 0;
-    return dlg_net_fail(net, -rc, "nn: profile = true: backend %s could not read the device "
-                        "timeline's marks", net->bk->name);
-}
 
 int dlg_net_keep(dlg_net *net, int blob)
 {
