@@ -70,6 +70,9 @@ void pu_make_images(pu_dataset *d, const char *tag, int n, int classes, int w, i
     FILE *lf = fopen(d->list, "w");
     assert_non_null(lf);
     uint8_t *rgb = malloc((size_t)(w + 16) * (h + 16) * 3);
+    /* a copy: GCC at -O1 (-Wrestrict) cannot tell d->dir from d->paths[i] */
+    char dir[sizeof d->dir];
+    memcpy(dir, d->dir, sizeof dir);
     for (int i = 0; i < n; i++) {
         int iw = w + (i * 7) % 13, ih = h + (i * 5) % 11;
         d->w[i] = iw;
@@ -79,7 +82,7 @@ void pu_make_images(pu_dataset *d, const char *tag, int n, int classes, int w, i
         const uint8_t *jpg;
         size_t len;
         assert_int_equal(dlg_jpeg_encode(j, rgb, iw, ih, 90, &jpg, &len, NULL), 0);
-        snprintf(d->paths[i], sizeof d->paths[i], "%s/img%02d.jpg", d->dir, i);
+        snprintf(d->paths[i], sizeof d->paths[i], "%s/img%02d.jpg", dir, i);
         write_all(d->paths[i], jpg, len);
         fprintf(lf, "img%02d.jpg %d\n", i, d->labels[i]);
     }
