@@ -194,7 +194,7 @@ static bool named_unparseable(const char *err, const char *line, size_t n)
     static const char lead[] = "unable to parse '";
     for (const char *p = err; (p = strstr(p, lead)); ) {
         p += sizeof lead - 1;
-        if (strnlen(p, n) == n && strncmp(p, line, n) == 0 && strncmp(p + n, "': ", 3) == 0)
+        if (strncmp(p, line, n) == 0 && strnlen(p, n) == n && strncmp(p + n, "': ", 3) == 0)
             return true;
     }
     return false;
@@ -209,30 +209,50 @@ static bool says_partial(const char *err)
     return p && (!quote || p < quote);
 }
 
-/* Where the text after InfluxDB's last quoted line starts: past that
- * line's closing "': ", or NULL where the text ends inside the quote (a
- * line with a NUL byte ends the text there). */
-static const char *after_quotes(const char *err)
+/* Past the line of sent[0..len) that the error text quotes at q: the
+ * longest line q holds whole and closes with "': " (InfluxDB quotes a line
+ * as it was sent), or NULL where none does: a NUL in the line ended the
+ * text inside its quote. */
+static const char *past_quoted_line(const char *q, const char *sent, size_t len)
 {
-    static const char lead[] = "unable to parse '";
-    const char *last = NULL;
-    for (const char *p = err; (p = strstr(p, lead)); p++)
-        last = p;
-    if (!last)
-        return err;
-    const char *close = strstr(last + sizeof lead - 1, "': ");
-    return close ? close + 3 : NULL;
+    const char *past = NULL;
+    size_t best = 0;
+    for (const char *p = sent, *e = sent + len; p < e;) {
+        const char *nl = memchr(p, '\n', (size_t)(e - p));
+        size_t k = nl ? (size_t)(nl - p) : (size_t)(e - p);
+        /* strncmp first: it stops at the first difference, where strnlen
+         * would walk k bytes of q for every line */
+        if ((!past || k > best) && strncmp(q, p, k) == 0 && strnlen(q, k) == k && strncmp(q + k, "': ", 3) == 0) {
+            past = q + k + 3;
+            best = k;
+        }
+        p += k + (nl != NULL);
+    }
+    return past;
 }
 
-/* Whether InfluxDB says it dropped all n points ("dropped=N" ends its
- * partial-write text): then it stored none, "partial write" or not.  Only
- * a count that ends the text, after the last quoted line, is InfluxDB's:
- * a quoted line may hold the words (taking such a line's "dropped=2i" for
- * the count sent the stored points again, and so did a "dropped=4" left
- * at the end where a NUL in the line cut the text inside its quote). */
-static bool dropped_all(const char *err, size_t n)
+/* Where the text after InfluxDB's last quoted line starts, or NULL where
+ * it cannot be told.  Each quote is passed over by the sent line it holds,
+ * so that a line's own "': " or "unable to parse '" is not taken for
+ * InfluxDB's (a line "dr': ... dropped=4" whose NUL cut the text after
+ * its "4" read as "dropped=4", and the stored points were sent again). */
+static const char *after_quotes(const char *err, const char *sent, size_t len)
 {
-    const char *from = after_quotes(err), *last = NULL;
+    static const char lead[] = "unable to parse '";
+    const char *from = err;
+    for (const char *p; from && (p = strstr(from, lead));)
+        from = past_quoted_line(p + sizeof lead - 1, sent, len);
+    return from;
+}
+
+/* Whether InfluxDB says it dropped all n points of sent[0..len) ("dropped=N"
+ * ends its partial-write text): then it stored none, "partial write" or
+ * not.  Only a count that ends the text, after the last quoted line, is
+ * InfluxDB's: a quoted line may hold the words (taking such a line's
+ * "dropped=2i" for the count sent the stored points again). */
+static bool dropped_all(const char *err, const char *sent, size_t len, size_t n)
+{
+    const char *from = after_quotes(err, sent, len), *last = NULL;
     if (!from)
         return false;
     for (const char *p = from; (p = strstr(p, "dropped=")); p++)
@@ -245,10 +265,10 @@ static bool dropped_all(const char *err, size_t n)
     return end[strspn(end, " \t\r\n")] == '\0' && count >= n;
 }
 
-/* A partial write that stored some of n points. */
-static bool stored_some(const char *err, size_t n)
+/* A partial write of sent[0..len) that stored some of its n points. */
+static bool stored_some(const char *err, const char *sent, size_t len, size_t n)
 {
-    return says_partial(err) && !dropped_all(err, n);
+    return says_partial(err) && !dropped_all(err, sent, len, n);
 }
 
 /* Sorts the lines of part into those InfluxDB named as unparseable and
@@ -312,7 +332,8 @@ static int reject_unnamed(influx_sink *s, const char *part, size_t n, const char
     if (rc != 0)
         rc = s->h->error(s->h, DLG_ENOMEM, "out of memory");
     else if (*done) {
-        rc = reject(s, progress.p, progress.len, why, stored_some(err, influx_count_lines(progress.p, progress.len)));
+        rc = reject(s, progress.p, progress.len, why,
+                    stored_some(err, part, n, influx_count_lines(progress.p, progress.len)));
         influx_keep_first(&rc, resend_good(s, &journaled, retry, deadline_ns, left, depth));
     }
     sbuf_free(&progress);
@@ -340,9 +361,9 @@ static int reject_part(influx_sink *s, const char *part, size_t n, const char *w
             return reject(s, part, n, why, false);
         rc = reject_unnamed(s, part, n, why, retry, deadline_ns, left, depth, &done);
         /* one kind of line alone: a type conflict may have stored some */
-        return done ? rc : reject(s, part, n, why, stored_some(err, influx_count_lines(part, n)));
+        return done ? rc : reject(s, part, n, why, stored_some(err, part, n, influx_count_lines(part, n)));
     }
-    bool stored = stored_some(err, influx_count_lines(part, n));
+    bool stored = stored_some(err, part, n, influx_count_lines(part, n));
     rc = reject(s, bad.p, bad.len, why, false);
     if (!stored)
         influx_keep_first(&rc, resend_good(s, &good, retry, deadline_ns, left, depth));
