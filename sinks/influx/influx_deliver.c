@@ -185,21 +185,6 @@ static int reject(influx_sink *s, const char *body, size_t len, const char *why,
     return 0;
 }
 
-/* Whether InfluxDB's error text names line[0..n) as unparseable (1.x and
- * 2.x both write "unable to parse '<line>': <reason>").  A line with a NUL
- * byte (a spool a crash left zeros in) cannot be named: strncmp stopped at
- * it, and p + n read past the end of the text. */
-static bool named_unparseable(const char *err, const char *line, size_t n)
-{
-    static const char lead[] = "unable to parse '";
-    for (const char *p = err; (p = strstr(p, lead)); ) {
-        p += sizeof lead - 1;
-        if (strncmp(p, line, n) == 0 && strnlen(p, n) == n && strncmp(p + n, "': ", 3) == 0)
-            return true;
-    }
-    return false;
-}
-
 /* Whether InfluxDB says it stored the other points ("partial write", 1.x;
  * "...: partial write: ..." in 2.x): said ahead of the lines it quotes,
  * whose own text may hold those words. */
@@ -209,40 +194,57 @@ static bool says_partial(const char *err)
     return p && (!quote || p < quote);
 }
 
-/* Past the line of sent[0..len) that the error text quotes at q: the
- * longest line q holds whole and closes with "': " (InfluxDB quotes a line
- * as it was sent), or NULL where none does: a NUL in the line ended the
- * text inside its quote. */
-static const char *past_quoted_line(const char *q, const char *sent, size_t len)
+/* InfluxDB's error text quotes each line it could not parse: "unable to
+ * parse '<line>': <reason>" (1.x and 2.x).  A quote is read as the sent
+ * line it holds -- the longest of sent[0..len)'s lines that the text holds
+ * whole and closes with "': " -- and passed over by it, so that a line's
+ * own "': " or "unable to parse '" is never taken for InfluxDB's words (a
+ * line "dr': ... dropped=4" whose NUL cut the text after its "4" read as
+ * InfluxDB's count, and the stored points were sent again). */
+enum { QUOTE_NONE, QUOTE_LINE, QUOTE_CUT };
+
+typedef struct line_span {
+    const char *p;
+    size_t n;
+} line_span;
+
+/* The quote at or after *from: QUOTE_LINE (its line in *l, *from past
+ * it), QUOTE_NONE (no more quotes) or QUOTE_CUT (it holds no sent line:
+ * a NUL in the line ended the text inside it; a line with a NUL is never
+ * held whole). */
+static int next_quote(const char **from, const char *sent, size_t len, line_span *l)
 {
-    const char *past = NULL;
-    size_t best = 0;
+    static const char lead[] = "unable to parse '";
+    const char *q = strstr(*from, lead);
+    if (!q)
+        return QUOTE_NONE;
+    q += sizeof lead - 1;
+    *l = (line_span){NULL, 0};
     for (const char *p = sent, *e = sent + len; p < e;) {
         const char *nl = memchr(p, '\n', (size_t)(e - p));
         size_t k = nl ? (size_t)(nl - p) : (size_t)(e - p);
         /* strncmp first: it stops at the first difference, where strnlen
          * would walk k bytes of q for every line */
-        if ((!past || k > best) && strncmp(q, p, k) == 0 && strnlen(q, k) == k && strncmp(q + k, "': ", 3) == 0) {
-            past = q + k + 3;
-            best = k;
-        }
+        if ((!l->p || k > l->n) && strncmp(q, p, k) == 0 && strnlen(q, k) == k && strncmp(q + k, "': ", 3) == 0)
+            *l = (line_span){p, k};
         p += k + (nl != NULL);
     }
-    return past;
+    if (!l->p)
+        return QUOTE_CUT;
+    *from = q + l->n + 3;
+    return QUOTE_LINE;
 }
 
-/* Where the text after InfluxDB's last quoted line starts, or NULL where
- * it cannot be told.  Each quote is passed over by the sent line it holds,
- * so that a line's own "': " or "unable to parse '" is not taken for
- * InfluxDB's (a line "dr': ... dropped=4" whose NUL cut the text after
- * its "4" read as "dropped=4", and the stored points were sent again). */
+/* Where the text after InfluxDB's last quote starts, or NULL where a
+ * quote was cut (then it cannot be told). */
 static const char *after_quotes(const char *err, const char *sent, size_t len)
 {
-    static const char lead[] = "unable to parse '";
     const char *from = err;
-    for (const char *p; from && (p = strstr(from, lead));)
-        from = past_quoted_line(p + sizeof lead - 1, sent, len);
-    return from;
+    line_span l;
+    int r;
+    while ((r = next_quote(&from, sent, len, &l)) == QUOTE_LINE)
+        ;
+    return r == QUOTE_NONE ? from : NULL;
 }
 
 /* Whether InfluxDB says it dropped all n points of sent[0..len) ("dropped=N"
@@ -271,18 +273,32 @@ static bool stored_some(const char *err, const char *sent, size_t len, size_t n)
     return says_partial(err) && !dropped_all(err, sent, len, n);
 }
 
-/* Sorts the lines of part into those InfluxDB named as unparseable and
- * the others.  Returns -DLG_ENOMEM or 0. */
+/* Sorts the lines of part into those InfluxDB quoted as unparseable
+ * (every copy of a quoted line) and the others.  Returns -DLG_ENOMEM or 0. */
 static int split_named(const char *err, const char *part, size_t n, dlg_sbuf *bad, dlg_sbuf *good)
 {
-    for (const char *p = part, *e = part + n; p < e;) {
+    line_span *quoted = NULL, l;
+    size_t nq = 0, cap = 0;
+    int rc = 0;
+    for (const char *from = err; !rc && next_quote(&from, part, n, &l) == QUOTE_LINE;) {
+        line_span *q = nq < cap ? quoted : realloc(quoted, (cap = cap ? 2 * cap : 16) * sizeof *q);
+        if (!q)
+            rc = -DLG_ENOMEM;
+        else
+            (quoted = q)[nq++] = l;
+    }
+    for (const char *p = part, *e = part + n; !rc && p < e;) {
         const char *nl = memchr(p, '\n', (size_t)(e - p));
         size_t len = nl ? (size_t)(nl - p) : (size_t)(e - p);
-        if (sbuf_add(named_unparseable(err, p, len) ? bad : good, p, nl ? len + 1 : len) != 0)
-            return -DLG_ENOMEM;
+        bool named = false;
+        for (size_t i = 0; i < nq && !named; i++)
+            named = quoted[i].n == len && memcmp(quoted[i].p, p, len) == 0;
+        if (sbuf_add(named ? bad : good, p, nl ? len + 1 : len) != 0)
+            rc = -DLG_ENOMEM;
         p += nl ? len + 1 : len;
     }
-    return 0;
+    free(quoted);
+    return rc;
 }
 
 /* How many times one refused request's remaining lines are sent again,

@@ -28,14 +28,34 @@ struct influx_http {
 
 static bool has(const char *p, size_t n, const char *what) { return memmem(p, n, what, strlen(what)) != NULL; }
 
-/* Whether err names line[0..n) as unparseable: as influx_deliver.c reads it. */
-static bool named(const char *err, const char *line, size_t n)
+/* The line of body[0..len) quoted at q: the longest the text holds whole,
+ * closed by "': "; NULL where none is. */
+static const char *quoted_line(const char *q, const char *body, size_t len, size_t *k)
+{
+    const char *best = NULL;
+    for (const char *p = body, *e = body + len; p < e;) {
+        const char *nl = memchr(p, '\n', (size_t)(e - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(e - p);
+        if ((!best || n > *k) && strnlen(q, n) == n && strncmp(q, p, n) == 0 && strncmp(q + n, "': ", 3) == 0)
+            best = p, *k = n;
+        p += n + (nl != NULL);
+    }
+    return best;
+}
+
+/* Whether err names line[0..n) as unparseable: as influx_deliver.c reads
+ * it, each quote passed over by the line of body it holds. */
+static bool named(const char *err, const char *body, size_t len, const char *line, size_t n)
 {
     static const char lead[] = "unable to parse '";
+    size_t k = 0;
     for (const char *p = err; (p = strstr(p, lead));) {
         p += sizeof lead - 1;
-        if (strnlen(p, n) == n && strncmp(p, line, n) == 0 && strncmp(p + n, "': ", 3) == 0)
+        if (!quoted_line(p, body, len, &k))
+            return false;
+        if (k == n && memcmp(p, line, n) == 0)
             return true;
+        p += k + 3;
     }
     return false;
 }
@@ -60,7 +80,7 @@ static influx_send refuse_lines(influx_http *c, const char *body, size_t len)
     for (const char *p = body, *e = body + len; q.len && has(body, len, "!partial") && p < e && !partial;) {
         const char *nl = memchr(p, '\n', (size_t)(e - p));
         size_t n = nl ? (size_t)(nl - p) : (size_t)(e - p);
-        partial = named(q.p, p, n);
+        partial = named(q.p, body, len, p, n);
         p += n + (nl != NULL);
     }
     if (partial)
@@ -70,7 +90,7 @@ static influx_send refuse_lines(influx_http *c, const char *body, size_t len)
     for (const char *p = body, *e = body + len; partial && p < e;) {
         const char *nl = memchr(p, '\n', (size_t)(e - p));
         size_t n = nl ? (size_t)(nl - p) : (size_t)(e - p);
-        if (!named(c->err.p, p, n))
+        if (!named(c->err.p, body, len, p, n))
             sbuf_add(&c->stored, p, n + (nl != NULL));
         p += n + (nl != NULL);
     }

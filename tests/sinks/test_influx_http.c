@@ -1247,6 +1247,44 @@ static void test_400_rejects_only_bad_lines(void **state)
     json_object_put(root);
 }
 
+/* A bad line whose string field quotes another line of the request in
+ * InfluxDB's own words ("unable to parse 'qin v=1i 1000': "): InfluxDB
+ * quotes only the bad line and stores the other, which must not be saved
+ * as rejected too (a search for the words anywhere in the error text took
+ * it for named). */
+static void test_400_quote_inside_bad_line(void **state)
+{
+    server *s = *state;
+    char *dir = st_join(s->dir, "spoolq"), *spool = st_join(dir, "influx.lp");
+    char *rej = st_join(dir, "influx.rejected.lp");
+    mkdir(dir, 0777);
+    static const char bad[] = "qin s=\"x unable to parse 'qin v=1i 1000': y\" 1001 junk\n";
+    FILE *f = fopen(spool, "w");
+    fprintf(f, "qin v=1i 1000\n%s", bad);
+    fclose(f);
+    mock_host m;
+    mock_host_init(&m);
+    const dlg_sink_ops *ops;
+    void *st = open_sink(s, &m, "dlgtest", "spoolq", NULL, NULL, &ops, 0);
+    assert_non_null(st);
+    assert_int_equal(ops->begin(st, &(dlg_schema){0}), 0);
+    assert_int_equal(ops->flush(st, 2000000000u), -DLG_EINVAL);
+    ops->close(st);
+    assert_non_null(strstr(m.last_error, "rejected 1 point of the spool "));
+    char *text = st_slurp(rej, NULL);
+    assert_non_null(text);
+    assert_string_equal(text, bad);
+    free(text);
+    json_object *cols = NULL, *root = NULL;
+    json_object *rows = select_rows(s, "dlgtest", "SELECT v FROM qin", &cols, &root);
+    assert_non_null(rows);
+    assert_int_equal(json_object_array_length(rows), 1);
+    json_object_put(root);
+    free(dir);
+    free(spool);
+    free(rej);
+}
+
 /* A spool replayed into a database WITH DURATION 1h: one line dated 2001
  * (beyond the retention policy) and one dated now.  InfluxDB stores the new
  * one and answers 400 "partial write: ... dropped=1" without naming the
@@ -1317,6 +1355,7 @@ int main(void)
         cmocka_unit_test(test_v2_request),
         cmocka_unit_test(test_v2_long_token),
         cmocka_unit_test(test_400_rejects_only_bad_lines),
+        cmocka_unit_test(test_400_quote_inside_bad_line),
         cmocka_unit_test(test_replay_partial_retention),
         cmocka_unit_test(test_v2_401_kept_for_flush),
         cmocka_unit_test(test_v2_partial_then_503_keeps_good),
