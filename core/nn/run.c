@@ -46,7 +46,6 @@ int dlg_net_plan(dlg_net *net, const dlg_plan_opts *opts)
     return rc ? rc : dlg_net_prof_open(net);
 }
 
-
 int dlg_net_keep(dlg_net *net, int blob)
 {
     if (net->err)

@@ -101,9 +101,10 @@ static void group(const out_form *o, const rep_cmp_group *g)
     for (size_t i = 0; i < g->ncells; i++) { /* the profiled cells' layer kinds */
         char lead[256];
         rep_cmp_layers_text(&g->cells[i], buf, sizeof buf);
+        if (!buf[0])
+            continue;
         snprintf(lead, sizeof lead, "layers %s", g->cells[i].label);
-        if (buf[0])
-            line(o, lead, buf);
+        line(o, lead, buf);
     }
     rep_cmp_geomean_text(g->geomean, g->ngeo, buf, sizeof buf);
     line(o, "geomean new/base", buf);
