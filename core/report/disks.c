@@ -495,7 +495,7 @@ int rep_disks_load_dir(rep_disks *d, const char *dir, char *err, size_t errlen)
         n++;
     }
     closedir(dp);
-    if (!rc)
+    if (!rc && n) /* (no names: NULL, which qsort may not take) */
         qsort(names, n, sizeof *names, by_name); /* same order on every filesystem */
     for (size_t i = 0; i < n; i++) {
         if (!rc)

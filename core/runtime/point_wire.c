@@ -19,7 +19,7 @@ typedef struct wbuf {
 
 static void put(wbuf *b, const void *src, size_t n)
 {
-    if (b->oom)
+    if (b->oom || !n) /* a NULL string is put as n = 0: memcpy wants a pointer */
         return;
     if (b->len + n > b->cap) {
         size_t cap = (b->cap ? b->cap * 2 : 1024) + n;
