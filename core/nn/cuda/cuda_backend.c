@@ -431,25 +431,28 @@ DLG_CUDA_OPENS(5)
 DLG_CUDA_OPENS(6)
 DLG_CUDA_OPENS(7)
 
+/* The entries every CUDA backend shares, so that a hook added to the
+ * engine is given to fp32 and half alike (a macro: designated
+ * initialisers of one static table) */
+#define DLG_CUDA_COMMON_OPS(nm, openf)                                                         \
+    .name = nm, .open = openf, .close = cuda_close, .alloc = cuda_alloc, .free = cuda_free,    \
+    .upload = cuda_upload, .download = cuda_download, .zero = cuda_zero, .sync = cuda_sync,    \
+    .bind = cuda_bind, .sgd = cuda_sgd, .sgd_all = cuda_sgd_all,                               \
+    .run_step = dlg_cuda_run_step, .step_stats = dlg_cuda_step_stats,                          \
+    .loss_scale = dlg_cuda_loss_scale, .timer_begin = dlg_cuda_timer_begin,                    \
+    .timer_end = dlg_cuda_timer_end, .prof_open = dlg_cuda_prof_open,                          \
+    .prof_mark = dlg_cuda_prof_mark, .prof_read = dlg_cuda_prof_read,                          \
+    .grad_sumsq = dlg_cuda_sumsq, .grad_scale = dlg_cuda_scale, .grad_clip = dlg_cuda_clip,    \
+    .clip_stats = dlg_cuda_clip_stats, .host_alloc = dlg_cuda_host_alloc,                      \
+    .host_free = dlg_cuda_host_free, .in_slot_open = dlg_cuda_in_slot_open,                    \
+    .in_slot_close = dlg_cuda_in_slot_close, .in_copy = dlg_cuda_in_copy,                      \
+    .in_take = dlg_cuda_in_take, .in_mark = dlg_cuda_in_mark, .in_wait = dlg_cuda_in_wait,     \
+    .in_stall = dlg_cuda_in_stall, .copy = dlg_cuda_copy_d2d, .read_async = dlg_cuda_read_async, \
+    .read_wait = dlg_cuda_read_wait, DLG_CUDA_COLL_ENTRIES .fallback = NULL
+
 #define DLG_CUDA_BACKEND(nm, openf)                                                            \
     {                                                                                          \
-        .name = nm, .open = openf, .close = cuda_close, .alloc = cuda_alloc,                   \
-        .free = cuda_free, .upload = cuda_upload, .download = cuda_download,                   \
-        .zero = cuda_zero, .sync = cuda_sync, .bind = cuda_bind, .sgd = cuda_sgd,              \
-        .sgd_all = cuda_sgd_all, .run_step = dlg_cuda_run_step,                                \
-        .step_stats = dlg_cuda_step_stats,                                                     \
-        .loss_scale = dlg_cuda_loss_scale,                                                     \
-        .timer_begin = dlg_cuda_timer_begin, .timer_end = dlg_cuda_timer_end,                  \
-        .prof_open = dlg_cuda_prof_open, .prof_mark = dlg_cuda_prof_mark,                      \
-        .prof_read = dlg_cuda_prof_read,                                                       \
-        .grad_sumsq = dlg_cuda_sumsq, .grad_scale = dlg_cuda_scale,                            \
-        .grad_clip = dlg_cuda_clip, .clip_stats = dlg_cuda_clip_stats,                         \
-        .host_alloc = dlg_cuda_host_alloc, .host_free = dlg_cuda_host_free,                \
-        .in_slot_open = dlg_cuda_in_slot_open, .in_slot_close = dlg_cuda_in_slot_close,    \
-        .in_copy = dlg_cuda_in_copy, .in_take = dlg_cuda_in_take, .in_mark = dlg_cuda_in_mark, \
-        .in_wait = dlg_cuda_in_wait, .in_stall = dlg_cuda_in_stall,                        \
-        .copy = dlg_cuda_copy_d2d, .read_async = dlg_cuda_read_async,                          \
-        .read_wait = dlg_cuda_read_wait, DLG_CUDA_COLL_ENTRIES                                 \
+        DLG_CUDA_COMMON_OPS(nm, openf),                                                        \
         .kernels =                                                                             \
             {                                                                                  \
                 [DLG_L_CONV] = &dlg_cuda_conv,                                                 \
@@ -467,49 +470,30 @@ DLG_CUDA_OPENS(7)
                 [DLG_L_EMBED] = &dlg_cuda_embed,                                               \
                 [DLG_L_LSTM] = &dlg_cuda_lstm,                                                 \
             },                                                                                 \
-        .fallback = NULL,                                                                      \
     }
 
 /* bf16 and fp16 (half storage): their own kernels, and host reads/writes that convert */
 #define DLG_CUDA_HALF_BACKEND(nm, openf)                                                       \
     {                                                                                          \
-        .name = nm, .open = openf, .close = cuda_close, .alloc = cuda_alloc,                   \
-        .free = cuda_free, .upload = cuda_upload, .download = cuda_download,                   \
-        .zero = cuda_zero, .sync = cuda_sync, .bind = cuda_bind, .sgd = cuda_sgd,              \
-        .sgd_all = cuda_sgd_all, .read_opaque = dlg_cuda_half_read,                              \
-        .loss_scale = dlg_cuda_loss_scale,                                                     \
-        .run_step = dlg_cuda_run_step, .step_stats = dlg_cuda_step_stats,                      \
-        .timer_begin = dlg_cuda_timer_begin,                                                   \
-        .timer_end = dlg_cuda_timer_end,                                                       \
-        .prof_open = dlg_cuda_prof_open, .prof_mark = dlg_cuda_prof_mark,                      \
-        .prof_read = dlg_cuda_prof_read,                                                       \
-        .grad_sumsq = dlg_cuda_sumsq, .grad_scale = dlg_cuda_scale,                            \
-        .grad_clip = dlg_cuda_clip, .clip_stats = dlg_cuda_clip_stats,                         \
-        .write_opaque = dlg_cuda_half_write,                                                     \
-        .host_alloc = dlg_cuda_host_alloc, .host_free = dlg_cuda_host_free,                \
-        .in_slot_open = dlg_cuda_in_slot_open, .in_slot_close = dlg_cuda_in_slot_close,    \
-        .in_copy = dlg_cuda_in_copy, .in_take = dlg_cuda_in_take, .in_mark = dlg_cuda_in_mark, \
-        .in_wait = dlg_cuda_in_wait, .in_stall = dlg_cuda_in_stall,                        \
-        .copy = dlg_cuda_copy_d2d, .read_async = dlg_cuda_read_async,                          \
-        .read_wait = dlg_cuda_read_wait, DLG_CUDA_COLL_ENTRIES                                 \
+        DLG_CUDA_COMMON_OPS(nm, openf), .read_opaque = dlg_cuda_half_read,                     \
+        .write_opaque = dlg_cuda_half_write,                                                   \
         .kernels =                                                                             \
             {                                                                                  \
-                [DLG_L_CONV] = &dlg_cuda_conv_h,                                              \
-                [DLG_L_POOL] = &dlg_cuda_pool_h,                                              \
-                [DLG_L_LRN] = &dlg_cuda_staged_h,                                             \
-                [DLG_L_RELU] = &dlg_cuda_relu_h,                                              \
-                [DLG_L_BN] = &dlg_cuda_bn_h,                                                  \
-                [DLG_L_FC] = &dlg_cuda_fc_h,                                                  \
-                [DLG_L_DROPOUT] = &dlg_cuda_dropout_h,                                        \
-                [DLG_L_CONCAT] = &dlg_cuda_concat_h,                                          \
-                [DLG_L_ADD] = &dlg_cuda_add_h,                                                \
-                [DLG_L_SOFTMAX] = &dlg_cuda_staged_h,                                         \
-                [DLG_L_LOSS] = &dlg_cuda_loss_h,                                              \
-                [DLG_L_SPLIT] = &dlg_cuda_split_h,                                            \
+                [DLG_L_CONV] = &dlg_cuda_conv_h,                                               \
+                [DLG_L_POOL] = &dlg_cuda_pool_h,                                               \
+                [DLG_L_LRN] = &dlg_cuda_staged_h,                                              \
+                [DLG_L_RELU] = &dlg_cuda_relu_h,                                               \
+                [DLG_L_BN] = &dlg_cuda_bn_h,                                                   \
+                [DLG_L_FC] = &dlg_cuda_fc_h,                                                   \
+                [DLG_L_DROPOUT] = &dlg_cuda_dropout_h,                                         \
+                [DLG_L_CONCAT] = &dlg_cuda_concat_h,                                           \
+                [DLG_L_ADD] = &dlg_cuda_add_h,                                                 \
+                [DLG_L_SOFTMAX] = &dlg_cuda_staged_h,                                          \
+                [DLG_L_LOSS] = &dlg_cuda_loss_h,                                               \
+                [DLG_L_SPLIT] = &dlg_cuda_split_h,                                             \
                 [DLG_L_EMBED] = &dlg_cuda_embed, /* fp32: neighbours convert */                \
                 [DLG_L_LSTM] = &dlg_cuda_lstm,                                                 \
             },                                                                                 \
-        .fallback = NULL,                                                                      \
     }
 
 static const dlg_backend backends[4][DLG_CUDA_MAX_DEVICES] = {
