@@ -18,6 +18,7 @@
 #define CKPT_EVERY 256
 #define NONE UINT64_MAX
 #define MAX_MAPS 16
+#define NODE_MIN_BYTES 10 /* a leaf node's header (8) and its offset in the page (2) */
 
 typedef struct ckpt_key {
     size_t len;
@@ -45,7 +46,8 @@ struct dlg_lmdb_cursor {
 };
 
 /* liblmdb's MDB_page header and MDB_meta (data format version 1; mdb.c
- * keeps them private): read by hand only for a file LMDB itself refuses. */
+ * keeps them private): read by hand before liblmdb opens the file
+ * (check_metas) and for a file it refuses (check_short). */
 typedef struct lmdb_meta_page {
     size_t pgno;
     uint16_t pad, flags, lower, upper;
@@ -135,6 +137,55 @@ static int check_short(const char *file, dlg_data_err *err)
     return need_pages(file, (uint64_t)st.st_size, m.last_pg, psize, err);
 }
 
+/* The meta page at off, if it is one liblmdb would take (P_META, magic,
+ * version 1; mdb_env_read_header refuses the file otherwise). */
+static bool read_meta(int fd, off_t off, lmdb_meta_page *m)
+{
+    return pread(fd, m, sizeof *m, off) == (ssize_t)sizeof *m && (m->flags & 0x08u) &&
+           m->magic == LMDB_MAGIC && m->version == 1;
+}
+
+/* A page size liblmdb writes (a power of two, at most its 64 KiB). */
+static bool page_size_ok(uint32_t psize)
+{
+    return psize >= 512 && psize <= 65536 && !(psize & (psize - 1));
+}
+
+/* What mdb_env_open trusts before any check of ours can run: it reads the
+ * second meta page at the first one's page size, takes the page size of
+ * the newer of the two, maps the file and then reads both meta pages
+ * through the map, the second at that page size.  Found by fuzz_lmdb: a
+ * page size of 0 divides by zero in mdb_env_open (SIGFPE); a newer meta
+ * page with another page size puts that read past the file (SIGBUS).  So
+ * the page sizes must agree and be one liblmdb writes, and the file must
+ * hold the pages the newer meta page counts.  0 also where liblmdb will
+ * refuse the file itself (its error is then reported). */
+static int check_metas(const char *file, dlg_data_err *err)
+{
+    lmdb_meta_page m0, m1;
+    struct stat st;
+    int fd = open(file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    bool first = fstat(fd, &st) == 0 && read_meta(fd, 0, &m0);
+    uint32_t p0 = first ? m0.dbs[0].pad : 0;
+    bool both = first && page_size_ok(p0) && read_meta(fd, (off_t)p0, &m1);
+    close(fd);
+    long long at = (long long)offsetof(lmdb_meta_page, dbs); /* the page size, in page 0 */
+    if (first && !page_size_ok(p0))
+        return dlg_data_fail(err, DLG_ECORRUPT, "%s: corrupt LMDB at byte %lld: page size %u", file, at,
+                             p0);
+    if (!both)
+        return 0;
+    const lmdb_meta_page *newer = m1.txnid > m0.txnid ? &m1 : &m0;
+    if (newer->dbs[0].pad != p0)
+        return dlg_data_fail(err, DLG_ECORRUPT,
+                             "%s: corrupt LMDB at byte %lld: the newer meta page's page size %u is not the "
+                             "first meta page's %u",
+                             file, (long long)p0 + at, newer->dbs[0].pad, p0);
+    return need_pages(file, (uint64_t)st.st_size, newer->last_pg, p0, err);
+}
+
 typedef struct file_maps {
     size_t n;
     uintptr_t start[MAX_MAPS];
@@ -211,9 +262,12 @@ static int open_env(dlg_lmdb *db, const char *path, dlg_data_err *err)
     unsigned flags = MDB_RDONLY | MDB_NOTLS | (subdir ? 0 : MDB_NOSUBDIR);
     char file[4200];
     data_file(file, sizeof file, path, subdir);
+    int rc = check_metas(file, err);
+    if (rc < 0)
+        return rc;
     file_maps before;
     find_maps(file, &before);
-    int rc = create_env(db);
+    rc = create_env(db);
     if (rc == 0)
         rc = mdb_env_set_maxreaders(db->env, 1024);
     if (rc == 0)
@@ -272,6 +326,14 @@ static int check_tree(dlg_lmdb *db, MDB_txn *txn, uint64_t entries, dlg_data_err
     else
         return dlg_data_fail(err, DLG_EIO, "%s: cannot read LMDB: %s", db->path,
                              m ? mdb_strerror(m) : strerror(errno));
+    /* a record takes at least a node header and its offset in a leaf
+     * page: a count the file cannot hold is corrupt, not a checkpoint
+     * table to allocate (2^40 records asked for 64 GiB; found by fuzz_lmdb) */
+    if (entries > db->file_size / NODE_MIN_BYTES)
+        return dlg_data_fail(err, DLG_ECORRUPT,
+                             "%s: corrupt LMDB: its meta page counts %llu records, more than its %llu bytes "
+                             "can hold",
+                             file, (unsigned long long)entries, (unsigned long long)db->file_size);
     size_t n = (size_t)((entries + CKPT_EVERY - 1) / CKPT_EVERY);
     db->ckpt = calloc(n, sizeof *db->ckpt);
     if (!db->ckpt)

@@ -58,10 +58,11 @@ typedef struct dlg_lmdb_record {
  * lock file cannot be created (read-only media) it opens without locking.
  * Errors: not an LMDB, no such path, an empty database, a data file
  * shorter than its meta page says (-DLG_ECORRUPT with the byte counts:
- * LMDB maps the file, so reading a missing page would be a SIGBUS), and
- * any corrupt branch or leaf page (dlg_lmdb_check, one pass over the key
- * pages: liblmdb would abort or fault on it; -DLG_ECORRUPT naming the
- * byte offset). */
+ * LMDB maps the file, so reading a missing page would be a SIGBUS), meta
+ * pages whose page size liblmdb would divide by or read past the file
+ * with, a record count the file cannot hold, and any corrupt branch or
+ * leaf page (dlg_lmdb_check, one pass over the key pages: liblmdb would
+ * abort or fault on it); -DLG_ECORRUPT naming the byte offset. */
 int dlg_lmdb_open(dlg_lmdb **out, const char *path, dlg_data_err *err);
 uint64_t dlg_lmdb_count(const dlg_lmdb *db);
 void dlg_lmdb_close(dlg_lmdb *db);

@@ -611,13 +611,68 @@ static void test_corrupt_pages(void **state)
     tmpdir_rmrf(dir);
 }
 
+/* What liblmdb trusts in mdb_env_open itself, before any check can read a
+ * page: each corruption (found by fuzz_lmdb) killed the process there, or
+ * asked for a checkpoint table the size of the record count, and is now
+ * refused at open with one line naming data.mdb and the byte. */
+static void test_corrupt_meta(void **state)
+{
+    char dir[64], path[80], file[100], want[400];
+    tmpdir_make(dir, "lmdb");
+    snprintf(path, sizeof path, "%s/db", dir);
+    snprintf(file, sizeof file, "%s/data.mdb", path);
+    write_db(path, 3, 100, -1, NULL, 0);
+    long len, at;
+    uint8_t *orig = read_marked(file, &len, "no such mark", &at);
+    long ps = (long)le_at(orig + 40, 4);                /* the free db's pad: the page size */
+    long newer = le_at(orig + ps + 144, 8) > le_at(orig + 144, 8) ? ps : 0; /* higher txnid */
+    uint8_t *b = malloc((size_t)len);
+    assert_non_null(b);
+    for (int which = 0; which < 3; which++) {
+        memcpy(b, orig, (size_t)len);
+        switch (which) {
+        case 0: /* a page size of 0: liblmdb divided by it (SIGFPE) */
+            le_put(b + 40, 0, 4);
+            snprintf(want, sizeof want, "%s: corrupt LMDB at byte 40: page size 0", file);
+            break;
+        case 1: /* the second meta page newer, with a 64 KiB page: liblmdb read
+                 * it through its map at 64 KiB, past the file (SIGBUS) */
+            le_put(b + ps + 144, le_at(b + 144, 8) + 1, 8);
+            le_put(b + ps + 40, 65536, 4);
+            snprintf(want, sizeof want,
+                     "%s: corrupt LMDB at byte %ld: the newer meta page's page size 65536 is not the "
+                     "first meta page's %ld",
+                     file, ps + 40, ps);
+            break;
+        default: /* 2^40 records in a 3-page file: 64 GiB of checkpoints asked for */
+            le_put(b + newer + 120, (uint64_t)1 << 40, 8);
+            snprintf(want, sizeof want,
+                     "%s: corrupt LMDB: its meta page counts 1099511627776 records, more than its %ld "
+                     "bytes can hold",
+                     file, len);
+            break;
+        }
+        write_file(file, b, len);
+        open_fails(path, want);
+    }
+    write_file(file, orig, len);
+    dlg_lmdb *db;
+    dlg_data_err err;
+    assert_int_equal(dlg_lmdb_open(&db, path, &err), 0);
+    assert_int_equal(dlg_lmdb_count(db), 3);
+    dlg_lmdb_close(db);
+    free(b);
+    free(orig);
+    tmpdir_rmrf(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip), cmocka_unit_test(test_key_format),
         cmocka_unit_test(test_map_grows),  cmocka_unit_test(test_errors),
         cmocka_unit_test(test_truncated),  cmocka_unit_test(test_outside_file),
-        cmocka_unit_test(test_corrupt_pages),
+        cmocka_unit_test(test_corrupt_pages), cmocka_unit_test(test_corrupt_meta),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,8 +1,9 @@
 #!/bin/sh
-# Builds the libFuzzer targets (core/data formats, JPEG and mean files,
-# config values and the INI loader, the run journal, disk profiles, results
-# files, instance catalogs, the LM corpus, the InfluxDB spool, the CUDA
-# algorithm cache file, the tuning record) with clang and runs each one.
+# Builds the libFuzzer targets (core/data formats, LMDB datasets, JPEG and
+# mean files, config values and the INI loader, the run journal, disk
+# profiles, results files, instance catalogs, the LM corpus, the InfluxDB
+# spool, the CUDA algorithm cache file, the tuning record) with clang and
+# runs each one.
 #   run-fuzzers.sh [seconds-per-target] [work-dir] [target...]
 # Seeds come from tests/fuzz/corpus/<target>/ and tests/fuzz/crashes/<target>/;
 # new inputs go to <work-dir>/corpus-<target>/, crashes to
@@ -19,7 +20,7 @@ secs=${1:-5}
 work=${2:-$root/build-fuzz}
 shift $(( $# > 2 ? 2 : $# ))
 targets=${*:-recordio idx datum listfile units jpeg throttle_profile config report binaryproto journal
-             catalog disks lm_corpus influx_spool algo_cache tune}
+             catalog disks lm_corpus influx_spool algo_cache tune lmdb}
 cc=${CLANG:-/usr/bin/clang}
 data=$root/core/data rt=$root/core/runtime rep=$root/core/report thr=$root/plugins/storage/throttle
 mx=$root/plugins/workloads/mxnet cu=$root/core/nn/cuda nn=$root/core/nn ifx=$root/sinks/influx
@@ -42,7 +43,6 @@ objs() { # DIR SOURCE...: prints their objects, compiling those not yet built
         printf '%s ' "$o"
     done
 }
-# LMDB code is not fuzzed here (its input is a database, not bytes).
 data_objs=$(objs "$data" data_error.c data_source.c recordio_writer.c recordio_reader.c recordio_idx.c \
     im2rec.c im2rec_lst.c datum.c pbwire.c binaryproto.c listfile.c listfile_scan.c jpeg.c jpeg_scan.c \
     synth_text.c synth_out.c)
@@ -80,6 +80,8 @@ for t in $targets; do
         set -- $(objs "$cu" cuda_algo_cache.c) ;;
     tune) # the host's tuning record
         set -- $(objs "$nn" tune.c peak.c) -lm -lpthread ;;
+    lmdb) # the LMDB dataset reader: its page check, then liblmdb on what it passed
+        set -- $(objs "$data" lmdb_dataset.c lmdb_check.c) $data_objs -llmdb -lturbojpeg -ljpeg ;;
     influx_spool) # the spool replay with a stand-in for HTTP and a 64-byte window
         set -- -DSPOOL_WINDOW=64 "$ifx/influx_spool.c" "$ifx/influx_deliver.c" "$ifx/influx_hold.c" \
             $(objs "$sc" sbuf.c sinkfs.c) ;;
