@@ -1200,16 +1200,15 @@ static void test_spool_append_during_replay_kept(void **state)
     fake_stop(&down);
 }
 
-/* 400 naming an unparseable line (1.x "partial write"): only that line is
+/* A spool of lines (text) replayed into dlgtest, one of which InfluxDB
+ * names as unparseable (1.x "partial write"): only that line (bad) is
  * rejected, the others are stored and not saved as rejected. */
-static void replay_bad_line(const server *s, const char *spool_name, const char *meas)
+static void replay_bad_line(const server *s, const char *spool_name, const char *text, const char *bad)
 {
     char *dir = st_join(s->dir, spool_name), *spool = st_join(dir, "influx.lp");
     char *rej = st_join(dir, "influx.rejected.lp");
     mkdir(dir, 0777);
-    FILE *f = fopen(spool, "w");
-    fprintf(f, "%s v=0i 1000\n%s v= 1001\n%s v=2i 1002\n", meas, meas, meas);
-    fclose(f);
+    put_file(spool, text);
     mock_host m;
     mock_host_init(&m);
     const dlg_sink_ops *ops;
@@ -1226,25 +1225,31 @@ static void replay_bad_line(const server *s, const char *spool_name, const char 
     ops->close(st);
     assert_non_null(strstr(m.last_error, "rejected 1 point of the spool "));
     assert_non_null(strstr(m.last_error, "when the sink opened"));
-    char *text = st_slurp(rej, NULL), want[64];
-    snprintf(want, sizeof want, "%s v= 1001\n", meas);
-    assert_non_null(text);
-    assert_string_equal(text, want);
-    free(text);
+    char *got = st_slurp(rej, NULL);
+    assert_non_null(got);
+    assert_string_equal(got, bad);
+    free(got);
     free(dir);
     free(spool);
     free(rej);
 }
 
+/* The number of rows of db's query q. */
+static size_t count_rows(const server *s, const char *db, const char *q)
+{
+    json_object *cols = NULL, *root = NULL;
+    json_object *rows = select_rows(s, db, q, &cols, &root);
+    assert_non_null(rows);
+    size_t n = json_object_array_length(rows);
+    json_object_put(root);
+    return n;
+}
+
 static void test_400_rejects_only_bad_lines(void **state)
 {
     server *s = *state;
-    replay_bad_line(s, "spool10", "partial");
-    json_object *cols = NULL, *root = NULL;
-    json_object *rows = select_rows(s, "dlgtest", "SELECT v FROM partial", &cols, &root);
-    assert_non_null(rows);
-    assert_int_equal(json_object_array_length(rows), 2);
-    json_object_put(root);
+    replay_bad_line(s, "spool10", "partial v=0i 1000\npartial v= 1001\npartial v=2i 1002\n", "partial v= 1001\n");
+    assert_int_equal(count_rows(s, "dlgtest", "SELECT v FROM partial"), 2);
 }
 
 /* A bad line whose string field quotes another line of the request in
@@ -1255,34 +1260,11 @@ static void test_400_rejects_only_bad_lines(void **state)
 static void test_400_quote_inside_bad_line(void **state)
 {
     server *s = *state;
-    char *dir = st_join(s->dir, "spoolq"), *spool = st_join(dir, "influx.lp");
-    char *rej = st_join(dir, "influx.rejected.lp");
-    mkdir(dir, 0777);
     static const char bad[] = "qin s=\"x unable to parse 'qin v=1i 1000': y\" 1001 junk\n";
-    FILE *f = fopen(spool, "w");
-    fprintf(f, "qin v=1i 1000\n%s", bad);
-    fclose(f);
-    mock_host m;
-    mock_host_init(&m);
-    const dlg_sink_ops *ops;
-    void *st = open_sink(s, &m, "dlgtest", "spoolq", NULL, NULL, &ops, 0);
-    assert_non_null(st);
-    assert_int_equal(ops->begin(st, &(dlg_schema){0}), 0);
-    assert_int_equal(ops->flush(st, 2000000000u), -DLG_EINVAL);
-    ops->close(st);
-    assert_non_null(strstr(m.last_error, "rejected 1 point of the spool "));
-    char *text = st_slurp(rej, NULL);
-    assert_non_null(text);
-    assert_string_equal(text, bad);
-    free(text);
-    json_object *cols = NULL, *root = NULL;
-    json_object *rows = select_rows(s, "dlgtest", "SELECT v FROM qin", &cols, &root);
-    assert_non_null(rows);
-    assert_int_equal(json_object_array_length(rows), 1);
-    json_object_put(root);
-    free(dir);
-    free(spool);
-    free(rej);
+    char text[128];
+    snprintf(text, sizeof text, "qin v=1i 1000\n%s", bad);
+    replay_bad_line(s, "spoolq", text, bad);
+    assert_int_equal(count_rows(s, "dlgtest", "SELECT v FROM qin"), 1);
 }
 
 /* A spool replayed into a database WITH DURATION 1h: one line dated 2001
