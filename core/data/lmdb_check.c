@@ -18,6 +18,7 @@
 #define PAGEHDR 16u
 #define P_BRANCH 0x01u
 #define P_LEAF 0x02u
+#define P_META 0x08u
 #define P_KIND 0x67u /* branch, leaf, overflow, meta, leaf2, subpage bits */
 #define F_BIGDATA 0x01u
 #define NODEHDR 8u
@@ -25,8 +26,10 @@
 #define MAX_DEPTH 31u /* liblmdb's cursor stack holds 32 pages */
 /* Offsets in the meta page: psize (free db's pad), then the main db. */
 #define M_MAGIC 16u
+#define M_VERSION 20u
 #define M_PSIZE 40u
 #define M_MAIN 88u
+#define M_LAST 136u
 #define M_TXNID 144u
 
 typedef struct walk {
@@ -186,6 +189,41 @@ static int walk_page(walk *w, uint64_t pgno, unsigned level, uint64_t ref)
     return rc;
 }
 
+bool dlg_lmdb_page_size_ok(uint32_t psize)
+{
+    return psize >= 512 && psize <= 65536 && !(psize & (psize - 1));
+}
+
+/* The meta page at off into m, if it is one liblmdb takes (mdb_env_read_header:
+ * P_META, the magic, data format version 1). */
+static bool meta_at(int fd, uint64_t off, uint8_t m[M_TXNID + 8])
+{
+    return pread(fd, m, M_TXNID + 8, (off_t)off) == (ssize_t)(M_TXNID + 8) && (u16_at(m + 10) & P_META) &&
+           u32_at(m + M_MAGIC) == 0xBEEFC0DEu && u32_at(m + M_VERSION) == 1;
+}
+
+int dlg_lmdb_check_metas(int fd, const char *file, uint32_t *psize, uint64_t *last_pg, dlg_data_err *err)
+{
+    walk w = {.fd = fd, .file = file, .psize = 4096, .err = err}; /* 4096: for messages, as pick_meta */
+    uint8_t m0[M_TXNID + 8], m1[M_TXNID + 8];
+    if (!meta_at(fd, 0, m0))
+        return 0;
+    uint32_t p0 = u32_at(m0 + M_PSIZE);
+    if (!dlg_lmdb_page_size_ok(p0))
+        return bad(&w, M_PSIZE, "page size %u", p0);
+    w.psize = p0;
+    if (!meta_at(fd, p0, m1))
+        return 0;
+    /* the newer by transaction id, as liblmdb picks it; the first on a tie */
+    const uint8_t *newer = u64_at(m1 + M_TXNID) > u64_at(m0 + M_TXNID) ? m1 : m0;
+    if (u32_at(newer + M_PSIZE) != p0) /* only the second can differ */
+        return bad(&w, p0 + M_PSIZE, "the newer meta page's page size %u is not the first meta page's %u",
+                   u32_at(newer + M_PSIZE), p0);
+    *psize = p0;
+    *last_pg = u64_at(newer + M_LAST);
+    return 1;
+}
+
 /* The meta page of snapshot txnid (liblmdb keeps two and alternates):
  * sets psize, npages, depth and entries from it; *root_ref is the byte
  * of its root page number. */
@@ -196,7 +234,7 @@ static int pick_meta(walk *w, uint64_t txnid, uint64_t *root, uint64_t *root_ref
     if (pread(w->fd, m, sizeof m, 0) != (ssize_t)sizeof m)
         return bad(w, 0, "cannot read the first meta page");
     uint32_t ps = u32_at(m + M_PSIZE);
-    if (ps < 512 || ps > 65536 || (ps & (ps - 1)))
+    if (!dlg_lmdb_page_size_ok(ps))
         return bad(w, M_PSIZE, "page size %u", ps);
     w->psize = ps;
     w->npages = w->size / ps;

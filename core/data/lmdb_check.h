@@ -12,6 +12,7 @@
 #ifndef DLG_LMDB_CHECK_H
 #define DLG_LMDB_CHECK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,5 +32,21 @@ typedef int (*dlg_lmdb_key_fn)(void *ctx, uint64_t index, const void *key, size_
  * the byte offset of what is wrong (-DLG_EIO when the file cannot be read). */
 int dlg_lmdb_check(int fd, const char *file, uint64_t file_size, uint64_t txnid,
                    dlg_lmdb_key_fn fn, void *ctx, dlg_data_err *err);
+
+/* What mdb_env_open itself trusts, checked before it runs, on the open
+ * data file fd (named file in errors).  It reads the second meta page at
+ * the first one's page size, takes the page size of the newer of the two,
+ * maps the file and reads both meta pages through the map, the second at
+ * that page size: a page size of 0 divided by zero there (SIGFPE), a newer
+ * meta page of another page size read past the file (SIGBUS; both found
+ * by fuzz_lmdb).  Returns 1 with the page size and the newer meta page's
+ * last page number (the file must hold pages 0 .. *last_pg), 0 where
+ * liblmdb will refuse the file itself (a first or second meta page it
+ * does not take), or -DLG_ECORRUPT naming the byte: a page size liblmdb
+ * does not write, or meta pages whose page sizes differ. */
+int dlg_lmdb_check_metas(int fd, const char *file, uint32_t *psize, uint64_t *last_pg,
+                         dlg_data_err *err);
+/* A page size liblmdb writes: a power of two from 512 to 65536. */
+bool dlg_lmdb_page_size_ok(uint32_t psize);
 
 #endif

@@ -46,8 +46,7 @@ struct dlg_lmdb_cursor {
 };
 
 /* liblmdb's MDB_page header and MDB_meta (data format version 1; mdb.c
- * keeps them private): read by hand before liblmdb opens the file
- * (check_metas) and for a file it refuses (check_short). */
+ * keeps them private): read by hand only for a file LMDB itself refuses. */
 typedef struct lmdb_meta_page {
     size_t pgno;
     uint16_t pad, flags, lower, upper;
@@ -132,58 +131,25 @@ static int check_short(const char *file, dlg_data_err *err)
                              "%s: truncated at byte %lld, inside its first LMDB meta page", file,
                              (long long)got);
     uint32_t psize = m.dbs[0].pad;
-    if (psize < 512 || (psize & (psize - 1)))
+    if (!dlg_lmdb_page_size_ok(psize))
         return 0;
     return need_pages(file, (uint64_t)st.st_size, m.last_pg, psize, err);
 }
 
-/* The meta page at off, if it is one liblmdb would take (P_META, magic,
- * version 1; mdb_env_read_header refuses the file otherwise). */
-static bool read_meta(int fd, off_t off, lmdb_meta_page *m)
-{
-    return pread(fd, m, sizeof *m, off) == (ssize_t)sizeof *m && (m->flags & 0x08u) &&
-           m->magic == LMDB_MAGIC && m->version == 1;
-}
-
-/* A page size liblmdb writes (a power of two, at most its 64 KiB). */
-static bool page_size_ok(uint32_t psize)
-{
-    return psize >= 512 && psize <= 65536 && !(psize & (psize - 1));
-}
-
-/* What mdb_env_open trusts before any check of ours can run: it reads the
- * second meta page at the first one's page size, takes the page size of
- * the newer of the two, maps the file and then reads both meta pages
- * through the map, the second at that page size.  Found by fuzz_lmdb: a
- * page size of 0 divides by zero in mdb_env_open (SIGFPE); a newer meta
- * page with another page size puts that read past the file (SIGBUS).  So
- * the page sizes must agree and be one liblmdb writes, and the file must
- * hold the pages the newer meta page counts.  0 also where liblmdb will
- * refuse the file itself (its error is then reported). */
+/* What mdb_env_open trusts, before it runs (dlg_lmdb_check_metas), and
+ * the pages the newer meta page counts in the file.  0 also where liblmdb
+ * will refuse the file itself (its error is then reported). */
 static int check_metas(const char *file, dlg_data_err *err)
 {
-    lmdb_meta_page m0, m1;
     struct stat st;
+    uint32_t psize;
+    uint64_t last;
     int fd = open(file, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
-    bool first = fstat(fd, &st) == 0 && read_meta(fd, 0, &m0);
-    uint32_t p0 = first ? m0.dbs[0].pad : 0;
-    bool both = first && page_size_ok(p0) && read_meta(fd, (off_t)p0, &m1);
+    int rc = fstat(fd, &st) == 0 ? dlg_lmdb_check_metas(fd, file, &psize, &last, err) : 0;
     close(fd);
-    long long at = (long long)offsetof(lmdb_meta_page, dbs); /* the page size, in page 0 */
-    if (first && !page_size_ok(p0))
-        return dlg_data_fail(err, DLG_ECORRUPT, "%s: corrupt LMDB at byte %lld: page size %u", file, at,
-                             p0);
-    if (!both)
-        return 0;
-    const lmdb_meta_page *newer = m1.txnid > m0.txnid ? &m1 : &m0;
-    if (newer->dbs[0].pad != p0)
-        return dlg_data_fail(err, DLG_ECORRUPT,
-                             "%s: corrupt LMDB at byte %lld: the newer meta page's page size %u is not the "
-                             "first meta page's %u",
-                             file, (long long)p0 + at, newer->dbs[0].pad, p0);
-    return need_pages(file, (uint64_t)st.st_size, newer->last_pg, p0, err);
+    return rc == 1 ? need_pages(file, (uint64_t)st.st_size, last, psize, err) : rc;
 }
 
 typedef struct file_maps {

@@ -633,15 +633,15 @@ static void test_corrupt_meta(void **state)
         switch (which) {
         case 0: /* a page size of 0: liblmdb divided by it (SIGFPE) */
             le_put(b + 40, 0, 4);
-            snprintf(want, sizeof want, "%s: corrupt LMDB at byte 40: page size 0", file);
+            snprintf(want, sizeof want, "%s: corrupt LMDB at byte 40 (page 0): page size 0", file);
             break;
         case 1: /* the second meta page newer, with a 64 KiB page: liblmdb read
                  * it through its map at 64 KiB, past the file (SIGBUS) */
             le_put(b + ps + 144, le_at(b + 144, 8) + 1, 8);
             le_put(b + ps + 40, 65536, 4);
             snprintf(want, sizeof want,
-                     "%s: corrupt LMDB at byte %ld: the newer meta page's page size 65536 is not the "
-                     "first meta page's %ld",
+                     "%s: corrupt LMDB at byte %ld (page 1): the newer meta page's page size 65536 is "
+                     "not the first meta page's %ld",
                      file, ps + 40, ps);
             break;
         default: /* 2^40 records in a 3-page file: 64 GiB of checkpoints asked for */
