@@ -11,8 +11,8 @@ mpiexec=$2
 dlg=$build/bin/dlgauge
 plugins=$build/lib/dlgauge
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 source "$(dirname "$0")/../support/mpi_env.sh" "$mpiexec"
+trap 'rm -rf "$work" "$_dlg_mpi_tmp"' EXIT
 unset DLGAUGE_PLUGIN_PATH
 "$dlg" --plugin-dir "$plugins" mkdata images --out "$work/d" --classes 3 --images 12 >/dev/null
 cat >"$work/j.ini" <<EOF2

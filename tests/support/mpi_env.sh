@@ -4,6 +4,17 @@
 _dlg_mpi_support=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # Open MPI refuses root without these
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Open MPI's session folder, $TMPDIR/ompi.HOST.UID, is one for all of a
+# user's mpiruns, and each removes it at exit when it looks empty.  Two
+# tests' mpiruns at once (ctest -j) raced on it in CI: one removed it
+# between the other's making it and making its pid.N inside ("A call to
+# mkdir was unable to create the desired directory ... No such file or
+# directory", orte_init failed).  Each test has a folder of its own, gone
+# at its exit: a test with an EXIT trap of its own sets it after this and
+# removes $_dlg_mpi_tmp there too.
+_dlg_mpi_tmp=$(mktemp -d "${TMPDIR:-/tmp}/dlg-ompi.XXXXXX") || exit 1
+export OMPI_MCA_orte_tmpdir_base=$_dlg_mpi_tmp
+trap 'rm -rf "$_dlg_mpi_tmp"' EXIT
 # the ASan build: Open MPI's own allocations at exit, nothing of dlgauge's;
 # its libraries have no frame pointers, so only the slow unwinder finds them
 export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$_dlg_mpi_support/mpi.supp"
