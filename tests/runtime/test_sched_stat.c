@@ -4,6 +4,7 @@
  * column; the process's own CPU time), threads matched in one merge, then
  * a real cell pinned to one CPU that busy processes share with it. */
 #define _GNU_SOURCE
+#include <math.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -284,17 +285,20 @@ static void test_contended_cell(void **state)
     dlg_cpuset_set_affinity(&saved);
     print_message("cpu_wait_share on CPU %d: alone %.3f, with 3 busy processes %.3f; cpu_other_share %.3f, %.3f\n",
                   cpu, alone, shared, other_alone, other_shared);
-    /* 3 others on the CPU: it waits about 3/4 of its runnable time; alone
-     * only for what else this (shared) machine runs there.  As odds, the
-     * wait per ns on the CPU is about one per competitor: 3 more, where a
-     * loaded test machine already adds its own to both runs */
-    assert_true(shared > 0.5);
-    double odds_alone = alone / (1 - alone + 1e-9), odds_shared = shared / (1 - shared + 1e-9);
-    assert_true(odds_shared > odds_alone + 1);
-    /* the 3 busy processes took about 3/4 of the CPU (whatever else the
-     * machine runs there only adds to it); alone, nothing is certain on a
-     * shared machine */
-    assert_true(other_shared > 0.5);
+    /* 3 busy processes pinned beside it: it gets at most about 1/4 of the
+     * CPU, so it waits about 3/4 of its runnable time or more (whatever
+     * else the machine runs there only adds to it) */
+    assert_true(shared > 0.65);
+    /* The cell's steps are always runnable, so the time it waited is the
+     * time others ran on its CPU: schedstat's run delay and /proc/stat's
+     * ticks, two independent counters, agree in both runs (within 0.02
+     * here, idle or under ctest -j4).  This holds however loaded the
+     * machine is; comparing the run alone with the shared one did not:
+     * under ctest -j4 on 2 cores the run alone already waited 0.79 of
+     * its time, and the scheduler moved other tests' work off the CPU
+     * the 3 busy processes took, so the shared run waited little more */
+    assert_true(fabs(alone - other_alone) < 0.1);
+    assert_true(fabs(shared - other_shared) < 0.1);
     dlg_cpuset_fini(&saved);
     dlg_cpuset_fini(&one);
 }
