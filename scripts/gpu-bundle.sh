@@ -22,13 +22,18 @@
 # program resolves inside it or to that base set, and its dlgauge starts
 # with nothing but the bundle on LD_LIBRARY_PATH.
 #
-# Usage: bash scripts/gpu-bundle.sh [BUILD_DIR [OUT_DIR]]
+# Usage: bash scripts/gpu-bundle.sh [--no-build] [BUILD_DIR [OUT_DIR]]
+#   --no-build packs the build as it stands (the tests: a build other tests
+#              are running from must not be relinked under them, as a
+#              commit or an edit since the build would make it)
 #   BUILD_DIR  a CMake build of dlgauge (default build; CUDA ON, as CI's)
 #   OUT_DIR    default build-gpubundle (git ignores build*/); it gets
 #              dlgauge-bundle.tar.gz, the only file a device call must carry:
 #              carry ["build-gpubundle"], then gpu-check.sh finds it
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BRING_UP=1
+[ "${1:-}" = --no-build ] && { BRING_UP=0; shift; }
 BUILD=${1:-$ROOT/build}
 OUT=${2:-$ROOT/build-gpubundle}
 [ -f "$BUILD/CMakeCache.txt" ] || { echo "gpu-bundle: $BUILD is not a CMake build (bash scripts/build.sh build)" >&2; exit 2; }
@@ -36,8 +41,10 @@ grep -q '^DLG_WITH_CUDA:BOOL=ON' "$BUILD/CMakeCache.txt" ||
   { echo "gpu-bundle: $BUILD was configured with DLG_WITH_CUDA=OFF: it cannot use a GPU" >&2; exit 2; }
 # the build as these sources make it (a no-op when it is up to date)
 mkdir -p "$OUT" || exit 1
-cmake --build "$BUILD" > "$OUT/build.log" 2>&1 ||
-  { echo "gpu-bundle: building $BUILD failed:" >&2; tail -20 "$OUT/build.log" >&2; exit 1; }
+if [ $BRING_UP = 1 ]; then
+  cmake --build "$BUILD" > "$OUT/build.log" 2>&1 ||
+    { echo "gpu-bundle: building $BUILD failed:" >&2; tail -20 "$OUT/build.log" >&2; exit 1; }
+fi
 STAGE=$OUT/stage
 rm -rf "$STAGE" && mkdir -p "$STAGE" || exit 1
 cmake --install "$BUILD" --prefix "$STAGE" > "$OUT/install.log" 2>&1 ||

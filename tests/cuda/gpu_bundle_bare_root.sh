@@ -15,7 +15,7 @@ ROOT=$1 BUILD=$2 W=$3
 command -v unshare >/dev/null && command -v chroot >/dev/null || { echo "SKIP: no unshare or chroot"; exit 77; }
 unshare -m true 2>/dev/null || { echo "SKIP: no private mount namespace here"; exit 77; }
 rm -rf "$W" && mkdir -p "$W" || exit 1
-bash "$ROOT/scripts/gpu-bundle.sh" "$BUILD" "$W/bundle" || { echo "FAIL gpu-bundle.sh"; exit 1; }
+bash "$ROOT/scripts/gpu-bundle.sh" --no-build "$BUILD" "$W/bundle" || { echo "FAIL gpu-bundle.sh"; exit 1; }
 R=$W/root
 mkdir -p "$R/lib/x86_64-linux-gnu" "$R/lib64" "$R/proc" "$R/dev" "$R/tmp" "$R/b" "$R/root" || exit 1
 for l in libc.so.6 libm.so.6 libstdc++.so.6 libgcc_s.so.1 libgomp.so.1 libz.so.1 libpthread.so.0 libdl.so.2 \

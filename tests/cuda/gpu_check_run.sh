@@ -21,7 +21,7 @@ ROOT=$1 BUILD=$2 W=$3 FAKE=$4 NVML=$5 STUB=$ROOT/tests/cuda/gpucheck_stub
 rm -rf "$W" && mkdir -p "$W/build" "$W/nvml" || exit 1
 fails=0
 fail() { echo "FAIL $*"; fails=$((fails + 1)); }
-bash "$ROOT/scripts/gpu-bundle.sh" "$BUILD" "$W/bundle" || { echo "FAIL gpu-bundle.sh"; exit 1; }
+bash "$ROOT/scripts/gpu-bundle.sh" --no-build "$BUILD" "$W/bundle" || { echo "FAIL gpu-bundle.sh"; exit 1; }
 cp "$STUB/cuda_check" "$W/build/cuda_check" && ln -s "$NVML" "$W/nvml/libnvidia-ml.so.1" || exit 1
 shrink="--set job.warmup=1 --set job.iterations=1 --set job.duration=0
   --set resnet50-auto.workload=alexnet --set resnet50-auto.batch=1 --set resnet50-auto.crop=67
