@@ -303,14 +303,24 @@ static void test_qd1_short_latency(void **state)
     const char *const o[] = {"latency=200us", NULL};
     make_throttle(fx, o);
     dlg_file *f = open_disk(fx);
-    rate r = read_for(fx, f, 4096, 0.5, true);
-    print_message("latency 200us, QD1: %.0f IOPS, median gap %.0f (ideal 5000)\n", r.ios_per_s,
-                  r.median_ios_per_s);
-    assert_true(r.ios_per_s <= 5050);
-    /* the typical read, judged on the median, lands within 8 us of its
-     * deadline (~4990 seen, also under ASan at load 7); woken without the
-     * learned lead it lands ~15 us late (4640) */
-    assert_true(r.median_ios_per_s >= 4800 && r.median_ios_per_s <= 5050);
+    /* The typical read, judged on the median, lands within 17 us of its
+     * deadline.  Measured on this Zen 3 VM: 4750-4930 with the learned lead
+     * (the ASan build the lower end), 3830-4170 without it (lead = 0, both
+     * builds), where an older machine gave ~4990 and 4640.  Best of 3
+     * windows: noise only lowers a window, a missing lead lowers them all.
+     * It was one window at >= 4800, and one CI run's ASan pass, this test
+     * alone, saw 4749 */
+    rate r;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        r = read_for(fx, f, 4096, 0.5, true);
+        print_message("latency 200us, QD1: %.0f IOPS, median gap %.0f (ideal 5000)\n", r.ios_per_s,
+                      r.median_ios_per_s);
+        assert_true(r.ios_per_s <= 5050);
+        assert_true(r.median_ios_per_s <= 5050);
+        if (r.median_ios_per_s >= 4600)
+            break;
+    }
+    assert_true(r.median_ios_per_s >= 4600);
     fx->m.host.file_close(&fx->m.host, f);
 }
 
