@@ -291,7 +291,7 @@ static void test_contended_cell(void **state)
     assert_true(shared > 0.65);
     /* The cell's steps are always runnable, so the time it waited is the
      * time others ran on its CPU: schedstat's run delay and /proc/stat's
-     * ticks, two independent counters, agree in both runs (within 0.02
+     * ticks, two independent counters, agree in both runs (0.022 apart at most
      * here, idle or under ctest -j4).  This holds however loaded the
      * machine is; comparing the run alone with the shared one did not:
      * under ctest -j4 on 2 cores the run alone already waited 0.79 of
