@@ -30,6 +30,16 @@ _influx_pick_port() {
     return 1
 }
 
+# _influx_listener_ours PORT PID: fails when another process listens on
+# PORT. Two tests can pick one free port at once; the loser's influxd
+# cannot bind, and until it exits its /ping reaches the winner's server.
+# Where ss shows no owner (no permission), the ping has to do.
+_influx_listener_ours() {
+    local owners
+    owners=$(ss -Htlnp "sport = :$1" 2>/dev/null | grep -o 'pid=[0-9]*' | sort -u)
+    [ -z "$owners" ] || [ "$owners" = "pid=$2" ]
+}
+
 _influx_alive() { # a zombie counts as gone
     local pid=$1 state
     [ -r "/proc/$pid/stat" ] || return 1
@@ -78,6 +88,7 @@ influx_server_start() {
         fi
         for _ in $(seq 200); do
             if curl -sf -o /dev/null --noproxy '*' "http://127.0.0.1:$port/ping"; then
+                _influx_listener_ours "$port" "$pid" || break
                 echo "$port"
                 return 0
             fi
