@@ -212,6 +212,29 @@ int dlg_cuda_desc_set(cudnnTensorDescriptor_t *d, cudnnStatus_t st, char *err, s
 int dlg_cuda_setup_none(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                         size_t errlen);
 
+/* Device state that a layer's fp32 and half kernels share.
+ * Pooling (cuda_dnn.c): Caffe's window geometry from the layer, and the
+ * argmax per output when max pooling trains (mask NULL otherwise).
+ * Dropout (cuda_simple.c): the mask (0 or 1/(1-ratio)) and a step counter
+ * on the device, zeroed on stream, from which each step draws a new seed,
+ * so a captured step needs no new arguments.  _init fills *p (zeroed by
+ * the caller) or returns -DLG_E* with err set; _free takes a partial one. */
+typedef struct dlg_cuda_pool_dev {
+    dlg_cuk_pool g;
+    int *mask;
+} dlg_cuda_pool_dev;
+int dlg_cuda_pool_dev_init(const dlg_layer *l, dlg_cuda_pool_dev *p, char *err, size_t errlen);
+void dlg_cuda_pool_dev_free(dlg_cuda_pool_dev *p);
+
+typedef struct dlg_cuda_dropout_dev {
+    float *mask;
+    uint64_t seed;
+    uint64_t *step; /* device, starts at 0 */
+} dlg_cuda_dropout_dev;
+int dlg_cuda_dropout_dev_init(const dlg_cuda_ctx *c, const dlg_layer *l, dlg_cuda_dropout_dev *d,
+                              char *err, size_t errlen);
+void dlg_cuda_dropout_dev_free(dlg_cuda_dropout_dev *d);
+
 /* fp16 loss scaling (cuda_scale.c): the device state, allocated at open
  * for DLG_CUDA_FP16 only (c->scaler stays NULL otherwise); the SGD step
  * through it (check, scaled or skipped update, scale update); and the

@@ -7,33 +7,41 @@
 #include <stdlib.h>
 
 /* ---- pooling -------------------------------------------------------------- */
-typedef struct pool_state {
-    dlg_cuk_pool g;
-    int *mask; /* argmax per output (max pooling in training) */
-} pool_state;
+int dlg_cuda_pool_dev_init(const dlg_layer *l, dlg_cuda_pool_dev *p, char *err, size_t errlen)
+{
+    const dlg_pool_param *pp = &l->p.pool;
+    const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
+    p->g = (dlg_cuk_pool){x->d[0] * x->d[1], x->d[2], x->d[3], y->d[2], y->d[3], pp->kh, pp->kw,
+                          pp->sh, pp->sw, pp->ph, pp->pw, pp->mode == DLG_POOL_MAX};
+    if (!p->g.max || !l->backward)
+        return 0;
+    return dlg_cuda_err(cudaMalloc((void **)&p->mask, (size_t)l->top[0]->count * sizeof(int)),
+                        "pool mask", err, errlen);
+}
+
+void dlg_cuda_pool_dev_free(dlg_cuda_pool_dev *p)
+{
+    if (p->mask)
+        cudaFree(p->mask);
+    p->mask = NULL;
+}
+
+typedef dlg_cuda_pool_dev pool_state;
 
 static void pool_destroy(void *ctx, void *vs)
 {
-    pool_state *s = vs;
-    if (s && s->mask)
-        cudaFree(s->mask);
-    free(s);
+    if (vs)
+        dlg_cuda_pool_dev_free(vs);
+    free(vs);
 }
 
 static int pool_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                       size_t errlen)
 {
-    const dlg_pool_param *p = &l->p.pool;
-    const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
     pool_state *s = calloc(1, sizeof *s);
     if (!s)
         return -DLG_ENOMEM;
-    s->g = (dlg_cuk_pool){x->d[0] * x->d[1], x->d[2], x->d[3], y->d[2], y->d[3], p->kh, p->kw,
-                          p->sh, p->sw, p->ph, p->pw, p->mode == DLG_POOL_MAX};
-    int rc = 0;
-    if (s->g.max && l->backward)
-        rc = dlg_cuda_err(cudaMalloc((void **)&s->mask, (size_t)l->top[0]->count * sizeof(int)),
-                          "pool mask", err, errlen);
+    int rc = dlg_cuda_pool_dev_init(l, s, err, errlen);
     if (rc < 0) {
         pool_destroy(ctx, s);
         return rc;

@@ -332,14 +332,10 @@ const dlg_kernels dlg_cuda_split_h = {.setup = split_setup,
                                        .backward = split_backward,
                                        .any_layout = true};
 
-/* ---- dropout ---------------------------------------------------------------------- */
-/* a new mask every step from a step counter on the device, as the fp32
- * layer's (cuda_simple.c), so a captured step needs no new arguments */
+/* ---- dropout (the fp32 layer's device state: cuda.h) ------------------------------ */
 typedef struct dropout_state {
     dlg_half_io io;
-    float *mask;
-    uint64_t seed;
-    uint64_t *step; /* device, starts at 0 */
+    dlg_cuda_dropout_dev d;
 } dropout_state;
 
 static void dropout_destroy(void *ctx, void *vs)
@@ -347,10 +343,7 @@ static void dropout_destroy(void *ctx, void *vs)
     dropout_state *s = vs;
     if (!s)
         return;
-    if (s->mask)
-        cudaFree(s->mask);
-    if (s->step)
-        cudaFree(s->step);
+    dlg_cuda_dropout_dev_free(&s->d);
     dlg_half_io_free(&s->io);
     free(s);
 }
@@ -364,20 +357,11 @@ static int dropout_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws
         return -DLG_ENOMEM;
     int rc = dlg_half_io_setup(c, l, &s->io, 0, true, err, errlen);
     if (!rc)
-        rc = dlg_cuda_err(
-            cudaMalloc((void **)&s->mask, (size_t)l->top[0]->count * sizeof(float)),
-            "dropout mask", err, errlen);
-    if (!rc)
-        rc = dlg_cuda_err(cudaMalloc((void **)&s->step, sizeof *s->step), "dropout step", err,
-                          errlen);
-    if (!rc)
-        rc = dlg_cuda_err(cudaMemsetAsync(s->step, 0, sizeof *s->step, c->stream), "dropout step",
-                          err, errlen);
+        rc = dlg_cuda_dropout_dev_init(c, l, &s->d, err, errlen);
     if (rc < 0) {
         dropout_destroy(ctx, s);
         return rc;
     }
-    s->seed = l->seed;
     *state = s;
     *ws = 0;
     return 0;
@@ -395,8 +379,8 @@ static int dropout_forward(void *ctx, dlg_layer *l, void *vs)
                                          c->stream));
     else if (!rc)
         rc = K(dlg_cuk_dropout_fwd_h(c->stream, dlg_cuda_htype(c), dlg_half_x(l, &s->io, 0),
-                                      dlg_half_y(l, &s->io, 0), s->mask, n, l->p.dropout_ratio,
-                                      s->seed, s->step));
+                                      dlg_half_y(l, &s->io, 0), s->d.mask, n, l->p.dropout_ratio,
+                                      s->d.seed, s->d.step));
     return rc ? rc : dlg_half_post_fwd(c, l, &s->io);
 }
 
@@ -413,7 +397,7 @@ static int dropout_backward(void *ctx, dlg_layer *l, void *vs)
                                          (size_t)n * sizeof(dlg_half), cudaMemcpyDeviceToDevice,
                                          c->stream));
     else if (!rc)
-        rc = K(dlg_cuk_mul_h(c->stream, dlg_cuda_htype(c), dlg_half_dy(l, &s->io, 0), s->mask,
+        rc = K(dlg_cuk_mul_h(c->stream, dlg_cuda_htype(c), dlg_half_dy(l, &s->io, 0), s->d.mask,
                               dlg_half_dx(l, &s->io, 0), n));
     return rc ? rc : dlg_half_post_bwd(c, l, &s->io);
 }
@@ -424,11 +408,10 @@ const dlg_kernels dlg_cuda_dropout_h = {.setup = dropout_setup,
                                          .destroy = dropout_destroy,
                                          .any_layout = true};
 
-/* ---- pooling (Caffe windows, as the fp32 path) -------------------------------------- */
+/* ---- pooling (Caffe windows, the fp32 layer's device state: cuda.h) ---------------- */
 typedef struct pool_state {
     dlg_half_io io;
-    dlg_cuk_pool g;
-    int *mask;
+    dlg_cuda_pool_dev p;
     int64_t nhwc_c; /* channels of an NHWC input, 0: NCHW kernels */
 } pool_state;
 
@@ -437,8 +420,7 @@ static void pool_destroy(void *ctx, void *vs)
     pool_state *s = vs;
     if (!s)
         return;
-    if (s->mask)
-        cudaFree(s->mask);
+    dlg_cuda_pool_dev_free(&s->p);
     dlg_half_io_free(&s->io);
     free(s);
 }
@@ -446,18 +428,14 @@ static void pool_destroy(void *ctx, void *vs)
 static int pool_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
                       size_t errlen)
 {
-    const dlg_pool_param *p = &l->p.pool;
-    const dlg_shape *x = &l->bottom[0]->shape, *y = &l->top[0]->shape;
     pool_state *s = calloc(1, sizeof *s);
     if (!s)
         return -DLG_ENOMEM;
-    s->g = (dlg_cuk_pool){x->d[0] * x->d[1], x->d[2], x->d[3], y->d[2], y->d[3], p->kh, p->kw,
-                          p->sh, p->sw, p->ph, p->pw, p->mode == DLG_POOL_MAX};
+    const dlg_shape *x = &l->bottom[0]->shape;
     s->nhwc_c = dlg_half_nhwc(ctx, x) ? x->d[1] : 0;
     int rc = dlg_half_io_setup(ctx, l, &s->io, 0, true, err, errlen);
-    if (!rc && s->g.max && l->backward)
-        rc = dlg_cuda_err(cudaMalloc((void **)&s->mask, (size_t)l->top[0]->count * sizeof(int)),
-                          "pool mask", err, errlen);
+    if (!rc)
+        rc = dlg_cuda_pool_dev_init(l, &s->p, err, errlen);
     if (rc < 0) {
         pool_destroy(ctx, s);
         return rc;
@@ -473,12 +451,12 @@ static int pool_forward(void *ctx, dlg_layer *l, void *vs)
     pool_state *s = vs;
     int rc = dlg_half_pre_fwd(c, l, &s->io);
     if (!rc && s->nhwc_c)
-        rc = K(dlg_cuk_pool_fwd_nhwc_h(c->stream, dlg_cuda_htype(c), &s->g, s->nhwc_c,
+        rc = K(dlg_cuk_pool_fwd_nhwc_h(c->stream, dlg_cuda_htype(c), &s->p.g, s->nhwc_c,
                                        dlg_half_x(l, &s->io, 0), dlg_half_y(l, &s->io, 0),
-                                       s->mask));
+                                       s->p.mask));
     else if (!rc)
-        rc = K(dlg_cuk_pool_fwd_h(c->stream, dlg_cuda_htype(c), &s->g, dlg_half_x(l, &s->io, 0),
-                                   dlg_half_y(l, &s->io, 0), s->mask));
+        rc = K(dlg_cuk_pool_fwd_h(c->stream, dlg_cuda_htype(c), &s->p.g, dlg_half_x(l, &s->io, 0),
+                                   dlg_half_y(l, &s->io, 0), s->p.mask));
     return rc ? rc : dlg_half_post_fwd(c, l, &s->io);
 }
 
@@ -490,11 +468,11 @@ static int pool_backward(void *ctx, dlg_layer *l, void *vs)
         return 0;
     int rc = dlg_half_pre_bwd(c, l, &s->io);
     if (!rc && s->nhwc_c)
-        rc = K(dlg_cuk_pool_bwd_nhwc_h(c->stream, dlg_cuda_htype(c), &s->g, s->nhwc_c,
-                                       dlg_half_dy(l, &s->io, 0), s->mask,
+        rc = K(dlg_cuk_pool_bwd_nhwc_h(c->stream, dlg_cuda_htype(c), &s->p.g, s->nhwc_c,
+                                       dlg_half_dy(l, &s->io, 0), s->p.mask,
                                        dlg_half_dx(l, &s->io, 0)));
     else if (!rc)
-        rc = K(dlg_cuk_pool_bwd_h(c->stream, dlg_cuda_htype(c), &s->g, dlg_half_dy(l, &s->io, 0), s->mask,
+        rc = K(dlg_cuk_pool_bwd_h(c->stream, dlg_cuda_htype(c), &s->p.g, dlg_half_dy(l, &s->io, 0), s->p.mask,
                                    dlg_half_dx(l, &s->io, 0)));
     return rc ? rc : dlg_half_post_bwd(c, l, &s->io);
 }

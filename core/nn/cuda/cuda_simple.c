@@ -24,22 +24,39 @@ static int relu_backward(void *ctx, dlg_layer *l, void *st)
 const dlg_kernels dlg_cuda_relu = {
     .setup = dlg_cuda_setup_none, .forward = relu_forward, .backward = relu_backward};
 
-/* ---- dropout: the mask holds 0 or 1/(1-ratio); a new seed every step, from
- * a step counter on the device (so a captured step needs no new arguments) */
-typedef struct dropout_state {
-    float *mask;
-    uint64_t seed;
-    uint64_t *step; /* device, starts at 0 */
-} dropout_state;
+/* ---- dropout (cuda.h: dlg_cuda_dropout_dev) ------------------------------- */
+int dlg_cuda_dropout_dev_init(const dlg_cuda_ctx *c, const dlg_layer *l, dlg_cuda_dropout_dev *d,
+                              char *err, size_t errlen)
+{
+    d->seed = l->seed;
+    int rc = dlg_cuda_err(cudaMalloc((void **)&d->mask, (size_t)l->top[0]->count * sizeof(float)),
+                          "dropout mask", err, errlen);
+    if (!rc)
+        rc = dlg_cuda_err(cudaMalloc((void **)&d->step, sizeof *d->step), "dropout step", err,
+                          errlen);
+    if (!rc)
+        rc = dlg_cuda_err(cudaMemsetAsync(d->step, 0, sizeof *d->step, c->stream), "dropout step",
+                          err, errlen);
+    return rc;
+}
+
+void dlg_cuda_dropout_dev_free(dlg_cuda_dropout_dev *d)
+{
+    if (d->mask)
+        cudaFree(d->mask);
+    if (d->step)
+        cudaFree(d->step);
+    d->mask = NULL;
+    d->step = NULL;
+}
+
+typedef dlg_cuda_dropout_dev dropout_state;
 
 static void dropout_destroy(void *ctx, void *vs)
 {
-    dropout_state *s = vs;
-    if (s && s->mask)
-        cudaFree(s->mask);
-    if (s && s->step)
-        cudaFree(s->step);
-    free(s);
+    if (vs)
+        dlg_cuda_dropout_dev_free(vs);
+    free(vs);
 }
 
 static int dropout_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws, char *err,
@@ -48,19 +65,11 @@ static int dropout_setup(void *ctx, const dlg_layer *l, void **state, size_t *ws
     dropout_state *s = calloc(1, sizeof *s);
     if (!s)
         return -DLG_ENOMEM;
-    int rc = dlg_cuda_err(cudaMalloc((void **)&s->mask, (size_t)l->top[0]->count * sizeof(float)),
-                          "dropout mask", err, errlen);
-    if (!rc)
-        rc = dlg_cuda_err(cudaMalloc((void **)&s->step, sizeof *s->step), "dropout step", err,
-                          errlen);
-    if (!rc)
-        rc = dlg_cuda_err(cudaMemsetAsync(s->step, 0, sizeof *s->step, ((dlg_cuda_ctx *)ctx)->stream),
-                          "dropout step", err, errlen);
+    int rc = dlg_cuda_dropout_dev_init(ctx, l, s, err, errlen);
     if (rc < 0) {
         dropout_destroy(ctx, s);
         return rc;
     }
-    s->seed = l->seed;
     *state = s;
     *ws = 0;
     return 0;
