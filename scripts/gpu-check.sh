@@ -327,7 +327,7 @@ build() {
   local f o fail=0 cu nvflags
   local engine=() module=() probe=() shared=()
   mkdir -p "$BUILD/backends"
-  nvflags="-std=c++17 -O3 -gencode arch=compute_$ARCH,code=sm_$ARCH -Xcompiler -Wall,-Wextra,-fPIC,-fno-threadsafe-statics,-fvisibility=hidden"
+  nvflags="-std=c++17 -O3 -gencode arch=compute_$ARCH,code=sm_$ARCH -I$ROOT/include -Xcompiler -Wall,-Wextra,-fPIC,-fno-threadsafe-statics,-fvisibility=hidden"
   for cu in cuda_kernels cuda_seq_kernels cuda_nhwc_kernels; do
     $NVCC $nvflags -c "$ROOT/core/nn/cuda/$cu.cu" -o "$BUILD/$cu.o" || return 1
     module+=("$BUILD/$cu.o")

@@ -6,26 +6,19 @@
 #include <math.h>
 #include <string.h>
 
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
+#include <dlgauge/splitmix.h>
 
 uint64_t dlg_ld_hash(uint64_t seed, uint64_t a, uint64_t b, uint64_t c)
 {
-    uint64_t h = mix64(seed + 0x9e3779b97f4a7c15ULL);
-    h = mix64(h ^ a);
-    h = mix64(h ^ (b + 0x632be59bd9b4e019ULL));
-    return mix64(h ^ (c + 0x85157af5ULL));
+    uint64_t h = dlg_splitmix_mix(seed + 0x9e3779b97f4a7c15ULL);
+    h = dlg_splitmix_mix(h ^ a);
+    h = dlg_splitmix_mix(h ^ (b + 0x632be59bd9b4e019ULL));
+    return dlg_splitmix_mix(h ^ (c + 0x85157af5ULL));
 }
 
 double dlg_ld_uniform(uint64_t key, uint32_t k)
 {
-    return (double)(mix64(key ^ mix64(k + 1ULL)) >> 11) * 0x1.0p-53;
+    return (double)(dlg_splitmix_mix(key ^ dlg_splitmix_mix(k + 1ULL)) >> 11) * 0x1.0p-53;
 }
 
 /* One pass of a 4-round balanced Feistel network on 2*half bits. */
@@ -34,7 +27,7 @@ static uint64_t feistel(uint64_t x, unsigned half, uint64_t key)
     uint64_t mask = (1ULL << half) - 1;
     uint64_t l = x >> half, r = x & mask;
     for (uint64_t round = 0; round < 4; round++) {
-        uint64_t f = mix64(key ^ mix64(r + round * 0x9e3779b97f4a7c15ULL)) & mask;
+        uint64_t f = dlg_splitmix_mix(key ^ dlg_splitmix_mix(r + round * 0x9e3779b97f4a7c15ULL)) & mask;
         uint64_t t = r;
         r = l ^ f;
         l = t;

@@ -8,14 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
+#include <dlgauge/splitmix.h>
 
 typedef struct rng {
     uint64_t s;
@@ -23,7 +16,7 @@ typedef struct rng {
 
 static rng rng_at(uint64_t seed, uint64_t a, uint64_t b)
 {
-    rng r = {mix64(mix64(seed ^ 0x696d616765ULL) ^ mix64(a + 0x9e3779b97f4a7c15ULL) ^ b) | 1};
+    rng r = {dlg_splitmix_mix(dlg_splitmix_mix(seed ^ 0x696d616765ULL) ^ dlg_splitmix_mix(a + 0x9e3779b97f4a7c15ULL) ^ b) | 1};
     return r;
 }
 

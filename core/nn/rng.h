@@ -1,7 +1,9 @@
-/* Seeded, reproducible random numbers (splitmix64): same seed, same net. */
+/* Seeded, reproducible random numbers (splitmix64, <dlgauge/splitmix.h>):
+ * same seed, same net. */
 #ifndef DLG_NN_RNG_H
 #define DLG_NN_RNG_H
 
+#include <dlgauge/splitmix.h>
 #include <math.h>
 #include <stdint.h>
 
@@ -12,20 +14,6 @@
 #else
 #define DLG_RNG_HD
 #endif
-
-static inline DLG_RNG_HD uint64_t dlg_rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* Uniform in [0, 1). */
-static inline double dlg_rng_uniform(uint64_t *s)
-{
-    return (double)(dlg_rng_next(s) >> 11) * (1.0 / 9007199254740992.0);
-}
 
 /* Counter-based streams (parameter fills, dropout): draw i of the stream
  * `seed` starts from this state, so it depends on (seed, i) alone and a
@@ -39,7 +27,7 @@ static inline DLG_RNG_HD uint64_t dlg_rng_state_at(uint64_t seed, uint64_t i)
 static inline double dlg_rng_uniform_at(uint64_t seed, uint64_t i)
 {
     uint64_t s = dlg_rng_state_at(seed, i);
-    return dlg_rng_uniform(&s);
+    return dlg_splitmix_unit(&s);
 }
 
 /* Normal values 2k and 2k + 1 of the stream `seed`: the Box-Muller pair k
@@ -47,7 +35,7 @@ static inline double dlg_rng_uniform_at(uint64_t seed, uint64_t i)
 static inline void dlg_rng_gauss_pair_at(uint64_t seed, uint64_t k, double *a, double *b)
 {
     uint64_t s = dlg_rng_state_at(seed, k);
-    double u = dlg_rng_uniform(&s), v = dlg_rng_uniform(&s);
+    double u = dlg_splitmix_unit(&s), v = dlg_splitmix_unit(&s);
     double r = sqrt(-2.0 * log(1.0 - u)), t = 6.283185307179586 * v;
     *a = r * cos(t);
     *b = r * sin(t);
@@ -60,13 +48,13 @@ static inline void dlg_rng_gauss_pair_at(uint64_t seed, uint64_t k, double *a, d
  * i) >= ratio.  24 bits, compared as a float on every backend. */
 static inline DLG_RNG_HD uint64_t dlg_dropout_seed(uint64_t base, uint64_t step)
 {
-    return base + 0x9e3779b97f4a7c15ull * (step + 1);
+    return base + DLG_SPLITMIX_GAMMA * (step + 1);
 }
 
 static inline DLG_RNG_HD float dlg_dropout_u(uint64_t seed, uint64_t i)
 {
     uint64_t s = dlg_rng_state_at(seed, i);
-    return (float)(dlg_rng_next(&s) >> 40) * (1.0f / 16777216.0f);
+    return (float)(dlg_splitmix_next(&s) >> 40) * (1.0f / 16777216.0f);
 }
 
 #endif

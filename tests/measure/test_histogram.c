@@ -11,29 +11,22 @@
 #include <cmocka.h>
 
 #include "histogram.h"
+#include <dlgauge/splitmix.h>
 
 #define N 20000
 
-static uint64_t rnd(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static double unit(uint64_t *s) { return ((double)(rnd(s) >> 11) + 0.5) / 9007199254740992.0; }
+static double unit(uint64_t *s) { return ((double)(dlg_splitmix_next(s) >> 11) + 0.5) / 9007199254740992.0; }
 
 typedef uint64_t (*gen_fn)(uint64_t *s);
 
-static uint64_t gen_uniform(uint64_t *s) { return rnd(s) % 1000000000u; }
+static uint64_t gen_uniform(uint64_t *s) { return dlg_splitmix_next(s) % 1000000000u; }
 static uint64_t gen_constant(uint64_t *s) { return 123456789u; }
-static uint64_t gen_small(uint64_t *s) { return rnd(s) % 300u; } /* linear and first log buckets */
+static uint64_t gen_small(uint64_t *s) { return dlg_splitmix_next(s) % 300u; } /* linear and first log buckets */
 static uint64_t gen_huge(uint64_t *s) /* around 2^63 */
 {
-    return (1ull << 63) - (1ull << 40) + (rnd(s) % (1ull << 41));
+    return (1ull << 63) - (1ull << 40) + (dlg_splitmix_next(s) % (1ull << 41));
 }
-static uint64_t gen_fullrange(uint64_t *s) { return rnd(s) >> (rnd(s) % 64); }
+static uint64_t gen_fullrange(uint64_t *s) { return dlg_splitmix_next(s) >> (dlg_splitmix_next(s) % 64); }
 static uint64_t gen_lognormal(uint64_t *s) /* heavy tail: exp(N(13, 2^2)) ns */
 {
     double z = sqrt(-2.0 * log(unit(s))) * cos(2.0 * M_PI * unit(s));

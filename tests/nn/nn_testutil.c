@@ -28,15 +28,7 @@ void tu_on_cpu(void (*check)(const char *backend))
 #endif
 }
 
-uint64_t tu_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static double unif(uint64_t *s) { return (double)(tu_next(s) >> 11) / 9007199254740992.0; }
+static double unif(uint64_t *s) { return (double)(dlg_splitmix_next(s) >> 11) / 9007199254740992.0; }
 
 void tu_fill(float *buf, int64_t n, fill_mode mode, uint64_t seed)
 {
@@ -50,7 +42,7 @@ void tu_fill(float *buf, int64_t n, fill_mode mode, uint64_t seed)
     for (int64_t i = 0; i < n; i++)
         buf[i] = (float)((double)(i - n / 2) * 0.05 + 0.025);
     for (int64_t i = n - 1; i > 0; i--) {
-        int64_t j = (int64_t)(tu_next(&s) % (uint64_t)(i + 1));
+        int64_t j = (int64_t)(dlg_splitmix_next(&s) % (uint64_t)(i + 1));
         float t = buf[i];
         buf[i] = buf[j];
         buf[j] = t;

@@ -3,6 +3,7 @@
 #define DLG_NN_TESTUTIL_H
 
 #include <dlgauge/nn.h>
+#include <dlgauge/splitmix.h> /* the tests' reproducible draws */
 
 #include <stdint.h>
 
@@ -17,9 +18,6 @@ extern const int tu_nbackends;
 
 /* check("cpu") where oneDNN is built; else the calling test is skipped. */
 void tu_on_cpu(void (*check)(const char *backend));
-
-/* The next value of a splitmix64 sequence in *s (reproducible draws). */
-uint64_t tu_next(uint64_t *s);
 
 /* Fill host buffer with reproducible values. */
 void tu_fill(float *buf, int64_t n, fill_mode mode, uint64_t seed);

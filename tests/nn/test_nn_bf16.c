@@ -282,7 +282,7 @@ static void write_ints(dlg_net **nets, int n, const char *name, int p, int span,
     float *v = malloc((size_t)count * sizeof(float));
     assert_non_null(v);
     for (int64_t i = 0; i < count; i++)
-        v[i] = (float)((int)(tu_next(&seed) % (uint64_t)(2 * span + 1)) - span);
+        v[i] = (float)((int)(dlg_splitmix_next(&seed) % (uint64_t)(2 * span + 1)) - span);
     for (int k = 0; k < n; k++)
         assert_int_equal(dlg_net_write(nets[k], b, DLG_DATA, v, (size_t)count), 0);
     free(v);

@@ -43,7 +43,7 @@ typedef struct rng {
     uint64_t s;
 } rng;
 
-static uint64_t rnext(rng *r) { return tu_next(&r->s); }
+static uint64_t rnext(rng *r) { return dlg_splitmix_next(&r->s); }
 
 /* uniform in [lo, hi] */
 static int rint_in(rng *r, int lo, int hi) { return lo + (int)(rnext(r) % (uint64_t)(hi - lo + 1)); }

@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <dlgauge/splitmix.h>
 
 typedef struct opts {
     const char *model, *backend, *dir;
@@ -49,20 +50,11 @@ typedef struct opts {
     dlg_sgd sgd;
 } opts;
 
-/* splitmix64: a tiny, fully specified generator */
-static uint64_t next_u64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 /* uniform in [lo, hi), from the top 24 bits (exact in a float) */
 static void fill_uniform(uint64_t *s, float *v, size_t n, float lo, float hi)
 {
     for (size_t i = 0; i < n; i++)
-        v[i] = lo + (hi - lo) * ((float)(next_u64(s) >> 40) * 0x1p-24f);
+        v[i] = lo + (hi - lo) * ((float)(dlg_splitmix_next(s) >> 40) * 0x1p-24f);
 }
 
 static size_t shape_count(const dlg_shape *s)
@@ -243,7 +235,7 @@ static int set_inputs(dlg_net *net, uint64_t *rng, const opts *o)
     float a = sqrtf(3.0f) * o->scale;
     fill_uniform(rng, x, nx, -a, a);
     for (size_t i = 0; i < ny; i++)
-        y[i] = (float)(next_u64(rng) % (uint64_t)o->classes);
+        y[i] = (float)(dlg_splitmix_next(rng) % (uint64_t)o->classes);
     if (dlg_net_write(net, dlg_net_blob(net, "data"), DLG_DATA, x, nx) < 0 ||
         dlg_net_write(net, dlg_net_blob(net, "label"), DLG_DATA, y, ny) < 0) {
         fprintf(stderr, "torch_parity_dump: input: %s\n", dlg_net_error(net));

@@ -17,7 +17,7 @@ try() { # HEADER FLAGS...
     echo "FAIL: dlgauge/$h with $*: $(head -3 "$work/err")"; fail=1
   fi
 }
-for h in plugin.h nn.h iobuf.h sigstack.h; do
+for h in plugin.h nn.h iobuf.h sigstack.h fnv1a.h splitmix.h; do
   try "$h" -std=c99 -D_DEFAULT_SOURCE
   try "$h" -std=c11 -D_DEFAULT_SOURCE
   try "$h" -std=gnu99
@@ -27,7 +27,7 @@ for h in plugin.h nn.h iobuf.h sigstack.h; do
   "$cxx" -std=c++17 -Wall -Wextra -Werror -pedantic -fsyntax-only -I"$inc" "$work/t.cc" 2>"$work/err" ||
     { echo "FAIL: dlgauge/$h as C++: $(head -3 "$work/err")"; fail=1; }
 done
-for h in plugin.h nn.h; do try "$h" -std=c11; done
+for h in plugin.h nn.h fnv1a.h splitmix.h; do try "$h" -std=c11; done
 for h in iobuf.h sigstack.h; do # POSIX/Linux extensions: strict C needs the macro
   printf '#include <dlgauge/%s>\n' "$h" > "$work/t.c"
   if "$cc" -std=c11 -fsyntax-only -I"$inc" "$work/t.c" 2>"$work/err"; then
@@ -36,5 +36,5 @@ for h in iobuf.h sigstack.h; do # POSIX/Linux extensions: strict C needs the mac
     echo "FAIL: $h under -std=c11 should stop at one error naming _GNU_SOURCE, got: $(cat "$work/err")"; fail=1
   fi
 done
-[ $fail = 0 ] && echo "ok: plugin.h, nn.h, iobuf.h, sigstack.h self-contained (C99, C11, GNU, C++)"
+[ $fail = 0 ] && echo "ok: plugin.h, nn.h, iobuf.h, sigstack.h, fnv1a.h, splitmix.h self-contained (C99, C11, GNU, C++)"
 exit $fail

@@ -82,18 +82,10 @@ int st_tmpfile(char *dir, char *path, const char *tag, const char *name, size_t 
     return fclose(f) == 0 && rc == 0 ? 0 : -1;
 }
 
-uint64_t st_rand(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
-
 void st_fill(uint8_t *buf, size_t n, uint64_t seed)
 {
     for (size_t i = 0; i < n; i += 8) {
-        uint64_t r = st_rand(&seed);
+        uint64_t r = dlg_splitmix_next(&seed);
         memcpy(buf + i, &r, n - i < 8 ? n - i : 8);
     }
 }
@@ -112,7 +104,7 @@ uint8_t *st_write_file(st_backend *b, mock_host *m, const char *path, size_t n, 
     uint64_t rs = seed ^ 0x5555;
     size_t off = 0;
     while (off < n) {
-        size_t chunk = 1 + (size_t)(st_rand(&rs) % 300000);
+        size_t chunk = 1 + (size_t)(dlg_splitmix_next(&rs) % 300000);
         if (chunk > n - off)
             chunk = n - off;
         if (b->ops->write(f, data + off, chunk, off) != 0) {

@@ -3,6 +3,7 @@
 #ifndef DLG_TEST_STORAGE_UTIL_H
 #define DLG_TEST_STORAGE_UTIL_H
 
+#include <dlgauge/splitmix.h> /* the tests' reproducible data */
 #include <stdint.h>
 
 #include "mock_host.h"
@@ -38,7 +39,6 @@ void st_tmpdir(char *out, const char *tag);
  * path goes to path (600 bytes); 0, or -1 if it could not be made. */
 int st_tmpfile(char *dir, char *path, const char *tag, const char *name, size_t bytes);
 
-uint64_t st_rand(uint64_t *state);
 void st_fill(uint8_t *buf, size_t n, uint64_t seed);
 
 /* Writes n random bytes to path through the backend's write(), in uneven

@@ -63,8 +63,8 @@ static void test_unaligned_max_reuses_buffer(void **state)
     assert_true(cap <= 100000 && cap % ALIGN == 0);
     uint64_t rng = 9;
     for (int i = 0; i < 50; i++) {
-        uint64_t off = st_rand(&rng) % (DEV_BYTES + 5000);
-        size_t n = (size_t)(st_rand(&rng) % 300000);
+        uint64_t off = dlg_splitmix_next(&rng) % (DEV_BYTES + 5000);
+        size_t n = (size_t)(dlg_splitmix_next(&rng) % 300000);
         read_and_check(&b, &d, out, n, off);
         if (b.buf != first || b.cap != cap)
             fail_msg("read %d (%zu bytes at %llu) reallocated the bounce buffer (%zu -> %zu bytes)", i, n,

@@ -36,21 +36,21 @@ static const dlg_host *H(ctx *c) { return &c->m.host; }
 /* A random range, biased to the cases that break backends. */
 static void pick_range(ctx *c, uint32_t align, uint64_t *off, size_t *len)
 {
-    uint64_t r = st_rand(&c->rng);
+    uint64_t r = dlg_splitmix_next(&c->rng);
     switch (r % 8) {
     case 0: /* crosses EOF */
-        *off = c->size - 1 - st_rand(&c->rng) % 5000;
+        *off = c->size - 1 - dlg_splitmix_next(&c->rng) % 5000;
         break;
     case 1: /* past EOF */
-        *off = c->size + st_rand(&c->rng) % 9000;
+        *off = c->size + dlg_splitmix_next(&c->rng) % 9000;
         break;
     case 2: /* RecordIO-like: 4-byte aligned */
-        *off = (st_rand(&c->rng) % c->size) & ~(uint64_t)3;
+        *off = (dlg_splitmix_next(&c->rng) % c->size) & ~(uint64_t)3;
         break;
     default:
-        *off = st_rand(&c->rng) % c->size;
+        *off = dlg_splitmix_next(&c->rng) % c->size;
     }
-    *len = (r >> 8) % 16 == 0 ? (size_t)(st_rand(&c->rng) % (1u << 20)) : (size_t)(st_rand(&c->rng) % 70000);
+    *len = (r >> 8) % 16 == 0 ? (size_t)(dlg_splitmix_next(&c->rng) % (1u << 20)) : (size_t)(dlg_splitmix_next(&c->rng) % 70000);
     if (align > 1) {
         *off &= ~(uint64_t)(align - 1);
         *len = (*len + align - 1) & ~(size_t)(align - 1);
@@ -120,7 +120,7 @@ static void check_reads(ctx *c, int count, bool aligned_too)
         uint64_t off;
         size_t len;
         pick_range(c, al ? align : 1, &off, &len);
-        uint8_t *dst = al ? c->buf : c->buf + 1 + st_rand(&c->rng) % 63;
+        uint8_t *dst = al ? c->buf : c->buf + 1 + dlg_splitmix_next(&c->rng) % 63;
         int64_t got = H(c)->file_read(H(c), c->f, dst, len, off);
         if (got != (int64_t)expected(c, off, len))
             fail_msg("read(%zu at %llu) = %lld, want %zu (%s)", len, (unsigned long long)off,
@@ -132,8 +132,8 @@ static void check_reads(ctx *c, int count, bool aligned_too)
 static void check_fetch(ctx *c, int count)
 {
     for (int i = 0; i < count; i++) {
-        uint64_t off = st_rand(&c->rng) % c->size;
-        size_t len = (size_t)(st_rand(&c->rng) % 100000);
+        uint64_t off = dlg_splitmix_next(&c->rng) % c->size;
+        size_t len = (size_t)(dlg_splitmix_next(&c->rng) % 100000);
         if (len > c->size - off)
             len = (size_t)(c->size - off);
         const void *p = NULL;
@@ -170,7 +170,7 @@ static void check_async_reg(ctx *c, int total, bool reg)
         pick_range(c, align, &off, &len);
         if (len > slot_bytes - 4096)
             len = slot_bytes - 4096;
-        size_t mis = align > 1 ? 0 : (size_t)(st_rand(&c->rng) % 16);
+        size_t mis = align > 1 ? 0 : (size_t)(dlg_splitmix_next(&c->rng) % 16);
         io[s] = (inflight){off, len, pool + s * slot_bytes + mis};
         batch[nb++] = (dlg_io){io[s].dst, len, off, s};
     }
@@ -178,7 +178,7 @@ static void check_async_reg(ctx *c, int total, bool reg)
     int submitted = DEPTH, reaped = 0;
     while (reaped < total) {
         dlg_io_done done[DEPTH];
-        size_t min = 1 + st_rand(&c->rng) % 8;
+        size_t min = 1 + dlg_splitmix_next(&c->rng) % 8;
         int k = H(c)->file_reap(H(c), c->f, done, DEPTH, min);
         if (k < (int)min && submitted - reaped >= (int)min)
             fail_msg("reap returned %d < min_done %zu (%s)", k, min, c->m.last_error);

@@ -150,7 +150,7 @@ static rate read_for(fixture *fx, dlg_file *f, size_t chunk, double seconds, boo
     rate_log *log = rate_start();
     double t;
     do {
-        off = random ? (st_rand(&rng) % (DATA_BYTES / chunk)) * chunk : (off + chunk) % DATA_BYTES;
+        off = random ? (dlg_splitmix_next(&rng) % (DATA_BYTES / chunk)) * chunk : (off + chunk) % DATA_BYTES;
         int64_t r = fx->m.host.file_read(&fx->m.host, f, buf, chunk, off);
         assert_int_equal(r, (int64_t)chunk);
         bytes += (uint64_t)r;
@@ -427,7 +427,7 @@ static double async_rate(fixture *fx, dlg_file *f, int qd, size_t block, bool se
     uint64_t rng = 3, next = 0, nblocks = DATA_BYTES / block;
     dlg_io io[QD_MAX];
     for (uint64_t i = 0; i < (uint64_t)qd; i++)
-        io[i] = (dlg_io){bufs[i], block, (seq ? next++ : st_rand(&rng)) % nblocks * block, i};
+        io[i] = (dlg_io){bufs[i], block, (seq ? next++ : dlg_splitmix_next(&rng)) % nblocks * block, i};
     const dlg_host *h = &fx->m.host;
     double t0 = st_now(), t;
     assert_int_equal(h->file_submit(h, f, io, (size_t)qd), qd);
@@ -438,7 +438,7 @@ static double async_rate(fixture *fx, dlg_file *f, int qd, size_t block, bool se
         assert_true(k >= 1);
         for (int i = 0; i < k; i++) {
             assert_int_equal(d[i].result, (int64_t)block);
-            io[0] = (dlg_io){bufs[d[i].user], block, (seq ? next++ : st_rand(&rng)) % nblocks * block,
+            io[0] = (dlg_io){bufs[d[i].user], block, (seq ? next++ : dlg_splitmix_next(&rng)) % nblocks * block,
                              d[i].user};
             assert_int_equal(h->file_submit(h, f, io, 1), 1);
         }

@@ -6,14 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <turbojpeg.h>
-
-static uint64_t next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+#include <dlgauge/splitmix.h>
 
 int fx_jpeg(int w, int h, uint64_t seed, uint8_t **out, size_t *len)
 {
@@ -26,13 +19,13 @@ int fx_jpeg(int w, int h, uint64_t seed, uint8_t **out, size_t *len)
         return -1;
     }
     uint64_t s = seed;
-    int a = (int)(next(&s) % 200), b = (int)(next(&s) % 200);
+    int a = (int)(dlg_splitmix_next(&s) % 200), b = (int)(dlg_splitmix_next(&s) % 200);
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++) {
             uint8_t *p = rgb + ((size_t)y * w + x) * 3;
             p[0] = (uint8_t)(a + x * 50 / w);
             p[1] = (uint8_t)(b + y * 50 / h);
-            p[2] = (uint8_t)(next(&s) & 63);
+            p[2] = (uint8_t)(dlg_splitmix_next(&s) & 63);
         }
     unsigned char *jbuf = NULL;
     unsigned long jlen = 0;
@@ -85,10 +78,10 @@ int fx_make_images(const char *root, int classes, int per_class, uint64_t seed)
         snprintf(path, sizeof path, "%s/c%d", root, c);
         mkdir(path, 0755);
         for (int i = 0; i < per_class; i++) {
-            int w = 40 + (int)(next(&s) % 80), h = 40 + (int)(next(&s) % 80);
+            int w = 40 + (int)(dlg_splitmix_next(&s) % 80), h = 40 + (int)(dlg_splitmix_next(&s) % 80);
             uint8_t *j = NULL;
             size_t n = 0;
-            if (fx_jpeg(w, h, next(&s), &j, &n) != 0)
+            if (fx_jpeg(w, h, dlg_splitmix_next(&s), &j, &n) != 0)
                 return -1;
             snprintf(path, sizeof path, "%s/c%d/img_%d.jpg", root, c, i);
             int rc = fx_write(path, j, n);

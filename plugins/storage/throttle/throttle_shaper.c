@@ -7,19 +7,13 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include <dlgauge/splitmix.h>
+
 uint64_t thr_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
 }
 
 static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
@@ -126,7 +120,7 @@ static void shaper_setup(thr_shaper *s, const thr_limits *lim)
     atomic_init(&s->wake_lead, 0);
     uint64_t x = lim->seed;
     for (int i = 0; i < 4; i++)
-        s->rng[i] = splitmix64(&x);
+        s->rng[i] = dlg_splitmix_next(&x);
 }
 
 void thr_shaper_init(thr_shaper *s, const thr_limits *lim)

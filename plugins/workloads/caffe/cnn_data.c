@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dlgauge/splitmix.h>
+
 #include "loader.h"
 
 struct cnn_data {
@@ -16,14 +18,6 @@ struct cnn_data {
     size_t bytes;
 };
 
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 /* Normalised-image-like values in [-2, 2) and uniform labels. */
 static int make_synthetic(cnn_data *d, size_t count, uint64_t seed)
 {
@@ -33,9 +27,9 @@ static int make_synthetic(cnn_data *d, size_t count, uint64_t seed)
         return d->h->error(d->h, DLG_ENOMEM, "data = synthetic: out of memory for one batch");
     uint64_t s = seed ^ 0x5eedda7aull;
     for (size_t i = 0; i < count; i++)
-        d->images[i] = (float)((double)(splitmix(&s) >> 11) * 0x1p-53 * 4.0 - 2.0);
+        d->images[i] = (float)((double)(dlg_splitmix_next(&s) >> 11) * 0x1p-53 * 4.0 - 2.0);
     for (int i = 0; i < d->batch; i++)
-        d->labels[i] = (int32_t)(splitmix(&s) % (uint64_t)d->classes);
+        d->labels[i] = (int32_t)(dlg_splitmix_next(&s) % (uint64_t)d->classes);
     d->bytes = count * sizeof(float) + (size_t)d->batch * sizeof(int32_t);
     return 0;
 }

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <dlgauge/splitmix.h>
+
 enum { OPT_SLEEP, OPT_JITTER };
 #define MAX_NS (3600ull * 1000000000ull)
 /* Long sleeps wake this often to notice host->stopping(). */
@@ -37,21 +39,12 @@ struct sleeper {
     uint64_t steps, requested_sum, over_sum, over_max;
 };
 
-/* splitmix64 (Steele, Lea, Flood): tiny, and any seed, 0 included, works. */
-static uint64_t next_random(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 /* Uniform in [0, bound] by multiply-shift (no modulo bias worth noting). */
 static uint64_t draw(uint64_t *state, uint64_t bound)
 {
     if (bound == 0)
         return 0;
-    return (uint64_t)(((unsigned __int128)next_random(state) * (bound + 1)) >> 64);
+    return (uint64_t)(((unsigned __int128)dlg_splitmix_next(state) * (bound + 1)) >> 64);
 }
 
 static uint64_t now_ns(void)

@@ -12,10 +12,10 @@ uint64_t compute_draw(compute_model *m)
     double v = (double)m->mean_ns, j = (double)m->jitter_ns;
     switch (m->dist) {
     case COMPUTE_UNIFORM:
-        v += (2.0 * tools_rand_unit(&m->rng) - 1.0) * j;
+        v += (2.0 * dlg_splitmix_unit(&m->rng) - 1.0) * j;
         break;
     case COMPUTE_NORMAL: { /* Box-Muller */
-        double u1 = 1.0 - tools_rand_unit(&m->rng), u2 = tools_rand_unit(&m->rng);
+        double u1 = 1.0 - dlg_splitmix_unit(&m->rng), u2 = dlg_splitmix_unit(&m->rng);
         v += j * sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
         break;
     }

@@ -123,7 +123,7 @@ static uint64_t next_offset(io_raw *s)
 {
     uint64_t b;
     if (s->rand) {
-        b = tools_rand_below(&s->rng, s->nblocks);
+        b = dlg_splitmix_below(&s->rng, s->nblocks);
     } else {
         b = s->next;
         s->next = s->next + 1 == s->nblocks ? 0 : s->next + 1;

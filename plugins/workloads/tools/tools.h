@@ -6,6 +6,7 @@
 #define DLG_TOOLS_H
 
 #include <dlgauge/plugin.h>
+#include <dlgauge/splitmix.h> /* the random numbers of io, compute */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,13 +16,6 @@ extern const dlg_plugin_desc preprocess_desc;
 
 /* CLOCK_MONOTONIC in ns (vDSO: cheap enough to call per I/O). */
 uint64_t tools_now_ns(void);
-
-/* splitmix64: tiny, and any seed, 0 included, works. */
-uint64_t tools_rand(uint64_t *state);
-/* Uniform in [0, bound) (bound > 0) by multiply-shift. */
-uint64_t tools_rand_below(uint64_t *state, uint64_t bound);
-/* Uniform in [0, 1). */
-double tools_rand_unit(uint64_t *state);
 
 /* If text starts with "prefix:", returns what follows (may be ""), else NULL. */
 const char *tools_after_prefix(const char *text, const char *prefix);

@@ -14,21 +14,6 @@ uint64_t tools_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t tools_rand(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-uint64_t tools_rand_below(uint64_t *state, uint64_t bound)
-{
-    return (uint64_t)(((unsigned __int128)tools_rand(state) * bound) >> 64);
-}
-
-double tools_rand_unit(uint64_t *state) { return (double)(tools_rand(state) >> 11) * 0x1p-53; }
-
 const char *tools_after_prefix(const char *text, const char *prefix)
 {
     size_t n = strlen(prefix);
