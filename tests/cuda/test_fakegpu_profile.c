@@ -93,6 +93,31 @@ static times time_of(const prof_net *p, const char *name)
 
 static const char *const kLayers[] = {"heavy", "cheap", "pool", "head", "loss"};
 
+/* The heavy convolution gets more than 3 times the time of the ReLU after
+ * it, forward and backward, in the steps timed so far or, failing that, in
+ * one of 2 more rounds of STEPS steps: on a loaded machine one time slice
+ * lost inside the ReLU's window (48 ms of conv against 19 ms of ReLU
+ * backward, with 2 busy loops on the 2 CPUs) can tip one round, while a
+ * mark off by one, handing the conv's time to the ReLU, tips every round. */
+static void heavy_outweighs_relu(prof_net *p, const dlg_sgd *sgd)
+{
+    times heavy, cheap;
+    for (int round = 0; round < 3; round++) {
+        if (round > 0) {
+            dlg_net_layer_time_reset(p->net);
+            for (int s = 0; s < STEPS; s++)
+                assert_int_equal(dlg_net_train_step(p->net, sgd), 0);
+        }
+        heavy = time_of(p, "heavy");
+        cheap = time_of(p, "cheap");
+        if (heavy.fwd > 3 * cheap.fwd && heavy.bwd > 3 * cheap.bwd)
+            return;
+    }
+    fail_msg("heavy conv %llu+%llu ns, the relu after it %llu+%llu ns (3 rounds)",
+             (unsigned long long)heavy.fwd, (unsigned long long)heavy.bwd,
+             (unsigned long long)cheap.fwd, (unsigned long long)cheap.bwd);
+}
+
 static void test_train_timed(void **st)
 {
     (void)st;
@@ -120,15 +145,12 @@ static void test_train_timed(void **st)
     /* marks inside the windows: the gaps sum to less (1 us of rounding each) */
     int marks = 2 * (int)(sizeof kLayers / sizeof *kLayers) + 2;
     assert_true(sum <= window + (uint64_t)STEPS * marks * 1000);
-    times heavy = time_of(&p, "heavy"), cheap = time_of(&p, "cheap");
-    if (heavy.fwd <= 3 * cheap.fwd || heavy.bwd <= 3 * cheap.bwd)
-        fail_msg("heavy conv %llu+%llu ns, the relu after it %llu+%llu ns",
-                 (unsigned long long)heavy.fwd, (unsigned long long)heavy.bwd,
-                 (unsigned long long)cheap.fwd, (unsigned long long)cheap.bwd);
     dlg_step_stats ss;
     assert_int_equal(dlg_net_step_stats(p.net, &ss), 0);
     assert_int_equal(ss.eager, STEPS); /* graphs on, but marked steps run eagerly */
     assert_int_equal(ss.captured + ss.replayed, 0);
+
+    heavy_outweighs_relu(&p, &sgd);
 
     /* a reset drops the times; untimed steps are read at their end */
     dlg_net_layer_time_reset(p.net);
