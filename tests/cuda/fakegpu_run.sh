@@ -120,7 +120,10 @@ for job, kinds in (("cnn", ("conv cudnn f:", " nhwc", "fc ", "lrn ", "pool ")),
     r = rows[job]
     prof, ms = r.get("layer_profile", ""), float(r.get("layers_ms") or 0)
     need(all(k in prof for k in kinds), job + " layer_profile " + prof)
-    need(0 < ms <= float(r["latency_p50_us"]) / 1e3 * 1.01, job + " layers_ms within a step")
+    # layers_ms is a mean over the timed steps: at most their mean time (a
+    # median is below the mean where one step ran long: under load, 2584 ms
+    # of layers in steps of 2198 and 4193 ms)
+    need(0 < ms <= float(r["latency_mean_us"]) / 1e3 * 1.01, job + " layers_ms within a step")
 need(rows["cnn32"].get("layer_profile", "") == "", "cnn32 has no profile")
 # AlexNet memorises one synthetic image; the LM must beat a uniform guess
 need(math.isfinite(float(rows["cnn"]["loss"])) and float(rows["cnn"]["loss"]) < math.log(1000),
