@@ -10,7 +10,7 @@
 
 uint64_t dlg_ld_hash(uint64_t seed, uint64_t a, uint64_t b, uint64_t c)
 {
-    uint64_t h = dlg_splitmix_mix(seed + 0x9e3779b97f4a7c15ULL);
+    uint64_t h = dlg_splitmix_mix(seed + DLG_SPLITMIX_GAMMA);
     h = dlg_splitmix_mix(h ^ a);
     h = dlg_splitmix_mix(h ^ (b + 0x632be59bd9b4e019ULL));
     return dlg_splitmix_mix(h ^ (c + 0x85157af5ULL));
@@ -27,7 +27,7 @@ static uint64_t feistel(uint64_t x, unsigned half, uint64_t key)
     uint64_t mask = (1ULL << half) - 1;
     uint64_t l = x >> half, r = x & mask;
     for (uint64_t round = 0; round < 4; round++) {
-        uint64_t f = dlg_splitmix_mix(key ^ dlg_splitmix_mix(r + round * 0x9e3779b97f4a7c15ULL)) & mask;
+        uint64_t f = dlg_splitmix_mix(key ^ dlg_splitmix_mix(r + round * DLG_SPLITMIX_GAMMA)) & mask;
         uint64_t t = r;
         r = l ^ f;
         l = t;

@@ -16,7 +16,9 @@ typedef struct rng {
 
 static rng rng_at(uint64_t seed, uint64_t a, uint64_t b)
 {
-    rng r = {dlg_splitmix_mix(dlg_splitmix_mix(seed ^ 0x696d616765ULL) ^ dlg_splitmix_mix(a + 0x9e3779b97f4a7c15ULL) ^ b) | 1};
+    uint64_t k = dlg_splitmix_mix(seed ^ 0x696d616765ULL);
+    k ^= dlg_splitmix_mix(a + DLG_SPLITMIX_GAMMA);
+    rng r = {dlg_splitmix_mix(k ^ b) | 1};
     return r;
 }
 

@@ -27,7 +27,7 @@ static int make_synthetic(cnn_data *d, size_t count, uint64_t seed)
         return d->h->error(d->h, DLG_ENOMEM, "data = synthetic: out of memory for one batch");
     uint64_t s = seed ^ 0x5eedda7aull;
     for (size_t i = 0; i < count; i++)
-        d->images[i] = (float)((double)(dlg_splitmix_next(&s) >> 11) * 0x1p-53 * 4.0 - 2.0);
+        d->images[i] = (float)(dlg_splitmix_unit(&s) * 4.0 - 2.0);
     for (int i = 0; i < d->batch; i++)
         d->labels[i] = (int32_t)(dlg_splitmix_next(&s) % (uint64_t)d->classes);
     d->bytes = count * sizeof(float) + (size_t)d->batch * sizeof(int32_t);
