@@ -275,6 +275,9 @@ static int backend_said(const dlg_host *h, uint64_t mark, const char *path, dlg_
     return strstr(e->text + e->head, path) ? 1 : 2;
 }
 
+/* The DLG_E* code of a backend's -code result. */
+static int code_of(int64_t rc) { return rc >= -DLG_EINTERNAL ? (int)-rc : DLG_EIO; }
+
 /* The backend's line e, which does not name the file, said again at its
  * context with what the host knows in front of its reason: "CONTEXT:
  * PATH: WHAT failed: REASON".  Returns -rc's code as io_failed. */
@@ -292,11 +295,8 @@ static int with_reason(const dlg_host *h, const dlg_error *e, const char *what, 
     ne.head = e->head;
     ne.code = e->code > 0 ? e->code : DLG_EIO;
     dlg_services_raise(impl(h)->svc, &ne);
-    return (int)rc;
+    return -code_of(rc);
 }
-
-/* The DLG_E* code of a backend's -code result. */
-static int code_of(int64_t rc) { return rc >= -DLG_EINTERNAL ? (int)-rc : DLG_EIO; }
 
 /* A failed read or write of the backend (rc < 0): its own line naming the
  * file stands; one that does not gets the file and offset in front of its
@@ -309,7 +309,7 @@ static int io_failed(const dlg_host *h, uint64_t mark, dlg_file *f, const char *
     char op[PATH_MAX + 128];
     snprintf(op, sizeof op, "%s: %s of %zu bytes at offset %llu", path, what, n, (unsigned long long)off);
     switch (backend_said(h, mark, path, &e)) {
-    case 1: return (int)rc;
+    case 1: return -code_of(rc); /* not (int)rc: -2^32 would be 0, success */
     case 2: return with_reason(h, &e, op, rc);
     }
     char cn[48];
@@ -324,7 +324,7 @@ static int op_failed(const dlg_host *h, uint64_t mark, dlg_file *f, const char *
     char op[PATH_MAX + 64];
     snprintf(op, sizeof op, "%s: %s", path, what);
     switch (backend_said(h, mark, path, &e)) {
-    case 1: return rc;
+    case 1: return -code_of(rc);
     case 2: return with_reason(h, &e, op, rc);
     }
     char cn[48];
@@ -539,10 +539,15 @@ static int h_file_reap(const dlg_host *h, dlg_file *f, dlg_io_done *done, size_t
     if (!(f->ops->caps & DLG_CAP_ASYNC))
         return h->error(h, DLG_ENOTSUP, "this storage backend has no asynchronous reads (use uring)");
     int n = f->ops->reap(f, done, max, min_done);
+    if (n > 0 && (size_t)n > max) /* it wrote past done[]: what lies there is not ours to read */
+        return storage_of(f)->error(storage_of(f), DLG_EIO, "%s: the storage backend reaped %d completions into "
+                                    "room for %zu (a broken backend)", host_file_of(f)->path, n, max);
     /* as h_file_read: reads at EOF (0) and failed ones (< 0) are no I/O */
     uint64_t bytes = 0, ios = 0;
     for (int i = 0; i < n; i++)
-        if (done[i].result > 0) {
+        if (done[i].result < 0)
+            done[i].result = -code_of(done[i].result); /* a workload's (int) cut of -2^32 is 0 */
+        else if (done[i].result > 0) {
             bytes += (uint64_t)done[i].result;
             ios++;
         }

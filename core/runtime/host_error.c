@@ -171,8 +171,8 @@ const char *dlg_code_name(long long rc, char *buf, size_t len)
 {
     static const char *const names[] = {NULL,          "DLG_EINVAL",  "DLG_EIO",  "DLG_ENOMEM", "DLG_ENOTSUP",
                                         "DLG_ECORRUPT", "DLG_EAGAIN", "DLG_ESTOP", "DLG_EINTERNAL"};
-    long long c = rc < 0 ? -rc : rc;
-    if (c > 0 && c < (long long)(sizeof names / sizeof *names))
+    unsigned long long c = rc < 0 ? 0ULL - (unsigned long long)rc : (unsigned long long)rc; /* LLONG_MIN too */
+    if (c > 0 && c < sizeof names / sizeof *names)
         return names[c];
     snprintf(buf, len, "%lld, no DLG_E* code", rc);
     return buf;

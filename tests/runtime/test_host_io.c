@@ -137,6 +137,95 @@ static void odd_code_named(void **state)
     assert_int_equal(fx->svc.error.code, DLG_EIO);
 }
 
+/* A backend's read that returns what is no DLG_E* code, silent, saying
+ * why, or saying why and naming the file: the caller gets -DLG_EIO and
+ * the line says what the backend said.  The raw value was cut to int
+ * where the backend spoke: -2^32 came back as 0, a read "at the end of
+ * the file", and -42 as a code no caller knows; a silent INT64_MIN was
+ * negated to name it. */
+enum { ODD_SILENT, ODD_REASON, ODD_NAMED, ODD_MODES };
+static int64_t odd_code_read_said(dlg_file *f, void *buf, size_t n, uint64_t off)
+{
+    (void)buf, (void)n;
+    const hfx_backend *b = f->inst;
+    if (b->odd_mode == ODD_NAMED)
+        b->h->error(b->h, DLG_EIO, HFX_PATH ": read at %llu failed on purpose", (unsigned long long)off);
+    else if (b->odd_mode == ODD_REASON)
+        b->h->error(b->h, DLG_EIO, "read at %llu failed on purpose", (unsigned long long)off);
+    return b->odd_rc;
+}
+static void odd_code_is_an_error(void **state)
+{
+    hfx_fixture *fx = *state;
+    dlg_storage_ops ops = *fx->f->ops;
+    ops.read = odd_code_read_said;
+    const dlg_storage_ops *real = fx->f->ops;
+    fx->f->ops = &ops;
+    static const int64_t codes[] = {-(INT64_C(1) << 32), -42, INT64_MIN};
+    enum { NCODES = sizeof codes / sizeof *codes };
+    int64_t got[ODD_MODES][NCODES];
+    bool said[ODD_MODES][NCODES];
+    char buf[8];
+    for (int m = 0; m < ODD_MODES; m++)
+        for (size_t i = 0; i < NCODES; i++) {
+            fx->inst.odd_mode = m;
+            fx->inst.odd_rc = codes[i];
+            got[m][i] = fx->h->file_read(fx->h, fx->f, buf, sizeof buf, 64);
+            const char *line = dlg_services_error(&fx->svc);
+            said[m][i] = strstr(line, m == ODD_SILENT ? ": read of 8 bytes at offset 64 failed (" :
+                                                        "read at 64 failed on purpose") != NULL;
+        }
+    fx->f->ops = real;
+    for (int m = 0; m < ODD_MODES; m++)
+        for (size_t i = 0; i < NCODES; i++) {
+            if (got[m][i] != -DLG_EIO)
+                fail_msg("mode %d, backend returned %lld: file_read gave %lld", m, (long long)codes[i],
+                         (long long)got[m][i]);
+            assert_true(said[m][i]);
+        }
+}
+
+/* A backend's reap held to the contract as a read is: more completions
+ * than room for them is an error (the backend wrote past done[]; they
+ * were counted, read past it), and a failed completion's odd code
+ * reaches the workload as -DLG_EIO (one cut to int was 0). */
+static int overfull_reap(dlg_file *f, dlg_io_done *done, size_t max, size_t min_done)
+{
+    (void)min_done;
+    const hfx_backend *fi = f->inst;
+    memcpy(done, fi->done, (size_t)fi->ndone * sizeof *done); /* done[] has room for all 4 */
+    return max < (size_t)fi->ndone ? fi->ndone : (int)max;
+}
+static void broken_reap_refused(void **state)
+{
+    hfx_fixture *fx = *state;
+    const dlg_host *h = fx->h;
+    dlg_storage_ops ops = *fx->f->ops;
+    ops.reap = overfull_reap;
+    const dlg_storage_ops *real = fx->f->ops;
+    fx->f->ops = &ops;
+    fx->inst.done[0] = (dlg_io_done){1, 32};
+    fx->inst.done[1] = (dlg_io_done){2, -(INT64_C(1) << 32)};
+    fx->inst.done[2] = (dlg_io_done){3, -DLG_ESTOP};
+    fx->inst.ndone = 3;
+    dlg_io_done done[4];
+    int over = h->file_reap(h, fx->f, done, 2, 1);
+    char said[512];
+    snprintf(said, sizeof said, "%s", dlg_services_error(&fx->svc));
+    uint64_t ios = fx->svc.ios;
+    int fine = h->file_reap(h, fx->f, done, 3, 1);
+    fx->f->ops = real;
+    assert_int_equal(over, -DLG_EIO);
+    assert_string_equal(said, "st.ini:8: [job checksum] [storage fake] fake: " HFX_PATH
+                              ": the storage backend reaped 3 completions into room for 2 (a broken backend)");
+    assert_int_equal(ios, 0);
+    assert_int_equal(fine, 3);
+    assert_int_equal(done[0].result, 32);
+    assert_int_equal(done[1].result, -DLG_EIO);
+    assert_int_equal(done[2].result, -DLG_ESTOP);
+    assert_int_equal(fx->svc.ios, 1);
+}
+
 /* The copying fetch's failed read: one line, from the read. */
 static void fetch_fallback_one_line(void **state)
 {
@@ -415,6 +504,7 @@ int main(void)
         T(backend_line_stands),
         T(backend_reason_kept),
         T(odd_code_named),
+        T(odd_code_is_an_error),
         T(fetch_fallback_one_line),
         T(silent_fetch_names_file_and_offset),
         T(size_failure_names_file),
@@ -425,6 +515,7 @@ int main(void)
         T(other_threads_line_naming_file_not_taken),
         T(silent_open_after_old_error),
         T(counts_match_io_done),
+        T(broken_reap_refused),
         T(silent_create_says_code),
         T(short_read_continued),
         T(overlong_read_is_an_error),

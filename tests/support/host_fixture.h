@@ -27,6 +27,8 @@ typedef struct hfx_backend {
     const dlg_host *h; /* the storage's host, for its own lines */
     bool size_fails, close_fails, open_fails, write_fails, says_why, short_reads, overrun;
     int reads; /* read() calls so far */
+    int64_t odd_rc; /* what a test's own failing read returns */
+    int odd_mode;   /* and what it says (the test's own values) */
     dlg_file *close_first;
     dlg_io_done done[4];
     int ndone;
