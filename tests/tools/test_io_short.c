@@ -27,6 +27,8 @@
 typedef struct short_store {
     uint64_t size;
     bool whole; /* no short read at SHORT_OFF */
+    bool overlong; /* queued: the read at SHORT_OFF says it got more than asked */
+    bool stray;    /* queued: its completion names a read never submitted */
     dlg_io queued[QUEUE];
     size_t nqueued;
 } short_store;
@@ -84,6 +86,10 @@ static int ss_reap(dlg_file *f, dlg_io_done *done, size_t max, size_t min_done)
     for (; k < s->nqueued && k < max; k++) {
         memset(s->queued[k].buf, 0, s->queued[k].len);
         done[k] = (dlg_io_done){s->queued[k].user, got(s, s->queued[k].len, s->queued[k].off)};
+        if (s->queued[k].off == SHORT_OFF && s->overlong)
+            done[k].result = (int64_t)s->queued[k].len + 100;
+        if (s->queued[k].off == SHORT_OFF && s->stray)
+            done[k].user = UINT64_C(1) << 40;
     }
     memmove(s->queued, s->queued + k, (s->nqueued - k) * sizeof *s->queued);
     s->nqueued -= k;
@@ -161,6 +167,32 @@ static void queued_short_read_refused(void **st)
     refused(&async_ops, "depth=4");
 }
 
+/* A queued read said to get more than its block, or a completion naming
+ * a read never submitted: the step fails naming the file and offset (or
+ * the stray value) and the broken backend.  Before, the checksum read 100
+ * bytes past the block and the bytes were counted, and a stray completion
+ * indexed the buffer table with 2^40. */
+static void broken_completion_refused(void **st)
+{
+    (void)st;
+    for (int stray = 0; stray < 2; stray++) {
+        short_store s = {.size = BLOCKS * BLOCK, .whole = true, .overlong = !stray, .stray = stray};
+        hook_arg a = {&s, &async_ops};
+        const char *const over[] = {"data=raw:short.bin", "block=4KiB", "cache=none", "step_ios=8", "depth=4",
+                                    "checksum=true", NULL};
+        wr_result r;
+        wr_run_with("tools.so", "io", over, 1, &r, add_store, &a);
+        assert_int_equal(r.setup_rc, 0);
+        assert_true(r.step_rc < 0);
+        const char *want = stray ? "short.bin: a completed read names read 1099511627776, never submitted (a broken "
+                                   "storage backend)"
+                                 : "short.bin: read at offset 8192 asked for 4096 bytes and got 4196 (more than "
+                                   "asked: a broken storage backend)";
+        if (!strstr(r.error, want))
+            fail_msg("said \"%s\", not \"%s\"", r.error, want);
+    }
+}
+
 /* A file of 1.5 blocks: the second read ends at the file's end, whole
  * (the short third block lies past it: the pass wraps to offset 0). */
 static void last_block_at_end_is_whole(void **st)
@@ -200,6 +232,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sync_short_read_refused),
         cmocka_unit_test(queued_short_read_refused),
+        cmocka_unit_test(broken_completion_refused),
         cmocka_unit_test(last_block_at_end_is_whole),
         cmocka_unit_test(queued_step_takes_step_ios),
     };

@@ -146,6 +146,10 @@ static int account(io_raw *s, const uint8_t *buf, int64_t r, uint64_t off, uint6
 {
     if (r < 0)
         return (int)r; /* the backend has reported it through the host */
+    if ((uint64_t)r > s->block) /* the checksum would read past the block */
+        return s->h->error(s->h, DLG_EIO, "%s: read at offset %llu asked for %llu bytes and got %lld (more than "
+                           "asked: a broken storage backend)", s->path, (unsigned long long)off,
+                           (unsigned long long)s->block, (long long)r);
     uint64_t want = block_at(s, off);
     if (r == 0)
         return s->h->error(s->h, DLG_EIO, "%s: read at offset %llu returned end of file (file shrank?)",
@@ -244,7 +248,11 @@ static int step_async(io_raw *s, dlg_step *out)
             return n;
         uint64_t now = tools_now_ns();
         for (int i = 0; i < n; i++) {
-            uint32_t slot = (uint32_t)s->done[i].user;
+            uint64_t user = s->done[i].user;
+            if (user >= s->depth || s->nfree == s->depth) /* else past bufs[] or free_slots[] */
+                return s->h->error(s->h, DLG_EIO, "%s: a completed read names read %llu, never submitted (a "
+                                   "broken storage backend)", s->path, (unsigned long long)user);
+            uint32_t slot = (uint32_t)user;
             s->free_slots[s->nfree++] = slot;
             rc = account(s, s->bufs[slot], s->done[i].result, s->slot_off[slot], now - s->t_submit[slot]);
             if (rc < 0)
