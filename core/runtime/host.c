@@ -491,9 +491,19 @@ static int h_file_fetch(const dlg_host *h, dlg_file *f, uint64_t off, size_t n, 
 {
     uint64_t mark = dlg_services_mark(impl(h)->svc);
     if (f->ops->caps & DLG_CAP_ZERO_COPY) {
+        *ptr = NULL;
         int rc = f->ops->fetch(f, off, n, ptr);
         if (rc < 0) /* else the workload's "failed without saying why" blames itself */
             return io_failed(h, mark, f, "fetch", n, off, rc);
+        /* else the workload takes a count for success, or reads NULL */
+        if (rc > 0)
+            return storage_of(f)->error(storage_of(f), DLG_EIO, "%s: fetch of %zu bytes at offset %llu returned %d, "
+                                        "neither 0 nor -code (a broken backend)", host_file_of(f)->path, n,
+                                        (unsigned long long)off, rc);
+        if (n > 0 && !*ptr)
+            return storage_of(f)->error(storage_of(f), DLG_EIO, "%s: fetch of %zu bytes at offset %llu lent no "
+                                        "bytes (a broken backend)", host_file_of(f)->path, n,
+                                        (unsigned long long)off);
         if (n > 0) {
             __atomic_add_fetch(&impl(h)->svc->bytes_read, n, __ATOMIC_RELAXED);
             __atomic_add_fetch(&impl(h)->svc->ios, 1, __ATOMIC_RELAXED);

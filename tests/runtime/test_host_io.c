@@ -185,6 +185,39 @@ static void odd_code_is_an_error(void **state)
         }
 }
 
+/* A zero-copy fetch that says it succeeded without lending the bytes
+ * (no pointer), or returns what is neither 0 nor -code: an error naming
+ * the file and offset, not a NULL (or a count) handed to the workload. */
+static int pointerless_fetch(dlg_file *f, uint64_t off, size_t n, const void **ptr)
+{
+    (void)off, (void)n, (void)ptr;
+    return ((const hfx_backend *)f->inst)->odd_mode;
+}
+static void broken_fetch_refused(void **state)
+{
+    hfx_fixture *fx = *state;
+    dlg_storage_ops ops = *fx->f->ops;
+    ops.fetch = pointerless_fetch;
+    const dlg_storage_ops *real = fx->f->ops;
+    fx->f->ops = &ops;
+    const void *p = NULL;
+    int rc[2];
+    char said[2][512];
+    for (int i = 0; i < 2; i++) {
+        fx->inst.odd_mode = i ? 16 : 0;
+        rc[i] = fx->h->file_fetch(fx->h, fx->f, 40, 16, &p);
+        snprintf(said[i], sizeof said[i], "%s", dlg_services_error(&fx->svc));
+    }
+    fx->f->ops = real;
+    assert_int_equal(rc[0], -DLG_EIO);
+    assert_string_equal(said[0], "st.ini:8: [job checksum] [storage fake] fake: " HFX_PATH ": fetch of 16 bytes at "
+                                 "offset 40 lent no bytes (a broken backend)");
+    assert_int_equal(rc[1], -DLG_EIO);
+    assert_string_equal(said[1], "st.ini:8: [job checksum] [storage fake] fake: " HFX_PATH ": fetch of 16 bytes at "
+                                 "offset 40 returned 16, neither 0 nor -code (a broken backend)");
+    assert_int_equal(fx->svc.ios, 0);
+}
+
 /* A backend's reap held to the contract as a read is: more completions
  * than room for them is an error (the backend wrote past done[]; they
  * were counted, read past it), and a failed completion's odd code
@@ -516,6 +549,7 @@ int main(void)
         T(silent_open_after_old_error),
         T(counts_match_io_done),
         T(broken_reap_refused),
+        T(broken_fetch_refused),
         T(silent_create_says_code),
         T(short_read_continued),
         T(overlong_read_is_an_error),
