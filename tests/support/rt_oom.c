@@ -2,6 +2,7 @@
 #include "rt_oom.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 
@@ -20,8 +21,9 @@ extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
 
-static bool armed;
-static long calls, fail_at;
+/* atomic: a loader's workers allocate beside the test's thread */
+static atomic_bool armed;
+static atomic_long calls, fail_at;
 
 bool rt_oom_possible(void) { return !SANITIZED; }
 
@@ -41,7 +43,7 @@ long rt_oom_disarm(void)
 #if !SANITIZED
 static bool fail_now(void)
 {
-    if (!armed || ++calls != fail_at)
+    if (!atomic_load(&armed) || atomic_fetch_add(&calls, 1) + 1 != atomic_load(&fail_at))
         return false;
     errno = ENOMEM;
     return true;

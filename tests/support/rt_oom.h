@@ -1,7 +1,8 @@
 /* Allocations that fail on purpose: this test binary's malloc, calloc and
  * realloc stand in for libc's (link rt_oom.c into the test), and while
  * armed the n-th of them fails once with ENOMEM, as a brief shortage
- * would.  Not under a sanitizer, whose allocator cannot be stood in for. */
+ * would (counted across threads: with several, which one fails varies).
+ * Not under a sanitizer, whose allocator cannot be stood in for. */
 #ifndef RT_OOM_H
 #define RT_OOM_H
 
