@@ -140,6 +140,31 @@ static bool header_warned(dlg_jpeg *j, int w, int h, int ss, int cs)
     return tjGetErrorCode(j->dec) == TJERR_WARNING && w > 0 && h > 0 && ss >= 0 && cs >= 0;
 }
 
+/* libjpeg's JERR_OUT_OF_MEMORY ("Insufficient memory (case N)") or
+ * TurboJPEG's own failed allocation: the machine's fault, not the image's
+ * (skip_corrupt dropped the image, and counted it corrupt). */
+static bool out_of_memory(const char *msg)
+{
+    return strstr(msg, "Insufficient memory") || strstr(msg, "Memory allocation failure");
+}
+
+/* A failed header read or decode of a len-byte JPEG: out of memory, or
+ * the image's fault; the decompressor reset for the next image. */
+static int decode_failed(dlg_jpeg *j, const char *what, size_t len, bool header, const char *msg,
+                         dlg_data_err *err)
+{
+    int rc;
+    if (out_of_memory(msg))
+        rc = dlg_data_fail(err, DLG_ENOMEM, "%s: out of memory %s the JPEG: %s", what,
+                           header ? "reading the header of" : "decoding", msg);
+    else if (header)
+        rc = dlg_data_fail(err, DLG_ECORRUPT, "%s: bad JPEG header: %s", what, msg);
+    else
+        rc = dlg_data_fail(err, DLG_ECORRUPT, "%s: corrupt JPEG (%zu bytes): %s", what, len, msg);
+    reset_dec(j);
+    return rc;
+}
+
 int dlg_jpeg_header(dlg_jpeg *j, const void *buf, size_t len, const char *what,
                     dlg_jpeg_info *info, dlg_data_err *err)
 {
@@ -149,12 +174,8 @@ int dlg_jpeg_header(dlg_jpeg *j, const void *buf, size_t len, const char *what,
         return dlg_data_fail(err, DLG_ECORRUPT, "%s: JPEG of %zu bytes is too large", what, len);
     int w = 0, h = 0, ss = 0, cs = 0;
     if (tjDecompressHeader3(j->dec, buf, (unsigned long)len, &w, &h, &ss, &cs) != 0 &&
-        !header_warned(j, w, h, ss, cs)) {
-        int rc = dlg_data_fail(err, DLG_ECORRUPT, "%s: bad JPEG header: %s", what,
-                               tjGetErrorStr2(j->dec));
-        reset_dec(j);
-        return rc;
-    }
+        !header_warned(j, w, h, ss, cs))
+        return decode_failed(j, what, len, true, tjGetErrorStr2(j->dec), err);
     if (w <= 0 || h <= 0 || (uint64_t)w * (uint64_t)h > DLG_JPEG_MAX_PIXELS)
         return dlg_data_fail(err, DLG_ECORRUPT, "%s: JPEG claims %dx%d pixels", what, w, h);
     info->width = w;
@@ -268,9 +289,7 @@ static int decompress(dlg_jpeg *j, const void *buf, size_t len, const char *what
     const char *msg = tjGetErrorStr2(j->dec);
     if (warning)
         return classify(j, buf, len, what, msg, err);
-    int rc = dlg_data_fail(err, DLG_ECORRUPT, "%s: corrupt JPEG (%zu bytes): %s", what, len, msg);
-    reset_dec(j);
-    return rc;
+    return decode_failed(j, what, len, false, msg, err);
 }
 
 uint64_t dlg_jpeg_warnings(const dlg_jpeg *j) { return j->warnings; }

@@ -92,7 +92,7 @@ static int scan_rec(rec_src *s, dlg_data_err *err)
     int rc = dlg_ld_source_host(&src, &hf, s->base.h, s->path, err);
     if (rc < 0)
         return rc;
-    dlg_rec_reader *r;
+    dlg_rec_reader *r = NULL; /* a failed open leaves it unset */
     rc = dlg_rec_reader_open(&r, &src, 1u << 20, err);
     size_t cap = 0;
     dlg_rec rec;

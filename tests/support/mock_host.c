@@ -89,7 +89,7 @@ static int open_plain(const dlg_host *h, const char *path, int flags, dlg_file *
     struct dlg_file_plain *f = calloc(1, sizeof *f);
     if (!f) {
         close(fd);
-        return -DLG_ENOMEM;
+        return h->error(h, DLG_ENOMEM, "%s: out of memory", path); /* as the real host says it */
     }
     f->fd = fd;
     *out = &f->base;
