@@ -422,7 +422,7 @@ int rep_catalog_load(rep_catalog *c, const char *path, char *err, size_t errlen)
     if (line == -2)
         s.oom = true;
     if (line == -1) {
-        snprintf(err, errlen, "%s: cannot open the instance catalog", path);
+        snprintf(err, errlen, "%s: cannot open the instance catalog: %s", path, strerror(ini.open_errno));
         rc = -DLG_EIO;
     } else if (s.oom) {
         snprintf(err, errlen, "%s: out of memory", path);

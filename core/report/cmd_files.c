@@ -138,8 +138,10 @@ static bool fill(part_out *o, rep_writer *fn, const void *ctx)
             close(o->fd);
         return false;
     }
-    fn(f, ctx);
-    bool bad = (ferror(f) != 0) | (fclose(f) != 0);
+    int lost = fn(f, ctx);
+    bool bad = (ferror(f) != 0) | (fclose(f) != 0) | (lost != 0);
+    if (lost && !o->err)
+        o->err = lost;
     if (!o->stop)
         o->stop = stop_pending(o->stops);
     return !bad && !o->stop;
@@ -153,6 +155,10 @@ static int not_written(const part_out *o, const char *shown, const char *left, c
         snprintf(err, errlen, "%s: stopped by signal %d (%s) before it was complete; %s", shown, o->stop,
                  strsignal(o->stop), left);
         return o->stop;
+    }
+    if (o->err == ENOMEM) {
+        snprintf(err, errlen, "%s: out of memory; %s", shown, left);
+        return -DLG_ENOMEM;
     }
     snprintf(err, errlen, "%s: write failed: %s; %s", shown, strerror(o->err ? o->err : EIO), left);
     return -DLG_EIO;
@@ -275,13 +281,17 @@ static int write_existing(const char *shown, const char *final, int fd, const st
 static int write_stream(FILE *f, const char *shown, rep_writer *fn, const void *ctx, char *err, size_t errlen)
 {
     errno = 0;
-    fn(f, ctx);
+    int lost = fn(f, ctx);
     int e = errno;
     bool bad = ferror(f) != 0;
     if (f == stdout)
         bad |= fflush(f) != 0;
     else
         bad |= fclose(f) != 0;
+    if (!bad && lost) {
+        snprintf(err, errlen, "%s: out of memory: part of the report is missing", shown);
+        return -DLG_ENOMEM;
+    }
     if (!bad)
         return 0;
     e = errno ? errno : e;

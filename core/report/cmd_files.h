@@ -23,10 +23,11 @@ int rep_input_check(const char *path, const char *what, char *err, size_t errlen
  * file system can).  A failed write, or a SIGINT, SIGTERM or SIGHUP
  * meanwhile, leaves PATH as it was (but for an I/O error while written in
  * place, which err says may have left it incomplete) and no .part.  A device
- * or FIFO (/dev/stdout) is written in place.  Returns 0; -DLG_EIO after
- * one line in err naming path and why; or the stop signal's number (> 0),
- * err saying so. */
-typedef void rep_writer(FILE *f, const void *ctx);
+ * or FIFO (/dev/stdout) is written in place.  fn returns 0, or ENOMEM
+ * when it left part out for want of memory: a failed write.  Returns 0;
+ * -DLG_ENOMEM or -DLG_EIO after one line in err naming path and why; or
+ * the stop signal's number (> 0), err saying so. */
+typedef int rep_writer(FILE *f, const void *ctx);
 int rep_output_write(const char *path, rep_writer *fn, const void *ctx, char *err, size_t errlen);
 
 #endif

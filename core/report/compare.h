@@ -112,9 +112,10 @@ void rep_cmp_unit_regression_text(const rep_cmp_group *g, char *buf, size_t len)
  * among that side's heaviest kinds); "" for any other cell. */
 void rep_cmp_layers_text(const rep_cmp_cell *cc, char *buf, size_t len);
 
-/* Outputs (compare_out.c): the header, one table per group, only-in lists, geomeans. */
-void rep_cmp_out_text(FILE *f, const rep_compare *c, bool colour);
-void rep_cmp_out_markdown(FILE *f, const rep_compare *c);
+/* Outputs (compare_out.c): the header, one table per group, only-in lists,
+ * geomeans; 0, or ENOMEM when a table was left out for want of memory. */
+int rep_cmp_out_text(FILE *f, const rep_compare *c, bool colour);
+int rep_cmp_out_markdown(FILE *f, const rep_compare *c);
 
 /* The whole command for the CLI: argv after "compare".  0, 1 (the gate
  * failed) or 2 (bad input, or an output could not be written). */

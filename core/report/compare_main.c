@@ -194,19 +194,26 @@ static int load_side(rep_cmp_side *s, const char *name, const char **files, size
     return rc;
 }
 
-static void md_writer(FILE *f, const void *c) { rep_cmp_out_markdown(f, c); }
+static int md_writer(FILE *f, const void *c) { return rep_cmp_out_markdown(f, c); }
 
-/* 0, -DLG_EIO, or the stop signal that came while a file was written. */
+/* 0, -DLG_EIO, -DLG_ENOMEM, or the stop signal that came while a file
+ * was written. */
 static int write_outputs(const rep_compare *c, const opts *o, char *err, size_t errlen)
 {
     bool md_out = o->markdown && strcmp(o->markdown, "-") == 0;
     bool tty = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+    int text_lost = 0; /* the file is still written, then the run fails */
     if (!md_out)
-        rep_cmp_out_text(stdout, c, strcmp(o->color, "always") == 0 || (strcmp(o->color, "auto") == 0 && tty));
+        text_lost =
+            rep_cmp_out_text(stdout, c, strcmp(o->color, "always") == 0 || (strcmp(o->color, "auto") == 0 && tty));
     int rc = o->markdown ? rep_output_write(o->markdown, md_writer, c, err, errlen) : 0;
     if (rc == 0 && fflush(stdout) != 0) {
         snprintf(err, errlen, "standard output: %s", strerror(errno));
         return -DLG_EIO;
+    }
+    if (rc == 0 && text_lost) {
+        snprintf(err, errlen, "standard output: out of memory: part of the comparison is missing");
+        return -DLG_ENOMEM;
     }
     return rc;
 }

@@ -1,6 +1,8 @@
 /* dlgauge compare's terminal and Markdown outputs: one walk over the
  * comparison, written through either form's headings, lines and tables. */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -79,7 +81,8 @@ static void header(const out_form *o, const rep_compare *c)
         line(o, "note", buf);
 }
 
-static void group(const out_form *o, const rep_cmp_group *g)
+/* true when memory ran out for its table */
+static bool group(const out_form *o, const rep_cmp_group *g)
 {
     char buf[4096];
     heading(o, g->name);
@@ -87,16 +90,21 @@ static void group(const out_form *o, const rep_cmp_group *g)
         size_t n = (g->base ? g->base : g->new)->ncells;
         snprintf(buf, sizeof buf, "the whole group (%zu cell%s)", n, n == 1 ? "" : "s");
         line(o, rep_cmp_only_lead(g, g->base != NULL), buf);
-        return;
+        return false;
     }
     if (g->unit_differs) {
         snprintf(buf, sizeof buf, "base counts %s, new counts %s", g->base->unit, g->new->unit);
         line(o, g->regression ? "not compared (gate)" : "not compared", buf);
-        return;
+        return false;
     }
     rep_table t = {0};
-    if (rep_cmp_matched(g) && rep_cmp_table(&t, g) == 0)
-        table(o, &t);
+    bool lost = false;
+    if (rep_cmp_matched(g)) {
+        if (rep_cmp_table(&t, g) == 0)
+            table(o, &t);
+        else
+            lost = true;
+    }
     rep_table_free(&t);
     for (size_t i = 0; i < g->ncells; i++) { /* the profiled cells' layer kinds */
         char lead[256];
@@ -113,6 +121,7 @@ static void group(const out_form *o, const rep_cmp_group *g)
         if (buf[0])
             line(o, rep_cmp_only_lead(g, side), buf);
     }
+    return lost;
 }
 
 static void footer(const out_form *o, const rep_compare *c)
@@ -136,12 +145,14 @@ static void footer(const out_form *o, const rep_compare *c)
                 c->nregressions == 1 ? "" : "s", c->nregressions == 1 ? "s" : "");
 }
 
-static void emit(const out_form *o, const rep_compare *c)
+static int emit(const out_form *o, const rep_compare *c)
 {
+    bool lost = false; /* a table left out for want of memory */
     header(o, c);
     for (size_t i = 0; i < c->n; i++)
-        group(o, &c->g[i]);
+        lost |= group(o, &c->g[i]);
     footer(o, c);
+    return lost ? ENOMEM : 0;
 }
 
 /* out_form's f unset: the form, for rep_utf8_render. */
@@ -150,22 +161,22 @@ typedef struct emit_ctx {
     const rep_compare *c;
 } emit_ctx;
 
-static void emit_to(FILE *f, const void *ctx)
+static int emit_to(FILE *f, const void *ctx)
 {
     const emit_ctx *e = ctx;
     out_form o = e->o;
     o.f = f;
-    emit(&o, e->c);
+    return emit(&o, e->c);
 }
 
-void rep_cmp_out_text(FILE *f, const rep_compare *c, bool colour)
+int rep_cmp_out_text(FILE *f, const rep_compare *c, bool colour)
 {
     emit_ctx e = {{NULL, colour, false}, c};
-    rep_utf8_render(f, emit_to, &e);
+    return rep_utf8_render(f, emit_to, &e);
 }
 
-void rep_cmp_out_markdown(FILE *f, const rep_compare *c)
+int rep_cmp_out_markdown(FILE *f, const rep_compare *c)
 {
     emit_ctx e = {{NULL, false, true}, c};
-    rep_utf8_render(f, emit_to, &e);
+    return rep_utf8_render(f, emit_to, &e);
 }

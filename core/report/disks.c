@@ -156,7 +156,7 @@ int rep_disks_load(rep_disks *d, const char *path, const char *name, char *err, 
         return -DLG_ENOMEM;
     }
     if (line < 0) {
-        snprintf(err, errlen, "%s: cannot open the disk profile", path);
+        snprintf(err, errlen, "%s: cannot open the disk profile: %s", path, strerror(ini.open_errno));
         return -DLG_EIO;
     }
     if (line > 0) {

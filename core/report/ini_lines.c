@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "ini_lines.h"
 
+#include <errno.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,8 +62,10 @@ static char *read_line(char *str, int num, void *stream)
 int rep_ini_parse(rep_ini *ini, const char *path, ini_handler handler, void *user)
 {
     memset(ini, 0, sizeof *ini);
-    if (!(ini->f = fopen(path, "r")))
-        return -1;
+    if (!(ini->f = fopen(path, "r"))) { /* fopen allocates its FILE: ENOMEM is no missing file */
+        ini->open_errno = errno;
+        return errno == ENOMEM ? -2 : -1;
+    }
     int line = ini_parse_stream(read_line, ini, handler, user);
     note_empty(ini);
     fclose(ini->f);

@@ -20,6 +20,7 @@ typedef struct rep_ini {
     int empty_line;   /* first [section] header with no keys (0: none), which
                        * inih never shows the handler */
     int bad_line;     /* first line the reader refused (0: none) */
+    int open_errno;   /* fopen's errno when it failed (-1 or -2) */
     char bad[96];
 } rep_ini;
 

@@ -3,6 +3,8 @@
  * SVG in data: URIs.  Markup is also well-formed XML for strict parsers. */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,7 @@
 #include "report.h"
 #include "scaling.h"
 #include "utf8_out.h"
+#include "mem_out.h"
 #include "svg.h"
 
 static const char css[] =
@@ -50,17 +53,22 @@ static void note_para(FILE *f, const char *s)
     fputs("</p>\n", f);
 }
 
-#define CHART(f, alt, call)                                                                                            \
+/* The chart `call` draws into m_ as an <img>; lost set when memory ran out
+ * for it. */
+#define CHART(f, alt, call, lost)                                                                                      \
     do {                                                                                                               \
-        char *buf_ = NULL;                                                                                             \
-        size_t len_ = 0;                                                                                               \
-        FILE *m_ = open_memstream(&buf_, &len_);                                                                       \
+        rep_mem_out mo_;                                                                                               \
+        FILE *m_ = rep_mem_open(&mo_);                                                                                 \
         if (m_) {                                                                                                      \
             call;                                                                                                      \
-            if (fclose(m_) == 0)                                                                                       \
-                img_svg(f, buf_, len_, alt);                                                                           \
+            if (rep_mem_close(m_, &mo_) == 0)                                                                          \
+                img_svg(f, mo_.buf, mo_.len, alt);                                                                     \
+            else                                                                                                       \
+                (lost) = true;                                                                                         \
+            free(mo_.buf);                                                                                             \
+        } else {                                                                                                       \
+            (lost) = true;                                                                                             \
         }                                                                                                              \
-        free(buf_);                                                                                                    \
     } while (0)
 
 static void html_table(FILE *f, const rep_table *t)
@@ -82,8 +90,10 @@ static void html_table(FILE *f, const rep_table *t)
     fputs("</table>\n", f);
 }
 
-static void group_html(FILE *f, const rep_report *r, const rep_group *g)
+/* true when memory ran out for part of it */
+static bool group_html(FILE *f, const rep_report *r, const rep_group *g)
 {
+    bool lost = false;
     char title[256], line[640];
     rep_group_title(g, title, sizeof title);
     fputs("<h2>", f);
@@ -92,10 +102,12 @@ static void group_html(FILE *f, const rep_report *r, const rep_group *g)
     rep_table t;
     if (rep_table_cells(&t, r, g) == 0)
         html_table(f, &t);
+    else
+        lost = true;
     rep_table_free(&t);
     if (!g->has_best) {
         fputs("<p>No cell measured successfully: no knees.</p>\n", f);
-        return;
+        return lost;
     }
     if (rep_group_nswept(g)) {
         fprintf(f, "<h3>Knees</h3>\n<p>Smallest value reaching %.0f%% of the best, the other axes at their best.</p>\n<ul>\n",
@@ -114,7 +126,7 @@ static void group_html(FILE *f, const rep_report *r, const rep_group *g)
                 continue;
             char alt[256];
             snprintf(alt, sizeof alt, "throughput of %s vs %s", g->workload, g->axes[a].key);
-            CHART(f, alt, rep_svg_curve(m_, r, g, a));
+            CHART(f, alt, rep_svg_curve(m_, r, g, a), lost);
         }
         fputs("</div>\n", f);
     }
@@ -130,6 +142,7 @@ static void group_html(FILE *f, const rep_report *r, const rep_group *g)
     note_para(f, line);
     fputs("<h3>Bottlenecks</h3>\n<ul>\n", f);
     size_t *order = rep_group_cell_order(g); /* as the table lists them */
+    lost |= !order;
     for (size_t i = 0; i < g->ncells; i++) {
         const rep_cell *cell = &g->cells[order ? order[i] : i];
         char lab[256];
@@ -147,11 +160,12 @@ static void group_html(FILE *f, const rep_report *r, const rep_group *g)
     const char *what = rep_svg_stack_title(g);
     if (!what) { /* a chart of nothing measured would draw bars of nothing */
         fputs("<p class=\"note\">No cell measured AU or data wait: no utilisation chart.</p>\n", f);
-        return;
+        return lost;
     }
     fputs("<div>\n", f);
-    CHART(f, what, rep_svg_stack(m_, g));
+    CHART(f, what, lost |= rep_svg_stack(m_, g) != 0, lost);
     fputs("</div>\n", f);
+    return lost;
 }
 
 static void sources_html(FILE *f, const rep_report *r)
@@ -168,15 +182,16 @@ static void sources_html(FILE *f, const rep_report *r)
     fputs("</ul>\n", f);
 }
 
-static void html_body(FILE *f, const rep_report *r)
+static int html_body(FILE *f, const rep_report *r)
 {
+    bool lost = false; /* a table or chart left out for want of memory */
     fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>dlgauge report</title>\n"
                "<style>%s</style>\n</head>\n<body>\n<h1>dlgauge report</h1>\n",
             css);
     fprintf(f, "<p>%zu result rows from %zu file(s); knee target: %.0f%% of the best.</p>\n", r->rows.n, r->rows.nfiles,
             100 * r->target);
     for (size_t gi = 0; gi < r->model.n; gi++)
-        group_html(f, r, &r->model.g[gi]);
+        lost |= group_html(f, r, &r->model.g[gi]);
     char line[2048];
     rep_reco_text(r, line, sizeof line);
     fputs("<h2>Recommendation</h2>\n<p class=\"strong\">", f);
@@ -186,9 +201,11 @@ static void html_body(FILE *f, const rep_report *r)
         rep_table t;
         if (rep_table_reco(&t, r) == 0)
             html_table(f, &t);
+        else
+            lost = true;
         rep_table_free(&t);
         fputs("<div>\n", f);
-        CHART(f, "what each instance is ranked by: its cost per item", rep_svg_cost(m_, r));
+        CHART(f, "what each instance is ranked by: its cost per item", rep_svg_cost(m_, r), lost);
         fputs("</div>\n<p class=\"note\">", f);
         rep_reco_basis(r, line, sizeof line);
         line[0] = (char)toupper((unsigned char)line[0]);
@@ -207,11 +224,12 @@ static void html_body(FILE *f, const rep_report *r)
         sources_html(f, r);
     }
     fputs("</body>\n</html>\n", f);
+    return lost ? ENOMEM : 0;
 }
 
-static void html_to(FILE *f, const void *r) { html_body(f, r); }
+static int html_to(FILE *f, const void *r) { return html_body(f, r); }
 
-void rep_out_html(FILE *f, const rep_report *r)
+int rep_out_html(FILE *f, const rep_report *r)
 {
-    rep_utf8_render(f, html_to, r);
+    return rep_utf8_render(f, html_to, r);
 }

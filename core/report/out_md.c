@@ -1,6 +1,7 @@
 /* The Markdown summary: the same tables as the terminal, as pipe tables. */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,8 +84,9 @@ void rep_table_md(FILE *f, const rep_table *t)
     }
 }
 
-static void md_body(FILE *f, const rep_report *r)
+static int md_body(FILE *f, const rep_report *r)
 {
+    bool lost = false; /* a table or the cells' order left out for want of memory */
     fprintf(f, "# dlgauge report\n\n%zu result rows from %zu file(s); knee target: %.0f%% of the best.\n",
             r->rows.n, r->rows.nfiles, 100 * r->target);
     for (size_t gi = 0; gi < r->model.n; gi++) {
@@ -97,6 +99,8 @@ static void md_body(FILE *f, const rep_report *r)
         rep_table t;
         if (rep_table_cells(&t, r, g) == 0)
             rep_table_md(f, &t);
+        else
+            lost = true;
         rep_table_free(&t);
         if (!g->has_best) {
             fprintf(f, "\nNo cell measured successfully: no knees.\n");
@@ -121,6 +125,7 @@ static void md_body(FILE *f, const rep_report *r)
         md_para(f, line, false);
         fprintf(f, "\n**Bottlenecks:**\n\n");
         size_t *order = rep_group_cell_order(g); /* as the table lists them */
+        lost |= !order;
         for (size_t i = 0; i < g->ncells; i++) {
             const rep_cell *cell = &g->cells[order ? order[i] : i];
             char lab[256];
@@ -143,6 +148,8 @@ static void md_body(FILE *f, const rep_report *r)
         fputc('\n', f);
         if (rep_table_reco(&t, r) == 0)
             rep_table_md(f, &t);
+        else
+            lost = true;
         rep_table_free(&t);
         rep_reco_basis(r, line, sizeof line);
         line[0] = (char)toupper((unsigned char)line[0]);
@@ -163,11 +170,12 @@ static void md_body(FILE *f, const rep_report *r)
                 fputc('\n', f);
             }
     }
+    return lost ? ENOMEM : 0;
 }
 
-static void md_to(FILE *f, const void *r) { md_body(f, r); }
+static int md_to(FILE *f, const void *r) { return md_body(f, r); }
 
-void rep_out_markdown(FILE *f, const rep_report *r)
+int rep_out_markdown(FILE *f, const rep_report *r)
 {
-    rep_utf8_render(f, md_to, r);
+    return rep_utf8_render(f, md_to, r);
 }

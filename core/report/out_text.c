@@ -1,5 +1,6 @@
 /* The terminal report: aligned tables with units; colour only on a TTY. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,8 +72,9 @@ void rep_table_print(FILE *f, const rep_table *t, bool colour, const char *inden
     }
 }
 
-static void text_body(FILE *f, const rep_report *r, bool colour)
+static int text_body(FILE *f, const rep_report *r, bool colour)
 {
+    bool lost = false; /* a table or the cells' order left out for want of memory */
     const char *b = colour ? "\033[1m" : "", *e = colour ? "\033[0m" : "";
     fprintf(f, "dlgauge report: %zu rows from %zu file(s), %zu group(s); knee target %.0f%% of the best\n",
             r->rows.n, r->rows.nfiles, r->model.n, 100 * r->target);
@@ -94,6 +96,8 @@ static void text_body(FILE *f, const rep_report *r, bool colour)
         rep_table t;
         if (rep_table_cells(&t, r, g) == 0)
             rep_table_print(f, &t, colour, "  ");
+        else
+            lost = true;
         rep_table_free(&t);
         if (!g->has_best) {
             fprintf(f, "  no cell measured successfully: no knees\n");
@@ -119,6 +123,7 @@ static void text_body(FILE *f, const rep_report *r, bool colour)
             put_line(f, "  ", line, "");
         fprintf(f, "  bottlenecks:\n");
         size_t *order = rep_group_cell_order(g); /* as the table lists them */
+        lost |= !order;
         for (size_t i = 0; i < g->ncells; i++) {
             const rep_cell *cell = &g->cells[order ? order[i] : i];
             char lab[256];
@@ -139,6 +144,8 @@ static void text_body(FILE *f, const rep_report *r, bool colour)
         rep_table t;
         if (rep_table_reco(&t, r) == 0)
             rep_table_print(f, &t, colour, "  ");
+        else
+            lost = true;
         rep_table_free(&t);
         rep_reco_basis(r, line, sizeof line);
         put_line(f, "  ", line, "");
@@ -154,6 +161,7 @@ static void text_body(FILE *f, const rep_report *r, bool colour)
         if (line[0])
             put_line(f, "  ", line, "");
     }
+    return lost ? ENOMEM : 0;
 }
 
 typedef struct text_ctx {
@@ -161,14 +169,14 @@ typedef struct text_ctx {
     bool colour;
 } text_ctx;
 
-static void text_to(FILE *f, const void *ctx)
+static int text_to(FILE *f, const void *ctx)
 {
     const text_ctx *t = ctx;
-    text_body(f, t->r, t->colour);
+    return text_body(f, t->r, t->colour);
 }
 
-void rep_out_text(FILE *f, const rep_report *r, bool colour)
+int rep_out_text(FILE *f, const rep_report *r, bool colour)
 {
     text_ctx t = {r, colour};
-    rep_utf8_render(f, text_to, &t);
+    return rep_utf8_render(f, text_to, &t);
 }

@@ -112,9 +112,10 @@ void rep_reco_starved_text(const rep_report *r, char *buf, size_t len, size_t *n
  * figures understate what an instance would do. */
 void rep_reco_contended_note(const rep_report *r, char *buf, size_t len);
 
-void rep_out_text(FILE *f, const rep_report *r, bool colour);
-void rep_out_markdown(FILE *f, const rep_report *r);
-void rep_out_html(FILE *f, const rep_report *r);
+/* 0, or ENOMEM when a table or chart was left out for want of memory */
+int rep_out_text(FILE *f, const rep_report *r, bool colour);
+int rep_out_markdown(FILE *f, const rep_report *r);
+int rep_out_html(FILE *f, const rep_report *r);
 
 /* The whole pipeline for the CLI: argv after "report". */
 int rep_main(int argc, char **argv);

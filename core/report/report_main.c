@@ -285,8 +285,8 @@ static int select_groups(rep_report *r, const opts *o, char *err, size_t errlen)
     return rc;
 }
 
-static void md_writer(FILE *f, const void *r) { rep_out_markdown(f, r); }
-static void html_writer(FILE *f, const void *r) { rep_out_html(f, r); }
+static int md_writer(FILE *f, const void *r) { return rep_out_markdown(f, r); }
+static int html_writer(FILE *f, const void *r) { return rep_out_html(f, r); }
 
 /* conf/instances/X.ini -> conf/disks: the profiles its disks name. */
 static int catalog_disks(rep_report *r, const char *catalog, char *err, size_t errlen)
@@ -368,8 +368,9 @@ static int run(rep_report *r, const opts *o, bool *write_failed, char *err, size
         return rc;
     bool tty = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
     bool colour = strcmp(o->color, "always") == 0 || (strcmp(o->color, "auto") == 0 && tty);
+    int text_lost = 0; /* the files are still written, then the run fails */
     if (!(o->markdown && strcmp(o->markdown, "-") == 0))
-        rep_out_text(stdout, r, colour);
+        text_lost = rep_out_text(stdout, r, colour);
     *write_failed = true;
     if (o->markdown && (rc = rep_output_write(o->markdown, md_writer, r, err, errlen)) != 0)
         return rc;
@@ -378,6 +379,10 @@ static int run(rep_report *r, const opts *o, bool *write_failed, char *err, size
     if (fflush(stdout) != 0) {
         snprintf(err, errlen, "standard output: %s", strerror(errno));
         return -DLG_EIO;
+    }
+    if (text_lost) {
+        snprintf(err, errlen, "standard output: out of memory: part of the report is missing");
+        return -DLG_ENOMEM;
     }
     *write_failed = false;
     return 0;

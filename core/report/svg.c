@@ -6,7 +6,9 @@
 
 #include "units.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -322,7 +324,7 @@ static void stack_legend(FILE *f, const rep_group *g)
         legend_entry(f, x, NULL, no_bar_label);
 }
 
-void rep_svg_stack(FILE *f, const rep_group *g)
+int rep_svg_stack(FILE *f, const rep_group *g)
 {
     const char *what = rep_svg_stack_title(g);
     char t2[64];
@@ -351,9 +353,11 @@ void rep_svg_stack(FILE *f, const rep_group *g)
             base += parts[p];
         }
     }
-    free(order);
     stack_legend(f, g);
     fputs("</svg>\n", f);
+    bool lost = !order;
+    free(order);
+    return lost ? ENOMEM : 0;
 }
 
 void rep_svg_cost(FILE *f, const rep_report *r)

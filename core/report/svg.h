@@ -14,8 +14,9 @@ void rep_svg_curve(FILE *f, const rep_report *r, const rep_group *g, size_t a);
 /* Per cell, stacked to 1, only what it measured: AU, data wait and the
  * rest of the step; without AU, 1 - data wait in a colour of its own (never
  * drawn as AU); no bar where neither was measured.  The legend names the
- * shares drawn. */
-void rep_svg_stack(FILE *f, const rep_group *g);
+ * shares drawn.  0, or ENOMEM when the bars were left out for want of
+ * memory. */
+int rep_svg_stack(FILE *f, const rep_group *g);
 /* The stack chart's subject: "AU and data wait per cell", "data wait per
  * cell" (no cell measured AU), or NULL when no cell measured either (no
  * chart to draw). */

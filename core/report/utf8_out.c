@@ -5,6 +5,7 @@
  * refuse. */
 #define _GNU_SOURCE
 #include "utf8_out.h"
+#include "mem_out.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -76,23 +77,18 @@ bool rep_utf8_valid(const char *text, size_t n)
     return true;
 }
 
-void rep_utf8_render(FILE *f, rep_render_fn fn, const void *ctx)
+int rep_utf8_render(FILE *f, rep_render_fn fn, const void *ctx)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&buf, &len);
-    if (!mem) { /* out of memory: as written, rather than nothing */
-        fn(f, ctx);
-        return;
-    }
-    fn(mem, ctx);
-    if (fclose(mem) != 0) {
-        free(buf);
-        fn(f, ctx);
-        return;
-    }
-    rep_utf8_write(f, buf, len);
-    free(buf);
+    rep_mem_out m;
+    FILE *mem = rep_mem_open(&m);
+    if (!mem) /* out of memory: as written, rather than nothing */
+        return fn(f, ctx);
+    int lost = fn(mem, ctx);
+    if (rep_mem_close(mem, &m) != 0) /* the same, written straight to f */
+        return fn(f, ctx);
+    rep_utf8_write(f, m.buf, m.len);
+    free(m.buf);
+    return lost;
 }
 
 size_t rep_utf8_columns(const char *s)

@@ -16,8 +16,12 @@ size_t rep_utf8_columns(const char *s);
 /* Whether text[0..n) is well-formed UTF-8. */
 bool rep_utf8_valid(const char *text, size_t n);
 
-typedef void (*rep_render_fn)(FILE *f, const void *ctx);
-/* fn's output to f, made valid UTF-8 (rendered in memory first). */
-void rep_utf8_render(FILE *f, rep_render_fn fn, const void *ctx);
+/* Renders ctx to f: 0, or ENOMEM when part of it was left out for want
+ * of memory (a table, a chart): the caller fails rather than pass off
+ * what was written as whole. */
+typedef int (*rep_render_fn)(FILE *f, const void *ctx);
+/* fn's output to f, made valid UTF-8 (rendered in memory first); fn's
+ * result. */
+int rep_utf8_render(FILE *f, rep_render_fn fn, const void *ctx);
 
 #endif

@@ -10,14 +10,20 @@
 #include "report.h"
 #include "svg.h"
 
-/* The whole report in one output form. */
-static inline char *render_report(const rep_report *r, void (*out)(FILE *, const rep_report *))
+/* One output form of the report: rep_out_markdown, rep_out_html, ... */
+typedef int rep_out_fn(FILE *f, const rep_report *r);
+
+/* The terminal's form without colour. */
+static inline int out_text_plain(FILE *f, const rep_report *r) { return rep_out_text(f, r, false); }
+
+/* The whole report in one output form (nothing left out). */
+static inline char *render_report(const rep_report *r, rep_out_fn *out)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     assert_non_null(f);
-    out(f, r);
+    assert_int_equal(out(f, r), 0);
     assert_int_equal(fclose(f), 0);
     return buf;
 }
@@ -29,10 +35,7 @@ static inline char *render_compare(const rep_compare *c, bool markdown)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     assert_non_null(f);
-    if (markdown)
-        rep_cmp_out_markdown(f, c);
-    else
-        rep_cmp_out_text(f, c, false);
+    assert_int_equal(markdown ? rep_cmp_out_markdown(f, c) : rep_cmp_out_text(f, c, false), 0);
     assert_int_equal(fclose(f), 0);
     return buf;
 }

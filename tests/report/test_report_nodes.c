@@ -53,11 +53,6 @@
     "[instance four]\ngpus = 4\ngpu = T\nvcpus = 32\nmemory = 128GiB\nprice_per_hour = 2.8\n"                     \
     "[instance eight]\ngpus = 8\ngpu = T\nvcpus = 64\nmemory = 256GiB\nprice_per_hour = 8.0\n"
 
-static void out_text_plain(FILE *f, const rep_report *r)
-{
-    rep_out_text(f, r, false);
-}
-
 static void report_of(rep_report *r, const char *csv)
 {
     memset(r, 0, sizeof *r);
@@ -105,7 +100,7 @@ static void nodes_are_their_own_group(void **state)
     assert_near(choice(&r.reco, "four")->fits[0].thr, 3840, 1e-6);
     assert_near(choice(&r.reco, "eight")->fits[0].thr, 7680, 1e-6);
     assert_near(choice(&r.reco, "two")->fits[0].thr, 2400, 1e-6); /* no N <= 2 measured */
-    void (*outs[])(FILE *, const rep_report *) = {out_text_plain, rep_out_markdown, rep_out_html};
+    rep_out_fn *outs[] = {out_text_plain, rep_out_markdown, rep_out_html};
     for (size_t i = 0; i < 3; i++) {
         char *t = render_report(&r, outs[i]);
         assert_has(t, "scaling: efficiency 0.80 at 4 ranks = ");

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <signal.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +36,7 @@ typedef struct fake_out {
 } fake_out;
 
 /* text writes times, flushed each time so that some of it reaches the file */
-static void writer(FILE *f, const void *ctx)
+static int writer(FILE *f, const void *ctx)
 {
     const fake_out *c = ctx;
     for (int i = 0; i < c->writes; i++) {
@@ -44,6 +45,14 @@ static void writer(FILE *f, const void *ctx)
         fputs(c->text, f);
         fflush(f);
     }
+    return 0;
+}
+
+/* The same text, with a part said to be left out for want of memory. */
+static int lossy_writer(FILE *f, const void *ctx)
+{
+    writer(f, ctx);
+    return ENOMEM;
 }
 
 /* The .part this process writes beside path (cmd_files.c). */
@@ -143,6 +152,26 @@ static void test_sigint_keeps_old(void **state)
     sigset_t p;
     sigpending(&p);
     assert_false(sigismember(&p, SIGINT));
+}
+
+/* A report that left a table out for want of memory is no report: the
+ * old file stays, no part is left, and the error says so; to a device,
+ * the same error.  It was written as whole, exit 0. */
+static void test_lost_part_keeps_old(void **state)
+{
+    (void)state;
+    char err[512] = "";
+    put("out.md", "old\n");
+    fake_out c = {"new line\n", -1, 3};
+    assert_int_equal(rep_output_write("out.md", lossy_writer, &c, err, sizeof err), -DLG_ENOMEM);
+    assert_string_equal(slurp("out.md"), "old\n");
+    assert_false(part_left("out.md"));
+    assert_non_null(strstr(err, "out.md: out of memory; "));
+    assert_int_equal(rep_output_write("new.md", lossy_writer, &c, err, sizeof err), -DLG_ENOMEM);
+    assert_int_equal(access("new.md", F_OK), -1);
+    assert_false(part_left("new.md"));
+    assert_int_equal(rep_output_write("/dev/null", lossy_writer, &c, err, sizeof err), -DLG_ENOMEM);
+    assert_string_equal(err, "/dev/null: out of memory: part of the report is missing");
 }
 
 /* rep_output_write("out.md") of 16 KiB past a 4 KiB file size limit:
@@ -444,6 +473,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_whole_file_replaces, in_tmp, out_tmp),
         cmocka_unit_test_setup_teardown(test_sigint_keeps_old, in_tmp, out_tmp),
+        cmocka_unit_test_setup_teardown(test_lost_part_keeps_old, in_tmp, out_tmp),
         cmocka_unit_test_setup_teardown(test_failed_write_keeps_old, in_tmp, out_tmp),
         cmocka_unit_test_setup_teardown(test_stale_part_link, in_tmp, out_tmp),
         cmocka_unit_test_setup_teardown(test_writers_at_once, in_tmp, out_tmp),

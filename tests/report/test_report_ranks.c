@@ -49,11 +49,6 @@
     "[instance eight]\ngpus = 8\ngpu = T\nvcpus = 64\nmemory = 256GiB\nprice_per_hour = 8.0\n"
 
 /* The terminal report without colour. */
-static void out_text_plain(FILE *f, const rep_report *r)
-{
-    rep_out_text(f, r, false);
-}
-
 static void report_of(rep_report *r, const char *csv)
 {
     memset(r, 0, sizeof *r);
@@ -112,7 +107,7 @@ static void efficiency_in_every_output(void **state)
     (void)state;
     rep_report r;
     report_of(&r, HEAD ONE_RANK TWO_RANKS);
-    void (*outs[])(FILE *, const rep_report *) = {out_text_plain, rep_out_markdown, rep_out_html};
+    rep_out_fn *outs[] = {out_text_plain, rep_out_markdown, rep_out_html};
     for (size_t i = 0; i < 3; i++) {
         char *s = render_report(&r, outs[i]);
         assert_has(s, "scaling: efficiency 0.87 at 2 ranks = ");
@@ -211,7 +206,7 @@ static void no_column_reads_as_one_rank(void **state)
     rep_report a, b;
     report_of(&a, HEAD_OLD ROW_OLD("32", "1000") ROW_OLD("64", "1200"));
     report_of(&b, HEAD ONE_RANK);
-    void (*outs[])(FILE *, const rep_report *) = {out_text_plain, rep_out_markdown, rep_out_html};
+    rep_out_fn *outs[] = {out_text_plain, rep_out_markdown, rep_out_html};
     for (size_t i = 0; i < 3; i++) {
         char *sa = render_report(&a, outs[i]), *sb = render_report(&b, outs[i]);
         assert_string_equal(sa, sb);

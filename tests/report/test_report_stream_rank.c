@@ -51,11 +51,6 @@ static const char *value_of(const rep_group *g, size_t cell)
     return g->axes[0].vals[g->cells[cell].coord[0]];
 }
 
-static void text_plain(FILE *f, const rep_report *r)
-{
-    rep_out_text(f, r, false);
-}
-
 /* The best and the knee are memory's (64 MiB), not the 4 MiB cache cell's
  * 90 GB/s. */
 static void test_cache_cell_not_best_nor_knee(void **state)
@@ -104,7 +99,7 @@ static void test_outputs_say_so(void **state)
     report_of(&r);
     static const char want[] = "cache-bound: 1 of 3 measured cells kept their arrays in the last-level cache and "
                                "measured the cache, not memory: left out of the best and the knees";
-    char *text = render_report(&r, text_plain), *md = render_report(&r, rep_out_markdown), *html = render_report(&r, rep_out_html);
+    char *text = render_report(&r, out_text_plain), *md = render_report(&r, rep_out_markdown), *html = render_report(&r, rep_out_html);
     assert_non_null(strstr(text, want));
     assert_non_null(strstr(md, want));
     assert_non_null(strstr(html, want));

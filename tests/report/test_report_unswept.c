@@ -22,8 +22,6 @@ static const char csv[] = "time,job,run_id,status,workload,depth,sleep,throughpu
                           "t,j,r1,ok,io,32,2ms,480,1,1,steps,3,s2,0.1.0\n"
                           "t,j,r2,ok,io,32,1ms,910,1,1,steps,3,s3,0.1.0\n";
 
-static void as_text(FILE *f, const rep_report *r) { rep_out_text(f, r, false); }
-
 static void test_no_knee_for_one_value(void **state)
 {
     (void)state;
@@ -32,7 +30,7 @@ static void test_no_knee_for_one_value(void **state)
     const rep_group *g = &r.model.g[0];
     assert_int_equal(g->naxes, 2);
     assert_int_equal(rep_group_nswept(g), 1);
-    void (*outs[])(FILE *, const rep_report *) = {as_text, rep_out_markdown, rep_out_html};
+    rep_out_fn *outs[] = {out_text_plain, rep_out_markdown, rep_out_html};
     for (size_t i = 0; i < 3; i++) {
         char *text = render_report(&r, outs[i]);
         assert_non_null(strstr(text, "sleep = 1ms"));

@@ -73,7 +73,7 @@ static void check_output(char *out, const char *what)
     free(out);
 }
 
-static void text_out(FILE *f, const rep_report *r) { rep_out_text(f, r, true); }
+static int text_out(FILE *f, const rep_report *r) { return rep_out_text(f, r, true); }
 
 static void test_outputs_valid(void **state)
 {

@@ -21,6 +21,7 @@
 #include "reco_helpers.h"
 #include "disk_use.h"
 #include "report.h"
+#include "render.h"
 
 #define HEAD                                                                                                        \
     "time,host,job,mode,run_id,status,storage,workload,throughput,throughput_ci95,throughput_stddev,unit,items,"   \
@@ -86,22 +87,6 @@ static const rep_cell *only_cell(const rep_report *r)
     return c;
 }
 
-/* The whole report in one output form. */
-static char *render(const rep_report *r, void (*out)(FILE *, const rep_report *))
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_non_null(f);
-    out(f, r);
-    fclose(f);
-    return buf;
-}
-
-static void out_text_plain(FILE *f, const rep_report *r)
-{
-    rep_out_text(f, r, false);
-}
 
 #define THROTTLE(p) "type=throttle inner=posix profile=conf/disks/" p ".ini"
 /* Two io-pipeline cells, cold cache, far below their disks' limits: 8.7
@@ -139,9 +124,9 @@ static void test_starved_accelerator(void **state)
     assert_non_null(strstr(line, "no configuration measured keeps the accelerator fed for io-pipeline (best AU "
                                  "0.09, job input-pipeline, storage=efficiency-disk): this is the cheapest instance "
                                  "reaching the best measured rate, not one that feeds the GPU"));
-    void (*outs[])(FILE *, const rep_report *) = {out_text_plain, rep_out_markdown, rep_out_html};
+    rep_out_fn *outs[] = {out_text_plain, rep_out_markdown, rep_out_html};
     for (size_t i = 0; i < 3; i++) {
-        char *doc = render(&r, outs[i]);
+        char *doc = render_report(&r, outs[i]);
         const char *grp = strstr(doc, "accelerator starved: no configuration measured keeps the accelerator fed");
         const char *reco = strstr(doc, "not one that feeds the GPU");
         assert_non_null(grp);
@@ -365,7 +350,7 @@ static void test_storage_ordered_by_read_size(void **state)
     assert_true(a >= 0);
     assert_string_equal(g->axes[a].vals[0], "iops-disk");
     assert_string_equal(g->axes[a].vals[1], "paced-disk");
-    char *text = render(&r, out_text_plain);
+    char *text = render_report(&r, out_text_plain);
     print_message("%s", text);
     assert_non_null(strstr(text, "storage = paced-disk: 12.29 MB/s, 100.0% of the best (it is the best); no smaller "
                                  "value reaches the target"));
@@ -440,7 +425,7 @@ static void test_stream_cache_bound(void **state)
                                            "traffic hits the cache, overstating memory bandwidth"));
     assert_int_equal(dram->bn, REP_BN_MEMORY);
     assert_null(strstr(dram->evidence, "cache"));
-    char *doc = render(&r, rep_out_markdown);
+    char *doc = render_report(&r, rep_out_markdown);
     assert_non_null(strstr(doc, "**cache-bound**"));
     free(doc);
     report_free(&r);
@@ -499,9 +484,9 @@ static void test_cpu_contended(void **state)
                                  "cells, the best among them), resnet (1 of 1 cells, the best among them): their "
                                  "figures understate what an instance would do"));
     assert_null(strstr(line, "resnet2"));
-    void (*outs[])(FILE *, const rep_report *) = {out_text_plain, rep_out_markdown, rep_out_html};
+    rep_out_fn *outs[] = {out_text_plain, rep_out_markdown, rep_out_html};
     for (size_t i = 0; i < 3; i++) {
-        char *doc = render(&r, outs[i]);
+        char *doc = render_report(&r, outs[i]);
         assert_non_null(strstr(doc, "their figures understate what an instance would do"));
         free(doc);
     }
