@@ -119,8 +119,10 @@ static int parse_args(opts *o, int argc, char **argv)
     o->color = "auto";
     o->stdin_side = -1;
     for (int s = 0; s < 2; s++)
-        if (!(o->files[s] = calloc((size_t)argc, sizeof *o->files[s]))) /* at most every argument a file */
+        if (!(o->files[s] = calloc((size_t)argc, sizeof *o->files[s]))) { /* at most every argument a file */
+            fputs("dlgauge compare: out of memory\n", stderr);
             return 2;
+        }
     int side = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];

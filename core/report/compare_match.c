@@ -11,6 +11,7 @@
 
 #include <dlgauge/plugin.h>
 
+#include "mem_out.h"
 #include "model_rows.h"
 #include "report.h"
 #include "stats.h"
@@ -81,13 +82,15 @@ static const char *cell_value(const rep_group *g, const rep_cell *c, const char 
 static int cell_names(const rep_cmp_group *cg, const rep_group *g, const rep_cell *c, char **key, char **label,
                       char **vals)
 {
-    size_t kn = 0, ln = 0;
-    FILE *kf = open_memstream(key, &kn), *lf = open_memstream(label, &ln);
+    rep_mem_out km, lm;
+    FILE *kf = rep_mem_open(&km), *lf = rep_mem_open(&lm);
     if (!kf || !lf) {
         if (kf)
-            fclose(kf);
+            rep_mem_close(kf, &km);
         if (lf)
-            fclose(lf);
+            rep_mem_close(lf, &lm);
+        free(km.buf);
+        free(lm.buf);
         return -1;
     }
     char buf[256];
@@ -101,7 +104,9 @@ static int cell_names(const rep_cmp_group *cg, const rep_group *g, const rep_cel
     }
     if (cg->nkeys == 0)
         fputs("(one cell)", lf);
-    rc |= fclose(kf) | fclose(lf);
+    rc |= rep_mem_close(kf, &km) | rep_mem_close(lf, &lm); /* a short key would match the wrong cell */
+    *key = km.buf;
+    *label = lm.buf;
     return rc ? -1 : 0;
 }
 

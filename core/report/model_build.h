@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "mem_out.h"
 #include "model.h"
 
 /* model_pool.c: pools each cell of g over its own rows (cell_of: row i's
@@ -44,9 +45,9 @@ int rep_model_label_splits(rep_model *m);
  * (gid: row i's group).  0, or -1 out of memory. */
 int rep_model_warn_revisions(rep_model *m, const rep_rows *rs, const long *gid);
 
-/* model_split.c: closes f, which open_memstream writes to *line, and
- * adds the line to the model's warnings.  0, or -1. */
-int rep_model_push_warning(rep_model *m, FILE *f, char **line);
+/* model_split.c: closes f, which writes to *line (rep_mem_open), and
+ * adds the line to the model's warnings.  0, or -1 (line freed). */
+int rep_model_push_warning(rep_model *m, FILE *f, rep_mem_out *line);
 
 /* model_enforced.c: the REP_UNENF_* bits of the limits row r names and
  * says no cgroup applied (`memory_enforced = false`). */

@@ -73,9 +73,10 @@ unsigned rep_group_limit_bits(const rep_group *g)
 static int add_warning(rep_model *m, size_t gi, const rep_limit_axis *l, const rep_rows *rs, const long *gid,
                        size_t n)
 {
-    char *line = NULL, tag[256];
-    size_t len = 0, named = 0;
-    FILE *f = open_memstream(&line, &len);
+    char tag[256];
+    size_t named = 0;
+    rep_mem_out line;
+    FILE *f = rep_mem_open(&line);
     if (!f)
         return -1;
     rep_group_tag(m, gi, tag, sizeof tag);

@@ -228,19 +228,14 @@ static void diff_key(const char *key, void *vctx)
 /* The keys (each followed by '\x1f') differing among the siblings, or NULL. */
 static char *differing_keys(const rep_model *m, const size_t *sib, size_t n)
 {
-    char *keys = NULL;
-    size_t klen = 0;
-    diff_ctx d = {m, sib, n, 0, open_memstream(&keys, &klen)};
+    rep_mem_out keys;
+    diff_ctx d = {m, sib, n, 0, rep_mem_open(&keys)};
     if (!d.out)
         return NULL;
     diff_key("host", &d);
     for (d.cur = 0; d.cur < n; d.cur++)
         each_key(m->g[sib[d.cur]].settings, diff_key, &d);
-    if (fclose(d.out) != 0) {
-        free(keys);
-        return NULL;
-    }
-    return keys;
+    return rep_mem_close(d.out, &keys) == 0 ? keys.buf : NULL;
 }
 
 /* "sleep=10ms host=b": group g's values of keys; without settings recorded, that. */
@@ -248,9 +243,9 @@ static char *split_label(const rep_group *g, const char *keys)
 {
     if (!g->settings)
         return strdup("settings not recorded");
-    char *label = NULL, v[1024];
-    size_t len = 0;
-    FILE *f = open_memstream(&label, &len);
+    char v[1024];
+    rep_mem_out label;
+    FILE *f = rep_mem_open(&label);
     if (!f)
         return NULL;
     for (const char *k = keys, *end; (end = strchr(k, '\x1f')) != NULL; k = end + 1) {
@@ -259,7 +254,7 @@ static char *split_label(const rep_group *g, const char *keys)
         fprintf(f, "%s%s=%s", k == keys ? "" : " ", key,
                 strcmp(key, "host") == 0 ? g->host : setting(g->settings, key, v, sizeof v));
     }
-    return fclose(f) == 0 ? label : (free(label), NULL);
+    return rep_mem_close(f, &label) == 0 ? label.buf : NULL;
 }
 
 /* "sleep (job t)": what a warning names a group's identity by, to f. */
@@ -271,21 +266,17 @@ static void write_identity(FILE *f, const rep_group *g)
             strcmp(g->mode, "-") ? g->mode : "", g->job, g->ranks > 1 ? ", " : "", g->ranks > 1 ? rk : "");
 }
 
-/* Closes f, which open_memstream writes to *line (set only then), and
- * adds the line to the model's warnings.  0, or -1. */
-int rep_model_push_warning(rep_model *m, FILE *f, char **line)
+int rep_model_push_warning(rep_model *m, FILE *f, rep_mem_out *line)
 {
-    if (fclose(f) != 0) {
-        free(*line);
+    if (rep_mem_close(f, line) != 0)
         return -1;
-    }
     char **nw = realloc(m->warnings, (m->nwarnings + 1) * sizeof *nw);
     if (!nw) {
-        free(*line);
+        free(line->buf);
         return -1;
     }
     m->warnings = nw;
-    nw[m->nwarnings++] = *line;
+    nw[m->nwarnings++] = line->buf;
     return 0;
 }
 
@@ -294,9 +285,8 @@ int rep_model_push_warning(rep_model *m, FILE *f, char **line)
  * repeats of one cell: sleep=1ms; sleep=10ms". */
 static int add_warning(rep_model *m, const size_t *sib, size_t n, const char *keys)
 {
-    char *line = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&line, &len);
+    rep_mem_out line;
+    FILE *f = rep_mem_open(&line);
     if (!f)
         return -1;
     write_identity(f, &m->g[sib[0]]);
@@ -358,9 +348,8 @@ static void rev_add(rev_seen *s, const char *rev)
  * revisions (abc, def) and pooled as repeats: ..." */
 static int add_rev_warning(rep_model *m, size_t gi, const rev_seen *s)
 {
-    char *line = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&line, &len);
+    rep_mem_out line;
+    FILE *f = rep_mem_open(&line);
     if (!f)
         return -1;
     const rep_group *g = &m->g[gi];

@@ -1,6 +1,6 @@
-/* dlgauge report when memory runs out: each allocation of a whole report
- * (fixtures/known.csv with the test catalog, the terminal table, --html
- * and --markdown) fails in turn (rt_oom.h).  Each pass must finish, and
+/* dlgauge report and compare when memory runs out: each allocation of a
+ * whole report (fixtures/known.csv with the test catalog, the terminal
+ * table, --html and --markdown) or comparison fails in turn (rt_oom.h).  Each pass must finish, and
  * one that fails must exit non-zero saying "out of memory"; an --html or
  * --markdown file it leaves must be whole (each is replaced only when
  * complete): the one of a pass with no failure, byte for byte.  One that
@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "compare.h"
 #include "report.h"
 #include "rt_oom.h"
 
@@ -30,9 +31,11 @@ static void fixture(char *out, size_t len, const char *name)
     snprintf(out, len, "%s/tests/report/fixtures/%s", src ? src : ".", name);
 }
 
-/* rep_main on argv with stdout and stderr in files under dir; what it
- * wrote to stderr in said. */
-static int report_to(const char *dir, char **argv, int argc, char *said, size_t len)
+typedef int cli_main(int argc, char **argv);
+
+/* fn (rep_main, rep_compare_main) on argv with stdout and stderr in files
+ * under dir; what it wrote to stderr in said. */
+static int report_to(cli_main *fn, const char *dir, char **argv, int argc, char *said, size_t len)
 {
     char out[600], errp[600];
     snprintf(out, sizeof out, "%s/stdout", dir);
@@ -44,7 +47,7 @@ static int report_to(const char *dir, char **argv, int argc, char *said, size_t 
     assert_true(o >= 0 && e >= 0 && fo >= 0 && fe >= 0);
     dup2(fo, 1);
     dup2(fe, 2);
-    int rc = rep_main(argc, argv);
+    int rc = fn(argc, argv);
     fflush(stdout);
     fflush(stderr);
     dup2(o, 1);
@@ -86,56 +89,86 @@ static void whole_or_absent(const char *path, const char *whole, long n, const c
     free(got);
 }
 
-static void every_allocation_fails_once(void **state)
+/* Each allocation of fn on argv (writing the Markdown file md, and html
+ * unless NULL, under dir) fails in turn; returns the passes that failed. */
+static int sweep(cli_main *fn, const char *dir, char **argv, const char *html, const char *md)
+{
+    int argc = 0;
+    while (argv[argc])
+        argc++;
+    char out[600], said[4096];
+    snprintf(out, sizeof out, "%s/stdout", dir); /* report_to's */
+    assert_int_equal(report_to(fn, dir, argv, argc, said, sizeof said), 0); /* the whole report, unhurt */
+    char *whole_html = html ? slurp(html) : NULL, *whole_md = slurp(md), *whole_text = slurp(out);
+    assert_true((!html || (whole_html && strlen(whole_html) > 1000)) && whole_md && strlen(whole_md) > 300 &&
+                whole_text && strlen(whole_text) > 300);
+    int failures = 0;
+    long n = 1;
+    for (; n < 200000; n++) {
+        if (html)
+            unlink(html);
+        unlink(md);
+        rt_oom_arm(n);
+        int rc = report_to(fn, dir, argv, argc, said, sizeof said);
+        long made = rt_oom_disarm();
+        if (rc != 0) {
+            failures++;
+            if (!strstr(said, "out of memory") && !strstr(said, "Cannot allocate memory"))
+                fail_msg("%s: allocation %ld failed: exit %d, said '%s'", argv[0], n, rc, said);
+        } else { /* an allocation it could do without: the same report, every form of it */
+            char *text = slurp(out);
+            if (!text || strcmp(text, whole_text) != 0)
+                fail_msg("%s: allocation %ld failed, exit 0, yet the terminal's output differs", argv[0], n);
+            free(text);
+            if ((html && access(html, F_OK) != 0) || access(md, F_OK) != 0)
+                fail_msg("%s: allocation %ld failed, exit 0, yet a file is missing", argv[0], n);
+        }
+        if (html)
+            whole_or_absent(html, whole_html, n, said);
+        whole_or_absent(md, whole_md, n, said);
+        if (made < n)
+            break; /* nothing failed: every allocation was seen */
+    }
+    fprintf(stderr, "%s: %ld allocations, %d passes failed\n", argv[0], n, failures);
+    assert_true(n < 200000);
+    free(whole_html);
+    free(whole_md);
+    free(whole_text);
+    return failures;
+}
+
+static void report_oom(void **state)
 {
     (void)state;
     if (!rt_oom_possible())
         skip();
     char dir[] = "/tmp/dlg-report-oom-XXXXXX";
     assert_non_null(mkdtemp(dir));
-    char csv[600], cat[600], html[600], md[600], out[600], said[4096];
+    char csv[600], cat[600], html[600], md[600];
     fixture(csv, sizeof csv, "known.csv");
     fixture(cat, sizeof cat, "catalog.ini");
     snprintf(html, sizeof html, "%s/r.html", dir);
     snprintf(md, sizeof md, "%s/r.md", dir);
-    snprintf(out, sizeof out, "%s/stdout", dir); /* report_to's */
     char *argv[] = {"report", csv, "--catalog", cat, "--html", html, "--markdown", md, "--color", "never", NULL};
-    int argc = (int)(sizeof argv / sizeof *argv) - 1;
-    assert_int_equal(report_to(dir, argv, argc, said, sizeof said), 0); /* the whole report, unhurt */
-    char *whole_html = slurp(html), *whole_md = slurp(md), *whole_text = slurp(out);
-    assert_true(whole_html && whole_md && whole_text && strlen(whole_html) > 1000 && strlen(whole_md) > 300 &&
-                strlen(whole_text) > 300);
-    int failures = 0;
-    long n = 1;
-    for (; n < 200000; n++) {
-        unlink(html);
-        unlink(md);
-        rt_oom_arm(n);
-        int rc = report_to(dir, argv, argc, said, sizeof said);
-        long made = rt_oom_disarm();
-        if (rc != 0) {
-            failures++;
-            if (!strstr(said, "out of memory") && !strstr(said, "Cannot allocate memory"))
-                fail_msg("allocation %ld failed: exit %d, said '%s'", n, rc, said);
-        } else { /* an allocation it could do without: the same report, every form of it */
-            char *text = slurp(out);
-            if (!text || strcmp(text, whole_text) != 0)
-                fail_msg("allocation %ld failed, exit 0, yet the terminal's report differs", n);
-            free(text);
-            if (access(html, F_OK) != 0 || access(md, F_OK) != 0)
-                fail_msg("allocation %ld failed, exit 0, yet no %s", n, access(html, F_OK) ? "--html" : "--markdown");
-        }
-        whole_or_absent(html, whole_html, n, said);
-        whole_or_absent(md, whole_md, n, said);
-        if (made < n)
-            break; /* nothing failed: every allocation was seen */
-    }
-    fprintf(stderr, "report: %ld allocations, %d passes failed\n", n, failures);
-    assert_true(n < 200000);
-    assert_true(failures > 50);
-    free(whole_html);
-    free(whole_md);
-    free(whole_text);
+    assert_true(sweep(rep_main, dir, argv, html, md) > 50);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* compare: the same results as base and new (every cell matched). */
+static void compare_oom(void **state)
+{
+    (void)state;
+    if (!rt_oom_possible())
+        skip();
+    char dir[] = "/tmp/dlg-compare-oom-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char csv[600], md[600];
+    fixture(csv, sizeof csv, "known.csv");
+    snprintf(md, sizeof md, "%s/c.md", dir);
+    char *argv[] = {"compare", csv, "--", csv, "--markdown", md, "--color", "never", NULL};
+    assert_true(sweep(rep_compare_main, dir, argv, NULL, md) > 20);
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     assert_int_equal(system(cmd), 0);
@@ -144,7 +177,8 @@ static void every_allocation_fails_once(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(every_allocation_fails_once),
+        cmocka_unit_test(report_oom),
+        cmocka_unit_test(compare_oom),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
