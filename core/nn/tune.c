@@ -23,12 +23,19 @@
 
 static uint64_t fnv1a(const char *s) { return dlg_fnv1a_str(DLG_FNV1A_INIT, s); }
 
-void dlg_tune_host(char *out, size_t n)
+bool dlg_tune_host(char *out, size_t n)
 {
     enum { INFO = 1 << 16 };
     char name[256] = "", vendor[64] = "", fam[16] = "", model[16] = "";
     char *info = calloc(1, INFO), *flags = calloc(1, INFO);
     FILE *f = info && flags ? fopen("/proc/cpuinfo", "r") : NULL;
+    if (!info || !flags || (!f && errno == ENOMEM)) { /* (no /proc: the fields stay empty, as always) */
+        free(info);
+        free(flags);
+        if (n)
+            out[0] = '\0';
+        return false;
+    }
     if (f) {
         /* the first processor's block has it all: read no further (each
          * block costs the kernel a look at its CPU's clock) */
@@ -46,9 +53,10 @@ void dlg_tune_host(char *out, size_t n)
     /* no hostname: containers get a new one every run (it is written as
      * information only, WRITER) */
     snprintf(out, n, "%s | %s family %s model %s | flags %016llx", name, vendor, fam, model,
-             (unsigned long long)fnv1a(flags ? flags : ""));
+             (unsigned long long)fnv1a(flags));
     free(info);
     free(flags);
+    return true;
 }
 
 /* The default folder, made if missing: false without a home for it. */
@@ -85,9 +93,8 @@ bool dlg_tune_path(char *out, size_t n)
         return false;
     }
     char dir[DLG_TUNE_PATH_MAX], host[512];
-    if (!default_dir(dir, sizeof dir))
+    if (!default_dir(dir, sizeof dir) || !dlg_tune_host(host, sizeof host))
         return false;
-    dlg_tune_host(host, sizeof host);
     int len = snprintf(out, n, "%s/tune-%016llx.txt", dir, (unsigned long long)fnv1a(host));
     return len > 0 && (size_t)len < n;
 }
@@ -179,14 +186,16 @@ static bool said_has(const char *path, unsigned bit)
     return has;
 }
 
-typedef enum { REC_OK, REC_MISSING, REC_BAD, REC_UNUSABLE } rec_state;
+/* REC_NOMEM: memory ran out reading it: neither read nor written this
+ * time, nothing said (a later call tries again) */
+typedef enum { REC_OK, REC_MISSING, REC_BAD, REC_UNUSABLE, REC_NOMEM } rec_state;
 
-/* Why the text (len bytes) is not a record of this CPU, with the line it
- * fails at; NULL if it is.  *body: its entries, after the two header
- * lines. */
-static const char *bad_record(const char *text, size_t len, int *line, const char **body)
+/* Why the text (len bytes) is not a record of this CPU (host), with the
+ * line it fails at; NULL if it is.  *body: its entries, after the two
+ * header lines. */
+static const char *bad_record(const char *text, size_t len, const char *host, int *line, const char **body)
 {
-    char host[512], want[520];
+    char want[520];
     size_t ml = strlen(MAGIC);
     *line = 0;
     if (strlen(text) != len)
@@ -194,7 +203,6 @@ static const char *bad_record(const char *text, size_t len, int *line, const cha
     *line = 1;
     if (strncmp(text, MAGIC, ml) != 0 || text[ml] != '\n')
         return "not a dlgauge tuning record (first line '" MAGIC "')";
-    dlg_tune_host(host, sizeof host);
     snprintf(want, sizeof want, "host %s\n", host);
     *body = text + ml + 1;
     *line = 2;
@@ -234,20 +242,24 @@ static rec_state slurp_record(const char *path, char **text, size_t *len, char *
     } else {
         size_t want = (size_t)st.st_size, got = 0;
         char *buf = malloc(want + 1);
+        if (!buf) {
+            close(fd);
+            return REC_NOMEM;
+        }
         ssize_t r = 1;
-        while (buf && got < want && (r = read(fd, buf + got, want - got)) != 0) {
+        while (got < want && (r = read(fd, buf + got, want - got)) != 0) {
             if (r < 0 && errno != EINTR)
                 break;
             got += r > 0 ? (size_t)r : 0;
         }
-        if (buf && r >= 0) {
+        if (r >= 0) {
             close(fd);
             buf[got] = '\0';
             *text = buf;
             *len = got;
             return REC_OK;
         }
-        snprintf(why, wn, "cannot be read (%s)", strerror(buf ? errno : ENOMEM));
+        snprintf(why, wn, "cannot be read (%s)", strerror(errno));
         free(buf);
     }
     if (fd >= 0)
@@ -257,14 +269,18 @@ static rec_state slurp_record(const char *path, char **text, size_t *len, char *
 
 /* The record's entries into *body (malloc'ed): REC_OK; REC_MISSING; REC_BAD
  * (corrupt or another CPU's: timed again and rewritten) or REC_UNUSABLE
- * (left alone), each warned of once. */
+ * (left alone), each warned of once; REC_NOMEM. */
 static rec_state load(const char *path, char **body)
 {
-    char *text, what[160];
+    char *text, what[160], host[512];
     size_t len = 0;
     int line = 0;
     *body = NULL;
     rec_state st = slurp_record(path, &text, &len, what, sizeof what);
+    if (st == REC_OK && !dlg_tune_host(host, sizeof host)) { /* not "another CPU's": that one is rewritten */
+        free(text);
+        return REC_NOMEM;
+    }
     if (st == REC_UNUSABLE) {
         if (said_update(path, NO_READ | NO_WRITE, 0) & NO_READ)
             fprintf(stderr, "dlgauge: tuning record %s: %s; not used: kernels and clock are timed in each plan "
@@ -274,7 +290,7 @@ static rec_state load(const char *path, char **body)
     }
     if (st != REC_OK)
         return st;
-    const char *entries = NULL, *why = bad_record(text, len, &line, &entries);
+    const char *entries = NULL, *why = bad_record(text, len, host, &line, &entries);
     if (why) {
         char at[32] = "";
         if (line > 0)
@@ -338,24 +354,29 @@ static void writer_name(char out[DLG_TUNE_VAL_MAX])
 static char *compose(const char *body, const char *key, const char *val, size_t *len)
 {
     char host[512], name[DLG_TUNE_VAL_MAX];
-    dlg_tune_host(host, sizeof host);
-    writer_name(name);
-    char *text = NULL;
-    FILE *f = open_memstream(&text, len);
-    if (!f)
+    if (!dlg_tune_host(host, sizeof host))
         return NULL;
-    fprintf(f, MAGIC "\nhost %s\n" WRITER " %s\n", host, name);
+    writer_name(name);
+    /* sized first, not an open_memstream: that drops a character it has no
+     * memory for without an error, and the short text would be stored */
+    int head = snprintf(NULL, 0, MAGIC "\nhost %s\n" WRITER " %s\n", host, name);
+    size_t need = (size_t)head + strlen(key) + strlen(val) + 3;
+    for (const char *l = body; l && *l; l = strchr(l, '\n') + 1)
+        need += (size_t)(strchr(l, '\n') - l) + 1;
+    char *text = malloc(need);
+    if (!text)
+        return NULL;
+    size_t at = (size_t)snprintf(text, need, MAGIC "\nhost %s\n" WRITER " %s\n", host, name);
     for (const char *l = body; l && *l;) {
         const char *e = strchr(l, '\n');
-        if (!holds(l, key) && !holds(l, WRITER))
-            fwrite(l, 1, (size_t)(e - l) + 1, f);
+        if (!holds(l, key) && !holds(l, WRITER)) {
+            memcpy(text + at, l, (size_t)(e - l) + 1);
+            at += (size_t)(e - l) + 1;
+        }
         l = e + 1;
     }
-    fprintf(f, "%s %s\n", key, val);
-    if (ferror(f) | fclose(f)) {
-        free(text);
-        return NULL;
-    }
+    at += (size_t)snprintf(text + at, need - at, "%s %s\n", key, val);
+    *len = at;
     return text;
 }
 
@@ -415,11 +436,14 @@ int dlg_tune_put(const char *path, const char *key, const char *val)
         return -1;
     }
     char *body;
-    if (said_has(path, NO_WRITE) || load(path, &body) == REC_UNUSABLE)
-        return -1; /* said once */
+    rec_state st = said_has(path, NO_WRITE) ? REC_UNUSABLE : load(path, &body);
+    if (st == REC_UNUSABLE || st == REC_NOMEM)
+        return -1; /* said once; or memory ran out: the next store tries again */
     size_t len = 0;
     char *text = compose(body, key, val, &len);
     free(body);
+    if (!text)
+        return -1; /* out of memory: as load's */
     if (text && len > MAX_BYTES) {
         /* keep what it holds (a sweep's entries accumulate): new ones are timed */
         if (said_update(path, SAID_FULL, 0))
@@ -429,8 +453,8 @@ int dlg_tune_put(const char *path, const char *key, const char *val)
         free(text);
         return -1;
     }
-    int rc = text ? replace_file(path, text, len) : -1;
-    int err = text ? errno : ENOMEM;
+    int rc = replace_file(path, text, len);
+    int err = errno;
     free(text);
     if (rc != 0) {
         if (said_update(path, NO_WRITE, 0))

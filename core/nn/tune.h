@@ -39,8 +39,9 @@
 /* The record's path into out; false when turned off ($DLGAUGE_TUNE=off)
  * or there is no home to keep it in. */
 bool dlg_tune_path(char *out, size_t n);
-/* This host as the record's "host" line names it. */
-void dlg_tune_host(char *out, size_t n);
+/* This host as the record's "host" line names it; false (out empty) when
+ * memory ran out reading it: another CPU's name would wipe the record. */
+bool dlg_tune_host(char *out, size_t n);
 
 /* An exclusive lock on the record against other processes (flock of
  * <path>.lock): the fd, or -1 where it cannot be taken (work goes on
