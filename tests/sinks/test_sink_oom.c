@@ -1,9 +1,11 @@
-/* The file sinks when memory runs out: each allocation of a sink's open,
+/* The sinks when memory runs out: each allocation of a sink's open,
  * begin, three result writes, flush and close fails in turn (rt_oom.h),
- * for csv.so and json.so.  A write that returned 0 promised its row is on
- * disk (plugin.h): that row must be in the file, whole; a call that
- * failed must have said so; and the file must hold nothing else than
- * whole rows (after CSV's header). */
+ * for csv.so, json.so and influx.so (its InfluxDB on 127.0.0.1 port 1
+ * refusing connections, so that every point goes to its spool).  A write
+ * that returned 0 promised its row is delivered or on disk (plugin.h):
+ * that row must be in the file (the spool), whole; a call that failed
+ * must have said so; and the file must hold nothing else than whole rows
+ * (after CSV's header). */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,7 +32,7 @@ static const dlg_metric FIELDS[] = {
 static const dlg_schema SCHEMA = {TAGS, 2, FIELDS, 2};
 
 typedef struct sink_kind {
-    const char *so, *type, *file;
+    const char *so, *type, *file; /* file: in the pass's folder, which is influx's spool_dir */
     const char *header; /* the file's first line, or NULL */
     const char *row_fmt; /* row i's line: %1$d is i + 1 (its second), %2$d i, %3$d the throughput 100 + i */
 } sink_kind;
@@ -41,6 +43,8 @@ static const sink_kind KINDS[] = {
     {"json.so", "json", "run.jsonl", NULL,
      "{\"measurement\":\"dlgauge_result\",\"time\":\"1970-01-01T00:00:0%1$d.000000000Z\",\"time_ns\":%1$d000000000,"
      "\"tags\":{\"host\":\"h1\",\"job\":\"job%2$d\"},\"fields\":{\"throughput\":%3$d.0,\"unit\":\"images/s\"}}\n"},
+    {"influx.so", "influx", "influx.lp", NULL,
+     "dlgauge_result,host=h1,job=job%2$d throughput=%3$d,unit=\"images/s\" %1$d000000000\n"},
 };
 
 static void row_line(const sink_kind *k, int i, char *out, size_t n) { snprintf(out, n, k->row_fmt, i + 1, i, 100 + i); }
@@ -121,8 +125,15 @@ static void every_allocation_fails_once(void **state)
             snprintf(name, sizeof name, "%ld/%s", n, k->file);
             char *path = st_join(dir, name);
             char opt[4200];
-            snprintf(opt, sizeof opt, "path=%s", path);
-            const char *ov[] = {opt, NULL};
+            const char *ov[] = {opt, NULL, NULL, NULL, NULL, NULL};
+            if (strcmp(k->type, "influx") == 0) { /* refused at once: every point spooled */
+                snprintf(opt, sizeof opt, "spool_dir=%.4000s", path);
+                *strrchr(opt, '/') = '\0';
+                ov[1] = "url=http://127.0.0.1:1/write?db=x", ov[2] = "retries=0", ov[3] = "timeout=1s";
+                ov[4] = "batch=1";
+            } else {
+                snprintf(opt, sizeof opt, "path=%s", path);
+            }
             dlg_value vals[64];
             assert_int_equal(mock_options(d->options, vals, ov), 0);
             mock_host m;
