@@ -24,6 +24,7 @@
 #include "compare.h"
 #include "report.h"
 #include "rt_oom.h"
+#include "temp_file.h"
 
 static void fixture(char *out, size_t len, const char *name)
 {
@@ -61,28 +62,10 @@ static int report_to(cli_main *fn, const char *dir, char **argv, int argc, char 
     return rc;
 }
 
-/* The file at path (malloc'd, NUL-terminated; NULL if none), read with the
- * failures disarmed. */
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *p = malloc((size_t)n + 1);
-    assert_non_null(p);
-    assert_int_equal(fread(p, 1, (size_t)n, f), (size_t)n);
-    p[n] = '\0';
-    fclose(f);
-    return p;
-}
-
 /* A file the failed pass left is the whole one. */
 static void whole_or_absent(const char *path, const char *whole, long n, const char *said)
 {
-    char *got = slurp(path);
+    char *got = file_text(path);
     if (got && strcmp(got, whole) != 0)
         fail_msg("allocation %ld failed ('%s'), yet %s was written, not whole (%zu bytes of %zu)", n, said, path,
                  strlen(got), strlen(whole));
@@ -99,7 +82,7 @@ static int sweep(cli_main *fn, const char *dir, char **argv, const char *html, c
     char out[600], said[4096];
     snprintf(out, sizeof out, "%s/stdout", dir); /* report_to's */
     assert_int_equal(report_to(fn, dir, argv, argc, said, sizeof said), 0); /* the whole report, unhurt */
-    char *whole_html = html ? slurp(html) : NULL, *whole_md = slurp(md), *whole_text = slurp(out);
+    char *whole_html = html ? file_text(html) : NULL, *whole_md = file_text(md), *whole_text = file_text(out);
     assert_true((!html || (whole_html && strlen(whole_html) > 1000)) && whole_md && strlen(whole_md) > 300 &&
                 whole_text && strlen(whole_text) > 300);
     int failures = 0;
@@ -116,7 +99,7 @@ static int sweep(cli_main *fn, const char *dir, char **argv, const char *html, c
             if (!strstr(said, "out of memory") && !strstr(said, "Cannot allocate memory"))
                 fail_msg("%s: allocation %ld failed: exit %d, said '%s'", argv[0], n, rc, said);
         } else { /* an allocation it could do without: the same report, every form of it */
-            char *text = slurp(out);
+            char *text = file_text(out);
             if (!text || strcmp(text, whole_text) != 0)
                 fail_msg("%s: allocation %ld failed, exit 0, yet the terminal's output differs", argv[0], n);
             free(text);
