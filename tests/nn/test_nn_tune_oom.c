@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "rt_oom.h"
+#include "rt_util.h"
 #include "tune.h"
 #include "tune_testutil.h"
 
@@ -51,11 +52,10 @@ static void check_record(const char *path, long n, int stored)
 
 static void every_allocation_fails_once(void **st)
 {
-    (void)st;
     if (!rt_oom_possible())
         skip();
-    char dir[] = "/tmp/dlg_tune_oom_XXXXXX", base[128], path[160], key[32], val[64];
-    assert_non_null(mkdtemp(dir));
+    const char *dir = ((const rt_dir *)*st)->path;
+    char base[300], path[300], key[32], val[64];
     snprintf(base, sizeof base, "%s/base.txt", dir);
     for (int i = 0; i < ENTRIES; i++) {
         entry(i, key, val);
@@ -82,7 +82,7 @@ static void every_allocation_fails_once(void **st)
         failures += rc != 0;
         /* read back under another name: one this process failed to read
          * is not read again (a line once, not one per look-up) */
-        char copy[170];
+        char copy[300];
         snprintf(copy, sizeof copy, "%s/c%ld.txt", dir, n);
         assert_int_equal(rename(path, copy), 0);
         check_record(copy, n, rc == 0);
@@ -94,15 +94,12 @@ static void every_allocation_fails_once(void **st)
     assert_true(n < 100000);
     assert_true(failures > 0);
     free(text);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(every_allocation_fails_once),
+        cmocka_unit_test_setup_teardown(every_allocation_fails_once, rt_dir_setup, rt_dir_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,6 +24,7 @@
 #include "compare.h"
 #include "report.h"
 #include "rt_oom.h"
+#include "rt_util.h"
 #include "temp_file.h"
 
 static void fixture(char *out, size_t len, const char *name)
@@ -122,11 +123,9 @@ static int sweep(cli_main *fn, const char *dir, char **argv, const char *html, c
 
 static void report_oom(void **state)
 {
-    (void)state;
     if (!rt_oom_possible())
         skip();
-    char dir[] = "/tmp/dlg-report-oom-XXXXXX";
-    assert_non_null(mkdtemp(dir));
+    const char *dir = ((const rt_dir *)*state)->path;
     char csv[600], cat[600], html[600], md[600];
     fixture(csv, sizeof csv, "known.csv");
     fixture(cat, sizeof cat, "catalog.ini");
@@ -134,34 +133,26 @@ static void report_oom(void **state)
     snprintf(md, sizeof md, "%s/r.md", dir);
     char *argv[] = {"report", csv, "--catalog", cat, "--html", html, "--markdown", md, "--color", "never", NULL};
     assert_true(sweep(rep_main, dir, argv, html, md) > 50);
-    char cmd[700];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
 }
 
 /* compare: the same results as base and new (every cell matched). */
 static void compare_oom(void **state)
 {
-    (void)state;
     if (!rt_oom_possible())
         skip();
-    char dir[] = "/tmp/dlg-compare-oom-XXXXXX";
-    assert_non_null(mkdtemp(dir));
+    const char *dir = ((const rt_dir *)*state)->path;
     char csv[600], md[600];
     fixture(csv, sizeof csv, "known.csv");
     snprintf(md, sizeof md, "%s/c.md", dir);
     char *argv[] = {"compare", csv, "--", csv, "--markdown", md, "--color", "never", NULL};
     assert_true(sweep(rep_compare_main, dir, argv, NULL, md) > 20);
-    char cmd[700];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(report_oom),
-        cmocka_unit_test(compare_oom),
+        cmocka_unit_test_setup_teardown(report_oom, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(compare_oom, rt_dir_setup, rt_dir_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,6 +20,7 @@
 #include "journal.h"
 #include "journal_row.h"
 #include "rt_oom.h"
+#include "rt_util.h"
 
 enum { DONE_A, SENT_B, KEPT_B, KEPT_C, DONE_D, STEPS };
 
@@ -54,11 +55,10 @@ static void check_resumed(const dlg_journal *j, const char *hex, const int rc[ST
 
 static void every_allocation_fails_once(void **state)
 {
-    (void)state;
     if (!rt_oom_possible())
         skip();
-    char dir[] = "/tmp/dlg-journal-oom-XXXXXX", path[128], err[512];
-    assert_non_null(mkdtemp(dir));
+    const rt_dir *dir = *state;
+    char path[600], err[512];
     dlg_wire_point row;
     assert_int_equal(dlg_wire_point_init(&row, "dlgauge_result", 1764670000123456789ll), 0);
     dlg_wire_set_tag(&row, "job", "b");
@@ -69,7 +69,7 @@ static void every_allocation_fails_once(void **state)
     int failures = 0;
     long n = 1;
     for (; n < 100000; n++) {
-        snprintf(path, sizeof path, "%s/run%ld.journal", dir, n);
+        snprintf(path, sizeof path, "%s/run%ld.journal", dir->path, n);
         dlg_journal j;
         if (dlg_journal_create(&j, path, "run1", "abc", err, sizeof err) != 0)
             fail_msg("%s", err);
@@ -107,13 +107,12 @@ static void every_allocation_fails_once(void **state)
     assert_true(failures > 3);
     free(hex);
     dlg_wire_point_free(&row);
-    rmdir(dir);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(every_allocation_fails_once),
+        cmocka_unit_test_setup_teardown(every_allocation_fails_once, rt_dir_setup, rt_dir_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -49,10 +49,10 @@ static const sink_kind KINDS[] = {
 
 static void row_line(const sink_kind *k, int i, char *out, size_t n) { snprintf(out, n, k->row_fmt, i + 1, i, 100 + i); }
 
-/* One run of the sink (its options vals) from open to close, the n-th
- * allocation failing: which writes returned 0 in stored[]; whether every
+/* One run of the sink (its options vals) from open to close, under the
+ * caller's armed failure: which writes returned 0 in stored[]; whether every
  * step that failed left a line (m's errors). */
-static bool one_run(const dlg_plugin_desc *d, const dlg_value *vals, mock_host *m, long n, bool stored[ROWS])
+static bool one_run(const dlg_plugin_desc *d, const dlg_value *vals, mock_host *m, bool stored[ROWS])
 {
     char job[ROWS][16];
     const dlg_sink_ops *ops = d->ops;
@@ -60,7 +60,6 @@ static bool one_run(const dlg_plugin_desc *d, const dlg_value *vals, mock_host *
     memset(stored, 0, ROWS * sizeof *stored);
     int errors = m->errors;
     bool silent = false; /* a failure without a line */
-    rt_oom_arm(n);
     if (ops->open(&m->host, vals, d->name, &st) != 0)
         return m->errors > errors;
     int rc = ops->begin ? ops->begin(st, &SCHEMA) : 0;
@@ -139,7 +138,8 @@ static void every_allocation_fails_once(void **state)
             mock_host m;
             mock_host_init(&m);
             bool stored[ROWS];
-            bool said = one_run(d, vals, &m, n, stored);
+            rt_oom_arm(n);
+            bool said = one_run(d, vals, &m, stored);
             long made = rt_oom_disarm();
             bool all = stored[0] && stored[1] && stored[2];
             failures += !all;
