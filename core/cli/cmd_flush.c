@@ -131,11 +131,10 @@ int dlg_cmd_flush(const dlg_cli *cli, int argc, char **argv)
     int rc = DLG_EXIT_USAGE;
     if (dlg_config_load(&cfg, file, err, sizeof err) != 0)
         goto fail;
-    if (dlg_registry_init(&reg, cli->plugin_dirs) != 0) {
+    if (dlg_registry_init(&reg, cli->plugin_dirs) != 0 || dlg_registry_scan(&reg) != 0) {
         snprintf(err, sizeof err, "%s", reg.why); /* err held nothing to say */
         goto fail;
     }
-    dlg_registry_scan(&reg);
     dlg_registry_notes(&reg, stderr);
     if (dlg_plan_build_sinks(&plan, &cfg, &reg, err, sizeof err) != 0)
         goto fail;

@@ -17,7 +17,11 @@ static int open_registry(const dlg_cli *cli, dlg_registry *reg)
         fprintf(stderr, "dlgauge: %s\n", reg->why);
         return -1;
     }
-    dlg_registry_scan(reg);
+    if (dlg_registry_scan(reg) != 0) {
+        fprintf(stderr, "dlgauge: %s\n", reg->why);
+        dlg_registry_free(reg);
+        return -1;
+    }
     dlg_registry_notes(reg, stderr);
     return 0;
 }

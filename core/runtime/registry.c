@@ -364,10 +364,13 @@ static dlg_plugin_file *new_file(dlg_registry *r, const char *path)
     return f;
 }
 
-static void set_error(dlg_plugin_file *f, const char *why)
+/* -1 when not even the reason can be kept (out of memory): a file
+ * without one would look loaded, and its names merely unknown */
+static int set_error(dlg_plugin_file *f, const char *why)
 {
     free(f->error);
     f->error = strdup(why);
+    return f->error ? 0 : -1;
 }
 
 /* Whether dlopen's msg is a mapping that ran out of room (ENOMEM) under
@@ -470,27 +473,25 @@ static const dlg_plugin_info *read_info(void *dl, char *why, size_t whylen)
 }
 
 /* Loads f->path, each step within timeout_ns; on failure records why in
- * f->error. */
-static void load(dlg_plugin_file *f, int64_t timeout_ns)
+ * f->error.  -1 when out of memory to record it. */
+static int load(dlg_plugin_file *f, int64_t timeout_ns)
 {
     char why[768];
-    if (dlg_plugin_truncated(f->path, why, sizeof why)) {
-        set_error(f, why);
-        return;
-    }
+    if (dlg_plugin_truncated(f->path, why, sizeof why))
+        return set_error(f, why);
     f->dl = dlg_dlopen_guarded(f->path, timeout_ns);
     if (!f->dl) {
         dlopen_error(f->path, dlerror(), why, sizeof why);
-        set_error(f, why);
-        return;
+        return set_error(f, why);
     }
     bool crashed;
     if (!(f->info = dlg_load_guarded(f->dl, f->path, read_info, timeout_ns, why, sizeof why, &crashed))) {
-        set_error(f, why);
         if (!crashed) /* a crashed one stays mapped: its destructors are its code too */
             dlclose(f->dl);
         f->dl = NULL;
+        return set_error(f, why);
     }
+    return 0;
 }
 
 static int by_name(const void *a, const void *b)
@@ -498,55 +499,79 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The *.so names of dir, sorted (NULL, *n = 0 when none or out of memory). */
-static char **so_names(const char *dir, size_t *n)
+static void free_names(char **names, size_t n)
 {
-    *n = 0;
-    DIR *d = opendir(dir);
-    if (!d)
-        return NULL;
-    char **names = NULL;
-    size_t cap = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        if (len <= 3 || strcmp(e->d_name + len - 3, ".so") != 0)
-            continue;
-        if (*n == cap) { /* no fixed cap: a plugin past it would be missing without a word */
-            char **more = realloc(names, (cap = cap ? 2 * cap : 64) * sizeof *names);
-            if (!more)
-                break;
-            names = more;
-        }
-        if (!(names[*n] = strdup(e->d_name)))
-            break;
-        ++*n;
-    }
-    closedir(d);
-    if (*n)
-        qsort(names, *n, sizeof *names, by_name);
-    return names;
-}
-
-static void scan_dir(dlg_registry *r, const char *dir)
-{
-    size_t n;
-    char **names = so_names(dir, &n);
-    for (size_t i = 0; i < n; i++) {
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    for (size_t i = 0; i < n; i++)
         free(names[i]);
-        dlg_plugin_file *f = new_file(r, path);
-        if (f)
-            load(f, r->load_timeout_ns);
-    }
     free(names);
 }
 
-void dlg_registry_scan(dlg_registry *r)
+/* The *.so names of dir, sorted, in *out (NULL, *n = 0: none, or no such
+ * folder).  -1 when out of memory: a plugin left out would make its
+ * names "unknown" without a word. */
+static int so_names(const char *dir, char ***out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return errno == ENOMEM ? -1 : 0;
+    char **names = NULL;
+    size_t cap = 0, got = 0;
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len <= 3 || strcmp(e->d_name + len - 3, ".so") != 0)
+            continue;
+        if (got == cap) { /* no fixed cap: a plugin past it would be missing without a word */
+            char **more = realloc(names, (cap = cap ? 2 * cap : 64) * sizeof *names);
+            if (!more) {
+                rc = -1;
+                break;
+            }
+            names = more;
+        }
+        if (!(names[got] = strdup(e->d_name)))
+            rc = -1;
+        else
+            got++;
+    }
+    closedir(d);
+    if (rc != 0) {
+        free_names(names, got);
+        return -1;
+    }
+    if (got)
+        qsort(names, got, sizeof *names, by_name);
+    *out = names;
+    *n = got;
+    return 0;
+}
+
+static int scan_dir(dlg_registry *r, const char *dir)
+{
+    size_t n;
+    char **names;
+    int rc = so_names(dir, &names, &n);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        dlg_plugin_file *f = new_file(r, path);
+        rc = f ? load(f, r->load_timeout_ns) : -1;
+    }
+    free_names(names, n);
+    if (rc != 0)
+        snprintf(r->why, sizeof r->why, "out of memory loading the plugins of %s", dir);
+    return rc;
+}
+
+int dlg_registry_scan(dlg_registry *r)
 {
     for (size_t i = 0; i < r->ndirs; i++)
-        scan_dir(r, r->dirs[i]);
+        if (scan_dir(r, r->dirs[i]) != 0)
+            return -1;
+    return 0;
 }
 
 /* The index of the file st describes among r's, or -1. */
@@ -593,7 +618,10 @@ int dlg_registry_load_file(dlg_registry *r, const char *path, char *err, size_t 
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    load(f, r->load_timeout_ns);
+    if (load(f, r->load_timeout_ns) != 0) {
+        snprintf(err, errlen, "%s: out of memory loading it", path);
+        return -1;
+    }
     if (!f->info) {
         snprintf(err, errlen, "%s: %s", path, f->error);
         return -1;

@@ -39,8 +39,10 @@ typedef struct dlg_registry {
 int dlg_registry_init(dlg_registry *r, const char *const *extra_dirs);
 /* r's notes, each as one line "dlgauge: note: ..." on out (NULL: none). */
 void dlg_registry_notes(const dlg_registry *r, FILE *out);
-/* Loads every *.so of the search path; failures are kept, not fatal. */
-void dlg_registry_scan(dlg_registry *r);
+/* Loads every *.so of the search path; a file's failure is kept in it, not
+ * fatal.  0, or -1 with r->why when out of memory (which would leave some
+ * plugins out). */
+int dlg_registry_scan(dlg_registry *r);
 /* Loads one explicit file; returns its index or -1 with err[] filled. */
 int dlg_registry_load_file(dlg_registry *r, const char *path, char *err, size_t errlen);
 void dlg_registry_free(dlg_registry *r);
