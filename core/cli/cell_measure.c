@@ -225,6 +225,11 @@ static const char *classify(const dlg_cell_outcome *oc, int64_t oom_kills, const
                  "have held; the reason is on stderr)");
         return "error";
     }
+    if (oc->frame_lost) {
+        snprintf(why, len, "out of memory receiving the cell's points: its result was lost (the cell's process "
+                 "exited with code %d)", oc->exit_code);
+        return "error";
+    }
     snprintf(why, len, "the cell's process exited with code %d without a result", oc->exit_code);
     return "error";
 }
@@ -326,6 +331,7 @@ static const char *in_child(dlg_run *run, const dlg_cli *cli, const dlg_run_args
                          (uint64_t)cell->core[DLG_K_TIMEOUT].i};
     dlg_cell_outcome oc;
     const char *status = "ok";
+    bool lost = false; /* the result the cell sent, lost here */
     if (!argv || dlg_cell_exec(&sp, progress_to_sinks, run, &oc, why, sizeof why) != 0) {
         char line[1600];
         job_line(cell, -1, argv ? why : "out of memory", line, sizeof line);
@@ -343,23 +349,32 @@ static const char *in_child(dlg_run *run, const dlg_cli *cli, const dlg_run_args
                 keep_sent(out, cell, st, key, what);
             } else if (point_status_is(out, "partial") && !dlg_stop_signal())
                 stopped_alone(out, cell);
+        } else if (oc.frame_lost && oc.exit_code == 0) {
+            /* the cell measured and sent it; this process had no memory to
+             * take it in: a point without fields is a cell not done */
+            fprintf(stderr, "dlgauge: %s:%d: [job %s] out of memory receiving the cell's result, which is lost; "
+                    "--resume measures it again\n", cell->job->sec->file, cell->job->sec->line, cell->job->name);
+            dlg_wire_point_init(out, DLG_MEASUREMENT_RESULT, start_ns);
+            status = "error";
+            lost = true;
         } else {
             char line[1600];
             status = classify(&oc, ooms, cell, what, sizeof what, &key);
             job_line(cell, key, what, line, sizeof line);
             synth_result(run, cell, status, line, start_ns, out);
         }
-        field_d(out, "cell_wall_s", oc.wall_s);
+        if (!lost)
+            field_d(out, "cell_wall_s", oc.wall_s);
         dlg_cell_outcome_free(&oc);
     }
-    if (mem > 0) {
+    if (mem > 0 && !lost) {
         field_u(out, "memory_limit_bytes", (uint64_t)mem);
         field_b(out, "memory_enforced", cg.mem_dir[0] != '\0');
         uint64_t peak = dlg_cgroup_peak_bytes(&cg); /* 0: not kept (v2 before Linux 5.19) */
         if (peak > 0)
             field_u(out, "memory_peak_bytes", peak);
     }
-    if (quota > 0)
+    if (quota > 0 && !lost)
         field_b(out, "cpu_quota_enforced", cg.cpu_dir[0] != '\0');
     dlg_cgroup_destroy(&cg);
     free(argv);
@@ -374,7 +389,8 @@ const char *dlg_measure_cell(dlg_run *run, const dlg_cli *cli, const dlg_run_arg
     if (dlg_plan_cell(run->plan, job, k, &cell, err, sizeof err) != 0) {
         dlg_cell_free(&cell);
         dlg_wire_point_init(out, DLG_MEASUREMENT_RESULT, 0);
-        fprintf(stderr, "dlgauge: %s\n", err);
+        /* a point without fields: the cell is not done, --resume measures it */
+        fprintf(stderr, "dlgauge: %s:%d: %s\n", job->sec->file, job->sec->line, err);
         if (dlg_comm_size(run->comm) > 1) { /* the other ranks wait for its first setup */
             dlg_cell_result r;
             memset(&r, 0, sizeof r);

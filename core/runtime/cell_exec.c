@@ -105,6 +105,10 @@ static bool pump(int fd, dlg_progress_cb on_progress, void *ctx, dlg_cell_outcom
 {
     dlg_wire_point wp;
     int rc = dlg_wire_recv(fd, &wp);
+    if (rc == -ENOMEM) {
+        out->frame_lost = true; /* progress, or the result: said if the result is missing */
+        return true;
+    }
     if (rc <= 0)
         return false; /* EOF, or a frame torn by a dying child */
     if (strcmp(wp.point.measurement, DLG_MEASUREMENT_RESULT) == 0) {

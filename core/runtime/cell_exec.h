@@ -26,6 +26,7 @@ typedef struct dlg_cell_spawn {
 typedef struct dlg_cell_outcome {
     bool have_result;
     dlg_wire_point result;     /* the child's dlgauge_result point */
+    bool frame_lost;           /* a point the child sent was lost: no memory here to receive it */
     bool timed_out;
     int term_signal;           /* signal that ended the child, 0 if none */
     int exit_code;             /* when it exited, else -1 */

@@ -11,28 +11,36 @@
 #define MAGIC "DLGP"
 #define MAX_FRAME DLG_WIRE_MAX_FRAME
 
+/* A frame on its way out, through a buffer of its own: sending allocates
+ * nothing, so a cell short of memory still sends the result it measured.
+ * One thread sends a process's frames (the runner's), so a frame written
+ * in several writes cannot interleave with another. */
 typedef struct wbuf {
-    unsigned char *p;
-    size_t len, cap;
-    bool oom;
+    int fd;
+    int err;            /* the first write's errno, then nothing more is written */
+    size_t len;
+    unsigned char p[4096];
 } wbuf;
+
+static void flush(wbuf *b)
+{
+    if (!b->err && b->len)
+        b->err = dlg_write_all(b->fd, b->p, b->len);
+    b->len = 0;
+}
 
 static void put(wbuf *b, const void *src, size_t n)
 {
-    if (b->oom || !n) /* a NULL string is put as n = 0: memcpy wants a pointer */
-        return;
-    if (b->len + n > b->cap) {
-        size_t cap = (b->cap ? b->cap * 2 : 1024) + n;
-        unsigned char *np = realloc(b->p, cap);
-        if (!np) {
-            b->oom = true;
-            return;
-        }
-        b->p = np;
-        b->cap = cap;
+    const unsigned char *s = src;
+    while (n > 0 && !b->err) { /* a NULL string is put as n = 0: memcpy wants a pointer */
+        size_t k = sizeof b->p - b->len < n ? sizeof b->p - b->len : n;
+        memcpy(b->p + b->len, s, k);
+        b->len += k;
+        s += k;
+        n -= k;
+        if (b->len == sizeof b->p)
+            flush(b);
     }
-    memcpy(b->p + b->len, src, n);
-    b->len += n;
 }
 
 static void put_u32(wbuf *b, uint32_t v) { put(b, &v, 4); }
@@ -129,9 +137,9 @@ int dlg_wire_send(int fd, const dlg_point *whole)
     if (rc != 0)
         return rc;
     const dlg_point *p = &fit;
-    wbuf b = {0};
+    wbuf b = {.fd = fd};
     put(&b, MAGIC, 4);
-    put_u32(&b, 0); /* length, patched below */
+    put_u32(&b, (uint32_t)frame_size(p));
     put_str(&b, p->measurement);
     put(&b, &p->time_ns, 8);
     put_u32(&b, (uint32_t)p->ntags);
@@ -153,15 +161,8 @@ int dlg_wire_send(int fd, const dlg_point *whole)
         } else
             put(&b, &f->v, 8);
     }
-    if (b.oom) {
-        free(b.p);
-        return -ENOMEM;
-    }
-    uint32_t len = (uint32_t)(b.len - 8);
-    memcpy(b.p + 4, &len, 4);
-    int e = dlg_write_all(fd, b.p, b.len);
-    free(b.p);
-    return -e;
+    flush(&b);
+    return -b.err;
 }
 
 static int read_all(int fd, void *buf, size_t n)
@@ -175,6 +176,19 @@ static int read_all(int fd, void *buf, size_t n)
         if (r <= 0)
             return got == 0 && r == 0 ? 0 : -1;
         got += (size_t)r;
+    }
+    return 1;
+}
+
+/* Reads past n bytes of a frame there is no memory for, so that the next
+ * frame is read whole: 1, or -1 when the stream ends first. */
+static int skip_body(int fd, size_t n)
+{
+    char chunk[4096];
+    for (size_t k; n > 0; n -= k) {
+        k = n < sizeof chunk ? n : sizeof chunk;
+        if (read_all(fd, chunk, k) != 1)
+            return -1;
     }
     return 1;
 }
@@ -266,7 +280,12 @@ int dlg_wire_recv(int fd, dlg_wire_point *out)
     /* strings can only shrink from the frame, plus a NUL each; 2x+ is ample */
     out->cap = (size_t)len * 2 + 4096;
     out->arena = malloc(out->cap);
-    if (!body || !out->arena || read_all(fd, body, len) != 1) {
+    if (!body || !out->arena) {
+        free(body);
+        dlg_wire_point_free(out);
+        return skip_body(fd, len) == 1 ? -ENOMEM : -1;
+    }
+    if (read_all(fd, body, len) != 1) {
         free(body);
         dlg_wire_point_free(out);
         return -1;

@@ -30,7 +30,9 @@ int dlg_wire_send(int fd, const dlg_point *p);
  * (measured figures are kept).  -EMSGSIZE, after one line on stderr, for
  * more than DLG_WIRE_MAX_ITEMS tags or fields, or tags past the limit. */
 int dlg_wire_fit(const dlg_point *p, dlg_field *fields, dlg_point *out);
-/* Reads one frame.  1 = a point, 0 = end of stream, -1 = broken frame. */
+/* Reads one frame.  1 = a point, 0 = end of stream, -1 = broken frame,
+ * -ENOMEM = no memory for this frame's point, which was read past (the
+ * next frame is read whole). */
 int dlg_wire_recv(int fd, dlg_wire_point *out);
 void dlg_wire_point_free(dlg_wire_point *wp);
 /* Moves src into dst (the point's arrays live inside the struct, so a
