@@ -93,11 +93,10 @@ int dlg_cmd_cell(const dlg_cli *cli, int argc, char **argv)
             goto fail;
     if (same_config(&cfg, &a, err, sizeof err) != 0)
         goto fail;
-    if (dlg_registry_init(&reg, cli->plugin_dirs) != 0) {
+    if (dlg_registry_init(&reg, cli->plugin_dirs) != 0 || dlg_registry_scan(&reg) != 0) {
         snprintf(err, sizeof err, "%s", reg.why); /* err held nothing to say */
         goto fail;
     }
-    dlg_registry_scan(&reg);
     if (dlg_plan_build(&plan, &cfg, &reg, a.job, err, sizeof err) != 0 ||
         dlg_plan_cell(&plan, &plan.jobs[0], a.cell, &cell, err, sizeof err) != 0)
         goto fail;
@@ -120,7 +119,12 @@ int dlg_cmd_cell(const dlg_cli *cli, int argc, char **argv)
     dlg_cell_result_fini(&res);
     goto done;
 fail:
-    fprintf(stderr, "dlgauge: %s\n", err);
+    /* what names no line or key is said for the job: its cell's line in
+     * the run says no more than that the process ended */
+    if (strcmp(err, "out of memory") == 0)
+        fprintf(stderr, "dlgauge: %s: [job %s] out of memory before the cell's setup\n", a.file, a.job);
+    else
+        fprintf(stderr, "dlgauge: %s%s%s\n", err[0] == '[' ? a.file : "", err[0] == '[' ? ": " : "", err);
 done:
     dlg_cell_free(&cell);
     dlg_plan_free(&plan);

@@ -574,11 +574,10 @@ static int plan_file(const dlg_cli *cli, const dlg_run_args *a, dlg_comm *comm, 
     for (size_t i = 0; i < a->nsets; i++)
         if (dlg_config_set(&f->cfg, a->sets[i], err, errlen) != 0)
             return -1;
-    if (dlg_registry_init(&f->reg, cli->plugin_dirs) != 0) {
+    if (dlg_registry_init(&f->reg, cli->plugin_dirs) != 0 || dlg_registry_scan(&f->reg) != 0) {
         snprintf(err, errlen, "%s", f->reg.why);
         return -1;
     }
-    dlg_registry_scan(&f->reg);
     dlg_registry_notes(&f->reg, notes);
     if (dlg_plan_build_jobs(&f->plan, &f->cfg, &f->reg, a->jobs, a->njobs, err, errlen) != 0 ||
         dlg_plan_check_inputs(&f->plan, notes, err, errlen) != 0 ||
@@ -723,6 +722,8 @@ static int run_file(const dlg_cli *cli, const dlg_run_args *a, dlg_comm *comm)
     if (plan_file(cli, a, comm, notes, &f, err, sizeof err) == 0)
         rc = a->dry_run ? dry_run(cli, comm, &f.plan, err, sizeof err) : run_plan(cli, a, comm, &f, err, sizeof err);
     if (rc < 0) {
+        if (strcmp(err, "out of memory") == 0) /* said where no line or key was to blame */
+            snprintf(err, sizeof err, "%s: out of memory before the first cell", a->file);
         dlg_ranks_ready(comm, false, err, NULL);
         rc = DLG_EXIT_USAGE;
     }

@@ -275,7 +275,9 @@ static int setup_kernels(dlg_net *net)
             n->state = NULL;
             return dlg_net_fail(net, -rc, "nn: layer '%s' (%s) on backend %s: %s", n->l.name,
                                 dlg_layer_type_name(n->l.type), net->bk->name,
-                                *err ? err : "not supported");
+                                *err                  ? err
+                                : rc == -DLG_ENOMEM ? "out of memory"
+                                                    : "not supported");
         }
         if (n->ws > ws)
             ws = n->ws;

@@ -84,7 +84,9 @@ static bool h_stopping(const dlg_host *h)
 /* What separates the cell's context from a storage message. */
 static const char *sep(const dlg_services *s) { return s->context[0] ? " " : ""; }
 
-static const dlg_instance_spec *find_spec(dlg_services *s, const char *name)
+/* The spec of storage `name`, or NULL (said) with *code -DLG_ENOMEM when
+ * out of memory, else -DLG_EINVAL. */
+static const dlg_instance_spec *find_spec(dlg_services *s, const char *name, int *code)
 {
     const dlg_instance_spec *spec = dlg_plan_storage(s->plan, name);
     for (size_t i = 0; !spec && i < s->nextra; i++)
@@ -95,12 +97,15 @@ static const dlg_instance_spec *find_spec(dlg_services *s, const char *name)
     dlg_instance_spec tmp;
     char err[2048];
     if (dlg_plan_instance(s->plan, DLG_KIND_STORAGE, name, &tmp, err, sizeof err) != 0) {
-        dlg_services_fail(s, DLG_EINVAL, "%s%sstorage '%s': %s", s->context, sep(s), name, err);
+        *code = strcmp(err, "out of memory") == 0 ? -DLG_ENOMEM : -DLG_EINVAL;
+        dlg_services_fail(s, -*code, "%s%sstorage '%s': %s", s->context, sep(s), name, err);
         return NULL;
     }
     dlg_instance_spec *arr = realloc(s->extra_specs, (s->nextra + 1) * sizeof *arr);
     if (!arr) {
         free(tmp.vals);
+        *code = -DLG_ENOMEM;
+        dlg_services_fail(s, DLG_ENOMEM, "%s%sstorage '%s': out of memory", s->context, sep(s), name);
         return NULL;
     }
     tmp.name = tmp.desc->name;
@@ -119,9 +124,11 @@ static void keep_why(dlg_services *s, uint64_t mark, dlg_storage_live *l)
     *l->host->failed = why;
 }
 
-/* Creates (once) and returns the live instance of storage `name`. */
-static dlg_storage_live *live_storage(dlg_services *s, const char *name)
+/* Creates (once) and returns the live instance of storage `name`; NULL
+ * with *code -DLG_ENOMEM when out of memory, else -DLG_EINVAL. */
+static dlg_storage_live *live_storage(dlg_services *s, const char *name, int *code)
 {
+    *code = -DLG_EINVAL;
     for (size_t i = 0; i < s->nstorages; i++) {
         dlg_storage_live *l = &s->storages[i];
         if (strcmp(l->spec->name, name) != 0)
@@ -135,12 +142,16 @@ static dlg_storage_live *live_storage(dlg_services *s, const char *name)
             dlg_services_raise(s, l->host->failed);
         return l->inst ? l : NULL;
     }
-    const dlg_instance_spec *spec = find_spec(s, name);
+    const dlg_instance_spec *spec = find_spec(s, name, code);
     if (!spec)
         return NULL;
     dlg_storage_live *arr = realloc(s->storages, (s->nstorages + 1) * sizeof *arr);
-    if (!arr)
+    if (!arr) {
+        *code = -DLG_ENOMEM;
+        dlg_services_fail(s, DLG_ENOMEM, "%s%s[storage %s] %s: out of memory", s->context, sep(s), spec->name,
+                          spec->desc->name);
         return NULL;
+    }
     s->storages = arr;
     size_t idx = s->nstorages++;
     dlg_storage_live *l = &s->storages[idx];
@@ -157,7 +168,11 @@ static dlg_storage_live *live_storage(dlg_services *s, const char *name)
     l->creating = false;
     if (rc < 0) {
         char cn[48];
-        if (!dlg_services_said_here(s, mark, NULL)) /* as the runner says a silent workload's */
+        if (!l->host) {
+            *code = -DLG_ENOMEM;
+            dlg_services_fail(s, DLG_ENOMEM, "%s%s[storage %s] %s: out of memory", s->context, sep(s), spec->name,
+                              spec->desc->name);
+        } else if (!dlg_services_said_here(s, mark, NULL)) /* as the runner says a silent workload's */
             dlg_services_fail(s, -rc, "%s%s[storage %s] %s: create failed (%s) without saying why", s->context,
                               sep(s), spec->name, spec->desc->name, dlg_code_name(rc, cn, sizeof cn));
         keep_why(s, mark, l);
@@ -180,14 +195,15 @@ static int live_storage_locked(dlg_services *s, const char *name, const dlg_stor
                                dlg_host_impl **host)
 {
     pthread_mutex_lock(&s->storage_lock);
-    dlg_storage_live *l = live_storage(s, name);
+    int code;
+    dlg_storage_live *l = live_storage(s, name, &code);
     if (l) {
         *ops = l->spec->desc->ops;
         *inst = l->inst;
         *host = l->host;
     }
     pthread_mutex_unlock(&s->storage_lock);
-    return l ? 0 : -DLG_EINVAL;
+    return l ? 0 : code < 0 ? code : -DLG_EINVAL;
 }
 
 /* The backend of storage `name` if it was ever made or tried (its failure

@@ -275,7 +275,8 @@ typedef struct dlg_host {
      * NULL when NAME is neither (the caller says so, naming its key), and
      * set when NAME is a storage that could not be made (its create()
      * failed, or it wraps the caller): the host's error line says why;
-     * return the -code and keep that line. */
+     * return the -code and keep that line.  -DLG_ENOMEM (either way): out
+     * of memory, said by the host too. */
     int (*storage_lookup)(const struct dlg_host *h, const char *name,
                           const struct dlg_storage_ops **ops, void **inst);
 

@@ -54,7 +54,7 @@ static int resolve_inner(const dlg_host *h, thr_inst *ti, const char *name)
     const dlg_storage_ops *ops = NULL;
     void *inst = NULL;
     int rc = h->storage_lookup(h, name, &ops, &inst);
-    if (rc < 0 && ops) /* it exists but could not be made: the host's line says why */
+    if (rc < 0 && (ops || rc == -DLG_ENOMEM)) /* could not be made, or no memory: the host's line says why */
         return rc;
     if (rc < 0) /* no such storage (the host may not say so): name the key and both meanings */
         return h->error(h, rc < -DLG_EINTERNAL ? DLG_EINVAL : -rc,

@@ -55,6 +55,9 @@ static int read_text(const dlg_host *h, const char *path, text *t)
     dlg_file *f = NULL;
     uint64_t size = 0;
     int rc = h->file_open(h, NULL, path, &f);
+    char said[400];
+    if (rc < 0 && DLG_HOST_HAS(h, error_said) && h->error_said(h, said, sizeof said)) /* the storage's why */
+        return h->error(h, -rc, "data = text:%s: cannot open it: %s", path, said);
     if (rc < 0)
         return h->error(h, -rc, "data = text:%s: cannot open it", path);
     if ((rc = h->file_size(h, f, &size)) < 0 || size > ((uint64_t)1 << 40)) {
