@@ -72,7 +72,7 @@ int comm_dev_open(const dlg_host *h, const char *device, const comm_bufs *b, con
     *out = NULL;
     comm_dev *d = calloc(1, sizeof *d);
     if (!d)
-        return h->error(h, DLG_ENOMEM, "%s: out of memory", who);
+        return h->error(h, DLG_ENOMEM, "out of memory");
     *d = (comm_dev){.h = h, .count = b->count, .bytes = b->count * b->elem, .type = dev_types[b->type],
                     .rank = b->rank, .size = b->size};
     int rc = open_device(d, device);

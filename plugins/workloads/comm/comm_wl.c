@@ -38,7 +38,7 @@ int comm_wl_setup(const comm_kind *k, const dlg_host *h, const dlg_value *opts, 
     *state = NULL;
     comm_wl *s = calloc(1, sizeof *s);
     if (!s)
-        return h->error(h, DLG_ENOMEM, "%s: out of memory", k->name);
+        return h->error(h, DLG_ENOMEM, "out of memory");
     s->h = h;
     s->kind = k;
     s->ops = comm_ops_per_step(opts);

@@ -78,7 +78,7 @@ static int sleep_setup(const dlg_host *h, const dlg_value *opts, const dlg_job_i
         return rc;
     struct sleeper *s = calloc(1, sizeof *s);
     if (!s)
-        return h->error(h, DLG_ENOMEM, "sleep: out of memory");
+        return h->error(h, DLG_ENOMEM, "out of memory");
     s->h = h;
     s->sleep_ns = (uint64_t)opts[OPT_SLEEP].i;
     s->jitter_ns = (uint64_t)opts[OPT_JITTER].i;

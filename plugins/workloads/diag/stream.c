@@ -214,7 +214,7 @@ static int stream_setup(const dlg_host *h, const dlg_value *opts, const dlg_job_
 
     struct stream *s = calloc(1, sizeof *s);
     if (!s)
-        return h->error(h, DLG_ENOMEM, "stream: out of memory");
+        return h->error(h, DLG_ENOMEM, "out of memory");
     s->h = h;
     s->n = n;
     s->nthreads = nthreads;

@@ -264,7 +264,7 @@ static int iopipe_setup(const dlg_host *h, const dlg_value *opts, const dlg_job_
     *state = NULL;
     iopipe *s = calloc(1, sizeof *s);
     if (!s)
-        return h->error(h, DLG_ENOMEM, "io-pipeline: out of memory");
+        return h->error(h, DLG_ENOMEM, "out of memory");
     s->h = h;
     int rc = tools_ranks_init(&s->ranks, h, "io-pipeline", PIPE_COUNTS, false);
     if (rc == 0)

@@ -439,7 +439,7 @@ static int alloc_buffers(io_raw *s)
     s->t_submit = calloc(s->depth, sizeof *s->t_submit);
     s->slot_off = calloc(s->depth, sizeof *s->slot_off);
     if (!s->bufs || !s->ios || !s->done || !s->free_slots || !s->t_submit || !s->slot_off)
-        return s->h->error(s->h, DLG_ENOMEM, "io: out of memory");
+        return s->h->error(s->h, DLG_ENOMEM, "out of memory");
     /* block is a multiple of align (checked at setup), so every slice is aligned */
     s->buf = dlg_iobuf_alloc((size_t)s->depth * s->block, align);
     if (!s->buf)
@@ -523,7 +523,7 @@ static int io_open(io_raw *s, const dlg_value *opts, const dlg_job_info *job)
     if (rc < 0)
         return rc;
     if (!(s->path = strdup(path)))
-        return h->error(h, DLG_ENOMEM, "io: out of memory");
+        return h->error(h, DLG_ENOMEM, "out of memory");
     s->block = (size_t)opts[OPT_BLOCK].i;
     s->rand = opts[OPT_PATTERN].i == PAT_RAND;
     s->checksum = opts[OPT_CHECKSUM].i != 0;
@@ -554,10 +554,10 @@ static int io_setup(const dlg_host *h, const dlg_value *opts, const dlg_job_info
     *state = NULL;
     io_raw *s = calloc(1, sizeof *s);
     if (!s)
-        return h->error(h, DLG_ENOMEM, "io: out of memory");
+        return h->error(h, DLG_ENOMEM, "out of memory");
     s->h = h;
     int rc = (s->lat = dlg_hist_new()) ? tools_ranks_init(&s->ranks, h, "io", IO_COUNTS, true)
-                                       : h->error(h, DLG_ENOMEM, "io: out of memory");
+                                       : h->error(h, DLG_ENOMEM, "out of memory");
     if (rc == 0)
         rc = io_open(s, opts, job);
     if (rc < 0) {

@@ -441,7 +441,7 @@ static int prep_setup(const dlg_host *h, const dlg_value *opts, const dlg_job_in
     *state = NULL;
     prep *p = calloc(1, sizeof *p);
     if (!p)
-        return h->error(h, DLG_ENOMEM, "preprocess: out of memory");
+        return h->error(h, DLG_ENOMEM, "out of memory");
     p->h = h;
     /* Under several ranks rank 0 alone writes output (one node, or a file
      * system the nodes share): each rank would write the same PATH.part and

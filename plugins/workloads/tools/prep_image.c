@@ -35,13 +35,13 @@ int prep_worker_new(prep_worker **out, const prep_params *p, dlg_data_err *err)
 {
     prep_worker *w = calloc(1, sizeof *w);
     if (!w)
-        return dlg_data_fail(err, DLG_ENOMEM, "preprocess: out of memory");
+        return dlg_data_fail(err, DLG_ENOMEM, "out of memory");
     w->p = *p;
     int rc = 0;
     size_t n = (size_t)p->width * (size_t)p->height * 3;
     for (int i = 0; p->mean && i < 2 && rc == 0; i++)
         if (!(w->sum[i] = calloc(n, sizeof *w->sum[i])))
-            rc = dlg_data_fail(err, DLG_ENOMEM, "preprocess: out of memory for the mean's sums "
+            rc = dlg_data_fail(err, DLG_ENOMEM, "out of memory for the mean's sums "
                                "(%zu bytes per thread)", 2 * n * sizeof(uint64_t));
     if (rc == 0 && (p->resize > 0 || p->width > 0))
         rc = dlg_jpeg_new(&w->jpeg, err);
@@ -214,7 +214,7 @@ const char *prep_worker_warning(const prep_worker *w) { return w->warning[0] ? w
 int prep_worker_sum_last(prep_worker *w, unsigned which, dlg_data_err *err)
 {
     if (!w->stored) /* only transcoded images reach here with a mean */
-        return dlg_data_fail(err, DLG_EIO, "preprocess: no decoded image to add to the mean");
+        return dlg_data_fail(err, DLG_EIO, "no decoded image to add to the mean");
     size_t plane = (size_t)w->p.width * (size_t)w->p.height;
     uint64_t *b = w->sum[which & 1], *g = b + plane, *r = g + plane;
     const uint8_t *px = w->out8;

@@ -166,7 +166,7 @@ int prep_pool_start(prep_pool **out, const dlg_host *h, const prep_input *in, co
     *out = NULL;
     prep_pool *p = calloc(1, sizeof *p);
     if (!p)
-        return dlg_data_fail(err, DLG_ENOMEM, "preprocess: out of memory");
+        return dlg_data_fail(err, DLG_ENOMEM, "out of memory");
     p->h = h;
     p->in = in;
     p->mean = par->mean;
@@ -179,7 +179,7 @@ int prep_pool_start(prep_pool **out, const dlg_host *h, const prep_input *in, co
     pthread_cond_init(&p->ready, NULL);
     *out = p;
     if (!p->slots || !p->workers)
-        return dlg_data_fail(err, DLG_ENOMEM, "preprocess: out of memory");
+        return dlg_data_fail(err, DLG_ENOMEM, "out of memory");
     for (int i = 0; i < threads; i++) {
         worker *wk = &p->workers[i];
         wk->pool = p;
@@ -190,7 +190,7 @@ int prep_pool_start(prep_pool **out, const dlg_host *h, const prep_input *in, co
     for (int i = 0; i < threads; i++) {
         worker *wk = &p->workers[i];
         if (pthread_create(&wk->tid, NULL, worker_main, wk) != 0)
-            return dlg_data_fail(err, DLG_ENOMEM, "preprocess: cannot start thread %d", i + 1);
+            return dlg_data_fail(err, DLG_ENOMEM, "cannot start thread %d", i + 1);
         wk->started = true;
     }
     return 0;
