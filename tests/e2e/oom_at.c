@@ -1,0 +1,157 @@
+/* LD_PRELOAD for oom_sweep.sh: the n-th allocation after main() starts
+ * fails once with ENOMEM, as a brief shortage would, in the processes
+ * named by their subcommand (DLG_OOM_IN=run: the run; =cell: each cell).
+ *   DLG_OOM_AT=n      the allocation that fails (0 or unset: none)
+ *   DLG_OOM_IN=word   only in a process with this word among its arguments
+ *   DLG_OOM_TALLY=f   at exit, such a process appends its count of
+ *                     allocations to f (the sweep's range)
+ *   DLG_OOM_TRACE=f   the failed allocation's call stack is appended to f
+ *                     (addresses: addr2line -f -e OBJECT 0xOFFSET)
+ * Counting starts at main(): what the dynamic loader and the libraries'
+ * constructors allocate before it is not dlgauge's to handle, nor what a
+ * dlopen() allocates (the loader, and the constructors of the libraries
+ * it loads: GnuTLS's, under libcurl, prints an error of its own).  Nor is
+ * what a library allocates that ends the process by design when it cannot
+ * (so no caller can answer): the dynamic loader (a thread's TLS), C++'s
+ * operator new (std::bad_alloc), libgomp and OpenBLAS; nor oneDNN, which
+ * dereferences its own failed allocation (dnnl_memory_create,
+ * dnnl_primitive_desc_create: SIGSEGV inside libdnnl.so.2, seen with
+ * Debian 12's 2.7).  Those allocations are neither failed nor counted. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <execinfo.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+
+typedef int (*main_fn)(int, char **, char **);
+typedef int (*start_fn)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *);
+
+static atomic_bool counting;
+static __thread int loading; /* this thread is inside dlopen() */
+static atomic_long calls;
+static long fail_at;
+static main_fn real_main;
+
+static bool ends_process_when_out(const char *file)
+{
+    static const char *const libs[] = {"/ld-linux", "/libstdc++.so", "/libgomp.so", "/libopenblas", "/libdnnl.so"};
+    for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++)
+        if (strstr(file, libs[i]))
+            return true;
+    return false;
+}
+
+/* a place for a debugger's breakpoint too: gdb -ex 'break oom_at_failed' */
+__attribute__((noinline)) void oom_at_failed(void);
+__attribute__((noinline)) void oom_at_failed(void)
+{
+    const char *path = getenv("DLG_OOM_TRACE");
+    int fd = path && *path ? open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
+    if (fd < 0)
+        return;
+    void *pcs[32];
+    backtrace_symbols_fd(pcs, backtrace(pcs, 32), fd); /* neither allocates once backtrace was called */
+    close(fd);
+}
+
+static bool fail_now(void *caller)
+{
+    if (!atomic_load(&counting) || loading)
+        return false;
+    Dl_info where;
+    if (dladdr(caller, &where) && where.dli_fname && ends_process_when_out(where.dli_fname))
+        return false;
+    if (atomic_fetch_add(&calls, 1) + 1 != fail_at)
+        return false;
+    oom_at_failed();
+    errno = ENOMEM;
+    return true;
+}
+
+#define CALLER __builtin_return_address(0)
+void *malloc(size_t n) { return fail_now(CALLER) ? NULL : __libc_malloc(n); }
+void *calloc(size_t a, size_t b) { return fail_now(CALLER) ? NULL : __libc_calloc(a, b); }
+void *realloc(void *p, size_t n) { return fail_now(CALLER) ? NULL : __libc_realloc(p, n); }
+void *aligned_alloc(size_t a, size_t n) { return fail_now(CALLER) ? NULL : __libc_memalign(a, n); }
+void *memalign(size_t a, size_t n) { return fail_now(CALLER) ? NULL : __libc_memalign(a, n); }
+
+int posix_memalign(void **out, size_t a, size_t n)
+{
+    if (fail_now(CALLER))
+        return ENOMEM;
+    void *p = __libc_memalign(a, n);
+    if (!p)
+        return ENOMEM;
+    *out = p;
+    return 0;
+}
+
+static void write_tally(void)
+{
+    const char *path = getenv("DLG_OOM_TALLY");
+    if (!path || !*path)
+        return;
+    char line[32];
+    int len = snprintf(line, sizeof line, "%ld\n", atomic_load(&calls));
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    ssize_t ignored = write(fd, line, (size_t)len);
+    (void)ignored;
+    close(fd);
+}
+
+static bool named(int argc, char **argv)
+{
+    const char *in = getenv("DLG_OOM_IN");
+    for (int i = 1; in && i < argc; i++)
+        if (strcmp(argv[i], in) == 0)
+            return true;
+    return false;
+}
+
+static int counted_main(int argc, char **argv, char **envp)
+{
+    if (named(argc, argv)) {
+        const char *at = getenv("DLG_OOM_AT");
+        fail_at = at ? atol(at) : 0;
+        atexit(write_tally);
+        void *pc;
+        backtrace(&pc, 1); /* its first call loads libgcc_s, which allocates */
+        atomic_store(&counting, true);
+    }
+    return real_main(argc, argv, envp);
+}
+
+typedef void *(*dlopen_fn)(const char *, int);
+
+void *dlopen(const char *file, int mode)
+{
+    dlopen_fn real = (dlopen_fn)dlsym(RTLD_NEXT, "dlopen");
+    loading++;
+    void *dl = real(file, mode);
+    loading--;
+    return dl;
+}
+
+int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void), void (*fini)(void),
+                      void (*rtld_fini)(void), void *stack_end);
+int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void), void (*fini)(void),
+                      void (*rtld_fini)(void), void *stack_end)
+{
+    start_fn real = (start_fn)dlsym(RTLD_NEXT, "__libc_start_main");
+    real_main = main;
+    return real(counted_main, argc, argv, init, fini, rtld_fini, stack_end);
+}

@@ -1,0 +1,161 @@
+#!/bin/bash
+# Out of memory anywhere in a run.  A preloaded allocator (oom_at.c) fails
+# the n-th allocation once, in the run's own process or in a cell's, for n
+# spread over the whole count of that process: the first ones all, then
+# evenly.  Each time:
+#  - dlgauge ends with exit status 0, 1 or 2: not by a signal, nor by a
+#    library's abort (terminate, glibc's malloc checks), and no cell's
+#    process dies of one either (its row would say "crashed");
+#  - everything on stderr is dlgauge's own "dlgauge: " lines, and a run
+#    that failed says why on one of them: out of memory;
+#  - nothing measured is lost: `run --resume` with memory back (or the run
+#    again, when it stopped before its journal) ends with exactly one row
+#    per job, none missing and none twice; ok, unless the trial said that
+#    job's cell failed (the journal keeps a failed cell done, so --resume
+#    does not measure it again), and then it exits 1, else 0.
+# The processes: the run of two jobs into three sinks and a journal; and a
+# cell of each workload kind the suites lean on: preprocess (JPEG folder
+# to RecordIO), io-pipeline over a throttled disk, a ResNet-50 training
+# step from that RecordIO, and the LSTM language model on a text corpus.
+# OOM_SWEEP_STRIDE=1 tries every allocation (some 20,000 runs, an hour on
+# 2 cores); OOM_SWEEP_ONLY=run|prep|pipe|net|lm sweeps one process.
+source "$(dirname "$0")/lib.sh"
+PRELOAD=$5
+STRIDE=${OOM_SWEEP_STRIDE:-}
+ONLY=${OOM_SWEEP_ONLY:-}
+
+dlg() { "$DLG" --plugin-dir "$PLUGDIR" -q "$@"; }
+
+dlg mkdata images --out img --classes 4 --images 16 --seed 3 >/dev/null || fail "mkdata images"
+dlg mkdata text --out ptb.txt --words 3000 --vocab 200 >/dev/null || fail "mkdata text"
+
+jobs_ini() { # NAME: the [job NAME] sections of the sweep
+    case $1 in
+    a) printf '[job a]\nworkload = noop\niterations = 20\nwarmup = 1\n' ;;
+    b) printf '[job b]\nworkload = sleep\nsleep = 1ms\niterations = 3\nwarmup = 0\n' ;;
+    prep) printf '[job prep]\nworkload = preprocess\ninput = %s/img/train.lst\nroot = %s/img\noutput = recordio:out.rec\niterations = 16\nwarmup = 0\n' "$WORK" "$WORK" ;;
+    pipe) printf '[storage slow]\ntype = throttle\nbandwidth = 200MiB\n[job pipe]\nworkload = io-pipeline\ndata = recordio:%s/sw.rec\nstorage = slow\nbatch = 4\ncrop = 32\ncompute = 1ms\niterations = 4\nwarmup = 1\n' "$WORK" ;;
+    net) printf '[job net]\nworkload = resnet50\nmode = train\ndata = recordio:%s/sw.rec\nclasses = 4\ncrop = 32\nbatch = 2\niterations = 2\nwarmup = 0\n' "$WORK" ;;
+    lm) printf '[job lm]\nworkload = lstm-ptb\ndata = text:%s/ptb.txt\nhidden = 16\nvocab = 200\nbptt = 5\nbatch = 2\niterations = 3\nwarmup = 0\n' "$WORK" ;;
+    esac
+}
+
+# make_ini DIR JOB...: DIR/s.ini, its journal and sinks in DIR
+make_ini() {
+    local d=$1
+    shift
+    {
+        printf '[global]\njournal = s.journal\nsinks = csv, jsonl, lp\n'
+        printf '[sink csv]\npath = s.csv\n[sink jsonl]\ntype = json\npath = s.jsonl\n[sink lp]\ntype = influx\npath = s.lp\n'
+        for j in "$@"; do jobs_ini "$j"; done
+    } >"$d/s.ini"
+}
+
+# the RecordIO the pipeline and the network read
+mkdir -p rec && make_ini rec prep && (cd rec && dlg run s.ini >/dev/null 2>&1) && mv rec/out.rec sw.rec && mv rec/out.idx sw.idx ||
+    fail "preprocess for the sweep's RecordIO: $(cat rec/*.err 2>/dev/null)"
+
+# count NAME ROLE JOB...: allocations the ROLE process (run, __cell) makes
+count() {
+    local name=$1 role=$2
+    shift 2
+    mkdir -p "count.$name" && make_ini "count.$name" "$@"
+    (cd "count.$name" && DLG_OOM_IN=$role DLG_OOM_TALLY=tally LD_PRELOAD=$PRELOAD "$DLG" --plugin-dir "$PLUGDIR" -q run s.ini >out 2>err)
+    local rc=$?
+    [ "$rc" = 0 ] || fail "$name: without a failed allocation, exit status $rc: $(cat "count.$name/err")"
+    head -n 1 "count.$name/tally" 2>/dev/null
+}
+
+# points N FIRST SPREAD: 1..FIRST, then SPREAD more evenly up to N
+points() {
+    local n=$1 first=$2 spread=$3
+    if [ -n "$STRIDE" ]; then
+        seq 1 "$STRIDE" "$n"
+        return
+    fi
+    seq 1 $((first < n ? first : n))
+    [ "$n" -gt "$first" ] && awk -v n="$n" -v f="$first" -v s="$spread" \
+        'BEGIN { for (i = 1; i <= s; i++) print f + int(i * (n - f) / s) }'
+}
+
+# sweep NAME ROLE FIRST SPREAD JOB...
+sweep() {
+    local name=$1 role=$2 first=$3 spread=$4
+    shift 4
+    [ -z "$ONLY" ] || [ "$ONLY" = "$name" ] || return 0
+    local n
+    n=$(count "$name" "$role" "$@")
+    [ -n "$n" ] && [ "$n" -gt 100 ] || { fail "$name: the allocator counted '${n}' allocations: is it preloaded?"; return; }
+    echo "$name: $n allocations in the $role process; failing $(points "$n" "$first" "$spread" | wc -l) of them in turn"
+    local at
+    for at in $(points "$n" "$first" "$spread"); do
+        local d="t.$name.$at"
+        mkdir -p "$d" && make_ini "$d" "$@"
+        (cd "$d" && DLG_OOM_IN=$role DLG_OOM_AT=$at DLG_OOM_TRACE=trace LD_PRELOAD=$PRELOAD \
+            timeout 120 "$DLG" --plugin-dir "$PLUGDIR" -q run s.ini >out 2>err
+         echo $? >rc
+         if [ -f s.journal ]; then again=(--resume); else again=(); fi
+         "$DLG" --plugin-dir "$PLUGDIR" -q run s.ini "${again[@]}" >out2 2>err2
+         echo $? >rc2)
+        echo "$*" >"$d/jobs"
+    done
+}
+
+sweep run run 12 60 a b
+sweep prep __cell 5 20 prep
+sweep pipe __cell 5 20 pipe
+sweep lm __cell 5 20 lm
+sweep net __cell 3 6 net
+
+"$PY" - <<'PY' || fail "the trials above"
+import csv, glob, os, re, sys
+bad = 0
+def say(d, what):
+    global bad
+    bad += 1
+    print(f"{d}: {what}")
+    for f in ("err", "err2"):
+        p = os.path.join(d, f)
+        if os.path.exists(p):
+            for line in open(p, errors="replace").read().splitlines()[:6]:
+                print(f"    {f}: {line}")
+    if os.path.exists(os.path.join(d, "trace")):
+        print(f"    the failed allocation's stack: {d}/trace")
+trials = sorted(glob.glob("t.*.*"), key=lambda d: (d.split(".")[1], int(d.split(".")[2])))
+ok = failed = 0
+for d in trials:
+    rc = int(open(os.path.join(d, "rc")).read())
+    err = open(os.path.join(d, "err"), errors="replace").read().splitlines()
+    if rc not in (0, 1, 2):
+        say(d, f"exit status {rc} (a signal, a library's abort, or a timeout)")
+        continue
+    strays = [l for l in err if not l.startswith("dlgauge: ")]
+    if strays:
+        say(d, f"a line on stderr that is not dlgauge's: {strays[0]!r}")
+    if rc != 0:
+        failed += 1
+        # dlgauge's words, strerror(ENOMEM)'s, libjpeg's and TurboJPEG's
+        said = r"out of (\w+ )?memory|Cannot allocate memory|Insufficient memory|Memory allocation failure"
+        if not any(re.search(said, l) for l in err):
+            say(d, f"exit status {rc} without a line that says out of memory")
+    else:
+        ok += 1
+    if any("died of signal" in l for l in err):
+        say(d, "a cell's process died of a signal")
+    rc2 = int(open(os.path.join(d, "rc2")).read())
+    rows = list(csv.DictReader(open(os.path.join(d, "s.csv")))) if os.path.exists(os.path.join(d, "s.csv")) else []
+    failed_jobs = set()
+    for job in open(os.path.join(d, "jobs")).read().split():
+        mine = [r["status"] for r in rows if r["job"] == job]
+        said = rc != 0 and any(f"[job {job}]" in l for l in err)
+        if mine == ["error"] and said:
+            failed_jobs.add(job)
+        elif mine != ["ok"]:
+            say(d, f"after the run again, job {job}'s rows have status {mine}, not one ok"
+                   + ("" if said else " (and the trial said nothing of the job)"))
+    if rc2 != (1 if failed_jobs else 0):
+        say(d, f"the run again with memory back: exit status {rc2}, expected {1 if failed_jobs else 0}")
+print(f"{len(trials)} trials: {ok} ended 0, {failed} failed cleanly and measured all on the run again; {bad} problem(s)")
+sys.exit(1 if bad or not trials else 0)
+PY
+finish
