@@ -7,6 +7,13 @@
 #include <string.h>
 #include <time.h>
 
+/* What a backend's failed open said, or its code's meaning where it said
+ * nothing (a bare -DLG_ENOMEM). */
+static const char *open_why(const char *err, int rc)
+{
+    return *err ? err : rc == -DLG_ENOMEM ? "out of memory" : "cannot be opened";
+}
+
 int dlg_net_plan(dlg_net *net, const dlg_plan_opts *opts)
 {
     if (net->err)
@@ -28,10 +35,10 @@ int dlg_net_plan(dlg_net *net, const dlg_plan_opts *opts)
     char err[256] = "";
     int rc = bk->open(&bo, &net->ctx, err, sizeof err);
     if (rc < 0)
-        return dlg_net_fail(net, -rc, "nn: backend %s: %s", name, err);
+        return dlg_net_fail(net, -rc, "nn: backend %s: %s", name, open_why(err, rc));
     net->bk = bk;
     if (bk->fallback && (rc = bk->fallback->open(&bo, &net->fctx, err, sizeof err)) < 0)
-        return dlg_net_fail(net, -rc, "nn: backend %s: %s", bk->fallback->name, err);
+        return dlg_net_fail(net, -rc, "nn: backend %s: %s", bk->fallback->name, open_why(err, rc));
     net->train = opts && opts->train;
     net->input_grads = opts && opts->input_grads;
     net->seed = opts ? opts->seed : 0;

@@ -50,13 +50,19 @@ static int read_pieces(const dlg_host *h, dlg_file *f, const char *path, char *b
     return 0;
 }
 
+/* The line the storage said when a call into it failed (its why). */
+static bool storage_said(const dlg_host *h, char *buf, size_t len)
+{
+    return DLG_HOST_HAS(h, error_said) && h->error_said(h, buf, len);
+}
+
 static int read_text(const dlg_host *h, const char *path, text *t)
 {
     dlg_file *f = NULL;
     uint64_t size = 0;
     int rc = h->file_open(h, NULL, path, &f);
     char said[400];
-    if (rc < 0 && DLG_HOST_HAS(h, error_said) && h->error_said(h, said, sizeof said)) /* the storage's why */
+    if (rc < 0 && storage_said(h, said, sizeof said))
         return h->error(h, -rc, "data = text:%s: cannot open it: %s", path, said);
     if (rc < 0)
         return h->error(h, -rc, "data = text:%s: cannot open it", path);
