@@ -1,6 +1,7 @@
 /* LD_PRELOAD for oom_sweep.sh: the n-th allocation after main() starts
- * fails once with ENOMEM, as a brief shortage would, in the processes
- * named by their subcommand (DLG_OOM_IN=run: the run; =cell: each cell).
+ * fails once with ENOMEM (tests/support/rt_oom.c's allocator), as a brief
+ * shortage would, in the processes named by their subcommand
+ * (DLG_OOM_IN=run: the run; =__cell: each cell).
  *   DLG_OOM_AT=n      the allocation that fails (0 or unset: none)
  *   DLG_OOM_IN=word   only in a process with this word among its arguments
  *   DLG_OOM_TALLY=f   at exit, such a process appends its count of
@@ -19,29 +20,20 @@
  * Debian 12's 2.7).  Those allocations are neither failed nor counted. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <errno.h>
 #include <execinfo.h>
 #include <fcntl.h>
-#include <malloc.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void *__libc_memalign(size_t, size_t);
+#include "rt_oom.h"
 
 typedef int (*main_fn)(int, char **, char **);
 typedef int (*start_fn)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *);
 
-static atomic_bool counting;
 static __thread int loading; /* this thread is inside dlopen() */
-static atomic_long calls;
-static long fail_at;
 static main_fn real_main;
 
 static bool ends_process_when_out(const char *file)
@@ -51,6 +43,12 @@ static bool ends_process_when_out(const char *file)
         if (strstr(file, libs[i]))
             return true;
     return false;
+}
+
+static bool not_ours(void *caller)
+{
+    Dl_info where;
+    return loading || (dladdr(caller, &where) && where.dli_fname && ends_process_when_out(where.dli_fname));
 }
 
 /* a place for a debugger's breakpoint too: gdb -ex 'break oom_at_failed' */
@@ -66,45 +64,13 @@ __attribute__((noinline)) void oom_at_failed(void)
     close(fd);
 }
 
-static bool fail_now(void *caller)
-{
-    if (!atomic_load(&counting) || loading)
-        return false;
-    Dl_info where;
-    if (dladdr(caller, &where) && where.dli_fname && ends_process_when_out(where.dli_fname))
-        return false;
-    if (atomic_fetch_add(&calls, 1) + 1 != fail_at)
-        return false;
-    oom_at_failed();
-    errno = ENOMEM;
-    return true;
-}
-
-#define CALLER __builtin_return_address(0)
-void *malloc(size_t n) { return fail_now(CALLER) ? NULL : __libc_malloc(n); }
-void *calloc(size_t a, size_t b) { return fail_now(CALLER) ? NULL : __libc_calloc(a, b); }
-void *realloc(void *p, size_t n) { return fail_now(CALLER) ? NULL : __libc_realloc(p, n); }
-void *aligned_alloc(size_t a, size_t n) { return fail_now(CALLER) ? NULL : __libc_memalign(a, n); }
-void *memalign(size_t a, size_t n) { return fail_now(CALLER) ? NULL : __libc_memalign(a, n); }
-
-int posix_memalign(void **out, size_t a, size_t n)
-{
-    if (fail_now(CALLER))
-        return ENOMEM;
-    void *p = __libc_memalign(a, n);
-    if (!p)
-        return ENOMEM;
-    *out = p;
-    return 0;
-}
-
 static void write_tally(void)
 {
     const char *path = getenv("DLG_OOM_TALLY");
     if (!path || !*path)
         return;
     char line[32];
-    int len = snprintf(line, sizeof line, "%ld\n", atomic_load(&calls));
+    int len = snprintf(line, sizeof line, "%ld\n", rt_oom_disarm());
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0)
         return;
@@ -126,11 +92,11 @@ static int counted_main(int argc, char **argv, char **envp)
 {
     if (named(argc, argv)) {
         const char *at = getenv("DLG_OOM_AT");
-        fail_at = at ? atol(at) : 0;
         atexit(write_tally);
         void *pc;
         backtrace(&pc, 1); /* its first call loads libgcc_s, which allocates */
-        atomic_store(&counting, true);
+        rt_oom_filter(not_ours, oom_at_failed);
+        rt_oom_arm(at ? atol(at) : 0);
     }
     return real_main(argc, argv, envp);
 }
