@@ -360,9 +360,8 @@ static char *compose(const char *body, const char *key, const char *val, size_t 
     /* sized first, not an open_memstream: that drops a character it has no
      * memory for without an error, and the short text would be stored */
     int head = snprintf(NULL, 0, MAGIC "\nhost %s\n" WRITER " %s\n", host, name);
-    size_t need = (size_t)head + strlen(key) + strlen(val) + 3;
-    for (const char *l = body; l && *l; l = strchr(l, '\n') + 1)
-        need += (size_t)(strchr(l, '\n') - l) + 1;
+    /* the body's lines are kept or dropped: it takes at most its length */
+    size_t need = (size_t)head + (body ? strlen(body) : 0) + strlen(key) + strlen(val) + 3;
     char *text = malloc(need);
     if (!text)
         return NULL;
@@ -444,7 +443,7 @@ int dlg_tune_put(const char *path, const char *key, const char *val)
     free(body);
     if (!text)
         return -1; /* out of memory: as load's */
-    if (text && len > MAX_BYTES) {
+    if (len > MAX_BYTES) {
         /* keep what it holds (a sweep's entries accumulate): new ones are timed */
         if (said_update(path, SAID_FULL, 0))
             fprintf(stderr, "dlgauge: tuning record %s is full (" DLG_TUNE_MAX_TEXT "): it keeps its entries, new "
