@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "file_text.h"
 #include "rt_oom.h"
 #include "rt_util.h"
 #include "tune.h"
@@ -61,12 +62,9 @@ static void every_allocation_fails_once(void **st)
         entry(i, key, val);
         assert_int_equal(dlg_tune_put(base, key, val), 0);
     }
-    FILE *f = fopen(base, "rb");
-    assert_non_null(f);
-    char *text = malloc(1 << 20);
+    size_t len = 0;
+    char *text = file_text_len(base, &len);
     assert_non_null(text);
-    size_t len = fread(text, 1, 1 << 20, f);
-    fclose(f);
     assert_true(len > 12000);
     int failures = 0;
     long n = 1;

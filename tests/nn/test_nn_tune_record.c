@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "tune.h"
+#include "file_text.h"
 #include "tune_testutil.h"
 
 #ifndef DLG_TUNE_MAX_BYTES
@@ -33,23 +34,6 @@ static void remove_dir(const char *dir)
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     assert_int_equal(system(cmd), 0);
-}
-
-/* The whole file, however large (malloc'ed, NUL-terminated). */
-static char *read_all(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    assert_int_equal(fseek(f, 0, SEEK_END), 0);
-    long n = ftell(f);
-    assert_true(n >= 0);
-    rewind(f);
-    char *buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
 }
 
 static int lines_of(const char *text)
@@ -160,7 +144,7 @@ static void test_corrupt_one_line(void **st)
 static char *fill_record(const char *path, size_t room, char last[32])
 {
     assert_int_equal(dlg_tune_put(path, "first", "1"), 0);
-    char *head = read_all(path);
+    char *head = file_text(path);
     *strstr(head, "first 1\n") = '\0';
     size_t want = (size_t)DLG_TUNE_MAX_BYTES - room, len = strlen(head);
     char *text = malloc(want + 64);
@@ -198,7 +182,7 @@ static void test_full_record_kept(void **st)
     assert_int_equal(lines_of(err), 1);
     assert_non_null(strstr(err, path));
     assert_non_null(strstr(err, "full"));
-    char *now = read_all(path);
+    char *now = file_text(path);
     assert_string_equal(now, text); /* untouched */
     free(now);
     assert_true(dlg_tune_get(path, "fill0000000", val, sizeof val));

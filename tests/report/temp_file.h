@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "file_text.h" /* a file's text read back */
+
 /* A file holding text; the caller unlinks path (at least 32 bytes). */
 static inline void temp_file(char *path, const char *text)
 {
@@ -18,25 +20,6 @@ static inline void temp_file(char *path, const char *text)
     assert_non_null(f);
     fputs(text, f);
     assert_int_equal(fclose(f), 0);
-}
-
-/* The whole file at path (malloc'd, NUL-terminated), or NULL where there
- * is none. */
-static inline char *file_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    assert_int_equal(fseek(f, 0, SEEK_END), 0);
-    long n = ftell(f);
-    assert_true(n >= 0);
-    rewind(f);
-    char *p = malloc((size_t)n + 1);
-    assert_non_null(p);
-    assert_int_equal(fread(p, 1, (size_t)n, f), (size_t)n);
-    p[n] = '\0';
-    fclose(f);
-    return p;
 }
 
 #endif
