@@ -22,7 +22,9 @@
 
 /* Size of image `index` of a dataset with this seed. */
 void dlg_synth_image_size(uint64_t seed, uint64_t index, int *w, int *h);
-/* Renders image `index` of class `label` (packed RGB, w*h*3 bytes). */
+/* Renders image `index` of class `label` (packed RGB, w*h*3 bytes; w and h
+ * at most DLG_SYNTH_MAX_SIDE).  Allocates nothing, so the pixels never
+ * depend on the memory there is. */
 void dlg_synth_image_render(uint64_t seed, uint64_t index, int label, int w, int h,
                             uint8_t *rgb);
 

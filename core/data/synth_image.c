@@ -5,9 +5,6 @@
 #include "synth.h"
 
 #include <math.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include <dlgauge/splitmix.h>
 
 typedef struct rng {
@@ -137,22 +134,32 @@ static void shapes(rng *r, rng *cls, int label, int w, int h, uint8_t *rgb)
     }
 }
 
+/* One row of the texture grid: gw values, drawn in row-major order. */
+static void grid_row(rng *r, float *row, int gw, double amp)
+{
+    for (int i = 0; i < gw; i++)
+        row[i] = (float)((unif(r) * 2 - 1) * amp);
+}
+
 /* Surface texture: value noise on a coarse grid, bilinearly interpolated,
- * so there is mid-frequency detail as in real photos (not just grain). */
+ * so there is mid-frequency detail as in real photos (not just grain).
+ * The grid is drawn row by row into two rows kept on the stack (a cell is
+ * at least 2 pixels, so a row has at most DLG_SYNTH_MAX_SIDE / 2 + 2
+ * values): no allocation, which could fail and change the pixels.  Every
+ * value of the gw x gh grid is drawn, used or not, so the noise after it
+ * gets the same draws as ever. */
 static void texture(rng *r, int w, int h, uint8_t *rgb, int cell, double amp)
 {
     int gw = w / cell + 2, gh = h / cell + 2;
-    float stack[64 * 1024];
-    float *g = (size_t)gw * gh <= sizeof stack / sizeof stack[0] ? stack : malloc((size_t)gw * gh * sizeof *g);
-    if (!g)
-        return;
-    for (int i = 0; i < gw * gh; i++)
-        g[i] = (float)((unif(r) * 2 - 1) * amp);
+    float rows[2][DLG_SYNTH_MAX_SIDE / 2 + 2];
+    int drawn = 0; /* grid rows drawn so far; row k lives in rows[k % 2] */
     float inv = 1.0f / (float)cell;
     for (int y = 0; y < h; y++) {
         int gy = y / cell;
+        for (; drawn < gy + 2; drawn++)
+            grid_row(r, rows[drawn % 2], gw, amp);
         float fy = (float)(y - gy * cell) * inv;
-        const float *g0 = g + (size_t)gy * gw, *g1 = g0 + gw;
+        const float *g0 = rows[gy % 2], *g1 = rows[(gy + 1) % 2];
         uint8_t *row = rgb + (size_t)y * w * 3;
         for (int x = 0; x < w; x++) {
             int gx = x / cell;
@@ -166,8 +173,8 @@ static void texture(rng *r, int w, int h, uint8_t *rgb, int cell, double amp)
             }
         }
     }
-    if (g != stack)
-        free(g);
+    for (; drawn < gh; drawn++)
+        grid_row(r, rows[drawn % 2], gw, amp);
 }
 
 /* Sensor-like noise: luminance plus a little chroma, triangular pdf. */
@@ -189,17 +196,8 @@ void dlg_synth_image_render(uint64_t seed, uint64_t index, int label, int w, int
 {
     rng r = rng_at(seed, index, 2);
     rng cls = rng_at(seed, (uint64_t)label, 3); /* the same for every image of a class */
-    float stack[4 * 1024];
-    float *tab = 2 * ((size_t)w + h) <= sizeof stack / sizeof stack[0]
-                     ? stack
-                     : malloc(2 * ((size_t)w + h) * sizeof *tab);
-    if (!tab) { /* cannot happen for DLG_SYNTH_MAX_SIDE; flat gray is still an image */
-        memset(rgb, 128, (size_t)w * h * 3);
-        return;
-    }
+    float tab[4 * DLG_SYNTH_MAX_SIDE]; /* background's cos/sin tables: 2 (w + h) */
     background(&r, &cls, w, h, rgb, tab);
-    if (tab != stack)
-        free(tab);
     shapes(&r, &cls, label, w, h, rgb);
     texture(&r, w, h, rgb, 2 + (int)(next(&r) % 3), 30 + 24 * unif(&r));
     noise(&r, w, h, rgb, 58 + (int)(next(&r) % 32));

@@ -3,7 +3,10 @@
  * Caffe LMDB fails in turn (rt_oom.h).  A write that returned 0, closed
  * with 0, must read back record for record; a failure must say "out of
  * memory".  A preprocess or mkdata that reported success over a short or
- * corrupt dataset would hand a benchmark wrong input. */
+ * corrupt dataset would hand a benchmark wrong input.  And mkdata's image
+ * renderer allocates nothing: its pixels are a function of the seed alone,
+ * never of the memory there was (a failed malloc once left out the texture
+ * of images over about 500 pixels a side, and mkdata reported success). */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,12 +17,14 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "datum.h"
 #include "lmdb_dataset.h"
 #include "recordio.h"
+#include "synth.h"
 #include "rt_oom.h"
 #include "tmpdir.h"
 
@@ -162,11 +167,32 @@ static void lmdb_oom(void **state)
     sweep("lmdb", write_lmdb, check_lmdb);
 }
 
+/* The largest image and an odd one: no allocation, so none can fail. */
+static void render_allocates_nothing(void **state)
+{
+    (void)state;
+    if (!rt_oom_possible())
+        skip();
+    static const int sides[][2] = {{DLG_SYNTH_MAX_SIDE, DLG_SYNTH_MAX_SIDE}, {792, 611}, {DLG_SYNTH_MIN_SIDE, 97}};
+    size_t cap = (size_t)DLG_SYNTH_MAX_SIDE * DLG_SYNTH_MAX_SIDE * 3;
+    uint8_t *rgb = malloc(cap);
+    assert_non_null(rgb);
+    for (size_t k = 0; k < sizeof sides / sizeof sides[0]; k++) {
+        rt_oom_arm(1);
+        dlg_synth_image_render(5, k, (int)k, sides[k][0], sides[k][1], rgb);
+        long made = rt_oom_disarm();
+        if (made != 0)
+            fail_msg("rendering %dx%d made %ld allocation(s)", sides[k][0], sides[k][1], made);
+    }
+    free(rgb);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(recordio_oom),
         cmocka_unit_test(lmdb_oom),
+        cmocka_unit_test(render_allocates_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
