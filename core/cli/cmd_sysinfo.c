@@ -6,15 +6,16 @@
 #include "cgroup.h"
 #include "comm.h"
 #include "cpu_energy.h"
-#include "cpuset.h"
 #include "cuda/cuda_module.h"
 #include "git_rev.h"
 #include "gpu_nvml.h"
 #include "inventory.h"
+#include "proc_file.h"
 #include "topology.h"
 
 #include <stdbool.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <gnu/libc-version.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,13 +50,8 @@ static void cpu_info(void)
 
 static void read_sys(const char *path, char *out, size_t len)
 {
-    FILE *f = fopen(path, "r");
-    out[0] = '\0';
-    if (!f)
-        return;
-    if (fgets(out, (int)len, f))
-        out[strcspn(out, "\n")] = '\0';
-    fclose(f);
+    if (dlg_file_line(path, out, len) != 0)
+        out[0] = '\0';
 }
 
 /* An integer from a sysfs file named by fmt and cpu; -1 if unreadable. */
@@ -84,6 +80,30 @@ static void topology_info(void)
            t.threads > t.cores ? "SMT on" : "no SMT", nodes, nodes == 1 ? "" : "s");
 }
 
+/* How many ids a kernel list such as "0-3,8,10-11" names (7), counted
+ * without a set that would need memory; -1 if it is not such a list. */
+static int list_count(const char *list)
+{
+    int n = 0;
+    for (const char *p = list; *p;) {
+        char *end;
+        long a = strtol(p, &end, 10), b = a;
+        if (end == p || a < 0)
+            return -1;
+        if (*end == '-') {
+            p = end + 1;
+            b = strtol(p, &end, 10);
+            if (end == p || b < a)
+                return -1;
+        }
+        n += (int)(b - a + 1);
+        p = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',')
+            return -1;
+    }
+    return n > 0 ? n : -1;
+}
+
 /* " per CPU", " per 2 CPUs": how many CPUs share cache index i of cpu0
  * (sysfs sizes are one cache's; lscpu prints the sum over instances). */
 static void cache_sharing(int i, char *out, size_t len)
@@ -91,9 +111,7 @@ static void cache_sharing(int i, char *out, size_t len)
     char path[96], list[256];
     snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/shared_cpu_list", i);
     read_sys(path, list, sizeof list);
-    dlg_cpuset set;
-    int n = dlg_cpuset_init(&set, 0) == 0 ? dlg_cpuset_parse_list(list, &set) : -1;
-    dlg_cpuset_fini(&set);
+    int n = list_count(list);
     if (n == 1)
         snprintf(out, len, " per CPU");
     else if (n > 1)
@@ -296,27 +314,64 @@ static void ranks_info(void)
         printf("ranks:      1 (built without MPI)\n");
 }
 
-int dlg_cmd_sysinfo(const dlg_cli *cli, int argc, char **argv)
+/* A section of the inventory.  Those read from /proc and /sys answer
+ * "unknown" or leave a line out when a read fails, so an allocation that
+ * failed inside one (errno ENOMEM, which malloc sets and nothing else they
+ * call does) would pass for a fact about the host: name the section, so
+ * the listing is known to be short of something, and exit 1.  Not for the
+ * sections that load NVIDIA's or MPI's libraries (check_errno false): what
+ * those leave in errno is theirs (CUDA reserves address space by trying),
+ * and they say their own failures in the line. */
+static bool section_read(const char *what, void (*print)(void), bool check_errno)
 {
-    (void)cli;
-    (void)argc;
-    (void)argv;
+    errno = 0;
+    print();
+    if (!check_errno || errno != ENOMEM)
+        return true;
+    fprintf(stderr, "dlgauge: sysinfo: out of memory reading the %s: what it printed of them is incomplete\n", what);
+    return false;
+}
+
+static void host_info(void)
+{
     struct utsname u;
     char host[256] = "?";
     gethostname(host, sizeof host);
     printf("host:       %s\n", host);
     if (uname(&u) == 0)
         printf("kernel:     %s %s %s\n", u.sysname, u.release, u.machine);
-    cpu_info();
-    topology_info();
-    cache_info();
-    memory_info();
-    limits_info();
-    cpu_energy_info();
-    gpu_info();
-    disk_info();
-    ranks_info();
+}
+
+static void software_info(void)
+{
     printf("software:   dlgauge %s (git %s), glibc %s\n", DLG_VERSION, dlg_git_rev(), gnu_get_libc_version());
     printf("built with: %s\n", DLG_LIBS_BUILT_WITH);
-    return DLG_EXIT_OK;
+}
+
+int dlg_cmd_sysinfo(const dlg_cli *cli, int argc, char **argv)
+{
+    (void)cli;
+    (void)argc;
+    (void)argv;
+    static const struct {
+        const char *what;
+        void (*print)(void);
+        bool check_errno;
+    } sections[] = {
+        {"host name and kernel", host_info, true},
+        {"CPU model and flags", cpu_info, true},
+        {"CPU topology", topology_info, true},
+        {"CPU caches", cache_info, true},
+        {"memory sizes", memory_info, true},
+        {"cgroup limits", limits_info, true},
+        {"RAPL energy zones", cpu_energy_info, true},
+        {"GPUs", gpu_info, false},
+        {"disks and file systems", disk_info, true},
+        {"MPI ranks", ranks_info, false},
+        {"software versions", software_info, true},
+    };
+    bool whole = true;
+    for (size_t i = 0; i < sizeof sections / sizeof *sections; i++)
+        whole &= section_read(sections[i].what, sections[i].print, sections[i].check_errno);
+    return whole ? DLG_EXIT_OK : DLG_EXIT_FAILED;
 }

@@ -3,6 +3,7 @@
 
 #include "git_rev.h"
 #include "journal.h"
+#include "proc_file.h"
 #include "sinkset.h"
 #include "topology.h"
 
@@ -20,36 +21,10 @@
 #define DLG_VERSION "0.0.0"
 #endif
 
-int dlg_proc_value(const char *path, const char *key, char *out, size_t len)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    char line[8192];
-    size_t kl = strlen(key);
-    int rc = -1;
-    while (rc != 0 && fgets(line, sizeof line, f)) {
-        char *v = strchr(line, ':');
-        if (strncmp(line, key, kl) != 0 || !v || (line[kl] != ' ' && line[kl] != '\t' && line[kl] != ':'))
-            continue;
-        for (v++; *v == ' ' || *v == '\t'; v++)
-            ;
-        v[strcspn(v, "\n")] = '\0';
-        snprintf(out, len, "%s", v);
-        rc = 0;
-    }
-    fclose(f);
-    return rc;
-}
-
 static void read_line(const char *path, char *out, size_t len)
 {
-    FILE *f = fopen(path, "r");
-    out[0] = '\0';
-    if (f && fgets(out, (int)len, f))
-        out[strcspn(out, "\n")] = '\0';
-    if (f)
-        fclose(f);
+    if (dlg_file_line(path, out, len) != 0)
+        out[0] = '\0';
 }
 
 /* ISA extensions that decide which kernels run. */
@@ -57,10 +32,8 @@ static void isa_list(char *out, size_t len)
 {
     static const char *const isa[] = {"avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni",
                                       "avx512_bf16", "avx512_fp16", "amx_bf16", "amx_int8", "asimd", "sve"};
-    char *flags = malloc(16384);
+    char flags[16384];
     out[0] = '\0';
-    if (!flags)
-        return;
     flags[0] = ' ';
     if (dlg_proc_value("/proc/cpuinfo", "flags", flags + 1, 16000) != 0)
         dlg_proc_value("/proc/cpuinfo", "Features", flags + 1, 16000);
@@ -72,7 +45,6 @@ static void isa_list(char *out, size_t len)
         if (strstr(flags, pat) && o < len)
             o += (size_t)snprintf(out + o, len - o, "%s%s", o ? " " : "", isa[i]);
     }
-    free(flags);
 }
 
 static bool is_disk(const char *name)

@@ -28,9 +28,6 @@ struct dlg_sinkset;
 struct dlg_journal;
 int dlg_inventory_send(struct dlg_sinkset *ss, struct dlg_journal *jn, const dlg_wire_point *wp, const char *id);
 
-/* The first value of key in a "key : value" file such as /proc/cpuinfo
- * into out (cut to len): 0, or -1 when the file or the key is missing. */
-int dlg_proc_value(const char *path, const char *key, char *out, size_t len);
 
 /* A block device that is a disk: loop, ram and zram devices are memory
  * or files, not storage, and are never listed. */

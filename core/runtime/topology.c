@@ -1,11 +1,13 @@
 #include "topology.h"
 
 #include "cpuset.h"
+#include "proc_file.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int dlg_cpus_parse(const char *text, int *count, int *first, int *last, char *why, size_t whylen)
 {
@@ -65,15 +67,14 @@ int dlg_numa_nodes(const char *sysfs)
     return n > 0 ? n : 1;
 }
 
+/* without allocating (proc_file.h): an id never reads as unknown for want
+ * of memory */
 static int read_int_file(const char *path, int def)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return def;
+    char text[32];
     int v = def;
-    if (fscanf(f, "%d", &v) != 1)
+    if (dlg_file_line(path, text, sizeof text) != 0 || sscanf(text, "%d", &v) != 1)
         v = def;
-    fclose(f);
     return v;
 }
 
@@ -83,11 +84,8 @@ static int cpu_node(int cpu)
     char path[128];
     for (int n = 0; n < 64; n++) {
         snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/node%d", cpu, n);
-        FILE *f = fopen(path, "r");
-        if (f) { /* a directory opens for reading on Linux */
-            fclose(f);
+        if (access(path, F_OK) == 0)
             return n;
-        }
     }
     return 0;
 }
