@@ -14,7 +14,8 @@
  * it loads: GnuTLS's, under libcurl, prints an error of its own).  Nor is
  * what a library allocates that ends the process by design when it cannot
  * (so no caller can answer): the dynamic loader (a thread's TLS), C++'s
- * operator new (std::bad_alloc), libgomp and OpenBLAS; nor oneDNN, which
+ * operator new (std::bad_alloc), glibc's registration of a C++ thread_local
+ * destructor, libgomp and OpenBLAS; nor oneDNN, which
  * dereferences its own failed allocation (dnnl_memory_create,
  * dnnl_primitive_desc_create: SIGSEGV inside libdnnl.so.2, seen with
  * Debian 12's 2.7).  Those allocations are neither failed nor counted. */
@@ -48,7 +49,14 @@ static bool ends_process_when_out(const char *file)
 static bool not_ours(void *caller)
 {
     Dl_info where;
-    return loading || (dladdr(caller, &where) && where.dli_fname && ends_process_when_out(where.dli_fname));
+    if (loading || !dladdr(caller, &where))
+        return loading;
+    /* glibc's registration of a C++ thread_local's destructor (cuDNN's
+     * cudnnGetVersion has one) aborts the process when it cannot allocate:
+     * "Fatal glibc error: failed to register TLS destructor" */
+    if (where.dli_sname && strcmp(where.dli_sname, "__cxa_thread_atexit_impl") == 0)
+        return true;
+    return where.dli_fname && ends_process_when_out(where.dli_fname);
 }
 
 /* a place for a debugger's breakpoint too: gdb -ex 'break oom_at_failed' */
