@@ -316,9 +316,13 @@ static void ranks_info(void)
 
 /* A section of the inventory.  Those read from /proc and /sys answer
  * "unknown" or leave a line out when a read fails, so an allocation that
- * failed inside one (errno ENOMEM, which malloc sets and nothing else they
- * call does) would pass for a fact about the host: name the section, so
- * the listing is known to be short of something, and exit 1.  Not for the
+ * failed inside one would pass for a fact about the host.  Single values
+ * are read without allocating (proc_file.h); what still allocates (a
+ * topology's CPU list, the disk and mount tables, RAPL's zones) leaves
+ * ENOMEM in errno, which nothing else they call sets, and no later read
+ * of the section resets (the suite's sysinfo sweep fails each allocation
+ * in turn: tests/e2e/oom_sweep_tools.sh): name the section, so the
+ * listing is known to be short of something, and exit 1.  Not for the
  * sections that load NVIDIA's or MPI's libraries (check_errno false): what
  * those leave in errno is theirs (CUDA reserves address space by trying),
  * and they say their own failures in the line. */
