@@ -61,14 +61,17 @@ int dlg_proc_value(const char *path, const char *key, char *out, size_t len)
     char buf[16384];
     size_t have = 0;
     bool end = false, found = false;
-    while (!found && (have || !end)) {
-        char *nl = memchr(buf, '\n', have);
-        if (!nl && !end && have + 1 < sizeof buf) { /* more of the line */
+    while (!found) {
+        if (!end && have + 1 < sizeof buf) { /* more of the file behind what is left */
             ssize_t n = read_some(fd, buf + have, sizeof buf - 1 - have);
             end = n <= 0;
             have += n > 0 ? (size_t)n : 0;
-            continue;
         }
+        if (have == 0)
+            break;
+        char *nl = memchr(buf, '\n', have);
+        if (!nl && !end && have + 1 < sizeof buf)
+            continue; /* the line goes on */
         size_t line = nl ? (size_t)(nl - buf) : have; /* a longer line is cut here */
         buf[line] = '\0';
         found = key_value(buf, key, out, len);
