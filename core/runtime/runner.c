@@ -204,6 +204,7 @@ typedef struct cell_ctx {
     int gpu;                 /* the NVML index of the cell's GPU, -1 none */
     dlg_rapl *rapl;          /* NULL: no counters */
     int cpus;                /* the vCPUs this rank's cell was granted */
+    int pinned;              /* the CPUs it is pinned to (its threads run on) */
     double capacity;         /* the CPU time they can give (cpu_quota) */
     int node;                /* this rank's node (dlg_comm_node) */
     double *mask;            /* its CPU set as rank_totals.h sends it, NULL unknown */
@@ -309,9 +310,17 @@ static void rep_end(const cell_ctx *cx, rep_window *w, dlg_cell_result *res, dlg
     getrusage(RUSAGE_SELF, &ru1);
     /* the CPU time's own window: the timed steps plus the readings and
      * samplers around them, which a cell of a few microseconds is all;
-     * rusage's microseconds would be too coarse for its share */
+     * rusage's microseconds would be too coarse for its share.  The CPU
+     * clock is read before the wall clock, as it was after it at the
+     * start, so its window lies inside the wall's.  The process's clock
+     * adds another running thread's time in lumps (at that thread's next
+     * tick or switch), which over a window of microseconds can pass what
+     * the CPUs could give (a share of 1.08 on 2 CPUs): no more than the
+     * window on each CPU the cell runs on is counted. */
+    uint64_t cpu1 = dlg_proc_cpu_ns();
     double win_s = (double)(mono_ns() - w->mono) / 1e9;
-    f->cpu_window_cpu_s = (double)(dlg_proc_cpu_ns() - w->cpu) / 1e9;
+    double cpu_s = (double)(cpu1 - w->cpu) / 1e9, most = win_s * (cx->pinned > 0 ? cx->pinned : cx->cpus);
+    f->cpu_window_cpu_s = cpu_s < most ? cpu_s : most;
     f->cpu_window_cap_s = win_s * (cx->capacity > 0 ? cx->capacity : cx->cpus);
     res->cpu_window_s += win_s;
     f->cpu_user_s = tv_s(ru1.ru_utime) - tv_s(w->ru.ru_utime);
@@ -581,6 +590,7 @@ static void run_reps(cell_ctx *cx, int pinned, const dlg_cgroup_limits *env, dlg
 {
     const dlg_cell *cell = cx->cell;
     double cq = cell->core[DLG_K_CPU_QUOTA].d;
+    cx->pinned = pinned;
     res->cpus_used = cx->cpus = dlg_cpus_granted((int)cell->core[DLG_K_CPUS].i, pinned, cq, env->cpu_quota);
     double q = cq > 0 && (env->cpu_quota <= 0 || cq < env->cpu_quota) ? cq : env->cpu_quota;
     res->cpu_capacity = cx->capacity = q > 0 && q < pinned ? q : pinned;
