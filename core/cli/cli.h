@@ -32,6 +32,12 @@ size_t dlg_command_names(const char **names, size_t max);
  * under `dlgauge help --markdown all > docs/config.md` left half a file
  * and exit 0).  Said on stderr, once. */
 int dlg_stdout_written(int rc);
+/* The exit status of a failure before any work, from its one line: memory
+ * that ran out may be back on the next try (1, as flush's unreachable
+ * database), anything else needs a person (2).  Every out-of-memory line
+ * says "out of memory" or strerror(ENOMEM); the OOM sweeps
+ * (tests/e2e/oom_sweep*.sh) hold each failure to it. */
+int dlg_exit_for_error(const char *line);
 int dlg_cmd_run(const dlg_cli *cli, int argc, char **argv);
 /* The options of run (cmd_run.c) and of mkdata (cmd_mkdata.c, either kind)
  * that take the next argument as their value, NULL-terminated: their

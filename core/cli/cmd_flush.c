@@ -42,7 +42,8 @@ static int open_failure_exit(int code)
  * `run --dry-run` does: what the sink's own check refuses is a
  * configuration error whatever code it carries.  Every sink is checked,
  * those flush does not open too (they create nothing when checked), so a
- * broken configuration still exits 2.  0 or DLG_EXIT_USAGE. */
+ * broken configuration still exits 2.  0, DLG_EXIT_USAGE, or
+ * DLG_EXIT_FAILED where the check ran out of memory. */
 static int check_one(const dlg_cli *cli, const dlg_plan *plan, size_t i, dlg_plan *one)
 {
     *one = *plan;
@@ -51,7 +52,7 @@ static int check_one(const dlg_cli *cli, const dlg_plan *plan, size_t i, dlg_pla
     char err[4096];
     if (dlg_sinkset_check(one, cli->verbosity, err, sizeof err) != 0) {
         fprintf(stderr, "dlgauge: %s\n", err);
-        return DLG_EXIT_USAGE;
+        return dlg_exit_for_error(err);
     }
     return 0;
 }
@@ -63,8 +64,9 @@ static int flush_one(const dlg_cli *cli, const dlg_plan *plan, size_t i)
      * they looked, is what a flush is for: their info lines show unless -q. */
     int verbosity = cli->verbosity > 0 && cli->verbosity < DLG_LOG_INFO ? DLG_LOG_INFO : cli->verbosity;
     dlg_plan one;
-    if (check_one(cli, plan, i, &one) != 0)
-        return DLG_EXIT_USAGE;
+    int checked = check_one(cli, plan, i, &one);
+    if (checked != 0)
+        return checked;
     char err[4096];
     dlg_sinkset ss;
     if (dlg_sinkset_open(&ss, &one, false, verbosity, err, sizeof err) != 0) {
@@ -148,7 +150,8 @@ int dlg_cmd_flush(const dlg_cli *cli, int argc, char **argv)
     for (size_t i = 0; i < plan.nsinks; i++) {
         if (!dlg_sink_may_spool(plan.sinks[i].desc->ops, plan.sinks[i].vals)) {
             dlg_plan one;
-            rc = check_one(cli, &plan, i, &one) != 0 ? DLG_EXIT_USAGE : rc;
+            int checked = check_one(cli, &plan, i, &one);
+            rc = checked > rc ? checked : rc;
             continue;
         }
         int r = flush_one(cli, &plan, i);
@@ -162,6 +165,7 @@ int dlg_cmd_flush(const dlg_cli *cli, int argc, char **argv)
     goto done;
 fail:
     fprintf(stderr, "dlgauge: %s\n", err);
+    rc = dlg_exit_for_error(err);
 done:
     dlg_plan_free(&plan);
     dlg_registry_free(&reg);

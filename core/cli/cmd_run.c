@@ -725,7 +725,7 @@ static int run_file(const dlg_cli *cli, const dlg_run_args *a, dlg_comm *comm)
         if (strcmp(err, "out of memory") == 0) /* said where no line or key was to blame */
             snprintf(err, sizeof err, "%s: out of memory before the first cell", a->file);
         dlg_ranks_ready(comm, false, err, NULL);
-        rc = DLG_EXIT_USAGE;
+        rc = dlg_exit_for_error(err);
     }
     if (f.sinks_open)
         dlg_sinkset_close(&f.ss, 0);

@@ -130,7 +130,7 @@ void dlg_usage(FILE *out)
                  "dlgauge help COMMAND (or dlgauge COMMAND --help) prints a command's usage.\n"
                  "docs/NAME.md: in the source tree, and in " DLG_DOCS_INSTALLED " once installed;\n"
                  "the shipped quickstart.ini, study/, disks/ and instances/: conf/ and " DLG_CONF_INSTALLED ".\n"
-                 "exit codes: 0 ok, 1 a cell or sink failed, 2 bad input, 130/143/129 interrupted\n");
+                 "exit codes: 0 ok, 1 a cell or sink failed (or memory ran out), 2 bad input, 130/143/129 interrupted\n");
 }
 
 static bool is_help(const char *a)
@@ -188,6 +188,11 @@ int dlg_stdout_written(int rc)
         return rc;
     fprintf(stderr, "dlgauge: standard output: %s\n", errno ? strerror(errno) : "a write failed");
     return rc == DLG_EXIT_OK ? DLG_EXIT_FAILED : rc;
+}
+
+int dlg_exit_for_error(const char *line)
+{
+    return strstr(line, "out of memory") || strstr(line, strerror(ENOMEM)) ? DLG_EXIT_FAILED : DLG_EXIT_USAGE;
 }
 
 /* Where c's options end: at its first "--", unless that only parts its

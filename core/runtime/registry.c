@@ -132,7 +132,7 @@ int dlg_registry_init(dlg_registry *r, const char *const *extra_dirs)
     if (dlg_load_timeout(&r->load_timeout_ns, r->why, sizeof r->why) != 0)
         return -1;
     if (init_dirs(r, extra_dirs) != 0) {
-        snprintf(r->why, sizeof r->why, "out of memory");
+        snprintf(r->why, sizeof r->why, "out of memory listing the plugin folders");
         return -1;
     }
     return 0;

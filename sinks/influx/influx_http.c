@@ -226,7 +226,7 @@ static int setup_handle(const dlg_host *h, const influx_http_conf *conf, bool v2
         free(auth);
     }
     if (!c->headers || !(c->curl = curl_easy_init()))
-        return h->error(h, DLG_ENOMEM, "cannot set up libcurl");
+        return h->error(h, DLG_ENOMEM, "out of memory setting up libcurl");
     CURL *e = c->curl;
     curl_easy_setopt(e, CURLOPT_URL, c->url);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, c->headers);
@@ -344,7 +344,12 @@ influx_send influx_http_post(influx_http *c, const char *body, size_t len, uint6
     curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
     CURLcode cc = curl_easy_perform(c->curl);
     if (cc != CURLE_OK) {
-        snprintf(why, whylen, "%s", c->errbuf[0] ? c->errbuf : curl_easy_strerror(cc));
+        /* the URL is the one build_url had libcurl parse at open: libcurl
+         * 7.88 answers "malformed" when it runs out of memory parsing it */
+        snprintf(why, whylen, "%s%s", c->errbuf[0] ? c->errbuf : curl_easy_strerror(cc),
+                 cc == CURLE_URL_MALFORMAT ? ", for the URL it parsed when the sink opened: libcurl says so "
+                                             "when it runs out of memory parsing it"
+                                           : "");
         /* an untrusted certificate stays untrusted: retries cannot help */
         c->tls_hint = influx_tls_hint(cc, c->ca_cert);
         return c->tls_hint ? INFLUX_DENIED : INFLUX_RETRY;
