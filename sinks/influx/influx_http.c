@@ -112,17 +112,46 @@ static bool http_scheme(const char *url)
     return strncasecmp(url, "http://", 7) == 0 || strncasecmp(url, "https://", 8) == 0;
 }
 
+/* uc, noting in *oom when libcurl had no memory for a URL call: the URL
+ * is then not the user's fault, nor a URL built without that part right */
+static CURLUcode url_call(CURLUcode uc, bool *oom)
+{
+    *oom |= uc == CURLUE_OUT_OF_MEMORY;
+    return uc;
+}
+
 /* Whether u's path ends in /write, 1.x's write endpoint (behind a
  * proxy's prefix, maybe): any other path answers 404 "page not found". */
-static bool write_path(CURLU *u)
+static bool write_path(CURLU *u, bool *oom)
 {
     char *path = NULL;
-    if (curl_url_get(u, CURLUPART_PATH, &path, 0) != CURLUE_OK)
+    if (url_call(curl_url_get(u, CURLUPART_PATH, &path, 0), oom) != CURLUE_OK)
         return false;
     size_t n = strlen(path);
     bool ok = n >= 6 && strcmp(path + n - 6, "/write") == 0;
     curl_free(path);
     return ok;
+}
+
+/* A 1.x URL's database and path, of u parsed whole (query: its query):
+ * 0, or the host's error (DLG_ENOMEM when libcurl had no memory to read
+ * the path). */
+static int check_v1(const dlg_host *h, CURLU *u, const char *query, const char *shown, bool *oom)
+{
+    size_t dblen;
+    if (!query_has(query, "db="))
+        return h->error(h, DLG_EINVAL,
+                        "url = %s: has no db= parameter; write http://HOST:8086/write?db=NAME "
+                        "(InfluxDB 1.x) or set org, bucket and token (2.x)", shown);
+    if (!write_path(u, oom))
+        return *oom ? h->error(h, DLG_ENOMEM, "url = %s: out of memory reading it", shown)
+                    : h->error(h, DLG_EINVAL, "url = %s: InfluxDB 1.x writes at a path ending in /write; write "
+                               "http://HOST:8086/write?db=NAME (2.x: the server root with org, bucket and token)",
+                               shown);
+    if (query_value(query, "db=", &dblen) && dblen == 0)
+        return h->error(h, DLG_EINVAL, "url = %s: db= names no database; write http://HOST:8086/write?db=NAME "
+                        "(InfluxDB 1.x: the database must exist)", shown);
+    return 0;
 }
 
 /* 1.x: http://host:8086/write?db=NAME, precision=ns added.
@@ -135,7 +164,6 @@ static int build_url(const dlg_host *h, const influx_http_conf *conf, bool v2, c
     dlg_sbuf shown = {0}; /* the url for messages */
     int rc = 0;
     char *scheme = NULL, *query = NULL, *path = NULL;
-    size_t dblen;
     if (influx_url_shown(conf->url, &shown) != 0) {
         rc = h->error(h, DLG_ENOMEM, "out of memory");
         goto out;
@@ -146,16 +174,18 @@ static int build_url(const dlg_host *h, const influx_http_conf *conf, bool v2, c
         rc = h->error(h, DLG_EINVAL, "url = %s: the port must be a number from 1 to 65535", shown.p);
         goto out;
     }
-    if (curl_url_set(u, CURLUPART_URL, conf->url, 0) != CURLUE_OK ||
-        curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+    bool oom = false; /* each check below is of the URL only once this is false */
+    if (url_call(curl_url_set(u, CURLUPART_URL, conf->url, 0), &oom) != CURLUE_OK ||
+        url_call(curl_url_get(u, CURLUPART_SCHEME, &scheme, 0), &oom) != CURLUE_OK ||
         (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0)) {
-        rc = h->error(h, DLG_EINVAL, "url = %s: not an http:// or https:// URL", shown.p);
+        rc = oom ? h->error(h, DLG_ENOMEM, "url = %s: out of memory reading it", shown.p)
+                 : h->error(h, DLG_EINVAL, "url = %s: not an http:// or https:// URL", shown.p);
         goto out;
     }
-    if (curl_url_get(u, CURLUPART_QUERY, &query, 0) != CURLUE_OK)
+    if (url_call(curl_url_get(u, CURLUPART_QUERY, &query, 0), &oom) != CURLUE_OK)
         query = NULL;
     if (v2) {
-        if (curl_url_get(u, CURLUPART_PATH, &path, 0) != CURLUE_OK)
+        if (url_call(curl_url_get(u, CURLUPART_PATH, &path, 0), &oom) != CURLUE_OK)
             path = NULL;
         size_t plen = path ? strlen(path) : 0;
         while (plen && path[plen - 1] == '/')
@@ -167,31 +197,24 @@ static int build_url(const dlg_host *h, const influx_http_conf *conf, bool v2, c
         char org[512], bucket[512];
         snprintf(org, sizeof org, "org=%s", conf->org);
         snprintf(bucket, sizeof bucket, "bucket=%s", conf->bucket);
-        curl_url_set(u, CURLUPART_PATH, full, 0);
-        curl_url_set(u, CURLUPART_QUERY, NULL, 0);
-        curl_url_set(u, CURLUPART_QUERY, org, CURLU_APPENDQUERY | CURLU_URLENCODE);
-        curl_url_set(u, CURLUPART_QUERY, bucket, CURLU_APPENDQUERY | CURLU_URLENCODE);
-    } else if (!query_has(query, "db=")) {
-        rc = h->error(h, DLG_EINVAL,
-                      "url = %s: has no db= parameter; write http://HOST:8086/write?db=NAME "
-                      "(InfluxDB 1.x) or set org, bucket and token (2.x)", shown.p);
-        goto out;
-    } else if (!write_path(u)) {
-        rc = h->error(h, DLG_EINVAL, "url = %s: InfluxDB 1.x writes at a path ending in /write; write "
-                      "http://HOST:8086/write?db=NAME (2.x: the server root with org, bucket and token)", shown.p);
-        goto out;
-    } else if (query_value(query, "db=", &dblen) && dblen == 0) {
-        rc = h->error(h, DLG_EINVAL, "url = %s: db= names no database; write http://HOST:8086/write?db=NAME "
-                      "(InfluxDB 1.x: the database must exist)", shown.p);
+        url_call(curl_url_set(u, CURLUPART_PATH, full, 0), &oom);
+        url_call(curl_url_set(u, CURLUPART_QUERY, NULL, 0), &oom);
+        url_call(curl_url_set(u, CURLUPART_QUERY, org, CURLU_APPENDQUERY | CURLU_URLENCODE), &oom);
+        url_call(curl_url_set(u, CURLUPART_QUERY, bucket, CURLU_APPENDQUERY | CURLU_URLENCODE), &oom);
+    } else if (!oom && (rc = check_v1(h, u, query, shown.p, &oom)) != 0) {
         goto out;
     }
-    if (query_has(query, "precision=") && !query_has(query, "precision=ns")) {
+    if (!oom && query_has(query, "precision=") && !query_has(query, "precision=ns")) {
         rc = h->error(h, DLG_EINVAL, "url = %s: dlgauge sends nanosecond timestamps; drop precision= "
                       "or use precision=ns", shown.p);
         goto out;
     }
     if (!query_has(query, "precision=") || v2)
-        curl_url_set(u, CURLUPART_QUERY, "precision=ns", CURLU_APPENDQUERY);
+        url_call(curl_url_set(u, CURLUPART_QUERY, "precision=ns", CURLU_APPENDQUERY), &oom);
+    if (oom) {
+        rc = h->error(h, DLG_ENOMEM, "url = %s: out of memory reading it", shown.p);
+        goto out;
+    }
     char *full = NULL;
     if (curl_url_get(u, CURLUPART_URL, &full, 0) != CURLUE_OK || !(*out = strdup(full)))
         rc = h->error(h, DLG_ENOMEM, "out of memory");
