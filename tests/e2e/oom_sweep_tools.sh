@@ -32,8 +32,10 @@ for name, scale in (("base.csv", lambda i: 1.0), ("new.csv", lambda i: 0.9 if i 
             w.writerow(dict(r, throughput=str(float(r["throughput"]) * scale(i)) if r["throughput"] else ""))
 PY
 
-DLG="$DLG" PLUGDIR="$PLUGDIR" PRELOAD="$PRELOAD" FX="$FX" "$PY" - <<'PY' || fail "the trials above"
+SRC="$SRC" DLG="$DLG" PLUGDIR="$PLUGDIR" PRELOAD="$PRELOAD" FX="$FX" "$PY" - <<'PY' || fail "the trials above"
 import os, re, shutil, subprocess, sys
+sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "support"))
+from oom_trial import report
 DLG, PLUGDIR, PRELOAD, FX = (os.environ[k] for k in ("DLG", "PLUGDIR", "PRELOAD", "FX"))
 STRIDE = int(os.environ.get("OOM_SWEEP_STRIDE") or 0)
 ONLY = os.environ.get("OOM_SWEEP_ONLY") or ""
@@ -138,11 +140,7 @@ for name, (word, args, replaced) in COMMANDS.items():
                 said.append(f"again with memory back: not the reference: {differing(again, ref_files) or 'standard output'}")
         if said:
             problems += 1
-            print(f"{d}: " + "; ".join(said))
-            for l in err[:4]:
-                print(f"    stderr: {l}")
-            if os.path.exists(os.path.join(d, "trace")):
-                print(f"    the failed allocation's stack: {WORK}/{d}/trace")
+            report(d, said, err, f"{WORK}/{d}/trace")
         else:
             shutil.rmtree(d)
 print(f"{trials} trials: {trials - failed} ended 0 with the reference's output, {failed} failed saying so; {problems} problem(s)")

@@ -98,8 +98,10 @@ if [ -n "$stride" ]; then ats=$(seq 1 "$stride" "$n"); else ats="$(seq 1 5) $(aw
 echo "flush: $n allocations, $lines points spooled; failing $(echo $ats | wc -w) of the allocations in turn"
 for at in $ats; do trial "$at" "$at"; done
 
-python3 - "$work" "$lines" <<'PY'
+python3 - "$work" "$lines" "$(dirname "$0")/../support" <<'PY'
 import glob, os, re, sys
+sys.path.insert(0, sys.argv[3])
+from oom_trial import report
 work, lines = sys.argv[1], int(sys.argv[2])
 BATCH = 2  # the sink's batch
 bad = failed = resent = 0
@@ -132,11 +134,7 @@ for d in trials:
         said.append(f"the server counted {written} points written for {lines}: more than one batch of {BATCH} sent twice")
     if said:
         bad += 1
-        print(f"{os.path.basename(d)}: " + "; ".join(said))
-        for l in err[:3]:
-            print(f"    stderr: {l}")
-        if os.path.exists(os.path.join(d, "trace")):
-            print(f"    the failed allocation's stack: {d}/trace")
+        report(os.path.basename(d), said, err, f"{d}/trace", lines=3)
 print(f"{len(trials)} trials: {failed} flushes failed saying so, {resent} sent a batch twice; {bad} problem(s)")
 sys.exit(1 if bad or not trials else 0)
 PY
