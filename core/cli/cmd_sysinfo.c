@@ -48,18 +48,12 @@ static void cpu_info(void)
     printf("\n");
 }
 
-static void read_sys(const char *path, char *out, size_t len)
-{
-    if (dlg_file_line(path, out, len) != 0)
-        out[0] = '\0';
-}
-
 /* An integer from a sysfs file named by fmt and cpu; -1 if unreadable. */
 static int sys_int(const char *fmt, int cpu)
 {
     char path[128], text[32];
     snprintf(path, sizeof path, fmt, cpu);
-    read_sys(path, text, sizeof text);
+    dlg_file_line(path, text, sizeof text);
     char *end;
     long v = strtol(text, &end, 10);
     return end != text && v >= 0 ? (int)v : -1;
@@ -110,7 +104,7 @@ static void cache_sharing(int i, char *out, size_t len)
 {
     char path[96], list[256];
     snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/shared_cpu_list", i);
-    read_sys(path, list, sizeof list);
+    dlg_file_line(path, list, sizeof list);
     int n = list_count(list);
     if (n == 1)
         snprintf(out, len, " per CPU");
@@ -132,9 +126,9 @@ static void cache_info(void)
             break;
         char path[96], type[32], size[32], per[32];
         snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
-        read_sys(path, type, sizeof type);
+        dlg_file_line(path, type, sizeof type);
         snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-        read_sys(path, size, sizeof size);
+        dlg_file_line(path, size, sizeof size);
         cache_sharing(i, per, sizeof per);
         const char *t = !strcmp(type, "Data") ? "d" : !strcmp(type, "Instruction") ? "i" : "";
         char *unit;

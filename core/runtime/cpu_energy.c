@@ -27,6 +27,7 @@
  * Whatever cannot be read gives no field and one note, never a failure. */
 #define _GNU_SOURCE
 #include "cpu_energy.h"
+#include "proc_file.h"
 
 #include "ticker.h"
 
@@ -57,17 +58,7 @@ static int read_attr(const char *root, const char *dir, const char *file, char *
 {
     char path[640];
     snprintf(path, sizeof path, "%s/%s/%s", root, dir, file);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    ssize_t n = read(fd, buf, len - 1);
-    int err = errno;
-    close(fd);
-    if (n < 0)
-        return -err;
-    buf[n] = '\0';
-    buf[strcspn(buf, "\n")] = '\0';
-    return 0;
+    return dlg_file_line(path, buf, len) == 0 ? 0 : -errno;
 }
 
 static int read_u64(const char *root, const char *dir, const char *file, uint64_t *v)

@@ -21,12 +21,6 @@
 #define DLG_VERSION "0.0.0"
 #endif
 
-static void read_line(const char *path, char *out, size_t len)
-{
-    if (dlg_file_line(path, out, len) != 0)
-        out[0] = '\0';
-}
-
 /* ISA extensions that decide which kernels run. */
 static void isa_list(char *out, size_t len)
 {
@@ -58,11 +52,11 @@ static void read_disk(const char *sys_root, const char *name, dlg_disk *d)
     char path[4096], rot[8], size[32];
     snprintf(d->name, sizeof d->name, "%s", name);
     snprintf(path, sizeof path, "%s/block/%s/queue/rotational", sys_root, name);
-    read_line(path, rot, sizeof rot);
+    dlg_file_line(path, rot, sizeof rot);
     snprintf(path, sizeof path, "%s/block/%s/size", sys_root, name);
-    read_line(path, size, sizeof size);
+    dlg_file_line(path, size, sizeof size);
     snprintf(path, sizeof path, "%s/block/%s/device/model", sys_root, name);
-    read_line(path, d->model, sizeof d->model);
+    dlg_file_line(path, d->model, sizeof d->model);
     d->kind = !strncmp(name, "nvme", 4) ? "nvme" : !strcmp(rot, "1") ? "rotational" : "ssd";
     d->gib = strtod(size, NULL) * 512.0 / (1u << 30); /* sysfs counts 512-byte sectors */
 }

@@ -30,7 +30,7 @@ int dlg_file_line(const char *path, char *out, size_t len)
         have += (size_t)n;
     int saved = errno;
     close(fd);
-    out[have] = '\0';
+    out[n < 0 ? 0 : have] = '\0'; /* a failed read gives no half line */
     out[strcspn(out, "\n")] = '\0';
     errno = saved;
     return n < 0 ? -1 : 0;

@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 /* The first line of path without its newline, cut to len (> 0): 0, or -1
- * when the file cannot be opened or read (errno says why). */
+ * with out "" when the file cannot be opened or read (errno says why). */
 int dlg_file_line(const char *path, char *out, size_t len);
 
 /* The value of the first line "key: value" (spaces or tabs may come

@@ -1,6 +1,6 @@
 /* proc_file.h's readers of /proc and /sys: the first line of a file
- * (none, cut, no newline, missing file), a "key: value" found past the
- * reader's 16 KiB buffer and after a line longer than it, tabs before the
+ * (none, cut, no newline, missing file, a read that fails), a "key:
+ * value" found past the reader's 16 KiB buffer and after a line longer than it, tabs before the
  * colon, a key that is only a prefix; and neither allocates (every
  * allocation failing, they still read), so sysinfo and a run's inventory
  * never say "unknown" for want of memory. */
@@ -45,6 +45,10 @@ static void first_line(void **state)
     errno = 0;
     assert_int_equal(dlg_file_line(path, out, sizeof out), -1);
     assert_int_equal(errno, ENOENT);
+    assert_string_equal(out, "");
+    strcpy(out, "stale"); /* opens, but read() fails */
+    assert_int_equal(dlg_file_line(d->path, out, sizeof out), -1);
+    assert_int_equal(errno, EISDIR);
     assert_string_equal(out, "");
 }
 
