@@ -59,6 +59,17 @@ static int copy_point(const dlg_point *p, dlg_wire_point *out)
     return 0;
 }
 
+/* "FILE:LINE: [job NAME] what", a row's error naming the line of key, the
+ * setting that stopped the cell (timeout, or memory for its cgroup's OOM
+ * killer; where it is set), else the job's section (-1: no key to blame,
+ * as for a crash). */
+static void job_line(const dlg_cell *cell, int key, const char *what, char *buf, size_t len)
+{
+    char where[600];
+    dlg_plan_where(key >= 0 ? cell->job->core_src[key] : NULL, cell->job->sec, where, sizeof where);
+    snprintf(buf, len, "%s[job %s] %s", where, cell->job->name, what);
+}
+
 /* The result of a cell that produced none itself (crashed, killed, ...). */
 static void synth_result(const dlg_run *run, const dlg_cell *cell, const char *status, const char *why,
                          int64_t start_ns, dlg_wire_point *out)
@@ -92,7 +103,9 @@ static const char *in_process(dlg_run *run, const dlg_cell *cell, dlg_wire_point
 {
     dlg_cell_result res;
     if (dlg_cell_result_init(&res) != 0) {
-        synth_result(run, cell, "error", "out of memory", 0, out);
+        char line[1600];
+        job_line(cell, -1, "out of memory for the cell's result", line, sizeof line);
+        synth_result(run, cell, "error", line, 0, out);
         return "error";
     }
     run->emit = emit_to_sinks;
@@ -112,7 +125,9 @@ static const char *in_process(dlg_run *run, const dlg_cell *cell, dlg_wire_point
         copy_point(&pb->point, out);
         free(pb);
     } else {
-        synth_result(run, cell, "error", "out of memory", res.start_realtime_ns, out);
+        char line[1600];
+        job_line(cell, -1, "out of memory for the cell's result", line, sizeof line);
+        synth_result(run, cell, "error", line, res.start_realtime_ns, out);
     }
     dlg_cell_result_fini(&res);
     return "ok";
@@ -241,17 +256,6 @@ static bool point_status_is(const dlg_wire_point *wp, const char *st)
         if (strcmp(wp->tags[i].key, "status") == 0)
             return strcmp(wp->tags[i].value, st) == 0;
     return false;
-}
-
-/* "FILE:LINE: [job NAME] what", a row's error naming the line of key, the
- * setting that stopped the cell (timeout, or memory for its cgroup's OOM
- * killer; where it is set), else the job's section (-1: no key to blame,
- * as for a crash). */
-static void job_line(const dlg_cell *cell, int key, const char *what, char *buf, size_t len)
-{
-    char where[600];
-    dlg_plan_where(key >= 0 ? cell->job->core_src[key] : NULL, cell->job->sec, where, sizeof where);
-    snprintf(buf, len, "%s[job %s] %s", where, cell->job->name, what);
 }
 
 /* The cell's process sent what it had measured, then ended as `what` says

@@ -167,14 +167,15 @@ static dlg_storage_live *live_storage(dlg_services *s, const char *name, int *co
     l = &s->storages[idx];
     l->creating = false;
     if (rc < 0) {
-        char cn[48];
+        char who[sizeof s->context + 320], line[sizeof who + 80];
+        snprintf(who, sizeof who, "%s%s[storage %s] %s", s->context, sep(s), spec->name, spec->desc->name);
         if (!l->host) {
             *code = -DLG_ENOMEM;
-            dlg_services_fail(s, DLG_ENOMEM, "%s%s[storage %s] %s: out of memory", s->context, sep(s), spec->name,
-                              spec->desc->name);
-        } else if (!dlg_services_said_here(s, mark, NULL)) /* as the runner says a silent workload's */
-            dlg_services_fail(s, -rc, "%s%s[storage %s] %s: create failed (%s) without saying why", s->context,
-                              sep(s), spec->name, spec->desc->name, dlg_code_name(rc, cn, sizeof cn));
+            dlg_services_fail(s, DLG_ENOMEM, "%s: out of memory", who);
+        } else if (!dlg_services_said_here(s, mark, NULL)) { /* as the runner says a silent workload's */
+            dlg_said_nothing(line, sizeof line, who, "create", rc);
+            dlg_services_fail(s, -rc, "%s", line);
+        }
         keep_why(s, mark, l);
         return NULL;
     }

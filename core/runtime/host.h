@@ -135,6 +135,12 @@ int dlg_services_said(dlg_services *s, uint64_t since, uint64_t mark, char *buf,
  * message must not show as "code -2"), else "-99, no DLG_E* code" in buf. */
 const char *dlg_code_name(long long rc, char *buf, size_t len);
 
+/* What a plugin's call that failed with rc and said nothing is said as,
+ * after ctx (the place; "" for none): "CTX: WHAT: out of memory" for
+ * DLG_ENOMEM, which needs no more words and asks for memory, not a bug
+ * report; else "CTX: WHAT failed (DLG_EIO) without saying why". */
+void dlg_said_nothing(char *buf, size_t len, const char *ctx, const char *what, long long rc);
+
 /* Records an error raised by the core itself in the same slot. */
 int dlg_services_fail(dlg_services *s, int code, const char *fmt, ...) DLG_PRINTF(3, 4);
 

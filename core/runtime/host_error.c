@@ -177,3 +177,13 @@ const char *dlg_code_name(long long rc, char *buf, size_t len)
     snprintf(buf, len, "%lld, no DLG_E* code", rc);
     return buf;
 }
+
+void dlg_said_nothing(char *buf, size_t len, const char *ctx, const char *what, long long rc)
+{
+    char cn[48];
+    const char *sep = *ctx ? ": " : "";
+    if (rc == -DLG_ENOMEM || rc == DLG_ENOMEM)
+        snprintf(buf, len, "%s%s%s: out of memory", ctx, sep, what);
+    else
+        snprintf(buf, len, "%s%s%s failed (%s) without saying why", ctx, sep, what, dlg_code_name(rc, cn, sizeof cn));
+}

@@ -41,10 +41,8 @@ static void note_failure(const dlg_job *j, const dlg_cell *c, const dlg_host_imp
         const char *msg = dlg_job_msg_where(j, h->context, error, v->where, sizeof v->where);
         if (*msg)
             snprintf(v->msg, sizeof v->msg, "%s", msg);
-        else {
-            char cn[48];
-            snprintf(v->msg, sizeof v->msg, "check failed (%s) without saying why", dlg_code_name(rc, cn, sizeof cn));
-        }
+        else
+            dlg_said_nothing(v->msg, sizeof v->msg, "", "check", rc);
     }
     size_t at = strlen(v->cells);
     if (at + strlen(vals) + 8 < sizeof v->cells)

@@ -81,10 +81,8 @@ typedef struct rep_totals {
 static int fail(dlg_cell_result *res, dlg_services *svc, uint64_t rep_mark, uint64_t mark, const char *ctx,
                 const char *what, int rc)
 {
-    char cn[48];
     if (!dlg_services_said(svc, rep_mark, mark, res->error, sizeof res->error))
-        snprintf(res->error, sizeof res->error, "%s: %s failed (%s) without saying why", ctx, what,
-                 dlg_code_name(rc, cn, sizeof cn));
+        dlg_said_nothing(res->error, sizeof res->error, ctx, what, rc);
     res->status = "error";
     return -1;
 }
@@ -654,8 +652,9 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
                               why, sizeof why);
     if (pinned >= 0)
         dlg_cpu_share_warn(cell, share, dlg_cpuset_count(&saved));
-    if (!host) {
-        snprintf(res->error, sizeof res->error, "out of memory");
+    if (!host) { /* said as every row's error is: for its job */
+        snprintf(res->error, sizeof res->error, "%s:%d: [job %s] out of memory setting up the cell",
+                 cell->job->sec->file, cell->job->sec->line, cell->job->name);
         res->status = "error";
     } else if (pinned < 0) {
         /* at the cpus key's line, as the plan's check says it */

@@ -48,10 +48,8 @@ static int sink_error(dlg_services *svc, uint64_t mark, const dlg_host_impl *h, 
                       const char *what, int rc, char *err, size_t errlen)
 {
     int code = sink_message(svc, mark, h, spec, err, errlen);
-    char cn[48];
     if (!err[0])
-        snprintf(err, errlen, "%s: %s failed (%s) without saying why", h->context, what,
-                 dlg_code_name(rc, cn, sizeof cn));
+        dlg_said_nothing(err, errlen, h->context, what, rc);
     return code;
 }
 
