@@ -2,8 +2,11 @@
 #define _GNU_SOURCE
 #include "proc_counters.h"
 
+#include "proc_file.h"
+
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -15,26 +18,20 @@ uint64_t dlg_proc_cpu_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The number on the first line of path that fmt ("key: %llu...") reads;
- * 0 when the file or the key is missing. */
-static unsigned long long proc_value(const char *path, const char *fmt)
+/* The number of "key: N" in path (/proc/self/io, /proc/self/status),
+ * read without allocating (proc_file.h): a failed malloc must not make a
+ * reading 0, and a repetition's difference of two readings a lifetime's
+ * total.  0 when the file or the key is missing. */
+static unsigned long long proc_number(const char *path, const char *key)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    char line[128];
-    unsigned long long v = 0;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, fmt, &v) == 1)
-            break;
-    fclose(f);
-    return v;
+    char v[64];
+    return dlg_proc_value(path, key, v, sizeof v) == 0 ? strtoull(v, NULL, 10) : 0;
 }
 
-uint64_t dlg_proc_read_bytes(void) { return proc_value("/proc/self/io", "read_bytes: %llu"); }
+uint64_t dlg_proc_read_bytes(void) { return proc_number("/proc/self/io", "read_bytes"); }
 
 /* each cell gets its own peak: the runner resets it as the cell starts */
-uint64_t dlg_proc_hwm_bytes(void) { return proc_value("/proc/self/status", "VmHWM: %llu kB") * 1024; }
+uint64_t dlg_proc_hwm_bytes(void) { return proc_number("/proc/self/status", "VmHWM") * 1024; }
 
 void dlg_proc_reset_hwm(void)
 {
@@ -50,37 +47,36 @@ void dlg_host_cpu_times(uint64_t *total, uint64_t *iowait)
 {
     unsigned long long v[8] = {0};
     *total = *iowait = 0;
-    FILE *f = fopen("/proc/stat", "r");
-    if (!f)
+    char line[512];
+    if (dlg_file_line("/proc/stat", line, sizeof line) != 0 ||
+        sscanf(line, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+               &v[6], &v[7]) != 8)
         return;
-    if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-               &v[6], &v[7]) == 8) {
-        for (int i = 0; i < 8; i++)
-            *total += v[i];
-        *iowait = v[4];
-    }
-    fclose(f);
+    for (int i = 0; i < 8; i++)
+        *total += v[i];
+    *iowait = v[4];
+}
+
+/* One /proc/diskstats line into *total, a whole disk's (listed in
+ * /sys/block) only. */
+static bool add_disk(const char *line, void *total)
+{
+    char name[64], path[128];
+    unsigned long long sectors;
+    unsigned maj, min_;
+    if (sscanf(line, "%u %u %63s %*u %*u %llu", &maj, &min_, name, &sectors) != 4)
+        return true;
+    snprintf(path, sizeof path, "/sys/block/%s", name);
+    if (strncmp(name, "loop", 4) != 0 && strncmp(name, "ram", 3) != 0 && strncmp(name, "zram", 4) != 0 &&
+        access(path, F_OK) == 0)
+        *(uint64_t *)total += sectors * 512ull;
+    return true;
 }
 
 /* what the cell cost the disk, whoever else read it too */
 uint64_t dlg_disk_read_bytes(void)
 {
-    FILE *f = fopen("/proc/diskstats", "r");
-    if (!f)
-        return 0;
-    char line[512], name[64];
-    unsigned long long sectors, total = 0;
-    unsigned maj, min_;
-    while (fgets(line, sizeof line, f)) {
-        if (sscanf(line, "%u %u %63s %*u %*u %llu", &maj, &min_, name, &sectors) != 4)
-            continue;
-        char path[128];
-        snprintf(path, sizeof path, "/sys/block/%s", name);
-        if (strncmp(name, "loop", 4) == 0 || strncmp(name, "ram", 3) == 0 || strncmp(name, "zram", 4) == 0 ||
-            access(path, F_OK) != 0)
-            continue;
-        total += sectors * 512ull;
-    }
-    fclose(f);
+    uint64_t total = 0;
+    dlg_file_lines("/proc/diskstats", add_disk, &total);
     return total;
 }

@@ -1,6 +1,7 @@
 /* Counters the runner reads around a repetition's timed steps: the
  * process's own (/proc/self) and its machine's (/proc/stat,
- * /proc/diskstats).  A file that cannot be read gives 0. */
+ * /proc/diskstats), read without allocating.  A file that cannot be read
+ * gives 0. */
 #ifndef DLG_RUNTIME_PROC_COUNTERS_H
 #define DLG_RUNTIME_PROC_COUNTERS_H
 

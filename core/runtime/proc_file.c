@@ -53,32 +53,56 @@ static bool key_value(const char *line, const char *key, char *out, size_t len)
     return true;
 }
 
-int dlg_proc_value(const char *path, const char *key, char *out, size_t len)
+int dlg_file_lines(const char *path, bool (*each)(const char *line, void *ctx), void *ctx)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
     char buf[16384];
     size_t have = 0;
-    bool end = false, found = false;
-    while (!found) {
-        if (!end && have + 1 < sizeof buf) { /* more of the file behind what is left */
-            ssize_t n = read_some(fd, buf + have, sizeof buf - 1 - have);
-            end = n <= 0;
+    ssize_t n = 1;
+    bool more = true, skip = false; /* skip: the rest of a line cut at the buffer */
+    while (more) {
+        if (n > 0 && have + 1 < sizeof buf) { /* more of the file behind what is left */
+            n = read_some(fd, buf + have, sizeof buf - 1 - have);
             have += n > 0 ? (size_t)n : 0;
         }
         if (have == 0)
             break;
         char *nl = memchr(buf, '\n', have);
-        if (!nl && !end && have + 1 < sizeof buf)
+        if (!nl && n > 0 && have + 1 < sizeof buf)
             continue; /* the line goes on */
-        size_t line = nl ? (size_t)(nl - buf) : have; /* a longer line is cut here */
+        size_t line = nl ? (size_t)(nl - buf) : have;
         buf[line] = '\0';
-        found = key_value(buf, key, out, len);
+        if (!skip)
+            more = each(buf, ctx);
+        skip = !nl && n > 0; /* cut at the buffer: its rest is no line */
         size_t used = nl ? line + 1 : have;
         memmove(buf, buf + used, have - used);
         have -= used;
     }
+    int saved = errno;
     close(fd);
-    return found ? 0 : -1;
+    errno = saved;
+    return n < 0 ? -1 : 0;
+}
+
+typedef struct key_find {
+    const char *key;
+    char *out;
+    size_t len;
+    bool found;
+} key_find;
+
+static bool find_key(const char *line, void *ctx)
+{
+    key_find *k = ctx;
+    k->found = key_value(line, k->key, k->out, k->len);
+    return !k->found;
+}
+
+int dlg_proc_value(const char *path, const char *key, char *out, size_t len)
+{
+    key_find k = {key, out, len, false};
+    return dlg_file_lines(path, find_key, &k) == 0 && k.found ? 0 : -1;
 }

@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "sched_stat.h"
 
+#include "proc_file.h"
+
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,12 +10,9 @@
 
 static bool read_schedstat(const char *path, uint64_t *oncpu, uint64_t *delay)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return false;
+    char line[128];
     unsigned long long a = 0, b = 0;
-    bool ok = fscanf(f, "%llu %llu", &a, &b) == 2;
-    fclose(f);
+    bool ok = dlg_file_line(path, line, sizeof line) == 0 && sscanf(line, "%llu %llu", &a, &b) == 2;
     *oncpu = a;
     *delay = b;
     return ok;
@@ -63,34 +62,45 @@ static void take_threads(dlg_sched_snap *s, const char *proc)
 
 /* /proc/stat's cpuN lines for the CPUs in cpus: user nice system idle
  * iowait irq softirq steal [guest guest_nice], guest already in user. */
+typedef struct cpu_lines {
+    dlg_sched_snap *s;
+    const dlg_cpuset *cpus;
+    bool steal_ok, busy_ok;
+} cpu_lines;
+
+static bool take_cpu_line(const char *line, void *ctx)
+{
+    cpu_lines *c = ctx;
+    dlg_sched_snap *s = c->s;
+    int id;
+    unsigned long long v[8] = {0};
+    /* "cpu  ..." is all CPUs: its first number is no CPU id */
+    if (strncmp(line, "cpu", 3) != 0 || line[3] < '0' || line[3] > '9' || sscanf(line + 3, "%d", &id) != 1 ||
+        !dlg_cpuset_has(c->cpus, id))
+        return true;
+    s->ncpus++;
+    int n = sscanf(line + 3, "%*d %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                   &v[6], &v[7]);
+    c->steal_ok = c->steal_ok && n == 8; /* no steal column (before 2.6.11) */
+    c->busy_ok = c->busy_ok && n >= 7;   /* a line cut short */
+    for (int i = 0; i < 8; i++)
+        s->ticks += v[i];
+    s->steal += v[7];
+    s->busy += v[0] + v[1] + v[2] + v[5] + v[6];
+    return true;
+}
+
+/* /proc/stat's cpuN lines for the CPUs in cpus: user nice system idle
+ * iowait irq softirq steal [guest guest_nice], guest already in user. */
 static void take_cpus(dlg_sched_snap *s, const char *proc, const dlg_cpuset *cpus)
 {
-    char path[512], line[512];
+    char path[512];
     snprintf(path, sizeof path, "%s/stat", proc);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return;
-    bool steal_ok = true, busy_ok = true;
-    while (fgets(line, sizeof line, f)) {
-        int id;
-        unsigned long long v[8] = {0};
-        /* "cpu  ..." is all CPUs: its first number is no CPU id */
-        if (strncmp(line, "cpu", 3) != 0 || line[3] < '0' || line[3] > '9' || sscanf(line + 3, "%d", &id) != 1 ||
-            !dlg_cpuset_has(cpus, id))
-            continue;
-        s->ncpus++;
-        int n = sscanf(line + 3, "%*d %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
-                       &v[5], &v[6], &v[7]);
-        steal_ok = steal_ok && n == 8; /* no steal column (before 2.6.11) */
-        busy_ok = busy_ok && n >= 7;   /* a line cut short */
-        for (int i = 0; i < 8; i++)
-            s->ticks += v[i];
-        s->steal += v[7];
-        s->busy += v[0] + v[1] + v[2] + v[5] + v[6];
-    }
-    fclose(f);
-    s->have_steal = steal_ok && s->ncpus > 0;
-    s->have_busy = busy_ok && s->ncpus > 0;
+    cpu_lines c = {s, cpus, true, true};
+    if (dlg_file_lines(path, take_cpu_line, &c) != 0)
+        c.steal_ok = c.busy_ok = false; /* a part of them would miscount */
+    s->have_steal = c.steal_ok && s->ncpus > 0;
+    s->have_busy = c.busy_ok && s->ncpus > 0;
 }
 
 /* /proc/self/stat's utime stime cutime cstime (fields 14-17, in the ticks
@@ -100,12 +110,8 @@ static void take_own(dlg_sched_snap *s, const char *proc)
 {
     char path[512], buf[1024];
     snprintf(path, sizeof path, "%s/self/stat", proc);
-    FILE *f = fopen(path, "r");
-    if (!f)
+    if (dlg_file_line(path, buf, sizeof buf) != 0)
         return;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
     /* the command's name, in parentheses, may hold spaces and ')' */
     const char *p = strrchr(buf, ')');
     long long v[4];

@@ -1,9 +1,13 @@
 /* proc_file.h's readers of /proc and /sys: the first line of a file
- * (none, cut, no newline, missing file, a read that fails), a "key:
- * value" found past the reader's 16 KiB buffer and after a line longer than it, tabs before the
- * colon, a key that is only a prefix; and neither allocates (every
- * allocation failing, they still read), so sysinfo and a run's inventory
- * never say "unknown" for want of memory. */
+ * (none, cut, no newline, missing file, a read that fails), every line
+ * (one longer than the reader's buffer cut and its rest skipped, the last
+ * without a newline, a stop on the way), a "key: value" found past the
+ * reader's 16 KiB buffer and after a line longer than it, tabs before the
+ * colon, a key that is only a prefix; and none allocates (every
+ * allocation failing, they still read), nor do the runner's counters
+ * read with them (proc_counters.h), so sysinfo and a run's inventory
+ * never say "unknown", nor a repetition's read_bytes count the process's
+ * lifetime, for want of memory. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "proc_counters.h"
 #include "proc_file.h"
 #include "rt_oom.h"
 #include "rt_util.h"
@@ -50,6 +55,51 @@ static void first_line(void **state)
     assert_int_equal(dlg_file_line(d->path, out, sizeof out), -1);
     assert_int_equal(errno, EISDIR);
     assert_string_equal(out, "");
+}
+
+typedef struct seen {
+    char text[256];
+    int lines, stop_after;
+} seen;
+
+/* each line's first 8 bytes and its length, "|"-separated */
+static bool note_line(const char *line, void *ctx)
+{
+    seen *s = ctx;
+    size_t at = strlen(s->text);
+    snprintf(s->text + at, sizeof s->text - at, "%.8s/%zu|", line, strlen(line));
+    return ++s->lines != s->stop_after;
+}
+
+static void every_line(void **state)
+{
+    const rt_dir *d = *state;
+    size_t cap = 40000, o = 0;
+    char *text = malloc(cap), path[512];
+    assert_non_null(text);
+    o += (size_t)snprintf(text + o, cap - o, "cpu  1 2 3\n\n");
+    for (int i = 0; i < 20000; i++) /* past the buffer: cut, its rest no line */
+        text[o++] = i < 16383 ? 'x' : 'y';
+    o += (size_t)snprintf(text + o, cap - o, "\ncpu0 4 5 6\nlast");
+    rt_write(d, "stat", text, path, sizeof path);
+    free(text);
+    seen s = {.stop_after = -1};
+    assert_int_equal(dlg_file_lines(path, note_line, &s), 0);
+    assert_string_equal(s.text, "cpu  1 2/10|/0|xxxxxxxx/16383|cpu0 4 5/10|last/4|");
+    s = (seen){.stop_after = 2};
+    assert_int_equal(dlg_file_lines(path, note_line, &s), 0);
+    assert_string_equal(s.text, "cpu  1 2/10|/0|");
+    rt_write(d, "empty", "", path, sizeof path);
+    s = (seen){.stop_after = -1};
+    assert_int_equal(dlg_file_lines(path, note_line, &s), 0);
+    assert_int_equal(s.lines, 0);
+    snprintf(path, sizeof path, "%s/none", d->path);
+    errno = 0;
+    assert_int_equal(dlg_file_lines(path, note_line, &s), -1);
+    assert_int_equal(errno, ENOENT);
+    assert_int_equal(dlg_file_lines(d->path, note_line, &s), -1); /* opens, but read() fails */
+    assert_int_equal(errno, EISDIR);
+    assert_int_equal(s.lines, 0);
 }
 
 static void values(void **state)
@@ -102,12 +152,34 @@ static void allocate_nothing(void **state)
     assert_string_equal(out + 32, "MemTotal:       24684096 kB");
 }
 
+/* the runner's counters read the same with every allocation failing */
+static void counters_allocate_nothing(void **state)
+{
+    (void)state;
+    if (!rt_oom_possible())
+        skip();
+    uint64_t total = 0, iowait = 0, io0 = dlg_proc_read_bytes(), disk0 = dlg_disk_read_bytes();
+    rt_oom_arm(1);
+    uint64_t hwm = dlg_proc_hwm_bytes(), io = dlg_proc_read_bytes(), disk = dlg_disk_read_bytes();
+    dlg_host_cpu_times(&total, &iowait);
+    long made = rt_oom_disarm();
+    assert_int_equal(made, 0);
+    assert_true(hwm > 0);              /* VmHWM: this process's peak */
+    assert_true(total > 0 && iowait <= total);
+    assert_true(io >= io0 && disk >= disk0); /* never the 0 of a reading that failed */
+    char v[64];
+    assert_int_equal(dlg_proc_value("/proc/self/status", "VmHWM", v, sizeof v), 0);
+    assert_true(hwm >= strtoull(v, NULL, 10) * 1024 / 2); /* the same figure, give or take growth */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(first_line, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(every_line, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(values, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(allocate_nothing, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test(counters_allocate_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
