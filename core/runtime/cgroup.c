@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "cgroup.h"
 
+#include "proc_file.h"
 #include "units.h"
 
 #include <dirent.h>
@@ -19,37 +20,47 @@
 static const char *fs_root(const dlg_cgroup_fs *fs) { return fs && fs->root ? fs->root : "/sys/fs/cgroup"; }
 static const char *fs_self(const dlg_cgroup_fs *fs) { return fs && fs->self ? fs->self : "/proc/self/cgroup"; }
 
+typedef struct own_find {
+    const char *controller;
+    char *out;
+    size_t len;
+    bool found;
+} own_find;
+
+/* One /proc/self/cgroup line, "ID:CONTROLLERS:PATH": PATH into out if it
+ * is the controller's (v2's, with no controllers, for NULL). */
+static bool own_line(const char *text, void *ctx)
+{
+    own_find *o = ctx;
+    char line[1024];
+    snprintf(line, sizeof line, "%s", text);
+    char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    if (!c2)
+        return true;
+    *c2 = '\0';
+    const char *ctrls = c1 + 1, *path = c2 + 1;
+    bool match = o->controller ? false : ctrls[0] == '\0';
+    if (o->controller) {
+        char copy[256];
+        snprintf(copy, sizeof copy, "%s", ctrls);
+        for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
+            match |= strcmp(t, o->controller) == 0;
+    }
+    if (match) {
+        snprintf(o->out, o->len, "%s", strcmp(path, "/") == 0 ? "" : path);
+        o->found = true;
+    }
+    return !match;
+}
+
 /* Path of our cgroup for a v1 controller (e.g. "memory"), or for v2 when
- * controller is NULL, from /proc/self/cgroup. */
+ * controller is NULL, from /proc/self/cgroup.  These files are read
+ * without allocating (proc_file.h): a reading lost for want of memory
+ * would say "no limit", or no OOM kill, where there was one. */
 static int own_path(const dlg_cgroup_fs *fs, const char *controller, char *out, size_t len)
 {
-    FILE *f = fopen(fs_self(fs), "r");
-    if (!f)
-        return -1;
-    char line[1024];
-    int rc = -1;
-    while (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\n")] = '\0';
-        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-        if (!c2)
-            continue;
-        *c2 = '\0';
-        const char *ctrls = c1 + 1, *path = c2 + 1;
-        bool match = controller ? false : ctrls[0] == '\0';
-        if (controller) {
-            char copy[256];
-            snprintf(copy, sizeof copy, "%s", ctrls);
-            for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
-                match |= strcmp(t, controller) == 0;
-        }
-        if (match) {
-            snprintf(out, len, "%s", strcmp(path, "/") == 0 ? "" : path);
-            rc = 0;
-            break;
-        }
-    }
-    fclose(f);
-    return rc;
+    own_find o = {controller, out, len, false};
+    return dlg_file_lines(fs_self(fs), own_line, &o) == 0 && o.found ? 0 : -1;
 }
 
 /* Async-signal-safe (dlg_cgroup_enter runs between fork and exec). */
@@ -74,18 +85,12 @@ static int write_file(const char *dir, const char *file, const char *value)
     return n == (ssize_t)strlen(value) ? 0 : -1;
 }
 
+/* The first line of dir/file: 0, or -1 when it is missing or empty. */
 static int read_text(const char *dir, const char *file, char *buf, size_t len)
 {
     char path[768];
     snprintf(path, sizeof path, "%s/%s", dir, file);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    int rc = fgets(buf, (int)len, f) ? 0 : -1;
-    fclose(f);
-    if (rc == 0)
-        buf[strcspn(buf, "\n")] = '\0';
-    return rc;
+    return dlg_file_line(path, buf, len) == 0 && buf[0] ? 0 : -1;
 }
 
 static int64_t read_int(const char *dir, const char *file)
@@ -94,21 +99,27 @@ static int64_t read_int(const char *dir, const char *file)
     return read_text(dir, file, buf, sizeof buf) == 0 ? strtoll(buf, NULL, 10) : -1;
 }
 
+typedef struct key_line {
+    const char *key;
+    long long v;
+} key_line;
+
+static bool key_number(const char *line, void *ctx)
+{
+    key_line *k = ctx;
+    size_t kl = strlen(k->key);
+    if (strncmp(line, k->key, kl) == 0 && line[kl] == ' ')
+        k->v = strtoll(line + kl + 1, NULL, 10);
+    return true;
+}
+
 /* "key value" line of a flat-keyed file such as memory.events. */
 static int64_t read_key(const char *dir, const char *file, const char *key)
 {
-    char path[768], line[256];
+    char path[768];
     snprintf(path, sizeof path, "%s/%s", dir, file);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    long long v = -1;
-    size_t kl = strlen(key);
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, key, kl) == 0 && line[kl] == ' ')
-            v = strtoll(line + kl + 1, NULL, 10);
-    fclose(f);
-    return v;
+    key_line k = {key, -1};
+    return dlg_file_lines(path, key_number, &k) == 0 ? k.v : -1;
 }
 
 /* Whether a space-separated list file (cgroup.controllers, ...) names ctrl:
@@ -373,6 +384,16 @@ uint64_t dlg_cgroup_peak_bytes(const dlg_cgroup *cg)
     return v > 0 ? (uint64_t)v : 0;
 }
 
+/* A line of cgroup.procs: its process killed, unless it is this one. */
+static bool kill_pid(const char *line, void *ctx)
+{
+    (void)ctx;
+    long pid = strtol(line, NULL, 10);
+    if (pid > 0 && pid != (long)getpid())
+        kill((pid_t)pid, SIGKILL);
+    return true;
+}
+
 /* Kills whatever is still in the cgroup: a process the cell left outside
  * its process group (setsid, a daemon) would keep running, and keep the
  * cgroup from being removed. */
@@ -382,13 +403,7 @@ static void kill_members(const char *dir)
         return;
     char path[768];
     snprintf(path, sizeof path, "%s/cgroup.procs", dir);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return;
-    for (long pid; fscanf(f, "%ld", &pid) == 1;)
-        if (pid > 0 && pid != (long)getpid())
-            kill((pid_t)pid, SIGKILL);
-    fclose(f);
+    dlg_file_lines(path, kill_pid, NULL);
 }
 
 static void remove_dir(const char *dir)

@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "proc_limits.h"
 
+#include "proc_file.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -34,34 +36,43 @@ void dlg_rlimit_text(int resource, char *buf, size_t len)
         snprintf(buf, len, "%llu (%.1f MiB)", v / 1024, (double)v / (1ull << 20));
 }
 
+typedef struct pids_find {
+    char *dir;
+    size_t len;
+    char v2[1024];
+    bool v1;
+} pids_find;
+
+static bool pids_line(const char *text, void *ctx)
+{
+    pids_find *p = ctx;
+    char line[1024];
+    snprintf(line, sizeof line, "%s", text);
+    char *ctl = strchr(line, ':'), *path = ctl ? strchr(ctl + 1, ':') : NULL, *save = NULL;
+    if (!path)
+        return true;
+    *ctl++ = '\0';
+    *path++ = '\0';
+    if (strcmp(line, "0") == 0 && !*ctl)
+        snprintf(p->v2, sizeof p->v2, "/sys/fs/cgroup%s", path);
+    for (char *c = strtok_r(ctl, ",", &save); c && !p->v1; c = strtok_r(NULL, ",", &save))
+        if (strcmp(c, "pids") == 0) {
+            snprintf(p->dir, p->len, "/sys/fs/cgroup/pids%s", path);
+            p->v1 = true;
+        }
+    return !p->v1;
+}
+
 /* This process's pids cgroup under /sys/fs/cgroup (v1 "N:...pids...:PATH",
- * else v2 "0::PATH"); false when it has none. */
+ * else v2 "0::PATH"); false when it has none.  Read without allocating
+ * (proc_file.h), as the limits are said when memory may be what ran out. */
 static bool pids_cgroup(char *dir, size_t len)
 {
-    FILE *f = fopen("/proc/self/cgroup", "r");
-    if (!f)
-        return false;
-    char line[1024], v2[1024] = "";
-    bool v1 = false;
-    while (!v1 && fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\n")] = '\0';
-        char *ctl = strchr(line, ':'), *path = ctl ? strchr(ctl + 1, ':') : NULL, *save = NULL;
-        if (!path)
-            continue;
-        *ctl++ = '\0';
-        *path++ = '\0';
-        if (strcmp(line, "0") == 0 && !*ctl)
-            snprintf(v2, sizeof v2, "/sys/fs/cgroup%s", path);
-        for (char *c = strtok_r(ctl, ",", &save); c && !v1; c = strtok_r(NULL, ",", &save))
-            if (strcmp(c, "pids") == 0) {
-                snprintf(dir, len, "/sys/fs/cgroup/pids%s", path);
-                v1 = true;
-            }
-    }
-    fclose(f);
-    if (!v1 && v2[0])
-        snprintf(dir, len, "%s", v2);
-    return v1 || v2[0];
+    pids_find p = {.dir = dir, .len = len};
+    dlg_file_lines("/proc/self/cgroup", pids_line, &p);
+    if (!p.v1 && p.v2[0])
+        snprintf(dir, len, "%s", p.v2);
+    return p.v1 || p.v2[0];
 }
 
 /* The smallest pids.max of dir and its ancestors; UINT64_MAX for none. */
@@ -69,14 +80,11 @@ static uint64_t smallest_pids_max(char *dir)
 {
     uint64_t least = UINT64_MAX;
     for (;;) {
-        char path[1200];
+        char path[1200], v[32];
         snprintf(path, sizeof path, "%s/pids.max", dir);
-        FILE *f = fopen(path, "r");
-        unsigned long long v;
-        if (f && fscanf(f, "%llu", &v) == 1 && v < least)
-            least = v;
-        if (f)
-            fclose(f);
+        unsigned long long n = dlg_file_line(path, v, sizeof v) == 0 ? strtoull(v, NULL, 10) : 0;
+        if (v[0] >= '0' && v[0] <= '9' && n < least)
+            least = n;
         char *slash = strrchr(dir, '/');
         if (!slash || strcmp(slash, "/pids") == 0 || strcmp(dir, "/sys/fs/cgroup") == 0)
             return least;

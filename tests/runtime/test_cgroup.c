@@ -6,6 +6,7 @@
 #include "affinity.h"
 #include "cell_exec.h"
 #include "cgroup.h"
+#include "rt_oom.h"
 #include "cpuset.h"
 #include "rt_util.h"
 
@@ -164,6 +165,14 @@ static void test_env_limits(void **state)
     assert_non_null(strstr(env.cpu_where, "/cg/pod/cpu.max"));
     assert_int_equal(env.memory_bytes, 2147483648);
     assert_non_null(strstr(env.memory_where, "/cg/pod/job/memory.max"));
+    if (rt_oom_possible()) { /* read without allocating: no limit goes unseen for want of memory */
+        dlg_cgroup_limits again;
+        rt_oom_arm(1);
+        dlg_cgroup_env_limits(&fs, &again);
+        assert_int_equal(rt_oom_disarm(), 0);
+        assert_int_equal(again.memory_bytes, env.memory_bytes);
+        assert_true(again.cpu_quota == env.cpu_quota);
+    }
 
     /* v1 in a hybrid layout: "unified" holds no cpu or memory */
     rt_write(d, "v1/unified/cgroup.controllers", "hugetlb\n", p, sizeof p);
@@ -189,6 +198,33 @@ static void test_env_limits(void **state)
     assert_int_equal(dlg_cgroup_create_at(&fs, &cg, "dlgauge-1-2", 0, 3, why, sizeof why), -1);
     assert_string_equal(cg.cpu_dir, "");
     assert_non_null(strstr(why, "cpu_quota = 3.00 is more than this process's own cgroup allows (2.00 CPUs"));
+}
+
+/* A cell's OOM kills from its cgroup's memory.events (v2) or
+ * memory.oom_control (v1), read with every allocation failing too: a
+ * kill read as none would report a killed cell as a crash. */
+static void test_oom_kills(void **state)
+{
+    const rt_dir *d = *state;
+    char p[512];
+    rt_write(d, "v2/memory.events", "low 0\nhigh 0\nmax 7\noom 2\noom_kill 2\noom_group_kill 0\n", p, sizeof p);
+    rt_write(d, "v1/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 5\n", p, sizeof p);
+    rt_write(d, "old/memory.failcnt", "12\n", p, sizeof p);
+    dlg_cgroup v2 = {.v2 = true}, v1 = {.v2 = false}, old = {.v2 = false}, none = {.v2 = true};
+    snprintf(v2.mem_dir, sizeof v2.mem_dir, "%s/v2", d->path);
+    snprintf(v1.mem_dir, sizeof v1.mem_dir, "%s/v1", d->path);
+    snprintf(old.mem_dir, sizeof old.mem_dir, "%s/old", d->path);
+    bool armed = rt_oom_possible();
+    if (armed)
+        rt_oom_arm(1);
+    int64_t k2 = dlg_cgroup_oom_kills(&v2), k1 = dlg_cgroup_oom_kills(&v1), k0 = dlg_cgroup_oom_kills(&old);
+    int64_t kn = dlg_cgroup_oom_kills(&none);
+    if (armed)
+        assert_int_equal(rt_oom_disarm(), 0);
+    assert_int_equal(k2, 2);
+    assert_int_equal(k1, 5);
+    assert_int_equal(k0, 1); /* before 4.13: the limit was hit */
+    assert_int_equal(kn, -1);
 }
 
 /* cpus = N above the environment's CPU quota cannot be given; 0 can. */
@@ -334,6 +370,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_v2_cpuset_is_not_cpu, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(test_v1_limits_and_stale_sweep, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test_setup_teardown(test_env_limits, rt_dir_setup, rt_dir_teardown),
+        cmocka_unit_test_setup_teardown(test_oom_kills, rt_dir_setup, rt_dir_teardown),
         cmocka_unit_test(test_cpus_within_quota),
         cmocka_unit_test(test_cpus_granted),
         cmocka_unit_test_setup_teardown(test_cell_threads_follow_affinity, rt_dir_setup, rt_dir_teardown),
