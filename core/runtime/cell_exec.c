@@ -3,6 +3,7 @@
 
 #include "affinity.h"
 #include "metrics.h"
+#include "proc_file.h"
 #include "proc_limits.h"
 #include "signals.h"
 
@@ -165,18 +166,15 @@ static void watch(pid_t pid, const dlg_cell_spawn *sp, uint64_t start, bool *for
     }
 }
 
+static bool vmstat_oom_kills(const char *line, void *v) { return sscanf(line, "oom_kill %lld", (long long *)v) != 1; }
+
 /* OOM kills anywhere on the machine so far (/proc/vmstat, Linux 4.13+), or
- * -1: a cell that dies of SIGKILL meanwhile was most likely one of them. */
+ * -1: a cell that dies of SIGKILL meanwhile was most likely one of them.
+ * Read without allocating (proc_file.h): memory may be short just then. */
 static int64_t oom_kills_total(void)
 {
-    FILE *f = fopen("/proc/vmstat", "r");
-    if (!f)
-        return -1;
-    char line[128];
     long long v = -1;
-    while (fgets(line, sizeof line, f) && sscanf(line, "oom_kill %lld", &v) != 1) {
-    }
-    fclose(f);
+    dlg_file_lines("/proc/vmstat", vmstat_oom_kills, &v);
     return v;
 }
 
