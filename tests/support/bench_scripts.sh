@@ -10,6 +10,10 @@ src=$1
 bench=$src/scripts/bench
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
+# what a script keeps for a second look (a table it could not make) goes
+# under $t, not /tmp, where every run of the suite left a folder
+export TMPDIR=$t/tmp
+mkdir -p "$TMPDIR"
 fail() { echo "FAIL: $*"; [ -f "$t/out" ] && cat "$t/out"; exit 1; }
 # run NAME WANT_RC CMD...: runs CMD with stdout and stderr in $t/out
 run() {
