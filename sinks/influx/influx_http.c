@@ -28,6 +28,7 @@ struct influx_http {
     long status; /* of the last answer (0: none) */
     bool ca_cert; /* a CA file of the user's is trusted */
     const char *tls_hint; /* the last request failed on InfluxDB's certificate: what to fix */
+    bool query_lost;      /* the last request went out without the url's query (on_request) */
 };
 
 static size_t on_body(char *p, size_t size, size_t n, void *ud)
@@ -71,6 +72,28 @@ static uint64_t parse_retry_after(const char *v, size_t vlen)
     }
     time_t at = curl_getdate(text, NULL), now = time(NULL);
     return at == (time_t)-1 || at <= now ? 0 : (uint64_t)(at - now) * 1000000000u;
+}
+
+/* The request as libcurl sent it (its debug output, which it gives only
+ * with CURLOPT_VERBOSE): whether its target kept the url's query.  libcurl
+ * 7.88 drops the query when it has no memory to copy it as it connects,
+ * and sends the request all the same: InfluxDB 1.x then answers 400
+ * "database is required", which would reject good points for the want of
+ * a few bytes on this side. */
+static int on_request(CURL *e, curl_infotype type, char *p, size_t n, void *ud)
+{
+    (void)e;
+    influx_http *c = ud;
+    if (type != CURLINFO_HEADER_OUT)
+        return 0;
+    const char *eol = memchr(p, '\n', n), *sp = memchr(p, ' ', n);
+    size_t line = eol ? (size_t)(eol - p) : n;
+    if (sp && (size_t)(sp - p) < line) { /* "POST TARGET HTTP/1.1" */
+        const char *target = sp + 1, *end = memchr(target, ' ', line - (size_t)(target - p));
+        size_t tl = end ? (size_t)(end - target) : line - (size_t)(target - p);
+        c->query_lost = strchr(c->url, '?') && !memchr(target, '?', tl);
+    }
+    return 0;
 }
 
 static size_t on_header(char *p, size_t size, size_t n, void *ud)
@@ -261,6 +284,9 @@ static int setup_handle(const dlg_host *h, const influx_http_conf *conf, bool v2
     curl_easy_setopt(e, CURLOPT_WRITEDATA, c);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, c);
+    curl_easy_setopt(e, CURLOPT_DEBUGFUNCTION, on_request);
+    curl_easy_setopt(e, CURLOPT_DEBUGDATA, c);
+    curl_easy_setopt(e, CURLOPT_VERBOSE, 1L); /* to on_request, nothing printed */
     /* Connect only to what the user configured: no proxy from the
      * environment, no redirects, no other protocols. */
     curl_easy_setopt(e, CURLOPT_PROXY, "");
@@ -363,6 +389,7 @@ influx_send influx_http_post(influx_http *c, const char *body, size_t len, uint6
     c->retry_after_ns = 0;
     c->status = 0;
     c->tls_hint = NULL;
+    c->query_lost = false;
     curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
     CURLcode cc = curl_easy_perform(c->curl);
@@ -380,6 +407,14 @@ influx_send influx_http_post(influx_http *c, const char *body, size_t len, uint6
     long status = 0;
     curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
     c->status = status;
+    if (c->query_lost && !(status >= 200 && status < 300)) {
+        /* the answer is to a request that named no database: not the points' */
+        snprintf(why, whylen, "libcurl sent the request without the url's query (?db=, or org and bucket): it "
+                 "drops it when it runs out of memory connecting (libcurl 7.88), and InfluxDB answered HTTP %ld to "
+                 "that",
+                 status);
+        return INFLUX_RETRY;
+    }
     if (status >= 200 && status < 300)
         return INFLUX_SENT;
     error_text(c, status, why, whylen);

@@ -107,8 +107,10 @@ sweep pipe __cell 5 20 pipe
 sweep lm __cell 5 20 lm
 sweep net __cell 3 6 net
 
-"$PY" - <<'PY' || fail "the trials above"
+SRC="$SRC" "$PY" - <<'PY' || fail "the trials above"
 import csv, glob, os, re, sys
+sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "support"))
+from oom_trial import stack
 bad = 0
 def say(d, what):
     global bad
@@ -120,7 +122,9 @@ def say(d, what):
             for line in open(p, errors="replace").read().splitlines()[:6]:
                 print(f"    {f}: {line}")
     if os.path.exists(os.path.join(d, "trace")):
-        print(f"    the failed allocation's stack: {d}/trace")
+        print(f"    the failed allocation's stack ({d}/trace):")
+        for frame in stack(os.path.join(d, "trace")):
+            print(f"      {frame}")
 trials = sorted(glob.glob("t.*.*"), key=lambda d: (d.split(".")[1], int(d.split(".")[2])))
 ok = failed = 0
 for d in trials:

@@ -4,7 +4,7 @@
 # replayed in batches of 2 into a new database per trial while the
 # preloaded allocator (tests/e2e/oom_at.c) fails the n-th allocation of the
 # flush, for n over its whole count (the first ones all, then evenly;
-# OOM_SWEEP_STRIDE=1 tries each).  Each time:
+# OOM_SWEEP_STRIDE=1 tries each, OOM_SWEEP_AT="N M" those).  Each time:
 #  - flush exits 0 or 1 (out of memory is worth a retry, never 2 nor a
 #    signal), with only dlgauge's lines on stderr, one saying out of
 #    memory when it exits 1;
@@ -94,7 +94,7 @@ n=$(head -n 1 "$work/t.count/tally" 2>/dev/null || echo 0)
 want=$(cat "$work/t.count/points")
 [ "$(cat "$work/t.count/rc")" = 0 ] && [ "$want" -eq "$lines" ] ||
   { echo "FAIL: without a failed allocation: exit $(cat "$work/t.count/rc"), $want of $lines points: $(cat "$work/t.count/err")"; exit 1; }
-if [ -n "$stride" ]; then ats=$(seq 1 "$stride" "$n"); else ats="$(seq 1 5) $(awk -v n="$n" 'BEGIN { for (i = 1; i <= 30; i++) print 5 + int(i * (n - 5) / 30) }')"; fi
+if [ -n "${OOM_SWEEP_AT:-}" ]; then ats=$OOM_SWEEP_AT; elif [ -n "$stride" ]; then ats=$(seq 1 "$stride" "$n"); else ats="$(seq 1 5) $(awk -v n="$n" 'BEGIN { for (i = 1; i <= 30; i++) print 5 + int(i * (n - 5) / 30) }')"; fi
 echo "flush: $n allocations, $lines points spooled; failing $(echo $ats | wc -w) of the allocations in turn"
 for at in $ats; do trial "$at" "$at"; done
 

@@ -7,7 +7,8 @@ the requests a 2.x client sends.
 
 RETRY_AFTER is seconds, or date+N: the HTTP-date N seconds from now.
 
-Answers the n-th request with the n-th status (then 204), DELAY seconds
+Answers the n-th request with the n-th status (then 204), but a 1.x
+write without db= with 400 "database is required" as influxd does, DELAY seconds
 after logging it when given (a request in flight), with MESSAGE as
 2.x words it ({"code": ..., "message": MESSAGE}) when given, writes the port
 to DIR/port and one JSON line per request to DIR/requests.jsonl (arrival
@@ -25,6 +26,8 @@ class H(http.server.BaseHTTPRequestHandler):
         with open(os.path.join(out, "requests.jsonl"), "a") as f:
             f.write(json.dumps({"t": time.monotonic(), "path": self.path, "headers": dict(self.headers),
                                 "body": body.decode("utf-8", "replace")}) + "\n")
+        if self.path.split("?")[0] == "/write" and "db=" not in self.path:
+            return self.answer(400, b'{"error":"database is required"}')  # as influxd 1.x does
         step = script.pop(0) if script else "204"
         step, _, delay = step.partition("@")
         time.sleep(float(delay or 0))
@@ -38,6 +41,11 @@ class H(http.server.BaseHTTPRequestHandler):
         code = {"401": "unauthorized", "404": "not found"}.get(status, "invalid")
         msg = (b"" if status == "204" else json.dumps({"code": code, "message": message}).encode() if message
                else b'{"error":"scripted"}')
+        self.answer(None, msg)
+
+    def answer(self, status, msg):
+        if status is not None:
+            self.send_response(status)
         self.send_header("Content-Length", str(len(msg)))
         self.end_headers()
         self.wfile.write(msg)
