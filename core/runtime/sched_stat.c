@@ -60,8 +60,6 @@ static void take_threads(dlg_sched_snap *s, const char *proc)
         qsort(s->threads, s->nthreads, sizeof *s->threads, tid_cmp);
 }
 
-/* /proc/stat's cpuN lines for the CPUs in cpus: user nice system idle
- * iowait irq softirq steal [guest guest_nice], guest already in user. */
 typedef struct cpu_lines {
     dlg_sched_snap *s;
     const dlg_cpuset *cpus;
