@@ -53,11 +53,10 @@ static bool own_line(const char *text, void *ctx)
     return !match;
 }
 
-/* Path of our cgroup for a v1 controller (e.g. "memory"), or for v2 when
- * controller is NULL, from /proc/self/cgroup.  These files are read
- * without allocating (proc_file.h): a reading lost for want of memory
- * would say "no limit", or no OOM kill, where there was one. */
-static int own_path(const dlg_cgroup_fs *fs, const char *controller, char *out, size_t len)
+/* These files are read without allocating (proc_file.h): a reading lost
+ * for want of memory would say "no limit", or no OOM kill, where there
+ * was one. */
+int dlg_cgroup_own_path(const dlg_cgroup_fs *fs, const char *controller, char *out, size_t len)
 {
     own_find o = {controller, out, len, false};
     return dlg_file_lines(fs_self(fs), own_line, &o) == 0 && o.found ? 0 : -1;
@@ -225,7 +224,7 @@ static int v2_dir(const dlg_cgroup_fs *fs, const char *ctrl, const char *name, c
                   size_t whylen)
 {
     char mount[600], own[512], base[1200];
-    if (!v2_mount(fs, mount, sizeof mount) || own_path(fs, NULL, own, sizeof own) != 0)
+    if (!v2_mount(fs, mount, sizeof mount) || dlg_cgroup_own_path(fs, NULL, own, sizeof own) != 0)
         return 1;
     snprintf(base, sizeof base, "%s%s", mount, own);
     if (!list_has(base, "cgroup.controllers", ctrl))
@@ -244,7 +243,7 @@ static int v1_dir(const dlg_cgroup_fs *fs, const char *ctrl, const char *name, c
                   size_t whylen)
 {
     char own[512], base[1200];
-    if (own_path(fs, ctrl, own, sizeof own) != 0) {
+    if (dlg_cgroup_own_path(fs, ctrl, own, sizeof own) != 0) {
         add_why(why, whylen, "no %s cgroup controller (cgroup v1 or v2) for this process", ctrl);
         return -1;
     }
@@ -432,7 +431,7 @@ static int own_dir(const dlg_cgroup_fs *fs, const char *ctrl, char *dir, size_t 
 {
     char mount[600], own[512];
     if (v2_mount(fs, mount, sizeof mount) && list_has(mount, "cgroup.controllers", ctrl) &&
-        own_path(fs, NULL, own, sizeof own) == 0) {
+        dlg_cgroup_own_path(fs, NULL, own, sizeof own) == 0) {
         *stop = (size_t)snprintf(dir, len, "%s", mount);
         snprintf(dir + *stop, len - *stop, "%s", own);
         return 2;
@@ -440,7 +439,7 @@ static int own_dir(const dlg_cgroup_fs *fs, const char *ctrl, char *dir, size_t 
     *stop = (size_t)snprintf(dir, len, "%s/%s", fs_root(fs), ctrl);
     if (access(dir, F_OK) != 0)
         return 0;
-    if (own_path(fs, ctrl, own, sizeof own) == 0)
+    if (dlg_cgroup_own_path(fs, ctrl, own, sizeof own) == 0)
         snprintf(dir + *stop, len - *stop, "%s", own);
     return 1;
 }

@@ -59,4 +59,10 @@ typedef struct dlg_cgroup_limits {
 } dlg_cgroup_limits;
 void dlg_cgroup_env_limits(const dlg_cgroup_fs *fs, dlg_cgroup_limits *out);
 
+/* This process's cgroup for v1 controller (e.g. "pids"), or v2's when
+ * controller is NULL, from /proc/self/cgroup (fs NULL: the real files),
+ * relative to that hierarchy's mount ("" for its root): 0, or -1 when it
+ * has none. */
+int dlg_cgroup_own_path(const dlg_cgroup_fs *fs, const char *controller, char *out, size_t len);
+
 #endif

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "proc_limits.h"
 
+#include "cgroup.h"
 #include "proc_file.h"
 
 #include <errno.h>
@@ -36,43 +37,18 @@ void dlg_rlimit_text(int resource, char *buf, size_t len)
         snprintf(buf, len, "%llu (%.1f MiB)", v / 1024, (double)v / (1ull << 20));
 }
 
-typedef struct pids_find {
-    char *dir;
-    size_t len;
-    char v2[1024];
-    bool v1;
-} pids_find;
-
-static bool pids_line(const char *text, void *ctx)
-{
-    pids_find *p = ctx;
-    char line[1024];
-    snprintf(line, sizeof line, "%s", text);
-    char *ctl = strchr(line, ':'), *path = ctl ? strchr(ctl + 1, ':') : NULL, *save = NULL;
-    if (!path)
-        return true;
-    *ctl++ = '\0';
-    *path++ = '\0';
-    if (strcmp(line, "0") == 0 && !*ctl)
-        snprintf(p->v2, sizeof p->v2, "/sys/fs/cgroup%s", path);
-    for (char *c = strtok_r(ctl, ",", &save); c && !p->v1; c = strtok_r(NULL, ",", &save))
-        if (strcmp(c, "pids") == 0) {
-            snprintf(p->dir, p->len, "/sys/fs/cgroup/pids%s", path);
-            p->v1 = true;
-        }
-    return !p->v1;
-}
-
-/* This process's pids cgroup under /sys/fs/cgroup (v1 "N:...pids...:PATH",
- * else v2 "0::PATH"); false when it has none.  Read without allocating
- * (proc_file.h), as the limits are said when memory may be what ran out. */
+/* This process's pids cgroup under /sys/fs/cgroup (v1's pids hierarchy,
+ * else v2's); false when it has none. */
 static bool pids_cgroup(char *dir, size_t len)
 {
-    pids_find p = {.dir = dir, .len = len};
-    dlg_file_lines("/proc/self/cgroup", pids_line, &p);
-    if (!p.v1 && p.v2[0])
-        snprintf(dir, len, "%s", p.v2);
-    return p.v1 || p.v2[0];
+    char own[1024];
+    if (dlg_cgroup_own_path(NULL, "pids", own, sizeof own) == 0)
+        snprintf(dir, len, "/sys/fs/cgroup/pids%s", own);
+    else if (dlg_cgroup_own_path(NULL, NULL, own, sizeof own) == 0)
+        snprintf(dir, len, "/sys/fs/cgroup%s", own);
+    else
+        return false;
+    return true;
 }
 
 /* The smallest pids.max of dir and its ancestors; UINT64_MAX for none. */
