@@ -345,7 +345,13 @@ static const char *in_child(dlg_run *run, const dlg_cli *cli, const dlg_run_args
         int64_t ooms = dlg_cgroup_oom_kills(&cg);
         char what[512];
         int key;
-        if (oc.have_result) {
+        const dlg_field *said = oc.have_result && !dlg_wire_field(&oc.result, "unit")
+                                    ? dlg_wire_field(&oc.result, "error") : NULL;
+        if (said && said->type == DLG_FIELD_STRING) {
+            /* the cell failed before its setup and sent why alone (cmd_cell.c): its row, said once */
+            synth_result(run, cell, "error", said->v.s, start_ns, out);
+            status = "error";
+        } else if (oc.have_result) {
             dlg_wire_point_move(out, &oc.result);
             oc.have_result = false;
             if (ended_badly(&oc, ooms, out)) {

@@ -5,6 +5,7 @@
 
 #include "config.h"
 #include "journal.h"
+#include "metrics.h"
 #include "point_wire.h"
 #include "registry.h"
 #include "results.h"
@@ -72,6 +73,30 @@ static int same_config(const dlg_config *cfg, const cell_args *a, char *err, siz
 
 static void emit_to_parent(dlg_run *run, const dlg_point *p) { dlg_wire_send(run->wire_fd, p); }
 
+/* A failure before the cell's setup, for the job (what names no line or
+ * key is said at the file), sent to the run as a result of the error
+ * alone, which the run makes the cell's row and prints once; said here
+ * only when the run cannot take it (its row then says the process ended
+ * without a result). */
+static void say_failure(const cell_args *a, const char *err)
+{
+    char line[4200];
+    size_t fl = strlen(a->file);
+    const char *sep = strncmp(err, a->file, fl) == 0 && err[fl] == ':' ? strstr(err + fl, ": ") : NULL;
+    int loc = sep ? (int)(sep - err) : (int)fl; /* "FILE" or "FILE:LINE" */
+    const char *rest = sep ? sep + 2 : err;
+    if (strstr(err, "[job "))
+        snprintf(line, sizeof line, "%s%s%s", err[0] == '[' ? a->file : "", err[0] == '[' ? ": " : "", err);
+    else /* the job named after the place */
+        snprintf(line, sizeof line, "%.*s: [job %s] %s%s", loc, sep ? err : a->file, a->job, rest,
+                 strcmp(rest, "out of memory") == 0 ? " before the cell's setup" : "");
+    dlg_tag tags[] = {{"job", a->job}, {"status", "error"}};
+    dlg_field why = {.key = "error", .type = DLG_FIELD_STRING, .v.s = line};
+    dlg_point p = {DLG_MEASUREMENT_RESULT, tags, 2, &why, 1, 0};
+    if (dlg_wire_send(DLG_CELL_FD, &p) != 0)
+        fprintf(stderr, "dlgauge: %s\n", line);
+}
+
 int dlg_cmd_cell(const dlg_cli *cli, int argc, char **argv)
 {
     cell_args a;
@@ -119,12 +144,7 @@ int dlg_cmd_cell(const dlg_cli *cli, int argc, char **argv)
     dlg_cell_result_fini(&res);
     goto done;
 fail:
-    /* what names no line or key is said for the job: its cell's line in
-     * the run says no more than that the process ended */
-    if (strcmp(err, "out of memory") == 0)
-        fprintf(stderr, "dlgauge: %s: [job %s] out of memory before the cell's setup\n", a.file, a.job);
-    else
-        fprintf(stderr, "dlgauge: %s%s%s\n", err[0] == '[' ? a.file : "", err[0] == '[' ? ": " : "", err);
+    say_failure(&a, err);
 done:
     dlg_cell_free(&cell);
     dlg_plan_free(&plan);
