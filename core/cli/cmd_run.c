@@ -748,8 +748,13 @@ int dlg_cmd_run(const dlg_cli *cli, int argc, char **argv)
     dlg_comm *comm;
     char err[1024];
     if (dlg_comm_open(&comm, err, sizeof err) != 0) {
-        fprintf(stderr, "dlgauge: %s\n", err);
-        return DLG_EXIT_USAGE;
+        /* named as its lines will be once it has a rank (run_ranks.c) */
+        int rank = dlg_comm_launched_rank();
+        if (rank > 0)
+            fprintf(stderr, "rank %d: dlgauge: %s\n", rank, err);
+        else
+            fprintf(stderr, "dlgauge: %s\n", err);
+        return dlg_exit_for_error(err);
     }
     dlg_rank_stderr rs;
     dlg_rank_stderr_begin(&rs, dlg_comm_rank(comm));

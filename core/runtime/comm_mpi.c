@@ -1,6 +1,7 @@
 /* The comm engine on MPI: opened only under a launcher (comm.c), errors
  * come back as codes (MPI_ERRORS_RETURN) said with MPI_Error_string. */
 #include "comm_engine.h"
+#include "proc_file.h"
 
 #include <limits.h>
 #include <mpi.h>
@@ -62,15 +63,11 @@ void dlg_engine_library(char *buf, size_t len)
 static uint64_t own_key(void)
 {
     unsigned long long start = 0; /* /proc/self/stat's 22nd field: start time in clock ticks */
-    FILE *f = fopen("/proc/self/stat", "r");
-    if (f) {
-        char line[1024];
-        const char *p = fgets(line, sizeof line, f) ? strrchr(line, ')') : NULL;
-        if (!p || sscanf(p, ") %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-                         &start) != 1)
-            start = 0;
-        fclose(f);
-    }
+    char line[1024];
+    const char *p = dlg_file_line("/proc/self/stat", line, sizeof line) == 0 ? strrchr(line, ')') : NULL;
+    if (!p || sscanf(p, ") %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                     &start) != 1)
+        start = 0;
     return (uint64_t)getpid() << 32 ^ (uint64_t)start;
 }
 
@@ -117,23 +114,39 @@ static int node_place(dlg_comm *c)
     return rc != MPI_SUCCESS ? rc : frc;
 }
 
+/* After MPI_Init, a failure that may be this rank's alone (the others
+ * wait in a collective, or in MPI_Finalize's fence, for it): no
+ * MPI_Finalize, which would wait for them; the rank exits non-zero with
+ * its line, and the launcher ends the others. */
+static int fail_after_init(dlg_comm *c, int rc, char *why, size_t len, const char *launcher, const char *call)
+{
+    mpi_fail(rc, why, len, "%s: %s", launcher, call);
+    free(c);
+    return -1;
+}
+
 int dlg_engine_open(dlg_comm **out, const char *launcher, char *why, size_t len)
 {
+    /* before MPI_Init: a rank that cannot have it ends before any
+     * collective, where no other rank can be left waiting for it */
+    dlg_comm *c = calloc(1, sizeof *c);
+    if (!c) {
+        snprintf(why, len, "%s: out of memory", launcher);
+        return -1;
+    }
     int provided = 0;
     /* FUNNELED: the cell runs in dlgauge's own main thread (isolation =
      * none, the only one under several ranks), and the host's collectives
      * come from the thread that runs setup and step */
     int rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
-    if (rc != MPI_SUCCESS)
+    if (rc != MPI_SUCCESS) {
+        free(c);
         return mpi_fail(rc, why, len, "%s: MPI_Init_thread", launcher);
+    }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    dlg_comm *c = calloc(1, sizeof *c);
-    if (provided < MPI_THREAD_FUNNELED || !c) {
-        if (c)
-            snprintf(why, len, "%s: MPI_Init_thread gave thread level %d, less than MPI_THREAD_FUNNELED (%d)",
-                     launcher, provided, MPI_THREAD_FUNNELED);
-        else
-            snprintf(why, len, "out of memory");
+    if (provided < MPI_THREAD_FUNNELED) { /* the library's, alike on every rank */
+        snprintf(why, len, "%s: MPI_Init_thread gave thread level %d, less than MPI_THREAD_FUNNELED (%d)",
+                 launcher, provided, MPI_THREAD_FUNNELED);
         free(c);
         MPI_Finalize();
         return -1;
@@ -142,20 +155,10 @@ int dlg_engine_open(dlg_comm **out, const char *launcher, char *why, size_t len)
     MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &c->size);
     if ((rc = MPI_Comm_dup(MPI_COMM_WORLD, &c->work)) != MPI_SUCCESS ||
-        (rc = MPI_Comm_dup(MPI_COMM_WORLD, &c->ctl)) != MPI_SUCCESS) {
-        mpi_fail(rc, why, len, "%s: MPI_Comm_dup", launcher);
-        free(c);
-        MPI_Finalize();
-        return -1;
-    }
-    if ((rc = node_place(c)) != MPI_SUCCESS) {
-        mpi_fail(rc, why, len, "%s: MPI_Comm_split_type (the ranks on this node)", launcher);
-        MPI_Comm_free(&c->work);
-        MPI_Comm_free(&c->ctl);
-        free(c);
-        MPI_Finalize();
-        return -1;
-    }
+        (rc = MPI_Comm_dup(MPI_COMM_WORLD, &c->ctl)) != MPI_SUCCESS)
+        return fail_after_init(c, rc, why, len, launcher, "MPI_Comm_dup");
+    if ((rc = node_place(c)) != MPI_SUCCESS)
+        return fail_after_init(c, rc, why, len, launcher, "MPI_Comm_split_type (the ranks on this node)");
     dlg_engine_library(c->library, sizeof c->library);
     *out = c;
     return 0;
