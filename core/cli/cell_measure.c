@@ -105,7 +105,10 @@ static const char *in_process(dlg_run *run, const dlg_cell *cell, dlg_wire_point
     if (dlg_cell_result_init(&res) != 0) {
         char line[1600];
         job_line(cell, -1, "out of memory for the cell's result", line, sizeof line);
-        synth_result(run, cell, "error", line, 0, out);
+        memset(&res, 0, sizeof res);
+        snprintf(res.error, sizeof res.error, "%s", line);
+        dlg_ranks_cell_failed(run, &res);
+        synth_result(run, cell, "error", res.error, 0, out);
         return "error";
     }
     run->emit = emit_to_sinks;
@@ -401,12 +404,10 @@ const char *dlg_measure_cell(dlg_run *run, const dlg_cli *cli, const dlg_run_arg
         dlg_wire_point_init(out, DLG_MEASUREMENT_RESULT, 0);
         /* a point without fields: the cell is not done, --resume measures it */
         fprintf(stderr, "dlgauge: %s:%d: %s\n", job->sec->file, job->sec->line, err);
-        if (dlg_comm_size(run->comm) > 1) { /* the other ranks wait for its first setup */
-            dlg_cell_result r;
-            memset(&r, 0, sizeof r);
-            snprintf(r.error, sizeof r.error, "%s", err);
-            dlg_ranks_all_set_up(run, false, false, &r);
-        }
+        dlg_cell_result r; /* the other ranks wait for its first setup */
+        memset(&r, 0, sizeof r);
+        snprintf(r.error, sizeof r.error, "%s", err);
+        dlg_ranks_cell_failed(run, &r);
         return "error";
     }
     const char *status = cell.core[DLG_K_ISOLATION].i == DLG_ISOLATE_NONE ? in_process(run, &cell, out)

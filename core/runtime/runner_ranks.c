@@ -2,6 +2,7 @@
 #include "runner_ranks.h"
 
 #include "comm.h"
+#include "cpu_share.h"
 #include "histogram.h"
 #include "ranks_stop.h"
 #include "signals.h"
@@ -95,6 +96,16 @@ int dlg_ranks_all_set_up(dlg_run *run, bool ok, bool stopped, dlg_cell_result *r
     snprintf(res->error, sizeof res->error, "rank %d: %s%s", (int)first, text, more);
     res->status = "error";
     return 0;
+}
+
+void dlg_ranks_cell_failed(dlg_run *run, dlg_cell_result *res)
+{
+    if (alone(run))
+        return;
+    int node, nodes;
+    dlg_comm_node(run->comm, &node, &nodes);
+    (void)dlg_cpu_share_exchange(run, node); /* as the runner's first step for a cell (runner.c) */
+    dlg_ranks_all_set_up(run, false, false, res);
 }
 
 void dlg_ranks_gate_init(dlg_ranks_gate *g, uint64_t target_ns)

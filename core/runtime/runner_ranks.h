@@ -21,6 +21,14 @@
  * request that rank 0 waits through here ends every rank (ranks_stop.h). */
 int dlg_ranks_all_set_up(dlg_run *run, bool ok, bool stopped, dlg_cell_result *res);
 
+/* A rank that cannot run a cell at all (its plan of the cell or its
+ * result could not be made): the agreements every rank takes before the
+ * cell's first setup, taken as a rank whose setup failed with res->error,
+ * so that the others end the cell with it (rank 0's row names it) instead
+ * of meeting this rank's next collective in the place of theirs.  Alone,
+ * nothing. */
+void dlg_ranks_cell_failed(dlg_run *run, dlg_cell_result *res);
+
 /* A loop of steps (warm-up, timed) ends at the same step on every rank,
  * or one would wait in a workload's collective for a peer that left: the
  * ranks agree whether to end at the gate's steps only, every `every`
