@@ -594,8 +594,9 @@ static int dry_run(const dlg_cli *cli, dlg_comm *comm, dlg_plan *plan, char *err
 {
     if (dlg_sinkset_check(plan, cli->verbosity, err, errlen) != 0)
         return -1;
-    if (!dlg_ranks_ready(comm, true, "", plan))
-        return DLG_EXIT_USAGE;
+    int ready = dlg_ranks_ready(comm, 0, "", plan);
+    if (ready != 0)
+        return ready;
     if (dlg_comm_rank(comm) == 0)
         print_cells(plan);
     return dlg_stdout_written(DLG_EXIT_OK); /* the cells are its product */
@@ -690,8 +691,9 @@ static int run_plan(const dlg_cli *cli, const dlg_run_args *a, dlg_comm *comm, r
             return -1;
         run.sinks = &f->ss;
     }
-    if (!dlg_ranks_ready(comm, true, "", &f->plan))
-        return DLG_EXIT_USAGE;
+    int ready = dlg_ranks_ready(comm, 0, "", &f->plan);
+    if (ready != 0)
+        return ready;
     if (lead) {
         write_inventory(&run, &f->jn);
         say_start(cli, a, &run);
@@ -724,8 +726,7 @@ static int run_file(const dlg_cli *cli, const dlg_run_args *a, dlg_comm *comm)
     if (rc < 0) {
         if (strcmp(err, "out of memory") == 0) /* said where no line or key was to blame */
             snprintf(err, sizeof err, "%s: out of memory before the first cell", a->file);
-        dlg_ranks_ready(comm, false, err, NULL);
-        rc = dlg_exit_for_error(err);
+        rc = dlg_ranks_ready(comm, dlg_exit_for_error(err), err, NULL);
     }
     if (f.sinks_open)
         dlg_sinkset_close(&f.ss, 0);

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "run_ranks.h"
 
+#include "cli.h"
 #include "journal.h"
 #include "ranks_stop.h"
 #include "runner_ranks.h"
@@ -152,8 +153,10 @@ static bool shared_key(const dlg_option *o)
 }
 
 /* The values the ranks share, one line each, "JOB \x1f CELL \x1f KEY \x1f
- * VALUE\n", to fn; cells that cannot be built are skipped (their rows say
- * why).  Jobs and cell counts go to fn as lines of their own. */
+ * VALUE\n", to fn; cells whose values do not parse are skipped (their rows
+ * say why; alike on every rank).  Jobs and cell counts go to fn as lines
+ * of their own.  0, or -DLG_ENOMEM with err when a cell could not be
+ * built for want of memory: this rank's values are then not all known. */
 typedef void (*value_fn)(void *ctx, const char *line, size_t len);
 /* line, of snprintf's n, to fn: cut short as snprintf cut it */
 static void emit(value_fn fn, void *ctx, const char *line, int n, size_t cap)
@@ -161,7 +164,7 @@ static void emit(value_fn fn, void *ctx, const char *line, int n, size_t cap)
     fn(ctx, line, n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1);
 }
 
-static void each_value(const dlg_plan *p, value_fn fn, void *ctx)
+static int each_value(const dlg_plan *p, value_fn fn, void *ctx, char *err, size_t errlen)
 {
     char line[2048];
     for (size_t j = 0; j < p->njobs; j++) {
@@ -169,9 +172,11 @@ static void each_value(const dlg_plan *p, value_fn fn, void *ctx)
         emit(fn, ctx, line, snprintf(line, sizeof line, "%s\x1f%zu cells\n", job->name, job->ncells), sizeof line);
         for (size_t k = 0; k < job->ncells; k++) {
             dlg_cell cell;
-            char err[256];
-            if (dlg_plan_cell(p, job, k, &cell, err, sizeof err) != 0) {
+            int rc = dlg_plan_cell(p, job, k, &cell, err, errlen);
+            if (rc != 0) {
                 dlg_cell_free(&cell);
+                if (rc == -DLG_ENOMEM)
+                    return rc;
                 continue;
             }
             for (size_t i = 0; i < DLG_K_COUNT + job->nwl; i++) {
@@ -188,18 +193,21 @@ static void each_value(const dlg_plan *p, value_fn fn, void *ctx)
             dlg_cell_free(&cell);
         }
     }
+    return 0;
 }
 
 static void hash_line(void *ctx, const char *line, size_t len) { dlg_journal_hash(line, len, ctx); }
 
 /* "N cells in J jobs (shape HASH)": what the ranks must agree on, the jobs
- * and each cell's shared values (shared_key). */
-static void plan_shape(const dlg_plan *p, char *buf, size_t len)
+ * and each cell's shared values (shared_key).  0, or -DLG_ENOMEM with err. */
+static int plan_shape(const dlg_plan *p, char *buf, size_t len, char *err, size_t errlen)
 {
     uint64_t h = 0;
-    each_value(p, hash_line, &h);
+    if (each_value(p, hash_line, &h, err, errlen) != 0)
+        return -DLG_ENOMEM;
     snprintf(buf, len, "%zu cell%s in %zu job%s (shape %016llx)", p->total_cells, p->total_cells == 1 ? "" : "s",
              p->njobs, p->njobs == 1 ? "" : "s", (unsigned long long)h);
+    return 0;
 }
 
 /* The lines of each_value in one buffer, at most VALUES_MAX bytes (a sweep
@@ -271,8 +279,9 @@ static void name_difference(dlg_comm *c, const dlg_plan *plan, bool differs, cha
     values_buf lead = {0}, mine = {0};
     char e[768], piece[16384];
     int me = dlg_comm_rank(c);
+    char lost[256]; /* memory short: the values go unsent or unnamed, as keep_line's */
     if (me == 0 && plan)
-        each_value(plan, keep_line, &lead);
+        (void)each_value(plan, keep_line, &lead, lost, sizeof lost);
     int64_t n = (int64_t)lead.n;
     or_abort(c, ready_bcast(c, &n, sizeof n, e, sizeof e), e);
     for (int64_t at = 0; at < n; at += (int64_t)sizeof piece) {
@@ -285,35 +294,39 @@ static void name_difference(dlg_comm *c, const dlg_plan *plan, bool differs, cha
     }
     why[0] = '\0';
     if (differs && plan && lead.p) {
-        each_value(plan, keep_line, &mine);
-        if (mine.p)
+        if (each_value(plan, keep_line, &mine, lost, sizeof lost) == 0 && mine.p)
             first_difference(mine.p, lead.p, why, len);
     }
     free(lead.p);
     free(mine.p);
 }
 
-bool dlg_ranks_ready(dlg_comm *c, bool ok, const char *err, const dlg_plan *plan)
+int dlg_ranks_ready(dlg_comm *c, int status, const char *err, const dlg_plan *plan)
 {
     if (dlg_comm_size(c) <= 1) {
-        if (!ok)
+        if (status != 0)
             fprintf(stderr, "dlgauge: %s\n", err);
-        return ok;
+        return status;
     }
     int me = dlg_comm_rank(c);
     struct {
         char err[4096];
         char shape[128];
     } lead;
-    char why[768], shape[128] = "", mine[4400], which[1024];
-    if (ok && plan)
-        plan_shape(plan, shape, sizeof shape);
-    snprintf(lead.err, sizeof lead.err, "%s", me == 0 && !ok ? err : "");
+    char why[768], shape[128] = "", mine[4400], which[1024], lost[512];
+    if (status == 0 && plan && plan_shape(plan, shape, sizeof shape, lost, sizeof lost) != 0) {
+        snprintf(mine, sizeof mine, "checking that every rank planned the same cells: %s", lost);
+        err = mine;
+        status = DLG_EXIT_FAILED;
+    }
+    snprintf(lead.err, sizeof lead.err, "%s", me == 0 && status != 0 ? err : "");
     snprintf(lead.shape, sizeof lead.shape, "%s", shape);
     or_abort(c, ready_bcast(c, &lead, sizeof lead, why, sizeof why), why);
     lead.err[sizeof lead.err - 1] = lead.shape[sizeof lead.shape - 1] = '\0';
-    bool differs = ok && me != 0 && lead.shape[0] && strcmp(shape, lead.shape) != 0;
-    int64_t bad[2] = {ok && !differs ? 0 : 1, differs};
+    bool differs = status == 0 && me != 0 && lead.shape[0] && strcmp(shape, lead.shape) != 0;
+    /* the ranks' worst exit status: one to fix the file over one worth a
+     * retry (out of memory) */
+    int64_t bad[2] = {differs ? DLG_EXIT_USAGE : status, differs};
     or_abort(c, ready_max(c, bad, 2, why, sizeof why), why);
     if (bad[1]) /* a plan differs: which value, said by that rank */
         name_difference(c, plan, differs, which, sizeof which);
@@ -322,13 +335,13 @@ bool dlg_ranks_ready(dlg_comm *c, bool ok, const char *err, const dlg_plan *plan
                  "the same --job and --set, and the same values in each cell (cpus, device and paths read or "
                  "written may differ)", shape, lead.shape, which[0] ? ": " : "", which);
         err = mine;
-        ok = false;
+        status = DLG_EXIT_USAGE;
     }
-    if (!ok && (me == 0 || strcmp(lead.err, err) != 0))
+    if (status != 0 && (me == 0 || strcmp(lead.err, err) != 0))
         fprintf(stderr, "dlgauge: %s\n", err);
     else if (bad[0] && me == 0)
         fprintf(stderr, "dlgauge: another rank could not start the run (its line says why): no cell was measured\n");
-    return bad[0] == 0;
+    return (int)bad[0];
 }
 
 int dlg_ranks_check_isolation(const dlg_plan *plan, int ranks, char *err, size_t errlen)

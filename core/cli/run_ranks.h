@@ -23,8 +23,11 @@ typedef struct dlg_rank_stderr {
 void dlg_rank_stderr_begin(dlg_rank_stderr *rs, int rank);
 void dlg_rank_stderr_end(dlg_rank_stderr *rs);
 
-/* Whether every rank is ready for the first cell (ok: this one is, else
- * err says why) with the same plan (NULL: none yet) as rank 0's: the same
+/* 0 when every rank is ready for the first cell (status 0: this one is,
+ * else the exit status it would end with, and err says why), else the
+ * run's exit status, the same on every rank: the highest (a file to fix,
+ * 2, over out of memory, 1).  Ready means with the same plan (NULL: none
+ * yet) as rank 0's: the same
  * jobs, with as many cells each, each with the same values but cpus and
  * paths, or the ranks would fall out of step, or rank 0's row would say
  * values another rank did not run (a rank that differs names the first).  A
@@ -32,7 +35,7 @@ void dlg_rank_stderr_end(dlg_rank_stderr *rs);
  * already (the same file read by every rank).  A stop request that rank 0
  * waits through here for a peer still busy (its plan check) ends every
  * rank (ranks_stop.h). */
-bool dlg_ranks_ready(dlg_comm *c, bool ok, const char *err, const dlg_plan *plan);
+int dlg_ranks_ready(dlg_comm *c, int status, const char *err, const dlg_plan *plan);
 
 /* Under several ranks a cell runs in dlgauge's own process, which is the
  * rank: isolation = process would run it in a child that is none.  0, or

@@ -106,7 +106,9 @@ int dlg_plan_build_jobs(dlg_plan *p, dlg_config *cfg, dlg_registry *reg, const c
 /* only_job: run just that job (NULL = all). */
 int dlg_plan_build(dlg_plan *p, dlg_config *cfg, dlg_registry *reg, const char *only_job, char *err,
                    size_t errlen);
-/* Fills cell k of job (values parsed; they point into the plan). */
+/* Fills cell k of job (values parsed; they point into the plan): 0, -1
+ * for a swept value that does not parse (the same on every run of the
+ * file), or -DLG_ENOMEM when memory ran out; err says which. */
 int dlg_plan_cell(const dlg_plan *p, const dlg_job *job, size_t k, dlg_cell *cell, char *err,
                   size_t errlen);
 void dlg_cell_free(dlg_cell *cell);

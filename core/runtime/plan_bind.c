@@ -313,14 +313,14 @@ int dlg_plan_cell(const dlg_plan *p, const dlg_job *job, size_t k, dlg_cell *cel
     cell->tags = calloc(job->naxes + 1, sizeof *cell->tags);
     if (!cell->wl || !cell->tags) {
         snprintf(err, errlen, "[job %s] cell %zu: out of memory", job->name, k);
-        return -1;
+        return -DLG_ENOMEM;
     }
     const char *core_text[DLG_K_COUNT];
     memcpy(core_text, job->core_text, sizeof core_text);
     const char **wl_text = calloc(job->nwl + 1, sizeof *wl_text);
     if (!wl_text) {
         snprintf(err, errlen, "[job %s] cell %zu: out of memory", job->name, k);
-        return -1;
+        return -DLG_ENOMEM;
     }
     memcpy(wl_text, job->wl_text, job->nwl * sizeof *wl_text);
     /* mixed radix, the last axis varying fastest; axes are the core keys in
