@@ -85,7 +85,8 @@ static void synth_result(const dlg_run *run, const dlg_cell *cell, const char *s
     field_s(out, "unit", ((const dlg_workload_ops *)cell->job->workload->ops)->unit);
     field_u(out, "items", 0);
     field_u(out, "steps", 0);
-    dlg_field ranks = {.key = "ranks", .type = DLG_FIELD_INT, .v.i = 1}; /* a cell's process is no rank */
+    /* the run's ranks (1 alone, and for a cell's own process, which is no rank) */
+    dlg_field ranks = {.key = "ranks", .type = DLG_FIELD_INT, .v.i = dlg_comm_size(run->comm)};
     dlg_wire_add_field(out, &ranks);
     char when[40];
     dlg_format_rfc3339(start_ns, when, sizeof when);
@@ -108,7 +109,9 @@ static const char *in_process(dlg_run *run, const dlg_cell *cell, dlg_wire_point
         memset(&res, 0, sizeof res);
         snprintf(res.error, sizeof res.error, "%s", line);
         dlg_ranks_cell_failed(run, &res);
-        synth_result(run, cell, "error", res.error, 0, out);
+        struct timespec now; /* the row's time: when the cell failed, not 1970 */
+        clock_gettime(CLOCK_REALTIME, &now);
+        synth_result(run, cell, "error", res.error, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec, out);
         return "error";
     }
     run->emit = emit_to_sinks;
