@@ -1,0 +1,164 @@
+#!/bin/bash
+# Out of memory in one rank of `mpirun -np 2 dlgauge run`.  The preloaded
+# allocator (oom_at.c, DLG_OOM_RANK) fails the n-th allocation of rank 0 or
+# of rank 1 once, n spread over that rank's whole count (the first ones
+# all, then evenly; OOM_SWEEP_STRIDE=1 tries every one); Open MPI's own
+# allocations are left alone (oom_at.c says why).  The run: a ranked job
+# whose steps allreduce, a noop job, and a data-parallel LSTM language
+# model (lstm-ptb: the ranks share its vocabulary and average its
+# gradients each step), isolation = none as ranks need.  Each time:
+#  - nothing hangs: every rank ends within 60 s (a rank left waiting in a
+#    collective for one that gave up would not), and no rank dies of a
+#    signal or a library's abort (mpirun names such a rank);
+#  - every line on stderr is dlgauge's own ("dlgauge: ", or "rank N: "
+#    before it) or mpirun's (its dashed boxes: the MPI_Abort and non-zero
+#    exit notices; its own log lines), and a run that failed says out of
+#    memory;
+#  - nothing measured is lost: the run again with memory back (--resume
+#    when the journal was begun) ends with exactly one row per job; ok,
+#    unless the trial said that job failed (rank 0 keeps a cell that a rank
+#    failed to set up as an error row, done for --resume).
+# TEST_PLUGIN_DIR holds ranks_wl.so; the fifth argument is mpiexec, the
+# sixth oom_at.so.  A trial takes mpirun's start, some 3 s, mostly waiting:
+# OOM_SWEEP_ONLY=0|1 sweeps one rank, OOM_SWEEP_START=k starts a stride at
+# k, so that several sweeps can share the work.
+source "$(dirname "$0")/ranks_lib.sh"
+PRELOAD=$6
+STRIDE=${OOM_SWEEP_STRIDE:-}
+ONLY=${OOM_SWEEP_ONLY:-}
+START=${OOM_SWEEP_START:-1}
+
+make_ini() { # make_ini DIR: DIR/s.ini, its journal and sinks in DIR
+    {
+        printf '[global]\nisolation = none\njournal = s.journal\nsinks = csv, jsonl\n'
+        printf '[sink csv]\npath = s.csv\n[sink jsonl]\ntype = json\npath = s.jsonl\n'
+        job r iterations=6 allreduce=true
+        printf '[job n]\nworkload = noop\niterations = 20\nwarmup = 1\n'
+        printf '[job lm]\nworkload = lstm-ptb\ndata = text:%s/ptb.txt\nhidden = 16\nvocab = 200\n' "$WORK"
+        printf 'bptt = 5\nbatch = 2\niterations = 3\nwarmup = 0\n'
+    } >"$1/s.ini"
+}
+JOBS="r n lm"
+"$DLG" --plugin-dir "$PLUGDIR" -q mkdata text --out ptb.txt --words 3000 --vocab 200 >/dev/null || fail "mkdata text"
+
+# np DIR [ENV...]: mpirun -np 2 dlgauge -q run s.ini "${AGAIN[@]}" in DIR,
+# each ENV exported to the ranks alone (mpirun's own arguments name "run" too)
+np() {
+    local d=$1 x=() e
+    shift
+    for e in "$@"; do x+=(-x "$e"); done
+    (cd "$d" && timeout -k 5 60 "${MPIRUN[@]}" "${x[@]}" -np 2 "$DLG" --plugin-dir "$PLUGDIR" -q run s.ini "${AGAIN[@]}")
+}
+
+# count RANK: the allocations rank RANK's run makes
+count() {
+    local d=count.$1
+    mkdir -p "$d" && make_ini "$d"
+    AGAIN=()
+    np "$d" "LD_PRELOAD=$PRELOAD" DLG_OOM_IN=run "DLG_OOM_RANK=$1" DLG_OOM_TALLY=tally >"$d/out" 2>"$d/err"
+    local rc=$?
+    [ "$rc" = 0 ] || fail "rank $1: without a failed allocation, exit status $rc: $(cat "$d/err")"
+    head -n 1 "$d/tally" 2>/dev/null
+}
+
+# points N FIRST SPREAD: 1..FIRST, then SPREAD more evenly up to N
+points() {
+    local n=$1 first=$2 spread=$3
+    if [ -n "$STRIDE" ]; then
+        seq "$START" "$STRIDE" "$n"
+        return
+    fi
+    seq 1 $((first < n ? first : n))
+    [ "$n" -gt "$first" ] && awk -v n="$n" -v f="$first" -v s="$spread" \
+        'BEGIN { for (i = 1; i <= s; i++) print f + int(i * (n - f) / s) }'
+}
+
+for rank in 0 1; do
+    [ -z "$ONLY" ] || [ "$ONLY" = "$rank" ] || continue
+    n=$(count $rank)
+    [ -n "$n" ] && [ "$n" -gt 100 ] || { fail "rank $rank: the allocator counted '${n}' allocations: is it preloaded?"; continue; }
+    echo "rank $rank: $n allocations; failing $(points "$n" 3 9 | wc -l) of them in turn"
+    for at in $(points "$n" 3 9); do
+        d=t.$rank.$at
+        mkdir -p "$d" && make_ini "$d"
+        AGAIN=()
+        np "$d" "LD_PRELOAD=$PRELOAD" DLG_OOM_IN=run "DLG_OOM_RANK=$rank" "DLG_OOM_AT=$at" \
+            DLG_OOM_TRACE=trace >"$d/out" 2>"$d/err"
+        echo $? >"$d/rc"
+        [ -f "$d/s.journal" ] && AGAIN=(--resume)
+        np "$d" >"$d/out2" 2>"$d/err2"
+        echo $? >"$d/rc2"
+    done
+done
+
+JOBS=$JOBS SRC="$SRC" "$PY" - <<'PY' || fail "the trials above"
+import csv, glob, os, re, sys
+sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "support"))
+from oom_trial import stack
+jobs = os.environ["JOBS"].split()
+bad = 0
+def say(d, what):
+    global bad
+    bad += 1
+    print(f"{d}: {what}")
+    for f in ("err", "err2"):
+        p = os.path.join(d, f)
+        if os.path.exists(p):
+            for line in open(p, errors="replace").read().splitlines()[:8]:
+                print(f"    {f}: {line}")
+    if os.path.exists(os.path.join(d, "trace")):
+        print(f"    the failed allocation's stack ({d}/trace):")
+        for frame in stack(os.path.join(d, "trace")):
+            print(f"      {frame}")
+def lines(d, name):
+    """dlgauge's lines (a rank's prefix dropped) and mpirun's: its boxes,
+    and its own log lines (process [[JOB,0],0] is mpirun; ranks are
+    [[JOB,1],N]), such as a notice it could not unpack as the ranks died"""
+    own, boxed, inside = [], [], False
+    for l in open(os.path.join(d, name), errors="replace").read().splitlines():
+        if re.fullmatch(r"-{20,}", l):
+            inside = not inside
+        elif inside or re.match(r"\[[^]]+\] \[\[\d+,0\],0\] ", l):
+            boxed.append(l)
+        else:
+            own.append(re.sub(r"^rank \d+: (?=dlgauge: )", "", l))
+    return own, boxed
+trials = sorted(glob.glob("t.*.*"), key=lambda d: (d.split(".")[1], int(d.split(".")[2])))
+ok = failed = 0
+for d in trials:
+    rc = int(open(os.path.join(d, "rc")).read())
+    own, boxed = lines(d, "err")
+    if rc in (124, 137):
+        say(d, "still running after 60 s: a rank hung")
+        continue
+    died = [l for l in boxed if re.search(r"on signal|Segmentation|Abort(ed)? \(|core dumped", l)]
+    if died:
+        say(d, f"a rank died: {died[0].strip()!r}")
+    strays = [l for l in own if not l.startswith("dlgauge: ")]
+    if strays:
+        say(d, f"a line on stderr that is neither dlgauge's nor mpirun's box: {strays[0]!r}")
+    if rc != 0:
+        failed += 1
+        said = r"out of (\w+ )?memory|Cannot allocate memory"
+        if not any(re.search(said, l) for l in own):
+            say(d, f"exit status {rc} without a line that says out of memory")
+    else:
+        ok += 1
+    rc2 = int(open(os.path.join(d, "rc2")).read())
+    p = os.path.join(d, "s.csv")
+    rows = list(csv.DictReader(open(p))) if os.path.exists(p) else []
+    failed_jobs = set()
+    for job in jobs:
+        mine = [(r["status"], r["ranks"]) for r in rows if r["job"] == job]
+        said = rc != 0 and any(f"[job {job}]" in l for l in own)
+        if mine == [("error", "2")] and said:
+            failed_jobs.add(job)
+        elif mine != [("ok", "2")]:
+            say(d, f"after the run again, job {job}'s rows (status, ranks) are {mine}, not one ok on 2 ranks"
+                   + ("" if said else " (and the trial said nothing of the job)"))
+    if rc2 != (1 if failed_jobs else 0):
+        say(d, f"the run again with memory back: exit status {rc2}, expected {1 if failed_jobs else 0}")
+print(f"{len(trials)} trials: {ok} ended 0, {failed} failed cleanly and measured all on the run again; {bad} problem(s)")
+sys.exit(1 if bad or not trials else 0)
+PY
+finish
