@@ -409,7 +409,7 @@ const char *dlg_measure_cell(dlg_run *run, const dlg_cli *cli, const dlg_run_arg
         fprintf(stderr, "dlgauge: %s:%d: %s\n", job->sec->file, job->sec->line, err);
         dlg_cell_result r; /* the other ranks wait for its first setup */
         memset(&r, 0, sizeof r);
-        snprintf(r.error, sizeof r.error, "%s", err);
+        snprintf(r.error, sizeof r.error, "%s:%d: %s", job->sec->file, job->sec->line, err);
         dlg_ranks_cell_failed(run, &r);
         return "error";
     }
