@@ -7,6 +7,10 @@
  *   DLG_OOM_RANK=r    and (set) only in MPI rank r: Open MPI's launcher
  *                     gives each rank OMPI_COMM_WORLD_RANK before exec,
  *                     and mpirun's own arguments hold the ranks' words
+ *   DLG_OOM_FROM=fn   count (and fail) only allocations with fn, a
+ *                     function of a shared library (dladdr names those
+ *                     alone), on their stack: DLG_OOM_AT=1 fails the
+ *                     first made inside fn, whatever came before
  *   DLG_OOM_TALLY=f   at exit, such a process appends its count of
  *                     allocations to f (the sweep's range)
  *   DLG_OOM_TRACE=f   the failed allocation's call stack is appended to f
@@ -74,7 +78,20 @@ static bool in_open_mpi(void)
     return false;
 }
 
-static bool ranked; /* DLG_OOM_RANK was set: Open MPI runs in this process */
+static bool ranked;      /* DLG_OOM_RANK was set: Open MPI runs in this process */
+static const char *from; /* DLG_OOM_FROM, or NULL */
+
+static bool outside_from(void)
+{
+    void *pcs[64];
+    int n = backtrace(pcs, 64);
+    for (int i = 0; i < n; i++) {
+        Dl_info where;
+        if (dladdr(pcs[i], &where) && where.dli_sname && strcmp(where.dli_sname, from) == 0)
+            return false;
+    }
+    return true;
+}
 
 static bool not_ours(void *caller)
 {
@@ -82,6 +99,8 @@ static bool not_ours(void *caller)
     if (loading || !dladdr(caller, &where))
         return loading;
     if (ranked && in_open_mpi())
+        return true;
+    if (from && outside_from())
         return true;
     /* glibc's registration of a C++ thread_local's destructor (cuDNN's
      * cudnnGetVersion has one) aborts the process when it cannot allocate:
@@ -138,6 +157,8 @@ static int counted_main(int argc, char **argv, char **envp)
 {
     if (named(argc, argv)) {
         const char *at = getenv("DLG_OOM_AT");
+        from = getenv("DLG_OOM_FROM");
+        from = from && *from ? from : NULL;
         atexit(write_tally);
         void *pc;
         backtrace(&pc, 1); /* its first call loads libgcc_s, which allocates */

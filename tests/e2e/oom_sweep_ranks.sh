@@ -73,6 +73,55 @@ points() {
         'BEGIN { for (i = 1; i <= s; i++) print f + int(i * (n - f) / s) }'
 }
 
+# placed FN AT: rank 1's AT-th allocation inside FN (DLG_OOM_FROM: counted
+# there alone, whatever came before) fails, in f.FN.AT; status in RC.
+# Where the full sweep found the ranks falling out of step.
+placed() {
+    local d=f.$1.$2
+    mkdir -p "$d" && make_ini "$d"
+    AGAIN=()
+    np "$d" "LD_PRELOAD=$PRELOAD" DLG_OOM_IN=run DLG_OOM_RANK=1 "DLG_OOM_FROM=$1" "DLG_OOM_AT=$2" \
+        DLG_OOM_TALLY=tally >"$d/out" 2>"$d/err"
+    RC=$?
+}
+if [ -z "$STRIDE" ]; then
+    # Each rank plans every cell three times, alike (dlg_plan_cell): to
+    # check the file, for the ranks' check that they planned the same
+    # cells, and to run it.  Counted: 3 x the allocations of one pass.
+    placed dlg_plan_cell 0
+    n=$(head -n 1 f.dlg_plan_cell.0/tally 2>/dev/null)
+    [ "$RC" = 0 ] && [ -n "$n" ] && [ $((n % 3)) = 0 ] && [ "$n" -gt 0 ] ||
+        fail "dlg_plan_cell: exit status $RC, $n allocations (not 3 passes alike)"
+    pass=$((${n:-3} / 3))
+    # the ranks' check: rank 1 cannot plan a cell; it says so and every
+    # rank ends before the first cell (was: the cell left out of its
+    # plan's shape, "this rank planned ..., rank 0 ...", exit 2)
+    placed dlg_plan_cell $((pass + 1))
+    d=f.dlg_plan_cell.$((pass + 1))
+    [ "$RC" = 1 ] || fail "plan check: exit status $RC, expected 1: $(cat "$d/err")"
+    grep -q '^rank 1: dlgauge: checking that every rank planned the same cells: \[job r\] cell 0: out of memory$' \
+        "$d/err" || fail "plan check: $(cat "$d/err")"
+    [ "$(cat "$d/s.csv" 2>/dev/null | wc -l)" -le 1 ] || fail "plan check: rows were written: $(cat "$d/s.csv")"
+    # rank 1 cannot plan its first cell to run it, or make its result: the
+    # cell fails on every rank, rank 1's line in rank 0's row, and the next
+    # cells run (was: rank 1 skipped the CPU-set exchange, and its next
+    # collective met rank 0's: MPI_ERR_TRUNCATE)
+    for at in "dlg_plan_cell $((2 * pass + 1)) cell 0: out of memory" \
+        "dlg_cell_result_init 1 out of memory for the cell's result"; do
+        set -- $at
+        placed "$1" "$2"
+        d=f.$1.$2
+        shift 2
+        [ "$RC" = 1 ] || fail "$d: exit status $RC, expected 1: $(cat "$d/err")"
+        WANT="$*" rows_csv "$d/s.csv" '
+import os
+assert [(r["job"], r["status"], r["ranks"]) for r in rows] == [("r", "error", "2"), ("n", "ok", "2"), ("lm", "ok", "2")], "rows"
+assert rows[0]["error"].startswith("rank 1: s.ini:") and rows[0]["error"].endswith(os.environ["WANT"]), rows[0]["error"]
+assert rows[0]["time"] > "2000", "the time of its row"
+' "job status ranks time error"
+    done
+fi
+
 for rank in 0 1; do
     [ -z "$ONLY" ] || [ "$ONLY" = "$rank" ] || continue
     n=$(count $rank)
