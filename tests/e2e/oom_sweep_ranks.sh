@@ -3,7 +3,9 @@
 # allocator (oom_at.c, DLG_OOM_RANK) fails the n-th allocation of rank 0 or
 # of rank 1 once, n spread over that rank's whole count (the first ones
 # all, then evenly; OOM_SWEEP_STRIDE=1 tries every one); Open MPI's own
-# allocations are left alone (oom_at.c says why).  The run: a ranked job
+# allocations are left alone (oom_at.c says why).  First, without a
+# stride, three failures placed by function on rank 1 (placed below),
+# the same on every machine where the sampled points differ.  The run: a ranked job
 # whose steps allreduce, a noop job, and a data-parallel LSTM language
 # model (lstm-ptb: the ranks share its vocabulary and average its
 # gradients each step), isolation = none as ranks need.  Each time:
